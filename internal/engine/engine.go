@@ -1,0 +1,87 @@
+// Package engine defines what a run needs from the place nodes and pods
+// come from: the local engine (network namespaces on this machine) and the
+// kube engine (a real cluster) implement the same small interfaces, so
+// workloads, metrics and tunings are written once.
+package engine
+
+import (
+	"context"
+	"net"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// Process is a program started in a pod or on a node.
+type Process interface {
+	// Wait waits for the program to exit and returns what it printed. A
+	// non-zero exit is an error that keeps the output (see ExitError).
+	Wait() (stdout, stderr []byte, err error)
+	// Stop ends the program early (SIGTERM, then SIGKILL after a grace
+	// period). It is safe to call after the program has exited.
+	Stop()
+}
+
+// Pod is a workload endpoint: a network namespace with one address.
+type Pod interface {
+	Name() string
+	// Node is the name of the node the pod runs on.
+	Node() string
+	// IP is the address other pods reach this pod at.
+	IP() net.IP
+	// Start runs argv inside the pod. The argument vector is passed to
+	// the program as is: no shell ever sees it.
+	Start(ctx context.Context, argv []string) (Process, error)
+}
+
+// Iface is a network device in a namespace. Netns "" is the host (the
+// init namespace); otherwise it is the name of a namespace under
+// /var/run/netns (local engine) or a path the node agent resolves.
+type Iface struct {
+	Netns string `json:"netns"`
+	Name  string `json:"name"`
+}
+
+// Node is the per-node handle: every host-level operation on a node goes
+// through it, so the kube engine can implement it with a node agent.
+type Node interface {
+	Name() string
+	// Netns is the node's network namespace ("" when the node is the host).
+	Netns() string
+	// CPUs are the CPUs the node's processes are pinned to; empty means
+	// the node shares every CPU of the machine.
+	CPUs() cpuset.Set
+	// Underlay is the node's NIC toward other nodes (the paper's eth1).
+	Underlay() Iface
+	// Tunnel is the datapath's tunnel device on the node, if it has one.
+	Tunnel() (Iface, bool)
+	// HostVeths are the host-side devices of the given pods on this node
+	// (cali*, veth*), in pod order.
+	HostVeths(pods []Pod) ([]Iface, error)
+	// PodIface is the pod's own interface (eth0 inside the pod).
+	PodIface(p Pod) Iface
+	// Start runs argv on the node (in the node's namespace, pinned to its
+	// CPUs).
+	Start(ctx context.Context, argv []string) (Process, error)
+}
+
+// ExitError is returned by Process.Wait when the program failed; it keeps
+// the output so callers can report what the tool said.
+type ExitError struct {
+	Argv   []string
+	Err    error
+	Stderr []byte
+	Stdout []byte
+}
+
+func (e *ExitError) Error() string {
+	msg := string(e.Stderr)
+	if len(msg) > 400 {
+		msg = msg[:400] + "..."
+	}
+	if msg == "" {
+		return e.Argv[0] + ": " + e.Err.Error()
+	}
+	return e.Argv[0] + ": " + e.Err.Error() + ": " + msg
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }

@@ -1,0 +1,46 @@
+package netns
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// NetlinkHandle is a netlink socket bound to one namespace.
+type NetlinkHandle struct {
+	*netlink.Handle
+	ns netns.NsHandle
+}
+
+func newHandle(name string) (*NetlinkHandle, error) {
+	if name == "" {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return nil, fmt.Errorf("netlink handle: %w", err)
+		}
+		return &NetlinkHandle{Handle: h, ns: netns.None()}, nil
+	}
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		return nil, fmt.Errorf("open netns %s: %w", name, err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		ns.Close()
+		return nil, fmt.Errorf("netlink handle in %s: %w", name, err)
+	}
+	return &NetlinkHandle{Handle: h, ns: ns}, nil
+}
+
+// NsFd returns the namespace's file descriptor, for moving links into it
+// (ip link set DEV netns NAME); -1 for the host.
+func (h *NetlinkHandle) NsFd() int { return int(h.ns) }
+
+// Close releases the socket and the namespace reference.
+func (h *NetlinkHandle) Close() {
+	h.Handle.Close()
+	if h.ns.IsOpen() {
+		h.ns.Close()
+	}
+}

@@ -1,0 +1,149 @@
+// Package results holds the data model of a run's raw files and the
+// crash-safe writers and readers for them.
+//
+// A run directory contains:
+//
+//	study.yaml     the resolved study
+//	env.json       the environment found before the run (Env)
+//	samples.jsonl  one Sample per finished trial, appended and flushed as it ends
+//	cpu.jsonl      one CPUPoint per core per second of each measured window
+//	summary.csv    one SummaryRow per cell and metric (derived; rebuildable)
+//	summary.md     Markdown summary (derived)
+//	report.html    self-contained report (derived)
+//
+// Only the first four are raw; everything else can be rebuilt from them by
+// `cnibench report DIR`.
+package results
+
+import "time"
+
+// File names inside a run directory.
+const (
+	StudyFile   = "study.yaml"
+	EnvFile     = "env.json"
+	SamplesFile = "samples.jsonl"
+	CPUFile     = "cpu.jsonl"
+	SummaryCSV  = "summary.csv"
+	SummaryMD   = "summary.md"
+	ReportHTML  = "report.html"
+)
+
+// Cell identifies one point of a study's matrix.
+type Cell struct {
+	Datapath string `json:"datapath"`
+	Tuning   string `json:"tuning"`
+	Workload string `json:"workload"`
+	Replicas int    `json:"replicas"`
+}
+
+// Sample is what one trial of one cell measured. Metrics holds scalar
+// results keyed by metric name (see the Metric* constants); PerReplica holds
+// the same per client/server pair where the workload has pairs.
+type Sample struct {
+	Cell       Cell                 `json:"cell"`
+	Trial      int                  `json:"trial"`
+	Start      time.Time            `json:"start"`
+	End        time.Time            `json:"end"`
+	Metrics    map[string]float64   `json:"metrics"`
+	PerReplica []map[string]float64 `json:"per_replica,omitempty"`
+	// Cores is the average per-core CPU breakdown over the measured window,
+	// one entry per CPU of the machine.
+	Cores []CoreStat `json:"cores,omitempty"`
+}
+
+// CoreStat is the CPU time breakdown of one core in percent (as mpstat
+// prints it) plus the softirq/softnet counters' rates over a window.
+type CoreStat struct {
+	CPU  int    `json:"cpu"`
+	Node string `json:"node,omitempty"` // emulated node the CPU is assigned to, "" when shared
+	CPUPercent
+	NetRxPerSec       float64 `json:"net_rx_softirqs_per_s"`
+	ProcessedPerSec   float64 `json:"softnet_processed_per_s"`
+	DroppedPerSec     float64 `json:"softnet_dropped_per_s"`
+	SqueezedPerSec    float64 `json:"softnet_time_squeeze_per_s"`
+	ReceivedRPSPerSec float64 `json:"softnet_received_rps_per_s"`
+}
+
+// CPUPercent is one core's time split in percent of elapsed jiffies,
+// computed as mpstat -P ALL computes it (guest time is already contained in
+// user and nice in /proc/stat and is not counted twice).
+type CPUPercent struct {
+	User    float64 `json:"user"`
+	Nice    float64 `json:"nice"`
+	System  float64 `json:"system"`
+	IOWait  float64 `json:"iowait"`
+	IRQ     float64 `json:"irq"`
+	SoftIRQ float64 `json:"softirq"`
+	Steal   float64 `json:"steal"`
+	Idle    float64 `json:"idle"`
+}
+
+// CPUPoint is one line of cpu.jsonl: one core over one sampling interval.
+type CPUPoint struct {
+	Cell  Cell      `json:"cell"`
+	Trial int       `json:"trial"`
+	Time  time.Time `json:"time"`
+	CPU   int       `json:"cpu"`
+	CPUPercent
+}
+
+// Env is env.json: what the machine looked like before the run.
+type Env struct {
+	Tool      string            `json:"tool"`
+	Version   string            `json:"version"`
+	RunID     string            `json:"run_id"`
+	Engine    string            `json:"engine"`
+	Hostname  string            `json:"hostname"`
+	Kernel    string            `json:"kernel"`
+	CPUModel  string            `json:"cpu_model"`
+	CPUs      int               `json:"cpus"`
+	NUMANodes int               `json:"numa_nodes"`
+	Started   time.Time         `json:"started"`
+	Tools     map[string]string `json:"tools"`
+	// NodeCPUs maps each emulated node to the CPUs its processes are
+	// pinned to; an empty list means the node shares all CPUs.
+	NodeCPUs map[string][]int `json:"node_cpus"`
+	// Offloads maps interface to its ethtool features found before the run.
+	Offloads map[string]map[string]bool `json:"offloads,omitempty"`
+	// Steering holds RPS/RFS settings found before the run, keyed by path.
+	Steering map[string]string `json:"steering,omitempty"`
+	Notes    []string          `json:"notes,omitempty"`
+}
+
+// SummaryRow is one row of summary.csv: statistics of one metric in one cell.
+// CPU is -1 for metrics that are not per core. Normalized fields are set for
+// metrics that are normalized to the study's baseline tuning.
+type SummaryRow struct {
+	Cell
+	Metric   string  `json:"metric"`
+	CPU      int     `json:"cpu"`
+	Unit     string  `json:"unit"`
+	N        int     `json:"n"`
+	Mean     float64 `json:"mean"`
+	SD       float64 `json:"sd"`
+	CI95Low  float64 `json:"ci95_low"`
+	CI95High float64 `json:"ci95_high"`
+	// Normalized is mean / baseline mean at the same datapath, workload and
+	// replica count; HasNorm says whether the three fields are meaningful.
+	HasNorm      bool    `json:"has_norm"`
+	Normalized   float64 `json:"normalized"`
+	NormCI95Low  float64 `json:"normalized_ci95_low"`
+	NormCI95High float64 `json:"normalized_ci95_high"`
+}
+
+// Metric names used in Sample.Metrics and SummaryRow.Metric.
+const (
+	// MetricBitrate is the per-replica average receiver bitrate (bit/s),
+	// the paper's "average bitrate read at each server".
+	MetricBitrate = "bitrate"
+	// MetricBitrateSum is the aggregate receiver bitrate over all replicas.
+	MetricBitrateSum = "bitrate_sum"
+	// MetricRetransmits is TCP retransmits summed over replicas.
+	MetricRetransmits = "retransmits"
+	// Per-core metrics in summary rows (CPU >= 0).
+	MetricCoreIdle    = "core_idle"
+	MetricCoreSoftIRQ = "core_softirq"
+	MetricCoreSystem  = "core_system"
+	MetricCoreUser    = "core_user"
+	MetricCoreNetRx   = "core_net_rx"
+)

@@ -1,0 +1,323 @@
+package study
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// FieldError is a problem in a study file, located by file, line and field.
+type FieldError struct {
+	File  string
+	Line  int    // 0 when the value came from --set
+	Field string // dotted path, e.g. spec.replicas[2]
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	} else if e.Field != "" && e.File != "" {
+		b.WriteString(" (--set)")
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Options change a study as it is loaded.
+type Options struct {
+	// Profile names an entry of the study's profiles to merge over spec.
+	Profile string
+	// Set holds key=value overrides; keys are dotted paths below spec
+	// ("trials", "nodes.server.cpus") or full paths ("spec.trials",
+	// "metadata.name"); values are YAML ("[1,2]", "5s").
+	Set []string
+}
+
+// Builtins lists the names of the studies embedded in the binary.
+func Builtins() []string {
+	ents, _ := builtinFS.ReadDir("builtin")
+	var names []string
+	for _, e := range ents {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// BuiltinSource returns the YAML text of a built-in study.
+func BuiltinSource(name string) ([]byte, bool) {
+	b, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
+	return b, err == nil
+}
+
+// Resolve loads a built-in study by name, or else a study file by path.
+func Resolve(nameOrPath string, opt Options, cat Catalog) (*Study, error) {
+	if b, ok := BuiltinSource(nameOrPath); ok {
+		return Parse("builtin:"+nameOrPath, b, opt, cat)
+	}
+	b, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("study %q: no built-in study of that name (have: %s) and no such file",
+				nameOrPath, strings.Join(Builtins(), ", "))
+		}
+		return nil, fmt.Errorf("read study: %w", err)
+	}
+	return Parse(nameOrPath, b, opt, cat)
+}
+
+// Parse decodes, overrides and validates a study. It touches nothing but
+// memory; every error names file, line and field.
+func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
+	// Strict decode of the text as written: catches unknown fields and type
+	// errors with the file's own line numbers.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var strict Study
+	if err := dec.Decode(&strict); err != nil {
+		return nil, yamlError(file, err)
+	}
+
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(file, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, &FieldError{File: file, Line: 1, Msg: "a study file must be a YAML mapping"}
+	}
+	root := doc.Content[0]
+	if opt.Profile != "" {
+		if err := applyProfile(file, root, opt.Profile); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range opt.Set {
+		if err := applySet(root, kv); err != nil {
+			return nil, &FieldError{File: file, Field: kv, Msg: err.Error()}
+		}
+	}
+	// Decode the overridden tree strictly again, so that a --set with an
+	// unknown key is reported too.
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: re-encode study: %w", file, err)
+	}
+	dec = yaml.NewDecoder(bytes.NewReader(out))
+	dec.KnownFields(true)
+	var s Study
+	if err := dec.Decode(&s); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.File, fe.Line = file, lineOfValue(root, fe)
+			return nil, fe
+		}
+		return nil, &FieldError{File: file, Msg: "after --set/profile: " + stripYAMLPrefix(err.Error())}
+	}
+	s.Source, s.Profile = file, opt.Profile
+	s.Defaults()
+	if errs := s.Validate(cat); len(errs) > 0 {
+		for _, fe := range errs {
+			fe.File = file
+			if fe.Line == 0 {
+				fe.Line = lineOf(root, fe.Field)
+			}
+		}
+		return nil, errs[0]
+	}
+	return &s, nil
+}
+
+// yamlError turns a yaml.v3 error into a FieldError with file and line.
+func yamlError(file string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		fe.File = file
+		return fe
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		line := 0
+		if strings.HasPrefix(msg, "line ") {
+			rest := strings.TrimPrefix(msg, "line ")
+			if i := strings.Index(rest, ":"); i > 0 {
+				line, _ = strconv.Atoi(rest[:i])
+				msg = strings.TrimSpace(rest[i+1:])
+			}
+		}
+		return &FieldError{File: file, Line: line, Msg: msg}
+	}
+	msg := stripYAMLPrefix(err.Error())
+	line := 0
+	if strings.HasPrefix(msg, "line ") {
+		rest := strings.TrimPrefix(msg, "line ")
+		if i := strings.Index(rest, ":"); i > 0 {
+			line, _ = strconv.Atoi(rest[:i])
+			msg = "malformed YAML: " + strings.TrimSpace(rest[i+1:])
+		}
+	}
+	return &FieldError{File: file, Line: line, Msg: msg}
+}
+
+func stripYAMLPrefix(s string) string {
+	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n  ")
+	return strings.TrimPrefix(s, "yaml: ")
+}
+
+// lineOfValue is a best effort for errors raised while decoding the
+// overridden tree: their line numbers refer to re-encoded text, so they are
+// dropped (0 means "from --set or profile").
+func lineOfValue(_ *yaml.Node, _ *FieldError) int { return 0 }
+
+func applyProfile(file string, root *yaml.Node, name string) error {
+	profiles := child(root, "profiles")
+	var prof *yaml.Node
+	if profiles != nil {
+		prof = child(profiles, name)
+	}
+	if prof == nil || prof.Kind != yaml.MappingNode {
+		return &FieldError{File: file, Field: "profiles." + name, Msg: fmt.Sprintf("study has no profile %q", name)}
+	}
+	spec := child(root, "spec")
+	if spec == nil {
+		return &FieldError{File: file, Field: "spec", Msg: "missing"}
+	}
+	for i := 0; i+1 < len(prof.Content); i += 2 {
+		setChild(spec, prof.Content[i].Value, prof.Content[i+1])
+	}
+	return nil
+}
+
+var topLevel = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "spec": true, "profiles": true}
+
+func applySet(root *yaml.Node, kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("override must be key=value")
+	}
+	parts := strings.Split(k, ".")
+	if !topLevel[parts[0]] {
+		parts = append([]string{"spec"}, parts...)
+	}
+	var val yaml.Node
+	if err := yaml.Unmarshal([]byte(v), &val); err != nil || len(val.Content) == 0 {
+		val = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}}}
+	}
+	node := val.Content[0]
+	zeroLines(node)
+	cur := root
+	for i, p := range parts {
+		if cur.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s is not a mapping", strings.Join(parts[:i], "."))
+		}
+		if i == len(parts)-1 {
+			setChild(cur, p, node)
+			return nil
+		}
+		next := child(cur, p)
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			setChild(cur, p, next)
+		}
+		cur = next
+	}
+	return nil
+}
+
+func zeroLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		zeroLines(c)
+	}
+}
+
+func child(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func setChild(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+}
+
+// lineOf finds the line of a dotted field path such as spec.replicas[2]
+// in the (possibly overridden) tree; 0 if unknown or set from the CLI.
+func lineOf(root *yaml.Node, field string) int {
+	cur, line := root, 0
+	for _, seg := range strings.Split(field, ".") {
+		name, idx := seg, -1
+		if i := strings.Index(seg, "["); i >= 0 && strings.HasSuffix(seg, "]") {
+			name = seg[:i]
+			idx, _ = strconv.Atoi(seg[i+1 : len(seg)-1])
+		}
+		if cur.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(cur.Content); i += 2 {
+			if cur.Content[i].Value == name {
+				line = cur.Content[i].Line
+				cur = cur.Content[i+1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return line
+		}
+		if idx >= 0 {
+			if cur.Kind != yaml.SequenceNode || idx >= len(cur.Content) {
+				return line
+			}
+			cur = cur.Content[idx]
+			line = cur.Line
+		}
+	}
+	return cur.Line // 0 when the value came from --set
+}
+
+// Marshal returns the resolved study as YAML (profiles dropped: they have
+// been applied).
+func (s *Study) Marshal() ([]byte, error) {
+	c := *s
+	c.Profiles = nil
+	return yaml.Marshal(&c)
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

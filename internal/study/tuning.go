@@ -1,0 +1,113 @@
+package study
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Tuning is a named set of receive-steering knobs applied on the server
+// node. It is written either as the name of a built-in tuning ("rfs+") or
+// as a mapping that defines one:
+//
+//	- name: rps-0-2
+//	  rps: {cpus: "0-2"}
+//	  pods: true
+type Tuning struct {
+	Name string `yaml:"name"`
+	RPS  *RPS   `yaml:"rps,omitempty"`
+	RFS  *RFS   `yaml:"rfs,omitempty"`
+	// Pods applies the same knobs inside every server pod's namespace on
+	// the pod's eth0 (the paper's "+" variants).
+	Pods bool `yaml:"pods,omitempty"`
+}
+
+// RPS selects the CPUs receive packet steering may use.
+type RPS struct {
+	// CPUs is "all" (every CPU of the machine, the paper's f on 4 cores),
+	// "all-but-softirq-core" (every CPU but the one that takes NET_RX
+	// softirqs by default, the repository's RPS-7), or a CPU list "0-2".
+	CPUs string `yaml:"cpus"`
+}
+
+// RFS sets receive flow steering table sizes.
+type RFS struct {
+	// SockFlowEntries is the global net.core.rps_sock_flow_entries.
+	SockFlowEntries int `yaml:"sockFlowEntries"`
+	// FlowCnt is each receive queue's rps_flow_cnt.
+	FlowCnt int `yaml:"flowCnt"`
+}
+
+// RPS CPU selectors.
+const (
+	CPUsAll            = "all"
+	CPUsAllButSoftIRQ  = "all-but-softirq-core"
+	paperRFSEntries    = 32768
+)
+
+// builtinTunings are the configurations of the rps-rfs study (seed 000)
+// and its repository's RPS-7 variant (seed 002).
+var builtinTunings = map[string]Tuning{
+	"baseline": {Name: "baseline"},
+	"rps":      {Name: "rps", RPS: &RPS{CPUs: CPUsAll}},
+	"rps+":     {Name: "rps+", RPS: &RPS{CPUs: CPUsAll}, Pods: true},
+	"rfs":      {Name: "rfs", RPS: &RPS{CPUs: CPUsAll}, RFS: &RFS{SockFlowEntries: paperRFSEntries, FlowCnt: paperRFSEntries}},
+	"rfs+":     {Name: "rfs+", RPS: &RPS{CPUs: CPUsAll}, RFS: &RFS{SockFlowEntries: paperRFSEntries, FlowCnt: paperRFSEntries}, Pods: true},
+	"rps-7":    {Name: "rps-7", RPS: &RPS{CPUs: CPUsAllButSoftIRQ}},
+}
+
+// BuiltinTuningNames lists the built-in tuning names, sorted.
+func BuiltinTuningNames() []string {
+	names := make([]string, 0, len(builtinTunings))
+	for n := range builtinTunings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// BuiltinTuning returns a built-in tuning by name.
+func BuiltinTuning(name string) (Tuning, bool) {
+	t, ok := builtinTunings[name]
+	return t, ok
+}
+
+// IsBaseline reports whether the tuning changes nothing.
+func (t Tuning) IsBaseline() bool { return t.RPS == nil && t.RFS == nil }
+
+// UnmarshalYAML accepts a built-in name or a full definition.
+func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		b, ok := builtinTunings[n.Value]
+		if !ok {
+			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("unknown tuning %q (built-in: %s; or define one with name/rps/rfs/pods)",
+				n.Value, strings.Join(BuiltinTuningNames(), ", "))}
+		}
+		*t = b
+		return nil
+	}
+	type plain Tuning
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*t = Tuning(p)
+	return nil
+}
+
+// MarshalYAML writes built-in tunings by name and others in full.
+func (t Tuning) MarshalYAML() (any, error) {
+	if b, ok := builtinTunings[t.Name]; ok && equalTuning(b, t) {
+		return t.Name, nil
+	}
+	type plain Tuning
+	return plain(t), nil
+}
+
+func equalTuning(a, b Tuning) bool {
+	eqRPS := (a.RPS == nil) == (b.RPS == nil) && (a.RPS == nil || *a.RPS == *b.RPS)
+	eqRFS := (a.RFS == nil) == (b.RFS == nil) && (a.RFS == nil || *a.RFS == *b.RFS)
+	return a.Name == b.Name && a.Pods == b.Pods && eqRPS && eqRFS
+}

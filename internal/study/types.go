@@ -1,0 +1,113 @@
+// Package study defines the versioned study file format (cnibench/v1alpha1),
+// loads and validates it without touching the host, and expands it into the
+// cells a run executes.
+//
+// A study is pure data: validation never needs root, and every error names
+// the file, line and field so users can fix their YAML.
+package study
+
+import (
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// APIVersion and Kind identify study files.
+const (
+	APIVersion = "cnibench/v1alpha1"
+	Kind       = "Study"
+)
+
+// Study is a parsed study file.
+type Study struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Kind       string   `yaml:"kind"`
+	Metadata   Metadata `yaml:"metadata"`
+	Spec       Spec     `yaml:"spec"`
+	// Profiles are named partial specs merged over Spec by --profile (and
+	// --quick, which selects "quick"). They are kept as raw YAML.
+	Profiles map[string]any `yaml:"profiles,omitempty"`
+
+	// Source is where the study was read from (file path or "builtin:NAME").
+	Source string `yaml:"-"`
+	// Profile is the profile applied, if any.
+	Profile string `yaml:"-"`
+}
+
+// Metadata names and describes a study.
+type Metadata struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+	Source      string `yaml:"source,omitempty"`
+}
+
+// Spec is the experiment matrix and its parameters.
+type Spec struct {
+	Nodes     Nodes      `yaml:"nodes,omitempty"`
+	Datapaths []string   `yaml:"datapaths"`
+	Tunings   []Tuning   `yaml:"tunings"`
+	Baseline  string     `yaml:"baseline,omitempty"`
+	Workloads []Workload `yaml:"workloads"`
+	Replicas  []int      `yaml:"replicas"`
+	Trials    int        `yaml:"trials"`
+	Duration  Duration   `yaml:"duration"`
+	Warmup    Duration   `yaml:"warmup,omitempty"`
+	// Cooldown is a pause between trials so queues drain and CPU settles.
+	Cooldown  Duration    `yaml:"cooldown,omitempty"`
+	Reference []Reference `yaml:"reference,omitempty"`
+}
+
+// Nodes describes the emulated nodes: the server node (where servers run
+// and tunings apply) and the client node.
+type Nodes struct {
+	Server NodeSpec `yaml:"server,omitempty"`
+	Client NodeSpec `yaml:"client,omitempty"`
+	// UnderlayMTU is the MTU of the underlay link (the paper's eth1).
+	UnderlayMTU int `yaml:"underlayMTU,omitempty"`
+}
+
+// NodeSpec is one node's settings.
+type NodeSpec struct {
+	// CPUs is a CPU list ("0-1,3") the node's processes are pinned to.
+	// Empty means the node shares all CPUs of the machine.
+	CPUs string `yaml:"cpus,omitempty"`
+}
+
+// Workload is one traffic generator configuration.
+type Workload struct {
+	Name     string `yaml:"name,omitempty"`
+	Tool     string `yaml:"tool"`
+	Protocol string `yaml:"protocol,omitempty"`
+	// Length is the write/read buffer size (iperf3 -l), e.g. "128K".
+	Length string `yaml:"length,omitempty"`
+}
+
+// Reference is a published number set beside ours in the report.
+type Reference struct {
+	Datapath string  `yaml:"datapath,omitempty"`
+	Tuning   string  `yaml:"tuning,omitempty"`
+	Replicas int     `yaml:"replicas,omitempty"`
+	Metric   string  `yaml:"metric"`
+	CPU      *int    `yaml:"cpu,omitempty"`
+	// Value is in the metric's unit; Normalized is relative to baseline.
+	Value      *float64 `yaml:"value,omitempty"`
+	Normalized *float64 `yaml:"normalized,omitempty"`
+	Note       string   `yaml:"note,omitempty"`
+}
+
+// Duration is a time.Duration written as "30s" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses Go duration strings ("30s", "1m30s").
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil {
+		return &FieldError{Line: n.Line, Msg: fmt.Sprintf("invalid duration %q (use e.g. 30s, 1m)", n.Value)}
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return d.Duration.String(), nil }

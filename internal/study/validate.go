@@ -1,0 +1,253 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Catalog names what the binary can run, so validation can reject unknown
+// names without importing the packages that implement them.
+type Catalog struct {
+	Datapaths []string
+	// Tools maps workload tool name to the protocols it supports.
+	Tools map[string][]string
+}
+
+// Defaults fills fields left empty with the papers' defaults.
+func (s *Study) Defaults() {
+	sp := &s.Spec
+	if sp.Baseline == "" {
+		for _, t := range sp.Tunings {
+			if t.Name == "baseline" {
+				sp.Baseline = "baseline"
+			}
+		}
+		if sp.Baseline == "" && len(sp.Tunings) > 0 && sp.Tunings[0].IsBaseline() {
+			sp.Baseline = sp.Tunings[0].Name
+		}
+	}
+	if sp.Nodes.UnderlayMTU == 0 {
+		sp.Nodes.UnderlayMTU = 1500
+	}
+	for i := range sp.Workloads {
+		w := &sp.Workloads[i]
+		if w.Protocol == "" {
+			w.Protocol = "tcp"
+		}
+		if w.Name == "" {
+			w.Name = w.Tool + "-" + w.Protocol
+		}
+	}
+}
+
+var lengthRE = regexp.MustCompile(`^[1-9][0-9]*[KMG]?$`)
+
+// MaxReplicas bounds the pods a study may ask for per node.
+const MaxReplicas = 256
+
+// Validate checks the study without touching the host. Each error names a
+// field path; Parse adds file and line.
+func (s *Study) Validate(cat Catalog) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)})
+	}
+	if s.APIVersion != APIVersion {
+		bad("apiVersion", "must be %q, got %q", APIVersion, s.APIVersion)
+	}
+	if s.Kind != Kind {
+		bad("kind", "must be %q, got %q", Kind, s.Kind)
+	}
+	if strings.TrimSpace(s.Metadata.Name) == "" {
+		bad("metadata.name", "missing")
+	}
+	sp := &s.Spec
+	if len(sp.Datapaths) == 0 {
+		bad("spec.datapaths", "list at least one datapath (known: %s)", strings.Join(cat.Datapaths, ", "))
+	}
+	seen := map[string]bool{}
+	for i, d := range sp.Datapaths {
+		f := fmt.Sprintf("spec.datapaths[%d]", i)
+		if !contains(cat.Datapaths, d) {
+			bad(f, "unknown datapath %q (known: %s)", d, strings.Join(cat.Datapaths, ", "))
+		}
+		if seen[d] {
+			bad(f, "datapath %q listed twice", d)
+		}
+		seen[d] = true
+	}
+	if len(sp.Tunings) == 0 {
+		bad("spec.tunings", "list at least one tuning (e.g. baseline)")
+	}
+	seen = map[string]bool{}
+	for i, t := range sp.Tunings {
+		f := fmt.Sprintf("spec.tunings[%d]", i)
+		if t.Name == "" {
+			bad(f+".name", "missing")
+		}
+		if seen[t.Name] {
+			bad(f, "tuning %q listed twice", t.Name)
+		}
+		seen[t.Name] = true
+		if t.RPS != nil {
+			c := t.RPS.CPUs
+			if c != CPUsAll && c != CPUsAllButSoftIRQ {
+				if _, err := cpuset.Parse(c); err != nil {
+					bad(f+".rps.cpus", "%q is not %q, %q or a CPU list like 0-2: %v", c, CPUsAll, CPUsAllButSoftIRQ, err)
+				}
+			}
+		}
+		if t.RFS != nil {
+			if t.RPS == nil {
+				bad(f+".rfs", "RFS needs an RPS mask on the same queues; add rps: {cpus: all}")
+			}
+			if t.RFS.SockFlowEntries <= 0 || t.RFS.FlowCnt <= 0 {
+				bad(f+".rfs", "sockFlowEntries and flowCnt must be > 0")
+			}
+		}
+		if t.Pods && t.IsBaseline() {
+			bad(f+".pods", "pods: true without rps or rfs changes nothing")
+		}
+	}
+	if sp.Baseline != "" && !seen[sp.Baseline] {
+		bad("spec.baseline", "baseline %q is not one of the study's tunings", sp.Baseline)
+	}
+	if len(sp.Workloads) == 0 {
+		bad("spec.workloads", "list at least one workload (e.g. tool: iperf3)")
+	}
+	seen = map[string]bool{}
+	for i, w := range sp.Workloads {
+		f := fmt.Sprintf("spec.workloads[%d]", i)
+		protos, ok := cat.Tools[w.Tool]
+		if !ok {
+			bad(f+".tool", "unknown workload tool %q (known: %s)", w.Tool, strings.Join(keys(cat.Tools), ", "))
+		} else if !contains(protos, w.Protocol) {
+			bad(f+".protocol", "tool %s does not support protocol %q (supported: %s)", w.Tool, w.Protocol, strings.Join(protos, ", "))
+		}
+		if w.Length != "" && !lengthRE.MatchString(w.Length) {
+			bad(f+".length", "%q is not a size like 128K, 4M or 1400", w.Length)
+		}
+		if seen[w.Name] {
+			bad(f+".name", "workload name %q used twice", w.Name)
+		}
+		seen[w.Name] = true
+	}
+	if len(sp.Replicas) == 0 {
+		bad("spec.replicas", "list at least one replica count")
+	}
+	for i, r := range sp.Replicas {
+		if r <= 0 || r > MaxReplicas {
+			bad(fmt.Sprintf("spec.replicas[%d]", i), "replica count must be between 1 and %d, got %d", MaxReplicas, r)
+		}
+	}
+	if sp.Trials < 1 {
+		bad("spec.trials", "must be >= 1, got %d", sp.Trials)
+	}
+	if sp.Duration.Duration <= 0 {
+		bad("spec.duration", "must be > 0")
+	}
+	if sp.Warmup.Duration < 0 {
+		bad("spec.warmup", "must be >= 0")
+	}
+	if sp.Duration.Duration > 0 && sp.Duration.Duration <= sp.Warmup.Duration {
+		bad("spec.duration", "duration %s must be longer than warmup %s (the warm-up is omitted from the measured window)",
+			sp.Duration.Duration, sp.Warmup.Duration)
+	}
+	if sp.Duration.Duration > 0 && sp.Duration.Duration%1e9 != 0 {
+		bad("spec.duration", "must be whole seconds (iperf3 -t), got %s", sp.Duration.Duration)
+	}
+	if sp.Warmup.Duration%1e9 != 0 {
+		bad("spec.warmup", "must be whole seconds (iperf3 -O), got %s", sp.Warmup.Duration)
+	}
+	for _, n := range []struct {
+		f string
+		c string
+	}{{"spec.nodes.server.cpus", sp.Nodes.Server.CPUs}, {"spec.nodes.client.cpus", sp.Nodes.Client.CPUs}} {
+		if n.c != "" {
+			if _, err := cpuset.Parse(n.c); err != nil {
+				bad(n.f, "%v", err)
+			}
+		}
+	}
+	if m := sp.Nodes.UnderlayMTU; m < 1280 || m > 65535 {
+		bad("spec.nodes.underlayMTU", "must be between 1280 and 65535, got %d", m)
+	}
+	for i, r := range sp.Reference {
+		f := fmt.Sprintf("spec.reference[%d]", i)
+		if r.Value == nil && r.Normalized == nil {
+			bad(f, "give value or normalized")
+		}
+		if r.Tuning != "" && !seen2(sp.Tunings, r.Tuning) {
+			bad(f+".tuning", "tuning %q is not one of the study's tunings", r.Tuning)
+		}
+	}
+	return errs
+}
+
+// Cells expands the matrix in run order: per datapath and replica count the
+// pods are built once; trials are interleaved over tunings and workloads so
+// slow drift of the machine spreads evenly over the configurations.
+func (s *Study) Cells() []results.Cell {
+	var cells []results.Cell
+	for _, d := range s.Spec.Datapaths {
+		for _, r := range s.Spec.Replicas {
+			for _, w := range s.Spec.Workloads {
+				for _, t := range s.Spec.Tunings {
+					cells = append(cells, results.Cell{Datapath: d, Tuning: t.Name, Workload: w.Name, Replicas: r})
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// Tuning returns the study's tuning of that name.
+func (s *Study) Tuning(name string) (Tuning, bool) {
+	for _, t := range s.Spec.Tunings {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tuning{}, false
+}
+
+// Workload returns the study's workload of that name.
+func (s *Study) Workload(name string) (Workload, bool) {
+	for _, w := range s.Spec.Workloads {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}
+
+func seen2(ts []Tuning, name string) bool {
+	for _, t := range ts {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func keys(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
