@@ -125,28 +125,32 @@ func Start(name string, cpus cpuset.Set, cmd *exec.Cmd) error {
 	})
 }
 
-// WithSysfs runs fn with a sysfs instance of the named namespace mounted at
-// a private temporary directory. sysfs shows the network devices of the
+// WithSysfs runs fn with a sysfs instance of the named namespace mounted
+// at /sys, as `ip netns exec` does. sysfs shows the network devices of the
 // namespace that mounted it, so this is how per-device knobs such as
 // queues/rx-0/rps_cpus of a device inside a pod or node are reached.
+//
+// The mount happens in a private mount namespace of the locked, discarded
+// thread: nobody else sees it, and it vanishes with the thread even if the
+// process is killed in the middle (nothing to clean up after a crash).
 func WithSysfs(name string, fn func(sysRoot string) error) error {
 	if name == "" {
 		return fn("/sys")
 	}
-	dir, err := os.MkdirTemp("", "cnibench-sys-")
-	if err != nil {
-		return fmt.Errorf("sysfs mount point: %w", err)
-	}
-	defer os.Remove(dir)
 	return onThread(func() error {
 		if err := enter(name); err != nil {
 			return err
 		}
-		if err := unix.Mount("sysfs", dir, "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("unshare mount namespace: %w", err)
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("make mounts private: %w", err)
+		}
+		if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			return fmt.Errorf("mount sysfs of netns %s: %w", name, err)
 		}
-		defer unix.Unmount(dir, unix.MNT_DETACH)
-		return fn(dir)
+		return fn("/sys")
 	})
 }
 

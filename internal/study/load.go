@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,7 +135,8 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 			fe.File, fe.Line = file, lineOfValue(root, fe)
 			return nil, fe
 		}
-		return nil, &FieldError{File: file, Msg: "after --set/profile: " + stripYAMLPrefix(err.Error())}
+		msg := lineRE.ReplaceAllString(stripYAMLPrefix(err.Error()), "")
+		return nil, &FieldError{File: file, Msg: "in --set/profile values: " + friendly(msg)}
 	}
 	s.Source, s.Profile = file, opt.Profile
 	s.Defaults()
@@ -168,7 +170,7 @@ func yamlError(file string, err error) error {
 				msg = strings.TrimSpace(rest[i+1:])
 			}
 		}
-		return &FieldError{File: file, Line: line, Msg: msg}
+		return &FieldError{File: file, Line: line, Msg: friendly(msg)}
 	}
 	msg := stripYAMLPrefix(err.Error())
 	line := 0
@@ -180,6 +182,16 @@ func yamlError(file string, err error) error {
 		}
 	}
 	return &FieldError{File: file, Line: line, Msg: msg}
+}
+
+var (
+	lineRE    = regexp.MustCompile(`^line [0-9]+: `)
+	unknownRE = regexp.MustCompile(`field (\S+) not found in type study\.(\w+)`)
+)
+
+// friendly rewords yaml.v3's messages for study authors.
+func friendly(msg string) string {
+	return unknownRE.ReplaceAllString(msg, `unknown field "$1" (not part of the cnibench/v1alpha1 study format)`)
 }
 
 func stripYAMLPrefix(s string) string {

@@ -1,0 +1,159 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Scale is how a metric is shown to people (summary.md, report.html):
+// bitrates in Gbit/s instead of the bit/s stored in summary.csv.
+type Scale struct {
+	Factor   float64 // shown value = stored value × Factor
+	Unit     string
+	Decimals int // -1: 4 significant digits
+}
+
+// Display returns the display scale of a metric.
+func Display(metric string) Scale {
+	u := Unit(metric)
+	switch u {
+	case "bit/s":
+		return Scale{1e-9, "Gbit/s", 2}
+	case "%":
+		return Scale{1, "%", 1}
+	case "softirqs/s", "1/s":
+		return Scale{1, u, 0}
+	case "count":
+		return Scale{1, u, 1}
+	}
+	return Scale{1, u, -1}
+}
+
+// Format shows a stored value in display units, "—" when undefined.
+func (s Scale) Format(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	v *= s.Factor
+	if s.Decimals < 0 {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', s.Decimals, 64)
+}
+
+// MeanCI shows a row's mean and interval ("9.51 [9.40, 9.62]"); "missing"
+// when the cell has no data, and no interval when N < 2.
+func (s Scale) MeanCI(r results.SummaryRow) string {
+	switch {
+	case r.N == 0:
+		return "missing"
+	case r.N < 2:
+		return s.Format(r.Mean) + " (n=1, no CI)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", s.Format(r.Mean), s.Format(r.CI95Low), s.Format(r.CI95High))
+}
+
+// NormCI shows a row's normalized value and interval, "missing" without.
+func NormCI(r results.SummaryRow) string {
+	if !r.HasNorm {
+		return "missing"
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	if r.N < 2 {
+		return f(r.Normalized) + " (n=1, no CI)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", f(r.Normalized), f(r.NormCI95Low), f(r.NormCI95High))
+}
+
+// Dims are the distinct values of each dimension in a set of rows: names in
+// order of first appearance (the study's order), numbers ascending.
+type Dims struct {
+	Datapaths, Workloads, Tunings []string
+	Replicas, CPUs                []int
+}
+
+// DimsOf collects the dimensions of rows.
+func DimsOf(rows []results.SummaryRow) Dims {
+	var d Dims
+	seen := map[string]bool{}
+	addS := func(list *[]string, kind, v string) {
+		if !seen[kind+"\x00"+v] {
+			seen[kind+"\x00"+v] = true
+			*list = append(*list, v)
+		}
+	}
+	reps, cpus := map[int]bool{}, map[int]bool{}
+	for _, r := range rows {
+		addS(&d.Datapaths, "d", r.Datapath)
+		addS(&d.Workloads, "w", r.Workload)
+		addS(&d.Tunings, "t", r.Tuning)
+		reps[r.Replicas] = true
+		if r.CPU >= 0 {
+			cpus[r.CPU] = true
+		}
+	}
+	d.Replicas, d.CPUs = sortedInts(reps), sortedInts(cpus)
+	return d
+}
+
+// Group is the rows of one datapath and workload, the unit a figure or a
+// table shows.
+type Group struct {
+	Datapath, Workload string
+	Rows               []results.SummaryRow
+	Dims               Dims
+	// Metrics lists the group's metrics in row order.
+	Metrics []string
+}
+
+// Groups splits rows by datapath and workload, keeping row order.
+func Groups(rows []results.SummaryRow) []Group {
+	var out []Group
+	idx := map[[2]string]int{}
+	for _, r := range rows {
+		k := [2]string{r.Datapath, r.Workload}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, Group{Datapath: r.Datapath, Workload: r.Workload})
+		}
+		out[i].Rows = append(out[i].Rows, r)
+	}
+	for i := range out {
+		g := &out[i]
+		g.Dims = DimsOf(g.Rows)
+		seen := map[string]bool{}
+		for _, r := range g.Rows {
+			if !seen[r.Metric] {
+				seen[r.Metric] = true
+				g.Metrics = append(g.Metrics, r.Metric)
+			}
+		}
+	}
+	return out
+}
+
+// Has reports whether the group has rows of the metric.
+func (g Group) Has(metric string) bool {
+	for _, m := range g.Metrics {
+		if m == metric {
+			return true
+		}
+	}
+	return false
+}
+
+// BitrateMetric is the metric the normalized-bitrate view shows: the
+// per-replica average (the paper's), else the aggregate; "" if neither.
+func (g Group) BitrateMetric() string {
+	for _, m := range NormalizedMetrics {
+		if g.Has(m) {
+			return m
+		}
+	}
+	return ""
+}

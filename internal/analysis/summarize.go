@@ -1,0 +1,285 @@
+// Package analysis turns a run's raw samples into summary rows (one per
+// cell, metric and core) and writes them as summary.csv and summary.md.
+//
+// Every trial of a cell is one independent observation; the summary of a
+// cell is the mean with a Student t 95% interval (stats.Describe). Bitrate
+// metrics are also normalized to the study's baseline tuning at the same
+// datapath, workload and replica count, with Fieller's interval
+// (stats.Ratio), which is what the rps-rfs paper plots.
+package analysis
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// NormalizedMetrics are the metrics normalized to the baseline tuning.
+var NormalizedMetrics = []string{results.MetricBitrate, results.MetricBitrateSum}
+
+// CoreMetrics are the per-core metrics, in report order, taken from
+// Sample.Cores.
+var CoreMetrics = []string{
+	results.MetricCoreIdle, results.MetricCoreSoftIRQ, results.MetricCoreSystem,
+	results.MetricCoreUser, results.MetricCoreNetRx,
+}
+
+// scalarOrder puts the well-known scalar metrics first; others follow by
+// name.
+var scalarOrder = map[string]int{results.MetricBitrate: 0, results.MetricBitrateSum: 1, results.MetricRetransmits: 2}
+
+// coreValue extracts a per-core metric from a CoreStat.
+func coreValue(metric string, c results.CoreStat) float64 {
+	switch metric {
+	case results.MetricCoreIdle:
+		return c.Idle
+	case results.MetricCoreSoftIRQ:
+		return c.SoftIRQ
+	case results.MetricCoreSystem:
+		return c.System
+	case results.MetricCoreUser:
+		return c.User
+	case results.MetricCoreNetRx:
+		return c.NetRxPerSec
+	}
+	return math.NaN()
+}
+
+// Unit returns the unit a metric is stored in (summary.csv keeps raw
+// units; the Markdown and HTML reports show bitrates in Gbit/s).
+func Unit(metric string) string {
+	switch metric {
+	case results.MetricBitrate, results.MetricBitrateSum:
+		return "bit/s"
+	case results.MetricRetransmits:
+		return "count"
+	case results.MetricCoreIdle, results.MetricCoreSoftIRQ, results.MetricCoreSystem, results.MetricCoreUser:
+		return "%"
+	case results.MetricCoreNetRx:
+		return "softirqs/s"
+	}
+	// Conventions for metrics other workloads add.
+	for _, s := range []struct{ suffix, unit string }{
+		{"_bps", "bit/s"}, {"_ms", "ms"}, {"_us", "us"}, {"_percent", "%"}, {"_pct", "%"},
+		{"_per_s", "1/s"}, {"_bytes", "B"}, {"_count", "count"},
+	} {
+		if strings.HasSuffix(metric, s.suffix) {
+			return s.unit
+		}
+	}
+	return ""
+}
+
+// Key identifies a summary row.
+type Key struct {
+	results.Cell
+	Metric string
+	CPU    int
+}
+
+// RowKey returns the key of a row.
+func RowKey(r results.SummaryRow) Key { return Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU} }
+
+// Index maps rows by key for lookups.
+func Index(rows []results.SummaryRow) map[Key]results.SummaryRow {
+	m := make(map[Key]results.SummaryRow, len(rows))
+	for _, r := range rows {
+		m[RowKey(r)] = r
+	}
+	return m
+}
+
+// Summarize returns one row per cell and metric (and per core for core
+// metrics), in the study's cell order followed by cells found only in the
+// samples. Every cell of a workload gets the same set of metrics and cores,
+// the union over that workload's samples, so a cell without samples shows
+// up as rows with N = 0 (Mean and the intervals NaN) rather than vanishing.
+// Non-finite values are treated as missing. s may be nil (no study: no
+// normalization, cells from the samples only).
+func Summarize(s *study.Study, samples []results.Sample) []results.SummaryRow {
+	byCell := map[results.Cell][]results.Sample{}
+	for _, smp := range samples {
+		byCell[smp.Cell] = append(byCell[smp.Cell], smp)
+	}
+	cells := cellOrder(s, byCell)
+
+	// The metric and core sets per workload.
+	scalars := map[string]map[string]bool{}
+	cpus := map[string]map[int]bool{}
+	for _, smp := range samples {
+		w := smp.Cell.Workload
+		if scalars[w] == nil {
+			scalars[w], cpus[w] = map[string]bool{}, map[int]bool{}
+		}
+		for m := range smp.Metrics {
+			scalars[w][m] = true
+		}
+		for _, c := range smp.Cores {
+			if c.CPU >= 0 {
+				cpus[w][c.CPU] = true
+			}
+		}
+	}
+
+	values := map[Key][]float64{}
+	var rows []results.SummaryRow
+	add := func(k Key, xs []float64) {
+		values[k] = xs
+		d := stats.Describe(xs)
+		rows = append(rows, results.SummaryRow{
+			Cell: k.Cell, Metric: k.Metric, CPU: k.CPU, Unit: Unit(k.Metric),
+			N: d.N, Mean: d.Mean, SD: d.SD, CI95Low: d.CI95Low, CI95High: d.CI95High,
+		})
+	}
+	for _, c := range cells {
+		cs := byCell[c]
+		for _, m := range sortedMetrics(scalars[c.Workload]) {
+			var xs []float64
+			for _, smp := range cs {
+				if v, ok := smp.Metrics[m]; ok && finite(v) {
+					xs = append(xs, v)
+				}
+			}
+			add(Key{c, m, -1}, xs)
+		}
+		cpuList := sortedInts(cpus[c.Workload])
+		for _, m := range CoreMetrics {
+			for _, cpu := range cpuList {
+				var xs []float64
+				for _, smp := range cs {
+					for _, cst := range smp.Cores {
+						if cst.CPU == cpu {
+							if v := coreValue(m, cst); finite(v) {
+								xs = append(xs, v)
+							}
+							break
+						}
+					}
+				}
+				add(Key{c, m, cpu}, xs)
+			}
+		}
+	}
+	if s != nil && s.Spec.Baseline != "" {
+		normalize(rows, values, s.Spec.Baseline)
+	}
+	return rows
+}
+
+// normalize fills the normalized fields of bitrate rows. The baseline's
+// own row is 1 with its relative CI (its mean's noise), since a ratio of
+// a sample to itself says nothing.
+func normalize(rows []results.SummaryRow, values map[Key][]float64, baseline string) {
+	for i := range rows {
+		r := &rows[i]
+		if !isNormalized(r.Metric) {
+			continue
+		}
+		bk := RowKey(*r)
+		bk.Tuning = baseline
+		base := values[bk]
+		x := values[RowKey(*r)]
+		if len(base) == 0 || len(x) == 0 {
+			continue
+		}
+		if r.Tuning == baseline {
+			if r.Mean == 0 {
+				continue
+			}
+			r.HasNorm, r.Normalized = true, 1
+			r.NormCI95Low, r.NormCI95High = r.CI95Low/r.Mean, r.CI95High/r.Mean
+			continue
+		}
+		rc := stats.Ratio(x, base)
+		if math.IsNaN(rc.Ratio) {
+			continue
+		}
+		r.HasNorm, r.Normalized, r.NormCI95Low, r.NormCI95High = true, rc.Ratio, rc.Low, rc.High
+	}
+}
+
+func isNormalized(metric string) bool {
+	for _, m := range NormalizedMetrics {
+		if m == metric {
+			return true
+		}
+	}
+	return false
+}
+
+// IsCoreMetric reports whether the metric is per core.
+func IsCoreMetric(metric string) bool {
+	for _, m := range CoreMetrics {
+		if m == metric {
+			return true
+		}
+	}
+	return false
+}
+
+func cellOrder(s *study.Study, byCell map[results.Cell][]results.Sample) []results.Cell {
+	var cells []results.Cell
+	inStudy := map[results.Cell]bool{}
+	if s != nil {
+		for _, c := range s.Cells() {
+			if !inStudy[c] {
+				inStudy[c] = true
+				cells = append(cells, c)
+			}
+		}
+	}
+	var extra []results.Cell
+	for c := range byCell {
+		if !inStudy[c] {
+			extra = append(extra, c)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		a, b := extra[i], extra[j]
+		if a.Datapath != b.Datapath {
+			return a.Datapath < b.Datapath
+		}
+		if a.Workload != b.Workload {
+			return a.Workload < b.Workload
+		}
+		if a.Replicas != b.Replicas {
+			return a.Replicas < b.Replicas
+		}
+		return a.Tuning < b.Tuning
+	})
+	return append(cells, extra...)
+}
+
+func sortedMetrics(set map[string]bool) []string {
+	var out []string
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		oi, iok := scalarOrder[out[i]]
+		oj, jok := scalarOrder[out[j]]
+		switch {
+		case iok && jok:
+			return oi < oj
+		case iok != jok:
+			return iok
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+func sortedInts(set map[int]bool) []int {
+	var out []int
+	for v := range set {
+		out = append(out, v)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,86 @@
+// Package app is the cnibench command line: one file per subcommand, each
+// with a flag struct; only Main turns errors into exit codes.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/version"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1 // the run failed while measuring
+	ExitBadInput = 2 // bad flags, study, or a missing prerequisite; host untouched
+)
+
+// InputError marks errors found before anything touched the host.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &InputError{Err: err}
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, "cnibench: "+err.Error())
+	var ie *InputError
+	var fe *study.FieldError
+	if errors.As(err, &ie) || errors.As(err, &fe) || isUsage(err) {
+		return ExitBadInput
+	}
+	return ExitFailure
+}
+
+type usageError struct{ error }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cnibench",
+		Short: "Measure and tune pod networking",
+		Long: `cnibench runs container-networking studies end to end: it builds nodes and pods
+(network namespaces on this machine, or a real Kubernetes cluster), wires them with
+real kernel datapaths, applies tunings that it always reverts, runs the workloads,
+and writes a report with figures, confidence intervals and the published numbers.`,
+		Example:       "  sudo cnibench run rps-rfs --quick\n  cnibench studies\n  sudo cnibench doctor",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version.Version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(), newStudiesCmd(), newShowCmd(), newReportCmd(), newCleanupCmd(), newDoctorCmd())
+	return root
+}
+
+// catalog tells study validation what this binary can run.
+func studyCatalog() study.Catalog {
+	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+}

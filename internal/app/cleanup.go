@@ -1,0 +1,41 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnibench/cnibench/internal/cleanup"
+)
+
+func newCleanupCmd() *cobra.Command {
+	var opt cleanup.Options
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Remove leftovers of crashed runs and revert their journaled host changes",
+		Long: `Every change a run makes to the host is journaled (old value first) under
+/run/cnibench before it is made. cleanup replays the journals of runs that are no
+longer alive: it reverts sysfs/sysctl values to their exact previous values, stops
+the runs' processes and deletes their namespaces. It also removes any namespace named
+cnb-* that belongs to no live run. Live runs are never touched.`,
+		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := cleanup.Run(cmd.Context(), opt)
+			for _, line := range rep.Actions {
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+			}
+			if err != nil {
+				return err
+			}
+			if len(rep.Actions) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "nothing to clean up")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print what would be done, change nothing")
+	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "journal directory (default /run/cnibench)")
+	_ = cmd.Flags().MarkHidden("journal-dir")
+	return cmd
+}

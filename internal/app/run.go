@@ -1,0 +1,72 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/runner"
+)
+
+type runFlags struct {
+	studyFlags
+	out        string
+	engine     string
+	journalDir string
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run STUDY",
+		Short: "Run a study end to end and write its report",
+		Long: `Run a built-in study (see 'cnibench studies') or a study file. The local engine
+builds two nodes and their pods as network namespaces on this machine (root needed),
+applies each tuning to the server node, runs the workload, reverts every change, and
+writes a run directory with raw samples, summary.csv, summary.md and report.html.`,
+		Example: "  sudo cnibench run rps-rfs --quick\n" +
+			"  sudo cnibench run rps-rfs --set replicas=[1,16] --set trials=5 --out /tmp/rps\n" +
+			"  sudo cnibench run ./my-study.yaml",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.engine != "local" {
+				return inputErr(fmt.Errorf("--engine %q: only the local engine is available in this build", f.engine))
+			}
+			s, err := f.load(args[0])
+			if err != nil {
+				return err
+			}
+			out := f.out
+			if out == "" {
+				out = filepath.Join("results", s.Metadata.Name+"-"+time.Now().Format("20060102-150405"))
+			}
+			prog := progress.New(cmd.ErrOrStderr())
+			dir, err := runner.Run(cmd.Context(), runner.Options{
+				Study:      s,
+				OutDir:     out,
+				JournalDir: f.journalDir,
+				Progress:   prog,
+			})
+			if err != nil {
+				if runner.IsPreflight(err) {
+					return inputErr(err)
+				}
+				if dir != "" {
+					return fmt.Errorf("%w (partial results in %s)", err, dir)
+				}
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVarP(&f.out, "out", "o", "", "run directory (default ./results/STUDY-TIMESTAMP)")
+	cmd.Flags().StringVar(&f.engine, "engine", "local", "where nodes and pods come from: local (network namespaces on this machine)")
+	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
+	_ = cmd.Flags().MarkHidden("journal-dir")
+	return cmd
+}

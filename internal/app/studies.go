@@ -1,0 +1,95 @@
+package app
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+func newStudiesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "studies",
+		Short:   "List the built-in studies",
+		Example: "  cnibench studies\n  cnibench show rps-rfs --quick",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tPROFILES\tDESCRIPTION")
+			for _, name := range study.Builtins() {
+				s, err := study.Resolve(name, study.Options{}, studyCatalog())
+				if err != nil {
+					return fmt.Errorf("built-in study %s: %w", name, err)
+				}
+				var profs []string
+				for p := range s.Profiles {
+					profs = append(profs, p)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", name, join(profs), s.Metadata.Description)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newShowCmd() *cobra.Command {
+	var f studyFlags
+	cmd := &cobra.Command{
+		Use:     "show STUDY",
+		Short:   "Print a study resolved: profile and --set overrides applied, defaults filled",
+		Example: "  cnibench show rps-rfs\n  cnibench show rps-rfs --quick --set trials=3\n  cnibench show ./my-study.yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := f.load(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := s.Marshal()
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// studyFlags are the flags every command that loads a study shares.
+type studyFlags struct {
+	quick   bool
+	profile string
+	set     []string
+}
+
+func (f *studyFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "use the study's quick profile (same study, fewer points; minutes, not hours)")
+	cmd.Flags().StringVar(&f.profile, "profile", "", "use a named profile of the study")
+	cmd.Flags().StringArrayVar(&f.set, "set", nil, "override a field, e.g. --set trials=5 --set replicas=[1,4] (repeatable)")
+}
+
+func (f *studyFlags) load(nameOrPath string) (*study.Study, error) {
+	opt := study.Options{Profile: f.profile, Set: f.set}
+	if f.quick {
+		if f.profile != "" && f.profile != "quick" {
+			return nil, inputErr(fmt.Errorf("--quick and --profile %s both given; pick one", f.profile))
+		}
+		opt.Profile = "quick"
+	}
+	s, err := study.Resolve(nameOrPath, opt, studyCatalog())
+	return s, inputErr(err)
+}
+
+func join(ss []string) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	out := ss[0]
+	for _, s := range ss[1:] {
+		out += "," + s
+	}
+	return out
+}

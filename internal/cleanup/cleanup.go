@@ -1,0 +1,185 @@
+// Package cleanup undoes what dead cnibench runs left on the machine
+// (`cnibench cleanup`).
+//
+// Design notes:
+//
+//   - A run's journal (package journal) lists every value it changed and
+//     every namespace, link and process it made. For each journal whose
+//     owner is dead, cleanup reverts the values (newest first, only where
+//     the value is still the run's), kills the run's processes, deletes
+//     its namespaces and host links, and removes the journal.
+//   - Objects are journaled before they exist, so a journal knows all its
+//     run made. Namespaces named PREFIX<run>-* whose run has no journal at
+//     all (removed by hand, lost, or made by a tool that does not journal)
+//     are swept as well: their processes killed, the namespaces deleted.
+//   - Never touch anything whose name lacks the prefix, and never a run
+//     whose journal owner is alive.
+//   - Namespaces are listed before journals are read: a run writes its
+//     journal before its first namespace, so a namespace seen in the list
+//     belongs to a journal that is already on disk when it is read.
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// DefaultPrefix is the prefix of everything cnibench creates.
+const DefaultPrefix = "cnb-"
+
+// Options configure Run.
+type Options struct {
+	// JournalDir holds the journals (default journal.DefaultDir).
+	JournalDir string
+	// Prefix of namespace and host link names (default "cnb-").
+	Prefix string
+	// DryRun reports what would be done and changes nothing.
+	DryRun bool
+	// Run limits cleanup to one run ID (empty: every dead run).
+	Run string
+	// FS reaches the knobs (default tune.LocalFS).
+	FS tune.FS
+	// KillTimeout bounds the wait for killed processes (default 5s).
+	KillTimeout time.Duration
+}
+
+// Action kinds.
+const (
+	ActRevert  = "revert"
+	ActKill    = "kill"
+	ActNetns   = "delete-netns"
+	ActLink    = "delete-link"
+	ActJournal = "remove-journal"
+	ActSkip    = "skip"
+	ActKeep    = "keep-journal"
+	ActLiveRun = "live-run"
+)
+
+// Action is one thing cleanup did (or, in a dry run, would do).
+type Action struct {
+	Run    string
+	Kind   string
+	Object string
+	Detail string
+}
+
+func (a Action) String() string {
+	s := fmt.Sprintf("run %s: %s %s", a.Run, a.Kind, a.Object)
+	if a.Detail != "" {
+		s += " (" + a.Detail + ")"
+	}
+	return s
+}
+
+// Report lists what was done, in order.
+type Report struct {
+	DryRun  bool
+	Actions []Action
+}
+
+func (r *Report) add(run, kind, object, detail string) {
+	r.Actions = append(r.Actions, Action{Run: run, Kind: kind, Object: object, Detail: detail})
+}
+
+// Run cleans up after dead runs; see the package notes. It carries on past
+// failures and returns them all joined; a journal whose undo failed is
+// kept for the next cleanup.
+func Run(ctx context.Context, opts Options) (Report, error) {
+	if opts.JournalDir == "" {
+		opts.JournalDir = journal.DefaultDir
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if opts.FS == nil {
+		opts.FS = tune.LocalFS{}
+	}
+	if opts.KillTimeout <= 0 {
+		opts.KillTimeout = defaultKillTimeout
+	}
+	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}}
+
+	names, err := netns.List(opts.Prefix)
+	if err != nil {
+		return c.rep, fmt.Errorf("list namespaces: %w", err)
+	}
+	stale, err := journal.Stale(opts.JournalDir)
+	c.fail(err)
+	withJournal := map[string]bool{}
+	for _, r := range stale {
+		withJournal[r.Header.RunID] = true
+		if opts.Run != "" && r.Header.RunID != opts.Run {
+			r.Release()
+			continue
+		}
+		if ctx.Err() != nil {
+			r.Release()
+			continue
+		}
+		c.stale(ctx, r, names)
+	}
+	if err := ctx.Err(); err != nil {
+		c.fail(err)
+		return c.rep, errors.Join(c.errs...)
+	}
+	live, err := journal.Live(opts.JournalDir)
+	if err != nil {
+		c.fail(err)
+		return c.rep, errors.Join(c.errs...)
+	}
+	c.sweep(ctx, names, live, withJournal)
+	return c.rep, errors.Join(c.errs...)
+}
+
+type cleaner struct {
+	opts    Options
+	rep     Report
+	errs    []error
+	handled map[string]bool // namespaces already dealt with
+}
+
+func (c *cleaner) fail(err error) {
+	if err != nil {
+		c.errs = append(c.errs, err)
+	}
+}
+
+// runOf returns the run part of a prefixed name: PREFIX<run>-...
+func runOf(name, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || rest == "" {
+		return "", false
+	}
+	run, _, _ := strings.Cut(rest, "-")
+	return run, run != ""
+}
+
+// sweep deletes prefixed namespaces whose run has no journal at all.
+func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal map[string]bool) {
+	for _, n := range names {
+		run, ok := runOf(n, c.opts.Prefix)
+		if !ok || c.handled[n] || (c.opts.Run != "" && run != c.opts.Run) {
+			continue
+		}
+		if live[run] {
+			if c.opts.Run != "" {
+				c.rep.add(run, ActLiveRun, n, "its run is alive; not touched")
+			}
+			continue
+		}
+		if withJournal[run] {
+			continue // its journal is kept for the next cleanup
+		}
+		if !netns.Exists(n) {
+			continue
+		}
+		c.deleteNetns(ctx, run, n, "no journal")
+	}
+}

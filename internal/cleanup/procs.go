@@ -1,0 +1,145 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// proc is one process, named by pid and start time so a recycled pid is
+// never mistaken for it.
+type proc struct {
+	pid   int
+	start uint64
+}
+
+// nsID is the identity of a namespace: the nsfs inode behind
+// /proc/PID/ns/net and behind the bind mount /var/run/netns/NAME.
+type nsID struct{ dev, ino uint64 }
+
+func statNS(path string) (nsID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return nsID{}, err
+	}
+	return nsID{uint64(st.Dev), st.Ino}, nil
+}
+
+// procsIn returns the processes any of whose threads is in the named
+// namespace. Threads count because one setns'd thread is enough to keep a
+// namespace alive (cnibench itself enters namespaces per thread).
+func procsIn(name string) ([]proc, error) {
+	id, err := statNS(netns.Path(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("netns %s: %w", name, err)
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("scan /proc: %w", err)
+	}
+	self := os.Getpid()
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if !inNS(pid, id) {
+			continue
+		}
+		start, err := journal.ProcessStart(pid)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		out = append(out, proc{pid, start})
+	}
+	return out, nil
+}
+
+func inNS(pid int, id nsID) bool {
+	dir := fmt.Sprintf("/proc/%d", pid)
+	if got, err := statNS(dir + "/ns/net"); err == nil && got == id {
+		return true
+	}
+	tasks, _ := os.ReadDir(dir + "/task")
+	for _, t := range tasks {
+		if got, err := statNS(filepath.Join(dir, "task", t.Name(), "ns/net")); err == nil && got == id {
+			return true
+		}
+	}
+	return false
+}
+
+// kill sends SIGKILL to each process still alive and waits until all are
+// gone (or zombies, which hold no namespace), until timeout or ctx ends.
+func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
+	for _, p := range ps {
+		if journal.ProcessAlive(p.pid, p.start) {
+			if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("kill %d: %w", p.pid, err)
+			}
+		}
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var left []int
+		for _, p := range ps {
+			if journal.ProcessAlive(p.pid, p.start) {
+				left = append(left, p.pid)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for killed processes %v: %w", left, ctx.Err())
+		case <-deadline.C:
+			return fmt.Errorf("processes %v still alive %s after SIGKILL", left, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// KillInNetns kills every process inside the named namespace (any thread
+// in it counts) with SIGKILL and waits until they are gone, so a deleted
+// namespace is not kept alive by a straggler. A missing namespace has no
+// processes.
+func KillInNetns(name string) error {
+	_, err := killAllIn(context.Background(), name, defaultKillTimeout)
+	return err
+}
+
+// defaultKillTimeout bounds the wait for killed processes to exit.
+const defaultKillTimeout = 5 * time.Second
+
+// killAllIn kills every process in the named namespace, scanning again
+// until none is left, as a dying process may have forked.
+func killAllIn(ctx context.Context, name string, timeout time.Duration) ([]proc, error) {
+	var all []proc
+	for round := 0; round < 10; round++ {
+		ps, err := procsIn(name)
+		if err != nil || len(ps) == 0 {
+			return all, err
+		}
+		all = append(all, ps...)
+		if err := kill(ctx, ps, timeout); err != nil {
+			return all, fmt.Errorf("netns %s: %w", name, err)
+		}
+	}
+	return all, fmt.Errorf("netns %s: processes keep appearing", name)
+}

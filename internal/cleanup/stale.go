@@ -1,0 +1,168 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// stale undoes one dead run's journal: values, processes, namespaces,
+// host links, in that order, then removes the journal if all went well.
+func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string) {
+	run := r.Header.RunID
+	prefix := r.Header.Prefix
+	if prefix == "" || !strings.HasPrefix(prefix, c.opts.Prefix) {
+		// Never trust a journal to widen what may be touched.
+		prefix = c.opts.Prefix
+	}
+	nerr := len(c.errs)
+	if r.Truncated {
+		c.rep.add(run, ActSkip, r.Path, "last line cut short by the crash; that change was never made")
+	}
+
+	outs, err := tune.RevertReplayOutcomes(r, c.opts.FS, c.opts.DryRun)
+	c.fail(err)
+	for _, o := range outs {
+		ns := o.Set.Netns
+		if ns == "" {
+			ns = "host"
+		}
+		c.rep.add(run, ActRevert, ns+":"+o.Set.Path, fmt.Sprintf("%s; old %q, run wrote %q, found %q", o.Action, o.Set.Old, o.Set.New, o.Now))
+	}
+
+	var procs []proc
+	var nss, links []journal.Object
+	for _, e := range r.Pending() {
+		o := e.Object
+		switch {
+		case o == nil:
+		case o.Kind == journal.KindProcess:
+			if journal.ProcessAlive(o.PID, o.Start) {
+				procs = append(procs, proc{o.PID, o.Start})
+				c.rep.add(run, ActKill, fmt.Sprintf("pid %d", o.PID), o.Name)
+			}
+		case o.Kind == journal.KindNetns:
+			nss = append(nss, *o)
+		case o.Kind == journal.KindLink:
+			links = append(links, *o)
+		}
+	}
+	if len(procs) > 0 && !c.opts.DryRun {
+		c.fail(kill(ctx, procs, c.opts.KillTimeout))
+	}
+
+	// The run's namespaces: recorded ones, and any named PREFIX<run>-*.
+	seen := map[string]bool{}
+	var names []string
+	for _, o := range nss {
+		if !strings.HasPrefix(o.Name, prefix) {
+			c.rep.add(run, ActSkip, "netns "+o.Name, "name lacks prefix "+prefix+"; not touched")
+			continue
+		}
+		if !seen[o.Name] {
+			seen[o.Name] = true
+			names = append(names, o.Name)
+		}
+	}
+	for _, n := range listed {
+		if r, ok := runOf(n, c.opts.Prefix); ok && r == run && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	// Newest first, as they were journaled.
+	for i := len(names) - 1; i >= 0; i-- {
+		if netns.Exists(names[i]) {
+			c.deleteNetns(ctx, run, names[i], "journaled")
+		}
+	}
+	for i := len(links) - 1; i >= 0; i-- {
+		c.deleteLink(run, links[i], prefix)
+	}
+
+	switch {
+	case c.opts.DryRun:
+		r.Release()
+		c.rep.add(run, ActJournal, r.Path, "dry run: kept")
+	case len(c.errs) > nerr:
+		r.Release()
+		c.rep.add(run, ActKeep, r.Path, "some undo failed; run cleanup again")
+	default:
+		c.fail(r.Remove())
+		c.rep.add(run, ActJournal, r.Path, "")
+	}
+}
+
+// deleteNetns kills everything inside a namespace and deletes it.
+func (c *cleaner) deleteNetns(ctx context.Context, run, name, why string) {
+	c.handled[name] = true
+	if c.opts.DryRun {
+		ps, err := procsIn(name)
+		c.fail(err)
+		for _, p := range ps {
+			c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.pid), "in netns "+name)
+		}
+		c.rep.add(run, ActNetns, name, why)
+		return
+	}
+	ps, err := killAllIn(ctx, name, c.opts.KillTimeout)
+	for _, p := range ps {
+		c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.pid), "in netns "+name)
+	}
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if err := netns.Delete(name); err != nil {
+		c.fail(err)
+		return
+	}
+	c.rep.add(run, ActNetns, name, why)
+}
+
+// deleteLink deletes a journaled link on the host. A link inside a
+// namespace went with it, or belongs to a namespace that is not the run's.
+// Equivalent to: ip link delete NAME
+func (c *cleaner) deleteLink(run string, o journal.Object, prefix string) {
+	obj := "link " + o.Name
+	if o.Netns != "" {
+		if !netns.Exists(o.Netns) || c.handled[o.Netns] {
+			return // gone with its namespace, or goes with it
+		}
+		c.rep.add(run, ActSkip, obj, "in netns "+o.Netns+", which is not the run's; not touched")
+		return
+	}
+	if !strings.HasPrefix(o.Name, prefix) {
+		c.rep.add(run, ActSkip, obj, "name lacks prefix "+prefix+"; not touched")
+		return
+	}
+	h, err := netns.Handle("")
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	defer h.Close()
+	l, err := h.LinkByName(o.Name)
+	var nf netlink.LinkNotFoundError
+	if errors.As(err, &nf) {
+		return
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("find link %s: %w", o.Name, err))
+		return
+	}
+	if !c.opts.DryRun {
+		if err := h.LinkDel(l); err != nil {
+			c.fail(fmt.Errorf("ip link delete %s: %w", o.Name, err))
+			return
+		}
+	}
+	c.rep.add(run, ActLink, o.Name, "on the host")
+}

@@ -1,0 +1,205 @@
+// Package flannelvxlan wires pods the way Flannel's VXLAN backend and its
+// CNI plugin (delegating to the bridge plugin) do.
+//
+// Design notes (what flanneld and the bridge CNI plugin program):
+//   - Each node leases a /24 of 10.244.0.0/16. The bridge cni0 holds the
+//     subnet's .1 as gateway; each pod's veth (host side veth<hash>) is a
+//     bridge port, the pod has eth0 with a /24 address and a default route
+//     via .1.
+//   - flannel.1 is the VXLAN device (VNI 1, UDP 8472, no learning) with the
+//     subnet's .0 as /32.
+//   - For every remote subnet flanneld adds: route SUBNET via REMOTE.0 dev
+//     flannel.1 onlink; permanent neighbour REMOTE.0 -> remote VTEP MAC;
+//     FDB VTEP MAC -> remote node's public (underlay) IP.
+//   - MTU 1450 on a 1500-byte underlay, on flannel.1, cni0 and the pods.
+package flannelvxlan
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+const (
+	// Device is flanneld's VXLAN device for VNI 1.
+	Device = "flannel.1"
+	// Bridge is the bridge the CNI plugin attaches pods to.
+	Bridge   = "cni0"
+	vni      = 1
+	port     = 8472
+	overhead = 50
+)
+
+var netBase = net.IPv4(10, 244, 0, 0)
+
+// Datapath is the flannel-vxlan datapath.
+type Datapath struct{}
+
+// New returns the datapath.
+func New() *Datapath { return &Datapath{} }
+
+// Name implements datapath.Datapath.
+func (*Datapath) Name() string { return "flannel-vxlan" }
+
+// Features implements datapath.Datapath.
+func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge, probe.Vxlan} }
+
+// Tunnel implements datapath.Datapath.
+func (*Datapath) Tunnel() string { return Device }
+
+// MTU implements datapath.Datapath.
+func (*Datapath) MTU(underlay int) int { return underlay - overhead }
+
+func subnet(n datapath.Node) *net.IPNet { return wire.Subnet24(netBase, n.Index) }
+func vtepIP(n datapath.Node) net.IP     { return wire.PodAddr(subnet(n).IP, 0) }
+func gwIP(n datapath.Node) net.IP       { return wire.PodAddr(subnet(n).IP, 1) }
+
+// SetupNode creates cni0 and flannel.1.
+// Equivalent to:
+//
+//	ip link add cni0 mtu 1450 type bridge; ip addr add 10.244.N.1/24 dev cni0; ip link set cni0 up
+//	ip link add flannel.1 mtu 1450 type vxlan id 1 local UNDERLAY_IP dev eth1 dstport 8472 nolearning
+//	ip addr add 10.244.N.0/32 dev flannel.1; ip link set flannel.1 up
+//	sysctl net.ipv4.ip_forward=1
+func (d *Datapath) SetupNode(n datapath.Node) error {
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	mtu := d.MTU(n.UnderlayMTU)
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: Bridge, MTU: mtu}}
+	if err := h.LinkAdd(br); err != nil {
+		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
+	}
+	bl, err := wire.Up(h, Bridge)
+	if err != nil {
+		return err
+	}
+	if err := wire.AddrAdd(h, bl, gwIP(n), 24); err != nil {
+		return err
+	}
+	under, err := h.LinkByName(n.Underlay)
+	if err != nil {
+		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+	}
+	vx := &netlink.Vxlan{
+		LinkAttrs:    netlink.LinkAttrs{Name: Device, MTU: mtu},
+		VxlanId:      vni,
+		VtepDevIndex: under.Attrs().Index,
+		SrcAddr:      n.UnderlayIP,
+		Port:         port,
+		Learning:     false,
+	}
+	if err := h.LinkAdd(vx); err != nil {
+		return fmt.Errorf("ip link add %s type vxlan on %s: %w", Device, n.Name, err)
+	}
+	vl, err := wire.Up(h, Device)
+	if err != nil {
+		return err
+	}
+	if err := wire.AddrAdd(h, vl, vtepIP(n), 32); err != nil {
+		return err
+	}
+	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+}
+
+// ConnectNodes programs what flanneld's VXLAN backend adds per remote lease.
+func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
+	macs := make([]net.HardwareAddr, len(nodes))
+	for i, n := range nodes {
+		h, err := netns.Handle(n.Netns)
+		if err != nil {
+			return err
+		}
+		l, err := h.LinkByName(Device)
+		h.Close()
+		if err != nil {
+			return fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
+		}
+		macs[i] = l.Attrs().HardwareAddr
+	}
+	for i, n := range nodes {
+		h, err := netns.Handle(n.Netns)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			l, err := h.LinkByName(Device)
+			if err != nil {
+				return fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
+			}
+			for j, r := range nodes {
+				if i == j {
+					continue
+				}
+				if err := wire.NeighPermanent(h, l, vtepIP(r), macs[j]); err != nil {
+					return err
+				}
+				if err := wire.FDBAppend(h, l, macs[j], r.UnderlayIP); err != nil {
+					return err
+				}
+				if err := wire.RouteVia(h, l, subnet(r), vtepIP(r), true); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AttachPod wires one pod to cni0, as the bridge CNI plugin does.
+// Equivalent to:
+//
+//	ip -n NODE link add vethX mtu 1450 type veth peer eth0 netns POD; ip -n NODE link set vethX master cni0 up
+//	ip -n POD addr add 10.244.N.M/24 dev eth0; ip -n POD route add default via 10.244.N.1
+func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	if p.Index >= datapath.MaxPodsPerNode {
+		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer node.Close()
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer pod.Close()
+	hostName := wire.HostVethName("veth", p.Name)
+	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU))
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	br, err := node.LinkByName(Bridge)
+	if err != nil {
+		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
+	}
+	if err := node.LinkSetMaster(host, br); err != nil {
+		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
+	}
+	ip := wire.PodAddr(subnet(n).IP, p.Index+2)
+	eth, err := wire.Up(pod, datapath.PodEth)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.AddrAdd(pod, eth, ip, 24); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteVia(pod, eth, nil, gwIP(n), false); err != nil {
+		return datapath.Attachment{}, err
+	}
+	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}

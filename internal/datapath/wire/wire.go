@@ -1,0 +1,173 @@
+// Package wire holds the netlink steps datapaths share: veth pairs into
+// pods, addresses, routes, neighbour and FDB entries, sysctls inside a
+// namespace. Each function names the iproute2 command it equals.
+package wire
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// HostVethName derives a stable host-side name from the pod name the way
+// Calico does (prefix + first 11 hex digits of a SHA-1), so names fit
+// IFNAMSIZ and do not collide between pods.
+func HostVethName(prefix, pod string) string {
+	sum := sha1.Sum([]byte(pod))
+	return prefix + hex.EncodeToString(sum[:])[:15-len(prefix)]
+}
+
+// VethIntoPod creates a veth pair with hostName in the node namespace and
+// eth0 in the pod namespace, both with the given MTU, and sets both up.
+// Equivalent to: ip -n NODE link add HOST mtu M type veth peer name eth0 netns POD mtu M
+func VethIntoPod(node, pod *netns.NetlinkHandle, hostName, podName string, mtu int) (netlink.Link, error) {
+	v := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: hostName, MTU: mtu},
+		PeerName:      podName,
+		PeerNamespace: netlink.NsFd(pod.NsFd()),
+	}
+	if err := node.LinkAdd(v); err != nil {
+		return nil, fmt.Errorf("ip link add %s type veth peer %s: %w", hostName, podName, err)
+	}
+	host, err := node.LinkByName(hostName)
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", hostName, err)
+	}
+	peer, err := pod.LinkByName(podName)
+	if err != nil {
+		return nil, fmt.Errorf("find %s in pod: %w", podName, err)
+	}
+	// veth ends inherit MTU only on creation in some kernels; set both.
+	if err := pod.LinkSetMTU(peer, mtu); err != nil {
+		return nil, fmt.Errorf("ip link set %s mtu %d: %w", podName, mtu, err)
+	}
+	if err := node.LinkSetUp(host); err != nil {
+		return nil, fmt.Errorf("ip link set %s up: %w", hostName, err)
+	}
+	return host, nil
+}
+
+// Up sets a link and lo up in the namespace of h.
+// Equivalent to: ip link set lo up; ip link set DEV up
+func Up(h *netns.NetlinkHandle, dev string) (netlink.Link, error) {
+	if lo, err := h.LinkByName("lo"); err == nil {
+		if err := h.LinkSetUp(lo); err != nil {
+			return nil, fmt.Errorf("ip link set lo up: %w", err)
+		}
+	}
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", dev, err)
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return nil, fmt.Errorf("ip link set %s up: %w", dev, err)
+	}
+	return l, nil
+}
+
+// AddrAdd assigns an address. Equivalent to: ip addr add CIDR dev DEV
+func AddrAdd(h *netns.NetlinkHandle, l netlink.Link, ip net.IP, prefixLen int) error {
+	bits := 32
+	if ip.To4() == nil {
+		bits = 128
+	}
+	a := &netlink.Addr{IPNet: &net.IPNet{IP: ip, Mask: net.CIDRMask(prefixLen, bits)}}
+	if err := h.AddrAdd(l, a); err != nil {
+		return fmt.Errorf("ip addr add %s dev %s: %w", a.IPNet, l.Attrs().Name, err)
+	}
+	return nil
+}
+
+// RouteLink adds a scope-link route to dst through dev.
+// Equivalent to: ip route add DST dev DEV scope link
+func RouteLink(h *netns.NetlinkHandle, l netlink.Link, dst *net.IPNet) error {
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: dst, Scope: netlink.SCOPE_LINK}
+	if err := h.RouteAdd(r); err != nil {
+		return fmt.Errorf("ip route add %s dev %s scope link: %w", dst, l.Attrs().Name, err)
+	}
+	return nil
+}
+
+// RouteVia adds a route to dst via gw on dev; onlink lets the gateway sit
+// outside the device's subnets, as overlay routes need.
+// Equivalent to: ip route add DST via GW dev DEV [onlink]
+func RouteVia(h *netns.NetlinkHandle, l netlink.Link, dst *net.IPNet, gw net.IP, onlink bool) error {
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: dst, Gw: gw}
+	if onlink {
+		r.Flags = int(netlink.FLAG_ONLINK)
+	}
+	if err := h.RouteAdd(r); err != nil {
+		return fmt.Errorf("ip route add %v via %s dev %s: %w", dst, gw, l.Attrs().Name, err)
+	}
+	return nil
+}
+
+// NeighPermanent adds a permanent neighbour entry.
+// Equivalent to: ip neigh add IP lladdr MAC dev DEV nud permanent
+func NeighPermanent(h *netns.NetlinkHandle, l netlink.Link, ip net.IP, mac net.HardwareAddr) error {
+	n := &netlink.Neigh{LinkIndex: l.Attrs().Index, State: netlink.NUD_PERMANENT, IP: ip, HardwareAddr: mac, Family: unix.AF_INET}
+	if err := h.NeighSet(n); err != nil {
+		return fmt.Errorf("ip neigh add %s lladdr %s dev %s: %w", ip, mac, l.Attrs().Name, err)
+	}
+	return nil
+}
+
+// FDBAppend points a VTEP MAC at a remote underlay address.
+// Equivalent to: bridge fdb append MAC dev DEV dst IP self permanent
+func FDBAppend(h *netns.NetlinkHandle, l netlink.Link, mac net.HardwareAddr, dst net.IP) error {
+	n := &netlink.Neigh{
+		LinkIndex: l.Attrs().Index, Family: unix.AF_BRIDGE, State: netlink.NUD_PERMANENT,
+		Flags: netlink.NTF_SELF, IP: dst, HardwareAddr: mac,
+	}
+	if err := h.NeighAppend(n); err != nil {
+		return fmt.Errorf("bridge fdb append %s dev %s dst %s: %w", mac, l.Attrs().Name, dst, err)
+	}
+	return nil
+}
+
+// Sysctl writes a /proc/sys value inside a namespace. /proc/sys/net is
+// per network namespace, resolved for the thread that opens the file.
+// Equivalent to: ip netns exec NS sysctl -w KEY=VALUE
+func Sysctl(ns, key, value string) error {
+	path := filepath.Join("/proc/sys", filepath.FromSlash(key))
+	return netns.Do(ns, func() error {
+		if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+			return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, err)
+		}
+		return nil
+	})
+}
+
+// IgnoreExist treats EEXIST as success, for idempotent setup.
+func IgnoreExist(err error) error {
+	if errors.Is(err, unix.EEXIST) {
+		return nil
+	}
+	return err
+}
+
+// PodAddr returns base with its last octet replaced by host (IPv4).
+func PodAddr(base net.IP, host int) net.IP {
+	ip := make(net.IP, 4)
+	copy(ip, base.To4())
+	ip[3] = byte(host)
+	return ip
+}
+
+// Subnet24 returns a.b.idx.0/24 for a base a.b.0.0.
+func Subnet24(base net.IP, idx int) *net.IPNet {
+	ip := make(net.IP, 4)
+	copy(ip, base.To4())
+	ip[2] = byte(idx)
+	ip[3] = 0
+	return &net.IPNet{IP: ip, Mask: net.CIDRMask(24, 32)}
+}

@@ -1,0 +1,284 @@
+// Package local is the embedded engine: every node is a network namespace,
+// joined to the other node by an underlay veth pair (the paper's eth1 on
+// each node), and every pod is a network namespace wired into its node by
+// the study's datapath. Nothing is created in the host's own namespace.
+//
+// Names: every namespace is "cnb-<run id>-<what>", so leftovers are
+// recognisable and two runs never collide (cleanup relies on the prefix).
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// Prefix starts the name of every namespace the local engine creates.
+const Prefix = "cnb-"
+
+// UnderlayDev is the node NIC name, as in the paper (eth1).
+const UnderlayDev = "eth1"
+
+// underlayBase is RFC 2544's benchmarking range, so the emulated underlay
+// can never be confused with a real network.
+var underlayBase = net.IPv4(198, 18, 0, 0)
+
+// underlayGateway is the (absent) router of the underlay subnet.
+var underlayGateway = net.IPv4(198, 18, 0, 254)
+
+// Recorder journals objects before they are created, so a crashed run can
+// be cleaned up (internal/journal implements it).
+type Recorder interface {
+	RecordNetns(name string) error
+	RemovedNetns(name string) error
+}
+
+// Config describes the cluster to build.
+type Config struct {
+	RunID       string
+	Datapath    datapath.Datapath
+	UnderlayMTU int
+	ServerCPUs  cpuset.Set
+	ClientCPUs  cpuset.Set
+	Recorder    Recorder
+	// Kill ends every process inside a namespace before it is deleted, so
+	// a straggler cannot keep a deleted namespace alive.
+	Kill func(netns string) error
+}
+
+// Cluster is a running emulated cluster: two nodes and their pods.
+type Cluster struct {
+	cfg     Config
+	server  *Node
+	client  *Node
+	created []string // namespaces, in creation order
+}
+
+// Roles of the two nodes.
+const (
+	ServerNode = "server"
+	ClientNode = "client"
+)
+
+// Up builds the nodes, the underlay and the datapath's node-level wiring.
+// On error everything created so far is removed.
+func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
+	if cfg.UnderlayMTU == 0 {
+		cfg.UnderlayMTU = 1500
+	}
+	c = &Cluster{cfg: cfg}
+	defer func() {
+		if err != nil {
+			c.Close()
+			c = nil
+		}
+	}()
+	c.server = &Node{cluster: c, name: ServerNode, index: 0, cpus: cfg.ServerCPUs}
+	c.client = &Node{cluster: c, name: ClientNode, index: 1, cpus: cfg.ClientCPUs}
+	nodes := []*Node{c.server, c.client}
+	for _, n := range nodes {
+		n.ns = c.nsName("node-" + n.name)
+		if err := c.addNetns(n.ns); err != nil {
+			return nil, err
+		}
+		n.ip = wire.PodAddr(underlayBase, n.index+1)
+	}
+	if err := c.underlay(); err != nil {
+		return nil, err
+	}
+	var dn []datapath.Node
+	for _, n := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := cfg.Datapath.SetupNode(n.info()); err != nil {
+			return nil, fmt.Errorf("datapath %s on node %s: %w", cfg.Datapath.Name(), n.name, err)
+		}
+		dn = append(dn, n.info())
+	}
+	if err := cfg.Datapath.ConnectNodes(dn); err != nil {
+		return nil, fmt.Errorf("datapath %s: connect nodes: %w", cfg.Datapath.Name(), err)
+	}
+	return c, nil
+}
+
+func (c *Cluster) nsName(what string) string { return Prefix + c.cfg.RunID + "-" + what }
+
+func (c *Cluster) addNetns(name string) error {
+	if c.cfg.Recorder != nil {
+		if err := c.cfg.Recorder.RecordNetns(name); err != nil {
+			return fmt.Errorf("journal netns %s: %w", name, err)
+		}
+	}
+	if err := netns.Add(name); err != nil {
+		return err
+	}
+	c.created = append(c.created, name)
+	return nil
+}
+
+// underlay joins the two nodes with a veth pair named eth1 on both sides.
+// Equivalent to:
+//
+//	ip -n SERVER link add eth1 mtu M type veth peer name eth1 netns CLIENT
+//	ip -n X addr add 198.18.0.N/24 dev eth1; ip -n X link set eth1 up
+func (c *Cluster) underlay() error {
+	hs, err := netns.Handle(c.server.ns)
+	if err != nil {
+		return err
+	}
+	defer hs.Close()
+	hc, err := netns.Handle(c.client.ns)
+	if err != nil {
+		return err
+	}
+	defer hc.Close()
+	v := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: UnderlayDev, MTU: c.cfg.UnderlayMTU},
+		PeerName:      UnderlayDev,
+		PeerNamespace: netlink.NsFd(hc.NsFd()),
+	}
+	if err := hs.LinkAdd(v); err != nil {
+		return fmt.Errorf("underlay: ip link add %s type veth: %w", UnderlayDev, err)
+	}
+	for _, x := range []struct {
+		h *netns.NetlinkHandle
+		n *Node
+	}{{hs, c.server}, {hc, c.client}} {
+		l, err := wire.Up(x.h, UnderlayDev)
+		if err != nil {
+			return fmt.Errorf("underlay on %s: %w", x.n.name, err)
+		}
+		if err := x.h.LinkSetMTU(l, c.cfg.UnderlayMTU); err != nil {
+			return fmt.Errorf("underlay mtu on %s: %w", x.n.name, err)
+		}
+		if err := wire.AddrAdd(x.h, l, x.n.ip, 24); err != nil {
+			return fmt.Errorf("underlay on %s: %w", x.n.name, err)
+		}
+		// A real node has a default route. Datapaths depend on it:
+		// proxy ARP (Calico's pod gateway 169.254.1.1) only answers for
+		// targets the node can route out of another device. The gateway
+		// does not exist, so nothing ever leaves the emulated underlay.
+		if err := wire.RouteVia(x.h, l, nil, underlayGateway, false); err != nil {
+			return fmt.Errorf("underlay default route on %s: %w", x.n.name, err)
+		}
+	}
+	return nil
+}
+
+// Server is the node where servers run and tunings apply.
+func (c *Cluster) Server() *Node { return c.server }
+
+// Client is the node where clients run.
+func (c *Cluster) Client() *Node { return c.client }
+
+// Nodes returns both nodes, server first.
+func (c *Cluster) Nodes() []*Node { return []*Node{c.server, c.client} }
+
+// ScalePods makes each node run exactly r pods and returns the server
+// node's pods and the client node's pods, index-aligned into pairs.
+func (c *Cluster) ScalePods(ctx context.Context, r int) (servers, clients []*Pod, err error) {
+	if r > datapath.MaxPodsPerNode {
+		return nil, nil, fmt.Errorf("%d pods per node requested; the local engine supports %d", r, datapath.MaxPodsPerNode)
+	}
+	for _, n := range c.Nodes() {
+		for len(n.pods) > r {
+			last := n.pods[len(n.pods)-1]
+			if err := c.deletePod(last); err != nil {
+				return nil, nil, err
+			}
+			n.pods = n.pods[:len(n.pods)-1]
+		}
+		for len(n.pods) < r {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			p, err := c.addPod(n, len(n.pods))
+			if err != nil {
+				return nil, nil, err
+			}
+			n.pods = append(n.pods, p)
+		}
+	}
+	return append([]*Pod(nil), c.server.pods...), append([]*Pod(nil), c.client.pods...), nil
+}
+
+func (c *Cluster) addPod(n *Node, i int) (*Pod, error) {
+	role := "srv"
+	if n == c.client {
+		role = "cli"
+	}
+	p := &Pod{node: n, name: fmt.Sprintf("%s%d", role, i), index: i}
+	p.ns = c.nsName(p.name)
+	start := time.Now()
+	if err := c.addNetns(p.ns); err != nil {
+		return nil, err
+	}
+	att, err := c.cfg.Datapath.AttachPod(n.info(), datapath.Pod{Name: p.ns, Netns: p.ns, Index: i})
+	if err != nil {
+		return nil, fmt.Errorf("attach pod %s to node %s: %w", p.name, n.name, err)
+	}
+	p.setup = time.Since(start)
+	p.ip, p.hostVeth = att.IP, att.HostVeth
+	return p, nil
+}
+
+func (c *Cluster) deletePod(p *Pod) error {
+	start := time.Now()
+	if err := c.deleteNetns(p.ns); err != nil {
+		return err
+	}
+	p.teardown = time.Since(start)
+	return nil
+}
+
+func (c *Cluster) deleteNetns(name string) error {
+	if c.cfg.Kill != nil {
+		if err := c.cfg.Kill(name); err != nil {
+			return fmt.Errorf("stop processes in %s: %w", name, err)
+		}
+	}
+	if err := netns.Delete(name); err != nil {
+		return err
+	}
+	if c.cfg.Recorder != nil {
+		if err := c.cfg.Recorder.RemovedNetns(name); err != nil {
+			return fmt.Errorf("journal removal of %s: %w", name, err)
+		}
+	}
+	for i, n := range c.created {
+		if n == name {
+			c.created = append(c.created[:i], c.created[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// Close deletes every namespace the cluster created, pods first. It is
+// idempotent and keeps going past errors, returning them joined.
+func (c *Cluster) Close() error {
+	var errs []error
+	for i := len(c.created) - 1; i >= 0; i-- {
+		if err := c.deleteNetns(c.created[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Namespaces lists the namespaces the cluster currently owns.
+func (c *Cluster) Namespaces() []string { return append([]string(nil), c.created...) }
+
+var _ engine.Node = (*Node)(nil)
+var _ engine.Pod = (*Pod)(nil)

@@ -1,0 +1,111 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/workload/proc"
+)
+
+// Node is an emulated node; it implements engine.Node.
+type Node struct {
+	cluster *Cluster
+	name    string
+	index   int
+	ns      string
+	ip      net.IP
+	cpus    cpuset.Set
+	pods    []*Pod
+}
+
+func (n *Node) info() datapath.Node {
+	return datapath.Node{
+		Name: n.name, Netns: n.ns, Index: n.index,
+		Underlay: UnderlayDev, UnderlayIP: n.ip, UnderlayMTU: n.cluster.cfg.UnderlayMTU,
+	}
+}
+
+// Name implements engine.Node.
+func (n *Node) Name() string { return n.name }
+
+// Netns implements engine.Node.
+func (n *Node) Netns() string { return n.ns }
+
+// CPUs implements engine.Node.
+func (n *Node) CPUs() cpuset.Set { return n.cpus }
+
+// UnderlayIP is the node's underlay address.
+func (n *Node) UnderlayIP() net.IP { return n.ip }
+
+// Underlay implements engine.Node.
+func (n *Node) Underlay() engine.Iface { return engine.Iface{Netns: n.ns, Name: UnderlayDev} }
+
+// Tunnel implements engine.Node.
+func (n *Node) Tunnel() (engine.Iface, bool) {
+	t := n.cluster.cfg.Datapath.Tunnel()
+	return engine.Iface{Netns: n.ns, Name: t}, t != ""
+}
+
+// Pods returns the node's pods.
+func (n *Node) Pods() []*Pod { return append([]*Pod(nil), n.pods...) }
+
+// HostVeths implements engine.Node.
+func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
+	var out []engine.Iface
+	for _, p := range pods {
+		lp, ok := p.(*Pod)
+		if !ok || lp.node != n {
+			return nil, fmt.Errorf("pod %s is not on node %s", p.Name(), n.name)
+		}
+		out = append(out, engine.Iface{Netns: n.ns, Name: lp.hostVeth})
+	}
+	return out, nil
+}
+
+// PodIface implements engine.Node.
+func (n *Node) PodIface(p engine.Pod) engine.Iface {
+	lp := p.(*Pod)
+	return engine.Iface{Netns: lp.ns, Name: datapath.PodEth}
+}
+
+// Start implements engine.Node.
+func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error) {
+	return proc.Start(ctx, n.ns, n.cpus, argv)
+}
+
+// Pod is an emulated pod; it implements engine.Pod.
+type Pod struct {
+	node     *Node
+	name     string
+	index    int
+	ns       string
+	ip       net.IP
+	hostVeth string
+	setup    time.Duration
+	teardown time.Duration
+}
+
+// Name implements engine.Pod.
+func (p *Pod) Name() string { return p.name }
+
+// Node implements engine.Pod.
+func (p *Pod) Node() string { return p.node.name }
+
+// IP implements engine.Pod.
+func (p *Pod) IP() net.IP { return p.ip }
+
+// Netns is the pod's namespace.
+func (p *Pod) Netns() string { return p.ns }
+
+// SetupLatency is how long creating and wiring the pod's network took.
+func (p *Pod) SetupLatency() time.Duration { return p.setup }
+
+// Start implements engine.Pod; the process is pinned to the node's CPUs.
+func (p *Pod) Start(ctx context.Context, argv []string) (engine.Process, error) {
+	return proc.Start(ctx, p.ns, p.node.cpus, argv)
+}

@@ -1,0 +1,70 @@
+// Package envinfo records the machine a run ran on: kernel, CPU model and
+// count, NUMA nodes and tool versions, for env.json.
+package envinfo
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Collect fills the machine part of results.Env. Missing facts are left
+// empty: the environment is documentation, never a reason to fail a run.
+func Collect(tools []string) results.Env {
+	var e results.Env
+	e.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		e.Kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
+	}
+	e.CPUModel = cpuModel()
+	e.CPUs = runtime.NumCPU()
+	nodes, _ := filepath.Glob("/sys/devices/system/node/node[0-9]*")
+	e.NUMANodes = len(nodes)
+	if e.NUMANodes == 0 {
+		e.NUMANodes = 1
+	}
+	e.Tools = map[string]string{"go": runtime.Version()}
+	for _, t := range tools {
+		if v := ToolVersion(t); v != "" {
+			e.Tools[t] = v
+		}
+	}
+	return e
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// ToolVersion returns the first line a tool prints for --version, or ""
+// when the tool is missing.
+func ToolVersion(tool string) string {
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		return ""
+	}
+	out, _ := exec.Command(path, "--version").CombinedOutput()
+	line, _, _ := bytes.Cut(out, []byte("\n"))
+	return strings.TrimSpace(string(line))
+}

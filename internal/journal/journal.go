@@ -1,0 +1,378 @@
+// Package journal records every change a run makes to host state before it
+// makes it, so the change can be undone after the run dies in any way,
+// including kill -9 (`cnibench cleanup` replays the journal).
+//
+// Design notes:
+//
+//   - One file per run, /run/cnibench/<runID>.journal, JSON lines, append
+//     only, fsync'ed after every line. /run is a tmpfs: the journal lives
+//     exactly as long as what it guards (namespaces and sysfs values vanish
+//     at reboot too), so a journal never outlives its state.
+//   - Write-ahead: a Set (old and new value) or an Object (something about
+//     to be created) is on disk before the change happens. A crash between
+//     the record and the change leaves a record whose undo is a no-op
+//     (the value is still the old one; the object does not exist).
+//   - The first line is a header naming the owner (pid and the pid's start
+//     time from /proc/PID/stat, so a recycled pid is not taken for a live
+//     run). The header is written to a temporary file and linked into
+//     place, so a journal file always has a complete header.
+//   - The owner also holds an flock on the file. The kernel drops it when
+//     the owner dies, so it confirms the pid test and, held by a cleanup,
+//     keeps two cleanups from replaying the same journal at once.
+//   - A crash mid-write can truncate only the last line; readers ignore it.
+//     The change it described had not been started.
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultDir is where runs keep their journals.
+const DefaultDir = "/run/cnibench"
+
+// Ext is the file name extension of journals.
+const Ext = ".journal"
+
+// version is the journal format version written in the header.
+const version = 1
+
+// FS kinds of a Set.
+const (
+	FSSysfs = "sysfs"
+	FSProc  = "proc"
+)
+
+// Object kinds.
+const (
+	KindNetns   = "netns"
+	KindLink    = "link"
+	KindProcess = "process"
+)
+
+// Sentinel errors.
+var (
+	// ErrExists means a journal for the run ID is already present.
+	ErrExists = errors.New("journal already exists")
+	// ErrClosed means the journal was closed.
+	ErrClosed = errors.New("journal closed")
+	// ErrBadRunID means a run ID cannot name a journal or namespaces.
+	ErrBadRunID = errors.New("bad run ID")
+	// ErrUnknownSeq means MarkDone got a sequence number never recorded.
+	ErrUnknownSeq = errors.New("unknown journal sequence number")
+)
+
+// PendingError is returned by Close when some changes were not undone: the
+// file is kept so `cnibench cleanup` can undo them once this process exits.
+type PendingError struct {
+	Path    string
+	Pending int
+}
+
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("journal %s kept: %d change(s) not undone; run cnibench cleanup after this process exits", e.Path, e.Pending)
+}
+
+// Header is the first line of a journal.
+type Header struct {
+	Version int    `json:"version"`
+	RunID   string `json:"run"`
+	PID     int    `json:"pid"`
+	// PIDStart is field 22 of /proc/PID/stat (clock ticks after boot).
+	PIDStart uint64    `json:"pidStart"`
+	Started  time.Time `json:"started"`
+	// Prefix is the name prefix of everything the run creates ("cnb-").
+	Prefix string `json:"prefix"`
+}
+
+// Set records a value about to be written. Netns "" is the host. FS
+// "sysfs": Path is relative to the namespace's sysfs root; FS "proc": Path
+// is absolute (/proc/sys/...), host only.
+type Set struct {
+	Netns string `json:"netns"`
+	FS    string `json:"fs"`
+	Path  string `json:"path"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+}
+
+// Object records something about to be created (a netns or link) or just
+// started (a process: its pid exists only once it runs; a process started
+// in a namespace of the run is found by the namespace anyway).
+type Object struct {
+	Kind  string `json:"kind"`
+	Netns string `json:"netns,omitempty"`
+	Name  string `json:"name"`
+	PID   int    `json:"pid,omitempty"`
+	// Start is the process's start time (/proc/PID/stat field 22), so a
+	// cleanup never kills a process that merely inherited the pid. Filled
+	// in by RecordObject when zero.
+	Start uint64 `json:"start,omitempty"`
+}
+
+// record is one line of the file; exactly one field group is set.
+type record struct {
+	Header   *Header `json:"header,omitempty"`
+	Seq      int     `json:"seq,omitempty"`
+	Set      *Set    `json:"set,omitempty"`
+	Object   *Object `json:"object,omitempty"`
+	Reverted int     `json:"reverted,omitempty"`
+	Removed  int     `json:"removed,omitempty"`
+}
+
+// Journal is an open journal owned by this process. It is safe for
+// concurrent use.
+type Journal struct {
+	mu      sync.Mutex
+	f       *os.File
+	path    string
+	header  Header
+	seq     int
+	pending map[int]*Object // seq -> the Object, or nil for a Set; not yet undone
+	closed  bool
+}
+
+// Open creates the journal of a run in dir (created if missing) and writes
+// its header. The run ID must be unique in dir.
+func Open(dir, runID, prefix string) (*Journal, error) {
+	start, err := ProcessStart(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("open journal: own start time: %w", err)
+	}
+	return open(dir, Header{
+		Version: version, RunID: runID, PID: os.Getpid(), PIDStart: start,
+		Started: time.Now().UTC(), Prefix: prefix,
+	})
+}
+
+func open(dir string, h Header) (*Journal, error) {
+	if err := CheckRunID(h.RunID); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	path := filepath.Join(dir, h.RunID+Ext)
+	line, err := json.Marshal(record{Header: &h})
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+h.RunID+"-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("open journal: lock: %w", err)
+	}
+	if _, err := tmp.Write(append(line, '\n')); err == nil {
+		err = tmp.Sync()
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("open journal: write header: %w", err)
+	}
+	// link, unlike rename, fails if the name exists: a second run with the
+	// same ID never replaces a live journal.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		tmp.Close()
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("open journal %s: %w", path, ErrExists)
+		}
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	syncDir(dir)
+	// The opened file keeps its offset at the end of the header: appends
+	// go to the linked name.
+	return &Journal{f: tmp, path: path, header: h, pending: map[int]*Object{}}, nil
+}
+
+// Path is the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// Header returns the journal's header.
+func (j *Journal) Header() Header { return j.header }
+
+// RecordSet writes a Set before the value is changed and returns its
+// sequence number for MarkDone.
+func (j *Journal) RecordSet(s Set) (int, error) {
+	if s.FS != FSSysfs && s.FS != FSProc {
+		return 0, fmt.Errorf("journal set %s: unknown fs %q", s.Path, s.FS)
+	}
+	return j.add(record{Set: &s})
+}
+
+// RecordObject writes an Object before it is created (a process: right
+// after it started) and returns its sequence number for MarkDone.
+func (j *Journal) RecordObject(o Object) (int, error) {
+	switch o.Kind {
+	case KindNetns, KindLink:
+	case KindProcess:
+		if o.PID <= 0 {
+			return 0, fmt.Errorf("journal process %s: no pid", o.Name)
+		}
+		if o.Start == 0 {
+			st, err := ProcessStart(o.PID)
+			if err != nil {
+				return 0, fmt.Errorf("journal process %s: %w", o.Name, err)
+			}
+			o.Start = st
+		}
+	default:
+		return 0, fmt.Errorf("journal object %s: unknown kind %q", o.Name, o.Kind)
+	}
+	return j.add(record{Object: &o})
+}
+
+func (j *Journal) add(r record) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return 0, ErrClosed
+	}
+	r.Seq = j.seq + 1
+	if err := j.write(r); err != nil {
+		return 0, err
+	}
+	j.seq++
+	j.pending[r.Seq] = r.Object
+	return r.Seq, nil
+}
+
+// MarkDone records that entry seq was undone (a Set reverted, an Object
+// removed). Marking an entry twice is a no-op.
+func (j *Journal) MarkDone(seq int) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	return j.markDone(seq)
+}
+
+func (j *Journal) markDone(seq int) error {
+	obj, ok := j.pending[seq]
+	if !ok {
+		if seq >= 1 && seq <= j.seq {
+			return nil
+		}
+		return fmt.Errorf("mark %d done in %s: %w", seq, j.path, ErrUnknownSeq)
+	}
+	r := record{Removed: seq}
+	if obj == nil {
+		r = record{Reverted: seq}
+	}
+	if err := j.write(r); err != nil {
+		return err
+	}
+	delete(j.pending, seq)
+	return nil
+}
+
+// MarkRemoved marks every pending Object of that kind, namespace and name
+// done: for callers that delete objects by name and did not keep the
+// sequence numbers (an engine deleting its namespaces). Nothing pending
+// with that name is not an error (deleting twice is fine).
+func (j *Journal) MarkRemoved(kind, netns, name string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	var seqs []int
+	for seq, o := range j.pending {
+		if o != nil && o.Kind == kind && o.Netns == netns && o.Name == name {
+			seqs = append(seqs, seq)
+		}
+	}
+	sort.Ints(seqs)
+	for _, seq := range seqs {
+		if err := j.markDone(seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pending is the number of entries not yet undone.
+func (j *Journal) Pending() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.pending)
+}
+
+// Close closes the journal. When every entry is undone it removes the file;
+// otherwise the file stays and Close returns a *PendingError.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	if n := len(j.pending); n > 0 {
+		j.f.Close()
+		return &PendingError{Path: j.path, Pending: n}
+	}
+	// Remove while still holding the lock, so no cleanup can pick up a
+	// journal that is being retired.
+	err := os.Remove(j.path)
+	syncDir(filepath.Dir(j.path))
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("close journal: %w", err)
+	}
+	return nil
+}
+
+// write appends one line and fsyncs it. A failed write leaves at most a
+// truncated last line, which readers ignore.
+func (j *Journal) write(r record) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal %s: fsync: %w", j.path, err)
+	}
+	return nil
+}
+
+// CheckRunID accepts IDs made of letters, digits, '_' and '.', at most 64
+// long, not starting with '.'. No '-': namespaces are named
+// PREFIX<run>-<what>, and cleanup finds the run as the part before '-'.
+func CheckRunID(id string) error {
+	if id == "" || len(id) > 64 || id[0] == '.' {
+		return fmt.Errorf("%w %q", ErrBadRunID, id)
+	}
+	for _, c := range id {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'
+		if !ok {
+			return fmt.Errorf("%w %q: only letters, digits, '_' and '.'", ErrBadRunID, id)
+		}
+	}
+	return nil
+}
+
+// syncDir makes a created or removed name durable; errors are ignored as
+// the file's own fsync already holds the data (and /run is tmpfs).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

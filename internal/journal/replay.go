@@ -1,0 +1,244 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoHeader means a file does not start with a journal header.
+var ErrNoHeader = errors.New("journal has no header")
+
+// Entry is one recorded change, with whether it was undone.
+type Entry struct {
+	Seq    int
+	Set    *Set
+	Object *Object
+	Done   bool
+}
+
+// Replay is a journal read back from disk.
+type Replay struct {
+	Path   string
+	Header Header
+	// Entries are in the order they were recorded; undo in reverse.
+	Entries []Entry
+	// Truncated reports that the last line was cut short by a crash and
+	// ignored (the change it described had not been started).
+	Truncated bool
+
+	lock *os.File // held flock when returned by Stale
+}
+
+// Pending returns the entries not undone, in recorded order.
+func (r *Replay) Pending() []Entry {
+	var out []Entry
+	for _, e := range r.Entries {
+		if !e.Done {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Remove deletes the journal file once its changes are undone, and
+// releases the lock Stale took.
+func (r *Replay) Remove() error {
+	err := os.Remove(r.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	syncDir(filepath.Dir(r.Path))
+	r.Release()
+	if err != nil {
+		return fmt.Errorf("remove journal: %w", err)
+	}
+	return nil
+}
+
+// Release drops the lock Stale took, leaving the file in place (for a
+// later cleanup when undoing failed). Safe to call more than once.
+func (r *Replay) Release() {
+	if r.lock != nil {
+		r.lock.Close()
+		r.lock = nil
+	}
+}
+
+// ReadReplay reads a journal file. A truncated or garbled last line is
+// ignored (Truncated is set); a garbled line before it is an error.
+func ReadReplay(path string) (*Replay, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	r, err := parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", path, err)
+	}
+	r.Path = path
+	return r, nil
+}
+
+func parse(b []byte) (*Replay, error) {
+	lines := bytes.Split(b, []byte("\n"))
+	// A complete file ends with '\n', leaving an empty last element.
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	r := &Replay{}
+	index := map[int]int{}
+	for i, line := range lines {
+		var rec record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			if i == len(lines)-1 && i > 0 {
+				r.Truncated = true
+				break
+			}
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if i == 0 {
+			if rec.Header == nil {
+				return nil, ErrNoHeader
+			}
+			r.Header = *rec.Header
+			continue
+		}
+		switch {
+		case rec.Set != nil || rec.Object != nil:
+			if _, dup := index[rec.Seq]; dup || rec.Seq <= 0 {
+				return nil, fmt.Errorf("line %d: bad sequence number %d", i+1, rec.Seq)
+			}
+			index[rec.Seq] = len(r.Entries)
+			r.Entries = append(r.Entries, Entry{Seq: rec.Seq, Set: rec.Set, Object: rec.Object})
+		case rec.Reverted != 0 || rec.Removed != 0:
+			seq := rec.Reverted + rec.Removed
+			k, ok := index[seq]
+			if !ok {
+				return nil, fmt.Errorf("line %d: undo of unknown entry %d", i+1, seq)
+			}
+			r.Entries[k].Done = true
+		default:
+			return nil, fmt.Errorf("line %d: empty record", i+1)
+		}
+	}
+	if len(lines) == 0 {
+		return nil, ErrNoHeader
+	}
+	return r, nil
+}
+
+// Stale returns the journals in dir whose owner is dead: the pid is gone
+// or now names a process that started at another time, and nobody holds
+// the file's lock. Each returned Replay holds the lock, so concurrent
+// cleanups do not replay it twice; call Remove or Release. Unreadable
+// journals are skipped and reported in the error; the returned list is
+// valid even when the error is not nil. A missing dir has no journals.
+func Stale(dir string) ([]*Replay, error) {
+	paths, err := list(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Replay
+	var errs []error
+	for _, p := range paths {
+		r, err := ReadReplay(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // retired by its owner meanwhile
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ProcessAlive(r.Header.PID, r.Header.PIDStart) {
+			continue
+		}
+		f, err := os.Open(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("lock journal: %w", err))
+			continue
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			// Held: an owner in another pid namespace, or another cleanup.
+			f.Close()
+			continue
+		}
+		// Re-read under the lock: a previous cleanup may have removed it
+		// or the owner may have appended before dying.
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			f.Close()
+			continue
+		}
+		if r, err = ReadReplay(p); err != nil {
+			f.Close()
+			errs = append(errs, err)
+			continue
+		}
+		r.lock = f
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Live returns the run IDs of journals in dir whose owner is alive (or
+// whose lock is held). Unreadable journals count as live: nothing of
+// theirs should be swept on a guess.
+func Live(dir string) (map[string]bool, error) {
+	paths, err := list(dir)
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	for _, p := range paths {
+		id := strings.TrimSuffix(filepath.Base(p), Ext)
+		r, err := ReadReplay(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil || ProcessAlive(r.Header.PID, r.Header.PIDStart) || locked(p) {
+			live[id] = true
+		}
+	}
+	return live, nil
+}
+
+// locked reports whether someone holds the flock of path.
+func locked(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil
+}
+
+// list returns the journal files of dir, sorted; temporary files (starting
+// with '.') are not journals yet.
+func list(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list journals: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasSuffix(n, Ext) && !strings.HasPrefix(n, ".") {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

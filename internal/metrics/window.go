@@ -1,0 +1,105 @@
+package metrics
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/metrics/procstat"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Window is what a Sampler recorded between Start and Stop.
+type Window struct {
+	// Start and End are the times of the first and the last reading.
+	Start, End time.Time
+	// Points holds one entry per sampling interval.
+	Points []PerSecond
+	// Cores holds the averages over the whole window of every CPU that was
+	// online at some point of it, in ascending CPU order. Node is left
+	// empty for the caller to fill. A CPU offline at the end has zero
+	// percentages, as mpstat prints an offline CPU; one that came online
+	// during the window is averaged from its first reading. Rates are
+	// per second of the whole window.
+	Cores []results.CoreStat
+}
+
+// PerSecond is the CPU time split of each core over one interval.
+type PerSecond struct {
+	// Time is the end of the interval.
+	Time time.Time
+	// Cores lists the CPUs online at both ends of the interval.
+	Cores []CorePercent
+}
+
+// CorePercent is one core's CPU time split over an interval.
+type CorePercent struct {
+	CPU int
+	results.CPUPercent
+}
+
+// window builds the result from the readings taken so far.
+func (rec *recorder) window() Window {
+	w := Window{Start: rec.firstTime, End: rec.prevTime}
+	// Copy: the Sampler reuses its storage for the next window.
+	cores := slices.Clone(rec.cores)
+	w.Points = make([]PerSecond, len(rec.points))
+	for i, p := range rec.points {
+		w.Points[i] = PerSecond{Time: p.time, Cores: cores[p.start:p.end:p.end]}
+	}
+	secs := elapsed(w.Start, w.End)
+	rate := func(c *counter, cpu int) float64 {
+		if secs == 0 {
+			return 0
+		}
+		return float64(c.sum(cpu)) / secs
+	}
+	for cpu, ok := range rec.seen {
+		if !ok {
+			continue
+		}
+		cs := results.CoreStat{
+			CPU:               cpu,
+			NetRxPerSec:       rate(&rec.netRx, cpu),
+			ProcessedPerSec:   rate(&rec.processed, cpu),
+			DroppedPerSec:     rate(&rec.dropped, cpu),
+			SqueezedPerSec:    rate(&rec.squeezed, cpu),
+			ReceivedRPSPerSec: rate(&rec.receivedRP, cpu),
+		}
+		if last, online := rec.prev.Lookup(cpu); online {
+			cs.CPUPercent = procstat.Percent(rec.first[cpu], last)
+		}
+		w.Cores = append(w.Cores, cs)
+	}
+	return w
+}
+
+// CPUPoints flattens the window's intervals into cpu.jsonl lines for one
+// trial of one cell.
+func (w Window) CPUPoints(cell results.Cell, trial int) []results.CPUPoint {
+	n := 0
+	for _, p := range w.Points {
+		n += len(p.Cores)
+	}
+	out := make([]results.CPUPoint, 0, n)
+	for _, p := range w.Points {
+		for _, c := range p.Cores {
+			out = append(out, results.CPUPoint{
+				Cell: cell, Trial: trial, Time: p.Time, CPU: c.CPU, CPUPercent: c.CPUPercent,
+			})
+		}
+	}
+	return out
+}
+
+// BusiestNetRxCPU returns the CPU with the highest NET_RX softirq rate,
+// the core that takes a datapath's receive processing, or -1 if no core
+// ran NET_RX. Ties go to the lowest CPU number.
+func BusiestNetRxCPU(cores []results.CoreStat) int {
+	best, bestRate := -1, 0.0
+	for _, c := range cores {
+		if c.NetRxPerSec > bestRate || (c.NetRxPerSec == bestRate && best >= 0 && c.CPU < best) {
+			best, bestRate = c.CPU, c.NetRxPerSec
+		}
+	}
+	return best
+}

@@ -1,0 +1,79 @@
+package netns
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+)
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to create network namespaces")
+	}
+}
+
+func scratch(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "cnb-t" + hex.EncodeToString(b) + "-ns"
+	if err := Add(name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := Delete(name); err != nil {
+			t.Error(err)
+		}
+		if Exists(name) {
+			t.Errorf("%s left behind", name)
+		}
+	})
+	return name
+}
+
+// WithSysfs must show the namespace's own devices, and leave no mount
+// visible to the rest of the process.
+func TestWithSysfsSeesNamespaceDevices(t *testing.T) {
+	requireRoot(t)
+	ns := scratch(t)
+	h, err := Handle(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: "cnbdummy0"}}); err != nil {
+		t.Skipf("skipped: dummy devices unavailable: %v", err)
+	}
+	var seen bool
+	err = WithSysfs(ns, func(root string) error {
+		_, err := os.Stat(filepath.Join(root, "class/net/cnbdummy0"))
+		seen = err == nil
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !seen {
+		t.Error("namespace sysfs does not show the namespace's device")
+	}
+	if _, err := os.Stat("/sys/class/net/cnbdummy0"); err == nil {
+		t.Error("host /sys shows the namespace's device: the mount leaked")
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Count(string(mounts), " /sys ") > 1 {
+		t.Errorf("extra /sys mount visible to the process:\n%s", mounts)
+	}
+}
+
+func TestDeleteIsIdempotent(t *testing.T) {
+	requireRoot(t)
+	if err := Delete("cnb-tnonexistent-ns"); err != nil {
+		t.Fatalf("deleting a missing namespace: %v", err)
+	}
+}

@@ -1,0 +1,210 @@
+package probe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// NamespacePrefix starts the name of the scratch namespace, so leftovers
+// of a crash are recognisable (and removable with ip netns delete).
+const NamespacePrefix = "cnbprobe-"
+
+// Addresses for tunnel endpoints come from TEST-NET-1 (RFC 5737). The
+// probe devices are never brought up, so nothing is ever sent to them.
+var (
+	testLocal  = net.IPv4(192, 0, 2, 1)
+	testRemote = net.IPv4(192, 0, 2, 2)
+)
+
+// scratch is the probe namespace, a netlink handle into it, and the veth
+// that macvlan, ipvlan, the qdiscs and RPS are tried on.
+type scratch struct {
+	ns     string
+	h      *netns.NetlinkHandle
+	parent netlink.Link // nil when no veth could be created
+}
+
+type kernelProbe struct {
+	name string
+	try  func(s *scratch) (ok bool, detail string)
+}
+
+func kernelProbes() []kernelProbe {
+	return []kernelProbe{
+		{Veth, func(s *scratch) (bool, string) {
+			return s.tryLink(Veth, "veth", &netlink.Veth{LinkAttrs: attrs("cnbp-veth0"), PeerName: "cnbp-veth1"})
+		}},
+		{Bridge, func(s *scratch) (bool, string) {
+			return s.tryLink(Bridge, "bridge", &netlink.Bridge{LinkAttrs: attrs("cnbp-bridge")})
+		}},
+		{Vxlan, func(s *scratch) (bool, string) {
+			return s.tryLink(Vxlan, "vxlan", &netlink.Vxlan{LinkAttrs: attrs("cnbp-vxlan"), VxlanId: 42, Port: 4789})
+		}},
+		{Macvlan, func(s *scratch) (bool, string) {
+			return s.tryChild(Macvlan, "macvlan", func(a netlink.LinkAttrs) netlink.Link {
+				return &netlink.Macvlan{LinkAttrs: a, Mode: netlink.MACVLAN_MODE_BRIDGE}
+			})
+		}},
+		{IPVlan, func(s *scratch) (bool, string) {
+			return s.tryChild(IPVlan, "ipvlan", func(a netlink.LinkAttrs) netlink.Link {
+				return &netlink.IPVlan{LinkAttrs: a, Mode: netlink.IPVLAN_MODE_L2}
+			})
+		}},
+		// ipip and gre get endpoints: a tunnel without them has the same
+		// keys as the fallback device (tunl0, gre0) and fails with EEXIST.
+		{IPIP, func(s *scratch) (bool, string) {
+			return s.tryLink(IPIP, "ipip", &netlink.Iptun{LinkAttrs: attrs("cnbp-ipip"), Local: testLocal, Remote: testRemote})
+		}},
+		{GRE, func(s *scratch) (bool, string) {
+			return s.tryLink(GRE, "ip_gre", &netlink.Gretun{LinkAttrs: attrs("cnbp-gre"), Local: testLocal, Remote: testRemote})
+		}},
+		{Geneve, func(s *scratch) (bool, string) {
+			return s.tryLink(Geneve, "geneve", &netlink.Geneve{LinkAttrs: attrs("cnbp-geneve"), ID: 42, Remote: testRemote})
+		}},
+		{WireGuard, func(s *scratch) (bool, string) {
+			return s.tryLink(WireGuard, "wireguard", &netlink.Wireguard{LinkAttrs: attrs("cnbp-wg")})
+		}},
+		{Tun, (*scratch).tryTun},
+		{Netem, func(s *scratch) (bool, string) {
+			return s.tryQdisc(Netem, "sch_netem", func(a netlink.QdiscAttrs) netlink.Qdisc {
+				return netlink.NewNetem(a, netlink.NetemQdiscAttrs{Latency: 1000})
+			})
+		}},
+		{TBF, func(s *scratch) (bool, string) {
+			// tc qdisc add dev cnbp-p0 root tbf rate 1mbit burst 32k limit 64k
+			return s.tryQdisc(TBF, "sch_tbf", func(a netlink.QdiscAttrs) netlink.Qdisc {
+				const rate, burst = 125000, 32 << 10
+				return &netlink.Tbf{QdiscAttrs: a, Rate: rate, Limit: 2 * burst, Buffer: netlink.Xmittime(rate, burst)}
+			})
+		}},
+		{HTB, func(s *scratch) (bool, string) {
+			return s.tryQdisc(HTB, "sch_htb", func(a netlink.QdiscAttrs) netlink.Qdisc { return netlink.NewHtb(a) })
+		}},
+		{ClsBPF, (*scratch).tryClsBPF},
+		{OpenvSwitch, (*scratch).tryOVS},
+		{RPS, (*scratch).tryRPS},
+		{RFS, (*scratch).tryRFS},
+	}
+}
+
+// attrs starts from NewLinkAttrs: a LinkAttrs literal has TxQLen 0, which
+// the library sends as txqueuelen 0 (and qdiscs on such a device warn).
+func attrs(name string) netlink.LinkAttrs {
+	a := netlink.NewLinkAttrs()
+	a.Name = name
+	return a
+}
+
+// kernel runs the kernel probes in a scratch namespace it always deletes.
+func kernel(ctx context.Context, priv []Result) []Result {
+	probes := kernelProbes()
+	all := func(detail string) []Result {
+		out := make([]Result, len(probes))
+		for i, p := range probes {
+			out[i] = Result{Name: p.name, Kind: KindKernel, Detail: detail}
+		}
+		return out
+	}
+	for _, r := range priv {
+		if (r.Name == CapSysAdmin || r.Name == CapNetAdmin) && !r.OK {
+			return all("not probed: probing creates a scratch network namespace and devices, which needs " + r.Name + " (run as root)")
+		}
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	name := NamespacePrefix + hex.EncodeToString(b)
+	if err := netns.Add(name); err != nil {
+		return all("not probed: creating a scratch network namespace failed: " + reason("net_ns", err))
+	}
+	defer func() {
+		if err := netns.Delete(name); err != nil {
+			slog.Warn("probe: could not delete scratch namespace", "netns", name, "err", err)
+		}
+	}()
+	h, err := netns.Handle(name)
+	if err != nil {
+		return all("not probed: " + err.Error())
+	}
+	defer h.Close()
+	s := &scratch{ns: name, h: h}
+	s.makeParent()
+
+	out := make([]Result, 0, len(probes))
+	for _, p := range probes {
+		r := Result{Name: p.name, Kind: KindKernel}
+		if err := ctx.Err(); err != nil {
+			r.Detail = "not probed: " + err.Error()
+		} else {
+			r.OK, r.Detail = p.try(s)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// makeParent creates the veth pair the child devices and qdiscs use.
+// Equivalent to: ip link add cnbp-p0 type veth peer name cnbp-p1
+func (s *scratch) makeParent() {
+	v := &netlink.Veth{LinkAttrs: attrs("cnbp-p0"), PeerName: "cnbp-p1"}
+	if s.h.LinkAdd(v) != nil {
+		return
+	}
+	if l, err := s.h.LinkByName("cnbp-p0"); err == nil {
+		s.parent = l
+	}
+}
+
+// tryLink creates a device and deletes it again.
+// Equivalent to: ip link add NAME type KIND ...; ip link delete NAME
+func (s *scratch) tryLink(kind, module string, l netlink.Link) (bool, string) {
+	if err := s.h.LinkAdd(l); err != nil {
+		return false, failed("creating "+article(kind)+" device", module, err)
+	}
+	if err := s.h.LinkDel(l); err != nil {
+		return false, failed("deleting the "+kind+" device", module, err)
+	}
+	return true, ""
+}
+
+// tryChild is tryLink for kinds that sit on a parent device.
+// Equivalent to: ip link add NAME link cnbp-p0 type KIND mode ...
+func (s *scratch) tryChild(kind, module string, mk func(netlink.LinkAttrs) netlink.Link) (bool, string) {
+	if s.parent == nil {
+		return false, "not probed: " + article(kind) + " device needs a parent device, and creating a veth for it failed (see veth)"
+	}
+	a := attrs("cnbp-" + kind)
+	a.ParentIndex = s.parent.Attrs().Index
+	return s.tryLink(kind, module, mk(a))
+}
+
+// tryQdisc makes a qdisc the root qdisc of the parent veth and deletes it.
+// Equivalent to: tc qdisc add dev cnbp-p0 root handle 1: KIND ...;
+// tc qdisc del dev cnbp-p0 root
+func (s *scratch) tryQdisc(kind, module string, mk func(netlink.QdiscAttrs) netlink.Qdisc) (bool, string) {
+	if s.parent == nil {
+		return false, "not probed: needs a veth device to attach the qdisc to, and creating one failed (see veth)"
+	}
+	q := mk(netlink.QdiscAttrs{LinkIndex: s.parent.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT})
+	if err := s.h.QdiscAdd(q); err != nil {
+		return false, failed("adding a "+kind+" qdisc", module, err)
+	}
+	if err := s.h.QdiscDel(q); err != nil {
+		return false, failed("deleting the "+kind+" qdisc", module, err)
+	}
+	return true, ""
+}
+
+func article(kind string) string {
+	switch kind[0] {
+	case 'a', 'e', 'i', 'o', 'u':
+		return "an " + kind
+	}
+	return "a " + kind
+}

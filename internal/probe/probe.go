@@ -1,0 +1,165 @@
+// Package probe finds out, at run time, which kernel features, tools and
+// privileges this machine has, by trying them: `cnibench doctor` prints
+// the table, and datapaths call Require to refuse, with a reason, to run
+// on a kernel that lacks what they need.
+//
+// Design notes: kernel features are probed by doing the real thing in a
+// scratch network namespace ("cnbprobe-" + random) that is always deleted
+// afterwards, so the host is never touched: a device of each kind is
+// created and deleted, each qdisc added and removed, a trivial BPF program
+// attached. Config files and module lists lie (built-in modules, missing
+// /lib/modules, containers); trying does not. Creating devices lets the
+// kernel auto-load the module it needs, as `ip link add` would.
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Kernel features.
+const (
+	Veth        = "veth"
+	Bridge      = "bridge"
+	Vxlan       = "vxlan"
+	Macvlan     = "macvlan"
+	IPVlan      = "ipvlan"
+	IPIP        = "ipip"
+	GRE         = "gre"
+	Geneve      = "geneve"
+	WireGuard   = "wireguard"
+	Tun         = "tun"
+	Netem       = "netem"
+	TBF         = "tbf"
+	HTB         = "htb"
+	ClsBPF      = "cls_bpf"
+	OpenvSwitch = "openvswitch"
+	RPS         = "rps"
+	RFS         = "rfs"
+)
+
+// Tools.
+const (
+	ToolIperf3   = "iperf3"
+	ToolEthtool  = "ethtool"
+	ToolPerf     = "perf"
+	ToolChromium = "chromium" // optional: report screenshots
+)
+
+// Privileges.
+const (
+	Root        = "root"
+	CapNetAdmin = "CAP_NET_ADMIN"
+	CapSysAdmin = "CAP_SYS_ADMIN"
+)
+
+// Result kinds.
+const (
+	KindKernel    = "kernel"
+	KindTool      = "tool"
+	KindPrivilege = "privilege"
+)
+
+// Result is the outcome of one probe.
+type Result struct {
+	Name string
+	Kind string // KindKernel, KindTool or KindPrivilege
+	OK   bool
+	// Detail says why not when !OK ("creating an ipip device failed:
+	// operation not supported (kernel lacks the ipip module)"), and notes
+	// such as a tool's version and path when OK.
+	Detail string
+	// Optional marks what only some features of cnibench use.
+	Optional bool
+}
+
+// KernelFeatures lists the kernel features in the order Run reports them.
+func KernelFeatures() []string {
+	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
+		Netem, TBF, HTB, ClsBPF, OpenvSwitch, RPS, RFS}
+}
+
+// cache holds the first complete Run of the process: features do not
+// change while cnibench runs, and probing takes a second or two.
+var cache struct {
+	sync.Mutex
+	results []Result
+}
+
+// Run probes everything once per process and returns the results:
+// privileges, then kernel features, then tools. A cancelled run is not
+// cached. The caller may modify the returned slice.
+func Run(ctx context.Context) []Result {
+	cache.Lock()
+	defer cache.Unlock()
+	if cache.results == nil {
+		r := probeAll(ctx)
+		if ctx.Err() != nil {
+			return r
+		}
+		cache.results = r
+	}
+	return slices.Clone(cache.results)
+}
+
+func probeAll(ctx context.Context) []Result {
+	priv := privileges()
+	out := slices.Clone(priv)
+	out = append(out, kernel(ctx, priv)...)
+	return append(out, tools(ctx)...)
+}
+
+// Has reports whether the named feature, tool or privilege is available,
+// and the detail of its probe.
+func Has(name string) (bool, string) {
+	for _, r := range Run(context.Background()) {
+		if r.Name == name {
+			return r.OK, r.Detail
+		}
+	}
+	return false, fmt.Sprintf("%q is not something cnibench probes", name)
+}
+
+// ErrUnsupported is wrapped by every *UnsupportedError, for errors.Is.
+var ErrUnsupported = errors.New("not supported on this machine")
+
+// UnsupportedError names a missing feature and why it is missing.
+type UnsupportedError struct {
+	Name   string
+	Kind   string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	switch e.Kind {
+	case KindTool:
+		return fmt.Sprintf("tool %s is not available: %s", e.Name, e.Reason)
+	case KindPrivilege:
+		return fmt.Sprintf("cnibench lacks %s: %s", e.Name, e.Reason)
+	}
+	return fmt.Sprintf("kernel feature %s is not available: %s", e.Name, e.Reason)
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// Require returns an *UnsupportedError for the first of features that is
+// missing, or nil when all are there.
+func Require(features ...string) error {
+	return require(Run(context.Background()), features)
+}
+
+func require(results []Result, features []string) error {
+	for _, f := range features {
+		i := slices.IndexFunc(results, func(r Result) bool { return r.Name == f })
+		if i < 0 {
+			return fmt.Errorf("probe: unknown feature %q", f)
+		}
+		if r := results[i]; !r.OK {
+			return &UnsupportedError{Name: r.Name, Kind: r.Kind, Reason: r.Detail}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// Features this test machine's kernel has (and most do). A probe that
+// reports one of them missing while root is a bug: the test fails.
+var expected = []string{Veth, Bridge, Vxlan, Macvlan, Tun, TBF, HTB, RPS, RFS}
+
+// Features this test machine lacks; other kernels have them, so they are
+// only logged.
+var maybeMissing = []string{Netem, IPIP, GRE, Geneve, WireGuard, IPVlan, OpenvSwitch}
+
+func TestProbeThisKernel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: probing kernel features needs root (scratch namespaces and devices)")
+	}
+	before := leftovers(t)
+	res := probeAll(context.Background())
+	logTable(t, res)
+	checkLeftovers(t, before)
+	byName := map[string]Result{}
+	for _, r := range res {
+		byName[r.Name] = r
+	}
+	if len(byName) != len(res) {
+		t.Errorf("duplicate names in %v", res)
+	}
+	for _, n := range append(KernelFeatures(), Root, CapNetAdmin, CapSysAdmin, ToolIperf3, ToolEthtool, ToolPerf, ToolChromium) {
+		if _, ok := byName[n]; !ok {
+			t.Errorf("no result for %s", n)
+		}
+	}
+	for _, n := range expected {
+		if r := byName[n]; !r.OK {
+			t.Errorf("%s reported missing as root: %s", n, r.Detail)
+		}
+	}
+	for _, r := range res {
+		if !r.OK && r.Detail == "" {
+			t.Errorf("%s is not OK and has no reason", r.Name)
+		}
+		if strings.Contains(r.Detail, "errno") {
+			t.Errorf("%s: detail shows a bare errno: %s", r.Name, r.Detail)
+		}
+	}
+	for _, n := range maybeMissing {
+		r := byName[n]
+		t.Logf("not asserted: %s ok=%v %s", n, r.OK, r.Detail)
+	}
+}
+
+func TestRunCachesAndCleansUp(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: probing kernel features needs root")
+	}
+	before := leftovers(t)
+	a := Run(context.Background())
+	b := Run(context.Background())
+	if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("Run not stable: %v vs %v", a, b)
+	}
+	checkLeftovers(t, before)
+	if ok, detail := Has(Veth); !ok {
+		t.Errorf("Has(veth) = false, %s", detail)
+	}
+	if err := Require(Veth, Bridge); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCancelledRunIsNotCached(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, r := range probeAll(ctx) {
+		if r.Kind == KindKernel && r.OK {
+			t.Errorf("%s probed although cancelled", r.Name)
+		}
+	}
+}
+
+func leftovers(t *testing.T) []string {
+	t.Helper()
+	l, err := netns.List(NamespacePrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// checkLeftovers fails if a scratch namespace not in before exists.
+func checkLeftovers(t *testing.T, before []string) {
+	t.Helper()
+	for _, n := range leftovers(t) {
+		if !slices.Contains(before, n) {
+			t.Errorf("scratch namespace %s left behind", n)
+		}
+	}
+}
+
+func logTable(t *testing.T, res []Result) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-14s %-9s %-3s %s\n", "NAME", "KIND", "OK", "DETAIL")
+	for _, r := range res {
+		ok := "no"
+		if r.OK {
+			ok = "yes"
+		}
+		if r.Optional {
+			ok += "*"
+		}
+		fmt.Fprintf(&b, "%-14s %-9s %-3s %s\n", r.Name, r.Kind, ok, r.Detail)
+	}
+	t.Log(b.String())
+}
+
+func TestRequire(t *testing.T) {
+	res := []Result{
+		{Name: Veth, Kind: KindKernel, OK: true},
+		{Name: IPIP, Kind: KindKernel, Detail: "creating an ipip device failed: operation not supported (kernel lacks the ipip module)"},
+		{Name: GRE, Kind: KindKernel, Detail: "gre missing"},
+		{Name: ToolIperf3, Kind: KindTool, Detail: "not found in PATH"},
+	}
+	if err := require(res, []string{Veth}); err != nil {
+		t.Errorf("require(veth) = %v", err)
+	}
+	err := require(res, []string{Veth, IPIP, GRE})
+	var ue *UnsupportedError
+	if !errors.Is(err, ErrUnsupported) || !errors.As(err, &ue) || ue.Name != IPIP {
+		t.Fatalf("require = %v, want the ipip error", err)
+	}
+	if want := "kernel feature ipip is not available: creating an ipip device failed: operation not supported (kernel lacks the ipip module)"; err.Error() != want {
+		t.Errorf("message %q\nwant    %q", err, want)
+	}
+	if err := require(res, []string{ToolIperf3}); err == nil || !strings.HasPrefix(err.Error(), "tool iperf3 is not available") {
+		t.Errorf("require(iperf3) = %v", err)
+	}
+	if err := require(res, []string{"nonsense"}); err == nil || errors.Is(err, ErrUnsupported) {
+		t.Errorf("require(unknown) = %v, want a plain error", err)
+	}
+}
+
+func TestReason(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{unix.EOPNOTSUPP, "operation not supported (kernel lacks the ipip module)"},
+		{fmt.Errorf("%w: Unknown device type", unix.EOPNOTSUPP), "operation not supported: Unknown device type (kernel lacks the ipip module)"},
+		{unix.ENOENT, "no such file or directory (unknown kind: kernel lacks the ipip module)"},
+		{unix.EPERM, "operation not permitted (a privilege issue, not a missing feature: run as root (needs CAP_NET_ADMIN))"},
+		{unix.EINVAL, "invalid argument (the kernel rejected the request; most likely it lacks the ipip module)"},
+		{unix.EPROTONOSUPPORT, "protocol not supported (kernel lacks the ipip module)"},
+		{fmt.Errorf("wrapped: %w", unix.EEXIST), "wrapped: file exists (a device of that name already exists)"},
+		{errors.New("plain"), "plain"},
+	}
+	for _, tt := range tests {
+		if got := reason("ipip", tt.err); got != tt.want {
+			t.Errorf("reason(%v) = %q\nwant %q", tt.err, got, tt.want)
+		}
+	}
+	if got := failed("creating an ipip device", "ipip", unix.EOPNOTSUPP); got != "creating an ipip device failed: operation not supported (kernel lacks the ipip module)" {
+		t.Errorf("failed = %q", got)
+	}
+}
+
+func TestBPFLoadFailed(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("load program: %w", unix.EPERM), "privilege issue"},
+		{fmt.Errorf("load program: %w (MEMLOCK may be too low, consider rlimit.RemoveMemlock)", unix.EPERM), "ulimit -l"},
+		{fmt.Errorf("load program: %w", unix.ENOSYS), "CONFIG_BPF_SYSCALL"},
+	} {
+		if got := bpfLoadFailed(tt.err); !strings.Contains(got, tt.want) {
+			t.Errorf("bpfLoadFailed(%v) = %q, want it to mention %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+// Package progress shows where a run is: a bar with the cell and trial and
+// an ETA on a terminal, plain log lines otherwise (CI logs, pipes).
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// Reporter receives progress events from a run.
+type Reporter interface {
+	// Begin announces the number of trials the run will execute.
+	Begin(total int)
+	// Step reports that a trial finished; label says which.
+	Step(label string)
+	// Logf prints a line that must not garble the bar.
+	Logf(format string, a ...any)
+	// End closes the display.
+	End()
+}
+
+// New picks a bar for terminals and plain lines for everything else.
+func New(w io.Writer) Reporter {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return &bar{w: w}
+	}
+	return &plain{w: w}
+}
+
+type bar struct {
+	w   io.Writer
+	b   *progressbar.ProgressBar
+	n   int
+	tot int
+}
+
+func (b *bar) Begin(total int) {
+	b.tot = total
+	b.b = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(b.w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionSetDescription("starting"),
+		progressbar.OptionClearOnFinish(),
+	)
+	_ = b.b.RenderBlank()
+}
+
+func (b *bar) Step(label string) {
+	b.n++
+	b.b.Describe(label)
+	_ = b.b.Add(1)
+}
+
+func (b *bar) Logf(format string, a ...any) {
+	if b.b != nil {
+		_ = b.b.Clear()
+	}
+	fmt.Fprintf(b.w, format+"\n", a...)
+	if b.b != nil {
+		_ = b.b.RenderBlank()
+	}
+}
+
+func (b *bar) End() {
+	if b.b != nil {
+		_ = b.b.Finish()
+	}
+}
+
+type plain struct {
+	w     io.Writer
+	n     int
+	tot   int
+	start time.Time
+}
+
+func (p *plain) Begin(total int) {
+	p.tot, p.start = total, time.Now()
+	fmt.Fprintf(p.w, "running %d trials\n", total)
+}
+
+func (p *plain) Step(label string) {
+	p.n++
+	elapsed := time.Since(p.start)
+	eta := time.Duration(0)
+	if p.n > 0 {
+		eta = elapsed / time.Duration(p.n) * time.Duration(p.tot-p.n)
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %s (elapsed %s, eta %s)\n", p.n, p.tot, label,
+		elapsed.Round(time.Second), eta.Round(time.Second))
+}
+
+func (p *plain) Logf(format string, a ...any) { fmt.Fprintf(p.w, format+"\n", a...) }
+
+func (p *plain) End() {}

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// groupedBars draws one bar per series in each group (cores on x, one bar
+// per tuning), with 95% interval whiskers. plotter.BarChart offsets bars
+// in absolute lengths, which cannot be matched by error bars and markers
+// placed in data coordinates; here everything is in data coordinates.
+type groupedBars struct {
+	Groups int
+	Series []barSeries
+	// Fill is the fraction of a group's width the bars use.
+	Fill float64
+}
+
+// barSeries is one tuning; NaN means may be missing and are not drawn.
+type barSeries struct {
+	Color        color.Color
+	Mean, Lo, Hi []float64
+}
+
+// center returns the x of series s's bar in group g.
+func (b *groupedBars) center(g, s int) float64 {
+	w := b.Fill / float64(len(b.Series))
+	return float64(g) - b.Fill/2 + w*(float64(s)+0.5)
+}
+
+func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	w := b.Fill / float64(len(b.Series))
+	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+	for s, ser := range b.Series {
+		for g := 0; g < b.Groups && g < len(ser.Mean); g++ {
+			m := ser.Mean[g]
+			if !finite(m) {
+				continue
+			}
+			x0, x1 := trX(b.center(g, s)-w/2), trX(b.center(g, s)+w/2)
+			y0, y1 := trY(math.Min(0, m)), trY(math.Max(0, m))
+			c.FillPolygon(ser.Color, c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
+			lo, hi := ser.Lo[g], ser.Hi[g]
+			if finite(lo) && finite(hi) && hi > lo {
+				x := trX(b.center(g, s))
+				cw := min((x1-x0)*0.35, vg.Points(4))
+				c.StrokeLine2(whisker, x, trY(lo), x, trY(hi))
+				c.StrokeLine2(whisker, x-cw, trY(lo), x+cw, trY(lo))
+				c.StrokeLine2(whisker, x-cw, trY(hi), x+cw, trY(hi))
+			}
+		}
+	}
+}
+
+// DataRange spans every group and includes 0 and the whiskers.
+func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = -0.5, float64(b.Groups)-0.5, 0, 0
+	for _, ser := range b.Series {
+		for g := range ser.Mean {
+			for _, v := range []float64{ser.Mean[g], ser.Lo[g], ser.Hi[g]} {
+				if finite(v) {
+					ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+				}
+			}
+		}
+	}
+	if ymax == ymin {
+		ymax = ymin + 1
+	}
+	return xmin, xmax, ymin, ymax
+}
+
+// barThumb is a legend swatch for a bar series.
+type barThumb struct{ color.Color }
+
+func (t barThumb) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{
+		{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y},
+		{X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y},
+	}
+	c.FillPolygon(t.Color, pts)
+}
+
+// glyphThumb is a legend entry showing only a glyph (published markers).
+type glyphThumb struct{ draw.GlyphStyle }
+
+func (t glyphThumb) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(t.GlyphStyle, c.Center())
+}

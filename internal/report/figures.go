@@ -1,0 +1,267 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// figure is one inline SVG with its caption. Missing explains why there is
+// no SVG (no data) instead.
+type figure struct {
+	Title   string
+	Caption string
+	SVG     template.HTML
+	Missing string
+	// Wide figures (many CPUs) take a row of their own.
+	Wide bool
+}
+
+const (
+	figW = 600 // points, before scaling by CSS
+	figH = 320
+)
+
+// normalizedFigure draws bitrate / baseline bitrate against replicas, one
+// line per tuning, with 95% Fieller intervals and published values as ×.
+// Replicas are placed on a log2 axis (the studies double them), tuning by
+// tuning shifted a little so the whiskers do not hide each other.
+func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Reference) figure {
+	title := fmt.Sprintf("Normalized %s vs replicas (%s / %s)", metric, g.Datapath, g.Workload)
+	f := figure{Title: title, Caption: fmt.Sprintf(
+		"Mean %s of each tuning divided by the mean of %s at the same replica count; whiskers are 95%% confidence intervals "+
+			"(Fieller; for %s itself its own interval relative to its mean). × marks a published value for the same point; "+
+			"published values for points this run did not measure are only in the table.", metric, baseline, baseline)}
+	idx := analysis.Index(g.Rows)
+	p := newPlot(title, "replicas (pod pairs)", metric+" / "+baseline+" "+metric)
+	leg := newLegend()
+
+	reps := g.Dims.Replicas
+	xOf := func(r int) float64 { return math.Log2(float64(r)) }
+	var ticks []plot.Tick
+	for _, r := range reps {
+		ticks = append(ticks, plot.Tick{Value: xOf(r), Label: strconv.Itoa(r)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid)
+
+	nt := len(g.Dims.Tunings)
+	drawn := false
+	var refPts plotter.XYs
+	var refCols []color.Color
+	for i, t := range g.Dims.Tunings {
+		shift := (float64(i) - float64(nt-1)/2) * 0.05
+		col, shape := seriesColor(i), seriesShape(i)
+		var seg plotter.XYs
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		flush := func() {
+			if l, err := plotter.NewLine(seg); err == nil && len(seg) > 1 {
+				l.Color, l.Width = col, vg.Points(1.5)
+				p.Add(l)
+			}
+			seg = nil
+		}
+		for _, r := range reps {
+			c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: r}
+			row, ok := idx[analysis.Key{Cell: c, Metric: metric, CPU: -1}]
+			if !ok || !row.HasNorm || !finite(row.Normalized) {
+				flush()
+				continue
+			}
+			x := xOf(r) + shift
+			seg = append(seg, plotter.XY{X: x, Y: row.Normalized})
+			pts = append(pts, plotter.XY{X: x, Y: row.Normalized})
+			lo, hi := row.NormCI95Low, row.NormCI95High
+			if !finite(lo) || !finite(hi) {
+				lo, hi = row.Normalized, row.Normalized
+			}
+			errs = append(errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
+			for _, ref := range analysis.RefsFor(refs, row) {
+				if ref.Normalized != nil {
+					refPts = append(refPts, plotter.XY{X: x, Y: *ref.Normalized})
+					refCols = append(refCols, col)
+				}
+			}
+		}
+		flush()
+		if len(pts) == 0 {
+			continue
+		}
+		drawn = true
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			continue
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}
+		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}, CapWidth: vg.Points(5)}
+		p.Add(eb, sc)
+		line := &plotter.Line{LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
+		leg.Add(t, line, sc)
+	}
+	if !drawn {
+		f.Missing = "No normalized " + metric + " in this run (no samples, or no baseline samples to normalize by)."
+		return f
+	}
+	one := plotter.XYs{{X: xOf(reps[0]) - 0.5, Y: 1}, {X: xOf(reps[len(reps)-1]) + 0.5, Y: 1}}
+	if ref1, err := plotter.NewLine(one); err == nil {
+		ref1.Color, ref1.Dashes = color.Gray{Y: 0x80}, []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(ref1)
+	}
+	addRefMarkers(p, &leg, refPts, refCols)
+	p.X.Min, p.X.Max = xOf(reps[0])-0.4, xOf(reps[len(reps)-1])+0.4
+	pad := 0.06 * (p.Y.Max - p.Y.Min)
+	p.Y.Min, p.Y.Max = p.Y.Min-pad, p.Y.Max+pad
+	p.Y.Tick.Marker = niceTicks{}
+	return render(f, p, leg, figW, figH)
+}
+
+// coreW and coreH size the per-core figures, shown two side by side.
+const (
+	coreW = 430
+	coreH = 290
+)
+
+// coreLabels names per-core metrics in figure titles and axes.
+var coreLabels = map[string]string{
+	results.MetricCoreIdle: "idle", results.MetricCoreSoftIRQ: "softirq", results.MetricCoreSystem: "system",
+	results.MetricCoreUser: "user", results.MetricCoreNetRx: "NET_RX softirqs",
+}
+
+// coreFigure draws a per-core metric at one replica count as grouped bars:
+// cores on x, one bar per tuning with data, whiskers for the 95% interval
+// and × for published values. Colours follow the tuning's position in the
+// study, so a tuning has the same colour in every figure.
+func coreFigure(g analysis.Group, metric string, reps int, refs []study.Reference, cpuLabel func(int) string) figure {
+	sc := analysis.Display(metric)
+	label := coreLabels[metric]
+	if label == "" {
+		label = metric
+	}
+	title := fmt.Sprintf("%s per core, %d replica%s", label, reps, plural(reps))
+	f := figure{Title: title + fmt.Sprintf(" (%s / %s)", g.Datapath, g.Workload), Caption: fmt.Sprintf(
+		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
+			"× marks a published value. Every CPU of the machine is shown; tunings without samples are left out.",
+		g.Datapath+" / "+g.Workload, metric, sc.Unit, reps, plural(reps))}
+	idx := analysis.Index(g.Rows)
+	cpus := g.Dims.CPUs
+	row := func(t string, cpu int) (results.SummaryRow, bool) {
+		c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps}
+		r, ok := idx[analysis.Key{Cell: c, Metric: metric, CPU: cpu}]
+		return r, ok && r.N > 0
+	}
+	bars := &groupedBars{Groups: len(cpus), Fill: 0.8}
+	leg := newLegend()
+	var tunings []string // with data, in study order
+	for i, t := range g.Dims.Tunings {
+		ser := barSeries{Color: seriesColor(i)}
+		has := false
+		for _, cpu := range cpus {
+			m, lo, hi := math.NaN(), math.NaN(), math.NaN()
+			if r, ok := row(t, cpu); ok {
+				m, lo, hi = r.Mean*sc.Factor, r.CI95Low*sc.Factor, r.CI95High*sc.Factor
+				has = true
+			}
+			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
+		}
+		if has {
+			bars.Series = append(bars.Series, ser)
+			tunings = append(tunings, t)
+			leg.Add(t, barThumb{ser.Color})
+		}
+	}
+	if len(tunings) == 0 {
+		f.Missing = fmt.Sprintf("No per-core %s at %d replica%s in this run.", metric, reps, plural(reps))
+		return f
+	}
+	// Published markers go on the bar of their tuning and core.
+	var refPts plotter.XYs
+	var refCols []color.Color
+	for si, t := range tunings {
+		for gi, cpu := range cpus {
+			r, ok := row(t, cpu)
+			if !ok {
+				continue
+			}
+			for _, ref := range analysis.RefsFor(refs, r) {
+				if ref.Value != nil {
+					refPts = append(refPts, plotter.XY{X: bars.center(gi, si), Y: *ref.Value * sc.Factor})
+					refCols = append(refCols, color.Black)
+				}
+			}
+		}
+	}
+	p := newPlot(title, "CPU", label+" ("+sc.Unit+")")
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid, bars)
+	var ticks []plot.Tick
+	for gi, cpu := range cpus {
+		ticks = append(ticks, plot.Tick{Value: float64(gi), Label: cpuLabel(cpu)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	addRefMarkers(p, &leg, refPts, refCols)
+	if sc.Unit == "%" {
+		p.Y.Min = 0
+		p.Y.Max = math.Max(p.Y.Max, 10)
+	}
+	// Headroom so the tallest whisker does not touch the frame; idle-like
+	// figures show the full 0-100% scale.
+	if sc.Unit == "%" && p.Y.Max > 60 {
+		p.Y.Max = 100
+	} else {
+		p.Y.Max += 0.06 * (p.Y.Max - p.Y.Min)
+	}
+	// Wide machines get wider figures, up to a limit (CSS scales them
+	// down to the page width).
+	w := math.Min(1600, math.Max(coreW, float64(110+len(cpus)*(len(tunings)*8+10))))
+	f.Wide = w > coreW
+	return render(f, p, leg, vg.Length(w), coreH)
+}
+
+// addRefMarkers adds published values as bold × markers in each series'
+// colour and one legend entry for them.
+func addRefMarkers(p *plot.Plot, leg *plot.Legend, pts plotter.XYs, cols []color.Color) {
+	if len(pts) == 0 {
+		return
+	}
+	for i, pt := range pts {
+		s, err := plotter.NewScatter(plotter.XYs{pt})
+		if err != nil {
+			continue
+		}
+		s.GlyphStyle = refGlyph(cols[i])
+		p.Add(s)
+	}
+	leg.Add("published", glyphThumb{refGlyph(color.Gray{Y: 0x40})})
+}
+
+func render(f figure, p *plot.Plot, leg plot.Legend, w, h vg.Length) figure {
+	svg, err := renderSVG(p, leg, w, h, f.Title)
+	if err != nil {
+		f.Missing = "Figure could not be drawn: " + err.Error()
+		return f
+	}
+	f.SVG = svg
+	return f
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

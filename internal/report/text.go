@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// comparability says what of this run can be set beside the published
+// numbers. It is derived from env.json: whether the emulated nodes had
+// CPUs of their own decides what the per-core figures mean.
+func comparability(run *results.Run, s *study.Study) []string {
+	var out []string
+	e := run.Env
+	out = append(out, "The published numbers come from nodes that were separate machines or VMs, each with its own cores and "+
+		"NIC (rps-rfs: a 4-core KVM VM per node, per-core figures of the server VM only, whose core 3 took the NIC's receive softirqs). "+
+		"Here the nodes are emulated on one machine.")
+	switch {
+	case !run.HasEnv:
+		out = append(out, "env.json is missing, so it is unknown whether the nodes were pinned to CPUs of their own.")
+	case sharesAll(e.NodeCPUs):
+		out = append(out, fmt.Sprintf("The emulated nodes share all %d CPUs of this machine (the study pins none): "+
+			"iperf3 servers, clients and all kernel work of both nodes compete for the same cores. "+
+			"The per-core figures therefore show the whole machine with server and client work mixed; "+
+			"their idle and softirq percentages are not comparable with the paper's server-VM figures.", e.CPUs))
+	default:
+		out = append(out, "Node processes were pinned: "+nodeCPUsText(e.NodeCPUs)+overlapText(e.NodeCPUs)+
+			". Pinning covers processes only.")
+	}
+	labelled := ""
+	if run.HasEnv && !sharesAll(e.NodeCPUs) {
+		labelled = ", labelled with the node each is assigned to"
+	}
+	out = append(out, "Softirq processing of veth and VXLAN packets runs on whichever CPU processes the packet "+
+		"(for a veth, typically the sending CPU; with RPS, the steered-to CPU), not on the CPUs of the node the packet belongs to. "+
+		"So kernel work of one node can appear on the other's CPUs, and the per-core figures show every CPU of the machine"+labelled+".")
+	out = append(out, "Comparable: relative effects within this run, i.e. normalized bitrate (each tuning against the baseline on the same machine) "+
+		"and the direction of per-core shifts (does a tuning move softirq work off the busiest core?). "+
+		"Not comparable: absolute bitrates (no physical NIC or wire, memory-bound veth copies), core numbers, and absolute idle percentages.")
+	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
+		out = append(out, fmt.Sprintf("The study asked for server CPUs %q and client CPUs %q.", s.Spec.Nodes.Server.CPUs, s.Spec.Nodes.Client.CPUs))
+	}
+	return out
+}
+
+func sharesAll(m map[string][]int) bool {
+	for _, c := range m {
+		if len(c) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func overlapText(m map[string][]int) string {
+	seen := map[int]string{}
+	var shared []int
+	for _, n := range sortedKeys(m) {
+		for _, c := range m[n] {
+			if o, ok := seen[c]; ok && o != n {
+				shared = append(shared, c)
+			}
+			seen[c] = n
+		}
+	}
+	if len(shared) == 0 {
+		return " (disjoint)"
+	}
+	slices.Sort(shared)
+	shared = slices.Compact(shared)
+	if len(shared) == 1 {
+		return fmt.Sprintf(" (CPU %d is shared)", shared[0])
+	}
+	return " (CPUs " + cpuset.Set(shared).String() + " are shared)"
+}
+
+// method explains how the numbers were computed; docs/statistics.md has
+// the formulas.
+func method(s *study.Study, rows []results.SummaryRow) []string {
+	sp := s.Spec
+	nmin, nmax := -1, 0
+	for _, r := range rows {
+		if r.CPU >= 0 || r.N == 0 {
+			continue
+		}
+		if nmin < 0 || r.N < nmin {
+			nmin = r.N
+		}
+		nmax = max(nmax, r.N)
+	}
+	observed := "no samples"
+	switch {
+	case nmin == nmax && nmin > 0:
+		observed = fmt.Sprintf("n = %d in every measured cell", nmin)
+	case nmin > 0:
+		observed = fmt.Sprintf("n = %d to %d per measured cell", nmin, nmax)
+	}
+	out := []string{
+		fmt.Sprintf("Each cell (datapath × tuning × workload × replicas) was planned with %d trials of %s, the first %s of each omitted as warm-up; %s.",
+			sp.Trials, sp.Duration.Duration, sp.Warmup.Duration, observed),
+		"Each trial is one observation. Values are means over trials with the sample standard deviation (n−1) and a 95% confidence interval " +
+			"mean ± t(0.975, n−1)·sd/√n. A cell with one trial has no interval (shown as \"n=1, no CI\"); a cell without trials is \"missing\".",
+	}
+	if sp.Baseline != "" {
+		out = append(out, fmt.Sprintf("Normalized bitrate is mean(tuning) / mean(%s) at the same datapath, workload and replica count. "+
+			"Its 95%% interval is Fieller's for the ratio of two independent means (t quantile with Welch–Satterthwaite degrees of freedom); "+
+			"when the baseline mean is not clearly away from zero Fieller's set is unbounded and the delta-method interval is used. "+
+			"The %s row itself is 1 with its own interval divided by its mean. p values are Welch's two-sided t test against %s, "+
+			"not corrected for the many comparisons in one report.", sp.Baseline, sp.Baseline, sp.Baseline))
+	}
+	out = append(out,
+		"Per-core values: each trial contributes each core's average over the measured window (percent of CPU time as mpstat -P ALL computes it "+
+			"from /proc/stat; NET_RX softirqs per second from /proc/softirqs); the table and figures show their mean over trials.",
+		"Published reference values are read from the paper's text and figures and are approximate; "+
+			"a reference without a core applies to every core.",
+		fmt.Sprintf("Bitrates are shown in %s; summary.csv keeps bit/s.", analysis.Display(results.MetricBitrate).Unit),
+	)
+	return out
+}

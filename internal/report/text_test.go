@@ -1,0 +1,75 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+func TestComparability(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		run   results.Run
+		want  []string
+		avoid []string
+	}{
+		{"no env", results.Run{}, []string{"env.json is missing"}, []string{"labelled with the node"}},
+		{"shared", results.Run{HasEnv: true, Env: results.Env{CPUs: 8, NodeCPUs: map[string][]int{"server": nil, "client": {}}}},
+			[]string{"share all 8 CPUs", "whole machine"}, []string{"labelled with the node"}},
+		{"disjoint", results.Run{HasEnv: true, Env: results.Env{NodeCPUs: map[string][]int{"server": {1, 0}, "client": {2, 3}}}},
+			[]string{"client: 2-3; server: 0-1 (disjoint)", "labelled with the node"}, nil},
+		{"overlap", results.Run{HasEnv: true, Env: results.Env{NodeCPUs: map[string][]int{"server": {0, 1, 2}, "client": {1, 2, 3}}}},
+			[]string{"(CPUs 1-2 are shared)"}, nil},
+	} {
+		text := strings.Join(comparability(&tc.run, &study.Study{}), "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: lacks %q in:\n%s", tc.name, w, text)
+			}
+		}
+		for _, a := range tc.avoid {
+			if strings.Contains(text, a) {
+				t.Errorf("%s: should not say %q", tc.name, a)
+			}
+		}
+	}
+}
+
+func TestCPULabeler(t *testing.T) {
+	env := results.Env{NodeCPUs: map[string][]int{"server": {0, 1}, "client": {1}}}
+	l := cpuLabeler(env, 4)
+	if got := l(1); got != "1\nclient+server" {
+		t.Errorf("label(1) = %q", got)
+	}
+	if got := l(3); got != "3" {
+		t.Errorf("label(3) = %q", got)
+	}
+	if got := cpuLabeler(env, 64)(0); got != "0" {
+		t.Errorf("wide machine label = %q, want the number only", got)
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0.95, 1.21, "0.95 1.00 1.05 1.10 1.15 1.20"},
+		{0, 100, "0 20 40 60 80 100"},
+		{0.8, 1.3, "0.8 0.9 1.0 1.1 1.2 1.3"},
+		{0.9, 1.02, "0.90 0.92 0.94 0.96 0.98 1.00 1.02"},
+		{0.9, 1.05, "0.900 0.925 0.950 0.975 1.000 1.025 1.050"},
+	} {
+		var labels []string
+		for _, tk := range (niceTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.want {
+			t.Errorf("ticks(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

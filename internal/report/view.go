@@ -1,0 +1,323 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "embed"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+//go:embed report.html.tmpl
+var pageText string
+
+var pageTmpl = template.Must(template.New("report").Parse(pageText))
+
+// page is what the template shows.
+type page struct {
+	Name, Description, Source string
+	RunID, Started, Generated string
+	Warnings                  []string
+	Missing                   []string
+	Groups                    []groupView
+	Refs                      table
+	Env                       [][2]string
+	EnvDetails                []detail
+	Comparability             []string
+	Notes                     []string
+	Method                    []string
+	Rows                      table
+}
+
+type groupView struct {
+	Name       string
+	Normalized *figure
+	NormTable  table
+	AbsTable   table
+	Idle       []figure
+	SoftIRQ    []figure
+}
+
+type table struct {
+	Head []string
+	Rows [][]string
+}
+
+type detail struct {
+	Summary string
+	Lines   []string
+}
+
+func writeHTML(w io.Writer, run *results.Run, s *study.Study, rows []results.SummaryRow) error {
+	return pageTmpl.Execute(w, buildPage(run, s, rows))
+}
+
+func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page {
+	pg := page{
+		Name: s.Metadata.Name, Description: s.Metadata.Description, Source: s.Metadata.Source,
+		RunID: run.Env.RunID, Generated: time.Now().UTC().Format(time.RFC3339),
+		Warnings: run.Warnings,
+	}
+	if !run.Env.Started.IsZero() {
+		pg.Started = run.Env.Started.UTC().Format(time.RFC3339)
+	}
+	pg.Missing = missingCells(rows)
+	refs := s.Spec.Reference
+	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(rows).CPUs))
+	for _, g := range analysis.Groups(rows) {
+		pg.Groups = append(pg.Groups, groupPage(g, s, run.Samples, refs, cpuLabel))
+	}
+	pg.Refs = refTable(refs, rows)
+	pg.Env, pg.EnvDetails = envView(run)
+	pg.Comparability = comparability(run, s)
+	pg.Notes = run.Env.Notes
+	pg.Method = method(s, rows)
+	pg.Rows = rowsTable(rows)
+	return pg
+}
+
+func groupPage(g analysis.Group, s *study.Study, samples []results.Sample, refs []study.Reference, cpuLabel func(int) string) groupView {
+	v := groupView{Name: g.Datapath + " / " + g.Workload}
+	idx := analysis.Index(g.Rows)
+	bm, base := g.BitrateMetric(), s.Spec.Baseline
+	if bm != "" && base != "" {
+		f := normalizedFigure(g, bm, base, refs)
+		v.Normalized = &f
+		pvals := analysis.WelchVsBaseline(samples, base, bm)
+		v.NormTable = tuningTable(g, func(c results.Cell) string {
+			r, ok := idx[analysis.Key{Cell: c, Metric: bm, CPU: -1}]
+			if !ok {
+				return "missing"
+			}
+			out := analysis.NormCI(r)
+			if p, ok := pvals[c]; ok {
+				out += "; p" + fmtP(p)
+			}
+			return out + analysis.PaperNote(refs, r, true)
+		})
+	}
+	if bm != "" {
+		sc := analysis.Display(bm)
+		v.AbsTable = tuningTable(g, func(c results.Cell) string {
+			r, ok := idx[analysis.Key{Cell: c, Metric: bm, CPU: -1}]
+			if !ok {
+				return "missing"
+			}
+			return sc.MeanCI(r) + analysis.PaperNote(refs, r, false)
+		})
+	}
+	for _, m := range []struct {
+		metric string
+		out    *[]figure
+	}{{results.MetricCoreIdle, &v.Idle}, {results.MetricCoreSoftIRQ, &v.SoftIRQ}} {
+		if !g.Has(m.metric) {
+			continue
+		}
+		for _, reps := range extremeReplicas(g, m.metric) {
+			*m.out = append(*m.out, coreFigure(g, m.metric, reps, refs, cpuLabel))
+		}
+	}
+	return v
+}
+
+// extremeReplicas returns the smallest and largest replica counts with
+// per-core data (the paper shows 1 and 16), or all counts if none has data
+// (the figures then say what is missing).
+func extremeReplicas(g analysis.Group, metric string) []int {
+	var with []int
+	seen := map[int]bool{}
+	for _, r := range g.Rows {
+		if r.Metric == metric && r.N > 0 && !seen[r.Replicas] {
+			seen[r.Replicas] = true
+			with = append(with, r.Replicas)
+		}
+	}
+	sort.Ints(with)
+	switch {
+	case len(with) == 0:
+		return g.Dims.Replicas[:min(1, len(g.Dims.Replicas))]
+	case len(with) == 1:
+		return with
+	}
+	return []int{with[0], with[len(with)-1]}
+}
+
+func tuningTable(g analysis.Group, cell func(results.Cell) string) table {
+	t := table{Head: []string{"tuning"}}
+	for _, r := range g.Dims.Replicas {
+		t.Head = append(t.Head, fmt.Sprintf("%d replica%s", r, plural(r)))
+	}
+	for _, tn := range g.Dims.Tunings {
+		row := []string{tn}
+		for _, r := range g.Dims.Replicas {
+			row = append(row, cell(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: r}))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// fmtP formats a p value with its relation: "<0.001" or "=0.042".
+func fmtP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return "=" + strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+func refTable(refs []study.Reference, rows []results.SummaryRow) table {
+	t := table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
+	for _, ref := range refs {
+		t.Rows = append(t.Rows, []string{analysis.RefPoint(ref), ref.Metric, analysis.RefValue(ref), analysis.OursFor(ref, rows), ref.Note})
+	}
+	return t
+}
+
+// missingCells lists the cells whose every row is empty.
+func missingCells(rows []results.SummaryRow) []string {
+	has := map[results.Cell]bool{}
+	var order []results.Cell
+	for _, r := range rows {
+		if _, ok := has[r.Cell]; !ok {
+			order = append(order, r.Cell)
+			has[r.Cell] = false
+		}
+		if r.N > 0 {
+			has[r.Cell] = true
+		}
+	}
+	var out []string
+	for _, c := range order {
+		if !has[c] {
+			out = append(out, fmt.Sprintf("%s / %s / %s / %d replica%s", c.Datapath, c.Tuning, c.Workload, c.Replicas, plural(c.Replicas)))
+		}
+	}
+	return out
+}
+
+func rowsTable(rows []results.SummaryRow) table {
+	t := table{Head: []string{"datapath", "tuning", "workload", "replicas", "metric", "cpu", "n", "mean [95% CI]", "sd", "unit", "normalized [95% CI]"}}
+	for _, r := range rows {
+		sc := analysis.Display(r.Metric)
+		cpu, norm := "", ""
+		if r.CPU >= 0 {
+			cpu = strconv.Itoa(r.CPU)
+		}
+		if r.HasNorm {
+			norm = analysis.NormCI(r)
+		}
+		t.Rows = append(t.Rows, []string{
+			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
+			sc.MeanCI(r), sc.Format(r.SD), sc.Unit, norm,
+		})
+	}
+	return t
+}
+
+// cpuLabeler labels cores with the emulated node they are pinned to, so a
+// reader sees whose CPU a bar is; names are dropped on wide machines where
+// they would overlap.
+func cpuLabeler(env results.Env, ncpu int) func(int) string {
+	owner := map[int][]string{}
+	var nodes []string
+	for n := range env.NodeCPUs {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		for _, c := range env.NodeCPUs[n] {
+			owner[c] = append(owner[c], n)
+		}
+	}
+	return func(cpu int) string {
+		l := strconv.Itoa(cpu)
+		if o := owner[cpu]; len(o) > 0 && ncpu <= 12 {
+			l += "\n" + strings.Join(o, "+")
+		}
+		return l
+	}
+}
+
+func envView(run *results.Run) ([][2]string, []detail) {
+	if !run.HasEnv {
+		return [][2]string{{"env.json", "missing"}}, nil
+	}
+	e := run.Env
+	kv := [][2]string{
+		{"tool", strings.TrimSpace(e.Tool + " " + e.Version)},
+		{"run id", e.RunID},
+		{"engine", e.Engine},
+		{"host", e.Hostname},
+		{"kernel", e.Kernel},
+		{"CPU", fmt.Sprintf("%d × %s, %d NUMA node(s)", e.CPUs, e.CPUModel, e.NUMANodes)},
+	}
+	if !e.Started.IsZero() {
+		kv = append(kv, [2]string{"started", e.Started.UTC().Format(time.RFC3339)})
+	}
+	kv = append(kv, [2]string{"node CPUs", nodeCPUsText(e.NodeCPUs)})
+	var tools []string
+	for _, k := range sortedKeys(e.Tools) {
+		tools = append(tools, k+" "+e.Tools[k])
+	}
+	if len(tools) > 0 {
+		kv = append(kv, [2]string{"tools", strings.Join(tools, "; ")})
+	}
+	var det []detail
+	if len(e.Offloads) > 0 {
+		d := detail{Summary: "Offloads before the run (ethtool -k)"}
+		for _, iface := range sortedKeys(e.Offloads) {
+			var on, off []string
+			for _, f := range sortedKeys(e.Offloads[iface]) {
+				if e.Offloads[iface][f] {
+					on = append(on, f)
+				} else {
+					off = append(off, f)
+				}
+			}
+			d.Lines = append(d.Lines, fmt.Sprintf("%s: on: %s; off: %s", iface, strings.Join(on, ", "), strings.Join(off, ", ")))
+		}
+		det = append(det, d)
+	}
+	if len(e.Steering) > 0 {
+		d := detail{Summary: "Receive steering before the run"}
+		for _, k := range sortedKeys(e.Steering) {
+			d.Lines = append(d.Lines, k+" = "+e.Steering[k])
+		}
+		det = append(det, d)
+	}
+	return kv, det
+}
+
+func nodeCPUsText(m map[string][]int) string {
+	if len(m) == 0 {
+		return "not recorded"
+	}
+	var parts []string
+	for _, n := range sortedKeys(m) {
+		c := "all (shared)"
+		if len(m[n]) > 0 {
+			c = cpuset.Set(slices.Sorted(slices.Values(m[n]))).String()
+		}
+		parts = append(parts, n+": "+c)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,230 @@
+package results
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func testSample(trial int) Sample {
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	return Sample{
+		Cell:    Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 2},
+		Trial:   trial,
+		Start:   t0,
+		End:     t0.Add(30 * time.Second),
+		Metrics: map[string]float64{MetricBitrate: 9.5e9, MetricRetransmits: 3},
+		Cores:   []CoreStat{{CPU: 0, CPUPercent: CPUPercent{Idle: 80, SoftIRQ: 5}, NetRxPerSec: 1200}},
+	}
+}
+
+func newRun(t *testing.T) (*Writer, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, dir
+}
+
+func TestWriteLoadRoundTrip(t *testing.T) {
+	w, dir := newRun(t)
+	study := []byte("apiVersion: cnibench/v1alpha1\nkind: Study\n")
+	env := Env{Tool: "cnibench", Kernel: "6.1.0", CPUs: 4, NodeCPUs: map[string][]int{"server": {0, 1}}, Notes: []string{"n"}}
+	cpu := []CPUPoint{
+		{Cell: testSample(0).Cell, CPU: 0, Time: time.Unix(10, 0).UTC(), CPUPercent: CPUPercent{Idle: 90}},
+		{Cell: testSample(0).Cell, CPU: 1, Time: time.Unix(10, 0).UTC(), CPUPercent: CPUPercent{Idle: 70}},
+	}
+	if err := w.WriteStudy(study); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEnv(env); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := w.AppendSample(testSample(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AppendCPU(cpu); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := w.AppendSample(testSample(9)); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("append after Close: %v, want ErrClosed", err)
+	}
+
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings: %v", r.Warnings)
+	}
+	if string(r.Study) != string(study) {
+		t.Errorf("study = %q", r.Study)
+	}
+	if !r.HasEnv || !reflect.DeepEqual(r.Env, env) {
+		t.Errorf("env = %+v", r.Env)
+	}
+	if len(r.Samples) != 3 || !reflect.DeepEqual(r.Samples[2], testSample(2)) {
+		t.Errorf("samples = %+v", r.Samples)
+	}
+	if !reflect.DeepEqual(r.CPU, cpu) {
+		t.Errorf("cpu = %+v", r.CPU)
+	}
+	// No temp files are left behind by the atomic writes.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left over %s", e.Name())
+		}
+	}
+}
+
+func TestCreateRefusesExistingRun(t *testing.T) {
+	w, dir := newRun(t)
+	w.Close()
+	if _, err := Create(dir); !errors.Is(err, ErrRunExists) {
+		t.Fatalf("Create on a run directory: %v, want ErrRunExists", err)
+	}
+}
+
+func TestConcurrentAppends(t *testing.T) {
+	w, dir := newRun(t)
+	if err := w.WriteStudy([]byte("x: 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				if err := w.AppendSample(testSample(g*10 + i)); err != nil {
+					t.Error(err)
+				}
+				if err := w.AppendCPU([]CPUPoint{{CPU: g}, {CPU: i}}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	w.Close()
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Samples) != 80 || len(r.CPU) != 160 {
+		t.Errorf("got %d samples, %d CPU points; want 80, 160", len(r.Samples), len(r.CPU))
+	}
+}
+
+// writeRaw builds a run directory by hand, as a crash may have left it.
+func writeRaw(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const goodLine = `{"cell":{"datapath":"d","tuning":"baseline","workload":"tcp","replicas":1},"trial":0,"metrics":{"bitrate":1e9}}`
+
+func TestLoadTolerance(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		samples  string
+		nSamples int
+		warnings int    // besides the missing env.json and cpu.jsonl
+		errLine  string // "" for success, else "samples.jsonl:N"
+	}{
+		{"clean", goodLine + "\n" + goodLine + "\n", 2, 0, ""},
+		{"blank lines", goodLine + "\n\n" + goodLine + "\n", 2, 0, ""},
+		{"truncated last line", goodLine + "\n" + goodLine[:40], 1, 1, ""},
+		{"complete last line without newline", goodLine + "\n" + goodLine, 2, 0, ""},
+		{"truncated only line", goodLine[:10], 0, 1, ""},
+		{"corrupt middle line", goodLine + "\n" + goodLine[:40] + "\n" + goodLine + "\n", 0, 0, "samples.jsonl:2"},
+		{"corrupt last line with newline", goodLine + "\n{oops}\n", 0, 0, "samples.jsonl:2"},
+		{"not an object", "null\n" + goodLine + "\n", 0, 0, "samples.jsonl:1"},
+		{"wrong type", `{"trial":"x"}` + "\n", 0, 0, "samples.jsonl:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeRaw(t, map[string]string{StudyFile: "a: 1\n", SamplesFile: tc.samples})
+			r, err := Load(dir)
+			if tc.errLine != "" {
+				var le *LineError
+				if !errors.As(err, &le) || !strings.Contains(err.Error(), tc.errLine+":") {
+					t.Fatalf("err = %v, want a LineError at %s", err, tc.errLine)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Samples) != tc.nSamples {
+				t.Errorf("%d samples, want %d", len(r.Samples), tc.nSamples)
+			}
+			if got := len(r.Warnings) - 2; got != tc.warnings {
+				t.Errorf("warnings %q, want %d besides the missing files", r.Warnings, tc.warnings)
+			}
+			if r.HasEnv {
+				t.Error("HasEnv without env.json")
+			}
+		})
+	}
+}
+
+func TestLoadNeedsStudy(t *testing.T) {
+	dir := writeRaw(t, map[string]string{SamplesFile: goodLine + "\n"})
+	if _, err := Load(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v, want not-exist for study.yaml", err)
+	}
+}
+
+func TestLoadBadEnv(t *testing.T) {
+	dir := writeRaw(t, map[string]string{StudyFile: "a: 1\n", EnvFile: "{"})
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), EnvFile) {
+		t.Fatalf("err = %v, want an error naming env.json", err)
+	}
+}
+
+// FuzzLoadSamples checks that no input crashes the loader and that every
+// rejection names the offending line.
+func FuzzLoadSamples(f *testing.F) {
+	f.Add(goodLine + "\n")
+	f.Add(goodLine[:33])
+	f.Add("\n\n{}\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, StudyFile), []byte("a: 1\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, SamplesFile), []byte(text), 0o644)
+		r, err := Load(dir)
+		if err != nil {
+			var le *LineError
+			if !errors.As(err, &le) || le.Line < 1 {
+				t.Fatalf("error without a line: %v", err)
+			}
+			return
+		}
+		if len(r.Samples) > strings.Count(text, "\n")+1 {
+			t.Fatalf("%d samples from %d lines", len(r.Samples), strings.Count(text, "\n")+1)
+		}
+	})
+}

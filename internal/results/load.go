@@ -1,0 +1,122 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Run is a run directory's raw files as read by Load.
+type Run struct {
+	Dir string
+	// Study is study.yaml as written (the resolved study); callers decode
+	// it with the study package, which results must not import.
+	Study []byte
+	Env   Env
+	// HasEnv is false when env.json is missing.
+	HasEnv  bool
+	Samples []Sample
+	CPU     []CPUPoint
+	// Warnings lists what Load tolerated: missing optional files and a
+	// truncated last line (a crash during the final write).
+	Warnings []string
+}
+
+// LineError is a corrupt line in a JSON Lines file.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Load reads a run directory. study.yaml is required; a missing env.json,
+// samples.jsonl or cpu.jsonl is a warning (a run that crashed early still
+// gets a report). In the JSONL files an unparsable last line without its
+// newline is what a crash mid-append leaves: it is dropped with a warning.
+// Any other unparsable line is an error naming file and line.
+func Load(dir string) (*Run, error) {
+	r := &Run{Dir: dir}
+	var err error
+	if r.Study, err = os.ReadFile(filepath.Join(dir, StudyFile)); err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	envPath := filepath.Join(dir, EnvFile)
+	switch b, err := os.ReadFile(envPath); {
+	case errors.Is(err, os.ErrNotExist):
+		r.warn("%s is missing: no environment metadata", envPath)
+	case err != nil:
+		return nil, fmt.Errorf("load run: %w", err)
+	default:
+		if err := json.Unmarshal(b, &r.Env); err != nil {
+			return nil, fmt.Errorf("%s: %w", envPath, err)
+		}
+		r.HasEnv = true
+	}
+	if r.Samples, err = readJSONL[Sample](r, filepath.Join(dir, SamplesFile)); err != nil {
+		return nil, err
+	}
+	if r.CPU, err = readJSONL[CPUPoint](r, filepath.Join(dir, CPUFile)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Run) warn(format string, a ...any) {
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))
+}
+
+// readJSONL decodes one T per line. Blank lines are skipped.
+func readJSONL[T any](r *Run, path string) ([]T, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		r.warn("%s is missing", path)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	defer f.Close()
+	// bufio.Reader rather than Scanner: a sample with many replicas can
+	// exceed Scanner's token limit.
+	br := bufio.NewReader(f)
+	var out []T
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		complete := err == nil // ends with '\n'
+		if len(bytes.TrimSpace(line)) > 0 {
+			v, perr := decodeLine[T](line)
+			switch {
+			case perr == nil:
+				out = append(out, v)
+			case !complete:
+				r.warn("%s:%d: dropped a truncated last line (the run was interrupted while writing it): %v", path, n, perr)
+			default:
+				return nil, &LineError{File: path, Line: n, Err: perr}
+			}
+		}
+		if !complete {
+			return out, nil
+		}
+	}
+}
+
+func decodeLine[T any](line []byte) (T, error) {
+	var v T
+	line = bytes.TrimSpace(line)
+	if line[0] != '{' {
+		return v, errors.New("not a JSON object")
+	}
+	err := json.Unmarshal(line, &v)
+	return v, err
+}

@@ -1,0 +1,186 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Writer records a run's raw files in a run directory so that a crash (or
+// power loss) loses nothing that was finished: every appended line is
+// written with a single write call and fsynced before Append returns, and
+// whole files (study.yaml, env.json) are replaced atomically by rename.
+//
+// A Writer is safe for concurrent use (the CPU sampler and the trial loop
+// may append from different goroutines). After a failed write it refuses
+// further appends: a partial line followed by more lines would turn a
+// tolerable truncated tail into a corrupt middle line (see Load).
+type Writer struct {
+	dir string
+
+	mu      sync.Mutex
+	samples *os.File
+	cpu     *os.File
+	err     error // sticky: first failed append or close
+	closed  bool
+}
+
+// ErrRunExists is returned by Create when the directory already holds the
+// raw files of a run; a new run never appends to an old one.
+var ErrRunExists = errors.New("directory already holds a run")
+
+// Create makes dir (and its parents) and opens samples.jsonl and cpu.jsonl
+// for appending. It fails with ErrRunExists if either already exists.
+func Create(dir string) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	w := &Writer{dir: dir}
+	var err error
+	if w.samples, err = createExcl(filepath.Join(dir, SamplesFile)); err != nil {
+		return nil, err
+	}
+	if w.cpu, err = createExcl(filepath.Join(dir, CPUFile)); err != nil {
+		w.samples.Close()
+		return nil, err
+	}
+	// The new directory entries must survive a crash too.
+	if err := syncDir(dir); err != nil {
+		w.samples.Close()
+		w.cpu.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func createExcl(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("%s: %w (choose a new directory)", path, ErrRunExists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Base(path), err)
+	}
+	return f, nil
+}
+
+// Dir returns the run directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// WriteStudy stores the resolved study (YAML) as study.yaml.
+func (w *Writer) WriteStudy(yaml []byte) error {
+	return WriteFileAtomic(filepath.Join(w.dir, StudyFile), yaml)
+}
+
+// WriteEnv stores env.json.
+func (w *Writer) WriteEnv(env Env) error {
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode env: %w", err)
+	}
+	return WriteFileAtomic(filepath.Join(w.dir, EnvFile), append(b, '\n'))
+}
+
+// AppendSample appends one line to samples.jsonl and syncs it to disk.
+func (w *Writer) AppendSample(s Sample) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode sample %+v trial %d: %w", s.Cell, s.Trial, err)
+	}
+	return w.append(w.samples, SamplesFile, append(b, '\n'))
+}
+
+// AppendCPU appends one line per point to cpu.jsonl and syncs once.
+func (w *Writer) AppendCPU(points []CPUPoint) error {
+	if len(points) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // Encode ends every value with '\n'
+	for _, p := range points {
+		if err := enc.Encode(p); err != nil {
+			return fmt.Errorf("encode CPU point: %w", err)
+		}
+	}
+	return w.append(w.cpu, CPUFile, buf.Bytes())
+}
+
+func (w *Writer) append(f *os.File, name string, b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("append %s: %w", name, os.ErrClosed)
+	}
+	if w.err != nil {
+		return fmt.Errorf("append %s: earlier write failed: %w", name, w.err)
+	}
+	if _, err := f.Write(b); err != nil {
+		w.err = err
+		return fmt.Errorf("append %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		w.err = err
+		return fmt.Errorf("sync %s: %w", name, err)
+	}
+	return nil
+}
+
+// Close closes the files. It is safe to call more than once.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	return errors.Join(w.samples.Close(), w.cpu.Close())
+}
+
+// WriteFileAtomic replaces path with data: temp file, fsync, rename, fsync
+// of the directory. Readers (and a crash) see the old or the new file,
+// never half of one; the report writes its derived files the same way.
+func WriteFileAtomic(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", base, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", base, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+// Package runner executes a study on the local engine: it checks every
+// prerequisite before touching the host, builds the emulated cluster per
+// datapath, runs each cell's trials with its tuning applied and reverted,
+// stores every trial as it ends, and builds the report.
+//
+// Order of work: per datapath and replica count the pods are built once;
+// within that, trial k of every tuning runs before trial k+1 of any, so
+// slow drift of a shared machine spreads evenly over the configurations
+// instead of biasing the one that ran last.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// Options configure one run.
+type Options struct {
+	Study      *study.Study
+	OutDir     string
+	JournalDir string // default journal.DefaultDir
+	Progress   progress.Reporter
+	Log        *slog.Logger
+	// ProcRoot is where /proc is read for metrics (tests may change it).
+	ProcRoot string
+}
+
+// PreflightError is a problem found before anything touched the host.
+type PreflightError struct{ Err error }
+
+func (e *PreflightError) Error() string { return e.Err.Error() }
+func (e *PreflightError) Unwrap() error { return e.Err }
+
+// IsPreflight reports whether err was found before the run changed anything.
+func IsPreflight(err error) bool {
+	var p *PreflightError
+	return errors.As(err, &p)
+}
+
+type plan struct {
+	datapaths  []datapath.Datapath
+	drivers    map[string]workload.Driver
+	serverCPUs cpuset.Set
+	clientCPUs cpuset.Set
+	machine    cpuset.Set
+}
+
+// Preflight checks privileges, kernel features, tools and CPU sets. It
+// changes nothing on the host.
+func Preflight(ctx context.Context, s *study.Study) (*plan, error) {
+	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Range(runtime.NumCPU())}
+	if os.Geteuid() != 0 {
+		return nil, &PreflightError{errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")}
+	}
+	for _, name := range s.Spec.Datapaths {
+		d, err := catalog.Lookup(name)
+		if err != nil {
+			return nil, &PreflightError{err}
+		}
+		if err := probe.Require(d.Features()...); err != nil {
+			return nil, &PreflightError{fmt.Errorf("datapath %s: %w", name, err)}
+		}
+		p.datapaths = append(p.datapaths, d)
+	}
+	for _, w := range s.Spec.Workloads {
+		d, err := registry.Lookup(w.Tool)
+		if err != nil {
+			return nil, &PreflightError{err}
+		}
+		if err := d.Check(); err != nil {
+			return nil, &PreflightError{fmt.Errorf("workload %s: %w", w.Name, err)}
+		}
+		p.drivers[w.Name] = d
+	}
+	for _, t := range s.Spec.Tunings {
+		if t.RPS != nil {
+			if err := probe.Require(probe.RPS); err != nil {
+				return nil, &PreflightError{fmt.Errorf("tuning %s: %w", t.Name, err)}
+			}
+		}
+		if t.RFS != nil {
+			if err := probe.Require(probe.RFS); err != nil {
+				return nil, &PreflightError{fmt.Errorf("tuning %s: %w", t.Name, err)}
+			}
+		}
+	}
+	var err error
+	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine); err != nil {
+		return nil, &PreflightError{err}
+	}
+	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
+		return nil, &PreflightError{err}
+	}
+	for _, t := range s.Spec.Tunings {
+		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll || t.RPS.CPUs == study.CPUsAllButSoftIRQ {
+			continue
+		}
+		set, _ := cpuset.Parse(t.RPS.CPUs)
+		for _, c := range set {
+			if !p.steerCPUs().Contains(c) {
+				return nil, &PreflightError{fmt.Errorf("tuning %s: rps cpus %s: CPU %d is not a CPU of the server node (%s)",
+					t.Name, t.RPS.CPUs, c, p.steerCPUs())}
+			}
+		}
+	}
+	return p, nil
+}
+
+// steerCPUs are the CPUs an RPS mask may name: the server node's CPUs
+// (the paper's "all cores" of the server VM), or every CPU when shared.
+func (p *plan) steerCPUs() cpuset.Set {
+	if len(p.serverCPUs) > 0 {
+		return p.serverCPUs
+	}
+	return p.machine
+}
+
+func nodeCPUs(node, list string, machine cpuset.Set) (cpuset.Set, error) {
+	if list == "" {
+		return nil, nil
+	}
+	set, err := cpuset.Parse(list)
+	if err != nil {
+		return nil, fmt.Errorf("spec.nodes.%s.cpus: %w", node, err)
+	}
+	for _, c := range set {
+		if !machine.Contains(c) {
+			return nil, fmt.Errorf("spec.nodes.%s.cpus: CPU %d does not exist (this machine has %s)", node, c, machine)
+		}
+	}
+	return set, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Run executes the study and returns the run directory. The directory is
+// returned also on failure when it holds partial results.
+func Run(ctx context.Context, opt Options) (string, error) {
+	s := opt.Study
+	if opt.Progress == nil {
+		opt.Progress = progress.New(os.Stderr)
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	p, err := Preflight(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(opt.OutDir); err == nil {
+		if ents, _ := os.ReadDir(opt.OutDir); len(ents) > 0 {
+			return "", &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory", opt.OutDir)}
+		}
+	}
+
+	r := &run{opt: opt, plan: p, study: s, id: newRunID()}
+	jdir := opt.JournalDir
+	if jdir == "" {
+		jdir = journal.DefaultDir
+	}
+	r.journal, err = journal.Open(jdir, r.id, local.Prefix)
+	if err != nil {
+		return "", fmt.Errorf("open journal: %w", err)
+	}
+	w, err := results.Create(opt.OutDir)
+	if err != nil {
+		r.journal.Close()
+		return "", err
+	}
+	r.out = w
+	err = r.execute(ctx)
+	if cerr := r.journal.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("journal: %w", cerr)
+	}
+	if cerr := w.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if r.samples > 0 {
+		if rerr := report.Build(opt.OutDir); rerr != nil && err == nil {
+			err = fmt.Errorf("build report: %w", rerr)
+		}
+	}
+	return opt.OutDir, err
+}
+
+type run struct {
+	opt     Options
+	plan    *plan
+	study   *study.Study
+	id      string
+	journal *journal.Journal
+	out     *results.Writer
+	samples int
+	// softirqCore remembers, per replica count, the core that took the
+	// most NET_RX softirqs at baseline: the core rps-7 steers away from.
+	softirqCore map[int]int
+}
+
+func (r *run) execute(ctx context.Context) error {
+	s := r.study
+	b, err := s.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := r.out.WriteStudy(b); err != nil {
+		return err
+	}
+	total := len(s.Cells()) * s.Spec.Trials
+	r.opt.Progress.Begin(total)
+	defer r.opt.Progress.End()
+	r.softirqCore = map[int]int{}
+	envWritten := false
+	for _, d := range r.plan.datapaths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := local.Up(ctx, local.Config{
+			RunID: r.id, Datapath: d, UnderlayMTU: s.Spec.Nodes.UnderlayMTU,
+			ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
+			Recorder: recorder{r.journal}, Kill: killIn,
+		})
+		if err != nil {
+			return fmt.Errorf("build cluster for %s: %w", d.Name(), err)
+		}
+		if !envWritten {
+			if err := r.writeEnv(c); err != nil {
+				c.Close()
+				return err
+			}
+			envWritten = true
+		}
+		err = r.datapath(ctx, c, d)
+		if cerr := c.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("tear down %s: %w", d.Name(), cerr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) datapath(ctx context.Context, c *local.Cluster, d datapath.Datapath) error {
+	s := r.study
+	for _, reps := range s.Spec.Replicas {
+		servers, clients, err := c.ScalePods(ctx, reps)
+		if err != nil {
+			return fmt.Errorf("%s: scale to %d pod pairs: %w", d.Name(), reps, err)
+		}
+		pairs := make([]workload.Pair, reps)
+		sp := make([]engine.Pod, reps)
+		for i := range pairs {
+			pairs[i] = workload.Pair{Server: servers[i], Client: clients[i]}
+			sp[i] = servers[i]
+		}
+		for trial := 1; trial <= s.Spec.Trials; trial++ {
+			for _, w := range s.Spec.Workloads {
+				for _, t := range s.Spec.Tunings {
+					cell := results.Cell{Datapath: d.Name(), Tuning: t.Name, Workload: w.Name, Replicas: reps}
+					if err := r.trial(ctx, c, cell, trial, t, w, pairs, sp); err != nil {
+						return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
+					}
+					r.opt.Progress.Step(fmt.Sprintf("%s %s r=%d trial %d/%d", d.Name(), t.Name, reps, trial, s.Spec.Trials))
+					if cd := s.Spec.Cooldown.Duration; cd > 0 {
+						select {
+						case <-ctx.Done():
+							return ctx.Err()
+						case <-time.After(cd):
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

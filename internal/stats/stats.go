@@ -1,0 +1,66 @@
+// Package stats computes the few statistics a cnibench report needs: mean
+// and sample standard deviation with a Student t 95% confidence interval,
+// the ratio of two means with a 95% interval (Fieller's theorem, delta
+// method as fallback), and Welch's unequal-variance t test.
+//
+// Trials of one cell are treated as independent draws; trials of two
+// tunings are independent samples (they ran at different times, on the
+// same machine). docs/statistics.md gives the formulas and why they were
+// chosen; keep the two in step.
+package stats
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Confidence is the two-sided coverage of every interval in this package.
+const Confidence = 0.95
+
+// Summary describes one sample.
+type Summary struct {
+	N    int
+	Mean float64
+	// SD is the sample standard deviation (n-1 denominator); NaN when N < 2.
+	SD float64
+	// CI95Low and CI95High bound the 95% Student t interval of the mean.
+	CI95Low, CI95High float64
+	// Degenerate is set when N < 2: no spread can be estimated, so the
+	// interval collapses to the mean (NaN when N == 0). Reports must not
+	// present such an interval as a measured uncertainty.
+	Degenerate bool
+}
+
+// Describe summarizes xs. Values are used as given: callers drop NaN or
+// infinite values first if they mean "missing".
+func Describe(xs []float64) Summary {
+	n := len(xs)
+	switch n {
+	case 0:
+		nan := math.NaN()
+		return Summary{Mean: nan, SD: nan, CI95Low: nan, CI95High: nan, Degenerate: true}
+	case 1:
+		return Summary{N: 1, Mean: xs[0], SD: math.NaN(), CI95Low: xs[0], CI95High: xs[0], Degenerate: true}
+	}
+	mean, sd := stat.MeanStdDev(xs, nil)
+	h := TQuantile(float64(n-1)) * sd / math.Sqrt(float64(n))
+	return Summary{N: n, Mean: mean, SD: sd, CI95Low: mean - h, CI95High: mean + h}
+}
+
+// TQuantile returns the two-sided 95% critical value of Student's t with df
+// degrees of freedom, t(0.975, df). An infinite df gives the normal value.
+func TQuantile(df float64) float64 {
+	if math.IsInf(df, 1) {
+		return distuv.UnitNormal.Quantile(1 - (1-Confidence)/2)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-Confidence)/2)
+}
+
+// meanVar returns the mean of xs and the estimated variance of that mean
+// (s²/n).
+func meanVar(xs []float64) (mean, varMean float64) {
+	mean, v := stat.MeanVariance(xs, nil)
+	return mean, v / float64(len(xs))
+}

@@ -1,0 +1,125 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// Applied is a tuning in effect; Revert undoes it.
+type Applied struct {
+	mu   sync.Mutex
+	j    *journal.Journal
+	fs   FS
+	done []write // in the order written
+}
+
+// write is one journaled write and whether it has been undone.
+type write struct {
+	Change
+	old      string
+	seq      int
+	reverted bool
+}
+
+// Changes returns what the tuning wrote, each with the value it replaced,
+// for the run's environment record.
+func (a *Applied) Changes() (changes []Change, old []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.done {
+		changes = append(changes, w.Change)
+		old = append(old, w.old)
+	}
+	return changes, old
+}
+
+// Apply makes the writes of Plan(t, tgt): for each it reads the current
+// value, journals old and new (on disk before the write), writes, and reads
+// back to check. Values that already hold what the tuning wants are left
+// alone. On error everything written so far is reverted and the error is
+// returned with the revert's, if any.
+func Apply(j *journal.Journal, fs FS, t study.Tuning, tgt Target) (*Applied, error) {
+	if j == nil {
+		return nil, errors.New("apply tuning: a journal is required to undo changes after a crash")
+	}
+	plan, err := Plan(t, tgt, fs)
+	if err != nil {
+		return nil, err
+	}
+	a := &Applied{j: j, fs: fs}
+	for _, c := range plan {
+		if err := a.apply(c); err != nil {
+			err = fmt.Errorf("apply tuning %s: %w", t.Name, err)
+			if rerr := a.Revert(); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("undo partial tuning: %w", rerr))
+			}
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (a *Applied) apply(c Change) error {
+	old, err := a.fs.Read(c.Netns, c.FS, c.Path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c, err)
+	}
+	if Equal(c.Path, old, c.Value) {
+		return nil
+	}
+	seq, err := a.j.RecordSet(journal.Set{Netns: c.Netns, FS: c.FS, Path: c.Path, Old: old, New: c.Value})
+	if err != nil {
+		return err
+	}
+	// From here the write may have happened (or half: a failed write can
+	// still leave the kernel changed), so it is undone like a success.
+	a.mu.Lock()
+	a.done = append(a.done, write{Change: c, old: old, seq: seq})
+	a.mu.Unlock()
+	if err := a.fs.Write(c.Netns, c.FS, c.Path, c.Value); err != nil {
+		return fmt.Errorf("write %s: %w", c, err)
+	}
+	got, err := a.fs.Read(c.Netns, c.FS, c.Path)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", c, err)
+	}
+	if !Equal(c.Path, got, c.Value) {
+		return &MismatchError{Change: c, Got: got}
+	}
+	return nil
+}
+
+// Revert writes every replaced value back, newest first, and marks each
+// done in the journal. A value whose namespace or device is gone counts as
+// reverted. It tries every value even when some fail and returns the
+// failures; calling it again retries only those. Safe on a nil *Applied
+// (a baseline or failed Apply).
+func (a *Applied) Revert() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for i := len(a.done) - 1; i >= 0; i-- {
+		w := &a.done[i]
+		if w.reverted {
+			continue
+		}
+		err := a.fs.Write(w.Netns, w.FS, w.Path, w.old)
+		if err != nil && !errors.Is(err, ErrGone) {
+			errs = append(errs, fmt.Errorf("revert %s to %q: %w", w.Change, w.old, err))
+			continue
+		}
+		if err := a.j.MarkDone(w.seq); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		w.reverted = true
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,136 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// LocalFS reaches the knobs of this machine: sysfs of a named namespace
+// through netns.WithSysfs (netns "" is the host's /sys), and the host's
+// /proc/sys as plain files.
+type LocalFS struct{}
+
+var _ FS = LocalFS{}
+
+// Read returns a knob's value without the trailing newline.
+func (LocalFS) Read(ns, fsKind, p string) (string, error) {
+	var v string
+	err := at(ns, fsKind, p, func(file string) error {
+		b, err := os.ReadFile(file)
+		v = strings.TrimRight(string(b), "\n")
+		return err
+	})
+	return v, err
+}
+
+// Write writes a knob, as `echo -n VALUE > FILE` does.
+func (LocalFS) Write(ns, fsKind, p, value string) error {
+	return at(ns, fsKind, p, func(file string) error {
+		f, err := os.OpenFile(file, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(value)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// List returns the names in a directory.
+func (LocalFS) List(ns, fsKind, dir string) ([]string, error) {
+	var names []string
+	err := at(ns, fsKind, dir, func(file string) error {
+		ents, err := os.ReadDir(file)
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return err
+	})
+	return names, err
+}
+
+// at resolves p in the namespace's filesystem and runs fn on the result,
+// mapping a missing namespace or device to ErrGone.
+func at(ns, fsKind, p string, fn func(file string) error) error {
+	switch fsKind {
+	case FSProc:
+		if ns != "" {
+			return fmt.Errorf("%s in netns %s: %w", p, ns, ErrProcNotHost)
+		}
+		if path.Clean(p) != p || !strings.HasPrefix(p, "/proc/sys/") {
+			return fmt.Errorf("%q is not a /proc/sys path: %w", p, ErrBadPath)
+		}
+		err := fn(p)
+		if errors.Is(err, os.ErrNotExist) && p == SockFlowEntriesPath {
+			err = fmt.Errorf("%w: %w", ErrNotSupported, err)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		return nil
+	case FSSysfs:
+	default:
+		return fmt.Errorf("unknown fs kind %q: %w", fsKind, ErrBadPath)
+	}
+	if path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
+		return fmt.Errorf("sysfs path %q must be relative to the sysfs root: %w", p, ErrBadPath)
+	}
+	if ns != "" && !netns.Exists(ns) {
+		return fmt.Errorf("netns %s: %w", ns, ErrGone)
+	}
+	err := netns.WithSysfs(ns, func(root string) error {
+		err := fn(filepath.Join(root, p))
+		if errors.Is(err, os.ErrNotExist) {
+			if deviceGone(root, p) {
+				return fmt.Errorf("%w: %w", ErrGone, err)
+			}
+			if knobMissing(root, p) {
+				return fmt.Errorf("%w: %w", ErrNotSupported, err)
+			}
+		}
+		return err
+	})
+	if err == nil {
+		return nil
+	}
+	if ns != "" && !errors.Is(err, ErrGone) && !netns.Exists(ns) {
+		// Deleted between the check and the mount.
+		err = fmt.Errorf("%w: %w", ErrGone, err)
+	}
+	where := ns
+	if where == "" {
+		where = "host"
+	}
+	return fmt.Errorf("sysfs of %s: %s: %w", where, p, err)
+}
+
+// deviceGone reports whether p names a file of a network device
+// (class/net/DEV/...) that does not exist in this sysfs.
+func deviceGone(root, p string) bool {
+	rest, ok := strings.CutPrefix(p, "class/net/")
+	if !ok {
+		return false
+	}
+	dev, _, _ := strings.Cut(rest, "/")
+	_, err := os.Lstat(filepath.Join(root, "class/net", dev))
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// knobMissing reports whether p is an RPS knob of a receive queue that
+// exists without it: the kernel was built without CONFIG_RPS.
+func knobMissing(root, p string) bool {
+	switch path.Base(p) {
+	case "rps_cpus", "rps_flow_cnt":
+		_, err := os.Stat(filepath.Join(root, path.Dir(p)))
+		return err == nil
+	}
+	return false
+}

@@ -1,0 +1,171 @@
+package tune
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// Plan returns the writes a tuning makes on a target, in the order Apply
+// makes them: the global RFS table first, then per device and receive
+// queue rps_cpus and rps_flow_cnt, node devices before pod devices. A
+// baseline tuning plans nothing. Plan only lists queue directories.
+func Plan(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
+	if t.IsBaseline() {
+		return nil, nil
+	}
+	var mask string
+	if t.RPS != nil {
+		cpus, err := ResolveCPUs(t.RPS.CPUs, tgt)
+		if err != nil {
+			return nil, fmt.Errorf("tuning %s: %w", t.Name, err)
+		}
+		mask = cpus.Mask(tgt.CPUs[len(tgt.CPUs)-1] + 1)
+	}
+	var flowCnt string
+	var out []Change
+	if t.RFS != nil {
+		for _, v := range []struct {
+			name string
+			n    int
+		}{{"sockFlowEntries", t.RFS.SockFlowEntries}, {"flowCnt", t.RFS.FlowCnt}} {
+			if err := checkTableSize(v.n); err != nil {
+				return nil, fmt.Errorf("tuning %s: rfs %s: %w", t.Name, v.name, err)
+			}
+		}
+		out = append(out, Change{FS: FSProc, Path: SockFlowEntriesPath, Value: strconv.Itoa(t.RFS.SockFlowEntries)})
+		flowCnt = strconv.Itoa(t.RFS.FlowCnt)
+	}
+	ifaces := slices.Clone(tgt.NodeIfaces)
+	if t.Pods {
+		ifaces = append(ifaces, tgt.PodIfaces...)
+	}
+	for _, ifc := range ifaces {
+		queues, err := RxQueues(fs, ifc)
+		if err != nil {
+			return nil, fmt.Errorf("tuning %s: %w", t.Name, err)
+		}
+		for _, q := range queues {
+			if mask != "" {
+				out = append(out, Change{Netns: ifc.Netns, FS: FSSysfs, Path: path.Join(q, "rps_cpus"), Value: mask})
+			}
+			if flowCnt != "" {
+				out = append(out, Change{Netns: ifc.Netns, FS: FSSysfs, Path: path.Join(q, "rps_flow_cnt"), Value: flowCnt})
+			}
+		}
+	}
+	return out, nil
+}
+
+// ResolveCPUs turns an RPS CPU selector into CPUs: "all" is every CPU of
+// the target, "all-but-softirq-core" all but Target.SoftIRQCore (the
+// highest CPU when unknown), anything else a CPU list within the target.
+func ResolveCPUs(sel string, tgt Target) (cpuset.Set, error) {
+	if len(tgt.CPUs) == 0 {
+		return nil, fmt.Errorf("rps cpus %q: target has no CPUs", sel)
+	}
+	switch sel {
+	case study.CPUsAll:
+		return tgt.CPUs, nil
+	case study.CPUsAllButSoftIRQ:
+		core := tgt.SoftIRQCore
+		if core < 0 {
+			core = tgt.CPUs[len(tgt.CPUs)-1]
+		}
+		if !tgt.CPUs.Contains(core) {
+			return nil, fmt.Errorf("rps cpus %q: softirq core %d is not one of the machine's CPUs %s", sel, core, tgt.CPUs)
+		}
+		rest := tgt.CPUs.Without(core)
+		if len(rest) == 0 {
+			return nil, fmt.Errorf("rps cpus %q: the machine has only CPU %d, none is left", sel, core)
+		}
+		return rest, nil
+	}
+	cpus, err := cpuset.Parse(sel)
+	if err != nil {
+		return nil, fmt.Errorf("rps cpus: %w", err)
+	}
+	for _, c := range cpus {
+		if !tgt.CPUs.Contains(c) {
+			return nil, fmt.Errorf("rps cpus %q: CPU %d is not one of the machine's CPUs %s", sel, c, tgt.CPUs)
+		}
+	}
+	return cpus, nil
+}
+
+// checkTableSize rejects RFS sizes the kernel would silently round up to a
+// power of two, so what a report says was set is what the kernel holds.
+func checkTableSize(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%d is negative", n)
+	}
+	if n&(n-1) != 0 {
+		p := 1
+		for p < n {
+			p <<= 1
+		}
+		return fmt.Errorf("%d is not a power of two; the kernel would use %d", n, p)
+	}
+	return nil
+}
+
+// RxQueues returns the sysfs directories of a device's receive queues
+// ("class/net/eth0/queues/rx-0", ...), in queue order.
+func RxQueues(fs FS, ifc engine.Iface) ([]string, error) {
+	if ifc.Name == "" || strings.ContainsAny(ifc.Name, "/") || ifc.Name == "." || ifc.Name == ".." {
+		return nil, fmt.Errorf("device %q: %w", ifc.Name, ErrBadPath)
+	}
+	dir := path.Join("class/net", ifc.Name, "queues")
+	names, err := fs.List(ifc.Netns, FSSysfs, dir)
+	if err != nil {
+		return nil, fmt.Errorf("list receive queues of %s: %w", ifaceString(ifc), err)
+	}
+	var nums []int
+	for _, n := range names {
+		if s, ok := strings.CutPrefix(n, "rx-"); ok {
+			if i, err := strconv.Atoi(s); err == nil {
+				nums = append(nums, i)
+			}
+		}
+	}
+	if len(nums) == 0 {
+		return nil, fmt.Errorf("%s has no receive queues in sysfs: %w", ifaceString(ifc), ErrNotSupported)
+	}
+	slices.Sort(nums)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = path.Join(dir, "rx-"+strconv.Itoa(n))
+	}
+	return out, nil
+}
+
+func ifaceString(ifc engine.Iface) string {
+	if ifc.Netns == "" {
+		return ifc.Name + " (host)"
+	}
+	return ifc.Name + " in " + ifc.Netns
+}
+
+// Equal compares two values of the knob at path by meaning: masks
+// (rps_cpus) as CPU sets, everything else as trimmed text (numbers as
+// numbers).
+func Equal(p, a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if path.Base(p) == "rps_cpus" {
+		sa, err1 := cpuset.ParseMask(a)
+		sb, err2 := cpuset.ParseMask(b)
+		return err1 == nil && err2 == nil && slices.Equal(sa, sb)
+	}
+	na, err1 := strconv.ParseInt(a, 10, 64)
+	nb, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 == nil && err2 == nil {
+		return na == nb
+	}
+	return a == b
+}

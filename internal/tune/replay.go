@@ -1,0 +1,88 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// Outcome says what RevertReplay did with one journaled value.
+type Outcome struct {
+	Set journal.Set
+	// Action is one of the Outcome constants.
+	Action string
+	// Now is the value found before acting (empty when gone).
+	Now string
+}
+
+// Outcome actions.
+const (
+	Restored = "restored"      // the new value was there; the old one is back
+	Already  = "already"       // the old value was there (crash before the write, or reverted but not marked)
+	Gone     = "gone"          // the namespace or device no longer exists
+	Changed  = "changed-since" // someone else changed it after us; left alone
+	Planned  = "would-restore" // dry run: would write the old value
+)
+
+func (o Outcome) String() string {
+	ns := o.Set.Netns
+	if ns == "" {
+		ns = "host"
+	}
+	return fmt.Sprintf("%s %s:%s %s (old %q, ours %q, found %q)", ns, o.Set.FS, o.Set.Path, o.Action, o.Set.Old, o.Set.New, o.Now)
+}
+
+// RevertReplay undoes the Set entries of a dead run's journal that were
+// not reverted, newest first. See RevertReplayOutcomes.
+func RevertReplay(r *journal.Replay, fs FS) error {
+	_, err := RevertReplayOutcomes(r, fs, false)
+	return err
+}
+
+// RevertReplayOutcomes undoes the pending Set entries of r, newest first,
+// and says what it did with each. A value is restored only if it still
+// holds what the run wrote: if it holds the old value there is nothing to
+// do, and if it holds a third value someone changed it after the run died,
+// and overwriting that would undo their change rather than ours. With
+// dryRun nothing is written.
+func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, error) {
+	var out []Outcome
+	var errs []error
+	pending := r.Pending()
+	for i := len(pending) - 1; i >= 0; i-- {
+		s := pending[i].Set
+		if s == nil {
+			continue
+		}
+		o := Outcome{Set: *s}
+		now, err := fs.Read(s.Netns, s.FS, s.Path)
+		switch {
+		case errors.Is(err, ErrGone):
+			o.Action = Gone
+		case err != nil:
+			errs = append(errs, fmt.Errorf("revert %s: read: %w", o.Set.Path, err))
+			continue
+		case Equal(s.Path, now, s.Old):
+			o.Action, o.Now = Already, now
+		case !Equal(s.Path, now, s.New):
+			o.Action, o.Now = Changed, now
+		case dryRun:
+			o.Action, o.Now = Planned, now
+		default:
+			o.Now = now
+			err := fs.Write(s.Netns, s.FS, s.Path, s.Old)
+			if errors.Is(err, ErrGone) {
+				o.Action = Gone
+				break
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("revert %s to %q: %w", s.Path, s.Old, err))
+				continue
+			}
+			o.Action = Restored
+		}
+		out = append(out, o)
+	}
+	return out, errors.Join(errs...)
+}

@@ -1,0 +1,43 @@
+package tune
+
+import (
+	"path"
+
+	"github.com/cnibench/cnibench/internal/engine"
+)
+
+// Snapshot reads the current RPS/RFS values of ifaces (every receive
+// queue's rps_cpus and rps_flow_cnt) and the host's rps_sock_flow_entries,
+// for the run's environment record (env.json). Keys are
+// "NETNS/DEV/rx-N/rps_cpus" (NETNS "host" for the host) and
+// "net.core.rps_sock_flow_entries". A value that cannot be read is
+// recorded as "error: ..." rather than dropped, so the record shows it.
+func Snapshot(fs FS, ifaces []engine.Iface) map[string]string {
+	out := map[string]string{}
+	put := func(key string, v string, err error) {
+		if err != nil {
+			v = "error: " + err.Error()
+		}
+		out[key] = v
+	}
+	v, err := fs.Read("", FSProc, SockFlowEntriesPath)
+	put("net.core.rps_sock_flow_entries", v, err)
+	for _, ifc := range ifaces {
+		ns := ifc.Netns
+		if ns == "" {
+			ns = "host"
+		}
+		queues, err := RxQueues(fs, ifc)
+		if err != nil {
+			put(ns+"/"+ifc.Name, "", err)
+			continue
+		}
+		for _, q := range queues {
+			for _, knob := range []string{"rps_cpus", "rps_flow_cnt"} {
+				v, err := fs.Read(ifc.Netns, FSSysfs, path.Join(q, knob))
+				put(ns+"/"+ifc.Name+"/"+path.Base(q)+"/"+knob, v, err)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+// Package tune applies a study.Tuning (RPS masks, RFS tables) to the
+// server node and its pods, and puts every value back afterwards.
+//
+// Design notes:
+//
+//   - Plan is pure: it turns a tuning and a target into the list of writes
+//     (one per receive queue of each device, plus the global
+//     rps_sock_flow_entries once on the host). It only lists queues.
+//   - Apply reads each old value, journals {old, new} (fsync'ed) and only
+//     then writes, reading the value back to check the kernel took it. On
+//     any error it undoes what it did. Revert writes the old values back
+//     in reverse order; so does RevertReplay from a dead run's journal.
+//   - Values are compared by meaning, not text: the kernel prints masks
+//     padded to the CPU count ("3" on 2 CPUs, "00000003" written) and
+//     in comma-separated words past 32 CPUs.
+//   - A namespace that is gone took its devices and their values with it;
+//     that counts as reverted (ErrGone), as CNI's DEL treats a missing
+//     container.
+//   - The host-global rps_sock_flow_entries is shared by everything on the
+//     machine: two runs tuning at once would revert each other's value.
+package tune
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// FS kinds (the strings the journal records).
+const (
+	FSSysfs = journal.FSSysfs
+	FSProc  = journal.FSProc
+)
+
+// SockFlowEntriesPath is the global RFS table size (a host sysctl:
+// net.core.rps_sock_flow_entries).
+const SockFlowEntriesPath = "/proc/sys/net/core/rps_sock_flow_entries"
+
+// Sentinel errors.
+var (
+	// ErrGone means the namespace or device holding a value no longer
+	// exists. Reverting such a value is done: it vanished with its owner.
+	ErrGone = errors.New("namespace or device is gone")
+	// ErrProcNotHost means a /proc/sys write was asked for in a namespace:
+	// cnibench only tunes the host's global sysctls.
+	ErrProcNotHost = errors.New("proc sysctls are only written on the host")
+	// ErrBadPath means a path escapes its root or has the wrong form.
+	ErrBadPath = errors.New("bad tuning path")
+	// ErrNotSupported means the kernel lacks the knob: RPS and RFS need a
+	// kernel built with CONFIG_RPS (every distribution kernel has it).
+	ErrNotSupported = errors.New("kernel lacks RPS/RFS (CONFIG_RPS)")
+)
+
+// FS reads and writes kernel knobs of a namespace. fsKind "sysfs": path is
+// relative to the namespace's own sysfs root
+// ("class/net/eth1/queues/rx-0/rps_cpus"); fsKind "proc": path is an
+// absolute /proc/sys path, host only (netns ""). Implementations return an
+// error wrapping ErrGone when the namespace or device does not exist.
+type FS interface {
+	Read(netns, fsKind, path string) (string, error)
+	Write(netns, fsKind, path, value string) error
+	// List returns the entry names of a directory (to find rx-N queues).
+	List(netns, fsKind, dir string) ([]string, error)
+}
+
+// Target is what a tuning is applied to.
+type Target struct {
+	// NodeIfaces are the server node's devices: underlay NIC, tunnel
+	// device, host-side veths of the pods.
+	NodeIfaces []engine.Iface
+	// PodIfaces are eth0 inside each server pod (used when Tuning.Pods).
+	PodIfaces []engine.Iface
+	// CPUs are the machine's CPUs, which masks are computed from.
+	CPUs cpuset.Set
+	// SoftIRQCore is the core excluded by "all-but-softirq-core"; -1 means
+	// unknown, and then the highest CPU is used, as the paper's core 3 of 4.
+	SoftIRQCore int
+}
+
+// Change is one value to write.
+type Change struct {
+	Netns string
+	FS    string
+	Path  string
+	Value string
+}
+
+func (c Change) String() string {
+	ns := c.Netns
+	if ns == "" {
+		ns = "host"
+	}
+	return fmt.Sprintf("%s %s:%s=%s", ns, c.FS, c.Path, c.Value)
+}
+
+// MismatchError means a value read back differs from the value written.
+type MismatchError struct {
+	Change Change
+	Got    string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s: kernel holds %q after writing %q", e.Change, e.Got, e.Change.Value)
+}

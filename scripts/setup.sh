@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what cnibench needs on a Debian/Ubuntu machine and builds it.
+# Idempotent: installs only what is missing. Usage: sudo scripts/setup.sh [--test]
+#   --test  also installs what the test suite needs (chromium for the report screenshot).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have iperf3  || need_pkgs+=(iperf3)
+have ethtool || need_pkgs+=(ethtool)
+have ip      || need_pkgs+=(iproute2)
+have gcc     || need_pkgs+=(gcc)
+have curl    || need_pkgs+=(curl ca-certificates)
+have unzip   || need_pkgs+=(unzip)
+if [ "${1:-}" = "--test" ]; then
+  have chromium || have chromium-browser || need_pkgs+=(chromium)
+fi
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "setup: installing ${need_pkgs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # iperf3's package asks whether to start a daemon; say no.
+  echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
+  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+# Go: use the one on PATH (or /usr/local/go) if it is new enough, else fetch
+# the toolchain named in go.mod from the Go module proxy (golang.org/toolchain).
+want=$(awk '/^go [0-9]/{print $2}' go.mod)
+export PATH="$PATH:/usr/local/go/bin"
+go_ok() {
+  have go || return 1
+  local v; v=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
+  [ "$(printf '%s\n%s\n' "$want" "$v" | sort -V | head -n1)" = "$want" ]
+}
+if ! go_ok; then
+  arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+  dest=/usr/local/lib/cnibench-go
+  if [ ! -x "$dest/go/bin/go" ]; then
+    echo "setup: fetching Go $want from the Go module proxy"
+    tmp=$(mktemp -d)
+    curl -fsSL -o "$tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
+    mkdir -p "$dest" && unzip -q "$tmp/go.zip" -d "$tmp/x"
+    rm -rf "$dest/go" && mv "$tmp/x/golang.org/toolchain@v0.0.1-go${want}.linux-${arch}" "$dest/go"
+    chmod +x "$dest/go/bin/"* "$dest/go/pkg/tool/"*/* 2>/dev/null || true
+    rm -rf "$tmp"
+  fi
+  export PATH="$dest/go/bin:$PATH"
+fi
+
+mkdir -p bin
+go build -trimpath -o bin/cnibench ./cmd/cnibench
+echo "setup: built bin/cnibench ($(go version | awk '{print $3}'))"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's second command: the whole test suite.
+#   1. unit tests (no root needed), 2. kernel tests as root in throw-away
+#   namespaces, 3. an end-to-end quick run of the binary, then a leak check.
+# Run as root on Debian/Ubuntu; installs what the tests need.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test: run as root (sudo $0): kernel tests create network namespaces" >&2
+  exit 2
+fi
+scripts/setup.sh --test
+export PATH="$PATH:/usr/local/go/bin:/usr/local/lib/cnibench-go/go/bin"
+
+echo "== gofmt / go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
+go vet ./...
+
+echo "== unit and kernel tests"
+# -p 1: kernel tests measure traffic; running packages in parallel on a
+# small machine would make them fight for the CPUs.
+go test -p 1 -count=1 ./...
+
+echo "== end-to-end: cnibench run rps-rfs --quick"
+out=$(mktemp -d)/run
+before_ns=$(ip netns list | wc -l)
+before_sock=$(cat /proc/sys/net/core/rps_sock_flow_entries)
+bin/cnibench run rps-rfs --quick --out "$out"
+for f in study.yaml env.json samples.jsonl cpu.jsonl summary.csv summary.md report.html; do
+  [ -s "$out/$f" ] || { echo "e2e: $f missing or empty in $out"; exit 1; }
+done
+[ "$(ip netns list | wc -l)" -eq "$before_ns" ] || { echo "e2e: namespaces left behind:"; ip netns list; exit 1; }
+[ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$before_sock" ] || { echo "e2e: rps_sock_flow_entries not restored"; exit 1; }
+if command -v chromium >/dev/null; then
+  scripts/screenshot-report.sh "$out" "$out/report.png"
+fi
+echo "e2e: ok ($out)"
