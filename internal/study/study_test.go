@@ -85,7 +85,6 @@ func TestInvalidFixtures(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 func TestBuiltinRPSRFSCarriesPaperParameters(t *testing.T) {
 	s, err := Resolve("rps-rfs", Options{}, testCatalog)
 	if err != nil {

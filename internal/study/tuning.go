@@ -12,9 +12,9 @@ import (
 // node. It is written either as the name of a built-in tuning ("rfs+") or
 // as a mapping that defines one:
 //
-//	- name: rps-0-2
-//	  rps: {cpus: "0-2"}
-//	  pods: true
+//   - name: rps-0-2
+//     rps: {cpus: "0-2"}
+//     pods: true
 type Tuning struct {
 	Name string `yaml:"name"`
 	RPS  *RPS   `yaml:"rps,omitempty"`
@@ -42,9 +42,9 @@ type RFS struct {
 
 // RPS CPU selectors.
 const (
-	CPUsAll            = "all"
-	CPUsAllButSoftIRQ  = "all-but-softirq-core"
-	paperRFSEntries    = 32768
+	CPUsAll           = "all"
+	CPUsAllButSoftIRQ = "all-but-softirq-core"
+	paperRFSEntries   = 32768
 )
 
 // builtinTunings are the configurations of the rps-rfs study (seed 000)

@@ -85,11 +85,11 @@ type Workload struct {
 
 // Reference is a published number set beside ours in the report.
 type Reference struct {
-	Datapath string  `yaml:"datapath,omitempty"`
-	Tuning   string  `yaml:"tuning,omitempty"`
-	Replicas int     `yaml:"replicas,omitempty"`
-	Metric   string  `yaml:"metric"`
-	CPU      *int    `yaml:"cpu,omitempty"`
+	Datapath string `yaml:"datapath,omitempty"`
+	Tuning   string `yaml:"tuning,omitempty"`
+	Replicas int    `yaml:"replicas,omitempty"`
+	Metric   string `yaml:"metric"`
+	CPU      *int   `yaml:"cpu,omitempty"`
 	// Value is in the metric's unit; Normalized is relative to baseline.
 	Value      *float64 `yaml:"value,omitempty"`
 	Normalized *float64 `yaml:"normalized,omitempty"`

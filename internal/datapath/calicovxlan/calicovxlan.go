@@ -65,8 +65,8 @@ func (*Datapath) Tunnel() string { return Device }
 // MTU implements datapath.Datapath.
 func (*Datapath) MTU(underlay int) int { return underlay - overhead }
 
-func block(n datapath.Node) *net.IPNet   { return wire.Subnet24(poolBase, n.Index) }
-func tunnelIP(n datapath.Node) net.IP    { return wire.PodAddr(block(n).IP, 1) }
+func block(n datapath.Node) *net.IPNet    { return wire.Subnet24(poolBase, n.Index) }
+func tunnelIP(n datapath.Node) net.IP     { return wire.PodAddr(block(n).IP, 1) }
 func podIP(n datapath.Node, i int) net.IP { return wire.PodAddr(block(n).IP, i+2) }
 
 // SetupNode creates vxlan.calico and turns on forwarding.
