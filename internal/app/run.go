@@ -32,9 +32,6 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			"  sudo cnibench run ./my-study.yaml",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.engine != "local" {
-				return inputErr(fmt.Errorf("--engine %q: only the local engine is available in this build", f.engine))
-			}
 			s, err := f.load(args[0])
 			if err != nil {
 				return err
@@ -45,6 +42,7 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			}
 			prog := progress.New(cmd.ErrOrStderr())
 			dir, err := runner.Run(cmd.Context(), runner.Options{
+				Engine:     f.engine,
 				Study:      s,
 				OutDir:     out,
 				JournalDir: f.journalDir,

@@ -85,3 +85,15 @@ func (e *ExitError) Error() string {
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// Cluster is what a run needs from an engine: two nodes (servers on one,
+// clients on the other, as the papers place them) and pods on them.
+type Cluster interface {
+	Server() Node
+	Client() Node
+	// Scale makes each node run exactly r workload pods and returns the
+	// server node's and the client node's pods, index-aligned into pairs.
+	Scale(ctx context.Context, r int) (servers, clients []Pod, err error)
+	// Close removes everything the engine created for this cluster.
+	Close() error
+}

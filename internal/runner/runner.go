@@ -21,8 +21,6 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -42,8 +40,18 @@ type Options struct {
 	JournalDir string // default journal.DefaultDir
 	Progress   progress.Reporter
 	Log        *slog.Logger
+	// Engine selects where nodes and pods come from ("local", default).
+	Engine string
 	// ProcRoot is where /proc is read for metrics (tests may change it).
 	ProcRoot string
+}
+
+func newBackend(opt Options) (backend, error) {
+	switch opt.Engine {
+	case "", "local":
+		return localBackend{procRoot: opt.ProcRoot}, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q (available: local)", opt.Engine)
 }
 
 // PreflightError is a problem found before anything touched the host.
@@ -59,7 +67,6 @@ func IsPreflight(err error) bool {
 }
 
 type plan struct {
-	datapaths  []datapath.Datapath
 	drivers    map[string]workload.Driver
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
@@ -68,20 +75,10 @@ type plan struct {
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
 // changes nothing on the host.
-func Preflight(ctx context.Context, s *study.Study) (*plan, error) {
+func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Range(runtime.NumCPU())}
-	if os.Geteuid() != 0 {
-		return nil, &PreflightError{errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")}
-	}
-	for _, name := range s.Spec.Datapaths {
-		d, err := catalog.Lookup(name)
-		if err != nil {
-			return nil, &PreflightError{err}
-		}
-		if err := probe.Require(d.Features()...); err != nil {
-			return nil, &PreflightError{fmt.Errorf("datapath %s: %w", name, err)}
-		}
-		p.datapaths = append(p.datapaths, d)
+	if err := b.preflight(ctx, s, p); err != nil {
+		return nil, &PreflightError{err}
 	}
 	for _, w := range s.Spec.Workloads {
 		d, err := registry.Lookup(w.Tool)
@@ -168,7 +165,11 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	p, err := Preflight(ctx, s)
+	b, err := newBackend(opt)
+	if err != nil {
+		return "", &PreflightError{err}
+	}
+	p, err := preflight(ctx, b, s)
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +179,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		}
 	}
 
-	r := &run{opt: opt, plan: p, study: s, id: newRunID()}
+	r := &run{opt: opt, plan: p, study: s, id: newRunID(), backend: b}
 	jdir := opt.JournalDir
 	if jdir == "" {
 		jdir = journal.DefaultDir
@@ -209,6 +210,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 }
 
 type run struct {
+	backend backend
 	opt     Options
 	plan    *plan
 	study   *study.Study
@@ -235,17 +237,13 @@ func (r *run) execute(ctx context.Context) error {
 	defer r.opt.Progress.End()
 	r.softirqCore = map[int]int{}
 	envWritten := false
-	for _, d := range r.plan.datapaths {
+	for _, d := range s.Spec.Datapaths {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := local.Up(ctx, local.Config{
-			RunID: r.id, Datapath: d, UnderlayMTU: s.Spec.Nodes.UnderlayMTU,
-			ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
-			Recorder: recorder{r.journal}, Kill: killIn,
-		})
+		c, err := r.backend.up(ctx, r, d)
 		if err != nil {
-			return fmt.Errorf("build cluster for %s: %w", d.Name(), err)
+			return fmt.Errorf("build cluster for %s: %w", d, err)
 		}
 		if !envWritten {
 			if err := r.writeEnv(c); err != nil {
@@ -256,7 +254,7 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		err = r.datapath(ctx, c, d)
 		if cerr := c.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("tear down %s: %w", d.Name(), cerr)
+			err = fmt.Errorf("tear down %s: %w", d, cerr)
 		}
 		if err != nil {
 			return err
@@ -265,27 +263,25 @@ func (r *run) execute(ctx context.Context) error {
 	return nil
 }
 
-func (r *run) datapath(ctx context.Context, c *local.Cluster, d datapath.Datapath) error {
+func (r *run) datapath(ctx context.Context, c engine.Cluster, dp string) error {
 	s := r.study
 	for _, reps := range s.Spec.Replicas {
-		servers, clients, err := c.ScalePods(ctx, reps)
+		servers, clients, err := c.Scale(ctx, reps)
 		if err != nil {
-			return fmt.Errorf("%s: scale to %d pod pairs: %w", d.Name(), reps, err)
+			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, reps, err)
 		}
 		pairs := make([]workload.Pair, reps)
-		sp := make([]engine.Pod, reps)
 		for i := range pairs {
 			pairs[i] = workload.Pair{Server: servers[i], Client: clients[i]}
-			sp[i] = servers[i]
 		}
 		for trial := 1; trial <= s.Spec.Trials; trial++ {
 			for _, w := range s.Spec.Workloads {
 				for _, t := range s.Spec.Tunings {
-					cell := results.Cell{Datapath: d.Name(), Tuning: t.Name, Workload: w.Name, Replicas: reps}
-					if err := r.trial(ctx, c, cell, trial, t, w, pairs, sp); err != nil {
+					cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
+					if err := r.trial(ctx, c, cell, trial, t, w, pairs, servers); err != nil {
 						return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
 					}
-					r.opt.Progress.Step(fmt.Sprintf("%s %s r=%d trial %d/%d", d.Name(), t.Name, reps, trial, s.Spec.Trials))
+					r.opt.Progress.Step(fmt.Sprintf("%s %s r=%d trial %d/%d", dp, t.Name, reps, trial, s.Spec.Trials))
 					if cd := s.Spec.Cooldown.Duration; cd > 0 {
 						select {
 						case <-ctx.Done():

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -21,7 +20,7 @@ const basePort = 5201
 
 // trial runs one repetition of one cell: apply the tuning, run the
 // workload with the metric window over its measured part, revert.
-func (r *run) trial(ctx context.Context, c *local.Cluster, cell results.Cell, trial int,
+func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, trial int,
 	t study.Tuning, w study.Workload, pairs []workload.Pair, servers []engine.Pod) (err error) {
 	srv := c.Server()
 	tgt := tune.Target{CPUs: r.plan.steerCPUs(), SoftIRQCore: r.softIRQCore(cell.Replicas)}
@@ -37,7 +36,7 @@ func (r *run) trial(ctx context.Context, c *local.Cluster, cell results.Cell, tr
 	for _, p := range servers {
 		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
 	}
-	applied, err := tune.Apply(r.journal, tune.LocalFS{}, t, tgt)
+	applied, err := tune.Apply(r.journal, r.backend.fs(), t, tgt)
 	if err != nil {
 		return fmt.Errorf("apply tuning %s: %w", t.Name, err)
 	}
@@ -48,7 +47,7 @@ func (r *run) trial(ctx context.Context, c *local.Cluster, cell results.Cell, tr
 	}()
 
 	s := r.study.Spec
-	win := newWindow(r.opt.ProcRoot, s.Warmup.Duration, s.Duration.Duration)
+	win := newWindow(r.backend.sampler(srv), s.Warmup.Duration, s.Duration.Duration)
 	start := time.Now()
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
 		Pairs: pairs, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
@@ -120,7 +119,7 @@ func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
 // window samples CPU metrics over the measured part of a trial: from
 // warm-up end after the clients started to the end of the duration.
 type window struct {
-	procRoot         string
+	sampler          cpuSampler
 	warmup, duration time.Duration
 	once             sync.Once
 	done             chan struct{}
@@ -129,11 +128,8 @@ type window struct {
 	err              error
 }
 
-func newWindow(procRoot string, warmup, duration time.Duration) *window {
-	if procRoot == "" {
-		procRoot = "/proc"
-	}
-	return &window{procRoot: procRoot, warmup: warmup, duration: duration,
+func newWindow(s cpuSampler, warmup, duration time.Duration) *window {
+	return &window{sampler: s, warmup: warmup, duration: duration,
 		done: make(chan struct{}), cancel: make(chan struct{})}
 }
 
@@ -148,7 +144,7 @@ func (w *window) sample(t0 time.Time) {
 		w.err = errors.New("trial ended before its warm-up did")
 		return
 	}
-	s := metrics.NewSampler(w.procRoot, time.Second)
+	s := w.sampler
 	if err := s.Start(); err != nil {
 		w.err = err
 		return

@@ -86,7 +86,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
 	}
 	vx := &netlink.Vxlan{
-		LinkAttrs:    netlink.LinkAttrs{Name: Device, MTU: d.MTU(n.UnderlayMTU)},
+		LinkAttrs:    wire.Attrs(Device, d.MTU(n.UnderlayMTU)),
 		VxlanId:      vni,
 		VtepDevIndex: under.Attrs().Index,
 		SrcAddr:      n.UnderlayIP,

@@ -74,7 +74,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	}
 	defer h.Close()
 	mtu := d.MTU(n.UnderlayMTU)
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: Bridge, MTU: mtu}}
+	br := &netlink.Bridge{LinkAttrs: wire.Attrs(Bridge, mtu)}
 	if err := h.LinkAdd(br); err != nil {
 		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
 	}
@@ -90,7 +90,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
 	}
 	vx := &netlink.Vxlan{
-		LinkAttrs:    netlink.LinkAttrs{Name: Device, MTU: mtu},
+		LinkAttrs:    wire.Attrs(Device, mtu),
 		VxlanId:      vni,
 		VtepDevIndex: under.Attrs().Index,
 		SrcAddr:      n.UnderlayIP,

@@ -31,7 +31,7 @@ func HostVethName(prefix, pod string) string {
 // Equivalent to: ip -n NODE link add HOST mtu M type veth peer name eth0 netns POD mtu M
 func VethIntoPod(node, pod *netns.NetlinkHandle, hostName, podName string, mtu int) (netlink.Link, error) {
 	v := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: hostName, MTU: mtu},
+		LinkAttrs:     Attrs(hostName, mtu),
 		PeerName:      podName,
 		PeerNamespace: netlink.NsFd(pod.NsFd()),
 	}
@@ -170,4 +170,13 @@ func Subnet24(base net.IP, idx int) *net.IPNet {
 	ip[2] = byte(idx)
 	ip[3] = 0
 	return &net.IPNet{IP: ip, Mask: net.CIDRMask(24, 32)}
+}
+
+// Attrs returns link attributes with the kernel's defaults (notably a
+// non-zero txqueuelen: a literal netlink.LinkAttrs{} asks for 0, which
+// breaks qdiscs such as tbf and netem added later) plus name and MTU.
+func Attrs(name string, mtu int) netlink.LinkAttrs {
+	a := netlink.NewLinkAttrs()
+	a.Name, a.MTU = name, mtu
+	return a
 }

@@ -144,7 +144,7 @@ func (c *Cluster) underlay() error {
 	}
 	defer hc.Close()
 	v := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: UnderlayDev, MTU: c.cfg.UnderlayMTU},
+		LinkAttrs:     wire.Attrs(UnderlayDev, c.cfg.UnderlayMTU),
 		PeerName:      UnderlayDev,
 		PeerNamespace: netlink.NsFd(hc.NsFd()),
 	}
@@ -177,10 +177,10 @@ func (c *Cluster) underlay() error {
 }
 
 // Server is the node where servers run and tunings apply.
-func (c *Cluster) Server() *Node { return c.server }
+func (c *Cluster) Server() engine.Node { return c.server }
 
 // Client is the node where clients run.
-func (c *Cluster) Client() *Node { return c.client }
+func (c *Cluster) Client() engine.Node { return c.client }
 
 // Nodes returns both nodes, server first.
 func (c *Cluster) Nodes() []*Node { return []*Node{c.server, c.client} }
@@ -282,3 +282,22 @@ func (c *Cluster) Namespaces() []string { return append([]string(nil), c.created
 
 var _ engine.Node = (*Node)(nil)
 var _ engine.Pod = (*Pod)(nil)
+
+// Scale implements engine.Cluster.
+func (c *Cluster) Scale(ctx context.Context, r int) ([]engine.Pod, []engine.Pod, error) {
+	s, cl, err := c.ScalePods(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return podList(s), podList(cl), nil
+}
+
+func podList(ps []*Pod) []engine.Pod {
+	out := make([]engine.Pod, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
+}
+
+var _ engine.Cluster = (*Cluster)(nil)

@@ -163,7 +163,7 @@ func TestScalePodsDownRemovesNamespaces(t *testing.T) {
 	if netns.Exists(gone) {
 		t.Errorf("namespace %s still exists after scaling down", gone)
 	}
-	if n := len(c.Server().Pods()); n != 1 {
+	if n := len(c.server.Pods()); n != 1 {
 		t.Errorf("%d server pods, want 1", n)
 	}
 }

@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// localBackend runs studies on network namespaces of this machine.
+type localBackend struct {
+	procRoot string
+}
+
+func (localBackend) name() string { return "local" }
+
+func (b localBackend) preflight(_ context.Context, s *study.Study, _ *plan) error {
+	if os.Geteuid() != 0 {
+		return errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")
+	}
+	for _, name := range s.Spec.Datapaths {
+		d, err := catalog.Lookup(name)
+		if err != nil {
+			return err
+		}
+		if err := probe.Require(d.Features()...); err != nil {
+			return fmt.Errorf("datapath %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (b localBackend) up(ctx context.Context, r *run, name string) (engine.Cluster, error) {
+	d, err := catalog.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return local.Up(ctx, local.Config{
+		RunID: r.id, Datapath: d, UnderlayMTU: r.study.Spec.Nodes.UnderlayMTU,
+		ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
+		Recorder: recorder{r.journal}, Kill: cleanup.KillInNetns,
+	})
+}
+
+func (localBackend) fs() tune.FS { return tune.LocalFS{} }
+
+// sampler reads the machine's /proc: emulated nodes share its kernel, so
+// per-core figures cover every CPU (each labelled with its node).
+func (b localBackend) sampler(engine.Node) cpuSampler {
+	return metrics.NewSampler(b.procRoot, time.Second)
+}
+
+func (b localBackend) describe(r *run, c engine.Cluster, e *results.Env) {
+	lc := c.(*local.Cluster)
+	e.NodeCPUs = map[string][]int{
+		local.ServerNode: r.plan.serverCPUs,
+		local.ClientNode: r.plan.clientCPUs,
+	}
+	e.Offloads = map[string]map[string]bool{}
+	for _, n := range lc.Nodes() {
+		ifaces := []engine.Iface{n.Underlay()}
+		if t, ok := n.Tunnel(); ok {
+			ifaces = append(ifaces, t)
+		}
+		for _, ifc := range ifaces {
+			if f := offloads(n, ifc.Name); f != nil {
+				e.Offloads[n.Name()+"/"+ifc.Name] = f
+			}
+		}
+	}
+	if len(r.plan.serverCPUs) == 0 && len(r.plan.clientCPUs) == 0 {
+		e.Notes = append(e.Notes, "nodes share every CPU of the machine (no spec.nodes.*.cpus): per-core figures show the whole machine, where server and client work mix")
+	}
+	e.Notes = append(e.Notes, "local engine: nodes are network namespaces joined by a veth underlay; packets never touch a physical NIC, so NIC interrupts, hardware offloads and wire speed are not part of the measurement")
+}
+
+// recorder adapts the journal to the local engine's Recorder.
+type recorder struct{ j *journal.Journal }
+
+func (r recorder) RecordNetns(name string) error {
+	_, err := r.j.RecordObject(journal.Object{Kind: journal.KindNetns, Name: name})
+	return err
+}
+
+func (r recorder) RemovedNetns(name string) error {
+	return r.j.MarkRemoved(journal.KindNetns, "", name)
+}
