@@ -18,7 +18,7 @@ func newCleanupCmd() *cobra.Command {
 longer alive: it reverts sysfs/sysctl values to their exact previous values, stops
 the runs' processes and deletes their namespaces. It also removes any namespace named
 cnb-* that belongs to no live run. Live runs are never touched.`,
-		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run",
+		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := cleanup.Run(cmd.Context(), opt)
@@ -35,6 +35,7 @@ cnb-* that belongs to no live run. Live runs are never touched.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print what would be done, change nothing")
+	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (as in env.json run_id); default: every run that is no longer alive")
 	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "journal directory (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	return cmd

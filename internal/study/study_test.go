@@ -11,7 +11,7 @@ import (
 
 var testCatalog = Catalog{
 	Datapaths: []string{"calico-vxlan", "flannel-vxlan"},
-	Tools:     map[string][]string{"iperf3": {"tcp", "udp"}},
+	Tools:     map[string][]string{"iperf3": {"tcp", "udp"}, "sockperf": {"tcp", "udp"}, "ab": {"tcp"}},
 }
 
 func TestValidFixtures(t *testing.T) {
@@ -50,6 +50,12 @@ func TestInvalidFixtures(t *testing.T) {
 		"invalid-api-version.yaml":        {1, `apiVersion: must be "cnibench/v1alpha1"`},
 		"invalid-length.yaml":             {8, `"12Q" is not a size`},
 		"invalid-duration-syntax.yaml":    {11, `invalid duration "soon"`},
+		"invalid-udp-concurrency.yaml":    {12, "spec.workloads[0].concurrency: tool iperf3 has no option concurrency"},
+		"invalid-rates-rr.yaml":           {10, "spec.workloads[0].rates: tool sockperf has no option rates"},
+		"invalid-two-sweeps.yaml":         {11, "a workload sweeps one parameter; it sweeps rates and parallels"},
+		"invalid-udp-no-rate.yaml":        {0, "a UDP test needs an offered bitrate"},
+		"invalid-background-streams.yaml": {11, "1500 connections over 2 pairs is 750 streams per iperf3 client"},
+		"invalid-placement.yaml":          {10, `"same-host" is not inter-node or intra-node`},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(want) {

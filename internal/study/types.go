@@ -74,14 +74,76 @@ type NodeSpec struct {
 	CPUs string `yaml:"cpus,omitempty"`
 }
 
-// Workload is one traffic generator configuration.
+// Workload is one traffic generator configuration. Fields a tool does not
+// use are rejected by validation (see toolOptions). A list field (rates,
+// lengths, parallels, messageSizes, concurrency, background.connections)
+// is a sweep: the workload expands into one variant per value (Variants),
+// each its own cell named "NAME@VALUE".
 type Workload struct {
 	Name     string `yaml:"name,omitempty"`
 	Tool     string `yaml:"tool"`
 	Protocol string `yaml:"protocol,omitempty"`
-	// Length is the write/read buffer size (iperf3 -l), e.g. "128K".
-	Length string `yaml:"length,omitempty"`
+	// Length is the write/read buffer size (iperf3 -l), e.g. "128K"; for
+	// UDP it is the datagram payload size.
+	Length  string   `yaml:"length,omitempty"`
+	Lengths []string `yaml:"lengths,omitempty"`
+	// Rate is the offered bitrate per stream (iperf3 -b), e.g. "500M".
+	Rate  string   `yaml:"rate,omitempty"`
+	Rates []string `yaml:"rates,omitempty"`
+	// Parallel is the number of streams per client (iperf3 -P).
+	Parallel  int   `yaml:"parallel,omitempty"`
+	Parallels []int `yaml:"parallels,omitempty"`
+	// Reverse makes the server send (iperf3 -R).
+	Reverse bool `yaml:"reverse,omitempty"`
+	// Placement is inter-node (client and server on different nodes, the
+	// default) or intra-node (both on the server node).
+	Placement string `yaml:"placement,omitempty"`
+	// Pin binds the server and client processes to CPU lists.
+	Pin *Pin `yaml:"pin,omitempty"`
+	// MessageSize is the request and response size of a request/response
+	// workload (sockperf --msg-size), bytes.
+	MessageSize  int   `yaml:"messageSize,omitempty"`
+	MessageSizes []int `yaml:"messageSizes,omitempty"`
+	// Concurrency lists the HTTP client concurrencies to sweep (ab -c).
+	Concurrency []int `yaml:"concurrency,omitempty"`
+	// Size is the HTTP response body size, e.g. "5M".
+	Size string `yaml:"size,omitempty"`
+	// Background runs capped TCP connections beside the measured pair.
+	Background *Background `yaml:"background,omitempty"`
+	// CPP samples the whole machine with perf during the measured window
+	// and reports the CPU cost per packet by kernel component.
+	CPP bool `yaml:"cpp,omitempty"`
+
+	// Base is the name of the workload a variant was expanded from and
+	// Param the swept value ("500M"); both empty for a plain workload.
+	Base  string `yaml:"-"`
+	Param string `yaml:"-"`
 }
+
+// Pin binds processes to CPUs ("0", "2-3"); empty leaves them on their
+// node's CPUs.
+type Pin struct {
+	Server string `yaml:"server,omitempty"`
+	Client string `yaml:"client,omitempty"`
+}
+
+// Background is the load of seed 004: Connections TCP connections, each
+// capped at Rate, spread evenly over Pairs extra pod pairs (iperf3 -P and
+// -b per stream), running while the measured pair runs.
+type Background struct {
+	Connections []int  `yaml:"connections"`
+	Pairs       int    `yaml:"pairs"`
+	Rate        string `yaml:"rate"`
+}
+
+// Placements of a workload's client.
+const (
+	PlacementInterNode = "inter-node"
+	PlacementIntraNode = "intra-node"
+)
+
+// IntraNode reports whether client and server share the server node.
+func (w Workload) IntraNode() bool { return w.Placement == PlacementIntraNode }
 
 // Reference is a published number set beside ours in the report.
 type Reference struct {

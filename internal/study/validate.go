@@ -15,6 +15,9 @@ type Catalog struct {
 	Datapaths []string
 	// Tools maps workload tool name to the protocols it supports.
 	Tools map[string][]string
+	// Options maps tool name to the workload options it accepts
+	// (Opt* names); nil means DefaultToolOptions.
+	Options map[string][]string
 }
 
 // Defaults fills fields left empty with the papers' defaults.
@@ -41,6 +44,7 @@ func (s *Study) Defaults() {
 		if w.Name == "" {
 			w.Name = w.Tool + "-" + w.Protocol
 		}
+		workloadDefaults(w)
 	}
 }
 
@@ -128,8 +132,9 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 		} else if !contains(protos, w.Protocol) {
 			bad(f+".protocol", "tool %s does not support protocol %q (supported: %s)", w.Tool, w.Protocol, strings.Join(protos, ", "))
 		}
-		if w.Length != "" && !lengthRE.MatchString(w.Length) {
-			bad(f+".length", "%q is not a size like 128K, 4M or 1400", w.Length)
+		validateWorkload(w, f, cat, bad)
+		if strings.ContainsAny(w.Name, "@/ ") {
+			bad(f+".name", "workload name %q must not contain '@', '/' or spaces ('@' names a sweep's variants)", w.Name)
 		}
 		if seen[w.Name] {
 			bad(f+".name", "workload name %q used twice", w.Name)
@@ -194,7 +199,7 @@ func (s *Study) Cells() []results.Cell {
 	var cells []results.Cell
 	for _, d := range s.Spec.Datapaths {
 		for _, r := range s.Spec.Replicas {
-			for _, w := range s.Spec.Workloads {
+			for _, w := range s.Variants() {
 				for _, t := range s.Spec.Tunings {
 					cells = append(cells, results.Cell{Datapath: d, Tuning: t.Name, Workload: w.Name, Replicas: r})
 				}
@@ -214,9 +219,9 @@ func (s *Study) Tuning(name string) (Tuning, bool) {
 	return Tuning{}, false
 }
 
-// Workload returns the study's workload of that name.
+// Workload returns the study's workload or sweep variant of that name.
 func (s *Study) Workload(name string) (Workload, bool) {
-	for _, w := range s.Spec.Workloads {
+	for _, w := range s.Variants() {
 		if w.Name == name {
 			return w, true
 		}

@@ -1,0 +1,389 @@
+// Package e2e runs the cnibench binary as a user would: bad input,
+// a small real run, Ctrl-C and kill -9 in the middle of a run followed by
+// `cnibench cleanup`. Every test checks that the host is left as found.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cnibench-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "cnibench")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/cnibench")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build cnibench:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const sockFlow = "/proc/sys/net/core/rps_sock_flow_entries"
+
+// hostState is what a run may change and must put back.
+type hostState struct {
+	namespaces []string
+	sockFlow   string
+}
+
+func snapshot(t *testing.T) hostState {
+	t.Helper()
+	var s hostState
+	ents, _ := os.ReadDir("/var/run/netns")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "cnb-") {
+			s.namespaces = append(s.namespaces, e.Name())
+		}
+	}
+	b, err := os.ReadFile(sockFlow)
+	if err == nil {
+		s.sockFlow = strings.TrimSpace(string(b))
+	}
+	return s
+}
+
+// assertUntouched compares the host with a snapshot, ignoring namespaces
+// of other runs that existed before.
+func assertUntouched(t *testing.T, before hostState, runPrefix string) {
+	t.Helper()
+	after := snapshot(t)
+	if after.sockFlow != before.sockFlow {
+		t.Errorf("rps_sock_flow_entries is %s, was %s", after.sockFlow, before.sockFlow)
+	}
+	old := map[string]bool{}
+	for _, n := range before.namespaces {
+		old[n] = true
+	}
+	for _, n := range after.namespaces {
+		if !old[n] && (runPrefix == "" || strings.HasPrefix(n, runPrefix)) {
+			t.Errorf("namespace %s left behind", n)
+		}
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func cnibench(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run cnibench: %v", err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (the local engine creates namespaces)")
+	}
+}
+
+func requireTool(t *testing.T, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		t.Skipf("skipped: %s not installed", tool)
+	}
+}
+
+// writeStudy writes a small study file for a test.
+func writeStudy(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "study.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const tinyStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: tiny
+spec:
+  datapaths: [%s]
+  tunings: [%s]
+  workloads:
+    - {name: tcp, tool: iperf3, length: 128K}
+  replicas: [1]
+  trials: 1
+  duration: %s
+  warmup: 1s
+`
+
+func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
+	malformed := writeStudy(t, "apiVersion: cnibench/v1alpha1\nkind: Study\nspec:\n  datapaths: [calico-vxlan\n")
+	emptyPath := t.TempDir()
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"unknown datapath", nil, []string{"--set", "datapaths=[nosuch]"}, `unknown datapath "nosuch"`},
+		{"unknown tuning", nil, []string{"--set", "tunings=[baseline,warp]"}, `unknown tuning "warp"`},
+		{"zero replicas", nil, []string{"--set", "replicas=[1,0]"}, "replica count must be between 1 and"},
+		{"negative replicas", nil, []string{"--set", "replicas=[-2]"}, "replica count must be between 1 and"},
+		{"duration not above warm-up", nil, []string{"--set", "duration=2s", "--set", "warmup=2s"}, "must be longer than warmup"},
+		{"malformed yaml", nil, []string{"FILE:" + malformed}, "malformed YAML"},
+		{"missing study", nil, []string{"FILE:/nonexistent/study.yaml"}, "no built-in study of that name"},
+		{"missing iperf3", []string{"PATH=" + emptyPath}, nil, "iperf3"},
+		{"unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
+		{"unknown engine", nil, []string{"--engine", "mesos"}, `unknown engine "mesos"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			jdir := t.TempDir()
+			out := filepath.Join(t.TempDir(), "run")
+			target := "rps-rfs"
+			var extra []string
+			for _, a := range tc.args {
+				if strings.HasPrefix(a, "FILE:") {
+					target = strings.TrimPrefix(a, "FILE:")
+				} else {
+					extra = append(extra, a)
+				}
+			}
+			before := snapshot(t)
+			args := append([]string{"run", target, "--quick", "--out", out, "--journal-dir", jdir}, extra...)
+			r := cnibench(t, tc.env, args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", r.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 {
+				t.Errorf("want one error line, got %d:\n%s", len(lines), r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr %q does not name the problem (%q)", r.stderr, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("run directory %s was created", out)
+			}
+			if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+				t.Errorf("journal written: %v", ents)
+			}
+			assertUntouched(t, before, "")
+		})
+	}
+}
+
+func TestShowAndStudies(t *testing.T) {
+	r := cnibench(t, nil, "studies")
+	if r.code != 0 || !strings.Contains(r.stdout, "rps-rfs") {
+		t.Fatalf("studies: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = cnibench(t, nil, "show", "rps-rfs", "--quick", "--set", "trials=3")
+	if r.code != 0 || !strings.Contains(r.stdout, "trials: 3") || !strings.Contains(r.stdout, "replicas:") {
+		t.Fatalf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, cmd := range []string{"run", "studies", "show", "report", "cleanup", "doctor"} {
+		r := cnibench(t, nil, cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%s --help: exit %d, no example:\n%s", cmd, r.code, r.stdout)
+		}
+	}
+}
+
+// A real (small) run writes every file and leaves the host as it was.
+func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	before := snapshot(t)
+	study := writeStudy(t, fmt.Sprintf(tinyStudy, "calico-vxlan, flannel-vxlan", "baseline, rfs+", "3s"))
+	r := cnibench(t, nil, "run", study, "--out", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, f := range []string{"study.yaml", "env.json", "samples.jsonl", "cpu.jsonl", "summary.csv", "summary.md", "report.html"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty", f)
+		}
+	}
+	samples, _ := os.ReadFile(filepath.Join(out, "samples.jsonl"))
+	if n := bytes.Count(samples, []byte("\n")); n != 4 {
+		t.Errorf("%d samples, want 4 (2 datapaths x 2 tunings)", n)
+	}
+	csv, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
+	if !bytes.HasPrefix(csv, []byte("datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high")) {
+		t.Errorf("summary.csv header: %s", bytes.SplitN(csv, []byte("\n"), 2)[0])
+	}
+	html, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if n := bytes.Count(html, []byte("<svg")); n < 3 {
+		t.Errorf("report.html has %d figures, want >= 3", n)
+	}
+	if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+		t.Errorf("journal left behind: %v", ents)
+	}
+	assertUntouched(t, before, "")
+	// The report rebuilds from the raw files alone.
+	for _, f := range []string{"summary.csv", "summary.md", "report.html"} {
+		os.Remove(filepath.Join(out, f))
+	}
+	if r := cnibench(t, nil, "report", out); r.code != 0 {
+		t.Fatalf("report: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Error("report did not rebuild report.html")
+	}
+}
+
+// startLongRun starts a run that changes the global RFS table and waits
+// until the change is in place; it returns the command and the run ID.
+func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
+	t.Helper()
+	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "60s"))
+	cmd := exec.Command(bin, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		ents, _ := os.ReadDir(jdir)
+		b, _ := os.ReadFile(sockFlow)
+		if len(ents) == 1 && strings.TrimSpace(string(b)) == "32768" && len(iperfChildren(cmd.Process.Pid)) > 0 {
+			return cmd, strings.TrimSuffix(ents[0].Name(), ".journal")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("run never reached its measurement: %s", errb.String())
+	return nil, ""
+}
+
+// iperfChildren lists iperf3 processes whose parent is pid.
+func iperfChildren(pid int) []int {
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if !strings.Contains(s, "(iperf3)") {
+			continue
+		}
+		var self, ppid int
+		var comm, state string
+		if _, err := fmt.Sscanf(s, "%d %s %s %d", &self, &comm, &state, &ppid); err == nil && ppid == pid {
+			out = append(out, self)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// A zombie is gone for our purposes: it holds no namespace.
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func TestInterruptTearsDown(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	before := snapshot(t)
+	jdir := t.TempDir()
+	cmd, id := startLongRun(t, jdir)
+	kids := iperfChildren(cmd.Process.Pid)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop within 30 s of SIGINT")
+	}
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Error("interrupted run exited 0")
+	}
+	assertUntouched(t, before, "cnb-"+id)
+	if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+		t.Errorf("journal left behind after an orderly stop: %v", ents)
+	}
+	for _, p := range kids {
+		if alive(p) {
+			t.Errorf("iperf3 pid %d still running", p)
+		}
+	}
+}
+
+func TestKill9ThenCleanup(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	before := snapshot(t)
+	jdir := t.TempDir()
+	cmd, id := startLongRun(t, jdir)
+	kids := iperfChildren(cmd.Process.Pid)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The crash leaves state behind: that is what cleanup is for.
+	if snapshot(t).sockFlow == before.sockFlow {
+		t.Fatal("test did not observe the run's change; cannot test recovery")
+	}
+	r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("cleanup said:\n%s", r.stdout)
+	assertUntouched(t, before, "cnb-"+id)
+	if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+		t.Errorf("journal left after cleanup: %v", ents)
+	}
+	for _, p := range kids {
+		if alive(p) {
+			t.Errorf("iperf3 pid %d survived cleanup", p)
+		}
+	}
+	// A second cleanup finds nothing to do.
+	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
+		t.Errorf("second cleanup: exit %d: %s", r.code, r.stdout)
+	}
+}

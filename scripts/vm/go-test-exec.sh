@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs a program (a compiled Go test binary) inside the full-kernel VM:
+#
+#   go test -exec scripts/vm/go-test-exec.sh ./internal/engine/local/ -run TestConnectivity
+#
+# The guest is Debian's own kernel under QEMU (software emulation), with
+# every module cnibench uses loaded (scripts/vm/setup.sh prepares it). The
+# guest sees the host's / read-only (with a throw-away tmpfs overlay) and
+# runs the binary as root in the current directory; its output streams
+# here and its exit code is this script's. One VM per invocation.
+#
+# Environment: CNIBENCH_VM_CACHE (default /var/cache/cnibench-vm),
+# CNIBENCH_VM_MEM (512M), CNIBENCH_VM_CPUS (2), CNIBENCH_VM_TIMEOUT
+# (seconds, 900).
+set -euo pipefail
+CACHE=${CNIBENCH_VM_CACHE:-/var/cache/cnibench-vm}
+MEM=${CNIBENCH_VM_MEM:-512M}
+CPUS=${CNIBENCH_VM_CPUS:-2}
+TIMEOUT=${CNIBENCH_VM_TIMEOUT:-900}
+if [ $# -lt 1 ]; then echo "usage: $0 PROGRAM [ARGS...]" >&2; exit 2; fi
+for f in vmlinux initrd.img; do
+  [ -e "$CACHE/$f" ] || { echo "vm: $CACHE/$f missing; run scripts/vm/setup.sh as root" >&2; exit 2; }
+done
+prog=$1; shift
+job=$(mktemp -d /var/tmp/cnibench-vm.XXXXXX)
+qpid=
+cleanup() {
+  if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then kill "$qpid" 2>/dev/null || true; fi
+  rm -rf "$job"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cp "$prog" "$job/prog"
+: > "$job/out"
+{
+  echo 'export PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root'
+  echo 'export CNIBENCH_IN_VM=1'
+  env | grep -E '^(CNIBENCH_[A-Z_]*|GOTRACEBACK|GODEBUG)=' | grep -v '^CNIBENCH_VM_' | while IFS= read -r kv; do printf 'export %q\n' "$kv"; done
+  echo 'ip link set lo up 2>/dev/null'
+  printf 'cd %q || exit 125\n' "$PWD"
+  printf 'exec /job/prog'
+  printf ' %q' "$@"
+  echo
+} > "$job/run.sh"
+timeout --foreground "$TIMEOUT" qemu-system-x86_64 \
+  -accel tcg,thread=multi -cpu max -smp "$CPUS" -m "$MEM" \
+  -bios /usr/share/qemu/qboot.rom -nodefaults -no-user-config -nographic -no-reboot \
+  -kernel "$CACHE/vmlinux" -initrd "$CACHE/initrd.img" \
+  -append "console=ttyS0 quiet loglevel=1 panic=-1 random.trust_cpu=on" \
+  -serial "file:$job/console" -monitor none \
+  -device virtio-rng-pci \
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+  -virtfs "local,path=$job,mount_tag=job,security_model=none" &
+qpid=$!
+tail -n +1 -f --pid="$qpid" "$job/out" &
+tpid=$!
+set +e
+wait "$qpid"; qrc=$?
+set -e
+qpid=
+wait "$tpid" 2>/dev/null || true
+if [ ! -s "$job/rc" ]; then
+  echo "vm: the guest did not finish (qemu exit $qrc); console:" >&2
+  tail -n 40 "$job/console" >&2 || true
+  exit 124
+fi
+exit "$(cat "$job/rc")"

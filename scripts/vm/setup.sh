@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Prepares the full-kernel VM that runs cnibench's kernel tests on Debian's
+# own kernel (ipip, gre, geneve, wireguard, ipvlan, netem, openvswitch ...),
+# which the CI kernel lacks. See docs/datapaths.md and
+# ../shared/docs/full-kernel-vm.md. Idempotent; run as root.
+#
+#   scripts/vm/setup.sh            install QEMU etc. and build the cache
+#   CNIBENCH_VM_CACHE=/dir ...     cache location (default /var/cache/cnibench-vm)
+#
+# The cache holds: the kernel package extracted (root/), its modules
+# indexed by depmod, the uncompressed kernel (vmlinux) and a tiny
+# initramfs (initrd.img: busybox-static + the modules the guest needs).
+# Nothing is installed into the host's /lib/modules or /boot.
+set -euo pipefail
+CACHE=${CNIBENCH_VM_CACHE:-/var/cache/cnibench-vm}
+
+if [ "$(id -u)" -ne 0 ]; then echo "vm setup: run as root" >&2; exit 2; fi
+
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+[ -e /usr/share/qemu/qboot.rom ] || need+=(qemu-system-data)
+command -v busybox >/dev/null || [ -x /bin/busybox ] || need+=(busybox-static)
+command -v depmod >/dev/null || need+=(kmod)
+command -v cpio >/dev/null || need+=(cpio)
+command -v xz >/dev/null || need+=(xz-utils)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+BUSYBOX=$(command -v busybox || echo /bin/busybox)
+if ! "$BUSYBOX" --list | grep -qx insmod || ! file -L "$BUSYBOX" 2>/dev/null | grep -q static; then
+  # The initramfs needs a static busybox; busybox-static provides one.
+  [ -x /bin/busybox ] && BUSYBOX=/bin/busybox
+fi
+
+mkdir -p "$CACHE"
+cd "$CACHE"
+
+# Kernel: the version linux-image-amd64 currently depends on.
+pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
+[ -n "$pkg" ] || { echo "vm setup: cannot resolve linux-image-amd64 (apt-get update?)" >&2; exit 1; }
+kver=${pkg#linux-image-}
+if [ ! -e "root/lib/modules/$kver/modules.dep" ]; then
+  rm -rf root dl && mkdir -p dl root
+  (cd dl && apt-get download "$pkg" >/dev/null)
+  dpkg -x dl/*.deb root
+  depmod -b root "$kver"
+  rm -rf dl
+fi
+
+# Uncompressed kernel: the payload of vmlinuz is xz; booting the ELF
+# (PVH entry) with qboot saves ~4 s per boot.
+if [ ! -s "vmlinux-$kver" ]; then
+  vmlinuz="root/boot/vmlinuz-$kver"
+  off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -1 | cut -d: -f1)
+  [ -n "$off" ] || { echo "vm setup: no xz payload in $vmlinuz" >&2; exit 1; }
+  tail -c +"$((off + 1))" "$vmlinuz" | xz -dc 2>/dev/null > "vmlinux-$kver.tmp" || true
+  [ -s "vmlinux-$kver.tmp" ] || { echo "vm setup: decompressing $vmlinuz failed" >&2; exit 1; }
+  mv "vmlinux-$kver.tmp" "vmlinux-$kver"
+fi
+
+# Initramfs: busybox + modules (with dependencies, in load order).
+modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay
+  veth bridge vxlan macvlan ipvlan tun ipip ip_gre gre geneve wireguard
+  sch_netem sch_tbf sch_htb cls_bpf openvswitch vport-vxlan vport-geneve vport-gre
+  ip_tables iptable_filter iptable_nat iptable_mangle nf_conntrack xt_conntrack xt_comment xt_MASQUERADE)
+if [ ! -s "initrd-$kver.img" ] || [ "$0" -nt "initrd-$kver.img" ] || [ "$(dirname "$0")/init.sh" -nt "initrd-$kver.img" ]; then
+  ird=$(mktemp -d)
+  trap 'rm -rf "$ird"' EXIT
+  mkdir -p "$ird"/{bin,dev,proc,sys,newroot,mods,lower,upper}
+  cp "$BUSYBOX" "$ird/bin/busybox"
+  for a in sh mount umount mkdir insmod chroot poweroff reboot sync cat echo sleep switch_root ln mknod; do
+    ln -sf busybox "$ird/bin/$a"
+  done
+  : > "$ird/mods/order"
+  for m in "${modules[@]}"; do
+    modprobe -d "$CACHE/root" -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1=="insmod"{print $2}' | while read -r f; do
+      b=$(basename "$f"); b=${b%.xz}
+      grep -qx "$b" "$ird/mods/order" && continue
+      case "$f" in *.xz) xz -dc "$f" > "$ird/mods/$b" ;; *) cp "$f" "$ird/mods/$b" ;; esac
+      echo "$b" >> "$ird/mods/order"
+    done
+  done
+  cp "$(dirname "$0")/init.sh" "$ird/init"
+  chmod +x "$ird/init"
+  (cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) > "initrd-$kver.img.tmp"
+  mv "initrd-$kver.img.tmp" "initrd-$kver.img"
+fi
+ln -sfn "vmlinux-$kver" vmlinux
+ln -sfn "initrd-$kver.img" initrd.img
+echo "vm setup: kernel $kver ready in $CACHE"
