@@ -25,6 +25,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Steering = tune.Snapshot(r.backend.fs(), ifaces)
 	r.backend.describe(r, c, &e)
+	e.Notes = append(e.Notes, r.notes...)
 	return r.out.WriteEnv(e)
 }
 

@@ -80,7 +80,7 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 	if err := b.preflight(ctx, s, p); err != nil {
 		return nil, &PreflightError{err}
 	}
-	for _, w := range s.Spec.Workloads {
+	for _, w := range s.Variants() {
 		d, err := registry.Lookup(w.Tool)
 		if err != nil {
 			return nil, &PreflightError{err}
@@ -218,6 +218,8 @@ type run struct {
 	journal *journal.Journal
 	out     *results.Writer
 	samples int
+	// notes are added to env.json.
+	notes []string
 	// softirqCore remembers, per replica count, the core that took the
 	// most NET_RX softirqs at baseline: the core rps-7 steers away from.
 	softirqCore map[int]int
@@ -236,6 +238,12 @@ func (r *run) execute(ctx context.Context) error {
 	r.opt.Progress.Begin(total)
 	defer r.opt.Progress.End()
 	r.softirqCore = map[int]int{}
+	if _, ok := r.backend.(localBackend); ok {
+		if note := checkIdle(r.opt.ProcRoot); note != "" {
+			r.notes = append(r.notes, note)
+			r.opt.Progress.Logf("warning: %s", note)
+		}
+	}
 	envWritten := false
 	for _, d := range s.Spec.Datapaths {
 		if err := ctx.Err(); err != nil {
@@ -266,19 +274,23 @@ func (r *run) execute(ctx context.Context) error {
 func (r *run) datapath(ctx context.Context, c engine.Cluster, dp string) error {
 	s := r.study
 	for _, reps := range s.Spec.Replicas {
-		servers, clients, err := c.Scale(ctx, reps)
-		if err != nil {
-			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, reps, err)
+		need := reps
+		for _, w := range s.Variants() {
+			need = max(need, podsNeeded(w, reps))
 		}
-		pairs := make([]workload.Pair, reps)
-		for i := range pairs {
-			pairs[i] = workload.Pair{Server: servers[i], Client: clients[i]}
+		servers, clients, err := c.Scale(ctx, need)
+		if err != nil {
+			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
 		}
 		for trial := 1; trial <= s.Spec.Trials; trial++ {
-			for _, w := range s.Spec.Workloads {
+			for _, w := range s.Variants() {
+				pl, err := place(w, reps, servers, clients)
+				if err != nil {
+					return err
+				}
 				for _, t := range s.Spec.Tunings {
 					cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
-					if err := r.trial(ctx, c, cell, trial, t, w, pairs, servers); err != nil {
+					if err := r.trial(ctx, c, cell, trial, t, w, pl); err != nil {
 						return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
 					}
 					r.opt.Progress.Step(fmt.Sprintf("%s %s r=%d trial %d/%d", dp, t.Name, reps, trial, s.Spec.Trials))
