@@ -51,11 +51,8 @@ func ParseEthtoolFeatures(out []byte) map[string]bool {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "\t") && strings.Contains(line, "Features for") {
-			continue
-		}
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
+		if !ok || k == "" || strings.HasPrefix(k, "Features for") {
 			continue
 		}
 		v = strings.TrimSpace(v)
