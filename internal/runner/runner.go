@@ -80,7 +80,7 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 	if err := b.preflight(ctx, s, p); err != nil {
 		return nil, &PreflightError{err}
 	}
-	for _, w := range s.Variants() {
+	for _, w := range s.Spec.Workloads {
 		d, err := registry.Lookup(w.Tool)
 		if err != nil {
 			return nil, &PreflightError{err}
@@ -274,23 +274,19 @@ func (r *run) execute(ctx context.Context) error {
 func (r *run) datapath(ctx context.Context, c engine.Cluster, dp string) error {
 	s := r.study
 	for _, reps := range s.Spec.Replicas {
-		need := reps
-		for _, w := range s.Variants() {
-			need = max(need, podsNeeded(w, reps))
-		}
-		servers, clients, err := c.Scale(ctx, need)
+		servers, clients, err := c.Scale(ctx, reps)
 		if err != nil {
-			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
+			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, reps, err)
+		}
+		pairs := make([]workload.Pair, reps)
+		for i := range pairs {
+			pairs[i] = workload.Pair{Server: servers[i], Client: clients[i]}
 		}
 		for trial := 1; trial <= s.Spec.Trials; trial++ {
-			for _, w := range s.Variants() {
-				pl, err := place(w, reps, servers, clients)
-				if err != nil {
-					return err
-				}
+			for _, w := range s.Spec.Workloads {
 				for _, t := range s.Spec.Tunings {
 					cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
-					if err := r.trial(ctx, c, cell, trial, t, w, pl); err != nil {
+					if err := r.trial(ctx, c, cell, trial, t, w, pairs, servers); err != nil {
 						return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
 					}
 					r.opt.Progress.Step(fmt.Sprintf("%s %s r=%d trial %d/%d", dp, t.Name, reps, trial, s.Spec.Trials))
