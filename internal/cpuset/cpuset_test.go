@@ -1,0 +1,88 @@
+package cpuset
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParseAndString(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Set
+		str  string
+	}{
+		{"0", Set{0}, "0"},
+		{"0-3", Set{0, 1, 2, 3}, "0-3"},
+		{"3,1-2,1", Set{1, 2, 3}, "1-3"},
+		{" 0-1,5,7-8 ", Set{0, 1, 5, 7, 8}, "0-1,5,7-8"},
+	} {
+		got, err := Parse(tc.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.in, err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Parse(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if got.String() != tc.str {
+			t.Errorf("String() = %q, want %q", got.String(), tc.str)
+		}
+	}
+	for _, bad := range []string{"", "a", "3-1", "-1", "1-", "0,,1", "99999"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// Masks must be written in the kernel's bitmap format: zero-padded 32-bit
+// hex words, most significant first.
+func TestMask(t *testing.T) {
+	for _, tc := range []struct {
+		set  Set
+		n    int
+		want string
+	}{
+		{Range(4), 4, "0000000f"},
+		{Set{0, 1, 2}, 4, "00000007"},
+		{Set{}, 2, "00000000"},
+		{Set{0, 33}, 40, "00000002,00000001"},
+		{Set{31}, 32, "80000000"},
+	} {
+		if got := tc.set.Mask(tc.n); got != tc.want {
+			t.Errorf("%v.Mask(%d) = %q, want %q", tc.set, tc.n, got, tc.want)
+		}
+		back, err := ParseMask(tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tc.set) > 0 && !reflect.DeepEqual(back, tc.set) {
+			t.Errorf("ParseMask(%q) = %v, want %v", tc.want, back, tc.set)
+		}
+	}
+	if _, err := ParseMask("zz"); err == nil {
+		t.Error("ParseMask accepted garbage")
+	}
+}
+
+func TestWithoutContains(t *testing.T) {
+	s := Range(4).Without(3)
+	if s.Contains(3) || !s.Contains(2) || s.String() != "0-2" {
+		t.Errorf("Range(4).Without(3) = %v", s)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"0-3", "1,2", "0-1,5", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := Parse(s)
+		if err != nil {
+			return
+		}
+		again, err := Parse(set.String())
+		if err != nil || !reflect.DeepEqual(again, set) {
+			t.Errorf("round trip of %q: %v -> %q -> %v (%v)", s, set, set.String(), again, err)
+		}
+	})
+}
