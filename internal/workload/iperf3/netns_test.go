@@ -164,9 +164,12 @@ func TestRunInNamespaces(t *testing.T) {
 		if !(br > 0) {
 			t.Errorf("pair %d: bitrate %v", i, br)
 		}
-		// The server counts what the client sent, over nearly the same
-		// time: it cannot see much more.
-		if br > sent*1.05 {
+		// The server's measured window starts when its side of the warm-up
+		// ends, which under CPU contention can be a fraction of a second
+		// off the client's, so the two rates differ by tens of percent on
+		// a busy machine. Twice the sent rate is impossible, though: it
+		// would mean a window or unit mix-up in the parser.
+		if br > sent*2 {
 			t.Errorf("pair %d: server measured %v bit/s, client sent only %v", i, br, sent)
 		}
 		sum += br
