@@ -64,3 +64,43 @@ const PodEth = "eth0"
 
 // MaxPodsPerNode bounds pods per node: subnets are /24 per node.
 const MaxPodsPerNode = 250
+
+// HostNetwork is implemented by datapaths whose pods share their node's
+// network namespace (Kubernetes hostNetwork, seed 001's "native host").
+// For them the engine creates no pod namespace and calls no AttachPod: a
+// pod runs in the node's namespace with the node's underlay address, and
+// several pods on one node are told apart by port.
+type HostNetwork interface {
+	HostNetwork() bool
+}
+
+// IsHostNetwork reports whether d's pods share the node's namespace.
+func IsHostNetwork(d Datapath) bool {
+	h, ok := d.(HostNetwork)
+	return ok && h.HostNetwork()
+}
+
+// Closer is implemented by datapaths that hold something for the run
+// beyond the kernel objects inside the namespaces: daemons started per
+// node (flanneld, etcd), BPF objects kept open to update their maps. The
+// engine calls Close once when the cluster is torn down, before it deletes
+// the namespaces (daemons get to exit cleanly first). Close must be
+// idempotent and must also work after a failed or partial setup.
+type Closer interface {
+	Close() error
+}
+
+// Daemon is a process a datapath runs for the cluster.
+type Daemon struct {
+	Name string // program, e.g. "flanneld", "etcd"
+	Node string // node name it runs on
+	PID  int
+}
+
+// Daemons is implemented by datapaths that run processes (a CNI's agent,
+// its store), so the runner can record their CPU time and memory
+// (/proc/PID/stat, /proc/PID/status) like the paper's "memory of the CNI
+// daemons". The list is valid between ConnectNodes and Close.
+type Daemons interface {
+	Daemons() []Daemon
+}

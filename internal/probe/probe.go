@@ -47,7 +47,18 @@ const (
 	ToolEthtool  = "ethtool"
 	ToolPerf     = "perf"
 	ToolChromium = "chromium" // optional: report screenshots
+	// ToolFlanneld and ToolEtcd are the real Flannel daemon and its subnet
+	// store, for the flannel-udp datapath (optional).
+	ToolFlanneld = "flanneld"
+	ToolEtcd     = "etcd"
+	// ToolOvsDpctl programs the Open vSwitch kernel datapath, for the ovs
+	// datapath and weave's OVS mode (optional).
+	ToolOvsDpctl = "ovs-dpctl"
 )
+
+// FlanneldPath is where scripts/build-flanneld.sh installs flanneld; it
+// is looked for there when it is not in PATH.
+const FlanneldPath = "/usr/local/lib/cnibench/flanneld"
 
 // Privileges.
 const (

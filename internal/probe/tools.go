@@ -19,6 +19,9 @@ var toolSpecs = []toolSpec{
 	{ToolEthtool, []string{"ethtool"}, "apt-get install ethtool (Debian/Ubuntu), dnf install ethtool (Fedora)", false},
 	{ToolPerf, []string{"perf"}, "apt-get install linux-perf (Debian), linux-tools-$(uname -r) (Ubuntu), dnf install perf (Fedora)", false},
 	{ToolChromium, []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}, "apt-get install chromium; only needed for report screenshots", true},
+	{ToolFlanneld, []string{"flanneld", FlanneldPath}, "scripts/build-flanneld.sh (builds flannel v0.28.4 into " + FlanneldPath + "); only needed for the flannel-udp datapath", true},
+	{ToolEtcd, []string{"etcd"}, "apt-get install etcd-server (Debian/Ubuntu); only needed for the flannel-udp datapath", true},
+	{ToolOvsDpctl, []string{"ovs-dpctl"}, "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", true},
 }
 
 // tools finds each tool in PATH and runs it with --version: a tool that is

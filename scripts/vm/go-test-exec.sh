@@ -35,7 +35,9 @@ cp "$prog" "$job/prog"
 {
   echo 'export PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root'
   echo 'export CNIBENCH_IN_VM=1'
-  env | grep -E '^(CNIBENCH_[A-Z_]*|GOTRACEBACK|GODEBUG)=' | grep -v '^CNIBENCH_VM_' | while IFS= read -r kv; do printf 'export %q\n' "$kv"; done
+  while IFS= read -r kv; do
+    case "$kv" in CNIBENCH_VM_*) ;; CNIBENCH_*=* | GOTRACEBACK=* | GODEBUG=*) printf 'export %q\n' "$kv" ;; esac
+  done < <(env)
   echo 'ip link set lo up 2>/dev/null'
   printf 'cd %q || exit 125\n' "$PWD"
   printf 'exec /job/prog'

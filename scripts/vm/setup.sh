@@ -13,6 +13,7 @@
 # Nothing is installed into the host's /lib/modules or /boot.
 set -euo pipefail
 CACHE=${CNIBENCH_VM_CACHE:-/var/cache/cnibench-vm}
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 if [ "$(id -u)" -ne 0 ]; then echo "vm setup: run as root" >&2; exit 2; fi
 
@@ -42,6 +43,7 @@ pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print 
 kver=${pkg#linux-image-}
 if [ ! -e "root/lib/modules/$kver/modules.dep" ]; then
   rm -rf root dl && mkdir -p dl root
+  chmod 777 dl  # apt-get download drops privileges to _apt
   (cd dl && apt-get download "$pkg" >/dev/null)
   dpkg -x dl/*.deb root
   depmod -b root "$kver"
@@ -60,11 +62,15 @@ if [ ! -s "vmlinux-$kver" ]; then
 fi
 
 # Initramfs: busybox + modules (with dependencies, in load order).
-modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay
+# xfrm_user and nfnetlink: netlink.NewHandleAt opens XFRM and NETFILTER
+# sockets too, and fails without them. br_netfilter: flanneld refuses to
+# start without /proc/sys/net/bridge (Kubernetes nodes load it).
+modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay af_packet xfrm_user nfnetlink
+  dummy ifb sch_fq_codel sch_ingress cls_u32 act_mirred br_netfilter
   veth bridge vxlan macvlan ipvlan tun ipip ip_gre gre geneve wireguard
   sch_netem sch_tbf sch_htb cls_bpf openvswitch vport-vxlan vport-geneve vport-gre
   ip_tables iptable_filter iptable_nat iptable_mangle nf_conntrack xt_conntrack xt_comment xt_MASQUERADE)
-if [ ! -s "initrd-$kver.img" ] || [ "$0" -nt "initrd-$kver.img" ] || [ "$(dirname "$0")/init.sh" -nt "initrd-$kver.img" ]; then
+if [ ! -s "initrd-$kver.img" ] || [ "$HERE/setup.sh" -nt "initrd-$kver.img" ] || [ "$HERE/init.sh" -nt "initrd-$kver.img" ]; then
   ird=$(mktemp -d)
   trap 'rm -rf "$ird"' EXIT
   mkdir -p "$ird"/{bin,dev,proc,sys,newroot,mods,lower,upper}
@@ -81,7 +87,7 @@ if [ ! -s "initrd-$kver.img" ] || [ "$0" -nt "initrd-$kver.img" ] || [ "$(dirnam
       echo "$b" >> "$ird/mods/order"
     done
   done
-  cp "$(dirname "$0")/init.sh" "$ird/init"
+  cp "$HERE/init.sh" "$ird/init"
   chmod +x "$ird/init"
   (cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) > "initrd-$kver.img.tmp"
   mv "initrd-$kver.img.tmp" "initrd-$kver.img"

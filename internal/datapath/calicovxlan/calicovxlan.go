@@ -1,12 +1,9 @@
 // Package calicovxlan wires pods the way Calico does in VXLAN mode.
 //
 // Design notes (what Calico's Felix programs, reproduced with netlink):
-//   - Pods are routed, not bridged. Each pod gets eth0 with a /32 address
-//     and a default route via the link-local gateway 169.254.1.1. The host
-//     side of the veth, cali<hash>, has no address; proxy ARP on it answers
-//     the pod's ARP for 169.254.1.1 with the host's MAC, so every packet the
-//     pod sends goes to the node's routing table.
-//   - The node routes each local pod as PODIP/32 dev caliX scope link.
+//   - Pods are routed, not bridged (package calicopod): eth0 with a /32,
+//     default route via 169.254.1.1 answered by proxy ARP on cali<hash>,
+//     and PODIP/32 dev caliX on the node.
 //   - Each node owns an address block (here a /24 of 192.168.0.0/16, one
 //     per node; Calico's default block is /26 and it allocates more as they
 //     fill, which changes nothing on the datapath). The node's vxlan.calico
@@ -26,6 +23,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/calicopod"
 	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -38,13 +36,6 @@ const (
 	port   = 4789
 	// overhead is outer Ethernet-less IPv4 + UDP + VXLAN + inner Ethernet.
 	overhead = 50
-)
-
-var (
-	poolBase  = net.IPv4(192, 168, 0, 0)
-	gatewayIP = net.IPv4(169, 254, 1, 1)
-	// hostVethMAC is the MAC Calico gives every host-side veth.
-	hostVethMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
 )
 
 // Datapath is the calico-vxlan datapath.
@@ -65,9 +56,8 @@ func (*Datapath) Tunnel() string { return Device }
 // MTU implements datapath.Datapath.
 func (*Datapath) MTU(underlay int) int { return underlay - overhead }
 
-func block(n datapath.Node) *net.IPNet    { return wire.Subnet24(poolBase, n.Index) }
-func tunnelIP(n datapath.Node) net.IP     { return wire.PodAddr(block(n).IP, 1) }
-func podIP(n datapath.Node, i int) net.IP { return wire.PodAddr(block(n).IP, i+2) }
+func block(n datapath.Node) *net.IPNet { return calicopod.Block(n) }
+func tunnelIP(n datapath.Node) net.IP  { return calicopod.TunnelIP(n) }
 
 // SetupNode creates vxlan.calico and turns on forwarding.
 // Equivalent to:
@@ -164,61 +154,7 @@ func vtepMAC(n datapath.Node) (net.HardwareAddr, error) {
 	return l.Attrs().HardwareAddr, nil
 }
 
-// AttachPod wires one pod.
-// Equivalent to:
-//
-//	ip -n NODE link add caliX mtu 1450 address ee:ee:ee:ee:ee:ee type veth peer eth0 netns POD
-//	ip -n POD addr add PODIP/32 dev eth0
-//	ip -n POD route add 169.254.1.1 dev eth0 scope link; ip -n POD route add default via 169.254.1.1
-//	ip -n NODE route add PODIP/32 dev caliX scope link
-//	sysctl -w net.ipv4.conf.caliX.proxy_arp=1 net.ipv4.neigh.caliX.proxy_delay=0 (in NODE)
+// AttachPod wires one pod the Calico way (package calicopod).
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
-	node, err := netns.Handle(n.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-
-	hostName := wire.HostVethName("cali", p.Name)
-	mtu := d.MTU(n.UnderlayMTU)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, mtu)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := node.LinkSetHardwareAddr(host, hostVethMAC); err != nil {
-		return datapath.Attachment{}, fmt.Errorf("ip link set %s address %s: %w", hostName, hostVethMAC, err)
-	}
-	// proxy_arp must be on before the pod asks for its gateway.
-	if err := wire.Sysctl(n.Netns, "net/ipv4/conf/"+hostName+"/proxy_arp", "1"); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.Sysctl(n.Netns, "net/ipv4/neigh/"+hostName+"/proxy_delay", "0"); err != nil {
-		return datapath.Attachment{}, err
-	}
-	ip := podIP(n, p.Index)
-	eth, err := wire.Up(pod, datapath.PodEth)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.AddrAdd(pod, eth, ip, 32); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.RouteLink(pod, eth, &net.IPNet{IP: gatewayIP, Mask: net.CIDRMask(32, 32)}); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.RouteVia(pod, eth, nil, gatewayIP, false); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.RouteLink(node, host, &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}); err != nil {
-		return datapath.Attachment{}, err
-	}
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return calicopod.Attach(n, p, d.MTU(n.UnderlayMTU))
 }

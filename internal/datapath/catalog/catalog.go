@@ -8,8 +8,21 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/bridge"
+	"github.com/cnibench/cnibench/internal/datapath/calicoipip"
+	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
 	"github.com/cnibench/cnibench/internal/datapath/calicovxlan"
+	"github.com/cnibench/cnibench/internal/datapath/cilium"
+	"github.com/cnibench/cnibench/internal/datapath/flanneludp"
 	"github.com/cnibench/cnibench/internal/datapath/flannelvxlan"
+	"github.com/cnibench/cnibench/internal/datapath/geneve"
+	"github.com/cnibench/cnibench/internal/datapath/gre"
+	"github.com/cnibench/cnibench/internal/datapath/hostnet"
+	"github.com/cnibench/cnibench/internal/datapath/ipvlan"
+	"github.com/cnibench/cnibench/internal/datapath/macvlan"
+	"github.com/cnibench/cnibench/internal/datapath/ovs"
+	"github.com/cnibench/cnibench/internal/datapath/weave"
+	"github.com/cnibench/cnibench/internal/datapath/wireguard"
 )
 
 // All returns every datapath, in a stable order.
@@ -17,6 +30,19 @@ func All() []datapath.Datapath {
 	return []datapath.Datapath{
 		calicovxlan.New(),
 		flannelvxlan.New(),
+		hostnet.New(),
+		bridge.New(),
+		calicorouted.New(),
+		calicoipip.New(),
+		macvlan.New(),
+		ipvlan.New(),
+		geneve.New(),
+		gre.New(),
+		wireguard.New(),
+		cilium.New(),
+		flanneludp.New(),
+		weave.New(),
+		ovs.New(),
 	}
 }
 

@@ -2,10 +2,9 @@
 // CNI plugin (delegating to the bridge plugin) do.
 //
 // Design notes (what flanneld and the bridge CNI plugin program):
-//   - Each node leases a /24 of 10.244.0.0/16. The bridge cni0 holds the
-//     subnet's .1 as gateway; each pod's veth (host side veth<hash>) is a
-//     bridge port, the pod has eth0 with a /24 address and a default route
-//     via .1.
+//   - Each node leases a /24 of 10.244.0.0/16. Pods hang off the bridge
+//     cni0 (package cnibridge: .1 gateway on cni0, veth<hash> ports, pods
+//     with a /24 address and a default route via .1).
 //   - flannel.1 is the VXLAN device (VNI 1, UDP 8472, no learning) with the
 //     subnet's .0 as /32.
 //   - For every remote subnet flanneld adds: route SUBNET via REMOTE.0 dev
@@ -21,6 +20,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
 	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -30,7 +30,7 @@ const (
 	// Device is flanneld's VXLAN device for VNI 1.
 	Device = "flannel.1"
 	// Bridge is the bridge the CNI plugin attaches pods to.
-	Bridge   = "cni0"
+	Bridge   = cnibridge.Bridge
 	vni      = 1
 	port     = 8472
 	overhead = 50
@@ -58,7 +58,6 @@ func (*Datapath) MTU(underlay int) int { return underlay - overhead }
 
 func subnet(n datapath.Node) *net.IPNet { return wire.Subnet24(netBase, n.Index) }
 func vtepIP(n datapath.Node) net.IP     { return wire.PodAddr(subnet(n).IP, 0) }
-func gwIP(n datapath.Node) net.IP       { return wire.PodAddr(subnet(n).IP, 1) }
 
 // SetupNode creates cni0 and flannel.1.
 // Equivalent to:
@@ -74,15 +73,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	}
 	defer h.Close()
 	mtu := d.MTU(n.UnderlayMTU)
-	br := &netlink.Bridge{LinkAttrs: wire.Attrs(Bridge, mtu)}
-	if err := h.LinkAdd(br); err != nil {
-		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
-	}
-	bl, err := wire.Up(h, Bridge)
-	if err != nil {
-		return err
-	}
-	if err := wire.AddrAdd(h, bl, gwIP(n), 24); err != nil {
+	if err := cnibridge.SetupBridge(h, n, subnet(n), mtu); err != nil {
 		return err
 	}
 	under, err := h.LinkByName(n.Underlay)
@@ -104,10 +95,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := wire.AddrAdd(h, vl, vtepIP(n), 32); err != nil {
-		return err
-	}
-	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+	return wire.AddrAdd(h, vl, vtepIP(n), 32)
 }
 
 // ConnectNodes programs what flanneld's VXLAN backend adds per remote lease.
@@ -159,47 +147,8 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 	return nil
 }
 
-// AttachPod wires one pod to cni0, as the bridge CNI plugin does.
-// Equivalent to:
-//
-//	ip -n NODE link add vethX mtu 1450 type veth peer eth0 netns POD; ip -n NODE link set vethX master cni0 up
-//	ip -n POD addr add 10.244.N.M/24 dev eth0; ip -n POD route add default via 10.244.N.1
+// AttachPod wires one pod to cni0, as the bridge CNI plugin does
+// (package cnibridge).
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
-	node, err := netns.Handle(n.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-	hostName := wire.HostVethName("veth", p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU))
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	br, err := node.LinkByName(Bridge)
-	if err != nil {
-		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
-	}
-	if err := node.LinkSetMaster(host, br); err != nil {
-		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
-	}
-	ip := wire.PodAddr(subnet(n).IP, p.Index+2)
-	eth, err := wire.Up(pod, datapath.PodEth)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.AddrAdd(pod, eth, ip, 24); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.RouteVia(pod, eth, nil, gwIP(n), false); err != nil {
-		return datapath.Attachment{}, err
-	}
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return cnibridge.Attach(n, p, subnet(n), d.MTU(n.UnderlayMTU))
 }

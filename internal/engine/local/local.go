@@ -48,9 +48,13 @@ type Config struct {
 	RunID       string
 	Datapath    datapath.Datapath
 	UnderlayMTU int
-	ServerCPUs  cpuset.Set
-	ClientCPUs  cpuset.Set
-	Recorder    Recorder
+	// LinkRate, in bits per second, shapes each node's underlay egress to
+	// the line rate of a NIC of that speed, Ethernet framing included
+	// (tbf with FramingOverhead per packet); 0 leaves it unshaped.
+	LinkRate   uint64
+	ServerCPUs cpuset.Set
+	ClientCPUs cpuset.Set
+	Recorder   Recorder
 	// Kill ends every process inside a namespace before it is deleted, so
 	// a straggler cannot keep a deleted namespace alive.
 	Kill func(netns string) error
@@ -77,9 +81,11 @@ func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
 		cfg.UnderlayMTU = 1500
 	}
 	c = &Cluster{cfg: cfg}
+	// "return nil, err" has set c to nil by the time this runs.
+	built := c
 	defer func() {
 		if err != nil {
-			c.Close()
+			_ = built.Close()
 			c = nil
 		}
 	}()
@@ -172,6 +178,11 @@ func (c *Cluster) underlay() error {
 		if err := wire.RouteVia(x.h, l, nil, underlayGateway, false); err != nil {
 			return fmt.Errorf("underlay default route on %s: %w", x.n.name, err)
 		}
+		if c.cfg.LinkRate > 0 {
+			if err := shapeTBF(x.n.ns, l.Attrs().Index, c.cfg.LinkRate); err != nil {
+				return fmt.Errorf("underlay link rate on %s: %w", x.n.name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -219,8 +230,14 @@ func (c *Cluster) addPod(n *Node, i int) (*Pod, error) {
 		role = "cli"
 	}
 	p := &Pod{node: n, name: fmt.Sprintf("%s%d", role, i), index: i}
-	p.ns = c.nsName(p.name)
 	start := time.Now()
+	if datapath.IsHostNetwork(c.cfg.Datapath) {
+		// hostNetwork: the pod is the node's namespace and address.
+		p.ns, p.ip, p.hostNet = n.ns, n.ip, true
+		p.setup = time.Since(start)
+		return p, nil
+	}
+	p.ns = c.nsName(p.name)
 	if err := c.addNetns(p.ns); err != nil {
 		return nil, err
 	}
@@ -235,6 +252,10 @@ func (c *Cluster) addPod(n *Node, i int) (*Pod, error) {
 
 func (c *Cluster) deletePod(p *Pod) error {
 	start := time.Now()
+	if p.hostNet {
+		p.teardown = time.Since(start)
+		return nil
+	}
 	if err := c.deleteNetns(p.ns); err != nil {
 		return err
 	}
@@ -269,6 +290,13 @@ func (c *Cluster) deleteNetns(name string) error {
 // idempotent and keeps going past errors, returning them joined.
 func (c *Cluster) Close() error {
 	var errs []error
+	// Datapath daemons (flanneld, etcd) and BPF objects go first, while
+	// the namespaces they use still exist, so they exit cleanly.
+	if cl, ok := c.cfg.Datapath.(datapath.Closer); ok {
+		if err := cl.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("datapath %s: %w", c.cfg.Datapath.Name(), err))
+		}
+	}
 	for i := len(c.created) - 1; i >= 0; i-- {
 		if err := c.deleteNetns(c.created[i]); err != nil {
 			errs = append(errs, err)

@@ -54,13 +54,17 @@ func (n *Node) Tunnel() (engine.Iface, bool) {
 // Pods returns the node's pods.
 func (n *Node) Pods() []*Pod { return append([]*Pod(nil), n.pods...) }
 
-// HostVeths implements engine.Node.
+// HostVeths implements engine.Node. Pods without a host-side device
+// (host network, macvlan and ipvlan children of eth1) contribute none.
 func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
 	var out []engine.Iface
 	for _, p := range pods {
 		lp, ok := p.(*Pod)
 		if !ok || lp.node != n {
 			return nil, fmt.Errorf("pod %s is not on node %s", p.Name(), n.name)
+		}
+		if lp.hostVeth == "" {
+			continue
 		}
 		out = append(out, engine.Iface{Netns: n.ns, Name: lp.hostVeth})
 	}
@@ -70,6 +74,9 @@ func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
 // PodIface implements engine.Node.
 func (n *Node) PodIface(p engine.Pod) engine.Iface {
 	lp := p.(*Pod)
+	if lp.hostNet {
+		return engine.Iface{Netns: lp.ns, Name: UnderlayDev}
+	}
 	return engine.Iface{Netns: lp.ns, Name: datapath.PodEth}
 }
 
@@ -86,6 +93,7 @@ type Pod struct {
 	ns       string
 	ip       net.IP
 	hostVeth string
+	hostNet  bool // the pod shares its node's namespace (datapath.HostNetwork)
 	setup    time.Duration
 	teardown time.Duration
 }

@@ -1,0 +1,91 @@
+// Package bridge wires pods the way Flannel's host-gw backend and
+// Kube-router do: a Linux bridge per node and native routes between nodes,
+// no encapsulation (study name "bridge"; Flannel calls it host-gw).
+//
+// Design notes (what flanneld host-gw / kube-router program):
+//   - Each node leases a /24 of 10.244.0.0/16; pods hang off cni0 (package
+//     cnibridge: .1 gateway on cni0, veth<hash> ports, /24 pod addresses).
+//   - For every remote node: SUBNET via REMOTE_UNDERLAY_IP dev eth1. This
+//     needs the nodes on one L2 segment, as host-gw does. (Kube-router
+//     learns the same routes over BGP; the kernel path is identical.)
+//   - MTU: no encapsulation, so the underlay MTU (1500) everywhere.
+package bridge
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+var netBase = net.IPv4(10, 244, 0, 0)
+
+// Datapath is the bridge (Flannel host-gw) datapath.
+type Datapath struct{}
+
+// New returns the datapath.
+func New() *Datapath { return &Datapath{} }
+
+// Name implements datapath.Datapath.
+func (*Datapath) Name() string { return "bridge" }
+
+// Features implements datapath.Datapath.
+func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge} }
+
+// Tunnel implements datapath.Datapath: there is none.
+func (*Datapath) Tunnel() string { return "" }
+
+// MTU implements datapath.Datapath.
+func (*Datapath) MTU(underlay int) int { return underlay }
+
+func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(netBase, n) }
+
+// SetupNode creates cni0 (package cnibridge) and turns on forwarding.
+func (d *Datapath) SetupNode(n datapath.Node) error {
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return cnibridge.SetupBridge(h, n, subnet(n), d.MTU(n.UnderlayMTU))
+}
+
+// ConnectNodes adds host-gw's route per remote lease.
+// Equivalent to: ip route add REMOTE_SUBNET via REMOTE_UNDERLAY_IP dev eth1
+func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
+	for i, n := range nodes {
+		h, err := netns.Handle(n.Netns)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			l, err := h.LinkByName(n.Underlay)
+			if err != nil {
+				return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+			}
+			for j, r := range nodes {
+				if i == j {
+					continue
+				}
+				if err := wire.RouteVia(h, l, subnet(r), r.UnderlayIP, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AttachPod wires one pod to cni0 (package cnibridge).
+func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	return cnibridge.Attach(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+}

@@ -1,0 +1,102 @@
+// Package calicopod wires a pod the way Calico's CNI plugin and Felix do,
+// whatever carries traffic between nodes (VXLAN, IP-in-IP, native routes).
+//
+// Design notes (what Calico programs for every workload endpoint):
+//   - Pods are routed, not bridged. Each pod gets eth0 with a /32 address
+//     and a default route via the link-local gateway 169.254.1.1. The host
+//     side of the veth, cali<hash>, has no address and the MAC
+//     ee:ee:ee:ee:ee:ee; proxy ARP on it answers the pod's ARP for
+//     169.254.1.1 with that MAC, so every packet the pod sends goes to the
+//     node's routing table. (Proxy ARP only answers for targets the node
+//     can route out of another device: the node's default route.)
+//   - The node routes each local pod as PODIP/32 dev caliX scope link.
+//   - Each node owns an address block, here a /24 of 192.168.0.0/16 per
+//     node (Calico's default block is /26 and more are taken as they
+//     fill, which changes nothing on the datapath). The block's .1 is the
+//     node's tunnel address where the datapath has a tunnel; pods take .2
+//     onwards.
+package calicopod
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+var (
+	poolBase = net.IPv4(192, 168, 0, 0)
+	// GatewayIP is the pods' link-local default gateway.
+	GatewayIP = net.IPv4(169, 254, 1, 1)
+	// HostVethMAC is the MAC Calico gives every host-side veth.
+	HostVethMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
+)
+
+// Block is the node's address block.
+func Block(n datapath.Node) *net.IPNet { return wire.Subnet24(poolBase, n.Index) }
+
+// TunnelIP is the node's tunnel address (the block's .1).
+func TunnelIP(n datapath.Node) net.IP { return wire.PodAddr(Block(n).IP, 1) }
+
+// PodIP is the address of the node's i-th pod.
+func PodIP(n datapath.Node, i int) net.IP { return wire.PodAddr(Block(n).IP, i+2) }
+
+// Attach wires one pod with the given MTU.
+// Equivalent to:
+//
+//	ip -n NODE link add caliX mtu MTU address ee:ee:ee:ee:ee:ee type veth peer eth0 netns POD
+//	ip -n POD addr add PODIP/32 dev eth0
+//	ip -n POD route add 169.254.1.1 dev eth0 scope link; ip -n POD route add default via 169.254.1.1
+//	ip -n NODE route add PODIP/32 dev caliX scope link
+//	sysctl -w net.ipv4.conf.caliX.proxy_arp=1 net.ipv4.neigh.caliX.proxy_delay=0 (in NODE)
+func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, error) {
+	if p.Index >= datapath.MaxPodsPerNode {
+		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer node.Close()
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer pod.Close()
+
+	hostName := wire.HostVethName("cali", p.Name)
+	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, mtu)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := node.LinkSetHardwareAddr(host, HostVethMAC); err != nil {
+		return datapath.Attachment{}, fmt.Errorf("ip link set %s address %s: %w", hostName, HostVethMAC, err)
+	}
+	// proxy_arp must be on before the pod asks for its gateway.
+	if err := wire.Sysctl(n.Netns, "net/ipv4/conf/"+hostName+"/proxy_arp", "1"); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.Sysctl(n.Netns, "net/ipv4/neigh/"+hostName+"/proxy_delay", "0"); err != nil {
+		return datapath.Attachment{}, err
+	}
+	ip := PodIP(n, p.Index)
+	eth, err := wire.Up(pod, datapath.PodEth)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.AddrAdd(pod, eth, ip, 32); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteLink(pod, eth, &net.IPNet{IP: GatewayIP, Mask: net.CIDRMask(32, 32)}); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteVia(pod, eth, nil, GatewayIP, false); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteLink(node, host, &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}); err != nil {
+		return datapath.Attachment{}, err
+	}
+	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}

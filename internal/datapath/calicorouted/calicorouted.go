@@ -1,0 +1,118 @@
+// Package calicorouted wires pods the way Calico does with native routing
+// (no encapsulation; the "xsub" configuration of seed 004, and Calico on a
+// flat L2 network with BGP).
+//
+// Design notes (what Calico programs):
+//   - Pods: routed veth, /32 addresses, 169.254.1.1 proxy-ARP gateway
+//     (package calicopod).
+//   - Each node owns a block of 192.168.0.0/16 (one /24 per node here) and
+//     BIRD announces it to its BGP peers. Every node then has, per remote
+//     block, BLOCK via REMOTE_UNDERLAY_IP dev eth1 proto bird, and for its
+//     own block a blackhole route (so traffic to unallocated addresses of
+//     the block is dropped instead of leaving by the default route).
+//     Routes are static here: the kernel path is the same whichever daemon
+//     installed them; a BGP session only changes who writes them.
+//   - MTU: no encapsulation, so the underlay MTU (1500).
+package calicorouted
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/calicopod"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+// Datapath is the calico-routed datapath.
+type Datapath struct{}
+
+// New returns the datapath.
+func New() *Datapath { return &Datapath{} }
+
+// Name implements datapath.Datapath.
+func (*Datapath) Name() string { return "calico-routed" }
+
+// Features implements datapath.Datapath.
+func (*Datapath) Features() []string { return []string{probe.Veth} }
+
+// Tunnel implements datapath.Datapath: there is none.
+func (*Datapath) Tunnel() string { return "" }
+
+// MTU implements datapath.Datapath.
+func (*Datapath) MTU(underlay int) int { return underlay }
+
+// SetupNode turns on forwarding and adds the blackhole route of the
+// node's own block.
+// Equivalent to:
+//
+//	sysctl net.ipv4.ip_forward=1
+//	ip route add blackhole BLOCK proto bird
+func (d *Datapath) SetupNode(n datapath.Node) error {
+	if err := wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1"); err != nil {
+		return err
+	}
+	return Blackhole(n)
+}
+
+// Blackhole adds the blackhole route Calico keeps for a node's own block.
+// Equivalent to: ip route add blackhole BLOCK proto bird
+func Blackhole(n datapath.Node) error {
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	r := &netlink.Route{Dst: calicopod.Block(n), Type: unixRTNBlackhole, Protocol: rtprotBird}
+	if err := h.RouteAdd(r); err != nil {
+		return fmt.Errorf("ip route add blackhole %s on %s: %w", calicopod.Block(n), n.Name, err)
+	}
+	return nil
+}
+
+// ConnectNodes adds, on every node, a route to each remote node's block
+// via that node's underlay address, as BIRD does from BGP.
+// Equivalent to: ip route add REMOTE_BLOCK via REMOTE_UNDERLAY_IP dev eth1 proto bird
+func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
+	for i, n := range nodes {
+		h, err := netns.Handle(n.Netns)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			l, err := h.LinkByName(n.Underlay)
+			if err != nil {
+				return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+			}
+			for j, r := range nodes {
+				if i == j {
+					continue
+				}
+				rt := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: calicopod.Block(r), Gw: r.UnderlayIP, Protocol: rtprotBird}
+				if err := h.RouteAdd(rt); err != nil {
+					return fmt.Errorf("ip route add %s via %s dev %s: %w", rt.Dst, r.UnderlayIP, n.Underlay, err)
+				}
+			}
+			return nil
+		}()
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AttachPod wires one pod the Calico way (package calicopod).
+func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	return calicopod.Attach(n, p, d.MTU(n.UnderlayMTU))
+}
+
+// rtprotBird is RTPROT_BIRD (12), the protocol Calico's routes carry.
+const rtprotBird = netlink.RouteProtocol(12)
+
+// unixRTNBlackhole is RTN_BLACKHOLE.
+const unixRTNBlackhole = 6

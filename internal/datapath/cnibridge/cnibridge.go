@@ -1,0 +1,100 @@
+// Package cnibridge wires pods the way the reference bridge CNI plugin
+// does, which Flannel's CNI plugin delegates to (and Kube-router's, and
+// the bridge-based datapaths here).
+//
+// Design notes (what the bridge plugin with host-local IPAM programs):
+//   - Each node has a /24 pod subnet. The bridge cni0 holds the subnet's
+//     .1 as the pods' gateway; pods take .2 onwards.
+//   - Each pod's veth (host side veth<hash>) is a port of cni0; the pod has
+//     eth0 with a /24 address and a default route via .1.
+//   - Bridge, veths and pods carry the datapath's MTU.
+package cnibridge
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// Bridge is the bridge pods attach to.
+const Bridge = "cni0"
+
+// Subnet is node n's pod /24 within base (a.b.0.0).
+func Subnet(base net.IP, n datapath.Node) *net.IPNet { return wire.Subnet24(base, n.Index) }
+
+// Gateway is the bridge address of a subnet (.1).
+func Gateway(subnet *net.IPNet) net.IP { return wire.PodAddr(subnet.IP, 1) }
+
+// PodIP is the address of the i-th pod of a subnet.
+func PodIP(subnet *net.IPNet, i int) net.IP { return wire.PodAddr(subnet.IP, i+2) }
+
+// SetupBridge creates cni0 with the subnet's gateway address and turns on
+// forwarding.
+// Equivalent to:
+//
+//	ip link add cni0 mtu MTU type bridge; ip addr add SUBNET.1/24 dev cni0; ip link set cni0 up
+//	sysctl net.ipv4.ip_forward=1
+func SetupBridge(h *netns.NetlinkHandle, n datapath.Node, subnet *net.IPNet, mtu int) error {
+	br := &netlink.Bridge{LinkAttrs: wire.Attrs(Bridge, mtu)}
+	if err := h.LinkAdd(br); err != nil {
+		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
+	}
+	bl, err := wire.Up(h, Bridge)
+	if err != nil {
+		return err
+	}
+	if err := wire.AddrAdd(h, bl, Gateway(subnet), 24); err != nil {
+		return err
+	}
+	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+}
+
+// Attach wires one pod to cni0.
+// Equivalent to:
+//
+//	ip -n NODE link add vethX mtu MTU type veth peer eth0 netns POD; ip -n NODE link set vethX master cni0 up
+//	ip -n POD addr add SUBNET.M/24 dev eth0; ip -n POD route add default via SUBNET.1
+func Attach(n datapath.Node, p datapath.Pod, subnet *net.IPNet, mtu int) (datapath.Attachment, error) {
+	if p.Index >= datapath.MaxPodsPerNode {
+		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer node.Close()
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer pod.Close()
+	hostName := wire.HostVethName("veth", p.Name)
+	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, mtu)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	br, err := node.LinkByName(Bridge)
+	if err != nil {
+		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
+	}
+	if err := node.LinkSetMaster(host, br); err != nil {
+		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
+	}
+	ip := PodIP(subnet, p.Index)
+	eth, err := wire.Up(pod, datapath.PodEth)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.AddrAdd(pod, eth, ip, 24); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteVia(pod, eth, nil, Gateway(subnet), false); err != nil {
+		return datapath.Attachment{}, err
+	}
+	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}

@@ -1,0 +1,171 @@
+package flanneludp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/bridge"
+	"github.com/cnibench/cnibench/internal/datapath/flannelvxlan"
+	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
+	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// nodeView is a node's flannel wiring with the run-specific parts (the
+// leased subnets, random VTEP MACs) replaced by placeholders, so the
+// in-process flannel-vxlan and flanneld's can be compared line by line.
+func nodeView(t *testing.T, c *local.Cluster, subnets []*net.IPNet, ni int) []string {
+	t.Helper()
+	nodes := c.Nodes()
+	var macs []string
+	for _, n := range nodes {
+		h, err := netns.Handle(n.Netns())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := h.LinkByName(flannelvxlan.Device)
+		h.Close()
+		if err != nil {
+			continue // host-gw: no VTEP
+		}
+		macs = append(macs, l.Attrs().HardwareAddr.String())
+	}
+	norm := func(s string) string {
+		for i, sn := range subnets {
+			p := strings.TrimSuffix(sn.IP.String(), "0")
+			s = strings.ReplaceAll(s, p, fmt.Sprintf("SUBNET%d.", i))
+		}
+		for i, m := range macs {
+			s = strings.ReplaceAll(s, m, fmt.Sprintf("VTEP%d", i))
+		}
+		return s
+	}
+	h, err := netns.Handle(nodes[ni].Netns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var out []string
+	links, err := h.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[int]string{}
+	for _, l := range links {
+		names[l.Attrs().Index] = l.Attrs().Name
+	}
+	for _, l := range links {
+		a := l.Attrs()
+		if strings.HasPrefix(a.Name, "veth") {
+			continue // pods' host veths: names differ only by pod name
+		}
+		line := fmt.Sprintf("link %s type %s mtu %d up=%v", a.Name, l.Type(), a.MTU, a.Flags&net.FlagUp != 0)
+		if vx, ok := l.(*netlink.Vxlan); ok {
+			line += fmt.Sprintf(" vni %d port %d learning %v local %s dev %s", vx.VxlanId, vx.Port, vx.Learning, vx.SrcAddr, names[vx.VtepDevIndex])
+		}
+		out = append(out, line)
+		addrs, _ := h.AddrList(l, unix.AF_INET)
+		for _, ad := range addrs {
+			out = append(out, norm(fmt.Sprintf("addr %s dev %s", ad.IPNet, a.Name)))
+		}
+		if a.Name == flannelvxlan.Device {
+			neighs, _ := h.NeighList(a.Index, unix.AF_INET)
+			for _, n := range neighs {
+				out = append(out, norm(fmt.Sprintf("neigh %s lladdr %s state %#x", n.IP, n.HardwareAddr, n.State)))
+			}
+			fdb, _ := h.NeighList(a.Index, unix.AF_BRIDGE)
+			for _, n := range fdb {
+				out = append(out, norm(fmt.Sprintf("fdb %s dst %s state %#x", n.HardwareAddr, n.IP, n.State)))
+			}
+		}
+	}
+	routes, err := h.RouteList(nil, unix.AF_INET)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if strings.HasPrefix(names[r.LinkIndex], "veth") {
+			continue
+		}
+		out = append(out, norm(fmt.Sprintf("route %v via %v dev %s scope %d flags %#x", r.Dst, r.Gw, names[r.LinkIndex], r.Scope, r.Flags)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestFlanneldMatchesInProcess: flanneld's VXLAN and host-gw backends
+// and the in-process flannel-vxlan and bridge leave the same devices,
+// addresses, routes, neighbour and FDB entries and MTU in a node (up to
+// the leased subnet and the VTEP MACs), and the same pod MTU.
+func TestFlanneldMatchesInProcess(t *testing.T) {
+	dptest.RequireRoot(t)
+	for _, tc := range []struct {
+		backend   string
+		inProcess datapath.Datapath
+	}{{"vxlan", flannelvxlan.New()}, {"host-gw", bridge.New()}} {
+		t.Run(tc.backend, func(t *testing.T) { compareImplementations(t, tc.inProcess, NewWithBackend(tc.backend)) })
+	}
+}
+
+func compareImplementations(t *testing.T, inProcess datapath.Datapath, fd *Datapath) {
+	requireFlannel(t, fd)
+	views := map[string][][]string{}
+	podMTU := map[string]int{}
+	for _, tc := range []struct {
+		name string
+		d    datapath.Datapath
+	}{{"in-process", inProcess}, {"flanneld", fd}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dptest.RequireFeatures(t, tc.d)
+			c := dptest.Up(t, tc.d, 1500)
+			servers, clients, err := c.ScalePods(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dptest.TCPEcho(t, servers[0], clients[0], 256<<10)
+			var subnets []*net.IPNet
+			for _, n := range c.Nodes() {
+				if tc.d == datapath.Datapath(fd) {
+					subnets = append(subnets, fd.leases[n.Netns()].subnet)
+				} else {
+					_, sn, _ := net.ParseCIDR(fmt.Sprintf("10.244.%d.0/24", len(subnets)))
+					subnets = append(subnets, sn)
+				}
+			}
+			for i := range c.Nodes() {
+				views[tc.name] = append(views[tc.name], nodeView(t, c, subnets, i))
+			}
+			h, err := netns.Handle(servers[0].Netns())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			l, err := h.LinkByName(datapath.PodEth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			podMTU[tc.name] = l.Attrs().MTU
+		})
+	}
+	a, b := views["in-process"], views["flanneld"]
+	if len(a) == 0 || len(b) == 0 {
+		t.Skip("skipped: one implementation did not run")
+	}
+	t.Logf("node 0 as both leave it:\n  %s", strings.Join(b[0], "\n  "))
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			t.Errorf("node %d differs:\nin-process:\n  %s\nflanneld:\n  %s", i, strings.Join(a[i], "\n  "), strings.Join(b[i], "\n  "))
+		}
+	}
+	if podMTU["in-process"] != podMTU["flanneld"] {
+		t.Errorf("pod MTU: in-process %d, flanneld %d", podMTU["in-process"], podMTU["flanneld"])
+	}
+}

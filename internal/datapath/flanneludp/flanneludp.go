@@ -1,0 +1,527 @@
+// Package flanneludp runs the real Flannel: flanneld (built by
+// scripts/build-flanneld.sh) on every emulated node with Debian's etcd as
+// its subnet store, as seed 003 did. Its default backend is UDP, the
+// flannel-udp datapath; the same machinery with the vxlan and host-gw
+// backends is the flanneld implementation of flannel-vxlan and of bridge
+// (flannel-hostgw): NewWithBackend("vxlan"), NewWithBackend("host-gw").
+//
+// Design notes:
+//   - One etcd per run, in the first node's namespace, listening only on
+//     that node's underlay address (clients) and its loopback (peers); its
+//     data dir is in the run's temporary directory. Before any flanneld
+//     starts, the network config {"Network":"10.244.0.0/16","Backend":
+//     {"Type":"udp","Port":8285}} goes to /coreos.com/network/config.
+//   - flanneld runs inside each node namespace with --iface=eth1
+//     --ip-masq=false and its own subnet.env. It leases a /24 (chosen by
+//     flanneld, so it differs between runs), creates the TUN device
+//     flannel0 and the route 10.244.0.0/16 dev flannel0, and moves every
+//     packet to and from the other nodes through user space, UDP 8285.
+//   - Pods are wired as Flannel's CNI plugin delegating to the bridge
+//     plugin does: bridge cni0 with the lease's .1/24, a veth per pod, the
+//     pod's eth0 with a /24 address and a default route via .1.
+//   - MTU: FLANNEL_MTU from subnet.env (underlay - 28 for UDP: 1472),
+//     unless PodMTU sets it (seed 003 used 1450 for both backends).
+//   - The daemons stop with the run (Close); Daemons lists their PIDs so
+//     the runner can record their CPU time and memory.
+package flanneludp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+const (
+	// Bridge is the bridge the CNI plugin attaches pods to.
+	Bridge = "cni0"
+	// Network is the cluster network written to etcd.
+	Network = "10.244.0.0/16"
+	// EtcdPrefix is flanneld's default etcd prefix.
+	EtcdPrefix = "/coreos.com/network"
+	udpPort    = 8285
+	etcdPort   = 2379
+	// overheads per backend: outer IPv4 + UDP for udp; + VXLAN + inner
+	// Ethernet for vxlan.
+	udpOverhead   = 28
+	vxlanOverhead = 50
+	startTimeout  = 30 * time.Second
+)
+
+var clusterNet = func() *net.IPNet { _, n, _ := net.ParseCIDR(Network); return n }()
+
+// Datapath is flannel-udp (or flannel-vxlan run by flanneld).
+type Datapath struct {
+	// PodMTU, when non-zero, is the MTU of cni0 and the pods; otherwise
+	// flanneld's FLANNEL_MTU is used.
+	PodMTU int
+	// Flanneld and Etcd are the programs to run; empty means look them up
+	// (probe.FlanneldPath, then PATH).
+	Flanneld, Etcd string
+
+	backend string // "udp" or "vxlan"
+
+	mu        sync.Mutex
+	dir       string
+	etcd      *daemon
+	etcdURL   string
+	flannelds []*daemon
+	leases    map[string]lease // by node namespace
+}
+
+type lease struct {
+	subnet *net.IPNet // the node's pod subnet (10.244.X.0/24)
+	gw     net.IP     // its .1, on cni0
+	mtu    int
+}
+
+// New returns flannel-udp.
+func New() *Datapath { return NewWithBackend("udp") }
+
+// NewWithBackend returns flanneld with the given backend: "udp",
+// "vxlan" (the flanneld implementation of flannel-vxlan) or "host-gw"
+// (of bridge, a.k.a. flannel-hostgw).
+func NewWithBackend(backend string) *Datapath {
+	return &Datapath{backend: backend, leases: map[string]lease{}}
+}
+
+// Name implements datapath.Datapath.
+func (d *Datapath) Name() string { return "flannel-" + d.backend }
+
+// Features implements datapath.Datapath.
+func (d *Datapath) Features() []string {
+	f := []string{probe.Veth, probe.Bridge}
+	switch d.backend {
+	case "udp":
+		f = append(f, probe.Tun)
+	case "vxlan":
+		f = append(f, probe.Vxlan)
+	}
+	return append(f, probe.ToolFlanneld, probe.ToolEtcd)
+}
+
+// Tunnel implements datapath.Datapath.
+func (d *Datapath) Tunnel() string {
+	switch d.backend {
+	case "vxlan":
+		return "flannel.1"
+	case "udp":
+		return "flannel0"
+	}
+	return ""
+}
+
+// MTU implements datapath.Datapath.
+func (d *Datapath) MTU(underlay int) int {
+	if d.PodMTU > 0 {
+		return d.PodMTU
+	}
+	switch d.backend {
+	case "vxlan":
+		return underlay - vxlanOverhead
+	case "udp":
+		return underlay - udpOverhead
+	}
+	return underlay
+}
+
+// Daemons implements datapath.Daemons.
+func (d *Datapath) Daemons() []datapath.Daemon {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []datapath.Daemon
+	if d.etcd != nil {
+		out = append(out, datapath.Daemon{Name: "etcd", Node: d.etcd.node, PID: d.etcd.pid()})
+	}
+	for _, f := range d.flannelds {
+		out = append(out, datapath.Daemon{Name: "flanneld", Node: f.node, PID: f.pid()})
+	}
+	return out
+}
+
+// FindFlanneld returns the flanneld binary cnibench would run.
+func FindFlanneld() (string, error) {
+	if p := os.Getenv("CNIBENCH_FLANNELD"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath(probe.FlanneldPath); err == nil {
+		return p, nil
+	}
+	if p, err := exec.LookPath("flanneld"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("flanneld not found in " + probe.FlanneldPath + " or PATH; build it with scripts/build-flanneld.sh")
+}
+
+func (d *Datapath) binaries() (flanneld, etcd string, err error) {
+	flanneld, etcd = d.Flanneld, d.Etcd
+	if flanneld == "" {
+		if flanneld, err = FindFlanneld(); err != nil {
+			return "", "", err
+		}
+	}
+	if etcd == "" {
+		if etcd, err = exec.LookPath("etcd"); err != nil {
+			return "", "", errors.New("etcd not found in PATH; apt-get install etcd-server")
+		}
+	}
+	return flanneld, etcd, nil
+}
+
+// SetupNode starts etcd (first node) and flanneld, waits for flanneld's
+// lease, and creates cni0 for it.
+// Equivalent to (first node only):
+//
+//	ip netns exec NODE etcd --data-dir TMP/etcd --listen-client-urls http://UNDERLAY_IP:2379 ...
+//	etcdctl put /coreos.com/network/config '{"Network":"10.244.0.0/16","Backend":{"Type":"udp","Port":8285}}'
+//
+// then on every node:
+//
+//	ip netns exec NODE flanneld --etcd-endpoints http://ETCD:2379 --iface eth1 --ip-masq=false --subnet-file TMP/subnet-NODE.env
+//	ip link add cni0 mtu MTU type bridge; ip addr add FLANNEL_SUBNET dev cni0; ip link set cni0 up
+//	sysctl net.ipv4.ip_forward=1
+func (d *Datapath) SetupNode(n datapath.Node) error {
+	flanneld, etcd, err := d.binaries()
+	if err != nil {
+		return err
+	}
+	if n.Index == 0 {
+		// A new cluster: if the engine reuses this value without closing
+		// it, stop the previous cluster's daemons first.
+		if err := d.Close(); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	if d.dir == "" {
+		dir, err := os.MkdirTemp("", "cnibench-flannel-")
+		if err != nil {
+			d.mu.Unlock()
+			return err
+		}
+		d.dir = dir
+	}
+	dir, needEtcd := d.dir, d.etcd == nil
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if needEtcd {
+		if err := d.startEtcd(ctx, etcd, n); err != nil {
+			return err
+		}
+	}
+	subnetFile := filepath.Join(dir, "subnet-"+n.Name+".env")
+	f, err := startDaemon(n.Netns, n.Name, dir, []string{flanneld,
+		"--etcd-endpoints=" + d.etcdURL, "--etcd-prefix=" + EtcdPrefix,
+		"--iface=" + n.Underlay, "--ip-masq=false", "--subnet-file=" + subnetFile})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.flannelds = append(d.flannelds, f)
+	d.mu.Unlock()
+	l, err := waitLease(ctx, f, subnetFile)
+	if err != nil {
+		return err
+	}
+	if d.PodMTU > 0 {
+		l.mtu = d.PodMTU
+	}
+	d.mu.Lock()
+	d.leases[n.Netns] = l
+	d.mu.Unlock()
+
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	br := &netlink.Bridge{LinkAttrs: wire.Attrs(Bridge, l.mtu)}
+	if err := h.LinkAdd(br); err != nil {
+		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
+	}
+	bl, err := wire.Up(h, Bridge)
+	if err != nil {
+		return err
+	}
+	ones, _ := l.subnet.Mask.Size()
+	if err := wire.AddrAdd(h, bl, l.gw, ones); err != nil {
+		return err
+	}
+	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+}
+
+func (d *Datapath) startEtcd(ctx context.Context, etcd string, n datapath.Node) error {
+	url := fmt.Sprintf("http://%s", net.JoinHostPort(n.UnderlayIP.String(), strconv.Itoa(etcdPort)))
+	peer := "http://127.0.0.1:2380"
+	e, err := startDaemon(n.Netns, n.Name, d.dir, []string{etcd,
+		"--name=cnibench", "--data-dir=" + filepath.Join(d.dir, "etcd"),
+		"--listen-client-urls=" + url, "--advertise-client-urls=" + url,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=cnibench=" + peer, "--initial-cluster-state=new",
+		"--logger=zap", "--log-level=warn"})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.etcd, d.etcdURL = e, url
+	d.mu.Unlock()
+	c := newEtcdClient(n.Netns, url)
+	for !c.healthy(ctx) {
+		if ok, _ := e.exited(); ok {
+			return e.errExited()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("etcd on %s not healthy after %s; its log ends:\n%s", n.Name, startTimeout, e.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cfg := fmt.Sprintf(`{"Network":%q,"Backend":{"Type":%q}}`, Network, d.backend)
+	if d.backend == "udp" {
+		cfg = fmt.Sprintf(`{"Network":%q,"Backend":{"Type":"udp","Port":%d}}`, Network, udpPort)
+	}
+	if err := c.put(ctx, EtcdPrefix+"/config", cfg); err != nil {
+		return fmt.Errorf("write flannel network config to etcd: %w", err)
+	}
+	return nil
+}
+
+// waitLease waits for flanneld to write its subnet file and parses it.
+func waitLease(ctx context.Context, f *daemon, path string) (lease, error) {
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			l, err := parseSubnetEnv(string(b))
+			if err == nil {
+				return l, nil
+			}
+		}
+		if ok, _ := f.exited(); ok {
+			return lease{}, f.errExited()
+		}
+		select {
+		case <-ctx.Done():
+			return lease{}, fmt.Errorf("flanneld on %s wrote no subnet file in %s; its log ends:\n%s", f.node, startTimeout, f.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// parseSubnetEnv reads flanneld's subnet.env:
+//
+//	FLANNEL_NETWORK=10.244.0.0/16
+//	FLANNEL_SUBNET=10.244.57.1/24
+//	FLANNEL_MTU=1472
+//	FLANNEL_IPMASQ=false
+func parseSubnetEnv(s string) (lease, error) {
+	var l lease
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "FLANNEL_SUBNET":
+			ip, n, err := net.ParseCIDR(v)
+			if err != nil || ip.To4() == nil {
+				return lease{}, fmt.Errorf("subnet.env: FLANNEL_SUBNET %q is not an IPv4 CIDR", v)
+			}
+			l.gw, l.subnet = ip.To4(), n
+		case "FLANNEL_MTU":
+			m, err := strconv.Atoi(v)
+			if err != nil || m < 68 || m > 65535 {
+				return lease{}, fmt.Errorf("subnet.env: FLANNEL_MTU %q is not an MTU", v)
+			}
+			l.mtu = m
+		}
+	}
+	if l.subnet == nil || l.mtu == 0 {
+		return lease{}, errors.New("subnet.env: FLANNEL_SUBNET or FLANNEL_MTU missing")
+	}
+	return l, nil
+}
+
+// ConnectNodes waits until every node's lease is in etcd: flanneld learns
+// the others' leases by watching etcd (the UDP backend keeps its routes
+// in user space), so nothing is programmed here.
+func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	d.mu.Lock()
+	ns, url := d.etcdNetns(nodes), d.etcdURL
+	d.mu.Unlock()
+	c := newEtcdClient(ns, url)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for {
+		n, err := c.countPrefix(ctx, EtcdPrefix+"/subnets/")
+		if err == nil && n >= len(nodes) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("only %d of %d flannel leases in etcd after %s (last error: %v)", n, len(nodes), startTimeout, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if d.backend != "udp" {
+		// flanneld programs a route per remote lease (on flannel.1 for
+		// vxlan, on the underlay for host-gw): wait for them, so the first
+		// packet finds its way.
+		for _, n := range nodes {
+			dev := d.Tunnel()
+			if dev == "" {
+				dev = n.Underlay
+			}
+			if err := waitRoutes(ctx, n, dev, len(nodes)-1); err != nil {
+				return err
+			}
+		}
+	} else {
+		// The UDP backend keeps its routes in user space, out of sight;
+		// its watchers see the last lease within milliseconds.
+		time.Sleep(300 * time.Millisecond)
+	}
+	for _, f := range d.flannelds {
+		if ok, _ := f.exited(); ok {
+			return f.errExited()
+		}
+	}
+	return nil
+}
+
+func (d *Datapath) etcdNetns(nodes []datapath.Node) string {
+	for _, n := range nodes {
+		if d.etcd != nil && n.Name == d.etcd.node {
+			return n.Netns
+		}
+	}
+	return nodes[0].Netns
+}
+
+// AttachPod wires one pod to cni0, as the bridge CNI plugin does.
+// Equivalent to:
+//
+//	ip -n NODE link add vethX mtu MTU type veth peer eth0 netns POD; ip -n NODE link set vethX master cni0 up
+//	ip -n POD addr add 10.244.X.M/24 dev eth0; ip -n POD route add default via 10.244.X.1
+func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	if p.Index >= datapath.MaxPodsPerNode {
+		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
+	}
+	d.mu.Lock()
+	l, ok := d.leases[n.Netns]
+	d.mu.Unlock()
+	if !ok {
+		return datapath.Attachment{}, fmt.Errorf("node %s has no flannel lease (SetupNode did not run)", n.Name)
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer node.Close()
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer pod.Close()
+	hostName := wire.HostVethName("veth", p.Name)
+	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, l.mtu)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	br, err := node.LinkByName(Bridge)
+	if err != nil {
+		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
+	}
+	if err := node.LinkSetMaster(host, br); err != nil {
+		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
+	}
+	ip := wire.PodAddr(l.subnet.IP, p.Index+2)
+	eth, err := wire.Up(pod, datapath.PodEth)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	ones, _ := l.subnet.Mask.Size()
+	if err := wire.AddrAdd(pod, eth, ip, ones); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteVia(pod, eth, nil, l.gw, false); err != nil {
+		return datapath.Attachment{}, err
+	}
+	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}
+
+// Close stops every flanneld, then etcd, and removes the temporary
+// directory (etcd's data, subnet files, logs). Idempotent.
+func (d *Datapath) Close() error {
+	d.mu.Lock()
+	fs, e, dir := d.flannelds, d.etcd, d.dir
+	d.flannelds, d.etcd, d.dir = nil, nil, ""
+	d.leases = map[string]lease{}
+	d.mu.Unlock()
+	var errs []error
+	for _, f := range fs {
+		if err := f.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e != nil {
+		if err := e.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if dir != "" && os.Getenv("CNIBENCH_KEEP_FLANNEL_DIR") == "" {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitRoutes waits until dev on node n has at least want routes into
+// the cluster network via a gateway.
+func waitRoutes(ctx context.Context, n datapath.Node, dev string, want int) error {
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	got := 0
+	for {
+		if l, err := h.LinkByName(dev); err == nil {
+			if rs, err := h.RouteList(l, netlink.FAMILY_V4); err == nil {
+				got = 0
+				for _, r := range rs {
+					if r.Gw != nil && r.Dst != nil && clusterNet.Contains(r.Dst.IP) {
+						got++
+					}
+				}
+				if got >= want {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("flanneld on %s programmed %d of %d routes on %s in %s", n.Name, got, want, dev, startTimeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

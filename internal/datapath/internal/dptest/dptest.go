@@ -1,0 +1,201 @@
+// Package dptest holds the kernel-test helpers the datapath packages
+// share: a two-node local cluster with cleanup, TCP and UDP echo between
+// pods, and a dump of a namespace's wiring for failing tests.
+package dptest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+// RequireRoot skips a kernel test when not running as root.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: kernel test needs root (creates network namespaces)")
+	}
+}
+
+// RequireFeatures skips when the machine lacks something d needs; a
+// datapath whose features are there but which is broken must fail.
+func RequireFeatures(t testing.TB, d datapath.Datapath) {
+	t.Helper()
+	if err := probe.Require(d.Features()...); err != nil {
+		// The full-kernel VM (scripts/vm) has every kernel feature: a
+		// missing one there is a broken probe or VM, not a reason to skip.
+		var ue *probe.UnsupportedError
+		if os.Getenv("CNIBENCH_IN_VM") != "" && errors.As(err, &ue) && ue.Kind == probe.KindKernel {
+			t.Fatalf("in the full-kernel VM: datapath %s: %v", d.Name(), err)
+		}
+		t.Skipf("skipped: datapath %s: %v", d.Name(), err)
+	}
+}
+
+// RunID returns a test run id; namespaces are then "cnb-t<hex>-...".
+func RunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return "t" + hex.EncodeToString(b)
+}
+
+// Up builds a two-node cluster with d and removes it in Cleanup, closing
+// d first when it is a datapath.Closer (as the engine does), and fails
+// the test if a namespace is left behind.
+func Up(t *testing.T, d datapath.Datapath, underlayMTU int) *local.Cluster {
+	t.Helper()
+	closeDP := func() {
+		if c, ok := d.(datapath.Closer); ok {
+			if err := c.Close(); err != nil {
+				t.Errorf("close datapath %s: %v", d.Name(), err)
+			}
+		}
+	}
+	c, err := local.Up(context.Background(), local.Config{RunID: RunID(), Datapath: d, UnderlayMTU: underlayMTU, Kill: cleanup.KillInNetns})
+	if err != nil {
+		closeDP()
+		t.Fatalf("up %s: %v", d.Name(), err)
+	}
+	t.Cleanup(func() {
+		closeDP()
+		if err := c.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		for _, ns := range c.Namespaces() {
+			if netns.Exists(ns) {
+				t.Errorf("namespace %s left behind", ns)
+			}
+		}
+	})
+	return c
+}
+
+// Dump logs the wiring of a namespace.
+func Dump(t testing.TB, ns string) {
+	t.Helper()
+	for _, args := range [][]string{{"-d", "link"}, {"addr"}, {"route"}, {"neigh"}} {
+		out, _ := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput()
+		t.Logf("ip -n %s %s:\n%s", ns, strings.Join(args, " "), out)
+	}
+	out, _ := exec.Command("tc", "-n", ns, "filter", "show", "ingress").CombinedOutput()
+	t.Logf("tc -n %s filter show ingress:\n%s", ns, out)
+}
+
+// TCPEcho listens on srv's address in its namespace and checks that a
+// client in cli gets back payload bytes.
+func TCPEcho(t testing.TB, srv, cli *local.Pod, payload int) {
+	t.Helper()
+	var ln net.Listener
+	err := netns.Do(srv.Netns(), func() error {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(srv.IP().String(), "7000"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen in %s: %v", srv.Name(), err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = io.Copy(conn, conn)
+	}()
+	var conn net.Conn
+	err = netns.Do(cli.Netns(), func() error {
+		var err error
+		conn, err = net.DialTimeout("tcp", net.JoinHostPort(srv.IP().String(), "7000"), 3*time.Second)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("dial %s from %s: %v", srv.IP(), cli.Name(), err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	msg := make([]byte, payload)
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	go func() { _, _ = conn.Write(msg) }()
+	got := make([]byte, payload)
+	if _, err := io.ReadFull(conn, got); err != nil {
+		t.Fatalf("tcp echo of %d bytes %s -> %s: %v", payload, cli.Name(), srv.Name(), err)
+	}
+	for i := range got {
+		if got[i] != msg[i] {
+			t.Fatalf("tcp echo: byte %d differs", i)
+		}
+	}
+}
+
+// UDPEcho sends datagrams of size bytes from cli to srv and expects them
+// echoed; UDP may lose a datagram, so it retries a few times.
+func UDPEcho(t testing.TB, srv, cli *local.Pod, size int) {
+	t.Helper()
+	var pc net.PacketConn
+	err := netns.Do(srv.Netns(), func() error {
+		var err error
+		pc, err = net.ListenPacket("udp", net.JoinHostPort(srv.IP().String(), "7001"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen udp in %s: %v", srv.Name(), err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+	var conn net.Conn
+	err = netns.Do(cli.Netns(), func() error {
+		var err error
+		conn, err = net.Dial("udp", net.JoinHostPort(srv.IP().String(), "7001"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("udp dial %s from %s: %v", srv.IP(), cli.Name(), err)
+	}
+	defer conn.Close()
+	msg := make([]byte, size)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	got := make([]byte, size+1)
+	for try := 0; try < 5; try++ {
+		if _, err := conn.Write(msg); err != nil {
+			t.Fatalf("udp write: %v", err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := conn.Read(got)
+		if err != nil {
+			continue
+		}
+		if n != size || string(got[:n]) != string(msg) {
+			t.Fatalf("udp echo: got %d bytes, want %d identical", n, size)
+		}
+		return
+	}
+	t.Fatalf("udp echo of %d bytes %s -> %s: no answer after 5 tries", size, cli.Name(), srv.Name())
+}

@@ -1,0 +1,51 @@
+package ovs
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+// TestFeaturesExplainMissingOVS: where the kernel lacks the openvswitch
+// module, the datapath is refused with a reason that names it.
+func TestFeaturesExplainMissingOVS(t *testing.T) {
+	dptest.RequireRoot(t)
+	err := probe.Require(New().Features()...)
+	if err == nil {
+		t.Skip("skipped: this machine has the OVS datapath and ovs-dpctl")
+	}
+	if !errors.Is(err, probe.ErrUnsupported) || !(strings.Contains(err.Error(), "openvswitch") || strings.Contains(err.Error(), "ovs-dpctl")) {
+		t.Errorf("refusal does not name openvswitch or ovs-dpctl: %v", err)
+	}
+	t.Logf("refused as expected: %v", err)
+}
+
+func TestOVS(t *testing.T) {
+	dptest.RequireRoot(t)
+	d := New()
+	dptest.RequireFeatures(t, d)
+	c := dptest.Up(t, d, 1500)
+	servers, clients, err := c.ScalePods(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			for _, n := range c.Nodes() {
+				dptest.Dump(t, n.Netns())
+				out, _ := exec.Command("ip", "netns", "exec", n.Netns(), "ovs-dpctl", "dump-flows", Bridge).CombinedOutput()
+				t.Logf("ovs-dpctl dump-flows on %s:\n%s", n.Name(), out)
+			}
+		}
+	}()
+	dptest.TCPEcho(t, servers[0], clients[0], 1<<20)
+	dptest.TCPEcho(t, clients[1], servers[1], 256<<10)
+	dptest.UDPEcho(t, servers[0], clients[0], 1472)
+	dptest.TCPEcho(t, servers[0], servers[1], 64<<10)
+	dptest.UDPEcho(t, servers[1], servers[0], 100)
+}

@@ -1,0 +1,117 @@
+// Package ovsdp drives the Open vSwitch kernel datapath (the openvswitch
+// module) with Debian's ovs-dpctl, inside a node namespace: OVS datapaths
+// belong to the network namespace that created them and vanish with it.
+//
+// No ovs-vswitchd runs: the datapath's flow table is filled with
+// ovs-dpctl add-flow, so a packet without a matching flow is an upcall
+// nobody answers, i.e. dropped. Flows here match on the input port and
+// the EtherType (the kernel always matches EtherType exactly and wants
+// the L3 key present), which is what a port-to-port switch needs.
+//
+// There is no well-kept Go library for the datapath's generic netlink
+// families (github.com/digitalocean/go-openvswitch's ovsnl only lists
+// datapaths), so argv is passed to ovs-dpctl; no shell ever sees it.
+package ovsdp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// Tool is the program used.
+const Tool = "ovs-dpctl"
+
+// Available reports whether ovs-dpctl is installed.
+func Available() bool {
+	_, err := exec.LookPath(Tool)
+	return err == nil
+}
+
+// ErrNoDpctl says how to get ovs-dpctl.
+var ErrNoDpctl = errors.New("ovs-dpctl is not installed (apt-get install openvswitch-switch)")
+
+// Dpctl runs ovs-dpctl with args inside the namespace ns and returns its
+// standard output. Equivalent to: ip netns exec NS ovs-dpctl ARGS...
+func Dpctl(ns string, args ...string) (string, error) {
+	path, err := exec.LookPath(Tool)
+	if err != nil {
+		return "", ErrNoDpctl
+	}
+	cmd := exec.Command(path, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := netns.Start(ns, nil, cmd); err != nil {
+		return "", fmt.Errorf("ovs-dpctl %s in %s: %w", strings.Join(args, " "), ns, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		return out.String(), fmt.Errorf("ovs-dpctl %s in %s: %w: %s", strings.Join(args, " "), ns, err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// AddDP creates a datapath with the given ports (netdev names, each
+// optionally followed by ",type=T,key=value...").
+// Equivalent to: ovs-dpctl add-dp DP PORT...
+func AddDP(ns, dp string, ports ...string) error {
+	_, err := Dpctl(ns, append([]string{"add-dp", dp}, ports...)...)
+	return err
+}
+
+// AddIf adds a port. Equivalent to: ovs-dpctl add-if DP PORT[,type=T,...]
+func AddIf(ns, dp, port string) error {
+	_, err := Dpctl(ns, "add-if", dp, port)
+	return err
+}
+
+// AddFlow adds a datapath flow. Equivalent to: ovs-dpctl add-flow DP KEY ACTIONS
+func AddFlow(ns, dp, key, actions string) error {
+	_, err := Dpctl(ns, "add-flow", dp, key, actions)
+	return err
+}
+
+// Ports returns the datapath's port numbers by port name, from
+// `ovs-dpctl show DP` lines such as "  port 1: vethwe-datapath".
+func Ports(ns, dp string) (map[string]int, error) {
+	out, err := Dpctl(ns, "show", dp)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePorts(out), nil
+}
+
+var portLine = regexp.MustCompile(`^\s*port (\d+): (\S+)`)
+
+// ParsePorts parses the port lines of `ovs-dpctl show`.
+func ParsePorts(show string) map[string]int {
+	ports := map[string]int{}
+	for _, l := range strings.Split(show, "\n") {
+		if m := portLine.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			ports[m[2]] = n
+		}
+	}
+	return ports
+}
+
+// EtherTypes are the L2 payloads the port-to-port flows carry, each with
+// the L3 key the kernel requires for it.
+var EtherTypes = []string{"eth_type(0x0800),ipv4(frag=no)", "eth_type(0x0806),arp()"}
+
+// Connect adds flows that send every IPv4 and ARP frame arriving on port
+// in out through actions (e.g. "2" or "set(tunnel(...)),2").
+func Connect(ns, dp string, in int, actions string) error {
+	for _, et := range EtherTypes {
+		key := fmt.Sprintf("in_port(%d),eth(),%s", in, et)
+		if err := AddFlow(ns, dp, key, actions); err != nil {
+			return err
+		}
+	}
+	return nil
+}

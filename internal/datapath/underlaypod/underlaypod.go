@@ -1,0 +1,87 @@
+// Package underlaypod wires pods straight onto the node's underlay NIC,
+// as the macvlan and ipvlan CNI plugins do: the pod's eth0 is a child
+// device of the node's eth1 and the pod has an address of the underlay
+// subnet, so there is no routing hop, bridge or tunnel in the node.
+//
+// Addressing: the engine's underlay is 198.18.0.0/24 with nodes at .1, .2
+// and the (absent) router at .254. Pods take .100 + 50*node + pod, so each
+// node has room for 50 pods and three nodes fit below .250.
+package underlaypod
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// MaxPods bounds pods per node (the underlay /24 is shared).
+const MaxPods = 50
+
+const (
+	firstHost = 100
+	prefixLen = 24
+)
+
+// Gateway is the underlay's router, the pods' default gateway as on a LAN.
+var Gateway = net.IPv4(198, 18, 0, 254)
+
+// PodIP is the underlay address of node n's i-th pod.
+func PodIP(n datapath.Node, i int) (net.IP, error) {
+	host := firstHost + MaxPods*n.Index + i
+	if i >= MaxPods || host >= 250 {
+		return nil, fmt.Errorf("pod %d on node %d: the underlay /24 has room for %d pods on each of 3 nodes", i, n.Index, MaxPods)
+	}
+	return wire.PodAddr(n.UnderlayIP, host), nil
+}
+
+// Attach creates the child device with mk (given the attributes: name
+// eth0, MTU, parent = the node's underlay NIC, created straight in the
+// pod's namespace) and gives it the pod's underlay address.
+// Equivalent to:
+//
+//	ip -n NODE link add link eth1 name eth0 netns POD mtu MTU type macvlan mode bridge   (or ipvlan mode l2)
+//	ip -n POD addr add 198.18.0.X/24 dev eth0; ip -n POD link set eth0 up
+//	ip -n POD route add default via 198.18.0.254
+func Attach(n datapath.Node, p datapath.Pod, mtu int, mk func(netlink.LinkAttrs) netlink.Link) (datapath.Attachment, error) {
+	ip, err := PodIP(n, p.Index)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer node.Close()
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer pod.Close()
+	parent, err := node.LinkByName(n.Underlay)
+	if err != nil {
+		return datapath.Attachment{}, fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+	}
+	attrs := wire.Attrs(datapath.PodEth, mtu)
+	attrs.ParentIndex = parent.Attrs().Index
+	attrs.Namespace = netlink.NsFd(pod.NsFd())
+	l := mk(attrs)
+	if err := node.LinkAdd(l); err != nil {
+		return datapath.Attachment{}, fmt.Errorf("ip link add link %s name %s netns %s type %s: %w", n.Underlay, datapath.PodEth, p.Netns, l.Type(), err)
+	}
+	eth, err := wire.Up(pod, datapath.PodEth)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.AddrAdd(pod, eth, ip, prefixLen); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteVia(pod, eth, nil, Gateway, false); err != nil {
+		return datapath.Attachment{}, err
+	}
+	return datapath.Attachment{IP: ip}, nil
+}

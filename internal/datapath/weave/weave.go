@@ -1,0 +1,296 @@
+// Package weave wires pods the way Weave Net does with its fast datapath.
+//
+// Design notes (what the weave router and its CNI plugin program):
+//   - One flat, cluster-wide L2 network: pods of every node share
+//     10.32.0.0/12 (Weave's default IPALLOC_RANGE); node N's pods here get
+//     10.32.N.M. A pod has eth0 (Weave calls it ethwe) with a /12 address
+//     and a default route via its node's bridge address.
+//   - Each node has the Linux bridge "weave" (pods' host-side veths
+//     vethwepl<hash> are ports), and the extra veth pair that Weave puts
+//     between the bridge and its tunnel: vethwe-bridge (a port of weave)
+//     and vethwe-datapath (a port of the fast datapath).
+//   - The fast datapath is an Open vSwitch kernel datapath named
+//     "datapath" with a VXLAN vport on UDP 6784. Where the openvswitch
+//     module exists that is what is built (see ovs.go: ovs-dpctl, flows
+//     port to port, tunnel key per remote node). Elsewhere a Linux bridge
+//     named "datapath" joins vethwe-datapath and a VXLAN device
+//     "vxlan-6784" (learning, one all-zero FDB entry per remote node for
+//     broadcast): the same devices and encapsulation, with a Linux bridge
+//     in place of the OVS datapath. Features() says which (Mode).
+//   - MTU 1376 (Weave's default) on pods, bridges, the veth pair and the
+//     tunnel.
+package weave
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+const (
+	// Bridge is Weave's bridge; pods attach to it.
+	Bridge = "weave"
+	// BridgeVeth and DatapathVeth are the extra veth pair.
+	BridgeVeth   = "vethwe-bridge"
+	DatapathVeth = "vethwe-datapath"
+	// Datapath is the name of the fast datapath (OVS datapath or, without
+	// the openvswitch module, a Linux bridge of the same name).
+	DatapathDev = "datapath"
+	// Device is the VXLAN tunnel.
+	Device = "vxlan-6784"
+	port   = 6784
+	vni    = 0x5eaf
+	// DefaultMTU is Weave's default MTU.
+	DefaultMTU = 1376
+	prefixLen  = 12
+)
+
+var netBase = net.IPv4(10, 32, 0, 0)
+
+// Modes of the fast datapath.
+const (
+	ModeOVS    = "ovs"    // OVS kernel datapath (Weave's fastdp)
+	ModeBridge = "bridge" // Linux bridge stand-in, no openvswitch module
+)
+
+// Datapath is the weave datapath.
+type Datapath struct {
+	// Mode is ModeOVS, ModeBridge, or "" to pick by probing on first use
+	// (OVS when the kernel has the openvswitch module and ovs-dpctl is
+	// installed).
+	Mode string
+}
+
+// New returns the datapath; its mode is picked on first use.
+func New() *Datapath { return &Datapath{} }
+
+func (d *Datapath) mode() string {
+	if d.Mode == "" {
+		d.Mode = DefaultMode()
+	}
+	return d.Mode
+}
+
+// DefaultMode probes for the OVS datapath (cached by probe).
+func DefaultMode() string {
+	if ok, _ := probe.Has(probe.OpenvSwitch); ok && haveDpctl() {
+		return ModeOVS
+	}
+	return ModeBridge
+}
+
+// Name implements datapath.Datapath.
+func (*Datapath) Name() string { return "weave" }
+
+// Features implements datapath.Datapath. In OVS mode it needs the
+// openvswitch module; in bridge mode a plain bridge and VXLAN.
+func (d *Datapath) Features() []string {
+	if d.mode() == ModeOVS {
+		return []string{probe.Veth, probe.Bridge, probe.Vxlan, probe.OpenvSwitch, probe.ToolOvsDpctl}
+	}
+	return []string{probe.Veth, probe.Bridge, probe.Vxlan}
+}
+
+// Tunnel implements datapath.Datapath: the VXLAN device (in OVS mode the
+// one ovs-dpctl creates for the vport).
+func (d *Datapath) Tunnel() string {
+	if d.mode() == ModeOVS {
+		return OVSTunnelPrefix + "6784"
+	}
+	return Device
+}
+
+// MTU implements datapath.Datapath: Weave's 1376, whatever the underlay
+// (it leaves room for its encapsulation on a 1500-byte network).
+func (*Datapath) MTU(int) int { return DefaultMTU }
+
+func bridgeIP(n datapath.Node) net.IP { return wire.PodAddr(wire.Subnet24(netBase, n.Index).IP, 1) }
+func podIP(n datapath.Node, i int) net.IP {
+	return wire.PodAddr(wire.Subnet24(netBase, n.Index).IP, i+2)
+}
+
+// SetupNode creates the weave bridge, the veth pair and the fast
+// datapath with its tunnel.
+// Equivalent to:
+//
+//	ip link add weave mtu 1376 type bridge; ip addr add 10.32.N.1/12 dev weave
+//	ip link add vethwe-bridge mtu 1376 type veth peer name vethwe-datapath mtu 1376
+//	ip link set vethwe-bridge master weave up
+//	bridge mode:  ip link add datapath mtu 1376 type bridge
+//	              ip link add vxlan-6784 mtu 1376 type vxlan id 24239 local UNDERLAY_IP dev eth1 dstport 6784
+//	              ip link set vethwe-datapath master datapath; ip link set vxlan-6784 master datapath
+//	OVS mode:     ovs-dpctl add-dp datapath vethwe-datapath vxlan-6784,type=vxlan,dst_port=6784,remote_ip=flow,key=flow
+//	sysctl net.ipv4.ip_forward=1
+func (d *Datapath) SetupNode(n datapath.Node) error {
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	mtu := d.MTU(n.UnderlayMTU)
+	if err := h.LinkAdd(&netlink.Bridge{LinkAttrs: wire.Attrs(Bridge, mtu)}); err != nil {
+		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
+	}
+	br, err := wire.Up(h, Bridge)
+	if err != nil {
+		return err
+	}
+	if err := wire.AddrAdd(h, br, bridgeIP(n), prefixLen); err != nil {
+		return err
+	}
+	pair := &netlink.Veth{LinkAttrs: wire.Attrs(BridgeVeth, mtu), PeerName: DatapathVeth}
+	if err := h.LinkAdd(pair); err != nil {
+		return fmt.Errorf("ip link add %s type veth peer %s on %s: %w", BridgeVeth, DatapathVeth, n.Name, err)
+	}
+	bv, err := h.LinkByName(BridgeVeth)
+	if err != nil {
+		return err
+	}
+	if err := h.LinkSetMaster(bv, br); err != nil {
+		return fmt.Errorf("ip link set %s master %s: %w", BridgeVeth, Bridge, err)
+	}
+	if _, err := wire.Up(h, BridgeVeth); err != nil {
+		return err
+	}
+	dv, err := h.LinkByName(DatapathVeth)
+	if err != nil {
+		return err
+	}
+	if err := h.LinkSetMTU(dv, mtu); err != nil {
+		return fmt.Errorf("ip link set %s mtu %d: %w", DatapathVeth, mtu, err)
+	}
+	if _, err := wire.Up(h, DatapathVeth); err != nil {
+		return err
+	}
+	if d.mode() == ModeOVS {
+		if err := setupOVS(n, mtu); err != nil {
+			return err
+		}
+	} else if err := d.setupBridgeDatapath(h, n, dv, mtu); err != nil {
+		return err
+	}
+	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+}
+
+func (d *Datapath) setupBridgeDatapath(h *netns.NetlinkHandle, n datapath.Node, dv netlink.Link, mtu int) error {
+	if err := h.LinkAdd(&netlink.Bridge{LinkAttrs: wire.Attrs(DatapathDev, mtu)}); err != nil {
+		return fmt.Errorf("ip link add %s type bridge on %s: %w", DatapathDev, n.Name, err)
+	}
+	dp, err := wire.Up(h, DatapathDev)
+	if err != nil {
+		return err
+	}
+	under, err := h.LinkByName(n.Underlay)
+	if err != nil {
+		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+	}
+	vx := &netlink.Vxlan{
+		LinkAttrs:    wire.Attrs(Device, mtu),
+		VxlanId:      vni,
+		VtepDevIndex: under.Attrs().Index,
+		SrcAddr:      n.UnderlayIP,
+		Port:         port,
+		Learning:     true,
+	}
+	if err := h.LinkAdd(vx); err != nil {
+		return fmt.Errorf("ip link add %s type vxlan on %s: %w", Device, n.Name, err)
+	}
+	vl, err := h.LinkByName(Device)
+	if err != nil {
+		return err
+	}
+	for _, l := range []netlink.Link{dv, vl} {
+		if err := h.LinkSetMaster(l, dp); err != nil {
+			return fmt.Errorf("ip link set %s master %s: %w", l.Attrs().Name, DatapathDev, err)
+		}
+	}
+	_, err = wire.Up(h, Device)
+	return err
+}
+
+// ConnectNodes points the tunnel at every other node: in bridge mode an
+// all-zero FDB entry per remote node (broadcast and unknown unicast are
+// sent to each, as Weave's router floods), in OVS mode the flows.
+// Equivalent to: bridge fdb append 00:00:00:00:00:00 dev vxlan-6784 dst REMOTE_IP
+func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
+	if d.mode() == ModeOVS {
+		return connectOVS(nodes)
+	}
+	zero := net.HardwareAddr{0, 0, 0, 0, 0, 0}
+	for i, n := range nodes {
+		h, err := netns.Handle(n.Netns)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			l, err := h.LinkByName(Device)
+			if err != nil {
+				return fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
+			}
+			for j, r := range nodes {
+				if i != j {
+					if err := wire.FDBAppend(h, l, zero, r.UnderlayIP); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}()
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AttachPod wires one pod to the weave bridge, as Weave's CNI plugin does.
+// Equivalent to:
+//
+//	ip -n NODE link add vethweplX mtu 1376 type veth peer eth0 netns POD; ip -n NODE link set vethweplX master weave up
+//	ip -n POD addr add 10.32.N.M/12 dev eth0; ip -n POD route add default via 10.32.N.1
+func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	if p.Index >= datapath.MaxPodsPerNode {
+		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer node.Close()
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	defer pod.Close()
+	hostName := wire.HostVethName("vethwepl", p.Name)
+	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU))
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	br, err := node.LinkByName(Bridge)
+	if err != nil {
+		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
+	}
+	if err := node.LinkSetMaster(host, br); err != nil {
+		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
+	}
+	ip := podIP(n, p.Index)
+	eth, err := wire.Up(pod, datapath.PodEth)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.AddrAdd(pod, eth, ip, prefixLen); err != nil {
+		return datapath.Attachment{}, err
+	}
+	if err := wire.RouteVia(pod, eth, nil, bridgeIP(n), false); err != nil {
+		return datapath.Attachment{}, err
+	}
+	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}

@@ -1,0 +1,94 @@
+package weave
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+func TestWeave(t *testing.T) {
+	dptest.RequireRoot(t)
+	for _, mode := range []string{ModeBridge, ModeOVS} {
+		t.Run(mode, func(t *testing.T) {
+			d := &Datapath{Mode: mode}
+			dptest.RequireFeatures(t, d)
+			if mode == ModeOVS && !haveDpctl() {
+				t.Skip("skipped: ovs-dpctl is not installed (apt-get install openvswitch-switch)")
+			}
+			testWeave(t, d)
+		})
+	}
+}
+
+func testWeave(t *testing.T, d *Datapath) {
+	c := dptest.Up(t, d, 1500)
+	servers, clients, err := c.ScalePods(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			for _, n := range c.Nodes() {
+				dptest.Dump(t, n.Netns())
+			}
+		}
+	}()
+	dptest.TCPEcho(t, servers[0], clients[0], 1<<20)
+	dptest.TCPEcho(t, clients[1], servers[1], 256<<10)
+	dptest.UDPEcho(t, servers[0], clients[0], DefaultMTU-28)
+	dptest.UDPEcho(t, clients[1], servers[1], 100)
+	dptest.TCPEcho(t, servers[0], servers[1], 64<<10)
+
+	// The extra veth pair sits between the weave bridge and the tunnel.
+	h, err := netns.Handle(c.Nodes()[0].Netns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	br, err := h.LinkByName(Bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bv, err := h.LinkByName(BridgeVeth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bv.Attrs().MasterIndex != br.Attrs().Index {
+		t.Errorf("%s is not a port of %s", BridgeVeth, Bridge)
+	}
+	dv, err := h.LinkByName(DatapathVeth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := h.LinkByName(DatapathDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dv.Attrs().MasterIndex != dp.Attrs().Index {
+		t.Errorf("%s is not a port of %s", DatapathVeth, DatapathDev)
+	}
+	if _, err := h.LinkByName(d.Tunnel()); err != nil {
+		t.Errorf("tunnel %s: %v", d.Tunnel(), err)
+	}
+	for _, name := range []string{Bridge, BridgeVeth, DatapathVeth} {
+		l, _ := h.LinkByName(name)
+		if l != nil && l.Attrs().MTU != DefaultMTU {
+			t.Errorf("%s MTU %d, want %d", name, l.Attrs().MTU, DefaultMTU)
+		}
+	}
+	ph, err := netns.Handle(servers[0].Netns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ph.Close()
+	eth, err := ph.LinkByName(datapath.PodEth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eth.Attrs().MTU != DefaultMTU {
+		t.Errorf("pod MTU %d, want %d", eth.Attrs().MTU, DefaultMTU)
+	}
+}

@@ -1,0 +1,152 @@
+package local
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+// TestLinkRateShaping shapes the underlay to 100 Mbit/s and checks that
+// UDP goodput at saturation matches the line-rate bound of each
+// encapsulation: payload / (pod packet + encapsulation + Ethernet header
+// 14 + framing 24) of the line rate. Without the framing overhead the
+// goodput would exceed the bound by about 1.6%.
+func TestLinkRateShaping(t *testing.T) {
+	requireRoot(t)
+	if err := probe.Require(probe.Veth, probe.TBF); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	const rate = 100_000_000
+	for _, tc := range []struct {
+		datapath string
+		encap    int // bytes the encapsulation adds to the pod's IP packet
+	}{
+		{"host", 0},
+		{"calico-routed", 0},
+		{"flannel-vxlan", 50},
+	} {
+		t.Run(tc.datapath, func(t *testing.T) {
+			d, err := catalog.Lookup(tc.datapath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireFeatures(t, d)
+			c, err := Up(context.Background(), Config{RunID: testRunID(t), Datapath: d, LinkRate: rate, Kill: cleanup.KillInNetns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := c.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			})
+			out, err := exec.Command("tc", "-n", c.server.ns, "qdisc", "show", "dev", UnderlayDev).CombinedOutput()
+			if err != nil {
+				t.Fatalf("tc qdisc show: %v: %s", err, out)
+			}
+			if s := string(out); !strings.Contains(s, "tbf") || !strings.Contains(s, "rate 100Mbit") || !strings.Contains(s, "overhead 24") {
+				t.Errorf("underlay qdisc is not tbf 100Mbit overhead 24:\n%s", s)
+			}
+			if os.Getenv("CNIBENCH_IN_VM") != "" {
+				// Software emulation cannot saturate even 100 Mbit/s on
+				// a small machine; the goodput check needs real CPUs.
+				t.Skip("skipped: goodput at line rate is not measurable in the emulated VM; qdisc checked")
+			}
+			servers, clients, err := c.ScalePods(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mtu := podMTU(t, c, servers[0])
+			payload := mtu - ipv4UDPHeaders
+			bound := float64(rate) * float64(payload) / float64(mtu+tc.encap+14+FramingOverhead)
+			// Up to three tries, keeping the best: a loaded machine can
+			// starve the shaper's timer or the receiver for a while, which
+			// only ever lowers goodput. Every try must stay under the bound.
+			var best float64
+			for try := 0; try < 3 && best < 0.95*bound; try++ {
+				got := udpGoodput(t, servers[0], clients[0], payload, 1.2*rate)
+				t.Logf("%s: UDP goodput %.2f Mbit/s, line-rate bound %.2f Mbit/s (%.1f%%)", tc.datapath, got/1e6, bound/1e6, 100*got/bound)
+				// Above the bound means framing is not charged (that
+				// would give +1.6%).
+				if got > 1.01*bound {
+					t.Errorf("UDP goodput %.2f Mbit/s exceeds the line-rate bound %.2f Mbit/s", got/1e6, bound/1e6)
+				}
+				best = max(best, got)
+			}
+			if best < 0.8*bound {
+				t.Errorf("best UDP goodput %.2f Mbit/s, want at least 80%% of the bound %.2f Mbit/s", best/1e6, bound/1e6)
+			}
+		})
+	}
+}
+
+// udpGoodput sends srv payload-byte datagrams from cli at the offered
+// rate (bit/s) and
+// returns the payload rate (bit/s) received in the window [0.5 s, 2 s]
+// after the first datagram, past the token bucket's initial burst.
+func udpGoodput(t *testing.T, srv, cli *Pod, payload int, offered float64) float64 {
+	t.Helper()
+	addr := &net.UDPAddr{IP: srv.IP(), Port: 7300}
+	var sc *net.UDPConn
+	if err := netns.Do(srv.ns, func() (err error) {
+		sc, err = net.ListenUDP("udp4", addr)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	_ = sc.SetReadBuffer(8 << 20)
+	var cc *net.UDPConn
+	if err := netns.Do(cli.ns, func() (err error) {
+		cc, err = net.DialUDP("udp4", nil, addr)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	// Offer more than the line rate, paced by the clock: enough to keep
+	// the shaper saturated without a busy loop starving the softirqs that
+	// forward and shape on a small machine.
+	var stop atomic.Bool
+	go func() {
+		msg := make([]byte, payload)
+		start, sent := time.Now(), 0
+		for !stop.Load() {
+			due := int(offered / 8 * time.Since(start).Seconds() / float64(payload))
+			for ; sent < due; sent++ {
+				_, _ = cc.Write(msg)
+			}
+			time.Sleep(500 * time.Microsecond)
+		}
+	}()
+	defer stop.Store(true)
+	buf := make([]byte, 65536)
+	_ = sc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := sc.ReadFromUDP(buf); err != nil {
+		t.Fatalf("no datagram arrived: %v", err)
+	}
+	first := time.Now()
+	from, to := first.Add(500*time.Millisecond), first.Add(2*time.Second)
+	var bytes int
+	for {
+		_ = sc.SetReadDeadline(to)
+		n, _, err := sc.ReadFromUDP(buf)
+		if err != nil {
+			break
+		}
+		if time.Now().After(from) {
+			bytes += n
+		}
+	}
+	return float64(bytes) * 8 / to.Sub(from).Seconds()
+}
