@@ -14,11 +14,23 @@ have gcc     || need_pkgs+=(gcc)
 have curl    || need_pkgs+=(curl ca-certificates)
 have unzip   || need_pkgs+=(unzip)
 if [ "${1:-}" = "--test" ]; then
+  # The test suite also exercises the screenshot of the report, the real
+  # flanneld (with etcd as its store), netfilter counters, OVS and the
+  # full-kernel VM.
   have chromium || have chromium-browser || need_pkgs+=(chromium)
+  have etcd     || need_pkgs+=(etcd-server)
+  have iptables || need_pkgs+=(iptables)
+  have ovs-dpctl || need_pkgs+=(openvswitch-switch)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "setup: installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Packages such as etcd-server and openvswitch-switch start a service on
+  # install; cnibench starts its own instances, so keep them from starting.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq
   # iperf3's package asks whether to start a daemon; say no.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
@@ -51,4 +63,7 @@ fi
 
 mkdir -p bin
 go build -trimpath -o bin/cnibench ./cmd/cnibench
+if [ "${1:-}" = "--test" ]; then
+  scripts/build-flanneld.sh     # the real flanneld for flannel-udp (pinned, cached)
+fi
 echo "setup: built bin/cnibench ($(go version | awk '{print $3}'))"
