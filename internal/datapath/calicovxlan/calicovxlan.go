@@ -99,59 +99,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 // ConnectNodes programs the route, neighbour and FDB entry for every
 // remote node's block, as Felix's VXLAN manager does.
 func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
-	macs := make([]net.HardwareAddr, len(nodes))
-	for i, n := range nodes {
-		mac, err := vtepMAC(n)
-		if err != nil {
-			return err
-		}
-		macs[i] = mac
-	}
-	for i, n := range nodes {
-		h, err := netns.Handle(n.Netns)
-		if err != nil {
-			return err
-		}
-		err = func() error {
-			l, err := h.LinkByName(Device)
-			if err != nil {
-				return fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
-			}
-			for j, r := range nodes {
-				if i == j {
-					continue
-				}
-				if err := wire.NeighPermanent(h, l, tunnelIP(r), macs[j]); err != nil {
-					return err
-				}
-				if err := wire.FDBAppend(h, l, macs[j], r.UnderlayIP); err != nil {
-					return err
-				}
-				if err := wire.RouteVia(h, l, block(r), tunnelIP(r), true); err != nil {
-					return err
-				}
-			}
-			return nil
-		}()
-		h.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func vtepMAC(n datapath.Node) (net.HardwareAddr, error) {
-	h, err := netns.Handle(n.Netns)
-	if err != nil {
-		return nil, err
-	}
-	defer h.Close()
-	l, err := h.LinkByName(Device)
-	if err != nil {
-		return nil, fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
-	}
-	return l.Attrs().HardwareAddr, nil
+	return wire.ConnectVTEPs(nodes, Device, tunnelIP, block)
 }
 
 // AttachPod wires one pod the Calico way (package calicopod).

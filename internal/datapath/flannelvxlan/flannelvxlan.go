@@ -100,51 +100,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 
 // ConnectNodes programs what flanneld's VXLAN backend adds per remote lease.
 func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
-	macs := make([]net.HardwareAddr, len(nodes))
-	for i, n := range nodes {
-		h, err := netns.Handle(n.Netns)
-		if err != nil {
-			return err
-		}
-		l, err := h.LinkByName(Device)
-		h.Close()
-		if err != nil {
-			return fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
-		}
-		macs[i] = l.Attrs().HardwareAddr
-	}
-	for i, n := range nodes {
-		h, err := netns.Handle(n.Netns)
-		if err != nil {
-			return err
-		}
-		err = func() error {
-			l, err := h.LinkByName(Device)
-			if err != nil {
-				return fmt.Errorf("find %s on %s: %w", Device, n.Name, err)
-			}
-			for j, r := range nodes {
-				if i == j {
-					continue
-				}
-				if err := wire.NeighPermanent(h, l, vtepIP(r), macs[j]); err != nil {
-					return err
-				}
-				if err := wire.FDBAppend(h, l, macs[j], r.UnderlayIP); err != nil {
-					return err
-				}
-				if err := wire.RouteVia(h, l, subnet(r), vtepIP(r), true); err != nil {
-					return err
-				}
-			}
-			return nil
-		}()
-		h.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return wire.ConnectVTEPs(nodes, Device, vtepIP, subnet)
 }
 
 // AttachPod wires one pod to cni0, as the bridge CNI plugin does
