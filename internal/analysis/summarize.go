@@ -52,6 +52,9 @@ func coreValue(metric string, c results.CoreStat) float64 {
 // Unit returns the unit a metric is stored in (summary.csv keeps raw
 // units; the Markdown and HTML reports show bitrates in Gbit/s).
 func Unit(metric string) string {
+	if u, ok := extraUnit(metric); ok {
+		return u
+	}
 	switch metric {
 	case results.MetricBitrate, results.MetricBitrateSum:
 		return "bit/s"

@@ -10,6 +10,8 @@ import (
 
 func newCleanupCmd() *cobra.Command {
 	var opt cleanup.Options
+	var kf kubeFlags
+	var useKube, kubeAll bool
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove leftovers of crashed runs and revert their journaled host changes",
@@ -18,9 +20,12 @@ func newCleanupCmd() *cobra.Command {
 longer alive: it reverts sysfs/sysctl values to their exact previous values, stops
 the runs' processes and deletes their namespaces. It also removes any namespace named
 cnb-* that belongs to no live run. Live runs are never touched.`,
-		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c",
+		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c\n  cnibench cleanup --kube --kubeconfig ~/.kube/config",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if useKube {
+				return kubeCleanup(cmd.Context(), cmd.OutOrStdout(), &kf, opt.Run, kubeAll, opt.DryRun)
+			}
 			rep, err := cleanup.Run(cmd.Context(), opt)
 			for _, line := range rep.Actions {
 				fmt.Fprintln(cmd.OutOrStdout(), line)
@@ -38,5 +43,8 @@ cnb-* that belongs to no live run. Live runs are never touched.`,
 	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (as in env.json run_id); default: every run that is no longer alive")
 	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "journal directory (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
+	cmd.Flags().BoolVar(&useKube, "kube", false, "clean up kube runs instead: agents revert node knobs, then every object with the run's label is deleted")
+	cmd.Flags().BoolVar(&kubeAll, "all", false, "with --kube: also runs started from other machines (their controller cannot be checked from here)")
+	kf.register(cmd.Flags())
 	return cmd
 }

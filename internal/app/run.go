@@ -16,6 +16,7 @@ type runFlags struct {
 	out        string
 	engine     string
 	journalDir string
+	kube       kubeFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -29,7 +30,8 @@ applies each tuning to the server node, runs the workload, reverts every change,
 writes a run directory with raw samples, summary.csv, summary.md and report.html.`,
 		Example: "  sudo cnibench run rps-rfs --quick\n" +
 			"  sudo cnibench run rps-rfs --set replicas=[1,16] --set trials=5 --out /tmp/rps\n" +
-			"  sudo cnibench run ./my-study.yaml",
+			"  sudo cnibench run ./my-study.yaml\n" +
+			"  cnibench run rps-rfs --quick --engine kube --server-node worker-1 --client-node worker-2",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.load(args[0])
@@ -41,13 +43,20 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 				out = filepath.Join("results", s.Metadata.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			prog := progress.New(cmd.ErrOrStderr())
-			dir, err := runner.Run(cmd.Context(), runner.Options{
+			opt := runner.Options{
 				Engine:     f.engine,
 				Study:      s,
 				OutDir:     out,
 				JournalDir: f.journalDir,
 				Progress:   prog,
-			})
+			}
+			if f.engine == "kube" {
+				opt.Kube = f.kube.config()
+				if opt.JournalDir == "" {
+					opt.JournalDir = kubeJournalDir
+				}
+			}
+			dir, err := runner.Run(cmd.Context(), opt)
 			if err != nil {
 				if runner.IsPreflight(err) {
 					return inputErr(err)
@@ -63,7 +72,8 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	}
 	f.register(cmd)
 	cmd.Flags().StringVarP(&f.out, "out", "o", "", "run directory (default ./results/STUDY-TIMESTAMP)")
-	cmd.Flags().StringVar(&f.engine, "engine", "local", "where nodes and pods come from: local (network namespaces on this machine)")
+	cmd.Flags().StringVar(&f.engine, "engine", "local", "where nodes and pods come from: local (network namespaces on this machine) or kube (a real cluster, see --kubeconfig)")
+	f.kube.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	return cmd

@@ -30,6 +30,8 @@ type page struct {
 	Warnings                  []string
 	Missing                   []string
 	Groups                    []groupView
+	Workloads                 []figure
+	WorkloadTable             table
 	Refs                      table
 	Env                       [][2]string
 	EnvDetails                []detail
@@ -76,6 +78,9 @@ func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page
 	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(rows).CPUs))
 	for _, g := range analysis.Groups(rows) {
 		pg.Groups = append(pg.Groups, groupPage(g, s, run.Samples, refs, cpuLabel))
+	}
+	if pg.Workloads = workloadFigures(s, rows, run.Samples); len(pg.Workloads) > 0 {
+		pg.WorkloadTable = workloadTable(s, rows)
 	}
 	pg.Refs = refTable(refs, rows)
 	pg.Env, pg.EnvDetails = envView(run)

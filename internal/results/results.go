@@ -46,6 +46,9 @@ type Sample struct {
 	End        time.Time            `json:"end"`
 	Metrics    map[string]float64   `json:"metrics"`
 	PerReplica []map[string]float64 `json:"per_replica,omitempty"`
+	// Series holds per-interval series per replica (iperf3's cwnd, RTT
+	// and bitrate each second), keyed by series name; optional.
+	Series []map[string][]float64 `json:"series,omitempty"`
 	// Cores is the average per-core CPU breakdown over the measured window,
 	// one entry per CPU of the machine.
 	Cores []CoreStat `json:"cores,omitempty"`

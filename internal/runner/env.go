@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,18 @@ import (
 // writeEnv records the machine and the server node's offloads and
 // steering settings as found before any tuning.
 func (r *run) writeEnv(c engine.Cluster) error {
-	e := envinfo.Collect([]string{"iperf3", "ethtool"})
+	tools := []string{"iperf3", "ethtool"}
+	pinned := false
+	for _, w := range r.study.Variants() {
+		if w.Tool == "sockperf" && !slices.Contains(tools, "sockperf") {
+			tools = append(tools, "sockperf")
+		}
+		if w.CPP && !slices.Contains(tools, "perf") {
+			tools = append(tools, "perf")
+		}
+		pinned = pinned || w.Pin != nil
+	}
+	e := envinfo.Collect(tools)
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.backend.name(), time.Now()
 	srv := c.Server()
 	ifaces := []engine.Iface{srv.Underlay()}
@@ -25,6 +37,10 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Steering = tune.Snapshot(r.backend.fs(), ifaces)
 	r.backend.describe(r, c, &e)
+	if pinned && e.NUMANodes <= 1 {
+		e.Notes = append(e.Notes, "workloads pin servers and clients to CPUs, but this machine has one NUMA node: "+
+			"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart here; pinning only separates cores")
+	}
 	e.Notes = append(e.Notes, r.notes...)
 	return r.out.WriteEnv(e)
 }

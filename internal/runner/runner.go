@@ -22,6 +22,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -44,14 +45,18 @@ type Options struct {
 	Engine string
 	// ProcRoot is where /proc is read for metrics (tests may change it).
 	ProcRoot string
+	// Kube configures the kube engine (Engine "kube").
+	Kube *kube.Config
 }
 
 func newBackend(opt Options) (backend, error) {
 	switch opt.Engine {
 	case "", "local":
 		return localBackend{procRoot: opt.ProcRoot}, nil
+	case "kube":
+		return newKubeBackend(opt)
 	}
-	return nil, fmt.Errorf("unknown engine %q (available: local)", opt.Engine)
+	return nil, fmt.Errorf("unknown engine %q (available: local, kube)", opt.Engine)
 }
 
 // PreflightError is a problem found before anything touched the host.
@@ -80,7 +85,7 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 	if err := b.preflight(ctx, s, p); err != nil {
 		return nil, &PreflightError{err}
 	}
-	for _, w := range s.Spec.Workloads {
+	for _, w := range s.Variants() {
 		d, err := registry.Lookup(w.Tool)
 		if err != nil {
 			return nil, &PreflightError{err}
@@ -90,7 +95,13 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 		}
 		p.drivers[w.Name] = d
 	}
+	if err := cppPreflight(s); err != nil {
+		return nil, &PreflightError{err}
+	}
 	for _, t := range s.Spec.Tunings {
+		if remoteKernel(b) {
+			break // the nodes' kernels are checked by their agents
+		}
 		if t.RPS != nil {
 			if err := probe.Require(probe.RPS); err != nil {
 				return nil, &PreflightError{fmt.Errorf("tuning %s: %w", t.Name, err)}
@@ -274,22 +285,26 @@ func (r *run) execute(ctx context.Context) error {
 func (r *run) datapath(ctx context.Context, c engine.Cluster, dp string) error {
 	s := r.study
 	for _, reps := range s.Spec.Replicas {
-		servers, clients, err := c.Scale(ctx, reps)
-		if err != nil {
-			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, reps, err)
+		need := reps
+		for _, w := range s.Variants() {
+			need = max(need, podsNeeded(w, reps))
 		}
-		pairs := make([]workload.Pair, reps)
-		for i := range pairs {
-			pairs[i] = workload.Pair{Server: servers[i], Client: clients[i]}
+		servers, clients, err := c.Scale(ctx, need)
+		if err != nil {
+			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
 		}
 		for trial := 1; trial <= s.Spec.Trials; trial++ {
-			for _, w := range s.Spec.Workloads {
+			for _, w := range s.Variants() {
+				pl, err := place(w, reps, servers, clients)
+				if err != nil {
+					return err
+				}
 				for _, t := range s.Spec.Tunings {
 					cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
-					if err := r.trial(ctx, c, cell, trial, t, w, pairs, servers); err != nil {
+					if err := r.trial(ctx, c, cell, trial, t, w, pl); err != nil {
 						return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
 					}
-					r.opt.Progress.Step(fmt.Sprintf("%s %s r=%d trial %d/%d", dp, t.Name, reps, trial, s.Spec.Trials))
+					r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d/%d", dp, w.Name, t.Name, reps, trial, s.Spec.Trials))
 					if cd := s.Spec.Cooldown.Duration; cd > 0 {
 						select {
 						case <-ctx.Done():

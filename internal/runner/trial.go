@@ -21,7 +21,8 @@ const basePort = 5201
 // trial runs one repetition of one cell: apply the tuning, run the
 // workload with the metric window over its measured part, revert.
 func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, trial int,
-	t study.Tuning, w study.Workload, pairs []workload.Pair, servers []engine.Pod) (err error) {
+	t study.Tuning, w study.Workload, pl placed) (err error) {
+	servers := pl.servers
 	srv := c.Server()
 	tgt := tune.Target{CPUs: r.plan.steerCPUs(), SoftIRQCore: r.softIRQCore(cell.Replicas)}
 	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
@@ -47,10 +48,27 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}()
 
 	s := r.study.Spec
-	win := newWindow(r.backend.sampler(srv), s.Warmup.Duration, s.Duration.Duration)
+	sampler := r.backend.sampler(srv)
+	var cw *cppWindow
+	if w.CPP {
+		var ifaces []engine.Iface
+		for _, p := range servers {
+			ifaces = append(ifaces, srv.PodIface(p))
+		}
+		if cw, err = newCPPWindow(sampler, ifaces); err != nil {
+			return err
+		}
+		sampler = cw
+	}
+	var ctr *countersWindow
+	if w.Counters {
+		ctr = newCountersWindow(sampler, srv, []engine.Node{srv, c.Client()}, servers, pl.pairs)
+		sampler = ctr
+	}
+	win := newWindow(sampler, s.Warmup.Duration, s.Duration.Duration)
 	start := time.Now()
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
-		Pairs: pairs, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
+		Pairs: pl.pairs, Background: pl.background, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started,
 	})
 	window, werr := win.result()
@@ -62,7 +80,17 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}
 	sample := results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
-		Metrics: res.Metrics, PerReplica: res.PerReplica, Cores: window.Cores,
+		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: window.Cores,
+	}
+	if cw != nil {
+		for k, v := range cw.res.Metrics {
+			sample.Metrics[k] = v
+		}
+	}
+	if ctr != nil {
+		for k, v := range ctr.metrics {
+			sample.Metrics[k] = v
+		}
 	}
 	for i := range sample.Cores {
 		sample.Cores[i].Node = r.nodeOf(sample.Cores[i].CPU)

@@ -170,7 +170,7 @@ func yamlError(file string, err error) error {
 				msg = strings.TrimSpace(rest[i+1:])
 			}
 		}
-		return &FieldError{File: file, Line: line, Msg: friendly(msg)}
+		return &FieldError{File: file, Line: line, Msg: oneLine(friendly(msg))}
 	}
 	msg := stripYAMLPrefix(err.Error())
 	line := 0
@@ -181,8 +181,12 @@ func yamlError(file string, err error) error {
 			msg = "malformed YAML: " + strings.TrimSpace(rest[i+1:])
 		}
 	}
-	return &FieldError{File: file, Line: line, Msg: msg}
+	return &FieldError{File: file, Line: line, Msg: oneLine(msg)}
 }
+
+// oneLine keeps an error on one line: yaml.v3 quotes offending values
+// verbatim, newlines included.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
 
 var (
 	lineRE    = regexp.MustCompile(`^line [0-9]+: `)

@@ -219,3 +219,82 @@ func TestCellsOrder(t *testing.T) {
 		t.Errorf("unexpected order: %+v", cells[:6])
 	}
 }
+
+func TestVariantsExpandSweeps(t *testing.T) {
+	s, err := Resolve("testdata/valid-workloads.yaml", Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range s.Variants() {
+		names = append(names, w.Name)
+	}
+	want := "udp@500M,udp@1G,tcp-p@P1,tcp-p@P2,tcp-p@P4,tcp-len@1K,tcp-len@64K,rr@14B,rr@64B,http@c1,http@c50,bg@bg0,bg@bg10,cpp"
+	if got := strings.Join(names, ","); got != want {
+		t.Fatalf("variants %s\nwant     %s", got, want)
+	}
+	if len(s.Cells()) != 14 {
+		t.Errorf("%d cells, want 14", len(s.Cells()))
+	}
+	v, ok := s.Workload("udp@1G")
+	if !ok || v.Rate != "1G" || v.Rates != nil || v.Base != "udp" || v.Param != "1G" || v.Length != "1400" {
+		t.Errorf("udp@1G = %+v", v)
+	}
+	bg, _ := s.Workload("bg@bg10")
+	if bg.BackgroundConnections() != 10 || bg.Background.Pairs != 2 {
+		t.Errorf("bg@bg10 = %+v", bg.Background)
+	}
+	// Expanding must not alias the original's background.
+	if bg0, _ := s.Workload("bg@bg0"); bg0.BackgroundConnections() != 0 {
+		t.Errorf("bg@bg0 has %d connections", bg0.BackgroundConnections())
+	}
+	if h, _ := s.Workload("http@c50"); h.Concurrent() != 50 || h.Size != "1M" {
+		t.Errorf("http@c50 = %+v", h)
+	}
+	if rr, _ := s.Workload("rr@14B"); rr.MessageSize != 14 {
+		t.Errorf("rr@14B = %+v", rr)
+	}
+	if tl, _ := s.Workload("tcp-len@1K"); !tl.IntraNode() {
+		t.Errorf("tcp-len placement %q", tl.Placement)
+	}
+}
+
+func TestParseRateAndBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{{"500M", 500e6, true}, {"1.5G", 1.5e9, true}, {"10K", 1e4, true}, {"0", 0, false}, {"fast", 0, false}} {
+		if got, ok := ParseRate(tc.in); ok != tc.ok || got != tc.want {
+			t.Errorf("ParseRate(%q) = %v, %v", tc.in, got, ok)
+		}
+	}
+	if n, ok := ParseBytes("5M"); !ok || n != 5<<20 {
+		t.Errorf("ParseBytes(5M) = %d", n)
+	}
+}
+
+func TestBuiltinWorkloadsStudy(t *testing.T) {
+	for _, prof := range []string{"", "quick"} {
+		s, err := Resolve("workloads", Options{Profile: prof}, testCatalog)
+		if err != nil {
+			t.Fatalf("profile %q: %v", prof, err)
+		}
+		tools := map[string]bool{}
+		cpp, bg, intra := false, false, false
+		for _, w := range s.Variants() {
+			tools[w.Tool] = true
+			cpp = cpp || w.CPP
+			bg = bg || w.BackgroundConnections() > 0
+			intra = intra || w.IntraNode()
+		}
+		if !tools["iperf3"] || !tools["sockperf"] || !tools["ab"] || !cpp || !bg || !intra {
+			t.Errorf("profile %q misses a workload: tools %v cpp %v background %v intra %v", prof, tools, cpp, bg, intra)
+		}
+	}
+	s, _ := Resolve("workloads", Options{Profile: "quick"}, testCatalog)
+	total := time.Duration(len(s.Cells())*s.Spec.Trials) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
+	if total > 2*time.Minute {
+		t.Errorf("quick profile measures for %s", total)
+	}
+}

@@ -113,6 +113,10 @@ type Workload struct {
 	// CPP samples the whole machine with perf during the measured window
 	// and reports the CPU cost per packet by kernel component.
 	CPP bool `yaml:"cpp,omitempty"`
+	// Counters records, over the measured window, the packet and drop
+	// counters of the server node's devices (ip -s link) and the iptables
+	// chains and rules packets traversed on both nodes (iptables-save -c).
+	Counters bool `yaml:"counters,omitempty"`
 
 	// Base is the name of the workload a variant was expanded from and
 	// Param the swept value ("500M"); both empty for a plain workload.

@@ -29,14 +29,15 @@ const (
 	OptSize        = "size"
 	OptBackground  = "background"
 	OptCPP         = "cpp"
+	OptCounters    = "counters"
 )
 
 // DefaultToolOptions are the options each built-in tool's driver accepts;
 // a Catalog without Options uses them.
 var DefaultToolOptions = map[string][]string{
-	"iperf3":   {OptLength, OptLengths, OptRate, OptRates, OptParallel, OptParallels, OptReverse, OptPlacement, OptPin, OptBackground, OptCPP},
-	"sockperf": {OptMessageSize, OptMsgSizes, OptPlacement, OptPin, OptCPP},
-	"ab":       {OptConcurrency, OptSize, OptPlacement, OptPin, OptCPP},
+	"iperf3":   {OptLength, OptLengths, OptRate, OptRates, OptParallel, OptParallels, OptReverse, OptPlacement, OptPin, OptBackground, OptCPP, OptCounters},
+	"sockperf": {OptMessageSize, OptMsgSizes, OptPlacement, OptPin, OptCPP, OptCounters},
+	"ab":       {OptConcurrency, OptSize, OptPlacement, OptPin, OptCPP, OptCounters},
 }
 
 // Bounds of workload options.
@@ -49,6 +50,8 @@ const (
 	MaxConcurrency = 20000
 	// DefaultHTTPSize is seed 004's response body.
 	DefaultHTTPSize = "5M"
+	// SockperfMinMessage is sockperf's smallest message.
+	SockperfMinMessage = 14
 	// DefaultMessageSize is seed 001's request/response size.
 	DefaultMessageSize = 64
 )
@@ -78,6 +81,7 @@ func (w Workload) setOptions() []string {
 	add(w.Size != "", OptSize)
 	add(w.Background != nil, OptBackground)
 	add(w.CPP, OptCPP)
+	add(w.Counters, OptCounters)
 	return o
 }
 
@@ -166,6 +170,8 @@ func validateWorkload(w Workload, f string, cat Catalog, bad func(field, format 
 		}
 		if (i > 0 || m != 0) && (m < 1 || m > MaxMessageSize) {
 			bad(field, "message size must be between 1 and %d bytes, got %d", MaxMessageSize, m)
+		} else if w.Tool == "sockperf" && (i > 0 || m != 0) && m < SockperfMinMessage {
+			bad(field, "sockperf's smallest message is %d B (its sequence number and timestamp); use %d for netperf's 1 B TCP_RR, got %d", SockperfMinMessage, SockperfMinMessage, m)
 		}
 	}
 	for i, c := range w.Concurrency {

@@ -25,6 +25,9 @@ type Pair struct {
 // Trial is one repetition of one cell, as a driver needs it.
 type Trial struct {
 	Pairs []Pair
+	// Background are extra pairs that carry the workload's background
+	// load (Spec.Background) while Pairs are measured; nil without one.
+	Background []Pair
 	// Spec names the tool, the protocol and the buffer length.
 	Spec study.Workload
 	// Duration is the whole trial per client, warm-up included.
@@ -48,6 +51,9 @@ type Result struct {
 	Metrics map[string]float64
 	// PerReplica holds one map per pair, in pair order.
 	PerReplica []map[string]float64
+	// Series holds per-interval series per pair (e.g. cwnd each second),
+	// in pair order; nil when the tool has none.
+	Series []map[string][]float64
 }
 
 // Driver runs one workload tool.
@@ -66,3 +72,14 @@ type Driver interface {
 
 // ErrUnknownTool is returned by lookups of a tool no driver implements.
 var ErrUnknownTool = errors.New("unknown workload tool")
+
+// Pinned wraps argv so the program runs on the given CPU list
+// (taskset -c CPUS argv...); an empty list returns argv unchanged. taskset
+// is used rather than each tool's own affinity flag so pinning works the
+// same for every tool and accepts any list.
+func Pinned(argv []string, cpus string) []string {
+	if cpus == "" {
+		return argv
+	}
+	return append([]string{"taskset", "-c", cpus}, argv...)
+}

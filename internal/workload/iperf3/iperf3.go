@@ -70,9 +70,8 @@ func New() *Driver {
 // Tool returns "iperf3".
 func (d *Driver) Tool() string { return "iperf3" }
 
-// Protocols lists what Run supports. UDP needs a target rate the study
-// format has no field for yet; the parser already reads UDP reports.
-func (d *Driver) Protocols() []string { return []string{"tcp"} }
+// Protocols lists what Run supports.
+func (d *Driver) Protocols() []string { return []string{"tcp", "udp"} }
 
 // Check reports whether iperf3 is installed on this machine (the local
 // engine runs it from here; the kube engine runs it from an image).
@@ -87,6 +86,11 @@ func (d *Driver) Check() error {
 type plan struct {
 	seconds, omit int
 	length        string
+	udp, reverse  bool
+	rate          string
+	parallel      int
+	pinServer     string
+	pinClient     string
 }
 
 func (d *Driver) plan(t workload.Trial) (plan, error) {
@@ -94,7 +98,7 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	if len(t.Pairs) == 0 {
 		return p, errors.New("iperf3 trial has no pairs")
 	}
-	if proto := strings.ToLower(t.Spec.Protocol); proto != "" && proto != "tcp" {
+	if proto := strings.ToLower(t.Spec.Protocol); proto != "" && proto != "tcp" && proto != "udp" {
 		return p, fmt.Errorf("iperf3 driver runs %s, not %q", strings.Join(d.Protocols(), ", "), t.Spec.Protocol)
 	}
 	if t.Duration%time.Second != 0 || t.Warmup%time.Second != 0 {
@@ -114,12 +118,22 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	p.seconds = int((t.Duration - t.Warmup) / time.Second)
 	p.omit = int(t.Warmup / time.Second)
 	p.length = t.Spec.Length
+	p.udp = strings.EqualFold(t.Spec.Protocol, "udp")
+	p.reverse = t.Spec.Reverse
+	p.rate = t.Spec.Rate
+	p.parallel = t.Spec.Parallel
+	if p.udp && p.rate == "" {
+		return p, errors.New("iperf3 UDP trial needs an offered bitrate (rate)")
+	}
+	if t.Spec.Pin != nil {
+		p.pinServer, p.pinClient = t.Spec.Pin.Server, t.Spec.Pin.Client
+	}
 	return p, nil
 }
 
 // serverArgv is the server's command line: one test, JSON report.
-func (d *Driver) serverArgv(port int) []string {
-	return []string{d.Bin, "-s", "-1", "-J", "-p", strconv.Itoa(port)}
+func (d *Driver) serverArgv(p plan, port int) []string {
+	return workload.Pinned([]string{d.Bin, "-s", "-1", "-J", "-p", strconv.Itoa(port)}, p.pinServer)
 }
 
 func (d *Driver) clientArgv(p plan, server string, port int) []string {
@@ -128,5 +142,18 @@ func (d *Driver) clientArgv(p plan, server string, port int) []string {
 	if p.length != "" {
 		argv = append(argv, "-l", p.length)
 	}
-	return append(argv, "--connect-timeout", strconv.Itoa(connectTimeoutMs))
+	if p.udp {
+		argv = append(argv, "-u")
+	}
+	if p.rate != "" {
+		argv = append(argv, "-b", p.rate)
+	}
+	if p.parallel > 1 {
+		argv = append(argv, "-P", strconv.Itoa(p.parallel))
+	}
+	if p.reverse {
+		argv = append(argv, "-R")
+	}
+	argv = append(argv, "--connect-timeout", strconv.Itoa(connectTimeoutMs))
+	return workload.Pinned(argv, p.pinClient)
 }

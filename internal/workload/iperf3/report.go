@@ -18,6 +18,11 @@ type Report struct {
 	Omit     int    // -O, seconds
 	Duration int    // -t, seconds
 	Reverse  bool   // -R: the server sent
+	// TargetBitrate is -b per stream, bit/s (0 = unlimited).
+	TargetBitrate float64
+	// OutOfOrder is the sum of end.streams[].udp.out_of_order (UDP
+	// receiver only; over the whole test, warm-up included).
+	OutOfOrder float64
 	// Intervals are the per-interval sums over streams, omitted ones
 	// included, in order.
 	Intervals []Interval
@@ -33,6 +38,11 @@ type Interval struct {
 	// Sender tells whether the printing end sent the data.
 	Sender bool
 	UDP    *UDPStats // UDP tests only
+	// CwndBytes and RTTUs are the sender's snd_cwnd (bytes) and smoothed
+	// RTT (µs) averaged over its TCP streams; TCPInfo says whether the
+	// printing end had them (only the sender of a TCP test does).
+	CwndBytes, RTTUs float64
+	TCPInfo          bool
 }
 
 // UDPStats are the receiver's UDP counters.
@@ -191,12 +201,19 @@ type raw struct {
 			Omit       float64 `json:"omit"`
 			Duration   float64 `json:"duration"`
 			Reverse    float64 `json:"reverse"`
+			Target     float64 `json:"target_bitrate"`
 		} `json:"test_start"`
 	} `json:"start"`
 	Intervals []struct {
-		Sum *rawSum `json:"sum"`
+		Sum     *rawSum     `json:"sum"`
+		Streams []rawStream `json:"streams"`
 	} `json:"intervals"`
 	End struct {
+		Streams []struct {
+			UDP *struct {
+				OutOfOrder float64 `json:"out_of_order"`
+			} `json:"udp"`
+		} `json:"streams"`
 		SumSent     *rawSum `json:"sum_sent"`
 		SumReceived *rawSum `json:"sum_received"`
 		Sum         *rawSum `json:"sum"` // UDP
@@ -217,6 +234,13 @@ type rawSum struct {
 	LostPackets   *float64 `json:"lost_packets"`
 	Packets       *float64 `json:"packets"`
 	LostPercent   *float64 `json:"lost_percent"`
+}
+
+// rawStream is one stream of an interval; snd_cwnd and rtt are printed
+// by the sender of a TCP test only.
+type rawStream struct {
+	SndCwnd *float64 `json:"snd_cwnd"`
+	RTT     *float64 `json:"rtt"`
 }
 
 func (s *rawSum) udp() *UDPStats {
@@ -244,6 +268,13 @@ func (r *raw) report() Report {
 		Omit:     int(ts.Omit),
 		Duration: int(ts.Duration),
 		Reverse:  ts.Reverse != 0,
+
+		TargetBitrate: ts.Target,
+	}
+	for _, st := range r.End.Streams {
+		if st.UDP != nil {
+			rep.OutOfOrder += st.UDP.OutOfOrder
+		}
 	}
 	for _, iv := range r.Intervals {
 		if iv.Sum == nil {
@@ -253,6 +284,19 @@ func (r *raw) report() Report {
 		i := Interval{Start: s.Start, End: s.End, Seconds: s.Seconds, Bytes: s.Bytes, Omitted: s.Omitted, Sender: s.Sender}
 		if strings.EqualFold(rep.Protocol, "UDP") {
 			i.UDP = s.udp()
+		}
+		var n float64
+		for _, st := range iv.Streams {
+			if st.SndCwnd != nil && st.RTT != nil {
+				i.CwndBytes += *st.SndCwnd
+				i.RTTUs += *st.RTT
+				n++
+			}
+		}
+		if n > 0 {
+			i.CwndBytes /= n
+			i.RTTUs /= n
+			i.TCPInfo = true
 		}
 		rep.Intervals = append(rep.Intervals, i)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
@@ -20,6 +20,29 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if err != nil {
 		return workload.Result{}, err
 	}
+	bg, err := d.startBackground(ctx, t, p)
+	if err != nil {
+		return workload.Result{}, err
+	}
+	res, err := d.run(ctx, t, p)
+	bgm, bgErr := bg.wait(err == nil)
+	if err != nil {
+		return res, err
+	}
+	if bgErr != nil {
+		return workload.Result{}, fmt.Errorf("background load: %w", bgErr)
+	}
+	if t.Spec.Background != nil && bgm == nil {
+		// K = 0: the sweep's point without background.
+		bgm = map[string]float64{MetricBackgroundConns: 0, MetricBackgroundBitrate: 0}
+	}
+	for k, v := range bgm {
+		res.Metrics[k] = v
+	}
+	return res, nil
+}
+
+func (d *Driver) run(ctx context.Context, t workload.Trial, p plan) (workload.Result, error) {
 	// runCtx bounds the trial so a hung tool cannot hang the run, and its
 	// cancellation stops whatever is still running when Run returns.
 	limit := t.Duration + trialSlack
@@ -36,7 +59,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		}
 	}
 	for i, pr := range t.Pairs {
-		s, err := pr.Server.Start(runCtx, d.serverArgv(t.BasePort+i))
+		s, err := pr.Server.Start(runCtx, d.serverArgv(p, t.BasePort+i))
 		if err != nil {
 			reapServers()
 			return workload.Result{}, fmt.Errorf("%s: start server: %w", pairName(t, i), err)
@@ -101,11 +124,13 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 			errs = append(errs, fmt.Errorf("%s: server: %w", pairName(t, i), err))
 			continue
 		}
-		res.PerReplica[i] = map[string]float64{
-			results.MetricBitrate:     s.Bitrate,
-			MetricSenderBitrate:       c.rep.SenderBitrate,
-			results.MetricRetransmits: c.rep.Retransmits,
+		m, series, err := pairMetrics(s, c.rep)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", pairName(t, i), err))
+			continue
 		}
+		res.PerReplica[i] = m
+		res.Series = append(res.Series, series)
 	}
 	if len(errs) == 0 {
 		errs = aborted
@@ -113,14 +138,12 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if len(errs) > 0 {
 		return workload.Result{}, errors.Join(errs...)
 	}
-	sum, retr := 0.0, 0.0
-	for _, m := range res.PerReplica {
-		sum += m[results.MetricBitrate]
-		retr += m[results.MetricRetransmits]
+	res.Metrics = trialMetrics(res.PerReplica)
+	if p.rate != "" {
+		if r, ok := study.ParseRate(p.rate); ok {
+			res.Metrics[MetricOffered] = r * float64(max(p.parallel, 1))
+		}
 	}
-	res.Metrics[results.MetricBitrate] = sum / float64(n)
-	res.Metrics[results.MetricBitrateSum] = sum
-	res.Metrics[results.MetricRetransmits] = retr
 	return res, nil
 }
 

@@ -8,13 +8,17 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/ab"
 	"github.com/cnibench/cnibench/internal/workload/iperf3"
+	"github.com/cnibench/cnibench/internal/workload/sockperf"
 )
 
 // Drivers returns every workload driver, freshly built.
 func Drivers() []workload.Driver {
 	return []workload.Driver{
 		iperf3.New(),
+		sockperf.New(),
+		ab.New(),
 	}
 }
 

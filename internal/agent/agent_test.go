@@ -1,0 +1,276 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// memFS is a tune.FS over a map: "NETNS|FS|PATH" -> value.
+type memFS struct {
+	mu   sync.Mutex
+	vals map[string]string
+	gone map[string]bool
+}
+
+func newMemFS() *memFS { return &memFS{vals: map[string]string{}, gone: map[string]bool{}} }
+
+func (f *memFS) Read(ns, fs, p string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone[ns] {
+		return "", fmt.Errorf("netns %s: %w", ns, tune.ErrGone)
+	}
+	v, ok := f.vals[key(ns, fs, p)]
+	if !ok {
+		return "", fmt.Errorf("%s: %w", p, os.ErrNotExist)
+	}
+	return v, nil
+}
+
+func (f *memFS) Write(ns, fs, p, v string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone[ns] {
+		return fmt.Errorf("netns %s: %w", ns, tune.ErrGone)
+	}
+	if _, ok := f.vals[key(ns, fs, p)]; !ok {
+		return fmt.Errorf("%s: %w", p, os.ErrNotExist)
+	}
+	f.vals[key(ns, fs, p)] = v
+	return nil
+}
+
+func (f *memFS) List(ns, fs, dir string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	for k := range f.vals {
+		if rest, ok := strings.CutPrefix(k, key(ns, fs, dir)+"/"); ok {
+			seen[strings.SplitN(rest, "/", 2)[0]] = true
+		}
+	}
+	var out []string
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+type fakePods map[string]string
+
+func (p fakePods) Netns(pod string) (string, error) {
+	if n, ok := p[pod]; ok {
+		return n, nil
+	}
+	return "", fmt.Errorf("pod %s: %w", pod, tune.ErrGone)
+}
+
+func testNode() *memFS {
+	fs := newMemFS()
+	fs.vals[key("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus")] = "0"
+	fs.vals[key("", "sysfs", "class/net/eth1/ifindex")] = "2"
+	fs.vals[key("", "sysfs", "class/net/veth1234/ifindex")] = "7"
+	fs.vals[key("", "sysfs", "class/net/veth1234/queues/rx-0/rps_cpus")] = "0"
+	fs.vals[key("", "proc", tune.SockFlowEntriesPath)] = "0"
+	fs.vals[key("podns1", "sysfs", "class/net/eth0/iflink")] = "7"
+	fs.vals[key("podns1", "sysfs", "class/net/eth0/queues/rx-0/rps_cpus")] = "0"
+	return fs
+}
+
+// session runs a Server on pipes and returns a Client and a wait func
+// that returns Serve's error once the client is closed.
+func session(t *testing.T, cfg Config) (*Client, func() error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := NewServer(cfg)
+	errc := make(chan error, 1)
+	go func() {
+		err := srv.Serve(inR, outW)
+		outW.Close()
+		errc <- err
+	}()
+	return NewClient(inW, outR), func() error { return <-errc }
+}
+
+func TestProtocolReadWriteRevertOnEOF(t *testing.T) {
+	fs := testNode()
+	dir := t.TempDir()
+	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: dir})
+
+	if v, err := c.Read("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"); err != nil || v != "0" {
+		t.Fatalf("read = %q, %v", v, err)
+	}
+	if err := c.Write("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(PodNetns("ns", "srv-0"), "sysfs", "class/net/eth0/queues/rx-0/rps_cpus", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write("", "proc", tune.SockFlowEntriesPath, "32768"); err != nil {
+		t.Fatal(err)
+	}
+	// A write of the old value closes its entry.
+	if err := c.Write("", "proc", tune.SockFlowEntriesPath, "0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.vals[key("podns1", "sysfs", "class/net/eth0/queues/rx-0/rps_cpus")]; got != "3" {
+		t.Fatalf("pod knob = %q", got)
+	}
+	// The node journal holds the two open changes.
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext))
+	if len(files) != 1 {
+		t.Fatalf("journals: %v", files)
+	}
+	r, err := journal.ReadReplay(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Pending()); n != 2 {
+		t.Errorf("pending entries = %d, want 2", n)
+	}
+	// The controller goes away: the session reverts.
+	c.Close()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		key("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"):       "0",
+		key("podns1", "sysfs", "class/net/eth0/queues/rx-0/rps_cpus"): "0",
+		key("", "proc", tune.SockFlowEntriesPath):                     "0",
+	} {
+		if fs.vals[k] != want {
+			t.Errorf("%s = %q after session end, want %q", k, fs.vals[k], want)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext)); len(files) != 0 {
+		t.Errorf("journal not retired: %v", files)
+	}
+}
+
+func TestProtocolErrors(t *testing.T) {
+	fs := testNode()
+	c, wait := session(t, Config{Run: "r2", FS: fs, Pods: fakePods{}, JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+
+	_, err := c.Read(PodNetns("ns", "gone"), "sysfs", "class/net/eth0/queues/rx-0/rps_cpus")
+	if !errors.Is(err, tune.ErrGone) {
+		t.Errorf("missing pod: %v, want ErrGone", err)
+	}
+	_, err = c.Read("cnb-xyz", "sysfs", "class/net/eth0/mtu")
+	if !errors.Is(err, tune.ErrBadPath) {
+		t.Errorf("foreign netns name: %v, want ErrBadPath", err)
+	}
+	if _, err := c.Call(Request{Op: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown op") {
+		t.Errorf("unknown op: %v", err)
+	}
+	if _, err := c.SampleStop(); err == nil {
+		t.Error("sample-stop before start succeeded")
+	}
+	if r, err := c.Call(Request{Op: OpPing}); err != nil || r.Value != "pong" {
+		t.Errorf("ping after errors: %+v %v", r, err)
+	}
+}
+
+func TestHostVethAndLinks(t *testing.T) {
+	fs := testNode()
+	c, wait := session(t, Config{Run: "r3", FS: fs, Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+	v, err := c.HostVeth(PodNetns("ns", "srv-0"), "eth0")
+	if err != nil || v != "veth1234" {
+		t.Fatalf("host veth = %q, %v", v, err)
+	}
+	links, err := c.Links("")
+	if err != nil || strings.Join(links, ",") != "eth1,veth1234" {
+		t.Fatalf("links = %v, %v", links, err)
+	}
+}
+
+func TestSampleOverProtocol(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "net"), 0o755)
+	os.WriteFile(filepath.Join(root, "stat"), []byte("cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 10 0 10 100 0 0 0 0 0 0\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "softirqs"), []byte("                    CPU0\n      NET_RX:         5\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "net/softnet_stat"), []byte("00000010 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"), 0o644)
+	c, wait := session(t, Config{Run: "r4", FS: newMemFS(), ProcRoot: root, JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+	if err := c.SampleStart(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.SampleStop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Cores) != 1 || w.Cores[0].CPU != 0 {
+		t.Fatalf("window cores = %+v", w.Cores)
+	}
+}
+
+// A session killed outright leaves a journal with a dead owner; Replay
+// reverts it.
+func TestReplayDeadSession(t *testing.T) {
+	fs := testNode()
+	dir := t.TempDir()
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	fs.vals[key("", "sysfs", p)] = "3" // the dead session's value
+	writeDeadJournal(t, dir, journal.Set{Netns: "", FS: "sysfs", Path: p, Old: "0", New: "3"})
+	n, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
+	if err != nil || n != 1 {
+		t.Fatalf("replay = %d, %v", n, err)
+	}
+	if fs.vals[key("", "sysfs", p)] != "0" {
+		t.Errorf("not reverted: %q", fs.vals[key("", "sysfs", p)])
+	}
+}
+
+func TestFindPodPID(t *testing.T) {
+	root := t.TempDir()
+	for pid, env := range map[string]string{
+		"10":   "PATH=/bin\x00HOSTNAME=x\x00",
+		"42":   "PATH=/bin\x00" + PodEnv + "=cnibench/srv-1\x00",
+		"43":   PodEnv + "=cnibench/srv-1\x00",
+		"44":   PodEnv + "=cnibench/srv-10\x00",
+		"self": "",
+	} {
+		os.MkdirAll(filepath.Join(root, pid), 0o755)
+		os.WriteFile(filepath.Join(root, pid, "environ"), []byte(env), 0o644)
+	}
+	if pid, err := FindPodPID(root, "cnibench/srv-1"); err != nil || pid != 42 {
+		t.Errorf("FindPodPID = %d, %v; want 42", pid, err)
+	}
+	if _, err := FindPodPID(root, "cnibench/srv-2"); !errors.Is(err, tune.ErrGone) {
+		t.Errorf("missing pod: %v", err)
+	}
+}
+
+func TestCountIptables(t *testing.T) {
+	out := []byte("# Generated\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:KUBE-FORWARD - [0:0]\n-A FORWARD -j KUBE-FORWARD\nCOMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j KUBE-SERVICES\n-A KUBE-SERVICES -j RETURN\nCOMMIT\n")
+	m := CountIptables(out)
+	want := map[string]int{"filter/chains": 3, "filter/rules": 1, "nat/chains": 1, "nat/rules": 2, "chains": 4, "rules": 3}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %d, want %d", k, m[k], v)
+		}
+	}
+}
+
+func FuzzCountIptables(f *testing.F) {
+	f.Add([]byte("*filter\n:INPUT ACCEPT\n-A INPUT -j ACCEPT\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := CountIptables(b)
+		if m["rules"] < 0 || m["chains"] < 0 {
+			t.Fatal("negative count")
+		}
+	})
+}

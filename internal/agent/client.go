@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// Client speaks to one agent session over a pair of streams (the exec's
+// stdin and stdout). It is safe for concurrent use: calls are serialized.
+type Client struct {
+	mu   sync.Mutex
+	w    io.WriteCloser
+	r    *bufio.Reader
+	next int
+	err  error // sticky: a broken stream stays broken
+}
+
+var _ tune.FS = (*Client)(nil)
+
+// NewClient returns a client that writes requests to w and reads
+// responses from r. Close closes w, which ends the session.
+func NewClient(w io.WriteCloser, r io.Reader) *Client {
+	return &Client{w: w, r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Close ends the session: the agent reverts what is still changed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = errors.New("agent session closed")
+	}
+	return c.w.Close()
+}
+
+// Call sends one request and waits for its response. An error the agent
+// reported is a *RemoteError; the Response is returned as well.
+func (c *Client) Call(req Request) (Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return Response{}, c.err
+	}
+	c.next++
+	req.ID = c.next
+	b, err := json.Marshal(req)
+	if err != nil {
+		return Response{}, err
+	}
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		c.err = fmt.Errorf("agent session: send: %w", err)
+		return Response{}, c.err
+	}
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		c.err = fmt.Errorf("agent session: receive: %w", err)
+		return Response{}, c.err
+	}
+	var resp Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		c.err = fmt.Errorf("agent session: bad response %q: %w", truncate(line), err)
+		return Response{}, c.err
+	}
+	if resp.ID != req.ID {
+		c.err = fmt.Errorf("agent session: response %d to request %d", resp.ID, req.ID)
+		return Response{}, c.err
+	}
+	if resp.Error != "" {
+		return resp, &RemoteError{Op: req.Op, Msg: resp.Error, Kind: resp.Kind}
+	}
+	return resp, nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "..."
+	}
+	return string(b)
+}
+
+// Read implements tune.FS.
+func (c *Client) Read(netns, fsKind, path string) (string, error) {
+	r, err := c.Call(Request{Op: OpRead, Netns: netns, FS: fsKind, Path: path})
+	return r.Value, err
+}
+
+// Write implements tune.FS; the agent journals the old value first.
+func (c *Client) Write(netns, fsKind, path, value string) error {
+	_, err := c.Call(Request{Op: OpWrite, Netns: netns, FS: fsKind, Path: path, Value: value})
+	return err
+}
+
+// List implements tune.FS.
+func (c *Client) List(netns, fsKind, dir string) ([]string, error) {
+	r, err := c.Call(Request{Op: OpList, Netns: netns, FS: fsKind, Path: dir})
+	return r.List, err
+}
+
+// HostVeth returns the name of the host-side peer of iface in netns.
+func (c *Client) HostVeth(netns, iface string) (string, error) {
+	r, err := c.Call(Request{Op: OpHostVeth, Netns: netns, Iface: iface})
+	return r.Value, err
+}
+
+// AddrDev returns the node's device that holds ip.
+func (c *Client) AddrDev(ip string) (string, error) {
+	r, err := c.Call(Request{Op: OpAddrDev, Value: ip})
+	return r.Value, err
+}
+
+// Links returns the network device names of netns ("" = the node).
+func (c *Client) Links(netns string) ([]string, error) {
+	r, err := c.Call(Request{Op: OpLinks, Netns: netns})
+	return r.List, err
+}
+
+// SampleStart starts the session's CPU sampler on the node.
+func (c *Client) SampleStart() error {
+	_, err := c.Call(Request{Op: OpSampleStart})
+	return err
+}
+
+// SampleStop stops the session's sampler and returns its window.
+func (c *Client) SampleStop() (metrics.Window, error) {
+	r, err := c.Call(Request{Op: OpSampleStop})
+	if r.Window == nil {
+		if err == nil {
+			err = errors.New("agent returned no window")
+		}
+		return metrics.Window{}, err
+	}
+	return *r.Window, err
+}
+
+// CNIConf returns the files of the node's CNI config directory.
+func (c *Client) CNIConf() (map[string]string, error) {
+	r, err := c.Call(Request{Op: OpCNIConf})
+	return r.Files, err
+}
+
+// Iptables returns chain and rule counts of the node's rule sets.
+func (c *Client) Iptables() (map[string]int, error) {
+	r, err := c.Call(Request{Op: OpIptables})
+	return r.Counts, err
+}
+
+// Info describes the node.
+func (c *Client) Info() (NodeInfo, error) {
+	r, err := c.Call(Request{Op: OpInfo})
+	if r.Info == nil {
+		if err == nil {
+			err = errors.New("agent returned no info")
+		}
+		return NodeInfo{}, err
+	}
+	return *r.Info, err
+}
+
+// Revert asks the agent to put back everything this session changed.
+func (c *Client) Revert() (int, error) {
+	r, err := c.Call(Request{Op: OpRevert})
+	return r.Reverted, err
+}
+
+// Replay asks the agent to revert the journals of dead sessions.
+func (c *Client) Replay() (int, error) {
+	r, err := c.Call(Request{Op: OpReplay})
+	return r.Reverted, err
+}

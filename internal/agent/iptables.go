@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// iptablesCounts runs iptables-save in the node's network namespace and
+// counts chains and rules per table (the numbers of cni-compare's Table
+// III come from the same output).
+func iptablesCounts() (map[string]int, error) {
+	bin, err := exec.LookPath("iptables-save")
+	if err != nil {
+		return nil, errNoIptables
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin).Output()
+	if err != nil {
+		return nil, err
+	}
+	return CountIptables(out), nil
+}
+
+// CountIptables counts chains (":NAME ...") and rules ("-A ...") of
+// iptables-save output, per table and in total: keys "TABLE/chains",
+// "TABLE/rules", "chains", "rules".
+func CountIptables(out []byte) map[string]int {
+	m := map[string]int{}
+	table := ""
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "*"):
+			table = strings.TrimPrefix(line, "*")
+		case strings.HasPrefix(line, ":"):
+			m[table+"/chains"]++
+			m["chains"]++
+		case strings.HasPrefix(line, "-A "):
+			m[table+"/rules"]++
+			m["rules"]++
+		}
+	}
+	return m
+}

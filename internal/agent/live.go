@@ -1,0 +1,31 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// livePIDs returns the owners of journals in dir that are alive.
+func livePIDs(dir string) []int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), journal.Ext) || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		r, err := journal.ReadReplay(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if r.Header.PID != os.Getpid() && journal.ProcessAlive(r.Header.PID, r.Header.PIDStart) {
+			out = append(out, r.Header.PID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+// Package agent is the node agent of the kube engine: the same cnibench
+// binary, run as a privileged, host-network, host-PID DaemonSet on the
+// nodes under test. It is the kube engine's per-node handle: it reads,
+// writes and lists sysfs/procfs knobs of the node and of pods on it, keeps
+// a node-local journal of every value it changed, samples per-core CPU
+// and softirq counters, and reports what a run's environment needs (CNI
+// config files, network devices, iptables rule counts).
+//
+// Design notes:
+//
+//   - No port is opened. The controller execs `cnibench agent serve` in
+//     the agent pod through the Kubernetes API and speaks newline-delimited
+//     JSON over the exec stream's stdin/stdout: one Request per line, one
+//     Response per line, in order. A session lives as long as the exec.
+//   - Every write is journaled on the node (journal package, in
+//     /run/cnibench/agent) before it is made, with the first old value of
+//     each knob. A write that puts the old value back closes the entry.
+//     When the session ends (the controller closed stdin, or its
+//     connection died because it was killed) the session reverts whatever
+//     is still changed. A session killed outright leaves a journal whose
+//     owner is dead; the agent daemon replays such journals at start and
+//     every few seconds, and `cnibench cleanup --kube` asks it to at once.
+//   - A pod's network namespace is named "pod:NAMESPACE/NAME". The agent
+//     finds it from a process of the pod whose environment carries
+//     CNIBENCH_POD=NAMESPACE/NAME (the kube engine sets it in every
+//     workload pod) and reaches it as /proc/PID/ns/net: no container
+//     runtime client is needed.
+package agent
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// Ops of a Request.
+const (
+	OpPing        = "ping"
+	OpRead        = "read"
+	OpWrite       = "write"
+	OpList        = "list"
+	OpHostVeth    = "host-veth"    // host-side peer of Iface in Netns
+	OpAddrDev     = "addr-dev"     // device holding address Value
+	OpLinks       = "links"        // network devices of Netns
+	OpSampleStart = "sample-start" // start the CPU sampler of this session
+	OpSampleStop  = "sample-stop"  // stop it and return the window
+	OpCNIConf     = "cni-conf"     // files of the node's CNI config dir
+	OpIptables    = "iptables"     // chain and rule counts
+	OpRevert      = "revert"       // revert this session's changes now
+	OpReplay      = "replay"       // revert journals of dead sessions
+	OpInfo        = "info"         // kernel, CPUs
+)
+
+// PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".
+const PodNetnsPrefix = "pod:"
+
+// PodEnv is the environment variable that marks a workload pod's
+// processes with "NAMESPACE/NAME".
+const PodEnv = "CNIBENCH_POD"
+
+// NodeEnv holds the agent's node name (downward API); journals are kept
+// under DefaultJournalDir/NODE.
+const NodeEnv = "CNIBENCH_NODE"
+
+// PodNetns names a pod's network namespace for the agent.
+func PodNetns(namespace, name string) string {
+	return PodNetnsPrefix + namespace + "/" + name
+}
+
+// Request is one line the controller sends.
+type Request struct {
+	ID    int    `json:"id"`
+	Op    string `json:"op"`
+	Netns string `json:"netns,omitempty"`
+	FS    string `json:"fs,omitempty"`
+	Path  string `json:"path,omitempty"`
+	Value string `json:"value,omitempty"`
+	Iface string `json:"iface,omitempty"`
+}
+
+// Error kinds carried in Response.Kind, so sentinel errors survive the
+// trip (tune.Revert treats ErrGone as done).
+const (
+	KindGone         = "gone"
+	KindNotSupported = "not-supported"
+	KindBadPath      = "bad-path"
+	KindProcNotHost  = "proc-not-host"
+)
+
+// Response answers the Request with the same ID.
+type Response struct {
+	ID    int    `json:"id"`
+	Error string `json:"error,omitempty"`
+	Kind  string `json:"kind,omitempty"`
+
+	Value    string            `json:"value,omitempty"`
+	List     []string          `json:"list,omitempty"`
+	Files    map[string]string `json:"files,omitempty"`
+	Counts   map[string]int    `json:"counts,omitempty"`
+	Window   *metrics.Window   `json:"window,omitempty"`
+	Info     *NodeInfo         `json:"info,omitempty"`
+	Reverted int               `json:"reverted,omitempty"`
+}
+
+// NodeInfo describes the node the agent runs on.
+type NodeInfo struct {
+	Hostname string `json:"hostname"`
+	Kernel   string `json:"kernel"`
+	CPUs     int    `json:"cpus"`
+}
+
+// errorKind maps an error to its wire kind.
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, tune.ErrGone):
+		return KindGone
+	case errors.Is(err, tune.ErrNotSupported):
+		return KindNotSupported
+	case errors.Is(err, tune.ErrBadPath):
+		return KindBadPath
+	case errors.Is(err, tune.ErrProcNotHost):
+		return KindProcNotHost
+	}
+	return ""
+}
+
+// RemoteError is an error the agent reported.
+type RemoteError struct {
+	Op, Msg, Kind string
+}
+
+func (e *RemoteError) Error() string { return fmt.Sprintf("agent %s: %s", e.Op, e.Msg) }
+
+// Is maps the wire kind back to the tune sentinel.
+func (e *RemoteError) Is(target error) bool {
+	switch e.Kind {
+	case KindGone:
+		return target == tune.ErrGone
+	case KindNotSupported:
+		return target == tune.ErrNotSupported
+	case KindBadPath:
+		return target == tune.ErrBadPath
+	case KindProcNotHost:
+		return target == tune.ErrProcNotHost
+	}
+	return false
+}

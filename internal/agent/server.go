@@ -1,0 +1,422 @@
+package agent
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/tune"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultJournalDir is where agent sessions keep their journals on the
+// node (a hostPath volume, so a restarted agent pod finds them).
+const DefaultJournalDir = "/run/cnibench/agent"
+
+// Config configures a Server; zero fields get defaults that reach the
+// real node.
+type Config struct {
+	// Run is the controller's run ID, part of the journal's name.
+	Run string
+	// FS reaches knobs by namespace name (default tune.LocalFS).
+	FS tune.FS
+	// Pods resolves "pod:NS/NAME" to a namespace name FS understands
+	// (default: a ProcPods on ProcRoot).
+	Pods PodResolver
+	// JournalDir holds the node journal (default DefaultJournalDir).
+	JournalDir string
+	// ProcRoot is the host's /proc (default /proc; hostPID makes the
+	// agent's /proc the node's).
+	ProcRoot string
+	// CNIConfDir is the node's CNI config dir as mounted in the agent.
+	CNIConfDir string
+	// AddrDev finds the device holding an IP (default: net.Interfaces).
+	AddrDev func(ip string) (string, error)
+	// Iptables counts rule sets (default: runs iptables-save).
+	Iptables func() (map[string]int, error)
+	// SampleInterval is the CPU sampling interval (default 1s).
+	SampleInterval time.Duration
+}
+
+// PodResolver maps a pod's "NAMESPACE/NAME" to a namespace name for FS.
+type PodResolver interface {
+	Netns(pod string) (string, error)
+}
+
+// Server is one agent session.
+type Server struct {
+	cfg     Config
+	fs      *nodeFS
+	jmu     sync.Mutex
+	j       *journal.Journal
+	pending map[string]pendingSet // knob key -> first old value
+	sampler *metrics.Sampler
+}
+
+type pendingSet struct {
+	seq int
+	set journal.Set
+}
+
+// NewServer returns a session with cfg's defaults filled in.
+func NewServer(cfg Config) *Server {
+	if cfg.FS == nil {
+		cfg.FS = tune.LocalFS{}
+	}
+	if cfg.ProcRoot == "" {
+		cfg.ProcRoot = "/proc"
+	}
+	if cfg.Pods == nil {
+		cfg.Pods = &ProcPods{ProcRoot: cfg.ProcRoot}
+	}
+	if cfg.JournalDir == "" {
+		cfg.JournalDir = DefaultJournalDir
+	}
+	if cfg.Run == "" {
+		cfg.Run = "agent"
+	}
+	if cfg.AddrDev == nil {
+		cfg.AddrDev = addrDev
+	}
+	if cfg.Iptables == nil {
+		cfg.Iptables = iptablesCounts
+	}
+	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
+	if _, local := cfg.FS.(tune.LocalFS); local {
+		fs.host = &hostProc{procRoot: cfg.ProcRoot}
+	}
+	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}}
+}
+
+// Serve answers requests from r on w until r ends, then reverts what the
+// session still has changed. It returns the revert's error, if any.
+func (s *Server) Serve(r io.Reader, w io.Writer) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	bw := bufio.NewWriter(w)
+	var serr error
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			var req Request
+			var resp Response
+			if jerr := json.Unmarshal(line, &req); jerr != nil {
+				resp = Response{Error: "bad request: " + jerr.Error()}
+			} else {
+				resp = s.Handle(req)
+			}
+			b, _ := json.Marshal(resp)
+			bw.Write(append(b, '\n'))
+			if ferr := bw.Flush(); ferr != nil {
+				serr = ferr
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if s.sampler != nil {
+		s.sampler.Stop()
+		s.sampler = nil
+	}
+	_, rerr := s.Revert()
+	return errors.Join(serr, rerr, s.closeJournal())
+}
+
+// Handle answers one request.
+func (s *Server) Handle(req Request) Response {
+	resp := Response{ID: req.ID}
+	var err error
+	switch req.Op {
+	case OpPing:
+		resp.Value = "pong"
+	case OpRead:
+		resp.Value, err = s.fs.Read(req.Netns, req.FS, req.Path)
+	case OpWrite:
+		err = s.write(req.Netns, req.FS, req.Path, req.Value)
+	case OpList:
+		resp.List, err = s.fs.List(req.Netns, req.FS, req.Path)
+	case OpHostVeth:
+		resp.Value, err = s.hostVeth(req.Netns, req.Iface)
+	case OpAddrDev:
+		resp.Value, err = s.cfg.AddrDev(req.Value)
+	case OpLinks:
+		resp.List, err = s.fs.List(req.Netns, tune.FSSysfs, "class/net")
+	case OpSampleStart:
+		if s.sampler == nil {
+			s.sampler = metrics.NewSampler(s.cfg.ProcRoot, s.cfg.SampleInterval)
+		}
+		err = s.sampler.Start()
+	case OpSampleStop:
+		if s.sampler == nil {
+			err = errors.New("sampler not started")
+			break
+		}
+		var w metrics.Window
+		w, err = s.sampler.Stop()
+		resp.Window = &w
+	case OpCNIConf:
+		resp.Files, err = readConfDir(s.cfg.CNIConfDir)
+	case OpIptables:
+		resp.Counts, err = s.cfg.Iptables()
+	case OpRevert:
+		resp.Reverted, err = s.Revert()
+	case OpReplay:
+		resp.Reverted, err = Replay(s.cfg.JournalDir, s.fs)
+	case OpInfo:
+		resp.Info, err = nodeInfo()
+	default:
+		err = fmt.Errorf("unknown op %q", req.Op)
+	}
+	if err != nil {
+		resp.Error = err.Error()
+		resp.Kind = errorKind(err)
+	}
+	return resp
+}
+
+func key(ns, fs, p string) string { return ns + "|" + fs + "|" + p }
+
+// write journals the knob's first old value, then writes. Writing the old
+// value back closes the entry.
+func (s *Server) write(ns, fsKind, p, value string) error {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	k := key(ns, fsKind, p)
+	if ps, ok := s.pending[k]; ok {
+		if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+			return err
+		}
+		if tune.Equal(p, ps.set.Old, value) {
+			delete(s.pending, k)
+			return s.j.MarkDone(ps.seq)
+		}
+		return nil
+	}
+	old, err := s.fs.Read(ns, fsKind, p)
+	if err != nil {
+		return fmt.Errorf("read old value: %w", err)
+	}
+	if tune.Equal(p, old, value) {
+		return nil
+	}
+	if s.j == nil {
+		id := s.cfg.Run + "_" + strconv.Itoa(os.Getpid())
+		if s.j, err = journal.Open(s.cfg.JournalDir, id, "cnb-"); err != nil {
+			return fmt.Errorf("node journal: %w", err)
+		}
+	}
+	set := journal.Set{Netns: ns, FS: fsKind, Path: p, Old: old, New: value}
+	seq, err := s.j.RecordSet(set)
+	if err != nil {
+		return fmt.Errorf("node journal: %w", err)
+	}
+	s.pending[k] = pendingSet{seq: seq, set: set}
+	return s.fs.Write(ns, fsKind, p, value)
+}
+
+// Revert writes back every value the session still has changed, newest
+// first. A value whose namespace is gone counts as reverted.
+func (s *Server) Revert() (int, error) {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	var list []pendingSet
+	for _, ps := range s.pending {
+		list = append(list, ps)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].seq > list[j].seq })
+	var errs []error
+	n := 0
+	for _, ps := range list {
+		st := ps.set
+		err := s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
+		if err != nil && !errors.Is(err, tune.ErrGone) {
+			errs = append(errs, fmt.Errorf("revert %s %s to %q: %w", st.Netns, st.Path, st.Old, err))
+			continue
+		}
+		if err := s.j.MarkDone(ps.seq); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(s.pending, key(st.Netns, st.FS, st.Path))
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func (s *Server) closeJournal() error {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	if s.j == nil {
+		return nil
+	}
+	err := s.j.Close()
+	s.j = nil
+	return err
+}
+
+// Replay reverts the journals in dir whose session is dead and removes
+// them; it returns how many values it wrote back.
+func Replay(dir string, fs tune.FS) (int, error) {
+	stale, err := journal.Stale(dir)
+	errs := []error{err}
+	n := 0
+	for _, r := range stale {
+		pending := len(r.Pending())
+		if rerr := tune.RevertReplay(r, fs); rerr != nil {
+			errs = append(errs, fmt.Errorf("journal %s: %w", r.Header.RunID, rerr))
+			r.Release()
+			continue
+		}
+		n += pending
+		if rerr := r.Remove(); rerr != nil {
+			errs = append(errs, rerr)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// hostVeth finds the host-side peer of a veth: the device of the node
+// whose ifindex is the pod device's iflink.
+func (s *Server) hostVeth(ns, iface string) (string, error) {
+	if iface == "" {
+		iface = "eth0"
+	}
+	peer, err := s.fs.Read(ns, tune.FSSysfs, path.Join("class/net", iface, "iflink"))
+	if err != nil {
+		return "", err
+	}
+	devs, err := s.fs.List("", tune.FSSysfs, "class/net")
+	if err != nil {
+		return "", err
+	}
+	for _, d := range devs {
+		idx, err := s.fs.Read("", tune.FSSysfs, path.Join("class/net", d, "ifindex"))
+		if err == nil && strings.TrimSpace(idx) == strings.TrimSpace(peer) {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("no device of the node has ifindex %s (peer of %s in %s)", peer, iface, ns)
+}
+
+// nodeFS resolves pod namespace references before using the base FS.
+type nodeFS struct {
+	base tune.FS
+	pods PodResolver
+	host *hostProc // nil: /proc/sys as this process sees it
+}
+
+func (f *nodeFS) resolve(ns, fsKind string) (string, error) {
+	if ns == "" {
+		return "", nil
+	}
+	pod, ok := strings.CutPrefix(ns, PodNetnsPrefix)
+	if !ok {
+		return "", fmt.Errorf("netns %q: the agent knows the node (\"\") and pods (%sNS/NAME): %w", ns, PodNetnsPrefix, tune.ErrBadPath)
+	}
+	name, err := f.pods.Netns(pod)
+	if err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+func (f *nodeFS) Read(ns, fsKind, p string) (string, error) {
+	name, err := f.resolve(ns, fsKind)
+	if err != nil {
+		return "", err
+	}
+	var v string
+	err = f.proc(ns, fsKind, func() (err error) { v, err = f.base.Read(name, fsKind, p); return err })
+	return v, err
+}
+
+func (f *nodeFS) Write(ns, fsKind, p, v string) error {
+	name, err := f.resolve(ns, fsKind)
+	if err != nil {
+		return err
+	}
+	return f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
+}
+
+func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {
+	name, err := f.resolve(ns, fsKind)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = f.proc(ns, fsKind, func() (err error) { out, err = f.base.List(name, fsKind, dir); return err })
+	return out, err
+}
+
+func addrDev(ip string) (string, error) {
+	want := net.ParseIP(ip)
+	if want == nil {
+		return "", fmt.Errorf("bad IP %q", ip)
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", err
+	}
+	for _, ifc := range ifs {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
+				return ifc.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no device of the node holds %s", ip)
+}
+
+// readConfDir returns the regular files of dir (at most 64 KiB each).
+func readConfDir(dir string) (map[string]string, error) {
+	if dir == "" {
+		return nil, errors.New("no CNI config dir mounted in the agent")
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if len(b) > 64<<10 {
+			b = b[:64<<10]
+		}
+		out[e.Name()] = string(b)
+	}
+	return out, nil
+}
+
+func nodeInfo() (*NodeInfo, error) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var set unix.CPUSet
+	n := 0
+	if unix.SchedGetaffinity(0, &set) == nil {
+		n = set.Count()
+	}
+	return &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:]), CPUs: n}, nil
+}

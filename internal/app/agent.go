@@ -1,0 +1,119 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnibench/cnibench/internal/agent"
+)
+
+// agentFlags configure the node agent's subcommands.
+type agentFlags struct {
+	run        string
+	cniConfDir string
+	journalDir string
+}
+
+func (f *agentFlags) config() agent.Config {
+	dir := f.journalDir
+	if n := os.Getenv(agent.NodeEnv); n != "" && dir == agent.DefaultJournalDir {
+		dir = filepath.Join(dir, n)
+	}
+	return agent.Config{Run: f.run, CNIConfDir: f.cniConfDir, JournalDir: dir}
+}
+
+func newAgentCmd() *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "The node agent of the kube engine (runs inside the cluster)",
+		Long: `The kube engine deploys cnibench itself as a privileged, host-network DaemonSet on the
+server and client nodes and reaches it only by exec through the Kubernetes API. These
+subcommands are what it runs there; users do not call them directly.`,
+		Example: "  cnibench agent daemon --run 3f9a2c   # the agent pod's main process\n" +
+			"  cnibench agent serve --run 3f9a2c    # one controller session (JSON lines on stdin/stdout)",
+		Hidden: true,
+	}
+	cmd.PersistentFlags().StringVar(&f.run, "run", "agent", "run ID the journal is named after")
+	cmd.PersistentFlags().StringVar(&f.cniConfDir, "cni-conf-dir", "/host/cni/net.d", "the node's CNI config directory as mounted in the agent")
+	cmd.PersistentFlags().StringVar(&f.journalDir, "journal-dir", agent.DefaultJournalDir, "node-local journal directory")
+
+	daemon := &cobra.Command{
+		Use:   "daemon",
+		Short: "Revert journals of dead sessions now, periodically, and on SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			return agent.Daemon(ctx, f.config(), 5*time.Second, func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) })
+		},
+	}
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Answer one controller session on stdin/stdout; revert its changes when it ends",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv := agent.NewServer(f.config())
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(cmd.InOrStdin(), cmd.OutOrStdout()) }()
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			select {
+			case err := <-done:
+				return err
+			case s := <-sig:
+				// The agent pod is stopping: put everything back first.
+				_, err := srv.Revert()
+				if err != nil {
+					return fmt.Errorf("revert on %v: %w", s, err)
+				}
+				return fmt.Errorf("stopped by %v (changes reverted)", s)
+			}
+		},
+	}
+	execCmd := &cobra.Command{
+		Use:   "exec -- PROGRAM [ARG...]",
+		Short: "Run a program; stop it when stdin ends",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code := agent.Exec(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), 2*time.Second)
+			if code != 0 {
+				os.Exit(code) // the exit status is the program's, for the exec API
+			}
+			return nil
+		},
+	}
+	pause := &cobra.Command{
+		Use:   "pause",
+		Short: "Wait for SIGTERM, reaping children (workload pods' main process)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			agent.Pause(cmd.Context())
+			return nil
+		},
+	}
+	replay := &cobra.Command{
+		Use:   "replay",
+		Short: "Revert the journals of dead sessions on this node",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv := agent.NewServer(f.config())
+			r := srv.Handle(agent.Request{Op: agent.OpReplay})
+			fmt.Fprintf(cmd.OutOrStdout(), "reverted %d values\n", r.Reverted)
+			if r.Error != "" {
+				return fmt.Errorf("replay: %s", r.Error)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(daemon, serve, execCmd, pause, replay)
+	return cmd
+}

@@ -1,0 +1,188 @@
+// Package cnidetect recognises a cluster's CNI and its mode from what can
+// be seen without the CNI's own API: the DaemonSets of the cluster, the
+// node's CNI config files (/etc/cni/net.d) and the node's network
+// devices. It is pure: the kube engine gathers the inputs.
+//
+// Design notes: evidence is weighed in a fixed order — a CNI's own
+// config file names it most reliably, its DaemonSet next, its devices
+// last — and every clue found is kept in Evidence, so an "unknown" result
+// still says what was seen.
+package cnidetect
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// DaemonSet is what detection needs of one DaemonSet.
+type DaemonSet struct {
+	Namespace, Name string
+	Images          []string
+	// Env holds the containers' literal environment values (Calico's
+	// CALICO_IPV4POOL_VXLAN, FLANNEL backend hints...).
+	Env map[string]string
+}
+
+// Input is everything seen.
+type Input struct {
+	DaemonSets []DaemonSet
+	// ConfFiles are the node's CNI config files by name.
+	ConfFiles map[string]string
+	// Links are the node's network device names.
+	Links []string
+}
+
+// Result names the CNI.
+type Result struct {
+	Name     string   `json:"name"` // calico, flannel, cilium, weave, kube-router, bridge, unknown
+	Mode     string   `json:"mode,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+func (r Result) String() string {
+	s := r.Name
+	if r.Mode != "" {
+		s += " (" + r.Mode + ")"
+	}
+	return s
+}
+
+// Detect weighs the input; see the package notes.
+func Detect(in Input) Result {
+	var r Result
+	ev := func(s string) { r.Evidence = append(r.Evidence, s) }
+	has := func(l string) bool { return slices.Contains(in.Links, l) }
+	hasPrefix := func(p string) bool {
+		return slices.ContainsFunc(in.Links, func(l string) bool { return strings.HasPrefix(l, p) })
+	}
+
+	// 1. Config files: the first (lexically) is the one the runtime uses.
+	names := make([]string, 0, len(in.ConfFiles))
+	for n := range in.ConfFiles {
+		if strings.HasSuffix(n, ".conf") || strings.HasSuffix(n, ".conflist") || strings.HasSuffix(n, ".json") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var types []string
+	if len(names) > 0 {
+		types = pluginTypes(in.ConfFiles[names[0]])
+		ev("cni config " + names[0] + ": plugins " + strings.Join(types, ","))
+	}
+	byConf := ""
+	for _, t := range types {
+		switch t {
+		case "calico":
+			byConf = "calico"
+		case "flannel":
+			byConf = "flannel"
+		case "cilium-cni":
+			byConf = "cilium"
+		case "weave-net", "weave-plugin":
+			byConf = "weave"
+		}
+		if byConf != "" {
+			break
+		}
+	}
+	if byConf == "" && slices.Contains(types, "bridge") {
+		if strings.Contains(strings.ToLower(names[0]), "kuberouter") || has("kube-bridge") {
+			byConf = "kube-router"
+		} else {
+			byConf = "bridge"
+		}
+	}
+
+	// 2. DaemonSets.
+	byDS := ""
+	for _, d := range in.DaemonSets {
+		id := strings.ToLower(d.Name + " " + strings.Join(d.Images, " "))
+		for _, c := range []string{"calico", "flannel", "cilium", "weave", "kube-router"} {
+			if strings.Contains(id, c) {
+				if byDS == "" {
+					byDS = c
+				}
+				ev("daemonset " + d.Namespace + "/" + d.Name)
+			}
+		}
+	}
+
+	r.Name = byConf
+	if r.Name == "" {
+		r.Name = byDS
+	}
+
+	// 3. Devices decide the mode (and the name when nothing else did).
+	switch {
+	case has("vxlan.calico"):
+		ev("device vxlan.calico")
+		r.Name, r.Mode = or(r.Name, "calico"), "vxlan"
+	case r.Name == "calico" && has("tunl0") && hasPrefix("cali"):
+		ev("device tunl0")
+		r.Mode = "ipip"
+	case r.Name == "calico":
+		r.Mode = "bgp"
+	case has("flannel.1"):
+		ev("device flannel.1")
+		r.Name, r.Mode = or(r.Name, "flannel"), "vxlan"
+	case has("flannel0"):
+		ev("device flannel0")
+		r.Name, r.Mode = or(r.Name, "flannel"), "udp"
+	case has("flannel-wg"):
+		ev("device flannel-wg")
+		r.Name, r.Mode = or(r.Name, "flannel"), "wireguard"
+	case r.Name == "flannel":
+		r.Mode = "host-gw"
+	case has("cilium_vxlan"):
+		ev("device cilium_vxlan")
+		r.Name, r.Mode = or(r.Name, "cilium"), "vxlan"
+	case has("cilium_geneve"):
+		ev("device cilium_geneve")
+		r.Name, r.Mode = or(r.Name, "cilium"), "geneve"
+	case r.Name == "cilium" || has("cilium_host"):
+		r.Name, r.Mode = or(r.Name, "cilium"), "native-routing"
+	case has("weave"):
+		ev("device weave")
+		r.Name, r.Mode = or(r.Name, "weave"), "vxlan (fastdp)"
+	case has("kube-bridge"):
+		ev("device kube-bridge")
+		r.Name, r.Mode = or(r.Name, "kube-router"), "bgp"
+	case r.Name == "bridge":
+		r.Mode = "bridge + host-local, routes between nodes"
+	}
+	if r.Name == "" {
+		r.Name = "unknown"
+	}
+	return r
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// pluginTypes returns the "type" of a .conf or of each plugin of a
+// .conflist, in order.
+func pluginTypes(conf string) []string {
+	var c struct {
+		Type    string `json:"type"`
+		Plugins []struct {
+			Type string `json:"type"`
+		} `json:"plugins"`
+	}
+	if json.Unmarshal([]byte(conf), &c) != nil {
+		return nil
+	}
+	var out []string
+	if c.Type != "" {
+		out = append(out, c.Type)
+	}
+	for _, p := range c.Plugins {
+		out = append(out, p.Type)
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package cnidetect
+
+import "testing"
+
+func TestDetect(t *testing.T) {
+	calicoConf := `{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"},{"type":"bandwidth"},{"type":"portmap"}]}`
+	flannelConf := `{"name":"cbr0","plugins":[{"type":"flannel","delegate":{"hairpinMode":true}},{"type":"portmap"}]}`
+	bridgeConf := `{"cniVersion":"1.0.0","name":"cnibench","plugins":[{"type":"bridge","bridge":"cni0","ipam":{"type":"host-local"}},{"type":"portmap"}]}`
+	for _, tc := range []struct {
+		name       string
+		in         Input
+		want, mode string
+	}{
+		{"calico vxlan", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "vxlan.calico", "cali12ab"}}, "calico", "vxlan"},
+		{"calico ipip", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0", "cali12ab"}}, "calico", "ipip"},
+		{"calico bgp", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"}}, "calico", "bgp"},
+		{"flannel vxlan", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel.1", "cni0"}}, "flannel", "vxlan"},
+		{"flannel udp", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel0", "cni0"}}, "flannel", "udp"},
+		{"flannel host-gw", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"cni0"}}, "flannel", "host-gw"},
+		{"cilium by daemonset", Input{DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "cilium", Images: []string{"quay.io/cilium/cilium:v1.16"}}}, Links: []string{"cilium_host", "cilium_vxlan"}}, "cilium", "vxlan"},
+		{"weave", Input{DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "weave-net"}}, Links: []string{"weave", "datapath"}}, "weave", "vxlan (fastdp)"},
+		{"kube-router", Input{ConfFiles: map[string]string{"10-kuberouter.conflist": bridgeConf}, Links: []string{"kube-bridge"}}, "kube-router", "bgp"},
+		{"plain bridge", Input{ConfFiles: map[string]string{"10-cnibench.conflist": bridgeConf}, Links: []string{"eth1", "cni0"}}, "bridge", "bridge + host-local, routes between nodes"},
+		{"nothing", Input{Links: []string{"eth0"}}, "unknown", ""},
+		{"garbage conf", Input{ConfFiles: map[string]string{"00.conf": "{"}}, "unknown", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Detect(tc.in)
+			if r.Name != tc.want || r.Mode != tc.mode {
+				t.Errorf("Detect = %s / %q, want %s / %q (evidence %v)", r.Name, r.Mode, tc.want, tc.mode, r.Evidence)
+			}
+		})
+	}
+}
+
+func FuzzPluginTypes(f *testing.F) {
+	f.Add(`{"plugins":[{"type":"calico"}]}`)
+	f.Fuzz(func(t *testing.T, s string) { _ = Detect(Input{ConfFiles: map[string]string{"a.conf": s}}) })
+}

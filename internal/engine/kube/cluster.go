@@ -1,0 +1,356 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnibench/cnibench/internal/engine"
+)
+
+// Cluster is a run's share of a real cluster.
+type Cluster struct {
+	cfg            Config
+	cs             kubernetes.Interface
+	exec           Execer
+	log            *slog.Logger
+	server, client *Node
+	servers        []*Pod
+	clients        []*Pod
+	poll           time.Duration
+}
+
+var _ engine.Cluster = (*Cluster)(nil)
+
+// Up deploys the agent on the two nodes of place, waits for it and opens
+// a session to each; on any error it deletes what it made. No workload
+// pod exists before Up returns.
+func Up(ctx context.Context, cs kubernetes.Interface, ex Execer, cfg Config, place Placement, log *slog.Logger) (*Cluster, error) {
+	cfg = cfg.WithDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Cluster{cfg: cfg, cs: cs, exec: ex, log: log, poll: 500 * time.Millisecond}
+	err := c.up(ctx, place)
+	if err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
+
+func (c *Cluster) up(ctx context.Context, place Placement) error {
+	cfg := c.cfg
+	ds := cfg.AgentDaemonSet([]string{place.Server.Name, place.Client.Name})
+	if _, err := c.cs.AppsV1().DaemonSets(cfg.Namespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create agent DaemonSet: %w", err)
+	}
+	agents, err := c.waitAgents(ctx, place.Server.Name, place.Client.Name)
+	if err != nil {
+		return err
+	}
+	mk := func(n *corev1.Node) (*Node, error) {
+		node := &Node{name: n.Name, ns: cfg.Namespace, agentPod: agents[n.Name], ip: NodeIP(n), cpus: NodeCPUs(n), exec: c.exec}
+		node.sess = openSession(c.exec, cfg.Namespace, node.agentPod, cfg.RunID)
+		if _, err := node.sess.client.Call(agentPing()); err != nil {
+			return node, fmt.Errorf("node %s: reach the agent: %w", n.Name, err)
+		}
+		if node.ip != "" {
+			if dev, err := node.sess.client.AddrDev(node.ip); err == nil {
+				node.underlay = dev
+			} else {
+				return node, fmt.Errorf("node %s: find the device holding %s: %w", n.Name, node.ip, err)
+			}
+		}
+		links, err := node.sess.client.Links("")
+		if err != nil {
+			return node, fmt.Errorf("node %s: list devices: %w", n.Name, err)
+		}
+		node.tunnel, node.hasTunnel = pickTunnel(links)
+		return node, nil
+	}
+	var errS, errC error
+	c.server, errS = mk(place.Server)
+	c.client, errC = mk(place.Client)
+	return errors.Join(errS, errC)
+}
+
+// waitAgents waits until the agent pod on each node is running and
+// returns their names by node.
+func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]string, error) {
+	sel := LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleAgent
+	deadline := time.Now().Add(c.cfg.Timeout)
+	for {
+		list, err := c.cs.CoreV1().Pods(c.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return nil, fmt.Errorf("list agent pods: %w", err)
+		}
+		got := map[string]string{}
+		var problems []string
+		for i := range list.Items {
+			p := &list.Items[i]
+			if ok, why := podReady(p); ok {
+				got[p.Spec.NodeName] = p.Name
+			} else if why != "" {
+				problems = append(problems, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, why))
+			}
+		}
+		var missing []string
+		for _, n := range nodes {
+			if got[n] == "" {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			return got, nil
+		}
+		if fatal := fatalProblem(problems); fatal != "" {
+			return nil, fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
+		}
+		if time.Now().After(deadline) {
+			detail := strings.Join(problems, "; ")
+			if detail == "" {
+				detail = "no agent pod was scheduled there (taints, node selector, or the DaemonSet controller is not running)"
+			}
+			return nil, fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
+		}
+		if err := sleepCtx(ctx, c.poll); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fatalProblem returns the first problem that waiting will not fix.
+func fatalProblem(problems []string) string {
+	for _, p := range problems {
+		for _, r := range []string{"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CrashLoopBackOff", "Failed"} {
+			if strings.Contains(p, r) {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// podReady reports whether p runs with all containers ready, or why not.
+func podReady(p *corev1.Pod) (bool, string) {
+	if p.DeletionTimestamp != nil {
+		return false, "terminating"
+	}
+	switch p.Status.Phase {
+	case corev1.PodFailed, corev1.PodSucceeded:
+		return false, "Failed: pod " + string(p.Status.Phase) + " " + p.Status.Message
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+			return false, w.Reason + ": " + w.Message
+		}
+		if t := cs.State.Terminated; t != nil {
+			return false, "Failed: container exited: " + t.Reason
+		}
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		return false, ""
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if !cs.Ready {
+			return false, ""
+		}
+	}
+	return true, ""
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (c *Cluster) Server() engine.Node { return c.server }
+func (c *Cluster) Client() engine.Node { return c.client }
+
+// ServerNode and ClientNode return the concrete nodes.
+func (c *Cluster) ServerNode() *Node { return c.server }
+func (c *Cluster) ClientNode() *Node { return c.client }
+
+// Config returns the cluster's configuration.
+func (c *Cluster) Config() Config { return c.cfg }
+
+// Clientset returns the API client.
+func (c *Cluster) Clientset() kubernetes.Interface { return c.cs }
+
+// Scale makes exactly r server/client pairs exist and be ready.
+func (c *Cluster) Scale(ctx context.Context, r int) ([]engine.Pod, []engine.Pod, error) {
+	cfg := c.cfg
+	for i := len(c.servers); i < r; i++ {
+		objs := []func() error{
+			func() error {
+				_, err := c.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ServerPod(i, c.server.name), metav1.CreateOptions{})
+				return err
+			},
+			func() error {
+				_, err := c.cs.CoreV1().Services(cfg.Namespace).Create(ctx, cfg.ServerService(i), metav1.CreateOptions{})
+				return err
+			},
+			func() error {
+				_, err := c.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ClientPod(i, c.client.name), metav1.CreateOptions{})
+				return err
+			},
+		}
+		for _, create := range objs {
+			if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+				return nil, nil, fmt.Errorf("create pair %d: %w", i, err)
+			}
+		}
+		c.servers = append(c.servers, &Pod{ns: cfg.Namespace, name: serverName(cfg.RunID, i), node: c.server.name, exec: c.exec})
+		c.clients = append(c.clients, &Pod{ns: cfg.Namespace, name: clientName(cfg.RunID, i), node: c.client.name, exec: c.exec})
+	}
+	if r < len(c.servers) {
+		var names []string
+		for i := r; i < len(c.servers); i++ {
+			names = append(names, c.servers[i].name, c.clients[i].name)
+			if err := c.cs.CoreV1().Services(cfg.Namespace).Delete(ctx, c.servers[i].name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return nil, nil, err
+			}
+		}
+		for _, n := range names {
+			if err := c.cs.CoreV1().Pods(cfg.Namespace).Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return nil, nil, err
+			}
+		}
+		c.servers, c.clients = c.servers[:r], c.clients[:r]
+		if err := c.waitGone(ctx, names); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := c.waitWorkload(ctx); err != nil {
+		return nil, nil, err
+	}
+	srv := make([]engine.Pod, r)
+	cli := make([]engine.Pod, r)
+	for i := range r {
+		srv[i], cli[i] = c.servers[i], c.clients[i]
+	}
+	return srv, cli, nil
+}
+
+// waitWorkload waits until every workload pod is ready and every Service
+// has its ClusterIP, and records the addresses.
+func (c *Cluster) waitWorkload(ctx context.Context) error {
+	deadline := time.Now().Add(c.cfg.Timeout)
+	all := append(append([]*Pod{}, c.servers...), c.clients...)
+	for {
+		list, err := c.cs.CoreV1().Pods(c.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelRun + "=" + c.cfg.RunID})
+		if err != nil {
+			return fmt.Errorf("list pods: %w", err)
+		}
+		byName := map[string]*corev1.Pod{}
+		for i := range list.Items {
+			byName[list.Items[i].Name] = &list.Items[i]
+		}
+		var waiting []string
+		for _, p := range all {
+			kp := byName[p.name]
+			if kp == nil {
+				waiting = append(waiting, p.name+": missing")
+				continue
+			}
+			ok, why := podReady(kp)
+			if !ok {
+				if f := fatalProblem([]string{why}); f != "" {
+					return fmt.Errorf("pod %s on %s: %s", p.name, p.node, f)
+				}
+				waiting = append(waiting, p.name+": "+orPhase(why, kp))
+				continue
+			}
+			p.podIP = net.ParseIP(kp.Status.PodIP)
+			p.ip = p.podIP
+		}
+		if len(waiting) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(waiting)
+			return fmt.Errorf("pods not ready after %v: %s", c.cfg.Timeout, strings.Join(waiting, "; "))
+		}
+		if err := sleepCtx(ctx, c.poll); err != nil {
+			return err
+		}
+	}
+	for _, p := range c.servers {
+		svc, err := c.cs.CoreV1().Services(c.cfg.Namespace).Get(ctx, p.name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("service %s: %w", p.name, err)
+		}
+		if ip := net.ParseIP(svc.Spec.ClusterIP); ip != nil {
+			p.ip = ip
+		}
+	}
+	return nil
+}
+
+func orPhase(why string, p *corev1.Pod) string {
+	if why != "" {
+		return why
+	}
+	return string(p.Status.Phase)
+}
+
+func (c *Cluster) waitGone(ctx context.Context, names []string) error {
+	deadline := time.Now().Add(c.cfg.Timeout)
+	for {
+		left := 0
+		for _, n := range names {
+			_, err := c.cs.CoreV1().Pods(c.cfg.Namespace).Get(ctx, n, metav1.GetOptions{})
+			if err == nil {
+				left++
+			} else if !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d pods still terminating after %v", left, c.cfg.Timeout)
+		}
+		if err := sleepCtx(ctx, c.poll); err != nil {
+			return err
+		}
+	}
+}
+
+// Close ends the agent sessions (each agent reverts what its session
+// still has changed) and deletes every object of the run, waiting until
+// its pods are gone. It works on a fresh context, so it also runs after
+// Ctrl-C cancelled the run's.
+func (c *Cluster) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var errs []error
+	for _, n := range []*Node{c.server, c.client} {
+		if n == nil || n.sess == nil {
+			continue
+		}
+		if err := n.sess.close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
+		}
+	}
+	_, err := DeleteRun(ctx, c.cs, c.cfg.Namespace, c.cfg.RunID, true)
+	errs = append(errs, err)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,54 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Connect loads a kubeconfig (explicit path, else $KUBECONFIG, else
+// ~/.kube/config; in-cluster when none exists) with an optional context.
+func Connect(kubeconfig, kubeContext string) (*rest.Config, kubernetes.Interface, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	over := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: load kubeconfig: %w", ErrUnreachable, err)
+	}
+	rc.QPS, rc.Burst = 50, 100
+	rc.UserAgent = "cnibench"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	return rc, cs, nil
+}
+
+// Ping asks the API server for its version within timeout.
+func Ping(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type version struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	rc := cs.Discovery().RESTClient()
+	if rc == nil { // fake clientsets have no REST client
+		v, err := cs.Discovery().ServerVersion()
+		if err != nil {
+			return "", err
+		}
+		return v.GitVersion, nil
+	}
+	b, err := rc.Get().AbsPath("/version").DoRaw(ctx)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}

@@ -1,0 +1,231 @@
+// Package e2e runs the kube engine against a real two-node cluster that
+// scripts/kube/up.sh builds on this machine (nodes are network
+// namespaces; see docs/kubernetes.md). It is skipped unless
+// CNIBENCH_KUBE_E2E=1, and needs root, Go and the Debian packages up.sh
+// lists. CNIBENCH_KUBE_E2E_KEEP=1 leaves the cluster up afterwards and
+// reuses one that is already up.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+const (
+	serverNode = "cnbk-n1"
+	cpNS       = "cnbk-cp"
+	image      = "docker.io/cnibench/cnibench:e2e"
+)
+
+type cluster struct {
+	root, bin string
+}
+
+func setup(t *testing.T) *cluster {
+	t.Helper()
+	if os.Getenv("CNIBENCH_KUBE_E2E") != "1" {
+		t.Skip("kube e2e: set CNIBENCH_KUBE_E2E=1 to build a two-node cluster on this machine (root, ~10 min cold)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("kube e2e: needs root")
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{root: filepath.Dir(strings.TrimSpace(string(out)))}
+	c.bin = filepath.Join(t.TempDir(), "cnibench")
+	build := exec.Command("go", "build", "-o", c.bin, "./cmd/cnibench")
+	build.Dir = c.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	keep := os.Getenv("CNIBENCH_KUBE_E2E_KEEP") == "1"
+	if keep && exec.Command("ip", "netns", "exec", cpNS, "true").Run() == nil {
+		t.Log("reusing the cluster that is up")
+		// The image must hold this binary: re-import it.
+		c.script(t, "load-image.sh", c.bin)
+	} else {
+		c.script(t, "down.sh")
+		c.script(t, "up.sh", c.bin)
+	}
+	if !keep {
+		t.Cleanup(func() { c.script(t, "down.sh") })
+	}
+	return c
+}
+
+func (c *cluster) script(t *testing.T, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(c.root, "scripts/kube", name), args...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s: %s", name, tail(out, 2000))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// cnibench runs the binary in the control-plane namespace, where the API
+// server is reachable.
+func (c *cluster) cnibench(args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.root, "scripts/kube/exec.sh"), append([]string{c.bin}, args...)...)
+	return cmd
+}
+
+func kubeArgs() []string {
+	return []string{"--engine", "kube", "--image", image, "--image-pull-policy", "Never",
+		"--cni-conf-dir", "/var/lib/cnibench-kube/" + serverNode + "/net.d"}
+}
+
+// knobs reads the RPS/RFS values of the server node that runs change.
+func knobs(t *testing.T) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, f := range []string{"rps_cpus", "rps_flow_cnt"} {
+		p := "/sys/class/net/eth1/queues/rx-0/" + f
+		out, err := exec.Command("ip", "netns", "exec", serverNode, "cat", p).Output()
+		if err != nil {
+			t.Fatalf("read %s in %s: %v", p, serverNode, err)
+		}
+		m[p] = strings.TrimSpace(string(out))
+	}
+	b, err := os.ReadFile("/proc/sys/net/core/rps_sock_flow_entries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["rps_sock_flow_entries"] = strings.TrimSpace(string(b))
+	return m
+}
+
+func sameKnobs(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for k, v := range before {
+		if strings.TrimLeft(after[k], "0,") != strings.TrimLeft(v, "0,") {
+			t.Errorf("%s = %q after the run, was %q", k, after[k], v)
+		}
+	}
+}
+
+func noRunObjects(t *testing.T, c *cluster) {
+	t.Helper()
+	out, err := c.cnibench("cleanup", "--kube", "--all", "--dry-run").CombinedOutput()
+	if err != nil {
+		t.Fatalf("cleanup --dry-run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "no kube run objects") {
+		t.Errorf("run objects remain:\n%s", out)
+	}
+}
+
+func TestKubeRPSRFSQuick(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1,2]", "--set", "trials=1", "--out", dir}, kubeArgs()...)
+	start := time.Now()
+	out, err := c.cnibench(args...).CombinedOutput()
+	t.Logf("run took %v:\n%s", time.Since(start), tail(out, 4000))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Env.Engine != "kube" {
+		t.Errorf("env engine %q", r.Env.Engine)
+	}
+	if cni := r.Env.Tools["cni"]; !strings.HasPrefix(cni, "bridge") {
+		t.Errorf("detected CNI %q, want bridge (notes %v)", cni, r.Env.Notes)
+	}
+	want := 5 * 2 // quick tunings x replicas [1,2] x 1 trial
+	if len(r.Samples) != want {
+		t.Errorf("%d samples, want %d", len(r.Samples), want)
+	}
+	cells := map[results.Cell]bool{}
+	for _, s := range r.Samples {
+		cells[s.Cell] = true
+		if s.Metrics[results.MetricBitrate] <= 0 {
+			t.Errorf("%+v: bitrate %v", s.Cell, s.Metrics[results.MetricBitrate])
+		}
+		if len(s.Cores) == 0 {
+			t.Errorf("%+v: no per-core CPU", s.Cell)
+		}
+	}
+	if len(cells) != want {
+		t.Errorf("%d cells, want %d", len(cells), want)
+	}
+	for _, f := range []string{"report.html", "summary.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+}
+
+// TestKubeKillAndCleanup kills the controller while a tuning is applied
+// and checks that `cleanup --kube` leaves no object and no changed knob.
+func TestKubeKillAndCleanup(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1]", "--set", "trials=3",
+		"--set", "tunings=[baseline,rps]", "--set", "duration=20s", "--out", dir}, kubeArgs()...)
+	cmd := c.cnibench(args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Wait until the RPS mask is on the server node's eth1.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	applied := false
+	for !applied {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before the tuning was seen: %v\n%s", err, out.String())
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			t.Fatalf("tuning never applied:\n%s", out.String())
+		case <-time.After(500 * time.Millisecond):
+		}
+		now := knobs(t)
+		applied = strings.Trim(now["/sys/class/net/eth1/queues/rx-0/rps_cpus"], "0,") != strings.Trim(before["/sys/class/net/eth1/queues/rx-0/rps_cpus"], "0,")
+	}
+	time.Sleep(2 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	t.Logf("killed the controller mid-run:\n%s", tail(out.Bytes(), 2000))
+	cl, err := c.cnibench("cleanup", "--kube").CombinedOutput()
+	t.Logf("cleanup --kube:\n%s", cl)
+	if err != nil {
+		t.Fatalf("cleanup --kube: %v", err)
+	}
+	if !strings.Contains(string(cl), "deleted daemonset/") {
+		t.Errorf("cleanup deleted no agent DaemonSet")
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		return "..." + string(b[len(b)-n:])
+	}
+	return string(b)
+}

@@ -1,0 +1,223 @@
+package kube
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ImageFile is one file of an image: Src on this machine copied to Dst.
+type ImageFile struct {
+	Src, Dst string
+}
+
+// ImageSpec describes a one-layer image.
+type ImageSpec struct {
+	Ref   string // repo:tag, e.g. docker.io/cnibench/cnibench:dev
+	Files []ImageFile
+	// Symlinks maps a path in the image to its target.
+	Symlinks   map[string]string
+	Entrypoint []string
+	Cmd        []string
+	Env        []string
+}
+
+// WriteImage writes spec as a docker-archive tarball (manifest.json, the
+// config JSON named by its digest, one layer.tar), the format `ctr
+// images import`, `docker load` and `kind load image-archive` accept.
+// Nothing needs a registry. Timestamps are fixed, so the same inputs
+// give the same image ID.
+func WriteImage(w io.Writer, spec ImageSpec) error {
+	var layer bytes.Buffer
+	if err := writeLayer(&layer, spec); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(layer.Bytes())
+	diffID := hex.EncodeToString(sum[:])
+	cfg := map[string]any{
+		"architecture": runtime.GOARCH,
+		"os":           "linux",
+		"created":      time.Unix(0, 0).UTC().Format(time.RFC3339),
+		"config": map[string]any{
+			"Env":        append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, spec.Env...),
+			"Entrypoint": spec.Entrypoint,
+			"Cmd":        spec.Cmd,
+		},
+		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + diffID}},
+		"history": []map[string]any{{"created_by": "cnibench kube image"}},
+	}
+	cb, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	csum := sha256.Sum256(cb)
+	cfgName := hex.EncodeToString(csum[:]) + ".json"
+	manifest := []map[string]any{{"Config": cfgName, "RepoTags": []string{spec.Ref}, "Layers": []string{diffID + "/layer.tar"}}}
+	mb, err := json.Marshal(manifest)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(w)
+	epoch := time.Unix(0, 0)
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{cfgName, cb}, {diffID + "/layer.tar", layer.Bytes()}, {"manifest.json", mb}} {
+		if dir := path.Dir(f.name); dir != "." {
+			if err := tw.WriteHeader(&tar.Header{Name: dir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: epoch}); err != nil {
+				return err
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.b)), ModTime: epoch}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.b); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+func writeLayer(w io.Writer, spec ImageSpec) error {
+	tw := tar.NewWriter(w)
+	epoch := time.Unix(0, 0)
+	dirs := map[string]bool{}
+	mkdirs := func(p string) error {
+		var chain []string
+		for d := path.Dir(p); d != "/" && d != "." && !dirs[d]; d = path.Dir(d) {
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			dirs[chain[i]] = true
+			if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(chain[i], "/") + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: epoch}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, d := range []string{"/tmp/", "/proc/", "/sys/", "/dev/", "/etc/", "/run/netns/", "/var/"} {
+		if err := mkdirs(d + "x"); err != nil {
+			return err
+		}
+	}
+	// As on Debian: /var/run is /run (netns tools use both names).
+	if err := tw.WriteHeader(&tar.Header{Name: "var/run", Typeflag: tar.TypeSymlink, Linkname: "../run", Mode: 0o777, ModTime: epoch}); err != nil {
+		return err
+	}
+	files := append([]ImageFile{}, spec.Files...)
+	sort.Slice(files, func(i, j int) bool { return files[i].Dst < files[j].Dst })
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f.Dst] {
+			continue
+		}
+		seen[f.Dst] = true
+		b, err := os.ReadFile(f.Src)
+		if err != nil {
+			return fmt.Errorf("image file %s: %w", f.Src, err)
+		}
+		st, err := os.Stat(f.Src)
+		if err != nil {
+			return err
+		}
+		if err := mkdirs(f.Dst); err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(f.Dst, "/"), Mode: int64(st.Mode().Perm()), Size: int64(len(b)), ModTime: epoch}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(b); err != nil {
+			return err
+		}
+	}
+	var links []string
+	for l := range spec.Symlinks {
+		links = append(links, l)
+	}
+	sort.Strings(links)
+	for _, l := range links {
+		if seen[l] {
+			continue
+		}
+		if err := mkdirs(l); err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(l, "/"), Typeflag: tar.TypeSymlink, Linkname: spec.Symlinks[l], Mode: 0o777, ModTime: epoch}); err != nil {
+			return err
+		}
+	}
+	// /etc/passwd and /etc/group so tools that look up users work.
+	for name, body := range map[string]string{"etc/passwd": "root:x:0:0:root:/root:/bin/sh\n", "etc/group": "root:x:0:\n"} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), ModTime: epoch}); err != nil {
+			return err
+		}
+		io.WriteString(tw, body)
+	}
+	return tw.Close()
+}
+
+var lddLine = regexp.MustCompile(`(?:=>\s*)?(/\S+)\s+\(0x`)
+
+// SharedLibs returns the shared libraries `ldd bin` lists (absolute
+// paths); a static binary has none.
+func SharedLibs(bin string) ([]string, error) {
+	out, err := exec.Command("ldd", bin).CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "not a dynamic executable") || strings.Contains(string(out), "statically linked") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("ldd %s: %w: %s", bin, err, out)
+	}
+	return ParseLdd(out), nil
+}
+
+// ParseLdd extracts library paths from ldd output.
+func ParseLdd(out []byte) []string {
+	var libs []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if m := lddLine.FindStringSubmatch(sc.Text()); m != nil {
+			libs = append(libs, m[1])
+		}
+	}
+	return libs
+}
+
+// ToolImage lists a workload image: cnibench at BinPath plus the given
+// tools (found on PATH) at their paths, with their shared libraries.
+func ToolImage(ref, cnibench string, tools []string) (ImageSpec, error) {
+	spec := ImageSpec{Ref: ref, Files: []ImageFile{{Src: cnibench, Dst: BinPath}}, Symlinks: map[string]string{},
+		Cmd: []string{BinPath, "agent", "pause"}}
+	bins := []string{cnibench}
+	for _, t := range tools {
+		p, err := exec.LookPath(t)
+		if err != nil {
+			return spec, fmt.Errorf("image: %s not found on this machine: %w", t, err)
+		}
+		spec.Files = append(spec.Files, ImageFile{Src: p, Dst: p})
+		bins = append(bins, p)
+	}
+	for _, b := range bins {
+		libs, err := SharedLibs(b)
+		if err != nil {
+			return spec, err
+		}
+		for _, l := range libs {
+			spec.Files = append(spec.Files, ImageFile{Src: l, Dst: l})
+		}
+	}
+	return spec, nil
+}

@@ -1,0 +1,439 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/cnibench/cnibench/internal/agent"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+func node(name string, labels map[string]string, ready bool) *corev1.Node {
+	st := corev1.ConditionTrue
+	if !ready {
+		st = corev1.ConditionFalse
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Status: corev1.NodeStatus{
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}},
+			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.77.0." + fmt.Sprint(len(name))}},
+			Capacity:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+		},
+	}
+}
+
+func namespace(n string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}
+}
+
+// allowAll answers access reviews, denying the listed "verb resource[/sub]".
+func allowAll(cs *fake.Clientset, deny ...string) {
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview)
+		ra := r.Spec.ResourceAttributes
+		res := ra.Resource
+		if ra.Subresource != "" {
+			res += "/" + ra.Subresource
+		}
+		r.Status.Allowed = !slices.Contains(deny, ra.Verb+" "+res)
+		return true, r, nil
+	})
+}
+
+func TestPreflight(t *testing.T) {
+	srv := node("w1", map[string]string{"iperf": "server"}, true)
+	cli := node("w2", map[string]string{"iperf": "client"}, true)
+	for _, tc := range []struct {
+		name    string
+		objs    []runtime.Object
+		cfg     Config
+		deny    []string
+		down    bool
+		wantErr error
+		wantMsg string
+	}{
+		{name: "ok by labels", objs: []runtime.Object{namespace("cnibench"), srv, cli}},
+		{name: "ok by names", objs: []runtime.Object{namespace("cnibench"), srv, cli}, cfg: Config{ServerNode: "w1", ClientNode: "w2"}},
+		{name: "unreachable", down: true, wantErr: ErrUnreachable, wantMsg: "--kubeconfig"},
+		{name: "no namespace", objs: []runtime.Object{srv, cli}, wantErr: ErrNoNamespace, wantMsg: "cnibench"},
+		{name: "no exec permission", objs: []runtime.Object{namespace("cnibench"), srv, cli}, deny: []string{"create pods/exec"}, wantErr: ErrForbidden, wantMsg: "create pods/exec in namespace cnibench"},
+		{name: "no node read", objs: []runtime.Object{namespace("cnibench"), srv, cli}, deny: []string{"list nodes"}, wantErr: ErrForbidden, wantMsg: "list nodes cluster-wide"},
+		{name: "missing node name", objs: []runtime.Object{namespace("cnibench"), srv, cli}, cfg: Config{ServerNode: "nope"}, wantErr: ErrNoNode, wantMsg: `server node "nope" does not exist`},
+		{name: "no labelled client", objs: []runtime.Object{namespace("cnibench"), srv}, wantErr: ErrNoNode, wantMsg: "no node has the client label iperf=client"},
+		{name: "not ready", objs: []runtime.Object{namespace("cnibench"), srv, node("w3", map[string]string{"iperf": "client"}, false)}, wantErr: ErrNodeNotReady, wantMsg: "client node w3"},
+		{name: "same node", objs: []runtime.Object{namespace("cnibench"), srv, cli}, cfg: Config{ServerNode: "w1", ClientNode: "w1"}, wantMsg: "both w1"},
+		{name: "ambiguous selector", objs: []runtime.Object{namespace("cnibench"), srv, cli, node("w4", map[string]string{"iperf": "server"}, true)}, wantMsg: "matches 2 nodes (w1, w4)"},
+		{name: "bad pull policy", objs: []runtime.Object{namespace("cnibench"), srv, cli}, cfg: Config{PullPolicy: "Sometimes"}, wantMsg: "pull policy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(tc.objs...)
+			allowAll(cs, tc.deny...)
+			if tc.down {
+				cs.PrependReactor("get", "version", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("dial tcp 10.0.0.1:6443: connection refused")
+				})
+			}
+			p, err := Preflight(context.Background(), cs, tc.cfg)
+			if tc.wantErr == nil && tc.wantMsg == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Server.Name != "w1" || p.Client.Name != "w2" {
+					t.Fatalf("placement %s -> %s", p.Client.Name, p.Server.Name)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("error %v is not %v", err, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("error %q does not say %q", err, tc.wantMsg)
+			}
+			// Nothing was created.
+			for _, a := range cs.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource != "selfsubjectaccessreviews" {
+					t.Errorf("preflight created %s", a.GetResource().Resource)
+				}
+			}
+		})
+	}
+}
+
+func TestManifests(t *testing.T) {
+	cfg := Config{RunID: "abc123", Controller: "host/1/2"}.WithDefaults()
+	objs := cfg.RunObjects("w1", "w2", 2)
+	if len(objs) != 1+3*2 {
+		t.Fatalf("%d objects", len(objs))
+	}
+	for _, o := range objs {
+		m, err := metaOf(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.GetLabels()[LabelRun] != "abc123" || m.GetLabels()[LabelManagedBy] != ManagedBy || m.GetNamespace() != "cnibench" {
+			t.Errorf("%s: labels %v ns %q", m.GetName(), m.GetLabels(), m.GetNamespace())
+		}
+		if m.GetAnnotations()[AnnotationController] != "host/1/2" {
+			t.Errorf("%s: no controller annotation", m.GetName())
+		}
+	}
+	ds := cfg.AgentDaemonSet([]string{"w1", "w2"})
+	ps := ds.Spec.Template.Spec
+	if !ps.HostNetwork || !ps.HostPID || !*ps.Containers[0].SecurityContext.Privileged {
+		t.Error("agent must be host-network, host-PID and privileged")
+	}
+	if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
+		t.Error("agent must not get an API token")
+	}
+	terms := ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	var got []string
+	for _, term := range terms {
+		if f := term.MatchFields; len(f) != 1 || len(f[0].Values) != 1 || f[0].Key != "metadata.name" {
+			t.Errorf("node term %+v: a metadata.name selector takes exactly one value", term)
+		} else {
+			got = append(got, f[0].Values[0])
+		}
+	}
+	if strings.Join(got, ",") != "w1,w2" {
+		t.Errorf("agent limited to %v", got)
+	}
+	for k, v := range ds.Spec.Selector.MatchLabels {
+		if ds.Spec.Template.Labels[k] != v {
+			t.Errorf("selector %s=%s does not match the template", k, v)
+		}
+	}
+	sp := cfg.ServerPod(1, "w1")
+	if sp.Spec.NodeName != "w1" || sp.Spec.Containers[0].Ports[0].ContainerPort != BasePort+1 {
+		t.Errorf("server pod 1: node %s ports %v", sp.Spec.NodeName, sp.Spec.Containers[0].Ports)
+	}
+	if sp.Spec.Containers[0].Env[0].Value != "cnibench/cnb-abc123-srv-1" {
+		t.Errorf("pod marker %v", sp.Spec.Containers[0].Env)
+	}
+	if sp.Spec.Containers[0].SecurityContext != nil {
+		t.Error("workload pods need no privileges")
+	}
+	svc := cfg.ServerService(1)
+	if svc.Spec.Selector[LabelPod] != sp.Labels[LabelPod] || svc.Spec.Ports[0].Port != BasePort+1 {
+		t.Errorf("service 1 selects %v port %d", svc.Spec.Selector, svc.Spec.Ports[0].Port)
+	}
+	y, err := YAML(append(objs, cfg.RBAC("jane")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kind: DaemonSet", "kind: Pod", "kind: Service", "kind: Role", "kind: ClusterRole", "kind: RoleBinding", "pods/exec", "privileged: true"} {
+		if !strings.Contains(string(y), want) {
+			t.Errorf("manifests lack %q", want)
+		}
+	}
+	if strings.Contains(string(y), "status: {}") {
+		t.Error("manifests carry empty status")
+	}
+	// The ClusterRole is read-only.
+	for _, r := range cfg.ClusterRole().Rules {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" {
+				t.Errorf("cluster role grants %s on %v", v, r.Resources)
+			}
+		}
+	}
+}
+
+func metaOf(o runtime.Object) (metav1.Object, error) {
+	if m, ok := o.(metav1.Object); ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%T has no metadata", o)
+}
+
+func TestSelectStale(t *testing.T) {
+	alive := func(pid int, _ uint64) bool { return pid == 100 }
+	runs := []RunInfo{
+		{Run: "live", Controller: "me/100/5"},
+		{Run: "dead", Controller: "me/200/5"},
+		{Run: "other", Controller: "them/300/5"},
+		{Run: "anon"},
+	}
+	names := func(rs []RunInfo) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.Run)
+		}
+		return strings.Join(s, ",")
+	}
+	stale, skipped := SelectStale(runs, "", false, "me", alive)
+	if names(stale) != "dead" || len(skipped) != 3 {
+		t.Errorf("default: stale %s, skipped %v", names(stale), skipped)
+	}
+	stale, _ = SelectStale(runs, "", true, "me", alive)
+	if names(stale) != "dead,other,anon" {
+		t.Errorf("--all: stale %s", names(stale))
+	}
+	stale, skipped = SelectStale(runs, "live", true, "me", alive)
+	if len(stale) != 0 || skipped["live"] == "" {
+		t.Errorf("--run live: stale %s, skipped %v", names(stale), skipped)
+	}
+	stale, _ = SelectStale(runs, "other", false, "me", alive)
+	if names(stale) != "other" {
+		t.Errorf("--run other: stale %s", names(stale))
+	}
+}
+
+func TestDeleteRunSelectsByLabel(t *testing.T) {
+	a := Config{RunID: "aaa"}.WithDefaults()
+	b := Config{RunID: "bbb"}.WithDefaults()
+	foreign := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user-pod", Namespace: "cnibench", Labels: map[string]string{LabelRun: "aaa"}}}
+	cs := fake.NewClientset(a.AgentDaemonSet([]string{"w1"}), a.ServerPod(0, "w1"), a.ServerService(0), a.ClientPod(0, "w2"),
+		b.ServerPod(0, "w1"), b.ServerService(0), foreign)
+	deleted, err := DeleteRun(context.Background(), cs, "cnibench", "aaa", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(deleted)
+	want := "daemonset/cnb-aaa-agent,pod/cnb-aaa-cli-0,pod/cnb-aaa-srv-0,service/cnb-aaa-srv-0"
+	if strings.Join(deleted, ",") != want {
+		t.Errorf("deleted %v, want %s", deleted, want)
+	}
+	pods, _ := cs.CoreV1().Pods("cnibench").List(context.Background(), metav1.ListOptions{})
+	var left []string
+	for _, p := range pods.Items {
+		left = append(left, p.Name)
+	}
+	sort.Strings(left)
+	if strings.Join(left, ",") != "cnb-bbb-srv-0,user-pod" {
+		t.Errorf("left %v", left)
+	}
+	runs, err := ListRuns(context.Background(), cs, "cnibench")
+	if err != nil || len(runs) != 1 || runs[0].Run != "bbb" {
+		t.Errorf("runs after delete: %+v %v", runs, err)
+	}
+	// Deleting again is success.
+	if _, err := DeleteRun(context.Background(), cs, "cnibench", "aaa", true); err != nil {
+		t.Error(err)
+	}
+}
+
+// fakeExec runs agent sessions in-process on a memFS and answers tool
+// execs with canned output.
+type fakeExec struct {
+	mu    sync.Mutex
+	fs    *memFS
+	dir   string
+	argvs [][]string
+	tool  func(pod string, argv []string) (string, int)
+}
+
+func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	f.mu.Lock()
+	f.argvs = append(f.argvs, argv)
+	f.mu.Unlock()
+	if len(argv) >= 3 && argv[1] == "agent" && argv[2] == "serve" {
+		srv := agent.NewServer(agent.Config{Run: "t", FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod,
+			AddrDev: func(string) (string, error) { return "eth1", nil }})
+		return srv.Serve(stdin, stdout)
+	}
+	if len(argv) >= 4 && argv[2] == "exec" {
+		out, code := f.tool(pod, argv[4:])
+		io.WriteString(stdout, out)
+		if code != 0 {
+			return &ExitCodeError{Code: code}
+		}
+		return nil
+	}
+	return fmt.Errorf("unexpected exec %v", argv)
+}
+
+type podNS struct{}
+
+func (podNS) Netns(pod string) (string, error) { return "ns-" + pod, nil }
+
+func TestUpScaleClose(t *testing.T) {
+	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	w1, w2 := node("w1", map[string]string{"iperf": "server"}, true), node("w2", map[string]string{"iperf": "client"}, true)
+	agentPod := func(name, node string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "cnibench", Labels: cfg.labels(RoleAgent)}, Spec: corev1.PodSpec{NodeName: node}}
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
+		return p
+	}
+	cs := fake.NewClientset(namespace("cnibench"), w1, w2, agentPod("agent-a", "w1"), agentPod("agent-b", "w2"))
+	ip := 10
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		ip++
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.244.1.%d", ip), ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
+		return false, nil, nil
+	})
+	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		s := a.(k8stesting.CreateAction).GetObject().(*corev1.Service)
+		s.Spec.ClusterIP = fmt.Sprintf("10.96.0.%d", 10+len(s.Name))
+		return false, nil, nil
+	})
+	fs := newMemFS()
+	fs.set("", "sysfs", "class/net/eth1/ifindex", "2")
+	fs.set("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "0")
+	fs.set("", "sysfs", "class/net/veth0/ifindex", "9")
+	fs.set("ns-cnibench/cnb-r1-srv-0", "sysfs", "class/net/eth0/iflink", "9")
+	fx := &fakeExec{fs: fs, dir: t.TempDir(), tool: func(pod string, argv []string) (string, int) { return "ran " + strings.Join(argv, " "), 0 }}
+	place := Placement{Server: w1, Client: w2}
+	c, err := Up(context.Background(), cs, fx, cfg, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.poll = time.Millisecond
+	if c.server.agentPod != "agent-a" || c.client.agentPod != "agent-b" {
+		t.Errorf("agents %s %s", c.server.agentPod, c.client.agentPod)
+	}
+	if u := c.Server().Underlay(); u.Name != "eth1" || u.Netns != "" {
+		t.Errorf("underlay %+v", u)
+	}
+	if _, ok := c.Server().Tunnel(); ok {
+		t.Error("tunnel found on a node without one")
+	}
+	servers, clients, err := c.Scale(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(servers) != 2 || len(clients) != 2 || servers[1].Node() != "w1" || clients[1].Node() != "w2" {
+		t.Fatalf("pods %v %v", servers, clients)
+	}
+	if !strings.HasPrefix(servers[0].IP().String(), "10.96.") {
+		t.Errorf("server pod IP %s is not its Service's", servers[0].IP())
+	}
+	veths, err := c.Server().HostVeths(servers[:1])
+	if err != nil || veths[0].Name != "veth0" {
+		t.Errorf("host veths %v %v", veths, err)
+	}
+	// A knob written through the agent is journaled and reverted at Close.
+	var kfs tune.FS = c.ServerNode().Agent()
+	if err := kfs.Write("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "f"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := clients[0].Start(context.Background(), []string{"iperf3", "-c", servers[0].IP().String()})
+	out, _, err := p.Wait()
+	if err != nil || !strings.Contains(string(out), "ran iperf3 -c 10.96.") {
+		t.Errorf("client exec: %q %v", out, err)
+	}
+	if _, _, err := c.Scale(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := fs.get("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"); v != "0" {
+		t.Errorf("knob not reverted at Close: %q", v)
+	}
+	runs, _ := ListRuns(context.Background(), cs, "cnibench")
+	if len(runs) != 0 {
+		t.Errorf("objects left after Close: %+v", runs)
+	}
+}
+
+func TestExitErrorKeepsOutput(t *testing.T) {
+	fx := &fakeExec{tool: func(string, []string) (string, int) { return "iperf3: error - unable to connect", 1 }}
+	p := &Pod{ns: "cnibench", name: "x", exec: fx}
+	proc, _ := p.Start(context.Background(), []string{"iperf3", "-c", "1.2.3.4"})
+	out, _, err := proc.Wait()
+	var ee *engine.ExitError
+	if !errors.As(err, &ee) || !strings.Contains(string(ee.Stdout), "unable to connect") || len(out) == 0 {
+		t.Fatalf("err %v out %q", err, out)
+	}
+	var ce *ExitCodeError
+	if !errors.As(err, &ce) || ce.Code != 1 {
+		t.Errorf("exit code lost: %v", err)
+	}
+	proc.Stop() // after exit: harmless
+}
+
+func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
+	w1, w2 := node("w1", nil, true), node("w2", nil, true)
+	for _, tc := range []struct {
+		name string
+		pods []runtime.Object
+		want string
+	}{
+		{"never scheduled", nil, "agent not running on node w1, w2 after"},
+		{"image missing", []runtime.Object{&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: "cnibench", Labels: map[string]string{LabelRun: "r2", LabelRole: RoleAgent}},
+			Spec:       corev1.PodSpec{NodeName: "w1"},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "image not present"}}}}},
+		}}, "ErrImageNeverPull"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(append([]runtime.Object{namespace("cnibench"), w1, w2}, tc.pods...)...)
+			cfg := Config{RunID: "r2", Timeout: 50 * time.Millisecond}
+			_, err := Up(context.Background(), cs, &fakeExec{}, cfg, Placement{Server: w1, Client: w2}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			for _, a := range cs.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource == "pods" {
+					t.Error("a workload pod was created")
+				}
+			}
+			if runs, _ := ListRuns(context.Background(), cs, "cnibench"); len(runs) != 0 {
+				t.Errorf("left behind: %+v", runs)
+			}
+		})
+	}
+}

@@ -1,0 +1,136 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/cnibench/cnibench/internal/agent"
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+)
+
+// Node is a cluster node reached through its agent pod.
+type Node struct {
+	name      string
+	ns        string
+	agentPod  string
+	ip        string
+	cpus      int
+	exec      Execer
+	sess      *session
+	underlay  string
+	tunnel    string
+	hasTunnel bool
+}
+
+var _ engine.Node = (*Node)(nil)
+
+func (n *Node) Name() string { return n.name }
+
+// Netns is "": knobs of the node are the agent's host namespace.
+func (n *Node) Netns() string { return "" }
+
+// CPUs is empty: pods on a real node share all its CPUs.
+func (n *Node) CPUs() cpuset.Set { return nil }
+
+// NumCPU is the node's CPU capacity.
+func (n *Node) NumCPU() int { return n.cpus }
+
+// Agent is the node's agent session.
+func (n *Node) Agent() *agent.Client { return n.sess.client }
+
+// AgentPod is the name of the node's agent pod.
+func (n *Node) AgentPod() string { return n.agentPod }
+
+func (n *Node) Underlay() engine.Iface { return engine.Iface{Name: n.underlay} }
+
+func (n *Node) Tunnel() (engine.Iface, bool) {
+	return engine.Iface{Name: n.tunnel}, n.hasTunnel
+}
+
+// HostVeths asks the agent for the node-side peer of each pod's eth0.
+func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
+	var out []engine.Iface
+	for _, p := range pods {
+		dev, err := n.sess.client.HostVeth(agent.PodNetns(n.ns, p.Name()), "eth0")
+		if err != nil {
+			return nil, fmt.Errorf("host-side device of pod %s: %w", p.Name(), err)
+		}
+		out = append(out, engine.Iface{Name: dev})
+	}
+	return out, nil
+}
+
+func (n *Node) PodIface(p engine.Pod) engine.Iface {
+	return engine.Iface{Netns: agent.PodNetns(n.ns, p.Name()), Name: "eth0"}
+}
+
+// Start runs argv in the node's agent pod (the node's network, PID
+// namespace and a privileged container).
+func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error) {
+	return startExec(ctx, n.exec, n.ns, n.agentPod, "agent", argv), nil
+}
+
+// tunnelNames are the tunnel devices of the CNIs the studies know, in
+// order of preference.
+var tunnelNames = []string{"vxlan.calico", "flannel.1", "cilium_vxlan", "cilium_geneve", "tunl0", "flannel-wg", "weave", "vxlan-v6.calico", "flannel0", "genev_sys_6081", "vxlan_sys_4789"}
+
+// pickTunnel returns the first known tunnel device among links.
+func pickTunnel(links []string) (string, bool) {
+	for _, t := range tunnelNames {
+		if slices.Contains(links, t) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// session is one `cnibench agent serve` exec in an agent pod.
+type session struct {
+	client *agent.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+	stderr bytes.Buffer
+	mu     sync.Mutex
+	err    error
+}
+
+func openSession(ex Execer, ns, pod, run string) *session {
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &session{cancel: cancel, done: make(chan struct{})}
+	s.client = agent.NewClient(inW, outR)
+	go func() {
+		defer close(s.done)
+		err := ex.Exec(ctx, ns, pod, "agent", []string{BinPath, "agent", "serve", "--run", run, "--cni-conf-dir", "/host/cni/net.d"}, inR, outW, &s.stderr)
+		if err != nil {
+			err = fmt.Errorf("agent session in %s: %w: %s", pod, err, s.stderr.String())
+		}
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		inW.Close() // EOF, not an error, for the stream's stdin copy
+		outW.CloseWithError(err)
+	}()
+	return s
+}
+
+// close ends the session (the agent reverts what is left) and waits.
+func (s *session) close(ctx context.Context) error {
+	s.client.Close()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.cancel()
+		<-s.done
+	}
+	s.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}

@@ -1,0 +1,191 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	authv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Sentinel errors of Preflight, for callers and tests that branch.
+var (
+	ErrUnreachable  = errors.New("cluster unreachable")
+	ErrForbidden    = errors.New("missing permission")
+	ErrNoNode       = errors.New("node not found")
+	ErrNoNamespace  = errors.New("namespace not found")
+	ErrNodeNotReady = errors.New("node not ready")
+)
+
+// Placement is where a run's pods go.
+type Placement struct {
+	Server, Client *corev1.Node
+}
+
+// permission is one access the engine needs.
+type permission struct {
+	group, resource, sub, verb string
+	cluster                    bool
+}
+
+func (p permission) String() string {
+	r := p.resource
+	if p.sub != "" {
+		r += "/" + p.sub
+	}
+	if p.group != "" {
+		r += "." + p.group
+	}
+	return p.verb + " " + r
+}
+
+var permissions = []permission{
+	{resource: "pods", verb: "create"},
+	{resource: "pods", verb: "delete"},
+	{resource: "pods", verb: "list"},
+	{resource: "pods", verb: "get"},
+	{resource: "pods", sub: "exec", verb: "create"},
+	{resource: "services", verb: "create"},
+	{resource: "services", verb: "delete"},
+	{resource: "services", verb: "list"},
+	{group: "apps", resource: "daemonsets", verb: "create"},
+	{group: "apps", resource: "daemonsets", verb: "delete"},
+	{group: "apps", resource: "daemonsets", verb: "list"},
+	{resource: "nodes", verb: "get", cluster: true},
+	{resource: "nodes", verb: "list", cluster: true},
+}
+
+// Preflight checks, without creating anything, that the cluster answers,
+// the namespace exists, the caller may do what a run does, and the server
+// and client nodes exist, are distinct and Ready. Each failure is one
+// error that says what to fix.
+func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placement, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return Placement{}, err
+	}
+	if _, err := Ping(ctx, cs, 15*time.Second); err != nil {
+		return Placement{}, fmt.Errorf("%w: %w (check --kubeconfig/--context and that the API server is up)", ErrUnreachable, err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, cfg.Namespace, metav1.GetOptions{}); err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return Placement{}, fmt.Errorf("%w: %s (create it: `cnibench kube manifests --rbac | kubectl apply -f -`)", ErrNoNamespace, cfg.Namespace)
+		case apierrors.IsForbidden(err):
+			// Reading namespaces is not needed otherwise; go on.
+		default:
+			return Placement{}, fmt.Errorf("%w: get namespace %s: %w", ErrUnreachable, cfg.Namespace, err)
+		}
+	}
+	var missing []string
+	for _, p := range permissions {
+		ra := &authv1.ResourceAttributes{Group: p.group, Resource: p.resource, Subresource: p.sub, Verb: p.verb}
+		if !p.cluster {
+			ra.Namespace = cfg.Namespace
+		}
+		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
+		if err != nil {
+			return Placement{}, fmt.Errorf("%w: access review: %w", ErrUnreachable, err)
+		}
+		if !r.Status.Allowed {
+			where := "in namespace " + cfg.Namespace
+			if p.cluster {
+				where = "cluster-wide"
+			}
+			missing = append(missing, p.String()+" "+where)
+		}
+	}
+	if len(missing) > 0 {
+		return Placement{}, fmt.Errorf("%w: %s (grant the Role and ClusterRole printed by `cnibench kube manifests --rbac`)",
+			ErrForbidden, strings.Join(missing, "; "))
+	}
+	srv, err := findNode(ctx, cs, "server", cfg.ServerNode)
+	if err != nil {
+		return Placement{}, err
+	}
+	cli, err := findNode(ctx, cs, "client", cfg.ClientNode)
+	if err != nil {
+		return Placement{}, err
+	}
+	if srv.Name == cli.Name {
+		return Placement{}, fmt.Errorf("server and client node are both %s: the studies measure traffic between two nodes; choose another --client-node", srv.Name)
+	}
+	return Placement{Server: srv, Client: cli}, nil
+}
+
+func findNode(ctx context.Context, cs kubernetes.Interface, role, arg string) (*corev1.Node, error) {
+	var n *corev1.Node
+	if isSelector(arg) {
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: arg})
+		if err != nil {
+			return nil, fmt.Errorf("list nodes %s: %w", arg, err)
+		}
+		switch len(list.Items) {
+		case 0:
+			return nil, fmt.Errorf("%w: no node has the %s label %s (label one: `kubectl label node NAME %s`, or pass --%s-node NAME)",
+				ErrNoNode, role, arg, arg, role)
+		case 1:
+			n = &list.Items[0]
+		default:
+			var names []string
+			for _, it := range list.Items {
+				names = append(names, it.Name)
+			}
+			sort.Strings(names)
+			return nil, fmt.Errorf("%s node selector %s matches %d nodes (%s); name one with --%s-node",
+				role, arg, len(names), strings.Join(names, ", "), role)
+		}
+	} else {
+		got, err := cs.CoreV1().Nodes().Get(ctx, arg, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: %s node %q does not exist (see `kubectl get nodes`)", ErrNoNode, role, arg)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get %s node %s: %w", role, arg, err)
+		}
+		n = got
+	}
+	if !nodeReady(n) {
+		return nil, fmt.Errorf("%w: %s node %s", ErrNodeNotReady, role, n.Name)
+	}
+	return n, nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// NodeIP is the node's InternalIP (else its first address).
+func NodeIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	if len(n.Status.Addresses) > 0 {
+		return n.Status.Addresses[0].Address
+	}
+	return ""
+}
+
+// NodeCPUs is the node's CPU capacity (0 when unknown).
+func NodeCPUs(n *corev1.Node) int {
+	q, ok := n.Status.Capacity[corev1.ResourceCPU]
+	if !ok {
+		return 0
+	}
+	return int(q.Value())
+}

@@ -1,0 +1,74 @@
+package cpp
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/iperf3"
+	"github.com/cnibench/cnibench/internal/workload/workloadtest"
+)
+
+// TestFlannelVXLANBreakdown samples a 4 s TCP transfer between two
+// emulated nodes on flannel-vxlan. Flannel's inter-node path crosses the
+// pod veths, the cni0 bridge and the flannel.1 VXLAN device on both
+// nodes, so those components must show up; the components must add up to
+// the total (tolerance 1e-9 relative: they are sums of the same samples,
+// only float rounding differs).
+func TestFlannelVXLANBreakdown(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	if err := iperf3.New().Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	c, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+	m, err := DefaultMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := c.Server().(*local.Node)
+	rec := &Recorder{Map: m, Ifaces: []engine.Iface{srv.PodIface(pairs[0].Server)}}
+	tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "iperf3", Protocol: "tcp"},
+		Duration: 5 * time.Second, Warmup: time.Second, BasePort: 5201}
+	startErr := make(chan error, 1)
+	tr.Started = func(time.Time) {
+		time.Sleep(time.Second)
+		startErr <- rec.Start(context.Background())
+	}
+	done := make(chan error, 1)
+	go func() { _, err := iperf3.New().Run(context.Background(), tr); done <- err }()
+	if err := <-startErr; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	res, err := rec.Stop(context.Background())
+	if rerr := <-done; rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Breakdown
+	t.Logf("total %.0f ns/packet over %v packets (%v skbs); idle %.2fs excluded %.2fs",
+		res.Metrics[MetricTotal], res.Metrics[MetricPackets], res.Metrics[MetricSKBs], b.IdleNs/1e9, b.ExcludedNs/1e9)
+	sum := 0.0
+	for _, n := range m.Names() {
+		v := res.Metrics[MetricName(n)]
+		t.Logf("  %-10s %8.1f ns/packet", n, v)
+		sum += v
+	}
+	if tot := res.Metrics[MetricTotal]; math.Abs(sum-tot) > 1e-9*tot {
+		t.Errorf("components add to %v, total %v", sum, tot)
+	}
+	for _, n := range []string{"vxlan", "bridge", "veth"} {
+		if !(res.Metrics[MetricName(n)] > 0) {
+			t.Errorf("component %s has no samples", n)
+		}
+	}
+}

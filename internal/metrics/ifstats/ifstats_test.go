@@ -1,0 +1,46 @@
+package ifstats
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+func TestDeltaAndWirePackets(t *testing.T) {
+	a := Counters{RxPackets: 10, RxBytes: 1000, TxPackets: 5}
+	b := Counters{RxPackets: 30, RxBytes: 1000 + 3001, TxPackets: 4, MTU: 1500}
+	d := Delta(a, b)
+	if d.RxPackets != 20 || d.RxBytes != 3001 || d.TxPackets != 0 {
+		t.Errorf("%+v", d)
+	}
+	if w := d.WirePackets(); w != 3 {
+		t.Errorf("wire packets %v", w)
+	}
+}
+
+func TestReadLoopback(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to create a network namespace")
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	ns := "cnb-t" + hex.EncodeToString(b) + "-ifstats"
+	if err := netns.Add(ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netns.Delete(ns) })
+	c, err := Read(engine.Iface{Netns: ns, Name: "lo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MTU != 65536 {
+		t.Errorf("lo mtu %d", c.MTU)
+	}
+	if _, err := Read(engine.Iface{Netns: ns, Name: "nosuch0"}); err == nil {
+		t.Error("missing device read")
+	}
+}

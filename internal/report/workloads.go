@@ -1,0 +1,497 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// Workload figures: one set per study workload (a sweep's variants drawn
+// against the swept value), chosen by the metrics the workload produced:
+//
+//	UDP (lost_percent)          received vs offered; loss % and jitter vs offered
+//	request/response (sockperf) RTT percentiles per message size; RTT CDF
+//	HTTP (ab)                   requests/s vs concurrency; latency CDF
+//	background load             measured bitrate vs background connections
+//	other iperf3 sweeps         bitrate vs the swept value
+//	CPP                         stacked ns/packet by component, per datapath
+//
+// Metric names are those of the workload drivers; they are spelled out
+// here rather than imported so the report does not depend on drivers.
+const (
+	mOffered  = "offered_bps"
+	mLostPct  = "lost_percent"
+	mJitter   = "jitter_ms"
+	mTPS      = "transactions_per_s"
+	mRPS      = "requests_per_s"
+	mBgBitrat = "background_bitrate_bps"
+)
+
+var rttPercentiles = []struct{ metric, label string }{
+	{"rtt_p50_us", "p50"}, {"rtt_p90_us", "p90"}, {"rtt_p99_us", "p99"}, {"rtt_p999_us", "p99.9"},
+}
+
+type sweepData struct {
+	sw  analysis.Sweep
+	idx map[analysis.Key]results.SummaryRow
+}
+
+func (d sweepData) row(v study.Workload, metric string) (results.SummaryRow, bool) {
+	r, ok := d.idx[analysis.Key{Cell: d.sw.Cell(v), Metric: metric, CPU: -1}]
+	return r, ok && r.N > 0
+}
+
+func (d sweepData) has(metric string) bool {
+	for _, v := range d.sw.Variants {
+		if _, ok := d.row(v, metric); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []results.Sample) []figure {
+	idx := analysis.Index(rows)
+	var out []figure
+	var cppBars []cppBar
+	for _, sw := range analysis.Sweeps(s, rows) {
+		d := sweepData{sw: sw, idx: idx}
+		name := sw.Datapath + " / " + sw.Base
+		switch {
+		case d.has(cpp.MetricTotal):
+			for _, v := range sw.Variants {
+				if b, ok := cppBarOf(d, v); ok {
+					cppBars = append(cppBars, b)
+				}
+			}
+		case d.has(mLostPct):
+			out = append(out, udpFigures(d, name)...)
+		case d.has(mTPS):
+			out = append(out, rrFigures(d, name, samples)...)
+		case d.has(mRPS):
+			out = append(out, httpFigures(d, name, samples)...)
+		case len(sw.Variants) > 1 && sw.Variants[0].Background != nil:
+			out = append(out, backgroundFigure(d, name))
+		case len(sw.Variants) > 1 && d.has(results.MetricBitrate):
+			out = append(out, sweepFigure(d, name))
+		}
+	}
+	if len(cppBars) > 0 {
+		out = append(out, cppFigure(cppBars))
+	}
+	return out
+}
+
+// xyCI collects (x, mean, lo, hi) of a metric over variants, scaled.
+func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, scale float64) (plotter.XYs, plotter.YErrors) {
+	var pts plotter.XYs
+	var errs plotter.YErrors
+	for _, v := range d.sw.Variants {
+		x, ok := xOf(v)
+		r, ok2 := d.row(v, metric)
+		if !ok || !ok2 || !finite(r.Mean) {
+			continue
+		}
+		m := r.Mean * scale
+		lo, hi := 0.0, 0.0
+		if finite(r.CI95Low) && finite(r.CI95High) {
+			lo, hi = m-r.CI95Low*scale, r.CI95High*scale-m
+		}
+		pts = append(pts, plotter.XY{X: x, Y: m})
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+	}
+	return pts, errs
+}
+
+// addLine draws a line with points and 95% whiskers.
+func addLine(p *plot.Plot, leg *plot.Legend, label string, i int, pts plotter.XYs, errs plotter.YErrors) bool {
+	if len(pts) == 0 {
+		return false
+	}
+	col := seriesColor(i)
+	if l, err := plotter.NewLine(pts); err == nil && len(pts) > 1 {
+		l.Color, l.Width = col, vg.Points(1.5)
+		p.Add(l)
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err == nil {
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: seriesShape(i)}
+		p.Add(sc)
+		leg.Add(label, sc)
+	}
+	eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
+	p.Add(eb)
+	return true
+}
+
+func offeredX(d sweepData) func(study.Workload) (float64, bool) {
+	return func(v study.Workload) (float64, bool) {
+		if r, ok := d.row(v, mOffered); ok {
+			return r.Mean / 1e6, true
+		}
+		x, ok := study.ParseRate(v.Rate)
+		return x / 1e6, ok
+	}
+}
+
+func udpFigures(d sweepData, name string) []figure {
+	xOf := offeredX(d)
+	var out []figure
+	{
+		title := "UDP received vs offered bitrate (" + name + ")"
+		f := figure{Title: title, Caption: "Receiver bitrate over the measured window (iperf3 server intervals) against the offered rate (-b x streams); " +
+			"the dashed line is received = offered. Whiskers: 95% CI over trials."}
+		p := newPlot(title, "offered (Mbit/s)", "Mbit/s")
+		leg := newLegend()
+		pts, errs := xyCI(d, xOf, results.MetricBitrate, 1e-6)
+		if !addLine(p, &leg, "received", 0, pts, errs) {
+			f.Missing = "no UDP samples"
+			out = append(out, f)
+		} else {
+			maxX := 0.0
+			for _, pt := range pts {
+				maxX = math.Max(maxX, pt.X)
+			}
+			if l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: maxX, Y: maxX}}); err == nil {
+				l.Color, l.Dashes = color.Gray{Y: 0x80}, []vg.Length{vg.Points(4), vg.Points(3)}
+				p.Add(l)
+				leg.Add("offered", l)
+			}
+			if sp, se := xyCI(d, xOf, "sender_bitrate", 1e-6); len(sp) > 0 {
+				addLine(p, &leg, "sent", 1, sp, se)
+			}
+			out = append(out, render(f, p, leg, figW, figH))
+		}
+	}
+	for i, m := range []struct{ metric, label, unit string }{{mLostPct, "lost datagrams", "%"}, {mJitter, "jitter", "ms"}} {
+		title := fmt.Sprintf("UDP %s vs offered bitrate (%s)", m.label, name)
+		f := figure{Title: title, Caption: fmt.Sprintf("%s at the receiver over the measured window (%s); loss %% is lost / (received + lost) datagrams of the same window.", m.label, m.unit)}
+		p := newPlot(title, "offered (Mbit/s)", m.unit)
+		leg := newLegend()
+		pts, errs := xyCI(d, xOf, m.metric, 1)
+		if !addLine(p, &leg, m.label, i+2, pts, errs) {
+			f.Missing = "no data"
+			out = append(out, f)
+			continue
+		}
+		out = append(out, render(f, p, leg, figW, figH))
+	}
+	return out
+}
+
+func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
+	var out []figure
+	title := "Round-trip latency percentiles (" + name + ")"
+	f := figure{Title: title, Caption: "sockperf ping-pong RTT percentiles (µs) per variant (message size), mean over trials with 95% CI; " +
+		"transactions/s of each variant are in the table above."}
+	p := newPlot(title, "variant", "RTT (µs)")
+	leg := newLegend()
+	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.8}
+	var ticks []plot.Tick
+	for g, v := range d.sw.Variants {
+		ticks = append(ticks, plot.Tick{Value: float64(g), Label: paramLabel(v)})
+	}
+	for i, pc := range rttPercentiles {
+		ser := barSeries{Color: seriesColor(i)}
+		for _, v := range d.sw.Variants {
+			r, ok := d.row(v, pc.metric)
+			if !ok {
+				ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, math.NaN()), append(ser.Lo, math.NaN()), append(ser.Hi, math.NaN())
+				continue
+			}
+			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, r.Mean), append(ser.Lo, r.CI95Low), append(ser.Hi, r.CI95High)
+		}
+		bars.Series = append(bars.Series, ser)
+		leg.Add(pc.label, barThumb{seriesColor(i)})
+	}
+	p.Add(bars)
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	out = append(out, render(f, p, leg, figW, figH))
+	out = append(out, cdfFigure(d, "Round-trip latency CDF ("+name+")", "RTT (µs, log scale)", "cdf_rtt_us", samples,
+		"Cumulative share of round trips within a latency, from sockperf's percentiles (first trial of each variant; min to max)."))
+	return out
+}
+
+func httpFigures(d sweepData, name string, samples []results.Sample) []figure {
+	var out []figure
+	title := "HTTP requests/s vs concurrency (" + name + ")"
+	f := figure{Title: title, Caption: "ab against nginx serving the study's body size, one connection per request; mean over trials with 95% CI."}
+	p := newPlot(title, "concurrency (ab -c)", "requests/s")
+	p.Y.Min = 0
+	leg := newLegend()
+	xOf := func(v study.Workload) (float64, bool) { return float64(v.Concurrent()), true }
+	pts, errs := xyCI(d, xOf, mRPS, 1)
+	if !addLine(p, &leg, "requests/s", 0, pts, errs) {
+		f.Missing = "no data"
+		out = append(out, f)
+	} else {
+		out = append(out, render(f, p, leg, figW, figH))
+	}
+	out = append(out, cdfFigure(d, "HTTP latency CDF ("+name+")", "request latency (ms, log scale)", "cdf_latency_ms", samples,
+		"Cumulative share of requests served within a latency (ab -e percentiles, first trial of each concurrency)."))
+	return out
+}
+
+// cdfFigure draws each variant's CDF series from its first sample.
+func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Sample, caption string) figure {
+	f := figure{Title: title, Caption: caption}
+	p := newPlot(title, xlabel, "fraction")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	leg := newLegend()
+	drawn := false
+	for i, v := range d.sw.Variants {
+		cell := d.sw.Cell(v)
+		for _, smp := range samples {
+			if smp.Cell != cell || len(smp.Series) == 0 {
+				continue
+			}
+			xs, fs := smp.Series[0][series], smp.Series[0]["cdf_fraction"]
+			var pts plotter.XYs
+			for j := range xs {
+				if j < len(fs) && xs[j] > 0 && finite(xs[j]) {
+					pts = append(pts, plotter.XY{X: xs[j], Y: fs[j]})
+				}
+			}
+			sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+			if len(pts) > 1 {
+				if l, err := plotter.NewLine(pts); err == nil {
+					l.Color, l.Width = seriesColor(i), vg.Points(1.5)
+					p.Add(l)
+					leg.Add(paramLabel(v), l)
+					drawn = true
+				}
+			}
+			break
+		}
+	}
+	if !drawn {
+		f.Missing = "no latency distribution recorded"
+		return f
+	}
+	return render(f, p, leg, figW, figH)
+}
+
+func backgroundFigure(d sweepData, name string) figure {
+	title := "Measured bitrate vs background connections (" + name + ")"
+	v0 := d.sw.Variants[0]
+	f := figure{Title: title, Caption: fmt.Sprintf("One measured iperf3 TCP flow beside K background connections capped at %s each, spread over %d background pod pairs; mean with 95%% CI.",
+		v0.Background.Rate, v0.Background.Pairs)}
+	p := newPlot(title, "background connections", "Gbit/s")
+	p.Y.Min = 0
+	leg := newLegend()
+	xOf := func(v study.Workload) (float64, bool) { return float64(v.BackgroundConnections()), true }
+	pts, errs := xyCI(d, xOf, results.MetricBitrate, 1e-9)
+	if !addLine(p, &leg, "measured flow", 0, pts, errs) {
+		f.Missing = "no data"
+		return f
+	}
+	if bp, be := xyCI(d, xOf, mBgBitrat, 1e-9); len(bp) > 0 {
+		addLine(p, &leg, "background total", 1, bp, be)
+	}
+	return render(f, p, leg, figW, figH)
+}
+
+func sweepFigure(d sweepData, name string) figure {
+	title := "Bitrate per variant (" + name + ")"
+	f := figure{Title: title, Caption: "Receiver bitrate of each variant of the sweep (mean with 95% CI)."}
+	p := newPlot(title, "variant", "Gbit/s")
+	leg := newLegend()
+	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.6}
+	ser := barSeries{Color: seriesColor(0)}
+	var ticks []plot.Tick
+	for g, v := range d.sw.Variants {
+		ticks = append(ticks, plot.Tick{Value: float64(g), Label: paramLabel(v)})
+		if r, ok := d.row(v, results.MetricBitrate); ok {
+			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, r.Mean*1e-9), append(ser.Lo, r.CI95Low*1e-9), append(ser.Hi, r.CI95High*1e-9)
+		} else {
+			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, math.NaN()), append(ser.Lo, math.NaN()), append(ser.Hi, math.NaN())
+		}
+	}
+	bars.Series = []barSeries{ser}
+	p.Add(bars)
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	leg.Add("bitrate", barThumb{seriesColor(0)})
+	return render(f, p, leg, figW, figH)
+}
+
+func paramLabel(v study.Workload) string {
+	if v.Param != "" {
+		return v.Param
+	}
+	return v.Name
+}
+
+// cppBar is one stacked bar: a datapath's (and variant's) ns per packet
+// by component.
+type cppBar struct {
+	label  string
+	values map[string]float64
+	total  float64
+}
+
+func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
+	tot, ok := d.row(v, cpp.MetricTotal)
+	if !ok {
+		return cppBar{}, false
+	}
+	b := cppBar{label: d.sw.Datapath, values: map[string]float64{}, total: tot.Mean}
+	if len(d.sw.Variants) > 1 {
+		b.label += " " + paramLabel(v)
+	}
+	if !d.sw.Variants[0].IntraNode() {
+		b.label += " (inter)"
+	} else {
+		b.label += " (intra)"
+	}
+	for k, r := range d.idx {
+		if k.Cell != d.sw.Cell(v) || k.CPU != -1 || r.N == 0 {
+			continue
+		}
+		if c, ok := cpp.ComponentOf(k.Metric); ok {
+			b.values[c] = r.Mean
+		}
+	}
+	return b, true
+}
+
+func cppFigure(bars []cppBar) figure {
+	title := "CPU cost per packet by component"
+	f := figure{Title: title, Caption: "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples " +
+		"(self time, idle and unrelated processes excluded) attributed by kernel symbol (internal/metrics/cpp/components.yaml). " +
+		"Bars stack to the measured total. cpu-clock gives time, not cycles: multiply by the clock rate for seed 004's cycles."}
+	m, err := cpp.DefaultMap()
+	if err != nil {
+		f.Missing = err.Error()
+		return f
+	}
+	names := m.Names()
+	p := newPlot(title, "datapath", "ns / packet")
+	leg := newLegend()
+	st := &stackedBars{}
+	var ticks []plot.Tick
+	for i, b := range bars {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: b.label})
+		var col []float64
+		for _, n := range names {
+			col = append(col, b.values[n])
+		}
+		st.Bars = append(st.Bars, col)
+	}
+	for i, n := range names {
+		c := cppPalette[i%len(cppPalette)]
+		if n == cpp.Other {
+			c = color.Gray{Y: 0xb0}
+		}
+		st.Colors = append(st.Colors, c)
+		used := false
+		for _, b := range bars {
+			used = used || b.values[n] > 0
+		}
+		if used {
+			leg.Add(n, barThumb{c})
+		}
+	}
+	p.Add(st)
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Marker = niceTicks{}
+	return render(f, p, leg, vg.Length(math.Max(figW, float64(200+len(bars)*90))), figH)
+}
+
+// cppPalette has a distinct colour for each of the components.yaml
+// components (Tableau 20, dark and light alternating).
+var cppPalette = []color.Color{
+	rgb(0x1f, 0x77, 0xb4), rgb(0xff, 0x7f, 0x0e), rgb(0x2c, 0xa0, 0x2c), rgb(0xd6, 0x27, 0x28),
+	rgb(0x94, 0x67, 0xbd), rgb(0x8c, 0x56, 0x4b), rgb(0xe3, 0x77, 0xc2), rgb(0xbc, 0xbd, 0x22),
+	rgb(0x17, 0xbe, 0xcf), rgb(0xae, 0xc7, 0xe8), rgb(0xff, 0xbb, 0x78), rgb(0x98, 0xdf, 0x8a),
+	rgb(0xff, 0x98, 0x96), rgb(0xc5, 0xb0, 0xd5), rgb(0xc4, 0x9c, 0x94), rgb(0xf7, 0xb6, 0xd2),
+}
+
+// stackedBars draws one bar per x position, stacked from component values.
+type stackedBars struct {
+	Bars   [][]float64 // [bar][component]
+	Colors []color.Color
+}
+
+func (s *stackedBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i, bar := range s.Bars {
+		x0, x1 := trX(float64(i)-0.3), trX(float64(i)+0.3)
+		y := 0.0
+		for j, v := range bar {
+			if !(v > 0) {
+				continue
+			}
+			y0, y1 := trY(y), trY(y+v)
+			c.FillPolygon(s.Colors[j%len(s.Colors)], c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
+			y += v
+		}
+	}
+}
+
+func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = -0.5, float64(len(s.Bars))-0.5
+	for _, bar := range s.Bars {
+		t := 0.0
+		for _, v := range bar {
+			if v > 0 {
+				t += v
+			}
+		}
+		ymax = math.Max(ymax, t)
+	}
+	if ymax == 0 {
+		ymax = 1
+	}
+	return xmin, xmax, 0, ymax
+}
+
+// workloadTable lists each variant's headline numbers.
+func workloadTable(s *study.Study, rows []results.SummaryRow) table {
+	idx := analysis.Index(rows)
+	metrics := []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
+		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", mBgBitrat, cpp.MetricTotal}
+	t := table{Head: []string{"datapath", "workload"}}
+	used := map[string]bool{}
+	for _, r := range rows {
+		used[r.Metric] = used[r.Metric] || r.N > 0
+	}
+	var shown []string
+	for _, m := range metrics {
+		if used[m] {
+			shown = append(shown, m)
+			sc := analysis.Display(m)
+			t.Head = append(t.Head, m+" ("+sc.Unit+")")
+		}
+	}
+	for _, sw := range analysis.Sweeps(s, rows) {
+		d := sweepData{sw: sw, idx: idx}
+		for _, v := range sw.Variants {
+			row := []string{sw.Datapath, v.Name}
+			any := false
+			for _, m := range shown {
+				if r, ok := d.row(v, m); ok {
+					row = append(row, analysis.Display(m).MeanCI(r))
+					any = true
+				} else {
+					row = append(row, "")
+				}
+			}
+			if any {
+				t.Rows = append(t.Rows, row)
+			}
+		}
+	}
+	return t
+}

@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// cppWindow samples the CPU cost per packet over the same measured window
+// as the CPU metrics: it wraps the node's sampler, starting perf right
+// after it and stopping perf right before it.
+type cppWindow struct {
+	inner cpuSampler
+	rec   *cpp.Recorder
+	res   cpp.Result
+	err   error
+}
+
+func newCPPWindow(inner cpuSampler, ifaces []engine.Iface) (*cppWindow, error) {
+	m, err := cpp.DefaultMap()
+	if err != nil {
+		return nil, err
+	}
+	return &cppWindow{inner: inner, rec: &cpp.Recorder{Map: m, Ifaces: ifaces}}, nil
+}
+
+func (c *cppWindow) Start() error {
+	if err := c.inner.Start(); err != nil {
+		return err
+	}
+	if err := c.rec.Start(context.Background()); err != nil {
+		_, _ = c.inner.Stop()
+		return fmt.Errorf("cpu cost per packet: %w", err)
+	}
+	return nil
+}
+
+func (c *cppWindow) Stop() (metrics.Window, error) {
+	c.res, c.err = c.rec.Stop(context.Background())
+	w, err := c.inner.Stop()
+	if err != nil {
+		return w, err
+	}
+	if c.err != nil {
+		return w, fmt.Errorf("cpu cost per packet: %w", c.err)
+	}
+	return w, nil
+}
+
+// cppPreflight checks perf when a workload asks for CPP.
+func cppPreflight(s *study.Study) error {
+	for _, w := range s.Variants() {
+		if w.CPP {
+			if err := cpp.Check(); err != nil {
+				return fmt.Errorf("workload %s: %w", w.Name, err)
+			}
+			return nil
+		}
+	}
+	return nil
+}

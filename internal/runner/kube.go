@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/cnibench/cnibench/internal/cnidetect"
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/kube"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// kubeBackend runs studies on a real cluster through the kube engine;
+// its node handle is the node agent (package agent).
+type kubeBackend struct {
+	cfg   kube.Config
+	rc    *rest.Config
+	cs    kubernetes.Interface
+	place kube.Placement
+	c     *kube.Cluster
+	used  bool
+}
+
+func newKubeBackend(opt Options) (backend, error) {
+	cfg := kube.Config{}
+	if opt.Kube != nil {
+		cfg = *opt.Kube
+	}
+	return &kubeBackend{cfg: cfg.WithDefaults()}, nil
+}
+
+func (*kubeBackend) name() string { return "kube" }
+
+func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) error {
+	if len(s.Spec.Datapaths) != 1 {
+		return fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
+			len(s.Spec.Datapaths), strings.Join(s.Spec.Datapaths, ", "))
+	}
+	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
+		return errors.New("spec.nodes.*.cpus pins emulated nodes to CPUs; on a real cluster nodes have their own CPUs: remove it for --engine kube")
+	}
+	if err := b.cfg.Validate(); err != nil {
+		return err
+	}
+	if b.cs == nil {
+		rc, cs, err := kube.Connect(b.cfg.Kubeconfig, b.cfg.Context)
+		if err != nil {
+			return err
+		}
+		b.rc, b.cs = rc, cs
+	}
+	place, err := kube.Preflight(ctx, b.cs, b.cfg)
+	if err != nil {
+		return err
+	}
+	b.place = place
+	// Masks are computed from the server node's CPUs, not this machine's.
+	if n := kube.NodeCPUs(place.Server); n > 0 {
+		p.machine = cpuset.Range(n)
+	}
+	return nil
+}
+
+func (b *kubeBackend) up(ctx context.Context, r *run, datapath string) (engine.Cluster, error) {
+	if b.used {
+		return nil, errors.New("the kube engine runs one datapath per run (the cluster's CNI)")
+	}
+	b.used = true
+	cfg := b.cfg
+	cfg.RunID = r.id
+	if cfg.Controller == "" {
+		cfg.Controller = kube.ControllerID()
+	}
+	c, err := kube.Up(ctx, b.cs, &kube.APIExecer{Config: b.rc, Client: b.cs}, cfg, b.place, r.opt.Log)
+	if err != nil {
+		return nil, err
+	}
+	b.c = c
+	return c, nil
+}
+
+// fs reaches the server node's knobs through its agent: only the server
+// node is tuned, and pod namespaces are named "pod:NS/NAME".
+func (b *kubeBackend) fs() tune.FS {
+	if b.c == nil {
+		return unavailableFS{}
+	}
+	return b.c.ServerNode().Agent()
+}
+
+func (b *kubeBackend) sampler(n engine.Node) cpuSampler {
+	return &agentSampler{n: n.(*kube.Node)}
+}
+
+// agentSampler runs the metrics sampler inside the node's agent.
+type agentSampler struct{ n *kube.Node }
+
+func (s *agentSampler) Start() error { return s.n.Agent().SampleStart() }
+func (s *agentSampler) Stop() (metrics.Window, error) {
+	return s.n.Agent().SampleStop()
+}
+
+func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
+	kc := c.(*kube.Cluster)
+	srv, cli := kc.ServerNode(), kc.ClientNode()
+	a := srv.Agent()
+	if info, err := a.Info(); err == nil {
+		e.Hostname, e.Kernel, e.CPUs = info.Hostname, info.Kernel, info.CPUs
+	}
+	e.NodeCPUs = map[string][]int{
+		srv.Name(): cpuset.Range(srv.NumCPU()),
+		cli.Name(): cpuset.Range(cli.NumCPU()),
+	}
+	e.Offloads = map[string]map[string]bool{}
+	for _, n := range []*kube.Node{srv, cli} {
+		ifaces := []engine.Iface{n.Underlay()}
+		if t, ok := n.Tunnel(); ok {
+			ifaces = append(ifaces, t)
+		}
+		for _, ifc := range ifaces {
+			if ifc.Name == "" {
+				continue
+			}
+			if f := offloads(n, ifc.Name); f != nil {
+				e.Offloads[n.Name()+"/"+ifc.Name] = f
+			}
+		}
+	}
+	cni := detectCNI(kc)
+	if e.Tools == nil {
+		e.Tools = map[string]string{}
+	}
+	e.Tools["cni"] = cni.String()
+	e.Notes = append(e.Notes,
+		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI",
+			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.Spec.Datapaths, ", ")),
+		"cni: "+cni.String()+" (evidence: "+strings.Join(cni.Evidence, "; ")+")",
+		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there")
+	if counts, err := a.Iptables(); err == nil {
+		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))
+	}
+}
+
+// detectCNI gathers DaemonSets (if readable), the server node's CNI
+// config files and its devices.
+func detectCNI(kc *kube.Cluster) cnidetect.Result {
+	var in cnidetect.Input
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if list, err := kc.Clientset().AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, d := range list.Items {
+			if d.Labels[kube.LabelManagedBy] == kube.ManagedBy {
+				continue
+			}
+			ds := cnidetect.DaemonSet{Namespace: d.Namespace, Name: d.Name}
+			for _, c := range d.Spec.Template.Spec.Containers {
+				ds.Images = append(ds.Images, c.Image)
+			}
+			in.DaemonSets = append(in.DaemonSets, ds)
+		}
+	}
+	a := kc.ServerNode().Agent()
+	in.ConfFiles, _ = a.CNIConf()
+	in.Links, _ = a.Links("")
+	sort.Strings(in.Links)
+	return cnidetect.Detect(in)
+}
+
+// unavailableFS is the FS before the cluster is up.
+type unavailableFS struct{}
+
+var errNoCluster = errors.New("kube engine: no cluster yet")
+
+func (unavailableFS) Read(string, string, string) (string, error)   { return "", errNoCluster }
+func (unavailableFS) Write(string, string, string, string) error    { return errNoCluster }
+func (unavailableFS) List(string, string, string) ([]string, error) { return nil, errNoCluster }
+
+// remoteKernel reports whether the backend's knobs live in other
+// machines' kernels, where probes of this machine say nothing.
+func remoteKernel(b backend) bool {
+	_, ok := b.(*kubeBackend)
+	return ok
+}

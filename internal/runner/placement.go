@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+// Placement of pods into pairs. The cluster is scaled once per replica
+// count to what the hungriest workload variant needs, and every variant
+// picks its pairs from the same pods, always in this order, so the
+// measured pairs of a plain inter-node workload are exactly those the
+// rps-rfs study always used (server pod i -> client pod i):
+//
+//	inter-node: measured   (srv[i], cli[i])               i < r
+//	            background (srv[r+j], cli[r+j])           j < M
+//	intra-node: measured   (srv[i], srv[r+i])             i < r
+//	            background (srv[2r+2j], srv[2r+2j+1])     j < M
+//
+// Intra-node clients are pods of the server node, so both ends share the
+// node's bridge or routes, as seed 004's intra-host tests do.
+
+// podsNeeded is the number of pods per node a variant needs at r replicas.
+func podsNeeded(w study.Workload, r int) int {
+	m := 0
+	if w.Background != nil && w.BackgroundConnections() > 0 {
+		m = w.Background.Pairs
+	}
+	if w.IntraNode() {
+		return 2*r + 2*m
+	}
+	return r + m
+}
+
+// placed is a variant's pairs at one replica count.
+type placed struct {
+	pairs      []workload.Pair
+	background []workload.Pair
+	// servers are the measured server pods (tunings apply to them).
+	servers []engine.Pod
+}
+
+func place(w study.Workload, r int, srv, cli []engine.Pod) (placed, error) {
+	need := podsNeeded(w, r)
+	if len(srv) < need || len(cli) < need {
+		return placed{}, fmt.Errorf("workload %s needs %d pods per node, have %d", w.Name, need, min(len(srv), len(cli)))
+	}
+	var p placed
+	m := 0
+	if w.Background != nil && w.BackgroundConnections() > 0 {
+		m = w.Background.Pairs
+	}
+	for i := range r {
+		c := cli[i]
+		if w.IntraNode() {
+			c = srv[r+i]
+		}
+		p.pairs = append(p.pairs, workload.Pair{Server: srv[i], Client: c})
+		p.servers = append(p.servers, srv[i])
+	}
+	for j := range m {
+		if w.IntraNode() {
+			p.background = append(p.background, workload.Pair{Server: srv[2*r+2*j], Client: srv[2*r+2*j+1]})
+		} else {
+			p.background = append(p.background, workload.Pair{Server: srv[r+j], Client: cli[r+j]})
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"net"
+	"os"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+type namedPod struct{ name string }
+
+func (p namedPod) Name() string { return p.name }
+func (p namedPod) Node() string { return p.name[:3] }
+func (p namedPod) IP() net.IP   { return nil }
+func (p namedPod) Start(context.Context, []string) (engine.Process, error) {
+	return nil, nil
+}
+
+func pods(prefix string, n int) []engine.Pod {
+	var out []engine.Pod
+	for i := range n {
+		out = append(out, namedPod{prefix + string(rune('0'+i))})
+	}
+	return out
+}
+
+func TestPlace(t *testing.T) {
+	bg := &study.Background{Connections: []int{10}, Pairs: 2, Rate: "10M"}
+	for _, tc := range []struct {
+		w          study.Workload
+		r, need    int
+		pairs, bgs string
+	}{
+		{study.Workload{Name: "tcp"}, 2, 2, "srv0>cli0 srv1>cli1", ""},
+		{study.Workload{Name: "intra", Placement: study.PlacementIntraNode}, 2, 4, "srv0>srv2 srv1>srv3", ""},
+		{study.Workload{Name: "bg", Background: bg}, 1, 3, "srv0>cli0", "srv1>cli1 srv2>cli2"},
+		{study.Workload{Name: "bg-intra", Background: bg, Placement: study.PlacementIntraNode}, 1, 6, "srv0>srv1", "srv2>srv3 srv4>srv5"},
+		{study.Workload{Name: "bg0", Background: &study.Background{Connections: []int{0}, Pairs: 2, Rate: "10M"}}, 1, 1, "srv0>cli0", ""},
+	} {
+		if got := podsNeeded(tc.w, tc.r); got != tc.need {
+			t.Errorf("%s: need %d, want %d", tc.w.Name, got, tc.need)
+		}
+		pl, err := place(tc.w, tc.r, pods("srv", 6), pods("cli", 6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, gotBg string
+		for i, p := range pl.pairs {
+			if i > 0 {
+				got += " "
+			}
+			got += p.Server.Name() + ">" + p.Client.Name()
+		}
+		for i, p := range pl.background {
+			if i > 0 {
+				gotBg += " "
+			}
+			gotBg += p.Server.Name() + ">" + p.Client.Name()
+		}
+		if got != tc.pairs || gotBg != tc.bgs {
+			t.Errorf("%s: pairs %q background %q, want %q %q", tc.w.Name, got, gotBg, tc.pairs, tc.bgs)
+		}
+		if len(pl.servers) != tc.r {
+			t.Errorf("%s: %d measured servers", tc.w.Name, len(pl.servers))
+		}
+	}
+	if _, err := place(study.Workload{Name: "x", Placement: study.PlacementIntraNode}, 2, pods("srv", 3), pods("cli", 3)); err == nil {
+		t.Error("placed 2 intra-node pairs on 3 pods")
+	}
+}
+
+func TestMemoryPercent(t *testing.T) {
+	p := t.TempDir() + "/meminfo"
+	if err := os.WriteFile(p, []byte("MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    250 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := memoryPercent(p); err != nil || v != 75 {
+		t.Errorf("memoryPercent = %v, %v", v, err)
+	}
+	if _, err := memoryPercent(p + "x"); err == nil {
+		t.Error("missing file read")
+	}
+}

@@ -1,0 +1,176 @@
+package ab
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Report is what `ab -e /dev/stdout` printed: its summary plus the
+// percentile table (0..100 % of requests served within T ms), which has
+// sub-millisecond resolution where the summary's table is whole ms.
+type Report struct {
+	Seconds        float64 // Time taken for tests
+	Complete       float64
+	Failed         float64 // all kinds (connect, receive, length, exceptions)
+	Non2xx         float64
+	DocumentBytes  float64 // Document Length
+	TotalBytes     float64 // Total transferred (headers included)
+	RequestsPerSec float64
+	MeanMs         float64 // Time per request (mean), per client
+	// TransferBps is ab's "Transfer rate" in bit/s (ab's Kbytes are 1024 B).
+	TransferBps float64
+	Concurrency float64
+	// Percent maps 0..100 to the latency (ms) that share of requests was
+	// served within.
+	Percent map[int]float64
+}
+
+// Errors is failed requests plus non-2xx responses.
+func (r *Report) Errors() float64 { return r.Failed + r.Non2xx }
+
+// CDF returns (latency ms, fraction) points from the percentile table.
+func (r *Report) CDF() [][2]float64 {
+	ps := make([]int, 0, len(r.Percent))
+	for p := range r.Percent {
+		ps = append(ps, p)
+	}
+	sort.Ints(ps)
+	out := make([][2]float64, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, [2]float64{r.Percent[p], float64(p) / 100})
+	}
+	return out
+}
+
+// Kinds of ab failure.
+var (
+	// ErrConnect: nothing listened (ab gives up at the first refusal).
+	ErrConnect = errors.New("ab could not connect to the server")
+	// ErrTimeout: a response did not come within -s seconds; ab aborts
+	// the whole test, so a timeout fails the trial.
+	ErrTimeout = errors.New("ab timed out waiting for a response")
+)
+
+// ToolError is an error ab printed.
+type ToolError struct {
+	Msg  string
+	kind error
+}
+
+func (e *ToolError) Error() string { return "ab: " + e.Msg }
+
+// Unwrap returns ErrConnect, ErrTimeout or nil.
+func (e *ToolError) Unwrap() error { return e.kind }
+
+var (
+	pctRE  = regexp.MustCompile(`^([0-9]{1,3}),([0-9.]+)$`)
+	aprRE  = regexp.MustCompile(`^(apr_[a-z_]+): (.*)$`)
+	numRE  = regexp.MustCompile(`^([0-9.]+)`)
+	fields = map[string]func(r *Report, v float64){
+		"Time taken for tests":     func(r *Report, v float64) { r.Seconds = v },
+		"Complete requests":        func(r *Report, v float64) { r.Complete = v },
+		"Failed requests":          func(r *Report, v float64) { r.Failed = v },
+		"Non-2xx responses":        func(r *Report, v float64) { r.Non2xx = v },
+		"Document Length":          func(r *Report, v float64) { r.DocumentBytes = v },
+		"Total transferred":        func(r *Report, v float64) { r.TotalBytes = v },
+		"Requests per second":      func(r *Report, v float64) { r.RequestsPerSec = v },
+		"Transfer rate":            func(r *Report, v float64) { r.TransferBps = v * 1024 * 8 },
+		"Concurrency Level":        func(r *Report, v float64) { r.Concurrency = v },
+		"Time per request (first)": func(r *Report, v float64) { r.MeanMs = v },
+	}
+)
+
+// Parse reads ab's stdout and stderr (in that order, or combined).
+func Parse(out []byte) (*Report, error) {
+	r := &Report{Percent: map[int]float64{}, RequestsPerSec: math.NaN()}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if m := aprRE.FindStringSubmatch(line); m != nil {
+			te := &ToolError{Msg: line}
+			switch {
+			case strings.Contains(m[2], "timeout"):
+				te.kind = ErrTimeout
+			case strings.Contains(m[2], "refused"):
+				te.kind = ErrConnect
+			}
+			return nil, te
+		}
+		if m := pctRE.FindStringSubmatch(line); m != nil {
+			p, _ := strconv.Atoi(m[1])
+			if p <= 100 {
+				r.Percent[p] = num(m[2])
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if k == "Time per request" {
+			if seen[k] {
+				continue // the second one is across all concurrent requests
+			}
+			k = "Time per request (first)"
+			seen["Time per request"] = true
+		}
+		set, ok := fields[k]
+		if !ok {
+			continue
+		}
+		m := numRE.FindStringSubmatch(strings.TrimSpace(v))
+		if m == nil {
+			return nil, fmt.Errorf("ab: %s: no number in %q", k, v)
+		}
+		set(r, num(m[1]))
+		seen[k] = true
+	}
+	for _, k := range []string{"Complete requests", "Time taken for tests", "Requests per second", "Transfer rate"} {
+		if !seen[k] {
+			if len(bytes.TrimSpace(out)) == 0 {
+				return nil, errors.New("ab printed nothing")
+			}
+			return nil, fmt.Errorf("ab output lacks %q: %q", k, clip(string(out), 200))
+		}
+	}
+	if !finite(r.Seconds, r.Complete, r.RequestsPerSec, r.TransferBps, r.MeanMs) || !(r.Seconds > 0) {
+		return nil, fmt.Errorf("ab reported invalid numbers (%v requests in %v s)", r.Complete, r.Seconds)
+	}
+	if r.Complete == 0 {
+		return nil, errors.New("ab completed no request")
+	}
+	return r, nil
+}
+
+func num(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

@@ -1,0 +1,127 @@
+package iperf3
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+func TestPairMetricsUDP(t *testing.T) {
+	s, err := ParseServer(readTestdata(t, "udp-server.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseClient(readTestdata(t, "udp-client.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, series, err := pairMetrics(s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Loss % must be exactly lost/total of the same measured window.
+	if m[MetricPackets] <= 0 || m[MetricLostPct] != 100*m[MetricLost]/m[MetricPackets] {
+		t.Errorf("loss %v%% of %v lost / %v packets", m[MetricLostPct], m[MetricLost], m[MetricPackets])
+	}
+	if !(m[MetricJitter] > 0 && m[MetricJitter] < 1) {
+		t.Errorf("jitter %v ms", m[MetricJitter])
+	}
+	if _, ok := m[MetricOutOfOrder]; !ok {
+		t.Error("no out-of-order count")
+	}
+	if br := m[results.MetricBitrate]; math.Abs(br-s.Bitrate) > 1e-6*br {
+		t.Errorf("receiver bitrate %v, server measured %v", br, s.Bitrate)
+	}
+	if _, ok := m[MetricCwnd]; ok {
+		t.Error("UDP has no cwnd")
+	}
+	if len(series[SeriesBitrate]) != 3 {
+		t.Errorf("bitrate series %v", series[SeriesBitrate])
+	}
+}
+
+func TestPairMetricsTCPCwndRTT(t *testing.T) {
+	for _, tc := range []struct{ srv, cli string }{
+		{"tcp-server.json", "tcp-client.json"},
+		{"tcp-reverse-server.json", "tcp-reverse-client.json"},
+		{"tcp-p2-server.json", "tcp-p2-client.json"},
+	} {
+		t.Run(tc.cli, func(t *testing.T) {
+			s, err := ParseServer(readTestdata(t, tc.srv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := ParseClient(readTestdata(t, tc.cli))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, series, err := pairMetrics(s, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(m[MetricCwnd] > 1000) || !(m[MetricRTT] > 0) {
+				t.Errorf("cwnd %v rtt %v", m[MetricCwnd], m[MetricRTT])
+			}
+			if len(series[MetricCwnd]) == 0 || len(series[MetricCwnd]) != len(series[MetricRTT]) {
+				t.Errorf("series %v", series)
+			}
+			if _, ok := m[MetricJitter]; ok {
+				t.Error("TCP has no jitter")
+			}
+			if !(m[results.MetricBitrate] > 1e9) {
+				t.Errorf("bitrate %v", m[results.MetricBitrate])
+			}
+			// With -R the receiver is the client: its bitrate must be
+			// computed from the client's intervals, near what the
+			// server sent.
+			if c.Reverse {
+				if r := m[results.MetricBitrate] / c.SenderBitrate; r < 0.9 || r > 1.1 {
+					t.Errorf("reverse: receiver %v vs sender %v", m[results.MetricBitrate], c.SenderBitrate)
+				}
+			}
+		})
+	}
+}
+
+func TestTrialMetricsLossFromSums(t *testing.T) {
+	per := []map[string]float64{
+		{results.MetricBitrate: 100, MetricLost: 1, MetricPackets: 100, MetricLostPct: 1, MetricJitter: 0.2},
+		{results.MetricBitrate: 300, MetricLost: 9, MetricPackets: 100, MetricLostPct: 9, MetricJitter: 0.4},
+	}
+	m := trialMetrics(per)
+	if m[results.MetricBitrate] != 200 || m[results.MetricBitrateSum] != 400 {
+		t.Errorf("bitrates %v", m)
+	}
+	if m[MetricLost] != 10 || m[MetricPackets] != 200 || m[MetricLostPct] != 5 || math.Abs(m[MetricJitter]-0.3) > 1e-12 {
+		t.Errorf("udp %v", m)
+	}
+}
+
+func TestArgvOptions(t *testing.T) {
+	d := New()
+	tr := trial()
+	p0, _, _ := pair(0, nil, nil)
+	tr.Pairs = []workload.Pair{p0}
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", Rate: "500M", Parallel: 4, Reverse: true,
+		Pin: &study.Pin{Server: "0", Client: "1-2"}}
+	p, err := d.plan(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(d.clientArgv(p, "10.0.0.1", 5201), " ")
+	want := "taskset -c 1-2 iperf3 -c 10.0.0.1 -p 5201 -J -t 2 -O 1 -l 1400 -u -b 500M -P 4 -R --connect-timeout 3000"
+	if got != want {
+		t.Errorf("client argv\n got %s\nwant %s", got, want)
+	}
+	if got := strings.Join(d.serverArgv(p, 5201), " "); got != "taskset -c 0 iperf3 -s -1 -J -p 5201" {
+		t.Errorf("server argv %s", got)
+	}
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp"}
+	if _, err := d.plan(tr); err == nil {
+		t.Error("UDP without a rate planned")
+	}
+}

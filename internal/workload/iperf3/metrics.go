@@ -1,0 +1,94 @@
+package iperf3
+
+import (
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Metric names this driver adds (units follow analysis.Unit's suffix
+// conventions).
+const (
+	// MetricOffered is the offered load, -b times -P, bit/s.
+	MetricOffered = "offered_bps"
+	// UDP receiver counters over the measured window.
+	MetricJitter     = "jitter_ms"
+	MetricLostPct    = "lost_percent"
+	MetricLost       = "lost_count"
+	MetricPackets    = "packets_count"
+	MetricOutOfOrder = "out_of_order_count"
+	// TCP sender state averaged over the measured intervals and streams.
+	MetricCwnd = "snd_cwnd_bytes"
+	MetricRTT  = "rtt_us"
+	// Series names in Result.Series (one value per measured interval).
+	SeriesBitrate = "bitrate_bps"
+)
+
+// pairMetrics turns one pair's two reports into its per-replica metrics
+// and per-interval series. The receiver is the server, or the client with
+// -R; the sender is the other end.
+func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64, error) {
+	recv, send := s.Report, c.Report
+	if c.Reverse {
+		recv, send = c.Report, s.Report
+	}
+	rm, err := Measure(recv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("receiver: %w", err)
+	}
+	m := map[string]float64{
+		results.MetricBitrate:     rm.Bitrate,
+		MetricSenderBitrate:       c.SenderBitrate,
+		results.MetricRetransmits: c.Retransmits,
+	}
+	series := map[string][]float64{}
+	for _, iv := range window(recv.Intervals, float64(recv.Duration)) {
+		if iv.Seconds > 0 {
+			series[SeriesBitrate] = append(series[SeriesBitrate], iv.Bytes*8/iv.Seconds)
+		}
+	}
+	if u := rm.UDP; u != nil {
+		m[MetricJitter] = u.JitterMs
+		m[MetricLostPct] = u.LostPercent
+		m[MetricLost] = u.LostPackets
+		m[MetricPackets] = u.Packets
+		m[MetricOutOfOrder] = recv.OutOfOrder
+	}
+	if sm, err := Measure(send); err == nil && sm.HasTCPInfo {
+		m[MetricCwnd] = sm.CwndBytes
+		m[MetricRTT] = sm.RTTUs
+		series[MetricCwnd] = sm.Cwnd
+		series[MetricRTT] = sm.RTT
+	}
+	return m, series, nil
+}
+
+// trialMetrics aggregates pairs: bitrates and state are means over pairs
+// (the papers' "average bitrate read at each server"), counters are sums,
+// and UDP loss % is recomputed from the summed counters.
+func trialMetrics(per []map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	n := float64(len(per))
+	sums := map[string]float64{}
+	counts := map[string]float64{}
+	for _, m := range per {
+		for k, v := range m {
+			sums[k] += v
+			counts[k]++
+		}
+	}
+	for k, v := range sums {
+		switch k {
+		case results.MetricRetransmits, MetricLost, MetricPackets, MetricOutOfOrder:
+			out[k] = v
+		default:
+			out[k] = v / counts[k]
+		}
+	}
+	out[results.MetricBitrateSum] = sums[results.MetricBitrate]
+	out[results.MetricBitrate] = sums[results.MetricBitrate] / n
+	if p, ok := out[MetricPackets]; ok && p > 0 {
+		out[MetricLostPct] = 100 * out[MetricLost] / p
+	}
+	return out
+}

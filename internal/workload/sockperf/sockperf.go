@@ -1,0 +1,272 @@
+// Package sockperf drives sockperf (https://github.com/Mellanox/sockperf)
+// ping-pong as cnibench's request/response latency workload, the
+// counterpart of netperf TCP_RR in seeds 001 and 004.
+//
+// Design notes: netperf is not in Debian main; sockperf is, and unlike
+// qperf it prints RTT percentiles (p50 ... p99.999) and counts
+// transactions of a measured window. In ping-pong mode one message is in
+// flight per client, like TCP_RR, so transactions/s is 1/mean RTT. The
+// differences from TCP_RR (see docs/workloads.md): sockperf's smallest
+// message is 14 B (it carries a sequence number and timestamp), so
+// netperf's 1 B test becomes 14 B; sockperf leaves out its own 400 ms
+// warm-up and the tail of the run; the server echoes with its own loop
+// rather than netperf's netserver. sockperf cannot open a connection per
+// transaction (TCP_CRR); the HTTP workload (ab without keep-alive) is the
+// connect/request/response test. sockperf exits 0 after errors, so its
+// text decides success.
+package sockperf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+// Metric names (units by analysis.Unit's suffix rules).
+const (
+	MetricTPS      = "transactions_per_s"
+	MetricTPSSum   = "transactions_sum_per_s"
+	MetricMean     = "rtt_mean_us"
+	MetricP50      = "rtt_p50_us"
+	MetricP90      = "rtt_p90_us"
+	MetricP99      = "rtt_p99_us"
+	MetricP999     = "rtt_p999_us"
+	MetricMin      = "rtt_min_us"
+	MetricMax      = "rtt_max_us"
+	MetricMsgBytes = "message_bytes"
+	// CDF series per replica: RTT µs and cumulative fraction.
+	SeriesCDFRTT  = "cdf_rtt_us"
+	SeriesCDFFrac = "cdf_fraction"
+)
+
+// MinMessage is sockperf's smallest message (its header).
+const MinMessage = 14
+
+const (
+	serverSettle = 300 * time.Millisecond
+	trialSlack   = 20 * time.Second
+)
+
+// Driver runs sockperf ping-pong.
+type Driver struct {
+	Bin             string
+	ConnectAttempts int
+	ConnectBackoff  time.Duration
+}
+
+var _ workload.Driver = (*Driver)(nil)
+
+// New returns a driver with defaults.
+func New() *Driver {
+	return &Driver{Bin: "sockperf", ConnectAttempts: 5, ConnectBackoff: 100 * time.Millisecond}
+}
+
+// Tool returns "sockperf".
+func (d *Driver) Tool() string { return "sockperf" }
+
+// Protocols lists tcp and udp ping-pong.
+func (d *Driver) Protocols() []string { return []string{"tcp", "udp"} }
+
+// Check reports whether sockperf is installed.
+func (d *Driver) Check() error {
+	if _, err := exec.LookPath(d.Bin); err != nil {
+		return fmt.Errorf("%s is not installed or not in PATH; install it (Debian/Ubuntu: apt-get install sockperf)", d.Bin)
+	}
+	return nil
+}
+
+type plan struct {
+	tcp                  bool
+	seconds, msg         int
+	pinServer, pinClient string
+}
+
+func (d *Driver) plan(t workload.Trial) (plan, error) {
+	p := plan{tcp: !strings.EqualFold(t.Spec.Protocol, "udp"), msg: t.Spec.MessageSize}
+	if len(t.Pairs) == 0 {
+		return p, errors.New("sockperf trial has no pairs")
+	}
+	if p.msg == 0 {
+		p.msg = 64
+	}
+	if p.msg < MinMessage {
+		return p, fmt.Errorf("sockperf's smallest message is %d B (its header); %d B cannot be sent (use %d for netperf's 1 B TCP_RR)", MinMessage, p.msg, MinMessage)
+	}
+	if t.Duration%time.Second != 0 || t.Duration < 2*time.Second {
+		return p, fmt.Errorf("sockperf runs whole seconds, at least 2 (its warm-up is 400 ms): got %v", t.Duration)
+	}
+	p.seconds = int(t.Duration / time.Second)
+	if t.Spec.Pin != nil {
+		p.pinServer, p.pinClient = t.Spec.Pin.Server, t.Spec.Pin.Client
+	}
+	for i, pr := range t.Pairs {
+		if pr.Server == nil || pr.Client == nil || pr.Server.IP() == nil {
+			return p, fmt.Errorf("sockperf pair %d lacks a server, a client or an address", i)
+		}
+	}
+	return p, nil
+}
+
+func (d *Driver) serverArgv(p plan, ip string, port int) []string {
+	argv := []string{d.Bin, "server"}
+	if p.tcp {
+		argv = append(argv, "--tcp")
+	}
+	// --uc-reuseaddr: the previous trial's connections on this port may
+	// still be in TIME_WAIT, and sockperf does not set SO_REUSEADDR itself.
+	return workload.Pinned(append(argv, "-i", ip, "-p", strconv.Itoa(port), "--uc-reuseaddr"), p.pinServer)
+}
+
+func (d *Driver) clientArgv(p plan, ip string, port int) []string {
+	argv := []string{d.Bin, "ping-pong"}
+	if p.tcp {
+		argv = append(argv, "--tcp")
+	}
+	argv = append(argv, "-i", ip, "-p", strconv.Itoa(port), "-t", strconv.Itoa(p.seconds),
+		"-m", strconv.Itoa(p.msg), "--full-rtt")
+	return workload.Pinned(argv, p.pinClient)
+}
+
+// Run runs one trial: servers, a short settle, then all clients at once.
+func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, error) {
+	p, err := d.plan(t)
+	if err != nil {
+		return workload.Result{}, err
+	}
+	limit := t.Duration + trialSlack
+	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("trial did not finish within %v", limit))
+	defer cancel()
+	n := len(t.Pairs)
+	servers := make([]engine.Process, 0, n)
+	stopServers := func() [][]byte {
+		outs := make([][]byte, len(servers))
+		for i, s := range servers {
+			s.Stop()
+			outs[i], _, _ = s.Wait()
+		}
+		return outs
+	}
+	for i, pr := range t.Pairs {
+		s, err := pr.Server.Start(runCtx, d.serverArgv(p, pr.Server.IP().String(), t.BasePort+i))
+		if err != nil {
+			stopServers()
+			return workload.Result{}, fmt.Errorf("pair %d: start server: %w", i, err)
+		}
+		servers = append(servers, s)
+	}
+	// A server cannot say it is listening through engine.Process; UDP
+	// clients cannot detect a missing server until the end, so wait a
+	// moment (TCP clients also retry a refused connection).
+	select {
+	case <-time.After(serverSettle):
+	case <-runCtx.Done():
+		stopServers()
+		return workload.Result{}, context.Cause(runCtx)
+	}
+	started := make(chan error, n)
+	reps := make([]*Report, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, pr := range t.Pairs {
+		argv := d.clientArgv(p, pr.Server.IP().String(), t.BasePort+i)
+		wg.Go(func() { reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, started) })
+	}
+	var startErr error
+	for range n {
+		startErr = errors.Join(startErr, <-started)
+	}
+	if startErr != nil {
+		cancel()
+	} else if t.Started != nil {
+		t.Started(time.Now())
+	}
+	wg.Wait()
+	srvOut := stopServers()
+	if err := ctx.Err(); err != nil {
+		return workload.Result{}, fmt.Errorf("sockperf trial stopped: %w", err)
+	}
+	var all []error
+	for i := range n {
+		if errs[i] != nil {
+			e := fmt.Errorf("pair %d (%s -> %s): %w", i, t.Pairs[i].Client.Name(), t.Pairs[i].Server.Name(), errs[i])
+			if serr := ParseServerError(srvOut[i]); serr != nil {
+				e = fmt.Errorf("%w; server: %w", e, serr)
+			}
+			all = append(all, e)
+		}
+	}
+	if len(all) > 0 {
+		return workload.Result{}, errors.Join(all...)
+	}
+	return result(reps, p.msg), nil
+}
+
+func (d *Driver) runClient(ctx context.Context, pod engine.Pod, argv []string, started chan<- error) (*Report, error) {
+	backoff := d.ConnectBackoff
+	for a := 1; ; a++ {
+		proc, err := pod.Start(ctx, argv)
+		if a == 1 {
+			started <- err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("start: %w", err)
+		}
+		out, _, werr := proc.Wait()
+		rep, perr := ParseClient(out)
+		if perr == nil {
+			return rep, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("stopped: %w", context.Cause(ctx))
+		}
+		if !errors.Is(perr, ErrConnect) || a >= max(d.ConnectAttempts, 1) {
+			if werr != nil {
+				return nil, fmt.Errorf("%w (%w)", perr, werr)
+			}
+			return nil, perr
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stopped: %w", context.Cause(ctx))
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+}
+
+// result aggregates pairs: rates are averaged (and summed), latencies
+// averaged over pairs.
+func result(reps []*Report, msg int) workload.Result {
+	res := workload.Result{Metrics: map[string]float64{}}
+	n := float64(len(reps))
+	for _, r := range reps {
+		m := map[string]float64{
+			MetricTPS: r.TransactionsPerSec(), MetricMean: r.MeanUs,
+			MetricMin: r.MinUs, MetricMax: r.MaxUs, MetricMsgBytes: float64(msg),
+		}
+		for name, p := range map[string]float64{MetricP50: 50, MetricP90: 90, MetricP99: 99, MetricP999: 99.9} {
+			if v, ok := r.Percentile(p); ok {
+				m[name] = v
+			}
+		}
+		res.PerReplica = append(res.PerReplica, m)
+		var xs, fs []float64
+		for _, pt := range r.CDF() {
+			xs, fs = append(xs, pt[0]), append(fs, pt[1])
+		}
+		res.Series = append(res.Series, map[string][]float64{SeriesCDFRTT: xs, SeriesCDFFrac: fs})
+		for k, v := range m {
+			res.Metrics[k] += v / n
+		}
+		res.Metrics[MetricTPSSum] += r.TransactionsPerSec()
+	}
+	return res
+}
