@@ -13,6 +13,12 @@ have ip      || need_pkgs+=(iproute2)
 have gcc     || need_pkgs+=(gcc)
 have curl    || need_pkgs+=(curl ca-certificates)
 have unzip   || need_pkgs+=(unzip)
+# Workload tools of the other built-in studies (request/response latency,
+# HTTP, CPU cost per packet); small, so installed up front.
+have sockperf || need_pkgs+=(sockperf)
+have ab       || need_pkgs+=(apache2-utils)
+have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
+have perf     || need_pkgs+=(linux-perf)
 if [ "${1:-}" = "--test" ]; then
   # The test suite also exercises the screenshot of the report, the real
   # flanneld (with etcd as its store), netfilter counters, OVS and the

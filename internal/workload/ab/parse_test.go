@@ -76,3 +76,22 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestResultDropsEmptyDistribution(t *testing.T) {
+	r, err := Parse(read(t, "c4-1M.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := *r
+	empty.Percent = map[int]float64{50: 0, 99: 0, 100: 0}
+	res := result([]*Report{r, &empty})
+	if _, ok := res.PerReplica[1][MetricP99]; ok {
+		t.Error("all-zero percentile table reported as latencies")
+	}
+	if res.Metrics[MetricP99] != r.Percent[99] {
+		t.Errorf("trial p99 %v, want the one pair that has it: %v", res.Metrics[MetricP99], r.Percent[99])
+	}
+	if _, ok := res.PerReplica[0][MetricP99]; !ok || res.Series[0] == nil || res.Series[1] != nil {
+		t.Errorf("per replica %v series %v", res.PerReplica, res.Series)
+	}
+}

@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// TestRunEveryWorkloadKind runs a cut-down workloads study end to end on
+// the local engine (one variant of each tool, intra-node placement,
+// background load, counters and CPP) and checks every cell stored a
+// sample with its workload's headline metric.
+func TestRunEveryWorkloadKind(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (builds emulated nodes)")
+	}
+	for _, tool := range []string{"iperf3", "sockperf", "ab", "nginx", "perf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err2 := exec.LookPath("/usr/sbin/" + tool); err2 != nil {
+				t.Skipf("skipped: %s not installed", tool)
+			}
+		}
+	}
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	s, err := study.Resolve("workloads", study.Options{Profile: "quick", Set: []string{
+		`workloads=[{name: udp, tool: iperf3, protocol: udp, rate: 100M, length: "1400", counters: true},
+		  {name: intra, tool: iperf3, placement: intra-node, cpp: true},
+		  {name: bg, tool: iperf3, background: {connections: [3], pairs: 2, rate: 5M}},
+		  {name: rr, tool: sockperf, messageSize: 14},
+		  {name: http, tool: ab, size: 64K, concurrency: [2]}]`,
+		"duration=3s", "warmup=1s",
+	}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runIDPrefix = "t"
+	t.Cleanup(func() { runIDPrefix = "" })
+	out := filepath.Join(t.TempDir(), "run")
+	dir, err := Run(context.Background(), Options{Study: s, OutDir: out, JournalDir: t.TempDir(), Progress: progress.New(io.Discard)})
+	if err != nil {
+		t.Fatalf("run %s: %v", dir, err)
+	}
+	run, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"udp": "lost_percent", "intra": "cpp_total_ns", "bg": "background_bitrate_bps",
+		"rr": "transactions_per_s", "http": "requests_per_s",
+	}
+	if len(run.Samples) != len(want) {
+		t.Fatalf("%d samples, want %d", len(run.Samples), len(want))
+	}
+	for _, smp := range run.Samples {
+		m := want[smp.Cell.Workload]
+		if v, ok := smp.Metrics[m]; !ok || !(v >= 0) {
+			t.Errorf("%s: %s = %v (metrics %v)", smp.Cell.Workload, m, v, smp.Metrics)
+		}
+	}
+	for _, smp := range run.Samples {
+		if smp.Cell.Workload == "udp" {
+			if _, ok := smp.Metrics["if_underlay_rx_packets_count"]; !ok {
+				t.Errorf("udp: no interface counters: %v", smp.Metrics)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, results.ReportHTML)); err != nil {
+		t.Error("no report")
+	}
+}
