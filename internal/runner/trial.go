@@ -66,6 +66,10 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		sampler = ctr
 	}
 	win := newWindow(sampler, s.Warmup.Duration, s.Duration.Duration)
+	var daemons *daemonWatch
+	if dl, ok := c.(daemonLister); ok {
+		daemons = watchDaemons(dl.Daemons())
+	}
 	start := time.Now()
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
 		Pairs: pl.pairs, Background: pl.background, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
@@ -90,6 +94,18 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	if ctr != nil {
 		for k, v := range ctr.metrics {
 			sample.Metrics[k] = v
+		}
+	}
+	if daemons != nil {
+		for k, v := range daemons.metrics() {
+			sample.Metrics[k] = v
+		}
+	}
+	// Pod network setup latency is recorded on every run (issue: the
+	// papers compare CNIs on it), not only with counters: true.
+	if _, ok := sample.Metrics[MetricPodSetup]; !ok {
+		if ms, ok := podSetupMs(pl.pairs); ok {
+			sample.Metrics[MetricPodSetup] = ms
 		}
 	}
 	for i := range sample.Cores {

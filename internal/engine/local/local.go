@@ -329,3 +329,11 @@ func podList(ps []*Pod) []engine.Pod {
 }
 
 var _ engine.Cluster = (*Cluster)(nil)
+
+// Daemons lists the processes the datapath runs (flanneld, etcd), if any.
+func (c *Cluster) Daemons() []datapath.Daemon {
+	if d, ok := c.cfg.Datapath.(datapath.Daemons); ok {
+		return d.Daemons()
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+)
+
+// clockTicks is USER_HZ, the unit of utime/stime in /proc/PID/stat. Linux
+// exports 100 on every architecture it runs on (the in-kernel HZ differs,
+// but the value shown to user space is fixed for ABI reasons).
+const clockTicks = 100
+
+// daemonLister is implemented by clusters whose datapath runs processes
+// (flanneld, etcd): the paper reports their CPU and memory.
+type daemonLister interface{ Daemons() []datapath.Daemon }
+
+// daemonWatch records the CPU time of a datapath's daemons over a trial
+// and their resident memory at its end.
+type daemonWatch struct {
+	daemons []datapath.Daemon
+	ticks   []uint64
+	start   time.Time
+}
+
+func watchDaemons(ds []datapath.Daemon) *daemonWatch {
+	w := &daemonWatch{daemons: ds, start: time.Now()}
+	for _, d := range ds {
+		t, _ := procTicks(d.PID)
+		w.ticks = append(w.ticks, t)
+	}
+	return w
+}
+
+// metrics returns, per daemon and summed, CPU in percent of one CPU over
+// the trial and resident memory in bytes. A daemon that died during the
+// trial is skipped (its absence shows as a missing value, not a zero).
+func (w *daemonWatch) metrics() map[string]float64 {
+	m := map[string]float64{}
+	elapsed := time.Since(w.start).Seconds()
+	if len(w.daemons) == 0 || elapsed <= 0 {
+		return m
+	}
+	var cpu, rss float64
+	for i, d := range w.daemons {
+		t, err := procTicks(d.PID)
+		if err != nil || t < w.ticks[i] {
+			continue
+		}
+		r, err := procRSS(d.PID)
+		if err != nil {
+			continue
+		}
+		pct := float64(t-w.ticks[i]) / clockTicks / elapsed * 100
+		key := "daemon_" + d.Name + "_" + d.Node
+		m[key+"_cpu_pct"] = pct
+		m[key+"_rss_bytes"] = r
+		cpu += pct
+		rss += r
+	}
+	m["daemons_cpu_pct"] = cpu
+	m["daemons_rss_bytes"] = rss
+	return m
+}
+
+// procTicks returns utime+stime of a process from /proc/PID/stat.
+func procTicks(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatTicks(b)
+}
+
+// parseStatTicks reads fields 14 and 15 of /proc/PID/stat. The command
+// name (field 2) may hold spaces and parentheses, so fields are counted
+// from the last ')'.
+func parseStatTicks(b []byte) (uint64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in /proc/PID/stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/PID/stat has %d fields after the name", len(f))
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bad utime/stime %q %q", f[11], f[12])
+	}
+	return u + s, nil
+}
+
+// procRSS returns VmRSS from /proc/PID/status in bytes.
+func procRSS(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseRSS(b)
+}
+
+func parseRSS(b []byte) (float64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != "VmRSS" {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("bad VmRSS line %q", sc.Text())
+		}
+		kb, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad VmRSS value %q", f[0])
+		}
+		return kb * 1024, nil
+	}
+	return 0, fmt.Errorf("no VmRSS (kernel thread or zombie)")
+}
