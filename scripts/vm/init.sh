@@ -23,8 +23,8 @@ mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
 mount -t tmpfs tmpfs /newroot/run
-mount -t tmpfs tmpfs /newroot/tmp
-mount -t tmpfs tmpfs /newroot/var/tmp
+# /tmp and /var/tmp stay as the overlay shows them (writable, throw-away):
+# a checkout or test binary under /tmp on the host must stay visible.
 mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup 2>/dev/null
 mount -t bpf bpf /newroot/sys/fs/bpf 2>/dev/null
 mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
