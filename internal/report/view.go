@@ -32,6 +32,8 @@ type page struct {
 	Groups                    []groupView
 	Workloads                 []figure
 	WorkloadTable             table
+	Datapaths                 []figure
+	DatapathTables            []table
 	Refs                      table
 	Env                       [][2]string
 	EnvDetails                []detail
@@ -82,6 +84,7 @@ func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page
 	if pg.Workloads = workloadFigures(s, rows, run.Samples); len(pg.Workloads) > 0 {
 		pg.WorkloadTable = workloadTable(s, rows)
 	}
+	pg.Datapaths, pg.DatapathTables = datapathFigures(s, rows)
 	pg.Refs = refTable(refs, rows)
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)

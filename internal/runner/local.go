@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
@@ -26,19 +27,30 @@ type localBackend struct {
 
 func (localBackend) name() string { return "local" }
 
-func (b localBackend) preflight(_ context.Context, s *study.Study, _ *plan) error {
+func (b localBackend) preflight(_ context.Context, s *study.Study, p *plan) error {
 	if os.Geteuid() != 0 {
 		return errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")
 	}
+	var keep []string
 	for _, name := range s.Spec.Datapaths {
 		d, err := catalog.Lookup(name)
 		if err != nil {
 			return err
 		}
 		if err := probe.Require(d.Features()...); err != nil {
-			return fmt.Errorf("datapath %s: %w", name, err)
+			if !s.Spec.SkipUnavailable {
+				return fmt.Errorf("datapath %s: %w", name, err)
+			}
+			p.notes = append(p.notes, fmt.Sprintf("datapath %s skipped: %v", name, err))
+			continue
 		}
+		keep = append(keep, name)
 	}
+	if len(keep) == 0 {
+		return fmt.Errorf("none of the study's datapaths can run here (%s)", strings.Join(p.notes, "; "))
+	}
+	// The run, its study.yaml and its report cover what actually ran.
+	s.Spec.Datapaths = keep
 	return nil
 }
 

@@ -72,6 +72,8 @@ func IsPreflight(err error) bool {
 }
 
 type plan struct {
+	// notes found in preflight go to env.json and the terminal.
+	notes []string
 	drivers    map[string]workload.Driver
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
@@ -253,6 +255,10 @@ func (r *run) execute(ctx context.Context) error {
 	r.opt.Progress.Begin(total)
 	defer r.opt.Progress.End()
 	r.softirqCore = map[int]int{}
+	for _, n := range r.plan.notes {
+		r.notes = append(r.notes, n)
+		r.opt.Progress.Logf("note: %s", n)
+	}
 	if _, ok := r.backend.(localBackend); ok {
 		if note := checkIdle(r.opt.ProcRoot); note != "" {
 			r.notes = append(r.notes, note)

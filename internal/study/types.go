@@ -56,6 +56,10 @@ type Spec struct {
 	// Cooldown is a pause between trials so queues drain and CPU settles.
 	Cooldown  Duration    `yaml:"cooldown,omitempty"`
 	Reference []Reference `yaml:"reference,omitempty"`
+	// SkipUnavailable drops datapaths this machine cannot build (missing
+	// kernel feature or tool) with a note, instead of refusing the run:
+	// for surveys such as "every datapath this kernel has".
+	SkipUnavailable bool `yaml:"skipUnavailable,omitempty"`
 }
 
 // Nodes describes the emulated nodes: the server node (where servers run
