@@ -73,7 +73,7 @@ func IsPreflight(err error) bool {
 
 type plan struct {
 	// notes found in preflight go to env.json and the terminal.
-	notes []string
+	notes      []string
 	drivers    map[string]workload.Driver
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
