@@ -27,6 +27,11 @@ if [ "${1:-}" = "--test" ]; then
   have etcd     || need_pkgs+=(etcd-server)
   have iptables || need_pkgs+=(iptables)
   have ovs-dpctl || need_pkgs+=(openvswitch-switch)
+  # The Kubernetes engine's test cluster.
+  have containerd || need_pkgs+=(containerd)
+  have runc       || need_pkgs+=(runc)
+  [ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
+  have openssl    || need_pkgs+=(openssl)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "setup: installing ${need_pkgs[*]}"

@@ -34,10 +34,24 @@ const initLinkName = "cnbinit"
 
 func (h *hostProc) do(fn func() error) error {
 	h.once.Do(func() {
-		self, err1 := nsInode("/proc/self/ns/net")
-		init1, err2 := nsInode(filepath.Join(h.procRoot, "1/ns/net"))
-		if err1 != nil || err2 != nil || self == init1 {
-			h.same = true // cannot tell, or already there
+		self, err := nsInode("/proc/self/ns/net")
+		if err != nil {
+			h.same = true // cannot tell: use this namespace
+			return
+		}
+		// PID 1 is in the init namespaces; where it cannot be inspected
+		// (some sandboxes), kthreadd (PID 2) is too.
+		initPath := ""
+		for _, pid := range []string{"1", "2"} {
+			p := filepath.Join(h.procRoot, pid, "ns/net")
+			if ino, err := nsInode(p); err == nil {
+				initPath = p
+				h.same = ino == self
+				break
+			}
+		}
+		if initPath == "" || h.same {
+			h.same = true
 			return
 		}
 		if err := os.MkdirAll(netns.Dir, 0o755); err != nil {
@@ -46,7 +60,7 @@ func (h *hostProc) do(fn func() error) error {
 		}
 		link := netns.Path(initLinkName)
 		os.Remove(link)
-		h.err = os.Symlink(filepath.Join(h.procRoot, "1/ns/net"), link)
+		h.err = os.Symlink(initPath, link)
 		h.name = initLinkName
 	})
 	if h.same {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"time"
@@ -19,9 +20,12 @@ func iptablesCounts() (map[string]int, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin).Output()
+	cmd := exec.CommandContext(ctx, bin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("iptables-save: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return CountIptables(out), nil
 }

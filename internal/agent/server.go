@@ -17,6 +17,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 	"golang.org/x/sys/unix"
 )
@@ -96,6 +97,7 @@ func NewServer(cfg Config) *Server {
 	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
 	if _, local := cfg.FS.(tune.LocalFS); local {
 		fs.host = &hostProc{procRoot: cfg.ProcRoot}
+		fs.remount = netns.RemountSysfsRW
 	}
 	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}}
 }
@@ -316,6 +318,8 @@ type nodeFS struct {
 	base tune.FS
 	pods PodResolver
 	host *hostProc // nil: /proc/sys as this process sees it
+	// remount makes a namespace's sysfs writable (netns.RemountSysfsRW).
+	remount func(name string) error
 }
 
 func (f *nodeFS) resolve(ns, fsKind string) (string, error) {
@@ -348,7 +352,16 @@ func (f *nodeFS) Write(ns, fsKind, p, v string) error {
 	if err != nil {
 		return err
 	}
-	return f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
+	err = f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
+	if errors.Is(err, unix.EROFS) && name != "" && fsKind == tune.FSSysfs && f.remount != nil {
+		// A pod's sysfs is read-only for everyone once its runtime
+		// mounted it so: make the superblock writable, then retry.
+		if rerr := f.remount(name); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		err = f.base.Write(name, fsKind, p, v)
+	}
+	return err
 }
 
 func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -165,11 +167,23 @@ func writeFileAtomic(path string, fn func(io.Writer) error) error {
 	return os.Rename(tmp, path)
 }
 
+// quietKlog keeps client-go's internal klog lines (stream bookkeeping of
+// finished execs) off the user's terminal.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for k, v := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		_ = fs.Set(k, v)
+	}
+	klog.SetOutput(io.Discard)
+}
+
 // kubeCleanup removes objects of dead kube runs: their agents revert what
 // dead sessions left, then every object with the run's label is deleted
 // (waiting until the pods are gone), then the controller journals of
 // those runs are removed.
 func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, all, dryRun bool) error {
+	quietKlog()
 	cfg := f.config()
 	rc, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
 	if err != nil {
@@ -217,6 +231,29 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(w, "no kube run objects in namespace "+cfg.Namespace)
+	}
+	// Controller journals of dead runs with nothing left in the cluster:
+	// the node values they list were journaled and reverted by the agents.
+	inCluster := map[string]bool{}
+	for _, r := range runs {
+		inCluster[r.Run] = true
+	}
+	dead, jerr := journal.Stale(kubeJournalDir)
+	errs = append(errs, jerr)
+	for _, r := range dead {
+		id := r.Header.RunID
+		if inCluster[id] || (only != "" && id != only) || dryRun {
+			if dryRun && !inCluster[id] {
+				fmt.Fprintf(w, "run %s: would remove its controller journal\n", id)
+			}
+			r.Release()
+			continue
+		}
+		if err := r.Remove(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(w, "run %s: removed its controller journal\n", id)
 	}
 	return errors.Join(errs...)
 }

@@ -51,6 +51,7 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 				Progress:   prog,
 			}
 			if f.engine == "kube" {
+				quietKlog()
 				opt.Kube = f.kube.config()
 				if opt.JournalDir == "" {
 					opt.JournalDir = kubeJournalDir

@@ -53,7 +53,7 @@ for n in "${NODES[@]}"; do
 	done
 	# Shims of this node's containerd.
 	for p in /proc/[0-9]*; do
-		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "-address $RUNDIR/$n/containerd.sock"; then
+		if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "-address $RUNDIR/$n/containerd.sock"; then
 			kill -KILL "${p#/proc/}" 2>/dev/null
 		fi
 	done

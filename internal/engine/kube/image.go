@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -209,6 +210,15 @@ func ToolImage(ref, cnibench string, tools []string) (ImageSpec, error) {
 		}
 		spec.Files = append(spec.Files, ImageFile{Src: p, Dst: p})
 		bins = append(bins, p)
+		if strings.HasPrefix(path.Base(t), "iptables") || strings.HasPrefix(path.Base(t), "ip6tables") {
+			// Match and target extensions are loaded at run time.
+			mods, _ := filepath.Glob("/usr/lib/*/xtables/*.so")
+			more, _ := filepath.Glob("/usr/lib/xtables/*.so")
+			for _, m := range append(mods, more...) {
+				spec.Files = append(spec.Files, ImageFile{Src: m, Dst: m})
+				bins = append(bins, m)
+			}
+		}
 	}
 	for _, b := range bins {
 		libs, err := SharedLibs(b)

@@ -9,6 +9,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,7 +131,11 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1,2]", "--set", "trials=1", "--out", dir}, kubeArgs()...)
+	// bridge is the local datapath that matches the test cluster's CNI
+	// (bridge plugin + routes between nodes), so both runs label their
+	// cells alike and can be set side by side.
+	quick := []string{"run", "rps-rfs", "--quick", "--set", "replicas=[1,2]", "--set", "trials=1", "--set", "datapaths=[bridge]"}
+	args := append(append(quick, "--out", dir), kubeArgs()...)
 	start := time.Now()
 	out, err := c.cnibench(args...).CombinedOutput()
 	t.Logf("run took %v:\n%s", time.Since(start), tail(out, 4000))
@@ -171,6 +176,52 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
+
+	// The same quick study on the local engine, set beside the kube run.
+	ldir := filepath.Join(t.TempDir(), "local")
+	lrun := exec.Command(c.bin, append(quick, "--out", ldir)...)
+	if out, err := lrun.CombinedOutput(); err != nil {
+		t.Fatalf("local run: %v\n%s", err, tail(out, 3000))
+	}
+	lr, err := results.Load(ldir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("side by side (Gbit/s):\n%s", sideBySide(t, r, lr))
+}
+
+// sideBySide tabulates the bitrate of every cell of two runs and fails
+// when their cells differ.
+func sideBySide(t *testing.T, kube, local *results.Run) string {
+	t.Helper()
+	type row struct{ k, l float64 }
+	rows := map[results.Cell]*row{}
+	var order []results.Cell
+	for _, s := range kube.Samples {
+		if rows[s.Cell] == nil {
+			rows[s.Cell] = &row{}
+			order = append(order, s.Cell)
+		}
+		rows[s.Cell].k = s.Metrics[results.MetricBitrate] / 1e9
+	}
+	for _, s := range local.Samples {
+		r := rows[s.Cell]
+		if r == nil {
+			t.Errorf("cell %+v only in the local run", s.Cell)
+			continue
+		}
+		r.l = s.Metrics[results.MetricBitrate] / 1e9
+	}
+	var b strings.Builder
+	b.WriteString("| datapath | tuning | replicas | kube | local |\n|---|---|---|---|---|\n")
+	for _, c := range order {
+		r := rows[c]
+		if r.l == 0 {
+			t.Errorf("cell %+v has no local sample", c)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f |\n", c.Datapath, c.Tuning, c.Replicas, r.k, r.l)
+	}
+	return b.String()
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
