@@ -190,6 +190,10 @@ func (unavailableFS) List(string, string, string) ([]string, error) { return nil
 // remoteKernel reports whether the backend's knobs live in other
 // machines' kernels, where probes of this machine say nothing.
 func remoteKernel(b backend) bool {
-	_, ok := b.(*kubeBackend)
-	return ok
+	r, ok := b.(interface{ remote() bool })
+	return ok && r.remote()
 }
+
+// remote marks the kube backend: its nodes run other kernels, reached
+// through agents, and its tools run in the workload image.
+func (*kubeBackend) remote() bool { return true }
