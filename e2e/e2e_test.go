@@ -209,7 +209,7 @@ func TestShowAndStudies(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "trials: 3") || !strings.Contains(r.stdout, "replicas:") {
 		t.Fatalf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, cmd := range []string{"run", "studies", "show", "report", "cleanup", "doctor"} {
+	for _, cmd := range []string{"run", "studies", "show", "report", "cleanup", "doctor", "compare"} {
 		r := cnibench(t, nil, cmd, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help: exit %d, no example:\n%s", cmd, r.code, r.stdout)
@@ -250,6 +250,10 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 		t.Errorf("journal left behind: %v", ents)
 	}
 	assertUntouched(t, before, "")
+	// A run compared with itself: every ratio is 1.
+	if r := cnibench(t, nil, "compare", out, out); r.code != 0 || !strings.Contains(r.stdout, "| 1.000") {
+		t.Errorf("compare with itself: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	// The report rebuilds from the raw files alone.
 	for _, f := range []string{"summary.csv", "summary.md", "report.html"} {
 		os.Remove(filepath.Join(out, f))

@@ -76,7 +76,7 @@ and writes a report with figures, confidence intervals and the published numbers
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newStudiesCmd(), newShowCmd(), newReportCmd(), newCleanupCmd(), newDoctorCmd(),
+	root.AddCommand(newRunCmd(), newCompareCmd(), newStudiesCmd(), newShowCmd(), newReportCmd(), newCleanupCmd(), newDoctorCmd(),
 		newKubeCmd(), newAgentCmd())
 	return root
 }

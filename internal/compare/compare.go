@@ -1,0 +1,152 @@
+// Package compare sets two runs side by side: the same study on two
+// machines, two engines (local vs kube), or before and after a change.
+// Cells are matched by tuning, workload and replica count (and datapath
+// when both runs have it), so a local run on `bridge` lines up with a kube
+// run on a cluster whose CNI the study called `bridge`.
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// Row is one matched cell and metric.
+type Row struct {
+	Key    string // datapath/tuning/workload/replicas
+	Metric string
+	A, B   stats.Summary
+	Ratio  stats.RatioCI // B relative to A
+	P      float64       // Welch's two-sided p
+	DataA  string        // datapath in A
+	DataB  string        // datapath in B
+}
+
+type key struct {
+	datapath, tuning, workload string
+	replicas                   int
+	metric                     string
+}
+
+// Runs matches the scalar metrics of two runs' samples. metrics limits
+// the metrics compared (empty: every metric both runs have).
+func Runs(a, b []results.Sample, metrics []string) []Row {
+	va, vb := values(a), values(b)
+	dpA, dpB := datapaths(a), datapaths(b)
+	// Runs of one datapath each are matched whatever their names (local
+	// "bridge" vs the CNI a cluster has); otherwise datapaths must agree.
+	anyDP := len(dpA) == 1 && len(dpB) == 1
+	want := map[string]bool{}
+	for _, m := range metrics {
+		if m != "" {
+			want[m] = true
+		}
+	}
+	var rows []Row
+	for k, xs := range va {
+		if len(want) > 0 && !want[k.metric] {
+			continue
+		}
+		kb := k
+		if anyDP {
+			kb.datapath = dpB[0]
+		}
+		ys, ok := vb[kb]
+		if !ok {
+			continue
+		}
+		p := math.NaN()
+		if len(xs) > 1 && len(ys) > 1 {
+			_, _, p = stats.Welch(ys, xs)
+		}
+		name := fmt.Sprintf("%s/%s/%s/r=%d", k.datapath, k.tuning, k.workload, k.replicas)
+		if anyDP && k.datapath != kb.datapath {
+			name = fmt.Sprintf("%s|%s/%s/%s/r=%d", k.datapath, kb.datapath, k.tuning, k.workload, k.replicas)
+		}
+		rows = append(rows, Row{
+			Key: name, Metric: k.metric, A: stats.Describe(xs), B: stats.Describe(ys),
+			Ratio: stats.Ratio(ys, xs), P: p, DataA: k.datapath, DataB: kb.datapath,
+		})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Metric != rows[j].Metric {
+			return rows[i].Metric < rows[j].Metric
+		}
+		return rows[i].Key < rows[j].Key
+	})
+	return rows
+}
+
+func values(samples []results.Sample) map[key][]float64 {
+	out := map[key][]float64{}
+	for _, s := range samples {
+		for m, v := range s.Metrics {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, m}
+			out[k] = append(out[k], v)
+		}
+	}
+	return out
+}
+
+func datapaths(samples []results.Sample) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range samples {
+		if !seen[s.Cell.Datapath] {
+			seen[s.Cell.Datapath] = true
+			out = append(out, s.Cell.Datapath)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WriteMarkdown prints the rows as a table: A and B with their 95%
+// intervals, B/A with Fieller's interval, and Welch's p.
+func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "No cell and metric appear in both runs.")
+		return err
+	}
+	fmt.Fprintf(w, "A = %s\nB = %s\n\n", nameA, nameB)
+	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | B/A [95% CI] | p |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, r := range rows {
+		sc := analysis.Display(r.Metric)
+		p := "—"
+		if !math.IsNaN(r.P) {
+			p = fmt.Sprintf("%.3g", r.P)
+		}
+		ratio := "—"
+		if !math.IsNaN(r.Ratio.Ratio) {
+			ratio = fmt.Sprintf("%.3f", r.Ratio.Ratio)
+			if r.Ratio.Method != stats.MethodNone {
+				ratio += fmt.Sprintf(" [%.3f, %.3f]", r.Ratio.Low, r.Ratio.High)
+			}
+		}
+		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %s | %s |\n", r.Key, r.Metric, sc.Unit,
+			meanCI(sc, r.A), meanCI(sc, r.B), ratio, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func meanCI(sc analysis.Scale, s stats.Summary) string {
+	if s.N == 0 {
+		return "—"
+	}
+	if s.Degenerate {
+		return sc.Format(s.Mean) + fmt.Sprintf(" (n=%d)", s.N)
+	}
+	return fmt.Sprintf("%s [%s, %s]", sc.Format(s.Mean), strings.TrimSpace(sc.Format(s.CI95Low)), strings.TrimSpace(sc.Format(s.CI95High)))
+}

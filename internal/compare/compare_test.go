@@ -1,0 +1,61 @@
+package compare
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+func sample(dp, tuning string, reps int, bitrate float64) results.Sample {
+	return results.Sample{
+		Cell:    results.Cell{Datapath: dp, Tuning: tuning, Workload: "tcp", Replicas: reps},
+		Metrics: map[string]float64{results.MetricBitrate: bitrate, "retransmits": 1},
+	}
+}
+
+func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
+	a := []results.Sample{sample("bridge", "baseline", 1, 10e9), sample("bridge", "baseline", 1, 12e9), sample("bridge", "rfs", 1, 11e9)}
+	b := []results.Sample{sample("kube-cni", "baseline", 1, 5e9), sample("kube-cni", "baseline", 1, 6e9), sample("kube-cni", "rps", 1, 1e9)}
+	rows := Runs(a, b, []string{results.MetricBitrate})
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1 (only baseline/r=1 is in both): %+v", len(rows), rows)
+	}
+	r := rows[0]
+	if r.A.Mean != 11e9 || r.B.Mean != 5.5e9 {
+		t.Errorf("means %v %v", r.A.Mean, r.B.Mean)
+	}
+	if math.Abs(r.Ratio.Ratio-0.5) > 1e-12 {
+		t.Errorf("ratio %v, want 0.5", r.Ratio.Ratio)
+	}
+	if !strings.Contains(r.Key, "bridge|kube-cni") {
+		t.Errorf("key %q does not name both datapaths", r.Key)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, "local", "kube", rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "| 0.500 [") {
+		t.Errorf("markdown lacks the ratio with its interval:\n%s", buf.String())
+	}
+}
+
+// With several datapaths, names must agree: calico vs flannel are not
+// the same cell.
+func TestRunsKeepsDatapathsApartWhenSeveral(t *testing.T) {
+	a := []results.Sample{sample("calico-vxlan", "baseline", 1, 1), sample("flannel-vxlan", "baseline", 1, 2)}
+	b := []results.Sample{sample("calico-vxlan", "baseline", 1, 3), sample("bridge", "baseline", 1, 4)}
+	rows := Runs(a, b, []string{results.MetricBitrate})
+	if len(rows) != 1 || rows[0].DataA != "calico-vxlan" || rows[0].DataB != "calico-vxlan" {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestNoCommonCells(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, "a", "b", nil); err != nil || !strings.Contains(buf.String(), "No cell") {
+		t.Fatalf("%v %q", err, buf.String())
+	}
+}
