@@ -161,11 +161,17 @@ func writeLayer(w io.Writer, spec ImageSpec) error {
 		}
 	}
 	// /etc/passwd and /etc/group so tools that look up users work.
-	for name, body := range map[string]string{"etc/passwd": "root:x:0:0:root:/root:/bin/sh\n", "etc/group": "root:x:0:\n"} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), ModTime: epoch}); err != nil {
+	// A slice, not a map: map order would change the bytes between builds.
+	for _, f := range []struct{ name, body string }{
+		{"etc/group", "root:x:0:\n"},
+		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"},
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: epoch}); err != nil {
 			return err
 		}
-		io.WriteString(tw, body)
+		if _, err := io.WriteString(tw, f.body); err != nil {
+			return err
+		}
 	}
 	return tw.Close()
 }
