@@ -9,15 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
 func TestCiliumCarriesTCPAndUDP(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	d := New()
-	dptest.RequireFeatures(t, d)
+	kerneltest.RequireFeatures(t, d)
 	c := dptest.Up(t, d, 1500)
 	servers, clients, err := c.ScalePods(context.Background(), 2)
 	if err != nil {
@@ -26,8 +28,8 @@ func TestCiliumCarriesTCPAndUDP(t *testing.T) {
 	srvNode, cliNode := c.Nodes()[0].Netns(), c.Nodes()[1].Netns()
 	defer func() {
 		if t.Failed() {
-			dptest.Dump(t, srvNode)
-			dptest.Dump(t, cliNode)
+			kerneltest.Dump(t, srvNode)
+			kerneltest.Dump(t, cliNode)
 		}
 	}()
 	// Across nodes, both directions, larger than the MTU.
@@ -83,12 +85,12 @@ func iptables(t *testing.T, ns string, args ...string) {
 // control packet from a pod to the node itself must move the PREROUTING
 // counter, so the rule does match when netfilter is on the path.
 func TestCiliumIntraNodeBypassesNetfilterAndBridge(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	if _, err := exec.LookPath("iptables"); err != nil {
 		t.Skip("skipped: iptables is not installed (apt-get install iptables)")
 	}
 	d := New()
-	dptest.RequireFeatures(t, d)
+	kerneltest.RequireFeatures(t, d)
 	c := dptest.Up(t, d, 1500)
 	servers, _, err := c.ScalePods(context.Background(), 2)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -106,7 +108,7 @@ func nodeView(t *testing.T, c *local.Cluster, subnets []*net.IPNet, ni int) []st
 // addresses, routes, neighbour and FDB entries and MTU in a node (up to
 // the leased subnet and the VTEP MACs), and the same pod MTU.
 func TestFlanneldMatchesInProcess(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	for _, tc := range []struct {
 		backend   string
 		inProcess datapath.Datapath
@@ -124,7 +126,7 @@ func compareImplementations(t *testing.T, inProcess datapath.Datapath, fd *Datap
 		d    datapath.Datapath
 	}{{"in-process", inProcess}, {"flanneld", fd}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dptest.RequireFeatures(t, tc.d)
+			kerneltest.RequireFeatures(t, tc.d)
 			c := dptest.Up(t, tc.d, 1500)
 			servers, clients, err := c.ScalePods(context.Background(), 1)
 			if err != nil {

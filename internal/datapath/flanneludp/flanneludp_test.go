@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -46,7 +48,7 @@ func requireFlannel(t *testing.T, d *Datapath) {
 	if _, _, err := d.binaries(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
-	dptest.RequireFeatures(t, d)
+	kerneltest.RequireFeatures(t, d)
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -55,7 +57,7 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 // flanneld's user-space UDP encapsulation, and checks the daemons exit
 // with the run.
 func TestFlannelUDPWithRealFlanneld(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	d := New()
 	d.PodMTU = 1450 // as seed 003
 	requireFlannel(t, d)
@@ -71,7 +73,7 @@ func TestFlannelUDPWithRealFlanneld(t *testing.T) {
 		defer func() {
 			if t.Failed() {
 				for _, n := range c.Nodes() {
-					dptest.Dump(t, n.Netns())
+					kerneltest.Dump(t, n.Netns())
 				}
 				for _, dm := range d.flannelds {
 					t.Logf("%s on %s:\n%s", dm.name, dm.node, dm.tail())

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/probe"
 )
@@ -14,7 +16,7 @@ import (
 // TestFeaturesExplainMissingOVS: where the kernel lacks the openvswitch
 // module, the datapath is refused with a reason that names it.
 func TestFeaturesExplainMissingOVS(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	err := probe.Require(New().Features()...)
 	if err == nil {
 		t.Skip("skipped: this machine has the OVS datapath and ovs-dpctl")
@@ -26,9 +28,9 @@ func TestFeaturesExplainMissingOVS(t *testing.T) {
 }
 
 func TestOVS(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	d := New()
-	dptest.RequireFeatures(t, d)
+	kerneltest.RequireFeatures(t, d)
 	c := dptest.Up(t, d, 1500)
 	servers, clients, err := c.ScalePods(context.Background(), 2)
 	if err != nil {
@@ -37,7 +39,7 @@ func TestOVS(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			for _, n := range c.Nodes() {
-				dptest.Dump(t, n.Netns())
+				kerneltest.Dump(t, n.Netns())
 				out, _ := exec.Command("ip", "netns", "exec", n.Netns(), "ovs-dpctl", "dump-flows", Bridge).CombinedOutput()
 				t.Logf("ovs-dpctl dump-flows on %s:\n%s", n.Name(), out)
 			}

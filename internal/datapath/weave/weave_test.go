@@ -4,17 +4,19 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
 func TestWeave(t *testing.T) {
-	dptest.RequireRoot(t)
+	kerneltest.RequireRoot(t)
 	for _, mode := range []string{ModeBridge, ModeOVS} {
 		t.Run(mode, func(t *testing.T) {
 			d := &Datapath{Mode: mode}
-			dptest.RequireFeatures(t, d)
+			kerneltest.RequireFeatures(t, d)
 			if mode == ModeOVS && !haveDpctl() {
 				t.Skip("skipped: ovs-dpctl is not installed (apt-get install openvswitch-switch)")
 			}
@@ -32,7 +34,7 @@ func testWeave(t *testing.T, d *Datapath) {
 	defer func() {
 		if t.Failed() {
 			for _, n := range c.Nodes() {
-				dptest.Dump(t, n.Netns())
+				kerneltest.Dump(t, n.Netns())
 			}
 		}
 	}()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/datapath"
@@ -47,10 +49,10 @@ const ipv4UDPHeaders = 28
 // are skipped with the reason; a supported datapath that does not carry
 // traffic fails. Run it on a full kernel with scripts/vm/go-test-exec.sh.
 func TestConnectivity(t *testing.T) {
-	requireRoot(t)
+	kerneltest.RequireRoot(t)
 	for _, d := range catalog.All() {
 		t.Run(d.Name(), func(t *testing.T) {
-			requireFeatures(t, d)
+			kerneltest.RequireFeatures(t, d)
 			c := upCluster(t, d)
 			servers, clients, err := c.ScalePods(context.Background(), 2)
 			if err != nil {
@@ -137,8 +139,8 @@ func tunnelTxPackets(t *testing.T, c *Cluster) uint64 {
 
 func fail(t *testing.T, c *Cluster, what string, srv, cli *Pod, err error) {
 	t.Helper()
-	dump(t, c.server.ns)
-	dump(t, c.client.ns)
+	kerneltest.Dump(t, c.server.ns)
+	kerneltest.Dump(t, c.client.ns)
 	t.Fatalf("%s from %s (%s) to %s (%s): %v", what, cli.name, cli.node.name, srv.name, srv.node.name, err)
 }
 
@@ -294,7 +296,7 @@ func setDF(c *net.UDPConn) error {
 // TestHostNetworkPodsShareNode checks the host datapath's contract: no pod
 // namespace, the node's address, and nothing left to delete.
 func TestHostNetworkPodsShareNode(t *testing.T) {
-	requireRoot(t)
+	kerneltest.RequireRoot(t)
 	d, err := catalog.Lookup("host")
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +304,7 @@ func TestHostNetworkPodsShareNode(t *testing.T) {
 	if !datapath.IsHostNetwork(d) {
 		t.Fatal("host datapath does not report HostNetwork")
 	}
-	requireFeatures(t, d)
+	kerneltest.RequireFeatures(t, d)
 	c := upCluster(t, d)
 	servers, clients, err := c.ScalePods(context.Background(), 2)
 	if err != nil {

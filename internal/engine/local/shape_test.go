@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/kerneltest"
+
 	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -22,7 +24,7 @@ import (
 // 14 + framing 24) of the line rate. Without the framing overhead the
 // goodput would exceed the bound by about 1.6%.
 func TestLinkRateShaping(t *testing.T) {
-	requireRoot(t)
+	kerneltest.RequireRoot(t)
 	if err := probe.Require(probe.Veth, probe.TBF); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
@@ -40,8 +42,8 @@ func TestLinkRateShaping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			requireFeatures(t, d)
-			c, err := Up(context.Background(), Config{RunID: testRunID(t), Datapath: d, LinkRate: rate, Kill: cleanup.KillInNetns})
+			kerneltest.RequireFeatures(t, d)
+			c, err := Up(context.Background(), Config{RunID: kerneltest.RunID(), Datapath: d, LinkRate: rate, Kill: cleanup.KillInNetns})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,53 +5,17 @@ package dptest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
-	"github.com/cnibench/cnibench/internal/probe"
 )
-
-// RequireRoot skips a kernel test when not running as root.
-func RequireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: kernel test needs root (creates network namespaces)")
-	}
-}
-
-// RequireFeatures skips when the machine lacks something d needs; a
-// datapath whose features are there but which is broken must fail.
-func RequireFeatures(t testing.TB, d datapath.Datapath) {
-	t.Helper()
-	if err := probe.Require(d.Features()...); err != nil {
-		// The full-kernel VM (scripts/vm) has every kernel feature: a
-		// missing one there is a broken probe or VM, not a reason to skip.
-		var ue *probe.UnsupportedError
-		if os.Getenv("CNIBENCH_IN_VM") != "" && errors.As(err, &ue) && ue.Kind == probe.KindKernel {
-			t.Fatalf("in the full-kernel VM: datapath %s: %v", d.Name(), err)
-		}
-		t.Skipf("skipped: datapath %s: %v", d.Name(), err)
-	}
-}
-
-// RunID returns a test run id; namespaces are then "cnb-t<hex>-...".
-func RunID() string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return "t" + hex.EncodeToString(b)
-}
 
 // Up builds a two-node cluster with d and removes it in Cleanup, closing
 // d first when it is a datapath.Closer (as the engine does), and fails
@@ -65,7 +29,7 @@ func Up(t *testing.T, d datapath.Datapath, underlayMTU int) *local.Cluster {
 			}
 		}
 	}
-	c, err := local.Up(context.Background(), local.Config{RunID: RunID(), Datapath: d, UnderlayMTU: underlayMTU, Kill: cleanup.KillInNetns})
+	c, err := local.Up(context.Background(), local.Config{RunID: kerneltest.RunID(), Datapath: d, UnderlayMTU: underlayMTU, Kill: cleanup.KillInNetns})
 	if err != nil {
 		closeDP()
 		t.Fatalf("up %s: %v", d.Name(), err)
@@ -82,17 +46,6 @@ func Up(t *testing.T, d datapath.Datapath, underlayMTU int) *local.Cluster {
 		}
 	})
 	return c
-}
-
-// Dump logs the wiring of a namespace.
-func Dump(t testing.TB, ns string) {
-	t.Helper()
-	for _, args := range [][]string{{"-d", "link"}, {"addr"}, {"route"}, {"neigh"}} {
-		out, _ := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput()
-		t.Logf("ip -n %s %s:\n%s", ns, strings.Join(args, " "), out)
-	}
-	out, _ := exec.Command("tc", "-n", ns, "filter", "show", "ingress").CombinedOutput()
-	t.Logf("tc -n %s filter show ingress:\n%s", ns, out)
 }
 
 // TCPEcho listens on srv's address in its namespace and checks that a

@@ -1,0 +1,64 @@
+// Package kerneltest holds the helpers every kernel test shares: skip
+// without root, skip (or, inside the full-kernel VM, fail) without a
+// datapath's features, test run IDs, and a dump of a namespace's wiring
+// for failing tests. It depends on no engine, so the engine's own
+// in-package tests and the datapath packages' tests can both use it.
+package kerneltest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+// RequireRoot skips a kernel test when not running as root.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: kernel test needs root (creates network namespaces)")
+	}
+}
+
+// RequireFeatures skips when the machine lacks something d needs; a
+// datapath whose features are there but which is broken must fail.
+func RequireFeatures(t testing.TB, d datapath.Datapath) {
+	t.Helper()
+	if err := probe.Require(d.Features()...); err != nil {
+		// The full-kernel VM (scripts/vm) has every kernel feature: a
+		// missing one there is a broken probe or VM, not a reason to skip.
+		var ue *probe.UnsupportedError
+		if os.Getenv("CNIBENCH_IN_VM") != "" && errors.As(err, &ue) && ue.Kind == probe.KindKernel {
+			t.Fatalf("in the full-kernel VM: datapath %s: %v", d.Name(), err)
+		}
+		t.Skipf("skipped: datapath %s: %v", d.Name(), err)
+	}
+}
+
+// RunID returns a test run id; namespaces are then "cnb-t<hex>-...",
+// which the e2e leak checks and real run ids (plain hex) never confuse.
+func RunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return "t" + hex.EncodeToString(b)
+}
+
+// Dump logs the links, addresses, routes, neighbours, FDB and tc ingress
+// filters of a namespace, to explain a failed connectivity check.
+func Dump(t testing.TB, ns string) {
+	t.Helper()
+	for _, args := range [][]string{{"-d", "link"}, {"addr"}, {"route"}, {"neigh"}} {
+		out, _ := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput()
+		t.Logf("ip -n %s %s:\n%s", ns, strings.Join(args, " "), out)
+	}
+	out, _ := exec.Command("bridge", "-n", ns, "fdb", "show").CombinedOutput()
+	t.Logf("bridge -n %s fdb show:\n%s", ns, out)
+	out, _ = exec.Command("tc", "-n", ns, "filter", "show", "ingress").CombinedOutput()
+	t.Logf("tc -n %s filter show ingress:\n%s", ns, out)
+}
