@@ -54,12 +54,36 @@ func SetupBridge(h *netns.NetlinkHandle, n datapath.Node, subnet *net.IPNet, mtu
 	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
 }
 
-// Attach wires one pod to cni0.
+// Attach wires one pod to cni0, as the bridge CNI plugin does.
 // Equivalent to:
 //
 //	ip -n NODE link add vethX mtu MTU type veth peer eth0 netns POD; ip -n NODE link set vethX master cni0 up
 //	ip -n POD addr add SUBNET.M/24 dev eth0; ip -n POD route add default via SUBNET.1
 func Attach(n datapath.Node, p datapath.Pod, subnet *net.IPNet, mtu int) (datapath.Attachment, error) {
+	return AttachPort(n, p, Port{
+		Bridge: Bridge, VethPrefix: "veth", MTU: mtu,
+		IP: PodIP(subnet, p.Index), PrefixLen: 24, Gateway: Gateway(subnet),
+	})
+}
+
+// Port describes one pod's port on a node bridge: the bridge, the prefix
+// of the host-side veth name, the pod's address and prefix length, its
+// default gateway and the MTU. Weave's plugin does the same as the bridge
+// plugin with other names and a /12.
+type Port struct {
+	Bridge, VethPrefix string
+	IP                 net.IP
+	PrefixLen          int
+	Gateway            net.IP
+	MTU                int
+}
+
+// AttachPort wires one pod as a port of a bridge.
+// Equivalent to:
+//
+//	ip -n NODE link add PREFIXhash mtu MTU type veth peer eth0 netns POD; ip -n NODE link set PREFIXhash master BRIDGE up
+//	ip -n POD addr add IP/LEN dev eth0; ip -n POD route add default via GATEWAY
+func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment, error) {
 	if p.Index >= datapath.MaxPodsPerNode {
 		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
 	}
@@ -73,28 +97,27 @@ func Attach(n datapath.Node, p datapath.Pod, subnet *net.IPNet, mtu int) (datapa
 		return datapath.Attachment{}, err
 	}
 	defer pod.Close()
-	hostName := wire.HostVethName("veth", p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, mtu)
+	hostName := wire.HostVethName(port.VethPrefix, p.Name)
+	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, port.MTU)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	br, err := node.LinkByName(Bridge)
+	br, err := node.LinkByName(port.Bridge)
 	if err != nil {
-		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
+		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", port.Bridge, n.Name, err)
 	}
 	if err := node.LinkSetMaster(host, br); err != nil {
-		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
+		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, port.Bridge, err)
 	}
-	ip := PodIP(subnet, p.Index)
 	eth, err := wire.Up(pod, datapath.PodEth)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	if err := wire.AddrAdd(pod, eth, ip, 24); err != nil {
+	if err := wire.AddrAdd(pod, eth, port.IP, port.PrefixLen); err != nil {
 		return datapath.Attachment{}, err
 	}
-	if err := wire.RouteVia(pod, eth, nil, Gateway(subnet), false); err != nil {
+	if err := wire.RouteVia(pod, eth, nil, port.Gateway, false); err != nil {
 		return datapath.Attachment{}, err
 	}
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return datapath.Attachment{IP: port.IP, HostVeth: hostName}, nil
 }

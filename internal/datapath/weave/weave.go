@@ -28,6 +28,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
 	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -256,41 +257,8 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 //	ip -n NODE link add vethweplX mtu 1376 type veth peer eth0 netns POD; ip -n NODE link set vethweplX master weave up
 //	ip -n POD addr add 10.32.N.M/12 dev eth0; ip -n POD route add default via 10.32.N.1
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
-	node, err := netns.Handle(n.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-	hostName := wire.HostVethName("vethwepl", p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU))
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	br, err := node.LinkByName(Bridge)
-	if err != nil {
-		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
-	}
-	if err := node.LinkSetMaster(host, br); err != nil {
-		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
-	}
-	ip := podIP(n, p.Index)
-	eth, err := wire.Up(pod, datapath.PodEth)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.AddrAdd(pod, eth, ip, prefixLen); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.RouteVia(pod, eth, nil, bridgeIP(n), false); err != nil {
-		return datapath.Attachment{}, err
-	}
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return cnibridge.AttachPort(n, p, cnibridge.Port{
+		Bridge: Bridge, VethPrefix: "vethwepl", MTU: d.MTU(n.UnderlayMTU),
+		IP: podIP(n, p.Index), PrefixLen: prefixLen, Gateway: bridgeIP(n),
+	})
 }
