@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Report is what `ab -e /dev/stdout` printed: its summary plus the
@@ -108,7 +110,7 @@ func Parse(out []byte) (*Report, error) {
 		if m := pctRE.FindStringSubmatch(line); m != nil {
 			p, _ := strconv.Atoi(m[1])
 			if p <= 100 {
-				r.Percent[p] = num(m[2])
+				r.Percent[p] = workload.Num(m[2])
 			}
 			continue
 		}
@@ -131,7 +133,7 @@ func Parse(out []byte) (*Report, error) {
 		if m == nil {
 			return nil, fmt.Errorf("ab: %s: no number in %q", k, v)
 		}
-		set(r, num(m[1]))
+		set(r, workload.Num(m[1]))
 		seen[k] = true
 	}
 	for _, k := range []string{"Complete requests", "Time taken for tests", "Requests per second", "Transfer rate"} {
@@ -139,38 +141,14 @@ func Parse(out []byte) (*Report, error) {
 			if len(bytes.TrimSpace(out)) == 0 {
 				return nil, errors.New("ab printed nothing")
 			}
-			return nil, fmt.Errorf("ab output lacks %q: %q", k, clip(string(out), 200))
+			return nil, fmt.Errorf("ab output lacks %q: %q", k, workload.Clip(string(out), 200))
 		}
 	}
-	if !finite(r.Seconds, r.Complete, r.RequestsPerSec, r.TransferBps, r.MeanMs) || !(r.Seconds > 0) {
+	if !workload.Finite(r.Seconds, r.Complete, r.RequestsPerSec, r.TransferBps, r.MeanMs) || !(r.Seconds > 0) {
 		return nil, fmt.Errorf("ab reported invalid numbers (%v requests in %v s)", r.Complete, r.Seconds)
 	}
 	if r.Complete == 0 {
 		return nil, errors.New("ab completed no request")
 	}
 	return r, nil
-}
-
-func num(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
-}
-
-func finite(xs ...float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

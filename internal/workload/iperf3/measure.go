@@ -3,6 +3,8 @@ package iperf3
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Measured is one end's view of the measured window: the non-omitted
@@ -52,7 +54,7 @@ func Measure(rep Report) (Measured, error) {
 			m.RTTUs += iv.RTTUs
 		}
 	}
-	if !(m.Seconds > 0) || !finite(m.Bytes, m.Seconds) || m.Bytes < 0 {
+	if !(m.Seconds > 0) || !workload.Finite(m.Bytes, m.Seconds) || m.Bytes < 0 {
 		return m, fmt.Errorf("iperf3 report has an invalid measured window (%v bytes in %v s)", m.Bytes, m.Seconds)
 	}
 	m.Bitrate = m.Bytes * 8 / m.Seconds
@@ -61,7 +63,7 @@ func Measure(rep Report) (Measured, error) {
 		if m.UDP.Packets > 0 {
 			m.UDP.LostPercent = 100 * m.UDP.LostPackets / m.UDP.Packets
 		}
-		if !finite(m.UDP.JitterMs, m.UDP.LostPackets, m.UDP.Packets, m.UDP.LostPercent) {
+		if !workload.Finite(m.UDP.JitterMs, m.UDP.LostPackets, m.UDP.Packets, m.UDP.LostPercent) {
 			return m, errors.New("iperf3 report has non-finite UDP counters")
 		}
 	}

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Report is what both ends of an iperf3 test print with -J, reduced to
@@ -109,7 +110,7 @@ func ParseServer(data []byte) (*Server, error) {
 		return nil, err
 	}
 	s.Bitrate = s.MeasuredBytes * 8 / s.MeasuredSeconds
-	if !finite(s.Bitrate) {
+	if !workload.Finite(s.Bitrate) {
 		return nil, errors.New("iperf3 server report has a non-finite bitrate")
 	}
 	if raw.End.Sum != nil {
@@ -143,7 +144,7 @@ func ParseClient(data []byte) (*Client, error) {
 	if raw.End.Sum != nil {
 		c.UDP = raw.End.Sum.udp()
 	}
-	if !finite(c.SenderBitrate, c.SenderBytes, c.ReceiverBitrate, c.Retransmits) {
+	if !workload.Finite(c.SenderBitrate, c.SenderBytes, c.ReceiverBitrate, c.Retransmits) {
 		return nil, errors.New("iperf3 client report has a non-finite number")
 	}
 	return c, nil
@@ -174,19 +175,10 @@ func measure(ivs []Interval, duration float64) (bytes, seconds float64, err erro
 		bytes += iv.Bytes
 		seconds += iv.Seconds
 	}
-	if !(seconds > 0) || !finite(bytes, seconds) || bytes < 0 {
+	if !(seconds > 0) || !workload.Finite(bytes, seconds) || bytes < 0 {
 		return 0, 0, fmt.Errorf("iperf3 report has an invalid measured window (%v bytes in %v s)", bytes, seconds)
 	}
 	return bytes, seconds, nil
-}
-
-func finite(xs ...float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // raw mirrors the part of iperf3's JSON we read. Numbers are float64
@@ -312,7 +304,7 @@ func decode(data []byte) (*raw, error) {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, errors.New("iperf3 printed no JSON report")
 		}
-		return nil, fmt.Errorf("iperf3 printed no JSON report: %q", clip(string(data), 200))
+		return nil, fmt.Errorf("iperf3 printed no JSON report: %q", workload.Clip(string(data), 200))
 	}
 	var r raw
 	if err := json.Unmarshal(data[i:], &r); err != nil {
@@ -322,11 +314,4 @@ func decode(data []byte) (*raw, error) {
 		return nil, newToolError(r.Error)
 	}
 	return &r, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

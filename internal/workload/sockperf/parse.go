@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Report is what a sockperf ping-pong client printed (--full-rtt), for
@@ -104,25 +104,25 @@ func ParseClient(out []byte) (*Report, error) {
 			return nil, &ToolError{Msg: strings.TrimSpace(strings.TrimPrefix(line, "sockperf:")), kind: ErrNoReplies}
 		case validRE.MatchString(line):
 			m := validRE.FindStringSubmatch(line)
-			r.RunTime, r.Sent, r.Received = num(m[1]), num(m[2]), num(m[3])
+			r.RunTime, r.Sent, r.Received = workload.Num(m[1]), workload.Num(m[2]), workload.Num(m[3])
 			got.valid = true
 		case avgRE.MatchString(line):
 			m := avgRE.FindStringSubmatch(line)
-			r.MeanUs, r.StdDevUs = num(m[1]), num(m[2])
+			r.MeanUs, r.StdDevUs = workload.Num(m[1]), workload.Num(m[2])
 			got.avg = true
 		case pctRE.MatchString(line):
 			m := pctRE.FindStringSubmatch(line)
-			r.Percentiles[num(m[1])] = num(m[2])
+			r.Percentiles[workload.Num(m[1])] = workload.Num(m[2])
 		case minMaxRE.MatchString(line):
 			m := minMaxRE.FindStringSubmatch(line)
 			if m[1] == "MIN" {
-				r.MinUs, got.min = num(m[2]), true
+				r.MinUs, got.min = workload.Num(m[2]), true
 			} else {
-				r.MaxUs, got.max = num(m[2]), true
+				r.MaxUs, got.max = workload.Num(m[2]), true
 			}
 		case countsRE.MatchString(line):
 			m := countsRE.FindStringSubmatch(line)
-			r.Dropped, r.Duplicated, r.OutOfOrder = num(m[1]), num(m[2]), num(m[3])
+			r.Dropped, r.Duplicated, r.OutOfOrder = workload.Num(m[1]), workload.Num(m[2]), workload.Num(m[3])
 		}
 	}
 done:
@@ -137,9 +137,9 @@ done:
 		if len(bytes.TrimSpace(text)) == 0 {
 			return nil, errors.New("sockperf printed nothing")
 		}
-		return nil, fmt.Errorf("sockperf output has no ping-pong statistics: %q", clip(string(text), 200))
+		return nil, fmt.Errorf("sockperf output has no ping-pong statistics: %q", workload.Clip(string(text), 200))
 	}
-	if !(r.RunTime > 0) || !(r.Received > 0) || !finite(r.RunTime, r.Received, r.MeanUs, r.MinUs, r.MaxUs) {
+	if !(r.RunTime > 0) || !(r.Received > 0) || !workload.Finite(r.RunTime, r.Received, r.MeanUs, r.MinUs, r.MaxUs) {
 		return nil, fmt.Errorf("sockperf reported an empty or invalid window (%v messages in %v s)", r.Received, r.RunTime)
 	}
 	return r, nil
@@ -155,28 +155,4 @@ func ParseServerError(out []byte) error {
 	msg := string(text[i+len("ERROR:"):])
 	msg = strings.Join(strings.Fields(strings.SplitN(msg, "sockperf:", 2)[0]), " ")
 	return &ToolError{Msg: msg}
-}
-
-func num(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
-}
-
-func finite(xs ...float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
