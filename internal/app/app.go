@@ -83,5 +83,10 @@ and writes a report with figures, confidence intervals and the published numbers
 
 // catalog tells study validation what this binary can run.
 func studyCatalog() study.Catalog {
-	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath}
+}
+
+// checkDatapath checks a study entry's knobs against its datapath.
+func checkDatapath(d study.Datapath, underlayMTU int) map[string]string {
+	return catalog.Check(catalog.FromStudy(d), underlayMTU)
 }

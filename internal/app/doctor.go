@@ -71,7 +71,7 @@ func affects(feature string) []string {
 		}
 		hit := false
 		for _, d := range s.Spec.Datapaths {
-			hit = hit || needs[d]
+			hit = hit || needs[d.Type]
 		}
 		for _, w := range s.Spec.Workloads {
 			hit = hit || w.Tool == feature

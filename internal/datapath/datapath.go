@@ -104,3 +104,36 @@ type Daemon struct {
 type Daemons interface {
 	Daemons() []Daemon
 }
+
+// MTUOverride is embedded by datapaths whose MTU a study may set (the
+// study's `mtu`): SetMTU records it and Or returns it in place of the
+// CNI's own default. Every device a datapath sizes goes through its MTU
+// method, so the override reaches pods, bridges and tunnels alike.
+type MTUOverride struct{ mtu int }
+
+// SetMTU sets the MTU the datapath uses instead of its default.
+func (o *MTUOverride) SetMTU(mtu int) { o.mtu = mtu }
+
+// Or returns the override, or def when there is none.
+func (o *MTUOverride) Or(def int) int {
+	if o.mtu > 0 {
+		return o.mtu
+	}
+	return def
+}
+
+// MTUSetter is implemented by datapaths whose MTU a study may override.
+type MTUSetter interface{ SetMTU(mtu int) }
+
+// MaxMTUer is implemented by datapaths whose default MTU is below the
+// largest the underlay allows (Weave's fixed 1376).
+type MaxMTUer interface{ MaxMTU(underlayMTU int) int }
+
+// MaxMTU is the largest pod MTU d can carry over an underlay of that MTU
+// without fragmenting its encapsulation.
+func MaxMTU(d Datapath, underlayMTU int) int {
+	if m, ok := d.(MaxMTUer); ok {
+		return m.MaxMTU(underlayMTU)
+	}
+	return d.MTU(underlayMTU)
+}

@@ -54,6 +54,8 @@ const (
 	// ToolOvsDpctl programs the Open vSwitch kernel datapath, for the ovs
 	// datapath and weave's OVS mode (optional).
 	ToolOvsDpctl = "ovs-dpctl"
+	// ToolIptablesRestore installs network-policy rule sets (optional).
+	ToolIptablesRestore = "iptables-restore"
 )
 
 // FlanneldPath is where scripts/build-flanneld.sh installs flanneld; it

@@ -21,6 +21,7 @@ var toolSpecs = []toolSpec{
 	{ToolChromium, []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}, "apt-get install chromium; only needed for report screenshots", true},
 	{ToolFlanneld, []string{"flanneld", FlanneldPath}, "scripts/build-flanneld.sh (builds flannel v0.28.4 into " + FlanneldPath + "); only needed for the flannel-udp datapath", true},
 	{ToolEtcd, []string{"etcd"}, "apt-get install etcd-server (Debian/Ubuntu); only needed for the flannel-udp datapath", true},
+	{ToolIptablesRestore, []string{"iptables-restore"}, "apt-get install iptables (Debian/Ubuntu); only needed for a datapath's network policy (policy: wp/np)", true},
 	{ToolOvsDpctl, []string{"ovs-dpctl"}, "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", true},
 }
 

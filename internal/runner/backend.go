@@ -22,7 +22,7 @@ type backend interface {
 	preflight(ctx context.Context, s *study.Study, p *plan) error
 	// up builds (or, on a real cluster, prepares) the cluster for one
 	// datapath of the study.
-	up(ctx context.Context, r *run, datapath string) (engine.Cluster, error)
+	up(ctx context.Context, r *run, d study.Datapath) (engine.Cluster, error)
 	// fs reads and writes sysfs/procfs knobs on the cluster's nodes.
 	fs() tune.FS
 	// sampler samples the CPU of a node over a trial's measured window.

@@ -46,7 +46,10 @@ func (*kubeBackend) name() string { return "kube" }
 func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) error {
 	if len(s.Spec.Datapaths) != 1 {
 		return fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
-			len(s.Spec.Datapaths), strings.Join(s.Spec.Datapaths, ", "))
+			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", "))
+	}
+	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || d.Policy != "" || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
+		return fmt.Errorf("datapath %s: mtu, offloads, policy, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name)
 	}
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
 		return errors.New("spec.nodes.*.cpus pins emulated nodes to CPUs; on a real cluster nodes have their own CPUs: remove it for --engine kube")
@@ -73,7 +76,7 @@ func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) er
 	return nil
 }
 
-func (b *kubeBackend) up(ctx context.Context, r *run, datapath string) (engine.Cluster, error) {
+func (b *kubeBackend) up(ctx context.Context, r *run, _ study.Datapath) (engine.Cluster, error) {
 	if b.used {
 		return nil, errors.New("the kube engine runs one datapath per run (the cluster's CNI)")
 	}
@@ -145,7 +148,7 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	e.Tools["cni"] = cni.String()
 	e.Notes = append(e.Notes,
 		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI",
-			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.Spec.Datapaths, ", ")),
+			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.DatapathNames(), ", ")),
 		"cni: "+cni.String()+" (evidence: "+strings.Join(cni.Evidence, "; ")+")",
 		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there")
 	if counts, err := a.Iptables(); err == nil {

@@ -31,20 +31,20 @@ func (b localBackend) preflight(_ context.Context, s *study.Study, p *plan) erro
 	if os.Geteuid() != 0 {
 		return errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")
 	}
-	var keep []string
-	for _, name := range s.Spec.Datapaths {
-		d, err := catalog.Lookup(name)
+	var keep []study.Datapath
+	for _, sd := range s.Spec.Datapaths {
+		d, err := catalog.Build(catalog.FromStudy(sd))
 		if err != nil {
-			return err
+			return fmt.Errorf("datapath %s: %w", sd.Name, err)
 		}
-		if err := probe.Require(d.Features()...); err != nil {
+		if err := probe.Require(append(d.Features(), knobFeatures(sd)...)...); err != nil {
 			if !s.Spec.SkipUnavailable {
-				return fmt.Errorf("datapath %s: %w", name, err)
+				return fmt.Errorf("datapath %s: %w", sd.Name, err)
 			}
-			p.notes = append(p.notes, fmt.Sprintf("datapath %s skipped: %v", name, err))
+			p.notes = append(p.notes, fmt.Sprintf("datapath %s skipped: %v", sd.Name, err))
 			continue
 		}
-		keep = append(keep, name)
+		keep = append(keep, sd)
 	}
 	if len(keep) == 0 {
 		return fmt.Errorf("none of the study's datapaths can run here (%s)", strings.Join(p.notes, "; "))
@@ -54,16 +54,33 @@ func (b localBackend) preflight(_ context.Context, s *study.Study, p *plan) erro
 	return nil
 }
 
-func (b localBackend) up(ctx context.Context, r *run, name string) (engine.Cluster, error) {
-	d, err := catalog.Lookup(name)
+func (b localBackend) up(ctx context.Context, r *run, sd study.Datapath) (engine.Cluster, error) {
+	d, err := catalog.Build(catalog.FromStudy(sd))
+	if err != nil {
+		return nil, err
+	}
+	rate, err := r.study.Spec.Link.RateBits()
 	if err != nil {
 		return nil, err
 	}
 	return local.Up(ctx, local.Config{
-		RunID: r.id, Datapath: d, UnderlayMTU: r.study.Spec.Nodes.UnderlayMTU,
+		RunID: r.id, Datapath: d, UnderlayMTU: r.study.Spec.Nodes.UnderlayMTU, LinkRate: rate,
 		ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
 		Recorder: recorder{r.journal}, Kill: cleanup.KillInNetns,
 	})
+}
+
+// knobFeatures lists what a datapath entry's knobs need beyond the
+// datapath itself.
+func knobFeatures(d study.Datapath) []string {
+	var f []string
+	if len(d.Offloads) > 0 {
+		f = append(f, probe.ToolEthtool)
+	}
+	if d.Policy != "" {
+		f = append(f, probe.ToolIptablesRestore)
+	}
+	return f
 }
 
 func (localBackend) fs() tune.FS { return tune.LocalFS{} }

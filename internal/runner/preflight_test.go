@@ -18,7 +18,7 @@ type remoteStub struct{}
 
 func (remoteStub) name() string                                         { return "stub" }
 func (remoteStub) preflight(context.Context, *study.Study, *plan) error { return nil }
-func (remoteStub) up(context.Context, *run, string) (engine.Cluster, error) {
+func (remoteStub) up(context.Context, *run, study.Datapath) (engine.Cluster, error) {
 	panic("not called")
 }
 func (remoteStub) fs() tune.FS                                 { return nil }

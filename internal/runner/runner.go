@@ -279,7 +279,7 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		c, err := r.backend.up(ctx, r, d)
 		if err != nil {
-			return fmt.Errorf("build cluster for %s: %w", d, err)
+			return fmt.Errorf("build cluster for %s: %w", d.Name, err)
 		}
 		if !envWritten {
 			if err := r.writeEnv(c); err != nil {
@@ -288,9 +288,9 @@ func (r *run) execute(ctx context.Context) error {
 			}
 			envWritten = true
 		}
-		err = r.datapath(ctx, c, d)
+		err = r.datapath(ctx, c, d.Name)
 		if cerr := c.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("tear down %s: %w", d, cerr)
+			err = fmt.Errorf("tear down %s: %w", d.Name, cerr)
 		}
 		if err != nil {
 			return err

@@ -45,7 +45,9 @@ type Metadata struct {
 // Spec is the experiment matrix and its parameters.
 type Spec struct {
 	Nodes     Nodes      `yaml:"nodes,omitempty"`
-	Datapaths []string   `yaml:"datapaths"`
+	Datapaths []Datapath `yaml:"datapaths"`
+	// Link is the underlay link between the emulated nodes.
+	Link Link `yaml:"link,omitempty"`
 	Tunings   []Tuning   `yaml:"tunings"`
 	Baseline  string     `yaml:"baseline,omitempty"`
 	Workloads []Workload `yaml:"workloads"`

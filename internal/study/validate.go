@@ -13,6 +13,10 @@ import (
 // names without importing the packages that implement them.
 type Catalog struct {
 	Datapaths []string
+	// CheckDatapath, when set, checks one entry's knobs against what its
+	// datapath supports (largest MTU, policy style, wiring, implementation)
+	// and returns problems keyed by the entry's field ("mtu").
+	CheckDatapath func(d Datapath, underlayMTU int) map[string]string
 	// Tools maps workload tool name to the protocols it supports.
 	Tools map[string][]string
 	// Options maps tool name to the workload options it accepts
@@ -48,7 +52,10 @@ func (s *Study) Defaults() {
 	}
 }
 
-var lengthRE = regexp.MustCompile(`^[1-9][0-9]*[KMG]?$`)
+var (
+	lengthRE = regexp.MustCompile(`^[1-9][0-9]*[KMG]?$`)
+	nameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
 
 // MaxReplicas bounds the pods a study may ask for per node.
 const MaxReplicas = 250
@@ -76,13 +83,43 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	seen := map[string]bool{}
 	for i, d := range sp.Datapaths {
 		f := fmt.Sprintf("spec.datapaths[%d]", i)
-		if !contains(cat.Datapaths, d) {
-			bad(f, "unknown datapath %q (known: %s)", d, strings.Join(cat.Datapaths, ", "))
+		if !contains(cat.Datapaths, d.Type) {
+			bad(f, "unknown datapath %q (known: %s)", d.Type, strings.Join(cat.Datapaths, ", "))
+			continue
 		}
-		if seen[d] {
-			bad(f, "datapath %q listed twice", d)
+		if !nameRE.MatchString(d.Name) {
+			bad(f+".name", "%q: use letters, digits, '.', '_' and '-'", d.Name)
 		}
-		seen[d] = true
+		if seen[d.Name] {
+			bad(f, "datapath %q listed twice (give the second one its own name)", d.Name)
+		}
+		seen[d.Name] = true
+		if d.MTU != 0 && (d.MTU < 576 || d.MTU > 65535) {
+			bad(f+".mtu", "must be between 576 and 65535, got %d", d.MTU)
+		}
+		if !contains([]string{"", PolicyWith, PolicyWithout}, d.Policy) {
+			bad(f+".policy", "must be %s (with network policy) or %s (the CNI's chains, no policy), got %q", PolicyWith, PolicyWithout, d.Policy)
+		}
+		if !contains([]string{"", WiringNetlink, WiringCNI}, d.Wiring) {
+			bad(f+".wiring", "must be %s or %s, got %q", WiringNetlink, WiringCNI, d.Wiring)
+		}
+		if !contains([]string{"", ImplBuiltin, ImplFlanneld}, d.Implementation) {
+			bad(f+".implementation", "must be %s or %s, got %q", ImplBuiltin, ImplFlanneld, d.Implementation)
+		}
+		if cat.CheckDatapath != nil {
+			problems := cat.CheckDatapath(d, sp.Nodes.UnderlayMTU)
+			var fields []string
+			for k := range problems {
+				fields = append(fields, k)
+			}
+			sortStrings(fields)
+			for _, k := range fields {
+				bad(f+"."+k, "%s", problems[k])
+			}
+		}
+	}
+	if _, err := sp.Link.RateBits(); err != nil {
+		bad("spec.link.rate", "%v", err)
 	}
 	if len(sp.Tunings) == 0 {
 		bad("spec.tunings", "list at least one tuning (e.g. baseline)")
@@ -201,12 +238,31 @@ func (s *Study) Cells() []results.Cell {
 		for _, r := range s.Spec.Replicas {
 			for _, w := range s.Variants() {
 				for _, t := range s.Spec.Tunings {
-					cells = append(cells, results.Cell{Datapath: d, Tuning: t.Name, Workload: w.Name, Replicas: r})
+					cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r})
 				}
 			}
 		}
 	}
 	return cells
+}
+
+// DatapathNames lists the study's datapath names in order.
+func (s *Study) DatapathNames() []string {
+	var out []string
+	for _, d := range s.Spec.Datapaths {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// Datapath returns the study's datapath of that name.
+func (s *Study) Datapath(name string) (Datapath, bool) {
+	for _, d := range s.Spec.Datapaths {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Datapath{}, false
 }
 
 // Tuning returns the study's tuning of that name.

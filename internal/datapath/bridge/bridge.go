@@ -25,7 +25,7 @@ import (
 var netBase = net.IPv4(10, 244, 0, 0)
 
 // Datapath is the bridge (Flannel host-gw) datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -40,7 +40,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge}
 func (*Datapath) Tunnel() string { return "" }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 
 func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(netBase, n) }
 

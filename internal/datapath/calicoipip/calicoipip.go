@@ -37,7 +37,7 @@ const (
 )
 
 // Datapath is the calico-ipip datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -52,7 +52,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.IPIP} }
 func (*Datapath) Tunnel() string { return Device }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay - overhead }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
 // SetupNode brings up tunl0 with the node's tunnel address.
 // Equivalent to:

@@ -28,7 +28,7 @@ import (
 )
 
 // Datapath is the calico-routed datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -43,7 +43,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth} }
 func (*Datapath) Tunnel() string { return "" }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 
 // SetupNode turns on forwarding and adds the blackhole route of the
 // node's own block.

@@ -39,7 +39,7 @@ const (
 )
 
 // Datapath is the calico-vxlan datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -54,7 +54,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Vxlan} 
 func (*Datapath) Tunnel() string { return Device }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay - overhead }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
 func block(n datapath.Node) *net.IPNet { return calicopod.Block(n) }
 func tunnelIP(n datapath.Node) net.IP  { return calicopod.TunnelIP(n) }

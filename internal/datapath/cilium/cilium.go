@@ -63,6 +63,7 @@ var poolBase = net.IPv4(10, 0, 0, 0)
 // Datapath is the cilium datapath. It keeps the BPF objects of each node
 // it set up; Close releases them.
 type Datapath struct {
+	datapath.MTUOverride
 	mu    sync.Mutex
 	nodes map[string]*nodeState // by node namespace
 }
@@ -87,7 +88,7 @@ func (*Datapath) Features() []string {
 func (*Datapath) Tunnel() string { return Device }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay - overhead }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
 func podCIDR(n datapath.Node) *net.IPNet  { return wire.Subnet24(poolBase, n.Index) }
 func routerIP(n datapath.Node) net.IP     { return wire.PodAddr(podCIDR(n).IP, 1) }

@@ -126,6 +126,10 @@ func (d *Datapath) Tunnel() string {
 	return ""
 }
 
+// SetMTU implements datapath.MTUSetter (the study's mtu: cni0, the pods
+// and flanneld's lease).
+func (d *Datapath) SetMTU(mtu int) { d.PodMTU = mtu }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int {
 	if d.PodMTU > 0 {

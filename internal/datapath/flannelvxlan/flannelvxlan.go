@@ -39,7 +39,7 @@ const (
 var netBase = net.IPv4(10, 244, 0, 0)
 
 // Datapath is the flannel-vxlan datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -54,7 +54,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge,
 func (*Datapath) Tunnel() string { return Device }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay - overhead }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
 func subnet(n datapath.Node) *net.IPNet { return wire.Subnet24(netBase, n.Index) }
 func vtepIP(n datapath.Node) net.IP     { return wire.PodAddr(subnet(n).IP, 0) }

@@ -25,7 +25,7 @@ import (
 )
 
 // Datapath is the ipvlan datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -40,7 +40,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.IPVlan}
 func (*Datapath) Tunnel() string { return "" }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 
 // SetupNode implements datapath.Datapath; the underlay NIC is all it needs.
 func (*Datapath) SetupNode(datapath.Node) error { return nil }

@@ -43,7 +43,10 @@ type Spec struct {
 }
 
 // Datapath is a point-to-point L2 tunnel datapath.
-type Datapath struct{ s Spec }
+type Datapath struct {
+	datapath.MTUOverride
+	s Spec
+}
 
 // New returns the datapath for s.
 func New(s Spec) *Datapath { return &Datapath{s: s} }
@@ -58,7 +61,7 @@ func (d *Datapath) Features() []string { return append([]string(nil), d.s.Featur
 func (d *Datapath) Tunnel() string { return d.s.Device }
 
 // MTU implements datapath.Datapath.
-func (d *Datapath) MTU(underlay int) int { return underlay - d.s.Overhead }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - d.s.Overhead) }
 
 func (d *Datapath) subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(d.s.Pool, n) }
 func (d *Datapath) tunIP(n datapath.Node) net.IP      { return wire.PodAddr(d.subnet(n).IP, 0) }

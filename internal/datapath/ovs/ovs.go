@@ -45,6 +45,7 @@ var netBase = net.IPv4(10, 88, 0, 0)
 
 // Datapath is the ovs datapath.
 type Datapath struct {
+	datapath.MTUOverride
 	mu    sync.Mutex
 	nodes map[string]*nodeState // by node namespace
 }
@@ -76,7 +77,7 @@ func (*Datapath) Features() []string {
 func (*Datapath) Tunnel() string { return "" }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 
 func subnet(n datapath.Node) *net.IPNet   { return wire.Subnet24(netBase, n.Index) }
 func gwIP(n datapath.Node) net.IP         { return wire.PodAddr(subnet(n).IP, 1) }

@@ -62,6 +62,7 @@ const (
 
 // Datapath is the weave datapath.
 type Datapath struct {
+	datapath.MTUOverride
 	// Mode is ModeOVS, ModeBridge, or "" to pick by probing on first use
 	// (OVS when the kernel has the openvswitch module and ovs-dpctl is
 	// installed).
@@ -109,7 +110,11 @@ func (d *Datapath) Tunnel() string {
 
 // MTU implements datapath.Datapath: Weave's 1376, whatever the underlay
 // (it leaves room for its encapsulation on a 1500-byte network).
-func (*Datapath) MTU(int) int { return DefaultMTU }
+func (d *Datapath) MTU(int) int { return d.Or(DefaultMTU) }
+
+// MaxMTU implements datapath.MaxMTUer: Weave's 1376 leaves room for its
+// sleeve mode; over VXLAN the underlay allows 50 bytes less than its own.
+func (*Datapath) MaxMTU(underlay int) int { return underlay - 50 }
 
 func bridgeIP(n datapath.Node) net.IP { return wire.PodAddr(wire.Subnet24(netBase, n.Index).IP, 1) }
 func podIP(n datapath.Node, i int) net.IP {

@@ -46,7 +46,7 @@ var (
 )
 
 // Datapath is the wireguard datapath.
-type Datapath struct{}
+type Datapath struct{ datapath.MTUOverride }
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -61,7 +61,7 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge,
 func (*Datapath) Tunnel() string { return Device }
 
 // MTU implements datapath.Datapath.
-func (*Datapath) MTU(underlay int) int { return underlay - overhead }
+func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
 func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(netBase, n) }
 

@@ -1,0 +1,106 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/flanneludp"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// Options are a study's knobs that change how a datapath is built.
+type Options struct {
+	// Type is the catalog name (flannel-vxlan).
+	Type string
+	// MTU overrides the datapath's pod MTU; 0 keeps the CNI's default.
+	MTU int
+	// Implementation is "" or "builtin" (in-process) or "flanneld".
+	Implementation string
+	// Policy is "" (no rules), "wp" or "np"; see PolicyStyle.
+	Policy string
+}
+
+// FromStudy picks the knobs of a study entry that change how it is built.
+func FromStudy(d study.Datapath) Options {
+	return Options{Type: d.Type, MTU: d.MTU, Implementation: d.Implementation, Policy: d.Policy}
+}
+
+// flanneldBackends maps the datapaths the real flanneld can also program
+// to its backend names.
+var flanneldBackends = map[string]string{
+	"flannel-vxlan": "vxlan",
+	"bridge":        "host-gw",
+}
+
+// Build returns a fresh datapath with o applied. Each call returns a new
+// value, so one run's state never leaks into another's.
+func Build(o Options) (datapath.Datapath, error) {
+	var d datapath.Datapath
+	switch o.Implementation {
+	case "", "builtin":
+		var err error
+		if d, err = Lookup(o.Type); err != nil {
+			return nil, err
+		}
+	case "flanneld":
+		b, ok := flanneldBackends[o.Type]
+		if !ok {
+			return nil, fmt.Errorf("implementation flanneld: only %s can be run by flanneld", strings.Join(flanneldDatapaths(), " and "))
+		}
+		d = flanneludp.NewWithBackend(b)
+	default:
+		return nil, fmt.Errorf("unknown implementation %q (builtin, flanneld)", o.Implementation)
+	}
+	if o.MTU > 0 {
+		s, ok := d.(datapath.MTUSetter)
+		if !ok {
+			return nil, fmt.Errorf("datapath %s has no MTU of its own to set (its pods use the node's network)", o.Type)
+		}
+		s.SetMTU(o.MTU)
+	}
+	return d, nil
+}
+
+// Check reports, per study field (mtu, implementation, policy), why o
+// cannot be built over an underlay of that MTU. It touches nothing.
+func Check(o Options, underlayMTU int) map[string]string {
+	problems := map[string]string{}
+	impl := o
+	impl.MTU = 0
+	d, err := Build(impl)
+	if err != nil {
+		problems["implementation"] = err.Error()
+		return problems
+	}
+	if o.MTU > 0 {
+		if _, ok := d.(datapath.MTUSetter); !ok {
+			problems["mtu"] = fmt.Sprintf("datapath %s has no MTU of its own to set (its pods use the node's network)", o.Type)
+		} else if max := datapath.MaxMTU(d, underlayMTU); o.MTU > max {
+			problems["mtu"] = fmt.Sprintf("%d is more than %s carries over a %d-byte underlay without fragmenting (at most %d)", o.MTU, o.Type, underlayMTU, max)
+		}
+	}
+	if o.Policy != "" {
+		if _, err := PolicyStyle(o.Type); err != nil {
+			problems["policy"] = err.Error()
+		}
+	}
+	return problems
+}
+
+// PolicyStyle names the network-policy rule set a datapath's CNI
+// programs with iptables. Only Calico's is modelled: it is the CNI whose
+// policy cost seed 004 measured (Calico-wp vs -np).
+func PolicyStyle(typ string) (string, error) {
+	switch typ {
+	case "calico-routed", "calico-vxlan", "calico-ipip":
+		return "calico", nil
+	case "cilium":
+		return "", fmt.Errorf("cilium enforces policy in eBPF, not iptables, and keeps netfilter off its path; cnibench models only Calico's iptables policy")
+	}
+	return "", fmt.Errorf("datapath %s: cnibench models only Calico's iptables policy (calico-routed, calico-vxlan, calico-ipip)", typ)
+}
+
+func flanneldDatapaths() []string {
+	return []string{"bridge", "flannel-vxlan"}
+}

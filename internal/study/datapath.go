@@ -1,0 +1,194 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Datapath is one datapath of a study: a catalog datapath (Type) and the
+// knobs it runs with, named so that one type can appear several times
+// (flannel-vxlan and "flannel-off" with tunnel offload disabled, as seed
+// 004 measured). A plain string "flannel-vxlan" is shorthand for
+// {name: flannel-vxlan, type: flannel-vxlan}. The knobs apply to the local
+// engine's emulated nodes; on a real cluster the CNI decides them.
+type Datapath struct {
+	// Name names the datapath's cells in results and reports.
+	Name string `yaml:"name"`
+	// Type is the catalog datapath (calico-vxlan, bridge, ...).
+	Type string `yaml:"type,omitempty"`
+	// MTU overrides the pod (and tunnel device) MTU; 0 keeps the CNI's
+	// own (flannel-vxlan 1450, calico-ipip 1440, ... on a 1500 underlay).
+	MTU int `yaml:"mtu,omitempty"`
+	// Offloads sets ethtool features ("tx-udp_tnl-segmentation": off) on
+	// every node's underlay NIC and tunnel device, as `ethtool -K` does.
+	Offloads map[string]string `yaml:"offloads,omitempty"`
+	// Policy installs a network-policy rule set in the style of the CNI:
+	// "wp" (with policy) or "np" (the CNI's chains without a policy);
+	// empty installs no rules.
+	Policy string `yaml:"policy,omitempty"`
+	// Wiring is how pods are wired: "netlink" (in-process, the default)
+	// or "cni" (the reference CNI plugins, called as a runtime does).
+	Wiring string `yaml:"wiring,omitempty"`
+	// Implementation picks who programs the datapath: "builtin" (the
+	// default, in-process) or "flanneld" (the real Flannel daemon; for
+	// flannel-vxlan and bridge).
+	Implementation string `yaml:"implementation,omitempty"`
+
+	line int // where the entry is, for errors found after decoding
+}
+
+// Policy and wiring values.
+const (
+	PolicyWith    = "wp"
+	PolicyWithout = "np"
+
+	WiringNetlink = "netlink"
+	WiringCNI     = "cni"
+
+	ImplBuiltin  = "builtin"
+	ImplFlanneld = "flanneld"
+)
+
+// Plain reports whether the entry is only a catalog name with no knobs.
+func (d Datapath) Plain() bool {
+	return d.Name == d.Type && d.MTU == 0 && len(d.Offloads) == 0 && d.Policy == "" &&
+		d.Wiring == "" && d.Implementation == ""
+}
+
+// OffloadNames lists the offload features in a stable order.
+func (d Datapath) OffloadNames() []string {
+	var out []string
+	for k := range d.Offloads {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OffloadOn reports the requested state of a feature ("on" or "off").
+func (d Datapath) OffloadOn(feature string) bool { return d.Offloads[feature] == "on" }
+
+var datapathKeys = []string{"name", "type", "mtu", "offloads", "policy", "wiring", "implementation"}
+
+// UnmarshalYAML accepts a datapath name or a mapping of datapath knobs.
+func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
+	*d = Datapath{line: n.Line}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		d.Name, d.Type = n.Value, n.Value
+		return nil
+	case yaml.MappingNode:
+	default:
+		return &FieldError{Line: n.Line, Msg: "a datapath is a name (calico-vxlan) or a mapping {name, type, mtu, offloads, policy, wiring, implementation}"}
+	}
+	// The decoder's KnownFields does not reach into a custom unmarshaler,
+	// so unknown keys are caught here.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !contains(datapathKeys, k.Value) {
+			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown datapath field %q (known: %s)", k.Value, strings.Join(datapathKeys, ", "))}
+		}
+		if k.Value == "offloads" {
+			if err := checkOffloads(n.Content[i+1]); err != nil {
+				return err
+			}
+		}
+	}
+	type plain Datapath
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*d = Datapath(p)
+	d.line = n.Line
+	if d.Type == "" {
+		d.Type = d.Name
+	}
+	if d.Name == "" {
+		d.Name = d.Type
+	}
+	return nil
+}
+
+// checkOffloads accepts on/off (and YAML booleans) per feature and
+// normalises them to "on"/"off" in place.
+func checkOffloads(m *yaml.Node) error {
+	if m.Kind != yaml.MappingNode {
+		return &FieldError{Line: m.Line, Msg: "offloads is a mapping of ethtool features to on/off, e.g. {tx-udp_tnl-segmentation: off}"}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if !featureRE.MatchString(k.Value) {
+			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("offload %q is not an ethtool feature name (letters, digits, - and _)", k.Value)}
+		}
+		on, err := onOff(v.Value)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			return &FieldError{Line: v.Line, Msg: fmt.Sprintf("offload %s: want on or off, got %q", k.Value, v.Value)}
+		}
+		v.Tag, v.Value = "!!str", map[bool]string{true: "on", false: "off"}[on]
+	}
+	return nil
+}
+
+var featureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+func onOff(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return strconv.ParseBool(s)
+}
+
+// MarshalYAML writes a plain datapath back as its name.
+func (d Datapath) MarshalYAML() (any, error) {
+	if d.Plain() {
+		return d.Name, nil
+	}
+	type plain Datapath
+	return plain(d), nil
+}
+
+// Link is the underlay link between the nodes.
+type Link struct {
+	// Rate is the line rate ("1gbit", "100mbit", "10G"); empty leaves
+	// the link unshaped (as fast as the machine moves packets).
+	Rate string `yaml:"rate,omitempty"`
+}
+
+// RateBits returns the line rate in bits per second, 0 when unshaped.
+func (l Link) RateBits() (uint64, error) {
+	if l.Rate == "" {
+		return 0, nil
+	}
+	return ParseLineRate(l.Rate)
+}
+
+var lineRateRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:bit|bps|b)?(?:/s)?$`)
+
+// ParseLineRate reads a line rate: 1gbit, 100mbit, 10G, 500M, 2500000
+// (bits/s). Prefixes are decimal (k = 1000), as NIC speeds and tc rates
+// are.
+func ParseLineRate(s string) (uint64, error) {
+	m := lineRateRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("invalid rate %q (use e.g. 1gbit, 100mbit, 10G)", s)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid rate %q: %w", s, err)
+	}
+	mult := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[strings.ToLower(m[2])]
+	bits := v * mult
+	if bits < 1e6 || bits > 1e12 {
+		return 0, fmt.Errorf("rate %q is outside 1 Mbit/s .. 1 Tbit/s", s)
+	}
+	return uint64(bits), nil
+}

@@ -1,0 +1,140 @@
+package study
+
+import (
+	"strings"
+	"testing"
+)
+
+const knobStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: knobs
+spec:
+  datapaths:
+    - flannel-vxlan
+    - name: flannel-off
+      type: flannel-vxlan
+      mtu: 1400
+      offloads: {tx-udp_tnl-segmentation: off, gro: true}
+    - {name: calico-wp, type: calico-vxlan, policy: wp}
+  link: {rate: 100mbit}
+  tunings: [baseline]
+  workloads: [{tool: iperf3}]
+  replicas: [1]
+  trials: 1
+  duration: 3s
+`
+
+func TestDatapathForms(t *testing.T) {
+	s, err := Parse("knobs.yaml", []byte(knobStudy), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := s.Spec.Datapaths
+	if len(dp) != 3 {
+		t.Fatalf("got %d datapaths", len(dp))
+	}
+	if !dp[0].Plain() || dp[0].Name != "flannel-vxlan" || dp[0].Type != "flannel-vxlan" {
+		t.Errorf("shorthand: %+v", dp[0])
+	}
+	off := dp[1]
+	if off.Name != "flannel-off" || off.Type != "flannel-vxlan" || off.MTU != 1400 {
+		t.Errorf("mapping: %+v", off)
+	}
+	// "true" and "off" are normalised to on/off, as ethtool -K writes them.
+	if off.Offloads["tx-udp_tnl-segmentation"] != "off" || off.Offloads["gro"] != "on" || !off.OffloadOn("gro") {
+		t.Errorf("offloads: %v", off.Offloads)
+	}
+	if got := strings.Join(off.OffloadNames(), ","); got != "gro,tx-udp_tnl-segmentation" {
+		t.Errorf("offload order: %s", got)
+	}
+	if dp[2].Policy != PolicyWith {
+		t.Errorf("policy: %+v", dp[2])
+	}
+	if got := strings.Join(s.DatapathNames(), ","); got != "flannel-vxlan,flannel-off,calico-wp" {
+		t.Errorf("names: %s", got)
+	}
+	if r, _ := s.Spec.Link.RateBits(); r != 100_000_000 {
+		t.Errorf("link rate %d", r)
+	}
+	cells := s.Cells()
+	if cells[0].Datapath != "flannel-vxlan" || cells[1].Datapath != "flannel-off" {
+		t.Errorf("cells use names: %+v", cells[:2])
+	}
+
+	// A round trip keeps the shorthand short and the knobs intact.
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "- flannel-vxlan\n") || !strings.Contains(string(b), "tx-udp_tnl-segmentation: \"off\"") && !strings.Contains(string(b), "tx-udp_tnl-segmentation: off") {
+		t.Errorf("marshal:\n%s", b)
+	}
+	s2, err := Parse("again.yaml", b, Options{}, testCatalog)
+	if err != nil {
+		t.Fatalf("re-parse: %v\n%s", err, b)
+	}
+	if s2.Spec.Datapaths[1].MTU != 1400 || s2.Spec.Datapaths[1].Offloads["gro"] != "on" {
+		t.Errorf("round trip: %+v", s2.Spec.Datapaths[1])
+	}
+}
+
+// Every bad knob is one error naming the file, line and field.
+func TestDatapathErrors(t *testing.T) {
+	cat := testCatalog
+	cat.CheckDatapath = func(d Datapath, underlay int) map[string]string {
+		if d.MTU > underlay-50 {
+			return map[string]string{"mtu": "too big for the overlay"}
+		}
+		return nil
+	}
+	cases := []struct {
+		name, entry, want string
+		line              int
+	}{
+		{"unknown key", "{name: x, type: flannel-vxlan, colour: red}", `unknown datapath field "colour"`, 6},
+		{"unknown type", "{name: x, type: nosuch}", `spec.datapaths[0]: unknown datapath "nosuch"`, 6},
+		{"offload value", "{type: flannel-vxlan, offloads: {gro: maybe}}", `offload gro: want on or off, got "maybe"`, 6},
+		{"offload name", "{type: flannel-vxlan, offloads: {'gro; reboot': off}}", `is not an ethtool feature name`, 6},
+		{"offloads list", "{type: flannel-vxlan, offloads: [gro]}", `offloads is a mapping`, 6},
+		{"policy", "{type: calico-vxlan, policy: strict}", `spec.datapaths[0].policy: must be wp`, 6},
+		{"wiring", "{type: calico-vxlan, wiring: ebpf}", `spec.datapaths[0].wiring: must be netlink or cni`, 6},
+		{"implementation", "{type: calico-vxlan, implementation: felix}", `spec.datapaths[0].implementation: must be builtin or flanneld`, 6},
+		{"mtu range", "{type: calico-vxlan, mtu: 100}", `spec.datapaths[0].mtu: must be between 576 and 65535`, 6},
+		{"mtu check", "{type: calico-vxlan, mtu: 1480}", `spec.datapaths[0].mtu: too big for the overlay`, 6},
+		{"name", "{name: 'a b', type: calico-vxlan}", `spec.datapaths[0].name: "a b"`, 6},
+		{"twice", "calico-vxlan, calico-vxlan", `datapath "calico-vxlan" listed twice`, 6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			y := strings.Replace(knobStudy, knobStudy[strings.Index(knobStudy, "  datapaths:"):strings.Index(knobStudy, "  link:")],
+				"  datapaths: ["+c.entry+"]\n", 1)
+			_, err := Parse("bad.yaml", []byte(y), Options{}, cat)
+			if err == nil {
+				t.Fatalf("accepted:\n%s", y)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "bad.yaml:6") {
+				t.Errorf("got %q, want bad.yaml:%d and %q", err, c.line, c.want)
+			}
+		})
+	}
+}
+
+func TestLinkRate(t *testing.T) {
+	for in, want := range map[string]uint64{"1gbit": 1e9, "100mbit": 1e8, "10G": 1e10, "2.5Gbit": 25e8, "25000000": 25e6, "100Mbps": 1e8} {
+		got, err := ParseLineRate(in)
+		if err != nil || got != want {
+			t.Errorf("%s: got %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"fast", "0", "1kbit", "5T", "-1G", "1gbit; rm"} {
+		if _, err := ParseLineRate(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+	y := strings.Replace(knobStudy, "rate: 100mbit", "rate: warp9", 1)
+	_, err := Parse("bad.yaml", []byte(y), Options{}, testCatalog)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:13") || !strings.Contains(err.Error(), `spec.link.rate: invalid rate "warp9"`) {
+		t.Errorf("got %v", err)
+	}
+}
