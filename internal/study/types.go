@@ -47,7 +47,7 @@ type Spec struct {
 	Nodes     Nodes      `yaml:"nodes,omitempty"`
 	Datapaths []Datapath `yaml:"datapaths"`
 	// Link is the underlay link between the emulated nodes.
-	Link Link `yaml:"link,omitempty"`
+	Link      Link       `yaml:"link,omitempty"`
 	Tunings   []Tuning   `yaml:"tunings"`
 	Baseline  string     `yaml:"baseline,omitempty"`
 	Workloads []Workload `yaml:"workloads"`
