@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 var bin string
@@ -160,6 +163,10 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 		{"malformed yaml", nil, []string{"FILE:" + malformed}, "malformed YAML"},
 		{"missing study", nil, []string{"FILE:/nonexistent/study.yaml"}, "no built-in study of that name"},
 		{"missing iperf3", []string{"PATH=" + emptyPath}, nil, "iperf3"},
+		{"mtu on host network", nil, []string{"--set", "datapaths=[{type: host, mtu: 1400}]"}, "spec.datapaths[0].mtu: datapath host has no MTU of its own"},
+		{"mtu above the overlay's", nil, []string{"--set", "datapaths=[{type: flannel-vxlan, mtu: 1480}]"}, "at most 1450"},
+		{"policy on a bridge", nil, []string{"--set", "datapaths=[{type: bridge, policy: wp}]"}, "only Calico's iptables policy"},
+		{"bad link rate", nil, []string{"--set", "link={rate: fast}"}, `spec.link.rate: invalid rate "fast"`},
 		{"unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
 		{"unknown engine", nil, []string{"--engine", "mesos"}, `unknown engine "mesos"`},
 	}
@@ -264,6 +271,67 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Error("report did not rebuild report.html")
 	}
+}
+
+// The datapath knobs of a study file take effect: a pod MTU override,
+// tunnel offload off on the underlay, Calico policy chains and a shaped
+// line rate, each recorded in env.json, and nothing is left behind.
+func TestDatapathKnobs(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	requireTool(t, "ethtool")
+	requireTool(t, "iptables-restore")
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	before := snapshot(t)
+	study := writeStudy(t, `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: knobs}
+spec:
+  datapaths:
+    - {name: flannel-off, type: flannel-vxlan, mtu: 1400, offloads: {tx-udp_tnl-segmentation: off}}
+    - {name: calico-wp, type: calico-routed, policy: wp}
+  link: {rate: 200mbit}
+  tunings: [baseline]
+  workloads: [{name: tcp, tool: iperf3}]
+  replicas: [1]
+  trials: 1
+  duration: 3s
+  warmup: 1s
+`)
+	r := cnibench(t, nil, "run", study, "--out", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var env results.Env
+	b, _ := os.ReadFile(filepath.Join(out, "env.json"))
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatal(err)
+	}
+	off, wp := env.Datapaths["flannel-off"], env.Datapaths["calico-wp"]
+	if off.PodMTU != 1400 || off.LinkRate != 200_000_000 {
+		t.Errorf("flannel-off: %+v", off)
+	}
+	if len(off.Offloads) == 0 || !strings.HasPrefix(off.Offloads[0], "tx-udp_tnl-segmentation off on server/eth1") || !strings.Contains(off.Offloads[0], "client/eth1") {
+		t.Errorf("flannel-off offloads: %q", off.Offloads)
+	}
+	if wp.Policy == nil || wp.Policy.Mode != "wp" || wp.Policy.Chains["server"] < 8 || wp.Policy.Rules["server"] < 20 {
+		t.Errorf("calico-wp policy: %+v", wp.Policy)
+	}
+	run, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range run.Samples {
+		// Shaped at 200 Mbit/s: a single TCP flow gets most of it, never more.
+		if bps := smp.Metrics[results.MetricBitrate]; !(bps > 100e6 && bps <= 200e6) {
+			t.Errorf("%s: %.0f bit/s on a 200 Mbit/s link", smp.Cell.Datapath, bps)
+		}
+	}
+	if len(run.Samples) != 2 {
+		t.Errorf("%d samples, want 2", len(run.Samples))
+	}
+	assertUntouched(t, before, "")
 }
 
 // startLongRun starts a run that changes the global RFS table and waits

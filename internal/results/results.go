@@ -110,7 +110,34 @@ type Env struct {
 	Offloads map[string]map[string]bool `json:"offloads,omitempty"`
 	// Steering holds RPS/RFS settings found before the run, keyed by path.
 	Steering map[string]string `json:"steering,omitempty"`
-	Notes    []string          `json:"notes,omitempty"`
+	// Datapaths says how each datapath of the run was built, keyed by
+	// the study's name for it.
+	Datapaths map[string]DatapathEnv `json:"datapaths,omitempty"`
+	Notes     []string               `json:"notes,omitempty"`
+}
+
+// DatapathEnv is how one datapath of a run was built: its knobs and
+// what applying them did.
+type DatapathEnv struct {
+	Type           string `json:"type"`
+	Implementation string `json:"implementation,omitempty"`
+	Wiring         string `json:"wiring,omitempty"`
+	// PodMTU is the MTU of the pods' interfaces.
+	PodMTU int `json:"pod_mtu,omitempty"`
+	// LinkRate is the shaped underlay line rate, bit/s; 0 = unshaped.
+	LinkRate uint64 `json:"link_rate_bps,omitempty"`
+	// Offloads lists what was set where ("gro off on server/eth1").
+	Offloads []string   `json:"offloads,omitempty"`
+	Policy   *PolicyEnv `json:"policy,omitempty"`
+}
+
+// PolicyEnv is the network-policy rule set a datapath ran with: its
+// style and mode, and the chains and rules it put on each node.
+type PolicyEnv struct {
+	Style  string         `json:"style"`
+	Mode   string         `json:"mode"`
+	Chains map[string]int `json:"chains"`
+	Rules  map[string]int `json:"rules"`
 }
 
 // SummaryRow is one row of summary.csv: statistics of one metric in one cell.

@@ -23,6 +23,9 @@ type backend interface {
 	// up builds (or, on a real cluster, prepares) the cluster for one
 	// datapath of the study.
 	up(ctx context.Context, r *run, d study.Datapath) (engine.Cluster, error)
+	// configure applies a datapath entry's node knobs (offloads) to a
+	// cluster up() built, and says how the datapath was built.
+	configure(ctx context.Context, r *run, c engine.Cluster, d study.Datapath) (results.DatapathEnv, error)
 	// fs reads and writes sysfs/procfs knobs on the cluster's nodes.
 	fs() tune.FS
 	// sampler samples the CPU of a node over a trial's measured window.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
 )
@@ -42,7 +43,17 @@ func (r *run) writeEnv(c engine.Cluster) error {
 			"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart here; pinning only separates cores")
 	}
 	e.Notes = append(e.Notes, r.notes...)
+	r.env = e
 	return r.out.WriteEnv(e)
+}
+
+// recordDatapath adds how a datapath was built to env.json.
+func (r *run) recordDatapath(name string, de results.DatapathEnv) error {
+	if r.env.Datapaths == nil {
+		r.env.Datapaths = map[string]results.DatapathEnv{}
+	}
+	r.env.Datapaths[name] = de
+	return r.out.WriteEnv(r.env)
 }
 
 // offloads reads `ethtool -k DEV` inside the node; nil when ethtool is

@@ -76,6 +76,12 @@ func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) er
 	return nil
 }
 
+// configure has nothing to apply: preflight refused the local engine's
+// knobs, and the cluster's CNI built the datapath.
+func (b *kubeBackend) configure(_ context.Context, _ *run, _ engine.Cluster, sd study.Datapath) (results.DatapathEnv, error) {
+	return results.DatapathEnv{Type: "cluster CNI (labelled " + sd.Name + ")"}, nil
+}
+
 func (b *kubeBackend) up(ctx context.Context, r *run, _ study.Datapath) (engine.Cluster, error) {
 	if b.used {
 		return nil, errors.New("the kube engine runs one datapath per run (the cluster's CNI)")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
@@ -68,6 +69,32 @@ func (b localBackend) up(ctx context.Context, r *run, sd study.Datapath) (engine
 		ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
 		Recorder: recorder{r.journal}, Kill: cleanup.KillInNetns,
 	})
+}
+
+func (b localBackend) configure(ctx context.Context, r *run, c engine.Cluster, sd study.Datapath) (results.DatapathEnv, error) {
+	d, err := catalog.Build(catalog.FromStudy(sd))
+	if err != nil {
+		return results.DatapathEnv{}, err
+	}
+	rate, _ := r.study.Spec.Link.RateBits()
+	de := results.DatapathEnv{
+		Type: sd.Type, Implementation: sd.Implementation, Wiring: sd.Wiring,
+		PodMTU: d.MTU(r.study.Spec.Nodes.UnderlayMTU), LinkRate: rate,
+	}
+	if datapath.IsHostNetwork(d) {
+		de.PodMTU = r.study.Spec.Nodes.UnderlayMTU
+	}
+	if de.Offloads, err = applyOffloads(ctx, c, sd); err != nil {
+		return de, err
+	}
+	if sd.Policy != "" {
+		style, err := catalog.PolicyStyle(sd.Type)
+		if err != nil {
+			return de, err
+		}
+		de.Policy = &results.PolicyEnv{Style: style, Mode: sd.Policy, Chains: map[string]int{}, Rules: map[string]int{}}
+	}
+	return de, nil
 }
 
 // knobFeatures lists what a datapath entry's knobs need beyond the

@@ -21,6 +21,9 @@ func (remoteStub) preflight(context.Context, *study.Study, *plan) error { return
 func (remoteStub) up(context.Context, *run, study.Datapath) (engine.Cluster, error) {
 	panic("not called")
 }
+func (remoteStub) configure(context.Context, *run, engine.Cluster, study.Datapath) (results.DatapathEnv, error) {
+	panic("not called")
+}
 func (remoteStub) fs() tune.FS                                 { return nil }
 func (remoteStub) sampler(engine.Node) cpuSampler              { return nil }
 func (remoteStub) describe(*run, engine.Cluster, *results.Env) {}

@@ -244,6 +244,8 @@ type run struct {
 	samples int
 	// notes are added to env.json.
 	notes []string
+	// env is env.json as written, kept to add each datapath's facts.
+	env results.Env
 	// softirqCore remembers, per replica count, the core that took the
 	// most NET_RX softirqs at baseline: the core rps-7 steers away from.
 	softirqCore map[int]int
@@ -288,7 +290,15 @@ func (r *run) execute(ctx context.Context) error {
 			}
 			envWritten = true
 		}
-		err = r.datapath(ctx, c, d.Name)
+		de, err := r.backend.configure(ctx, r, c, d)
+		if err == nil {
+			err = r.recordDatapath(d.Name, de)
+		}
+		if err != nil {
+			c.Close()
+			return fmt.Errorf("datapath %s: %w", d.Name, err)
+		}
+		err = r.datapath(ctx, c, d)
 		if cerr := c.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("tear down %s: %w", d.Name, cerr)
 		}
@@ -299,8 +309,12 @@ func (r *run) execute(ctx context.Context) error {
 	return nil
 }
 
-func (r *run) datapath(ctx context.Context, c engine.Cluster, dp string) error {
-	s := r.study
+func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath) error {
+	s, dp := r.study, sd.Name
+	var pol *policyState
+	if sd.Policy != "" {
+		pol = &policyState{hooked: map[string]bool{}, env: r.env.Datapaths[dp].Policy}
+	}
 	for _, reps := range s.Spec.Replicas {
 		need := reps
 		for _, w := range s.Variants() {
@@ -309,6 +323,14 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, dp string) error {
 		servers, clients, err := c.Scale(ctx, need)
 		if err != nil {
 			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
+		}
+		if pol != nil {
+			if err := r.applyPolicy(ctx, c, sd, pol, servers, clients); err != nil {
+				return fmt.Errorf("%s: %w", dp, err)
+			}
+			if err := r.recordDatapath(dp, r.env.Datapaths[dp]); err != nil {
+				return err
+			}
 		}
 		for trial := 1; trial <= s.Spec.Trials; trial++ {
 			for _, w := range s.Variants() {

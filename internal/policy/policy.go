@@ -1,0 +1,163 @@
+// Package policy writes a CNI's network-policy rule set for a node, so a
+// study can measure what policy enforcement costs (seed 004's Calico-wp
+// vs Calico-np).
+//
+// Only Calico's style is modelled. The rule set follows what Felix, the
+// Calico agent, programs in the filter table for workload endpoints on
+// routed cali* veths:
+//
+//	FORWARD -> cali-FORWARD -> cali-from-wl-dispatch (-i caliX -> cali-fw-caliX)
+//	                        -> cali-to-wl-dispatch   (-o caliX -> cali-tw-caliX)
+//
+// Each endpoint chain accepts established flows first (conntrack), drops
+// invalid ones, then runs the namespace profile (np: allow all, Calico's
+// default with no NetworkPolicy) or the ingress policy chain (wp: allow
+// TCP, UDP and ICMP from the pod networks of the run, drop the rest) and
+// drops what nothing accepted, marking accepted packets as Felix does
+// (0x10000). Felix matches sources with ipsets; this rule set matches
+// each pod /24 with -s instead, so it needs no ipset support, and the
+// per-packet cost of a rule that matches is the same order.
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+)
+
+// Modes.
+const (
+	// With is "wp": an ingress policy selects every endpoint.
+	With = "wp"
+	// Without is "np": Felix's chains with the default allow profile.
+	Without = "np"
+)
+
+// Endpoint is a pod on the node as the rule set matches it: by its
+// host-side interface.
+type Endpoint struct {
+	Iface string
+	IP    net.IP
+}
+
+// accept is Felix's "packet accepted by policy or profile" mark bit.
+const accept = "0x10000/0x10000"
+
+// Calico returns iptables-restore input (filter table, for --noflush)
+// with Felix-style chains for the node's endpoints. With hook the
+// FORWARD jump into cali-FORWARD is added too; leave it out when the
+// chains are rewritten after pods were added, so the jump is not
+// duplicated. allowFrom are the pod networks the wp policy admits.
+func Calico(mode string, eps []Endpoint, allowFrom []*net.IPNet, hook bool) ([]byte, error) {
+	if mode != With && mode != Without {
+		return nil, fmt.Errorf("policy mode %q: want %s or %s", mode, With, Without)
+	}
+	var b bytes.Buffer
+	chains := []string{"cali-FORWARD", "cali-from-wl-dispatch", "cali-to-wl-dispatch", "cali-pro-kns.cnibench", "cali-pri-kns.cnibench"}
+	if mode == With {
+		chains = append(chains, "cali-pi-_cnibench-allow-pods")
+	}
+	for _, e := range eps {
+		if e.Iface == "" {
+			return nil, fmt.Errorf("endpoint %s has no host interface", e.IP)
+		}
+		chains = append(chains, "cali-fw-"+e.Iface, "cali-tw-"+e.Iface)
+	}
+	fmt.Fprintln(&b, "*filter")
+	for _, c := range chains {
+		// Declaring a chain with --noflush creates or flushes it, so a
+		// rewrite replaces the previous rules atomically.
+		fmt.Fprintf(&b, ":%s - [0:0]\n", c)
+	}
+	r := func(format string, a ...any) { fmt.Fprintf(&b, "-A "+format+"\n", a...) }
+	if hook {
+		r("FORWARD -j cali-FORWARD")
+	}
+	r("cali-FORWARD -j MARK --set-xmark 0x0/0xe0000")
+	r("cali-FORWARD -i cali+ -j cali-from-wl-dispatch")
+	r("cali-FORWARD -o cali+ -j cali-to-wl-dispatch")
+	r("cali-FORWARD -m mark --mark %s -j ACCEPT", accept)
+	for _, e := range eps {
+		r("cali-from-wl-dispatch -i %s -g cali-fw-%s", e.Iface, e.Iface)
+		r("cali-to-wl-dispatch -o %s -g cali-tw-%s", e.Iface, e.Iface)
+	}
+	r("cali-from-wl-dispatch -j DROP")
+	r("cali-to-wl-dispatch -j DROP")
+	for _, e := range eps {
+		fw, tw := "cali-fw-"+e.Iface, "cali-tw-"+e.Iface
+		// Egress from the pod: the namespace profile allows it.
+		r("%s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", fw)
+		r("%s -m conntrack --ctstate INVALID -j DROP", fw)
+		r("%s -j MARK --set-xmark 0x0/0x10000", fw)
+		r("%s -p udp -m udp --dport 4789 -j DROP", fw) // no VXLAN from workloads
+		r("%s -p 4 -j DROP", fw)                       // no IP-in-IP from workloads
+		r("%s -j cali-pro-kns.cnibench", fw)
+		r("%s -m mark --mark %s -j RETURN", fw, accept)
+		r("%s -j DROP", fw)
+		// Ingress to the pod.
+		r("%s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", tw)
+		r("%s -m conntrack --ctstate INVALID -j DROP", tw)
+		r("%s -j MARK --set-xmark 0x0/0x10000", tw)
+		if mode == With {
+			r("%s -j cali-pi-_cnibench-allow-pods", tw)
+		} else {
+			r("%s -j cali-pri-kns.cnibench", tw)
+		}
+		r("%s -m mark --mark %s -j RETURN", tw, accept)
+		r("%s -j DROP", tw)
+	}
+	for _, c := range []string{"cali-pro-kns.cnibench", "cali-pri-kns.cnibench"} {
+		r("%s -j MARK --set-xmark %s", c, accept)
+		r("%s -m mark --mark %s -j RETURN", c, accept)
+	}
+	if mode == With {
+		for _, n := range allowFrom {
+			for _, proto := range []string{"tcp", "udp", "icmp"} {
+				r("cali-pi-_cnibench-allow-pods -p %s -s %s -j MARK --set-xmark %s", proto, n, accept)
+			}
+		}
+		r("cali-pi-_cnibench-allow-pods -m mark --mark %s -j RETURN", accept)
+	}
+	fmt.Fprintln(&b, "COMMIT")
+	return b.Bytes(), nil
+}
+
+// Count returns the chains a rule set declares and the rules it appends.
+func Count(restore []byte) (chains, rules int) {
+	sc := bufio.NewScanner(bytes.NewReader(restore))
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, ":"):
+			chains++
+		case strings.HasPrefix(l, "-A "):
+			rules++
+		}
+	}
+	return chains, rules
+}
+
+// PodNetworks covers the pods' addresses with /24 networks (one rule per
+// node's pod subnet, as an ipset of the pods would match), sorted.
+func PodNetworks(ips []net.IP) []*net.IPNet {
+	seen := map[string]*net.IPNet{}
+	for _, ip := range ips {
+		if ip4 := ip.To4(); ip4 != nil {
+			n := &net.IPNet{IP: ip4.Mask(net.CIDRMask(24, 32)), Mask: net.CIDRMask(24, 32)}
+			seen[n.String()] = n
+		}
+	}
+	var keys []string
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]*net.IPNet, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, seen[k])
+	}
+	return out
+}
