@@ -36,6 +36,15 @@ func TestLinkRateShaping(t *testing.T) {
 		{"host", 0},
 		{"calico-routed", 0},
 		{"flannel-vxlan", 50},
+		{"calico-vxlan", 50},
+		{"cilium", 50},
+		{"flannel-udp", 28}, // outer IPv4 + UDP, added by flanneld in user space
+		{"calico-ipip", 20},
+		{"gre", 38},    // outer IPv4 + GRE (4) + inner Ethernet (gretap)
+		{"geneve", 50}, // outer IPv4 + UDP + Geneve (8) + inner Ethernet
+		// outer IPv4 + UDP + WireGuard header (16) + tag (16) = 60, plus
+		// padding of the 1420-byte inner packet to a multiple of 16: 4.
+		{"wireguard", 64},
 	} {
 		t.Run(tc.datapath, func(t *testing.T) {
 			d, err := catalog.Lookup(tc.datapath)
