@@ -155,3 +155,15 @@ func TestInlineSVG(t *testing.T) {
 		t.Errorf("title or font fallback missing: %q", out)
 	}
 }
+
+func TestDatapathText(t *testing.T) {
+	got := datapathText(results.DatapathEnv{
+		Type: "calico-routed", PodMTU: 1440, LinkRate: 1e9,
+		Offloads: []string{"gro off on server/eth1"},
+		Policy:   &results.PolicyEnv{Style: "calico", Mode: "wp", Chains: map[string]int{"server": 10}, Rules: map[string]int{"server": 38}},
+	})
+	want := "calico-routed, pod MTU 1440, line rate 1000 Mbit/s, offloads: gro off on server/eth1, calico policy wp (server 10 chains, 38 rules)"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -280,6 +280,9 @@ func envView(run *results.Run) ([][2]string, []detail) {
 	if len(tools) > 0 {
 		kv = append(kv, [2]string{"tools", strings.Join(tools, "; ")})
 	}
+	for _, name := range sortedKeys(e.Datapaths) {
+		kv = append(kv, [2]string{"datapath " + name, datapathText(e.Datapaths[name])})
+	}
 	var det []detail
 	if len(e.Offloads) > 0 {
 		d := detail{Summary: "Offloads before the run (ethtool -k)"}
@@ -304,6 +307,34 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		det = append(det, d)
 	}
 	return kv, det
+}
+
+// datapathText says in one line how a datapath of the run was built.
+func datapathText(d results.DatapathEnv) string {
+	parts := []string{d.Type}
+	if d.Implementation != "" {
+		parts = append(parts, "by "+d.Implementation)
+	}
+	if d.Wiring != "" {
+		parts = append(parts, "wiring "+d.Wiring)
+	}
+	if d.PodMTU > 0 {
+		parts = append(parts, fmt.Sprintf("pod MTU %d", d.PodMTU))
+	}
+	if d.LinkRate > 0 {
+		parts = append(parts, fmt.Sprintf("line rate %g Mbit/s", float64(d.LinkRate)/1e6))
+	}
+	if len(d.Offloads) > 0 {
+		parts = append(parts, "offloads: "+strings.Join(d.Offloads, "; "))
+	}
+	if p := d.Policy; p != nil {
+		var per []string
+		for _, n := range sortedKeys(p.Chains) {
+			per = append(per, fmt.Sprintf("%s %d chains, %d rules", n, p.Chains[n], p.Rules[n]))
+		}
+		parts = append(parts, fmt.Sprintf("%s policy %s (%s)", p.Style, p.Mode, strings.Join(per, "; ")))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func nodeCPUsText(m map[string][]int) string {
