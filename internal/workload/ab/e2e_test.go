@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
@@ -44,5 +45,64 @@ func TestHTTPAcrossNodes(t *testing.T) {
 	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "cnb-http-*"))
 	if len(after) > len(before) {
 		t.Errorf("nginx directories left behind: %v", after)
+	}
+}
+
+// stallServer takes the server pod's interface down after delay: the
+// pod network stops carrying anything, as when a datapath breaks, so ab
+// sees no response (no reset either) and its -s timeout fires.
+func stallServer(t *testing.T, c *local.Cluster, pr workload.Pair, delay time.Duration, done chan<- error) {
+	t.Helper()
+	ifc := c.Server().PodIface(pr.Server)
+	go func() {
+		time.Sleep(delay)
+		p, err := pr.Server.Start(context.Background(), []string{"ip", "link", "set", "dev", ifc.Name, "down"})
+		if err == nil {
+			_, _, err = p.Wait()
+		}
+		done <- err
+	}()
+}
+
+// TestHTTPTimeoutCounted: the server's network dies 1.5 s into the
+// measured 4 s, ab (-s 1) gives up a second later, and the trial still
+// succeeds with what completed: the timed-out requests (one per
+// concurrent connection) are counted, requests/s is over ab's wall time
+// (about 2.5 s: 1.5 s of traffic plus the 1 s wait; 2 to 4 s allowed for
+// process start-up and a loaded machine), and no transfer rate or
+// latency is reported because ab printed none.
+func TestHTTPTimeoutCounted(t *testing.T) {
+	d := New()
+	if err := d.Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	d.ResponseTimeout = time.Second
+	c, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+	stalled := make(chan error, 1)
+	tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "ab", Protocol: "tcp", Size: "1M", Concurrency: []int{4}},
+		Duration: 5 * time.Second, Warmup: time.Second, BasePort: 8080,
+		Started: func(time.Time) { stallServer(t, c, pairs[0], time.Second+1500*time.Millisecond, stalled) }}
+	res, err := d.Run(context.Background(), tr)
+	if serr := <-stalled; serr != nil {
+		t.Fatalf("take the server's interface down: %v", serr)
+	}
+	if err != nil {
+		t.Fatalf("a run with completed requests failed: %v", err)
+	}
+	m := res.Metrics
+	t.Logf("%v", m)
+	if m[MetricTimeouts] != 4 || m[MetricErrors] < 4 || !(m[MetricRequests] > 0) {
+		t.Errorf("timeouts %v errors %v requests %v, want 4 timeouts among the errors and some requests", m[MetricTimeouts], m[MetricErrors], m[MetricRequests])
+	}
+	if secs := m[MetricRequests] / m[MetricRPS]; !(secs >= 2 && secs <= 4) {
+		t.Errorf("requests/s %v over %v requests is %v s of ab, want 2..4", m[MetricRPS], m[MetricRequests], secs)
+	}
+	for _, k := range []string{MetricTransfer, MetricMean, MetricP50, MetricP99} {
+		if v, ok := m[k]; ok {
+			t.Errorf("%s = %v reported for a run ab gave up on", k, v)
+		}
+	}
+	if m[MetricBody] != 1<<20 || m[MetricConc] != 4 {
+		t.Errorf("metrics %v", m)
 	}
 }
