@@ -231,53 +231,59 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 }
 
 // client waits until nginx answers (a refused first attempt is retried),
-// runs the warm-up ab, then the measured one.
+// runs the warm-up ab, then the measured one. It signals started as soon
+// as its first ab is running (or could not be started): the runner's
+// metric window opens Warmup after that signal, which is when the
+// measured ab starts.
 func (d *Driver) client(ctx context.Context, pod engine.Pod, p plan, url string, started chan<- error) (*Report, error) {
 	first := true
+	var startErr error
+	var t0 time.Time
 	signal := func(err error) {
 		if first {
 			started <- err
-			first = false
+			first, startErr, t0 = false, err, time.Now()
 		}
 	}
-	if p.warm > 0 {
-		backoff := 100 * time.Millisecond
-		for a := 1; ; a++ {
-			_, err := d.warmup(ctx, pod, p, url)
-			if a == 1 {
-				var ee *exec.Error
-				if errors.As(err, &ee) {
-					signal(err)
-					return nil, err
-				}
-				signal(nil)
-			}
-			// A warm-up that timed out is not measured; the measured
-			// run says whether the server answers.
-			if err == nil || errors.Is(err, ErrTimeout) {
-				break
-			}
-			if !errors.Is(err, ErrConnect) {
-				return nil, fmt.Errorf("warm-up: %w", err)
-			}
-			if a >= connectAttempts || ctx.Err() != nil {
-				break // the measured run reports the refusal
-			}
-			time.Sleep(backoff)
-			backoff *= 2
-		}
-	} else {
-		signal(nil)
+	if p.warm == 0 {
+		return d.runAB(ctx, pod, p, url, p.measured, signal)
 	}
-	return d.runAB(ctx, pod, p, url, p.measured)
+	backoff := 100 * time.Millisecond
+	for a := 1; ; a++ {
+		_, err := d.warmup(ctx, pod, p, url, signal)
+		if startErr != nil {
+			return nil, startErr
+		}
+		// A warm-up that timed out is not measured; the measured run
+		// says whether the server answers.
+		if err == nil || errors.Is(err, ErrTimeout) {
+			break
+		}
+		if !errors.Is(err, ErrConnect) {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+		if a >= connectAttempts || ctx.Err() != nil {
+			break // the measured run reports the refusal
+		}
+		time.Sleep(backoff)
+		backoff *= 2
+	}
+	// A warm-up that timed out ends early; the measured run still starts
+	// when the warm-up was planned to end, where the runner's window is.
+	select {
+	case <-time.After(time.Until(t0.Add(time.Duration(p.warm) * time.Second))):
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	return d.runAB(ctx, pod, p, url, p.measured, nil)
 }
 
 // warmup runs the throw-away ab, stopped warmupGrace after its -t if it
 // is still waiting for a stalled server (then the result is ErrTimeout).
-func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string) (*Report, error) {
+func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string, onStart func(error)) (*Report, error) {
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(p.warm)*time.Second+warmupGrace)
 	defer cancel()
-	rep, err := d.runAB(wctx, pod, p, url, p.warm)
+	rep, err := d.runAB(wctx, pod, p, url, p.warm, onStart)
 	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("warm-up stopped after %v: %w", time.Duration(p.warm)*time.Second+warmupGrace, ErrTimeout)
 	}
@@ -289,9 +295,15 @@ func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string)
 // completed here with what ab did not print: the wall time, the rate
 // over it, the abandoned requests (one per concurrent connection) and
 // the plan's body size and concurrency.
-func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, secs int) (*Report, error) {
+//
+// onStart, when not nil, is called once ab has been started, or with the
+// error when it could not be.
+func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, secs int, onStart func(error)) (*Report, error) {
 	t0 := time.Now()
 	proc, err := pod.Start(ctx, d.abArgv(p, url, secs))
+	if onStart != nil {
+		onStart(err)
+	}
 	if err != nil {
 		return nil, err
 	}

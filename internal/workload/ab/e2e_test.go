@@ -2,13 +2,13 @@ package ab
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
@@ -48,23 +48,7 @@ func TestHTTPAcrossNodes(t *testing.T) {
 	}
 }
 
-// stallServer takes the server pod's interface down after delay: the
-// pod network stops carrying anything, as when a datapath breaks, so ab
-// sees no response (no reset either) and its -s timeout fires.
-func stallServer(t *testing.T, c *local.Cluster, pr workload.Pair, delay time.Duration, done chan<- error) {
-	t.Helper()
-	ifc := c.Server().PodIface(pr.Server)
-	go func() {
-		time.Sleep(delay)
-		p, err := pr.Server.Start(context.Background(), []string{"ip", "link", "set", "dev", ifc.Name, "down"})
-		if err == nil {
-			_, _, err = p.Wait()
-		}
-		done <- err
-	}()
-}
-
-// TestHTTPTimeoutCounted: the server's network dies 1.5 s into the
+// TestHTTPTimeoutCounted: nginx hangs (hangingPod) 1.5 s into the
 // measured 4 s, ab (-s 1) gives up a second later, and the trial still
 // succeeds with what completed: the timed-out requests (one per
 // concurrent connection) are counted, requests/s is over ab's wall time
@@ -77,14 +61,15 @@ func TestHTTPTimeoutCounted(t *testing.T) {
 		t.Skipf("skipped: %v", err)
 	}
 	d.ResponseTimeout = time.Second
-	c, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+	_, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+	h := hangPairs(t, pairs)
 	stalled := make(chan error, 1)
 	tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "ab", Protocol: "tcp", Size: "1M", Concurrency: []int{4}},
 		Duration: 5 * time.Second, Warmup: time.Second, BasePort: 8080,
-		Started: func(time.Time) { stallServer(t, c, pairs[0], time.Second+1500*time.Millisecond, stalled) }}
+		Started: func(time.Time) { h.freezeAfter(time.Second+1500*time.Millisecond, stalled) }}
 	res, err := d.Run(context.Background(), tr)
 	if serr := <-stalled; serr != nil {
-		t.Fatalf("take the server's interface down: %v", serr)
+		t.Fatalf("freeze nginx: %v", serr)
 	}
 	if err != nil {
 		t.Fatalf("a run with completed requests failed: %v", err)
@@ -104,5 +89,49 @@ func TestHTTPTimeoutCounted(t *testing.T) {
 	}
 	if m[MetricBody] != 1<<20 || m[MetricConc] != 4 {
 		t.Errorf("metrics %v", m)
+	}
+}
+
+// TestHTTPTimeoutNothingCompleted: nginx hangs 0.5 s into the warm-up, so the measured ab completes no request before its -s
+// timeout: that, and only that, fails the trial, with ErrTimeout. The
+// measured ab starts when the warm-up was planned to end, not earlier
+// (with -s 1 the warm-up ab gives up by itself after 1.5 s) and not
+// later (with -s 8 it is stopped at its end plus warmupGrace), so the
+// trial takes the warm-up (or warm-up plus grace) plus one timeout plus
+// nginx's start; 3 s of slack are allowed above, none below.
+func TestHTTPTimeoutNothingCompleted(t *testing.T) {
+	d := New()
+	if err := d.Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	for _, tc := range []struct {
+		name           string
+		timeout, start time.Duration // -s; when the measured ab should start
+	}{
+		{"warm-up gives up by itself", time.Second, 2 * time.Second},
+		{"warm-up stopped after its grace", 8 * time.Second, 2*time.Second + warmupGrace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d.ResponseTimeout = tc.timeout
+			_, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+			h := hangPairs(t, pairs)
+			stalled := make(chan error, 1)
+			tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "ab", Protocol: "tcp", Size: "1M", Concurrency: []int{2}},
+				Duration: 4 * time.Second, Warmup: 2 * time.Second, BasePort: 8080,
+				Started: func(time.Time) { h.freezeAfter(500*time.Millisecond, stalled) }}
+			t0 := time.Now()
+			_, err := d.Run(context.Background(), tr)
+			took := time.Since(t0)
+			if serr := <-stalled; serr != nil {
+				t.Fatalf("freeze nginx: %v", serr)
+			}
+			t.Logf("%v after %v", err, took)
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("error %v, want ErrTimeout", err)
+			}
+			if want := serverSettle + tc.start + tc.timeout; took < want || took > want+3*time.Second {
+				t.Errorf("trial took %v, want %v (+3 s)", took, want)
+			}
+		})
 	}
 }
