@@ -25,7 +25,7 @@ import (
 //	HTTP (ab)                   requests/s vs concurrency; latency CDF
 //	background load             measured bitrate vs background connections
 //	other iperf3 sweeps         bitrate vs the swept value
-//	CPP                         stacked ns/packet by component, per datapath
+//	CPP                         stacked ns or cycles/packet by component, per datapath
 //
 // Metric names are those of the workload drivers; they are spelled out
 // here rather than imported so the report does not depend on drivers.
@@ -69,7 +69,7 @@ func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []result
 		d := sweepData{sw: sw, idx: idx}
 		name := sw.Datapath + " / " + sw.Base
 		switch {
-		case d.has(cpp.MetricTotal):
+		case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
 			for _, v := range sw.Variants {
 				if b, ok := cppBarOf(d, v); ok {
 					cppBars = append(cppBars, b)
@@ -87,8 +87,18 @@ func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []result
 			out = append(out, sweepFigure(d, name))
 		}
 	}
-	if len(cppBars) > 0 {
-		out = append(out, cppFigure(cppBars))
+	// One figure per unit: a run samples one event, but a study's rows
+	// never put ns and cycles on one axis even if they had both.
+	for _, u := range cpp.Units {
+		var bars []cppBar
+		for _, b := range cppBars {
+			if b.unit == u {
+				bars = append(bars, b)
+			}
+		}
+		if len(bars) > 0 {
+			out = append(out, cppFigure(bars, u))
+		}
 	}
 	return out
 }
@@ -333,20 +343,26 @@ func paramLabel(v study.Workload) string {
 	return v.Name
 }
 
-// cppBar is one stacked bar: a datapath's (and variant's) ns per packet
-// by component.
+// cppBar is one stacked bar: a datapath's (and variant's) cost per
+// packet by component, in unit (cpp.UnitNs or cpp.UnitCycles).
 type cppBar struct {
 	label  string
+	unit   string
 	values map[string]float64
 	total  float64
 }
 
 func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
-	tot, ok := d.row(v, cpp.MetricTotal)
-	if !ok {
+	var b cppBar
+	for _, u := range cpp.Units {
+		if tot, ok := d.row(v, cpp.TotalMetric(u)); ok {
+			b = cppBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean}
+			break
+		}
+	}
+	if b.unit == "" {
 		return cppBar{}, false
 	}
-	b := cppBar{label: d.sw.Datapath, values: map[string]float64{}, total: tot.Mean}
 	if len(d.sw.Variants) > 1 {
 		b.label += " " + paramLabel(v)
 	}
@@ -359,25 +375,33 @@ func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
 		if k.Cell != d.sw.Cell(v) || k.CPU != -1 || r.N == 0 {
 			continue
 		}
-		if c, ok := cpp.ComponentOf(k.Metric); ok {
+		if c, u, ok := cpp.ComponentOf(k.Metric); ok && u == b.unit {
 			b.values[c] = r.Mean
 		}
 	}
 	return b, true
 }
 
-func cppFigure(bars []cppBar) figure {
-	title := "CPU cost per packet by component"
-	f := figure{Title: title, Caption: "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples " +
-		"(self time, idle and unrelated processes excluded) attributed by kernel symbol (internal/metrics/cpp/components.yaml). " +
-		"Bars stack to the measured total. cpu-clock gives time, not cycles: multiply by the clock rate for seed 004's cycles."}
+// cppFigure stacks the bars of one unit. The unit is in the title, the
+// axis and the caption: cycles (hardware counter) and ns of CPU time
+// (cpu-clock) are different quantities.
+func cppFigure(bars []cppBar, unit string) figure {
+	title := "CPU cost per packet by component (" + unit + ")"
+	how := "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples"
+	note := "cpu-clock gives time, not cycles (this machine could not count hardware cycles; see the run's notes): multiply by the clock rate for seed 004's cycles."
+	if unit == cpp.UnitCycles {
+		how = "Hardware CPU cycles per MTU-sized packet received by the server pods, from perf cycles samples"
+		note = "Cycles are seed 004's unit; they do not include time a CPU spent halted."
+	}
+	f := figure{Title: title, Caption: how + " (self time, idle and unrelated processes excluded) attributed by kernel symbol " +
+		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total. " + note}
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		f.Missing = err.Error()
 		return f
 	}
 	names := m.Names()
-	p := newPlot(title, "datapath", "ns / packet")
+	p := newPlot(title, "datapath", unit+" / packet")
 	leg := newLegend()
 	st := &stackedBars{}
 	var ticks []plot.Tick
@@ -461,7 +485,7 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 	idx := analysis.Index(rows)
 	metrics := []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
-		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", mBgBitrat, cpp.MetricTotal}
+		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", "timeouts_count", mBgBitrat, cpp.MetricTotal, cpp.MetricTotalCycles}
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
 	for _, r := range rows {

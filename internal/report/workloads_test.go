@@ -12,8 +12,14 @@ import (
 )
 
 // syntheticWorkloads makes two trials of every variant of the built-in
-// workloads study (quick profile) with plausible numbers.
+// workloads study (quick profile) with plausible numbers; CPP costs are
+// in ns of CPU time (cpu-clock).
 func syntheticWorkloads(t *testing.T) (*study.Study, []results.Sample) {
+	return syntheticWorkloadsCPP(t, cpp.UnitNs)
+}
+
+// syntheticWorkloadsCPP is syntheticWorkloads with CPP costs in unit.
+func syntheticWorkloadsCPP(t *testing.T, unit string) (*study.Study, []results.Sample) {
 	t.Helper()
 	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"},
 		Tools: map[string][]string{"iperf3": {"tcp", "udp"}, "sockperf": {"tcp", "udp"}, "ab": {"tcp"}}}
@@ -39,8 +45,8 @@ func syntheticWorkloads(t *testing.T) (*study.Study, []results.Sample) {
 				series = []map[string][]float64{{"cdf_latency_ms": {5, 10, 20, 40, 80}, "cdf_fraction": {0, 0.5, 0.9, 0.99, 1}}}
 			case w.CPP:
 				m[results.MetricBitrate] = 5e9
-				m[cpp.MetricName("vxlan")], m[cpp.MetricName("bridge")], m[cpp.MetricName("veth")], m[cpp.MetricName("other")] = 30, 15, 10, 100
-				m[cpp.MetricTotal] = 155
+				m[cpp.MetricName("vxlan", unit)], m[cpp.MetricName("bridge", unit)], m[cpp.MetricName("veth", unit)], m[cpp.MetricName("other", unit)] = 30, 15, 10, 100
+				m[cpp.TotalMetric(unit)] = 155
 			case w.Protocol == "udp":
 				r, _ := study.ParseRate(w.Rate)
 				m["offered_bps"], m[results.MetricBitrate], m["lost_percent"], m["jitter_ms"] = r, 0.8*r*f, 20, 0.2
@@ -91,5 +97,37 @@ func TestNoWorkloadFiguresForPlainStudy(t *testing.T) {
 	}
 	if figs := workloadFigures(s, analysis.Summarize(s, samples), samples); len(figs) != 0 {
 		t.Errorf("%d workload figures for rps-rfs", len(figs))
+	}
+}
+
+// TestCPPFigureUnit: the stacked CPP bars say the unit of the event the
+// run sampled, in the title and on the axis, and never the other one.
+func TestCPPFigureUnit(t *testing.T) {
+	for unit, other := range map[string]string{cpp.UnitNs: cpp.UnitCycles, cpp.UnitCycles: cpp.UnitNs} {
+		s, samples := syntheticWorkloadsCPP(t, unit)
+		var cppFigs []figure
+		for _, f := range workloadFigures(s, analysis.Summarize(s, samples), samples) {
+			if strings.HasPrefix(f.Title, "CPU cost per packet") {
+				cppFigs = append(cppFigs, f)
+			}
+		}
+		if len(cppFigs) != 1 {
+			t.Fatalf("%s: %d CPP figures", unit, len(cppFigs))
+		}
+		f := cppFigs[0]
+		svg := string(f.SVG)
+		if !strings.HasSuffix(f.Title, "("+unit+")") || !strings.Contains(svg, ">"+unit+" / packet</text>") {
+			t.Errorf("%s: title %q, axis label missing", unit, f.Title)
+		}
+		if strings.Contains(svg, other+" / packet") || strings.Contains(f.Title, other) {
+			t.Errorf("%s figure mentions %s", unit, other)
+		}
+		if unit == cpp.UnitCycles && strings.Contains(f.Caption, "Nanoseconds") {
+			t.Errorf("cycles caption: %s", f.Caption)
+		}
+		// The bar stacks to the total (155) with the four components.
+		if !strings.Contains(svg, ">vxlan</text>") || !strings.Contains(svg, ">other</text>") {
+			t.Errorf("%s: legend lacks components", unit)
+		}
 	}
 }
