@@ -61,30 +61,40 @@ func (d sweepData) has(metric string) bool {
 	return false
 }
 
-func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []results.Sample) []figure {
+// workloadSection is the report's "Workloads" part. A sweep (a workload
+// that expands into NAME@VALUE variants) is shown once: its figures and
+// one compact table with a row per swept value, never a section per
+// variant. Workloads that do not sweep keep their figures here, their
+// headline numbers in one table, and their own per-cell section below.
+type workloadSection struct {
+	Figures []figure // non-swept workloads' figures and the CPP bars
+	Table   table    // headline numbers of the non-swept workloads
+	Sweeps  []sweepView
+}
+
+// sweepView is one swept workload at one datapath.
+type sweepView struct {
+	Title, Caption string
+	Table          table
+	Figures        []figure
+}
+
+func (w workloadSection) empty() bool { return len(w.Figures) == 0 && len(w.Sweeps) == 0 }
+
+func buildWorkloads(s *study.Study, rows []results.SummaryRow, samples []results.Sample) workloadSection {
 	idx := analysis.Index(rows)
-	var out []figure
+	var sec workloadSection
 	var cppBars []cppBar
 	for _, sw := range analysis.Sweeps(s, rows) {
 		d := sweepData{sw: sw, idx: idx}
-		name := sw.Datapath + " / " + sw.Base
-		switch {
-		case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
-			for _, v := range sw.Variants {
-				if b, ok := cppBarOf(d, v); ok {
-					cppBars = append(cppBars, b)
-				}
-			}
-		case d.has(mLostPct):
-			out = append(out, udpFigures(d, name)...)
-		case d.has(mTPS):
-			out = append(out, rrFigures(d, name, samples)...)
-		case d.has(mRPS):
-			out = append(out, httpFigures(d, name, samples)...)
-		case len(sw.Variants) > 1 && sw.Variants[0].Background != nil:
-			out = append(out, backgroundFigure(d, name))
-		case len(sw.Variants) > 1 && d.has(results.MetricBitrate):
-			out = append(out, sweepFigure(d, name))
+		figs, bars := sweepFigures(d, samples)
+		cppBars = append(cppBars, bars...)
+		if len(sw.Variants) > 1 {
+			v := sweepSummary(s, sw, rows)
+			v.Figures = figs
+			sec.Sweeps = append(sec.Sweeps, v)
+		} else {
+			sec.Figures = append(sec.Figures, figs...)
 		}
 	}
 	// One figure per unit: a run samples one event, but a study's rows
@@ -97,10 +107,41 @@ func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []result
 			}
 		}
 		if len(bars) > 0 {
-			out = append(out, cppFigure(bars, u))
+			sec.Figures = append(sec.Figures, cppFigure(bars, u))
 		}
 	}
-	return out
+	if !sec.empty() {
+		sec.Table = workloadTable(s, rows)
+	}
+	return sec
+}
+
+// sweepFigures draws one workload's figures by the metrics it produced;
+// CPP workloads give bars for the shared CPP figure instead.
+func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
+	sw := d.sw
+	name := sw.Datapath + " / " + sw.Base
+	switch {
+	case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
+		var bars []cppBar
+		for _, v := range sw.Variants {
+			if b, ok := cppBarOf(d, v); ok {
+				bars = append(bars, b)
+			}
+		}
+		return nil, bars
+	case d.has(mLostPct):
+		return udpFigures(d, name), nil
+	case d.has(mTPS):
+		return rrFigures(d, name, samples), nil
+	case d.has(mRPS):
+		return httpFigures(d, name, samples), nil
+	case len(sw.Variants) > 1 && sw.Variants[0].Background != nil:
+		return []figure{backgroundFigure(d, name)}, nil
+	case len(sw.Variants) > 1 && d.has(results.MetricBitrate):
+		return []figure{sweepFigure(d, name)}, nil
+	}
+	return nil, nil
 }
 
 // xyCI collects (x, mean, lo, hi) of a metric over variants, scaled.
@@ -388,7 +429,7 @@ func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
 func cppFigure(bars []cppBar, unit string) figure {
 	title := "CPU cost per packet by component (" + unit + ")"
 	how := "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples"
-	note := "cpu-clock gives time, not cycles (this machine could not count hardware cycles; see the run's notes): multiply by the clock rate for seed 004's cycles."
+	note := "cpu-clock gives time, not cycles (a run samples cycles only where the machine counts them; its notes say why it did not): multiply by the clock rate for seed 004's cycles."
 	if unit == cpp.UnitCycles {
 		how = "Hardware CPU cycles per MTU-sized packet received by the server pods, from perf cycles samples"
 		note = "Cycles are seed 004's unit; they do not include time a CPU spent halted."
@@ -481,15 +522,23 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, 0, ymax
 }
 
-// workloadTable lists each variant's headline numbers.
+// headlineMetrics are the key numbers of each kind of workload, in the
+// order the workload tables show them (those a workload has).
+var headlineMetrics = []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
+	mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", "timeouts_count", mBgBitrat, cpp.MetricTotal, cpp.MetricTotalCycles}
+
+// workloadTable lists the headline numbers of every workload that does
+// not sweep.
 func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 	idx := analysis.Index(rows)
-	metrics := []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
-		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", "timeouts_count", mBgBitrat, cpp.MetricTotal, cpp.MetricTotalCycles}
+	metrics := headlineMetrics
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
+	swept := sweptVariants(s)
 	for _, r := range rows {
-		used[r.Metric] = used[r.Metric] || r.N > 0
+		if !swept[r.Workload] {
+			used[r.Metric] = used[r.Metric] || r.N > 0
+		}
 	}
 	var shown []string
 	for _, m := range metrics {
@@ -500,6 +549,9 @@ func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 		}
 	}
 	for _, sw := range analysis.Sweeps(s, rows) {
+		if len(sw.Variants) > 1 {
+			continue // a sweep has its own table (sweepSummary)
+		}
 		d := sweepData{sw: sw, idx: idx}
 		for _, v := range sw.Variants {
 			row := []string{sw.Datapath, v.Name}
