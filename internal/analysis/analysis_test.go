@@ -300,6 +300,8 @@ func TestUnit(t *testing.T) {
 	for m, want := range map[string]string{
 		"bitrate": "bit/s", "retransmits": "count", "core_softirq": "%", "core_net_rx": "softirqs/s",
 		"jitter_ms": "ms", "lost_percent": "%", "mystery": "",
+		"cpp_total_ns": "ns/packet", "cpp_vxlan_ns": "ns/packet", "cpp_total_cycles": "cycles/packet", "cpp_ip_stack_cycles": "cycles/packet",
+		"cpp_packets_count": "count", "timeouts_count": "count",
 	} {
 		if got := Unit(m); got != want {
 			t.Errorf("Unit(%q) = %q, want %q", m, got, want)

@@ -11,8 +11,13 @@ func extraUnit(metric string) (string, bool) {
 	case "concurrency":
 		return "clients", true
 	}
+	// CPU cost per packet: ns of CPU time (perf cpu-clock) or hardware
+	// cycles, by the event the run could sample (internal/metrics/cpp).
 	if strings.HasPrefix(metric, "cpp_") && strings.HasSuffix(metric, "_ns") {
 		return "ns/packet", true
+	}
+	if strings.HasPrefix(metric, "cpp_") && strings.HasSuffix(metric, "_cycles") {
+		return "cycles/packet", true
 	}
 	return "", false
 }

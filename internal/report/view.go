@@ -30,17 +30,19 @@ type page struct {
 	Warnings                  []string
 	Missing                   []string
 	Groups                    []groupView
-	Workloads                 []figure
-	WorkloadTable             table
-	Datapaths                 []figure
-	DatapathTables            []table
-	Refs                      table
-	Env                       [][2]string
-	EnvDetails                []detail
-	Comparability             []string
-	Notes                     []string
-	Method                    []string
-	Rows                      table
+	// NoSamples: the run stored no sample at all (Groups may also be
+	// empty because every workload is a sweep, shown in Workloads).
+	NoSamples      bool
+	Workloads      workloadSection
+	Datapaths      []figure
+	DatapathTables []table
+	Refs           table
+	Env            [][2]string
+	EnvDetails     []detail
+	Comparability  []string
+	Notes          []string
+	Method         []string
+	Rows           table
 }
 
 type groupView struct {
@@ -78,12 +80,17 @@ func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page
 	pg.Missing = missingCells(rows)
 	refs := s.Spec.Reference
 	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(rows).CPUs))
+	// A swept workload's variants are shown together in the Workloads
+	// section (figures and one table); a section per variant buried the
+	// report (a concurrency sweep of 8 values gave 8 sections).
+	swept := sweptVariants(s)
 	for _, g := range analysis.Groups(rows) {
-		pg.Groups = append(pg.Groups, groupPage(g, s, run.Samples, refs, cpuLabel))
+		if !swept[g.Workload] {
+			pg.Groups = append(pg.Groups, groupPage(g, s, run.Samples, refs, cpuLabel))
+		}
 	}
-	if pg.Workloads = workloadFigures(s, rows, run.Samples); len(pg.Workloads) > 0 {
-		pg.WorkloadTable = workloadTable(s, rows)
-	}
+	pg.NoSamples = len(run.Samples) == 0
+	pg.Workloads = buildWorkloads(s, rows, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, rows)
 	pg.Refs = refTable(refs, rows)
 	pg.Env, pg.EnvDetails = envView(run)

@@ -25,7 +25,7 @@ import (
 //	HTTP (ab)                   requests/s vs concurrency; latency CDF
 //	background load             measured bitrate vs background connections
 //	other iperf3 sweeps         bitrate vs the swept value
-//	CPP                         stacked ns/packet by component, per datapath
+//	CPP                         stacked ns or cycles/packet by component, per datapath
 //
 // Metric names are those of the workload drivers; they are spelled out
 // here rather than imported so the report does not depend on drivers.
@@ -61,36 +61,87 @@ func (d sweepData) has(metric string) bool {
 	return false
 }
 
-func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []results.Sample) []figure {
+// workloadSection is the report's "Workloads" part. A sweep (a workload
+// that expands into NAME@VALUE variants) is shown once: its figures and
+// one compact table with a row per swept value, never a section per
+// variant. Workloads that do not sweep keep their figures here, their
+// headline numbers in one table, and their own per-cell section below.
+type workloadSection struct {
+	Figures []figure // non-swept workloads' figures and the CPP bars
+	Table   table    // headline numbers of the non-swept workloads
+	Sweeps  []sweepView
+}
+
+// sweepView is one swept workload at one datapath.
+type sweepView struct {
+	Title, Caption string
+	Table          table
+	Figures        []figure
+}
+
+func (w workloadSection) empty() bool { return len(w.Figures) == 0 && len(w.Sweeps) == 0 }
+
+func buildWorkloads(s *study.Study, rows []results.SummaryRow, samples []results.Sample) workloadSection {
 	idx := analysis.Index(rows)
-	var out []figure
+	var sec workloadSection
 	var cppBars []cppBar
 	for _, sw := range analysis.Sweeps(s, rows) {
 		d := sweepData{sw: sw, idx: idx}
-		name := sw.Datapath + " / " + sw.Base
-		switch {
-		case d.has(cpp.MetricTotal):
-			for _, v := range sw.Variants {
-				if b, ok := cppBarOf(d, v); ok {
-					cppBars = append(cppBars, b)
-				}
-			}
-		case d.has(mLostPct):
-			out = append(out, udpFigures(d, name)...)
-		case d.has(mTPS):
-			out = append(out, rrFigures(d, name, samples)...)
-		case d.has(mRPS):
-			out = append(out, httpFigures(d, name, samples)...)
-		case len(sw.Variants) > 1 && sw.Variants[0].Background != nil:
-			out = append(out, backgroundFigure(d, name))
-		case len(sw.Variants) > 1 && d.has(results.MetricBitrate):
-			out = append(out, sweepFigure(d, name))
+		figs, bars := sweepFigures(d, samples)
+		cppBars = append(cppBars, bars...)
+		if len(sw.Variants) > 1 {
+			v := sweepSummary(s, sw, rows)
+			v.Figures = figs
+			sec.Sweeps = append(sec.Sweeps, v)
+		} else {
+			sec.Figures = append(sec.Figures, figs...)
 		}
 	}
-	if len(cppBars) > 0 {
-		out = append(out, cppFigure(cppBars))
+	// One figure per unit: a run samples one event, but a study's rows
+	// never put ns and cycles on one axis even if they had both.
+	for _, u := range cpp.Units {
+		var bars []cppBar
+		for _, b := range cppBars {
+			if b.unit == u {
+				bars = append(bars, b)
+			}
+		}
+		if len(bars) > 0 {
+			sec.Figures = append(sec.Figures, cppFigure(bars, u))
+		}
 	}
-	return out
+	if !sec.empty() {
+		sec.Table = workloadTable(s, rows)
+	}
+	return sec
+}
+
+// sweepFigures draws one workload's figures by the metrics it produced;
+// CPP workloads give bars for the shared CPP figure instead.
+func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
+	sw := d.sw
+	name := sw.Datapath + " / " + sw.Base
+	switch {
+	case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
+		var bars []cppBar
+		for _, v := range sw.Variants {
+			if b, ok := cppBarOf(d, v); ok {
+				bars = append(bars, b)
+			}
+		}
+		return nil, bars
+	case d.has(mLostPct):
+		return udpFigures(d, name), nil
+	case d.has(mTPS):
+		return rrFigures(d, name, samples), nil
+	case d.has(mRPS):
+		return httpFigures(d, name, samples), nil
+	case len(sw.Variants) > 1 && sw.Variants[0].Background != nil:
+		return []figure{backgroundFigure(d, name)}, nil
+	case len(sw.Variants) > 1 && d.has(results.MetricBitrate):
+		return []figure{sweepFigure(d, name)}, nil
+	}
+	return nil, nil
 }
 
 // xyCI collects (x, mean, lo, hi) of a metric over variants, scaled.
@@ -333,20 +384,26 @@ func paramLabel(v study.Workload) string {
 	return v.Name
 }
 
-// cppBar is one stacked bar: a datapath's (and variant's) ns per packet
-// by component.
+// cppBar is one stacked bar: a datapath's (and variant's) cost per
+// packet by component, in unit (cpp.UnitNs or cpp.UnitCycles).
 type cppBar struct {
 	label  string
+	unit   string
 	values map[string]float64
 	total  float64
 }
 
 func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
-	tot, ok := d.row(v, cpp.MetricTotal)
-	if !ok {
+	var b cppBar
+	for _, u := range cpp.Units {
+		if tot, ok := d.row(v, cpp.TotalMetric(u)); ok {
+			b = cppBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean}
+			break
+		}
+	}
+	if b.unit == "" {
 		return cppBar{}, false
 	}
-	b := cppBar{label: d.sw.Datapath, values: map[string]float64{}, total: tot.Mean}
 	if len(d.sw.Variants) > 1 {
 		b.label += " " + paramLabel(v)
 	}
@@ -359,25 +416,33 @@ func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
 		if k.Cell != d.sw.Cell(v) || k.CPU != -1 || r.N == 0 {
 			continue
 		}
-		if c, ok := cpp.ComponentOf(k.Metric); ok {
+		if c, u, ok := cpp.ComponentOf(k.Metric); ok && u == b.unit {
 			b.values[c] = r.Mean
 		}
 	}
 	return b, true
 }
 
-func cppFigure(bars []cppBar) figure {
-	title := "CPU cost per packet by component"
-	f := figure{Title: title, Caption: "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples " +
-		"(self time, idle and unrelated processes excluded) attributed by kernel symbol (internal/metrics/cpp/components.yaml). " +
-		"Bars stack to the measured total. cpu-clock gives time, not cycles: multiply by the clock rate for seed 004's cycles."}
+// cppFigure stacks the bars of one unit. The unit is in the title, the
+// axis and the caption: cycles (hardware counter) and ns of CPU time
+// (cpu-clock) are different quantities.
+func cppFigure(bars []cppBar, unit string) figure {
+	title := "CPU cost per packet by component (" + unit + ")"
+	how := "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples"
+	note := "cpu-clock gives time, not cycles (a run samples cycles only where the machine counts them; its notes say why it did not): multiply by the clock rate for seed 004's cycles."
+	if unit == cpp.UnitCycles {
+		how = "Hardware CPU cycles per MTU-sized packet received by the server pods, from perf cycles samples"
+		note = "Cycles are seed 004's unit; they do not include time a CPU spent halted."
+	}
+	f := figure{Title: title, Caption: how + " (self time, idle and unrelated processes excluded) attributed by kernel symbol " +
+		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total. " + note}
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		f.Missing = err.Error()
 		return f
 	}
 	names := m.Names()
-	p := newPlot(title, "datapath", "ns / packet")
+	p := newPlot(title, "datapath", unit+" / packet")
 	leg := newLegend()
 	st := &stackedBars{}
 	var ticks []plot.Tick
@@ -457,15 +522,23 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, 0, ymax
 }
 
-// workloadTable lists each variant's headline numbers.
+// headlineMetrics are the key numbers of each kind of workload, in the
+// order the workload tables show them (those a workload has).
+var headlineMetrics = []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
+	mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", "timeouts_count", mBgBitrat, cpp.MetricTotal, cpp.MetricTotalCycles}
+
+// workloadTable lists the headline numbers of every workload that does
+// not sweep.
 func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 	idx := analysis.Index(rows)
-	metrics := []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
-		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", mBgBitrat, cpp.MetricTotal}
+	metrics := headlineMetrics
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
+	swept := sweptVariants(s)
 	for _, r := range rows {
-		used[r.Metric] = used[r.Metric] || r.N > 0
+		if !swept[r.Workload] {
+			used[r.Metric] = used[r.Metric] || r.N > 0
+		}
 	}
 	var shown []string
 	for _, m := range metrics {
@@ -476,6 +549,9 @@ func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 		}
 	}
 	for _, sw := range analysis.Sweeps(s, rows) {
+		if len(sw.Variants) > 1 {
+			continue // a sweep has its own table (sweepSummary)
+		}
 		d := sweepData{sw: sw, idx: idx}
 		for _, v := range sw.Variants {
 			row := []string{sw.Datapath, v.Name}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +14,14 @@ import (
 )
 
 // syntheticWorkloads makes two trials of every variant of the built-in
-// workloads study (quick profile) with plausible numbers.
+// workloads study (quick profile) with plausible numbers; CPP costs are
+// in ns of CPU time (cpu-clock).
 func syntheticWorkloads(t *testing.T) (*study.Study, []results.Sample) {
+	return syntheticWorkloadsCPP(t, cpp.UnitNs)
+}
+
+// syntheticWorkloadsCPP is syntheticWorkloads with CPP costs in unit.
+func syntheticWorkloadsCPP(t *testing.T, unit string) (*study.Study, []results.Sample) {
 	t.Helper()
 	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"},
 		Tools: map[string][]string{"iperf3": {"tcp", "udp"}, "sockperf": {"tcp", "udp"}, "ab": {"tcp"}}}
@@ -39,8 +47,8 @@ func syntheticWorkloads(t *testing.T) (*study.Study, []results.Sample) {
 				series = []map[string][]float64{{"cdf_latency_ms": {5, 10, 20, 40, 80}, "cdf_fraction": {0, 0.5, 0.9, 0.99, 1}}}
 			case w.CPP:
 				m[results.MetricBitrate] = 5e9
-				m[cpp.MetricName("vxlan")], m[cpp.MetricName("bridge")], m[cpp.MetricName("veth")], m[cpp.MetricName("other")] = 30, 15, 10, 100
-				m[cpp.MetricTotal] = 155
+				m[cpp.MetricName("vxlan", unit)], m[cpp.MetricName("bridge", unit)], m[cpp.MetricName("veth", unit)], m[cpp.MetricName("other", unit)] = 30, 15, 10, 100
+				m[cpp.TotalMetric(unit)] = 155
 			case w.Protocol == "udp":
 				r, _ := study.ParseRate(w.Rate)
 				m["offered_bps"], m[results.MetricBitrate], m["lost_percent"], m["jitter_ms"] = r, 0.8*r*f, 20, 0.2
@@ -56,16 +64,25 @@ func syntheticWorkloads(t *testing.T) (*study.Study, []results.Sample) {
 	return s, samples
 }
 
+// allFigures lists the section's figures, sweeps' included.
+func allFigures(sec workloadSection) []figure {
+	figs := append([]figure(nil), sec.Figures...)
+	for _, sw := range sec.Sweeps {
+		figs = append(figs, sw.Figures...)
+	}
+	return figs
+}
+
 func TestWorkloadFigures(t *testing.T) {
 	s, samples := syntheticWorkloads(t)
 	rows := analysis.Summarize(s, samples)
-	figs := workloadFigures(s, rows, samples)
+	sec := buildWorkloads(s, rows, samples)
 	want := []string{"UDP received vs offered", "UDP lost datagrams", "UDP jitter", "Bitrate per variant (flannel-vxlan / flows)",
 		"Round-trip latency percentiles", "Round-trip latency CDF", "HTTP requests/s vs concurrency", "HTTP latency CDF",
 		"Measured bitrate vs background connections", "CPU cost per packet by component"}
 	for _, w := range want {
 		found := false
-		for _, f := range figs {
+		for _, f := range allFigures(sec) {
 			if strings.HasPrefix(f.Title, w) {
 				found = true
 				if f.SVG == "" {
@@ -77,8 +94,66 @@ func TestWorkloadFigures(t *testing.T) {
 			t.Errorf("no figure %q", w)
 		}
 	}
-	if tb := workloadTable(s, rows); len(tb.Rows) != len(s.Variants()) {
-		t.Errorf("workload table has %d rows, want %d", len(tb.Rows), len(s.Variants()))
+	// The quick profile: tcp, intra and cpp do not sweep; udp, flows, rr,
+	// http and background sweep two values each.
+	var plain []string
+	for _, r := range sec.Table.Rows {
+		plain = append(plain, r[1])
+	}
+	if strings.Join(plain, ",") != "tcp,intra,cpp" {
+		t.Errorf("headline table rows %v, want the workloads that do not sweep", plain)
+	}
+	var titles []string
+	for _, sw := range sec.Sweeps {
+		titles = append(titles, sw.Title)
+		if len(sw.Table.Rows) != 2 {
+			t.Errorf("%s: %d rows, want one per swept value (2)", sw.Title, len(sw.Table.Rows))
+		}
+		if len(sw.Figures) == 0 {
+			t.Errorf("%s: no figures", sw.Title)
+		}
+		for _, f := range sw.Figures {
+			if !strings.Contains(f.Title, "flannel-vxlan / "+strings.Split(strings.TrimPrefix(sw.Title, "flannel-vxlan / "), ":")[0]) {
+				t.Errorf("sweep %s holds figure %s", sw.Title, f.Title)
+			}
+		}
+	}
+	wantTitles := "flannel-vxlan / udp: rate per stream sweep|flannel-vxlan / flows: parallel streams sweep|flannel-vxlan / rr: message size sweep|" +
+		"flannel-vxlan / http: concurrency sweep|flannel-vxlan / background: background connections sweep"
+	if got := strings.Join(titles, "|"); got != wantTitles {
+		t.Errorf("sweeps %s", got)
+	}
+	for _, f := range sec.Figures {
+		if !strings.HasPrefix(f.Title, "CPU cost per packet") {
+			t.Errorf("figure %q outside its sweep", f.Title)
+		}
+	}
+}
+
+// TestSweepTable: one row per swept value, the swept value itself in the
+// first column, the sweep's headline metrics with 95% CIs (two trials
+// per cell in the synthetic run).
+func TestSweepTable(t *testing.T) {
+	s, samples := syntheticWorkloads(t)
+	rows := analysis.Summarize(s, samples)
+	var http sweepView
+	for _, sw := range buildWorkloads(s, rows, samples).Sweeps {
+		if strings.Contains(sw.Title, "/ http:") {
+			http = sw
+		}
+	}
+	head := strings.Join(http.Table.Head, "|")
+	if !strings.HasPrefix(head, "concurrency|requests_per_s (1/s)|transfer_bps (Gbit/s)|latency_p99_ms (ms)") || strings.Contains(head, "bitrate") {
+		t.Errorf("http sweep columns %s", head)
+	}
+	if len(http.Table.Rows) != 2 || http.Table.Rows[0][0] != "1" || http.Table.Rows[1][0] != "8" {
+		t.Fatalf("rows %v", http.Table.Rows)
+	}
+	// requests/s = 100 x (1.01, 1.02) x concurrency: at c=1 mean 101.5,
+	// SD 0.707, 95% CI 101.5 ± 12.706 x 0.5 = [95.15, 107.85], shown
+	// with 0 decimals (1/s).
+	if got := http.Table.Rows[0][1]; got != "102 [95, 108]" {
+		t.Errorf("c=1 requests/s %q, want 102 [95, 108]", got)
 	}
 }
 
@@ -89,7 +164,121 @@ func TestNoWorkloadFiguresForPlainStudy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if figs := workloadFigures(s, analysis.Summarize(s, samples), samples); len(figs) != 0 {
-		t.Errorf("%d workload figures for rps-rfs", len(figs))
+	if sec := buildWorkloads(s, analysis.Summarize(s, samples), samples); !sec.empty() {
+		t.Errorf("workload section for rps-rfs: %d figures, %d sweeps", len(sec.Figures), len(sec.Sweeps))
+	}
+}
+
+// TestCPPFigureUnit: the stacked CPP bars say the unit of the event the
+// run sampled, in the title and on the axis, and never the other one.
+func TestCPPFigureUnit(t *testing.T) {
+	for unit, other := range map[string]string{cpp.UnitNs: cpp.UnitCycles, cpp.UnitCycles: cpp.UnitNs} {
+		s, samples := syntheticWorkloadsCPP(t, unit)
+		var cppFigs []figure
+		for _, f := range buildWorkloads(s, analysis.Summarize(s, samples), samples).Figures {
+			if strings.HasPrefix(f.Title, "CPU cost per packet") {
+				cppFigs = append(cppFigs, f)
+			}
+		}
+		if len(cppFigs) != 1 {
+			t.Fatalf("%s: %d CPP figures", unit, len(cppFigs))
+		}
+		f := cppFigs[0]
+		svg := string(f.SVG)
+		if !strings.HasSuffix(f.Title, "("+unit+")") || !strings.Contains(svg, ">"+unit+" / packet</text>") {
+			t.Errorf("%s: title %q, axis label missing", unit, f.Title)
+		}
+		if strings.Contains(svg, other+" / packet") || strings.Contains(f.Title, other) {
+			t.Errorf("%s figure mentions %s", unit, other)
+		}
+		if unit == cpp.UnitCycles && strings.Contains(f.Caption, "Nanoseconds") {
+			t.Errorf("cycles caption: %s", f.Caption)
+		}
+		// The bar stacks to the total (155) with the four components.
+		if !strings.Contains(svg, ">vxlan</text>") || !strings.Contains(svg, ">other</text>") {
+			t.Errorf("%s: legend lacks components", unit)
+		}
+	}
+}
+
+// writeWorkloadsRun writes the synthetic workloads run (syntheticWorkloads)
+// as a run directory, the way a real run does.
+func writeWorkloadsRun(t *testing.T, dir string) {
+	t.Helper()
+	s, samples := syntheticWorkloads(t)
+	y, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	env := results.Env{Tool: "cnibench", Version: "test", RunID: "synthetic-workloads", Engine: "local", Hostname: "testhost",
+		Kernel: "6.1.0-test", CPUModel: "Synthetic CPU", CPUs: 2, NUMANodes: 1, Started: time.Unix(0, 0),
+		Notes: []string{"synthetic data for tests"}}
+	if err := w.WriteStudy(y); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEnv(env); err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
+		if err := w.AppendSample(smp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportCollapsesSweeps fails if per-variant sections come back: in
+// report.html a swept workload is one block (heading, one table with a
+// row per value, its figures), and no heading names a NAME@VALUE
+// variant; workloads that do not sweep keep their own sections.
+func TestReportCollapsesSweeps(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	writeWorkloadsRun(t, dir)
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	page := readFile(t, filepath.Join(dir, results.ReportHTML))
+	headings := regexp.MustCompile(`<h[23][^>]*>([^<]*)</h[23]>`).FindAllStringSubmatch(page, -1)
+	var sections []string
+	for _, h := range headings {
+		if strings.Contains(h[1], "@") {
+			t.Errorf("heading for a sweep variant: %s", h[0])
+		}
+		if strings.HasPrefix(h[0], "<h2>flannel-vxlan / ") {
+			sections = append(sections, strings.TrimPrefix(h[1], "flannel-vxlan / "))
+		}
+	}
+	if got := strings.Join(sections, ","); got != "tcp,intra,cpp" {
+		t.Errorf("per-cell sections %s, want only the workloads that do not sweep (tcp,intra,cpp)", got)
+	}
+	for _, sw := range []string{"udp: rate per stream", "flows: parallel streams", "rr: message size", "http: concurrency", "background: background connections"} {
+		h := `<h3 class="sweep">flannel-vxlan / ` + sw + ` sweep</h3>`
+		i := strings.Index(page, h)
+		if i < 0 {
+			t.Errorf("no sweep block %q", h)
+			continue
+		}
+		// The block's table: a header and two rows (two values), each
+		// value with a 95% interval in brackets.
+		block := page[i:]
+		if j := strings.Index(block[len(h):], "<h"); j >= 0 {
+			block = block[:len(h)+j]
+		}
+		if n := strings.Count(block, "<table>"); n != 1 {
+			t.Errorf("%s: %d tables, want 1", sw, n)
+		}
+		if n := strings.Count(block, "<tr>"); n != 3 {
+			t.Errorf("%s: %d table rows with the header, want 3", sw, n)
+		}
+		if !strings.Contains(block, " [") || !strings.Contains(block, "<svg") {
+			t.Errorf("%s: no CI or no figure in its block", sw)
+		}
 	}
 }

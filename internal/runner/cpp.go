@@ -20,12 +20,12 @@ type cppWindow struct {
 	err   error
 }
 
-func newCPPWindow(inner cpuSampler, ifaces []engine.Iface) (*cppWindow, error) {
+func newCPPWindow(inner cpuSampler, ev cpp.Event, ifaces []engine.Iface) (*cppWindow, error) {
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		return nil, err
 	}
-	return &cppWindow{inner: inner, rec: &cpp.Recorder{Map: m, Ifaces: ifaces}}, nil
+	return &cppWindow{inner: inner, rec: &cpp.Recorder{Map: m, Event: ev, Ifaces: ifaces}}, nil
 }
 
 func (c *cppWindow) Start() error {
@@ -51,13 +51,20 @@ func (c *cppWindow) Stop() (metrics.Window, error) {
 	return w, nil
 }
 
-// cppPreflight checks perf when a workload asks for CPP.
-func cppPreflight(s *study.Study) error {
+// cppPreflight checks perf when a workload asks for CPP and chooses, once
+// per run, the event every CPP trial samples: hardware cycles when this
+// machine counts them, else cpu-clock (cpp.ChooseEvent). The choice and
+// its reason become a note in env.json, so a reader knows whether the
+// run's costs are cycles or ns and why.
+func cppPreflight(ctx context.Context, s *study.Study, p *plan, run cpp.RunFunc) error {
 	for _, w := range s.Variants() {
 		if w.CPP {
 			if err := cpp.Check(); err != nil {
 				return fmt.Errorf("workload %s: %w", w.Name, err)
 			}
+			p.cppEvent = cpp.ChooseEvent(ctx, run)
+			p.notes = append(p.notes, fmt.Sprintf("CPU cost per packet samples perf event %s (metrics cpp_*_%s, %s/packet): %s",
+				p.cppEvent.Name, p.cppEvent.Unit, p.cppEvent.Unit, p.cppEvent.Reason))
 			return nil
 		}
 	}

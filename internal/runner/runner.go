@@ -25,6 +25,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/report"
@@ -73,8 +74,10 @@ func IsPreflight(err error) bool {
 
 type plan struct {
 	// notes found in preflight go to env.json and the terminal.
-	notes      []string
-	drivers    map[string]workload.Driver
+	notes   []string
+	drivers map[string]workload.Driver
+	// cppEvent is what CPP trials sample (chosen in preflight).
+	cppEvent   cpp.Event
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
 	machine    cpuset.Set
@@ -104,7 +107,7 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 		}
 		p.drivers[w.Name] = d
 	}
-	if err := cppPreflight(s); err != nil {
+	if err := cppPreflight(ctx, s, p, cpp.RunPerf); err != nil {
 		return nil, &PreflightError{err}
 	}
 	for _, t := range s.Spec.Tunings {

@@ -55,7 +55,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		for _, p := range servers {
 			ifaces = append(ifaces, srv.PodIface(p))
 		}
-		if cw, err = newCPPWindow(sampler, ifaces); err != nil {
+		if cw, err = newCPPWindow(sampler, r.plan.cppEvent, ifaces); err != nil {
 			return err
 		}
 		sampler = cw

@@ -1,19 +1,21 @@
 // Package cpp measures the CPU cost per packet (seed 004's CPP): while a
-// transfer runs, perf samples every CPU with the cpu-clock software event
-// (hardware cycle counters are often unavailable in VMs), each sample is
-// attributed to a kernel component by the symbol it hit (components.yaml),
-// and the CPU time of each component is divided by the packets counted on
-// an interface over the same window.
+// transfer runs, perf samples every CPU, each sample is attributed to a
+// kernel component by the symbol it hit (components.yaml), and the cost
+// of each component is divided by the packets counted on an interface
+// over the same window.
 //
-// Design notes: cpu-clock with a fixed period (-c, in ns of CPU time)
-// makes each sample worth exactly that many ns, so component costs are
-// nanoseconds, not cycles; the report says so. Samples are self time (no
-// call graph), so a component's cost is the time spent in its own
-// functions, not in what they call. Idle samples are dropped; samples of
-// processes that are not the workload or a softirq context are dropped,
-// so other users of a shared machine do not inflate the cost. The
-// components add up to the total exactly by construction ("other" is
-// what no rule matched).
+// Design notes: the event is chosen per run (ChooseEvent in event.go):
+// hardware cycles where the machine counts them, else the cpu-clock
+// software event (hardware counters are often unavailable in VMs). With a
+// fixed period (-c) each sample is worth exactly that many cycles or ns
+// of CPU time, so component costs are in the event's unit, and the unit
+// is part of every metric name (cpp_vxlan_cycles, cpp_vxlan_ns): the two
+// are never mixed. Samples are self time (no call graph), so a
+// component's cost is the time spent in its own functions, not in what
+// they call. Idle samples are dropped; samples of processes that are not
+// the workload or a softirq context are dropped, so other users of a
+// shared machine do not inflate the cost. The components add up to the
+// total exactly by construction ("other" is what no rule matched).
 package cpp
 
 import (
@@ -143,76 +145,93 @@ func ParseReport(out []byte) (*Profile, error) {
 	return p, nil
 }
 
-// Breakdown is the CPU time of a window split by component.
+// Breakdown is the CPU cost of a window split by component, in the unit
+// of the sampled event (ns of CPU time or cycles).
 type Breakdown struct {
-	// NsByComponent is CPU time in ns per component (idle excluded).
-	NsByComponent map[string]float64
-	// TotalNs is the sum over components.
-	TotalNs float64
-	// IdleNs and ExcludedNs are what was left out: idle CPU, and samples
-	// of other processes.
-	IdleNs, ExcludedNs float64
+	// ByComponent is the cost per component (idle excluded).
+	ByComponent map[string]float64
+	// Total is the sum over components.
+	Total float64
+	// Idle and Excluded are what was left out: idle CPU, and samples of
+	// other processes.
+	Idle, Excluded float64
 }
 
-// Attribute splits a profile with sample period periodNs by component.
-func (m *Map) Attribute(p *Profile, periodNs float64) Breakdown {
-	b := Breakdown{NsByComponent: map[string]float64{}}
+// Attribute splits a profile whose samples are each worth period units
+// by component.
+func (m *Map) Attribute(p *Profile, period float64) Breakdown {
+	b := Breakdown{ByComponent: map[string]float64{}}
 	for _, n := range m.Names() {
-		b.NsByComponent[n] = 0
+		b.ByComponent[n] = 0
 	}
 	for k, n := range p.Samples {
-		ns := n * periodNs
+		v := n * period
 		if !m.Counts(k[0]) {
-			b.ExcludedNs += ns
+			b.Excluded += v
 			continue
 		}
 		c := m.Classify(k[1])
 		if c == Idle {
-			b.IdleNs += ns
+			b.Idle += v
 			continue
 		}
-		b.NsByComponent[c] += ns
-		b.TotalNs += ns
+		b.ByComponent[c] += v
+		b.Total += v
 	}
 	return b
 }
 
-// Metric names: cpp_<component>_ns per packet, the total, and the packet
-// count used.
+// Metric names: cpp_<component>_<unit> per packet, cpp_total_<unit>, and
+// the packet counts used.
 const (
-	MetricTotal   = "cpp_total_ns"
-	MetricPackets = "cpp_packets_count"
-	MetricSKBs    = "cpp_skbs_count"
-	prefix        = "cpp_"
-	suffix        = "_ns"
+	MetricTotal       = prefix + "total_" + UnitNs
+	MetricTotalCycles = prefix + "total_" + UnitCycles
+	MetricPackets     = "cpp_packets_count"
+	MetricSKBs        = "cpp_skbs_count"
+	prefix            = "cpp_"
 )
 
-// MetricName is the metric of a component's ns per packet.
-func MetricName(component string) string { return prefix + component + suffix }
+// Units lists the units CPP metrics come in.
+var Units = []string{UnitNs, UnitCycles}
 
-// ComponentOf returns the component of a metric name, if it is one.
-func ComponentOf(metric string) (string, bool) {
-	if !strings.HasPrefix(metric, prefix) || !strings.HasSuffix(metric, suffix) || metric == MetricTotal {
-		return "", false
+// MetricName is the metric of a component's cost per packet in unit.
+func MetricName(component, unit string) string { return prefix + component + "_" + unit }
+
+// TotalMetric is the metric of the total cost per packet in unit.
+func TotalMetric(unit string) string { return MetricName("total", unit) }
+
+// ComponentOf returns the component and unit of a per-component metric,
+// if it is one (the total is not).
+func ComponentOf(metric string) (component, unit string, ok bool) {
+	if !strings.HasPrefix(metric, prefix) {
+		return "", "", false
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(metric, prefix), suffix), true
+	for _, u := range Units {
+		if strings.HasSuffix(metric, "_"+u) && metric != TotalMetric(u) {
+			c := strings.TrimSuffix(strings.TrimPrefix(metric, prefix), "_"+u)
+			if c != "" {
+				return c, u, true
+			}
+		}
+	}
+	return "", "", false
 }
 
-// PerPacket returns the metrics of a breakdown over packets.
-func (b Breakdown) PerPacket(packets float64) map[string]float64 {
+// PerPacket returns the metrics of a breakdown in unit over packets.
+func (b Breakdown) PerPacket(packets float64, unit string) map[string]float64 {
 	out := map[string]float64{MetricPackets: packets}
 	if packets <= 0 {
 		return out
 	}
-	names := make([]string, 0, len(b.NsByComponent))
-	for n := range b.NsByComponent {
+	names := make([]string, 0, len(b.ByComponent))
+	for n := range b.ByComponent {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		out[MetricName(n)] = b.NsByComponent[n] / packets
+		out[MetricName(n, unit)] = b.ByComponent[n] / packets
 	}
-	out[MetricTotal] = b.TotalNs / packets
+	out[TotalMetric(unit)] = b.Total / packets
 	return out
 }
 

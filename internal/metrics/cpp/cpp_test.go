@@ -47,25 +47,52 @@ func TestAttributeAddsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := m.Attribute(p, 1000)
-	if b.TotalNs != 28000 || b.IdleNs != 40000 || b.ExcludedNs != 9000 {
-		t.Errorf("total %v idle %v excluded %v", b.TotalNs, b.IdleNs, b.ExcludedNs)
+	if b.Total != 28000 || b.Idle != 40000 || b.Excluded != 9000 {
+		t.Errorf("total %v idle %v excluded %v", b.Total, b.Idle, b.Excluded)
 	}
 	sum := 0.0
-	for _, v := range b.NsByComponent {
+	for _, v := range b.ByComponent {
 		sum += v
 	}
-	if sum != b.TotalNs {
-		t.Errorf("components add to %v, total %v", sum, b.TotalNs)
+	if sum != b.Total {
+		t.Errorf("components add to %v, total %v", sum, b.Total)
 	}
-	pp := b.PerPacket(7)
-	if math.Abs(pp[MetricTotal]-4000) > 1e-9 || pp[MetricName("vxlan")] != 1000 || pp[MetricName("other")] != 1000/7.0 {
+	pp := b.PerPacket(7, UnitNs)
+	if math.Abs(pp[MetricTotal]-4000) > 1e-9 || pp[MetricName("vxlan", UnitNs)] != 1000 || pp[MetricName("other", UnitNs)] != 1000/7.0 {
 		t.Errorf("per packet %v", pp)
 	}
-	if c, ok := ComponentOf(MetricName("veth")); !ok || c != "veth" {
-		t.Error("Component")
+	// The same samples in cycles: same numbers, other names, none of the
+	// ns names.
+	pc := b.PerPacket(7, UnitCycles)
+	if pc[MetricTotalCycles] != pp[MetricTotal] || pc["cpp_vxlan_cycles"] != 1000 {
+		t.Errorf("per packet in cycles %v", pc)
 	}
-	if _, ok := ComponentOf(MetricTotal); ok {
-		t.Error("total is not a component")
+	if _, ok := pc[MetricTotal]; ok {
+		t.Errorf("cycles reported under the ns name: %v", pc)
+	}
+}
+
+func TestMetricNames(t *testing.T) {
+	for _, tc := range []struct {
+		metric, comp, unit string
+		ok                 bool
+	}{
+		{"cpp_veth_ns", "veth", UnitNs, true},
+		{"cpp_ip_stack_cycles", "ip_stack", UnitCycles, true},
+		{"cpp_gso_gro_ns", "gso_gro", UnitNs, true},
+		{MetricTotal, "", "", false},
+		{MetricTotalCycles, "", "", false},
+		{MetricPackets, "", "", false},
+		{"cpp__ns", "", "", false},
+		{"rtt_mean_us", "", "", false},
+	} {
+		c, u, ok := ComponentOf(tc.metric)
+		if c != tc.comp || u != tc.unit || ok != tc.ok {
+			t.Errorf("ComponentOf(%s) = %q %q %v", tc.metric, c, u, ok)
+		}
+	}
+	if TotalMetric(UnitNs) != MetricTotal || TotalMetric(UnitCycles) != MetricTotalCycles || MetricName("vxlan", UnitCycles) != "cpp_vxlan_cycles" {
+		t.Error("names")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // DefaultPeriodNs is the cpu-clock sample period: one sample per ms of
 // CPU time (1 kHz per CPU), fine enough for components of a few % over a
 // window of seconds and small enough in cost (see docs/workloads.md).
+// The cycles period (Cycles.Period) is chosen to match it at 2 GHz.
 const DefaultPeriodNs = 1_000_000
 
 // Check reports whether perf can sample the machine.
@@ -33,8 +34,9 @@ func Check() error {
 // Recorder samples the machine with perf over a window and counts
 // packets on the given interfaces. Start and Stop bracket the window.
 type Recorder struct {
-	Map      *Map
-	PeriodNs int
+	Map *Map
+	// Event is what perf samples; the zero value means CPUClock.
+	Event Event
 	// Ifaces are the devices whose packets are counted (the measured
 	// server pods' eth0): packets are MTU-sized packets of the busier
 	// direction, so TCP data (not ACKs) is counted whichever end sends.
@@ -49,12 +51,17 @@ type Recorder struct {
 type Result struct {
 	Metrics   map[string]float64
 	Breakdown Breakdown
+	// Event is what was sampled; its Unit is the breakdown's.
+	Event Event
 }
 
 // Start reads the counters and starts perf record on every CPU.
 func (r *Recorder) Start(ctx context.Context) error {
-	if r.PeriodNs <= 0 {
-		r.PeriodNs = DefaultPeriodNs
+	if r.Event.Name == "" {
+		r.Event = CPUClock
+	}
+	if r.Event.Period <= 0 || r.Event.Unit == "" {
+		return fmt.Errorf("perf event %s: no period or unit", r.Event.Name)
 	}
 	dir, err := os.MkdirTemp("", "cnb-perf-")
 	if err != nil {
@@ -70,7 +77,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 		}
 		r.before = append(r.before, c)
 	}
-	argv := []string{"perf", "record", "-a", "-q", "-e", "cpu-clock", "-c", strconv.Itoa(r.PeriodNs), "-o", filepath.Join(dir, "perf.data")}
+	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
 	p, err := proc.Start(ctx, "", nil, argv)
 	if err != nil {
 		r.cleanup()
@@ -117,7 +124,7 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	b := r.Map.Attribute(prof, float64(r.PeriodNs))
+	b := r.Map.Attribute(prof, float64(r.Event.Period))
 	var wire, skbs float64
 	for i := range after {
 		d := ifstats.Delta(r.before[i], after[i])
@@ -130,9 +137,9 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	if wire == 0 {
 		return Result{}, errors.New("no packets counted on the measured interfaces during the window")
 	}
-	m := b.PerPacket(wire)
+	m := b.PerPacket(wire, r.Event.Unit)
 	m[MetricSKBs] = skbs
-	return Result{Metrics: m, Breakdown: b}, nil
+	return Result{Metrics: m, Breakdown: b, Event: r.Event}, nil
 }
 
 func (r *Recorder) cleanup() {

@@ -12,8 +12,17 @@
 // per trial from a private prefix (nginx.go) and stopped with SIGTERM when
 // the trial ends, failed or not; its directory is removed. ab has no
 // warm-up, so the driver runs a throw-away ab for the study's warm-up
-// first and measures the rest. A response that does not come within -s
-// seconds aborts ab, so a timeout fails the trial (reported as such).
+// first and measures the rest.
+//
+// Timeouts: when no response comes within -s seconds, ab gives up on the
+// whole test and prints only how many requests completed. That is a
+// result, not a failure: the pair reports the completed requests over
+// ab's wall time, and every request that was in flight (one per
+// concurrent connection: ab keeps -c requests open and the timeout fires
+// only when none of them moved) counts in timeouts_count and
+// errors_count. Only a run where no request completed fails the trial.
+// A warm-up that stalls is cut at the end of the warm-up (plus a grace)
+// so the measured run still starts when the runner's CPU window does.
 package ab
 
 import (
@@ -39,6 +48,7 @@ const (
 	MetricP90      = "latency_p90_ms"
 	MetricP99      = "latency_p99_ms"
 	MetricErrors   = "errors_count"
+	MetricTimeouts = "timeouts_count"
 	MetricRequests = "requests_count"
 	MetricBody     = "body_bytes"
 	MetricConc     = "concurrency"
@@ -47,10 +57,17 @@ const (
 )
 
 const (
-	// responseTimeout is ab -s: seconds to wait for one response.
-	responseTimeout = 30
-	serverSettle    = 300 * time.Millisecond
-	trialSlack      = 45 * time.Second
+	// DefaultResponseTimeout is ab -s: how long ab waits for any of its
+	// open requests to make progress before it gives up.
+	DefaultResponseTimeout = 30 * time.Second
+	serverSettle           = 300 * time.Millisecond
+	// trialSlack is added to the duration and one response timeout for
+	// the trial's deadline (nginx start, connect retries, the warm-up's
+	// grace, process exits).
+	trialSlack = 15 * time.Second
+	// warmupGrace is how long after the end of the warm-up a stalled
+	// warm-up ab is stopped.
+	warmupGrace     = 2 * time.Second
 	connectAttempts = 5
 	// maxRequestsPerSec sizes ab -n: ab allocates its per-request table
 	// up front (~40 B a request), and stops at -n even before -t ends, so
@@ -61,6 +78,16 @@ const (
 // Driver runs nginx + ab.
 type Driver struct {
 	AB, Nginx string
+	// ResponseTimeout is ab -s, in whole seconds (at least 1); zero means
+	// DefaultResponseTimeout. Tests shorten it.
+	ResponseTimeout time.Duration
+}
+
+func (d *Driver) timeout() time.Duration {
+	if d.ResponseTimeout <= 0 {
+		return DefaultResponseTimeout
+	}
+	return max(d.ResponseTimeout.Truncate(time.Second), time.Second)
 }
 
 var _ workload.Driver = (*Driver)(nil)
@@ -122,7 +149,7 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 
 func (d *Driver) abArgv(p plan, url string, seconds int) []string {
 	return workload.Pinned([]string{d.AB, "-q", "-c", strconv.Itoa(p.conc), "-t", strconv.Itoa(seconds),
-		"-n", strconv.Itoa(maxRequestsPerSec * max(seconds, 1)), "-s", strconv.Itoa(responseTimeout), "-r", "-e", "/dev/stdout", url}, p.pinC)
+		"-n", strconv.Itoa(maxRequestsPerSec * max(seconds, 1)), "-s", strconv.Itoa(int(d.timeout() / time.Second)), "-r", "-e", "/dev/stdout", url}, p.pinC)
 }
 
 // Run starts nginx in every server pod, then ab in every client pod.
@@ -131,7 +158,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if err != nil {
 		return workload.Result{}, err
 	}
-	limit := t.Duration + trialSlack
+	limit := t.Duration + d.timeout() + trialSlack
 	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("trial did not finish within %v", limit))
 	defer cancel()
 
@@ -204,56 +231,99 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 }
 
 // client waits until nginx answers (a refused first attempt is retried),
-// runs the warm-up ab, then the measured one.
+// runs the warm-up ab, then the measured one. It signals started as soon
+// as its first ab is running (or could not be started): the runner's
+// metric window opens Warmup after that signal, which is when the
+// measured ab starts.
 func (d *Driver) client(ctx context.Context, pod engine.Pod, p plan, url string, started chan<- error) (*Report, error) {
-	run := func(secs int) (*Report, error) {
-		proc, err := pod.Start(ctx, d.abArgv(p, url, secs))
-		if err != nil {
-			return nil, err
-		}
-		out, stderr, werr := proc.Wait()
-		rep, perr := Parse(append(out, stderr...))
-		if perr != nil && werr != nil && !isTool(perr) {
-			return nil, werr
-		}
-		return rep, perr
-	}
 	first := true
+	var startErr error
+	var t0 time.Time
 	signal := func(err error) {
 		if first {
 			started <- err
-			first = false
+			first, startErr, t0 = false, err, time.Now()
 		}
 	}
-	if p.warm > 0 {
-		backoff := 100 * time.Millisecond
-		for a := 1; ; a++ {
-			_, err := run(p.warm)
-			if a == 1 {
-				var ee *exec.Error
-				if errors.As(err, &ee) {
-					signal(err)
-					return nil, err
-				}
-				signal(nil)
-			}
-			if err == nil || !errors.Is(err, ErrConnect) || a >= connectAttempts || ctx.Err() != nil {
-				if err != nil && !errors.Is(err, ErrConnect) {
-					return nil, fmt.Errorf("warm-up: %w", err)
-				}
-				break
-			}
-			time.Sleep(backoff)
-			backoff *= 2
-		}
-	} else {
-		signal(nil)
+	if p.warm == 0 {
+		return d.runAB(ctx, pod, p, url, p.measured, signal)
 	}
-	rep, err := run(p.measured)
+	backoff := 100 * time.Millisecond
+	for a := 1; ; a++ {
+		_, err := d.warmup(ctx, pod, p, url, signal)
+		if startErr != nil {
+			return nil, startErr
+		}
+		// A warm-up that timed out is not measured; the measured run
+		// says whether the server answers.
+		if err == nil || errors.Is(err, ErrTimeout) {
+			break
+		}
+		if !errors.Is(err, ErrConnect) {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+		if a >= connectAttempts || ctx.Err() != nil {
+			break // the measured run reports the refusal
+		}
+		time.Sleep(backoff)
+		backoff *= 2
+	}
+	// A warm-up that timed out ends early; the measured run still starts
+	// when the warm-up was planned to end, where the runner's window is.
+	select {
+	case <-time.After(time.Until(t0.Add(time.Duration(p.warm) * time.Second))):
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	return d.runAB(ctx, pod, p, url, p.measured, nil)
+}
+
+// warmup runs the throw-away ab, stopped warmupGrace after its -t if it
+// is still waiting for a stalled server (then the result is ErrTimeout).
+func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string, onStart func(error)) (*Report, error) {
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(p.warm)*time.Second+warmupGrace)
+	defer cancel()
+	rep, err := d.runAB(wctx, pod, p, url, p.warm, onStart)
+	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("warm-up stopped after %v: %w", time.Duration(p.warm)*time.Second+warmupGrace, ErrTimeout)
+	}
+	return rep, err
+}
+
+// runAB runs one ab for secs seconds and parses what it printed. A run
+// that timed out after some requests completed is a Report (TimedOut)
+// completed here with what ab did not print: the wall time, the rate
+// over it, the abandoned requests (one per concurrent connection) and
+// the plan's body size and concurrency.
+//
+// onStart, when not nil, is called once ab has been started, or with the
+// error when it could not be.
+func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, secs int, onStart func(error)) (*Report, error) {
+	t0 := time.Now()
+	proc, err := pod.Start(ctx, d.abArgv(p, url, secs))
+	if onStart != nil {
+		onStart(err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return rep, nil
+	out, stderr, werr := proc.Wait()
+	elapsed := time.Since(t0)
+	rep, perr := Parse(append(out, stderr...))
+	switch {
+	case perr == nil && rep.TimedOut:
+		// ab exits with 70007 & 0xff = 119 here; the exit status says
+		// nothing Parse did not.
+		rep.Seconds = elapsed.Seconds()
+		rep.RequestsPerSec = rep.Complete / rep.Seconds
+		rep.Timeouts = float64(p.conc)
+		rep.Concurrency = float64(p.conc)
+		rep.DocumentBytes = float64(p.size)
+		return rep, nil
+	case perr != nil && werr != nil && !isTool(perr):
+		return nil, werr
+	}
+	return rep, perr
 }
 
 func isTool(err error) bool {
@@ -264,9 +334,17 @@ func isTool(err error) bool {
 func result(reps []*Report) workload.Result {
 	res := workload.Result{Metrics: map[string]float64{}}
 	for _, r := range reps {
-		m := map[string]float64{
+		m := map[string]float64{}
+		for k, v := range map[string]float64{
 			MetricRPS: r.RequestsPerSec, MetricTransfer: r.TransferBps, MetricMean: r.MeanMs,
-			MetricErrors: r.Errors(), MetricRequests: r.Complete, MetricBody: r.DocumentBytes, MetricConc: r.Concurrency,
+			MetricErrors: r.Errors(), MetricTimeouts: r.Timeouts, MetricRequests: r.Complete,
+			MetricBody: r.DocumentBytes, MetricConc: r.Concurrency,
+		} {
+			// A timed-out run has no transfer rate or mean latency
+			// (NaN): left out rather than averaged in as a number.
+			if workload.Finite(v) {
+				m[k] = v
+			}
 		}
 		// ab prints an all-zero table when (almost) no request finished
 		// within -t (e.g. 5 MB bodies at concurrency 500 for a few
@@ -297,7 +375,7 @@ func result(reps []*Report) workload.Result {
 		}
 	}
 	for k := range res.Metrics {
-		if k != MetricErrors && k != MetricRequests {
+		if k != MetricErrors && k != MetricTimeouts && k != MetricRequests {
 			res.Metrics[k] /= count[k]
 		}
 	}

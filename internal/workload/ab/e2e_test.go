@@ -2,6 +2,7 @@ package ab
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,5 +45,93 @@ func TestHTTPAcrossNodes(t *testing.T) {
 	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "cnb-http-*"))
 	if len(after) > len(before) {
 		t.Errorf("nginx directories left behind: %v", after)
+	}
+}
+
+// TestHTTPTimeoutCounted: nginx hangs (hangingPod) 1.5 s into the
+// measured 4 s, ab (-s 1) gives up a second later, and the trial still
+// succeeds with what completed: the timed-out requests (one per
+// concurrent connection) are counted, requests/s is over ab's wall time
+// (about 2.5 s: 1.5 s of traffic plus the 1 s wait; 2 to 4 s allowed for
+// process start-up and a loaded machine), and no transfer rate or
+// latency is reported because ab printed none.
+func TestHTTPTimeoutCounted(t *testing.T) {
+	d := New()
+	if err := d.Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	d.ResponseTimeout = time.Second
+	_, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+	h := hangPairs(t, pairs)
+	stalled := make(chan error, 1)
+	tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "ab", Protocol: "tcp", Size: "1M", Concurrency: []int{4}},
+		Duration: 5 * time.Second, Warmup: time.Second, BasePort: 8080,
+		Started: func(time.Time) { h.freezeAfter(time.Second+1500*time.Millisecond, stalled) }}
+	res, err := d.Run(context.Background(), tr)
+	if serr := <-stalled; serr != nil {
+		t.Fatalf("freeze nginx: %v", serr)
+	}
+	if err != nil {
+		t.Fatalf("a run with completed requests failed: %v", err)
+	}
+	m := res.Metrics
+	t.Logf("%v", m)
+	if m[MetricTimeouts] != 4 || m[MetricErrors] < 4 || !(m[MetricRequests] > 0) {
+		t.Errorf("timeouts %v errors %v requests %v, want 4 timeouts among the errors and some requests", m[MetricTimeouts], m[MetricErrors], m[MetricRequests])
+	}
+	if secs := m[MetricRequests] / m[MetricRPS]; !(secs >= 2 && secs <= 4) {
+		t.Errorf("requests/s %v over %v requests is %v s of ab, want 2..4", m[MetricRPS], m[MetricRequests], secs)
+	}
+	for _, k := range []string{MetricTransfer, MetricMean, MetricP50, MetricP99} {
+		if v, ok := m[k]; ok {
+			t.Errorf("%s = %v reported for a run ab gave up on", k, v)
+		}
+	}
+	if m[MetricBody] != 1<<20 || m[MetricConc] != 4 {
+		t.Errorf("metrics %v", m)
+	}
+}
+
+// TestHTTPTimeoutNothingCompleted: nginx hangs 0.5 s into the warm-up, so the measured ab completes no request before its -s
+// timeout: that, and only that, fails the trial, with ErrTimeout. The
+// measured ab starts when the warm-up was planned to end, not earlier
+// (with -s 1 the warm-up ab gives up by itself after 1.5 s) and not
+// later (with -s 8 it is stopped at its end plus warmupGrace), so the
+// trial takes the warm-up (or warm-up plus grace) plus one timeout plus
+// nginx's start; 3 s of slack are allowed above, none below.
+func TestHTTPTimeoutNothingCompleted(t *testing.T) {
+	d := New()
+	if err := d.Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	for _, tc := range []struct {
+		name           string
+		timeout, start time.Duration // -s; when the measured ab should start
+	}{
+		{"warm-up gives up by itself", time.Second, 2 * time.Second},
+		{"warm-up stopped after its grace", 8 * time.Second, 2*time.Second + warmupGrace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d.ResponseTimeout = tc.timeout
+			_, pairs := workloadtest.Cluster(t, "flannel-vxlan", 1)
+			h := hangPairs(t, pairs)
+			stalled := make(chan error, 1)
+			tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "ab", Protocol: "tcp", Size: "1M", Concurrency: []int{2}},
+				Duration: 4 * time.Second, Warmup: 2 * time.Second, BasePort: 8080,
+				Started: func(time.Time) { h.freezeAfter(500*time.Millisecond, stalled) }}
+			t0 := time.Now()
+			_, err := d.Run(context.Background(), tr)
+			took := time.Since(t0)
+			if serr := <-stalled; serr != nil {
+				t.Fatalf("freeze nginx: %v", serr)
+			}
+			t.Logf("%v after %v", err, took)
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("error %v, want ErrTimeout", err)
+			}
+			if want := serverSettle + tc.start + tc.timeout; took < want || took > want+3*time.Second {
+				t.Errorf("trial took %v, want %v (+3 s)", took, want)
+			}
+		})
 	}
 }

@@ -32,10 +32,19 @@ type Report struct {
 	// Percent maps 0..100 to the latency (ms) that share of requests was
 	// served within.
 	Percent map[int]float64
+	// TimedOut is set when ab gave up because no response came within
+	// its -s timeout. ab then prints only "Total of N requests completed"
+	// (Complete): no summary, no rates, no percentiles. Seconds,
+	// RequestsPerSec, Timeouts, DocumentBytes and Concurrency are filled
+	// in by the driver, which knows the wall time and the plan (Timeout);
+	// TransferBps and MeanMs stay NaN because ab never said them.
+	TimedOut bool
+	// Timeouts is the number of requests abandoned at the timeout.
+	Timeouts float64
 }
 
-// Errors is failed requests plus non-2xx responses.
-func (r *Report) Errors() float64 { return r.Failed + r.Non2xx }
+// Errors is failed requests plus non-2xx responses plus timeouts.
+func (r *Report) Errors() float64 { return r.Failed + r.Non2xx + r.Timeouts }
 
 // CDF returns (latency ms, fraction) points from the percentile table.
 func (r *Report) CDF() [][2]float64 {
@@ -55,8 +64,9 @@ func (r *Report) CDF() [][2]float64 {
 var (
 	// ErrConnect: nothing listened (ab gives up at the first refusal).
 	ErrConnect = errors.New("ab could not connect to the server")
-	// ErrTimeout: a response did not come within -s seconds; ab aborts
-	// the whole test, so a timeout fails the trial.
+	// ErrTimeout: a response did not come within -s seconds before any
+	// request completed. A timeout after some requests completed is not
+	// an error: Parse returns a Report with TimedOut set.
 	ErrTimeout = errors.New("ab timed out waiting for a response")
 )
 
@@ -72,10 +82,17 @@ func (e *ToolError) Error() string { return "ab: " + e.Msg }
 func (e *ToolError) Unwrap() error { return e.kind }
 
 var (
-	pctRE  = regexp.MustCompile(`^([0-9]{1,3}),([0-9.]+)$`)
-	aprRE  = regexp.MustCompile(`^(apr_[a-z_]+): (.*)$`)
-	numRE  = regexp.MustCompile(`^([0-9.]+)`)
-	fields = map[string]func(r *Report, v float64){
+	pctRE = regexp.MustCompile(`^([0-9]{1,3}),([0-9.]+)$`)
+	// aprRE is an APR error ab printed on stderr before exiting. With -q,
+	// stdout ends in "(be patient)..." without a newline, so when stdout
+	// and stderr are joined the error follows on the same line.
+	aprRE = regexp.MustCompile(`(?:^|\.\.\.)(apr_[a-z_]+): (.*)$`)
+	// totalRE is what ab prints on stdout when it exits on an error after
+	// some requests completed. With -q it follows "(be patient)..." on the
+	// same line, so it is not anchored.
+	totalRE = regexp.MustCompile(`Total of ([0-9]+) requests completed`)
+	numRE   = regexp.MustCompile(`^([0-9.]+)`)
+	fields  = map[string]func(r *Report, v float64){
 		"Time taken for tests":     func(r *Report, v float64) { r.Seconds = v },
 		"Complete requests":        func(r *Report, v float64) { r.Complete = v },
 		"Failed requests":          func(r *Report, v float64) { r.Failed = v },
@@ -90,22 +107,40 @@ var (
 )
 
 // Parse reads ab's stdout and stderr (in that order, or combined).
+//
+// When ab gave up on a response timeout (apr_pollset_poll: The timeout
+// specified has expired) after N > 0 requests completed, the result is a
+// Report with TimedOut set and Complete = N; with none completed it is a
+// ToolError wrapping ErrTimeout. Every other ab error is a ToolError.
 func Parse(out []byte) (*Report, error) {
 	r := &Report{Percent: map[int]float64{}, RequestsPerSec: math.NaN()}
 	seen := map[string]bool{}
+	var timeout *ToolError
+	total := -1.0
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
+		if m := totalRE.FindStringSubmatch(line); m != nil {
+			total = workload.Num(m[1])
+			continue
+		}
 		if m := aprRE.FindStringSubmatch(line); m != nil {
-			te := &ToolError{Msg: line}
+			te := &ToolError{Msg: m[1] + ": " + m[2]}
 			switch {
 			case strings.Contains(m[2], "timeout"):
+				// Keep scanning: the completed count may come after it
+				// when stdout and stderr were combined.
 				te.kind = ErrTimeout
+				timeout = te
+				continue
 			case strings.Contains(m[2], "refused"):
 				te.kind = ErrConnect
 			}
 			return nil, te
+		}
+		if timeout != nil {
+			continue
 		}
 		if m := pctRE.FindStringSubmatch(line); m != nil {
 			p, _ := strconv.Atoi(m[1])
@@ -136,6 +171,17 @@ func Parse(out []byte) (*Report, error) {
 		set(r, workload.Num(m[1]))
 		seen[k] = true
 	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("ab output: %w", err)
+	}
+	if timeout != nil {
+		if !(total > 0) || !workload.Finite(total) {
+			timeout.Msg += " before any request completed"
+			return nil, timeout
+		}
+		return &Report{Complete: total, TimedOut: true, Percent: map[int]float64{},
+			RequestsPerSec: math.NaN(), TransferBps: math.NaN(), MeanMs: math.NaN()}, nil
+	}
 	for _, k := range []string{"Complete requests", "Time taken for tests", "Requests per second", "Transfer rate"} {
 		if !seen[k] {
 			if len(bytes.TrimSpace(out)) == 0 {
@@ -149,6 +195,14 @@ func Parse(out []byte) (*Report, error) {
 	}
 	if r.Complete == 0 {
 		return nil, errors.New("ab completed no request")
+	}
+	// With -r (which the driver passes so one reset does not end the
+	// test) a refused connection is not fatal to ab: it counts every
+	// attempt as a failed "complete" request and prints a summary with
+	// nothing transferred. No request got a response, so that is the
+	// connect failure it would have been without -r.
+	if seen["Total transferred"] && r.TotalBytes == 0 && r.Failed > 0 {
+		return nil, &ToolError{Msg: fmt.Sprintf("no response to any of %v requests (%v failed, nothing transferred)", r.Complete, r.Failed), kind: ErrConnect}
 	}
 	return r, nil
 }

@@ -1,11 +1,16 @@
 package ab
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 func read(tb testing.TB, name string) []byte {
@@ -52,14 +57,105 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		kind error
-	}{{"err-refused.txt", ErrConnect}, {"err-timeout.txt", ErrTimeout}} {
+	}{
+		{"err-refused.txt", ErrConnect},
+		// -r turns refusals into failed requests with nothing transferred.
+		{"err-refused-r.txt", ErrConnect},
+		{"err-timeout.txt", ErrTimeout},
+		// -q: the error follows "(be patient)..." on the same line.
+		{"timeout-c4-none.txt", ErrTimeout},
+	} {
 		_, err := Parse(read(t, tc.file))
 		if !errors.Is(err, tc.kind) {
 			t.Errorf("%s: %v, want %v", tc.file, err, tc.kind)
 		}
+		if tc.kind == ErrTimeout && !strings.Contains(fmt.Sprint(err), "before any request completed") {
+			t.Errorf("%s: %v does not say nothing completed", tc.file, err)
+		}
 	}
 	if _, err := Parse(nil); err == nil {
 		t.Error("empty output parsed")
+	}
+}
+
+// The driver's own flags (-q -r -e /dev/stdout), read through a pipe:
+// the CSV header follows "(be patient)..." on one line.
+func TestParseQuiet(t *testing.T) {
+	r, err := Parse(read(t, "c2-q-1M.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TimedOut || r.Complete != 1360 || r.Concurrency != 2 || r.Timeouts != 0 || len(r.Percent) != 101 {
+		t.Errorf("%+v", r)
+	}
+}
+
+// TestParseTimeout: ab gave up on a response after some requests had
+// completed (nginx stopped with SIGSTOP mid-run, ab -s 1). Only the
+// completed count is known; the rest stays unknown (NaN), not zero.
+func TestParseTimeout(t *testing.T) {
+	for file, want := range map[string]float64{"timeout-c4-partial.txt": 1329, "timeout-c1-partial.txt": 1060} {
+		r, err := Parse(read(t, file))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if !r.TimedOut || r.Complete != want || len(r.Percent) != 0 {
+			t.Errorf("%s: %+v", file, r)
+		}
+		if !math.IsNaN(r.RequestsPerSec) || !math.IsNaN(r.TransferBps) || !math.IsNaN(r.MeanMs) {
+			t.Errorf("%s: rates invented: %+v", file, r)
+		}
+		// The same output as a terminal shows it with 2>&1 (stderr first).
+		b := read(t, file)
+		i := bytes.Index(b, []byte("apr_pollset_poll"))
+		swapped := append(append([]byte{}, b[i:]...), b[:i]...)
+		if r2, err := Parse(swapped); err != nil || !r2.TimedOut || r2.Complete != want {
+			t.Errorf("%s, stderr first: %v %+v", file, err, r2)
+		}
+	}
+}
+
+// TestResultCountsTimeouts: a pair that timed out reports its completed
+// requests and its timeouts (in errors_count too) but no transfer rate,
+// mean or percentiles; the trial sums counters over pairs and averages
+// rates over the pairs that have them.
+func TestResultCountsTimeouts(t *testing.T) {
+	ok, err := Parse(read(t, "c4-1M.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := Parse(read(t, "timeout-c4-partial.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What runAB fills in for a timed-out run (it knows the wall time).
+	to.Seconds, to.Timeouts, to.Concurrency, to.DocumentBytes = 3.5, 4, 4, 1<<20
+	to.RequestsPerSec = to.Complete / to.Seconds
+	res := result([]*Report{ok, to})
+	p1 := res.PerReplica[1]
+	if p1[MetricTimeouts] != 4 || p1[MetricErrors] != 4 || p1[MetricRequests] != 1329 || p1[MetricRPS] != 1329/3.5 {
+		t.Errorf("timed-out pair %v", p1)
+	}
+	for _, m := range []string{MetricTransfer, MetricMean, MetricP50, MetricP99} {
+		if _, has := p1[m]; has {
+			t.Errorf("timed-out pair reports %s = %v", m, p1[m])
+		}
+	}
+	if res.Series[1] != nil {
+		t.Error("timed-out pair has a latency distribution")
+	}
+	if v, has := res.PerReplica[0][MetricTimeouts]; !has || v != 0 {
+		t.Errorf("pair without timeouts: timeouts_count %v %v", v, has)
+	}
+	m := res.Metrics
+	if m[MetricTimeouts] != 4 || m[MetricErrors] != ok.Errors()+4 || m[MetricRequests] != ok.Complete+1329 {
+		t.Errorf("trial counters %v", m)
+	}
+	if want := (ok.RequestsPerSec + 1329/3.5) / 2; math.Abs(m[MetricRPS]-want) > 1e-9*want {
+		t.Errorf("requests/s %v, want the mean of both pairs %v", m[MetricRPS], want)
+	}
+	if m[MetricTransfer] != ok.TransferBps || m[MetricP99] != ok.Percent[99] {
+		t.Errorf("transfer %v p99 %v: want the pair that has them", m[MetricTransfer], m[MetricP99])
 	}
 }
 
@@ -69,9 +165,18 @@ func FuzzParse(f *testing.F) {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 	}
+	f.Add([]byte("Benchmarking x (be patient)...Total of 7 requests completed\napr_pollset_poll: The timeout specified has expired (70007)\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse(data)
-		if err == nil && !(r.Seconds > 0 && r.Complete > 0) {
+		if err != nil {
+			return
+		}
+		switch {
+		case !(r.Complete > 0) || !workload.Finite(r.Complete):
+			t.Errorf("accepted %+v", r)
+		case r.TimedOut && (len(r.Percent) != 0 || !math.IsNaN(r.RequestsPerSec)):
+			t.Errorf("timed out but with numbers ab does not print then: %+v", r)
+		case !r.TimedOut && !(r.Seconds > 0):
 			t.Errorf("accepted %+v", r)
 		}
 	})
