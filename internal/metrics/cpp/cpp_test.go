@@ -18,7 +18,7 @@ func TestClassify(t *testing.T) {
 		"skb_segment": "gso_gro", "dev_gro_receive": "gso_gro", "tcp_sendmsg_locked": "tcp_udp",
 		"udp_sendmsg": "tcp_udp", "copy_user_enhanced_fast_string": "copy", "_copy_to_iter": "copy",
 		"pv_native_safe_halt": "idle", "ovs_vport_receive": "ovs", "geneve_xmit": "geneve",
-		"ipip_tunnel_xmit": "ipip", "gre_rcv": "gre", "schedule": "other", "main": "other",
+		"ipip_tunnel_xmit": "ipip", "iptunnel_xmit": "tunnel-core", "gre_rcv": "gre", "schedule": "other", "main": "other",
 		"ip_rcv": "ip_stack", "__netif_receive_skb_core": "ip_stack", "skb_copy_datagram_iter": "copy", "ip_route_input_noref": "fib",
 	} {
 		if got := m.Classify(sym); got != want {
