@@ -21,7 +21,14 @@ func TestCPPPreflightRecordsEvent(t *testing.T) {
 		"4731962;;cycles;2812374;100.00;;\n":   cpp.Cycles,
 	} {
 		calls := 0
-		run := func(context.Context, []string) ([]byte, error) { calls++; return []byte(out), nil }
+		// Count the stat probes: a countable answer is followed by one
+		// sampling probe (perf record), answered alike.
+		run := func(_ context.Context, argv []string) ([]byte, error) {
+			if argv[1] == "stat" {
+				calls++
+			}
+			return []byte(out), nil
+		}
 		p := &plan{}
 		s := stubStudy(t, "[{name: a, tool: iperf3, cpp: true}, {name: b, tool: iperf3, cpp: true}, {name: c, tool: iperf3}]")
 		if err := cppPreflight(context.Background(), s, p, run); err != nil {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +71,20 @@ func StatArgv() []string {
 	return []string{"perf", "stat", "-a", "-x", ";", "-e", Cycles.Name, "--", "true"}
 }
 
+// RecordProbeArgv samples cycles on every CPU, at the period trials
+// use, while `true` runs, writing to out.
+func RecordProbeArgv(out string) []string {
+	return []string{"perf", "record", "-q", "-a", "-e", Cycles.Name, "-c", strconv.Itoa(Cycles.Period), "-o", out, "--", "true"}
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
 // ChooseEvent probes whether hardware cycles are countable here and
 // returns Cycles if so, else CPUClock; Reason says which and why. It
 // never fails: any trouble with the probe means cpu-clock, with the
@@ -87,8 +103,23 @@ func ChooseEvent(ctx context.Context, run RunFunc) Event {
 	case err != nil:
 		ev.Reason = fmt.Sprintf("hardware cycles could not be probed (%s: %v); sampling cpu-clock, costs in ns of CPU time", cmd, err)
 	case st.Countable:
+		// Counting is not sampling: some virtual PMUs count cycles but
+		// deliver no overflow interrupts, and perf record then fails.
+		// Try the sampling a trial will do before choosing it.
+		dir, derr := os.MkdirTemp("", "cnibench-perf-probe-")
+		if derr != nil {
+			ev.Reason = fmt.Sprintf("hardware cycles are countable (%s) but the sampling probe could not start (%v); sampling cpu-clock, costs in ns of CPU time", cmd, derr)
+			break
+		}
+		defer os.RemoveAll(dir)
+		rec := RecordProbeArgv(filepath.Join(dir, "perf.data"))
+		if out, rerr := run(ctx, rec); rerr != nil {
+			ev.Reason = fmt.Sprintf("hardware cycles are countable (%s counted %.0f) but cannot be sampled here (%s: %v: %s); sampling cpu-clock, costs in ns of CPU time",
+				cmd, st.Value, strings.Join(rec, " "), rerr, firstLine(out))
+			break
+		}
 		ev = Cycles
-		ev.Reason = fmt.Sprintf("hardware cycles are countable here (%s counted %.0f); sampling cycles, costs in cycles", cmd, st.Value)
+		ev.Reason = fmt.Sprintf("hardware cycles are countable here (%s counted %.0f) and can be sampled; sampling cycles, costs in cycles", cmd, st.Value)
 	default:
 		ev.Reason = fmt.Sprintf("hardware cycles are not countable here (%s: %s); sampling cpu-clock, costs in ns of CPU time", cmd, st.Reason)
 	}

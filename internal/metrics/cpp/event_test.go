@@ -104,6 +104,12 @@ func TestChooseEvent(t *testing.T) {
 		{"supported (modelled)", fakePerf(t, "stat-cycles-supported.model.txt", nil), "cycles", "counted 4731962"},
 		{"not counted (modelled)", fakePerf(t, "stat-cycles-not-counted.model.txt", nil), "cpu-clock", "<not counted>"},
 		{"perf refused", fakePerf(t, "stat-error-unprivileged.txt", exit255), "cpu-clock", "exit status 255"},
+		{"counted, not sampled (modelled)", func(ctx context.Context, argv []string) ([]byte, error) {
+			if argv[1] == "record" {
+				return []byte("Error:\nPMU Hardware doesn't support sampling/overflow-interrupts. Try 'perf stat'\n"), exit255
+			}
+			return fakePerf(t, "stat-cycles-supported.model.txt", nil)(ctx, argv)
+		}, "cpu-clock", "cannot be sampled here (perf record -q -a -e cycles -c 2000000 -o"},
 		{"perf missing", fakePerf(t, "", errors.New(`exec: "perf": executable file not found in $PATH`)), "cpu-clock", "executable file not found"},
 	} {
 		ev := ChooseEvent(context.Background(), tc.run)
