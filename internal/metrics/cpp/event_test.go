@@ -79,9 +79,16 @@ func TestParseStatEdges(t *testing.T) {
 	}
 }
 
-// fakePerf answers the probe with a file's content and an error.
+// fakePerf answers the counting probe with a file's content and an
+// error, and the sampling probe (perf record) with success.
 func fakePerf(t *testing.T, file string, err error) RunFunc {
 	return func(_ context.Context, argv []string) ([]byte, error) {
+		if len(argv) > 3 && argv[1] == "record" {
+			if !slices.Equal(argv, RecordProbeArgv(argv[len(argv)-3])) {
+				t.Errorf("argv %q", argv)
+			}
+			return nil, nil
+		}
 		if !slices.Equal(argv, StatArgv()) {
 			t.Errorf("argv %q", argv)
 		}
