@@ -440,6 +440,20 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	return cnibridge.AttachFlannel(n, p, l.subnet, l.mtu)
 }
 
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string { return cnibridge.FlannelCNIPlugins() }
+
+// CNIConfig implements datapath.CNIDelegate: what Flannel's CNI plugin,
+// reading flanneld's subnet.env, hands the bridge plugin on node n
+// (cnibridge.FlannelCNIConfig with the lease and FLANNEL_MTU, or PodMTU).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	l, err := d.lease(n)
+	if err != nil {
+		return nil, err
+	}
+	return cnibridge.FlannelCNIConfig(l.subnet, l.mtu)
+}
+
 // Close stops every flanneld, then etcd, and removes the temporary
 // directory (etcd's data, subnet files, logs). Idempotent.
 func (d *Datapath) Close() error {

@@ -107,3 +107,12 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
 	return cnibridge.AttachFlannel(n, p, subnet(n), d.MTU(n.UnderlayMTU))
 }
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string { return cnibridge.FlannelCNIPlugins() }
+
+// CNIConfig implements datapath.CNIDelegate: what Flannel's CNI plugin
+// hands the bridge plugin on node n (cnibridge.FlannelCNIConfig).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	return cnibridge.FlannelCNIConfig(subnet(n), d.MTU(n.UnderlayMTU))
+}
