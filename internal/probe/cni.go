@@ -61,6 +61,19 @@ func cniProbes(ctx context.Context) []Result {
 	return out
 }
 
+// RequireCNIPlugins probes the plugins in path now (not cached: a caller
+// may look somewhere else than CNIPath) and returns an *UnsupportedError
+// for the first that is missing, or nil when all answer.
+func RequireCNIPlugins(ctx context.Context, path []string, plugins ...string) error {
+	res := make([]Result, 0, len(plugins))
+	names := make([]string, 0, len(plugins))
+	for _, p := range plugins {
+		res = append(res, probeCNIPlugin(ctx, p, path))
+		names = append(names, CNIPlugin(p))
+	}
+	return require(res, names)
+}
+
 func probeCNIPlugin(ctx context.Context, plugin string, path []string) Result {
 	r := Result{Name: CNIPlugin(plugin), Kind: KindCNIPlugin, Optional: true}
 	bin := findExecutable(plugin, path)

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,6 +80,21 @@ func TestProbeCNIPlugin(t *testing.T) {
 				t.Errorf("ok=%v detail %q\nwant ok=%v, detail containing %q", r.OK, r.Detail, tt.ok, tt.detail)
 			}
 		})
+	}
+}
+
+func TestRequireCNIPlugins(t *testing.T) {
+	dir := t.TempDir()
+	installFake(t, dir, "bridge")
+	installFake(t, dir, "host-local")
+	t.Setenv(fakeCNIEnv, "speaks-1.0.0")
+	if err := RequireCNIPlugins(context.Background(), []string{dir}, "bridge", "host-local"); err != nil {
+		t.Errorf("both present: %v", err)
+	}
+	err := RequireCNIPlugins(context.Background(), []string{dir}, "bridge", "ipvlan", "host-local")
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || ue.Name != "cni-ipvlan" || !strings.HasPrefix(err.Error(), "CNI plugin ipvlan is not available: not in "+dir) {
+		t.Errorf("ipvlan missing: %v", err)
 	}
 }
 
