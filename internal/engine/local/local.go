@@ -87,7 +87,7 @@ type Cluster struct {
 	client   *Node
 	created  []string // namespaces, in creation order
 	stateDir string   // WiringCNI: the run's state directory, once created
-	pods     []*Pod   // every pod that was set up, in order (PodTimes)
+	pods     []*Pod   // every pod with its own namespace that was set up, in order (PodTimes)
 }
 
 // Roles of the two nodes.
@@ -409,11 +409,8 @@ type PodTime struct {
 // Close it holds the teardown of every pod. Host-network pods have no
 // network of their own and are not listed.
 func (c *Cluster) PodTimes() []PodTime {
-	var out []PodTime
+	out := make([]PodTime, 0, len(c.pods))
 	for _, p := range c.pods {
-		if p.hostNet {
-			continue
-		}
 		out = append(out, PodTime{Pod: p.name, Node: p.node.name, Setup: p.setup, Teardown: p.teardown})
 	}
 	return out
