@@ -1,13 +1,17 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/cniconf"
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -18,8 +22,9 @@ func newDoctorCmd() *cobra.Command {
 		Short: "Check privileges, kernel features and tools; say which datapaths and studies can run",
 		Long: `doctor probes by trying: it creates and deletes a throw-away device of each kind in a
 scratch network namespace, adds and removes qdiscs, loads a trivial BPF program, and
-looks for the tools. One line per check, then which datapaths and built-in studies are
-available here and why not.`,
+looks for the tools and the reference CNI plugins. One line per check, then which
+datapaths and built-in studies are available here and why not, and whether each datapath
+can be wired through the reference CNI plugins (wiring cni).`,
 		Example: "  sudo cnibench doctor",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,20 +44,40 @@ available here and why not.`,
 			}
 			fmt.Fprintln(out)
 			w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "DATAPATH\tSTATUS\tREASON")
+			fmt.Fprintln(w, "DATAPATH\tSTATUS\tWIRING CNI\tREASON")
 			for _, d := range catalog.All() {
+				status, reason := "available", ""
 				if err := probe.Require(d.Features()...); err != nil {
-					fmt.Fprintf(w, "%s\tunavailable\t%v\n", d.Name(), err)
-				} else {
-					fmt.Fprintf(w, "%s\tavailable\t\n", d.Name())
+					status, reason = "unavailable", err.Error()
 				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Name(), status, wiringCNI(d), reason)
 			}
 			return w.Flush()
 		},
 	}
 }
 
-// affects lists the datapaths and built-in studies that need a feature.
+// wiringCNI says whether d can be wired through the reference CNI
+// plugins here: "yes", "no: its CNI has its own plugin", "no: host
+// network", or "no: PLUGIN plugin missing".
+func wiringCNI(d datapath.Datapath) string {
+	err := local.CheckWiring(d, local.WiringCNI, nil)
+	var ue *probe.UnsupportedError
+	switch {
+	case err == nil:
+		return "yes"
+	case datapath.IsHostNetwork(d):
+		return "no: host network"
+	case errors.Is(err, local.ErrNoCNIDelegate):
+		return "no: its CNI has its own plugin"
+	case errors.As(err, &ue):
+		return "no: " + strings.TrimPrefix(ue.Name, "cni-") + " plugin missing"
+	}
+	return "no: " + err.Error()
+}
+
+// affects lists the datapaths and built-in studies that need a feature,
+// and the datapaths whose wiring cni needs a reference plugin.
 func affects(feature string) []string {
 	var out []string
 	needs := map[string]bool{}
@@ -61,6 +86,13 @@ func affects(feature string) []string {
 			if f == feature {
 				out = append(out, "datapath "+d.Name())
 				needs[d.Name()] = true
+			}
+		}
+		if del, ok := d.(datapath.CNIDelegate); ok {
+			for _, p := range append([]string{cniconf.TypeLoopback}, del.CNIPlugins()...) {
+				if probe.CNIPlugin(p) == feature {
+					out = append(out, "wiring cni of "+d.Name())
+				}
 			}
 		}
 	}

@@ -4,19 +4,22 @@
 // Design notes:
 //
 //   - A run's journal (package journal) lists every value it changed and
-//     every namespace, link and process it made. For each journal whose
-//     owner is dead, cleanup reverts the values (newest first, only where
-//     the value is still the run's), kills the run's processes, deletes
-//     its namespaces and host links, and removes the journal.
+//     every namespace, link, process and state directory it made. For each
+//     journal whose owner is dead, cleanup reverts the values (newest
+//     first, only where the value is still the run's), kills the run's
+//     processes, deletes its namespaces, host links and state directory
+//     (journal.StateDir), and removes the journal.
 //   - Objects are journaled before they exist, so a journal knows all its
 //     run made. Namespaces named PREFIX<run>-* whose run has no journal at
 //     all (removed by hand, lost, or made by a tool that does not journal)
-//     are swept as well: their processes killed, the namespaces deleted.
+//     are swept as well: their processes killed, the namespaces deleted;
+//     so are state directories of runs without a live owner or journal.
 //   - Never touch anything whose name lacks the prefix, and never a run
 //     whose journal owner is alive.
-//   - Namespaces are listed before journals are read: a run writes its
-//     journal before its first namespace, so a namespace seen in the list
-//     belongs to a journal that is already on disk when it is read.
+//   - Namespaces and state directories are listed before journals are
+//     read: a run writes its journal before its first namespace or
+//     directory, so one seen in the list belongs to a journal that is
+//     already on disk when it is read.
 package cleanup
 
 import (
@@ -56,6 +59,7 @@ const (
 	ActKill    = "kill"
 	ActNetns   = "delete-netns"
 	ActLink    = "delete-link"
+	ActDir     = "remove-dir"
 	ActJournal = "remove-journal"
 	ActSkip    = "skip"
 	ActKeep    = "keep-journal"
@@ -110,6 +114,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return c.rep, fmt.Errorf("list namespaces: %w", err)
 	}
+	dirs, err := stateDirs(opts.JournalDir)
+	c.fail(err)
 	stale, err := journal.Stale(opts.JournalDir)
 	c.fail(err)
 	withJournal := map[string]bool{}
@@ -135,6 +141,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		return c.rep, errors.Join(c.errs...)
 	}
 	c.sweep(ctx, names, live, withJournal)
+	c.sweepDirs(dirs, live, withJournal)
 	return c.rep, errors.Join(c.errs...)
 }
 
@@ -142,7 +149,7 @@ type cleaner struct {
 	opts    Options
 	rep     Report
 	errs    []error
-	handled map[string]bool // namespaces already dealt with
+	handled map[string]bool // namespaces and directories already dealt with
 }
 
 func (c *cleaner) fail(err error) {
@@ -181,5 +188,23 @@ func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal m
 			continue
 		}
 		c.deleteNetns(ctx, run, n, "no journal")
+	}
+}
+
+// sweepDirs removes state directories whose run has no journal at all and
+// no live owner, as sweep does for namespaces.
+func (c *cleaner) sweepDirs(runs []string, live, withJournal map[string]bool) {
+	for _, run := range runs {
+		if (c.opts.Run != "" && run != c.opts.Run) || withJournal[run] {
+			continue
+		}
+		path := journal.StateDir(c.opts.JournalDir, run)
+		if live[run] {
+			if c.opts.Run != "" {
+				c.rep.add(run, ActLiveRun, path, "its run is alive; not touched")
+			}
+			continue
+		}
+		c.removeDir(run, path, "no journal")
 	}
 }

@@ -48,6 +48,8 @@ func helperMain(mode, dir, run string) int {
 		ready, undo, err = helperJournal(dir, run)
 	case "apply":
 		ready, undo, err = helperApply(dir, run)
+	case "statedir":
+		ready, undo, err = helperStateDir(dir, run)
 	default:
 		err = fmt.Errorf("unknown helper mode %q", mode)
 	}

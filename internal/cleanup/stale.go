@@ -14,7 +14,8 @@ import (
 )
 
 // stale undoes one dead run's journal: values, processes, namespaces,
-// host links, in that order, then removes the journal if all went well.
+// host links, the state directory, in that order, then removes the
+// journal if all went well.
 func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string) {
 	run := r.Header.RunID
 	prefix := r.Header.Prefix
@@ -38,7 +39,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	}
 
 	var procs []proc
-	var nss, links []journal.Object
+	var nss, links, dirs []journal.Object
 	for _, e := range r.Pending() {
 		o := e.Object
 		switch {
@@ -52,6 +53,8 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 			nss = append(nss, *o)
 		case o.Kind == journal.KindLink:
 			links = append(links, *o)
+		case o.Kind == journal.KindDir:
+			dirs = append(dirs, *o)
 		}
 	}
 	if len(procs) > 0 && !c.opts.DryRun {
@@ -86,6 +89,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	for i := len(links) - 1; i >= 0; i-- {
 		c.deleteLink(run, links[i], prefix)
 	}
+	c.staleDirs(run, dirs)
 
 	switch {
 	case c.opts.DryRun:

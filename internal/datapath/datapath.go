@@ -90,6 +90,29 @@ type Closer interface {
 	Close() error
 }
 
+// CNIDelegate is implemented by datapaths whose real CNI wires a pod by
+// handing a network configuration to one of the reference CNI plugins
+// (containernetworking-plugins): Flannel's plugin delegates to bridge
+// (bridge alias flannel host-gw, flannel-vxlan, flannel-udp, wireguard),
+// and the macvlan and ipvlan plugins are the CNI of those datapaths. With
+// the local engine's wiring cni, pods are wired by running those plugins
+// as a container runtime does instead of by AttachPod; both must give the
+// pod the same network. Datapaths whose CNI has its own plugin (Calico,
+// Cilium, Weave, the OVS ones) do not implement it: their plugins need
+// their daemons and datastores, which are not emulated.
+type CNIDelegate interface {
+	// CNIPlugins names the plugins the configuration runs (the main
+	// plugin and its IPAM), so an engine can refuse a machine that lacks
+	// them before it builds anything.
+	CNIPlugins() []string
+	// CNIConfig is the network configuration list (JSON, as in
+	// /etc/cni/net.d/*.conflist) for pods on node n, valid once
+	// SetupNode(n) has run (a lease may come from a daemon). It names no
+	// IPAM data directory: IPAM state belongs to the node, and the engine
+	// places it.
+	CNIConfig(n Node) ([]byte, error)
+}
+
 // Daemon is a process a datapath runs for the cluster.
 type Daemon struct {
 	Name string // program, e.g. "flanneld", "etcd"

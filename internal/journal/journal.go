@@ -56,7 +56,21 @@ const (
 	KindNetns   = "netns"
 	KindLink    = "link"
 	KindProcess = "process"
+	// KindDir is a directory of run state (Name is its path): the run's
+	// StateDir, which holds what wiring cni's plugins keep per node.
+	KindDir = "dir"
 )
+
+// StateSubdir is the directory, inside the journal directory, that holds
+// each run's state directory.
+const StateSubdir = "state"
+
+// StateDir is the directory of files a run keeps while it lives (the
+// reference CNI plugins' IPAM leases and libcni's result cache, per
+// node): DIR/state/RUN, beside the journals in DIR. Like the journals it
+// is on /run's tmpfs, so it never outlives the state it describes;
+// cleanup removes it for a dead run.
+func StateDir(dir, runID string) string { return filepath.Join(dir, StateSubdir, runID) }
 
 // Sentinel errors.
 var (
@@ -104,9 +118,10 @@ type Set struct {
 	New   string `json:"new"`
 }
 
-// Object records something about to be created (a netns or link) or just
-// started (a process: its pid exists only once it runs; a process started
-// in a namespace of the run is found by the namespace anyway).
+// Object records something about to be created (a netns, link or
+// directory) or just started (a process: its pid exists only once it
+// runs; a process started in a namespace of the run is found by the
+// namespace anyway).
 type Object struct {
 	Kind  string `json:"kind"`
 	Netns string `json:"netns,omitempty"`
@@ -215,7 +230,7 @@ func (j *Journal) RecordSet(s Set) (int, error) {
 // after it started) and returns its sequence number for MarkDone.
 func (j *Journal) RecordObject(o Object) (int, error) {
 	switch o.Kind {
-	case KindNetns, KindLink:
+	case KindNetns, KindLink, KindDir:
 	case KindProcess:
 		if o.PID <= 0 {
 			return 0, fmt.Errorf("journal process %s: no pid", o.Name)

@@ -309,3 +309,28 @@ func FuzzParseStat(f *testing.F) {
 	f.Add("1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1")
 	f.Fuzz(func(t *testing.T, s string) { parseStat(s) })
 }
+
+func TestDirObjects(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(dir, "r2", "cnb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := StateDir(dir, "r2")
+	if want := filepath.Join(dir, "state", "r2"); state != want {
+		t.Fatalf("StateDir = %s, want %s", state, want)
+	}
+	if _, err := j.RecordObject(Object{Kind: KindDir, Name: state}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadReplay(j.Path())
+	if err != nil || len(r.Pending()) != 1 || r.Pending()[0].Object.Kind != KindDir || r.Pending()[0].Object.Name != state {
+		t.Fatalf("replay %+v, %v", r, err)
+	}
+	if err := j.MarkRemoved(KindDir, "", state); err != nil || j.Pending() != 0 {
+		t.Fatalf("MarkRemoved = %v, pending %d", err, j.Pending())
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -41,6 +41,17 @@ func RequireFeatures(t testing.TB, d datapath.Datapath) {
 	}
 }
 
+// RequireCNIPlugins skips when one of the reference CNI plugins is not
+// installed (or does not answer), naming it and how to install it.
+func RequireCNIPlugins(t testing.TB, plugins ...string) {
+	t.Helper()
+	for _, p := range plugins {
+		if err := probe.Require(probe.CNIPlugin(p)); err != nil {
+			t.Skipf("skipped: %v", err)
+		}
+	}
+}
+
 // RunID returns a test run id; namespaces are then "cnb-t<hex>-...",
 // which the e2e leak checks and real run ids (plain hex) never confuse.
 func RunID() string {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -74,6 +75,9 @@ const (
 	KindKernel    = "kernel"
 	KindTool      = "tool"
 	KindPrivilege = "privilege"
+	// KindCNIPlugin marks the reference CNI plugins (containernetworking-
+	// plugins), which wiring cni runs as a container runtime does.
+	KindCNIPlugin = "cni-plugin"
 )
 
 // Result is the outcome of one probe.
@@ -103,7 +107,8 @@ var cache struct {
 }
 
 // Run probes everything once per process and returns the results:
-// privileges, then kernel features, then tools. A cancelled run is not
+// privileges, then kernel features, then tools, then the reference CNI
+// plugins. A cancelled run is not
 // cached. The caller may modify the returned slice.
 func Run(ctx context.Context) []Result {
 	cache.Lock()
@@ -122,7 +127,8 @@ func probeAll(ctx context.Context) []Result {
 	priv := privileges()
 	out := slices.Clone(priv)
 	out = append(out, kernel(ctx, priv)...)
-	return append(out, tools(ctx)...)
+	out = append(out, tools(ctx)...)
+	return append(out, cniProbes(ctx)...)
 }
 
 // Has reports whether the named feature, tool or privilege is available,
@@ -152,6 +158,8 @@ func (e *UnsupportedError) Error() string {
 		return fmt.Sprintf("tool %s is not available: %s", e.Name, e.Reason)
 	case KindPrivilege:
 		return fmt.Sprintf("cnibench lacks %s: %s", e.Name, e.Reason)
+	case KindCNIPlugin:
+		return fmt.Sprintf("CNI plugin %s is not available: %s", strings.TrimPrefix(e.Name, "cni-"), e.Reason)
 	}
 	return fmt.Sprintf("kernel feature %s is not available: %s", e.Name, e.Reason)
 }

@@ -4,7 +4,8 @@
 //
 // Design notes (what flanneld host-gw / kube-router program):
 //   - Each node leases a /24 of 10.244.0.0/16; pods hang off cni0 (package
-//     cnibridge: .1 gateway on cni0, veth<hash> ports, /24 pod addresses).
+//     cnibridge: .1 gateway on cni0, veth<hash> ports with hairpin, /24
+//     pod addresses, default and 10.244.0.0/16 routes via .1).
 //   - For every remote node: SUBNET via REMOTE_UNDERLAY_IP dev eth1. This
 //     needs the nodes on one L2 segment, as host-gw does. (Kube-router
 //     learns the same routes over BGP; the kernel path is identical.)
@@ -21,8 +22,6 @@ import (
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 )
-
-var netBase = net.IPv4(10, 244, 0, 0)
 
 // Datapath is the bridge (Flannel host-gw) datapath.
 type Datapath struct{ datapath.MTUOverride }
@@ -42,7 +41,7 @@ func (*Datapath) Tunnel() string { return "" }
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 
-func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(netBase, n) }
+func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(cnibridge.FlannelNetwork.IP, n) }
 
 // SetupNode creates cni0 (package cnibridge) and turns on forwarding.
 func (d *Datapath) SetupNode(n datapath.Node) error {
@@ -85,7 +84,17 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 	return nil
 }
 
-// AttachPod wires one pod to cni0 (package cnibridge).
+// AttachPod wires one pod to cni0 as Flannel's CNI plugin has the bridge
+// plugin do it (cnibridge.AttachFlannel).
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	return cnibridge.Attach(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+	return cnibridge.AttachFlannel(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+}
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string { return cnibridge.FlannelCNIPlugins() }
+
+// CNIConfig implements datapath.CNIDelegate: what Flannel's CNI plugin
+// hands the bridge plugin on node n (cnibridge.FlannelCNIConfig).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	return cnibridge.FlannelCNIConfig(subnet(n), d.MTU(n.UnderlayMTU))
 }

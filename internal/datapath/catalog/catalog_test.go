@@ -1,9 +1,13 @@
 package catalog
 
 import (
+	"encoding/json"
+	"fmt"
+	"net"
 	"slices"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/probe"
 )
@@ -51,5 +55,85 @@ func TestCatalog(t *testing.T) {
 	h, _ := Lookup("host")
 	if h == nil || !datapath.IsHostNetwork(h) {
 		t.Error("host is not a host-network datapath")
+	}
+}
+
+// cniDelegates are the datapaths whose real CNI hands pod wiring to a
+// reference plugin; every other CNI has its own plugin. Changing this list
+// is a decision, so it is spelled out.
+var cniDelegates = []string{"bridge", "flannel-vxlan", "flannel-udp", "wireguard", "macvlan", "ipvlan"}
+
+// needsLease are delegates whose configuration exists only once their
+// daemon has leased the node a subnet (SetupNode).
+var needsLease = []string{"flannel-udp"}
+
+// TestCNIDelegates checks, without the kernel, what each delegate hands
+// the plugins: a configuration list libcni's shape accepts, running only
+// plugins it declares (and the probe knows), with the datapath's MTU, for
+// each of two nodes.
+func TestCNIDelegates(t *testing.T) {
+	var got []string
+	for _, d := range All() {
+		del, ok := d.(datapath.CNIDelegate)
+		if !ok {
+			continue
+		}
+		got = append(got, d.Name())
+		t.Run(d.Name(), func(t *testing.T) {
+			for _, p := range del.CNIPlugins() {
+				if !slices.Contains(probe.CNIPlugins(), p) {
+					t.Errorf("plugin %s is not one the probe looks for", p)
+				}
+			}
+			for i := range 2 {
+				n := datapath.Node{Name: fmt.Sprint("node", i), Netns: "cnb-x-node", Index: i, Underlay: "eth1",
+					UnderlayIP: net.IPv4(198, 18, 0, byte(i+1)), UnderlayMTU: 1500}
+				b, err := del.CNIConfig(n)
+				if slices.Contains(needsLease, d.Name()) {
+					if err == nil {
+						t.Errorf("node %d: a configuration before the node has a lease: %s", i, b)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("node %d: %v", i, err)
+				}
+				types, err := cniconf.Types(b)
+				if err != nil {
+					t.Fatalf("node %d: %v", i, err)
+				}
+				for _, typ := range types {
+					if !slices.Contains(del.CNIPlugins(), typ) {
+						t.Errorf("node %d: the configuration runs %s, which CNIPlugins %v does not name", i, typ, del.CNIPlugins())
+					}
+				}
+				var l struct {
+					CNIVersion string `json:"cniVersion"`
+					Name       string `json:"name"`
+					Plugins    []struct {
+						MTU  int `json:"mtu"`
+						IPAM struct {
+							DataDir string `json:"dataDir"`
+						} `json:"ipam"`
+					} `json:"plugins"`
+				}
+				if err := json.Unmarshal(b, &l); err != nil {
+					t.Fatal(err)
+				}
+				if l.CNIVersion != cniconf.Version || l.Name == "" {
+					t.Errorf("node %d: list %s: want cniVersion %s and a name", i, b, cniconf.Version)
+				}
+				if m := l.Plugins[0].MTU; m != d.MTU(1500) {
+					t.Errorf("node %d: plugin MTU %d, datapath MTU %d", i, m, d.MTU(1500))
+				}
+				if dir := l.Plugins[0].IPAM.DataDir; dir != "" {
+					t.Errorf("node %d: the configuration places IPAM state at %s; that is the engine's job", i, dir)
+				}
+			}
+		})
+	}
+	slices.Sort(got)
+	if want := slices.Sorted(slices.Values(cniDelegates)); !slices.Equal(got, want) {
+		t.Errorf("CNI delegates %v, want %v", got, want)
 	}
 }

@@ -8,6 +8,11 @@
 //   - Each pod's veth (host side veth<hash>) is a port of cni0; the pod has
 //     eth0 with a /24 address and a default route via .1.
 //   - Bridge, veths and pods carry the datapath's MTU.
+//   - Flannel's CNI plugin delegates to the bridge plugin with a little
+//     more (flannel.go): hairpin on the port and a route to the whole
+//     cluster network via .1 besides the default route. FlannelCNIConfig
+//     is that delegate configuration, so wiring cni can hand it to the
+//     real plugin and get the same pod network.
 package cnibridge
 
 import (
@@ -76,13 +81,22 @@ type Port struct {
 	PrefixLen          int
 	Gateway            net.IP
 	MTU                int
+	// Routes are destinations the pod reaches via Gateway besides the
+	// default route (the IPAM routes of a CNI configuration).
+	Routes []*net.IPNet
+	// Hairpin lets the bridge send a frame back out of the port it came
+	// in on (the bridge plugin's hairpinMode), so a pod can reach itself
+	// through a service address.
+	Hairpin bool
 }
 
 // AttachPort wires one pod as a port of a bridge.
 // Equivalent to:
 //
 //	ip -n NODE link add PREFIXhash mtu MTU type veth peer eth0 netns POD; ip -n NODE link set PREFIXhash master BRIDGE up
+//	[ip -n NODE link set PREFIXhash type bridge_slave hairpin on]
 //	ip -n POD addr add IP/LEN dev eth0; ip -n POD route add default via GATEWAY
+//	[ip -n POD route add ROUTE via GATEWAY ...]
 func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment, error) {
 	if p.Index >= datapath.MaxPodsPerNode {
 		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
@@ -109,6 +123,11 @@ func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment
 	if err := node.LinkSetMaster(host, br); err != nil {
 		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, port.Bridge, err)
 	}
+	if port.Hairpin {
+		if err := node.LinkSetHairpin(host, true); err != nil {
+			return datapath.Attachment{}, fmt.Errorf("ip link set %s type bridge_slave hairpin on: %w", hostName, err)
+		}
+	}
 	eth, err := wire.Up(pod, datapath.PodEth)
 	if err != nil {
 		return datapath.Attachment{}, err
@@ -118,6 +137,11 @@ func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment
 	}
 	if err := wire.RouteVia(pod, eth, nil, port.Gateway, false); err != nil {
 		return datapath.Attachment{}, err
+	}
+	for _, r := range port.Routes {
+		if err := wire.RouteVia(pod, eth, r, port.Gateway, false); err != nil {
+			return datapath.Attachment{}, err
+		}
 	}
 	return datapath.Attachment{IP: port.IP, HostVeth: hostName}, nil
 }

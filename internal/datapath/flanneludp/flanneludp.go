@@ -17,8 +17,9 @@
 //     flannel0 and the route 10.244.0.0/16 dev flannel0, and moves every
 //     packet to and from the other nodes through user space, UDP 8285.
 //   - Pods are wired as Flannel's CNI plugin delegating to the bridge
-//     plugin does: bridge cni0 with the lease's .1/24, a veth per pod, the
-//     pod's eth0 with a /24 address and a default route via .1.
+//     plugin does (cnibridge.AttachFlannel): bridge cni0 with the lease's
+//     .1/24, a veth per pod, the pod's eth0 with a /24 address, a default
+//     route and a route to 10.244.0.0/16 via .1.
 //   - MTU: FLANNEL_MTU from subnet.env (underlay - 28 for UDP: 1472),
 //     unless PodMTU sets it (seed 003 used 1450 for both backends).
 //   - The daemons stop with the run (Close); Daemons lists their PIDs so
@@ -42,6 +43,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
 	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -420,56 +422,40 @@ func (d *Datapath) etcdNetns(nodes []datapath.Node) string {
 	return nodes[0].Netns
 }
 
-// AttachPod wires one pod to cni0, as the bridge CNI plugin does.
-// Equivalent to:
-//
-//	ip -n NODE link add vethX mtu MTU type veth peer eth0 netns POD; ip -n NODE link set vethX master cni0 up
-//	ip -n POD addr add 10.244.X.M/24 dev eth0; ip -n POD route add default via 10.244.X.1
-func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
+// lease returns node n's lease.
+func (d *Datapath) lease(n datapath.Node) (lease, error) {
 	d.mu.Lock()
 	l, ok := d.leases[n.Netns]
 	d.mu.Unlock()
 	if !ok {
-		return datapath.Attachment{}, fmt.Errorf("node %s has no flannel lease (SetupNode did not run)", n.Name)
+		return lease{}, fmt.Errorf("node %s has no flannel lease (SetupNode did not run)", n.Name)
 	}
-	node, err := netns.Handle(n.Netns)
+	return l, nil
+}
+
+// AttachPod wires one pod to cni0 as Flannel's CNI plugin has the bridge
+// plugin do it, with the node's lease and FLANNEL_MTU
+// (cnibridge.AttachFlannel).
+func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	l, err := d.lease(n)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
+	return cnibridge.AttachFlannel(n, p, l.subnet, l.mtu)
+}
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string { return cnibridge.FlannelCNIPlugins() }
+
+// CNIConfig implements datapath.CNIDelegate: what Flannel's CNI plugin,
+// reading flanneld's subnet.env, hands the bridge plugin on node n
+// (cnibridge.FlannelCNIConfig with the lease and FLANNEL_MTU, or PodMTU).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	l, err := d.lease(n)
 	if err != nil {
-		return datapath.Attachment{}, err
+		return nil, err
 	}
-	defer pod.Close()
-	hostName := wire.HostVethName("veth", p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, l.mtu)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	br, err := node.LinkByName(Bridge)
-	if err != nil {
-		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", Bridge, n.Name, err)
-	}
-	if err := node.LinkSetMaster(host, br); err != nil {
-		return datapath.Attachment{}, fmt.Errorf("ip link set %s master %s: %w", hostName, Bridge, err)
-	}
-	ip := wire.PodAddr(l.subnet.IP, p.Index+2)
-	eth, err := wire.Up(pod, datapath.PodEth)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	ones, _ := l.subnet.Mask.Size()
-	if err := wire.AddrAdd(pod, eth, ip, ones); err != nil {
-		return datapath.Attachment{}, err
-	}
-	if err := wire.RouteVia(pod, eth, nil, l.gw, false); err != nil {
-		return datapath.Attachment{}, err
-	}
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return cnibridge.FlannelCNIConfig(l.subnet, l.mtu)
 }
 
 // Close stops every flanneld, then etcd, and removes the temporary

@@ -3,8 +3,9 @@
 //
 // Design notes (what flanneld and the bridge CNI plugin program):
 //   - Each node leases a /24 of 10.244.0.0/16. Pods hang off the bridge
-//     cni0 (package cnibridge: .1 gateway on cni0, veth<hash> ports, pods
-//     with a /24 address and a default route via .1).
+//     cni0 (package cnibridge: .1 gateway on cni0, veth<hash> ports with
+//     hairpin, pods with a /24 address, a default route and a route to
+//     10.244.0.0/16 via .1).
 //   - flannel.1 is the VXLAN device (VNI 1, UDP 8472, no learning) with the
 //     subnet's .0 as /32.
 //   - For every remote subnet flanneld adds: route SUBNET via REMOTE.0 dev
@@ -36,8 +37,6 @@ const (
 	overhead = 50
 )
 
-var netBase = net.IPv4(10, 244, 0, 0)
-
 // Datapath is the flannel-vxlan datapath.
 type Datapath struct{ datapath.MTUOverride }
 
@@ -56,7 +55,7 @@ func (*Datapath) Tunnel() string { return Device }
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
-func subnet(n datapath.Node) *net.IPNet { return wire.Subnet24(netBase, n.Index) }
+func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(cnibridge.FlannelNetwork.IP, n) }
 func vtepIP(n datapath.Node) net.IP     { return wire.PodAddr(subnet(n).IP, 0) }
 
 // SetupNode creates cni0 and flannel.1.
@@ -103,8 +102,17 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 	return wire.ConnectVTEPs(nodes, Device, vtepIP, subnet)
 }
 
-// AttachPod wires one pod to cni0, as the bridge CNI plugin does
-// (package cnibridge).
+// AttachPod wires one pod to cni0 as Flannel's CNI plugin has the bridge
+// plugin do it (cnibridge.AttachFlannel).
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	return cnibridge.Attach(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+	return cnibridge.AttachFlannel(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+}
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string { return cnibridge.FlannelCNIPlugins() }
+
+// CNIConfig implements datapath.CNIDelegate: what Flannel's CNI plugin
+// hands the bridge plugin on node n (cnibridge.FlannelCNIConfig).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	return cnibridge.FlannelCNIConfig(subnet(n), d.MTU(n.UnderlayMTU))
 }

@@ -19,6 +19,7 @@ package ipvlan
 import (
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/underlaypod"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -53,4 +54,16 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	return underlaypod.Attach(n, p, d.MTU(n.UnderlayMTU), func(a netlink.LinkAttrs) netlink.Link {
 		return &netlink.IPVlan{LinkAttrs: a, Mode: netlink.IPVLAN_MODE_L2}
 	})
+}
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string {
+	return []string{cniconf.TypeIPVlan, cniconf.TypeHostLocal}
+}
+
+// CNIConfig implements datapath.CNIDelegate: the ipvlan plugin's
+// configuration giving node n's pods an ipvlan child of eth1 in L2 mode, with the
+// addresses and route AttachPod gives them (underlaypod.CNIConfig).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	return underlaypod.CNIConfig(cniconf.TypeIPVlan, "l2", n, d.MTU(n.UnderlayMTU))
 }

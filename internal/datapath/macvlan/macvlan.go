@@ -19,6 +19,7 @@ package macvlan
 import (
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/underlaypod"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -53,4 +54,16 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	return underlaypod.Attach(n, p, d.MTU(n.UnderlayMTU), func(a netlink.LinkAttrs) netlink.Link {
 		return &netlink.Macvlan{LinkAttrs: a, Mode: netlink.MACVLAN_MODE_BRIDGE}
 	})
+}
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string {
+	return []string{cniconf.TypeMacvlan, cniconf.TypeHostLocal}
+}
+
+// CNIConfig implements datapath.CNIDelegate: the macvlan plugin's
+// configuration giving node n's pods a macvlan child of eth1 in bridge mode, with the
+// addresses and route AttachPod gives them (underlaypod.CNIConfig).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	return underlaypod.CNIConfig(cniconf.TypeMacvlan, "bridge", n, d.MTU(n.UnderlayMTU))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -37,6 +38,39 @@ func PodIP(n datapath.Node, i int) (net.IP, error) {
 		return nil, fmt.Errorf("pod %d on node %d: the underlay /24 has room for %d pods on each of 3 nodes", i, n.Index, MaxPods)
 	}
 	return wire.PodAddr(n.UnderlayIP, host), nil
+}
+
+// CNIConfig is the configuration list for the macvlan or ipvlan plugin
+// (typ, in mode) that gives node n's pods what Attach gives them: a child
+// of the node's underlay NIC with the MTU, an address from the node's
+// block of the underlay /24 (host-local's rangeStart and rangeEnd, so the
+// i-th pod gets PodIP(n, i) on a fresh node) and a default route via the
+// underlay's router (the range's gateway).
+//
+//	{"type":"macvlan","master":"eth1","mode":"bridge","mtu":1500,
+//	 "ipam":{"type":"host-local","ranges":[[{"subnet":"198.18.0.0/24","rangeStart":"198.18.0.100",
+//	   "rangeEnd":"198.18.0.149","gateway":"198.18.0.254"}]],"routes":[{"dst":"0.0.0.0/0"}]}}
+func CNIConfig(typ, mode string, n datapath.Node, mtu int) ([]byte, error) {
+	first, err := PodIP(n, 0)
+	if err != nil {
+		return nil, err
+	}
+	last, err := PodIP(n, MaxPods-1)
+	if err != nil {
+		return nil, err
+	}
+	mask := net.CIDRMask(prefixLen, 32)
+	subnet := &net.IPNet{IP: n.UnderlayIP.Mask(mask), Mask: mask}
+	return cniconf.Marshal(typ, cniconf.Underlay{
+		Type: typ, Master: n.Underlay, Mode: mode, MTU: mtu,
+		IPAM: cniconf.HostLocal{
+			Type: cniconf.TypeHostLocal,
+			Ranges: [][]cniconf.Range{{{
+				Subnet: subnet.String(), RangeStart: first.String(), RangeEnd: last.String(), Gateway: Gateway.String(),
+			}}},
+			Routes: []cniconf.Route{{Dst: "0.0.0.0/0"}},
+		},
+	})
 }
 
 // Attach creates the child device with mk (given the attributes: name

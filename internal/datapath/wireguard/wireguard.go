@@ -40,10 +40,8 @@ const (
 	overhead = 80
 )
 
-var (
-	netBase = net.IPv4(10, 244, 0, 0)
-	network = &net.IPNet{IP: netBase, Mask: net.CIDRMask(16, 32)}
-)
+// network is the cluster network, routed into flannel-wg as a whole.
+var network = cnibridge.FlannelNetwork
 
 // Datapath is the wireguard datapath.
 type Datapath struct{ datapath.MTUOverride }
@@ -63,7 +61,7 @@ func (*Datapath) Tunnel() string { return Device }
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
-func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(netBase, n) }
+func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(network.IP, n) }
 
 // SetupNode creates cni0 and flannel-wg with a fresh key.
 // Equivalent to:
@@ -161,7 +159,17 @@ func configure(n datapath.Node, cfg wgtypes.Config) error {
 	})
 }
 
-// AttachPod wires one pod to cni0 (package cnibridge).
+// AttachPod wires one pod to cni0 as Flannel's CNI plugin has the bridge
+// plugin do it (cnibridge.AttachFlannel).
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	return cnibridge.Attach(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+	return cnibridge.AttachFlannel(n, p, subnet(n), d.MTU(n.UnderlayMTU))
+}
+
+// CNIPlugins implements datapath.CNIDelegate.
+func (*Datapath) CNIPlugins() []string { return cnibridge.FlannelCNIPlugins() }
+
+// CNIConfig implements datapath.CNIDelegate: what Flannel's CNI plugin
+// hands the bridge plugin on node n (cnibridge.FlannelCNIConfig).
+func (d *Datapath) CNIConfig(n datapath.Node) ([]byte, error) {
+	return cnibridge.FlannelCNIConfig(subnet(n), d.MTU(n.UnderlayMTU))
 }

@@ -345,6 +345,9 @@ func TestHostNetworkPodsShareNode(t *testing.T) {
 	if n := len(c.Namespaces()); n != 2 {
 		t.Errorf("%d namespaces, want only the 2 nodes", n)
 	}
+	if pt := c.PodTimes(); len(pt) != 0 {
+		t.Errorf("host-network pods have network times %v; they have no network of their own", pt)
+	}
 	if _, _, err := c.ScalePods(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,13 @@
 //
 // Names: every namespace is "cnb-<run id>-<what>", so leftovers are
 // recognisable and two runs never collide (cleanup relies on the prefix).
+//
+// Wiring (Config.Wiring): pods are wired in process by the datapath
+// (netlink, the default) or, for datapaths whose real CNI delegates to a
+// reference CNI plugin, by running that plugin as a container runtime
+// does (cni; wiring.go). Either way each pod's setup time (namespace and
+// wiring) and teardown time (CNI DEL and namespace deletion) are
+// recorded: Pod.SetupLatency, Pod.TeardownLatency, Cluster.PodTimes.
 package local
 
 import (
@@ -58,14 +65,29 @@ type Config struct {
 	// Kill ends every process inside a namespace before it is deleted, so
 	// a straggler cannot keep a deleted namespace alive.
 	Kill func(netns string) error
+	// Wiring is how pods are wired: WiringNetlink ("" means it) or
+	// WiringCNI. Up refuses a wiring the datapath or the machine cannot
+	// do (CheckWiring) before it creates anything.
+	Wiring string
+	// CNIPath lists the directories holding the reference CNI plugins
+	// (CNI_PATH) for WiringCNI; empty means probe.CNIPath().
+	CNIPath []string
+	// StateDir is the run's state directory for WiringCNI: each node's CNI
+	// state (host-local's leases, libcni's cache) goes in StateDir/<node>.
+	// Empty means journal.StateDir(journal.DefaultDir, RunID). Up creates
+	// it (journaled first when the Recorder is a DirRecorder), Close
+	// removes it.
+	StateDir string
 }
 
 // Cluster is a running emulated cluster: two nodes and their pods.
 type Cluster struct {
-	cfg     Config
-	server  *Node
-	client  *Node
-	created []string // namespaces, in creation order
+	cfg      Config
+	server   *Node
+	client   *Node
+	created  []string // namespaces, in creation order
+	stateDir string   // WiringCNI: the run's state directory, once created
+	pods     []*Pod   // every pod with its own namespace that was set up, in order (PodTimes)
 }
 
 // Roles of the two nodes.
@@ -79,6 +101,12 @@ const (
 func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if cfg.UnderlayMTU == 0 {
 		cfg.UnderlayMTU = 1500
+	}
+	if cfg.Wiring == "" {
+		cfg.Wiring = WiringNetlink
+	}
+	if err := CheckWiring(cfg.Datapath, cfg.Wiring, cfg.CNIPath); err != nil {
+		return nil, err
 	}
 	c = &Cluster{cfg: cfg}
 	// "return nil, err" has set c to nil by the time this runs.
@@ -101,6 +129,11 @@ func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	}
 	if err := c.underlay(); err != nil {
 		return nil, err
+	}
+	if cfg.Wiring == WiringCNI {
+		if err := c.setupCNI(); err != nil {
+			return nil, err
+		}
 	}
 	var dn []datapath.Node
 	for _, n := range nodes {
@@ -214,7 +247,7 @@ func (c *Cluster) ScalePods(ctx context.Context, r int) (servers, clients []*Pod
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
-			p, err := c.addPod(n, len(n.pods))
+			p, err := c.addPod(ctx, n, len(n.pods))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -224,7 +257,9 @@ func (c *Cluster) ScalePods(ctx context.Context, r int) (servers, clients []*Pod
 	return append([]*Pod(nil), c.server.pods...), append([]*Pod(nil), c.client.pods...), nil
 }
 
-func (c *Cluster) addPod(n *Node, i int) (*Pod, error) {
+// addPod creates and wires pod i of node n and times it: the namespace
+// plus the wiring (AttachPod, or CNI ADD with WiringCNI).
+func (c *Cluster) addPod(ctx context.Context, n *Node, i int) (*Pod, error) {
 	role := "srv"
 	if n == c.client {
 		role = "cli"
@@ -241,34 +276,65 @@ func (c *Cluster) addPod(n *Node, i int) (*Pod, error) {
 	if err := c.addNetns(p.ns); err != nil {
 		return nil, err
 	}
-	att, err := c.cfg.Datapath.AttachPod(n.info(), datapath.Pod{Name: p.ns, Netns: p.ns, Index: i})
+	var att datapath.Attachment
+	var err error
+	if n.cni != nil {
+		att, err = c.attachCNI(ctx, n, p)
+	} else {
+		att, err = c.cfg.Datapath.AttachPod(n.info(), datapath.Pod{Name: p.ns, Netns: p.ns, Index: i})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("attach pod %s to node %s: %w", p.name, n.name, err)
 	}
 	p.setup = time.Since(start)
 	p.ip, p.hostVeth = att.IP, att.HostVeth
+	c.pods = append(c.pods, p)
 	return p, nil
 }
 
+// deletePod stops the pod's processes, then unwires it (CNI DEL with
+// WiringCNI) and deletes its namespace, and times those two steps: its
+// network's teardown. Stopping processes is the containers' end, not the
+// network's (kubelet stops containers before it tears down the sandbox's
+// network), so it is not counted. Deleting the namespace is what removes
+// an in-process pod's eth0 and its veth peer.
 func (c *Cluster) deletePod(p *Pod) error {
-	start := time.Now()
 	if p.hostNet {
-		p.teardown = time.Since(start)
 		return nil
 	}
-	if err := c.deleteNetns(p.ns); err != nil {
+	if err := c.kill(p.ns); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := c.detachCNI(p); err != nil {
+		return fmt.Errorf("delete pod %s from node %s: %w", p.name, p.node.name, err)
+	}
+	if err := c.removeNetns(p.ns); err != nil {
 		return err
 	}
 	p.teardown = time.Since(start)
 	return nil
 }
 
+// deleteNetns stops the processes in a namespace and deletes it.
 func (c *Cluster) deleteNetns(name string) error {
+	if err := c.kill(name); err != nil {
+		return err
+	}
+	return c.removeNetns(name)
+}
+
+func (c *Cluster) kill(name string) error {
 	if c.cfg.Kill != nil {
 		if err := c.cfg.Kill(name); err != nil {
 			return fmt.Errorf("stop processes in %s: %w", name, err)
 		}
 	}
+	return nil
+}
+
+// removeNetns deletes a namespace and journals that it is gone.
+func (c *Cluster) removeNetns(name string) error {
 	if err := netns.Delete(name); err != nil {
 		return err
 	}
@@ -286,23 +352,68 @@ func (c *Cluster) deleteNetns(name string) error {
 	return nil
 }
 
-// Close deletes every namespace the cluster created, pods first. It is
-// idempotent and keeps going past errors, returning them joined.
+// Close deletes every namespace the cluster created, pods first, and the
+// run's state directory. It is idempotent and keeps going past errors,
+// returning them joined.
 func (c *Cluster) Close() error {
 	var errs []error
-	// Datapath daemons (flanneld, etcd) and BPF objects go first, while
-	// the namespaces they use still exist, so they exit cleanly.
+	// Pods first, newest first, as kubelet tears pods down before their
+	// node goes: each is unwired (CNI DEL with WiringCNI, while its node
+	// and the datapath's daemons still run) and its teardown timed.
+	for _, n := range []*Node{c.client, c.server} {
+		if n == nil {
+			continue
+		}
+		for i := len(n.pods) - 1; i >= 0; i-- {
+			if err := c.deletePod(n.pods[i]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		n.pods = nil
+	}
+	// Datapath daemons (flanneld, etcd) and BPF objects go next, while
+	// the node namespaces they use still exist, so they exit cleanly.
 	if cl, ok := c.cfg.Datapath.(datapath.Closer); ok {
 		if err := cl.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("datapath %s: %w", c.cfg.Datapath.Name(), err))
 		}
 	}
+	// What is left: the nodes, and pods whose wiring or teardown failed.
 	for i := len(c.created) - 1; i >= 0; i-- {
 		if err := c.deleteNetns(c.created[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	if err := c.removeStateDir(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// Wiring is how the cluster wires pods (WiringNetlink or WiringCNI).
+func (c *Cluster) Wiring() string { return c.cfg.Wiring }
+
+// PodTime is how long one pod's network took to set up and to tear down.
+type PodTime struct {
+	Pod, Node string
+	// Setup is creating the namespace and wiring it (AttachPod, or CNI
+	// ADD of loopback and the network).
+	Setup time.Duration
+	// Teardown is unwiring (CNI DEL) and deleting the namespace; 0 while
+	// the pod exists.
+	Teardown time.Duration
+}
+
+// PodTimes lists every pod the cluster has set up, in creation order,
+// including pods already deleted by scaling down or by Close, so after
+// Close it holds the teardown of every pod. Host-network pods have no
+// network of their own and are not listed.
+func (c *Cluster) PodTimes() []PodTime {
+	out := make([]PodTime, 0, len(c.pods))
+	for _, p := range c.pods {
+		out = append(out, PodTime{Pod: p.name, Node: p.node.name, Setup: p.setup, Teardown: p.teardown})
+	}
+	return out
 }
 
 // Namespaces lists the namespaces the cluster currently owns.

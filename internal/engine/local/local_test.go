@@ -15,18 +15,27 @@ import (
 
 func upCluster(t *testing.T, d datapath.Datapath) *Cluster {
 	t.Helper()
-	c, err := Up(context.Background(), Config{RunID: kerneltest.RunID(), Datapath: d, Kill: cleanup.KillInNetns})
+	return upClusterWith(t, Config{RunID: kerneltest.RunID(), Datapath: d, Kill: cleanup.KillInNetns})
+}
+
+// upClusterWith builds a cluster that is closed when the test ends (also
+// when it fails); no namespace of the run may be left then.
+func upClusterWith(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
+	c, err := Up(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("up %s: %v", d.Name(), err)
+		t.Fatalf("up %s (wiring %q): %v", cfg.Datapath.Name(), cfg.Wiring, err)
 	}
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
-		for _, ns := range c.Namespaces() {
-			if netns.Exists(ns) {
-				t.Errorf("namespace %s left behind", ns)
-			}
+		left, err := netns.List(Prefix + cfg.RunID + "-")
+		if err != nil {
+			t.Error(err)
+		}
+		for _, ns := range left {
+			t.Errorf("namespace %s left behind", ns)
 		}
 	})
 	return c

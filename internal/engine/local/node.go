@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
@@ -21,6 +22,7 @@ type Node struct {
 	ip      net.IP
 	cpus    cpuset.Set
 	pods    []*Pod
+	cni     *cniexec.Node // WiringCNI: the node's CNI runtime side
 }
 
 func (n *Node) info() datapath.Node {
@@ -96,6 +98,7 @@ type Pod struct {
 	hostNet  bool // the pod shares its node's namespace (datapath.HostNetwork)
 	setup    time.Duration
 	teardown time.Duration
+	cniConf  []byte // WiringCNI: the configuration ADD used, for DEL
 }
 
 // Name implements engine.Pod.
@@ -112,6 +115,10 @@ func (p *Pod) Netns() string { return p.ns }
 
 // SetupLatency is how long creating and wiring the pod's network took.
 func (p *Pod) SetupLatency() time.Duration { return p.setup }
+
+// TeardownLatency is how long unwiring the pod and deleting its namespace
+// took; 0 until the pod is deleted (scaled down or Close).
+func (p *Pod) TeardownLatency() time.Duration { return p.teardown }
 
 // Start implements engine.Pod; the process is pinned to the node's CPUs.
 func (p *Pod) Start(ctx context.Context, argv []string) (engine.Process, error) {

@@ -1,0 +1,80 @@
+package cleanup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// stateDirs lists the runs that have a state directory in the journal
+// directory (journal.StateDir), by run ID. Entries whose name is not a
+// run ID are not cnibench's and are ignored.
+func stateDirs(journalDir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(journalDir, journal.StateSubdir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list run state directories: %w", err)
+	}
+	var runs []string
+	for _, e := range ents {
+		if journal.CheckRunID(e.Name()) == nil {
+			runs = append(runs, e.Name())
+		}
+	}
+	return runs, nil
+}
+
+// staleDirs removes a dead run's state directory: the one its journal
+// recorded and the one named after it (a run may have died between
+// journaling and creating it, or have been started by an engine whose
+// recorder does not journal directories). A journaled path outside the
+// run's state directory is never touched: a journal must not widen what
+// cleanup removes.
+func (c *cleaner) staleDirs(run string, journaled []journal.Object) {
+	own := journal.StateDir(c.opts.JournalDir, run)
+	for _, o := range journaled {
+		p := filepath.Clean(o.Name)
+		if p != own && !strings.HasPrefix(p, own+string(filepath.Separator)) {
+			c.rep.add(run, ActSkip, "dir "+o.Name, "not inside the run's state directory "+own+"; not touched")
+			continue
+		}
+		c.removeDir(run, p, "journaled")
+	}
+	c.removeDir(run, own, "the run's state directory")
+}
+
+// removeDir deletes a run's state directory and everything in it. A
+// symlink or file in its place is left alone: cleanup removes only what a
+// run creates, and runs create directories.
+// Equivalent to: rm -r DIR
+func (c *cleaner) removeDir(run, path, why string) {
+	if c.handled[path] {
+		return
+	}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("state directory %s: %w", path, err))
+		return
+	}
+	c.handled[path] = true
+	if !fi.IsDir() {
+		c.rep.add(run, ActSkip, "dir "+path, "not a directory; not touched")
+		return
+	}
+	if !c.opts.DryRun {
+		if err := os.RemoveAll(path); err != nil {
+			c.fail(fmt.Errorf("remove state directory %s: %w", path, err))
+			return
+		}
+	}
+	c.rep.add(run, ActDir, path, why)
+}

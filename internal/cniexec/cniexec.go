@@ -1,0 +1,301 @@
+// Package cniexec runs the reference CNI plugins for a pod exactly as a
+// container runtime does, through the field's own library (libcni, the
+// code containerd, CRI-O and Multus call).
+//
+// Design notes:
+//   - A Node is what a runtime has on one host: the node's network
+//     namespace, which the plugins run in as child processes (as a
+//     runtime's plugins run in the host's namespace: cni0, eth1 and the
+//     host-side veth are the node's); the node's CNI state directory, what
+//     /var/lib/cni is on a real host (host-local's leases in networks/,
+//     libcni's result cache in cache/); and the plugin search path
+//     (CNI_PATH).
+//   - ADD is containerd's (go-cni): the loopback network on "lo", then the
+//     pod's network on eth0. DEL runs the pod's network, then loopback,
+//     with the configuration the ADD used; libcni hands each plugin the
+//     ADD's cached result as prevResult, as CNI 1.0 requires. DEL of what
+//     is already gone succeeds (the plugins' own rule).
+//   - Plugins are executed from their path with the argument vector libcni
+//     builds (the path alone), the CNI_* environment and the configuration
+//     on stdin: nothing goes through a shell.
+//   - host-local's dataDir is set here, inside the node's state directory,
+//     and a configuration that names its own is refused: IPAM state belongs
+//     to the node, and a run leaves nothing outside its state directory
+//     (no /var/lib/cni/networks on the host).
+package cniexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/types"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/cnibench/cnibench/internal/cniconf"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// Subdirectories of a node's state directory.
+const (
+	// NetworksDir holds host-local's leases, one directory per network
+	// name (a real node's /var/lib/cni/networks).
+	NetworksDir = "networks"
+	// CacheDir holds libcni's cached results and configurations (a real
+	// node's /var/lib/cni/results).
+	CacheDir = "cache"
+)
+
+// Node is one node's CNI runtime side.
+type Node struct {
+	// Name is the node's name, for messages.
+	Name string
+	// Netns is the node's network namespace (by name); the plugins run in it.
+	Netns string
+	// Dir is the node's CNI state directory.
+	Dir string
+	// Path lists the directories the plugins are looked up in (CNI_PATH).
+	Path []string
+}
+
+// Pod is the pod a call is for.
+type Pod struct {
+	// ID is the container ID the plugins see (CNI_CONTAINERID) and the pod
+	// name in CNI_ARGS; it keys host-local's leases and libcni's cache.
+	ID string
+	// Netns is the pod's network namespace, by name; the plugins get its
+	// path (CNI_NETNS).
+	Netns string
+	// IfName is the pod interface the network creates (CNI_IFNAME).
+	IfName string
+}
+
+// Result is what ADD gave the pod.
+type Result struct {
+	// IP is the pod's IPv4 address.
+	IP net.IP
+	// HostVeth is the host-side veth in the node's namespace; "" when the
+	// network has none (macvlan, ipvlan).
+	HostVeth string
+}
+
+// loopbackIf is the interface the loopback network is run for.
+const loopbackIf = "lo"
+
+// Add wires pod p with the network configuration list conf: loopback,
+// then conf on p.IfName. On failure the caller should still call Del with
+// the same arguments, as a runtime does, to release what was allocated.
+func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
+	list, err := n.list(conf)
+	if err != nil {
+		return Result{}, err
+	}
+	lo, err := libcni.ConfListFromBytes(cniconf.Loopback())
+	if err != nil {
+		return Result{}, fmt.Errorf("cni loopback configuration: %w", err)
+	}
+	c := n.cni()
+	if _, err := c.AddNetworkList(ctx, lo, n.runtime(p, loopbackIf)); err != nil {
+		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", lo.Name, p.ID, n.Name, err)
+	}
+	res, err := c.AddNetworkList(ctx, list, n.runtime(p, p.IfName))
+	if err != nil {
+		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)
+	}
+	out, err := n.result(res)
+	if err != nil {
+		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)
+	}
+	return out, nil
+}
+
+// Del unwires pod p: conf on p.IfName, then loopback. It goes on past a
+// failure and returns every error.
+func (n *Node) Del(ctx context.Context, p Pod, conf []byte) error {
+	list, err := n.list(conf)
+	if err != nil {
+		return err
+	}
+	lo, err := libcni.ConfListFromBytes(cniconf.Loopback())
+	if err != nil {
+		return fmt.Errorf("cni loopback configuration: %w", err)
+	}
+	c := n.cni()
+	var errs []error
+	if err := c.DelNetworkList(ctx, list, n.runtime(p, p.IfName)); err != nil {
+		errs = append(errs, fmt.Errorf("cni DEL %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err))
+	}
+	if err := c.DelNetworkList(ctx, lo, n.runtime(p, loopbackIf)); err != nil {
+		errs = append(errs, fmt.Errorf("cni DEL %s for pod %s on node %s: %w", lo.Name, p.ID, n.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) cni() *libcni.CNIConfig {
+	return libcni.NewCNIConfigWithCacheDir(n.Path, filepath.Join(n.Dir, CacheDir), &nsExec{netns: n.Netns})
+}
+
+// list parses conf with the node's IPAM data directory put in.
+func (n *Node) list(conf []byte) (*libcni.NetworkConfigList, error) {
+	b, err := WithDataDir(conf, filepath.Join(n.Dir, NetworksDir))
+	if err != nil {
+		return nil, err
+	}
+	l, err := libcni.ConfListFromBytes(b)
+	if err != nil {
+		return nil, fmt.Errorf("cni configuration: %w", err)
+	}
+	return l, nil
+}
+
+// runtime is what a runtime passes besides the configuration. The
+// CNI_ARGS are those kubelet's runtimes pass; IgnoreUnknown keeps the
+// reference plugins from refusing the K8S_ keys they do not know.
+func (n *Node) runtime(p Pod, ifName string) *libcni.RuntimeConf {
+	return &libcni.RuntimeConf{
+		ContainerID: p.ID,
+		NetNS:       netns.Path(p.Netns),
+		IfName:      ifName,
+		Args: [][2]string{
+			{"IgnoreUnknown", "1"},
+			{"K8S_POD_NAMESPACE", "default"},
+			{"K8S_POD_NAME", p.ID},
+			{"K8S_POD_INFRA_CONTAINER_ID", p.ID},
+		},
+	}
+}
+
+// result reads the pod's IPv4 address and host-side veth from an ADD
+// result. The result lists host interfaces without a sandbox (the bridge
+// plugin: cni0 and the veth); the veth is the one that is a veth.
+func (n *Node) result(r types.Result) (Result, error) {
+	res, err := types100.NewResultFromResult(r)
+	if err != nil {
+		return Result{}, fmt.Errorf("read result: %w", err)
+	}
+	var out Result
+	for _, ipc := range res.IPs {
+		if ip4 := ipc.Address.IP.To4(); ip4 != nil {
+			out.IP = ip4
+			break
+		}
+	}
+	if out.IP == nil {
+		return Result{}, fmt.Errorf("the plugins gave the pod no IPv4 address (result %s)", resultString(res))
+	}
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return Result{}, err
+	}
+	defer h.Close()
+	for _, ifc := range res.Interfaces {
+		if ifc.Sandbox != "" {
+			continue
+		}
+		if l, err := h.LinkByName(ifc.Name); err == nil && l.Type() == "veth" {
+			out.HostVeth = ifc.Name
+			break
+		}
+	}
+	return out, nil
+}
+
+func resultString(r *types100.Result) string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// WithDataDir returns the configuration list with dir as the dataDir of
+// every host-local IPAM section. A section that already names a dataDir
+// is refused: the caller decides where IPAM state lives.
+func WithDataDir(conf []byte, dir string) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(conf))
+	d.UseNumber() // keep numbers as written (no float round trip)
+	var l map[string]any
+	if err := d.Decode(&l); err != nil {
+		return nil, fmt.Errorf("cni configuration list: %w", err)
+	}
+	plugins, ok := l["plugins"].([]any)
+	if !ok {
+		return nil, errors.New("cni configuration list has no plugins")
+	}
+	for i, p := range plugins {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("cni configuration list: plugin %d is not an object", i)
+		}
+		ipam, ok := pm["ipam"].(map[string]any)
+		if !ok || ipam["type"] != cniconf.TypeHostLocal {
+			continue
+		}
+		if v, set := ipam["dataDir"]; set {
+			return nil, fmt.Errorf("cni configuration list: plugin %d's host-local IPAM names its own dataDir %v; IPAM state belongs in the node's state directory", i, v)
+		}
+		ipam["dataDir"] = dir
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, fmt.Errorf("cni configuration list: %w", err)
+	}
+	return b, nil
+}
+
+// nsExec is libcni's invoke.Exec for a node: it runs each plugin as a
+// child process inside the node's namespace (netns.Start: the process is
+// forked from a thread that entered the namespace, so it never runs
+// anywhere else).
+type nsExec struct {
+	netns string
+	version.PluginDecoder
+}
+
+var _ invoke.Exec = (*nsExec)(nil)
+
+// ExecPlugin implements invoke.Exec.
+func (e *nsExec) ExecPlugin(ctx context.Context, path string, stdin []byte, env []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := netns.Start(e.netns, nil, cmd); err != nil {
+		return nil, fmt.Errorf("start %s in %s: %w", path, e.netns, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, pluginError(path, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// FindInPath implements invoke.Exec.
+func (e *nsExec) FindInPath(plugin string, paths []string) (string, error) {
+	return invoke.FindInPath(plugin, paths)
+}
+
+// pluginError turns a failed plugin run into an error: the CNI error the
+// plugin printed on stdout (a *types.Error, for errors.As), or the exit
+// status, with whatever it wrote to stderr.
+func pluginError(path string, err error, stdout, stderr []byte) error {
+	name := filepath.Base(path)
+	var tail string
+	if s := strings.TrimSpace(string(stderr)); s != "" {
+		tail = " (stderr: " + s + ")"
+	}
+	var e types.Error
+	if json.Unmarshal(stdout, &e) == nil && (e.Code != 0 || e.Msg != "") {
+		return fmt.Errorf("%s: %w%s", name, &e, tail)
+	}
+	if s := strings.TrimSpace(string(stdout)); s != "" {
+		tail = " (stdout: " + s + ")" + tail
+	}
+	return fmt.Errorf("%s: %w%s", name, err, tail)
+}
