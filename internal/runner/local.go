@@ -38,7 +38,11 @@ func (b localBackend) preflight(_ context.Context, s *study.Study, p *plan) erro
 		if err != nil {
 			return fmt.Errorf("datapath %s: %w", sd.Name, err)
 		}
-		if err := probe.Require(append(d.Features(), knobFeatures(sd)...)...); err != nil {
+		err = probe.Require(append(d.Features(), knobFeatures(sd)...)...)
+		if err == nil {
+			err = local.CheckWiring(d, sd.Wiring, nil)
+		}
+		if err != nil {
 			if !s.Spec.SkipUnavailable {
 				return fmt.Errorf("datapath %s: %w", sd.Name, err)
 			}
@@ -66,6 +70,7 @@ func (b localBackend) up(ctx context.Context, r *run, sd study.Datapath) (engine
 	}
 	return local.Up(ctx, local.Config{
 		RunID: r.id, Datapath: d, UnderlayMTU: r.study.Spec.Nodes.UnderlayMTU, LinkRate: rate,
+		Wiring: sd.Wiring, StateDir: journal.StateDir(r.jdir, r.id),
 		ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
 		Recorder: recorder{r.journal}, Kill: cleanup.KillInNetns,
 	})
@@ -153,3 +158,12 @@ func (r recorder) RecordNetns(name string) error {
 func (r recorder) RemovedNetns(name string) error {
 	return r.j.MarkRemoved(journal.KindNetns, "", name)
 }
+
+// RecordDir journals the run's state directory (CNI IPAM and cache)
+// before it is created, so cleanup removes it after a crash.
+func (r recorder) RecordDir(p string) error {
+	_, err := r.j.RecordObject(journal.Object{Kind: journal.KindDir, Name: p})
+	return err
+}
+
+func (r recorder) RemovedDir(p string) error { return r.j.MarkRemoved(journal.KindDir, "", p) }

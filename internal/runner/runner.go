@@ -211,6 +211,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if jdir == "" {
 		jdir = journal.DefaultDir
 	}
+	r.jdir = jdir
 	r.journal, err = journal.Open(jdir, r.id, local.Prefix)
 	if err != nil {
 		return "", fmt.Errorf("open journal: %w", err)
@@ -249,6 +250,8 @@ type run struct {
 	notes []string
 	// env is env.json as written, kept to add each datapath's facts.
 	env results.Env
+	// jdir is the journal directory (run state directories live below).
+	jdir string
 	// softirqCore remembers, per replica count, the core that took the
 	// most NET_RX softirqs at baseline: the core rps-7 steers away from.
 	softirqCore map[int]int

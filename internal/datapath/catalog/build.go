@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/datapath"
@@ -19,11 +20,14 @@ type Options struct {
 	Implementation string
 	// Policy is "" (no rules), "wp" or "np"; see PolicyStyle.
 	Policy string
+	// Wiring is "" or "netlink" (in-process) or "cni" (the reference
+	// plugins, for datapaths that are a datapath.CNIDelegate).
+	Wiring string
 }
 
 // FromStudy picks the knobs of a study entry that change how it is built.
 func FromStudy(d study.Datapath) Options {
-	return Options{Type: d.Type, MTU: d.MTU, Implementation: d.Implementation, Policy: d.Policy}
+	return Options{Type: d.Type, MTU: d.MTU, Implementation: d.Implementation, Policy: d.Policy, Wiring: d.Wiring}
 }
 
 // flanneldBackends maps the datapaths the real flanneld can also program
@@ -80,6 +84,11 @@ func Check(o Options, underlayMTU int) map[string]string {
 			problems["mtu"] = fmt.Sprintf("%d is more than %s carries over a %d-byte underlay without fragmenting (at most %d)", o.MTU, o.Type, underlayMTU, max)
 		}
 	}
+	if o.Wiring == "cni" {
+		if _, ok := d.(datapath.CNIDelegate); !ok || datapath.IsHostNetwork(d) {
+			problems["wiring"] = fmt.Sprintf("datapath %s has no wiring through the reference CNI plugins (its CNI has its own plugin, or none); cni wiring: %s", o.Type, strings.Join(CNIDelegates(), ", "))
+		}
+	}
 	if o.Policy != "" {
 		if _, err := PolicyStyle(o.Type); err != nil {
 			problems["policy"] = err.Error()
@@ -99,6 +108,19 @@ func PolicyStyle(typ string) (string, error) {
 		return "", fmt.Errorf("cilium enforces policy in eBPF, not iptables, and keeps netfilter off its path; cnibench models only Calico's iptables policy")
 	}
 	return "", fmt.Errorf("datapath %s: cnibench models only Calico's iptables policy (calico-routed, calico-vxlan, calico-ipip)", typ)
+}
+
+// CNIDelegates lists the datapaths whose pods the reference CNI plugins
+// can wire (wiring: cni).
+func CNIDelegates() []string {
+	var out []string
+	for _, d := range All() {
+		if _, ok := d.(datapath.CNIDelegate); ok && !datapath.IsHostNetwork(d) {
+			out = append(out, d.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func flanneldDatapaths() []string {

@@ -67,3 +67,16 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckWiring(t *testing.T) {
+	if p := Check(Options{Type: "flannel-vxlan", Wiring: "cni"}, 1500); len(p) > 0 {
+		t.Errorf("flannel-vxlan cni: %v", p)
+	}
+	p := Check(Options{Type: "calico-vxlan", Wiring: "cni"}, 1500)
+	if !strings.Contains(p["wiring"], "bridge, flannel-udp, flannel-vxlan, ipvlan, macvlan, wireguard") {
+		t.Errorf("calico-vxlan cni: %v", p)
+	}
+	if p := Check(Options{Type: "host", Wiring: "cni"}, 1500); p["wiring"] == "" {
+		t.Error("host accepted cni wiring")
+	}
+}
