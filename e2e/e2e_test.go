@@ -281,6 +281,9 @@ func TestDatapathKnobs(t *testing.T) {
 	requireTool(t, "iperf3")
 	requireTool(t, "ethtool")
 	requireTool(t, "iptables-restore")
+	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
+		t.Skip("skipped: reference CNI plugins not installed (apt-get install containernetworking-plugins)")
+	}
 	jdir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "run")
 	before := snapshot(t)
@@ -291,6 +294,7 @@ spec:
   datapaths:
     - {name: flannel-off, type: flannel-vxlan, mtu: 1400, offloads: {tx-udp_tnl-segmentation: off}}
     - {name: calico-wp, type: calico-routed, policy: wp}
+    - {name: flannel-cni, type: flannel-vxlan, wiring: cni}
   link: {rate: 200mbit}
   tunings: [baseline]
   workloads: [{name: tcp, tool: iperf3}]
@@ -328,9 +332,20 @@ spec:
 			t.Errorf("%s: %.0f bit/s on a 200 Mbit/s link", smp.Cell.Datapath, bps)
 		}
 	}
-	if len(run.Samples) != 2 {
-		t.Errorf("%d samples, want 2", len(run.Samples))
+	if len(run.Samples) != 3 {
+		t.Errorf("%d samples, want 3", len(run.Samples))
 	}
+	// Pod network setup and teardown are timed for both wirings; the
+	// plugins (separate processes) take longer than netlink calls.
+	cni, nl := env.Datapaths["flannel-cni"].PodNetwork, off.PodNetwork
+	if cni == nil || nl == nil || cni.Pods != 2 || cni.TeardownPods != 2 || !(cni.SetupMedianMs > 0) || !(nl.TeardownMedianMs > 0) {
+		t.Fatalf("pod network times: cni %+v netlink %+v", cni, nl)
+	}
+	if env.Datapaths["flannel-cni"].Wiring != "cni" {
+		t.Errorf("flannel-cni wiring %q", env.Datapaths["flannel-cni"].Wiring)
+	}
+	t.Logf("pod network setup median: netlink %.1f ms, cni %.1f ms; teardown: netlink %.1f ms, cni %.1f ms",
+		nl.SetupMedianMs, cni.SetupMedianMs, nl.TeardownMedianMs, cni.TeardownMedianMs)
 	assertUntouched(t, before, "")
 }
 

@@ -334,6 +334,10 @@ func datapathText(d results.DatapathEnv) string {
 	if len(d.Offloads) > 0 {
 		parts = append(parts, "offloads: "+strings.Join(d.Offloads, "; "))
 	}
+	if p := d.PodNetwork; p != nil {
+		parts = append(parts, fmt.Sprintf("pod network setup median %.1f ms (max %.1f, %d pods), teardown median %.1f ms (max %.1f, %d pods)",
+			p.SetupMedianMs, p.SetupMaxMs, p.Pods, p.TeardownMedianMs, p.TeardownMaxMs, p.TeardownPods))
+	}
 	if p := d.Policy; p != nil {
 		var per []string
 		for _, n := range sortedKeys(p.Chains) {

@@ -129,6 +129,20 @@ type DatapathEnv struct {
 	// Offloads lists what was set where ("gro off on server/eth1").
 	Offloads []string   `json:"offloads,omitempty"`
 	Policy   *PolicyEnv `json:"policy,omitempty"`
+	// PodNetwork is how long pods' networks took to set up and tear
+	// down over the whole run of this datapath.
+	PodNetwork *PodNetworkEnv `json:"pod_network,omitempty"`
+}
+
+// PodNetworkEnv summarises per-pod network setup (namespace + wiring)
+// and teardown (unwiring + namespace deletion) times, in milliseconds.
+type PodNetworkEnv struct {
+	Pods             int     `json:"pods"`
+	SetupMedianMs    float64 `json:"setup_median_ms"`
+	SetupMaxMs       float64 `json:"setup_max_ms"`
+	TeardownPods     int     `json:"teardown_pods"`
+	TeardownMedianMs float64 `json:"teardown_median_ms"`
+	TeardownMaxMs    float64 `json:"teardown_max_ms"`
 }
 
 // PolicyEnv is the network-policy rule set a datapath ran with: its

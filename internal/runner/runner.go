@@ -311,6 +311,16 @@ func (r *run) execute(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// Pods are deleted when scaling down and by Close, after the
+		// trials, so their teardown latency is a fact of the datapath
+		// (env.json), not of a trial's sample.
+		if pt, ok := c.(podTimer); ok {
+			de := r.env.Datapaths[d.Name]
+			de.PodNetwork = podNetworkTimes(pt.PodTimes())
+			if err := r.recordDatapath(d.Name, de); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
