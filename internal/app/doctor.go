@@ -40,11 +40,11 @@ available here and why not.`,
 			fmt.Fprintln(out)
 			w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "DATAPATH\tSTATUS\tREASON")
-			for _, d := range catalog.All() {
-				if err := probe.Require(d.Features()...); err != nil {
-					fmt.Fprintf(w, "%s\tunavailable\t%v\n", d.Name(), err)
+			for _, d := range datapaths() {
+				if err := probe.Require(d.features...); err != nil {
+					fmt.Fprintf(w, "%s\tunavailable\t%v\n", d.label, err)
 				} else {
-					fmt.Fprintf(w, "%s\tavailable\t\n", d.Name())
+					fmt.Fprintf(w, "%s\tavailable\t\n", d.label)
 				}
 			}
 			return w.Flush()
@@ -52,15 +52,49 @@ available here and why not.`,
 	}
 }
 
+// doctorDatapath is a row of doctor's datapath table: a catalog
+// datapath, or one built by another implementation (study
+// `implementation`), which may need more (calico-routed by bird needs
+// BIRD).
+type doctorDatapath struct {
+	label    string
+	key      string // implKey of the study entries it stands for
+	features []string
+}
+
+// implKey names what a study datapath entry builds: its type and, unless
+// builtin, its implementation.
+func implKey(typ, impl string) string {
+	if impl == study.ImplBuiltin {
+		impl = ""
+	}
+	return typ + "/" + impl
+}
+
+func datapaths() []doctorDatapath {
+	var out []doctorDatapath
+	for _, d := range catalog.All() {
+		out = append(out, doctorDatapath{d.Name(), implKey(d.Name(), ""), d.Features()})
+	}
+	for _, o := range catalog.Variants() {
+		d, err := catalog.Build(o)
+		if err != nil {
+			continue // TestVariantsBuild keeps this from happening
+		}
+		out = append(out, doctorDatapath{fmt.Sprintf("%s (implementation: %s)", o.Type, o.Implementation), implKey(o.Type, o.Implementation), d.Features()})
+	}
+	return out
+}
+
 // affects lists the datapaths and built-in studies that need a feature.
 func affects(feature string) []string {
 	var out []string
 	needs := map[string]bool{}
-	for _, d := range catalog.All() {
-		for _, f := range d.Features() {
+	for _, d := range datapaths() {
+		for _, f := range d.features {
 			if f == feature {
-				out = append(out, "datapath "+d.Name())
-				needs[d.Name()] = true
+				out = append(out, "datapath "+d.label)
+				needs[d.key] = true
 			}
 		}
 	}
@@ -71,7 +105,7 @@ func affects(feature string) []string {
 		}
 		hit := false
 		for _, d := range s.Spec.Datapaths {
-			hit = hit || needs[d.Type]
+			hit = hit || needs[implKey(d.Type, d.Implementation)]
 		}
 		for _, w := range s.Spec.Workloads {
 			hit = hit || w.Tool == feature
