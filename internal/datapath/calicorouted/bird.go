@@ -51,10 +51,9 @@ type BIRD struct {
 	daemons []*birdDaemon
 }
 
-// birdDaemon is one node's BIRD and its files.
+// birdDaemon is one node's BIRD and its control socket (for birdc).
 type birdDaemon struct {
 	*daemon.Daemon
-	node   datapath.Node
 	socket string
 }
 
@@ -125,7 +124,7 @@ func (d *BIRD) ConnectNodes(nodes []datapath.Node) error {
 			return err
 		}
 		d.mu.Lock()
-		d.daemons = append(d.daemons, &birdDaemon{Daemon: p, node: n, socket: base + ".ctl"})
+		d.daemons = append(d.daemons, &birdDaemon{Daemon: p, socket: base + ".ctl"})
 		d.mu.Unlock()
 	}
 	timeout := d.Timeout
