@@ -21,10 +21,12 @@ have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 have perf     || need_pkgs+=(linux-perf)
 if [ "${1:-}" = "--test" ]; then
   # The test suite also exercises the screenshot of the report, the real
-  # flanneld (with etcd as its store), netfilter counters, OVS and the
-  # full-kernel VM.
+  # flanneld (with etcd as its store), BIRD for calico-routed's BGP mode,
+  # netfilter counters, OVS and the full-kernel VM.
   have chromium || have chromium-browser || need_pkgs+=(chromium)
   have etcd     || need_pkgs+=(etcd-server)
+  # bird2 installs bird and birdc in /usr/sbin, which not every PATH has.
+  have bird || [ -x /usr/sbin/bird ] || need_pkgs+=(bird2)
   have iptables || need_pkgs+=(iptables)
   have ovs-dpctl || need_pkgs+=(openvswitch-switch)
   # The Kubernetes engine's test cluster.
@@ -36,8 +38,9 @@ fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "setup: installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # Packages such as etcd-server and openvswitch-switch start a service on
-  # install; cnibench starts its own instances, so keep them from starting.
+  # Packages such as etcd-server, openvswitch-switch and bird2 start a
+  # service on install; cnibench starts its own instances, so keep them
+  # from starting.
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT

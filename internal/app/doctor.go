@@ -45,12 +45,12 @@ can be wired through the reference CNI plugins (wiring cni).`,
 			fmt.Fprintln(out)
 			w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "DATAPATH\tSTATUS\tWIRING CNI\tREASON")
-			for _, d := range catalog.All() {
+			for _, d := range datapaths() {
 				status, reason := "available", ""
-				if err := probe.Require(d.Features()...); err != nil {
+				if err := probe.Require(d.features...); err != nil {
 					status, reason = "unavailable", err.Error()
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Name(), status, wiringCNI(d), reason)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.label, status, wiringCNI(d.d), reason)
 			}
 			return w.Flush()
 		},
@@ -76,22 +76,57 @@ func wiringCNI(d datapath.Datapath) string {
 	return "no: " + err.Error()
 }
 
+// doctorDatapath is a row of doctor's datapath table: a catalog
+// datapath, or one built by another implementation (study
+// `implementation`), which may need more (calico-routed by bird needs
+// BIRD).
+type doctorDatapath struct {
+	label    string
+	d        datapath.Datapath
+	key      string // implKey of the study entries it stands for
+	features []string
+}
+
+// implKey names what a study datapath entry builds: its type and, unless
+// builtin, its implementation.
+func implKey(typ, impl string) string {
+	if impl == study.ImplBuiltin {
+		impl = ""
+	}
+	return typ + "/" + impl
+}
+
+func datapaths() []doctorDatapath {
+	var out []doctorDatapath
+	for _, d := range catalog.All() {
+		out = append(out, doctorDatapath{d.Name(), d, implKey(d.Name(), ""), d.Features()})
+	}
+	for _, o := range catalog.Variants() {
+		d, err := catalog.Build(o)
+		if err != nil {
+			continue // TestVariantsBuild keeps this from happening
+		}
+		out = append(out, doctorDatapath{fmt.Sprintf("%s (implementation: %s)", o.Type, o.Implementation), d, implKey(o.Type, o.Implementation), d.Features()})
+	}
+	return out
+}
+
 // affects lists the datapaths and built-in studies that need a feature,
 // and the datapaths whose wiring cni needs a reference plugin.
 func affects(feature string) []string {
 	var out []string
 	needs := map[string]bool{}
-	for _, d := range catalog.All() {
-		for _, f := range d.Features() {
+	for _, d := range datapaths() {
+		for _, f := range d.features {
 			if f == feature {
-				out = append(out, "datapath "+d.Name())
-				needs[d.Name()] = true
+				out = append(out, "datapath "+d.label)
+				needs[d.key] = true
 			}
 		}
-		if del, ok := d.(datapath.CNIDelegate); ok {
+		if del, ok := d.d.(datapath.CNIDelegate); ok {
 			for _, p := range append([]string{cniconf.TypeLoopback}, del.CNIPlugins()...) {
 				if probe.CNIPlugin(p) == feature {
-					out = append(out, "wiring cni of "+d.Name())
+					out = append(out, "wiring cni of "+d.label)
 				}
 			}
 		}
@@ -103,7 +138,7 @@ func affects(feature string) []string {
 		}
 		hit := false
 		for _, d := range s.Spec.Datapaths {
-			hit = hit || needs[d.Type]
+			hit = hit || needs[implKey(d.Type, d.Implementation)]
 		}
 		for _, w := range s.Spec.Workloads {
 			hit = hit || w.Tool == feature

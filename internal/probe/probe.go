@@ -57,6 +57,9 @@ const (
 	ToolOvsDpctl = "ovs-dpctl"
 	// ToolIptablesRestore installs network-policy rule sets (optional).
 	ToolIptablesRestore = "iptables-restore"
+	// ToolBird is the BIRD 2 routing daemon that distributes calico-routed's
+	// routes by BGP with `implementation: bird` (optional).
+	ToolBird = "bird"
 )
 
 // FlanneldPath is where scripts/build-flanneld.sh installs flanneld; it

@@ -189,3 +189,46 @@ func TestBPFLoadFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestBirdVersion(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		ok      bool
+	}{
+		{"BIRD version 2.0.12", true},
+		{"BIRD version 2.15.1", true},
+		{"BIRD version 3.0.0", true},
+		{"BIRD version 1.6.8", false},
+		{"bird: unknown option --version", false},
+		{"", false},
+	} {
+		why := birdVersion(tt.version)
+		if (why == "") != tt.ok {
+			t.Errorf("birdVersion(%q) = %q, want ok=%v", tt.version, why, tt.ok)
+		}
+	}
+}
+
+// TestToolPathAgreesWithProbe: a datapath that runs ToolPath's program
+// runs the one doctor reported on.
+func TestToolPathAgreesWithProbe(t *testing.T) {
+	if _, err := ToolPath("no-such-tool"); err == nil || errors.Is(err, ErrUnsupported) {
+		t.Errorf("ToolPath(unknown) = %v, want a plain error", err)
+	}
+	r := probeTool(context.Background(), toolSpecs[slices.IndexFunc(toolSpecs, func(s toolSpec) bool { return s.name == ToolBird })])
+	p, err := ToolPath(ToolBird)
+	if err != nil {
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "apt-get install bird2") {
+			t.Errorf("ToolPath(bird) = %v, want an UnsupportedError with the install hint", err)
+		}
+		if r.OK {
+			t.Errorf("probe found bird (%s) but ToolPath did not: %v", r.Detail, err)
+		}
+		return
+	}
+	if !strings.Contains(r.Detail, p) {
+		t.Errorf("ToolPath(bird) = %s, probe says %q", p, r.Detail)
+	}
+	t.Logf("bird: ok=%v %s", r.OK, r.Detail)
+}

@@ -3,6 +3,7 @@ package probe
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"time"
 )
@@ -14,6 +15,12 @@ type toolSpec struct {
 	optional bool
 }
 
+// versionChecks judge the first line of `TOOL --version` for the tools
+// where only some versions will do: a non-empty answer says why not.
+var versionChecks = map[string]func(version string) string{
+	ToolBird: birdVersion,
+}
+
 var toolSpecs = []toolSpec{
 	{ToolIperf3, []string{"iperf3"}, "apt-get install iperf3 (Debian/Ubuntu), dnf install iperf3 (Fedora)", false},
 	{ToolEthtool, []string{"ethtool"}, "apt-get install ethtool (Debian/Ubuntu), dnf install ethtool (Fedora)", false},
@@ -23,6 +30,39 @@ var toolSpecs = []toolSpec{
 	{ToolEtcd, []string{"etcd"}, "apt-get install etcd-server (Debian/Ubuntu); only needed for the flannel-udp datapath", true},
 	{ToolIptablesRestore, []string{"iptables-restore"}, "apt-get install iptables (Debian/Ubuntu); only needed for a datapath's network policy (policy: wp/np)", true},
 	{ToolOvsDpctl, []string{"ovs-dpctl"}, "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", true},
+	// /usr/sbin is not in a normal user's PATH on Debian; doctor may run
+	// without sudo.
+	{ToolBird, []string{"bird", "/usr/sbin/bird"}, "apt-get install bird2 (Debian/Ubuntu); only needed for calico-routed with implementation: bird", true},
+}
+
+// birdVersion accepts BIRD 2 and later: cnibench writes BIRD 2
+// configuration (per-channel filters), which BIRD 1.x does not parse.
+func birdVersion(v string) string {
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "BIRD version %d.%d", &major, &minor); err != nil {
+		return fmt.Sprintf("unrecognised version %q (want \"BIRD version 2.x\")", v)
+	}
+	if major < 2 {
+		return fmt.Sprintf("%s is too old: cnibench writes BIRD 2 configuration", v)
+	}
+	return ""
+}
+
+// ToolPath returns where the named tool is, looking in the same places
+// the probe does, so a datapath runs the program doctor reported.
+func ToolPath(name string) (string, error) {
+	for _, t := range toolSpecs {
+		if t.name != name {
+			continue
+		}
+		for _, b := range t.bins {
+			if p, err := exec.LookPath(b); err == nil {
+				return p, nil
+			}
+		}
+		return "", &UnsupportedError{Name: name, Kind: KindTool, Reason: "not found in PATH; install it: " + t.install}
+	}
+	return "", fmt.Errorf("probe: unknown tool %q", name)
 }
 
 // tools finds each tool in PATH and runs it with --version: a tool that is
@@ -60,8 +100,16 @@ func probeTool(ctx context.Context, t toolSpec) Result {
 		return r
 	}
 	// The version is on stdout; stderr may carry launcher noise (Debian's
-	// chromium wrapper prints a shell error there).
+	// chromium wrapper prints a shell error there). BIRD prints it on
+	// stderr only.
+	version := firstLine(string(stdout)+"\n"+stderr.String(), nil)
+	if check := versionChecks[t.name]; check != nil {
+		if why := check(version); why != "" {
+			r.Detail = path + ": " + why + "; install: " + t.install
+			return r
+		}
+	}
 	r.OK = true
-	r.Detail = firstLine(string(stdout)+"\n"+stderr.String(), nil) + " at " + path
+	r.Detail = version + " at " + path
 	return r
 }

@@ -35,8 +35,9 @@ type Datapath struct {
 	// or "cni" (the reference CNI plugins, called as a runtime does).
 	Wiring string `yaml:"wiring,omitempty"`
 	// Implementation picks who programs the datapath: "builtin" (the
-	// default, in-process) or "flanneld" (the real Flannel daemon; for
-	// flannel-vxlan and bridge).
+	// default, in-process), "flanneld" (the real Flannel daemon; for
+	// flannel-vxlan and bridge) or "bird" (a BIRD BGP daemon per node
+	// distributes the routes between nodes; for calico-routed).
 	Implementation string `yaml:"implementation,omitempty"`
 
 	line int // where the entry is, for errors found after decoding
@@ -52,7 +53,11 @@ const (
 
 	ImplBuiltin  = "builtin"
 	ImplFlanneld = "flanneld"
+	ImplBird     = "bird"
 )
+
+// Implementations lists the implementation values a study may name.
+var Implementations = []string{ImplBuiltin, ImplFlanneld, ImplBird}
 
 // Plain reports whether the entry is only a catalog name with no knobs.
 func (d Datapath) Plain() bool {

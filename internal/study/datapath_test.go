@@ -99,7 +99,7 @@ func TestDatapathErrors(t *testing.T) {
 		{"offloads list", "{type: flannel-vxlan, offloads: [gro]}", `offloads is a mapping`, 6},
 		{"policy", "{type: calico-vxlan, policy: strict}", `spec.datapaths[0].policy: must be wp`, 6},
 		{"wiring", "{type: calico-vxlan, wiring: ebpf}", `spec.datapaths[0].wiring: must be netlink or cni`, 6},
-		{"implementation", "{type: calico-vxlan, implementation: felix}", `spec.datapaths[0].implementation: must be builtin or flanneld`, 6},
+		{"implementation", "{type: calico-vxlan, implementation: felix}", `spec.datapaths[0].implementation: must be builtin, flanneld or bird, got "felix"`, 6},
 		{"mtu range", "{type: calico-vxlan, mtu: 100}", `spec.datapaths[0].mtu: must be between 576 and 65535`, 6},
 		{"mtu check", "{type: calico-vxlan, mtu: 1480}", `spec.datapaths[0].mtu: too big for the overlay`, 6},
 		{"name", "{name: 'a b', type: calico-vxlan}", `spec.datapaths[0].name: "a b"`, 6},
@@ -136,5 +136,33 @@ func TestLinkRate(t *testing.T) {
 	_, err := Parse("bad.yaml", []byte(y), Options{}, testCatalog)
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml:13") || !strings.Contains(err.Error(), `spec.link.rate: invalid rate "warp9"`) {
 		t.Errorf("got %v", err)
+	}
+}
+
+// implementation: bird is a known value; which datapath accepts it is the
+// catalog's call (CheckDatapath), reported on the same field.
+func TestDatapathImplementationBird(t *testing.T) {
+	entry := func(e string) string {
+		return strings.Replace(knobStudy, knobStudy[strings.Index(knobStudy, "  datapaths:"):strings.Index(knobStudy, "  link:")],
+			"  datapaths: ["+e+"]\n", 1)
+	}
+	cat := testCatalog
+	cat.Datapaths = append([]string{"calico-routed"}, cat.Datapaths...)
+	s, err := Parse("bird.yaml", []byte(entry("{name: calico-bgp, type: calico-routed, implementation: bird}")), Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Spec.Datapaths[0]; d.Implementation != ImplBird || d.Type != "calico-routed" || d.Plain() {
+		t.Errorf("parsed %+v", d)
+	}
+	cat.CheckDatapath = func(d Datapath, _ int) map[string]string {
+		if d.Implementation == ImplBird && d.Type != "calico-routed" {
+			return map[string]string{"implementation": "only calico-routed"}
+		}
+		return nil
+	}
+	_, err = Parse("bad.yaml", []byte(entry("{type: flannel-vxlan, implementation: bird}")), Options{}, cat)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:6: spec.datapaths[0].implementation: only calico-routed") {
+		t.Errorf("bird on flannel-vxlan: %v", err)
 	}
 }

@@ -103,8 +103,8 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 		if !contains([]string{"", WiringNetlink, WiringCNI}, d.Wiring) {
 			bad(f+".wiring", "must be %s or %s, got %q", WiringNetlink, WiringCNI, d.Wiring)
 		}
-		if !contains([]string{"", ImplBuiltin, ImplFlanneld}, d.Implementation) {
-			bad(f+".implementation", "must be %s or %s, got %q", ImplBuiltin, ImplFlanneld, d.Implementation)
+		if d.Implementation != "" && !contains(Implementations, d.Implementation) {
+			bad(f+".implementation", "must be %s, %s or %s, got %q", ImplBuiltin, ImplFlanneld, ImplBird, d.Implementation)
 		}
 		if cat.CheckDatapath != nil {
 			problems := cat.CheckDatapath(d, sp.Nodes.UnderlayMTU)

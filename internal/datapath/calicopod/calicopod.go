@@ -34,6 +34,10 @@ var (
 	HostVethMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
 )
 
+// Pool is the IP pool every node's block is carved from (Calico's
+// default pool, 192.168.0.0/16).
+func Pool() *net.IPNet { return &net.IPNet{IP: poolBase.To4(), Mask: net.CIDRMask(16, 32)} }
+
 // Block is the node's address block.
 func Block(n datapath.Node) *net.IPNet { return wire.Subnet24(poolBase, n.Index) }
 

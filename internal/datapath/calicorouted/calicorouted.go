@@ -10,8 +10,12 @@
 //     block, BLOCK via REMOTE_UNDERLAY_IP dev eth1 proto bird, and for its
 //     own block a blackhole route (so traffic to unallocated addresses of
 //     the block is dropped instead of leaving by the default route).
-//     Routes are static here: the kernel path is the same whichever daemon
-//     installed them; a BGP session only changes who writes them.
+//     By default the routes are static (New): the kernel path is the
+//     same whichever daemon installed them; a BGP session only changes
+//     who writes them. NewBIRD runs the real thing instead: one BIRD 2
+//     per node in an iBGP full mesh (AS 64512), configured as calico/node's
+//     confd configures it (bird.go, birdconf.go), and the routes are the
+//     ones BIRD programs.
 //   - MTU: no encapsulation, so the underlay MTU (1500).
 package calicorouted
 
@@ -52,10 +56,16 @@ func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 //	sysctl net.ipv4.ip_forward=1
 //	ip route add blackhole BLOCK proto bird
 func (d *Datapath) SetupNode(n datapath.Node) error {
-	if err := wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1"); err != nil {
+	if err := d.forwarding(n); err != nil {
 		return err
 	}
 	return Blackhole(n)
+}
+
+// forwarding makes the node a router.
+// Equivalent to: sysctl net.ipv4.ip_forward=1
+func (*Datapath) forwarding(n datapath.Node) error {
+	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
 }
 
 // Blackhole adds the blackhole route Calico keeps for a node's own block.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
 	"github.com/cnibench/cnibench/internal/datapath/flanneludp"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -16,7 +17,8 @@ type Options struct {
 	Type string
 	// MTU overrides the datapath's pod MTU; 0 keeps the CNI's default.
 	MTU int
-	// Implementation is "" or "builtin" (in-process) or "flanneld".
+	// Implementation is "" or "builtin" (in-process), "flanneld" or
+	// "bird" (study.Impl*).
 	Implementation string
 	// Policy is "" (no rules), "wp" or "np"; see PolicyStyle.
 	Policy string
@@ -42,19 +44,27 @@ var flanneldBackends = map[string]string{
 func Build(o Options) (datapath.Datapath, error) {
 	var d datapath.Datapath
 	switch o.Implementation {
-	case "", "builtin":
+	case "", study.ImplBuiltin:
 		var err error
 		if d, err = Lookup(o.Type); err != nil {
 			return nil, err
 		}
-	case "flanneld":
+	case study.ImplFlanneld:
 		b, ok := flanneldBackends[o.Type]
 		if !ok {
 			return nil, fmt.Errorf("implementation flanneld: only %s can be run by flanneld", strings.Join(flanneldDatapaths(), " and "))
 		}
 		d = flanneludp.NewWithBackend(b)
+	case study.ImplBird:
+		if o.Type != "calico-routed" {
+			// Calico's IP-in-IP routes also come from BIRD, but through
+			// krt_tunnel, a patch of Calico's own BIRD; its VXLAN routes
+			// are Felix's.
+			return nil, fmt.Errorf("implementation bird: only calico-routed has its routes distributed by BIRD here (not %s)", o.Type)
+		}
+		d = calicorouted.NewBIRD()
 	default:
-		return nil, fmt.Errorf("unknown implementation %q (builtin, flanneld)", o.Implementation)
+		return nil, fmt.Errorf("unknown implementation %q (%s)", o.Implementation, strings.Join(study.Implementations, ", "))
 	}
 	if o.MTU > 0 {
 		s, ok := d.(datapath.MTUSetter)
@@ -125,4 +135,14 @@ func CNIDelegates() []string {
 
 func flanneldDatapaths() []string {
 	return []string{"bridge", "flannel-vxlan"}
+}
+
+// Variants lists every datapath that some implementation other than the
+// builtin one builds, so doctor can say what each needs.
+func Variants() []Options {
+	var out []Options
+	for _, t := range flanneldDatapaths() {
+		out = append(out, Options{Type: t, Implementation: study.ImplFlanneld})
+	}
+	return append(out, Options{Type: "calico-routed", Implementation: study.ImplBird})
 }

@@ -1,8 +1,13 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
+	"github.com/cnibench/cnibench/internal/probe"
 )
 
 func TestBuildAppliesMTU(t *testing.T) {
@@ -53,6 +58,11 @@ func TestCheck(t *testing.T) {
 		{Options{Type: "cilium", Policy: "np"}, "policy", "eBPF"},
 		{Options{Type: "calico-routed", Policy: "wp"}, "", ""},
 		{Options{Type: "macvlan", Implementation: "flanneld"}, "implementation", "only bridge and flannel-vxlan"},
+		{Options{Type: "calico-routed", Implementation: "bird"}, "", ""},
+		{Options{Type: "calico-routed", Implementation: "bird", MTU: 1400, Policy: "np"}, "", ""},
+		{Options{Type: "calico-routed", Implementation: "bird", MTU: 1501}, "mtu", "at most 1500"},
+		{Options{Type: "calico-ipip", Implementation: "bird"}, "implementation", "only calico-routed has its routes distributed by BIRD here (not calico-ipip)"},
+		{Options{Type: "calico-routed", Implementation: "gobgp"}, "implementation", `unknown implementation "gobgp" (builtin, flanneld, bird)`},
 	}
 	for _, c := range cases {
 		p := Check(c.o, 1500)
@@ -78,5 +88,45 @@ func TestCheckWiring(t *testing.T) {
 	}
 	if p := Check(Options{Type: "host", Wiring: "cni"}, 1500); p["wiring"] == "" {
 		t.Error("host accepted cni wiring")
+	}
+}
+
+func TestBuildBird(t *testing.T) {
+	d, err := Build(Options{Type: "calico-routed", Implementation: "bird", MTU: 1400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.(*calicorouted.BIRD); !ok || d.Name() != "calico-routed" {
+		t.Errorf("calico-routed by bird is %T %s", d, d.Name())
+	}
+	if !slices.Contains(d.Features(), probe.ToolBird) {
+		t.Errorf("features %v lack the bird tool, so the engine would not refuse it without BIRD", d.Features())
+	}
+	if _, ok := d.(datapath.Closer); !ok {
+		t.Error("BIRD datapath is not a Closer: its daemons would outlive the run")
+	}
+	if _, ok := d.(datapath.Daemons); !ok {
+		t.Error("BIRD datapath does not list its daemons")
+	}
+	if d.MTU(1500) != 1400 {
+		t.Errorf("MTU override ignored: %d", d.MTU(1500))
+	}
+	// The builtin one stays daemon-less.
+	s, _ := Build(Options{Type: "calico-routed"})
+	if _, ok := s.(datapath.Closer); ok || slices.Contains(s.Features(), probe.ToolBird) {
+		t.Errorf("builtin calico-routed %T needs BIRD or closing", s)
+	}
+	for _, typ := range []string{"calico-vxlan", "bridge", "flannel-vxlan"} {
+		if _, err := Build(Options{Type: typ, Implementation: "bird"}); err == nil {
+			t.Errorf("%s by bird accepted", typ)
+		}
+	}
+}
+
+func TestVariantsBuild(t *testing.T) {
+	for _, o := range Variants() {
+		if _, err := Build(o); err != nil {
+			t.Errorf("variant %+v: %v", o, err)
+		}
 	}
 }
