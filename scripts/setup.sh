@@ -49,6 +49,13 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   # iperf3's package asks whether to start a daemon; say no.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  # ... nor at boot: installed here only for cnibench's own instances (a
+  # service the user had installed before is left as it was).
+  for pkg_svc in etcd-server:etcd bird2:bird openvswitch-switch:openvswitch-switch; do
+    if [[ " ${need_pkgs[*]} " == *" ${pkg_svc%%:*} "* ]] && have systemctl; then
+      systemctl disable "${pkg_svc#*:}" >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 # Go: use the one on PATH (or /usr/local/go) if it is new enough, else fetch
