@@ -44,6 +44,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
+	"github.com/cnibench/cnibench/internal/datapath/internal/daemon"
 	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -63,6 +64,8 @@ const (
 	udpOverhead   = 28
 	vxlanOverhead = 50
 	startTimeout  = 30 * time.Second
+	// stopGrace is how long a daemon gets after SIGTERM before SIGKILL.
+	stopGrace = 5 * time.Second
 )
 
 var clusterNet = func() *net.IPNet { _, n, _ := net.ParseCIDR(Network); return n }()
@@ -80,9 +83,9 @@ type Datapath struct {
 
 	mu        sync.Mutex
 	dir       string
-	etcd      *daemon
+	etcd      *daemon.Daemon
 	etcdURL   string
-	flannelds []*daemon
+	flannelds []*daemon.Daemon
 	leases    map[string]lease // by node namespace
 }
 
@@ -152,10 +155,10 @@ func (d *Datapath) Daemons() []datapath.Daemon {
 	defer d.mu.Unlock()
 	var out []datapath.Daemon
 	if d.etcd != nil {
-		out = append(out, datapath.Daemon{Name: "etcd", Node: d.etcd.node, PID: d.etcd.pid()})
+		out = append(out, datapath.Daemon{Name: "etcd", Node: d.etcd.Node(), PID: d.etcd.PID()})
 	}
 	for _, f := range d.flannelds {
-		out = append(out, datapath.Daemon{Name: "flanneld", Node: f.node, PID: f.pid()})
+		out = append(out, datapath.Daemon{Name: "flanneld", Node: f.Node(), PID: f.PID()})
 	}
 	return out
 }
@@ -232,7 +235,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 		}
 	}
 	subnetFile := filepath.Join(dir, "subnet-"+n.Name+".env")
-	f, err := startDaemon(n.Netns, n.Name, dir, []string{flanneld,
+	f, err := daemon.Start(n.Netns, n.Name, dir, []string{flanneld,
 		"--etcd-endpoints=" + d.etcdURL, "--etcd-prefix=" + EtcdPrefix,
 		"--iface=" + n.Underlay, "--ip-masq=false", "--subnet-file=" + subnetFile})
 	if err != nil {
@@ -275,7 +278,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 func (d *Datapath) startEtcd(ctx context.Context, etcd string, n datapath.Node) error {
 	url := fmt.Sprintf("http://%s", net.JoinHostPort(n.UnderlayIP.String(), strconv.Itoa(etcdPort)))
 	peer := "http://127.0.0.1:2380"
-	e, err := startDaemon(n.Netns, n.Name, d.dir, []string{etcd,
+	e, err := daemon.Start(n.Netns, n.Name, d.dir, []string{etcd,
 		"--name=cnibench", "--data-dir=" + filepath.Join(d.dir, "etcd"),
 		"--listen-client-urls=" + url, "--advertise-client-urls=" + url,
 		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
@@ -289,12 +292,12 @@ func (d *Datapath) startEtcd(ctx context.Context, etcd string, n datapath.Node) 
 	d.mu.Unlock()
 	c := newEtcdClient(n.Netns, url)
 	for !c.healthy(ctx) {
-		if ok, _ := e.exited(); ok {
-			return e.errExited()
+		if ok, _ := e.Exited(); ok {
+			return e.ErrExited()
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("etcd on %s not healthy after %s; its log ends:\n%s", n.Name, startTimeout, e.tail())
+			return fmt.Errorf("etcd on %s not healthy after %s; its log ends:\n%s", n.Name, startTimeout, e.Tail(8))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -309,7 +312,7 @@ func (d *Datapath) startEtcd(ctx context.Context, etcd string, n datapath.Node) 
 }
 
 // waitLease waits for flanneld to write its subnet file and parses it.
-func waitLease(ctx context.Context, f *daemon, path string) (lease, error) {
+func waitLease(ctx context.Context, f *daemon.Daemon, path string) (lease, error) {
 	for {
 		if b, err := os.ReadFile(path); err == nil {
 			l, err := parseSubnetEnv(string(b))
@@ -317,12 +320,12 @@ func waitLease(ctx context.Context, f *daemon, path string) (lease, error) {
 				return l, nil
 			}
 		}
-		if ok, _ := f.exited(); ok {
-			return lease{}, f.errExited()
+		if ok, _ := f.Exited(); ok {
+			return lease{}, f.ErrExited()
 		}
 		select {
 		case <-ctx.Done():
-			return lease{}, fmt.Errorf("flanneld on %s wrote no subnet file in %s; its log ends:\n%s", f.node, startTimeout, f.tail())
+			return lease{}, fmt.Errorf("flanneld on %s wrote no subnet file in %s; its log ends:\n%s", f.Node(), startTimeout, f.Tail(8))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -406,8 +409,8 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 		time.Sleep(300 * time.Millisecond)
 	}
 	for _, f := range d.flannelds {
-		if ok, _ := f.exited(); ok {
-			return f.errExited()
+		if ok, _ := f.Exited(); ok {
+			return f.ErrExited()
 		}
 	}
 	return nil
@@ -415,7 +418,7 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 
 func (d *Datapath) etcdNetns(nodes []datapath.Node) string {
 	for _, n := range nodes {
-		if d.etcd != nil && n.Name == d.etcd.node {
+		if d.etcd != nil && n.Name == d.etcd.Node() {
 			return n.Netns
 		}
 	}
@@ -468,12 +471,12 @@ func (d *Datapath) Close() error {
 	d.mu.Unlock()
 	var errs []error
 	for _, f := range fs {
-		if err := f.stop(); err != nil {
+		if err := f.Stop(stopGrace); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if e != nil {
-		if err := e.stop(); err != nil {
+		if err := e.Stop(stopGrace); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -76,7 +76,7 @@ func TestFlannelUDPWithRealFlanneld(t *testing.T) {
 					kerneltest.Dump(t, n.Netns())
 				}
 				for _, dm := range d.flannelds {
-					t.Logf("%s on %s:\n%s", dm.name, dm.node, dm.tail())
+					t.Logf("%s on %s:\n%s", dm.Name(), dm.Node(), dm.Tail(8))
 				}
 			}
 		}()
