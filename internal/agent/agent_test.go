@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -106,7 +108,7 @@ func session(t *testing.T, cfg Config) (*Client, func() error) {
 
 func TestProtocolReadWriteRevertOnEOF(t *testing.T) {
 	fs := testNode()
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "node-1") // as DefaultJournalDir/NODE
 	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: dir})
 
 	if v, err := c.Read("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"); err != nil || v != "0" {
@@ -156,6 +158,71 @@ func TestProtocolReadWriteRevertOnEOF(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext)); len(files) != 0 {
 		t.Errorf("journal not retired: %v", files)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left after a clean session: %v", err)
+	}
+}
+
+// The directory stays while another session's journal is in it.
+func TestJournalDirKeptForOtherSessions(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "node-1")
+	os.MkdirAll(dir, 0o700)
+	other := filepath.Join(dir, "other_1"+journal.Ext)
+	if err := os.WriteFile(other, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	if err := c.Write("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "3"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the other session's journal: %v", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "r1_*"+journal.Ext)); len(files) != 0 {
+		t.Errorf("own journal not retired: %v", files)
+	}
+}
+
+// The daemon reverts what a dead session left, and on exit removes the
+// then empty directory.
+func TestDaemonRemovesEmptyJournalDir(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "node-1")
+	os.MkdirAll(dir, 0o700)
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	fs.vals[key("", "sysfs", p)] = "3"
+	writeDeadJournal(t, dir, journal.Set{Netns: "", FS: "sysfs", Path: p, Old: "0", New: "3"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Daemon(ctx, Config{FS: fs, Pods: fakePods{}, JournalDir: dir}, time.Hour, t.Logf)
+	}()
+	// The start-up replay reverts the dead session's value.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fs.mu.Lock()
+		v := fs.vals[key("", "sysfs", p)]
+		fs.mu.Unlock()
+		if v == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead session's value not reverted: %q", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left after the daemon ended: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,7 +135,44 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		s.sampler = nil
 	}
 	_, rerr := s.Revert()
-	return errors.Join(serr, rerr, s.closeJournal())
+	cerr := s.closeJournal()
+	// A clean session leaves nothing on the node: its journal was retired
+	// above, and the directory goes too unless another session's journal
+	// (or this one's, still pending) is in it.
+	removeEmptyDir(s.cfg.JournalDir)
+	return errors.Join(serr, rerr, cerr)
+}
+
+// openJournal opens a node journal in dir. Another session that ends
+// may remove the (then empty) directory between the journal package's
+// MkdirAll and its create; that shows as a missing directory, and one
+// more attempt re-creates it.
+func openJournal(dir, id string) (*journal.Journal, error) {
+	var err error
+	for range 3 {
+		var j *journal.Journal
+		if j, err = journal.Open(dir, id, "cnb-"); err == nil {
+			return j, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	return nil, err
+}
+
+// removeEmptyDir removes the journal directory if it holds nothing, and
+// then DefaultJournalDir when dir was the node's directory under it, so
+// a clean run leaves no empty /run/cnibench/agent/NODE behind. rmdir
+// fails on a directory that is not empty, which is what keeps the
+// journals of other (live or dead) sessions: that error is expected.
+func removeEmptyDir(dir string) {
+	if dir == "" || os.Remove(dir) != nil {
+		return
+	}
+	if filepath.Dir(filepath.Clean(dir)) == DefaultJournalDir {
+		_ = os.Remove(DefaultJournalDir)
+	}
 }
 
 // Handle answers one request.
@@ -215,8 +253,7 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 		return nil
 	}
 	if s.j == nil {
-		id := s.cfg.Run + "_" + strconv.Itoa(os.Getpid())
-		if s.j, err = journal.Open(s.cfg.JournalDir, id, "cnb-"); err != nil {
+		if s.j, err = openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid())); err != nil {
 			return fmt.Errorf("node journal: %w", err)
 		}
 	}
