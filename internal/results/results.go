@@ -110,7 +110,27 @@ type Env struct {
 	Offloads map[string]map[string]bool `json:"offloads,omitempty"`
 	// Steering holds RPS/RFS settings found before the run, keyed by path.
 	Steering map[string]string `json:"steering,omitempty"`
-	Notes    []string          `json:"notes,omitempty"`
+	// CNI is the cluster's network plugin and mode as the kube engine
+	// detected them; nil on the local engine, where the cells' datapaths
+	// are what cnibench built. Cells keep the study's datapath names
+	// either way, so runs of both engines line up.
+	CNI   *CNI     `json:"cni,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// CNI names a detected network plugin, with what it was recognised by.
+type CNI struct {
+	Name     string   `json:"name"` // calico, flannel, cilium, ..., unknown
+	Mode     string   `json:"mode,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// String is "name (mode)", or the name alone.
+func (c CNI) String() string {
+	if c.Mode == "" {
+		return c.Name
+	}
+	return c.Name + " (" + c.Mode + ")"
 }
 
 // SummaryRow is one row of summary.csv: statistics of one metric in one cell.

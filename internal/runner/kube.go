@@ -139,14 +139,10 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 		}
 	}
 	cni := detectCNI(kc)
-	if e.Tools == nil {
-		e.Tools = map[string]string{}
-	}
-	e.Tools["cni"] = cni.String()
+	e.CNI = &results.CNI{Name: cni.Name, Mode: cni.Mode, Evidence: cni.Evidence}
 	e.Notes = append(e.Notes,
-		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI",
-			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.Spec.Datapaths, ", ")),
-		"cni: "+cni.String()+" (evidence: "+strings.Join(cni.Evidence, "; ")+")",
+		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI, %s",
+			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.Spec.Datapaths, ", "), cni),
 		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there")
 	if counts, err := a.Iptables(); err == nil {
 		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))

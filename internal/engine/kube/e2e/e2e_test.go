@@ -149,8 +149,8 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	if r.Env.Engine != "kube" {
 		t.Errorf("env engine %q", r.Env.Engine)
 	}
-	if cni := r.Env.Tools["cni"]; !strings.HasPrefix(cni, "bridge") {
-		t.Errorf("detected CNI %q, want bridge (notes %v)", cni, r.Env.Notes)
+	if r.Env.CNI == nil || r.Env.CNI.Name != "bridge" {
+		t.Errorf("detected CNI %+v, want bridge (notes %v)", r.Env.CNI, r.Env.Notes)
 	}
 	want := 5 * 2 // quick tunings x replicas [1,2] x 1 trial
 	if len(r.Samples) != want {
@@ -173,6 +173,12 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
+	}
+	// The report's header names the CNI that was measured.
+	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil {
+		t.Error(err)
+	} else if head, _, _ := strings.Cut(string(page), "<h2>"); !strings.Contains(head, "whose CNI was detected as bridge") {
+		t.Errorf("report header does not name the detected CNI:\n%s", tail([]byte(head), 1500))
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
