@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -143,7 +144,11 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	e.Notes = append(e.Notes,
 		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI, %s",
 			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.Spec.Datapaths, ", "), cni),
-		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there")
+		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there",
+		kc.Addressing().Note())
+	if kc.Addressing().DNS && slices.ContainsFunc(r.study.Variants(), func(w study.Workload) bool { return w.Tool == "sockperf" }) {
+		e.Notes = append(e.Notes, "kube engine: sockperf takes addresses only, so its clients are given the ClusterIP the Service name resolves to")
+	}
 	if counts, err := a.Iptables(); err == nil {
 		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))
 	}

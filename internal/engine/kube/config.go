@@ -48,6 +48,8 @@ const (
 	RoleServer = "server"
 	RoleClient = "client"
 	RoleAgent  = "agent"
+	// RoleProbe is the DNS probe pod (dns.go).
+	RoleProbe = "probe"
 )
 
 // Defaults.
@@ -129,3 +131,4 @@ func isSelector(s string) bool { return strings.ContainsAny(s, "=!") || strings.
 func agentName(run string) string         { return "cnb-" + run + "-agent" }
 func serverName(run string, i int) string { return fmt.Sprintf("cnb-%s-srv-%d", run, i) }
 func clientName(run string, i int) string { return fmt.Sprintf("cnb-%s-cli-%d", run, i) }
+func probeName(run string) string         { return "cnb-" + run + "-dns" }

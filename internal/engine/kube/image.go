@@ -160,11 +160,15 @@ func writeLayer(w io.Writer, spec ImageSpec) error {
 			return err
 		}
 	}
-	// /etc/passwd and /etc/group so tools that look up users work.
+	// /etc/passwd and /etc/group so tools that look up users work (nginx's
+	// workers drop root for nobody:nogroup); nsswitch.conf so glibc asks
+	// /etc/hosts, then DNS, as on Debian (getent, and the tools'
+	// getaddrinfo, resolve Service names through it).
 	// A slice, not a map: map order would change the bytes between builds.
 	for _, f := range []struct{ name, body string }{
-		{"etc/group", "root:x:0:\n"},
-		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"},
+		{"etc/group", "root:x:0:\nnogroup:x:65534:\n"},
+		{"etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"},
+		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"},
 	} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: epoch}); err != nil {
 			return err

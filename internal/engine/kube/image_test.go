@@ -76,7 +76,7 @@ func TestWriteImage(t *testing.T) {
 		}
 		names[h.Name] = h.Typeflag
 	}
-	for _, want := range []string{"usr/local/bin/cnibench", "run/netns/", "tmp/", "etc/passwd"} {
+	for _, want := range []string{"usr/local/bin/cnibench", "run/netns/", "tmp/", "etc/passwd", "etc/nsswitch.conf"} {
 		if _, ok := names[want]; !ok {
 			t.Errorf("layer lacks %s", want)
 		}
