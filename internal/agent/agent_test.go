@@ -264,6 +264,15 @@ func TestHostVethAndLinks(t *testing.T) {
 	}
 }
 
+func TestMissingPrograms(t *testing.T) {
+	c, wait := session(t, Config{Run: "r5", FS: newMemFS(), JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+	got, err := c.Missing("sh", "cnibench-no-such-tool", "ls")
+	if err != nil || strings.Join(got, ",") != "cnibench-no-such-tool" {
+		t.Fatalf("missing = %v, %v", got, err)
+	}
+}
+
 func TestSampleOverProtocol(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "net"), 0o755)

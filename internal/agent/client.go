@@ -174,3 +174,10 @@ func (c *Client) Replay() (int, error) {
 	r, err := c.Call(Request{Op: OpReplay})
 	return r.Reverted, err
 }
+
+// Missing returns which of progs the agent's image does not have on its
+// PATH (the workload pods run the same image).
+func (c *Client) Missing(progs ...string) ([]string, error) {
+	r, err := c.Call(Request{Op: OpMissing, Args: progs})
+	return r.List, err
+}

@@ -51,6 +51,7 @@ const (
 	OpRevert      = "revert"       // revert this session's changes now
 	OpReplay      = "replay"       // revert journals of dead sessions
 	OpInfo        = "info"         // kernel, CPUs
+	OpMissing     = "missing"      // which of Args are not on the image's PATH
 )
 
 // PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".
@@ -78,6 +79,8 @@ type Request struct {
 	Path  string `json:"path,omitempty"`
 	Value string `json:"value,omitempty"`
 	Iface string `json:"iface,omitempty"`
+	// Args are the programs of OpMissing.
+	Args []string `json:"args,omitempty"`
 }
 
 // Error kinds carried in Response.Kind, so sentinel errors survive the

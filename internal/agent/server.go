@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -217,6 +218,14 @@ func (s *Server) Handle(req Request) Response {
 		resp.Reverted, err = Replay(s.cfg.JournalDir, s.fs)
 	case OpInfo:
 		resp.Info, err = nodeInfo()
+	case OpMissing:
+		// The agent runs the workload pods' image, so what it lacks they
+		// lack: the controller checks before creating any of them.
+		for _, prog := range req.Args {
+			if _, lerr := exec.LookPath(prog); lerr != nil {
+				resp.List = append(resp.List, prog)
+			}
+		}
 	default:
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}

@@ -147,7 +147,7 @@ The Dockerfile in the repository builds the same image for users with a registry
 	cmd.Flags().StringVarP(&out, "out", "o", "", "tarball to write")
 	cmd.Flags().StringVar(&ref, "tag", kube.DefaultImage, "image reference recorded in the tarball")
 	cmd.Flags().StringVar(&bin, "binary", "", "cnibench binary to put in the image (default: this one)")
-	cmd.Flags().StringSliceVar(&tools, "tool", []string{"iperf3"}, "programs from this machine's PATH to include")
+	cmd.Flags().StringSliceVar(&tools, "tool", kube.DefaultTools, "programs from this machine's PATH to include (the default is every tool a kube run may exec)")
 	return cmd
 }
 

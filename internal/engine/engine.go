@@ -61,6 +61,15 @@ func AddrIP(p Pod) net.IP {
 	return p.IP()
 }
 
+// Helper is implemented by pods whose image carries cnibench itself (the
+// kube engine's): HelperArgv returns the argv that runs `cnibench agent
+// ARGS...` in the pod. Drivers use it for steps that must happen where
+// the tool runs, in the pod's own filesystem (nginx's site), which the
+// local engine's pods share with this machine and kube pods do not.
+type Helper interface {
+	HelperArgv(args ...string) []string
+}
+
 // Iface is a network device in a namespace. Netns "" is the host (the
 // init namespace); otherwise it is the name of a namespace under
 // /var/run/netns (local engine) or a path the node agent resolves.

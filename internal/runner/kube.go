@@ -55,6 +55,7 @@ func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) er
 	if err := b.cfg.Validate(); err != nil {
 		return err
 	}
+	b.cfg.Tools = kubeTools(s)
 	if b.cs == nil {
 		rc, cs, err := kube.Connect(b.cfg.Kubeconfig, b.cfg.Context)
 		if err != nil {
@@ -198,3 +199,48 @@ func remoteKernel(b backend) bool {
 // remote marks the kube backend: its nodes run other kernels, reached
 // through agents, and its tools run in the workload image.
 func (*kubeBackend) remote() bool { return true }
+
+// kubeUnsupported names, in one error, every workload option the kube
+// engine cannot run yet; it is checked before anything is created.
+func kubeUnsupported(s *study.Study) error {
+	var bad []string
+	for _, w := range s.Spec.Workloads {
+		if w.Background != nil {
+			// Background servers listen on BasePort+1000+j, a port the
+			// run's Services (one port per pod, BasePort+I) do not forward.
+			bad = append(bad, fmt.Sprintf("workload %s: background load (its servers use ports the run's Services do not expose)", w.Name))
+		}
+		if w.CPP || w.Counters {
+			bad = append(bad, fmt.Sprintf("workload %s: cpp and counters (they read this machine's kernel, not the nodes')", w.Name))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the kube engine cannot run %s; run it with the local engine, or remove it for --engine kube", strings.Join(bad, "; "))
+}
+
+// kubeTools are the programs a study execs in the image: checked by the
+// agents before any workload pod exists.
+func kubeTools(s *study.Study) []string {
+	var tools []string
+	add := func(t ...string) {
+		for _, x := range t {
+			if !slices.Contains(tools, x) {
+				tools = append(tools, x)
+			}
+		}
+	}
+	for _, w := range s.Variants() {
+		switch w.Tool {
+		case "ab":
+			add("ab", "nginx")
+		default:
+			add(w.Tool)
+		}
+		if w.Pin != nil {
+			add("taskset")
+		}
+	}
+	return tools
+}

@@ -86,8 +86,31 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	if err := errors.Join(errS, errC); err != nil {
 		return err
 	}
+	if err := c.checkTools(); err != nil {
+		return err
+	}
 	c.addressing, err = c.decideAddressing(ctx, place.Client.Name)
 	return err
+}
+
+// checkTools asks each agent which of the run's programs its image lacks:
+// workload pods run the same image, so a missing tool is found here, not
+// in the first trial after every pod was created.
+func (c *Cluster) checkTools() error {
+	if len(c.cfg.Tools) == 0 {
+		return nil
+	}
+	for _, n := range []*Node{c.server, c.client} {
+		miss, err := n.sess.client.Missing(c.cfg.Tools...)
+		if err != nil {
+			return fmt.Errorf("node %s: check the image's tools: %w", n.name, err)
+		}
+		if len(miss) > 0 {
+			return fmt.Errorf("%w: %s on node %s has no %s, which this study runs; build an image with them (`cnibench kube image` includes every tool the kube engine runs)",
+				ErrImageTools, c.cfg.Image, n.name, strings.Join(miss, ", "))
+		}
+	}
+	return nil
 }
 
 // Addressing is how clients reach the server pods (decided by Up).

@@ -83,6 +83,10 @@ type Config struct {
 	Controller string
 	// Timeout bounds waiting for pods to become ready.
 	Timeout time.Duration
+	// Tools are the programs the run execs in the image (the study's
+	// workload tools, taskset, perf...); Up checks them through the
+	// agent, which runs the same image, before any workload pod exists.
+	Tools []string
 }
 
 // WithDefaults fills empty fields.

@@ -442,3 +442,23 @@ func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
 		})
 	}
 }
+
+// An image without a tool the study runs fails Up through the agent,
+// before any workload pod exists.
+func TestUpChecksImageTools(t *testing.T) {
+	cfg := Config{RunID: "r3", Tools: []string{"sh", "cnibench-no-such-tool"}}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	fx := &fakeExec{fs: agentFS(), dir: t.TempDir()}
+	_, err := Up(context.Background(), cs, fx, cfg, place, nil)
+	if !errors.Is(err, ErrImageTools) || !strings.Contains(err.Error(), "has no cnibench-no-such-tool, which") || strings.Contains(err.Error(), "sh,") {
+		t.Fatalf("Up: %v", err)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "pods" {
+			t.Error("a pod was created")
+		}
+	}
+	if runs, _ := ListRuns(context.Background(), cs, "cnibench"); len(runs) != 0 {
+		t.Errorf("left behind: %+v", runs)
+	}
+}

@@ -28,7 +28,13 @@ type Pod struct {
 var (
 	_ engine.Pod     = (*Pod)(nil)
 	_ engine.Fronted = (*Pod)(nil)
+	_ engine.Helper  = (*Pod)(nil)
 )
+
+// HelperArgv runs `cnibench agent ARGS...` from the image.
+func (p *Pod) HelperArgv(args ...string) []string {
+	return append([]string{BinPath, "agent"}, args...)
+}
 
 func (p *Pod) Name() string { return p.name }
 func (p *Pod) Node() string { return p.node }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,6 +229,85 @@ func sideBySide(t *testing.T, kube, local *results.Run) string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f |\n", c.Datapath, c.Tuning, c.Replicas, r.k, r.l)
 	}
 	return b.String()
+}
+
+// kubeWorkloadsStudy runs one short trial of each workload kind besides
+// plain TCP: UDP at a rate, sockperf ping-pong and HTTP (nginx + ab).
+const kubeWorkloadsStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: kube-workloads}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline, rfs+]
+  workloads:
+    - {name: udp, tool: iperf3, protocol: udp, length: "1400", rate: 300M}
+    - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
+    - {name: http, tool: ab, size: 256K, concurrency: [4]}
+  replicas: [1]
+  trials: 1
+  duration: 4s
+  warmup: 1s
+`
+
+// TestKubeWorkloads runs UDP, request/response and HTTP workloads on the
+// cluster: the same drivers and parsers as the local engine, tools exec'd
+// in the pods, nginx's site written inside the server pod. The test
+// cluster has no cluster DNS, so clients get the Services' ClusterIPs
+// (the DNS path is unit-tested in package kube).
+func TestKubeWorkloads(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	file := filepath.Join(t.TempDir(), "kube-workloads.yaml")
+	if err := os.WriteFile(file, []byte(kubeWorkloadsStudy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	out, err := c.cnibench(append([]string{"run", file, "--out", dir}, kubeArgs()...)...).CombinedOutput()
+	t.Logf("run took %v:\n%s", time.Since(start), tail(out, 4000))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(r.Env.Notes, func(n string) bool {
+		return strings.Contains(n, "by their Service ClusterIP") && strings.Contains(n, "no cluster DNS Service")
+	}) {
+		t.Errorf("env notes do not record the ClusterIP fallback and why: %v", r.Env.Notes)
+	}
+	got := map[string]map[string]float64{}
+	for _, s := range r.Samples {
+		if s.Cell.Tuning == "baseline" {
+			got[s.Cell.Workload] = s.Metrics
+		}
+		if len(s.Cores) == 0 {
+			t.Errorf("%+v: no per-core CPU", s.Cell)
+		}
+	}
+	for wl, m := range got {
+		t.Logf("%s: %v", wl, m)
+	}
+	if len(r.Samples) != 6 {
+		t.Errorf("%d samples, want 6 (3 workloads x 2 tunings)", len(r.Samples))
+	}
+	for wl, keys := range map[string][]string{
+		"udp":  {"bitrate", "packets_count", "offered_bps"},
+		"rr":   {"transactions_per_s", "rtt_p99_us"},
+		"http": {"requests_per_s", "latency_p50_ms", "requests_count"},
+	} {
+		for _, k := range keys {
+			if got[wl][k] <= 0 {
+				t.Errorf("%s: %s = %v (metrics %v)", wl, k, got[wl][k], got[wl])
+			}
+		}
+	}
+	if m := got["http"]; m["errors_count"] != 0 || m["body_bytes"] != 256<<10 {
+		t.Errorf("http: %v", m)
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
