@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -270,6 +273,101 @@ func TestMissingPrograms(t *testing.T) {
 	got, err := c.Missing("sh", "cnibench-no-such-tool", "ls")
 	if err != nil || strings.Join(got, ",") != "cnibench-no-such-tool" {
 		t.Fatalf("missing = %v, %v", got, err)
+	}
+}
+
+// Device counters of the node and of pods, read where the agent runs:
+// pod devices are resolved to the pod's namespace first.
+func TestIfStatsOverProtocol(t *testing.T) {
+	var asked []engine.Iface
+	cfg := Config{Run: "r6", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
+		IfStats: func(ifc engine.Iface) (ifstats.Counters, error) {
+			asked = append(asked, ifc)
+			if ifc.Netns == "" {
+				return ifstats.Read(ifc) // this process's own namespace
+			}
+			return ifstats.Counters{RxPackets: 7, MTU: 1450}, nil
+		}}
+	c, wait := session(t, cfg)
+	defer func() { c.Close(); wait() }()
+	got, err := c.IfStats([]engine.Iface{{Name: "lo"}, {Netns: PodNetns("ns", "srv-0"), Name: "eth0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].MTU != 65536 || got[1].RxPackets != 7 || got[1].MTU != 1450 {
+		t.Errorf("counters %+v", got)
+	}
+	if asked[1] != (engine.Iface{Netns: "podns1", Name: "eth0"}) {
+		t.Errorf("pod device read as %+v", asked[1])
+	}
+	if _, err := c.IfStats([]engine.Iface{{Netns: PodNetns("ns", "gone"), Name: "eth0"}}); !errors.Is(err, tune.ErrGone) {
+		t.Errorf("device of a gone pod: %v", err)
+	}
+}
+
+func TestMemoryOverProtocol(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "meminfo"), []byte("MemTotal:       1000 kB\nMemAvailable:    400 kB\n"), 0o644)
+	c, wait := session(t, Config{Run: "r7", FS: newMemFS(), ProcRoot: root, JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+	if v, err := c.MemoryPercent(); err != nil || v != 60 {
+		t.Errorf("memory = %v, %v", v, err)
+	}
+}
+
+type fakeCPP struct {
+	ifs              []engine.Iface
+	started, stopped int
+}
+
+func (f *fakeCPP) Start(context.Context) error { f.started++; return nil }
+func (f *fakeCPP) Stop(context.Context) (cpp.Result, error) {
+	f.stopped++
+	return cpp.Result{Metrics: map[string]float64{cpp.MetricTotal: 900, cpp.MetricPackets: 1000},
+		Breakdown: cpp.Breakdown{Unit: cpp.UnitNs, Total: 9e5, ByComponent: map[string]float64{"veth": 9e5}}}, nil
+}
+
+// A CPU-cost window runs in the agent (perf on the node) and its result
+// crosses the protocol intact; a window the controller abandons is
+// stopped when the session ends.
+func TestCPPOverProtocol(t *testing.T) {
+	var recs []*fakeCPP
+	cfg := Config{Run: "r8", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
+		CPP: func(ifs []engine.Iface) (CPPRecorder, error) {
+			r := &fakeCPP{ifs: ifs}
+			recs = append(recs, r)
+			return r, nil
+		}}
+	c, wait := session(t, cfg)
+	if _, err := c.CPPStop(); err == nil {
+		t.Error("stop before start succeeded")
+	}
+	ifs := []engine.Iface{{Netns: PodNetns("ns", "srv-0"), Name: "eth0"}}
+	if err := c.CPPStart(ifs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CPPStart(ifs); err == nil {
+		t.Error("a second window opened")
+	}
+	res, err := c.CPPStop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics[cpp.MetricTotal] != 900 || res.Breakdown.Unit != cpp.UnitNs || res.Breakdown.ByComponent["veth"] != 9e5 {
+		t.Errorf("result %+v", res)
+	}
+	if recs[0].ifs[0] != (engine.Iface{Netns: "podns1", Name: "eth0"}) {
+		t.Errorf("packets counted on %+v", recs[0].ifs)
+	}
+	if err := c.CPPStart(ifs); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.started != 1 || last.stopped != 1 {
+		t.Errorf("abandoned window: started %d stopped %d", last.started, last.stopped)
 	}
 }
 

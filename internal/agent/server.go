@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 	"golang.org/x/sys/unix"
@@ -51,6 +55,26 @@ type Config struct {
 	Iptables func() (map[string]int, error)
 	// SampleInterval is the CPU sampling interval (default 1s).
 	SampleInterval time.Duration
+	// IfStats reads a device's counters in a namespace the FS knows
+	// (default ifstats.Read: netlink).
+	IfStats func(engine.Iface) (ifstats.Counters, error)
+	// CPP makes the CPU-cost-per-packet recorder of a window (default: a
+	// cpp.Recorder running perf on this node).
+	CPP func(ifs []engine.Iface) (CPPRecorder, error)
+}
+
+// CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder).
+type CPPRecorder interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) (cpp.Result, error)
+}
+
+func newCPPRecorder(ifs []engine.Iface) (CPPRecorder, error) {
+	m, err := cpp.DefaultMap()
+	if err != nil {
+		return nil, err
+	}
+	return &cpp.Recorder{Map: m, Ifaces: ifs}, nil
 }
 
 // PodResolver maps a pod's "NAMESPACE/NAME" to a namespace name for FS.
@@ -66,6 +90,7 @@ type Server struct {
 	j       *journal.Journal
 	pending map[string]pendingSet // knob key -> first old value
 	sampler *metrics.Sampler
+	cpp     CPPRecorder // running perf window, if any
 }
 
 type pendingSet struct {
@@ -95,6 +120,12 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Iptables == nil {
 		cfg.Iptables = iptablesCounts
+	}
+	if cfg.IfStats == nil {
+		cfg.IfStats = ifstats.Read
+	}
+	if cfg.CPP == nil {
+		cfg.CPP = newCPPRecorder
 	}
 	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
 	if _, local := cfg.FS.(tune.LocalFS); local {
@@ -134,6 +165,11 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	if s.sampler != nil {
 		s.sampler.Stop()
 		s.sampler = nil
+	}
+	if s.cpp != nil {
+		// The controller went away mid-window: end perf, drop its data.
+		_, _ = s.cpp.Stop(context.Background())
+		s.cpp = nil
 	}
 	_, rerr := s.Revert()
 	cerr := s.closeJournal()
@@ -218,6 +254,21 @@ func (s *Server) Handle(req Request) Response {
 		resp.Reverted, err = Replay(s.cfg.JournalDir, s.fs)
 	case OpInfo:
 		resp.Info, err = nodeInfo()
+	case OpIfStats:
+		resp.IfStats, err = s.ifStats(req.Ifaces)
+	case OpMemory:
+		resp.Number, err = metrics.MemoryPercent(path.Join(s.cfg.ProcRoot, "meminfo"))
+	case OpCPPStart:
+		err = s.cppStart(req.Ifaces)
+	case OpCPPStop:
+		if s.cpp == nil {
+			err = errors.New("cpu cost per packet: not started")
+			break
+		}
+		var res cpp.Result
+		res, err = s.cpp.Stop(context.Background())
+		s.cpp = nil
+		resp.CPP = &res
 	case OpMissing:
 		// The agent runs the workload pods' image, so what it lacks they
 		// lack: the controller checks before creating any of them.
@@ -334,6 +385,55 @@ func Replay(dir string, fs tune.FS) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// resolveIfaces maps devices named by the controller ("pod:NS/NAME")
+// to namespaces this agent can enter.
+func (s *Server) resolveIfaces(ifs []engine.Iface) ([]engine.Iface, error) {
+	out := make([]engine.Iface, len(ifs))
+	for i, ifc := range ifs {
+		name, err := s.fs.resolve(ifc.Netns, tune.FSSysfs)
+		if err != nil {
+			return nil, fmt.Errorf("device %s in %q: %w", ifc.Name, ifc.Netns, err)
+		}
+		out[i] = engine.Iface{Netns: name, Name: ifc.Name}
+	}
+	return out, nil
+}
+
+func (s *Server) ifStats(ifs []engine.Iface) ([]ifstats.Counters, error) {
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ifstats.Counters, len(res))
+	for i, ifc := range res {
+		if out[i], err = s.cfg.IfStats(ifc); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cppStart starts perf on this node for one window; packets are counted
+// on ifs (the measured server pods' eth0).
+func (s *Server) cppStart(ifs []engine.Iface) error {
+	if s.cpp != nil {
+		return errors.New("cpu cost per packet: a window is already open")
+	}
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return err
+	}
+	rec, err := s.cfg.CPP(res)
+	if err != nil {
+		return err
+	}
+	if err := rec.Start(context.Background()); err != nil {
+		return err
+	}
+	s.cpp = rec
+	return nil
 }
 
 // hostVeth finds the host-side peer of a veth: the device of the node

@@ -14,5 +14,8 @@ func extraUnit(metric string) (string, bool) {
 	if strings.HasPrefix(metric, "cpp_") && strings.HasSuffix(metric, "_ns") {
 		return "ns/packet", true
 	}
+	if strings.HasPrefix(metric, "cpp_") && strings.HasSuffix(metric, "_cycles") {
+		return "cycles/packet", true
+	}
 	return "", false
 }

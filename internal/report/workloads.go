@@ -69,7 +69,7 @@ func workloadFigures(s *study.Study, rows []results.SummaryRow, samples []result
 		d := sweepData{sw: sw, idx: idx}
 		name := sw.Datapath + " / " + sw.Base
 		switch {
-		case d.has(cpp.MetricTotal):
+		case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
 			for _, v := range sw.Variants {
 				if b, ok := cppBarOf(d, v); ok {
 					cppBars = append(cppBars, b)
@@ -333,20 +333,26 @@ func paramLabel(v study.Workload) string {
 	return v.Name
 }
 
-// cppBar is one stacked bar: a datapath's (and variant's) ns per packet
-// by component.
+// cppBar is one stacked bar: a datapath's (and variant's) cost per
+// packet by component, in unit (ns with cpu-clock, cycles with the
+// hardware event).
 type cppBar struct {
 	label  string
+	unit   string
 	values map[string]float64
 	total  float64
 }
 
 func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
+	unit := cpp.UnitNs
 	tot, ok := d.row(v, cpp.MetricTotal)
 	if !ok {
-		return cppBar{}, false
+		if tot, ok = d.row(v, cpp.MetricTotalCycles); !ok {
+			return cppBar{}, false
+		}
+		unit = cpp.UnitCycles
 	}
-	b := cppBar{label: d.sw.Datapath, values: map[string]float64{}, total: tot.Mean}
+	b := cppBar{label: d.sw.Datapath, unit: unit, values: map[string]float64{}, total: tot.Mean}
 	if len(d.sw.Variants) > 1 {
 		b.label += " " + paramLabel(v)
 	}
@@ -359,25 +365,50 @@ func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
 		if k.Cell != d.sw.Cell(v) || k.CPU != -1 || r.N == 0 {
 			continue
 		}
-		if c, ok := cpp.ComponentOf(k.Metric); ok {
+		if c, u, ok := cpp.ComponentOf(k.Metric); ok && u == unit {
 			b.values[c] = r.Mean
 		}
 	}
 	return b, true
 }
 
+// cppFigure stacks the bars of one unit: the unit of the first bar (a
+// run samples one machine's, or one node's, perf event throughout; bars
+// in another unit could not share the axis and are left out, with a
+// note).
 func cppFigure(bars []cppBar) figure {
+	unit := cpp.UnitNs
+	if len(bars) > 0 {
+		unit = bars[0].unit
+	}
+	var kept []cppBar
+	for _, b := range bars {
+		if b.unit == unit {
+			kept = append(kept, b)
+		}
+	}
 	title := "CPU cost per packet by component"
-	f := figure{Title: title, Caption: "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples " +
+	caption := "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples " +
 		"(self time, idle and unrelated processes excluded) attributed by kernel symbol (internal/metrics/cpp/components.yaml). " +
-		"Bars stack to the measured total. cpu-clock gives time, not cycles: multiply by the clock rate for seed 004's cycles."}
+		"Bars stack to the measured total. cpu-clock gives time, not cycles: multiply by the clock rate for seed 004's cycles " +
+		"(the machine had no hardware cycle counter)."
+	if unit == cpp.UnitCycles {
+		caption = "CPU cycles per MTU-sized packet received by the server pods, from perf samples of the hardware cycles event " +
+			"(self time, idle and unrelated processes excluded) attributed by kernel symbol (internal/metrics/cpp/components.yaml), " +
+			"seed 004's unit. Bars stack to the measured total."
+	}
+	if len(kept) < len(bars) {
+		caption += fmt.Sprintf(" %d bar(s) measured in another unit are left out.", len(bars)-len(kept))
+	}
+	f := figure{Title: title, Caption: caption}
+	bars = kept
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		f.Missing = err.Error()
 		return f
 	}
 	names := m.Names()
-	p := newPlot(title, "datapath", "ns / packet")
+	p := newPlot(title, "datapath", unit+" / packet")
 	leg := newLegend()
 	st := &stackedBars{}
 	var ticks []plot.Tick
@@ -461,7 +492,7 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 	idx := analysis.Index(rows)
 	metrics := []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
-		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", mBgBitrat, cpp.MetricTotal}
+		mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", mBgBitrat, cpp.MetricTotal, cpp.MetricTotalCycles}
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
 	for _, r := range rows {

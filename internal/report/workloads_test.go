@@ -93,3 +93,40 @@ func TestNoWorkloadFiguresForPlainStudy(t *testing.T) {
 		t.Errorf("%d workload figures for rps-rfs", len(figs))
 	}
 }
+
+// A node with a hardware cycle counter gives cycles per packet: the CPP
+// figure is drawn in cycles and says so.
+func TestCPPFigureInCycles(t *testing.T) {
+	s, samples := syntheticWorkloads(t)
+	for i := range samples {
+		m := samples[i].Metrics
+		for k, v := range m {
+			if c, u, ok := cpp.ComponentOf(k); ok && u == cpp.UnitNs {
+				m[cpp.MetricFor(c, cpp.UnitCycles)] = 3 * v
+				delete(m, k)
+			}
+		}
+		if v, ok := m[cpp.MetricTotal]; ok {
+			m[cpp.MetricTotalCycles] = 3 * v
+			delete(m, cpp.MetricTotal)
+		}
+	}
+	rows := analysis.Summarize(s, samples)
+	var f *figure
+	for _, fig := range workloadFigures(s, rows, samples) {
+		if strings.HasPrefix(fig.Title, "CPU cost per packet") {
+			f = &fig
+		}
+	}
+	if f == nil || f.SVG == "" {
+		t.Fatal("no CPP figure in cycles")
+	}
+	if !strings.Contains(f.Caption, "CPU cycles per MTU-sized packet") || !strings.Contains(string(f.SVG), "cycles / packet") {
+		t.Errorf("figure does not say cycles: %s", f.Caption)
+	}
+	for _, r := range rows {
+		if r.Metric == cpp.MetricTotalCycles && r.Unit != "cycles/packet" {
+			t.Errorf("unit of %s: %q", r.Metric, r.Unit)
+		}
+	}
+}

@@ -106,6 +106,10 @@ func (b *kubeBackend) sampler(n engine.Node) cpuSampler {
 	return &agentSampler{n: n.(*kube.Node)}
 }
 
+func (b *kubeBackend) reader(n engine.Node) nodeReader {
+	return agentReader{a: n.(*kube.Node).Agent()}
+}
+
 // agentSampler runs the metrics sampler inside the node's agent.
 type agentSampler struct{ n *kube.Node }
 
@@ -210,9 +214,6 @@ func kubeUnsupported(s *study.Study) error {
 			// run's Services (one port per pod, BasePort+I) do not forward.
 			bad = append(bad, fmt.Sprintf("workload %s: background load (its servers use ports the run's Services do not expose)", w.Name))
 		}
-		if w.CPP || w.Counters {
-			bad = append(bad, fmt.Sprintf("workload %s: cpp and counters (they read this machine's kernel, not the nodes')", w.Name))
-		}
 	}
 	if len(bad) == 0 {
 		return nil
@@ -240,6 +241,13 @@ func kubeTools(s *study.Study) []string {
 		}
 		if w.Pin != nil {
 			add("taskset")
+		}
+		// The agent runs these on the node (same image as the pods).
+		if w.CPP {
+			add("perf")
+		}
+		if w.Counters {
+			add("iptables-save", "nft")
 		}
 	}
 	return tools

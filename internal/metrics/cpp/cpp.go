@@ -1,13 +1,15 @@
 // Package cpp measures the CPU cost per packet (seed 004's CPP): while a
-// transfer runs, perf samples every CPU with the cpu-clock software event
-// (hardware cycle counters are often unavailable in VMs), each sample is
+// transfer runs, perf samples every CPU — with the hardware cycles event
+// where the machine has it, else with the cpu-clock software event
+// (hardware counters are often unavailable in VMs) —, each sample is
 // attributed to a kernel component by the symbol it hit (components.yaml),
-// and the CPU time of each component is divided by the packets counted on
-// an interface over the same window.
+// and the cost of each component is divided by the packets counted on an
+// interface over the same window.
 //
-// Design notes: cpu-clock with a fixed period (-c, in ns of CPU time)
-// makes each sample worth exactly that many ns, so component costs are
-// nanoseconds, not cycles; the report says so. Samples are self time (no
+// Design notes: a fixed period (-c) makes each sample worth exactly that
+// many ns of CPU time (cpu-clock) or cycles (cycles), so component costs
+// are nanoseconds or cycles, and the metric names say which
+// (cpp_*_ns, cpp_*_cycles); the report says so. Samples are self time (no
 // call graph), so a component's cost is the time spent in its own
 // functions, not in what they call. Idle samples are dropped; samples of
 // processes that are not the workload or a softirq context are dropped,
@@ -143,59 +145,84 @@ func ParseReport(out []byte) (*Profile, error) {
 	return p, nil
 }
 
-// Breakdown is the CPU time of a window split by component.
+// Units of a breakdown: what one sample's period counts.
+const (
+	// UnitNs: cpu-clock samples, nanoseconds of CPU time.
+	UnitNs = "ns"
+	// UnitCycles: hardware cycles samples, CPU cycles (seed 004's unit).
+	UnitCycles = "cycles"
+)
+
+// Breakdown is the CPU cost of a window split by component, in Unit.
 type Breakdown struct {
-	// NsByComponent is CPU time in ns per component (idle excluded).
-	NsByComponent map[string]float64
-	// TotalNs is the sum over components.
-	TotalNs float64
-	// IdleNs and ExcludedNs are what was left out: idle CPU, and samples
-	// of other processes.
-	IdleNs, ExcludedNs float64
+	// Unit is UnitNs or UnitCycles.
+	Unit string `json:"unit"`
+	// ByComponent is the cost per component (idle excluded).
+	ByComponent map[string]float64 `json:"by_component"`
+	// Total is the sum over components.
+	Total float64 `json:"total"`
+	// Idle and Excluded are what was left out: idle CPU, and samples of
+	// other processes.
+	Idle     float64 `json:"idle"`
+	Excluded float64 `json:"excluded"`
 }
 
-// Attribute splits a profile with sample period periodNs by component.
-func (m *Map) Attribute(p *Profile, periodNs float64) Breakdown {
-	b := Breakdown{NsByComponent: map[string]float64{}}
+// Attribute splits a profile whose every sample is worth period units
+// (ns for cpu-clock, cycles for cycles) by component.
+func (m *Map) Attribute(p *Profile, period float64, unit string) Breakdown {
+	b := Breakdown{Unit: unit, ByComponent: map[string]float64{}}
 	for _, n := range m.Names() {
-		b.NsByComponent[n] = 0
+		b.ByComponent[n] = 0
 	}
 	for k, n := range p.Samples {
-		ns := n * periodNs
+		v := n * period
 		if !m.Counts(k[0]) {
-			b.ExcludedNs += ns
+			b.Excluded += v
 			continue
 		}
 		c := m.Classify(k[1])
 		if c == Idle {
-			b.IdleNs += ns
+			b.Idle += v
 			continue
 		}
-		b.NsByComponent[c] += ns
-		b.TotalNs += ns
+		b.ByComponent[c] += v
+		b.Total += v
 	}
 	return b
 }
 
-// Metric names: cpp_<component>_ns per packet, the total, and the packet
-// count used.
+// Metric names: cpp_<component>_<unit> per packet, the total, and the
+// packet counts used. With cpu-clock the unit is ns (MetricTotal,
+// MetricName); with hardware cycles it is cycles (MetricTotalCycles).
 const (
-	MetricTotal   = "cpp_total_ns"
-	MetricPackets = "cpp_packets_count"
-	MetricSKBs    = "cpp_skbs_count"
-	prefix        = "cpp_"
-	suffix        = "_ns"
+	MetricTotal       = "cpp_total_ns"
+	MetricTotalCycles = "cpp_total_cycles"
+	MetricPackets     = "cpp_packets_count"
+	MetricSKBs        = "cpp_skbs_count"
+	prefix            = "cpp_"
 )
 
 // MetricName is the metric of a component's ns per packet.
-func MetricName(component string) string { return prefix + component + suffix }
+func MetricName(component string) string { return MetricFor(component, UnitNs) }
 
-// ComponentOf returns the component of a metric name, if it is one.
-func ComponentOf(metric string) (string, bool) {
-	if !strings.HasPrefix(metric, prefix) || !strings.HasSuffix(metric, suffix) || metric == MetricTotal {
-		return "", false
+// MetricFor is the metric of a component's cost per packet in unit.
+func MetricFor(component, unit string) string { return prefix + component + "_" + unit }
+
+// TotalMetric is the total's metric in unit.
+func TotalMetric(unit string) string { return MetricFor("total", unit) }
+
+// ComponentOf returns the component and unit of a per-component metric.
+func ComponentOf(metric string) (component, unit string, ok bool) {
+	rest, found := strings.CutPrefix(metric, prefix)
+	if !found {
+		return "", "", false
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(metric, prefix), suffix), true
+	for _, u := range []string{UnitNs, UnitCycles} {
+		if c, found := strings.CutSuffix(rest, "_"+u); found && c != "total" && c != "" {
+			return c, u, true
+		}
+	}
+	return "", "", false
 }
 
 // PerPacket returns the metrics of a breakdown over packets.
@@ -204,15 +231,19 @@ func (b Breakdown) PerPacket(packets float64) map[string]float64 {
 	if packets <= 0 {
 		return out
 	}
-	names := make([]string, 0, len(b.NsByComponent))
-	for n := range b.NsByComponent {
+	unit := b.Unit
+	if unit == "" {
+		unit = UnitNs
+	}
+	names := make([]string, 0, len(b.ByComponent))
+	for n := range b.ByComponent {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		out[MetricName(n)] = b.NsByComponent[n] / packets
+		out[MetricFor(n, unit)] = b.ByComponent[n] / packets
 	}
-	out[MetricTotal] = b.TotalNs / packets
+	out[TotalMetric(unit)] = b.Total / packets
 	return out
 }
 

@@ -2,6 +2,8 @@ package cpp
 
 import (
 	"math"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -46,26 +48,57 @@ func TestAttributeAddsUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := m.Attribute(p, 1000)
-	if b.TotalNs != 28000 || b.IdleNs != 40000 || b.ExcludedNs != 9000 {
-		t.Errorf("total %v idle %v excluded %v", b.TotalNs, b.IdleNs, b.ExcludedNs)
+	b := m.Attribute(p, 1000, UnitNs)
+	if b.Total != 28000 || b.Idle != 40000 || b.Excluded != 9000 {
+		t.Errorf("total %v idle %v excluded %v", b.Total, b.Idle, b.Excluded)
 	}
 	sum := 0.0
-	for _, v := range b.NsByComponent {
+	for _, v := range b.ByComponent {
 		sum += v
 	}
-	if sum != b.TotalNs {
-		t.Errorf("components add to %v, total %v", sum, b.TotalNs)
+	if sum != b.Total {
+		t.Errorf("components add to %v, total %v", sum, b.Total)
 	}
 	pp := b.PerPacket(7)
 	if math.Abs(pp[MetricTotal]-4000) > 1e-9 || pp[MetricName("vxlan")] != 1000 || pp[MetricName("other")] != 1000/7.0 {
 		t.Errorf("per packet %v", pp)
 	}
-	if c, ok := ComponentOf(MetricName("veth")); !ok || c != "veth" {
+	if c, u, ok := ComponentOf(MetricName("veth")); !ok || c != "veth" || u != UnitNs {
 		t.Error("Component")
 	}
-	if _, ok := ComponentOf(MetricTotal); ok {
+	if _, _, ok := ComponentOf(MetricTotal); ok {
 		t.Error("total is not a component")
+	}
+	// The same samples counted in cycles: metrics say so.
+	bc := m.Attribute(p, 2000, UnitCycles)
+	pc := bc.PerPacket(7)
+	if math.Abs(pc[MetricTotalCycles]-8000) > 1e-9 || pc[MetricFor("vxlan", UnitCycles)] != 2000 {
+		t.Errorf("per packet in cycles %v", pc)
+	}
+	if _, ok := pc[MetricTotal]; ok {
+		t.Error("cycles breakdown has ns metrics")
+	}
+	if c, u, ok := ComponentOf(MetricFor("vxlan", UnitCycles)); !ok || c != "vxlan" || u != UnitCycles {
+		t.Errorf("ComponentOf cycles metric: %q %q %v", c, u, ok)
+	}
+	if _, _, ok := ComponentOf(MetricTotalCycles); ok {
+		t.Error("cycles total is not a component")
+	}
+}
+
+// HasCycles must agree with perf: where it says yes, perf stat counts
+// cycles system-wide; where no, perf reports the event unsupported.
+func TestHasCyclesAgreesWithPerf(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	out, err := exec.Command("perf", "stat", "-a", "-x", ",", "-e", "cycles", "--", "sleep", "0.1").CombinedOutput()
+	if err != nil {
+		t.Skipf("skipped: perf stat failed: %v: %s", err, out)
+	}
+	counted := !strings.Contains(string(out), "<not supported>") && !strings.Contains(string(out), "<not counted>")
+	if HasCycles() != counted {
+		t.Errorf("HasCycles = %v, perf stat: %s", HasCycles(), out)
 	}
 }
 

@@ -55,19 +55,20 @@ func TestFlannelVXLANBreakdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := res.Breakdown
-	t.Logf("total %.0f ns/packet over %v packets (%v skbs); idle %.2fs excluded %.2fs",
-		res.Metrics[MetricTotal], res.Metrics[MetricPackets], res.Metrics[MetricSKBs], b.IdleNs/1e9, b.ExcludedNs/1e9)
+	u := b.Unit
+	t.Logf("total %.0f %s/packet over %v packets (%v skbs); idle %.3g excluded %.3g %s",
+		res.Metrics[TotalMetric(u)], u, res.Metrics[MetricPackets], res.Metrics[MetricSKBs], b.Idle, b.Excluded, u)
 	sum := 0.0
 	for _, n := range m.Names() {
-		v := res.Metrics[MetricName(n)]
-		t.Logf("  %-10s %8.1f ns/packet", n, v)
+		v := res.Metrics[MetricFor(n, u)]
+		t.Logf("  %-10s %8.1f %s/packet", n, v, u)
 		sum += v
 	}
-	if tot := res.Metrics[MetricTotal]; math.Abs(sum-tot) > 1e-9*tot {
+	if tot := res.Metrics[TotalMetric(u)]; math.Abs(sum-tot) > 1e-9*tot {
 		t.Errorf("components add to %v, total %v", sum, tot)
 	}
 	for _, n := range []string{"vxlan", "bridge", "veth"} {
-		if !(res.Metrics[MetricName(n)] > 0) {
+		if !(res.Metrics[MetricFor(n, u)] > 0) {
 			t.Errorf("component %s has no samples", n)
 		}
 	}

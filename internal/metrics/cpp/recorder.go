@@ -8,16 +8,48 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/workload/proc"
 )
 
-// DefaultPeriodNs is the cpu-clock sample period: one sample per ms of
-// CPU time (1 kHz per CPU), fine enough for components of a few % over a
-// window of seconds and small enough in cost (see docs/workloads.md).
-const DefaultPeriodNs = 1_000_000
+// Sample periods: one sample per ms of CPU time with cpu-clock (1 kHz
+// per busy CPU), fine enough for components of a few % over a window of
+// seconds and small enough in cost (see docs/workloads.md); with cycles,
+// 2 M cycles, about a ms at 2 GHz, for the same cost.
+const (
+	DefaultPeriodNs     = 1_000_000
+	DefaultPeriodCycles = 2_000_000
+)
+
+// perf event names.
+const (
+	EventCPUClock = "cpu-clock"
+	EventCycles   = "cycles"
+)
+
+// HasCycles reports whether this machine counts hardware CPU cycles for
+// the whole system, i.e. whether `perf record -a -e cycles` can work: it
+// opens the counter on CPU 0 for every process, as perf will, and closes
+// it. Most VMs have no PMU and fail here.
+func HasCycles() bool {
+	attr := unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_HARDWARE,
+		Config: unix.PERF_COUNT_HW_CPU_CYCLES,
+		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Bits:   unix.PerfBitDisabled,
+	}
+	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+}
 
 // Check reports whether perf can sample the machine.
 func Check() error {
@@ -33,8 +65,13 @@ func Check() error {
 // Recorder samples the machine with perf over a window and counts
 // packets on the given interfaces. Start and Stop bracket the window.
 type Recorder struct {
-	Map      *Map
-	PeriodNs int
+	Map *Map
+	// Event is EventCycles or EventCPUClock; empty chooses cycles when
+	// HasCycles says the machine has them.
+	Event string
+	// Period is the sample period in the event's unit (default
+	// DefaultPeriodNs or DefaultPeriodCycles).
+	Period int
 	// Ifaces are the devices whose packets are counted (the measured
 	// server pods' eth0): packets are MTU-sized packets of the busier
 	// direction, so TCP data (not ACKs) is counted whichever end sends.
@@ -47,14 +84,23 @@ type Recorder struct {
 
 // Result is a window's CPP metrics and its breakdown.
 type Result struct {
-	Metrics   map[string]float64
-	Breakdown Breakdown
+	Metrics   map[string]float64 `json:"metrics"`
+	Breakdown Breakdown          `json:"breakdown"`
 }
 
 // Start reads the counters and starts perf record on every CPU.
 func (r *Recorder) Start(ctx context.Context) error {
-	if r.PeriodNs <= 0 {
-		r.PeriodNs = DefaultPeriodNs
+	if r.Event == "" {
+		r.Event = EventCPUClock
+		if HasCycles() {
+			r.Event = EventCycles
+		}
+	}
+	if r.Period <= 0 {
+		r.Period = DefaultPeriodNs
+		if r.Event == EventCycles {
+			r.Period = DefaultPeriodCycles
+		}
 	}
 	dir, err := os.MkdirTemp("", "cnb-perf-")
 	if err != nil {
@@ -70,7 +116,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 		}
 		r.before = append(r.before, c)
 	}
-	argv := []string{"perf", "record", "-a", "-q", "-e", "cpu-clock", "-c", strconv.Itoa(r.PeriodNs), "-o", filepath.Join(dir, "perf.data")}
+	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event, "-c", strconv.Itoa(r.Period), "-o", filepath.Join(dir, "perf.data")}
 	p, err := proc.Start(ctx, "", nil, argv)
 	if err != nil {
 		r.cleanup()
@@ -117,7 +163,11 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	b := r.Map.Attribute(prof, float64(r.PeriodNs))
+	unit := UnitNs
+	if r.Event == EventCycles {
+		unit = UnitCycles
+	}
+	b := r.Map.Attribute(prof, float64(r.Period), unit)
 	var wire, skbs float64
 	for i := range after {
 		d := ifstats.Delta(r.before[i], after[i])

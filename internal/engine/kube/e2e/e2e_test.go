@@ -243,6 +243,7 @@ spec:
     - {name: udp, tool: iperf3, protocol: udp, length: "1400", rate: 300M}
     - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
     - {name: http, tool: ab, size: 256K, concurrency: [4]}
+    - {name: cost, tool: iperf3, cpp: true, counters: true}
   replicas: [1]
   trials: 1
   duration: 4s
@@ -251,9 +252,11 @@ spec:
 
 // TestKubeWorkloads runs UDP, request/response and HTTP workloads on the
 // cluster: the same drivers and parsers as the local engine, tools exec'd
-// in the pods, nginx's site written inside the server pod. The test
-// cluster has no cluster DNS, so clients get the Services' ClusterIPs
-// (the DNS path is unit-tested in package kube).
+// in the pods, nginx's site written inside the server pod; and a TCP
+// workload with CPU cost per packet (perf in the server node's agent) and
+// device, iptables and nftables counters read through the agents. The
+// test cluster has no cluster DNS, so clients get the Services'
+// ClusterIPs (the DNS path is unit-tested in package kube).
 func TestKubeWorkloads(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
@@ -289,13 +292,22 @@ func TestKubeWorkloads(t *testing.T) {
 	for wl, m := range got {
 		t.Logf("%s: %v", wl, m)
 	}
-	if len(r.Samples) != 6 {
-		t.Errorf("%d samples, want 6 (3 workloads x 2 tunings)", len(r.Samples))
+	if len(r.Samples) != 8 {
+		t.Errorf("%d samples, want 8 (4 workloads x 2 tunings)", len(r.Samples))
+	}
+	unit := "ns"
+	if _, ok := got["cost"]["cpp_total_cycles"]; ok {
+		unit = "cycles"
 	}
 	for wl, keys := range map[string][]string{
 		"udp":  {"bitrate", "packets_count", "offered_bps"},
 		"rr":   {"transactions_per_s", "rtt_p99_us"},
 		"http": {"requests_per_s", "latency_p50_ms", "requests_count"},
+		// perf on the server node attributes kernel time of the flow;
+		// kube-proxy's Service rules (iptables-nft) are on the path.
+		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
+			"if_underlay_rx_packets_count", "node_memory_percent", "iptables_rules_count", "iptables_path_rules_count",
+			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count"},
 	} {
 		for _, k := range keys {
 			if got[wl][k] <= 0 {
