@@ -9,6 +9,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 
 const (
 	serverNode = "cnbk-n1"
+	clientNode = "cnbk-n2"
 	cpNS       = "cnbk-cp"
 	image      = "docker.io/cnibench/cnibench:e2e"
 )
@@ -117,6 +119,18 @@ func sameKnobs(t *testing.T, before, after map[string]string) {
 	}
 }
 
+// noAgentJournalDirs checks that the agents left no journal directory:
+// the test cluster's nodes share this machine's /run/cnibench (hostPath).
+func noAgentJournalDirs(t *testing.T) {
+	t.Helper()
+	for _, n := range []string{serverNode, clientNode} {
+		dir := filepath.Join("/run/cnibench/agent", n)
+		if ents, err := os.ReadDir(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("agent journal directory %s left behind (%d entries, %v)", dir, len(ents), err)
+		}
+	}
+}
+
 func noRunObjects(t *testing.T, c *cluster) {
 	t.Helper()
 	out, err := c.cnibench("cleanup", "--kube", "--all", "--dry-run").CombinedOutput()
@@ -183,6 +197,7 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
 
 	// The same quick study on the local engine, set beside the kube run.
 	ldir := filepath.Join(t.TempDir(), "local")
@@ -320,6 +335,7 @@ func TestKubeWorkloads(t *testing.T) {
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
@@ -370,6 +386,7 @@ func TestKubeKillAndCleanup(t *testing.T) {
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
 }
 
 func tail(b []byte, n int) string {
