@@ -162,8 +162,8 @@ func (c *Cluster) probeLookup(ctx context.Context, node string) (string, error) 
 // the fully qualified name it printed. A lookup that ran and failed (exit
 // 2: not found, or no server answered in time) is errNoLookup; an exec
 // that could not run at all is another error.
-func lookup(ctx context.Context, p *Pod, name string) (net.IP, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+func lookup(parent context.Context, p *Pod, name string) (net.IP, string, error) {
+	ctx, cancel := context.WithTimeout(parent, lookupTimeout)
 	defer cancel()
 	proc, err := p.Start(ctx, []string{"getent", "hosts", name})
 	if err != nil {
@@ -173,6 +173,9 @@ func lookup(ctx context.Context, p *Pod, name string) (net.IP, string, error) {
 	if err != nil {
 		var ce *ExitCodeError
 		switch {
+		case parent.Err() != nil:
+			// The run is stopping (Ctrl-C): that is no answer about DNS.
+			return nil, "", parent.Err()
 		case errors.As(err, &ce) && ce.Code == 2:
 			return nil, "", fmt.Errorf("%w: `getent hosts %s` in pod %s found no address", errNoLookup, name, p.name)
 		case ctx.Err() != nil:

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -229,5 +230,19 @@ func TestScaleWaitsForServiceName(t *testing.T) {
 	}
 	if !slices.Contains(lookups, "cnb-r1-cli-0 getent hosts cnb-r1-srv-0.cnibench.svc.example.org") {
 		t.Errorf("the Service was not looked up from its client pod: %v", lookups)
+	}
+}
+
+// A run stopped during the lookup stops; it does not fall back to
+// ClusterIPs as if DNS had failed.
+func TestLookupCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	fx := &fakeExec{tool: func(string, []string) (string, int) {
+		cancel()
+		return "", 2
+	}}
+	p := &Pod{ns: "cnibench", name: "cnb-r1-dns", exec: fx}
+	if _, _, err := lookup(ctx, p, "kubernetes.default.svc"); !errors.Is(err, context.Canceled) || errors.Is(err, errNoLookup) {
+		t.Fatalf("lookup after cancel: %v", err)
 	}
 }
