@@ -19,6 +19,9 @@ have sockperf || need_pkgs+=(sockperf)
 have ab       || need_pkgs+=(apache2-utils)
 have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 have perf     || need_pkgs+=(linux-perf)
+# nft: the nftables counters (counters: true) on both engines, and part of
+# the kube engine's image.
+have nft || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)
 if [ "${1:-}" = "--test" ]; then
   # The test suite also exercises the screenshot of the report, the real
   # flanneld (with etcd as its store), BIRD for calico-routed's BGP mode,

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -106,7 +111,7 @@ func session(t *testing.T, cfg Config) (*Client, func() error) {
 
 func TestProtocolReadWriteRevertOnEOF(t *testing.T) {
 	fs := testNode()
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "node-1") // as DefaultJournalDir/NODE
 	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: dir})
 
 	if v, err := c.Read("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"); err != nil || v != "0" {
@@ -157,6 +162,71 @@ func TestProtocolReadWriteRevertOnEOF(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext)); len(files) != 0 {
 		t.Errorf("journal not retired: %v", files)
 	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left after a clean session: %v", err)
+	}
+}
+
+// The directory stays while another session's journal is in it.
+func TestJournalDirKeptForOtherSessions(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "node-1")
+	os.MkdirAll(dir, 0o700)
+	other := filepath.Join(dir, "other_1"+journal.Ext)
+	if err := os.WriteFile(other, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	if err := c.Write("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "3"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the other session's journal: %v", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "r1_*"+journal.Ext)); len(files) != 0 {
+		t.Errorf("own journal not retired: %v", files)
+	}
+}
+
+// The daemon reverts what a dead session left, and on exit removes the
+// then empty directory.
+func TestDaemonRemovesEmptyJournalDir(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "node-1")
+	os.MkdirAll(dir, 0o700)
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	fs.vals[key("", "sysfs", p)] = "3"
+	writeDeadJournal(t, dir, journal.Set{Netns: "", FS: "sysfs", Path: p, Old: "0", New: "3"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Daemon(ctx, Config{FS: fs, Pods: fakePods{}, JournalDir: dir}, time.Hour, t.Logf)
+	}()
+	// The start-up replay reverts the dead session's value.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fs.mu.Lock()
+		v := fs.vals[key("", "sysfs", p)]
+		fs.mu.Unlock()
+		if v == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead session's value not reverted: %q", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left after the daemon ended: %v", err)
+	}
 }
 
 func TestProtocolErrors(t *testing.T) {
@@ -194,6 +264,110 @@ func TestHostVethAndLinks(t *testing.T) {
 	links, err := c.Links("")
 	if err != nil || strings.Join(links, ",") != "eth1,veth1234" {
 		t.Fatalf("links = %v, %v", links, err)
+	}
+}
+
+func TestMissingPrograms(t *testing.T) {
+	c, wait := session(t, Config{Run: "r5", FS: newMemFS(), JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+	got, err := c.Missing("sh", "cnibench-no-such-tool", "ls")
+	if err != nil || strings.Join(got, ",") != "cnibench-no-such-tool" {
+		t.Fatalf("missing = %v, %v", got, err)
+	}
+}
+
+// Device counters of the node and of pods, read where the agent runs:
+// pod devices are resolved to the pod's namespace first.
+func TestIfStatsOverProtocol(t *testing.T) {
+	var asked []engine.Iface
+	cfg := Config{Run: "r6", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
+		IfStats: func(ifc engine.Iface) (ifstats.Counters, error) {
+			asked = append(asked, ifc)
+			if ifc.Netns == "" {
+				return ifstats.Read(ifc) // this process's own namespace
+			}
+			return ifstats.Counters{RxPackets: 7, MTU: 1450}, nil
+		}}
+	c, wait := session(t, cfg)
+	defer func() { c.Close(); wait() }()
+	got, err := c.IfStats([]engine.Iface{{Name: "lo"}, {Netns: PodNetns("ns", "srv-0"), Name: "eth0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].MTU != 65536 || got[1].RxPackets != 7 || got[1].MTU != 1450 {
+		t.Errorf("counters %+v", got)
+	}
+	if asked[1] != (engine.Iface{Netns: "podns1", Name: "eth0"}) {
+		t.Errorf("pod device read as %+v", asked[1])
+	}
+	if _, err := c.IfStats([]engine.Iface{{Netns: PodNetns("ns", "gone"), Name: "eth0"}}); !errors.Is(err, tune.ErrGone) {
+		t.Errorf("device of a gone pod: %v", err)
+	}
+}
+
+func TestMemoryOverProtocol(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "meminfo"), []byte("MemTotal:       1000 kB\nMemAvailable:    400 kB\n"), 0o644)
+	c, wait := session(t, Config{Run: "r7", FS: newMemFS(), ProcRoot: root, JournalDir: t.TempDir()})
+	defer func() { c.Close(); wait() }()
+	if v, err := c.MemoryPercent(); err != nil || v != 60 {
+		t.Errorf("memory = %v, %v", v, err)
+	}
+}
+
+type fakeCPP struct {
+	ifs              []engine.Iface
+	started, stopped int
+}
+
+func (f *fakeCPP) Start(context.Context) error { f.started++; return nil }
+func (f *fakeCPP) Stop(context.Context) (cpp.Result, error) {
+	f.stopped++
+	return cpp.Result{Metrics: map[string]float64{cpp.MetricTotal: 900, cpp.MetricPackets: 1000},
+		Event: cpp.CPUClock, Breakdown: cpp.Breakdown{Total: 9e5, ByComponent: map[string]float64{"veth": 9e5}}}, nil
+}
+
+// A CPU-cost window runs in the agent (perf on the node) and its result
+// crosses the protocol intact; a window the controller abandons is
+// stopped when the session ends.
+func TestCPPOverProtocol(t *testing.T) {
+	var recs []*fakeCPP
+	cfg := Config{Run: "r8", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
+		CPP: func(ifs []engine.Iface) (CPPRecorder, error) {
+			r := &fakeCPP{ifs: ifs}
+			recs = append(recs, r)
+			return r, nil
+		}}
+	c, wait := session(t, cfg)
+	if _, err := c.CPPStop(); err == nil {
+		t.Error("stop before start succeeded")
+	}
+	ifs := []engine.Iface{{Netns: PodNetns("ns", "srv-0"), Name: "eth0"}}
+	if err := c.CPPStart(ifs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CPPStart(ifs); err == nil {
+		t.Error("a second window opened")
+	}
+	res, err := c.CPPStop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics[cpp.MetricTotal] != 900 || res.Event.Unit != cpp.UnitNs || res.Breakdown.ByComponent["veth"] != 9e5 {
+		t.Errorf("result %+v", res)
+	}
+	if recs[0].ifs[0] != (engine.Iface{Netns: "podns1", Name: "eth0"}) {
+		t.Errorf("packets counted on %+v", recs[0].ifs)
+	}
+	if err := c.CPPStart(ifs); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.started != 1 || last.stopped != 1 {
+		t.Errorf("abandoned window: started %d stopped %d", last.started, last.stopped)
 	}
 }
 

@@ -8,7 +8,10 @@ import (
 	"io"
 	"sync"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -173,4 +176,46 @@ func (c *Client) Revert() (int, error) {
 func (c *Client) Replay() (int, error) {
 	r, err := c.Call(Request{Op: OpReplay})
 	return r.Reverted, err
+}
+
+// Missing returns which of progs the agent's image does not have on its
+// PATH (the workload pods run the same image).
+func (c *Client) Missing(progs ...string) ([]string, error) {
+	r, err := c.Call(Request{Op: OpMissing, Args: progs})
+	return r.List, err
+}
+
+// IfStats returns the counters of devices of the node or its pods.
+func (c *Client) IfStats(ifs []engine.Iface) ([]ifstats.Counters, error) {
+	r, err := c.Call(Request{Op: OpIfStats, Ifaces: ifs})
+	if err == nil && len(r.IfStats) != len(ifs) {
+		err = fmt.Errorf("agent returned %d counters for %d devices", len(r.IfStats), len(ifs))
+	}
+	return r.IfStats, err
+}
+
+// MemoryPercent is the node's memory in use, in percent.
+func (c *Client) MemoryPercent() (float64, error) {
+	r, err := c.Call(Request{Op: OpMemory})
+	return r.Number, err
+}
+
+// CPPStart starts perf on the node for one window; packets are counted
+// on ifs.
+func (c *Client) CPPStart(ifs []engine.Iface) error {
+	_, err := c.Call(Request{Op: OpCPPStart, Ifaces: ifs})
+	return err
+}
+
+// CPPStop ends the window and returns the CPU cost per packet the agent
+// computed on the node (cpp.Recorder's result).
+func (c *Client) CPPStop() (cpp.Result, error) {
+	r, err := c.Call(Request{Op: OpCPPStop})
+	if r.CPP == nil {
+		if err == nil {
+			err = errors.New("agent returned no cpu cost per packet")
+		}
+		return cpp.Result{}, err
+	}
+	return *r.CPP, err
 }

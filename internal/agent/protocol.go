@@ -31,7 +31,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -51,6 +54,11 @@ const (
 	OpRevert      = "revert"       // revert this session's changes now
 	OpReplay      = "replay"       // revert journals of dead sessions
 	OpInfo        = "info"         // kernel, CPUs
+	OpMissing     = "missing"      // which of Args are not on the image's PATH
+	OpIfStats     = "if-stats"     // device counters of Ifaces
+	OpMemory      = "memory"       // the node's memory in use, percent
+	OpCPPStart    = "cpp-start"    // start perf on the node, counting packets on Ifaces
+	OpCPPStop     = "cpp-stop"     // stop it and return the CPU cost per packet
 )
 
 // PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".
@@ -78,6 +86,11 @@ type Request struct {
 	Path  string `json:"path,omitempty"`
 	Value string `json:"value,omitempty"`
 	Iface string `json:"iface,omitempty"`
+	// Args are the programs of OpMissing.
+	Args []string `json:"args,omitempty"`
+	// Ifaces are the devices of OpIfStats and OpCPPStart (Netns "" is
+	// the node, "pod:NS/NAME" a pod).
+	Ifaces []engine.Iface `json:"ifaces,omitempty"`
 }
 
 // Error kinds carried in Response.Kind, so sentinel errors survive the
@@ -95,13 +108,16 @@ type Response struct {
 	Error string `json:"error,omitempty"`
 	Kind  string `json:"kind,omitempty"`
 
-	Value    string            `json:"value,omitempty"`
-	List     []string          `json:"list,omitempty"`
-	Files    map[string]string `json:"files,omitempty"`
-	Counts   map[string]int    `json:"counts,omitempty"`
-	Window   *metrics.Window   `json:"window,omitempty"`
-	Info     *NodeInfo         `json:"info,omitempty"`
-	Reverted int               `json:"reverted,omitempty"`
+	Value    string             `json:"value,omitempty"`
+	List     []string           `json:"list,omitempty"`
+	Files    map[string]string  `json:"files,omitempty"`
+	Counts   map[string]int     `json:"counts,omitempty"`
+	Window   *metrics.Window    `json:"window,omitempty"`
+	Info     *NodeInfo          `json:"info,omitempty"`
+	Reverted int                `json:"reverted,omitempty"`
+	IfStats  []ifstats.Counters `json:"if_stats,omitempty"`
+	Number   float64            `json:"number,omitempty"`
+	CPP      *cpp.Result        `json:"cpp,omitempty"`
 }
 
 // NodeInfo describes the node the agent runs on.

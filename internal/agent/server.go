@@ -2,21 +2,27 @@ package agent
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 	"golang.org/x/sys/unix"
@@ -49,6 +55,31 @@ type Config struct {
 	Iptables func() (map[string]int, error)
 	// SampleInterval is the CPU sampling interval (default 1s).
 	SampleInterval time.Duration
+	// IfStats reads a device's counters in a namespace the FS knows
+	// (default ifstats.Read: netlink).
+	IfStats func(engine.Iface) (ifstats.Counters, error)
+	// CPP makes the CPU-cost-per-packet recorder of a window (default: a
+	// cpp.Recorder running perf on this node).
+	CPP func(ifs []engine.Iface) (CPPRecorder, error)
+}
+
+// CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder).
+type CPPRecorder interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) (cpp.Result, error)
+}
+
+// nodeEvent is the perf event this node samples, chosen once per agent
+// process: hardware cycles where the node can count and sample them,
+// else cpu-clock (the node's PMU, not the controller's, decides).
+var nodeEvent = sync.OnceValue(func() cpp.Event { return cpp.ChooseEvent(context.Background(), cpp.RunPerf) })
+
+func newCPPRecorder(ifs []engine.Iface) (CPPRecorder, error) {
+	m, err := cpp.DefaultMap()
+	if err != nil {
+		return nil, err
+	}
+	return &cpp.Recorder{Map: m, Event: nodeEvent(), Ifaces: ifs}, nil
 }
 
 // PodResolver maps a pod's "NAMESPACE/NAME" to a namespace name for FS.
@@ -64,6 +95,7 @@ type Server struct {
 	j       *journal.Journal
 	pending map[string]pendingSet // knob key -> first old value
 	sampler *metrics.Sampler
+	cpp     CPPRecorder // running perf window, if any
 }
 
 type pendingSet struct {
@@ -93,6 +125,12 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Iptables == nil {
 		cfg.Iptables = iptablesCounts
+	}
+	if cfg.IfStats == nil {
+		cfg.IfStats = ifstats.Read
+	}
+	if cfg.CPP == nil {
+		cfg.CPP = newCPPRecorder
 	}
 	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
 	if _, local := cfg.FS.(tune.LocalFS); local {
@@ -133,8 +171,50 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		s.sampler.Stop()
 		s.sampler = nil
 	}
+	if s.cpp != nil {
+		// The controller went away mid-window: end perf, drop its data.
+		_, _ = s.cpp.Stop(context.Background())
+		s.cpp = nil
+	}
 	_, rerr := s.Revert()
-	return errors.Join(serr, rerr, s.closeJournal())
+	cerr := s.closeJournal()
+	// A clean session leaves nothing on the node: its journal was retired
+	// above, and the directory goes too unless another session's journal
+	// (or this one's, still pending) is in it.
+	removeEmptyDir(s.cfg.JournalDir)
+	return errors.Join(serr, rerr, cerr)
+}
+
+// openJournal opens a node journal in dir. Another session that ends
+// may remove the (then empty) directory between the journal package's
+// MkdirAll and its create; that shows as a missing directory, and one
+// more attempt re-creates it.
+func openJournal(dir, id string) (*journal.Journal, error) {
+	var err error
+	for range 3 {
+		var j *journal.Journal
+		if j, err = journal.Open(dir, id, "cnb-"); err == nil {
+			return j, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	return nil, err
+}
+
+// removeEmptyDir removes the journal directory if it holds nothing, and
+// then DefaultJournalDir when dir was the node's directory under it, so
+// a clean run leaves no empty /run/cnibench/agent/NODE behind. rmdir
+// fails on a directory that is not empty, which is what keeps the
+// journals of other (live or dead) sessions: that error is expected.
+func removeEmptyDir(dir string) {
+	if dir == "" || os.Remove(dir) != nil {
+		return
+	}
+	if filepath.Dir(filepath.Clean(dir)) == DefaultJournalDir {
+		_ = os.Remove(DefaultJournalDir)
+	}
 }
 
 // Handle answers one request.
@@ -179,6 +259,29 @@ func (s *Server) Handle(req Request) Response {
 		resp.Reverted, err = Replay(s.cfg.JournalDir, s.fs)
 	case OpInfo:
 		resp.Info, err = nodeInfo()
+	case OpIfStats:
+		resp.IfStats, err = s.ifStats(req.Ifaces)
+	case OpMemory:
+		resp.Number, err = metrics.MemoryPercent(path.Join(s.cfg.ProcRoot, "meminfo"))
+	case OpCPPStart:
+		err = s.cppStart(req.Ifaces)
+	case OpCPPStop:
+		if s.cpp == nil {
+			err = errors.New("cpu cost per packet: not started")
+			break
+		}
+		var res cpp.Result
+		res, err = s.cpp.Stop(context.Background())
+		s.cpp = nil
+		resp.CPP = &res
+	case OpMissing:
+		// The agent runs the workload pods' image, so what it lacks they
+		// lack: the controller checks before creating any of them.
+		for _, prog := range req.Args {
+			if _, lerr := exec.LookPath(prog); lerr != nil {
+				resp.List = append(resp.List, prog)
+			}
+		}
 	default:
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}
@@ -215,8 +318,7 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 		return nil
 	}
 	if s.j == nil {
-		id := s.cfg.Run + "_" + strconv.Itoa(os.Getpid())
-		if s.j, err = journal.Open(s.cfg.JournalDir, id, "cnb-"); err != nil {
+		if s.j, err = openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid())); err != nil {
 			return fmt.Errorf("node journal: %w", err)
 		}
 	}
@@ -288,6 +390,55 @@ func Replay(dir string, fs tune.FS) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// resolveIfaces maps devices named by the controller ("pod:NS/NAME")
+// to namespaces this agent can enter.
+func (s *Server) resolveIfaces(ifs []engine.Iface) ([]engine.Iface, error) {
+	out := make([]engine.Iface, len(ifs))
+	for i, ifc := range ifs {
+		name, err := s.fs.resolve(ifc.Netns, tune.FSSysfs)
+		if err != nil {
+			return nil, fmt.Errorf("device %s in %q: %w", ifc.Name, ifc.Netns, err)
+		}
+		out[i] = engine.Iface{Netns: name, Name: ifc.Name}
+	}
+	return out, nil
+}
+
+func (s *Server) ifStats(ifs []engine.Iface) ([]ifstats.Counters, error) {
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ifstats.Counters, len(res))
+	for i, ifc := range res {
+		if out[i], err = s.cfg.IfStats(ifc); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cppStart starts perf on this node for one window; packets are counted
+// on ifs (the measured server pods' eth0).
+func (s *Server) cppStart(ifs []engine.Iface) error {
+	if s.cpp != nil {
+		return errors.New("cpu cost per packet: a window is already open")
+	}
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return err
+	}
+	rec, err := s.cfg.CPP(res)
+	if err != nil {
+		return err
+	}
+	if err := rec.Start(context.Background()); err != nil {
+		return err
+	}
+	s.cpp = rec
+	return nil
 }
 
 // hostVeth finds the host-side peer of a veth: the device of the node

@@ -116,6 +116,8 @@ func Daemon(ctx context.Context, cfg Config, interval time.Duration, logf func(s
 		case <-ctx.Done():
 			stopSessions(s.cfg.JournalDir, 10*time.Second)
 			replay()
+			// Nothing left to revert: leave no empty directory on the node.
+			removeEmptyDir(s.cfg.JournalDir)
 			return nil
 		case <-t.C:
 			replay()

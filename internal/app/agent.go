@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/agent"
+	"github.com/cnibench/cnibench/internal/workload/ab"
 )
 
 // agentFlags configure the node agent's subcommands.
@@ -100,6 +102,29 @@ subcommands are what it runs there; users do not call them directly.`,
 			return nil
 		},
 	}
+	var listen, nginxBin string
+	var size int64
+	nginx := &cobra.Command{
+		Use:   "nginx --listen IP:PORT --size BYTES",
+		Short: "Serve a body of BYTES with nginx on IP:PORT until SIGTERM (the HTTP workload's server in a kube pod)",
+		Long: `Writes nginx's private site (config, body, temp paths) in a temporary directory of this
+pod, runs nginx in the foreground, and on SIGTERM stops it and removes the site. The kube
+engine's server pods have their own filesystem, so the HTTP workload runs this there
+instead of writing the site on the controller's machine.`,
+		Example: "  cnibench agent nginx --listen 10.244.1.5:5201 --size 5242880",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if listen == "" || size <= 0 {
+				return errors.New("--listen and a positive --size are required")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return ab.Serve(ctx, nginxBin, listen, size, cmd.ErrOrStderr())
+		},
+	}
+	nginx.Flags().StringVar(&listen, "listen", "", "address nginx listens on (IP:PORT)")
+	nginx.Flags().Int64Var(&size, "size", 0, "size of the served body in bytes")
+	nginx.Flags().StringVar(&nginxBin, "nginx", "nginx", "the nginx program")
 	replay := &cobra.Command{
 		Use:   "replay",
 		Short: "Revert the journals of dead sessions on this node",
@@ -114,6 +139,6 @@ subcommands are what it runs there; users do not call them directly.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(daemon, serve, execCmd, pause, replay)
+	cmd.AddCommand(daemon, serve, execCmd, pause, replay, nginx)
 	return cmd
 }

@@ -78,11 +78,13 @@ func newKubeManifestsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "manifests",
 		Short: "Print every object a kube run would create (or the RBAC it needs), for review",
-		Long: `Prints, as YAML, the agent DaemonSet, the server pods, their Services and the client
-pods that 'cnibench run --engine kube' creates for the given replica count (run ID
-"review"). With --rbac it prints instead the namespace, the least-privilege Role (pods,
-services, pods/exec, daemonsets in the namespace) and the read-only ClusterRole (nodes,
-daemonsets) with bindings for --subject, ready for kubectl apply. Nothing is contacted.`,
+		Long: `Prints, as YAML, the agent DaemonSet, the DNS probe pod (created for a moment when the
+cluster has a DNS Service), the server pods, their Services and the client pods that
+'cnibench run --engine kube' creates for the given replica count (run ID "review"). With
+--rbac it prints instead the namespace, the least-privilege Role (pods, services,
+pods/exec, daemonsets in the namespace), the read-only ClusterRole (nodes, daemonsets) and
+the optional read-only Role in kube-system (services, endpointslices: is cluster DNS up?)
+with bindings for --subject, ready for kubectl apply. Nothing is contacted.`,
 		Example: "  cnibench kube manifests --replicas 2 --server-node worker-1 --client-node worker-2\n" +
 			"  cnibench kube manifests --rbac --subject system:serviceaccount:ci:cnibench",
 		Args: cobra.NoArgs,
@@ -145,7 +147,7 @@ The Dockerfile in the repository builds the same image for users with a registry
 	cmd.Flags().StringVarP(&out, "out", "o", "", "tarball to write")
 	cmd.Flags().StringVar(&ref, "tag", kube.DefaultImage, "image reference recorded in the tarball")
 	cmd.Flags().StringVar(&bin, "binary", "", "cnibench binary to put in the image (default: this one)")
-	cmd.Flags().StringSliceVar(&tools, "tool", []string{"iperf3"}, "programs from this machine's PATH to include")
+	cmd.Flags().StringSliceVar(&tools, "tool", kube.DefaultTools, "programs from this machine's PATH to include (the default is every tool a kube run may exec)")
 	return cmd
 }
 

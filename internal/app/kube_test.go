@@ -17,8 +17,8 @@ func TestKubeManifestsCommand(t *testing.T) {
 	if n := strings.Count(y, "kind: Service\n"); n != 2 {
 		t.Errorf("%d Services, want 2", n)
 	}
-	if n := strings.Count(y, "kind: Pod\n"); n != 4 {
-		t.Errorf("%d Pods, want 4", n)
+	if n := strings.Count(y, "kind: Pod\n"); n != 5 {
+		t.Errorf("%d Pods, want 5 (2 pairs and the DNS probe)", n)
 	}
 	if !strings.Contains(y, "kind: DaemonSet") || !strings.Contains(y, "- w1\n") {
 		t.Errorf("no agent DaemonSet limited to w1:\n%s", y)
@@ -26,7 +26,8 @@ func TestKubeManifestsCommand(t *testing.T) {
 
 	out.Reset()
 	code = Main(context.Background(), []string{"kube", "manifests", "--rbac", "--subject", "system:serviceaccount:ci:bench"}, &out, &errb)
-	if code != ExitOK || !strings.Contains(out.String(), "kind: ServiceAccount") || !strings.Contains(out.String(), "kind: ClusterRoleBinding") {
+	if code != ExitOK || !strings.Contains(out.String(), "kind: ServiceAccount") || !strings.Contains(out.String(), "kind: ClusterRoleBinding") ||
+		!strings.Contains(out.String(), "namespace: kube-system") {
 		t.Errorf("rbac: exit %d\n%s", code, out.String())
 	}
 

@@ -26,11 +26,48 @@ type Pod interface {
 	Name() string
 	// Node is the name of the node the pod runs on.
 	Node() string
-	// IP is the address other pods reach this pod at.
+	// IP is the pod's own address: servers bind to it. Clients connect
+	// to Addr(pod), which is the same unless the pod is Fronted.
 	IP() net.IP
 	// Start runs argv inside the pod. The argument vector is passed to
 	// the program as is: no shell ever sees it.
 	Start(ctx context.Context, argv []string) (Process, error)
+}
+
+// Fronted is implemented by pods that clients reach through a front
+// rather than at their own address: a Kubernetes Service, as the papers
+// addressed their servers. Addr is what clients are given (the Service's
+// DNS name, or its ClusterIP where cluster DNS does not work); FrontIP is
+// the address it resolves to, for tools that take addresses only.
+type Fronted interface {
+	Addr() string
+	FrontIP() net.IP
+}
+
+// Addr is the host name or address clients connect to p at.
+func Addr(p Pod) string {
+	if f, ok := p.(Fronted); ok {
+		return f.Addr()
+	}
+	return p.IP().String()
+}
+
+// AddrIP is the address clients connect to p at, for tools that cannot
+// resolve names (sockperf): a Fronted pod's FrontIP, else its own IP.
+func AddrIP(p Pod) net.IP {
+	if f, ok := p.(Fronted); ok {
+		return f.FrontIP()
+	}
+	return p.IP()
+}
+
+// Helper is implemented by pods whose image carries cnibench itself (the
+// kube engine's): HelperArgv returns the argv that runs `cnibench agent
+// ARGS...` in the pod. Drivers use it for steps that must happen where
+// the tool runs, in the pod's own filesystem (nginx's site), which the
+// local engine's pods share with this machine and kube pods do not.
+type Helper interface {
+	HelperArgv(args ...string) []string
 }
 
 // Iface is a network device in a namespace. Netns "" is the host (the

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -136,6 +137,52 @@ func TestBuildDegraded(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("degraded report lacks %q", want)
 		}
+	}
+}
+
+// A kube run's header names the detected CNI beside the study's datapath
+// names the cells carry; a local run's has no such line.
+func TestBuildKubeHeader(t *testing.T) {
+	dir, _ := syntheticDir(t)
+	var env results.Env
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, results.EnvFile))), &env); err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	if page := readFile(t, filepath.Join(dir, results.ReportHTML)); strings.Contains(page, "engine kube") {
+		t.Error("local run's report has the kube header line")
+	}
+	env.Engine = "kube"
+	env.NodeCPUs = map[string][]int{"worker-1": {0, 1, 2, 3}, "worker-2": {0, 1}}
+	env.CNI = &results.CNI{Name: "flannel", Mode: "vxlan", Evidence: []string{"device flannel.1"}}
+	b, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.EnvFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	page := readFile(t, filepath.Join(dir, results.ReportHTML))
+	head, _, _ := strings.Cut(page, "<h2>")
+	for _, want := range []string{
+		"engine kube) whose CNI was detected as flannel (vxlan); cells are named by the study&#39;s datapath (calico-vxlan)",
+	} {
+		if !strings.Contains(head, want) {
+			t.Errorf("report header lacks %q:\n%s", want, head)
+		}
+	}
+	for _, want := range []string{"<th>CNI</th><td>flannel (vxlan) (evidence: device flannel.1)</td>", "real Kubernetes cluster with the CNI detected as flannel (vxlan)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "emulated on one machine") {
+		t.Error("kube report says the nodes were emulated")
 	}
 }
 

@@ -16,6 +16,9 @@ import (
 func comparability(run *results.Run, s *study.Study) []string {
 	var out []string
 	e := run.Env
+	if e.Engine == "kube" {
+		return kubeComparability(e)
+	}
 	out = append(out, "The published numbers come from nodes that were separate machines or VMs, each with its own cores and "+
 		"NIC (rps-rfs: a 4-core KVM VM per node, per-core figures of the server VM only, whose core 3 took the NIC's receive softirqs). "+
 		"Here the nodes are emulated on one machine.")
@@ -45,6 +48,22 @@ func comparability(run *results.Run, s *study.Study) []string {
 		out = append(out, fmt.Sprintf("The study asked for server CPUs %q and client CPUs %q.", s.Spec.Nodes.Server.CPUs, s.Spec.Nodes.Client.CPUs))
 	}
 	return out
+}
+
+// kubeComparability replaces the emulation caveats for runs on a real
+// cluster: the nodes have their own CPUs and NICs there.
+func kubeComparability(e results.Env) []string {
+	cni := "a CNI that was not detected"
+	if e.CNI != nil {
+		cni = "the CNI detected as " + e.CNI.String()
+	}
+	return []string{
+		"This run measured nodes of a real Kubernetes cluster with " + cni + ", as the papers measured theirs: " +
+			"servers on one node behind Services, clients on another. Per-core figures are the server node's CPUs (" +
+			nodeCPUsText(e.NodeCPUs) + "), which it shares with everything else scheduled there.",
+		"Comparable: relative effects within this run (each tuning against the baseline on the same nodes) and the direction of per-core shifts. " +
+			"Absolute bitrates depend on these nodes' CPUs, NICs, network and CNI, not only on the tuning.",
+	}
 }
 
 func sharesAll(m map[string][]int) bool {

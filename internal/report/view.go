@@ -27,9 +27,12 @@ var pageTmpl = template.Must(template.New("report").Parse(pageText))
 type page struct {
 	Name, Description, Source string
 	RunID, Started, Generated string
-	Warnings                  []string
-	Missing                   []string
-	Groups                    []groupView
+	// Cluster is the header line of kube runs: the detected CNI beside
+	// the study's datapath names the cells carry.
+	Cluster  string
+	Warnings []string
+	Missing  []string
+	Groups   []groupView
 	// NoSamples: the run stored no sample at all (Groups may also be
 	// empty because every workload is a sweep, shown in Workloads).
 	NoSamples      bool
@@ -77,6 +80,7 @@ func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page
 	if !run.Env.Started.IsZero() {
 		pg.Started = run.Env.Started.UTC().Format(time.RFC3339)
 	}
+	pg.Cluster = clusterLine(run.Env, s)
 	pg.Missing = missingCells(rows)
 	refs := s.Spec.Reference
 	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(rows).CPUs))
@@ -263,6 +267,22 @@ func cpuLabeler(env results.Env, ncpu int) func(int) string {
 	}
 }
 
+// clusterLine says, for runs on a real cluster, which CNI was measured:
+// the cells keep the study's datapath names (so kube and local runs line
+// up in tables and in `cnibench compare`), and this line keeps the
+// reader from taking those names for what ran.
+func clusterLine(e results.Env, s *study.Study) string {
+	if e.Engine != "kube" {
+		return ""
+	}
+	cni := "not detected"
+	if e.CNI != nil {
+		cni = e.CNI.String()
+	}
+	return fmt.Sprintf("Measured on a Kubernetes cluster (engine kube) whose CNI was detected as %s; cells are named by the study's datapath (%s).",
+		cni, strings.Join(s.DatapathNames(), ", "))
+}
+
 func envView(run *results.Run) ([][2]string, []detail) {
 	if !run.HasEnv {
 		return [][2]string{{"env.json", "missing"}}, nil
@@ -280,6 +300,13 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		kv = append(kv, [2]string{"started", e.Started.UTC().Format(time.RFC3339)})
 	}
 	kv = append(kv, [2]string{"node CPUs", nodeCPUsText(e.NodeCPUs)})
+	if e.CNI != nil {
+		v := e.CNI.String()
+		if len(e.CNI.Evidence) > 0 {
+			v += " (evidence: " + strings.Join(e.CNI.Evidence, "; ") + ")"
+		}
+		kv = append(kv, [2]string{"CNI", v})
+	}
 	var tools []string
 	for _, k := range sortedKeys(e.Tools) {
 		tools = append(tools, k+" "+e.Tools[k])

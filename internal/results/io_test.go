@@ -37,7 +37,8 @@ func newRun(t *testing.T) (*Writer, string) {
 func TestWriteLoadRoundTrip(t *testing.T) {
 	w, dir := newRun(t)
 	study := []byte("apiVersion: cnibench/v1alpha1\nkind: Study\n")
-	env := Env{Tool: "cnibench", Kernel: "6.1.0", CPUs: 4, NodeCPUs: map[string][]int{"server": {0, 1}}, Notes: []string{"n"}}
+	env := Env{Tool: "cnibench", Kernel: "6.1.0", CPUs: 4, NodeCPUs: map[string][]int{"server": {0, 1}}, Notes: []string{"n"},
+		CNI: &CNI{Name: "flannel", Mode: "vxlan", Evidence: []string{"device flannel.1"}}}
 	cpu := []CPUPoint{
 		{Cell: testSample(0).Cell, CPU: 0, Time: time.Unix(10, 0).UTC(), CPUPercent: CPUPercent{Idle: 90}},
 		{Cell: testSample(0).Cell, CPU: 1, Time: time.Unix(10, 0).UTC(), CPUPercent: CPUPercent{Idle: 70}},
@@ -195,6 +196,29 @@ func TestLoadNeedsStudy(t *testing.T) {
 	dir := writeRaw(t, map[string]string{SamplesFile: goodLine + "\n"})
 	if _, err := Load(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v, want not-exist for study.yaml", err)
+	}
+}
+
+// Kube runs before Env.CNI recorded the CNI as the tool "cni".
+func TestLoadOldCNI(t *testing.T) {
+	for old, want := range map[string]CNI{
+		"calico (vxlan)": {Name: "calico", Mode: "vxlan"},
+		"bridge":         {Name: "bridge"},
+	} {
+		dir := writeRaw(t, map[string]string{StudyFile: "a: 1\n", EnvFile: `{"engine":"kube","tools":{"iperf3":"3.12","cni":"` + old + `"}}`})
+		r, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Env.CNI == nil || !reflect.DeepEqual(*r.Env.CNI, want) {
+			t.Errorf("%q: CNI %+v, want %+v", old, r.Env.CNI, want)
+		}
+		if _, ok := r.Env.Tools["cni"]; ok || r.Env.Tools["iperf3"] != "3.12" {
+			t.Errorf("%q: tools %v", old, r.Env.Tools)
+		}
+		if s := r.Env.CNI.String(); s != old {
+			t.Errorf("String() = %q, want %q", s, old)
+		}
 	}
 }
 

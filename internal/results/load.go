@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Run is a run directory's raw files as read by Load.
@@ -59,6 +60,7 @@ func Load(dir string) (*Run, error) {
 			return nil, fmt.Errorf("%s: %w", envPath, err)
 		}
 		r.HasEnv = true
+		upgradeEnv(&r.Env)
 	}
 	if r.Samples, err = readJSONL[Sample](r, filepath.Join(dir, SamplesFile)); err != nil {
 		return nil, err
@@ -119,4 +121,16 @@ func decodeLine[T any](line []byte) (T, error) {
 	}
 	err := json.Unmarshal(line, &v)
 	return v, err
+}
+
+// upgradeEnv reads older env.json files: kube runs before the CNI field
+// recorded the detected CNI as the tool "cni", as "name (mode)".
+func upgradeEnv(e *Env) {
+	v, ok := e.Tools["cni"]
+	if e.CNI != nil || !ok || v == "" {
+		return
+	}
+	name, mode, _ := strings.Cut(v, " (")
+	e.CNI = &CNI{Name: name, Mode: strings.TrimSuffix(mode, ")")}
+	delete(e.Tools, "cni")
 }

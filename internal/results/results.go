@@ -113,7 +113,12 @@ type Env struct {
 	// Datapaths says how each datapath of the run was built, keyed by
 	// the study's name for it.
 	Datapaths map[string]DatapathEnv `json:"datapaths,omitempty"`
-	Notes     []string               `json:"notes,omitempty"`
+	// CNI is the cluster's network plugin and mode as the kube engine
+	// detected them; nil on the local engine, where the cells' datapaths
+	// are what cnibench built. Cells keep the study's datapath names
+	// either way, so runs of both engines line up.
+	CNI   *CNI     `json:"cni,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // DatapathEnv is how one datapath of a run was built: its knobs and
@@ -152,6 +157,21 @@ type PolicyEnv struct {
 	Mode   string         `json:"mode"`
 	Chains map[string]int `json:"chains"`
 	Rules  map[string]int `json:"rules"`
+}
+
+// CNI names a detected network plugin, with what it was recognised by.
+type CNI struct {
+	Name     string   `json:"name"` // calico, flannel, cilium, ..., unknown
+	Mode     string   `json:"mode,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// String is "name (mode)", or the name alone.
+func (c CNI) String() string {
+	if c.Mode == "" {
+		return c.Name
+	}
+	return c.Name + " (" + c.Mode + ")"
 }
 
 // SummaryRow is one row of summary.csv: statistics of one metric in one cell.

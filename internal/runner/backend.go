@@ -30,6 +30,9 @@ type backend interface {
 	fs() tune.FS
 	// sampler samples the CPU of a node over a trial's measured window.
 	sampler(n engine.Node) cpuSampler
+	// reader reads a node's device counters, memory and CPU cost per
+	// packet (reader.go).
+	reader(n engine.Node) nodeReader
 	// describe adds engine facts (offloads, steering, notes) to env.json.
 	describe(r *run, c engine.Cluster, e *results.Env)
 }

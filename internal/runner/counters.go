@@ -3,24 +3,26 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/metrics/iptables"
+	"github.com/cnibench/cnibench/internal/metrics/nftables"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // countersWindow records, over the measured window, the packet and drop
 // counters of the server node's underlay, tunnel and measured pods, and
-// the iptables chains and rules packets traversed on the nodes. It wraps
-// the node's CPU sampler like cppWindow.
+// the iptables and nftables chains and rules packets traversed on the
+// nodes. It wraps the node's CPU sampler like cppWindow. Device counters
+// and memory are read through the node's reader (this kernel, or the
+// node's agent); iptables-save and nft run on each node through
+// engine.Node.Start (the node's namespace, or its agent's container).
 type countersWindow struct {
 	inner  cpuSampler
+	rd     nodeReader
 	groups []ifaceGroup
 	nodes  []engine.Node
 
@@ -28,6 +30,7 @@ type countersWindow struct {
 
 	before  [][]ifstats.Counters
 	rules   []*iptables.Ruleset
+	nft     []*nftables.Ruleset
 	metrics map[string]float64
 }
 
@@ -37,8 +40,8 @@ type ifaceGroup struct {
 	ifaces []engine.Iface
 }
 
-func newCountersWindow(inner cpuSampler, srv engine.Node, nodes []engine.Node, servers []engine.Pod, pairs []workload.Pair) *countersWindow {
-	c := &countersWindow{inner: inner, nodes: nodes, pairs: pairs}
+func newCountersWindow(inner cpuSampler, rd nodeReader, srv engine.Node, nodes []engine.Node, servers []engine.Pod, pairs []workload.Pair) *countersWindow {
+	c := &countersWindow{inner: inner, rd: rd, nodes: nodes, pairs: pairs}
 	c.groups = append(c.groups, ifaceGroup{"underlay", []engine.Iface{srv.Underlay()}})
 	if t, ok := srv.Tunnel(); ok {
 		c.groups = append(c.groups, ifaceGroup{"tunnel", []engine.Iface{t}})
@@ -51,29 +54,33 @@ func newCountersWindow(inner cpuSampler, srv engine.Node, nodes []engine.Node, s
 	return c
 }
 
+// read reads every group's devices in one request (one agent round trip
+// on kube, so both ends of the window are read close to its edges).
 func (c *countersWindow) read() ([][]ifstats.Counters, error) {
+	var all []engine.Iface
+	for _, g := range c.groups {
+		all = append(all, g.ifaces...)
+	}
+	flat, err := c.rd.ifaces(all)
+	if err != nil {
+		return nil, err
+	}
 	var out [][]ifstats.Counters
 	for _, g := range c.groups {
-		var cs []ifstats.Counters
-		for _, ifc := range g.ifaces {
-			v, err := ifstats.Read(ifc)
-			if err != nil {
-				return nil, err
-			}
-			cs = append(cs, v)
-		}
-		out = append(out, cs)
+		out = append(out, flat[:len(g.ifaces)])
+		flat = flat[len(g.ifaces):]
 	}
 	return out, nil
 }
 
-// iptablesSave runs iptables-save -c in each node; a node without iptables
-// gives nil (the metrics are then left out).
-func (c *countersWindow) iptablesSave() []*iptables.Ruleset {
-	var out []*iptables.Ruleset
-	for _, n := range c.nodes {
+// save runs argv on each node and parses its output; a node where the
+// program is missing or fails gives nil (the metrics are then left out:
+// a node need not run iptables or nftables).
+func save[T any](nodes []engine.Node, argv []string, parse func([]byte) (*T, error)) []*T {
+	var out []*T
+	for _, n := range nodes {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		p, err := n.Start(ctx, []string{"iptables-save", "-c"})
+		p, err := n.Start(ctx, argv)
 		if err != nil {
 			cancel()
 			return nil
@@ -83,13 +90,18 @@ func (c *countersWindow) iptablesSave() []*iptables.Ruleset {
 		if err != nil {
 			return nil
 		}
-		rs, err := iptables.Parse(b)
+		rs, err := parse(b)
 		if err != nil {
 			return nil
 		}
 		out = append(out, rs)
 	}
 	return out
+}
+
+func (c *countersWindow) rulesets() ([]*iptables.Ruleset, []*nftables.Ruleset) {
+	return save(c.nodes, []string{"iptables-save", "-c"}, iptables.Parse),
+		save(c.nodes, []string{"nft", "-j", "list", "ruleset"}, nftables.Parse)
 }
 
 func (c *countersWindow) Start() error {
@@ -101,13 +113,13 @@ func (c *countersWindow) Start() error {
 		_, _ = c.inner.Stop()
 		return fmt.Errorf("interface counters: %w", err)
 	}
-	c.rules = c.iptablesSave()
+	c.rules, c.nft = c.rulesets()
 	return nil
 }
 
 func (c *countersWindow) Stop() (metrics.Window, error) {
 	after, rerr := c.read()
-	rules := c.iptablesSave()
+	rules, nft := c.rulesets()
 	w, err := c.inner.Stop()
 	if err != nil {
 		return w, err
@@ -134,7 +146,7 @@ func (c *countersWindow) Stop() (metrics.Window, error) {
 	if ms, ok := podSetupMs(c.pairs); ok {
 		c.metrics[MetricPodSetup] = ms
 	}
-	if pct, err := memoryPercent("/proc/meminfo"); err == nil {
+	if pct, err := c.rd.memoryPercent(); err == nil {
 		c.metrics[MetricMemory] = pct
 	}
 	if len(rules) == len(c.nodes) && len(c.rules) == len(c.nodes) {
@@ -150,6 +162,15 @@ func (c *countersWindow) Stop() (metrics.Window, error) {
 			c.metrics[k] = v
 		}
 	}
+	if len(nft) == len(c.nodes) && len(c.nft) == len(c.nodes) {
+		var tot nftables.Path
+		for i := range nft {
+			tot = tot.Add(nftables.Traversed(c.nft[i], nft[i]))
+		}
+		for k, v := range tot.Metrics() {
+			c.metrics[k] = v
+		}
+	}
 	return w, nil
 }
 
@@ -159,7 +180,7 @@ const (
 	// the measured pods (namespace plus datapath attach), when the engine
 	// reports it.
 	MetricPodSetup = "pod_setup_ms"
-	// MetricMemory is the machine's memory in use at the end of the
+	// MetricMemory is the server node's memory in use at the end of the
 	// window, (MemTotal - MemAvailable) / MemTotal; emulated nodes share
 	// the machine's memory.
 	MetricMemory = "node_memory_percent"
@@ -184,33 +205,4 @@ func podSetupMs(pairs []workload.Pair) (float64, bool) {
 		return 0, false
 	}
 	return float64(sum) / float64(n) / float64(time.Millisecond), true
-}
-
-// memoryPercent reads MemTotal and MemAvailable from a meminfo file.
-func memoryPercent(path string) (float64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	var total, avail float64
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			continue
-		}
-		switch f[0] {
-		case "MemTotal:":
-			total = v
-		case "MemAvailable:":
-			avail = v
-		}
-	}
-	if total <= 0 {
-		return 0, fmt.Errorf("%s: no MemTotal", path)
-	}
-	return 100 * (total - avail) / total, nil
 }

@@ -12,20 +12,21 @@ import (
 
 // cppWindow samples the CPU cost per packet over the same measured window
 // as the CPU metrics: it wraps the node's sampler, starting perf right
-// after it and stopping perf right before it.
+// after it and stopping perf right before it. The recorder runs perf on
+// this machine (local engine) or in the node's agent (kube).
 type cppWindow struct {
 	inner cpuSampler
-	rec   *cpp.Recorder
+	rec   cppRecorder
 	res   cpp.Result
 	err   error
 }
 
-func newCPPWindow(inner cpuSampler, ev cpp.Event, ifaces []engine.Iface) (*cppWindow, error) {
-	m, err := cpp.DefaultMap()
+func newCPPWindow(inner cpuSampler, rd nodeReader, ev cpp.Event, ifaces []engine.Iface) (*cppWindow, error) {
+	rec, err := rd.cpp(ev, ifaces)
 	if err != nil {
 		return nil, err
 	}
-	return &cppWindow{inner: inner, rec: &cpp.Recorder{Map: m, Event: ev, Ifaces: ifaces}}, nil
+	return &cppWindow{inner: inner, rec: rec}, nil
 }
 
 func (c *cppWindow) Start() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) er
 	if err := b.cfg.Validate(); err != nil {
 		return err
 	}
+	b.cfg.Tools = kubeTools(s)
 	if b.cs == nil {
 		rc, cs, err := kube.Connect(b.cfg.Kubeconfig, b.cfg.Context)
 		if err != nil {
@@ -113,6 +115,10 @@ func (b *kubeBackend) sampler(n engine.Node) cpuSampler {
 	return &agentSampler{n: n.(*kube.Node)}
 }
 
+func (b *kubeBackend) reader(n engine.Node) nodeReader {
+	return agentReader{a: n.(*kube.Node).Agent()}
+}
+
 // agentSampler runs the metrics sampler inside the node's agent.
 type agentSampler struct{ n *kube.Node }
 
@@ -148,15 +154,15 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 		}
 	}
 	cni := detectCNI(kc)
-	if e.Tools == nil {
-		e.Tools = map[string]string{}
-	}
-	e.Tools["cni"] = cni.String()
+	e.CNI = &results.CNI{Name: cni.Name, Mode: cni.Mode, Evidence: cni.Evidence}
 	e.Notes = append(e.Notes,
-		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI",
-			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.DatapathNames(), ", ")),
-		"cni: "+cni.String()+" (evidence: "+strings.Join(cni.Evidence, "; ")+")",
-		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there")
+		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI, %s",
+			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.DatapathNames(), ", "), cni),
+		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there",
+		kc.Addressing().Note())
+	if kc.Addressing().DNS && slices.ContainsFunc(r.study.Variants(), func(w study.Workload) bool { return w.Tool == "sockperf" }) {
+		e.Notes = append(e.Notes, "kube engine: sockperf takes addresses only, so its clients are given the ClusterIP the Service name resolves to")
+	}
 	if counts, err := a.Iptables(); err == nil {
 		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))
 	}
@@ -206,3 +212,52 @@ func remoteKernel(b backend) bool {
 // remote marks the kube backend: its nodes run other kernels, reached
 // through agents, and its tools run in the workload image.
 func (*kubeBackend) remote() bool { return true }
+
+// kubeUnsupported names, in one error, every workload option the kube
+// engine cannot run yet; it is checked before anything is created.
+func kubeUnsupported(s *study.Study) error {
+	var bad []string
+	for _, w := range s.Spec.Workloads {
+		if w.Background != nil {
+			// Background servers listen on BasePort+1000+j, a port the
+			// run's Services (one port per pod, BasePort+I) do not forward.
+			bad = append(bad, fmt.Sprintf("workload %s: background load (its servers use ports the run's Services do not expose)", w.Name))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the kube engine cannot run %s; run it with the local engine, or remove it for --engine kube", strings.Join(bad, "; "))
+}
+
+// kubeTools are the programs a study execs in the image: checked by the
+// agents before any workload pod exists.
+func kubeTools(s *study.Study) []string {
+	var tools []string
+	add := func(t ...string) {
+		for _, x := range t {
+			if !slices.Contains(tools, x) {
+				tools = append(tools, x)
+			}
+		}
+	}
+	for _, w := range s.Variants() {
+		switch w.Tool {
+		case "ab":
+			add("ab", "nginx")
+		default:
+			add(w.Tool)
+		}
+		if w.Pin != nil {
+			add("taskset")
+		}
+		// The agent runs these on the node (same image as the pods).
+		if w.CPP {
+			add("perf")
+		}
+		if w.Counters {
+			add("iptables-save", "nft")
+		}
+	}
+	return tools
+}

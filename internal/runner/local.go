@@ -123,6 +123,8 @@ func (b localBackend) sampler(engine.Node) cpuSampler {
 	return metrics.NewSampler(b.procRoot, time.Second)
 }
 
+func (b localBackend) reader(engine.Node) nodeReader { return localReader{procRoot: b.procRoot} }
+
 func (b localBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	lc := c.(*local.Cluster)
 	e.NodeCPUs = map[string][]int{

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"net"
-	"os"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -69,18 +68,5 @@ func TestPlace(t *testing.T) {
 	}
 	if _, err := place(study.Workload{Name: "x", Placement: study.PlacementIntraNode}, 2, pods("srv", 3), pods("cli", 3)); err == nil {
 		t.Error("placed 2 intra-node pairs on 3 pods")
-	}
-}
-
-func TestMemoryPercent(t *testing.T) {
-	p := t.TempDir() + "/meminfo"
-	if err := os.WriteFile(p, []byte("MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    250 kB\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := memoryPercent(p); err != nil || v != 75 {
-		t.Errorf("memoryPercent = %v, %v", v, err)
-	}
-	if _, err := memoryPercent(p + "x"); err == nil {
-		t.Error("missing file read")
 	}
 }

@@ -90,25 +90,31 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 	if err := b.preflight(ctx, s, p); err != nil {
 		return nil, &PreflightError{err}
 	}
+	if remoteKernel(b) {
+		if err := kubeUnsupported(s); err != nil {
+			return nil, &PreflightError{err}
+		}
+	}
 	for _, w := range s.Variants() {
 		d, err := registry.Lookup(w.Tool)
 		if err != nil {
 			return nil, &PreflightError{err}
 		}
 		// On a cluster the tools run in the workload image, not on this
-		// machine; the kube engine's preflight checks the image instead.
+		// machine; the kube engine checks the image through its agents.
 		if !remoteKernel(b) {
 			if err := d.Check(); err != nil {
 				return nil, &PreflightError{fmt.Errorf("workload %s: %w", w.Name, err)}
 			}
-		} else if w.Tool != "iperf3" || w.CPP || w.Counters {
-			return nil, &PreflightError{fmt.Errorf("workload %s: the kube engine runs iperf3 workloads only, without cpp or counters "+
-				"(the workload image carries iperf3; sockperf, ab/nginx, perf and interface counters need the local engine for now)", w.Name)}
 		}
 		p.drivers[w.Name] = d
 	}
-	if err := cppPreflight(ctx, s, p, cpp.RunPerf); err != nil {
-		return nil, &PreflightError{err}
+	// A remote node's agent chooses its own perf event (its PMU is not
+	// this machine's) and checks perf there.
+	if !remoteKernel(b) {
+		if err := cppPreflight(ctx, s, p, cpp.RunPerf); err != nil {
+			return nil, &PreflightError{err}
+		}
 	}
 	for _, t := range s.Spec.Tunings {
 		if remoteKernel(b) {

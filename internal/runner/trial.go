@@ -55,14 +55,14 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		for _, p := range servers {
 			ifaces = append(ifaces, srv.PodIface(p))
 		}
-		if cw, err = newCPPWindow(sampler, r.plan.cppEvent, ifaces); err != nil {
+		if cw, err = newCPPWindow(sampler, r.backend.reader(srv), r.plan.cppEvent, ifaces); err != nil {
 			return err
 		}
 		sampler = cw
 	}
 	var ctr *countersWindow
 	if w.Counters {
-		ctr = newCountersWindow(sampler, srv, []engine.Node{srv, c.Client()}, servers, pl.pairs)
+		ctr = newCountersWindow(sampler, r.backend.reader(srv), srv, []engine.Node{srv, c.Client()}, servers, pl.pairs)
 		sampler = ctr
 	}
 	win := newWindow(sampler, s.Warmup.Duration, s.Duration.Duration)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
+	"github.com/cnibench/cnibench/internal/metrics/nftables"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -85,6 +87,16 @@ func TestRunEveryWorkloadKind(t *testing.T) {
 		if smp.Cell.Workload == "udp" {
 			if _, ok := smp.Metrics["if_underlay_rx_packets_count"]; !ok {
 				t.Errorf("udp: no interface counters: %v", smp.Metrics)
+			}
+			// The node namespaces' rulesets (empty here) are read with
+			// both tools where they are installed.
+			for tool, m := range map[string]string{"iptables-save": iptables.MetricRules, "nft": nftables.MetricRules} {
+				if _, err := exec.LookPath(tool); err != nil {
+					continue
+				}
+				if _, ok := smp.Metrics[m]; !ok {
+					t.Errorf("udp: %s installed but no %s: %v", tool, m, smp.Metrics)
+				}
 			}
 		}
 	}

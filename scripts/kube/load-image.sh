@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 CNIBENCH=$(readlink -f "${1:?usage: load-image.sh CNIBENCH_BINARY}")
 mkdir -p "$STATE/images"
-"$CNIBENCH" kube image --out "$STATE/images/cnibench.tar" --tag "$IMAGE" --binary "$CNIBENCH" --tool iperf3 --tool ethtool --tool iptables-save
+"$CNIBENCH" kube image --out "$STATE/images/cnibench.tar" --tag "$IMAGE" --binary "$CNIBENCH"
 for n in "${NODES[@]}"; do
 	ctr --address "$RUNDIR/$n/containerd.sock" -n k8s.io images import "$STATE/images/cnibench.tar" >/dev/null
 done

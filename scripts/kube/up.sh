@@ -165,7 +165,7 @@ start kube-scheduler "$CP_NS" "$BIN/kube-scheduler" --kubeconfig="$pki/scheduler
 # --- images -----------------------------------------------------------------
 log "images"
 mkdir -p "$STATE/images"
-"$CNIBENCH" kube image --out "$STATE/images/cnibench.tar" --tag "$IMAGE" --binary "$CNIBENCH" --tool iperf3 --tool ethtool --tool iptables-save
+"$CNIBENCH" kube image --out "$STATE/images/cnibench.tar" --tag "$IMAGE" --binary "$CNIBENCH"
 "$CNIBENCH" kube image --out "$STATE/images/pause.tar" --tag "$PAUSE_IMAGE" --binary "$CNIBENCH" --tool iperf3
 
 # --- nodes ------------------------------------------------------------------

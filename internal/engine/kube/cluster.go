@@ -28,6 +28,8 @@ type Cluster struct {
 	servers        []*Pod
 	clients        []*Pod
 	poll           time.Duration
+	resolveWait    time.Duration
+	addressing     Addressing
 }
 
 var _ engine.Cluster = (*Cluster)(nil)
@@ -40,7 +42,7 @@ func Up(ctx context.Context, cs kubernetes.Interface, ex Execer, cfg Config, pla
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Cluster{cfg: cfg, cs: cs, exec: ex, log: log, poll: 500 * time.Millisecond}
+	c := &Cluster{cfg: cfg, cs: cs, exec: ex, log: log, poll: 500 * time.Millisecond, resolveWait: defaultResolveWait}
 	err := c.up(ctx, place)
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
@@ -81,8 +83,38 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	var errS, errC error
 	c.server, errS = mk(place.Server)
 	c.client, errC = mk(place.Client)
-	return errors.Join(errS, errC)
+	if err := errors.Join(errS, errC); err != nil {
+		return err
+	}
+	if err := c.checkTools(); err != nil {
+		return err
+	}
+	c.addressing, err = c.decideAddressing(ctx, place.Client.Name)
+	return err
 }
+
+// checkTools asks each agent which of the run's programs its image lacks:
+// workload pods run the same image, so a missing tool is found here, not
+// in the first trial after every pod was created.
+func (c *Cluster) checkTools() error {
+	if len(c.cfg.Tools) == 0 {
+		return nil
+	}
+	for _, n := range []*Node{c.server, c.client} {
+		miss, err := n.sess.client.Missing(c.cfg.Tools...)
+		if err != nil {
+			return fmt.Errorf("node %s: check the image's tools: %w", n.name, err)
+		}
+		if len(miss) > 0 {
+			return fmt.Errorf("%w: %s on node %s has no %s, which this study runs; build an image with them (`cnibench kube image` includes every tool the kube engine runs)",
+				ErrImageTools, c.cfg.Image, n.name, strings.Join(miss, ", "))
+		}
+	}
+	return nil
+}
+
+// Addressing is how clients reach the server pods (decided by Up).
+func (c *Cluster) Addressing() Addressing { return c.addressing }
 
 // waitAgents waits until the agent pod on each node is running and
 // returns their names by node.
@@ -277,8 +309,7 @@ func (c *Cluster) waitWorkload(ctx context.Context) error {
 				waiting = append(waiting, p.name+": "+orPhase(why, kp))
 				continue
 			}
-			p.podIP = net.ParseIP(kp.Status.PodIP)
-			p.ip = p.podIP
+			p.ip = net.ParseIP(kp.Status.PodIP)
 		}
 		if len(waiting) == 0 {
 			break
@@ -291,14 +322,27 @@ func (c *Cluster) waitWorkload(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, p := range c.servers {
+	for i, p := range c.servers {
+		if p.front != nil {
+			continue
+		}
 		svc, err := c.cs.CoreV1().Services(c.cfg.Namespace).Get(ctx, p.name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("service %s: %w", p.name, err)
 		}
-		if ip := net.ParseIP(svc.Spec.ClusterIP); ip != nil {
-			p.ip = ip
+		ip := net.ParseIP(svc.Spec.ClusterIP)
+		if ip == nil {
+			return fmt.Errorf("service %s has no ClusterIP (%q)", p.name, svc.Spec.ClusterIP)
 		}
+		if !c.addressing.DNS {
+			p.front, p.addr = ip, ip.String()
+			continue
+		}
+		name := c.addressing.ServiceName(svc.Name, svc.Namespace)
+		if err := c.awaitResolves(ctx, c.clients[i], name, ip); err != nil {
+			return fmt.Errorf("service %s: %w", p.name, err)
+		}
+		p.front, p.addr = ip, name
 	}
 	return nil
 }

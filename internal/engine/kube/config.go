@@ -48,6 +48,8 @@ const (
 	RoleServer = "server"
 	RoleClient = "client"
 	RoleAgent  = "agent"
+	// RoleProbe is the DNS probe pod (dns.go).
+	RoleProbe = "probe"
 )
 
 // Defaults.
@@ -81,6 +83,10 @@ type Config struct {
 	Controller string
 	// Timeout bounds waiting for pods to become ready.
 	Timeout time.Duration
+	// Tools are the programs the run execs in the image (the study's
+	// workload tools, taskset, perf...); Up checks them through the
+	// agent, which runs the same image, before any workload pod exists.
+	Tools []string
 }
 
 // WithDefaults fills empty fields.
@@ -129,3 +135,4 @@ func isSelector(s string) bool { return strings.ContainsAny(s, "=!") || strings.
 func agentName(run string) string         { return "cnb-" + run + "-agent" }
 func serverName(run string, i int) string { return fmt.Sprintf("cnb-%s-srv-%d", run, i) }
 func clientName(run string, i int) string { return fmt.Sprintf("cnb-%s-cli-%d", run, i) }
+func probeName(run string) string         { return "cnb-" + run + "-dns" }

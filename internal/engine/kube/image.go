@@ -160,11 +160,15 @@ func writeLayer(w io.Writer, spec ImageSpec) error {
 			return err
 		}
 	}
-	// /etc/passwd and /etc/group so tools that look up users work.
+	// /etc/passwd and /etc/group so tools that look up users work (nginx's
+	// workers drop root for nobody:nogroup); nsswitch.conf so glibc asks
+	// /etc/hosts, then DNS, as on Debian (getent, and the tools'
+	// getaddrinfo, resolve Service names through it).
 	// A slice, not a map: map order would change the bytes between builds.
 	for _, f := range []struct{ name, body string }{
-		{"etc/group", "root:x:0:\n"},
-		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"},
+		{"etc/group", "root:x:0:\nnogroup:x:65534:\n"},
+		{"etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"},
+		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"},
 	} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: epoch}); err != nil {
 			return err
@@ -203,6 +207,33 @@ func ParseLdd(out []byte) []string {
 	return libs
 }
 
+// DefaultTools are the programs the kube engine runs from its image: the
+// workload tools (iperf3, sockperf, ab with nginx, taskset for pinning),
+// getent for the cluster DNS check, and what the agent runs on its node
+// (ethtool, iptables-save, nft, perf).
+var DefaultTools = []string{"iperf3", "sockperf", "ab", "nginx", "taskset", "getent", "ethtool", "iptables-save", "nft", "perf"}
+
+// debianPackage names the package of each default tool, for errors.
+var debianPackage = map[string]string{
+	"iperf3": "iperf3", "sockperf": "sockperf", "ab": "apache2-utils", "nginx": "nginx-light", "taskset": "util-linux",
+	"getent": "libc-bin", "ethtool": "ethtool", "iptables-save": "iptables", "nft": "nftables", "perf": "linux-perf",
+}
+
+// lookTool finds a program on PATH, or in the sbin directories a
+// non-root PATH often lacks (nginx, nft, iptables-save live there).
+func lookTool(t string) (string, error) {
+	p, err := exec.LookPath(t)
+	if err == nil || strings.Contains(t, "/") {
+		return p, err
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+		if p, lerr := exec.LookPath(filepath.Join(dir, t)); lerr == nil {
+			return p, nil
+		}
+	}
+	return "", err
+}
+
 // ToolImage lists a workload image: cnibench at BinPath plus the given
 // tools (found on PATH) at their paths, with their shared libraries.
 func ToolImage(ref, cnibench string, tools []string) (ImageSpec, error) {
@@ -210,9 +241,13 @@ func ToolImage(ref, cnibench string, tools []string) (ImageSpec, error) {
 		Cmd: []string{BinPath, "agent", "pause"}}
 	bins := []string{cnibench}
 	for _, t := range tools {
-		p, err := exec.LookPath(t)
+		p, err := lookTool(t)
 		if err != nil {
-			return spec, fmt.Errorf("image: %s not found on this machine: %w", t, err)
+			hint := ""
+			if pkg, ok := debianPackage[t]; ok {
+				hint = " (Debian: apt-get install " + pkg + ")"
+			}
+			return spec, fmt.Errorf("image: %s not found on this machine%s, or leave it out with --tool: %w", t, hint, err)
 		}
 		spec.Files = append(spec.Files, ImageFile{Src: p, Dst: p})
 		bins = append(bins, p)

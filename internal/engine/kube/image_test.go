@@ -76,7 +76,7 @@ func TestWriteImage(t *testing.T) {
 		}
 		names[h.Name] = h.Typeflag
 	}
-	for _, want := range []string{"usr/local/bin/cnibench", "run/netns/", "tmp/", "etc/passwd"} {
+	for _, want := range []string{"usr/local/bin/cnibench", "run/netns/", "tmp/", "etc/passwd", "etc/nsswitch.conf"} {
 		if _, ok := names[want]; !ok {
 			t.Errorf("layer lacks %s", want)
 		}
@@ -110,4 +110,23 @@ func FuzzParseLdd(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestToolImageMissingTool(t *testing.T) {
+	for _, tool := range DefaultTools {
+		if debianPackage[tool] == "" {
+			t.Errorf("default tool %s has no Debian package for the error message", tool)
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ToolImage("x:y", bin, []string{"cnibench-no-such-tool"})
+	if err == nil || !strings.Contains(err.Error(), "cnibench-no-such-tool not found on this machine") {
+		t.Errorf("missing tool: %v", err)
+	}
+	if _, err := ToolImage("x:y", bin, []string{"nft"}); err != nil && !strings.Contains(err.Error(), "apt-get install nftables") {
+		t.Errorf("missing nft does not name its package: %v", err)
+	}
 }

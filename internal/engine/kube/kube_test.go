@@ -123,7 +123,7 @@ func TestPreflight(t *testing.T) {
 func TestManifests(t *testing.T) {
 	cfg := Config{RunID: "abc123", Controller: "host/1/2"}.WithDefaults()
 	objs := cfg.RunObjects("w1", "w2", 2)
-	if len(objs) != 1+3*2 {
+	if len(objs) != 2+3*2 { // agent DaemonSet, DNS probe pod, 2 x (server pod, Service, client pod)
 		t.Fatalf("%d objects", len(objs))
 	}
 	for _, o := range objs {
@@ -189,13 +189,16 @@ func TestManifests(t *testing.T) {
 	if strings.Contains(string(y), "status: {}") {
 		t.Error("manifests carry empty status")
 	}
-	// The ClusterRole is read-only.
-	for _, r := range cfg.ClusterRole().Rules {
+	// The ClusterRole and the kube-system Role are read-only.
+	for _, r := range append(cfg.ClusterRole().Rules, cfg.DNSRole().Rules...) {
 		for _, v := range r.Verbs {
 			if v != "get" && v != "list" {
-				t.Errorf("cluster role grants %s on %v", v, r.Resources)
+				t.Errorf("read-only role grants %s on %v", v, r.Resources)
 			}
 		}
+	}
+	if p := cfg.ProbePod("w2"); p.Spec.NodeName != "w2" || p.Labels[LabelRole] != RoleProbe || p.Spec.Containers[0].SecurityContext != nil {
+		t.Errorf("probe pod: node %s labels %v", p.Spec.NodeName, p.Labels)
 	}
 }
 
@@ -356,8 +359,10 @@ func TestUpScaleClose(t *testing.T) {
 	if len(servers) != 2 || len(clients) != 2 || servers[1].Node() != "w1" || clients[1].Node() != "w2" {
 		t.Fatalf("pods %v %v", servers, clients)
 	}
-	if !strings.HasPrefix(servers[0].IP().String(), "10.96.") {
-		t.Errorf("server pod IP %s is not its Service's", servers[0].IP())
+	// No cluster DNS here: clients are given the Service's ClusterIP,
+	// servers bind to their own pod IP.
+	if a := engine.Addr(servers[0]); !strings.HasPrefix(a, "10.96.") || !strings.HasPrefix(servers[0].IP().String(), "10.244.") {
+		t.Errorf("server pod: clients get %s (want its Service's ClusterIP), own IP %s", a, servers[0].IP())
 	}
 	veths, err := c.Server().HostVeths(servers[:1])
 	if err != nil || veths[0].Name != "veth0" {
@@ -368,7 +373,7 @@ func TestUpScaleClose(t *testing.T) {
 	if err := kfs.Write("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "f"); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := clients[0].Start(context.Background(), []string{"iperf3", "-c", servers[0].IP().String()})
+	p, _ := clients[0].Start(context.Background(), []string{"iperf3", "-c", engine.Addr(servers[0])})
 	out, _, err := p.Wait()
 	if err != nil || !strings.Contains(string(out), "ran iperf3 -c 10.96.") {
 		t.Errorf("client exec: %q %v", out, err)
@@ -435,5 +440,25 @@ func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
 				t.Errorf("left behind: %+v", runs)
 			}
 		})
+	}
+}
+
+// An image without a tool the study runs fails Up through the agent,
+// before any workload pod exists.
+func TestUpChecksImageTools(t *testing.T) {
+	cfg := Config{RunID: "r3", Tools: []string{"sh", "cnibench-no-such-tool"}}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	fx := &fakeExec{fs: agentFS(), dir: t.TempDir()}
+	_, err := Up(context.Background(), cs, fx, cfg, place, nil)
+	if !errors.Is(err, ErrImageTools) || !strings.Contains(err.Error(), "has no cnibench-no-such-tool, which") || strings.Contains(err.Error(), "sh,") {
+		t.Fatalf("Up: %v", err)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "pods" {
+			t.Error("a pod was created")
+		}
+	}
+	if runs, _ := ListRuns(context.Background(), cs, "cnibench"); len(runs) != 0 {
+		t.Errorf("left behind: %+v", runs)
 	}
 }

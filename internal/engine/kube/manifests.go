@@ -132,6 +132,15 @@ func (c Config) ClientPod(i int, node string) *corev1.Pod {
 	return c.workloadPod(clientName(c.RunID, i), RoleClient, node, 0)
 }
 
+// ProbePod is the throw-away pod on the client node from which Up looks
+// a name up in cluster DNS: the client pods' spec under its own name and
+// role, so its resolv.conf and network are a client pod's.
+func (c Config) ProbePod(node string) *corev1.Pod {
+	p := c.workloadPod(probeName(c.RunID), RoleProbe, node, 0)
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return p
+}
+
 // ServerService fronts server pod i, as the paper addressed its servers
 // (TCP and UDP on the pair's port).
 func (c Config) ServerService(i int) *corev1.Service {
@@ -161,6 +170,20 @@ func (c Config) Role() *rbacv1.Role {
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list", "create", "delete"}},
+		},
+	}
+}
+
+// DNSRole lets the controller see whether cluster DNS runs (its Service
+// and EndpointSlices in DNSNamespace), read-only. A run does not need it:
+// without it the lookup from a pod decides alone.
+func (c Config) DNSRole() *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cnibench-dns", Namespace: DNSNamespace},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list"}},
 		},
 	}
 }
@@ -196,6 +219,13 @@ func (c Config) RBAC(subject string) []runtime.Object {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cnibench"},
 			Subjects:   []rbacv1.Subject{sub},
 		},
+		c.DNSRole(),
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cnibench-dns", Namespace: DNSNamespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cnibench-dns"},
+			Subjects:   []rbacv1.Subject{sub},
+		},
 		c.ClusterRole(),
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
@@ -219,9 +249,11 @@ func serviceAccount(s string) (ns, name string, ok bool) {
 	return "", "", false
 }
 
-// RunObjects are the objects a run with the given replica count creates.
+// RunObjects are the objects a run with the given replica count creates
+// (the DNS probe pod only when the cluster has a DNS Service, and only
+// for the moment of the lookup).
 func (c Config) RunObjects(server, client string, replicas int) []runtime.Object {
-	objs := []runtime.Object{c.AgentDaemonSet([]string{server, client})}
+	objs := []runtime.Object{c.AgentDaemonSet([]string{server, client}), c.ProbePod(client)}
 	for i := range replicas {
 		objs = append(objs, c.ServerPod(i, server), c.ServerService(i), c.ClientPod(i, client))
 	}

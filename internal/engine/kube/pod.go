@@ -11,24 +11,50 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 )
 
-// Pod is a workload pod. IP is the address clients use: the Service's
-// ClusterIP for server pods (as the paper addressed its servers), the
-// pod IP otherwise.
+// Pod is a workload pod. IP is its own address (servers bind to it);
+// clients are given Addr: for server pods the Service's DNS name or
+// ClusterIP (see dns.go), as the paper addressed its servers, for other
+// pods their own address.
 type Pod struct {
 	ns, name, node string
 	ip             net.IP
-	podIP          net.IP
-	exec           Execer
+	// front is the Service's ClusterIP and addr what clients are given;
+	// both empty for pods without a Service.
+	front net.IP
+	addr  string
+	exec  Execer
 }
 
-var _ engine.Pod = (*Pod)(nil)
+var (
+	_ engine.Pod     = (*Pod)(nil)
+	_ engine.Fronted = (*Pod)(nil)
+	_ engine.Helper  = (*Pod)(nil)
+)
+
+// HelperArgv runs `cnibench agent ARGS...` from the image.
+func (p *Pod) HelperArgv(args ...string) []string {
+	return append([]string{BinPath, "agent"}, args...)
+}
 
 func (p *Pod) Name() string { return p.name }
 func (p *Pod) Node() string { return p.node }
 func (p *Pod) IP() net.IP   { return p.ip }
 
-// PodIP is the pod's own address.
-func (p *Pod) PodIP() net.IP { return p.podIP }
+// Addr is the Service's DNS name or ClusterIP, else the pod's address.
+func (p *Pod) Addr() string {
+	if p.addr != "" {
+		return p.addr
+	}
+	return p.ip.String()
+}
+
+// FrontIP is the Service's ClusterIP, else the pod's address.
+func (p *Pod) FrontIP() net.IP {
+	if p.front != nil {
+		return p.front
+	}
+	return p.ip
+}
 
 // Start execs argv in the pod through `cnibench agent exec`, which ends
 // the program when Stop closes the exec's stdin.

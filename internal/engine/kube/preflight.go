@@ -22,6 +22,8 @@ var (
 	ErrNoNode       = errors.New("node not found")
 	ErrNoNamespace  = errors.New("namespace not found")
 	ErrNodeNotReady = errors.New("node not ready")
+	// ErrImageTools: the image lacks a program the study runs.
+	ErrImageTools = errors.New("image lacks tools")
 )
 
 // Placement is where a run's pods go.

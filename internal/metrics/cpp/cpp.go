@@ -149,12 +149,13 @@ func ParseReport(out []byte) (*Profile, error) {
 // of the sampled event (ns of CPU time or cycles).
 type Breakdown struct {
 	// ByComponent is the cost per component (idle excluded).
-	ByComponent map[string]float64
+	ByComponent map[string]float64 `json:"by_component"`
 	// Total is the sum over components.
-	Total float64
+	Total float64 `json:"total"`
 	// Idle and Excluded are what was left out: idle CPU, and samples of
 	// other processes.
-	Idle, Excluded float64
+	Idle     float64 `json:"idle"`
+	Excluded float64 `json:"excluded"`
 }
 
 // Attribute splits a profile whose samples are each worth period units

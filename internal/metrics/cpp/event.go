@@ -26,14 +26,14 @@ import (
 // different metric names and units, never one for the other.
 type Event struct {
 	// Name is perf's event name (-e).
-	Name string
+	Name string `json:"name"`
 	// Period is perf record -c: one sample per Period units of the event.
-	Period int
+	Period int `json:"period"`
 	// Unit is what a sample period counts: UnitNs or UnitCycles. Metric
 	// names end in "_" + Unit.
-	Unit string
+	Unit string `json:"unit"`
 	// Reason says why the event was chosen (for env.json notes).
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // Units of CPU cost.

@@ -49,10 +49,10 @@ type Recorder struct {
 
 // Result is a window's CPP metrics and its breakdown.
 type Result struct {
-	Metrics   map[string]float64
-	Breakdown Breakdown
+	Metrics   map[string]float64 `json:"metrics"`
+	Breakdown Breakdown          `json:"breakdown"`
 	// Event is what was sampled; its Unit is the breakdown's.
-	Event Event
+	Event Event `json:"event"`
 }
 
 // Start reads the counters and starts perf record on every CPU.

@@ -26,10 +26,13 @@
 package ab
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -163,31 +166,28 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	defer cancel()
 
 	n := len(t.Pairs)
-	sites := make([]*site, 0, n)
-	servers := make([]engine.Process, 0, n)
-	defer func() {
-		for _, s := range servers {
-			s.Stop()
-			_, _, _ = s.Wait()
+	servers := make([]*server, 0, n)
+	// stopAll ends every nginx (idempotent) and returns the tails of
+	// their error logs, for failure messages.
+	stopAll := func() []string {
+		logs := make([]string, n)
+		for i, s := range servers {
+			logs[i] = s.stop()
 		}
-		for _, s := range sites {
-			_ = s.remove()
-		}
-	}()
+		return logs
+	}
+	defer stopAll()
 	urls := make([]string, n)
 	for i, pr := range t.Pairs {
-		ip := pr.Server.IP().String()
-		s, err := newSite(ip, t.BasePort+i, p.size)
+		port := strconv.Itoa(t.BasePort + i)
+		s, err := d.startServer(runCtx, pr.Server, net.JoinHostPort(pr.Server.IP().String(), port), p)
 		if err != nil {
-			return workload.Result{}, fmt.Errorf("pair %d: nginx site: %w", i, err)
+			return workload.Result{}, fmt.Errorf("pair %d: %w", i, err)
 		}
-		sites = append(sites, s)
-		proc, err := pr.Server.Start(runCtx, workload.Pinned(s.argv(d.Nginx), p.pinS))
-		if err != nil {
-			return workload.Result{}, fmt.Errorf("pair %d: start nginx: %w", i, err)
-		}
-		servers = append(servers, proc)
-		urls[i] = "http://" + s.Addr + BodyPath
+		servers = append(servers, s)
+		// Clients use the address the engine gives them (a Service name
+		// on kube); nginx listens on the pod's own.
+		urls[i] = "http://" + net.JoinHostPort(engine.Addr(pr.Server), port) + BodyPath
 	}
 	select {
 	case <-time.After(serverSettle):
@@ -215,19 +215,77 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if err := ctx.Err(); err != nil {
 		return workload.Result{}, fmt.Errorf("HTTP trial stopped: %w", err)
 	}
+	if !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		return result(reps), nil
+	}
+	logs := stopAll()
 	var all []error
 	for i, err := range errs {
 		if err != nil {
-			if log := sites[i].errorLog(); log != "" {
-				err = fmt.Errorf("%w; nginx error log: %s", err, log)
+			if logs[i] != "" {
+				err = fmt.Errorf("%w; nginx: %s", err, logs[i])
 			}
 			all = append(all, fmt.Errorf("pair %d (%s -> %s): %w", i, t.Pairs[i].Client.Name(), t.Pairs[i].Server.Name(), err))
 		}
 	}
-	if len(all) > 0 {
-		return workload.Result{}, errors.Join(all...)
+	return workload.Result{}, errors.Join(all...)
+}
+
+// server is one pair's nginx.
+type server struct {
+	proc engine.Process
+	site *site // nil when the site lives in the pod (Serve)
+	once sync.Once
+	log  string
+}
+
+// startServer starts nginx in pod on listen. A pod with its own
+// filesystem (engine.Helper: kube) gets the site written and nginx run
+// by `cnibench agent nginx` inside it; otherwise the site is written on
+// this machine, which the pod shares, and nginx started directly.
+func (d *Driver) startServer(ctx context.Context, pod engine.Pod, listen string, p plan) (*server, error) {
+	if h, ok := pod.(engine.Helper); ok {
+		argv := h.HelperArgv("nginx", "--listen", listen, "--size", strconv.FormatInt(p.size, 10), "--nginx", d.Nginx)
+		proc, err := pod.Start(ctx, workload.Pinned(argv, p.pinS))
+		if err != nil {
+			return nil, fmt.Errorf("start nginx: %w", err)
+		}
+		return &server{proc: proc}, nil
 	}
-	return result(reps), nil
+	st, err := newSite(listen, p.size)
+	if err != nil {
+		return nil, fmt.Errorf("nginx site: %w", err)
+	}
+	proc, err := pod.Start(ctx, workload.Pinned(st.argv(d.Nginx), p.pinS))
+	if err != nil {
+		_ = st.remove()
+		return nil, fmt.Errorf("start nginx: %w", err)
+	}
+	return &server{proc: proc, site: st}, nil
+}
+
+// stop ends nginx (SIGTERM), removes a local site and returns the tail
+// of nginx's error log; later calls return the same.
+func (s *server) stop() string {
+	s.once.Do(func() {
+		s.proc.Stop()
+		_, stderr, _ := s.proc.Wait()
+		if s.site != nil {
+			s.log = s.site.errorLog()
+			_ = s.site.remove()
+			return
+		}
+		s.log = tailString(stderr, 400)
+	})
+	return s.log
+}
+
+func tailString(b []byte, n int) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
 }
 
 // client waits until nginx answers (a refused first attempt is retried),

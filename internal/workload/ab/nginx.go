@@ -2,17 +2,24 @@ package ab
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strconv"
+	"syscall"
 	"text/template"
+	"time"
 )
 
 // nginx serves the body from a private prefix directory: its own config,
 // pid, error log and temp paths, so nothing of the host's nginx (config,
-// logs, service) is read or touched. The files live on this machine's
-// filesystem, which the local engine's pods share.
+// logs, service) is read or touched. The local engine's pods share this
+// machine's filesystem, so the driver writes the site here; a kube pod
+// has its own, so there Serve (`cnibench agent nginx`) writes it inside
+// the pod and runs nginx next to it.
 var confTmpl = template.Must(template.New("nginx.conf").Parse(`# written by cnibench for one HTTP trial
 daemon off;
 worker_processes 1;
@@ -45,15 +52,15 @@ type site struct {
 	Addr string
 }
 
-// newSite writes the config and a body of size bytes under a new
-// temporary directory. Directories are world-readable because nginx's
-// workers drop root for nobody.
-func newSite(ip string, port int, size int64) (*site, error) {
+// newSite writes the config (nginx listening on listen, "IP:PORT") and
+// a body of size bytes under a new temporary directory. Directories are
+// world-readable because nginx's workers drop root for nobody.
+func newSite(listen string, size int64) (*site, error) {
 	dir, err := os.MkdirTemp("", "cnb-http-")
 	if err != nil {
 		return nil, err
 	}
-	s := &site{Dir: dir, Addr: ip + ":" + strconv.Itoa(port)}
+	s := &site{Dir: dir, Addr: listen}
 	fail := func(err error) (*site, error) {
 		os.RemoveAll(dir)
 		return nil, err
@@ -115,4 +122,46 @@ func (s *site) remove() error {
 		return fmt.Errorf("remove %s: %w", s.Dir, err)
 	}
 	return nil
+}
+
+// Serve runs nginx (program bin) on listen, serving a body of size
+// bytes, until ctx ends; then it stops nginx with SIGTERM (its fast
+// shutdown) and removes the site. nginx's output and, when it exits, the
+// tail of its error log go to logw. It is what `cnibench agent nginx`
+// runs in a kube server pod, under the exec shim that ends it (SIGTERM)
+// when the trial stops the server. A nginx that exits by itself is an
+// error: nothing serves the pair any more.
+func Serve(ctx context.Context, bin, listen string, size int64, logw io.Writer) error {
+	s, err := newSite(listen, size)
+	if err != nil {
+		return fmt.Errorf("nginx site: %w", err)
+	}
+	defer s.remove()
+	argv := s.argv(bin)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logw, logw
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start nginx: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+		if err == nil {
+			err = errors.New("exited")
+		}
+		err = fmt.Errorf("nginx: %w", err)
+	case <-ctx.Done():
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	if log := s.errorLog(); log != "" {
+		fmt.Fprintf(logw, "nginx error log: %s\n", log)
+	}
+	return err
 }

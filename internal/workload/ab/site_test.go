@@ -12,7 +12,7 @@ import (
 )
 
 func TestSite(t *testing.T) {
-	s, err := newSite("10.0.0.1", 8080, 100000)
+	s, err := newSite("10.0.0.1:8080", 100000)
 	if err != nil {
 		t.Fatal(err)
 	}

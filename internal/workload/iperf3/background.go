@@ -79,7 +79,7 @@ func (d *Driver) startBackground(ctx context.Context, t workload.Trial, p plan) 
 			return nil, fmt.Errorf("background pair %d: start server: %w", j, err)
 		}
 		bg.servers = append(bg.servers, s)
-		argv := []string{d.Bin, "-c", pr.Server.IP().String(), "-p", strconv.Itoa(port), "-J",
+		argv := []string{d.Bin, "-c", engine.Addr(pr.Server), "-p", strconv.Itoa(port), "-J",
 			"-t", strconv.Itoa(secs), "-b", rate, "-P", strconv.Itoa(per[j]),
 			"--connect-timeout", strconv.Itoa(connectTimeoutMs)}
 		n++

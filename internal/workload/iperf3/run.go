@@ -71,7 +71,7 @@ func (d *Driver) run(ctx context.Context, t workload.Trial, p plan) (workload.Re
 	clients := make([]clientResult, n)
 	var wg sync.WaitGroup
 	for i, pr := range t.Pairs {
-		argv := d.clientArgv(p, pr.Server.IP().String(), t.BasePort+i)
+		argv := d.clientArgv(p, engine.Addr(pr.Server), t.BasePort+i)
 		wg.Go(func() {
 			clients[i] = d.runClient(runCtx, pr.Client, argv, started)
 			if clients[i].err != nil && runCtx.Err() == nil {
@@ -250,5 +250,5 @@ func isToolError(err error) bool {
 func pairName(t workload.Trial, i int) string {
 	pr := t.Pairs[i]
 	return fmt.Sprintf("pair %d (client %s on %s -> server %s on %s, %s port %d)",
-		i, pr.Client.Name(), pr.Client.Node(), pr.Server.Name(), pr.Server.Node(), pr.Server.IP(), t.BasePort+i)
+		i, pr.Client.Name(), pr.Client.Node(), pr.Server.Name(), pr.Server.Node(), engine.Addr(pr.Server), t.BasePort+i)
 }

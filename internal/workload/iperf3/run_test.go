@@ -262,3 +262,26 @@ func TestPlanRejects(t *testing.T) {
 		t.Errorf("client argv %q", argv)
 	}
 }
+
+// frontedPod is a server behind a Service (the kube engine's pods).
+type frontedPod struct {
+	*fakePod
+	addr  string
+	front net.IP
+}
+
+func (p frontedPod) Addr() string    { return p.addr }
+func (p frontedPod) FrontIP() net.IP { return p.front }
+
+// A server behind a Service is reached by the name the engine gives
+// clients, and still listens on its own port.
+func TestRunFrontedServer(t *testing.T) {
+	p0, s0, c0 := pair(0, fixed(t, "tcp-server.json"), fixed(t, "tcp-client.json"))
+	p0.Server = frontedPod{fakePod: s0, addr: "cnb-r-srv-0.cnibench.svc.cluster.local", front: net.IPv4(10, 96, 0, 20)}
+	if _, err := fastDriver().Run(context.Background(), trial(p0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c0.starts()[0][2]; got != "cnb-r-srv-0.cnibench.svc.cluster.local" {
+		t.Errorf("client connects to %q, want the Service name", got)
+	}
+}

@@ -176,7 +176,10 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, pr := range t.Pairs {
-		argv := d.clientArgv(p, pr.Server.IP().String(), t.BasePort+i)
+		// sockperf 3.7 takes addresses only (`-i localhost` is "Invalid
+		// address"), so a server behind a Service is given by the
+		// address its name resolves to.
+		argv := d.clientArgv(p, engine.AddrIP(pr.Server).String(), t.BasePort+i)
 		wg.Go(func() { reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, started) })
 	}
 	var startErr error

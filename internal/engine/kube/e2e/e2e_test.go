@@ -9,10 +9,12 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +25,7 @@ import (
 
 const (
 	serverNode = "cnbk-n1"
+	clientNode = "cnbk-n2"
 	cpNS       = "cnbk-cp"
 	image      = "docker.io/cnibench/cnibench:e2e"
 )
@@ -116,6 +119,18 @@ func sameKnobs(t *testing.T, before, after map[string]string) {
 	}
 }
 
+// noAgentJournalDirs checks that the agents left no journal directory:
+// the test cluster's nodes share this machine's /run/cnibench (hostPath).
+func noAgentJournalDirs(t *testing.T) {
+	t.Helper()
+	for _, n := range []string{serverNode, clientNode} {
+		dir := filepath.Join("/run/cnibench/agent", n)
+		if ents, err := os.ReadDir(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("agent journal directory %s left behind (%d entries, %v)", dir, len(ents), err)
+		}
+	}
+}
+
 func noRunObjects(t *testing.T, c *cluster) {
 	t.Helper()
 	out, err := c.cnibench("cleanup", "--kube", "--all", "--dry-run").CombinedOutput()
@@ -149,8 +164,8 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	if r.Env.Engine != "kube" {
 		t.Errorf("env engine %q", r.Env.Engine)
 	}
-	if cni := r.Env.Tools["cni"]; !strings.HasPrefix(cni, "bridge") {
-		t.Errorf("detected CNI %q, want bridge (notes %v)", cni, r.Env.Notes)
+	if r.Env.CNI == nil || r.Env.CNI.Name != "bridge" {
+		t.Errorf("detected CNI %+v, want bridge (notes %v)", r.Env.CNI, r.Env.Notes)
 	}
 	want := 5 * 2 // quick tunings x replicas [1,2] x 1 trial
 	if len(r.Samples) != want {
@@ -174,8 +189,15 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The report's header names the CNI that was measured.
+	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil {
+		t.Error(err)
+	} else if head, _, _ := strings.Cut(string(page), "<h2>"); !strings.Contains(head, "whose CNI was detected as bridge") {
+		t.Errorf("report header does not name the detected CNI:\n%s", tail([]byte(head), 1500))
+	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
 
 	// The same quick study on the local engine, set beside the kube run.
 	ldir := filepath.Join(t.TempDir(), "local")
@@ -222,6 +244,98 @@ func sideBySide(t *testing.T, kube, local *results.Run) string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f |\n", c.Datapath, c.Tuning, c.Replicas, r.k, r.l)
 	}
 	return b.String()
+}
+
+// kubeWorkloadsStudy runs one short trial of each workload kind besides
+// plain TCP: UDP at a rate, sockperf ping-pong and HTTP (nginx + ab).
+const kubeWorkloadsStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: kube-workloads}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline, rfs+]
+  workloads:
+    - {name: udp, tool: iperf3, protocol: udp, length: "1400", rate: 300M}
+    - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
+    - {name: http, tool: ab, size: 256K, concurrency: [4]}
+    - {name: cost, tool: iperf3, cpp: true, counters: true}
+  replicas: [1]
+  trials: 1
+  duration: 4s
+  warmup: 1s
+`
+
+// TestKubeWorkloads runs UDP, request/response and HTTP workloads on the
+// cluster: the same drivers and parsers as the local engine, tools exec'd
+// in the pods, nginx's site written inside the server pod; and a TCP
+// workload with CPU cost per packet (perf in the server node's agent) and
+// device, iptables and nftables counters read through the agents. The
+// test cluster has no cluster DNS, so clients get the Services'
+// ClusterIPs (the DNS path is unit-tested in package kube).
+func TestKubeWorkloads(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	file := filepath.Join(t.TempDir(), "kube-workloads.yaml")
+	if err := os.WriteFile(file, []byte(kubeWorkloadsStudy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	out, err := c.cnibench(append([]string{"run", file, "--out", dir}, kubeArgs()...)...).CombinedOutput()
+	t.Logf("run took %v:\n%s", time.Since(start), tail(out, 4000))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(r.Env.Notes, func(n string) bool {
+		return strings.Contains(n, "by their Service ClusterIP") && strings.Contains(n, "no cluster DNS Service")
+	}) {
+		t.Errorf("env notes do not record the ClusterIP fallback and why: %v", r.Env.Notes)
+	}
+	got := map[string]map[string]float64{}
+	for _, s := range r.Samples {
+		if s.Cell.Tuning == "baseline" {
+			got[s.Cell.Workload] = s.Metrics
+		}
+		if len(s.Cores) == 0 {
+			t.Errorf("%+v: no per-core CPU", s.Cell)
+		}
+	}
+	for wl, m := range got {
+		t.Logf("%s: %v", wl, m)
+	}
+	if len(r.Samples) != 8 {
+		t.Errorf("%d samples, want 8 (4 workloads x 2 tunings)", len(r.Samples))
+	}
+	unit := "ns"
+	if _, ok := got["cost"]["cpp_total_cycles"]; ok {
+		unit = "cycles"
+	}
+	for wl, keys := range map[string][]string{
+		"udp":  {"bitrate", "packets_count", "offered_bps"},
+		"rr":   {"transactions_per_s", "rtt_p99_us"},
+		"http": {"requests_per_s", "latency_p50_ms", "requests_count"},
+		// perf on the server node attributes kernel time of the flow;
+		// kube-proxy's Service rules (iptables-nft) are on the path.
+		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
+			"if_underlay_rx_packets_count", "node_memory_percent", "iptables_rules_count", "iptables_path_rules_count",
+			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count"},
+	} {
+		for _, k := range keys {
+			if got[wl][k] <= 0 {
+				t.Errorf("%s: %s = %v (metrics %v)", wl, k, got[wl][k], got[wl])
+			}
+		}
+	}
+	if m := got["http"]; m["errors_count"] != 0 || m["body_bytes"] != 256<<10 {
+		t.Errorf("http: %v", m)
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
@@ -272,6 +386,7 @@ func TestKubeKillAndCleanup(t *testing.T) {
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
 }
 
 func tail(b []byte, n int) string {
