@@ -312,32 +312,13 @@ func (podNS) Netns(pod string) (string, error) { return "ns-" + pod, nil }
 
 func TestUpScaleClose(t *testing.T) {
 	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
-	w1, w2 := node("w1", map[string]string{"iperf": "server"}, true), node("w2", map[string]string{"iperf": "client"}, true)
-	agentPod := func(name, node string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "cnibench", Labels: cfg.labels(RoleAgent)}, Spec: corev1.PodSpec{NodeName: node}}
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
-		return p
-	}
-	cs := fake.NewClientset(namespace("cnibench"), w1, w2, agentPod("agent-a", "w1"), agentPod("agent-b", "w2"))
-	ip := 10
-	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
-		ip++
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.244.1.%d", ip), ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
-		return false, nil, nil
-	})
-	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.CreateAction).GetObject().(*corev1.Service)
-		s.Spec.ClusterIP = fmt.Sprintf("10.96.0.%d", 10+len(s.Name))
-		return false, nil, nil
-	})
+	cs, place := kubeFixture(t, cfg)
 	fs := newMemFS()
 	fs.set("", "sysfs", "class/net/eth1/ifindex", "2")
 	fs.set("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "0")
 	fs.set("", "sysfs", "class/net/veth0/ifindex", "9")
 	fs.set("ns-cnibench/cnb-r1-srv-0", "sysfs", "class/net/eth0/iflink", "9")
 	fx := &fakeExec{fs: fs, dir: t.TempDir(), tool: func(pod string, argv []string) (string, int) { return "ran " + strings.Join(argv, " "), 0 }}
-	place := Placement{Server: w1, Client: w2}
 	c, err := Up(context.Background(), cs, fx, cfg, place, nil)
 	if err != nil {
 		t.Fatal(err)
