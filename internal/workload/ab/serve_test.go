@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
 
 // Serve (what `cnibench agent nginx` runs in a kube server pod) serves
@@ -97,45 +97,11 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 
 // helperPod is a kube-like pod: its own filesystem, so nginx's site is
 // written by the cnibench helper in it.
-type helperPod struct {
-	name, addr string
-	ip         net.IP
-	reply      []byte
+type helperPod struct{ *workloadtest.RecPod }
 
-	mu    sync.Mutex
-	argvs [][]string
-}
-
-func (p *helperPod) Name() string    { return p.name }
-func (p *helperPod) Node() string    { return "n" }
-func (p *helperPod) IP() net.IP      { return p.ip }
-func (p *helperPod) Addr() string    { return p.addr }
-func (p *helperPod) FrontIP() net.IP { return net.IPv4(10, 96, 0, 9) }
-func (p *helperPod) HelperArgv(args ...string) []string {
+func (helperPod) HelperArgv(args ...string) []string {
 	return append([]string{"/usr/local/bin/cnibench", "agent"}, args...)
 }
-
-func (p *helperPod) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	p.mu.Lock()
-	p.argvs = append(p.argvs, argv)
-	p.mu.Unlock()
-	pr := &fakeProc{out: p.reply, done: make(chan struct{})}
-	if p.reply == nil { // a server: runs until stopped
-		go func() { <-ctx.Done(); pr.Stop() }()
-	} else {
-		pr.Stop()
-	}
-	return pr, nil
-}
-
-type fakeProc struct {
-	out  []byte
-	once sync.Once
-	done chan struct{}
-}
-
-func (f *fakeProc) Wait() ([]byte, []byte, error) { <-f.done; return f.out, nil, nil }
-func (f *fakeProc) Stop()                         { f.once.Do(func() { close(f.done) }) }
 
 // On a pod with its own filesystem the driver writes no site here: the
 // helper in the pod serves on the pod's address, and ab fetches from the
@@ -145,8 +111,8 @@ func TestRunInPodWithOwnFilesystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &helperPod{name: "srv", addr: "srv.cnibench.svc.cluster.local", ip: net.IPv4(10, 244, 1, 5)}
-	cli := &helperPod{name: "cli", ip: net.IPv4(10, 244, 2, 5), reply: out}
+	srv := helperPod{&workloadtest.RecPod{PodName: "srv", Address: "srv.cnibench.svc.cluster.local", PodIP: net.IPv4(10, 244, 1, 5), Front: net.IPv4(10, 96, 0, 9)}}
+	cli := helperPod{&workloadtest.RecPod{PodName: "cli", PodIP: net.IPv4(10, 244, 2, 5), Front: net.IPv4(10, 96, 0, 9), Reply: out}}
 	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "cnb-http-*"))
 	tr := workload.Trial{Pairs: []workload.Pair{{Server: srv, Client: cli}}, Spec: study.Workload{Tool: "ab", Size: "1M", Concurrency: []int{1}},
 		Duration: 2 * time.Second, Warmup: time.Second, BasePort: 5201}
@@ -158,10 +124,10 @@ func TestRunInPodWithOwnFilesystem(t *testing.T) {
 		t.Errorf("metrics %v", res.Metrics)
 	}
 	want := []string{"/usr/local/bin/cnibench", "agent", "nginx", "--listen", "10.244.1.5:5201", "--size", "1048576", "--nginx", "nginx"}
-	if len(srv.argvs) != 1 || !slices.Equal(srv.argvs[0], want) {
-		t.Errorf("server argv %q, want %q", srv.argvs, want)
+	if len(srv.Argvs()) != 1 || !slices.Equal(srv.Argvs()[0], want) {
+		t.Errorf("server argv %q, want %q", srv.Argvs(), want)
 	}
-	for _, a := range cli.argvs {
+	for _, a := range cli.Argvs() {
 		if a[len(a)-1] != "http://srv.cnibench.svc.cluster.local:5201/body" {
 			t.Errorf("ab fetches %s", a[len(a)-1])
 		}

@@ -5,13 +5,13 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
 
 type addrPod struct{}
@@ -48,43 +48,6 @@ func TestArgv(t *testing.T) {
 	}
 }
 
-// recPod records the argv it is started with; a server runs until
-// stopped, a client prints reply.
-type recPod struct {
-	ip, front net.IP
-	addr      string
-	reply     []byte
-	mu        sync.Mutex
-	argvs     [][]string
-}
-
-func (p *recPod) Name() string    { return "p" }
-func (p *recPod) Node() string    { return "n" }
-func (p *recPod) IP() net.IP      { return p.ip }
-func (p *recPod) Addr() string    { return p.addr }
-func (p *recPod) FrontIP() net.IP { return p.front }
-func (p *recPod) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	p.mu.Lock()
-	p.argvs = append(p.argvs, argv)
-	p.mu.Unlock()
-	pr := &recProc{out: p.reply, done: make(chan struct{})}
-	if p.reply == nil {
-		go func() { <-ctx.Done(); pr.Stop() }()
-	} else {
-		pr.Stop()
-	}
-	return pr, nil
-}
-
-type recProc struct {
-	out  []byte
-	once sync.Once
-	done chan struct{}
-}
-
-func (f *recProc) Wait() ([]byte, []byte, error) { <-f.done; return f.out, nil, nil }
-func (f *recProc) Stop()                         { f.once.Do(func() { close(f.done) }) }
-
 // A server behind a Service (kube) listens on its own address; the
 // client, which cannot resolve names, is given the Service's address.
 func TestRunFrontedServer(t *testing.T) {
@@ -92,8 +55,8 @@ func TestRunFrontedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &recPod{ip: net.IPv4(10, 244, 1, 5), front: net.IPv4(10, 96, 0, 20), addr: "srv.cnibench.svc.cluster.local"}
-	cli := &recPod{ip: net.IPv4(10, 244, 2, 5), reply: out}
+	srv := &workloadtest.RecPod{PodIP: net.IPv4(10, 244, 1, 5), Front: net.IPv4(10, 96, 0, 20), Address: "srv.cnibench.svc.cluster.local"}
+	cli := &workloadtest.RecPod{PodIP: net.IPv4(10, 244, 2, 5), Reply: out}
 	tr := workload.Trial{Pairs: []workload.Pair{{Server: srv, Client: cli}}, Duration: 2 * time.Second, BasePort: 5201,
 		Spec: study.Workload{Tool: "sockperf", Protocol: "tcp", MessageSize: 64}}
 	res, err := New().Run(context.Background(), tr)
@@ -103,10 +66,10 @@ func TestRunFrontedServer(t *testing.T) {
 	if res.Metrics[MetricTPS] <= 0 {
 		t.Errorf("metrics %v", res.Metrics)
 	}
-	if got := strings.Join(srv.argvs[0], " "); got != "sockperf server --tcp -i 10.244.1.5 -p 5201 --uc-reuseaddr" {
+	if got := strings.Join(srv.Argvs()[0], " "); got != "sockperf server --tcp -i 10.244.1.5 -p 5201 --uc-reuseaddr" {
 		t.Errorf("server %s", got)
 	}
-	if got := strings.Join(cli.argvs[0], " "); !strings.Contains(got, "-i 10.96.0.20 -p 5201") {
+	if got := strings.Join(cli.Argvs()[0], " "); !strings.Contains(got, "-i 10.96.0.20 -p 5201") {
 		t.Errorf("client %s", got)
 	}
 }
