@@ -39,8 +39,6 @@ type Datapath struct {
 	// flannel-vxlan and bridge) or "bird" (a BIRD BGP daemon per node
 	// distributes the routes between nodes; for calico-routed).
 	Implementation string `yaml:"implementation,omitempty"`
-
-	line int // where the entry is, for errors found after decoding
 }
 
 // Policy and wiring values.
@@ -82,7 +80,7 @@ var datapathKeys = []string{"name", "type", "mtu", "offloads", "policy", "wiring
 
 // UnmarshalYAML accepts a datapath name or a mapping of datapath knobs.
 func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
-	*d = Datapath{line: n.Line}
+	*d = Datapath{}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		d.Name, d.Type = n.Value, n.Value
@@ -110,7 +108,6 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	*d = Datapath(p)
-	d.line = n.Line
 	if d.Type == "" {
 		d.Type = d.Name
 	}
