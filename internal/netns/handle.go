@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vishvananda/netlink"
@@ -43,4 +44,25 @@ func (h *NetlinkHandle) Close() {
 	if h.ns.IsOpen() {
 		h.ns.Close()
 	}
+}
+
+// dumpTries bounds Dump's retries; a namespace changing that fast for
+// that long is itself worth an error.
+const dumpTries = 5
+
+// Dump runs a netlink dump (list) until the kernel completes one that did
+// not race a change. A dump that overlapped a change of what it lists
+// comes back flagged NLM_F_DUMP_INTR, and the library then returns
+// netlink.ErrDumpInterrupted with partial results; polling a table that
+// a daemon is writing (BIRD, flanneld) or one the kernel is still
+// settling hits this now and then.
+func Dump[T any](list func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for range dumpTries {
+		if v, err = list(); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			return v, err
+		}
+	}
+	return v, fmt.Errorf("%w (%d tries)", err, dumpTries)
 }

@@ -3,6 +3,7 @@ package netns
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +78,29 @@ func TestDeleteIsIdempotent(t *testing.T) {
 	requireRoot(t)
 	if err := Delete("cnb-tnonexistent-ns"); err != nil {
 		t.Fatalf("deleting a missing namespace: %v", err)
+	}
+}
+
+func TestDumpRetriesInterrupted(t *testing.T) {
+	calls := 0
+	v, err := Dump(func() (int, error) {
+		calls++
+		if calls < 3 {
+			return -1, netlink.ErrDumpInterrupted
+		}
+		return 42, nil
+	})
+	if v != 42 || err != nil || calls != 3 {
+		t.Errorf("Dump = %d, %v after %d calls; want 42, nil after 3", v, err, calls)
+	}
+	calls = 0
+	_, err = Dump(func() (int, error) { calls++; return 0, netlink.ErrDumpInterrupted })
+	if !errors.Is(err, netlink.ErrDumpInterrupted) || calls != dumpTries {
+		t.Errorf("always interrupted: %v after %d calls", err, calls)
+	}
+	other := errors.New("boom")
+	calls = 0
+	if _, err := Dump(func() (int, error) { calls++; return 0, other }); err != other || calls != 1 {
+		t.Errorf("other error: %v after %d calls, want it at once", err, calls)
 	}
 }

@@ -217,7 +217,7 @@ func (d *BIRD) waitNode(ctx context.Context, n datapath.Node, want []birdRoute, 
 		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
 	}
 	for {
-		routes, err := h.RouteList(nil, netlink.FAMILY_V4)
+		routes, err := netns.Dump(func() ([]netlink.Route, error) { return h.RouteList(nil, netlink.FAMILY_V4) })
 		if err != nil {
 			return fmt.Errorf("ip route show on %s: %w", n.Name, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/vishvananda/netlink"
 )
 
 // routeView lists every IPv4 route of a node's main table with all that
@@ -34,7 +35,7 @@ func routeView(t *testing.T, n *local.Node) []string {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	links, err := h.LinkList()
+	links, err := netns.Dump(h.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func routeView(t *testing.T, n *local.Node) []string {
 		}
 		names[l.Attrs().Index] = name
 	}
-	routes, err := h.RouteList(nil, unix.AF_INET)
+	routes, err := netns.Dump(func() ([]netlink.Route, error) { return h.RouteList(nil, unix.AF_INET) })
 	if err != nil {
 		t.Fatal(err)
 	}

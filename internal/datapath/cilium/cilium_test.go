@@ -143,7 +143,7 @@ func TestCiliumIntraNodeBypassesNetfilterAndBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	links, err := h.LinkList()
+	links, err := netns.Dump(h.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}

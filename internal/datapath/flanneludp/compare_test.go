@@ -56,7 +56,7 @@ func nodeView(t *testing.T, c *local.Cluster, subnets []*net.IPNet, ni int) []st
 	}
 	defer h.Close()
 	var out []string
-	links, err := h.LinkList()
+	links, err := netns.Dump(h.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,22 +74,22 @@ func nodeView(t *testing.T, c *local.Cluster, subnets []*net.IPNet, ni int) []st
 			line += fmt.Sprintf(" vni %d port %d learning %v local %s dev %s", vx.VxlanId, vx.Port, vx.Learning, vx.SrcAddr, names[vx.VtepDevIndex])
 		}
 		out = append(out, line)
-		addrs, _ := h.AddrList(l, unix.AF_INET)
+		addrs, _ := netns.Dump(func() ([]netlink.Addr, error) { return h.AddrList(l, unix.AF_INET) })
 		for _, ad := range addrs {
 			out = append(out, norm(fmt.Sprintf("addr %s dev %s", ad.IPNet, a.Name)))
 		}
 		if a.Name == flannelvxlan.Device {
-			neighs, _ := h.NeighList(a.Index, unix.AF_INET)
+			neighs, _ := netns.Dump(func() ([]netlink.Neigh, error) { return h.NeighList(a.Index, unix.AF_INET) })
 			for _, n := range neighs {
 				out = append(out, norm(fmt.Sprintf("neigh %s lladdr %s state %#x", n.IP, n.HardwareAddr, n.State)))
 			}
-			fdb, _ := h.NeighList(a.Index, unix.AF_BRIDGE)
+			fdb, _ := netns.Dump(func() ([]netlink.Neigh, error) { return h.NeighList(a.Index, unix.AF_BRIDGE) })
 			for _, n := range fdb {
 				out = append(out, norm(fmt.Sprintf("fdb %s dst %s state %#x", n.HardwareAddr, n.IP, n.State)))
 			}
 		}
 	}
-	routes, err := h.RouteList(nil, unix.AF_INET)
+	routes, err := netns.Dump(func() ([]netlink.Route, error) { return h.RouteList(nil, unix.AF_INET) })
 	if err != nil {
 		t.Fatal(err)
 	}

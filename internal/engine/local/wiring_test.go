@@ -168,7 +168,7 @@ func snapshot(t *testing.T, d datapath.Datapath, p *Pod) podNet {
 	}
 	defer h.Close()
 	waitSettled(t, h, p.name)
-	links, err := h.LinkList()
+	links, err := netns.Dump(h.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func snapshot(t *testing.T, d datapath.Datapath, p *Pod) podNet {
 			kind += fmt.Sprintf(" mode %d", v.Mode)
 		}
 		out.links = append(out.links, fmt.Sprintf("%s %s mtu %d up=%v", a.Name, kind, a.MTU, a.Flags&net.FlagUp != 0))
-		addrs, err := h.AddrList(l, netlink.FAMILY_ALL)
+		addrs, err := netns.Dump(func() ([]netlink.Addr, error) { return h.AddrList(l, netlink.FAMILY_ALL) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,9 @@ func snapshot(t *testing.T, d datapath.Datapath, p *Pod) podNet {
 			out.addrs = append(out.addrs, fmt.Sprintf("%s %s scope %d flags %#x", a.Name, linkLocal(ad.IPNet.String()), ad.Scope, ad.Flags))
 		}
 	}
-	routes, err := h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+	routes, err := netns.Dump(func() ([]netlink.Route, error) {
+		return h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,14 +236,14 @@ func waitSettled(t *testing.T, h *netns.NetlinkHandle, pod string) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		links, err := h.LinkList()
+		links, err := netns.Dump(h.LinkList)
 		if err != nil {
 			t.Fatal(err)
 		}
 		settled := true
 		var addrs []netlink.Addr
 		for _, l := range links {
-			a, err := h.AddrList(l, netlink.FAMILY_V6)
+			a, err := netns.Dump(func() ([]netlink.Addr, error) { return h.AddrList(l, netlink.FAMILY_V6) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,7 +345,7 @@ func median(ts []PodTime, setup bool) time.Duration {
 // hostLinkNames lists the links of the host's own namespace.
 func hostLinkNames(t *testing.T) []string {
 	t.Helper()
-	ls, err := netlink.LinkList()
+	ls, err := netns.Dump(netlink.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}
