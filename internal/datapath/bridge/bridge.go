@@ -13,7 +13,6 @@
 package bridge
 
 import (
-	"fmt"
 	"net"
 
 	"github.com/cnibench/cnibench/internal/datapath"
@@ -56,32 +55,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 // ConnectNodes adds host-gw's route per remote lease.
 // Equivalent to: ip route add REMOTE_SUBNET via REMOTE_UNDERLAY_IP dev eth1
 func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
-	for i, n := range nodes {
-		h, err := netns.Handle(n.Netns)
-		if err != nil {
-			return err
-		}
-		err = func() error {
-			l, err := h.LinkByName(n.Underlay)
-			if err != nil {
-				return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
-			}
-			for j, r := range nodes {
-				if i == j {
-					continue
-				}
-				if err := wire.RouteVia(h, l, subnet(r), r.UnderlayIP, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		}()
-		h.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return wire.RoutePeers(nodes, subnet)
 }
 
 // AttachPod wires one pod to cni0 as Flannel's CNI plugin has the bridge

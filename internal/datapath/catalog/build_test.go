@@ -83,7 +83,7 @@ func TestCheckWiring(t *testing.T) {
 		t.Errorf("flannel-vxlan cni: %v", p)
 	}
 	p := Check(Options{Type: "calico-vxlan", Wiring: "cni"}, 1500)
-	if !strings.Contains(p["wiring"], "bridge, flannel-udp, flannel-vxlan, ipvlan, macvlan, wireguard") {
+	if !strings.Contains(p["wiring"], "bridge, flannel-udp, flannel-vxlan, ipvlan, ipvlan-l3, macvlan, wireguard") {
 		t.Errorf("calico-vxlan cni: %v", p)
 	}
 	if p := Check(Options{Type: "host", Wiring: "cni"}, 1500); p["wiring"] == "" {

@@ -36,6 +36,7 @@ func All() []datapath.Datapath {
 		calicoipip.New(),
 		macvlan.New(),
 		ipvlan.New(),
+		ipvlan.NewL3(),
 		geneve.New(),
 		gre.New(),
 		wireguard.New(),

@@ -120,31 +120,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 // ConnectNodes routes every other node's pod subnet over the underlay.
 // Equivalent to: ip route add 10.88.M.0/24 via REMOTE_UNDERLAY_IP dev eth1
 func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
-	for i, n := range nodes {
-		h, err := netns.Handle(n.Netns)
-		if err != nil {
-			return err
-		}
-		err = func() error {
-			l, err := h.LinkByName(n.Underlay)
-			if err != nil {
-				return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
-			}
-			for j, r := range nodes {
-				if i != j {
-					if err := wire.RouteVia(h, l, subnet(r), r.UnderlayIP, false); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		}()
-		h.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return wire.RoutePeers(nodes, subnet)
 }
 
 // AttachPod plugs a pod's veth into br0 and adds its flows and

@@ -31,13 +31,48 @@ const (
 // Gateway is the underlay's router, the pods' default gateway as on a LAN.
 var Gateway = net.IPv4(198, 18, 0, 254)
 
+// Addressing is where one node's pods take their addresses: the on-link
+// subnet, the next hop of their default route, the first pod's address
+// and how many pods fit from there.
+type Addressing struct {
+	Subnet  *net.IPNet
+	Gateway net.IP
+	First   net.IP
+	Max     int
+}
+
+// PodIP is the i-th pod's address.
+func (a Addressing) PodIP(i int) (net.IP, error) {
+	if i < 0 || i >= a.Max {
+		return nil, fmt.Errorf("pod %d: the node's range from %s has room for %d pods", i, a.First, a.Max)
+	}
+	first := a.First.To4()
+	return wire.PodAddr(first, int(first[3])+i), nil
+}
+
+// Underlay is node n's addressing on the underlay: its block of the
+// shared /24, next hop the underlay's router.
+func Underlay(n datapath.Node) (Addressing, error) {
+	host := firstHost + MaxPods*n.Index
+	if n.Index < 0 || host+MaxPods > 250 {
+		return Addressing{}, fmt.Errorf("node %d: the underlay /24 has room for %d pods on each of 3 nodes", n.Index, MaxPods)
+	}
+	mask := net.CIDRMask(prefixLen, 32)
+	return Addressing{
+		Subnet:  &net.IPNet{IP: n.UnderlayIP.Mask(mask), Mask: mask},
+		Gateway: Gateway,
+		First:   wire.PodAddr(n.UnderlayIP, host),
+		Max:     MaxPods,
+	}, nil
+}
+
 // PodIP is the underlay address of node n's i-th pod.
 func PodIP(n datapath.Node, i int) (net.IP, error) {
-	host := firstHost + MaxPods*n.Index + i
-	if i >= MaxPods || host >= 250 {
-		return nil, fmt.Errorf("pod %d on node %d: the underlay /24 has room for %d pods on each of 3 nodes", i, n.Index, MaxPods)
+	a, err := Underlay(n)
+	if err != nil {
+		return nil, err
 	}
-	return wire.PodAddr(n.UnderlayIP, host), nil
+	return a.PodIP(i)
 }
 
 // CNIConfig is the configuration list for the macvlan or ipvlan plugin
@@ -51,22 +86,29 @@ func PodIP(n datapath.Node, i int) (net.IP, error) {
 //	 "ipam":{"type":"host-local","ranges":[[{"subnet":"198.18.0.0/24","rangeStart":"198.18.0.100",
 //	   "rangeEnd":"198.18.0.149","gateway":"198.18.0.254"}]],"routes":[{"dst":"0.0.0.0/0"}]}}
 func CNIConfig(typ, mode string, n datapath.Node, mtu int) ([]byte, error) {
-	first, err := PodIP(n, 0)
+	a, err := Underlay(n)
 	if err != nil {
 		return nil, err
 	}
-	last, err := PodIP(n, MaxPods-1)
+	return CNIConfigWith(typ, mode, n, mtu, a)
+}
+
+// CNIConfigWith is CNIConfig with the pods' addresses from a.
+func CNIConfigWith(typ, mode string, n datapath.Node, mtu int, a Addressing) ([]byte, error) {
+	first, err := a.PodIP(0)
 	if err != nil {
 		return nil, err
 	}
-	mask := net.CIDRMask(prefixLen, 32)
-	subnet := &net.IPNet{IP: n.UnderlayIP.Mask(mask), Mask: mask}
+	last, err := a.PodIP(a.Max - 1)
+	if err != nil {
+		return nil, err
+	}
 	return cniconf.Marshal(typ, cniconf.Underlay{
 		Type: typ, Master: n.Underlay, Mode: mode, MTU: mtu,
 		IPAM: cniconf.HostLocal{
 			Type: cniconf.TypeHostLocal,
 			Ranges: [][]cniconf.Range{{{
-				Subnet: subnet.String(), RangeStart: first.String(), RangeEnd: last.String(), Gateway: Gateway.String(),
+				Subnet: a.Subnet.String(), RangeStart: first.String(), RangeEnd: last.String(), Gateway: a.Gateway.String(),
 			}}},
 			Routes: []cniconf.Route{{Dst: "0.0.0.0/0"}},
 		},
@@ -82,7 +124,16 @@ func CNIConfig(typ, mode string, n datapath.Node, mtu int) ([]byte, error) {
 //	ip -n POD addr add 198.18.0.X/24 dev eth0; ip -n POD link set eth0 up
 //	ip -n POD route add default via 198.18.0.254
 func Attach(n datapath.Node, p datapath.Pod, mtu int, mk func(netlink.LinkAttrs) netlink.Link) (datapath.Attachment, error) {
-	ip, err := PodIP(n, p.Index)
+	a, err := Underlay(n)
+	if err != nil {
+		return datapath.Attachment{}, err
+	}
+	return AttachWith(n, p, mtu, mk, a)
+}
+
+// AttachWith is Attach with the pod's address and default route from a.
+func AttachWith(n datapath.Node, p datapath.Pod, mtu int, mk func(netlink.LinkAttrs) netlink.Link, a Addressing) (datapath.Attachment, error) {
+	ip, err := a.PodIP(p.Index)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -111,10 +162,11 @@ func Attach(n datapath.Node, p datapath.Pod, mtu int, mk func(netlink.LinkAttrs)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	if err := wire.AddrAdd(pod, eth, ip, prefixLen); err != nil {
+	ones, _ := a.Subnet.Mask.Size()
+	if err := wire.AddrAdd(pod, eth, ip, ones); err != nil {
 		return datapath.Attachment{}, err
 	}
-	if err := wire.RouteVia(pod, eth, nil, Gateway, false); err != nil {
+	if err := wire.RouteVia(pod, eth, nil, a.Gateway, false); err != nil {
 		return datapath.Attachment{}, err
 	}
 	return datapath.Attachment{IP: ip}, nil

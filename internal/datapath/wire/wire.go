@@ -15,6 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -179,4 +180,37 @@ func Attrs(name string, mtu int) netlink.LinkAttrs {
 	a := netlink.NewLinkAttrs()
 	a.Name, a.MTU = name, mtu
 	return a
+}
+
+// RoutePeers gives every node a route to each other node's pod subnet via
+// that node's underlay address, the "native routing" of host-gw,
+// Kube-router and IPVLAN L3: the nodes must share one L2 segment.
+// Equivalent to, on every node: ip route add PEER_SUBNET via PEER_UNDERLAY_IP dev eth1
+func RoutePeers(nodes []datapath.Node, subnet func(datapath.Node) *net.IPNet) error {
+	for i, n := range nodes {
+		h, err := netns.Handle(n.Netns)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			l, err := h.LinkByName(n.Underlay)
+			if err != nil {
+				return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+			}
+			for j, r := range nodes {
+				if i == j {
+					continue
+				}
+				if err := RouteVia(h, l, subnet(r), r.UnderlayIP, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

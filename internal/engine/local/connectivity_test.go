@@ -33,6 +33,7 @@ var wantMTU = map[string]int{
 	"calico-ipip":   1480,
 	"macvlan":       1500,
 	"ipvlan":        1500,
+	"ipvlan-l3":     1500,
 	"geneve":        1450,
 	"gre":           1462,
 	"wireguard":     1420,
