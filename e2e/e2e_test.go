@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -199,7 +200,7 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("run directory %s was created", out)
 			}
-			if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+			if ents := runLeftovers(jdir); len(ents) != 0 {
 				t.Errorf("journal written: %v", ents)
 			}
 			assertUntouched(t, before, "")
@@ -253,7 +254,7 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 	if n := bytes.Count(html, []byte("<svg")); n < 3 {
 		t.Errorf("report.html has %d figures, want >= 3", n)
 	}
-	if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+	if ents := runLeftovers(jdir); len(ents) != 0 {
 		t.Errorf("journal left behind: %v", ents)
 	}
 	assertUntouched(t, before, "")
@@ -368,15 +369,34 @@ func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		ents, _ := os.ReadDir(jdir)
+		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
 		b, _ := os.ReadFile(sockFlow)
-		if len(ents) == 1 && strings.TrimSpace(string(b)) == "32768" && len(iperfChildren(cmd.Process.Pid)) > 0 {
-			return cmd, strings.TrimSuffix(ents[0].Name(), ".journal")
+		if len(journals) == 1 && strings.TrimSpace(string(b)) == "32768" && len(iperfChildren(cmd.Process.Pid)) > 0 {
+			return cmd, strings.TrimSuffix(filepath.Base(journals[0]), ".journal")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("run never reached its measurement: %s", errb.String())
 	return nil, ""
+}
+
+// runLeftovers lists what runs keep in the journal directory: journals
+// and run state directories (state/<run>); the state/ directory that
+// holds them is shared by all runs and not one's leftover.
+func runLeftovers(jdir string) []string {
+	var out []string
+	ents, _ := os.ReadDir(jdir)
+	for _, e := range ents {
+		if e.Name() == "state" && e.IsDir() {
+			runs, _ := os.ReadDir(filepath.Join(jdir, "state"))
+			for _, r := range runs {
+				out = append(out, "state/"+r.Name())
+			}
+			continue
+		}
+		out = append(out, e.Name())
+	}
+	return out
 }
 
 // iperfChildren lists iperf3 processes whose parent is pid.
@@ -432,7 +452,7 @@ func TestInterruptTearsDown(t *testing.T) {
 		t.Error("interrupted run exited 0")
 	}
 	assertUntouched(t, before, "cnb-"+id)
-	if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+	if ents := runLeftovers(jdir); len(ents) != 0 {
 		t.Errorf("journal left behind after an orderly stop: %v", ents)
 	}
 	for _, p := range kids {
@@ -449,6 +469,12 @@ func TestKill9ThenCleanup(t *testing.T) {
 	jdir := t.TempDir()
 	cmd, id := startLongRun(t, jdir)
 	kids := iperfChildren(cmd.Process.Pid)
+	// The run's temporary directory (TMPDIR of its helpers) must go with
+	// the rest.
+	tmp := filepath.Join(os.TempDir(), "cnibench-"+id)
+	if _, err := os.Stat(tmp); err != nil {
+		t.Errorf("run's temporary directory: %v", err)
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +489,10 @@ func TestKill9ThenCleanup(t *testing.T) {
 	}
 	t.Logf("cleanup said:\n%s", r.stdout)
 	assertUntouched(t, before, "cnb-"+id)
-	if ents, _ := os.ReadDir(jdir); len(ents) != 0 {
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run's temporary directory %s left after cleanup (%v)", tmp, err)
+	}
+	if ents := runLeftovers(jdir); len(ents) != 0 {
 		t.Errorf("journal left after cleanup: %v", ents)
 	}
 	for _, p := range kids {

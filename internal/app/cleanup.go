@@ -18,9 +18,10 @@ func newCleanupCmd() *cobra.Command {
 		Long: `Every change a run makes to the host is journaled (old value first) under
 /run/cnibench before it is made. cleanup replays the journals of runs that are no
 longer alive: it reverts sysfs/sysctl values to their exact previous values, stops
-the runs' processes and deletes their namespaces. It also removes any namespace named
-cnb-* that belongs to no live run. Live runs are never touched.`,
-		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c\n  cnibench cleanup --kube --kubeconfig ~/.kube/config",
+the runs' processes, deletes their namespaces and removes their state and temporary
+directories. Namespaces named cnb-* whose run has no journal here are listed; with
+--orphans (or --run naming the run) they are removed too. Live runs are never touched.`,
+		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c\n  sudo cnibench cleanup --orphans\n  cnibench cleanup --kube --kubeconfig ~/.kube/config",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if useKube {
@@ -41,6 +42,7 @@ cnb-* that belongs to no live run. Live runs are never touched.`,
 	}
 	cmd.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print what would be done, change nothing")
 	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (as in env.json run_id); default: every run that is no longer alive")
+	cmd.Flags().BoolVar(&opt.Orphans, "orphans", false, "also remove cnb-* namespaces and state directories of runs that have no journal (a run or test journaling elsewhere may own them)")
 	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "journal directory (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	cmd.Flags().BoolVar(&useKube, "kube", false, "clean up kube runs instead: agents revert node knobs, then every object with the run's label is deleted")

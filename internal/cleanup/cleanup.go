@@ -10,10 +10,12 @@
 //     processes, deletes its namespaces, host links and state directory
 //     (journal.StateDir), and removes the journal.
 //   - Objects are journaled before they exist, so a journal knows all its
-//     run made. Namespaces named PREFIX<run>-* whose run has no journal at
-//     all (removed by hand, lost, or made by a tool that does not journal)
-//     are swept as well: their processes killed, the namespaces deleted;
-//     so are state directories of runs without a live owner or journal.
+//     run made. Namespaces named PREFIX<run>-* whose run has no journal in
+//     the directory (removed by hand, lost, or kept elsewhere: a run or a
+//     test with its own journal directory) are only a guess: cleanup
+//     reports them and sweeps them (processes killed, namespaces deleted;
+//     likewise state directories of runs without a live owner or journal)
+//     only when asked, with Orphans or by naming the run.
 //   - Never touch anything whose name lacks the prefix, and never a run
 //     whose journal owner is alive.
 //   - Namespaces and state directories are listed before journals are
@@ -45,8 +47,14 @@ type Options struct {
 	Prefix string
 	// DryRun reports what would be done and changes nothing.
 	DryRun bool
-	// Run limits cleanup to one run ID (empty: every dead run).
+	// Run limits cleanup to one run ID (empty: every dead run). Naming a
+	// run also sweeps its namespaces and state directory when it has no
+	// journal.
 	Run string
+	// Orphans sweeps namespaces and state directories of every run that
+	// has no journal in JournalDir and no live owner; without it (and
+	// without Run) they are only reported.
+	Orphans bool
 	// FS reaches the knobs (default tune.LocalFS).
 	FS tune.FS
 	// KillTimeout bounds the wait for killed processes (default 5s).
@@ -187,6 +195,10 @@ func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal m
 		if !netns.Exists(n) {
 			continue
 		}
+		if !c.sweeping() {
+			c.rep.add(run, ActSkip, "netns "+n, c.orphanNote())
+			continue
+		}
 		c.deleteNetns(ctx, run, n, "no journal")
 	}
 }
@@ -205,6 +217,20 @@ func (c *cleaner) sweepDirs(runs []string, live, withJournal map[string]bool) {
 			}
 			continue
 		}
+		if !c.sweeping() {
+			c.rep.add(run, ActSkip, "dir "+path, c.orphanNote())
+			continue
+		}
 		c.removeDir(run, path, "no journal")
 	}
+}
+
+// sweeping reports whether runs without a journal are swept: asked for
+// all of them (Orphans) or for one by name (Run, which sweep and
+// sweepDirs have already matched).
+func (c *cleaner) sweeping() bool { return c.opts.Orphans || c.opts.Run != "" }
+
+// orphanNote says why a journal-less run's leftover was left alone.
+func (c *cleaner) orphanNote() string {
+	return "no journal in " + c.opts.JournalDir + ": maybe a run or test journaling elsewhere; --orphans (or --run RUN) removes it"
 }

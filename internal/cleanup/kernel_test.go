@@ -206,8 +206,9 @@ func TestKernelCrashCleanup(t *testing.T) {
 	}
 }
 
-// TestKernelSweep: namespaces of a run with no journal are swept with
-// their processes; a live run's and unprefixed ones are not touched. The
+// TestKernelSweep: namespaces of a run with no journal are reported, and
+// swept with their processes when Orphans asks; a live run's and
+// unprefixed ones are not touched. The
 // prefix is unique to the test, so nothing else on the machine is seen.
 func TestKernelSweep(t *testing.T) {
 	tunetest.RequireKernel(t)
@@ -238,6 +239,10 @@ func TestKernelSweep(t *testing.T) {
 	orphanStart, _ := journal.ProcessStart(sleeps[orphan].Process.Pid)
 
 	rep, err := Run(context.Background(), Options{JournalDir: dir, Prefix: prefix})
+	if err != nil || count(rep, ActNetns) != 0 || count(rep, ActSkip) != 1 || !netns.Exists(orphan) {
+		t.Fatalf("without Orphans: %v, actions %v; want the orphan reported and kept", err, rep.Actions)
+	}
+	rep, err = Run(context.Background(), Options{JournalDir: dir, Prefix: prefix, Orphans: true})
 	for _, a := range rep.Actions {
 		t.Log(a)
 	}

@@ -30,18 +30,22 @@ func stateDirs(journalDir string) ([]string, error) {
 	return runs, nil
 }
 
-// staleDirs removes a dead run's state directory: the one its journal
-// recorded and the one named after it (a run may have died between
+// staleDirs removes a dead run's state directory (the one its journal
+// recorded and the one named after it: a run may have died between
 // journaling and creating it, or have been started by an engine whose
-// recorder does not journal directories). A journaled path outside the
-// run's state directory is never touched: a journal must not widen what
-// cleanup removes.
+// recorder does not journal directories) and its journaled temporary
+// directory. A journaled path elsewhere is never touched: a journal must
+// not widen what cleanup removes.
 func (c *cleaner) staleDirs(run string, journaled []journal.Object) {
 	own := journal.StateDir(c.opts.JournalDir, run)
 	for _, o := range journaled {
 		p := filepath.Clean(o.Name)
+		if journal.IsTempDir(o.Name, run) {
+			c.removeDir(run, p, "the run's temporary directory")
+			continue
+		}
 		if p != own && !strings.HasPrefix(p, own+string(filepath.Separator)) {
-			c.rep.add(run, ActSkip, "dir "+o.Name, "not inside the run's state directory "+own+"; not touched")
+			c.rep.add(run, ActSkip, "dir "+o.Name, "not inside the run's state directory "+own+" nor its temporary directory; not touched")
 			continue
 		}
 		c.removeDir(run, p, "journaled")
@@ -62,7 +66,7 @@ func (c *cleaner) removeDir(run, path, why string) {
 		return
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("state directory %s: %w", path, err))
+		c.fail(fmt.Errorf("directory %s: %w", path, err))
 		return
 	}
 	c.handled[path] = true
@@ -72,7 +76,7 @@ func (c *cleaner) removeDir(run, path, why string) {
 	}
 	if !c.opts.DryRun {
 		if err := os.RemoveAll(path); err != nil {
-			c.fail(fmt.Errorf("remove state directory %s: %w", path, err))
+			c.fail(fmt.Errorf("remove directory %s: %w", path, err))
 			return
 		}
 	}

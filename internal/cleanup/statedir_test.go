@@ -12,14 +12,17 @@ import (
 
 // helperStateDir journals and creates the run's state directory with a
 // node's CNI files in it, as the local engine does for wiring cni, and
-// journals a directory outside it (which cleanup must not touch).
+// the run's temporary directory with a helper's file in it, as the runner
+// does; and it journals a directory outside both and another run's
+// temporary directory (which cleanup must not touch).
 func helperStateDir(dir, run string) (string, func(), error) {
 	j, err := journal.Open(dir, run, "cnb-")
 	if err != nil {
 		return "", nil, err
 	}
 	state := journal.StateDir(dir, run)
-	for _, p := range []string{state, filepath.Join(dir, "outside")} {
+	tmp := journal.TempDir(dir, run)
+	for _, p := range []string{state, tmp, filepath.Join(dir, "outside"), journal.TempDir(dir, "other")} {
 		if _, err := j.RecordObject(journal.Object{Kind: journal.KindDir, Name: p}); err != nil {
 			return "", func() { j.Close() }, err
 		}
@@ -31,17 +34,23 @@ func helperStateDir(dir, run string) (string, func(), error) {
 	if err := os.WriteFile(filepath.Join(leases, "10.244.0.2"), []byte("cnb-x-srv0\neth0"), 0o600); err != nil {
 		return "", func() { j.Close() }, err
 	}
-	return "", func() { os.RemoveAll(state); j.Close() }, nil
+	if err := os.MkdirAll(filepath.Join(tmp, "cnibench-bird-1"), 0o755); err != nil {
+		return "", func() { j.Close() }, err
+	}
+	return "", func() { os.RemoveAll(state); os.RemoveAll(tmp); j.Close() }, nil
 }
 
 // TestRunRemovesStateDir: after a crash, cleanup removes the run's state
-// directory and leaves a journaled directory outside it alone.
+// and temporary directories and leaves journaled directories that are
+// not the run's alone.
 func TestRunRemovesStateDir(t *testing.T) {
 	dir := t.TempDir()
 	run := tunetest.NewID()
-	outside := filepath.Join(dir, "outside")
-	if err := os.Mkdir(outside, 0o700); err != nil {
-		t.Fatal(err)
+	outside, otherTmp := filepath.Join(dir, "outside"), journal.TempDir(dir, "other")
+	for _, p := range []string{outside, otherTmp} {
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h := startHelper(t, "statedir", dir, run)
 	state := journal.StateDir(dir, run)
@@ -53,7 +62,7 @@ func TestRunRemovesStateDir(t *testing.T) {
 	h.crash(t)
 
 	opts.DryRun = true
-	if rep, err := Run(context.Background(), opts); err != nil || count(rep, ActDir) != 1 {
+	if rep, err := Run(context.Background(), opts); err != nil || count(rep, ActDir) != 2 {
 		t.Fatalf("dry run: %v, actions %v", err, rep.Actions)
 	}
 	if _, err := os.Stat(state); err != nil {
@@ -61,20 +70,24 @@ func TestRunRemovesStateDir(t *testing.T) {
 	}
 	opts.DryRun = false
 	rep, err = Run(context.Background(), opts)
-	if err != nil || count(rep, ActDir) != 1 || count(rep, ActJournal) != 1 || count(rep, ActSkip) != 1 {
+	if err != nil || count(rep, ActDir) != 2 || count(rep, ActJournal) != 1 || count(rep, ActSkip) != 2 {
 		t.Fatalf("cleanup: %v, actions %v", err, rep.Actions)
 	}
-	if _, err := os.Stat(state); !os.IsNotExist(err) {
-		t.Errorf("state directory still there: %v", err)
+	for _, p := range []string{state, journal.TempDir(dir, run)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", p, err)
+		}
 	}
-	if _, err := os.Stat(outside); err != nil {
-		t.Errorf("cleanup touched %s, which the journal named but is not the run's: %v", outside, err)
+	for _, p := range []string{outside, otherTmp} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("cleanup touched %s, which the journal named but is not the run's: %v", p, err)
+		}
 	}
 }
 
 // TestSweepStateDirs: a state directory whose run has no journal and no
-// live owner goes; a live run's, a symlink, and names that are not run
-// IDs stay.
+// live owner is reported, and goes with Orphans; a live run's, a
+// symlink, and names that are not run IDs stay.
 func TestSweepStateDirs(t *testing.T) {
 	dir := t.TempDir()
 	orphan, liveRun := tunetest.NewID(), tunetest.NewID()
@@ -93,7 +106,18 @@ func TestSweepStateDirs(t *testing.T) {
 	if err := os.Symlink(target, journal.StateDir(dir, link)); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), Options{JournalDir: dir, FS: &mapFS{vals: map[string]string{}}})
+	// A prefix of its own: sweeping must not reach namespaces of runs
+	// and tests that journal elsewhere.
+	opts := Options{JournalDir: dir, Prefix: "cnb-" + tunetest.NewID(), FS: &mapFS{vals: map[string]string{}}}
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count(rep, ActDir) != 0 || count(rep, ActSkip) != 2 {
+		t.Errorf("actions %v without Orphans: want the orphan reported, nothing removed", rep.Actions)
+	}
+	opts.Orphans = true
+	rep, err = Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,21 @@ const StateSubdir = "state"
 // cleanup removes it for a dead run.
 func StateDir(dir, runID string) string { return filepath.Join(dir, StateSubdir, runID) }
 
+// TempPrefix starts the name of a run's temporary directory.
+const TempPrefix = "cnibench-"
+
+// TempDir is a run's temporary directory below base (the system's
+// temporary directory): the TMPDIR of its helpers. It is not inside the
+// state directory because helpers that drop root (nginx's workers) must
+// reach their files, and the journal directory is private to root.
+func TempDir(base, runID string) string { return filepath.Join(base, TempPrefix+runID) }
+
+// IsTempDir reports whether p names run's temporary directory under
+// some base, as TempDir makes it.
+func IsTempDir(p, runID string) bool {
+	return filepath.IsAbs(p) && filepath.Base(p) == TempPrefix+runID && filepath.Clean(p) == p
+}
+
 // Sentinel errors.
 var (
 	// ErrExists means a journal for the run ID is already present.
@@ -317,6 +332,27 @@ func (j *Journal) MarkRemoved(kind, netns, name string) error {
 	}
 	return nil
 }
+
+// RecordNetns journals a network namespace before it is created; with
+// RemovedNetns, RecordDir and RemovedDir it makes a Journal the local
+// engine's Recorder.
+func (j *Journal) RecordNetns(name string) error {
+	_, err := j.RecordObject(Object{Kind: KindNetns, Name: name})
+	return err
+}
+
+// RemovedNetns marks a namespace deleted.
+func (j *Journal) RemovedNetns(name string) error { return j.MarkRemoved(KindNetns, "", name) }
+
+// RecordDir journals a directory (a run's CNI state) before it is
+// created, so cleanup removes it after a crash.
+func (j *Journal) RecordDir(p string) error {
+	_, err := j.RecordObject(Object{Kind: KindDir, Name: p})
+	return err
+}
+
+// RemovedDir marks a directory removed.
+func (j *Journal) RemovedDir(p string) error { return j.MarkRemoved(KindDir, "", p) }
 
 // Pending is the number of entries not yet undone.
 func (j *Journal) Pending() int {

@@ -334,3 +334,19 @@ func TestDirObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestIsTempDir(t *testing.T) {
+	for p, want := range map[string]bool{
+		TempDir("/tmp", "abc123"):    true,
+		"/var/tmp/cnibench-abc123":   true,
+		"/tmp/cnibench-abc1234":      false, // another run
+		"cnibench-abc123":            false, // relative
+		"/tmp/x/../cnibench-abc123":  false, // not clean
+		"/tmp/cnibench-abc123/inner": false,
+		"/tmp/abc123":                false,
+	} {
+		if got := IsTempDir(p, "abc123"); got != want {
+			t.Errorf("IsTempDir(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/probe"
 )
 
@@ -59,6 +60,30 @@ func RunID() string {
 	_, _ = rand.Read(b)
 	return "t" + hex.EncodeToString(b)
 }
+
+// Journal opens a journal for a test's run in journal.DefaultDir, as a
+// real run does, and closes it when the test ends (register it before the
+// cluster, so it closes after): while the test runs, `cnibench cleanup`
+// sees a live run and leaves its namespaces alone; if the test is killed,
+// cleanup undoes what it made; and a test that ends with something still
+// journaled (not removed) fails.
+func Journal(t testing.TB, runID string) *journal.Journal {
+	t.Helper()
+	j, err := journal.Open(journal.DefaultDir, runID, prefix)
+	if err != nil {
+		t.Fatalf("journal of test run %s: %v", runID, err)
+	}
+	t.Cleanup(func() {
+		if err := j.Close(); err != nil {
+			t.Errorf("test run %s: %v", runID, err)
+		}
+	})
+	return j
+}
+
+// prefix is the local engine's namespace prefix (local.Prefix, which this
+// package cannot import: the engine's tests import this package).
+const prefix = "cnb-"
 
 // Dump logs the links, addresses, routes, neighbours, FDB and tc ingress
 // filters of a namespace, to explain a failed connectivity check.

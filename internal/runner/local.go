@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -70,9 +71,9 @@ func (b localBackend) up(ctx context.Context, r *run, sd study.Datapath) (engine
 	}
 	return local.Up(ctx, local.Config{
 		RunID: r.id, Datapath: d, UnderlayMTU: r.study.Spec.Nodes.UnderlayMTU, LinkRate: rate,
-		Wiring: sd.Wiring, StateDir: journal.StateDir(r.jdir, r.id),
+		Wiring: sd.Wiring, StateDir: filepath.Join(journal.StateDir(r.jdir, r.id), "cni"),
 		ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs,
-		Recorder: recorder{r.journal}, Kill: cleanup.KillInNetns,
+		Recorder: r.journal, Kill: cleanup.KillInNetns,
 	})
 }
 
@@ -149,23 +150,6 @@ func (b localBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	e.Notes = append(e.Notes, "local engine: nodes are network namespaces joined by a veth underlay; packets never touch a physical NIC, so NIC interrupts, hardware offloads and wire speed are not part of the measurement")
 }
 
-// recorder adapts the journal to the local engine's Recorder.
-type recorder struct{ j *journal.Journal }
-
-func (r recorder) RecordNetns(name string) error {
-	_, err := r.j.RecordObject(journal.Object{Kind: journal.KindNetns, Name: name})
-	return err
-}
-
-func (r recorder) RemovedNetns(name string) error {
-	return r.j.MarkRemoved(journal.KindNetns, "", name)
-}
-
-// RecordDir journals the run's state directory (CNI IPAM and cache)
-// before it is created, so cleanup removes it after a crash.
-func (r recorder) RecordDir(p string) error {
-	_, err := r.j.RecordObject(journal.Object{Kind: journal.KindDir, Name: p})
-	return err
-}
-
-func (r recorder) RemovedDir(p string) error { return r.j.MarkRemoved(journal.KindDir, "", p) }
+// The run's journal is the local engine's recorder of namespaces and of
+// the CNI state directory.
+var _ local.DirRecorder = (*journal.Journal)(nil)

@@ -222,13 +222,22 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("open journal: %w", err)
 	}
+	restoreTmp, err := r.useTempDir()
+	if err != nil {
+		r.journal.Close()
+		return "", err
+	}
 	w, err := results.Create(opt.OutDir)
 	if err != nil {
+		restoreTmp()
 		r.journal.Close()
 		return "", err
 	}
 	r.out = w
 	err = r.execute(ctx)
+	if terr := restoreTmp(); terr != nil && err == nil {
+		err = terr
+	}
 	if cerr := r.journal.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("journal: %w", cerr)
 	}
@@ -378,4 +387,43 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath)
 		}
 	}
 	return nil
+}
+
+// useTempDir points TMPDIR, for the length of the run, at the run's own
+// temporary directory (journal.TempDir), journaled before it is created.
+// Why: the run's helpers keep files while they work (flanneld's and
+// BIRD's configurations and sockets, perf's recordings, nginx's
+// configuration) and remove them when they finish, but a run killed with
+// SIGKILL cannot; `cnibench cleanup` removes a dead run's journaled
+// temporary directory with everything in it. TMPDIR is the one channel
+// all of them, and the programs they start, already read. The returned
+// function restores TMPDIR and removes the directory.
+func (r *run) useTempDir() (func() error, error) {
+	tmp := journal.TempDir(os.TempDir(), r.id)
+	if err := r.journal.RecordDir(tmp); err != nil {
+		return nil, fmt.Errorf("journal temporary directory %s: %w", tmp, err)
+	}
+	// Mkdir, not MkdirAll: the run ID is new, so an existing directory is
+	// another run's. 0755 (then chmod, past the umask) as nginx's workers,
+	// which drop root, must reach their site below it.
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("temporary directory of run %s: %w", r.id, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("temporary directory of run %s: %w", r.id, err)
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", tmp)
+	return func() error {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		if err := os.RemoveAll(tmp); err != nil {
+			return fmt.Errorf("remove temporary directory: %w", err)
+		}
+		return r.journal.RemovedDir(tmp)
+	}, nil
 }

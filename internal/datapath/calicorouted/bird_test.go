@@ -256,7 +256,7 @@ func TestBIRDConnectNodesFailsClearly(t *testing.T) {
 	requireBIRD(t, d)
 	d.Timeout = 4 * time.Second
 	runID := kerneltest.RunID()
-	c, err := local.Up(context.Background(), local.Config{RunID: runID, Datapath: wrongPeers{d}, Kill: cleanup.KillInNetns})
+	c, err := local.Up(context.Background(), local.Config{RunID: runID, Datapath: wrongPeers{d}, Recorder: kerneltest.Journal(t, runID), Kill: cleanup.KillInNetns})
 	if err == nil {
 		c.Close()
 		t.Fatal("ConnectNodes succeeded with unreachable peers")

@@ -22,6 +22,9 @@ func upCluster(t *testing.T, d datapath.Datapath) *Cluster {
 // when it fails); no namespace of the run may be left then.
 func upClusterWith(t *testing.T, cfg Config) *Cluster {
 	t.Helper()
+	if cfg.Recorder == nil {
+		cfg.Recorder = kerneltest.Journal(t, cfg.RunID)
+	}
 	c, err := Up(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("up %s (wiring %q): %v", cfg.Datapath.Name(), cfg.Wiring, err)

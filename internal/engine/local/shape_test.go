@@ -52,15 +52,7 @@ func TestLinkRateShaping(t *testing.T) {
 				t.Fatal(err)
 			}
 			kerneltest.RequireFeatures(t, d)
-			c, err := Up(context.Background(), Config{RunID: kerneltest.RunID(), Datapath: d, LinkRate: rate, Kill: cleanup.KillInNetns})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := c.Close(); err != nil {
-					t.Errorf("close: %v", err)
-				}
-			})
+			c := upClusterWith(t, Config{RunID: kerneltest.RunID(), Datapath: d, LinkRate: rate, Kill: cleanup.KillInNetns})
 			out, err := exec.Command("tc", "-n", c.server.ns, "qdisc", "show", "dev", UnderlayDev).CombinedOutput()
 			if err != nil {
 				t.Fatalf("tc qdisc show: %v: %s", err, out)

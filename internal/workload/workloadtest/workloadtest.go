@@ -7,8 +7,6 @@ package workloadtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"testing"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/workload"
@@ -42,9 +41,8 @@ func Cluster(tb testing.TB, dp string, n int) (*local.Cluster, []workload.Pair) 
 	if err := probe.Require(d.Features()...); err != nil {
 		tb.Skipf("skipped: %v", err)
 	}
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	c, err := local.Up(context.Background(), local.Config{RunID: "t" + hex.EncodeToString(b), Datapath: d, Kill: cleanup.KillInNetns})
+	id := kerneltest.RunID()
+	c, err := local.Up(context.Background(), local.Config{RunID: id, Datapath: d, Recorder: kerneltest.Journal(tb, id), Kill: cleanup.KillInNetns})
 	if err != nil {
 		tb.Fatalf("up %s: %v", dp, err)
 	}

@@ -29,7 +29,9 @@ func Up(t *testing.T, d datapath.Datapath, underlayMTU int) *local.Cluster {
 			}
 		}
 	}
-	c, err := local.Up(context.Background(), local.Config{RunID: kerneltest.RunID(), Datapath: d, UnderlayMTU: underlayMTU, Kill: cleanup.KillInNetns})
+	id := kerneltest.RunID()
+	c, err := local.Up(context.Background(), local.Config{RunID: id, Datapath: d, UnderlayMTU: underlayMTU,
+		Recorder: kerneltest.Journal(t, id), Kill: cleanup.KillInNetns})
 	if err != nil {
 		closeDP()
 		t.Fatalf("up %s: %v", d.Name(), err)
