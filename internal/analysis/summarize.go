@@ -2,7 +2,8 @@
 // cell, metric and core) and writes them as summary.csv and summary.md.
 //
 // Every trial of a cell is one independent observation; the summary of a
-// cell is the mean with a Student t 95% interval (stats.Describe). Bitrate
+// cell is the mean with a Student t 95% interval, not below zero
+// (stats.DescribeNonNeg). Bitrate
 // metrics are also normalized to the study's baseline tuning at the same
 // datapath, workload and replica count, with Fieller's interval
 // (stats.Ratio), which is what the rps-rfs paper plots.
@@ -132,7 +133,7 @@ func Summarize(s *study.Study, samples []results.Sample) []results.SummaryRow {
 	var rows []results.SummaryRow
 	add := func(k Key, xs []float64) {
 		values[k] = xs
-		d := stats.Describe(xs)
+		d := stats.DescribeNonNeg(xs)
 		rows = append(rows, results.SummaryRow{
 			Cell: k.Cell, Metric: k.Metric, CPU: k.CPU, Unit: Unit(k.Metric),
 			N: d.N, Mean: d.Mean, SD: d.SD, CI95Low: d.CI95Low, CI95High: d.CI95High,

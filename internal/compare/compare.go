@@ -70,7 +70,7 @@ func Runs(a, b []results.Sample, metrics []string) []Row {
 			name = fmt.Sprintf("%s|%s/%s/%s/r=%d", k.datapath, kb.datapath, k.tuning, k.workload, k.replicas)
 		}
 		rows = append(rows, Row{
-			Key: name, Metric: k.metric, A: stats.Describe(xs), B: stats.Describe(ys),
+			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
 			Ratio: stats.Ratio(ys, xs), P: p, DataA: k.datapath, DataB: kb.datapath,
 		})
 	}

@@ -49,6 +49,27 @@ func Describe(xs []float64) Summary {
 	return Summary{N: n, Mean: mean, SD: sd, CI95Low: mean - h, CI95High: mean + h}
 }
 
+// DescribeNonNeg is Describe for a quantity that cannot be negative
+// (every cnibench metric is a rate, count, time, size or share): when no
+// observation is negative, the interval's lower bound is raised to 0.
+// Intersecting a confidence interval with the set where the true mean
+// must lie keeps its coverage, and a bitrate interval reaching below zero
+// (n = 2 gives t = 12.7) says nothing a reader can use. A negative
+// observation means the quantity is signed after all, and the interval is
+// left as computed.
+func DescribeNonNeg(xs []float64) Summary {
+	d := Describe(xs)
+	for _, x := range xs {
+		if x < 0 {
+			return d
+		}
+	}
+	if d.CI95Low < 0 {
+		d.CI95Low = 0
+	}
+	return d
+}
+
 // TQuantile returns the two-sided 95% critical value of Student's t with df
 // degrees of freedom, t(0.975, df). An infinite df gives the normal value.
 func TQuantile(df float64) float64 {

@@ -97,3 +97,25 @@ func TestWelchDegenerate(t *testing.T) {
 		near(t, tc.name+" p", p, tc.p, 0)
 	}
 }
+
+func TestDescribeNonNeg(t *testing.T) {
+	// n = 2, wide: the t interval reaches below zero.
+	xs := []float64{0.2, 1.0}
+	d, c := Describe(xs), DescribeNonNeg(xs)
+	if !(d.CI95Low < 0) {
+		t.Fatalf("test data: Describe low %v, want < 0", d.CI95Low)
+	}
+	if c.CI95Low != 0 || c.CI95High != d.CI95High || c.Mean != d.Mean || c.SD != d.SD {
+		t.Errorf("DescribeNonNeg = %+v, want Describe %+v with low 0", c, d)
+	}
+	// An interval above zero is untouched.
+	tight := []float64{10, 10.5, 9.5}
+	if a, b := Describe(tight), DescribeNonNeg(tight); a != b {
+		t.Errorf("tight: %+v != %+v", a, b)
+	}
+	// A negative observation: signed quantity, interval as computed.
+	signed := []float64{-0.5, 1.0}
+	if a, b := Describe(signed), DescribeNonNeg(signed); a.CI95Low != b.CI95Low {
+		t.Errorf("signed: low %v, want %v", b.CI95Low, a.CI95Low)
+	}
+}
