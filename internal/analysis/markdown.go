@@ -16,8 +16,9 @@ import (
 var MarkdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCoreSoftIRQ}
 
 // WriteMarkdown writes summary.md: per datapath and workload, normalized
-// and absolute tables (tuning × replicas), per-core tables, and the study's
-// published reference numbers beside ours. s may be nil.
+// and absolute tables (tuning × replicas), per-core tables; per datapath
+// and swept workload, one table with a row per swept value; and the
+// study's published reference numbers beside ours. s may be nil.
 func WriteMarkdown(w io.Writer, s *study.Study, rows []results.SummaryRow) error {
 	bw := bufio.NewWriter(w)
 	md := mdWriter{w: bw, s: s}
@@ -52,8 +53,23 @@ func (m mdWriter) write(rows []results.SummaryRow) {
 	if len(rows) == 0 {
 		m.p("No samples.\n")
 	}
+	// A swept workload's variants get one section per datapath with a
+	// row per swept value (as in report.html), not a section each: a
+	// concurrency sweep of 8 values made 8 sections. Their per-core
+	// numbers stay in summary.csv.
+	swept := map[string]bool{}
+	if m.s != nil {
+		swept = SweptVariants(m.s)
+	}
 	for _, g := range Groups(rows) {
-		m.group(g, refs, trials)
+		if !swept[g.Workload] {
+			m.group(g, refs, trials)
+		}
+	}
+	for _, sw := range Sweeps(m.s, rows) {
+		if len(sw.Variants) > 1 {
+			m.sweep(SweepSummary(m.s, sw, rows))
+		}
 	}
 	if len(refs) > 0 {
 		m.references(refs, rows)
@@ -122,6 +138,27 @@ func (m mdWriter) group(g Group, refs []study.Reference, trials int) {
 		}
 		m.p("\n")
 	}
+}
+
+// sweep writes one sweep's section: its table and caption.
+func (m mdWriter) sweep(t SweepTable) {
+	m.p("## %s\n\n", t.Title)
+	if len(t.Head) > 0 {
+		m.p("|")
+		for _, h := range t.Head {
+			m.p(" %s |", esc(h))
+		}
+		m.p("\n|%s\n", strings.Repeat("---|", len(t.Head)))
+		for _, r := range t.Rows {
+			m.p("|")
+			for _, c := range r {
+				m.p(" %s |", esc(c))
+			}
+			m.p("\n")
+		}
+		m.p("\n")
+	}
+	m.p("%s\n\n", t.Caption)
 }
 
 // tuningTable writes a tuning × replicas table.

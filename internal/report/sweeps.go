@@ -2,143 +2,19 @@ package report
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-// sweptVariants names the variants (NAME@VALUE) of the study's swept
-// workloads: cells the report shows in a sweep's table and figures, not
-// in sections of their own.
-func sweptVariants(s *study.Study) map[string]bool {
-	out := map[string]bool{}
-	if s == nil {
-		return out
-	}
-	for _, w := range s.Spec.Workloads {
-		if vs := w.Variants(); len(vs) > 1 {
-			for _, v := range vs {
-				out[v.Name] = true
-			}
-		}
-	}
-	return out
-}
-
-// sweepSummary is a sweep's compact table: one row per swept value with
-// the headline metrics the sweep has, mean [95% CI] over trials. When
-// the study also varies tunings or replica counts, each value gets a row
-// per tuning and count (with those columns), so nothing the per-variant
-// sections used to show is hidden; normally there is one of each.
+// sweepSummary is a sweep's table (analysis.SweepSummary) as the report
+// shows it.
 func sweepSummary(s *study.Study, sw analysis.Sweep, rows []results.SummaryRow) sweepView {
-	var base study.Workload
-	for _, w := range s.Spec.Workloads {
-		if w.Name == sw.Base {
-			base = w
-		}
+	t := analysis.SweepSummary(s, sw, rows)
+	if len(t.Head) > 0 {
+		t.Caption += fmt.Sprintf(" The figures show the sweep at tuning %s and %d replica%s; the table of all summary rows has every value.",
+			sw.Tuning, sw.Replicas, plural(sw.Replicas))
 	}
-	param := sweptParam(base)
-	v := sweepView{Title: fmt.Sprintf("%s / %s: %s sweep", sw.Datapath, sw.Base, param)}
-	names := map[string]bool{}
-	for _, vr := range sw.Variants {
-		names[vr.Name] = true
-	}
-	var mine []results.SummaryRow
-	for _, r := range rows {
-		if r.Datapath == sw.Datapath && names[r.Workload] && r.CPU < 0 {
-			mine = append(mine, r)
-		}
-	}
-	dims := analysis.DimsOf(mine)
-	idx := analysis.Index(mine)
-	var shown []string
-	for _, m := range headlineMetrics {
-		for _, r := range mine {
-			if r.Metric == m && r.N > 0 {
-				shown = append(shown, m)
-				break
-			}
-		}
-	}
-	if len(shown) == 0 {
-		v.Caption = "No samples for any value of this sweep."
-		return v
-	}
-	multi := len(dims.Tunings) > 1 || len(dims.Replicas) > 1
-	v.Table.Head = []string{param}
-	if multi {
-		v.Table.Head = append(v.Table.Head, "tuning", "replicas")
-	}
-	for _, m := range shown {
-		v.Table.Head = append(v.Table.Head, m+" ("+analysis.Display(m).Unit+")")
-	}
-	for _, vr := range sw.Variants {
-		for _, tn := range dims.Tunings {
-			for _, reps := range dims.Replicas {
-				row := []string{sweptValue(base, vr)}
-				if multi {
-					row = append(row, tn, strconv.Itoa(reps))
-				}
-				c := results.Cell{Datapath: sw.Datapath, Tuning: tn, Workload: vr.Name, Replicas: reps}
-				for _, m := range shown {
-					r, ok := idx[analysis.Key{Cell: c, Metric: m, CPU: -1}]
-					if !ok {
-						row = append(row, "missing")
-						continue
-					}
-					row = append(row, analysis.Display(m).MeanCI(r))
-				}
-				v.Table.Rows = append(v.Table.Rows, row)
-			}
-		}
-	}
-	where := fmt.Sprintf("at tuning %s and %d replica%s", sw.Tuning, sw.Replicas, plural(sw.Replicas))
-	if multi {
-		where = "per tuning and replica count"
-	}
-	v.Caption = fmt.Sprintf("One row per value of %s %s: mean [95%% CI] over trials. The figures show the sweep at tuning %s and %d replica%s. "+
-		"Each value is its own cell (%s@VALUE) in summary.csv and in the table of all summary rows.",
-		param, where, sw.Tuning, sw.Replicas, plural(sw.Replicas), sw.Base)
-	return v
-}
-
-// sweptParam names what a workload sweeps, as a reader knows it.
-func sweptParam(w study.Workload) string {
-	switch {
-	case len(w.Lengths) > 0:
-		return "write length"
-	case len(w.Rates) > 0:
-		return "rate per stream"
-	case len(w.Parallels) > 0:
-		return "parallel streams"
-	case len(w.MessageSizes) > 0:
-		return "message size"
-	case len(w.Concurrency) > 1:
-		return "concurrency"
-	case w.Background != nil && len(w.Background.Connections) > 1:
-		return "background connections"
-	}
-	return "variant"
-}
-
-// sweptValue is a variant's swept value without the variant-name prefix
-// ("50", not "c50").
-func sweptValue(base, v study.Workload) string {
-	switch {
-	case len(base.Lengths) > 0:
-		return v.Length
-	case len(base.Rates) > 0:
-		return v.Rate
-	case len(base.Parallels) > 0:
-		return strconv.Itoa(v.Parallel)
-	case len(base.MessageSizes) > 0:
-		return strconv.Itoa(v.MessageSize) + " B"
-	case len(base.Concurrency) > 1:
-		return strconv.Itoa(v.Concurrent())
-	case base.Background != nil && len(base.Background.Connections) > 1:
-		return strconv.Itoa(v.BackgroundConnections())
-	}
-	return paramLabel(v)
+	return sweepView{Title: t.Title, Caption: t.Caption, Table: table{Head: t.Head, Rows: t.Rows}}
 }

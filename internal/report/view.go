@@ -87,7 +87,7 @@ func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page
 	// A swept workload's variants are shown together in the Workloads
 	// section (figures and one table); a section per variant buried the
 	// report (a concurrency sweep of 8 values gave 8 sections).
-	swept := sweptVariants(s)
+	swept := analysis.SweptVariants(s)
 	for _, g := range analysis.Groups(rows) {
 		if !swept[g.Workload] {
 			pg.Groups = append(pg.Groups, groupPage(g, s, run.Samples, refs, cpuLabel))

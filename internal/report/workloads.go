@@ -522,19 +522,14 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, 0, ymax
 }
 
-// headlineMetrics are the key numbers of each kind of workload, in the
-// order the workload tables show them (those a workload has).
-var headlineMetrics = []string{results.MetricBitrate, mOffered, mLostPct, mJitter, "rtt_us", mTPS, "rtt_mean_us", "rtt_p99_us",
-	mRPS, "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", "timeouts_count", mBgBitrat, cpp.MetricTotal, cpp.MetricTotalCycles}
-
 // workloadTable lists the headline numbers of every workload that does
 // not sweep.
 func workloadTable(s *study.Study, rows []results.SummaryRow) table {
 	idx := analysis.Index(rows)
-	metrics := headlineMetrics
+	metrics := analysis.HeadlineMetrics
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
-	swept := sweptVariants(s)
+	swept := analysis.SweptVariants(s)
 	for _, r := range rows {
 		if !swept[r.Workload] {
 			used[r.Metric] = used[r.Metric] || r.N > 0

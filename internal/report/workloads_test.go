@@ -281,4 +281,26 @@ func TestReportCollapsesSweeps(t *testing.T) {
 			t.Errorf("%s: no CI or no figure in its block", sw)
 		}
 	}
+
+	// summary.md likewise: a section per workload that does not sweep and
+	// one per sweep, with a row per value; none per variant.
+	md := readFile(t, filepath.Join(dir, results.SummaryMD))
+	var mdSections []string
+	for _, l := range strings.Split(md, "\n") {
+		if h, ok := strings.CutPrefix(l, "## flannel-vxlan / "); ok {
+			mdSections = append(mdSections, h)
+		}
+		if strings.HasPrefix(l, "#") && strings.Contains(l, "@") {
+			t.Errorf("summary.md heading for a sweep variant: %s", l)
+		}
+	}
+	want := "tcp,intra,cpp,udp: rate per stream sweep,flows: parallel streams sweep,rr: message size sweep,http: concurrency sweep,background: background connections sweep"
+	if got := strings.Join(mdSections, ","); got != want {
+		t.Errorf("summary.md sections\n %s\nwant\n %s", got, want)
+	}
+	_, block, ok := strings.Cut(md, "## flannel-vxlan / http: concurrency sweep\n\n")
+	table, _, _ := strings.Cut(block, "\n\n")
+	if lines := strings.Split(table, "\n"); !ok || len(lines) != 4 || !strings.HasPrefix(lines[0], "| concurrency |") || !strings.Contains(lines[3], " [") {
+		t.Errorf("summary.md http sweep: want a header, a rule and two value rows with CIs:\n%s", table)
+	}
 }
