@@ -87,33 +87,7 @@ func Blackhole(n datapath.Node) error {
 // via that node's underlay address, as BIRD does from BGP.
 // Equivalent to: ip route add REMOTE_BLOCK via REMOTE_UNDERLAY_IP dev eth1 proto bird
 func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
-	for i, n := range nodes {
-		h, err := netns.Handle(n.Netns)
-		if err != nil {
-			return err
-		}
-		err = func() error {
-			l, err := h.LinkByName(n.Underlay)
-			if err != nil {
-				return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
-			}
-			for j, r := range nodes {
-				if i == j {
-					continue
-				}
-				rt := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: calicopod.Block(r), Gw: r.UnderlayIP, Protocol: rtprotBird}
-				if err := h.RouteAdd(rt); err != nil {
-					return fmt.Errorf("ip route add %s via %s dev %s: %w", rt.Dst, r.UnderlayIP, n.Underlay, err)
-				}
-			}
-			return nil
-		}()
-		h.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return wire.RoutePeersProto(nodes, calicopod.Block, rtprotBird)
 }
 
 // AttachPod wires one pod the Calico way (package calicopod).

@@ -20,18 +20,8 @@ func TestCiliumCarriesTCPAndUDP(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	d := New()
 	kerneltest.RequireFeatures(t, d)
-	c := dptest.Up(t, d, 1500)
-	servers, clients, err := c.ScalePods(context.Background(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvNode, cliNode := c.Nodes()[0].Netns(), c.Nodes()[1].Netns()
-	defer func() {
-		if t.Failed() {
-			kerneltest.Dump(t, srvNode)
-			kerneltest.Dump(t, cliNode)
-		}
-	}()
+	c, servers, clients := dptest.UpPods(t, d, 1500, 2)
+	srvNode := c.Nodes()[0].Netns()
 	// Across nodes, both directions, larger than the MTU.
 	dptest.TCPEcho(t, servers[0], clients[0], 1<<20)
 	dptest.TCPEcho(t, clients[1], servers[1], 1<<20)

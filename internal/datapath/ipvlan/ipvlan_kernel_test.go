@@ -1,7 +1,6 @@
 package ipvlan
 
 import (
-	"context"
 	"errors"
 	"net"
 	"testing"
@@ -27,18 +26,7 @@ func TestL3ModeRoutedByNode(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	d := NewL3()
 	kerneltest.RequireFeatures(t, d)
-	c := dptest.Up(t, d, 1500)
-	servers, clients, err := c.ScalePods(context.Background(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			for _, n := range c.Nodes() {
-				kerneltest.Dump(t, n.Netns())
-			}
-		}
-	}()
+	c, servers, clients := dptest.UpPods(t, d, 1500, 2)
 	for _, p := range append(append([]*local.Pod(nil), servers...), clients...) {
 		checkL3Child(t, p)
 	}

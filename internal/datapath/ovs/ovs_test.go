@@ -1,7 +1,6 @@
 package ovs
 
 import (
-	"context"
 	"errors"
 	"os/exec"
 	"strings"
@@ -31,15 +30,10 @@ func TestOVS(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	d := New()
 	kerneltest.RequireFeatures(t, d)
-	c := dptest.Up(t, d, 1500)
-	servers, clients, err := c.ScalePods(context.Background(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, servers, clients := dptest.UpPods(t, d, 1500, 2)
 	defer func() {
 		if t.Failed() {
 			for _, n := range c.Nodes() {
-				kerneltest.Dump(t, n.Netns())
 				out, _ := exec.Command("ip", "netns", "exec", n.Netns(), "ovs-dpctl", "dump-flows", Bridge).CombinedOutput()
 				t.Logf("ovs-dpctl dump-flows on %s:\n%s", n.Name(), out)
 			}

@@ -1,7 +1,6 @@
 package weave
 
 import (
-	"context"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/kerneltest"
@@ -26,18 +25,7 @@ func TestWeave(t *testing.T) {
 }
 
 func testWeave(t *testing.T, d *Datapath) {
-	c := dptest.Up(t, d, 1500)
-	servers, clients, err := c.ScalePods(context.Background(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			for _, n := range c.Nodes() {
-				kerneltest.Dump(t, n.Netns())
-			}
-		}
-	}()
+	c, servers, clients := dptest.UpPods(t, d, 1500, 2)
 	dptest.TCPEcho(t, servers[0], clients[0], 1<<20)
 	dptest.TCPEcho(t, clients[1], servers[1], 256<<10)
 	dptest.UDPEcho(t, servers[0], clients[0], DefaultMTU-28)

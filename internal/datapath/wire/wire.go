@@ -187,6 +187,13 @@ func Attrs(name string, mtu int) netlink.LinkAttrs {
 // Kube-router and IPVLAN L3: the nodes must share one L2 segment.
 // Equivalent to, on every node: ip route add PEER_SUBNET via PEER_UNDERLAY_IP dev eth1
 func RoutePeers(nodes []datapath.Node, subnet func(datapath.Node) *net.IPNet) error {
+	return RoutePeersProto(nodes, subnet, 0)
+}
+
+// RoutePeersProto is RoutePeers with the routes' protocol set as the
+// CNI's routing daemon sets it (0: the kernel's default, boot).
+// Equivalent to, on every node: ip route add PEER_SUBNET via PEER_UNDERLAY_IP dev eth1 proto PROTO
+func RoutePeersProto(nodes []datapath.Node, subnet func(datapath.Node) *net.IPNet, proto netlink.RouteProtocol) error {
 	for i, n := range nodes {
 		h, err := netns.Handle(n.Netns)
 		if err != nil {
@@ -201,8 +208,9 @@ func RoutePeers(nodes []datapath.Node, subnet func(datapath.Node) *net.IPNet) er
 				if i == j {
 					continue
 				}
-				if err := RouteVia(h, l, subnet(r), r.UnderlayIP, false); err != nil {
-					return err
+				rt := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: subnet(r), Gw: r.UnderlayIP, Protocol: proto}
+				if err := h.RouteAdd(rt); err != nil {
+					return fmt.Errorf("ip route add %s via %s dev %s: %w", rt.Dst, r.UnderlayIP, n.Underlay, err)
 				}
 			}
 			return nil

@@ -50,6 +50,26 @@ func Up(t *testing.T, d datapath.Datapath, underlayMTU int) *local.Cluster {
 	return c
 }
 
+// UpPods is Up with n pods on each node (servers on the first node,
+// clients on the second); when the test fails, every node's wiring is
+// logged before the cluster is torn down.
+func UpPods(t *testing.T, d datapath.Datapath, underlayMTU, n int) (c *local.Cluster, servers, clients []*local.Pod) {
+	t.Helper()
+	c = Up(t, d, underlayMTU)
+	servers, clients, err := c.ScalePods(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range c.Nodes() {
+				kerneltest.Dump(t, n.Netns())
+			}
+		}
+	})
+	return c, servers, clients
+}
+
 // TCPEcho listens on srv's address in its namespace and checks that a
 // client in cli gets back payload bytes.
 func TCPEcho(t testing.TB, srv, cli *local.Pod, payload int) {
