@@ -17,10 +17,7 @@
 package calicovxlan
 
 import (
-	"fmt"
 	"net"
-
-	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/calicopod"
@@ -71,20 +68,8 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 		return err
 	}
 	defer h.Close()
-	under, err := h.LinkByName(n.Underlay)
-	if err != nil {
-		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
-	}
-	vx := &netlink.Vxlan{
-		LinkAttrs:    wire.Attrs(Device, d.MTU(n.UnderlayMTU)),
-		VxlanId:      vni,
-		VtepDevIndex: under.Attrs().Index,
-		SrcAddr:      n.UnderlayIP,
-		Port:         port,
-		Learning:     false,
-	}
-	if err := h.LinkAdd(vx); err != nil {
-		return fmt.Errorf("ip link add %s type vxlan on %s: %w", Device, n.Name, err)
+	if err := wire.AddVxlan(h, n, Device, vni, port, d.MTU(n.UnderlayMTU), false); err != nil {
+		return err
 	}
 	l, err := wire.Up(h, Device)
 	if err != nil {

@@ -15,10 +15,7 @@
 package flannelvxlan
 
 import (
-	"fmt"
 	"net"
-
-	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
@@ -75,20 +72,8 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := cnibridge.SetupBridge(h, n, subnet(n), mtu); err != nil {
 		return err
 	}
-	under, err := h.LinkByName(n.Underlay)
-	if err != nil {
-		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
-	}
-	vx := &netlink.Vxlan{
-		LinkAttrs:    wire.Attrs(Device, mtu),
-		VxlanId:      vni,
-		VtepDevIndex: under.Attrs().Index,
-		SrcAddr:      n.UnderlayIP,
-		Port:         port,
-		Learning:     false,
-	}
-	if err := h.LinkAdd(vx); err != nil {
-		return fmt.Errorf("ip link add %s type vxlan on %s: %w", Device, n.Name, err)
+	if err := wire.AddVxlan(h, n, Device, vni, port, mtu, false); err != nil {
+		return err
 	}
 	vl, err := wire.Up(h, Device)
 	if err != nil {

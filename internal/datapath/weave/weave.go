@@ -192,20 +192,8 @@ func (d *Datapath) setupBridgeDatapath(h *netns.NetlinkHandle, n datapath.Node, 
 	if err != nil {
 		return err
 	}
-	under, err := h.LinkByName(n.Underlay)
-	if err != nil {
-		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
-	}
-	vx := &netlink.Vxlan{
-		LinkAttrs:    wire.Attrs(Device, mtu),
-		VxlanId:      vni,
-		VtepDevIndex: under.Attrs().Index,
-		SrcAddr:      n.UnderlayIP,
-		Port:         port,
-		Learning:     true,
-	}
-	if err := h.LinkAdd(vx); err != nil {
-		return fmt.Errorf("ip link add %s type vxlan on %s: %w", Device, n.Name, err)
+	if err := wire.AddVxlan(h, n, Device, vni, port, mtu, true); err != nil {
+		return err
 	}
 	vl, err := h.LinkByName(Device)
 	if err != nil {

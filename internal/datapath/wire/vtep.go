@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/vishvananda/netlink"
 )
 
 // ConnectVTEPs programs, on every node, what both Flannel's VXLAN backend
@@ -66,6 +67,31 @@ func connectOne(n datapath.Node, self int, nodes []datapath.Node, macs []net.Har
 		if err := RouteVia(h, l, subnet(r), vtep(r), true); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// AddVxlan creates node n's VXLAN device name (VNI, UDP port, MTU) bound
+// to the node's underlay NIC and address, as flanneld, Felix and Weave
+// create theirs; learning is the kernel's MAC learning from received
+// packets (Weave relies on it, flanneld and Felix program the FDB). The
+// device is left down.
+// Equivalent to: ip link add NAME mtu MTU type vxlan id VNI dev eth1 local UNDERLAY_IP dstport PORT [nolearning]
+func AddVxlan(h *netns.NetlinkHandle, n datapath.Node, name string, vni, port, mtu int, learning bool) error {
+	under, err := h.LinkByName(n.Underlay)
+	if err != nil {
+		return fmt.Errorf("underlay %s on %s: %w", n.Underlay, n.Name, err)
+	}
+	vx := &netlink.Vxlan{
+		LinkAttrs:    Attrs(name, mtu),
+		VxlanId:      vni,
+		VtepDevIndex: under.Attrs().Index,
+		SrcAddr:      n.UnderlayIP,
+		Port:         port,
+		Learning:     learning,
+	}
+	if err := h.LinkAdd(vx); err != nil {
+		return fmt.Errorf("ip link add %s type vxlan on %s: %w", name, n.Name, err)
 	}
 	return nil
 }
