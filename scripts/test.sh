@@ -29,7 +29,7 @@ scripts/vm/setup.sh
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/engine/local/ -run 'TestConnectivity|TestPodMTU|TestHostNetworkPodsShareNode|TestLinkRateShaping|TestWiringCNIMatchesNetlink'
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
-  ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneludp/ \
+  ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneld/ \
   ./internal/datapath/ipvlan/
 
 echo "== Kubernetes engine on a real two-node cluster built on this machine"

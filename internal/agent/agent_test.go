@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -279,9 +279,9 @@ func TestMissingPrograms(t *testing.T) {
 // Device counters of the node and of pods, read where the agent runs:
 // pod devices are resolved to the pod's namespace first.
 func TestIfStatsOverProtocol(t *testing.T) {
-	var asked []engine.Iface
+	var asked []netns.Iface
 	cfg := Config{Run: "r6", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
-		IfStats: func(ifc engine.Iface) (ifstats.Counters, error) {
+		IfStats: func(ifc netns.Iface) (ifstats.Counters, error) {
 			asked = append(asked, ifc)
 			if ifc.Netns == "" {
 				return ifstats.Read(ifc) // this process's own namespace
@@ -290,17 +290,17 @@ func TestIfStatsOverProtocol(t *testing.T) {
 		}}
 	c, wait := session(t, cfg)
 	defer func() { c.Close(); wait() }()
-	got, err := c.IfStats([]engine.Iface{{Name: "lo"}, {Netns: PodNetns("ns", "srv-0"), Name: "eth0"}})
+	got, err := c.IfStats([]netns.Iface{{Name: "lo"}, {Netns: PodNetns("ns", "srv-0"), Name: "eth0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got[0].MTU != 65536 || got[1].RxPackets != 7 || got[1].MTU != 1450 {
 		t.Errorf("counters %+v", got)
 	}
-	if asked[1] != (engine.Iface{Netns: "podns1", Name: "eth0"}) {
+	if asked[1] != (netns.Iface{Netns: "podns1", Name: "eth0"}) {
 		t.Errorf("pod device read as %+v", asked[1])
 	}
-	if _, err := c.IfStats([]engine.Iface{{Netns: PodNetns("ns", "gone"), Name: "eth0"}}); !errors.Is(err, tune.ErrGone) {
+	if _, err := c.IfStats([]netns.Iface{{Netns: PodNetns("ns", "gone"), Name: "eth0"}}); !errors.Is(err, tune.ErrGone) {
 		t.Errorf("device of a gone pod: %v", err)
 	}
 }
@@ -316,7 +316,7 @@ func TestMemoryOverProtocol(t *testing.T) {
 }
 
 type fakeCPP struct {
-	ifs              []engine.Iface
+	ifs              []netns.Iface
 	started, stopped int
 }
 
@@ -333,7 +333,7 @@ func (f *fakeCPP) Stop(context.Context) (cpp.Result, error) {
 func TestCPPOverProtocol(t *testing.T) {
 	var recs []*fakeCPP
 	cfg := Config{Run: "r8", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
-		CPP: func(ifs []engine.Iface) (CPPRecorder, error) {
+		CPP: func(ifs []netns.Iface) (CPPRecorder, error) {
 			r := &fakeCPP{ifs: ifs}
 			recs = append(recs, r)
 			return r, nil
@@ -342,7 +342,7 @@ func TestCPPOverProtocol(t *testing.T) {
 	if _, err := c.CPPStop(); err == nil {
 		t.Error("stop before start succeeded")
 	}
-	ifs := []engine.Iface{{Netns: PodNetns("ns", "srv-0"), Name: "eth0"}}
+	ifs := []netns.Iface{{Netns: PodNetns("ns", "srv-0"), Name: "eth0"}}
 	if err := c.CPPStart(ifs); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestCPPOverProtocol(t *testing.T) {
 	if res.Metrics[cpp.MetricTotal] != 900 || res.Event.Unit != cpp.UnitNs || res.Breakdown.ByComponent["veth"] != 9e5 {
 		t.Errorf("result %+v", res)
 	}
-	if recs[0].ifs[0] != (engine.Iface{Netns: "podns1", Name: "eth0"}) {
+	if recs[0].ifs[0] != (netns.Iface{Netns: "podns1", Name: "eth0"}) {
 		t.Errorf("packets counted on %+v", recs[0].ifs)
 	}
 	if err := c.CPPStart(ifs); err != nil {

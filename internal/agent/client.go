@@ -8,10 +8,10 @@ import (
 	"io"
 	"sync"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -186,7 +186,7 @@ func (c *Client) Missing(progs ...string) ([]string, error) {
 }
 
 // IfStats returns the counters of devices of the node or its pods.
-func (c *Client) IfStats(ifs []engine.Iface) ([]ifstats.Counters, error) {
+func (c *Client) IfStats(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	r, err := c.Call(Request{Op: OpIfStats, Ifaces: ifs})
 	if err == nil && len(r.IfStats) != len(ifs) {
 		err = fmt.Errorf("agent returned %d counters for %d devices", len(r.IfStats), len(ifs))
@@ -202,7 +202,7 @@ func (c *Client) MemoryPercent() (float64, error) {
 
 // CPPStart starts perf on the node for one window; packets are counted
 // on ifs.
-func (c *Client) CPPStart(ifs []engine.Iface) error {
+func (c *Client) CPPStart(ifs []netns.Iface) error {
 	_, err := c.Call(Request{Op: OpCPPStart, Ifaces: ifs})
 	return err
 }

@@ -31,10 +31,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -90,7 +90,7 @@ type Request struct {
 	Args []string `json:"args,omitempty"`
 	// Ifaces are the devices of OpIfStats and OpCPPStart (Netns "" is
 	// the node, "pod:NS/NAME" a pod).
-	Ifaces []engine.Iface `json:"ifaces,omitempty"`
+	Ifaces []netns.Iface `json:"ifaces,omitempty"`
 }
 
 // Error kinds carried in Response.Kind, so sentinel errors survive the

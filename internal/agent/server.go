@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
@@ -57,10 +56,10 @@ type Config struct {
 	SampleInterval time.Duration
 	// IfStats reads a device's counters in a namespace the FS knows
 	// (default ifstats.Read: netlink).
-	IfStats func(engine.Iface) (ifstats.Counters, error)
+	IfStats func(netns.Iface) (ifstats.Counters, error)
 	// CPP makes the CPU-cost-per-packet recorder of a window (default: a
 	// cpp.Recorder running perf on this node).
-	CPP func(ifs []engine.Iface) (CPPRecorder, error)
+	CPP func(ifs []netns.Iface) (CPPRecorder, error)
 }
 
 // CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder).
@@ -74,7 +73,7 @@ type CPPRecorder interface {
 // else cpu-clock (the node's PMU, not the controller's, decides).
 var nodeEvent = sync.OnceValue(func() cpp.Event { return cpp.ChooseEvent(context.Background(), cpp.RunPerf) })
 
-func newCPPRecorder(ifs []engine.Iface) (CPPRecorder, error) {
+func newCPPRecorder(ifs []netns.Iface) (CPPRecorder, error) {
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		return nil, err
@@ -394,19 +393,19 @@ func Replay(dir string, fs tune.FS) (int, error) {
 
 // resolveIfaces maps devices named by the controller ("pod:NS/NAME")
 // to namespaces this agent can enter.
-func (s *Server) resolveIfaces(ifs []engine.Iface) ([]engine.Iface, error) {
-	out := make([]engine.Iface, len(ifs))
+func (s *Server) resolveIfaces(ifs []netns.Iface) ([]netns.Iface, error) {
+	out := make([]netns.Iface, len(ifs))
 	for i, ifc := range ifs {
 		name, err := s.fs.resolve(ifc.Netns, tune.FSSysfs)
 		if err != nil {
 			return nil, fmt.Errorf("device %s in %q: %w", ifc.Name, ifc.Netns, err)
 		}
-		out[i] = engine.Iface{Netns: name, Name: ifc.Name}
+		out[i] = netns.Iface{Netns: name, Name: ifc.Name}
 	}
 	return out, nil
 }
 
-func (s *Server) ifStats(ifs []engine.Iface) ([]ifstats.Counters, error) {
+func (s *Server) ifStats(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	res, err := s.resolveIfaces(ifs)
 	if err != nil {
 		return nil, err
@@ -422,7 +421,7 @@ func (s *Server) ifStats(ifs []engine.Iface) ([]ifstats.Counters, error) {
 
 // cppStart starts perf on this node for one window; packets are counted
 // on ifs (the measured server pods' eth0).
-func (s *Server) cppStart(ifs []engine.Iface) error {
+func (s *Server) cppStart(ifs []netns.Iface) error {
 	if s.cpp != nil {
 		return errors.New("cpu cost per packet: a window is already open")
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // Process is a program started in a pod or on a node.
@@ -70,14 +71,6 @@ type Helper interface {
 	HelperArgv(args ...string) []string
 }
 
-// Iface is a network device in a namespace. Netns "" is the host (the
-// init namespace); otherwise it is the name of a namespace under
-// /var/run/netns (local engine) or a path the node agent resolves.
-type Iface struct {
-	Netns string `json:"netns"`
-	Name  string `json:"name"`
-}
-
 // Node is the per-node handle: every host-level operation on a node goes
 // through it, so the kube engine can implement it with a node agent.
 type Node interface {
@@ -88,14 +81,14 @@ type Node interface {
 	// the node shares every CPU of the machine.
 	CPUs() cpuset.Set
 	// Underlay is the node's NIC toward other nodes (the paper's eth1).
-	Underlay() Iface
+	Underlay() netns.Iface
 	// Tunnel is the datapath's tunnel device on the node, if it has one.
-	Tunnel() (Iface, bool)
+	Tunnel() (netns.Iface, bool)
 	// HostVeths are the host-side devices of the given pods on this node
 	// (cali*, veth*), in pod order.
-	HostVeths(pods []Pod) ([]Iface, error)
+	HostVeths(pods []Pod) ([]netns.Iface, error)
 	// PodIface is the pod's own interface (eth0 inside the pod).
-	PodIface(p Pod) Iface
+	PodIface(p Pod) netns.Iface
 	// Start runs argv on the node (in the node's namespace, pinned to its
 	// CPUs).
 	Start(ctx context.Context, argv []string) (Process, error)

@@ -10,6 +10,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/metrics/iptables"
 	"github.com/cnibench/cnibench/internal/metrics/nftables"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
@@ -37,16 +38,16 @@ type countersWindow struct {
 // ifaceGroup is a set of devices whose counters are summed under one name.
 type ifaceGroup struct {
 	name   string
-	ifaces []engine.Iface
+	ifaces []netns.Iface
 }
 
 func newCountersWindow(inner cpuSampler, rd nodeReader, srv engine.Node, nodes []engine.Node, servers []engine.Pod, pairs []workload.Pair) *countersWindow {
 	c := &countersWindow{inner: inner, rd: rd, nodes: nodes, pairs: pairs}
-	c.groups = append(c.groups, ifaceGroup{"underlay", []engine.Iface{srv.Underlay()}})
+	c.groups = append(c.groups, ifaceGroup{"underlay", []netns.Iface{srv.Underlay()}})
 	if t, ok := srv.Tunnel(); ok {
-		c.groups = append(c.groups, ifaceGroup{"tunnel", []engine.Iface{t}})
+		c.groups = append(c.groups, ifaceGroup{"tunnel", []netns.Iface{t}})
 	}
-	var pods []engine.Iface
+	var pods []netns.Iface
 	for _, p := range servers {
 		pods = append(pods, srv.PodIface(p))
 	}
@@ -57,7 +58,7 @@ func newCountersWindow(inner cpuSampler, rd nodeReader, srv engine.Node, nodes [
 // read reads every group's devices in one request (one agent round trip
 // on kube, so both ends of the window are read close to its edges).
 func (c *countersWindow) read() ([][]ifstats.Counters, error) {
-	var all []engine.Iface
+	var all []netns.Iface
 	for _, g := range c.groups {
 		all = append(all, g.ifaces...)
 	}

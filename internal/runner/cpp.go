@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -21,7 +21,7 @@ type cppWindow struct {
 	err   error
 }
 
-func newCPPWindow(inner cpuSampler, rd nodeReader, ev cpp.Event, ifaces []engine.Iface) (*cppWindow, error) {
+func newCPPWindow(inner cpuSampler, rd nodeReader, ev cpp.Event, ifaces []netns.Iface) (*cppWindow, error) {
 	rec, err := rd.cpp(ev, ifaces)
 	if err != nil {
 		return nil, err

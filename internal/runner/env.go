@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
@@ -32,7 +33,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e := envinfo.Collect(tools)
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.backend.name(), time.Now()
 	srv := c.Server()
-	ifaces := []engine.Iface{srv.Underlay()}
+	ifaces := []netns.Iface{srv.Underlay()}
 	if t, ok := srv.Tunnel(); ok {
 		ifaces = append(ifaces, t)
 	}

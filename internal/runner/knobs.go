@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/offload"
 	"github.com/cnibench/cnibench/internal/policy"
 	"github.com/cnibench/cnibench/internal/results"
@@ -30,7 +31,7 @@ func applyOffloads(ctx context.Context, c engine.Cluster, sd study.Datapath) ([]
 		on := sd.OffloadOn(f)
 		var ok, failed []string
 		for _, n := range []engine.Node{c.Server(), c.Client()} {
-			devs := []engine.Iface{n.Underlay()}
+			devs := []netns.Iface{n.Underlay()}
 			if t, has := n.Tunnel(); has {
 				devs = append(devs, t)
 			}

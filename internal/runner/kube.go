@@ -18,6 +18,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -140,7 +141,7 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	}
 	e.Offloads = map[string]map[string]bool{}
 	for _, n := range []*kube.Node{srv, cli} {
-		ifaces := []engine.Iface{n.Underlay()}
+		ifaces := []netns.Iface{n.Underlay()}
 		if t, ok := n.Tunnel(); ok {
 			ifaces = append(ifaces, t)
 		}

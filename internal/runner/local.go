@@ -16,6 +16,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -134,7 +135,7 @@ func (b localBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	}
 	e.Offloads = map[string]map[string]bool{}
 	for _, n := range lc.Nodes() {
-		ifaces := []engine.Iface{n.Underlay()}
+		ifaces := []netns.Iface{n.Underlay()}
 		if t, ok := n.Tunnel(); ok {
 			ifaces = append(ifaces, t)
 		}

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 
 	"github.com/cnibench/cnibench/internal/agent"
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // nodeReader reads a node's kernel for the per-trial metrics beyond CPU
@@ -19,14 +19,14 @@ import (
 // kube.
 type nodeReader interface {
 	// ifaces reads devices' counters (`ip -s link`).
-	ifaces(ifs []engine.Iface) ([]ifstats.Counters, error)
+	ifaces(ifs []netns.Iface) ([]ifstats.Counters, error)
 	// memoryPercent is the node's memory in use.
 	memoryPercent() (float64, error)
 	// cpp returns a recorder of the CPU cost per packet on the node,
 	// counting packets on ifs.
 	// cpp samples the node with perf; ev is the event preflight chose
 	// for this machine, which a remote node's agent chooses for itself.
-	cpp(ev cpp.Event, ifs []engine.Iface) (cppRecorder, error)
+	cpp(ev cpp.Event, ifs []netns.Iface) (cppRecorder, error)
 }
 
 // cppRecorder brackets one window (cpp.Recorder, or its remote twin).
@@ -38,7 +38,7 @@ type cppRecorder interface {
 // localReader reads this machine's kernel.
 type localReader struct{ procRoot string }
 
-func (localReader) ifaces(ifs []engine.Iface) ([]ifstats.Counters, error) {
+func (localReader) ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	out := make([]ifstats.Counters, len(ifs))
 	for i, ifc := range ifs {
 		c, err := ifstats.Read(ifc)
@@ -59,7 +59,7 @@ func (r localReader) memoryPercent() (float64, error) {
 	return metrics.MemoryPercent(filepath.Join(root, "meminfo"))
 }
 
-func (localReader) cpp(ev cpp.Event, ifs []engine.Iface) (cppRecorder, error) {
+func (localReader) cpp(ev cpp.Event, ifs []netns.Iface) (cppRecorder, error) {
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		return nil, err
@@ -71,13 +71,13 @@ func (localReader) cpp(ev cpp.Event, ifs []engine.Iface) (cppRecorder, error) {
 // perf are the node's own.
 type agentReader struct{ a *agent.Client }
 
-func (r agentReader) ifaces(ifs []engine.Iface) ([]ifstats.Counters, error) {
+func (r agentReader) ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	return r.a.IfStats(ifs)
 }
 
 func (r agentReader) memoryPercent() (float64, error) { return r.a.MemoryPercent() }
 
-func (r agentReader) cpp(_ cpp.Event, ifs []engine.Iface) (cppRecorder, error) {
+func (r agentReader) cpp(_ cpp.Event, ifs []netns.Iface) (cppRecorder, error) {
 	return &agentCPP{a: r.a, ifs: ifs}, nil
 }
 
@@ -86,7 +86,7 @@ func (r agentReader) cpp(_ cpp.Event, ifs []engine.Iface) (cppRecorder, error) {
 // node's) and returns cpp.Result.
 type agentCPP struct {
 	a   *agent.Client
-	ifs []engine.Iface
+	ifs []netns.Iface
 }
 
 func (c *agentCPP) Start(context.Context) error { return c.a.CPPStart(c.ifs) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -51,7 +52,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	sampler := r.backend.sampler(srv)
 	var cw *cppWindow
 	if w.CPP {
-		var ifaces []engine.Iface
+		var ifaces []netns.Iface
 		for _, p := range servers {
 			ifaces = append(ifaces, srv.PodIface(p))
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -117,7 +117,7 @@ func checkTableSize(n int) error {
 
 // RxQueues returns the sysfs directories of a device's receive queues
 // ("class/net/eth0/queues/rx-0", ...), in queue order.
-func RxQueues(fs FS, ifc engine.Iface) ([]string, error) {
+func RxQueues(fs FS, ifc netns.Iface) ([]string, error) {
 	if ifc.Name == "" || strings.ContainsAny(ifc.Name, "/") || ifc.Name == "." || ifc.Name == ".." {
 		return nil, fmt.Errorf("device %q: %w", ifc.Name, ErrBadPath)
 	}
@@ -145,7 +145,7 @@ func RxQueues(fs FS, ifc engine.Iface) ([]string, error) {
 	return out, nil
 }
 
-func ifaceString(ifc engine.Iface) string {
+func ifaceString(ifc netns.Iface) string {
 	if ifc.Netns == "" {
 		return ifc.Name + " (host)"
 	}

@@ -3,7 +3,7 @@ package tune
 import (
 	"path"
 
-	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // Snapshot reads the current RPS/RFS values of ifaces (every receive
@@ -12,7 +12,7 @@ import (
 // "NETNS/DEV/rx-N/rps_cpus" (NETNS "host" for the host) and
 // "net.core.rps_sock_flow_entries". A value that cannot be read is
 // recorded as "error: ..." rather than dropped, so the record shows it.
-func Snapshot(fs FS, ifaces []engine.Iface) map[string]string {
+func Snapshot(fs FS, ifaces []netns.Iface) map[string]string {
 	out := map[string]string{}
 	put := func(key string, v string, err error) {
 		if err != nil {

@@ -25,8 +25,8 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // FS kinds (the strings the journal records).
@@ -70,9 +70,9 @@ type FS interface {
 type Target struct {
 	// NodeIfaces are the server node's devices: underlay NIC, tunnel
 	// device, host-side veths of the pods.
-	NodeIfaces []engine.Iface
+	NodeIfaces []netns.Iface
 	// PodIfaces are eth0 inside each server pod (used when Tuning.Pods).
-	PodIfaces []engine.Iface
+	PodIfaces []netns.Iface
 	// CPUs are the machine's CPUs, which masks are computed from.
 	CPUs cpuset.Set
 	// SoftIRQCore is the core excluded by "all-but-softirq-core"; -1 means

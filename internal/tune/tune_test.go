@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -32,8 +32,8 @@ func fixture() (*fakeFS, Target) {
 	f.addDev(pod0NS, "eth0", 1)
 	f.addDev(pod1NS, "eth0", 1)
 	return f, Target{
-		NodeIfaces:  []engine.Iface{{Netns: nodeNS, Name: "eth1"}, {Netns: nodeNS, Name: "vxlan.calico"}, {Netns: nodeNS, Name: "cali0"}, {Netns: nodeNS, Name: "cali1"}},
-		PodIfaces:   []engine.Iface{{Netns: pod0NS, Name: "eth0"}, {Netns: pod1NS, Name: "eth0"}},
+		NodeIfaces:  []netns.Iface{{Netns: nodeNS, Name: "eth1"}, {Netns: nodeNS, Name: "vxlan.calico"}, {Netns: nodeNS, Name: "cali0"}, {Netns: nodeNS, Name: "cali1"}},
+		PodIfaces:   []netns.Iface{{Netns: pod0NS, Name: "eth0"}, {Netns: pod1NS, Name: "eth0"}},
 		CPUs:        cpuset.Range(4),
 		SoftIRQCore: -1,
 	}
@@ -130,8 +130,8 @@ func TestPlanErrors(t *testing.T) {
 		{"softirq core outside", builtin(t, "rps-7"), func(tg *Target) { tg.SoftIRQCore = 9 }, "softirq core 9"},
 		{"not pow2", study.Tuning{RFS: &study.RFS{SockFlowEntries: 30000, FlowCnt: 32768}}, nil, "kernel would use 32768"},
 		{"negative", study.Tuning{RFS: &study.RFS{SockFlowEntries: 1, FlowCnt: -1}}, nil, "negative"},
-		{"missing device", builtin(t, "rps"), func(tg *Target) { tg.NodeIfaces = append(tg.NodeIfaces, engine.Iface{Netns: nodeNS, Name: "nope"}) }, "nope in cnb-r-node"},
-		{"bad device name", builtin(t, "rps"), func(tg *Target) { tg.NodeIfaces = []engine.Iface{{Name: "../x"}} }, "bad tuning path"},
+		{"missing device", builtin(t, "rps"), func(tg *Target) { tg.NodeIfaces = append(tg.NodeIfaces, netns.Iface{Netns: nodeNS, Name: "nope"}) }, "nope in cnb-r-node"},
+		{"bad device name", builtin(t, "rps"), func(tg *Target) { tg.NodeIfaces = []netns.Iface{{Name: "../x"}} }, "bad tuning path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,7 +323,7 @@ func TestRevertReplay(t *testing.T) {
 func TestSnapshot(t *testing.T) {
 	f, tgt := fixture()
 	f.vals[key(pod0NS, FSSysfs, "class/net/eth0/queues/rx-0/rps_cpus")] = "3"
-	ifaces := append(tgt.NodeIfaces[:1:1], tgt.PodIfaces[0], engine.Iface{Netns: "gone", Name: "x"})
+	ifaces := append(tgt.NodeIfaces[:1:1], tgt.PodIfaces[0], netns.Iface{Netns: "gone", Name: "x"})
 	got := Snapshot(f, ifaces)
 	want := map[string]string{
 		"net.core.rps_sock_flow_entries":   "0",

@@ -16,7 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/calicopod"
+	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
 	"github.com/cnibench/cnibench/internal/datapath/internal/daemon"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"

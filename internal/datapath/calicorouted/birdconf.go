@@ -8,7 +8,7 @@ import (
 	"text/template"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/calicopod"
+	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
 )
 
 // AS is the BGP autonomous system every node is in: Calico's default

@@ -20,10 +20,10 @@ import (
 	"net"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/calicopod"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
-	"github.com/cnibench/cnibench/internal/datapath/flanneludp"
+	"github.com/cnibench/cnibench/internal/datapath/flanneld"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -54,7 +54,7 @@ func Build(o Options) (datapath.Datapath, error) {
 		if !ok {
 			return nil, fmt.Errorf("implementation flanneld: only %s can be run by flanneld", strings.Join(flanneldDatapaths(), " and "))
 		}
-		d = flanneludp.NewWithBackend(b)
+		d = flanneld.NewWithBackend(b)
 	case study.ImplBird:
 		if o.Type != "calico-routed" {
 			// Calico's IP-in-IP routes also come from BIRD, but through

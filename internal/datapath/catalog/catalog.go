@@ -13,7 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
 	"github.com/cnibench/cnibench/internal/datapath/calicovxlan"
 	"github.com/cnibench/cnibench/internal/datapath/cilium"
-	"github.com/cnibench/cnibench/internal/datapath/flanneludp"
+	"github.com/cnibench/cnibench/internal/datapath/flanneld"
 	"github.com/cnibench/cnibench/internal/datapath/flannelvxlan"
 	"github.com/cnibench/cnibench/internal/datapath/geneve"
 	"github.com/cnibench/cnibench/internal/datapath/gre"
@@ -41,7 +41,7 @@ func All() []datapath.Datapath {
 		gre.New(),
 		wireguard.New(),
 		cilium.New(),
-		flanneludp.New(),
+		flanneld.New(),
 		weave.New(),
 		ovs.New(),
 	}

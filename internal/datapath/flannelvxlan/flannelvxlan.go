@@ -18,10 +18,10 @@ import (
 	"net"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/datapath/internal/cnibridge"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 const (

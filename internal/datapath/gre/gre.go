@@ -17,7 +17,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/cnibench/cnibench/internal/datapath/l2tunnel"
+	"github.com/cnibench/cnibench/internal/datapath/internal/l2tunnel"
 	"github.com/cnibench/cnibench/internal/probe"
 )
 

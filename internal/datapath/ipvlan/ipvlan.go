@@ -34,9 +34,9 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/underlaypod"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/datapath/internal/underlaypod"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 // PodNetwork is the L3 mode's pod network; node N leases 10.244.N.0/24.

@@ -21,7 +21,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/underlaypod"
+	"github.com/cnibench/cnibench/internal/datapath/internal/underlaypod"
 	"github.com/cnibench/cnibench/internal/probe"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/ovsdp"
+	"github.com/cnibench/cnibench/internal/datapath/internal/ovsdp"
 )
 
 // OVSTunnelPrefix starts the name of the VXLAN port ovs-dpctl creates

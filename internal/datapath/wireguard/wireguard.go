@@ -26,10 +26,10 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/datapath/internal/cnibridge"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 const (

@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // Node is a cluster node reached through its agent pod.
@@ -46,27 +47,27 @@ func (n *Node) Agent() *agent.Client { return n.sess.client }
 // AgentPod is the name of the node's agent pod.
 func (n *Node) AgentPod() string { return n.agentPod }
 
-func (n *Node) Underlay() engine.Iface { return engine.Iface{Name: n.underlay} }
+func (n *Node) Underlay() netns.Iface { return netns.Iface{Name: n.underlay} }
 
-func (n *Node) Tunnel() (engine.Iface, bool) {
-	return engine.Iface{Name: n.tunnel}, n.hasTunnel
+func (n *Node) Tunnel() (netns.Iface, bool) {
+	return netns.Iface{Name: n.tunnel}, n.hasTunnel
 }
 
 // HostVeths asks the agent for the node-side peer of each pod's eth0.
-func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
-	var out []engine.Iface
+func (n *Node) HostVeths(pods []engine.Pod) ([]netns.Iface, error) {
+	var out []netns.Iface
 	for _, p := range pods {
 		dev, err := n.sess.client.HostVeth(agent.PodNetns(n.ns, p.Name()), "eth0")
 		if err != nil {
 			return nil, fmt.Errorf("host-side device of pod %s: %w", p.Name(), err)
 		}
-		out = append(out, engine.Iface{Name: dev})
+		out = append(out, netns.Iface{Name: dev})
 	}
 	return out, nil
 }
 
-func (n *Node) PodIface(p engine.Pod) engine.Iface {
-	return engine.Iface{Netns: agent.PodNetns(n.ns, p.Name()), Name: "eth0"}
+func (n *Node) PodIface(p engine.Pod) netns.Iface {
+	return netns.Iface{Netns: agent.PodNetns(n.ns, p.Name()), Name: "eth0"}
 }
 
 // Start runs argv in the node's agent pod (the node's network, PID

@@ -10,7 +10,8 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/workload/proc"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/proc"
 )
 
 // Node is an emulated node; it implements engine.Node.
@@ -45,12 +46,12 @@ func (n *Node) CPUs() cpuset.Set { return n.cpus }
 func (n *Node) UnderlayIP() net.IP { return n.ip }
 
 // Underlay implements engine.Node.
-func (n *Node) Underlay() engine.Iface { return engine.Iface{Netns: n.ns, Name: UnderlayDev} }
+func (n *Node) Underlay() netns.Iface { return netns.Iface{Netns: n.ns, Name: UnderlayDev} }
 
 // Tunnel implements engine.Node.
-func (n *Node) Tunnel() (engine.Iface, bool) {
+func (n *Node) Tunnel() (netns.Iface, bool) {
 	t := n.cluster.cfg.Datapath.Tunnel()
-	return engine.Iface{Netns: n.ns, Name: t}, t != ""
+	return netns.Iface{Netns: n.ns, Name: t}, t != ""
 }
 
 // Pods returns the node's pods.
@@ -58,8 +59,8 @@ func (n *Node) Pods() []*Pod { return append([]*Pod(nil), n.pods...) }
 
 // HostVeths implements engine.Node. Pods without a host-side device
 // (host network, macvlan and ipvlan children of eth1) contribute none.
-func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
-	var out []engine.Iface
+func (n *Node) HostVeths(pods []engine.Pod) ([]netns.Iface, error) {
+	var out []netns.Iface
 	for _, p := range pods {
 		lp, ok := p.(*Pod)
 		if !ok || lp.node != n {
@@ -68,18 +69,18 @@ func (n *Node) HostVeths(pods []engine.Pod) ([]engine.Iface, error) {
 		if lp.hostVeth == "" {
 			continue
 		}
-		out = append(out, engine.Iface{Netns: n.ns, Name: lp.hostVeth})
+		out = append(out, netns.Iface{Netns: n.ns, Name: lp.hostVeth})
 	}
 	return out, nil
 }
 
 // PodIface implements engine.Node.
-func (n *Node) PodIface(p engine.Pod) engine.Iface {
+func (n *Node) PodIface(p engine.Pod) netns.Iface {
 	lp := p.(*Pod)
 	if lp.hostNet {
-		return engine.Iface{Netns: lp.ns, Name: UnderlayDev}
+		return netns.Iface{Netns: lp.ns, Name: UnderlayDev}
 	}
-	return engine.Iface{Netns: lp.ns, Name: datapath.PodEth}
+	return netns.Iface{Netns: lp.ns, Name: datapath.PodEth}
 }
 
 // Start implements engine.Node.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/iperf3"
@@ -36,7 +36,7 @@ func TestFlannelVXLANBreakdown(t *testing.T) {
 	srv := c.Server().(*local.Node)
 	ev := ChooseEvent(context.Background(), RunPerf)
 	t.Logf("event %s: %s", ev.Name, ev.Reason)
-	rec := &Recorder{Map: m, Event: ev, Ifaces: []engine.Iface{srv.PodIface(pairs[0].Server)}}
+	rec := &Recorder{Map: m, Event: ev, Ifaces: []netns.Iface{srv.PodIface(pairs[0].Server)}}
 	tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "iperf3", Protocol: "tcp"},
 		Duration: 5 * time.Second, Warmup: time.Second, BasePort: 5201}
 	startErr := make(chan error, 1)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/workload/proc"
+	"github.com/cnibench/cnibench/internal/proc"
 )
 
 // Event is what perf record samples and the unit a sample is worth.

@@ -11,7 +11,8 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
-	"github.com/cnibench/cnibench/internal/workload/proc"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/proc"
 )
 
 // DefaultPeriodNs is the cpu-clock sample period: one sample per ms of
@@ -40,7 +41,7 @@ type Recorder struct {
 	// Ifaces are the devices whose packets are counted (the measured
 	// server pods' eth0): packets are MTU-sized packets of the busier
 	// direction, so TCP data (not ACKs) is counted whichever end sends.
-	Ifaces []engine.Iface
+	Ifaces []netns.Iface
 
 	dir    string
 	perf   engine.Process

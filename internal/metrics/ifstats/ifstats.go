@@ -6,7 +6,6 @@ package ifstats
 import (
 	"fmt"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -19,7 +18,7 @@ type Counters struct {
 
 // Read returns the counters of a device. Equivalent to:
 // `ip -n NETNS -s link show DEV`.
-func Read(ifc engine.Iface) (Counters, error) {
+func Read(ifc netns.Iface) (Counters, error) {
 	h, err := netns.Handle(ifc.Netns)
 	if err != nil {
 		return Counters{}, err

@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -33,14 +32,14 @@ func TestReadLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = netns.Delete(ns) })
-	c, err := Read(engine.Iface{Netns: ns, Name: "lo"})
+	c, err := Read(netns.Iface{Netns: ns, Name: "lo"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.MTU != 65536 {
 		t.Errorf("lo mtu %d", c.MTU)
 	}
-	if _, err := Read(engine.Iface{Netns: ns, Name: "nosuch0"}); err == nil {
+	if _, err := Read(netns.Iface{Netns: ns, Name: "nosuch0"}); err == nil {
 		t.Error("missing device read")
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -35,8 +34,8 @@ const SockFlowEntries = "/proc/sys/net/core/rps_sock_flow_entries"
 type Bed struct {
 	ID         string
 	Node, Pod  string
-	NodeIfaces []engine.Iface
-	PodIfaces  []engine.Iface
+	NodeIfaces []netns.Iface
+	PodIfaces  []netns.Iface
 }
 
 var (
@@ -189,10 +188,10 @@ func Create(id string, record func(journal.Object) error) (*Bed, error) {
 	if err := h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth1"}, PeerName: "eth1p"}); err != nil {
 		return b, fmt.Errorf("add underlay veth: %w", err)
 	}
-	b.NodeIfaces = append(b.NodeIfaces, engine.Iface{Netns: b.Node, Name: "eth1"})
+	b.NodeIfaces = append(b.NodeIfaces, netns.Iface{Netns: b.Node, Name: "eth1"})
 	vx := &netlink.Vxlan{LinkAttrs: netlink.LinkAttrs{Name: "vxlan.calico"}, VxlanId: 4096, Port: 4789}
 	if err := h.LinkAdd(vx); err == nil {
-		b.NodeIfaces = append(b.NodeIfaces, engine.Iface{Netns: b.Node, Name: "vxlan.calico"})
+		b.NodeIfaces = append(b.NodeIfaces, netns.Iface{Netns: b.Node, Name: "vxlan.calico"})
 	}
 	// Two receive queues on each end of the pod's veth: every queue must
 	// be tuned, not just rx-0.
@@ -203,8 +202,8 @@ func Create(id string, record func(journal.Object) error) (*Bed, error) {
 	if err := h.LinkAdd(v); err != nil {
 		return b, fmt.Errorf("add pod veth: %w", err)
 	}
-	b.NodeIfaces = append(b.NodeIfaces, engine.Iface{Netns: b.Node, Name: "cali0"})
-	b.PodIfaces = []engine.Iface{{Netns: b.Pod, Name: "eth0"}}
+	b.NodeIfaces = append(b.NodeIfaces, netns.Iface{Netns: b.Node, Name: "cali0"})
+	b.PodIfaces = []netns.Iface{{Netns: b.Pod, Name: "eth0"}}
 	return b, nil
 }
 
@@ -223,6 +222,6 @@ func (b *Bed) Destroy() error {
 }
 
 // Ifaces returns node and pod devices.
-func (b *Bed) Ifaces() []engine.Iface {
-	return append(append([]engine.Iface{}, b.NodeIfaces...), b.PodIfaces...)
+func (b *Bed) Ifaces() []netns.Iface {
+	return append(append([]netns.Iface{}, b.NodeIfaces...), b.PodIfaces...)
 }

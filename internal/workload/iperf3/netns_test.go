@@ -18,9 +18,9 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/proc"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload"
-	"github.com/cnibench/cnibench/internal/workload/proc"
 )
 
 // nsPod is the smallest engine.Pod: a named network namespace.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 // MaxPods bounds pods per node (the underlay /24 is shared).

@@ -1,4 +1,4 @@
-package flanneludp
+package flanneld
 
 import (
 	"bytes"

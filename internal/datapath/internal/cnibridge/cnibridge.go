@@ -22,8 +22,8 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 // Bridge is the bridge pods attach to.

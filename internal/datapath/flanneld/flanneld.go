@@ -1,4 +1,4 @@
-// Package flanneludp runs the real Flannel: flanneld (built by
+// Package flanneld runs the real Flannel: flanneld (built by
 // scripts/build-flanneld.sh) on every emulated node with Debian's etcd as
 // its subnet store, as seed 003 did. Its default backend is UDP, the
 // flannel-udp datapath; the same machinery with the vxlan and host-gw
@@ -24,7 +24,7 @@
 //     unless PodMTU sets it (seed 003 used 1450 for both backends).
 //   - The daemons stop with the run (Close); Daemons lists their PIDs so
 //     the runner can record their CPU time and memory.
-package flanneludp
+package flanneld
 
 import (
 	"bufio"
@@ -43,11 +43,11 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
+	"github.com/cnibench/cnibench/internal/datapath/internal/cnibridge"
 	"github.com/cnibench/cnibench/internal/datapath/internal/daemon"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 const (

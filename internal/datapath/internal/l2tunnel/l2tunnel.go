@@ -22,9 +22,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
-	"github.com/cnibench/cnibench/internal/datapath/wire"
+	"github.com/cnibench/cnibench/internal/datapath/internal/cnibridge"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
 // Spec describes one tunnel datapath.

@@ -1,4 +1,4 @@
-package cniexec
+package cnibridge_test
 
 import (
 	"context"
@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/cnibridge"
+	"github.com/cnibench/cnibench/internal/datapath/internal/cnibridge"
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -27,7 +28,7 @@ func TestRealBridge(t *testing.T) {
 	kerneltest.RequireCNIPlugins(t, "bridge", "host-local", "loopback")
 	run := kerneltest.RunID()
 	node := datapath.Node{Name: "server", Netns: "cnb-" + run + "-node", UnderlayMTU: 1500}
-	pod := Pod{ID: "cnb-" + run + "-srv0", Netns: "cnb-" + run + "-srv0", IfName: datapath.PodEth}
+	pod := cniexec.Pod{ID: "cnb-" + run + "-srv0", Netns: "cnb-" + run + "-srv0", IfName: datapath.PodEth}
 	for _, ns := range []string{node.Netns, pod.Netns} {
 		if err := netns.Add(ns); err != nil {
 			t.Fatal(err)
@@ -51,7 +52,7 @@ func TestRealBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{Name: node.Name, Netns: node.Netns, Dir: filepath.Join(t.TempDir(), "server"), Path: probe.CNIPath()}
+	n := &cniexec.Node{Name: node.Name, Netns: node.Netns, Dir: filepath.Join(t.TempDir(), "server"), Path: probe.CNIPath()}
 	ctx := context.Background()
 	res, err := n.Add(ctx, pod, conf)
 	if err != nil {
@@ -68,7 +69,7 @@ func TestRealBridge(t *testing.T) {
 	if veth.Attrs().MasterIndex != br.Attrs().Index || veth.Attrs().MTU != 1450 {
 		t.Errorf("host veth %s: master %d (cni0 is %d), MTU %d", res.HostVeth, veth.Attrs().MasterIndex, br.Attrs().Index, veth.Attrs().MTU)
 	}
-	leaseFile := filepath.Join(n.Dir, NetworksDir, cnibridge.FlannelNetworkName, "10.244.0.2")
+	leaseFile := filepath.Join(n.Dir, cniexec.NetworksDir, cnibridge.FlannelNetworkName, "10.244.0.2")
 	if _, err := os.Stat(leaseFile); err != nil {
 		t.Errorf("host-local lease: %v", err)
 	}
@@ -89,7 +90,7 @@ func TestRealBridge(t *testing.T) {
 	if _, err := os.Stat(leaseFile); !os.IsNotExist(err) {
 		t.Errorf("lease %s left after DEL: %v", leaseFile, err)
 	}
-	if cache, _ := filepath.Glob(filepath.Join(n.Dir, CacheDir, "results", "*")); len(cache) != 0 {
+	if cache, _ := filepath.Glob(filepath.Join(n.Dir, cniexec.CacheDir, "results", "*")); len(cache) != 0 {
 		t.Errorf("cached results left after DEL: %v", cache)
 	}
 	if err := n.Del(ctx, pod, conf); err != nil {
