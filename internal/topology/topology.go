@@ -1,0 +1,237 @@
+// Package topology reads which CPUs share a physical core and a NUMA node
+// (sysfs), and resolves placement names ("same-numa", "other-core", ...)
+// into CPU lists, as seed 001 bound its receiver to the sender's NUMA node
+// or another one. The resolution is recorded with the run, so a report
+// says which CPUs "same-numa" meant on that machine.
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// CPU is one online logical CPU.
+type CPU struct {
+	ID int
+	// Node is its NUMA node (0 where the kernel has no NUMA).
+	Node int
+	// Package and Core identify the physical core (SMT siblings share both).
+	Package, Core int
+}
+
+// Topology is the machine's online CPUs.
+type Topology struct{ CPUs []CPU }
+
+// Read reads the topology under sysRoot ("/sys" on a real machine).
+func Read(sysRoot string) (Topology, error) {
+	base := filepath.Join(sysRoot, "devices/system/cpu")
+	online, err := os.ReadFile(filepath.Join(base, "online"))
+	if err != nil {
+		return Topology{}, fmt.Errorf("read online CPUs: %w", err)
+	}
+	ids, err := cpuset.Parse(strings.TrimSpace(string(online)))
+	if err != nil {
+		return Topology{}, fmt.Errorf("online CPUs %q: %w", strings.TrimSpace(string(online)), err)
+	}
+	nodeOf, err := numaNodes(filepath.Join(sysRoot, "devices/system/node"))
+	if err != nil {
+		return Topology{}, err
+	}
+	var t Topology
+	for _, id := range ids {
+		dir := filepath.Join(base, fmt.Sprintf("cpu%d", id), "topology")
+		pkg, err := readInt(filepath.Join(dir, "physical_package_id"))
+		if err != nil {
+			return Topology{}, err
+		}
+		core, err := readInt(filepath.Join(dir, "core_id"))
+		if err != nil {
+			return Topology{}, err
+		}
+		t.CPUs = append(t.CPUs, CPU{ID: id, Node: nodeOf[id], Package: pkg, Core: core})
+	}
+	return t, nil
+}
+
+// numaNodes maps CPUs to NUMA nodes; a kernel without NUMA has no node
+// directory and every CPU is on node 0.
+func numaNodes(dir string) (map[int]int, error) {
+	m := map[int]int{}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read NUMA nodes: %w", err)
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node"))
+		if err != nil || !strings.HasPrefix(e.Name(), "node") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "cpulist"))
+		if err != nil {
+			return nil, fmt.Errorf("NUMA node %d: %w", n, err)
+		}
+		set, err := cpuset.Parse(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, fmt.Errorf("NUMA node %d cpulist: %w", n, err)
+		}
+		for _, c := range set {
+			m[c] = n
+		}
+	}
+	return m, nil
+}
+
+func readInt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}
+
+// Nodes is the number of NUMA nodes with online CPUs.
+func (t Topology) Nodes() int {
+	seen := map[int]bool{}
+	for _, c := range t.CPUs {
+		seen[c.Node] = true
+	}
+	return len(seen)
+}
+
+// Placement names, relative to a reference CPU set (the peer process's).
+const (
+	None      = "none"
+	SameNUMA  = "same-numa"
+	OtherNUMA = "other-numa"
+	SameCore  = "same-core"
+	OtherCore = "other-core"
+)
+
+// Names lists the placement names Resolve takes besides a CPU list.
+var Names = []string{None, SameNUMA, OtherNUMA, SameCore, OtherCore}
+
+// ErrNotOnThisMachine is wrapped by Resolve when the machine has no CPU
+// that fits the name (one NUMA node, no SMT): the placement cannot be
+// told apart from another here.
+var ErrNotOnThisMachine = errors.New("placement not possible on this machine")
+
+// IsName reports whether s is a placement name (not a CPU list).
+func IsName(s string) bool {
+	for _, n := range Names {
+		if s == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve turns a placement into CPUs, relative to ref (the CPUs of the
+// process it is placed against; its first CPU where ref has several):
+// same-numa, the other CPUs of ref's NUMA node; other-numa, the CPUs of
+// the next NUMA node; same-core, ref's SMT siblings; other-core, the CPUs
+// of ref's NUMA node on other physical cores. A CPU list is taken as is
+// (each CPU must be online). none gives nil: the scheduler decides.
+func (t Topology) Resolve(name string, ref cpuset.Set) (cpuset.Set, error) {
+	if name == None || name == "" {
+		return nil, nil
+	}
+	if !IsName(name) {
+		set, err := cpuset.Parse(name)
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: not one of %s nor a CPU list: %w", name, strings.Join(Names, ", "), err)
+		}
+		for _, c := range set {
+			if _, ok := t.cpu(c); !ok {
+				return nil, fmt.Errorf("placement %q: CPU %d is not online", name, c)
+			}
+		}
+		return set, nil
+	}
+	if len(ref) == 0 {
+		return nil, fmt.Errorf("placement %s: needs the peer's CPUs to be placed against", name)
+	}
+	r, ok := t.cpu(ref[0])
+	if !ok {
+		return nil, fmt.Errorf("placement %s: reference CPU %d is not online", name, ref[0])
+	}
+	var out cpuset.Set
+	switch name {
+	case SameNUMA:
+		out = t.filter(func(c CPU) bool { return c.Node == r.Node && !ref.Contains(c.ID) })
+	case OtherNUMA:
+		out = t.filter(func(c CPU) bool { return c.Node == t.nextNode(r.Node) && c.Node != r.Node })
+	case SameCore:
+		out = t.filter(func(c CPU) bool { return c.Package == r.Package && c.Core == r.Core && !ref.Contains(c.ID) })
+	case OtherCore:
+		out = t.filter(func(c CPU) bool {
+			return c.Node == r.Node && !(c.Package == r.Package && c.Core == r.Core) && !ref.Contains(c.ID)
+		})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s of CPU %d: %s", ErrNotOnThisMachine, name, r.ID, t.why(name))
+	}
+	return out, nil
+}
+
+func (t Topology) why(name string) string {
+	switch name {
+	case OtherNUMA:
+		return fmt.Sprintf("this machine has %d NUMA node(s)", t.Nodes())
+	case SameCore:
+		return "no SMT sibling (one thread per core)"
+	}
+	return "no other CPU there"
+}
+
+func (t Topology) cpu(id int) (CPU, bool) {
+	for _, c := range t.CPUs {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return CPU{}, false
+}
+
+func (t Topology) filter(keep func(CPU) bool) cpuset.Set {
+	var s cpuset.Set
+	for _, c := range t.CPUs {
+		if keep(c) {
+			s = append(s, c.ID)
+		}
+	}
+	sort.Ints(s)
+	return s
+}
+
+// nextNode is the NUMA node after n (wrapping), among nodes with CPUs.
+func (t Topology) nextNode(n int) int {
+	var nodes []int
+	seen := map[int]bool{}
+	for _, c := range t.CPUs {
+		if !seen[c.Node] {
+			seen[c.Node] = true
+			nodes = append(nodes, c.Node)
+		}
+	}
+	sort.Ints(nodes)
+	for _, x := range nodes {
+		if x > n {
+			return x
+		}
+	}
+	return nodes[0]
+}

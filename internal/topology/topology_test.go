@@ -1,0 +1,109 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// fakeSys writes a sysfs tree: cpus[i] = {node, package, core}.
+func fakeSys(t *testing.T, cpus [][3]int, numa bool) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(p, s string) {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("devices/system/cpu/online", fmt.Sprintf("0-%d", len(cpus)-1))
+	nodes := map[int]cpuset.Set{}
+	for i, c := range cpus {
+		write(fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", i), fmt.Sprint(c[1]))
+		write(fmt.Sprintf("devices/system/cpu/cpu%d/topology/core_id", i), fmt.Sprint(c[2]))
+		nodes[c[0]] = append(nodes[c[0]], i)
+	}
+	if numa {
+		for n, s := range nodes {
+			write(fmt.Sprintf("devices/system/node/node%d/cpulist", n), s.String())
+		}
+	}
+	return root
+}
+
+// A Dell R730 of seed 001 in small: 2 NUMA nodes x 2 cores x 2 threads;
+// Linux numbers siblings n and n+4.
+var r730 = [][3]int{{0, 0, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1}, {0, 0, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1}}
+
+func TestResolveTwoNodes(t *testing.T) {
+	top, err := Read(fakeSys(t, r730, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Nodes() != 2 {
+		t.Fatalf("nodes %d, want 2", top.Nodes())
+	}
+	ref := cpuset.Set{0}
+	for name, want := range map[string]cpuset.Set{
+		SameNUMA:  {1, 4, 5},
+		OtherNUMA: {2, 3, 6, 7},
+		SameCore:  {4},
+		OtherCore: {1, 5},
+		"3,7":     {3, 7},
+		None:      nil,
+	} {
+		got, err := top.Resolve(name, ref)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s of CPU 0: %v %v, want %v", name, got, err, want)
+		}
+	}
+	// Placed against a CPU of node 1, other-numa wraps to node 0.
+	if got, _ := top.Resolve(OtherNUMA, cpuset.Set{6}); !reflect.DeepEqual(got, cpuset.Set{0, 1, 4, 5}) {
+		t.Errorf("other-numa of CPU 6: %v", got)
+	}
+}
+
+func TestResolveOneNodeRefuses(t *testing.T) {
+	// This machine's shape: 2 CPUs, one node, no SMT; no node directory
+	// at all, as a kernel without NUMA has.
+	top, err := Read(fakeSys(t, [][3]int{{0, 0, 0}, {0, 0, 1}}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{OtherNUMA, SameCore} {
+		if _, err := top.Resolve(name, cpuset.Set{0}); !errors.Is(err, ErrNotOnThisMachine) {
+			t.Errorf("%s on one node without SMT: %v, want ErrNotOnThisMachine", name, err)
+		}
+	}
+	if got, err := top.Resolve(SameNUMA, cpuset.Set{0}); err != nil || !reflect.DeepEqual(got, cpuset.Set{1}) {
+		t.Errorf("same-numa: %v %v", got, err)
+	}
+	for _, bad := range []string{"same-socket", "9", "1-x"} {
+		if _, err := top.Resolve(bad, cpuset.Set{0}); err == nil {
+			t.Errorf("%q resolved", bad)
+		}
+	}
+	if _, err := top.Resolve(SameNUMA, nil); err == nil {
+		t.Error("a relative placement without a reference resolved")
+	}
+}
+
+// TestReadThisMachine reads the real sysfs: every online CPU has a node
+// and a core.
+func TestReadThisMachine(t *testing.T) {
+	top, err := Read("/sys")
+	if err != nil {
+		t.Skipf("skipped: no readable sysfs topology: %v", err)
+	}
+	if len(top.CPUs) == 0 || top.Nodes() < 1 {
+		t.Errorf("topology of this machine: %+v", top)
+	}
+}
