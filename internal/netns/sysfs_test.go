@@ -247,4 +247,3 @@ func TestThreadsNeverReturnInForeignNamespace(t *testing.T) {
 		}
 	}
 }
-
