@@ -3,6 +3,7 @@ package netns
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -245,5 +246,63 @@ func TestThreadsNeverReturnInForeignNamespace(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// roSysEnv marks the child of TestWithSysfsWriteReadOnlySysMount.
+const roSysEnv = "CNIBENCH_TEST_RO_SYS"
+
+// The process's own /sys mounted read-only, as in a node agent's
+// container: Read leaves it so, Write reaches the same sysfs writable.
+// The test runs itself again in fresh network and mount namespaces
+// (unshare(1)) whose /sys is a read-write sysfs bind-remounted
+// read-only, and writes its loopback device's RPS mask.
+func TestWithSysfsWriteReadOnlySysMount(t *testing.T) {
+	if os.Getenv(roSysEnv) != "" {
+		roSysChild(t)
+		return
+	}
+	requireRoot(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("skipped: needs unshare(1) to make a read-only /sys apart from the host")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec",
+		`mount -t sysfs sysfs /sys; mount -o remount,bind,ro /sys; exec "$0" -test.run '^TestWithSysfsWriteReadOnlySysMount$' -test.v`, self)
+	cmd.Env = append(os.Environ(), roSysEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skipf("child skipped:\n%s", out)
+	}
+	if !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("child did not run the test:\n%s", out)
+	}
+}
+
+func roSysChild(t *testing.T) {
+	if !readOnly("/sys") {
+		t.Fatal("child's /sys is not read-only")
+	}
+	lo := rpsFile("lo")
+	if err := writeFile("", Read, lo, "1"); !errors.Is(err, unix.EROFS) {
+		t.Fatalf("write with Read access: %v, want EROFS", err)
+	}
+	if err := writeFile("", Write, lo, "1"); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			t.Skip("skipped: lo has no rps_cpus (kernel built without CONFIG_RPS)")
+		}
+		t.Fatalf("write with Write access: %v", err)
+	}
+	if got := readMask(t, "", lo); got != 1 {
+		t.Errorf("lo's rps_cpus = %x after writing 1", got)
+	}
+	if !readOnly("/sys") {
+		t.Error("the write left the process's /sys writable")
 	}
 }
