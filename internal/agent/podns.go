@@ -7,39 +7,30 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // ProcPods finds a pod's network namespace from the environment of its
-// processes (PodEnv) and makes it reachable by name for tune.LocalFS: a
-// symlink in the agent container's own /var/run/netns to
-// /proc/PID/ns/net. The container's /var/run is its own, so nothing is
-// left on the node; when the pod is gone the link dangles and the
-// namespace counts as gone (tune.ErrGone).
+// processes (PodEnv) and names it by path, PROC/PID/ns/net, which
+// netns and tune.LocalFS enter directly: nothing is bound or linked
+// under netns.Dir, so nothing is left on the node. When the pod is gone
+// the path is too and the namespace counts as gone (tune.ErrGone).
 type ProcPods struct {
 	ProcRoot string // the node's /proc
-	LinkDir  string // default netns.Dir
 
 	mu  sync.Mutex
 	pid map[string]int
 }
 
-// Netns returns the namespace name of pod "NAMESPACE/NAME".
+// Netns returns the namespace reference of pod "NAMESPACE/NAME".
 func (p *ProcPods) Netns(pod string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.pid == nil {
 		p.pid = map[string]int{}
 	}
-	dir := p.LinkDir
-	if dir == "" {
-		dir = netns.Dir
-	}
-	name := "cnbpod-" + strings.NewReplacer("/", "_", ".", "_").Replace(pod)
 	pid, ok := p.pid[pod]
 	if !ok || !hasMarker(p.ProcRoot, pid, pod) {
 		var err error
@@ -48,18 +39,11 @@ func (p *ProcPods) Netns(pod string) (string, error) {
 		}
 		p.pid[pod] = pid
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	root, err := filepath.Abs(p.ProcRoot)
+	if err != nil {
+		return "", fmt.Errorf("netns of pod %s: %w", pod, err)
 	}
-	link := filepath.Join(dir, name)
-	target := filepath.Join(p.ProcRoot, strconv.Itoa(pid), "ns/net")
-	if cur, err := os.Readlink(link); err != nil || cur != target {
-		os.Remove(link)
-		if err := os.Symlink(target, link); err != nil {
-			return "", fmt.Errorf("link netns of pod %s: %w", pod, err)
-		}
-	}
-	return name, nil
+	return filepath.Join(root, strconv.Itoa(pid), "ns/net"), nil
 }
 
 // FindPodPID returns the lowest PID under procRoot whose environment has

@@ -81,7 +81,8 @@ func newCPPRecorder(ifs []netns.Iface) (CPPRecorder, error) {
 	return &cpp.Recorder{Map: m, Event: nodeEvent(), Ifaces: ifs}, nil
 }
 
-// PodResolver maps a pod's "NAMESPACE/NAME" to a namespace name for FS.
+// PodResolver maps a pod's "NAMESPACE/NAME" to a namespace reference for
+// FS: a name under netns.Dir or a path such as /proc/PID/ns/net.
 type PodResolver interface {
 	Netns(pod string) (string, error)
 }
@@ -134,7 +135,6 @@ func NewServer(cfg Config) *Server {
 	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
 	if _, local := cfg.FS.(tune.LocalFS); local {
 		fs.host = &hostProc{procRoot: cfg.ProcRoot}
-		fs.remount = netns.RemountSysfsRW
 	}
 	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}}
 }
@@ -468,8 +468,6 @@ type nodeFS struct {
 	base tune.FS
 	pods PodResolver
 	host *hostProc // nil: /proc/sys as this process sees it
-	// remount makes a namespace's sysfs writable (netns.RemountSysfsRW).
-	remount func(name string) error
 }
 
 func (f *nodeFS) resolve(ns, fsKind string) (string, error) {
@@ -502,16 +500,7 @@ func (f *nodeFS) Write(ns, fsKind, p, v string) error {
 	if err != nil {
 		return err
 	}
-	err = f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
-	if errors.Is(err, unix.EROFS) && name != "" && fsKind == tune.FSSysfs && f.remount != nil {
-		// A pod's sysfs is read-only for everyone once its runtime
-		// mounted it so: make the superblock writable, then retry.
-		if rerr := f.remount(name); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		err = f.base.Write(name, fsKind, p, v)
-	}
-	return err
+	return f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
 }
 
 func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -32,7 +33,7 @@ func (f *agentFlags) config() agent.Config {
 }
 
 func newAgentCmd() *cobra.Command {
-	var f agentFlags
+	f := &agentFlags{}
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "The node agent of the kube engine (runs inside the cluster)",
@@ -46,8 +47,13 @@ subcommands are what it runs there; users do not call them directly.`,
 	cmd.PersistentFlags().StringVar(&f.run, "run", "agent", "run ID the journal is named after")
 	cmd.PersistentFlags().StringVar(&f.cniConfDir, "cni-conf-dir", "/host/cni/net.d", "the node's CNI config directory as mounted in the agent")
 	cmd.PersistentFlags().StringVar(&f.journalDir, "journal-dir", agent.DefaultJournalDir, "node-local journal directory")
+	cmd.AddCommand(newAgentDaemonCmd(f), newAgentServeCmd(f), newAgentExecCmd(), newAgentPauseCmd(),
+		newAgentReplayCmd(f), newAgentNginxCmd())
+	return cmd
+}
 
-	daemon := &cobra.Command{
+func newAgentDaemonCmd(f *agentFlags) *cobra.Command {
+	return &cobra.Command{
 		Use:   "daemon",
 		Short: "Revert journals of dead sessions now, periodically, and on SIGTERM",
 		Args:  cobra.NoArgs,
@@ -58,30 +64,40 @@ subcommands are what it runs there; users do not call them directly.`,
 			return agent.Daemon(ctx, f.config(), 5*time.Second, func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) })
 		},
 	}
-	serve := &cobra.Command{
+}
+
+func newAgentServeCmd(f *agentFlags) *cobra.Command {
+	return &cobra.Command{
 		Use:   "serve",
 		Short: "Answer one controller session on stdin/stdout; revert its changes when it ends",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv := agent.NewServer(f.config())
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(cmd.InOrStdin(), cmd.OutOrStdout()) }()
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-			select {
-			case err := <-done:
-				return err
-			case s := <-sig:
-				// The agent pod is stopping: put everything back first.
-				_, err := srv.Revert()
-				if err != nil {
-					return fmt.Errorf("revert on %v: %w", s, err)
-				}
-				return fmt.Errorf("stopped by %v (changes reverted)", s)
-			}
+			return serveSession(agent.NewServer(f.config()), cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
-	execCmd := &cobra.Command{
+}
+
+// serveSession answers one controller session until its input ends or
+// the agent pod is stopped; then it puts everything back first.
+func serveSession(srv *agent.Server, in io.Reader, out io.Writer) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(in, out) }()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	select {
+	case err := <-done:
+		return err
+	case s := <-sig:
+		if _, err := srv.Revert(); err != nil {
+			return fmt.Errorf("revert on %v: %w", s, err)
+		}
+		return fmt.Errorf("stopped by %v (changes reverted)", s)
+	}
+}
+
+func newAgentExecCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "exec -- PROGRAM [ARG...]",
 		Short: "Run a program; stop it when stdin ends",
 		Args:  cobra.MinimumNArgs(1),
@@ -93,7 +109,10 @@ subcommands are what it runs there; users do not call them directly.`,
 			return nil
 		},
 	}
-	pause := &cobra.Command{
+}
+
+func newAgentPauseCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "pause",
 		Short: "Wait for SIGTERM, reaping children (workload pods' main process)",
 		Args:  cobra.NoArgs,
@@ -102,6 +121,26 @@ subcommands are what it runs there; users do not call them directly.`,
 			return nil
 		},
 	}
+}
+
+func newAgentReplayCmd(f *agentFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "replay",
+		Short: "Revert the journals of dead sessions on this node",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv := agent.NewServer(f.config())
+			r := srv.Handle(agent.Request{Op: agent.OpReplay})
+			fmt.Fprintf(cmd.OutOrStdout(), "reverted %d values\n", r.Reverted)
+			if r.Error != "" {
+				return fmt.Errorf("replay: %s", r.Error)
+			}
+			return nil
+		},
+	}
+}
+
+func newAgentNginxCmd() *cobra.Command {
 	var listen, nginxBin string
 	var size int64
 	nginx := &cobra.Command{
@@ -125,20 +164,5 @@ instead of writing the site on the controller's machine.`,
 	nginx.Flags().StringVar(&listen, "listen", "", "address nginx listens on (IP:PORT)")
 	nginx.Flags().Int64Var(&size, "size", 0, "size of the served body in bytes")
 	nginx.Flags().StringVar(&nginxBin, "nginx", "nginx", "the nginx program")
-	replay := &cobra.Command{
-		Use:   "replay",
-		Short: "Revert the journals of dead sessions on this node",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv := agent.NewServer(f.config())
-			r := srv.Handle(agent.Request{Op: agent.OpReplay})
-			fmt.Fprintf(cmd.OutOrStdout(), "reverted %d values\n", r.Reverted)
-			if r.Error != "" {
-				return fmt.Errorf("replay: %s", r.Error)
-			}
-			return nil
-		},
-	}
-	cmd.AddCommand(daemon, serve, execCmd, pause, replay, nginx)
-	return cmd
+	return nginx
 }

@@ -22,7 +22,7 @@ func newHandle(name string) (*NetlinkHandle, error) {
 		}
 		return &NetlinkHandle{Handle: h, ns: netns.None()}, nil
 	}
-	ns, err := netns.GetFromName(name)
+	ns, err := netns.GetFromPath(Path(name))
 	if err != nil {
 		return nil, fmt.Errorf("open netns %s: %w", name, err)
 	}

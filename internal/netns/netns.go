@@ -1,4 +1,7 @@
-// Package netns is the one place cnibench switches network namespaces.
+// Package netns is the one place cnibench switches network namespaces:
+// the only code that locks OS threads, calls setns, unshares or mounts
+// (sysfs.go mounts a namespace's sysfs). internal/archtest fails when
+// code elsewhere does.
 //
 // Design notes: a Linux namespace belongs to an OS thread, not to a
 // goroutine. Every switch therefore happens on a goroutine that has locked
@@ -27,8 +30,17 @@ import (
 // Dir is where named namespaces are bound, as `ip netns` does.
 const Dir = "/var/run/netns"
 
-// Path returns the bind-mount path of a named namespace.
-func Path(name string) string { return filepath.Join(Dir, name) }
+// Path returns the file of a namespace reference. A reference is either
+// the name of a namespace bound under Dir (as `ip netns` names them) or
+// an absolute path to a namespace file, such as /proc/PID/ns/net: the
+// node agent reaches the init namespace and pods' namespaces that way,
+// without binding (and so without leaving) anything under Dir.
+func Path(ref string) string {
+	if filepath.IsAbs(ref) {
+		return ref
+	}
+	return filepath.Join(Dir, ref)
+}
 
 // Add creates a named network namespace without entering it.
 // Equivalent to: ip netns add NAME
@@ -52,6 +64,9 @@ func Add(name string) error {
 // Delete removes a named namespace; deleting one that is gone succeeds.
 // Equivalent to: ip netns delete NAME
 func Delete(name string) error {
+	if filepath.IsAbs(name) {
+		return fmt.Errorf("ip netns delete %s: not a named namespace", name)
+	}
 	err := netns.DeleteNamed(name)
 	if err == nil || errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) {
 		return nil
@@ -77,14 +92,15 @@ func List(prefix string) ([]string, error) {
 	return out, nil
 }
 
-// Exists reports whether a named namespace exists.
-func Exists(name string) bool {
-	_, err := os.Stat(Path(name))
+// Exists reports whether a namespace reference (a name or a path) exists.
+func Exists(ref string) bool {
+	_, err := os.Stat(Path(ref))
 	return err == nil
 }
 
-// Do runs fn inside the named namespace (the empty name means the
-// namespace of the process, i.e. the host) on a dedicated locked thread.
+// Do runs fn inside the namespace ref names (a name or a path; the empty
+// reference means the namespace of the process, i.e. the host) on a
+// dedicated locked thread that is discarded afterwards.
 func Do(name string, fn func() error) error {
 	return onThread(func() error {
 		if name != "" {
@@ -125,37 +141,9 @@ func Start(name string, cpus cpuset.Set, cmd *exec.Cmd) error {
 	})
 }
 
-// WithSysfs runs fn with a sysfs instance of the named namespace mounted
-// at /sys, as `ip netns exec` does. sysfs shows the network devices of the
-// namespace that mounted it, so this is how per-device knobs such as
-// queues/rx-0/rps_cpus of a device inside a pod or node are reached.
-//
-// The mount happens in a private mount namespace of the locked, discarded
-// thread: nobody else sees it, and it vanishes with the thread even if the
-// process is killed in the middle (nothing to clean up after a crash).
-func WithSysfs(name string, fn func(sysRoot string) error) error {
-	if name == "" {
-		return fn("/sys")
-	}
-	return onThread(func() error {
-		if err := enter(name); err != nil {
-			return err
-		}
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			return fmt.Errorf("unshare mount namespace: %w", err)
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return fmt.Errorf("make mounts private: %w", err)
-		}
-		if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return fmt.Errorf("mount sysfs of netns %s: %w", name, err)
-		}
-		return fn("/sys")
-	})
-}
-
+// enter moves the calling, locked thread into the namespace ref names.
 func enter(name string) error {
-	h, err := netns.GetFromName(name)
+	h, err := netns.GetFromPath(Path(name))
 	if err != nil {
 		return fmt.Errorf("open netns %s: %w", name, err)
 	}

@@ -54,7 +54,7 @@ func TestWithSysfsSeesNamespaceDevices(t *testing.T) {
 		t.Fatalf("veth in scratch namespace: %v", err)
 	}
 	var seen bool
-	err = WithSysfs(ns, func(root string) error {
+	err = WithSysfs(ns, Read, func(root string) error {
 		_, err := os.Stat(filepath.Join(root, "class/net/cnbdummy0"))
 		seen = err == nil
 		return nil

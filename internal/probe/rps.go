@@ -40,7 +40,7 @@ func (s *scratch) queueFile(name, feature string) (bool, string) {
 		return false, "not probed: needs a veth device to look at, and creating one failed (see veth)"
 	}
 	var detail string
-	err := netns.WithSysfs(s.ns, func(sys string) error {
+	err := netns.WithSysfs(s.ns, netns.Read, func(sys string) error {
 		p := filepath.Join(sys, "class/net", s.parent.Attrs().Name, "queues/rx-0", name)
 		_, err := os.Stat(p)
 		if errors.Is(err, os.ErrNotExist) {

@@ -149,7 +149,7 @@ func assertReadable(t *testing.T, snap map[string]string) {
 func readRaw(t *testing.T, ns, p string) string {
 	t.Helper()
 	var v string
-	err := netns.WithSysfs(ns, func(root string) error {
+	err := netns.WithSysfs(ns, netns.Read, func(root string) error {
 		b, err := os.ReadFile(path.Join(root, p))
 		v = strings.TrimSpace(string(b))
 		return err

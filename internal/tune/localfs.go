@@ -12,8 +12,9 @@ import (
 )
 
 // LocalFS reaches the knobs of this machine: sysfs of a named namespace
-// through netns.WithSysfs (netns "" is the host's /sys), and the host's
-// /proc/sys as plain files.
+// through netns.WithSysfs (netns "" is the host's /sys; a namespace is a
+// name under netns.Dir or a path such as /proc/PID/ns/net), and the
+// host's /proc/sys as plain files.
 type LocalFS struct{}
 
 var _ FS = LocalFS{}
@@ -21,7 +22,7 @@ var _ FS = LocalFS{}
 // Read returns a knob's value without the trailing newline.
 func (LocalFS) Read(ns, fsKind, p string) (string, error) {
 	var v string
-	err := at(ns, fsKind, p, func(file string) error {
+	err := at(ns, fsKind, p, netns.Read, func(file string) error {
 		b, err := os.ReadFile(file)
 		v = strings.TrimRight(string(b), "\n")
 		return err
@@ -31,7 +32,7 @@ func (LocalFS) Read(ns, fsKind, p string) (string, error) {
 
 // Write writes a knob, as `echo -n VALUE > FILE` does.
 func (LocalFS) Write(ns, fsKind, p, value string) error {
-	return at(ns, fsKind, p, func(file string) error {
+	return at(ns, fsKind, p, netns.Write, func(file string) error {
 		f, err := os.OpenFile(file, os.O_WRONLY, 0)
 		if err != nil {
 			return err
@@ -47,7 +48,7 @@ func (LocalFS) Write(ns, fsKind, p, value string) error {
 // List returns the names in a directory.
 func (LocalFS) List(ns, fsKind, dir string) ([]string, error) {
 	var names []string
-	err := at(ns, fsKind, dir, func(file string) error {
+	err := at(ns, fsKind, dir, netns.Read, func(file string) error {
 		ents, err := os.ReadDir(file)
 		for _, e := range ents {
 			names = append(names, e.Name())
@@ -58,8 +59,9 @@ func (LocalFS) List(ns, fsKind, dir string) ([]string, error) {
 }
 
 // at resolves p in the namespace's filesystem and runs fn on the result,
-// mapping a missing namespace or device to ErrGone.
-func at(ns, fsKind, p string, fn func(file string) error) error {
+// mapping a missing namespace or device to ErrGone. access says whether
+// fn writes: a read-only sysfs is then made writable (netns.WithSysfs).
+func at(ns, fsKind, p string, access netns.Access, fn func(file string) error) error {
 	switch fsKind {
 	case FSProc:
 		if ns != "" {
@@ -86,7 +88,7 @@ func at(ns, fsKind, p string, fn func(file string) error) error {
 	if ns != "" && !netns.Exists(ns) {
 		return fmt.Errorf("netns %s: %w", ns, ErrGone)
 	}
-	err := netns.WithSysfs(ns, func(root string) error {
+	err := netns.WithSysfs(ns, access, func(root string) error {
 		err := fn(filepath.Join(root, p))
 		if errors.Is(err, os.ErrNotExist) {
 			if deviceGone(root, p) {
