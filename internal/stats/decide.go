@@ -7,7 +7,7 @@ import (
 
 // Choice is the ratio interval a decision is made on: the paired or the
 // unpaired one, whichever is valid and narrower. Method says which
-// (MethodPairedT or MethodPairedBCa, MethodFieller, or MethodNone when
+// (MethodPairedT or MethodPairedBootstrap, MethodFieller, or MethodNone when
 // neither is valid); Reason says why, in words a report can print.
 type Choice struct {
 	RatioCI

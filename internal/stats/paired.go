@@ -36,10 +36,10 @@ const (
 	// MethodPairedT is the Student t interval of the mean per-round
 	// log-ratio, exponentiated.
 	MethodPairedT CIMethod = "paired-t"
-	// MethodPairedBCa is the bias-corrected and accelerated bootstrap
-	// interval of the mean per-round log-ratio, rounds resampled with
-	// their pairs, exponentiated.
-	MethodPairedBCa CIMethod = "paired-bca"
+	// MethodPairedBootstrap is the expanded percentile bootstrap interval
+	// of the mean per-round log-ratio, rounds resampled with their pairs,
+	// exponentiated.
+	MethodPairedBootstrap CIMethod = "paired-bootstrap"
 )
 
 const (
@@ -48,9 +48,8 @@ const (
 	// one degree of freedom (t = 12.7).
 	MinPairs = 3
 	// MinBootstrapPairs is the fewest complete rounds a paired bootstrap
-	// interval is computed from. Below it a bootstrap interval of a mean is
-	// too narrow (it uses normal rather than t tails and the n rather than
-	// the n−1 variance); the t interval is the one to use there.
+	// interval is computed from: below it the resamples take too few
+	// distinct values for their tails to mean anything.
 	MinBootstrapPairs = 10
 )
 
@@ -134,13 +133,20 @@ func pairs(x, base []float64) ([]float64, int, *PairedCI) {
 	return lr, inc, nil
 }
 
-// PairedBootstrap returns the BCa bootstrap interval (Efron 1987) of the
-// ratio x/base from per-round values: rounds are resampled with
-// replacement, each keeping its pair, the statistic is the mean log-ratio,
-// the bias correction z0 comes from the share of resampled means below the
-// estimate and the acceleration from the jackknife. resamples <= 0 means
-// 4000. The same seed gives the same interval. With fewer than
-// MinBootstrapPairs complete pairs Method is MethodNone.
+// PairedBootstrap returns the expanded percentile bootstrap interval
+// (Hesterberg 2015) of the ratio x/base from per-round values: rounds are
+// resampled with replacement, each keeping its pair; the statistic is the
+// mean log-ratio. A plain percentile interval of a mean has the n rather
+// than the n−1 variance and normal tails, which at 10–30 rounds covers
+// 92–93% instead of 95%; the expanded interval takes the bootstrap
+// quantiles at Φ(±√(n/(n−1))·t(0.975, n−1)) instead of 2.5% and 97.5%.
+// It keeps the data's skewness, which the t interval ignores. (BCa was
+// tried and rejected: its jackknife acceleration is unstable with a few
+// disturbed rounds, 0.90 coverage in the acceptance test's heavy-tailed
+// scenario against 0.94 here.)
+//
+// resamples <= 0 means 4000. The same seed gives the same interval. With
+// fewer than MinBootstrapPairs complete pairs Method is MethodNone.
 func PairedBootstrap(x, base []float64, resamples int, seed uint64) PairedCI {
 	lr, inc, bad := pairs(x, base)
 	if bad != nil {
@@ -148,9 +154,9 @@ func PairedBootstrap(x, base []float64, resamples int, seed uint64) PairedCI {
 	}
 	n := len(lr)
 	m := stat.Mean(lr, nil)
-	out := PairedCI{RatioCI: RatioCI{Ratio: math.Exp(m), DF: math.NaN(), Method: MethodPairedBCa}, N: n, Incomplete: inc}
+	out := PairedCI{RatioCI: RatioCI{Ratio: math.Exp(m), DF: float64(n - 1), Method: MethodPairedBootstrap}, N: n, Incomplete: inc}
 	if n < MinBootstrapPairs {
-		out.Low, out.High, out.Method = out.Ratio, out.Ratio, MethodNone
+		out.Low, out.High, out.Method, out.DF = out.Ratio, out.Ratio, MethodNone, math.NaN()
 		out.Reason = fmt.Sprintf("%d complete pairs; a bootstrap interval needs at least %d", n, MinBootstrapPairs)
 		return out
 	}
@@ -159,58 +165,18 @@ func PairedBootstrap(x, base []float64, resamples int, seed uint64) PairedCI {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	boot := make([]float64, resamples)
-	below, ties := 0, 0
 	for b := range boot {
 		sum := 0.0
 		for range n {
 			sum += lr[rng.IntN(n)]
 		}
 		boot[b] = sum / float64(n)
-		switch {
-		case boot[b] < m:
-			below++
-		case boot[b] == m:
-			ties++
-		}
 	}
 	sort.Float64s(boot)
-	if boot[0] == boot[resamples-1] {
-		// Every log-ratio is the same: no spread, the interval is the point.
-		out.Low, out.High = out.Ratio, out.Ratio
-		return out
-	}
+	z := math.Sqrt(float64(n)/float64(n-1)) * TQuantile(float64(n-1))
 	norm := distuv.UnitNormal
-	p0 := (float64(below) + float64(ties)/2) / float64(resamples)
-	// Keep z0 finite when every resample falls on one side.
-	p0 = math.Min(math.Max(p0, 0.5/float64(resamples)), 1-0.5/float64(resamples))
-	z0 := norm.Quantile(p0)
-
-	// Jackknife acceleration: the skewness of the leave-one-out means.
-	sum := m * float64(n)
-	var num, den float64
-	jm := 0.0
-	jack := make([]float64, n)
-	for i, v := range lr {
-		jack[i] = (sum - v) / float64(n-1)
-		jm += jack[i]
-	}
-	jm /= float64(n)
-	for _, j := range jack {
-		d := jm - j
-		num += d * d * d
-		den += d * d
-	}
-	a := 0.0
-	if den > 0 {
-		a = num / (6 * math.Pow(den, 1.5))
-	}
-	adj := func(alpha float64) float64 {
-		z := norm.Quantile(alpha)
-		return norm.CDF(z0 + (z0+z)/(1-a*(z0+z)))
-	}
-	lo := quantileSorted(boot, adj((1-Confidence)/2))
-	hi := quantileSorted(boot, adj(1-(1-Confidence)/2))
-	out.Low, out.High = math.Exp(lo), math.Exp(hi)
+	out.Low = math.Exp(quantileSorted(boot, norm.CDF(-z)))
+	out.High = math.Exp(quantileSorted(boot, norm.CDF(z)))
 	return out
 }
 
