@@ -167,7 +167,12 @@ type Comparison struct {
 // decision on it. When no interval is valid the decision's reason is the
 // choice's.
 func Compare(x, base []float64, margin float64, dir Direction) Comparison {
-	c := Comparison{Unpaired: Ratio(finiteOnly(x), finiteOnly(base)), Paired: PairedRatio(x, base)}
+	return CompareAt(x, base, margin, dir, Confidence)
+}
+
+// CompareAt is Compare with both intervals at confidence level conf.
+func CompareAt(x, base []float64, margin float64, dir Direction, conf float64) Comparison {
+	c := Comparison{Unpaired: RatioAt(finiteOnly(x), finiteOnly(base), conf), Paired: PairedRatioAt(x, base, conf)}
 	c.Chosen = Choose(c.Unpaired, c.Paired)
 	c.Decision = Decide(c.Chosen.RatioCI, margin, dir)
 	if c.Chosen.Method == MethodNone {

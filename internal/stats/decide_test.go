@@ -93,3 +93,22 @@ func TestRelHalfWidth(t *testing.T) {
 	near(t, "zero estimate", RelHalfWidth(0, -1, 1), math.NaN(), 0)
 	near(t, "nan bound", RelHalfWidth(1, math.NaN(), 1), math.NaN(), 0)
 }
+
+func TestAtLevel(t *testing.T) {
+	// mpmath: t(0.995, 9) and t(1 − 0.05/14, 2).
+	near(t, "t 99% df 9", TQuantileAt(9, 0.99), 3.24983554159213, 1e-9)
+	near(t, "t 99.29% df 2", TQuantileAt(2, 1-0.05/7), 11.7686784353510, 1e-7)
+	x, base := pairedX(), pairedBase
+	if a, b := RatioAt(x, base, Confidence), Ratio(x, base); a != b {
+		t.Errorf("RatioAt 0.95 %+v != Ratio %+v", a, b)
+	}
+	lo, hi := PairedRatio(x, base), PairedRatioAt(x, base, 0.99)
+	if !(hi.Low < lo.Low && hi.High > lo.High && hi.Ratio == lo.Ratio) {
+		t.Errorf("99%% interval [%v, %v] does not contain the 95%% one [%v, %v]", hi.Low, hi.High, lo.Low, lo.High)
+	}
+	// The 99% bound solves the same t equation: log(High/Ratio) = t·s/√n.
+	near(t, "99% half-width", math.Log(hi.High/hi.Ratio)/math.Log(lo.High/lo.Ratio), TQuantileAt(4, 0.99)/TQuantile(4), 1e-12)
+	if c := CompareAt(x, base, 0.02, HigherIsBetter, 0.99); c.Chosen.Low != hi.Low {
+		t.Errorf("CompareAt chose %+v, want the 99%% paired interval", c.Chosen)
+	}
+}

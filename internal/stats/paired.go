@@ -97,14 +97,17 @@ func LogRatios(x, base []float64) (lr []float64, incomplete int, err error) {
 // complete pair, Method is MethodNone and Reason says why; Ratio is still
 // the geometric mean of the pairs there are (NaN without any, or with a
 // non-positive value).
-func PairedRatio(x, base []float64) PairedCI {
+func PairedRatio(x, base []float64) PairedCI { return PairedRatioAt(x, base, Confidence) }
+
+// PairedRatioAt is PairedRatio with a two-sided confidence level conf.
+func PairedRatioAt(x, base []float64, conf float64) PairedCI {
 	lr, inc, bad := pairs(x, base)
 	if bad != nil {
 		return *bad
 	}
 	n := len(lr)
 	m, s := stat.MeanStdDev(lr, nil)
-	h := TQuantile(float64(n-1)) * s / math.Sqrt(float64(n))
+	h := TQuantileAt(float64(n-1), conf) * s / math.Sqrt(float64(n))
 	return PairedCI{
 		RatioCI: RatioCI{Ratio: math.Exp(m), Low: math.Exp(m - h), High: math.Exp(m + h), DF: float64(n - 1), Method: MethodPairedT},
 		N:       n, Incomplete: inc,

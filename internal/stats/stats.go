@@ -72,11 +72,16 @@ func DescribeNonNeg(xs []float64) Summary {
 
 // TQuantile returns the two-sided 95% critical value of Student's t with df
 // degrees of freedom, t(0.975, df). An infinite df gives the normal value.
-func TQuantile(df float64) float64 {
+func TQuantile(df float64) float64 { return TQuantileAt(df, Confidence) }
+
+// TQuantileAt is the two-sided critical value of Student's t for
+// confidence level conf: t(1 − (1−conf)/2, df).
+func TQuantileAt(df, conf float64) float64 {
+	p := 1 - (1-conf)/2
 	if math.IsInf(df, 1) {
-		return distuv.UnitNormal.Quantile(1 - (1-Confidence)/2)
+		return distuv.UnitNormal.Quantile(p)
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-Confidence)/2)
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
 // meanVar returns the mean of xs and the estimated variance of that mean
