@@ -265,8 +265,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		}
 	}
 
-	// The next round: every cell that wants one if all fit in the budget,
-	// else the most useful ones first.
+	// The next round: without a budget, every cell that wants one.
 	var want []int
 	for i := range cells {
 		if forItself(i) {
@@ -362,11 +361,16 @@ func settleBaseline(bp *CellPlan, plans []CellPlan, deps []int, forItself bool) 
 // priority is the expected shrinking of the cell's relative half-width
 // from one more trial, per second of machine time: with n values the
 // half-width scales as 1/√n, so one more trial removes the share
-// 1 − √(n/(n+1)) of it. Cells without a half-width yet (too few values)
-// come first.
+// 1 − √(n/(n+1)) of it. Cells short of their Min trials come first; a
+// cell that has had them but still has no half-width (its trials failed,
+// or its values give no interval) comes last, so it cannot take the
+// budget from the cells that can use it.
 func priority(p CellPlan, cfg Config, cost time.Duration) float64 {
-	if p.N < cfg.Trials.Min || math.IsNaN(p.HalfWidth) {
+	if p.N < cfg.Trials.Min {
 		return math.Inf(1)
+	}
+	if math.IsNaN(p.HalfWidth) {
+		return 0
 	}
 	n := float64(p.Valid)
 	return p.HalfWidth * (1 - math.Sqrt(n/(n+1))) / cost.Seconds()

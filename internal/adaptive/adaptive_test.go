@@ -177,10 +177,11 @@ func TestRespectsMin(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	// Two standalone cells, one three times noisier, an impossible target
-	// and a budget of 24 trials: the budget stops both, is never
-	// overspent, and the noisier cell gets more of it once whole rounds no
-	// longer fit.
+	// Three cells on their own, one quiet, one three times noisier, one as
+	// noisy and four times slower; an impossible target and a budget of
+	// 400 s: the budget stops all three, is never overspent, and the
+	// noisy, fast cell gets the most trials (its interval shrinks most per
+	// second).
 	cells := []simCell{
 		{id: "quiet", mean: 100, sd: 0.02, trial: 10 * time.Second, alternate: true},
 		{id: "noisy", mean: 100, sd: 0.06, trial: 10 * time.Second, alternate: true},
@@ -274,5 +275,41 @@ func TestValidate(t *testing.T) {
 	withBudget.Budget = time.Hour
 	if _, err := Next(withBudget, []Cell{{ID: "a"}}, 0); err == nil || !strings.Contains(err.Error(), "expected trial time") {
 		t.Errorf("budget without trial times: %v", err)
+	}
+}
+
+func TestFailedTrials(t *testing.T) {
+	nan := math.NaN()
+	cfg := Config{Trials: Trials{Min: 3, Max: 5}, Precision: &Precision{Metric: "bitrate", HalfWidth: 0.05, Of: OfNormalized}}
+	obs := func(vs ...float64) []Obs {
+		out := make([]Obs, len(vs))
+		for k, v := range vs {
+			out[k] = Obs{Round: k, Value: v}
+		}
+		return out
+	}
+	cells := []Cell{
+		{ID: "base", Obs: obs(100, 90, 110, 95)},
+		// Round 1 failed: rounds 0, 2, 3 pair, within ±5%.
+		{ID: "ok", Baseline: "base", Obs: obs(101, nan, 111, 96)},
+		// Every trial failed: no interval, it runs to the maximum.
+		{ID: "broken", Baseline: "base", Obs: obs(nan, nan, nan, nan)},
+	}
+	p, err := Next(cfg, cells, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, broken := p.Cells[1], p.Cells[2]
+	if ok.Status != Target || ok.N != 4 || ok.Valid != 3 || ok.Comparison.Paired.N != 3 || ok.Comparison.Paired.Incomplete != 1 {
+		t.Errorf("ok: %+v", ok)
+	}
+	if broken.Status != Running || !broken.Next || !math.IsNaN(broken.HalfWidth) || !p.Cells[0].Next {
+		t.Errorf("broken: %+v; base next %v", broken, p.Cells[0].Next)
+	}
+	cells[0].Obs = obs(100, 90, 110, 95, 99)
+	cells[2].Obs = obs(nan, nan, nan, nan, nan)
+	p, _ = Next(cfg, cells, 0)
+	if b := p.Cells[2]; b.Status != Max || !p.Done() || p.Cells[0].Status != Max {
+		t.Errorf("after 5: broken %+v, base %+v, round %v", b, p.Cells[0], p.Round)
 	}
 }
