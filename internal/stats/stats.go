@@ -3,9 +3,12 @@
 // the ratio of two means with a 95% interval (Fieller's theorem, delta
 // method as fallback), and Welch's unequal-variance t test.
 //
-// Trials of one cell are treated as independent draws; trials of two
-// tunings are independent samples (they ran at different times, on the
-// same machine). docs/statistics.md gives the formulas and why they were
+// Trials of one cell are treated as independent draws; for Ratio and
+// Welch, trials of two tunings are independent samples (they ran at
+// different times, on the same machine). paired.go instead pairs the
+// trials of two configurations from the same interleaved round, and
+// decide.go chooses between the two and turns an interval into a
+// decision. docs/statistics.md gives the formulas and why they were
 // chosen; keep the two in step.
 package stats
 
