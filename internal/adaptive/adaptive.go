@@ -10,7 +10,8 @@
 // stopped cell's numbers never change: a cell is judged only on the rounds
 // it ran (against its baseline's values from those same rounds), and a
 // stopped cell runs no more rounds. The budget only shrinks, so a cell
-// stopped for the budget stays stopped too.
+// stopped for the budget stays stopped too (as long as the runner's
+// trial-time estimates do not fall).
 //
 // A cell normalized to a baseline (or judged by a decision against it)
 // needs the baseline's value from the same round to pair with, so a
@@ -127,7 +128,9 @@ const (
 	Running Status = "running"
 	// Target: the precision target is met or the decision is reached.
 	Target Status = "target"
-	// Max: the cell ran Trials.Max trials without reaching the target.
+	// Max: the cell ran Trials.Max trials without reaching the target, or
+	// its baseline did (under a budget a cell may have run fewer rounds
+	// than its baseline, and cannot pair another).
 	Max Status = "max"
 	// Budget: the remaining budget cannot pay for another trial of the
 	// cell (and of its baseline, which must run in the same round).
