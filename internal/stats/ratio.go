@@ -35,7 +35,11 @@ type RatioCI struct {
 // With fewer than two values on either side the interval collapses to the
 // ratio and Method is MethodNone; with an empty side or a zero baseline
 // mean everything is NaN.
-func Ratio(x, base []float64) RatioCI {
+func Ratio(x, base []float64) RatioCI { return RatioAt(x, base, Confidence) }
+
+// RatioAt is Ratio with a two-sided confidence level conf (0.95 in
+// Ratio); the adaptive controller's sequential decisions use a higher one.
+func RatioAt(x, base []float64, conf float64) RatioCI {
 	nan := math.NaN()
 	if len(x) == 0 || len(base) == 0 {
 		return RatioCI{Ratio: nan, Low: nan, High: nan, DF: nan, Method: MethodNone}
@@ -63,7 +67,7 @@ func Ratio(x, base []float64) RatioCI {
 		// only the baseline's spread is left.
 		df = float64(len(base) - 1)
 	}
-	t := TQuantile(df)
+	t := TQuantileAt(df, conf)
 	t2 := t * t
 
 	// Fieller: the set of ρ with (a-ρb)² <= t²(va + ρ²vb), i.e.

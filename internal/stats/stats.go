@@ -3,9 +3,12 @@
 // the ratio of two means with a 95% interval (Fieller's theorem, delta
 // method as fallback), and Welch's unequal-variance t test.
 //
-// Trials of one cell are treated as independent draws; trials of two
-// tunings are independent samples (they ran at different times, on the
-// same machine). docs/statistics.md gives the formulas and why they were
+// Trials of one cell are treated as independent draws; for Ratio and
+// Welch, trials of two tunings are independent samples (they ran at
+// different times, on the same machine). paired.go instead pairs the
+// trials of two configurations from the same interleaved round, and
+// decide.go chooses between the two and turns an interval into a
+// decision. docs/statistics.md gives the formulas and why they were
 // chosen; keep the two in step.
 package stats
 
@@ -72,11 +75,16 @@ func DescribeNonNeg(xs []float64) Summary {
 
 // TQuantile returns the two-sided 95% critical value of Student's t with df
 // degrees of freedom, t(0.975, df). An infinite df gives the normal value.
-func TQuantile(df float64) float64 {
+func TQuantile(df float64) float64 { return TQuantileAt(df, Confidence) }
+
+// TQuantileAt is the two-sided critical value of Student's t for
+// confidence level conf: t(1 − (1−conf)/2, df).
+func TQuantileAt(df, conf float64) float64 {
+	p := 1 - (1-conf)/2
 	if math.IsInf(df, 1) {
-		return distuv.UnitNormal.Quantile(1 - (1-Confidence)/2)
+		return distuv.UnitNormal.Quantile(p)
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-Confidence)/2)
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
 // meanVar returns the mean of xs and the estimated variance of that mean

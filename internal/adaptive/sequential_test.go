@@ -1,0 +1,87 @@
+package adaptive
+
+import (
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+func TestLooks(t *testing.T) {
+	for _, tc := range []struct {
+		tr   Trials
+		want []int
+	}{
+		{Trials{3, 30}, []int{3, 5, 8, 12, 18, 27, 30}},
+		{Trials{2, 6}, []int{2, 3, 5, 6}},
+		{Trials{5, 5}, []int{5}},
+		{Trials{1, 3}, []int{1, 2, 3}},
+	} {
+		got := Looks(tc.tr)
+		if len(got) != len(tc.want) {
+			t.Errorf("%v: %v, want %v", tc.tr, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%v: %v, want %v", tc.tr, got, tc.want)
+				break
+			}
+		}
+	}
+	near := func(got, want float64) bool { return got-want < 1e-12 && want-got < 1e-12 }
+	if c := DecisionConfidence(Trials{3, 30}); !near(c, 1-0.05/7) {
+		t.Errorf("DecisionConfidence(3..30) = %v", c)
+	}
+}
+
+// TestSequentialDecisions is the acceptance test of stopping on a
+// decision: checked after every round at 95%, a tuning identical to the
+// baseline was called better or worse in 25% of runs; with the looks at
+// DecisionConfidence the rate must stay within 5% (plus Monte Carlo
+// tolerance: 1000 runs, standard error 0.007, bar 0.065), the sequential
+// interval must cover the true ratio in >= 95% of runs (bar 0.935), and a
+// real 3% gain must still be found in most runs.
+func TestSequentialDecisions(t *testing.T) {
+	cfg := Config{Trials: Trials{Min: 3, Max: 30}, Precision: &Precision{Metric: "bitrate", HalfWidth: 0.001, Of: OfNormalized}, Margin: 0.02}
+	for _, tc := range []struct {
+		ratio     float64
+		runs      int
+		wrongMax  float64 // share of "better" or "worse" allowed (ratio 1)
+		betterMin float64 // share of "better" required (ratio > 1)
+	}{
+		{ratio: 1, runs: 1000, wrongMax: 0.065},
+		{ratio: 1.03, runs: 300, betterMin: 0.7},
+	} {
+		cells := []simCell{{id: "base", mean: 1e9, sd: 0.03}, {id: "tuned", baseline: "base", mean: 1e9 * tc.ratio, sd: 0.03}}
+		var wrong, better, cover, n int
+		for i := range tc.runs {
+			h := simulate(t, cfg, cells, 0.05, uint64(1000+i))
+			c := h.final("tuned")
+			n += c.N
+			switch c.Decision.Verdict {
+			case stats.Better:
+				better++
+				if tc.ratio == 1 {
+					wrong++
+				}
+			case stats.Worse:
+				wrong++
+			}
+			if c.Sequential != nil && c.Sequential.Chosen.Low <= tc.ratio && tc.ratio <= c.Sequential.Chosen.High {
+				cover++
+			}
+		}
+		runs := float64(tc.runs)
+		t.Logf("ratio %v: %d runs, mean %.1f trials, better %.3f, wrong %.3f, sequential interval coverage %.3f",
+			tc.ratio, tc.runs, float64(n)/runs, float64(better)/runs, float64(wrong)/runs, float64(cover)/runs)
+		if float64(wrong)/runs > tc.wrongMax && tc.ratio == 1 {
+			t.Errorf("ratio %v: wrong decisions in %.3f of runs, want <= %.3f", tc.ratio, float64(wrong)/runs, tc.wrongMax)
+		}
+		if float64(better)/runs < tc.betterMin {
+			t.Errorf("ratio %v: better in %.3f of runs, want >= %.3f", tc.ratio, float64(better)/runs, tc.betterMin)
+		}
+		if float64(cover)/runs < 0.935 {
+			t.Errorf("ratio %v: sequential interval covers in %.3f of runs, want >= 0.935", tc.ratio, float64(cover)/runs)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+)
+
+// Choice is the ratio interval a decision is made on: the paired or the
+// unpaired one, whichever is valid and narrower. Method says which
+// (MethodPairedT or MethodPairedBootstrap, MethodFieller, or MethodNone when
+// neither is valid); Reason says why, in words a report can print.
+type Choice struct {
+	RatioCI
+	Reason string
+}
+
+// Choose returns the narrower (High − Low) of the valid intervals among
+// unpaired (from Ratio) and paired (from PairedRatio or PairedBootstrap).
+//
+// The unpaired interval is valid only as a bounded Fieller interval: the
+// delta fallback means the baseline's mean is not clearly away from zero
+// (its interval covers 0), and MethodNone means fewer than two values on
+// a side. The paired interval is valid when it has a method, i.e. at
+// least MinPairs complete rounds (MinBootstrapPairs for the bootstrap)
+// and all paired values positive. On a tie the paired one is taken, as
+// the design is paired.
+func Choose(unpaired RatioCI, paired PairedCI) Choice {
+	whyU := unpairedInvalid(unpaired)
+	whyP := pairedInvalid(paired)
+	switch {
+	case whyU != "" && whyP != "":
+		nan := math.NaN()
+		return Choice{
+			RatioCI: RatioCI{Ratio: unpaired.Ratio, Low: nan, High: nan, DF: nan, Method: MethodNone},
+			Reason:  "no valid interval: paired: " + whyP + "; unpaired: " + whyU,
+		}
+	case whyU != "":
+		return Choice{RatioCI: paired.RatioCI, Reason: "paired (" + string(paired.Method) + "); unpaired not valid: " + whyU}
+	case whyP != "":
+		return Choice{RatioCI: unpaired, Reason: "unpaired (fieller); paired not valid: " + whyP}
+	}
+	wp, wu := paired.High-paired.Low, unpaired.High-unpaired.Low
+	if wp <= wu {
+		return Choice{RatioCI: paired.RatioCI, Reason: fmt.Sprintf("paired (%s): narrower, width %.3g vs unpaired %.3g", paired.Method, wp, wu)}
+	}
+	return Choice{RatioCI: unpaired, Reason: fmt.Sprintf("unpaired (fieller): narrower, width %.3g vs paired %.3g", wu, wp)}
+}
+
+func unpairedInvalid(c RatioCI) string {
+	switch {
+	case c.Method == MethodDelta:
+		return "the baseline mean's interval covers 0, so Fieller's set is unbounded"
+	case c.Method != MethodFieller:
+		return "fewer than 2 values on a side"
+	case !isFinite(c.Low) || !isFinite(c.High):
+		return "the interval is not finite"
+	}
+	return ""
+}
+
+func pairedInvalid(c PairedCI) string {
+	switch {
+	case c.Method == MethodNone || c.Method == "":
+		if c.Reason != "" {
+			return c.Reason
+		}
+		return "no interval"
+	case !isFinite(c.Low) || !isFinite(c.High):
+		return "the interval is not finite"
+	}
+	return ""
+}
+
+// Direction says which way a metric improves.
+type Direction int
+
+const (
+	// HigherIsBetter: bitrate, requests per second.
+	HigherIsBetter Direction = iota
+	// LowerIsBetter: latency, CPU per packet, retransmits.
+	LowerIsBetter
+)
+
+// Verdict is the outcome of comparing configuration B with baseline A.
+type Verdict string
+
+const (
+	// Better: the interval of B/A excludes 1 on B's good side and does not
+	// lie within the margin.
+	Better Verdict = "better"
+	// Worse: the interval excludes 1 on B's bad side and does not lie
+	// within the margin.
+	Worse Verdict = "worse"
+	// Equal: the whole interval lies within [1/(1+m), 1+m]: whatever the
+	// true ratio is, it is within the margin m.
+	Equal Verdict = "equal"
+	// Undecided: no valid interval, or the interval covers 1 and reaches
+	// beyond the margin; more rounds would narrow it.
+	Undecided Verdict = "undecided"
+)
+
+// Decision is a Verdict with the reason a report prints.
+type Decision struct {
+	Verdict Verdict
+	// Significant is set when the interval excludes 1, whatever the
+	// verdict: "equal" with Significant means a real difference smaller
+	// than the margin.
+	Significant bool
+	Reason      string
+}
+
+// Decide turns the interval ci of the ratio B/A into a verdict for a
+// metric that improves in direction dir, with equivalence margin m >= 0
+// (0.02 for 2%). The rule, in this order:
+//
+//  1. no valid interval (MethodNone, NaN bounds): Undecided;
+//  2. 1/(1+m) <= Low and High <= 1+m: Equal (within the margin, even if
+//     the interval also excludes 1: the margin says what difference
+//     matters);
+//  3. Low > 1: Better for HigherIsBetter, Worse for LowerIsBetter;
+//  4. High < 1: the opposite;
+//  5. otherwise Undecided: the interval covers 1 and reaches beyond the
+//     margin on at least one side.
+func Decide(ci RatioCI, margin float64, dir Direction) Decision {
+	if ci.Method == MethodNone || ci.Method == "" || !isFinite(ci.Low) || !isFinite(ci.High) {
+		return Decision{Verdict: Undecided, Reason: "no valid interval"}
+	}
+	if margin < 0 || math.IsNaN(margin) {
+		margin = 0
+	}
+	up, down := 1+margin, 1/(1+margin)
+	sig := ci.Low > 1 || ci.High < 1
+	iv := fmt.Sprintf("[%.4g, %.4g]", ci.Low, ci.High)
+	if ci.Low >= down && ci.High <= up {
+		r := fmt.Sprintf("interval %s lies within the ±%.3g%% margin [%.4g, %.4g]", iv, 100*margin, down, up)
+		if sig {
+			r += " (the difference is significant but smaller than the margin)"
+		}
+		return Decision{Verdict: Equal, Significant: sig, Reason: r}
+	}
+	higher, lower := Better, Worse
+	if dir == LowerIsBetter {
+		higher, lower = Worse, Better
+	}
+	switch {
+	case ci.Low > 1:
+		return Decision{Verdict: higher, Significant: true, Reason: "interval " + iv + " lies above 1"}
+	case ci.High < 1:
+		return Decision{Verdict: lower, Significant: true, Reason: "interval " + iv + " lies below 1"}
+	}
+	return Decision{Verdict: Undecided, Reason: fmt.Sprintf("interval %s covers 1 and reaches beyond the ±%.3g%% margin", iv, 100*margin)}
+}
+
+// Comparison is the whole A/B step for one metric: both intervals, the
+// one chosen and the decision made on it.
+type Comparison struct {
+	Unpaired RatioCI
+	Paired   PairedCI
+	Chosen   Choice
+	Decision Decision
+}
+
+// Compare compares configuration B (x) with baseline A (base) from
+// per-round values (x[k] and base[k] from round k, NaN where missing): the
+// unpaired Fieller interval of all finite values of each side, the paired
+// t interval of the complete rounds, the narrower valid one, and the
+// decision on it. When no interval is valid the decision's reason is the
+// choice's.
+func Compare(x, base []float64, margin float64, dir Direction) Comparison {
+	return CompareAt(x, base, margin, dir, Confidence)
+}
+
+// CompareAt is Compare with both intervals at confidence level conf.
+func CompareAt(x, base []float64, margin float64, dir Direction, conf float64) Comparison {
+	c := Comparison{Unpaired: RatioAt(finiteOnly(x), finiteOnly(base), conf), Paired: PairedRatioAt(x, base, conf)}
+	c.Chosen = Choose(c.Unpaired, c.Paired)
+	c.Decision = Decide(c.Chosen.RatioCI, margin, dir)
+	if c.Chosen.Method == MethodNone {
+		c.Decision.Reason = c.Chosen.Reason
+	}
+	return c
+}
+
+// RelHalfWidth is an interval's half-width relative to its estimate,
+// (High − Low) / (2·|estimate|): the precision a target such as "±2%" is
+// checked against. NaN when the estimate is 0 or the bounds are missing.
+func RelHalfWidth(estimate, low, high float64) float64 {
+	if estimate == 0 || !isFinite(low) || !isFinite(high) || !isFinite(estimate) {
+		return math.NaN()
+	}
+	return (high - low) / (2 * math.Abs(estimate))
+}
+
+func finiteOnly(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, v := range xs {
+		if isFinite(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
