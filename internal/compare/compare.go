@@ -61,17 +61,16 @@ func Runs(a, b []results.Sample, metrics []string) []Row {
 		if !ok {
 			continue
 		}
-		p := math.NaN()
-		if len(xs) > 1 && len(ys) > 1 {
-			_, _, p = stats.Welch(ys, xs)
-		}
+		// The same comparison the summary makes of a tuning against its
+		// baseline: Fieller's ratio and Welch's p of B against A.
+		vs := analysis.Versus(ys, xs)
 		name := fmt.Sprintf("%s/%s/%s/r=%d", k.datapath, k.tuning, k.workload, k.replicas)
 		if anyDP && k.datapath != kb.datapath {
 			name = fmt.Sprintf("%s|%s/%s/%s/r=%d", k.datapath, kb.datapath, k.tuning, k.workload, k.replicas)
 		}
 		rows = append(rows, Row{
 			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
-			Ratio: stats.Ratio(ys, xs), P: p, DataA: k.datapath, DataB: kb.datapath,
+			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 		})
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -87,7 +86,7 @@ func values(samples []results.Sample) map[key][]float64 {
 	out := map[key][]float64{}
 	for _, s := range samples {
 		for m, v := range s.Metrics {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !analysis.Finite(v) {
 				continue
 			}
 			k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, m}

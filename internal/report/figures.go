@@ -14,7 +14,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // figure is one inline SVG with its caption. Missing explains why there is
@@ -37,13 +36,13 @@ const (
 // line per tuning, with 95% Fieller intervals and published values as ×.
 // Replicas are placed on a log2 axis (the studies double them), tuning by
 // tuning shifted a little so the whiskers do not hide each other.
-func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Reference) figure {
+func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
+	baseline := n.Baseline
 	title := fmt.Sprintf("Normalized %s vs replicas (%s / %s)", metric, g.Datapath, g.Workload)
 	f := figure{Title: title, Caption: fmt.Sprintf(
 		"Mean %s of each tuning divided by the mean of %s at the same replica count; whiskers are 95%% confidence intervals "+
 			"(Fieller; for %s itself its own interval relative to its mean). × marks a published value for the same point; "+
 			"published values for points this run did not measure are only in the table.", metric, baseline, baseline)}
-	idx := analysis.Index(g.Rows)
 	p := newPlot(title, "replicas (pod pairs)", metric+" / "+baseline+" "+metric)
 	leg := newLegend()
 
@@ -77,8 +76,8 @@ func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Re
 		}
 		for _, r := range reps {
 			c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: r}
-			row, ok := idx[analysis.Key{Cell: c, Metric: metric, CPU: -1}]
-			if !ok || !row.HasNorm || !finite(row.Normalized) {
+			row, ok := n.row(c, metric, -1)
+			if !ok || !row.HasNorm || !analysis.Finite(row.Normalized) {
 				flush()
 				continue
 			}
@@ -86,13 +85,13 @@ func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Re
 			seg = append(seg, plotter.XY{X: x, Y: row.Normalized})
 			pts = append(pts, plotter.XY{X: x, Y: row.Normalized})
 			lo, hi := row.NormCI95Low, row.NormCI95High
-			if !finite(lo) || !finite(hi) {
+			if !analysis.Finite(lo) || !analysis.Finite(hi) {
 				lo, hi = row.Normalized, row.Normalized
 			}
 			errs = append(errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
-			for _, ref := range analysis.RefsFor(refs, row) {
-				if ref.Normalized != nil {
-					refPts = append(refPts, plotter.XY{X: x, Y: *ref.Normalized})
+			for _, ref := range n.refs(row) {
+				if ref.Reference.Normalized != nil {
+					refPts = append(refPts, plotter.XY{X: x, Y: *ref.Reference.Normalized})
 					refCols = append(refCols, col)
 				}
 			}
@@ -145,7 +144,7 @@ var coreLabels = map[string]string{
 // cores on x, one bar per tuning with data, whiskers for the 95% interval
 // and × for published values. Colours follow the tuning's position in the
 // study, so a tuning has the same colour in every figure.
-func coreFigure(g analysis.Group, metric string, reps int, refs []study.Reference, cpuLabel func(int) string) figure {
+func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel func(int) string) figure {
 	sc := analysis.Display(metric)
 	label := coreLabels[metric]
 	if label == "" {
@@ -156,11 +155,9 @@ func coreFigure(g analysis.Group, metric string, reps int, refs []study.Referenc
 		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
 			"× marks a published value. Every CPU of the machine is shown; tunings without samples are left out.",
 		g.Datapath+" / "+g.Workload, metric, sc.Unit, reps, plural(reps))}
-	idx := analysis.Index(g.Rows)
 	cpus := g.Dims.CPUs
-	row := func(t string, cpu int) (results.SummaryRow, bool) {
-		c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps}
-		r, ok := idx[analysis.Key{Cell: c, Metric: metric, CPU: cpu}]
+	row := func(t string, cpu int) (analysis.Row, bool) {
+		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps}, metric, cpu)
 		return r, ok && r.N > 0
 	}
 	bars := &groupedBars{Groups: len(cpus), Fill: 0.8}
@@ -196,9 +193,9 @@ func coreFigure(g analysis.Group, metric string, reps int, refs []study.Referenc
 			if !ok {
 				continue
 			}
-			for _, ref := range analysis.RefsFor(refs, r) {
-				if ref.Value != nil {
-					refPts = append(refPts, plotter.XY{X: bars.center(gi, si), Y: *ref.Value * sc.Factor})
+			for _, ref := range n.refs(r) {
+				if ref.Reference.Value != nil {
+					refPts = append(refPts, plotter.XY{X: bars.center(gi, si), Y: *ref.Reference.Value * sc.Factor})
 					refCols = append(refCols, color.Black)
 				}
 			}
@@ -257,11 +254,4 @@ func render(f figure, p *plot.Plot, leg plot.Legend, w, h vg.Length) figure {
 	}
 	f.SVG = svg
 	return f
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

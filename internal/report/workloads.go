@@ -44,10 +44,10 @@ var rttPercentiles = []struct{ metric, label string }{
 
 type sweepData struct {
 	sw  analysis.Sweep
-	idx map[analysis.Key]results.SummaryRow
+	idx map[analysis.Key]analysis.Row
 }
 
-func (d sweepData) row(v study.Workload, metric string) (results.SummaryRow, bool) {
+func (d sweepData) row(v study.Workload, metric string) (analysis.Row, bool) {
 	r, ok := d.idx[analysis.Key{Cell: d.sw.Cell(v), Metric: metric, CPU: -1}]
 	return r, ok && r.N > 0
 }
@@ -81,16 +81,20 @@ type sweepView struct {
 
 func (w workloadSection) empty() bool { return len(w.Figures) == 0 && len(w.Sweeps) == 0 }
 
-func buildWorkloads(s *study.Study, rows []results.SummaryRow, samples []results.Sample) workloadSection {
-	idx := analysis.Index(rows)
+func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) workloadSection {
+	n := newNumbers(m)
+	summaries := map[[2]string]analysis.SweepSummary{}
+	for _, sw := range m.Sweeps {
+		summaries[[2]string{sw.Datapath, sw.Workload}] = sw
+	}
 	var sec workloadSection
 	var cppBars []cppBar
-	for _, sw := range analysis.Sweeps(s, rows) {
-		d := sweepData{sw: sw, idx: idx}
+	for _, sw := range analysis.Sweeps(s, m.Rows) {
+		d := sweepData{sw: sw, idx: n.idx}
 		figs, bars := sweepFigures(d, samples)
 		cppBars = append(cppBars, bars...)
 		if len(sw.Variants) > 1 {
-			v := sweepSummary(s, sw, rows)
+			v := n.sweepSummary(summaries[[2]string{sw.Datapath, sw.Base}])
 			v.Figures = figs
 			sec.Sweeps = append(sec.Sweeps, v)
 		} else {
@@ -111,7 +115,7 @@ func buildWorkloads(s *study.Study, rows []results.SummaryRow, samples []results
 		}
 	}
 	if !sec.empty() {
-		sec.Table = workloadTable(s, rows)
+		sec.Table = workloadTable(s, n)
 	}
 	return sec
 }
@@ -151,12 +155,12 @@ func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, 
 	for _, v := range d.sw.Variants {
 		x, ok := xOf(v)
 		r, ok2 := d.row(v, metric)
-		if !ok || !ok2 || !finite(r.Mean) {
+		if !ok || !ok2 || !analysis.Finite(r.Mean) {
 			continue
 		}
 		m := r.Mean * scale
 		lo, hi := 0.0, 0.0
-		if finite(r.CI95Low) && finite(r.CI95High) {
+		if analysis.Finite(r.CI95Low) && analysis.Finite(r.CI95High) {
 			lo, hi = m-r.CI95Low*scale, r.CI95High*scale-m
 		}
 		pts = append(pts, plotter.XY{X: x, Y: m})
@@ -311,7 +315,7 @@ func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Samp
 			xs, fs := smp.Series[0][series], smp.Series[0]["cdf_fraction"]
 			var pts plotter.XYs
 			for j := range xs {
-				if j < len(fs) && xs[j] > 0 && finite(xs[j]) {
+				if j < len(fs) && xs[j] > 0 && analysis.Finite(xs[j]) {
 					pts = append(pts, plotter.XY{X: xs[j], Y: fs[j]})
 				}
 			}
@@ -524,8 +528,8 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 
 // workloadTable lists the headline numbers of every workload that does
 // not sweep.
-func workloadTable(s *study.Study, rows []results.SummaryRow) table {
-	idx := analysis.Index(rows)
+func workloadTable(s *study.Study, n *numbers) table {
+	rows, idx := n.Rows, n.idx
 	metrics := analysis.HeadlineMetrics
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
