@@ -64,49 +64,26 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	for i, t := range g.Dims.Tunings {
 		shift := (float64(i) - float64(nt-1)/2) * 0.05
 		col, shape := seriesColor(i), seriesShape(i)
-		var seg plotter.XYs
-		var pts plotter.XYs
-		var errs plotter.YErrors
-		flush := func() {
+		ns := n.normSeries(g, metric, t, func(r int) float64 { return xOf(r) + shift })
+		for _, seg := range ns.segs {
 			if l, err := plotter.NewLine(seg); err == nil && len(seg) > 1 {
 				l.Color, l.Width = col, vg.Points(1.5)
 				p.Add(l)
 			}
-			seg = nil
 		}
-		for _, r := range reps {
-			c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: r}
-			row, ok := n.row(c, metric, -1)
-			if !ok || !row.HasNorm || !analysis.Finite(row.Normalized) {
-				flush()
-				continue
-			}
-			x := xOf(r) + shift
-			seg = append(seg, plotter.XY{X: x, Y: row.Normalized})
-			pts = append(pts, plotter.XY{X: x, Y: row.Normalized})
-			lo, hi := row.NormCI95Low, row.NormCI95High
-			if !analysis.Finite(lo) || !analysis.Finite(hi) {
-				lo, hi = row.Normalized, row.Normalized
-			}
-			errs = append(errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
-			for _, ref := range n.refs(row) {
-				if ref.Reference.Normalized != nil {
-					refPts = append(refPts, plotter.XY{X: x, Y: *ref.Reference.Normalized})
-					refCols = append(refCols, col)
-				}
-			}
+		for _, pt := range ns.refs {
+			refPts, refCols = append(refPts, pt), append(refCols, col)
 		}
-		flush()
-		if len(pts) == 0 {
+		if len(ns.pts) == 0 {
 			continue
 		}
 		drawn = true
-		sc, err := plotter.NewScatter(pts)
+		sc, err := plotter.NewScatter(ns.pts)
 		if err != nil {
 			continue
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}
-		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}, CapWidth: vg.Points(5)}
+		eb := &plotter.YErrorBars{XYs: ns.pts, YErrors: ns.errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}, CapWidth: vg.Points(5)}
 		p.Add(eb, sc)
 		line := &plotter.Line{LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
 		leg.Add(t, line, sc)
@@ -126,6 +103,43 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	p.Y.Min, p.Y.Max = p.Y.Min-pad, p.Y.Max+pad
 	p.Y.Tick.Marker = niceTicks{}
 	return render(f, p, leg, figW, figH)
+}
+
+// normSeries is one tuning's normalized values over replica counts:
+// points with whiskers, line segments between consecutive counts with
+// data, and published values at the same points.
+type normSeries struct {
+	pts  plotter.XYs
+	errs plotter.YErrors
+	segs []plotter.XYs
+	refs plotter.XYs
+}
+
+func (n *numbers) normSeries(g analysis.Group, metric, tuning string, x func(int) float64) normSeries {
+	var ns normSeries
+	var seg plotter.XYs
+	for _, reps := range g.Dims.Replicas {
+		c := results.Cell{Datapath: g.Datapath, Tuning: tuning, Workload: g.Workload, Replicas: reps}
+		row, ok := n.row(c, metric, -1)
+		if !ok || !row.HasNorm || !analysis.Finite(row.Normalized) {
+			ns.segs, seg = append(ns.segs, seg), nil
+			continue
+		}
+		pt := plotter.XY{X: x(reps), Y: row.Normalized}
+		seg, ns.pts = append(seg, pt), append(ns.pts, pt)
+		lo, hi := row.NormCI95Low, row.NormCI95High
+		if !analysis.Finite(lo) || !analysis.Finite(hi) {
+			lo, hi = row.Normalized, row.Normalized
+		}
+		ns.errs = append(ns.errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
+		for _, ref := range n.refs(row) {
+			if ref.Reference.Normalized != nil {
+				ns.refs = append(ns.refs, plotter.XY{X: pt.X, Y: *ref.Reference.Normalized})
+			}
+		}
+	}
+	ns.segs = append(ns.segs, seg)
+	return ns
 }
 
 // coreW and coreH size the per-core figures, shown two side by side.
@@ -185,21 +199,10 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 		return f
 	}
 	// Published markers go on the bar of their tuning and core.
-	var refPts plotter.XYs
-	var refCols []color.Color
-	for si, t := range tunings {
-		for gi, cpu := range cpus {
-			r, ok := row(t, cpu)
-			if !ok {
-				continue
-			}
-			for _, ref := range n.refs(r) {
-				if ref.Reference.Value != nil {
-					refPts = append(refPts, plotter.XY{X: bars.center(gi, si), Y: *ref.Reference.Value * sc.Factor})
-					refCols = append(refCols, color.Black)
-				}
-			}
-		}
+	refPts := n.coreRefs(tunings, cpus, row, bars, sc)
+	refCols := make([]color.Color, len(refPts))
+	for i := range refCols {
+		refCols[i] = color.Black
 	}
 	p := newPlot(title, "CPU", label+" ("+sc.Unit+")")
 	grid := plotter.NewGrid()
@@ -227,6 +230,26 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	w := math.Min(1600, math.Max(coreW, float64(110+len(cpus)*(len(tunings)*8+10))))
 	f.Wide = w > coreW
 	return render(f, p, leg, vg.Length(w), coreH)
+}
+
+// coreRefs places published per-core values on the bar of their tuning
+// and core.
+func (n *numbers) coreRefs(tunings []string, cpus []int, row func(string, int) (analysis.Row, bool), bars *groupedBars, sc analysis.Scale) plotter.XYs {
+	var pts plotter.XYs
+	for si, t := range tunings {
+		for gi, cpu := range cpus {
+			r, ok := row(t, cpu)
+			if !ok {
+				continue
+			}
+			for _, ref := range n.refs(r) {
+				if ref.Reference.Value != nil {
+					pts = append(pts, plotter.XY{X: bars.center(gi, si), Y: *ref.Reference.Value * sc.Factor})
+				}
+			}
+		}
+	}
+	return pts
 }
 
 // addRefMarkers adds published values as bold × markers in each series'
