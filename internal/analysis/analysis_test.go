@@ -362,7 +362,7 @@ func TestModelJSONRoundTrip(t *testing.T) {
 	if err := WriteJSON(&buf, m); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"version": 1`) || !strings.Contains(buf.String(), `"p_vs_baseline": null`) {
+	if !strings.Contains(buf.String(), `"version": 1`) || !strings.Contains(buf.String(), `"p_vs_baseline":null`) {
 		t.Fatalf("summary.json lacks its version or null p values:\n%.600s", buf.String())
 	}
 	got, err := ReadJSON(&buf)
@@ -378,6 +378,21 @@ func TestModelJSONRoundTrip(t *testing.T) {
 	}
 	if miss := find(t, got.Rows, "rps", 1, results.MetricBitrate, -1); !math.IsNaN(miss.Mean) {
 		t.Errorf("missing mean read back as %v", miss.Mean)
+	}
+	for i, ref := range got.References {
+		w := m.References[i]
+		if ref.Reference.Metric != w.Reference.Metric || (w.Reference.Normalized != nil) != (ref.Reference.Normalized != nil) ||
+			len(ref.Rows) != len(w.Rows) || ref.Label != "paper" {
+			t.Errorf("reference %d read back as %+v, want %+v", i, ref, w)
+		}
+	}
+	// A run without samples: an empty model reads back.
+	buf.Reset()
+	if err := WriteJSON(&buf, Build(nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := ReadJSON(&buf); err != nil || len(e.Rows) != 0 {
+		t.Errorf("empty model: %v, %d rows", err, len(e.Rows))
 	}
 	if _, err := ReadJSON(strings.NewReader(`{"version": 99}`)); err == nil {
 		t.Error("a model of another version was read")

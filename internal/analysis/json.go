@@ -9,15 +9,41 @@ import (
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
-// WriteJSON writes the model as summary.json. Undefined statistics (NaN)
-// are null; the file carries ModelVersion so later tools (run comparison,
-// a regression gate) can read numbers without recomputing them.
+// WriteJSON writes the model as summary.json, one row per line.
+// Undefined statistics (NaN) are null; the file carries ModelVersion so
+// later tools (run comparison, a regression gate) can read numbers
+// without recomputing them.
 func WriteJSON(w io.Writer, m Model) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(m)
+	rows := m.Rows
+	m.Rows = nil
+	head, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString(`"rows": [`)
+	for i, r := range rows {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	if len(rows) > 0 {
+		b.WriteString("\n ")
+	}
+	b.WriteString("]")
+	// Model's own rows come first of the fields named "rows".
+	out := bytes.Replace(head, []byte(`"rows": null`), b.Bytes(), 1)
+	_, err = w.Write(append(out, '\n'))
+	return err
 }
 
 // ReadJSON reads summary.json. A file of another major version is an
@@ -75,8 +101,12 @@ type rowJSON struct {
 	Refs           []int  `json:"refs,omitempty"`
 }
 
-// MarshalJSON writes the row with nulls for undefined statistics.
+// MarshalJSON writes the row with nulls for undefined statistics (the
+// normalized fields of a row that is not normalized among them).
 func (r Row) MarshalJSON() ([]byte, error) {
+	if !r.HasNorm {
+		r.Normalized, r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN(), math.NaN()
+	}
 	return json.Marshal(rowJSON{
 		Cell: r.Cell, Metric: r.Metric, CPU: r.CPU, Unit: r.Unit, N: r.N,
 		Mean: jnum(r.Mean), SD: jnum(r.SD), CI95Low: jnum(r.CI95Low), CI95High: jnum(r.CI95High), CIMethod: r.CIMethod,
@@ -99,6 +129,62 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		},
 		CIMethod: j.CIMethod, NormMethod: j.NormMethod,
 		PBaseline: float64(j.PBaseline), PFirstDatapath: float64(j.PFirstDatapath), Refs: j.Refs,
+	}
+	return nil
+}
+
+// refJSON is a study.Reference as summary.json stores it (the study
+// file's field names).
+type refJSON struct {
+	Datapath   string   `json:"datapath,omitempty"`
+	Tuning     string   `json:"tuning,omitempty"`
+	Replicas   int      `json:"replicas,omitempty"`
+	Metric     string   `json:"metric"`
+	CPU        *int     `json:"cpu,omitempty"`
+	Value      *float64 `json:"value,omitempty"`
+	Normalized *float64 `json:"normalized,omitempty"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// refMatchJSON is RefMatch with its reference in refJSON's names.
+type refMatchJSON struct {
+	Reference refJSON `json:"reference"`
+	refMatchFields
+}
+
+// refMatchFields are RefMatch's fields other than the reference.
+type refMatchFields struct {
+	Label    string `json:"label"`
+	Rows     []Key  `json:"rows"`
+	NormRows []Key  `json:"norm_rows"`
+	MeanLow  jnum   `json:"mean_low"`
+	MeanHigh jnum   `json:"mean_high"`
+	NormLow  jnum   `json:"norm_low"`
+	NormHigh jnum   `json:"norm_high"`
+}
+
+// MarshalJSON writes the reference with the study file's field names.
+func (m RefMatch) MarshalJSON() ([]byte, error) {
+	r := m.Reference
+	return json.Marshal(refMatchJSON{
+		Reference: refJSON{r.Datapath, r.Tuning, r.Replicas, r.Metric, r.CPU, r.Value, r.Normalized, r.Note},
+		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
+			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh)},
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (m *RefMatch) UnmarshalJSON(b []byte) error {
+	var j refMatchJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	r := j.Reference
+	*m = RefMatch{
+		Reference: study.Reference{Datapath: r.Datapath, Tuning: r.Tuning, Replicas: r.Replicas, Metric: r.Metric,
+			CPU: r.CPU, Value: r.Value, Normalized: r.Normalized, Note: r.Note},
+		Label: j.Label, Rows: j.Rows, NormRows: j.NormRows,
+		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ type RefMatch struct {
 	Rows     []Key `json:"rows"`
 	NormRows []Key `json:"norm_rows"`
 	// MeanLow and MeanHigh span the means of Rows; NormLow and NormHigh
-	// the normalized values of NormRows (0 when empty).
+	// the normalized values of NormRows (NaN, null in JSON, when empty).
 	MeanLow  float64 `json:"mean_low"`
 	MeanHigh float64 `json:"mean_high"`
 	NormLow  float64 `json:"norm_low"`

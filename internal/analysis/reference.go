@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math"
+
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -35,7 +37,8 @@ func markRefs(rows []Row, refs []study.Reference) {
 func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
 	var out []RefMatch
 	for _, ref := range refs {
-		m := RefMatch{Reference: ref, Label: RefLabel}
+		nan := math.NaN()
+		m := RefMatch{Reference: ref, Label: RefLabel, MeanLow: nan, MeanHigh: nan, NormLow: nan, NormHigh: nan}
 		for _, r := range rows {
 			if r.N == 0 || !RefMatches(ref, r.SummaryRow) {
 				continue
