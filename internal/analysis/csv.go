@@ -3,7 +3,6 @@ package analysis
 import (
 	"encoding/csv"
 	"io"
-	"math"
 	"strconv"
 )
 
@@ -49,7 +48,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 }
 
 func num(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if !Finite(v) {
 		return ""
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)

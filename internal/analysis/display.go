@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -32,7 +31,7 @@ func Display(metric string) Scale {
 
 // Format shows a stored value in display units, "—" when undefined.
 func (s Scale) Format(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if !Finite(v) {
 		return "—"
 	}
 	v *= s.Factor
