@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // Scale is how a metric is shown to people (summary.md, report.html):
@@ -44,13 +46,19 @@ func (s Scale) Format(v float64) string {
 // MeanCI shows a row's mean and interval ("9.51 [9.40, 9.62]"); "missing"
 // when the cell has no data, and no interval when N < 2.
 func (s Scale) MeanCI(r Row) string {
+	return s.SummaryCI(stats.Summary{N: r.N, Mean: r.Mean, CI95Low: r.CI95Low, CI95High: r.CI95High})
+}
+
+// SummaryCI is MeanCI of a stats.Summary (`cnibench compare` shows its
+// cells with it).
+func (s Scale) SummaryCI(d stats.Summary) string {
 	switch {
-	case r.N == 0:
+	case d.N == 0:
 		return "missing"
-	case r.N < 2:
-		return s.Format(r.Mean) + " (n=1, no CI)"
+	case d.N < 2:
+		return fmt.Sprintf("%s (n=%d, no CI)", s.Format(d.Mean), d.N)
 	}
-	return fmt.Sprintf("%s [%s, %s]", s.Format(r.Mean), s.Format(r.CI95Low), s.Format(r.CI95High))
+	return fmt.Sprintf("%s [%s, %s]", s.Format(d.Mean), s.Format(d.CI95Low), s.Format(d.CI95High))
 }
 
 // NormCI shows a row's normalized value and interval, "missing" without.

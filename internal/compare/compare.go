@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -133,19 +132,9 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 			}
 		}
 		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %s | %s |\n", r.Key, r.Metric, sc.Unit,
-			meanCI(sc, r.A), meanCI(sc, r.B), ratio, p); err != nil {
+			sc.SummaryCI(r.A), sc.SummaryCI(r.B), ratio, p); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func meanCI(sc analysis.Scale, s stats.Summary) string {
-	if s.N == 0 {
-		return "—"
-	}
-	if s.Degenerate {
-		return sc.Format(s.Mean) + fmt.Sprintf(" (n=%d)", s.N)
-	}
-	return fmt.Sprintf("%s [%s, %s]", sc.Format(s.Mean), strings.TrimSpace(sc.Format(s.CI95Low)), strings.TrimSpace(sc.Format(s.CI95High)))
 }
