@@ -237,7 +237,7 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, f := range []string{"study.yaml", "env.json", "samples.jsonl", "cpu.jsonl", "summary.csv", "summary.md", "report.html"} {
+	for _, f := range []string{"study.yaml", "env.json", "samples.jsonl", "cpu.jsonl", "summary.csv", "summary.json", "summary.md", "report.html"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty", f)
 		}
@@ -263,7 +263,7 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 		t.Errorf("compare with itself: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// The report rebuilds from the raw files alone.
-	for _, f := range []string{"summary.csv", "summary.md", "report.html"} {
+	for _, f := range []string{"summary.csv", "summary.json", "summary.md", "report.html"} {
 		os.Remove(filepath.Join(out, f))
 	}
 	if r := cnibench(t, nil, "report", out); r.code != 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func synthetic() []results.Sample {
 	return out
 }
 
-func find(t *testing.T, rows []results.SummaryRow, tuning string, reps int, metric string, cpu int) results.SummaryRow {
+func find(t *testing.T, rows []Row, tuning string, reps int, metric string, cpu int) Row {
 	t.Helper()
 	for _, r := range rows {
 		if r.Tuning == tuning && r.Replicas == reps && r.Metric == metric && r.CPU == cpu {
@@ -75,7 +76,7 @@ func find(t *testing.T, rows []results.SummaryRow, tuning string, reps int, metr
 		}
 	}
 	t.Fatalf("no row %s/%d/%s/cpu %d", tuning, reps, metric, cpu)
-	return results.SummaryRow{}
+	return Row{}
 }
 
 func near(t *testing.T, name string, got, want, rel float64) {
@@ -189,7 +190,7 @@ func TestWriteCSV(t *testing.T) {
 	if err := WriteCSV(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
-	const header = "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high"
+	const header = "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath"
 	text := buf.String()
 	if !strings.HasPrefix(text, header+"\n") {
 		t.Fatalf("header: %q", strings.SplitN(text, "\n", 2)[0])
@@ -221,58 +222,6 @@ func TestWriteCSV(t *testing.T) {
 	}
 	if r := get("rps", "2", "bitrate", ""); r[7] != "0" || r[8] != "" || r[9] != "" || r[12] != "" {
 		t.Errorf("missing cell record: %q", r)
-	}
-}
-
-func TestWriteMarkdown(t *testing.T) {
-	s := quickStudy(t)
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, s, Summarize(s, synthetic())); err != nil {
-		t.Fatal(err)
-	}
-	md := buf.String()
-	for _, want := range []string{
-		"# rps-rfs: summary",
-		"## calico-vxlan / tcp",
-		"### Normalized bitrate (vs baseline)",
-		"| tuning | 1 replica | 2 replicas | 4 replicas |",
-		"| rfs | 1.100 [",
-		"| rps | missing | missing | missing |",
-		"### bitrate (Gbit/s)",
-		"| baseline | 10.00 [",
-		"### core_idle per core (%)",
-		"## Published reference numbers",
-		"| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured |",
-		// "every core > 90% idle at 1 replica": matches our 2 cores.
-		"| baseline, 1 replica, every cpu | core_idle | 90.0 % | 82.0 to 87.0 % (means of 2 rows) |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("summary.md lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Log(md)
-	}
-}
-
-func TestMarkdownInlineReference(t *testing.T) {
-	// With 16 replicas in the matrix, the published normalized value sits
-	// beside ours in the table.
-	s := quickStudy(t, "replicas=[16]")
-	var smp []results.Sample
-	for _, x := range synthetic() {
-		if x.Cell.Replicas == 4 {
-			x.Cell.Replicas = 16
-			x.Cell.Tuning = strings.Replace(x.Cell.Tuning, "rfs", "rfs+", 1)
-			smp = append(smp, x)
-		}
-	}
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, s, Summarize(s, smp)); err != nil {
-		t.Fatal(err)
-	}
-	if md := buf.String(); !strings.Contains(md, "· paper 1.24") || strings.Contains(md, "| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured") {
-		t.Errorf("reference not matched:\n%s", md)
 	}
 }
 
@@ -309,15 +258,161 @@ func TestUnit(t *testing.T) {
 	}
 }
 
-func TestWelchVsBaseline(t *testing.T) {
-	p := WelchVsBaseline(synthetic(), "baseline", results.MetricBitrate)
-	if len(p) != 3 {
-		t.Fatalf("%d p values, want 3 (rfs at 1, 2, 4 replicas): %v", len(p), p)
-	}
-	for c, v := range p {
-		// rfs is 10% above baseline with 1% spread: clearly significant.
-		if c.Tuning != "rfs" || !(v < 0.001) {
-			t.Errorf("%+v: p = %v", c, v)
+func TestPValues(t *testing.T) {
+	rows := Summarize(quickStudy(t), synthetic())
+	n := 0
+	for _, r := range rows {
+		switch {
+		case r.Tuning == "rfs" && r.Metric == results.MetricBitrate:
+			// rfs is 10% above baseline with 1% spread: clearly significant.
+			n++
+			if !(r.PBaseline < 0.001) {
+				t.Errorf("%+v: p = %v", r.Cell, r.PBaseline)
+			}
+		case r.Tuning == "baseline" || r.N == 0:
+			if !math.IsNaN(r.PBaseline) {
+				t.Errorf("%+v %s: p = %v, want none", r.Cell, r.Metric, r.PBaseline)
+			}
 		}
+		if !math.IsNaN(r.PFirstDatapath) {
+			t.Errorf("p against the first datapath in a run of one datapath: %+v", r)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d rfs bitrate rows, want 3", n)
+	}
+	var x, base []float64
+	for _, smp := range synthetic() {
+		if smp.Cell.Replicas == 4 {
+			v := smp.Metrics[results.MetricRetransmits]
+			if smp.Cell.Tuning == "rfs" {
+				x = append(x, v)
+			} else {
+				base = append(base, v)
+			}
+		}
+	}
+	// Identical samples: p = 1, and it is the Welch p of stats.
+	_, _, want := stats.Welch(x, base)
+	if r := find(t, rows, "rfs", 4, results.MetricRetransmits, -1); r.PBaseline != want {
+		t.Errorf("retransmits p = %v, want %v", r.PBaseline, want)
+	}
+}
+
+func TestPValuesAgainstFirstDatapath(t *testing.T) {
+	var smp []results.Sample
+	for _, x := range synthetic() {
+		if x.Cell.Tuning != "baseline" {
+			continue
+		}
+		smp = append(smp, x)
+		y := x
+		y.Cell.Datapath = "flannel-vxlan"
+		y.Metrics = map[string]float64{results.MetricBitrate: x.Metrics[results.MetricBitrate] * 0.5}
+		smp = append(smp, y)
+	}
+	m := Build(nil, smp)
+	if m.FirstDatapath != "calico-vxlan" {
+		t.Fatalf("first datapath %q", m.FirstDatapath)
+	}
+	r := find(t, m.Rows, "baseline", 1, results.MetricBitrate, -1)
+	if !math.IsNaN(r.PFirstDatapath) {
+		t.Errorf("first datapath against itself: p = %v", r.PFirstDatapath)
+	}
+	for _, r := range m.Rows {
+		if r.Datapath == "flannel-vxlan" && r.Metric == results.MetricBitrate && !(r.PFirstDatapath < 0.001) {
+			t.Errorf("flannel-vxlan at half the bitrate: p = %v", r.PFirstDatapath)
+		}
+	}
+}
+
+func TestCSVCarriesPValues(t *testing.T) {
+	rows := Summarize(quickStudy(t), synthetic())
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(recs[0][15:], ","); got != "p_vs_baseline,p_vs_first_datapath" {
+		t.Fatalf("last columns %q", got)
+	}
+	want := find(t, rows, "rfs", 2, results.MetricBitrate, -1).PBaseline
+	for _, r := range recs[1:] {
+		if r[1] == "rfs" && r[3] == "2" && r[4] == "bitrate" {
+			if !closeTo(r[15], want) || r[16] != "" {
+				t.Errorf("rfs record %q, want p %v", r, want)
+			}
+			return
+		}
+	}
+	t.Error("no rfs record")
+}
+
+func closeTo(field string, want float64) bool {
+	v, err := strconv.ParseFloat(field, 64)
+	return err == nil && math.Abs(v-want) <= 1e-12*math.Abs(want)
+}
+
+func TestModelJSONRoundTrip(t *testing.T) {
+	m := Build(quickStudy(t), synthetic())
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"version": 1`) || !strings.Contains(buf.String(), `"p_vs_baseline":null`) {
+		t.Fatalf("summary.json lacks its version or null p values:\n%.600s", buf.String())
+	}
+	got, err := ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rows) != len(m.Rows) || len(got.References) != len(m.References) || got.Baseline != "baseline" {
+		t.Fatalf("read back %d rows, %d references", len(got.Rows), len(got.References))
+	}
+	a, b := find(t, m.Rows, "rfs", 2, results.MetricBitrate, -1), find(t, got.Rows, "rfs", 2, results.MetricBitrate, -1)
+	if a.PBaseline != b.PBaseline || a.NormCI95Low != b.NormCI95Low || b.NormMethod != "fieller" || b.CIMethod != CIStudentT {
+		t.Errorf("row read back as %+v, want %+v", b, a)
+	}
+	if miss := find(t, got.Rows, "rps", 1, results.MetricBitrate, -1); !math.IsNaN(miss.Mean) {
+		t.Errorf("missing mean read back as %v", miss.Mean)
+	}
+	for i, ref := range got.References {
+		w := m.References[i]
+		if ref.Reference.Metric != w.Reference.Metric || (w.Reference.Normalized != nil) != (ref.Reference.Normalized != nil) ||
+			len(ref.Rows) != len(w.Rows) || ref.Label != "paper" {
+			t.Errorf("reference %d read back as %+v, want %+v", i, ref, w)
+		}
+	}
+	// A run without samples: an empty model reads back.
+	buf.Reset()
+	if err := WriteJSON(&buf, Build(nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := ReadJSON(&buf); err != nil || len(e.Rows) != 0 {
+		t.Errorf("empty model: %v, %d rows", err, len(e.Rows))
+	}
+	if _, err := ReadJSON(strings.NewReader(`{"version": 99}`)); err == nil {
+		t.Error("a model of another version was read")
+	}
+}
+
+func TestReferenceMatches(t *testing.T) {
+	m := Build(quickStudy(t), synthetic())
+	for _, ref := range m.References {
+		if ref.Label != "paper" {
+			t.Errorf("reference labelled %q", ref.Label)
+		}
+		// "every core > 90% idle at 1 replica": both cores of baseline.
+		if ref.Reference.Metric == results.MetricCoreIdle && ref.Reference.CPU == nil && ref.Reference.Replicas == 1 &&
+			(len(ref.Rows) != 2 || ref.MeanLow != 82 || ref.MeanHigh != 87) {
+			t.Errorf("idle reference: %+v", ref)
+		}
+	}
+	r := find(t, m.Rows, "baseline", 1, results.MetricCoreIdle, 0)
+	if len(r.Refs) == 0 || m.References[r.Refs[0]].Reference.Metric != results.MetricCoreIdle {
+		t.Errorf("row refs %v", r.Refs)
 	}
 }

@@ -2,10 +2,9 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
-	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // Scale is how a metric is shown to people (summary.md, report.html):
@@ -34,7 +33,7 @@ func Display(metric string) Scale {
 
 // Format shows a stored value in display units, "—" when undefined.
 func (s Scale) Format(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if !Finite(v) {
 		return "—"
 	}
 	v *= s.Factor
@@ -46,18 +45,24 @@ func (s Scale) Format(v float64) string {
 
 // MeanCI shows a row's mean and interval ("9.51 [9.40, 9.62]"); "missing"
 // when the cell has no data, and no interval when N < 2.
-func (s Scale) MeanCI(r results.SummaryRow) string {
+func (s Scale) MeanCI(r Row) string {
+	return s.SummaryCI(stats.Summary{N: r.N, Mean: r.Mean, CI95Low: r.CI95Low, CI95High: r.CI95High})
+}
+
+// SummaryCI is MeanCI of a stats.Summary (`cnibench compare` shows its
+// cells with it).
+func (s Scale) SummaryCI(d stats.Summary) string {
 	switch {
-	case r.N == 0:
+	case d.N == 0:
 		return "missing"
-	case r.N < 2:
-		return s.Format(r.Mean) + " (n=1, no CI)"
+	case d.N < 2:
+		return fmt.Sprintf("%s (n=%d, no CI)", s.Format(d.Mean), d.N)
 	}
-	return fmt.Sprintf("%s [%s, %s]", s.Format(r.Mean), s.Format(r.CI95Low), s.Format(r.CI95High))
+	return fmt.Sprintf("%s [%s, %s]", s.Format(d.Mean), s.Format(d.CI95Low), s.Format(d.CI95High))
 }
 
 // NormCI shows a row's normalized value and interval, "missing" without.
-func NormCI(r results.SummaryRow) string {
+func NormCI(r Row) string {
 	if !r.HasNorm {
 		return "missing"
 	}
@@ -68,6 +73,18 @@ func NormCI(r results.SummaryRow) string {
 	return fmt.Sprintf("%s [%s, %s]", f(r.Normalized), f(r.NormCI95Low), f(r.NormCI95High))
 }
 
+// FormatP shows a p value with its relation: "<0.001" or "=0.042"; ""
+// when undefined.
+func FormatP(p float64) string {
+	switch {
+	case !Finite(p):
+		return ""
+	case p < 0.001:
+		return "<0.001"
+	}
+	return "=" + strconv.FormatFloat(p, 'f', 3, 64)
+}
+
 // Dims are the distinct values of each dimension in a set of rows: names in
 // order of first appearance (the study's order), numbers ascending.
 type Dims struct {
@@ -76,7 +93,7 @@ type Dims struct {
 }
 
 // DimsOf collects the dimensions of rows.
-func DimsOf(rows []results.SummaryRow) Dims {
+func DimsOf(rows []Row) Dims {
 	var d Dims
 	seen := map[string]bool{}
 	addS := func(list *[]string, kind, v string) {
@@ -103,14 +120,14 @@ func DimsOf(rows []results.SummaryRow) Dims {
 // table shows.
 type Group struct {
 	Datapath, Workload string
-	Rows               []results.SummaryRow
+	Rows               []Row
 	Dims               Dims
 	// Metrics lists the group's metrics in row order.
 	Metrics []string
 }
 
 // Groups splits rows by datapath and workload, keeping row order.
-func Groups(rows []results.SummaryRow) []Group {
+func Groups(rows []Row) []Group {
 	var out []Group
 	idx := map[[2]string]int{}
 	for _, r := range rows {

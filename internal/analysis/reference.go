@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math"
+
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -17,24 +19,45 @@ func RefMatches(ref study.Reference, row results.SummaryRow) bool {
 		(ref.CPU == nil || *ref.CPU == row.CPU)
 }
 
-// RefsFor returns the references that match a row.
-func RefsFor(refs []study.Reference, row results.SummaryRow) []study.Reference {
-	var out []study.Reference
-	for _, r := range refs {
-		if RefMatches(r, row) {
-			out = append(out, r)
+// markRefs sets each row's Refs to the indexes of the references that
+// match it.
+func markRefs(rows []Row, refs []study.Reference) {
+	for i := range rows {
+		for j, ref := range refs {
+			if RefMatches(ref, rows[i].SummaryRow) {
+				rows[i].Refs = append(rows[i].Refs, j)
+			}
 		}
 	}
-	return out
 }
 
-// RowsFor returns the rows with data (N > 0) that a reference matches.
-func RowsFor(ref study.Reference, rows []results.SummaryRow) []results.SummaryRow {
-	var out []results.SummaryRow
-	for _, r := range rows {
-		if r.N > 0 && RefMatches(ref, r) {
-			out = append(out, r)
+// matchReferences returns, per reference in study order, the rows with
+// data (N > 0) it matches and the spread of their means and normalized
+// values.
+func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
+	var out []RefMatch
+	for _, ref := range refs {
+		nan := math.NaN()
+		m := RefMatch{Reference: ref, Label: RefLabel, MeanLow: nan, MeanHigh: nan, NormLow: nan, NormHigh: nan}
+		for _, r := range rows {
+			if r.N == 0 || !RefMatches(ref, r.SummaryRow) {
+				continue
+			}
+			if len(m.Rows) == 0 {
+				m.MeanLow, m.MeanHigh = r.Mean, r.Mean
+			}
+			m.Rows = append(m.Rows, RowKey(r))
+			m.MeanLow, m.MeanHigh = min(m.MeanLow, r.Mean), max(m.MeanHigh, r.Mean)
+			if !r.HasNorm {
+				continue
+			}
+			if len(m.NormRows) == 0 {
+				m.NormLow, m.NormHigh = r.Normalized, r.Normalized
+			}
+			m.NormRows = append(m.NormRows, RowKey(r))
+			m.NormLow, m.NormHigh = min(m.NormLow, r.Normalized), max(m.NormHigh, r.Normalized)
 		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -1,12 +1,16 @@
-// Package analysis turns a run's raw samples into summary rows (one per
-// cell, metric and core) and writes them as summary.csv and summary.md.
+// Package analysis turns a run's raw samples into the summary model
+// (Model: one row per cell, metric and core, sweeps, published reference
+// matches) and writes it as summary.csv and summary.json. Every number a
+// report shows is computed here; internal/report only formats the model.
 //
 // Every trial of a cell is one independent observation; the summary of a
 // cell is the mean with a Student t 95% interval, not below zero
 // (stats.DescribeNonNeg). Bitrate
 // metrics are also normalized to the study's baseline tuning at the same
 // datapath, workload and replica count, with Fieller's interval
-// (stats.Ratio), which is what the rps-rfs paper plots.
+// (stats.Ratio), which is what the rps-rfs paper plots. Every row also
+// carries Welch's p against the baseline tuning's row and against the
+// first datapath's (stats.Welch).
 package analysis
 
 import (
@@ -81,16 +85,16 @@ func Unit(metric string) string {
 // Key identifies a summary row.
 type Key struct {
 	results.Cell
-	Metric string
-	CPU    int
+	Metric string `json:"metric"`
+	CPU    int    `json:"cpu"`
 }
 
 // RowKey returns the key of a row.
-func RowKey(r results.SummaryRow) Key { return Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU} }
+func RowKey(r Row) Key { return Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU} }
 
 // Index maps rows by key for lookups.
-func Index(rows []results.SummaryRow) map[Key]results.SummaryRow {
-	m := make(map[Key]results.SummaryRow, len(rows))
+func Index(rows []Row) map[Key]Row {
+	m := make(map[Key]Row, len(rows))
 	for _, r := range rows {
 		m[RowKey(r)] = r
 	}
@@ -103,15 +107,59 @@ func Index(rows []results.SummaryRow) map[Key]results.SummaryRow {
 // the union over that workload's samples, so a cell without samples shows
 // up as rows with N = 0 (Mean and the intervals NaN) rather than vanishing.
 // Non-finite values are treated as missing. s may be nil (no study: no
-// normalization, cells from the samples only).
-func Summarize(s *study.Study, samples []results.Sample) []results.SummaryRow {
+// normalization, no references, cells from the samples only).
+func Summarize(s *study.Study, samples []results.Sample) []Row {
 	byCell := map[results.Cell][]results.Sample{}
 	for _, smp := range samples {
 		byCell[smp.Cell] = append(byCell[smp.Cell], smp)
 	}
-	cells := cellOrder(s, byCell)
+	scalars, cpus := metricSets(samples)
+	values := map[Key][]float64{}
+	var rows []Row
+	add := func(k Key, xs []float64) {
+		values[k] = xs
+		d := stats.DescribeNonNeg(xs)
+		r := Row{SummaryRow: results.SummaryRow{
+			Cell: k.Cell, Metric: k.Metric, CPU: k.CPU, Unit: Unit(k.Metric),
+			N: d.N, Mean: d.Mean, SD: d.SD, CI95Low: d.CI95Low, CI95High: d.CI95High,
+		}, CIMethod: CIStudentT, PBaseline: math.NaN(), PFirstDatapath: math.NaN()}
+		if d.Degenerate {
+			r.CIMethod = CINone
+		}
+		rows = append(rows, r)
+	}
+	for _, c := range cellOrder(s, byCell) {
+		cs := byCell[c]
+		for _, m := range sortedMetrics(scalars[c.Workload]) {
+			var xs []float64
+			for _, smp := range cs {
+				if v, ok := smp.Metrics[m]; ok && Finite(v) {
+					xs = append(xs, v)
+				}
+			}
+			add(Key{c, m, -1}, xs)
+		}
+		cpuList := sortedInts(cpus[c.Workload])
+		for _, m := range CoreMetrics {
+			for _, cpu := range cpuList {
+				add(Key{c, m, cpu}, coreValues(cs, m, cpu))
+			}
+		}
+	}
+	baseline := ""
+	if s != nil {
+		baseline = s.Spec.Baseline
+		markRefs(rows, s.Spec.Reference)
+	}
+	if baseline != "" {
+		normalize(rows, values, baseline)
+	}
+	pValues(rows, values, baseline)
+	return rows
+}
 
-	// The metric and core sets per workload.
+// metricSets returns the scalar metrics and the cores per workload.
+func metricSets(samples []results.Sample) (map[string]map[string]bool, map[string]map[int]bool) {
 	scalars := map[string]map[string]bool{}
 	cpus := map[string]map[int]bool{}
 	for _, smp := range samples {
@@ -128,56 +176,29 @@ func Summarize(s *study.Study, samples []results.Sample) []results.SummaryRow {
 			}
 		}
 	}
+	return scalars, cpus
+}
 
-	values := map[Key][]float64{}
-	var rows []results.SummaryRow
-	add := func(k Key, xs []float64) {
-		values[k] = xs
-		d := stats.DescribeNonNeg(xs)
-		rows = append(rows, results.SummaryRow{
-			Cell: k.Cell, Metric: k.Metric, CPU: k.CPU, Unit: Unit(k.Metric),
-			N: d.N, Mean: d.Mean, SD: d.SD, CI95Low: d.CI95Low, CI95High: d.CI95High,
-		})
-	}
-	for _, c := range cells {
-		cs := byCell[c]
-		for _, m := range sortedMetrics(scalars[c.Workload]) {
-			var xs []float64
-			for _, smp := range cs {
-				if v, ok := smp.Metrics[m]; ok && finite(v) {
+// coreValues collects a per-core metric of one core over a cell's samples.
+func coreValues(cs []results.Sample, metric string, cpu int) []float64 {
+	var xs []float64
+	for _, smp := range cs {
+		for _, cst := range smp.Cores {
+			if cst.CPU == cpu {
+				if v := coreValue(metric, cst); Finite(v) {
 					xs = append(xs, v)
 				}
-			}
-			add(Key{c, m, -1}, xs)
-		}
-		cpuList := sortedInts(cpus[c.Workload])
-		for _, m := range CoreMetrics {
-			for _, cpu := range cpuList {
-				var xs []float64
-				for _, smp := range cs {
-					for _, cst := range smp.Cores {
-						if cst.CPU == cpu {
-							if v := coreValue(m, cst); finite(v) {
-								xs = append(xs, v)
-							}
-							break
-						}
-					}
-				}
-				add(Key{c, m, cpu}, xs)
+				break
 			}
 		}
 	}
-	if s != nil && s.Spec.Baseline != "" {
-		normalize(rows, values, s.Spec.Baseline)
-	}
-	return rows
+	return xs
 }
 
 // normalize fills the normalized fields of bitrate rows. The baseline's
 // own row is 1 with its relative CI (its mean's noise), since a ratio of
 // a sample to itself says nothing.
-func normalize(rows []results.SummaryRow, values map[Key][]float64, baseline string) {
+func normalize(rows []Row, values map[Key][]float64, baseline string) {
 	for i := range rows {
 		r := &rows[i]
 		if !isNormalized(r.Metric) {
@@ -194,15 +215,16 @@ func normalize(rows []results.SummaryRow, values map[Key][]float64, baseline str
 			if r.Mean == 0 {
 				continue
 			}
-			r.HasNorm, r.Normalized = true, 1
+			r.HasNorm, r.Normalized, r.NormMethod = true, 1, NormOwn
 			r.NormCI95Low, r.NormCI95High = r.CI95Low/r.Mean, r.CI95High/r.Mean
 			continue
 		}
-		rc := stats.Ratio(x, base)
+		rc := Versus(x, base).Ratio
 		if math.IsNaN(rc.Ratio) {
 			continue
 		}
 		r.HasNorm, r.Normalized, r.NormCI95Low, r.NormCI95High = true, rc.Ratio, rc.Low, rc.High
+		r.NormMethod = string(rc.Method)
 	}
 }
 
@@ -286,4 +308,6 @@ func sortedInts(set map[int]bool) []int {
 	return out
 }
 
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// Finite reports whether v is a number (not NaN, not infinite): what the
+// summary and its renderers treat as a value rather than "missing".
+func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

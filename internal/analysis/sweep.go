@@ -18,7 +18,7 @@ type Sweep struct {
 // Sweeps lists, per datapath and study workload, the variants at the
 // study's baseline tuning (or its first) and smallest replica count.
 // Workloads without variants are single-point sweeps.
-func Sweeps(s *study.Study, rows []results.SummaryRow) []Sweep {
+func Sweeps(s *study.Study, rows []Row) []Sweep {
 	if s == nil {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
@@ -37,87 +36,74 @@ func SweptVariants(s *study.Study) map[string]bool {
 	return out
 }
 
-// SweepTable is a sweep's compact table (report.html and summary.md):
-// one row per swept value with the headline metrics the sweep has, mean
-// [95% CI] over trials.
-type SweepTable struct {
-	Title, Caption string
-	Head           []string
-	Rows           [][]string
+// SweepSummary is a swept workload at one datapath as the summary shows
+// it: one point per swept value (per tuning and replica count when the
+// study varies those too) and the headline metrics the sweep has. The
+// numbers are the model's rows of each point's cell.
+type SweepSummary struct {
+	Datapath string `json:"datapath"`
+	// Workload is the study workload that expands into the variants.
+	Workload string `json:"workload"`
+	Param    string `json:"param"`
+	// Tuning and Replicas are where the figures show the sweep.
+	Tuning   string `json:"tuning"`
+	Replicas int    `json:"replicas"`
+	// PerTuning: the points include tunings or replica counts besides
+	// Tuning and Replicas.
+	PerTuning bool         `json:"per_tuning"`
+	Metrics   []string     `json:"metrics"`
+	Points    []SweepPoint `json:"points"`
 }
 
-// SweepSummary builds sw's table. When the study also varies tunings or
-// replica counts, each value gets a row per tuning and count (with those
-// columns), so nothing per-variant sections would show is hidden;
-// normally there is one of each.
-func SweepSummary(s *study.Study, sw Sweep, rows []results.SummaryRow) SweepTable {
+// SweepPoint is one swept value in one cell.
+type SweepPoint struct {
+	Value string       `json:"value"`
+	Cell  results.Cell `json:"cell"`
+}
+
+// SweepSummaryOf describes sw's points. When the study also varies
+// tunings or replica counts, each value gets a point per tuning and count,
+// so nothing per-variant sections would show is hidden; normally there is
+// one of each.
+func SweepSummaryOf(s *study.Study, sw Sweep, rows []Row) SweepSummary {
 	var base study.Workload
 	for _, w := range s.Spec.Workloads {
 		if w.Name == sw.Base {
 			base = w
 		}
 	}
-	param := SweptParam(base)
-	v := SweepTable{Title: fmt.Sprintf("%s / %s: %s sweep", sw.Datapath, sw.Base, param)}
+	v := SweepSummary{Datapath: sw.Datapath, Workload: sw.Base, Param: SweptParam(base), Tuning: sw.Tuning, Replicas: sw.Replicas}
 	names := map[string]bool{}
 	for _, vr := range sw.Variants {
 		names[vr.Name] = true
 	}
-	var mine []results.SummaryRow
+	var mine []Row
 	for _, r := range rows {
 		if r.Datapath == sw.Datapath && names[r.Workload] && r.CPU < 0 {
 			mine = append(mine, r)
 		}
 	}
-	dims := DimsOf(mine)
-	idx := Index(mine)
-	var shown []string
 	for _, m := range HeadlineMetrics {
 		for _, r := range mine {
 			if r.Metric == m && r.N > 0 {
-				shown = append(shown, m)
+				v.Metrics = append(v.Metrics, m)
 				break
 			}
 		}
 	}
-	if len(shown) == 0 {
-		v.Caption = "No samples for any value of this sweep."
+	if len(v.Metrics) == 0 {
 		return v
 	}
-	multi := len(dims.Tunings) > 1 || len(dims.Replicas) > 1
-	v.Head = []string{param}
-	if multi {
-		v.Head = append(v.Head, "tuning", "replicas")
-	}
-	for _, m := range shown {
-		v.Head = append(v.Head, m+" ("+Display(m).Unit+")")
-	}
+	dims := DimsOf(mine)
+	v.PerTuning = len(dims.Tunings) > 1 || len(dims.Replicas) > 1
 	for _, vr := range sw.Variants {
 		for _, tn := range dims.Tunings {
 			for _, reps := range dims.Replicas {
-				row := []string{SweptValue(base, vr)}
-				if multi {
-					row = append(row, tn, strconv.Itoa(reps))
-				}
 				c := results.Cell{Datapath: sw.Datapath, Tuning: tn, Workload: vr.Name, Replicas: reps}
-				for _, m := range shown {
-					r, ok := idx[Key{Cell: c, Metric: m, CPU: -1}]
-					if !ok {
-						row = append(row, "missing")
-						continue
-					}
-					row = append(row, Display(m).MeanCI(r))
-				}
-				v.Rows = append(v.Rows, row)
+				v.Points = append(v.Points, SweepPoint{Value: SweptValue(base, vr), Cell: c})
 			}
 		}
 	}
-	where := fmt.Sprintf("at tuning %s and %d replica%s", sw.Tuning, sw.Replicas, plural(sw.Replicas))
-	if multi {
-		where = "per tuning and replica count"
-	}
-	v.Caption = fmt.Sprintf("One row per value of %s %s: mean [95%% CI] over trials. "+
-		"Each value is its own cell (%s@VALUE) in summary.csv.", param, where, sw.Base)
 	return v
 }
 

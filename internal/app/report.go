@@ -12,7 +12,7 @@ import (
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report DIR",
-		Short: "Rebuild summary.csv, summary.md and report.html from a run directory's raw files",
+		Short: "Rebuild summary.csv, summary.json, summary.md and report.html from a run directory's raw files",
 		Example: "  cnibench report results/rps-rfs-20261121-101500\n" +
 			"  xdg-open results/rps-rfs-20261121-101500/report.html",
 		Args: cobra.ExactArgs(1),

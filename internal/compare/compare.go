@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -61,17 +60,16 @@ func Runs(a, b []results.Sample, metrics []string) []Row {
 		if !ok {
 			continue
 		}
-		p := math.NaN()
-		if len(xs) > 1 && len(ys) > 1 {
-			_, _, p = stats.Welch(ys, xs)
-		}
+		// The same comparison the summary makes of a tuning against its
+		// baseline: Fieller's ratio and Welch's p of B against A.
+		vs := analysis.Versus(ys, xs)
 		name := fmt.Sprintf("%s/%s/%s/r=%d", k.datapath, k.tuning, k.workload, k.replicas)
 		if anyDP && k.datapath != kb.datapath {
 			name = fmt.Sprintf("%s|%s/%s/%s/r=%d", k.datapath, kb.datapath, k.tuning, k.workload, k.replicas)
 		}
 		rows = append(rows, Row{
 			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
-			Ratio: stats.Ratio(ys, xs), P: p, DataA: k.datapath, DataB: kb.datapath,
+			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 		})
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -87,7 +85,7 @@ func values(samples []results.Sample) map[key][]float64 {
 	out := map[key][]float64{}
 	for _, s := range samples {
 		for m, v := range s.Metrics {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !analysis.Finite(v) {
 				continue
 			}
 			k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, m}
@@ -134,19 +132,9 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 			}
 		}
 		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %s | %s |\n", r.Key, r.Metric, sc.Unit,
-			meanCI(sc, r.A), meanCI(sc, r.B), ratio, p); err != nil {
+			sc.SummaryCI(r.A), sc.SummaryCI(r.B), ratio, p); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func meanCI(sc analysis.Scale, s stats.Summary) string {
-	if s.N == 0 {
-		return "—"
-	}
-	if s.Degenerate {
-		return sc.Format(s.Mean) + fmt.Sprintf(" (n=%d)", s.N)
-	}
-	return fmt.Sprintf("%s [%s, %s]", sc.Format(s.Mean), strings.TrimSpace(sc.Format(s.CI95Low)), strings.TrimSpace(sc.Format(s.CI95High)))
 }

@@ -7,6 +7,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cnibench/cnibench/internal/analysis"
 )
 
 // groupedBars draws one bar per series in each group (cores on x, one bar
@@ -39,14 +41,14 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	for s, ser := range b.Series {
 		for g := 0; g < b.Groups && g < len(ser.Mean); g++ {
 			m := ser.Mean[g]
-			if !finite(m) {
+			if !analysis.Finite(m) {
 				continue
 			}
 			x0, x1 := trX(b.center(g, s)-w/2), trX(b.center(g, s)+w/2)
 			y0, y1 := trY(math.Min(0, m)), trY(math.Max(0, m))
 			c.FillPolygon(ser.Color, c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
 			lo, hi := ser.Lo[g], ser.Hi[g]
-			if finite(lo) && finite(hi) && hi > lo {
+			if analysis.Finite(lo) && analysis.Finite(hi) && hi > lo {
 				x := trX(b.center(g, s))
 				cw := min((x1-x0)*0.35, vg.Points(4))
 				c.StrokeLine2(whisker, x, trY(lo), x, trY(hi))
@@ -63,7 +65,7 @@ func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	for _, ser := range b.Series {
 		for g := range ser.Mean {
 			for _, v := range []float64{ser.Mean[g], ser.Lo[g], ser.Hi[g]} {
-				if finite(v) {
+				if analysis.Finite(v) {
 					ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
 				}
 			}

@@ -21,7 +21,7 @@ var comparedMetrics = []string{results.MetricBitrate, "lost_percent", "jitter_ms
 // datapaths on x and one bar per workload, at the baseline tuning and the
 // smallest replica count (the comparison a reader of seeds 001 and 004
 // wants), with 95% interval whiskers; plus a table of the same numbers.
-func datapathFigures(s *study.Study, rows []results.SummaryRow) ([]figure, []table) {
+func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
 	dims := analysis.DimsOf(rows)
 	if len(dims.Datapaths) < 2 || len(dims.Replicas) == 0 {
 		return nil, nil
@@ -32,7 +32,7 @@ func datapathFigures(s *study.Study, rows []results.SummaryRow) ([]figure, []tab
 	}
 	reps := dims.Replicas[0]
 	idx := analysis.Index(rows)
-	row := func(dp, wl, metric string) (results.SummaryRow, bool) {
+	row := func(dp, wl, metric string) (analysis.Row, bool) {
 		r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
 		return r, ok && r.N > 0
 	}
@@ -67,17 +67,7 @@ func datapathFigures(s *study.Study, rows []results.SummaryRow) ([]figure, []tab
 			bars.Series = append(bars.Series, ser)
 			leg.Add(wl, barThumb{ser.Color})
 		}
-		for _, dp := range dims.Datapaths {
-			line := []string{dp}
-			for _, wl := range wls {
-				if r, ok := row(dp, wl, metric); ok {
-					line = append(line, sc.MeanCI(r))
-				} else {
-					line = append(line, "—")
-				}
-			}
-			tb.Rows = append(tb.Rows, line)
-		}
+		tb.Rows = datapathRows(dims.Datapaths, wls, func(dp, wl string) (analysis.Row, bool) { return row(dp, wl, metric) })
 		title := fmt.Sprintf("%s by datapath", metric)
 		f := figure{Title: title, Caption: fmt.Sprintf(
 			"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials, whiskers are 95%% confidence intervals. "+
@@ -100,4 +90,28 @@ func datapathFigures(s *study.Study, rows []results.SummaryRow) ([]figure, []tab
 		tables = append(tables, tb)
 	}
 	return figs, tables
+}
+
+// datapathRows are a datapath table's rows: per datapath, each workload's
+// mean [95% CI] and, beside every datapath but the first, Welch's p
+// against the first.
+func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analysis.Row, bool)) [][]string {
+	var out [][]string
+	for _, dp := range datapaths {
+		line := []string{dp}
+		for _, wl := range workloads {
+			r, ok := row(dp, wl)
+			if !ok {
+				line = append(line, "—")
+				continue
+			}
+			cell := analysis.Display(r.Metric).MeanCI(r)
+			if p := analysis.FormatP(r.PFirstDatapath); p != "" {
+				cell += "; p" + p
+			}
+			line = append(line, cell)
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -1,23 +1,25 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-func dpRow(dp, wl, metric string, mean float64) results.SummaryRow {
-	return results.SummaryRow{
+func dpRow(dp, wl, metric string, mean float64) analysis.Row {
+	return analysis.Row{SummaryRow: results.SummaryRow{
 		Cell:   results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: 1},
 		Metric: metric, CPU: -1, N: 3, Mean: mean, CI95Low: mean * 0.9, CI95High: mean * 1.1,
-	}
+	}, PBaseline: math.NaN(), PFirstDatapath: math.NaN()}
 }
 
 func TestDatapathFigures(t *testing.T) {
 	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
-	rows := []results.SummaryRow{
+	rows := []analysis.Row{
 		dpRow("bridge", "tcp-inter", results.MetricBitrate, 9e9),
 		dpRow("bridge", "udp-inter", results.MetricBitrate, 1e9),
 		dpRow("calico-vxlan", "tcp-inter", results.MetricBitrate, 6e9),
@@ -25,6 +27,7 @@ func TestDatapathFigures(t *testing.T) {
 		dpRow("calico-vxlan", "udp-inter", "lost_percent", 3),
 		dpRow("bridge", "tcp-inter", "pod_setup_ms", 2.5),
 	}
+	rows[2].PFirstDatapath = 0.0123 // set by hand: the table shows the model's p
 	figs, tables := datapathFigures(s, rows)
 	if len(figs) != 3 || len(tables) != 3 {
 		t.Fatalf("%d figures, %d tables; want 3 each (bitrate, loss, setup)", len(figs), len(tables))
@@ -36,6 +39,9 @@ func TestDatapathFigures(t *testing.T) {
 	if len(bt.Rows) != 2 || bt.Rows[0][0] != "bridge" || len(bt.Head) != 3 {
 		t.Fatalf("bitrate table %+v", bt)
 	}
+	if got := bt.Rows[1][1]; got != "6.00 [5.40, 6.60]; p=0.012" || strings.Contains(bt.Rows[0][1], "p") {
+		t.Errorf("bitrate table cells %q, want the hand-set p beside calico-vxlan only", bt.Rows)
+	}
 	// A datapath without a value for a workload shows a dash, not a zero.
 	lt := tables[1]
 	if lt.Rows[0][0] != "bridge" || lt.Rows[0][1] != "—" {
@@ -44,7 +50,7 @@ func TestDatapathFigures(t *testing.T) {
 }
 
 func TestNoDatapathFiguresForOneDatapath(t *testing.T) {
-	rows := []results.SummaryRow{dpRow("bridge", "tcp", results.MetricBitrate, 1e9)}
+	rows := []analysis.Row{dpRow("bridge", "tcp", results.MetricBitrate, 1e9)}
 	if figs, _ := datapathFigures(&study.Study{}, rows); len(figs) != 0 {
 		t.Errorf("%d figures for a single-datapath run", len(figs))
 	}

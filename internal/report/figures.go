@@ -14,7 +14,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // figure is one inline SVG with its caption. Missing explains why there is
@@ -37,13 +36,13 @@ const (
 // line per tuning, with 95% Fieller intervals and published values as ×.
 // Replicas are placed on a log2 axis (the studies double them), tuning by
 // tuning shifted a little so the whiskers do not hide each other.
-func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Reference) figure {
+func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
+	baseline := n.Baseline
 	title := fmt.Sprintf("Normalized %s vs replicas (%s / %s)", metric, g.Datapath, g.Workload)
 	f := figure{Title: title, Caption: fmt.Sprintf(
 		"Mean %s of each tuning divided by the mean of %s at the same replica count; whiskers are 95%% confidence intervals "+
 			"(Fieller; for %s itself its own interval relative to its mean). × marks a published value for the same point; "+
 			"published values for points this run did not measure are only in the table.", metric, baseline, baseline)}
-	idx := analysis.Index(g.Rows)
 	p := newPlot(title, "replicas (pod pairs)", metric+" / "+baseline+" "+metric)
 	leg := newLegend()
 
@@ -65,49 +64,26 @@ func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Re
 	for i, t := range g.Dims.Tunings {
 		shift := (float64(i) - float64(nt-1)/2) * 0.05
 		col, shape := seriesColor(i), seriesShape(i)
-		var seg plotter.XYs
-		var pts plotter.XYs
-		var errs plotter.YErrors
-		flush := func() {
+		ns := n.normSeries(g, metric, t, func(r int) float64 { return xOf(r) + shift })
+		for _, seg := range ns.segs {
 			if l, err := plotter.NewLine(seg); err == nil && len(seg) > 1 {
 				l.Color, l.Width = col, vg.Points(1.5)
 				p.Add(l)
 			}
-			seg = nil
 		}
-		for _, r := range reps {
-			c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: r}
-			row, ok := idx[analysis.Key{Cell: c, Metric: metric, CPU: -1}]
-			if !ok || !row.HasNorm || !finite(row.Normalized) {
-				flush()
-				continue
-			}
-			x := xOf(r) + shift
-			seg = append(seg, plotter.XY{X: x, Y: row.Normalized})
-			pts = append(pts, plotter.XY{X: x, Y: row.Normalized})
-			lo, hi := row.NormCI95Low, row.NormCI95High
-			if !finite(lo) || !finite(hi) {
-				lo, hi = row.Normalized, row.Normalized
-			}
-			errs = append(errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
-			for _, ref := range analysis.RefsFor(refs, row) {
-				if ref.Normalized != nil {
-					refPts = append(refPts, plotter.XY{X: x, Y: *ref.Normalized})
-					refCols = append(refCols, col)
-				}
-			}
+		for _, pt := range ns.refs {
+			refPts, refCols = append(refPts, pt), append(refCols, col)
 		}
-		flush()
-		if len(pts) == 0 {
+		if len(ns.pts) == 0 {
 			continue
 		}
 		drawn = true
-		sc, err := plotter.NewScatter(pts)
+		sc, err := plotter.NewScatter(ns.pts)
 		if err != nil {
 			continue
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}
-		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}, CapWidth: vg.Points(5)}
+		eb := &plotter.YErrorBars{XYs: ns.pts, YErrors: ns.errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1)}, CapWidth: vg.Points(5)}
 		p.Add(eb, sc)
 		line := &plotter.Line{LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
 		leg.Add(t, line, sc)
@@ -129,6 +105,43 @@ func normalizedFigure(g analysis.Group, metric, baseline string, refs []study.Re
 	return render(f, p, leg, figW, figH)
 }
 
+// normSeries is one tuning's normalized values over replica counts:
+// points with whiskers, line segments between consecutive counts with
+// data, and published values at the same points.
+type normSeries struct {
+	pts  plotter.XYs
+	errs plotter.YErrors
+	segs []plotter.XYs
+	refs plotter.XYs
+}
+
+func (n *numbers) normSeries(g analysis.Group, metric, tuning string, x func(int) float64) normSeries {
+	var ns normSeries
+	var seg plotter.XYs
+	for _, reps := range g.Dims.Replicas {
+		c := results.Cell{Datapath: g.Datapath, Tuning: tuning, Workload: g.Workload, Replicas: reps}
+		row, ok := n.row(c, metric, -1)
+		if !ok || !row.HasNorm || !analysis.Finite(row.Normalized) {
+			ns.segs, seg = append(ns.segs, seg), nil
+			continue
+		}
+		pt := plotter.XY{X: x(reps), Y: row.Normalized}
+		seg, ns.pts = append(seg, pt), append(ns.pts, pt)
+		lo, hi := row.NormCI95Low, row.NormCI95High
+		if !analysis.Finite(lo) || !analysis.Finite(hi) {
+			lo, hi = row.Normalized, row.Normalized
+		}
+		ns.errs = append(ns.errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
+		for _, ref := range n.refs(row) {
+			if ref.Reference.Normalized != nil {
+				ns.refs = append(ns.refs, plotter.XY{X: pt.X, Y: *ref.Reference.Normalized})
+			}
+		}
+	}
+	ns.segs = append(ns.segs, seg)
+	return ns
+}
+
 // coreW and coreH size the per-core figures, shown two side by side.
 const (
 	coreW = 430
@@ -145,7 +158,7 @@ var coreLabels = map[string]string{
 // cores on x, one bar per tuning with data, whiskers for the 95% interval
 // and × for published values. Colours follow the tuning's position in the
 // study, so a tuning has the same colour in every figure.
-func coreFigure(g analysis.Group, metric string, reps int, refs []study.Reference, cpuLabel func(int) string) figure {
+func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel func(int) string) figure {
 	sc := analysis.Display(metric)
 	label := coreLabels[metric]
 	if label == "" {
@@ -156,11 +169,9 @@ func coreFigure(g analysis.Group, metric string, reps int, refs []study.Referenc
 		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
 			"× marks a published value. Every CPU of the machine is shown; tunings without samples are left out.",
 		g.Datapath+" / "+g.Workload, metric, sc.Unit, reps, plural(reps))}
-	idx := analysis.Index(g.Rows)
 	cpus := g.Dims.CPUs
-	row := func(t string, cpu int) (results.SummaryRow, bool) {
-		c := results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps}
-		r, ok := idx[analysis.Key{Cell: c, Metric: metric, CPU: cpu}]
+	row := func(t string, cpu int) (analysis.Row, bool) {
+		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps}, metric, cpu)
 		return r, ok && r.N > 0
 	}
 	bars := &groupedBars{Groups: len(cpus), Fill: 0.8}
@@ -188,21 +199,10 @@ func coreFigure(g analysis.Group, metric string, reps int, refs []study.Referenc
 		return f
 	}
 	// Published markers go on the bar of their tuning and core.
-	var refPts plotter.XYs
-	var refCols []color.Color
-	for si, t := range tunings {
-		for gi, cpu := range cpus {
-			r, ok := row(t, cpu)
-			if !ok {
-				continue
-			}
-			for _, ref := range analysis.RefsFor(refs, r) {
-				if ref.Value != nil {
-					refPts = append(refPts, plotter.XY{X: bars.center(gi, si), Y: *ref.Value * sc.Factor})
-					refCols = append(refCols, color.Black)
-				}
-			}
-		}
+	refPts := n.coreRefs(tunings, cpus, row, bars, sc)
+	refCols := make([]color.Color, len(refPts))
+	for i := range refCols {
+		refCols[i] = color.Black
 	}
 	p := newPlot(title, "CPU", label+" ("+sc.Unit+")")
 	grid := plotter.NewGrid()
@@ -232,6 +232,26 @@ func coreFigure(g analysis.Group, metric string, reps int, refs []study.Referenc
 	return render(f, p, leg, vg.Length(w), coreH)
 }
 
+// coreRefs places published per-core values on the bar of their tuning
+// and core.
+func (n *numbers) coreRefs(tunings []string, cpus []int, row func(string, int) (analysis.Row, bool), bars *groupedBars, sc analysis.Scale) plotter.XYs {
+	var pts plotter.XYs
+	for si, t := range tunings {
+		for gi, cpu := range cpus {
+			r, ok := row(t, cpu)
+			if !ok {
+				continue
+			}
+			for _, ref := range n.refs(r) {
+				if ref.Reference.Value != nil {
+					pts = append(pts, plotter.XY{X: bars.center(gi, si), Y: *ref.Reference.Value * sc.Factor})
+				}
+			}
+		}
+	}
+	return pts
+}
+
 // addRefMarkers adds published values as bold × markers in each series'
 // colour and one legend entry for them.
 func addRefMarkers(p *plot.Plot, leg *plot.Legend, pts plotter.XYs, cols []color.Color) {
@@ -257,11 +277,4 @@ func render(f figure, p *plot.Plot, leg plot.Legend, w, h vg.Length) figure {
 	}
 	f.SVG = svg
 	return f
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

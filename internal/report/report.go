@@ -1,5 +1,8 @@
 // Package report rebuilds a run directory's derived files — summary.csv,
-// summary.md and a self-contained report.html — from its raw files.
+// summary.json, summary.md and a self-contained report.html — from its
+// raw files. The numbers come from one analysis.Model; this package only
+// formats them: tables are built once (tables.go) and rendered to HTML by
+// the page template and to Markdown by table.markdown.
 //
 // The HTML has no external resources: CSS is inline and figures are inline
 // SVG drawn with gonum/plot, so a report can be mailed or archived as one
@@ -11,6 +14,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
@@ -21,7 +25,9 @@ import (
 )
 
 // Build loads the run in dir, summarizes it and writes summary.csv,
-// summary.md and report.html there, each replaced atomically.
+// summary.json, summary.md and report.html there, each replaced
+// atomically. Only the raw files are read, so run directories written
+// before summary.json existed build as well.
 func Build(dir string) error {
 	run, err := results.Load(dir)
 	if err != nil {
@@ -31,27 +37,25 @@ func Build(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, results.StudyFile), err)
 	}
-	rows := analysis.Summarize(s, run.Samples)
-
-	var buf bytes.Buffer
-	if err := analysis.WriteCSV(&buf, rows); err != nil {
-		return fmt.Errorf("summary.csv: %w", err)
+	m := analysis.Build(s, run.Samples)
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows) }},
+		{analysis.SummaryJSON, func(w io.Writer) error { return analysis.WriteJSON(w, m) }},
+		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m) }},
+		{results.ReportHTML, func(w io.Writer) error { return writeHTML(w, run, s, m) }},
+	} {
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
+			return err
+		}
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, results.SummaryCSV), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := analysis.WriteMarkdown(&buf, s, rows); err != nil {
-		return fmt.Errorf("summary.md: %w", err)
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, results.SummaryMD), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := writeHTML(&buf, run, s, rows); err != nil {
-		return fmt.Errorf("report.html: %w", err)
-	}
-	return results.WriteFileAtomic(filepath.Join(dir, results.ReportHTML), buf.Bytes())
+	return nil
 }
 
 // decodeStudy reads the resolved study the run stored. It is not validated

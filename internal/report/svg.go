@@ -137,7 +137,6 @@ func inlineSVG(svg []byte, title string) template.HTML {
 }
 
 // finite reports whether v can be drawn.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // niceTicks labels round values (steps of 1, 2, 2.5 or 5 × 10^k, about
 // five or six of them) with a fixed number of decimals. gonum's default ticker

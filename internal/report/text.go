@@ -99,7 +99,7 @@ func overlapText(m map[string][]int) string {
 
 // method explains how the numbers were computed; docs/statistics.md has
 // the formulas.
-func method(s *study.Study, rows []results.SummaryRow) []string {
+func method(s *study.Study, rows []analysis.Row) []string {
 	sp := s.Spec
 	nmin, nmax := -1, 0
 	for _, r := range rows {
@@ -130,6 +130,10 @@ func method(s *study.Study, rows []results.SummaryRow) []string {
 			"when the baseline mean is not clearly away from zero Fieller's set is unbounded and the delta-method interval is used. "+
 			"The %s row itself is 1 with its own interval divided by its mean. p values are Welch's two-sided t test against %s, "+
 			"not corrected for the many comparisons in one report.", sp.Baseline, sp.Baseline, sp.Baseline))
+	}
+	if d := analysis.DimsOf(rows).Datapaths; len(d) > 1 {
+		out = append(out, fmt.Sprintf("In the datapath tables, p is Welch's two-sided t test of each datapath against %s, the first, "+
+			"at the same tuning, workload and replica count (also not corrected).", d[0]))
 	}
 	out = append(out,
 		"Per-core values: each trial contributes each core's average over the measured window (percent of CPU time as mpstat -P ALL computes it "+

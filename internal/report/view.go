@@ -57,21 +57,16 @@ type groupView struct {
 	SoftIRQ    []figure
 }
 
-type table struct {
-	Head []string
-	Rows [][]string
-}
-
 type detail struct {
 	Summary string
 	Lines   []string
 }
 
-func writeHTML(w io.Writer, run *results.Run, s *study.Study, rows []results.SummaryRow) error {
-	return pageTmpl.Execute(w, buildPage(run, s, rows))
+func writeHTML(w io.Writer, run *results.Run, s *study.Study, m analysis.Model) error {
+	return pageTmpl.Execute(w, buildPage(run, s, m))
 }
 
-func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page {
+func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg := page{
 		Name: s.Metadata.Name, Description: s.Metadata.Description, Source: s.Metadata.Source,
 		RunID: run.Env.RunID, Generated: time.Now().UTC().Format(time.RFC3339),
@@ -80,60 +75,41 @@ func buildPage(run *results.Run, s *study.Study, rows []results.SummaryRow) page
 	if !run.Env.Started.IsZero() {
 		pg.Started = run.Env.Started.UTC().Format(time.RFC3339)
 	}
+	n := newNumbers(m)
 	pg.Cluster = clusterLine(run.Env, s)
-	pg.Missing = missingCells(rows)
-	refs := s.Spec.Reference
-	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(rows).CPUs))
+	pg.Missing = missingCells(m.Rows)
+	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(m.Rows).CPUs))
 	// A swept workload's variants are shown together in the Workloads
 	// section (figures and one table); a section per variant buried the
 	// report (a concurrency sweep of 8 values gave 8 sections).
 	swept := analysis.SweptVariants(s)
-	for _, g := range analysis.Groups(rows) {
+	for _, g := range analysis.Groups(m.Rows) {
 		if !swept[g.Workload] {
-			pg.Groups = append(pg.Groups, groupPage(g, s, run.Samples, refs, cpuLabel))
+			pg.Groups = append(pg.Groups, groupPage(g, n, cpuLabel))
 		}
 	}
 	pg.NoSamples = len(run.Samples) == 0
-	pg.Workloads = buildWorkloads(s, rows, run.Samples)
-	pg.Datapaths, pg.DatapathTables = datapathFigures(s, rows)
-	pg.Refs = refTable(refs, rows)
+	pg.Workloads = buildWorkloads(s, m, run.Samples)
+	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m.Rows)
+	pg.Refs = n.refTable()
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)
 	pg.Notes = run.Env.Notes
-	pg.Method = method(s, rows)
-	pg.Rows = rowsTable(rows)
+	pg.Method = method(s, m.Rows)
+	pg.Rows = rowsTable(m.Rows)
 	return pg
 }
 
-func groupPage(g analysis.Group, s *study.Study, samples []results.Sample, refs []study.Reference, cpuLabel func(int) string) groupView {
+func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
 	v := groupView{Name: g.Datapath + " / " + g.Workload}
-	idx := analysis.Index(g.Rows)
-	bm, base := g.BitrateMetric(), s.Spec.Baseline
-	if bm != "" && base != "" {
-		f := normalizedFigure(g, bm, base, refs)
+	bm := g.BitrateMetric()
+	if bm != "" && n.Baseline != "" {
+		f := normalizedFigure(g, bm, n)
 		v.Normalized = &f
-		pvals := analysis.WelchVsBaseline(samples, base, bm)
-		v.NormTable = tuningTable(g, func(c results.Cell) string {
-			r, ok := idx[analysis.Key{Cell: c, Metric: bm, CPU: -1}]
-			if !ok {
-				return "missing"
-			}
-			out := analysis.NormCI(r)
-			if p, ok := pvals[c]; ok {
-				out += "; p" + fmtP(p)
-			}
-			return out + analysis.PaperNote(refs, r, true)
-		})
+		v.NormTable = n.tuningTable(g, bm, -1, n.normCell)
 	}
 	if bm != "" {
-		sc := analysis.Display(bm)
-		v.AbsTable = tuningTable(g, func(c results.Cell) string {
-			r, ok := idx[analysis.Key{Cell: c, Metric: bm, CPU: -1}]
-			if !ok {
-				return "missing"
-			}
-			return sc.MeanCI(r) + analysis.PaperNote(refs, r, false)
-		})
+		v.AbsTable = n.tuningTable(g, bm, -1, n.absCell)
 	}
 	for _, m := range []struct {
 		metric string
@@ -143,7 +119,7 @@ func groupPage(g analysis.Group, s *study.Study, samples []results.Sample, refs 
 			continue
 		}
 		for _, reps := range extremeReplicas(g, m.metric) {
-			*m.out = append(*m.out, coreFigure(g, m.metric, reps, refs, cpuLabel))
+			*m.out = append(*m.out, coreFigure(g, m.metric, reps, n, cpuLabel))
 		}
 	}
 	return v
@@ -171,39 +147,8 @@ func extremeReplicas(g analysis.Group, metric string) []int {
 	return []int{with[0], with[len(with)-1]}
 }
 
-func tuningTable(g analysis.Group, cell func(results.Cell) string) table {
-	t := table{Head: []string{"tuning"}}
-	for _, r := range g.Dims.Replicas {
-		t.Head = append(t.Head, fmt.Sprintf("%d replica%s", r, plural(r)))
-	}
-	for _, tn := range g.Dims.Tunings {
-		row := []string{tn}
-		for _, r := range g.Dims.Replicas {
-			row = append(row, cell(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: r}))
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
-// fmtP formats a p value with its relation: "<0.001" or "=0.042".
-func fmtP(p float64) string {
-	if p < 0.001 {
-		return "<0.001"
-	}
-	return "=" + strconv.FormatFloat(p, 'f', 3, 64)
-}
-
-func refTable(refs []study.Reference, rows []results.SummaryRow) table {
-	t := table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
-	for _, ref := range refs {
-		t.Rows = append(t.Rows, []string{analysis.RefPoint(ref), ref.Metric, analysis.RefValue(ref), analysis.OursFor(ref, rows), ref.Note})
-	}
-	return t
-}
-
 // missingCells lists the cells whose every row is empty.
-func missingCells(rows []results.SummaryRow) []string {
+func missingCells(rows []analysis.Row) []string {
 	has := map[results.Cell]bool{}
 	var order []results.Cell
 	for _, r := range rows {
@@ -222,25 +167,6 @@ func missingCells(rows []results.SummaryRow) []string {
 		}
 	}
 	return out
-}
-
-func rowsTable(rows []results.SummaryRow) table {
-	t := table{Head: []string{"datapath", "tuning", "workload", "replicas", "metric", "cpu", "n", "mean [95% CI]", "sd", "unit", "normalized [95% CI]"}}
-	for _, r := range rows {
-		sc := analysis.Display(r.Metric)
-		cpu, norm := "", ""
-		if r.CPU >= 0 {
-			cpu = strconv.Itoa(r.CPU)
-		}
-		if r.HasNorm {
-			norm = analysis.NormCI(r)
-		}
-		t.Rows = append(t.Rows, []string{
-			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
-			sc.MeanCI(r), sc.Format(r.SD), sc.Unit, norm,
-		})
-	}
-	return t
 }
 
 // cpuLabeler labels cores with the emulated node they are pinned to, so a

@@ -44,10 +44,10 @@ var rttPercentiles = []struct{ metric, label string }{
 
 type sweepData struct {
 	sw  analysis.Sweep
-	idx map[analysis.Key]results.SummaryRow
+	idx map[analysis.Key]analysis.Row
 }
 
-func (d sweepData) row(v study.Workload, metric string) (results.SummaryRow, bool) {
+func (d sweepData) row(v study.Workload, metric string) (analysis.Row, bool) {
 	r, ok := d.idx[analysis.Key{Cell: d.sw.Cell(v), Metric: metric, CPU: -1}]
 	return r, ok && r.N > 0
 }
@@ -81,16 +81,20 @@ type sweepView struct {
 
 func (w workloadSection) empty() bool { return len(w.Figures) == 0 && len(w.Sweeps) == 0 }
 
-func buildWorkloads(s *study.Study, rows []results.SummaryRow, samples []results.Sample) workloadSection {
-	idx := analysis.Index(rows)
+func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) workloadSection {
+	n := newNumbers(m)
+	summaries := map[[2]string]analysis.SweepSummary{}
+	for _, sw := range m.Sweeps {
+		summaries[[2]string{sw.Datapath, sw.Workload}] = sw
+	}
 	var sec workloadSection
 	var cppBars []cppBar
-	for _, sw := range analysis.Sweeps(s, rows) {
-		d := sweepData{sw: sw, idx: idx}
+	for _, sw := range analysis.Sweeps(s, m.Rows) {
+		d := sweepData{sw: sw, idx: n.idx}
 		figs, bars := sweepFigures(d, samples)
 		cppBars = append(cppBars, bars...)
 		if len(sw.Variants) > 1 {
-			v := sweepSummary(s, sw, rows)
+			v := n.sweepSummary(summaries[[2]string{sw.Datapath, sw.Base}])
 			v.Figures = figs
 			sec.Sweeps = append(sec.Sweeps, v)
 		} else {
@@ -111,7 +115,7 @@ func buildWorkloads(s *study.Study, rows []results.SummaryRow, samples []results
 		}
 	}
 	if !sec.empty() {
-		sec.Table = workloadTable(s, rows)
+		sec.Table = workloadTable(s, n)
 	}
 	return sec
 }
@@ -151,12 +155,12 @@ func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, 
 	for _, v := range d.sw.Variants {
 		x, ok := xOf(v)
 		r, ok2 := d.row(v, metric)
-		if !ok || !ok2 || !finite(r.Mean) {
+		if !ok || !ok2 || !analysis.Finite(r.Mean) {
 			continue
 		}
 		m := r.Mean * scale
 		lo, hi := 0.0, 0.0
-		if finite(r.CI95Low) && finite(r.CI95High) {
+		if analysis.Finite(r.CI95Low) && analysis.Finite(r.CI95High) {
 			lo, hi = m-r.CI95Low*scale, r.CI95High*scale-m
 		}
 		pts = append(pts, plotter.XY{X: x, Y: m})
@@ -311,7 +315,7 @@ func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Samp
 			xs, fs := smp.Series[0][series], smp.Series[0]["cdf_fraction"]
 			var pts plotter.XYs
 			for j := range xs {
-				if j < len(fs) && xs[j] > 0 && finite(xs[j]) {
+				if j < len(fs) && xs[j] > 0 && analysis.Finite(xs[j]) {
 					pts = append(pts, plotter.XY{X: xs[j], Y: fs[j]})
 				}
 			}
@@ -384,148 +388,10 @@ func paramLabel(v study.Workload) string {
 	return v.Name
 }
 
-// cppBar is one stacked bar: a datapath's (and variant's) cost per
-// packet by component, in unit (cpp.UnitNs or cpp.UnitCycles).
-type cppBar struct {
-	label  string
-	unit   string
-	values map[string]float64
-	total  float64
-}
-
-func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
-	var b cppBar
-	for _, u := range cpp.Units {
-		if tot, ok := d.row(v, cpp.TotalMetric(u)); ok {
-			b = cppBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean}
-			break
-		}
-	}
-	if b.unit == "" {
-		return cppBar{}, false
-	}
-	if len(d.sw.Variants) > 1 {
-		b.label += " " + paramLabel(v)
-	}
-	if !d.sw.Variants[0].IntraNode() {
-		b.label += " (inter)"
-	} else {
-		b.label += " (intra)"
-	}
-	for k, r := range d.idx {
-		if k.Cell != d.sw.Cell(v) || k.CPU != -1 || r.N == 0 {
-			continue
-		}
-		if c, u, ok := cpp.ComponentOf(k.Metric); ok && u == b.unit {
-			b.values[c] = r.Mean
-		}
-	}
-	return b, true
-}
-
-// cppFigure stacks the bars of one unit. The unit is in the title, the
-// axis and the caption: cycles (hardware counter) and ns of CPU time
-// (cpu-clock) are different quantities.
-func cppFigure(bars []cppBar, unit string) figure {
-	title := "CPU cost per packet by component (" + unit + ")"
-	how := "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples"
-	note := "cpu-clock gives time, not cycles (a run samples cycles only where the machine counts them; its notes say why it did not): multiply by the clock rate for seed 004's cycles."
-	if unit == cpp.UnitCycles {
-		how = "Hardware CPU cycles per MTU-sized packet received by the server pods, from perf cycles samples"
-		note = "Cycles are seed 004's unit; they do not include time a CPU spent halted."
-	}
-	f := figure{Title: title, Caption: how + " (self time, idle and unrelated processes excluded) attributed by kernel symbol " +
-		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total. " + note}
-	m, err := cpp.DefaultMap()
-	if err != nil {
-		f.Missing = err.Error()
-		return f
-	}
-	names := m.Names()
-	p := newPlot(title, "datapath", unit+" / packet")
-	leg := newLegend()
-	st := &stackedBars{}
-	var ticks []plot.Tick
-	for i, b := range bars {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: b.label})
-		var col []float64
-		for _, n := range names {
-			col = append(col, b.values[n])
-		}
-		st.Bars = append(st.Bars, col)
-	}
-	for i, n := range names {
-		c := cppPalette[i%len(cppPalette)]
-		if n == cpp.Other {
-			c = color.Gray{Y: 0xb0}
-		}
-		st.Colors = append(st.Colors, c)
-		used := false
-		for _, b := range bars {
-			used = used || b.values[n] > 0
-		}
-		if used {
-			leg.Add(n, barThumb{c})
-		}
-	}
-	p.Add(st)
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = niceTicks{}
-	return render(f, p, leg, vg.Length(math.Max(figW, float64(200+len(bars)*90))), figH)
-}
-
-// cppPalette has a distinct colour for each of the components.yaml
-// components (Tableau 20, dark and light alternating).
-var cppPalette = []color.Color{
-	rgb(0x1f, 0x77, 0xb4), rgb(0xff, 0x7f, 0x0e), rgb(0x2c, 0xa0, 0x2c), rgb(0xd6, 0x27, 0x28),
-	rgb(0x94, 0x67, 0xbd), rgb(0x8c, 0x56, 0x4b), rgb(0xe3, 0x77, 0xc2), rgb(0xbc, 0xbd, 0x22),
-	rgb(0x17, 0xbe, 0xcf), rgb(0xae, 0xc7, 0xe8), rgb(0xff, 0xbb, 0x78), rgb(0x98, 0xdf, 0x8a),
-	rgb(0xff, 0x98, 0x96), rgb(0xc5, 0xb0, 0xd5), rgb(0xc4, 0x9c, 0x94), rgb(0xf7, 0xb6, 0xd2),
-}
-
-// stackedBars draws one bar per x position, stacked from component values.
-type stackedBars struct {
-	Bars   [][]float64 // [bar][component]
-	Colors []color.Color
-}
-
-func (s *stackedBars) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	for i, bar := range s.Bars {
-		x0, x1 := trX(float64(i)-0.3), trX(float64(i)+0.3)
-		y := 0.0
-		for j, v := range bar {
-			if !(v > 0) {
-				continue
-			}
-			y0, y1 := trY(y), trY(y+v)
-			c.FillPolygon(s.Colors[j%len(s.Colors)], c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
-			y += v
-		}
-	}
-}
-
-func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax = -0.5, float64(len(s.Bars))-0.5
-	for _, bar := range s.Bars {
-		t := 0.0
-		for _, v := range bar {
-			if v > 0 {
-				t += v
-			}
-		}
-		ymax = math.Max(ymax, t)
-	}
-	if ymax == 0 {
-		ymax = 1
-	}
-	return xmin, xmax, 0, ymax
-}
-
 // workloadTable lists the headline numbers of every workload that does
 // not sweep.
-func workloadTable(s *study.Study, rows []results.SummaryRow) table {
-	idx := analysis.Index(rows)
+func workloadTable(s *study.Study, n *numbers) table {
+	rows, idx := n.Rows, n.idx
 	metrics := analysis.HeadlineMetrics
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}

@@ -75,8 +75,7 @@ func allFigures(sec workloadSection) []figure {
 
 func TestWorkloadFigures(t *testing.T) {
 	s, samples := syntheticWorkloads(t)
-	rows := analysis.Summarize(s, samples)
-	sec := buildWorkloads(s, rows, samples)
+	sec := buildWorkloads(s, analysis.Build(s, samples), samples)
 	want := []string{"UDP received vs offered", "UDP lost datagrams", "UDP jitter", "Bitrate per variant (flannel-vxlan / flows)",
 		"Round-trip latency percentiles", "Round-trip latency CDF", "HTTP requests/s vs concurrency", "HTTP latency CDF",
 		"Measured bitrate vs background connections", "CPU cost per packet by component"}
@@ -135,9 +134,8 @@ func TestWorkloadFigures(t *testing.T) {
 // per cell in the synthetic run).
 func TestSweepTable(t *testing.T) {
 	s, samples := syntheticWorkloads(t)
-	rows := analysis.Summarize(s, samples)
 	var http sweepView
-	for _, sw := range buildWorkloads(s, rows, samples).Sweeps {
+	for _, sw := range buildWorkloads(s, analysis.Build(s, samples), samples).Sweeps {
 		if strings.Contains(sw.Title, "/ http:") {
 			http = sw
 		}
@@ -164,7 +162,7 @@ func TestNoWorkloadFiguresForPlainStudy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sec := buildWorkloads(s, analysis.Summarize(s, samples), samples); !sec.empty() {
+	if sec := buildWorkloads(s, analysis.Build(s, samples), samples); !sec.empty() {
 		t.Errorf("workload section for rps-rfs: %d figures, %d sweeps", len(sec.Figures), len(sec.Sweeps))
 	}
 }
@@ -175,7 +173,7 @@ func TestCPPFigureUnit(t *testing.T) {
 	for unit, other := range map[string]string{cpp.UnitNs: cpp.UnitCycles, cpp.UnitCycles: cpp.UnitNs} {
 		s, samples := syntheticWorkloadsCPP(t, unit)
 		var cppFigs []figure
-		for _, f := range buildWorkloads(s, analysis.Summarize(s, samples), samples).Figures {
+		for _, f := range buildWorkloads(s, analysis.Build(s, samples), samples).Figures {
 			if strings.HasPrefix(f.Title, "CPU cost per packet") {
 				cppFigs = append(cppFigs, f)
 			}

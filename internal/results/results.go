@@ -8,6 +8,7 @@
 //	samples.jsonl  one Sample per finished trial, appended and flushed as it ends
 //	cpu.jsonl      one CPUPoint per core per second of each measured window
 //	summary.csv    one SummaryRow per cell and metric (derived; rebuildable)
+//	summary.json   the summary model, analysis.Model (derived)
 //	summary.md     Markdown summary (derived)
 //	report.html    self-contained report (derived)
 //

@@ -1,0 +1,190 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// WriteJSON writes the model as summary.json, one row per line.
+// Undefined statistics (NaN) are null; the file carries ModelVersion so
+// later tools (run comparison, a regression gate) can read numbers
+// without recomputing them.
+func WriteJSON(w io.Writer, m Model) error {
+	rows := m.Rows
+	m.Rows = nil
+	head, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString(`"rows": [`)
+	for i, r := range rows {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	if len(rows) > 0 {
+		b.WriteString("\n ")
+	}
+	b.WriteString("]")
+	// Model's own rows come first of the fields named "rows".
+	out := bytes.Replace(head, []byte(`"rows": null`), b.Bytes(), 1)
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
+
+// ReadJSON reads summary.json. A file of another major version is an
+// error rather than numbers read with the wrong meaning.
+func ReadJSON(r io.Reader) (Model, error) {
+	var m Model
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		return Model{}, fmt.Errorf("decode summary model: %w", err)
+	}
+	if m.Version != ModelVersion {
+		return Model{}, fmt.Errorf("summary model version %d, this binary reads %d", m.Version, ModelVersion)
+	}
+	return m, nil
+}
+
+// jnum is a float64 that is null in JSON when it is not finite.
+type jnum float64
+
+func (v jnum) MarshalJSON() ([]byte, error) {
+	if !Finite(float64(v)) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(v), 'g', -1, 64), nil
+}
+
+func (v *jnum) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		*v = jnum(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	*v = jnum(f)
+	return err
+}
+
+// rowJSON is Row as summary.json stores it (the summary.csv column names).
+type rowJSON struct {
+	results.Cell
+	Metric         string `json:"metric"`
+	CPU            int    `json:"cpu"`
+	Unit           string `json:"unit"`
+	N              int    `json:"n"`
+	Mean           jnum   `json:"mean"`
+	SD             jnum   `json:"sd"`
+	CI95Low        jnum   `json:"ci95_low"`
+	CI95High       jnum   `json:"ci95_high"`
+	CIMethod       string `json:"ci_method"`
+	HasNorm        bool   `json:"has_norm"`
+	Normalized     jnum   `json:"normalized"`
+	NormCI95Low    jnum   `json:"normalized_ci95_low"`
+	NormCI95High   jnum   `json:"normalized_ci95_high"`
+	NormMethod     string `json:"normalized_method,omitempty"`
+	PBaseline      jnum   `json:"p_vs_baseline"`
+	PFirstDatapath jnum   `json:"p_vs_first_datapath"`
+	Refs           []int  `json:"refs,omitempty"`
+}
+
+// MarshalJSON writes the row with nulls for undefined statistics (the
+// normalized fields of a row that is not normalized among them).
+func (r Row) MarshalJSON() ([]byte, error) {
+	if !r.HasNorm {
+		r.Normalized, r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN(), math.NaN()
+	}
+	return json.Marshal(rowJSON{
+		Cell: r.Cell, Metric: r.Metric, CPU: r.CPU, Unit: r.Unit, N: r.N,
+		Mean: jnum(r.Mean), SD: jnum(r.SD), CI95Low: jnum(r.CI95Low), CI95High: jnum(r.CI95High), CIMethod: r.CIMethod,
+		HasNorm: r.HasNorm, Normalized: jnum(r.Normalized), NormCI95Low: jnum(r.NormCI95Low), NormCI95High: jnum(r.NormCI95High),
+		NormMethod: r.NormMethod, PBaseline: jnum(r.PBaseline), PFirstDatapath: jnum(r.PFirstDatapath), Refs: r.Refs,
+	})
+}
+
+// UnmarshalJSON reads a row MarshalJSON wrote.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	var j rowJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Row{
+		SummaryRow: results.SummaryRow{
+			Cell: j.Cell, Metric: j.Metric, CPU: j.CPU, Unit: j.Unit, N: j.N,
+			Mean: float64(j.Mean), SD: float64(j.SD), CI95Low: float64(j.CI95Low), CI95High: float64(j.CI95High),
+			HasNorm: j.HasNorm, Normalized: float64(j.Normalized), NormCI95Low: float64(j.NormCI95Low), NormCI95High: float64(j.NormCI95High),
+		},
+		CIMethod: j.CIMethod, NormMethod: j.NormMethod,
+		PBaseline: float64(j.PBaseline), PFirstDatapath: float64(j.PFirstDatapath), Refs: j.Refs,
+	}
+	return nil
+}
+
+// refJSON is a study.Reference as summary.json stores it (the study
+// file's field names).
+type refJSON struct {
+	Datapath   string   `json:"datapath,omitempty"`
+	Tuning     string   `json:"tuning,omitempty"`
+	Replicas   int      `json:"replicas,omitempty"`
+	Metric     string   `json:"metric"`
+	CPU        *int     `json:"cpu,omitempty"`
+	Value      *float64 `json:"value,omitempty"`
+	Normalized *float64 `json:"normalized,omitempty"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// refMatchJSON is RefMatch with its reference in refJSON's names.
+type refMatchJSON struct {
+	Reference refJSON `json:"reference"`
+	refMatchFields
+}
+
+// refMatchFields are RefMatch's fields other than the reference.
+type refMatchFields struct {
+	Label    string `json:"label"`
+	Rows     []Key  `json:"rows"`
+	NormRows []Key  `json:"norm_rows"`
+	MeanLow  jnum   `json:"mean_low"`
+	MeanHigh jnum   `json:"mean_high"`
+	NormLow  jnum   `json:"norm_low"`
+	NormHigh jnum   `json:"norm_high"`
+}
+
+// MarshalJSON writes the reference with the study file's field names.
+func (m RefMatch) MarshalJSON() ([]byte, error) {
+	r := m.Reference
+	return json.Marshal(refMatchJSON{
+		Reference: refJSON{r.Datapath, r.Tuning, r.Replicas, r.Metric, r.CPU, r.Value, r.Normalized, r.Note},
+		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
+			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh)},
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (m *RefMatch) UnmarshalJSON(b []byte) error {
+	var j refMatchJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	r := j.Reference
+	*m = RefMatch{
+		Reference: study.Reference{Datapath: r.Datapath, Tuning: r.Tuning, Replicas: r.Replicas, Metric: r.Metric,
+			CPU: r.CPU, Value: r.Value, Normalized: r.Normalized, Note: r.Note},
+		Label: j.Label, Rows: j.Rows, NormRows: j.NormRows,
+		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package analysis
+
+import (
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// ModelVersion is the version of the summary model as summary.json
+// stores it. Bump it when a field changes meaning or goes away; adding a
+// field keeps the version.
+const ModelVersion = 1
+
+// SummaryJSON is the file name of the model in a run directory. It is
+// derived (rebuilt by `cnibench report DIR`), like summary.csv.
+const SummaryJSON = "summary.json"
+
+// Method names of the model's statistics, as summary.json records them
+// (docs/statistics.md has the formulas).
+const (
+	MethodMeanCI = "student-t 95%, lower bound raised to 0 when no observation is negative"
+	MethodRatio  = "fieller 95% (delta method when unbounded), welch-satterthwaite df"
+	MethodP      = "welch two-sided t test, not corrected for multiple comparisons"
+)
+
+// Per-row interval methods (Row.CIMethod).
+const (
+	CIStudentT = "student-t"
+	CINone     = "none" // fewer than two observations
+)
+
+// NormOwn is Row.NormMethod of the baseline's own row: its interval is
+// its own mean's interval divided by its mean, not a ratio interval.
+const NormOwn = "baseline-own"
+
+// Model is every number a run's summary shows: what summary.csv,
+// summary.json, summary.md and report.html are rendered from. Renderers
+// format it; they never compute a statistic.
+type Model struct {
+	Version int    `json:"version"`
+	Study   string `json:"study"`
+	// Baseline is the tuning ratios and PBaseline are against; "" when
+	// the study names none.
+	Baseline string `json:"baseline,omitempty"`
+	// FirstDatapath is the datapath PFirstDatapath is against; "" when
+	// the run has one datapath.
+	FirstDatapath string `json:"first_datapath,omitempty"`
+	TrialsPlanned int    `json:"trials_planned"`
+	MeanCI        string `json:"mean_ci_method"`
+	RatioCI       string `json:"ratio_ci_method"`
+	PTest         string `json:"p_method"`
+	// Rows: one per cell, metric and core, in the study's cell order.
+	Rows       []Row          `json:"rows"`
+	Sweeps     []SweepSummary `json:"sweeps,omitempty"`
+	References []RefMatch     `json:"references,omitempty"`
+}
+
+// Row is one cell, metric and core: the summary.csv columns plus the
+// p values, the interval methods and the published numbers that match.
+type Row struct {
+	results.SummaryRow
+	// CIMethod is CIStudentT or CINone (N < 2).
+	CIMethod string
+	// NormMethod is how the normalized interval was obtained: a
+	// stats.CIMethod ("fieller", "delta", "none") or NormOwn; "" when
+	// the row is not normalized.
+	NormMethod string
+	// PBaseline is Welch's two-sided p of this row's observations against
+	// the baseline tuning's at the same datapath, workload, replica
+	// count, metric and core; NaN for the baseline itself or when either
+	// side has fewer than two observations.
+	PBaseline float64
+	// PFirstDatapath is the same against Model.FirstDatapath at the same
+	// tuning, workload, replica count, metric and core.
+	PFirstDatapath float64
+	// Refs indexes the Model.References that match the row.
+	Refs []int
+}
+
+// RefMatch is a study's published number and the rows of this run it
+// describes. The published values are the paper's, not ours.
+type RefMatch struct {
+	Reference study.Reference `json:"reference"`
+	// Label names the source of the published number in tables ("paper").
+	Label string `json:"label"`
+	// Rows are the matched rows with data; NormRows those of them with a
+	// normalized value.
+	Rows     []Key `json:"rows"`
+	NormRows []Key `json:"norm_rows"`
+	// MeanLow and MeanHigh span the means of Rows; NormLow and NormHigh
+	// the normalized values of NormRows (NaN, null in JSON, when empty).
+	MeanLow  float64 `json:"mean_low"`
+	MeanHigh float64 `json:"mean_high"`
+	NormLow  float64 `json:"norm_low"`
+	NormHigh float64 `json:"norm_high"`
+}
+
+// RefLabel is how tables name a published number.
+const RefLabel = "paper"
+
+// Build computes the model of a run: s may be nil (no study: no
+// normalization, no sweeps, no references).
+func Build(s *study.Study, samples []results.Sample) Model {
+	m := Model{
+		Version: ModelVersion, Study: "run",
+		MeanCI: MethodMeanCI, RatioCI: MethodRatio, PTest: MethodP,
+	}
+	if s != nil {
+		m.Study, m.Baseline, m.TrialsPlanned = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials
+	}
+	m.Rows = Summarize(s, samples)
+	if d := DimsOf(m.Rows).Datapaths; len(d) > 1 {
+		m.FirstDatapath = d[0]
+	}
+	for _, sw := range Sweeps(s, m.Rows) {
+		if len(sw.Variants) > 1 {
+			m.Sweeps = append(m.Sweeps, SweepSummaryOf(s, sw, m.Rows))
+		}
+	}
+	if s != nil {
+		m.References = matchReferences(s.Spec.Reference, m.Rows)
+	}
+	return m
+}
+
+// Index maps the model's rows by key.
+func (m Model) Index() map[Key]Row { return Index(m.Rows) }

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// markdownCoreMetrics are the per-core metrics summary.md tabulates (the
+// paper's figures); the others are in summary.csv.
+var markdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCoreSoftIRQ}
+
+// writeMarkdown writes summary.md from the model: per datapath and
+// workload, normalized and absolute tables (tuning × replicas) and
+// per-core tables; per datapath and swept workload, one table with a row
+// per swept value; and the study's published reference numbers beside
+// ours. s may be nil.
+func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
+	bw := bufio.NewWriter(w)
+	n := newNumbers(m)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("# %s: summary\n\n", m.Study)
+	if s != nil && s.Metadata.Description != "" {
+		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
+	}
+	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsPlanned))
+	if m.Baseline != "" {
+		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
+			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
+			" (see docs/statistics.md).", m.Baseline, m.Baseline)
+	}
+	p(" Bitrates in Gbit/s (summary.csv keeps bit/s). \"paper X\" is a published number for the same point;" +
+		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")
+	if len(m.Rows) == 0 {
+		p("No samples.\n")
+	}
+	// A swept workload's variants get one section per datapath with a
+	// row per swept value (as in report.html), not a section each: a
+	// concurrency sweep of 8 values made 8 sections. Their per-core
+	// numbers stay in summary.csv.
+	swept := analysis.SweptVariants(s)
+	for _, g := range analysis.Groups(m.Rows) {
+		if !swept[g.Workload] {
+			n.markdownGroup(bw, g)
+		}
+	}
+	for _, sw := range m.Sweeps {
+		p("## %s\n\n", sweepTitle(sw))
+		n.sweepTable(sw).markdown(bw)
+		p("%s\n\n", sweepCaption(sw))
+	}
+	if len(m.References) > 0 {
+		p("## Published reference numbers\n\n")
+		n.refTable().markdown(bw)
+	}
+	return bw.Flush()
+}
+
+func trialsText(trials int) string {
+	if trials <= 0 {
+		return "n per cell as measured"
+	}
+	return strconv.Itoa(trials) + " per cell planned"
+}
+
+func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
+	fmt.Fprintf(w, "## %s / %s\n\n", g.Datapath, g.Workload)
+	if bm := g.BitrateMetric(); bm != "" && anyNorm(g.Rows, bm) {
+		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
+		n.tuningTable(g, bm, -1, n.normCell).markdown(w)
+	}
+	for _, metric := range g.Metrics {
+		if analysis.IsCoreMetric(metric) {
+			continue
+		}
+		fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
+		n.tuningTable(g, metric, -1, n.absCell).markdown(w)
+	}
+	for _, metric := range markdownCoreMetrics {
+		if !g.Has(metric) || len(g.Dims.CPUs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "### %s per core (%s)\n\n", metric, analysis.Display(metric).Unit)
+		n.coreTable(g, metric).markdown(w)
+	}
+}
+
+func anyNorm(rows []analysis.Row, metric string) bool {
+	for _, r := range rows {
+		if r.Metric == metric && r.HasNorm {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// quickStudy is the rps-rfs study of the quick profile (replicas 1, 2, 4).
+func quickStudy(t *testing.T, set ...string) *study.Study {
+	t.Helper()
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: set}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// quickSamples: 3 trials of baseline and rfs at 1, 2 and 4 replicas, 2
+// CPUs; rfs moves 10% more data with 1% spread.
+func quickSamples() []results.Sample {
+	var out []results.Sample
+	for _, reps := range []int{1, 2, 4} {
+		for _, tn := range []string{"baseline", "rfs"} {
+			gain := 1.0
+			if tn == "rfs" {
+				gain = 1.1
+			}
+			for trial := 1; trial <= 3; trial++ {
+				br := 10e9 / float64(reps) * gain * (1 + 0.01*float64(trial-2))
+				s := results.Sample{
+					Cell:    results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: reps},
+					Trial:   trial,
+					Metrics: map[string]float64{results.MetricBitrate: br, results.MetricBitrateSum: br * float64(reps), results.MetricRetransmits: float64(trial)},
+				}
+				for cpu := range 2 {
+					s.Cores = append(s.Cores, results.CoreStat{CPU: cpu, CPUPercent: results.CPUPercent{
+						Idle: 95 - 10*float64(reps) - 5*float64(cpu) + float64(trial), SoftIRQ: float64(reps + cpu), System: 1, User: 2,
+					}})
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func markdownOf(t *testing.T, s *study.Study, m analysis.Model) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := writeMarkdown(&buf, s, m); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	s := quickStudy(t)
+	md := markdownOf(t, s, analysis.Build(s, quickSamples()))
+	for _, want := range []string{
+		"# rps-rfs: summary",
+		"## calico-vxlan / tcp",
+		"### Normalized bitrate (vs baseline)",
+		"| tuning | 1 replica | 2 replicas | 4 replicas |",
+		"| rfs | 1.100 [",
+		"; p<0.001 |", // Welch's p against the baseline, from the model
+		"| rps | missing | missing | missing |",
+		"### bitrate (Gbit/s)",
+		"| baseline | 10.00 [",
+		"### core_idle per core (%)",
+		"## Published reference numbers",
+		"| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured |",
+		// "every core > 90% idle at 1 replica": matches our 2 cores.
+		"| baseline, 1 replica, every cpu | core_idle | 90.0 % | 82.0 to 87.0 % (means of 2 rows) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}
+
+func TestMarkdownInlineReference(t *testing.T) {
+	// With 16 replicas in the matrix, the published normalized value sits
+	// beside ours in the table.
+	s := quickStudy(t, "replicas=[16]")
+	var smp []results.Sample
+	for _, x := range quickSamples() {
+		if x.Cell.Replicas == 4 {
+			x.Cell.Replicas = 16
+			x.Cell.Tuning = strings.Replace(x.Cell.Tuning, "rfs", "rfs+", 1)
+			smp = append(smp, x)
+		}
+	}
+	md := markdownOf(t, s, analysis.Build(s, smp))
+	if !strings.Contains(md, "· paper 1.24") || strings.Contains(md, "| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured") {
+		t.Errorf("reference not matched:\n%s", md)
+	}
+}
+
+// TestRenderersShowTheModel: the renderers format the model's numbers and
+// compute none. A p value set by hand (no sample could give it) and a
+// mean changed by hand appear in both report.html and summary.md.
+func TestRenderersShowTheModel(t *testing.T) {
+	s := quickStudy(t)
+	m := analysis.Build(s, quickSamples())
+	set := false
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		if r.Tuning == "rfs" && r.Replicas == 2 && r.Metric == results.MetricBitrate && r.CPU < 0 {
+			r.PBaseline, r.Mean = 0.4321, 7.654321e9
+			set = true
+		}
+	}
+	if !set {
+		t.Fatal("no rfs bitrate row at 2 replicas")
+	}
+	md := markdownOf(t, s, m)
+	var page bytes.Buffer
+	run := &results.Run{Samples: quickSamples(), Env: results.Env{Started: time.Unix(0, 0)}}
+	if err := writeHTML(&page, run, s, m); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"summary.md": md, "report.html": page.String()} {
+		if !strings.Contains(text, "; p=0.432") {
+			t.Errorf("%s lacks the model's p value 0.432", name)
+		}
+		if !strings.Contains(text, "7.65 [") {
+			t.Errorf("%s lacks the model's mean 7.65", name)
+		}
+	}
+	// The table of all rows has the p column as well.
+	if !strings.Contains(page.String(), "<th>p vs baseline</th>") || !strings.Contains(page.String(), "<td>0.432</td>") {
+		t.Error("report.html's table of all rows lacks the p value")
+	}
+}
+
+// TestBuildOldLayout: a run directory written before summary.json
+// existed (study.yaml, env.json, samples.jsonl only, no derived files)
+// builds, and gains summary.json, summary.csv with the p-value columns
+// and summary.md with p values.
+func TestBuildOldLayout(t *testing.T) {
+	dir, _ := syntheticDir(t)
+	for _, f := range []string{analysis.SummaryJSON, results.SummaryCSV, results.SummaryMD, results.ReportHTML} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Fatalf("%s exists before the build: %v", f, err)
+		}
+	}
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, analysis.SummaryJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := analysis.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p float64 = math.NaN()
+	for _, r := range m.Rows {
+		if r.Tuning == "rfs+" && r.Replicas == 16 && r.Metric == results.MetricBitrate {
+			p = r.PBaseline
+		}
+	}
+	// rfs+ gains 20% at 16 replicas with 2% noise over 3 trials.
+	if !(p < 0.05) {
+		t.Fatalf("summary.json p of rfs+ at 16 replicas = %v", p)
+	}
+	recs, err := csv.NewReader(strings.NewReader(readFile(t, filepath.Join(dir, results.SummaryCSV)))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range recs[1:] {
+		if r[1] == "rfs+" && r[3] == "16" && r[4] == "bitrate" {
+			found = closeTo(r[15], p)
+		}
+	}
+	if !found {
+		t.Errorf("summary.csv lacks p = %v for rfs+ at 16 replicas", p)
+	}
+	if md := readFile(t, filepath.Join(dir, results.SummaryMD)); !strings.Contains(md, "; p"+analysis.FormatP(p)) {
+		t.Errorf("summary.md lacks p%s", analysis.FormatP(p))
+	}
+}

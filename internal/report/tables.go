@@ -1,0 +1,311 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// table is what both renderers show: report.html through its "table"
+// template, summary.md through markdown. Every table of either is built
+// once, here or beside its figures, from the summary model.
+type table struct {
+	Head []string
+	Rows [][]string
+}
+
+// markdown writes t as a Markdown table followed by a blank line.
+func (t table) markdown(w io.Writer) {
+	if len(t.Head) == 0 {
+		return
+	}
+	line := func(cells []string) {
+		fmt.Fprint(w, "|")
+		for _, c := range cells {
+			fmt.Fprintf(w, " %s |", esc(c))
+		}
+		fmt.Fprint(w, "\n")
+	}
+	line(t.Head)
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(t.Head)))
+	for _, r := range t.Rows {
+		line(r)
+	}
+	fmt.Fprint(w, "\n")
+}
+
+// esc keeps a table cell from breaking the Markdown table.
+func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// numbers is the summary model with its rows indexed: what the tables
+// and figures look numbers up in.
+type numbers struct {
+	analysis.Model
+	idx map[analysis.Key]analysis.Row
+}
+
+func newNumbers(m analysis.Model) *numbers { return &numbers{Model: m, idx: m.Index()} }
+
+// row returns the row of a cell's metric (cpu -1: not per core).
+func (n *numbers) row(c results.Cell, metric string, cpu int) (analysis.Row, bool) {
+	r, ok := n.idx[analysis.Key{Cell: c, Metric: metric, CPU: cpu}]
+	return r, ok
+}
+
+// refs returns the published references that match a row.
+func (n *numbers) refs(r analysis.Row) []analysis.RefMatch {
+	var out []analysis.RefMatch
+	for _, i := range r.Refs {
+		if i >= 0 && i < len(n.References) {
+			out = append(out, n.References[i])
+		}
+	}
+	return out
+}
+
+// normCell shows a row's normalized value: "1.100 [1.05, 1.15]; p<0.001
+// · paper 1.24".
+func (n *numbers) normCell(r analysis.Row) string {
+	out := analysis.NormCI(r) + n.nText(r)
+	if p := analysis.FormatP(r.PBaseline); p != "" && r.HasNorm {
+		out += "; p" + p
+	}
+	return out + n.paperNote(r, true)
+}
+
+// absCell shows a row's mean and interval with any published value.
+func (n *numbers) absCell(r analysis.Row) string {
+	return analysis.Display(r.Metric).MeanCI(r) + n.nText(r) + n.paperNote(r, false)
+}
+
+// nText marks a cell with fewer or more trials than planned.
+func (n *numbers) nText(r analysis.Row) string {
+	if n.TrialsPlanned > 0 && r.N > 0 && r.N != n.TrialsPlanned {
+		return fmt.Sprintf(" (n=%d)", r.N)
+	}
+	return ""
+}
+
+// paperNote is the inline note for a table cell: " · paper X" with the
+// published normalized value (normalized tables) or the published value
+// in display units (absolute tables); "" when no reference matches.
+func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
+	var out []string
+	for _, ref := range n.refs(r) {
+		switch {
+		case normalized && ref.Reference.Normalized != nil:
+			out = append(out, ref.Label+" "+strconv.FormatFloat(*ref.Reference.Normalized, 'f', 2, 64))
+		case !normalized && ref.Reference.Value != nil:
+			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Format(*ref.Reference.Value))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " · " + strings.Join(out, ", ")
+}
+
+// tuningTable is a tuning × replicas table of one group's cells.
+func (n *numbers) tuningTable(g analysis.Group, metric string, cpu int, cell func(analysis.Row) string) table {
+	t := table{Head: []string{"tuning"}}
+	for _, r := range g.Dims.Replicas {
+		t.Head = append(t.Head, fmt.Sprintf("%d replica%s", r, plural(r)))
+	}
+	for _, tn := range g.Dims.Tunings {
+		row := []string{tn}
+		for _, reps := range g.Dims.Replicas {
+			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps}, metric, cpu)
+			if !ok {
+				row = append(row, "missing")
+				continue
+			}
+			row = append(row, cell(r))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// coreTable is a (tuning, replicas) × cpu table of a per-core metric.
+func (n *numbers) coreTable(g analysis.Group, metric string) table {
+	t := table{Head: []string{"tuning", "replicas"}}
+	for _, cpu := range g.Dims.CPUs {
+		t.Head = append(t.Head, fmt.Sprintf("cpu %d", cpu))
+	}
+	sc := analysis.Display(metric)
+	for _, reps := range g.Dims.Replicas {
+		for _, tn := range g.Dims.Tunings {
+			row := []string{tn, strconv.Itoa(reps)}
+			for _, cpu := range g.Dims.CPUs {
+				r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps}, metric, cpu)
+				cell := "missing"
+				if ok {
+					cell = sc.MeanCI(r) + n.paperNote(r, false)
+				}
+				row = append(row, cell)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
+}
+
+// sweepTable is a sweep's table: one row per swept value (and tuning and
+// replica count when the study varies those), mean [95% CI] of each
+// headline metric.
+func (n *numbers) sweepTable(sw analysis.SweepSummary) table {
+	if len(sw.Points) == 0 {
+		return table{}
+	}
+	t := table{Head: []string{sw.Param}}
+	if sw.PerTuning {
+		t.Head = append(t.Head, "tuning", "replicas")
+	}
+	for _, m := range sw.Metrics {
+		t.Head = append(t.Head, m+" ("+analysis.Display(m).Unit+")")
+	}
+	for _, pt := range sw.Points {
+		row := []string{pt.Value}
+		if sw.PerTuning {
+			row = append(row, pt.Cell.Tuning, strconv.Itoa(pt.Cell.Replicas))
+		}
+		for _, m := range sw.Metrics {
+			r, ok := n.row(pt.Cell, m, -1)
+			if !ok {
+				row = append(row, "missing")
+				continue
+			}
+			row = append(row, analysis.Display(m).MeanCI(r))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func sweepTitle(sw analysis.SweepSummary) string {
+	return fmt.Sprintf("%s / %s: %s sweep", sw.Datapath, sw.Workload, sw.Param)
+}
+
+func sweepCaption(sw analysis.SweepSummary) string {
+	if len(sw.Points) == 0 {
+		return "No samples for any value of this sweep."
+	}
+	where := fmt.Sprintf("at tuning %s and %d replica%s", sw.Tuning, sw.Replicas, plural(sw.Replicas))
+	if sw.PerTuning {
+		where = "per tuning and replica count"
+	}
+	return fmt.Sprintf("One row per value of %s %s: mean [95%% CI] over trials. "+
+		"Each value is its own cell (%s@VALUE) in summary.csv.", sw.Param, where, sw.Workload)
+}
+
+// refTable sets the published numbers beside ours.
+func (n *numbers) refTable() table {
+	t := table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
+	for _, ref := range n.References {
+		t.Rows = append(t.Rows, []string{refPoint(ref.Reference), ref.Reference.Metric, refValue(ref), n.oursFor(ref), ref.Reference.Note})
+	}
+	return t
+}
+
+// refPoint describes where a reference applies ("rfs+, 16 replicas, cpu 3").
+func refPoint(ref study.Reference) string {
+	var parts []string
+	if ref.Datapath != "" {
+		parts = append(parts, ref.Datapath)
+	}
+	if ref.Tuning != "" {
+		parts = append(parts, ref.Tuning)
+	}
+	if ref.Replicas > 0 {
+		parts = append(parts, fmt.Sprintf("%d replica%s", ref.Replicas, plural(ref.Replicas)))
+	}
+	if ref.CPU != nil {
+		parts = append(parts, fmt.Sprintf("cpu %d", *ref.CPU))
+	} else if analysis.IsCoreMetric(ref.Metric) {
+		parts = append(parts, "every cpu")
+	}
+	if len(parts) == 0 {
+		return "any"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// refValue shows a reference's published number(s) in display units.
+func refValue(m analysis.RefMatch) string {
+	ref := m.Reference
+	var parts []string
+	if ref.Normalized != nil {
+		parts = append(parts, "normalized "+strconv.FormatFloat(*ref.Normalized, 'f', 2, 64))
+	}
+	if ref.Value != nil {
+		sc := analysis.Display(ref.Metric)
+		parts = append(parts, strings.TrimSpace(sc.Format(*ref.Value)+" "+sc.Unit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// oursFor shows our number(s) for a reference: the single matching value,
+// or the range over several matching rows (a reference without cpu
+// matches every core); "not measured" when no row with data matches.
+func (n *numbers) oursFor(m analysis.RefMatch) string {
+	if len(m.Rows) == 0 {
+		return "not measured"
+	}
+	var parts []string
+	if m.Reference.Normalized != nil {
+		switch len(m.NormRows) {
+		case 0:
+			parts = append(parts, "normalized: no baseline")
+		case 1:
+			parts = append(parts, "normalized "+analysis.NormCI(n.idx[m.NormRows[0]]))
+		default:
+			parts = append(parts, fmt.Sprintf("normalized %.3f to %.3f over %d rows", m.NormLow, m.NormHigh, len(m.NormRows)))
+		}
+	}
+	if m.Reference.Value != nil {
+		sc := analysis.Display(m.Reference.Metric)
+		if len(m.Rows) == 1 {
+			parts = append(parts, sc.MeanCI(n.idx[m.Rows[0]])+" "+sc.Unit)
+		} else {
+			parts = append(parts, fmt.Sprintf("%s to %s %s (means of %d rows)", sc.Format(m.MeanLow), sc.Format(m.MeanHigh), sc.Unit, len(m.Rows)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rowsTable is every summary row in display units, as summary.csv has
+// them.
+func rowsTable(rows []analysis.Row) table {
+	t := table{Head: []string{"datapath", "tuning", "workload", "replicas", "metric", "cpu", "n", "mean [95% CI]", "sd", "unit",
+		"normalized [95% CI]", "p vs baseline", "p vs first datapath"}}
+	for _, r := range rows {
+		sc := analysis.Display(r.Metric)
+		cpu, norm := "", ""
+		if r.CPU >= 0 {
+			cpu = strconv.Itoa(r.CPU)
+		}
+		if r.HasNorm {
+			norm = analysis.NormCI(r)
+		}
+		t.Rows = append(t.Rows, []string{
+			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
+			sc.MeanCI(r), sc.Format(r.SD), sc.Unit, norm, pText(r.PBaseline), pText(r.PFirstDatapath),
+		})
+	}
+	return t
+}
+
+// pText is a p value as a table column shows it ("0.042", "<0.001").
+func pText(p float64) string { return strings.TrimPrefix(analysis.FormatP(p), "=") }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
