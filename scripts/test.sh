@@ -47,7 +47,7 @@ out=$(mktemp -d)/run
 before_ns=$(ip netns list | wc -l)
 before_sock=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 bin/cnibench run rps-rfs --quick --out "$out"
-for f in study.yaml env.json samples.jsonl cpu.jsonl summary.csv summary.md report.html; do
+for f in study.yaml env.json samples.jsonl cpu.jsonl summary.csv summary.json summary.md report.html; do
   [ -s "$out/$f" ] || { echo "e2e: $f missing or empty in $out"; exit 1; }
 done
 [ "$(ip netns list | wc -l)" -eq "$before_ns" ] || { echo "e2e: namespaces left behind:"; ip netns list; exit 1; }

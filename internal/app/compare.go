@@ -1,27 +1,52 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/compare"
+	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
+// errGateFailed makes a failed --fail-if exit 1 (ExitFailure), apart from
+// bad input (2): a CI job tells a regression from a typo.
+var errGateFailed = errors.New("regression gate failed (see the table)")
+
 func newCompareCmd() *cobra.Command {
-	var metrics []string
+	var metrics, failIf []string
+	var format string
 	cmd := &cobra.Command{
 		Use:   "compare DIR_A DIR_B",
 		Short: "Set two runs side by side: B relative to A per cell, with 95% intervals and Welch's p",
 		Long: `compare matches the cells of two run directories by tuning, workload and replica count
-(and datapath when the runs have several) and prints a Markdown table: each run's mean
-with its 95% interval, the ratio B/A with Fieller's interval, and Welch's p. Use it for the
-same study on two machines, on the local and the kube engine, or before and after a change.`,
+(and datapath when the runs have several) and prints a table: each run's mean with its
+95% interval, the ratio B/A with Fieller's interval, and Welch's p. Use it for the same
+study on two machines, on the local and the kube engine, or before and after a change.
+
+--fail-if 'METRIC < -5%' (or '> +10%' for metrics where higher is worse) turns it into a
+regression gate: it exits 1 when a cell's change of METRIC is significant (the 95%
+interval of B/A excludes 1) and beyond the threshold; noise (an interval covering 1)
+never fails it. The metrics of the rules are compared even if --metric leaves them out.`,
 		Example: "  cnibench compare results/rps-local results/rps-kube\n" +
-			"  cnibench compare before/ after/ --metric bitrate --metric retransmits",
+			"  cnibench compare before/ after/ --metric bitrate --metric retransmits\n" +
+			"  cnibench compare main/ pr/ --fail-if 'bitrate < -5%' --format csv",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var rules []gate.Rule
+			for _, s := range failIf {
+				r, err := gate.Parse(s)
+				if err != nil {
+					return inputErr(err)
+				}
+				rules = append(rules, r)
+				metrics = appendMissing(metrics, r.Metric)
+			}
+			if format != "md" && format != "csv" && format != "json" {
+				return inputErr(fmt.Errorf("--format %q: one of md, csv, json", format))
+			}
 			a, err := results.Load(args[0])
 			if err != nil {
 				return inputErr(fmt.Errorf("run A: %w", err))
@@ -31,9 +56,32 @@ same study on two machines, on the local and the kube engine, or before and afte
 				return inputErr(fmt.Errorf("run B: %w", err))
 			}
 			rows := compare.Runs(a.Samples, b.Samples, metrics)
-			return compare.WriteMarkdown(cmd.OutOrStdout(), args[0], args[1], rows)
+			verdicts, err := gate.Check(rules, compare.Cells(rows))
+			if err != nil {
+				return inputErr(err)
+			}
+			if err := compare.Write(cmd.OutOrStdout(), format, args[0], args[1], rows, verdicts); err != nil {
+				return err
+			}
+			if gate.Failed(verdicts) {
+				return errGateFailed
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&metrics, "metric", []string{"bitrate"}, "metric to compare (repeatable; \"\" for every metric both runs have)")
+	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "regression rule 'METRIC < -N%' or 'METRIC > +N%' (repeatable): exit 1 when a cell's change is significant and beyond it")
+	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
 	return cmd
+}
+
+// appendMissing adds m unless the list has it or is the "every metric"
+// list (one empty entry).
+func appendMissing(list []string, m string) []string {
+	for _, x := range list {
+		if x == m || x == "" {
+			return list
+		}
+	}
+	return append(list, m)
 }

@@ -1,0 +1,161 @@
+package compare
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/gate"
+)
+
+// Formats are the output formats of Write.
+var Formats = []string{"md", "csv", "json"}
+
+// Cells turns rows into the gate's view of them.
+func Cells(rows []Row) []gate.Cell {
+	out := make([]gate.Cell, len(rows))
+	for i, r := range rows {
+		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, Ratio: r.Ratio.Ratio, Low: r.Ratio.Low, High: r.Ratio.High}
+	}
+	return out
+}
+
+// Write renders rows (and the gate's verdicts, when rules were given) in
+// format: md for people, csv and json for CI logs and scripts.
+func Write(w io.Writer, format, nameA, nameB string, rows []Row, verdicts []gate.Verdict) error {
+	switch format {
+	case "", "md":
+		if err := WriteMarkdown(w, nameA, nameB, rows); err != nil {
+			return err
+		}
+		return writeVerdictsMarkdown(w, verdicts)
+	case "csv":
+		return writeCSV(w, rows, verdicts)
+	case "json":
+		return writeJSON(w, nameA, nameB, rows, verdicts)
+	}
+	return fmt.Errorf("unknown format %q (md, csv, json)", format)
+}
+
+func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\n| rule | cell | verdict | why |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, v := range vs {
+		verdict := "pass"
+		if v.Fail {
+			verdict = "**FAIL**"
+		}
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", v.Rule.Text, v.Cell.Key, verdict, v.Why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failures maps cell key + metric to the rules it fails.
+func failures(vs []gate.Verdict) map[string][]string {
+	m := map[string][]string{}
+	for _, v := range vs {
+		if v.Fail {
+			k := v.Cell.Key + "\x00" + v.Cell.Metric
+			m[k] = append(m[k], v.Rule.Text)
+		}
+	}
+	return m
+}
+
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
+	cw := csv.NewWriter(w)
+	fail := failures(vs)
+	_ = cw.Write([]string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
+		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "failed_rules"})
+	for _, r := range rows {
+		rules := ""
+		for i, t := range fail[r.Key+"\x00"+r.Metric] {
+			if i > 0 {
+				rules += "; "
+			}
+			rules += t
+		}
+		_ = cw.Write([]string{r.Key, r.Metric,
+			strconv.Itoa(r.A.N), num(r.A.Mean), num(r.A.CI95Low), num(r.A.CI95High),
+			strconv.Itoa(r.B.N), num(r.B.Mean), num(r.B.CI95Low), num(r.B.CI95High),
+			num(r.Ratio.Ratio), num(r.Ratio.Low), num(r.Ratio.High), string(r.Ratio.Method), num(r.P), rules})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// jsonNum is a number that is null when undefined (JSON has no NaN).
+type jsonNum float64
+
+func (n jsonNum) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(n))
+}
+
+type jsonSide struct {
+	N    int     `json:"n"`
+	Mean jsonNum `json:"mean"`
+	Low  jsonNum `json:"ci_low"`
+	High jsonNum `json:"ci_high"`
+}
+
+type jsonRow struct {
+	Cell        string   `json:"cell"`
+	Metric      string   `json:"metric"`
+	A           jsonSide `json:"a"`
+	B           jsonSide `json:"b"`
+	Ratio       jsonNum  `json:"ratio"`
+	RatioLow    jsonNum  `json:"ratio_low"`
+	RatioHigh   jsonNum  `json:"ratio_high"`
+	RatioMethod string   `json:"ratio_method"`
+	P           jsonNum  `json:"p_welch"`
+	FailedRules []string `json:"failed_rules,omitempty"`
+}
+
+type jsonVerdict struct {
+	Rule string `json:"rule"`
+	Cell string `json:"cell"`
+	Fail bool   `json:"fail"`
+	Why  string `json:"why"`
+}
+
+func writeJSON(w io.Writer, nameA, nameB string, rows []Row, vs []gate.Verdict) error {
+	fail := failures(vs)
+	doc := struct {
+		A        string        `json:"a"`
+		B        string        `json:"b"`
+		Rows     []jsonRow     `json:"rows"`
+		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
+		Failed   bool          `json:"failed"`
+	}{A: nameA, B: nameB, Rows: []jsonRow{}, Failed: gate.Failed(vs)}
+	for _, r := range rows {
+		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
+			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},
+			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(r.B.CI95Low), jsonNum(r.B.CI95High)},
+			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(r.Ratio.Low), RatioHigh: jsonNum(r.Ratio.High),
+			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), FailedRules: fail[r.Key+"\x00"+r.Metric]})
+	}
+	for _, v := range vs {
+		doc.Verdicts = append(doc.Verdicts, jsonVerdict{v.Rule.Text, v.Cell.Key, v.Fail, v.Why})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
