@@ -43,7 +43,7 @@ func (d *Driver) Describe() spec.Tool {
 		Kube: spec.Kube{Support: spec.KubeSome, Unsupported: map[string]string{
 			// Background servers listen on BasePort+1000+j, a port the
 			// run's Services (one port per pod, BasePort+I) do not forward.
-			study.OptBackground: "its servers use ports the run's Services do not expose",
+			study.OptBackground: "background load (its servers use ports the run's Services do not expose)",
 		}},
 	}
 }

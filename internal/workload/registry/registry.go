@@ -127,7 +127,7 @@ func Headline() []string {
 }
 
 // KubeUnsupported says, one reason per problem, what of a workload the
-// kube engine cannot run ("background load: its servers use ports ...");
+// kube engine cannot run ("background load (its servers use ports ...)");
 // nil when it all runs.
 func KubeUnsupported(w study.Workload) []string {
 	t, ok := Describe(w.Tool)
@@ -141,7 +141,7 @@ func KubeUnsupported(w study.Workload) []string {
 	for _, name := range w.SetOptions() {
 		o, _ := t.Option(name) // a sweep's name gives its option
 		if why, ok := t.Kube.Unsupported[o.Name]; ok {
-			out = append(out, o.Name+": "+why)
+			out = append(out, why)
 		}
 	}
 	return out

@@ -140,7 +140,7 @@ func TestHeadlineAndKube(t *testing.T) {
 		t.Errorf("Headline() = %v", h)
 	}
 	bg := study.Workload{Name: "bg", Tool: "iperf3", Background: &study.Background{Connections: []int{0, 100}}}
-	if got := KubeUnsupported(bg); len(got) != 1 || !strings.HasPrefix(got[0], "background: ") {
+	if got := KubeUnsupported(bg); len(got) != 1 || !strings.HasPrefix(got[0], "background load (") {
 		t.Errorf("KubeUnsupported(background) = %v", got)
 	}
 	if got := KubeUnsupported(study.Workload{Tool: "sockperf", MessageSizes: []int{14}}); got != nil {

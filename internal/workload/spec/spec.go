@@ -104,7 +104,8 @@ const (
 // Kube is what of a tool the kube engine runs.
 type Kube struct {
 	Support KubeSupport
-	// Unsupported maps an option the kube engine cannot run to why not.
+	// Unsupported maps an option the kube engine cannot run to a phrase
+	// naming it and why not, for "workload NAME: PHRASE".
 	Unsupported map[string]string
 }
 
