@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,5 +146,20 @@ func TestHeadlineAndKube(t *testing.T) {
 	}
 	if got := KubeUnsupported(study.Workload{Tool: "sockperf", MessageSizes: []int{14}}); got != nil {
 		t.Errorf("KubeUnsupported(sockperf) = %v", got)
+	}
+}
+
+// The repository's Dockerfile builds the kube image with apt-get; it must
+// install the package of every program a driver may run there.
+func TestDockerfileInstallsPrograms(t *testing.T) {
+	b, err := os.ReadFile("../../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(strings.ReplaceAll(string(b), "\\", " "))
+	for _, p := range AllPrograms() {
+		if !slices.Contains(words, p.Package) {
+			t.Errorf("Dockerfile does not install %s (for %s)", p.Package, p.Name)
+		}
 	}
 }
