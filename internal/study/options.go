@@ -161,8 +161,8 @@ func toolDefaults(w *Workload, cat Catalog) {
 		if !ok || o.Default == "" || f.set(w) {
 			continue
 		}
-		// A bad default is the driver's bug; the registry test catches
-		// it (spec.Tool.Check and the built-in studies).
+		// A bad default is the driver's bug, caught by the registry's
+		// test (CheckDefault).
 		_ = f.fill(w, o.Default)
 	}
 }
@@ -226,4 +226,22 @@ func KnownOption(name string) bool {
 		}
 	}
 	return false
+}
+
+// CheckDefault reports whether a tool option's Default is a value its
+// Workload field takes (Parse fills defaults without checking them: a bad
+// one is the driver's bug, and the registry's test calls this).
+func CheckDefault(o spec.Option) error {
+	if o.Default == "" {
+		return nil
+	}
+	f, ok := fieldOf(o.Name)
+	if !ok {
+		return fmt.Errorf("option %q is not a Workload field", o.Name)
+	}
+	var w Workload
+	if err := f.fill(&w, o.Default); err != nil {
+		return fmt.Errorf("option %s: default %q: %w", o.Name, o.Default, err)
+	}
+	return nil
 }

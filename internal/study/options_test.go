@@ -3,6 +3,8 @@ package study
 import (
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 func workloadStudy(workloads string) string {
@@ -42,5 +44,21 @@ func TestOptionsFromDescriptions(t *testing.T) {
 	}
 	if ip.Length != "" || ip.Parallel != 0 || ip.Rate != "" {
 		t.Errorf("iperf3 options left to iperf3 were filled: %+v", ip)
+	}
+}
+
+func TestCheckDefault(t *testing.T) {
+	for _, tools := range testTools {
+		for _, o := range tools.Options {
+			if err := CheckDefault(o); err != nil {
+				t.Errorf("%s: %v", tools.Name, err)
+			}
+		}
+	}
+	if CheckDefault(spec.Option{Name: OptMessageSize, Default: "64B"}) == nil {
+		t.Error("a non-integer messageSize default passes")
+	}
+	if CheckDefault(spec.Option{Name: "colour", Default: "red"}) == nil {
+		t.Error("an unknown option passes")
 	}
 }

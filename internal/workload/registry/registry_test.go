@@ -44,6 +44,9 @@ func TestDescriptionsComplete(t *testing.T) {
 			if !study.KnownOption(o.Name) || (o.Sweep != "" && !study.KnownOption(o.Sweep)) {
 				t.Errorf("%s: option %q (sweep %q) is not a study.Workload field", desc.Name, o.Name, o.Sweep)
 			}
+			if err := study.CheckDefault(o); err != nil {
+				t.Errorf("%s: %v", desc.Name, err)
+			}
 		}
 	}
 	if !slices.Equal(Tools()[0].Protocols, []string{"tcp", "udp"}) || Tools()[0].Name != "iperf3" {
