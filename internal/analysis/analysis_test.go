@@ -11,11 +11,12 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 var testCatalog = study.Catalog{
 	Datapaths: []string{"calico-vxlan"},
-	Tools:     map[string][]string{"iperf3": {"tcp"}},
+	Tools:     registry.Tools(),
 }
 
 func quickStudy(t *testing.T, set ...string) *study.Study {

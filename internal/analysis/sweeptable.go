@@ -6,17 +6,14 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // HeadlineMetrics are the key numbers of each kind of workload, in the
-// order workload tables show them (those a workload has): iperf3's
-// bitrate, offered load, loss and jitter and TCP RTT; sockperf's
-// transactions and latencies; ab's requests, transfer, latencies,
-// errors and timeouts; background load; CPU cost per packet.
-var HeadlineMetrics = []string{results.MetricBitrate, "offered_bps", "lost_percent", "jitter_ms", "rtt_us",
-	"transactions_per_s", "rtt_mean_us", "rtt_p99_us",
-	"requests_per_s", "transfer_bps", "latency_mean_ms", "latency_p99_ms", "errors_count", "timeouts_count",
-	"background_bitrate_bps", cpp.MetricTotal, cpp.MetricTotalCycles}
+// order workload tables show them (those a workload has): each workload
+// tool's headline metrics as its driver describes them (spec.Tool), tools
+// in registry order, then CPU cost per packet, which every tool may carry.
+var HeadlineMetrics = append(registry.Headline(), cpp.MetricTotal, cpp.MetricTotalCycles)
 
 // SweptVariants names the variants (NAME@VALUE) of the study's swept
 // workloads: cells the report shows in a sweep's table and figures, not

@@ -14,6 +14,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 func newDoctorCmd() *cobra.Command {
@@ -29,7 +30,9 @@ can be wired through the reference CNI plugins (wiring cni).`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			res := probe.Run(cmd.Context())
+			// The workload programs are the drivers' (registry); probe sits
+			// below them and gets them handed in.
+			res := append(probe.Run(cmd.Context()), probe.Programs(cmd.Context(), registry.AllPrograms())...)
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "CHECK\tKIND\tSTATUS\tDETAIL\tAFFECTS")
 			for _, r := range res {
@@ -140,8 +143,10 @@ func affects(feature string) []string {
 		for _, d := range s.Spec.Datapaths {
 			hit = hit || needs[implKey(d.Type, d.Implementation)]
 		}
-		for _, w := range s.Spec.Workloads {
-			hit = hit || w.Tool == feature
+		for _, w := range s.Variants() {
+			for _, p := range registry.Programs(w) {
+				hit = hit || p.Name == feature
+			}
 		}
 		for _, t := range s.Spec.Tunings {
 			hit = hit || (t.RPS != nil && feature == probe.RPS) || (t.RFS != nil && feature == probe.RFS)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 // kubeJournalDir keeps kube runs' controller journals apart from local
@@ -137,18 +140,48 @@ The Dockerfile in the repository builds the same image for users with a registry
 					return err
 				}
 			}
-			spec, err := kube.ToolImage(ref, bin, tools)
+			img, err := kube.ToolImage(ref, bin, imageTools(tools))
 			if err != nil {
 				return inputErr(err)
 			}
-			return writeFileAtomic(out, func(w io.Writer) error { return kube.WriteImage(w, spec) })
+			return writeFileAtomic(out, func(w io.Writer) error { return kube.WriteImage(w, img) })
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "tarball to write")
 	cmd.Flags().StringVar(&ref, "tag", kube.DefaultImage, "image reference recorded in the tarball")
 	cmd.Flags().StringVar(&bin, "binary", "", "cnibench binary to put in the image (default: this one)")
-	cmd.Flags().StringSliceVar(&tools, "tool", kube.DefaultTools, "programs from this machine's PATH to include (the default is every tool a kube run may exec)")
+	cmd.Flags().StringSliceVar(&tools, "tool", programNames(imagePrograms()), "programs from this machine's PATH to include (the default is every tool a kube run may exec)")
 	return cmd
+}
+
+// imagePrograms are what a kube run may exec from its image: every
+// workload driver's programs (with those of their options) and the
+// engine's own.
+func imagePrograms() []spec.Program {
+	return append(registry.AllPrograms(), kube.EngineTools...)
+}
+
+func programNames(ps []spec.Program) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// imageTools turns --tool names into programs, with the Debian package
+// of those the drivers or the engine describe.
+func imageTools(names []string) []spec.Program {
+	known := imagePrograms()
+	var out []spec.Program
+	for _, n := range names {
+		p := spec.Program{Name: n}
+		if i := slices.IndexFunc(known, func(k spec.Program) bool { return k.Name == n }); i >= 0 {
+			p = known[i]
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func writeFileAtomic(path string, fn func(io.Writer) error) error {

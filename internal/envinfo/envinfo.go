@@ -60,11 +60,20 @@ func cpuModel() string {
 // ToolVersion returns the first line a tool prints for --version, or ""
 // when the tool is missing.
 func ToolVersion(tool string) string {
-	path, err := exec.LookPath(tool)
+	return Version([]string{tool, "--version"})
+}
+
+// Version returns the first line argv prints (on stdout or stderr: nginx
+// -v writes there), or "" when the program is missing.
+func Version(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return ""
 	}
-	out, _ := exec.Command(path, "--version").CombinedOutput()
+	out, _ := exec.Command(path, argv[1:]...).CombinedOutput()
 	line, _, _ := bytes.Cut(out, []byte("\n"))
 	return strings.TrimSpace(string(line))
 }

@@ -44,9 +44,9 @@ const (
 
 // Tools.
 const (
-	ToolIperf3   = "iperf3"
+	// The workload tools' programs are not here: the drivers describe
+	// them (workload/spec) and doctor probes them with Programs.
 	ToolEthtool  = "ethtool"
-	ToolPerf     = "perf"
 	ToolChromium = "chromium" // optional: report screenshots
 	// ToolFlanneld and ToolEtcd are the real Flannel daemon and its subnet
 	// store, for the flannel-udp datapath (optional).

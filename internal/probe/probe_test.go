@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 // Features this test machine's kernel has (and most do). A probe that
@@ -37,7 +39,7 @@ func TestProbeThisKernel(t *testing.T) {
 	if len(byName) != len(res) {
 		t.Errorf("duplicate names in %v", res)
 	}
-	for _, n := range append(KernelFeatures(), Root, CapNetAdmin, CapSysAdmin, ToolIperf3, ToolEthtool, ToolPerf, ToolChromium) {
+	for _, n := range append(KernelFeatures(), Root, CapNetAdmin, CapSysAdmin, ToolEthtool, ToolChromium) {
 		if _, ok := byName[n]; !ok {
 			t.Errorf("no result for %s", n)
 		}
@@ -130,7 +132,7 @@ func TestRequire(t *testing.T) {
 		{Name: Veth, Kind: KindKernel, OK: true},
 		{Name: IPIP, Kind: KindKernel, Detail: "creating an ipip device failed: operation not supported (kernel lacks the ipip module)"},
 		{Name: GRE, Kind: KindKernel, Detail: "gre missing"},
-		{Name: ToolIperf3, Kind: KindTool, Detail: "not found in PATH"},
+		{Name: ToolEthtool, Kind: KindTool, Detail: "not found in PATH"},
 	}
 	if err := require(res, []string{Veth}); err != nil {
 		t.Errorf("require(veth) = %v", err)
@@ -143,8 +145,8 @@ func TestRequire(t *testing.T) {
 	if want := "kernel feature ipip is not available: creating an ipip device failed: operation not supported (kernel lacks the ipip module)"; err.Error() != want {
 		t.Errorf("message %q\nwant    %q", err, want)
 	}
-	if err := require(res, []string{ToolIperf3}); err == nil || !strings.HasPrefix(err.Error(), "tool iperf3 is not available") {
-		t.Errorf("require(iperf3) = %v", err)
+	if err := require(res, []string{ToolEthtool}); err == nil || !strings.HasPrefix(err.Error(), "tool ethtool is not available") {
+		t.Errorf("require(ethtool) = %v", err)
 	}
 	if err := require(res, []string{"nonsense"}); err == nil || errors.Is(err, ErrUnsupported) {
 		t.Errorf("require(unknown) = %v, want a plain error", err)
@@ -231,4 +233,25 @@ func TestToolPathAgreesWithProbe(t *testing.T) {
 		t.Errorf("ToolPath(bird) = %s, probe says %q", p, r.Detail)
 	}
 	t.Logf("bird: ok=%v %s", r.OK, r.Detail)
+}
+
+// Programs runs each program's own version argv and names its Debian
+// package when it is missing.
+func TestPrograms(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\n[ \"$1\" = -V ] || exit 3\necho 'fake version 1.2'\n"
+	if err := os.WriteFile(filepath.Join(dir, "cnbfake"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	res := Programs(context.Background(), []spec.Program{
+		{Name: "cnbfake", Package: "fake-pkg", Version: []string{"cnbfake", "-V"}},
+		{Name: "cnbmissing", Package: "missing-pkg", Version: []string{"cnbmissing", "--version"}},
+	})
+	if len(res) != 2 || !res[0].OK || !strings.HasPrefix(res[0].Detail, "fake version 1.2 at ") || res[0].Kind != KindTool {
+		t.Errorf("present program: %+v", res)
+	}
+	if len(res) == 2 && (res[1].OK || !strings.Contains(res[1].Detail, "apt-get install missing-pkg")) {
+		t.Errorf("missing program: %+v", res[1])
+	}
 }

@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 type toolSpec struct {
@@ -13,6 +16,8 @@ type toolSpec struct {
 	bins     []string // candidates, first found wins
 	install  string
 	optional bool
+	// versionArgs print the version (nil: --version).
+	versionArgs []string
 }
 
 // versionChecks judge the first line of `TOOL --version` for the tools
@@ -22,17 +27,17 @@ var versionChecks = map[string]func(version string) string{
 }
 
 var toolSpecs = []toolSpec{
-	{ToolIperf3, []string{"iperf3"}, "apt-get install iperf3 (Debian/Ubuntu), dnf install iperf3 (Fedora)", false},
-	{ToolEthtool, []string{"ethtool"}, "apt-get install ethtool (Debian/Ubuntu), dnf install ethtool (Fedora)", false},
-	{ToolPerf, []string{"perf"}, "apt-get install linux-perf (Debian), linux-tools-$(uname -r) (Ubuntu), dnf install perf (Fedora)", false},
-	{ToolChromium, []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}, "apt-get install chromium; only needed for report screenshots", true},
-	{ToolFlanneld, []string{"flanneld", FlanneldPath}, "scripts/build-flanneld.sh (builds flannel v0.28.4 into " + FlanneldPath + "); only needed for the flannel-udp datapath", true},
-	{ToolEtcd, []string{"etcd"}, "apt-get install etcd-server (Debian/Ubuntu); only needed for the flannel-udp datapath", true},
-	{ToolIptablesRestore, []string{"iptables-restore"}, "apt-get install iptables (Debian/Ubuntu); only needed for a datapath's network policy (policy: wp/np)", true},
-	{ToolOvsDpctl, []string{"ovs-dpctl"}, "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", true},
+	// The workload tools' programs (iperf3, nginx, perf for cpp, ...) are
+	// the drivers' to describe; doctor probes them with Programs.
+	{name: ToolEthtool, bins: []string{"ethtool"}, install: "apt-get install ethtool (Debian/Ubuntu), dnf install ethtool (Fedora)"},
+	{name: ToolChromium, bins: []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}, install: "apt-get install chromium; only needed for report screenshots", optional: true},
+	{name: ToolFlanneld, bins: []string{"flanneld", FlanneldPath}, install: "scripts/build-flanneld.sh (builds flannel v0.28.4 into " + FlanneldPath + "); only needed for the flannel-udp datapath", optional: true},
+	{name: ToolEtcd, bins: []string{"etcd"}, install: "apt-get install etcd-server (Debian/Ubuntu); only needed for the flannel-udp datapath", optional: true},
+	{name: ToolIptablesRestore, bins: []string{"iptables-restore"}, install: "apt-get install iptables (Debian/Ubuntu); only needed for a datapath's network policy (policy: wp/np)", optional: true},
+	{name: ToolOvsDpctl, bins: []string{"ovs-dpctl"}, install: "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", optional: true},
 	// /usr/sbin is not in a normal user's PATH on Debian; doctor may run
 	// without sudo.
-	{ToolBird, []string{"bird", "/usr/sbin/bird"}, "apt-get install bird2 (Debian/Ubuntu); only needed for calico-routed with implementation: bird", true},
+	{name: ToolBird, bins: []string{"bird", "/usr/sbin/bird"}, install: "apt-get install bird2 (Debian/Ubuntu); only needed for calico-routed with implementation: bird", optional: true},
 }
 
 // birdVersion accepts BIRD 2 and later: cnibench writes BIRD 2
@@ -76,6 +81,23 @@ func tools(ctx context.Context) []Result {
 	return out
 }
 
+// Programs probes programs described elsewhere, each with its own version
+// argv: doctor hands in the workload drivers' programs (registry), which
+// this package, below the drivers, does not import. They are optional: a
+// study needs them only when it runs their tool or option.
+func Programs(ctx context.Context, progs []spec.Program) []Result {
+	out := make([]Result, 0, len(progs))
+	for _, p := range progs {
+		t := toolSpec{name: p.Name, bins: []string{p.Name, "/usr/sbin/" + p.Name}, optional: true,
+			install: "apt-get install " + p.Package + " (Debian/Ubuntu)"}
+		if len(p.Version) > 1 {
+			t.versionArgs = p.Version[1:]
+		}
+		out = append(out, probeTool(ctx, t))
+	}
+	return out
+}
+
 func probeTool(ctx context.Context, t toolSpec) Result {
 	r := Result{Name: t.name, Kind: KindTool, Optional: t.optional}
 	var path string
@@ -91,12 +113,16 @@ func probeTool(ctx context.Context, t toolSpec) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
+	args := t.versionArgs
+	if args == nil {
+		args = []string{"--version"}
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		r.Detail = path + " is installed but `" + path + " --version` failed: " + firstLine(stderr.String()+"\n"+string(stdout), err)
+		r.Detail = path + " is installed but `" + strings.Join(append([]string{path}, args...), " ") + "` failed: " + firstLine(stderr.String()+"\n"+string(stdout), err)
 		return r
 	}
 	// The version is on stdout; stderr may carry launcher noise (Debian's

@@ -8,11 +8,12 @@ import (
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 var testCatalog = study.Catalog{
 	Datapaths: []string{"calico-vxlan"},
-	Tools:     map[string][]string{"iperf3": {"tcp"}},
+	Tools:     registry.Tools(),
 }
 
 // synthRun describes the synthetic run directory: baseline and rfs+ at 1, 4

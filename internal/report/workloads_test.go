@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // syntheticWorkloads makes two trials of every variant of the built-in
@@ -24,7 +25,7 @@ func syntheticWorkloads(t *testing.T) (*study.Study, []results.Sample) {
 func syntheticWorkloadsCPP(t *testing.T, unit string) (*study.Study, []results.Sample) {
 	t.Helper()
 	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"},
-		Tools: map[string][]string{"iperf3": {"tcp", "udp"}, "sockperf": {"tcp", "udp"}, "ab": {"tcp"}}}
+		Tools: registry.Tools()}
 	s, err := study.Resolve("workloads", study.Options{Profile: "quick"}, cat)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestSweepTable(t *testing.T) {
 // The rps-rfs study (one plain TCP workload) gets no workload section.
 func TestNoWorkloadFiguresForPlainStudy(t *testing.T) {
 	_, samples := syntheticDir(t)
-	s, err := study.Resolve("rps-rfs", study.Options{}, study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: map[string][]string{"iperf3": {"tcp"}}})
+	s, err := study.Resolve("rps-rfs", study.Options{}, study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: registry.Tools()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,23 +13,24 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // writeEnv records the machine and the server node's offloads and
 // steering settings as found before any tuning.
 func (r *run) writeEnv(c engine.Cluster) error {
-	tools := []string{"iperf3", "ethtool"}
 	pinned := false
 	for _, w := range r.study.Variants() {
-		if w.Tool == "sockperf" && !slices.Contains(tools, "sockperf") {
-			tools = append(tools, "sockperf")
-		}
-		if w.CPP && !slices.Contains(tools, "perf") {
-			tools = append(tools, "perf")
-		}
 		pinned = pinned || w.Pin != nil
 	}
-	e := envinfo.Collect(tools)
+	e := envinfo.Collect([]string{"ethtool"})
+	// The programs the study's workloads run, as their drivers describe
+	// them (ab prints its version for -V, nginx for -v).
+	for _, p := range registry.StudyPrograms(r.study) {
+		if v := envinfo.Version(p.Version); v != "" {
+			e.Tools[p.Name] = v
+		}
+	}
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.backend.name(), time.Now()
 	srv := c.Server()
 	ifaces := []netns.Iface{srv.Underlay()}

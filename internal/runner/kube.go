@@ -22,6 +22,7 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // kubeBackend runs studies on a real cluster through the kube engine;
@@ -215,14 +216,13 @@ func remoteKernel(b backend) bool {
 func (*kubeBackend) remote() bool { return true }
 
 // kubeUnsupported names, in one error, every workload option the kube
-// engine cannot run yet; it is checked before anything is created.
+// engine cannot run yet (the drivers' descriptions say which); it is
+// checked before anything is created.
 func kubeUnsupported(s *study.Study) error {
 	var bad []string
 	for _, w := range s.Spec.Workloads {
-		if w.Background != nil {
-			// Background servers listen on BasePort+1000+j, a port the
-			// run's Services (one port per pod, BasePort+I) do not forward.
-			bad = append(bad, fmt.Sprintf("workload %s: background load (its servers use ports the run's Services do not expose)", w.Name))
+		for _, why := range registry.KubeUnsupported(w) {
+			bad = append(bad, fmt.Sprintf("workload %s: %s", w.Name, why))
 		}
 	}
 	if len(bad) == 0 {
@@ -231,34 +231,13 @@ func kubeUnsupported(s *study.Study) error {
 	return fmt.Errorf("the kube engine cannot run %s; run it with the local engine, or remove it for --engine kube", strings.Join(bad, "; "))
 }
 
-// kubeTools are the programs a study execs in the image: checked by the
-// agents before any workload pod exists.
+// kubeTools are the programs a study execs in the image (the drivers'
+// descriptions say which): checked by the agents before any workload pod
+// exists.
 func kubeTools(s *study.Study) []string {
 	var tools []string
-	add := func(t ...string) {
-		for _, x := range t {
-			if !slices.Contains(tools, x) {
-				tools = append(tools, x)
-			}
-		}
-	}
-	for _, w := range s.Variants() {
-		switch w.Tool {
-		case "ab":
-			add("ab", "nginx")
-		default:
-			add(w.Tool)
-		}
-		if w.Pin != nil {
-			add("taskset")
-		}
-		// The agent runs these on the node (same image as the pods).
-		if w.CPP {
-			add("perf")
-		}
-		if w.Counters {
-			add("iptables-save", "nft")
-		}
+	for _, p := range registry.StudyPrograms(s) {
+		tools = append(tools, p.Name)
 	}
 	return tools
 }

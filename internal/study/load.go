@@ -140,6 +140,7 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	}
 	s.Source, s.Profile = file, opt.Profile
 	s.Defaults()
+	s.toolDefaults(cat)
 	if errs := s.Validate(cat); len(errs) > 0 {
 		for _, fe := range errs {
 			fe.File = file

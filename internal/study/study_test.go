@@ -11,7 +11,7 @@ import (
 
 var testCatalog = Catalog{
 	Datapaths: []string{"calico-vxlan", "flannel-vxlan"},
-	Tools:     map[string][]string{"iperf3": {"tcp", "udp"}, "sockperf": {"tcp", "udp"}, "ab": {"tcp"}},
+	Tools:     testTools,
 }
 
 func TestValidFixtures(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 // Catalog names what the binary can run, so validation can reject unknown
@@ -17,11 +18,10 @@ type Catalog struct {
 	// datapath supports (largest MTU, policy style, wiring, implementation)
 	// and returns problems keyed by the entry's field ("mtu").
 	CheckDatapath func(d Datapath, underlayMTU int) map[string]string
-	// Tools maps workload tool name to the protocols it supports.
-	Tools map[string][]string
-	// Options maps tool name to the workload options it accepts
-	// (Opt* names); nil means DefaultToolOptions.
-	Options map[string][]string
+	// Tools describe the workload tools: protocols, options with their
+	// defaults and bounds (workload/registry.Tools()). They are handed in
+	// rather than imported because the drivers import this package.
+	Tools []spec.Tool
 }
 
 // Defaults fills fields left empty with the papers' defaults.
@@ -48,7 +48,17 @@ func (s *Study) Defaults() {
 		if w.Name == "" {
 			w.Name = w.Tool + "-" + w.Protocol
 		}
-		workloadDefaults(w)
+		if w.Placement == "" {
+			w.Placement = PlacementInterNode
+		}
+	}
+}
+
+// toolDefaults fills the defaults the catalog's tool descriptions give
+// (Parse calls it after Defaults; a stored study already has them).
+func (s *Study) toolDefaults(cat Catalog) {
+	for i := range s.Spec.Workloads {
+		toolDefaults(&s.Spec.Workloads[i], cat)
 	}
 }
 
@@ -77,6 +87,26 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 		bad("metadata.name", "missing")
 	}
 	sp := &s.Spec
+	validateDatapaths(sp, cat, bad)
+	if _, err := sp.Link.RateBits(); err != nil {
+		bad("spec.link.rate", "%v", err)
+	}
+	validateTunings(sp, bad)
+	validateWorkloads(sp, cat, bad)
+	validateSchedule(sp, bad)
+	for i, r := range sp.Reference {
+		f := fmt.Sprintf("spec.reference[%d]", i)
+		if r.Value == nil && r.Normalized == nil {
+			bad(f, "give value or normalized")
+		}
+		// A reference to a tuning or replica count a profile leaves out is
+		// fine: the report lists it as not measured.
+	}
+	return errs
+}
+
+// validateDatapaths checks spec.datapaths against the catalog.
+func validateDatapaths(sp *Spec, cat Catalog, bad badFunc) {
 	if len(sp.Datapaths) == 0 {
 		bad("spec.datapaths", "list at least one datapath (known: %s)", strings.Join(cat.Datapaths, ", "))
 	}
@@ -118,13 +148,14 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 			}
 		}
 	}
-	if _, err := sp.Link.RateBits(); err != nil {
-		bad("spec.link.rate", "%v", err)
-	}
+}
+
+// validateTunings checks spec.tunings and spec.baseline.
+func validateTunings(sp *Spec, bad badFunc) {
 	if len(sp.Tunings) == 0 {
 		bad("spec.tunings", "list at least one tuning (e.g. baseline)")
 	}
-	seen = map[string]bool{}
+	seen := map[string]bool{}
 	for i, t := range sp.Tunings {
 		f := fmt.Sprintf("spec.tunings[%d]", i)
 		if t.Name == "" {
@@ -157,17 +188,21 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	if sp.Baseline != "" && !seen[sp.Baseline] {
 		bad("spec.baseline", "baseline %q is not one of the study's tunings", sp.Baseline)
 	}
+}
+
+// validateWorkloads checks spec.workloads against the catalog's tools.
+func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 	if len(sp.Workloads) == 0 {
 		bad("spec.workloads", "list at least one workload (e.g. tool: iperf3)")
 	}
-	seen = map[string]bool{}
-	for i, w := range sp.Workloads {
+	seen := map[string]bool{}
+	for i := range sp.Workloads {
+		w := &sp.Workloads[i]
 		f := fmt.Sprintf("spec.workloads[%d]", i)
-		protos, ok := cat.Tools[w.Tool]
-		if !ok {
-			bad(f+".tool", "unknown workload tool %q (known: %s)", w.Tool, strings.Join(keys(cat.Tools), ", "))
-		} else if !contains(protos, w.Protocol) {
-			bad(f+".protocol", "tool %s does not support protocol %q (supported: %s)", w.Tool, w.Protocol, strings.Join(protos, ", "))
+		if t, ok := cat.Tool(w.Tool); !ok {
+			bad(f+".tool", "unknown workload tool %q (known: %s)", w.Tool, strings.Join(cat.ToolNames(), ", "))
+		} else if !contains(t.Protocols, w.Protocol) {
+			bad(f+".protocol", "tool %s does not support protocol %q (supported: %s)", w.Tool, w.Protocol, strings.Join(t.Protocols, ", "))
 		}
 		validateWorkload(w, f, cat, bad)
 		if strings.ContainsAny(w.Name, "@/ ") {
@@ -178,6 +213,10 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 		}
 		seen[w.Name] = true
 	}
+}
+
+// validateSchedule checks replicas, trials, duration, warm-up and nodes.
+func validateSchedule(sp *Spec, bad badFunc) {
 	if len(sp.Replicas) == 0 {
 		bad("spec.replicas", "list at least one replica count")
 	}
@@ -218,15 +257,6 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	if m := sp.Nodes.UnderlayMTU; m < 1280 || m > 65535 {
 		bad("spec.nodes.underlayMTU", "must be between 1280 and 65535, got %d", m)
 	}
-	for i, r := range sp.Reference {
-		f := fmt.Sprintf("spec.reference[%d]", i)
-		if r.Value == nil && r.Normalized == nil {
-			bad(f, "give value or normalized")
-		}
-		// A reference to a tuning or replica count a profile leaves out is
-		// fine: the report lists it as not measured.
-	}
-	return errs
 }
 
 // Cells expands the matrix in run order: per datapath and replica count the
@@ -292,13 +322,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func keys(m map[string][]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sortStrings(out)
-	return out
 }

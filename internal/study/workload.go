@@ -7,118 +7,31 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-)
-
-// Workload option names as written in study files; toolOptions says which
-// tool accepts which, so a study asking a tool for something it cannot do
-// (UDP ab, concurrency on iperf3, rates on sockperf) is rejected with the
-// field's line before anything runs.
-const (
-	OptLength      = "length"
-	OptLengths     = "lengths"
-	OptRate        = "rate"
-	OptRates       = "rates"
-	OptParallel    = "parallel"
-	OptParallels   = "parallels"
-	OptReverse     = "reverse"
-	OptPlacement   = "placement"
-	OptPin         = "pin"
-	OptMessageSize = "messageSize"
-	OptMsgSizes    = "messageSizes"
-	OptConcurrency = "concurrency"
-	OptSize        = "size"
-	OptBackground  = "background"
-	OptCPP         = "cpp"
-	OptCounters    = "counters"
-)
-
-// DefaultToolOptions are the options each built-in tool's driver accepts;
-// a Catalog without Options uses them.
-var DefaultToolOptions = map[string][]string{
-	"iperf3":   {OptLength, OptLengths, OptRate, OptRates, OptParallel, OptParallels, OptReverse, OptPlacement, OptPin, OptBackground, OptCPP, OptCounters},
-	"sockperf": {OptMessageSize, OptMsgSizes, OptPlacement, OptPin, OptCPP, OptCounters},
-	"ab":       {OptConcurrency, OptSize, OptPlacement, OptPin, OptCPP, OptCounters},
-}
-
-// Bounds of workload options.
-const (
-	// MaxParallel is iperf3's limit on -P.
-	MaxParallel = 128
-	// MaxMessageSize bounds sockperf --msg-size (its own limit is 65000).
-	MaxMessageSize = 65000
-	// MaxConcurrency bounds ab -c (ab's own limit is 20000).
-	MaxConcurrency = 20000
-	// DefaultHTTPSize is seed 004's response body.
-	DefaultHTTPSize = "5M"
-	// SockperfMinMessage is sockperf's smallest message.
-	SockperfMinMessage = 14
-	// DefaultMessageSize is seed 001's request/response size.
-	DefaultMessageSize = 64
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 var rateRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[KMG]?$`)
 
-// setOptions lists the options a workload sets, in field order.
-func (w Workload) setOptions() []string {
-	var o []string
-	add := func(set bool, name string) {
-		if set {
-			o = append(o, name)
-		}
-	}
-	add(w.Length != "", OptLength)
-	add(len(w.Lengths) > 0, OptLengths)
-	add(w.Rate != "", OptRate)
-	add(len(w.Rates) > 0, OptRates)
-	add(w.Parallel != 0, OptParallel)
-	add(len(w.Parallels) > 0, OptParallels)
-	add(w.Reverse, OptReverse)
-	add(w.Placement != "" && w.Placement != PlacementInterNode, OptPlacement)
-	add(w.Pin != nil, OptPin)
-	add(w.MessageSize != 0, OptMessageSize)
-	add(len(w.MessageSizes) > 0, OptMsgSizes)
-	add(len(w.Concurrency) > 0, OptConcurrency)
-	add(w.Size != "", OptSize)
-	add(w.Background != nil, OptBackground)
-	add(w.CPP, OptCPP)
-	add(w.Counters, OptCounters)
-	return o
-}
+// badFunc records one problem of a field.
+type badFunc func(field, format string, a ...any)
 
-// workloadDefaults fills a workload's tool-specific defaults.
-func workloadDefaults(w *Workload) {
-	if w.Placement == "" {
-		w.Placement = PlacementInterNode
+// validateWorkload checks one workload's options against its tool's
+// description and each other. f is the field path ("spec.workloads[2]").
+func validateWorkload(w *Workload, f string, cat Catalog, bad badFunc) {
+	t, known := cat.Tool(w.Tool)
+	if known {
+		validateOptions(w, f, t, bad)
 	}
-	switch w.Tool {
-	case "ab":
-		if w.Size == "" {
-			w.Size = DefaultHTTPSize
-		}
-		if len(w.Concurrency) == 0 {
-			w.Concurrency = []int{1}
-		}
-	case "sockperf":
-		if w.MessageSize == 0 && len(w.MessageSizes) == 0 {
-			w.MessageSize = DefaultMessageSize
-		}
+	validateSweeps(w, f, bad)
+	validateFormats(w, f, bad)
+	validatePin(w, f, bad)
+	if w.Background != nil {
+		validateBackground(w, f, t, bad)
 	}
 }
 
-// validateWorkload checks one workload's options against its tool and
-// each other. f is the field path ("spec.workloads[2]").
-func validateWorkload(w Workload, f string, cat Catalog, bad func(field, format string, a ...any)) {
-	opts := cat.Options
-	if opts == nil {
-		opts = DefaultToolOptions
-	}
-	if allowed, ok := opts[w.Tool]; ok {
-		for _, o := range w.setOptions() {
-			if !contains(allowed, o) {
-				bad(f+"."+o, "tool %s has no option %s (%s takes: %s)", w.Tool, o, w.Tool, strings.Join(allowed, ", "))
-			}
-		}
-	}
+// validateSweeps rejects a scalar given with its list, and two sweeps.
+func validateSweeps(w *Workload, f string, bad badFunc) {
 	pairs := []struct {
 		one, many string
 		a, b      bool
@@ -136,6 +49,10 @@ func validateWorkload(w Workload, f string, cat Catalog, bad func(field, format 
 	if sw := w.sweeps(); len(sw) > 1 {
 		bad(f+"."+sw[1], "a workload sweeps one parameter; it sweeps %s; split it into one workload per sweep", strings.Join(sw, " and "))
 	}
+}
+
+// validateFormats checks the syntax of sizes, bitrates and the placement.
+func validateFormats(w *Workload, f string, bad badFunc) {
 	for i, l := range append([]string{w.Length}, w.Lengths...) {
 		field := f + "." + OptLength
 		if i > 0 {
@@ -154,74 +71,57 @@ func validateWorkload(w Workload, f string, cat Catalog, bad func(field, format 
 			bad(field, "%q is not a bitrate like 500M, 1G or 1.5G (bit/s, iperf3 -b)", r)
 		}
 	}
-	for i, p := range append([]int{w.Parallel}, w.Parallels...) {
-		field := f + "." + OptParallel
-		if i > 0 {
-			field = fmt.Sprintf("%s.%s[%d]", f, OptParallels, i-1)
-		}
-		if (i > 0 || p != 0) && (p < 1 || p > MaxParallel) {
-			bad(field, "streams must be between 1 and %d, got %d", MaxParallel, p)
-		}
-	}
-	for i, m := range append([]int{w.MessageSize}, w.MessageSizes...) {
-		field := f + "." + OptMessageSize
-		if i > 0 {
-			field = fmt.Sprintf("%s.%s[%d]", f, OptMsgSizes, i-1)
-		}
-		if (i > 0 || m != 0) && (m < 1 || m > MaxMessageSize) {
-			bad(field, "message size must be between 1 and %d bytes, got %d", MaxMessageSize, m)
-		} else if w.Tool == "sockperf" && (i > 0 || m != 0) && m < SockperfMinMessage {
-			bad(field, "sockperf's smallest message is %d B (its sequence number and timestamp); use %d for netperf's 1 B TCP_RR, got %d", SockperfMinMessage, SockperfMinMessage, m)
-		}
-	}
-	for i, c := range w.Concurrency {
-		if c < 1 || c > MaxConcurrency {
-			bad(fmt.Sprintf("%s.%s[%d]", f, OptConcurrency, i), "concurrency must be between 1 and %d, got %d", MaxConcurrency, c)
-		}
-	}
 	if w.Size != "" && !lengthRE.MatchString(w.Size) {
 		bad(f+"."+OptSize, "%q is not a size like 5M, 64K or 1000", w.Size)
 	}
 	if w.Placement != PlacementInterNode && w.Placement != PlacementIntraNode {
 		bad(f+"."+OptPlacement, "%q is not %s or %s", w.Placement, PlacementInterNode, PlacementIntraNode)
 	}
-	if w.Pin != nil {
-		if w.Pin.Server == "" && w.Pin.Client == "" {
-			bad(f+"."+OptPin, "give server and/or client CPU lists")
+}
+
+// validatePin checks the CPU lists of pin.
+func validatePin(w *Workload, f string, bad badFunc) {
+	if w.Pin == nil {
+		return
+	}
+	if w.Pin.Server == "" && w.Pin.Client == "" {
+		bad(f+"."+OptPin, "give server and/or client CPU lists")
+	}
+	for _, x := range []struct{ k, v string }{{"server", w.Pin.Server}, {"client", w.Pin.Client}} {
+		if x.v == "" {
+			continue
 		}
-		for _, x := range []struct{ k, v string }{{"server", w.Pin.Server}, {"client", w.Pin.Client}} {
-			if x.v == "" {
-				continue
-			}
-			if _, err := cpuset.Parse(x.v); err != nil {
-				bad(f+".pin."+x.k, "%v", err)
-			}
+		if _, err := cpuset.Parse(x.v); err != nil {
+			bad(f+".pin."+x.k, "%v", err)
 		}
 	}
-	if w.Protocol == "udp" && w.Tool == "iperf3" && w.Rate == "" && len(w.Rates) == 0 {
-		bad(f+"."+OptRate, "a UDP test needs an offered bitrate (rate or rates): iperf3's UDP default of 1 Mbit/s measures nothing")
+}
+
+// validateBackground checks the background load. Its connections are
+// streams of the tool's clients, so the tool's bound on parallel streams
+// bounds connections per pair.
+func validateBackground(w *Workload, f string, t spec.Tool, bad badFunc) {
+	b := w.Background
+	if w.Protocol != "tcp" {
+		bad(f+".background", "background load is TCP connections; the measured workload must be tcp too")
 	}
-	if b := w.Background; b != nil {
-		if w.Protocol != "tcp" {
-			bad(f+".background", "background load is TCP connections; the measured workload must be tcp too")
-		}
-		if len(b.Connections) == 0 {
-			bad(f+".background.connections", "list at least one connection count (0 = no background)")
-		}
-		if b.Pairs < 1 || b.Pairs > MaxReplicas-1 {
-			bad(f+".background.pairs", "must be between 1 and %d, got %d", MaxReplicas-1, b.Pairs)
-		}
-		if !rateRE.MatchString(b.Rate) || parseSize(b.Rate) <= 0 {
-			bad(f+".background.rate", "%q is not a per-connection bitrate like 10M", b.Rate)
-		}
-		for i, k := range b.Connections {
-			field := fmt.Sprintf("%s.background.connections[%d]", f, i)
-			if k < 0 {
-				bad(field, "must be >= 0, got %d", k)
-			} else if b.Pairs > 0 && (k+b.Pairs-1)/b.Pairs > MaxParallel {
-				bad(field, "%d connections over %d pairs is %d streams per iperf3 client; iperf3 allows %d: add pairs",
-					k, b.Pairs, (k+b.Pairs-1)/b.Pairs, MaxParallel)
-			}
+	if len(b.Connections) == 0 {
+		bad(f+".background.connections", "list at least one connection count (0 = no background)")
+	}
+	if b.Pairs < 1 || b.Pairs > MaxReplicas-1 {
+		bad(f+".background.pairs", "must be between 1 and %d, got %d", MaxReplicas-1, b.Pairs)
+	}
+	if !rateRE.MatchString(b.Rate) || parseSize(b.Rate) <= 0 {
+		bad(f+".background.rate", "%q is not a per-connection bitrate like 10M", b.Rate)
+	}
+	streams, _ := t.Option(OptParallel)
+	for i, k := range b.Connections {
+		field := fmt.Sprintf("%s.background.connections[%d]", f, i)
+		if k < 0 {
+			bad(field, "must be >= 0, got %d", k)
+		} else if b.Pairs > 0 && streams.Max > 0 && (k+b.Pairs-1)/b.Pairs > streams.Max {
+			bad(field, "%d connections over %d pairs is %d streams per %s client; %s allows %d: add pairs",
+				k, b.Pairs, (k+b.Pairs-1)/b.Pairs, w.Tool, w.Tool, streams.Max)
 		}
 	}
 }

@@ -10,10 +10,13 @@ package workload
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os/exec"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 // Pair is one client/server replica: the client sends to the server.
@@ -58,10 +61,10 @@ type Result struct {
 
 // Driver runs one workload tool.
 type Driver interface {
-	// Tool is the name used in study files ("iperf3").
-	Tool() string
-	// Protocols lists the protocols the driver can run ("tcp", "udp").
-	Protocols() []string
+	// Describe says what the tool is to the rest of cnibench: its name in
+	// study files, protocols, options with defaults and bounds, programs,
+	// headline metrics and kube support (see package spec).
+	Describe() spec.Tool
 	// Check reports whether the tool can run here: one error naming the
 	// missing program and how to install it.
 	Check() error
@@ -82,4 +85,32 @@ func Pinned(argv []string, cpus string) []string {
 		return argv
 	}
 	return append([]string{"taskset", "-c", cpus}, argv...)
+}
+
+// CommonOptions are the options every driver accepts, because the runner
+// and the engine, not the tool, carry them out: where the pods are, CPU
+// pinning (workload.Pinned), CPU cost per packet and counters. A driver
+// appends them to its own options in Describe.
+func CommonOptions() []spec.Option {
+	return []spec.Option{
+		{Name: study.OptPlacement, Doc: "where the client runs: inter-node or intra-node", Default: study.PlacementInterNode},
+		{Name: study.OptPin, Doc: "CPU lists of the server and the client", Unset: "not pinned: the node's CPUs",
+			Programs: []spec.Program{{Name: "taskset", Package: "util-linux", Version: []string{"taskset", "--version"}}}},
+		{Name: study.OptCPP, Doc: "CPU cost per packet, sampled with perf", Unset: "not sampled",
+			Programs: []spec.Program{{Name: "perf", Package: "linux-perf", Version: []string{"perf", "--version"}}}},
+		{Name: study.OptCounters, Doc: "device counters and the iptables and nftables rules packets traversed", Unset: "not recorded",
+			Programs: []spec.Program{
+				{Name: "iptables-save", Package: "iptables", Version: []string{"iptables-save", "--version"}},
+				{Name: "nft", Package: "nftables", Version: []string{"nft", "--version"}},
+			}},
+	}
+}
+
+// LookProgram finds bin, a driver's program p, on PATH; the error names
+// the Debian package that ships it.
+func LookProgram(bin string, p spec.Program) (string, error) {
+	if path, err := exec.LookPath(bin); err == nil {
+		return path, nil
+	}
+	return "", fmt.Errorf("%s is not installed or not in PATH; install it (Debian/Ubuntu: apt-get install %s)", bin, p.Package)
 }

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 // ImageFile is one file of an image: Src on this machine copied to Dst.
@@ -207,16 +209,14 @@ func ParseLdd(out []byte) []string {
 	return libs
 }
 
-// DefaultTools are the programs the kube engine runs from its image: the
-// workload tools (iperf3, sockperf, ab with nginx, taskset for pinning),
-// getent for the cluster DNS check, and what the agent runs on its node
-// (ethtool, iptables-save, nft, perf).
-var DefaultTools = []string{"iperf3", "sockperf", "ab", "nginx", "taskset", "getent", "ethtool", "iptables-save", "nft", "perf"}
-
-// debianPackage names the package of each default tool, for errors.
-var debianPackage = map[string]string{
-	"iperf3": "iperf3", "sockperf": "sockperf", "ab": "apache2-utils", "nginx": "nginx-light", "taskset": "util-linux",
-	"getent": "libc-bin", "ethtool": "ethtool", "iptables-save": "iptables", "nft": "nftables", "perf": "linux-perf",
+// EngineTools are the programs the kube engine itself runs from its
+// image: getent for the cluster DNS check and ethtool on the nodes. The
+// workload programs (iperf3, nginx, taskset for pinning, perf, ...) are
+// those of the drivers' descriptions (workload/registry.AllPrograms),
+// which internal/app adds: the engine does not import the drivers.
+var EngineTools = []spec.Program{
+	{Name: "getent", Package: "libc-bin", Version: []string{"getent", "--version"}},
+	{Name: "ethtool", Package: "ethtool", Version: []string{"ethtool", "--version"}},
 }
 
 // lookTool finds a program on PATH, or in the sbin directories a
@@ -235,17 +235,19 @@ func lookTool(t string) (string, error) {
 }
 
 // ToolImage lists a workload image: cnibench at BinPath plus the given
-// tools (found on PATH) at their paths, with their shared libraries.
-func ToolImage(ref, cnibench string, tools []string) (ImageSpec, error) {
+// tools (found on PATH) at their paths, with their shared libraries. A
+// missing tool's error names its Debian package, when it has one.
+func ToolImage(ref, cnibench string, tools []spec.Program) (ImageSpec, error) {
 	spec := ImageSpec{Ref: ref, Files: []ImageFile{{Src: cnibench, Dst: BinPath}}, Symlinks: map[string]string{},
 		Cmd: []string{BinPath, "agent", "pause"}}
 	bins := []string{cnibench}
-	for _, t := range tools {
+	for _, tool := range tools {
+		t := tool.Name
 		p, err := lookTool(t)
 		if err != nil {
 			hint := ""
-			if pkg, ok := debianPackage[t]; ok {
-				hint = " (Debian: apt-get install " + pkg + ")"
+			if tool.Package != "" {
+				hint = " (Debian: apt-get install " + tool.Package + ")"
 			}
 			return spec, fmt.Errorf("image: %s not found on this machine%s, or leave it out with --tool: %w", t, hint, err)
 		}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 func TestWriteImage(t *testing.T) {
@@ -113,20 +115,20 @@ func FuzzParseLdd(f *testing.F) {
 }
 
 func TestToolImageMissingTool(t *testing.T) {
-	for _, tool := range DefaultTools {
-		if debianPackage[tool] == "" {
-			t.Errorf("default tool %s has no Debian package for the error message", tool)
+	for _, tool := range EngineTools {
+		if err := tool.Check(); err != nil {
+			t.Errorf("engine tool: %v", err)
 		}
 	}
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ToolImage("x:y", bin, []string{"cnibench-no-such-tool"})
+	_, err = ToolImage("x:y", bin, []spec.Program{{Name: "cnibench-no-such-tool"}})
 	if err == nil || !strings.Contains(err.Error(), "cnibench-no-such-tool not found on this machine") {
 		t.Errorf("missing tool: %v", err)
 	}
-	if _, err := ToolImage("x:y", bin, []string{"nft"}); err != nil && !strings.Contains(err.Error(), "apt-get install nftables") {
+	if _, err := ToolImage("x:y", bin, []spec.Program{{Name: "nft", Package: "nftables"}}); err != nil && !strings.Contains(err.Error(), "apt-get install nftables") {
 		t.Errorf("missing nft does not name its package: %v", err)
 	}
 }

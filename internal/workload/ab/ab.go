@@ -98,23 +98,18 @@ var _ workload.Driver = (*Driver)(nil)
 // New returns a driver using ab and nginx from PATH.
 func New() *Driver { return &Driver{AB: "ab", Nginx: "nginx"} }
 
-// Tool returns "ab".
-func (d *Driver) Tool() string { return "ab" }
-
-// Protocols: HTTP over TCP.
-func (d *Driver) Protocols() []string { return []string{"tcp"} }
-
 // Check reports whether both programs are installed.
 func (d *Driver) Check() error {
-	if _, err := exec.LookPath(d.AB); err != nil {
-		return fmt.Errorf("%s is not installed or not in PATH; install it (Debian/Ubuntu: apt-get install apache2-utils)", d.AB)
+	if _, err := workload.LookProgram(d.AB, programAB); err != nil {
+		return err
 	}
-	if _, err := exec.LookPath(d.Nginx); err != nil {
+	if _, err := workload.LookProgram(d.Nginx, programNginx); err != nil {
+		// /usr/sbin is outside a non-root PATH on Debian.
 		if _, err2 := exec.LookPath("/usr/sbin/" + d.Nginx); err2 == nil {
 			d.Nginx = "/usr/sbin/" + d.Nginx
 			return nil
 		}
-		return fmt.Errorf("%s is not installed or not in PATH; install it (Debian/Ubuntu: apt-get install nginx-light; its service need not run)", d.Nginx)
+		return fmt.Errorf("%w; its service need not run", err)
 	}
 	return nil
 }
@@ -133,7 +128,7 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	}
 	size := t.Spec.Size
 	if size == "" {
-		size = study.DefaultHTTPSize
+		size = DefaultSize
 	}
 	n, ok := study.ParseBytes(size)
 	if !ok || n <= 0 {

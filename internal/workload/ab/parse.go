@@ -175,26 +175,41 @@ func Parse(out []byte) (*Report, error) {
 		return nil, fmt.Errorf("ab output: %w", err)
 	}
 	if timeout != nil {
-		if !(total > 0) || !workload.Finite(total) {
-			timeout.Msg += " before any request completed"
-			return nil, timeout
-		}
-		return &Report{Complete: total, TimedOut: true, Percent: map[int]float64{},
-			RequestsPerSec: math.NaN(), TransferBps: math.NaN(), MeanMs: math.NaN()}, nil
+		return timedOut(timeout, total)
 	}
+	if err := r.check(out, seen); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// timedOut is the report of a run ab gave up on (see the package's
+// notes): the completed requests, or the timeout when none completed.
+func timedOut(timeout *ToolError, total float64) (*Report, error) {
+	if !(total > 0) || !workload.Finite(total) {
+		timeout.Msg += " before any request completed"
+		return nil, timeout
+	}
+	return &Report{Complete: total, TimedOut: true, Percent: map[int]float64{},
+		RequestsPerSec: math.NaN(), TransferBps: math.NaN(), MeanMs: math.NaN()}, nil
+}
+
+// check rejects a report that lacks a summary line (seen names those
+// read), has invalid numbers, or got no response at all.
+func (r *Report) check(out []byte, seen map[string]bool) error {
 	for _, k := range []string{"Complete requests", "Time taken for tests", "Requests per second", "Transfer rate"} {
 		if !seen[k] {
 			if len(bytes.TrimSpace(out)) == 0 {
-				return nil, errors.New("ab printed nothing")
+				return errors.New("ab printed nothing")
 			}
-			return nil, fmt.Errorf("ab output lacks %q: %q", k, workload.Clip(string(out), 200))
+			return fmt.Errorf("ab output lacks %q: %q", k, workload.Clip(string(out), 200))
 		}
 	}
 	if !workload.Finite(r.Seconds, r.Complete, r.RequestsPerSec, r.TransferBps, r.MeanMs) || !(r.Seconds > 0) {
-		return nil, fmt.Errorf("ab reported invalid numbers (%v requests in %v s)", r.Complete, r.Seconds)
+		return fmt.Errorf("ab reported invalid numbers (%v requests in %v s)", r.Complete, r.Seconds)
 	}
 	if r.Complete == 0 {
-		return nil, errors.New("ab completed no request")
+		return errors.New("ab completed no request")
 	}
 	// With -r (which the driver passes so one reset does not end the
 	// test) a refused connection is not fatal to ab: it counts every
@@ -202,7 +217,7 @@ func Parse(out []byte) (*Report, error) {
 	// nothing transferred. No request got a response, so that is the
 	// connect failure it would have been without -r.
 	if seen["Total transferred"] && r.TotalBytes == 0 && r.Failed > 0 {
-		return nil, &ToolError{Msg: fmt.Sprintf("no response to any of %v requests (%v failed, nothing transferred)", r.Complete, r.Failed), kind: ErrConnect}
+		return &ToolError{Msg: fmt.Sprintf("no response to any of %v requests (%v failed, nothing transferred)", r.Complete, r.Failed), kind: ErrConnect}
 	}
-	return r, nil
+	return nil
 }

@@ -14,7 +14,6 @@ package iperf3
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -67,19 +66,11 @@ func New() *Driver {
 	return &Driver{Bin: "iperf3", ConnectAttempts: DefaultConnectAttempts, ConnectBackoff: DefaultConnectBackoff}
 }
 
-// Tool returns "iperf3".
-func (d *Driver) Tool() string { return "iperf3" }
-
-// Protocols lists what Run supports.
-func (d *Driver) Protocols() []string { return []string{"tcp", "udp"} }
-
 // Check reports whether iperf3 is installed on this machine (the local
 // engine runs it from here; the kube engine runs it from an image).
 func (d *Driver) Check() error {
-	if _, err := exec.LookPath(d.Bin); err != nil {
-		return fmt.Errorf("%s is not installed or not in PATH; install it (Debian/Ubuntu: apt-get install iperf3, Fedora: dnf install iperf3, Alpine: apk add iperf3)", d.Bin)
-	}
-	return nil
+	_, err := workload.LookProgram(d.Bin, d.Describe().Programs[0])
+	return err
 }
 
 // plan is a validated trial turned into command lines.
@@ -99,7 +90,7 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 		return p, errors.New("iperf3 trial has no pairs")
 	}
 	if proto := strings.ToLower(t.Spec.Protocol); proto != "" && proto != "tcp" && proto != "udp" {
-		return p, fmt.Errorf("iperf3 driver runs %s, not %q", strings.Join(d.Protocols(), ", "), t.Spec.Protocol)
+		return p, fmt.Errorf("iperf3 driver runs %s, not %q", strings.Join(d.Describe().Protocols, ", "), t.Spec.Protocol)
 	}
 	if t.Duration%time.Second != 0 || t.Warmup%time.Second != 0 {
 		return p, fmt.Errorf("iperf3 counts whole seconds: duration %v and warm-up %v must be whole seconds", t.Duration, t.Warmup)

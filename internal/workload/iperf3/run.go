@@ -51,30 +51,49 @@ func (d *Driver) run(ctx context.Context, t workload.Trial, p plan) (workload.Re
 	runCtx, cancel := context.WithCancelCause(timeCtx)
 	defer cancel(nil)
 
-	n := len(t.Pairs)
-	servers := make([]engine.Process, 0, n)
-	reapServers := func() {
-		for _, s := range servers {
-			s.Stop()
-		}
+	servers, err := d.startServers(runCtx, t, p)
+	if err != nil {
+		return workload.Result{}, err
 	}
+	clients := d.runClients(runCtx, cancel, t, p)
+	srvOut, srvErr := waitServers(servers, clients)
+	if err := ctx.Err(); err != nil {
+		return workload.Result{}, fmt.Errorf("iperf3 trial stopped: %w", err)
+	}
+	return d.collect(t, p, clients, srvOut, srvErr)
+}
+
+// startServers starts one server per pair; when one fails to start, those
+// already started are stopped.
+func (d *Driver) startServers(ctx context.Context, t workload.Trial, p plan) ([]engine.Process, error) {
+	servers := make([]engine.Process, 0, len(t.Pairs))
 	for i, pr := range t.Pairs {
-		s, err := pr.Server.Start(runCtx, d.serverArgv(p, t.BasePort+i))
+		s, err := pr.Server.Start(ctx, d.serverArgv(p, t.BasePort+i))
 		if err != nil {
-			reapServers()
-			return workload.Result{}, fmt.Errorf("%s: start server: %w", pairName(t, i), err)
+			for _, s := range servers {
+				s.Stop()
+			}
+			return nil, fmt.Errorf("%s: start server: %w", pairName(t, i), err)
 		}
 		servers = append(servers, s)
 	}
+	return servers, nil
+}
 
+// runClients starts every client at once, reports the start through
+// t.Started once all of them started, and waits for all. A pair that
+// fails (or fails to start) ends the others through cancel: no partial
+// trial.
+func (d *Driver) runClients(ctx context.Context, cancel context.CancelCauseFunc, t workload.Trial, p plan) []clientResult {
+	n := len(t.Pairs)
 	started := make(chan error, n)
 	clients := make([]clientResult, n)
 	var wg sync.WaitGroup
 	for i, pr := range t.Pairs {
 		argv := d.clientArgv(p, engine.Addr(pr.Server), t.BasePort+i)
 		wg.Go(func() {
-			clients[i] = d.runClient(runCtx, pr.Client, argv, started)
-			if clients[i].err != nil && runCtx.Err() == nil {
+			clients[i] = d.runClient(ctx, pr.Client, argv, started)
+			if clients[i].err != nil && ctx.Err() == nil {
 				cancel(errAborted) // a failed pair fails the trial: end it now
 			}
 		})
@@ -84,22 +103,31 @@ func (d *Driver) run(ctx context.Context, t workload.Trial, p plan) (workload.Re
 		startErr = errors.Join(startErr, <-started)
 	}
 	if startErr != nil {
-		cancel(errAborted) // no partial trial
+		cancel(errAborted)
 	} else if t.Started != nil {
 		t.Started(time.Now())
 	}
 	wg.Wait()
+	return clients
+}
 
-	srvOut := make([][]byte, n)
-	srvErr := make([]error, n)
+// waitServers waits for every server (see waitServer), in parallel.
+func waitServers(servers []engine.Process, clients []clientResult) ([][]byte, []error) {
+	out := make([][]byte, len(servers))
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
 	for i, s := range servers {
-		wg.Go(func() { srvOut[i], srvErr[i] = waitServer(s, clients[i].err == nil) })
+		wg.Go(func() { out[i], errs[i] = waitServer(s, clients[i].err == nil) })
 	}
 	wg.Wait()
+	return out, errs
+}
 
-	if err := ctx.Err(); err != nil {
-		return workload.Result{}, fmt.Errorf("iperf3 trial stopped: %w", err)
-	}
+// collect turns the pairs' outputs into the trial's result. When pairs
+// failed, the errors of those that failed first are returned, not those
+// of the pairs stopped because of them (errAborted).
+func (d *Driver) collect(t workload.Trial, p plan, clients []clientResult, srvOut [][]byte, srvErr []error) (workload.Result, error) {
+	n := len(t.Pairs)
 	var errs, aborted []error
 	res := workload.Result{Metrics: map[string]float64{}, PerReplica: make([]map[string]float64, n)}
 	for i := range n {

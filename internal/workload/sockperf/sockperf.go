@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,18 +68,10 @@ func New() *Driver {
 	return &Driver{Bin: "sockperf", ConnectAttempts: 5, ConnectBackoff: 100 * time.Millisecond}
 }
 
-// Tool returns "sockperf".
-func (d *Driver) Tool() string { return "sockperf" }
-
-// Protocols lists tcp and udp ping-pong.
-func (d *Driver) Protocols() []string { return []string{"tcp", "udp"} }
-
 // Check reports whether sockperf is installed.
 func (d *Driver) Check() error {
-	if _, err := exec.LookPath(d.Bin); err != nil {
-		return fmt.Errorf("%s is not installed or not in PATH; install it (Debian/Ubuntu: apt-get install sockperf)", d.Bin)
-	}
-	return nil
+	_, err := workload.LookProgram(d.Bin, d.Describe().Programs[0])
+	return err
 }
 
 type plan struct {
@@ -95,7 +86,7 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 		return p, errors.New("sockperf trial has no pairs")
 	}
 	if p.msg == 0 {
-		p.msg = 64
+		p.msg = DefaultMessage
 	}
 	if p.msg < MinMessage {
 		return p, fmt.Errorf("sockperf's smallest message is %d B (its header); %d B cannot be sent (use %d for netperf's 1 B TCP_RR)", MinMessage, p.msg, MinMessage)

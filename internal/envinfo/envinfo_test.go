@@ -1,0 +1,27 @@
+package envinfo
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Version runs a program's own version argv (ab -V, nginx -v on stderr)
+// and keeps the first line; a missing program gives "".
+func TestVersion(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\n[ \"$1\" = -v ] || exit 3\necho 'fake/1.2' >&2\necho second line >&2\n"
+	if err := os.WriteFile(filepath.Join(dir, "cnbfake"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	if got := Version([]string{"cnbfake", "-v"}); got != "fake/1.2" {
+		t.Errorf("Version = %q, want fake/1.2", got)
+	}
+	if got := Version([]string{"cnbmissing", "--version"}); got != "" {
+		t.Errorf("missing program: %q", got)
+	}
+	if got := Version(nil); got != "" {
+		t.Errorf("no argv: %q", got)
+	}
+}

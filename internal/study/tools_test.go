@@ -1,0 +1,34 @@
+package study
+
+import "github.com/cnibench/cnibench/internal/workload/spec"
+
+// testTools stand in for the workload registry, which this package cannot
+// import (the drivers import study). They mirror the drivers' options;
+// the registry's own test resolves the built-in studies and these
+// fixtures with the real descriptions.
+var testTools = func() []spec.Tool {
+	common := []spec.Option{
+		{Name: OptPlacement, Doc: "where the client runs", Default: PlacementInterNode},
+		{Name: OptPin, Doc: "CPU lists", Unset: "not pinned"},
+		{Name: OptCPP, Doc: "CPU cost per packet", Unset: "not sampled"},
+		{Name: OptCounters, Doc: "counters", Unset: "not recorded"},
+	}
+	return []spec.Tool{
+		{Name: "iperf3", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
+			{Name: OptLength, Sweep: OptLengths, Doc: "the write size", Unset: "iperf3's"},
+			{Name: OptRate, Sweep: OptRates, Doc: "an offered bitrate", Unset: "unlimited",
+				RequiredFor: []string{"udp"}, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
+			{Name: OptParallel, Sweep: OptParallels, Doc: "streams", Unset: "one", Min: 1, Max: 128, Note: "iperf3's limit on -P"},
+			{Name: OptReverse, Doc: "reverse", Unset: "client sends"},
+			{Name: OptBackground, Doc: "background load", Unset: "none"},
+		}, common...)},
+		{Name: "sockperf", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
+			{Name: OptMessageSize, Sweep: OptMsgSizes, Doc: "message size", Default: "64", Min: 14, Max: 65000,
+				Note: "sockperf's smallest message is 14 B"},
+		}, common...)},
+		{Name: "ab", Protocols: []string{"tcp"}, Options: append([]spec.Option{
+			{Name: OptConcurrency, Doc: "concurrency", Default: "1", Min: 1, Max: 20000, Note: "ab's own limit"},
+			{Name: OptSize, Doc: "body size", Default: "5M"},
+		}, common...)},
+	}
+}()

@@ -1,0 +1,39 @@
+package ab
+
+import (
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/spec"
+)
+
+const (
+	// MaxConcurrency bounds ab -c (ab's own limit is 20000).
+	MaxConcurrency = 20000
+	// DefaultSize is seed 004's response body.
+	DefaultSize = "5M"
+)
+
+var (
+	programAB    = spec.Program{Name: "ab", Package: "apache2-utils", Version: []string{"ab", "-V"}}
+	programNginx = spec.Program{Name: "nginx", Package: "nginx-light", Version: []string{"nginx", "-v"}}
+)
+
+// Describe says what the HTTP workload takes and reports (see package
+// spec).
+func (d *Driver) Describe() spec.Tool {
+	return spec.Tool{
+		Name:      "ab",
+		Protocols: []string{"tcp"},
+		Options: append([]spec.Option{
+			{Name: study.OptConcurrency, Doc: "requests in flight per client (ab -c); a list sweeps",
+				Default: strconv.Itoa(1), Min: 1, Max: MaxConcurrency, Note: "ab's own limit"},
+			{Name: study.OptSize, Doc: "the response body size", Default: DefaultSize},
+		}, workload.CommonOptions()...),
+		Programs: []spec.Program{programAB, programNginx},
+		Headline: []spec.Metric{{Name: MetricRPS}, {Name: MetricTransfer}, {Name: MetricMean}, {Name: MetricP99},
+			{Name: MetricErrors}, {Name: MetricTimeouts}},
+		Kube: spec.Kube{Support: spec.KubeAll},
+	}
+}

@@ -1,0 +1,49 @@
+package iperf3
+
+import (
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/spec"
+)
+
+// MaxParallel is iperf3's own limit on -P (streams per client); it also
+// bounds background connections per pair.
+const MaxParallel = 128
+
+var (
+	tcp = []string{"tcp"}
+	udp = []string{"udp"}
+)
+
+// Describe says what iperf3 takes and reports (see package spec).
+func (d *Driver) Describe() spec.Tool {
+	return spec.Tool{
+		Name:      "iperf3",
+		Protocols: []string{"tcp", "udp"},
+		Options: append([]spec.Option{
+			{Name: study.OptLength, Sweep: study.OptLengths, Doc: "the write and read size (iperf3 -l)",
+				Unset: "iperf3's own: 128 KiB for TCP, the path MTU's payload for UDP"},
+			{Name: study.OptRate, Sweep: study.OptRates, Doc: "an offered bitrate", Unset: "unlimited for TCP",
+				RequiredFor: udp, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
+			{Name: study.OptParallel, Sweep: study.OptParallels, Doc: "streams per client (iperf3 -P)", Unset: "one stream",
+				Min: 1, Max: MaxParallel, Note: "iperf3's limit on -P"},
+			{Name: study.OptReverse, Doc: "the server sending (iperf3 -R)", Unset: "the client sends"},
+			{Name: study.OptBackground, Doc: "capped TCP connections on extra pairs beside the measured one", Unset: "no background load"},
+		}, workload.CommonOptions()...),
+		Programs: []spec.Program{{Name: "iperf3", Package: "iperf3", Version: []string{"iperf3", "--version"}}},
+		Headline: []spec.Metric{
+			{Name: results.MetricBitrate},
+			{Name: MetricOffered, Protocols: udp},
+			{Name: MetricLostPct, Protocols: udp},
+			{Name: MetricJitter, Protocols: udp},
+			{Name: MetricRTT, Protocols: tcp},
+			{Name: MetricBackgroundBitrate, Protocols: tcp},
+		},
+		Kube: spec.Kube{Support: spec.KubeSome, Unsupported: map[string]string{
+			// Background servers listen on BasePort+1000+j, a port the
+			// run's Services (one port per pod, BasePort+I) do not forward.
+			study.OptBackground: "background load (its servers use ports the run's Services do not expose)",
+		}},
+	}
+}
