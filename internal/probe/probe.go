@@ -34,6 +34,7 @@ const (
 	WireGuard   = "wireguard"
 	Tun         = "tun"
 	Netem       = "netem"
+	IFB         = "ifb" // ingress traffic is redirected through an ifb device to be impaired
 	TBF         = "tbf"
 	HTB         = "htb"
 	ClsBPF      = "cls_bpf"
@@ -99,7 +100,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, TBF, HTB, ClsBPF, OpenvSwitch, RPS, RFS}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, RPS, RFS}
 }
 
 // cache holds the first complete Run of the process: features do not
