@@ -18,8 +18,11 @@ import (
 //
 // Times need a unit (ns, us, ms, s; tc's "msec", "usec", "sec" too and
 // "10 ms" with a space); percentages may omit the % as in tc. The result
-// is validated.
+// is validated. "none" (and the empty text) is the zero Spec.
 func Parse(text string) (Spec, error) {
+	if strings.TrimSpace(text) == "none" {
+		return Spec{}, nil
+	}
 	p := &parser{toks: tokens(text)}
 	s, err := p.spec()
 	if err != nil {
