@@ -26,8 +26,9 @@ import (
 var ingressHandle = netlink.MakeHandle(0xffff, 0)
 
 // IFBName is the ifb device cnibench creates for ingress on the device
-// with that ifindex (namespace-local, so unique there).
-func IFBName(ifindex int) string { return fmt.Sprintf("cnbifb%d", ifindex) }
+// with that ifindex (namespace-local, so unique there; hex keeps any
+// ifindex within IFNAMSIZ).
+func IFBName(ifindex int) string { return fmt.Sprintf("cnbifb%x", uint32(ifindex)) }
 
 // ApplyIngress impairs what dev receives, through an ifb device. As
 // Apply, it records the plan before changing anything; on a failure
