@@ -182,14 +182,23 @@ func addNetem(nsName, dev string, idx int, parent uint32, s Spec) error {
 	if err != nil {
 		return err
 	}
-	// REPLACE lets the netem take the place of a visible inner bfifo a
-	// previous revert left under tbf; EXCL refuses a second netem.
-	flags := unix.NLM_F_CREATE | unix.NLM_F_EXCL | unix.NLM_F_REPLACE
-	err = tcRequest(nsName, unix.RTM_NEWQDISC, flags, idx, NetemHandle, parent, "netem", opts)
-	if err != nil {
+	if err := addQdisc(nsName, idx, parent, netemKind, opts); err != nil {
 		return fmt.Errorf("tc qdisc add dev %s %s handle cb1: netem %s in %s: %w", dev, parentString(parent), s, nsOrHost(nsName), explain(err))
 	}
 	return nil
+}
+
+// netemKind is the kind Revert and ReadBack look for at NetemHandle; the
+// kernel tests that run without netem put a stand-in there instead, to
+// exercise everything around it.
+var netemKind = "netem"
+
+// addQdisc adds cnibench's qdisc at NetemHandle under parent. REPLACE
+// lets it take the place of a visible inner bfifo a previous revert left
+// under tbf; EXCL refuses a second one.
+func addQdisc(nsName string, idx int, parent uint32, kind string, opts *nl.RtAttr) error {
+	flags := unix.NLM_F_CREATE | unix.NLM_F_EXCL | unix.NLM_F_REPLACE
+	return tcRequest(nsName, unix.RTM_NEWQDISC, flags, idx, NetemHandle, parent, kind, opts)
 }
 
 // Revert undoes Apply from its Prev. It is idempotent, as cleanup after a
@@ -215,7 +224,7 @@ func Revert(p Prev) error {
 	}
 	var ours *qdisc
 	for i := range qs {
-		if qs[i].Handle == NetemHandle && qs[i].Kind == "netem" {
+		if qs[i].Handle == NetemHandle && qs[i].Kind == netemKind {
 			ours = &qs[i]
 		}
 	}
@@ -270,7 +279,7 @@ func findNetem(nsName, dev string) (qdisc, error) {
 	}
 	var found []qdisc
 	for _, q := range qs {
-		if q.Kind == "netem" {
+		if q.Kind == netemKind {
 			if q.Handle == NetemHandle {
 				return q, nil
 			}
@@ -308,7 +317,7 @@ func QdiscStats(nsName, dev string) (Stats, error) {
 	}
 	for _, q := range qs {
 		a := q.Attrs()
-		if a.Handle != NetemHandle || q.Type() != "netem" {
+		if a.Handle != NetemHandle || q.Type() != netemKind {
 			continue
 		}
 		var s Stats

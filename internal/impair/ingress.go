@@ -16,9 +16,9 @@ import (
 //	ip link add cnbifbN type ifb; ip link set cnbifbN up
 //	tc qdisc add dev cnbifbN root handle cb1: netem ...
 //	tc qdisc add dev DEV handle ffff: ingress
-//	tc filter add dev DEV parent ffff: protocol all prio 1 matchall action mirred egress redirect dev cnbifbN
+//	tc filter add dev DEV parent ffff: protocol all prio 1 u32 match u32 0 0 action mirred egress redirect dev cnbifbN
 //
-// It needs the ifb module (probe.IFB), act_mirred and cls_matchall. A
+// It needs the ifb module (probe.IFB), act_mirred and cls_u32. A
 // device that already has an ingress or clsact qdisc (cilium's BPF
 // programs, for one) is refused: the hook is not cnibench's to share.
 
@@ -40,6 +40,14 @@ func ApplyIngress(nsName, dev string, s Spec, record func(Prev) error) (Prev, er
 	if s.IsZero() {
 		return Prev{Netns: nsName, Dev: dev, None: true}, nil
 	}
+	return ingress(nsName, dev, record, func(ifb string, idx int) error {
+		return addNetem(nsName, ifb, idx, netlink.HANDLE_ROOT, s)
+	})
+}
+
+// ingress sets up the redirection with install putting the qdisc on the
+// ifb's root.
+func ingress(nsName, dev string, record func(Prev) error, install func(ifb string, idx int) error) (Prev, error) {
 	h, err := netns.Handle(nsName)
 	if err != nil {
 		return Prev{}, err
@@ -65,7 +73,7 @@ func ApplyIngress(nsName, dev string, s Spec, record func(Prev) error) (Prev, er
 			return Prev{}, fmt.Errorf("record ingress redirection of %s before netem: %w", dev, err)
 		}
 	}
-	if err := applyIngress(h, l, ifb, s, nsName); err != nil {
+	if err := applyIngress(h, l, ifb, install, nsName); err != nil {
 		if rerr := revertIngress(prev); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("undo: %w", rerr))
 		}
@@ -74,7 +82,7 @@ func ApplyIngress(nsName, dev string, s Spec, record func(Prev) error) (Prev, er
 	return prev, nil
 }
 
-func applyIngress(h *netns.NetlinkHandle, l netlink.Link, ifb string, s Spec, nsName string) error {
+func applyIngress(h *netns.NetlinkHandle, l netlink.Link, ifb string, install func(ifb string, idx int) error, nsName string) error {
 	a := netlink.NewLinkAttrs()
 	a.Name, a.MTU = ifb, l.Attrs().MTU
 	if err := h.LinkAdd(&netlink.Ifb{LinkAttrs: a}); err != nil {
@@ -90,22 +98,24 @@ func applyIngress(h *netns.NetlinkHandle, l netlink.Link, ifb string, s Spec, ns
 	if err := h.LinkSetUp(il); err != nil {
 		return fmt.Errorf("ip link set %s up: %w", ifb, err)
 	}
-	if err := addNetem(nsName, ifb, il.Attrs().Index, netlink.HANDLE_ROOT, s); err != nil {
+	if err := install(ifb, il.Attrs().Index); err != nil {
 		return err
 	}
 	q := &netlink.Ingress{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Handle: ingressHandle, Parent: netlink.HANDLE_INGRESS}}
 	if err := h.QdiscAdd(q); err != nil {
 		return fmt.Errorf("tc qdisc add dev %s ingress: %w", l.Attrs().Name, err)
 	}
-	f := &netlink.MatchAll{
+	// u32 with no selector (match u32 0 0) matches everything; it is in
+	// kernels that lack cls_matchall (this machine's, for one).
+	f := &netlink.U32{
 		FilterAttrs: netlink.FilterAttrs{LinkIndex: l.Attrs().Index, Parent: ingressHandle, Priority: 1, Protocol: unix.ETH_P_ALL},
 		Actions:     []netlink.Action{netlink.NewMirredAction(il.Attrs().Index)},
 	}
 	if err := h.FilterAdd(f); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOENT) {
-			err = fmt.Errorf("%w (kernel lacks cls_matchall or act_mirred)", err)
+			err = fmt.Errorf("%w (kernel lacks cls_u32 or act_mirred)", err)
 		}
-		return fmt.Errorf("tc filter add dev %s parent ffff: matchall action mirred egress redirect dev %s: %w", l.Attrs().Name, ifb, err)
+		return fmt.Errorf("tc filter add dev %s parent ffff: protocol all prio 1 u32 match u32 0 0 action mirred egress redirect dev %s: %w", l.Attrs().Name, ifb, err)
 	}
 	return nil
 }
