@@ -195,11 +195,10 @@ func TestPresetsInstallExactly(t *testing.T) {
 			t.Errorf("%s: installed\n%+v\nread back\n%+v", names[i], s.Kernel(), got.Kernel())
 		}
 		checkNetlinkView(t, names[i], h, s)
-		st, err := QdiscStats(p.a, "a0")
-		if err != nil {
+		// (No assertion on the counters: the kernel's own IPv6 packets may
+		// sit in a 274 s delay.)
+		if _, err := QdiscStats(p.a, "a0"); err != nil {
 			t.Errorf("%s: QdiscStats: %v", names[i], err)
-		} else if st.Qlen != 0 || st.Backlog != 0 {
-			t.Errorf("%s: idle netem has a queue: %+v", names[i], st)
 		}
 		if err := Revert(prev); err != nil {
 			t.Fatalf("%s: Revert: %v", names[i], err)
@@ -376,8 +375,11 @@ func TestLossRateMatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		quiet(&got)
+		quiet(&got, 30*time.Millisecond)
 	}
+	// A longer wait at the end: a receiver starved for a moment must not
+	// count as loss.
+	quiet(&got, 300*time.Millisecond)
 	lost := n - int(got.Load())
 	measured := float64(lost) / n
 	sd := math.Sqrt(n * rate * (1 - rate))
@@ -549,15 +551,13 @@ func dial(t *testing.T, ns string, to *net.UDPAddr) *net.UDPConn {
 	return c
 }
 
-// quiet waits until the counter has not moved for 30 ms (at most 5 s).
-func quiet(n *atomic.Int64) {
-	last, still := n.Load(), 0
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && still < 3; {
-		time.Sleep(10 * time.Millisecond)
-		if v := n.Load(); v == last {
-			still++
-		} else {
-			last, still = v, 0
+// quiet waits until the counter has not moved for window (at most 10 s).
+func quiet(n *atomic.Int64, window time.Duration) {
+	last, since := n.Load(), time.Now()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && time.Since(since) < window; {
+		time.Sleep(5 * time.Millisecond)
+		if v := n.Load(); v != last {
+			last, since = v, time.Now()
 		}
 	}
 }
