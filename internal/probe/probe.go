@@ -34,7 +34,7 @@ const (
 	WireGuard   = "wireguard"
 	Tun         = "tun"
 	Netem       = "netem"
-	IFB         = "ifb" // ingress traffic is redirected through an ifb device to be impaired
+	IFB         = "ifb" // an ifb device and redirection to it (ingress qdisc, u32, mirred): ingress impairments
 	TBF         = "tbf"
 	HTB         = "htb"
 	ClsBPF      = "cls_bpf"
