@@ -148,8 +148,8 @@ func (s Spec) options() (*nl.RtAttr, error) {
 		}
 		o.AddRtAttr(nl.TCA_NETEM_RATE, r.Serialize())
 	}
-	if s.Distribution != Uniform {
-		t, err := DistTable(s.Distribution)
+	if d := s.normalized().Distribution; d != Uniform {
+		t, err := DistTable(d)
 		if err != nil {
 			return nil, err
 		}

@@ -415,8 +415,8 @@ func (s Spec) String() string {
 			}
 		}
 	}
-	if s.Distribution != Uniform {
-		add("distribution %s", s.Distribution)
+	if d := s.normalized().Distribution; d != Uniform {
+		add("distribution %s", d)
 	}
 	if g := s.GE; g != nil {
 		add("loss gemodel %s %s %s %s", formatPercent(g.P), formatPercent(g.R), formatPercent(g.BadLoss), formatPercent(g.GoodLoss))

@@ -47,7 +47,8 @@ const (
 	ParetoNormal Distribution = "paretonormal"
 )
 
-// Distributions lists the valid names, uniform first.
+// Distributions lists the valid names, uniform first ("uniform" and ""
+// both mean Uniform).
 func Distributions() []Distribution { return []Distribution{"uniform", Normal, Pareto, ParetoNormal} }
 
 // Spec is one netem configuration. The zero Spec is "no impairment".
@@ -155,7 +156,7 @@ func (s Spec) Validate() error {
 	if err := s.Distribution.validate(); err != nil {
 		return err
 	}
-	if s.Distribution != Uniform && s.Jitter == 0 {
+	if s.normalized().Distribution != Uniform && s.Jitter == 0 {
 		return bad(FieldDistribution, "%s needs a delay and a jitter (it shapes the jitter)", s.Distribution)
 	}
 	for _, p := range []struct {
@@ -229,7 +230,7 @@ func percent(field string, v float64) error {
 
 func (d Distribution) validate() error {
 	switch d {
-	case Uniform, Normal, Pareto, ParetoNormal:
+	case Uniform, "uniform", Normal, Pareto, ParetoNormal:
 		return nil
 	}
 	names := make([]string, 0, 4)
@@ -243,6 +244,9 @@ func (d Distribution) validate() error {
 func (s Spec) normalized() Spec {
 	if s.Limit == 0 {
 		s.Limit = DefaultLimit
+	}
+	if s.Distribution == "uniform" {
+		s.Distribution = Uniform
 	}
 	if s.Reorder > 0 && s.Gap == 0 {
 		s.Gap = 1 // tc does the same; netem needs gap >= 1 to reorder

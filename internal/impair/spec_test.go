@@ -71,6 +71,7 @@ func TestValidateAccepts(t *testing.T) {
 		{Duplicate: 1, DuplicateCorrelation: 10, Corrupt: 0.1, CorruptCorrelation: 5},
 		{Rate: 100_000_000, Limit: 1},
 		{Delay: ms, Jitter: 5 * ms}, // jitter above delay: netem clips at 0, as tc allows
+		{Delay: ms, Jitter: ms, Distribution: "uniform"},
 	} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%+v: %v", s, err)
@@ -229,5 +230,21 @@ func TestPctSnapsBack(t *testing.T) {
 	}
 	if prob(100) != math.MaxUint32 || prob(0) != 0 {
 		t.Errorf("prob(100) = %d, prob(0) = %d", prob(100), prob(0))
+	}
+}
+
+// TestUniformSendsNoTable: "uniform" is netem's default, no table sent;
+// the others send theirs.
+func TestUniformSendsNoTable(t *testing.T) {
+	for d, want := range map[Distribution]int{"uniform": 0, Uniform: 0, Normal: 8192, Pareto: 8192, ParetoNormal: 8192} {
+		o, err := Spec{Delay: ms, Jitter: ms, Distribution: d}.options()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := o.Serialize()[4:]
+		got := len(attrMap(t, b[sizeofQopt:])[2]) // TCA_NETEM_DELAY_DIST
+		if got != want {
+			t.Errorf("%q: table of %d bytes, want %d", d, got, want)
+		}
 	}
 }
