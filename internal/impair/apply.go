@@ -375,13 +375,13 @@ func dumpQdiscs(nsName string, idx int) ([]qdisc, error) {
 			if int(tm.Ifindex) != idx {
 				continue
 			}
-			attrs, err := nl.ParseRouteAttr(m[tm.Len():])
+			attrs, err := parseAttrs(m[tm.Len():])
 			if err != nil {
 				return err
 			}
 			q := qdisc{Handle: tm.Handle, Parent: tm.Parent}
 			for _, a := range attrs {
-				switch a.Attr.Type {
+				switch a.Type {
 				case nl.TCA_KIND:
 					q.Kind = strings.TrimRight(string(a.Value), "\x00")
 				case nl.TCA_OPTIONS:
@@ -416,12 +416,12 @@ func tcRequest(nsName string, msgType, flags, idx int, handle, parent uint32, ki
 
 // tbfLimit reads tbf's queue limit (bytes) from its TCA_OPTIONS.
 func tbfLimit(opts []byte) (uint32, error) {
-	attrs, err := nl.ParseRouteAttr(opts)
+	attrs, err := parseAttrs(opts)
 	if err != nil {
 		return 0, fmt.Errorf("tbf options: %w", err)
 	}
 	for _, a := range attrs {
-		if a.Attr.Type&nl.NLA_TYPE_MASK == nl.TCA_TBF_PARMS && len(a.Value) >= nl.SizeofTcTbfQopt {
+		if a.Type == nl.TCA_TBF_PARMS && len(a.Value) >= nl.SizeofTcTbfQopt {
 			return nl.DeserializeTcTbfQopt(a.Value).Limit, nil
 		}
 	}

@@ -178,7 +178,7 @@ func decode(b []byte) (Kernel, error) {
 		Gap:       q.Gap,
 		Duplicate: q.Duplicate,
 	}
-	attrs, err := nl.ParseRouteAttr(b[sizeofQopt:])
+	attrs, err := parseAttrs(b[sizeofQopt:])
 	if err != nil {
 		return Kernel{}, fmt.Errorf("netem options: %w", err)
 	}
@@ -186,7 +186,7 @@ func decode(b []byte) (Kernel, error) {
 	var rate64 uint64
 	for _, a := range attrs {
 		v := a.Value
-		switch a.Attr.Type & nl.NLA_TYPE_MASK {
+		switch a.Type {
 		case tcaNetemLatency64:
 			if len(v) >= 8 {
 				k.Latency = int64(binary.NativeEndian.Uint64(v))
@@ -219,13 +219,13 @@ func decode(b []byte) (Kernel, error) {
 				rate64 = binary.NativeEndian.Uint64(v)
 			}
 		case nl.TCA_NETEM_LOSS:
-			inner, err := nl.ParseRouteAttr(v)
+			inner, err := parseAttrs(v)
 			if err != nil {
 				return Kernel{}, fmt.Errorf("netem loss model: %w", err)
 			}
 			for _, l := range inner {
-				if l.Attr.Type&nl.NLA_TYPE_MASK != netemLossGE {
-					return Kernel{}, fmt.Errorf("netem loss model %d is not Gilbert-Elliott (the 4-state model is not supported)", l.Attr.Type)
+				if l.Type != netemLossGE {
+					return Kernel{}, fmt.Errorf("netem loss model %d is not Gilbert-Elliott (the 4-state model is not supported)", l.Type)
 				}
 				if len(l.Value) < 16 {
 					return Kernel{}, fmt.Errorf("netem gemodel: %d bytes", len(l.Value))

@@ -274,3 +274,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseField: one study-file value for any key; never panics, and
+// what it accepts (and validates) renders back to the same netem.
+func FuzzParseField(f *testing.F) {
+	for i, k := range Fields() {
+		f.Add(uint8(i), map[string]string{FieldDelay: "10ms", FieldJitter: "1 ms", FieldDistribution: "normal",
+			FieldLossModel: "1% 10% 70% 0.1%", FieldGap: "5", FieldLimit: "1000", FieldRate: "1gbit"}[k])
+		f.Add(uint8(i), "25%")
+	}
+	f.Fuzz(func(t *testing.T, key uint8, value string) {
+		fields := Fields()
+		s := Spec{Delay: 10 * ms, Jitter: ms, Reorder: 1} // so dependent fields can validate
+		if err := ParseField(&s, fields[int(key)%len(fields)], value); err != nil || s.Validate() != nil {
+			return
+		}
+		back, err := Parse(s.String())
+		if err != nil || !back.Matches(s) {
+			t.Fatalf("%s=%q: %+v renders %q, which parses to %+v (%v)", fields[int(key)%len(fields)], value, s, s.String(), back, err)
+		}
+	})
+}
+
+// FuzzDecode: the parser of the kernel's netem dump never panics.
+func FuzzDecode(f *testing.F) {
+	for _, p := range Presets() {
+		o, _ := p.Spec.options()
+		f.Add(o.Serialize()[4:])
+	}
+	f.Add(make([]byte, 30))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decode(b)
+		tbfLimit(b)
+	})
+}
