@@ -19,7 +19,8 @@
 //     64-bit delay and its parser drops all three on read-back. The request
 //     is what `tc qdisc add ... netem` (iproute2 tc/q_netem.c) sends,
 //     probabilities rounded as tc rounds them, so a preset installs the
-//     same bits as the paper's tc command line.
+//     same bits as the paper's tc command line (tc_test.go compares it
+//     with captured tc requests; ours adds the 64-bit delay and jitter).
 //   - Distribution tables (normal, pareto, paretonormal) are computed in
 //     Go exactly as iproute2's netem/*.c generators compute the .dist
 //     files, so no /usr/lib/tc is needed (this machine has none).
