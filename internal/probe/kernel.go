@@ -77,6 +77,7 @@ func kernelProbes() []kernelProbe {
 				return netlink.NewNetem(a, netlink.NetemQdiscAttrs{Latency: 1000})
 			})
 		}},
+		{IFB, (*scratch).tryIFB},
 		{TBF, func(s *scratch) (bool, string) {
 			// tc qdisc add dev cnbp-p0 root tbf rate 1mbit burst 32k limit 64k
 			return s.tryQdisc(TBF, "sch_tbf", func(a netlink.QdiscAttrs) netlink.Qdisc {

@@ -34,6 +34,7 @@ const (
 	WireGuard   = "wireguard"
 	Tun         = "tun"
 	Netem       = "netem"
+	IFB         = "ifb" // an ifb device and redirection to it (ingress qdisc, u32, mirred): ingress impairments
 	TBF         = "tbf"
 	HTB         = "htb"
 	ClsBPF      = "cls_bpf"
@@ -99,7 +100,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, TBF, HTB, ClsBPF, OpenvSwitch, RPS, RFS}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, RPS, RFS}
 }
 
 // cache holds the first complete Run of the process: features do not

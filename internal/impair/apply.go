@@ -1,0 +1,461 @@
+package impair
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// Where netem goes, and how it is undone (the kernel side):
+//
+//   - A device with the kernel's default root qdisc (handle 0: noqueue on
+//     veth, VXLAN and other virtual devices; pfifo_fast or fq_codel,
+//     whatever net.core.default_qdisc says, or mq on real multiqueue
+//     NICs and tun): netem becomes the root; revert deletes it and the
+//     kernel attaches its default again, exactly as before.
+//   - A device shaped by the local engine's link-rate tbf (the underlay,
+//     `tbf ... overhead 24`): netem becomes tbf's inner queue (parent
+//     MAJOR:1), so the shaper is untouched and packets are impaired, then
+//     shaped. Revert grafts back a bfifo with tbf's own limit, which is
+//     what tbf creates for itself; the one visible difference is that
+//     the restored bfifo has a handle (cb2:) and shows in `tc qdisc
+//     show`, where tbf's own is hidden (userspace cannot create a hidden
+//     one; recreating tbf would round its bucket to 64 ns ticks). A later
+//     Apply finds that bfifo and its revert restores it as it was.
+//   - Any other root qdisc (htb, a netem, fq with options...) is refused:
+//     cnibench will not replace what it cannot put back.
+//
+// The paper applies netem on the client's flannel interface (flannel.1,
+// flannel0), which has no shaper: the first case.
+
+// Handles of the qdiscs cnibench adds, so a read-back or a revert after
+// a crash finds its own.
+var (
+	NetemHandle   = netlink.MakeHandle(0xcb1, 0)
+	RestoreHandle = netlink.MakeHandle(0xcb2, 0)
+)
+
+// Prev is what Apply found on the device and how Revert undoes Apply.
+// It is plain data, written to the journal before anything changes.
+type Prev struct {
+	Netns string `json:"netns"`
+	Dev   string `json:"dev"`
+	// None: the Spec impaired nothing and nothing was installed.
+	None bool `json:"none,omitempty"`
+	// Kind and Handle of the root qdisc found (noqueue, fq_codel, tbf...).
+	Kind   string `json:"kind,omitempty"`
+	Handle uint32 `json:"handle,omitempty"`
+	// Default: the root was the kernel's own (handle 0:); deleting the
+	// netem root restores it.
+	Default bool `json:"default,omitempty"`
+	// Parent is where the netem was added: the root, or tbf's class.
+	Parent uint32 `json:"parent"`
+	// Child is tbf's inner queue the netem replaced.
+	Child *Child `json:"child,omitempty"`
+	// IFB is set for ingress: Dev got an ingress qdisc whose filter
+	// redirects every packet to this ifb device, and the netem is the
+	// ifb's root qdisc.
+	IFB string `json:"ifb,omitempty"`
+}
+
+// Child is a classful root's inner queue.
+type Child struct {
+	Kind string `json:"kind"`
+	// Handle 0 is tbf's own hidden default queue.
+	Handle uint32 `json:"handle,omitempty"`
+	// Limit in bytes.
+	Limit uint32 `json:"limit"`
+}
+
+// Device is where the netem is: Dev, or the ifb for ingress.
+func (p Prev) Device() string {
+	if p.IFB != "" {
+		return p.IFB
+	}
+	return p.Dev
+}
+
+// ErrUnrestorable is wrapped when a device's qdiscs are ones cnibench
+// would not be able to put back exactly.
+var ErrUnrestorable = errors.New("cannot restore the device's qdisc exactly")
+
+// qdisc is one qdisc as the kernel dumps it, options undecoded (the
+// netlink library drops netem's and tbf's fields cnibench needs).
+type qdisc struct {
+	Kind           string
+	Handle, Parent uint32
+	Options        []byte
+}
+
+// Inspect reads dev's qdiscs and decides where a netem would go, changing
+// nothing. Equivalent to: tc -n NS qdisc show dev DEV
+func Inspect(nsName, dev string) (Prev, error) {
+	idx, err := ifindex(nsName, dev)
+	if err != nil {
+		return Prev{}, err
+	}
+	qs, err := dumpQdiscs(nsName, idx)
+	if err != nil {
+		return Prev{}, err
+	}
+	return inspect(nsName, dev, qs)
+}
+
+func inspect(nsName, dev string, qs []qdisc) (Prev, error) {
+	p := Prev{Netns: nsName, Dev: dev, Parent: netlink.HANDLE_ROOT}
+	var root *qdisc
+	for i := range qs {
+		if qs[i].Parent == netlink.HANDLE_ROOT {
+			root = &qs[i]
+		}
+	}
+	where := fmt.Sprintf("device %s in %s", dev, nsOrHost(nsName))
+	if root == nil {
+		// A device that has never been up has no root qdisc in dumps.
+		p.Kind, p.Default = "none", true
+		return p, nil
+	}
+	p.Kind, p.Handle = root.Kind, root.Handle
+	switch {
+	case root.Kind == "netem":
+		return Prev{}, fmt.Errorf("%s already has a netem root qdisc %s (left by a crashed run? `cnibench cleanup`): %w", where, handleString(root.Handle), ErrUnrestorable)
+	case root.Handle == 0:
+		p.Default = true
+		return p, nil
+	case root.Kind == "tbf":
+		limit, err := tbfLimit(root.Options)
+		if err != nil {
+			return Prev{}, fmt.Errorf("%s: %w", where, err)
+		}
+		p.Parent = netlink.MakeHandle(uint16(root.Handle>>16), 1)
+		p.Child = &Child{Kind: "bfifo", Limit: limit}
+		for _, q := range qs {
+			if q.Parent != p.Parent {
+				continue
+			}
+			if q.Kind != "bfifo" || len(q.Options) < 4 {
+				return Prev{}, fmt.Errorf("%s: tbf %s has a %s child %s, which cnibench does not restore: %w", where, handleString(root.Handle), q.Kind, handleString(q.Handle), ErrUnrestorable)
+			}
+			p.Child.Handle, p.Child.Limit = q.Handle, binary.NativeEndian.Uint32(q.Options)
+		}
+		return p, nil
+	}
+	return Prev{}, fmt.Errorf("%s has root qdisc %s %s, which cnibench cannot restore exactly after netem; remove it or impair another device: %w", where, root.Kind, handleString(root.Handle), ErrUnrestorable)
+}
+
+// Apply installs s on dev's egress. It inspects the device first, hands
+// the finding to record (the caller journals it; nil skips) and changes
+// nothing if record fails. A zero Spec installs nothing (Prev.None).
+// Equivalent to: tc -n NS qdisc add dev DEV {root | parent MAJOR:1} handle cb1: netem ...
+func Apply(nsName, dev string, s Spec, record func(Prev) error) (Prev, error) {
+	if err := s.Validate(); err != nil {
+		return Prev{}, err
+	}
+	if s.IsZero() {
+		return Prev{Netns: nsName, Dev: dev, None: true}, nil
+	}
+	prev, err := Inspect(nsName, dev)
+	if err != nil {
+		return Prev{}, err
+	}
+	if record != nil {
+		if err := record(prev); err != nil {
+			return Prev{}, fmt.Errorf("record qdisc of %s before netem: %w", dev, err)
+		}
+	}
+	idx, err := ifindex(nsName, dev)
+	if err != nil {
+		return prev, err
+	}
+	return prev, addNetem(nsName, dev, idx, prev.Parent, s)
+}
+
+func addNetem(nsName, dev string, idx int, parent uint32, s Spec) error {
+	opts, err := s.options()
+	if err != nil {
+		return err
+	}
+	if err := addQdisc(nsName, idx, parent, netemKind, opts); err != nil {
+		return fmt.Errorf("tc qdisc add dev %s %s handle cb1: netem %s in %s: %w", dev, parentString(parent), s, nsOrHost(nsName), explain(err))
+	}
+	return nil
+}
+
+// netemKind is the kind Revert and ReadBack look for at NetemHandle; the
+// kernel tests that run without netem put a stand-in there instead, to
+// exercise everything around it.
+var netemKind = "netem"
+
+// addQdisc adds cnibench's qdisc at NetemHandle under parent. REPLACE
+// lets it take the place of a visible inner bfifo a previous revert left
+// under tbf; EXCL refuses a second one.
+func addQdisc(nsName string, idx int, parent uint32, kind string, opts *nl.RtAttr) error {
+	flags := unix.NLM_F_CREATE | unix.NLM_F_EXCL | unix.NLM_F_REPLACE
+	return tcRequest(nsName, unix.RTM_NEWQDISC, flags, idx, NetemHandle, parent, kind, opts)
+}
+
+// Revert undoes Apply from its Prev. It is idempotent, as cleanup after a
+// crash needs: what is already as before (or gone with its namespace or
+// device) is success.
+func Revert(p Prev) error {
+	if p.None || (p.Netns != "" && !netns.Exists(p.Netns)) {
+		return nil
+	}
+	if p.IFB != "" {
+		return revertIngress(p)
+	}
+	idx, err := ifindex(p.Netns, p.Dev)
+	if errors.Is(err, errNoDevice) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	qs, err := dumpQdiscs(p.Netns, idx)
+	if err != nil {
+		return err
+	}
+	var ours *qdisc
+	for i := range qs {
+		if qs[i].Handle == NetemHandle && qs[i].Kind == netemKind {
+			ours = &qs[i]
+		}
+	}
+	if ours == nil {
+		return nil // never installed, or already reverted
+	}
+	if ours.Parent != p.Parent {
+		return fmt.Errorf("revert netem on %s: it sits at %s, not %s as recorded", p.Dev, parentString(ours.Parent), parentString(p.Parent))
+	}
+	if p.Child == nil {
+		// Equivalent to: tc qdisc del dev DEV root handle cb1:
+		if err := tcRequest(p.Netns, unix.RTM_DELQDISC, 0, idx, NetemHandle, p.Parent, "", nil); err != nil {
+			return fmt.Errorf("tc qdisc del dev %s root handle cb1: in %s: %w", p.Dev, nsOrHost(p.Netns), err)
+		}
+		return nil
+	}
+	// Equivalent to: tc qdisc replace dev DEV parent MAJOR:1 handle H bfifo limit L
+	h := p.Child.Handle
+	if h == 0 {
+		h = RestoreHandle
+	}
+	opts := nl.NewRtAttr(nl.TCA_OPTIONS, u32s(p.Child.Limit))
+	if err := tcRequest(p.Netns, unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, idx, h, p.Parent, "bfifo", opts); err != nil {
+		return fmt.Errorf("tc qdisc replace dev %s %s handle %s bfifo limit %d in %s: %w", p.Dev, parentString(p.Parent), handleString(h), p.Child.Limit, nsOrHost(p.Netns), err)
+	}
+	return nil
+}
+
+// ReadBack returns the netem installed on dev (cnibench's, else any), as
+// the kernel reports it. The distribution is always Uniform: the kernel
+// does not report the table.
+func ReadBack(nsName, dev string) (Spec, error) {
+	q, err := findNetem(nsName, dev)
+	if err != nil {
+		return Spec{}, err
+	}
+	k, err := decode(q.Options)
+	if err != nil {
+		return Spec{}, fmt.Errorf("netem on %s: %w", dev, err)
+	}
+	return k.Spec(), nil
+}
+
+func findNetem(nsName, dev string) (qdisc, error) {
+	idx, err := ifindex(nsName, dev)
+	if err != nil {
+		return qdisc{}, err
+	}
+	qs, err := dumpQdiscs(nsName, idx)
+	if err != nil {
+		return qdisc{}, err
+	}
+	var found []qdisc
+	for _, q := range qs {
+		if q.Kind == netemKind {
+			if q.Handle == NetemHandle {
+				return q, nil
+			}
+			found = append(found, q)
+		}
+	}
+	if len(found) == 0 {
+		return qdisc{}, fmt.Errorf("no netem qdisc on %s in %s", dev, nsOrHost(nsName))
+	}
+	return found[0], nil
+}
+
+// Stats are a qdisc's own counters: proof an impairment acted.
+type Stats struct {
+	Bytes, Packets              uint64
+	Drops, Requeues, Overlimits uint32
+	Backlog, Qlen               uint32
+}
+
+// QdiscStats reads the counters of cnibench's netem on dev (for ingress:
+// Prev.Device()). Equivalent to: tc -s qdisc show dev DEV
+func QdiscStats(nsName, dev string) (Stats, error) {
+	h, err := netns.Handle(nsName)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return Stats{}, fmt.Errorf("find %s in %s: %w", dev, nsOrHost(nsName), err)
+	}
+	qs, err := netns.Dump(func() ([]netlink.Qdisc, error) { return h.QdiscList(l) })
+	if err != nil {
+		return Stats{}, fmt.Errorf("tc qdisc show dev %s: %w", dev, err)
+	}
+	for _, q := range qs {
+		a := q.Attrs()
+		if a.Handle != NetemHandle || q.Type() != netemKind {
+			continue
+		}
+		var s Stats
+		if st := a.Statistics; st != nil {
+			if st.Basic != nil {
+				s.Bytes, s.Packets = st.Basic.Bytes, uint64(st.Basic.Packets)
+			}
+			if st.Queue != nil {
+				s.Drops, s.Requeues, s.Overlimits = st.Queue.Drops, st.Queue.Requeues, st.Queue.Overlimits
+				s.Backlog, s.Qlen = st.Queue.Backlog, st.Queue.Qlen
+			}
+		}
+		return s, nil
+	}
+	return Stats{}, fmt.Errorf("no cnibench netem (cb1:) on %s in %s", dev, nsOrHost(nsName))
+}
+
+var errNoDevice = errors.New("no such device")
+
+func ifindex(nsName, dev string) (int, error) {
+	h, err := netns.Handle(nsName)
+	if err != nil {
+		return 0, err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return 0, fmt.Errorf("device %s in %s: %w", dev, nsOrHost(nsName), errNoDevice)
+		}
+		return 0, fmt.Errorf("find %s in %s: %w", dev, nsOrHost(nsName), err)
+	}
+	return l.Attrs().Index, nil
+}
+
+// dumpQdiscs lists dev's qdiscs with raw options.
+// Equivalent to: tc -n NS qdisc show dev DEV
+func dumpQdiscs(nsName string, idx int) ([]qdisc, error) {
+	var out []qdisc
+	err := netns.Do(nsName, func() error {
+		msgs, err := netns.Dump(func() ([][]byte, error) {
+			req := nl.NewNetlinkRequest(unix.RTM_GETQDISC, unix.NLM_F_DUMP)
+			req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(idx)})
+			return req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWQDISC)
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			if len(m) < nl.SizeofTcMsg {
+				continue
+			}
+			tm := nl.DeserializeTcMsg(m)
+			if int(tm.Ifindex) != idx {
+				continue
+			}
+			attrs, err := parseAttrs(m[tm.Len():])
+			if err != nil {
+				return err
+			}
+			q := qdisc{Handle: tm.Handle, Parent: tm.Parent}
+			for _, a := range attrs {
+				switch a.Type {
+				case nl.TCA_KIND:
+					q.Kind = strings.TrimRight(string(a.Value), "\x00")
+				case nl.TCA_OPTIONS:
+					q.Options = a.Value
+				}
+			}
+			out = append(out, q)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tc qdisc show (ifindex %d) in %s: %w", idx, nsOrHost(nsName), err)
+	}
+	return out, nil
+}
+
+// tcRequest sends one qdisc request inside the namespace.
+func tcRequest(nsName string, msgType, flags, idx int, handle, parent uint32, kind string, opts *nl.RtAttr) error {
+	return netns.Do(nsName, func() error {
+		req := nl.NewNetlinkRequest(msgType, flags|unix.NLM_F_ACK)
+		req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(idx), Handle: handle, Parent: parent})
+		if kind != "" {
+			req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated(kind)))
+		}
+		if opts != nil {
+			req.AddData(opts)
+		}
+		_, err := req.Execute(unix.NETLINK_ROUTE, 0)
+		return err
+	})
+}
+
+// tbfLimit reads tbf's queue limit (bytes) from its TCA_OPTIONS.
+func tbfLimit(opts []byte) (uint32, error) {
+	attrs, err := parseAttrs(opts)
+	if err != nil {
+		return 0, fmt.Errorf("tbf options: %w", err)
+	}
+	for _, a := range attrs {
+		if a.Type == nl.TCA_TBF_PARMS && len(a.Value) >= nl.SizeofTcTbfQopt {
+			return nl.DeserializeTcTbfQopt(a.Value).Limit, nil
+		}
+	}
+	return 0, errors.New("tbf options without TCA_TBF_PARMS")
+}
+
+// explain names the module when the kernel does not know netem.
+func explain(err error) error {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP) {
+		return fmt.Errorf("%w (kernel lacks the sch_netem module)", err)
+	}
+	return err
+}
+
+func handleString(h uint32) string {
+	if h == netlink.HANDLE_ROOT {
+		return "root"
+	}
+	if h&0xffff == 0 {
+		return fmt.Sprintf("%x:", h>>16)
+	}
+	return fmt.Sprintf("%x:%x", h>>16, h&0xffff)
+}
+
+func parentString(p uint32) string {
+	if p == netlink.HANDLE_ROOT {
+		return "root"
+	}
+	return "parent " + handleString(p)
+}
+
+func nsOrHost(ns string) string {
+	if ns == "" {
+		return "the host namespace"
+	}
+	return "netns " + ns
+}
