@@ -30,7 +30,7 @@ go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/engine/local/ -run 'TestConnectivity|TestPodMTU|TestHostNetworkPodsShareNode|TestLinkRateShaping|TestWiringCNIMatchesNetlink'
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneld/ \
-  ./internal/datapath/ipvlan/
+  ./internal/datapath/ipvlan/ ./internal/impair/
 
 echo "== Kubernetes engine on a real two-node cluster built on this machine"
 # kube-apiserver & co. are built from the Go module proxy once and cached
