@@ -69,11 +69,13 @@ func KubeRouter(n Node) (*Ruleset, error) {
 	rs.Append("filter", "FORWARD", "%s -o %s -j ACCEPT", comment("allow outbound node port traffic on node interface with which node ip is associated"), n.dev("eth1", n.Underlay))
 
 	cluster := n.ClusterCIDR.String()
-	nodes := "127.0.0.1/32"
+	nodes := "127.0.0.1-127.0.0.1"
 	if n.NodeIP != nil {
-		nodes = n.NodeIP.String() + "/32"
+		nodes = n.NodeIP.String() + "-" + n.NodeIP.String()
 	}
-	rs.Append("nat", "POSTROUTING", "-s %s ! -d %s ! -d %s -j MASQUERADE --random-fully", cluster, cluster, nodes)
+	// The two negated sets of podEgressArgs4 cannot both be -d: the node
+	// addresses become an iprange match.
+	rs.Append("nat", "POSTROUTING", "-s %s ! -d %s -m iprange ! --dst-range %s -j MASQUERADE", cluster, cluster, nodes)
 	return rs, nil
 }
 

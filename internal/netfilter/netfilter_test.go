@@ -23,7 +23,7 @@ func testNode(t testing.TB) Node {
 	return Node{
 		PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16"),
 		NodeIP: net.ParseIP("198.18.0.2"),
-		Pods: []Pod{{Iface: "cali0a", IP: net.ParseIP("10.244.1.2")}, {Iface: "cali0b", IP: net.ParseIP("10.244.1.3")}},
+		Pods:   []Pod{{Iface: "cali0a", IP: net.ParseIP("10.244.1.2")}, {Iface: "cali0b", IP: net.ParseIP("10.244.1.3")}},
 	}
 }
 
