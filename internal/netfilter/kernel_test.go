@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
+	"github.com/cnibench/cnibench/internal/metrics/nftables"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
@@ -147,12 +150,111 @@ func dial(ns, addr string) error {
 	})
 }
 
+// proxyMode installs kube-proxy's rules for services on a node and
+// reads the chains whose counters a connection moved.
+type proxyMode struct {
+	name    string
+	install func(t *testing.T, r netfilter.Runner, svcs []netfilter.Service)
+	// read returns an opaque snapshot; moved compares two.
+	read  func(t *testing.T, r netfilter.Runner) any
+	moved func(before, after any) []string
+	// chains of a Service and of one of its endpoints in moved's names.
+	svcChain, epChain func(s netfilter.Service, e netfilter.Endpoint) string
+	fillerChain       func(s netfilter.Service) string
+}
+
+var proxyModes = []proxyMode{
+	{
+		name: "iptables",
+		install: func(t *testing.T, r netfilter.Runner, svcs []netfilter.Service) {
+			rs, err := netfilter.KubeProxy(cidr("10.244.0.0/16"), svcs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := netfilter.Apply(context.Background(), r, t.TempDir(), rs); err != nil {
+				t.Fatal(err)
+			}
+		},
+		read: func(t *testing.T, r netfilter.Runner) any {
+			rs, err := netfilter.Save(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		},
+		moved: func(b, a any) []string {
+			return netfilter.Traversed(b.(*iptables.Ruleset), a.(*iptables.Ruleset)).Chains
+		},
+		svcChain:    func(s netfilter.Service, _ netfilter.Endpoint) string { return "nat/" + s.Chain() },
+		epChain:     func(s netfilter.Service, e netfilter.Endpoint) string { return "nat/" + s.EndpointChain(e) },
+		fillerChain: func(s netfilter.Service) string { return "nat/" + s.Chain() },
+	},
+	{
+		name: "nftables",
+		install: func(t *testing.T, r netfilter.Runner, svcs []netfilter.Service) {
+			if _, err := exec.LookPath("nft"); err != nil {
+				t.Skip("skipped: nft not installed (apt-get install nftables)")
+			}
+			script, err := netfilter.KubeProxyNFT(cidr("10.244.0.0/16"), cidr("10.96.0.0/12"), svcs, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := netfilter.ApplyNFT(context.Background(), r, t.TempDir(), script); err != nil {
+				t.Fatal(err)
+			}
+		},
+		read: func(t *testing.T, r netfilter.Runner) any {
+			out, err := r(context.Background(), []string{"nft", "-j", "list", "ruleset"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := nftables.Parse(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		},
+		moved: func(b, a any) []string {
+			was := map[string]uint64{}
+			for _, r := range b.(*nftables.Ruleset).Rules {
+				was[r.Key()] += r.Packets
+			}
+			grew := map[string]bool{}
+			for _, r := range a.(*nftables.Ruleset).Rules {
+				if r.Counted && r.Packets > was[r.Key()] {
+					grew[r.ChainKey()] = true
+				}
+			}
+			var out []string
+			for c := range grew {
+				out = append(out, c)
+			}
+			sort.Strings(out)
+			return out
+		},
+		svcChain: func(s netfilter.Service, _ netfilter.Endpoint) string {
+			return "ip/kube-proxy/" + netfilter.NFTServiceChain(s)
+		},
+		epChain: func(s netfilter.Service, e netfilter.Endpoint) string {
+			return "ip/kube-proxy/" + netfilter.NFTEndpointChain(s, e)
+		},
+		fillerChain: func(s netfilter.Service) string { return "ip/kube-proxy/" + netfilter.NFTServiceChain(s) },
+	},
+}
+
 // A client pod reaches a server pod through the benchmark Service's
-// ClusterIP (kube-proxy's DNAT on the node, among filler Services), the
-// Service's KUBE-SVC and KUBE-SEP counters move and no filler's do; the
-// server reaching itself through its own Service (hairpin) works and is
-// masqueraded to the node's address, as KUBE-MARK-MASQ asks.
+// ClusterIP (kube-proxy's DNAT on the node, among filler Services), in
+// each kube-proxy mode: the Service's and its endpoint's chains count
+// the connection and no filler's does; the server reaching itself
+// through its own Service (hairpin) works and is masqueraded to the
+// node's address, as the endpoint chain's hairpin mark asks.
 func TestKubeProxyClusterIP(t *testing.T) {
+	for _, m := range proxyModes {
+		t.Run(m.name, func(t *testing.T) { clusterIPPath(t, m) })
+	}
+}
+
+func clusterIPPath(t *testing.T, mode proxyMode) {
 	requireIptables(t)
 	run := kerneltest.RunID()
 	j := kerneltest.Journal(t, run)
@@ -180,18 +282,9 @@ func TestKubeProxyClusterIP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := netfilter.KubeProxy(cidr("10.244.0.0/16"), append(fill, bench))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := netfilter.Apply(ctx, r, t.TempDir(), rs); err != nil {
-		t.Fatal(err)
-	}
+	mode.install(t, r, append(fill, bench))
 	peers := server(t, srv, "10.244.2.2:8080")
-	before, err := netfilter.Save(ctx, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mode.read(t, r)
 	if err := dial(cli, "10.96.0.100:80"); err != nil {
 		kerneltest.Dump(t, node)
 		t.Fatalf("client to ClusterIP: %v", err)
@@ -199,22 +292,26 @@ func TestKubeProxyClusterIP(t *testing.T) {
 	if p := <-peers; !strings.HasPrefix(p, "10.244.1.2:") {
 		t.Errorf("server saw %s, want the client pod (no masquerade inside the cluster CIDR)", p)
 	}
-	after, err := netfilter.Save(ctx, r)
-	if err != nil {
-		t.Fatal(err)
+	moved := mode.moved(before, mode.read(t, r))
+	has := func(c string) bool {
+		for _, m := range moved {
+			if m == c {
+				return true
+			}
+		}
+		return false
 	}
-	m := netfilter.Traversed(before, after)
-	for _, c := range []string{"nat/KUBE-SERVICES", "nat/" + bench.Chain(), "nat/" + bench.EndpointChain(bench.Endpoints[0]), "filter/KUBE-FORWARD"} {
-		if !m.Has(c) {
-			t.Errorf("%s did not count the connection; moved: %v", c, m.Chains)
+	for _, c := range []string{mode.svcChain(bench, bench.Endpoints[0]), mode.epChain(bench, bench.Endpoints[0])} {
+		if !has(c) {
+			t.Errorf("%s did not count the connection; moved: %v", c, moved)
 		}
 	}
 	for _, f := range fill {
-		if m.Has("nat/" + f.Chain()) {
-			t.Errorf("filler %s counted a packet", f.Chain())
+		if has(mode.fillerChain(f)) {
+			t.Errorf("filler %s counted a packet", mode.fillerChain(f))
 		}
 	}
-	t.Logf("ClusterIP path: %d chains, %d rules moved: %v", len(m.Chains), len(m.Rules), m.Chains)
+	t.Logf("%s ClusterIP path: %d chains moved: %v", mode.name, len(moved), moved)
 
 	if err := dial(srv, "10.96.0.100:80"); err != nil {
 		t.Fatalf("hairpin: %v", err)

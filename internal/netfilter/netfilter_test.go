@@ -296,3 +296,46 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// nftables mode: chain names as kube-proxy's own doc comments give them
+// (pkg/proxy/nftables/proxier.go: "ULMVA6XW-ns1/svc1/tcp/p80",
+// "5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80"); counters only on request.
+func TestKubeProxyNFT(t *testing.T) {
+	s := Service{Namespace: "ns1", Name: "svc1", PortName: "p80", Protocol: "tcp", ClusterIP: net.ParseIP("172.30.0.41"), Port: 80,
+		Endpoints: []Endpoint{{net.ParseIP("10.180.0.1"), 80}, {net.ParseIP("10.180.0.2"), 80}}}
+	if got := NFTServiceChain(s); got != "service-ULMVA6XW-ns1/svc1/tcp/p80" {
+		t.Errorf("service chain %s", got)
+	}
+	if got := NFTEndpointChain(s, s.Endpoints[0]); got != "endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80" {
+		t.Errorf("endpoint chain %s", got)
+	}
+	empty := Service{Namespace: "ns1", Name: "gone", Protocol: "udp", ClusterIP: net.ParseIP("172.30.0.42"), Port: 53}
+	plain, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), cidr(t, "172.30.0.0/16"), []Service{s, empty}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), cidr(t, "172.30.0.0/16"), []Service{s, empty}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain, []byte(" counter ")) || bytes.Count(counted, []byte(" counter ")) != bytes.Count(counted, []byte("add rule ")) {
+		t.Error("counters: none without, one per rule with")
+	}
+	for _, want := range []string{
+		"add rule ip kube-proxy service-ULMVA6XW-ns1/svc1/tcp/p80 numgen random mod 2 vmap { 0 : goto endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80 , 1 : goto endpoint-",
+		"add rule ip kube-proxy service-ULMVA6XW-ns1/svc1/tcp/p80 ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade",
+		"add rule ip kube-proxy endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80 meta l4proto tcp dnat to 10.180.0.1:80",
+		"add element ip kube-proxy service-ips { 172.30.0.41 . tcp . 80 : goto service-ULMVA6XW-ns1/svc1/tcp/p80 }",
+		`add element ip kube-proxy no-endpoint-services { 172.30.0.42 . udp . 53 comment "ns1/gone" : goto reject-chain }`,
+	} {
+		if !bytes.Contains(plain, []byte(want)) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if _, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), nil, []Service{s}, false); err == nil {
+		t.Error("no service CIDR accepted")
+	}
+	if _, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), cidr(t, "172.30.0.0/16"), []Service{s, s}, false); err == nil {
+		t.Error("duplicate service port accepted")
+	}
+}
