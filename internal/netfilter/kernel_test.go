@@ -389,6 +389,8 @@ type pathCase struct {
 	noIntra bool
 	// never are chains no inter-host packet may cross.
 	never []string
+	// bridge is the datapath's bridge when it is not the CNI's own.
+	bridge string
 }
 
 // TestTableIIIPaths installs a CNI's chains on both nodes of an emulated
@@ -420,6 +422,10 @@ func TestTableIIIPaths(t *testing.T) {
 			interSrv: []string{"filter/WEAVE-NPC-EGRESS", "filter/WEAVE-NPC", "filter/WEAVE-NPC-DEFAULT"}},
 		// Cilium's eBPF programs redirect pod to pod past netfilter; the
 		// VXLAN packets its tunnel sends and receives are the host's own.
+		{cni: "kube-router", datapath: "bridge", bridge: "cni0", bridged: true,
+			intra:    []string{"filter/KUBE-ROUTER-FORWARD", "filter/FORWARD"},
+			interCli: []string{"filter/KUBE-ROUTER-FORWARD", "filter/FORWARD"},
+			interSrv: []string{"filter/KUBE-ROUTER-FORWARD", "filter/FORWARD"}},
 		// A user chain moves when one of its rules counts: the feeders
 		// in the built-in chains count, CILIUM_OUTPUT's host mark
 		// matches, the proxy-mark rules do not.
@@ -440,6 +446,7 @@ func tablePath(t *testing.T, c pathCase) {
 	srvPods, cliPods := []engine.Pod{s0, s1}, []engine.Pod{c0, pairs[1].Client}
 	srvN, cliN := nodeOf(t, srvNode, srvPods), nodeOf(t, cliNode, cliPods)
 	srvN.AllowFrom, cliN.AllowFrom = []*net.IPNet{srvN.ClusterCIDR}, []*net.IPNet{cliN.ClusterCIDR}
+	srvN.Bridge, cliN.Bridge = c.bridge, c.bridge
 	srvRun, cliRun := netfilter.OnNode(srvNode), netfilter.OnNode(cliNode)
 	for _, x := range []struct {
 		n netfilter.Node
@@ -513,9 +520,32 @@ func tablePath(t *testing.T, c pathCase) {
 	}
 	// Table III counts the chains and rules of the path (built-in
 	// chains included), inter-host on both nodes.
-	t.Logf("%s intra-host: %d chains, %d rules (paper, Table III: see docs/netfilter.md)", c.cni, len(intra.Chains), len(intra.Rules))
-	t.Logf("%s inter-host: %d chains, %d rules (client %v; server %v)", c.cni,
-		len(ic.Chains)+len(is.Chains), len(ic.Rules)+len(is.Rules), ic.Chains, is.Chains)
+	logPath(t, c.cni, intra, ic, is)
+
+	// The paper's nodes ran kube-proxy (iptables mode) too: add it, with
+	// a dozen Services, after the CNI's rules, and count again.
+	fill, err := netfilter.Fillers(12, 2, cidr("10.96.0.0/12"), cidr("10.250.0.0/16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := netfilter.KubeProxy(srvN.ClusterCIDR, fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []netfilter.Runner{srvRun, cliRun} {
+		if err := netfilter.Apply(ctx, r, t.TempDir(), kp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	intra, _ = moved(s1)
+	is, ic = moved(c0)
+	logPath(t, c.cni+" + kube-proxy", intra, ic, is)
+}
+
+func logPath(t *testing.T, what string, intra, cli, srv netfilter.Moved) {
+	t.Helper()
+	t.Logf("%s intra-host: %d chains, %d rules; inter-host: %d chains, %d rules (client %v; server %v)", what,
+		len(intra.Chains), len(intra.Rules), len(cli.Chains)+len(srv.Chains), len(cli.Rules)+len(srv.Rules), cli.Chains, srv.Chains)
 }
 
 // bridgeCallsIptables reads net.bridge.bridge-nf-call-iptables as the
