@@ -50,6 +50,9 @@ const (
 // underlay) and the pools as n.ClusterCIDR. Felix's "cali:<hash>" rule
 // comments are left out.
 func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
 	eps := make([]policy.Endpoint, len(n.Pods))
 	for i, p := range n.Pods {
 		eps[i] = policy.Endpoint{Iface: p.Iface, IP: p.IP}

@@ -17,6 +17,9 @@ import "net"
 // masquerade rules are written (and kube-proxy's rules belong beside
 // them: see KubeProxy).
 func Cilium(n Node, kpr bool) (*Ruleset, error) {
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
 	rs := New()
 	feed := func(table, hook, chain string) {
 		rs.Chain(table, chain)

@@ -16,6 +16,9 @@ package netfilter
 // it (every iptables since 1.6.2). The CNI plugin flannel delegates to
 // (bridge, with ipMasq off because flanneld masquerades) adds no rules.
 func Flannel(n Node) (*Ruleset, error) {
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
 	rs := New()
 	pod, cluster := n.PodCIDR.String(), n.ClusterCIDR.String()
 	fwd := comment("flanneld forward")

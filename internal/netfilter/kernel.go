@@ -39,8 +39,9 @@ func InNetns(ns string) Runner {
 	}
 }
 
-// OnNode runs programs on an engine node (the local engine's node
-// namespace, or the kube engine's node agent).
+// OnNode runs programs on an engine node. Apply and ApplyNFT hand the
+// program a file written on this machine, so they need a node that
+// shares its file system (the local engine's).
 func OnNode(n engine.Node) Runner {
 	return func(ctx context.Context, argv []string) ([]byte, error) {
 		p, err := n.Start(ctx, argv)

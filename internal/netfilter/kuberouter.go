@@ -28,6 +28,9 @@ import (
 // CIDR, node addresses as the node IP. Service and node-port ranges are
 // kube-router's defaults (10.96.0.0/12 and 30000:32767).
 func KubeRouter(n Node) (*Ruleset, error) {
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
 	rs := New()
 	const (
 		in, fwd, out  = "KUBE-ROUTER-INPUT", "KUBE-ROUTER-FORWARD", "KUBE-ROUTER-OUTPUT"

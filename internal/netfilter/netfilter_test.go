@@ -339,3 +339,13 @@ func TestKubeProxyNFT(t *testing.T) {
 		t.Error("duplicate service port accepted")
 	}
 }
+
+// The generators called directly refuse a node without CIDRs instead of
+// panicking.
+func TestGeneratorsRefuseEmptyNode(t *testing.T) {
+	for _, g := range generators {
+		if _, err := g.Gen(Node{}); err == nil {
+			t.Errorf("%s accepted a node without CIDRs", g.Name)
+		}
+	}
+}

@@ -21,6 +21,9 @@ package netfilter
 // CIDR. The bridge defaults to "weave", the router's port to
 // "vethwe-bridge".
 func Weave(n Node) (*Ruleset, error) {
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
 	rs := New()
 	br := n.dev("weave", n.Bridge)
 	pod, cluster := n.PodCIDR.String(), n.ClusterCIDR.String()
