@@ -1,0 +1,158 @@
+package netfilter
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/cnibench/cnibench/internal/policy"
+)
+
+// Calico policy modes (seed 004's Calico-wp and Calico-np).
+const (
+	CalicoWithPolicy = policy.With
+	CalicoNoPolicy   = policy.Without
+)
+
+// Felix's mark bits with its default IptablesMarkMask (0xffff0000):
+// accept 0x10000, pass 0x20000, scratch0 0x40000 ("from workload"),
+// scratch1 0x80000.
+const (
+	caliAccept   = "0x10000/0x10000"
+	caliFromWL   = "0x40000/0x40000"
+	caliAllMarks = "0x0/0xf0000"
+)
+
+// Calico writes Felix's iptables state (iptables dataplane, no host
+// endpoints, no BPF) for a node whose workloads are n.Pods, with the
+// IP-in-IP overlay (ipip) or native routing ("xsub"). The per-endpoint
+// chains, the dispatch chains and the profile or policy chains come from
+// internal/policy (policy.Calico, mode CalicoWithPolicy or
+// CalicoNoPolicy); the rest is modelled on projectcalico/calico
+// felix/rules/static.go:
+//
+//   - raw: StaticRawPreroutingChain (clear marks, mark packets from cali+,
+//     reverse-path check for workloads, host endpoints) and
+//     StaticRawOutputChain;
+//   - mangle: StaticManglePreroutingChain and StaticManglePostroutingChain;
+//   - filter: StaticFilterForwardChains (cali-FORWARD replaces the short
+//     one internal/policy writes) with StaticFilterForwardAppendRules at
+//     the end of FORWARD, filterInputChain (IP-in-IP only from Calico
+//     hosts), filterWorkloadToHostChain, filterOutputChain;
+//   - nat: StaticNATPreroutingChains, StaticNATPostroutingChains (floating
+//     IPs, cali-nat-outgoing from felix/rules/nat.go
+//     makeNATOutgoingRuleIPTables, and the tunnel's source fix-up) and
+//     StaticNATOutputChains.
+//
+// The host-endpoint dispatch chains exist and are empty, as on a node
+// without HostEndpoints; the failsafe chains they would call are left
+// out. Felix's ipsets (all-hosts-net, all-ipam-pools, masq-ipam-pools)
+// are written as the CIDRs they hold: the hosts as n.NodeIP's /24 (the
+// underlay) and the pools as n.ClusterCIDR. Felix's "cali:<hash>" rule
+// comments are left out.
+func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
+	eps := make([]policy.Endpoint, len(n.Pods))
+	for i, p := range n.Pods {
+		eps[i] = policy.Endpoint{Iface: p.Iface, IP: p.IP}
+	}
+	allow := n.AllowFrom
+	if len(allow) == 0 {
+		allow = []*net.IPNet{n.ClusterCIDR}
+	}
+	pol, err := policy.Calico(mode, eps, allow, false)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := Parse(pol)
+	if err != nil {
+		return nil, fmt.Errorf("internal/policy output: %w", err)
+	}
+	hosts := ""
+	if ipip {
+		if n.NodeIP == nil || n.NodeIP.To4() == nil {
+			return nil, fmt.Errorf("calico ipip needs the node's IPv4 address (Felix admits IP-in-IP only from Calico hosts)")
+		}
+		hosts = (&net.IPNet{IP: n.NodeIP.To4().Mask(net.CIDRMask(24, 32)), Mask: net.CIDRMask(24, 32)}).String()
+	}
+	pools := n.ClusterCIDR.String()
+	tunnel := n.dev("tunl0", n.Tunnel)
+
+	// raw
+	rs.Chain("raw", "cali-PREROUTING", "cali-OUTPUT", "cali-rpf-skip", "cali-from-host-endpoint", "cali-to-host-endpoint")
+	rs.Append("raw", "PREROUTING", "-j cali-PREROUTING")
+	rs.Append("raw", "OUTPUT", "-j cali-OUTPUT")
+	rs.Append("raw", "cali-PREROUTING", "-j MARK --set-xmark %s", caliAllMarks)
+	rs.Append("raw", "cali-PREROUTING", "-i cali+ -j MARK --set-xmark %s", caliFromWL)
+	rs.Append("raw", "cali-PREROUTING", "-m mark --mark %s -j cali-rpf-skip", caliFromWL)
+	rs.Append("raw", "cali-PREROUTING", "-m mark --mark %s -m rpfilter --validmark --invert -j DROP", caliFromWL)
+	rs.Append("raw", "cali-PREROUTING", "-m mark --mark 0x0/0x40000 -j cali-from-host-endpoint")
+	rs.Append("raw", "cali-PREROUTING", "-m mark --mark %s -j ACCEPT", caliAccept)
+	rs.Append("raw", "cali-OUTPUT", "-j MARK --set-xmark %s", caliAllMarks)
+	rs.Append("raw", "cali-OUTPUT", "-j cali-to-host-endpoint")
+	rs.Append("raw", "cali-OUTPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
+
+	// mangle
+	rs.Chain("mangle", "cali-PREROUTING", "cali-POSTROUTING", "cali-from-host-endpoint", "cali-to-host-endpoint")
+	rs.Append("mangle", "PREROUTING", "-j cali-PREROUTING")
+	rs.Append("mangle", "POSTROUTING", "-j cali-POSTROUTING")
+	rs.Append("mangle", "cali-PREROUTING", "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT")
+	rs.Append("mangle", "cali-PREROUTING", "-m mark --mark %s -j ACCEPT", caliAccept)
+	rs.Append("mangle", "cali-PREROUTING", "-j cali-from-host-endpoint")
+	rs.Append("mangle", "cali-PREROUTING", "-m mark --mark %s -j ACCEPT", caliAccept)
+	rs.Append("mangle", "cali-POSTROUTING", "-m mark --mark %s -j RETURN", caliAccept)
+	rs.Append("mangle", "cali-POSTROUTING", "-j MARK --set-xmark %s", caliAllMarks)
+	rs.Append("mangle", "cali-POSTROUTING", "-m conntrack --ctstate DNAT -j cali-to-host-endpoint")
+	rs.Append("mangle", "cali-POSTROUTING", "-m mark --mark %s -j RETURN", caliAccept)
+
+	// filter
+	rs.ReplaceChain("filter", "cali-FORWARD")
+	rs.Chain("filter", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-from-hep-forward", "cali-to-hep-forward",
+		"cali-from-host-endpoint", "cali-to-host-endpoint", "cali-cidr-block")
+	rs.Append("filter", "INPUT", "-j cali-INPUT")
+	rs.Append("filter", "FORWARD", "-j cali-FORWARD")
+	rs.Append("filter", "FORWARD", "%s -m mark --mark %s -j ACCEPT", comment("Policy explicitly accepted packet."), caliAccept)
+	rs.Append("filter", "FORWARD", "-j MARK --set-xmark %s", caliAccept)
+	rs.Append("filter", "OUTPUT", "-j cali-OUTPUT")
+	rs.Append("filter", "cali-FORWARD", "-j MARK --set-xmark 0x0/0xe0000")
+	rs.Append("filter", "cali-FORWARD", "-m mark --mark 0x0/0x10000 -j cali-from-hep-forward")
+	rs.Append("filter", "cali-FORWARD", "-i cali+ -j cali-from-wl-dispatch")
+	rs.Append("filter", "cali-FORWARD", "-o cali+ -j cali-to-wl-dispatch")
+	rs.Append("filter", "cali-FORWARD", "-j cali-to-hep-forward")
+	rs.Append("filter", "cali-FORWARD", "-j cali-cidr-block")
+	if ipip {
+		rs.Append("filter", "cali-INPUT", "-p 4 -s %s -m addrtype --dst-type LOCAL %s -j ACCEPT", hosts, comment("Allow IPIP packets from Calico hosts"))
+		rs.Append("filter", "cali-INPUT", "-p 4 %s -j DROP", comment("Drop IPIP packets from non-Calico hosts"))
+	}
+	rs.Append("filter", "cali-INPUT", "-i cali+ -g cali-wl-to-host")
+	rs.Append("filter", "cali-INPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
+	rs.Append("filter", "cali-INPUT", "-j MARK --set-xmark %s", caliAllMarks)
+	rs.Append("filter", "cali-INPUT", "-j cali-from-host-endpoint")
+	rs.Append("filter", "cali-INPUT", "%s -m mark --mark %s -j ACCEPT", comment("Host endpoint policy accepted packet."), caliAccept)
+	rs.Append("filter", "cali-wl-to-host", "-j cali-from-wl-dispatch")
+	rs.Append("filter", "cali-wl-to-host", "%s -j ACCEPT", comment("Configured DefaultEndpointToHostAction"))
+	rs.Append("filter", "cali-OUTPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
+	rs.Append("filter", "cali-OUTPUT", "-o cali+ -j RETURN")
+	if ipip {
+		rs.Append("filter", "cali-OUTPUT", "-p 4 -d %s -m addrtype --src-type LOCAL %s -j ACCEPT", hosts, comment("Allow IPIP packets to other Calico hosts"))
+	}
+	rs.Append("filter", "cali-OUTPUT", "-j MARK --set-xmark %s", caliAllMarks)
+	rs.Append("filter", "cali-OUTPUT", "-m conntrack ! --ctstate DNAT -j cali-to-host-endpoint")
+	rs.Append("filter", "cali-OUTPUT", "%s -m mark --mark %s -j ACCEPT", comment("Host endpoint policy accepted packet."), caliAccept)
+
+	// nat
+	rs.Chain("nat", "cali-PREROUTING", "cali-POSTROUTING", "cali-OUTPUT", "cali-fip-dnat", "cali-fip-snat", "cali-nat-outgoing")
+	rs.Append("nat", "PREROUTING", "-j cali-PREROUTING")
+	rs.Append("nat", "OUTPUT", "-j cali-OUTPUT")
+	rs.Append("nat", "POSTROUTING", "-j cali-POSTROUTING")
+	rs.Append("nat", "cali-PREROUTING", "-j cali-fip-dnat")
+	rs.Append("nat", "cali-OUTPUT", "-j cali-fip-dnat")
+	rs.Append("nat", "cali-POSTROUTING", "-j cali-fip-snat")
+	rs.Append("nat", "cali-POSTROUTING", "-j cali-nat-outgoing")
+	if ipip {
+		rs.Append("nat", "cali-POSTROUTING", "-o %s -m addrtype ! --src-type LOCAL --limit-iface-out -m addrtype --src-type LOCAL -j MASQUERADE --random-fully", tunnel)
+	}
+	rs.Append("nat", "cali-nat-outgoing", "-s %s ! -d %s -j MASQUERADE --random-fully", pools, pools)
+	return rs, nil
+}

@@ -1,0 +1,239 @@
+package netfilter
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+)
+
+// Service is one port of a ClusterIP Service and its ready endpoints.
+type Service struct {
+	Namespace, Name string
+	// PortName is the Service port's name ("" for an unnamed port).
+	PortName string
+	// Protocol is "tcp" or "udp".
+	Protocol  string
+	ClusterIP net.IP
+	Port      int
+	Endpoints []Endpoint
+}
+
+// Endpoint is a backend of a Service port.
+type Endpoint struct {
+	IP   net.IP
+	Port int
+}
+
+func (e Endpoint) String() string { return net.JoinHostPort(e.IP.String(), strconv.Itoa(e.Port)) }
+
+// portName is kube-proxy's ServicePortName.String(): "ns/name" and
+// ":port" when the port is named.
+func (s Service) portName() string {
+	n := s.Namespace + "/" + s.Name
+	if s.PortName != "" {
+		n += ":" + s.PortName
+	}
+	return n
+}
+
+// Chain is the Service port's KUBE-SVC-* chain.
+func (s Service) Chain() string { return ServiceChain(s.portName(), s.Protocol) }
+
+// EndpointChain is the KUBE-SEP-* chain of one of the port's endpoints.
+func (s Service) EndpointChain(e Endpoint) string {
+	return EndpointChainName(s.portName(), s.Protocol, e.String())
+}
+
+// ServiceChain names a Service port's chain as kube-proxy does
+// (kubernetes/kubernetes pkg/proxy/iptables/proxier.go,
+// servicePortChainName and portProtoHash): "KUBE-SVC-" and the first 16
+// characters of the base32 sha256 of the port name and the lower-case
+// protocol.
+func ServiceChain(servicePortName, protocol string) string {
+	return "KUBE-SVC-" + hash16(servicePortName+protocol)
+}
+
+// EndpointChainName names an endpoint's chain as kube-proxy does
+// (servicePortEndpointChainName): the hash also covers "IP:port".
+func EndpointChainName(servicePortName, protocol, endpoint string) string {
+	return "KUBE-SEP-" + hash16(servicePortName+protocol+endpoint)
+}
+
+func hash16(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return base32.StdEncoding.EncodeToString(h[:])[:16]
+}
+
+func (s Service) validate() error {
+	if s.Namespace == "" || s.Name == "" {
+		return errors.New("service needs a namespace and a name")
+	}
+	if s.Protocol != "tcp" && s.Protocol != "udp" {
+		return fmt.Errorf("service %s: protocol %q: want tcp or udp", s.portName(), s.Protocol)
+	}
+	if s.ClusterIP.To4() == nil {
+		return fmt.Errorf("service %s: cluster IP %v is not IPv4", s.portName(), s.ClusterIP)
+	}
+	if s.Port <= 0 || s.Port > 65535 {
+		return fmt.Errorf("service %s: port %d out of range", s.portName(), s.Port)
+	}
+	for _, e := range s.Endpoints {
+		if e.IP.To4() == nil || e.Port <= 0 || e.Port > 65535 {
+			return fmt.Errorf("service %s: bad endpoint %s", s.portName(), e)
+		}
+	}
+	return nil
+}
+
+// kube-proxy's masquerade mark (--iptables-masquerade-bit 14).
+const kubeMasqMark = "0x4000"
+
+// KubeProxy writes kube-proxy's iptables mode for services, modelled on
+// kubernetes/kubernetes pkg/proxy/iptables/proxier.go (syncProxyRules and
+// iptablesJumpChains; the expected dumps of proxier_test.go):
+//
+//   - nat: PREROUTING and OUTPUT -> KUBE-SERVICES, one rule per Service
+//     port (-d clusterIP -p proto --dport port -j KUBE-SVC-*), then
+//     KUBE-NODEPORTS for local addresses; KUBE-SVC-* marks traffic from
+//     outside the cluster CIDR for masquerade (KUBE-MARK-MASQ) and picks
+//     an endpoint with -m statistic --mode random --probability
+//     1/(n-i); KUBE-SEP-* marks hairpin traffic and DNATs; POSTROUTING ->
+//     KUBE-POSTROUTING masquerades what was marked.
+//   - filter: KUBE-FORWARD (drop INVALID, accept marked and established
+//     flows), KUBE-SERVICES (REJECT for ports without endpoints),
+//     KUBE-EXTERNAL-SERVICES, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL, hooked
+//     from INPUT, FORWARD and OUTPUT as kube-proxy hooks them.
+//   - KUBE-PROXY-CANARY in mangle, nat and filter, and the kubelet's
+//     KUBE-FIREWALL (pkg/kubelet/kubelet_network_linux.go:
+//     syncIPTablesRules), present on every node.
+//
+// kube-proxy writes Service ports in map order; here they are sorted by
+// chain name, a fixed stand-in for a random position in KUBE-SERVICES.
+// clusterCIDR is kube-proxy's --cluster-cidr.
+func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
+	if clusterCIDR == nil || clusterCIDR.IP.To4() == nil {
+		return nil, errors.New("kube-proxy needs an IPv4 cluster CIDR")
+	}
+	seen := map[string]bool{}
+	for _, s := range services {
+		if err := s.validate(); err != nil {
+			return nil, err
+		}
+		if seen[s.Chain()] {
+			return nil, fmt.Errorf("service port %s given twice", s.portName())
+		}
+		seen[s.Chain()] = true
+	}
+	svcs := append([]Service(nil), services...)
+	sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
+
+	rs := New()
+	for _, t := range []string{"mangle", "nat", "filter"} {
+		rs.Chain(t, "KUBE-PROXY-CANARY")
+	}
+	rs.Chain("filter", "KUBE-FIREWALL", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL")
+	rs.Chain("nat", "KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ")
+
+	// Hooks (iptablesJumpChains), filter.
+	lbfw := comment("kubernetes load balancer firewall")
+	rs.Append("filter", "INPUT", "-m conntrack --ctstate NEW %s -j KUBE-PROXY-FIREWALL", lbfw)
+	rs.Append("filter", "INPUT", "%s -j KUBE-NODEPORTS", comment("kubernetes health check service ports"))
+	rs.Append("filter", "INPUT", "-m conntrack --ctstate NEW %s -j KUBE-EXTERNAL-SERVICES", comment("kubernetes externally-visible service portals"))
+	rs.Append("filter", "INPUT", "-j KUBE-FIREWALL")
+	rs.Append("filter", "FORWARD", "-m conntrack --ctstate NEW %s -j KUBE-PROXY-FIREWALL", lbfw)
+	rs.Append("filter", "FORWARD", "%s -j KUBE-FORWARD", comment("kubernetes forwarding rules"))
+	rs.Append("filter", "FORWARD", "-m conntrack --ctstate NEW %s -j KUBE-SERVICES", comment("kubernetes service portals"))
+	rs.Append("filter", "FORWARD", "-m conntrack --ctstate NEW %s -j KUBE-EXTERNAL-SERVICES", comment("kubernetes externally-visible service portals"))
+	rs.Append("filter", "OUTPUT", "-m conntrack --ctstate NEW %s -j KUBE-PROXY-FIREWALL", lbfw)
+	rs.Append("filter", "OUTPUT", "-m conntrack --ctstate NEW %s -j KUBE-SERVICES", comment("kubernetes service portals"))
+	rs.Append("filter", "OUTPUT", "-j KUBE-FIREWALL")
+	rs.Append("filter", "KUBE-FIREWALL", "! -s 127.0.0.0/8 -d 127.0.0.0/8 %s -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP", comment("block incoming localnet connections"))
+	rs.Append("filter", "KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP")
+	rs.Append("filter", "KUBE-FORWARD", "%s -m mark --mark %s/%s -j ACCEPT", comment("kubernetes forwarding rules"), kubeMasqMark, kubeMasqMark)
+	rs.Append("filter", "KUBE-FORWARD", "%s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", comment("kubernetes forwarding conntrack rule"))
+
+	// Hooks, nat.
+	rs.Append("nat", "PREROUTING", "%s -j KUBE-SERVICES", comment("kubernetes service portals"))
+	rs.Append("nat", "OUTPUT", "%s -j KUBE-SERVICES", comment("kubernetes service portals"))
+	rs.Append("nat", "POSTROUTING", "%s -j KUBE-POSTROUTING", comment("kubernetes postrouting rules"))
+	rs.Append("nat", "KUBE-POSTROUTING", "-m mark ! --mark %s/%s -j RETURN", kubeMasqMark, kubeMasqMark)
+	rs.Append("nat", "KUBE-POSTROUTING", "-j MARK --xor-mark %s", kubeMasqMark)
+	rs.Append("nat", "KUBE-POSTROUTING", "%s -j MASQUERADE --random-fully", comment("kubernetes service traffic requiring SNAT"))
+	rs.Append("nat", "KUBE-MARK-MASQ", "-j MARK --or-mark %s", kubeMasqMark)
+
+	cluster := clusterCIDR.String()
+	for _, s := range svcs {
+		name, dst := s.portName(), s.ClusterIP.To4().String()+"/32"
+		match := fmt.Sprintf("-d %s -p %s %s -m %s --dport %d", dst, s.Protocol, comment(name+" cluster IP"), s.Protocol, s.Port)
+		if len(s.Endpoints) == 0 {
+			rs.Append("filter", "KUBE-SERVICES", "-d %s -p %s %s -m %s --dport %d -j REJECT --reject-with icmp-port-unreachable",
+				dst, s.Protocol, comment(name+" has no endpoints"), s.Protocol, s.Port)
+			continue
+		}
+		svc := s.Chain()
+		rs.Chain("nat", svc)
+		rs.Append("nat", "KUBE-SERVICES", "%s -j %s", match, svc)
+		rs.Append("nat", svc, "! -s %s %s -j KUBE-MARK-MASQ", cluster, match)
+		for i, e := range s.Endpoints {
+			sep := s.EndpointChain(e)
+			rs.Chain("nat", sep)
+			to := comment(name + " -> " + e.String())
+			if left := len(s.Endpoints) - i; left > 1 {
+				rs.Append("nat", svc, "%s -m statistic --mode random --probability %0.11f -j %s", to, 1.0/float64(left), sep)
+			} else {
+				rs.Append("nat", svc, "%s -j %s", to, sep)
+			}
+			rs.Append("nat", sep, "-s %s/32 %s -j KUBE-MARK-MASQ", e.IP.To4(), comment(name))
+			rs.Append("nat", sep, "-p %s %s -m %s -j DNAT --to-destination %s", s.Protocol, comment(name), s.Protocol, e)
+		}
+	}
+	rs.Append("nat", "KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
+		comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"))
+	return rs, nil
+}
+
+// Fillers returns n ClusterIP Services of a cluster with endpoints
+// endpoints each, to stand beside the benchmark Service: ClusterIPs from
+// serviceCIDR after its first 16 addresses (kube-dns and the API server
+// sit there), endpoints from endpointCIDR (addresses no test traffic
+// goes to), every Service on tcp/80 to port 8080.
+func Fillers(n, endpoints int, serviceCIDR, endpointCIDR *net.IPNet) ([]Service, error) {
+	if n < 0 || endpoints < 0 {
+		return nil, fmt.Errorf("filler services %d with %d endpoints: want counts >= 0", n, endpoints)
+	}
+	if serviceCIDR == nil || serviceCIDR.IP.To4() == nil || endpointCIDR == nil || endpointCIDR.IP.To4() == nil {
+		return nil, errors.New("filler services need IPv4 service and endpoint CIDRs")
+	}
+	if size(serviceCIDR) < uint32(n)+18 || size(endpointCIDR) < uint32(n*endpoints)+2 {
+		return nil, fmt.Errorf("%d filler services with %d endpoints each do not fit in %s and %s", n, endpoints, serviceCIDR, endpointCIDR)
+	}
+	out := make([]Service, n)
+	for i := range out {
+		s := Service{Namespace: "cnibench-filler", Name: fmt.Sprintf("svc-%d", i), PortName: "http", Protocol: "tcp",
+			ClusterIP: nth(serviceCIDR, uint32(16+i)), Port: 80}
+		for j := 0; j < endpoints; j++ {
+			s.Endpoints = append(s.Endpoints, Endpoint{IP: nth(endpointCIDR, uint32(1+i*endpoints+j)), Port: 8080})
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func size(n *net.IPNet) uint32 {
+	ones, bits := n.Mask.Size()
+	if bits-ones >= 32 {
+		return ^uint32(0)
+	}
+	return 1 << uint(bits-ones)
+}
+
+func nth(n *net.IPNet, i uint32) net.IP {
+	b := n.IP.To4()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	v += i
+	return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).To4()
+}

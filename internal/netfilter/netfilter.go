@@ -1,0 +1,121 @@
+package netfilter
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+)
+
+// Pod is a workload endpoint on the node, as rules match it: by its
+// host-side interface (cali*, veth*, lxc*) and address.
+type Pod struct {
+	Iface string
+	IP    net.IP
+}
+
+// Node is what a CNI daemon knows about the node it programs.
+type Node struct {
+	// PodCIDR is this node's pod subnet (the flannel lease, the Calico
+	// block, the kube-router podCIDR).
+	PodCIDR *net.IPNet
+	// ClusterCIDR holds every pod of the cluster.
+	ClusterCIDR *net.IPNet
+	// NodeIP is the node's own address on the underlay (Cilium SNATs
+	// host traffic to it).
+	NodeIP net.IP
+	// Pods are the workload endpoints on this node (Calico's
+	// per-endpoint chains).
+	Pods []Pod
+	// AllowFrom are the pod networks a "wp" Calico policy admits.
+	AllowFrom []*net.IPNet
+	// Bridge, Tunnel and Underlay name the node's devices when they
+	// differ from the CNI's default (weave, kube-bridge; tunl0; eth1).
+	Bridge, Tunnel, Underlay string
+}
+
+func (n Node) validate() error {
+	if n.PodCIDR == nil || n.ClusterCIDR == nil {
+		return errors.New("node needs a pod CIDR and a cluster CIDR")
+	}
+	if n.PodCIDR.IP.To4() == nil || n.ClusterCIDR.IP.To4() == nil {
+		return errors.New("only IPv4 pod and cluster CIDRs are modelled")
+	}
+	return nil
+}
+
+func (n Node) dev(def, set string) string {
+	if set != "" {
+		return set
+	}
+	return def
+}
+
+// Generator writes a CNI's rule set for one node.
+type Generator struct {
+	// Name is the CNI variant as seed 004 names it (lower case).
+	Name string
+	// Source names the daemon code the rules are modelled on.
+	Source string
+	Gen    func(Node) (*Ruleset, error)
+}
+
+// generators is the one list of CNI variants.
+var generators = []Generator{
+	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel},
+	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave},
+	{"cilium", "cilium/cilium pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }},
+	{"cilium-kpr", "cilium/cilium pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }},
+	{"kube-router", "cloudnativelabs/kube-router pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter},
+	{"calico-wp-ipip", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true)},
+	{"calico-np-ipip", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true)},
+	{"calico-wp-xsub", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false)},
+	{"calico-np-xsub", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false)},
+}
+
+func calicoGen(mode string, ipip bool) func(Node) (*Ruleset, error) {
+	return func(n Node) (*Ruleset, error) { return Calico(n, mode, ipip) }
+}
+
+// Names returns the CNI variants, sorted.
+func Names() []string {
+	out := make([]string, len(generators))
+	for i, g := range generators {
+		out[i] = g.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns a CNI variant's generator.
+func Lookup(name string) (Generator, error) {
+	for _, g := range generators {
+		if g.Name == name {
+			return g, nil
+		}
+	}
+	return Generator{}, fmt.Errorf("netfilter state for CNI %q: unknown (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Generate writes the rule set of CNI cni for node n, validated.
+func Generate(cni string, n Node) (*Ruleset, error) {
+	g, err := Lookup(cni)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.validate(); err != nil {
+		return nil, fmt.Errorf("netfilter state for %s: %w", cni, err)
+	}
+	rs, err := g.Gen(n)
+	if err != nil {
+		return nil, fmt.Errorf("netfilter state for %s: %w", cni, err)
+	}
+	if err := rs.Validate(); err != nil {
+		return nil, fmt.Errorf("netfilter state for %s: %w", cni, err)
+	}
+	return rs, nil
+}
+
+// comment renders an iptables comment match.
+func comment(s string) string { return fmt.Sprintf("-m comment --comment %q", s) }
