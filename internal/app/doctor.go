@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -33,29 +34,7 @@ can be wired through the reference CNI plugins (wiring cni).`,
 			// The workload programs are the drivers' (registry); probe sits
 			// below them and gets them handed in.
 			res := append(probe.Run(cmd.Context()), probe.Programs(cmd.Context(), registry.AllPrograms())...)
-			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "CHECK\tKIND\tSTATUS\tDETAIL\tAFFECTS")
-			for _, r := range res {
-				status := "ok"
-				if !r.OK {
-					status = "MISSING"
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Kind, status, r.Detail, strings.Join(affects(r.Name), ", "))
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintln(out)
-			w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "DATAPATH\tSTATUS\tWIRING CNI\tREASON")
-			for _, d := range datapaths() {
-				status, reason := "available", ""
-				if err := probe.Require(d.features...); err != nil {
-					status, reason = "unavailable", err.Error()
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.label, status, wiringCNI(d.d), reason)
-			}
-			return w.Flush()
+			return writeDoctor(out, res)
 		},
 	}
 }
@@ -114,22 +93,41 @@ func datapaths() []doctorDatapath {
 	return out
 }
 
+// affected is what a missing feature keeps from running.
+type affected struct {
+	datapaths, wiring, studies []string
+}
+
+// String is one line per kind: "datapaths: a, b; wiring cni: c; studies: d".
+func (a affected) String() string {
+	var parts []string
+	for _, x := range []struct {
+		name string
+		list []string
+	}{{"datapaths", a.datapaths}, {"wiring cni", a.wiring}, {"studies", a.studies}} {
+		if len(x.list) > 0 {
+			parts = append(parts, x.name+": "+strings.Join(x.list, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // affects lists the datapaths and built-in studies that need a feature,
 // and the datapaths whose wiring cni needs a reference plugin.
-func affects(feature string) []string {
-	var out []string
+func affects(feature string) affected {
+	var out affected
 	needs := map[string]bool{}
 	for _, d := range datapaths() {
 		for _, f := range d.features {
 			if f == feature {
-				out = append(out, "datapath "+d.label)
+				out.datapaths = append(out.datapaths, d.label)
 				needs[d.key] = true
 			}
 		}
 		if del, ok := d.d.(datapath.CNIDelegate); ok {
 			for _, p := range append([]string{cniconf.TypeLoopback}, del.CNIPlugins()...) {
 				if probe.CNIPlugin(p) == feature {
-					out = append(out, "wiring cni of "+d.label)
+					out.wiring = append(out.wiring, d.label)
 				}
 			}
 		}
@@ -152,8 +150,93 @@ func affects(feature string) []string {
 			hit = hit || (t.RPS != nil && feature == probe.RPS) || (t.RFS != nil && feature == probe.RFS)
 		}
 		if hit {
-			out = append(out, "study "+name)
+			out.studies = append(out.studies, name)
 		}
 	}
 	return out
+}
+
+// doctorWidth is the terminal width doctor's output fits: a check's
+// reason and what it affects go on indented lines below it, wrapped,
+// instead of columns that made 250-character lines.
+const doctorWidth = 100
+
+func writeDoctor(out io.Writer, res []probe.Result) error {
+	nameW, kindW := len("CHECK"), len("KIND")
+	for _, r := range res {
+		nameW, kindW = max(nameW, len(r.Name)), max(kindW, len(r.Kind))
+	}
+	// The detail column starts after the three short ones; what it says
+	// wraps within the width, continuation lines aligned under it.
+	pad := strings.Repeat(" ", nameW+kindW+len("MISSING")+6)
+	fmt.Fprintf(out, "%-*s  %-*s  %-7s  %s\n", nameW, "CHECK", kindW, "KIND", "STATUS", "DETAIL")
+	for _, r := range res {
+		status := "ok"
+		detail := r.Detail
+		if !r.OK {
+			status = "MISSING"
+			if a := affects(r.Name).String(); a != "" {
+				detail += "; affects " + a
+			}
+		}
+		line := fmt.Sprintf("%-*s  %-*s  %-7s", nameW, r.Name, kindW, r.Kind, status)
+		if text := strings.TrimPrefix(wrap(detail, pad, doctorWidth), pad); text != "" {
+			line += "  " + text
+		} else {
+			line = strings.TrimRight(line, " ") + "\n"
+		}
+		if _, err := fmt.Fprint(out, line); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "DATAPATH\tSTATUS\tWIRING CNI")
+	var reasons []string
+	for _, d := range datapaths() {
+		status := "available"
+		if err := probe.Require(d.features...); err != nil {
+			status = "unavailable"
+			reasons = append(reasons, wrap(d.label+": "+err.Error(), "  ", doctorWidth))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", d.label, status, wiringCNI(d.d))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(reasons) > 0 {
+		fmt.Fprintln(out, "\nwhy unavailable:")
+		fmt.Fprint(out, strings.Join(reasons, ""))
+	}
+	return nil
+}
+
+// wrap breaks text into lines of at most width columns, each starting
+// with indent; a word longer than a line (a path) is cut.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	var words []string
+	room := max(width-len(indent), 8)
+	for _, word := range strings.Fields(text) {
+		for len(word) > room {
+			words = append(words, word[:room])
+			word = word[room:]
+		}
+		words = append(words, word)
+	}
+	for _, word := range words {
+		if line != indent && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	if line != indent {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }

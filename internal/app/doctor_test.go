@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/probe"
@@ -19,10 +21,33 @@ func TestDoctorListsImplementations(t *testing.T) {
 	if row == nil || !slices.Contains(row.features, probe.ToolBird) {
 		t.Fatalf("doctor's datapaths: no calico-routed by bird needing the bird tool: %+v", row)
 	}
-	if got := affects(probe.ToolBird); !slices.Equal(got, []string{"datapath calico-routed (implementation: bird)"}) {
+	if got := affects(probe.ToolBird); !slices.Equal(got.datapaths, []string{"calico-routed (implementation: bird)"}) || len(got.studies) != 0 {
 		t.Errorf("affects(bird) = %v; the built-in studies use the static calico-routed", got)
 	}
-	if got := affects(probe.ToolFlanneld); !slices.Contains(got, "datapath flannel-vxlan (implementation: flanneld)") {
+	if got := affects(probe.ToolFlanneld); !slices.Contains(got.datapaths, "flannel-vxlan (implementation: flanneld)") {
 		t.Errorf("affects(flanneld) = %v", got)
+	}
+}
+
+// TestDoctorFitsTerminal: doctor reads in a 100-column terminal, however
+// long a check's reason and what it affects (issue: 250-character lines).
+func TestDoctorFitsTerminal(t *testing.T) {
+	long := strings.Repeat("the kernel lacks a module that a long explanation names ", 6)
+	res := []probe.Result{
+		{Name: "root", Kind: "privilege", OK: true},
+		{Name: probe.Veth, Kind: "kernel", OK: false, Detail: long},
+		{Name: "cni-loopback", Kind: "cni-plugin", OK: false, Detail: long + "/a/very/long/path/without/spaces/" + strings.Repeat("x", 40)},
+	}
+	var b bytes.Buffer
+	if err := writeDoctor(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(b.String(), "\n") {
+		if len(line) > doctorWidth {
+			t.Errorf("line %d is %d columns: %q", i+1, len(line), line)
+		}
+	}
+	if !strings.Contains(b.String(), "affects datapaths:") || !strings.Contains(b.String(), "why unavailable:") {
+		t.Errorf("doctor no longer says what a missing check affects:\n%s", b.String())
 	}
 }
