@@ -55,6 +55,9 @@ type Entry struct {
 	// Metrics are the sample metrics it adds ("*" stands for a part of
 	// the name), or cpu.jsonl for the per-core window.
 	Metrics []string
+	// Programs are what it runs on a node (perf, iptables-save), which a
+	// cluster's image must hold; none when it reads files only.
+	Programs []string
 	// Enabled says whether a workload variant of the study switches it on.
 	Enabled func(w study.Workload) bool
 	// New makes the collector for one trial.
@@ -75,6 +78,18 @@ var List = []Entry{
 }
 
 func always(study.Workload) bool { return true }
+
+// Programs lists, in list order, the programs the collectors w enables
+// run on the nodes.
+func Programs(w study.Workload) []string {
+	var out []string
+	for _, e := range List {
+		if e.Enabled(w) {
+			out = append(out, e.Programs...)
+		}
+	}
+	return out
+}
 
 // Set is the collectors a workload variant enables, run as one.
 type Set struct {

@@ -13,8 +13,9 @@ var cppEntry = Entry{
 	Name: "cpp",
 	Description: "CPU cost per packet on the server node by kernel component, from perf samples " +
 		"over the window divided by the measured pods' packets (this machine's perf, or the node agent's)",
-	Metrics: []string{"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"},
-	Enabled: func(w study.Workload) bool { return w.CPP },
+	Metrics:  []string{"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"},
+	Programs: []string{"perf"},
+	Enabled:  func(w study.Workload) bool { return w.CPP },
 	New: func(t Trial) (Collector, error) {
 		srv := t.Cluster.Server()
 		var ifaces []netns.Iface

@@ -20,6 +20,7 @@ var iptablesEntry = Entry{
 	Name:        "iptables",
 	Description: "iptables chains and rules packets traversed on both nodes over the window (`iptables-save -c`)",
 	Metrics:     []string{"iptables_*"},
+	Programs:    []string{"iptables-save"},
 	Enabled:     func(w study.Workload) bool { return w.Counters },
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[iptables.Ruleset]{
@@ -43,6 +44,7 @@ var nftablesEntry = Entry{
 	Name:        "nftables",
 	Description: "nftables chains and rules packets traversed on both nodes over the window (`nft -j list ruleset`)",
 	Metrics:     []string{"nft_*"},
+	Programs:    []string{"nft"},
 	Enabled:     func(w study.Workload) bool { return w.Counters },
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[nftables.Ruleset]{

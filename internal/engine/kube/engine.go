@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
@@ -246,13 +247,9 @@ func kubeTools(s *study.Study) []string {
 		if w.Pin != nil {
 			add("taskset")
 		}
-		// The agent runs these on the node (same image as the pods).
-		if w.CPP {
-			add("perf")
-		}
-		if w.Counters {
-			add("iptables-save", "nft")
-		}
+		// The agent runs the collectors' programs on the node (same
+		// image as the pods).
+		add(collect.Programs(w)...)
 	}
 	return tools
 }
