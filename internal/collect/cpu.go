@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/metrics"
 )
 
 var cpuEntry = Entry{
@@ -29,6 +28,3 @@ func (c *cpuCollector) Stop(context.Context) (Result, error) {
 	}
 	return Result{CPU: &w}, nil
 }
-
-// Window is metrics.Window, for callers of Result.CPU.
-type Window = metrics.Window
