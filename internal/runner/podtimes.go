@@ -4,17 +4,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
-// podTimer is a cluster that timed each pod's network setup and teardown
-// (the local engine).
-type podTimer interface{ PodTimes() []local.PodTime }
-
 // podNetworkTimes summarises per-pod network setup and teardown times
 // (milliseconds); nil when the cluster had no pod networks (host).
-func podNetworkTimes(ts []local.PodTime) *results.PodNetworkEnv {
+func podNetworkTimes(ts []engine.PodTime) *results.PodNetworkEnv {
 	var setup, down []float64
 	for _, t := range ts {
 		setup = append(setup, ms(t.Setup))

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/engine"
 )
 
 func TestPodNetworkTimes(t *testing.T) {
 	if podNetworkTimes(nil) != nil {
 		t.Error("no pods should give nil")
 	}
-	got := podNetworkTimes([]local.PodTime{
+	got := podNetworkTimes([]engine.PodTime{
 		{Setup: 2 * time.Millisecond, Teardown: 1 * time.Millisecond},
 		{Setup: 4 * time.Millisecond, Teardown: 3 * time.Millisecond},
 		{Setup: 30 * time.Millisecond}, // still up: no teardown yet

@@ -12,23 +12,27 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// remoteStub is a backend whose nodes are elsewhere (like kube's): its
-// preflight passes, nothing else is called.
-type remoteStub struct{}
+// stubEngine is an engine whose preflight only records what it was
+// given; nothing else is called.
+type stubEngine struct {
+	needs      *engine.Needs
+	checkTools bool
+}
 
-func (remoteStub) name() string                                         { return "stub" }
-func (remoteStub) preflight(context.Context, *study.Study, *plan) error { return nil }
-func (remoteStub) up(context.Context, *run, study.Datapath) (engine.Cluster, error) {
+func (stubEngine) Name() string { return "stub" }
+func (e stubEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs) (engine.Facts, error) {
+	*e.needs = n
+	if e.checkTools {
+		return engine.Facts{}, n.CheckTools()
+	}
+	return engine.Facts{}, nil
+}
+func (stubEngine) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
 	panic("not called")
 }
-func (remoteStub) configure(context.Context, *run, engine.Cluster, study.Datapath) (results.DatapathEnv, error) {
-	panic("not called")
-}
-func (remoteStub) fs() tune.FS                                 { return nil }
-func (remoteStub) sampler(engine.Node) cpuSampler              { return nil }
-func (remoteStub) reader(engine.Node) nodeReader               { return nil }
-func (remoteStub) describe(*run, engine.Cluster, *results.Env) {}
-func (remoteStub) remote() bool                                { return true }
+func (stubEngine) FS() tune.FS                                       { return nil }
+func (stubEngine) Kernel(engine.Node) engine.Kernel                  { return nil }
+func (stubEngine) Describe(engine.Run, engine.Cluster, *results.Env) {}
 
 func stubStudy(t *testing.T, workloads string) *study.Study {
 	t.Helper()
@@ -36,8 +40,8 @@ func stubStudy(t *testing.T, workloads string) *study.Study {
 kind: Study
 metadata: {name: s}
 spec:
-  datapaths: [bridge]
-  tunings: [baseline]
+  datapaths: [bridge, {name: b2, type: bridge, offloads: {tso: off}, policy: np}]
+  tunings: [baseline, rps-7]
   workloads: ` + workloads + `
   replicas: [1]
   trials: 1
@@ -51,28 +55,31 @@ spec:
 	return s
 }
 
-// On a cluster, tools run in the workload image: a missing local tool
-// must not stop the run, but what kube cannot run must be refused early,
-// all of it in one error.
-func TestPreflightRemoteBackend(t *testing.T) {
+// The runner checks no tool itself: an engine whose tools run elsewhere
+// (kube's, in the workload image) passes without them, an engine that
+// checks them here (local) fails on a missing one. The runner hands the
+// engine each datapath built once, with what its knobs need.
+func TestPreflightLeavesToolsToEngine(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no tools on "this machine"
-	for _, wl := range []string{"[{tool: iperf3}]", "[{tool: sockperf}]", "[{tool: ab, size: 1M}]", "[{tool: iperf3, pin: {server: '0', client: '0'}}]",
+	for _, wl := range []string{"[{tool: iperf3}]", "[{tool: sockperf}]", "[{tool: ab, size: 1M}]",
 		"[{tool: iperf3, cpp: true, counters: true}]"} {
-		if _, err := preflight(context.Background(), remoteStub{}, stubStudy(t, wl)); err != nil {
+		var n engine.Needs
+		p, err := preflight(context.Background(), stubEngine{needs: &n}, stubStudy(t, wl))
+		if err != nil {
 			t.Errorf("%s on a remote engine: %v", wl, err)
+			continue
 		}
-	}
-	_, err := preflight(context.Background(), remoteStub{}, stubStudy(t,
-		"[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 2, rate: 10M}}, {name: c, tool: iperf3}, {name: bg2, tool: iperf3, background: {connections: [5], pairs: 1, rate: 10M}}]"))
-	if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "the kube engine cannot run workload bg: background load") ||
-		!strings.Contains(err.Error(), "; workload bg2: background load") || strings.Contains(err.Error(), "workload c") {
-		t.Errorf("got %v", err)
-	}
-}
-
-func TestKubeTools(t *testing.T) {
-	s := stubStudy(t, "[{tool: iperf3}, {tool: ab, size: 1M, pin: {server: '0', client: '1'}}, {tool: sockperf}, {name: c, tool: iperf3, cpp: true, counters: true}]")
-	if got := strings.Join(kubeTools(s), ","); got != "iperf3,ab,nginx,taskset,sockperf,perf,iptables-save,nft" {
-		t.Errorf("tools %s", got)
+		if len(n.Datapaths) != 2 || len(p.datapaths) != 2 || n.Datapaths[0].Built == nil || n.Datapaths[0].Built != p.datapaths["bridge"].Built {
+			t.Errorf("%s: datapaths %+v", wl, n.Datapaths)
+		}
+		if f := strings.Join(n.Datapaths[1].Features, ","); !strings.Contains(f, "ethtool") || !strings.Contains(f, "iptables-restore") {
+			t.Errorf("%s: b2 needs %s", wl, f)
+		}
+		if len(n.Knobs) != 2 || len(n.Knobs[0].Features) != 0 || n.Knobs[1].What != "tuning rps-7" || len(n.Knobs[1].Features) == 0 {
+			t.Errorf("%s: knob needs %+v", wl, n.Knobs)
+		}
+		if _, err := preflight(context.Background(), stubEngine{needs: &n, checkTools: true}, stubStudy(t, wl)); err == nil || !IsPreflight(err) {
+			t.Errorf("%s: missing tools passed a local check: %v", wl, err)
+		}
 	}
 }

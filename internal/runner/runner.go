@@ -18,15 +18,14 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/journal"
-	"github.com/cnibench/cnibench/internal/metrics/cpp"
-	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
@@ -50,16 +49,6 @@ type Options struct {
 	Kube *kube.Config
 }
 
-func newBackend(opt Options) (backend, error) {
-	switch opt.Engine {
-	case "", "local":
-		return localBackend{procRoot: opt.ProcRoot}, nil
-	case "kube":
-		return newKubeBackend(opt)
-	}
-	return nil, fmt.Errorf("unknown engine %q (available: local, kube)", opt.Engine)
-}
-
 // PreflightError is a problem found before anything touched the host.
 type PreflightError struct{ Err error }
 
@@ -73,11 +62,12 @@ func IsPreflight(err error) bool {
 }
 
 type plan struct {
-	// notes found in preflight go to env.json and the terminal.
-	notes   []string
-	drivers map[string]workload.Driver
-	// cppEvent is what CPP trials sample (chosen in preflight).
-	cppEvent   cpp.Event
+	// notes found in preflight go to env.json and the terminal; warnings
+	// too, marked as such.
+	notes, warnings []string
+	drivers         map[string]workload.Driver
+	// datapaths are the study's datapath entries, each built once.
+	datapaths  map[string]engine.Datapath
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
 	machine    cpuset.Set
@@ -85,59 +75,74 @@ type plan struct {
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
 // changes nothing on the host.
-func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
+func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
 	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Range(runtime.NumCPU())}
-	if err := b.preflight(ctx, s, p); err != nil {
+	needs, err := p.needs(s)
+	if err != nil {
 		return nil, &PreflightError{err}
 	}
-	if remoteKernel(b) {
-		if err := kubeUnsupported(s); err != nil {
-			return nil, &PreflightError{err}
-		}
+	facts, err := e.Preflight(ctx, s, needs)
+	if err != nil {
+		return nil, &PreflightError{err}
 	}
-	for _, w := range s.Variants() {
-		d, err := registry.Lookup(w.Tool)
-		if err != nil {
-			return nil, &PreflightError{err}
-		}
-		// On a cluster the tools run in the workload image, not on this
-		// machine; the kube engine checks the image through its agents.
-		if !remoteKernel(b) {
-			if err := d.Check(); err != nil {
-				return nil, &PreflightError{fmt.Errorf("workload %s: %w", w.Name, err)}
-			}
-		}
-		p.drivers[w.Name] = d
+	p.notes, p.warnings = facts.Notes, facts.Warnings
+	if facts.MachineCPUs != nil {
+		p.machine = facts.MachineCPUs
 	}
-	// A remote node's agent chooses its own perf event (its PMU is not
-	// this machine's) and checks perf there.
-	if !remoteKernel(b) {
-		if err := cppPreflight(ctx, s, p, cpp.RunPerf); err != nil {
-			return nil, &PreflightError{err}
-		}
-	}
-	for _, t := range s.Spec.Tunings {
-		if remoteKernel(b) {
-			break // the nodes' kernels are checked by their agents
-		}
-		if t.RPS != nil {
-			if err := probe.Require(probe.RPS); err != nil {
-				return nil, &PreflightError{fmt.Errorf("tuning %s: %w", t.Name, err)}
-			}
-		}
-		if t.RFS != nil {
-			if err := probe.Require(probe.RFS); err != nil {
-				return nil, &PreflightError{fmt.Errorf("tuning %s: %w", t.Name, err)}
-			}
-		}
-	}
-	var err error
 	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine); err != nil {
 		return nil, &PreflightError{err}
 	}
 	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
 		return nil, &PreflightError{err}
 	}
+	if err := p.checkRPSCPUs(s); err != nil {
+		return nil, &PreflightError{err}
+	}
+	return p, nil
+}
+
+// needs looks up the workloads' drivers, builds each datapath entry once
+// and gathers what the datapaths and knobs need, for the engine's
+// preflight.
+func (p *plan) needs(s *study.Study) (engine.Needs, error) {
+	var n engine.Needs
+	for _, w := range s.Variants() {
+		d, err := registry.Lookup(w.Tool)
+		if err != nil {
+			return n, err
+		}
+		p.drivers[w.Name] = d
+	}
+	n.CheckTools = func() error {
+		for _, w := range s.Variants() {
+			if err := p.drivers[w.Name].Check(); err != nil {
+				return fmt.Errorf("workload %s: %w", w.Name, err)
+			}
+		}
+		return nil
+	}
+	p.datapaths = map[string]engine.Datapath{}
+	for _, sd := range s.Spec.Datapaths {
+		d, err := catalog.Build(catalog.FromStudy(sd))
+		if err != nil {
+			return n, fmt.Errorf("datapath %s: %w", sd.Name, err)
+		}
+		t := &knob.Target{Study: s, Datapath: sd}
+		f := append(d.Features(), knob.Needs(knob.Datapath, t)...)
+		dp := engine.Datapath{Spec: sd, Built: d, Features: append(f, knob.Needs(knob.Pods, t)...)}
+		p.datapaths[sd.Name] = dp
+		n.Datapaths = append(n.Datapaths, dp)
+	}
+	for _, t := range s.Spec.Tunings {
+		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t})
+		n.Knobs = append(n.Knobs, engine.Need{What: "tuning " + t.Name, Features: f})
+	}
+	return n, nil
+}
+
+// checkRPSCPUs checks that every CPU an RPS mask names is the server
+// node's.
+func (p *plan) checkRPSCPUs(s *study.Study) error {
 	for _, t := range s.Spec.Tunings {
 		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll || t.RPS.CPUs == study.CPUsAllButSoftIRQ {
 			continue
@@ -145,12 +150,12 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 		set, _ := cpuset.Parse(t.RPS.CPUs)
 		for _, c := range set {
 			if !p.steerCPUs().Contains(c) {
-				return nil, &PreflightError{fmt.Errorf("tuning %s: rps cpus %s: CPU %d is not a CPU of the server node (%s)",
-					t.Name, t.RPS.CPUs, c, p.steerCPUs())}
+				return fmt.Errorf("tuning %s: rps cpus %s: CPU %d is not a CPU of the server node (%s)",
+					t.Name, t.RPS.CPUs, c, p.steerCPUs())
 			}
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // steerCPUs are the CPUs an RPS mask may name: the server node's CPUs
@@ -198,11 +203,11 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	b, err := newBackend(opt)
+	e, err := newEngine(opt)
 	if err != nil {
 		return "", &PreflightError{err}
 	}
-	p, err := preflight(ctx, b, s)
+	p, err := preflight(ctx, e, s)
 	if err != nil {
 		return "", err
 	}
@@ -212,7 +217,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		}
 	}
 
-	r := &run{opt: opt, plan: p, study: s, id: newRunID(), backend: b}
+	r := &run{opt: opt, plan: p, study: s, id: newRunID(), engine: e}
 	jdir := opt.JournalDir
 	if jdir == "" {
 		jdir = journal.DefaultDir
@@ -253,7 +258,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 }
 
 type run struct {
-	backend backend
+	engine  engine.Engine
 	opt     Options
 	plan    *plan
 	study   *study.Study
@@ -289,101 +294,16 @@ func (r *run) execute(ctx context.Context) error {
 		r.notes = append(r.notes, n)
 		r.opt.Progress.Logf("note: %s", n)
 	}
-	if _, ok := r.backend.(localBackend); ok {
-		if note := checkIdle(r.opt.ProcRoot); note != "" {
-			r.notes = append(r.notes, note)
-			r.opt.Progress.Logf("warning: %s", note)
-		}
+	for _, n := range r.plan.warnings {
+		r.notes = append(r.notes, n)
+		r.opt.Progress.Logf("warning: %s", n)
 	}
-	envWritten := false
-	for _, d := range s.Spec.Datapaths {
+	for i, d := range s.Spec.Datapaths {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := r.backend.up(ctx, r, d)
-		if err != nil {
-			return fmt.Errorf("build cluster for %s: %w", d.Name, err)
-		}
-		if !envWritten {
-			if err := r.writeEnv(c); err != nil {
-				c.Close()
-				return err
-			}
-			envWritten = true
-		}
-		de, err := r.backend.configure(ctx, r, c, d)
-		if err == nil {
-			err = r.recordDatapath(d.Name, de)
-		}
-		if err != nil {
-			c.Close()
-			return fmt.Errorf("datapath %s: %w", d.Name, err)
-		}
-		err = r.datapath(ctx, c, d)
-		if cerr := c.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("tear down %s: %w", d.Name, cerr)
-		}
-		if err != nil {
+		if err := r.upDatapath(ctx, d, i == 0); err != nil {
 			return err
-		}
-		// Pods are deleted when scaling down and by Close, after the
-		// trials, so their teardown latency is a fact of the datapath
-		// (env.json), not of a trial's sample.
-		if pt, ok := c.(podTimer); ok {
-			de := r.env.Datapaths[d.Name]
-			de.PodNetwork = podNetworkTimes(pt.PodTimes())
-			if err := r.recordDatapath(d.Name, de); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath) error {
-	s, dp := r.study, sd.Name
-	var pol *policyState
-	if sd.Policy != "" {
-		pol = &policyState{hooked: map[string]bool{}, env: r.env.Datapaths[dp].Policy}
-	}
-	for _, reps := range s.Spec.Replicas {
-		need := reps
-		for _, w := range s.Variants() {
-			need = max(need, podsNeeded(w, reps))
-		}
-		servers, clients, err := c.Scale(ctx, need)
-		if err != nil {
-			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
-		}
-		if pol != nil {
-			if err := r.applyPolicy(ctx, c, sd, pol, servers, clients); err != nil {
-				return fmt.Errorf("%s: %w", dp, err)
-			}
-			if err := r.recordDatapath(dp, r.env.Datapaths[dp]); err != nil {
-				return err
-			}
-		}
-		for trial := 1; trial <= s.Spec.Trials; trial++ {
-			for _, w := range s.Variants() {
-				pl, err := place(w, reps, servers, clients)
-				if err != nil {
-					return err
-				}
-				for _, t := range s.Spec.Tunings {
-					cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
-					if err := r.trial(ctx, c, cell, trial, t, w, pl); err != nil {
-						return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
-					}
-					r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d/%d", dp, w.Name, t.Name, reps, trial, s.Spec.Trials))
-					if cd := s.Spec.Cooldown.Duration; cd > 0 {
-						select {
-						case <-ctx.Done():
-							return ctx.Err()
-						case <-time.After(cd):
-						}
-					}
-				}
-			}
 		}
 	}
 	return nil

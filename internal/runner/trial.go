@@ -7,107 +7,77 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/metrics"
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
-	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // basePort is iperf3's default port; pair i listens on basePort+i.
 const basePort = 5201
 
-// trial runs one repetition of one cell: apply the tuning, run the
-// workload with the metric window over its measured part, revert.
+// trial runs one repetition of one cell: apply the trial's knobs (the
+// tuning), run the workload with the collectors over its measured
+// window, store the sample, revert the knobs.
 func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, trial int,
-	t study.Tuning, w study.Workload, pl placed) (err error) {
-	servers := pl.servers
-	srv := c.Server()
-	tgt := tune.Target{CPUs: r.plan.steerCPUs(), SoftIRQCore: r.softIRQCore(cell.Replicas)}
-	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
-	if tun, ok := srv.Tunnel(); ok {
-		tgt.NodeIfaces = append(tgt.NodeIfaces, tun)
-	}
-	veths, err := srv.HostVeths(servers)
+	t study.Tuning, w study.Workload, pl placed, dtgt *knob.Target) (err error) {
+	kt := *dtgt
+	kt.Tuning, kt.Workload, kt.Measured = t, w, pl.servers
+	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
+	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if err != nil {
 		return err
 	}
-	tgt.NodeIfaces = append(tgt.NodeIfaces, veths...)
-	for _, p := range servers {
-		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
-	}
-	applied, err := tune.Apply(r.journal, r.backend.fs(), t, tgt)
-	if err != nil {
-		return fmt.Errorf("apply tuning %s: %w", t.Name, err)
-	}
 	defer func() {
 		if rerr := applied.Revert(); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("revert tuning %s: %w", t.Name, rerr))
+			err = errors.Join(err, rerr)
 		}
 	}()
-
-	s := r.study.Spec
-	sampler := r.backend.sampler(srv)
-	var cw *cppWindow
-	if w.CPP {
-		var ifaces []netns.Iface
-		for _, p := range servers {
-			ifaces = append(ifaces, srv.PodIface(p))
-		}
-		if cw, err = newCPPWindow(sampler, r.backend.reader(srv), r.plan.cppEvent, ifaces); err != nil {
-			return err
-		}
-		sampler = cw
-	}
-	var ctr *countersWindow
-	if w.Counters {
-		ctr = newCountersWindow(sampler, r.backend.reader(srv), srv, []engine.Node{srv, c.Client()}, servers, pl.pairs)
-		sampler = ctr
-	}
-	win := newWindow(sampler, s.Warmup.Duration, s.Duration.Duration)
-	var daemons *daemonWatch
-	if dl, ok := c.(daemonLister); ok {
-		daemons = watchDaemons(dl.Daemons())
-	}
 	start := time.Now()
+	res, col, err := r.measure(ctx, c, w, pl)
+	if err != nil {
+		return err
+	}
+	return r.store(cell, trial, t, start, res, col)
+}
+
+// measure runs the workload with the collectors the variant enables over
+// its measured window.
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed) (workload.Result, collect.Result, error) {
+	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs})
+	if err != nil {
+		return workload.Result{}, collect.Result{}, err
+	}
+	s := r.study.Spec
+	win := newWindow(set, s.Warmup.Duration, s.Duration.Duration)
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
 		Pairs: pl.pairs, Background: pl.background, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started,
 	})
-	window, werr := win.result()
+	col, werr := win.result()
 	if err != nil {
-		return err
+		return res, col, err
 	}
 	if werr != nil {
-		return fmt.Errorf("cpu metrics: %w", werr)
+		return res, col, fmt.Errorf("cpu metrics: %w", werr)
 	}
+	return res, col, nil
+}
+
+// store writes the trial's sample and CPU points.
+func (r *run) store(cell results.Cell, trial int, t study.Tuning, start time.Time, res workload.Result, col collect.Result) error {
 	sample := results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
-		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: window.Cores,
+		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores,
 	}
-	if cw != nil {
-		for k, v := range cw.res.Metrics {
-			sample.Metrics[k] = v
-		}
+	if sample.Metrics == nil {
+		sample.Metrics = map[string]float64{}
 	}
-	if ctr != nil {
-		for k, v := range ctr.metrics {
-			sample.Metrics[k] = v
-		}
-	}
-	if daemons != nil {
-		for k, v := range daemons.metrics() {
-			sample.Metrics[k] = v
-		}
-	}
-	// Pod network setup latency is recorded on every run (issue: the
-	// papers compare CNIs on it), not only with counters: true.
-	if _, ok := sample.Metrics[MetricPodSetup]; !ok {
-		if ms, ok := podSetupMs(pl.pairs); ok {
-			sample.Metrics[MetricPodSetup] = ms
-		}
+	for k, v := range col.Metrics {
+		sample.Metrics[k] = v
 	}
 	for i := range sample.Cores {
 		sample.Cores[i].Node = r.nodeOf(sample.Cores[i].CPU)
@@ -115,12 +85,12 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	if err := r.out.AppendSample(sample); err != nil {
 		return err
 	}
-	if err := r.out.AppendCPU(window.CPUPoints(cell, trial)); err != nil {
+	if err := r.out.AppendCPU(col.CPU.CPUPoints(cell, trial)); err != nil {
 		return err
 	}
 	r.samples++
 	if t.IsBaseline() {
-		r.noteSoftIRQCore(cell.Replicas, window.Cores)
+		r.noteSoftIRQCore(cell.Replicas, col.CPU.Cores)
 	}
 	return nil
 }
@@ -161,19 +131,19 @@ func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
 	}
 }
 
-// window samples CPU metrics over the measured part of a trial: from
+// window runs the collectors over the measured part of a trial: from
 // warm-up end after the clients started to the end of the duration.
 type window struct {
-	sampler          cpuSampler
+	sampler          *collect.Set
 	warmup, duration time.Duration
 	once             sync.Once
 	done             chan struct{}
 	cancel           chan struct{}
-	w                metrics.Window
+	w                collect.Result
 	err              error
 }
 
-func newWindow(s cpuSampler, warmup, duration time.Duration) *window {
+func newWindow(s *collect.Set, warmup, duration time.Duration) *window {
 	return &window{sampler: s, warmup: warmup, duration: duration,
 		done: make(chan struct{}), cancel: make(chan struct{})}
 }
@@ -190,17 +160,17 @@ func (w *window) sample(t0 time.Time) {
 		return
 	}
 	s := w.sampler
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		w.err = err
 		return
 	}
 	sleepUntil(t0.Add(w.duration), w.cancel)
-	w.w, w.err = s.Stop()
+	w.w, w.err = s.Stop(context.Background())
 }
 
 // result waits for the window; if the workload ended early the window is
 // closed at once with what it has.
-func (w *window) result() (metrics.Window, error) {
+func (w *window) result() (collect.Result, error) {
 	started := false
 	w.once.Do(func() { close(w.done) }) // never started: nothing to wait for
 	select {
@@ -212,7 +182,7 @@ func (w *window) result() (metrics.Window, error) {
 		close(w.cancel)
 		<-w.done
 	}
-	if w.w.Cores == nil && w.err == nil {
+	if (w.w.CPU == nil || w.w.CPU.Cores == nil) && w.err == nil {
 		return w.w, errors.New("no metric window: the workload never reported that it started")
 	}
 	return w.w, w.err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -76,13 +77,10 @@ func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error)
 	return startExec(ctx, n.exec, n.ns, n.agentPod, "agent", argv), nil
 }
 
-// tunnelNames are the tunnel devices of the CNIs the studies know, in
-// order of preference.
-var tunnelNames = []string{"vxlan.calico", "flannel.1", "cilium_vxlan", "cilium_geneve", "tunl0", "flannel-wg", "weave", "vxlan-v6.calico", "flannel0", "genev_sys_6081", "vxlan_sys_4789"}
-
-// pickTunnel returns the first known tunnel device among links.
+// pickTunnel returns the first known tunnel device among links: the
+// datapath catalogue names each datapath's devices on a real cluster.
 func pickTunnel(links []string) (string, bool) {
-	for _, t := range tunnelNames {
+	for _, t := range catalog.TunnelDevices() {
 		if slices.Contains(links, t) {
 			return t, true
 		}

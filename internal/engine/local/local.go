@@ -393,16 +393,11 @@ func (c *Cluster) Close() error {
 // Wiring is how the cluster wires pods (WiringNetlink or WiringCNI).
 func (c *Cluster) Wiring() string { return c.cfg.Wiring }
 
-// PodTime is how long one pod's network took to set up and to tear down.
-type PodTime struct {
-	Pod, Node string
-	// Setup is creating the namespace and wiring it (AttachPod, or CNI
-	// ADD of loopback and the network).
-	Setup time.Duration
-	// Teardown is unwiring (CNI DEL) and deleting the namespace; 0 while
-	// the pod exists.
-	Teardown time.Duration
-}
+// PodTime is how long one pod's network took to set up and to tear down:
+// Setup is creating the namespace and wiring it (AttachPod, or CNI ADD of
+// loopback and the network), Teardown unwiring (CNI DEL) and deleting the
+// namespace.
+type PodTime = engine.PodTime
 
 // PodTimes lists every pod the cluster has set up, in creation order,
 // including pods already deleted by scaling down or by Close, so after

@@ -1,4 +1,4 @@
-package runner
+package localengine
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // TestCPPPreflightRecordsEvent: a study with cpp: true gets its event
@@ -29,23 +31,43 @@ func TestCPPPreflightRecordsEvent(t *testing.T) {
 			}
 			return []byte(out), nil
 		}
-		p := &plan{}
 		s := stubStudy(t, "[{name: a, tool: iperf3, cpp: true}, {name: b, tool: iperf3, cpp: true}, {name: c, tool: iperf3}]")
-		if err := cppPreflight(context.Background(), s, p, run); err != nil {
+		ev, note, err := cppPreflight(context.Background(), s, run)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if calls != 1 || p.cppEvent.Name != want.Name || p.cppEvent.Unit != want.Unit || p.cppEvent.Period != want.Period {
-			t.Errorf("%q: %d probes, event %+v", out, calls, p.cppEvent)
+		if calls != 1 || ev.Name != want.Name || ev.Unit != want.Unit || ev.Period != want.Period {
+			t.Errorf("%q: %d probes, event %+v", out, calls, ev)
 		}
-		if len(p.notes) != 1 || !strings.Contains(p.notes[0], "perf event "+want.Name+" (metrics cpp_*_"+want.Unit) ||
-			!strings.Contains(p.notes[0], p.cppEvent.Reason) {
-			t.Errorf("%q: notes %q", out, p.notes)
+		if !strings.Contains(note, "perf event "+want.Name+" (metrics cpp_*_"+want.Unit) ||
+			!strings.Contains(note, ev.Reason) {
+			t.Errorf("%q: note %q", out, note)
 		}
 	}
 	// No CPP workload: no probe, no note.
-	p := &plan{}
 	run := func(context.Context, []string) ([]byte, error) { t.Error("probed without cpp"); return nil, nil }
-	if err := cppPreflight(context.Background(), stubStudy(t, "[{tool: iperf3}]"), p, run); err != nil || len(p.notes) != 0 {
-		t.Errorf("%v %q", err, p.notes)
+	if _, note, err := cppPreflight(context.Background(), stubStudy(t, "[{tool: iperf3}]"), run); err != nil || note != "" {
+		t.Errorf("%v %q", err, note)
 	}
+}
+
+func stubStudy(t *testing.T, workloads string) *study.Study {
+	t.Helper()
+	src := `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline]
+  workloads: ` + workloads + `
+  replicas: [1]
+  trials: 1
+  duration: 3s
+`
+	cat := study.Catalog{Datapaths: []string{"bridge"}, Tools: registry.Tools()}
+	s, err := study.Parse("s.yaml", []byte(src), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -1,16 +1,16 @@
-package runner
+package offload
 
 import (
 	"os"
 	"testing"
 )
 
-func TestParseEthtoolFeatures(t *testing.T) {
+func TestParseFeatures(t *testing.T) {
 	b, err := os.ReadFile("testdata/ethtool-k-veth.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := ParseEthtoolFeatures(b)
+	f := ParseFeatures(b)
 	for name, want := range map[string]bool{
 		"tcp-segmentation-offload":     true,
 		"generic-segmentation-offload": true,
@@ -30,13 +30,13 @@ func TestParseEthtoolFeatures(t *testing.T) {
 	}
 }
 
-func FuzzParseEthtoolFeatures(f *testing.F) {
+func FuzzParseFeatures(f *testing.F) {
 	if b, err := os.ReadFile("testdata/ethtool-k-veth.txt"); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte("Features for x:\nfoo: on [fixed]\nbar: off\n: on\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for k := range ParseEthtoolFeatures(data) {
+		for k := range ParseFeatures(data) {
 			if k == "" {
 				t.Error("empty feature name")
 			}

@@ -1,8 +1,9 @@
-package runner
+package collect
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,9 +18,25 @@ import (
 // but the value shown to user space is fixed for ABI reasons).
 const clockTicks = 100
 
-// daemonLister is implemented by clusters whose datapath runs processes
-// (flanneld, etcd): the paper reports their CPU and memory.
-type daemonLister interface{ Daemons() []datapath.Daemon }
+// DaemonLister is implemented by clusters whose datapath runs processes
+// on this machine (flanneld, etcd): the paper reports their CPU and
+// memory. The local engine's clusters implement it.
+type DaemonLister interface{ Daemons() []datapath.Daemon }
+
+var daemonsEntry = Entry{
+	Name: "daemons",
+	Description: "CPU (percent of one CPU) over the window and resident memory at its end of the datapath's " +
+		"daemons (flanneld, etcd, BIRD...), from /proc/PID of clusters that list them",
+	Metrics: []string{"daemon_NAME_NODE_cpu_pct", "daemon_NAME_NODE_rss_bytes", "daemons_cpu_pct", "daemons_rss_bytes"},
+	Enabled: always,
+	New: func(t Trial) (Collector, error) {
+		dl, ok := t.Cluster.(DaemonLister)
+		if !ok {
+			return &daemonWatch{}, nil
+		}
+		return &daemonWatch{daemons: dl.Daemons()}, nil
+	},
+}
 
 // daemonWatch records the CPU time of a datapath's daemons over a trial
 // and their resident memory at its end.
@@ -29,13 +46,20 @@ type daemonWatch struct {
 	start   time.Time
 }
 
-func watchDaemons(ds []datapath.Daemon) *daemonWatch {
-	w := &daemonWatch{daemons: ds, start: time.Now()}
-	for _, d := range ds {
+func (w *daemonWatch) Start(context.Context) error {
+	w.start, w.ticks = time.Now(), nil
+	for _, d := range w.daemons {
 		t, _ := procTicks(d.PID)
 		w.ticks = append(w.ticks, t)
 	}
-	return w
+	return nil
+}
+
+func (w *daemonWatch) Stop(context.Context) (Result, error) {
+	if len(w.daemons) == 0 {
+		return Result{}, nil
+	}
+	return Result{Metrics: w.metrics()}, nil
 }
 
 // metrics returns, per daemon and summed, CPU in percent of one CPU over

@@ -1,4 +1,4 @@
-package runner
+package kube
 
 import (
 	"context"
@@ -13,40 +13,77 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/cnibench/cnibench/internal/cnidetect"
+	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/engine/kube"
-	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/offload"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// kubeBackend runs studies on a real cluster through the kube engine;
-// its node handle is the node agent (package agent).
-type kubeBackend struct {
-	cfg   kube.Config
+// Engine runs studies on a real cluster (engine.Engine); its node handle
+// is the node agent (package agent).
+type Engine struct {
+	cfg   Config
 	rc    *rest.Config
 	cs    kubernetes.Interface
-	place kube.Placement
-	c     *kube.Cluster
+	place Placement
+	c     *Cluster
 	used  bool
 }
 
-func newKubeBackend(opt Options) (backend, error) {
-	cfg := kube.Config{}
-	if opt.Kube != nil {
-		cfg = *opt.Kube
+// NewEngine returns the kube engine; cfg nil means the defaults.
+func NewEngine(cfg *Config) *Engine {
+	c := Config{}
+	if cfg != nil {
+		c = *cfg
 	}
-	return &kubeBackend{cfg: cfg.WithDefaults()}, nil
+	return &Engine{cfg: c.WithDefaults()}
 }
 
-func (*kubeBackend) name() string { return "kube" }
+// Name implements engine.Engine.
+func (*Engine) Name() string { return "kube" }
 
-func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) error {
+// Preflight checks the study against what a real cluster can do, then the
+// cluster itself (kube.Preflight). The workloads' programs are checked in
+// the image by the agents, perf and the kernels' knobs by the nodes.
+func (b *Engine) Preflight(ctx context.Context, s *study.Study, _ engine.Needs) (engine.Facts, error) {
+	var f engine.Facts
+	if err := checkStudy(s); err != nil {
+		return f, err
+	}
+	if err := b.cfg.Validate(); err != nil {
+		return f, err
+	}
+	b.cfg.Tools = kubeTools(s)
+	if b.cs == nil {
+		rc, cs, err := Connect(b.cfg.Kubeconfig, b.cfg.Context)
+		if err != nil {
+			return f, err
+		}
+		b.rc, b.cs = rc, cs
+	}
+	place, err := Preflight(ctx, b.cs, b.cfg)
+	if err != nil {
+		return f, err
+	}
+	b.place = place
+	if err := kubeUnsupported(s); err != nil {
+		return f, err
+	}
+	// Masks are computed from the server node's CPUs, not this machine's.
+	if n := NodeCPUs(place.Server); n > 0 {
+		f.MachineCPUs = cpuset.Range(n)
+	}
+	return f, nil
+}
+
+// checkStudy refuses what only the local engine's emulated nodes can do.
+func checkStudy(s *study.Study) error {
 	if len(s.Spec.Datapaths) != 1 {
 		return fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
 			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", "))
@@ -57,80 +94,49 @@ func (b *kubeBackend) preflight(ctx context.Context, s *study.Study, p *plan) er
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
 		return errors.New("spec.nodes.*.cpus pins emulated nodes to CPUs; on a real cluster nodes have their own CPUs: remove it for --engine kube")
 	}
-	if err := b.cfg.Validate(); err != nil {
-		return err
-	}
-	b.cfg.Tools = kubeTools(s)
-	if b.cs == nil {
-		rc, cs, err := kube.Connect(b.cfg.Kubeconfig, b.cfg.Context)
-		if err != nil {
-			return err
-		}
-		b.rc, b.cs = rc, cs
-	}
-	place, err := kube.Preflight(ctx, b.cs, b.cfg)
-	if err != nil {
-		return err
-	}
-	b.place = place
-	// Masks are computed from the server node's CPUs, not this machine's.
-	if n := kube.NodeCPUs(place.Server); n > 0 {
-		p.machine = cpuset.Range(n)
-	}
 	return nil
 }
 
-// configure has nothing to apply: preflight refused the local engine's
-// knobs, and the cluster's CNI built the datapath.
-func (b *kubeBackend) configure(_ context.Context, _ *run, _ engine.Cluster, sd study.Datapath) (results.DatapathEnv, error) {
-	return results.DatapathEnv{Type: "cluster CNI (labelled " + sd.Name + ")"}, nil
-}
-
-func (b *kubeBackend) up(ctx context.Context, r *run, _ study.Datapath) (engine.Cluster, error) {
+// Up prepares the run's pods on the cluster. There is nothing to build:
+// preflight refused the local engine's knobs, and the cluster's CNI is
+// the datapath.
+func (b *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
+	de := results.DatapathEnv{Type: "cluster CNI (labelled " + d.Spec.Name + ")"}
 	if b.used {
-		return nil, errors.New("the kube engine runs one datapath per run (the cluster's CNI)")
+		return nil, de, errors.New("the kube engine runs one datapath per run (the cluster's CNI)")
 	}
 	b.used = true
 	cfg := b.cfg
-	cfg.RunID = r.id
+	cfg.RunID = r.ID
 	if cfg.Controller == "" {
-		cfg.Controller = kube.ControllerID()
+		cfg.Controller = ControllerID()
 	}
-	c, err := kube.Up(ctx, b.cs, &kube.APIExecer{Config: b.rc, Client: b.cs}, cfg, b.place, r.opt.Log)
+	c, err := Up(ctx, b.cs, &APIExecer{Config: b.rc, Client: b.cs}, cfg, b.place, r.Log)
 	if err != nil {
-		return nil, err
+		return nil, de, err
 	}
 	b.c = c
-	return c, nil
+	return c, de, nil
 }
 
-// fs reaches the server node's knobs through its agent: only the server
+// FS reaches the server node's knobs through its agent: only the server
 // node is tuned, and pod namespaces are named "pod:NS/NAME".
-func (b *kubeBackend) fs() tune.FS {
+func (b *Engine) FS() tune.FS {
 	if b.c == nil {
 		return unavailableFS{}
 	}
 	return b.c.ServerNode().Agent()
 }
 
-func (b *kubeBackend) sampler(n engine.Node) cpuSampler {
-	return &agentSampler{n: n.(*kube.Node)}
+// Kernel implements engine.Engine: a node's kernel is read by its agent.
+// n is always one of this engine's nodes.
+func (b *Engine) Kernel(n engine.Node) engine.Kernel {
+	return agentKernel{a: n.(*Node).Agent()}
 }
 
-func (b *kubeBackend) reader(n engine.Node) nodeReader {
-	return agentReader{a: n.(*kube.Node).Agent()}
-}
-
-// agentSampler runs the metrics sampler inside the node's agent.
-type agentSampler struct{ n *kube.Node }
-
-func (s *agentSampler) Start() error { return s.n.Agent().SampleStart() }
-func (s *agentSampler) Stop() (metrics.Window, error) {
-	return s.n.Agent().SampleStop()
-}
-
-func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
-	kc := c.(*kube.Cluster)
+// Describe implements engine.Engine.
+func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
+	kc := c.(*Cluster)
 	srv, cli := kc.ServerNode(), kc.ClientNode()
 	a := srv.Agent()
 	if info, err := a.Info(); err == nil {
@@ -141,7 +147,7 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 		cli.Name(): cpuset.Range(cli.NumCPU()),
 	}
 	e.Offloads = map[string]map[string]bool{}
-	for _, n := range []*kube.Node{srv, cli} {
+	for _, n := range []*Node{srv, cli} {
 		ifaces := []netns.Iface{n.Underlay()}
 		if t, ok := n.Tunnel(); ok {
 			ifaces = append(ifaces, t)
@@ -150,7 +156,7 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 			if ifc.Name == "" {
 				continue
 			}
-			if f := offloads(n, ifc.Name); f != nil {
+			if f := offload.Features(n, ifc.Name); f != nil {
 				e.Offloads[n.Name()+"/"+ifc.Name] = f
 			}
 		}
@@ -159,10 +165,10 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 	e.CNI = &results.CNI{Name: cni.Name, Mode: cni.Mode, Evidence: cni.Evidence}
 	e.Notes = append(e.Notes,
 		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI, %s",
-			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.study.DatapathNames(), ", "), cni),
+			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.Study.DatapathNames(), ", "), cni),
 		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there",
 		kc.Addressing().Note())
-	if kc.Addressing().DNS && slices.ContainsFunc(r.study.Variants(), func(w study.Workload) bool { return w.Tool == "sockperf" }) {
+	if kc.Addressing().DNS && slices.ContainsFunc(r.Study.Variants(), func(w study.Workload) bool { return w.Tool == "sockperf" }) {
 		e.Notes = append(e.Notes, "kube engine: sockperf takes addresses only, so its clients are given the ClusterIP the Service name resolves to")
 	}
 	if counts, err := a.Iptables(); err == nil {
@@ -172,13 +178,13 @@ func (b *kubeBackend) describe(r *run, c engine.Cluster, e *results.Env) {
 
 // detectCNI gathers DaemonSets (if readable), the server node's CNI
 // config files and its devices.
-func detectCNI(kc *kube.Cluster) cnidetect.Result {
+func detectCNI(kc *Cluster) cnidetect.Result {
 	var in cnidetect.Input
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if list, err := kc.Clientset().AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{}); err == nil {
 		for _, d := range list.Items {
-			if d.Labels[kube.LabelManagedBy] == kube.ManagedBy {
+			if d.Labels[LabelManagedBy] == ManagedBy {
 				continue
 			}
 			ds := cnidetect.DaemonSet{Namespace: d.Namespace, Name: d.Name}
@@ -204,17 +210,6 @@ func (unavailableFS) Read(string, string, string) (string, error)   { return "",
 func (unavailableFS) Write(string, string, string, string) error    { return errNoCluster }
 func (unavailableFS) List(string, string, string) ([]string, error) { return nil, errNoCluster }
 
-// remoteKernel reports whether the backend's knobs live in other
-// machines' kernels, where probes of this machine say nothing.
-func remoteKernel(b backend) bool {
-	r, ok := b.(interface{ remote() bool })
-	return ok && r.remote()
-}
-
-// remote marks the kube backend: its nodes run other kernels, reached
-// through agents, and its tools run in the workload image.
-func (*kubeBackend) remote() bool { return true }
-
 // kubeUnsupported names, in one error, every workload option the kube
 // engine cannot run yet (the drivers' descriptions say which); it is
 // checked before anything is created.
@@ -236,8 +231,20 @@ func kubeUnsupported(s *study.Study) error {
 // exists.
 func kubeTools(s *study.Study) []string {
 	var tools []string
+	add := func(t ...string) {
+		for _, x := range t {
+			if !slices.Contains(tools, x) {
+				tools = append(tools, x)
+			}
+		}
+	}
 	for _, p := range registry.StudyPrograms(s) {
-		tools = append(tools, p.Name)
+		add(p.Name)
+	}
+	// The agent runs the collectors' programs on the node (same image as
+	// the pods).
+	for _, w := range s.Variants() {
+		add(collect.Programs(w)...)
 	}
 	return tools
 }

@@ -53,12 +53,20 @@ func (r Result) String() string {
 func Detect(in Input) Result {
 	var r Result
 	ev := func(s string) { r.Evidence = append(r.Evidence, s) }
-	has := func(l string) bool { return slices.Contains(in.Links, l) }
-	hasPrefix := func(p string) bool {
-		return slices.ContainsFunc(in.Links, func(l string) bool { return strings.HasPrefix(l, p) })
+	r.Name = byConfig(in, ev)
+	if byDS := byDaemonSets(in, ev); r.Name == "" {
+		r.Name = byDS
 	}
+	byDevices(in, &r, ev)
+	if r.Name == "" {
+		r.Name = "unknown"
+	}
+	return r
+}
 
-	// 1. Config files: the first (lexically) is the one the runtime uses.
+// byConfig names the CNI from its config file: the first (lexically) is
+// the one the runtime uses.
+func byConfig(in Input, ev func(string)) string {
 	names := make([]string, 0, len(in.ConfFiles))
 	for n := range in.ConfFiles {
 		if strings.HasSuffix(n, ".conf") || strings.HasSuffix(n, ".conflist") || strings.HasSuffix(n, ".json") {
@@ -71,31 +79,30 @@ func Detect(in Input) Result {
 		types = pluginTypes(in.ConfFiles[names[0]])
 		ev("cni config " + names[0] + ": plugins " + strings.Join(types, ","))
 	}
-	byConf := ""
 	for _, t := range types {
 		switch t {
 		case "calico":
-			byConf = "calico"
+			return "calico"
 		case "flannel":
-			byConf = "flannel"
+			return "flannel"
 		case "cilium-cni":
-			byConf = "cilium"
+			return "cilium"
 		case "weave-net", "weave-plugin":
-			byConf = "weave"
-		}
-		if byConf != "" {
-			break
+			return "weave"
 		}
 	}
-	if byConf == "" && slices.Contains(types, "bridge") {
-		if strings.Contains(strings.ToLower(names[0]), "kuberouter") || has("kube-bridge") {
-			byConf = "kube-router"
-		} else {
-			byConf = "bridge"
+	if slices.Contains(types, "bridge") {
+		if strings.Contains(strings.ToLower(names[0]), "kuberouter") || slices.Contains(in.Links, "kube-bridge") {
+			return "kube-router"
 		}
+		return "bridge"
 	}
+	return ""
+}
 
-	// 2. DaemonSets.
+// byDaemonSets names the CNI from the first DaemonSet that names one;
+// every such DaemonSet is evidence.
+func byDaemonSets(in Input, ev func(string)) string {
 	byDS := ""
 	for _, d := range in.DaemonSets {
 		id := strings.ToLower(d.Name + " " + strings.Join(d.Images, " "))
@@ -108,13 +115,16 @@ func Detect(in Input) Result {
 			}
 		}
 	}
+	return byDS
+}
 
-	r.Name = byConf
-	if r.Name == "" {
-		r.Name = byDS
+// byDevices decides the mode (and the name when nothing else did) from
+// the node's devices.
+func byDevices(in Input, r *Result, ev func(string)) {
+	has := func(l string) bool { return slices.Contains(in.Links, l) }
+	hasPrefix := func(p string) bool {
+		return slices.ContainsFunc(in.Links, func(l string) bool { return strings.HasPrefix(l, p) })
 	}
-
-	// 3. Devices decide the mode (and the name when nothing else did).
 	switch {
 	case has("vxlan.calico"):
 		ev("device vxlan.calico")
@@ -152,10 +162,6 @@ func Detect(in Input) Result {
 	case r.Name == "bridge":
 		r.Mode = "bridge + host-local, routes between nodes"
 	}
-	if r.Name == "" {
-		r.Name = "unknown"
-	}
-	return r
 }
 
 func or(a, b string) string {

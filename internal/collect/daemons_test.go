@@ -1,6 +1,7 @@
-package runner
+package collect
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -33,13 +34,20 @@ func TestParseRSS(t *testing.T) {
 // Watching this test process itself: it burns CPU, so the share is > 0,
 // and its RSS is non-zero.
 func TestDaemonWatchMeasuresItself(t *testing.T) {
-	w := watchDaemons([]datapath.Daemon{{Name: "self", Node: "host", PID: os.Getpid()}})
+	w := &daemonWatch{daemons: []datapath.Daemon{{Name: "self", Node: "host", PID: os.Getpid()}}}
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(300 * time.Millisecond)
 	x := 0
 	for time.Now().Before(deadline) {
 		x++
 	}
-	m := w.metrics()
+	r, err := w.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Metrics
 	if m["daemon_self_host_cpu_pct"] <= 0 || m["daemons_rss_bytes"] <= 0 {
 		t.Fatalf("metrics %v (spun %d times)", m, x)
 	}

@@ -1,0 +1,152 @@
+// Package collect holds the node-level collectors: each records one kind
+// of metric on the nodes over a trial's measured window (from warm-up end
+// to the end of the duration), on either engine. A collector reads a node
+// through engine.Kernel (this kernel on the local engine, the node's
+// agent on kube) or runs a program on it through engine.Node.Start.
+//
+// As Prometheus node_exporter's collectors, each is one file behind one
+// small interface, registered by name in List, the one list; the study
+// switches them on per workload (cpp: true, counters: true). A new metric
+// source is one file and one line in List.
+package collect
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+// Collector records over one window: Start at its beginning, Stop at its
+// end. Stop is called only after a successful Start.
+type Collector interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) (Result, error)
+}
+
+// Result is what a collector recorded.
+type Result struct {
+	// Metrics are added to the trial's sample (samples.jsonl).
+	Metrics map[string]float64
+	// CPU is the per-core window (the cpu collector's; cpu.jsonl).
+	CPU *metrics.Window
+}
+
+// Trial is what the collectors of one trial observe.
+type Trial struct {
+	Cluster engine.Cluster
+	// Kernel reads a node's kernel (engine.Engine.Kernel).
+	Kernel func(engine.Node) engine.Kernel
+	// Servers are the measured server pods, on Cluster.Server().
+	Servers []engine.Pod
+	// Pairs are the measured pairs.
+	Pairs []workload.Pair
+}
+
+// Entry describes a collector.
+type Entry struct {
+	// Name identifies the collector in errors and docs.
+	Name string
+	// Description says what it records, where, and how.
+	Description string
+	// Metrics are the sample metrics it adds ("*" stands for a part of
+	// the name), or cpu.jsonl for the per-core window.
+	Metrics []string
+	// Programs are what it runs on a node (perf, iptables-save), which a
+	// cluster's image must hold; none when it reads files only.
+	Programs []string
+	// Enabled says whether a workload variant of the study switches it on.
+	Enabled func(w study.Workload) bool
+	// New makes the collector for one trial.
+	New func(t Trial) (Collector, error)
+}
+
+// List is every collector, in the order they start (they stop in the
+// reverse order, so the CPU window brackets all the others).
+var List = []Entry{
+	cpuEntry,
+	cppEntry,
+	devicesEntry,
+	iptablesEntry,
+	nftablesEntry,
+	memoryEntry,
+	daemonsEntry,
+	podSetupEntry,
+}
+
+func always(study.Workload) bool { return true }
+
+// Programs lists, in list order, the programs the collectors w enables
+// run on the nodes.
+func Programs(w study.Workload) []string {
+	var out []string
+	for _, e := range List {
+		if e.Enabled(w) {
+			out = append(out, e.Programs...)
+		}
+	}
+	return out
+}
+
+// Set is the collectors a workload variant enables, run as one.
+type Set struct {
+	names   []string
+	cs      []Collector
+	started int
+}
+
+// NewSet makes the collectors w enables for trial t.
+func NewSet(w study.Workload, t Trial) (*Set, error) {
+	s := &Set{}
+	for _, e := range List {
+		if !e.Enabled(w) {
+			continue
+		}
+		c, err := e.New(t)
+		if err != nil {
+			return nil, fmt.Errorf("collector %s: %w", e.Name, err)
+		}
+		s.names = append(s.names, e.Name)
+		s.cs = append(s.cs, c)
+	}
+	return s, nil
+}
+
+// Start starts every collector in list order; if one fails, those
+// already started are stopped and its error returned.
+func (s *Set) Start(ctx context.Context) error {
+	for i, c := range s.cs {
+		if err := c.Start(ctx); err != nil {
+			s.started = i
+			_, _ = s.Stop(ctx)
+			return err
+		}
+	}
+	s.started = len(s.cs)
+	return nil
+}
+
+// Stop stops the started collectors in reverse order and merges what
+// they recorded. The error is that of the collector first in the list
+// that failed (the CPU window's before the others').
+func (s *Set) Stop(ctx context.Context) (Result, error) {
+	out := Result{Metrics: map[string]float64{}}
+	var first error
+	for i := s.started - 1; i >= 0; i-- {
+		r, err := s.cs[i].Stop(ctx)
+		if err != nil {
+			first = err
+		}
+		for k, v := range r.Metrics {
+			out.Metrics[k] = v
+		}
+		if r.CPU != nil {
+			out.CPU = r.CPU
+		}
+	}
+	s.started = 0
+	return out, first
+}

@@ -1,0 +1,182 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+// fake is a collector that logs its calls.
+type fake struct {
+	name             string
+	log              *[]string
+	startErr, endErr error
+}
+
+func (f *fake) Start(context.Context) error {
+	*f.log = append(*f.log, "+"+f.name)
+	return f.startErr
+}
+
+func (f *fake) Stop(context.Context) (Result, error) {
+	*f.log = append(*f.log, "-"+f.name)
+	return Result{Metrics: map[string]float64{f.name: 1}}, f.endErr
+}
+
+// A set starts in list order and stops in reverse, so the first
+// collector's window brackets the others'; a failed start stops those
+// already started; the first collector's error wins.
+func TestSetOrder(t *testing.T) {
+	var log []string
+	mk := func(names ...string) (*Set, []*fake) {
+		s := &Set{}
+		var fs []*fake
+		for _, n := range names {
+			f := &fake{name: n, log: &log}
+			s.names, s.cs, fs = append(s.names, n), append(s.cs, f), append(fs, f)
+		}
+		return s, fs
+	}
+	s, fs := mk("a", "b", "c")
+	fs[0].endErr, fs[2].endErr = errors.New("a failed"), errors.New("c failed")
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Stop(context.Background())
+	if got := strings.Join(log, " "); got != "+a +b +c -c -b -a" || err == nil || err.Error() != "a failed" || len(r.Metrics) != 3 {
+		t.Errorf("log %q, err %v, metrics %v", got, err, r.Metrics)
+	}
+	log = nil
+	s, fs = mk("a", "b", "c")
+	fs[1].startErr = errors.New("b failed")
+	if err := s.Start(context.Background()); err == nil || strings.Join(log, " ") != "+a +b -a" {
+		t.Errorf("failed start: log %q, err %v", log, err)
+	}
+}
+
+// NewSet builds what the workload enables: counters: true adds the
+// device, netfilter and memory collectors, cpp: true the perf one.
+func TestNewSetFollowsStudyFlags(t *testing.T) {
+	tr := Trial{Cluster: fakeCluster{}, Kernel: func(engine.Node) engine.Kernel { return &fakeKernel{} }}
+	for _, c := range []struct {
+		w    study.Workload
+		want string
+	}{
+		{study.Workload{}, "cpu,daemons,podsetup"},
+		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,memory,daemons,podsetup"},
+		{study.Workload{CPP: true}, "cpu,cpp,daemons,podsetup"},
+	} {
+		s, err := NewSet(c.w, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(s.names, ","); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.w, got, c.want)
+		}
+	}
+}
+
+// The device collector sums each group's deltas; memory and pod setup
+// read what the kernel and the pods say.
+func TestDevicesMemoryPodSetup(t *testing.T) {
+	k := &fakeKernel{}
+	tr := Trial{Cluster: fakeCluster{}, Kernel: func(engine.Node) engine.Kernel { return k },
+		Servers: []engine.Pod{fakePod{}, fakePod{}},
+		Pairs:   []workload.Pair{{Server: fakePod{setup: 2 * time.Millisecond}, Client: fakePod{setup: 4 * time.Millisecond}}}}
+	s, err := NewSet(study.Workload{Counters: true}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	k.step = 10
+	r, err := s.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// underlay, tunnel: one device each; pods: two.
+	for name, want := range map[string]float64{
+		"if_underlay_rx_packets_count": 10, "if_tunnel_tx_dropped_count": 10, "if_pods_rx_packets_count": 20,
+		MetricMemory: 42, MetricPodSetup: 3,
+	} {
+		if r.Metrics[name] != want {
+			t.Errorf("%s = %v, want %v", name, r.Metrics[name], want)
+		}
+	}
+	if r.CPU == nil {
+		t.Error("no CPU window")
+	}
+}
+
+type fakeKernel struct{ step uint64 }
+
+func (k *fakeKernel) CPU() engine.Sampler { return fakeSampler{} }
+func (k *fakeKernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
+	out := make([]ifstats.Counters, len(ifs))
+	for i := range out {
+		out[i] = ifstats.Counters{RxPackets: 100 + k.step, TxPackets: 100 + k.step, RxDropped: k.step, TxDropped: k.step}
+	}
+	return out, nil
+}
+func (k *fakeKernel) MemoryPercent() (float64, error)                { return 42, nil }
+func (k *fakeKernel) CPP([]netns.Iface) (engine.MetricWindow, error) { return fakeWindow{}, nil }
+
+type fakeWindow struct{}
+
+func (fakeWindow) Start(context.Context) error { return nil }
+func (fakeWindow) Stop(context.Context) (map[string]float64, error) {
+	return map[string]float64{"cpp_total_ns": 1}, nil
+}
+
+type fakeSampler struct{}
+
+func (fakeSampler) Start() error { return nil }
+func (fakeSampler) Stop() (metrics.Window, error) {
+	return metrics.Window{}, nil
+}
+
+type fakeCluster struct{}
+
+func (fakeCluster) Server() engine.Node { return fakeNode{} }
+func (fakeCluster) Client() engine.Node { return fakeNode{} }
+func (fakeCluster) Scale(context.Context, int) ([]engine.Pod, []engine.Pod, error) {
+	return nil, nil, nil
+}
+func (fakeCluster) Close() error { return nil }
+
+type fakeNode struct{}
+
+func (fakeNode) Name() string                { return "n" }
+func (fakeNode) Netns() string               { return "" }
+func (fakeNode) CPUs() cpuset.Set            { return nil }
+func (fakeNode) Underlay() netns.Iface       { return netns.Iface{Name: "eth1"} }
+func (fakeNode) Tunnel() (netns.Iface, bool) { return netns.Iface{Name: "vx"}, true }
+func (fakeNode) HostVeths(p []engine.Pod) ([]netns.Iface, error) {
+	return make([]netns.Iface, len(p)), nil
+}
+func (fakeNode) PodIface(engine.Pod) netns.Iface { return netns.Iface{Name: "eth0"} }
+func (fakeNode) Start(context.Context, []string) (engine.Process, error) {
+	return nil, errors.New("no programs here")
+}
+
+type fakePod struct{ setup time.Duration }
+
+func (fakePod) Name() string { return "p" }
+func (fakePod) Node() string { return "n" }
+func (fakePod) IP() net.IP   { return net.IPv4(10, 0, 0, 1) }
+func (fakePod) Start(context.Context, []string) (engine.Process, error) {
+	return nil, errors.New("no programs here")
+}
+func (p fakePod) SetupLatency() time.Duration { return p.setup }

@@ -1,0 +1,208 @@
+// Package localengine is the local engine as the runner sees it
+// (engine.Engine): emulated nodes are network namespaces of this machine
+// (package engine/local builds them), knobs are this kernel's files, and
+// collectors read this kernel. It is a package apart from engine/local
+// because it reads perf (metrics/cpp), whose tests build clusters with
+// engine/local.
+package localengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/offload"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// Engine runs studies on network namespaces of this machine.
+type Engine struct {
+	procRoot string
+	// cppEvent is what CPP trials sample (chosen in preflight).
+	cppEvent cpp.Event
+}
+
+// New returns the local engine; procRoot is where /proc is read for
+// metrics ("" is /proc; tests may change it).
+func New(procRoot string) *Engine { return &Engine{procRoot: procRoot} }
+
+// Name implements engine.Engine.
+func (*Engine) Name() string { return "local" }
+
+// Preflight checks root, each datapath's kernel features and wiring, the
+// workloads' programs, perf, and the per-trial knobs' kernel features.
+func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) (engine.Facts, error) {
+	var f engine.Facts
+	if os.Geteuid() != 0 {
+		return f, errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")
+	}
+	if err := e.datapaths(s, n, &f); err != nil {
+		return f, err
+	}
+	if n.CheckTools != nil {
+		if err := n.CheckTools(); err != nil {
+			return f, err
+		}
+	}
+	ev, note, err := cppPreflight(ctx, s, cpp.RunPerf)
+	if err != nil {
+		return f, err
+	}
+	if note != "" {
+		e.cppEvent = ev
+		f.Notes = append(f.Notes, note)
+	}
+	for _, k := range n.Knobs {
+		if err := probe.Require(k.Features...); err != nil {
+			return f, fmt.Errorf("%s: %w", k.What, err)
+		}
+	}
+	if note := checkIdle(e.procRoot); note != "" {
+		f.Warnings = append(f.Warnings, note)
+	}
+	return f, nil
+}
+
+// datapaths keeps the study's datapaths this machine can run; the others
+// are an error, or with spec.skipUnavailable a note.
+func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) error {
+	var keep []study.Datapath
+	for _, d := range n.Datapaths {
+		err := probe.Require(d.Features...)
+		if err == nil {
+			err = local.CheckWiring(d.Built, d.Spec.Wiring, nil)
+		}
+		if err != nil {
+			if !s.Spec.SkipUnavailable {
+				return fmt.Errorf("datapath %s: %w", d.Spec.Name, err)
+			}
+			f.Notes = append(f.Notes, fmt.Sprintf("datapath %s skipped: %v", d.Spec.Name, err))
+			continue
+		}
+		keep = append(keep, d.Spec)
+	}
+	if len(keep) == 0 {
+		return fmt.Errorf("none of the study's datapaths can run here (%s)", strings.Join(f.Notes, "; "))
+	}
+	// The run, its study.yaml and its report cover what actually ran.
+	s.Spec.Datapaths = keep
+	return nil
+}
+
+// Up builds the emulated nodes and the datapath between them.
+func (e *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
+	sd := d.Spec
+	rate, err := r.Study.Spec.Link.RateBits()
+	if err != nil {
+		return nil, results.DatapathEnv{}, err
+	}
+	de := results.DatapathEnv{
+		Type: sd.Type, Implementation: sd.Implementation, Wiring: sd.Wiring,
+		PodMTU: d.Built.MTU(r.Study.Spec.Nodes.UnderlayMTU), LinkRate: rate,
+	}
+	if datapath.IsHostNetwork(d.Built) {
+		de.PodMTU = r.Study.Spec.Nodes.UnderlayMTU
+	}
+	c, err := local.Up(ctx, local.Config{
+		RunID: r.ID, Datapath: d.Built, UnderlayMTU: r.Study.Spec.Nodes.UnderlayMTU, LinkRate: rate,
+		Wiring: sd.Wiring, StateDir: filepath.Join(r.StateDir, "cni"),
+		ServerCPUs: r.ServerCPUs, ClientCPUs: r.ClientCPUs,
+		Recorder: r.Journal, Kill: cleanup.KillInNetns,
+	})
+	if err != nil {
+		return nil, de, err
+	}
+	return c, de, nil
+}
+
+// FS implements engine.Engine: the knobs are this kernel's.
+func (*Engine) FS() tune.FS { return tune.LocalFS{} }
+
+// Kernel implements engine.Engine: emulated nodes share this kernel.
+func (e *Engine) Kernel(engine.Node) engine.Kernel {
+	return kernel{procRoot: e.procRoot, cppEvent: e.cppEvent}
+}
+
+// Describe implements engine.Engine.
+func (e *Engine) Describe(r engine.Run, c engine.Cluster, env *results.Env) {
+	env.NodeCPUs = map[string][]int{
+		local.ServerNode: r.ServerCPUs,
+		local.ClientNode: r.ClientCPUs,
+	}
+	env.Offloads = map[string]map[string]bool{}
+	for _, n := range []engine.Node{c.Server(), c.Client()} {
+		ifaces := []netns.Iface{n.Underlay()}
+		if t, ok := n.Tunnel(); ok {
+			ifaces = append(ifaces, t)
+		}
+		for _, ifc := range ifaces {
+			if f := offload.Features(n, ifc.Name); f != nil {
+				env.Offloads[n.Name()+"/"+ifc.Name] = f
+			}
+		}
+	}
+	if len(r.ServerCPUs) == 0 && len(r.ClientCPUs) == 0 {
+		env.Notes = append(env.Notes, "nodes share every CPU of the machine (no spec.nodes.*.cpus): per-core figures show the whole machine, where server and client work mix")
+	}
+	env.Notes = append(env.Notes, "local engine: nodes are network namespaces joined by a veth underlay; packets never touch a physical NIC, so NIC interrupts, hardware offloads and wire speed are not part of the measurement")
+}
+
+// The run's journal is the local engine's recorder of namespaces and of
+// the CNI state directory.
+var _ local.DirRecorder = (*journal.Journal)(nil)
+
+// kernel reads this machine's kernel.
+type kernel struct {
+	procRoot string
+	cppEvent cpp.Event
+}
+
+// CPU reads the machine's /proc: emulated nodes share its kernel, so
+// per-core figures cover every CPU (each labelled with its node).
+func (k kernel) CPU() engine.Sampler { return metrics.NewSampler(k.procRoot, time.Second) }
+
+func (kernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
+	out := make([]ifstats.Counters, len(ifs))
+	for i, ifc := range ifs {
+		c, err := ifstats.Read(ifc)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// MemoryPercent reads the machine's memory: emulated nodes share it.
+func (k kernel) MemoryPercent() (float64, error) {
+	root := k.procRoot
+	if root == "" {
+		root = "/proc"
+	}
+	return metrics.MemoryPercent(filepath.Join(root, "meminfo"))
+}
+
+// CPP samples with perf the event preflight chose for this machine.
+func (k kernel) CPP(ifs []netns.Iface) (engine.MetricWindow, error) {
+	m, err := cpp.DefaultMap()
+	if err != nil {
+		return nil, err
+	}
+	return cppWindow{rec: &cpp.Recorder{Map: m, Event: k.cppEvent, Ifaces: ifs}}, nil
+}

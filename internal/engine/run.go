@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// Engine is what the runner needs from the place nodes and pods come
+// from, beyond Cluster: its own preflight, a cluster per datapath entry,
+// the knob file system of its nodes, a reader of each node's kernel for
+// the collectors, and its facts for env.json. The local engine
+// (engine/localengine) and the kube engine (engine/kube) implement it;
+// the runner holds one in its engine list and never asks which it is.
+type Engine interface {
+	// Name is the engine's name for env.json and --engine ("local").
+	Name() string
+	// Preflight checks what the engine needs for the study; it changes
+	// nothing. When the study allows it (spec.skipUnavailable) it may
+	// drop datapaths it cannot run from s.Spec.Datapaths.
+	Preflight(ctx context.Context, s *study.Study, n Needs) (Facts, error)
+	// Up brings up (or, on a real cluster, prepares) the cluster for one
+	// datapath entry and says how the datapath was built.
+	Up(ctx context.Context, r Run, d Datapath) (Cluster, results.DatapathEnv, error)
+	// FS reads and writes sysfs/procfs knobs on the nodes of the cluster
+	// Up built last.
+	FS() tune.FS
+	// Kernel reads node n's kernel: this machine's for emulated nodes,
+	// the node's agent on a real cluster.
+	Kernel(n Node) Kernel
+	// Describe adds the engine's facts (offloads, CPUs, notes) to env.json.
+	Describe(r Run, c Cluster, e *results.Env)
+}
+
+// Datapath is one datapath entry of the study with the datapath the
+// runner built from it, once per run (catalog.Build).
+type Datapath struct {
+	Spec  study.Datapath
+	Built datapath.Datapath
+	// Features are the kernel features and tools (probe names) the
+	// datapath and its knobs need on the nodes.
+	Features []string
+}
+
+// Needs is what a study asks of the place it runs, gathered by the
+// runner from the catalogue, the knob list and the workload registry, so
+// engines depend on none of them.
+type Needs struct {
+	Datapaths []Datapath
+	// Knobs are per-trial knobs' needs, each with a name for errors
+	// ("tuning rps-7").
+	Knobs []Need
+	// CheckTools checks the workloads' programs on this machine; an engine
+	// whose tools run elsewhere (in a cluster's image) does not call it.
+	CheckTools func() error
+}
+
+// Need is a set of kernel features (probe names) something needs.
+type Need struct {
+	What     string
+	Features []string
+}
+
+// Facts are what an engine's preflight found.
+type Facts struct {
+	// Notes go to env.json and the terminal; Warnings too, marked so.
+	Notes, Warnings []string
+	// MachineCPUs are the CPUs RPS masks are computed from; nil means
+	// this machine's.
+	MachineCPUs cpuset.Set
+}
+
+// Run is what an engine needs to know of the run it serves.
+type Run struct {
+	ID      string
+	Study   *study.Study
+	Journal *journal.Journal
+	// StateDir is the run's state directory (journal.StateDir).
+	StateDir   string
+	ServerCPUs cpuset.Set
+	ClientCPUs cpuset.Set
+	Log        *slog.Logger
+}
+
+// Kernel reads one node's kernel for the per-trial collectors
+// (package collect).
+type Kernel interface {
+	// CPU samples the node's per-core CPU, softirqs and softnet.
+	CPU() Sampler
+	// Ifaces reads devices' counters (`ip -s link`), in one request.
+	Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error)
+	// MemoryPercent is the node's memory in use.
+	MemoryPercent() (float64, error)
+	// CPP records the CPU cost per packet on the node, counting packets
+	// on ifs.
+	CPP(ifs []netns.Iface) (MetricWindow, error)
+}
+
+// Sampler is the metrics.Sampler contract.
+type Sampler interface {
+	Start() error
+	Stop() (metrics.Window, error)
+}
+
+// MetricWindow brackets one window and returns its metrics.
+type MetricWindow interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) (map[string]float64, error)
+}
+
+// PodTimer is implemented by clusters that time each pod's network setup
+// and teardown (the local engine's); the runner adds a summary to
+// env.json.
+type PodTimer interface{ PodTimes() []PodTime }
+
+// PodTime is how long one pod's network took to set up and to tear down.
+type PodTime struct {
+	Pod, Node string
+	// Setup is creating the namespace and wiring it.
+	Setup time.Duration
+	// Teardown is unwiring and deleting the namespace; 0 while the pod
+	// exists.
+	Teardown time.Duration
+}

@@ -1,0 +1,99 @@
+package knob
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/policy"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// policyEntry writes the datapath entry's network-policy rule set. The
+// rules live inside the run's node namespaces, so deleting the namespaces
+// undoes them. The rule set is rewritten whenever pods come or go, as
+// Felix reprograms endpoints, and the FORWARD hook is added once per node
+// (Target.State remembers where).
+var policyEntry = Entry{
+	Name:    "policy",
+	Changes: "iptables rules (Calico-style per-endpoint chains) on both nodes for the pods that exist, the datapath entry's policy",
+	Scope:   Pods,
+	Wanted:  func(t *Target) bool { return t.Datapath.Policy != "" },
+	Needs:   func(*Target) []string { return []string{probe.ToolIptablesRestore} },
+	Apply:   applyPolicy,
+}
+
+// applyPolicy (re)writes the entry's Calico-style rule set on both nodes
+// for the pods that exist now, and counts its chains and rules in env.
+func applyPolicy(ctx context.Context, t *Target) (Undo, error) {
+	sd := t.Datapath
+	if t.Env.Policy == nil {
+		style, err := catalog.PolicyStyle(sd.Type)
+		if err != nil {
+			return nil, err
+		}
+		t.Env.Policy = &results.PolicyEnv{Style: style, Mode: sd.Policy, Chains: map[string]int{}, Rules: map[string]int{}}
+	}
+	hooked, _ := t.State["policy"].(map[string]bool)
+	if hooked == nil {
+		hooked = map[string]bool{}
+		t.State["policy"] = hooked
+	}
+	var ips []net.IP
+	for _, p := range append(append([]engine.Pod{}, t.Servers...), t.Clients...) {
+		ips = append(ips, p.IP())
+	}
+	allow := policy.PodNetworks(ips)
+	for _, x := range []struct {
+		n    engine.Node
+		pods []engine.Pod
+	}{{t.Cluster.Server(), t.Servers}, {t.Cluster.Client(), t.Clients}} {
+		rules, err := nodeRules(x.n, x.pods, sd.Policy, allow, !hooked[x.n.Name()])
+		if err != nil {
+			return nil, err
+		}
+		if err := restore(ctx, t, x.n, rules); err != nil {
+			return nil, err
+		}
+		hooked[x.n.Name()] = true
+		chains, n := policy.Count(rules)
+		t.Env.Policy.Chains[x.n.Name()], t.Env.Policy.Rules[x.n.Name()] = chains, n
+	}
+	return nil, nil
+}
+
+func nodeRules(n engine.Node, pods []engine.Pod, mode string, allow []*net.IPNet, hook bool) ([]byte, error) {
+	veths, err := n.HostVeths(pods)
+	if err != nil {
+		return nil, fmt.Errorf("policy on %s: %w", n.Name(), err)
+	}
+	eps := make([]policy.Endpoint, len(pods))
+	for i, p := range pods {
+		eps[i] = policy.Endpoint{Iface: veths[i].Name, IP: p.IP()}
+	}
+	return policy.Calico(mode, eps, allow, hook)
+}
+
+// restore loads rules on n with iptables-restore, which reads a file the
+// run wrote: no shell, no user text on its command line.
+func restore(ctx context.Context, t *Target, n engine.Node, rules []byte) error {
+	sd := t.Datapath
+	f := filepath.Join(t.TempDir, fmt.Sprintf(".policy-%s-%s.rules", sd.Name, n.Name()))
+	if err := os.WriteFile(f, rules, 0o600); err != nil {
+		return fmt.Errorf("policy on %s: %w", n.Name(), err)
+	}
+	p, err := n.Start(ctx, []string{"iptables-restore", "--noflush", f})
+	if err == nil {
+		_, _, err = p.Wait()
+	}
+	os.Remove(f)
+	if err != nil {
+		return fmt.Errorf("policy %s on %s: iptables-restore: %w", sd.Policy, n.Name(), err)
+	}
+	return nil
+}

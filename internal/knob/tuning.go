@@ -1,0 +1,59 @@
+package knob
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// tuningEntry applies the cell's tuning (RPS masks, RFS tables) to the
+// server node and its measured pods. tune.Apply journals every old value
+// before it writes, and Revert writes them back (package tune).
+var tuningEntry = Entry{
+	Name: "tuning",
+	Changes: "RPS masks and RFS flow tables of the server node's underlay, tunnel and measured pods' devices, " +
+		"and the host's net.core.rps_sock_flow_entries: the cell's tuning",
+	Scope: Trial,
+	// Every cell has a tuning; baseline's writes nothing.
+	Wanted: func(*Target) bool { return true },
+	Needs: func(t *Target) []string {
+		var f []string
+		if t.Tuning.RPS != nil {
+			f = append(f, probe.RPS)
+		}
+		if t.Tuning.RFS != nil {
+			f = append(f, probe.RFS)
+		}
+		return f
+	},
+	Apply: applyTuning,
+}
+
+func applyTuning(_ context.Context, t *Target) (Undo, error) {
+	srv := t.Cluster.Server()
+	tgt := tune.Target{CPUs: t.SteerCPUs, SoftIRQCore: t.SoftIRQCore}
+	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
+	if tun, ok := srv.Tunnel(); ok {
+		tgt.NodeIfaces = append(tgt.NodeIfaces, tun)
+	}
+	veths, err := srv.HostVeths(t.Measured)
+	if err != nil {
+		return nil, err
+	}
+	tgt.NodeIfaces = append(tgt.NodeIfaces, veths...)
+	for _, p := range t.Measured {
+		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
+	}
+	applied, err := tune.Apply(t.Journal, t.FS, t.Tuning, tgt)
+	if err != nil {
+		return nil, fmt.Errorf("apply tuning %s: %w", t.Tuning.Name, err)
+	}
+	return func() error {
+		if err := applied.Revert(); err != nil {
+			return fmt.Errorf("revert tuning %s: %w", t.Tuning.Name, err)
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,46 @@
+package offload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"strings"
+	"time"
+)
+
+// Features reads `ethtool -k DEV` inside the node; nil when ethtool is
+// missing or fails (env.json is documentation, not a precondition).
+func Features(n Starter, dev string) map[string]bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := n.Start(ctx, []string{"ethtool", "-k", dev})
+	if err != nil {
+		return nil
+	}
+	out, _, err := p.Wait()
+	if err != nil {
+		return nil
+	}
+	return ParseFeatures(out)
+}
+
+// ParseFeatures reads `ethtool -k` output ("name: on [fixed]").
+func ParseFeatures(out []byte) map[string]bool {
+	m := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || k == "" || strings.HasPrefix(k, "Features for") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case strings.HasPrefix(v, "on"):
+			m[k] = true
+		case strings.HasPrefix(v, "off"):
+			m[k] = false
+		}
+	}
+	return m
+}

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// engineRun is what the engine knows of this run.
+func (r *run) engineRun() engine.Run {
+	return engine.Run{
+		ID: r.id, Study: r.study, Journal: r.journal, StateDir: journal.StateDir(r.jdir, r.id),
+		ServerCPUs: r.plan.serverCPUs, ClientCPUs: r.plan.clientCPUs, Log: r.opt.Log,
+	}
+}
+
+// upDatapath builds the cluster of one datapath entry, applies its
+// knobs, runs its cells and tears it down. The first datapath's cluster
+// also writes env.json.
+func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool) error {
+	c, de, err := r.engine.Up(ctx, r.engineRun(), r.plan.datapaths[d.Name])
+	if err != nil {
+		return fmt.Errorf("build cluster for %s: %w", d.Name, err)
+	}
+	if first {
+		if err := r.writeEnv(c); err != nil {
+			c.Close()
+			return err
+		}
+	}
+	tgt := &knob.Target{
+		Study: r.study, Cluster: c, Datapath: d, Env: &de, Journal: r.journal,
+		FS: r.engine.FS(), TempDir: r.out.Dir(), State: map[string]any{},
+	}
+	applied, err := knob.Apply(ctx, knob.Datapath, tgt)
+	if err == nil {
+		err = r.recordDatapath(d.Name, de)
+	}
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
+	}
+	err = r.datapath(ctx, c, d, tgt)
+	err = errors.Join(err, applied.Revert())
+	if cerr := c.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("tear down %s: %w", d.Name, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	// Pods are deleted when scaling down and by Close, after the trials,
+	// so their teardown latency is a fact of the datapath (env.json), not
+	// of a trial's sample.
+	if pt, ok := c.(engine.PodTimer); ok {
+		de := r.env.Datapaths[d.Name]
+		de.PodNetwork = podNetworkTimes(pt.PodTimes())
+		return r.recordDatapath(d.Name, de)
+	}
+	return nil
+}
+
+// datapath runs every cell of one datapath: per replica count the pods
+// are scaled once and the pod knobs applied, then trial k of every
+// variant and tuning runs before trial k+1 of any.
+func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath, tgt *knob.Target) error {
+	s, dp := r.study, sd.Name
+	for _, reps := range s.Spec.Replicas {
+		need := reps
+		for _, w := range s.Variants() {
+			need = max(need, podsNeeded(w, reps))
+		}
+		servers, clients, err := c.Scale(ctx, need)
+		if err != nil {
+			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
+		}
+		tgt.Servers, tgt.Clients = servers, clients
+		applied, err := knob.Apply(ctx, knob.Pods, tgt)
+		if err == nil {
+			err = r.recordDatapath(dp, *tgt.Env)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
+		}
+		err = r.trials(ctx, c, reps, tgt)
+		if rerr := applied.Revert(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: %w", dp, rerr))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trials runs the trials of every variant and tuning at one replica
+// count, interleaved.
+func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target) error {
+	s, dp := r.study, tgt.Datapath.Name
+	for trial := 1; trial <= s.Spec.Trials; trial++ {
+		for _, w := range s.Variants() {
+			pl, err := place(w, reps, tgt.Servers, tgt.Clients)
+			if err != nil {
+				return err
+			}
+			for _, t := range s.Spec.Tunings {
+				cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
+				if err := r.trial(ctx, c, cell, trial, t, w, pl, tgt); err != nil {
+					return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
+				}
+				r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d/%d", dp, w.Name, t.Name, reps, trial, s.Spec.Trials))
+				if cd := s.Spec.Cooldown.Duration; cd > 0 {
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(cd):
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
