@@ -133,22 +133,10 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// refJSON is a study.Reference as summary.json stores it (the study
-// file's field names).
-type refJSON struct {
-	Datapath   string   `json:"datapath,omitempty"`
-	Tuning     string   `json:"tuning,omitempty"`
-	Replicas   int      `json:"replicas,omitempty"`
-	Metric     string   `json:"metric"`
-	CPU        *int     `json:"cpu,omitempty"`
-	Value      *float64 `json:"value,omitempty"`
-	Normalized *float64 `json:"normalized,omitempty"`
-	Note       string   `json:"note,omitempty"`
-}
-
-// refMatchJSON is RefMatch with its reference in refJSON's names.
+// refMatchJSON is RefMatch with its reference in the study file's names
+// (study.Reference carries json tags equal to its yaml ones).
 type refMatchJSON struct {
-	Reference refJSON `json:"reference"`
+	Reference study.Reference `json:"reference"`
 	refMatchFields
 }
 
@@ -165,9 +153,8 @@ type refMatchFields struct {
 
 // MarshalJSON writes the reference with the study file's field names.
 func (m RefMatch) MarshalJSON() ([]byte, error) {
-	r := m.Reference
 	return json.Marshal(refMatchJSON{
-		Reference: refJSON{r.Datapath, r.Tuning, r.Replicas, r.Metric, r.CPU, r.Value, r.Normalized, r.Note},
+		Reference: m.Reference,
 		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
 			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh)},
 	})
@@ -179,10 +166,8 @@ func (m *RefMatch) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	r := j.Reference
 	*m = RefMatch{
-		Reference: study.Reference{Datapath: r.Datapath, Tuning: r.Tuning, Replicas: r.Replicas, Metric: r.Metric,
-			CPU: r.CPU, Value: r.Value, Normalized: r.Normalized, Note: r.Note},
+		Reference: j.Reference,
 		Label: j.Label, Rows: j.Rows, NormRows: j.NormRows,
 		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -10,10 +11,12 @@ import (
 // RefMatches reports whether a published reference describes a row. Empty
 // reference fields (datapath, tuning, replicas 0, no cpu) match anything:
 // "every core > 90% idle" has no cpu and so applies to each core's row.
-// References carry no workload; they match every workload.
+// A reference's workload names a workload (matching each variant of its
+// sweep, NAME@VALUE) or one variant.
 func RefMatches(ref study.Reference, row results.SummaryRow) bool {
 	return ref.Metric == row.Metric &&
 		(ref.Datapath == "" || ref.Datapath == row.Datapath) &&
+		(ref.Workload == "" || ref.Workload == row.Workload || strings.HasPrefix(row.Workload, ref.Workload+"@")) &&
 		(ref.Tuning == "" || ref.Tuning == row.Tuning) &&
 		(ref.Replicas == 0 || ref.Replicas == row.Replicas) &&
 		(ref.CPU == nil || *ref.CPU == row.CPU)

@@ -157,15 +157,18 @@ func (w Workload) IntraNode() bool { return w.Placement == PlacementIntraNode }
 
 // Reference is a published number set beside ours in the report.
 type Reference struct {
-	Datapath string `yaml:"datapath,omitempty"`
-	Tuning   string `yaml:"tuning,omitempty"`
-	Replicas int    `yaml:"replicas,omitempty"`
-	Metric   string `yaml:"metric"`
-	CPU      *int   `yaml:"cpu,omitempty"`
+	Datapath string `yaml:"datapath,omitempty" json:"datapath,omitempty"`
+	// Workload is a workload's name (every variant of its sweep matches)
+	// or one variant's, NAME@VALUE (one offered rate, one length).
+	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
+	Tuning   string `yaml:"tuning,omitempty" json:"tuning,omitempty"`
+	Replicas int    `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+	Metric   string `yaml:"metric" json:"metric"`
+	CPU      *int   `yaml:"cpu,omitempty" json:"cpu,omitempty"`
 	// Value is in the metric's unit; Normalized is relative to baseline.
-	Value      *float64 `yaml:"value,omitempty"`
-	Normalized *float64 `yaml:"normalized,omitempty"`
-	Note       string   `yaml:"note,omitempty"`
+	Value      *float64 `yaml:"value,omitempty" json:"value,omitempty"`
+	Normalized *float64 `yaml:"normalized,omitempty" json:"normalized,omitempty"`
+	Note       string   `yaml:"note,omitempty" json:"note,omitempty"`
 }
 
 // Duration is a time.Duration written as "30s" in YAML.
