@@ -99,30 +99,63 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath,
 	return nil
 }
 
-// trials runs the trials of every variant and tuning at one replica
-// count, interleaved.
+// unit is one cell of a datapath at a replica count, with what its
+// trials need: the axes of the study (workload variant, tuning; more axes
+// are one more loop in cellsAt) and the pods the variant is placed on.
+type unit struct {
+	cell   results.Cell
+	tuning study.Tuning
+	work   study.Workload
+	pl     placed
+}
+
+// cellsAt lists the cells of one datapath at one replica count, in the
+// order a round runs them.
+func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
+	var out []unit
+	for _, w := range r.study.Variants() {
+		pl, err := place(w, reps, tgt.Servers, tgt.Clients)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range r.study.Spec.Tunings {
+			cell := results.Cell{Datapath: tgt.Datapath.Name, Tuning: t.Name, Workload: w.Name, Replicas: reps}
+			out = append(out, unit{cell: cell, tuning: t, work: w, pl: pl})
+		}
+	}
+	return out, nil
+}
+
+// trials runs the trials of every cell at one replica count, interleaved:
+// round k of every cell before round k+1 of any.
 func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target) error {
-	s, dp := r.study, tgt.Datapath.Name
+	s := r.study
+	units, err := r.cellsAt(reps, tgt)
+	if err != nil {
+		return err
+	}
 	for trial := 1; trial <= s.Spec.Trials; trial++ {
-		for _, w := range s.Variants() {
-			pl, err := place(w, reps, tgt.Servers, tgt.Clients)
-			if err != nil {
+		for _, u := range units {
+			if err := r.runUnit(ctx, c, u, trial, tgt); err != nil {
 				return err
 			}
-			for _, t := range s.Spec.Tunings {
-				cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps}
-				if err := r.trial(ctx, c, cell, trial, t, w, pl, tgt); err != nil {
-					return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, reps, trial, err)
-				}
-				r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d/%d", dp, w.Name, t.Name, reps, trial, s.Spec.Trials))
-				if cd := s.Spec.Cooldown.Duration; cd > 0 {
-					select {
-					case <-ctx.Done():
-						return ctx.Err()
-					case <-time.After(cd):
-					}
-				}
-			}
+		}
+	}
+	return nil
+}
+
+// runUnit runs one trial of one cell, then the cooldown.
+func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, trial int, tgt *knob.Target) error {
+	s, cell := r.study, u.cell
+	if err := r.trial(ctx, c, cell, trial, u.tuning, u.work, u.pl, tgt); err != nil {
+		return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, trial, err)
+	}
+	r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d/%d", cell.Datapath, cell.Workload, cell.Tuning, cell.Replicas, trial, s.Spec.Trials))
+	if cd := s.Spec.Cooldown.Duration; cd > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(cd):
 		}
 	}
 	return nil
