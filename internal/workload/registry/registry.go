@@ -15,6 +15,7 @@ import (
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/ab"
 	"github.com/cnibench/cnibench/internal/workload/iperf3"
+	"github.com/cnibench/cnibench/internal/workload/qperf"
 	"github.com/cnibench/cnibench/internal/workload/sockperf"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
@@ -24,6 +25,7 @@ func Drivers() []workload.Driver {
 	return []workload.Driver{
 		iperf3.New(),
 		sockperf.New(),
+		qperf.New(),
 		ab.New(),
 	}
 }
