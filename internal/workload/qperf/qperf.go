@@ -18,8 +18,10 @@
 // listen port BasePort+i; its UDP data port is the same number (UDP, so
 // no clash), its TCP data port BasePort+len(Pairs)+i (a second TCP
 // listener cannot share the first's port). The client waits up to -ws
-// seconds for the server itself, so there is no retry loop here. The
-// whole -t is measured: qperf has no warm-up of its own.
+// seconds for the server itself (retrying once a second), so there is no
+// retry loop here; the servers get a short settle first so the first
+// attempt normally succeeds. The whole -t is measured: qperf has no
+// warm-up of its own.
 package qperf
 
 import (
@@ -49,7 +51,10 @@ const (
 const (
 	// waitServer is qperf's -ws: how long a client retries connecting.
 	waitServer = 5
-	trialSlack = 20 * time.Second
+	// serverSettle: a qperf client that finds no server yet retries only
+	// a second later, which would shift the measured window.
+	serverSettle = 300 * time.Millisecond
+	trialSlack   = 20 * time.Second
 )
 
 // Driver runs qperf tcp_lat / udp_lat.
@@ -155,6 +160,12 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 			return workload.Result{}, fmt.Errorf("pair %d: start server: %w", i, err)
 		}
 		servers = append(servers, s)
+	}
+	select {
+	case <-time.After(serverSettle):
+	case <-runCtx.Done():
+		stopServers()
+		return workload.Result{}, context.Cause(runCtx)
 	}
 	started := make(chan error, n)
 	reps := make([]*Report, n)
