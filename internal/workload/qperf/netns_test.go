@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -184,13 +186,18 @@ func (p silentPod) Start(ctx context.Context, argv []string) (engine.Process, er
 // and transactions/s: the comparison in docs/workloads.md. It asserts only
 // that both tools measured something; their ratio on a shared machine is
 // for the doc, not a pass condition. CNIBENCH_RR_ROUNDS sets the rounds
-// (default 1) and CNIBENCH_RR_SECONDS the trial length (default 2).
+// (default 1), CNIBENCH_RR_SECONDS the trial length (default 2) and
+// CNIBENCH_RR_PIN="S,C" pins server and client (taskset CPU lists).
 func TestCompareSockperf(t *testing.T) {
 	if err := sockperf.New().Check(); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
 	client, server := podPair(t)
 	rounds, secs := envInt("CNIBENCH_RR_ROUNDS", 1), envInt("CNIBENCH_RR_SECONDS", 2)
+	var pin *study.Pin
+	if sc := strings.Split(os.Getenv("CNIBENCH_RR_PIN"), ","); len(sc) == 2 {
+		pin = &study.Pin{Server: sc[0], Client: sc[1]}
+	}
 	pairs := []workload.Pair{{Server: server, Client: client}}
 	type tool struct {
 		name string
@@ -198,12 +205,12 @@ func TestCompareSockperf(t *testing.T) {
 		msg  int
 	}
 	tools := []tool{{"qperf-1B", New(), 1}, {"qperf-14B", New(), 14}, {"sockperf-14B", sockperf.New(), 14}}
-	sum := map[string][2]float64{}
+	rtts, rates := map[string][]float64{}, map[string][]float64{}
 	for r := range rounds {
 		for k := range tools {
 			tl := tools[(k+r)%len(tools)] // rotate so no tool always goes first
 			tr := workload.Trial{Pairs: pairs, Duration: time.Duration(secs) * time.Second, Warmup: time.Second, BasePort: 12865 + 10*r,
-				Spec: study.Workload{Tool: tl.d.Describe().Name, Protocol: "tcp", MessageSize: tl.msg}}
+				Spec: study.Workload{Tool: tl.d.Describe().Name, Protocol: "tcp", MessageSize: tl.msg, Pin: pin}}
 			res, err := tl.d.Run(context.Background(), tr)
 			if err != nil {
 				t.Fatalf("%s: %v", tl.name, err)
@@ -212,15 +219,24 @@ func TestCompareSockperf(t *testing.T) {
 			if !(rtt > 0 && tps > 0) {
 				t.Errorf("%s: metrics %v", tl.name, res.Metrics)
 			}
-			s := sum[tl.name]
-			sum[tl.name] = [2]float64{s[0] + rtt, s[1] + tps}
+			t.Logf("round %d %-12s rtt_mean_us %.2f, transactions_per_s %.0f", r, tl.name, rtt, tps)
+			rtts[tl.name], rates[tl.name] = append(rtts[tl.name], rtt), append(rates[tl.name], tps)
 		}
 	}
 	for _, tl := range tools {
-		s := sum[tl.name]
-		t.Logf("%-12s mean of %d: rtt_mean_us %.2f, transactions_per_s %.0f", tl.name, rounds, s[0]/float64(rounds), s[1]/float64(rounds))
+		t.Logf("%-12s median of %d: rtt_mean_us %.2f, transactions_per_s %.0f", tl.name, rounds, median(rtts[tl.name]), median(rates[tl.name]))
 	}
 	checkNoProcesses(t, client, server)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 }
 
 func envInt(name string, def int) int {
