@@ -41,8 +41,8 @@ func TestRunArgv(t *testing.T) {
 		t.Error("Started not called")
 	}
 	want := []struct{ srv, cli string }{
-		{"qperf -lp 5201", "taskset -c 1 qperf 10.244.1.5 -lp 5201 -ip 5203 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
-		{"qperf -lp 5202", "taskset -c 1 qperf 10.244.1.6 -lp 5202 -ip 5204 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
+		{"timeout 28 qperf -lp 5201", "taskset -c 1 qperf 10.244.1.5 -lp 5201 -ip 5203 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
+		{"timeout 28 qperf -lp 5202", "taskset -c 1 qperf 10.244.1.6 -lp 5202 -ip 5204 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
 	}
 	for i, w := range want {
 		if got := strings.Join(srvs[i].Argvs()[0], " "); got != w.srv {

@@ -28,7 +28,11 @@ func (d *Driver) Describe() spec.Tool {
 				Default: strconv.Itoa(DefaultMessage), Min: MinMessage, Max: MaxMessage,
 				Note: "qperf sends the bare payload, so 1 B (netperf TCP_RR's size) is its smallest; its largest here is 65000 B, within one UDP datagram"},
 		}, workload.CommonOptions()...),
-		Programs: []spec.Program{{Name: "qperf", Package: "qperf", Version: []string{"qperf", "--version"}}},
+		Programs: []spec.Program{
+			{Name: "qperf", Package: "qperf", Version: []string{"qperf", "--version"}},
+			// timeout stops a server together with its per-test child.
+			{Name: "timeout", Package: "coreutils", Version: []string{"timeout", "--version"}},
+		},
 		Headline: []spec.Metric{{Name: MetricTPS}, {Name: MetricMean}},
 		// A qperf test needs two ports per server, its control port and
 		// the test socket's (-ip), both reached at the address the client

@@ -116,8 +116,10 @@ func checkNoProcesses(t *testing.T, pods ...nsPod) {
 		dirs, _ := filepath.Glob("/proc/[0-9]*")
 		for _, d := range dirs {
 			var st syscall.Stat_t
-			if syscall.Stat(d+"/ns/net", &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
-				pid, _ := strconv.Atoi(filepath.Base(d))
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			// The test binary itself may show the namespace while one of
+			// its threads starts a process there.
+			if pid != os.Getpid() && syscall.Stat(d+"/ns/net", &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
 				t.Errorf("process %d still runs in %s", pid, p.ns)
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
@@ -244,4 +246,25 @@ func envInt(name string, def int) int {
 		return n
 	}
 	return def
+}
+
+// Cancelling a trial mid-run stops clients and servers, including the
+// child a qperf server forks for each test, which outlives its parent.
+func TestCancelLeavesNoProcess(t *testing.T) {
+	client, server := podPair(t)
+	for _, proto := range []string{"tcp", "udp"} {
+		t.Run(proto, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			tr := workload.Trial{Pairs: []workload.Pair{{Server: server, Client: client}}, Duration: 20 * time.Second,
+				BasePort: 12865, Spec: study.Workload{Tool: "qperf", Protocol: proto}}
+			tr.Started = func(time.Time) { time.AfterFunc(time.Second, cancel) }
+			begin := time.Now()
+			_, err := New().Run(ctx, tr)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			t.Logf("after %v: %v", time.Since(begin).Round(time.Millisecond), err)
+			checkNoProcesses(t, client, server)
+		})
+	}
 }

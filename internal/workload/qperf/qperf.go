@@ -12,7 +12,7 @@
 // transactions_per_s), and qperf's own number as half_rtt_mean_us. qperf
 // prints a mean only: no percentiles, no minimum or maximum.
 //
-// A qperf server (`qperf -lp PORT`) listens for its control connection
+// A qperf server (`qperf -lp PORT`, run under timeout(1), see serverArgv) listens for its control connection
 // on the listen port; the client then asks it to open the test socket on
 // the data port (-ip) and connects to the same address there. Pair i uses
 // listen port BasePort+i; its UDP data port is the same number (UDP, so
@@ -116,8 +116,15 @@ func (p plan) ports(base, i int) (listen, data int) {
 	return base + i, base + i
 }
 
-func (d *Driver) serverArgv(p plan, listen int) []string {
-	return workload.Pinned([]string{d.Bin, "-lp", strconv.Itoa(listen)}, p.pinServer)
+// serverArgv runs the server under coreutils' timeout: a qperf server
+// forks a child per test, which the engine's Stop (a signal to the
+// server alone) would leave running when a trial is cancelled; timeout
+// puts itself and the server in a process group of their own and sends
+// the signal it gets to the whole group. The limit also bounds a server
+// whose stop is lost.
+func (d *Driver) serverArgv(p plan, listen int, limit time.Duration) []string {
+	secs := strconv.Itoa(int((limit + time.Second - 1) / time.Second))
+	return workload.Pinned([]string{"timeout", secs, d.Bin, "-lp", strconv.Itoa(listen)}, p.pinServer)
 }
 
 func (d *Driver) clientArgv(p plan, addr string, listen, data int) []string {
@@ -154,7 +161,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	}
 	for i, pr := range t.Pairs {
 		listen, _ := p.ports(t.BasePort, i)
-		s, err := pr.Server.Start(runCtx, d.serverArgv(p, listen))
+		s, err := pr.Server.Start(runCtx, d.serverArgv(p, listen, limit))
 		if err != nil {
 			stopServers()
 			return workload.Result{}, fmt.Errorf("pair %d: start server: %w", i, err)

@@ -104,6 +104,24 @@ func AllPrograms() []spec.Program {
 	return uniq(progs)
 }
 
+// KubePrograms is AllPrograms without the tools the kube engine does
+// not run (spec.KubeNone): what `cnibench kube image` and the Dockerfile
+// put in the image, so building it does not need a tool no kube run
+// execs.
+func KubePrograms() []spec.Program {
+	var progs []spec.Program
+	for _, t := range Tools() {
+		if t.Kube.Support == spec.KubeNone {
+			continue
+		}
+		progs = append(progs, t.Programs...)
+		for _, o := range t.Options {
+			progs = append(progs, o.Programs...)
+		}
+	}
+	return uniq(progs)
+}
+
 func uniq(progs []spec.Program) []spec.Program {
 	var out []spec.Program
 	for _, p := range progs {
