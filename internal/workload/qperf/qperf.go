@@ -12,9 +12,10 @@
 // transactions_per_s), and qperf's own number as half_rtt_mean_us. qperf
 // prints a mean only: no percentiles, no minimum or maximum.
 //
-// A qperf server (`qperf -lp PORT`, run under timeout(1), see serverArgv) listens for its control connection
-// on the listen port; the client then asks it to open the test socket on
-// the data port (-ip) and connects to the same address there. Pair i uses
+// A qperf server (`qperf -lp PORT`, run under timeout(1), see
+// serverArgv) listens for its control connection on the listen port; the
+// client then asks it to open the test socket on the data port (-ip) and
+// connects to the same address there. Pair i uses
 // listen port BasePort+i; its UDP data port is the same number (UDP, so
 // no clash), its TCP data port BasePort+len(Pairs)+i (a second TCP
 // listener cannot share the first's port). The client waits up to -ws
