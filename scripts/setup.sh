@@ -16,6 +16,7 @@ have unzip   || need_pkgs+=(unzip)
 # Workload tools of the other built-in studies (request/response latency,
 # HTTP, CPU cost per packet); small, so installed up front.
 have sockperf || need_pkgs+=(sockperf)
+have qperf    || need_pkgs+=(qperf)
 have ab       || need_pkgs+=(apache2-utils)
 have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 have perf     || need_pkgs+=(linux-perf)

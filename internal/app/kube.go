@@ -155,10 +155,10 @@ The Dockerfile in the repository builds the same image for users with a registry
 }
 
 // imagePrograms are what a kube run may exec from its image: every
-// workload driver's programs (with those of their options) and the
-// engine's own.
+// workload driver's programs (with those of their options) but those of
+// tools kube does not run, and the engine's own.
 func imagePrograms() []spec.Program {
-	return append(registry.AllPrograms(), kube.EngineTools...)
+	return append(registry.KubePrograms(), kube.EngineTools...)
 }
 
 func programNames(ps []spec.Program) []string {

@@ -15,6 +15,7 @@ import (
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/ab"
 	"github.com/cnibench/cnibench/internal/workload/iperf3"
+	"github.com/cnibench/cnibench/internal/workload/qperf"
 	"github.com/cnibench/cnibench/internal/workload/sockperf"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
@@ -24,6 +25,7 @@ func Drivers() []workload.Driver {
 	return []workload.Driver{
 		iperf3.New(),
 		sockperf.New(),
+		qperf.New(),
 		ab.New(),
 	}
 }
@@ -94,6 +96,24 @@ func StudyPrograms(s *study.Study) []spec.Program {
 func AllPrograms() []spec.Program {
 	var progs []spec.Program
 	for _, t := range Tools() {
+		progs = append(progs, t.Programs...)
+		for _, o := range t.Options {
+			progs = append(progs, o.Programs...)
+		}
+	}
+	return uniq(progs)
+}
+
+// KubePrograms is AllPrograms without the tools the kube engine does
+// not run (spec.KubeNone): what `cnibench kube image` and the Dockerfile
+// put in the image, so building it does not need a tool no kube run
+// execs.
+func KubePrograms() []spec.Program {
+	var progs []spec.Program
+	for _, t := range Tools() {
+		if t.Kube.Support == spec.KubeNone {
+			continue
+		}
 		progs = append(progs, t.Programs...)
 		for _, o := range t.Options {
 			progs = append(progs, o.Programs...)

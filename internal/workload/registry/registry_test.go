@@ -136,6 +136,12 @@ func TestPrograms(t *testing.T) {
 	if strings.Count(all, "taskset=") != 1 {
 		t.Errorf("AllPrograms() repeats: %s", all)
 	}
+	// qperf does not run on kube (spec.KubeNone), so its image lacks it;
+	// doctor still lists it.
+	kubeProgs := names(KubePrograms())
+	if !strings.Contains(all, "qperf=qperf") || strings.Contains(kubeProgs, "qperf") || !strings.Contains(kubeProgs, "sockperf=sockperf") {
+		t.Errorf("AllPrograms() = %s; KubePrograms() = %s", all, kubeProgs)
+	}
 }
 
 func TestHeadlineAndKube(t *testing.T) {
@@ -150,6 +156,9 @@ func TestHeadlineAndKube(t *testing.T) {
 	if got := KubeUnsupported(study.Workload{Tool: "sockperf", MessageSizes: []int{14}}); got != nil {
 		t.Errorf("KubeUnsupported(sockperf) = %v", got)
 	}
+	if got := KubeUnsupported(study.Workload{Tool: "qperf", MessageSize: 1}); len(got) != 1 || !strings.Contains(got[0], "qperf does not run on a cluster") {
+		t.Errorf("KubeUnsupported(qperf) = %v", got)
+	}
 }
 
 // The repository's Dockerfile builds the kube image with apt-get; it must
@@ -160,7 +169,7 @@ func TestDockerfileInstallsPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	words := strings.Fields(strings.ReplaceAll(string(b), "\\", " "))
-	for _, p := range AllPrograms() {
+	for _, p := range KubePrograms() {
 		if !slices.Contains(words, p.Package) {
 			t.Errorf("Dockerfile does not install %s (for %s)", p.Package, p.Name)
 		}
