@@ -61,11 +61,13 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			}
 			// One run or cleanup at a time on this host, and none while a
 			// dead run's journal waits for cleanup.
-			lock, err := journal.BeginRun(cmp.Or(opt.JournalDir, journal.DefaultDir))
+			jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
+			lock, err := journal.BeginRun(jdir)
 			if err != nil {
 				return inputErr(err)
 			}
 			defer lock.Release()
+			noteJournalDir(cmd.Context(), jdir)
 			dir, err := runner.Run(cmd.Context(), opt)
 			if err != nil {
 				if runner.IsPreflight(err) {
