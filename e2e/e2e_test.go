@@ -474,6 +474,7 @@ func TestKill9ThenCleanup(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	before := snapshot(t)
+	iperfBefore := allIperf()
 	jdir := t.TempDir()
 	cmd, id := startLongRun(t, jdir)
 	kids := iperfChildren(cmd.Process.Pid)
@@ -513,6 +514,11 @@ func TestKill9ThenCleanup(t *testing.T) {
 		if alive(p) {
 			t.Errorf("iperf3 pid %d survived cleanup", p)
 		}
+	}
+	// Every process of the dead run has exited when cleanup returns:
+	// servers too, not only the children the test saw.
+	if left := newIperf(iperfBefore); len(left) > 0 {
+		t.Errorf("iperf3 processes alive after cleanup returned: %v", left)
 	}
 	// A second cleanup finds nothing to do.
 	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {

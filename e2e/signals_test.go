@@ -189,3 +189,110 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// allIperf lists the iperf3 processes on the machine with their state
+// letter (field 3 of /proc/PID/stat).
+func allIperf() map[int]string { return allNamed("iperf3") }
+
+// allNamed lists the processes called comm with their state letter.
+func allNamed(comm string) map[int]string {
+	out := map[int]string{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "("+comm+")") {
+			continue
+		}
+		var pid int
+		var comm, state string
+		if _, err := fmt.Sscanf(string(b), "%d %s %s", &pid, &comm, &state); err == nil {
+			out[pid] = state
+		}
+	}
+	return out
+}
+
+// newIperf returns the iperf3 processes not in before that are not
+// zombies: what a run started and left running.
+func newIperf(before map[int]string) []string { return newNamed("iperf3", before) }
+
+func newNamed(comm string, before map[int]string) []string {
+	var out []string
+	for pid, st := range allNamed(comm) {
+		if _, old := before[pid]; !old && st != "Z" {
+			out = append(out, fmt.Sprintf("%d(%s)", pid, st))
+		}
+	}
+	return out
+}
+
+// TestKill9DuringCPPWindow: perf record -a runs while a CPU-per-packet
+// window is open; after kill -9 and cleanup no perf is left sampling.
+func TestKill9DuringCPPWindow(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	requireTool(t, "perf")
+	before := snapshot(t)
+	perfBefore := allNamed("perf")
+	jdir := t.TempDir()
+	study := writeStudy(t, `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: cppkill
+spec:
+  datapaths: [bridge]
+  tunings: [baseline]
+  workloads:
+    - {name: tcp, tool: iperf3, length: 128K, cpp: true}
+  replicas: [1]
+  trials: 1
+  duration: 60s
+  warmup: 1s
+`)
+	var errb syncBuffer
+	cmd := exec.Command(bin, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	var id string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && id == ""; time.Sleep(100 * time.Millisecond) {
+		if !alive(cmd.Process.Pid) {
+			break
+		}
+		if len(newNamed("perf", perfBefore)) == 0 {
+			continue
+		}
+		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
+		if len(journals) == 1 {
+			id = strings.TrimSuffix(filepath.Base(journals[0]), ".journal")
+		}
+	}
+	if id == "" {
+		t.Fatalf("run never started perf: %s", errb.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if left := newNamed("perf", perfBefore); len(left) == 0 {
+		t.Fatal("perf died with the run; the test cannot show cleanup stops it")
+	}
+	r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if left := newNamed("perf", perfBefore); len(left) > 0 {
+		t.Errorf("perf still running after cleanup returned: %v\n%s", left, r.stdout)
+	}
+	assertUntouched(t, before, "cnb-"+id)
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("left after cleanup: %v", ents)
+	}
+}
