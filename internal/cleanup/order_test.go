@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +81,30 @@ func TestCleanupRefusedWhileLocked(t *testing.T) {
 	l.Release()
 	if _, err := Run(context.Background(), Options{JournalDir: dir, FS: fs}); err != nil || fs.vals["|/proc/sys/x"] != "0" {
 		t.Fatalf("cleanup after release = %v, %v", err, fs.vals)
+	}
+}
+
+// TestKillNamesSurvivors: a process that outlives the bounded wait is
+// named (pid and command) in the error, and cleanup does not return
+// early. A stopped process cannot be reaped while its parent (this test)
+// does not wait, but SIGKILL ends a stopped process, so the survivor is
+// played by a zero timeout.
+func TestKillNamesSurvivors(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer cmd.Wait()
+	start, err := journal.ProcessStart(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = kill(context.Background(), []proc{{cmd.Process.Pid, start}}, 0)
+	if err == nil {
+		// Exited (a zombie counts) before the first check: nothing to name.
+		return
+	}
+	if want := fmt.Sprintf("%d (sleep)", cmd.Process.Pid); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not name %s", err, want)
 	}
 }

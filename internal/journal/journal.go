@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -462,17 +463,19 @@ func CheckRunID(id string) error {
 }
 
 // CheckPrefix accepts name prefixes as runs use them ("cnb-"): a lower
-// case letter, then lower case letters and digits, ending in '-', at most
-// 16 long. Cleanup deletes namespaces and links by this prefix, so a
-// journal must not be able to name a wider one ("" or "c").
+// case letter, then lower case letters, digits and '-' (at least one),
+// at most 32 long. Cleanup deletes namespaces and links by this prefix
+// (and only when it extends its own), so a journal must not be able to
+// name a wider one ("" or "c") or one with path characters.
 func CheckPrefix(p string) error {
-	if len(p) < 2 || len(p) > 16 || p[0] < 'a' || p[0] > 'z' || p[len(p)-1] != '-' {
-		return fmt.Errorf("%w %q: want a lower case letter, letters or digits, and a final '-'", ErrBadPrefix, p)
-	}
-	for _, c := range p[1 : len(p)-1] {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return fmt.Errorf("%w %q: want a lower case letter, letters or digits, and a final '-'", ErrBadPrefix, p)
+	bad := len(p) < 2 || len(p) > 32 || p[0] < 'a' || p[0] > 'z' || !strings.Contains(p, "-")
+	for _, c := range p {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			bad = true
 		}
+	}
+	if bad {
+		return fmt.Errorf("%w %q: want a lower case letter, then lower case letters, digits and at least one '-'", ErrBadPrefix, p)
 	}
 	return nil
 }
