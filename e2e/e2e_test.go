@@ -377,6 +377,10 @@ func startLongRunOut(t *testing.T, jdir string, stdout, stderr io.Writer) (*exec
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
+		if !alive(cmd.Process.Pid) {
+			_ = cmd.Wait()
+			t.Fatalf("run ended (%v) before its measurement: %v", cmd.ProcessState, stderr)
+		}
 		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
 		b, _ := os.ReadFile(sockFlow)
 		if len(journals) == 1 && strings.TrimSpace(string(b)) == "32768" && len(iperfChildren(cmd.Process.Pid)) > 0 {
