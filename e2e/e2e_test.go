@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -354,10 +355,17 @@ spec:
 // until the change is in place; it returns the command and the run ID.
 func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 	t.Helper()
+	var errb bytes.Buffer
+	return startLongRunOut(t, jdir, &errb, &errb)
+}
+
+// startLongRunOut is startLongRun with the run's output going where the
+// test says.
+func startLongRunOut(t *testing.T, jdir string, stdout, stderr io.Writer) (*exec.Cmd, string) {
+	t.Helper()
 	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "60s"))
 	cmd := exec.Command(bin, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -369,6 +377,10 @@ func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
+		if !alive(cmd.Process.Pid) {
+			_ = cmd.Wait()
+			t.Fatalf("run ended (%v) before its measurement: %v", cmd.ProcessState, stderr)
+		}
 		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
 		b, _ := os.ReadFile(sockFlow)
 		if len(journals) == 1 && strings.TrimSpace(string(b)) == "32768" && len(iperfChildren(cmd.Process.Pid)) > 0 {
@@ -376,7 +388,7 @@ func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("run never reached its measurement: %s", errb.String())
+	t.Fatalf("run never reached its measurement: %v", stderr)
 	return nil, ""
 }
 
@@ -466,6 +478,7 @@ func TestKill9ThenCleanup(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	before := snapshot(t)
+	iperfBefore := allIperf()
 	jdir := t.TempDir()
 	cmd, id := startLongRun(t, jdir)
 	kids := iperfChildren(cmd.Process.Pid)
@@ -483,6 +496,12 @@ func TestKill9ThenCleanup(t *testing.T) {
 	if snapshot(t).sockFlow == before.sockFlow {
 		t.Fatal("test did not observe the run's change; cannot test recovery")
 	}
+	// No run starts while the dead run's journal waits for cleanup.
+	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "2s"))
+	if r := cnibench(t, nil, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir); r.code != 2 ||
+		!strings.Contains(r.stderr, id+".journal") || !strings.Contains(r.stderr, "cnibench cleanup") {
+		t.Errorf("run beside a stale journal: exit %d, want 2 naming %s.journal and cnibench cleanup:\n%s", r.code, id, r.stderr)
+	}
 	r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir)
 	if r.code != 0 {
 		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -499,6 +518,11 @@ func TestKill9ThenCleanup(t *testing.T) {
 		if alive(p) {
 			t.Errorf("iperf3 pid %d survived cleanup", p)
 		}
+	}
+	// Every process of the dead run has exited when cleanup returns:
+	// servers too, not only the children the test saw.
+	if left := newIperf(iperfBefore); len(left) > 0 {
+		t.Errorf("iperf3 processes alive after cleanup returned: %v", left)
 	}
 	// A second cleanup finds nothing to do.
 	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {

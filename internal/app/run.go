@@ -1,12 +1,14 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/runner"
 )
@@ -57,6 +59,15 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 					opt.JournalDir = kubeJournalDir
 				}
 			}
+			// One run or cleanup at a time on this host, and none while a
+			// dead run's journal waits for cleanup.
+			jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
+			lock, err := journal.BeginRun(jdir)
+			if err != nil {
+				return inputErr(err)
+			}
+			defer lock.Release()
+			noteJournalDir(cmd.Context(), jdir)
 			dir, err := runner.Run(cmd.Context(), opt)
 			if err != nil {
 				if runner.IsPreflight(err) {
