@@ -7,9 +7,13 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
-// MaxParallel is iperf3's own limit on -P (streams per client); it also
-// bounds background connections per pair.
-const MaxParallel = 128
+const (
+	// MaxParallel is iperf3's own limit on -P (streams per client); it
+	// also bounds background connections per pair.
+	MaxParallel = 128
+	// MaxLength is iperf3's own limit on -l (MAX_BLOCKSIZE, 1 MiB).
+	MaxLength = 1 << 20
+)
 
 var (
 	tcp = []string{"tcp"}
@@ -23,7 +27,8 @@ func (d *Driver) Describe() spec.Tool {
 		Protocols: []string{"tcp", "udp"},
 		Options: append([]spec.Option{
 			{Name: study.OptLength, Sweep: study.OptLengths, Doc: "the write and read size (iperf3 -l)",
-				Unset: "iperf3's own: 128 KiB for TCP, the path MTU's payload for UDP"},
+				Unset: "iperf3's own: 128 KiB for TCP, the path MTU's payload for UDP",
+				Min:   1, Max: MaxLength, Note: "iperf3's largest block"},
 			{Name: study.OptRate, Sweep: study.OptRates, Doc: "an offered bitrate", Unset: "unlimited for TCP",
 				RequiredFor: udp, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
 			{Name: study.OptParallel, Sweep: study.OptParallels, Doc: "streams per client (iperf3 -P)", Unset: "one stream",

@@ -56,8 +56,8 @@ type Option struct {
 	// what the tool then does.
 	Default string
 	Unset   string
-	// Min and Max bound each value of an integer option; both 0: no
-	// bounds.
+	// Min and Max bound each value of an integer option, or each size
+	// of a size option (length, size) in bytes; both 0: no bounds.
 	Min, Max int
 	// RequiredFor lists the protocols for which the option must be given.
 	RequiredFor []string
