@@ -68,6 +68,12 @@ func checkName(field, name string, re *regexp.Regexp, chars string, bad badFunc)
 	}
 }
 
+// ValidName reports whether name may name a study, a datapath or a file
+// derived from them: it matches the name pattern and is at most MaxNameLen
+// bytes. Validate refuses a study whose metadata.name is not; callers that
+// build paths from a name check it again.
+func ValidName(name string) bool { return len(name) <= MaxNameLen && nameRE.MatchString(name) }
+
 // checkLen reports a list longer than max.
 func checkLen(field string, n, max int, bad badFunc) {
 	if n > max {
