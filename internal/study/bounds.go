@@ -51,6 +51,10 @@ const (
 	MaxNoteLen = 1000
 )
 
+// maxFeatureLen is the longest ethtool feature name the kernel has a
+// string for (ETH_GSTRING_LEN 32, less the terminating NUL).
+const maxFeatureLen = 31
+
 // tuningNameRE is nameRE plus '+', the built-in "rps+" and "rfs+".
 var tuningNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 
@@ -100,6 +104,11 @@ func validateStudyBounds(s *Study, bad badFunc) {
 			bad(f+".name", "name is %d bytes long; at most %d", len(d.Name), MaxNameLen)
 		}
 		checkLen(f+".offloads", len(d.Offloads), MaxListLen, bad)
+		for _, k := range d.OffloadNames() {
+			if len(k) > maxFeatureLen {
+				bad(f+".offloads", "feature name %q is %d bytes; ethtool's are at most %d", k[:maxFeatureLen]+"...", len(k), maxFeatureLen)
+			}
+		}
 	}
 	checkLen("spec.tunings", len(sp.Tunings), MaxListLen, bad)
 	for i, t := range sp.Tunings {

@@ -85,6 +85,8 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"tuning name long", []string{"tunings=[baseline, {name: " + long + ", rps: {cpus: all}}]"}, "spec.tunings[1].name", "at most 64"},
 		{"workload name dots", []string{"workloads=[{name: .., tool: iperf3}]"}, "spec.workloads[0].name", "use ASCII letters"},
 		{"workload name long", []string{"workloads=[{name: " + long + ", tool: iperf3}]"}, "spec.workloads[0].name", "at most 64"},
+		{"offload name long", []string{"datapaths=[{name: f, type: flannel-vxlan, offloads: {" + strings.Repeat("x", 32) + ": off}}]"},
+			"spec.datapaths[0].offloads", "at most 31"},
 		// Lists.
 		{"replicas duplicate", []string{"replicas=[1,2,1]"}, "spec.replicas[2]", "replica count 1 listed twice"},
 		{"replicas too many", []string{"replicas=" + ints(MaxListLen+1)}, "spec.replicas", "65 entries; at most 64"},
