@@ -85,7 +85,7 @@ func checkLen(field string, n, max int, bad badFunc) {
 	}
 }
 
-// validateBounds checks the bounds that are not a tool's: names, list
+// validateStudyBounds checks the bounds that are not a tool's: names, list
 // lengths, trials, durations, RFS sizes, the matrix size, references.
 // Validate calls it after the per-section checks.
 func validateStudyBounds(s *Study, bad badFunc) {
