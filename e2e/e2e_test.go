@@ -169,6 +169,11 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 		{"mtu above the overlay's", nil, []string{"--set", "datapaths=[{type: flannel-vxlan, mtu: 1480}]"}, "at most 1450"},
 		{"policy on a bridge", nil, []string{"--set", "datapaths=[{type: bridge, policy: wp}]"}, "only Calico's iptables policy"},
 		{"bad link rate", nil, []string{"--set", "link={rate: fast}"}, `spec.link.rate: invalid rate "fast"`},
+		{"path traversal name", nil, []string{"--set", "metadata.name=../../etc/x"}, "metadata.name: \"../../etc/x\": use ASCII letters"},
+		{"huge flowCnt", nil, []string{"--set", "tunings=[baseline, {name: big, rps: {cpus: all}, rfs: {sockFlowEntries: 4096, flowCnt: 1073741824}}]"},
+			"spec.tunings[1].rfs.flowCnt: must be between 1 and 1048576"},
+		{"overflowing duration", nil, []string{"--set", "duration=2562047h"}, "spec.duration: must be at most 24h"},
+		{"huge HTTP body", nil, []string{"--set", "workloads=[{name: http, tool: ab, size: 100G}]"}, "spec.workloads[0].size: size must be between 1 and 64M"},
 		{"unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
 		{"unknown engine", nil, []string{"--engine", "mesos"}, `unknown engine "mesos"`},
 	}
@@ -527,5 +532,48 @@ func TestKill9ThenCleanup(t *testing.T) {
 	// A second cleanup finds nothing to do.
 	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("second cleanup: exit %d: %s", r.code, r.stdout)
+	}
+}
+
+// A study name that climbs out of the working directory is refused before
+// the default run directory (results/NAME-TIMESTAMP) is made from it.
+func TestPathTraversalNameWritesNothing(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jdir := t.TempDir()
+	for _, name := range []string{"../../x", "../../../" + filepath.Base(root) + "/y", "a/b", ".."} {
+		t.Run(name, func(t *testing.T) {
+			before := snapshot(t)
+			cmd := exec.Command(bin, "run", "rps-rfs", "--quick", "--journal-dir", jdir, "--set", "metadata.name="+name)
+			cmd.Dir = cwd
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("got %v, want exit 2; stderr: %s", err, errb.String())
+			}
+			msg := strings.TrimSpace(errb.String())
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, "metadata.name") {
+				t.Errorf("want one line naming metadata.name, got %q", msg)
+			}
+			var made []string
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && p != root && p != filepath.Dir(cwd) && p != cwd {
+					made = append(made, p)
+				}
+				return nil
+			})
+			if len(made) > 0 {
+				t.Errorf("created %v", made)
+			}
+			if ents := runLeftovers(jdir); len(ents) != 0 {
+				t.Errorf("journal written: %v", ents)
+			}
+			assertUntouched(t, before, "")
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/runner"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 type runFlags struct {
@@ -42,6 +43,11 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			}
 			out := f.out
 			if out == "" {
+				// Validation refused such a name already; this keeps a name
+				// like ../../etc/x from ever reaching the path.
+				if !study.ValidName(s.Metadata.Name) {
+					return &study.FieldError{File: s.Source, Field: "metadata.name", Msg: "not usable in the default run directory; give --out"}
+				}
 				out = filepath.Join("results", s.Metadata.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			prog := progress.New(cmd.ErrOrStderr())
