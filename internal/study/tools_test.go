@@ -17,7 +17,11 @@ var testTools = func() []spec.Tool {
 		{Name: "iperf3", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
 			{Name: OptLength, Sweep: OptLengths, Doc: "the write size", Unset: "iperf3's"},
 			{Name: OptRate, Sweep: OptRates, Doc: "an offered bitrate", Unset: "unlimited",
-				RequiredFor: []string{"udp"}, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
+				RequiredFor: []string{"udp"}, OrInstead: []string{OptLossCeiling}, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
+			{Name: OptMSS, Sweep: OptMSSes, Doc: "the TCP MSS", Unset: "the MTU's", Min: MinMSS, Max: 65535 - MSSHeaders,
+				OnlyFor: []string{"tcp"}, Note: "Linux refuses a TCP MSS below 88 B"},
+			{Name: OptLossCeiling, Doc: "a loss ceiling", Unset: "the rate", OnlyFor: []string{"udp"}, Note: "TCP does not lose"},
+			{Name: OptCeilingSrch, Doc: "the search", Unset: "defaults", OnlyFor: []string{"udp"}, Note: "it tunes lossCeiling"},
 			{Name: OptParallel, Sweep: OptParallels, Doc: "streams", Unset: "one", Min: 1, Max: 128, Note: "iperf3's limit on -P"},
 			{Name: OptReverse, Doc: "reverse", Unset: "client sends"},
 			{Name: OptBackground, Doc: "background load", Unset: "none"},
