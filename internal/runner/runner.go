@@ -81,6 +81,8 @@ type plan struct {
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
 	machine    cpuset.Set
+	// workloads are the options resolved for this machine (workloadopts.go).
+	workloads *workload.Prepared
 }
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
@@ -136,6 +138,9 @@ func preflight(ctx context.Context, b backend, s *study.Study) (*plan, error) {
 		return nil, &PreflightError{err}
 	}
 	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
+		return nil, &PreflightError{err}
+	}
+	if err := prepareWorkloads(s, p, remoteKernel(b)); err != nil {
 		return nil, &PreflightError{err}
 	}
 	for _, t := range s.Spec.Tunings {

@@ -73,7 +73,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}
 	start := time.Now()
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
-		Pairs: pl.pairs, Background: pl.background, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
+		Pairs: pl.pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started,
 	})
 	window, werr := win.result()
@@ -87,6 +87,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
 		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: window.Cores,
 	}
+	r.plan.workloads.Mark(w, sample.Metrics)
 	if cw != nil {
 		for k, v := range cw.res.Metrics {
 			sample.Metrics[k] = v
