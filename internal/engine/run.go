@@ -78,6 +78,11 @@ type Facts struct {
 	// MachineCPUs are the CPUs RPS masks are computed from; nil means
 	// this machine's.
 	MachineCPUs cpuset.Set
+	// Remote is true when the nodes are other machines (a cluster): this
+	// machine's CPU topology, probes and datapath MTUs say nothing of
+	// them, so options resolved from those are refused or left to the
+	// nodes.
+	Remote bool
 }
 
 // Run is what an engine needs to know of the run it serves.

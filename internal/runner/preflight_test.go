@@ -17,15 +17,18 @@ import (
 type stubEngine struct {
 	needs      *engine.Needs
 	checkTools bool
+	remote     bool // nodes are other machines (kube)
 }
 
 func (stubEngine) Name() string { return "stub" }
 func (e stubEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs) (engine.Facts, error) {
-	*e.needs = n
-	if e.checkTools {
-		return engine.Facts{}, n.CheckTools()
+	if e.needs != nil {
+		*e.needs = n
 	}
-	return engine.Facts{}, nil
+	if e.checkTools {
+		return engine.Facts{Remote: e.remote}, n.CheckTools()
+	}
+	return engine.Facts{Remote: e.remote}, nil
 }
 func (stubEngine) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
 	panic("not called")

@@ -71,6 +71,8 @@ type plan struct {
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
 	machine    cpuset.Set
+	// workloads are the options resolved for this machine (workloadopts.go).
+	workloads *workload.Prepared
 }
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
@@ -93,6 +95,9 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 		return nil, &PreflightError{err}
 	}
 	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
+		return nil, &PreflightError{err}
+	}
+	if err := prepareWorkloads(s, p, facts.Remote); err != nil {
 		return nil, &PreflightError{err}
 	}
 	if err := p.checkRPSCPUs(s); err != nil {

@@ -41,7 +41,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	if err != nil {
 		return err
 	}
-	return r.store(cell, trial, t, start, res, col)
+	return r.store(cell, trial, t, w, start, res, col)
 }
 
 // measure runs the workload with the collectors the variant enables over
@@ -54,7 +54,7 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 	s := r.study.Spec
 	win := newWindow(set, s.Warmup.Duration, s.Duration.Duration)
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
-		Pairs: pl.pairs, Background: pl.background, Spec: w, Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
+		Pairs: pl.pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started,
 	})
 	col, werr := win.result()
@@ -68,7 +68,7 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 }
 
 // store writes the trial's sample and CPU points.
-func (r *run) store(cell results.Cell, trial int, t study.Tuning, start time.Time, res workload.Result, col collect.Result) error {
+func (r *run) store(cell results.Cell, trial int, t study.Tuning, w study.Workload, start time.Time, res workload.Result, col collect.Result) error {
 	sample := results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
 		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores,
@@ -76,6 +76,7 @@ func (r *run) store(cell results.Cell, trial int, t study.Tuning, start time.Tim
 	if sample.Metrics == nil {
 		sample.Metrics = map[string]float64{}
 	}
+	r.plan.workloads.Mark(w, sample.Metrics)
 	for k, v := range col.Metrics {
 		sample.Metrics[k] = v
 	}

@@ -31,6 +31,10 @@ const (
 	OptBackground  = "background"
 	OptCPP         = "cpp"
 	OptCounters    = "counters"
+	OptMSS         = "mss"
+	OptMSSes       = "msses"
+	OptLossCeiling = "lossCeiling"
+	OptCeilingSrch = "ceilingSearch"
 )
 
 // field is one option's place in Workload.
@@ -88,6 +92,13 @@ var fields = []field{
 		fill: func(w *Workload, v string) (err error) { w.CPP, err = strconv.ParseBool(v); return err }},
 	{name: OptCounters, set: func(w *Workload) bool { return w.Counters },
 		fill: func(w *Workload, v string) (err error) { w.Counters, err = strconv.ParseBool(v); return err }},
+	{name: OptMSS, sweep: OptMSSes, set: func(w *Workload) bool { return w.MSS != 0 || len(w.MSSes) > 0 },
+		scalar: func(w *Workload) int { return w.MSS }, list: func(w *Workload) []int { return w.MSSes },
+		fill: func(w *Workload, v string) error { return atoiInto(&w.MSS)(v) }},
+	{name: OptLossCeiling, set: func(w *Workload) bool { return w.LossCeiling != "" },
+		fill: func(w *Workload, v string) error { w.LossCeiling = v; return nil }},
+	{name: OptCeilingSrch, set: func(w *Workload) bool { return w.CeilingSearch != nil },
+		fill: func(*Workload, string) error { return fmt.Errorf("ceilingSearch has no default value") }},
 }
 
 func fieldOf(name string) (field, bool) {
@@ -125,6 +136,10 @@ func (w Workload) SetOptions() []string {
 	add(w.Background != nil, OptBackground)
 	add(w.CPP, OptCPP)
 	add(w.Counters, OptCounters)
+	add(w.MSS != 0, OptMSS)
+	add(len(w.MSSes) > 0, OptMSSes)
+	add(w.LossCeiling != "", OptLossCeiling)
+	add(w.CeilingSearch != nil, OptCeilingSrch)
 	return o
 }
 
@@ -184,7 +199,11 @@ func validateOptions(w *Workload, f string, t spec.Tool, bad badFunc) {
 		if o.Max > 0 && fd.list != nil {
 			validateBounds(w, f, o, fd, bad)
 		}
-		if contains(o.RequiredFor, w.Protocol) && !fd.set(w) {
+		if fd.set(w) && len(o.OnlyFor) > 0 && !contains(o.OnlyFor, w.Protocol) {
+			bad(f+"."+o.Name, "%s is for %s tests only (%s), this workload is %s", o.Name,
+				strings.ToUpper(strings.Join(o.OnlyFor, ", ")), o.Note, strings.ToUpper(w.Protocol))
+		}
+		if contains(o.RequiredFor, w.Protocol) && !fd.set(w) && !anySet(w, o.OrInstead) {
 			name := o.Name
 			if o.Sweep != "" {
 				name += " or " + o.Sweep
@@ -192,6 +211,16 @@ func validateOptions(w *Workload, f string, t spec.Tool, bad badFunc) {
 			bad(f+"."+o.Name, "a %s test needs %s (%s): %s", strings.ToUpper(w.Protocol), o.Doc, name, o.Note)
 		}
 	}
+}
+
+// anySet reports whether the workload sets any of the named options.
+func anySet(w *Workload, names []string) bool {
+	for _, n := range names {
+		if f, ok := fieldOf(n); ok && f.set(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // validateBounds checks each integer value of option o, naming the scalar

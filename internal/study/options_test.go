@@ -1,6 +1,7 @@
 package study
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,5 +61,51 @@ func TestCheckDefault(t *testing.T) {
 	}
 	if CheckDefault(spec.Option{Name: "colour", Default: "red"}) == nil {
 		t.Error("an unknown option passes")
+	}
+}
+
+// The seed 001 options: MSS bounds (88 .. MTU-40), loss ceiling in
+// (0, 100)%, placement names; each error names file, line and field.
+func TestNICModesOptions(t *testing.T) {
+	for _, tc := range []struct {
+		workloads, want string
+	}{
+		{"[{tool: iperf3, mss: 40}]", "w.yaml:15: spec.workloads[0].mss: mss must be between 88 and 65495"},
+		{"[{tool: iperf3, msses: [536, 9000]}]", "w.yaml:15: spec.workloads[0].msses[1]: mss 9000 is above what the largest pod MTU of this study allows (1500 - 40 = 1460 bytes)"},
+		{"[{tool: iperf3, protocol: udp, rate: 1G, mss: 536}]", "spec.workloads[0].mss: mss is for TCP tests only"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: 0%}]", "spec.workloads[0].lossCeiling: loss ceiling \"0%\" must be above 0% and below 100%"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: 100%}]", "spec.workloads[0].lossCeiling: loss ceiling \"100%\" must be above 0% and below 100%"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: lots}]", "spec.workloads[0].lossCeiling: \"lots\" is not a loss ceiling"},
+		{"[{tool: iperf3, lossCeiling: 3%}]", "spec.workloads[0].lossCeiling: lossCeiling is for UDP tests only"},
+		{"[{tool: iperf3, protocol: udp, rate: 1G, lossCeiling: 3%}]", "spec.workloads[0].lossCeiling: lossCeiling finds the offered rate itself"},
+		{"[{tool: iperf3, protocol: udp, rate: 1G, ceilingSearch: {high: 1G}}]", "spec.workloads[0].ceilingSearch: ceilingSearch tunes a lossCeiling search"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {low: 2G, high: 1G}}]", "spec.workloads[0].ceilingSearch: ceilingSearch: low 2G must be below high 1G"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {step: fast}}]", "spec.workloads[0].ceilingSearch.step: ceilingSearch.step: \"fast\" is not a bitrate"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {sender: trex}}]", "spec.workloads[0].ceilingSearch.sender:"},
+		{"[{tool: sockperf, lossCeiling: 3%}]", "spec.workloads[0].lossCeiling: tool sockperf has no option lossCeiling"},
+		{"[{tool: iperf3, pin: {server: far-away}}]", "w.yaml:15: spec.workloads[0].pin.server: \"far-away\" is neither a placement name (none, same-numa, other-numa, same-core, other-core) nor a CPU list"},
+		{"[{tool: iperf3, pin: {server: same-numa, client: other-core}}]", "spec.workloads[0].pin.client: only one end may be placed by name"},
+		{"[{tool: iperf3, pin: {server: other-numa, fallback: maybe}}]", "spec.workloads[0].pin.fallback: \"maybe\" is not refuse or mark"},
+	} {
+		_, err := Parse("w.yaml", []byte(workloadStudy(tc.workloads)), Options{}, testCatalog)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.workloads, err, tc.want)
+		}
+	}
+	s, err := Parse("w.yaml", []byte(workloadStudy(`[{name: c, tool: iperf3, protocol: udp, length: "1400", lossCeiling: 0.5%},
+		{name: m, tool: iperf3, msses: [88, 1460]}, {name: n, tool: iperf3, pin: {server: other-numa, client: "0", fallback: mark}}]`)), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := s.Spec.Workloads[0].Ceiling()
+	if !ok || err != nil || c.Pct != 0.5 || c.Low != 1e6 || c.High != 1e10 || c.Step != 1e8 || c.Probe != DefaultCeilingProbe || c.Sender != SenderIperf3 {
+		t.Errorf("ceiling defaults %+v %v %v", c, ok, err)
+	}
+	var names []string
+	for _, v := range s.Variants() {
+		names = append(names, v.Name+"="+strconv.Itoa(v.MSS))
+	}
+	if got := strings.Join(names, " "); got != "c=0 m@mss88=88 m@mss1460=1460 n=0" {
+		t.Errorf("variants %s", got)
 	}
 }

@@ -56,6 +56,9 @@ func TestInvalidFixtures(t *testing.T) {
 		"invalid-udp-no-rate.yaml":        {0, "a UDP test needs an offered bitrate"},
 		"invalid-background-streams.yaml": {11, "1500 connections over 2 pairs is 750 streams per iperf3 client"},
 		"invalid-placement.yaml":          {10, `"same-host" is not inter-node or intra-node`},
+		"invalid-loss-ceiling.yaml":       {11, `spec.workloads[0].lossCeiling: loss ceiling "100%" must be above 0% and below 100%`},
+		"invalid-pin-name.yaml":           {10, `spec.workloads[0].pin.server: "same-socket" is neither a placement name`},
+		"invalid-mss.yaml":                {10, "spec.workloads[0].mss: mss 9000 is above what the largest pod MTU of this study allows (1500 - 40 = 1460 bytes)"},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(want) {

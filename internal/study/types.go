@@ -110,6 +110,16 @@ type Workload struct {
 	// workload (sockperf --msg-size), bytes.
 	MessageSize  int   `yaml:"messageSize,omitempty"`
 	MessageSizes []int `yaml:"messageSizes,omitempty"`
+	// MSS is the TCP maximum segment size (iperf3 -M), bytes; MSSes
+	// sweeps it (seed 001's Fig. 16 packet sizes for TCP).
+	MSS   int   `yaml:"mss,omitempty"`
+	MSSes []int `yaml:"msses,omitempty"`
+	// LossCeiling ("3%") makes a UDP trial search first for the highest
+	// offered rate whose loss stays under it (short probes, bisection)
+	// and then measure at that rate, as seed 001 held pktgen's rate so
+	// that loss stayed under 3%. CeilingSearch tunes the search.
+	LossCeiling   string         `yaml:"lossCeiling,omitempty"`
+	CeilingSearch *CeilingSearch `yaml:"ceilingSearch,omitempty"`
 	// Concurrency lists the HTTP client concurrencies to sweep (ab -c).
 	Concurrency []int `yaml:"concurrency,omitempty"`
 	// Size is the HTTP response body size, e.g. "5M".
@@ -130,11 +140,39 @@ type Workload struct {
 	Param string `yaml:"-"`
 }
 
-// Pin binds processes to CPUs ("0", "2-3"); empty leaves them on their
+// Pin binds processes to CPUs: a CPU list ("0", "2-3") or a placement
+// name (same-numa, other-numa, same-core, other-core, none) resolved from
+// the machine's topology at run time (internal/topology), relative to
+// the other end (see workload.ResolvePins). Empty leaves them on their
 // node's CPUs.
 type Pin struct {
 	Server string `yaml:"server,omitempty"`
 	Client string `yaml:"client,omitempty"`
+	// Fallback says what a name this machine cannot honour does (other-numa
+	// on one NUMA node, same-core without SMT): "refuse" (default, a
+	// preflight error) or "mark" (run the nearest placement there is and
+	// mark the samples not comparable).
+	Fallback string `yaml:"fallback,omitempty"`
+}
+
+// Pin fallbacks.
+const (
+	PinRefuse = "refuse"
+	PinMark   = "mark"
+)
+
+// CeilingSearch bounds the loss-ceiling search: offered rates per stream
+// from Low (must pass) to High, resolution Step, each probe Probe long.
+// Empty fields take the Default* values below.
+type CeilingSearch struct {
+	Low   string   `yaml:"low,omitempty"`
+	High  string   `yaml:"high,omitempty"`
+	Step  string   `yaml:"step,omitempty"`
+	Probe Duration `yaml:"probe,omitempty"`
+	// Sender is what offers the probes and the measured load: "iperf3"
+	// (default) or "pktgen" (the kernel's packet generator, seed 001's
+	// sender; probed at preflight and refused where missing).
+	Sender string `yaml:"sender,omitempty"`
 }
 
 // Background is the load of seed 004: Connections TCP connections, each

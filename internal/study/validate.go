@@ -205,6 +205,7 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 			bad(f+".protocol", "tool %s does not support protocol %q (supported: %s)", w.Tool, w.Protocol, strings.Join(t.Protocols, ", "))
 		}
 		validateWorkload(w, f, cat, bad)
+		validateMSS(w, f, sp, bad)
 		if strings.ContainsAny(w.Name, "@/ ") {
 			bad(f+".name", "workload name %q must not contain '@', '/' or spaces ('@' names a sweep's variants)", w.Name)
 		}

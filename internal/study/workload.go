@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
@@ -26,6 +27,7 @@ func validateWorkload(w *Workload, f string, cat Catalog, bad badFunc) {
 	validateSweeps(w, f, bad)
 	validateFormats(w, f, bad)
 	validatePin(w, f, bad)
+	validateCeiling(w, f, bad)
 	if w.Background != nil {
 		validateBackground(w, f, t, bad)
 	}
@@ -42,6 +44,7 @@ func validateSweeps(w *Workload, f string, bad badFunc) {
 		{OptRate, OptRates, w.Rate != "", len(w.Rates) > 0},
 		{OptParallel, OptParallels, w.Parallel != 0, len(w.Parallels) > 0},
 		{OptMessageSize, OptMsgSizes, w.MessageSize != 0, len(w.MessageSizes) > 0},
+		{OptMSS, OptMSSes, w.MSS != 0, len(w.MSSes) > 0},
 	}
 	for _, p := range pairs {
 		if p.a && p.b {
@@ -81,23 +84,69 @@ func validateFormats(w *Workload, f string, bad badFunc) {
 	}
 }
 
-// validatePin checks the CPU lists of pin.
+// validatePin checks pin's CPU lists and placement names. Names are
+// resolved at run time against the other end, so at most one end may be
+// a name other than none.
 func validatePin(w *Workload, f string, bad badFunc) {
 	if w.Pin == nil {
 		return
 	}
 	if w.Pin.Server == "" && w.Pin.Client == "" {
-		bad(f+"."+OptPin, "give server and/or client CPU lists")
+		bad(f+"."+OptPin, "give server and/or client CPU lists or placement names")
 	}
+	names := 0
 	for _, x := range []struct{ k, v string }{{"server", w.Pin.Server}, {"client", w.Pin.Client}} {
 		if x.v == "" {
 			continue
 		}
+		if topology.IsName(x.v) {
+			if x.v != topology.None {
+				names++
+			}
+			continue
+		}
 		if _, err := cpuset.Parse(x.v); err != nil {
-			bad(f+".pin."+x.k, "%v", err)
+			bad(f+".pin."+x.k, "%q is neither a placement name (%s) nor a CPU list: %v", x.v, strings.Join(topology.Names, ", "), err)
 		}
 	}
+	if names > 1 {
+		bad(f+".pin.client", "only one end may be placed by name (the other is what it is placed against); give the client a CPU list or leave it out")
+	}
+	switch w.Pin.Fallback {
+	case "", PinRefuse, PinMark:
+	default:
+		bad(f+".pin.fallback", "%q is not %s or %s", w.Pin.Fallback, PinRefuse, PinMark)
+	}
 }
+
+// validateMSS bounds a TCP MSS by what the study's largest pod MTU
+// allows (MTU - 40: IPv4 and TCP headers). A datapath whose pod MTU is
+// below the underlay's (a tunnel's overhead) is checked against its own
+// MTU at preflight (workload.CheckMSS), where the datapath is built.
+func validateMSS(w *Workload, f string, sp *Spec, bad badFunc) {
+	mtu := sp.Nodes.UnderlayMTU
+	for _, d := range sp.Datapaths {
+		mtu = max(mtu, d.MTU)
+	}
+	check := func(field string, v int) {
+		if v > mtu-MSSHeaders {
+			bad(field, "mss %d is above what the largest pod MTU of this study allows (%d - %d = %d bytes)", v, mtu, MSSHeaders, mtu-MSSHeaders)
+		}
+	}
+	if w.MSS != 0 {
+		check(f+"."+OptMSS, w.MSS)
+	}
+	for i, v := range w.MSSes {
+		check(fmt.Sprintf("%s.%s[%d]", f, OptMSSes, i), v)
+	}
+}
+
+// MSS bounds: Linux refuses TCP_MAXSEG below 88 (TCP_MIN_MSS); a segment
+// carries MTU - MSSHeaders bytes at most (IPv4 20 + TCP 20).
+const (
+	MinMSS     = 88
+	MSSHeaders = 40
+)
 
 // validateBackground checks the background load. Its connections are
 // streams of the tool's clients, so the tool's bound on parallel streams
@@ -143,6 +192,9 @@ func (w Workload) sweeps() []string {
 	if len(w.MessageSizes) > 0 {
 		s = append(s, OptMsgSizes)
 	}
+	if len(w.MSSes) > 0 {
+		s = append(s, OptMSSes)
+	}
 	if len(w.Concurrency) > 1 {
 		s = append(s, OptConcurrency)
 	}
@@ -158,7 +210,7 @@ func (w Workload) sweeps() []string {
 func (w Workload) Variants() []Workload {
 	mk := func(param string, set func(*Workload)) Workload {
 		v := w
-		v.Lengths, v.Rates, v.Parallels, v.MessageSizes = nil, nil, nil, nil
+		v.Lengths, v.Rates, v.Parallels, v.MessageSizes, v.MSSes = nil, nil, nil, nil, nil
 		if w.Background != nil {
 			b := *w.Background
 			v.Background = &b
@@ -185,6 +237,10 @@ func (w Workload) Variants() []Workload {
 	case len(w.MessageSizes) > 0:
 		for _, m := range w.MessageSizes {
 			out = append(out, mk(strconv.Itoa(m)+"B", func(v *Workload) { v.MessageSize = m }))
+		}
+	case len(w.MSSes) > 0:
+		for _, m := range w.MSSes {
+			out = append(out, mk("mss"+strconv.Itoa(m), func(v *Workload) { v.MSS = m }))
 		}
 	case len(w.Concurrency) > 1:
 		for _, c := range w.Concurrency {

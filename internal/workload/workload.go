@@ -94,7 +94,8 @@ func Pinned(argv []string, cpus string) []string {
 func CommonOptions() []spec.Option {
 	return []spec.Option{
 		{Name: study.OptPlacement, Doc: "where the client runs: inter-node or intra-node", Default: study.PlacementInterNode},
-		{Name: study.OptPin, Doc: "CPU lists of the server and the client", Unset: "not pinned: the node's CPUs",
+		{Name: study.OptPin, Doc: "CPU lists or placement names (same-numa, other-numa, same-core, other-core, none) of the server and the client",
+			Unset:    "not pinned: the node's CPUs",
 			Programs: []spec.Program{{Name: "taskset", Package: "util-linux", Version: []string{"taskset", "--version"}}}},
 		{Name: study.OptCPP, Doc: "CPU cost per packet, sampled with perf", Unset: "not sampled",
 			Programs: []spec.Program{{Name: "perf", Package: "linux-perf", Version: []string{"perf", "--version"}}}},

@@ -52,7 +52,7 @@ func (*Engine) Name() string { return "kube" }
 // cluster itself (kube.Preflight). The workloads' programs are checked in
 // the image by the agents, perf and the kernels' knobs by the nodes.
 func (b *Engine) Preflight(ctx context.Context, s *study.Study, _ engine.Needs) (engine.Facts, error) {
-	var f engine.Facts
+	f := engine.Facts{Remote: true}
 	if err := checkStudy(s); err != nil {
 		return f, err
 	}

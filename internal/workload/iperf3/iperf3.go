@@ -80,6 +80,7 @@ type plan struct {
 	udp, reverse  bool
 	rate          string
 	parallel      int
+	mss           int
 	pinServer     string
 	pinClient     string
 }
@@ -113,7 +114,11 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	p.reverse = t.Spec.Reverse
 	p.rate = t.Spec.Rate
 	p.parallel = t.Spec.Parallel
-	if p.udp && p.rate == "" {
+	p.mss = t.Spec.MSS
+	if p.mss != 0 && p.udp {
+		return p, errors.New("iperf3 sets a maximum segment size (mss) for TCP only")
+	}
+	if p.udp && p.rate == "" && t.Spec.LossCeiling == "" {
 		return p, errors.New("iperf3 UDP trial needs an offered bitrate (rate)")
 	}
 	if t.Spec.Pin != nil {
@@ -138,6 +143,9 @@ func (d *Driver) clientArgv(p plan, server string, port int) []string {
 	}
 	if p.rate != "" {
 		argv = append(argv, "-b", p.rate)
+	}
+	if p.mss > 0 {
+		argv = append(argv, "-M", strconv.Itoa(p.mss))
 	}
 	if p.parallel > 1 {
 		argv = append(argv, "-P", strconv.Itoa(p.parallel))

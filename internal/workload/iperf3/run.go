@@ -20,6 +20,12 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if err != nil {
 		return workload.Result{}, err
 	}
+	// The search runs before any background load: a loss ceiling is a
+	// UDP option and background load is TCP-only (study validation).
+	p, ceil, found, err := d.ceilingFirst(ctx, t, p)
+	if err != nil {
+		return workload.Result{}, err
+	}
 	bg, err := d.startBackground(ctx, t, p)
 	if err != nil {
 		return workload.Result{}, err
@@ -38,6 +44,9 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	}
 	for k, v := range bgm {
 		res.Metrics[k] = v
+	}
+	if found != nil {
+		addCeiling(&res, *ceil, *found)
 	}
 	return res, nil
 }
@@ -167,6 +176,9 @@ func (d *Driver) collect(t workload.Trial, p plan, clients []clientResult, srvOu
 		return workload.Result{}, errors.Join(errs...)
 	}
 	res.Metrics = trialMetrics(res.PerReplica)
+	if p.mss > 0 {
+		res.Metrics[MetricMSS] = float64(p.mss)
+	}
 	if p.rate != "" {
 		if r, ok := study.ParseRate(p.rate); ok {
 			res.Metrics[MetricOffered] = r * float64(max(p.parallel, 1))

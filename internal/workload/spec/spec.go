@@ -62,8 +62,14 @@ type Option struct {
 	// MaxFor tightens Max for some protocols (iperf3's UDP datagram is
 	// at most 65507 B, its TCP block 1 MiB).
 	MaxFor map[string]int
-	// RequiredFor lists the protocols for which the option must be given.
+	// RequiredFor lists the protocols for which the option must be given;
+	// OrInstead names options that stand in for it (lossCeiling finds the
+	// rate a UDP test otherwise needs).
 	RequiredFor []string
+	OrInstead   []string
+	// OnlyFor lists the only protocols the option applies to (mss: TCP);
+	// nil: all of the tool's.
+	OnlyFor []string
 	// Note says why the bounds or the requirement, for the error.
 	Note string
 	// Programs are run besides the tool's own when the option is set
@@ -212,12 +218,17 @@ func (o Option) check(t Tool) []error {
 			bad("max for %s (%d) is not a protocol of the tool with a max between min and max", p, m)
 		}
 	}
-	for _, p := range o.RequiredFor {
+	for _, p := range append(slices.Clone(o.RequiredFor), o.OnlyFor...) {
 		if !slices.Contains(t.Protocols, p) {
-			bad("required for protocol %s the tool does not run", p)
+			bad("required for or limited to protocol %s the tool does not run", p)
 		}
 	}
-	if (o.Max > 0 || len(o.RequiredFor) > 0) && o.Note == "" {
+	for _, n := range o.OrInstead {
+		if _, ok := t.Option(n); !ok {
+			bad("stands in for option %q the tool does not have", n)
+		}
+	}
+	if (o.Max > 0 || len(o.RequiredFor) > 0 || len(o.OnlyFor) > 0) && o.Note == "" {
 		bad("bounds or a requirement need a note saying why")
 	}
 	for _, p := range o.Programs {

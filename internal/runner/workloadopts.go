@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/topology"
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+// prepareWorkloads checks and resolves, at preflight, the workload
+// options that need this machine or the built datapaths
+// (workload.Prepare): placement names from the CPU topology, the MSS
+// bound of each datapath's pod MTU, a pktgen sender. What they resolved
+// to goes to env.json's notes; the trials run the resolved variants
+// (plan.workloads.Apply) and mark not comparable samples (Mark).
+func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
+	m := workload.Machine{ServerCPUs: p.serverCPUs, ClientCPUs: p.clientCPUs, Remote: remote}
+	var dps []workload.Datapath
+	if !remote {
+		m.Pktgen = probe.Pktgen
+		topo, err := topology.Read("/sys")
+		if err != nil && pinsByName(s) {
+			return fmt.Errorf("placement names need the CPU topology: %w", err)
+		}
+		m.Topology = topo
+		mtu := s.Spec.Nodes.UnderlayMTU
+		for _, sd := range s.Spec.Datapaths {
+			d := p.datapaths[sd.Name].Built // built once, in needs
+			pod := d.MTU(mtu)
+			if datapath.IsHostNetwork(d) {
+				pod = mtu
+			}
+			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod})
+		}
+	}
+	prep, err := workload.Prepare(s.Variants(), m, dps)
+	if err != nil {
+		return err
+	}
+	p.workloads = prep
+	p.notes = append(p.notes, prep.Notes...)
+	return nil
+}
+
+func pinsByName(s *study.Study) bool {
+	for _, w := range s.Variants() {
+		if w.Pin != nil && (topology.IsName(w.Pin.Server) || topology.IsName(w.Pin.Client)) {
+			return true
+		}
+	}
+	return false
+}

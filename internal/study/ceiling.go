@@ -1,0 +1,126 @@
+package study
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Loss-ceiling search defaults (CeilingSearch's empty fields). High is
+// above what one iperf3 UDP sender reaches on common hardware, so an
+// unsaturated path shows as "at high" rather than as a made-up bound;
+// Step is 1% of High; each probe is two seconds, the first of which
+// already counts (no warm-up: loss at a fixed offered rate settles
+// within a queue's length).
+const (
+	DefaultCeilingLow   = "1M"
+	DefaultCeilingHigh  = "10G"
+	DefaultCeilingProbe = 2 * time.Second
+	// SenderIperf3 and SenderPktgen are the senders a search can use.
+	SenderIperf3 = "iperf3"
+	SenderPktgen = "pktgen"
+)
+
+// Ceiling is a workload's resolved loss-ceiling search, per stream.
+type Ceiling struct {
+	// Pct is the loss allowed, percent (0 < Pct < 100).
+	Pct             float64
+	Low, High, Step float64 // bit/s per stream
+	Probe           time.Duration
+	Sender          string
+}
+
+// ParseCeiling reads a loss ceiling ("3%", "0.5%", "3") in percent.
+func ParseCeiling(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a loss ceiling like 3%% or 0.5%%", s)
+	}
+	if !(v > 0 && v < 100) {
+		return 0, fmt.Errorf("loss ceiling %q must be above 0%% and below 100%%", s)
+	}
+	return v, nil
+}
+
+// Ceiling resolves the workload's search with defaults; ok is false when
+// the workload has no loss ceiling.
+func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
+	if w.LossCeiling == "" {
+		return c, false, nil
+	}
+	if c.Pct, err = ParseCeiling(w.LossCeiling); err != nil {
+		return c, true, err
+	}
+	var cs CeilingSearch
+	if w.CeilingSearch != nil {
+		cs = *w.CeilingSearch
+	}
+	low, high, step := cs.Low, cs.High, cs.Step
+	if low == "" {
+		low = DefaultCeilingLow
+	}
+	if high == "" {
+		high = DefaultCeilingHigh
+	}
+	rate := func(name, v string) float64 {
+		r, good := ParseRate(v)
+		if !good && err == nil {
+			err = fmt.Errorf("ceilingSearch.%s: %q is not a bitrate like 10M or 1.5G", name, v)
+		}
+		return r
+	}
+	c.Low, c.High = rate("low", low), rate("high", high)
+	c.Step = c.High / 100
+	if step != "" {
+		c.Step = rate("step", step)
+	}
+	if err != nil {
+		return c, true, err
+	}
+	switch {
+	case c.Low >= c.High:
+		return c, true, fmt.Errorf("ceilingSearch: low %s must be below high %s", low, high)
+	case c.Step > c.High-c.Low:
+		return c, true, fmt.Errorf("ceilingSearch.step: %g bit/s is more than high-low", c.Step)
+	}
+	c.Probe = cs.Probe.Duration
+	if c.Probe == 0 {
+		c.Probe = DefaultCeilingProbe
+	}
+	if c.Probe < time.Second || c.Probe%time.Second != 0 {
+		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, at least 1s (iperf3 -t)", c.Probe)
+	}
+	c.Sender = cs.Sender
+	if c.Sender == "" {
+		c.Sender = SenderIperf3
+	}
+	if c.Sender != SenderIperf3 && c.Sender != SenderPktgen {
+		return c, true, fmt.Errorf("ceilingSearch.sender: %q is not %s or %s", c.Sender, SenderIperf3, SenderPktgen)
+	}
+	return c, true, nil
+}
+
+// validateCeiling checks the loss ceiling and its search.
+func validateCeiling(w *Workload, f string, bad badFunc) {
+	if w.LossCeiling == "" {
+		if w.CeilingSearch != nil {
+			bad(f+"."+OptCeilingSrch, "ceilingSearch tunes a lossCeiling search; give lossCeiling too")
+		}
+		return
+	}
+	if w.Rate != "" || len(w.Rates) > 0 {
+		bad(f+"."+OptLossCeiling, "lossCeiling finds the offered rate itself; drop rate/rates (bound the search with ceilingSearch.high)")
+	}
+	if _, err := ParseCeiling(w.LossCeiling); err != nil {
+		bad(f+"."+OptLossCeiling, "%v", err)
+		return
+	}
+	if _, _, err := w.Ceiling(); err != nil {
+		field := f + "." + OptCeilingSrch
+		if i := strings.Index(err.Error(), ":"); strings.HasPrefix(err.Error(), "ceilingSearch.") && i > 0 {
+			field = f + "." + err.Error()[:i]
+		}
+		bad(field, "%v", err)
+	}
+}

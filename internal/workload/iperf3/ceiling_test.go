@@ -1,0 +1,130 @@
+package iperf3
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/ceiling"
+)
+
+// argAfter returns the value after flag in argv ("" when absent).
+func argAfter(argv []string, flag string) string {
+	if i := slices.Index(argv, flag); i >= 0 && i+1 < len(argv) {
+		return argv[i+1]
+	}
+	return ""
+}
+
+// The search's probes go through the driver's own run (servers, clients,
+// the receiver's window), the measured trial then runs at the rate found,
+// and the sample gets the rate, its loss, the probe count and the steps.
+// The fake link's server answers the n-th start with a lossless or a
+// lossy report (26% loss) in a fixed pattern; with low 1M, high 9M and
+// step 1M the bisection offers 9M (lossy), 1M, 5M, 7M (lossy), 6M and
+// finds 6M.
+func TestLossCeilingPlumbing(t *testing.T) {
+	clean := readTestdata(t, "udp-server.json")
+	lossy := []byte(strings.ReplaceAll(string(clean), "\"lost_packets\":\t0,", "\"lost_packets\":\t100,"))
+	pattern := []bool{false, true, true, false, true, true} // pass? per server start; the last is the measured trial
+	server := func(n int, _ []string) ([]byte, bool, error) {
+		if n > len(pattern) || pattern[n-1] {
+			return clean, false, nil
+		}
+		return lossy, false, nil
+	}
+	p0, _, c0 := pair(0, server, fixed(t, "udp-client.json"))
+	tr := trial(p0)
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "3%",
+		CeilingSearch: &study.CeilingSearch{Low: "1M", High: "9M", Step: "1M", Probe: study.Duration{Duration: time.Second}}}
+	var started int
+	tr.Started = func(time.Time) { started++ }
+	res, err := fastDriver().Run(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rates, secs, omits []string
+	for _, a := range c0.starts() {
+		rates = append(rates, argAfter(a, "-b"))
+		secs = append(secs, argAfter(a, "-t"))
+		omits = append(omits, argAfter(a, "-O"))
+	}
+	if want := []string{"9000000", "1000000", "5000000", "7000000", "6000000", "6000000"}; !slices.Equal(rates, want) {
+		t.Errorf("offered rates %v, want %v", rates, want)
+	}
+	// Probes are -t 1 -O 0; the measured trial keeps the study's window.
+	if want := []string{"1", "1", "1", "1", "1", "2"}; !slices.Equal(secs, want) {
+		t.Errorf("-t per start %v, want %v", secs, want)
+	}
+	if want := []string{"0", "0", "0", "0", "0", "1"}; !slices.Equal(omits, want) {
+		t.Errorf("-O per start %v, want %v", omits, want)
+	}
+	if started != 1 {
+		t.Errorf("Started called %d times, want once (the measured trial only)", started)
+	}
+	m := res.Metrics
+	if m[MetricCeilingRate] != 6e6 || m[MetricCeilingProbes] != 5 || m[MetricCeilingPct] != 3 || m[MetricCeilingAtHigh] != 0 {
+		t.Errorf("ceiling metrics %v", m)
+	}
+	if m[MetricCeilingLoss] >= 3 || m[MetricOffered] != 6e6 {
+		t.Errorf("found loss %v (want < 3), offered %v (want 6e6)", m[MetricCeilingLoss], m[MetricOffered])
+	}
+	s := res.Series[0]
+	if !slices.Equal(s[SeriesProbeRate], []float64{9e6, 1e6, 5e6, 7e6, 6e6}) || len(s[SeriesProbeLoss]) != 5 || !(s[SeriesProbeLoss][0] > 3) {
+		t.Errorf("steps: rates %v losses %v", s[SeriesProbeRate], s[SeriesProbeLoss])
+	}
+}
+
+// Every probe lossy: the search fails with ErrNoPassingRate after high
+// and low, and no measured trial runs.
+func TestLossCeilingNoPassingRate(t *testing.T) {
+	lossy := []byte(strings.ReplaceAll(string(readTestdata(t, "udp-server.json")), "\"lost_packets\":\t0,", "\"lost_packets\":\t100,"))
+	p0, _, c0 := pair(0, func(int, []string) ([]byte, bool, error) { return lossy, false, nil }, fixed(t, "udp-client.json"))
+	tr := trial(p0)
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", LossCeiling: "3%",
+		CeilingSearch: &study.CeilingSearch{Low: "1M", High: "9M", Step: "1M", Probe: study.Duration{Duration: time.Second}}}
+	_, err := fastDriver().Run(context.Background(), tr)
+	if !errors.Is(err, ceiling.ErrNoPassingRate) {
+		t.Fatalf("error %v, want ErrNoPassingRate", err)
+	}
+	if n := len(c0.starts()); n != 2 {
+		t.Errorf("%d client starts, want 2 (high, low)", n)
+	}
+}
+
+func TestLossCeilingPktgenRefused(t *testing.T) {
+	p0, _, c0 := pair(0, fixed(t, "udp-server.json"), fixed(t, "udp-client.json"))
+	tr := trial(p0)
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", LossCeiling: "3%", CeilingSearch: &study.CeilingSearch{Sender: study.SenderPktgen}}
+	if _, err := fastDriver().Run(context.Background(), tr); !errors.Is(err, ErrNoPktgen) {
+		t.Errorf("error %v, want ErrNoPktgen", err)
+	}
+	if len(c0.starts()) != 0 {
+		t.Error("a client started")
+	}
+}
+
+func TestMSSArgv(t *testing.T) {
+	p0, _, c0 := pair(0, fixed(t, "tcp-server.json"), fixed(t, "tcp-client.json"))
+	tr := trial(p0)
+	tr.Spec.MSS = 536
+	res, err := fastDriver().Run(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := argAfter(c0.starts()[0], "-M"); got != "536" {
+		t.Errorf("-M %q, want 536", got)
+	}
+	if res.Metrics[MetricMSS] != 536 {
+		t.Errorf("mss_bytes %v", res.Metrics[MetricMSS])
+	}
+	tr.Spec.Protocol = "udp"
+	tr.Spec.Rate = "1M"
+	if _, err := fastDriver().Run(context.Background(), tr); err == nil || !strings.Contains(err.Error(), "TCP only") {
+		t.Errorf("UDP with mss: %v", err)
+	}
+}

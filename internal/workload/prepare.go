@@ -1,0 +1,259 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/topology"
+)
+
+// Preflight of the options the runner, not the tool, must check against
+// this machine and the built datapaths before anything changes: placement
+// names (pin: {server: same-numa}), the MSS bound of each datapath's pod
+// MTU, and the loss-ceiling search's pktgen sender. Study validation
+// checks everything that needs no machine; what is left needs the CPU
+// topology, the datapaths' MTUs or the kernel.
+
+// Machine is what Prepare checks and resolves against.
+type Machine struct {
+	// Topology is this machine's CPUs (topology.Read("/sys")).
+	Topology topology.Topology
+	// ServerCPUs and ClientCPUs are the emulated nodes' CPU lists (empty:
+	// the node shares the machine).
+	ServerCPUs, ClientCPUs cpuset.Set
+	// Pktgen reports whether the kernel has pktgen (probe.Pktgen).
+	Pktgen func() error
+	// Remote is true when the nodes are other machines (kube engine):
+	// this machine's topology says nothing about theirs.
+	Remote bool
+}
+
+// Datapath is one datapath of the run, for the MSS bound.
+type Datapath struct {
+	Name, Type string
+	// PodMTU is the MTU of the pods' interfaces; 0 when unknown here
+	// (a cluster's CNI), which skips the check.
+	PodMTU int
+}
+
+// MetricPinNotComparable is 1 in every sample of a variant whose
+// placement name this machine could not honour and that ran the nearest
+// placement instead (pin.fallback: mark).
+const MetricPinNotComparable = "pin_not_comparable"
+
+// Resolved is one variant's pin as run: CPU lists for taskset.
+type Resolved struct {
+	Server, Client string
+	// NotComparable says why the placement is not the one asked for
+	// (fallback mark); "" when it is.
+	NotComparable string
+}
+
+// Prepared is the workload options resolved for this machine.
+type Prepared struct {
+	pins map[string]Resolved // by variant name
+	// Notes say what each placement name resolved to, for env.json.
+	Notes []string
+}
+
+// Apply returns the variant with its pin as resolved: placement names
+// replaced by CPU lists. A nil Prepared or a variant without names is
+// returned as is.
+func (p *Prepared) Apply(w study.Workload) study.Workload {
+	if p == nil {
+		return w
+	}
+	r, ok := p.pins[w.Name]
+	if !ok {
+		return w
+	}
+	pin := *w.Pin
+	pin.Server, pin.Client = r.Server, r.Client
+	w.Pin = &pin
+	return w
+}
+
+// Mark records in a sample's metrics that its placement is not the one
+// the study asked for.
+func (p *Prepared) Mark(w study.Workload, metrics map[string]float64) {
+	if p == nil || metrics == nil {
+		return
+	}
+	if r, ok := p.pins[w.Name]; ok && r.NotComparable != "" {
+		metrics[MetricPinNotComparable] = 1
+	}
+}
+
+// Prepare checks and resolves the options of every variant; an error is
+// a preflight error (exit 2, nothing changed).
+func Prepare(variants []study.Workload, m Machine, dps []Datapath) (*Prepared, error) {
+	p := &Prepared{pins: map[string]Resolved{}}
+	var errs []error
+	for _, w := range variants {
+		if err := checkMSS(w, dps); err != nil {
+			errs = append(errs, err)
+		}
+		if err := checkSender(w, m, dps); err != nil {
+			errs = append(errs, err)
+		}
+		r, note, ok, err := resolvePin(w, m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
+		} else if ok {
+			p.pins[w.Name] = r
+			p.Notes = append(p.Notes, fmt.Sprintf("workload %s: %s", w.Name, note))
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+// checkMSS bounds the MSS by each datapath's pod MTU (MTU - 40): study
+// validation knows only the underlay's and the study's MTU overrides, not
+// a tunnel's overhead, which the built datapath knows.
+func checkMSS(w study.Workload, dps []Datapath) error {
+	if w.MSS == 0 {
+		return nil
+	}
+	var errs []error
+	for _, d := range dps {
+		if d.PodMTU > 0 && w.MSS > d.PodMTU-study.MSSHeaders {
+			errs = append(errs, fmt.Errorf("workload %s: mss %d: datapath %s has pod MTU %d, so a TCP segment carries at most %d bytes (MTU - %d); lower mss or give the datapath a larger mtu",
+				w.Name, w.MSS, d.Name, d.PodMTU, d.PodMTU-study.MSSHeaders, study.MSSHeaders))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkSender refuses a pktgen sender: on a kernel without pktgen with
+// the probe's reason; with pktgen, because cnibench does not drive it yet
+// and, on a MACVLAN datapath with both pods on one node, because pktgen
+// feeds packets to the device driver directly, past the MACVLAN bridge
+// layer, so they never reach the sibling (seed 001, section 3.4).
+func checkSender(w study.Workload, m Machine, dps []Datapath) error {
+	c, ok, err := w.Ceiling()
+	if !ok || err != nil || c.Sender != study.SenderPktgen {
+		return nil
+	}
+	if m.Pktgen != nil {
+		if err := m.Pktgen(); err != nil {
+			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen: %w", w.Name, err)
+		}
+	}
+	for _, d := range dps {
+		if d.Type == "macvlan" && w.IntraNode() {
+			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+
+				"pktgen hands packets to the device driver, past the MACVLAN bridge layer that would deliver them to the sibling", w.Name, d.Name)
+		}
+	}
+	return fmt.Errorf("workload %s: ceilingSearch.sender pktgen: this kernel has pktgen, but cnibench drives only iperf3 as the sender; use sender iperf3", w.Name)
+}
+
+// resolvePin resolves a variant's placement name; ok is false when its
+// pin has no name (CPU lists run as given).
+//
+// The named end is placed against the other end: its CPU list when it
+// has one; otherwise the first CPU of its node's CPU list, or the
+// machine's lowest online CPU, and an other end left empty is pinned to
+// that CPU, so "same-numa" holds while the trial runs (an other end
+// given as none stays unpinned).
+func resolvePin(w study.Workload, m Machine) (r Resolved, note string, ok bool, err error) {
+	if w.Pin == nil {
+		return r, "", false, nil
+	}
+	named, other, namedSide, otherSide := w.Pin.Server, w.Pin.Client, "server", "client"
+	otherNode := m.ClientCPUs
+	if w.IntraNode() {
+		otherNode = m.ServerCPUs
+	}
+	if topology.IsName(w.Pin.Client) && !(topology.IsName(w.Pin.Server) && w.Pin.Server != topology.None) {
+		named, other, namedSide, otherSide = w.Pin.Client, w.Pin.Server, "client", "server"
+		otherNode = m.ServerCPUs
+	}
+	if !topology.IsName(named) {
+		return r, "", false, nil
+	}
+	if m.Remote {
+		return r, "", false, fmt.Errorf("pin.%s %s: placement names resolve this machine's CPU topology, and the kube engine's nodes are other machines; give CPU lists", namedSide, named)
+	}
+	if len(m.Topology.CPUs) == 0 {
+		return r, "", false, fmt.Errorf("pin.%s %s: the CPU topology is unknown", namedSide, named)
+	}
+	var ref cpuset.Set
+	var refWhy string
+	pinOther := other
+	switch {
+	case other != "" && other != topology.None:
+		if ref, err = cpuset.Parse(other); err != nil {
+			return r, "", false, fmt.Errorf("pin.%s: %w", otherSide, err)
+		}
+		refWhy = fmt.Sprintf("the %s's CPUs %s", otherSide, ref)
+	case len(otherNode) > 0:
+		ref, refWhy = cpuset.Set{otherNode[0]}, fmt.Sprintf("CPU %d, the first of the %s node's", otherNode[0], otherSide)
+	default:
+		ref, refWhy = cpuset.Set{m.Topology.CPUs[0].ID}, fmt.Sprintf("CPU %d, the machine's lowest", m.Topology.CPUs[0].ID)
+	}
+	if other == "" {
+		pinOther = ref.String()
+	} else if other == topology.None {
+		pinOther = ""
+	}
+	set, why, err := resolveName(m.Topology, named, ref, w.Pin.Fallback == study.PinMark)
+	if err != nil {
+		return r, "", false, fmt.Errorf("pin.%s %s: %w", namedSide, named, err)
+	}
+	cpus := ""
+	if set != nil {
+		cpus = set.String()
+	}
+	r.Server, r.Client, r.NotComparable = cpus, pinOther, why
+	if namedSide == "client" {
+		r.Server, r.Client = pinOther, cpus
+	}
+	note = fmt.Sprintf("pin.%s %s resolved to CPUs %s, placed against %s", namedSide, named, orUnpinned(cpus), refWhy)
+	if other == "" {
+		note += fmt.Sprintf("; the %s is pinned to %s", otherSide, pinOther)
+	}
+	if why != "" {
+		note += "; NOT COMPARABLE: " + why
+	}
+	return r, note, true, nil
+}
+
+func orUnpinned(s string) string {
+	if s == "" {
+		return "(none: not pinned)"
+	}
+	return s
+}
+
+// resolveName resolves name against ref. A machine with one NUMA node
+// cannot tell same-numa from other-numa, so both are refused there, as
+// is any name the topology cannot honour (same-core without SMT); with
+// mark, the nearest placement runs instead and why says so.
+func resolveName(t topology.Topology, name string, ref cpuset.Set, mark bool) (set cpuset.Set, why string, err error) {
+	numa := name == topology.SameNUMA || name == topology.OtherNUMA
+	if numa && t.Nodes() < 2 {
+		err = fmt.Errorf("%w: this machine has one NUMA node, so same-numa and other-numa cannot be told apart here", topology.ErrNotOnThisMachine)
+	} else {
+		set, err = t.Resolve(name, ref)
+	}
+	if err == nil || !errors.Is(err, topology.ErrNotOnThisMachine) {
+		return set, "", err
+	}
+	if !mark {
+		return nil, "", fmt.Errorf("%w (pin.fallback: mark runs the nearest placement and marks the samples not comparable)", err)
+	}
+	why = err.Error()
+	switch name {
+	case topology.SameNUMA:
+		set, err = t.Resolve(topology.OtherCore, ref) // another core; the node is the only one
+	case topology.OtherNUMA, topology.SameCore:
+		set, err = t.Resolve(topology.OtherCore, ref)
+	}
+	if err != nil { // one core: nothing nearer than the scheduler's choice
+		set = nil
+	}
+	return set, why + "; ran " + orUnpinned(set.String()), nil
+}

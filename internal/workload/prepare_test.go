@@ -1,0 +1,106 @@
+package workload
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/topology"
+)
+
+// twoNodes: CPUs 0-1 on NUMA node 0, 2-3 on node 1, one thread per core.
+var twoNodes = topology.Topology{CPUs: []topology.CPU{{ID: 0, Node: 0, Core: 0}, {ID: 1, Node: 0, Core: 1}, {ID: 2, Node: 1, Core: 2}, {ID: 3, Node: 1, Core: 3}}}
+
+// oneNode: this kind of machine (2 CPUs, one NUMA node, no SMT).
+var oneNode = topology.Topology{CPUs: []topology.CPU{{ID: 0, Core: 0}, {ID: 1, Core: 1}}}
+
+func pinned(name string, pin study.Pin) study.Workload {
+	return study.Workload{Name: name, Tool: "iperf3", Protocol: "tcp", Placement: study.PlacementInterNode, Pin: &pin}
+}
+
+func TestPreparePins(t *testing.T) {
+	for _, tc := range []struct {
+		topo           topology.Topology
+		clientNode     cpuset.Set
+		pin            study.Pin
+		server, client string
+		marked         bool
+		note           string
+	}{
+		{twoNodes, nil, study.Pin{Server: "other-numa"}, "2-3", "0", false, "pin.server other-numa resolved to CPUs 2-3, placed against CPU 0, the machine's lowest; the client is pinned to 0"},
+		{twoNodes, cpuset.Set{2, 3}, study.Pin{Server: "same-numa"}, "3", "2", false, "placed against CPU 2, the first of the client node's"},
+		{twoNodes, nil, study.Pin{Server: "same-numa", Client: "1"}, "0", "1", false, "placed against the client's CPUs 1"},
+		{twoNodes, nil, study.Pin{Server: "other-core", Client: "none"}, "1", "", false, "CPUs 1"},
+		{twoNodes, nil, study.Pin{Server: "3", Client: "other-numa"}, "3", "0-1", false, "pin.client other-numa resolved to CPUs 0-1, placed against the server's CPUs 3"},
+		{twoNodes, nil, study.Pin{Server: "none"}, "", "0", false, "(none: not pinned)"},
+		{oneNode, nil, study.Pin{Server: "other-numa", Fallback: study.PinMark}, "1", "0", true, "NOT COMPARABLE: placement not possible on this machine: this machine has one NUMA node"},
+		{oneNode, nil, study.Pin{Server: "same-core", Fallback: study.PinMark}, "1", "0", true, "no SMT sibling"},
+	} {
+		w := pinned("w", tc.pin)
+		p, err := Prepare([]study.Workload{w}, Machine{Topology: tc.topo, ClientCPUs: tc.clientNode}, nil)
+		if err != nil {
+			t.Errorf("%+v: %v", tc.pin, err)
+			continue
+		}
+		got := p.Apply(w)
+		if got.Pin.Server != tc.server || got.Pin.Client != tc.client {
+			t.Errorf("%+v: ran server %q client %q, want %q %q", tc.pin, got.Pin.Server, got.Pin.Client, tc.server, tc.client)
+		}
+		if w.Pin.Server != tc.pin.Server {
+			t.Errorf("Apply changed the study's workload")
+		}
+		m := map[string]float64{}
+		p.Mark(w, m)
+		if (m[MetricPinNotComparable] == 1) != tc.marked {
+			t.Errorf("%+v: marked %v, want %v", tc.pin, m, tc.marked)
+		}
+		if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], tc.note) {
+			t.Errorf("%+v: notes %q, want one with %q", tc.pin, p.Notes, tc.note)
+		}
+	}
+	// A CPU-list pin is not touched.
+	w := pinned("lists", study.Pin{Server: "0", Client: "1"})
+	p, err := Prepare([]study.Workload{w}, Machine{Topology: oneNode}, nil)
+	if err != nil || p.Apply(w).Pin != w.Pin || len(p.Notes) != 0 {
+		t.Errorf("CPU lists: %v %+v %q", err, p.Apply(w).Pin, p.Notes)
+	}
+}
+
+// Refusals are preflight errors naming the workload, the field and why.
+func TestPrepareRefuses(t *testing.T) {
+	noPktgen := errors.New("this kernel has no pktgen: /proc/net/pktgen does not exist")
+	udpCeiling := func(name, placement string) study.Workload {
+		return study.Workload{Name: name, Tool: "iperf3", Protocol: "udp", Placement: placement, LossCeiling: "3%",
+			CeilingSearch: &study.CeilingSearch{Sender: study.SenderPktgen}}
+	}
+	for _, tc := range []struct {
+		w    study.Workload
+		m    Machine
+		dps  []Datapath
+		want string
+		is   error
+	}{
+		{pinned("n", study.Pin{Server: "other-numa"}), Machine{Topology: oneNode}, nil,
+			"workload n: pin.server other-numa: placement not possible on this machine: this machine has one NUMA node, so same-numa and other-numa cannot be told apart here (pin.fallback: mark runs", topology.ErrNotOnThisMachine},
+		{pinned("s", study.Pin{Server: "same-numa"}), Machine{Topology: oneNode}, nil, "this machine has one NUMA node", topology.ErrNotOnThisMachine},
+		{pinned("c", study.Pin{Server: "same-core"}), Machine{Topology: twoNodes}, nil, "no SMT sibling", topology.ErrNotOnThisMachine},
+		{pinned("k", study.Pin{Server: "same-numa"}), Machine{Topology: twoNodes, Remote: true}, nil, "the kube engine's nodes are other machines", nil},
+		{study.Workload{Name: "m", Tool: "iperf3", Protocol: "tcp", MSS: 1440}, Machine{}, []Datapath{{Name: "bridge", PodMTU: 1500}, {Name: "vxlan", PodMTU: 1450}},
+			"workload m: mss 1440: datapath vxlan has pod MTU 1450, so a TCP segment carries at most 1410 bytes", nil},
+		{udpCeiling("p", study.PlacementInterNode), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload p: ceilingSearch.sender pktgen: this kernel has no pktgen", noPktgen},
+		{udpCeiling("mv", study.PlacementIntraNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "macvlan", Type: "macvlan", PodMTU: 1500}},
+			"pktgen cannot feed a MACVLAN-to-MACVLAN path on one host", nil},
+		{udpCeiling("pk", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }}, nil, "cnibench drives only iperf3", nil},
+	} {
+		_, err := Prepare([]study.Workload{tc.w}, tc.m, tc.dps)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.w.Name, err, tc.want)
+		}
+	}
+	ok := study.Workload{Name: "ok", Tool: "iperf3", Protocol: "tcp", MSS: 1410}
+	if _, err := Prepare([]study.Workload{ok}, Machine{}, []Datapath{{Name: "vxlan", PodMTU: 1450}}); err != nil {
+		t.Errorf("mss 1410 on MTU 1450: %v", err)
+	}
+}
