@@ -116,6 +116,7 @@ protocol device {
 template bgp node_mesh {
   debug { states };
   local as {{.AS}};
+  direct; # the peers share the node's subnet (BIRD makes iBGP multihop otherwise)
   ipv4 {
     gateway direct; # peers share the node's subnet: "via PEER dev eth1"
     import filter kube_router_bgp;
