@@ -19,8 +19,8 @@ func TestDoctorListsImplementations(t *testing.T) {
 	if row == nil || !slices.Contains(row.features, probe.ToolBird) {
 		t.Fatalf("doctor's datapaths: no calico-routed by bird needing the bird tool: %+v", row)
 	}
-	if got := affects(probe.ToolBird); !slices.Equal(got, []string{"datapath calico-routed (implementation: bird)"}) {
-		t.Errorf("affects(bird) = %v; the built-in studies use the static calico-routed", got)
+	if got := affects(probe.ToolBird); !slices.Equal(got, []string{"datapath calico-routed (implementation: bird)", "datapath kube-router (implementation: bird)"}) {
+		t.Errorf("affects(bird) = %v; the built-in studies use the static calico-routed and kube-router", got)
 	}
 	if got := affects(probe.ToolFlanneld); !slices.Contains(got, "datapath flannel-vxlan (implementation: flanneld)") {
 		t.Errorf("affects(flanneld) = %v", got)
