@@ -90,6 +90,7 @@ func kernelProbes() []kernelProbe {
 		}},
 		{ClsBPF, (*scratch).tryClsBPF},
 		{OpenvSwitch, (*scratch).tryOVS},
+		{IPVS, (*scratch).tryIPVS},
 		{RPS, (*scratch).tryRPS},
 		{RFS, (*scratch).tryRFS},
 	}

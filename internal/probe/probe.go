@@ -39,8 +39,11 @@ const (
 	HTB         = "htb"
 	ClsBPF      = "cls_bpf"
 	OpenvSwitch = "openvswitch"
-	RPS         = "rps"
-	RFS         = "rfs"
+	// IPVS is the kernel's layer-4 load balancer (ip_vs), the Service
+	// proxy of kube-router and of kube-proxy's ipvs mode.
+	IPVS = "ipvs"
+	RPS  = "rps"
+	RFS  = "rfs"
 )
 
 // Tools.
@@ -59,7 +62,7 @@ const (
 	// ToolIptablesRestore installs network-policy rule sets (optional).
 	ToolIptablesRestore = "iptables-restore"
 	// ToolBird is the BIRD 2 routing daemon that distributes calico-routed's
-	// routes by BGP with `implementation: bird` (optional).
+	// and kube-router's routes by BGP with `implementation: bird` (optional).
 	ToolBird = "bird"
 )
 
@@ -100,7 +103,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, RPS, RFS}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, RPS, RFS}
 }
 
 // cache holds the first complete Run of the process: features do not

@@ -22,7 +22,7 @@ var expected = []string{Veth, Bridge, Vxlan, Macvlan, Tun, TBF, HTB, RPS, RFS}
 
 // Features this test machine lacks; other kernels have them, so they are
 // only logged.
-var maybeMissing = []string{Netem, IFB, IPIP, GRE, Geneve, WireGuard, IPVlan, OpenvSwitch}
+var maybeMissing = []string{Netem, IFB, IPIP, GRE, Geneve, WireGuard, IPVlan, OpenvSwitch, IPVS}
 
 func TestProbeThisKernel(t *testing.T) {
 	if os.Geteuid() != 0 {

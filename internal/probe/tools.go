@@ -37,7 +37,7 @@ var toolSpecs = []toolSpec{
 	{name: ToolOvsDpctl, bins: []string{"ovs-dpctl"}, install: "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", optional: true},
 	// /usr/sbin is not in a normal user's PATH on Debian; doctor may run
 	// without sudo.
-	{name: ToolBird, bins: []string{"bird", "/usr/sbin/bird"}, install: "apt-get install bird2 (Debian/Ubuntu); only needed for calico-routed with implementation: bird", optional: true},
+	{name: ToolBird, bins: []string{"bird", "/usr/sbin/bird"}, install: "apt-get install bird2 (Debian/Ubuntu); only needed for calico-routed and kube-router with implementation: bird", optional: true},
 }
 
 // birdVersion accepts BIRD 2 and later: cnibench writes BIRD 2

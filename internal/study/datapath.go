@@ -37,7 +37,7 @@ type Datapath struct {
 	// Implementation picks who programs the datapath: "builtin" (the
 	// default, in-process), "flanneld" (the real Flannel daemon; for
 	// flannel-vxlan and bridge) or "bird" (a BIRD BGP daemon per node
-	// distributes the routes between nodes; for calico-routed).
+	// distributes the routes between nodes; for calico-routed and kube-router).
 	Implementation string `yaml:"implementation,omitempty"`
 }
 

@@ -1,6 +1,8 @@
-// Package bridge wires pods the way Flannel's host-gw backend and
-// Kube-router do: a Linux bridge per node and native routes between nodes,
-// no encapsulation (study name "bridge"; Flannel calls it host-gw).
+// Package bridge wires pods the way Flannel's host-gw backend does: a
+// Linux bridge per node and native routes between nodes, no encapsulation
+// (study name "bridge"; Flannel calls it host-gw). Kube-router's
+// datapath is the same kernel path with its own names and BGP; it is
+// package kuberouter.
 //
 // Design notes (what flanneld host-gw / kube-router program):
 //   - Each node leases a /24 of 10.244.0.0/16; pods hang off cni0 (package

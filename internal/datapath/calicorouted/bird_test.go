@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/internal/birdmesh"
 	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/engine/local"
@@ -115,14 +116,14 @@ func TestCalicoRoutedBIRD(t *testing.T) {
 	var dir string
 	t.Run("mesh", func(t *testing.T) {
 		c := dptest.Up(t, d, 1500)
-		dir = d.dir
+		dir = d.Dir()
 		nodes := c.Nodes()
 		defer func() {
 			if t.Failed() {
 				for _, n := range nodes {
 					kerneltest.Dump(t, n.Netns())
 				}
-				for _, b := range d.running() {
+				for _, b := range d.Running() {
 					t.Logf("BIRD on %s:\n%s", b.Node(), b.Tail(30))
 				}
 			}
@@ -157,8 +158,8 @@ func TestCalicoRoutedBIRD(t *testing.T) {
 			}
 		}
 
-		for _, b := range d.running() {
-			ps := birdProtocols(t, birdc, b.socket)
+		for _, b := range d.Running() {
+			ps := birdProtocols(t, birdc, b.Socket)
 			if len(ps) != len(nodes)-1 {
 				t.Errorf("BIRD on %s has BGP sessions %v, want %d", b.Node(), ps, len(nodes)-1)
 			}
@@ -233,7 +234,7 @@ func TestCalicoRoutedBIRDKilledRun(t *testing.T) {
 	for _, dm := range ds {
 		// KillInNetns waits until its processes are gone or zombies; the
 		// daemon's own waiter reaps them.
-		b := d.running()[slices.IndexFunc(d.running(), func(b *birdDaemon) bool { return b.PID() == dm.PID })]
+		b := d.Running()[slices.IndexFunc(d.Running(), func(b *birdmesh.Daemon) bool { return b.PID() == dm.PID })]
 		select {
 		case <-b.Done():
 		case <-time.After(5 * time.Second):
@@ -267,8 +268,8 @@ func TestBIRDConnectNodesFailsClearly(t *testing.T) {
 			t.Errorf("error lacks %q", want)
 		}
 	}
-	if len(d.Daemons()) != 0 || d.dir != "" {
-		t.Errorf("after the failed Up: daemons %v, dir %q", d.Daemons(), d.dir)
+	if len(d.Daemons()) != 0 || d.Dir() != "" {
+		t.Errorf("after the failed Up: daemons %v, dir %q", d.Daemons(), d.Dir())
 	}
 	names, _ := netns.List(local.Prefix + runID)
 	if len(names) > 0 {

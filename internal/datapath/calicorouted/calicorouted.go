@@ -25,6 +25,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/internal/birdmesh"
 	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -96,7 +97,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 }
 
 // rtprotBird is RTPROT_BIRD (12), the protocol Calico's routes carry.
-const rtprotBird = netlink.RouteProtocol(12)
+const rtprotBird = birdmesh.RTProtBird
 
 // unixRTNBlackhole is RTN_BLACKHOLE.
 const unixRTNBlackhole = 6

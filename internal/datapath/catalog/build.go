@@ -8,6 +8,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
 	"github.com/cnibench/cnibench/internal/datapath/flanneld"
+	"github.com/cnibench/cnibench/internal/datapath/kuberouter"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -56,13 +57,18 @@ func Build(o Options) (datapath.Datapath, error) {
 		}
 		d = flanneld.NewWithBackend(b)
 	case study.ImplBird:
-		if o.Type != "calico-routed" {
+		switch o.Type {
+		case "calico-routed":
+			d = calicorouted.NewBIRD()
+		case "kube-router":
+			// BIRD stands in for kube-router's GoBGP (kuberouter.BIRD).
+			d = kuberouter.NewBIRD()
+		default:
 			// Calico's IP-in-IP routes also come from BIRD, but through
 			// krt_tunnel, a patch of Calico's own BIRD; its VXLAN routes
 			// are Felix's.
-			return nil, fmt.Errorf("implementation bird: only calico-routed has its routes distributed by BIRD here (not %s)", o.Type)
+			return nil, fmt.Errorf("implementation bird: only calico-routed and kube-router have their routes distributed by BIRD here (not %s)", o.Type)
 		}
-		d = calicorouted.NewBIRD()
 	default:
 		return nil, fmt.Errorf("unknown implementation %q (%s)", o.Implementation, strings.Join(study.Implementations, ", "))
 	}
@@ -144,5 +150,6 @@ func Variants() []Options {
 	for _, t := range flanneldDatapaths() {
 		out = append(out, Options{Type: t, Implementation: study.ImplFlanneld})
 	}
-	return append(out, Options{Type: "calico-routed", Implementation: study.ImplBird})
+	return append(out, Options{Type: "calico-routed", Implementation: study.ImplBird},
+		Options{Type: "kube-router", Implementation: study.ImplBird})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
+	"github.com/cnibench/cnibench/internal/datapath/kuberouter"
 	"github.com/cnibench/cnibench/internal/probe"
 )
 
@@ -61,7 +62,7 @@ func TestCheck(t *testing.T) {
 		{Options{Type: "calico-routed", Implementation: "bird"}, "", ""},
 		{Options{Type: "calico-routed", Implementation: "bird", MTU: 1400, Policy: "np"}, "", ""},
 		{Options{Type: "calico-routed", Implementation: "bird", MTU: 1501}, "mtu", "at most 1500"},
-		{Options{Type: "calico-ipip", Implementation: "bird"}, "implementation", "only calico-routed has its routes distributed by BIRD here (not calico-ipip)"},
+		{Options{Type: "calico-ipip", Implementation: "bird"}, "implementation", "only calico-routed and kube-router have their routes distributed by BIRD here (not calico-ipip)"},
 		{Options{Type: "calico-routed", Implementation: "gobgp"}, "implementation", `unknown implementation "gobgp" (builtin, flanneld, bird)`},
 	}
 	for _, c := range cases {
@@ -83,7 +84,7 @@ func TestCheckWiring(t *testing.T) {
 		t.Errorf("flannel-vxlan cni: %v", p)
 	}
 	p := Check(Options{Type: "calico-vxlan", Wiring: "cni"}, 1500)
-	if !strings.Contains(p["wiring"], "bridge, flannel-udp, flannel-vxlan, ipvlan, ipvlan-l3, macvlan, wireguard") {
+	if !strings.Contains(p["wiring"], "bridge, flannel-udp, flannel-vxlan, ipvlan, ipvlan-l3, kube-router, macvlan, wireguard") {
 		t.Errorf("calico-vxlan cni: %v", p)
 	}
 	if p := Check(Options{Type: "host", Wiring: "cni"}, 1500); p["wiring"] == "" {
@@ -92,29 +93,36 @@ func TestCheckWiring(t *testing.T) {
 }
 
 func TestBuildBird(t *testing.T) {
-	d, err := Build(Options{Type: "calico-routed", Implementation: "bird", MTU: 1400})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := d.(*calicorouted.BIRD); !ok || d.Name() != "calico-routed" {
-		t.Errorf("calico-routed by bird is %T %s", d, d.Name())
-	}
-	if !slices.Contains(d.Features(), probe.ToolBird) {
-		t.Errorf("features %v lack the bird tool, so the engine would not refuse it without BIRD", d.Features())
-	}
-	if _, ok := d.(datapath.Closer); !ok {
-		t.Error("BIRD datapath is not a Closer: its daemons would outlive the run")
-	}
-	if _, ok := d.(datapath.Daemons); !ok {
-		t.Error("BIRD datapath does not list its daemons")
-	}
-	if d.MTU(1500) != 1400 {
-		t.Errorf("MTU override ignored: %d", d.MTU(1500))
-	}
-	// The builtin one stays daemon-less.
-	s, _ := Build(Options{Type: "calico-routed"})
-	if _, ok := s.(datapath.Closer); ok || slices.Contains(s.Features(), probe.ToolBird) {
-		t.Errorf("builtin calico-routed %T needs BIRD or closing", s)
+	for _, typ := range []string{"calico-routed", "kube-router"} {
+		d, err := Build(Options{Type: typ, Implementation: "bird", MTU: 1400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch d.(type) {
+		case *calicorouted.BIRD, *kuberouter.BIRD:
+		default:
+			t.Errorf("%s by bird is %T", typ, d)
+		}
+		if d.Name() != typ {
+			t.Errorf("%s by bird is named %s", typ, d.Name())
+		}
+		if !slices.Contains(d.Features(), probe.ToolBird) {
+			t.Errorf("%s: features %v lack the bird tool, so the engine would not refuse it without BIRD", typ, d.Features())
+		}
+		if _, ok := d.(datapath.Closer); !ok {
+			t.Errorf("%s: BIRD datapath is not a Closer: its daemons would outlive the run", typ)
+		}
+		if _, ok := d.(datapath.Daemons); !ok {
+			t.Errorf("%s: BIRD datapath does not list its daemons", typ)
+		}
+		if d.MTU(1500) != 1400 {
+			t.Errorf("%s: MTU override ignored: %d", typ, d.MTU(1500))
+		}
+		// The builtin one stays daemon-less.
+		s, _ := Build(Options{Type: typ})
+		if _, ok := s.(datapath.Closer); ok || slices.Contains(s.Features(), probe.ToolBird) {
+			t.Errorf("builtin %s %T needs BIRD or closing", typ, s)
+		}
 	}
 	for _, typ := range []string{"calico-vxlan", "bridge", "flannel-vxlan"} {
 		if _, err := Build(Options{Type: typ, Implementation: "bird"}); err == nil {

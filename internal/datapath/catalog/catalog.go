@@ -19,6 +19,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/gre"
 	"github.com/cnibench/cnibench/internal/datapath/hostnet"
 	"github.com/cnibench/cnibench/internal/datapath/ipvlan"
+	"github.com/cnibench/cnibench/internal/datapath/kuberouter"
 	"github.com/cnibench/cnibench/internal/datapath/macvlan"
 	"github.com/cnibench/cnibench/internal/datapath/ovs"
 	"github.com/cnibench/cnibench/internal/datapath/weave"
@@ -44,6 +45,7 @@ func All() []datapath.Datapath {
 		flanneld.New(),
 		weave.New(),
 		ovs.New(),
+		kuberouter.New(),
 	}
 }
 

@@ -47,7 +47,7 @@ func TestCatalog(t *testing.T) {
 	if _, err := Lookup("no-such-datapath"); err == nil {
 		t.Error("Lookup of an unknown name succeeded")
 	}
-	for _, name := range []string{"host", "bridge", "calico-routed", "calico-ipip", "macvlan", "ipvlan", "ipvlan-l3", "geneve", "gre", "wireguard"} {
+	for _, name := range []string{"host", "bridge", "calico-routed", "calico-ipip", "macvlan", "ipvlan", "ipvlan-l3", "geneve", "gre", "wireguard", "kube-router"} {
 		if !seen[name] {
 			t.Errorf("datapath %s missing from the catalog", name)
 		}
@@ -61,7 +61,7 @@ func TestCatalog(t *testing.T) {
 // cniDelegates are the datapaths whose real CNI hands pod wiring to a
 // reference plugin; every other CNI has its own plugin. Changing this list
 // is a decision, so it is spelled out.
-var cniDelegates = []string{"bridge", "flannel-vxlan", "flannel-udp", "wireguard", "macvlan", "ipvlan", "ipvlan-l3"}
+var cniDelegates = []string{"bridge", "flannel-vxlan", "flannel-udp", "wireguard", "macvlan", "ipvlan", "ipvlan-l3", "kube-router"}
 
 // needsLease are delegates whose configuration exists only once their
 // daemon has leased the node a subnet (SetupNode).

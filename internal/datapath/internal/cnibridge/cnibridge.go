@@ -45,11 +45,17 @@ func PodIP(subnet *net.IPNet, i int) net.IP { return wire.PodAddr(subnet.IP, i+2
 //	ip link add cni0 mtu MTU type bridge; ip addr add SUBNET.1/24 dev cni0; ip link set cni0 up
 //	sysctl net.ipv4.ip_forward=1
 func SetupBridge(h *netns.NetlinkHandle, n datapath.Node, subnet *net.IPNet, mtu int) error {
-	br := &netlink.Bridge{LinkAttrs: wire.Attrs(Bridge, mtu)}
+	return SetupNamedBridge(h, n, Bridge, subnet, mtu)
+}
+
+// SetupNamedBridge is SetupBridge for a bridge of another name
+// (Kube-router's kube-bridge).
+func SetupNamedBridge(h *netns.NetlinkHandle, n datapath.Node, name string, subnet *net.IPNet, mtu int) error {
+	br := &netlink.Bridge{LinkAttrs: wire.Attrs(name, mtu)}
 	if err := h.LinkAdd(br); err != nil {
-		return fmt.Errorf("ip link add %s type bridge on %s: %w", Bridge, n.Name, err)
+		return fmt.Errorf("ip link add %s type bridge on %s: %w", name, n.Name, err)
 	}
-	bl, err := wire.Up(h, Bridge)
+	bl, err := wire.Up(h, name)
 	if err != nil {
 		return err
 	}
