@@ -71,8 +71,12 @@ type Target struct {
 	// The trial's cell (Trial).
 	Tuning   study.Tuning
 	Workload study.Workload
-	// Measured are the trial's measured server pods.
-	Measured []engine.Pod
+	// Measured are the trial's measured server pods; MeasuredClients
+	// their clients.
+	Measured        []engine.Pod
+	MeasuredClients []engine.Pod
+	// Impairment is the cell's network impairment (knob impair.go).
+	Impairment study.Impairment
 	// SteerCPUs are the CPUs an RPS mask may name; SoftIRQCore is the
 	// core rps-7 steers away from.
 	SteerCPUs   cpuset.Set
@@ -106,6 +110,7 @@ var List = []Entry{
 	offloadsEntry,
 	policyEntry,
 	tuningEntry,
+	impairEntry,
 }
 
 // Needs lists what the knobs of scope s wanted by t need.

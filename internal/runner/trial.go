@@ -26,6 +26,11 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	t study.Tuning, w study.Workload, pl placed, dtgt *knob.Target) (err error) {
 	kt := *dtgt
 	kt.Tuning, kt.Workload, kt.Measured = t, w, pl.servers
+	kt.Impairment, _ = r.study.Impairment(cell.Impairment)
+	kt.MeasuredClients = nil
+	for _, p := range pl.pairs {
+		kt.MeasuredClients = append(kt.MeasuredClients, p.Client)
+	}
 	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if err != nil {

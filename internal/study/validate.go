@@ -94,6 +94,8 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateTunings(sp, bad)
 	validateWorkloads(sp, cat, bad)
 	validateSchedule(sp, bad)
+	validateImpairments(sp, bad)
+	validateVerdict(sp.Verdict, bad)
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)
 		if r.Value == nil && r.Normalized == nil {
@@ -268,7 +270,9 @@ func (s *Study) Cells() []results.Cell {
 		for _, r := range s.Spec.Replicas {
 			for _, w := range s.Variants() {
 				for _, t := range s.Spec.Tunings {
-					cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r})
+					for _, m := range s.ImpairmentCells() {
+						cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r, Impairment: m})
+					}
 				}
 			}
 		}
