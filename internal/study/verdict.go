@@ -10,6 +10,16 @@ import "fmt"
 type Verdict struct {
 	UDP UDPVerdict `yaml:"udp,omitempty"`
 	TCP TCPVerdict `yaml:"tcp,omitempty"`
+	// Published are a paper's own verdicts, shown beside ours.
+	Published []PublishedVerdict `yaml:"published,omitempty"`
+}
+
+// PublishedVerdict is one ✓ or ✗ of a published verdict table.
+type PublishedVerdict struct {
+	Datapath   string `yaml:"datapath" json:"datapath"`
+	Protocol   string `yaml:"protocol" json:"protocol"`
+	Impairment string `yaml:"impairment" json:"impairment"`
+	Pass       bool   `yaml:"pass" json:"pass"`
 }
 
 // UDPVerdict: lost datagrams at most MaxLossPct percent and a receiver
