@@ -112,5 +112,9 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 			return nil, errors.Join(fmt.Errorf("impairment %s on %s: %w", name, dev.Name, err), undo())
 		}
 	}
+	t.Impaired = nil
+	for _, d := range applied {
+		t.Impaired = append(t.Impaired, netns.Iface{Netns: d.prev.Netns, Name: d.prev.Device()})
+	}
 	return undo, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -75,8 +76,11 @@ type Target struct {
 	// their clients.
 	Measured        []engine.Pod
 	MeasuredClients []engine.Pod
-	// Impairment is the cell's network impairment (knob impair.go).
+	// Impairment is the cell's network impairment (knob impair.go);
+	// Impaired are the devices its netem went on (set by the knob, read
+	// by the qdisc collector).
 	Impairment study.Impairment
+	Impaired   []netns.Iface
 	// SteerCPUs are the CPUs an RPS mask may name; SoftIRQCore is the
 	// core rps-7 steers away from.
 	SteerCPUs   cpuset.Set

@@ -70,7 +70,7 @@ func trialsText(trials int) string {
 }
 
 func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
-	fmt.Fprintf(w, "## %s / %s\n\n", g.Datapath, g.Workload)
+	fmt.Fprintf(w, "## %s\n\n", g.Name())
 	if bm := g.BitrateMetric(); bm != "" && anyNorm(g.Rows, bm) {
 		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)

@@ -101,7 +101,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 }
 
 func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
-	v := groupView{Name: g.Datapath + " / " + g.Workload}
+	v := groupView{Name: g.Name()}
 	bm := g.BitrateMetric()
 	if bm != "" && n.Baseline != "" {
 		f := normalizedFigure(g, bm, n)
