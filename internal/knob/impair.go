@@ -23,7 +23,7 @@ var impairEntry = Entry{
 	Changes: "netem qdisc (egress, or ingress through an ifb device) on the device spec.impairAt.where names: " +
 		"the client or server node's tunnel device, the client node's underlay or the measured client pods' host-side veths; the cell's impairment",
 	Scope:  Trial,
-	Wanted: func(t *Target) bool { s, err := t.Impairment.Netem(); return err == nil && !s.IsZero() },
+	Wanted: func(t *Target) bool { return !t.Impairment.IsNone() && t.Impairment.Name != "" },
 	Needs: func(t *Target) []string {
 		f := []string{probe.Netem}
 		if t.Study != nil && t.Study.Spec.ImpairAt.Direction == study.DirIngress {
@@ -58,7 +58,7 @@ func impairDevices(t *Target) ([]netns.Iface, error) {
 
 func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 	name := t.Impairment.Name
-	spec, err := t.Impairment.Netem()
+	spec, err := impair.Resolve(t.Impairment.Name, t.Impairment.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("impairment %s: %w", name, err)
 	}

@@ -55,6 +55,16 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		n.sweepTable(sw).markdown(bw)
 		p("%s\n\n", sweepCaption(sw))
 	}
+	if t := verdictTable(m); len(t.Rows) > 0 {
+		p("## Verdicts\n\n")
+		t.markdown(bw)
+		p("%s\n\n", verdictCaption(m))
+	}
+	if t := boundTable(m); len(t.Rows) > 0 {
+		p("## Ethernet bound of the encapsulation\n\n")
+		t.markdown(bw)
+		p("%s\n\n", boundCaption)
+	}
 	if len(m.References) > 0 {
 		p("## Published reference numbers\n\n")
 		n.refTable().markdown(bw)

@@ -40,6 +40,10 @@ type page struct {
 	Datapaths      []figure
 	DatapathTables []table
 	Refs           table
+	Verdicts       table
+	VerdictCaption string
+	Bounds         table
+	BoundCaption   string
 	Env            [][2]string
 	EnvDetails     []detail
 	Comparability  []string
@@ -92,6 +96,8 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m.Rows)
 	pg.Refs = n.refTable()
+	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
+	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)
 	pg.Notes = run.Env.Notes

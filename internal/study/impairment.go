@@ -1,27 +1,27 @@
 package study
 
 import (
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/cnibench/cnibench/internal/impair"
 )
 
 // Impairment is one entry of spec.impairments: a network impairment (a
 // netem specification) applied for each trial of a cell. It is written
-// either as the name of a built-in preset (impair.Presets: "none" and the
+// either as the name of a built-in preset (package impair: "none" and the
 // seed-003 paper's Table II, "delay-low" ... "delay-corruption-high") or as
-// a mapping that defines one with impair.ParseField's keys:
+// a mapping that defines one with netem fields (impair.ParseField's keys):
 //
 //   - name: wan
 //     delay: 50ms
 //     jitter: 5ms
 //     loss: 1%
 //
-// The spec is resolved by Netem, and checked by Validate (file:line:field).
+// The study stays pure data: impair.Resolve turns it into a netem
+// specification, and Validate checks it through Catalog.CheckImpairment
+// (file:line:field).
 type Impairment struct {
 	Name string `yaml:"name"`
 	// Fields are the inline definition's netem fields (delay, jitter,
@@ -82,64 +82,26 @@ func (m Impairment) MarshalYAML() (any, error) {
 	return plain(m), nil
 }
 
-// IsNone reports whether the impairment changes nothing.
-func (m Impairment) IsNone() bool {
-	s, err := m.Netem()
-	return err == nil && s.IsZero()
-}
+// IsNone reports whether the impairment is the "none" preset.
+func (m Impairment) IsNone() bool { return m.Name == NoImpairment && len(m.Fields) == 0 }
 
 // CellName is the impairment's name in a results.Cell: "" for none.
 func (m Impairment) CellName() string {
-	if m.Name == NoImpairment && len(m.Fields) == 0 {
+	if m.IsNone() {
 		return ""
 	}
 	return m.Name
 }
 
-// Netem resolves the impairment to its netem specification. A field error
-// names the field as "FIELD" (a key of the definition) or "" (the name).
-func (m Impairment) Netem() (impair.Spec, error) {
-	if len(m.Fields) == 0 {
-		p, err := impair.LookupPreset(m.Name)
-		if err != nil {
-			return impair.Spec{}, &impairmentError{msg: fmt.Sprintf("unknown impairment preset %q (built-in: %s; or define one with name and netem fields)",
-				m.Name, strings.Join(impair.PresetNames(), ", "))}
-		}
-		return p.Spec, nil
-	}
-	var s impair.Spec
-	keys := make([]string, 0, len(m.Fields))
-	for k := range m.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := impair.ParseField(&s, k, m.Fields[k]); err != nil {
-			return s, &impairmentError{field: k, msg: err.Error()}
-		}
-	}
-	if err := s.Validate(); err != nil {
-		var fe *impair.FieldError
-		field := ""
-		if ok := asFieldError(err, &fe); ok {
-			field = fe.Field
-		}
-		return s, &impairmentError{field: field, msg: err.Error()}
-	}
-	return s, nil
+// ImpairmentError is what Catalog.CheckImpairment returns for a bad
+// field of a definition: Field is its key.
+type ImpairmentError struct {
+	Field string
+	Err   error
 }
 
-type impairmentError struct{ field, msg string }
-
-func (e *impairmentError) Error() string { return e.msg }
-
-func asFieldError(err error, fe **impair.FieldError) bool {
-	f, ok := err.(*impair.FieldError)
-	if ok {
-		*fe = f
-	}
-	return ok
-}
+func (e *ImpairmentError) Error() string { return e.Err.Error() }
+func (e *ImpairmentError) Unwrap() error { return e.Err }
 
 // Impairment returns the study's impairment whose cell name is name (""
 // is none, whether or not the study lists it).
@@ -168,8 +130,7 @@ func (s *Study) ImpairmentCells() []string {
 	return out
 }
 
-// Impaired reports whether any of the study's impairments changes
-// something.
+// Impaired reports whether the study has an impairment other than none.
 func (s *Study) Impaired() bool {
 	for _, m := range s.Spec.Impairments {
 		if !m.IsNone() {
@@ -189,8 +150,9 @@ func (sp *Spec) impairDefaults() {
 	}
 }
 
-// validateImpairments checks spec.impairments and spec.impairAt.
-func validateImpairments(sp *Spec, bad badFunc) {
+// validateImpairments checks spec.impairments and spec.impairAt; the
+// catalog's CheckImpairment (when set) resolves each impairment.
+func validateImpairments(sp *Spec, cat Catalog, bad badFunc) {
 	sp.impairDefaults()
 	if !contains(Wheres(), sp.ImpairAt.Where) {
 		bad("spec.impairAt.where", "unknown device %q (one of %s)", sp.ImpairAt.Where, strings.Join(Wheres(), ", "))
@@ -208,21 +170,21 @@ func validateImpairments(sp *Spec, bad badFunc) {
 		if !nameRE.MatchString(m.Name) {
 			bad(f+".name", "%q: use letters, digits, '.', '_' and '-'", m.Name)
 		}
-		if len(m.Fields) > 0 {
-			if _, err := impair.LookupPreset(m.Name); err == nil {
-				bad(f+".name", "%q is a built-in preset; give the definition another name", m.Name)
-			}
+		if len(m.Fields) > 0 && m.Name == NoImpairment {
+			bad(f+".name", "%q is the built-in preset that changes nothing; give the definition another name", m.Name)
 		}
 		if seen[m.Name] {
 			bad(f+".name", "duplicate impairment %q", m.Name)
 		}
 		seen[m.Name] = true
-		if _, err := m.Netem(); err != nil {
-			ie, _ := err.(*impairmentError)
-			switch {
-			case ie != nil && ie.field != "" && len(m.Fields) > 0:
-				bad(f+"."+ie.field, "%s", strings.TrimPrefix(ie.msg, ie.field+": "))
-			default:
+		if cat.CheckImpairment == nil {
+			continue
+		}
+		if err := cat.CheckImpairment(m); err != nil {
+			var ie *ImpairmentError
+			if errors.As(err, &ie) && ie.Field != "" && len(m.Fields) > 0 {
+				bad(f+"."+ie.Field, "%s", strings.TrimPrefix(ie.Err.Error(), ie.Field+": "))
+			} else {
 				bad(f, "%v", err)
 			}
 		}
