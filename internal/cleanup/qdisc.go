@@ -28,7 +28,11 @@ func (c *cleaner) revertQdiscs(run string, r *journal.Replay) {
 			c.fail(fmt.Errorf("journal %s: qdisc of %s: %w", r.Path, q.Dev, err))
 			continue
 		}
-		c.rep.add(run, ActRevert, ns+":"+q.Dev, "netem removed, "+prev.Kind+" restored")
+		what := "the kernel's default root qdisc"
+		if !prev.Default && prev.Kind != "" {
+			what = prev.Kind
+		}
+		c.rep.add(run, ActRevert, ns+":"+q.Dev, "netem removed, "+what+" restored")
 		if c.opts.DryRun {
 			continue
 		}
