@@ -224,6 +224,12 @@ func refPoint(ref study.Reference) string {
 	if ref.Tuning != "" {
 		parts = append(parts, ref.Tuning)
 	}
+	if ref.Workload != "" {
+		parts = append(parts, ref.Workload)
+	}
+	if ref.Impairment != "" {
+		parts = append(parts, "impairment "+ref.Impairment)
+	}
 	if ref.Replicas > 0 {
 		parts = append(parts, fmt.Sprintf("%d replica%s", ref.Replicas, plural(ref.Replicas)))
 	}
@@ -296,7 +302,7 @@ func rowsTable(rows []analysis.Row) table {
 			norm = analysis.NormCI(r)
 		}
 		t.Rows = append(t.Rows, []string{
-			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
+			r.Datapath, r.Tuning, r.Workload + impairmentSuffix(r.Impairment), strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
 			sc.MeanCI(r), sc.Format(r.SD), sc.Unit, norm, pText(r.PBaseline), pText(r.PFirstDatapath),
 		})
 	}
