@@ -29,3 +29,15 @@ func TestEthernetBoundMatchesPaper(t *testing.T) {
 		t.Logf("%s: bound %.1f Mbit/s, paper %.1f", c.name, b/1e6, c.paper/1e6)
 	}
 }
+
+// The impairment metrics have units.
+func TestImpairmentMetricUnits(t *testing.T) {
+	for m, want := range map[string]string{
+		"node_cpu_percent_client": "%", "node_memory_percent_server": "%",
+		"qdisc_dropped": "packets", "qdisc_sent_bytes": "B",
+	} {
+		if got := Unit(m); got != want {
+			t.Errorf("Unit(%s) = %q, want %q", m, got, want)
+		}
+	}
+}
