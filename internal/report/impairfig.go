@@ -89,3 +89,72 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 	}
 	return figs
 }
+
+// tcpSeries are the per-interval series of the seed-003 paper's Fig 8
+// (sender throughput and congestion window per second); iperf3 gives no
+// per-second retransmits, so the figure has none.
+var tcpSeries = []struct{ name, label, unit string }{
+	{"bitrate_bps", "throughput per second", "Mbit/s"},
+	{"snd_cwnd_bytes", "congestion window", "KB"},
+}
+
+// seriesFigures draws, for each TCP workload of a study with
+// impairments at its highest offered rate (the last variant of its
+// sweep), the per-second series of the first trial's first pair, one line
+// per datapath and impairment, as the paper's Fig 8 does at 1500 Mbit/s.
+func seriesFigures(s *study.Study, samples []results.Sample) []figure {
+	if s == nil || len(s.Spec.Impairments) == 0 {
+		return nil
+	}
+	var figs []figure
+	for _, w := range s.Spec.Workloads {
+		if w.Protocol != "tcp" {
+			continue
+		}
+		vs := w.Variants()
+		v := vs[len(vs)-1]
+		for _, ser := range tcpSeries {
+			title := fmt.Sprintf("TCP %s per second (%s)", ser.label, v.Name)
+			f := figure{Title: title, Caption: fmt.Sprintf("%s of %s each second of the first trial (first pair), per datapath and impairment (the paper's Fig 8).", ser.label, v.Name)}
+			p := newPlot(title, "second", ser.unit)
+			leg := newLegend()
+			scale := 1e-6
+			if ser.unit == "KB" {
+				scale = 1e-3
+			}
+			i := 0
+			for _, smp := range samples {
+				if smp.Cell.Workload != v.Name || smp.Trial != 1 || len(smp.Series) == 0 {
+					continue
+				}
+				ys := smp.Series[0][ser.name]
+				var pts plotter.XYs
+				for j, y := range ys {
+					if analysis.Finite(y) {
+						pts = append(pts, plotter.XY{X: float64(j + 1), Y: y * scale})
+					}
+				}
+				if len(pts) < 2 {
+					continue
+				}
+				l, err := plotter.NewLine(pts)
+				if err != nil {
+					continue
+				}
+				l.Color, l.Width = seriesColor(i), vg.Points(1.2)
+				p.Add(l)
+				name := smp.Cell.Datapath
+				if smp.Cell.Impairment != "" {
+					name += " / " + smp.Cell.Impairment
+				}
+				leg.Add(name, l)
+				i++
+			}
+			if i == 0 {
+				continue
+			}
+			figs = append(figs, render(f, p, leg, figW, figH))
+		}
+	}
+	return figs
+}

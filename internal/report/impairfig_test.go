@@ -29,7 +29,11 @@ func TestImpairmentReport(t *testing.T) {
 			} else {
 				m["retransmits"] = 100 * float64(trial)
 			}
-			samples = append(samples, results.Sample{Cell: c, Trial: trial, Metrics: m})
+			smp := results.Sample{Cell: c, Trial: trial, Metrics: m}
+			if strings.HasPrefix(c.Workload, "tcp") {
+				smp.Series = []map[string][]float64{{"bitrate_bps": {9e8, 8e8, 9e8}, "snd_cwnd_bytes": {1e5, 2e5, 1.5e5}}}
+			}
+			samples = append(samples, smp)
 		}
 	}
 	m := analysis.Build(s, samples)
@@ -41,6 +45,15 @@ func TestImpairmentReport(t *testing.T) {
 	for _, f := range figs {
 		if f.SVG == "" || !strings.Contains(string(f.SVG), "loss-low") {
 			t.Errorf("%s: no SVG or no impairment on the axis", f.Title)
+		}
+	}
+	series := seriesFigures(s, samples)
+	if len(series) != 2 {
+		t.Errorf("%d per-second figures, want 2 (throughput, cwnd of tcp@1G)", len(series))
+	}
+	for _, f := range series {
+		if !strings.Contains(string(f.SVG), "flannel-udp / loss-low") {
+			t.Errorf("%s: no line for flannel-udp / loss-low", f.Title)
 		}
 	}
 	vt := verdictTable(m)
