@@ -13,7 +13,7 @@ var CSVHeader = []string{
 	"datapath", "tuning", "workload", "replicas", "metric", "cpu", "unit", "n",
 	"mean", "sd", "ci95_low", "ci95_high",
 	"normalized", "normalized_ci95_low", "normalized_ci95_high",
-	"p_vs_baseline", "p_vs_first_datapath",
+	"p_vs_baseline", "p_vs_first_datapath", "impairment",
 }
 
 // WriteCSV writes rows as summary.csv. Values keep the metric's raw unit
@@ -34,7 +34,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 		rec := []string{
 			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, r.Unit,
 			strconv.Itoa(r.N), num(r.Mean), num(r.SD), num(r.CI95Low), num(r.CI95High),
-			"", "", "", num(r.PBaseline), num(r.PFirstDatapath),
+			"", "", "", num(r.PBaseline), num(r.PFirstDatapath), r.Impairment,
 		}
 		if r.HasNorm {
 			rec[12], rec[13], rec[14] = num(r.Normalized), num(r.NormCI95Low), num(r.NormCI95High)

@@ -120,23 +120,26 @@ func DimsOf(rows []Row) Dims {
 // table shows.
 type Group struct {
 	Datapath, Workload string
-	Rows               []Row
-	Dims               Dims
+	// Impairment is the rows' impairment ("" none).
+	Impairment string
+	Rows       []Row
+	Dims       Dims
 	// Metrics lists the group's metrics in row order.
 	Metrics []string
 }
 
-// Groups splits rows by datapath and workload, keeping row order.
+// Groups splits rows by datapath, workload and impairment, keeping row
+// order.
 func Groups(rows []Row) []Group {
 	var out []Group
-	idx := map[[2]string]int{}
+	idx := map[[3]string]int{}
 	for _, r := range rows {
-		k := [2]string{r.Datapath, r.Workload}
+		k := [3]string{r.Datapath, r.Workload, r.Impairment}
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, Group{Datapath: r.Datapath, Workload: r.Workload})
+			out = append(out, Group{Datapath: r.Datapath, Workload: r.Workload, Impairment: r.Impairment})
 		}
 		out[i].Rows = append(out[i].Rows, r)
 	}
@@ -173,4 +176,14 @@ func (g Group) BitrateMetric() string {
 		}
 	}
 	return ""
+}
+
+// Name is the group's title: "datapath / workload", with the impairment
+// when there is one.
+func (g Group) Name() string {
+	n := g.Datapath + " / " + g.Workload
+	if g.Impairment != "" {
+		n += " / " + g.Impairment
+	}
+	return n
 }

@@ -168,7 +168,7 @@ func (m *RefMatch) UnmarshalJSON(b []byte) error {
 	}
 	*m = RefMatch{
 		Reference: j.Reference,
-		Label: j.Label, Rows: j.Rows, NormRows: j.NormRows,
+		Label:     j.Label, Rows: j.Rows, NormRows: j.NormRows,
 		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
 	}
 	return nil

@@ -52,6 +52,12 @@ type Model struct {
 	Rows       []Row          `json:"rows"`
 	Sweeps     []SweepSummary `json:"sweeps,omitempty"`
 	References []RefMatch     `json:"references,omitempty"`
+	// Bounds are saturated UDP cells on a shaped link beside their
+	// Ethernet bound (bound.go); Verdicts the verdict table (verdict.go).
+	Bounds   []Bound   `json:"bounds,omitempty"`
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// VerdictCriteria describes spec.verdict's criteria.
+	VerdictCriteria string `json:"verdict_criteria,omitempty"`
 }
 
 // Row is one cell, metric and core: the summary.csv columns plus the
@@ -118,6 +124,11 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	}
 	if s != nil {
 		m.References = matchReferences(s.Spec.Reference, m.Rows)
+		m.Bounds = bounds(s, m.Rows)
+		m.Verdicts = verdicts(s, m.Rows)
+		if s.Spec.Verdict != nil {
+			m.VerdictCriteria = s.Spec.Verdict.String()
+		}
 	}
 	return m
 }

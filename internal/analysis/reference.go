@@ -18,8 +18,15 @@ func RefMatches(ref study.Reference, row results.SummaryRow) bool {
 		(ref.Datapath == "" || ref.Datapath == row.Datapath) &&
 		(ref.Workload == "" || ref.Workload == row.Workload || strings.HasPrefix(row.Workload, ref.Workload+"@")) &&
 		(ref.Tuning == "" || ref.Tuning == row.Tuning) &&
+		refImpairment(ref.Impairment, row.Impairment) &&
 		(ref.Replicas == 0 || ref.Replicas == row.Replicas) &&
 		(ref.CPU == nil || *ref.CPU == row.CPU)
+}
+
+// refImpairment matches a reference's impairment: "" matches every cell,
+// "none" the unimpaired cells (whose Cell.Impairment is "").
+func refImpairment(ref, cell string) bool {
+	return ref == "" || ref == cell || (ref == study.NoImpairment && cell == "")
 }
 
 // markRefs sets each row's Refs to the indexes of the references that

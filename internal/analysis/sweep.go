@@ -10,9 +10,12 @@ import (
 // plots.
 type Sweep struct {
 	Datapath, Tuning string
-	Replicas         int
-	Base             string
-	Variants         []study.Workload
+	// Impairment is the sweep's impairment ("" none): a study with
+	// impairments has one sweep per impairment.
+	Impairment string
+	Replicas   int
+	Base       string
+	Variants   []study.Workload
 }
 
 // Sweeps lists, per datapath and study workload, the variants at the
@@ -36,7 +39,9 @@ func Sweeps(s *study.Study, rows []Row) []Sweep {
 	var out []Sweep
 	for _, dp := range d.Datapaths {
 		for _, w := range s.Spec.Workloads {
-			out = append(out, Sweep{Datapath: dp, Tuning: tuning, Replicas: reps, Base: w.Name, Variants: w.Variants()})
+			for _, m := range s.ImpairmentCells() {
+				out = append(out, Sweep{Datapath: dp, Tuning: tuning, Impairment: m, Replicas: reps, Base: w.Name, Variants: w.Variants()})
+			}
 		}
 	}
 	return out
@@ -44,5 +49,5 @@ func Sweeps(s *study.Study, rows []Row) []Sweep {
 
 // Cell is the cell of variant v in the sweep.
 func (sw Sweep) Cell(v study.Workload) results.Cell {
-	return results.Cell{Datapath: sw.Datapath, Tuning: sw.Tuning, Workload: v.Name, Replicas: sw.Replicas}
+	return results.Cell{Datapath: sw.Datapath, Tuning: sw.Tuning, Workload: v.Name, Replicas: sw.Replicas, Impairment: sw.Impairment}
 }

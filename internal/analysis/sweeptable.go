@@ -45,6 +45,8 @@ type SweepSummary struct {
 	// Tuning and Replicas are where the figures show the sweep.
 	Tuning   string `json:"tuning"`
 	Replicas int    `json:"replicas"`
+	// Impairment is the sweep's impairment ("" none).
+	Impairment string `json:"impairment,omitempty"`
 	// PerTuning: the points include tunings or replica counts besides
 	// Tuning and Replicas.
 	PerTuning bool         `json:"per_tuning"`
@@ -69,14 +71,14 @@ func SweepSummaryOf(s *study.Study, sw Sweep, rows []Row) SweepSummary {
 			base = w
 		}
 	}
-	v := SweepSummary{Datapath: sw.Datapath, Workload: sw.Base, Param: SweptParam(base), Tuning: sw.Tuning, Replicas: sw.Replicas}
+	v := SweepSummary{Datapath: sw.Datapath, Workload: sw.Base, Param: SweptParam(base), Tuning: sw.Tuning, Replicas: sw.Replicas, Impairment: sw.Impairment}
 	names := map[string]bool{}
 	for _, vr := range sw.Variants {
 		names[vr.Name] = true
 	}
 	var mine []Row
 	for _, r := range rows {
-		if r.Datapath == sw.Datapath && names[r.Workload] && r.CPU < 0 {
+		if r.Datapath == sw.Datapath && r.Impairment == sw.Impairment && names[r.Workload] && r.CPU < 0 {
 			mine = append(mine, r)
 		}
 	}
@@ -96,7 +98,7 @@ func SweepSummaryOf(s *study.Study, sw Sweep, rows []Row) SweepSummary {
 	for _, vr := range sw.Variants {
 		for _, tn := range dims.Tunings {
 			for _, reps := range dims.Replicas {
-				c := results.Cell{Datapath: sw.Datapath, Tuning: tn, Workload: vr.Name, Replicas: reps}
+				c := results.Cell{Datapath: sw.Datapath, Tuning: tn, Workload: vr.Name, Replicas: reps, Impairment: sw.Impairment}
 				v.Points = append(v.Points, SweepPoint{Value: SweptValue(base, vr), Cell: c})
 			}
 		}

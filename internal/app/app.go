@@ -83,7 +83,7 @@ and writes a report with figures, confidence intervals and the published numbers
 
 // catalog tells study validation what this binary can run.
 func studyCatalog() study.Catalog {
-	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath}
+	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath, CheckImpairment: checkImpairment}
 }
 
 // checkDatapath checks a study entry's knobs against its datapath.

@@ -149,6 +149,9 @@ func affects(feature string) affected {
 		for _, t := range s.Spec.Tunings {
 			hit = hit || (t.RPS != nil && feature == probe.RPS) || (t.RFS != nil && feature == probe.RFS)
 		}
+		if s.Impaired() {
+			hit = hit || feature == probe.Netem || (feature == probe.IFB && s.Spec.ImpairAt.Direction == study.DirIngress)
+		}
 		if hit {
 			out.studies = append(out.studies, name)
 		}

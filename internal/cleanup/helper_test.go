@@ -50,6 +50,8 @@ func helperMain(mode, dir, run string) int {
 		ready, undo, err = helperApply(dir, run)
 	case "statedir":
 		ready, undo, err = helperStateDir(dir, run)
+	case "qdisc":
+		ready, undo, err = helperQdisc(dir, run)
 	default:
 		err = fmt.Errorf("unknown helper mode %q", mode)
 	}

@@ -37,6 +37,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 		}
 		c.rep.add(run, ActRevert, ns+":"+o.Set.Path, fmt.Sprintf("%s; old %q, run wrote %q, found %q", o.Action, o.Set.Old, o.Set.New, o.Now))
 	}
+	c.revertQdiscs(run, r)
 
 	var procs []proc
 	var nss, links, dirs []journal.Object

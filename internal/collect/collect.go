@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
@@ -44,6 +45,9 @@ type Trial struct {
 	Servers []engine.Pod
 	// Pairs are the measured pairs.
 	Pairs []workload.Pair
+	// Impaired are the devices the trial's impairment sits on (the knob
+	// impairment fills knob.Target.Impaired); none when unimpaired.
+	Impaired []netns.Iface
 }
 
 // Entry describes a collector.
@@ -75,6 +79,8 @@ var List = []Entry{
 	memoryEntry,
 	daemonsEntry,
 	podSetupEntry,
+	nodesEntry,
+	qdiscEntry,
 }
 
 func always(study.Workload) bool { return true }

@@ -31,6 +31,9 @@ type key struct {
 	datapath, tuning, workload string
 	replicas                   int
 	metric                     string
+	// impairment is the cell's ("" none): impaired cells compare with
+	// the same impairment only.
+	impairment string
 }
 
 // Runs matches the scalar metrics of two runs' samples. metrics limits
@@ -67,6 +70,9 @@ func Runs(a, b []results.Sample, metrics []string) []Row {
 		if anyDP && k.datapath != kb.datapath {
 			name = fmt.Sprintf("%s|%s/%s/%s/r=%d", k.datapath, kb.datapath, k.tuning, k.workload, k.replicas)
 		}
+		if k.impairment != "" {
+			name += "/" + k.impairment
+		}
 		rows = append(rows, Row{
 			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
@@ -88,7 +94,7 @@ func values(samples []results.Sample) map[key][]float64 {
 			if !analysis.Finite(v) {
 				continue
 			}
-			k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, m}
+			k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, m, s.Cell.Impairment}
 			out[k] = append(out[k], v)
 		}
 	}

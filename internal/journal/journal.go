@@ -160,6 +160,7 @@ type record struct {
 	Seq      int     `json:"seq,omitempty"`
 	Set      *Set    `json:"set,omitempty"`
 	Object   *Object `json:"object,omitempty"`
+	Qdisc    *Qdisc  `json:"qdisc,omitempty"`
 	Reverted int     `json:"reverted,omitempty"`
 	Removed  int     `json:"removed,omitempty"`
 }

@@ -21,6 +21,7 @@ type Entry struct {
 	Seq    int
 	Set    *Set
 	Object *Object
+	Qdisc  *Qdisc
 	Done   bool
 }
 
@@ -138,12 +139,12 @@ func parse(b []byte) (*Replay, error) {
 			continue
 		}
 		switch {
-		case rec.Set != nil || rec.Object != nil:
+		case rec.Set != nil || rec.Object != nil || rec.Qdisc != nil:
 			if _, dup := index[rec.Seq]; dup || rec.Seq <= 0 {
 				return nil, fmt.Errorf("line %d: bad sequence number %d", i+1, rec.Seq)
 			}
 			index[rec.Seq] = len(r.Entries)
-			r.Entries = append(r.Entries, Entry{Seq: rec.Seq, Set: rec.Set, Object: rec.Object})
+			r.Entries = append(r.Entries, Entry{Seq: rec.Seq, Set: rec.Set, Object: rec.Object, Qdisc: rec.Qdisc})
 		case rec.Reverted != 0 || rec.Removed != 0:
 			seq := rec.Reverted + rec.Removed
 			k, ok := index[seq]

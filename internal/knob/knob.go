@@ -22,6 +22,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -71,8 +72,15 @@ type Target struct {
 	// The trial's cell (Trial).
 	Tuning   study.Tuning
 	Workload study.Workload
-	// Measured are the trial's measured server pods.
-	Measured []engine.Pod
+	// Measured are the trial's measured server pods; MeasuredClients
+	// their clients.
+	Measured        []engine.Pod
+	MeasuredClients []engine.Pod
+	// Impairment is the cell's network impairment (knob impair.go);
+	// Impaired are the devices its netem went on (set by the knob, read
+	// by the qdisc collector).
+	Impairment study.Impairment
+	Impaired   []netns.Iface
 	// SteerCPUs are the CPUs an RPS mask may name; SoftIRQCore is the
 	// core rps-7 steers away from.
 	SteerCPUs   cpuset.Set
@@ -106,6 +114,7 @@ var List = []Entry{
 	offloadsEntry,
 	policyEntry,
 	tuningEntry,
+	impairEntry,
 }
 
 // Needs lists what the knobs of scope s wanted by t need.

@@ -38,7 +38,7 @@ const (
 // tuning shifted a little so the whiskers do not hide each other.
 func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	baseline := n.Baseline
-	title := fmt.Sprintf("Normalized %s vs replicas (%s / %s)", metric, g.Datapath, g.Workload)
+	title := fmt.Sprintf("Normalized %s vs replicas (%s)", metric, g.Name())
 	f := figure{Title: title, Caption: fmt.Sprintf(
 		"Mean %s of each tuning divided by the mean of %s at the same replica count; whiskers are 95%% confidence intervals "+
 			"(Fieller; for %s itself its own interval relative to its mean). × marks a published value for the same point; "+
@@ -119,7 +119,7 @@ func (n *numbers) normSeries(g analysis.Group, metric, tuning string, x func(int
 	var ns normSeries
 	var seg plotter.XYs
 	for _, reps := range g.Dims.Replicas {
-		c := results.Cell{Datapath: g.Datapath, Tuning: tuning, Workload: g.Workload, Replicas: reps}
+		c := results.Cell{Datapath: g.Datapath, Tuning: tuning, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}
 		row, ok := n.row(c, metric, -1)
 		if !ok || !row.HasNorm || !analysis.Finite(row.Normalized) {
 			ns.segs, seg = append(ns.segs, seg), nil
@@ -165,13 +165,13 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 		label = metric
 	}
 	title := fmt.Sprintf("%s per core, %d replica%s", label, reps, plural(reps))
-	f := figure{Title: title + fmt.Sprintf(" (%s / %s)", g.Datapath, g.Workload), Caption: fmt.Sprintf(
+	f := figure{Title: title + fmt.Sprintf(" (%s)", g.Name()), Caption: fmt.Sprintf(
 		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
 			"× marks a published value. Every CPU of the machine is shown; tunings without samples are left out.",
-		g.Datapath+" / "+g.Workload, metric, sc.Unit, reps, plural(reps))}
+		g.Name(), metric, sc.Unit, reps, plural(reps))}
 	cpus := g.Dims.CPUs
 	row := func(t string, cpu int) (analysis.Row, bool) {
-		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps}, metric, cpu)
+		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 		return r, ok && r.N > 0
 	}
 	bars := &groupedBars{Groups: len(cpus), Fill: 0.8}

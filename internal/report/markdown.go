@@ -55,6 +55,16 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		n.sweepTable(sw).markdown(bw)
 		p("%s\n\n", sweepCaption(sw))
 	}
+	if t := verdictTable(m); len(t.Rows) > 0 {
+		p("## Verdicts\n\n")
+		t.markdown(bw)
+		p("%s\n\n", verdictCaption(m))
+	}
+	if t := boundTable(m); len(t.Rows) > 0 {
+		p("## Ethernet bound of the encapsulation\n\n")
+		t.markdown(bw)
+		p("%s\n\n", boundCaption)
+	}
 	if len(m.References) > 0 {
 		p("## Published reference numbers\n\n")
 		n.refTable().markdown(bw)
@@ -70,7 +80,7 @@ func trialsText(trials int) string {
 }
 
 func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
-	fmt.Fprintf(w, "## %s / %s\n\n", g.Datapath, g.Workload)
+	fmt.Fprintf(w, "## %s\n\n", g.Name())
 	if bm := g.BitrateMetric(); bm != "" && anyNorm(g.Rows, bm) {
 		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)

@@ -68,7 +68,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath"
+	want := "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath,impairment"
 	if got := strings.Join(recs[0], ","); got != want {
 		t.Fatalf("header %q", got)
 	}

@@ -119,7 +119,7 @@ func (n *numbers) tuningTable(g analysis.Group, metric string, cpu int, cell fun
 	for _, tn := range g.Dims.Tunings {
 		row := []string{tn}
 		for _, reps := range g.Dims.Replicas {
-			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps}, metric, cpu)
+			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 			if !ok {
 				row = append(row, "missing")
 				continue
@@ -142,7 +142,7 @@ func (n *numbers) coreTable(g analysis.Group, metric string) table {
 		for _, tn := range g.Dims.Tunings {
 			row := []string{tn, strconv.Itoa(reps)}
 			for _, cpu := range g.Dims.CPUs {
-				r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps}, metric, cpu)
+				r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 				cell := "missing"
 				if ok {
 					cell = sc.MeanCI(r) + n.paperNote(r, false)
@@ -188,6 +188,9 @@ func (n *numbers) sweepTable(sw analysis.SweepSummary) table {
 }
 
 func sweepTitle(sw analysis.SweepSummary) string {
+	if sw.Impairment != "" {
+		return fmt.Sprintf("%s / %s / impairment %s: %s sweep", sw.Datapath, sw.Workload, sw.Impairment, sw.Param)
+	}
 	return fmt.Sprintf("%s / %s: %s sweep", sw.Datapath, sw.Workload, sw.Param)
 }
 
@@ -220,6 +223,12 @@ func refPoint(ref study.Reference) string {
 	}
 	if ref.Tuning != "" {
 		parts = append(parts, ref.Tuning)
+	}
+	if ref.Workload != "" {
+		parts = append(parts, ref.Workload)
+	}
+	if ref.Impairment != "" {
+		parts = append(parts, "impairment "+ref.Impairment)
 	}
 	if ref.Replicas > 0 {
 		parts = append(parts, fmt.Sprintf("%d replica%s", ref.Replicas, plural(ref.Replicas)))
@@ -293,7 +302,7 @@ func rowsTable(rows []analysis.Row) table {
 			norm = analysis.NormCI(r)
 		}
 		t.Rows = append(t.Rows, []string{
-			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
+			r.Datapath, r.Tuning, r.Workload + impairmentSuffix(r.Impairment), strconv.Itoa(r.Replicas), r.Metric, cpu, strconv.Itoa(r.N),
 			sc.MeanCI(r), sc.Format(r.SD), sc.Unit, norm, pText(r.PBaseline), pText(r.PFirstDatapath),
 		})
 	}

@@ -38,8 +38,13 @@ type page struct {
 	NoSamples      bool
 	Workloads      workloadSection
 	Datapaths      []figure
+	Impairments    []figure
 	DatapathTables []table
 	Refs           table
+	Verdicts       table
+	VerdictCaption string
+	Bounds         table
+	BoundCaption   string
 	Env            [][2]string
 	EnvDetails     []detail
 	Comparability  []string
@@ -91,7 +96,10 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.NoSamples = len(run.Samples) == 0
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m.Rows)
+	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs = n.refTable()
+	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
+	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)
 	pg.Notes = run.Env.Notes
@@ -101,7 +109,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 }
 
 func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
-	v := groupView{Name: g.Datapath + " / " + g.Workload}
+	v := groupView{Name: g.Name()}
 	bm := g.BitrateMetric()
 	if bm != "" && n.Baseline != "" {
 		f := normalizedFigure(g, bm, n)

@@ -83,9 +83,9 @@ func (w workloadSection) empty() bool { return len(w.Figures) == 0 && len(w.Swee
 
 func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) workloadSection {
 	n := newNumbers(m)
-	summaries := map[[2]string]analysis.SweepSummary{}
+	summaries := map[[3]string]analysis.SweepSummary{}
 	for _, sw := range m.Sweeps {
-		summaries[[2]string{sw.Datapath, sw.Workload}] = sw
+		summaries[[3]string{sw.Datapath, sw.Workload, sw.Impairment}] = sw
 	}
 	var sec workloadSection
 	var cppBars []cppBar
@@ -94,7 +94,7 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 		figs, bars := sweepFigures(d, samples)
 		cppBars = append(cppBars, bars...)
 		if len(sw.Variants) > 1 {
-			v := n.sweepSummary(summaries[[2]string{sw.Datapath, sw.Base}])
+			v := n.sweepSummary(summaries[[3]string{sw.Datapath, sw.Base, sw.Impairment}])
 			v.Figures = figs
 			sec.Sweeps = append(sec.Sweeps, v)
 		} else {
@@ -125,6 +125,9 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
 	sw := d.sw
 	name := sw.Datapath + " / " + sw.Base
+	if sw.Impairment != "" {
+		name += " / " + sw.Impairment
+	}
 	switch {
 	case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
 		var bars []cppBar
@@ -415,7 +418,7 @@ func workloadTable(s *study.Study, n *numbers) table {
 		}
 		d := sweepData{sw: sw, idx: idx}
 		for _, v := range sw.Variants {
-			row := []string{sw.Datapath, v.Name}
+			row := []string{sw.Datapath, v.Name + impairmentSuffix(sw.Impairment)}
 			any := false
 			for _, m := range shown {
 				if r, ok := d.row(v, m); ok {
@@ -431,4 +434,12 @@ func workloadTable(s *study.Study, n *numbers) table {
 		}
 	}
 	return t
+}
+
+// impairmentSuffix names an impairment after a workload in a table cell.
+func impairmentSuffix(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
 }

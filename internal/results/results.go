@@ -35,6 +35,9 @@ type Cell struct {
 	Tuning   string `json:"tuning"`
 	Workload string `json:"workload"`
 	Replicas int    `json:"replicas"`
+	// Impairment is the study impairment's name; "" is none (runs made
+	// before impairments existed load so).
+	Impairment string `json:"impairment,omitempty"`
 }
 
 // Sample is what one trial of one cell measured. Metrics holds scalar

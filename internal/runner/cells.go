@@ -119,8 +119,10 @@ func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
 			return nil, err
 		}
 		for _, t := range r.study.Spec.Tunings {
-			cell := results.Cell{Datapath: tgt.Datapath.Name, Tuning: t.Name, Workload: w.Name, Replicas: reps}
-			out = append(out, unit{cell: cell, tuning: t, work: w, pl: pl})
+			for _, m := range r.study.ImpairmentCells() {
+				cell := results.Cell{Datapath: tgt.Datapath.Name, Tuning: t.Name, Workload: w.Name, Replicas: reps, Impairment: m}
+				out = append(out, unit{cell: cell, tuning: t, work: w, pl: pl})
+			}
 		}
 	}
 	return out, nil

@@ -142,6 +142,7 @@ func (p *plan) needs(s *study.Study) (engine.Needs, error) {
 		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t})
 		n.Knobs = append(n.Knobs, engine.Need{What: "tuning " + t.Name, Features: f})
 	}
+	n.Knobs = append(n.Knobs, impairmentNeeds(s)...)
 	return n, nil
 }
 

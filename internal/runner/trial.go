@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
@@ -26,6 +27,11 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	t study.Tuning, w study.Workload, pl placed, dtgt *knob.Target) (err error) {
 	kt := *dtgt
 	kt.Tuning, kt.Workload, kt.Measured = t, w, pl.servers
+	kt.Impairment, _ = r.study.Impairment(cell.Impairment)
+	kt.MeasuredClients = nil
+	for _, p := range pl.pairs {
+		kt.MeasuredClients = append(kt.MeasuredClients, p.Client)
+	}
 	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if err != nil {
@@ -37,7 +43,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		}
 	}()
 	start := time.Now()
-	res, col, err := r.measure(ctx, c, w, pl)
+	res, col, err := r.measure(ctx, c, w, pl, kt.Impaired)
 	if err != nil {
 		return err
 	}
@@ -46,8 +52,8 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
-func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed) (workload.Result, collect.Result, error) {
-	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs})
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, impaired []netns.Iface) (workload.Result, collect.Result, error) {
+	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Impaired: impaired})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, err
 	}

@@ -58,6 +58,12 @@ type Spec struct {
 	// Cooldown is a pause between trials so queues drain and CPU settles.
 	Cooldown  Duration    `yaml:"cooldown,omitempty"`
 	Reference []Reference `yaml:"reference,omitempty"`
+	// Impairments are network impairments (netem), one more axis of
+	// cells: each trial runs with one applied at ImpairAt (impairment.go).
+	Impairments []Impairment `yaml:"impairments,omitempty"`
+	ImpairAt    ImpairAt     `yaml:"impairAt,omitempty"`
+	// Verdict holds the pass/fail criteria of the verdict table.
+	Verdict *Verdict `yaml:"verdict,omitempty"`
 	// SkipUnavailable drops datapaths this machine cannot build (missing
 	// kernel feature or tool) with a note, instead of refusing the run:
 	// for surveys such as "every datapath this kernel has".
@@ -200,9 +206,12 @@ type Reference struct {
 	// or one variant's, NAME@VALUE (one offered rate, one length).
 	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
 	Tuning   string `yaml:"tuning,omitempty" json:"tuning,omitempty"`
-	Replicas int    `yaml:"replicas,omitempty" json:"replicas,omitempty"`
-	Metric   string `yaml:"metric" json:"metric"`
-	CPU      *int   `yaml:"cpu,omitempty" json:"cpu,omitempty"`
+	// Impairment names a study impairment ("none" for the unimpaired
+	// cells); empty matches every cell.
+	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
+	Replicas   int    `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+	Metric     string `yaml:"metric" json:"metric"`
+	CPU        *int   `yaml:"cpu,omitempty" json:"cpu,omitempty"`
 	// Value is in the metric's unit; Normalized is relative to baseline.
 	Value      *float64 `yaml:"value,omitempty" json:"value,omitempty"`
 	Normalized *float64 `yaml:"normalized,omitempty" json:"normalized,omitempty"`

@@ -22,6 +22,10 @@ type Catalog struct {
 	// defaults and bounds (workload/registry.Tools()). They are handed in
 	// rather than imported because the drivers import this package.
 	Tools []spec.Tool
+	// CheckImpairment, when set, resolves one spec.impairments entry
+	// (impair.Resolve) and returns why it is bad; an *ImpairmentError
+	// names the definition's field.
+	CheckImpairment func(m Impairment) error
 }
 
 // Defaults fills fields left empty with the papers' defaults.
@@ -91,6 +95,8 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateTunings(sp, bad)
 	validateWorkloads(sp, cat, bad)
 	validateSchedule(sp, bad)
+	validateImpairments(sp, cat, bad)
+	validateVerdict(sp.Verdict, bad)
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)
 		if r.Value == nil && r.Normalized == nil {
@@ -269,7 +275,9 @@ func (s *Study) Cells() []results.Cell {
 		for _, r := range s.Spec.Replicas {
 			for _, w := range s.Variants() {
 				for _, t := range s.Spec.Tunings {
-					cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r})
+					for _, m := range s.ImpairmentCells() {
+						cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r, Impairment: m})
+					}
 				}
 			}
 		}

@@ -91,6 +91,9 @@ func checkStudy(s *study.Study) error {
 	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || d.Policy != "" || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
 		return fmt.Errorf("datapath %s: mtu, offloads, policy, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name)
 	}
+	if s.Impaired() {
+		return errors.New("spec.impairments: the kube engine has no agent operation for netem yet; impairments run on the local engine only: remove them (--set impairments=[none]) for --engine kube")
+	}
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
 		return errors.New("spec.nodes.*.cpus pins emulated nodes to CPUs; on a real cluster nodes have their own CPUs: remove it for --engine kube")
 	}

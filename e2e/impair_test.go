@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// netemMissing reports whether `cnibench doctor` finds no netem here.
+func netemMissing(t *testing.T) bool {
+	t.Helper()
+	r := cnibench(t, nil, "doctor")
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "netem" {
+			return f[2] == "MISSING"
+		}
+	}
+	t.Fatalf("doctor lists no netem:\n%s", r.stdout)
+	return false
+}
+
+// flannel-backends with impairments on a kernel without netem: refused
+// before anything changes, exit 2, one line naming netem's module and the
+// impairment and datapaths it affects; bad impairments are refused the
+// same way on any kernel, with the field named.
+func TestImpairmentsRefusedWithExitTwo(t *testing.T) {
+	requireRoot(t)
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown preset", []string{"--set", "impairments=[none,delay-lo]"}, []string{"spec.impairments[1]", `unknown impairment preset "delay-lo"`}},
+		{"loss above 100%", []string{"--set", "impairments=[{name: x, loss: 101%}]"}, []string{"spec.impairments[0].loss"}},
+		{"jitter above netem's", []string{"--set", "impairments=[{name: x, delay: 5s, jitter: 3s}]"}, []string{"spec.impairments[0].jitter", "maximum"}},
+		{"unknown where", []string{"--set", "impairAt={where: eth9}"}, []string{"spec.impairAt.where", `unknown device "eth9"`}},
+	}
+	if netemMissing(t) {
+		cases = append(cases, struct {
+			name string
+			args []string
+			want []string
+		}{"no netem in this kernel", nil, []string{"netem", "sch_netem", "impairments delay-low and 3 more", "flannel-vxlan, flannel-udp"}})
+	} else {
+		t.Log("this kernel has netem: the refusal for a missing netem is not exercised")
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			jdir := t.TempDir()
+			out := filepath.Join(t.TempDir(), "run")
+			before := snapshot(t)
+			args := append([]string{"run", "flannel-backends", "--quick", "--out", out, "--journal-dir", jdir}, tc.args...)
+			r := cnibench(t, nil, args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", r.code, r.stderr)
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
+				t.Errorf("want one error line, got %d:\n%s", len(lines), r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q does not say %q", r.stderr, w)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("run directory %s was created", out)
+			}
+			if ents := runLeftovers(jdir); len(ents) != 0 {
+				t.Errorf("journal written: %v", ents)
+			}
+			assertUntouched(t, before, "")
+		})
+	}
+}
+
+// Without its impairments flannel-backends runs here end to end (the
+// quick-none profile: the unimpaired rows), with the paper's references,
+// the Ethernet bound of the saturated UDP cells and both nodes' CPU and
+// memory, and leaves nothing behind.
+func TestFlannelBackendsWithoutImpairments(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	before := snapshot(t)
+	r := cnibench(t, nil, "run", "flannel-backends", "--profile", "quick-none", "--set", "duration=3s",
+		"--out", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	samples, _ := os.ReadFile(filepath.Join(out, "samples.jsonl"))
+	if n := strings.Count(string(samples), "\n"); n != 6 {
+		t.Errorf("%d samples, want 6 (2 datapaths x 3 variants)", n)
+	}
+	if strings.Contains(string(samples), `"impairment"`) {
+		t.Error("unimpaired cells carry an impairment name")
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	for _, w := range []string{"Ethernet bound of the encapsulation", "Published reference numbers", "Verdicts", "paper (VWall) Table V"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("summary.md lacks %q", w)
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
+	for _, m := range []string{"node_cpu_percent_client", "node_cpu_percent_server", "node_memory_percent_client", "node_memory_percent_server"} {
+		if !strings.Contains(string(csv), m) {
+			t.Errorf("summary.csv lacks %s", m)
+		}
+	}
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("journal left behind: %v", ents)
+	}
+	assertUntouched(t, before, "")
+}

@@ -1,0 +1,86 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// flannel-backends' quick profile on synthetic numbers: verdicts follow
+// spec.verdict's criteria with the paper's beside them, saturated UDP
+// cells get the Ethernet bound, and a reference to an impairment matches
+// only that impairment's rows ("none" the unimpaired ones).
+func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick"}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per impairment: UDP receiver Mbit/s and loss %, TCP Mbit/s.
+	udp := map[string][2]float64{"": {923, 18}, "delay-low": {780, 2}, "loss-low": {700, 40}}
+	tcp := map[string]float64{"": 900, "delay-low": 700, "loss-low": 50}
+	var samples []results.Sample
+	for _, dp := range []string{"flannel-vxlan", "flannel-udp"} {
+		for imp, u := range udp {
+			for trial := 1; trial <= 2; trial++ {
+				samples = append(samples,
+					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "udp@1500M", Replicas: 1, Impairment: imp}, Trial: trial,
+						Metrics: map[string]float64{"bitrate": u[0] * 1e6 * wobble(trial), "offered_bps": 1500e6, "lost_percent": u[1]}},
+					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp@1G", Replicas: 1, Impairment: imp}, Trial: trial,
+						Metrics: map[string]float64{"bitrate": tcp[imp] * 1e6 * wobble(trial), "offered_bps": 1e9}})
+			}
+		}
+	}
+	m := Build(s, samples)
+	got := map[[3]string]Verdict{}
+	for _, v := range m.Verdicts {
+		got[[3]string{v.Datapath, v.Workload, v.Impairment}] = v
+	}
+	for _, c := range []struct {
+		dp, wl, imp    string
+		pass, disagree bool
+	}{
+		{"flannel-vxlan", "udp@1500M", "", true, false}, // 923/1500 = 0.62 of offered, 18% lost
+		{"flannel-vxlan", "udp@1500M", "loss-low", false, true},
+		{"flannel-udp", "tcp@1G", "delay-low", true, false},
+		{"flannel-udp", "tcp@1G", "loss-low", false, true},
+	} {
+		v, ok := got[[3]string{c.dp, c.wl, c.imp}]
+		if !ok {
+			t.Errorf("%v: no verdict", c)
+			continue
+		}
+		if v.Pass != c.pass || v.Paper == nil || v.Disagree != c.disagree {
+			t.Errorf("%s %s %q: pass %v (%s), paper %v, disagree %v; want pass %v disagree %v",
+				c.dp, c.wl, c.imp, v.Pass, v.Why, v.Paper, v.Disagree, c.pass, c.disagree)
+		}
+	}
+	// 3 impairments x 2 workloads x 2 datapaths
+	if len(m.Verdicts) != 12 {
+		t.Errorf("%d verdicts, want 12", len(m.Verdicts))
+	}
+	// Every UDP cell offers 1500 Mbit/s on the 1 Gbit/s link: saturated.
+	if len(m.Bounds) != 6 {
+		t.Fatalf("%d bounds, want 6: %+v", len(m.Bounds), m.Bounds)
+	}
+	for _, b := range m.Bounds {
+		want := EthernetBound(1e9, 1422, map[string]int{"flannel-vxlan": 50, "flannel-udp": 28}[b.Datapath])
+		if b.Bound != want || b.Payload != 1422 {
+			t.Errorf("%s: bound %v payload %d, want %v 1422", b.Datapath, b.Bound, b.Payload, want)
+		}
+	}
+	matched := map[string]int{}
+	for _, r := range m.References {
+		matched[r.Reference.Impairment] += len(r.Rows)
+		for _, row := range r.Rows {
+			if (r.Reference.Impairment == "none" && row.Impairment != "") || (r.Reference.Impairment != "none" && r.Reference.Impairment != "" && row.Impairment != r.Reference.Impairment) {
+				t.Errorf("reference %+v matched row %+v", r.Reference, row.Cell)
+			}
+		}
+	}
+	if matched["none"] == 0 || matched["loss-low"] == 0 || matched["delay-low"] == 0 {
+		t.Errorf("references matched rows per impairment: %v", matched)
+	}
+}

@@ -1,0 +1,120 @@
+package knob
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/impair"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// impairEntry applies the cell's network impairment (spec.impairments,
+// a netem qdisc) on the device(s) spec.impairAt names, for one trial.
+// The device's qdisc is journaled first (journal.Qdisc holding
+// impair.Prev), so `cnibench cleanup` puts it back after a crash; the
+// undo reverts exactly what impair.Apply recorded and marks it done.
+var impairEntry = Entry{
+	Name: "impairment",
+	Changes: "netem qdisc (egress, or ingress through an ifb device) on the device spec.impairAt.where names: " +
+		"the client or server node's tunnel device, the client node's underlay or the measured client pods' host-side veths; the cell's impairment",
+	Scope:  Trial,
+	Wanted: func(t *Target) bool { return !t.Impairment.IsNone() && t.Impairment.Name != "" },
+	Needs: func(t *Target) []string {
+		f := []string{probe.Netem}
+		if t.Study != nil && t.Study.Spec.ImpairAt.Direction == study.DirIngress {
+			f = append(f, probe.IFB)
+		}
+		return f
+	},
+	Apply: applyImpairment,
+}
+
+// impairDevices are the devices spec.impairAt.where names in this cell.
+func impairDevices(t *Target) ([]netns.Iface, error) {
+	where := t.Study.Spec.ImpairAt.Where
+	switch where {
+	case study.WhereClientTunnel, "":
+		if d, ok := t.Cluster.Client().Tunnel(); ok {
+			return []netns.Iface{d}, nil
+		}
+	case study.WhereServerTunnel:
+		if d, ok := t.Cluster.Server().Tunnel(); ok {
+			return []netns.Iface{d}, nil
+		}
+	case study.WhereUnderlay:
+		return []netns.Iface{t.Cluster.Client().Underlay()}, nil
+	case study.WhereClientPods:
+		return t.Cluster.Client().HostVeths(t.MeasuredClients)
+	default:
+		return nil, fmt.Errorf("unknown impairment device %q", where)
+	}
+	return nil, fmt.Errorf("datapath %s has no tunnel device for impairAt.where %s; use underlay or client-pods", t.Datapath.Name, where)
+}
+
+func applyImpairment(_ context.Context, t *Target) (Undo, error) {
+	name := t.Impairment.Name
+	spec, err := impair.Resolve(t.Impairment.Name, t.Impairment.Fields)
+	if err != nil {
+		return nil, fmt.Errorf("impairment %s: %w", name, err)
+	}
+	devs, err := impairDevices(t)
+	if err != nil {
+		return nil, fmt.Errorf("impairment %s: %w", name, err)
+	}
+	apply := impair.Apply
+	if t.Study.Spec.ImpairAt.Direction == study.DirIngress {
+		apply = impair.ApplyIngress
+	}
+	type done struct {
+		prev impair.Prev
+		seq  int
+	}
+	var applied []done
+	undo := func() error {
+		var errs []error
+		for i := len(applied) - 1; i >= 0; i-- {
+			d := applied[i]
+			if err := impair.Revert(d.prev); err != nil {
+				errs = append(errs, fmt.Errorf("revert impairment %s on %s: %w", name, d.prev.Dev, err))
+				continue
+			}
+			if d.seq > 0 && t.Journal != nil {
+				errs = append(errs, t.Journal.MarkDone(d.seq))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, dev := range devs {
+		seq := 0
+		record := func(p impair.Prev) error {
+			if t.Journal == nil {
+				return nil
+			}
+			b, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			seq, err = t.Journal.RecordQdisc(journal.Qdisc{Netns: dev.Netns, Dev: dev.Name, Prev: b})
+			return err
+		}
+		prev, err := apply(dev.Netns, dev.Name, spec, record)
+		if seq > 0 || err == nil {
+			// Recorded: whether or not the netem went in, the revert
+			// is what undoes it (a no-op when nothing was installed).
+			applied = append(applied, done{prev, seq})
+		}
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("impairment %s on %s: %w", name, dev.Name, err), undo())
+		}
+	}
+	t.Impaired = nil
+	for _, d := range applied {
+		t.Impaired = append(t.Impaired, netns.Iface{Netns: d.prev.Netns, Name: d.prev.Device()})
+	}
+	return undo, nil
+}
