@@ -106,7 +106,9 @@ func session(t *testing.T, cfg Config) (*Client, func() error) {
 		outW.Close()
 		errc <- err
 	}()
-	return NewClient(inW, outR), func() error { return <-errc }
+	c := NewClient(inW, outR)
+	c.SetRun(NewServer(cfg).cfg.Run)
+	return c, func() error { return <-errc }
 }
 
 func TestProtocolReadWriteRevertOnEOF(t *testing.T) {

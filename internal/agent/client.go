@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
@@ -23,14 +24,48 @@ type Client struct {
 	r    *bufio.Reader
 	next int
 	err  error // sticky: a broken stream stays broken
+	run  string
+	// timeout bounds each call; slow ops (perf's report, replaying
+	// journals) get slowTimeout.
+	timeout, slowTimeout time.Duration
 }
+
+// Default deadlines of a call: an agent that does not answer in time
+// (a hung node, an exec stream stuck in the API server) fails the call
+// instead of hanging the run.
+const (
+	DefaultCallTimeout = 30 * time.Second
+	SlowCallTimeout    = 3 * time.Minute
+)
+
+// ErrTimeout is a call the agent did not answer within its deadline; the
+// session is broken afterwards (a late answer would pair with the next
+// request).
+var ErrTimeout = errors.New("agent did not answer in time")
+
+// slowOps take longer than a knob write: perf's report, replaying
+// journals, reverting a session, sampling windows.
+var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true}
 
 var _ tune.FS = (*Client)(nil)
 
 // NewClient returns a client that writes requests to w and reads
 // responses from r. Close closes w, which ends the session.
 func NewClient(w io.WriteCloser, r io.Reader) *Client {
-	return &Client{w: w, r: bufio.NewReaderSize(r, 64<<10)}
+	return &Client{w: w, r: bufio.NewReaderSize(r, 64<<10), timeout: DefaultCallTimeout, slowTimeout: SlowCallTimeout}
+}
+
+// SetRun names the run every request carries; the agent session answers
+// only its own run's requests.
+func (c *Client) SetRun(run string) { c.run = run }
+
+// SetTimeouts sets the deadline of ordinary and of slow calls.
+func (c *Client) SetTimeouts(normal, slow time.Duration) { c.timeout, c.slowTimeout = normal, slow }
+
+// Hello is the version handshake: it returns the agent's version.
+func (c *Client) Hello(controllerVersion string) (string, error) {
+	r, err := c.Call(Request{Op: OpHello, Value: controllerVersion})
+	return r.Value, err
 }
 
 // Close ends the session: the agent reverts what is still changed.
@@ -53,19 +88,48 @@ func (c *Client) Call(req Request) (Response, error) {
 	}
 	c.next++
 	req.ID = c.next
+	req.Run = c.run
 	b, err := json.Marshal(req)
 	if err != nil {
 		return Response{}, err
 	}
-	if _, err := c.w.Write(append(b, '\n')); err != nil {
-		c.err = fmt.Errorf("agent session: send: %w", err)
+	timeout := c.timeout
+	if slowOps[req.Op] {
+		timeout = c.slowTimeout
+	}
+	type result struct {
+		line []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if _, err := c.w.Write(append(b, '\n')); err != nil {
+			done <- result{err: fmt.Errorf("agent session: send: %w", err)}
+			return
+		}
+		line, err := c.r.ReadBytes('\n')
+		if err != nil {
+			err = fmt.Errorf("agent session: receive: %w", err)
+		}
+		done <- result{line, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var res result
+	select {
+	case res = <-done:
+	case <-t.C:
+		// Closing stdin ends the session on the agent's side (it reverts
+		// what it changed); the goroutine ends when the stream does.
+		c.err = fmt.Errorf("%w: %s (request %d) got no answer within %v; session closed", ErrTimeout, req.Op, req.ID, timeout)
+		c.w.Close()
 		return Response{}, c.err
 	}
-	line, err := c.r.ReadBytes('\n')
-	if err != nil {
-		c.err = fmt.Errorf("agent session: receive: %w", err)
+	if res.err != nil {
+		c.err = res.err
 		return Response{}, c.err
 	}
+	line := res.line
 	var resp Response
 	if err := json.Unmarshal(line, &resp); err != nil {
 		c.err = fmt.Errorf("agent session: bad response %q: %w", truncate(line), err)

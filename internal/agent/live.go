@@ -8,8 +8,10 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 )
 
-// livePIDs returns the owners of journals in dir that are alive.
-func livePIDs(dir string) []int {
+// livePIDs returns the owners of journals in dir that are alive; with
+// run set, only those of that run's sessions (journals are named
+// RUN_PID).
+func livePIDs(dir, run string) []int {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -21,6 +23,10 @@ func livePIDs(dir string) []int {
 		}
 		r, err := journal.ReadReplay(filepath.Join(dir, e.Name()))
 		if err != nil {
+			continue
+		}
+		if run != "" && !strings.HasPrefix(r.Header.RunID, run+"_") {
+			r.Release()
 			continue
 		}
 		if r.Header.PID != os.Getpid() && journal.ProcessAlive(r.Header.PID, r.Header.PIDStart) {

@@ -41,6 +41,7 @@ import (
 // Ops of a Request.
 const (
 	OpPing        = "ping"
+	OpHello       = "hello" // version handshake: Value is the controller's version, the answer the agent's
 	OpRead        = "read"
 	OpWrite       = "write"
 	OpList        = "list"
@@ -79,8 +80,11 @@ func PodNetns(namespace, name string) string {
 
 // Request is one line the controller sends.
 type Request struct {
-	ID    int    `json:"id"`
-	Op    string `json:"op"`
+	ID int    `json:"id"`
+	Op string `json:"op"`
+	// Run is the run the request belongs to; a session answers only
+	// requests of the run it was started for (`agent serve --run`).
+	Run   string `json:"run,omitempty"`
 	Netns string `json:"netns,omitempty"`
 	FS    string `json:"fs,omitempty"`
 	Path  string `json:"path,omitempty"`

@@ -24,8 +24,13 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
+	"github.com/cnibench/cnibench/internal/version"
 	"golang.org/x/sys/unix"
 )
+
+// defaultRun is the run of a server started without one (the installed
+// daemon, `agent replay`).
+const defaultRun = "agent"
 
 // DefaultJournalDir is where agent sessions keep their journals on the
 // node (a hostPath volume, so a restarted agent pod finds them).
@@ -60,6 +65,9 @@ type Config struct {
 	// CPP makes the CPU-cost-per-packet recorder of a window (default: a
 	// cpp.Recorder running perf on this node).
 	CPP func(ifs []netns.Iface) (CPPRecorder, error)
+	// writable vets a write's path (default checkWritable, the
+	// allowlist); only tests in this package change it.
+	writable func(fsKind, p string) error
 }
 
 // CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder).
@@ -118,7 +126,7 @@ func NewServer(cfg Config) *Server {
 		cfg.JournalDir = DefaultJournalDir
 	}
 	if cfg.Run == "" {
-		cfg.Run = "agent"
+		cfg.Run = defaultRun
 	}
 	if cfg.AddrDev == nil {
 		cfg.AddrDev = addrDev
@@ -131,6 +139,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.CPP == nil {
 		cfg.CPP = newCPPRecorder
+	}
+	if cfg.writable == nil {
+		cfg.writable = checkWritable
 	}
 	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
 	if _, local := cfg.FS.(tune.LocalFS); local {
@@ -219,14 +230,24 @@ func removeEmptyDir(dir string) {
 // Handle answers one request.
 func (s *Server) Handle(req Request) Response {
 	resp := Response{ID: req.ID}
+	if req.Run != s.cfg.Run {
+		// A session is one run's: a request naming another run (or none)
+		// is refused before anything is read or changed.
+		resp.Error = fmt.Sprintf("request for run %q refused: this session serves run %q", req.Run, s.cfg.Run)
+		return resp
+	}
 	var err error
 	switch req.Op {
 	case OpPing:
 		resp.Value = "pong"
+	case OpHello:
+		resp.Value = version.Version
 	case OpRead:
 		resp.Value, err = s.fs.Read(req.Netns, req.FS, req.Path)
 	case OpWrite:
-		err = s.write(req.Netns, req.FS, req.Path, req.Value)
+		if err = s.cfg.writable(req.FS, req.Path); err == nil {
+			err = s.write(req.Netns, req.FS, req.Path, req.Value)
+		}
 	case OpList:
 		resp.List, err = s.fs.List(req.Netns, req.FS, req.Path)
 	case OpHostVeth:

@@ -114,7 +114,7 @@ func Daemon(ctx context.Context, cfg Config, interval time.Duration, logf func(s
 	for {
 		select {
 		case <-ctx.Done():
-			stopSessions(s.cfg.JournalDir, 10*time.Second)
+			stopSessions(s.cfg.JournalDir, daemonRun(s.cfg.Run), 10*time.Second)
 			replay()
 			// Nothing left to revert: leave no empty directory on the node.
 			removeEmptyDir(s.cfg.JournalDir)
@@ -125,15 +125,28 @@ func Daemon(ctx context.Context, cfg Config, interval time.Duration, logf func(s
 	}
 }
 
-// stopSessions sends SIGTERM to the owners of live journals and waits
-// (up to timeout) for their journals to be retired or their owners gone.
-func stopSessions(dir string, timeout time.Duration) {
-	pids := livePIDs(dir)
+// daemonRun is the run whose sessions a stopping daemon may signal: a
+// daemon started for one run (`agent daemon --run ID`) touches only that
+// run's sessions, never another run's on the same node. The installed
+// agent (no --run) owns every session on its node: they run in its
+// container and end with it anyway, so it asks all of them to revert.
+func daemonRun(run string) string {
+	if run == defaultRun {
+		return ""
+	}
+	return run
+}
+
+// stopSessions sends SIGTERM to the owners of live journals of run (""
+// is every run) and waits (up to timeout) for their journals to be
+// retired or their owners gone.
+func stopSessions(dir, run string, timeout time.Duration) {
+	pids := livePIDs(dir, run)
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
 	deadline := time.Now().Add(timeout)
-	for len(livePIDs(dir)) > 0 && time.Now().Before(deadline) {
+	for len(livePIDs(dir, run)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }

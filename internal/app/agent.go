@@ -130,7 +130,7 @@ func newAgentReplayCmd(f *agentFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			srv := agent.NewServer(f.config())
-			r := srv.Handle(agent.Request{Op: agent.OpReplay})
+			r := srv.Handle(agent.Request{Op: agent.OpReplay, Run: f.run})
 			fmt.Fprintf(cmd.OutOrStdout(), "reverted %d values\n", r.Reverted)
 			if r.Error != "" {
 				return fmt.Errorf("replay: %s", r.Error)

@@ -10,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
@@ -33,6 +36,7 @@ var kubeJournalDir = filepath.Join(journal.DefaultDir, "kube")
 // kube manifests).
 type kubeFlags struct {
 	kubeconfig, context, namespace string
+	agentNamespace                 string
 	serverNode, clientNode         string
 	image, pullPolicy              string
 	cniConfDir                     string
@@ -42,7 +46,8 @@ type kubeFlags struct {
 func (f *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kube engine: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&f.context, "context", "", "kube engine: kubeconfig context (default: the current one)")
-	fs.StringVar(&f.namespace, "namespace", kube.DefaultNamespace, "kube engine: namespace of the run's pods, Services and agent")
+	fs.StringVar(&f.namespace, "namespace", kube.DefaultNamespace, "kube engine: namespace of the run's pods, Services and Lease (Pod Security baseline; not default or kube-*)")
+	fs.StringVar(&f.agentNamespace, "agent-namespace", kube.DefaultAgentNamespace, "kube engine: namespace of the installed agent (see 'cnibench kube install')")
 	fs.StringVar(&f.serverNode, "server-node", kube.DefaultServerSelector, "kube engine: server node name, or a label selector matching one node")
 	fs.StringVar(&f.clientNode, "client-node", kube.DefaultClientSelector, "kube engine: client node name, or a label selector matching one node")
 	fs.StringVar(&f.image, "image", kube.DefaultImage, "kube engine: image with cnibench and the workload tools (see 'cnibench kube image')")
@@ -53,7 +58,7 @@ func (f *kubeFlags) register(fs *pflag.FlagSet) {
 
 func (f *kubeFlags) config() *kube.Config {
 	c := kube.Config{
-		Kubeconfig: f.kubeconfig, Context: f.context, Namespace: f.namespace,
+		Kubeconfig: f.kubeconfig, Context: f.context, Namespace: f.namespace, AgentNamespace: f.agentNamespace,
 		ServerNode: f.serverNode, ClientNode: f.clientNode,
 		Image: f.image, PullPolicy: corev1.PullPolicy(f.pullPolicy), CNIConfDir: f.cniConfDir, Timeout: f.timeout,
 	}
@@ -64,30 +69,34 @@ func (f *kubeFlags) config() *kube.Config {
 func newKubeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kube",
-		Short: "Kubernetes helpers: print the objects a run creates, build the image",
-		Example: "  cnibench kube manifests --replicas 2 --server-node worker-1 --client-node worker-2\n" +
+		Short: "Kubernetes helpers: install the agent, print the objects a run creates, build the image",
+		Example: "  cnibench kube install --image registry.example.com/cnibench@sha256:...   # once, by an admin\n" +
 			"  cnibench kube manifests --rbac --subject jane@example.com | kubectl apply -f -\n" +
+			"  cnibench kube manifests --replicas 2 --server-node worker-1 --client-node worker-2\n" +
 			"  cnibench kube image --out cnibench.tar && ctr -n k8s.io images import cnibench.tar",
 	}
-	cmd.AddCommand(newKubeManifestsCmd(), newKubeImageCmd())
+	cmd.AddCommand(newKubeManifestsCmd(), newKubeInstallCmd(), newKubeImageCmd())
 	return cmd
 }
 
 func newKubeManifestsCmd() *cobra.Command {
 	var f kubeFlags
 	var replicas int
-	var rbac bool
-	var subject string
+	var rbac, install, allowTag bool
+	var subject, agentNodes string
 	cmd := &cobra.Command{
 		Use:   "manifests",
-		Short: "Print every object a kube run would create (or the RBAC it needs), for review",
-		Long: `Prints, as YAML, the agent DaemonSet, the DNS probe pod (created for a moment when the
+		Short: "Print every object a kube run would create (or the RBAC it needs, or the agent install), for review",
+		Long: `Prints, as YAML, the run's Lease, the DNS probe pod (created for a moment when the
 cluster has a DNS Service), the server pods, their Services and the client pods that
 'cnibench run --engine kube' creates for the given replica count (run ID "review"). With
---rbac it prints instead the namespace, the least-privilege Role (pods, services,
-pods/exec, daemonsets in the namespace), the read-only ClusterRole (nodes, daemonsets) and
+--rbac it prints instead the workload namespace (Pod Security baseline), the runner's
+Role there (pods, services, pods/exec, leases), its Role in the agent's namespace (get and
+list pods, exec in them: nothing else), the read-only ClusterRole (nodes, daemonsets) and
 the optional read-only Role in kube-system (services, endpointslices: is cluster DNS up?)
-with bindings for --subject, ready for kubectl apply. Nothing is contacted.`,
+with bindings for --subject. With --install it prints what 'cnibench kube install'
+applies: the agent's namespace (Pod Security privileged) and its DaemonSet. Nothing is
+contacted.`,
 		Example: "  cnibench kube manifests --replicas 2 --server-node worker-1 --client-node worker-2\n" +
 			"  cnibench kube manifests --rbac --subject system:serviceaccount:ci:cnibench",
 		Args: cobra.NoArgs,
@@ -98,9 +107,18 @@ with bindings for --subject, ready for kubectl apply. Nothing is contacted.`,
 				return inputErr(err)
 			}
 			var objs []runtime.Object
-			if rbac {
+			switch {
+			case rbac && install:
+				return inputErr(errors.New("--rbac and --install print different things; choose one"))
+			case rbac:
 				objs = cfg.RBAC(subject)
-			} else {
+			case install:
+				sel, err := installObjects(cfg, agentNodes, allowTag)
+				if err != nil {
+					return inputErr(err)
+				}
+				objs = sel
+			default:
 				objs = cfg.RunObjects(f.serverNode, f.clientNode, replicas)
 			}
 			b, err := kube.YAML(objs)
@@ -113,8 +131,89 @@ with bindings for --subject, ready for kubectl apply. Nothing is contacted.`,
 	}
 	f.register(cmd.Flags())
 	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of server/client pod pairs")
-	cmd.Flags().BoolVar(&rbac, "rbac", false, "print the namespace, Role, ClusterRole and bindings instead")
+	cmd.Flags().BoolVar(&rbac, "rbac", false, "print the namespaces, Roles, ClusterRole and bindings instead")
+	cmd.Flags().BoolVar(&install, "install", false, "print the agent's namespace and DaemonSet ('cnibench kube install') instead")
+	registerInstallFlags(cmd.Flags(), &agentNodes, &allowTag)
 	cmd.Flags().StringVar(&subject, "subject", "cnibench", "user (or system:serviceaccount:NS:NAME) the RBAC bindings grant")
+	return cmd
+}
+
+func registerInstallFlags(fs *pflag.FlagSet, agentNodes *string, allowTag *bool) {
+	fs.StringVar(agentNodes, "agent-nodes", "", "install: run the agent only on nodes with these labels (k=v,k2=v2; default every node)")
+	fs.BoolVar(allowTag, "allow-tag", false, "install: accept an agent image not pinned by digest (test clusters with imported images)")
+}
+
+// installObjects are the agent's namespace and DaemonSet, after the
+// image and node selector are checked.
+func installObjects(cfg kube.Config, agentNodes string, allowTag bool) ([]runtime.Object, error) {
+	if !allowTag {
+		if err := kube.CheckDigest(cfg.Image); err != nil {
+			return nil, err
+		}
+	}
+	sel, err := parseLabels(agentNodes)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.AgentInstall(sel), nil
+}
+
+// parseLabels reads "k=v,k2=v2".
+func parseLabels(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--agent-nodes %q: want key=value[,key=value]", s)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func newKubeInstallCmd() *cobra.Command {
+	var f kubeFlags
+	var agentNodes string
+	var allowTag bool
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install the node agent once (cluster administrator): its privileged namespace and DaemonSet",
+		Long: `Creates or updates the agent's namespace (--agent-namespace, Pod Security privileged)
+and the agent DaemonSet in it, with the image pinned by digest. This is the one step that
+needs the right to run privileged pods; runners then need only the Roles of
+'cnibench kube manifests --rbac', which cannot create pods there. A runner refuses an
+agent of another cnibench version. 'cnibench kube manifests --install' prints the same
+objects for review or for kubectl apply.`,
+		Example: "  cnibench kube install --image registry.example.com/cnibench@sha256:<digest> --agent-nodes cnibench.io/bench=true",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			quietKlog()
+			cfg := *f.config()
+			if err := cfg.Validate(); err != nil {
+				return inputErr(err)
+			}
+			objs, err := installObjects(cfg, agentNodes, allowTag)
+			if err != nil {
+				return inputErr(err)
+			}
+			_, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
+			if err != nil {
+				return inputErr(err)
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+			defer cancel()
+			done, err := kube.Install(ctx, cs, objs)
+			for _, d := range done {
+				fmt.Fprintln(cmd.OutOrStdout(), d)
+			}
+			return err
+		},
+	}
+	f.register(cmd.Flags())
+	registerInstallFlags(cmd.Flags(), &agentNodes, &allowTag)
 	return cmd
 }
 
@@ -213,13 +312,17 @@ func quietKlog() {
 	klog.SetOutput(io.Discard)
 }
 
-// kubeCleanup removes objects of dead kube runs: their agents revert what
-// dead sessions left, then every object with the run's label is deleted
-// (waiting until the pods are gone), then the controller journals of
-// those runs are removed.
+// kubeCleanup removes objects of dead kube runs: the installed agents
+// revert what dead sessions left, then every object with the run's label
+// is deleted (waiting until the pods are gone, the Lease last), then the
+// controller journals of those runs and their temporary directories are
+// removed. A run is dead when its own Lease went stale.
 func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, all, dryRun bool) error {
 	quietKlog()
 	cfg := f.config()
+	if err := cfg.Validate(); err != nil {
+		return inputErr(err)
+	}
 	rc, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
 	if err != nil {
 		return inputErr(err)
@@ -227,7 +330,7 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 	if _, err := kube.Ping(ctx, cs, 15*time.Second); err != nil {
 		return inputErr(fmt.Errorf("%w: %w", kube.ErrUnreachable, err))
 	}
-	runs, err := kube.ListRuns(ctx, cs, cfg.Namespace)
+	runs, err := kube.ListRuns(ctx, cs, cfg.Namespace, time.Now())
 	if err != nil {
 		return err
 	}
@@ -238,21 +341,15 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 	}
 	ex := &kube.APIExecer{Config: rc, Client: cs}
 	var errs []error
+	if len(stale) > 0 && !dryRun {
+		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace))
+	}
 	for _, r := range stale {
 		if dryRun {
 			for _, o := range r.Objects {
 				fmt.Fprintf(w, "run %s: would delete %s\n", r.Run, o)
 			}
 			continue
-		}
-		for _, pod := range r.AgentPods {
-			var out, stderr bytes.Buffer
-			err := ex.Exec(ctx, cfg.Namespace, pod, "agent", []string{kube.BinPath, "agent", "replay"}, nil, &out, &stderr)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("run %s: agent %s replay: %w: %s", r.Run, pod, err, stderr.String()))
-			} else {
-				fmt.Fprintf(w, "run %s: agent %s: %s", r.Run, pod, out.String())
-			}
 		}
 		deleted, err := kube.DeleteRun(ctx, cs, cfg.Namespace, r.Run, true)
 		for _, o := range deleted {
@@ -262,7 +359,12 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 			errs = append(errs, err)
 			continue
 		}
-		os.Remove(filepath.Join(kubeJournalDir, r.Run+journal.Ext))
+		if rep, err := journal.ReadReplay(filepath.Join(kubeJournalDir, r.Run+journal.Ext)); err == nil {
+			removeRunFiles(w, rep)
+			if err := rep.Remove(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(w, "no kube run objects in namespace "+cfg.Namespace)
@@ -279,11 +381,12 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 		id := r.Header.RunID
 		if inCluster[id] || (only != "" && id != only) || dryRun {
 			if dryRun && !inCluster[id] {
-				fmt.Fprintf(w, "run %s: would remove its controller journal\n", id)
+				fmt.Fprintf(w, "run %s: would remove its controller journal and temporary files\n", id)
 			}
 			r.Release()
 			continue
 		}
+		removeRunFiles(w, r)
 		if err := r.Remove(); err != nil {
 			errs = append(errs, err)
 			continue
@@ -291,4 +394,52 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 		fmt.Fprintf(w, "run %s: removed its controller journal\n", id)
 	}
 	return errors.Join(errs...)
+}
+
+// replayAgents asks every installed agent to revert the journals of dead
+// sessions on its node, each exec under its own deadline.
+func replayAgents(ctx context.Context, w io.Writer, cs kubernetes.Interface, ex kube.Execer, agentNS string) error {
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	pods, err := cs.CoreV1().Pods(agentNS).List(lctx, metav1.ListOptions{LabelSelector: kube.AgentSelector()})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("list agent pods in %s: %w", agentNS, err)
+	}
+	var errs []error
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		var out, stderr bytes.Buffer
+		ectx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := ex.Exec(ectx, agentNS, p.Name, "agent", []string{kube.BinPath, "agent", "replay"}, nil, &out, &stderr)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agent %s on %s: replay: %w: %s", p.Name, p.Spec.NodeName, err, stderr.String()))
+			continue
+		}
+		fmt.Fprintf(w, "agent %s on %s: %s", p.Name, p.Spec.NodeName, out.String())
+	}
+	return errors.Join(errs...)
+}
+
+// removeRunFiles removes the temporary directory a dead kube run's
+// controller journal recorded (the runner's TMPDIR for the run: perf
+// data, tools' scratch files). Only the run's own temporary directory is
+// removed: a journal must not widen what cleanup deletes.
+func removeRunFiles(w io.Writer, r *journal.Replay) {
+	for _, e := range r.Pending() {
+		o := e.Object
+		if o == nil || o.Kind != journal.KindDir || !journal.IsTempDir(o.Name, r.Header.RunID) {
+			continue
+		}
+		if _, err := os.Stat(o.Name); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(o.Name); err != nil {
+			fmt.Fprintf(w, "run %s: remove %s: %v\n", r.Header.RunID, o.Name, err)
+			continue
+		}
+		fmt.Fprintf(w, "run %s: removed its temporary directory %s\n", r.Header.RunID, o.Name)
+	}
 }

@@ -20,8 +20,8 @@ func TestKubeManifestsCommand(t *testing.T) {
 	if n := strings.Count(y, "kind: Pod\n"); n != 5 {
 		t.Errorf("%d Pods, want 5 (2 pairs and the DNS probe)", n)
 	}
-	if !strings.Contains(y, "kind: DaemonSet") || !strings.Contains(y, "- w1\n") {
-		t.Errorf("no agent DaemonSet limited to w1:\n%s", y)
+	if strings.Contains(y, "kind: DaemonSet") || strings.Contains(y, "privileged") || !strings.Contains(y, "kind: Lease") {
+		t.Errorf("a run creates its Lease and no agent (installed apart):\n%s", y)
 	}
 
 	out.Reset()
@@ -29,6 +29,36 @@ func TestKubeManifestsCommand(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out.String(), "kind: ServiceAccount") || !strings.Contains(out.String(), "kind: ClusterRoleBinding") ||
 		!strings.Contains(out.String(), "namespace: kube-system") {
 		t.Errorf("rbac: exit %d\n%s", code, out.String())
+	}
+
+	// The runner's RBAC: nothing that creates pods in the agent's
+	// namespace, and the workload namespace is baseline.
+	rb := out.String()
+	for _, doc := range strings.Split(rb, "---\n") {
+		if strings.Contains(doc, "kind: Role\n") && strings.Contains(doc, "namespace: cnibench-agent") {
+			if strings.Contains(doc, "- create\n") && !strings.Contains(doc, "pods/exec") {
+				t.Errorf("agent-namespace Role grants create on something other than pods/exec:\n%s", doc)
+			}
+			if strings.Contains(doc, "daemonsets") || strings.Contains(doc, "- delete") || strings.Contains(doc, "- update") || strings.Contains(doc, "- patch") {
+				t.Errorf("agent-namespace Role grants more than get/list pods and exec:\n%s", doc)
+			}
+		}
+	}
+	if !strings.Contains(rb, "pod-security.kubernetes.io/enforce: baseline") {
+		t.Errorf("workload namespace not baseline:\n%s", rb)
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = Main(context.Background(), []string{"kube", "manifests", "--install", "--image", "docker.io/cnibench/cnibench:dev"}, &out, &errb)
+	if code != ExitBadInput || !strings.Contains(errb.String(), "not pinned by digest") {
+		t.Errorf("install with a tag: exit %d: %s", code, errb.String())
+	}
+	digest := "docker.io/cnibench/cnibench@sha256:" + strings.Repeat("ab", 32)
+	code = Main(context.Background(), []string{"kube", "manifests", "--install", "--image", digest, "--agent-nodes", "bench=yes"}, &out, &errb)
+	if code != ExitOK || !strings.Contains(out.String(), "kind: DaemonSet") || !strings.Contains(out.String(), "image: "+digest) ||
+		!strings.Contains(out.String(), "pod-security.kubernetes.io/enforce: privileged") || !strings.Contains(out.String(), "bench: \"yes\"") {
+		t.Errorf("install: exit %d %s\n%s", code, errb.String(), out.String())
 	}
 
 	code = Main(context.Background(), []string{"kube", "manifests", "--image-pull-policy", "Sometimes"}, &out, &errb)
@@ -42,5 +72,24 @@ func TestRunKubeUnreachableIsBadInput(t *testing.T) {
 	code := Main(context.Background(), []string{"run", "rps-rfs", "--quick", "--engine", "kube", "--kubeconfig", "/nonexistent/kubeconfig", "--out", t.TempDir() + "/r"}, &out, &errb)
 	if code != ExitBadInput || !strings.Contains(errb.String(), "cluster unreachable") {
 		t.Errorf("exit %d: %s", code, errb.String())
+	}
+}
+
+// --namespace refuses default and kube-*, exit 2 with one line, before
+// any cluster is contacted.
+func TestKubeNamespaceRefused(t *testing.T) {
+	for _, ns := range []string{"default", "kube-system", "kube-public"} {
+		for _, args := range [][]string{
+			{"run", "rps-rfs", "--quick", "--engine", "kube", "--kubeconfig", "/nonexistent/kubeconfig", "--namespace", ns, "--out", t.TempDir() + "/r"},
+			{"kube", "manifests", "--rbac", "--namespace", ns},
+			{"cleanup", "--kube", "--kubeconfig", "/nonexistent/kubeconfig", "--namespace", ns},
+		} {
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), args, &out, &errb)
+			msg := errb.String()
+			if code != ExitBadInput || !strings.Contains(msg, "--namespace "+ns+": cnibench needs a namespace of its own") || strings.Count(msg, "\n") != 1 {
+				t.Errorf("%v: exit %d: %q", args[:2], code, msg)
+			}
+		}
 	}
 }

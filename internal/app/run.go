@@ -61,6 +61,9 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			if f.engine == "kube" {
 				quietKlog()
 				opt.Kube = f.kube.config()
+				if err := opt.Kube.Validate(); err != nil {
+					return inputErr(err)
+				}
 				if opt.JournalDir == "" {
 					opt.JournalDir = kubeJournalDir
 				}

@@ -19,35 +19,57 @@ import (
 
 // RunInfo is what the cluster holds of one run.
 type RunInfo struct {
-	Run        string
-	Controller string   // AnnotationController of its objects
+	Run string
+	// Controller is the AnnotationController of the run's Lease (or, for
+	// a run without one, of its objects when they all agree).
+	Controller string
 	Objects    []string // "kind/name"
-	AgentPods  []string // running agent pods
+	// Lease says whether the runner still renews the run's Lease.
+	Lease LeaseState
+	// LeaseAge is how long ago the Lease was last renewed.
+	LeaseAge time.Duration
+
+	controllers map[string]bool
 }
 
-// ListRuns returns the runs that have objects in namespace.
-func ListRuns(ctx context.Context, cs kubernetes.Interface, namespace string) ([]RunInfo, error) {
+// ListRuns returns the runs that have objects in namespace, each with
+// the state of its own Lease at now.
+func ListRuns(ctx context.Context, cs kubernetes.Interface, namespace string, now time.Time) ([]RunInfo, error) {
 	sel := metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy + "," + LabelRun}
 	runs := map[string]*RunInfo{}
 	add := func(kind string, m metav1.ObjectMeta) *RunInfo {
 		run := m.Labels[LabelRun]
 		ri := runs[run]
 		if ri == nil {
-			ri = &RunInfo{Run: run}
+			ri = &RunInfo{Run: run, controllers: map[string]bool{}}
 			runs[run] = ri
 		}
 		if c := m.Annotations[AnnotationController]; c != "" {
-			ri.Controller = c
+			ri.controllers[c] = true
 		}
 		ri.Objects = append(ri.Objects, kind+"/"+m.Name)
 		return ri
 	}
-	ds, err := cs.AppsV1().DaemonSets(namespace).List(ctx, sel)
+	leases, err := cs.CoordinationV1().Leases(namespace).List(ctx, sel)
 	if err != nil {
-		return nil, fmt.Errorf("list DaemonSets: %w", err)
+		return nil, fmt.Errorf("list Leases: %w", err)
 	}
-	for _, d := range ds.Items {
-		add("daemonset", d.ObjectMeta)
+	for _, l := range leases.Items {
+		ri := add("lease", l.ObjectMeta)
+		// A run's liveness is its own Lease's renewal, never another
+		// object's annotation.
+		renew := l.CreationTimestamp.Time
+		if l.Spec.RenewTime != nil {
+			renew = l.Spec.RenewTime.Time
+		}
+		var secs int32
+		if l.Spec.LeaseDurationSeconds != nil {
+			secs = *l.Spec.LeaseDurationSeconds
+		}
+		ri.Lease, ri.LeaseAge = leaseState(renew, secs, now), now.Sub(renew).Round(time.Second)
+		if l.Spec.HolderIdentity != nil {
+			ri.Controller = *l.Spec.HolderIdentity
+		}
 	}
 	svcs, err := cs.CoreV1().Services(namespace).List(ctx, sel)
 	if err != nil {
@@ -61,18 +83,17 @@ func ListRuns(ctx context.Context, cs kubernetes.Interface, namespace string) ([
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	for i := range pods.Items {
-		p := &pods.Items[i]
-		ri := add("pod", p.ObjectMeta)
-		if p.Labels[LabelRole] == RoleAgent {
-			if ok, _ := podReady(p); ok {
-				ri.AgentPods = append(ri.AgentPods, p.Name)
-			}
-		}
+		add("pod", pods.Items[i].ObjectMeta)
 	}
 	var out []RunInfo
 	for _, ri := range runs {
+		if ri.Lease == LeaseNone && len(ri.controllers) == 1 {
+			for c := range ri.controllers {
+				ri.Controller = c
+			}
+		}
+		ri.controllers = nil
 		sort.Strings(ri.Objects)
-		sort.Strings(ri.AgentPods)
 		out = append(out, *ri)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Run < out[j].Run })
@@ -114,13 +135,23 @@ func Controller(annotation, hostname string, alive func(pid int, start uint64) b
 	return ControllerDead
 }
 
-// SelectStale picks the runs cleanup may remove: the named run (unless
-// its controller is alive here), else every run whose controller is dead
-// here, plus runs of unknown controllers when all is set.
+// SelectStale picks the runs cleanup may remove. A run with a Lease is
+// judged by it alone: fresh means its runner is alive (wherever it runs),
+// stale means it is gone. A run without a Lease (its runner died before
+// creating one, or an older cnibench) falls back to its objects'
+// controller annotation: dead here, or named with --run, or --all.
 func SelectStale(runs []RunInfo, only string, all bool, hostname string, alive func(int, uint64) bool) (stale []RunInfo, skipped map[string]string) {
 	skipped = map[string]string{}
 	for _, r := range runs {
 		if only != "" && r.Run != only {
+			continue
+		}
+		switch r.Lease {
+		case LeaseFresh:
+			skipped[r.Run] = fmt.Sprintf("its Lease was renewed %v ago: the runner (%s) is alive", r.LeaseAge, orUnknown(r.Controller))
+			continue
+		case LeaseStale:
+			stale = append(stale, r)
 			continue
 		}
 		switch Controller(r.Controller, hostname, alive) {
@@ -129,7 +160,7 @@ func SelectStale(runs []RunInfo, only string, all bool, hostname string, alive f
 			continue
 		case ControllerUnknown:
 			if only == "" && !all {
-				skipped[r.Run] = "started elsewhere (" + orUnknown(r.Controller) + "); name it with --run or use --all"
+				skipped[r.Run] = "no Lease, started elsewhere (" + orUnknown(r.Controller) + "); name it with --run or use --all"
 				continue
 			}
 		}
@@ -145,9 +176,9 @@ func orUnknown(s string) string {
 	return s
 }
 
-// DeleteRun deletes every object of a run in namespace: DaemonSets,
-// Services and pods with its label. With wait it returns once no pod of
-// the run is left (an agent pod reverts knobs as it stops). Deleting
+// DeleteRun deletes every object of a run in namespace: Services, pods
+// and, last, its Lease. With wait it returns once no pod of the run is
+// left. Deleting
 // what is already gone succeeds.
 func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run string, wait bool) ([]string, error) {
 	if run == "" {
@@ -159,16 +190,6 @@ func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run stri
 	var deleted []string
 	var errs []error
 	gone := func(err error) bool { return err == nil || apierrors.IsNotFound(err) }
-	ds, err := cs.AppsV1().DaemonSets(namespace).List(ctx, sel)
-	errs = append(errs, err)
-	if err == nil {
-		for _, d := range ds.Items {
-			if err := cs.AppsV1().DaemonSets(namespace).Delete(ctx, d.Name, opt); !gone(err) {
-				errs = append(errs, err)
-			}
-			deleted = append(deleted, "daemonset/"+d.Name)
-		}
-	}
 	svcs, err := cs.CoreV1().Services(namespace).List(ctx, sel)
 	errs = append(errs, err)
 	if err == nil {
@@ -192,8 +213,23 @@ func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run stri
 	if err := errors.Join(errs...); err != nil {
 		return deleted, fmt.Errorf("delete run %s: %w", run, err)
 	}
-	if !wait {
+	// The Lease goes last, once the pods are gone (or not waited for):
+	// until then a cut-short teardown leaves a Lease that goes stale.
+	deleteLease := func() ([]string, error) {
+		leases, err := cs.CoordinationV1().Leases(namespace).List(ctx, sel)
+		if err != nil {
+			return deleted, fmt.Errorf("delete run %s: %w", run, err)
+		}
+		for _, l := range leases.Items {
+			if err := cs.CoordinationV1().Leases(namespace).Delete(ctx, l.Name, metav1.DeleteOptions{}); !gone(err) {
+				return deleted, fmt.Errorf("delete run %s: %w", run, err)
+			}
+			deleted = append(deleted, "lease/"+l.Name)
+		}
 		return deleted, nil
+	}
+	if !wait {
+		return deleteLease()
 	}
 	for {
 		pods, err := cs.CoreV1().Pods(namespace).List(ctx, sel)
@@ -201,7 +237,7 @@ func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run stri
 			return deleted, err
 		}
 		if len(pods.Items) == 0 {
-			return deleted, nil
+			return deleteLease()
 		}
 		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
 			return deleted, fmt.Errorf("delete run %s: %d pods still terminating: %w", run, len(pods.Items), err)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/version"
 )
 
 // Cluster is a run's share of a real cluster.
@@ -30,6 +31,8 @@ type Cluster struct {
 	poll           time.Duration
 	resolveWait    time.Duration
 	addressing     Addressing
+	// stopLease ends the Lease renewal (nil before the Lease exists).
+	stopLease func()
 }
 
 var _ engine.Cluster = (*Cluster)(nil)
@@ -52,19 +55,22 @@ func Up(ctx context.Context, cs kubernetes.Interface, ex Execer, cfg Config, pla
 
 func (c *Cluster) up(ctx context.Context, place Placement) error {
 	cfg := c.cfg
-	ds := cfg.AgentDaemonSet([]string{place.Server.Name, place.Client.Name})
-	if _, err := c.cs.AppsV1().DaemonSets(cfg.Namespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create agent DaemonSet: %w", err)
+	// The Lease comes first: whatever the run creates after it is
+	// covered by its liveness, and Close deletes it last.
+	stop, err := startLease(ctx, c.cs, cfg, c.log)
+	if err != nil {
+		return err
 	}
+	c.stopLease = stop
 	agents, err := c.waitAgents(ctx, place.Server.Name, place.Client.Name)
 	if err != nil {
 		return err
 	}
 	mk := func(n *corev1.Node) (*Node, error) {
-		node := &Node{name: n.Name, ns: cfg.Namespace, agentPod: agents[n.Name], ip: NodeIP(n), cpus: NodeCPUs(n), exec: c.exec}
-		node.sess = openSession(c.exec, cfg.Namespace, node.agentPod, cfg.RunID)
-		if _, err := node.sess.client.Call(agentPing()); err != nil {
-			return node, fmt.Errorf("node %s: reach the agent: %w", n.Name, err)
+		node := &Node{name: n.Name, ns: cfg.Namespace, agentNS: cfg.AgentNamespace, agentPod: agents[n.Name], ip: NodeIP(n), cpus: NodeCPUs(n), exec: c.exec}
+		node.sess = openSession(c.exec, cfg.AgentNamespace, node.agentPod, cfg.RunID)
+		if err := handshake(node.sess.client, n.Name, version.Version); err != nil {
+			return node, err
 		}
 		if node.ip != "" {
 			if dev, err := node.sess.client.AddrDev(node.ip); err == nil {
@@ -116,13 +122,14 @@ func (c *Cluster) checkTools() error {
 // Addressing is how clients reach the server pods (decided by Up).
 func (c *Cluster) Addressing() Addressing { return c.addressing }
 
-// waitAgents waits until the agent pod on each node is running and
-// returns their names by node.
+// waitAgents waits until the installed agent's pod on each node is
+// running and returns their names by node. The runner does not deploy
+// the agent: an administrator installed it (`cnibench kube install`).
 func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]string, error) {
-	sel := LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleAgent
+	sel := AgentSelector()
 	deadline := time.Now().Add(c.cfg.Timeout)
 	for {
-		list, err := c.cs.CoreV1().Pods(c.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		list, err := c.cs.CoreV1().Pods(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return nil, fmt.Errorf("list agent pods: %w", err)
 		}
@@ -151,7 +158,7 @@ func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]s
 		if time.Now().After(deadline) {
 			detail := strings.Join(problems, "; ")
 			if detail == "" {
-				detail = "no agent pod was scheduled there (taints, node selector, or the DaemonSet controller is not running)"
+				detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; an administrator installs it once with `cnibench kube install` (its node selector must match these nodes)", c.cfg.AgentNamespace)
 			}
 			return nil, fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
 		}
@@ -394,6 +401,11 @@ func (c *Cluster) Close() error {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
 		}
 	}
+	if c.stopLease != nil {
+		c.stopLease()
+	}
+	// DeleteRun removes the Lease last: a teardown cut short leaves a
+	// Lease that goes stale, and `cleanup --kube` finishes the job.
 	_, err := DeleteRun(ctx, c.cs, c.cfg.Namespace, c.cfg.RunID, true)
 	errs = append(errs, err)
 	return errors.Join(errs...)

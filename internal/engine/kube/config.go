@@ -24,6 +24,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -50,11 +51,22 @@ const (
 	RoleAgent  = "agent"
 	// RoleProbe is the DNS probe pod (dns.go).
 	RoleProbe = "probe"
+	// RoleLease is the run's Lease (liveness for cleanup).
+	RoleLease = "lease"
 )
 
 // Defaults.
 const (
-	DefaultNamespace      = "cnibench"
+	DefaultNamespace = "cnibench"
+	// DefaultAgentNamespace holds the installed agent: the only
+	// namespace Pod Security lets run privileged pods, and one the
+	// runner may not create pods in.
+	DefaultAgentNamespace = "cnibench-agent"
+	// AgentName names the installed agent DaemonSet.
+	AgentName = "cnibench-agent"
+	// LeaseSeconds is how long a run's Lease stays fresh without a
+	// renewal; the runner renews it every LeaseSeconds/3.
+	LeaseSeconds          = 30
 	DefaultImage          = "docker.io/cnibench/cnibench:dev"
 	DefaultServerSelector = "iperf=server"
 	DefaultClientSelector = "iperf=client"
@@ -67,7 +79,12 @@ const (
 type Config struct {
 	Kubeconfig string
 	Context    string
-	Namespace  string
+	// Namespace holds the run's workload pods, Services and Lease
+	// (Pod Security baseline).
+	Namespace string
+	// AgentNamespace holds the agent an administrator installed
+	// (`cnibench kube install`); the runner only execs there.
+	AgentNamespace string
 	// ServerNode and ClientNode are node names, or label selectors when
 	// they contain '='.
 	ServerNode string
@@ -93,6 +110,9 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.Namespace == "" {
 		c.Namespace = DefaultNamespace
+	}
+	if c.AgentNamespace == "" {
+		c.AgentNamespace = DefaultAgentNamespace
 	}
 	if c.ServerNode == "" {
 		c.ServerNode = DefaultServerSelector
@@ -122,8 +142,31 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("image pull policy %q: want Always, IfNotPresent or Never", c.PullPolicy)
 	}
+	if err := checkNamespace("--namespace", c.Namespace); err != nil {
+		return err
+	}
+	if err := checkNamespace("--agent-namespace", c.AgentNamespace); err != nil {
+		return err
+	}
+	if c.Namespace != "" && c.Namespace == c.AgentNamespace {
+		return fmt.Errorf("%w: --namespace and --agent-namespace are both %q: workload pods run apart from the privileged agent", ErrBadNamespace, c.Namespace)
+	}
 	if c.RunID != "" && strings.ContainsAny(c.RunID, "-_.") {
 		return fmt.Errorf("run ID %q: want lower-case letters and digits", c.RunID)
+	}
+	return nil
+}
+
+// ErrBadNamespace is a namespace a run may not use.
+var ErrBadNamespace = errors.New("namespace refused")
+
+// checkNamespace refuses `default` and the system namespaces: the
+// manifests label their namespace's Pod Security level, and relabelling
+// `default` or a `kube-*` namespace would loosen or break what else runs
+// there.
+func checkNamespace(flag, ns string) error {
+	if ns == "default" || strings.HasPrefix(ns, "kube-") {
+		return fmt.Errorf("%w: %s %s: cnibench needs a namespace of its own, not default or kube-*", ErrBadNamespace, flag, ns)
 	}
 	return nil
 }
@@ -132,7 +175,7 @@ func (c Config) Validate() error {
 func isSelector(s string) bool { return strings.ContainsAny(s, "=!") || strings.Contains(s, " in ") }
 
 // Names of objects.
-func agentName(run string) string         { return "cnb-" + run + "-agent" }
+func leaseName(run string) string         { return "cnb-" + run }
 func serverName(run string, i int) string { return fmt.Sprintf("cnb-%s-srv-%d", run, i) }
 func clientName(run string, i int) string { return fmt.Sprintf("cnb-%s-cli-%d", run, i) }
 func probeName(run string) string         { return "cnb-" + run + "-dns" }

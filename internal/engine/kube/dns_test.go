@@ -76,7 +76,7 @@ func kubeFixture(t *testing.T, cfg Config, objs ...runtime.Object) (*fake.Client
 	t.Helper()
 	w1, w2 := node("w1", map[string]string{"iperf": "server"}, true), node("w2", map[string]string{"iperf": "client"}, true)
 	agentPod := func(name, node string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "cnibench", Labels: cfg.labels(RoleAgent)}, Spec: corev1.PodSpec{NodeName: node}}
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: DefaultAgentNamespace, Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}}, Spec: corev1.PodSpec{NodeName: node}}
 		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
 		return p
 	}

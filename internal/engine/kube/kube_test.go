@@ -123,7 +123,7 @@ func TestPreflight(t *testing.T) {
 func TestManifests(t *testing.T) {
 	cfg := Config{RunID: "abc123", Controller: "host/1/2"}.WithDefaults()
 	objs := cfg.RunObjects("w1", "w2", 2)
-	if len(objs) != 2+3*2 { // agent DaemonSet, DNS probe pod, 2 x (server pod, Service, client pod)
+	if len(objs) != 2+3*2 { // the run's Lease, DNS probe pod, 2 x (server pod, Service, client pod)
 		t.Fatalf("%d objects", len(objs))
 	}
 	for _, o := range objs {
@@ -138,25 +138,16 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s: no controller annotation", m.GetName())
 		}
 	}
-	ds := cfg.AgentDaemonSet([]string{"w1", "w2"})
+	ds := cfg.AgentDaemonSet(map[string]string{"cnibench.io/bench": "true"})
 	ps := ds.Spec.Template.Spec
+	if ds.Namespace != DefaultAgentNamespace || ps.NodeSelector["cnibench.io/bench"] != "true" {
+		t.Errorf("agent in %s on %v", ds.Namespace, ps.NodeSelector)
+	}
 	if !ps.HostNetwork || !ps.HostPID || !*ps.Containers[0].SecurityContext.Privileged {
 		t.Error("agent must be host-network, host-PID and privileged")
 	}
 	if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
 		t.Error("agent must not get an API token")
-	}
-	terms := ps.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	var got []string
-	for _, term := range terms {
-		if f := term.MatchFields; len(f) != 1 || len(f[0].Values) != 1 || f[0].Key != "metadata.name" {
-			t.Errorf("node term %+v: a metadata.name selector takes exactly one value", term)
-		} else {
-			got = append(got, f[0].Values[0])
-		}
-	}
-	if strings.Join(got, ",") != "w1,w2" {
-		t.Errorf("agent limited to %v", got)
 	}
 	for k, v := range ds.Spec.Selector.MatchLabels {
 		if ds.Spec.Template.Labels[k] != v {
@@ -177,7 +168,7 @@ func TestManifests(t *testing.T) {
 	if svc.Spec.Selector[LabelPod] != sp.Labels[LabelPod] || svc.Spec.Ports[0].Port != BasePort+1 {
 		t.Errorf("service 1 selects %v port %d", svc.Spec.Selector, svc.Spec.Ports[0].Port)
 	}
-	y, err := YAML(append(objs, cfg.RBAC("jane")...))
+	y, err := YAML(append(append(objs, cfg.RBAC("jane")...), cfg.AgentInstall(nil)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,14 +237,14 @@ func TestDeleteRunSelectsByLabel(t *testing.T) {
 	a := Config{RunID: "aaa"}.WithDefaults()
 	b := Config{RunID: "bbb"}.WithDefaults()
 	foreign := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user-pod", Namespace: "cnibench", Labels: map[string]string{LabelRun: "aaa"}}}
-	cs := fake.NewClientset(a.AgentDaemonSet([]string{"w1"}), a.ServerPod(0, "w1"), a.ServerService(0), a.ClientPod(0, "w2"),
+	cs := fake.NewClientset(a.Lease(time.Now()), a.ServerPod(0, "w1"), a.ServerService(0), a.ClientPod(0, "w2"),
 		b.ServerPod(0, "w1"), b.ServerService(0), foreign)
 	deleted, err := DeleteRun(context.Background(), cs, "cnibench", "aaa", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sort.Strings(deleted)
-	want := "daemonset/cnb-aaa-agent,pod/cnb-aaa-cli-0,pod/cnb-aaa-srv-0,service/cnb-aaa-srv-0"
+	want := "lease/cnb-aaa,pod/cnb-aaa-cli-0,pod/cnb-aaa-srv-0,service/cnb-aaa-srv-0"
 	if strings.Join(deleted, ",") != want {
 		t.Errorf("deleted %v, want %s", deleted, want)
 	}
@@ -266,7 +257,7 @@ func TestDeleteRunSelectsByLabel(t *testing.T) {
 	if strings.Join(left, ",") != "cnb-bbb-srv-0,user-pod" {
 		t.Errorf("left %v", left)
 	}
-	runs, err := ListRuns(context.Background(), cs, "cnibench")
+	runs, err := ListRuns(context.Background(), cs, "cnibench", time.Now())
 	if err != nil || len(runs) != 1 || runs[0].Run != "bbb" {
 		t.Errorf("runs after delete: %+v %v", runs, err)
 	}
@@ -291,7 +282,14 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []s
 	f.argvs = append(f.argvs, argv)
 	f.mu.Unlock()
 	if len(argv) >= 3 && argv[1] == "agent" && argv[2] == "serve" {
-		srv := agent.NewServer(agent.Config{Run: "t", FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod,
+		if ns != DefaultAgentNamespace {
+			return fmt.Errorf("agent session exec'd in namespace %s, not the agent's", ns)
+		}
+		run := ""
+		if i := slices.Index(argv, "--run"); i >= 0 && i+1 < len(argv) {
+			run = argv[i+1]
+		}
+		srv := agent.NewServer(agent.Config{Run: run, FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod,
 			AddrDev: func(string) (string, error) { return "eth1", nil }})
 		return srv.Serve(stdin, stdout)
 	}
@@ -368,7 +366,7 @@ func TestUpScaleClose(t *testing.T) {
 	if v := fs.get("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"); v != "0" {
 		t.Errorf("knob not reverted at Close: %q", v)
 	}
-	runs, _ := ListRuns(context.Background(), cs, "cnibench")
+	runs, _ := ListRuns(context.Background(), cs, "cnibench", time.Now())
 	if len(runs) != 0 {
 		t.Errorf("objects left after Close: %+v", runs)
 	}
@@ -399,7 +397,7 @@ func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
 	}{
 		{"never scheduled", nil, "agent not running on node w1, w2 after"},
 		{"image missing", []runtime.Object{&corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: "cnibench", Labels: map[string]string{LabelRun: "r2", LabelRole: RoleAgent}},
+			ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: DefaultAgentNamespace, Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}},
 			Spec:       corev1.PodSpec{NodeName: "w1"},
 			Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "image not present"}}}}},
@@ -417,7 +415,7 @@ func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
 					t.Error("a workload pod was created")
 				}
 			}
-			if runs, _ := ListRuns(context.Background(), cs, "cnibench"); len(runs) != 0 {
+			if runs, _ := ListRuns(context.Background(), cs, "cnibench", time.Now()); len(runs) != 0 {
 				t.Errorf("left behind: %+v", runs)
 			}
 		})
@@ -439,7 +437,7 @@ func TestUpChecksImageTools(t *testing.T) {
 			t.Error("a pod was created")
 		}
 	}
-	if runs, _ := ListRuns(context.Background(), cs, "cnibench"); len(runs) != 0 {
+	if runs, _ := ListRuns(context.Background(), cs, "cnibench", time.Now()); len(runs) != 0 {
 		t.Errorf("left behind: %+v", runs)
 	}
 }

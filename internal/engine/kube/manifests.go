@@ -3,8 +3,11 @@ package kube
 import (
 	"bytes"
 	"fmt"
+	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cnibench/cnibench/internal/agent"
+	"github.com/cnibench/cnibench/internal/version"
 )
 
 // BasePort is iperf3's default port; pair i listens on BasePort+i (the
@@ -31,30 +35,66 @@ func (c Config) meta(name, role string) metav1.ObjectMeta {
 	return m
 }
 
-// AgentDaemonSet is the node agent, limited to the named nodes:
-// privileged (it writes sysfs in other network namespaces), host network
-// (its /sys and /proc/sys/net are the node's), host PID (it finds pods'
-// namespaces under /proc), /run/cnibench for its journal, and the CNI
-// config directory read-only. It needs no API access.
-func (c Config) AgentDaemonSet(nodes []string) *appsv1.DaemonSet {
-	labels := c.labels(RoleAgent)
+// Pod Security levels of the two namespaces.
+const (
+	labelEnforce = "pod-security.kubernetes.io/enforce"
+	// LabelVersion on the agent DaemonSet names the cnibench version it
+	// runs; the runner's handshake asks the agent itself.
+	LabelVersion = "app.kubernetes.io/version"
+)
+
+// AgentNamespaceObject is the agent's namespace: Pod Security
+// `privileged`, since the agent is.
+func (c Config) AgentNamespaceObject() *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: c.AgentNamespace,
+		Labels: map[string]string{labelEnforce: "privileged", LabelManagedBy: ManagedBy}}}
+}
+
+// WorkloadNamespaceObject is the runs' namespace: Pod Security
+// `baseline`, so a pod there cannot be privileged, use the host's
+// network, PID namespace or paths, whoever creates it.
+func (c Config) WorkloadNamespaceObject() *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: c.Namespace,
+		Labels: map[string]string{labelEnforce: "baseline", "pod-security.kubernetes.io/warn": "baseline", LabelManagedBy: ManagedBy}}}
+}
+
+// CheckDigest refuses an agent image not pinned by digest: the agent is
+// root on every node it runs on, and a tag can be moved to other content
+// after the administrator reviewed it.
+func CheckDigest(image string) error {
+	_, d, ok := strings.Cut(image, "@sha256:")
+	if !ok || len(d) != 64 || strings.Trim(d, "0123456789abcdef") != "" {
+		return fmt.Errorf("agent image %q is not pinned by digest (NAME@sha256:<64 hex>, the digest your registry reports for the pushed image; --allow-tag for a test cluster with imported images)", image)
+	}
+	return nil
+}
+
+// AgentInstall is what an administrator applies once (`cnibench kube
+// install`): the agent's namespace and DaemonSet. nodeSelector limits
+// the agent to the benchmark nodes (nil: every node).
+func (c Config) AgentInstall(nodeSelector map[string]string) []runtime.Object {
+	return []runtime.Object{c.AgentNamespaceObject(), c.AgentDaemonSet(nodeSelector)}
+}
+
+// AgentDaemonSet is the installed node agent: privileged (it writes
+// sysfs in other network namespaces), host network (its /sys and
+// /proc/sys/net are the node's), host PID (it finds pods' namespaces
+// under /proc), /run/cnibench for its journal, and the CNI config
+// directory read-only. It needs no API access. Runs reach it by exec
+// (`cnibench agent serve --run ID`), one session per run and node.
+func (c Config) AgentDaemonSet(nodeSelector map[string]string) *appsv1.DaemonSet {
+	labels := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}
 	t := true
 	f := false
 	grace := int64(30)
 	hostDir := corev1.HostPathDirectoryOrCreate
-	// One term per node: a metadata.name field selector takes one value,
-	// and terms are ORed.
-	var terms []corev1.NodeSelectorTerm
-	for _, n := range nodes {
-		terms = append(terms, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
-			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n},
-		}}})
-	}
+	meta := metav1.ObjectMeta{Name: AgentName, Namespace: c.AgentNamespace,
+		Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent, LabelVersion: labelValue(version.Version)}}
 	return &appsv1.DaemonSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
-		ObjectMeta: c.meta(agentName(c.RunID), RoleAgent),
+		ObjectMeta: meta,
 		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: c.RunID, LabelRole: RoleAgent}},
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
@@ -63,15 +103,13 @@ func (c Config) AgentDaemonSet(nodes []string) *appsv1.DaemonSet {
 					DNSPolicy:                     corev1.DNSClusterFirstWithHostNet,
 					AutomountServiceAccountToken:  &f,
 					TerminationGracePeriodSeconds: &grace,
-					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
-					}},
-					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					NodeSelector:                  nodeSelector,
+					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{
 						Name:            "agent",
 						Image:           c.Image,
 						ImagePullPolicy: c.PullPolicy,
-						Command:         []string{BinPath, "agent", "daemon", "--run", c.RunID, "--cni-conf-dir", "/host/cni/net.d"},
+						Command:         []string{BinPath, "agent", "daemon", "--cni-conf-dir", "/host/cni/net.d"},
 						SecurityContext: &corev1.SecurityContext{Privileged: &t},
 						// Journals are kept per node: nodes of a test cluster
 						// may share one machine's /run/cnibench.
@@ -89,6 +127,35 @@ func (c Config) AgentDaemonSet(nodes []string) *appsv1.DaemonSet {
 				},
 			},
 		},
+	}
+}
+
+// labelValue makes a version a valid label value (63 characters of
+// [A-Za-z0-9._-]).
+func labelValue(v string) string {
+	b := []byte(v)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 63 {
+		b = b[:63]
+	}
+	return strings.Trim(string(b), "._-")
+}
+
+// Lease is the run's liveness record: the runner renews it every
+// LeaseSeconds/3; `cleanup --kube` takes a run whose Lease was not
+// renewed for LeaseSeconds as dead.
+func (c Config) Lease(now time.Time) *coordinationv1.Lease {
+	d := int32(LeaseSeconds)
+	t := metav1.NewMicroTime(now)
+	holder := c.Controller
+	return &coordinationv1.Lease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+		ObjectMeta: c.meta(leaseName(c.RunID), RoleLease),
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, AcquireTime: &t, RenewTime: &t},
 	}
 }
 
@@ -160,7 +227,9 @@ func (c Config) ServerService(i int) *corev1.Service {
 	}
 }
 
-// Role is the least privilege the controller needs in its namespace.
+// Role is what the runner may do in the workload namespace: its pods
+// and Services, exec in them, and its runs' Leases. Pod Security
+// `baseline` there keeps these pods unprivileged.
 func (c Config) Role() *rbacv1.Role {
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
@@ -169,7 +238,22 @@ func (c Config) Role() *rbacv1.Role {
 			{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
-			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list", "create", "delete"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
+		},
+	}
+}
+
+// AgentRole is all the runner may do in the agent's namespace: find the
+// agent pods and exec in them. Exec is `create` on pods/exec (and `get`,
+// which the WebSocket upgrade of older API servers checks); there is no
+// create, update or delete of pods, DaemonSets or anything else there.
+func (c Config) AgentRole() *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cnibench-agent-exec", Namespace: c.AgentNamespace},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 		},
 	}
 }
@@ -201,7 +285,7 @@ func (c Config) ClusterRole() *rbacv1.ClusterRole {
 	}
 }
 
-// RBAC returns the Namespace, Role, ClusterRole and their bindings for
+// RBAC returns the namespaces, Roles, ClusterRole and their bindings for
 // subject (a user or "system:serviceaccount:NS:NAME").
 func (c Config) RBAC(subject string) []runtime.Object {
 	sub := rbacv1.Subject{Kind: rbacv1.UserKind, Name: subject, APIGroup: rbacv1.GroupName}
@@ -209,14 +293,22 @@ func (c Config) RBAC(subject string) []runtime.Object {
 		sub = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
 	}
 	return []runtime.Object{
-		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: c.Namespace,
-			// The agent is privileged; Pod Security admission must allow it here.
-			Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}},
+		c.WorkloadNamespaceObject(),
 		c.Role(),
 		&rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "cnibench", Namespace: c.Namespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cnibench"},
+			Subjects:   []rbacv1.Subject{sub},
+		},
+		// The agent's namespace comes with `kube install`; it is here
+		// too so the Role below can be applied first.
+		c.AgentNamespaceObject(),
+		c.AgentRole(),
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cnibench-agent-exec", Namespace: c.AgentNamespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cnibench-agent-exec"},
 			Subjects:   []rbacv1.Subject{sub},
 		},
 		c.DNSRole(),
@@ -253,7 +345,7 @@ func serviceAccount(s string) (ns, name string, ok bool) {
 // (the DNS probe pod only when the cluster has a DNS Service, and only
 // for the moment of the lookup).
 func (c Config) RunObjects(server, client string, replicas int) []runtime.Object {
-	objs := []runtime.Object{c.AgentDaemonSet([]string{server, client}), c.ProbePod(client)}
+	objs := []runtime.Object{c.Lease(time.Time{}), c.ProbePod(client)}
 	for i := range replicas {
 		objs = append(objs, c.ServerPod(i, server), c.ServerService(i), c.ClientPod(i, client))
 	}

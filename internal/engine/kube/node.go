@@ -18,7 +18,8 @@ import (
 // Node is a cluster node reached through its agent pod.
 type Node struct {
 	name      string
-	ns        string
+	ns        string // the workload namespace (pods' netns names)
+	agentNS   string // where the agent pod runs
 	agentPod  string
 	ip        string
 	cpus      int
@@ -74,7 +75,7 @@ func (n *Node) PodIface(p engine.Pod) netns.Iface {
 // Start runs argv in the node's agent pod (the node's network, PID
 // namespace and a privileged container).
 func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	return startExec(ctx, n.exec, n.ns, n.agentPod, "agent", argv), nil
+	return startExec(ctx, n.exec, n.agentNS, n.agentPod, "agent", argv), nil
 }
 
 // pickTunnel returns the first known tunnel device among links: the
@@ -104,6 +105,7 @@ func openSession(ex Execer, ns, pod, run string) *session {
 	outR, outW := io.Pipe()
 	s := &session{cancel: cancel, done: make(chan struct{})}
 	s.client = agent.NewClient(inW, outR)
+	s.client.SetRun(run)
 	go func() {
 		defer close(s.done)
 		err := ex.Exec(ctx, ns, pod, "agent", []string{BinPath, "agent", "serve", "--run", run, "--cni-conf-dir", "/host/cni/net.d"}, inR, outW, &s.stderr)

@@ -35,6 +35,7 @@ type Placement struct {
 type permission struct {
 	group, resource, sub, verb string
 	cluster                    bool
+	agent                      bool // in the agent's namespace
 }
 
 func (p permission) String() string {
@@ -57,9 +58,12 @@ var permissions = []permission{
 	{resource: "services", verb: "create"},
 	{resource: "services", verb: "delete"},
 	{resource: "services", verb: "list"},
-	{group: "apps", resource: "daemonsets", verb: "create"},
-	{group: "apps", resource: "daemonsets", verb: "delete"},
-	{group: "apps", resource: "daemonsets", verb: "list"},
+	{group: "coordination.k8s.io", resource: "leases", verb: "create"},
+	{group: "coordination.k8s.io", resource: "leases", verb: "update"},
+	{group: "coordination.k8s.io", resource: "leases", verb: "delete"},
+	{group: "coordination.k8s.io", resource: "leases", verb: "list"},
+	{resource: "pods", verb: "list", agent: true},
+	{resource: "pods", sub: "exec", verb: "create", agent: true},
 	{resource: "nodes", verb: "get", cluster: true},
 	{resource: "nodes", verb: "list", cluster: true},
 }
@@ -89,7 +93,10 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 	var missing []string
 	for _, p := range permissions {
 		ra := &authv1.ResourceAttributes{Group: p.group, Resource: p.resource, Subresource: p.sub, Verb: p.verb}
-		if !p.cluster {
+		switch {
+		case p.agent:
+			ra.Namespace = cfg.AgentNamespace
+		case !p.cluster:
 			ra.Namespace = cfg.Namespace
 		}
 		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
@@ -99,8 +106,11 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 		}
 		if !r.Status.Allowed {
 			where := "in namespace " + cfg.Namespace
-			if p.cluster {
+			switch {
+			case p.cluster:
 				where = "cluster-wide"
+			case p.agent:
+				where = "in namespace " + cfg.AgentNamespace
 			}
 			missing = append(missing, p.String()+" "+where)
 		}

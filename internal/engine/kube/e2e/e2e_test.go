@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -64,6 +65,14 @@ func setup(t *testing.T) *cluster {
 	}
 	if !keep {
 		t.Cleanup(func() { c.script(t, "down.sh") })
+	}
+	// The administrator's step: install the agent once. The test
+	// cluster's image is imported, not pushed, so it has no registry
+	// digest: --allow-tag.
+	install := c.cnibench("kube", "install", "--image", image, "--image-pull-policy", "Never", "--allow-tag",
+		"--cni-conf-dir", "/var/lib/cnibench-kube/"+serverNode+"/net.d")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("kube install: %v\n%s", err, out)
 	}
 	return c
 }
@@ -376,13 +385,16 @@ func TestKubeKillAndCleanup(t *testing.T) {
 	}
 	<-done
 	t.Logf("killed the controller mid-run:\n%s", tail(out.Bytes(), 2000))
+	// The run's Lease is fresh until LeaseSeconds pass without renewal;
+	// cleanup before that leaves the run alone.
+	time.Sleep((kube.LeaseSeconds + 2) * time.Second)
 	cl, err := c.cnibench("cleanup", "--kube").CombinedOutput()
 	t.Logf("cleanup --kube:\n%s", cl)
 	if err != nil {
 		t.Fatalf("cleanup --kube: %v", err)
 	}
-	if !strings.Contains(string(cl), "deleted daemonset/") {
-		t.Errorf("cleanup deleted no agent DaemonSet")
+	if !strings.Contains(string(cl), "deleted lease/") {
+		t.Errorf("cleanup deleted no run Lease")
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))

@@ -1,5 +1,0 @@
-package kube
-
-import "github.com/cnibench/cnibench/internal/agent"
-
-func agentPing() agent.Request { return agent.Request{Op: agent.OpPing} }

@@ -1,0 +1,166 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/cnibench/cnibench/internal/agent"
+)
+
+// The runner's rights in the agent's namespace are get/list pods and
+// exec in them: no create on pods (a privileged pod there is root on a
+// node), nothing on DaemonSets. In the workload namespace it creates
+// pods, which Pod Security baseline keeps unprivileged.
+func TestRBACRunnerCannotCreatePodsInAgentNamespace(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	var roleInAgentNS int
+	for _, r := range cfg.AgentRole().Rules {
+		for _, res := range r.Resources {
+			for _, v := range r.Verbs {
+				if res == "pods" && v != "get" && v != "list" {
+					t.Errorf("agent-namespace Role grants %s pods", v)
+				}
+				if res != "pods" && res != "pods/exec" {
+					t.Errorf("agent-namespace Role grants %s %s", v, res)
+				}
+			}
+		}
+	}
+	if cfg.AgentRole().Namespace != DefaultAgentNamespace {
+		t.Errorf("agent Role in %s", cfg.AgentRole().Namespace)
+	}
+	for _, o := range cfg.RBAC("jane") {
+		m, _ := metaOf(o)
+		if m.GetNamespace() == cfg.AgentNamespace {
+			roleInAgentNS++
+		}
+		if m.GetNamespace() == cfg.Namespace || m.GetName() == cfg.Namespace {
+			if ns := cfg.WorkloadNamespaceObject(); ns.Labels[labelEnforce] != "baseline" {
+				t.Errorf("workload namespace Pod Security %q", ns.Labels[labelEnforce])
+			}
+		}
+	}
+	if roleInAgentNS != 2 { // Role and RoleBinding
+		t.Errorf("%d RBAC objects in the agent namespace, want the Role and its binding", roleInAgentNS)
+	}
+	for _, r := range cfg.Role().Rules {
+		if slices.Contains(r.APIGroups, "apps") {
+			t.Errorf("runner Role grants %v on %v", r.Verbs, r.Resources)
+		}
+	}
+	if cfg.AgentNamespaceObject().Labels[labelEnforce] != "privileged" {
+		t.Error("agent namespace not privileged")
+	}
+}
+
+func TestNamespaceRefused(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Namespace: "default"}, "--namespace default: cnibench needs a namespace of its own"},
+		{Config{Namespace: "kube-system"}, "--namespace kube-system"},
+		{Config{AgentNamespace: "kube-system"}, "--agent-namespace kube-system"},
+		{Config{Namespace: "bench", AgentNamespace: "bench"}, "both \"bench\""},
+	} {
+		err := tc.cfg.WithDefaults().Validate()
+		if !errors.Is(err, ErrBadNamespace) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	if err := (Config{Namespace: "kubeflow"}).WithDefaults().Validate(); err != nil {
+		t.Errorf("kubeflow refused: %v", err)
+	}
+}
+
+func TestCheckDigest(t *testing.T) {
+	ok := "r.example/cnibench@sha256:" + strings.Repeat("0f", 32)
+	if err := CheckDigest(ok); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"r.example/cnibench:v1", "r.example/cnibench@sha256:abc", "r.example/cnibench@sha256:" + strings.Repeat("G", 64)} {
+		if CheckDigest(bad) == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// The runner refuses an agent of another version, in one line naming
+// both.
+func TestHandshakeRefusesOtherVersion(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := agent.NewServer(agent.Config{Run: "r1", FS: newMemFS(), JournalDir: t.TempDir()})
+	go func() { srv.Serve(inR, outW); outW.Close() }()
+	c := agent.NewClient(inW, outR)
+	c.SetRun("r1")
+	defer c.Close()
+	err := handshake(c, "w1", "v9.9.9")
+	if !errors.Is(err, ErrAgentVersion) || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "the agent on node w1 is cnibench dev, this runner is cnibench v9.9.9") {
+		t.Fatalf("handshake: %v", err)
+	}
+	if err := handshake(c, "w1", "dev"); err != nil {
+		t.Fatalf("same version refused: %v", err)
+	}
+}
+
+// Liveness is each run's own Lease: a fresh one keeps its run even when
+// another run's objects (listed later) name a dead controller, a stale
+// one marks its run dead even when its objects name a live controller.
+func TestLeaseLiveness(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	lease := func(run string, renewed time.Time) *coordinationv1.Lease {
+		cfg := Config{RunID: run, Controller: "me/1/1"}.WithDefaults()
+		return cfg.Lease(renewed)
+	}
+	fresh := Config{RunID: "fresh", Controller: "me/200/5"}.WithDefaults() // pid 200: dead here
+	stale := Config{RunID: "stale", Controller: "me/100/5"}.WithDefaults() // pid 100: alive here
+	noLease := Config{RunID: "old", Controller: "me/200/5"}.WithDefaults()
+	cs := fake.NewClientset(
+		lease("fresh", now.Add(-5*time.Second)), fresh.ServerPod(0, "w1"),
+		lease("stale", now.Add(-(LeaseSeconds+1)*time.Second)), stale.ServerPod(0, "w1"),
+		noLease.ServerPod(0, "w1"),
+	)
+	runs, err := ListRuns(context.Background(), cs, "cnibench", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRun := map[string]RunInfo{}
+	for _, r := range runs {
+		byRun[r.Run] = r
+	}
+	if byRun["fresh"].Lease != LeaseFresh || byRun["stale"].Lease != LeaseStale || byRun["old"].Lease != LeaseNone {
+		t.Fatalf("lease states: %+v", runs)
+	}
+	alive := func(pid int, _ uint64) bool { return pid == 100 }
+	got, skipped := SelectStale(runs, "", false, "me", alive)
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Run)
+	}
+	if strings.Join(names, ",") != "old,stale" {
+		t.Errorf("stale runs %v (skipped %v), want old (no Lease, controller dead here) and stale", names, skipped)
+	}
+	if !strings.Contains(skipped["fresh"], "its Lease was renewed 5s ago") {
+		t.Errorf("fresh: %q", skipped["fresh"])
+	}
+	// A renewal moves the Lease forward.
+	cfg := Config{RunID: "stale", Controller: "me/1/1"}.WithDefaults()
+	if err := renewLease(cs, cfg); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := cs.CoordinationV1().Leases("cnibench").Get(context.Background(), "cnb-stale", metav1.GetOptions{})
+	if time.Since(l.Spec.RenewTime.Time) > time.Minute {
+		t.Errorf("renewal did not move RenewTime: %v", l.Spec.RenewTime)
+	}
+}
