@@ -28,7 +28,7 @@ func TestAgentCommand(t *testing.T) {
 	cmd := newAgentCmd()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
-	cmd.SetIn(strings.NewReader(`{"op":"ping"}` + "\n" + `{"op":"info"}` + "\n"))
+	cmd.SetIn(strings.NewReader(`{"op":"ping","run":"t1"}` + "\n" + `{"op":"info","run":"t1"}` + "\n"))
 	cmd.SetArgs([]string{"serve", "--run", "t1", "--journal-dir", dir})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
