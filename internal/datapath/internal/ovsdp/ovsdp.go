@@ -83,21 +83,27 @@ func Ports(ns, dp string) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParsePorts(out), nil
+	return ParsePorts(out)
 }
 
 var portLine = regexp.MustCompile(`^\s*port (\d+): (\S+)`)
 
-// ParsePorts parses the port lines of `ovs-dpctl show`.
-func ParsePorts(show string) map[string]int {
+// ParsePorts parses the port lines of `ovs-dpctl show`. A port number
+// that is not a datapath port number (the kernel's are 32-bit) is an
+// error: mapping it to 0 would wire flows to port 0, the datapath's own
+// internal port.
+func ParsePorts(show string) (map[string]int, error) {
 	ports := map[string]int{}
 	for _, l := range strings.Split(show, "\n") {
 		if m := portLine.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			ports[m[2]] = n
+			n, err := strconv.ParseUint(m[1], 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("ovs-dpctl show: port %s of %s: %w", m[1], m[2], err)
+			}
+			ports[m[2]] = int(n)
 		}
 	}
-	return ports
+	return ports, nil
 }
 
 // EtherTypes are the L2 payloads the port-to-port flows carry, each with
