@@ -40,8 +40,8 @@ snapshot() { # what cnibench may change on the host, one value a line
 		[ -r "$f" ] && echo "sysfs $f $(cat "$f" 2>/dev/null)"
 	done
 }
-tools='iperf3|sockperf|qperf|perf|nginx|ab|flanneld|etcd|bird'
-procs() { pgrep -x "$tools" | sort; }
+# The programs a run starts, by exact command name.
+procs() { ps -eo pid=,comm= | awk '$2 ~ /^(iperf3|sockperf|qperf|perf|nginx|ab|flanneld|etcd|bird)$/ {print $1, $2}' | sort; }
 
 pass=0 fail=0 i=0
 start=$(date -u +%FT%TZ)
