@@ -2,7 +2,8 @@
 # soak.sh: kill -9 cnibench at a random moment of a quick run, N times,
 # each followed by `cnibench cleanup --run ID`, and check that nothing of
 # the run is left: no namespace of the run, no link added to the host
-# namespace, no qdisc changed on a host device, no process of the run, no
+# namespace, no qdisc changed on a host device, no process of the run (one
+# carrying the run's TMPDIR in its environment), no
 # file under the journal directory or the run's TMPDIR, and no changed
 # value of what cnibench tunes on the host (rps_sock_flow_entries, the
 # host devices' rps_cpus and rps_flow_cnt). Not part of the default suite:
@@ -71,7 +72,13 @@ while [ "$i" -lt "$N" ]; do
 	snapshot >"$work/after"
 	if ! diff -u "$work/before" "$work/after" >"$work/diff-$i"; then problems="$problems host-changed"; fi
 	procs >"$work/procs-after"
-	comm -13 "$work/procs-before" "$work/procs-after" | grep -q . && problems="$problems processes"
+	# A process of the run: one that inherited the run's TMPDIR (every
+	# program the run starts does). New workload programs are only
+	# reported: on a shared machine they may be someone else's.
+	if [ -n "$run" ] && grep -lz "cnibench-$run" /proc/[0-9]*/environ 2>/dev/null | grep -q .; then
+		problems="$problems processes"
+	fi
+	comm -13 "$work/procs-before" "$work/procs-after" >"$work/newprocs-$i"
 	if [ -z "$problems" ]; then
 		pass=$((pass + 1))
 		echo "soak $i/$N: $study killed after ${delay}s (run ${run:-none}): clean"
