@@ -22,6 +22,9 @@
 //     the run wrote (compare before swap; see tune.RevertReplayOutcomes).
 //   - Never touch anything whose name lacks the prefix, and never a run
 //     whose journal owner is alive.
+//   - A probe's scratch namespace (probe.ScratchName: cnbprobe-PID-START-TAG)
+//     is not journaled; its name proves its prober alive or dead, and
+//     cleanup deletes it once the prober is gone, in every mode.
 //   - Namespaces and state directories are listed before journals are
 //     read: a run writes its journal before its first namespace or
 //     directory, so one seen in the list belongs to a journal that is
@@ -37,6 +40,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -163,7 +167,39 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	c.sweep(ctx, names, live, withJournal)
 	c.sweepDirs(dirs, live, withJournal)
+	c.sweepProbes(ctx)
 	return c.rep, errors.Join(c.errs...)
+}
+
+// ProbeRun is the Action.Run of a probe's scratch namespace, which belongs
+// to no run.
+const ProbeRun = "(probe)"
+
+// sweepProbes deletes the scratch namespaces of probes whose process is
+// gone (a doctor or run killed with kill -9 while probing). Their names
+// carry the prober's pid and start time (probe.ScratchName), which proves
+// it dead as a journal would, so they go in every mode (with --run too:
+// they are no run's). A scratch namespace without them (an older
+// cnibench's) is only reported, unless --orphans.
+func (c *cleaner) sweepProbes(ctx context.Context) {
+	names, err := netns.List(probe.NamespacePrefix)
+	if err != nil {
+		c.fail(fmt.Errorf("list probe namespaces: %w", err))
+		return
+	}
+	for _, n := range names {
+		pid, start, ok := probe.ParseScratchName(n)
+		switch {
+		case !ok && !c.opts.Orphans:
+			c.rep.add(ProbeRun, ActSkip, "netns "+n, "a probe namespace without its prober's pid; --orphans removes it")
+		case !ok:
+			c.deleteNetns(ctx, ProbeRun, n, "orphaned probe namespace")
+		case journal.ProcessAlive(pid, start):
+			// Its probe is still running and deletes it itself.
+		default:
+			c.deleteNetns(ctx, ProbeRun, n, fmt.Sprintf("its prober, pid %d, is gone", pid))
+		}
+	}
 }
 
 type cleaner struct {

@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/invoke"
@@ -65,6 +66,35 @@ type Node struct {
 	Dir string
 	// Path lists the directories the plugins are looked up in (CNI_PATH).
 	Path []string
+	// Timeout bounds one ADD or DEL, every plugin of it included (0:
+	// DefaultTimeout).
+	Timeout time.Duration
+}
+
+// DefaultTimeout bounds one ADD or DEL. The reference plugins finish in
+// milliseconds on an idle machine and in a few seconds on a loaded one
+// (host-local takes a file lock, bridge waits for the kernel's DAD); a
+// minute is far past that, and half the two minutes kubelet gives a
+// runtime for a whole sandbox (--runtime-request-timeout), so a plugin
+// that hangs fails the run with a clear error instead of holding it.
+const DefaultTimeout = time.Minute
+
+// pluginStopGrace is how long a killed plugin's output pipes may stay
+// open (a child it left holding them) before its wait gives up on them.
+const pluginStopGrace = 2 * time.Second
+
+func (n *Node) timeout() time.Duration {
+	if n.Timeout > 0 {
+		return n.Timeout
+	}
+	return DefaultTimeout
+}
+
+// bounded is ctx with the node's deadline for one operation; the cause
+// names the operation and the deadline.
+func (n *Node) bounded(ctx context.Context, op string, p Pod) (context.Context, context.CancelFunc) {
+	d := n.timeout()
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("cni %s for pod %s on node %s did not finish within %v", op, p.ID, n.Name, d))
 }
 
 // Pod is the pod a call is for.
@@ -95,6 +125,8 @@ const loopbackIf = "lo"
 // then conf on p.IfName. On failure the caller should still call Del with
 // the same arguments, as a runtime does, to release what was allocated.
 func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
+	ctx, cancel := n.bounded(ctx, "ADD", p)
+	defer cancel()
 	list, err := n.list(conf)
 	if err != nil {
 		return Result{}, err
@@ -119,8 +151,13 @@ func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
 }
 
 // Del unwires pod p: conf on p.IfName, then loopback. It goes on past a
-// failure and returns every error.
+// failure and returns every error. It is bounded by the node's Timeout
+// whatever ctx is: teardown passes a context that is never cancelled (it
+// must finish after Ctrl-C), and a plugin that hangs must still not hold
+// it forever.
 func (n *Node) Del(ctx context.Context, p Pod, conf []byte) error {
+	ctx, cancel := n.bounded(ctx, "DEL", p)
+	defer cancel()
 	list, err := n.list(conf)
 	if err != nil {
 		return err
@@ -263,6 +300,9 @@ var _ invoke.Exec = (*nsExec)(nil)
 // ExecPlugin implements invoke.Exec.
 func (e *nsExec) ExecPlugin(ctx context.Context, path string, stdin []byte, env []string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, path)
+	// A plugin killed at the deadline may leave a child holding its
+	// output pipes: Wait gives up on them after the grace.
+	cmd.WaitDelay = pluginStopGrace
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
@@ -271,6 +311,9 @@ func (e *nsExec) ExecPlugin(ctx context.Context, path string, stdin []byte, env 
 		return nil, fmt.Errorf("start %s in %s: %w", path, e.netns, err)
 	}
 	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s killed: %w", filepath.Base(path), context.Cause(ctx))
+		}
 		return nil, pluginError(path, err, stdout.Bytes(), stderr.Bytes())
 	}
 	return stdout.Bytes(), nil

@@ -5,11 +5,13 @@ package envinfo
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -63,6 +65,11 @@ func ToolVersion(tool string) string {
 	return Version([]string{tool, "--version"})
 }
 
+// versionTimeout bounds a version query: `TOOL --version` answers in
+// milliseconds; five seconds leaves room for a cold disk cache. A
+// variable for the test.
+var versionTimeout = 5 * time.Second
+
 // Version returns the first line argv prints (on stdout or stderr: nginx
 // -v writes there), or "" when the program is missing.
 func Version(argv []string) string {
@@ -73,7 +80,13 @@ func Version(argv []string) string {
 	if err != nil {
 		return ""
 	}
-	out, _ := exec.Command(path, argv[1:]...).CombinedOutput()
+	// A version query prints a line at once; a program that hangs instead
+	// (a wrapper waiting on a terminal) must not hold the run's start.
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.WaitDelay = time.Second
+	out, _ := cmd.CombinedOutput()
 	line, _, _ := bytes.Cut(out, []byte("\n"))
 	return strings.TrimSpace(string(line))
 }

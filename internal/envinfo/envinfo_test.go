@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Version runs a program's own version argv (ab -V, nginx -v on stderr)
@@ -23,5 +24,27 @@ func TestVersion(t *testing.T) {
 	}
 	if got := Version(nil); got != "" {
 		t.Errorf("no argv: %q", got)
+	}
+}
+
+// A program that hangs instead of printing its version (a test fixture:
+// a script that never exits) gives "" at the deadline.
+func TestVersionOfAProgramThatHangs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nsleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := versionTimeout
+	versionTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { versionTimeout = saved })
+	done := make(chan string, 1)
+	go func() { done <- Version([]string{path, "--version"}) }()
+	select {
+	case v := <-done:
+		if v != "" {
+			t.Errorf("Version = %q, want \"\"", v)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Version did not return a minute after its 200ms deadline")
 	}
 }

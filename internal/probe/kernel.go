@@ -4,17 +4,112 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // NamespacePrefix starts the name of the scratch namespace, so leftovers
 // of a crash are recognisable (and removable with ip netns delete).
 const NamespacePrefix = "cnbprobe-"
+
+// ScratchName names a scratch namespace after the probing process: its
+// pid and start time (clock ticks after boot, /proc/PID/stat field 22)
+// and a random tag. The namespace is not journaled (doctor runs without
+// a journal, and a probe may run before a run has one): `cnibench
+// cleanup` finds a probe killed with kill -9 by its name, and deletes the
+// namespace once that process is gone (ParseScratchName).
+func ScratchName(pid int, start uint64, tag string) string {
+	return fmt.Sprintf("%s%d-%d-%s", NamespacePrefix, pid, start, tag)
+}
+
+// ParseScratchName returns the pid and start time in a ScratchName; ok is
+// false for any other name (an older cnibench's random one).
+func ParseScratchName(name string) (pid int, start uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, NamespacePrefix)
+	if !ok {
+		return 0, 0, false
+	}
+	f := strings.Split(rest, "-")
+	if len(f) != 3 || f[2] == "" {
+		return 0, 0, false
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 || strconv.Itoa(pid) != f[0] {
+		return 0, 0, false
+	}
+	start, err = strconv.ParseUint(f[1], 10, 64)
+	if err != nil || strconv.FormatUint(start, 10) != f[1] {
+		return 0, 0, false
+	}
+	return pid, start, true
+}
+
+// hostEffects names, for the kernel features whose probe can change the
+// host's own namespace, the module the probe makes the kernel load and
+// the fallback devices that module adds to every network namespace, the
+// host's included, until it is unloaded. doctor says so; a run probes
+// them only when its study uses them (Require).
+var hostEffects = map[string]struct {
+	module  string
+	devices []string
+}{
+	IPIP: {"ipip", []string{"tunl0"}},
+	GRE:  {"ip_gre", []string{"gre0", "gretap0", "erspan0"}},
+}
+
+// hostEffectNote is the note doctor shows for feature: what its probe
+// added to the host namespace (added, measured), or else what it may add.
+func hostEffectNote(feature string, added []string) string {
+	if len(added) > 0 {
+		return "probing it loaded a module that added " + strings.Join(added, ", ") +
+			" to every network namespace, the host's included (until the module is unloaded)"
+	}
+	e, ok := hostEffects[feature]
+	if !ok {
+		return ""
+	}
+	return "probing it loads module " + e.module + " (if not loaded yet), which adds " +
+		strings.Join(e.devices, ", ") + " to every network namespace; a run probes it only when a datapath uses it"
+}
+
+// hostLinks lists the link names of this process's own namespace.
+func hostLinks() map[string]bool {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]bool, len(links))
+	for _, l := range links {
+		m[l.Attrs().Name] = true
+	}
+	return m
+}
+
+// newLinks lists the names in after that are not in before (nil when
+// either list is unknown).
+func newLinks(before, after map[string]bool) []string {
+	if before == nil || after == nil {
+		return nil
+	}
+	var added []string
+	for n := range after {
+		if !before[n] {
+			added = append(added, n)
+		}
+	}
+	slices.Sort(added)
+	return added
+}
 
 // Addresses for tunnel endpoints come from TEST-NET-1 (RFC 5737). The
 // probe devices are never brought up, so nothing is ever sent to them.
@@ -104,9 +199,15 @@ func attrs(name string) netlink.LinkAttrs {
 	return a
 }
 
-// kernel runs the kernel probes in a scratch namespace it always deletes.
-func kernel(ctx context.Context, priv []Result) []Result {
-	probes := kernelProbes()
+// kernel runs the kernel probes named in only (nil: all) in a scratch
+// namespace it always deletes.
+func kernel(ctx context.Context, priv []Result, only []string) []Result {
+	var probes []kernelProbe
+	for _, p := range kernelProbes() {
+		if only == nil || slices.Contains(only, p.name) {
+			probes = append(probes, p)
+		}
+	}
 	all := func(detail string) []Result {
 		out := make([]Result, len(probes))
 		for i, p := range probes {
@@ -121,7 +222,11 @@ func kernel(ctx context.Context, priv []Result) []Result {
 	}
 	b := make([]byte, 4)
 	rand.Read(b)
-	name := NamespacePrefix + hex.EncodeToString(b)
+	start, err := journal.ProcessStart(os.Getpid())
+	if err != nil {
+		return all("not probed: " + err.Error())
+	}
+	name := ScratchName(os.Getpid(), start, hex.EncodeToString(b))
 	if err := netns.Add(name); err != nil {
 		return all("not probed: creating a scratch network namespace failed: " + reason("net_ns", err))
 	}
@@ -144,7 +249,14 @@ func kernel(ctx context.Context, priv []Result) []Result {
 		if err := ctx.Err(); err != nil {
 			r.Detail = "not probed: " + err.Error()
 		} else {
+			before := hostLinks()
+			cache.kernelTried = append(cache.kernelTried, p.name)
 			r.OK, r.Detail = p.try(s)
+			if note := hostEffectNote(p.name, newLinks(before, hostLinks())); note != "" && (r.OK || len(r.Detail) == 0) {
+				r.Detail = note
+			} else if note != "" && !strings.HasPrefix(note, "probing it loads") {
+				r.Detail += "; " + note
+			}
 		}
 		out = append(out, r)
 	}

@@ -106,11 +106,17 @@ func KernelFeatures() []string {
 		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, RPS, RFS}
 }
 
-// cache holds the first complete Run of the process: features do not
-// change while cnibench runs, and probing takes a second or two.
+// cache holds what this process has probed: features do not change
+// while cnibench runs, and probing takes a second or two. A run probes
+// only what its study needs (Require, Has); doctor probes everything (Run).
 var cache struct {
 	sync.Mutex
-	results []Result
+	byName map[string]Result
+	all    []Result // the first complete Run, nil before
+	// kernelTried lists the kernel features probed, in order: probing
+	// some (ipip, gre) loads modules whose fallback devices appear in
+	// every namespace, so a test checks that a run tried only its own.
+	kernelTried []string
 }
 
 // Run probes everything once per process and returns the results:
@@ -120,28 +126,104 @@ var cache struct {
 func Run(ctx context.Context) []Result {
 	cache.Lock()
 	defer cache.Unlock()
-	if cache.results == nil {
+	if cache.all == nil {
 		r := probeAll(ctx)
 		if ctx.Err() != nil {
 			return r
 		}
-		cache.results = r
+		cache.all = r
+		remember(r)
 	}
-	return slices.Clone(cache.results)
+	return slices.Clone(cache.all)
 }
 
 func probeAll(ctx context.Context) []Result {
 	priv := privileges()
 	out := slices.Clone(priv)
-	out = append(out, kernel(ctx, priv)...)
+	out = append(out, kernel(ctx, priv, nil)...)
 	out = append(out, tools(ctx)...)
 	return append(out, cniProbes(ctx)...)
+}
+
+// remember caches results; cache is locked.
+func remember(res []Result) {
+	if cache.byName == nil {
+		cache.byName = map[string]Result{}
+	}
+	for _, r := range res {
+		cache.byName[r.Name] = r
+	}
+}
+
+// probeNames returns the results for names, probing only those not
+// probed yet; names cnibench does not probe are left out.
+func probeNames(ctx context.Context, names []string) []Result {
+	cache.Lock()
+	defer cache.Unlock()
+	var missing []string
+	for _, n := range names {
+		if _, ok := cache.byName[n]; !ok && !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		r := probeSome(ctx, missing)
+		if ctx.Err() != nil {
+			return r
+		}
+		remember(r)
+	}
+	out := make([]Result, 0, len(names))
+	for _, n := range names {
+		if r, ok := cache.byName[n]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// probeSome probes the named privileges, kernel features, tools and CNI
+// plugins, and nothing else: a kernel feature is tried only when asked
+// for.
+func probeSome(ctx context.Context, names []string) []Result {
+	priv := privileges()
+	var out []Result
+	var kern []string
+	for _, n := range names {
+		if i := slices.IndexFunc(priv, func(r Result) bool { return r.Name == n }); i >= 0 {
+			out = append(out, priv[i])
+			continue
+		}
+		if slices.Contains(KernelFeatures(), n) {
+			kern = append(kern, n)
+			continue
+		}
+		if i := slices.IndexFunc(toolSpecs, func(t toolSpec) bool { return t.name == n }); i >= 0 {
+			out = append(out, probeTool(ctx, toolSpecs[i]))
+			continue
+		}
+		if p, ok := strings.CutPrefix(n, "cni-"); ok && slices.Contains(cniPlugins, p) {
+			out = append(out, probeCNIPlugin(ctx, p, CNIPath()))
+		}
+	}
+	if len(kern) > 0 {
+		out = append(out, kernel(ctx, priv, kern)...)
+	}
+	return out
+}
+
+// KernelTried returns the kernel features this process has probed, in
+// order.
+func KernelTried() []string {
+	cache.Lock()
+	defer cache.Unlock()
+	return slices.Clone(cache.kernelTried)
 }
 
 // Has reports whether the named feature, tool or privilege is available,
 // and the detail of its probe.
 func Has(name string) (bool, string) {
-	for _, r := range Run(context.Background()) {
+	for _, r := range probeNames(context.Background(), []string{name}) {
 		if r.Name == name {
 			return r.OK, r.Detail
 		}
@@ -174,9 +256,11 @@ func (e *UnsupportedError) Error() string {
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
 // Require returns an *UnsupportedError for the first of features that is
-// missing, or nil when all are there.
+// missing, or nil when all are there. It probes only features (and what
+// this process probed before), never the rest: a plain run must not load
+// tunnel modules its study does not use.
 func Require(features ...string) error {
-	return require(Run(context.Background()), features)
+	return require(probeNames(context.Background(), features), features)
 }
 
 func require(results []Result, features []string) error {

@@ -255,3 +255,71 @@ func TestPrograms(t *testing.T) {
 		t.Errorf("missing program: %+v", res[1])
 	}
 }
+
+func TestScratchName(t *testing.T) {
+	n := ScratchName(4711, 123456, "0a1b2c3d")
+	if n != "cnbprobe-4711-123456-0a1b2c3d" {
+		t.Errorf("ScratchName = %q", n)
+	}
+	if pid, start, ok := ParseScratchName(n); !ok || pid != 4711 || start != 123456 {
+		t.Errorf("ParseScratchName(%q) = %d, %d, %v", n, pid, start, ok)
+	}
+	for _, bad := range []string{"cnbprobe-0a1b2c3d", "cnbprobe-4711-123456", "cnbprobe-0-1-x", "cnbprobe-+1-2-x",
+		"cnbprobe-1-02-x", "cnb-4711-1-x", "cnbprobe-1-2-x-y", "cnbprobe-99999999999999999999-1-x"} {
+		if pid, start, ok := ParseScratchName(bad); ok {
+			t.Errorf("ParseScratchName(%q) = %d, %d, true", bad, pid, start)
+		}
+	}
+}
+
+func TestHostEffectNote(t *testing.T) {
+	if n := hostEffectNote(GRE, nil); !strings.Contains(n, "loads module ip_gre") || !strings.Contains(n, "gre0, gretap0, erspan0") {
+		t.Errorf("gre note = %q", n)
+	}
+	if n := hostEffectNote(Veth, []string{"tunl0"}); !strings.Contains(n, "added tunl0 to every network namespace") {
+		t.Errorf("measured note = %q", n)
+	}
+	if n := hostEffectNote(Veth, nil); n != "" {
+		t.Errorf("veth note = %q", n)
+	}
+	if got := newLinks(map[string]bool{"lo": true}, map[string]bool{"lo": true, "gre0": true, "erspan0": true}); fmt.Sprint(got) != "[erspan0 gre0]" {
+		t.Errorf("newLinks = %v", got)
+	}
+}
+
+// A run of a study whose datapaths need only veth, bridge and vxlan
+// probes exactly those (never ipip, gre or openvswitch, whose modules add
+// tunl0, gre0, ... to the host namespace), and leaves the host's links
+// as they were.
+func TestRequireProbesOnlyWhatIsAsked(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: probing kernel features needs root")
+	}
+	cache.Lock()
+	byName, all, tried := cache.byName, cache.all, cache.kernelTried
+	cache.byName, cache.all, cache.kernelTried = nil, nil, nil
+	cache.Unlock()
+	t.Cleanup(func() {
+		cache.Lock()
+		cache.byName, cache.all, cache.kernelTried = byName, all, tried
+		cache.Unlock()
+	})
+	before := leftovers(t)
+	links := hostLinks()
+	if err := Require(Veth, Bridge, Vxlan); err != nil {
+		t.Fatal(err)
+	}
+	if err := Require(Veth); err != nil { // cached: probes nothing more
+		t.Fatal(err)
+	}
+	if got := KernelTried(); fmt.Sprint(got) != "[veth bridge vxlan]" {
+		t.Errorf("probed %v, want [veth bridge vxlan]", got)
+	}
+	if added := newLinks(links, hostLinks()); len(added) > 0 {
+		t.Errorf("probing added %v to the host namespace", added)
+	}
+	if gone := newLinks(hostLinks(), links); len(gone) > 0 {
+		t.Errorf("probing removed %v from the host namespace", gone)
+	}
+	checkLeftovers(t, before)
+}

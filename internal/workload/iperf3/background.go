@@ -61,8 +61,15 @@ func (d *Driver) startBackground(ctx context.Context, t workload.Trial, p plan) 
 		return nil, fmt.Errorf("background rate %q is not a bitrate", rate)
 	}
 	bg.k = k
-	bctx, cancel := context.WithCancelCause(ctx)
-	bg.cancel = cancel
+	// The background runs the trial plus backgroundExtra; the deadline
+	// adds the driver's trial slack (connect attempts and reports), as the
+	// measured pairs' does, so a background client that hangs (a server
+	// that stopped answering mid-stream) fails the trial instead of
+	// holding the run forever.
+	limit := t.Duration + backgroundExtra + d.slack()
+	tctx, cancelTime := context.WithTimeoutCause(ctx, limit, fmt.Errorf("background load did not finish within %v", limit))
+	bctx, cancel := context.WithCancelCause(tctx)
+	bg.cancel = func(cause error) { cancel(cause); cancelTime() }
 	secs := int((t.Duration + backgroundExtra) / time.Second)
 	per := streamsPerPair(k, len(t.Background))
 	bg.clients = make([]clientResult, len(t.Background))

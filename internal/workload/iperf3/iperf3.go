@@ -45,6 +45,8 @@ const (
 
 // Driver runs iperf3. The zero value is not ready; use New.
 type Driver struct {
+	// TrialSlack overrides trialSlack (tests with a program that hangs).
+	TrialSlack time.Duration
 	// Bin is the program started in the pods.
 	Bin string
 	// ConnectAttempts is how many times a client is started when it
@@ -155,4 +157,13 @@ func (d *Driver) clientArgv(p plan, server string, port int) []string {
 	}
 	argv = append(argv, "--connect-timeout", strconv.Itoa(connectTimeoutMs))
 	return workload.Pinned(argv, p.pinClient)
+}
+
+// slack is the time past the trial's duration after which its processes
+// (measured and background) are stopped as hung.
+func (d *Driver) slack() time.Duration {
+	if d.TrialSlack > 0 {
+		return d.TrialSlack
+	}
+	return trialSlack
 }

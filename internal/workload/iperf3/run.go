@@ -54,7 +54,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 func (d *Driver) run(ctx context.Context, t workload.Trial, p plan) (workload.Result, error) {
 	// runCtx bounds the trial so a hung tool cannot hang the run, and its
 	// cancellation stops whatever is still running when Run returns.
-	limit := t.Duration + trialSlack
+	limit := t.Duration + d.slack()
 	timeCtx, cancelTime := context.WithTimeoutCause(ctx, limit, fmt.Errorf("trial did not finish within %v", limit))
 	defer cancelTime()
 	runCtx, cancel := context.WithCancelCause(timeCtx)

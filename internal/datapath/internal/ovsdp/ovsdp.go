@@ -15,12 +15,14 @@ package ovsdp
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -37,6 +39,14 @@ func Available() bool {
 // ErrNoDpctl says how to get ovs-dpctl.
 var ErrNoDpctl = errors.New("ovs-dpctl is not installed (apt-get install openvswitch-switch)")
 
+// dpctlTimeout bounds one ovs-dpctl call. Each is one netlink request to
+// the kernel datapath (add-dp, add-flow, show) and returns in
+// milliseconds; ten seconds is far past that even on a loaded machine, so
+// a hung call (a wedged kernel module, a wrapper waiting for a daemon)
+// fails the datapath's set-up or teardown instead of hanging the run. A
+// variable for the test.
+var dpctlTimeout = 10 * time.Second
+
 // Dpctl runs ovs-dpctl with args inside the namespace ns and returns its
 // standard output. Equivalent to: ip netns exec NS ovs-dpctl ARGS...
 func Dpctl(ns string, args ...string) (string, error) {
@@ -44,13 +54,20 @@ func Dpctl(ns string, args ...string) (string, error) {
 	if err != nil {
 		return "", ErrNoDpctl
 	}
-	cmd := exec.Command(path, args...)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), dpctlTimeout,
+		fmt.Errorf("ovs-dpctl %s did not finish within %v", strings.Join(args, " "), dpctlTimeout))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = time.Second // a killed ovs-dpctl's pipes held by nothing else
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := netns.Start(ns, nil, cmd); err != nil {
 		return "", fmt.Errorf("ovs-dpctl %s in %s: %w", strings.Join(args, " "), ns, err)
 	}
 	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return out.String(), fmt.Errorf("in %s: %w", ns, context.Cause(ctx))
+		}
 		return out.String(), fmt.Errorf("ovs-dpctl %s in %s: %w: %s", strings.Join(args, " "), ns, err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
@@ -83,21 +100,27 @@ func Ports(ns, dp string) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParsePorts(out), nil
+	return ParsePorts(out)
 }
 
 var portLine = regexp.MustCompile(`^\s*port (\d+): (\S+)`)
 
-// ParsePorts parses the port lines of `ovs-dpctl show`.
-func ParsePorts(show string) map[string]int {
+// ParsePorts parses the port lines of `ovs-dpctl show`. A port number
+// that is not a datapath port number (the kernel's are 32-bit) is an
+// error: mapping it to 0 would wire flows to port 0, the datapath's own
+// internal port.
+func ParsePorts(show string) (map[string]int, error) {
 	ports := map[string]int{}
 	for _, l := range strings.Split(show, "\n") {
 		if m := portLine.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			ports[m[2]] = n
+			n, err := strconv.ParseUint(m[1], 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("ovs-dpctl show: port %s of %s: %w", m[1], m[2], err)
+			}
+			ports[m[2]] = int(n)
 		}
 	}
-	return ports
+	return ports, nil
 }
 
 // EtherTypes are the L2 payloads the port-to-port flows carry, each with
