@@ -14,6 +14,12 @@ var CSVHeader = []string{
 	"mean", "sd", "ci95_low", "ci95_high",
 	"normalized", "normalized_ci95_low", "normalized_ci95_high",
 	"p_vs_baseline", "p_vs_first_datapath", "impairment",
+	// Paired analysis (paired.go), against the baseline tuning and then
+	// against the first datapath.
+	"paired_ratio", "paired_ci95_low", "paired_ci95_high", "paired_n",
+	"chosen_low", "chosen_high", "chosen_method", "decision", "decision_reason",
+	"dp_paired_ratio", "dp_paired_ci95_low", "dp_paired_ci95_high", "dp_paired_n",
+	"dp_chosen_low", "dp_chosen_high", "dp_chosen_method", "dp_decision", "dp_decision_reason",
 }
 
 // WriteCSV writes rows as summary.csv. Values keep the metric's raw unit
@@ -39,6 +45,8 @@ func WriteCSV(w io.Writer, rows []Row) error {
 		if r.HasNorm {
 			rec[12], rec[13], rec[14] = num(r.Normalized), num(r.NormCI95Low), num(r.NormCI95High)
 		}
+		rec = append(rec, pairCols(r.VsBaseline)...)
+		rec = append(rec, pairCols(r.VsFirstDatapath)...)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -52,4 +60,19 @@ func num(v float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// pairCols are a Pair's summary.csv columns, empty when p is nil.
+func pairCols(p *Pair) []string {
+	if p == nil {
+		return make([]string, 9)
+	}
+	pn := ""
+	if p.Paired.N > 0 {
+		pn = strconv.Itoa(p.Paired.N)
+	}
+	return []string{
+		num(p.Paired.Ratio), num(p.Paired.Low), num(p.Paired.High), pn,
+		num(p.Chosen.Low), num(p.Chosen.High), string(p.Chosen.Method), string(p.Decision.Verdict), p.Decision.Reason,
+	}
 }

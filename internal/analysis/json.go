@@ -99,6 +99,8 @@ type rowJSON struct {
 	PBaseline      jnum   `json:"p_vs_baseline"`
 	PFirstDatapath jnum   `json:"p_vs_first_datapath"`
 	Refs           []int  `json:"refs,omitempty"`
+	VsBaseline     *Pair  `json:"vs_baseline,omitempty"`
+	VsFirstDP      *Pair  `json:"vs_first_datapath,omitempty"`
 }
 
 // MarshalJSON writes the row with nulls for undefined statistics (the
@@ -112,6 +114,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		Mean: jnum(r.Mean), SD: jnum(r.SD), CI95Low: jnum(r.CI95Low), CI95High: jnum(r.CI95High), CIMethod: r.CIMethod,
 		HasNorm: r.HasNorm, Normalized: jnum(r.Normalized), NormCI95Low: jnum(r.NormCI95Low), NormCI95High: jnum(r.NormCI95High),
 		NormMethod: r.NormMethod, PBaseline: jnum(r.PBaseline), PFirstDatapath: jnum(r.PFirstDatapath), Refs: r.Refs,
+		VsBaseline: r.VsBaseline, VsFirstDP: r.VsFirstDatapath,
 	})
 }
 
@@ -129,6 +132,7 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		},
 		CIMethod: j.CIMethod, NormMethod: j.NormMethod,
 		PBaseline: float64(j.PBaseline), PFirstDatapath: float64(j.PFirstDatapath), Refs: j.Refs,
+		VsBaseline: j.VsBaseline, VsFirstDatapath: j.VsFirstDP,
 	}
 	return nil
 }

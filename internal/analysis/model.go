@@ -48,6 +48,10 @@ type Model struct {
 	MeanCI        string `json:"mean_ci_method"`
 	RatioCI       string `json:"ratio_ci_method"`
 	PTest         string `json:"p_method"`
+	// PairedCI is MethodPaired; Margin the decisions' equivalence margin
+	// (0.02 for ±2%).
+	PairedCI string  `json:"paired_method,omitempty"`
+	Margin   float64 `json:"margin,omitempty"`
 	// Rows: one per cell, metric and core, in the study's cell order.
 	Rows       []Row          `json:"rows"`
 	Sweeps     []SweepSummary `json:"sweeps,omitempty"`
@@ -80,6 +84,11 @@ type Row struct {
 	PFirstDatapath float64
 	// Refs indexes the Model.References that match the row.
 	Refs []int
+	// VsBaseline and VsFirstDatapath are the paired comparisons and
+	// decisions (paired.go) of metrics with a known good direction; nil
+	// otherwise, and for the reference rows themselves.
+	VsBaseline      *Pair
+	VsFirstDatapath *Pair
 }
 
 // RefMatch is a study's published number and the rows of this run it
@@ -109,6 +118,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	m := Model{
 		Version: ModelVersion, Study: "run",
 		MeanCI: MethodMeanCI, RatioCI: MethodRatio, PTest: MethodP,
+		PairedCI: MethodPaired, Margin: MarginOf(s),
 	}
 	if s != nil {
 		m.Study, m.Baseline, m.TrialsPlanned = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials

@@ -155,6 +155,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		normalize(rows, values, baseline)
 	}
 	pValues(rows, values, baseline)
+	pairRows(rows, roundsOf(samples), baseline, MarginOf(s))
 	return rows
 }
 

@@ -1,0 +1,234 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// DefaultMargin is the equivalence margin of decisions when the study
+// gives none: a tuning within ±2% of the baseline is "equal".
+const DefaultMargin = 0.02
+
+// MethodPaired is Model.PairedCI: how the per-round comparisons are made
+// (docs/statistics.md, "Paired analysis of interleaved rounds").
+const MethodPaired = "paired log-ratio t 95% over rounds (trial k of both cells), beside fieller; the narrower valid one is chosen and decided on with the margin"
+
+// Pair is a row's comparison with a reference row of the same workload,
+// replica count, metric and core: the baseline tuning (Row.VsBaseline) or
+// the first datapath (Row.VsFirstDatapath). Rounds pair by trial number:
+// trial k of both cells ran in the same interleaved round.
+type Pair struct {
+	// Against is the reference's tuning or datapath name.
+	Against string
+	// Paired is the paired log-ratio interval over complete rounds.
+	Paired stats.PairedCI
+	// Unpaired is Fieller's interval of all values (equal to the row's
+	// normalized interval for VsBaseline).
+	Unpaired stats.RatioCI
+	// Chosen is the interval decided on (stats.Choose) and why.
+	Chosen stats.Choice
+	// Decision is better/worse/equal within Margin/undecided on Chosen.
+	Decision stats.Decision
+}
+
+// pairedMetric reports whether a metric's rows get paired comparisons:
+// those whose good direction is known (bitrates: higher is better).
+func pairedMetric(metric string) (stats.Direction, bool) {
+	if isNormalized(metric) {
+		return stats.HigherIsBetter, true
+	}
+	return 0, false
+}
+
+// rounds maps each key to its values by trial number.
+type rounds map[Key]map[int]float64
+
+// roundsOf collects the per-trial values of the paired metrics.
+func roundsOf(samples []results.Sample) rounds {
+	out := rounds{}
+	for _, s := range samples {
+		for m, v := range s.Metrics {
+			if _, ok := pairedMetric(m); !ok || !Finite(v) {
+				continue
+			}
+			k := Key{Cell: s.Cell, Metric: m, CPU: -1}
+			if out[k] == nil {
+				out[k] = map[int]float64{}
+			}
+			out[k][s.Trial] = v
+		}
+	}
+	return out
+}
+
+// aligned returns the values of a and b by trial number over the union
+// of both's trials, NaN where one side has no value.
+func aligned(a, b map[int]float64) (x, base []float64) {
+	set := map[int]bool{}
+	for t := range a {
+		set[t] = true
+	}
+	for t := range b {
+		set[t] = true
+	}
+	trials := make([]int, 0, len(set))
+	for t := range set {
+		trials = append(trials, t)
+	}
+	sort.Ints(trials)
+	for _, t := range trials {
+		x = append(x, valueOr(a, t))
+		base = append(base, valueOr(b, t))
+	}
+	return x, base
+}
+
+func valueOr(m map[int]float64, t int) float64 {
+	if v, ok := m[t]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// PairOf compares a row's per-trial values with a reference's.
+func PairOf(against string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
+	xs, bs := aligned(x, ref)
+	c := stats.Compare(xs, bs, margin, dir)
+	return &Pair{Against: against, Paired: c.Paired, Unpaired: c.Unpaired, Chosen: c.Chosen, Decision: c.Decision}
+}
+
+// UnpairedOf compares a row with a reference that did not run in the same
+// rounds: datapaths are built and measured one after another, so trial k
+// of two datapaths shares no round and pairing them would claim a drift
+// correction that does not exist. Only Fieller's interval is decided on.
+func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
+	var xs, bs []float64
+	for _, v := range x {
+		xs = append(xs, v)
+	}
+	for _, v := range ref {
+		bs = append(bs, v)
+	}
+	u := stats.Ratio(xs, bs)
+	none := stats.PairedCI{Reason: "not paired: datapaths run one after another, not in the same rounds"}
+	ch := stats.Choose(u, none)
+	return &Pair{Against: against, Paired: none, Unpaired: u, Chosen: ch, Decision: stats.Decide(ch.RatioCI, margin, dir)}
+}
+
+// pairRows fills VsBaseline and VsFirstDatapath of the paired metrics'
+// rows that have data on both sides.
+func pairRows(rows []Row, rs rounds, baseline string, margin float64) {
+	first := ""
+	if d := DimsOf(rows).Datapaths; len(d) > 1 {
+		first = d[0]
+	}
+	for i := range rows {
+		r := &rows[i]
+		dir, ok := pairedMetric(r.Metric)
+		if !ok || r.CPU >= 0 {
+			continue
+		}
+		k := RowKey(*r)
+		if baseline != "" && r.Tuning != baseline {
+			b := k
+			b.Tuning = baseline
+			if len(rs[k]) > 0 && len(rs[b]) > 0 {
+				r.VsBaseline = PairOf(baseline, rs[k], rs[b], margin, dir)
+			}
+		}
+		if first != "" && r.Datapath != first {
+			f := k
+			f.Datapath = first
+			if len(rs[k]) > 0 && len(rs[f]) > 0 {
+				r.VsFirstDatapath = UnpairedOf(first, rs[k], rs[f], margin, dir)
+			}
+		}
+	}
+}
+
+// MarginOf is the study's decision margin, DefaultMargin when it gives
+// none (or s is nil).
+func MarginOf(s *study.Study) float64 {
+	return DefaultMargin
+}
+
+// pairJSON is Pair as summary.json stores it.
+type pairJSON struct {
+	Against        string `json:"against"`
+	PairedN        int    `json:"paired_n"`
+	PairedRatio    jnum   `json:"paired_ratio"`
+	PairedLow      jnum   `json:"paired_ci95_low"`
+	PairedHigh     jnum   `json:"paired_ci95_high"`
+	PairedMethod   string `json:"paired_method"`
+	PairedReason   string `json:"paired_reason,omitempty"`
+	UnpairedRatio  jnum   `json:"unpaired_ratio"`
+	UnpairedLow    jnum   `json:"unpaired_ci95_low"`
+	UnpairedHigh   jnum   `json:"unpaired_ci95_high"`
+	UnpairedMethod string `json:"unpaired_method"`
+	ChosenRatio    jnum   `json:"chosen_ratio"`
+	ChosenLow      jnum   `json:"chosen_low"`
+	ChosenHigh     jnum   `json:"chosen_high"`
+	ChosenMethod   string `json:"chosen_method"`
+	ChosenReason   string `json:"chosen_reason"`
+	Decision       string `json:"decision"`
+	Significant    bool   `json:"significant"`
+	DecisionReason string `json:"decision_reason"`
+}
+
+// MarshalJSON writes the pair with nulls for undefined bounds.
+func (p Pair) MarshalJSON() ([]byte, error) {
+	return json.Marshal(pairJSON{
+		Against: p.Against, PairedN: p.Paired.N,
+		PairedRatio: jnum(p.Paired.Ratio), PairedLow: jnum(p.Paired.Low), PairedHigh: jnum(p.Paired.High),
+		PairedMethod: string(p.Paired.Method), PairedReason: p.Paired.Reason,
+		UnpairedRatio: jnum(p.Unpaired.Ratio), UnpairedLow: jnum(p.Unpaired.Low), UnpairedHigh: jnum(p.Unpaired.High),
+		UnpairedMethod: string(p.Unpaired.Method),
+		ChosenRatio:    jnum(p.Chosen.Ratio), ChosenLow: jnum(p.Chosen.Low), ChosenHigh: jnum(p.Chosen.High),
+		ChosenMethod: string(p.Chosen.Method), ChosenReason: p.Chosen.Reason,
+		Decision: string(p.Decision.Verdict), Significant: p.Decision.Significant, DecisionReason: p.Decision.Reason,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (the degrees of freedom are
+// not stored and read as NaN).
+func (p *Pair) UnmarshalJSON(b []byte) error {
+	var j pairJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	nan := math.NaN()
+	*p = Pair{
+		Against: j.Against,
+		Paired: stats.PairedCI{RatioCI: stats.RatioCI{Ratio: float64(j.PairedRatio), Low: float64(j.PairedLow), High: float64(j.PairedHigh),
+			DF: nan, Method: stats.CIMethod(j.PairedMethod)}, N: j.PairedN, Reason: j.PairedReason},
+		Unpaired: stats.RatioCI{Ratio: float64(j.UnpairedRatio), Low: float64(j.UnpairedLow), High: float64(j.UnpairedHigh),
+			DF: nan, Method: stats.CIMethod(j.UnpairedMethod)},
+		Chosen: stats.Choice{RatioCI: stats.RatioCI{Ratio: float64(j.ChosenRatio), Low: float64(j.ChosenLow), High: float64(j.ChosenHigh),
+			DF: nan, Method: stats.CIMethod(j.ChosenMethod)}, Reason: j.ChosenReason},
+		Decision: stats.Decision{Verdict: stats.Verdict(j.Decision), Significant: j.Significant, Reason: j.DecisionReason},
+	}
+	return nil
+}
+
+// DecisionText shows a pair's chosen interval, its method and the
+// decision: "1.052 [1.031, 1.074] paired-t, n=6: better"; an undecided
+// pair also says why.
+func DecisionText(p *Pair, n int) string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	iv := "no interval"
+	if p.Chosen.Method != stats.MethodNone && Finite(p.Chosen.Low) && Finite(p.Chosen.High) {
+		iv = fmt.Sprintf("%s [%s, %s] %s", f(p.Chosen.Ratio), f(p.Chosen.Low), f(p.Chosen.High), p.Chosen.Method)
+	}
+	out := fmt.Sprintf("%s, n=%d: %s", iv, n, p.Decision.Verdict)
+	if p.Decision.Verdict == stats.Undecided {
+		out += " (" + p.Decision.Reason + ")"
+	}
+	return out
+}

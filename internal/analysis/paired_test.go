@@ -1,0 +1,144 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// drifting returns n rounds of baseline and rfs at 1 replica where the
+// machine's speed drifts by ±20% between rounds and rfs is 5% faster
+// within each round: the unpaired interval is wide, the paired one tight.
+func drifting(n int, gain float64) []results.Sample {
+	var out []results.Sample
+	for trial := 1; trial <= n; trial++ {
+		speed := 1 + 0.2*float64(trial%3-1) + 0.001*float64(trial%2)
+		for _, tn := range []string{"baseline", "rfs"} {
+			g := 1.0
+			if tn == "rfs" {
+				g = gain * (1 + 0.002*float64(trial%2))
+			}
+			out = append(out, results.Sample{
+				Cell:    results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: 1},
+				Trial:   trial,
+				Metrics: map[string]float64{results.MetricBitrate: 10e9 * speed * g},
+			})
+		}
+	}
+	return out
+}
+
+func TestPairedUnderDrift(t *testing.T) {
+	rows := Summarize(quickStudy(t), drifting(6, 1.05))
+	r := find(t, rows, "rfs", 1, results.MetricBitrate, -1)
+	p := r.VsBaseline
+	if p == nil {
+		t.Fatal("no paired comparison against the baseline")
+	}
+	if p.Paired.Method != stats.MethodPairedT || p.Paired.N != 6 {
+		t.Fatalf("paired = %+v, want a paired t interval over 6 rounds", p.Paired)
+	}
+	if p.Chosen.Method != stats.MethodPairedT {
+		t.Errorf("chosen %s (%s), want the paired interval under drift", p.Chosen.Method, p.Chosen.Reason)
+	}
+	if !(p.Paired.High-p.Paired.Low < p.Unpaired.High-p.Unpaired.Low) {
+		t.Errorf("paired width %g not below unpaired %g", p.Paired.High-p.Paired.Low, p.Unpaired.High-p.Unpaired.Low)
+	}
+	if p.Decision.Verdict != stats.Better {
+		t.Errorf("decision %s (%s), want better", p.Decision.Verdict, p.Decision.Reason)
+	}
+	if p.Unpaired.Low != r.NormCI95Low {
+		t.Errorf("unpaired interval %g differs from the normalized one %g", p.Unpaired.Low, r.NormCI95Low)
+	}
+	if b := find(t, rows, "baseline", 1, results.MetricBitrate, -1); b.VsBaseline != nil {
+		t.Error("the baseline is compared with itself")
+	}
+	// Equal within the margin: a 0.1% gain.
+	e := find(t, Summarize(quickStudy(t), drifting(6, 1.001)), "rfs", 1, results.MetricBitrate, -1)
+	if e.VsBaseline.Decision.Verdict != stats.Equal {
+		t.Errorf("0.1%% gain: decision %s (%s), want equal", e.VsBaseline.Decision.Verdict, e.VsBaseline.Decision.Reason)
+	}
+	// Two rounds: paired needs more; the reason says so.
+	u := find(t, Summarize(quickStudy(t), drifting(1, 1.05)), "rfs", 1, results.MetricBitrate, -1)
+	if u.VsBaseline.Decision.Verdict != stats.Undecided || u.VsBaseline.Decision.Reason == "" {
+		t.Errorf("one round: %+v, want undecided with a reason", u.VsBaseline.Decision)
+	}
+}
+
+func TestPairedAlignsTrials(t *testing.T) {
+	// A missing trial on one side leaves a gap, not a shift.
+	x := map[int]float64{1: 11, 2: 22, 4: 44}
+	b := map[int]float64{1: 10, 2: 20, 3: 30, 4: 40}
+	p := PairOf("baseline", x, b, 0.02, stats.HigherIsBetter)
+	if p.Paired.N != 3 || p.Paired.Incomplete != 1 {
+		t.Fatalf("pairs %d, incomplete %d; want 3 and 1", p.Paired.N, p.Paired.Incomplete)
+	}
+	near(t, "paired ratio", p.Paired.Ratio, 1.1, 1e-12)
+}
+
+func TestPairedColumnsAndJSON(t *testing.T) {
+	m := Build(quickStudy(t), drifting(6, 1.05))
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, m.Rows); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := recs[0]
+	if strings.Join(head[:17], ",") != "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath" {
+		t.Fatalf("the old columns moved: %v", head[:17])
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	found := false
+	for _, rec := range recs[1:] {
+		if len(rec) != len(head) {
+			t.Fatalf("record of %d fields, header %d", len(rec), len(head))
+		}
+		if rec[col["tuning"]] == "rfs" && rec[col["replicas"]] == "1" && rec[col["metric"]] == results.MetricBitrate {
+			found = true
+			if rec[col["decision"]] != "better" || rec[col["chosen_method"]] != "paired-t" || rec[col["paired_n"]] != "6" {
+				t.Errorf("rfs record: decision %q method %q n %q", rec[col["decision"]], rec[col["chosen_method"]], rec[col["paired_n"]])
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no rfs bitrate record")
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := find(t, m.Rows, "rfs", 1, results.MetricBitrate, -1), find(t, got.Rows, "rfs", 1, results.MetricBitrate, -1)
+	if b.VsBaseline == nil || b.VsBaseline.Chosen.Low != a.VsBaseline.Chosen.Low || b.VsBaseline.Decision != a.VsBaseline.Decision ||
+		b.VsBaseline.Paired.N != 6 || got.Margin != DefaultMargin {
+		t.Errorf("paired comparison read back as %+v, want %+v", b.VsBaseline, a.VsBaseline)
+	}
+}
+
+// TestDatapathsAreNotPaired: datapaths run one after another, so the
+// comparison with the first datapath never claims a paired interval, even
+// when trial numbers line up and a pairing would look tighter.
+func TestDatapathsAreNotPaired(t *testing.T) {
+	x := map[int]float64{1: 11, 2: 22, 3: 33, 4: 44}
+	ref := map[int]float64{1: 10, 2: 20, 3: 30, 4: 40}
+	p := UnpairedOf("bridge", x, ref, DefaultMargin, stats.HigherIsBetter)
+	if p.Paired.N != 0 || p.Chosen.Method == stats.MethodPairedT || p.Chosen.Method == stats.MethodPairedBootstrap || p.Paired.Reason == "" {
+		t.Errorf("datapath comparison paired: %+v", p)
+	}
+	if p.Decision.Verdict != stats.Undecided {
+		t.Errorf("a 10%% gain drowned in a 2x spread decided %s", p.Decision.Verdict)
+	}
+}
