@@ -3,6 +3,8 @@ package archtest
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
+	"go/token"
 	"sort"
 	"strings"
 	"testing"
@@ -23,6 +25,7 @@ const (
 // each with why. An exception no longer needed fails the test, so the
 // list only shrinks.
 var sizeExceptions = map[string]string{
+	"internal/adaptive/adaptive.go":           "size: split pending",
 	"internal/adaptive/adaptive.go:Next":      "size: split pending",
 	"internal/cleanup/stale.go:cleaner.stale": "size: split pending",
 }
@@ -122,5 +125,43 @@ func TestSizes(t *testing.T) {
 		if !used[what] {
 			t.Errorf("size exception %s is no longer needed: remove it from sizeExceptions", what)
 		}
+	}
+}
+
+// The check finds a long file and a long function, and a "size:"
+// comment in the right place excuses each.
+func TestSizeCheck(t *testing.T) {
+	body := strings.Repeat("\t_ = 1\n", maxFuncLines)
+	long := "func Long() {\n" + body + "}\n"
+	short := "func Short() {}\n"
+	pad := strings.Repeat("\n", maxFileLines)
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"long function", "package p\n\n" + long, []string{"p.go:Long"}},
+		{"long function with doc", "package p\n\n// size: one table.\n" + long, nil},
+		{"long function with inner comment", "package p\n\nfunc Long() {\n\t// size: one table.\n" + body + "}\n", nil},
+		{"comment elsewhere", "package p\n\n// size: not this one.\n" + short + "\n" + long, []string{"p.go:Long"}},
+		{"long method", "package p\n\ntype T struct{}\n\nfunc (*T) Long() {\n" + body + "}\n", []string{"p.go:T.Long"}},
+		{"long file", "package p\n\n" + short + pad, []string{"p.go"}},
+		{"long file with header", "package p\n\n// size: generated table.\n\n" + short + pad, nil},
+		{"short", "package p\n\n" + short, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := token.NewFileSet()
+			f, err := parser.ParseFile(set, "p.go", tc.src, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for what := range oversized(srcFile{rel: "p.go", pkg: ".", ast: f, set: set}) {
+				got = append(got, what)
+			}
+			sort.Strings(got)
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("oversized = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
