@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,11 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 		{"mtu above the overlay's", nil, []string{"--set", "datapaths=[{type: flannel-vxlan, mtu: 1480}]"}, "at most 1450"},
 		{"policy on a bridge", nil, []string{"--set", "datapaths=[{type: bridge, policy: wp}]"}, "only Calico's iptables policy"},
 		{"bad link rate", nil, []string{"--set", "link={rate: fast}"}, `spec.link.rate: invalid rate "fast"`},
+		{"path traversal name", nil, []string{"--set", "metadata.name=../../etc/x"}, "metadata.name: \"../../etc/x\": use ASCII letters"},
+		{"huge flowCnt", nil, []string{"--set", "tunings=[baseline, {name: big, rps: {cpus: all}, rfs: {sockFlowEntries: 4096, flowCnt: 1073741824}}]"},
+			"spec.tunings[1].rfs.flowCnt: must be between 1 and 1048576"},
+		{"overflowing duration", nil, []string{"--set", "duration=2562047h"}, "spec.duration: must be at most 24h"},
+		{"huge HTTP body", nil, []string{"--set", "workloads=[{name: http, tool: ab, size: 100G}]"}, "spec.workloads[0].size: size must be between 1 and 64M"},
 		{"unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
 		{"unknown engine", nil, []string{"--engine", "mesos"}, `unknown engine "mesos"`},
 	}
@@ -354,10 +360,17 @@ spec:
 // until the change is in place; it returns the command and the run ID.
 func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 	t.Helper()
+	var errb bytes.Buffer
+	return startLongRunOut(t, jdir, &errb, &errb)
+}
+
+// startLongRunOut is startLongRun with the run's output going where the
+// test says.
+func startLongRunOut(t *testing.T, jdir string, stdout, stderr io.Writer) (*exec.Cmd, string) {
+	t.Helper()
 	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "60s"))
 	cmd := exec.Command(bin, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -369,6 +382,10 @@ func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
+		if !alive(cmd.Process.Pid) {
+			_ = cmd.Wait()
+			t.Fatalf("run ended (%v) before its measurement: %v", cmd.ProcessState, stderr)
+		}
 		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
 		b, _ := os.ReadFile(sockFlow)
 		if len(journals) == 1 && strings.TrimSpace(string(b)) == "32768" && len(iperfChildren(cmd.Process.Pid)) > 0 {
@@ -376,7 +393,7 @@ func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("run never reached its measurement: %s", errb.String())
+	t.Fatalf("run never reached its measurement: %v", stderr)
 	return nil, ""
 }
 
@@ -466,6 +483,7 @@ func TestKill9ThenCleanup(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	before := snapshot(t)
+	iperfBefore := allIperf()
 	jdir := t.TempDir()
 	cmd, id := startLongRun(t, jdir)
 	kids := iperfChildren(cmd.Process.Pid)
@@ -482,6 +500,12 @@ func TestKill9ThenCleanup(t *testing.T) {
 	// The crash leaves state behind: that is what cleanup is for.
 	if snapshot(t).sockFlow == before.sockFlow {
 		t.Fatal("test did not observe the run's change; cannot test recovery")
+	}
+	// No run starts while the dead run's journal waits for cleanup.
+	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "2s"))
+	if r := cnibench(t, nil, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir); r.code != 2 ||
+		!strings.Contains(r.stderr, id+".journal") || !strings.Contains(r.stderr, "cnibench cleanup") {
+		t.Errorf("run beside a stale journal: exit %d, want 2 naming %s.journal and cnibench cleanup:\n%s", r.code, id, r.stderr)
 	}
 	r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir)
 	if r.code != 0 {
@@ -500,8 +524,56 @@ func TestKill9ThenCleanup(t *testing.T) {
 			t.Errorf("iperf3 pid %d survived cleanup", p)
 		}
 	}
+	// Every process of the dead run has exited when cleanup returns:
+	// servers too, not only the children the test saw.
+	if left := newIperf(iperfBefore); len(left) > 0 {
+		t.Errorf("iperf3 processes alive after cleanup returned: %v", left)
+	}
 	// A second cleanup finds nothing to do.
 	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("second cleanup: exit %d: %s", r.code, r.stdout)
+	}
+}
+
+// A study name that climbs out of the working directory is refused before
+// the default run directory (results/NAME-TIMESTAMP) is made from it.
+func TestPathTraversalNameWritesNothing(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jdir := t.TempDir()
+	for _, name := range []string{"../../x", "../../../" + filepath.Base(root) + "/y", "a/b", ".."} {
+		t.Run(name, func(t *testing.T) {
+			before := snapshot(t)
+			cmd := exec.Command(bin, "run", "rps-rfs", "--quick", "--journal-dir", jdir, "--set", "metadata.name="+name)
+			cmd.Dir = cwd
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("got %v, want exit 2; stderr: %s", err, errb.String())
+			}
+			msg := strings.TrimSpace(errb.String())
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, "metadata.name") {
+				t.Errorf("want one line naming metadata.name, got %q", msg)
+			}
+			var made []string
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && p != root && p != filepath.Dir(cwd) && p != cwd {
+					made = append(made, p)
+				}
+				return nil
+			})
+			if len(made) > 0 {
+				t.Errorf("created %v", made)
+			}
+			if ents := runLeftovers(jdir); len(ents) != 0 {
+				t.Errorf("journal written: %v", ents)
+			}
+			assertUntouched(t, before, "")
+		})
 	}
 }

@@ -5,16 +5,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/cnibench/cnibench/internal/app"
 )
 
 func main() {
-	// Ctrl-C and SIGTERM cancel the context; the run then tears down and
-	// reverts everything before exiting.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT, SIGTERM and SIGHUP cancel the context; the run then tears
+	// down and reverts everything before exiting. A second signal says
+	// what is left, a third exits at once (app.HandleSignals).
+	ctx, stop := app.HandleSignals(context.Background(), os.Stderr, os.Exit)
 	code := app.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -56,14 +56,31 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 	defer s.jmu.Unlock()
 	k := key(ns, fsKind, p)
 	if ps, ok := s.pending[k]; ok {
-		if err := s.fs.Write(ns, fsKind, p, value); err != nil {
-			return err
+		if tune.Equal(p, ps.set.New, value) {
+			return s.fs.Write(ns, fsKind, p, value)
 		}
 		if tune.Equal(p, ps.set.Old, value) {
+			if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+				return err
+			}
 			delete(s.pending, k)
 			return s.j.MarkDone(ps.seq)
 		}
-		return nil
+		// A new value for a knob already changed: journal it (same Old,
+		// new New) before writing, so a replay's compare-before-swap
+		// recognises the value as the session's; the earlier entry is
+		// closed only after the write, so a crash in between leaves one
+		// of the two matching what the knob holds.
+		set := journal.Set{Netns: ns, FS: fsKind, Path: p, Old: ps.set.Old, New: value}
+		seq, err := s.j.RecordSet(set)
+		if err != nil {
+			return fmt.Errorf("node journal: %w", err)
+		}
+		s.pending[k] = pendingSet{seq: seq, set: set}
+		if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+			return err
+		}
+		return s.j.MarkDone(ps.seq)
 	}
 	old, err := s.fs.Read(ns, fsKind, p)
 	if err != nil {
@@ -100,7 +117,16 @@ func (s *Server) Revert() (int, error) {
 	n := 0
 	for _, ps := range list {
 		st := ps.set
-		err := s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
+		// Compare before swap: only a value that still holds the
+		// session's last write is put back; another writer's is left
+		// alone (and reported), as cleanup does.
+		now, err := s.fs.Read(st.Netns, st.FS, st.Path)
+		switch {
+		case err == nil && !tune.Equal(st.Path, now, st.New) && !tune.Equal(st.Path, now, st.Old):
+			errs = append(errs, fmt.Errorf("revert %s %s: changed by someone else since (found %q); left alone", st.Netns, st.Path, now))
+		case err == nil && !tune.Equal(st.Path, now, st.Old):
+			err = s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
+		}
 		if err != nil && !errors.Is(err, tune.ErrGone) {
 			errs = append(errs, fmt.Errorf("revert %s %s to %q: %w", st.Netns, st.Path, st.Old, err))
 			continue

@@ -94,7 +94,7 @@ type Server struct {
 
 type pendingSet struct {
 	seq int
-	set journal.Set
+	set journal.Set // Old is the value before the session's first write, New its last write
 }
 
 // NewServer returns a session with cfg's defaults filled in.

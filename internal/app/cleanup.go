@@ -1,11 +1,13 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/journal"
 )
 
 func newCleanupCmd() *cobra.Command {
@@ -30,6 +32,9 @@ directories. Namespaces named cnb-* whose run has no journal here are listed; wi
 			rep, err := cleanup.Run(cmd.Context(), opt)
 			for _, line := range rep.Actions {
 				fmt.Fprintln(cmd.OutOrStdout(), line)
+			}
+			if be := (*journal.BusyError)(nil); errors.As(err, &be) {
+				return inputErr(err) // nothing touched: a run or cleanup is live
 			}
 			if err != nil {
 				return err

@@ -1,14 +1,17 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/runner"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 type runFlags struct {
@@ -40,6 +43,11 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			}
 			out := f.out
 			if out == "" {
+				// Validation refused such a name already; this keeps a name
+				// like ../../etc/x from ever reaching the path.
+				if !study.ValidName(s.Metadata.Name) {
+					return &study.FieldError{File: s.Source, Field: "metadata.name", Msg: "not usable in the default run directory; give --out"}
+				}
 				out = filepath.Join("results", s.Metadata.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			prog := progress.New(cmd.ErrOrStderr())
@@ -57,6 +65,15 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 					opt.JournalDir = kubeJournalDir
 				}
 			}
+			// One run or cleanup at a time on this host, and none while a
+			// dead run's journal waits for cleanup.
+			jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
+			lock, err := journal.BeginRun(jdir)
+			if err != nil {
+				return inputErr(err)
+			}
+			defer lock.Release()
+			noteJournalDir(cmd.Context(), jdir)
 			dir, err := runner.Run(cmd.Context(), opt)
 			if err != nil {
 				if runner.IsPreflight(err) {

@@ -16,6 +16,10 @@
 //     reports them and sweeps them (processes killed, namespaces deleted;
 //     likewise state directories of runs without a live owner or journal)
 //     only when asked, with Orphans or by naming the run.
+//   - Cleanup holds the host lock (journal.LockDir) while it works, so no
+//     run starts meanwhile; journals are replayed newest first by their
+//     start time, and a value is restored only while it still holds what
+//     the run wrote (compare before swap; see tune.RevertReplayOutcomes).
 //   - Never touch anything whose name lacks the prefix, and never a run
 //     whose journal owner is alive.
 //   - Namespaces and state directories are listed before journals are
@@ -117,6 +121,15 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.KillTimeout = defaultKillTimeout
 	}
 	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}}
+	if !opts.DryRun {
+		// No run may start (and journal values as "old") while their
+		// undo is in flight, and no second cleanup may interleave.
+		lock, err := journal.LockDir(opts.JournalDir)
+		if err != nil {
+			return c.rep, err
+		}
+		defer lock.Release()
+	}
 
 	names, err := netns.List(opts.Prefix)
 	if err != nil {

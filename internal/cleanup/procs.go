@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,10 +97,10 @@ func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var left []int
+		var left []string
 		for _, p := range ps {
 			if journal.ProcessAlive(p.pid, p.start) {
-				left = append(left, p.pid)
+				left = append(left, fmt.Sprintf("%d (%s)", p.pid, comm(p.pid)))
 			}
 		}
 		if len(left) == 0 {
@@ -107,12 +108,21 @@ func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("wait for killed processes %v: %w", left, ctx.Err())
+			return fmt.Errorf("wait for killed processes %s: %w", strings.Join(left, ", "), ctx.Err())
 		case <-deadline.C:
-			return fmt.Errorf("processes %v still alive %s after SIGKILL", left, timeout)
+			return fmt.Errorf("processes %s still alive %s after SIGKILL (stuck in the kernel?); run cleanup again once they exit", strings.Join(left, ", "), timeout)
 		case <-tick.C:
 		}
 	}
+}
+
+// comm is a process's command name, for messages.
+func comm(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return "exited"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // KillInNetns kills every process inside the named namespace (any thread

@@ -143,11 +143,11 @@ func parseRSS(b []byte) (float64, error) {
 		if len(f) != 2 || f[1] != "kB" {
 			return 0, fmt.Errorf("bad VmRSS line %q", sc.Text())
 		}
-		kb, err := strconv.ParseFloat(f[0], 64)
+		kb, err := strconv.ParseUint(f[0], 10, 64) // the kernel prints a count: no sign, NaN or exponent
 		if err != nil {
 			return 0, fmt.Errorf("bad VmRSS value %q", f[0])
 		}
-		return kb * 1024, nil
+		return float64(kb) * 1024, nil
 	}
 	return 0, fmt.Errorf("no VmRSS (kernel thread or zombie)")
 }

@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +96,11 @@ var (
 	ErrClosed = errors.New("journal closed")
 	// ErrBadRunID means a run ID cannot name a journal or namespaces.
 	ErrBadRunID = errors.New("bad run ID")
+	// ErrBadPrefix means a name prefix is not one a run uses.
+	ErrBadPrefix = errors.New("bad name prefix")
+	// ErrBadHeader means a journal's header does not describe the file
+	// it is in (a crafted or corrupted journal); cleanup leaves it alone.
+	ErrBadHeader = errors.New("bad journal header")
 	// ErrUnknownSeq means MarkDone got a sequence number never recorded.
 	ErrUnknownSeq = errors.New("unknown journal sequence number")
 )
@@ -168,7 +174,25 @@ type Journal struct {
 	seq     int
 	pending map[int]*Object // seq -> the Object, or nil for a Set; not yet undone
 	closed  bool
+	// failed is the first failed append. It is sticky: after it the file
+	// may end in a partial line, and a later append would glue onto that
+	// line (making the journal unreadable) or reuse a sequence number, so
+	// every later append fails with it and the run stops; what is on disk
+	// up to the failure stays a valid journal for cleanup.
+	failed error
+	// out is where lines go (the file; tests inject a failing writer to
+	// play a full file system).
+	out appender
 }
+
+// appender writes one journal line durably.
+type appender interface {
+	Write(b []byte) (int, error)
+	Sync() error
+}
+
+// ErrFailed wraps the error of every append after one failed.
+var ErrFailed = errors.New("journal failed earlier")
 
 // Open creates the journal of a run in dir (created if missing) and writes
 // its header. The run ID must be unique in dir.
@@ -185,6 +209,9 @@ func Open(dir, runID, prefix string) (*Journal, error) {
 
 func open(dir string, h Header) (*Journal, error) {
 	if err := CheckRunID(h.RunID); err != nil {
+		return nil, err
+	}
+	if err := CheckPrefix(h.Prefix); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -223,7 +250,7 @@ func open(dir string, h Header) (*Journal, error) {
 	syncDir(dir)
 	// The opened file keeps its offset at the end of the header: appends
 	// go to the linked name.
-	return &Journal{f: tmp, path: path, header: h, pending: map[int]*Object{}}, nil
+	return &Journal{f: tmp, out: tmp, path: path, header: h, pending: map[int]*Object{}}, nil
 }
 
 // Path is the journal's file name.
@@ -388,19 +415,35 @@ func (j *Journal) Close() error {
 }
 
 // write appends one line and fsyncs it. A failed write leaves at most a
-// truncated last line, which readers ignore.
+// truncated last line, which readers ignore; it also fails the journal for
+// good (see Journal.failed), so the truncated line stays the last one and
+// no sequence number is written twice.
 func (j *Journal) write(r record) error {
+	if j.failed != nil {
+		return fmt.Errorf("journal %s: %w: %w", j.path, ErrFailed, j.failed)
+	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
+	if _, err := j.out.Write(append(line, '\n')); err != nil {
+		j.failed = err
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	if err := j.f.Sync(); err != nil {
+	if err := j.out.Sync(); err != nil {
+		// The line may or may not be on disk: either way its sequence
+		// number must never be used again.
+		j.failed = err
 		return fmt.Errorf("journal %s: fsync: %w", j.path, err)
 	}
 	return nil
+}
+
+// Err returns the error that failed the journal, or nil.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
 }
 
 // CheckRunID accepts IDs made of letters, digits, '_' and '.', at most 64
@@ -415,6 +458,24 @@ func CheckRunID(id string) error {
 		if !ok {
 			return fmt.Errorf("%w %q: only letters, digits, '_' and '.'", ErrBadRunID, id)
 		}
+	}
+	return nil
+}
+
+// CheckPrefix accepts name prefixes as runs use them ("cnb-"): a lower
+// case letter, then lower case letters, digits and '-' (at least one),
+// at most 32 long. Cleanup deletes namespaces and links by this prefix
+// (and only when it extends its own), so a journal must not be able to
+// name a wider one ("" or "c") or one with path characters.
+func CheckPrefix(p string) error {
+	bad := len(p) < 2 || len(p) > 32 || p[0] < 'a' || p[0] > 'z' || !strings.Contains(p, "-")
+	for _, c := range p {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("%w %q: want a lower case letter, then lower case letters, digits and at least one '-'", ErrBadPrefix, p)
 	}
 	return nil
 }

@@ -80,11 +80,37 @@ func ReadReplay(path string) (*Replay, error) {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
 	r, err := parse(b)
+	if err == nil {
+		err = checkHeader(r.Header, filepath.Base(path))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", path, err)
 	}
 	r.Path = path
 	return r, nil
+}
+
+// checkHeader validates a header read from the file named base. Cleanup
+// removes what the header names (namespaces PREFIX<run>-*, the state
+// directory of the run), so a header is trusted only when it could have
+// been written by Open for this very file.
+func checkHeader(h Header, base string) error {
+	if h.Version != version {
+		return fmt.Errorf("%w: version %d, want %d", ErrBadHeader, h.Version, version)
+	}
+	if err := CheckRunID(h.RunID); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadHeader, err)
+	}
+	if base != h.RunID+Ext {
+		return fmt.Errorf("%w: run %q in file %s", ErrBadHeader, h.RunID, base)
+	}
+	if err := CheckPrefix(h.Prefix); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadHeader, err)
+	}
+	if h.PID <= 0 {
+		return fmt.Errorf("%w: pid %d", ErrBadHeader, h.PID)
+	}
+	return nil
 }
 
 func parse(b []byte) (*Replay, error) {
@@ -135,9 +161,9 @@ func parse(b []byte) (*Replay, error) {
 	return r, nil
 }
 
-// Stale returns the journals in dir whose owner is dead: the pid is gone
-// or now names a process that started at another time, and nobody holds
-// the file's lock. Each returned Replay holds the lock, so concurrent
+// Stale returns the journals in dir whose owner is dead, newest first by
+// the start time in their header: the pid is gone or now names a process
+// that started at another time, and nobody holds the file's lock. Each returned Replay holds the lock, so concurrent
 // cleanups do not replay it twice; call Remove or Release. Unreadable
 // journals are skipped and reported in the error; the returned list is
 // valid even when the error is not nil. A missing dir has no journals.
@@ -187,6 +213,11 @@ func Stale(dir string) ([]*Replay, error) {
 		r.lock = f
 		out = append(out, r)
 	}
+	// Newest first by start time, not by name: undoing a later run's
+	// changes first brings each value back to what the earlier run found
+	// (A set 0->32768, B then 32768->16384: B's undo gives 32768, which is
+	// what A wrote, so A's undo gives 0).
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Header.Started.After(out[b].Header.Started) })
 	return out, errors.Join(errs...)
 }
 

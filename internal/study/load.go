@@ -135,8 +135,11 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 			fe.File, fe.Line = file, lineOfValue(root, fe)
 			return nil, fe
 		}
-		msg := lineRE.ReplaceAllString(stripYAMLPrefix(err.Error()), "")
-		return nil, &FieldError{File: file, Msg: "in --set/profile values: " + friendly(msg)}
+		// yaml.v3 lists every error on its own line; the first is enough
+		// and an error is one line.
+		msg, _, _ := strings.Cut(stripYAMLPrefix(err.Error()), "\n  ")
+		msg = lineRE.ReplaceAllString(msg, "")
+		return nil, &FieldError{File: file, Msg: "in --set/profile values: " + oneLine(friendly(msg))}
 	}
 	s.Source, s.Profile = file, opt.Profile
 	s.Defaults()

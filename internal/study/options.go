@@ -198,8 +198,8 @@ func validateOptions(w *Workload, f string, t spec.Tool, bad badFunc) {
 // or the list's element.
 func validateBounds(w *Workload, f string, o spec.Option, fd field, bad badFunc) {
 	check := func(field string, v int) {
-		if v < o.Min || v > o.Max {
-			bad(field, "%s must be between %d and %d (%s), got %d", o.Name, o.Min, o.Max, o.Note, v)
+		if m := o.MaxOf(w.Protocol); v < o.Min || v > m {
+			bad(field, "%s must be between %d and %d (%s), got %d", o.Name, o.Min, m, o.Note, v)
 		}
 	}
 	if fd.scalar != nil {

@@ -151,7 +151,7 @@ func TestSetErrors(t *testing.T) {
 	for _, tc := range []struct {
 		set, want string
 	}{
-		{"trials=0", "spec.trials: must be >= 1"},
+		{"trials=0", "spec.trials: must be between 1 and 1000"},
 		{"nosuchfield=1", `unknown field "nosuchfield"`},
 		{"trials", "override must be key=value"},
 		{"tunings=[warp]", `unknown tuning "warp"`},

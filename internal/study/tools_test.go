@@ -15,7 +15,9 @@ var testTools = func() []spec.Tool {
 	}
 	return []spec.Tool{
 		{Name: "iperf3", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
-			{Name: OptLength, Sweep: OptLengths, Doc: "the write size", Unset: "iperf3's"},
+			{Name: OptLength, Sweep: OptLengths, Doc: "the write size", Unset: "iperf3's",
+				Min: 1, Max: 1 << 20, MaxFor: map[string]int{"udp": 65507},
+				Note: "iperf3's largest block; for UDP its largest datagram"},
 			{Name: OptRate, Sweep: OptRates, Doc: "an offered bitrate", Unset: "unlimited",
 				RequiredFor: []string{"udp"}, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
 			{Name: OptParallel, Sweep: OptParallels, Doc: "streams", Unset: "one", Min: 1, Max: 128, Note: "iperf3's limit on -P"},
@@ -28,7 +30,8 @@ var testTools = func() []spec.Tool {
 		}, common...)},
 		{Name: "ab", Protocols: []string{"tcp"}, Options: append([]spec.Option{
 			{Name: OptConcurrency, Doc: "concurrency", Default: "1", Min: 1, Max: 20000, Note: "ab's own limit"},
-			{Name: OptSize, Doc: "body size", Default: "5M"},
+			{Name: OptSize, Doc: "body size", Default: "5M", Min: 1, Max: 64 << 20,
+				Note: "each server writes a file of this size per trial"},
 		}, common...)},
 	}
 }()

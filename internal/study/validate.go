@@ -83,9 +83,6 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	if s.Kind != Kind {
 		bad("kind", "must be %q, got %q", Kind, s.Kind)
 	}
-	if strings.TrimSpace(s.Metadata.Name) == "" {
-		bad("metadata.name", "missing")
-	}
 	sp := &s.Spec
 	validateDatapaths(sp, cat, bad)
 	if _, err := sp.Link.RateBits(); err != nil {
@@ -102,6 +99,9 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 		// A reference to a tuning or replica count a profile leaves out is
 		// fine: the report lists it as not measured.
 	}
+	// Names that become paths, list lengths, sizes and durations: after
+	// the checks above so their messages come first.
+	validateStudyBounds(s, bad)
 	return errs
 }
 
@@ -226,7 +226,7 @@ func validateSchedule(sp *Spec, bad badFunc) {
 		}
 	}
 	if sp.Trials < 1 {
-		bad("spec.trials", "must be >= 1, got %d", sp.Trials)
+		bad("spec.trials", "must be between 1 and %d, got %d", MaxTrials, sp.Trials)
 	}
 	if sp.Duration.Duration <= 0 {
 		bad("spec.duration", "must be > 0")

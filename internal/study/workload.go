@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ func validateWorkload(w *Workload, f string, cat Catalog, bad badFunc) {
 	if w.Background != nil {
 		validateBackground(w, f, t, bad)
 	}
+	validateWorkloadBounds(w, f, t, bad)
 }
 
 // validateSweeps rejects a scalar given with its list, and two sweeps.
@@ -269,8 +271,8 @@ func ParseBytes(s string) (int64, bool) {
 		mult = 1 << 30
 	}
 	n, err := strconv.ParseInt(strings.TrimRight(s, "KMG"), 10, 64)
-	if err != nil {
-		return 0, false
+	if err != nil || n > math.MaxInt64/mult {
+		return 0, false // overflows int64
 	}
 	return n * mult, true
 }

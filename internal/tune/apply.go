@@ -23,6 +23,9 @@ type write struct {
 	old      string
 	seq      int
 	reverted bool
+	// got is the value read back when it differed from the one written
+	// (the write then failed with a MismatchError): it is ours too.
+	got string
 }
 
 // Changes returns what the tuning wrote, each with the value it replaced,
@@ -88,6 +91,9 @@ func (a *Applied) apply(c Change) error {
 		return fmt.Errorf("read back %s: %w", c, err)
 	}
 	if !Equal(c.Path, got, c.Value) {
+		a.mu.Lock()
+		a.done[len(a.done)-1].got = got
+		a.mu.Unlock()
 		return &MismatchError{Change: c, Got: got}
 	}
 	return nil
@@ -110,7 +116,16 @@ func (a *Applied) Revert() error {
 		if w.reverted {
 			continue
 		}
-		err := a.fs.Write(w.Netns, w.FS, w.Path, w.old)
+		// Compare before swap: only a value that still holds what this
+		// run wrote is ours to put back (the host lock keeps other runs
+		// away; anyone else's later change is left alone and reported).
+		now, err := a.fs.Read(w.Netns, w.FS, w.Path)
+		switch {
+		case err == nil && !Equal(w.Path, now, w.Value) && !Equal(w.Path, now, w.old) && (w.got == "" || !Equal(w.Path, now, w.got)):
+			errs = append(errs, fmt.Errorf("revert %s: changed by someone else since (found %q); left alone", w.Change, now))
+		case err == nil && !Equal(w.Path, now, w.old):
+			err = a.fs.Write(w.Netns, w.FS, w.Path, w.old)
+		}
 		if err != nil && !errors.Is(err, ErrGone) {
 			errs = append(errs, fmt.Errorf("revert %s to %q: %w", w.Change, w.old, err))
 			continue

@@ -79,13 +79,27 @@ func (r *Recorder) Start(ctx context.Context) error {
 		r.before = append(r.before, c)
 	}
 	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
-	p, err := proc.Start(ctx, "", nil, argv)
+	p, err := proc.Start(ctx, r.perfNetns(), nil, argv)
 	if err != nil {
 		r.cleanup()
 		return fmt.Errorf("start perf: %w", err)
 	}
 	r.perf = p
 	return nil
+}
+
+// perfNetns is the namespace perf runs in: the first measured device's,
+// when it is a named namespace of this machine (a local run's pod).
+// perf record -a samples every CPU from any network namespace, and a
+// process inside a run's namespace is found and killed by cleanup after
+// the run is killed (kill -9 mid-window), where one in the host's would
+// keep sampling and writing. On a kube node (pods are "pod:NS/NAME") it
+// runs in the agent's namespace, and the agent session stops it.
+func (r *Recorder) perfNetns() string {
+	if len(r.Ifaces) > 0 && r.Ifaces[0].Netns != "" && netns.Exists(r.Ifaces[0].Netns) {
+		return r.Ifaces[0].Netns
+	}
+	return ""
 }
 
 // Stop ends perf (SIGTERM: perf writes its data and exits), reads the

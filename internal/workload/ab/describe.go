@@ -13,6 +13,9 @@ const (
 	MaxConcurrency = 20000
 	// DefaultSize is seed 004's response body.
 	DefaultSize = "5M"
+	// MaxSize bounds the response body: every server pod writes one file
+	// of this size to the run's temporary directory each trial.
+	MaxSize = 64 << 20
 )
 
 var (
@@ -29,7 +32,8 @@ func (d *Driver) Describe() spec.Tool {
 		Options: append([]spec.Option{
 			{Name: study.OptConcurrency, Doc: "requests in flight per client (ab -c); a list sweeps",
 				Default: strconv.Itoa(1), Min: 1, Max: MaxConcurrency, Note: "ab's own limit"},
-			{Name: study.OptSize, Doc: "the response body size", Default: DefaultSize},
+			{Name: study.OptSize, Doc: "the response body size", Default: DefaultSize, Min: 1, Max: MaxSize,
+				Note: "each server writes a file of this size per trial"},
 		}, workload.CommonOptions()...),
 		Programs: []spec.Program{programAB, programNginx},
 		Headline: []spec.Metric{{Name: MetricRPS}, {Name: MetricTransfer}, {Name: MetricMean}, {Name: MetricP99},

@@ -7,9 +7,16 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
-// MaxParallel is iperf3's own limit on -P (streams per client); it also
-// bounds background connections per pair.
-const MaxParallel = 128
+const (
+	// MaxParallel is iperf3's own limit on -P (streams per client); it
+	// also bounds background connections per pair.
+	MaxParallel = 128
+	// MaxLength is iperf3's own limit on -l (MAX_BLOCKSIZE, 1 MiB) and
+	// MaxDatagram its limit for UDP (MAX_UDP_BLOCKSIZE: 65535 less the
+	// IP and UDP headers).
+	MaxLength   = 1 << 20
+	MaxDatagram = 65535 - 20 - 8
+)
 
 var (
 	tcp = []string{"tcp"}
@@ -23,7 +30,9 @@ func (d *Driver) Describe() spec.Tool {
 		Protocols: []string{"tcp", "udp"},
 		Options: append([]spec.Option{
 			{Name: study.OptLength, Sweep: study.OptLengths, Doc: "the write and read size (iperf3 -l)",
-				Unset: "iperf3's own: 128 KiB for TCP, the path MTU's payload for UDP"},
+				Unset: "iperf3's own: 128 KiB for TCP, the path MTU's payload for UDP",
+				Min:   1, Max: MaxLength, MaxFor: map[string]int{"udp": MaxDatagram},
+				Note: "iperf3's largest block; for UDP its largest datagram"},
 			{Name: study.OptRate, Sweep: study.OptRates, Doc: "an offered bitrate", Unset: "unlimited for TCP",
 				RequiredFor: udp, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
 			{Name: study.OptParallel, Sweep: study.OptParallels, Doc: "streams per client (iperf3 -P)", Unset: "one stream",

@@ -56,9 +56,12 @@ type Option struct {
 	// what the tool then does.
 	Default string
 	Unset   string
-	// Min and Max bound each value of an integer option; both 0: no
-	// bounds.
+	// Min and Max bound each value of an integer option, or each size
+	// of a size option (length, size) in bytes; both 0: no bounds.
 	Min, Max int
+	// MaxFor tightens Max for some protocols (iperf3's UDP datagram is
+	// at most 65507 B, its TCP block 1 MiB).
+	MaxFor map[string]int
 	// RequiredFor lists the protocols for which the option must be given.
 	RequiredFor []string
 	// Note says why the bounds or the requirement, for the error.
@@ -117,6 +120,15 @@ func (t Tool) Option(name string) (Option, bool) {
 		}
 	}
 	return Option{}, false
+}
+
+// MaxOf is the option's bound for one protocol: MaxFor's if given, else
+// Max.
+func (o Option) MaxOf(protocol string) int {
+	if m, ok := o.MaxFor[protocol]; ok {
+		return m
+	}
+	return o.Max
 }
 
 // OptionNames lists the option and sweep names the tool accepts, in order.
@@ -194,6 +206,11 @@ func (o Option) check(t Tool) []error {
 	}
 	if o.Min > o.Max {
 		bad("min %d above max %d", o.Min, o.Max)
+	}
+	for p, m := range o.MaxFor {
+		if !slices.Contains(t.Protocols, p) || m < o.Min || m > o.Max {
+			bad("max for %s (%d) is not a protocol of the tool with a max between min and max", p, m)
+		}
 	}
 	for _, p := range o.RequiredFor {
 		if !slices.Contains(t.Protocols, p) {

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestRevertComparesBeforeSwap: a session that wrote a knob twice
+// reverts it to the value before its first write; a knob someone else
+// changed after the session's last write is left alone and reported.
+func TestRevertComparesBeforeSwap(t *testing.T) {
+	fs := testNode()
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	srv := NewServer(Config{Run: "cas", FS: fs, Pods: fakePods{}, JournalDir: t.TempDir()})
+	for _, v := range []string{"3", "f"} {
+		if err := srv.write("", "sysfs", p, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.write("", "proc", "/proc/sys/net/core/rps_sock_flow_entries", "32768"); err != nil {
+		t.Fatal(err)
+	}
+	fs.vals[key("", "proc", "/proc/sys/net/core/rps_sock_flow_entries")] = "4096" // an operator's change
+	n, err := srv.Revert()
+	if err == nil || !strings.Contains(err.Error(), "changed by someone else") {
+		t.Fatalf("Revert = %d, %v; want the foreign change reported", n, err)
+	}
+	if got := fs.vals[key("", "sysfs", p)]; got != "0" {
+		t.Errorf("%s = %q after revert, want 0", p, got)
+	}
+	if got := fs.vals[key("", "proc", "/proc/sys/net/core/rps_sock_flow_entries")]; got != "4096" {
+		t.Errorf("foreign value overwritten: %q", got)
+	}
+	srv.closeJournal()
+}
+
+// TestReplayAfterRewrite: a session killed after writing a knob twice
+// leaves a journal whose replay (compare before swap) still restores it.
+func TestReplayAfterRewrite(t *testing.T) {
+	fs := testNode()
+	dir := t.TempDir()
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	srv := NewServer(Config{Run: "rw", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	for _, v := range []string{"3", "f"} {
+		if err := srv.write("", "sysfs", p, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Play the crash: the journal's owner is this (live) process, so
+	// rewrite the header's pid the way a dead session would leave it.
+	path := srv.j.Path()
+	srv.j.Close() // keeps the file: entries are pending
+	srv.j = nil
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := fmt.Sprintf(`"pid":%d,`, os.Getpid())
+	if !strings.Contains(string(b), own) {
+		t.Fatalf("header without %s: %s", own, b)
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(b), own, `"pid":1073741824,`, 1)), 0o600)
+	n, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
+	if err != nil || n < 1 {
+		t.Fatalf("replay = %d, %v", n, err)
+	}
+	if got := fs.vals[key("", "sysfs", p)]; got != "0" {
+		t.Errorf("%s = %q after replay, want 0", p, got)
+	}
+}

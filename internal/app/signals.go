@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// ExitKilled is the exit code after a third signal: the run stopped
+// without undoing its changes, which its journal keeps for cleanup.
+const ExitKilled = 130
+
+// Signals, as a user meets them:
+//   - SIGINT (Ctrl-C), SIGTERM and SIGHUP (a dropped SSH session) cancel
+//     the context; the run tears down and reverts everything, then exits.
+//   - A second one prints what is still to be undone (read from the run's
+//     own journal), so a slow teardown is not mistaken for a hang.
+//   - A third exits at once, non-zero. The journal stays on disk, and the
+//     kernel drops the run's locks, so `cnibench cleanup` undoes the rest.
+//   - SIGPIPE is caught and dropped: with `cnibench run ... | tee log`,
+//     Ctrl-C also kills tee, and the next progress line must fail with
+//     EPIPE (progress output ignores write errors) rather than kill the
+//     run halfway through its teardown. Catching (not ignoring) keeps the
+//     default SIGPIPE for the tools cnibench starts.
+
+// signalState tells the signal handler which journal directories this
+// process uses; commands note them in the context they run with.
+type signalState struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+type signalKey struct{}
+
+// noteJournalDir records that this process journals in dir, so a second
+// signal can say what is still to be undone.
+func noteJournalDir(ctx context.Context, dir string) {
+	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
+		st.mu.Lock()
+		st.dirs = append(st.dirs, dir)
+		st.mu.Unlock()
+	}
+}
+
+// HandleSignals returns a context cancelled by the first SIGINT, SIGTERM
+// or SIGHUP, and handles the later ones as the notes above say; exit is
+// called after the third. stop ends the handling.
+func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+	st := &signalState{}
+	ctx, cancel := context.WithCancel(context.WithValue(parent, signalKey{}, st))
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			var sig os.Signal
+			select {
+			case <-done:
+				return
+			case sig = <-ch:
+			}
+			if sig == syscall.SIGPIPE {
+				continue
+			}
+			n++
+			switch n {
+			case 1:
+				fmt.Fprintf(stderr, "cnibench: %v: stopping; undoing every change (signal again to see what is left, a third time to exit at once)\n", sig)
+				cancel()
+			case 2:
+				fmt.Fprintln(stderr, "cnibench: still undoing: "+stillPending(st))
+				fmt.Fprintln(stderr, "cnibench: signal once more to exit at once and leave the rest to 'cnibench cleanup'")
+			default:
+				fmt.Fprintln(stderr, "cnibench: exiting without finishing the teardown; run 'cnibench cleanup' to undo what is left")
+				exit(ExitKilled)
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
+}
+
+// stillPending describes the entries not yet undone in this process's
+// journals.
+func stillPending(st *signalState) string {
+	st.mu.Lock()
+	dirs := append([]string(nil), st.dirs...)
+	st.mu.Unlock()
+	var items []string
+	for _, dir := range dirs {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), journal.Ext) || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			r, err := journal.ReadReplay(dir + "/" + e.Name())
+			if err != nil || r.Header.PID != os.Getpid() {
+				continue
+			}
+			p := r.Pending()
+			for i := len(p) - 1; i >= 0; i-- {
+				items = append(items, describe(p[i]))
+			}
+		}
+	}
+	if len(items) == 0 {
+		return "no journaled change is left; finishing (closing files, writing results)"
+	}
+	const most = 8
+	s := fmt.Sprintf("%d change(s), newest first: %s", len(items), strings.Join(items[:min(len(items), most)], "; "))
+	if len(items) > most {
+		s += fmt.Sprintf("; and %d more", len(items)-most)
+	}
+	return s
+}
+
+func describe(e journal.Entry) string {
+	switch {
+	case e.Set != nil:
+		ns := e.Set.Netns
+		if ns == "" {
+			ns = "host"
+		}
+		return fmt.Sprintf("%s:%s back to %q", ns, e.Set.Path, e.Set.Old)
+	case e.Object != nil && e.Object.Kind == journal.KindProcess:
+		return fmt.Sprintf("process %s (pid %d)", e.Object.Name, e.Object.PID)
+	case e.Object != nil:
+		return e.Object.Kind + " " + e.Object.Name
+	}
+	return fmt.Sprintf("entry %d", e.Seq)
+}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor polls cond (bounded): signals arrive asynchronously.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestSignalSequence: the first signal cancels, the second lists what the
+// journal still holds, the third exits with ExitKilled; SIGPIPE and
+// SIGHUP do not kill the process.
+func TestSignalSequence(t *testing.T) {
+	var out lockedBuf
+	exited := make(chan int, 1)
+	ctx, stop := HandleSignals(context.Background(), &out, func(code int) { exited <- code })
+	defer stop()
+
+	dir := t.TempDir()
+	j, err := journal.Open(dir, "sig", "cnb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.RecordSet(journal.Set{FS: journal.FSProc, Path: "/proc/sys/net/core/rps_sock_flow_entries", Old: "0", New: "32768"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.RecordObject(journal.Object{Kind: journal.KindNetns, Name: "cnb-sig-node"}); err != nil {
+		t.Fatal(err)
+	}
+	noteJournalDir(ctx, dir)
+
+	// SIGPIPE is dropped (a write to a closed pipe fails with EPIPE).
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGPIPE); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
+	if !strings.Contains(out.String(), "hangup: stopping") {
+		t.Fatalf("first signal said %q", out.String())
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
+	got := out.String()
+	for _, want := range []string{"still undoing: 2 change(s)", "netns cnb-sig-node", `host:/proc/sys/net/core/rps_sock_flow_entries back to "0"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("second notice lacks %q:\n%s", want, got)
+		}
+	}
+	select {
+	case c := <-exited:
+		t.Fatalf("exited (%d) after two signals", c)
+	default:
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	select {
+	case c := <-exited:
+		if c != ExitKilled {
+			t.Fatalf("exit code %d", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("third signal did not exit")
+	}
+}

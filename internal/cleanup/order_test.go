@@ -1,0 +1,110 @@
+package cleanup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// deadPID returns the pid of a process that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	return cmd.Process.Pid
+}
+
+// writeCrashed writes the journal a crashed run leaves: its header and
+// one host value it set, not reverted.
+func writeCrashed(t *testing.T, dir, run string, started time.Time, s journal.Set) {
+	t.Helper()
+	h, _ := json.Marshal(map[string]any{"header": journal.Header{Version: 1, RunID: run, PID: deadPID(t), PIDStart: 1, Started: started, Prefix: "cnb-"}})
+	e, _ := json.Marshal(map[string]any{"seq": 1, "set": s})
+	if err := os.WriteFile(filepath.Join(dir, run+journal.Ext), append(append(h, '\n'), append(e, '\n')...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwoCrashedRunsNewestFirst is issue 15's scenario: run A sets
+// 0->32768 and crashes; run B (started later, before anyone cleaned up)
+// sets 32768->16384 and crashes. Cleanup must end at 0 whatever the file
+// names: B is undone first (back to 32768, what A wrote), then A.
+func TestTwoCrashedRunsNewestFirst(t *testing.T) {
+	const knob = "/proc/sys/net/core/rps_sock_flow_entries"
+	for name, ids := range map[string][2]string{"older sorts first": {"a1", "b1"}, "older sorts last": {"z1", "b1"}} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			now := time.Now().UTC()
+			writeCrashed(t, dir, ids[0], now.Add(-time.Hour), journal.Set{FS: journal.FSProc, Path: knob, Old: "0", New: "32768"})
+			writeCrashed(t, dir, ids[1], now.Add(-time.Minute), journal.Set{FS: journal.FSProc, Path: knob, Old: "32768", New: "16384"})
+			fs := &mapFS{vals: map[string]string{"|" + knob: "16384"}}
+			rep, err := Run(context.Background(), Options{JournalDir: dir, FS: fs})
+			if err != nil {
+				t.Fatalf("cleanup: %v\n%v", err, rep.Actions)
+			}
+			if got := fs.vals["|"+knob]; got != "0" {
+				t.Fatalf("value after cleanup %s, want 0; actions %v", got, rep.Actions)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Fatalf("dir holds %v", ents)
+			}
+		})
+	}
+}
+
+// TestCleanupRefusedWhileLocked: cleanup takes the host lock, so it never
+// runs beside a run (whose "old" values it would pull from under it).
+func TestCleanupRefusedWhileLocked(t *testing.T) {
+	dir := t.TempDir()
+	writeCrashed(t, dir, "r1", time.Now(), journal.Set{FS: journal.FSProc, Path: "/proc/sys/x", Old: "0", New: "1"})
+	l, err := journal.LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &mapFS{vals: map[string]string{"|/proc/sys/x": "1"}}
+	_, err = Run(context.Background(), Options{JournalDir: dir, FS: fs})
+	var be *journal.BusyError
+	if !errors.As(err, &be) || len(fs.writes) != 0 {
+		t.Fatalf("cleanup while locked = %v, writes %v", err, fs.writes)
+	}
+	l.Release()
+	if _, err := Run(context.Background(), Options{JournalDir: dir, FS: fs}); err != nil || fs.vals["|/proc/sys/x"] != "0" {
+		t.Fatalf("cleanup after release = %v, %v", err, fs.vals)
+	}
+}
+
+// TestKillNamesSurvivors: a process that outlives the bounded wait is
+// named (pid and command) in the error, and cleanup does not return
+// early. A stopped process cannot be reaped while its parent (this test)
+// does not wait, but SIGKILL ends a stopped process, so the survivor is
+// played by a zero timeout.
+func TestKillNamesSurvivors(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer cmd.Wait()
+	start, err := journal.ProcessStart(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = kill(context.Background(), []proc{{cmd.Process.Pid, start}}, 0)
+	if err == nil {
+		// Exited (a zombie counts) before the first check: nothing to name.
+		return
+	}
+	if want := fmt.Sprintf("%d (sleep)", cmd.Process.Pid); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not name %s", err, want)
+	}
+}

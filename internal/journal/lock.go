@@ -1,0 +1,171 @@
+package journal
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The host lock: one flock on the journal directory itself, held
+// exclusively by a run for its whole life and by a cleanup. Runs change
+// host-wide values (rps_sock_flow_entries, sysctls); two at once would
+// journal each other's values as "old", and a cleanup during a run would
+// revert under its feet, so neither may overlap. The directory, not a
+// file in it, is locked: nothing is left behind, and /proc/locks names
+// the holder's pid. The kernel drops the lock when its holder dies.
+
+// BusyError means another cnibench process holds the host lock.
+type BusyError struct {
+	Dir string
+	// PID holds the lock (0 if it could not be found).
+	PID int
+	// RunID is the holder's run, if it is a run that has opened its journal.
+	RunID string
+}
+
+func (e *BusyError) Error() string {
+	who := "another cnibench process"
+	switch {
+	case e.RunID != "":
+		who = fmt.Sprintf("run %s (pid %d)", e.RunID, e.PID)
+	case e.PID > 0:
+		who = fmt.Sprintf("cnibench pid %d (%s)", e.PID, cmdline(e.PID))
+	}
+	return fmt.Sprintf("%s holds the host lock on %s; one run or cleanup at a time: wait for it to end", who, e.Dir)
+}
+
+// Lock is the held host lock.
+type Lock struct{ f *os.File }
+
+// LockDir takes the host lock on dir (created if missing) or returns a
+// *BusyError at once.
+func LockDir(dir string) (*Lock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("host lock: %w", err)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("host lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, busy(dir, f)
+		}
+		return nil, fmt.Errorf("host lock %s: %w", dir, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release drops the lock. Safe on nil and more than once.
+func (l *Lock) Release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// StaleError means dead runs left journals whose changes are not undone.
+type StaleError struct {
+	Dir string
+	// Journals are the stale journals' paths; unreadable ones too.
+	Journals []string
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: cnibench cleanup", strings.Join(e.Journals, ", "))
+}
+
+// BeginRun takes the host lock for a run and refuses (returning a
+// *StaleError, lock released) while a dead run's journal is in dir: its
+// values are the old values this run would journal, so cleanup must undo
+// them first. Hold the returned lock until the run has closed its journal.
+func BeginRun(dir string) (*Lock, error) {
+	l, err := LockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := list(dir)
+	if err != nil {
+		l.Release()
+		return nil, err
+	}
+	var stale []string
+	for _, p := range paths {
+		r, err := ReadReplay(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		// An unreadable journal is not trusted to be harmless either.
+		if err != nil || (!ProcessAlive(r.Header.PID, r.Header.PIDStart) && !locked(p)) {
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) > 0 {
+		l.Release()
+		return nil, &StaleError{Dir: dir, Journals: stale}
+	}
+	return l, nil
+}
+
+// busy finds who holds the lock on the open directory f.
+func busy(dir string, f *os.File) error {
+	e := &BusyError{Dir: dir}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return e
+	}
+	e.PID = flockHolder(uint64(st.Dev), st.Ino)
+	if e.PID <= 0 {
+		return e
+	}
+	paths, _ := list(dir)
+	for _, p := range paths {
+		if r, err := ReadReplay(p); err == nil && r.Header.PID == e.PID {
+			e.RunID = r.Header.RunID
+		}
+	}
+	return e
+}
+
+// flockHolder returns the pid holding a FLOCK on the inode, from
+// /proc/locks ("1: FLOCK  ADVISORY  WRITE 1234 00:1a:5678 0 EOF"), or 0.
+func flockHolder(dev, ino uint64) int {
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), ino)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		// Blocked waiters are listed as "1: -> FLOCK ..."; skip them.
+		if len(fs) < 6 || fs[1] != "FLOCK" || fs[5] != want {
+			continue
+		}
+		if pid, err := strconv.Atoi(fs[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
+}
+
+// cmdline is the command line of pid, for messages.
+func cmdline(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return "exited"
+	}
+	s := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return s
+}
