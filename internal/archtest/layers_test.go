@@ -1,7 +1,8 @@
 // Package archtest keeps the code to the map in docs/architecture.md: it
 // reads the map's "Layers" section and fails when a package imports one
 // of a higher layer or is in no layer, and when code outside
-// internal/netns switches namespaces. Its tests are pure: they parse
+// internal/netns switches namespaces, and when a file or a function is
+// over the size limits (size_test.go). Its tests are pure: they parse
 // source files and the map, and need neither root nor a build.
 package archtest
 

@@ -100,7 +100,7 @@ func sourceFiles(t *testing.T, m module) []srcFile {
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(set, p, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(set, p, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
 		}

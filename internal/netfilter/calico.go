@@ -79,7 +79,16 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 	pools := n.ClusterCIDR.String()
 	tunnel := n.dev("tunl0", n.Tunnel)
 
-	// raw
+	calicoRaw(rs)
+	calicoMangle(rs)
+	calicoFilter(rs, ipip, hosts)
+	calicoNAT(rs, ipip, tunnel, pools)
+	return rs, nil
+}
+
+// calicoRaw adds Felix's raw-table chains: workload marks and the
+// reverse-path check of packets from pods.
+func calicoRaw(rs *Ruleset) {
 	rs.Chain("raw", "cali-PREROUTING", "cali-OUTPUT", "cali-rpf-skip", "cali-from-host-endpoint", "cali-to-host-endpoint")
 	rs.Append("raw", "PREROUTING", "-j cali-PREROUTING")
 	rs.Append("raw", "OUTPUT", "-j cali-OUTPUT")
@@ -92,8 +101,10 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 	rs.Append("raw", "cali-OUTPUT", "-j MARK --set-xmark %s", caliAllMarks)
 	rs.Append("raw", "cali-OUTPUT", "-j cali-to-host-endpoint")
 	rs.Append("raw", "cali-OUTPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
+}
 
-	// mangle
+// calicoMangle adds Felix's mangle-table chains.
+func calicoMangle(rs *Ruleset) {
 	rs.Chain("mangle", "cali-PREROUTING", "cali-POSTROUTING", "cali-from-host-endpoint", "cali-to-host-endpoint")
 	rs.Append("mangle", "PREROUTING", "-j cali-PREROUTING")
 	rs.Append("mangle", "POSTROUTING", "-j cali-POSTROUTING")
@@ -105,8 +116,11 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 	rs.Append("mangle", "cali-POSTROUTING", "-j MARK --set-xmark %s", caliAllMarks)
 	rs.Append("mangle", "cali-POSTROUTING", "-m conntrack --ctstate DNAT -j cali-to-host-endpoint")
 	rs.Append("mangle", "cali-POSTROUTING", "-m mark --mark %s -j RETURN", caliAccept)
+}
 
-	// filter
+// calicoFilter adds Felix's filter-table chains; with IP-in-IP, the
+// rules that admit tunnel packets from the Calico hosts (hosts) only.
+func calicoFilter(rs *Ruleset, ipip bool, hosts string) {
 	rs.ReplaceChain("filter", "cali-FORWARD")
 	rs.Chain("filter", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-from-hep-forward", "cali-to-hep-forward",
 		"cali-from-host-endpoint", "cali-to-host-endpoint", "cali-cidr-block")
@@ -140,8 +154,11 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 	rs.Append("filter", "cali-OUTPUT", "-j MARK --set-xmark %s", caliAllMarks)
 	rs.Append("filter", "cali-OUTPUT", "-m conntrack ! --ctstate DNAT -j cali-to-host-endpoint")
 	rs.Append("filter", "cali-OUTPUT", "%s -m mark --mark %s -j ACCEPT", comment("Host endpoint policy accepted packet."), caliAccept)
+}
 
-	// nat
+// calicoNAT adds Felix's nat-table chains: outgoing NAT of the pool
+// (pools) and, with IP-in-IP, masquerade on the tunnel device.
+func calicoNAT(rs *Ruleset, ipip bool, tunnel, pools string) {
 	rs.Chain("nat", "cali-PREROUTING", "cali-POSTROUTING", "cali-OUTPUT", "cali-fip-dnat", "cali-fip-snat", "cali-nat-outgoing")
 	rs.Append("nat", "PREROUTING", "-j cali-PREROUTING")
 	rs.Append("nat", "OUTPUT", "-j cali-OUTPUT")
@@ -154,5 +171,4 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 		rs.Append("nat", "cali-POSTROUTING", "-o %s -m addrtype ! --src-type LOCAL --limit-iface-out -m addrtype --src-type LOCAL -j MASQUERADE --random-fully", tunnel)
 	}
 	rs.Append("nat", "cali-nat-outgoing", "-s %s ! -d %s -j MASQUERADE --random-fully", pools, pools)
-	return rs, nil
 }

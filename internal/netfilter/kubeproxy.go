@@ -165,7 +165,17 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	rs.Append("nat", "KUBE-POSTROUTING", "%s -j MASQUERADE --random-fully", comment("kubernetes service traffic requiring SNAT"))
 	rs.Append("nat", "KUBE-MARK-MASQ", "-j MARK --or-mark %s", kubeMasqMark)
 
-	cluster := clusterCIDR.String()
+	kubeProxyServices(rs, svcs, clusterCIDR.String())
+	rs.Append("nat", "KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
+		comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"))
+	return rs, nil
+}
+
+// kubeProxyServices adds each service's chain and its endpoints' chains
+// (KUBE-SVC-*, KUBE-SEP-*), picking an endpoint at random as
+// kube-proxy's statistic rules do, and rejects services without
+// endpoints.
+func kubeProxyServices(rs *Ruleset, svcs []Service, cluster string) {
 	for _, s := range svcs {
 		name, dst := s.portName(), s.ClusterIP.To4().String()+"/32"
 		match := fmt.Sprintf("-d %s -p %s %s -m %s --dport %d", dst, s.Protocol, comment(name+" cluster IP"), s.Protocol, s.Port)
@@ -191,9 +201,6 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 			rs.Append("nat", sep, "-p %s %s -m %s -j DNAT --to-destination %s", s.Protocol, comment(name), s.Protocol, e)
 		}
 	}
-	rs.Append("nat", "KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
-		comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"))
-	return rs, nil
 }
 
 // Fillers returns n ClusterIP Services of a cluster with endpoints

@@ -62,6 +62,39 @@ func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, count
 	if clusterCIDR == nil || clusterCIDR.IP.To4() == nil || serviceCIDR == nil || serviceCIDR.IP.To4() == nil {
 		return nil, errors.New("kube-proxy (nftables) needs IPv4 cluster and service CIDRs")
 	}
+	svcs, err := nftSortedServices(services)
+	if err != nil {
+		return nil, err
+	}
+
+	var b bytes.Buffer
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	t := "ip " + NFTTable
+	nftSkeleton(w, t)
+
+	var rules []nftRule
+	r := func(chain, match, action string) { rules = append(rules, nftRule{chain, match, action}) }
+	nftFixedRules(r, serviceCIDR)
+	elems := nftServices(w, r, t, svcs, clusterCIDR)
+	for _, x := range rules {
+		parts := []string{"add rule", t, x.chain}
+		if x.match != "" {
+			parts = append(parts, x.match)
+		}
+		if counters {
+			parts = append(parts, "counter")
+		}
+		w("%s %s", strings.Join(parts, " "), x.action)
+	}
+	for _, e := range elems {
+		w("%s", e)
+	}
+	return b.Bytes(), nil
+}
+
+// nftSortedServices checks the services and returns them sorted by
+// their chain's name, so the script does not depend on their order.
+func nftSortedServices(services []Service) ([]Service, error) {
 	seen := map[string]bool{}
 	for _, s := range services {
 		if err := s.validate(); err != nil {
@@ -74,10 +107,12 @@ func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, count
 	}
 	svcs := append([]Service(nil), services...)
 	sort.Slice(svcs, func(i, j int) bool { return NFTServiceChain(svcs[i]) < NFTServiceChain(svcs[j]) })
+	return svcs, nil
+}
 
-	var b bytes.Buffer
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	t := "ip " + NFTTable
+// nftSkeleton writes the table, kube-proxy's chains, its set and its
+// maps, as kube-proxy creates them whatever the services.
+func nftSkeleton(w func(string, ...any), t string) {
 	// add+delete+add: a fresh table whether or not one existed.
 	w("add table %s", t)
 	w("delete table %s", t)
@@ -110,9 +145,10 @@ func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, count
 	} {
 		w("add map %s %s { type %s ; comment %q ; }", t, m.name, m.typ, m.comment)
 	}
+}
 
-	var rules []nftRule
-	r := func(chain, match, action string) { rules = append(rules, nftRule{chain, match, action}) }
+// nftFixedRules adds the rules kube-proxy has whatever the services.
+func nftFixedRules(r func(chain, match, action string), serviceCIDR *net.IPNet) {
 	for _, j := range []struct{ dst, src, extra string }{
 		{"nodeport-endpoints-check", "filter-input", "ct state new"},
 		{"service-endpoints-check", "filter-input", "ct state new"},
@@ -142,7 +178,12 @@ func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, count
 	r("firewall-check", "", "ip daddr . meta l4proto . th dport vmap @firewall-ips")
 	r("services", "", "ip daddr . meta l4proto . th dport vmap @service-ips")
 	r("services", "fib daddr type local ip daddr != 127.0.0.0/8", "meta l4proto . th dport vmap @service-nodeports")
+}
 
+// nftServices writes each service's chain and its endpoints' chains,
+// adds their rules, and returns the set and map elements, written after
+// every rule.
+func nftServices(w func(string, ...any), r func(chain, match, action string), t string, svcs []Service, clusterCIDR *net.IPNet) []string {
 	var elems []string
 	for _, s := range svcs {
 		ip := s.ClusterIP.To4().String()
@@ -165,20 +206,7 @@ func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, count
 		}
 		r(svc, "", fmt.Sprintf("numgen random mod %d vmap { %s }", len(s.Endpoints), strings.Join(arms, " , ")))
 	}
-	for _, x := range rules {
-		parts := []string{"add rule", t, x.chain}
-		if x.match != "" {
-			parts = append(parts, x.match)
-		}
-		if counters {
-			parts = append(parts, "counter")
-		}
-		w("%s %s", strings.Join(parts, " "), x.action)
-	}
-	for _, e := range elems {
-		w("%s", e)
-	}
-	return b.Bytes(), nil
+	return elems
 }
 
 // ApplyNFT loads an `nft -f` script where run runs (nft -f FILE, the

@@ -9,9 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/internal/daemon"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -111,4 +114,54 @@ func (c *etcdClient) healthy(ctx context.Context) bool {
 	}
 	_ = json.NewDecoder(res.Body).Decode(&h)
 	return res.StatusCode == http.StatusOK && h.Health == "true"
+}
+
+// startEtcd runs the cluster's one etcd on node n, listening on its
+// underlay address, waits until it answers and writes the flannel
+// network config flanneld reads.
+func (d *Datapath) startEtcd(ctx context.Context, etcd string, n datapath.Node) error {
+	url := fmt.Sprintf("http://%s", net.JoinHostPort(n.UnderlayIP.String(), strconv.Itoa(etcdPort)))
+	peer := "http://127.0.0.1:2380"
+	e, err := daemon.Start(n.Netns, n.Name, d.dir, []string{etcd,
+		"--name=cnibench", "--data-dir=" + filepath.Join(d.dir, "etcd"),
+		"--listen-client-urls=" + url, "--advertise-client-urls=" + url,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=cnibench=" + peer, "--initial-cluster-state=new",
+		"--logger=zap", "--log-level=warn"})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.etcd, d.etcdURL = e, url
+	d.mu.Unlock()
+	c := newEtcdClient(n.Netns, url)
+	for !c.healthy(ctx) {
+		if ok, _ := e.Exited(); ok {
+			return e.ErrExited()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("etcd on %s not healthy after %s; its log ends:\n%s", n.Name, startTimeout, e.Tail(8))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cfg := fmt.Sprintf(`{"Network":%q,"Backend":{"Type":%q}}`, Network, d.backend)
+	if d.backend == "udp" {
+		cfg = fmt.Sprintf(`{"Network":%q,"Backend":{"Type":"udp","Port":%d}}`, Network, udpPort)
+	}
+	if err := c.put(ctx, EtcdPrefix+"/config", cfg); err != nil {
+		return fmt.Errorf("write flannel network config to etcd: %w", err)
+	}
+	return nil
+}
+
+// etcdNetns is the namespace of the node that runs etcd, the only one
+// its client can reach it from.
+func (d *Datapath) etcdNetns(nodes []datapath.Node) string {
+	for _, n := range nodes {
+		if d.etcd != nil && n.Name == d.etcd.Node() {
+			return n.Netns
+		}
+	}
+	return nodes[0].Netns
 }

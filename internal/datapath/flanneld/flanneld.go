@@ -27,7 +27,6 @@
 package flanneld
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -35,8 +34,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -87,12 +84,6 @@ type Datapath struct {
 	etcdURL   string
 	flannelds []*daemon.Daemon
 	leases    map[string]lease // by node namespace
-}
-
-type lease struct {
-	subnet *net.IPNet // the node's pod subnet (10.244.X.0/24)
-	gw     net.IP     // its .1, on cni0
-	mtu    int
 }
 
 // New returns flannel-udp.
@@ -275,97 +266,6 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
 }
 
-func (d *Datapath) startEtcd(ctx context.Context, etcd string, n datapath.Node) error {
-	url := fmt.Sprintf("http://%s", net.JoinHostPort(n.UnderlayIP.String(), strconv.Itoa(etcdPort)))
-	peer := "http://127.0.0.1:2380"
-	e, err := daemon.Start(n.Netns, n.Name, d.dir, []string{etcd,
-		"--name=cnibench", "--data-dir=" + filepath.Join(d.dir, "etcd"),
-		"--listen-client-urls=" + url, "--advertise-client-urls=" + url,
-		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
-		"--initial-cluster=cnibench=" + peer, "--initial-cluster-state=new",
-		"--logger=zap", "--log-level=warn"})
-	if err != nil {
-		return err
-	}
-	d.mu.Lock()
-	d.etcd, d.etcdURL = e, url
-	d.mu.Unlock()
-	c := newEtcdClient(n.Netns, url)
-	for !c.healthy(ctx) {
-		if ok, _ := e.Exited(); ok {
-			return e.ErrExited()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("etcd on %s not healthy after %s; its log ends:\n%s", n.Name, startTimeout, e.Tail(8))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	cfg := fmt.Sprintf(`{"Network":%q,"Backend":{"Type":%q}}`, Network, d.backend)
-	if d.backend == "udp" {
-		cfg = fmt.Sprintf(`{"Network":%q,"Backend":{"Type":"udp","Port":%d}}`, Network, udpPort)
-	}
-	if err := c.put(ctx, EtcdPrefix+"/config", cfg); err != nil {
-		return fmt.Errorf("write flannel network config to etcd: %w", err)
-	}
-	return nil
-}
-
-// waitLease waits for flanneld to write its subnet file and parses it.
-func waitLease(ctx context.Context, f *daemon.Daemon, path string) (lease, error) {
-	for {
-		if b, err := os.ReadFile(path); err == nil {
-			l, err := parseSubnetEnv(string(b))
-			if err == nil {
-				return l, nil
-			}
-		}
-		if ok, _ := f.Exited(); ok {
-			return lease{}, f.ErrExited()
-		}
-		select {
-		case <-ctx.Done():
-			return lease{}, fmt.Errorf("flanneld on %s wrote no subnet file in %s; its log ends:\n%s", f.Node(), startTimeout, f.Tail(8))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// parseSubnetEnv reads flanneld's subnet.env:
-//
-//	FLANNEL_NETWORK=10.244.0.0/16
-//	FLANNEL_SUBNET=10.244.57.1/24
-//	FLANNEL_MTU=1472
-//	FLANNEL_IPMASQ=false
-func parseSubnetEnv(s string) (lease, error) {
-	var l lease
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "FLANNEL_SUBNET":
-			ip, n, err := net.ParseCIDR(v)
-			if err != nil || ip.To4() == nil {
-				return lease{}, fmt.Errorf("subnet.env: FLANNEL_SUBNET %q is not an IPv4 CIDR", v)
-			}
-			l.gw, l.subnet = ip.To4(), n
-		case "FLANNEL_MTU":
-			m, err := strconv.Atoi(v)
-			if err != nil || m < 68 || m > 65535 {
-				return lease{}, fmt.Errorf("subnet.env: FLANNEL_MTU %q is not an MTU", v)
-			}
-			l.mtu = m
-		}
-	}
-	if l.subnet == nil || l.mtu == 0 {
-		return lease{}, errors.New("subnet.env: FLANNEL_SUBNET or FLANNEL_MTU missing")
-	}
-	return l, nil
-}
-
 // ConnectNodes waits until every node's lease is in etcd: flanneld learns
 // the others' leases by watching etcd (the UDP backend keeps its routes
 // in user space), so nothing is programmed here.
@@ -414,26 +314,6 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 		}
 	}
 	return nil
-}
-
-func (d *Datapath) etcdNetns(nodes []datapath.Node) string {
-	for _, n := range nodes {
-		if d.etcd != nil && n.Name == d.etcd.Node() {
-			return n.Netns
-		}
-	}
-	return nodes[0].Netns
-}
-
-// lease returns node n's lease.
-func (d *Datapath) lease(n datapath.Node) (lease, error) {
-	d.mu.Lock()
-	l, ok := d.leases[n.Netns]
-	d.mu.Unlock()
-	if !ok {
-		return lease{}, fmt.Errorf("node %s has no flannel lease (SetupNode did not run)", n.Name)
-	}
-	return l, nil
 }
 
 // AttachPod wires one pod to cni0 as Flannel's CNI plugin has the bridge

@@ -95,32 +95,64 @@ func WriteImage(w io.Writer, spec ImageSpec) error {
 }
 
 func writeLayer(w io.Writer, spec ImageSpec) error {
-	tw := tar.NewWriter(w)
-	epoch := time.Unix(0, 0)
-	dirs := map[string]bool{}
-	mkdirs := func(p string) error {
-		var chain []string
-		for d := path.Dir(p); d != "/" && d != "." && !dirs[d]; d = path.Dir(d) {
-			chain = append(chain, d)
-		}
-		for i := len(chain) - 1; i >= 0; i-- {
-			dirs[chain[i]] = true
-			if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(chain[i], "/") + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: epoch}); err != nil {
-				return err
-			}
-		}
-		return nil
+	l := &layerWriter{tw: tar.NewWriter(w), epoch: time.Unix(0, 0), dirs: map[string]bool{}}
+	if err := l.base(); err != nil {
+		return err
 	}
+	seen, err := l.files(spec.Files)
+	if err != nil {
+		return err
+	}
+	if err := l.symlinks(spec.Symlinks, seen); err != nil {
+		return err
+	}
+	if err := l.etc(); err != nil {
+		return err
+	}
+	return l.tw.Close()
+}
+
+// layerWriter writes the layer's tar entries, each directory once, all
+// with the same time so the bytes depend only on the content.
+type layerWriter struct {
+	tw    *tar.Writer
+	epoch time.Time
+	dirs  map[string]bool
+}
+
+// mkdirs writes the directories above p not written yet.
+func (l *layerWriter) mkdirs(p string) error {
+	var chain []string
+	for d := path.Dir(p); d != "/" && d != "." && !l.dirs[d]; d = path.Dir(d) {
+		chain = append(chain, d)
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		l.dirs[chain[i]] = true
+		if err := l.tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(chain[i], "/") + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: l.epoch}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// base writes the directories every image has, and /var/run.
+func (l *layerWriter) base() error {
 	for _, d := range []string{"/tmp/", "/proc/", "/sys/", "/dev/", "/etc/", "/run/netns/", "/var/"} {
-		if err := mkdirs(d + "x"); err != nil {
+		if err := l.mkdirs(d + "x"); err != nil {
 			return err
 		}
 	}
 	// As on Debian: /var/run is /run (netns tools use both names).
-	if err := tw.WriteHeader(&tar.Header{Name: "var/run", Typeflag: tar.TypeSymlink, Linkname: "../run", Mode: 0o777, ModTime: epoch}); err != nil {
+	if err := l.tw.WriteHeader(&tar.Header{Name: "var/run", Typeflag: tar.TypeSymlink, Linkname: "../run", Mode: 0o777, ModTime: l.epoch}); err != nil {
 		return err
 	}
-	files := append([]ImageFile{}, spec.Files...)
+	return nil
+}
+
+// files writes the image's files, in path order, the first of each
+// destination; it returns the destinations written.
+func (l *layerWriter) files(list []ImageFile) (map[string]bool, error) {
+	files := append([]ImageFile{}, list...)
 	sort.Slice(files, func(i, j int) bool { return files[i].Dst < files[j].Dst })
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -130,38 +162,49 @@ func writeLayer(w io.Writer, spec ImageSpec) error {
 		seen[f.Dst] = true
 		b, err := os.ReadFile(f.Src)
 		if err != nil {
-			return fmt.Errorf("image file %s: %w", f.Src, err)
+			return nil, fmt.Errorf("image file %s: %w", f.Src, err)
 		}
 		st, err := os.Stat(f.Src)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := mkdirs(f.Dst); err != nil {
-			return err
+		if err := l.mkdirs(f.Dst); err != nil {
+			return nil, err
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(f.Dst, "/"), Mode: int64(st.Mode().Perm()), Size: int64(len(b)), ModTime: epoch}); err != nil {
-			return err
+		if err := l.tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(f.Dst, "/"), Mode: int64(st.Mode().Perm()), Size: int64(len(b)), ModTime: l.epoch}); err != nil {
+			return nil, err
 		}
-		if _, err := tw.Write(b); err != nil {
-			return err
+		if _, err := l.tw.Write(b); err != nil {
+			return nil, err
 		}
 	}
-	var links []string
-	for l := range spec.Symlinks {
-		links = append(links, l)
+	return seen, nil
+}
+
+// symlinks writes the image's symlinks, in path order, except where a
+// file was written.
+func (l *layerWriter) symlinks(links map[string]string, seen map[string]bool) error {
+	var names []string
+	for n := range links {
+		names = append(names, n)
 	}
-	sort.Strings(links)
-	for _, l := range links {
-		if seen[l] {
+	sort.Strings(names)
+	for _, n := range names {
+		if seen[n] {
 			continue
 		}
-		if err := mkdirs(l); err != nil {
+		if err := l.mkdirs(n); err != nil {
 			return err
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(l, "/"), Typeflag: tar.TypeSymlink, Linkname: spec.Symlinks[l], Mode: 0o777, ModTime: epoch}); err != nil {
+		if err := l.tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(n, "/"), Typeflag: tar.TypeSymlink, Linkname: links[n], Mode: 0o777, ModTime: l.epoch}); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// etc writes the files under /etc a Debian-like image needs.
+func (l *layerWriter) etc() error {
 	// /etc/passwd and /etc/group so tools that look up users work (nginx's
 	// workers drop root for nobody:nogroup); nsswitch.conf so glibc asks
 	// /etc/hosts, then DNS, as on Debian (getent, and the tools'
@@ -172,14 +215,14 @@ func writeLayer(w io.Writer, spec ImageSpec) error {
 		{"etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"},
 		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"},
 	} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: epoch}); err != nil {
+		if err := l.tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: l.epoch}); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(tw, f.body); err != nil {
+		if _, err := io.WriteString(l.tw, f.body); err != nil {
 			return err
 		}
 	}
-	return tw.Close()
+	return nil
 }
 
 var lddLine = regexp.MustCompile(`(?:=>\s*)?(/\S+)\s+\(0x`)

@@ -55,13 +55,9 @@ type Config struct {
 	RunID       string
 	Datapath    datapath.Datapath
 	UnderlayMTU int
-	// LinkRate, in bits per second, shapes each node's underlay egress to
-	// the line rate of a NIC of that speed, Ethernet framing included
-	// (tbf with FramingOverhead per packet); 0 leaves it unshaped.
-	LinkRate   uint64
-	ServerCPUs cpuset.Set
-	ClientCPUs cpuset.Set
-	Recorder   Recorder
+	ServerCPUs  cpuset.Set
+	ClientCPUs  cpuset.Set
+	Recorder    Recorder
 	// Kill ends every process inside a namespace before it is deleted, so
 	// a straggler cannot keep a deleted namespace alive.
 	Kill func(netns string) error
@@ -210,11 +206,6 @@ func (c *Cluster) underlay() error {
 		// does not exist, so nothing ever leaves the emulated underlay.
 		if err := wire.RouteVia(x.h, l, nil, underlayGateway, false); err != nil {
 			return fmt.Errorf("underlay default route on %s: %w", x.n.name, err)
-		}
-		if c.cfg.LinkRate > 0 {
-			if err := shapeTBF(x.n.ns, l.Attrs().Index, c.cfg.LinkRate); err != nil {
-				return fmt.Errorf("underlay link rate on %s: %w", x.n.name, err)
-			}
 		}
 	}
 	return nil

@@ -14,15 +14,21 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/wire"
 )
 
-// TestLinkRateShaping shapes the underlay to 100 Mbit/s and checks that
+// TestLinkRateShaping shapes the underlay to 100 Mbit/s through the
+// link-rate knob, as a run does once the cluster is up, and checks that
 // UDP goodput at saturation matches the line-rate bound of each
 // encapsulation: payload / (pod packet + encapsulation + Ethernet header
 // 14 + framing 24) of the line rate. Without the framing overhead the
-// goodput would exceed the bound by about 1.6%.
+// goodput would exceed the bound by about 1.6%. Reverting the knob must
+// leave the underlay's qdiscs as they were before it.
 func TestLinkRateShaping(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	if err := probe.Require(probe.Veth, probe.TBF); err != nil {
@@ -52,18 +58,45 @@ func TestLinkRateShaping(t *testing.T) {
 				t.Fatal(err)
 			}
 			kerneltest.RequireFeatures(t, d)
-			c := upClusterWith(t, Config{RunID: kerneltest.RunID(), Datapath: d, LinkRate: rate, Kill: cleanup.KillInNetns})
-			out, err := exec.Command("tc", "-n", c.server.ns, "qdisc", "show", "dev", UnderlayDev).CombinedOutput()
+			c := upClusterWith(t, Config{RunID: kerneltest.RunID(), Datapath: d, Kill: cleanup.KillInNetns})
+			before := underlayQdiscs(t, c)
+			env := &results.DatapathEnv{}
+			s := &study.Study{Spec: study.Spec{Link: study.Link{Rate: "100mbit"}}}
+			applied, err := knob.Apply(context.Background(), knob.Datapath, &knob.Target{Study: s, Cluster: c, Env: env, State: map[string]any{}})
 			if err != nil {
-				t.Fatalf("tc qdisc show: %v: %s", err, out)
+				t.Fatal(err)
 			}
-			if s := string(out); !strings.Contains(s, "tbf") || !strings.Contains(s, "rate 100Mbit") || !strings.Contains(s, "overhead 24") {
-				t.Errorf("underlay qdisc is not tbf 100Mbit overhead 24:\n%s", s)
+			reverted := false
+			revert := func() {
+				if reverted {
+					return
+				}
+				reverted = true
+				if err := applied.Revert(); err != nil {
+					t.Fatalf("revert link rate: %v", err)
+				}
+				if after := underlayQdiscs(t, c); after != before {
+					t.Errorf("revert left the underlay's qdiscs changed:\nbefore:\n%s\nafter:\n%s", before, after)
+				}
+			}
+			defer revert()
+			if env.LinkRate != rate {
+				t.Errorf("env link rate %d, want %d", env.LinkRate, rate)
+			}
+			for _, n := range c.Nodes() {
+				out, err := exec.Command("tc", "-n", n.ns, "qdisc", "show", "dev", UnderlayDev).CombinedOutput()
+				if err != nil {
+					t.Fatalf("tc qdisc show: %v: %s", err, out)
+				}
+				if s := string(out); !strings.Contains(s, "tbf 1: root") || !strings.Contains(s, "rate 100Mbit") || !strings.Contains(s, "overhead 24") {
+					t.Errorf("%s: underlay qdisc is not tbf 1: 100Mbit overhead 24:\n%s", n.name, s)
+				}
 			}
 			if os.Getenv("CNIBENCH_IN_VM") != "" {
 				// Software emulation cannot saturate even 100 Mbit/s on
 				// a small machine; the goodput check needs real CPUs.
-				t.Skip("skipped: goodput at line rate is not measurable in the emulated VM; qdisc checked")
+				revert()
+				t.Skip("skipped: goodput at line rate is not measurable in the emulated VM; qdisc and its revert checked")
 			}
 			servers, clients, err := c.ScalePods(context.Background(), 1)
 			if err != nil {
@@ -71,7 +104,7 @@ func TestLinkRateShaping(t *testing.T) {
 			}
 			mtu := podMTU(t, c, servers[0])
 			payload := mtu - ipv4UDPHeaders
-			bound := float64(rate) * float64(payload) / float64(mtu+tc.encap+14+FramingOverhead)
+			bound := float64(rate) * float64(payload) / float64(mtu+tc.encap+14+wire.FramingOverhead)
 			// Up to three tries, keeping the best: a loaded machine can
 			// starve the shaper's timer or the receiver for a while, which
 			// only ever lowers goodput. Every try must stay under the bound.
@@ -91,6 +124,20 @@ func TestLinkRateShaping(t *testing.T) {
 			}
 		})
 	}
+}
+
+// underlayQdiscs is `tc qdisc show dev eth1` of both nodes.
+func underlayQdiscs(t *testing.T, c *Cluster) string {
+	t.Helper()
+	var all string
+	for _, n := range c.Nodes() {
+		out, err := exec.Command("tc", "-n", n.ns, "qdisc", "show", "dev", UnderlayDev).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tc qdisc show: %v: %s", err, out)
+		}
+		all += n.name + ": " + string(out)
+	}
+	return all
 }
 
 // udpGoodput sends srv payload-byte datagrams from cli at the offered

@@ -108,19 +108,15 @@ func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) erro
 // Up builds the emulated nodes and the datapath between them.
 func (e *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
 	sd := d.Spec
-	rate, err := r.Study.Spec.Link.RateBits()
-	if err != nil {
-		return nil, results.DatapathEnv{}, err
-	}
 	de := results.DatapathEnv{
 		Type: sd.Type, Implementation: sd.Implementation, Wiring: sd.Wiring,
-		PodMTU: d.Built.MTU(r.Study.Spec.Nodes.UnderlayMTU), LinkRate: rate,
+		PodMTU: d.Built.MTU(r.Study.Spec.Nodes.UnderlayMTU),
 	}
 	if datapath.IsHostNetwork(d.Built) {
 		de.PodMTU = r.Study.Spec.Nodes.UnderlayMTU
 	}
 	c, err := local.Up(ctx, local.Config{
-		RunID: r.ID, Datapath: d.Built, UnderlayMTU: r.Study.Spec.Nodes.UnderlayMTU, LinkRate: rate,
+		RunID: r.ID, Datapath: d.Built, UnderlayMTU: r.Study.Spec.Nodes.UnderlayMTU,
 		Wiring: sd.Wiring, StateDir: filepath.Join(r.StateDir, "cni"),
 		ServerCPUs: r.ServerCPUs, ClientCPUs: r.ClientCPUs,
 		Recorder: r.Journal, Kill: cleanup.KillInNetns,

@@ -1,4 +1,4 @@
-package local
+package wire
 
 import (
 	"fmt"
@@ -17,7 +17,12 @@ import (
 // packet, so goodput at line rate matches a real NIC of that speed.
 const FramingOverhead = 24
 
-// shapeTBF limits egress of dev in namespace ns to rate bits/s of wire
+// ShapeHandle is the handle of the shaper's root tbf qdisc. internal/impair
+// puts netem under it as tbf's inner queue (class 1:1), so an impaired
+// underlay is still shaped.
+var ShapeHandle = netlink.MakeHandle(1, 0)
+
+// ShapeTBF limits egress of dev in namespace ns to rate bits/s of wire
 // time with a token bucket, charging FramingOverhead bytes per packet in
 // the kernel (tc_ratespec.overhead, linklayer ethernet) rather than by
 // lowering the rate, which could only be right for one packet size.
@@ -30,7 +35,7 @@ const FramingOverhead = 24
 // long-run rate is exact whatever the burst, and a bucket smaller than
 // the shaper's timer latency on a busy machine loses tokens, i.e. line
 // rate. The queue holds 20 ms beyond the burst, like a NIC ring.
-func shapeTBF(ns string, ifindex int, rate uint64) error {
+func ShapeTBF(ns, dev string, rate uint64) error {
 	bytesPerSec := rate / 8
 	if bytesPerSec == 0 {
 		return fmt.Errorf("link rate %d bit/s is too low", rate)
@@ -48,9 +53,13 @@ func shapeTBF(ns string, ifindex int, rate uint64) error {
 	// Buffer is in psched ticks (64 ns); TCA_TBF_BURST below takes
 	// precedence in the kernel, this is for older kernels.
 	opt.Buffer = uint32(min(burst*1_000_000_000/bytesPerSec/64, math.MaxUint32))
+	ifindex, err := linkIndex(ns, dev)
+	if err != nil {
+		return err
+	}
 	return netns.Do(ns, func() error {
 		req := nl.NewNetlinkRequest(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
-		req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(ifindex), Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT})
+		req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(ifindex), Handle: ShapeHandle, Parent: netlink.HANDLE_ROOT})
 		req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated("tbf")))
 		options := nl.NewRtAttr(nl.TCA_OPTIONS, nil)
 		options.AddRtAttr(nl.TCA_TBF_PARMS, opt.Serialize())
@@ -60,8 +69,47 @@ func shapeTBF(ns string, ifindex int, rate uint64) error {
 		options.AddRtAttr(nl.TCA_TBF_BURST, nl.Uint32Attr(uint32(burst)))
 		req.AddData(options)
 		if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
-			return fmt.Errorf("tc qdisc add dev %s root tbf rate %dbit overhead %d in %s: %w", UnderlayDev, rate, FramingOverhead, ns, err)
+			return fmt.Errorf("tc qdisc add dev %s root tbf rate %dbit overhead %d in %s: %w", dev, rate, FramingOverhead, ns, err)
 		}
 		return nil
 	})
+}
+
+// Unshape removes the shaper ShapeTBF added to dev in namespace ns, and
+// with it anything nested under it; the kernel gives the device back its
+// default root qdisc, which is what it had before ShapeTBF (whose
+// exclusive create fails on any other root). The handle is named, so a
+// root qdisc that is not the shaper is refused rather than deleted.
+// Equivalent to:
+//
+//	tc -n NS qdisc del dev DEV root handle 1:
+func Unshape(ns, dev string) error {
+	h, err := netns.Handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
+	}
+	q := &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Handle: ShapeHandle, Parent: netlink.HANDLE_ROOT}, QdiscType: "tbf"}
+	if err := h.QdiscDel(q); err != nil {
+		return fmt.Errorf("tc qdisc del dev %s root handle 1: in %s: %w", dev, ns, err)
+	}
+	return nil
+}
+
+// linkIndex is dev's index in namespace ns.
+func linkIndex(ns, dev string) (int, error) {
+	h, err := netns.Handle(ns)
+	if err != nil {
+		return 0, err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return 0, fmt.Errorf("find %s in %s: %w", dev, ns, err)
+	}
+	return l.Attrs().Index, nil
 }

@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// Knob writes of a session: each first old value journaled before the
+// write, Revert at the end, Replay of a dead session's journal.
+
+// openJournal opens a node journal in dir. Another session that ends
+// may remove the (then empty) directory between the journal package's
+// MkdirAll and its create; that shows as a missing directory, and one
+// more attempt re-creates it.
+func openJournal(dir, id string) (*journal.Journal, error) {
+	var err error
+	for range 3 {
+		var j *journal.Journal
+		if j, err = journal.Open(dir, id, "cnb-"); err == nil {
+			return j, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	return nil, err
+}
+
+// removeEmptyDir removes the journal directory if it holds nothing, and
+// then DefaultJournalDir when dir was the node's directory under it, so
+// a clean run leaves no empty /run/cnibench/agent/NODE behind. rmdir
+// fails on a directory that is not empty, which is what keeps the
+// journals of other (live or dead) sessions: that error is expected.
+func removeEmptyDir(dir string) {
+	if dir == "" || os.Remove(dir) != nil {
+		return
+	}
+	if filepath.Dir(filepath.Clean(dir)) == DefaultJournalDir {
+		_ = os.Remove(DefaultJournalDir)
+	}
+}
+
+func key(ns, fs, p string) string { return ns + "|" + fs + "|" + p }
+
+// write journals the knob's first old value, then writes. Writing the old
+// value back closes the entry.
+func (s *Server) write(ns, fsKind, p, value string) error {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	k := key(ns, fsKind, p)
+	if ps, ok := s.pending[k]; ok {
+		if tune.Equal(p, ps.set.New, value) {
+			return s.fs.Write(ns, fsKind, p, value)
+		}
+		if tune.Equal(p, ps.set.Old, value) {
+			if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+				return err
+			}
+			delete(s.pending, k)
+			return s.j.MarkDone(ps.seq)
+		}
+		// A new value for a knob already changed: journal it (same Old,
+		// new New) before writing, so a replay's compare-before-swap
+		// recognises the value as the session's; the earlier entry is
+		// closed only after the write, so a crash in between leaves one
+		// of the two matching what the knob holds.
+		set := journal.Set{Netns: ns, FS: fsKind, Path: p, Old: ps.set.Old, New: value}
+		seq, err := s.j.RecordSet(set)
+		if err != nil {
+			return fmt.Errorf("node journal: %w", err)
+		}
+		s.pending[k] = pendingSet{seq: seq, set: set}
+		if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+			return err
+		}
+		return s.j.MarkDone(ps.seq)
+	}
+	old, err := s.fs.Read(ns, fsKind, p)
+	if err != nil {
+		return fmt.Errorf("read old value: %w", err)
+	}
+	if tune.Equal(p, old, value) {
+		return nil
+	}
+	if s.j == nil {
+		if s.j, err = openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid())); err != nil {
+			return fmt.Errorf("node journal: %w", err)
+		}
+	}
+	set := journal.Set{Netns: ns, FS: fsKind, Path: p, Old: old, New: value}
+	seq, err := s.j.RecordSet(set)
+	if err != nil {
+		return fmt.Errorf("node journal: %w", err)
+	}
+	s.pending[k] = pendingSet{seq: seq, set: set}
+	return s.fs.Write(ns, fsKind, p, value)
+}
+
+// Revert writes back every value the session still has changed, newest
+// first. A value whose namespace is gone counts as reverted.
+func (s *Server) Revert() (int, error) {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	var list []pendingSet
+	for _, ps := range s.pending {
+		list = append(list, ps)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].seq > list[j].seq })
+	var errs []error
+	n := 0
+	for _, ps := range list {
+		st := ps.set
+		// Compare before swap: only a value that still holds the
+		// session's last write is put back; another writer's is left
+		// alone (and reported), as cleanup does.
+		now, err := s.fs.Read(st.Netns, st.FS, st.Path)
+		switch {
+		case err == nil && !tune.Equal(st.Path, now, st.New) && !tune.Equal(st.Path, now, st.Old):
+			errs = append(errs, fmt.Errorf("revert %s %s: changed by someone else since (found %q); left alone", st.Netns, st.Path, now))
+		case err == nil && !tune.Equal(st.Path, now, st.Old):
+			err = s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
+		}
+		if err != nil && !errors.Is(err, tune.ErrGone) {
+			errs = append(errs, fmt.Errorf("revert %s %s to %q: %w", st.Netns, st.Path, st.Old, err))
+			continue
+		}
+		if err := s.j.MarkDone(ps.seq); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(s.pending, key(st.Netns, st.FS, st.Path))
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func (s *Server) closeJournal() error {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	if s.j == nil {
+		return nil
+	}
+	err := s.j.Close()
+	s.j = nil
+	return err
+}
+
+// Replay reverts the journals in dir whose session is dead and removes
+// them; it returns how many values it wrote back.
+func Replay(dir string, fs tune.FS) (int, error) {
+	stale, err := journal.Stale(dir)
+	errs := []error{err}
+	n := 0
+	for _, r := range stale {
+		pending := len(r.Pending())
+		if rerr := tune.RevertReplay(r, fs); rerr != nil {
+			errs = append(errs, fmt.Errorf("journal %s: %w", r.Header.RunID, rerr))
+			r.Release()
+			continue
+		}
+		n += pending
+		if rerr := r.Remove(); rerr != nil {
+			errs = append(errs, rerr)
+		}
+	}
+	return n, errors.Join(errs...)
+}

@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// What a session reads on its node: devices the controller names, their
+// counters, perf windows, host-side veths, CNI config and node facts, and
+// nodeFS, which enters pods' namespaces by reference.
+
+// resolveIfaces maps devices named by the controller ("pod:NS/NAME")
+// to namespaces this agent can enter.
+func (s *Server) resolveIfaces(ifs []netns.Iface) ([]netns.Iface, error) {
+	out := make([]netns.Iface, len(ifs))
+	for i, ifc := range ifs {
+		name, err := s.fs.resolve(ifc.Netns, tune.FSSysfs)
+		if err != nil {
+			return nil, fmt.Errorf("device %s in %q: %w", ifc.Name, ifc.Netns, err)
+		}
+		out[i] = netns.Iface{Netns: name, Name: ifc.Name}
+	}
+	return out, nil
+}
+
+func (s *Server) ifStats(ifs []netns.Iface) ([]ifstats.Counters, error) {
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ifstats.Counters, len(res))
+	for i, ifc := range res {
+		if out[i], err = s.cfg.IfStats(ifc); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cppStart starts perf on this node for one window; packets are counted
+// on ifs (the measured server pods' eth0).
+func (s *Server) cppStart(ifs []netns.Iface) error {
+	if s.cpp != nil {
+		return errors.New("cpu cost per packet: a window is already open")
+	}
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return err
+	}
+	rec, err := s.cfg.CPP(res)
+	if err != nil {
+		return err
+	}
+	if err := rec.Start(context.Background()); err != nil {
+		return err
+	}
+	s.cpp = rec
+	return nil
+}
+
+// hostVeth finds the host-side peer of a veth: the device of the node
+// whose ifindex is the pod device's iflink.
+func (s *Server) hostVeth(ns, iface string) (string, error) {
+	if iface == "" {
+		iface = "eth0"
+	}
+	peer, err := s.fs.Read(ns, tune.FSSysfs, path.Join("class/net", iface, "iflink"))
+	if err != nil {
+		return "", err
+	}
+	devs, err := s.fs.List("", tune.FSSysfs, "class/net")
+	if err != nil {
+		return "", err
+	}
+	for _, d := range devs {
+		idx, err := s.fs.Read("", tune.FSSysfs, path.Join("class/net", d, "ifindex"))
+		if err == nil && strings.TrimSpace(idx) == strings.TrimSpace(peer) {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("no device of the node has ifindex %s (peer of %s in %s)", peer, iface, ns)
+}
+
+// nodeFS resolves pod namespace references before using the base FS.
+type nodeFS struct {
+	base tune.FS
+	pods PodResolver
+	host *hostProc // nil: /proc/sys as this process sees it
+}
+
+func (f *nodeFS) resolve(ns, fsKind string) (string, error) {
+	if ns == "" {
+		return "", nil
+	}
+	pod, ok := strings.CutPrefix(ns, PodNetnsPrefix)
+	if !ok {
+		return "", fmt.Errorf("netns %q: the agent knows the node (\"\") and pods (%sNS/NAME): %w", ns, PodNetnsPrefix, tune.ErrBadPath)
+	}
+	name, err := f.pods.Netns(pod)
+	if err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+func (f *nodeFS) Read(ns, fsKind, p string) (string, error) {
+	name, err := f.resolve(ns, fsKind)
+	if err != nil {
+		return "", err
+	}
+	var v string
+	err = f.proc(ns, fsKind, func() (err error) { v, err = f.base.Read(name, fsKind, p); return err })
+	return v, err
+}
+
+func (f *nodeFS) Write(ns, fsKind, p, v string) error {
+	name, err := f.resolve(ns, fsKind)
+	if err != nil {
+		return err
+	}
+	return f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
+}
+
+func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {
+	name, err := f.resolve(ns, fsKind)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = f.proc(ns, fsKind, func() (err error) { out, err = f.base.List(name, fsKind, dir); return err })
+	return out, err
+}
+
+func addrDev(ip string) (string, error) {
+	want := net.ParseIP(ip)
+	if want == nil {
+		return "", fmt.Errorf("bad IP %q", ip)
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", err
+	}
+	for _, ifc := range ifs {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
+				return ifc.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no device of the node holds %s", ip)
+}
+
+// readConfDir returns the regular files of dir (at most 64 KiB each).
+func readConfDir(dir string) (map[string]string, error) {
+	if dir == "" {
+		return nil, errors.New("no CNI config dir mounted in the agent")
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if len(b) > 64<<10 {
+			b = b[:64<<10]
+		}
+		out[e.Name()] = string(b)
+	}
+	return out, nil
+}
+
+func nodeInfo() (*NodeInfo, error) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var set unix.CPUSet
+	n := 0
+	if unix.SchedGetaffinity(0, &set) == nil {
+		n = set.Count()
+	}
+	return &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:]), CPUs: n}, nil
+}
