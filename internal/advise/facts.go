@@ -1,0 +1,468 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// A fact is a number or a yes/no read off an inspection; an error means
+// the inspection could not tell (its reason).
+type fact func(in *inspect.Inspection) (value, error)
+
+type value struct {
+	num    float64
+	isBool bool
+	yes    bool
+}
+
+func num(v float64) value { return value{num: v} }
+func yes(b bool) value    { return value{isBool: true, yes: b} }
+
+func (v value) String() string {
+	if v.isBool {
+		return strconv.FormatBool(v.yes)
+	}
+	return strconv.FormatFloat(v.num, 'g', 4, 64)
+}
+
+// facts are every fact name a rule may use, with what it reads.
+var facts = map[string]fact{
+	"cpus":       func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
+	"numa_nodes": func(in *inspect.Inspection) (value, error) { return num(float64(in.NUMANodes)), known(in, "cpus") },
+	"rx_queues": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		return num(float64(n.RxQueues)), known(in, "queues "+n.Name)
+	},
+	// cores_per_rx_queue: CPUs per receive queue of the underlay NIC; at 2
+	// or more, RSS leaves cores idle that RPS/RFS can use (seed 000).
+	"cores_per_rx_queue": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		if err := known(in, "cpus", "queues "+n.Name); err != nil {
+			return value{}, err
+		}
+		if n.RxQueues == 0 {
+			return value{}, fmt.Errorf("%s has no rx queues in sysfs", n.Name)
+		}
+		return num(float64(in.CPUs) / float64(n.RxQueues)), nil
+	},
+	"rps_sock_flow_entries": sysctl(inspect.SysRPSSockFlowEntries),
+	"busy_poll":             sysctl(inspect.SysBusyPoll),
+	"busy_read":             sysctl(inspect.SysBusyRead),
+	"conntrack_max":         sysctl(inspect.SysConntrackMax),
+	// conntrack_usage is the fraction of the conntrack table in use.
+	"conntrack_usage": func(in *inspect.Inspection) (value, error) {
+		if err := known(in, "sysctl "+inspect.SysConntrackMax, "sysctl "+inspect.SysConntrackCount); err != nil {
+			return value{}, err
+		}
+		m := in.Sysctls[inspect.SysConntrackMax]
+		if m <= 0 {
+			return value{}, errors.New("nf_conntrack_max is 0")
+		}
+		return num(float64(in.Sysctls[inspect.SysConntrackCount]) / float64(m)), nil
+	},
+	"rps_enabled": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		for _, q := range n.Queues {
+			if set, err := cpuset.ParseMask(q.RPSCPUs); err == nil && len(set) > 0 {
+				return yes(true), nil
+			}
+		}
+		return yes(false), known(in, "queues "+n.Name)
+	},
+	// rfs_enabled: the global table and a flow count on the underlay.
+	"rfs_enabled": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		if err := known(in, "sysctl "+inspect.SysRPSSockFlowEntries, "queues "+n.Name); err != nil {
+			return value{}, err
+		}
+		on := false
+		for _, q := range n.Queues {
+			on = on || q.FlowCnt > 0
+		}
+		return yes(on && in.Sysctls[inspect.SysRPSSockFlowEntries] > 0), nil
+	},
+	// netfilter_rules: the larger of the iptables and nft views (they
+	// overlap where iptables-nft is in use).
+	"netfilter_rules": func(in *inspect.Inspection) (value, error) {
+		e1, e2 := known(in, "iptables"), known(in, "nftables")
+		if e1 != nil && e2 != nil {
+			return value{}, fmt.Errorf("%v; %v", e1, e2)
+		}
+		return num(float64(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules))), nil
+	},
+	"overlay_in_use": func(in *inspect.Inspection) (value, error) {
+		return yes(len(in.Tunnels) > 0), known(in, "devices")
+	},
+	// tunnel_offloaded: the underlay NIC segments the overlay's packets
+	// (for VXLAN/Geneve tx-udp_tnl-segmentation, IP-in-IP
+	// tx-ipxip4-segmentation, GRE tx-gre-segmentation).
+	"tunnel_offloaded": func(in *inspect.Inspection) (value, error) {
+		t, n, err := tunnelAndNIC(in)
+		if err != nil {
+			return value{}, err
+		}
+		feat, ok := inspect.TunnelOffload[t.Kind]
+		if !ok {
+			return value{}, fmt.Errorf("no NIC offload exists for a %s tunnel", t.Kind)
+		}
+		return yes(n.Offloads[feat].On), nil
+	},
+	// nic_offloads_other_overlay: the NIC offloads an overlay other than
+	// the one in use.
+	"nic_offloads_other_overlay": func(in *inspect.Inspection) (value, error) {
+		t, n, err := tunnelAndNIC(in)
+		if err != nil {
+			return value{}, err
+		}
+		return yes(len(otherOffloaded(t.Kind, n)) > 0), nil
+	},
+	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
+	// underlay allows after the encapsulation's overhead.
+	"tunnel_mtu_below_max": func(in *inspect.Inspection) (value, error) {
+		if len(in.Tunnels) == 0 {
+			return yes(false), known(in, "devices")
+		}
+		target, err := targetMTU(in)
+		if err != nil {
+			return value{}, err
+		}
+		below := false
+		for _, t := range in.Tunnels {
+			below = below || t.MTU < target
+		}
+		for _, g := range in.PodLinks {
+			below = below || g.MinMTU < target
+		}
+		return yes(below), nil
+	},
+	"pod_bridge_present": func(in *inspect.Inspection) (value, error) {
+		_, ok := podBridge(in)
+		return yes(ok), known(in, "devices")
+	},
+	// queue_irqs_one_cpu: the underlay's queue interrupts (two or more)
+	// may all run on one and the same CPU only.
+	"queue_irqs_one_cpu": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		if err := known(in, "irqs "+n.Name); err != nil {
+			return value{}, err
+		}
+		cpus := map[string]bool{}
+		queues := 0
+		for _, q := range n.IRQs {
+			if isQueueIRQ(q.Name) {
+				queues++
+				cpus[q.CPUs] = true
+			}
+		}
+		if queues < 2 {
+			return yes(false), nil
+		}
+		for c := range cpus {
+			set, err := cpuset.Parse(c)
+			return yes(len(cpus) == 1 && err == nil && len(set) == 1), nil
+		}
+		return yes(false), nil
+	},
+}
+
+// FactNames lists the facts a rule may use, sorted.
+func FactNames() []string {
+	var out []string
+	for n := range facts {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// known returns the reasons of the first of keys the inspection could not read.
+func known(in *inspect.Inspection, keys ...string) error {
+	for _, k := range keys {
+		if why, ok := in.Unknown[k]; ok {
+			return fmt.Errorf("%s unknown: %s", k, why)
+		}
+	}
+	return nil
+}
+
+func sysctl(name string) fact {
+	return func(in *inspect.Inspection) (value, error) {
+		if err := known(in, "sysctl "+name); err != nil {
+			return value{}, err
+		}
+		v, ok := in.Sysctls[name]
+		if !ok {
+			return value{}, fmt.Errorf("%s not read", name)
+		}
+		return num(float64(v)), nil
+	}
+}
+
+func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
+	if in.Underlay == "" {
+		if err := known(in, "underlay"); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("no underlay device")
+	}
+	for i := range in.NICs {
+		if in.NICs[i].Name == in.Underlay {
+			return &in.NICs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("underlay %s is not a physical NIC", in.Underlay)
+}
+
+// tunnelAndNIC returns the first tunnel and the underlay NIC with known
+// offloads.
+func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, *inspect.NIC, error) {
+	if len(in.Tunnels) == 0 {
+		return nil, nil, errors.New("no tunnel device")
+	}
+	n, err := underlay(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := known(in, "offloads "+n.Name); err != nil {
+		return nil, nil, err
+	}
+	return &in.Tunnels[0], n, nil
+}
+
+// otherOffloaded lists the overlay kinds other than kind whose
+// segmentation the NIC offloads.
+func otherOffloaded(kind string, n *inspect.NIC) []string {
+	var out []string
+	for _, k := range []string{"vxlan", "geneve", "ipip", "gre"} {
+		if k != kind && inspect.TunnelOffload[k] != inspect.TunnelOffload[kind] && n.Offloads[inspect.TunnelOffload[k]].On {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// targetMTU is the underlay's MTU less the first tunnel's overhead.
+func targetMTU(in *inspect.Inspection) (int, error) {
+	n, err := underlay(in)
+	if err != nil {
+		return 0, err
+	}
+	if err := known(in, "mtu "+n.Name); err != nil {
+		return 0, err
+	}
+	oh, ok := inspect.Overhead[in.Tunnels[0].Kind]
+	if !ok {
+		return 0, fmt.Errorf("overhead of a %s tunnel unknown", in.Tunnels[0].Kind)
+	}
+	return n.MTU - oh, nil
+}
+
+// podBridges are the bridges CNIs and container runtimes attach pods to.
+var podBridges = []string{"cni0", "cbr0", "kube-bridge", "weave", "docker0"}
+
+func podBridge(in *inspect.Inspection) (string, bool) {
+	for _, b := range in.Bridges {
+		if contains(podBridges, b.Name) {
+			return b.Name, true
+		}
+	}
+	return "", false
+}
+
+// isQueueIRQ tells a queue's interrupt from a NIC's control ones.
+func isQueueIRQ(name string) bool {
+	for _, s := range []string{"config", "async", "ctrl", "event", "misc", "fw"} {
+		if strings.Contains(strings.ToLower(name), s) {
+			return false
+		}
+	}
+	return true
+}
+
+// Predicate is one condition of a rule. In YAML it is a string, "FACT OP
+// NUMBER" (ops <, <=, >, >=, ==, !=), "FACT" or "not FACT" for a yes/no
+// fact, or a mapping with one key: offload_off / offload_on FEATURE (the
+// underlay NIC), tunnel_offload_off FEATURE (a tunnel device), cni [names].
+type Predicate struct {
+	Text    string
+	kind    string // compare, bool, offload, tunnel_offload, cni
+	fact    string
+	op      string
+	num     float64
+	want    bool
+	feature string
+	names   []string
+}
+
+var ops = []string{"<=", ">=", "==", "!=", "<", ">"}
+
+// UnmarshalYAML parses and validates a predicate.
+func (p *Predicate) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		p.Text = n.Value
+		if err := p.parseString(n.Value); err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return fmt.Errorf("line %d: a predicate is a string or a mapping with one key", n.Line)
+	}
+	key, val := n.Content[0].Value, n.Content[1]
+	switch key {
+	case "offload_off", "offload_on", "tunnel_offload_off":
+		if val.Kind != yaml.ScalarNode || !contains(inspect.Features, val.Value) {
+			return fmt.Errorf("line %d: %s: %q is not an inspected feature (%s)", n.Line, key, val.Value, strings.Join(inspect.Features, ", "))
+		}
+		p.kind, p.feature, p.want = "offload", val.Value, key == "offload_on"
+		if key == "tunnel_offload_off" {
+			p.kind = "tunnel_offload"
+		}
+		p.Text = key + ": " + val.Value
+	case "cni":
+		if err := val.Decode(&p.names); err != nil || len(p.names) == 0 {
+			return fmt.Errorf("line %d: cni: want a list of CNI names", n.Line)
+		}
+		p.kind = "cni"
+		p.Text = "cni in [" + strings.Join(p.names, ", ") + "]"
+	default:
+		return fmt.Errorf("line %d: unknown predicate %q (offload_off, offload_on, tunnel_offload_off, cni, or a string)", n.Line, key)
+	}
+	return nil
+}
+
+func (p *Predicate) parseString(s string) error {
+	f := strings.Fields(s)
+	switch {
+	case len(f) == 1:
+		p.kind, p.fact, p.want = "bool", f[0], true
+	case len(f) == 2 && f[0] == "not":
+		p.kind, p.fact, p.want = "bool", f[1], false
+	case len(f) == 3 && contains(ops, f[1]):
+		v, err := strconv.ParseFloat(f[2], 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%q: %q is not a number", s, f[2])
+		}
+		p.kind, p.fact, p.op, p.num = "compare", f[0], f[1], v
+	default:
+		return fmt.Errorf("%q: want \"FACT OP NUMBER\", \"FACT\" or \"not FACT\"", s)
+	}
+	if _, ok := facts[p.fact]; !ok {
+		return fmt.Errorf("%q: unknown fact %q (known: %s)", s, p.fact, strings.Join(FactNames(), ", "))
+	}
+	return nil
+}
+
+// eval says whether the predicate holds, with what was read; an error
+// means the inspection cannot tell.
+func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
+	switch p.kind {
+	case "compare", "bool":
+		v, err := facts[p.fact](in)
+		if err != nil {
+			return false, "", fmt.Errorf("%s: %w", p.fact, err)
+		}
+		if p.kind == "bool" {
+			if !v.isBool {
+				return false, "", fmt.Errorf("%s is a number, not yes/no", p.fact)
+			}
+			return v.yes == p.want, fmt.Sprintf("%s = %v", p.fact, v.yes), nil
+		}
+		if v.isBool {
+			return false, "", fmt.Errorf("%s is yes/no, not a number", p.fact)
+		}
+		return compare(v.num, p.op, p.num), fmt.Sprintf("%s = %s", p.fact, v), nil
+	case "offload":
+		n, err := underlay(in)
+		if err != nil {
+			return false, "", err
+		}
+		if err := known(in, "offloads "+n.Name); err != nil {
+			return false, "", err
+		}
+		o, ok := n.Offloads[p.feature]
+		if !ok {
+			return false, "", fmt.Errorf("%s does not report %s", n.Name, p.feature)
+		}
+		return o.On == p.want, fmt.Sprintf("%s %s = %s%s", n.Name, p.feature, onOff(o.On), fixed(o)), nil
+	case "tunnel_offload":
+		if len(in.Tunnels) == 0 {
+			return false, "no tunnel device", known(in, "devices")
+		}
+		for _, t := range in.Tunnels {
+			if err := known(in, "offloads "+t.Name); err != nil {
+				return false, "", err
+			}
+			if o, ok := t.Offloads[p.feature]; ok && !o.On {
+				return true, fmt.Sprintf("%s %s = off%s", t.Name, p.feature, fixed(o)), nil
+			}
+		}
+		return false, fmt.Sprintf("%s on every tunnel device", p.feature), nil
+	case "cni":
+		return contains(p.names, in.CNI.Name), "cni = " + cniString(in.CNI), nil
+	}
+	return false, "", fmt.Errorf("predicate %q: unknown kind", p.Text)
+}
+
+func compare(a float64, op string, b float64) bool {
+	switch op {
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	case ">":
+		return a > b
+	case ">=":
+		return a >= b
+	case "==":
+		return a == b
+	case "!=":
+		return a != b
+	}
+	return false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func fixed(o inspect.Offload) string {
+	if o.Fixed {
+		return " [fixed]"
+	}
+	return ""
+}
+
+func cniString(c inspect.CNI) string {
+	if c.Mode != "" {
+		return c.Name + " (" + c.Mode + ")"
+	}
+	return c.Name
+}
