@@ -293,14 +293,17 @@ func podBridge(in *inspect.Inspection) (string, bool) {
 	return "", false
 }
 
-// isQueueIRQ tells a queue's interrupt from a NIC's control ones.
+// isQueueIRQ tells a queue's interrupt ("eth0-TxRx-3", "mlx5_comp3@...",
+// "virtio2-input.0", "ena-io-1") from a NIC's control ones ("eth0",
+// "mlx5_async0", "virtio2-config").
 func isQueueIRQ(name string) bool {
-	for _, s := range []string{"config", "async", "ctrl", "event", "misc", "fw"} {
-		if strings.Contains(strings.ToLower(name), s) {
-			return false
+	n := strings.ToLower(name)
+	for _, s := range []string{"rx", "tx", "comp", "input", "output", "queue", "-io-"} {
+		if strings.Contains(n, s) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // Predicate is one condition of a rule. In YAML it is a string, "FACT OP
