@@ -255,3 +255,21 @@ func TestReportPages(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// docs/advise.md lists every rule.
+func TestDocsListEveryRule(t *testing.T) {
+	b, err := os.ReadFile("../../docs/advise.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range Names() {
+		if !strings.Contains(string(b), "| `"+n+"` |") {
+			t.Errorf("docs/advise.md has no row for rule %s", n)
+		}
+	}
+	for _, f := range FactNames() {
+		if !strings.Contains(string(b), "`"+f+"`") {
+			t.Errorf("docs/advise.md does not list fact %s", f)
+		}
+	}
+}
