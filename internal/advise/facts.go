@@ -112,7 +112,7 @@ var facts = map[string]fact{
 		return num(float64(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules))), nil
 	},
 	"overlay_in_use": func(in *inspect.Inspection) (value, error) {
-		return yes(len(in.Tunnels) > 0), known(in, "devices")
+		return yes(primaryTunnel(in) != nil), known(in, "devices")
 	},
 	// tunnel_offloaded: the underlay NIC segments the overlay's packets
 	// (for VXLAN/Geneve tx-udp_tnl-segmentation, IP-in-IP
@@ -140,17 +140,15 @@ var facts = map[string]fact{
 	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
 	// underlay allows after the encapsulation's overhead.
 	"tunnel_mtu_below_max": func(in *inspect.Inspection) (value, error) {
-		if len(in.Tunnels) == 0 {
+		t := primaryTunnel(in)
+		if t == nil {
 			return yes(false), known(in, "devices")
 		}
 		target, err := targetMTU(in)
 		if err != nil {
 			return value{}, err
 		}
-		below := false
-		for _, t := range in.Tunnels {
-			below = below || t.MTU < target
-		}
+		below := t.MTU < target
 		for _, g := range in.PodLinks {
 			below = below || g.MinMTU < target
 		}
@@ -240,7 +238,8 @@ func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
 // tunnelAndNIC returns the first tunnel and the underlay NIC with known
 // offloads.
 func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, *inspect.NIC, error) {
-	if len(in.Tunnels) == 0 {
+	t := primaryTunnel(in)
+	if t == nil {
 		return nil, nil, errors.New("no tunnel device")
 	}
 	n, err := underlay(in)
@@ -250,7 +249,7 @@ func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, *inspect.NIC, error)
 	if err := known(in, "offloads "+n.Name); err != nil {
 		return nil, nil, err
 	}
-	return &in.Tunnels[0], n, nil
+	return t, n, nil
 }
 
 // otherOffloaded lists the overlay kinds other than kind whose
@@ -274,11 +273,42 @@ func targetMTU(in *inspect.Inspection) (int, error) {
 	if err := known(in, "mtu "+n.Name); err != nil {
 		return 0, err
 	}
-	oh, ok := inspect.Overhead[in.Tunnels[0].Kind]
+	t := primaryTunnel(in)
+	if t == nil {
+		return 0, errors.New("no tunnel device")
+	}
+	oh, ok := inspect.Overhead[t.Kind]
 	if !ok {
-		return 0, fmt.Errorf("overhead of a %s tunnel unknown", in.Tunnels[0].Kind)
+		return 0, fmt.Errorf("overhead of a %s tunnel unknown", t.Kind)
 	}
 	return n.MTU - oh, nil
+}
+
+// fallbackTunnels are the devices the ipip and ip_gre modules create
+// when they load; they carry traffic only when a CNI routes over them.
+var fallbackTunnels = []string{"tunl0", "gre0"}
+
+// primaryTunnel is the overlay device pod traffic uses: the tunnel of the
+// CNI's mode (Calico VXLAN nodes often have an idle tunl0 too), else the
+// first that is not a module's fallback device; nil when there is none.
+func primaryTunnel(in *inspect.Inspection) *inspect.Device {
+	want := ""
+	for _, k := range []string{"vxlan", "geneve", "ipip", "wireguard", "udp", "gre"} {
+		if strings.HasPrefix(in.CNI.Mode, k) {
+			want = k
+		}
+	}
+	for i, t := range in.Tunnels {
+		if want != "" && t.Kind == want {
+			return &in.Tunnels[i]
+		}
+	}
+	for i, t := range in.Tunnels {
+		if !contains(fallbackTunnels, t.Name) {
+			return &in.Tunnels[i]
+		}
+	}
+	return nil
 }
 
 // podBridges are the bridges CNIs and container runtimes attach pods to.
@@ -309,7 +339,8 @@ func isQueueIRQ(name string) bool {
 // Predicate is one condition of a rule. In YAML it is a string, "FACT OP
 // NUMBER" (ops <, <=, >, >=, ==, !=), "FACT" or "not FACT" for a yes/no
 // fact, or a mapping with one key: offload_off / offload_on FEATURE (the
-// underlay NIC), tunnel_offload_off FEATURE (a tunnel device), cni [names].
+// underlay NIC), tunnel_offload_off / tunnel_offload_on FEATURE (the
+// overlay's tunnel device, see primaryTunnel), cni [names].
 type Predicate struct {
 	Text    string
 	kind    string // compare, bool, offload, tunnel_offload, cni
@@ -337,12 +368,12 @@ func (p *Predicate) UnmarshalYAML(n *yaml.Node) error {
 	}
 	key, val := n.Content[0].Value, n.Content[1]
 	switch key {
-	case "offload_off", "offload_on", "tunnel_offload_off":
+	case "offload_off", "offload_on", "tunnel_offload_off", "tunnel_offload_on":
 		if val.Kind != yaml.ScalarNode || !contains(inspect.Features, val.Value) {
 			return fmt.Errorf("line %d: %s: %q is not an inspected feature (%s)", n.Line, key, val.Value, strings.Join(inspect.Features, ", "))
 		}
-		p.kind, p.feature, p.want = "offload", val.Value, key == "offload_on"
-		if key == "tunnel_offload_off" {
+		p.kind, p.feature, p.want = "offload", val.Value, strings.HasSuffix(key, "_on")
+		if strings.HasPrefix(key, "tunnel_") {
 			p.kind = "tunnel_offload"
 		}
 		p.Text = key + ": " + val.Value
@@ -353,7 +384,7 @@ func (p *Predicate) UnmarshalYAML(n *yaml.Node) error {
 		p.kind = "cni"
 		p.Text = "cni in [" + strings.Join(p.names, ", ") + "]"
 	default:
-		return fmt.Errorf("line %d: unknown predicate %q (offload_off, offload_on, tunnel_offload_off, cni, or a string)", n.Line, key)
+		return fmt.Errorf("line %d: unknown predicate %q (offload_off, offload_on, tunnel_offload_off, tunnel_offload_on, cni, or a string)", n.Line, key)
 	}
 	return nil
 }
@@ -413,18 +444,18 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 		}
 		return o.On == p.want, fmt.Sprintf("%s %s = %s%s", n.Name, p.feature, onOff(o.On), fixed(o)), nil
 	case "tunnel_offload":
-		if len(in.Tunnels) == 0 {
+		t := primaryTunnel(in)
+		if t == nil {
 			return false, "no tunnel device", known(in, "devices")
 		}
-		for _, t := range in.Tunnels {
-			if err := known(in, "offloads "+t.Name); err != nil {
-				return false, "", err
-			}
-			if o, ok := t.Offloads[p.feature]; ok && !o.On {
-				return true, fmt.Sprintf("%s %s = off%s", t.Name, p.feature, fixed(o)), nil
-			}
+		if err := known(in, "offloads "+t.Name); err != nil {
+			return false, "", err
 		}
-		return false, fmt.Sprintf("%s on every tunnel device", p.feature), nil
+		o, ok := t.Offloads[p.feature]
+		if !ok {
+			return false, "", fmt.Errorf("%s does not report %s", t.Name, p.feature)
+		}
+		return o.On == p.want, fmt.Sprintf("%s %s = %s%s", t.Name, p.feature, onOff(o.On), fixed(o)), nil
 	case "cni":
 		return contains(p.names, in.CNI.Name), "cni = " + cniString(in.CNI), nil
 	}

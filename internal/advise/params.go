@@ -73,9 +73,6 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return strconv.Itoa(inspect.Overhead[t.Kind])
 	}),
 	"target_mtu": func(in *inspect.Inspection) (string, error) {
-		if len(in.Tunnels) == 0 {
-			return "", errors.New("no tunnel device")
-		}
 		m, err := targetMTU(in)
 		return strconv.Itoa(m), err
 	},
@@ -121,10 +118,11 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 
 func tunnelField(f func(inspect.Device) string) func(*inspect.Inspection) (string, error) {
 	return func(in *inspect.Inspection) (string, error) {
-		if len(in.Tunnels) == 0 {
+		t := primaryTunnel(in)
+		if t == nil {
 			return "", errors.New("no tunnel device")
 		}
-		return f(in.Tunnels[0]), nil
+		return f(*t), nil
 	}
 }
 

@@ -273,3 +273,28 @@ func TestDocsListEveryRule(t *testing.T) {
 		}
 	}
 }
+
+// The tunnel is the CNI's: an idle tunl0 (the ipip module's fallback
+// device, present on many Calico VXLAN nodes) is not the overlay, and on
+// a host without a CNI it is no overlay at all.
+func TestPrimaryTunnel(t *testing.T) {
+	in := load(t, "calico-vxlan-jumbo")
+	in.Tunnels = append([]inspect.Device{{Name: "tunl0", Kind: "ipip", MTU: 1480}}, in.Tunnels...)
+	rs, _ := Lookup("tunnel-mtu", "tunnel-gro", "overlay-offload")
+	got := EvaluateAll(rs, in)
+	if got[0].Status != Candidate || knobText(got[0].Knobs) != "mtu on vxlan.calico: mtu=8950, pods=8950" {
+		t.Errorf("tunnel-mtu with an idle tunl0: %s %v %v", got[0].Status, got[0].Why, got[0].Knobs)
+	}
+	if got[1].Status != Candidate || got[1].Knobs[0].Device != "vxlan.calico" {
+		t.Errorf("tunnel-gro with an idle tunl0: %s %v", got[1].Status, got[1].Why)
+	}
+	if got[2].Status != NotApplicable {
+		t.Errorf("overlay-offload: VXLAN is offloaded, tunl0 is idle: %s %v", got[2].Status, got[2].Why)
+	}
+	in = load(t, "multiqueue-rss-one-cpu")
+	in.Tunnels = []inspect.Device{{Name: "tunl0", Kind: "ipip", MTU: 1480}}
+	rs, _ = Lookup("native-routing")
+	if got := Evaluate(rs[0], in); got.Status != NotApplicable {
+		t.Errorf("native-routing on a host with only the ipip fallback device: %s %v", got.Status, got.Why)
+	}
+}
