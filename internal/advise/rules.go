@@ -111,8 +111,8 @@ func Names() []string {
 	return out
 }
 
-// Lookup returns the named rules, in the order asked; an unknown name is
-// an error that lists the known ones.
+// Lookup returns the named rules, in the order asked and each once; an
+// unknown name is an error that lists the known ones.
 func Lookup(names ...string) ([]*Rule, error) {
 	all, err := Rules()
 	if err != nil {
@@ -123,12 +123,16 @@ func Lookup(names ...string) ([]*Rule, error) {
 		byName[r.Name] = r
 	}
 	var out []*Rule
+	seen := map[string]bool{}
 	for _, n := range names {
 		r, ok := byName[n]
 		if !ok {
 			return nil, fmt.Errorf("unknown rule %q (known: %s)", n, strings.Join(Names(), ", "))
 		}
-		out = append(out, r)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }

@@ -155,7 +155,7 @@ func TestUnknownFacts(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	rs, err := Lookup("tunnel-mtu", "rfs")
+	rs, err := Lookup("tunnel-mtu", "rfs", "tunnel-mtu")
 	if err != nil || len(rs) != 2 || rs[0].Name != "tunnel-mtu" || rs[1].Name != "rfs" {
 		t.Fatalf("Lookup = %v, %v", rs, err)
 	}
