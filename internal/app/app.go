@@ -77,7 +77,7 @@ and writes a report with figures, confidence intervals and the published numbers
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(), newCompareCmd(), newStudiesCmd(), newShowCmd(), newReportCmd(), newCleanupCmd(), newDoctorCmd(),
-		newKubeCmd(), newAgentCmd())
+		newKubeCmd(), newAgentCmd(), newAdviseCmd())
 	return root
 }
 

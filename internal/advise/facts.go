@@ -1,0 +1,334 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// A fact is a number or a yes/no read off an inspection; an error means
+// the inspection could not tell (its reason).
+type fact func(in *inspect.Inspection) (value, error)
+
+type value struct {
+	num    float64
+	isBool bool
+	yes    bool
+}
+
+func num(v float64) value { return value{num: v} }
+func yes(b bool) value    { return value{isBool: true, yes: b} }
+
+func (v value) String() string {
+	if v.isBool {
+		return strconv.FormatBool(v.yes)
+	}
+	return strconv.FormatFloat(v.num, 'g', 4, 64)
+}
+
+// facts are every fact name a rule may use, with what it reads.
+var facts = map[string]fact{
+	"cpus":       func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
+	"numa_nodes": func(in *inspect.Inspection) (value, error) { return num(float64(in.NUMANodes)), known(in, "cpus") },
+	"rx_queues": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		return num(float64(n.RxQueues)), known(in, "queues "+n.Name)
+	},
+	// cores_per_rx_queue: CPUs per receive queue of the underlay NIC; at 2
+	// or more, RSS leaves cores idle that RPS/RFS can use (seed 000).
+	"cores_per_rx_queue": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		if err := known(in, "cpus", "queues "+n.Name); err != nil {
+			return value{}, err
+		}
+		if n.RxQueues == 0 {
+			return value{}, fmt.Errorf("%s has no rx queues in sysfs", n.Name)
+		}
+		return num(float64(in.CPUs) / float64(n.RxQueues)), nil
+	},
+	"rps_sock_flow_entries": sysctl(inspect.SysRPSSockFlowEntries),
+	"busy_poll":             sysctl(inspect.SysBusyPoll),
+	"busy_read":             sysctl(inspect.SysBusyRead),
+	"conntrack_max":         sysctl(inspect.SysConntrackMax),
+	// conntrack_usage is the fraction of the conntrack table in use.
+	"conntrack_usage": func(in *inspect.Inspection) (value, error) {
+		if err := known(in, "sysctl "+inspect.SysConntrackMax, "sysctl "+inspect.SysConntrackCount); err != nil {
+			return value{}, err
+		}
+		m := in.Sysctls[inspect.SysConntrackMax]
+		if m <= 0 {
+			return value{}, errors.New("nf_conntrack_max is 0")
+		}
+		return num(float64(in.Sysctls[inspect.SysConntrackCount]) / float64(m)), nil
+	},
+	"rps_enabled": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		for _, q := range n.Queues {
+			if set, err := cpuset.ParseMask(q.RPSCPUs); err == nil && len(set) > 0 {
+				return yes(true), nil
+			}
+		}
+		return yes(false), known(in, "queues "+n.Name)
+	},
+	// rfs_enabled: the global table and a flow count on the underlay.
+	"rfs_enabled": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		if err := known(in, "sysctl "+inspect.SysRPSSockFlowEntries, "queues "+n.Name); err != nil {
+			return value{}, err
+		}
+		on := false
+		for _, q := range n.Queues {
+			on = on || q.FlowCnt > 0
+		}
+		return yes(on && in.Sysctls[inspect.SysRPSSockFlowEntries] > 0), nil
+	},
+	// netfilter_rules: the larger of the iptables and nft views (they
+	// overlap where iptables-nft is in use).
+	"netfilter_rules": func(in *inspect.Inspection) (value, error) {
+		e1, e2 := known(in, "iptables"), known(in, "nftables")
+		if e1 != nil && e2 != nil {
+			return value{}, fmt.Errorf("%v; %v", e1, e2)
+		}
+		return num(float64(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules))), nil
+	},
+	"overlay_in_use": func(in *inspect.Inspection) (value, error) {
+		return yes(primaryTunnel(in) != nil), known(in, "devices")
+	},
+	// tunnel_offloaded: the underlay NIC segments the overlay's packets
+	// (for VXLAN/Geneve tx-udp_tnl-segmentation, IP-in-IP
+	// tx-ipxip4-segmentation, GRE tx-gre-segmentation).
+	"tunnel_offloaded": func(in *inspect.Inspection) (value, error) {
+		t, n, err := tunnelAndNIC(in)
+		if err != nil {
+			return value{}, err
+		}
+		feat, ok := inspect.TunnelOffload[t.Kind]
+		if !ok {
+			return value{}, fmt.Errorf("no NIC offload exists for a %s tunnel", t.Kind)
+		}
+		return yes(n.Offloads[feat].On), nil
+	},
+	// nic_offloads_other_overlay: the NIC offloads an overlay other than
+	// the one in use.
+	"nic_offloads_other_overlay": func(in *inspect.Inspection) (value, error) {
+		t, n, err := tunnelAndNIC(in)
+		if err != nil {
+			return value{}, err
+		}
+		return yes(len(otherOffloaded(t.Kind, n)) > 0), nil
+	},
+	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
+	// underlay allows after the encapsulation's overhead.
+	"tunnel_mtu_below_max": func(in *inspect.Inspection) (value, error) {
+		t := primaryTunnel(in)
+		if t == nil {
+			return yes(false), known(in, "devices")
+		}
+		target, err := targetMTU(in)
+		if err != nil {
+			return value{}, err
+		}
+		below := t.MTU < target
+		for _, g := range in.PodLinks {
+			below = below || g.MinMTU < target
+		}
+		return yes(below), nil
+	},
+	"pod_bridge_present": func(in *inspect.Inspection) (value, error) {
+		_, ok := podBridge(in)
+		return yes(ok), known(in, "devices")
+	},
+	// queue_irqs_one_cpu: the underlay's queue interrupts (two or more)
+	// may all run on one and the same CPU only.
+	"queue_irqs_one_cpu": func(in *inspect.Inspection) (value, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return value{}, err
+		}
+		if err := known(in, "irqs "+n.Name); err != nil {
+			return value{}, err
+		}
+		cpus := map[string]bool{}
+		queues := 0
+		for _, q := range n.IRQs {
+			if isQueueIRQ(q.Name) {
+				queues++
+				cpus[q.CPUs] = true
+			}
+		}
+		if queues < 2 {
+			return yes(false), nil
+		}
+		for c := range cpus {
+			set, err := cpuset.Parse(c)
+			return yes(len(cpus) == 1 && err == nil && len(set) == 1), nil
+		}
+		return yes(false), nil
+	},
+}
+
+// FactNames lists the facts a rule may use, sorted.
+func FactNames() []string {
+	var out []string
+	for n := range facts {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// known returns the reasons of the first of keys the inspection could not read.
+func known(in *inspect.Inspection, keys ...string) error {
+	for _, k := range keys {
+		if why, ok := in.Unknown[k]; ok {
+			return fmt.Errorf("%s unknown: %s", k, why)
+		}
+	}
+	return nil
+}
+
+func sysctl(name string) fact {
+	return func(in *inspect.Inspection) (value, error) {
+		if err := known(in, "sysctl "+name); err != nil {
+			return value{}, err
+		}
+		v, ok := in.Sysctls[name]
+		if !ok {
+			return value{}, fmt.Errorf("%s not read", name)
+		}
+		return num(float64(v)), nil
+	}
+}
+
+func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
+	if in.Underlay == "" {
+		if err := known(in, "underlay"); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("no underlay device")
+	}
+	for i := range in.NICs {
+		if in.NICs[i].Name == in.Underlay {
+			return &in.NICs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("underlay %s is not a physical NIC", in.Underlay)
+}
+
+// tunnelAndNIC returns the first tunnel and the underlay NIC with known
+// offloads.
+func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, *inspect.NIC, error) {
+	t := primaryTunnel(in)
+	if t == nil {
+		return nil, nil, errors.New("no tunnel device")
+	}
+	n, err := underlay(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := known(in, "offloads "+n.Name); err != nil {
+		return nil, nil, err
+	}
+	return t, n, nil
+}
+
+// otherOffloaded lists the overlay kinds other than kind whose
+// segmentation the NIC offloads.
+func otherOffloaded(kind string, n *inspect.NIC) []string {
+	var out []string
+	for _, k := range []string{"vxlan", "geneve", "ipip", "gre"} {
+		if k != kind && inspect.TunnelOffload[k] != inspect.TunnelOffload[kind] && n.Offloads[inspect.TunnelOffload[k]].On {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// targetMTU is the underlay's MTU less the first tunnel's overhead.
+func targetMTU(in *inspect.Inspection) (int, error) {
+	n, err := underlay(in)
+	if err != nil {
+		return 0, err
+	}
+	if err := known(in, "mtu "+n.Name); err != nil {
+		return 0, err
+	}
+	t := primaryTunnel(in)
+	if t == nil {
+		return 0, errors.New("no tunnel device")
+	}
+	oh, ok := inspect.Overhead[t.Kind]
+	if !ok {
+		return 0, fmt.Errorf("overhead of a %s tunnel unknown", t.Kind)
+	}
+	return n.MTU - oh, nil
+}
+
+// fallbackTunnels are the devices the ipip and ip_gre modules create
+// when they load; they carry traffic only when a CNI routes over them.
+var fallbackTunnels = []string{"tunl0", "gre0"}
+
+// primaryTunnel is the overlay device pod traffic uses: the tunnel of the
+// CNI's mode (Calico VXLAN nodes often have an idle tunl0 too), else the
+// first that is not a module's fallback device; nil when there is none.
+func primaryTunnel(in *inspect.Inspection) *inspect.Device {
+	want := ""
+	for _, k := range []string{"vxlan", "geneve", "ipip", "wireguard", "udp", "gre"} {
+		if strings.HasPrefix(in.CNI.Mode, k) {
+			want = k
+		}
+	}
+	for i, t := range in.Tunnels {
+		if want != "" && t.Kind == want {
+			return &in.Tunnels[i]
+		}
+	}
+	for i, t := range in.Tunnels {
+		if !contains(fallbackTunnels, t.Name) {
+			return &in.Tunnels[i]
+		}
+	}
+	return nil
+}
+
+// podBridges are the bridges CNIs and container runtimes attach pods to.
+var podBridges = []string{"cni0", "cbr0", "kube-bridge", "weave", "docker0"}
+
+func podBridge(in *inspect.Inspection) (string, bool) {
+	for _, b := range in.Bridges {
+		if contains(podBridges, b.Name) {
+			return b.Name, true
+		}
+	}
+	return "", false
+}
+
+// isQueueIRQ tells a queue's interrupt ("eth0-TxRx-3", "mlx5_comp3@...",
+// "virtio2-input.0", "ena-io-1") from a NIC's control ones ("eth0",
+// "mlx5_async0", "virtio2-config").
+func isQueueIRQ(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"rx", "tx", "comp", "input", "output", "queue", "-io-"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}

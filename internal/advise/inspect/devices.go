@@ -1,0 +1,307 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
+	"github.com/cnibench/cnibench/internal/metrics/nftables"
+	"github.com/cnibench/cnibench/internal/topology"
+)
+
+// Tunnel kinds, by the device names CNIs use; other devices are told by
+// their sysfs DEVTYPE.
+var tunnelNames = []struct{ prefix, kind string }{
+	{"vxlan.calico", "vxlan"}, {"vxlan-v6.calico", "vxlan"}, {"flannel.", "vxlan"}, {"cilium_vxlan", "vxlan"},
+	{"vxlan-", "vxlan"}, {"cilium_geneve", "geneve"}, {"genev_sys_", "geneve"}, {"tunl0", "ipip"},
+	{"flannel0", "udp"}, {"flannel-wg", "wireguard"}, {"wireguard.cali", "wireguard"}, {"cilium_wg0", "wireguard"},
+	{"gre0", "gre"},
+}
+
+// podPrefixes name the host sides of pod veths: Calico, Cilium, bridge CNIs.
+var podPrefixes = []string{"cali", "lxc", "veth"}
+
+// Overhead is the bytes an encapsulation adds to each packet over IPv4.
+var Overhead = map[string]int{"vxlan": 50, "geneve": 50, "ipip": 20, "gre": 24, "wireguard": 60, "udp": 28}
+
+func (r reader) cpus() {
+	t, err := topology.Read(r.path("sys"))
+	if err != nil {
+		r.unknown("cpus", err)
+		return
+	}
+	r.in.CPUs, r.in.NUMANodes = len(t.CPUs), t.Nodes()
+}
+
+func (r reader) interrupts() ([]Interrupt, error) {
+	b, err := os.ReadFile(r.path("proc/interrupts"))
+	if err != nil {
+		return nil, err
+	}
+	return ParseInterrupts(b)
+}
+
+func (r reader) classify(ctx context.Context, name string, irqs []Interrupt, irqErr error) {
+	dir := "sys/class/net/" + name
+	mtu, err := r.readInt(dir + "/mtu")
+	if err != nil {
+		r.unknown("mtu "+name, err)
+	}
+	if _, err := os.Stat(r.path(dir + "/device")); err == nil {
+		r.nic(ctx, name, int(mtu), irqs, irqErr)
+		return
+	}
+	if _, err := os.Stat(r.path(dir + "/bridge")); err == nil {
+		r.in.Bridges = append(r.in.Bridges, Device{Name: name, Kind: "bridge", MTU: int(mtu)})
+		return
+	}
+	if kind := r.tunnelKind(name); kind != "" {
+		d := Device{Name: name, Kind: kind, MTU: int(mtu)}
+		d.Offloads = r.features(ctx, name)
+		r.in.Tunnels = append(r.in.Tunnels, d)
+		return
+	}
+	for _, p := range podPrefixes {
+		if strings.HasPrefix(name, p) {
+			r.podLink(p, int(mtu))
+			return
+		}
+	}
+}
+
+func (r reader) tunnelKind(name string) string {
+	for _, t := range tunnelNames {
+		if name == t.prefix || (strings.HasSuffix(t.prefix, ".") || strings.HasSuffix(t.prefix, "-") || strings.HasSuffix(t.prefix, "_")) && strings.HasPrefix(name, t.prefix) {
+			return t.kind
+		}
+	}
+	ue, _ := r.read("sys/class/net/" + name + "/uevent")
+	for _, line := range strings.Split(ue, "\n") {
+		if v, ok := strings.CutPrefix(line, "DEVTYPE="); ok {
+			switch v {
+			case "vxlan", "geneve", "wireguard":
+				return v
+			}
+		}
+	}
+	switch t, _ := r.read("sys/class/net/" + name + "/type"); t {
+	case "768": // ARPHRD_TUNNEL
+		return "ipip"
+	case "778": // ARPHRD_IPGRE
+		return "gre"
+	}
+	return ""
+}
+
+func (r reader) podLink(prefix string, mtu int) {
+	for i := range r.in.PodLinks {
+		g := &r.in.PodLinks[i]
+		if g.Prefix == prefix {
+			g.Count++
+			g.MinMTU, g.MaxMTU = min(g.MinMTU, mtu), max(g.MaxMTU, mtu)
+			return
+		}
+	}
+	r.in.PodLinks = append(r.in.PodLinks, LinkGroup{Prefix: prefix, Count: 1, MinMTU: mtu, MaxMTU: mtu})
+}
+
+func (r reader) nic(ctx context.Context, name string, mtu int, irqs []Interrupt, irqErr error) {
+	dir := "sys/class/net/" + name
+	n := NIC{Name: name, MTU: mtu, NUMANode: -1}
+	if v, err := r.readInt(dir + "/device/numa_node"); err == nil {
+		n.NUMANode = int(v)
+	}
+	if drv, err := filepath.EvalSymlinks(r.path(dir + "/device/driver")); err == nil {
+		n.Driver = filepath.Base(drv)
+	}
+	qs, err := os.ReadDir(r.path(dir + "/queues"))
+	if err != nil {
+		r.unknown("queues "+name, err)
+	}
+	for _, q := range qs {
+		switch {
+		case strings.HasPrefix(q.Name(), "tx-"):
+			n.TxQueues++
+		case strings.HasPrefix(q.Name(), "rx-"):
+			n.RxQueues++
+			rq := RxQueue{Name: q.Name()}
+			qd := dir + "/queues/" + q.Name()
+			if s, err := r.read(qd + "/rps_cpus"); err == nil {
+				rq.RPSCPUs = s
+			} else {
+				r.unknown("rps_cpus "+name+" "+q.Name(), err)
+			}
+			if v, err := r.readInt(qd + "/rps_flow_cnt"); err == nil {
+				rq.FlowCnt = int(v)
+			} else {
+				r.unknown("rps_flow_cnt "+name+" "+q.Name(), err)
+			}
+			n.Queues = append(n.Queues, rq)
+		}
+	}
+	sort.Slice(n.Queues, func(i, j int) bool { return queueIndex(n.Queues[i].Name) < queueIndex(n.Queues[j].Name) })
+	if irqErr != nil {
+		r.unknown("irqs "+name, irqErr)
+	} else {
+		n.IRQs = r.nicIRQs(name, irqs)
+	}
+	n.Offloads = r.features(ctx, name)
+	if r.env.Run == nil {
+		r.unknown("rss "+name, errors.New("no command runner"))
+	} else if out, err := r.env.Run.Run(ctx, []string{"ethtool", "-x", name}); err != nil {
+		r.unknown("rss "+name, err)
+	} else if rss, err := ParseRSS(out); err != nil {
+		r.unknown("rss "+name, err)
+	} else {
+		n.RSS = &rss
+	}
+	r.in.NICs = append(r.in.NICs, n)
+}
+
+func queueIndex(q string) int {
+	i, _ := strconv.Atoi(q[strings.IndexByte(q, '-')+1:])
+	return i
+}
+
+// nicIRQs finds a NIC's interrupts: those its PCI function lists in
+// msi_irqs (the device's own directory or, for virtio, its parent's), or
+// those whose name carries the device's name.
+func (r reader) nicIRQs(name string, irqs []Interrupt) []IRQ {
+	mine := map[int]bool{}
+	dev := r.path("sys/class/net/" + name + "/device")
+	if p, err := filepath.EvalSymlinks(dev); err == nil {
+		dev = p
+	}
+	for _, d := range []string{dev, filepath.Dir(dev)} {
+		ents, err := os.ReadDir(filepath.Join(d, "msi_irqs"))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if v, err := strconv.Atoi(e.Name()); err == nil {
+				mine[v] = true
+			}
+		}
+		break
+	}
+	var out []IRQ
+	for _, it := range irqs {
+		if !mine[it.IRQ] && !strings.Contains(it.Name, name) {
+			continue
+		}
+		q := IRQ{IRQ: it.IRQ, Name: it.Name}
+		s, err := r.read(fmt.Sprintf("proc/irq/%d/smp_affinity_list", it.IRQ))
+		if err != nil {
+			r.unknown(fmt.Sprintf("irq %d affinity", it.IRQ), err)
+		}
+		q.CPUs = s
+		out = append(out, q)
+	}
+	return out
+}
+
+// features runs ethtool -k on a device.
+func (r reader) features(ctx context.Context, name string) map[string]Offload {
+	if r.env.Run == nil {
+		r.unknown("offloads "+name, errors.New("no command runner"))
+		return nil
+	}
+	out, err := r.env.Run.Run(ctx, []string{"ethtool", "-k", name})
+	if err != nil {
+		r.unknown("offloads "+name, err)
+		return nil
+	}
+	m, err := ParseFeatures(out)
+	if err != nil {
+		r.unknown("offloads "+name, err)
+		return nil
+	}
+	kept := map[string]Offload{}
+	for _, f := range Features {
+		if o, ok := m[f]; ok {
+			kept[f] = o
+		}
+	}
+	return kept
+}
+
+// Features are the offloads an inspection keeps (ethtool -k names):
+// receive and segmentation offloads, and the tunnel segmentation
+// offloads that decide which overlay the NIC can carry cheaply.
+var Features = []string{
+	FeatGRO, FeatGSO, FeatTSO, FeatGROHW, "large-receive-offload", "rx-checksumming", "tx-checksumming",
+	FeatUDPTunnel, FeatUDPTunnelCsum, FeatGRE, "tx-gre-csum-segmentation", FeatIPIP, "tx-ipxip6-segmentation",
+	"tx-udp-segmentation", "rx-udp-gro-forwarding", "rx-gro-list", "rx-udp_tunnel-port-offload", "receive-hashing", "ntuple-filters",
+}
+
+// Feature names rules refer to.
+const (
+	FeatGRO           = "generic-receive-offload"
+	FeatGSO           = "generic-segmentation-offload"
+	FeatTSO           = "tcp-segmentation-offload"
+	FeatGROHW         = "rx-gro-hw"
+	FeatUDPTunnel     = "tx-udp_tnl-segmentation"
+	FeatUDPTunnelCsum = "tx-udp_tnl-csum-segmentation"
+	FeatGRE           = "tx-gre-segmentation"
+	FeatIPIP          = "tx-ipxip4-segmentation"
+)
+
+// TunnelOffload is the NIC feature that segments each overlay's packets.
+var TunnelOffload = map[string]string{"vxlan": FeatUDPTunnel, "geneve": FeatUDPTunnel, "ipip": FeatIPIP, "gre": FeatGRE}
+
+func (r reader) netfilter(ctx context.Context) {
+	if r.env.Run == nil {
+		r.unknown("iptables", errors.New("no command runner"))
+		r.unknown("nftables", errors.New("no command runner"))
+		return
+	}
+	if out, err := r.env.Run.Run(ctx, []string{"iptables-save", "-c"}); err != nil {
+		r.unknown("iptables", err)
+	} else if rs, err := iptables.Parse(out); err != nil {
+		r.unknown("iptables", err)
+	} else {
+		r.in.Netfilter.IptablesChains, r.in.Netfilter.IptablesRules = len(rs.Chains), len(rs.Rules)
+	}
+	if out, err := r.env.Run.Run(ctx, []string{"nft", "-j", "list", "ruleset"}); err != nil {
+		r.unknown("nftables", err)
+	} else if rs, err := nftables.Parse(out); err != nil {
+		r.unknown("nftables", err)
+	} else {
+		r.in.Netfilter.NftChains, r.in.Netfilter.NftRules = len(rs.Chains), len(rs.Rules)
+	}
+}
+
+func detectCNI(conf map[string]string, links []string) cnidetect.Result {
+	return cnidetect.Detect(cnidetect.Input{ConfFiles: conf, Links: links})
+}
+
+// netlinkQdiscs lists the root qdisc of every device of this namespace
+// (equivalent to `tc qdisc show`, root lines only).
+func netlinkQdiscs() (map[string]string, error) {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", err)
+	}
+	out := map[string]string{}
+	for _, l := range links {
+		qs, err := netlink.QdiscList(l)
+		if err != nil {
+			return nil, fmt.Errorf("qdiscs of %s: %w", l.Attrs().Name, err)
+		}
+		for _, q := range qs {
+			if q.Attrs().Parent == netlink.HANDLE_ROOT {
+				out[l.Attrs().Name] = q.Type()
+			}
+		}
+	}
+	return out, nil
+}

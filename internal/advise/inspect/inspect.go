@@ -1,0 +1,320 @@
+// Package inspect reads, and only reads, what decides how fast a node's
+// pod network can be: CPUs and NUMA nodes, the NICs with their queues,
+// RSS, IRQ affinity, RPS/RFS and offloads, the tunnel, bridge and pod
+// devices with their MTUs, the CNI, netfilter and conntrack sizes, root
+// qdiscs, busy polling and the kernel. `cnibench advise` turns the
+// result into candidate knobs.
+//
+// Design notes:
+//   - The machine is reached through an Env: a root directory holding
+//     proc/ and sys/ (and etc/cni/net.d), a Runner for ethtool,
+//     iptables-save and nft (argv, never a shell), and a qdisc lister. A
+//     test points the root at a fixture and fakes the runner; the kube
+//     engine can later give an agent-backed Env for a remote node.
+//   - Nothing is fatal. A fact that cannot be read is left at its zero
+//     value and its key is recorded in Inspection.Unknown with the reason,
+//     so a rule that needs it says "unknown" instead of guessing.
+//   - Every reader opens files read-only and runs only listing commands
+//     (ethtool -k/-x, iptables-save, nft list); the e2e test checks the
+//     host is unchanged after a run.
+package inspect
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Version is the Inspection JSON layout's version.
+const Version = 1
+
+// Runner runs a listing command and returns its standard output.
+type Runner interface {
+	Run(ctx context.Context, argv []string) ([]byte, error)
+}
+
+// Env is where an inspection reads from.
+type Env struct {
+	// Root holds proc/, sys/ and etc/cni/net.d ("/" on a real machine).
+	Root string
+	// Run runs ethtool, iptables-save and nft; nil records them unknown.
+	Run Runner
+	// Qdiscs returns each device's root qdisc kind; nil records qdiscs
+	// unknown.
+	Qdiscs func() (map[string]string, error)
+}
+
+// Host is the Env of this machine: its /proc and /sys, commands run with
+// exec (no shell), root qdiscs from netlink.
+func Host() Env { return Env{Root: "/", Run: ExecRunner{}, Qdiscs: netlinkQdiscs} }
+
+// ExecRunner runs commands on this machine, without a shell.
+type ExecRunner struct{}
+
+// Run runs argv and returns its stdout; a failure carries stderr's first
+// line.
+func (ExecRunner) Run(ctx context.Context, argv []string) ([]byte, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := firstLine(stderr.String()); msg != "" {
+			return out, errors.New(strings.Join(argv, " ") + ": " + msg)
+		}
+		return out, errors.New(strings.Join(argv, " ") + ": " + err.Error())
+	}
+	return out, nil
+}
+
+// Inspection is what was found. Fields that could not be read keep their
+// zero value and are named in Unknown.
+type Inspection struct {
+	Version int `json:"version"`
+	// Source says what machine this is ("this machine" or a fixture's
+	// description).
+	Source    string `json:"source,omitempty"`
+	Kernel    string `json:"kernel"`
+	CPUs      int    `json:"cpus"`
+	NUMANodes int    `json:"numa_nodes"`
+	// Underlay is the device of the default route.
+	Underlay string `json:"underlay,omitempty"`
+	NICs     []NIC  `json:"nics"`
+	// Tunnels are overlay devices (vxlan.calico, flannel.1, tunl0...).
+	Tunnels []Device `json:"tunnels,omitempty"`
+	// Bridges are pod bridges (cni0, kube-bridge, docker0...).
+	Bridges []Device `json:"bridges,omitempty"`
+	// PodLinks are the host sides of pods' veths, grouped by prefix.
+	PodLinks []LinkGroup `json:"pod_links,omitempty"`
+	CNI      CNI         `json:"cni"`
+	// Sysctls are the integer sysctls read, by dotted name.
+	Sysctls   map[string]int64 `json:"sysctls"`
+	Netfilter Netfilter        `json:"netfilter"`
+	// Qdiscs maps a device to its root qdisc kind.
+	Qdiscs map[string]string `json:"qdiscs,omitempty"`
+	// Unknown maps what could not be read to why.
+	Unknown map[string]string `json:"unknown,omitempty"`
+}
+
+// NIC is a physical network device of the host namespace.
+type NIC struct {
+	Name     string `json:"name"`
+	Driver   string `json:"driver,omitempty"`
+	MTU      int    `json:"mtu"`
+	NUMANode int    `json:"numa_node"` // -1: none reported
+	RxQueues int    `json:"rx_queues"`
+	TxQueues int    `json:"tx_queues"`
+	// Queues holds each rx queue's RPS mask and RFS flow count.
+	Queues   []RxQueue          `json:"queues,omitempty"`
+	RSS      *RSS               `json:"rss,omitempty"`
+	IRQs     []IRQ              `json:"irqs,omitempty"`
+	Offloads map[string]Offload `json:"offloads,omitempty"`
+}
+
+// RxQueue is one receive queue's steering state.
+type RxQueue struct {
+	Name    string `json:"name"`
+	RPSCPUs string `json:"rps_cpus"` // hex mask as the kernel prints it
+	FlowCnt int    `json:"rps_flow_cnt"`
+}
+
+// IRQ is one interrupt of a NIC with the CPUs it may run on.
+type IRQ struct {
+	IRQ  int    `json:"irq"`
+	Name string `json:"name"`
+	CPUs string `json:"cpus"` // smp_affinity_list
+}
+
+// Device is a virtual device that carries pod traffic.
+type Device struct {
+	Name string `json:"name"`
+	// Kind is vxlan, geneve, ipip, gre, wireguard, udp (a user-space
+	// tunnel), bridge.
+	Kind     string             `json:"kind"`
+	MTU      int                `json:"mtu"`
+	Offloads map[string]Offload `json:"offloads,omitempty"`
+}
+
+// LinkGroup summarises pod veths with one name prefix.
+type LinkGroup struct {
+	Prefix string `json:"prefix"`
+	Count  int    `json:"count"`
+	MinMTU int    `json:"min_mtu"`
+	MaxMTU int    `json:"max_mtu"`
+}
+
+// CNI is the detected plugin and its mode.
+type CNI struct {
+	Name     string   `json:"name"`
+	Mode     string   `json:"mode,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// Netfilter counts the host namespace's rules. The nft view includes the
+// tables iptables-nft manages, so the two views overlap.
+type Netfilter struct {
+	IptablesChains int `json:"iptables_chains"`
+	IptablesRules  int `json:"iptables_rules"`
+	NftChains      int `json:"nft_chains"`
+	NftRules       int `json:"nft_rules"`
+}
+
+// Sysctl names read.
+const (
+	SysRPSSockFlowEntries = "net.core.rps_sock_flow_entries"
+	SysBusyPoll           = "net.core.busy_poll"
+	SysBusyRead           = "net.core.busy_read"
+	SysConntrackMax       = "net.netfilter.nf_conntrack_max"
+	SysConntrackCount     = "net.netfilter.nf_conntrack_count"
+)
+
+var sysctls = []string{SysRPSSockFlowEntries, SysBusyPoll, SysBusyRead, SysConntrackMax, SysConntrackCount}
+
+// Inspect reads everything it can from env.
+func Inspect(ctx context.Context, env Env) *Inspection {
+	in := &Inspection{Version: Version, Sysctls: map[string]int64{}, Unknown: map[string]string{}}
+	r := reader{env: env, in: in}
+	r.kernel()
+	r.cpus()
+	for _, s := range sysctls {
+		r.sysctl(s)
+	}
+	links := r.links()
+	r.underlay()
+	irqs, irqErr := r.interrupts()
+	for _, l := range links {
+		r.classify(ctx, l, irqs, irqErr)
+	}
+	r.cni(links)
+	r.netfilter(ctx)
+	r.qdiscs()
+	if len(in.Unknown) == 0 {
+		in.Unknown = nil
+	}
+	return in
+}
+
+// reader carries an inspection in progress.
+type reader struct {
+	env Env
+	in  *Inspection
+}
+
+func (r reader) path(p string) string { return filepath.Join(r.env.Root, p) }
+
+func (r reader) unknown(key string, err error) {
+	r.in.Unknown[key] = err.Error()
+}
+
+func (r reader) read(p string) (string, error) {
+	b, err := os.ReadFile(r.path(p))
+	return strings.TrimSpace(string(b)), err
+}
+
+func (r reader) readInt(p string) (int64, error) {
+	s, err := r.read(p)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+func (r reader) kernel() {
+	s, err := r.read("proc/sys/kernel/osrelease")
+	if err != nil {
+		r.unknown("kernel", err)
+		return
+	}
+	r.in.Kernel = s
+}
+
+func (r reader) sysctl(name string) {
+	v, err := r.readInt("proc/sys/" + strings.ReplaceAll(name, ".", "/"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && strings.HasPrefix(name, "net.netfilter.") {
+			err = errors.New("no such sysctl (nf_conntrack not loaded)")
+		}
+		r.unknown("sysctl "+name, err)
+		return
+	}
+	r.in.Sysctls[name] = v
+}
+
+// links lists the host namespace's devices, sorted.
+func (r reader) links() []string {
+	ents, err := os.ReadDir(r.path("sys/class/net"))
+	if err != nil {
+		r.unknown("devices", err)
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// underlay finds the default route's device in proc/net/route.
+func (r reader) underlay() {
+	s, err := r.read("proc/net/route")
+	if err != nil {
+		r.unknown("underlay", err)
+		return
+	}
+	for _, line := range strings.Split(s, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) >= 8 && f[1] == "00000000" && f[7] == "00000000" {
+			r.in.Underlay = f[0]
+			return
+		}
+	}
+	r.unknown("underlay", errors.New("no IPv4 default route"))
+}
+
+func (r reader) cni(links []string) {
+	conf := map[string]string{}
+	dir := r.path("etc/cni/net.d")
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.unknown("cni config", err)
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+				conf[e.Name()] = string(b)
+			}
+		}
+	}
+	res := detectCNI(conf, links)
+	r.in.CNI = CNI{Name: res.Name, Mode: res.Mode, Evidence: res.Evidence}
+}
+
+func (r reader) qdiscs() {
+	if r.env.Qdiscs == nil {
+		r.unknown("qdiscs", errors.New("no qdisc reader"))
+		return
+	}
+	q, err := r.env.Qdiscs()
+	if err != nil {
+		r.unknown("qdiscs", err)
+		return
+	}
+	r.in.Qdiscs = q
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

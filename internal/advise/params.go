@@ -1,0 +1,152 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// SockFlowEntries is the global RFS table size proposed: the value
+// Documentation/networking/scaling.rst suggests for a moderately loaded
+// server, and the one seed 000 used.
+const SockFlowEntries = 32768
+
+// params are the {placeholders} a rule's knobs and permanent forms may
+// use, each filled from the inspection. A rule whose placeholder cannot
+// be filled is reported unknown, never printed with a guess.
+var params = map[string]func(in *inspect.Inspection) (string, error){
+	"underlay": func(in *inspect.Inspection) (string, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return "", err
+		}
+		return n.Name, nil
+	},
+	"underlay_mtu": func(in *inspect.Inspection) (string, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return "", err
+		}
+		return strconv.Itoa(n.MTU), known(in, "mtu "+n.Name)
+	},
+	"rx_queues": func(in *inspect.Inspection) (string, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return "", err
+		}
+		return strconv.Itoa(n.RxQueues), nil
+	},
+	"sock_flow_entries": func(*inspect.Inspection) (string, error) { return strconv.Itoa(SockFlowEntries), nil },
+	// flow_cnt_per_queue: the global table shared out over the rx queues
+	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N).
+	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return "", err
+		}
+		if n.RxQueues == 0 {
+			return "", fmt.Errorf("%s has no rx queues", n.Name)
+		}
+		return strconv.Itoa(SockFlowEntries / n.RxQueues), nil
+	},
+	"rps_mask": func(in *inspect.Inspection) (string, error) {
+		if in.CPUs == 0 {
+			return "", errors.New("CPU count unknown")
+		}
+		return cpuset.Range(in.CPUs).Mask(in.CPUs), nil
+	},
+	"cpus": func(in *inspect.Inspection) (string, error) {
+		if in.CPUs == 0 {
+			return "", errors.New("CPU count unknown")
+		}
+		return strconv.Itoa(in.CPUs), nil
+	},
+	"tunnel":      tunnelField(func(t inspect.Device) string { return t.Name }),
+	"tunnel_kind": tunnelField(func(t inspect.Device) string { return t.Kind }),
+	"tunnel_mtu":  tunnelField(func(t inspect.Device) string { return strconv.Itoa(t.MTU) }),
+	"overhead": tunnelField(func(t inspect.Device) string {
+		return strconv.Itoa(inspect.Overhead[t.Kind])
+	}),
+	"target_mtu": func(in *inspect.Inspection) (string, error) {
+		m, err := targetMTU(in)
+		return strconv.Itoa(m), err
+	},
+	"offloaded_overlays": func(in *inspect.Inspection) (string, error) {
+		t, n, err := tunnelAndNIC(in)
+		if err != nil {
+			return "", err
+		}
+		o := otherOffloaded(t.Kind, n)
+		if len(o) == 0 {
+			return "", errors.New("the NIC offloads no other overlay")
+		}
+		return strings.Join(o, ", "), nil
+	},
+	"nic_numa_node": func(in *inspect.Inspection) (string, error) {
+		n, err := underlay(in)
+		if err != nil {
+			return "", err
+		}
+		if n.NUMANode < 0 {
+			return "", fmt.Errorf("%s reports no NUMA node", n.Name)
+		}
+		return strconv.Itoa(n.NUMANode), nil
+	},
+	"bridge": func(in *inspect.Inspection) (string, error) {
+		if b, ok := podBridge(in); ok {
+			return b, nil
+		}
+		return "", errors.New("no pod bridge")
+	},
+	"cni": func(in *inspect.Inspection) (string, error) { return cniString(in.CNI), nil },
+	"conntrack_target": func(in *inspect.Inspection) (string, error) {
+		m, ok := in.Sysctls[inspect.SysConntrackMax]
+		if !ok || m <= 0 {
+			return "", errors.New("nf_conntrack_max unknown")
+		}
+		return strconv.FormatInt(2*m, 10), nil
+	},
+	"netfilter_rules": func(in *inspect.Inspection) (string, error) {
+		return strconv.Itoa(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules)), nil
+	},
+}
+
+func tunnelField(f func(inspect.Device) string) func(*inspect.Inspection) (string, error) {
+	return func(in *inspect.Inspection) (string, error) {
+		t := primaryTunnel(in)
+		if t == nil {
+			return "", errors.New("no tunnel device")
+		}
+		return f(*t), nil
+	}
+}
+
+var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+func checkPlaceholders(s string) error {
+	for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
+		if _, ok := params[m[1]]; !ok {
+			return fmt.Errorf("unknown placeholder {%s}", m[1])
+		}
+	}
+	return nil
+}
+
+// fill replaces the placeholders of s.
+func fill(s string, in *inspect.Inspection) (string, error) {
+	var firstErr error
+	out := placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[1 : len(m)-1]
+		v, err := params[name](in)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("{%s}: %w", name, err)
+		}
+		return v
+	})
+	return out, firstErr
+}

@@ -1,0 +1,181 @@
+package advise
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// WriteJSON writes the report as advice.json.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteMarkdown writes the report as advice.md.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# cnibench advise\n\nGenerated %s. Nothing was changed on the machine: every candidate is a proposal for review.\n\n",
+		r.Generated.Format("2006-01-02 15:04 UTC"))
+	b.WriteString("## What was found\n\n| what | value |\n|---|---|\n")
+	for _, f := range r.Found {
+		fmt.Fprintf(&b, "| %s | %s |\n", cell(f.What), cell(f.Value))
+	}
+	fmt.Fprintf(&b, "\n## Candidates (%d)\n\n", len(r.Candidates))
+	if len(r.Candidates) == 0 {
+		b.WriteString("No rule proposes a knob for this machine.\n\n")
+	} else {
+		b.WriteString("| rule | knob | measured effect | verdict |\n|---|---|---|---|\n")
+		for _, c := range r.Candidates {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, cell(knobText(c.Knobs)), c.Measured, c.Verdict)
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range r.Candidates {
+		fmt.Fprintf(&b, "### %s: %s\n\n", c.Name, c.Title)
+		b.WriteString("**Why here:**\n\n")
+		for _, w := range c.Why {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+		fmt.Fprintf(&b, "\n**Knob:** %s\n\n**Predicted effect:** %s\n\n**Evidence:**\n\n", knobText(c.Knobs), c.Effect)
+		for _, e := range c.Evidence {
+			fmt.Fprintf(&b, "- %s: %s\n", e.Source, e.Finding)
+		}
+		fmt.Fprintf(&b, "\n**Risk:** %s\n\n**Measured effect:** %s\n\n**To make it permanent** (review first; cnibench never applies it):\n\n", c.Risk, c.Measured)
+		for _, p := range c.Permanent {
+			head := p.Kind
+			if p.Path != "" {
+				head += " " + p.Path
+			}
+			fmt.Fprintf(&b, "%s:\n\n```\n%s\n```\n\n", head, strings.TrimRight(p.Text, "\n"))
+		}
+	}
+	b.WriteString("## Rules that do not apply or cannot tell\n\n| rule | status | why |\n|---|---|---|\n")
+	for _, o := range r.Others {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", o.Name, o.Status, cell(strings.Join(o.Why, "; ")))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// knobText is a knob list in one line: "rfs on eth0: rps_cpus=3, ...".
+func knobText(ks []Knob) string {
+	var parts []string
+	for _, k := range ks {
+		s := k.Kind
+		if k.Device != "" {
+			s += " on " + k.Device
+		}
+		var ps []string
+		for _, p := range sortedKeys(k.Params) {
+			ps = append(ps, p+"="+k.Params[p])
+		}
+		if len(ps) > 0 {
+			s += ": " + strings.Join(ps, ", ")
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>cnibench advise</title>
+<style>
+body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
+th{background:#eee}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}.np{color:#a60}
+section{border-top:1px solid #ccc;margin-top:1.5em}
+</style></head><body>
+<h1>cnibench advise</h1>
+<p>Generated {{.Generated.Format "2006-01-02 15:04 UTC"}}. Nothing was changed on the machine: every candidate is a proposal for review.</p>
+<h2>What was found</h2>
+<table><tr><th>what</th><th>value</th></tr>
+{{range .Found}}<tr><td>{{.What}}</td><td>{{.Value}}</td></tr>
+{{end}}</table>
+<h2>Candidates ({{len .Candidates}})</h2>
+{{if not .Candidates}}<p>No rule proposes a knob for this machine.</p>{{else}}
+<table><tr><th>rule</th><th>knob</th><th>measured effect</th><th>verdict</th></tr>
+{{range .Candidates}}<tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{knobs .Knobs}}</td><td class="np">{{.Measured}}</td><td class="np">{{.Verdict}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Candidates}}<section id="{{.Name}}"><h3>{{.Name}}: {{.Title}}</h3>
+<p><b>Why here:</b></p><ul>{{range .Why}}<li>{{.}}</li>{{end}}</ul>
+<p><b>Knob:</b> {{knobs .Knobs}}</p>
+<p><b>Predicted effect:</b> {{.Effect}}</p>
+<p><b>Evidence:</b></p><ul>{{range .Evidence}}<li>{{.Source}}: {{.Finding}}</li>{{end}}</ul>
+<p><b>Risk:</b> {{.Risk}}</p>
+<p><b>Measured effect:</b> <span class="np">{{.Measured}}</span></p>
+<p><b>To make it permanent</b> (review first; cnibench never applies it):</p>
+{{range .Permanent}}<p>{{.Kind}}{{if .Path}} <code>{{.Path}}</code>{{end}}</p><pre>{{.Text}}</pre>
+{{end}}</section>
+{{end}}
+<h2>Rules that do not apply or cannot tell</h2>
+<table><tr><th>rule</th><th>status</th><th>why</th></tr>
+{{range .Others}}<tr><td>{{.Name}}</td><td>{{.Status}}</td><td>{{join .Why "; "}}</td></tr>
+{{end}}</table>
+</body></html>
+`))
+
+// WriteHTML writes the report as advice.html, one self-contained page.
+func (r *Report) WriteHTML(w io.Writer) error { return page.Execute(w, r) }
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Files written by WriteDir.
+const (
+	FileMarkdown   = "advice.md"
+	FileHTML       = "advice.html"
+	FileJSON       = "advice.json"
+	FileInspection = "inspection.json"
+)
+
+// WriteDir writes the three pages and the raw inspection into dir,
+// creating it.
+func (r *Report) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("advise output: %w", err)
+	}
+	writers := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{FileMarkdown, r.WriteMarkdown},
+		{FileHTML, r.WriteHTML},
+		{FileJSON, r.WriteJSON},
+		{FileInspection, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(r.Inspection)
+		}},
+	}
+	for _, x := range writers {
+		f, err := os.Create(filepath.Join(dir, x.name))
+		if err != nil {
+			return fmt.Errorf("advise output: %w", err)
+		}
+		err = x.write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", x.name, err)
+		}
+	}
+	return nil
+}

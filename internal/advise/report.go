@@ -1,0 +1,162 @@
+package advise
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+)
+
+// ReportVersion is the advice.json layout's version.
+const ReportVersion = 1
+
+// NotProven is what the measured-effect and verdict columns say until
+// --prove has measured a candidate: no number is shown that was not
+// measured.
+const NotProven = "not proven: run with --prove"
+
+// Report is everything the pages show; the pages only render it.
+type Report struct {
+	Version   int       `json:"version"`
+	Generated time.Time `json:"generated"`
+	// Found is the inspection in a few lines for people.
+	Found      []Finding           `json:"found"`
+	Candidates []Entry             `json:"candidates"`
+	Others     []Result            `json:"others"`
+	Inspection *inspect.Inspection `json:"inspection"`
+}
+
+// Finding is one line of the inspection summary.
+type Finding struct {
+	What  string `json:"what"`
+	Value string `json:"value"`
+}
+
+// Entry is a candidate knob with its rationale and evidence.
+type Entry struct {
+	Result
+	Title    string     `json:"title"`
+	Evidence []Evidence `json:"evidence"`
+	Risk     string     `json:"risk"`
+	// Measured and Verdict are filled by --prove; NotProven until then.
+	Measured string `json:"measured"`
+	Verdict  string `json:"verdict"`
+}
+
+// Build evaluates rules on an inspection.
+func Build(rules []*Rule, in *inspect.Inspection, now time.Time) *Report {
+	rep := &Report{Version: ReportVersion, Generated: now.UTC(), Found: Summarize(in), Inspection: in,
+		Candidates: []Entry{}, Others: []Result{}}
+	for _, res := range EvaluateAll(rules, in) {
+		if res.Status != Candidate {
+			rep.Others = append(rep.Others, res)
+			continue
+		}
+		rep.Candidates = append(rep.Candidates, Entry{Result: res, Title: res.Rule.Title, Evidence: res.Rule.Evidence,
+			Risk: res.Rule.Risk, Measured: NotProven, Verdict: NotProven})
+	}
+	return rep
+}
+
+// Summarize turns an inspection into lines for people.
+func Summarize(in *inspect.Inspection) []Finding {
+	var f []Finding
+	add := func(what, format string, a ...any) { f = append(f, Finding{what, fmt.Sprintf(format, a...)}) }
+	if in.Source != "" {
+		add("machine", "%s", in.Source)
+	}
+	add("kernel", "%s", orUnknown(in.Kernel))
+	add("CPUs", "%d on %d NUMA node(s)", in.CPUs, in.NUMANodes)
+	add("underlay", "%s", orUnknown(in.Underlay))
+	for _, n := range in.NICs {
+		add("NIC "+n.Name, "driver %s, MTU %d, %d rx / %d tx queues, NUMA node %s", orUnknown(n.Driver), n.MTU, n.RxQueues, n.TxQueues, numa(n.NUMANode))
+		if n.RSS != nil && n.RSS.Table == 0 {
+			add("RSS "+n.Name, "%d ring(s), no indirection table reported", n.RSS.Rings)
+		} else if n.RSS != nil {
+			add("RSS "+n.Name, "%d ring(s), indirection table of %d over rings %v, hash %s", n.RSS.Rings, n.RSS.Table, n.RSS.Used, orUnknown(n.RSS.Hash))
+		}
+		var irqs []string
+		for _, q := range n.IRQs {
+			irqs = append(irqs, fmt.Sprintf("%d %s -> CPUs %s", q.IRQ, q.Name, q.CPUs))
+		}
+		if len(irqs) > 0 {
+			add("IRQs "+n.Name, "%s", strings.Join(irqs, "; "))
+		}
+		var steer []string
+		for _, q := range n.Queues {
+			steer = append(steer, fmt.Sprintf("%s rps_cpus=%s rps_flow_cnt=%d", q.Name, q.RPSCPUs, q.FlowCnt))
+		}
+		if len(steer) > 0 {
+			add("RPS/RFS "+n.Name, "%s", strings.Join(steer, "; "))
+		}
+		if len(n.Offloads) > 0 {
+			add("offloads "+n.Name, "%s", offloads(n.Offloads))
+		}
+	}
+	if v, ok := in.Sysctls[inspect.SysRPSSockFlowEntries]; ok {
+		add("rps_sock_flow_entries", "%d", v)
+	}
+	for _, t := range in.Tunnels {
+		add("tunnel "+t.Name, "%s, MTU %d; %s", t.Kind, t.MTU, offloads(t.Offloads))
+	}
+	for _, b := range in.Bridges {
+		add("bridge "+b.Name, "MTU %d", b.MTU)
+	}
+	for _, g := range in.PodLinks {
+		add("pod links "+g.Prefix+"*", "%d, MTU %d-%d", g.Count, g.MinMTU, g.MaxMTU)
+	}
+	add("CNI", "%s", cniString(in.CNI))
+	add("netfilter", "iptables %d chains / %d rules; nftables %d chains / %d rules",
+		in.Netfilter.IptablesChains, in.Netfilter.IptablesRules, in.Netfilter.NftChains, in.Netfilter.NftRules)
+	if m, ok := in.Sysctls[inspect.SysConntrackMax]; ok {
+		add("conntrack", "%d of %d entries", in.Sysctls[inspect.SysConntrackCount], m)
+	}
+	add("busy polling", "busy_read %d us, busy_poll %d us", in.Sysctls[inspect.SysBusyRead], in.Sysctls[inspect.SysBusyPoll])
+	if len(in.Qdiscs) > 0 {
+		var q []string
+		for d, k := range in.Qdiscs {
+			q = append(q, d+" "+k)
+		}
+		sort.Strings(q)
+		add("root qdiscs", "%s", strings.Join(q, ", "))
+	}
+	var unk []string
+	for k, why := range in.Unknown {
+		unk = append(unk, k+" ("+why+")")
+	}
+	sort.Strings(unk)
+	if len(unk) > 0 {
+		add("unknown", "%s", strings.Join(unk, "; "))
+	}
+	return f
+}
+
+// offloads lists the GRO/GSO/TSO and tunnel offloads briefly.
+func offloads(m map[string]inspect.Offload) string {
+	if len(m) == 0 {
+		return "offloads unknown"
+	}
+	var s []string
+	for _, f := range []string{inspect.FeatGRO, inspect.FeatGROHW, inspect.FeatGSO, inspect.FeatTSO, inspect.FeatUDPTunnel, inspect.FeatUDPTunnelCsum, inspect.FeatIPIP, inspect.FeatGRE} {
+		if o, ok := m[f]; ok {
+			s = append(s, f+" "+onOff(o.On)+fixed(o))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+func numa(n int) string {
+	if n < 0 {
+		return "none reported"
+	}
+	return fmt.Sprint(n)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

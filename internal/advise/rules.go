@@ -1,0 +1,213 @@
+// Package advise turns an inspection of a node into candidate knobs that
+// may make its pod network faster, each with the evidence behind it, its
+// risk and how to make it permanent. The rules are data: one YAML file
+// per rule under rules/, listed in ruleFiles; the conditions they may
+// state are a few typed predicates evaluated here (facts.go), never code.
+//
+// Nothing here changes the machine: a candidate is a proposal printed for
+// review. Measuring it (--prove) is a later step.
+package advise
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ruleFiles is the one list of rules: a new rule is a file under rules/
+// and a line here.
+var ruleFiles = []string{
+	"rfs.yaml",
+	"tunnel-mtu.yaml",
+	"tunnel-gro.yaml",
+	"nic-gro.yaml",
+	"overlay-offload.yaml",
+	"native-routing.yaml",
+	"netfilter-rules.yaml",
+	"conntrack-size.yaml",
+	"macvlan.yaml",
+	"numa-placement.yaml",
+	"irq-spread.yaml",
+	"busy-poll.yaml",
+}
+
+//go:embed rules/*.yaml
+var ruleFS embed.FS
+
+// Rule is one rule file.
+type Rule struct {
+	Name  string `yaml:"name" json:"name"`
+	Title string `yaml:"title" json:"title"`
+	// When holds the predicates; the rule proposes its knobs when all hold.
+	When      []Predicate `yaml:"when" json:"-"`
+	Knobs     []Knob      `yaml:"knobs" json:"knobs"`
+	Effect    string      `yaml:"effect" json:"effect"`
+	Evidence  []Evidence  `yaml:"evidence" json:"evidence"`
+	Risk      string      `yaml:"risk" json:"risk"`
+	Permanent []Permanent `yaml:"permanent" json:"permanent"`
+}
+
+// Knob is one change a candidate proposes, with its exact parameters.
+// Device and parameter values may hold {placeholders} that the
+// inspection fills (see params.go).
+type Knob struct {
+	// Kind says which knob --prove will apply (see KnobKinds).
+	Kind   string            `yaml:"kind" json:"kind"`
+	Device string            `yaml:"device,omitempty" json:"device,omitempty"`
+	Params map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
+}
+
+// KnobKinds are the knob kinds a rule may propose.
+var KnobKinds = []string{"rfs", "mtu", "offload", "overlay", "routing", "netfilter", "conntrack", "attachment", "placement", "irq-affinity", "sysctl"}
+
+// Evidence is a published source and what it found.
+type Evidence struct {
+	Source  string `yaml:"source" json:"source"`
+	Finding string `yaml:"finding" json:"finding"`
+}
+
+// Permanent is how to make a knob outlive a reboot, for review.
+type Permanent struct {
+	// Kind: sysctl.d, udev, systemd, cni-config, daemonset, kubelet, command.
+	Kind string `yaml:"kind" json:"kind"`
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	Text string `yaml:"text" json:"text"`
+}
+
+var permanentKinds = []string{"sysctl.d", "udev", "systemd", "cni-config", "daemonset", "kubelet", "command"}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Rules returns every rule, in ruleFiles order.
+func Rules() ([]*Rule, error) {
+	var out []*Rule
+	for _, f := range ruleFiles {
+		b, err := ruleFS.ReadFile("rules/" + f)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", f, err)
+		}
+		r, err := ParseRule(b)
+		if err != nil {
+			return nil, fmt.Errorf("rules/%s: %w", f, err)
+		}
+		if r.Name+".yaml" != f {
+			return nil, fmt.Errorf("rules/%s: name %q does not match the file name", f, r.Name)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Names lists the rule names, in ruleFiles order.
+func Names() []string {
+	out := make([]string, len(ruleFiles))
+	for i, f := range ruleFiles {
+		out[i] = strings.TrimSuffix(f, ".yaml")
+	}
+	return out
+}
+
+// Lookup returns the named rules, in the order asked and each once; an
+// unknown name is an error that lists the known ones.
+func Lookup(names ...string) ([]*Rule, error) {
+	all, err := Rules()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*Rule{}
+	for _, r := range all {
+		byName[r.Name] = r
+	}
+	var out []*Rule
+	seen := map[string]bool{}
+	for _, n := range names {
+		r, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown rule %q (known: %s)", n, strings.Join(Names(), ", "))
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ParseRule reads and validates one rule file.
+func ParseRule(b []byte) (*Rule, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var r Rule
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (r *Rule) validate() error {
+	switch {
+	case !nameRE.MatchString(r.Name):
+		return fmt.Errorf("name %q: want lower-case words joined by -", r.Name)
+	case r.Title == "" || r.Effect == "" || r.Risk == "":
+		return fmt.Errorf("rule %s: title, effect and risk are required", r.Name)
+	case len(r.When) == 0:
+		return fmt.Errorf("rule %s: when: at least one predicate", r.Name)
+	case len(r.Knobs) == 0:
+		return fmt.Errorf("rule %s: knobs: at least one", r.Name)
+	case len(r.Evidence) == 0:
+		return fmt.Errorf("rule %s: evidence: at least one source", r.Name)
+	case len(r.Permanent) == 0:
+		return fmt.Errorf("rule %s: permanent: at least one form", r.Name)
+	}
+	if err := checkPlaceholders(r.Effect); err != nil {
+		return fmt.Errorf("rule %s: effect: %w", r.Name, err)
+	}
+	for i, k := range r.Knobs {
+		if !contains(KnobKinds, k.Kind) {
+			return fmt.Errorf("rule %s: knobs[%d]: kind %q is not one of %s", r.Name, i, k.Kind, strings.Join(KnobKinds, ", "))
+		}
+		if err := checkPlaceholders(k.Device); err != nil {
+			return fmt.Errorf("rule %s: knobs[%d].device: %w", r.Name, i, err)
+		}
+		for p, v := range k.Params {
+			if err := checkPlaceholders(v); err != nil {
+				return fmt.Errorf("rule %s: knobs[%d].params.%s: %w", r.Name, i, p, err)
+			}
+		}
+	}
+	for i, e := range r.Evidence {
+		if e.Source == "" || e.Finding == "" {
+			return fmt.Errorf("rule %s: evidence[%d]: source and finding are required", r.Name, i)
+		}
+	}
+	for i, p := range r.Permanent {
+		if !contains(permanentKinds, p.Kind) {
+			return fmt.Errorf("rule %s: permanent[%d]: kind %q is not one of %s", r.Name, i, p.Kind, strings.Join(permanentKinds, ", "))
+		}
+		if p.Text == "" {
+			return fmt.Errorf("rule %s: permanent[%d]: text is required", r.Name, i)
+		}
+		for _, s := range []string{p.Path, p.Text} {
+			if err := checkPlaceholders(s); err != nil {
+				return fmt.Errorf("rule %s: permanent[%d]: %w", r.Name, i, err)
+			}
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

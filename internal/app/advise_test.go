@@ -1,0 +1,44 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// advise refuses what is not built and unknown rules before it reads
+// anything, with one line and exit 2; with --rule it evaluates only those.
+func TestAdviseFlags(t *testing.T) {
+	for args, msg := range map[string]string{
+		"advise --rule nope":     `unknown rule "nope" (known: rfs, tunnel-mtu`,
+		"advise --prove":         "--prove is not built yet",
+		"advise --engine kube":   "--engine kube is not built yet",
+		"advise --engine docker": `unknown engine "docker"`,
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), strings.Fields(args), &out, &errb)
+		if code != ExitBadInput || !strings.Contains(errb.String(), msg) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want 2 and one line with %q", args, code, errb.String(), out.String(), msg)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "a")
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"advise", "--rule", "nic-gro", "--rule", "macvlan", "--out", dir}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "advice.md"))
+	if err != nil || string(md) != out.String() {
+		t.Fatalf("stdout is not advice.md (%v)", err)
+	}
+	for _, r := range []string{"nic-gro", "macvlan"} {
+		if !strings.Contains(out.String(), r) {
+			t.Errorf("page lacks rule %s", r)
+		}
+	}
+	if strings.Contains(out.String(), "| rfs |") || strings.Contains(out.String(), "### rfs") {
+		t.Errorf("--rule limits the rules; rfs appears:\n%s", out.String())
+	}
+}
