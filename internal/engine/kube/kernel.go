@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
@@ -14,7 +16,11 @@ import (
 // memory and perf are the node's own.
 type agentKernel struct{ a *agent.Client }
 
-func (k agentKernel) CPU() engine.Sampler { return agentSampler{k.a} }
+// CPU returns the node's sampler. A session has one sampler in the agent,
+// while two collectors may sample one node over the same window (per-core
+// CPU and the nodes' CPU %): they share it, so the second Start does not
+// fail with "already running" and both get the window.
+func (k agentKernel) CPU() engine.Sampler { return sharedSamplerOf(k.a) }
 
 func (k agentKernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	return k.a.IfStats(ifs)
@@ -29,11 +35,60 @@ func (k agentKernel) CPP(ifs []netns.Iface) (engine.MetricWindow, error) {
 	return agentCPP{a: k.a, ifs: ifs}, nil
 }
 
-// agentSampler runs the metrics sampler inside the node's agent.
-type agentSampler struct{ a *agent.Client }
+// sharedSampler runs the metrics sampler inside the node's agent for
+// every collector of a window: the first Start starts it, the first Stop
+// stops it, and every Stop of the same window returns that window.
+type sharedSampler struct {
+	a       *agent.Client
+	mu      sync.Mutex
+	users   int
+	stopped bool
+	w       metrics.Window
+	err     error
+}
 
-func (s agentSampler) Start() error                  { return s.a.SampleStart() }
-func (s agentSampler) Stop() (metrics.Window, error) { return s.a.SampleStop() }
+var samplers = struct {
+	sync.Mutex
+	m map[*agent.Client]*sharedSampler
+}{m: map[*agent.Client]*sharedSampler{}}
+
+func sharedSamplerOf(a *agent.Client) *sharedSampler {
+	samplers.Lock()
+	defer samplers.Unlock()
+	s, ok := samplers.m[a]
+	if !ok {
+		s = &sharedSampler{a: a}
+		samplers.m[a] = s
+	}
+	return s
+}
+
+func (s *sharedSampler) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users == 0 {
+		if err := s.a.SampleStart(); err != nil {
+			return err
+		}
+		s.stopped = false
+	}
+	s.users++
+	return nil
+}
+
+func (s *sharedSampler) Stop() (metrics.Window, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users == 0 {
+		return metrics.Window{}, errors.New("sampler not started")
+	}
+	if !s.stopped {
+		s.w, s.err = s.a.SampleStop()
+		s.stopped = true
+	}
+	s.users--
+	return s.w, s.err
+}
 
 type agentCPP struct {
 	a   *agent.Client
