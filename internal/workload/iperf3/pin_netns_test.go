@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,12 +60,16 @@ func TestPinByNameRunsThere(t *testing.T) {
 	tr := trial(workload.Pair{Server: server, Client: client})
 	tr.Spec = run
 	seen := map[string][]string{}
-	tr.Started = func(time.Time) {
+	var mu sync.Mutex
+	look := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, p := range []nsPod{server, client} {
 			for _, pid := range pidsIn(t, p.ns) {
 				// Only iperf3 itself: a process caught between fork and
 				// taskset's exec still has the parent's CPUs.
-				if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) != "iperf3" {
+				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+				if strings.TrimSpace(string(comm)) != "iperf3" {
 					continue
 				}
 				if cpus, err := cpusAllowed(pid); err == nil {
@@ -73,7 +78,28 @@ func TestPinByNameRunsThere(t *testing.T) {
 			}
 		}
 	}
-	if _, err := New().Run(context.Background(), tr); err != nil {
+	// Look from the start of the trial until it ends, every 100 ms: one
+	// look at Started may come before a loaded machine has exec'd iperf3.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	tr.Started = func(time.Time) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				look()
+				select {
+				case <-done:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	_, err = New().Run(context.Background(), tr)
+	close(done)
+	wg.Wait()
+	if err != nil {
 		t.Fatal(err)
 	}
 	checkNoProcesses(t, client, server)
