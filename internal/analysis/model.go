@@ -62,6 +62,10 @@ type Model struct {
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 	// VerdictCriteria describes spec.verdict's criteria.
 	VerdictCriteria string `json:"verdict_criteria,omitempty"`
+	// Stops are the adaptive controller's word per cell (adaptive runs);
+	// Marked the failed, repeated and disturbed attempts (marked.go).
+	Stops  []results.Stop `json:"stops,omitempty"`
+	Marked []Marked       `json:"marked,omitempty"`
 }
 
 // Row is one cell, metric and core: the summary.csv columns plus the
@@ -121,7 +125,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		PairedCI: MethodPaired, Margin: MarginOf(s),
 	}
 	if s != nil {
-		m.Study, m.Baseline, m.TrialsPlanned = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials
+		m.Study, m.Baseline, m.TrialsPlanned = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials.Max
 	}
 	m.Rows = Summarize(s, samples)
 	if d := DimsOf(m.Rows).Datapaths; len(d) > 1 {

@@ -14,7 +14,7 @@ import (
 
 // DefaultMargin is the equivalence margin of decisions when the study
 // gives none: a tuning within ±2% of the baseline is "equal".
-const DefaultMargin = 0.02
+const DefaultMargin = study.DefaultMargin
 
 // MethodPaired is Model.PairedCI: how the per-round comparisons are made
 // (docs/statistics.md, "Paired analysis of interleaved rounds").
@@ -156,7 +156,10 @@ func pairRows(rows []Row, rs rounds, baseline string, margin float64) {
 // MarginOf is the study's decision margin, DefaultMargin when it gives
 // none (or s is nil).
 func MarginOf(s *study.Study) float64 {
-	return DefaultMargin
+	if s == nil {
+		return study.DefaultMargin
+	}
+	return s.Spec.DecisionMargin()
 }
 
 // pairJSON is Pair as summary.json stores it.

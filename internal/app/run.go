@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -20,6 +23,49 @@ type runFlags struct {
 	engine     string
 	journalDir string
 	kube       kubeFlags
+	resume     string
+	budget     time.Duration
+}
+
+// study is the study to run: the named one with the flags applied, or,
+// with --resume, the resolved study the interrupted run recorded.
+func (f *runFlags) study(cmd *cobra.Command, args []string) (*study.Study, error) {
+	if f.resume == "" {
+		if len(args) != 1 {
+			return nil, inputErr(fmt.Errorf("run needs a STUDY (a built-in name or a file), or --resume DIR"))
+		}
+		s, err := f.load(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return s, f.applyBudget(cmd, s)
+	}
+	for _, name := range []string{"quick", "profile", "set", "out", "budget"} {
+		if cmd.Flags().Changed(name) {
+			return nil, inputErr(fmt.Errorf("--resume %s continues the recorded study as it was; --%s cannot change it", f.resume, name))
+		}
+	}
+	if len(args) > 0 {
+		return nil, inputErr(fmt.Errorf("--resume %s continues the recorded study; do not name a study (%s) too", f.resume, args[0]))
+	}
+	f.out = f.resume
+	return f.loadFile(filepath.Join(f.resume, results.StudyFile))
+}
+
+// applyBudget puts --budget into the study, so study.yaml records it and
+// a resumed run keeps it.
+func (f *runFlags) applyBudget(cmd *cobra.Command, s *study.Study) error {
+	if !cmd.Flags().Changed("budget") {
+		return nil
+	}
+	switch {
+	case f.budget <= 0:
+		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 30m or 2h", f.budget))
+	case !s.Spec.Trials.Adaptive():
+		return inputErr(fmt.Errorf("--budget: study %s has a fixed number of trials (%s); a budget needs trials {min, max} (e.g. --set 'trials={min: 3, max: 20}')", s.Metadata.Name, s.Spec.Trials))
+	}
+	s.Spec.Budget = study.Duration{Duration: f.budget}
+	return nil
 }
 
 func newRunCmd() *cobra.Command {
@@ -34,62 +80,11 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 		Example: "  sudo cnibench run rps-rfs --quick\n" +
 			"  sudo cnibench run rps-rfs --set replicas=[1,16] --set trials=5 --out /tmp/rps\n" +
 			"  sudo cnibench run ./my-study.yaml\n" +
+			"  sudo cnibench run rps-rfs --budget 2h\n" +
+			"  sudo cnibench run --resume results/rps-rfs-20261123-101500\n" +
 			"  cnibench run rps-rfs --quick --engine kube --server-node worker-1 --client-node worker-2",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.load(args[0])
-			if err != nil {
-				return err
-			}
-			out := f.out
-			if out == "" {
-				// Validation refused such a name already; this keeps a name
-				// like ../../etc/x from ever reaching the path.
-				if !study.ValidName(s.Metadata.Name) {
-					return &study.FieldError{File: s.Source, Field: "metadata.name", Msg: "not usable in the default run directory; give --out"}
-				}
-				out = filepath.Join("results", s.Metadata.Name+"-"+time.Now().Format("20060102-150405"))
-			}
-			prog := progress.New(cmd.ErrOrStderr())
-			opt := runner.Options{
-				Engine:     f.engine,
-				Study:      s,
-				OutDir:     out,
-				JournalDir: f.journalDir,
-				Progress:   prog,
-			}
-			if f.engine == "kube" {
-				quietKlog()
-				opt.Kube = f.kube.config()
-				if err := opt.Kube.Validate(); err != nil {
-					return inputErr(err)
-				}
-				if opt.JournalDir == "" {
-					opt.JournalDir = kubeJournalDir
-				}
-			}
-			// One run or cleanup at a time on this host, and none while a
-			// dead run's journal waits for cleanup.
-			jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
-			lock, err := journal.BeginRun(jdir)
-			if err != nil {
-				return inputErr(err)
-			}
-			defer lock.Release()
-			noteJournalDir(cmd.Context(), jdir)
-			dir, err := runner.Run(cmd.Context(), opt)
-			if err != nil {
-				if runner.IsPreflight(err) {
-					return inputErr(err)
-				}
-				if dir != "" {
-					return fmt.Errorf("%w (partial results in %s)", err, dir)
-				}
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
-			return nil
-		},
+		Args: cobra.MaximumNArgs(1),
+		RunE: f.run,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVarP(&f.out, "out", "o", "", "run directory (default ./results/STUDY-TIMESTAMP)")
@@ -97,5 +92,82 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	f.kube.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
+	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory: its trials are kept, the missing ones run (after 'cnibench cleanup')")
+	cmd.Flags().DurationVar(&f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h), for studies with trials {min, max}: the adaptive runner spends it where intervals shrink most")
 	return cmd
+}
+
+// printDecisions prints an adaptive run's decisions (or why a cell is
+// undecided) from the run directory's stops.json.
+func printDecisions(w io.Writer, dir string) {
+	run, err := results.Load(dir)
+	if err != nil || len(run.Stops) == 0 {
+		return
+	}
+	lines := report.DecisionLines(run.Stops)
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "decisions against the baseline:")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+}
+
+// run is `cnibench run`.
+func (f *runFlags) run(cmd *cobra.Command, args []string) error {
+	s, err := f.study(cmd, args)
+	if err != nil {
+		return err
+	}
+	out := f.out
+	if out == "" {
+		// Validation refused such a name already; this keeps a name
+		// like ../../etc/x from ever reaching the path.
+		if !study.ValidName(s.Metadata.Name) {
+			return &study.FieldError{File: s.Source, Field: "metadata.name", Msg: "not usable in the default run directory; give --out"}
+		}
+		out = filepath.Join("results", s.Metadata.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	prog := progress.New(cmd.ErrOrStderr())
+	opt := runner.Options{
+		Engine:     f.engine,
+		Study:      s,
+		OutDir:     out,
+		JournalDir: f.journalDir,
+		Progress:   prog,
+		Resume:     f.resume != "",
+	}
+	if f.engine == "kube" {
+		quietKlog()
+		opt.Kube = f.kube.config()
+		if err := opt.Kube.Validate(); err != nil {
+			return inputErr(err)
+		}
+		if opt.JournalDir == "" {
+			opt.JournalDir = kubeJournalDir
+		}
+	}
+	// One run or cleanup at a time on this host, and none while a
+	// dead run's journal waits for cleanup.
+	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
+	lock, err := journal.BeginRun(jdir)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer lock.Release()
+	noteJournalDir(cmd.Context(), jdir)
+	dir, err := runner.Run(cmd.Context(), opt)
+	if err != nil {
+		if runner.IsPreflight(err) {
+			return inputErr(err)
+		}
+		if dir != "" {
+			return fmt.Errorf("%w (partial results in %s)", err, dir)
+		}
+		return err
+	}
+	printDecisions(cmd.OutOrStdout(), dir)
+	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
+	return nil
 }

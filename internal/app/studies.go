@@ -83,6 +83,12 @@ func (f *studyFlags) load(nameOrPath string) (*study.Study, error) {
 	return s, inputErr(err)
 }
 
+// loadFile resolves a recorded study file as it is (no profile, no --set).
+func (f *studyFlags) loadFile(path string) (*study.Study, error) {
+	s, err := study.Resolve(path, study.Options{}, studyCatalog())
+	return s, inputErr(err)
+}
+
 func join(ss []string) string {
 	if len(ss) == 0 {
 		return "-"

@@ -34,6 +34,10 @@ type Result struct {
 	Metrics map[string]float64
 	// CPU is the per-core window (the cpu collector's; cpu.jsonl).
 	CPU *metrics.Window
+	// OutsidePct is the outside collector's share of the machine's CPU
+	// used by processes outside the run (the noise guard's input); nil
+	// when not measured.
+	OutsidePct *float64
 }
 
 // Trial is what the collectors of one trial observe.
@@ -48,6 +52,9 @@ type Trial struct {
 	// Impaired are the devices the trial's impairment sits on (the knob
 	// impairment fills knob.Target.Impaired); none when unimpaired.
 	Impaired []netns.Iface
+	// Local is set when the nodes are this machine (the local engine), so
+	// what else runs on it bears on the trial.
+	Local bool
 }
 
 // Entry describes a collector.
@@ -81,6 +88,7 @@ var List = []Entry{
 	podSetupEntry,
 	nodesEntry,
 	qdiscEntry,
+	outsideEntry,
 }
 
 func always(study.Workload) bool { return true }
@@ -151,6 +159,9 @@ func (s *Set) Stop(ctx context.Context) (Result, error) {
 		}
 		if r.CPU != nil {
 			out.CPU = r.CPU
+		}
+		if r.OutsidePct != nil {
+			out.OutsidePct = r.OutsidePct
 		}
 	}
 	s.started = 0

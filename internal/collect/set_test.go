@@ -67,16 +67,17 @@ func TestSetOrder(t *testing.T) {
 
 // NewSet builds what the workload enables: counters: true adds the
 // device, netfilter, memory and per-node collectors, cpp: true the perf
-// one; qdisc is always listed and records only in impaired cells.
+// one; qdisc is always listed and records only in impaired cells, outside
+// only on the local engine (Trial.Local).
 func TestNewSetFollowsStudyFlags(t *testing.T) {
 	tr := Trial{Cluster: fakeCluster{}, Kernel: func(engine.Node) engine.Kernel { return &fakeKernel{} }}
 	for _, c := range []struct {
 		w    study.Workload
 		want string
 	}{
-		{study.Workload{}, "cpu,daemons,podsetup,qdisc"},
-		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,memory,daemons,podsetup,nodes,qdisc"},
-		{study.Workload{CPP: true}, "cpu,cpp,daemons,podsetup,qdisc"},
+		{study.Workload{}, "cpu,daemons,podsetup,qdisc,outside"},
+		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,memory,daemons,podsetup,nodes,qdisc,outside"},
+		{study.Workload{CPP: true}, "cpu,cpp,daemons,podsetup,qdisc,outside"},
 	} {
 		s, err := NewSet(c.w, tr)
 		if err != nil {

@@ -55,6 +55,16 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		n.sweepTable(sw).markdown(bw)
 		p("%s\n\n", sweepCaption(sw))
 	}
+	if t := stopsTable(m); len(t.Rows) > 0 {
+		p("## Adaptive repetitions and decisions\n\n")
+		t.markdown(bw)
+		p("%s\n\n", stopsCaption)
+	}
+	if t := markedTable(m); len(t.Rows) > 0 {
+		p("## Marked trials\n\n")
+		t.markdown(bw)
+		p("%s\n\n", markedCaption)
+	}
 	if t := verdictTable(m); len(t.Rows) > 0 {
 		p("## Verdicts\n\n")
 		t.markdown(bw)

@@ -43,6 +43,10 @@ type page struct {
 	Refs           table
 	Verdicts       table
 	VerdictCaption string
+	Stops          table
+	StopsCaption   string
+	Marked         table
+	MarkedCaption  string
 	Bounds         table
 	BoundCaption   string
 	Env            [][2]string
@@ -99,6 +103,8 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs = n.refTable()
 	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
+	pg.Stops, pg.StopsCaption = stopsTable(m), stopsCaption
+	pg.Marked, pg.MarkedCaption = markedTable(m), markedCaption
 	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)

@@ -20,9 +20,15 @@ type Run struct {
 	Study []byte
 	Env   Env
 	// HasEnv is false when env.json is missing.
-	HasEnv  bool
+	HasEnv bool
+	// Samples are the counted trials; Marked the attempts analysis leaves
+	// out (failed, or disturbed and repeated), shown in the report.
 	Samples []Sample
+	Marked  []Sample
 	CPU     []CPUPoint
+	// Stops is stops.json: the adaptive controller's word per cell; nil
+	// for a run with a fixed number of trials.
+	Stops []Stop
 	// Warnings lists what Load tolerated: missing optional files and a
 	// truncated last line (a crash during the final write).
 	Warnings []string
@@ -62,8 +68,25 @@ func Load(dir string) (*Run, error) {
 		r.HasEnv = true
 		upgradeEnv(&r.Env)
 	}
-	if r.Samples, err = readJSONL[Sample](r, filepath.Join(dir, SamplesFile)); err != nil {
+	all, err := readJSONL[Sample](r, filepath.Join(dir, SamplesFile))
+	if err != nil {
 		return nil, err
+	}
+	for _, s := range all {
+		if s.Counted() {
+			r.Samples = append(r.Samples, s)
+		} else {
+			r.Marked = append(r.Marked, s)
+		}
+	}
+	switch b, err := os.ReadFile(filepath.Join(dir, StopsFile)); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("load run: %w", err)
+	default:
+		if err := json.Unmarshal(b, &r.Stops); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StopsFile), err)
+		}
 	}
 	if r.CPU, err = readJSONL[CPUPoint](r, filepath.Join(dir, CPUFile)); err != nil {
 		return nil, err

@@ -7,12 +7,14 @@
 //	env.json       the environment found before the run (Env)
 //	samples.jsonl  one Sample per finished trial, appended and flushed as it ends
 //	cpu.jsonl      one CPUPoint per core per second of each measured window
+//	stops.json     per cell of an adaptive run: n, precision, why it stopped (Stops)
 //	summary.csv    one SummaryRow per cell and metric (derived; rebuildable)
 //	summary.json   the summary model, analysis.Model (derived)
 //	summary.md     Markdown summary (derived)
 //	report.html    self-contained report (derived)
 //
-// Only the first four are raw; everything else can be rebuilt from them by
+// The first five are raw (stops.json records the controller's word, which
+// depends on the machine time spent); everything else can be rebuilt from them by
 // `cnibench report DIR`.
 package results
 
@@ -24,6 +26,7 @@ const (
 	EnvFile     = "env.json"
 	SamplesFile = "samples.jsonl"
 	CPUFile     = "cpu.jsonl"
+	StopsFile   = "stops.json"
 	SummaryCSV  = "summary.csv"
 	SummaryMD   = "summary.md"
 	ReportHTML  = "report.html"
@@ -56,6 +59,68 @@ type Sample struct {
 	// Cores is the average per-core CPU breakdown over the measured window,
 	// one entry per CPU of the machine.
 	Cores []CoreStat `json:"cores,omitempty"`
+	// Attempt numbers the attempts at this trial from 1 (0 in runs made
+	// before retries existed): a failed or repeated attempt is recorded,
+	// and the trial run again.
+	Attempt int `json:"attempt,omitempty"`
+	// Error is why the attempt failed; a failed attempt has no metrics.
+	Error string `json:"error,omitempty"`
+	// Noise is what else used the machine during the trial.
+	Noise *Noise `json:"noise,omitempty"`
+	// Discarded says why analysis leaves the attempt out (it failed, or
+	// it was disturbed and repeated); "" for a counted trial. Load puts
+	// such attempts in Run.Marked, not Run.Samples.
+	Discarded string `json:"discarded,omitempty"`
+}
+
+// Counted reports whether the sample is one of the trials analysis uses.
+func (s Sample) Counted() bool { return s.Discarded == "" && s.Error == "" }
+
+// Noise is the noise guard's record of one trial (docs/statistics.md).
+type Noise struct {
+	// StealPct is the mean steal time over the measured window, in
+	// percent of the machine's CPU time.
+	StealPct float64 `json:"steal_pct"`
+	// OutsidePct is the CPU of processes outside the run, in percent of
+	// the machine's CPU time; null when not measured (a cluster's nodes).
+	OutsidePct *float64 `json:"outside_cpu_pct,omitempty"`
+	// BusyBeforePct is the machine's busy CPU share just before the
+	// trial (every process, the run's idle pods and daemons included).
+	BusyBeforePct *float64 `json:"busy_before_pct,omitempty"`
+	// Disturbed says which threshold the trial crossed; "" when none.
+	Disturbed string `json:"disturbed,omitempty"`
+}
+
+// Stop is the adaptive controller's last word on one cell (stops.json).
+type Stop struct {
+	Cell Cell `json:"cell"`
+	// Metric is the metric the cell was judged on.
+	Metric string `json:"metric"`
+	// Status is running (the run ended early), target, max or budget.
+	Status string `json:"status"`
+	// N trials ran, Valid of them with the metric.
+	N     int `json:"n"`
+	Valid int `json:"valid"`
+	// HalfWidth is the relative half-width reached (of the mean or of the
+	// ratio to the baseline, as Of says); null when there is no interval.
+	HalfWidth *float64 `json:"half_width"`
+	Of        string   `json:"of"`
+	// Target is the precision target (0: none).
+	Target float64 `json:"target"`
+	Reason string  `json:"reason"`
+	// Decision against the baseline at the last look (better, worse,
+	// equal, undecided), with its interval at the looks' confidence;
+	// empty for a cell without a baseline.
+	Decision       string   `json:"decision,omitempty"`
+	DecisionReason string   `json:"decision_reason,omitempty"`
+	Ratio          *float64 `json:"ratio,omitempty"`
+	Low            *float64 `json:"low,omitempty"`
+	High           *float64 `json:"high,omitempty"`
+	Method         string   `json:"method,omitempty"`
+	Confidence     float64  `json:"confidence,omitempty"`
+	// Failed is the error of a cell that could not be measured: its
+	// trials failed every attempt.
+	Failed string `json:"failed,omitempty"`
 }
 
 // CoreStat is the CPU time breakdown of one core in percent (as mpstat

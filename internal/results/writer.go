@@ -57,6 +57,40 @@ func Create(dir string) (*Writer, error) {
 	return w, nil
 }
 
+// Reopen opens an existing run's samples.jsonl and cpu.jsonl to append
+// to (cnibench run --resume). A last line without its newline, what a
+// kill during an append leaves, is cut off first, so the next line
+// starts on a line of its own; Load would have dropped it anyway.
+func Reopen(dir string) (*Writer, error) {
+	w := &Writer{dir: dir}
+	var err error
+	if w.samples, err = openTrimmed(filepath.Join(dir, SamplesFile)); err != nil {
+		return nil, err
+	}
+	if w.cpu, err = openTrimmed(filepath.Join(dir, CPUFile)); err != nil {
+		w.samples.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func openTrimmed(path string) (*os.File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if keep := bytes.LastIndexByte(b, '\n') + 1; keep < len(b) {
+		if err := os.Truncate(path, int64(keep)); err != nil {
+			return nil, fmt.Errorf("resume: cut the partial last line of %s: %w", filepath.Base(path), err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	return f, nil
+}
+
 func createExcl(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if errors.Is(err, os.ErrExist) {
@@ -74,6 +108,15 @@ func (w *Writer) Dir() string { return w.dir }
 // WriteStudy stores the resolved study (YAML) as study.yaml.
 func (w *Writer) WriteStudy(yaml []byte) error {
 	return WriteFileAtomic(filepath.Join(w.dir, StudyFile), yaml)
+}
+
+// WriteStops replaces stops.json.
+func (w *Writer) WriteStops(stops []Stop) error {
+	b, err := json.MarshalIndent(stops, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(w.dir, StopsFile), append(b, '\n'))
 }
 
 // WriteEnv stores env.json.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -126,39 +125,4 @@ func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
 		}
 	}
 	return out, nil
-}
-
-// trials runs the trials of every cell at one replica count, interleaved:
-// round k of every cell before round k+1 of any.
-func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target) error {
-	s := r.study
-	units, err := r.cellsAt(reps, tgt)
-	if err != nil {
-		return err
-	}
-	for trial := 1; trial <= s.Spec.Trials; trial++ {
-		for _, u := range units {
-			if err := r.runUnit(ctx, c, u, trial, tgt); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// runUnit runs one trial of one cell, then the cooldown.
-func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, trial int, tgt *knob.Target) error {
-	s, cell := r.study, u.cell
-	if err := r.trial(ctx, c, cell, trial, u.tuning, u.work, u.pl, tgt); err != nil {
-		return fmt.Errorf("%s/%s/%s/%d replicas, trial %d: %w", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, trial, err)
-	}
-	r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d/%d", cell.Datapath, cell.Workload, cell.Tuning, cell.Replicas, trial, s.Spec.Trials))
-	if cd := s.Spec.Cooldown.Duration; cd > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(cd):
-		}
-	}
-	return nil
 }

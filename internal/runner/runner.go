@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
@@ -47,6 +48,9 @@ type Options struct {
 	ProcRoot string
 	// Kube configures the kube engine (Engine "kube").
 	Kube *kube.Config
+	// Resume continues the interrupted run in OutDir (--resume): its
+	// counted trials stay, the rest run and are appended (resume.go).
+	Resume bool
 }
 
 // PreflightError is a problem found before anything touched the host.
@@ -73,6 +77,8 @@ type plan struct {
 	machine    cpuset.Set
 	// workloads are the options resolved for this machine (workloadopts.go).
 	workloads *workload.Prepared
+	// remote is set when the nodes are other machines (a cluster).
+	remote bool
 }
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
@@ -87,7 +93,7 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if err != nil {
 		return nil, &PreflightError{err}
 	}
-	p.notes, p.warnings = facts.Notes, facts.Warnings
+	p.notes, p.warnings, p.remote = facts.Notes, facts.Warnings, facts.Remote
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
 	}
@@ -217,13 +223,17 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(opt.OutDir); err == nil {
+	r := &run{opt: opt, plan: p, study: s, id: newRunID(), engine: e, began: time.Now(),
+		design: newDesign(s), done: map[trialKey]bool{}}
+	if opt.Resume {
+		if err := r.loadPrevious(); err != nil {
+			return "", &PreflightError{err}
+		}
+	} else if _, err := os.Stat(opt.OutDir); err == nil {
 		if ents, _ := os.ReadDir(opt.OutDir); len(ents) > 0 {
-			return "", &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory", opt.OutDir)}
+			return "", &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory (or continue it with --resume)", opt.OutDir)}
 		}
 	}
-
-	r := &run{opt: opt, plan: p, study: s, id: newRunID(), engine: e}
 	jdir := opt.JournalDir
 	if jdir == "" {
 		jdir = journal.DefaultDir
@@ -238,7 +248,11 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		r.journal.Close()
 		return "", err
 	}
-	w, err := results.Create(opt.OutDir)
+	open := results.Create
+	if opt.Resume {
+		open = results.Reopen
+	}
+	w, err := open(opt.OutDir)
 	if err != nil {
 		restoreTmp()
 		r.journal.Close()
@@ -255,7 +269,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	if r.samples > 0 {
+	if r.samples > 0 || opt.Resume {
 		if rerr := report.Build(opt.OutDir); rerr != nil && err == nil {
 			err = fmt.Errorf("build report: %w", rerr)
 		}
@@ -281,18 +295,37 @@ type run struct {
 	// softirqCore remembers, per replica count, the core that took the
 	// most NET_RX softirqs at baseline: the core rps-7 steers away from.
 	softirqCore map[int]int
+
+	// The repetition design and what it has seen (rounds.go).
+	design design
+	logs   map[results.Cell]*cellLog
+	// done are the trials already counted (a resumed run's).
+	done map[trialKey]bool
+	// stops are stops.json's entries so far.
+	stops []results.Stop
+	// began is when this process started the run; prior is the machine
+	// time of the interrupted run it resumes.
+	began      time.Time
+	prior      time.Duration
+	blocksDone int
+	overhead   time.Duration
+	trialsRun  int
+	lastPause  time.Duration
+	lastCPU    []results.CPUPoint
 }
 
 func (r *run) execute(ctx context.Context) error {
 	s := r.study
-	b, err := s.Marshal()
-	if err != nil {
-		return err
+	if !r.opt.Resume {
+		b, err := s.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := r.out.WriteStudy(b); err != nil {
+			return err
+		}
 	}
-	if err := r.out.WriteStudy(b); err != nil {
-		return err
-	}
-	total := len(s.Cells()) * s.Spec.Trials
+	total := len(s.Cells()) * s.Spec.Trials.Max
 	r.opt.Progress.Begin(total)
 	defer r.opt.Progress.End()
 	r.softirqCore = map[int]int{}

@@ -21,10 +21,12 @@ import (
 const basePort = 5201
 
 // trial runs one repetition of one cell: apply the trial's knobs (the
-// tuning), run the workload with the collectors over its measured
-// window, store the sample, revert the knobs.
+// tuning, the impairment), run the workload with the collectors over its
+// measured window, revert the knobs, and return the sample (runUnit
+// decides whether it counts). A knob that does not revert is a
+// fatalError: the host is no longer in the state the next trial assumes.
 func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, trial int,
-	t study.Tuning, w study.Workload, pl placed, dtgt *knob.Target) (err error) {
+	t study.Tuning, w study.Workload, pl placed, dtgt *knob.Target) (sample results.Sample, err error) {
 	kt := *dtgt
 	kt.Tuning, kt.Workload, kt.Measured = t, w, pl.servers
 	kt.Impairment, _ = r.study.Impairment(cell.Impairment)
@@ -35,25 +37,42 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if err != nil {
-		return err
+		return sample, err
 	}
 	defer func() {
 		if rerr := applied.Revert(); rerr != nil {
-			err = errors.Join(err, rerr)
+			err = &fatalError{errors.Join(err, rerr)}
 		}
 	}()
 	start := time.Now()
 	res, col, err := r.measure(ctx, c, w, pl, kt.Impaired)
 	if err != nil {
-		return err
+		return sample, err
 	}
-	return r.store(cell, trial, t, w, start, res, col)
+	sample = results.Sample{
+		Cell: cell, Trial: trial, Start: start, End: time.Now(),
+		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores,
+		Noise: &results.Noise{StealPct: stealPct(col.CPU.Cores), OutsidePct: col.OutsidePct},
+	}
+	if sample.Metrics == nil {
+		sample.Metrics = map[string]float64{}
+	}
+	r.plan.workloads.Mark(w, sample.Metrics)
+	for k, v := range col.Metrics {
+		sample.Metrics[k] = v
+	}
+	for i := range sample.Cores {
+		sample.Cores[i].Node = r.nodeOf(sample.Cores[i].CPU)
+	}
+	r.lastCPU = col.CPU.CPUPoints(cell, trial)
+	return sample, nil
 }
 
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
 func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, impaired []netns.Iface) (workload.Result, collect.Result, error) {
-	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Impaired: impaired})
+	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs,
+		Impaired: impaired, Local: !r.plan.remote})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, err
 	}
@@ -73,31 +92,18 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 	return res, col, nil
 }
 
-// store writes the trial's sample and CPU points.
-func (r *run) store(cell results.Cell, trial int, t study.Tuning, w study.Workload, start time.Time, res workload.Result, col collect.Result) error {
-	sample := results.Sample{
-		Cell: cell, Trial: trial, Start: start, End: time.Now(),
-		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores,
-	}
-	if sample.Metrics == nil {
-		sample.Metrics = map[string]float64{}
-	}
-	r.plan.workloads.Mark(w, sample.Metrics)
-	for k, v := range col.Metrics {
-		sample.Metrics[k] = v
-	}
-	for i := range sample.Cores {
-		sample.Cores[i].Node = r.nodeOf(sample.Cores[i].CPU)
-	}
+// store writes a counted trial's sample and CPU points. A failed write
+// ends the run (fatalError): a run that cannot record must not go on.
+func (r *run) store(sample results.Sample, t study.Tuning) error {
 	if err := r.out.AppendSample(sample); err != nil {
-		return err
+		return &fatalError{err}
 	}
-	if err := r.out.AppendCPU(col.CPU.CPUPoints(cell, trial)); err != nil {
-		return err
+	if err := r.out.AppendCPU(r.lastCPU); err != nil {
+		return &fatalError{err}
 	}
 	r.samples++
 	if t.IsBaseline() {
-		r.noteSoftIRQCore(cell.Replicas, col.CPU.Cores)
+		r.noteSoftIRQCore(sample.Cell.Replicas, sample.Cores)
 	}
 	return nil
 }

@@ -75,6 +75,9 @@ func TestRunEveryWorkloadKind(t *testing.T) {
 		"rr": "transactions_per_s", "http": "requests_per_s",
 	}
 	if len(run.Samples) != len(want) {
+		for _, m := range run.Marked {
+			t.Logf("marked: %s trial %d attempt %d: %s %s", m.Cell.Workload, m.Trial, m.Attempt, m.Discarded, m.Error)
+		}
 		t.Fatalf("%d samples, want %d", len(run.Samples), len(want))
 	}
 	for _, smp := range run.Samples {

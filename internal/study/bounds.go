@@ -132,8 +132,8 @@ func validateStudyBounds(s *Study, bad badFunc) {
 		}
 		seen[r] = i
 	}
-	if sp.Trials > MaxTrials {
-		bad("spec.trials", "must be between 1 and %d, got %d", MaxTrials, sp.Trials)
+	if sp.Trials.Max > MaxTrials {
+		bad("spec.trials", "must be between 1 and %d, got %d", MaxTrials, sp.Trials.Max)
 	}
 	for _, d := range []struct {
 		f string
@@ -164,13 +164,13 @@ func checkPlanned(s *Study, bad badFunc) {
 		return
 	}
 	d, c := sp.Duration.Duration, sp.Cooldown.Duration
-	if d <= 0 || d > MaxDuration || c < 0 || c > MaxDuration || sp.Trials < 1 || sp.Trials > MaxTrials {
+	if d <= 0 || d > MaxDuration || c < 0 || c > MaxDuration || sp.Trials.Min < 1 || sp.Trials.Max > MaxTrials {
 		return // reported above
 	}
-	planned := cells * float64(sp.Trials) * (d + c).Seconds()
+	planned := cells * float64(sp.Trials.Max) * (d + c).Seconds()
 	if planned > MaxPlanned.Seconds() {
 		bad("spec.trials", "%.0f cells x %d trials x (duration %s + cooldown %s) plan %.0f h; at most %s",
-			cells, sp.Trials, d, c, planned/3600, fmtDuration(MaxPlanned))
+			cells, sp.Trials.Max, d, c, planned/3600, fmtDuration(MaxPlanned))
 	}
 }
 

@@ -103,7 +103,7 @@ func TestBuiltinRPSRFSCarriesPaperParameters(t *testing.T) {
 	if got := sp.Replicas; len(got) != 5 || got[0] != 1 || got[4] != 16 {
 		t.Errorf("replicas %v, want 1,2,4,8,16", got)
 	}
-	if sp.Trials != 20 {
+	if sp.Trials != Fixed(20) {
 		t.Errorf("trials %d, want 20", sp.Trials)
 	}
 	if m := sp.Duration.Duration - sp.Warmup.Duration; m != 30*time.Second {
@@ -131,7 +131,7 @@ func TestQuickProfileIsSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Budget: trials x cells x duration must fit well inside 3 minutes.
-	total := time.Duration(len(s.Cells())*s.Spec.Trials) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
+	total := time.Duration(len(s.Cells())*s.Spec.Trials.Max) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
 	if total > 150*time.Second {
 		t.Errorf("quick profile measures for %s; must leave room for setup within 3 minutes", total)
 	}
@@ -145,7 +145,7 @@ func TestSetOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Spec.Trials != 3 || len(s.Spec.Replicas) != 2 || s.Spec.Nodes.Server.CPUs != "0" || s.Metadata.Name != "mine" {
+	if s.Spec.Trials != Fixed(3) || len(s.Spec.Replicas) != 2 || s.Spec.Nodes.Server.CPUs != "0" || s.Metadata.Name != "mine" {
 		t.Errorf("overrides not applied: %+v %+v", s.Spec, s.Metadata)
 	}
 }
@@ -296,7 +296,7 @@ func TestBuiltinWorkloadsStudy(t *testing.T) {
 		}
 	}
 	s, _ := Resolve("workloads", Options{Profile: "quick"}, testCatalog)
-	total := time.Duration(len(s.Cells())*s.Spec.Trials) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
+	total := time.Duration(len(s.Cells())*s.Spec.Trials.Max) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
 	if total > 2*time.Minute {
 		t.Errorf("quick profile measures for %s", total)
 	}

@@ -52,9 +52,19 @@ type Spec struct {
 	Baseline  string     `yaml:"baseline,omitempty"`
 	Workloads []Workload `yaml:"workloads"`
 	Replicas  []int      `yaml:"replicas"`
-	Trials    int        `yaml:"trials"`
-	Duration  Duration   `yaml:"duration"`
-	Warmup    Duration   `yaml:"warmup,omitempty"`
+	// Trials is a fixed count or {min, max} for adaptive repetitions;
+	// Precision, Margin and Budget steer the adaptive runner (adaptive.go).
+	Trials    Trials     `yaml:"trials"`
+	Precision *Precision `yaml:"precision,omitempty"`
+	// Margin is the equivalence margin of decisions against the baseline
+	// (default 2%): within it a tuning is "equal".
+	Margin *Percent `yaml:"margin,omitempty"`
+	// Budget bounds the run's machine time (0: none); --budget overrides.
+	Budget Duration `yaml:"budget,omitempty"`
+	// Noise sets the noise guard's thresholds (default DefaultNoise).
+	Noise    *Noise   `yaml:"noise,omitempty"`
+	Duration Duration `yaml:"duration"`
+	Warmup   Duration `yaml:"warmup,omitempty"`
 	// Cooldown is a pause between trials so queues drain and CPU settles.
 	Cooldown  Duration    `yaml:"cooldown,omitempty"`
 	Reference []Reference `yaml:"reference,omitempty"`

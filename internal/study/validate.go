@@ -232,9 +232,7 @@ func validateSchedule(sp *Spec, bad badFunc) {
 			bad(fmt.Sprintf("spec.replicas[%d]", i), "replica count must be between 1 and %d, got %d", MaxReplicas, r)
 		}
 	}
-	if sp.Trials < 1 {
-		bad("spec.trials", "must be between 1 and %d, got %d", MaxTrials, sp.Trials)
-	}
+	validateAdaptive(sp, bad)
 	if sp.Duration.Duration <= 0 {
 		bad("spec.duration", "must be > 0")
 	}

@@ -1,0 +1,70 @@
+package analysis
+
+import (
+	"sort"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Marked is an attempt at a trial that the report lists: one that failed,
+// one the noise guard found disturbed and repeated (neither counted), and
+// a disturbed one that counted because its repeats were used up.
+type Marked struct {
+	Cell    results.Cell `json:"cell"`
+	Trial   int          `json:"trial"`
+	Attempt int          `json:"attempt"`
+	Counted bool         `json:"counted"`
+	// Why is the error or the thresholds crossed.
+	Why   string         `json:"why"`
+	Noise *results.Noise `json:"noise,omitempty"`
+}
+
+// MarkedOf lists a run's marked attempts in cell and trial order.
+func MarkedOf(run *results.Run) []Marked {
+	var out []Marked
+	for _, s := range run.Marked {
+		why := s.Error
+		if why == "" {
+			why = s.Discarded
+		}
+		out = append(out, Marked{Cell: s.Cell, Trial: s.Trial, Attempt: s.Attempt, Why: why, Noise: s.Noise})
+	}
+	for _, s := range run.Samples {
+		if s.Noise != nil && s.Noise.Disturbed != "" {
+			out = append(out, Marked{Cell: s.Cell, Trial: s.Trial, Attempt: s.Attempt, Counted: true,
+				Why: "disturbed, counted (repeats used up): " + s.Noise.Disturbed, Noise: s.Noise})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Cell != b.Cell {
+			return cellLess(a.Cell, b.Cell)
+		}
+		if a.Trial != b.Trial {
+			return a.Trial < b.Trial
+		}
+		return a.Attempt < b.Attempt
+	})
+	return out
+}
+
+func cellLess(a, b results.Cell) bool {
+	switch {
+	case a.Datapath != b.Datapath:
+		return a.Datapath < b.Datapath
+	case a.Workload != b.Workload:
+		return a.Workload < b.Workload
+	case a.Replicas != b.Replicas:
+		return a.Replicas < b.Replicas
+	case a.Tuning != b.Tuning:
+		return a.Tuning < b.Tuning
+	}
+	return a.Impairment < b.Impairment
+}
+
+// AddRun adds what the run recorded beside its counted samples: the
+// adaptive controller's stops and the marked attempts.
+func (m *Model) AddRun(run *results.Run) {
+	m.Stops = run.Stops
+	m.Marked = MarkedOf(run)
+}

@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// stopsTable is the adaptive repetitions' table: per cell the trials run,
+// the precision reached against the target, why it stopped, and the
+// decision against the baseline with its interval.
+func stopsTable(m analysis.Model) table {
+	t := table{Head: []string{"cell", "n", "precision reached", "stopped on", "decision vs " + m.Baseline, "interval (confidence)", "why"}}
+	for _, s := range m.Stops {
+		why := s.Reason
+		if s.Failed != "" {
+			why = "not measured: " + s.Failed
+		}
+		dec, iv := "-", "-"
+		if s.Decision != "" {
+			dec = s.Decision
+			iv = stopInterval(s)
+		}
+		t.Rows = append(t.Rows, []string{cellName(s.Cell), fmt.Sprintf("%d (%d valid)", s.N, s.Valid),
+			precisionText(s), s.Status, dec, iv, why})
+	}
+	return t
+}
+
+func cellName(c results.Cell) string {
+	out := fmt.Sprintf("%s %s %s r=%d", c.Datapath, c.Workload, c.Tuning, c.Replicas)
+	if c.Impairment != "" {
+		out += " " + c.Impairment
+	}
+	return out
+}
+
+func precisionText(s results.Stop) string {
+	got := "no interval"
+	if s.HalfWidth != nil {
+		got = fmt.Sprintf("±%.1f%%", 100**s.HalfWidth)
+	}
+	if s.Target > 0 {
+		return fmt.Sprintf("%s of %s %s (target ±%.1f%%)", got, s.Of, s.Metric, 100*s.Target)
+	}
+	return fmt.Sprintf("%s of %s %s", got, s.Of, s.Metric)
+}
+
+func stopInterval(s results.Stop) string {
+	if s.Ratio == nil || s.Low == nil || s.High == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f] %s (%.2f%%)", *s.Ratio, *s.Low, *s.High, s.Method, 100*s.Confidence)
+}
+
+const stopsCaption = "Adaptive repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +
+	"its precision target or its decision against the baseline was reached (target), its maximum (max), or the budget (budget). " +
+	"Decisions are made only at the planned looks, on intervals at the looks' stricter confidence, so the chance of a wrong " +
+	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
+
+// markedTable lists the failed, repeated and disturbed attempts.
+func markedTable(m analysis.Model) table {
+	t := table{Head: []string{"cell", "trial", "attempt", "counted", "steal %", "outside CPU %", "busy before %", "why"}}
+	for _, k := range m.Marked {
+		steal, out, busy := "-", "-", "-"
+		if n := k.Noise; n != nil {
+			steal = fmt.Sprintf("%.1f", n.StealPct)
+			if n.OutsidePct != nil {
+				out = fmt.Sprintf("%.1f", *n.OutsidePct)
+			}
+			if n.BusyBeforePct != nil {
+				busy = fmt.Sprintf("%.1f", *n.BusyBeforePct)
+			}
+		}
+		t.Rows = append(t.Rows, []string{cellName(k.Cell), fmt.Sprint(k.Trial), fmt.Sprint(k.Attempt),
+			map[bool]string{true: "yes", false: "no"}[k.Counted], steal, out, busy, k.Why})
+	}
+	return t
+}
+
+const markedCaption = "Attempts not counted (failed, or disturbed and repeated) and disturbed ones that counted because " +
+	"their repeats were used up. Disturbed: mean steal time or CPU of processes outside the run above the noise guard's " +
+	"thresholds (spec.noise; docs/statistics.md, \"Noise guard\"). Nothing is dropped silently: every attempt stays in samples.jsonl."
+
+// DecisionLines says, one line per compared cell of an adaptive run,
+// what was decided against the baseline or why it is undecided, and lists
+// cells that could not be measured: the end of `cnibench run`.
+func DecisionLines(stops []results.Stop) []string {
+	var out []string
+	for _, s := range stops {
+		switch {
+		case s.Failed != "":
+			out = append(out, fmt.Sprintf("%s: not measured: %s", cellName(s.Cell), s.Failed))
+		case s.Decision == "":
+			continue
+		case s.Decision == "undecided":
+			out = append(out, fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s, %s, n=%d", cellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N))
+		}
+	}
+	return out
+}

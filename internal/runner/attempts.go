@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// minPause is the shortest pause before a trial: long enough to measure
+// how busy the machine was just before it.
+const minPause = 250 * time.Millisecond
+
+// fatalError is a failure after which the run must not go on: a knob
+// that could not be reverted, or a sample that could not be written.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func isFatal(err error) bool {
+	var f *fatalError
+	return errors.As(err, &f)
+}
+
+// runUnit runs trial round of one cell: the pause, then attempts until
+// one is counted. A failed attempt is recorded with its error and run
+// again, up to study.MaxRetries times; after that the cell is given up
+// (listed in the report with the error) and the run goes on. An attempt
+// the noise guard finds disturbed is recorded, marked, and repeated up
+// to the guard's Repeats; the last one counts, marked if disturbed. A
+// cancelled run, a knob that would not revert and a write that failed
+// end the run.
+func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error {
+	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
+	guard := s.Spec.NoiseGuard()
+	where := fmt.Sprintf("%s/%s/%s/%d replicas, trial %d", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, round)
+	failures, repeats := 0, 0
+	for attempt := 1; ; attempt++ {
+		busy, err := r.pause(ctx)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		sample, err := r.trial(ctx, c, cell, round, u.tuning, u.work, u.pl, tgt)
+		if err != nil {
+			if ctx.Err() != nil || isFatal(err) {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			failures++
+			rec := results.Sample{Cell: cell, Trial: round, Attempt: attempt, Start: t0, End: time.Now(),
+				Metrics: map[string]float64{}, Error: err.Error(), Discarded: "failed"}
+			if err := r.out.AppendSample(rec); err != nil {
+				return err
+			}
+			r.opt.Progress.Logf("warning: %s attempt %d failed: %v", where, attempt, err)
+			if failures <= study.MaxRetries {
+				continue
+			}
+			l.failed = fmt.Sprintf("trial %d failed %d attempts; last: %v", round, failures, err)
+			l.values[round] = math.NaN()
+			r.opt.Progress.Logf("warning: %s: giving the cell up: %s", cellID(cell), l.failed)
+			return nil
+		}
+		sample.Attempt = attempt
+		sample.Noise.BusyBeforePct = busy
+		sample.Noise.Disturbed = disturbed(*sample.Noise, guard)
+		if d := sample.Noise.Disturbed; d != "" && repeats < guard.Repeats {
+			repeats++
+			sample.Discarded = "disturbed, repeated: " + d
+			if err := r.out.AppendSample(sample); err != nil {
+				return err
+			}
+			r.opt.Progress.Logf("note: %s attempt %d disturbed (%s); repeating it", where, attempt, d)
+			continue
+		}
+		if err := r.store(sample, u.tuning); err != nil {
+			return err
+		}
+		l.values[round] = valueOf(sample, r.metricOf(u.work))
+		l.wall = append(l.wall, time.Since(t0)+r.lastPause)
+		r.overhead += time.Since(t0) - s.Spec.Duration.Duration
+		r.trialsRun++
+		r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d (max %d)", cell.Datapath, cell.Workload, cell.Tuning, cell.Replicas, round, s.Spec.Trials.Max))
+		return nil
+	}
+}
+
+func valueOf(s results.Sample, metric string) float64 {
+	if v, ok := s.Metrics[metric]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// disturbed names the noise guard thresholds a trial crossed, "" for
+// none.
+func disturbed(n results.Noise, g study.Noise) string {
+	var why []string
+	if n.StealPct > g.MaxStealPct {
+		why = append(why, fmt.Sprintf("steal %.1f%% > %g%%", n.StealPct, g.MaxStealPct))
+	}
+	if n.OutsidePct != nil && *n.OutsidePct > g.MaxOutsidePct {
+		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%", *n.OutsidePct, g.MaxOutsidePct))
+	}
+	return strings.Join(why, "; ")
+}
+
+// stealPct is the mean steal time over the machine's cores.
+func stealPct(cores []results.CoreStat) float64 {
+	if len(cores) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, c := range cores {
+		sum += c.Steal
+	}
+	return sum / float64(len(cores))
+}
+
+// pause waits the study's cooldown (at least minPause) before a trial
+// and, on the local engine, measures how busy this machine was meanwhile
+// (nil on a cluster, whose nodes are other machines).
+func (r *run) pause(ctx context.Context) (*float64, error) {
+	d := max(r.study.Spec.Cooldown.Duration, minPause)
+	r.lastPause = d
+	var before procfs.CPUStat
+	fs, err := procfs.NewDefaultFS()
+	local := err == nil && !r.plan.remote
+	if local {
+		st, err := fs.Stat()
+		local = err == nil
+		before = st.CPUTotal
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(d):
+	}
+	if !local {
+		return nil, nil
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return nil, nil
+	}
+	busy := busyPct(before, st.CPUTotal)
+	return busy, nil
+}
+
+// busyPct is the share of CPU time not idle between two readings of
+// /proc/stat's cpu line; nil when no time passed.
+func busyPct(a, b procfs.CPUStat) *float64 {
+	total := func(c procfs.CPUStat) float64 {
+		return c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+	}
+	dt := total(b) - total(a)
+	if dt <= 0 {
+		return nil
+	}
+	idle := (b.Idle + b.Iowait) - (a.Idle + a.Iowait)
+	v := 100 * (1 - idle/dt)
+	return &v
+}

@@ -1,0 +1,309 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/adaptive"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// design is the study's repetition design: a fixed number of trials, or
+// adaptive repetitions (trials {min, max} with a precision target, a
+// decision margin and a budget). Both run through the adaptive
+// controller: a fixed design is one whose minimum is its maximum.
+type design struct {
+	trials    study.Trials
+	precision *study.Precision
+	margin    float64
+	budget    time.Duration
+}
+
+func newDesign(s *study.Study) design {
+	d := design{trials: s.Spec.Trials, precision: s.Spec.Precision, budget: s.Spec.Budget.Duration}
+	// Decisions against the baseline stop cells only in adaptive designs
+	// of studies that compare tunings.
+	if d.trials.Adaptive() && s.Spec.Baseline != "" && len(s.Spec.Tunings) > 1 {
+		d.margin = s.Spec.DecisionMargin()
+	}
+	return d
+}
+
+// config is the controller's configuration for cells judged on metric,
+// with budget the share of the run's budget they may spend.
+func (d design) config(metric string, budget time.Duration) adaptive.Config {
+	cfg := adaptive.Config{
+		Trials:    adaptive.Trials{Min: d.trials.Min, Max: d.trials.Max},
+		Margin:    d.margin,
+		Direction: stats.DirectionOf(metric),
+		Budget:    budget,
+	}
+	if p := d.precision; p != nil {
+		of := adaptive.OfNormalized
+		if p.Of == study.OfMean || p.Of == "" && d.margin == 0 {
+			of = adaptive.OfMean
+		}
+		cfg.Precision = &adaptive.Precision{Metric: metric, HalfWidth: float64(p.HalfWidth), Of: of}
+	}
+	return cfg
+}
+
+// cellLog is what the run knows of one cell's trials.
+type cellLog struct {
+	// values are the judged metric's value per round (NaN: the trial
+	// failed every attempt or gave no value).
+	values map[int]float64
+	// wall is the machine time of each trial this process ran, pause and
+	// knobs included: the controller's cost estimate.
+	wall []time.Duration
+	// failed is the error of a trial that failed every attempt; the cell
+	// runs no more rounds.
+	failed string
+}
+
+func (r *run) cellLog(c results.Cell) *cellLog {
+	if r.logs == nil {
+		r.logs = map[results.Cell]*cellLog{}
+	}
+	l, ok := r.logs[c]
+	if !ok {
+		l = &cellLog{values: map[int]float64{}}
+		r.logs[c] = l
+	}
+	return l
+}
+
+// metricOf is the metric a workload variant's cells are judged on: the
+// precision target's, else the tool's first headline metric.
+func (r *run) metricOf(w study.Workload) string {
+	if p := r.design.precision; p != nil && p.Metric != "" {
+		return p.Metric
+	}
+	for _, t := range registry.Tools() {
+		if t.Name == w.Tool {
+			if h := t.HeadlineFor(w.Protocol); len(h) > 0 {
+				return h[0]
+			}
+		}
+	}
+	return results.MetricBitrate
+}
+
+// group is the cells of one workload variant at one datapath and replica
+// count: they share a metric, and each tuning is paired with the
+// baseline of its impairment in the same rounds.
+type group struct {
+	metric string
+	units  []unit
+	spent  time.Duration
+}
+
+func (r *run) groupsOf(units []unit) []*group {
+	var out []*group
+	idx := map[string]*group{}
+	for _, u := range units {
+		g, ok := idx[u.work.Name]
+		if !ok {
+			g = &group{metric: r.metricOf(u.work)}
+			idx[u.work.Name] = g
+			out = append(out, g)
+		}
+		g.units = append(g.units, u)
+	}
+	return out
+}
+
+// cellID names a cell for the controller and in messages.
+func cellID(c results.Cell) string {
+	id := fmt.Sprintf("%s/%s/%s/r%d", c.Datapath, c.Workload, c.Tuning, c.Replicas)
+	if c.Impairment != "" {
+		id += "/" + c.Impairment
+	}
+	return id
+}
+
+// plan asks the controller which of the group's cells run in round
+// (from the values of the rounds before it, so a resumed run plans its
+// rounds as the interrupted one did).
+func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Plan, error) {
+	base := r.study.Spec.Baseline
+	ids := map[results.Cell]bool{}
+	for _, u := range g.units {
+		ids[u.cell] = true
+	}
+	cells := make([]adaptive.Cell, 0, len(g.units))
+	for _, u := range g.units {
+		l := r.cellLog(u.cell)
+		c := adaptive.Cell{ID: cellID(u.cell), TrialTime: r.trialTime(l)}
+		if b := u.cell; base != "" && b.Tuning != base {
+			b.Tuning = base
+			if ids[b] {
+				c.Baseline = cellID(b)
+			}
+		}
+		for k, v := range l.values {
+			if k < round {
+				c.Obs = append(c.Obs, adaptive.Obs{Round: k, Value: v})
+			}
+		}
+		sort.Slice(c.Obs, func(i, j int) bool { return c.Obs[i].Round < c.Obs[j].Round })
+		cells = append(cells, c)
+	}
+	return adaptive.Next(r.design.config(g.metric, budget), cells, g.spent)
+}
+
+// trialTime is the expected machine time of a cell's next trial: the
+// mean of its trials so far, else the configured duration and pause plus
+// the overhead seen so far (knobs, collectors), 3 s before any.
+func (r *run) trialTime(l *cellLog) time.Duration {
+	if len(l.wall) > 0 {
+		var sum time.Duration
+		for _, w := range l.wall {
+			sum += w
+		}
+		return sum / time.Duration(len(l.wall))
+	}
+	s := r.study.Spec
+	over := 3 * time.Second
+	if r.trialsRun > 0 {
+		over = r.overhead / time.Duration(r.trialsRun)
+	}
+	return s.Duration.Duration + max(s.Cooldown.Duration, minPause) + over
+}
+
+// trials runs the cells of one datapath at one replica count in
+// interleaved rounds: round k of every cell the controller keeps running
+// before round k+1 of any. Trial numbers are round numbers, so trial k
+// of a tuning and of its baseline ran in the same round (the paired
+// analysis pairs them by it).
+func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target) error {
+	units, err := r.cellsAt(reps, tgt)
+	if err != nil {
+		return err
+	}
+	groups := r.groupsOf(units)
+	budget := r.groupBudget(len(groups))
+	var last []adaptive.Plan
+	for round := 1; ; round++ {
+		type job struct {
+			u unit
+			g *group
+		}
+		var todo []job
+		last = last[:0]
+		for _, g := range groups {
+			p, err := r.planRound(g, round, budget)
+			if err != nil {
+				return fmt.Errorf("plan round %d: %w", round, err)
+			}
+			last = append(last, p)
+			in := map[string]bool{}
+			for _, id := range p.Round {
+				in[id] = true
+			}
+			for _, u := range g.units {
+				if in[cellID(u.cell)] && r.cellLog(u.cell).failed == "" {
+					todo = append(todo, job{u, g})
+				}
+			}
+		}
+		if len(todo) == 0 {
+			break
+		}
+		for _, j := range todo {
+			if r.done[trialKey{j.u.cell, round}] {
+				continue // measured before the run was resumed
+			}
+			t0 := time.Now()
+			if err := r.runUnit(ctx, c, j.u, round, tgt); err != nil {
+				return err
+			}
+			j.g.spent += time.Since(t0)
+		}
+	}
+	r.blocksDone++
+	if r.design.trials.Adaptive() {
+		return r.recordStops(groups, last)
+	}
+	return nil
+}
+
+// groupBudget is each group's share of what is left of the run's budget:
+// the rest split evenly over the datapath and replica-count blocks still
+// to run, then over the block's groups. 0 means no budget.
+func (r *run) groupBudget(groups int) time.Duration {
+	if r.design.budget <= 0 {
+		return 0
+	}
+	s := r.study.Spec
+	blocks := len(s.Datapaths)*len(s.Replicas) - r.blocksDone
+	left := r.design.budget - r.spent()
+	if left <= 0 || blocks <= 0 {
+		return time.Nanosecond // spent: no more rounds beyond the minimum
+	}
+	return left / time.Duration(blocks*max(groups, 1))
+}
+
+// spent is the machine time of the run so far, over every attempt of
+// this process and the trials of an interrupted run it resumes.
+func (r *run) spent() time.Duration { return time.Since(r.began) + r.prior }
+
+// recordStops adds the controller's last word on the block's cells to
+// stops.json.
+func (r *run) recordStops(groups []*group, plans []adaptive.Plan) error {
+	for gi, g := range groups {
+		byID := map[string]adaptive.CellPlan{}
+		for _, cp := range plans[gi].Cells {
+			byID[cp.ID] = cp
+		}
+		for _, u := range g.units {
+			r.stops = append(r.stops, stopOf(u.cell, g.metric, byID[cellID(u.cell)], r.design, r.cellLog(u.cell)))
+		}
+	}
+	return r.out.WriteStops(r.stops)
+}
+
+func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cellLog) results.Stop {
+	st := results.Stop{Cell: c, Metric: metric, Status: string(p.Status), N: p.N, Valid: p.Valid,
+		Reason: p.Reason, Failed: l.failed, Of: study.OfMean}
+	cfg := d.config(metric, 0)
+	if cfg.Precision != nil {
+		st.Target, st.Of = cfg.Precision.HalfWidth, string(cfg.Precision.Of)
+	}
+	if !math.IsNaN(p.HalfWidth) {
+		st.HalfWidth = ptr(p.HalfWidth)
+	}
+	if p.Comparison != nil {
+		st.Decision, st.DecisionReason = string(p.Decision.Verdict), p.Decision.Reason
+		ci, conf := p.Comparison.Chosen, 0.95
+		if p.Sequential != nil {
+			ci, conf = p.Sequential.Chosen, adaptive.DecisionConfidence(cfg.Trials)
+		}
+		st.Method, st.Confidence = string(ci.Method), conf
+		for _, v := range []struct {
+			dst **float64
+			x   float64
+		}{{&st.Ratio, ci.Ratio}, {&st.Low, ci.Low}, {&st.High, ci.High}} {
+			if !math.IsNaN(v.x) && !math.IsInf(v.x, 0) {
+				*v.dst = ptr(v.x)
+			}
+		}
+	}
+	return st
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// trialKey is one trial of one cell.
+type trialKey struct {
+	cell  results.Cell
+	trial int
+}

@@ -1,0 +1,204 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Trials is the number of trials per cell: a fixed count (`trials: 20`)
+// or bounds for adaptive repetitions (`trials: {min: 3, max: 20}`), where
+// the runner adds interleaved rounds to a cell until its precision target
+// or decision is reached, its maximum, or the budget (docs/statistics.md,
+// "Adaptive stopping").
+type Trials struct {
+	Min int `yaml:"min"`
+	Max int `yaml:"max"`
+}
+
+// Fixed is a fixed count of n trials.
+func Fixed(n int) Trials { return Trials{Min: n, Max: n} }
+
+// Adaptive reports whether the count is a range.
+func (t Trials) Adaptive() bool { return t.Min < t.Max }
+
+func (t Trials) String() string {
+	if t.Adaptive() {
+		return fmt.Sprintf("%d-%d", t.Min, t.Max)
+	}
+	return strconv.Itoa(t.Max)
+}
+
+// UnmarshalYAML reads a count or a {min, max} mapping.
+func (t *Trials) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		v, err := strconv.Atoi(n.Value)
+		if err != nil {
+			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("invalid trial count %q (a number, or {min: 3, max: 20})", n.Value)}
+		}
+		*t = Fixed(v)
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return &FieldError{Line: n.Line, Msg: "trials is a number or a mapping {min, max}"}
+	}
+	// KnownFields does not reach into a custom unmarshaler.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Value != "min" && k.Value != "max" {
+			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown trials field %q (known: min, max)", k.Value)}
+		}
+	}
+	type plain Trials
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*t = Trials(p)
+	return nil
+}
+
+// MarshalYAML writes a fixed count as a number.
+func (t Trials) MarshalYAML() (any, error) {
+	if !t.Adaptive() {
+		return t.Max, nil
+	}
+	type plain Trials
+	return plain(t), nil
+}
+
+// Percent is a share written as a percentage ("2%"); it holds 0.02.
+type Percent float64
+
+// UnmarshalYAML reads "2%" or "0.5%".
+func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
+	s := strings.TrimSpace(n.Value)
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if n.Kind != yaml.ScalarNode || !strings.HasSuffix(s, "%") || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return &FieldError{Line: n.Line, Msg: fmt.Sprintf("invalid percentage %q (write e.g. 2%%)", n.Value)}
+	}
+	*p = Percent(v / 100)
+	return nil
+}
+
+// MarshalYAML writes the share back as a percentage.
+func (p Percent) MarshalYAML() (any, error) {
+	return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%", nil
+}
+
+// Precision is an adaptive study's precision target: the relative
+// half-width of the 95% interval of one metric, either of the cell's mean
+// or of its ratio to the baseline tuning (normalized).
+type Precision struct {
+	// Metric is a metric of the cells' samples ("bitrate"); empty means
+	// each workload's first headline metric.
+	Metric    string  `yaml:"metric,omitempty"`
+	HalfWidth Percent `yaml:"halfWidth"`
+	// Of is "normalized" (default when the study has a baseline and more
+	// than one tuning) or "mean".
+	Of string `yaml:"of,omitempty"`
+}
+
+// Precision targets' Of values.
+const (
+	OfNormalized = "normalized"
+	OfMean       = "mean"
+)
+
+// Noise is the noise guard's thresholds: a trial during which the
+// machine was used by others beyond them is marked disturbed and, up to
+// Repeats times per trial, run again (docs/statistics.md, "Noise guard").
+type Noise struct {
+	// MaxStealPct is the largest mean steal time, in percent of the
+	// machine's CPU time over the measured window.
+	MaxStealPct float64 `yaml:"maxStealPct"`
+	// MaxOutsidePct is the largest CPU time of processes outside the run
+	// (user processes in the host's network namespace other than
+	// cnibench), in percent of the machine's CPU time.
+	MaxOutsidePct float64 `yaml:"maxOutsidePct"`
+	// Repeats bounds the repetitions of one disturbed trial; 0 marks
+	// disturbed trials without repeating them.
+	Repeats int `yaml:"repeats"`
+}
+
+// DefaultNoise is the guard a study without spec.noise gets.
+var DefaultNoise = Noise{MaxStealPct: 10, MaxOutsidePct: 25, Repeats: 1}
+
+// NoiseGuard is the study's noise guard, DefaultNoise when it gives none.
+func (sp *Spec) NoiseGuard() Noise {
+	if sp.Noise != nil {
+		return *sp.Noise
+	}
+	return DefaultNoise
+}
+
+// DefaultMargin is the equivalence margin of decisions when the study
+// gives none: a tuning within ±2% of the baseline is "equal".
+const DefaultMargin = 0.02
+
+// DecisionMargin is spec.margin, DefaultMargin when the study gives none.
+func (sp *Spec) DecisionMargin() float64 {
+	if sp.Margin != nil {
+		return float64(*sp.Margin)
+	}
+	return DefaultMargin
+}
+
+// MaxRetries bounds the attempts after a failed trial (a workload that
+// crashed, a collector that timed out): the attempt is recorded with its
+// error and the trial run again, up to this many times.
+const MaxRetries = 2
+
+// validateAdaptive checks spec.trials, spec.precision, spec.margin,
+// spec.budget and spec.noise.
+func validateAdaptive(sp *Spec, bad badFunc) {
+	t := sp.Trials
+	switch {
+	case t.Min < 1:
+		bad("spec.trials", "must be between 1 and %d, got %d", MaxTrials, t.Min)
+	case t.Max < t.Min:
+		bad("spec.trials.max", "max %d is below min %d", t.Max, t.Min)
+	}
+	if p := sp.Precision; p != nil {
+		if !(p.HalfWidth > 0) || p.HalfWidth >= 1 {
+			bad("spec.precision.halfWidth", "want a share between 0%% and 100%%, such as 2%%; got %g%%", float64(p.HalfWidth)*100)
+		}
+		switch p.Of {
+		case OfNormalized:
+			if sp.Baseline == "" || len(sp.Tunings) < 2 {
+				bad("spec.precision.of", "normalized needs a baseline tuning and another tuning to compare with it; use mean")
+			}
+		case OfMean, "":
+		default:
+			bad("spec.precision.of", "want %q or %q, got %q", OfNormalized, OfMean, p.Of)
+		}
+		if p.Metric != "" && !nameRE.MatchString(p.Metric) {
+			bad("spec.precision.metric", "invalid metric name %q", p.Metric)
+		}
+		if !t.Adaptive() {
+			bad("spec.precision", "a precision target needs a range of trials, e.g. trials: {min: 3, max: %d}", max(t.Max, 3))
+		}
+	}
+	if sp.Margin != nil && (!(*sp.Margin > 0) || *sp.Margin >= 1) {
+		bad("spec.margin", "want a share between 0%% and 100%%, such as 2%%; got %g%%", float64(*sp.Margin)*100)
+	}
+	if sp.Budget.Duration < 0 {
+		bad("spec.budget", "must be >= 0 (0: none), got %s", sp.Budget.Duration)
+	}
+	if sp.Budget.Duration > 0 && !t.Adaptive() {
+		bad("spec.budget", "a budget needs a range of trials, e.g. trials: {min: 3, max: %d}", max(t.Max, 3))
+	}
+	if n := sp.Noise; n != nil {
+		if n.MaxStealPct <= 0 || n.MaxStealPct > 100 {
+			bad("spec.noise.maxStealPct", "want a percentage in (0, 100], got %g", n.MaxStealPct)
+		}
+		if n.MaxOutsidePct <= 0 || n.MaxOutsidePct > 100 {
+			bad("spec.noise.maxOutsidePct", "want a percentage in (0, 100], got %g", n.MaxOutsidePct)
+		}
+		if n.Repeats < 0 || n.Repeats > 5 {
+			bad("spec.noise.repeats", "want 0 to 5, got %d", n.Repeats)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package study
+
+import (
+	"strings"
+	"testing"
+)
+
+const adaptiveBase = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: a
+spec:
+  datapaths: [flannel-vxlan]
+  tunings: [baseline, rps]
+  workloads:
+    - tool: iperf3
+  replicas: [1]
+  duration: 3s
+`
+
+func TestAdaptiveFieldsParse(t *testing.T) {
+	s, err := Parse("a.yaml", []byte(adaptiveBase+`  trials: {min: 3, max: 20}
+  precision: {metric: bitrate, halfWidth: 2%, of: normalized}
+  margin: 5%
+  budget: 30m
+  noise: {maxStealPct: 5, maxOutsidePct: 10, repeats: 2}
+`), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := s.Spec
+	if sp.Trials != (Trials{Min: 3, Max: 20}) || !sp.Trials.Adaptive() {
+		t.Errorf("trials %+v", sp.Trials)
+	}
+	if p := sp.Precision; p == nil || p.HalfWidth != 0.02 || p.Of != OfNormalized || p.Metric != "bitrate" {
+		t.Errorf("precision %+v", sp.Precision)
+	}
+	if sp.DecisionMargin() != 0.05 || sp.Budget.Minutes() != 30 || sp.NoiseGuard().Repeats != 2 {
+		t.Errorf("margin %g budget %s noise %+v", sp.DecisionMargin(), sp.Budget.Duration, sp.NoiseGuard())
+	}
+	// The resolved study keeps them (a resumed run reads it back).
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("study.yaml", b, Options{}, testCatalog)
+	if err != nil {
+		t.Fatalf("re-parse resolved study: %v\n%s", err, b)
+	}
+	if back.Spec.Trials != sp.Trials || *back.Spec.Margin != *sp.Margin || back.Spec.Precision.HalfWidth != 0.02 {
+		t.Errorf("round trip lost fields:\n%s", b)
+	}
+	// A plain count stays fixed, and --set works on it.
+	f, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 4\n"), Options{Set: []string{"trials={min: 2, max: 6}"}}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Spec.Trials != (Trials{Min: 2, Max: 6}) || f.Spec.DecisionMargin() != DefaultMargin || f.Spec.NoiseGuard() != DefaultNoise {
+		t.Errorf("--set trials: %+v", f.Spec.Trials)
+	}
+}
+
+func TestAdaptiveFieldsBadInput(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"  trials: {min: 0, max: 3}\n", "a.yaml:12: spec.trials: must be between 1 and"},
+		{"  trials: {min: 5, max: 3}\n", "spec.trials.max: max 3 is below min 5"},
+		{"  trials: {min: 2, mx: 3}\n", `a.yaml:12: unknown trials field "mx"`},
+		{"  trials: many\n", `invalid trial count "many"`},
+		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 2}\n", `invalid percentage "2"`},
+		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 0%}\n", "spec.precision.halfWidth: want a share between"},
+		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 2%, of: median}\n", `spec.precision.of: want "normalized" or "mean"`},
+		{"  trials: 5\n  precision: {halfWidth: 2%}\n", "spec.precision: a precision target needs a range of trials"},
+		{"  trials: 5\n  budget: 1h\n", "spec.budget: a budget needs a range of trials"},
+		{"  trials: {min: 2, max: 5}\n  budget: -1h\n", "spec.budget: must be >= 0"},
+		{"  trials: {min: 2, max: 5}\n  margin: 0%\n", "spec.margin: want a share between"},
+		{"  trials: 3\n  noise: {maxStealPct: 0, maxOutsidePct: 10, repeats: 1}\n", "spec.noise.maxStealPct"},
+		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, repeats: 9}\n", "spec.noise.repeats: want 0 to 5"},
+	} {
+		_, err := Parse("a.yaml", []byte(adaptiveBase+c.extra), Options{}, testCatalog)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line containing %q", c.extra, err, c.want)
+		}
+	}
+}
