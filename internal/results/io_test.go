@@ -252,3 +252,47 @@ func FuzzLoadSamples(f *testing.F) {
 		}
 	})
 }
+
+// Reopen cuts the partial line a kill leaves and appends after it, so the
+// resumed run's first sample starts on a line of its own.
+func TestReopenCutsPartialLine(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy([]byte("apiVersion: x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEnv(Env{Tool: "cnibench"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "a"}, Trial: 1, Metrics: map[string]float64{"bitrate": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"cell":{"tuning":"b"},"tri`)
+	f.Close()
+	w, err = Reopen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "b"}, Trial: 1, Metrics: map[string]float64{"bitrate": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "b"}, Trial: 2, Attempt: 1, Error: "iperf3 died", Discarded: "failed"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Samples) != 2 || len(r.Marked) != 1 || len(r.Warnings) != 0 {
+		t.Fatalf("samples %d marked %d warnings %v; want 2, 1, none", len(r.Samples), len(r.Marked), r.Warnings)
+	}
+	if r.Marked[0].Error != "iperf3 died" {
+		t.Errorf("marked %+v", r.Marked[0])
+	}
+}

@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const resumeStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: resume
+spec:
+  datapaths: [bridge]
+  tunings: [baseline, rps]
+  workloads:
+    - {name: tcp, tool: iperf3, length: 128K}
+  replicas: [1]
+  trials: 4
+  duration: 3s
+  warmup: 1s
+`
+
+// countedTrials reads samples.jsonl: the counted (cell, trial) pairs
+// with how often each appears, and the number of lines.
+func countedTrials(t *testing.T, dir string) (map[string]int, int) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "samples.jsonl"))
+	if os.IsNotExist(err) {
+		return map[string]int{}, 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, lines := map[string]int{}, 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var s struct {
+			Cell      struct{ Tuning string }
+			Trial     int
+			Discarded string
+			Error     string
+		}
+		if json.Unmarshal(sc.Bytes(), &s) != nil {
+			continue // the partial last line a kill leaves
+		}
+		lines++
+		if s.Discarded == "" && s.Error == "" {
+			out[fmt.Sprintf("%s/%d", s.Cell.Tuning, s.Trial)]++
+		}
+	}
+	return out, lines
+}
+
+// TestKill9ThenResume kills a run with SIGKILL after some trials, cleans
+// up, resumes it, and checks the run ends with every cell's trials
+// exactly once: the set an uninterrupted run of this fixed design has.
+func TestKill9ThenResume(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	before := snapshot(t)
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	study := writeStudy(t, resumeStudy)
+	var errb syncBuffer
+	cmd := exec.Command(bin, "run", study, "--out", out, "--journal-dir", jdir)
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	var id string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if !alive(cmd.Process.Pid) {
+			t.Fatalf("run ended before it was killed: %s", errb.String())
+		}
+		if got, _ := countedTrials(t, out); len(got) >= 3 {
+			journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
+			if len(journals) == 1 {
+				id = strings.TrimSuffix(filepath.Base(journals[0]), ".journal")
+			}
+			break
+		}
+	}
+	if id == "" {
+		t.Fatalf("run never stored 3 trials: %s", errb.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	got, _ := countedTrials(t, out)
+	if len(got) >= 8 {
+		t.Fatalf("the run finished before the kill (%d trials); the test shows nothing", len(got))
+	}
+	if r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir); r.code != 2 || !strings.Contains(r.stderr, "cleanup") {
+		t.Errorf("resume before cleanup: exit %d, want 2 naming cleanup:\n%s", r.code, r.stderr)
+	}
+	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 {
+		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := cnibench(t, nil, "run", "--resume", out, "--set", "trials=9", "--journal-dir", jdir); r.code != 2 || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("resume with --set: exit %d, want 2 with one line:\n%s", r.code, r.stderr)
+	}
+	r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	final, _ := countedTrials(t, out)
+	for _, tu := range []string{"baseline", "rps"} {
+		for k := 1; k <= 4; k++ {
+			key := fmt.Sprintf("%s/%d", tu, k)
+			if final[key] != 1 {
+				t.Errorf("%s counted %d times, want once", key, final[key])
+			}
+		}
+	}
+	if len(final) != 8 {
+		t.Errorf("counted trials %v, want the 8 of an uninterrupted run", final)
+	}
+	for k, n := range got {
+		if final[k] != n {
+			t.Errorf("trial %s from before the kill was lost or redone", k)
+		}
+	}
+	for _, f := range []string{"report.html", "summary.csv", "env.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("after resume: %v", err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "env.json"))
+	if !strings.Contains(string(b), "resumed: ") {
+		t.Errorf("env.json does not note the resume")
+	}
+	// A finished run resumes to nothing new.
+	_, lines := countedTrials(t, out)
+	if r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir); r.code != 0 {
+		t.Fatalf("resume of a finished run: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, again := countedTrials(t, out); again != lines {
+		t.Errorf("resuming a finished run added %d lines", again-lines)
+	}
+	assertUntouched(t, before, "cnb-"+id)
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("left after the runs: %v", ents)
+	}
+}

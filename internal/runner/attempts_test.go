@@ -1,0 +1,44 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+func TestDisturbed(t *testing.T) {
+	g := study.Noise{MaxStealPct: 10, MaxOutsidePct: 25, Repeats: 1}
+	out := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		n    results.Noise
+		want string
+	}{
+		{results.Noise{StealPct: 3, OutsidePct: out(5)}, ""},
+		{results.Noise{StealPct: 10, OutsidePct: out(25)}, ""}, // at the thresholds: not beyond
+		{results.Noise{StealPct: 12.5}, "steal 12.5% > 10%"},
+		{results.Noise{StealPct: 1, OutsidePct: out(40)}, "CPU of processes outside the run 40.0% > 25%"},
+		{results.Noise{StealPct: 11, OutsidePct: out(30)}, "steal 11.0% > 10%; CPU of processes outside"},
+	} {
+		if got := disturbed(c.n, g); c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := stealPct([]results.CoreStat{{CPUPercent: results.CPUPercent{Steal: 4}}, {CPUPercent: results.CPUPercent{Steal: 8}}}); got != 6 {
+		t.Errorf("stealPct = %g, want the mean 6", got)
+	}
+}
+
+func TestBusyPct(t *testing.T) {
+	a := procfs.CPUStat{User: 100, System: 50, Idle: 800, Iowait: 50}
+	b := procfs.CPUStat{User: 130, System: 60, Idle: 850, Iowait: 60} // 40 busy of 100
+	if p := busyPct(a, b); p == nil || *p != 40 {
+		t.Errorf("busyPct = %v, want 40", p)
+	}
+	if p := busyPct(a, a); p != nil {
+		t.Errorf("no time passed: %v, want nil", *p)
+	}
+}
