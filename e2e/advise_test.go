@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // adviseState is what `cnibench advise` must not change: sysctls it
@@ -80,7 +81,11 @@ func TestAdviseWritesPagesAndChangesNothing(t *testing.T) {
 func TestAdviseBadInputExitsTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{"advise", "--rule", "nope"},
-		{"advise", "--prove"},
+		{"advise", "--prove", "--budget", "0s"},
+		{"advise", "--prove", "--budget", "-5m"},
+		{"advise", "--budget", "5m"},
+		{"advise", "--prove", "--study", "no-such-study", "--rule", "rfs"},
+		{"advise", "--prove", "--engine", "kube"},
 		{"advise", "--engine", "kube"},
 		{"advise", "--engine", "vm"},
 	} {
@@ -96,5 +101,122 @@ func TestAdviseBadInputExitsTwo(t *testing.T) {
 	r := cnibench(t, nil, "advise", "--rule", "nope")
 	if !strings.Contains(r.stderr, `unknown rule "nope"`) || !strings.Contains(r.stderr, "rfs") {
 		t.Errorf("stderr %q should name the rule and the known ones", r.stderr)
+	}
+}
+
+// TestAdviseProve measures this machine's candidates with short A/B runs:
+// each provable candidate gets a run directory, an interval per cell and
+// a verdict; nothing of the host is left changed.
+func TestAdviseProve(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	before, hostBefore := adviseState(t), snapshot(t)
+	out := filepath.Join(t.TempDir(), "advice")
+	jdir := t.TempDir()
+	r := cnibench(t, nil, "advise", "--prove", "--rule", "rfs", "--budget", "90s", "--out", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("advise --prove exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Candidates []struct {
+			Rule     string `json:"rule"`
+			Measured string `json:"measured"`
+			Verdict  string `json:"verdict"`
+			Proof    *struct {
+				RunDir string `json:"run_dir"`
+				Cells  []struct {
+					Decision string   `json:"decision"`
+					Low      *float64 `json:"low"`
+				} `json:"cells"`
+			} `json:"proof"`
+		} `json:"candidates"`
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "advice.json"))
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Candidates) == 0 {
+		t.Skip("skipped: the rfs rule does not fire on this machine (one CPU per rx queue, or RFS already on)")
+	}
+	c := rep.Candidates[0]
+	switch {
+	case c.Proof == nil || len(c.Proof.Cells) == 0:
+		t.Fatalf("no A/B cells: %+v", c)
+	case c.Verdict != "accepted" && c.Verdict != "rejected" && c.Verdict != "undecided":
+		t.Errorf("verdict %q", c.Verdict)
+	case !strings.Contains(c.Measured, "rfs/baseline") || !strings.Contains(c.Measured, "["):
+		t.Errorf("measured effect without its interval: %q", c.Measured)
+	}
+	if _, err := os.Stat(filepath.Join(c.Proof.RunDir, "report.html")); err != nil {
+		t.Errorf("A/B run report: %v", err)
+	}
+	after := adviseState(t)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s changed: %q -> %q", k, v, after[k])
+		}
+	}
+	assertUntouched(t, hostBefore, "")
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("left after advise --prove: %v", ents)
+	}
+}
+
+// TestAdviseProveKill9 kills advise --prove while the candidate (RFS) is
+// applied; cleanup must put the global RFS table back and leave nothing.
+func TestAdviseProveKill9(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	before, hostBefore := adviseState(t), snapshot(t)
+	if before[sockFlow] == "32768" {
+		t.Skip("skipped: rps_sock_flow_entries is already 32768; the test could not see the candidate applied")
+	}
+	jdir := t.TempDir()
+	var errb syncBuffer
+	cmd := exec.Command(bin, "advise", "--prove", "--rule", "rfs", "--budget", "5m", "--out", filepath.Join(t.TempDir(), "a"), "--journal-dir", jdir)
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	id := ""
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && id == ""; time.Sleep(100 * time.Millisecond) {
+		if !alive(cmd.Process.Pid) {
+			break
+		}
+		b, _ := os.ReadFile(sockFlow)
+		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
+		if strings.TrimSpace(string(b)) == "32768" && len(journals) == 1 {
+			id = strings.TrimSuffix(filepath.Base(journals[0]), ".journal")
+		}
+	}
+	if id == "" {
+		_ = cmd.Wait()
+		if strings.Contains(errb.String(), "Candidates (0)") {
+			t.Skip("skipped: the rfs rule does not fire on this machine")
+		}
+		t.Fatalf("the candidate was never applied: %s", errb.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 {
+		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	after := adviseState(t)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s changed: %q -> %q", k, v, after[k])
+		}
+	}
+	assertUntouched(t, hostBefore, "cnb-"+id)
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("left after cleanup: %v", ents)
 	}
 }

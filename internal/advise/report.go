@@ -43,6 +43,52 @@ type Entry struct {
 	// Measured and Verdict are filled by --prove; NotProven until then.
 	Measured string `json:"measured"`
 	Verdict  string `json:"verdict"`
+	// Proof is the A/B run behind Measured and Verdict (--prove).
+	Proof *Proof `json:"proof,omitempty"`
+}
+
+// Verdicts of a proven candidate.
+const (
+	// Accepted: better than the machine as found, significantly and by
+	// more than the margin, in some cell, and worse in none.
+	Accepted = "accepted"
+	// Rejected: worse in some cell, or decided in some and better beyond
+	// the margin in none: it does not help here.
+	Rejected = "rejected"
+	// Undecided: no cell decided within the budget.
+	Undecided = "undecided"
+	// NotProvable: the rule has no A/B on emulated nodes (Rule.NoProof).
+	NotProvable = "not provable here"
+)
+
+// Proof is a candidate's A/B run.
+type Proof struct {
+	RunDir string `json:"run_dir"`
+	// A and B name what was compared (tunings or datapath entries).
+	A      string  `json:"a"`
+	B      string  `json:"b"`
+	Metric string  `json:"metric"`
+	Margin float64 `json:"margin"`
+	// Sets are the overrides the A/B applied to the workload-shape study.
+	Sets  []string    `json:"sets"`
+	Cells []ProofCell `json:"cells"`
+	// Reverted says what the run put back (every change, journaled).
+	Reverted string `json:"reverted"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ProofCell is B against A at one workload variant and replica count.
+type ProofCell struct {
+	Workload   string   `json:"workload"`
+	Replicas   int      `json:"replicas"`
+	N          int      `json:"n"`
+	Ratio      *float64 `json:"ratio"`
+	Low        *float64 `json:"low"`
+	High       *float64 `json:"high"`
+	Method     string   `json:"method"`
+	Confidence float64  `json:"confidence"`
+	Decision   string   `json:"decision"`
+	Reason     string   `json:"reason"`
 }
 
 // Build evaluates rules on an inspection.

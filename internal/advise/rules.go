@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
 )
 
 // ruleFiles is the one list of rules: a new rule is a file under rules/
@@ -49,7 +51,19 @@ type Rule struct {
 	Evidence  []Evidence  `yaml:"evidence" json:"evidence"`
 	Risk      string      `yaml:"risk" json:"risk"`
 	Permanent []Permanent `yaml:"permanent" json:"permanent"`
+	// Prove is the A/B that `advise --prove` runs for the candidate: spec
+	// fields (ProveFields) set over the workload-shape study, as
+	// `cnibench run --set KEY=VALUE` would, values with {placeholders}.
+	// The first tuning (or datapath) is A, this machine as it is; the
+	// second is B, the candidate. Empty: the rule cannot be shown on
+	// emulated nodes, and NoProof says why.
+	Prove   yaml.Node `yaml:"prove,omitempty" json:"-"`
+	NoProof string    `yaml:"noProof,omitempty" json:"no_proof,omitempty"`
 }
+
+// ProveFields are the spec fields a rule's prove may set: what makes the
+// A and the B, never the workload, so the user's study keeps its shape.
+var ProveFields = []string{"datapaths", "tunings", "baseline", "nodes", "link"}
 
 // Knob is one change a candidate proposes, with its exact parameters.
 // Device and parameter values may hold {placeholders} that the
@@ -182,6 +196,9 @@ func (r *Rule) validate() error {
 			}
 		}
 	}
+	if err := r.validateProve(); err != nil {
+		return err
+	}
 	for i, e := range r.Evidence {
 		if e.Source == "" || e.Finding == "" {
 			return fmt.Errorf("rule %s: evidence[%d]: source and finding are required", r.Name, i)
@@ -210,4 +227,66 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Provable reports whether the rule has an A/B.
+func (r *Rule) Provable() bool { return r.Prove.Kind == yaml.MappingNode && len(r.Prove.Content) > 0 }
+
+func (r *Rule) validateProve() error {
+	if !r.Provable() && r.NoProof == "" {
+		return fmt.Errorf("rule %s: give prove (the A/B) or noProof (why it cannot be measured on emulated nodes)", r.Name)
+	}
+	if r.Prove.Kind != 0 && r.Prove.Kind != yaml.MappingNode {
+		return fmt.Errorf("rule %s: prove: a mapping of spec fields", r.Name)
+	}
+	for i := 0; i+1 < len(r.Prove.Content); i += 2 {
+		if k := r.Prove.Content[i].Value; !contains(ProveFields, k) {
+			return fmt.Errorf("rule %s: prove.%s: may set only %s", r.Name, k, strings.Join(ProveFields, ", "))
+		}
+	}
+	_, err := r.proveSets(func(s string) (string, error) { return s, checkPlaceholders(s) })
+	return err
+}
+
+// ProveSets are the rule's prove as --set overrides, placeholders filled
+// from the inspection, in a stable order.
+func (r *Rule) ProveSets(in *inspect.Inspection) ([]string, error) {
+	return r.proveSets(func(s string) (string, error) { return fill(s, in) })
+}
+
+func (r *Rule) proveSets(f func(string) (string, error)) ([]string, error) {
+	var out []string
+	for i := 0; i+1 < len(r.Prove.Content); i += 2 {
+		k, n := r.Prove.Content[i].Value, *r.Prove.Content[i+1]
+		flowStyle(&n)
+		b, err := yaml.Marshal(&n)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: prove.%s: %w", r.Name, k, err)
+		}
+		// A value that is only a placeholder is quoted by the encoder
+		// ("{tunnel_mtu}"); unquoted, it fills in as the number it is.
+		text := bareRE.ReplaceAllString(strings.TrimSpace(string(b)), "$1")
+		v, err := f(text)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: prove.%s: %w", r.Name, k, err)
+		}
+		out = append(out, k+"="+v)
+	}
+	return out, nil
+}
+
+var bareRE = regexp.MustCompile(`["'](\{[a-z_]+\})["']`)
+
+// flowStyle writes a node on one line, as a --set value is; the node's
+// children are copied first, so the rule keeps its own.
+func flowStyle(n *yaml.Node) {
+	n.Style |= yaml.FlowStyle
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	kids := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		cc := *c
+		flowStyle(&cc)
+		kids[i] = &cc
+	}
+	n.Content = kids
 }

@@ -183,7 +183,7 @@ func TestRuleListMatchesFiles(t *testing.T) {
 }
 
 func TestParseRuleRejects(t *testing.T) {
-	base := "name: x\ntitle: t\neffect: e\nrisk: r\nevidence: [{source: s, finding: f}]\npermanent: [{kind: command, text: t}]\nknobs: [{kind: sysctl}]\n"
+	base := "name: x\ntitle: t\neffect: e\nrisk: r\nevidence: [{source: s, finding: f}]\npermanent: [{kind: command, text: t}]\nnoProof: n\nknobs: [{kind: sysctl}]\n"
 	cases := map[string]string{
 		"when: [\"cpus >= 2\"]\nextra: 1\n":                        "field extra not found",
 		"when: [\"nope >= 2\"]\n":                                  `unknown fact "nope"`,
@@ -194,9 +194,13 @@ func TestParseRuleRejects(t *testing.T) {
 		"when: []\n":                                               "at least one predicate",
 		"when: [cpus]\nknobs: [{kind: x}]\n":                       `kind "x"`,
 		"when: [cpus]\nknobs: [{kind: mtu, device: \"{nope}\"}]\n": "unknown placeholder {nope}",
+		"when: [cpus]\nprove: {workloads: []}\n":                  "prove.workloads: may set only",
+		"when: [cpus]\nprove: {tunings: [\"{nope}\"]}\n":          "prove.tunings: unknown placeholder {nope}",
 	}
 	for tail, msg := range cases {
-		_, err := ParseRule([]byte(strings.Replace(base, "knobs: [{kind: sysctl}]\n", "", strings.Count(tail, "knobs:")) + tail))
+		b := strings.Replace(base, "knobs: [{kind: sysctl}]\n", "", strings.Count(tail, "knobs:"))
+		b = strings.Replace(b, "noProof: n\n", "", strings.Count(tail, "prove:"))
+		_, err := ParseRule([]byte(b + tail))
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: err %v, want %q", tail, err, msg)
 		}
@@ -297,4 +301,42 @@ func TestPrimaryTunnel(t *testing.T) {
 	if got := Evaluate(rs[0], in); got.Status != NotApplicable {
 		t.Errorf("native-routing on a host with only the ipip fallback device: %s %v", got.Status, got.Why)
 	}
+}
+
+// A rule with neither an A/B nor the reason it has none is refused; the
+// A/B becomes --set overrides with the inspection's numbers filled in.
+func TestProveSets(t *testing.T) {
+	base := "name: x\ntitle: t\neffect: e\nrisk: r\nevidence: [{source: s, finding: f}]\npermanent: [{kind: command, text: t}]\nknobs: [{kind: sysctl}]\nwhen: [cpus]\n"
+	if _, err := ParseRule([]byte(base)); err == nil || !strings.Contains(err.Error(), "give prove") {
+		t.Errorf("rule without prove or noProof: %v", err)
+	}
+	r, err := ParseRule([]byte(base + "prove:\n  nodes: {underlayMTU: \"{underlay_mtu}\"}\n  datapaths: [{name: a, type: calico-vxlan, mtu: \"{tunnel_mtu}\"}, bridge]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := r.ProveSets(load(t, "calico-vxlan-jumbo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"nodes={underlayMTU: 9000}", "datapaths=[{name: a, type: calico-vxlan, mtu: 1450}, bridge]"}
+	if !slices.Equal(sets, want) {
+		t.Errorf("sets %q, want %q", sets, want)
+	}
+	for _, rule := range mustRules(t) {
+		if !rule.Provable() {
+			continue
+		}
+		if _, err := rule.ProveSets(load(t, "this-machine")); err != nil && !strings.Contains(err.Error(), "placeholder") {
+			t.Logf("%s on this machine: %v", rule.Name, err)
+		}
+	}
+}
+
+func mustRules(t *testing.T) []*Rule {
+	t.Helper()
+	rs, err := Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -11,71 +12,161 @@ import (
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/prove"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 type adviseFlags struct {
-	out    string
-	rules  []string
-	prove  bool
-	engine string
+	out        string
+	rules      []string
+	prove      bool
+	engine     string
+	study      string
+	budget     time.Duration
+	journalDir string
 }
 
 func newAdviseCmd() *cobra.Command {
 	var f adviseFlags
 	cmd := &cobra.Command{
 		Use:   "advise",
-		Short: "Inspect this machine and propose the knobs that may speed up its pod network",
+		Short: "Inspect this machine, propose the knobs that may speed up its pod network, and prove them",
 		Long: `advise reads, and only reads, what decides how fast this node's pod network can be:
 CPUs and NUMA nodes, NIC queues, RSS, IRQ affinity, RPS/RFS, offloads (GRO, tunnel
 segmentation), the MTU of underlay, tunnel and pod devices, the CNI, netfilter and
 conntrack sizes, qdiscs, busy polling and the kernel. Its rules (one file each, with the
 study or kernel documentation they cite) turn that into candidate knobs, each with its
-predicted effect, risk and how to make it permanent. Nothing is applied. The pages
-(advice.md, advice.html, advice.json, inspection.json) go to --out and the Markdown to
-stdout. Measuring each candidate (--prove) and other nodes (--engine kube) come later.`,
-		Example: "  sudo cnibench advise\n  sudo cnibench advise --rule rfs --rule tunnel-mtu --out /tmp/advice",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.prove {
-				return inputErr(errors.New("--prove is not built yet: advise only proposes candidates for now"))
-			}
-			switch f.engine {
-			case "local":
-			case "kube":
-				return inputErr(errors.New("--engine kube is not built yet: advise inspects this machine only for now"))
-			default:
-				return inputErr(fmt.Errorf("unknown engine %q (local, kube)", f.engine))
-			}
-			rules, err := advise.Rules()
-			if len(f.rules) > 0 {
-				rules, err = advise.Lookup(f.rules...)
-			}
-			if err != nil {
-				return inputErr(err)
-			}
-			out := f.out
-			if out == "" {
-				out = filepath.Join("results", "advise-"+time.Now().Format("20060102-150405"))
-			}
-			in := inspect.Inspect(cmd.Context(), inspect.Host())
-			in.Source = "this machine"
-			if h, err := os.Hostname(); err == nil {
-				in.Source += " (" + h + ")"
-			}
-			rep := advise.Build(rules, in, time.Now())
-			if err := rep.WriteDir(out); err != nil {
-				return err
-			}
-			if err := rep.WriteMarkdown(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", filepath.Join(out, advise.FileHTML))
-			return nil
-		},
+predicted effect, risk and how to make it permanent. The pages (advice.md, advice.html,
+advice.json, inspection.json) go to --out and the Markdown to stdout.
+
+With --prove (root), each candidate is measured: an A/B run of a short workload (or
+--study's) on emulated nodes of this machine, the machine as found (A) against the
+candidate (B), with adaptive, paired statistics; accepted only when B is better by more
+than the margin, shown rejected with its interval otherwise. Every change is reverted at
+the end of each run. The permanent forms are printed for review, never applied.`,
+		Example: "  sudo cnibench advise\n  sudo cnibench advise --rule rfs --rule tunnel-mtu --out /tmp/advice\n" +
+			"  sudo cnibench advise --prove --budget 10m\n  sudo cnibench advise --prove --study ./my-study.yaml",
+		Args: cobra.NoArgs,
+		RunE: f.run,
 	}
 	cmd.Flags().StringVarP(&f.out, "out", "o", "", "directory for the pages (default ./results/advise-TIMESTAMP)")
 	cmd.Flags().StringArrayVar(&f.rules, "rule", nil, "evaluate only this rule (repeatable; default every rule)")
-	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run (not built yet)")
+	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
+	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
+	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "where to inspect: local (this machine); kube is not built yet")
+	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
+	_ = cmd.Flags().MarkHidden("journal-dir")
 	return cmd
+}
+
+// check refuses bad input before anything is read or changed.
+func (f *adviseFlags) check(cmd *cobra.Command) error {
+	switch f.engine {
+	case "local":
+	case "kube":
+		return inputErr(errors.New("--engine kube: inspecting and proving a cluster's nodes through the node agent is not built yet; run advise on a node"))
+	default:
+		return inputErr(fmt.Errorf("unknown engine %q (local, kube)", f.engine))
+	}
+	if !f.prove {
+		for _, name := range []string{"study", "budget"} {
+			if cmd.Flags().Changed(name) {
+				return inputErr(fmt.Errorf("--%s needs --prove", name))
+			}
+		}
+	}
+	if f.budget <= 0 {
+		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m", f.budget))
+	}
+	return nil
+}
+
+func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
+	if err := f.check(cmd); err != nil {
+		return err
+	}
+	rules, err := advise.Rules()
+	if len(f.rules) > 0 {
+		rules, err = advise.Lookup(f.rules...)
+	}
+	if err != nil {
+		return inputErr(err)
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("results", "advise-"+time.Now().Format("20060102-150405"))
+	}
+	in := inspect.Inspect(cmd.Context(), inspect.Host())
+	in.Source = "this machine"
+	if h, err := os.Hostname(); err == nil {
+		in.Source += " (" + h + ")"
+	}
+	rep := advise.Build(rules, in, time.Now())
+	if f.prove {
+		if err := f.proveAll(cmd, rep, out); err != nil {
+			return err
+		}
+	}
+	if err := rep.WriteDir(out); err != nil {
+		return err
+	}
+	if err := rep.WriteMarkdown(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", filepath.Join(out, advise.FileHTML))
+	return nil
+}
+
+// proveAll measures every provable candidate, one A/B run each, after
+// checking all of them: a bad --study fails before anything runs.
+func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out string) error {
+	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr())}
+	var todo []int
+	for i := range rep.Candidates {
+		e := &rep.Candidates[i]
+		if !e.Rule.Provable() {
+			e.Measured, e.Verdict = "not measured: "+e.Rule.NoProof, advise.NotProvable
+			continue
+		}
+		if _, _, err := prove.Plan(opt, e, rep.Inspection); err != nil {
+			return inputErr(err)
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	opt.Budget = f.budget / time.Duration(len(todo))
+	jdir := cmp.Or(f.journalDir, journal.DefaultDir)
+	lock, err := journal.BeginRun(jdir)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer lock.Release()
+	noteJournalDir(cmd.Context(), jdir)
+	for _, i := range todo {
+		e := &rep.Candidates[i]
+		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
+		if err := prove.Candidate(cmd.Context(), opt, e, rep.Inspection); err != nil {
+			if cmd.Context().Err() != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+		}
+	}
+	return nil
+}
+
+// resolver resolves the A/B's workload shape with a candidate's
+// overrides: --study, or the built-in short A/B.
+func (f *adviseFlags) resolver() func([]string) (*study.Study, error) {
+	return func(sets []string) (*study.Study, error) {
+		if f.study != "" {
+			return study.Resolve(f.study, study.Options{Set: sets}, studyCatalog())
+		}
+		return study.Parse("advise-ab (built in)", prove.DefaultStudy, study.Options{Set: sets}, studyCatalog())
+	}
 }

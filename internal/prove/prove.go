@@ -1,0 +1,214 @@
+// Package prove measures `cnibench advise` candidates: for each, an A/B
+// run of the workload-shape study (the user's, or ab.yaml) with the
+// rule's prove overrides, on the local engine's emulated nodes, through
+// the runner (so every change is journaled and reverted, also after a
+// kill and `cnibench cleanup`), with the adaptive, paired statistics of
+// the run. The verdict is computed here from the run's own numbers;
+// advise renders it.
+package prove
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/runner"
+	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// DefaultStudy is the workload shape used without --study.
+//
+//go:embed ab.yaml
+var DefaultStudy []byte
+
+// Options configure the A/B runs.
+type Options struct {
+	// Resolve returns the workload-shape study with the overrides set
+	// over it (study.Resolve or study.Parse with Options.Set).
+	Resolve func(sets []string) (*study.Study, error)
+	// Budget is each candidate's machine time (adaptive studies).
+	Budget time.Duration
+	// OutDir holds one run directory per candidate: prove-RULE.
+	OutDir     string
+	JournalDir string
+	Progress   progress.Reporter
+}
+
+// Plan resolves a candidate's A/B study without running it: bad input
+// (a study the overrides make invalid) is found before anything runs.
+func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, []string, error) {
+	sets, err := e.Rule.ProveSets(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := opt.Resolve(sets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
+	}
+	if _, _, err := sides(s); err != nil {
+		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
+	}
+	s.Metadata.Name = "advise-" + e.Name
+	if opt.Budget > 0 && s.Spec.Trials.Adaptive() {
+		s.Spec.Budget = study.Duration{Duration: opt.Budget}
+	}
+	return s, sets, nil
+}
+
+// sides names A and B: the first two tunings when the study compares
+// tunings, else the first two datapath entries.
+func sides(s *study.Study) (a, b string, err error) {
+	switch {
+	case len(s.Spec.Tunings) >= 2:
+		return s.Spec.Tunings[0].Name, s.Spec.Tunings[1].Name, nil
+	case len(s.Spec.Datapaths) >= 2:
+		return s.Spec.Datapaths[0].Name, s.Spec.Datapaths[1].Name, nil
+	}
+	return "", "", fmt.Errorf("the A/B needs two tunings or two datapaths, the study has %d and %d", len(s.Spec.Tunings), len(s.Spec.Datapaths))
+}
+
+// Candidate runs one candidate's A/B and fills its Proof, Measured and
+// Verdict. A run that fails is recorded in the proof (and the entry says
+// so); the error is returned for the caller to report.
+func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.Inspection) error {
+	s, sets, err := Plan(opt, e, in)
+	if err != nil {
+		return err
+	}
+	a, b, _ := sides(s)
+	dir := filepath.Join(opt.OutDir, "prove-"+e.Name)
+	p := &advise.Proof{RunDir: dir, A: a, B: b, Sets: sets, Margin: s.Spec.DecisionMargin(),
+		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
+	e.Proof = p
+	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress})
+	if err != nil {
+		p.Error = err.Error()
+		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided
+		return fmt.Errorf("candidate %s: %w", e.Name, err)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		return err
+	}
+	p.Metric, p.Cells = cells(s, run, a, b)
+	e.Verdict = verdict(p.Cells, p.Margin)
+	e.Measured = measured(p)
+	return nil
+}
+
+// cells reads B against A from the run: a tuning A/B from the adaptive
+// controller's stops (the sequential decision, paired by round) or the
+// summary's paired comparison with the baseline; a datapath A/B from the
+// summary's comparison with the first datapath (unpaired: datapaths run
+// one after another).
+func cells(s *study.Study, run *results.Run, a, b string) (string, []advise.ProofCell) {
+	tunings := len(s.Spec.Tunings) >= 2
+	m := analysis.Build(s, run.Samples)
+	metric := ""
+	var out []advise.ProofCell
+	for _, st := range run.Stops {
+		if tunings && st.Cell.Tuning == b && st.Decision != "" {
+			metric = st.Metric
+			out = append(out, advise.ProofCell{Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
+				Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
+				Decision: st.Decision, Reason: st.DecisionReason})
+		}
+	}
+	if len(out) > 0 {
+		return metric, out
+	}
+	for _, r := range m.Rows {
+		if r.CPU >= 0 || !isHeadline(r.Metric) {
+			continue
+		}
+		var pr *analysis.Pair
+		switch {
+		case tunings && r.Tuning == b:
+			pr = r.VsBaseline
+		case !tunings && r.Datapath == b:
+			pr = r.VsFirstDatapath
+		}
+		if pr == nil {
+			continue
+		}
+		metric = r.Metric
+		ci := pr.Chosen
+		out = append(out, advise.ProofCell{Workload: r.Workload, Replicas: r.Replicas, N: r.N,
+			Ratio: fin(ci.Ratio), Low: fin(ci.Low), High: fin(ci.High), Method: string(ci.Method), Confidence: stats.Confidence,
+			Decision: string(pr.Decision.Verdict), Reason: pr.Decision.Reason})
+	}
+	return metric, out
+}
+
+// isHeadline: the comparisons are of the normalized metrics (bitrate).
+func isHeadline(metric string) bool {
+	for _, m := range analysis.NormalizedMetrics {
+		if m == metric {
+			return true
+		}
+	}
+	return false
+}
+
+func fin(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// verdict: accepted when some cell is better with an estimate beyond
+// the margin and none is worse; rejected when some cell is worse, or
+// some cell is decided and none is better beyond the margin; else
+// undecided.
+func verdict(cs []advise.ProofCell, margin float64) string {
+	gain, worse, decided := false, false, false
+	for _, c := range cs {
+		switch stats.Verdict(c.Decision) {
+		case stats.Better:
+			decided = true
+			if c.Ratio != nil && *c.Ratio > 1+margin {
+				gain = true
+			}
+		case stats.Worse:
+			decided, worse = true, true
+		case stats.Equal:
+			decided = true
+		}
+	}
+	switch {
+	case worse:
+		return advise.Rejected
+	case gain:
+		return advise.Accepted
+	case decided:
+		return advise.Rejected
+	}
+	return advise.Undecided
+}
+
+// measured says B/A per cell with the interval, n and the decision.
+func measured(p *advise.Proof) string {
+	if len(p.Cells) == 0 {
+		return "no comparable cells in " + p.RunDir
+	}
+	var parts []string
+	for _, c := range p.Cells {
+		iv := "no interval"
+		if c.Ratio != nil && c.Low != nil && c.High != nil {
+			iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %.2f%%", *c.Ratio, *c.Low, *c.High, c.Method, 100*c.Confidence)
+		}
+		parts = append(parts, fmt.Sprintf("%s at %d pair(s): %s, n=%d, %s", c.Workload, c.Replicas, iv, c.N, c.Decision))
+	}
+	return fmt.Sprintf("%s %s/%s (margin ±%.0f%%): %s", p.Metric, p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
+}
