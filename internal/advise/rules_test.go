@@ -194,8 +194,8 @@ func TestParseRuleRejects(t *testing.T) {
 		"when: []\n":                                               "at least one predicate",
 		"when: [cpus]\nknobs: [{kind: x}]\n":                       `kind "x"`,
 		"when: [cpus]\nknobs: [{kind: mtu, device: \"{nope}\"}]\n": "unknown placeholder {nope}",
-		"when: [cpus]\nprove: {workloads: []}\n":                  "prove.workloads: may set only",
-		"when: [cpus]\nprove: {tunings: [\"{nope}\"]}\n":          "prove.tunings: unknown placeholder {nope}",
+		"when: [cpus]\nprove: {workloads: []}\n":                   "prove.workloads: may set only",
+		"when: [cpus]\nprove: {tunings: [\"{nope}\"]}\n":           "prove.tunings: unknown placeholder {nope}",
 	}
 	for tail, msg := range cases {
 		b := strings.Replace(base, "knobs: [{kind: sysctl}]\n", "", strings.Count(tail, "knobs:"))
