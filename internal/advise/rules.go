@@ -5,7 +5,7 @@
 // state are a few typed predicates evaluated here (facts.go), never code.
 //
 // Nothing here changes the machine: a candidate is a proposal printed for
-// review. Measuring it (--prove) is a later step.
+// review. Measuring it (--prove) is internal/prove's: each rule states its A/B.
 package advise
 
 import (
