@@ -10,6 +10,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// apiRequestTimeout bounds one API request of the clientset (a variable
+// for tests).
+var apiRequestTimeout = 30 * time.Second
+
 // Connect loads a kubeconfig (explicit path, else $KUBECONFIG, else
 // ~/.kube/config; in-cluster when none exists) with an optional context.
 func Connect(kubeconfig, kubeContext string) (*rest.Config, kubernetes.Interface, error) {
@@ -24,7 +28,15 @@ func Connect(kubeconfig, kubeContext string) (*rest.Config, kubernetes.Interface
 	}
 	rc.QPS, rc.Burst = 50, 100
 	rc.UserAgent = "cnibench"
-	cs, err := kubernetes.NewForConfig(rc)
+	// Every API request gets a deadline, so a stopped API server cannot
+	// hang a run or its teardown: the clientset's calls are all short
+	// (get, list, create, update, delete; no watches), so a fixed
+	// per-request limit fits them. The returned config, used for exec
+	// streams that last a whole trial, has none: those end with their
+	// context, which carries the trial's own deadline.
+	api := rest.CopyConfig(rc)
+	api.Timeout = apiRequestTimeout
+	cs, err := kubernetes.NewForConfig(api)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
