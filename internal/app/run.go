@@ -58,11 +58,8 @@ func (f *runFlags) applyBudget(cmd *cobra.Command, s *study.Study) error {
 	if !cmd.Flags().Changed("budget") {
 		return nil
 	}
-	switch {
-	case f.budget <= 0:
+	if f.budget <= 0 {
 		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 30m or 2h", f.budget))
-	case !s.Spec.Trials.Adaptive():
-		return inputErr(fmt.Errorf("--budget: study %s has a fixed number of trials (%s); a budget needs trials {min, max} (e.g. --set 'trials={min: 3, max: 20}')", s.Metadata.Name, s.Spec.Trials))
 	}
 	s.Spec.Budget = study.Duration{Duration: f.budget}
 	return nil

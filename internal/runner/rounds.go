@@ -230,7 +230,7 @@ func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.
 		}
 	}
 	r.blocksDone++
-	if r.design.trials.Adaptive() {
+	if r.design.trials.Adaptive() || r.design.budget > 0 {
 		return r.recordStops(groups, last)
 	}
 	return nil

@@ -187,9 +187,6 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 	if sp.Budget.Duration < 0 {
 		bad("spec.budget", "must be >= 0 (0: none), got %s", sp.Budget.Duration)
 	}
-	if sp.Budget.Duration > 0 && !t.Adaptive() {
-		bad("spec.budget", "a budget needs a range of trials, e.g. trials: {min: 3, max: %d}", max(t.Max, 3))
-	}
 	if n := sp.Noise; n != nil {
 		if n.MaxStealPct <= 0 || n.MaxStealPct > 100 {
 			bad("spec.noise.maxStealPct", "want a percentage in (0, 100], got %g", n.MaxStealPct)
