@@ -81,6 +81,11 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 	if f.budget <= 0 {
 		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m", f.budget))
 	}
+	if f.study != "" {
+		if _, err := f.resolver()(nil); err != nil {
+			return inputErr(fmt.Errorf("--study: %w", err))
+		}
+	}
 	return nil
 }
 
