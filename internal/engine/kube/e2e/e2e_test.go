@@ -158,7 +158,7 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	// bridge is the local datapath that matches the test cluster's CNI
 	// (bridge plugin + routes between nodes), so both runs label their
 	// cells alike and can be set side by side.
-	quick := []string{"run", "rps-rfs", "--quick", "--set", "replicas=[1,2]", "--set", "trials=1", "--set", "datapaths=[bridge]"}
+	quick := []string{"run", "rps-rfs", "--quick", "--set", "replicas=[1,2]", "--set", "trials=1", "--set", "budget=0s", "--set", "datapaths=[bridge]"}
 	args := append(append(quick, "--out", dir), kubeArgs()...)
 	start := time.Now()
 	out, err := c.cnibench(args...).CombinedOutput()
@@ -406,4 +406,53 @@ func tail(b []byte, n int) string {
 		return "..." + string(b[len(b)-n:])
 	}
 	return string(b)
+}
+
+// TestKubeRestrictedRole runs a study as a service account that has only
+// the Roles of `cnibench kube manifests --rbac` (no right to create pods
+// in the agent's privileged namespace, workload pods under Pod Security
+// baseline): the run succeeds through the installed agent, and the same
+// account cannot create a privileged pod in either namespace.
+func TestKubeRestrictedRole(t *testing.T) {
+	c := setup(t)
+	tmp := t.TempDir()
+	helper := filepath.Join(tmp, "rbachelper")
+	build := exec.Command("go", "build", "-o", helper, "./internal/engine/kube/e2e/rbachelper")
+	build.Dir = c.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build helper: %v\n%s", err, out)
+	}
+	kc := filepath.Join(tmp, "restricted.kubeconfig")
+	if out, err := c.inCP(helper, "setup", kc).CombinedOutput(); err != nil {
+		t.Fatalf("set up the restricted account: %v\n%s", err, out)
+	}
+	before := knobs(t)
+	dir := filepath.Join(tmp, "run")
+	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1]", "--set", "trials=1", "--set", "budget=0s",
+		"--set", "tunings=[baseline,rfs]", "--set", "datapaths=[bridge]", "--out", dir, "--kubeconfig", kc}, kubeArgs()...)
+	out, err := c.cnibench(args...).CombinedOutput()
+	t.Logf("restricted run:\n%s", tail(out, 3000))
+	if err != nil {
+		t.Fatalf("run with the restricted Role: %v", err)
+	}
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Samples) != 2 {
+		t.Errorf("%d samples, want 2", len(r.Samples))
+	}
+	out, err = c.inCP(helper, "privileged", kc).CombinedOutput()
+	t.Logf("privileged pod attempts:\n%s", out)
+	if err != nil {
+		t.Errorf("the restricted account must not create a privileged pod: %v", err)
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+}
+
+// inCP runs any program in the control-plane namespace with the
+// admin kubeconfig (scripts/kube/exec.sh).
+func (c *cluster) inCP(prog string, args ...string) *exec.Cmd {
+	return exec.Command(filepath.Join(c.root, "scripts/kube/exec.sh"), append([]string{prog}, args...)...)
 }
