@@ -268,7 +268,9 @@ for i in $(seq 1 240); do
 	sleep 0.5
 done
 [[ $ok == "${#NODES[@]}" ]] || { echo "up: nodes not Ready:" >&2; tail -30 "$STATE/logs/kubelet-${NODES[0]}.log" >&2; exit 1; }
-# The run's namespace (the test runs as admin).
+# The run's namespace (the test runs as admin), at the Pod Security level
+# `cnibench kube manifests --rbac` gives it: workload pods are never
+# privileged.
 api /api/v1/namespaces -X POST -H 'Content-Type: application/json' \
-	-d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"cnibench"}}' >/dev/null 2>&1 || true
+	-d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"cnibench","labels":{"pod-security.kubernetes.io/enforce":"baseline","pod-security.kubernetes.io/warn":"baseline"}}}' >/dev/null 2>&1 || true
 log "cluster up: KUBECONFIG=$KUBECONFIG_ADMIN (from netns $CP_NS)"

@@ -97,7 +97,21 @@ func apply(ctx context.Context, cs kubernetes.Interface, o runtime.Object) error
 	var err error
 	switch o := o.(type) {
 	case *corev1.Namespace:
-		_, err = cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		// As `kubectl apply` would: an existing namespace (a run may
+		// have made the workload namespace) gets the labels, which carry
+		// its Pod Security level.
+		cur, gerr := cs.CoreV1().Namespaces().Get(ctx, o.Name, metav1.GetOptions{})
+		if gerr != nil {
+			_, err = cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+			break
+		}
+		if cur.Labels == nil {
+			cur.Labels = map[string]string{}
+		}
+		for k, v := range o.Labels {
+			cur.Labels[k] = v
+		}
+		_, err = cs.CoreV1().Namespaces().Update(ctx, cur, metav1.UpdateOptions{})
 	case *corev1.ServiceAccount:
 		_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 	case *rbacv1.Role:

@@ -1,0 +1,57 @@
+#!/bin/sh
+# bench-adaptive.sh: the benchmark of docs/statistics.md ("Adaptive
+# against fixed"). It answers the rps-rfs question (each tuning against
+# the baseline at 1, 4 and 16 pod pairs) twice on this machine: with the
+# fixed 20-trial design and with adaptive rounds (3 to 20) and the paired
+# analysis, then prints both machine times and the decisions side by
+# side. Not part of the suite: it takes about half an hour on 2 cores and
+# wants a quiet machine. Needs root and python3 (for the table).
+#
+# Usage: scripts/bench-adaptive.sh [OUTDIR]
+# Environment: CNIBENCH (binary, default: built from this tree),
+# BENCH_DURATION (per trial, default 4s, 1 s of it warm-up).
+# Shared test machines: flock /tmp/cnibench-test.lock scripts/bench-adaptive.sh
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$(mktemp -d /tmp/cnibench-bench.XXXXXX)}
+BIN=${CNIBENCH:-}
+if [ -z "$BIN" ]; then
+	BIN=$out/cnibench
+	(cd "$here" && go build -o "$BIN" ./cmd/cnibench)
+fi
+common="--set replicas=[1,4,16] --set tunings=[baseline,rps,rps+,rfs,rfs+] --set duration=${BENCH_DURATION:-4s} --set warmup=1s --set cooldown=0s --set budget=0s --set margin=5%"
+run() { # name, extra --set ...
+	name=$1
+	shift
+	start=$(date +%s)
+	# shellcheck disable=SC2086 # $common is a list of flags
+	"$BIN" run rps-rfs $common "$@" --out "$out/$name" >"$out/$name.log" 2>&1
+	echo $(($(date +%s) - start)) >"$out/$name.seconds"
+}
+run fixed --set trials=20
+run adaptive --set 'trials={min: 3, max: 20}'
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+def secs(n): return int(open(f"{out}/{n}.seconds").read())
+fixed = {}
+for r in json.load(open(f"{out}/fixed/summary.json"))["rows"]:
+    p = r.get("VsBaseline") or r.get("vs_baseline")
+    if r["metric"] == "bitrate" and r.get("cpu", -1) < 0 and p:
+        fixed[(r["tuning"], r["replicas"])] = (p["decision"], p["chosen_ratio"], p["chosen_low"], p["chosen_high"], r["n"])
+ada = {}
+for s in json.load(open(f"{out}/adaptive/stops.json")):
+    if s.get("decision"):
+        c = s["cell"]
+        ada[(c["tuning"], c["replicas"])] = (s["decision"], s.get("ratio"), s.get("low"), s.get("high"), s["n"])
+f = lambda d: "-" if d is None else "%s %.3f [%.3f, %.3f] n=%d" % (d[0], d[1] or 0, d[2] or 0, d[3] or 0, d[4])
+print("| tuning | pairs | fixed 20 trials | adaptive + paired | same |")
+print("|---|---|---|---|---|")
+same = 0
+for k in sorted(fixed, key=lambda k: (k[1], k[0])):
+    a = ada.get(k)
+    ok = a is not None and a[0] == fixed[k][0]
+    same += ok
+    print(f"| {k[0]} | {k[1]} | {f(fixed[k])} | {f(a)} | {'yes' if ok else 'no'} |")
+print(f"\nsame decision in {same} of {len(fixed)} cells; machine time: fixed {secs('fixed')} s, adaptive {secs('adaptive')} s ({secs('adaptive')/secs('fixed'):.2f} of fixed)")
+PY
