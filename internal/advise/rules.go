@@ -229,6 +229,16 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// ProvesDatapaths reports whether the rule's A/B sets datapaths.
+func (r *Rule) ProvesDatapaths() bool {
+	for i := 0; i+1 < len(r.Prove.Content); i += 2 {
+		if r.Prove.Content[i].Value == "datapaths" {
+			return true
+		}
+	}
+	return false
+}
+
 // Provable reports whether the rule has an A/B.
 func (r *Rule) Provable() bool { return r.Prove.Kind == yaml.MappingNode && len(r.Prove.Content) > 0 }
 

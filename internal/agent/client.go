@@ -45,7 +45,7 @@ var ErrTimeout = errors.New("agent did not answer in time")
 
 // slowOps take longer than a knob write: perf's report, replaying
 // journals, reverting a session, sampling windows.
-var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true}
+var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true}
 
 var _ tune.FS = (*Client)(nil)
 

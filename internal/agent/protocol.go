@@ -60,6 +60,7 @@ const (
 	OpMemory      = "memory"       // the node's memory in use, percent
 	OpCPPStart    = "cpp-start"    // start perf on the node, counting packets on Ifaces
 	OpCPPStop     = "cpp-stop"     // stop it and return the CPU cost per packet
+	OpInspect     = "inspect"      // advise's read-only inspection of the node (JSON in Value)
 )
 
 // PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".

@@ -235,6 +235,8 @@ func (s *Server) Handle(req Request) Response {
 		resp.Reverted, err = Replay(s.cfg.JournalDir, s.fs)
 	case OpInfo:
 		resp.Info, err = nodeInfo()
+	case OpInspect:
+		resp.Value, err = s.inspect()
 	case OpIfStats:
 		resp.IfStats, err = s.ifStats(req.Ifaces)
 	case OpMemory:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/prove"
@@ -26,6 +27,7 @@ type adviseFlags struct {
 	study      string
 	budget     time.Duration
 	journalDir string
+	kube       kubeFlags
 }
 
 func newAdviseCmd() *cobra.Command {
@@ -56,7 +58,8 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
 	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
-	cmd.Flags().StringVar(&f.engine, "engine", "local", "where to inspect: local (this machine); kube is not built yet")
+	cmd.Flags().StringVar(&f.engine, "engine", "local", "what to inspect: local (this machine) or kube (the server node of a cluster, through the installed agent; --prove runs the A/B there)")
+	f.kube.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	return cmd
@@ -67,7 +70,9 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 	switch f.engine {
 	case "local":
 	case "kube":
-		return inputErr(errors.New("--engine kube: inspecting and proving a cluster's nodes through the node agent is not built yet; run advise on a node"))
+		if err := f.kube.config().Validate(); err != nil {
+			return inputErr(err)
+		}
 	default:
 		return inputErr(fmt.Errorf("unknown engine %q (local, kube)", f.engine))
 	}
@@ -104,10 +109,9 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	if out == "" {
 		out = filepath.Join("results", "advise-"+time.Now().Format("20060102-150405"))
 	}
-	in := inspect.Inspect(cmd.Context(), inspect.Host())
-	in.Source = "this machine"
-	if h, err := os.Hostname(); err == nil {
-		in.Source += " (" + h + ")"
+	in, err := f.inspect(cmd)
+	if err != nil {
+		return err
 	}
 	rep := advise.Build(rules, in, time.Now())
 	if f.prove {
@@ -125,15 +129,38 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
+// inspect reads this machine, or the cluster's server node through its
+// agent.
+func (f *adviseFlags) inspect(cmd *cobra.Command) (*inspect.Inspection, error) {
+	if f.engine == "kube" {
+		quietKlog()
+		in, _, err := kube.InspectServer(cmd.Context(), *f.kube.config())
+		if errors.Is(err, kube.ErrUnreachable) {
+			return nil, inputErr(err)
+		}
+		return in, err
+	}
+	in := inspect.Inspect(cmd.Context(), inspect.Host())
+	in.Source = "this machine"
+	if h, err := os.Hostname(); err == nil {
+		in.Source += " (" + h + ")"
+	}
+	return in, nil
+}
+
 // proveAll measures every provable candidate, one A/B run each, after
 // checking all of them: a bad --study fails before anything runs.
 func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out string) error {
 	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr())}
+	if f.engine == "kube" {
+		opt.Engine, opt.Kube = "kube", f.kube.config()
+		opt.JournalDir = cmp.Or(f.journalDir, kubeJournalDir)
+	}
 	var todo []int
 	for i := range rep.Candidates {
 		e := &rep.Candidates[i]
-		if !e.Rule.Provable() {
-			e.Measured, e.Verdict = "not measured: "+e.Rule.NoProof, advise.NotProvable
+		if why := prove.Unprovable(opt, e); why != "" {
+			e.Measured, e.Verdict = "not measured: "+why, advise.NotProvable
 			continue
 		}
 		if _, _, err := prove.Plan(opt, e, rep.Inspection); err != nil {
@@ -145,7 +172,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		return nil
 	}
 	opt.Budget = f.budget / time.Duration(len(todo))
-	jdir := cmp.Or(f.journalDir, journal.DefaultDir)
+	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
 	lock, err := journal.BeginRun(jdir)
 	if err != nil {
 		return inputErr(err)

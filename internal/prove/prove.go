@@ -19,6 +19,7 @@ import (
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
@@ -42,6 +43,22 @@ type Options struct {
 	OutDir     string
 	JournalDir string
 	Progress   progress.Reporter
+	// Engine and Kube run the A/B on a cluster ("kube"), default local.
+	Engine string
+	Kube   *kube.Config
+}
+
+// Unprovable says why a candidate gets no A/B here ("" when it does):
+// the rule has none, or it compares datapaths, which a cluster's CNI
+// fixes.
+func Unprovable(opt Options, e *advise.Entry) string {
+	switch {
+	case !e.Rule.Provable():
+		return e.Rule.NoProof
+	case opt.Engine == "kube" && e.Rule.ProvesDatapaths():
+		return "its A/B compares datapaths, and a cluster's datapath is its CNI: change the CNI's configuration on a test cluster and compare two runs (cnibench compare)"
+	}
+	return ""
 }
 
 // Plan resolves a candidate's A/B study without running it: bad input
@@ -90,7 +107,8 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	p := &advise.Proof{RunDir: dir, A: a, B: b, Sets: sets, Margin: s.Spec.DecisionMargin(),
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
 	e.Proof = p
-	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress})
+	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
+		Engine: opt.Engine, Kube: opt.Kube})
 	if err != nil {
 		p.Error = err.Error()
 		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided

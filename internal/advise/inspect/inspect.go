@@ -47,6 +47,9 @@ type Env struct {
 	// Qdiscs returns each device's root qdisc kind; nil records qdiscs
 	// unknown.
 	Qdiscs func() (map[string]string, error)
+	// CNIConfDir, when set, is where the node's CNI configuration is
+	// (the agent sees it mounted elsewhere); default Root/etc/cni/net.d.
+	CNIConfDir string
 }
 
 // Host is the Env of this machine: its /proc and /sys, commands run with
@@ -283,6 +286,9 @@ func (r reader) underlay() {
 func (r reader) cni(links []string) {
 	conf := map[string]string{}
 	dir := r.path("etc/cni/net.d")
+	if r.env.CNIConfDir != "" {
+		dir = r.env.CNIConfDir
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.unknown("cni config", err)

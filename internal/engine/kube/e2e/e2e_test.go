@@ -456,3 +456,50 @@ func TestKubeRestrictedRole(t *testing.T) {
 func (c *cluster) inCP(prog string, args ...string) *exec.Cmd {
 	return exec.Command(filepath.Join(c.root, "scripts/kube/exec.sh"), append([]string{prog}, args...)...)
 }
+
+// TestKubeAdviseProve inspects the server node through its agent and
+// proves the rfs candidate with an A/B run on the cluster: the page names
+// the node, the candidate has an interval and a verdict, the node's
+// knobs are back and no run object is left.
+func TestKubeAdviseProve(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	tmp := t.TempDir()
+	studyFile := filepath.Join(tmp, "ab.yaml")
+	if err := os.WriteFile(studyFile, []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: kube-ab}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline]
+  workloads:
+    - {name: tcp, tool: iperf3, length: 128K}
+  replicas: [1]
+  trials: {min: 2, max: 3}
+  duration: 4s
+  warmup: 1s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "advice")
+	args := append([]string{"advise", "--prove", "--rule", "rfs", "--study", studyFile, "--budget", "3m", "--out", out}, kubeArgs()...)
+	o, err := c.cnibench(args...).CombinedOutput()
+	t.Logf("advise --engine kube --prove:\n%s", tail(o, 3000))
+	if err != nil {
+		t.Fatalf("advise: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "advice.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if !strings.Contains(page, "node "+serverNode+" (through the cnibench agent)") {
+		t.Errorf("the page does not name the inspected node")
+	}
+	if !strings.Contains(page, `"rule": "rfs"`) || !strings.Contains(page, `"proof"`) || !strings.Contains(page, "rfs/baseline") {
+		t.Errorf("no proven rfs candidate in advice.json:\n%s", tail(b, 3000))
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
+}

@@ -1,0 +1,52 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/version"
+)
+
+// InspectServer inspects, read-only, the study's server node through the
+// installed agent (`cnibench advise --engine kube`): it finds the node
+// the server selector names, opens one agent session (no Lease: it
+// changes nothing) and returns the node's inspection and name.
+func InspectServer(ctx context.Context, cfg Config) (*inspect.Inspection, string, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, "", err
+	}
+	rc, cs, err := Connect(cfg.Kubeconfig, cfg.Context)
+	if err != nil {
+		return nil, "", err
+	}
+	place, err := Preflight(ctx, cs, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	node := place.Server.Name
+	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
+	agents, err := c.waitAgents(ctx, node)
+	if err != nil {
+		return nil, "", err
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = "advise"
+	}
+	s := openSession(&APIExecer{Config: rc, Client: cs}, cfg.AgentNamespace, agents[node], cfg.RunID)
+	in, err := func() (*inspect.Inspection, error) {
+		if err := handshake(s.client, node, version.Version); err != nil {
+			return nil, err
+		}
+		return s.client.Inspect()
+	}()
+	err = errors.Join(err, s.close(ctx))
+	if err != nil {
+		return nil, "", fmt.Errorf("inspect node %s through its agent: %w", node, err)
+	}
+	in.Source = "node " + node + " (through the cnibench agent)"
+	return in, node, nil
+}
