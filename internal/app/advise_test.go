@@ -13,12 +13,12 @@ import (
 // anything, with one line and exit 2; with --rule it evaluates only those.
 func TestAdviseFlags(t *testing.T) {
 	for args, msg := range map[string]string{
-		"advise --rule nope":                     `unknown rule "nope" (known: rfs, tunnel-mtu`,
-		"advise --prove --budget 0s":             "--budget 0s: want a positive duration",
-		"advise --study rps-rfs":                 "--study needs --prove",
-		"advise --prove --study nope --rule rfs": `study "nope": no built-in study of that name`,
-		"advise --engine kube":                   "--engine kube: inspecting and proving a cluster's nodes through the node agent is not built yet",
-		"advise --engine docker":                 `unknown engine "docker"`,
+		"advise --rule nope":                                `unknown rule "nope" (known: rfs, tunnel-mtu`,
+		"advise --prove --budget 0s":                        "--budget 0s: want a positive duration",
+		"advise --study rps-rfs":                            "--study needs --prove",
+		"advise --prove --study nope --rule rfs":            `study "nope": no built-in study of that name`,
+		"advise --engine kube --kubeconfig /nonexistent/kc": "cluster unreachable",
+		"advise --engine docker":                            `unknown engine "docker"`,
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), strings.Fields(args), &out, &errb)
