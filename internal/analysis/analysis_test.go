@@ -21,6 +21,9 @@ var testCatalog = study.Catalog{
 
 func quickStudy(t *testing.T, set ...string) *study.Study {
 	t.Helper()
+	// The quick profile as these tests were written for: three replica
+	// counts and the default margin (the profile itself is adaptive now).
+	set = append([]string{"replicas=[1,2,4]", "margin=2%"}, set...)
 	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: set}, testCatalog)
 	if err != nil {
 		t.Fatal(err)

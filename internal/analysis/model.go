@@ -111,6 +111,11 @@ type RefMatch struct {
 	MeanHigh float64 `json:"mean_high"`
 	NormLow  float64 `json:"norm_low"`
 	NormHigh float64 `json:"norm_high"`
+	// RatioRows are the matched rows with a row at Reference.Against to
+	// divide by; RatioLow and RatioHigh span those ratios of means.
+	RatioRows []Key   `json:"ratio_rows,omitempty"`
+	RatioLow  float64 `json:"ratio_low"`
+	RatioHigh float64 `json:"ratio_high"`
 }
 
 // RefLabel is how tables name a published number.

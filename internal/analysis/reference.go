@@ -48,7 +48,7 @@ func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
 	var out []RefMatch
 	for _, ref := range refs {
 		nan := math.NaN()
-		m := RefMatch{Reference: ref, Label: RefLabel, MeanLow: nan, MeanHigh: nan, NormLow: nan, NormHigh: nan}
+		m := RefMatch{Reference: ref, Label: RefLabel, MeanLow: nan, MeanHigh: nan, NormLow: nan, NormHigh: nan, RatioLow: nan, RatioHigh: nan}
 		for _, r := range rows {
 			if r.N == 0 || !RefMatches(ref, r.SummaryRow) {
 				continue
@@ -58,6 +58,9 @@ func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
 			}
 			m.Rows = append(m.Rows, RowKey(r))
 			m.MeanLow, m.MeanHigh = min(m.MeanLow, r.Mean), max(m.MeanHigh, r.Mean)
+			if ref.Against != "" {
+				addRatio(&m, r, rows)
+			}
 			if !r.HasNorm {
 				continue
 			}
@@ -70,4 +73,23 @@ func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
 		out = append(out, m)
 	}
 	return out
+}
+
+// addRatio adds a matched row's ratio of means to the same point of the
+// reference's Against datapath, when that row has data.
+func addRatio(m *RefMatch, r Row, rows []Row) {
+	k := RowKey(r)
+	k.Datapath = m.Reference.Against
+	for _, o := range rows {
+		if RowKey(o) != k || o.N == 0 || o.Mean == 0 {
+			continue
+		}
+		q := r.Mean / o.Mean
+		if len(m.RatioRows) == 0 {
+			m.RatioLow, m.RatioHigh = q, q
+		}
+		m.RatioRows = append(m.RatioRows, RowKey(r))
+		m.RatioLow, m.RatioHigh = min(m.RatioLow, q), max(m.RatioHigh, q)
+		return
+	}
 }

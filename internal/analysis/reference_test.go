@@ -29,3 +29,18 @@ func TestRefMatchesWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestRefRatio: a ratio reference is our mean at its datapath over our
+// mean at the same point of the datapath it names.
+func TestRefRatio(t *testing.T) {
+	row := func(dp, w string, mean float64) Row {
+		return Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: w, Replicas: 1},
+			Metric: "transactions_per_s", CPU: -1, N: 5, Mean: mean}}
+	}
+	rows := []Row{row("bridge", "rr-chc", 1000), row("macvlan", "rr-chc", 1300), row("macvlan", "rr-chhc", 900)}
+	r := 1.3163
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows)[0]
+	if len(m.Rows) != 2 || len(m.RatioRows) != 1 || m.RatioLow != 1.3 || m.RatioHigh != 1.3 {
+		t.Errorf("match %+v: want the rr-chc row's ratio 1.3 only (rr-chhc has no bridge row)", m)
+	}
+}

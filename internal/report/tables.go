@@ -263,6 +263,9 @@ func refValue(m analysis.RefMatch) string {
 		sc := analysis.Display(ref.Metric)
 		parts = append(parts, strings.TrimSpace(sc.Format(*ref.Value)+" "+sc.Unit))
 	}
+	if ref.Ratio != nil {
+		parts = append(parts, fmt.Sprintf("%s / %s = %.3f", ref.Datapath, ref.Against, *ref.Ratio))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -282,6 +285,16 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 			parts = append(parts, "normalized "+analysis.NormCI(n.idx[m.NormRows[0]]))
 		default:
 			parts = append(parts, fmt.Sprintf("normalized %.3f to %.3f over %d rows", m.NormLow, m.NormHigh, len(m.NormRows)))
+		}
+	}
+	if r := m.Reference; r.Ratio != nil {
+		switch len(m.RatioRows) {
+		case 0:
+			parts = append(parts, "ratio: "+r.Against+" not measured")
+		case 1:
+			parts = append(parts, fmt.Sprintf("%s / %s = %.3f (ratio of means)", r.Datapath, r.Against, m.RatioLow))
+		default:
+			parts = append(parts, fmt.Sprintf("%s / %s = %.3f to %.3f over %d rows", r.Datapath, r.Against, m.RatioLow, m.RatioHigh, len(m.RatioRows)))
 		}
 	}
 	if m.Reference.Value != nil {

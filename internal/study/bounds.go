@@ -184,6 +184,9 @@ func checkReferences(sp *Spec, bad badFunc) {
 		if r.Datapath != "" {
 			checkName(f+".datapath", r.Datapath, nameRE, "'.', '_', '-'", bad)
 		}
+		if r.Against != "" {
+			checkName(f+".against", r.Against, nameRE, "'.', '_', '-'", bad)
+		}
 		if r.Tuning != "" {
 			checkName(f+".tuning", r.Tuning, tuningNameRE, "'.', '_', '+', '-'", bad)
 		}
@@ -201,13 +204,16 @@ func checkReferences(sp *Spec, bad badFunc) {
 		for _, v := range []struct {
 			k string
 			p *float64
-		}{{"value", r.Value}, {"normalized", r.Normalized}} {
+		}{{"value", r.Value}, {"normalized", r.Normalized}, {"ratio", r.Ratio}} {
 			if v.p != nil && (math.IsNaN(*v.p) || math.IsInf(*v.p, 0)) {
 				bad(f+"."+v.k, "must be a finite number, got %v", *v.p)
 			}
 		}
 		if r.Normalized != nil && *r.Normalized < 0 {
 			bad(f+".normalized", "must be >= 0, got %v", *r.Normalized)
+		}
+		if r.Ratio != nil && *r.Ratio <= 0 {
+			bad(f+".ratio", "must be > 0, got %v", *r.Ratio)
 		}
 		if len(r.Note) > MaxNoteLen {
 			bad(f+".note", "%d bytes; at most %d", len(r.Note), MaxNoteLen)

@@ -130,10 +130,11 @@ func TestQuickProfileIsSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Budget: trials x cells x duration must fit well inside 3 minutes.
-	total := time.Duration(len(s.Cells())*s.Spec.Trials.Max) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
-	if total > 150*time.Second {
-		t.Errorf("quick profile measures for %s; must leave room for setup within 3 minutes", total)
+	// The quick profile is adaptive: its budget bounds the machine time,
+	// and the run must end within 5 minutes (issue 11) with room for
+	// building and tearing down the cluster.
+	if b := s.Spec.Budget.Duration; b == 0 || b > 4*time.Minute || !s.Spec.Trials.Adaptive() {
+		t.Errorf("quick profile: trials %s, budget %s; want adaptive with a budget of at most 4 minutes", s.Spec.Trials, b)
 	}
 	if s.Profile != "quick" {
 		t.Errorf("profile %q", s.Profile)
@@ -215,10 +216,10 @@ func TestCellsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	cells := s.Cells()
-	if len(cells) != 3*5 {
+	if len(cells) != 2*5 {
 		t.Fatalf("%d cells", len(cells))
 	}
-	if cells[0].Replicas != 1 || cells[0].Tuning != "baseline" || cells[5].Replicas != 2 {
+	if cells[0].Replicas != 1 || cells[0].Tuning != "baseline" || cells[5].Replicas != 4 {
 		t.Errorf("unexpected order: %+v", cells[:6])
 	}
 }

@@ -225,7 +225,12 @@ type Reference struct {
 	// Value is in the metric's unit; Normalized is relative to baseline.
 	Value      *float64 `yaml:"value,omitempty" json:"value,omitempty"`
 	Normalized *float64 `yaml:"normalized,omitempty" json:"normalized,omitempty"`
-	Note       string   `yaml:"note,omitempty" json:"note,omitempty"`
+	// Ratio is the datapath's mean over the mean of datapath Against at
+	// the same point: papers that compare attachment modes publish "A
+	// beats B by 7.93%" (ratio 1.0793), not numbers of their hardware.
+	Ratio   *float64 `yaml:"ratio,omitempty" json:"ratio,omitempty"`
+	Against string   `yaml:"against,omitempty" json:"against,omitempty"`
+	Note    string   `yaml:"note,omitempty" json:"note,omitempty"`
 }
 
 // Duration is a time.Duration written as "30s" in YAML.

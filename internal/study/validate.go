@@ -99,8 +99,15 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateVerdict(sp.Verdict, bad)
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)
-		if r.Value == nil && r.Normalized == nil {
-			bad(f, "give value or normalized")
+		switch {
+		case r.Ratio == nil && r.Against != "":
+			bad(f+".ratio", "against names the datapath of a ratio: give ratio")
+		case r.Value == nil && r.Normalized == nil && r.Ratio == nil:
+			bad(f, "give value, normalized or ratio (with against)")
+		case r.Ratio != nil && (r.Against == "" || r.Datapath == ""):
+			bad(f+".against", "a ratio is a datapath's mean over another's: give datapath and against")
+		case r.Against != "" && r.Against == r.Datapath:
+			bad(f+".against", "a datapath against itself is 1")
 		}
 		// A reference to a tuning or replica count a profile leaves out is
 		// fine: the report lists it as not measured.
