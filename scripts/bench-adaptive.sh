@@ -28,7 +28,10 @@ run() { # name, extra --set ...
 	"$BIN" run rps-rfs $common "$@" --out "$out/$name" >"$out/$name.log" 2>&1
 	echo $(($(date +%s) - start)) >"$out/$name.seconds"
 }
-run fixed --set trials=20
+# A fixed run already in OUTDIR is kept (it is the slow half); the
+# adaptive one always runs again.
+[ -f "$out/fixed/summary.json" ] || run fixed --set trials=20
+rm -rf "$out/adaptive" "$out/adaptive.seconds"
 run adaptive --set 'trials={min: 3, max: 20}'
 python3 - "$out" <<'PY'
 import json, sys

@@ -135,6 +135,10 @@ const (
 	// Budget: the remaining budget cannot pay for another trial of the
 	// cell (and of its baseline, which must run in the same round).
 	Budget Status = "budget"
+	// Futile: at a look the cell is undecided, and it would still be at
+	// Trials.Max if its estimate held and its interval shrank as 1/√n
+	// (futility.go); more rounds would buy no decision.
+	Futile Status = "futile"
 )
 
 // CellPlan is the controller's word on one cell.
@@ -351,14 +355,14 @@ func settleBaseline(bp *CellPlan, plans []CellPlan, deps []int, forItself bool) 
 		return
 	case bp.Status != Running:
 		return
-	case count[Target] == len(deps):
+	case count[Target]+count[Futile] == len(deps):
 		bp.Status = Target
 	case count[Budget] > 0:
 		bp.Status = Budget
 	default:
 		bp.Status = Max
 	}
-	bp.Reason = fmt.Sprintf("every cell compared with it has stopped (target %d, max %d, budget %d)", count[Target], count[Max], count[Budget])
+	bp.Reason = fmt.Sprintf("every cell compared with it has stopped (target %d, futile %d, max %d, budget %d)", count[Target], count[Futile], count[Max], count[Budget])
 }
 
 // priority is the expected shrinking of the cell's relative half-width
@@ -442,9 +446,15 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	if p.Comparison != nil && cfg.Margin > 0 && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
 		met = append(met, fmt.Sprintf("decision %s %s", p.Decision.Verdict, p.Decision.Reason))
 	}
+	futile := ""
+	if len(met) == 0 && cfg.Precision == nil {
+		futile = futility(cfg, p)
+	}
 	switch {
 	case p.N >= cfg.Trials.Min && len(met) > 0:
 		p.Status, p.Reason = Target, strings.Join(met, "; ")
+	case futile != "":
+		p.Status, p.Reason = Futile, futile
 	case p.N >= cfg.Trials.Max:
 		p.Status, p.Reason = Max, fmt.Sprintf("ran the maximum of %d trials; half-width %s", cfg.Trials.Max, hw)
 	case p.N < cfg.Trials.Min:

@@ -85,3 +85,32 @@ func TestSequentialDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestFutility: without a precision target, a cell whose interval at a
+// look would still cover 1 and reach beyond the margin at Max stops as
+// futile, well before Max; a clear difference is still decided; and
+// futility never turns an identical tuning into a wrong decision more
+// often than the sequential bound allows.
+func TestFutility(t *testing.T) {
+	cfg := Config{Trials: Trials{Min: 3, Max: 20}, Margin: 0.02}
+	noisy := []simCell{{id: "base", mean: 1e9, sd: 0.15}, {id: "tuned", baseline: "base", mean: 1e9, sd: 0.15}}
+	futile, wrong, trials := 0, 0, 0
+	const runs = 300
+	for i := range runs {
+		c := simulate(t, cfg, noisy, 0, uint64(7000+i)).final("tuned")
+		trials += c.N
+		if c.Status == Futile {
+			futile++
+		}
+		if c.Decision.Verdict == stats.Better || c.Decision.Verdict == stats.Worse {
+			wrong++
+		}
+	}
+	if futile < runs/2 || float64(trials)/runs > 15 || float64(wrong)/runs > 0.065 {
+		t.Errorf("identical, noisy: %d of %d futile, %.1f trials on average, %d wrong decisions", futile, runs, float64(trials)/runs, wrong)
+	}
+	clear := []simCell{{id: "base", mean: 1e9, sd: 0.03}, {id: "tuned", baseline: "base", mean: 1.2e9, sd: 0.03}}
+	if c := simulate(t, cfg, clear, 0, 1).final("tuned"); c.Decision.Verdict != stats.Better || c.Status != Target {
+		t.Errorf("a 20%% gain: %s %s (%s)", c.Status, c.Decision.Verdict, c.Reason)
+	}
+}
