@@ -112,6 +112,7 @@ type Entry struct {
 var List = []Entry{
 	linkRateEntry,
 	offloadsEntry,
+	podOffloadsEntry,
 	policyEntry,
 	tuningEntry,
 	impairEntry,

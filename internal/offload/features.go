@@ -44,3 +44,19 @@ func ParseFeatures(out []byte) map[string]bool {
 	}
 	return m
 }
+
+// shortNames are ethtool -K's short feature names and the long names
+// `ethtool -k` prints for them.
+var shortNames = map[string]string{
+	"gro": "generic-receive-offload", "gso": "generic-segmentation-offload", "tso": "tcp-segmentation-offload",
+	"lro": "large-receive-offload", "sg": "scatter-gather", "rx": "rx-checksumming", "tx": "tx-checksumming",
+	"rxvlan": "rx-vlan-offload", "txvlan": "tx-vlan-offload", "ntuple": "ntuple-filters", "rxhash": "receive-hashing",
+}
+
+// LongName is the name `ethtool -k` prints for a feature given to -K.
+func LongName(feature string) string {
+	if l, ok := shortNames[feature]; ok {
+		return l
+	}
+	return feature
+}

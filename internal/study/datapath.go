@@ -27,6 +27,10 @@ type Datapath struct {
 	// Offloads sets ethtool features ("tx-udp_tnl-segmentation": off) on
 	// every node's underlay NIC and tunnel device, as `ethtool -K` does.
 	Offloads map[string]string `yaml:"offloads,omitempty"`
+	// PodOffloads sets ethtool features on every pod's own device (eth0)
+	// and its host-side peer ("gro": off), once the pods exist: seed 001
+	// turns GRO off on the containers' devices to show what it is worth.
+	PodOffloads map[string]string `yaml:"podOffloads,omitempty"`
 	// Policy installs a network-policy rule set in the style of the CNI:
 	// "wp" (with policy) or "np" (the CNI's chains without a policy);
 	// empty installs no rules.
@@ -59,7 +63,7 @@ var Implementations = []string{ImplBuiltin, ImplFlanneld, ImplBird}
 
 // Plain reports whether the entry is only a catalog name with no knobs.
 func (d Datapath) Plain() bool {
-	return d.Name == d.Type && d.MTU == 0 && len(d.Offloads) == 0 && d.Policy == "" &&
+	return d.Name == d.Type && d.MTU == 0 && len(d.Offloads) == 0 && len(d.PodOffloads) == 0 && d.Policy == "" &&
 		d.Wiring == "" && d.Implementation == ""
 }
 
@@ -76,7 +80,7 @@ func (d Datapath) OffloadNames() []string {
 // OffloadOn reports the requested state of a feature ("on" or "off").
 func (d Datapath) OffloadOn(feature string) bool { return d.Offloads[feature] == "on" }
 
-var datapathKeys = []string{"name", "type", "mtu", "offloads", "policy", "wiring", "implementation"}
+var datapathKeys = []string{"name", "type", "mtu", "offloads", "podOffloads", "policy", "wiring", "implementation"}
 
 // UnmarshalYAML accepts a datapath name or a mapping of datapath knobs.
 func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
@@ -96,7 +100,7 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 		if !contains(datapathKeys, k.Value) {
 			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown datapath field %q (known: %s)", k.Value, strings.Join(datapathKeys, ", "))}
 		}
-		if k.Value == "offloads" {
+		if k.Value == "offloads" || k.Value == "podOffloads" {
 			if err := checkOffloads(n.Content[i+1]); err != nil {
 				return err
 			}
