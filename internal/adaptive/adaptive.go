@@ -406,20 +406,7 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	}
 	what := "the mean"
 	if b >= 0 {
-		// The baseline's values from the rounds this cell ran, in the
-		// same order: a stopped cell's comparison never changes.
-		byRound := map[int]float64{}
-		for _, o := range cells[b].Obs {
-			byRound[o.Round] = o.Value
-		}
-		bx := make([]float64, len(c.Obs))
-		for k, o := range c.Obs {
-			v, ok := byRound[o.Round]
-			if !ok {
-				v = math.NaN()
-			}
-			bx[k] = v
-		}
+		bx := alignRounds(c.Obs, cells[b].Obs)
 		cmp := stats.Compare(x, bx, cfg.Margin, cfg.Direction)
 		p.Comparison = &cmp
 		p.Decision = stats.Decision{Verdict: stats.Undecided, Reason: fmt.Sprintf("no decision before %d trials", cfg.Trials.Min)}
@@ -468,6 +455,25 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 		}
 	}
 	return p
+}
+
+// alignRounds returns the baseline's values from the rounds this cell
+// ran, in the same order (NaN where the baseline lacks that round): a
+// stopped cell's comparison never changes.
+func alignRounds(cell, base []Obs) []float64 {
+	byRound := map[int]float64{}
+	for _, o := range base {
+		byRound[o.Round] = o.Value
+	}
+	bx := make([]float64, len(cell))
+	for k, o := range cell {
+		v, ok := byRound[o.Round]
+		if !ok {
+			v = math.NaN()
+		}
+		bx[k] = v
+	}
+	return bx
 }
 
 func finite(xs []float64) []float64 {
