@@ -106,8 +106,26 @@ func TestFutility(t *testing.T) {
 			wrong++
 		}
 	}
+	t.Logf("identical, noisy: %d of %d futile, %.1f trials on average", futile, runs, float64(trials)/runs)
 	if futile < runs/2 || float64(trials)/runs > 15 || float64(wrong)/runs > 0.065 {
 		t.Errorf("identical, noisy: %d of %d futile, %.1f trials on average, %d wrong decisions", futile, runs, float64(trials)/runs, wrong)
+	}
+	// A real 25% loss behind noise that hides it at 3 trials: a fixed
+	// 20-trial design says "worse" in nearly every run, so futility must
+	// rarely stop it first (the rps-rfs benchmark's rfs at 1 pair).
+	hidden := []simCell{{id: "base", mean: 1e9, sd: 0.15}, {id: "tuned", baseline: "base", mean: 0.75e9, sd: 0.15}}
+	futile, worse := 0, 0
+	for i := range runs {
+		c := simulate(t, cfg, hidden, 0, uint64(9000+i)).final("tuned")
+		if c.Status == Futile {
+			futile++
+		}
+		if c.Decision.Verdict == stats.Worse {
+			worse++
+		}
+	}
+	if futile > runs/20 || worse < runs*9/10 {
+		t.Errorf("hidden 25%% loss: %d of %d futile, %d decided worse", futile, runs, worse)
 	}
 	clear := []simCell{{id: "base", mean: 1e9, sd: 0.03}, {id: "tuned", baseline: "base", mean: 1.2e9, sd: 0.03}}
 	if c := simulate(t, cfg, clear, 0, 1).final("tuned"); c.Decision.Verdict != stats.Better || c.Status != Target {

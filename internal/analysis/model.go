@@ -111,11 +111,15 @@ type RefMatch struct {
 	MeanHigh float64 `json:"mean_high"`
 	NormLow  float64 `json:"norm_low"`
 	NormHigh float64 `json:"norm_high"`
-	// RatioRows are the matched rows with a row at Reference.Against to
-	// divide by; RatioLow and RatioHigh span those ratios of means.
+	// RatioRows are the matched rows with a row to divide by (at
+	// Reference.Against and/or AgainstWorkload); RatioLow and RatioHigh
+	// span those ratios of means.
 	RatioRows []Key   `json:"ratio_rows,omitempty"`
 	RatioLow  float64 `json:"ratio_low"`
 	RatioHigh float64 `json:"ratio_high"`
+	// RatioCI is Fieller's interval of the first ratio row (nil when a
+	// side has no trials).
+	RatioCI *Pair `json:"ratio_ci,omitempty"`
 }
 
 // RefLabel is how tables name a published number.
@@ -142,7 +146,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		}
 	}
 	if s != nil {
-		m.References = matchReferences(s.Spec.Reference, m.Rows)
+		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)))
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

@@ -52,10 +52,15 @@ type rounds map[Key]map[int]float64
 
 // roundsOf collects the per-trial values of the paired metrics.
 func roundsOf(samples []results.Sample) rounds {
+	return roundsWhere(samples, func(m string) bool { _, ok := pairedMetric(m); return ok })
+}
+
+// roundsWhere collects the per-trial values of the metrics keep accepts.
+func roundsWhere(samples []results.Sample, keep func(string) bool) rounds {
 	out := rounds{}
 	for _, s := range samples {
 		for m, v := range s.Metrics {
-			if _, ok := pairedMetric(m); !ok || !Finite(v) {
+			if !keep(m) || !Finite(v) {
 				continue
 			}
 			k := Key{Cell: s.Cell, Metric: m, CPU: -1}

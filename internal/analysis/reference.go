@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -44,7 +45,7 @@ func markRefs(rows []Row, refs []study.Reference) {
 // matchReferences returns, per reference in study order, the rows with
 // data (N > 0) it matches and the spread of their means and normalized
 // values.
-func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
+func matchReferences(refs []study.Reference, rows []Row, rs rounds) []RefMatch {
 	var out []RefMatch
 	for _, ref := range refs {
 		nan := math.NaN()
@@ -58,8 +59,8 @@ func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
 			}
 			m.Rows = append(m.Rows, RowKey(r))
 			m.MeanLow, m.MeanHigh = min(m.MeanLow, r.Mean), max(m.MeanHigh, r.Mean)
-			if ref.Against != "" {
-				addRatio(&m, r, rows)
+			if ref.Ratio != nil {
+				addRatio(&m, r, rows, rs)
 			}
 			if !r.HasNorm {
 				continue
@@ -76,10 +77,17 @@ func matchReferences(refs []study.Reference, rows []Row) []RefMatch {
 }
 
 // addRatio adds a matched row's ratio of means to the same point of the
-// reference's Against datapath, when that row has data.
-func addRatio(m *RefMatch, r Row, rows []Row) {
+// reference's Against datapath, when that row has data. The first such
+// row also gets Fieller's interval of the ratio from the trials of both
+// (unpaired: datapaths run one after another, not in the same rounds).
+func addRatio(m *RefMatch, r Row, rows []Row, rs rounds) {
 	k := RowKey(r)
-	k.Datapath = m.Reference.Against
+	if a := m.Reference.Against; a != "" {
+		k.Datapath = a
+	}
+	if a := m.Reference.AgainstWorkload; a != "" {
+		k.Workload = a
+	}
 	for _, o := range rows {
 		if RowKey(o) != k || o.N == 0 || o.Mean == 0 {
 			continue
@@ -87,9 +95,25 @@ func addRatio(m *RefMatch, r Row, rows []Row) {
 		q := r.Mean / o.Mean
 		if len(m.RatioRows) == 0 {
 			m.RatioLow, m.RatioHigh = q, q
+			if len(rs[RowKey(r)]) > 0 && len(rs[k]) > 0 {
+				_, den := m.Reference.RatioTerms()
+				m.RatioCI = UnpairedOf(den, rs[RowKey(r)], rs[k], 0, stats.DirectionOf(r.Metric))
+			}
 		}
 		m.RatioRows = append(m.RatioRows, RowKey(r))
 		m.RatioLow, m.RatioHigh = min(m.RatioLow, q), max(m.RatioHigh, q)
 		return
 	}
+}
+
+// refMetric accepts the metrics of the ratio references among refs: the
+// only ones whose per-trial values matchReferences needs.
+func refMetric(refs []study.Reference) func(string) bool {
+	want := map[string]bool{}
+	for _, r := range refs {
+		if r.Ratio != nil {
+			want[r.Metric] = true
+		}
+	}
+	return func(m string) bool { return want[m] }
 }

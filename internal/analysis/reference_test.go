@@ -39,8 +39,43 @@ func TestRefRatio(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "rr-chc", 1000), row("macvlan", "rr-chc", 1300), row("macvlan", "rr-chhc", 900)}
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil)[0]
 	if len(m.Rows) != 2 || len(m.RatioRows) != 1 || m.RatioLow != 1.3 || m.RatioHigh != 1.3 {
 		t.Errorf("match %+v: want the rr-chc row's ratio 1.3 only (rr-chhc has no bridge row)", m)
+	}
+}
+
+// TestRefRatioInterval: with trials on both sides the ratio reference
+// carries Fieller's interval, which covers the ratio of means.
+func TestRefRatioInterval(t *testing.T) {
+	row := func(dp string, mean float64) Row {
+		return Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "rr", Replicas: 1},
+			Metric: "transactions_per_s", CPU: -1, N: 3, Mean: mean}}
+	}
+	rows := []Row{row("bridge", 1000), row("macvlan", 1300)}
+	rs := rounds{RowKey(rows[0]): {1: 990, 2: 1000, 3: 1010}, RowKey(rows[1]): {1: 1290, 2: 1300, 3: 1310}}
+	r := 1.3163
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs)[0]
+	if m.RatioCI == nil {
+		t.Fatal("no interval for a ratio with three trials on each side")
+	}
+	u := m.RatioCI.Unpaired
+	if u.Method == "none" || !(u.Low < 1.3 && 1.3 < u.High) || u.High-u.Low > 0.1 {
+		t.Errorf("interval %+v: want a tight interval around 1.3", u)
+	}
+}
+
+// TestRefRatioAgainstWorkload: a ratio may divide by another workload at
+// the same datapath (seed 001's NUMA penalty), one ratio per datapath.
+func TestRefRatioAgainstWorkload(t *testing.T) {
+	row := func(dp, w string, mean float64) Row {
+		return Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: w, Replicas: 1},
+			Metric: "bitrate", CPU: -1, N: 5, Mean: mean}}
+	}
+	rows := []Row{row("bridge", "numa-same", 10), row("bridge", "numa-other", 2), row("macvlan", "numa-same", 10), row("macvlan", "numa-other", 4)}
+	r := 0.2201
+	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil)[0]
+	if len(m.RatioRows) != 2 || m.RatioLow != 0.2 || m.RatioHigh != 0.4 {
+		t.Errorf("match %+v: want bridge's 0.2 and macvlan's 0.4", m)
 	}
 }

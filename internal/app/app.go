@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/version"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -88,5 +89,11 @@ func studyCatalog() study.Catalog {
 
 // checkDatapath checks a study entry's knobs against its datapath.
 func checkDatapath(d study.Datapath, underlayMTU int) map[string]string {
-	return catalog.Check(catalog.FromStudy(d), underlayMTU)
+	problems := catalog.Check(catalog.FromStudy(d), underlayMTU)
+	if nf := d.Netfilter; nf != nil && nf.CNI != "" {
+		if _, err := netfilter.Lookup(nf.CNI); err != nil {
+			problems["netfilter.cni"] = err.Error()
+		}
+	}
+	return problems
 }

@@ -18,6 +18,7 @@ package knob
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
@@ -81,6 +82,11 @@ type Target struct {
 	// by the qdisc collector).
 	Impairment study.Impairment
 	Impaired   []netns.Iface
+	// Local is set on the local engine (emulated nodes the run owns).
+	Local bool
+	// Front are the addresses clients reach the measured servers at
+	// instead of their pod IPs (set by knob service-path: ClusterIPs).
+	Front []net.IP
 	// SteerCPUs are the CPUs an RPS mask may name; SoftIRQCore is the
 	// core rps-7 steers away from.
 	SteerCPUs   cpuset.Set
@@ -114,8 +120,10 @@ var List = []Entry{
 	offloadsEntry,
 	podOffloadsEntry,
 	policyEntry,
+	netfilterEntry,
 	tuningEntry,
 	impairEntry,
+	servicePathEntry,
 }
 
 // Needs lists what the knobs of scope s wanted by t need.
@@ -146,6 +154,11 @@ func Apply(ctx context.Context, s Scope, t *Target) (*Applied, error) {
 		}
 		u, err := e.Apply(ctx, t)
 		if err != nil {
+			// A knob that failed half-way hands back the undo of what it
+			// did write.
+			if u != nil {
+				err = errors.Join(err, u())
+			}
 			return nil, errors.Join(err, a.Revert())
 		}
 		a.names = append(a.names, e.Name)

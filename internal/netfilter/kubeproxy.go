@@ -244,3 +244,22 @@ func nth(n *net.IPNet, i uint32) net.IP {
 	v += i
 	return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).To4()
 }
+
+// BenchClusterIP is the ClusterIP of the Service in front of measured
+// server i (study.Workload.Target service or hairpin): 10.96.100.i, in
+// the service CIDR and clear of the fillers (which start at 10.96.0.16).
+func BenchClusterIP(i int) net.IP { return net.IPv4(10, 96, 100, byte(i)).To4() }
+
+// BenchServices are the Services in front of the measured servers, as
+// the kube engine makes them: server i on port base+i, TCP and UDP, one
+// endpoint (the pod, same port).
+func BenchServices(servers []net.IP, base int) []Service {
+	var out []Service
+	for i, ip := range servers {
+		for _, proto := range []string{"tcp", "udp"} {
+			out = append(out, Service{Namespace: "cnibench", Name: fmt.Sprintf("server-%d", i), PortName: proto, Protocol: proto,
+				ClusterIP: BenchClusterIP(i), Port: base + i, Endpoints: []Endpoint{{IP: ip, Port: base + i}}})
+		}
+	}
+	return out
+}

@@ -59,8 +59,11 @@ const (
 	// ToolOvsDpctl programs the Open vSwitch kernel datapath, for the ovs
 	// datapath and weave's OVS mode (optional).
 	ToolOvsDpctl = "ovs-dpctl"
-	// ToolIptablesRestore installs network-policy rule sets (optional).
+	// ToolIptablesRestore installs network-policy rule sets and a
+	// datapath's netfilter state (optional).
 	ToolIptablesRestore = "iptables-restore"
+	// ToolNft loads kube-proxy's nftables mode (optional).
+	ToolNft = "nft"
 	// ToolBird is the BIRD 2 routing daemon that distributes calico-routed's
 	// and kube-router's routes by BGP with `implementation: bird` (optional).
 	ToolBird = "bird"

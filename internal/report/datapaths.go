@@ -15,7 +15,7 @@ import (
 
 // comparedMetrics are drawn side by side across datapaths, in this order,
 // when a run has more than one datapath.
-var comparedMetrics = []string{results.MetricBitrate, "lost_percent", "jitter_ms", "pod_setup_ms", "daemons_rss_bytes"}
+var comparedMetrics = []string{results.MetricBitrate, mTPS, "rtt_p50_us", "rtt_p99_us", "lost_percent", "jitter_ms", "pod_setup_ms", "daemons_rss_bytes"}
 
 // datapathFigures compares datapaths: for each metric, grouped bars with
 // datapaths on x and one bar per workload, at the baseline tuning and the

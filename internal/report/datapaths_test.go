@@ -55,3 +55,36 @@ func TestNoDatapathFiguresForOneDatapath(t *testing.T) {
 		t.Errorf("%d figures for a single-datapath run", len(figs))
 	}
 }
+
+// TestSweepsAcrossDatapaths: a sweep measured on two datapaths is drawn
+// once with a line per datapath; a single-variant workload is not.
+func TestSweepsAcrossDatapaths(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline", Replicas: []int{1},
+		Datapaths: []study.Datapath{{Name: "bridge"}, {Name: "macvlan"}},
+		Workloads: []study.Workload{{Name: "flows", Tool: "iperf3", Parallels: []int{1, 2}}, {Name: "tcp", Tool: "iperf3"}}}}
+	var rows []analysis.Row
+	for _, dp := range []string{"bridge", "macvlan"} {
+		for _, w := range append(variantNames(s.Spec.Workloads[0]), "tcp") {
+			rows = append(rows, dpRow(dp, w, results.MetricBitrate, 5e9))
+		}
+	}
+	figs := sweepsAcrossDatapaths(s, rows)
+	if len(figs) != 1 {
+		t.Fatalf("%d figures, want 1 (the flows sweep)", len(figs))
+	}
+	svg := string(figs[0].SVG)
+	if !strings.Contains(svg, "bridge") || !strings.Contains(svg, "macvlan") || !strings.Contains(figs[0].Title, "flows") {
+		t.Errorf("figure %q lacks a line per datapath", figs[0].Title)
+	}
+	if figs := sweepsAcrossDatapaths(s, rows[:3]); len(figs) != 0 {
+		t.Errorf("%d figures for a sweep on one datapath", len(figs))
+	}
+}
+
+func variantNames(w study.Workload) []string {
+	var out []string
+	for _, v := range w.Variants() {
+		out = append(out, v.Name)
+	}
+	return out
+}

@@ -3,11 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -264,7 +266,8 @@ func refValue(m analysis.RefMatch) string {
 		parts = append(parts, strings.TrimSpace(sc.Format(*ref.Value)+" "+sc.Unit))
 	}
 	if ref.Ratio != nil {
-		parts = append(parts, fmt.Sprintf("%s / %s = %.3f", ref.Datapath, ref.Against, *ref.Ratio))
+		num, den := ref.RatioTerms()
+		parts = append(parts, fmt.Sprintf("%s / %s = %.3f", num, den, *ref.Ratio))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -288,13 +291,14 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 		}
 	}
 	if r := m.Reference; r.Ratio != nil {
+		num, den := r.RatioTerms()
 		switch len(m.RatioRows) {
 		case 0:
-			parts = append(parts, "ratio: "+r.Against+" not measured")
+			parts = append(parts, "ratio: "+den+" not measured")
 		case 1:
-			parts = append(parts, fmt.Sprintf("%s / %s = %.3f (ratio of means)", r.Datapath, r.Against, m.RatioLow))
+			parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, ratioCI(m)))
 		default:
-			parts = append(parts, fmt.Sprintf("%s / %s = %.3f to %.3f over %d rows", r.Datapath, r.Against, m.RatioLow, m.RatioHigh, len(m.RatioRows)))
+			parts = append(parts, fmt.Sprintf("%s / %s = %.3f to %.3f over %d rows", num, den, m.RatioLow, m.RatioHigh, len(m.RatioRows)))
 		}
 	}
 	if m.Reference.Value != nil {
@@ -338,4 +342,15 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// ratioCI renders a ratio reference's single ratio with its interval and
+// method, or as a bare ratio of means when there is no interval.
+func ratioCI(m analysis.RefMatch) string {
+	c := m.RatioCI
+	if c == nil || c.Unpaired.Method == stats.MethodNone || math.IsNaN(c.Unpaired.Low) {
+		return fmt.Sprintf("%.3f (ratio of means, no interval)", m.RatioLow)
+	}
+	u := c.Unpaired
+	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", u.Ratio, u.Low, u.High, u.Method)
 }

@@ -203,6 +203,9 @@ type DatapathEnv struct {
 	// Offloads lists what was set where ("gro off on server/eth1").
 	Offloads []string   `json:"offloads,omitempty"`
 	Policy   *PolicyEnv `json:"policy,omitempty"`
+	// Netfilter is the CNI and kube-proxy rule state installed on the
+	// nodes (knob netfilter).
+	Netfilter *NetfilterEnv `json:"netfilter,omitempty"`
 	// PodNetwork is how long pods' networks took to set up and tear
 	// down over the whole run of this datapath.
 	PodNetwork *PodNetworkEnv `json:"pod_network,omitempty"`
@@ -226,6 +229,19 @@ type PolicyEnv struct {
 	Mode   string         `json:"mode"`
 	Chains map[string]int `json:"chains"`
 	Rules  map[string]int `json:"rules"`
+}
+
+// NetfilterEnv is the netfilter state a datapath ran with: whose rules,
+// the code they follow, kube-proxy's mode and Services, and the chains
+// and rules installed on each node (at the last replica count).
+type NetfilterEnv struct {
+	CNI       string         `json:"cni"`
+	Source    string         `json:"source"`
+	KubeProxy string         `json:"kube_proxy"`
+	Services  int            `json:"services,omitempty"`
+	Endpoints int            `json:"endpoints,omitempty"`
+	Chains    map[string]int `json:"chains"`
+	Rules     map[string]int `json:"rules"`
 }
 
 // CNI names a detected network plugin, with what it was recognised by.

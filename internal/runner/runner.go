@@ -149,6 +149,11 @@ func (p *plan) needs(s *study.Study) (engine.Needs, error) {
 		n.Knobs = append(n.Knobs, engine.Need{What: "tuning " + t.Name, Features: f})
 	}
 	n.Knobs = append(n.Knobs, impairmentNeeds(s)...)
+	for _, w := range s.Spec.Workloads {
+		if f := knob.Needs(knob.Trial, &knob.Target{Study: s, Workload: w, Local: !p.remote}); len(f) > 0 {
+			n.Knobs = append(n.Knobs, engine.Need{What: "workload " + w.Name + " (target " + w.Target + ")", Features: f})
+		}
+	}
 	return n, nil
 }
 

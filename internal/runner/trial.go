@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
-// basePort is iperf3's default port; pair i listens on basePort+i.
-const basePort = 5201
+// basePort is iperf3's default port; pair i listens on basePort+i (and its
+// Service, knob service-path, forwards that port).
+const basePort = knob.BasePort
 
 // trial runs one repetition of one cell: apply the trial's knobs (the
 // tuning, the impairment), run the workload with the collectors over its
@@ -30,7 +32,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	kt := *dtgt
 	kt.Tuning, kt.Workload, kt.Measured = t, w, pl.servers
 	kt.Impairment, _ = r.study.Impairment(cell.Impairment)
-	kt.MeasuredClients = nil
+	kt.MeasuredClients, kt.Front = nil, nil
 	for _, p := range pl.pairs {
 		kt.MeasuredClients = append(kt.MeasuredClients, p.Client)
 	}
@@ -45,7 +47,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		}
 	}()
 	start := time.Now()
-	res, col, err := r.measure(ctx, c, w, pl, kt.Impaired)
+	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), kt.Impaired)
 	if err != nil {
 		return sample, err
 	}
@@ -70,7 +72,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
-func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, impaired []netns.Iface) (workload.Result, collect.Result, error) {
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, impaired []netns.Iface) (workload.Result, collect.Result, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs,
 		Impaired: impaired, Local: !r.plan.remote})
 	if err != nil {
@@ -79,7 +81,7 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 	s := r.study.Spec
 	win := newWindow(set, s.Warmup.Duration, s.Duration.Duration)
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
-		Pairs: pl.pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
+		Pairs: pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started,
 	})
 	col, werr := win.result()
@@ -90,6 +92,28 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 		return res, col, fmt.Errorf("cpu metrics: %w", werr)
 	}
 	return res, col, nil
+}
+
+// targetPairs are the pairs as the driver sees them for the workload's
+// target: servers fronted by the ClusterIPs knob service-path set
+// (service, hairpin), the client inside the server pod (hairpin), or
+// the kube engine's servers reached at their pod IPs (pod). The
+// collectors keep the real pods.
+func targetPairs(pairs []workload.Pair, target string, front []net.IP, remote bool) []workload.Pair {
+	out := make([]workload.Pair, len(pairs))
+	for i, p := range pairs {
+		out[i] = p
+		switch {
+		case target == study.TargetPod && remote:
+			out[i].Server = engine.Unfront(p.Server)
+		case (target == study.TargetService || target == study.TargetHairpin) && i < len(front):
+			out[i].Server = engine.Front(p.Server, front[i])
+		}
+		if target == study.TargetHairpin {
+			out[i].Client = p.Server
+		}
+	}
+	return out
 }
 
 // store writes a counted trial's sample and CPU points. A failed write

@@ -84,9 +84,12 @@ func TestAdaptiveFieldsBadInput(t *testing.T) {
 
 func TestRatioReferenceBadInput(t *testing.T) {
 	for _, c := range []struct{ ref, want string }{
-		{"{datapath: flannel-vxlan, metric: bitrate, ratio: 1.2}", "spec.reference[0].against: a ratio is a datapath's mean over another's"},
-		{"{datapath: flannel-vxlan, against: calico-vxlan, metric: bitrate}", "spec.reference[0].ratio: against names the datapath of a ratio"},
-		{"{datapath: flannel-vxlan, against: flannel-vxlan, metric: bitrate, ratio: 1}", "a datapath against itself"},
+		{"{datapath: flannel-vxlan, metric: bitrate, ratio: 1.2}", "spec.reference[0].against: a ratio is a mean over another's"},
+		{"{datapath: flannel-vxlan, against: calico-vxlan, metric: bitrate}", "spec.reference[0].ratio: against and againstWorkload name the denominator"},
+		{"{datapath: flannel-vxlan, against: flannel-vxlan, metric: bitrate, ratio: 1}", "a point against itself"},
+		{"{against: flannel-vxlan, metric: bitrate, ratio: 1}", "spec.reference[0].datapath: against divides by another datapath"},
+		{"{againstWorkload: tcp, metric: bitrate, ratio: 1}", "spec.reference[0].workload: againstWorkload divides by another workload"},
+		{"{workload: tcp, againstWorkload: tcp, metric: bitrate, ratio: 1}", "a point against itself"},
 		{"{datapath: flannel-vxlan, against: calico-vxlan, metric: bitrate, ratio: -1}", "spec.reference[0].ratio: must be > 0"},
 	} {
 		_, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 1\n  reference:\n    - "+c.ref+"\n"), Options{}, testCatalog)

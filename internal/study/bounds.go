@@ -187,6 +187,9 @@ func checkReferences(sp *Spec, bad badFunc) {
 		if r.Against != "" {
 			checkName(f+".against", r.Against, nameRE, "'.', '_', '-'", bad)
 		}
+		if len(r.AgainstWorkload) > MaxNameLen {
+			bad(f+".againstWorkload", "name is %d bytes long; at most %d", len(r.AgainstWorkload), MaxNameLen)
+		}
 		if r.Tuning != "" {
 			checkName(f+".tuning", r.Tuning, tuningNameRE, "'.', '_', '+', '-'", bad)
 		}

@@ -35,7 +35,7 @@ func TestBuiltinReferencesMatchCells(t *testing.T) {
 			for what, v := range map[string]struct {
 				name string
 				set  map[string]bool
-			}{"datapath": {r.Datapath, dps}, "against": {r.Against, dps}, "workload": {r.Workload, works}, "tuning": {r.Tuning, tunings}} {
+			}{"datapath": {r.Datapath, dps}, "against": {r.Against, dps}, "workload": {r.Workload, works}, "againstWorkload": {r.AgainstWorkload, works}, "tuning": {r.Tuning, tunings}} {
 				if v.name != "" && !v.set[v.name] {
 					t.Errorf("%s: reference[%d].%s %q is not a point of the study", name, i, what, v.name)
 				}

@@ -35,6 +35,15 @@ const (
 	OptMSSes       = "msses"
 	OptLossCeiling = "lossCeiling"
 	OptCeilingSrch = "ceilingSearch"
+	OptTarget      = "target"
+)
+
+// Targets a workload's client may address its server at (OptTarget);
+// empty is the engine's own (pod IP locally, the Service on a cluster).
+const (
+	TargetPod     = "pod"
+	TargetService = "service"
+	TargetHairpin = "hairpin"
 )
 
 // field is one option's place in Workload.
@@ -99,6 +108,8 @@ var fields = []field{
 		fill: func(w *Workload, v string) error { w.LossCeiling = v; return nil }},
 	{name: OptCeilingSrch, set: func(w *Workload) bool { return w.CeilingSearch != nil },
 		fill: func(*Workload, string) error { return fmt.Errorf("ceilingSearch has no default value") }},
+	{name: OptTarget, set: func(w *Workload) bool { return w.Target != "" },
+		fill: func(w *Workload, v string) error { w.Target = v; return nil }},
 }
 
 func fieldOf(name string) (field, bool) {
@@ -138,6 +149,7 @@ func (w Workload) SetOptions() []string {
 	add(w.Counters, OptCounters)
 	add(w.MSS != 0, OptMSS)
 	add(len(w.MSSes) > 0, OptMSSes)
+	add(w.Target != "", OptTarget)
 	add(w.LossCeiling != "", OptLossCeiling)
 	add(w.CeilingSearch != nil, OptCeilingSrch)
 	return o

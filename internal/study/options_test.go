@@ -24,7 +24,7 @@ func TestOptionsFromDescriptions(t *testing.T) {
 		{"[{tool: iperf3, parallels: [1, 200]}]", "spec.workloads[0].parallels[1]: parallel must be between 1 and 128 (iperf3's limit on -P), got 200"},
 		{"[{tool: ab, concurrency: [1, 0]}]", "spec.workloads[0].concurrency[1]: concurrency must be between 1 and 20000"},
 		{"[{tool: iperf3, protocol: udp}]", "spec.workloads[0].rate: a UDP test needs an offered bitrate (rate or rates): iperf3's UDP default"},
-		{"[{tool: sockperf, size: 5M}]", "spec.workloads[0].size: tool sockperf has no option size (sockperf takes: messageSize, messageSizes, placement, pin, cpp, counters)"},
+		{"[{tool: sockperf, size: 5M}]", "spec.workloads[0].size: tool sockperf has no option size (sockperf takes: messageSize, messageSizes, placement, pin, cpp, counters, target)"},
 		{"[{tool: ab, protocol: udp}]", "spec.workloads[0].protocol: tool ab does not support protocol \"udp\" (supported: tcp)"},
 	} {
 		_, err := Parse("w.yaml", []byte(workloadStudy(tc.workloads)), Options{}, testCatalog)

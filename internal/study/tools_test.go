@@ -12,6 +12,7 @@ var testTools = func() []spec.Tool {
 		{Name: OptPin, Doc: "CPU lists", Unset: "not pinned"},
 		{Name: OptCPP, Doc: "CPU cost per packet", Unset: "not sampled"},
 		{Name: OptCounters, Doc: "counters", Unset: "not recorded"},
+		{Name: OptTarget, Doc: "pod, service or hairpin", Unset: "the engine's own"},
 	}
 	return []spec.Tool{
 		{Name: "iperf3", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{

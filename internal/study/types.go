@@ -122,6 +122,12 @@ type Workload struct {
 	Placement string `yaml:"placement,omitempty"`
 	// Pin binds the server and client processes to CPU lists.
 	Pin *Pin `yaml:"pin,omitempty"`
+	// Target is what the client addresses: the server pod's IP (pod), a
+	// ClusterIP Service in front of it (service, through kube-proxy's
+	// rules), or that Service from inside the server pod (hairpin);
+	// empty is the engine's own way (pod IP locally, the Service on a
+	// cluster).
+	Target string `yaml:"target,omitempty"`
 	// MessageSize is the request and response size of a request/response
 	// workload (sockperf --msg-size), bytes.
 	MessageSize  int   `yaml:"messageSize,omitempty"`
@@ -225,12 +231,27 @@ type Reference struct {
 	// Value is in the metric's unit; Normalized is relative to baseline.
 	Value      *float64 `yaml:"value,omitempty" json:"value,omitempty"`
 	Normalized *float64 `yaml:"normalized,omitempty" json:"normalized,omitempty"`
-	// Ratio is the datapath's mean over the mean of datapath Against at
-	// the same point: papers that compare attachment modes publish "A
-	// beats B by 7.93%" (ratio 1.0793), not numbers of their hardware.
-	Ratio   *float64 `yaml:"ratio,omitempty" json:"ratio,omitempty"`
-	Against string   `yaml:"against,omitempty" json:"against,omitempty"`
-	Note    string   `yaml:"note,omitempty" json:"note,omitempty"`
+	// Ratio is the point's mean over the mean at the same point with
+	// datapath Against and/or workload AgainstWorkload instead: papers
+	// that compare attachment modes publish "A beats B by 7.93%" (ratio
+	// 1.0793) or "binding to another NUMA node drops 77.99%" (0.2201),
+	// not numbers of their hardware.
+	Ratio           *float64 `yaml:"ratio,omitempty" json:"ratio,omitempty"`
+	Against         string   `yaml:"against,omitempty" json:"against,omitempty"`
+	AgainstWorkload string   `yaml:"againstWorkload,omitempty" json:"against_workload,omitempty"`
+	Note            string   `yaml:"note,omitempty" json:"note,omitempty"`
+}
+
+// RatioTerms names the numerator and denominator of a ratio reference
+// as tables print them: "macvlan / bridge", "numa-other / numa-same".
+func (r Reference) RatioTerms() (num, den string) {
+	switch {
+	case r.AgainstWorkload == "":
+		return r.Datapath, r.Against
+	case r.Against == "":
+		return r.Workload, r.AgainstWorkload
+	}
+	return r.Datapath + " " + r.Workload, r.Against + " " + r.AgainstWorkload
 }
 
 // Duration is a time.Duration written as "30s" in YAML.

@@ -100,14 +100,20 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)
 		switch {
-		case r.Ratio == nil && r.Against != "":
-			bad(f+".ratio", "against names the datapath of a ratio: give ratio")
+		case r.Ratio == nil && (r.Against != "" || r.AgainstWorkload != ""):
+			bad(f+".ratio", "against and againstWorkload name the denominator of a ratio: give ratio")
 		case r.Value == nil && r.Normalized == nil && r.Ratio == nil:
 			bad(f, "give value, normalized or ratio (with against)")
-		case r.Ratio != nil && (r.Against == "" || r.Datapath == ""):
-			bad(f+".against", "a ratio is a datapath's mean over another's: give datapath and against")
-		case r.Against != "" && r.Against == r.Datapath:
-			bad(f+".against", "a datapath against itself is 1")
+		case r.Ratio != nil && r.Against == "" && r.AgainstWorkload == "":
+			bad(f+".against", "a ratio is a mean over another's: give against (a datapath) or againstWorkload")
+		case r.Against != "" && r.Datapath == "":
+			bad(f+".datapath", "against divides by another datapath: give the datapath it is compared with")
+		case r.AgainstWorkload != "" && r.Workload == "":
+			bad(f+".workload", "againstWorkload divides by another workload: give the workload it is compared with")
+		case r.Against == r.Datapath && r.AgainstWorkload == r.Workload:
+			if r.Ratio != nil {
+				bad(f+".against", "a point against itself is 1")
+			}
 		}
 		// A reference to a tuning or replica count a profile leaves out is
 		// fine: the report lists it as not measured.
@@ -148,6 +154,9 @@ func validateDatapaths(sp *Spec, cat Catalog, bad badFunc) {
 		}
 		if d.Implementation != "" && !contains(Implementations, d.Implementation) {
 			bad(f+".implementation", "must be %s, %s or %s, got %q", ImplBuiltin, ImplFlanneld, ImplBird, d.Implementation)
+		}
+		if nf := d.Netfilter; nf != nil {
+			validateNetfilter(f+".netfilter", d, bad)
 		}
 		if cat.CheckDatapath != nil {
 			problems := cat.CheckDatapath(d, sp.Nodes.UnderlayMTU)
@@ -219,6 +228,9 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 		}
 		validateWorkload(w, f, cat, bad)
 		validateMSS(w, f, sp, bad)
+		if t, ok := cat.Tool(w.Tool); ok && t.Kube.Support == spec.KubeNone && (w.Target == TargetService || w.Target == TargetHairpin) {
+			bad(f+"."+OptTarget, "%s cannot be reached through a Service: a Service here forwards one port per server (TCP and UDP), which %s cannot share", w.Tool, w.Tool)
+		}
 		if strings.ContainsAny(w.Name, "@/ ") {
 			bad(f+".name", "workload name %q must not contain '@', '/' or spaces ('@' names a sweep's variants)", w.Name)
 		}
@@ -336,4 +348,31 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validateNetfilter checks a datapath entry's netfilter field; the CNI
+// name is checked against the generators by Catalog.CheckDatapath.
+func validateNetfilter(f string, d Datapath, bad badFunc) {
+	nf := d.Netfilter
+	if nf.CNI == "" {
+		bad(f+".cni", "missing: name the CNI whose rules to install (flannel, weave, cilium, kube-router, calico-wp-xsub, ...)")
+	}
+	if !contains([]string{"", KubeProxyIptables, KubeProxyNFT, KubeProxyNone}, nf.KubeProxy) {
+		bad(f+".kubeProxy", "must be %s, %s or %s, got %q", KubeProxyIptables, KubeProxyNFT, KubeProxyNone, nf.KubeProxy)
+	}
+	if nf.Services < 0 || nf.Services > MaxServices {
+		bad(f+".services", "must be between 1 and %d (or left out for %d), got %d", MaxServices, DefaultServices, nf.Services)
+	}
+	if nf.Endpoints < 0 || nf.Endpoints > MaxEndpoints {
+		bad(f+".endpoints", "must be between 1 and %d (or left out for %d), got %d", MaxEndpoints, DefaultEndpoints, nf.Endpoints)
+	}
+	if nf.ServiceCount()*nf.EndpointCount() > MaxServiceEndpoints {
+		bad(f+".endpoints", "%d Services x %d endpoints is more than %d endpoint chains", nf.ServiceCount(), nf.EndpointCount(), MaxServiceEndpoints)
+	}
+	if nf.KubeProxy == KubeProxyNone && (nf.Services != 0 || nf.Endpoints != 0) {
+		bad(f+".services", "Services need kube-proxy: kubeProxy is none")
+	}
+	if d.Policy != "" {
+		bad(f, "policy and netfilter both write Calico's chains: drop policy and use netfilter {cni: calico-wp-xsub} (with policy) or calico-np-xsub")
+	}
 }

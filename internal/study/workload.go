@@ -82,6 +82,12 @@ func validateFormats(w *Workload, f string, bad badFunc) {
 	if w.Placement != PlacementInterNode && w.Placement != PlacementIntraNode {
 		bad(f+"."+OptPlacement, "%q is not %s or %s", w.Placement, PlacementInterNode, PlacementIntraNode)
 	}
+	if !contains([]string{"", TargetPod, TargetService, TargetHairpin}, w.Target) {
+		bad(f+"."+OptTarget, "%q is not %s, %s or %s", w.Target, TargetPod, TargetService, TargetHairpin)
+	}
+	if w.Target == TargetHairpin && w.Background != nil {
+		bad(f+"."+OptTarget, "hairpin runs the client inside the server pod; background load needs pairs of pods: drop one")
+	}
 }
 
 // validatePin checks pin's CPU lists and placement names. Names are

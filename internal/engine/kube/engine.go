@@ -88,8 +88,8 @@ func checkStudy(s *study.Study) error {
 		return fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
 			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", "))
 	}
-	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || len(d.PodOffloads) > 0 || d.Policy != "" || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
-		return fmt.Errorf("datapath %s: mtu, offloads, podOffloads, policy, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name)
+	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || len(d.PodOffloads) > 0 || d.Policy != "" || d.Netfilter != nil || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
+		return fmt.Errorf("datapath %s: mtu, offloads, podOffloads, policy, netfilter, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name)
 	}
 	if s.Impaired() {
 		return errors.New("spec.impairments: the kube engine has no agent operation for netem yet; impairments run on the local engine only: remove them (--set impairments=[none]) for --engine kube")

@@ -1,0 +1,149 @@
+package knob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netfilter"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// netfilterEntry installs the iptables (and nftables) state a real node
+// of the entry's CNI carries: the daemon's chains (internal/netfilter's
+// generators, each citing the code it follows) and kube-proxy's for a
+// number of ClusterIP Services. Without it the emulated datapaths meet
+// almost no rule, and the netfilter share of the cost per packet and
+// Table III's path are zero. Pods scope: Calico's chains name every
+// endpoint, so the state is rewritten whenever the pods change. The
+// rules live in the run's node namespaces; Undo still puts each node's
+// tables back exactly as they were (a snapshot taken before the first
+// write), so the next replica count starts from the datapath's own
+// state and not from a second copy of the hooks.
+var netfilterEntry = Entry{
+	Name:    "netfilter",
+	Changes: "iptables rules of the CNI's daemon and kube-proxy (iptables or nftables mode, N Services) on both nodes, the datapath entry's netfilter",
+	Scope:   Pods,
+	Wanted:  func(t *Target) bool { return t.Datapath.Netfilter != nil },
+	Needs: func(t *Target) []string {
+		if t.Datapath.Netfilter.Mode() == study.KubeProxyNFT {
+			return []string{probe.ToolIptablesRestore, probe.ToolNft}
+		}
+		return []string{probe.ToolIptablesRestore}
+	},
+	Apply: applyNetfilter,
+}
+
+// Where kube-proxy's Services and their (unreached) endpoints live: the
+// kubeadm default service CIDR, and the shared address space no
+// emulated pod or underlay uses.
+var (
+	serviceCIDR  = mustCIDR("10.96.0.0/12")
+	endpointCIDR = mustCIDR("100.64.0.0/10")
+)
+
+func mustCIDR(s string) *net.IPNet {
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
+	nf := *t.Datapath.Netfilter
+	gen, err := netfilter.Lookup(nf.CNI)
+	if err != nil {
+		return nil, err
+	}
+	env := &results.NetfilterEnv{CNI: nf.CNI, Source: gen.Source, KubeProxy: nf.Mode(), Chains: map[string]int{}, Rules: map[string]int{}}
+	if nf.Mode() != study.KubeProxyNone {
+		env.Services, env.Endpoints = nf.ServiceCount(), nf.EndpointCount()
+	}
+	t.Env.Netfilter = env
+	var undos []func() error
+	undo := func() error {
+		var errs []error
+		for i := len(undos) - 1; i >= 0; i-- {
+			errs = append(errs, undos[i]())
+		}
+		return errors.Join(errs...)
+	}
+	var allow []*net.IPNet
+	for _, side := range []struct {
+		n    engine.Node
+		pods []engine.Pod
+	}{{t.Cluster.Server(), t.Servers}, {t.Cluster.Client(), t.Clients}} {
+		run := netfilter.OnNode(side.n)
+		snap, err := netfilter.Snapshot(ctx, run)
+		if err != nil {
+			return undo, fmt.Errorf("netfilter on %s: %w", side.n.Name(), err)
+		}
+		name := side.n.Name()
+		undos = append(undos, func() error {
+			err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
+			if nf.Mode() == study.KubeProxyNFT {
+				err = errors.Join(err, netfilter.DeleteNFT(context.Background(), run))
+			}
+			if err != nil {
+				return fmt.Errorf("netfilter on %s: %w", name, err)
+			}
+			return nil
+		})
+		node, err := netfilter.NodeOf(side.n, side.pods)
+		if err != nil {
+			return undo, fmt.Errorf("datapath %s: netfilter %s: %w", t.Datapath.Name, nf.CNI, err)
+		}
+		if allow == nil {
+			allow = []*net.IPNet{node.ClusterCIDR}
+		}
+		node.AllowFrom = allow
+		chains, rules, err := installNetfilter(ctx, t, run, nf, node)
+		if err != nil {
+			return undo, fmt.Errorf("datapath %s: netfilter %s on %s: %w", t.Datapath.Name, nf.CNI, name, err)
+		}
+		env.Chains[name], env.Rules[name] = chains, rules
+	}
+	return undo, nil
+}
+
+// installNetfilter writes the CNI's rules and then kube-proxy's on one
+// node (kube-proxy's hooks come after the CNI's, as on a node where the
+// CNI daemon started first) and counts what it installed.
+func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
+	rs, err := netfilter.Generate(nf.CNI, node)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := netfilter.Apply(ctx, run, t.TempDir, rs); err != nil {
+		return 0, 0, err
+	}
+	chains, rules = rs.Count()
+	if nf.Mode() == study.KubeProxyNone {
+		return chains, rules, nil
+	}
+	svcs, err := netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR)
+	if err != nil {
+		return 0, 0, err
+	}
+	if nf.Mode() == study.KubeProxyNFT {
+		script, err := netfilter.KubeProxyNFT(node.ClusterCIDR, serviceCIDR, svcs, true)
+		if err != nil {
+			return 0, 0, err
+		}
+		return chains, rules, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
+	}
+	kp, err := netfilter.KubeProxy(node.ClusterCIDR, svcs)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := netfilter.Apply(ctx, run, t.TempDir, kp); err != nil {
+		return 0, 0, err
+	}
+	c, r := kp.Count()
+	return chains + c, rules + r, nil
+}

@@ -1,0 +1,123 @@
+package knob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netfilter"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// BasePort is the port measured server 0 listens on and its Service
+// forwards; server i uses BasePort+i, as the runner hands drivers ports.
+const BasePort = 5201
+
+// servicePathEntry puts a ClusterIP Service in front of each measured
+// server for a trial whose workload targets the Service (or hairpins
+// through it), on the local engine: kube-proxy's iptables rules for
+// them on both nodes (kube-proxy runs on every node; the client's node
+// translates), and Target.Front the ClusterIPs the runner hands the
+// driver instead of the pod IPs. On a cluster the kube engine's own
+// Services front the servers already, so the knob is not wanted there.
+// When the datapath carries kube-proxy's state (knob netfilter), the
+// measured Services join its filler Services in the same chains, as on
+// a real node; Undo puts each node's rules back from a snapshot.
+var servicePathEntry = Entry{
+	Name:    "service-path",
+	Changes: "kube-proxy rules (iptables, or the nftables table) on both nodes for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
+	Scope:   Trial,
+	Wanted: func(t *Target) bool {
+		return t.Local && (t.Workload.Target == study.TargetService || t.Workload.Target == study.TargetHairpin)
+	},
+	Needs: func(t *Target) []string {
+		if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() == study.KubeProxyNFT {
+			return []string{probe.ToolIptablesRestore, probe.ToolNft}
+		}
+		return []string{probe.ToolIptablesRestore}
+	},
+	Apply: applyServicePath,
+}
+
+func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
+	if len(t.Measured) == 0 {
+		return nil, errors.New("service path: no measured server")
+	}
+	var ips []net.IP
+	for _, p := range t.Measured {
+		ips = append(ips, p.IP())
+	}
+	bench := netfilter.BenchServices(ips, BasePort)
+	cluster := netfilter.ClusterOf(ips[0])
+	var undos []func() error
+	undo := func() error {
+		var errs []error
+		for i := len(undos) - 1; i >= 0; i-- {
+			errs = append(errs, undos[i]())
+		}
+		return errors.Join(errs...)
+	}
+	for _, n := range []engine.Node{t.Cluster.Server(), t.Cluster.Client()} {
+		u, err := serviceRules(ctx, t, netfilter.OnNode(n), cluster, bench)
+		if u != nil {
+			name := n.Name()
+			undos = append(undos, func() error {
+				if err := u(); err != nil {
+					return fmt.Errorf("service path on %s: %w", name, err)
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return undo, fmt.Errorf("datapath %s: service path on %s: %w", t.Datapath.Name, n.Name(), err)
+		}
+	}
+	for i := range t.Measured {
+		t.Front = append(t.Front, netfilter.BenchClusterIP(i))
+	}
+	return undo, nil
+}
+
+// serviceRules writes the measured Services on one node and returns how
+// to take them away again.
+func serviceRules(ctx context.Context, t *Target, run netfilter.Runner, cluster *net.IPNet, bench []netfilter.Service) (func() error, error) {
+	nf := t.Datapath.Netfilter
+	var fill []netfilter.Service
+	if nf != nil && nf.Mode() != study.KubeProxyNone {
+		var err error
+		if fill, err = netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR); err != nil {
+			return nil, err
+		}
+	}
+	if nf != nil && nf.Mode() == study.KubeProxyNFT {
+		// The table is rewritten whole: with the measured Services, then
+		// back to the fillers alone.
+		script, err := netfilter.KubeProxyNFT(cluster, serviceCIDR, append(fill, bench...), true)
+		if err != nil {
+			return nil, err
+		}
+		back, err := netfilter.KubeProxyNFT(cluster, serviceCIDR, fill, true)
+		if err != nil {
+			return nil, err
+		}
+		u := func() error { return netfilter.ApplyNFT(context.Background(), run, t.TempDir, back) }
+		return u, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
+	}
+	snap, err := netfilter.Snapshot(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	u := func() error { return netfilter.Restore(context.Background(), run, t.TempDir, snap) }
+	rs, err := netfilter.KubeProxy(cluster, append(fill, bench...))
+	if err != nil {
+		return u, err
+	}
+	if fill != nil {
+		// kube-proxy's hooks are on the node already (knob netfilter).
+		rs = netfilter.WithoutHooks(rs)
+	}
+	return u, netfilter.Apply(ctx, run, t.TempDir, rs)
+}

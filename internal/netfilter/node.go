@@ -1,0 +1,163 @@
+package netfilter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// NodeOf describes a local-engine node for the generators: its pods'
+// /24 (the node's block: every emulated datapath gives a node one /24),
+// the /16 around it (the cluster), its underlay address, its tunnel and
+// its pods' host-side devices.
+func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
+	if len(pods) == 0 {
+		return Node{}, fmt.Errorf("node %s: no pods to describe", n.Name())
+	}
+	ip := pods[0].IP().To4()
+	if ip == nil {
+		return Node{}, fmt.Errorf("node %s: pod %s has no IPv4 address", n.Name(), pods[0].Name())
+	}
+	nn := Node{
+		PodCIDR:     &net.IPNet{IP: ip.Mask(net.CIDRMask(24, 32)), Mask: net.CIDRMask(24, 32)},
+		ClusterCIDR: &net.IPNet{IP: ip.Mask(net.CIDRMask(16, 32)), Mask: net.CIDRMask(16, 32)},
+	}
+	var err error
+	if nn.NodeIP, err = ifaceIP(n.Netns(), n.Underlay().Name); err != nil {
+		return Node{}, fmt.Errorf("node %s: %w", n.Name(), err)
+	}
+	if tun, ok := n.Tunnel(); ok {
+		nn.Tunnel = tun.Name
+	}
+	veths, err := n.HostVeths(pods)
+	if err != nil {
+		return Node{}, fmt.Errorf("node %s: the rules match pods by their host-side device: %w", n.Name(), err)
+	}
+	for i, p := range pods {
+		nn.Pods = append(nn.Pods, Pod{Iface: veths[i].Name, IP: p.IP()})
+	}
+	return nn, nil
+}
+
+// ifaceIP is the first IPv4 address of dev in namespace ns.
+func ifaceIP(ns, dev string) (net.IP, error) {
+	h, err := netns.Handle(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dev, err)
+	}
+	addrs, err := h.AddrList(l, netlink.FAMILY_V4)
+	if err != nil || len(addrs) == 0 {
+		return nil, fmt.Errorf("no IPv4 address on %s: %v", dev, err)
+	}
+	return addrs[0].IP, nil
+}
+
+// builtinChains are the built-in chains of the tables the generators
+// write, as iptables-restore needs them to empty a table.
+var builtinChains = []struct{ table, chains string }{
+	{"raw", "PREROUTING OUTPUT"},
+	{"mangle", "PREROUTING INPUT FORWARD OUTPUT POSTROUTING"},
+	{"filter", "INPUT FORWARD OUTPUT"},
+	{"nat", "PREROUTING INPUT OUTPUT POSTROUTING"},
+}
+
+// Snapshot reads the rules where run runs (iptables-save, no
+// counters) so that Restore can put exactly them back.
+func Snapshot(ctx context.Context, run Runner) ([]byte, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	out, err := run(ctx, []string{"iptables-save"})
+	if err != nil {
+		return nil, fmt.Errorf("iptables-save: %w", err)
+	}
+	return out, nil
+}
+
+// Restore puts back a Snapshot: each table in it is replaced by its
+// content then, and each of raw, mangle, filter and nat that it did not
+// hold is emptied (its policies ACCEPT), so rules written since are
+// gone whichever table they went to.
+func Restore(ctx context.Context, run Runner, dir string, snap []byte) error {
+	var b bytes.Buffer
+	b.Write(snap)
+	for _, t := range builtinChains {
+		if bytes.Contains(snap, []byte("\n*"+t.table+"\n")) || bytes.HasPrefix(snap, []byte("*"+t.table+"\n")) {
+			continue
+		}
+		fmt.Fprintf(&b, "*%s\n", t.table)
+		for _, c := range strings.Fields(t.chains) {
+			fmt.Fprintf(&b, ":%s ACCEPT [0:0]\n", c)
+		}
+		b.WriteString("COMMIT\n")
+	}
+	f, err := os.CreateTemp(dir, ".netfilter-*.snapshot")
+	if err != nil {
+		return fmt.Errorf("iptables snapshot file: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("iptables snapshot file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("iptables snapshot file: %w", err)
+	}
+	if _, err := run(ctx, []string{"iptables-restore", f.Name()}); err != nil {
+		return fmt.Errorf("iptables-restore of the snapshot: %w", err)
+	}
+	return nil
+}
+
+// DeleteNFT removes kube-proxy's nftables table where run runs; a table
+// that is not there is no error.
+func DeleteNFT(ctx context.Context, run Runner) error {
+	out, err := run(ctx, []string{"nft", "list", "tables", "ip"})
+	if err != nil {
+		return fmt.Errorf("nft list tables: %w", err)
+	}
+	if !bytes.Contains(out, []byte("table ip "+NFTTable+"\n")) && !bytes.HasSuffix(bytes.TrimSpace(out), []byte("table ip "+NFTTable)) {
+		return nil
+	}
+	if _, err := run(ctx, []string{"nft", "delete", "table", "ip", NFTTable}); err != nil {
+		return errors.Join(fmt.Errorf("nft delete table ip %s", NFTTable), err)
+	}
+	return nil
+}
+
+// ClusterOf is the cluster CIDR the generators assume around a pod
+// address: its /16 (every emulated datapath numbers its pods so).
+func ClusterOf(podIP net.IP) *net.IPNet {
+	return &net.IPNet{IP: podIP.To4().Mask(net.CIDRMask(16, 32)), Mask: net.CIDRMask(16, 32)}
+}
+
+// WithoutHooks is rs without its rules in the built-in chains: the
+// user chains alone, for rewriting a rule set whose hooks a node
+// already has (iptables-restore --noflush appends them again).
+func WithoutHooks(rs *Ruleset) *Ruleset {
+	out := New()
+	for _, c := range rs.Chains() {
+		table, name, _ := strings.Cut(c, "/")
+		out.Chain(table, name)
+	}
+	for _, r := range rs.Rules() {
+		if rs.HasChain(r.Table, r.Chain) {
+			out.Append(r.Table, r.Chain, "%s", r.Spec)
+		}
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package report
+
+import (
+	"fmt"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// acrossMetrics are the metrics a sweep is drawn by across datapaths,
+// the first the sweep has: throughput for bulk sweeps, transactions for
+// request/response ones.
+var acrossMetrics = []string{results.MetricBitrate, mTPS}
+
+// sweepsAcrossDatapaths draws each swept workload once with one line per
+// datapath (seed 001's Figs 6 and 7: throughput against the number of
+// flows, per attachment mode): the per-datapath sweep figures cannot show
+// where two modes cross.
+func sweepsAcrossDatapaths(s *study.Study, rows []analysis.Row) []figure {
+	idx := analysis.Index(rows)
+	type key struct{ base, impairment string }
+	var order []key
+	byKey := map[key][]analysis.Sweep{}
+	for _, sw := range analysis.Sweeps(s, rows) {
+		if len(sw.Variants) < 2 {
+			continue
+		}
+		k := key{sw.Base, sw.Impairment}
+		if byKey[k] == nil {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], sw)
+	}
+	var figs []figure
+	for _, k := range order {
+		if f, ok := acrossFigure(byKey[k], idx); ok {
+			figs = append(figs, f)
+		}
+	}
+	return figs
+}
+
+// acrossFigure draws one workload's sweeps (one per datapath) on shared
+// axes: x is the variant's position, labelled with its swept value.
+func acrossFigure(sws []analysis.Sweep, idx map[analysis.Key]analysis.Row) (figure, bool) {
+	metric := ""
+	for _, m := range acrossMetrics {
+		n := 0
+		for _, sw := range sws {
+			if (sweepData{sw: sw, idx: idx}).has(m) {
+				n++
+			}
+		}
+		if n > 1 {
+			metric = m
+			break
+		}
+	}
+	if metric == "" {
+		return figure{}, false
+	}
+	sc := analysis.Display(metric)
+	name := sws[0].Base
+	if sws[0].Impairment != "" {
+		name += " / " + sws[0].Impairment
+	}
+	title := fmt.Sprintf("%s per datapath (%s)", metric, name)
+	p := newPlot(title, "variant", sc.Unit)
+	leg := newLegend()
+	var ticks []plot.Tick
+	for i, v := range sws[0].Variants {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: paramLabel(v)})
+	}
+	for i, sw := range sws {
+		d := sweepData{sw: sw, idx: idx}
+		pos := map[string]float64{}
+		for j, v := range sw.Variants {
+			pos[v.Name] = float64(j)
+		}
+		pts, errs := xyCI(d, func(v study.Workload) (float64, bool) { x, ok := pos[v.Name]; return x, ok }, metric, sc.Factor)
+		addLine(p, &leg, sw.Datapath, i, pts, errs)
+	}
+	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	f := figure{Title: title, Caption: fmt.Sprintf(
+		"%s (%s) of each variant of %s, one line per datapath, at tuning %s and %d replica%s: mean over trials with 95%% confidence intervals. "+
+			"Datapaths this machine could not build are absent.", metric, sc.Unit, name, sws[0].Tuning, sws[0].Replicas, plural(sws[0].Replicas))}
+	return render(f, p, leg, figW, figH), true
+}

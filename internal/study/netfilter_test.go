@@ -1,0 +1,80 @@
+package study
+
+import (
+	"strings"
+	"testing"
+)
+
+const netfilterBase = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: a
+spec:
+  tunings: [baseline]
+  workloads:
+    - tool: iperf3
+  replicas: [1]
+  duration: 3s
+  trials: 1
+  datapaths:
+    - name: f
+      type: flannel-vxlan
+`
+
+func TestNetfilterParse(t *testing.T) {
+	s, err := Parse("a.yaml", []byte(netfilterBase+"      netfilter: {cni: flannel, kubeProxy: nftables, services: 40}\n"), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nf := s.Spec.Datapaths[0].Netfilter
+	if nf == nil || nf.CNI != "flannel" || nf.Mode() != KubeProxyNFT || nf.ServiceCount() != 40 || nf.EndpointCount() != DefaultEndpoints {
+		t.Errorf("netfilter %+v", nf)
+	}
+	s, err = Parse("a.yaml", []byte(netfilterBase+"      netfilter: {cni: flannel}\n"), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nf := s.Spec.Datapaths[0].Netfilter; nf.Mode() != KubeProxyIptables || nf.ServiceCount() != DefaultServices {
+		t.Errorf("defaults %+v: want kube-proxy iptables with %d Services", nf, DefaultServices)
+	}
+}
+
+// TestNetfilterBadInput: each mistake is one error naming file:line and
+// the field.
+func TestNetfilterBadInput(t *testing.T) {
+	for _, c := range []struct{ field, want string }{
+		{"netfilter: {kubeProxy: iptables}", "a.yaml:15: spec.datapaths[0].netfilter.cni: missing"},
+		{"netfilter: {cni: flannel, kubeProxy: ipvs}", "spec.datapaths[0].netfilter.kubeProxy: must be iptables, nftables or none"},
+		{"netfilter: {cni: flannel, services: -1}", "spec.datapaths[0].netfilter.services: must be between 1 and 5000"},
+		{"netfilter: {cni: flannel, endpoints: 1000}", "spec.datapaths[0].netfilter.endpoints: must be between 1 and 100"},
+		{"netfilter: {cni: flannel, services: 5000, endpoints: 100}", "more than 50000 endpoint chains"},
+		{"netfilter: {cni: flannel, kubeProxy: none, services: 3}", "Services need kube-proxy"},
+		{"netfilter: {cni: calico-np-xsub}\n      policy: np", "policy and netfilter both write Calico's chains"},
+		{"netfilter: {cni: flannel, bogus: 1}", `a.yaml:15: unknown netfilter field "bogus"`},
+	} {
+		_, err := Parse("a.yaml", []byte(netfilterBase+"      "+c.field+"\n"), Options{}, testCatalog)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.field, err, c.want)
+		}
+	}
+}
+
+// TestTargetBadInput: an unknown target, and a Service in front of a
+// tool that needs two ports, are refused at the field.
+func TestTargetBadInput(t *testing.T) {
+	for _, c := range []struct{ w, want string }{
+		{"{tool: iperf3, target: clusterip}", `spec.workloads[0].target: "clusterip" is not pod, service or hairpin`},
+		{"{tool: iperf3, target: hairpin, background: {connections: [1], pairs: 1, rate: 10M}}", "hairpin runs the client inside the server pod"},
+	} {
+		y := strings.Replace(netfilterBase, "    - tool: iperf3\n", "    - "+c.w+"\n", 1)
+		_, err := Parse("a.yaml", []byte(y), Options{}, testCatalog)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.w, err, c.want)
+		}
+	}
+	y := strings.Replace(netfilterBase, "    - tool: iperf3\n", "    - {tool: iperf3, target: service}\n", 1)
+	s, err := Parse("a.yaml", []byte(y), Options{}, testCatalog)
+	if err != nil || s.Spec.Workloads[0].Target != TargetService {
+		t.Errorf("target service: %v", err)
+	}
+}
