@@ -31,7 +31,9 @@ TMPBASE=${TMPDIR:-/tmp}
 
 # The quick studies, shortened with --set.
 STUDIES="rps-rfs|--quick --set trials=1
-datapaths|--quick --set trials=1 --set duration=3s --set warmup=1s"
+datapaths|--quick --set trials=1 --set duration=3s --set warmup=1s
+cni-compare|--quick --set datapaths=[flannel,calico-np-xsub,kube-router] --set duration=3s --set warmup=1s
+nic-modes|--quick --set duration=3s --set warmup=1s"
 
 snapshot() { # what cnibench may change on the host, one value a line
 	ip -o link show | awk -F': ' '{print "link " $2}' | sed 's/@.*//' | sort
@@ -48,7 +50,7 @@ pass=0 fail=0 i=0
 start=$(date -u +%FT%TZ)
 while [ "$i" -lt "$N" ]; do
 	i=$((i + 1))
-	line=$(echo "$STUDIES" | sed -n "$(( (i - 1) % 2 + 1 ))p")
+	line=$(echo "$STUDIES" | sed -n "$(( (i - 1) % 4 + 1 ))p")
 	study=${line%%|*} args=${line#*|}
 	delay=$(awk -v m="$MAXDELAY" -v s="$$$i" 'BEGIN{srand(s); printf "%.1f", 2 + rand() * (m - 2)}')
 	snapshot >"$work/before"

@@ -90,12 +90,13 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 	return figs
 }
 
-// tcpSeries are the per-interval series of the seed-003 paper's Fig 8
-// (sender throughput and congestion window per second); iperf3 gives no
-// per-second retransmits, so the figure has none.
+// tcpSeries are the per-interval series of the seed-003 paper's Fig 8:
+// throughput, congestion window and retransmits per second (the
+// sender's, from iperf3's interval sums).
 var tcpSeries = []struct{ name, label, unit string }{
 	{"bitrate_bps", "throughput per second", "Mbit/s"},
 	{"snd_cwnd_bytes", "congestion window", "KB"},
+	{"retransmits_count", "retransmits per second", "count"},
 }
 
 // seriesFigures draws, for each TCP workload of a study with
@@ -118,10 +119,7 @@ func seriesFigures(s *study.Study, samples []results.Sample) []figure {
 			f := figure{Title: title, Caption: fmt.Sprintf("%s of %s each second of the first trial (first pair), per datapath and impairment (the paper's Fig 8).", ser.label, v.Name)}
 			p := newPlot(title, "second", ser.unit)
 			leg := newLegend()
-			scale := 1e-6
-			if ser.unit == "KB" {
-				scale = 1e-3
-			}
+			scale := map[string]float64{"Mbit/s": 1e-6, "KB": 1e-3, "count": 1}[ser.unit]
 			i := 0
 			for _, smp := range samples {
 				if smp.Cell.Workload != v.Name || smp.Trial != 1 || len(smp.Series) == 0 {

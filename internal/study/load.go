@@ -254,6 +254,9 @@ func applySet(root *yaml.Node, kv string) error {
 			return fmt.Errorf("%s is not a mapping", strings.Join(parts[:i], "."))
 		}
 		if i == len(parts)-1 {
+			if i == 1 && parts[0] == "spec" && namedLists[p] {
+				pickNamed(node, child(cur, p))
+			}
 			setChild(cur, p, node)
 			return nil
 		}
@@ -265,6 +268,32 @@ func applySet(root *yaml.Node, kv string) error {
 		cur = next
 	}
 	return nil
+}
+
+// namedLists are the spec lists whose entries may be mappings with a
+// name: `--set datapaths=[flannel,kube-router]` picks the study's own
+// entries of those names, knobs and all (cni-compare's "flannel" is
+// flannel-vxlan with Flannel's rules), and a name the study does not
+// define stays a catalog or built-in name.
+var namedLists = map[string]bool{"datapaths": true, "tunings": true, "workloads": true, "impairments": true}
+
+// pickNamed replaces each plain name in the new list by the old list's
+// mapping entry of that name.
+func pickNamed(list, old *yaml.Node) {
+	if list.Kind != yaml.SequenceNode || old == nil || old.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, it := range list.Content {
+		if it.Kind != yaml.ScalarNode {
+			continue
+		}
+		for _, e := range old.Content {
+			if n := child(e, "name"); n != nil && n.Value == it.Value {
+				list.Content[i] = e
+				break
+			}
+		}
+	}
 }
 
 func zeroLines(n *yaml.Node) {

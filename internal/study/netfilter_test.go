@@ -78,3 +78,17 @@ func TestTargetBadInput(t *testing.T) {
 		t.Errorf("target service: %v", err)
 	}
 }
+
+// TestSetPicksNamedEntries: --set datapaths=[NAME] keeps the study's own
+// entry of that name (its knobs); other names stay catalog names.
+func TestSetPicksNamedEntries(t *testing.T) {
+	y := netfilterBase + "      netfilter: {cni: flannel}\n    - calico-vxlan\n"
+	s, err := Parse("a.yaml", []byte(y), Options{Set: []string{"datapaths=[f, flannel-vxlan]"}}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Spec.Datapaths
+	if len(d) != 2 || d[0].Name != "f" || d[0].Netfilter == nil || d[1].Name != "flannel-vxlan" || d[1].Netfilter != nil {
+		t.Errorf("datapaths %+v: want the study's f (with netfilter) and the catalog's flannel-vxlan", d)
+	}
+}

@@ -25,6 +25,9 @@ type Measured struct {
 	HasTCPInfo       bool
 	// Cwnd and RTT are the per-interval series (window only).
 	Cwnd, RTT []float64
+	// Retransmits is the per-interval retransmit count (window only;
+	// nil when the end printed none).
+	Retransmits []float64
 }
 
 // Measure computes the measured window of a report.
@@ -47,12 +50,18 @@ func Measure(rep Report) (Measured, error) {
 			jit += iv.UDP.JitterMs
 			nj++
 		}
+		if iv.HasRetransmits {
+			m.Retransmits = append(m.Retransmits, iv.Retransmits)
+		}
 		if iv.TCPInfo {
 			m.Cwnd = append(m.Cwnd, iv.CwndBytes)
 			m.RTT = append(m.RTT, iv.RTTUs)
 			m.CwndBytes += iv.CwndBytes
 			m.RTTUs += iv.RTTUs
 		}
+	}
+	if !workload.Finite(m.Retransmits...) {
+		return m, errors.New("iperf3 report has a non-finite retransmit count")
 	}
 	if !(m.Seconds > 0) || !workload.Finite(m.Bytes, m.Seconds) || m.Bytes < 0 {
 		return m, fmt.Errorf("iperf3 report has an invalid measured window (%v bytes in %v s)", m.Bytes, m.Seconds)

@@ -125,3 +125,38 @@ func TestArgvOptions(t *testing.T) {
 		t.Error("UDP without a rate planned")
 	}
 }
+
+// TestRetransmitSeries: the sender's per-second retransmits (Fig 8's
+// third panel) are the measured intervals' sums, warm-up left out.
+func TestRetransmitSeries(t *testing.T) {
+	s, err := ParseServer(readTestdata(t, "tcp-server.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseClient(readTestdata(t, "tcp-client.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, series, err := pairMetrics(s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tcp-client.json: intervals retransmit 0 (omitted), 7, 6, 9; the
+	// last starts at the 3-s test's end slack and is the drain or not
+	// by the same rule as the bitrate series.
+	got := series[SeriesRetransmits]
+	if len(got) != len(series[SeriesBitrate]) || len(got) < 2 || got[0] != 7 || got[1] != 6 {
+		t.Errorf("retransmits per second %v (bitrate series %d long), want 7, 6, ... as the measured intervals", got, len(series[SeriesBitrate]))
+	}
+	u, err := ParseClient(readTestdata(t, "udp-client.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := ParseServer(readTestdata(t, "udp-server.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, series, _ := pairMetrics(us, u); series[SeriesRetransmits] != nil {
+		t.Errorf("UDP has no retransmits: %v", series[SeriesRetransmits])
+	}
+}

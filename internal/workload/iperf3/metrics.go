@@ -21,7 +21,8 @@ const (
 	MetricCwnd = "snd_cwnd_bytes"
 	MetricRTT  = "rtt_us"
 	// Series names in Result.Series (one value per measured interval).
-	SeriesBitrate = "bitrate_bps"
+	SeriesBitrate     = "bitrate_bps"
+	SeriesRetransmits = "retransmits_count"
 )
 
 // pairMetrics turns one pair's two reports into its per-replica metrics
@@ -59,6 +60,9 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		m[MetricRTT] = sm.RTTUs
 		series[MetricCwnd] = sm.Cwnd
 		series[MetricRTT] = sm.RTT
+	}
+	if sm, err := Measure(send); err == nil && sm.Retransmits != nil {
+		series[SeriesRetransmits] = sm.Retransmits
 	}
 	return m, series, nil
 }

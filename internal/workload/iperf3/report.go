@@ -44,6 +44,10 @@ type Interval struct {
 	// printing end had them (only the sender of a TCP test does).
 	CwndBytes, RTTUs float64
 	TCPInfo          bool
+	// Retransmits is the interval's sum.retransmits, printed by the
+	// sender of a TCP test on Linux; HasRetransmits says it was there.
+	Retransmits    float64
+	HasRetransmits bool
 }
 
 // UDPStats are the receiver's UDP counters.
@@ -274,6 +278,9 @@ func (r *raw) report() Report {
 		}
 		s := iv.Sum
 		i := Interval{Start: s.Start, End: s.End, Seconds: s.Seconds, Bytes: s.Bytes, Omitted: s.Omitted, Sender: s.Sender}
+		if s.Retransmits != nil {
+			i.Retransmits, i.HasRetransmits = *s.Retransmits, true
+		}
 		if strings.EqualFold(rep.Protocol, "UDP") {
 			i.UDP = s.udp()
 		}
