@@ -303,6 +303,7 @@ func (e *nsExec) ExecPlugin(ctx context.Context, path string, stdin []byte, env 
 	// A plugin killed at the deadline may leave a child holding its
 	// output pipes: Wait gives up on them after the grace.
 	cmd.WaitDelay = pluginStopGrace
+	netns.KillGroupOnCancel(cmd)
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer

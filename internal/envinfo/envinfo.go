@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -86,6 +87,7 @@ func Version(argv []string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.WaitDelay = time.Second
+	netns.KillGroupOnCancel(cmd)
 	out, _ := cmd.CombinedOutput()
 	line, _, _ := bytes.Cut(out, []byte("\n"))
 	return strings.TrimSpace(string(line))

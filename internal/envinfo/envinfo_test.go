@@ -1,8 +1,12 @@
 package envinfo
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,12 +32,16 @@ func TestVersion(t *testing.T) {
 }
 
 // A program that hangs instead of printing its version (a test fixture:
-// a script that never exits) gives "" at the deadline.
+// a script that never exits) gives "" at the deadline, and the child it
+// started is killed with it, not left to init.
 func TestVersionOfAProgramThatHangs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tool")
-	if err := os.WriteFile(path, []byte("#!/bin/sh\nsleep 600\n"), 0o755); err != nil {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tool")
+	pidFile := filepath.Join(dir, "child.pid")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nsleep 600 &\necho $! > "+pidFile+"\nwait\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { childGone(t, pidFile) })
 	saved := versionTimeout
 	versionTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { versionTimeout = saved })
@@ -47,4 +55,28 @@ func TestVersionOfAProgramThatHangs(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Version did not return a minute after its 200ms deadline")
 	}
+}
+
+// childGone fails the test when the process whose PID a fixture wrote to
+// pidFile is still alive a few seconds later (and kills it then).
+func childGone(t *testing.T, pidFile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the fixture wrote no child PID: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(st), ") Z ") {
+			return
+		}
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Errorf("the hung program's child %d outlived it", pid)
 }

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -165,4 +166,17 @@ func onThread(fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// KillGroupOnCancel makes cmd the leader of its own process group and,
+// when its context ends, kills the whole group: a program that hangs and
+// is killed at a deadline must not leave a child it started (a wrapper
+// script's sleep) running, reparented to init, holding its pipes. Call
+// it before Start.
+func KillGroupOnCancel(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }

@@ -59,6 +59,7 @@ func Dpctl(ns string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = time.Second // a killed ovs-dpctl's pipes held by nothing else
+	netns.KillGroupOnCancel(cmd)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := netns.Start(ns, nil, cmd); err != nil {
