@@ -43,8 +43,10 @@ snapshot() { # what cnibench may change on the host, one value a line
 		[ -r "$f" ] && echo "sysfs $f $(cat "$f" 2>/dev/null)"
 	done
 }
-# The programs a run starts, by exact command name.
-procs() { ps -eo pid=,comm= | awk '$2 ~ /^(iperf3|sockperf|qperf|perf|nginx|ab|flanneld|etcd|bird)$/ {print $1, $2}' | sort; }
+# The programs a run starts, by exact command name, with their state: a
+# killed run's programs are reparented to PID 1 and, once killed, stay
+# zombies (Z) until it reaps them; they hold nothing.
+procs() { ps -eo pid=,stat=,comm= | awk '$3 ~ /^(iperf3|sockperf|qperf|perf|nginx|ab|flanneld|etcd|bird)$/ {print $1, $3, $2}' | sort; }
 
 pass=0 fail=0 i=0
 start=$(date -u +%FT%TZ)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -514,4 +515,94 @@ spec:
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
 	noAgentJournalDirs(t)
+}
+
+// TestKubeAPIServerStopped freezes the API server (SIGSTOP) for longer
+// than a request's deadline in the middle of a run, then lets it go on.
+// Whatever the run made of it (carried on, or failed on a request that
+// timed out), it must end, and then its teardown or `cleanup --kube`
+// leaves no run object, no changed knob and no agent journal.
+func TestKubeAPIServerStopped(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	pidb, err := os.ReadFile("/run/cnibench-kube/kube-apiserver.pid")
+	if err != nil {
+		t.Fatalf("the API server's pid: %v", err)
+	}
+	var apiserver int
+	if _, err := fmt.Sscan(string(pidb), &apiserver); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1]", "--set", "trials=2",
+		"--set", "tunings=[baseline,rps]", "--set", "duration=10s", "--set", "budget=0s", "--out", dir}, kubeArgs()...)
+	cmd := c.cnibench(args...)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { syscall.Kill(apiserver, syscall.SIGCONT) })
+	// Wait for the first trial, then freeze the API server.
+	deadline := time.Now().Add(4 * time.Minute)
+	for !strings.Contains(out.String(), "[1/") {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before its first trial: %v\n%s", err, out.String())
+		case <-time.After(500 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no trial started:\n%s", out.String())
+		}
+	}
+	if err := syscall.Kill(apiserver, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(45 * time.Second) // beyond the 30 s request deadline
+	if err := syscall.Kill(apiserver, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(6 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the run did not end within 6 minutes of the API server's return:\n%s", tail([]byte(out.String()), 3000))
+	}
+	t.Logf("run after a 45 s API outage: %v\n%s", runErr, tail([]byte(out.String()), 2000))
+	if runErr != nil {
+		// A failed run's Lease stops being renewed; cleanup takes over
+		// once it is stale.
+		time.Sleep((kube.LeaseSeconds + 2) * time.Second)
+		cl, err := c.cnibench("cleanup", "--kube").CombinedOutput()
+		t.Logf("cleanup --kube:\n%s", cl)
+		if err != nil {
+			t.Fatalf("cleanup --kube: %v", err)
+		}
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
+}
+
+// lockedBuffer is a bytes.Buffer the command writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// summaryRows reads summary.json's rows of a run directory.
+func summaryRows(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Rows
+}
+
+// datapathsWith lists the datapaths with a positive mean of metric.
+func datapathsWith(rows []map[string]any, metric string) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rows {
+		if r["metric"] == metric && r["cpu"] == float64(-1) {
+			if v, _ := r["mean"].(float64); v > 0 {
+				out[r["datapath"].(string)] = true
+			}
+		}
+	}
+	return out
+}
+
+// runQuick runs a built-in study's quick profile, shortened, and checks
+// the run left nothing behind.
+func runQuick(t *testing.T, study string, set ...string) (string, result) {
+	t.Helper()
+	before := snapshot(t)
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"run", study, "--quick", "--out", out, "--journal-dir", jdir, "--set", "duration=3s", "--set", "warmup=1s"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	r := cnibench(t, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("%s --quick: exit %d\n%s\n%s", study, r.code, r.stdout, r.stderr)
+	}
+	assertUntouched(t, before, "")
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("left: %v", ents)
+	}
+	return out, r
+}
+
+// TestNicModesQuick: seed 001's study runs end to end on every
+// attachment mode this kernel has (OVS skipped with its reason when the
+// module is missing), and the report has the modes side by side, the
+// flows sweep drawn per mode and the paper's ratios beside ours.
+func TestNicModesQuick(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	requireTool(t, "sockperf")
+	out, r := runQuick(t, "nic-modes", "workloads=[rr-chhc,tcp-chhc,flows-chhc,mss-chhc]")
+	have := datapathsWith(summaryRows(t, out), "transactions_per_s")
+	for _, dp := range []string{"host", "bridge", "macvlan"} {
+		if !have[dp] {
+			t.Errorf("no transactions_per_s for %s; have %v", dp, have)
+		}
+	}
+	if !have["ovs"] && !strings.Contains(r.stdout+r.stderr, "datapath ovs skipped") {
+		t.Errorf("ovs neither measured nor reported skipped:\n%s", r.stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	for _, want := range []string{"transactions_per_s by datapath", "bitrate per datapath (flows-chhc)", "macvlan / bridge = 1.324"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// TestCNICompareQuick: seed 004's study runs end to end with each
+// variant's netfilter state; the iptables path is measured (Cilium's
+// intra-host path meets no rule, Flannel's inter-host path does) and
+// Table III's numbers are beside ours.
+func TestCNICompareQuick(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	requireTool(t, "iptables-restore")
+	out, _ := runQuick(t, "cni-compare", "datapaths=[flannel,cilium,kube-router]", "workloads=[tcp-inter,tcp-intra]")
+	path := map[string]float64{}
+	for _, r := range summaryRows(t, out) {
+		if r["metric"] == "iptables_path_chains_count" {
+			path[r["datapath"].(string)+"/"+r["workload"].(string)] = r["mean"].(float64)
+		}
+	}
+	if path["flannel/tcp-inter"] <= 0 {
+		t.Errorf("flannel's inter-host path traversed no chain: %v", path)
+	}
+	if v, ok := path["cilium/tcp-intra"]; ok && v != 0 {
+		t.Errorf("cilium's intra-host path traversed %v chains, want none (eBPF)", v)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	if !strings.Contains(string(b), "Table III") {
+		t.Error("summary.md lacks the paper's Table III references")
+	}
+}
