@@ -37,7 +37,9 @@ func (h *hostProc) do(fn func() error) error {
 // procRoot when it differs from this process's namespace, and "" when
 // they are the same or it cannot tell (then this namespace is used).
 func initNetns(procRoot string) string {
-	self, err := nsInode("/proc/self/ns/net")
+	// The calling thread's namespace, not /proc/self's (the leader
+	// thread's): threads are where namespaces are switched.
+	self, err := nsInode("/proc/thread-self/ns/net")
 	if err != nil {
 		return ""
 	}

@@ -155,6 +155,15 @@ func enter(name string) error {
 	return nil
 }
 
+// init keeps the main goroutine on the process's first thread for good.
+// A goroutine that exits while locked has its thread thrown away, except
+// the first one: Go cannot end the thread-group leader, so it parks it,
+// still in whatever namespace onThread's fn entered. The leader is what
+// /proc/self/ns/net shows, so one such landing made the process look as
+// if it lived in a pod's (or a test's) namespace. Holding the leader for
+// the main goroutine means onThread never runs there.
+func init() { runtime.LockOSThread() }
+
 // onThread runs fn on a fresh goroutine whose OS thread is locked and, by
 // never being unlocked, is thrown away afterwards.
 func onThread(fn func() error) error {

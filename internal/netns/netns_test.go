@@ -6,10 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 func requireRoot(t *testing.T) {
@@ -102,5 +105,38 @@ func TestDumpRetriesInterrupted(t *testing.T) {
 	calls = 0
 	if _, err := Dump(func() (int, error) { calls++; return 0, other }); err != other || calls != 1 {
 		t.Errorf("other error: %v after %d calls, want it at once", err, calls)
+	}
+}
+
+// TestDoNeverParksTheLeaderInANamespace: after many Do calls the
+// process's leader thread (what /proc/self/ns/net shows) is still in the
+// namespace it started in. Go parks, rather than ends, the leader when a
+// locked goroutine exits on it; the package's init keeps Do off it.
+func TestDoNeverParksTheLeaderInANamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to create network namespaces")
+	}
+	ns := scratch(t)
+	var st0 unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/net", &st0); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				_ = Do(ns, func() error { runtime.Gosched(); return nil })
+			}
+		}()
+	}
+	wg.Wait()
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/net", &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Ino != st0.Ino {
+		t.Errorf("the leader thread is in namespace %d after Do, was %d", st.Ino, st0.Ino)
 	}
 }
