@@ -16,8 +16,9 @@ import (
 // the pod IP, the ClusterIP across nodes, the ClusterIP within the
 // node, and the hairpin. The clients addressed the pod IP and the
 // ClusterIP (their command lines say so), every target carried traffic
-// (a ClusterIP is reachable only through kube-proxy's DNAT), env.json
-// records the rules, and nothing is left.
+// (a ClusterIP is reachable only through kube-proxy's DNAT), the Service
+// path traverses more chains than the pod path, env.json records the
+// rules, and nothing is left.
 func TestNetfilterAndServicePath(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
@@ -108,6 +109,12 @@ spec:
 		if got[w]["bitrate"] <= 0 {
 			t.Errorf("%s: bitrate %v, want traffic", w, got[w]["bitrate"])
 		}
+	}
+	// The iptables path is counted from before the clients start, so a
+	// connection's first packet through kube-proxy's nat chains
+	// (KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*) counts.
+	if p, s := got["pod"]["iptables_path_chains_count"], got["svc"]["iptables_path_chains_count"]; s <= p {
+		t.Errorf("chains traversed: service %v, pod %v; want the Service path longer", s, p)
 	}
 	env, _ := os.ReadFile(filepath.Join(out, "env.json"))
 	var e struct {

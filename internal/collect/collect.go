@@ -71,6 +71,12 @@ type Entry struct {
 	Programs []string
 	// Enabled says whether a workload variant of the study switches it on.
 	Enabled func(w study.Workload) bool
+	// WholeTrial starts it before the workload's clients (Set.StartEarly)
+	// instead of after the warm-up, so what a connection does once, at
+	// its start, is inside its window: the iptables and nftables path
+	// counts then include the nat chains a connection's first packet
+	// meets, as Table III counts them.
+	WholeTrial bool
 	// New makes the collector for one trial.
 	New func(t Trial) (Collector, error)
 }
@@ -109,7 +115,8 @@ func Programs(w study.Workload) []string {
 type Set struct {
 	names   []string
 	cs      []Collector
-	started int
+	early   []bool
+	started []bool
 }
 
 // NewSet makes the collectors w enables for trial t.
@@ -125,21 +132,31 @@ func NewSet(w study.Workload, t Trial) (*Set, error) {
 		}
 		s.names = append(s.names, e.Name)
 		s.cs = append(s.cs, c)
+		s.early = append(s.early, e.WholeTrial)
 	}
+	s.started = make([]bool, len(s.cs))
 	return s, nil
 }
 
+// StartEarly starts the whole-trial collectors, before the workload's
+// clients start; on an error the ones started are stopped.
+func (s *Set) StartEarly(ctx context.Context) error { return s.start(ctx, true) }
+
 // Start starts every collector in list order; if one fails, those
 // already started are stopped and its error returned.
-func (s *Set) Start(ctx context.Context) error {
+func (s *Set) Start(ctx context.Context) error { return s.start(ctx, false) }
+
+func (s *Set) start(ctx context.Context, early bool) error {
 	for i, c := range s.cs {
-		if err := c.Start(ctx); err != nil {
-			s.started = i
-			_, _ = s.Stop(ctx)
-			return err
+		if s.early[i] != early || s.started[i] {
+			continue
 		}
+		if err := c.Start(ctx); err != nil {
+			_, _ = s.Stop(ctx)
+			return fmt.Errorf("collector %s: %w", s.names[i], err)
+		}
+		s.started[i] = true
 	}
-	s.started = len(s.cs)
 	return nil
 }
 
@@ -149,7 +166,11 @@ func (s *Set) Start(ctx context.Context) error {
 func (s *Set) Stop(ctx context.Context) (Result, error) {
 	out := Result{Metrics: map[string]float64{}}
 	var first error
-	for i := s.started - 1; i >= 0; i-- {
+	for i := len(s.cs) - 1; i >= 0; i-- {
+		if !s.started[i] {
+			continue
+		}
+		s.started[i] = false
 		r, err := s.cs[i].Stop(ctx)
 		if err != nil {
 			first = err
@@ -164,6 +185,5 @@ func (s *Set) Stop(ctx context.Context) (Result, error) {
 			out.OutsidePct = r.OutsidePct
 		}
 	}
-	s.started = 0
 	return out, first
 }

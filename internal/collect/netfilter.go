@@ -22,6 +22,7 @@ var iptablesEntry = Entry{
 	Metrics:     []string{"iptables_*"},
 	Programs:    []string{"iptables-save"},
 	Enabled:     func(w study.Workload) bool { return w.Counters },
+	WholeTrial:  true,
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[iptables.Ruleset]{
 			nodes: bothNodes(t), argv: []string{"iptables-save", "-c"}, parse: iptables.Parse,
@@ -46,6 +47,7 @@ var nftablesEntry = Entry{
 	Metrics:     []string{"nft_*"},
 	Programs:    []string{"nft"},
 	Enabled:     func(w study.Workload) bool { return w.Counters },
+	WholeTrial:  true,
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[nftables.Ruleset]{
 			nodes: bothNodes(t), argv: []string{"nft", "-j", "list", "ruleset"}, parse: nftables.Parse,

@@ -45,6 +45,7 @@ func TestSetOrder(t *testing.T) {
 		for _, n := range names {
 			f := &fake{name: n, log: &log}
 			s.names, s.cs, fs = append(s.names, n), append(s.cs, f), append(fs, f)
+			s.early, s.started = append(s.early, strings.HasPrefix(n, "w")), append(s.started, false)
 		}
 		return s, fs
 	}
@@ -62,6 +63,27 @@ func TestSetOrder(t *testing.T) {
 	fs[1].startErr = errors.New("b failed")
 	if err := s.Start(context.Background()); err == nil || strings.Join(log, " ") != "+a +b -a" {
 		t.Errorf("failed start: log %q, err %v", log, err)
+	}
+	// Whole-trial collectors (named w* here) start early, the others at
+	// the window; Stop ends every started one, in reverse list order.
+	log = nil
+	s, _ = mk("a", "wb", "c")
+	if err := s.StartEarly(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stop(context.Background()); err != nil || strings.Join(log, " ") != "+wb +a +c -c -wb -a" {
+		t.Errorf("early and late: log %q, err %v", log, err)
+	}
+	// A window that never opened: Stop ends the early one alone.
+	log = nil
+	s, _ = mk("a", "wb")
+	_ = s.StartEarly(context.Background())
+	_, _ = s.Stop(context.Background())
+	if got := strings.Join(log, " "); got != "+wb -wb" {
+		t.Errorf("window never opened: log %q", got)
 	}
 }
 

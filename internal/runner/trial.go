@@ -79,6 +79,9 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 		return workload.Result{}, collect.Result{}, err
 	}
 	s := r.study.Spec
+	if err := set.StartEarly(ctx); err != nil {
+		return workload.Result{}, collect.Result{}, err
+	}
 	win := newWindow(set, s.Warmup.Duration, s.Duration.Duration)
 	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
 		Pairs: pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
@@ -218,6 +221,9 @@ func (w *window) result() (collect.Result, error) {
 	if !started {
 		close(w.cancel)
 		<-w.done
+		// The window never ran: end the whole-trial collectors it would
+		// have stopped.
+		_, _ = w.sampler.Stop(context.Background())
 	}
 	if (w.w.CPU == nil || w.w.CPU.Cores == nil) && w.err == nil {
 		return w.w, errors.New("no metric window: the workload never reported that it started")

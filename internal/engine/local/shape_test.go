@@ -108,8 +108,15 @@ func TestLinkRateShaping(t *testing.T) {
 			// Up to three tries, keeping the best: a loaded machine can
 			// starve the shaper's timer or the receiver for a while, which
 			// only ever lowers goodput. Every try must stay under the bound.
+			// Seed 003's backends must come within 1% of their bound (the
+			// paper's 923 and 937.8 Mbit/s are this bound at 1 Gbit/s);
+			// the others within 20%.
+			floor := 0.8
+			if tc.datapath == "flannel-vxlan" || tc.datapath == "flannel-udp" {
+				floor = 0.99
+			}
 			var best float64
-			for try := 0; try < 3 && best < 0.95*bound; try++ {
+			for try := 0; try < 3 && best < max(0.95, floor)*bound; try++ {
 				got := udpGoodput(t, servers[0], clients[0], payload, 1.2*rate)
 				t.Logf("%s: UDP goodput %.2f Mbit/s, line-rate bound %.2f Mbit/s (%.1f%%)", tc.datapath, got/1e6, bound/1e6, 100*got/bound)
 				// Above the bound means framing is not charged (that
@@ -119,8 +126,8 @@ func TestLinkRateShaping(t *testing.T) {
 				}
 				best = max(best, got)
 			}
-			if best < 0.8*bound {
-				t.Errorf("best UDP goodput %.2f Mbit/s, want at least 80%% of the bound %.2f Mbit/s", best/1e6, bound/1e6)
+			if best < floor*bound {
+				t.Errorf("best UDP goodput %.2f Mbit/s, want at least %.0f%% of the bound %.2f Mbit/s", best/1e6, 100*floor, bound/1e6)
 			}
 		})
 	}
