@@ -173,17 +173,7 @@ func TestAdviseProveKill9(t *testing.T) {
 	}
 	jdir := t.TempDir()
 	var errb syncBuffer
-	cmd := exec.Command(bin, "advise", "--prove", "--rule", "rfs", "--budget", "5m", "--out", filepath.Join(t.TempDir(), "a"), "--journal-dir", jdir)
-	cmd.Stdout, cmd.Stderr = &errb, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd := startCnibench(t, &errb, &errb, "advise", "--prove", "--rule", "rfs", "--budget", "5m", "--out", filepath.Join(t.TempDir(), "a"), "--journal-dir", jdir)
 	id := ""
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && id == ""; time.Sleep(100 * time.Millisecond) {
 		if !alive(cmd.Process.Pid) {

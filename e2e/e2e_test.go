@@ -369,17 +369,7 @@ func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 func startLongRunOut(t *testing.T, jdir string, stdout, stderr io.Writer) (*exec.Cmd, string) {
 	t.Helper()
 	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "60s"))
-	cmd := exec.Command(bin, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd := startCnibench(t, stdout, stderr, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if !alive(cmd.Process.Pid) {
@@ -576,4 +566,22 @@ func TestPathTraversalNameWritesNothing(t *testing.T) {
 			assertUntouched(t, before, "")
 		})
 	}
+}
+
+// startCnibench starts the binary with args, its output going to stdout
+// and stderr, and kills it when the test ends if it is still running.
+func startCnibench(t *testing.T, stdout, stderr io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd
 }

@@ -36,17 +36,7 @@ spec:
   warmup: 1s
 `)
 	var errb syncBuffer
-	cmd := exec.Command(bin, "run", study, "--out", out, "--journal-dir", jdir)
-	cmd.Stdout, cmd.Stderr = &errb, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd := startCnibench(t, &errb, &errb, "run", study, "--out", out, "--journal-dir", jdir)
 	seen := ""
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && seen == "" && alive(cmd.Process.Pid); time.Sleep(200 * time.Millisecond) {
 		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,17 +70,7 @@ func TestKill9ThenResume(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	study := writeStudy(t, resumeStudy)
 	var errb syncBuffer
-	cmd := exec.Command(bin, "run", study, "--out", out, "--journal-dir", jdir)
-	cmd.Stdout, cmd.Stderr = &errb, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd := startCnibench(t, &errb, &errb, "run", study, "--out", out, "--journal-dir", jdir)
 	var id string
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if !alive(cmd.Process.Pid) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,17 +45,7 @@ spec:
   cooldown: 0s
 `)
 	var errb syncBuffer
-	cmd := exec.Command(bin, "run", study, "--out", out, "--journal-dir", jdir)
-	cmd.Stdout, cmd.Stderr = &errb, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd := startCnibench(t, &errb, &errb, "run", study, "--out", out, "--journal-dir", jdir)
 	// The iperf3 clients' command lines say what they addressed: the
 	// pods' own IPs, or the ClusterIPs the service-path knob set up.
 	addressed := map[string]bool{}

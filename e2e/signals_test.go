@@ -250,17 +250,7 @@ spec:
   warmup: 1s
 `)
 	var errb syncBuffer
-	cmd := exec.Command(bin, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
-	cmd.Stdout, cmd.Stderr = &errb, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd := startCnibench(t, &errb, &errb, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
 	var id string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && id == ""; time.Sleep(100 * time.Millisecond) {
 		if !alive(cmd.Process.Pid) {

@@ -83,26 +83,35 @@ func restore(ctx context.Context, run Runner, dir string, rs *Ruleset, test bool
 	if err := rs.Validate(); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".netfilter-*.rules")
-	if err != nil {
-		return fmt.Errorf("iptables rules file: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(rs.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("iptables rules file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("iptables rules file: %w", err)
-	}
-	argv := []string{"iptables-restore", "--noflush", filepath.Clean(f.Name())}
+	argv := []string{"iptables-restore", "--noflush"}
 	if test {
-		argv = []string{"iptables-restore", "--test", "--noflush", filepath.Clean(f.Name())}
+		argv = []string{"iptables-restore", "--test", "--noflush"}
 	}
-	if _, err := run(ctx, argv); err != nil {
+	if err := runWithFile(ctx, run, dir, ".netfilter-*.rules", rs.Bytes(), argv); err != nil {
 		return fmt.Errorf("iptables-restore: %w", err)
 	}
 	return nil
+}
+
+// runWithFile writes data to a new file in dir and runs argv with the
+// file's path as its last argument where run runs, then removes the
+// file: rule text reaches the program in a file, never on a command
+// line or through a shell.
+func runWithFile(ctx context.Context, run Runner, dir, pattern string, data []byte, argv []string) error {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return fmt.Errorf("input file: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("input file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("input file: %w", err)
+	}
+	_, err = run(ctx, append(append([]string(nil), argv...), filepath.Clean(f.Name())))
+	return err
 }
 
 // Save reads the rules and their counters (iptables-save -c).

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -215,19 +214,7 @@ func ApplyNFT(ctx context.Context, run Runner, dir string, script []byte) error 
 	if _, err := exec.LookPath("nft"); err != nil {
 		return errors.New("nft is needed (apt-get install nftables)")
 	}
-	f, err := os.CreateTemp(dir, ".netfilter-*.nft")
-	if err != nil {
-		return fmt.Errorf("nft script: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(script); err != nil {
-		f.Close()
-		return fmt.Errorf("nft script: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("nft script: %w", err)
-	}
-	if _, err := run(ctx, []string{"nft", "-f", f.Name()}); err != nil {
+	if err := runWithFile(ctx, run, dir, ".netfilter-*.nft", script, []string{"nft", "-f"}); err != nil {
 		return fmt.Errorf("nft -f: %w", err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -105,19 +104,7 @@ func Restore(ctx context.Context, run Runner, dir string, snap []byte) error {
 		}
 		b.WriteString("COMMIT\n")
 	}
-	f, err := os.CreateTemp(dir, ".netfilter-*.snapshot")
-	if err != nil {
-		return fmt.Errorf("iptables snapshot file: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("iptables snapshot file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("iptables snapshot file: %w", err)
-	}
-	if _, err := run(ctx, []string{"iptables-restore", f.Name()}); err != nil {
+	if err := runWithFile(ctx, run, dir, ".netfilter-*.snapshot", b.Bytes(), []string{"iptables-restore"}); err != nil {
 		return fmt.Errorf("iptables-restore of the snapshot: %w", err)
 	}
 	return nil
