@@ -107,6 +107,26 @@ type Pod struct {
 	Netns string
 	// IfName is the pod interface the network creates (CNI_IFNAME).
 	IfName string
+	// Done, when set, is told the end of each plugin call of an ADD
+	// ("cni loopback", "cni bridge"), for the pod start-up breakdown.
+	Done func(step string)
+}
+
+func (p Pod) done(step string) {
+	if p.Done != nil {
+		p.Done(step)
+	}
+}
+
+// StepName names the ADD of a configuration list in the pod start-up
+// breakdown: "cni " and its plugin types ("cni bridge", "cni
+// macvlan+tuning"); the IPAM plugin runs inside its main plugin's call.
+func StepName(l *libcni.NetworkConfigList) string {
+	var types []string
+	for _, p := range l.Plugins {
+		types = append(types, p.Network.Type)
+	}
+	return "cni " + strings.Join(types, "+")
 }
 
 // Result is what ADD gave the pod.
@@ -139,10 +159,12 @@ func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
 	if _, err := c.AddNetworkList(ctx, lo, n.runtime(p, loopbackIf)); err != nil {
 		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", lo.Name, p.ID, n.Name, err)
 	}
+	p.done(StepName(lo))
 	res, err := c.AddNetworkList(ctx, list, n.runtime(p, p.IfName))
 	if err != nil {
 		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)
 	}
+	p.done(StepName(list))
 	out, err := n.result(res)
 	if err != nil {
 		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)

@@ -28,6 +28,9 @@ type Pod struct {
 	Name  string
 	Netns string
 	Index int // 0-based per node; picks the pod's address
+	// Steps, when set, times the steps of the wiring (StepLink, ...) for
+	// the pod start-up breakdown; AttachPod marks each with Steps.Done.
+	Steps *Steps
 }
 
 // Attachment is what wiring a pod produced.
@@ -78,6 +81,15 @@ type HostNetwork interface {
 func IsHostNetwork(d Datapath) bool {
 	h, ok := d.(HostNetwork)
 	return ok && h.HostNetwork()
+}
+
+// Detacher is implemented by datapaths that keep state per pod beyond the
+// pod's own devices (OVS's flows toward every other port): the engine
+// calls DetachPod before it deletes a pod wired by AttachPod, so that
+// state goes with the pod. Deleting the pod's namespace removes its
+// devices; datapaths without such state need nothing more.
+type Detacher interface {
+	DetachPod(n Node, p Pod) error
 }
 
 // Closer is implemented by datapaths that hold something for the run

@@ -136,4 +136,39 @@ type PodTime struct {
 	// Teardown is unwiring and deleting the namespace; 0 while the pod
 	// exists.
 	Teardown time.Duration
+	// Phases break Setup down, in order: the namespace, then the
+	// datapath's steps (datapath.StepLink, ...) or each CNI plugin call,
+	// then PhaseOther for what no step covered. They sum to Setup.
+	Phases []Phase
+	// Ready is, for a pod of a start-up burst (PodStarter), how long after
+	// the burst began the pod's network was ready: its Setup plus the
+	// time it waited for a turn when fewer may start at once than the
+	// burst has pods. 0 for other pods.
+	Ready time.Duration
+}
+
+// Phase is one named part of a pod's network set-up.
+type Phase struct {
+	Name string
+	Took time.Duration
+}
+
+// Phases every engine's breakdown may name besides the datapath's steps.
+const (
+	// PhaseNetns creates the pod's network namespace.
+	PhaseNetns = "netns"
+	// PhaseOther is the part of the set-up no named step covers.
+	PhaseOther = "other"
+)
+
+// PodStarter is implemented by clusters that start pods on demand, for
+// the pod start-up workload (seed 004's Fig. 15b: creation latency as
+// more pods start at once on one node).
+type PodStarter interface {
+	// StartPods starts n pods on the named node, at most concurrency at
+	// a time, all released at one instant; waits until every one's
+	// network is ready; deletes them; and returns their times in start
+	// order (Ready from the instant of release, Teardown set). The pods
+	// carry no workload and are gone when it returns, also on error.
+	StartPods(ctx context.Context, node string, n, concurrency int) ([]PodTime, error)
 }

@@ -114,6 +114,15 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 			sec.Figures = append(sec.Figures, cppFigure(bars, u))
 		}
 	}
+	var steps []cppBar
+	for _, b := range cppBars {
+		if b.unit == stepsUnit {
+			steps = append(steps, b)
+		}
+	}
+	if len(steps) > 0 {
+		sec.Figures = append(sec.Figures, stepsFigure(steps))
+	}
 	if !sec.empty() {
 		sec.Table = workloadTable(s, n)
 	}
@@ -137,6 +146,12 @@ func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
 			}
 		}
 		return nil, bars
+	case d.has(mStartup):
+		var bars []cppBar
+		if b, ok := stepsBarOf(d); ok {
+			bars = append(bars, b)
+		}
+		return []figure{startupFigure(d, name)}, bars
 	case d.has(mLostPct):
 		return udpFigures(d, name), nil
 	case d.has(mTPS):

@@ -82,10 +82,17 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 	if err := set.StartEarly(ctx); err != nil {
 		return workload.Result{}, collect.Result{}, err
 	}
+	drv := r.plan.drivers[w.Name]
 	win := newWindow(set, s.Warmup.Duration, s.Duration.Duration)
-	res, err := r.plan.drivers[w.Name].Run(ctx, workload.Trial{
+	if drv.Describe().Task {
+		// A task (a pod start-up burst) is measured from its start to its
+		// end, however long that is.
+		win = newTaskWindow(set)
+	}
+	starter, _ := c.(engine.PodStarter)
+	res, err := drv.Run(ctx, workload.Trial{
 		Pairs: pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
-		BasePort: basePort, Started: win.started,
+		BasePort: basePort, Started: win.started, Starter: starter,
 	})
 	col, werr := win.result()
 	if err != nil {
@@ -176,16 +183,27 @@ func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
 type window struct {
 	sampler          *collect.Set
 	warmup, duration time.Duration
-	once             sync.Once
-	done             chan struct{}
-	cancel           chan struct{}
-	w                collect.Result
-	err              error
+	// task: the window ends when the workload returns (newTaskWindow).
+	task       bool
+	once       sync.Once
+	done       chan struct{}
+	cancel     chan struct{}
+	cancelOnce sync.Once
+	w          collect.Result
+	err        error
 }
 
 func newWindow(s *collect.Set, warmup, duration time.Duration) *window {
 	return &window{sampler: s, warmup: warmup, duration: duration,
 		done: make(chan struct{}), cancel: make(chan struct{})}
+}
+
+// newTaskWindow is the window of a task workload (spec.Tool.Task): no
+// warm-up, open from Started until the workload returns.
+func newTaskWindow(s *collect.Set) *window {
+	w := newWindow(s, 0, 24*time.Hour)
+	w.task = true
+	return w
 }
 
 // started is the workload's Started callback.
@@ -218,8 +236,13 @@ func (w *window) result() (collect.Result, error) {
 		started = true
 	default:
 	}
-	if !started {
-		close(w.cancel)
+	if w.task {
+		// The task is over: so is its window.
+		w.cancelOnce.Do(func() { close(w.cancel) })
+		<-w.done
+	}
+	if !started && !w.task {
+		w.cancelOnce.Do(func() { close(w.cancel) })
 		<-w.done
 		// The window never ran: end the whole-trial collectors it would
 		// have stopped.

@@ -268,6 +268,13 @@ func validateWorkloadBounds(w *Workload, f string, t spec.Tool, bad badFunc) {
 	if w.Background != nil {
 		checkBitrate(f+".background.rate", w.Background.Rate, bad)
 	}
+	// Pods bounds how many start at once: a burst of 10 cannot start 20
+	// at a time.
+	for i, c := range w.Concurrency {
+		if w.Pods != 0 && c > w.Pods {
+			bad(fmt.Sprintf("%s.%s[%d]", f, OptConcurrency, i), "%d pods at once is more than the %d pods the trial starts (pods)", c, w.Pods)
+		}
+	}
 	if !strings.ContainsAny(w.Name, "@/ ") { // else reported by validateWorkloads
 		checkName(f+".name", w.Name, tuningNameRE, "'.', '_', '+', '-'", bad)
 	}

@@ -27,6 +27,7 @@ const (
 	OptMessageSize = "messageSize"
 	OptMsgSizes    = "messageSizes"
 	OptConcurrency = "concurrency"
+	OptPods        = "pods"
 	OptSize        = "size"
 	OptBackground  = "background"
 	OptCPP         = "cpp"
@@ -93,6 +94,9 @@ var fields = []field{
 			w.Concurrency = []int{0}
 			return atoiInto(&w.Concurrency[0])(v)
 		}},
+	{name: OptPods, set: func(w *Workload) bool { return w.Pods != 0 },
+		scalar: func(w *Workload) int { return w.Pods }, list: func(*Workload) []int { return nil },
+		fill: func(w *Workload, v string) error { return atoiInto(&w.Pods)(v) }},
 	{name: OptSize, set: func(w *Workload) bool { return w.Size != "" },
 		fill: func(w *Workload, v string) error { w.Size = v; return nil }},
 	{name: OptBackground, set: func(w *Workload) bool { return w.Background != nil },
@@ -143,6 +147,7 @@ func (w Workload) SetOptions() []string {
 	add(w.MessageSize != 0, OptMessageSize)
 	add(len(w.MessageSizes) > 0, OptMsgSizes)
 	add(len(w.Concurrency) > 0, OptConcurrency)
+	add(w.Pods != 0, OptPods)
 	add(w.Size != "", OptSize)
 	add(w.Background != nil, OptBackground)
 	add(w.CPP, OptCPP)

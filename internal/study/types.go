@@ -142,8 +142,12 @@ type Workload struct {
 	// that loss stayed under 3%. CeilingSearch tunes the search.
 	LossCeiling   string         `yaml:"lossCeiling,omitempty"`
 	CeilingSearch *CeilingSearch `yaml:"ceilingSearch,omitempty"`
-	// Concurrency lists the HTTP client concurrencies to sweep (ab -c).
+	// Concurrency lists the HTTP client concurrencies to sweep (ab -c),
+	// or how many pods start at once (podstartup).
 	Concurrency []int `yaml:"concurrency,omitempty"`
+	// Pods is how many pods a pod start-up trial starts, at most
+	// Concurrency at a time; 0: as many as Concurrency (all at once).
+	Pods int `yaml:"pods,omitempty"`
 	// Size is the HTTP response body size, e.g. "5M".
 	Size string `yaml:"size,omitempty"`
 	// Background runs capped TCP connections beside the measured pair.

@@ -40,6 +40,9 @@ type Trial struct {
 	Warmup time.Duration
 	// BasePort is the server port of pair 0; pair i uses BasePort+i.
 	BasePort int
+	// Starter starts pods on demand (the pod start-up workload); nil when
+	// the engine cannot.
+	Starter engine.PodStarter
 	// Started, when set, is called once, after every client has been
 	// started (not at all when one fails to start). The runner starts its
 	// CPU sampling window Warmup after it. A driver may restart a client

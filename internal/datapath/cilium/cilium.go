@@ -261,9 +261,11 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	if err := wire.AddrAdd(pod, eth, ip, 32); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepAddress)
 	if err := wire.RouteLink(pod, eth, host32(gw)); err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -276,6 +278,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if err := wire.RouteLink(node, host, host32(ip)); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepRoutes)
 	if err := attachIngress(node, host, st.objs.FromContainer); err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -286,6 +289,9 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if err := st.objs.Endpoints.Put(&key, &ep); err != nil {
 		return datapath.Attachment{}, fmt.Errorf("endpoints update %s on %s: %w", ip, n.Name, err)
 	}
+	// Cilium's "endpoint creation": its BPF program on the host veth and
+	// the endpoint map entry.
+	p.Steps.Done(datapath.StepPort)
 	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
 }
 

@@ -22,8 +22,10 @@
 package ovs
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -156,6 +158,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if _, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU)); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	if err := ovsdp.AddIf(n.Netns, Bridge, hostName); err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -167,14 +170,17 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if !ok {
 		return datapath.Attachment{}, fmt.Errorf("%s is not a port of %s after add-if (ports %v)", hostName, Bridge, ports)
 	}
+	p.Steps.Done(datapath.StepPort)
 	ip := podIP(n, p.Index)
 	eth, err := wire.Up(pod, datapath.PodEth)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	if err := wire.AddrAdd(pod, eth, ip, 24); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepAddress)
 	if err := wire.RouteVia(pod, eth, nil, gwIP(n), false); err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -186,6 +192,12 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if err := wire.NeighPermanent(node, br, ip, me.mac); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepRoutes)
+	// The flows between this port and every other one are programmed
+	// under the lock, so pods attached at once (pod start-up bursts) each
+	// see all the others: without it two new ports could miss each other.
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, q := range st.ports {
 		if err := flow(n.Netns, me.no, q); err != nil {
 			return datapath.Attachment{}, err
@@ -200,17 +212,50 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 			return datapath.Attachment{}, err
 		}
 	}
-	d.mu.Lock()
 	st.ports = append(st.ports, me)
-	d.mu.Unlock()
+	p.Steps.Done(datapath.StepPort)
 	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}
+
+// DetachPod takes a pod's port out of the bridge before the engine
+// deletes the pod (pods removed by scaling down or after a pod start-up
+// burst): the flows to and from it go, and later pods no longer program
+// flows and neighbours toward it. Without it a new port that reuses the
+// number would collide with the old port's flows (add-flow: exists) and
+// its neighbour entries would be written into a deleted namespace.
+// Equivalent to: ovs-dpctl del-flow br0 KEY (both directions, every
+// other port); ovs-dpctl del-if br0 vethX.
+func (d *Datapath) DetachPod(n datapath.Node, p datapath.Pod) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.nodes[n.Netns]
+	if st == nil {
+		return nil
+	}
+	i := slices.IndexFunc(st.ports, func(q port) bool { return q.ns == p.Netns })
+	if i < 0 {
+		return nil
+	}
+	me := st.ports[i]
+	st.ports = slices.Delete(st.ports, i, i+1)
+	var errs []error
+	for _, q := range st.ports {
+		errs = append(errs,
+			ovsdp.DelFlow(n.Netns, Bridge, flowKey(me.no, q)),
+			ovsdp.DelFlow(n.Netns, Bridge, flowKey(q.no, me)))
+	}
+	errs = append(errs, ovsdp.DelIf(n.Netns, Bridge, wire.HostVethName("veth", p.Name)))
+	return errors.Join(errs...)
 }
 
 // flow sends IPv4 frames arriving on port in and addressed to dst's MAC
 // out of dst's port.
 func flow(ns string, in int, dst port) error {
-	key := fmt.Sprintf("in_port(%d),eth(dst=%s),%s", in, dst.mac, ipv4Key)
-	return ovsdp.AddFlow(ns, Bridge, key, strconv.Itoa(dst.no))
+	return ovsdp.AddFlow(ns, Bridge, flowKey(in, dst), strconv.Itoa(dst.no))
+}
+
+func flowKey(in int, dst port) string {
+	return fmt.Sprintf("in_port(%d),eth(dst=%s),%s", in, dst.mac, ipv4Key)
 }
 
 // neighIn adds a permanent neighbour entry for dst in q's namespace

@@ -19,6 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -83,7 +85,10 @@ type Cluster struct {
 	client   *Node
 	created  []string // namespaces, in creation order
 	stateDir string   // WiringCNI: the run's state directory, once created
-	pods     []*Pod   // every pod with its own namespace that was set up, in order (PodTimes)
+	// mu guards created and pods: a pod start-up burst (StartPods) sets
+	// up and deletes pods from several goroutines.
+	mu   sync.Mutex
+	pods []*Pod // every measured pod with its own namespace that was set up, in order (PodTimes)
 }
 
 // Roles of the two nodes.
@@ -158,7 +163,9 @@ func (c *Cluster) addNetns(name string) error {
 	if err := netns.Add(name); err != nil {
 		return err
 	}
+	c.mu.Lock()
 	c.created = append(c.created, name)
+	c.mu.Unlock()
 	return nil
 }
 
@@ -238,24 +245,37 @@ func (c *Cluster) ScalePods(ctx context.Context, r int) (servers, clients []*Pod
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
-			p, err := c.addPod(ctx, n, len(n.pods))
+			p, err := c.addPod(ctx, n, c.podName(n), len(n.pods))
 			if err != nil {
 				return nil, nil, err
 			}
 			n.pods = append(n.pods, p)
+			if !p.hostNet {
+				c.mu.Lock()
+				c.pods = append(c.pods, p)
+				c.mu.Unlock()
+			}
 		}
 	}
 	return append([]*Pod(nil), c.server.pods...), append([]*Pod(nil), c.client.pods...), nil
 }
 
-// addPod creates and wires pod i of node n and times it: the namespace
-// plus the wiring (AttachPod, or CNI ADD with WiringCNI).
-func (c *Cluster) addPod(ctx context.Context, n *Node, i int) (*Pod, error) {
-	role := "srv"
+// podName names the next pod of node n: srv0, cli3.
+func (c *Cluster) podName(n *Node) string { return c.role(n) + strconv.Itoa(len(n.pods)) }
+
+// role is the prefix of node n's pod names.
+func (c *Cluster) role(n *Node) string {
 	if n == c.client {
-		role = "cli"
+		return "cli"
 	}
-	p := &Pod{node: n, name: fmt.Sprintf("%s%d", role, i), index: i}
+	return "srv"
+}
+
+// addPod creates and wires pod index of node n and times it: the
+// namespace plus the wiring (AttachPod, or CNI ADD with WiringCNI), with
+// its breakdown (PodTime.Phases).
+func (c *Cluster) addPod(ctx context.Context, n *Node, name string, index int) (*Pod, error) {
+	p := &Pod{node: n, name: name, index: index}
 	start := time.Now()
 	if datapath.IsHostNetwork(c.cfg.Datapath) {
 		// hostNetwork: the pod is the node's namespace and address.
@@ -267,20 +287,39 @@ func (c *Cluster) addPod(ctx context.Context, n *Node, i int) (*Pod, error) {
 	if err := c.addNetns(p.ns); err != nil {
 		return nil, err
 	}
+	nsTook := time.Since(start)
+	steps := datapath.NewSteps()
 	var att datapath.Attachment
 	var err error
 	if n.cni != nil {
-		att, err = c.attachCNI(ctx, n, p)
+		att, err = c.attachCNI(ctx, n, p, steps)
 	} else {
-		att, err = c.cfg.Datapath.AttachPod(n.info(), datapath.Pod{Name: p.ns, Netns: p.ns, Index: i})
+		att, err = c.cfg.Datapath.AttachPod(n.info(), p.datapathPod(steps))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("attach pod %s to node %s: %w", p.name, n.name, err)
 	}
 	p.setup = time.Since(start)
+	p.phases = phases(nsTook, steps.List(), p.setup)
 	p.ip, p.hostVeth = att.IP, att.HostVeth
-	c.pods = append(c.pods, p)
 	return p, nil
+}
+
+// datapathPod is the pod as AttachPod and DetachPod see it.
+func (p *Pod) datapathPod(steps *datapath.Steps) datapath.Pod {
+	return datapath.Pod{Name: p.ns, Netns: p.ns, Index: p.index, Steps: steps}
+}
+
+// phases is a pod's set-up breakdown: the namespace, the wiring's steps,
+// and what they did not cover, so the phases sum to total.
+func phases(netnsTook time.Duration, steps []datapath.Step, total time.Duration) []engine.Phase {
+	out := []engine.Phase{{Name: engine.PhaseNetns, Took: netnsTook}}
+	rest := total - netnsTook
+	for _, s := range steps {
+		out = append(out, engine.Phase{Name: s.Name, Took: s.Took})
+		rest -= s.Took
+	}
+	return append(out, engine.Phase{Name: engine.PhaseOther, Took: rest})
 }
 
 // deletePod stops the pod's processes, then unwires it (CNI DEL with
@@ -300,10 +339,48 @@ func (c *Cluster) deletePod(p *Pod) error {
 	if err := c.detachCNI(p); err != nil {
 		return fmt.Errorf("delete pod %s from node %s: %w", p.name, p.node.name, err)
 	}
+	if p.node.cni == nil {
+		if err := c.detachNetlink(p); err != nil {
+			return fmt.Errorf("delete pod %s from node %s: %w", p.name, p.node.name, err)
+		}
+	}
 	if err := c.removeNetns(p.ns); err != nil {
 		return err
 	}
 	p.teardown = time.Since(start)
+	return nil
+}
+
+// detachNetlink unwires a pod wired by AttachPod as a CNI plugin's DEL
+// does: the datapath's own state of the pod goes (datapath.Detacher),
+// then the pod's eth0 is deleted, which takes its veth peer with it at
+// once. Leaving the device to the namespace's deletion would not do: the
+// kernel destroys a deleted namespace's devices later, from a work queue,
+// so a pod created again under the same name (scaling back up, the next
+// start-up burst) could meet its old host-side veth, and the teardown
+// time would leave out the device's removal.
+func (c *Cluster) detachNetlink(p *Pod) error {
+	if d, ok := c.cfg.Datapath.(datapath.Detacher); ok {
+		if err := d.DetachPod(p.node.info(), p.datapathPod(nil)); err != nil {
+			return fmt.Errorf("detach: %w", err)
+		}
+	}
+	h, err := netns.Handle(p.ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(datapath.PodEth)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return fmt.Errorf("find %s in %s: %w", datapath.PodEth, p.ns, err)
+	}
+	if err := h.LinkDel(l); err != nil {
+		return fmt.Errorf("ip -n %s link del %s: %w", p.ns, datapath.PodEth, err)
+	}
 	return nil
 }
 
@@ -334,6 +411,8 @@ func (c *Cluster) removeNetns(name string) error {
 			return fmt.Errorf("journal removal of %s: %w", name, err)
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for i, n := range c.created {
 		if n == name {
 			c.created = append(c.created[:i], c.created[i+1:]...)
@@ -395,15 +474,25 @@ type PodTime = engine.PodTime
 // Close it holds the teardown of every pod. Host-network pods have no
 // network of their own and are not listed.
 func (c *Cluster) PodTimes() []PodTime {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]PodTime, 0, len(c.pods))
 	for _, p := range c.pods {
-		out = append(out, PodTime{Pod: p.name, Node: p.node.name, Setup: p.setup, Teardown: p.teardown})
+		out = append(out, p.time())
 	}
 	return out
 }
 
+func (p *Pod) time() PodTime {
+	return PodTime{Pod: p.name, Node: p.node.name, Setup: p.setup, Teardown: p.teardown, Phases: p.phases}
+}
+
 // Namespaces lists the namespaces the cluster currently owns.
-func (c *Cluster) Namespaces() []string { return append([]string(nil), c.created...) }
+func (c *Cluster) Namespaces() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.created...)
+}
 
 var _ engine.Node = (*Node)(nil)
 var _ engine.Pod = (*Pod)(nil)

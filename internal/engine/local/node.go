@@ -98,6 +98,7 @@ type Pod struct {
 	hostVeth string
 	hostNet  bool // the pod shares its node's namespace (datapath.HostNetwork)
 	setup    time.Duration
+	phases   []engine.Phase // setup's breakdown
 	teardown time.Duration
 	cniConf  []byte // WiringCNI: the configuration ADD used, for DEL
 }

@@ -119,12 +119,14 @@ func (c *Cluster) removeStateDir() error {
 
 // attachCNI wires pod p through the reference plugins with the
 // configuration the datapath's CNI hands them on node n.
-func (c *Cluster) attachCNI(ctx context.Context, n *Node, p *Pod) (datapath.Attachment, error) {
+func (c *Cluster) attachCNI(ctx context.Context, n *Node, p *Pod, steps *datapath.Steps) (datapath.Attachment, error) {
 	conf, err := c.cfg.Datapath.(datapath.CNIDelegate).CNIConfig(n.info())
 	if err != nil {
 		return datapath.Attachment{}, fmt.Errorf("cni configuration of %s on node %s: %w", c.cfg.Datapath.Name(), n.name, err)
 	}
-	res, err := n.cni.Add(ctx, p.cniPod(), conf)
+	cp := p.cniPod()
+	cp.Done = steps.Done
+	res, err := n.cni.Add(ctx, cp, conf)
 	if err != nil {
 		// As a runtime does after a failed ADD: DEL, so that nothing stays
 		// allocated (the plugins' DEL ignores what is not there).

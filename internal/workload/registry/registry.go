@@ -15,6 +15,7 @@ import (
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/ab"
 	"github.com/cnibench/cnibench/internal/workload/iperf3"
+	"github.com/cnibench/cnibench/internal/workload/podstartup"
 	"github.com/cnibench/cnibench/internal/workload/qperf"
 	"github.com/cnibench/cnibench/internal/workload/sockperf"
 	"github.com/cnibench/cnibench/internal/workload/spec"
@@ -27,6 +28,7 @@ func Drivers() []workload.Driver {
 		sockperf.New(),
 		qperf.New(),
 		ab.New(),
+		podstartup.New(),
 	}
 }
 

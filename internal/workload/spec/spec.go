@@ -38,6 +38,11 @@ type Tool struct {
 	Headline []Metric
 	// Kube says what of the tool the kube engine runs.
 	Kube Kube
+	// Task marks a tool whose trial is a task that ends when it is done
+	// (start a burst of pods), not traffic for the study's duration: the
+	// duration and warm-up do not apply to it, and the collectors' window
+	// is the task itself.
+	Task bool
 }
 
 // Option is one study-file option of a tool.
@@ -177,7 +182,8 @@ func (t Tool) Check() error {
 	for _, o := range t.Options {
 		errs = append(errs, o.check(t)...)
 	}
-	if len(t.Programs) == 0 {
+	if len(t.Programs) == 0 && !t.Task {
+		// A task may be the engine's own work (pod start-up).
 		bad("no program")
 	}
 	for _, p := range t.Programs {

@@ -78,6 +78,7 @@ func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, erro
 	if err := node.LinkSetHardwareAddr(host, HostVethMAC); err != nil {
 		return datapath.Attachment{}, fmt.Errorf("ip link set %s address %s: %w", hostName, HostVethMAC, err)
 	}
+	p.Steps.Done(datapath.StepLink)
 	// proxy_arp must be on before the pod asks for its gateway.
 	if err := wire.Sysctl(n.Netns, "net/ipv4/conf/"+hostName+"/proxy_arp", "1"); err != nil {
 		return datapath.Attachment{}, err
@@ -85,14 +86,17 @@ func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, erro
 	if err := wire.Sysctl(n.Netns, "net/ipv4/neigh/"+hostName+"/proxy_delay", "0"); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepPort)
 	ip := PodIP(n, p.Index)
 	eth, err := wire.Up(pod, datapath.PodEth)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	if err := wire.AddrAdd(pod, eth, ip, 32); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepAddress)
 	if err := wire.RouteLink(pod, eth, &net.IPNet{IP: GatewayIP, Mask: net.CIDRMask(32, 32)}); err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -102,5 +106,6 @@ func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, erro
 	if err := wire.RouteLink(node, host, &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepRoutes)
 	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
 }

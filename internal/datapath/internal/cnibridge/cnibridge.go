@@ -122,6 +122,7 @@ func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	br, err := node.LinkByName(port.Bridge)
 	if err != nil {
 		return datapath.Attachment{}, fmt.Errorf("find %s on %s: %w", port.Bridge, n.Name, err)
@@ -134,13 +135,16 @@ func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment
 			return datapath.Attachment{}, fmt.Errorf("ip link set %s type bridge_slave hairpin on: %w", hostName, err)
 		}
 	}
+	p.Steps.Done(datapath.StepPort)
 	eth, err := wire.Up(pod, datapath.PodEth)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	if err := wire.AddrAdd(pod, eth, port.IP, port.PrefixLen); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepAddress)
 	if err := wire.RouteVia(pod, eth, nil, port.Gateway, false); err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -149,5 +153,6 @@ func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment
 			return datapath.Attachment{}, err
 		}
 	}
+	p.Steps.Done(datapath.StepRoutes)
 	return datapath.Attachment{IP: port.IP, HostVeth: hostName}, nil
 }

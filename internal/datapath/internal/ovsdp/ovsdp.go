@@ -88,6 +88,18 @@ func AddIf(ns, dp, port string) error {
 	return err
 }
 
+// DelIf removes a port from the datapath. Equivalent to: ovs-dpctl del-if DP PORT
+func DelIf(ns, dp, port string) error {
+	_, err := Dpctl(ns, "del-if", dp, port)
+	return err
+}
+
+// DelFlow deletes a datapath flow. Equivalent to: ovs-dpctl del-flow DP KEY
+func DelFlow(ns, dp, key string) error {
+	_, err := Dpctl(ns, "del-flow", dp, key)
+	return err
+}
+
 // AddFlow adds a datapath flow. Equivalent to: ovs-dpctl add-flow DP KEY ACTIONS
 func AddFlow(ns, dp, key, actions string) error {
 	_, err := Dpctl(ns, "add-flow", dp, key, actions)

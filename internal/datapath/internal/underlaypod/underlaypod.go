@@ -162,12 +162,15 @@ func AttachWith(n datapath.Node, p datapath.Pod, mtu int, mk func(netlink.LinkAt
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepLink)
 	ones, _ := a.Subnet.Mask.Size()
 	if err := wire.AddrAdd(pod, eth, ip, ones); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepAddress)
 	if err := wire.RouteVia(pod, eth, nil, a.Gateway, false); err != nil {
 		return datapath.Attachment{}, err
 	}
+	p.Steps.Done(datapath.StepRoutes)
 	return datapath.Attachment{IP: ip}, nil
 }

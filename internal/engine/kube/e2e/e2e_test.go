@@ -269,6 +269,7 @@ spec:
     - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
     - {name: http, tool: ab, size: 256K, concurrency: [4]}
     - {name: cost, tool: iperf3, cpp: true, counters: true}
+    - {name: startup, tool: podstartup, concurrency: [5]}
   replicas: [1]
   trials: 1
   duration: 4s
@@ -281,7 +282,8 @@ spec:
 // workload with CPU cost per packet (perf in the server node's agent) and
 // device, iptables and nftables counters read through the agents. The
 // test cluster has no cluster DNS, so clients get the Services'
-// ClusterIPs (the DNS path is unit-tested in package kube).
+// ClusterIPs (the DNS path is unit-tested in package kube). A pod
+// start-up burst of 5 pods on the server node is timed create to Ready.
 func TestKubeWorkloads(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
@@ -317,17 +319,18 @@ func TestKubeWorkloads(t *testing.T) {
 	for wl, m := range got {
 		t.Logf("%s: %v", wl, m)
 	}
-	if len(r.Samples) != 8 {
-		t.Errorf("%d samples, want 8 (4 workloads x 2 tunings)", len(r.Samples))
+	if len(r.Samples) != 10 {
+		t.Errorf("%d samples, want 10 (5 workloads x 2 tunings)", len(r.Samples))
 	}
 	unit := "ns"
 	if _, ok := got["cost"]["cpp_total_cycles"]; ok {
 		unit = "cycles"
 	}
 	for wl, keys := range map[string][]string{
-		"udp":  {"bitrate", "packets_count", "offered_bps"},
-		"rr":   {"transactions_per_s", "rtt_p99_us"},
-		"http": {"requests_per_s", "latency_p50_ms", "requests_count"},
+		"udp":        {"bitrate", "packets_count", "offered_bps"},
+		"rr":         {"transactions_per_s", "rtt_p99_us"},
+		"http":       {"requests_per_s", "latency_p50_ms", "requests_count"},
+		"startup@c5": {"startup_ms", "startup_max_ms", "setup_ms", "teardown_ms", "phase_create_ms", "phase_containers_ms"},
 		// perf on the server node attributes kernel time of the flow;
 		// kube-proxy's Service rules (iptables-nft) are on the path.
 		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
@@ -342,6 +345,9 @@ func TestKubeWorkloads(t *testing.T) {
 	}
 	if m := got["http"]; m["errors_count"] != 0 || m["body_bytes"] != 256<<10 {
 		t.Errorf("http: %v", m)
+	}
+	if m := got["startup@c5"]; m["pods"] != 5 || m["startup_max_ms"] < m["setup_ms"] {
+		t.Errorf("startup: %v", m)
 	}
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))

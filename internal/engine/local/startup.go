@@ -1,0 +1,100 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
+)
+
+// burstInfix marks a start-up burst's pods (srvb0, srvb1, ...), so they
+// are never mistaken for the measured pods.
+const burstInfix = "b"
+
+var _ engine.PodStarter = (*Cluster)(nil)
+
+// StartPods implements engine.PodStarter: a burst of n pods on one node,
+// each in its own goroutine as kubelet starts pod sandboxes in parallel,
+// at most concurrency wiring at a time. Every pod is set up exactly as
+// a measured pod is (addPod: namespace, then AttachPod or CNI ADD) and
+// deleted as one is (deletePod), concurrently too; the burst's pods take
+// the pod indices after the node's measured pods, which they free again.
+// On error every pod of the burst that was made is deleted before the
+// error is returned.
+func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int) ([]engine.PodTime, error) {
+	nd := c.nodeNamed(node)
+	switch {
+	case nd == nil:
+		return nil, fmt.Errorf("start pods: no node %q (nodes: %s, %s)", node, c.server.name, c.client.name)
+	case datapath.IsHostNetwork(c.cfg.Datapath):
+		return nil, fmt.Errorf("start pods: datapath %s runs pods in the node's network (hostNetwork): they have no network to start", c.cfg.Datapath.Name())
+	case n < 1 || concurrency < 1 || concurrency > n:
+		return nil, fmt.Errorf("start pods: %d pods, %d at once: want 1 <= at once <= pods", n, concurrency)
+	case len(nd.pods)+n > datapath.MaxPodsPerNode:
+		return nil, fmt.Errorf("start pods: %d more pods on node %s, which runs %d, exceed the %d pods a node may have", n, nd.name, len(nd.pods), datapath.MaxPodsPerNode)
+	}
+	pods := make([]*Pod, n)
+	errs := make([]error, n)
+	ready := make([]time.Duration, n)
+	turns := make(chan struct{}, concurrency)
+	base := len(nd.pods)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case turns <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-turns }()
+			pods[i], errs[i] = c.addPod(ctx, nd, c.role(nd)+burstInfix+strconv.Itoa(i), base+i)
+			ready[i] = time.Since(t0)
+		}()
+	}
+	wg.Wait()
+	out := make([]engine.PodTime, n)
+	for i, p := range pods {
+		if p != nil {
+			out[i] = p.time()
+			out[i].Ready = ready[i]
+		}
+	}
+	// Teardown in parallel as well, after every pod of the burst was
+	// ready, as a burst of deletions would go.
+	derrs := make([]error, n)
+	for i, p := range pods {
+		if p == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if derrs[i] = c.deletePod(p); derrs[i] == nil {
+				out[i].Teardown = p.teardown
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(append(errs, derrs...)...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *Cluster) nodeNamed(name string) *Node {
+	for _, n := range c.Nodes() {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
+}

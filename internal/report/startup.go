@@ -1,0 +1,132 @@
+package report
+
+import (
+	"cmp"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// Pod start-up metrics (workload podstartup), spelled out as the other
+// drivers' are.
+const (
+	mStartup    = "startup_ms"
+	mStartupMax = "startup_max_ms"
+	mPodSetup   = "setup_ms"
+	phasePrefix = "phase_"
+	// stepsUnit tells the start-up breakdown's bars from the CPP bars.
+	stepsUnit = "ms"
+)
+
+// phaseOrder is the order steps are stacked in: the namespace, the
+// datapath's steps in the order they happen, the CNI plugin calls, then
+// what no step covered; steps not listed go before "other", by name.
+var phaseOrder = []string{"netns", "link", "port", "address", "routes", "cni_loopback"}
+
+// startupFigure is one datapath's pod start-up against the pods started
+// at once (seed 004's Fig. 15b for one CNI).
+func startupFigure(d sweepData, name string) figure {
+	title := "Pod network start-up vs pods started at once (" + name + ")"
+	f := figure{Title: title, Caption: "Mean time from the burst's start until a pod's network was ready, until the last one was, " +
+		"and a pod's own set-up (namespace and wiring, without waiting for a turn); mean over trials with 95% CI."}
+	p := newPlot(title, "pods started at once", "ms")
+	p.Y.Min = 0
+	leg := newLegend()
+	xOf := func(v study.Workload) (float64, bool) { return float64(v.Concurrent()), true }
+	drawn := false
+	for i, m := range []struct{ metric, label string }{
+		{mStartup, "ready (mean)"}, {mStartupMax, "last ready"}, {mPodSetup, "own set-up"},
+	} {
+		pts, errs := xyCI(d, xOf, m.metric, 1)
+		drawn = addLine(p, &leg, m.label, i, pts, errs) || drawn
+	}
+	if !drawn {
+		f.Missing = "no data"
+		return f
+	}
+	return render(f, p, leg, figW, figH)
+}
+
+// stepsBarOf is the breakdown of a pod's set-up at the sweep's first
+// variant (the fewest pods at once: seed 004 timed the steps launching
+// one pod at a time).
+func stepsBarOf(d sweepData) (cppBar, bool) {
+	v := d.sw.Variants[0]
+	tot, ok := d.row(v, mPodSetup)
+	if !ok {
+		return cppBar{}, false
+	}
+	b := cppBar{label: d.sw.Datapath, unit: stepsUnit, values: map[string]float64{}, total: tot.Mean}
+	if len(d.sw.Variants) > 1 {
+		b.label += " " + paramLabel(v)
+	}
+	cell := d.sw.Cell(v)
+	for k, r := range d.idx {
+		if k.Cell != cell || k.CPU != -1 || r.N == 0 || !strings.HasPrefix(k.Metric, phasePrefix) {
+			continue
+		}
+		b.values[strings.TrimSuffix(strings.TrimPrefix(k.Metric, phasePrefix), "_ms")] = r.Mean
+	}
+	return b, len(b.values) > 0
+}
+
+// stepsFigure stacks each datapath's set-up by step (seed 004's Fig.
+// 15a).
+func stepsFigure(bars []cppBar) figure {
+	title := "Pod network set-up by step"
+	f := figure{Title: title, Caption: "Mean time of each step of one pod's network set-up (the fewest pods at once): " +
+		"the namespace, then the datapath's steps (link: veth or slave device, port: bridge/OVS port, proxy ARP or BPF endpoint, " +
+		"address, routes) or, with wiring cni, each CNI plugin call; other is what no step covered. Bars stack to the measured set-up. " +
+		"Seed 004's steps (link up, IP allocation, endpoint creation) are those of real CNI plugins and daemons."}
+	var names []string
+	for _, b := range bars {
+		for n := range b.values {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(stepRank(a), stepRank(b)), strings.Compare(a, b)) })
+	p := newPlot(title, "datapath", "ms / pod")
+	leg := newLegend()
+	st := &stackedBars{}
+	var ticks []plot.Tick
+	for i, b := range bars {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: b.label})
+		var col []float64
+		for _, n := range names {
+			col = append(col, b.values[n])
+		}
+		st.Bars = append(st.Bars, col)
+	}
+	for i, n := range names {
+		c := cppPalette[i%len(cppPalette)]
+		if n == "other" {
+			c = color.Gray{Y: 0xb0}
+		}
+		st.Colors = append(st.Colors, c)
+		leg.Add(strings.ReplaceAll(n, "_", " "), barThumb{c})
+	}
+	p.Add(st)
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Marker = niceTicks{}
+	return render(f, p, leg, vg.Length(math.Max(figW, float64(200+len(bars)*90))), figH)
+}
+
+// stepRank places a step in phaseOrder; unlisted steps after the listed
+// ones, "other" last.
+func stepRank(name string) int {
+	if name == "other" {
+		return len(phaseOrder) + 2
+	}
+	if i := slices.Index(phaseOrder, name); i >= 0 {
+		return i
+	}
+	return len(phaseOrder) + 1
+}
