@@ -76,6 +76,21 @@ func stepsBarOf(d sweepData) (cppBar, bool) {
 	return b, len(b.values) > 0
 }
 
+// stepsFigures is the set-up-by-step figure of the start-up bars among
+// bars (none without any).
+func stepsFigures(bars []cppBar) []figure {
+	var steps []cppBar
+	for _, b := range bars {
+		if b.unit == stepsUnit {
+			steps = append(steps, b)
+		}
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	return []figure{stepsFigure(steps)}
+}
+
 // stepsFigure stacks each datapath's set-up by step (seed 004's Fig.
 // 15a).
 func stepsFigure(bars []cppBar) figure {

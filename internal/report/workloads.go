@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -114,15 +113,7 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 			sec.Figures = append(sec.Figures, cppFigure(bars, u))
 		}
 	}
-	var steps []cppBar
-	for _, b := range cppBars {
-		if b.unit == stepsUnit {
-			steps = append(steps, b)
-		}
-	}
-	if len(steps) > 0 {
-		sec.Figures = append(sec.Figures, stepsFigure(steps))
-	}
+	sec.Figures = append(sec.Figures, stepsFigures(cppBars)...)
 	if !sec.empty() {
 		sec.Table = workloadTable(s, n)
 	}
@@ -294,66 +285,6 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	out = append(out, cdfFigure(d, "Round-trip latency CDF ("+name+")", "RTT (µs, log scale)", "cdf_rtt_us", samples,
 		"Cumulative share of round trips within a latency, from sockperf's percentiles (first trial of each variant; min to max)."))
 	return out
-}
-
-func httpFigures(d sweepData, name string, samples []results.Sample) []figure {
-	var out []figure
-	title := "HTTP requests/s vs concurrency (" + name + ")"
-	f := figure{Title: title, Caption: "ab against nginx serving the study's body size, one connection per request; mean over trials with 95% CI."}
-	p := newPlot(title, "concurrency (ab -c)", "requests/s")
-	p.Y.Min = 0
-	leg := newLegend()
-	xOf := func(v study.Workload) (float64, bool) { return float64(v.Concurrent()), true }
-	pts, errs := xyCI(d, xOf, mRPS, 1)
-	if !addLine(p, &leg, "requests/s", 0, pts, errs) {
-		f.Missing = "no data"
-		out = append(out, f)
-	} else {
-		out = append(out, render(f, p, leg, figW, figH))
-	}
-	out = append(out, cdfFigure(d, "HTTP latency CDF ("+name+")", "request latency (ms, log scale)", "cdf_latency_ms", samples,
-		"Cumulative share of requests served within a latency (ab -e percentiles, first trial of each concurrency)."))
-	return out
-}
-
-// cdfFigure draws each variant's CDF series from its first sample.
-func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Sample, caption string) figure {
-	f := figure{Title: title, Caption: caption}
-	p := newPlot(title, xlabel, "fraction")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	leg := newLegend()
-	drawn := false
-	for i, v := range d.sw.Variants {
-		cell := d.sw.Cell(v)
-		for _, smp := range samples {
-			if smp.Cell != cell || len(smp.Series) == 0 {
-				continue
-			}
-			xs, fs := smp.Series[0][series], smp.Series[0]["cdf_fraction"]
-			var pts plotter.XYs
-			for j := range xs {
-				if j < len(fs) && xs[j] > 0 && analysis.Finite(xs[j]) {
-					pts = append(pts, plotter.XY{X: xs[j], Y: fs[j]})
-				}
-			}
-			sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
-			if len(pts) > 1 {
-				if l, err := plotter.NewLine(pts); err == nil {
-					l.Color, l.Width = seriesColor(i), vg.Points(1.5)
-					p.Add(l)
-					leg.Add(paramLabel(v), l)
-					drawn = true
-				}
-			}
-			break
-		}
-	}
-	if !drawn {
-		f.Missing = "no latency distribution recorded"
-		return f
-	}
-	return render(f, p, leg, figW, figH)
 }
 
 func backgroundFigure(d sweepData, name string) figure {

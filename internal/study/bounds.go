@@ -268,11 +268,16 @@ func validateWorkloadBounds(w *Workload, f string, t spec.Tool, bad badFunc) {
 	if w.Background != nil {
 		checkBitrate(f+".background.rate", w.Background.Rate, bad)
 	}
-	// Pods bounds how many start at once: a burst of 10 cannot start 20
-	// at a time.
+	// Pods bounds how many start at once (a burst of 10 cannot start 20
+	// at a time); a request count bounds ab's concurrency the same way
+	// (ab refuses -c above -n).
 	for i, c := range w.Concurrency {
+		field := fmt.Sprintf("%s.%s[%d]", f, OptConcurrency, i)
 		if w.Pods != 0 && c > w.Pods {
-			bad(fmt.Sprintf("%s.%s[%d]", f, OptConcurrency, i), "%d pods at once is more than the %d pods the trial starts (pods)", c, w.Pods)
+			bad(field, "%d pods at once is more than the %d pods the trial starts (pods)", c, w.Pods)
+		}
+		if w.Requests != 0 && c > w.Requests {
+			bad(field, "%d requests in flight is more than the %d requests the trial makes (requests)", c, w.Requests)
 		}
 	}
 	if !strings.ContainsAny(w.Name, "@/ ") { // else reported by validateWorkloads

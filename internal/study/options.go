@@ -28,6 +28,7 @@ const (
 	OptMsgSizes    = "messageSizes"
 	OptConcurrency = "concurrency"
 	OptPods        = "pods"
+	OptRequests    = "requests"
 	OptSize        = "size"
 	OptBackground  = "background"
 	OptCPP         = "cpp"
@@ -97,6 +98,9 @@ var fields = []field{
 	{name: OptPods, set: func(w *Workload) bool { return w.Pods != 0 },
 		scalar: func(w *Workload) int { return w.Pods }, list: func(*Workload) []int { return nil },
 		fill: func(w *Workload, v string) error { return atoiInto(&w.Pods)(v) }},
+	{name: OptRequests, set: func(w *Workload) bool { return w.Requests != 0 },
+		scalar: func(w *Workload) int { return w.Requests }, list: func(*Workload) []int { return nil },
+		fill: func(w *Workload, v string) error { return atoiInto(&w.Requests)(v) }},
 	{name: OptSize, set: func(w *Workload) bool { return w.Size != "" },
 		fill: func(w *Workload, v string) error { w.Size = v; return nil }},
 	{name: OptBackground, set: func(w *Workload) bool { return w.Background != nil },
@@ -148,6 +152,7 @@ func (w Workload) SetOptions() []string {
 	add(len(w.MessageSizes) > 0, OptMsgSizes)
 	add(len(w.Concurrency) > 0, OptConcurrency)
 	add(w.Pods != 0, OptPods)
+	add(w.Requests != 0, OptRequests)
 	add(w.Size != "", OptSize)
 	add(w.Background != nil, OptBackground)
 	add(w.CPP, OptCPP)

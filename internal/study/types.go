@@ -148,6 +148,11 @@ type Workload struct {
 	// Pods is how many pods a pod start-up trial starts, at most
 	// Concurrency at a time; 0: as many as Concurrency (all at once).
 	Pods int `yaml:"pods,omitempty"`
+	// Requests bounds an HTTP trial's measured run by a request count per
+	// client (ab -n), as seed 004 ran 500K requests per test; the run
+	// ends at the count or at the trial's end, whichever comes first.
+	// 0: time-bounded only.
+	Requests int `yaml:"requests,omitempty"`
 	// Size is the HTTP response body size, e.g. "5M".
 	Size string `yaml:"size,omitempty"`
 	// Background runs capped TCP connections beside the measured pair.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -27,6 +28,10 @@ func HostVethName(prefix, pod string) string {
 	return prefix + hex.EncodeToString(sum[:])[:15-len(prefix)]
 }
 
+// staleVethWait bounds how long VethIntoPod waits for a host-side name
+// held by a device of a deleted namespace.
+const staleVethWait = 5 * time.Second
+
 // VethIntoPod creates a veth pair with hostName in the node namespace and
 // eth0 in the pod namespace, both with the given MTU, and sets both up.
 // Equivalent to: ip -n NODE link add HOST mtu M type veth peer name eth0 netns POD mtu M
@@ -36,8 +41,22 @@ func VethIntoPod(node, pod *netns.NetlinkHandle, hostName, podName string, mtu i
 		PeerName:      podName,
 		PeerNamespace: netlink.NsFd(pod.NsFd()),
 	}
-	if err := node.LinkAdd(v); err != nil {
-		return nil, fmt.Errorf("ip link add %s type veth peer %s: %w", hostName, podName, err)
+	// The name may still be held by the veth of a pod whose namespace was
+	// just deleted: the kernel destroys a deleted namespace's devices
+	// later, from a work queue (cleanup_net), so a pod created again under
+	// the same name (scaling back up, the next start-up burst) can meet
+	// the old device for a moment. Wait for it to go; a device that stays
+	// is a real conflict and fails after staleVethWait.
+	deadline := time.Now().Add(staleVethWait)
+	for {
+		err := node.LinkAdd(v)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EEXIST) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("ip link add %s type veth peer %s: %w", hostName, podName, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	host, err := node.LinkByName(hostName)
 	if err != nil {
@@ -94,6 +113,22 @@ func RouteLink(h *netns.NetlinkHandle, l netlink.Link, dst *net.IPNet) error {
 	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: dst, Scope: netlink.SCOPE_LINK}
 	if err := h.RouteAdd(r); err != nil {
 		return fmt.Errorf("ip route add %s dev %s scope link: %w", dst, l.Attrs().Name, err)
+	}
+	return nil
+}
+
+// PodRoute points a node's route to one pod at the pod's host-side
+// device, replacing a route to the same address: the previous pod at
+// that address may have left its route behind for a moment (the kernel
+// destroys a deleted namespace's devices, and with them their routes,
+// later), and the new pod's device is the one that counts. Felix, which
+// programs these routes for Calico, writes them the same way (its route
+// table syncs with replace).
+// Equivalent to: ip route replace DST dev DEV scope link
+func PodRoute(h *netns.NetlinkHandle, l netlink.Link, dst *net.IPNet) error {
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: dst, Scope: netlink.SCOPE_LINK}
+	if err := h.RouteReplace(r); err != nil {
+		return fmt.Errorf("ip route replace %s dev %s scope link: %w", dst, l.Attrs().Name, err)
 	}
 	return nil
 }

@@ -229,7 +229,7 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 //	ip -n POD addr add PODIP/32 dev eth0
 //	ip -n POD route add ROUTER dev eth0 scope link; ip -n POD route add default via ROUTER
 //	ip -n POD neigh add ROUTER lladdr LXC_MAC dev eth0 nud permanent
-//	ip -n NODE route add PODIP/32 dev lxcX scope link
+//	ip -n NODE route replace PODIP/32 dev lxcX scope link
 //	tc qdisc add dev lxcX clsact; tc filter add dev lxcX ingress bpf da ... (from_container)
 //	bpftool map update name endpoints key PODIP value {lxcX ifindex, eth0 MAC, lxcX MAC}
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
@@ -275,7 +275,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if err := wire.NeighPermanent(pod, eth, gw, host.Attrs().HardwareAddr); err != nil {
 		return datapath.Attachment{}, err
 	}
-	if err := wire.RouteLink(node, host, host32(ip)); err != nil {
+	if err := wire.PodRoute(node, host, host32(ip)); err != nil {
 		return datapath.Attachment{}, err
 	}
 	p.Steps.Done(datapath.StepRoutes)

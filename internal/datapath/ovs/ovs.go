@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/ovsdp"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -193,28 +195,37 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 		return datapath.Attachment{}, err
 	}
 	p.Steps.Done(datapath.StepRoutes)
-	// The flows between this port and every other one are programmed
-	// under the lock, so pods attached at once (pod start-up bursts) each
-	// see all the others: without it two new ports could miss each other.
+	if err := d.connectPort(n, st, me, pod, eth); err != nil {
+		return datapath.Attachment{}, err
+	}
+	p.Steps.Done(datapath.StepPort)
+	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+}
+
+// connectPort programs the flows between a new port and every other one
+// of its node, both ways, and the neighbour entries of both ends; then
+// adds it to the node's ports. It holds the lock throughout, so pods
+// attached at once (pod start-up bursts) each see all the others:
+// without it two new ports could miss each other.
+func (d *Datapath) connectPort(n datapath.Node, st *nodeState, me port, pod *netns.NetlinkHandle, eth netlink.Link) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, q := range st.ports {
 		if err := flow(n.Netns, me.no, q); err != nil {
-			return datapath.Attachment{}, err
+			return err
 		}
 		if err := flow(n.Netns, q.no, me); err != nil {
-			return datapath.Attachment{}, err
+			return err
 		}
 		if err := wire.NeighPermanent(pod, eth, q.ip, q.mac); err != nil {
-			return datapath.Attachment{}, err
+			return err
 		}
 		if err := neighIn(q, me); err != nil {
-			return datapath.Attachment{}, err
+			return err
 		}
 	}
 	st.ports = append(st.ports, me)
-	p.Steps.Done(datapath.StepPort)
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return nil
 }
 
 // DetachPod takes a pod's port out of the bridge before the engine

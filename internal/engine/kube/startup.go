@@ -55,27 +55,47 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	pods := c.cs.CoreV1().Pods(c.cfg.Namespace)
-	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleStartup})
+	w, err := c.cs.CoreV1().Pods(c.cfg.Namespace).Watch(ctx, metav1.ListOptions{
+		LabelSelector: LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleStartup})
 	if err != nil {
 		return nil, fmt.Errorf("start pods: watch: %w", err)
 	}
-	tr := newBurstTracker()
-	go tr.follow(w)
+	b := &burst{c: c, node: node, tr: newBurstTracker(),
+		names: make([]string, n), out: make([]engine.PodTime, n), created: make([]bool, n)}
+	go b.tr.follow(w)
 	defer w.Stop()
+	for i := range n {
+		b.names[i] = startupName(c.cfg.RunID, i)
+	}
+	errs := b.start(ctx, concurrency)
+	// Every pod made is deleted, also after an error.
+	if err := errors.Join(append(errs, b.delete(ctx)...)...); err != nil {
+		return nil, err
+	}
+	return b.out, nil
+}
 
-	names := make([]string, n)
-	out := make([]engine.PodTime, n)
-	errs := make([]error, n)
-	created := make([]bool, n)
+// burst is one StartPods call: its pods by index, what they measured and
+// which of them exist.
+type burst struct {
+	c       *Cluster
+	node    string
+	tr      *burstTracker
+	names   []string
+	out     []engine.PodTime
+	created []bool
+}
+
+// start creates the pods, at most concurrency waiting for Ready at a
+// time, and times each; it returns each pod's error.
+func (b *burst) start(ctx context.Context, concurrency int) []error {
+	pods := b.c.cs.CoreV1().Pods(b.c.cfg.Namespace)
+	errs := make([]error, len(b.names))
 	turns := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	for i := range n {
-		names[i] = startupName(c.cfg.RunID, i)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i, name := range b.names {
+		wg.Go(func() {
 			select {
 			case turns <- struct{}{}:
 			case <-ctx.Done():
@@ -83,60 +103,61 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 				return
 			}
 			defer func() { <-turns }()
-			tk := tr.track(names[i])
+			tk := b.tr.track(name)
 			start := time.Now()
-			p := c.cfg.workloadPod(names[i], RoleStartup, node, 0)
-			if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
-				errs[i] = fmt.Errorf("create pod %s: %w", names[i], err)
+			if _, err := pods.Create(ctx, b.c.cfg.workloadPod(name, RoleStartup, b.node, 0), metav1.CreateOptions{}); err != nil {
+				errs[i] = fmt.Errorf("create pod %s: %w", name, err)
 				return
 			}
 			accepted := time.Now()
-			created[i] = true
+			b.created[i] = true
 			select {
 			case <-tk.ready:
 			case <-ctx.Done():
-				errs[i] = fmt.Errorf("pod %s on %s not ready: %w", names[i], node, context.Cause(ctx))
+				errs[i] = fmt.Errorf("pod %s on %s not ready: %w", name, b.node, context.Cause(ctx))
 				return
 			}
 			sandbox, ready, fail := tk.times()
 			if fail != "" {
-				errs[i] = fmt.Errorf("pod %s on %s: %s", names[i], node, fail)
+				errs[i] = fmt.Errorf("pod %s on %s: %s", name, b.node, fail)
 				return
 			}
-			out[i] = engine.PodTime{Pod: names[i], Node: node, Setup: ready.Sub(start), Ready: ready.Sub(t0),
+			b.out[i] = engine.PodTime{Pod: name, Node: b.node, Setup: ready.Sub(start), Ready: ready.Sub(t0),
 				Phases: startupPhases(start, accepted, sandbox, ready)}
-		}()
+		})
 	}
 	wg.Wait()
-	// Delete every pod made, also after an error, at once; the burst's
-	// teardown is each until the API says it is gone.
-	var derrs []error
-	del := make([]time.Time, n)
-	for i := range n {
-		if !created[i] {
+	return errs
+}
+
+// delete deletes every pod made, at once, and times each until the API
+// says it is gone: the burst's teardown.
+func (b *burst) delete(ctx context.Context) []error {
+	pods := b.c.cs.CoreV1().Pods(b.c.cfg.Namespace)
+	var errs []error
+	del := make([]time.Time, len(b.names))
+	for i, name := range b.names {
+		if !b.created[i] {
 			continue
 		}
 		del[i] = time.Now()
-		if err := pods.Delete(context.WithoutCancel(ctx), names[i], metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			derrs = append(derrs, fmt.Errorf("delete pod %s: %w", names[i], err))
+		if err := pods.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete pod %s: %w", name, err))
 		}
 	}
-	for i := range n {
-		if !created[i] {
+	for i, name := range b.names {
+		if !b.created[i] {
 			continue
 		}
-		tk := tr.track(names[i])
+		tk := b.tr.track(name)
 		select {
 		case <-tk.gone:
-			out[i].Teardown = tk.goneAt().Sub(del[i])
+			b.out[i].Teardown = tk.goneAt().Sub(del[i])
 		case <-ctx.Done():
-			derrs = append(derrs, fmt.Errorf("pod %s still there: %w", names[i], context.Cause(ctx)))
+			errs = append(errs, fmt.Errorf("pod %s still there: %w", name, context.Cause(ctx)))
 		}
 	}
-	if err := errors.Join(append(errs, derrs...)...); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return errs
 }
 
 // startupPhases splits start..ready at the times seen; a zero sandbox

@@ -30,16 +30,19 @@ func TestStartPods(t *testing.T) {
 		// The sandbox first, the container a little later, as a kubelet
 		// reports them.
 		created = append(created, p.Name)
-		p.Status = corev1.PodStatus{Phase: corev1.PodPending,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}}}
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		if err := cs.Tracker().Add(p); err != nil {
 			return true, nil, err
 		}
 		go func(p *corev1.Pod) {
+			pods := corev1.SchemeGroupVersion.WithResource("pods")
+			time.Sleep(20 * time.Millisecond)
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}}
+			_ = cs.Tracker().Update(pods, p.DeepCopy(), p.Namespace)
 			time.Sleep(20 * time.Millisecond)
 			p.Status.Phase = corev1.PodRunning
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Ready: true}}
-			_ = cs.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace)
+			_ = cs.Tracker().Update(pods, p, p.Namespace)
 		}(p.DeepCopy())
 		return true, p, nil
 	})

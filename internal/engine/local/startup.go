@@ -22,8 +22,11 @@ var _ engine.PodStarter = (*Cluster)(nil)
 // each in its own goroutine as kubelet starts pod sandboxes in parallel,
 // at most concurrency wiring at a time. Every pod is set up exactly as
 // a measured pod is (addPod: namespace, then AttachPod or CNI ADD) and
-// deleted as one is (deletePod), concurrently too; the burst's pods take
-// the pod indices after the node's measured pods, which they free again.
+// deleted concurrently too, devices first as CNI DEL does
+// (deletePodWith), so nothing of the burst outlives it: the burst's pods
+// take the pod indices after the node's measured pods, and the pods
+// created there next (the next burst, or measured pods when the study
+// scales up) must not meet a device still answering for the address.
 // On error every pod of the burst that was made is deleted before the
 // error is returned.
 func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int) ([]engine.PodTime, error) {
@@ -78,7 +81,7 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if derrs[i] = c.deletePod(p); derrs[i] == nil {
+			if derrs[i] = c.deletePodWith(p, true); derrs[i] == nil {
 				out[i].Teardown = p.teardown
 			}
 		}()

@@ -55,8 +55,12 @@ const (
 	MetricRequests = "requests_count"
 	MetricBody     = "body_bytes"
 	MetricConc     = "concurrency"
-	SeriesCDFMs    = "cdf_latency_ms"
-	SeriesCDFFrac  = "cdf_fraction"
+	// MetricTarget is the study's request count for the measured run
+	// (option requests); requests_count below it means the trial's end
+	// came first.
+	MetricTarget  = "requests_target"
+	SeriesCDFMs   = "cdf_latency_ms"
+	SeriesCDFFrac = "cdf_fraction"
 )
 
 const (
@@ -118,11 +122,24 @@ type plan struct {
 	conc           int
 	size           int64
 	warm, measured int
-	pinS, pinC     string
+	// requests bounds the measured run's requests (ab -n); 0: only its
+	// time does.
+	requests   int
+	pinS, pinC string
+}
+
+// cap is ab -n for a run of secs seconds: the study's request count for
+// the measured run, else more than one ab can make in that time, so only
+// -t ends it.
+func (p plan) cap(secs int, measured bool) int {
+	if measured && p.requests > 0 {
+		return p.requests
+	}
+	return maxRequestsPerSec * max(secs, 1)
 }
 
 func (d *Driver) plan(t workload.Trial) (plan, error) {
-	p := plan{conc: t.Spec.Concurrent()}
+	p := plan{conc: t.Spec.Concurrent(), requests: t.Spec.Requests}
 	if len(t.Pairs) == 0 {
 		return p, errors.New("HTTP trial has no pairs")
 	}
@@ -145,9 +162,12 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	return p, nil
 }
 
-func (d *Driver) abArgv(p plan, url string, seconds int) []string {
+// abArgv runs ab for seconds and at most n requests: ab stops at
+// whichever comes first (-n after -t overrides the 50000 that -t
+// implies).
+func (d *Driver) abArgv(p plan, url string, seconds, n int) []string {
 	return workload.Pinned([]string{d.AB, "-q", "-c", strconv.Itoa(p.conc), "-t", strconv.Itoa(seconds),
-		"-n", strconv.Itoa(maxRequestsPerSec * max(seconds, 1)), "-s", strconv.Itoa(int(d.timeout() / time.Second)), "-r", "-e", "/dev/stdout", url}, p.pinC)
+		"-n", strconv.Itoa(n), "-s", strconv.Itoa(int(d.timeout() / time.Second)), "-r", "-e", "/dev/stdout", url}, p.pinC)
 }
 
 // Run starts nginx in every server pod, then ab in every client pod.
@@ -211,7 +231,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		return workload.Result{}, fmt.Errorf("HTTP trial stopped: %w", err)
 	}
 	if !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
-		return result(reps), nil
+		return result(reps, p.requests), nil
 	}
 	logs := stopAll()
 	var all []error
@@ -299,7 +319,7 @@ func (d *Driver) client(ctx context.Context, pod engine.Pod, p plan, url string,
 		}
 	}
 	if p.warm == 0 {
-		return d.runAB(ctx, pod, p, url, p.measured, signal)
+		return d.runAB(ctx, pod, p, url, p.measured, true, signal)
 	}
 	backoff := 100 * time.Millisecond
 	for a := 1; ; a++ {
@@ -328,7 +348,7 @@ func (d *Driver) client(ctx context.Context, pod engine.Pod, p plan, url string,
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
-	return d.runAB(ctx, pod, p, url, p.measured, nil)
+	return d.runAB(ctx, pod, p, url, p.measured, true, nil)
 }
 
 // warmup runs the throw-away ab, stopped warmupGrace after its -t if it
@@ -336,7 +356,7 @@ func (d *Driver) client(ctx context.Context, pod engine.Pod, p plan, url string,
 func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string, onStart func(error)) (*Report, error) {
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(p.warm)*time.Second+warmupGrace)
 	defer cancel()
-	rep, err := d.runAB(wctx, pod, p, url, p.warm, onStart)
+	rep, err := d.runAB(wctx, pod, p, url, p.warm, false, onStart)
 	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("warm-up stopped after %v: %w", time.Duration(p.warm)*time.Second+warmupGrace, ErrTimeout)
 	}
@@ -351,9 +371,9 @@ func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string,
 //
 // onStart, when not nil, is called once ab has been started, or with the
 // error when it could not be.
-func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, secs int, onStart func(error)) (*Report, error) {
+func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, secs int, measured bool, onStart func(error)) (*Report, error) {
 	t0 := time.Now()
-	proc, err := pod.Start(ctx, d.abArgv(p, url, secs))
+	proc, err := pod.Start(ctx, d.abArgv(p, url, secs, p.cap(secs, measured)))
 	if onStart != nil {
 		onStart(err)
 	}
@@ -382,55 +402,4 @@ func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, 
 func isTool(err error) bool {
 	var te *ToolError
 	return errors.As(err, &te)
-}
-
-func result(reps []*Report) workload.Result {
-	res := workload.Result{Metrics: map[string]float64{}}
-	for _, r := range reps {
-		m := map[string]float64{}
-		for k, v := range map[string]float64{
-			MetricRPS: r.RequestsPerSec, MetricTransfer: r.TransferBps, MetricMean: r.MeanMs,
-			MetricErrors: r.Errors(), MetricTimeouts: r.Timeouts, MetricRequests: r.Complete,
-			MetricBody: r.DocumentBytes, MetricConc: r.Concurrency,
-		} {
-			// A timed-out run has no transfer rate or mean latency
-			// (NaN): left out rather than averaged in as a number.
-			if workload.Finite(v) {
-				m[k] = v
-			}
-		}
-		// ab prints an all-zero table when (almost) no request finished
-		// within -t (e.g. 5 MB bodies at concurrency 500 for a few
-		// seconds); that is no distribution, so it is left out.
-		if r.Percent[100] > 0 {
-			for name, pc := range map[string]int{MetricP50: 50, MetricP90: 90, MetricP99: 99} {
-				if v, ok := r.Percent[pc]; ok {
-					m[name] = v
-				}
-			}
-			var xs, fs []float64
-			for _, pt := range r.CDF() {
-				xs, fs = append(xs, pt[0]), append(fs, pt[1])
-			}
-			res.Series = append(res.Series, map[string][]float64{SeriesCDFMs: xs, SeriesCDFFrac: fs})
-		} else {
-			res.Series = append(res.Series, nil)
-		}
-		res.PerReplica = append(res.PerReplica, m)
-	}
-	// Counters are summed; the rest is the mean over the pairs that have
-	// the metric.
-	count := map[string]float64{}
-	for _, m := range res.PerReplica {
-		for k, v := range m {
-			res.Metrics[k] += v
-			count[k]++
-		}
-	}
-	for k := range res.Metrics {
-		if k != MetricErrors && k != MetricTimeouts && k != MetricRequests {
-			res.Metrics[k] /= count[k]
-		}
-	}
-	return res
 }

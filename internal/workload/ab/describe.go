@@ -16,6 +16,8 @@ const (
 	// MaxSize bounds the response body: every server pod writes one file
 	// of this size to the run's temporary directory each trial.
 	MaxSize = 64 << 20
+	// MaxRequests bounds ab -n (seed 004 ran 500K per test).
+	MaxRequests = 10_000_000
 )
 
 var (
@@ -34,6 +36,9 @@ func (d *Driver) Describe() spec.Tool {
 				Default: strconv.Itoa(1), Min: 1, Max: MaxConcurrency, Note: "ab's own limit"},
 			{Name: study.OptSize, Doc: "the response body size", Default: DefaultSize, Min: 1, Max: MaxSize,
 				Note: "each server writes a file of this size per trial"},
+			{Name: study.OptRequests, Doc: "requests per client in the measured run (ab -n): it ends at this count or at the trial's end, whichever comes first",
+				Unset: "time-bounded: the measured part of the trial", Min: 1, Max: MaxRequests,
+				Note: "ab allocates a record per request up front (about 40 B each)"},
 		}, workload.CommonOptions()...),
 		Programs: []spec.Program{programAB, programNginx},
 		Headline: []spec.Metric{{Name: MetricRPS}, {Name: MetricTransfer}, {Name: MetricMean}, {Name: MetricP99},

@@ -48,6 +48,33 @@ func TestHTTPAcrossNodes(t *testing.T) {
 	}
 }
 
+// TestHTTPRequestBound: with requests set the measured ab stops at the
+// count, well before the trial's 20 s (64 KiB bodies take milliseconds
+// each here), and reports the count it was asked for.
+func TestHTTPRequestBound(t *testing.T) {
+	d := New()
+	if err := d.Check(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	_, pairs := workloadtest.Cluster(t, "bridge", 1)
+	tr := workload.Trial{Pairs: pairs, Spec: study.Workload{Tool: "ab", Protocol: "tcp", Size: "64K", Concurrency: []int{4}, Requests: 300},
+		Duration: 21 * time.Second, Warmup: time.Second, BasePort: 8080}
+	start := time.Now()
+	res, err := d.Run(context.Background(), tr)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Metrics
+	t.Logf("%v in %v", m, took)
+	if m[MetricRequests] != 300 || m[MetricTarget] != 300 || m[MetricErrors] != 0 {
+		t.Errorf("requests %v of %v, errors %v: want all 300", m[MetricRequests], m[MetricTarget], m[MetricErrors])
+	}
+	if took > 15*time.Second {
+		t.Errorf("the trial took %v: the request count did not end the measured run", took)
+	}
+}
+
 // TestHTTPTimeoutCounted: nginx hangs (hangingPod) 1.5 s into the
 // measured 4 s, ab (-s 1) gives up a second later, and the trial still
 // succeeds with what completed: the timed-out requests (one per

@@ -131,7 +131,7 @@ func TestResultCountsTimeouts(t *testing.T) {
 	// What runAB fills in for a timed-out run (it knows the wall time).
 	to.Seconds, to.Timeouts, to.Concurrency, to.DocumentBytes = 3.5, 4, 4, 1<<20
 	to.RequestsPerSec = to.Complete / to.Seconds
-	res := result([]*Report{ok, to})
+	res := result([]*Report{ok, to}, 0)
 	p1 := res.PerReplica[1]
 	if p1[MetricTimeouts] != 4 || p1[MetricErrors] != 4 || p1[MetricRequests] != 1329 || p1[MetricRPS] != 1329/3.5 {
 		t.Errorf("timed-out pair %v", p1)
@@ -189,7 +189,7 @@ func TestResultDropsEmptyDistribution(t *testing.T) {
 	}
 	empty := *r
 	empty.Percent = map[int]float64{50: 0, 99: 0, 100: 0}
-	res := result([]*Report{r, &empty})
+	res := result([]*Report{r, &empty}, 0)
 	if _, ok := res.PerReplica[1][MetricP99]; ok {
 		t.Error("all-zero percentile table reported as latencies")
 	}

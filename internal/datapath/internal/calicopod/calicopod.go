@@ -53,7 +53,7 @@ func PodIP(n datapath.Node, i int) net.IP { return wire.PodAddr(Block(n).IP, i+2
 //	ip -n NODE link add caliX mtu MTU address ee:ee:ee:ee:ee:ee type veth peer eth0 netns POD
 //	ip -n POD addr add PODIP/32 dev eth0
 //	ip -n POD route add 169.254.1.1 dev eth0 scope link; ip -n POD route add default via 169.254.1.1
-//	ip -n NODE route add PODIP/32 dev caliX scope link
+//	ip -n NODE route replace PODIP/32 dev caliX scope link
 //	sysctl -w net.ipv4.conf.caliX.proxy_arp=1 net.ipv4.neigh.caliX.proxy_delay=0 (in NODE)
 func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, error) {
 	if p.Index >= datapath.MaxPodsPerNode {
@@ -103,7 +103,7 @@ func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, erro
 	if err := wire.RouteVia(pod, eth, nil, GatewayIP, false); err != nil {
 		return datapath.Attachment{}, err
 	}
-	if err := wire.RouteLink(node, host, &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}); err != nil {
+	if err := wire.PodRoute(node, host, &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}); err != nil {
 		return datapath.Attachment{}, err
 	}
 	p.Steps.Done(datapath.StepRoutes)

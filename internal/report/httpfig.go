@@ -1,0 +1,75 @@
+package report
+
+import (
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// HTTP figures and latency CDFs (ab's and sockperf's percentiles).
+
+func httpFigures(d sweepData, name string, samples []results.Sample) []figure {
+	var out []figure
+	title := "HTTP requests/s vs concurrency (" + name + ")"
+	f := figure{Title: title, Caption: "ab against nginx serving the study's body size, one connection per request; mean over trials with 95% CI."}
+	p := newPlot(title, "concurrency (ab -c)", "requests/s")
+	p.Y.Min = 0
+	leg := newLegend()
+	xOf := func(v study.Workload) (float64, bool) { return float64(v.Concurrent()), true }
+	pts, errs := xyCI(d, xOf, mRPS, 1)
+	if !addLine(p, &leg, "requests/s", 0, pts, errs) {
+		f.Missing = "no data"
+		out = append(out, f)
+	} else {
+		out = append(out, render(f, p, leg, figW, figH))
+	}
+	out = append(out, cdfFigure(d, "HTTP latency CDF ("+name+")", "request latency (ms, log scale)", "cdf_latency_ms", samples,
+		"Cumulative share of requests served within a latency (ab -e percentiles, first trial of each concurrency)."))
+	return out
+}
+
+// cdfFigure draws each variant's CDF series from its first sample.
+func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Sample, caption string) figure {
+	f := figure{Title: title, Caption: caption}
+	p := newPlot(title, xlabel, "fraction")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	leg := newLegend()
+	drawn := false
+	for i, v := range d.sw.Variants {
+		cell := d.sw.Cell(v)
+		for _, smp := range samples {
+			if smp.Cell != cell || len(smp.Series) == 0 {
+				continue
+			}
+			xs, fs := smp.Series[0][series], smp.Series[0]["cdf_fraction"]
+			var pts plotter.XYs
+			for j := range xs {
+				if j < len(fs) && xs[j] > 0 && analysis.Finite(xs[j]) {
+					pts = append(pts, plotter.XY{X: xs[j], Y: fs[j]})
+				}
+			}
+			sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+			if len(pts) > 1 {
+				if l, err := plotter.NewLine(pts); err == nil {
+					l.Color, l.Width = seriesColor(i), vg.Points(1.5)
+					p.Add(l)
+					leg.Add(paramLabel(v), l)
+					drawn = true
+				}
+			}
+			break
+		}
+	}
+	if !drawn {
+		f.Missing = "no latency distribution recorded"
+		return f
+	}
+	return render(f, p, leg, figW, figH)
+}
