@@ -36,7 +36,7 @@ var facts = map[string]fact{
 	"cpus":       func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
 	"numa_nodes": func(in *inspect.Inspection) (value, error) { return num(float64(in.NUMANodes)), known(in, "cpus") },
 	"rx_queues": func(in *inspect.Inspection) (value, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -45,7 +45,7 @@ var facts = map[string]fact{
 	// cores_per_rx_queue: CPUs per receive queue of the underlay NIC; at 2
 	// or more, RSS leaves cores idle that RPS/RFS can use (seed 000).
 	"cores_per_rx_queue": func(in *inspect.Inspection) (value, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -73,7 +73,7 @@ var facts = map[string]fact{
 		return num(float64(in.Sysctls[inspect.SysConntrackCount]) / float64(m)), nil
 	},
 	"rps_enabled": func(in *inspect.Inspection) (value, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -86,7 +86,7 @@ var facts = map[string]fact{
 	},
 	// rfs_enabled: the global table and a flow count on the underlay.
 	"rfs_enabled": func(in *inspect.Inspection) (value, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -218,6 +218,20 @@ func sysctl(name string) fact {
 }
 
 func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
+	n, err := underlayDev(in)
+	if err != nil {
+		return nil, err
+	}
+	if n.Virtual {
+		return nil, fmt.Errorf("underlay %s is a virtual device, not a NIC: no interrupts, RSS, NUMA node or hardware offloads", n.Name)
+	}
+	return n, nil
+}
+
+// underlayDev is the underlay device whether physical or virtual (a veth
+// on a kind-style node): what its queues, MTU and name tell is true of
+// both.
+func underlayDev(in *inspect.Inspection) (*inspect.NIC, error) {
 	if in.Underlay == "" {
 		if err := known(in, "underlay"); err != nil {
 			return nil, err
@@ -229,7 +243,7 @@ func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
 			return &in.NICs[i], nil
 		}
 	}
-	return nil, fmt.Errorf("underlay %s is not a physical NIC", in.Underlay)
+	return nil, fmt.Errorf("underlay %s is neither a NIC nor a veth (a bridge or a tunnel)", in.Underlay)
 }
 
 // tunnelAndNIC returns the first tunnel and the underlay NIC with known
@@ -263,7 +277,7 @@ func otherOffloaded(kind string, n *inspect.NIC) []string {
 
 // targetMTU is the underlay's MTU less the first tunnel's overhead.
 func targetMTU(in *inspect.Inspection) (int, error) {
-	n, err := underlay(in)
+	n, err := underlayDev(in)
 	if err != nil {
 		return 0, err
 	}

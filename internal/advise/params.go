@@ -21,21 +21,21 @@ const SockFlowEntries = 32768
 // be filled is reported unknown, never printed with a guess.
 var params = map[string]func(in *inspect.Inspection) (string, error){
 	"underlay": func(in *inspect.Inspection) (string, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return "", err
 		}
 		return n.Name, nil
 	},
 	"underlay_mtu": func(in *inspect.Inspection) (string, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return "", err
 		}
 		return strconv.Itoa(n.MTU), known(in, "mtu "+n.Name)
 	},
 	"rx_queues": func(in *inspect.Inspection) (string, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return "", err
 		}
@@ -45,7 +45,7 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	// flow_cnt_per_queue: the global table shared out over the rx queues
 	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N).
 	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) {
-		n, err := underlay(in)
+		n, err := underlayDev(in)
 		if err != nil {
 			return "", err
 		}

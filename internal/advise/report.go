@@ -117,6 +117,10 @@ func Summarize(in *inspect.Inspection) []Finding {
 	add("CPUs", "%d on %d NUMA node(s)", in.CPUs, in.NUMANodes)
 	add("underlay", "%s", orUnknown(in.Underlay))
 	for _, n := range in.NICs {
+		if n.Virtual {
+			add("NIC "+n.Name, "virtual (no device behind it: a veth, as on kind-style nodes), MTU %d, %d rx / %d tx queues", n.MTU, n.RxQueues, n.TxQueues)
+			continue
+		}
 		add("NIC "+n.Name, "driver %s, MTU %d, %d rx / %d tx queues, NUMA node %s", orUnknown(n.Driver), n.MTU, n.RxQueues, n.TxQueues, numa(n.NUMANode))
 		if n.RSS != nil && n.RSS.Table == 0 {
 			add("RSS "+n.Name, "%d ring(s), no indirection table reported", n.RSS.Rings)

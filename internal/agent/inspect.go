@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // inspectTimeout bounds one inspection (it runs ethtool, iptables-save
@@ -21,6 +22,9 @@ func (s *Server) inspect() (string, error) {
 	defer cancel()
 	env := inspect.Host()
 	env.CNIConfDir = s.cfg.CNIConfDir
+	// The node's /proc/sys through the init namespace where the
+	// host-global sysctls are (as the knobs are read and written).
+	env.Sysctl = func(p string) (string, error) { return s.fs.Read("", tune.FSProc, p) }
 	in := inspect.Inspect(ctx, env)
 	b, err := json.Marshal(in)
 	return string(b), err

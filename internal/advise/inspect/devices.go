@@ -70,12 +70,29 @@ func (r reader) classify(ctx context.Context, name string, irqs []Interrupt, irq
 		r.in.Tunnels = append(r.in.Tunnels, d)
 		return
 	}
+	if name == r.in.Underlay {
+		r.virtualNIC(ctx, name, int(mtu))
+		return
+	}
 	for _, p := range podPrefixes {
 		if strings.HasPrefix(name, p) {
 			r.podLink(p, int(mtu))
 			return
 		}
 	}
+}
+
+// virtualNIC records an underlay that is not a physical device: a veth
+// into a bridge, as on kind-style clusters and cnibench's own test
+// cluster, whose nodes are network namespaces. Its queues take RPS and
+// RFS like a NIC's; it has no interrupts, RSS or NUMA node, and rules
+// that ask for hardware (NIC offloads, IRQ spread, NUMA) see it as no
+// NIC at all.
+func (r reader) virtualNIC(ctx context.Context, name string, mtu int) {
+	n := NIC{Name: name, MTU: mtu, NUMANode: -1, Virtual: true}
+	r.queues(&n)
+	n.Offloads = r.features(ctx, name)
+	r.in.NICs = append(r.in.NICs, n)
 }
 
 func (r reader) tunnelKind(name string) string {
@@ -123,32 +140,7 @@ func (r reader) nic(ctx context.Context, name string, mtu int, irqs []Interrupt,
 	if drv, err := filepath.EvalSymlinks(r.path(dir + "/device/driver")); err == nil {
 		n.Driver = filepath.Base(drv)
 	}
-	qs, err := os.ReadDir(r.path(dir + "/queues"))
-	if err != nil {
-		r.unknown("queues "+name, err)
-	}
-	for _, q := range qs {
-		switch {
-		case strings.HasPrefix(q.Name(), "tx-"):
-			n.TxQueues++
-		case strings.HasPrefix(q.Name(), "rx-"):
-			n.RxQueues++
-			rq := RxQueue{Name: q.Name()}
-			qd := dir + "/queues/" + q.Name()
-			if s, err := r.read(qd + "/rps_cpus"); err == nil {
-				rq.RPSCPUs = s
-			} else {
-				r.unknown("rps_cpus "+name+" "+q.Name(), err)
-			}
-			if v, err := r.readInt(qd + "/rps_flow_cnt"); err == nil {
-				rq.FlowCnt = int(v)
-			} else {
-				r.unknown("rps_flow_cnt "+name+" "+q.Name(), err)
-			}
-			n.Queues = append(n.Queues, rq)
-		}
-	}
-	sort.Slice(n.Queues, func(i, j int) bool { return queueIndex(n.Queues[i].Name) < queueIndex(n.Queues[j].Name) })
+	r.queues(&n)
 	if irqErr != nil {
 		r.unknown("irqs "+name, irqErr)
 	} else {
@@ -165,6 +157,38 @@ func (r reader) nic(ctx context.Context, name string, mtu int, irqs []Interrupt,
 		n.RSS = &rss
 	}
 	r.in.NICs = append(r.in.NICs, n)
+}
+
+// queues reads a device's rx and tx queues and each rx queue's RPS mask
+// and RFS flow count.
+func (r reader) queues(n *NIC) {
+	dir := "sys/class/net/" + n.Name
+	qs, err := os.ReadDir(r.path(dir + "/queues"))
+	if err != nil {
+		r.unknown("queues "+n.Name, err)
+	}
+	for _, q := range qs {
+		switch {
+		case strings.HasPrefix(q.Name(), "tx-"):
+			n.TxQueues++
+		case strings.HasPrefix(q.Name(), "rx-"):
+			n.RxQueues++
+			rq := RxQueue{Name: q.Name()}
+			qd := dir + "/queues/" + q.Name()
+			if s, err := r.read(qd + "/rps_cpus"); err == nil {
+				rq.RPSCPUs = s
+			} else {
+				r.unknown("rps_cpus "+n.Name+" "+q.Name(), err)
+			}
+			if v, err := r.readInt(qd + "/rps_flow_cnt"); err == nil {
+				rq.FlowCnt = int(v)
+			} else {
+				r.unknown("rps_flow_cnt "+n.Name+" "+q.Name(), err)
+			}
+			n.Queues = append(n.Queues, rq)
+		}
+	}
+	sort.Slice(n.Queues, func(i, j int) bool { return queueIndex(n.Queues[i].Name) < queueIndex(n.Queues[j].Name) })
 }
 
 func queueIndex(q string) int {

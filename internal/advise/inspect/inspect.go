@@ -50,6 +50,12 @@ type Env struct {
 	// CNIConfDir, when set, is where the node's CNI configuration is
 	// (the agent sees it mounted elsewhere); default Root/etc/cni/net.d.
 	CNIConfDir string
+	// Sysctl, when set, reads a sysctl by its /proc path
+	// ("/proc/sys/net/core/busy_poll"); nil reads Root/proc/sys. The
+	// agent reads through the init namespace, where the host-global ones
+	// (rps_sock_flow_entries, busy_poll, busy_read) exist when it runs in
+	// a node's own namespace.
+	Sysctl func(path string) (string, error)
 }
 
 // Host is the Env of this machine: its /proc and /sys, commands run with
@@ -107,9 +113,14 @@ type Inspection struct {
 	Unknown map[string]string `json:"unknown,omitempty"`
 }
 
-// NIC is a physical network device of the host namespace.
+// NIC is a physical network device of the host namespace, or the
+// underlay when that is a virtual one (Virtual).
 type NIC struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Virtual marks an underlay without a device behind it (a veth): it
+	// has queues, but no interrupts, RSS or NUMA node, and its offloads
+	// are software.
+	Virtual  bool   `json:"virtual,omitempty"`
 	Driver   string `json:"driver,omitempty"`
 	MTU      int    `json:"mtu"`
 	NUMANode int    `json:"numa_node"` // -1: none reported
@@ -240,7 +251,18 @@ func (r reader) kernel() {
 }
 
 func (r reader) sysctl(name string) {
-	v, err := r.readInt("proc/sys/" + strings.ReplaceAll(name, ".", "/"))
+	p := "proc/sys/" + strings.ReplaceAll(name, ".", "/")
+	read := r.readInt
+	if r.env.Sysctl != nil {
+		read = func(p string) (int64, error) {
+			s, err := r.env.Sysctl("/" + p)
+			if err != nil {
+				return 0, err
+			}
+			return strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		}
+	}
+	v, err := read(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && strings.HasPrefix(name, "net.netfilter.") {
 			err = errors.New("no such sysctl (nf_conntrack not loaded)")

@@ -231,3 +231,57 @@ func TestInspectWithoutEthtool(t *testing.T) {
 		t.Errorf("calls %v", run.calls)
 	}
 }
+
+// TestInspectVethUnderlay: a node whose default route leaves through a
+// veth (kind-style, cnibench's test cluster) records it as a virtual NIC
+// with its queues, without IRQs or RSS and without running ethtool -x;
+// another veth stays unclassified.
+func TestInspectVethUnderlay(t *testing.T) {
+	root := tree(t, map[string]string{
+		"proc/sys/kernel/osrelease":                   "6.18.44\n",
+		"proc/net/route":                              "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\neth1\t00000000\t014D0A0A\t0003\t0\t0\t0\t00000000\n",
+		"sys/devices/system/cpu/online":               "0-1\n",
+		"sys/class/net/eth1/mtu":                      "1500\n",
+		"sys/class/net/eth1/queues/rx-0/rps_cpus":     "0\n",
+		"sys/class/net/eth1/queues/rx-0/rps_flow_cnt": "0\n",
+		"sys/class/net/eth1/queues/tx-0/xps_cpus":     "0\n",
+		"sys/class/net/veth1234/mtu":                  "1500\n",
+		"sys/class/net/lo/mtu":                        "65536\n",
+	})
+	run := &fakeRunner{t: t, out: map[string]string{"ethtool -k eth1": "Features for eth1:\ngeneric-receive-offload: off\n"}}
+	in := Inspect(context.Background(), Env{Root: root, Run: run})
+	if len(in.NICs) != 1 {
+		t.Fatalf("NICs %+v, want the veth underlay alone", in.NICs)
+	}
+	n := in.NICs[0]
+	if n.Name != "eth1" || !n.Virtual || n.RxQueues != 1 || n.TxQueues != 1 || len(n.Queues) != 1 || n.IRQs != nil || n.RSS != nil {
+		t.Errorf("underlay %+v", n)
+	}
+	if o, ok := n.Offloads["generic-receive-offload"]; !ok || o.On {
+		t.Errorf("offloads %+v", n.Offloads)
+	}
+	if slices.Contains(run.calls, "ethtool -x eth1") {
+		t.Errorf("ethtool -x ran on a veth: %v", run.calls)
+	}
+}
+
+// TestInspectSysctlHook: with Env.Sysctl the sysctls come from it (the
+// agent's init-namespace reads), not from Root/proc/sys.
+func TestInspectSysctlHook(t *testing.T) {
+	root := calicoNode(t)
+	var asked []string
+	env := Env{Root: root, Run: &fakeRunner{t: t}, Sysctl: func(p string) (string, error) {
+		asked = append(asked, p)
+		if p == "/proc/sys/net/core/rps_sock_flow_entries" {
+			return "32768\n", nil
+		}
+		return "", os.ErrNotExist
+	}}
+	in := Inspect(context.Background(), env)
+	if in.Sysctls[SysRPSSockFlowEntries] != 32768 || !slices.Contains(asked, "/proc/sys/net/core/busy_read") {
+		t.Errorf("sysctls %v from %v", in.Sysctls, asked)
+	}
+	if in.Unknown["sysctl "+SysBusyRead] == "" {
+		t.Errorf("a sysctl the hook cannot read is not unknown: %v", in.Unknown)
+	}
+}
