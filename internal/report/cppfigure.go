@@ -69,8 +69,14 @@ func cppFigure(bars []cppBar, unit string) figure {
 		f.Missing = err.Error()
 		return f
 	}
-	names := m.Names()
-	p := newPlot(title, "datapath", unit+" / packet")
+	return stackedFigure(f, title, unit+" / packet", bars, m.Names(), cpp.Other, func(n string) string { return n })
+}
+
+// stackedFigure draws one stacked bar per entry of bars (a datapath's
+// components or steps, in names' order; other grey) with a legend entry
+// for each name some bar has.
+func stackedFigure(f figure, title, ylabel string, bars []cppBar, names []string, other string, label func(string) string) figure {
+	p := newPlot(title, "datapath", ylabel)
 	leg := newLegend()
 	st := &stackedBars{}
 	var ticks []plot.Tick
@@ -84,7 +90,7 @@ func cppFigure(bars []cppBar, unit string) figure {
 	}
 	for i, n := range names {
 		c := cppPalette[i%len(cppPalette)]
-		if n == cpp.Other {
+		if n == other {
 			c = color.Gray{Y: 0xb0}
 		}
 		st.Colors = append(st.Colors, c)
@@ -93,7 +99,7 @@ func cppFigure(bars []cppBar, unit string) figure {
 			used = used || b.values[n] > 0
 		}
 		if used {
-			leg.Add(n, barThumb{c})
+			leg.Add(label(n), barThumb{c})
 		}
 	}
 	p.Add(st)

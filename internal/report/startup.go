@@ -2,13 +2,8 @@ package report
 
 import (
 	"cmp"
-	"image/color"
-	"math"
 	"slices"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -108,30 +103,7 @@ func stepsFigure(bars []cppBar) figure {
 		}
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(stepRank(a), stepRank(b)), strings.Compare(a, b)) })
-	p := newPlot(title, "datapath", "ms / pod")
-	leg := newLegend()
-	st := &stackedBars{}
-	var ticks []plot.Tick
-	for i, b := range bars {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: b.label})
-		var col []float64
-		for _, n := range names {
-			col = append(col, b.values[n])
-		}
-		st.Bars = append(st.Bars, col)
-	}
-	for i, n := range names {
-		c := cppPalette[i%len(cppPalette)]
-		if n == "other" {
-			c = color.Gray{Y: 0xb0}
-		}
-		st.Colors = append(st.Colors, c)
-		leg.Add(strings.ReplaceAll(n, "_", " "), barThumb{c})
-	}
-	p.Add(st)
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = niceTicks{}
-	return render(f, p, leg, vg.Length(math.Max(figW, float64(200+len(bars)*90))), figH)
+	return stackedFigure(f, title, "ms / pod", bars, names, "other", func(n string) string { return strings.ReplaceAll(n, "_", " ") })
 }
 
 // stepRank places a step in phaseOrder; unlisted steps after the listed
