@@ -52,6 +52,14 @@ var want = map[string]map[string]string{
 		"rfs": NA, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": C, "overlay-offload": NA, "native-routing": C,
 		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": C, "numa-placement": NA, "irq-spread": NA, "busy-poll": C,
 	},
+	// The full-kernel VM: the ipip and ip_gre modules' fallback tunl0 and
+	// gre0 are no overlay in use; without a NIC or a default route the
+	// NIC rules cannot tell, nor the netfilter rule without a readable
+	// ruleset.
+	"full-kernel-vm": {
+		"rfs": U, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": U, "overlay-offload": NA, "native-routing": NA,
+		"netfilter-rules": U, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": U, "busy-poll": NA,
+	},
 	// A veth underlay: RFS applies to its queue; the rules that need a
 	// NIC's hardware (its GRO, IRQs, NUMA node, tunnel offload) are
 	// unknown, not guessed from a veth's software features.
