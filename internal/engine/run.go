@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -160,6 +161,15 @@ const (
 	// PhaseOther is the part of the set-up no named step covers.
 	PhaseOther = "other"
 )
+
+// CheckBurst checks a PodStarter call's counts: at least one pod, and at
+// least one but no more than the pods at once.
+func CheckBurst(n, concurrency int) error {
+	if n < 1 || concurrency < 1 || concurrency > n {
+		return fmt.Errorf("start pods: %d pods, %d at once: want 1 <= at once <= pods", n, concurrency)
+	}
+	return nil
+}
 
 // PodStarter is implemented by clusters that start pods on demand, for
 // the pod start-up workload (seed 004's Fig. 15b: creation latency as

@@ -12,25 +12,26 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-// cppBar is one stacked bar: a datapath's (and variant's) cost per
-// packet by component, in unit (cpp.UnitNs or cpp.UnitCycles).
-type cppBar struct {
+// stackBar is one stacked bar: a datapath's (and variant's) cost per
+// packet by component, in unit (cpp.UnitNs or cpp.UnitCycles), or a
+// pod's set-up by step (unit stepsUnit, startup.go).
+type stackBar struct {
 	label  string
 	unit   string
 	values map[string]float64
 	total  float64
 }
 
-func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
-	var b cppBar
+func cppBarOf(d sweepData, v study.Workload) (stackBar, bool) {
+	var b stackBar
 	for _, u := range cpp.Units {
 		if tot, ok := d.row(v, cpp.TotalMetric(u)); ok {
-			b = cppBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean}
+			b = stackBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean}
 			break
 		}
 	}
 	if b.unit == "" {
-		return cppBar{}, false
+		return stackBar{}, false
 	}
 	if len(d.sw.Variants) > 1 {
 		b.label += " " + paramLabel(v)
@@ -54,7 +55,7 @@ func cppBarOf(d sweepData, v study.Workload) (cppBar, bool) {
 // cppFigure stacks the bars of one unit. The unit is in the title, the
 // axis and the caption: cycles (hardware counter) and ns of CPU time
 // (cpu-clock) are different quantities.
-func cppFigure(bars []cppBar, unit string) figure {
+func cppFigure(bars []stackBar, unit string) figure {
 	title := "CPU cost per packet by component (" + unit + ")"
 	how := "Nanoseconds of CPU time per MTU-sized packet received by the server pods, from perf cpu-clock samples"
 	note := "cpu-clock gives time, not cycles (a run samples cycles only where the machine counts them; its notes say why it did not): multiply by the clock rate for seed 004's cycles."
@@ -75,7 +76,7 @@ func cppFigure(bars []cppBar, unit string) figure {
 // stackedFigure draws one stacked bar per entry of bars (a datapath's
 // components or steps, in names' order; other grey) with a legend entry
 // for each name some bar has.
-func stackedFigure(f figure, title, ylabel string, bars []cppBar, names []string, other string, label func(string) string) figure {
+func stackedFigure(f figure, title, ylabel string, bars []stackBar, names []string, other string, label func(string) string) figure {
 	p := newPlot(title, "datapath", ylabel)
 	leg := newLegend()
 	st := &stackedBars{}

@@ -51,13 +51,13 @@ func startupFigure(d sweepData, name string) figure {
 // stepsBarOf is the breakdown of a pod's set-up at the sweep's first
 // variant (the fewest pods at once: seed 004 timed the steps launching
 // one pod at a time).
-func stepsBarOf(d sweepData) (cppBar, bool) {
+func stepsBarOf(d sweepData) (stackBar, bool) {
 	v := d.sw.Variants[0]
 	tot, ok := d.row(v, mPodSetup)
 	if !ok {
-		return cppBar{}, false
+		return stackBar{}, false
 	}
-	b := cppBar{label: d.sw.Datapath, unit: stepsUnit, values: map[string]float64{}, total: tot.Mean}
+	b := stackBar{label: d.sw.Datapath, unit: stepsUnit, values: map[string]float64{}, total: tot.Mean}
 	if len(d.sw.Variants) > 1 {
 		b.label += " " + paramLabel(v)
 	}
@@ -73,8 +73,8 @@ func stepsBarOf(d sweepData) (cppBar, bool) {
 
 // stepsFigures is the set-up-by-step figure of the start-up bars among
 // bars (none without any).
-func stepsFigures(bars []cppBar) []figure {
-	var steps []cppBar
+func stepsFigures(bars []stackBar) []figure {
+	var steps []stackBar
 	for _, b := range bars {
 		if b.unit == stepsUnit {
 			steps = append(steps, b)
@@ -88,7 +88,7 @@ func stepsFigures(bars []cppBar) []figure {
 
 // stepsFigure stacks each datapath's set-up by step (seed 004's Fig.
 // 15a).
-func stepsFigure(bars []cppBar) figure {
+func stepsFigure(bars []stackBar) figure {
 	title := "Pod network set-up by step"
 	f := figure{Title: title, Caption: "Mean time of each step of one pod's network set-up (the fewest pods at once): " +
 		"the namespace, then the datapath's steps (link: veth or slave device, port: bridge/OVS port, proxy ARP or BPF endpoint, " +

@@ -87,7 +87,7 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 		summaries[[3]string{sw.Datapath, sw.Workload, sw.Impairment}] = sw
 	}
 	var sec workloadSection
-	var cppBars []cppBar
+	var cppBars []stackBar
 	for _, sw := range analysis.Sweeps(s, m.Rows) {
 		d := sweepData{sw: sw, idx: n.idx}
 		figs, bars := sweepFigures(d, samples)
@@ -103,7 +103,7 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 	// One figure per unit: a run samples one event, but a study's rows
 	// never put ns and cycles on one axis even if they had both.
 	for _, u := range cpp.Units {
-		var bars []cppBar
+		var bars []stackBar
 		for _, b := range cppBars {
 			if b.unit == u {
 				bars = append(bars, b)
@@ -122,7 +122,7 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 
 // sweepFigures draws one workload's figures by the metrics it produced;
 // CPP workloads give bars for the shared CPP figure instead.
-func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
+func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []stackBar) {
 	sw := d.sw
 	name := sw.Datapath + " / " + sw.Base
 	if sw.Impairment != "" {
@@ -130,7 +130,7 @@ func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
 	}
 	switch {
 	case d.has(cpp.MetricTotal) || d.has(cpp.MetricTotalCycles):
-		var bars []cppBar
+		var bars []stackBar
 		for _, v := range sw.Variants {
 			if b, ok := cppBarOf(d, v); ok {
 				bars = append(bars, b)
@@ -138,7 +138,7 @@ func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []cppBar) {
 		}
 		return nil, bars
 	case d.has(mStartup):
-		var bars []cppBar
+		var bars []stackBar
 		if b, ok := stepsBarOf(d); ok {
 			bars = append(bars, b)
 		}

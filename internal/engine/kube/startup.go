@@ -47,11 +47,12 @@ var _ engine.PodStarter = (*Cluster)(nil)
 // image, `agent pause`) under RoleStartup, so cleanup finds them by the
 // run's label like every other pod of the run.
 func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int) ([]engine.PodTime, error) {
+	if err := engine.CheckBurst(n, concurrency); err != nil {
+		return nil, err
+	}
 	switch {
 	case node != c.server.name && node != c.client.name:
 		return nil, fmt.Errorf("start pods: %q is not one of the run's nodes (%s, %s)", node, c.server.name, c.client.name)
-	case n < 1 || concurrency < 1 || concurrency > n:
-		return nil, fmt.Errorf("start pods: %d pods, %d at once: want 1 <= at once <= pods", n, concurrency)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()

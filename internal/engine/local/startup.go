@@ -31,13 +31,14 @@ var _ engine.PodStarter = (*Cluster)(nil)
 // error is returned.
 func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int) ([]engine.PodTime, error) {
 	nd := c.nodeNamed(node)
+	if err := engine.CheckBurst(n, concurrency); err != nil {
+		return nil, err
+	}
 	switch {
 	case nd == nil:
 		return nil, fmt.Errorf("start pods: no node %q (nodes: %s, %s)", node, c.server.name, c.client.name)
 	case datapath.IsHostNetwork(c.cfg.Datapath):
 		return nil, fmt.Errorf("start pods: datapath %s runs pods in the node's network (hostNetwork): they have no network to start", c.cfg.Datapath.Name())
-	case n < 1 || concurrency < 1 || concurrency > n:
-		return nil, fmt.Errorf("start pods: %d pods, %d at once: want 1 <= at once <= pods", n, concurrency)
 	case len(nd.pods)+n > datapath.MaxPodsPerNode:
 		return nil, fmt.Errorf("start pods: %d more pods on node %s, which runs %d, exceed the %d pods a node may have", n, nd.name, len(nd.pods), datapath.MaxPodsPerNode)
 	}

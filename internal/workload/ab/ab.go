@@ -128,10 +128,10 @@ type plan struct {
 	pinS, pinC string
 }
 
-// cap is ab -n for a run of secs seconds: the study's request count for
+// requestLimit is ab -n for a run of secs seconds: the study's request count for
 // the measured run, else more than one ab can make in that time, so only
 // -t ends it.
-func (p plan) cap(secs int, measured bool) int {
+func (p plan) requestLimit(secs int, measured bool) int {
 	if measured && p.requests > 0 {
 		return p.requests
 	}
@@ -373,7 +373,7 @@ func (d *Driver) warmup(ctx context.Context, pod engine.Pod, p plan, url string,
 // error when it could not be.
 func (d *Driver) runAB(ctx context.Context, pod engine.Pod, p plan, url string, secs int, measured bool, onStart func(error)) (*Report, error) {
 	t0 := time.Now()
-	proc, err := pod.Start(ctx, d.abArgv(p, url, secs, p.cap(secs, measured)))
+	proc, err := pod.Start(ctx, d.abArgv(p, url, secs, p.requestLimit(secs, measured)))
 	if onStart != nil {
 		onStart(err)
 	}

@@ -49,7 +49,7 @@ func TestPlanAndArgv(t *testing.T) {
 	if p.size != 5<<20 || p.conc != 50 || p.warm != 2 || p.measured != 10 {
 		t.Errorf("plan %+v", p)
 	}
-	got := strings.Join(d.abArgv(p, "http://10.0.0.1:8080/body", 10, p.cap(10, true)), " ")
+	got := strings.Join(d.abArgv(p, "http://10.0.0.1:8080/body", 10, p.requestLimit(10, true)), " ")
 	if got != "ab -q -c 50 -t 10 -n 500000 -s 30 -r -e /dev/stdout http://10.0.0.1:8080/body" {
 		t.Errorf("ab argv %s", got)
 	}
@@ -58,8 +58,8 @@ func TestPlanAndArgv(t *testing.T) {
 	if p, err = d.plan(tr); err != nil {
 		t.Fatal(err)
 	}
-	if p.cap(10, true) != 2000 || p.cap(2, false) != 100000 {
-		t.Errorf("ab -n measured %d, warm-up %d; want 2000 and 100000", p.cap(10, true), p.cap(2, false))
+	if p.requestLimit(10, true) != 2000 || p.requestLimit(2, false) != 100000 {
+		t.Errorf("ab -n measured %d, warm-up %d; want 2000 and 100000", p.requestLimit(10, true), p.requestLimit(2, false))
 	}
 	res := result([]*Report{{Complete: 1500}, {Complete: 2000}}, 2000)
 	if res.Metrics[MetricTarget] != 4000 || res.Metrics[MetricRequests] != 3500 {

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
@@ -120,10 +122,10 @@ func Summarize(times []engine.PodTime) map[string]float64 {
 			phases[PhaseMetric(ph.Name)] += ms(ph.Took)
 		}
 	}
-	m[MetricStartup] = mean(ready)
+	m[MetricStartup] = stat.Mean(ready, nil)
 	m[MetricStartupMax] = slices.Max(ready)
-	m[MetricSetup] = mean(setup)
-	m[MetricTeardown] = mean(down)
+	m[MetricSetup] = stat.Mean(setup, nil)
+	m[MetricTeardown] = stat.Mean(down, nil)
 	for k, v := range phases {
 		m[k] = v / float64(len(times))
 	}
@@ -136,11 +138,3 @@ func PhaseMetric(phase string) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
