@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -45,7 +46,7 @@ var ErrTimeout = errors.New("agent did not answer in time")
 
 // slowOps take longer than a knob write: perf's report, replaying
 // journals, reverting a session, sampling windows.
-var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true}
+var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true}
 
 var _ tune.FS = (*Client)(nil)
 
@@ -282,4 +283,33 @@ func (c *Client) CPPStop() (cpp.Result, error) {
 		return cpp.Result{}, err
 	}
 	return *r.CPP, err
+}
+
+// Impair installs netem on the node's device ifc (journaled on the node)
+// and returns the device it sits on: ifc, or an ifb for ingress.
+func (c *Client) Impair(ifc netns.Iface, a ImpairArgs) (string, error) {
+	r, err := c.Call(Request{Op: OpImpair, Ifaces: []netns.Iface{ifc}, Impair: &a})
+	return r.Value, err
+}
+
+// Unimpair puts back the qdisc Impair replaced on ifc.
+func (c *Client) Unimpair(ifc netns.Iface) error {
+	_, err := c.Call(Request{Op: OpUnimpair, Ifaces: []netns.Iface{ifc}})
+	return err
+}
+
+// QdiscStats reads the counters of the netem on each device.
+func (c *Client) QdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
+	r, err := c.Call(Request{Op: OpQdiscStats, Ifaces: ifs})
+	if err == nil && len(r.Qdiscs) != len(ifs) {
+		err = fmt.Errorf("agent returned %d qdisc counters for %d devices", len(r.Qdiscs), len(ifs))
+	}
+	return r.Qdiscs, err
+}
+
+// Features returns which of the kernel features the node lacks, each
+// with the reason its probe gave.
+func (c *Client) Features(names ...string) (map[string]string, error) {
+	r, err := c.Call(Request{Op: OpFeatures, Args: names})
+	return r.Files, err
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -89,10 +88,8 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 	if tune.Equal(p, old, value) {
 		return nil
 	}
-	if s.j == nil {
-		if s.j, err = openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid())); err != nil {
-			return fmt.Errorf("node journal: %w", err)
-		}
+	if err := s.openJournalLocked(); err != nil {
+		return err
 	}
 	set := journal.Set{Netns: ns, FS: fsKind, Path: p, Old: old, New: value}
 	seq, err := s.j.RecordSet(set)
@@ -103,18 +100,19 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 	return s.fs.Write(ns, fsKind, p, value)
 }
 
-// Revert writes back every value the session still has changed, newest
-// first. A value whose namespace is gone counts as reverted.
+// Revert puts back every qdisc the session still impairs, then writes
+// back every value it still has changed, newest first. A value whose
+// namespace is gone counts as reverted.
 func (s *Server) Revert() (int, error) {
 	s.jmu.Lock()
 	defer s.jmu.Unlock()
+	n, qerr := s.revertQdiscsLocked()
+	errs := []error{qerr}
 	var list []pendingSet
 	for _, ps := range s.pending {
 		list = append(list, ps)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].seq > list[j].seq })
-	var errs []error
-	n := 0
 	for _, ps := range list {
 		st := ps.set
 		// Compare before swap: only a value that still holds the
@@ -160,7 +158,8 @@ func Replay(dir string, fs tune.FS) (int, error) {
 	n := 0
 	for _, r := range stale {
 		pending := len(r.Pending())
-		if rerr := tune.RevertReplay(r, fs); rerr != nil {
+		rerr := errors.Join(tune.RevertReplay(r, fs), replayQdiscs(r))
+		if rerr != nil {
 			errs = append(errs, fmt.Errorf("journal %s: %w", r.Header.RunID, rerr))
 			r.Release()
 			continue

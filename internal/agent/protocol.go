@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -61,6 +62,10 @@ const (
 	OpCPPStart    = "cpp-start"    // start perf on the node, counting packets on Ifaces
 	OpCPPStop     = "cpp-stop"     // stop it and return the CPU cost per packet
 	OpInspect     = "inspect"      // advise's read-only inspection of the node (JSON in Value)
+	OpImpair      = "impair"       // netem on Ifaces[0] (Impair), journaled; Value: the device it sits on
+	OpUnimpair    = "unimpair"     // put back the qdisc of Ifaces[0]
+	OpQdiscStats  = "qdisc-stats"  // counters of the netem on Ifaces
+	OpFeatures    = "features"     // which of Args (kernel features) the node lacks: Files name -> why
 )
 
 // PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".
@@ -96,6 +101,8 @@ type Request struct {
 	// Ifaces are the devices of OpIfStats and OpCPPStart (Netns "" is
 	// the node, "pod:NS/NAME" a pod).
 	Ifaces []netns.Iface `json:"ifaces,omitempty"`
+	// Impair is OpImpair's netem.
+	Impair *ImpairArgs `json:"impair,omitempty"`
 }
 
 // Error kinds carried in Response.Kind, so sentinel errors survive the
@@ -123,6 +130,7 @@ type Response struct {
 	IfStats  []ifstats.Counters `json:"if_stats,omitempty"`
 	Number   float64            `json:"number,omitempty"`
 	CPP      *cpp.Result        `json:"cpp,omitempty"`
+	Qdiscs   []impair.Stats     `json:"qdiscs,omitempty"`
 }
 
 // NodeInfo describes the node the agent runs on.

@@ -59,6 +59,9 @@ type Config struct {
 	// CPP makes the CPU-cost-per-packet recorder of a window (default: a
 	// cpp.Recorder running perf on this node).
 	CPP func(ifs []netns.Iface) (CPPRecorder, error)
+	// Features says which of the kernel features (probe names) the node
+	// lacks, and why (default: probe.Has on this node).
+	Features func(names []string) (map[string]string, error)
 	// writable vets a write's path (default checkWritable, the
 	// allowlist); only tests in this package change it.
 	writable func(fsKind, p string) error
@@ -95,7 +98,8 @@ type Server struct {
 	fs      *nodeFS
 	jmu     sync.Mutex
 	j       *journal.Journal
-	pending map[string]pendingSet // knob key -> first old value
+	pending map[string]pendingSet   // knob key -> first old value
+	qdiscs  map[string]pendingQdisc // device key -> its qdisc before the netem
 	sampler *metrics.Sampler
 	cpp     CPPRecorder // running perf window, if any
 }
@@ -134,6 +138,9 @@ func NewServer(cfg Config) *Server {
 	if cfg.CPP == nil {
 		cfg.CPP = newCPPRecorder
 	}
+	if cfg.Features == nil {
+		cfg.Features = missingFeatures
+	}
 	if cfg.writable == nil {
 		cfg.writable = checkWritable
 	}
@@ -141,7 +148,7 @@ func NewServer(cfg Config) *Server {
 	if _, local := cfg.FS.(tune.LocalFS); local {
 		fs.host = &hostProc{procRoot: cfg.ProcRoot}
 	}
-	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}}
+	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}, qdiscs: map[string]pendingQdisc{}}
 }
 
 // Serve answers requests from r on w until r ends, then reverts what the
@@ -245,6 +252,8 @@ func (s *Server) Handle(req Request) Response {
 		err = s.cppStart(req.Ifaces)
 	case OpCPPStop:
 		resp.CPP, err = s.cppStop()
+	case OpImpair, OpUnimpair, OpQdiscStats, OpFeatures:
+		err = s.handleImpair(req, &resp)
 	case OpMissing:
 		// The agent runs the workload pods' image, so what it lacks they
 		// lack: the controller checks before creating any of them.

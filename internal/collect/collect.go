@@ -16,7 +16,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
@@ -49,9 +48,9 @@ type Trial struct {
 	Servers []engine.Pod
 	// Pairs are the measured pairs.
 	Pairs []workload.Pair
-	// Impaired are the devices the trial's impairment sits on (the knob
-	// impairment fills knob.Target.Impaired); none when unimpaired.
-	Impaired []netns.Iface
+	// Impaired is where the trial's impairment sits (the knob impairment
+	// fills knob.Target.Impaired); no devices when unimpaired.
+	Impaired engine.Impaired
 	// Local is set when the nodes are this machine (the local engine), so
 	// what else runs on it bears on the trial.
 	Local bool

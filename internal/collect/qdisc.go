@@ -2,8 +2,8 @@ package collect
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
@@ -23,27 +23,29 @@ const (
 var qdiscEntry = Entry{
 	Name: "qdisc",
 	Description: "counters of cnibench's netem qdisc on each impaired device (sent packets and bytes, drops, requeues, overlimits; " +
-		"tc -s qdisc show), over the window; only in impaired cells (local engine)",
+		"tc -s qdisc show, read by the node's kernel: this one, or the node's agent on kube), over the window; only in impaired cells",
 	Metrics: []string{MetricQdiscPackets, MetricQdiscBytes, MetricQdiscDrops, MetricQdiscRequeues, MetricQdiscOverlimits},
 	Enabled: func(study.Workload) bool { return true },
-	New:     func(t Trial) (Collector, error) { return &qdiscCollector{devs: t.Impaired}, nil },
+	New: func(t Trial) (Collector, error) {
+		c := &qdiscCollector{devs: t.Impaired.Devs}
+		if len(c.devs) > 0 {
+			c.k = t.Kernel(t.Impaired.Node)
+		}
+		return c, nil
+	},
 }
 
 type qdiscCollector struct {
+	k     engine.Kernel
 	devs  []netns.Iface
 	start []impair.Stats
 }
 
 func (c *qdiscCollector) read() ([]impair.Stats, error) {
-	out := make([]impair.Stats, len(c.devs))
-	for i, d := range c.devs {
-		s, err := impair.QdiscStats(d.Netns, d.Name)
-		if err != nil {
-			return nil, fmt.Errorf("netem counters of %s: %w", d.Name, err)
-		}
-		out[i] = s
+	if len(c.devs) == 0 {
+		return nil, nil
 	}
-	return out, nil
+	return c.k.Qdiscs(c.devs)
 }
 
 func (c *qdiscCollector) Start(context.Context) error {

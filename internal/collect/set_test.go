@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -154,7 +155,14 @@ func (k *fakeKernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	}
 	return out, nil
 }
-func (k *fakeKernel) MemoryPercent() (float64, error)                { return 42, nil }
+func (k *fakeKernel) MemoryPercent() (float64, error) { return 42, nil }
+func (k *fakeKernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) {
+	out := make([]impair.Stats, len(ifs))
+	for i := range out {
+		out[i] = impair.Stats{Packets: 10 * k.step, Drops: uint32(k.step)}
+	}
+	return out, nil
+}
 func (k *fakeKernel) CPP([]netns.Iface) (engine.MetricWindow, error) { return fakeWindow{}, nil }
 
 type fakeWindow struct{}

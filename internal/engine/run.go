@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -110,6 +111,26 @@ type Kernel interface {
 	// CPP records the CPU cost per packet on the node, counting packets
 	// on ifs.
 	CPP(ifs []netns.Iface) (MetricWindow, error)
+	// Qdiscs reads the counters of cnibench's netem on each device.
+	Qdiscs(ifs []netns.Iface) ([]impair.Stats, error)
+}
+
+// Impairer is implemented by kernels that change the node's qdiscs
+// themselves: the kube engine's agent applies and journals the netem on
+// the node, where the controller's journal would not reach after a
+// crash. The local engine's kernel does not implement it: the impairment
+// knob changes this kernel's qdiscs, journaled in the run's journal.
+type Impairer interface {
+	// Impair installs s on dev (egress, or ingress through an ifb) and
+	// returns the device the netem sits on and what puts dev's qdisc
+	// back.
+	Impair(dev netns.Iface, s impair.Spec, ingress bool) (on netns.Iface, undo func() error, err error)
+}
+
+// Impaired is where a trial's netem sits: devices of one node.
+type Impaired struct {
+	Node Node
+	Devs []netns.Iface
 }
 
 // Sampler is the metrics.Sampler contract.

@@ -1,11 +1,9 @@
 package impair
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -35,14 +33,7 @@ var (
 
 func requireKernel(t *testing.T, features ...string) {
 	t.Helper()
-	kerneltest.RequireRoot(t)
-	if err := probe.Require(append([]string{probe.Veth}, features...)...); err != nil {
-		var ue *probe.UnsupportedError
-		if os.Getenv("CNIBENCH_IN_VM") != "" && errors.As(err, &ue) && ue.Kind == probe.KindKernel {
-			t.Fatalf("in the full-kernel VM: %v", err)
-		}
-		t.Skipf("skipped: %v", err)
-	}
+	kerneltest.RequireKernel(t, append([]string{probe.Veth}, features...)...)
 }
 
 type pair struct{ a, b string }

@@ -42,6 +42,20 @@ func RequireFeatures(t testing.TB, d datapath.Datapath) {
 	}
 }
 
+// RequireKernel skips when the kernel lacks one of features (probe
+// names); in the full-kernel VM a missing one fails the test instead.
+func RequireKernel(t testing.TB, features ...string) {
+	t.Helper()
+	RequireRoot(t)
+	if err := probe.Require(features...); err != nil {
+		var ue *probe.UnsupportedError
+		if os.Getenv("CNIBENCH_IN_VM") != "" && errors.As(err, &ue) && ue.Kind == probe.KindKernel {
+			t.Fatalf("in the full-kernel VM: %v", err)
+		}
+		t.Skipf("skipped: %v", err)
+	}
+}
+
 // RequireCNIPlugins skips when one of the reference CNI plugins is not
 // installed (or does not answer), naming it and how to install it.
 func RequireCNIPlugins(t testing.TB, plugins ...string) {

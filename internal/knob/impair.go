@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -34,26 +35,29 @@ var impairEntry = Entry{
 	Apply: applyImpairment,
 }
 
-// impairDevices are the devices spec.impairAt.where names in this cell.
-func impairDevices(t *Target) ([]netns.Iface, error) {
+// impairDevices are the devices spec.impairAt.where names in this cell,
+// and their node.
+func impairDevices(t *Target) (engine.Node, []netns.Iface, error) {
 	where := t.Study.Spec.ImpairAt.Where
+	cli, srv := t.Cluster.Client(), t.Cluster.Server()
 	switch where {
 	case study.WhereClientTunnel, "":
-		if d, ok := t.Cluster.Client().Tunnel(); ok {
-			return []netns.Iface{d}, nil
+		if d, ok := cli.Tunnel(); ok {
+			return cli, []netns.Iface{d}, nil
 		}
 	case study.WhereServerTunnel:
-		if d, ok := t.Cluster.Server().Tunnel(); ok {
-			return []netns.Iface{d}, nil
+		if d, ok := srv.Tunnel(); ok {
+			return srv, []netns.Iface{d}, nil
 		}
 	case study.WhereUnderlay:
-		return []netns.Iface{t.Cluster.Client().Underlay()}, nil
+		return cli, []netns.Iface{cli.Underlay()}, nil
 	case study.WhereClientPods:
-		return t.Cluster.Client().HostVeths(t.MeasuredClients)
+		devs, err := cli.HostVeths(t.MeasuredClients)
+		return cli, devs, err
 	default:
-		return nil, fmt.Errorf("unknown impairment device %q", where)
+		return nil, nil, fmt.Errorf("unknown impairment device %q", where)
 	}
-	return nil, fmt.Errorf("datapath %s has no tunnel device for impairAt.where %s; use underlay or client-pods", t.Datapath.Name, where)
+	return nil, nil, fmt.Errorf("datapath %s has no tunnel device for impairAt.where %s; use underlay or client-pods", t.Datapath.Name, where)
 }
 
 func applyImpairment(_ context.Context, t *Target) (Undo, error) {
@@ -62,12 +66,18 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("impairment %s: %w", name, err)
 	}
-	devs, err := impairDevices(t)
+	node, devs, err := impairDevices(t)
 	if err != nil {
 		return nil, fmt.Errorf("impairment %s: %w", name, err)
 	}
+	ingress := t.Study.Spec.ImpairAt.Direction == study.DirIngress
+	if t.Kernel != nil {
+		if im, ok := t.Kernel(node).(engine.Impairer); ok {
+			return impairThrough(im, t, node, devs, spec, ingress)
+		}
+	}
 	apply := impair.Apply
-	if t.Study.Spec.ImpairAt.Direction == study.DirIngress {
+	if ingress {
 		apply = impair.ApplyIngress
 	}
 	type done struct {
@@ -112,9 +122,35 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 			return nil, errors.Join(fmt.Errorf("impairment %s on %s: %w", name, dev.Name, err), undo())
 		}
 	}
-	t.Impaired = nil
+	t.Impaired = engine.Impaired{Node: node}
 	for _, d := range applied {
-		t.Impaired = append(t.Impaired, netns.Iface{Netns: d.prev.Netns, Name: d.prev.Device()})
+		t.Impaired.Devs = append(t.Impaired.Devs, netns.Iface{Netns: d.prev.Netns, Name: d.prev.Device()})
+	}
+	return undo, nil
+}
+
+// impairThrough impairs devs through the node's own kernel handle (the
+// kube engine's agent), which journals each device's qdisc on the node.
+func impairThrough(im engine.Impairer, t *Target, node engine.Node, devs []netns.Iface, spec impair.Spec, ingress bool) (Undo, error) {
+	name := t.Impairment.Name
+	var undos []func() error
+	undo := func() error {
+		var errs []error
+		for i := len(undos) - 1; i >= 0; i-- {
+			if err := undos[i](); err != nil {
+				errs = append(errs, fmt.Errorf("revert impairment %s: %w", name, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	t.Impaired = engine.Impaired{Node: node}
+	for _, dev := range devs {
+		on, u, err := im.Impair(dev, spec, ingress)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("impairment %s on %s of node %s: %w", name, dev.Name, node.Name(), err), undo())
+		}
+		undos = append(undos, u)
+		t.Impaired.Devs = append(t.Impaired.Devs, on)
 	}
 	return undo, nil
 }

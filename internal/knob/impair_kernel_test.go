@@ -100,7 +100,7 @@ func TestKernelImpairmentKnob(t *testing.T) {
 		if err != nil || !p.Spec.Matches(got) {
 			t.Errorf("%s: read back %+v (%v), want %+v", p.Name, got, err, p.Spec)
 		}
-		if len(tgt.Impaired) != 1 || tgt.Impaired[0].Name != "flannel.1" {
+		if len(tgt.Impaired.Devs) != 1 || tgt.Impaired.Devs[0].Name != "flannel.1" {
 			t.Errorf("%s: impaired devices %v", p.Name, tgt.Impaired)
 		}
 		if _, err := impair.QdiscStats(ns, "flannel.1"); err != nil {

@@ -23,7 +23,6 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -61,6 +60,9 @@ type Target struct {
 	Journal *journal.Journal
 	// FS reads and writes the nodes' sysfs/procfs (engine.Engine.FS).
 	FS tune.FS
+	// Kernel is a node's kernel handle (engine.Engine.Kernel): where it
+	// is an engine.Impairer, netem goes on through it.
+	Kernel func(engine.Node) engine.Kernel
 	// TempDir holds files knobs hand to programs (iptables-restore's).
 	TempDir string
 	// State keeps, by knob name, what a knob remembers between the calls
@@ -81,7 +83,7 @@ type Target struct {
 	// Impaired are the devices its netem went on (set by the knob, read
 	// by the qdisc collector).
 	Impairment study.Impairment
-	Impaired   []netns.Iface
+	Impaired   engine.Impaired
 	// Local is set on the local engine (emulated nodes the run owns).
 	Local bool
 	// Front are the addresses clients reach the measured servers at

@@ -94,9 +94,9 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 // throughput, congestion window and retransmits per second (the
 // sender's, from iperf3's interval sums).
 var tcpSeries = []struct{ name, label, unit string }{
-	{"bitrate_bps", "throughput per second", "Mbit/s"},
+	{"bitrate_bps", "throughput", "Mbit/s"},
 	{"snd_cwnd_bytes", "congestion window", "KB"},
-	{"retransmits_count", "retransmits per second", "count"},
+	{"retransmits_count", "retransmits", "count"},
 }
 
 // seriesFigures draws, for each TCP workload of a study with

@@ -50,6 +50,8 @@ func TestImpairmentReport(t *testing.T) {
 	series := seriesFigures(s, samples)
 	if len(series) != 2 {
 		t.Errorf("%d per-second figures, want 2 (throughput, cwnd of tcp@1G)", len(series))
+	} else if series[0].Title != "TCP throughput per second (tcp@1G)" {
+		t.Errorf("first per-second figure is %q", series[0].Title)
 	}
 	for _, f := range series {
 		if !strings.Contains(string(f.SVG), "flannel-udp / loss-low") {

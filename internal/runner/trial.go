@@ -12,7 +12,6 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/metrics"
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
@@ -72,7 +71,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
-func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, impaired []netns.Iface) (workload.Result, collect.Result, error) {
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, impaired engine.Impaired) (workload.Result, collect.Result, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs,
 		Impaired: impaired, Local: !r.plan.remote})
 	if err != nil {

@@ -49,9 +49,11 @@ func NewEngine(cfg *Config) *Engine {
 func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
-// cluster itself (kube.Preflight). The workloads' programs are checked in
-// the image by the agents, perf and the kernels' knobs by the nodes.
-func (b *Engine) Preflight(ctx context.Context, s *study.Study, _ engine.Needs) (engine.Facts, error) {
+// cluster itself (kube.Preflight), then the kernel features the knobs
+// need (netem for impairments) on both nodes through their agents. The
+// workloads' programs are checked in the image by the agents, perf by
+// the nodes.
+func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Needs) (engine.Facts, error) {
 	f := engine.Facts{Remote: true}
 	if err := checkStudy(s); err != nil {
 		return f, err
@@ -75,6 +77,9 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, _ engine.Needs) 
 	if err := kubeUnsupported(s); err != nil {
 		return f, err
 	}
+	if err := checkNodeFeatures(ctx, &APIExecer{Config: b.rc, Client: b.cs}, b.cs, b.cfg, place, needs.Knobs); err != nil {
+		return f, err
+	}
 	// Masks are computed from the server node's CPUs, not this machine's.
 	if n := NodeCPUs(place.Server); n > 0 {
 		f.MachineCPUs = cpuset.Range(n)
@@ -90,9 +95,6 @@ func checkStudy(s *study.Study) error {
 	}
 	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || len(d.PodOffloads) > 0 || d.Policy != "" || d.Netfilter != nil || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
 		return fmt.Errorf("datapath %s: mtu, offloads, podOffloads, policy, netfilter, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name)
-	}
-	if s.Impaired() {
-		return errors.New("spec.impairments: the kube engine has no agent operation for netem yet; impairments run on the local engine only: remove them (--set impairments=[none]) for --engine kube")
 	}
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
 		return errors.New("spec.nodes.*.cpus pins emulated nodes to CPUs; on a real cluster nodes have their own CPUs: remove it for --engine kube")

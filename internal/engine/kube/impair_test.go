@@ -1,23 +1,72 @@
 package kube
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-// Impairments need an agent operation the kube engine does not have yet:
-// refused with one line; "none" alone is no impairment and passes.
-func TestKubeRefusesImpairments(t *testing.T) {
+// Impairments run on kube through the agents: checkStudy lets them
+// through, and preflight asks each node's agent for netem.
+func TestKubeAcceptsImpairments(t *testing.T) {
 	s := stubStudy(t, "[{tool: iperf3}]")
-	s.Spec.Impairments = []study.Impairment{{Name: "none"}}
+	s.Spec.Impairments = []study.Impairment{{Name: "none"}, {Name: "loss-low"}}
 	if err := checkStudy(s); err != nil {
-		t.Errorf("none alone: %v", err)
-	}
-	s.Spec.Impairments = append(s.Spec.Impairments, study.Impairment{Name: "loss-low"})
-	err := checkStudy(s)
-	if err == nil || !strings.Contains(err.Error(), "spec.impairments") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("impaired study on kube: %v", err)
+	}
+}
+
+// A node whose kernel lacks netem stops the run at preflight with one
+// line naming the node, the feature, its reason and the impairments it
+// would have served, before any pod or Lease exists; nodes that have it
+// pass, and needs without kernel features ask no agent at all.
+func TestNodeFeaturesThroughAgents(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	needs := []engine.Need{
+		{What: "tuning baseline"},
+		{What: "impairments delay-low and 3 more (client-tunnel egress of flannel)", Features: []string{probe.Netem}},
+	}
+	asked := map[string][]string{}
+	cs, place := kubeFixture(t, cfg)
+	fx := &fakeExec{fs: agentFS(), dir: t.TempDir(), features: func(pod string, names []string) map[string]string {
+		asked[pod] = names
+		if pod == "agent-b" {
+			return map[string]string{probe.Netem: "adding a netem qdisc failed: no such file or directory (kernel lacks the sch_netem module)"}
+		}
+		return nil
+	}}
+	err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs)
+	if !errors.Is(err, probe.ErrUnsupported) {
+		t.Fatalf("want an unsupported-feature error, got %v", err)
+	}
+	for _, w := range []string{"impairments delay-low and 3 more", "node w2", "netem", "sch_netem"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error spans lines: %q", err)
+	}
+	if len(asked["agent-a"]) != 1 || asked["agent-a"][0] != probe.Netem {
+		t.Errorf("server agent asked %v, want [netem]", asked)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "create" {
+			t.Errorf("preflight created a %s", a.GetResource().Resource)
+		}
+	}
+
+	fx.features = func(string, []string) map[string]string { return nil }
+	if err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs); err != nil {
+		t.Errorf("nodes with netem: %v", err)
+	}
+	n := len(fx.argvs)
+	if err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs[:1]); err != nil || len(fx.argvs) != n {
+		t.Errorf("no kernel feature needed: %v, %d agent sessions opened", err, len(fx.argvs)-n)
 	}
 }

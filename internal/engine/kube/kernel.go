@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -27,6 +28,20 @@ func (k agentKernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 }
 
 func (k agentKernel) MemoryPercent() (float64, error) { return k.a.MemoryPercent() }
+
+func (k agentKernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) { return k.a.QdiscStats(ifs) }
+
+// Impair has the node's agent install the netem: it journals the
+// device's qdisc on the node first and puts it back when the session
+// ends, or at its next replay if the controller died.
+func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, func() error, error) {
+	on, err := k.a.Impair(dev, agent.ImpairArgs{Spec: s, Ingress: ingress})
+	if err != nil {
+		// The agent reverted what it had journaled before answering.
+		return netns.Iface{}, nil, err
+	}
+	return netns.Iface{Netns: dev.Netns, Name: on}, func() error { return k.a.Unimpair(dev) }, nil
+}
 
 // CPP runs perf in the node's agent over the window: the agent chooses
 // the event for its own PMU and computes the breakdown there (the samples

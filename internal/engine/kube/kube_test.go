@@ -275,6 +275,9 @@ type fakeExec struct {
 	dir   string
 	argvs [][]string
 	tool  func(pod string, argv []string) (string, int)
+	// features answers the agents' kernel feature probes (nil: every
+	// feature is there).
+	features func(pod string, names []string) map[string]string
 }
 
 func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -290,7 +293,13 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []s
 			run = argv[i+1]
 		}
 		srv := agent.NewServer(agent.Config{Run: run, FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod,
-			AddrDev: func(string) (string, error) { return "eth1", nil }})
+			AddrDev: func(string) (string, error) { return "eth1", nil },
+			Features: func(names []string) (map[string]string, error) {
+				if f.features == nil {
+					return nil, nil
+				}
+				return f.features(pod, names), nil
+			}})
 		return srv.Serve(stdin, stdout)
 	}
 	if len(argv) >= 4 && argv[2] == "exec" {

@@ -19,6 +19,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
@@ -192,6 +193,19 @@ func (k kernel) MemoryPercent() (float64, error) {
 		root = "/proc"
 	}
 	return metrics.MemoryPercent(filepath.Join(root, "meminfo"))
+}
+
+// Qdiscs reads the netem counters with netlink.
+func (kernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) {
+	out := make([]impair.Stats, len(ifs))
+	for i, ifc := range ifs {
+		s, err := impair.QdiscStats(ifc.Netns, ifc.Name)
+		if err != nil {
+			return nil, fmt.Errorf("netem counters of %s: %w", ifc.Name, err)
+		}
+		out[i] = s
+	}
+	return out, nil
 }
 
 // CPP samples with perf the event preflight chose for this machine.

@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/impair"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
+)
+
+// Netem impairments of a node's devices, for the kube engine's impairment
+// knob: the same impair.Apply and impair.Revert the local engine runs, on
+// the node, with the device's qdisc journaled in the node journal before
+// anything changes (journal.Qdisc, as the local run journal holds it). A
+// session puts back what it still has impaired when it ends, and a dead
+// session's qdiscs are put back by Replay, as its sysctl values are.
+
+// ImpairArgs are OpImpair's: the netem and which direction.
+type ImpairArgs struct {
+	Spec impair.Spec `json:"spec"`
+	// Ingress impairs what the device receives, through an ifb device.
+	Ingress bool `json:"ingress,omitempty"`
+}
+
+// handleImpair answers the impairment ops and the feature probe that
+// precedes them.
+func (s *Server) handleImpair(req Request, resp *Response) error {
+	var err error
+	switch req.Op {
+	case OpImpair, OpUnimpair:
+		if len(req.Ifaces) != 1 {
+			return fmt.Errorf("%s: want one device, got %d", req.Op, len(req.Ifaces))
+		}
+		if req.Op == OpImpair {
+			resp.Value, err = s.impair(req.Ifaces[0], req.Impair)
+		} else {
+			err = s.unimpair(req.Ifaces[0])
+		}
+	case OpQdiscStats:
+		resp.Qdiscs, err = s.qdiscStats(req.Ifaces)
+	case OpFeatures:
+		resp.Files, err = s.cfg.Features(req.Args)
+	}
+	return err
+}
+
+type pendingQdisc struct {
+	seq  int
+	prev impair.Prev
+}
+
+func qdiscKey(ifc netns.Iface) string { return ifc.Netns + "|" + ifc.Name }
+
+// impair installs a.Spec on ifc and returns the device the netem sits on
+// (an ifb for ingress). A device the session already impairs is refused:
+// the knob reverts each trial's impairment before the next.
+func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
+	if a == nil {
+		return "", errors.New("impair: no netem given")
+	}
+	res, err := s.resolveIfaces([]netns.Iface{ifc})
+	if err != nil {
+		return "", err
+	}
+	dev := res[0]
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	k := qdiscKey(ifc)
+	if _, ok := s.qdiscs[k]; ok {
+		return "", fmt.Errorf("impair %s: this session already impairs it", ifc.Name)
+	}
+	apply := impair.Apply
+	if a.Ingress {
+		apply = impair.ApplyIngress
+	}
+	seq := 0
+	record := func(p impair.Prev) error {
+		if err := s.openJournalLocked(); err != nil {
+			return err
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		seq, err = s.j.RecordQdisc(journal.Qdisc{Netns: dev.Netns, Dev: dev.Name, Prev: b})
+		return err
+	}
+	prev, err := apply(dev.Netns, dev.Name, a.Spec, record)
+	if seq > 0 {
+		// Journaled: whether or not the netem went in, the revert is
+		// what undoes it (a no-op when nothing was installed).
+		s.qdiscs[k] = pendingQdisc{seq: seq, prev: prev}
+	}
+	if err != nil {
+		if seq > 0 {
+			err = errors.Join(err, s.unimpairLocked(k))
+		}
+		return "", err
+	}
+	return prev.Device(), nil
+}
+
+// unimpair puts back the qdisc of a device the session impaired; a device
+// it does not impair is nothing to do.
+func (s *Server) unimpair(ifc netns.Iface) error {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	return s.unimpairLocked(qdiscKey(ifc))
+}
+
+func (s *Server) unimpairLocked(k string) error {
+	pq, ok := s.qdiscs[k]
+	if !ok {
+		return nil
+	}
+	if err := impair.Revert(pq.prev); err != nil {
+		return fmt.Errorf("revert the netem on %s: %w", pq.prev.Dev, err)
+	}
+	delete(s.qdiscs, k)
+	return s.j.MarkDone(pq.seq)
+}
+
+// revertQdiscsLocked puts back every qdisc the session still impairs,
+// newest first.
+func (s *Server) revertQdiscsLocked() (int, error) {
+	var keys []string
+	for k := range s.qdiscs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return s.qdiscs[keys[i]].seq > s.qdiscs[keys[j]].seq })
+	var errs []error
+	for _, k := range keys {
+		errs = append(errs, s.unimpairLocked(k))
+	}
+	return len(keys) - len(s.qdiscs), errors.Join(errs...)
+}
+
+// qdiscStats reads the counters of the netem on each device.
+func (s *Server) qdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
+	res, err := s.resolveIfaces(ifs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]impair.Stats, len(res))
+	for i, ifc := range res {
+		if out[i], err = impair.QdiscStats(ifc.Netns, ifc.Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// openJournalLocked opens the session's node journal on its first change.
+func (s *Server) openJournalLocked() error {
+	if s.j != nil {
+		return nil
+	}
+	j, err := openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("node journal: %w", err)
+	}
+	s.j = j
+	return nil
+}
+
+// replayQdiscs puts back, newest first, the qdiscs a dead session
+// impaired. impair.Revert is idempotent: a netem never installed, already
+// removed, or gone with its device or pod is success.
+func replayQdiscs(r *journal.Replay) error {
+	var errs []error
+	pend := r.Pending()
+	for i := len(pend) - 1; i >= 0; i-- {
+		q := pend[i].Qdisc
+		if q == nil {
+			continue
+		}
+		var prev impair.Prev
+		if err := json.Unmarshal(q.Prev, &prev); err != nil {
+			errs = append(errs, fmt.Errorf("qdisc of %s: %w", q.Dev, err))
+			continue
+		}
+		if err := impair.Revert(prev); err != nil {
+			errs = append(errs, fmt.Errorf("revert the netem on %s: %w", q.Dev, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// missingFeatures probes the named kernel features on this node (in a
+// scratch namespace, as doctor does) and returns the missing ones with
+// the probe's reason. Only kernel features are asked: the image's
+// programs are OpMissing's.
+func missingFeatures(names []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, n := range names {
+		if !slices.Contains(probe.KernelFeatures(), n) {
+			return nil, fmt.Errorf("features: %q is not a kernel feature cnibench probes", n)
+		}
+		if ok, why := probe.Has(n); !ok {
+			out[n] = why
+		}
+	}
+	return out, nil
+}

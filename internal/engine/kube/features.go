@@ -1,0 +1,76 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/version"
+)
+
+// preflightRun names the agent sessions preflight opens: they only read
+// (probe in a scratch namespace), so they never journal anything.
+const preflightRun = "preflight"
+
+// checkNodeFeatures asks each node's agent, before the run creates
+// anything, whether the node's kernel has what the study's knobs need
+// (netem, and ifb for ingress impairments). The datapath's features are
+// not asked: on a real cluster its CNI is the datapath. A missing feature
+// is a *probe.UnsupportedError naming the node and what needed it, as
+// the local engine's preflight names it for this machine.
+func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need) error {
+	var want []string
+	for _, n := range needs {
+		for _, f := range n.Features {
+			if slices.Contains(probe.KernelFeatures(), f) && !slices.Contains(want, f) {
+				want = append(want, f)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
+	nodes := []string{place.Server.Name, place.Client.Name}
+	agents, err := c.waitAgents(ctx, nodes...)
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes {
+		missing, err := nodeFeatures(ctx, ex, cfg, node, agents[node], want)
+		if err != nil {
+			return err
+		}
+		for _, n := range needs {
+			for _, f := range n.Features {
+				if why, ok := missing[f]; ok {
+					return fmt.Errorf("%s: node %s: %w", n.What, node,
+						&probe.UnsupportedError{Name: f, Kind: probe.KindKernel, Reason: why})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// nodeFeatures asks one node's agent which of want its kernel lacks.
+func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, want []string) (map[string]string, error) {
+	s := openSession(ex, cfg.AgentNamespace, pod, preflightRun)
+	missing, err := func() (map[string]string, error) {
+		if err := handshake(s.client, node, version.Version); err != nil {
+			return nil, err
+		}
+		return s.client.Features(want...)
+	}()
+	err = errors.Join(err, s.close(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: probe %v through its agent: %w", node, want, err)
+	}
+	return missing, nil
+}

@@ -1,0 +1,120 @@
+package knob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/impair"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// fakeNode is a remote node: its devices live in its own (host) netns.
+type fakeNode struct {
+	name  string
+	veths []netns.Iface
+}
+
+func (n *fakeNode) Name() string                { return n.name }
+func (n *fakeNode) Netns() string               { return "" }
+func (n *fakeNode) CPUs() cpuset.Set            { return nil }
+func (n *fakeNode) Underlay() netns.Iface       { return netns.Iface{Name: "eth0"} }
+func (n *fakeNode) Tunnel() (netns.Iface, bool) { return netns.Iface{Name: "flannel.1"}, true }
+func (n *fakeNode) HostVeths(pods []engine.Pod) ([]netns.Iface, error) {
+	return n.veths, nil
+}
+func (n *fakeNode) PodIface(engine.Pod) netns.Iface { return netns.Iface{} }
+func (n *fakeNode) Start(context.Context, []string) (engine.Process, error) {
+	return nil, errors.New("not here")
+}
+
+type fakeCluster struct{ srv, cli *fakeNode }
+
+func (c fakeCluster) Server() engine.Node { return c.srv }
+func (c fakeCluster) Client() engine.Node { return c.cli }
+func (c fakeCluster) Scale(context.Context, int) ([]engine.Pod, []engine.Pod, error) {
+	return nil, nil, nil
+}
+func (c fakeCluster) Close() error { return nil }
+
+// agentKernel stands for the kube engine's agent: it impairs devices of
+// its node and logs what it did.
+type agentKernel struct {
+	engine.Kernel
+	node   string
+	log    *[]string
+	failOn string
+}
+
+func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, func() error, error) {
+	if dev.Name == k.failOn {
+		return netns.Iface{}, nil, errors.New("no netem here")
+	}
+	*k.log = append(*k.log, fmt.Sprintf("impair %s/%s loss=%g ingress=%v", k.node, dev.Name, s.Loss, ingress))
+	on := dev
+	if ingress {
+		on.Name = "ifb-" + dev.Name
+	}
+	return on, func() error { *k.log = append(*k.log, "revert "+k.node+"/"+dev.Name); return nil }, nil
+}
+
+// Where the node's kernel is an engine.Impairer (kube's agent), the
+// impairment goes on through it on the node spec.impairAt names, not on
+// this machine; its devices are what the qdisc collector reads, and the
+// undo reverts them newest first. A device that fails reverts the ones
+// already impaired.
+func TestImpairmentThroughNodeKernel(t *testing.T) {
+	cli := &fakeNode{name: "w2", veths: []netns.Iface{{Name: "veth1"}, {Name: "veth2"}}}
+	srv := &fakeNode{name: "w1"}
+	var log []string
+	kernels := map[engine.Node]*agentKernel{cli: {node: "w2", log: &log}, srv: {node: "w1", log: &log}}
+	tgt := func(where, dir string) *Target {
+		s := &study.Study{}
+		s.Spec.ImpairAt = study.ImpairAt{Where: where, Direction: dir}
+		return &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "loss-low"},
+			Kernel: func(n engine.Node) engine.Kernel { return kernels[n] }}
+	}
+
+	tg := tgt(study.WhereServerTunnel, study.DirIngress)
+	undo, err := applyImpairment(context.Background(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Impaired.Node != srv || len(tg.Impaired.Devs) != 1 || tg.Impaired.Devs[0].Name != "ifb-flannel.1" {
+		t.Errorf("impaired %+v, want the server's ifb", tg.Impaired)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	want := "impair w1/flannel.1 loss=5 ingress=true|revert w1/flannel.1"
+	if got := strings.Join(log, "|"); got != want {
+		t.Errorf("agent calls %s, want %s", got, want)
+	}
+
+	log = nil
+	tg = tgt(study.WhereClientPods, study.DirEgress)
+	if undo, err = applyImpairment(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	undo()
+	want = "impair w2/veth1 loss=5 ingress=false|impair w2/veth2 loss=5 ingress=false|revert w2/veth2|revert w2/veth1"
+	if got := strings.Join(log, "|"); got != want {
+		t.Errorf("agent calls %s, want %s", got, want)
+	}
+
+	log = nil
+	kernels[cli].failOn = "veth2"
+	if _, err := applyImpairment(context.Background(), tgt(study.WhereClientPods, study.DirEgress)); err == nil ||
+		!strings.Contains(err.Error(), "veth2 of node w2") {
+		t.Errorf("failing device: %v", err)
+	}
+	want = "impair w2/veth1 loss=5 ingress=false|revert w2/veth1"
+	if got := strings.Join(log, "|"); got != want {
+		t.Errorf("after a failure: %s, want %s", got, want)
+	}
+}
