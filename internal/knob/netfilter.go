@@ -25,17 +25,24 @@ import (
 // write), so the next replica count starts from the datapath's own
 // state and not from a second copy of the hooks.
 var netfilterEntry = Entry{
-	Name:    "netfilter",
-	Changes: "iptables rules of the CNI's daemon and kube-proxy (iptables or nftables mode, N Services) on both nodes, the datapath entry's netfilter",
-	Scope:   Pods,
-	Wanted:  func(t *Target) bool { return t.Datapath.Netfilter != nil },
-	Needs: func(t *Target) []string {
-		if t.Datapath.Netfilter.Mode() == study.KubeProxyNFT {
-			return []string{probe.ToolIptablesRestore, probe.ToolNft}
-		}
-		return []string{probe.ToolIptablesRestore}
-	},
-	Apply: applyNetfilter,
+	Name: "netfilter",
+	Changes: "iptables rules of the CNI's daemon and kube-proxy (iptables, nftables or ipvs mode, N Services; ipvs adds the IPVS services, " +
+		"the kube-ipvs0 dummy device and the ipsets) on both nodes, the datapath entry's netfilter",
+	Scope:  Pods,
+	Wanted: func(t *Target) bool { return t.Datapath.Netfilter != nil },
+	Needs:  func(t *Target) []string { return kubeProxyNeeds(t.Datapath.Netfilter) },
+	Apply:  applyNetfilter,
+}
+
+// kubeProxyNeeds is what writing kube-proxy's state in nf's mode needs.
+func kubeProxyNeeds(nf *study.Netfilter) []string {
+	switch {
+	case nf != nil && nf.Mode() == study.KubeProxyNFT:
+		return []string{probe.ToolIptablesRestore, probe.ToolNft}
+	case nf != nil && nf.Mode() == study.KubeProxyIPVS:
+		return []string{probe.ToolIptablesRestore, probe.IPVS}
+	}
+	return []string{probe.ToolIptablesRestore}
 }
 
 // Where kube-proxy's Services and their (unreached) endpoints live: the
@@ -78,7 +85,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		n    engine.Node
 		pods []engine.Pod
 	}{{t.Cluster.Server(), t.Servers}, {t.Cluster.Client(), t.Clients}} {
-		run := netfilter.OnNode(side.n)
+		run, ns := netfilter.OnNode(side.n), side.n.Netns()
 		snap, err := netfilter.Snapshot(ctx, run)
 		if err != nil {
 			return undo, fmt.Errorf("netfilter on %s: %w", side.n.Name(), err)
@@ -86,8 +93,11 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		name := side.n.Name()
 		undos = append(undos, func() error {
 			err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
-			if nf.Mode() == study.KubeProxyNFT {
+			switch nf.Mode() {
+			case study.KubeProxyNFT:
 				err = errors.Join(err, netfilter.DeleteNFT(context.Background(), run))
+			case study.KubeProxyIPVS:
+				err = errors.Join(err, netfilter.ClearIPVS(ns))
 			}
 			if err != nil {
 				return fmt.Errorf("netfilter on %s: %w", name, err)
@@ -102,7 +112,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 			allow = []*net.IPNet{node.ClusterCIDR}
 		}
 		node.AllowFrom = allow
-		chains, rules, err := installNetfilter(ctx, t, run, nf, node)
+		chains, rules, err := installNetfilter(ctx, t, run, ns, nf, node)
 		if err != nil {
 			return undo, fmt.Errorf("datapath %s: netfilter %s on %s: %w", t.Datapath.Name, nf.CNI, name, err)
 		}
@@ -114,7 +124,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 // installNetfilter writes the CNI's rules and then kube-proxy's on one
 // node (kube-proxy's hooks come after the CNI's, as on a node where the
 // CNI daemon started first) and counts what it installed.
-func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
+func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, ns string, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
 	rs, err := netfilter.Generate(nf.CNI, node)
 	if err != nil {
 		return 0, 0, err
@@ -130,16 +140,28 @@ func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, nf s
 	if err != nil {
 		return 0, 0, err
 	}
-	if nf.Mode() == study.KubeProxyNFT {
+	var kp *netfilter.Ruleset
+	switch nf.Mode() {
+	case study.KubeProxyNFT:
 		script, err := netfilter.KubeProxyNFT(node.ClusterCIDR, serviceCIDR, svcs, true)
 		if err != nil {
 			return 0, 0, err
 		}
 		return chains, rules, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
-	}
-	kp, err := netfilter.KubeProxy(node.ClusterCIDR, svcs)
-	if err != nil {
-		return 0, 0, err
+	case study.KubeProxyIPVS:
+		// The sets go in first: the rules match them.
+		st, err := netfilter.KubeProxyIPVS(node.ClusterCIDR, node.PodCIDR, svcs)
+		if err == nil {
+			err = netfilter.SyncIPVS(ns, st)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		kp = st.Rules
+	default:
+		if kp, err = netfilter.KubeProxy(node.ClusterCIDR, svcs); err != nil {
+			return 0, 0, err
+		}
 	}
 	if err := netfilter.Apply(ctx, run, t.TempDir, kp); err != nil {
 		return 0, 0, err

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netfilter"
-	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -27,18 +26,14 @@ const BasePort = 5201
 // measured Services join its filler Services in the same chains, as on
 // a real node; Undo puts each node's rules back from a snapshot.
 var servicePathEntry = Entry{
-	Name:    "service-path",
-	Changes: "kube-proxy rules (iptables, or the nftables table) on both nodes for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
-	Scope:   Trial,
+	Name: "service-path",
+	Changes: "kube-proxy's state (iptables rules, the nftables table, or IPVS services with their ipsets and rules) on both nodes " +
+		"for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
+	Scope: Trial,
 	Wanted: func(t *Target) bool {
 		return t.Local && (t.Workload.Target == study.TargetService || t.Workload.Target == study.TargetHairpin)
 	},
-	Needs: func(t *Target) []string {
-		if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() == study.KubeProxyNFT {
-			return []string{probe.ToolIptablesRestore, probe.ToolNft}
-		}
-		return []string{probe.ToolIptablesRestore}
-	},
+	Needs: func(t *Target) []string { return kubeProxyNeeds(t.Datapath.Netfilter) },
 	Apply: applyServicePath,
 }
 
@@ -60,8 +55,16 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 		}
 		return errors.Join(errs...)
 	}
-	for _, n := range []engine.Node{t.Cluster.Server(), t.Cluster.Client()} {
-		u, err := serviceRules(ctx, t, netfilter.OnNode(n), cluster, bench)
+	for _, side := range []struct {
+		n    engine.Node
+		pods []engine.Pod
+	}{{t.Cluster.Server(), t.Servers}, {t.Cluster.Client(), t.Clients}} {
+		n := side.n
+		var block *net.IPNet
+		if len(side.pods) > 0 {
+			block = netfilter.BlockOf(side.pods[0].IP())
+		}
+		u, err := serviceRules(ctx, t, n, block, cluster, bench)
 		if u != nil {
 			name := n.Name()
 			undos = append(undos, func() error {
@@ -81,10 +84,10 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 	return undo, nil
 }
 
-// serviceRules writes the measured Services on one node and returns how
-// to take them away again.
-func serviceRules(ctx context.Context, t *Target, run netfilter.Runner, cluster *net.IPNet, bench []netfilter.Service) (func() error, error) {
-	nf := t.Datapath.Netfilter
+// serviceRules writes the measured Services on one node, whose pods are
+// in block, and returns how to take them away again.
+func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster *net.IPNet, bench []netfilter.Service) (func() error, error) {
+	nf, run := t.Datapath.Netfilter, netfilter.OnNode(n)
 	var fill []netfilter.Service
 	if nf != nil && nf.Mode() != study.KubeProxyNone {
 		var err error
@@ -111,8 +114,12 @@ func serviceRules(ctx context.Context, t *Target, run netfilter.Runner, cluster 
 		return nil, err
 	}
 	u := func() error { return netfilter.Restore(context.Background(), run, t.TempDir, snap) }
-	rs, err := netfilter.KubeProxy(cluster, append(fill, bench...))
-	if err != nil {
+	var rs *netfilter.Ruleset
+	if nf != nil && nf.Mode() == study.KubeProxyIPVS {
+		if rs, u, err = serviceIPVS(n.Netns(), block, cluster, fill, bench, u); err != nil {
+			return u, err
+		}
+	} else if rs, err = netfilter.KubeProxy(cluster, append(fill, bench...)); err != nil {
 		return u, err
 	}
 	if fill != nil {
@@ -120,4 +127,24 @@ func serviceRules(ctx context.Context, t *Target, run netfilter.Runner, cluster 
 		rs = netfilter.WithoutHooks(rs)
 	}
 	return u, netfilter.Apply(ctx, run, t.TempDir, rs)
+}
+
+// serviceIPVS adds the measured Services to kube-proxy's IPVS state of
+// the node in namespace ns (the fillers' sets, dummy addresses and
+// virtual servers, which knob netfilter installed) and returns the rules
+// to load, and the undo: restore, then the fillers' state alone.
+func serviceIPVS(ns string, block, cluster *net.IPNet, fill, bench []netfilter.Service, restore func() error) (*netfilter.Ruleset, func() error, error) {
+	if block == nil {
+		return nil, restore, errors.New("no pods on the node to place its pod block")
+	}
+	back, err := netfilter.KubeProxyIPVS(cluster, block, fill)
+	if err != nil {
+		return nil, restore, err
+	}
+	st, err := netfilter.KubeProxyIPVS(cluster, block, append(fill, bench...))
+	if err != nil {
+		return nil, restore, err
+	}
+	undo := func() error { return errors.Join(restore(), netfilter.SyncIPVS(ns, back)) }
+	return st.Rules, undo, netfilter.SyncIPVS(ns, st)
 }

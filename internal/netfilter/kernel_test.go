@@ -20,6 +20,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/nftables"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
 
@@ -154,7 +155,7 @@ func dial(ns, addr string) error {
 // reads the chains whose counters a connection moved.
 type proxyMode struct {
 	name    string
-	install func(t *testing.T, r netfilter.Runner, svcs []netfilter.Service)
+	install func(t *testing.T, ns string, r netfilter.Runner, svcs []netfilter.Service)
 	// read returns an opaque snapshot; moved compares two.
 	read  func(t *testing.T, r netfilter.Runner) any
 	moved func(before, after any) []string
@@ -166,7 +167,7 @@ type proxyMode struct {
 var proxyModes = []proxyMode{
 	{
 		name: "iptables",
-		install: func(t *testing.T, r netfilter.Runner, svcs []netfilter.Service) {
+		install: func(t *testing.T, _ string, r netfilter.Runner, svcs []netfilter.Service) {
 			rs, err := netfilter.KubeProxy(cidr("10.244.0.0/16"), svcs)
 			if err != nil {
 				t.Fatal(err)
@@ -191,7 +192,7 @@ var proxyModes = []proxyMode{
 	},
 	{
 		name: "nftables",
-		install: func(t *testing.T, r netfilter.Runner, svcs []netfilter.Service) {
+		install: func(t *testing.T, _ string, r netfilter.Runner, svcs []netfilter.Service) {
 			if _, err := exec.LookPath("nft"); err != nil {
 				t.Skip("skipped: nft not installed (apt-get install nftables)")
 			}
@@ -240,6 +241,38 @@ var proxyModes = []proxyMode{
 		},
 		fillerChain: func(s netfilter.Service) string { return "ip/kube-proxy/" + netfilter.NFTServiceChain(s) },
 	},
+	{
+		// IPVS balances in the kernel's LOCAL_IN: no chain per Service or
+		// endpoint; the ClusterIP's packets are accepted in KUBE-SERVICES
+		// (the KUBE-CLUSTER-IP set) and let through KUBE-IPVS-FILTER.
+		name: "ipvs",
+		install: func(t *testing.T, ns string, r netfilter.Runner, svcs []netfilter.Service) {
+			kerneltest.RequireKernel(t, probe.IPVS)
+			st, err := netfilter.KubeProxyIPVS(cidr("10.244.0.0/16"), cidr("10.244.0.0/16"), svcs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := netfilter.SyncIPVS(ns, st); err != nil {
+				t.Fatal(err)
+			}
+			if err := netfilter.Apply(context.Background(), r, t.TempDir(), st.Rules); err != nil {
+				t.Fatal(err)
+			}
+		},
+		read: func(t *testing.T, r netfilter.Runner) any {
+			rs, err := netfilter.Save(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		},
+		moved: func(b, a any) []string {
+			return netfilter.Traversed(b.(*iptables.Ruleset), a.(*iptables.Ruleset)).Chains
+		},
+		svcChain:    func(netfilter.Service, netfilter.Endpoint) string { return "nat/KUBE-SERVICES" },
+		epChain:     func(netfilter.Service, netfilter.Endpoint) string { return "filter/KUBE-IPVS-FILTER" },
+		fillerChain: func(netfilter.Service) string { return "" },
+	},
 }
 
 // A client pod reaches a server pod through the benchmark Service's
@@ -282,11 +315,14 @@ func clusterIPPath(t *testing.T, mode proxyMode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mode.install(t, r, append(fill, bench))
+	mode.install(t, node, r, append(fill, bench))
 	peers := server(t, srv, "10.244.2.2:8080")
 	before := mode.read(t, r)
 	if err := dial(cli, "10.96.0.100:80"); err != nil {
 		kerneltest.Dump(t, node)
+		if out, err := r(ctx, []string{"iptables-save", "-c"}); err == nil {
+			t.Logf("iptables-save -c:\n%s", out)
+		}
 		t.Fatalf("client to ClusterIP: %v", err)
 	}
 	if p := <-peers; !strings.HasPrefix(p, "10.244.1.2:") {

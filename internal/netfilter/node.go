@@ -27,8 +27,8 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 		return Node{}, fmt.Errorf("node %s: pod %s has no IPv4 address", n.Name(), pods[0].Name())
 	}
 	nn := Node{
-		PodCIDR:     &net.IPNet{IP: ip.Mask(net.CIDRMask(24, 32)), Mask: net.CIDRMask(24, 32)},
-		ClusterCIDR: &net.IPNet{IP: ip.Mask(net.CIDRMask(16, 32)), Mask: net.CIDRMask(16, 32)},
+		PodCIDR:     BlockOf(ip),
+		ClusterCIDR: ClusterOf(ip),
 	}
 	var err error
 	if nn.NodeIP, err = ifaceIP(n.Netns(), n.Underlay().Name); err != nil {
@@ -130,6 +130,12 @@ func DeleteNFT(ctx context.Context, run Runner) error {
 // address: its /16 (every emulated datapath numbers its pods so).
 func ClusterOf(podIP net.IP) *net.IPNet {
 	return &net.IPNet{IP: podIP.To4().Mask(net.CIDRMask(16, 32)), Mask: net.CIDRMask(16, 32)}
+}
+
+// BlockOf is the node's pod block the generators assume around a pod
+// address: its /24 (NodeOf's PodCIDR).
+func BlockOf(podIP net.IP) *net.IPNet {
+	return &net.IPNet{IP: podIP.To4().Mask(net.CIDRMask(24, 32)), Mask: net.CIDRMask(24, 32)}
 }
 
 // WithoutHooks is rs without its rules in the built-in chains: the

@@ -57,7 +57,7 @@ type Netfilter struct {
 	// calico-np-ipip, calico-wp-xsub, calico-np-xsub).
 	CNI string `yaml:"cni"`
 	// KubeProxy is kube-proxy's mode: iptables (the default), nftables,
-	// or none (no kube-proxy, as with Cilium's replacement).
+	// ipvs, or none (no kube-proxy, as with Cilium's replacement).
 	KubeProxy string `yaml:"kubeProxy,omitempty"`
 	// Services is the number of ClusterIP Services kube-proxy programs
 	// (DefaultServices when 0); Endpoints the endpoints of each
@@ -72,6 +72,7 @@ type Netfilter struct {
 const (
 	KubeProxyIptables = "iptables"
 	KubeProxyNFT      = "nftables"
+	KubeProxyIPVS     = "ipvs"
 	KubeProxyNone     = "none"
 
 	DefaultServices  = 10
