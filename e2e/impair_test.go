@@ -9,15 +9,19 @@ import (
 )
 
 // netemMissing reports whether `cnibench doctor` finds no netem here.
-func netemMissing(t *testing.T) bool {
+func netemMissing(t *testing.T) bool { return featureMissing(t, "netem") }
+
+// featureMissing reports whether `cnibench doctor` lists the kernel
+// feature as missing here.
+func featureMissing(t *testing.T, name string) bool {
 	t.Helper()
 	r := cnibench(t, nil, "doctor")
 	for _, l := range strings.Split(r.stdout, "\n") {
-		if f := strings.Fields(l); len(f) >= 3 && f[0] == "netem" {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == name {
 			return f[2] == "MISSING"
 		}
 	}
-	t.Fatalf("doctor lists no netem:\n%s", r.stdout)
+	t.Fatalf("doctor lists no %s:\n%s", name, r.stdout)
 	return false
 }
 

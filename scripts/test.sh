@@ -33,10 +33,11 @@ go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/datapath/ipvlan/ ./internal/impair/
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" ./internal/knob/ ./internal/cleanup/ ./internal/agent/ \
   ./internal/netfilter/ -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP'
-# flannel-backends --quick with its netem impairments, end to end (the
-# guest runs the binary the host built: it has no build cache).
+# End to end: flannel-backends --quick with its netem impairments, and the
+# Service path through both IPVS proxies (the guest runs the binary the
+# host built: it has no build cache).
 CNIBENCH_E2E_BIN="$PWD/bin/cnibench" CNIBENCH_VM_MEM=1G go test -count=1 -timeout 20m \
-  -exec "$PWD/scripts/vm/go-test-exec.sh" ./e2e/ -run 'TestFlannelBackendsQuick$'
+  -exec "$PWD/scripts/vm/go-test-exec.sh" ./e2e/ -run 'TestFlannelBackendsQuick$|TestIPVSServicePath$'
 
 echo "== Kubernetes engine on a real two-node cluster built on this machine"
 # kube-apiserver & co. are built from the Go module proxy once and cached

@@ -24,7 +24,7 @@ import (
 // ipvsState is what kube-proxy's IPVS mode left in a node namespace: the
 // virtual servers, the dummy device's addresses (-1: no device) and the
 // sets that exist.
-func ipvsState(t *testing.T, ns string) (vs []netfilter.VirtualServer, addrs int, sets []string) {
+func ipvsState(t *testing.T, ns string, l *netfilter.IPVS) (vs []netfilter.VirtualServer, addrs int, sets []string) {
 	t.Helper()
 	vs, err := netfilter.ReadIPVS(ns)
 	if err != nil {
@@ -36,31 +36,47 @@ func ipvsState(t *testing.T, ns string) (vs []netfilter.VirtualServer, addrs int
 	}
 	defer h.Close()
 	addrs = -1
-	if l, err := h.LinkByName(netfilter.DummyDevice); err == nil {
-		a, _ := h.AddrList(l, netlink.FAMILY_V4)
+	if d, err := h.LinkByName(l.Dummy); err == nil {
+		a, _ := h.AddrList(d, netlink.FAMILY_V4)
 		addrs = len(a)
 	}
-	for _, s := range netfilter.IPVSSetNames() {
-		if _, err := h.IpsetList(s); err == nil {
-			sets = append(sets, s)
+	for _, s := range l.Sets {
+		if _, err := h.IpsetList(s.Name); err == nil {
+			sets = append(sets, s.Name)
 		}
 	}
 	return vs, addrs, sets
 }
 
-// TestKernelNetfilterKnobIPVS: kube-proxy's IPVS mode on both nodes of a
-// bridge cluster (kube-router's chains, 3 filler Services): each node has
-// the 3 virtual servers, kube-ipvs0 with their ClusterIPs and the sets;
-// the service path adds the measured Service (TCP and UDP), a client pod
-// on the other node reaches the server through the ClusterIP (IPVS on
-// the client's node translates), and each undo takes back exactly its
-// part: the fillers after the trial, nothing (and the tables as before)
-// after the pods.
+// TestKernelNetfilterKnobIPVS: an IPVS Service proxy on both nodes of a
+// bridge cluster (kube-router's chains, 3 filler Services), kube-proxy's
+// IPVS mode and kube-router's own proxy: each node has the 3 virtual
+// servers, the dummy device with their ClusterIPs and the proxy's sets;
+// the service path adds the measured Service (TCP and UDP), a client
+// pod on the other node reaches the server through the ClusterIP (IPVS
+// on the client's node translates, no SNAT inside the cluster), and each
+// undo takes back exactly its part: the fillers after the trial,
+// nothing (and the tables as before) after the pods.
 func TestKernelNetfilterKnobIPVS(t *testing.T) {
 	kerneltest.RequireKernel(t, probe.IPVS)
 	if err := netfilter.Available(); err != nil {
 		t.Skipf("skipped: %v", err)
 	}
+	for _, m := range []struct {
+		mode  string
+		proxy netfilter.Proxy
+	}{{study.KubeProxyIPVS, netfilter.ProxyKubeProxy}, {study.KubeProxyKubeRouter, netfilter.ProxyKubeRouter}} {
+		t.Run(m.mode, func(t *testing.T) {
+			l, err := netfilter.Layout(m.proxy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ipvsKnobs(t, m.mode, l)
+		})
+	}
+}
+
+func ipvsKnobs(t *testing.T, mode string, l *netfilter.IPVS) {
 	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
 	ctx := context.Background()
 	srvNS, cliNS := cl.Server().Netns(), cl.Client().Netns()
@@ -68,7 +84,7 @@ func TestKernelNetfilterKnobIPVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp := study.Datapath{Name: "kr", Type: "bridge", Netfilter: &study.Netfilter{CNI: "kube-router", KubeProxy: "ipvs", Services: 3}}
+	dp := study.Datapath{Name: "kr", Type: "bridge", Netfilter: &study.Netfilter{CNI: "kube-router", KubeProxy: mode, Services: 3}}
 	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, TempDir: t.TempDir(), State: map[string]any{}, Local: true,
 		Journal: kerneltest.Journal(t, kerneltest.RunID()),
 		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}}
@@ -77,8 +93,8 @@ func TestKernelNetfilterKnobIPVS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ns := range []string{srvNS, cliNS} {
-		vs, addrs, sets := ipvsState(t, ns)
-		if len(vs) != 3 || addrs != 3 || len(sets) != len(netfilter.IPVSSetNames()) {
+		vs, addrs, sets := ipvsState(t, ns, l)
+		if len(vs) != 3 || addrs != 3 || len(sets) != len(l.Sets) {
 			t.Errorf("%s after the netfilter knob: %d virtual servers, %d addresses, sets %v; want 3, 3, all", ns, len(vs), addrs, sets)
 		}
 	}
@@ -89,7 +105,7 @@ func TestKernelNetfilterKnobIPVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vs, addrs, _ := ipvsState(t, cliNS); len(vs) != 5 || addrs != 4 {
+	if vs, addrs, _ := ipvsState(t, cliNS, l); len(vs) != 5 || addrs != 4 {
 		t.Errorf("client node with the measured Service: %d virtual servers, %d addresses; want 5 (3 + TCP and UDP), 4", len(vs), addrs)
 	}
 	if len(tg.Front) != 1 {
@@ -99,14 +115,14 @@ func TestKernelNetfilterKnobIPVS(t *testing.T) {
 	if err := trial.Revert(); err != nil {
 		t.Fatal(err)
 	}
-	if vs, addrs, _ := ipvsState(t, cliNS); len(vs) != 3 || addrs != 3 {
+	if vs, addrs, _ := ipvsState(t, cliNS, l); len(vs) != 3 || addrs != 3 {
 		t.Errorf("after the trial: %d virtual servers, %d addresses; want the 3 fillers back", len(vs), addrs)
 	}
 	if err := pods.Revert(); err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range []string{srvNS, cliNS} {
-		if vs, addrs, sets := ipvsState(t, ns); len(vs) != 0 || addrs != -1 || len(sets) != 0 {
+		if vs, addrs, sets := ipvsState(t, ns, l); len(vs) != 0 || addrs != -1 || len(sets) != 0 {
 			t.Errorf("%s after undo: %d virtual servers, dummy addresses %d, sets %v; want none", ns, len(vs), addrs, sets)
 		}
 	}

@@ -39,10 +39,24 @@ func kubeProxyNeeds(nf *study.Netfilter) []string {
 	switch {
 	case nf != nil && nf.Mode() == study.KubeProxyNFT:
 		return []string{probe.ToolIptablesRestore, probe.ToolNft}
-	case nf != nil && nf.Mode() == study.KubeProxyIPVS:
+	case ipvsProxy(nf) != "":
 		return []string{probe.ToolIptablesRestore, probe.IPVS}
 	}
 	return []string{probe.ToolIptablesRestore}
+}
+
+// ipvsProxy is the IPVS Service proxy nf's mode names, if any.
+func ipvsProxy(nf *study.Netfilter) netfilter.Proxy {
+	if nf == nil {
+		return ""
+	}
+	switch nf.Mode() {
+	case study.KubeProxyIPVS:
+		return netfilter.ProxyKubeProxy
+	case study.KubeProxyKubeRouter:
+		return netfilter.ProxyKubeRouter
+	}
+	return ""
 }
 
 // Where kube-proxy's Services and their (unreached) endpoints live: the
@@ -85,7 +99,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		n    engine.Node
 		pods []engine.Pod
 	}{{t.Cluster.Server(), t.Servers}, {t.Cluster.Client(), t.Clients}} {
-		run, ns := netfilter.OnNode(side.n), side.n.Netns()
+		run := netfilter.OnNode(side.n)
 		snap, err := netfilter.Snapshot(ctx, run)
 		if err != nil {
 			return undo, fmt.Errorf("netfilter on %s: %w", side.n.Name(), err)
@@ -93,11 +107,11 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		name := side.n.Name()
 		undos = append(undos, func() error {
 			err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
-			switch nf.Mode() {
-			case study.KubeProxyNFT:
+			if nf.Mode() == study.KubeProxyNFT {
 				err = errors.Join(err, netfilter.DeleteNFT(context.Background(), run))
-			case study.KubeProxyIPVS:
-				err = errors.Join(err, netfilter.ClearIPVS(ns))
+			}
+			if p := ipvsProxy(&nf); p != "" {
+				err = errors.Join(err, clearIPVS(side.n.Netns(), p))
 			}
 			if err != nil {
 				return fmt.Errorf("netfilter on %s: %w", name, err)
@@ -112,7 +126,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 			allow = []*net.IPNet{node.ClusterCIDR}
 		}
 		node.AllowFrom = allow
-		chains, rules, err := installNetfilter(ctx, t, run, ns, nf, node)
+		chains, rules, err := installNetfilter(ctx, t, side.n, nf, node)
 		if err != nil {
 			return undo, fmt.Errorf("datapath %s: netfilter %s on %s: %w", t.Datapath.Name, nf.CNI, name, err)
 		}
@@ -124,7 +138,8 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 // installNetfilter writes the CNI's rules and then kube-proxy's on one
 // node (kube-proxy's hooks come after the CNI's, as on a node where the
 // CNI daemon started first) and counts what it installed.
-func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, ns string, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
+func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
+	run := netfilter.OnNode(n)
 	rs, err := netfilter.Generate(nf.CNI, node)
 	if err != nil {
 		return 0, 0, err
@@ -141,18 +156,18 @@ func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, ns s
 		return 0, 0, err
 	}
 	var kp *netfilter.Ruleset
-	switch nf.Mode() {
-	case study.KubeProxyNFT:
+	switch p := ipvsProxy(&nf); {
+	case nf.Mode() == study.KubeProxyNFT:
 		script, err := netfilter.KubeProxyNFT(node.ClusterCIDR, serviceCIDR, svcs, true)
 		if err != nil {
 			return 0, 0, err
 		}
 		return chains, rules, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
-	case study.KubeProxyIPVS:
+	case p != "":
 		// The sets go in first: the rules match them.
-		st, err := netfilter.KubeProxyIPVS(node.ClusterCIDR, node.PodCIDR, svcs)
+		st, err := netfilter.IPVSOn(p, n, node.PodCIDR, node.ClusterCIDR, svcs)
 		if err == nil {
-			err = netfilter.SyncIPVS(ns, st)
+			err = netfilter.SyncIPVS(n.Netns(), st)
 		}
 		if err != nil {
 			return 0, 0, err
@@ -168,4 +183,13 @@ func installNetfilter(ctx context.Context, t *Target, run netfilter.Runner, ns s
 	}
 	c, r := kp.Count()
 	return chains + c, rules + r, nil
+}
+
+// clearIPVS takes proxy p's IPVS state out of namespace ns.
+func clearIPVS(ns string, p netfilter.Proxy) error {
+	l, err := netfilter.Layout(p)
+	if err != nil {
+		return err
+	}
+	return netfilter.ClearIPVS(ns, l)
 }

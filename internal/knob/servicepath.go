@@ -115,8 +115,8 @@ func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster 
 	}
 	u := func() error { return netfilter.Restore(context.Background(), run, t.TempDir, snap) }
 	var rs *netfilter.Ruleset
-	if nf != nil && nf.Mode() == study.KubeProxyIPVS {
-		if rs, u, err = serviceIPVS(n.Netns(), block, cluster, fill, bench, u); err != nil {
+	if p := ipvsProxy(nf); p != "" {
+		if rs, u, err = serviceIPVS(p, n, block, cluster, fill, bench, u); err != nil {
 			return u, err
 		}
 	} else if rs, err = netfilter.KubeProxy(cluster, append(fill, bench...)); err != nil {
@@ -129,22 +129,22 @@ func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster 
 	return u, netfilter.Apply(ctx, run, t.TempDir, rs)
 }
 
-// serviceIPVS adds the measured Services to kube-proxy's IPVS state of
-// the node in namespace ns (the fillers' sets, dummy addresses and
-// virtual servers, which knob netfilter installed) and returns the rules
-// to load, and the undo: restore, then the fillers' state alone.
-func serviceIPVS(ns string, block, cluster *net.IPNet, fill, bench []netfilter.Service, restore func() error) (*netfilter.Ruleset, func() error, error) {
+// serviceIPVS adds the measured Services to IPVS proxy p's state on node
+// n (the fillers' sets, dummy addresses and virtual servers, which knob
+// netfilter installed) and returns the rules to load, and the undo:
+// restore, then the fillers' state alone.
+func serviceIPVS(p netfilter.Proxy, n engine.Node, block, cluster *net.IPNet, fill, bench []netfilter.Service, restore func() error) (*netfilter.Ruleset, func() error, error) {
 	if block == nil {
 		return nil, restore, errors.New("no pods on the node to place its pod block")
 	}
-	back, err := netfilter.KubeProxyIPVS(cluster, block, fill)
+	back, err := netfilter.IPVSOn(p, n, block, cluster, fill)
 	if err != nil {
 		return nil, restore, err
 	}
-	st, err := netfilter.KubeProxyIPVS(cluster, block, append(fill, bench...))
+	st, err := netfilter.IPVSOn(p, n, block, cluster, append(fill, bench...))
 	if err != nil {
 		return nil, restore, err
 	}
-	undo := func() error { return errors.Join(restore(), netfilter.SyncIPVS(ns, back)) }
-	return st.Rules, undo, netfilter.SyncIPVS(ns, st)
+	undo := func() error { return errors.Join(restore(), netfilter.SyncIPVS(n.Netns(), back)) }
+	return st.Rules, undo, netfilter.SyncIPVS(n.Netns(), st)
 }

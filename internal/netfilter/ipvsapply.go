@@ -178,12 +178,12 @@ func ipvsHandle(ns string) (*ipvs.Handle, error) {
 	return h, nil
 }
 
-// ClearIPVS removes kube-proxy's IPVS state from namespace ns: the IPVS
-// services, the dummy device and the ipsets (after the iptables rules
+// ClearIPVS removes an IPVS proxy's state from namespace ns: the IPVS
+// services, st's dummy device and st's ipsets (after the iptables rules
 // that match them are gone: the kernel refuses to destroy a set in use).
 // What is already gone is success. The sysctls are left: they belong to
 // the run's node namespace and go with it.
-func ClearIPVS(ns string) error {
+func ClearIPVS(ns string, st *IPVS) error {
 	var errs []error
 	if h, err := ipvsHandle(ns); err != nil {
 		errs = append(errs, err)
@@ -196,12 +196,12 @@ func ClearIPVS(ns string) error {
 		return errors.Join(append(errs, err)...)
 	}
 	defer nh.Close()
-	if l, err := nh.LinkByName(DummyDevice); err == nil {
+	if l, err := nh.LinkByName(st.Dummy); err == nil {
 		errs = append(errs, nh.LinkDel(l))
 	}
-	for _, name := range IPVSSetNames() {
-		if err := nh.IpsetDestroy(name); err != nil && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("ipset destroy %s: %w", name, err))
+	for _, s := range st.Sets {
+		if err := nh.IpsetDestroy(s.Name); err != nil && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("ipset destroy %s: %w", s.Name, err))
 		}
 	}
 	return errors.Join(errs...)

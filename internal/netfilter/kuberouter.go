@@ -23,8 +23,8 @@ import (
 //     nat POSTROUTING.
 //
 // Without a policy no pod has a KUBE-POD-FW-* chain. The service proxy
-// is IPVS: its few iptables rules (and the ipsets they match) are not
-// modelled. ipsets are written as CIDRs: pod subnets as the cluster
+// is IPVS, KubeRouterProxy (with its own sets and rules), installed when
+// the entry asks for it. The netpol ipsets are written as CIDRs: pod subnets as the cluster
 // CIDR, node addresses as the node IP. Service and node-port ranges are
 // kube-router's defaults (10.96.0.0/12 and 30000:32767).
 func KubeRouter(n Node) (*Ruleset, error) {

@@ -56,8 +56,9 @@ type Netfilter struct {
 	// flannel, weave, cilium, cilium-kpr, kube-router, calico-wp-ipip,
 	// calico-np-ipip, calico-wp-xsub, calico-np-xsub).
 	CNI string `yaml:"cni"`
-	// KubeProxy is kube-proxy's mode: iptables (the default), nftables,
-	// ipvs, or none (no kube-proxy, as with Cilium's replacement).
+	// KubeProxy is the Service proxy: kube-proxy's mode iptables (the
+	// default), nftables or ipvs; kube-router (its own IPVS proxy); or
+	// none (no kube-proxy, as with Cilium's replacement).
 	KubeProxy string `yaml:"kubeProxy,omitempty"`
 	// Services is the number of ClusterIP Services kube-proxy programs
 	// (DefaultServices when 0); Endpoints the endpoints of each
@@ -73,7 +74,10 @@ const (
 	KubeProxyIptables = "iptables"
 	KubeProxyNFT      = "nftables"
 	KubeProxyIPVS     = "ipvs"
-	KubeProxyNone     = "none"
+	// KubeProxyKubeRouter is kube-router's own IPVS service proxy in
+	// kube-proxy's place (kube-router --run-service-proxy).
+	KubeProxyKubeRouter = "kube-router"
+	KubeProxyNone       = "none"
 
 	DefaultServices  = 10
 	DefaultEndpoints = 2

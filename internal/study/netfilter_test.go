@@ -44,7 +44,7 @@ func TestNetfilterParse(t *testing.T) {
 func TestNetfilterBadInput(t *testing.T) {
 	for _, c := range []struct{ field, want string }{
 		{"netfilter: {kubeProxy: iptables}", "a.yaml:15: spec.datapaths[0].netfilter.cni: missing"},
-		{"netfilter: {cni: flannel, kubeProxy: userspace}", "spec.datapaths[0].netfilter.kubeProxy: must be iptables, nftables, ipvs or none"},
+		{"netfilter: {cni: flannel, kubeProxy: userspace}", "spec.datapaths[0].netfilter.kubeProxy: must be iptables, nftables, ipvs, kube-router or none"},
 		{"netfilter: {cni: flannel, services: -1}", "spec.datapaths[0].netfilter.services: must be between 1 and 5000"},
 		{"netfilter: {cni: flannel, endpoints: 1000}", "spec.datapaths[0].netfilter.endpoints: must be between 1 and 100"},
 		{"netfilter: {cni: flannel, services: 5000, endpoints: 100}", "more than 50000 endpoint chains"},

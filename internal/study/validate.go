@@ -357,8 +357,8 @@ func validateNetfilter(f string, d Datapath, bad badFunc) {
 	if nf.CNI == "" {
 		bad(f+".cni", "missing: name the CNI whose rules to install (flannel, weave, cilium, kube-router, calico-wp-xsub, ...)")
 	}
-	if !contains([]string{"", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyNone}, nf.KubeProxy) {
-		bad(f+".kubeProxy", "must be %s, %s, %s or %s, got %q", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyNone, nf.KubeProxy)
+	if !contains([]string{"", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyKubeRouter, KubeProxyNone}, nf.KubeProxy) {
+		bad(f+".kubeProxy", "must be %s, %s, %s, %s or %s, got %q", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyKubeRouter, KubeProxyNone, nf.KubeProxy)
 	}
 	if nf.Services < 0 || nf.Services > MaxServices {
 		bad(f+".services", "must be between 1 and %d (or left out for %d), got %d", MaxServices, DefaultServices, nf.Services)

@@ -32,8 +32,9 @@
 //     protocol number: the forwarding path is the same whichever daemon
 //     wrote them. NewBIRD runs a BGP daemon per node instead (bird.go).
 //   - Service proxy: kube-router's is IPVS (pkg/controllers/proxy). It
-//     is not part of this datapath: Service-path work models proxies,
-//     and this kernel may lack IPVS altogether (probe.IPVS).
+//     is the netfilter knob's kubeProxy: kube-router
+//     (netfilter.KubeRouterProxy), chosen per study entry, because it
+//     needs IPVS, which a kernel may lack (probe.IPVS).
 package kuberouter
 
 import (
