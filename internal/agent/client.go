@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
@@ -312,4 +313,11 @@ func (c *Client) QdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
 func (c *Client) Features(names ...string) (map[string]string, error) {
 	r, err := c.Call(Request{Op: OpFeatures, Args: names})
 	return r.Files, err
+}
+
+// Daemons lists the node's processes named names, with CPU time and
+// memory.
+func (c *Client) Daemons(names ...string) ([]procs.Proc, error) {
+	r, err := c.Call(Request{Op: OpDaemons, Args: names})
+	return r.Procs, err
 }

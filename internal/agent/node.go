@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
@@ -200,4 +201,15 @@ func nodeInfo() (*NodeInfo, error) {
 		n = set.Count()
 	}
 	return &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:]), CPUs: n}, nil
+}
+
+// daemons lists the processes named names (comm) that run in the node's
+// network namespace, with their CPU time and memory: a host-network
+// daemon of another node sharing this PID namespace is not this node's.
+func (s *Server) daemons(names []string) ([]procs.Proc, error) {
+	ino, err := procs.NetnsIno(s.cfg.NodeNetns)
+	if err != nil {
+		return nil, fmt.Errorf("the node's network namespace: %w", err)
+	}
+	return procs.Find(s.cfg.ProcRoot, names, ino)
 }

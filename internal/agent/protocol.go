@@ -35,6 +35,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 )
@@ -66,6 +67,7 @@ const (
 	OpUnimpair    = "unimpair"     // put back the qdisc of Ifaces[0]
 	OpQdiscStats  = "qdisc-stats"  // counters of the netem on Ifaces
 	OpFeatures    = "features"     // which of Args (kernel features) the node lacks: Files name -> why
+	OpDaemons     = "daemons"      // processes named in Args in the node's network namespace: CPU time, memory
 )
 
 // PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".
@@ -131,6 +133,7 @@ type Response struct {
 	Number   float64            `json:"number,omitempty"`
 	CPP      *cpp.Result        `json:"cpp,omitempty"`
 	Qdiscs   []impair.Stats     `json:"qdiscs,omitempty"`
+	Procs    []procs.Proc       `json:"procs,omitempty"`
 }
 
 // NodeInfo describes the node the agent runs on.

@@ -62,6 +62,10 @@ type Config struct {
 	// Features says which of the kernel features (probe names) the node
 	// lacks, and why (default: probe.Has on this node).
 	Features func(names []string) (map[string]string, error)
+	// NodeNetns is the path of the node's network namespace file, whose
+	// processes OpDaemons lists (default /proc/self/ns/net: the agent
+	// runs in the node's network).
+	NodeNetns string
 	// writable vets a write's path (default checkWritable, the
 	// allowlist); only tests in this package change it.
 	writable func(fsKind, p string) error
@@ -140,6 +144,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Features == nil {
 		cfg.Features = missingFeatures
+	}
+	if cfg.NodeNetns == "" {
+		cfg.NodeNetns = "/proc/self/ns/net"
 	}
 	if cfg.writable == nil {
 		cfg.writable = checkWritable
@@ -248,6 +255,8 @@ func (s *Server) Handle(req Request) Response {
 		resp.IfStats, err = s.ifStats(req.Ifaces)
 	case OpMemory:
 		resp.Number, err = metrics.MemoryPercent(path.Join(s.cfg.ProcRoot, "meminfo"))
+	case OpDaemons:
+		resp.Procs, err = s.daemons(req.Args)
 	case OpCPPStart:
 		err = s.cppStart(req.Ifaces)
 	case OpCPPStop:

@@ -1,56 +1,101 @@
 package collect
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 )
-
-// clockTicks is USER_HZ, the unit of utime/stime in /proc/PID/stat. Linux
-// exports 100 on every architecture it runs on (the in-kernel HZ differs,
-// but the value shown to user space is fixed for ABI reasons).
-const clockTicks = 100
 
 // DaemonLister is implemented by clusters whose datapath runs processes
 // on this machine (flanneld, etcd): the paper reports their CPU and
 // memory. The local engine's clusters implement it.
 type DaemonLister interface{ Daemons() []datapath.Daemon }
 
+// ClusterDaemons are a real cluster's network daemons, by process name
+// (comm), that the collector weighs on each node through the node's
+// kernel handle (the kube engine's agent): the CNI agents whose memory
+// the paper compares (flanneld; calico-node and its BIRD; cilium-agent;
+// kube-router; Weave's weaver and weave-npc; Open vSwitch's daemons) and
+// kube-proxy, whichever of them run in the node's network namespace.
+var ClusterDaemons = []string{"flanneld", "calico-node", "bird", "bird6", "cilium-agent", "kube-router",
+	"weaver", "weave-npc", "ovs-vswitchd", "ovsdb-server", "kube-proxy"}
+
 var daemonsEntry = Entry{
 	Name: "daemons",
 	Description: "CPU (percent of one CPU) over the window and resident memory at its end of the datapath's " +
-		"daemons (flanneld, etcd, BIRD...), from /proc/PID of clusters that list them",
+		"daemons (flanneld, etcd, BIRD...), from /proc/PID of clusters that list them; on a cluster, of the " +
+		"network daemons (ClusterDaemons: the CNI's agents, kube-proxy) running in each node's network namespace, read by its agent",
 	Metrics: []string{"daemon_NAME_NODE_cpu_pct", "daemon_NAME_NODE_rss_bytes", "daemons_cpu_pct", "daemons_rss_bytes"},
 	Enabled: always,
 	New: func(t Trial) (Collector, error) {
-		dl, ok := t.Cluster.(DaemonLister)
-		if !ok {
-			return &daemonWatch{}, nil
+		if dl, ok := t.Cluster.(DaemonLister); ok {
+			return &daemonWatch{daemons: dl.Daemons()}, nil
 		}
-		return &daemonWatch{daemons: dl.Daemons()}, nil
+		w := &nodeDaemons{}
+		for _, n := range []engine.Node{t.Cluster.Server(), t.Cluster.Client()} {
+			if t.Kernel == nil {
+				break
+			}
+			if r, ok := t.Kernel(n).(engine.DaemonReader); ok {
+				w.nodes = append(w.nodes, n.Name())
+				w.readers = append(w.readers, r)
+			}
+		}
+		return w, nil
 	},
 }
 
-// daemonWatch records the CPU time of a datapath's daemons over a trial
-// and their resident memory at its end.
+// daemonUse is one daemon's (or one name's, summed) CPU ticks at both
+// ends of the window and resident memory at its end.
+type daemonUse struct {
+	key        string // "NAME_NODE"
+	t0, t1     uint64
+	rss        float64
+	started    bool
+	seenAtStop bool
+}
+
+// daemonMetrics returns, per daemon and summed, CPU in percent of one CPU
+// over the window and resident memory in bytes. A daemon missing at
+// either end (it died, or started during the window) is skipped: its
+// absence shows as a missing value, not a zero.
+func daemonMetrics(uses []*daemonUse, elapsed float64) map[string]float64 {
+	m := map[string]float64{}
+	if len(uses) == 0 || elapsed <= 0 {
+		return m
+	}
+	var cpu, rss float64
+	for _, u := range uses {
+		if !u.started || !u.seenAtStop || u.t1 < u.t0 {
+			continue
+		}
+		pct := float64(u.t1-u.t0) / procs.ClockTicks / elapsed * 100
+		m["daemon_"+u.key+"_cpu_pct"] = pct
+		m["daemon_"+u.key+"_rss_bytes"] = u.rss
+		cpu += pct
+		rss += u.rss
+	}
+	m["daemons_cpu_pct"] = cpu
+	m["daemons_rss_bytes"] = rss
+	return m
+}
+
+// daemonWatch records the CPU time of a datapath's daemons on this
+// machine over a trial and their resident memory at its end.
 type daemonWatch struct {
 	daemons []datapath.Daemon
-	ticks   []uint64
+	uses    []*daemonUse
 	start   time.Time
 }
 
 func (w *daemonWatch) Start(context.Context) error {
-	w.start, w.ticks = time.Now(), nil
+	w.start, w.uses = time.Now(), nil
 	for _, d := range w.daemons {
-		t, _ := procTicks(d.PID)
-		w.ticks = append(w.ticks, t)
+		t, err := procs.Ticks("/proc", d.PID)
+		w.uses = append(w.uses, &daemonUse{key: d.Name + "_" + d.Node, t0: t, started: err == nil})
 	}
 	return nil
 }
@@ -59,95 +104,66 @@ func (w *daemonWatch) Stop(context.Context) (Result, error) {
 	if len(w.daemons) == 0 {
 		return Result{}, nil
 	}
-	return Result{Metrics: w.metrics()}, nil
-}
-
-// metrics returns, per daemon and summed, CPU in percent of one CPU over
-// the trial and resident memory in bytes. A daemon that died during the
-// trial is skipped (its absence shows as a missing value, not a zero).
-func (w *daemonWatch) metrics() map[string]float64 {
-	m := map[string]float64{}
-	elapsed := time.Since(w.start).Seconds()
-	if len(w.daemons) == 0 || elapsed <= 0 {
-		return m
-	}
-	var cpu, rss float64
 	for i, d := range w.daemons {
-		t, err := procTicks(d.PID)
-		if err != nil || t < w.ticks[i] {
-			continue
+		u := w.uses[i]
+		t, err := procs.Ticks("/proc", d.PID)
+		var rss float64
+		if err == nil {
+			rss, err = procs.RSS("/proc", d.PID)
 		}
-		r, err := procRSS(d.PID)
+		u.t1, u.rss, u.seenAtStop = t, rss, err == nil
+	}
+	return Result{Metrics: daemonMetrics(w.uses, time.Since(w.start).Seconds())}, nil
+}
+
+// nodeDaemons records ClusterDaemons on each node through its kernel
+// handle, processes of one name on a node summed (calico-node runs
+// several).
+type nodeDaemons struct {
+	nodes   []string
+	readers []engine.DaemonReader
+	uses    map[string]*daemonUse
+	order   []*daemonUse
+	start   time.Time
+}
+
+// read adds each node's daemons' ticks (and, at the end, memory) to the
+// window's start or end.
+func (w *nodeDaemons) read(atStart bool) error {
+	for i, r := range w.readers {
+		ps, err := r.Daemons(ClusterDaemons)
 		if err != nil {
-			continue
+			return err
 		}
-		pct := float64(t-w.ticks[i]) / clockTicks / elapsed * 100
-		key := "daemon_" + d.Name + "_" + d.Node
-		m[key+"_cpu_pct"] = pct
-		m[key+"_rss_bytes"] = r
-		cpu += pct
-		rss += r
+		for _, p := range ps {
+			key := p.Name + "_" + w.nodes[i]
+			u, ok := w.uses[key]
+			if !ok {
+				u = &daemonUse{key: key}
+				w.uses[key] = u
+				w.order = append(w.order, u)
+			}
+			if atStart {
+				u.t0, u.started = u.t0+p.Ticks, true
+			} else {
+				u.t1, u.rss, u.seenAtStop = u.t1+p.Ticks, u.rss+p.RSSBytes, true
+			}
+		}
 	}
-	m["daemons_cpu_pct"] = cpu
-	m["daemons_rss_bytes"] = rss
-	return m
+	return nil
 }
 
-// procTicks returns utime+stime of a process from /proc/PID/stat.
-func procTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseStatTicks(b)
+func (w *nodeDaemons) Start(context.Context) error {
+	w.start, w.uses, w.order = time.Now(), map[string]*daemonUse{}, nil
+	return w.read(true)
 }
 
-// parseStatTicks reads fields 14 and 15 of /proc/PID/stat. The command
-// name (field 2) may hold spaces and parentheses, so fields are counted
-// from the last ')'.
-func parseStatTicks(b []byte) (uint64, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("no command name in /proc/PID/stat")
+func (w *nodeDaemons) Stop(context.Context) (Result, error) {
+	if len(w.readers) == 0 {
+		return Result{}, nil
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/PID/stat has %d fields after the name", len(f))
+	if err := w.read(false); err != nil {
+		return Result{}, err
 	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	s, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("bad utime/stime %q %q", f[11], f[12])
-	}
-	return u + s, nil
-}
-
-// procRSS returns VmRSS from /proc/PID/status in bytes.
-func procRSS(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseRSS(b)
-}
-
-func parseRSS(b []byte) (float64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != "VmRSS" {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("bad VmRSS line %q", sc.Text())
-		}
-		kb, err := strconv.ParseUint(f[0], 10, 64) // the kernel prints a count: no sign, NaN or exponent
-		if err != nil {
-			return 0, fmt.Errorf("bad VmRSS value %q", f[0])
-		}
-		return float64(kb) * 1024, nil
-	}
-	return 0, fmt.Errorf("no VmRSS (kernel thread or zombie)")
+	return Result{Metrics: daemonMetrics(w.order, time.Since(w.start).Seconds())}, nil
 }

@@ -2,34 +2,15 @@ package collect
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 )
-
-func TestParseStatTicks(t *testing.T) {
-	// A command name with a space and a parenthesis, as the kernel prints it.
-	stat := []byte("4242 (flan ne)d) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 9 0 12345 123456789 2048 18446744073709551615")
-	got, err := parseStatTicks(stat)
-	if err != nil || got != 325 {
-		t.Fatalf("ticks = %d, %v; want 325", got, err)
-	}
-	if _, err := parseStatTicks([]byte("4242 (x) S 1 2")); err == nil {
-		t.Error("short stat accepted")
-	}
-}
-
-func TestParseRSS(t *testing.T) {
-	got, err := parseRSS([]byte("Name:\tetcd\nVmPeak:\t  100 kB\nVmRSS:\t   2048 kB\n"))
-	if err != nil || got != 2048*1024 {
-		t.Fatalf("rss = %v, %v", got, err)
-	}
-	if _, err := parseRSS([]byte("Name:\tkworker\n")); err == nil {
-		t.Error("missing VmRSS accepted")
-	}
-}
 
 // Watching this test process itself: it burns CPU, so the share is > 0,
 // and its RSS is non-zero.
@@ -56,7 +37,63 @@ func TestDaemonWatchMeasuresItself(t *testing.T) {
 	}
 }
 
-func FuzzParseStatTicks(f *testing.F) {
-	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 5 6 0 0 20 0 1 0 1 1 1 1"))
-	f.Fuzz(func(t *testing.T, b []byte) { _, _ = parseStatTicks(b) })
+// daemonKernel is a node's agent that lists its network daemons: two
+// calico-node processes and kube-proxy, whose CPU time grows by step.
+type daemonKernel struct {
+	fakeKernel
+	node string
 }
+
+func (k *daemonKernel) Daemons(names []string) ([]procs.Proc, error) {
+	if len(names) != len(ClusterDaemons) {
+		return nil, fmt.Errorf("asked for %v", names)
+	}
+	return []procs.Proc{
+		{Name: "calico-node", PID: 10, Ticks: 100 + k.step, RSSBytes: 50 << 20},
+		{Name: "calico-node", PID: 11, Ticks: 200 + k.step, RSSBytes: 30 << 20},
+		{Name: "kube-proxy", PID: 12, Ticks: 300, RSSBytes: 20 << 20},
+	}, nil
+}
+
+// On a cluster each node's network daemons come from its kernel handle:
+// processes of one name summed per node, CPU over the window from the
+// ticks, memory at its end, and the totals over both nodes.
+func TestNodeDaemons(t *testing.T) {
+	ks := map[string]*daemonKernel{"srv": {node: "srv"}, "cli": {node: "cli"}}
+	tr := Trial{Cluster: namedCluster{}, Kernel: func(n engine.Node) engine.Kernel { return ks[n.Name()] }}
+	c, err := daemonsEntry.New(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	ks["srv"].step = 5 // 10 ticks more over both calico-node processes: 0.1 s of CPU
+	r, err := c.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Metrics
+	if m["daemon_calico-node_srv_rss_bytes"] != 80<<20 || m["daemon_kube-proxy_cli_rss_bytes"] != 20<<20 {
+		t.Errorf("memory %v", m)
+	}
+	if cpu := m["daemon_calico-node_srv_cpu_pct"]; cpu <= 0 || cpu > 100 {
+		t.Errorf("calico-node on srv used %v%% of a CPU, want (0, 100]", cpu)
+	}
+	if m["daemon_calico-node_cli_cpu_pct"] != 0 || m["daemons_rss_bytes"] != 2*100<<20 {
+		t.Errorf("client node or totals: %v", m)
+	}
+}
+
+type namedCluster struct{ fakeCluster }
+
+func (namedCluster) Server() engine.Node { return namedNode{name: "srv"} }
+func (namedCluster) Client() engine.Node { return namedNode{name: "cli"} }
+
+type namedNode struct {
+	fakeNode
+	name string
+}
+
+func (n namedNode) Name() string { return n.name }

@@ -12,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -125,6 +126,14 @@ type Impairer interface {
 	// returns the device the netem sits on and what puts dev's qdisc
 	// back.
 	Impair(dev netns.Iface, s impair.Spec, ingress bool) (on netns.Iface, undo func() error, err error)
+}
+
+// DaemonReader is implemented by kernels that find a node's daemons
+// themselves (the kube engine's agent): the processes with one of names
+// that run in the node's own network namespace, with their CPU time and
+// memory.
+type DaemonReader interface {
+	Daemons(names []string) ([]procs.Proc, error)
 }
 
 // Impaired is where a trial's netem sits: devices of one node.

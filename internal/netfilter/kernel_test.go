@@ -164,6 +164,20 @@ type proxyMode struct {
 	fillerChain       func(s netfilter.Service) string
 }
 
+// saveIptables and iptablesMoved read the chains a connection moved in
+// iptables (the iptables and IPVS modes).
+func saveIptables(t *testing.T, r netfilter.Runner) any {
+	rs, err := netfilter.Save(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func iptablesMoved(b, a any) []string {
+	return netfilter.Traversed(b.(*iptables.Ruleset), a.(*iptables.Ruleset)).Chains
+}
+
 var proxyModes = []proxyMode{
 	{
 		name: "iptables",
@@ -176,16 +190,8 @@ var proxyModes = []proxyMode{
 				t.Fatal(err)
 			}
 		},
-		read: func(t *testing.T, r netfilter.Runner) any {
-			rs, err := netfilter.Save(context.Background(), r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return rs
-		},
-		moved: func(b, a any) []string {
-			return netfilter.Traversed(b.(*iptables.Ruleset), a.(*iptables.Ruleset)).Chains
-		},
+		read:        saveIptables,
+		moved:       iptablesMoved,
 		svcChain:    func(s netfilter.Service, _ netfilter.Endpoint) string { return "nat/" + s.Chain() },
 		epChain:     func(s netfilter.Service, e netfilter.Endpoint) string { return "nat/" + s.EndpointChain(e) },
 		fillerChain: func(s netfilter.Service) string { return "nat/" + s.Chain() },
@@ -259,16 +265,8 @@ var proxyModes = []proxyMode{
 				t.Fatal(err)
 			}
 		},
-		read: func(t *testing.T, r netfilter.Runner) any {
-			rs, err := netfilter.Save(context.Background(), r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return rs
-		},
-		moved: func(b, a any) []string {
-			return netfilter.Traversed(b.(*iptables.Ruleset), a.(*iptables.Ruleset)).Chains
-		},
+		read:        saveIptables,
+		moved:       iptablesMoved,
 		svcChain:    func(netfilter.Service, netfilter.Endpoint) string { return "nat/KUBE-SERVICES" },
 		epChain:     func(netfilter.Service, netfilter.Endpoint) string { return "filter/KUBE-IPVS-FILTER" },
 		fillerChain: func(netfilter.Service) string { return "" },

@@ -118,18 +118,10 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	if clusterCIDR == nil || clusterCIDR.IP.To4() == nil {
 		return nil, errors.New("kube-proxy needs an IPv4 cluster CIDR")
 	}
-	seen := map[string]bool{}
-	for _, s := range services {
-		if err := s.validate(); err != nil {
-			return nil, err
-		}
-		if seen[s.Chain()] {
-			return nil, fmt.Errorf("service port %s given twice", s.portName())
-		}
-		seen[s.Chain()] = true
+	svcs, err := sortedServices(services)
+	if err != nil {
+		return nil, err
 	}
-	svcs := append([]Service(nil), services...)
-	sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
 
 	rs := New()
 	for _, t := range []string{"mangle", "nat", "filter"} {
@@ -169,6 +161,25 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	rs.Append("nat", "KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
 		comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"))
 	return rs, nil
+}
+
+// sortedServices validates services, refuses a port given twice, and
+// returns them sorted by chain name: kube-proxy writes Service ports in
+// map order, and a fixed order stands in for a random position.
+func sortedServices(services []Service) ([]Service, error) {
+	seen := map[string]bool{}
+	for _, s := range services {
+		if err := s.validate(); err != nil {
+			return nil, err
+		}
+		if seen[s.Chain()] {
+			return nil, fmt.Errorf("service port %s given twice", s.portName())
+		}
+		seen[s.Chain()] = true
+	}
+	svcs := append([]Service(nil), services...)
+	sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
+	return svcs, nil
 }
 
 // kubeProxyServices adds each service's chain and its endpoints' chains

@@ -2,9 +2,7 @@ package netfilter
 
 import (
 	"errors"
-	"fmt"
 	"net"
-	"sort"
 )
 
 // IPVS is kube-proxy's IPVS mode on one node: the kernel's layer-4
@@ -102,18 +100,10 @@ func KubeProxyIPVS(clusterCIDR, podCIDR *net.IPNet, services []Service) (*IPVS, 
 	if clusterCIDR == nil || clusterCIDR.IP.To4() == nil || podCIDR == nil || podCIDR.IP.To4() == nil {
 		return nil, errors.New("kube-proxy's IPVS mode needs IPv4 cluster and pod CIDRs")
 	}
-	seen := map[string]bool{}
-	for _, s := range services {
-		if err := s.validate(); err != nil {
-			return nil, err
-		}
-		if seen[s.Chain()] {
-			return nil, fmt.Errorf("service port %s given twice", s.portName())
-		}
-		seen[s.Chain()] = true
+	svcs, err := sortedServices(services)
+	if err != nil {
+		return nil, err
 	}
-	svcs := append([]Service(nil), services...)
-	sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
 
 	st := &IPVS{Dummy: DummyDevice, Sysctls: map[string]string{
 		"net/ipv4/vs/conntrack":                 "1",

@@ -2,9 +2,7 @@ package netfilter
 
 import (
 	"errors"
-	"fmt"
 	"net"
-	"sort"
 )
 
 // KubeRouterDummy is kube-router's KubeDummyIf, where its service
@@ -50,18 +48,10 @@ func KubeRouterProxy(nodeIP net.IP, podCIDR *net.IPNet, localIPs []net.IP, servi
 	if nodeIP.To4() == nil || podCIDR == nil || podCIDR.IP.To4() == nil {
 		return nil, errors.New("kube-router's service proxy needs the node's IPv4 address and pod subnet")
 	}
-	seen := map[string]bool{}
-	for _, s := range services {
-		if err := s.validate(); err != nil {
-			return nil, err
-		}
-		if seen[s.Chain()] {
-			return nil, fmt.Errorf("service port %s given twice", s.portName())
-		}
-		seen[s.Chain()] = true
+	svcs, err := sortedServices(services)
+	if err != nil {
+		return nil, err
 	}
-	svcs := append([]Service(nil), services...)
-	sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
 	st := &IPVS{Dummy: KubeRouterDummy, Sysctls: map[string]string{
 		"net/ipv4/vs/conntrack":                 "1",
 		"net/ipv4/vs/expire_nodest_conn":        "1",

@@ -24,11 +24,12 @@ func TestKubeAcceptsImpairments(t *testing.T) {
 // A node whose kernel lacks netem stops the run at preflight with one
 // line naming the node, the feature, its reason and the impairments it
 // would have served, before any pod or Lease exists; nodes that have it
-// pass, and needs without kernel features ask no agent at all.
+// pass, and needs without probed features (RFS is a host-global sysctl
+// the agent reaches through the init namespace) ask no agent at all.
 func TestNodeFeaturesThroughAgents(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
 	needs := []engine.Need{
-		{What: "tuning baseline"},
+		{What: "tuning rfs+", Features: []string{probe.RFS}},
 		{What: "impairments delay-low and 3 more (client-tunnel egress of flannel)", Features: []string{probe.Netem}},
 	}
 	asked := map[string][]string{}

@@ -10,6 +10,7 @@ import (
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -30,6 +31,11 @@ func (k agentKernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 func (k agentKernel) MemoryPercent() (float64, error) { return k.a.MemoryPercent() }
 
 func (k agentKernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) { return k.a.QdiscStats(ifs) }
+
+// Daemons has the agent list the node's network daemons: processes in
+// the node's network namespace, which on nodes sharing a machine (the
+// test cluster) tells one node's kube-proxy from the other's.
+func (k agentKernel) Daemons(names []string) ([]procs.Proc, error) { return k.a.Daemons(names...) }
 
 // Impair has the node's agent install the netem: it journals the
 // device's qdisc on the node first and puts it back when the session

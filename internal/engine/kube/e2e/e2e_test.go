@@ -338,7 +338,10 @@ func TestKubeWorkloads(t *testing.T) {
 		// kube-proxy's Service rules (iptables-nft) are on the path.
 		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
 			"if_underlay_rx_packets_count", "node_memory_percent", "iptables_rules_count", "iptables_path_rules_count",
-			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count"},
+			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count",
+			// The nodes' network daemons, read by their agents: the
+			// test cluster runs kube-proxy in each node's namespace.
+			"daemon_kube-proxy_" + serverNode + "_rss_bytes", "daemon_kube-proxy_" + clientNode + "_rss_bytes"},
 	} {
 		for _, k := range keys {
 			if got[wl][k] <= 0 {

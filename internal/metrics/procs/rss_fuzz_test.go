@@ -1,4 +1,4 @@
-package collect
+package procs
 
 import (
 	"math"
@@ -13,9 +13,9 @@ func FuzzParseRSS(f *testing.F) {
 	f.Add([]byte("VmRSS: NaN kB\n"))
 	f.Add([]byte("VmRSS: -5 kB\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, err := parseRSS(b)
+		v, err := ParseRSS(b)
 		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
-			t.Fatalf("parseRSS(%q) = %v", b, v)
+			t.Fatalf("ParseRSS(%q) = %v", b, v)
 		}
 	})
 }
