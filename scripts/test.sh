@@ -23,8 +23,8 @@ echo "== unit and kernel tests"
 go test -p 1 -count=1 ./...
 
 echo "== kernel tests inside the full-kernel VM (features this kernel lacks)"
-# ipip, gre, geneve, wireguard, ipvlan, netem, ipvs and openvswitch are
-# missing from the CI kernel; Debian's own kernel runs them under QEMU.
+# ipip, gre, geneve, wireguard, ipvlan, netem, ipvs, pktgen and openvswitch
+# are missing from the CI kernel; Debian's own kernel runs them under QEMU.
 scripts/vm/setup.sh
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/engine/local/ -run 'TestConnectivity|TestPodMTU|TestHostNetworkPodsShareNode|TestLinkRateShaping|TestWiringCNIMatchesNetlink|TestKernelStartPodsEveryDatapath'
@@ -32,7 +32,8 @@ go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneld/ \
   ./internal/datapath/ipvlan/ ./internal/impair/
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" ./internal/knob/ ./internal/cleanup/ ./internal/agent/ \
-  ./internal/netfilter/ -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP'
+  ./internal/netfilter/ ./internal/workload/iperf3/ \
+  -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestLossCeilingPktgenOnShapedLink'
 # End to end: flannel-backends --quick with its netem impairments, and the
 # Service path through both IPVS proxies (the guest runs the binary the
 # host built: it has no build cache).

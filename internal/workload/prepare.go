@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/study"
@@ -126,28 +127,42 @@ func checkMSS(w study.Workload, dps []Datapath) error {
 	return errors.Join(errs...)
 }
 
-// checkSender refuses a pktgen sender: on a kernel without pktgen with
-// the probe's reason; with pktgen, because cnibench does not drive it yet
-// and, on a MACVLAN datapath with both pods on one node, because pktgen
-// feeds packets to the device driver directly, past the MACVLAN bridge
-// layer, so they never reach the sibling (seed 001, section 3.4).
+// DefaultPktgenPayload is the pktgen sender's UDP payload when the
+// workload gives no length: a 1500-byte MTU's, as seed 001's UDP tests.
+const DefaultPktgenPayload = 1472
+
+// checkSender refuses a pktgen sender: on a cluster, whose pods are not
+// namespaces of this machine; on a kernel without pktgen with the probe's
+// reason; and on a MACVLAN datapath with both pods on one node, because
+// pktgen feeds packets to the device driver directly, past the MACVLAN
+// bridge layer, so they never reach the sibling (seed 001, section 3.4).
 func checkSender(w study.Workload, m Machine, dps []Datapath) error {
 	c, ok, err := w.Ceiling()
 	if !ok || err != nil || c.Sender != study.SenderPktgen {
 		return nil
+	}
+	if m.Remote {
+		return fmt.Errorf("workload %s: ceilingSearch.sender pktgen drives the kernel in the pods' namespaces on this machine: the local engine only; use sender iperf3 on a cluster", w.Name)
 	}
 	if m.Pktgen != nil {
 		if err := m.Pktgen(); err != nil {
 			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen: %w", w.Name, err)
 		}
 	}
+	payload := DefaultPktgenPayload
+	if n, err := strconv.Atoi(w.Length); err == nil {
+		payload = n
+	}
 	for _, d := range dps {
+		if d.PodMTU > 0 && payload+28 > d.PodMTU {
+			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen sends %d-byte datagrams whole (it does not fragment), more than datapath %s's pod MTU %d carries (%d bytes of payload): set length", w.Name, payload, d.Name, d.PodMTU, d.PodMTU-28)
+		}
 		if d.Type == "macvlan" && w.IntraNode() {
 			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+
 				"pktgen hands packets to the device driver, past the MACVLAN bridge layer that would deliver them to the sibling", w.Name, d.Name)
 		}
 	}
-	return fmt.Errorf("workload %s: ceilingSearch.sender pktgen: this kernel has pktgen, but cnibench drives only iperf3 as the sender; use sender iperf3", w.Name)
+	return nil
 }
 
 // resolvePin resolves a variant's placement name; ok is false when its

@@ -92,12 +92,18 @@ func TestPrepareRefuses(t *testing.T) {
 		{udpCeiling("p", study.PlacementInterNode), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload p: ceilingSearch.sender pktgen: this kernel has no pktgen", noPktgen},
 		{udpCeiling("mv", study.PlacementIntraNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "macvlan", Type: "macvlan", PodMTU: 1500}},
 			"pktgen cannot feed a MACVLAN-to-MACVLAN path on one host", nil},
-		{udpCeiling("pk", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }}, nil, "cnibench drives only iperf3", nil},
+		{udpCeiling("kp", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }, Remote: true}, nil, "the local engine only", nil},
+		{udpCeiling("big", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}},
+			"pktgen sends 1472-byte datagrams whole (it does not fragment), more than datapath vxlan's pod MTU 1450 carries (1422 bytes of payload)", nil},
 	} {
 		_, err := Prepare([]study.Workload{tc.w}, tc.m, tc.dps)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.w.Name, err, tc.want)
 		}
+	}
+	// With pktgen, across nodes of the local engine: accepted.
+	if _, err := Prepare([]study.Workload{udpCeiling("pk", study.PlacementInterNode)}, Machine{Pktgen: func() error { return nil }}, nil); err != nil {
+		t.Errorf("pktgen across nodes: %v", err)
 	}
 	ok := study.Workload{Name: "ok", Tool: "iperf3", Protocol: "tcp", MSS: 1410}
 	if _, err := Prepare([]study.Workload{ok}, Machine{}, []Datapath{{Name: "vxlan", PodMTU: 1450}}); err != nil {

@@ -33,17 +33,20 @@ const (
 	SeriesProbeLoss = "ceiling_probe_loss_pct"
 )
 
-// ErrNoPktgen is returned for a search whose sender is pktgen: this
-// driver offers load with iperf3 only (see docs/workloads.md for why a
-// pktgen sender cannot feed every path).
-var ErrNoPktgen = errors.New("the loss-ceiling search's pktgen sender is not implemented; use sender iperf3")
-
 // searchCeiling finds the highest rate per stream whose loss stays under
 // the ceiling, probing with short trials through the same code as the
 // measured one (servers, clients, the receiver's measured window).
 func (d *Driver) searchCeiling(ctx context.Context, t workload.Trial, p plan, c study.Ceiling) (ceiling.Result, error) {
-	if c.Sender != study.SenderIperf3 {
-		return ceiling.Result{}, ErrNoPktgen
+	if c.Sender == study.SenderPktgen {
+		probe := func(ctx context.Context, rate float64) (float64, error) {
+			res, err := d.pktgenRun(ctx, t, p, rate, c.Probe, nil)
+			if err != nil {
+				return 0, err
+			}
+			return res.Metrics[MetricLostPct], nil
+		}
+		s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step}
+		return s.Run(ctx, probe)
 	}
 	quiet := *d
 	quiet.Output = nil // the run keeps the measured trial's JSON, not the probes'

@@ -180,3 +180,49 @@ func TestLossCeilingOnShapedLink(t *testing.T) {
 		t.Errorf("best rate found %.2f Mbit/s, want within one step (1 Mbit/s) of the bound %.2f Mbit/s", best/1e6, bound/1e6)
 	}
 }
+
+// The same shaped link with the kernel's packet generator as the sender
+// (ceilingSearch.sender pktgen, seed 001's): the probes and the measured
+// trial send from the client's namespace past its sockets, the server's
+// device counts what the shaper let through, and the rate found is again
+// within one step of the 48.5 Mbit/s payload bound, its loss under the
+// ceiling. Where the kernel has no pktgen the test is skipped (this
+// machine); the full-kernel VM has it.
+func TestLossCeilingPktgenOnShapedLink(t *testing.T) {
+	if err := probe.Pktgen(); err != nil {
+		if os.Getenv("CNIBENCH_IN_VM") != "" {
+			t.Fatalf("in the full-kernel VM: %v", err)
+		}
+		t.Skipf("skipped: %v", err)
+	}
+	const shaper = 50_000_000
+	const step = 1e6
+	bound := shaper * 1400.0 / 1442.0
+	client, server := shapedPath(t, shaper)
+	tr := trial(workload.Pair{Server: server, Client: client})
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "0.5%",
+		CeilingSearch: &study.CeilingSearch{Low: "20M", High: "80M", Step: "1M", Probe: study.Duration{Duration: 2 * time.Second}, Sender: study.SenderPktgen}}
+	tr.Duration, tr.Warmup = 3*time.Second, time.Second
+	res, err := New().Run(context.Background(), tr)
+	checkNoProcesses(t, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Metrics
+	steps := res.Series[0]
+	for i := range steps[SeriesProbeRate] {
+		t.Logf("probe %d: %.2f Mbit/s, loss %.3f%%", i, steps[SeriesProbeRate][i]/1e6, steps[SeriesProbeLoss][i])
+	}
+	found := m[MetricCeilingRate]
+	t.Logf("found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f; measured %.2f Mbit/s of %.0f packets, loss %.3f%%",
+		found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, m["bitrate"]/1e6, m[MetricPackets], m[MetricLostPct])
+	if found > bound+step || found < bound-step {
+		t.Errorf("found %.2f Mbit/s, want within one step of the bound %.2f Mbit/s", found/1e6, bound/1e6)
+	}
+	if !(m[MetricCeilingLoss] < 0.5) {
+		t.Errorf("loss at the found rate %.3f%%, want under 0.5%%", m[MetricCeilingLoss])
+	}
+	if m[MetricPackets] <= 0 || m["bitrate"] <= 0 {
+		t.Errorf("the measured trial sent or received nothing: %v", m)
+	}
+}

@@ -32,6 +32,10 @@ type nsPod struct {
 func (p nsPod) Name() string { return p.ns }
 func (p nsPod) Node() string { return "local" }
 func (p nsPod) IP() net.IP   { return p.ip }
+
+// Netns makes the pod a namespace of this machine, as the local
+// engine's pods are (the pktgen sender needs it).
+func (p nsPod) Netns() string { return p.ns }
 func (p nsPod) Start(ctx context.Context, argv []string) (engine.Process, error) {
 	return proc.Start(ctx, p.ns, nil, argv)
 }

@@ -30,7 +30,13 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if err != nil {
 		return workload.Result{}, err
 	}
-	res, err := d.run(ctx, t, p)
+	var res workload.Result
+	if ceil != nil && ceil.Sender == study.SenderPktgen {
+		// The measured trial offers the found rate with the same sender.
+		res, err = d.pktgenRun(ctx, t, p, found.Rate, t.Duration, t.Started)
+	} else {
+		res, err = d.run(ctx, t, p)
+	}
 	bgm, bgErr := bg.wait(err == nil)
 	if err != nil {
 		return res, err

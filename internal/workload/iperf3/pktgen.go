@@ -1,0 +1,131 @@
+package iperf3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/pktgen"
+)
+
+// The sender pktgen (ceilingSearch.sender): the search's probes and the
+// measured trial offer load with the kernel's packet generator in each
+// client pod (package pktgen) instead of iperf3's client, and what
+// arrived is counted at each server pod's receiving device. Nothing
+// listens: the datagrams go to the pair's port, and the device counter
+// sees them before the UDP stack would refuse them (its ICMP replies are
+// rate-limited by the kernel). Loss is sent minus received over sent;
+// there is no slow start to leave out, so the whole duration counts.
+
+// pktgenRun offers rate (UDP payload bit/s per pair) from every client
+// pod at once for dur and returns iperf3's metric names for it.
+func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate float64, dur time.Duration, started func(time.Time)) (workload.Result, error) {
+	payload := workload.DefaultPktgenPayload
+	if p.length != "" {
+		n, err := strconv.Atoi(p.length)
+		if err != nil {
+			return workload.Result{}, fmt.Errorf("pktgen sender: length %q: want a number of bytes", p.length)
+		}
+		payload = n
+	}
+	flows := make([]pktgen.Flow, len(t.Pairs))
+	rx := make([]netns.Iface, len(t.Pairs))
+	for i, pr := range t.Pairs {
+		f, r, err := pktgenFlow(pr, t.BasePort+i, payload, rate, dur)
+		if err != nil {
+			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
+		}
+		flows[i], rx[i] = f, r
+	}
+	before, err := rxPackets(rx)
+	if err != nil {
+		return workload.Result{}, err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, dur+d.slack())
+	defer cancel()
+	sent, err := pktgen.Run(runCtx, flows, started)
+	if err != nil {
+		return workload.Result{}, err
+	}
+	after, err := settledRx(rx)
+	if err != nil {
+		return workload.Result{}, err
+	}
+	per := make([]map[string]float64, len(flows))
+	for i := range flows {
+		got := float64(after[i] - before[i])
+		out := float64(sent[i].Packets)
+		secs := sent[i].Elapsed.Seconds()
+		if secs <= 0 {
+			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: the generator ran for %v", i, sent[i].Elapsed)
+		}
+		per[i] = map[string]float64{
+			results.MetricBitrate: min(got, out) * float64(payload) * 8 / secs,
+			MetricOffered:         rate,
+			MetricPackets:         out,
+			MetricLost:            max(out-got, 0),
+		}
+	}
+	return workload.Result{Metrics: trialMetrics(per), PerReplica: per}, nil
+}
+
+// pktgenFlow is pair pr's flow: from the client pod's device toward the
+// server's pod, and the server pod's device that receives it. Pods must
+// be namespaces of this machine (the local engine's).
+func pktgenFlow(pr workload.Pair, port, payload int, rate float64, dur time.Duration) (pktgen.Flow, netns.Iface, error) {
+	cli, ok1 := pr.Client.(interface{ Netns() string })
+	srv, ok2 := pr.Server.(interface{ Netns() string })
+	if !ok1 || !ok2 {
+		return pktgen.Flow{}, netns.Iface{}, errors.New("the pods are not network namespaces of this machine: pktgen runs on the local engine only")
+	}
+	dst := engine.AddrIP(pr.Server)
+	dev, mac, err := pktgen.NextHopMAC(cli.Netns(), dst)
+	if err != nil {
+		return pktgen.Flow{}, netns.Iface{}, err
+	}
+	rdev, err := pktgen.RouteDev(srv.Netns(), pr.Client.IP())
+	if err != nil {
+		return pktgen.Flow{}, netns.Iface{}, err
+	}
+	f := pktgen.Flow{Netns: cli.Netns(), Dev: dev, Src: pr.Client.IP(), Dst: dst, DstMAC: mac,
+		SrcPort: port, DstPort: port, Payload: payload, Rate: rate, Duration: dur}
+	return f, netns.Iface{Netns: srv.Netns(), Name: rdev}, nil
+}
+
+// rxPackets reads the receive counters of the devices.
+func rxPackets(ifs []netns.Iface) ([]uint64, error) {
+	out := make([]uint64, len(ifs))
+	for i, ifc := range ifs {
+		c, err := ifstats.Read(ifc)
+		if err != nil {
+			return nil, fmt.Errorf("pktgen sender: counters of %s: %w", ifc.Name, err)
+		}
+		out[i] = c.RxPackets
+	}
+	return out, nil
+}
+
+// settledRx reads the receive counters once they stop growing: packets
+// still queued on the path when the generators stop (a shaper's queue
+// holds milliseconds of traffic) are not lost. It waits at most a
+// second.
+func settledRx(ifs []netns.Iface) ([]uint64, error) {
+	prev, err := rxPackets(ifs)
+	for deadline := time.Now().Add(time.Second); err == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		var cur []uint64
+		if cur, err = rxPackets(ifs); err == nil && slices.Equal(cur, prev) {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return prev, err
+}

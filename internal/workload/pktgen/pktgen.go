@@ -1,0 +1,136 @@
+// Package pktgen drives the kernel's packet generator
+// (Documentation/networking/pktgen.rst) as a UDP sender from inside a
+// pod's network namespace: seed 001's sender, which builds packets in
+// the kernel and hands them to the device, past the socket layer and
+// user space. Each network namespace has its own generator
+// (/proc/net/pktgen, one kpktgend thread per CPU).
+package pktgen
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Headers are the bytes pktgen's pkt_size counts besides the UDP payload:
+// Ethernet 14, IPv4 20 and UDP 8 (the frame without its FCS).
+const Headers = 42
+
+// Flow is one sender: from a client pod's device to a server.
+type Flow struct {
+	// Netns is the client pod's namespace, Dev its device.
+	Netns, Dev string
+	Src, Dst   net.IP
+	// DstMAC is the next hop's address on Dev (NextHopMAC).
+	DstMAC           net.HardwareAddr
+	SrcPort, DstPort int
+	// Payload is the UDP payload per datagram, bytes.
+	Payload int
+	// Rate is the offered UDP payload, bit/s (as iperf3 -b counts it).
+	Rate     float64
+	Duration time.Duration
+}
+
+// PPS is the flow's packet rate.
+func (f Flow) PPS() float64 { return f.Rate / 8 / float64(f.Payload) }
+
+// Count is the packets the flow sends: its rate over its duration.
+func (f Flow) Count() uint64 { return uint64(math.Ceil(f.PPS() * f.Duration.Seconds())) }
+
+func (f Flow) validate() error {
+	switch {
+	case f.Dev == "":
+		return errors.New("pktgen: no device")
+	case f.Src.To4() == nil || f.Dst.To4() == nil:
+		return fmt.Errorf("pktgen: %v -> %v: IPv4 addresses only", f.Src, f.Dst)
+	case len(f.DstMAC) != 6:
+		return fmt.Errorf("pktgen: next-hop address %q is not an Ethernet address", f.DstMAC)
+	case f.Payload < 18 || f.Payload+Headers > 65535:
+		// pktgen's smallest frame is 60 bytes; its largest is what a
+		// 16-bit IP length can say.
+		return fmt.Errorf("pktgen: UDP payload %d bytes out of 18..%d", f.Payload, 65535-Headers)
+	case f.SrcPort <= 0 || f.SrcPort > 65535 || f.DstPort <= 0 || f.DstPort > 65535:
+		return fmt.Errorf("pktgen: ports %d -> %d out of range", f.SrcPort, f.DstPort)
+	case f.Rate <= 0 || f.Duration <= 0 || f.Count() == 0:
+		return fmt.Errorf("pktgen: rate %g bit/s for %v sends nothing", f.Rate, f.Duration)
+	}
+	return nil
+}
+
+// Command is one write to a file of the namespace's /proc/net/pktgen.
+type Command struct{ File, Text string }
+
+// Commands are the writes that set up the flow on kernel thread thread
+// (kpktgend_N): the thread forgets its devices and takes Dev, which gets
+// the flow's packets, addresses, ports and pace. No clone_skb: each
+// packet is built anew, which every device takes.
+func (f Flow) Commands(thread string) ([]Command, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	dev := func(format string, a ...any) Command { return Command{f.Dev, fmt.Sprintf(format, a...)} }
+	return []Command{
+		{thread, "rem_device_all"},
+		{thread, "add_device " + f.Dev},
+		dev("count %d", f.Count()),
+		dev("clone_skb 0"),
+		dev("pkt_size %d", f.Payload+Headers),
+		dev("ratep %d", uint64(math.Round(f.PPS()))),
+		dev("dst %s", f.Dst.To4()),
+		dev("dst_mac %s", f.DstMAC),
+		dev("src_min %s", f.Src.To4()),
+		dev("src_max %s", f.Src.To4()),
+		dev("udp_src_min %d", f.SrcPort),
+		dev("udp_src_max %d", f.SrcPort),
+		dev("udp_dst_min %d", f.DstPort),
+		dev("udp_dst_max %d", f.DstPort),
+	}, nil
+}
+
+// Sent is what a device's generator reports after a run.
+type Sent struct {
+	Packets, Errors uint64
+	// Elapsed is the run's time as pktgen measured it.
+	Elapsed time.Duration
+}
+
+var (
+	sofarRE  = regexp.MustCompile(`pkts-sofar:\s*(\d+)\s+errors:\s*(\d+)`)
+	resultRE = regexp.MustCompile(`(?m)^Result:\s*(.*)$`)
+	okRE     = regexp.MustCompile(`^OK:\s*(\d+)\(`)
+)
+
+// ParseResult reads /proc/net/pktgen/DEV after a run: the packets sent
+// and errors ("pkts-sofar: N  errors: E") and the result line ("Result:
+// OK: USEC(...)"); any other result is pktgen's own error message.
+func ParseResult(b []byte) (Sent, error) {
+	var s Sent
+	m := sofarRE.FindSubmatch(b)
+	if m == nil {
+		return s, errors.New("pktgen: no pkts-sofar in the device's report")
+	}
+	var err1, err2 error
+	s.Packets, err1 = strconv.ParseUint(string(m[1]), 10, 64)
+	s.Errors, err2 = strconv.ParseUint(string(m[2]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return s, fmt.Errorf("pktgen: bad counters %q", m[0])
+	}
+	r := resultRE.FindSubmatch(b)
+	if r == nil {
+		return s, errors.New("pktgen: no result line in the device's report")
+	}
+	ok := okRE.FindSubmatch(r[1])
+	if ok == nil {
+		return s, fmt.Errorf("pktgen: %s", r[1])
+	}
+	us, err := strconv.ParseUint(string(ok[1]), 10, 63)
+	if err != nil || us > uint64(math.MaxInt64/int64(time.Microsecond)) {
+		return s, fmt.Errorf("pktgen: bad elapsed time %q", ok[1])
+	}
+	s.Elapsed = time.Duration(us) * time.Microsecond
+	return s, nil
+}

@@ -1,0 +1,94 @@
+package pktgen
+
+import (
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func flow() Flow {
+	mac, _ := net.ParseMAC("02:42:ac:11:00:02")
+	return Flow{Netns: "cli", Dev: "eth0", Src: net.ParseIP("10.244.1.2"), Dst: net.ParseIP("10.244.2.2"), DstMAC: mac,
+		SrcPort: 40000, DstPort: 5201, Payload: 1472, Rate: 117.76e6, Duration: 2 * time.Second}
+}
+
+// The flow's pace and packets: 117.76 Mbit/s of 1472-byte payloads is
+// 10000 packets a second, 20000 in 2 s, in 1514-byte frames.
+func TestCommands(t *testing.T) {
+	f := flow()
+	if f.PPS() != 10000 || f.Count() != 20000 {
+		t.Fatalf("pps %v count %v", f.PPS(), f.Count())
+	}
+	cmds, err := f.Commands("kpktgend_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, c := range cmds {
+		lines = append(lines, c.File+": "+c.Text)
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"kpktgend_0: rem_device_all\nkpktgend_0: add_device eth0",
+		"eth0: count 20000", "eth0: pkt_size 1514", "eth0: ratep 10000", "eth0: dst 10.244.2.2",
+		"eth0: dst_mac 02:42:ac:11:00:02", "eth0: src_min 10.244.1.2", "eth0: udp_dst_min 5201", "eth0: udp_src_max 40000",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("commands lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// Flows that would send nothing sensible are refused before any write.
+func TestCommandsRefuse(t *testing.T) {
+	for name, edit := range map[string]func(*Flow){
+		"no device":    func(f *Flow) { f.Dev = "" },
+		"IPv6":         func(f *Flow) { f.Dst = net.ParseIP("fd00::1") },
+		"no MAC":       func(f *Flow) { f.DstMAC = nil },
+		"tiny payload": func(f *Flow) { f.Payload = 10 },
+		"huge payload": func(f *Flow) { f.Payload = 70000 },
+		"port 0":       func(f *Flow) { f.DstPort = 0 },
+		"no rate":      func(f *Flow) { f.Rate = 0 },
+		"no time":      func(f *Flow) { f.Duration = 0 },
+	} {
+		f := flow()
+		edit(&f)
+		if _, err := f.Commands("kpktgend_0"); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestParseResult(t *testing.T) {
+	b, err := os.ReadFile("testdata/result.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseResult(b)
+	if err != nil || s.Packets != 100000 || s.Errors != 0 || s.Elapsed != 15430*time.Microsecond {
+		t.Fatalf("%+v %v", s, err)
+	}
+	bad := strings.Replace(string(b), "Result: OK: 15430(c15405+d25) usec", "Result: Idle", 1)
+	if _, err := ParseResult([]byte(bad)); err == nil || !strings.Contains(err.Error(), "Idle") {
+		t.Errorf("a run that did not finish: %v", err)
+	}
+	if _, err := ParseResult([]byte("Params: count 1\n")); err == nil {
+		t.Error("a report without counters accepted")
+	}
+}
+
+// FuzzParseResult: the device report is the kernel's text; nothing in it
+// makes the parser panic, and an accepted run has a non-negative time.
+func FuzzParseResult(f *testing.F) {
+	b, _ := os.ReadFile("testdata/result.txt")
+	f.Add(b)
+	f.Add([]byte("pkts-sofar: 5 errors: 1\nResult: OK: 99999999999999999999(c1+d1) usec\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseResult(b)
+		if err == nil && s.Elapsed < 0 {
+			t.Fatalf("elapsed %v", s.Elapsed)
+		}
+	})
+}
