@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -81,15 +80,10 @@ func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 		apply = impair.ApplyIngress
 	}
 	seq := 0
-	record := func(p impair.Prev) error {
-		if err := s.openJournalLocked(); err != nil {
-			return err
+	record := func(p impair.Prev) (err error) {
+		if err = s.openJournalLocked(); err == nil {
+			seq, err = impair.Record(s.j, p)
 		}
-		b, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		seq, err = s.j.RecordQdisc(journal.Qdisc{Netns: dev.Netns, Dev: dev.Name, Prev: b})
 		return err
 	}
 	prev, err := apply(dev.Netns, dev.Name, a.Spec, record)
@@ -148,13 +142,7 @@ func (s *Server) qdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]impair.Stats, len(res))
-	for i, ifc := range res {
-		if out[i], err = impair.QdiscStats(ifc.Netns, ifc.Name); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return impair.StatsOf(res)
 }
 
 // openJournalLocked opens the session's node journal on its first change.
@@ -181,9 +169,9 @@ func replayQdiscs(r *journal.Replay) error {
 		if q == nil {
 			continue
 		}
-		var prev impair.Prev
-		if err := json.Unmarshal(q.Prev, &prev); err != nil {
-			errs = append(errs, fmt.Errorf("qdisc of %s: %w", q.Dev, err))
+		prev, err := impair.Recorded(*q)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if err := impair.Revert(prev); err != nil {

@@ -1,7 +1,6 @@
 package cleanup
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/impair"
@@ -23,9 +22,9 @@ func (c *cleaner) revertQdiscs(run string, r *journal.Replay) {
 		if ns == "" {
 			ns = "host"
 		}
-		var prev impair.Prev
-		if err := json.Unmarshal(q.Prev, &prev); err != nil {
-			c.fail(fmt.Errorf("journal %s: qdisc of %s: %w", r.Path, q.Dev, err))
+		prev, err := impair.Recorded(*q)
+		if err != nil {
+			c.fail(fmt.Errorf("journal %s: %w", r.Path, err))
 			continue
 		}
 		what := "the kernel's default root qdisc"

@@ -2,13 +2,11 @@ package knob
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/impair"
-	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
@@ -101,15 +99,10 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 	}
 	for _, dev := range devs {
 		seq := 0
-		record := func(p impair.Prev) error {
-			if t.Journal == nil {
-				return nil
+		record := func(p impair.Prev) (err error) {
+			if t.Journal != nil {
+				seq, err = impair.Record(t.Journal, p)
 			}
-			b, err := json.Marshal(p)
-			if err != nil {
-				return err
-			}
-			seq, err = t.Journal.RecordQdisc(journal.Qdisc{Netns: dev.Netns, Dev: dev.Name, Prev: b})
 			return err
 		}
 		prev, err := apply(dev.Netns, dev.Name, spec, record)

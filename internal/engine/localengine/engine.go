@@ -196,17 +196,7 @@ func (k kernel) MemoryPercent() (float64, error) {
 }
 
 // Qdiscs reads the netem counters with netlink.
-func (kernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) {
-	out := make([]impair.Stats, len(ifs))
-	for i, ifc := range ifs {
-		s, err := impair.QdiscStats(ifc.Netns, ifc.Name)
-		if err != nil {
-			return nil, fmt.Errorf("netem counters of %s: %w", ifc.Name, err)
-		}
-		out[i] = s
-	}
-	return out, nil
-}
+func (kernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) { return impair.StatsOf(ifs) }
 
 // CPP samples with perf the event preflight chose for this machine.
 func (k kernel) CPP(ifs []netns.Iface) (engine.MetricWindow, error) {

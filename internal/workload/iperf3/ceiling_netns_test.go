@@ -128,6 +128,28 @@ func shapedPath(t *testing.T, rate uint64) (client, server nsPod) {
 	return client, server
 }
 
+// searchShaped runs the loss-ceiling search with sender over the shaped
+// path (0.5% ceiling, 20M..80M in 1M steps, 2 s probes, a 3 s measured
+// trial of 1400-byte payloads), logs its probes and returns the trial's
+// metrics; nothing may be left running.
+func searchShaped(t *testing.T, client, server nsPod, sender string) map[string]float64 {
+	t.Helper()
+	tr := trial(workload.Pair{Server: server, Client: client})
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "0.5%",
+		CeilingSearch: &study.CeilingSearch{Low: "20M", High: "80M", Step: "1M", Probe: study.Duration{Duration: 2 * time.Second}, Sender: sender}}
+	tr.Duration, tr.Warmup = 3*time.Second, time.Second
+	res, err := New().Run(context.Background(), tr)
+	checkNoProcesses(t, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Series[0]
+	for i := range steps[SeriesProbeRate] {
+		t.Logf("%s probe %d: %.2f Mbit/s, loss %.3f%%", sender, i, steps[SeriesProbeRate][i]/1e6, steps[SeriesProbeLoss][i])
+	}
+	return res.Metrics
+}
+
 // On a link shaped to 50 Mbit/s the search finds the shaper's bound.
 // tbf charges whole frames (payload 1400 + UDP 8 + IPv4 20 + Ethernet 14
 // = 1442 B), so the payload bound is b = 50M x 1400/1442 = 48.5 Mbit/s.
@@ -148,20 +170,7 @@ func TestLossCeilingOnShapedLink(t *testing.T) {
 	client, server := shapedPath(t, shaper)
 	var best float64
 	for try := 1; try <= 3 && best < bound-step; try++ {
-		tr := trial(workload.Pair{Server: server, Client: client})
-		tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "0.5%",
-			CeilingSearch: &study.CeilingSearch{Low: "20M", High: "80M", Step: "1M", Probe: study.Duration{Duration: 2 * time.Second}}}
-		tr.Duration, tr.Warmup = 3*time.Second, time.Second
-		res, err := New().Run(context.Background(), tr)
-		checkNoProcesses(t, client, server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := res.Metrics
-		steps := res.Series[0]
-		for i := range steps[SeriesProbeRate] {
-			t.Logf("try %d probe %d: %.2f Mbit/s, loss %.3f%%", try, i, steps[SeriesProbeRate][i]/1e6, steps[SeriesProbeLoss][i])
-		}
+		m := searchShaped(t, client, server, study.SenderIperf3)
 		found := m[MetricCeilingRate]
 		t.Logf("try %d: found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f Mbit/s, passing up to %.2f; measured %.2f Mbit/s, loss %.3f%%",
 			try, found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, bound/0.995/1e6, m["bitrate"]/1e6, m[MetricLostPct])
@@ -199,20 +208,7 @@ func TestLossCeilingPktgenOnShapedLink(t *testing.T) {
 	const step = 1e6
 	bound := shaper * 1400.0 / 1442.0
 	client, server := shapedPath(t, shaper)
-	tr := trial(workload.Pair{Server: server, Client: client})
-	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "0.5%",
-		CeilingSearch: &study.CeilingSearch{Low: "20M", High: "80M", Step: "1M", Probe: study.Duration{Duration: 2 * time.Second}, Sender: study.SenderPktgen}}
-	tr.Duration, tr.Warmup = 3*time.Second, time.Second
-	res, err := New().Run(context.Background(), tr)
-	checkNoProcesses(t, client, server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := res.Metrics
-	steps := res.Series[0]
-	for i := range steps[SeriesProbeRate] {
-		t.Logf("probe %d: %.2f Mbit/s, loss %.3f%%", i, steps[SeriesProbeRate][i]/1e6, steps[SeriesProbeLoss][i])
-	}
+	m := searchShaped(t, client, server, study.SenderPktgen)
 	found := m[MetricCeilingRate]
 	t.Logf("found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f; measured %.2f Mbit/s of %.0f packets, loss %.3f%%",
 		found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, m["bitrate"]/1e6, m[MetricPackets], m[MetricLostPct])

@@ -170,15 +170,21 @@ func RouteDev(ns string, dst net.IP) (string, error) {
 		return "", err
 	}
 	defer h.Close()
+	dev, _, err := route(h, ns, dst)
+	return dev, err
+}
+
+// route is the device and route namespace ns sends dst by.
+func route(h *netns.NetlinkHandle, ns string, dst net.IP) (string, netlink.Route, error) {
 	rs, err := h.RouteGet(dst)
 	if err != nil || len(rs) == 0 {
-		return "", fmt.Errorf("route to %s in %s: %v", dst, ns, err)
+		return "", netlink.Route{}, fmt.Errorf("route to %s in %s: %v", dst, ns, err)
 	}
 	l, err := h.LinkByIndex(rs[0].LinkIndex)
 	if err != nil {
-		return "", err
+		return "", netlink.Route{}, err
 	}
-	return l.Attrs().Name, nil
+	return l.Attrs().Name, rs[0], nil
 }
 
 // NextHopMAC is the device namespace ns sends dst out of and the
@@ -191,20 +197,16 @@ func NextHopMAC(ns string, dst net.IP) (string, net.HardwareAddr, error) {
 		return "", nil, err
 	}
 	defer h.Close()
-	rs, err := h.RouteGet(dst)
-	if err != nil || len(rs) == 0 {
-		return "", nil, fmt.Errorf("route to %s in %s: %v", dst, ns, err)
-	}
-	l, err := h.LinkByIndex(rs[0].LinkIndex)
+	dev, r, err := route(h, ns, dst)
 	if err != nil {
 		return "", nil, err
 	}
 	hop := dst
-	if rs[0].Gw != nil {
-		hop = rs[0].Gw
+	if r.Gw != nil {
+		hop = r.Gw
 	}
 	lookup := func() net.HardwareAddr {
-		ns, _ := h.NeighList(rs[0].LinkIndex, netlink.FAMILY_V4)
+		ns, _ := h.NeighList(r.LinkIndex, netlink.FAMILY_V4)
 		for _, n := range ns {
 			if n.IP.Equal(hop) && len(n.HardwareAddr) == 6 && n.State&(netlink.NUD_INCOMPLETE|netlink.NUD_FAILED) == 0 {
 				return n.HardwareAddr
@@ -213,7 +215,7 @@ func NextHopMAC(ns string, dst net.IP) (string, net.HardwareAddr, error) {
 		return nil
 	}
 	if mac := lookup(); mac != nil {
-		return l.Attrs().Name, mac, nil
+		return dev, mac, nil
 	}
 	_ = netns.Do(ns, func() error {
 		c, err := net.Dial("udp4", net.JoinHostPort(dst.String(), "9"))
@@ -225,7 +227,7 @@ func NextHopMAC(ns string, dst net.IP) (string, net.HardwareAddr, error) {
 	})
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if mac := lookup(); mac != nil {
-			return l.Attrs().Name, mac, nil
+			return dev, mac, nil
 		}
 	}
 	return "", nil, fmt.Errorf("no neighbour entry for %s (next hop to %s) in %s", hop, dst, ns)
