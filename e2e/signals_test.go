@@ -252,11 +252,23 @@ spec:
 	var errb syncBuffer
 	cmd := startCnibench(t, &errb, &errb, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir)
 	var id string
+	// The window's perf runs for the whole trial; preflight's probes of
+	// the perf event (perf stat, perf record -- true) live for a few
+	// milliseconds: a perf seen in three polls in a row is the window's.
+	seen := map[string]int{}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && id == ""; time.Sleep(100 * time.Millisecond) {
 		if !alive(cmd.Process.Pid) {
 			break
 		}
-		if len(newNamed("perf", perfBefore)) == 0 {
+		lasting := false
+		now := map[string]int{}
+		for _, p := range newNamed("perf", perfBefore) {
+			pid, _, _ := strings.Cut(p, "(")
+			now[pid] = seen[pid] + 1
+			lasting = lasting || now[pid] >= 3
+		}
+		seen = now
+		if !lasting {
 			continue
 		}
 		journals, _ := filepath.Glob(filepath.Join(jdir, "*.journal"))
@@ -267,6 +279,9 @@ spec:
 	if id == "" {
 		t.Fatalf("run never started perf: %s", errb.String())
 	}
+	// Whatever fails below, the killed run's namespaces do not outlive
+	// the test (a second cleanup of a cleaned run does nothing).
+	t.Cleanup(func() { cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir) })
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
