@@ -6,6 +6,7 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/containernetworking/cni v1.3.0
 	github.com/moby/ipvs v1.1.0
+	github.com/moby/sys/mountinfo v0.7.2
 	github.com/prometheus/procfs v0.15.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/sirupsen/logrus v1.9.4

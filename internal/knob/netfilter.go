@@ -27,7 +27,8 @@ import (
 var netfilterEntry = Entry{
 	Name: "netfilter",
 	Changes: "iptables rules of the CNI's daemon and kube-proxy (iptables, nftables or ipvs mode, N Services; ipvs adds the IPVS services, " +
-		"the kube-ipvs0 dummy device and the ipsets) on both nodes, the datapath entry's netfilter",
+		"the kube-ipvs0 dummy device and the ipsets) on both nodes, the datapath entry's netfilter; with Cilium's kube-proxy replacement, " +
+		"socket load-balancing BPF programs on cnibench's cgroup instead of kube-proxy",
 	Scope:  Pods,
 	Wanted: func(t *Target) bool { return t.Datapath.Netfilter != nil },
 	Needs:  func(t *Target) []string { return kubeProxyNeeds(t.Datapath.Netfilter) },
@@ -41,6 +42,8 @@ func kubeProxyNeeds(nf *study.Netfilter) []string {
 		return []string{probe.ToolIptablesRestore, probe.ToolNft}
 	case ipvsProxy(nf) != "":
 		return []string{probe.ToolIptablesRestore, probe.IPVS}
+	case nf != nil && nf.Mode() == study.KubeProxyCilium:
+		return []string{probe.ToolIptablesRestore, probe.SocketLB}
 	}
 	return []string{probe.ToolIptablesRestore}
 }
@@ -132,6 +135,20 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		}
 		env.Chains[name], env.Rules[name] = chains, rules
 	}
+	if nf.Mode() == study.KubeProxyCilium {
+		fill, err := netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR)
+		if err != nil {
+			return undo, err
+		}
+		u, what, err := attachSocketLB(t, fill)
+		if u != nil {
+			undos = append(undos, u)
+		}
+		if err != nil {
+			return undo, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
+		}
+		env.SocketLB = what
+	}
 	return undo, nil
 }
 
@@ -148,7 +165,9 @@ func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Ne
 		return 0, 0, err
 	}
 	chains, rules = rs.Count()
-	if nf.Mode() == study.KubeProxyNone {
+	// The replacement's Services are BPF map entries, not rules: see
+	// applyNetfilter.
+	if nf.Mode() == study.KubeProxyNone || nf.Mode() == study.KubeProxyCilium {
 		return chains, rules, nil
 	}
 	svcs, err := netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR)

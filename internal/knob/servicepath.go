@@ -27,8 +27,8 @@ const BasePort = 5201
 // a real node; Undo puts each node's rules back from a snapshot.
 var servicePathEntry = Entry{
 	Name: "service-path",
-	Changes: "kube-proxy's state (iptables rules, the nftables table, or IPVS services with their ipsets and rules) on both nodes " +
-		"for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
+	Changes: "kube-proxy's state (iptables rules, the nftables table, or IPVS services with their ipsets and rules) on both nodes, " +
+		"or the entries of Cilium's socket load balancer, for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
 	Scope: Trial,
 	Wanted: func(t *Target) bool {
 		return t.Local && (t.Workload.Target == study.TargetService || t.Workload.Target == study.TargetHairpin)
@@ -46,6 +46,14 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 		ips = append(ips, p.IP())
 	}
 	bench := netfilter.BenchServices(ips, BasePort)
+	if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() == study.KubeProxyCilium {
+		u, err := serviceSocketLB(t, bench)
+		if err != nil {
+			return nil, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
+		}
+		front(t)
+		return u, nil
+	}
 	cluster := netfilter.ClusterOf(ips[0])
 	var undos []func() error
 	undo := func() error {
@@ -78,10 +86,15 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 			return undo, fmt.Errorf("datapath %s: service path on %s: %w", t.Datapath.Name, n.Name(), err)
 		}
 	}
+	front(t)
+	return undo, nil
+}
+
+// front hands the runner the measured Services' ClusterIPs.
+func front(t *Target) {
 	for i := range t.Measured {
 		t.Front = append(t.Front, netfilter.BenchClusterIP(i))
 	}
-	return undo, nil
 }
 
 // serviceRules writes the measured Services on one node, whose pods are

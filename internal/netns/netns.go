@@ -189,3 +189,27 @@ func KillGroupOnCancel(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
+
+// Cookie is the network namespace's cookie, the id BPF programs read
+// with bpf_get_netns_cookie (SO_NETNS_COOKIE, Linux 5.14).
+func Cookie(ref string) (uint64, error) {
+	var cookie uint64
+	err := Do(ref, func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		defer unix.Close(fd)
+		if cookie, err = unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE); err != nil {
+			return fmt.Errorf("SO_NETNS_COOKIE (Linux 5.14): %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		if ref == "" {
+			ref = "of this process"
+		}
+		return 0, fmt.Errorf("cookie of netns %s: %w", ref, err)
+	}
+	return cookie, nil
+}

@@ -186,6 +186,7 @@ func kernelProbes() []kernelProbe {
 		{ClsBPF, (*scratch).tryClsBPF},
 		{OpenvSwitch, (*scratch).tryOVS},
 		{IPVS, (*scratch).tryIPVS},
+		{SocketLB, (*scratch).trySocketLB},
 		{RPS, (*scratch).tryRPS},
 		{RFS, (*scratch).tryRFS},
 	}

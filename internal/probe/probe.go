@@ -42,8 +42,12 @@ const (
 	// IPVS is the kernel's layer-4 load balancer (ip_vs), the Service
 	// proxy of kube-router and of kube-proxy's ipvs mode.
 	IPVS = "ipvs"
-	RPS  = "rps"
-	RFS  = "rfs"
+	// SocketLB is socket-level Service translation (cgroup connect4 BPF
+	// programs as bpf_links, netns cookies): Cilium's kube-proxy
+	// replacement, kubeProxy: cilium.
+	SocketLB = "socket-lb"
+	RPS      = "rps"
+	RFS      = "rfs"
 )
 
 // Tools.
@@ -106,7 +110,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, RPS, RFS}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS}
 }
 
 // cache holds what this process has probed: features do not change

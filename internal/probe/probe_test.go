@@ -18,7 +18,7 @@ import (
 
 // Features this test machine's kernel has (and most do). A probe that
 // reports one of them missing while root is a bug: the test fails.
-var expected = []string{Veth, Bridge, Vxlan, Macvlan, Tun, TBF, HTB, RPS, RFS}
+var expected = []string{Veth, Bridge, Vxlan, Macvlan, Tun, TBF, HTB, SocketLB, RPS, RFS}
 
 // Features this test machine lacks; other kernels have them, so they are
 // only logged.

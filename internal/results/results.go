@@ -242,6 +242,9 @@ type NetfilterEnv struct {
 	Endpoints int            `json:"endpoints,omitempty"`
 	Chains    map[string]int `json:"chains"`
 	Rules     map[string]int `json:"rules"`
+	// SocketLB says where Cilium's kube-proxy replacement (kubeProxy:
+	// cilium) translated Services: its BPF programs and their cgroup.
+	SocketLB string `json:"socket_lb,omitempty"`
 }
 
 // CNI names a detected network plugin, with what it was recognised by.

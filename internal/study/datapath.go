@@ -57,8 +57,9 @@ type Netfilter struct {
 	// calico-np-ipip, calico-wp-xsub, calico-np-xsub).
 	CNI string `yaml:"cni"`
 	// KubeProxy is the Service proxy: kube-proxy's mode iptables (the
-	// default), nftables or ipvs; kube-router (its own IPVS proxy); or
-	// none (no kube-proxy, as with Cilium's replacement).
+	// default), nftables or ipvs; kube-router (its own IPVS proxy);
+	// cilium (Cilium's eBPF kube-proxy replacement: Services translated
+	// at the socket, with cni cilium-kpr); or none (no Service proxy).
 	KubeProxy string `yaml:"kubeProxy,omitempty"`
 	// Services is the number of ClusterIP Services kube-proxy programs
 	// (DefaultServices when 0); Endpoints the endpoints of each
@@ -77,7 +78,10 @@ const (
 	// KubeProxyKubeRouter is kube-router's own IPVS service proxy in
 	// kube-proxy's place (kube-router --run-service-proxy).
 	KubeProxyKubeRouter = "kube-router"
-	KubeProxyNone       = "none"
+	// KubeProxyCilium is Cilium's kube-proxy replacement: socket-level
+	// load balancing by BPF programs (internal/socklb), no rules.
+	KubeProxyCilium = "cilium"
+	KubeProxyNone   = "none"
 
 	DefaultServices  = 10
 	DefaultEndpoints = 2

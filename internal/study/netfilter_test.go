@@ -37,6 +37,13 @@ func TestNetfilterParse(t *testing.T) {
 	if nf := s.Spec.Datapaths[0].Netfilter; nf.Mode() != KubeProxyIptables || nf.ServiceCount() != DefaultServices {
 		t.Errorf("defaults %+v: want kube-proxy iptables with %d Services", nf, DefaultServices)
 	}
+	s, err = Parse("a.yaml", []byte(netfilterBase+"      netfilter: {cni: cilium-kpr, kubeProxy: cilium, services: 300}\n"), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nf := s.Spec.Datapaths[0].Netfilter; nf.Mode() != KubeProxyCilium || nf.ServiceCount() != 300 {
+		t.Errorf("cilium replacement %+v", nf)
+	}
 }
 
 // TestNetfilterBadInput: each mistake is one error naming file:line and
@@ -44,7 +51,8 @@ func TestNetfilterParse(t *testing.T) {
 func TestNetfilterBadInput(t *testing.T) {
 	for _, c := range []struct{ field, want string }{
 		{"netfilter: {kubeProxy: iptables}", "a.yaml:15: spec.datapaths[0].netfilter.cni: missing"},
-		{"netfilter: {cni: flannel, kubeProxy: userspace}", "spec.datapaths[0].netfilter.kubeProxy: must be iptables, nftables, ipvs, kube-router or none"},
+		{"netfilter: {cni: flannel, kubeProxy: userspace}", "spec.datapaths[0].netfilter.kubeProxy: must be iptables, nftables, ipvs, kube-router, cilium or none"},
+		{"netfilter: {cni: flannel, kubeProxy: cilium}", `a.yaml:15: spec.datapaths[0].netfilter.kubeProxy: cilium (the kube-proxy replacement) comes with Cilium's own rules for it: set cni: cilium-kpr, got "flannel"`},
 		{"netfilter: {cni: flannel, services: -1}", "spec.datapaths[0].netfilter.services: must be between 1 and 5000"},
 		{"netfilter: {cni: flannel, endpoints: 1000}", "spec.datapaths[0].netfilter.endpoints: must be between 1 and 100"},
 		{"netfilter: {cni: flannel, services: 5000, endpoints: 100}", "more than 50000 endpoint chains"},
@@ -90,5 +98,36 @@ func TestSetPicksNamedEntries(t *testing.T) {
 	d := s.Spec.Datapaths
 	if len(d) != 2 || d[0].Name != "f" || d[0].Netfilter == nil || d[1].Name != "flannel-vxlan" || d[1].Netfilter != nil {
 		t.Errorf("datapaths %+v: want the study's f (with netfilter) and the catalog's flannel-vxlan", d)
+	}
+}
+
+// TestServicePathRefused: a workload targeting a Service on an entry
+// whose datapath cannot carry it with its proxy is refused at the
+// entry's kubeProxy (or the entry, without netfilter), naming the
+// workload and the datapath's reason; the pod target and an accepted
+// proxy pass.
+func TestServicePathRefused(t *testing.T) {
+	cat := testCatalog
+	cat.ServicePath = func(d Datapath) string {
+		if d.Netfilter != nil && d.Netfilter.Mode() == KubeProxyNFT {
+			return ""
+		}
+		return "replies bypass conntrack"
+	}
+	svc := strings.Replace(netfilterBase, "    - tool: iperf3\n", "    - {name: s, tool: iperf3, target: service}\n", 1)
+	for _, c := range []struct{ extra, want string }{
+		{"      netfilter: {cni: flannel}\n", "a.yaml:15: spec.datapaths[0].netfilter.kubeProxy: workload s (spec.workloads[0]) targets a Service: replies bypass conntrack"},
+		{"", "a.yaml:13: spec.datapaths[0]: workload s (spec.workloads[0]) targets a Service: replies bypass conntrack"},
+	} {
+		_, err := Parse("a.yaml", []byte(svc+c.extra), Options{}, cat)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.extra, err, c.want)
+		}
+	}
+	if _, err := Parse("a.yaml", []byte(svc+"      netfilter: {cni: flannel, kubeProxy: nftables}\n"), Options{}, cat); err != nil {
+		t.Errorf("an accepted proxy: %v", err)
+	}
+	if _, err := Parse("a.yaml", []byte(netfilterBase), Options{}, cat); err != nil {
+		t.Errorf("pod target: %v", err)
 	}
 }

@@ -26,6 +26,9 @@ type Catalog struct {
 	// (impair.Resolve) and returns why it is bad; an *ImpairmentError
 	// names the definition's field.
 	CheckImpairment func(m Impairment) error
+	// ServicePath, when set, says why a datapath entry cannot carry a
+	// workload's ClusterIP path with its Service proxy ("" when it can).
+	ServicePath func(d Datapath) string
 }
 
 // Defaults fills fields left empty with the papers' defaults.
@@ -94,6 +97,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	}
 	validateTunings(sp, bad)
 	validateWorkloads(sp, cat, bad)
+	validateServicePaths(sp, cat, bad)
 	validateSchedule(sp, bad)
 	validateImpairments(sp, cat, bad)
 	validateVerdict(sp.Verdict, bad)
@@ -241,6 +245,28 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 	}
 }
 
+// validateServicePaths refuses a workload that targets a Service on a
+// datapath entry whose pods cannot reach one through its Service proxy.
+func validateServicePaths(sp *Spec, cat Catalog, bad badFunc) {
+	if cat.ServicePath == nil {
+		return
+	}
+	for i, w := range sp.Workloads {
+		if w.Target != TargetService {
+			continue
+		}
+		for j, d := range sp.Datapaths {
+			if why := cat.ServicePath(d); why != "" {
+				f := fmt.Sprintf("spec.datapaths[%d]", j)
+				if d.Netfilter != nil {
+					f += ".netfilter.kubeProxy"
+				}
+				bad(f, "workload %s (spec.workloads[%d]) targets a Service: %s", w.Name, i, why)
+			}
+		}
+	}
+}
+
 // validateSchedule checks replicas, trials, duration, warm-up and nodes.
 func validateSchedule(sp *Spec, bad badFunc) {
 	if len(sp.Replicas) == 0 {
@@ -357,8 +383,11 @@ func validateNetfilter(f string, d Datapath, bad badFunc) {
 	if nf.CNI == "" {
 		bad(f+".cni", "missing: name the CNI whose rules to install (flannel, weave, cilium, kube-router, calico-wp-xsub, ...)")
 	}
-	if !contains([]string{"", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyKubeRouter, KubeProxyNone}, nf.KubeProxy) {
-		bad(f+".kubeProxy", "must be %s, %s, %s, %s or %s, got %q", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyKubeRouter, KubeProxyNone, nf.KubeProxy)
+	if !contains([]string{"", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyKubeRouter, KubeProxyCilium, KubeProxyNone}, nf.KubeProxy) {
+		bad(f+".kubeProxy", "must be %s, %s, %s, %s, %s or %s, got %q", KubeProxyIptables, KubeProxyNFT, KubeProxyIPVS, KubeProxyKubeRouter, KubeProxyCilium, KubeProxyNone, nf.KubeProxy)
+	}
+	if nf.KubeProxy == KubeProxyCilium && nf.CNI != "cilium-kpr" {
+		bad(f+".kubeProxy", "cilium (the kube-proxy replacement) comes with Cilium's own rules for it: set cni: cilium-kpr, got %q", nf.CNI)
 	}
 	if nf.Services < 0 || nf.Services > MaxServices {
 		bad(f+".services", "must be between 1 and %d (or left out for %d), got %d", MaxServices, DefaultServices, nf.Services)

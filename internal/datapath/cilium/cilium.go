@@ -90,6 +90,16 @@ func (*Datapath) Tunnel() string { return Device }
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
+// ServiceProxies: from_container and from_overlay hand packets between
+// pods straight to the peer device, past the nodes' conntrack, so
+// kube-proxy's DNAT of a ClusterIP is never reversed for the replies.
+// Real Cilium translates ClusterIPs itself, in BPF; here that is the
+// socket load balancer of its kube-proxy replacement.
+func (d *Datapath) ServiceProxies() ([]string, string) {
+	return []string{"cilium"}, "its BPF programs redirect packets between pods past the nodes' conntrack, so kube-proxy's DNAT of a ClusterIP is never reversed for the replies; " +
+		"Cilium translates Services itself: use netfilter {cni: cilium-kpr, kubeProxy: cilium} (its kube-proxy replacement)"
+}
+
 func podCIDR(n datapath.Node) *net.IPNet  { return wire.Subnet24(poolBase, n.Index) }
 func routerIP(n datapath.Node) net.IP     { return wire.PodAddr(podCIDR(n).IP, 1) }
 func podIP(n datapath.Node, i int) net.IP { return wire.PodAddr(podCIDR(n).IP, i+2) }

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cgroup2"
+	"github.com/cnibench/cnibench/internal/socklb"
+)
+
+const kprStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: cilium-kpr
+spec:
+  datapaths:
+    - {name: cilium-kpr, type: cilium, netfilter: {cni: cilium-kpr, kubeProxy: cilium, services: 5}}
+  tunings: [baseline]
+  workloads:
+    - {name: pod, tool: iperf3, counters: true}
+    - {name: svc, tool: iperf3, counters: true, target: service}
+    - {name: svc-intra, tool: iperf3, counters: true, target: service, placement: intra-node}
+    - {name: hairpin, tool: iperf3, counters: true, target: hairpin}
+  replicas: [1]
+  trials: 1
+  duration: 3s
+  warmup: 1s
+  cooldown: 0s
+`
+
+// Cilium's kube-proxy replacement: every target (pod IP, ClusterIP
+// across nodes and within one, hairpin) carries traffic (a ClusterIP is
+// reachable only through the socket load balancer); the Service path
+// traverses exactly as many chains as the pod path (measured from the
+// counters: the Service costs no rule; with kube-proxy it costs more,
+// TestNetfilterAndServicePath); env.json names the socket LB; no
+// program stays attached and nothing is left behind. Where the kernel
+// cannot attach socket programs the run is refused, exit 2.
+func TestCiliumKPRServicePath(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	requireTool(t, "iptables-restore")
+	before := snapshot(t)
+	cg, err := cgroup2.Own()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	progs, _ := socklb.Attached(cg)
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	r := cnibenchFor(t, 6*time.Minute, nil, "run", writeStudy(t, kprStudy), "--out", out, "--journal-dir", jdir)
+	if featureMissing(t, "socket-lb") {
+		if r.code != 2 {
+			t.Fatalf("exit %d, want 2 (no socket-lb here)\n%s", r.code, r.stderr)
+		}
+		return
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	got := map[string]map[string]float64{}
+	for _, row := range summaryRows(t, out) {
+		if row["cpu"] != float64(-1) {
+			continue
+		}
+		k := row["datapath"].(string) + "/" + row["workload"].(string)
+		if got[k] == nil {
+			got[k] = map[string]float64{}
+		}
+		got[k][row["metric"].(string)], _ = row["mean"].(float64)
+	}
+	for _, w := range []string{"pod", "svc", "svc-intra", "hairpin"} {
+		if got["cilium-kpr/"+w]["bitrate"] <= 0 {
+			t.Errorf("%s: bitrate %v, want traffic", w, got["cilium-kpr/"+w]["bitrate"])
+		}
+	}
+	const chains = "iptables_path_chains_count"
+	if p, s := got["cilium-kpr/pod"][chains], got["cilium-kpr/svc"][chains]; s != p {
+		t.Errorf("with the replacement: chains traversed service %v, pod %v; want the same (no Service rules)", s, p)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "env.json"))
+	var e struct {
+		Datapaths map[string]struct {
+			Netfilter *struct {
+				KubeProxy string `json:"kube_proxy"`
+				SocketLB  string `json:"socket_lb"`
+			} `json:"netfilter"`
+		} `json:"datapaths"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	if nf := e.Datapaths["cilium-kpr"].Netfilter; nf == nil || nf.KubeProxy != "cilium" || nf.SocketLB == "" {
+		t.Errorf("env.json cilium-kpr netfilter %+v: want kube_proxy cilium and the socket LB", nf)
+	}
+	if n, _ := socklb.Attached(cg); n != progs {
+		t.Errorf("socket-LB programs on %s: %d after the run, %d before", cg, n, progs)
+	}
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("journal left behind: %v", ents)
+	}
+	assertUntouched(t, before, "")
+}

@@ -1,0 +1,271 @@
+// Package socklb is Cilium's kube-proxy replacement as cnibench models
+// it: ClusterIP Services translated to a backend at the socket, by BPF
+// programs on a cgroup's connect4/sendmsg4 hooks, shown back as the
+// Service by recvmsg4/getpeername4 (bpf/socklb.c, after cilium/cilium
+// bpf/bpf_sock.c). No packet carries a ClusterIP, so the Service path
+// costs no netfilter rule, conntrack entry or per-packet NAT.
+//
+// Design notes:
+//   - The programs attach as bpf_links to cnibench's own cgroup (its
+//     children, the pods' processes, inherit it). A link lives as long as
+//     its file descriptor: if cnibench dies, the kernel detaches the
+//     programs and frees the maps, so a crash leaves nothing behind and
+//     no journal record is needed. Kernels without cgroup bpf_links
+//     (before 5.7) are refused rather than attached the old, persistent way.
+//   - Only sockets of the namespaces passed to Serve are translated
+//     (their netns cookies); other processes in the cgroup, and the host,
+//     are untouched.
+package socklb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/netfilter"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// LB is the loaded, attached socket load balancer.
+type LB struct {
+	objs   bpfObjects
+	links  []link.Link
+	cgroup string
+	// keys are the map entries Set wrote, removed by the next Set.
+	svcKeys     []bpfSvcKey
+	backendKeys []uint32
+}
+
+// hooks are the programs and where they attach.
+func (o *bpfObjects) hooks() []struct {
+	prog   *ebpf.Program
+	attach ebpf.AttachType
+} {
+	return []struct {
+		prog   *ebpf.Program
+		attach ebpf.AttachType
+	}{
+		{o.Sock4Connect, ebpf.AttachCGroupInet4Connect},
+		{o.Sock4Sendmsg, ebpf.AttachCGroupUDP4Sendmsg},
+		{o.Sock4Recvmsg, ebpf.AttachCGroupUDP4Recvmsg},
+		{o.Sock4Getpeername, ebpf.AttachCgroupInet4GetPeername},
+	}
+}
+
+// Attach loads the programs and attaches them to the cgroup directory
+// cgroup (a cgroup v2 path).
+func Attach(cgroup string) (*LB, error) {
+	lb := &LB{cgroup: cgroup}
+	if err := loadBpfObjects(&lb.objs, nil); err != nil {
+		return nil, fmt.Errorf("loading the socket-LB programs: %w", err)
+	}
+	dir, err := os.Open(cgroup)
+	if err != nil {
+		lb.objs.Close()
+		return nil, fmt.Errorf("opening cgroup %s: %w", cgroup, err)
+	}
+	defer dir.Close()
+	for _, h := range lb.objs.hooks() {
+		l, err := link.AttachRawLink(link.RawLinkOptions{Target: int(dir.Fd()), Program: h.prog, Attach: h.attach})
+		if err != nil {
+			lb.Close()
+			return nil, fmt.Errorf("attaching %s to cgroup %s as a bpf_link (Linux 5.7): %w", h.attach, cgroup, err)
+		}
+		lb.links = append(lb.links, l)
+	}
+	return lb, nil
+}
+
+// Cgroup is where the programs are attached.
+func (lb *LB) Cgroup() string { return lb.cgroup }
+
+// Close detaches the programs and frees the maps.
+func (lb *LB) Close() error {
+	var errs []error
+	for _, l := range lb.links {
+		errs = append(errs, l.Close())
+	}
+	lb.links = nil
+	errs = append(errs, lb.objs.Close())
+	return errors.Join(errs...)
+}
+
+// Serve has the sockets of namespace ref translated from now on.
+func (lb *LB) Serve(ref string) error {
+	c, err := netns.Cookie(ref)
+	if err != nil {
+		return err
+	}
+	if err := lb.objs.Netns.Put(c, uint8(1)); err != nil {
+		return fmt.Errorf("socket-LB: serving netns %s: %w", ref, err)
+	}
+	return nil
+}
+
+// Set makes svcs the Services the programs translate, replacing what
+// the last Set wrote. Endpoints are selected at random per TCP
+// connection and by socket for UDP, as Cilium does.
+func (lb *LB) Set(svcs []netfilter.Service) error {
+	svcKeys, svcVals, backendKeys, backendVals, err := entries(svcs)
+	if err != nil {
+		return err
+	}
+	for _, k := range lb.svcKeys {
+		if err := lb.objs.Services.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("socket-LB: removing a Service entry: %w", err)
+		}
+	}
+	for _, k := range lb.backendKeys {
+		if err := lb.objs.Backends.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("socket-LB: removing a backend: %w", err)
+		}
+	}
+	lb.svcKeys, lb.backendKeys = nil, nil
+	// Backends before the slots that name them, slots before the master
+	// entry that makes the Service visible.
+	for i, k := range backendKeys {
+		if err := lb.objs.Backends.Put(k, backendVals[i]); err != nil {
+			return fmt.Errorf("socket-LB: writing backend %d: %w", k, err)
+		}
+		lb.backendKeys = append(lb.backendKeys, k)
+	}
+	for i := len(svcKeys) - 1; i >= 0; i-- {
+		if err := lb.objs.Services.Put(svcKeys[i], svcVals[i]); err != nil {
+			return fmt.Errorf("socket-LB: writing a Service entry: %w", err)
+		}
+		lb.svcKeys = append(lb.svcKeys, svcKeys[i])
+	}
+	return nil
+}
+
+// entries lays svcs out as the maps hold them: per Service its master
+// entry then its slots, and the backends with ids from 1.
+func entries(svcs []netfilter.Service) ([]bpfSvcKey, []bpfSvc, []uint32, []bpfBackend, error) {
+	var (
+		sk  []bpfSvcKey
+		sv  []bpfSvc
+		bk  []uint32
+		bv  []bpfBackend
+		ids = map[bpfBackend]uint32{}
+	)
+	for i, s := range svcs {
+		proto, err := protocol(s.Protocol)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("Service %s/%s: %w", s.Namespace, s.Name, err)
+		}
+		vip, err := be32(s.ClusterIP)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("Service %s/%s: %w", s.Namespace, s.Name, err)
+		}
+		if len(s.Endpoints) > 0xffff || i+1 > 0xffff {
+			return nil, nil, nil, nil, fmt.Errorf("Service %s/%s: more than 65535 Services or endpoints", s.Namespace, s.Name)
+		}
+		key := bpfSvcKey{Address: vip, Dport: htons(s.Port), Proto: proto}
+		sk = append(sk, key)
+		sv = append(sv, bpfSvc{Count: uint16(len(s.Endpoints)), RevNatIndex: uint16(i + 1)})
+		for j, ep := range s.Endpoints {
+			addr, err := be32(ep.IP)
+			if err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("Service %s/%s endpoint %d: %w", s.Namespace, s.Name, j, err)
+			}
+			b := bpfBackend{Address: addr, Port: htons(ep.Port), Proto: proto}
+			id, ok := ids[b]
+			if !ok {
+				id = uint32(len(ids) + 1)
+				ids[b] = id
+				bk, bv = append(bk, id), append(bv, b)
+			}
+			slot := key
+			slot.BackendSlot = uint16(j + 1)
+			sk, sv = append(sk, slot), append(sv, bpfSvc{BackendId: id})
+		}
+	}
+	return sk, sv, bk, bv, nil
+}
+
+func protocol(p string) (uint8, error) {
+	switch p {
+	case "tcp", "":
+		return unix.IPPROTO_TCP, nil
+	case "udp":
+		return unix.IPPROTO_UDP, nil
+	}
+	return 0, fmt.Errorf("protocol %q: only tcp and udp are translated", p)
+}
+
+// be32 is an IPv4 address as the kernel's __be32 reads on this host:
+// the bytes in network order.
+func be32(ip net.IP) (uint32, error) {
+	v4 := ip.To4()
+	if v4 == nil {
+		return 0, fmt.Errorf("address %v: only IPv4 is translated", ip)
+	}
+	return binary.NativeEndian.Uint32(v4), nil
+}
+
+// htons is a port as a __be16 reads on this host.
+func htons(p int) uint16 {
+	return binary.NativeEndian.Uint16(binary.BigEndian.AppendUint16(nil, uint16(p)))
+}
+
+// Stats are the programs' counters, summed over CPUs.
+type Stats struct {
+	// Translated counts connects (and unconnected UDP sends) sent to a
+	// backend; Reversed the peers shown back as their Service.
+	Translated, Reversed uint64
+	// NoBackend counts Services met without a usable backend;
+	// RevNATFailed reverse-NAT entries that could not be written.
+	NoBackend, RevNATFailed uint64
+}
+
+// Stats reads the counters.
+func (lb *LB) Stats() (Stats, error) {
+	var out Stats
+	for i, dst := range []*uint64{&out.Translated, &out.Reversed, &out.NoBackend, &out.RevNATFailed} {
+		var per []uint64
+		if err := lb.objs.Counters.Lookup(uint32(i), &per); err != nil {
+			return Stats{}, fmt.Errorf("socket-LB: reading counter %d: %w", i, err)
+		}
+		for _, v := range per {
+			*dst += v
+		}
+	}
+	return out, nil
+}
+
+// Attached counts the programs of this package's connect4 hook attached
+// to cgroup (by program name: every socklb.LB adds one): what tests and
+// leak checks compare before and after.
+func Attached(cgroup string) (int, error) {
+	f, err := os.Open(cgroup)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	q, err := link.QueryPrograms(link.QueryOptions{Target: int(f.Fd()), Attach: ebpf.AttachCGroupInet4Connect})
+	if err != nil {
+		return 0, fmt.Errorf("querying the connect4 programs of %s: %w", cgroup, err)
+	}
+	n := 0
+	for _, p := range q.Programs {
+		prog, err := ebpf.NewProgramFromID(p.ID)
+		if err != nil {
+			continue // detached and freed meanwhile
+		}
+		info, err := prog.Info()
+		prog.Close()
+		if err == nil && info.Name == progName {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// progName is the kernel's (truncated to 15 bytes) name of the connect4 program.
+const progName = "sock4_connect"
