@@ -33,7 +33,8 @@ func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
 			if datapath.IsHostNetwork(d) {
 				pod = mtu
 			}
-			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod})
+			sock := sd.Netfilter != nil && sd.Netfilter.Mode() == study.KubeProxyCilium
+			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod, SocketServices: sock})
 		}
 	}
 	prep, err := workload.Prepare(s.Variants(), m, dps)

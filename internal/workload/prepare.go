@@ -37,6 +37,10 @@ type Datapath struct {
 	// PodMTU is the MTU of the pods' interfaces; 0 when unknown here
 	// (a cluster's CNI), which skips the check.
 	PodMTU int
+	// SocketServices is set when the entry's Service proxy translates
+	// ClusterIPs at the socket (Cilium's kube-proxy replacement): packets
+	// that no socket sent (pktgen's) are never translated.
+	SocketServices bool
 }
 
 // MetricPinNotComparable is 1 in every sample of a variant whose
@@ -135,7 +139,8 @@ const DefaultPktgenPayload = 1472
 // namespaces of this machine; on a kernel without pktgen with the probe's
 // reason; and on a MACVLAN datapath with both pods on one node, because
 // pktgen feeds packets to the device driver directly, past the MACVLAN
-// bridge layer, so they never reach the sibling (seed 001, section 3.4).
+// bridge layer, so they never reach the sibling (seed 001, section 3.4);
+// and toward a Service that only a socket-level proxy translates.
 func checkSender(w study.Workload, m Machine, dps []Datapath) error {
 	c, ok, err := w.Ceiling()
 	if !ok || err != nil || c.Sender != study.SenderPktgen {
@@ -156,6 +161,10 @@ func checkSender(w study.Workload, m Machine, dps []Datapath) error {
 	for _, d := range dps {
 		if d.PodMTU > 0 && payload+28 > d.PodMTU {
 			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen sends %d-byte datagrams whole (it does not fragment), more than datapath %s's pod MTU %d carries (%d bytes of payload): set length", w.Name, payload, d.Name, d.PodMTU, d.PodMTU-28)
+		}
+		if d.SocketServices && (w.Target == study.TargetService || w.Target == study.TargetHairpin) {
+			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen cannot reach a Service on datapath %s: its Service proxy (Cilium's kube-proxy replacement) "+
+				"translates the ClusterIP when a socket connects, and pktgen's packets come from no socket; use sender iperf3, or target pod", w.Name, d.Name)
 		}
 		if d.Type == "macvlan" && w.IntraNode() {
 			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+

@@ -93,6 +93,13 @@ func TestPrepareRefuses(t *testing.T) {
 		{udpCeiling("mv", study.PlacementIntraNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "macvlan", Type: "macvlan", PodMTU: 1500}},
 			"pktgen cannot feed a MACVLAN-to-MACVLAN path on one host", nil},
 		{udpCeiling("kp", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }, Remote: true}, nil, "the local engine only", nil},
+		{func() study.Workload {
+			w := udpCeiling("sock", study.PlacementInterNode)
+			w.Target = study.TargetService
+			return w
+		}(), Machine{Pktgen: func() error { return nil }},
+			[]Datapath{{Name: "cilium-kpr", Type: "cilium", PodMTU: 1500, SocketServices: true}},
+			"workload sock: ceilingSearch.sender pktgen cannot reach a Service on datapath cilium-kpr", nil},
 		{udpCeiling("big", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}},
 			"pktgen sends 1472-byte datagrams whole (it does not fragment), more than datapath vxlan's pod MTU 1450 carries (1422 bytes of payload)", nil},
 	} {
