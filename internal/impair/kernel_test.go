@@ -45,22 +45,7 @@ func newPair(t *testing.T) pair {
 	t.Helper()
 	id := kerneltest.RunID()
 	j := kerneltest.Journal(t, id)
-	p := pair{a: "cnb-" + id + "-a", b: "cnb-" + id + "-b"}
-	for _, ns := range []string{p.a, p.b} {
-		if err := j.RecordNetns(ns); err != nil {
-			t.Fatal(err)
-		}
-		if err := netns.Add(ns); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := netns.Delete(ns); err != nil {
-				t.Errorf("delete %s: %v", ns, err)
-			} else if err := j.RemovedNetns(ns); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	p := pair{a: kerneltest.Netns(t, j, id, "a"), b: kerneltest.Netns(t, j, id, "b")}
 	ha, hb := handle(t, p.a), handle(t, p.b)
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = "a0"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 )
 
@@ -93,6 +94,28 @@ func Journal(t testing.TB, runID string) *journal.Journal {
 		}
 	})
 	return j
+}
+
+// Netns makes the throw-away namespace "cnb-<runID>-<name>", journaled
+// in j before it exists, and deletes it (and marks it removed) when the
+// test ends.
+func Netns(t testing.TB, j *journal.Journal, runID, name string) string {
+	t.Helper()
+	ns := prefix + runID + "-" + name
+	if err := j.RecordNetns(ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := netns.Add(ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := netns.Delete(ns); err != nil {
+			t.Errorf("delete %s: %v", ns, err)
+		} else if err := j.RemovedNetns(ns); err != nil {
+			t.Error(err)
+		}
+	})
+	return ns
 }
 
 // prefix is the local engine's namespace prefix (local.Prefix, which this

@@ -58,20 +58,7 @@ func TestKernelImpairmentKnob(t *testing.T) {
 	}
 	id := kerneltest.RunID()
 	j := kerneltest.Journal(t, id)
-	ns := "cnb-" + id + "-c"
-	if err := j.RecordNetns(ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := netns.Add(ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := netns.Delete(ns); err != nil {
-			t.Error(err)
-		} else if err := j.RemovedNetns(ns); err != nil {
-			t.Error(err)
-		}
-	})
+	ns := kerneltest.Netns(t, j, id, "c")
 	h, err := netns.Handle(ns)
 	if err != nil {
 		t.Fatal(err)

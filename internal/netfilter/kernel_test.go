@@ -35,22 +35,7 @@ func requireIptables(t *testing.T) {
 // scratch makes a journaled throw-away namespace "cnb-<run>-<name>".
 func scratch(t *testing.T, j *journal.Journal, run, name string) string {
 	t.Helper()
-	ns := "cnb-" + run + "-" + name
-	if err := j.RecordNetns(ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := netns.Add(ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := netns.Delete(ns); err != nil {
-			t.Error(err)
-		}
-		if err := j.RemovedNetns(ns); err != nil {
-			t.Error(err)
-		}
-	})
-	return ns
+	return kerneltest.Netns(t, j, run, name)
 }
 
 func mustRun(t *testing.T, argv ...string) {

@@ -12,7 +12,6 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/cgroup2"
-	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -28,28 +27,12 @@ func pair(t *testing.T) (client, server string) {
 	kerneltest.RequireKernel(t, probe.SocketLB)
 	run := kerneltest.RunID()
 	j := kerneltest.Journal(t, run)
-	client, server = "cnb-"+run+"-c", "cnb-"+run+"-s"
-	for _, ns := range []string{client, server} {
-		if err := j.RecordNetns(ns); err != nil {
-			t.Fatal(err)
-		}
-		if err := netns.Add(ns); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := netns.Delete(ns); err != nil {
-				t.Error(err)
-			}
-			if err := j.RemovedNetns(ns); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wire(t, j, client, server)
+	client, server = kerneltest.Netns(t, j, run, "c"), kerneltest.Netns(t, j, run, "s")
+	wire(t, client, server)
 	return client, server
 }
 
-func wire(t *testing.T, j *journal.Journal, client, server string) {
+func wire(t *testing.T, client, server string) {
 	t.Helper()
 	h, err := netns.Handle(client)
 	if err != nil {
