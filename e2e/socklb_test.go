@@ -17,6 +17,7 @@ metadata:
   name: cilium-kpr
 spec:
   datapaths:
+    - {name: cilium-kp, type: cilium, netfilter: {cni: cilium, services: 5}}
     - {name: cilium-kpr, type: cilium, netfilter: {cni: cilium-kpr, kubeProxy: cilium, services: 5}}
   tunings: [baseline]
   workloads:
@@ -31,15 +32,18 @@ spec:
   cooldown: 0s
 `
 
-// Cilium's kube-proxy replacement: every target (pod IP, ClusterIP
-// across nodes and within one, hairpin) carries traffic (a ClusterIP is
-// reachable only through the socket load balancer); the Service path
+// Cilium beside kube-proxy and with its kube-proxy replacement: every
+// target (pod IP, ClusterIP across nodes and within one, hairpin)
+// carries traffic on both (a pod's packets to a ClusterIP are translated
+// by the datapath's tc programs, or at the socket by the replacement:
+// kube-proxy's DNAT could not be reversed past the datapath's
+// redirects). With the replacement the Service path
 // traverses exactly as many chains as the pod path (measured from the
 // counters: the Service costs no rule; with kube-proxy it costs more,
 // TestNetfilterAndServicePath); env.json names the socket LB; no
 // program stays attached and nothing is left behind. Where the kernel
 // cannot attach socket programs the run is refused, exit 2.
-func TestCiliumKPRServicePath(t *testing.T) {
+func TestCiliumServicePaths(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	requireTool(t, "iptables-restore")
@@ -72,9 +76,11 @@ func TestCiliumKPRServicePath(t *testing.T) {
 		}
 		got[k][row["metric"].(string)], _ = row["mean"].(float64)
 	}
-	for _, w := range []string{"pod", "svc", "svc-intra", "hairpin"} {
-		if got["cilium-kpr/"+w]["bitrate"] <= 0 {
-			t.Errorf("%s: bitrate %v, want traffic", w, got["cilium-kpr/"+w]["bitrate"])
+	for _, dp := range []string{"cilium-kp", "cilium-kpr"} {
+		for _, w := range []string{"pod", "svc", "svc-intra", "hairpin"} {
+			if got[dp+"/"+w]["bitrate"] <= 0 {
+				t.Errorf("%s %s: bitrate %v, want traffic", dp, w, got[dp+"/"+w]["bitrate"])
+			}
 		}
 	}
 	const chains = "iptables_path_chains_count"

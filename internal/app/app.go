@@ -84,14 +84,7 @@ and writes a report with figures, confidence intervals and the published numbers
 
 // catalog tells study validation what this binary can run.
 func studyCatalog() study.Catalog {
-	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath, CheckImpairment: checkImpairment,
-		ServicePath: func(d study.Datapath) string {
-			mode := study.KubeProxyIptables // knob service-path's rules without a netfilter entry
-			if d.Netfilter != nil {
-				mode = d.Netfilter.Mode()
-			}
-			return catalog.ServicePath(catalog.FromStudy(d), mode)
-		}}
+	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath, CheckImpairment: checkImpairment}
 }
 
 // checkDatapath checks a study entry's knobs against its datapath.

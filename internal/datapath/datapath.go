@@ -83,16 +83,6 @@ func IsHostNetwork(d Datapath) bool {
 	return ok && h.HostNetwork()
 }
 
-// ServiceProxies is implemented by datapaths whose pods' packets bypass
-// the nodes' conntrack (Cilium's bpf_redirect_peer), so a Service proxy
-// that DNATs in the node (kube-proxy's modes) never sees the replies to
-// reverse them: a real such CNI translates Services itself. Proxies are
-// the netfilter kubeProxy modes whose ClusterIP path works on it; Why
-// says why the others do not.
-type ServiceProxies interface {
-	ServiceProxies() (proxies []string, why string)
-}
-
 // Detacher is implemented by datapaths that keep state per pod beyond the
 // pod's own devices (OVS's flows toward every other port): the engine
 // calls DetachPod before it deletes a pod wired by AttachPod, so that

@@ -46,15 +46,6 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 		ips = append(ips, p.IP())
 	}
 	bench := netfilter.BenchServices(ips, BasePort)
-	if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() == study.KubeProxyCilium {
-		u, err := serviceSocketLB(t, bench)
-		if err != nil {
-			return nil, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
-		}
-		front(t)
-		return u, nil
-	}
-	cluster := netfilter.ClusterOf(ips[0])
 	var undos []func() error
 	undo := func() error {
 		var errs []error
@@ -63,6 +54,26 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 		}
 		return errors.Join(errs...)
 	}
+	if u, err := serviceDatapathLB(t, bench); u != nil || err != nil {
+		if u != nil {
+			undos = append(undos, u)
+		}
+		if err != nil {
+			return undo, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
+		}
+	}
+	if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() == study.KubeProxyCilium {
+		u, err := serviceSocketLB(t, bench)
+		if u != nil {
+			undos = append(undos, u)
+		}
+		if err != nil {
+			return undo, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
+		}
+		front(t)
+		return undo, nil
+	}
+	cluster := netfilter.ClusterOf(ips[0])
 	for _, side := range []struct {
 		n    engine.Node
 		pods []engine.Pod

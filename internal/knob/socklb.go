@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/cgroup2"
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/socklb"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // Cilium's kube-proxy replacement (kubeProxy: cilium) for knobs
@@ -103,4 +105,41 @@ func serviceSocketLB(t *Target, bench []netfilter.Service) (Undo, error) {
 		}
 		return nil
 	}, nil
+}
+
+// datapathLB is a datapath that translates Services itself, per packet
+// (the cilium datapath's tc programs).
+type datapathLB interface {
+	SetServices([]netfilter.Service) error
+}
+
+// serviceDatapathLB writes the measured Services (and the fillers of the
+// entry's netfilter state) into the datapath's own tables for a trial,
+// when it has them; the undo empties them. Nil, nil otherwise.
+func serviceDatapathLB(t *Target, bench []netfilter.Service) (Undo, error) {
+	c, ok := t.Cluster.(interface{ Datapath() datapath.Datapath })
+	if !ok {
+		return nil, nil
+	}
+	lb, ok := c.Datapath().(datapathLB)
+	if !ok {
+		return nil, nil
+	}
+	var fill []netfilter.Service
+	if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() != study.KubeProxyNone {
+		var err error
+		if fill, err = netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR); err != nil {
+			return nil, err
+		}
+	}
+	undo := func() error {
+		if err := lb.SetServices(nil); err != nil {
+			return fmt.Errorf("service path: %w", err)
+		}
+		return nil
+	}
+	if err := lb.SetServices(append(fill, bench...)); err != nil {
+		return undo, fmt.Errorf("service path: %w", err)
+	}
+	return undo, nil
 }

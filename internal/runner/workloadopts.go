@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/topology"
@@ -33,7 +34,12 @@ func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
 			if datapath.IsHostNetwork(d) {
 				pod = mtu
 			}
-			sock := sd.Netfilter != nil && sd.Netfilter.Mode() == study.KubeProxyCilium
+			// A datapath that translates Services per packet (cilium's
+			// tc programs) serves pktgen's packets too.
+			_, perPacket := d.(interface {
+				SetServices([]netfilter.Service) error
+			})
+			sock := sd.Netfilter != nil && sd.Netfilter.Mode() == study.KubeProxyCilium && !perPacket
 			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod, SocketServices: sock})
 		}
 	}

@@ -13,12 +13,28 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-type bpfBackend struct {
+type bpfLb4Backend struct {
 	_       structs.HostLayout
 	Address uint32
 	Port    uint16
 	Proto   uint8
 	Pad     uint8
+}
+
+type bpfLb4Key struct {
+	_           structs.HostLayout
+	Address     uint32
+	Dport       uint16
+	BackendSlot uint16
+	Proto       uint8
+	Pad         [3]uint8
+}
+
+type bpfLb4Service struct {
+	_           structs.HostLayout
+	BackendId   uint32
+	Count       uint16
+	RevNatIndex uint16
 }
 
 type bpfRevnat struct {
@@ -36,31 +52,15 @@ type bpfRevnatKey struct {
 	Pad     uint16
 }
 
-type bpfSvc struct {
-	_           structs.HostLayout
-	BackendId   uint32
-	Count       uint16
-	RevNatIndex uint16
-}
-
-type bpfSvcKey struct {
-	_           structs.HostLayout
-	Address     uint32
-	Dport       uint16
-	BackendSlot uint16
-	Proto       uint8
-	Pad         [3]uint8
-}
-
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	bpfMapBackends          = "backends"
 	bpfMapCounters          = "counters"
+	bpfMapLb4Backends       = "lb4_backends"
+	bpfMapLb4Services       = "lb4_services"
 	bpfMapNetns             = "netns"
 	bpfMapRevnatSk          = "revnat_sk"
-	bpfMapServices          = "services"
 	bpfProgSock4Connect     = "sock4_connect"
 	bpfProgSock4Getpeername = "sock4_getpeername"
 	bpfProgSock4Recvmsg     = "sock4_recvmsg"
@@ -119,11 +119,11 @@ type bpfProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type bpfMapSpecs struct {
-	Backends *ebpf.MapSpec `ebpf:"backends"`
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Netns    *ebpf.MapSpec `ebpf:"netns"`
-	RevnatSk *ebpf.MapSpec `ebpf:"revnat_sk"`
-	Services *ebpf.MapSpec `ebpf:"services"`
+	Counters    *ebpf.MapSpec `ebpf:"counters"`
+	Lb4Backends *ebpf.MapSpec `ebpf:"lb4_backends"`
+	Lb4Services *ebpf.MapSpec `ebpf:"lb4_services"`
+	Netns       *ebpf.MapSpec `ebpf:"netns"`
+	RevnatSk    *ebpf.MapSpec `ebpf:"revnat_sk"`
 }
 
 // bpfVariableSpecs contains global variables before they are loaded into the kernel.
@@ -152,20 +152,20 @@ func (o *bpfObjects) Close() error {
 //
 // It can be passed to loadBpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type bpfMaps struct {
-	Backends *ebpf.Map `ebpf:"backends"`
-	Counters *ebpf.Map `ebpf:"counters"`
-	Netns    *ebpf.Map `ebpf:"netns"`
-	RevnatSk *ebpf.Map `ebpf:"revnat_sk"`
-	Services *ebpf.Map `ebpf:"services"`
+	Counters    *ebpf.Map `ebpf:"counters"`
+	Lb4Backends *ebpf.Map `ebpf:"lb4_backends"`
+	Lb4Services *ebpf.Map `ebpf:"lb4_services"`
+	Netns       *ebpf.Map `ebpf:"netns"`
+	RevnatSk    *ebpf.Map `ebpf:"revnat_sk"`
 }
 
 func (m *bpfMaps) Close() error {
 	return _BpfClose(
-		m.Backends,
 		m.Counters,
+		m.Lb4Backends,
+		m.Lb4Services,
 		m.Netns,
 		m.RevnatSk,
-		m.Services,
 	)
 }
 

@@ -6,4 +6,4 @@ package socklb
 //
 //	go generate ./internal/socklb/
 //
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang-14 -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -type svc_key -type svc -type backend bpf bpf/socklb.c
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang-14 -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I../lbmap" -target bpfel bpf bpf/socklb.c

@@ -18,16 +18,14 @@
 package socklb
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -37,9 +35,7 @@ type LB struct {
 	objs   bpfObjects
 	links  []link.Link
 	cgroup string
-	// keys are the map entries Set wrote, removed by the next Set.
-	svcKeys     []bpfSvcKey
-	backendKeys []uint32
+	table  lbmap.Table
 }
 
 // hooks are the programs and where they attach.
@@ -65,6 +61,7 @@ func Attach(cgroup string) (*LB, error) {
 	if err := loadBpfObjects(&lb.objs, nil); err != nil {
 		return nil, fmt.Errorf("loading the socket-LB programs: %w", err)
 	}
+	lb.table = lbmap.Table{Services: lb.objs.Lb4Services, Backends: lb.objs.Lb4Backends}
 	dir, err := os.Open(cgroup)
 	if err != nil {
 		lb.objs.Close()
@@ -112,106 +109,10 @@ func (lb *LB) Serve(ref string) error {
 // the last Set wrote. Endpoints are selected at random per TCP
 // connection and by socket for UDP, as Cilium does.
 func (lb *LB) Set(svcs []netfilter.Service) error {
-	svcKeys, svcVals, backendKeys, backendVals, err := entries(svcs)
-	if err != nil {
-		return err
-	}
-	for _, k := range lb.svcKeys {
-		if err := lb.objs.Services.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("socket-LB: removing a Service entry: %w", err)
-		}
-	}
-	for _, k := range lb.backendKeys {
-		if err := lb.objs.Backends.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("socket-LB: removing a backend: %w", err)
-		}
-	}
-	lb.svcKeys, lb.backendKeys = nil, nil
-	// Backends before the slots that name them, slots before the master
-	// entry that makes the Service visible.
-	for i, k := range backendKeys {
-		if err := lb.objs.Backends.Put(k, backendVals[i]); err != nil {
-			return fmt.Errorf("socket-LB: writing backend %d: %w", k, err)
-		}
-		lb.backendKeys = append(lb.backendKeys, k)
-	}
-	for i := len(svcKeys) - 1; i >= 0; i-- {
-		if err := lb.objs.Services.Put(svcKeys[i], svcVals[i]); err != nil {
-			return fmt.Errorf("socket-LB: writing a Service entry: %w", err)
-		}
-		lb.svcKeys = append(lb.svcKeys, svcKeys[i])
+	if err := lb.table.Set(svcs); err != nil {
+		return fmt.Errorf("socket-LB: %w", err)
 	}
 	return nil
-}
-
-// entries lays svcs out as the maps hold them: per Service its master
-// entry then its slots, and the backends with ids from 1.
-func entries(svcs []netfilter.Service) ([]bpfSvcKey, []bpfSvc, []uint32, []bpfBackend, error) {
-	var (
-		sk  []bpfSvcKey
-		sv  []bpfSvc
-		bk  []uint32
-		bv  []bpfBackend
-		ids = map[bpfBackend]uint32{}
-	)
-	for i, s := range svcs {
-		proto, err := protocol(s.Protocol)
-		if err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("Service %s/%s: %w", s.Namespace, s.Name, err)
-		}
-		vip, err := be32(s.ClusterIP)
-		if err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("Service %s/%s: %w", s.Namespace, s.Name, err)
-		}
-		if len(s.Endpoints) > 0xffff || i+1 > 0xffff {
-			return nil, nil, nil, nil, fmt.Errorf("Service %s/%s: more than 65535 Services or endpoints", s.Namespace, s.Name)
-		}
-		key := bpfSvcKey{Address: vip, Dport: htons(s.Port), Proto: proto}
-		sk = append(sk, key)
-		sv = append(sv, bpfSvc{Count: uint16(len(s.Endpoints)), RevNatIndex: uint16(i + 1)})
-		for j, ep := range s.Endpoints {
-			addr, err := be32(ep.IP)
-			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("Service %s/%s endpoint %d: %w", s.Namespace, s.Name, j, err)
-			}
-			b := bpfBackend{Address: addr, Port: htons(ep.Port), Proto: proto}
-			id, ok := ids[b]
-			if !ok {
-				id = uint32(len(ids) + 1)
-				ids[b] = id
-				bk, bv = append(bk, id), append(bv, b)
-			}
-			slot := key
-			slot.BackendSlot = uint16(j + 1)
-			sk, sv = append(sk, slot), append(sv, bpfSvc{BackendId: id})
-		}
-	}
-	return sk, sv, bk, bv, nil
-}
-
-func protocol(p string) (uint8, error) {
-	switch p {
-	case "tcp", "":
-		return unix.IPPROTO_TCP, nil
-	case "udp":
-		return unix.IPPROTO_UDP, nil
-	}
-	return 0, fmt.Errorf("protocol %q: only tcp and udp are translated", p)
-}
-
-// be32 is an IPv4 address as the kernel's __be32 reads on this host:
-// the bytes in network order.
-func be32(ip net.IP) (uint32, error) {
-	v4 := ip.To4()
-	if v4 == nil {
-		return 0, fmt.Errorf("address %v: only IPv4 is translated", ip)
-	}
-	return binary.NativeEndian.Uint32(v4), nil
-}
-
-// htons is a port as a __be16 reads on this host.
-func htons(p int) uint16 {
-	return binary.NativeEndian.Uint16(binary.BigEndian.AppendUint16(nil, uint16(p)))
 }
 
 // Stats are the programs' counters, summed over CPUs.

@@ -100,34 +100,3 @@ func TestSetPicksNamedEntries(t *testing.T) {
 		t.Errorf("datapaths %+v: want the study's f (with netfilter) and the catalog's flannel-vxlan", d)
 	}
 }
-
-// TestServicePathRefused: a workload targeting a Service on an entry
-// whose datapath cannot carry it with its proxy is refused at the
-// entry's kubeProxy (or the entry, without netfilter), naming the
-// workload and the datapath's reason; the pod target and an accepted
-// proxy pass.
-func TestServicePathRefused(t *testing.T) {
-	cat := testCatalog
-	cat.ServicePath = func(d Datapath) string {
-		if d.Netfilter != nil && d.Netfilter.Mode() == KubeProxyNFT {
-			return ""
-		}
-		return "replies bypass conntrack"
-	}
-	svc := strings.Replace(netfilterBase, "    - tool: iperf3\n", "    - {name: s, tool: iperf3, target: service}\n", 1)
-	for _, c := range []struct{ extra, want string }{
-		{"      netfilter: {cni: flannel}\n", "a.yaml:15: spec.datapaths[0].netfilter.kubeProxy: workload s (spec.workloads[0]) targets a Service: replies bypass conntrack"},
-		{"", "a.yaml:13: spec.datapaths[0]: workload s (spec.workloads[0]) targets a Service: replies bypass conntrack"},
-	} {
-		_, err := Parse("a.yaml", []byte(svc+c.extra), Options{}, cat)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: error %v, want %q", c.extra, err, c.want)
-		}
-	}
-	if _, err := Parse("a.yaml", []byte(svc+"      netfilter: {cni: flannel, kubeProxy: nftables}\n"), Options{}, cat); err != nil {
-		t.Errorf("an accepted proxy: %v", err)
-	}
-	if _, err := Parse("a.yaml", []byte(netfilterBase), Options{}, cat); err != nil {
-		t.Errorf("pod target: %v", err)
-	}
-}

@@ -26,9 +26,6 @@ type Catalog struct {
 	// (impair.Resolve) and returns why it is bad; an *ImpairmentError
 	// names the definition's field.
 	CheckImpairment func(m Impairment) error
-	// ServicePath, when set, says why a datapath entry cannot carry a
-	// workload's ClusterIP path with its Service proxy ("" when it can).
-	ServicePath func(d Datapath) string
 }
 
 // Defaults fills fields left empty with the papers' defaults.
@@ -97,7 +94,6 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	}
 	validateTunings(sp, bad)
 	validateWorkloads(sp, cat, bad)
-	validateServicePaths(sp, cat, bad)
 	validateSchedule(sp, bad)
 	validateImpairments(sp, cat, bad)
 	validateVerdict(sp.Verdict, bad)
@@ -242,28 +238,6 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 			bad(f+".name", "workload name %q used twice", w.Name)
 		}
 		seen[w.Name] = true
-	}
-}
-
-// validateServicePaths refuses a workload that targets a Service on a
-// datapath entry whose pods cannot reach one through its Service proxy.
-func validateServicePaths(sp *Spec, cat Catalog, bad badFunc) {
-	if cat.ServicePath == nil {
-		return
-	}
-	for i, w := range sp.Workloads {
-		if w.Target != TargetService {
-			continue
-		}
-		for j, d := range sp.Datapaths {
-			if why := cat.ServicePath(d); why != "" {
-				f := fmt.Sprintf("spec.datapaths[%d]", j)
-				if d.Netfilter != nil {
-					f += ".netfilter.kubeProxy"
-				}
-				bad(f, "workload %s (spec.workloads[%d]) targets a Service: %s", w.Name, i, why)
-			}
-		}
 	}
 }
 

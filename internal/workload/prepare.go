@@ -37,9 +37,10 @@ type Datapath struct {
 	// PodMTU is the MTU of the pods' interfaces; 0 when unknown here
 	// (a cluster's CNI), which skips the check.
 	PodMTU int
-	// SocketServices is set when the entry's Service proxy translates
-	// ClusterIPs at the socket (Cilium's kube-proxy replacement): packets
-	// that no socket sent (pktgen's) are never translated.
+	// SocketServices is set when ClusterIPs are translated only at the
+	// socket (Cilium's kube-proxy replacement on a datapath without
+	// per-packet Service translation): packets that no socket sent
+	// (pktgen's) are never translated.
 	SocketServices bool
 }
 

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -112,24 +111,6 @@ func Check(o Options, underlayMTU int) map[string]string {
 		}
 	}
 	return problems
-}
-
-// ServicePath says why entry o's ClusterIP path cannot work with Service
-// proxy mode kubeProxy ("" when it can): see datapath.ServiceProxies.
-func ServicePath(o Options, kubeProxy string) string {
-	d, err := Build(o)
-	if err != nil {
-		return "" // reported by Check
-	}
-	sp, ok := d.(datapath.ServiceProxies)
-	if !ok {
-		return ""
-	}
-	proxies, why := sp.ServiceProxies()
-	if slices.Contains(proxies, kubeProxy) {
-		return ""
-	}
-	return fmt.Sprintf("datapath %s carries a ClusterIP only through %s, not kube-proxy mode %s: %s", o.Type, strings.Join(proxies, ", "), kubeProxy, why)
 }
 
 // PolicyStyle names the network-policy rule set a datapath's CNI

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cniconf"
@@ -136,19 +135,5 @@ func TestCNIDelegates(t *testing.T) {
 	slices.Sort(got)
 	if want := slices.Sorted(slices.Values(cniDelegates)); !slices.Equal(got, want) {
 		t.Errorf("CNI delegates %v, want %v", got, want)
-	}
-}
-
-// TestServicePath: the cilium datapath carries a ClusterIP only through
-// its own kube-proxy replacement; a bridge through any proxy.
-func TestServicePath(t *testing.T) {
-	if why := ServicePath(Options{Type: "cilium"}, "iptables"); !strings.Contains(why, "conntrack") {
-		t.Errorf("cilium with kube-proxy iptables: %q, want the reason", why)
-	}
-	if why := ServicePath(Options{Type: "cilium"}, "cilium"); why != "" {
-		t.Errorf("cilium with its replacement: %q", why)
-	}
-	if why := ServicePath(Options{Type: "bridge"}, "ipvs"); why != "" {
-		t.Errorf("bridge with ipvs: %q", why)
 	}
 }

@@ -13,6 +13,16 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type bpfCt4Key struct {
+	_     structs.HostLayout
+	Saddr uint32
+	Daddr uint32
+	Sport uint16
+	Dport uint16
+	Proto uint8
+	Pad   [3]uint8
+}
+
 type bpfEndpoint struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -26,17 +36,52 @@ type bpfIpcacheKey struct {
 	Ip        uint32
 }
 
+type bpfLb4Backend struct {
+	_       structs.HostLayout
+	Address uint32
+	Port    uint16
+	Proto   uint8
+	Pad     uint8
+}
+
+type bpfLb4Key struct {
+	_           structs.HostLayout
+	Address     uint32
+	Dport       uint16
+	BackendSlot uint16
+	Proto       uint8
+	Pad         [3]uint8
+}
+
+type bpfLb4Service struct {
+	_           structs.HostLayout
+	BackendId   uint32
+	Count       uint16
+	RevNatIndex uint16
+}
+
 type bpfRemote struct {
 	_        structs.HostLayout
 	TunnelIp uint32
+}
+
+type bpfRevnat4Val struct {
+	_       structs.HostLayout
+	Address uint32
+	Port    uint16
+	Pad     uint16
 }
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	bpfMapCt4            = "ct4"
 	bpfMapEndpoints      = "endpoints"
 	bpfMapIpcache        = "ipcache"
+	bpfMapLb4Backends    = "lb4_backends"
+	bpfMapLb4Services    = "lb4_services"
+	bpfMapRevnat4        = "revnat4"
 	bpfMapStats          = "stats"
 	bpfProgFromContainer = "from_container"
 	bpfProgFromOverlay   = "from_overlay"
@@ -94,9 +139,13 @@ type bpfProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type bpfMapSpecs struct {
-	Endpoints *ebpf.MapSpec `ebpf:"endpoints"`
-	Ipcache   *ebpf.MapSpec `ebpf:"ipcache"`
-	Stats     *ebpf.MapSpec `ebpf:"stats"`
+	Ct4         *ebpf.MapSpec `ebpf:"ct4"`
+	Endpoints   *ebpf.MapSpec `ebpf:"endpoints"`
+	Ipcache     *ebpf.MapSpec `ebpf:"ipcache"`
+	Lb4Backends *ebpf.MapSpec `ebpf:"lb4_backends"`
+	Lb4Services *ebpf.MapSpec `ebpf:"lb4_services"`
+	Revnat4     *ebpf.MapSpec `ebpf:"revnat4"`
+	Stats       *ebpf.MapSpec `ebpf:"stats"`
 }
 
 // bpfVariableSpecs contains global variables before they are loaded into the kernel.
@@ -127,15 +176,23 @@ func (o *bpfObjects) Close() error {
 //
 // It can be passed to loadBpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type bpfMaps struct {
-	Endpoints *ebpf.Map `ebpf:"endpoints"`
-	Ipcache   *ebpf.Map `ebpf:"ipcache"`
-	Stats     *ebpf.Map `ebpf:"stats"`
+	Ct4         *ebpf.Map `ebpf:"ct4"`
+	Endpoints   *ebpf.Map `ebpf:"endpoints"`
+	Ipcache     *ebpf.Map `ebpf:"ipcache"`
+	Lb4Backends *ebpf.Map `ebpf:"lb4_backends"`
+	Lb4Services *ebpf.Map `ebpf:"lb4_services"`
+	Revnat4     *ebpf.Map `ebpf:"revnat4"`
+	Stats       *ebpf.Map `ebpf:"stats"`
 }
 
 func (m *bpfMaps) Close() error {
 	return _BpfClose(
+		m.Ct4,
 		m.Endpoints,
 		m.Ipcache,
+		m.Lb4Backends,
+		m.Lb4Services,
+		m.Revnat4,
 		m.Stats,
 	)
 }

@@ -42,6 +42,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/wire"
@@ -71,6 +72,8 @@ type Datapath struct {
 type nodeState struct {
 	objs  bpfObjects
 	vxlan int // ifindex of cilium_vxlan
+	// services is what SetServices last wrote (nil before).
+	services *lbmap.Table
 }
 
 // New returns the datapath.
@@ -89,16 +92,6 @@ func (*Datapath) Tunnel() string { return Device }
 
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
-
-// ServiceProxies: from_container and from_overlay hand packets between
-// pods straight to the peer device, past the nodes' conntrack, so
-// kube-proxy's DNAT of a ClusterIP is never reversed for the replies.
-// Real Cilium translates ClusterIPs itself, in BPF; here that is the
-// socket load balancer of its kube-proxy replacement.
-func (d *Datapath) ServiceProxies() ([]string, string) {
-	return []string{"cilium"}, "its BPF programs redirect packets between pods past the nodes' conntrack, so kube-proxy's DNAT of a ClusterIP is never reversed for the replies; " +
-		"Cilium translates Services itself: use netfilter {cni: cilium-kpr, kubeProxy: cilium} (its kube-proxy replacement)"
-}
 
 func podCIDR(n datapath.Node) *net.IPNet  { return wire.Subnet24(poolBase, n.Index) }
 func routerIP(n datapath.Node) net.IP     { return wire.PodAddr(podCIDR(n).IP, 1) }
@@ -311,6 +304,8 @@ type Stats struct {
 	Tunnel  uint64 // pod -> remote pod, into cilium_vxlan
 	Overlay uint64 // cilium_vxlan -> pod, bpf_redirect_peer
 	Pass    uint64 // handed to the node's stack
+	LB      uint64 // packets to a ClusterIP sent to a backend
+	RevNAT  uint64 // replies shown as from their Service
 }
 
 // NodeStats reads the counters of the node whose namespace is netnsName.
@@ -320,7 +315,7 @@ func (d *Datapath) NodeStats(netnsName string) (Stats, error) {
 		return Stats{}, fmt.Errorf("no cilium node in %s", netnsName)
 	}
 	var s Stats
-	for i, dst := range []*uint64{&s.Local, &s.Tunnel, &s.Overlay, &s.Pass} {
+	for i, dst := range []*uint64{&s.Local, &s.Tunnel, &s.Overlay, &s.Pass, &s.LB, &s.RevNAT} {
 		var per []uint64
 		if err := st.objs.Stats.Lookup(uint32(i), &per); err != nil {
 			return Stats{}, fmt.Errorf("read stats: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
+	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -144,5 +145,55 @@ func TestCiliumIntraNodeBypassesNetfilterAndBridge(t *testing.T) {
 		if l.Attrs().MasterIndex != 0 {
 			t.Errorf("%s is enslaved to ifindex %d", l.Attrs().Name, l.Attrs().MasterIndex)
 		}
+	}
+}
+
+// TestCiliumServicesPerPacket: with a ClusterIP in the nodes' Service
+// tables, TCP and UDP to it reach the server pod across nodes and on one
+// node, translated per packet by from_container and translated back on
+// the way into the client (a connected UDP socket accepts only replies
+// from the ClusterIP); the counters show both directions; with the
+// tables emptied the ClusterIP leads nowhere.
+func TestCiliumServicesPerPacket(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	d := New()
+	kerneltest.RequireFeatures(t, d)
+	c, servers, clients := dptest.UpPods(t, d, 1500, 2)
+	vip := net.IPv4(10, 96, 100, 9).To4()
+	be := servers[0].IP()
+	svcs := []netfilter.Service{
+		{Namespace: "t", Name: "echo", Protocol: "tcp", ClusterIP: vip, Port: 7000, Endpoints: []netfilter.Endpoint{{IP: be, Port: 7000}}},
+		{Namespace: "t", Name: "echo", Protocol: "udp", ClusterIP: vip, Port: 7001, Endpoints: []netfilter.Endpoint{{IP: be, Port: 7001}}},
+	}
+	if err := d.SetServices(svcs); err != nil {
+		t.Fatal(err)
+	}
+	srvNode, cliNode := c.Nodes()[0].Netns(), c.Nodes()[1].Netns()
+	dptest.TCPEchoVia(t, servers[0], clients[0], vip, 1<<20)
+	dptest.UDPEchoVia(t, servers[0], clients[0], vip, 1000)
+	dptest.TCPEchoVia(t, servers[0], servers[1], vip, 256<<10)
+	dptest.UDPEchoVia(t, servers[0], servers[1], vip, 1000)
+	for _, ns := range []string{srvNode, cliNode} {
+		s, err := d.NodeStats(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %+v", ns, s)
+		if s.LB == 0 || s.RevNAT == 0 {
+			t.Errorf("%s: %+v: want packets translated both ways", ns, s)
+		}
+	}
+	if err := d.SetServices(nil); err != nil {
+		t.Fatal(err)
+	}
+	err := netns.Do(clients[0].Netns(), func() error {
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort(vip.String(), "7000"), time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	})
+	if err == nil {
+		t.Error("with the Service tables emptied the ClusterIP still reaches the server")
 	}
 }

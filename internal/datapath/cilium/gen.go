@@ -6,4 +6,4 @@ package cilium
 //
 //	go generate ./internal/datapath/cilium/
 //
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang-14 -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -type endpoint -type ipcache_key -type remote bpf bpf/cilium.c
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang-14 -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I../../lbmap" -target bpfel -type endpoint -type ipcache_key -type remote bpf bpf/cilium.c

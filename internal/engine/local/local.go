@@ -357,6 +357,10 @@ func podList(ps []*Pod) []engine.Pod {
 
 var _ engine.Cluster = (*Cluster)(nil)
 
+// Datapath is the datapath the cluster was built with: knobs reach a
+// datapath's own tables through it (the cilium datapath's Services).
+func (c *Cluster) Datapath() datapath.Datapath { return c.cfg.Datapath }
+
 // Daemons lists the processes the datapath runs (flanneld, etcd), if any.
 func (c *Cluster) Daemons() []datapath.Daemon {
 	if d, ok := c.cfg.Datapath.(datapath.Daemons); ok {

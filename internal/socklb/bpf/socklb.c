@@ -9,10 +9,9 @@
 // no packet ever carries the ClusterIP, so no per-packet NAT, conntrack
 // entry or netfilter rule is involved, which is the point of the design.
 //
-// The maps follow Cilium's layout: services holds, per (ClusterIP, port,
-// protocol), a master entry (slot 0: backend count, reverse-NAT index)
-// and one entry per backend slot (1..count) naming a backend id;
-// backends holds the backends' addresses.
+// The Service tables are lb4.h's (Cilium's layout), shared with the
+// cilium datapath's per-packet load balancing and written by
+// internal/lbmap.
 //
 // Unlike Cilium, which attaches at the cgroup v2 root and so serves
 // every process of the node, only sockets of the network namespaces in
@@ -23,30 +22,11 @@
 #include <linux/in.h>
 #include <bpf/bpf_helpers.h>
 
+#include "lb4.h"
+
 char __license[] SEC("license") = "Dual BSD/GPL";
 
 #define SYS_PROCEED 1
-
-struct svc_key {
-	__be32 address;
-	__be16 dport;
-	__u16 backend_slot; // 0: the master entry
-	__u8 proto;         // IPPROTO_TCP or IPPROTO_UDP
-	__u8 pad[3];
-};
-
-struct svc {
-	__u32 backend_id;    // slot entries: the backend
-	__u16 count;         // master entry: number of slots
-	__u16 rev_nat_index; // master entry: the Service's id
-};
-
-struct backend {
-	__be32 address;
-	__be16 port;
-	__u8 proto;
-	__u8 pad;
-};
 
 struct revnat_key {
 	__u64 cookie; // the socket's
@@ -70,19 +50,7 @@ enum {
 	COUNT_MAX,
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct svc_key);
-	__type(value, struct svc);
-} services SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct backend);
-} backends SEC(".maps");
+LB4_MAPS
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -139,18 +107,18 @@ static __always_inline __u64 slot(struct bpf_sock_addr *ctx)
 
 static __always_inline void xlate_fwd(struct bpf_sock_addr *ctx)
 {
-	struct svc_key key = {
+	struct lb4_key key = {
 		.address = ctx->user_ip4,
 		.dport = dport(ctx),
 		.proto = (__u8)ctx->protocol,
 	};
-	struct svc *svc, *sl;
-	struct backend *be;
+	struct lb4_service *svc, *sl;
+	struct lb4_backend *be;
 	__be32 vip = key.address;
 	__be16 vport = key.dport;
 	__u16 rev;
 
-	svc = bpf_map_lookup_elem(&services, &key);
+	svc = bpf_map_lookup_elem(&lb4_services, &key);
 	if (!svc)
 		return;
 	if (svc->count == 0) {
@@ -159,12 +127,12 @@ static __always_inline void xlate_fwd(struct bpf_sock_addr *ctx)
 	}
 	rev = svc->rev_nat_index;
 	key.backend_slot = (slot(ctx) % svc->count) + 1;
-	sl = bpf_map_lookup_elem(&services, &key);
+	sl = bpf_map_lookup_elem(&lb4_services, &key);
 	if (!sl) {
 		count(COUNT_NO_BACKEND);
 		return;
 	}
-	be = bpf_map_lookup_elem(&backends, &sl->backend_id);
+	be = bpf_map_lookup_elem(&lb4_backends, &sl->backend_id);
 	if (!be) {
 		count(COUNT_NO_BACKEND);
 		return;
@@ -202,12 +170,12 @@ static __always_inline void xlate_rev(struct bpf_sock_addr *ctx)
 	rv = bpf_map_lookup_elem(&revnat_sk, &rk);
 	if (!rv)
 		return;
-	struct svc_key key = {
+	struct lb4_key key = {
 		.address = rv->address,
 		.dport = rv->port,
 		.proto = (__u8)ctx->protocol,
 	};
-	if (!bpf_map_lookup_elem(&services, &key)) {
+	if (!bpf_map_lookup_elem(&lb4_services, &key)) {
 		bpf_map_delete_elem(&revnat_sk, &rk);
 		return;
 	}

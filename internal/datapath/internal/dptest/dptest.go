@@ -74,6 +74,13 @@ func UpPods(t *testing.T, d datapath.Datapath, underlayMTU, n int) (c *local.Clu
 // client in cli gets back payload bytes.
 func TCPEcho(t testing.TB, srv, cli *local.Pod, payload int) {
 	t.Helper()
+	TCPEchoVia(t, srv, cli, srv.IP(), payload)
+}
+
+// TCPEchoVia is TCPEcho with the client dialing addr (a Service in
+// front of srv, port 7000) instead of srv's own address.
+func TCPEchoVia(t testing.TB, srv, cli *local.Pod, addr net.IP, payload int) {
+	t.Helper()
 	var ln net.Listener
 	err := netns.Do(srv.Netns(), func() error {
 		var err error
@@ -95,11 +102,11 @@ func TCPEcho(t testing.TB, srv, cli *local.Pod, payload int) {
 	var conn net.Conn
 	err = netns.Do(cli.Netns(), func() error {
 		var err error
-		conn, err = net.DialTimeout("tcp", net.JoinHostPort(srv.IP().String(), "7000"), 3*time.Second)
+		conn, err = net.DialTimeout("tcp", net.JoinHostPort(addr.String(), "7000"), 3*time.Second)
 		return err
 	})
 	if err != nil {
-		t.Fatalf("dial %s from %s: %v", srv.IP(), cli.Name(), err)
+		t.Fatalf("dial %s from %s: %v", addr, cli.Name(), err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
@@ -122,6 +129,14 @@ func TCPEcho(t testing.TB, srv, cli *local.Pod, payload int) {
 // UDPEcho sends datagrams of size bytes from cli to srv and expects them
 // echoed; UDP may lose a datagram, so it retries a few times.
 func UDPEcho(t testing.TB, srv, cli *local.Pod, size int) {
+	t.Helper()
+	UDPEchoVia(t, srv, cli, srv.IP(), size)
+}
+
+// UDPEchoVia is UDPEcho with the client's connected socket aimed at addr
+// (a Service in front of srv, port 7001): the echo only arrives when it
+// comes back from addr, as a connected UDP socket filters.
+func UDPEchoVia(t testing.TB, srv, cli *local.Pod, addr net.IP, size int) {
 	t.Helper()
 	var pc net.PacketConn
 	err := netns.Do(srv.Netns(), func() error {
@@ -146,11 +161,11 @@ func UDPEcho(t testing.TB, srv, cli *local.Pod, size int) {
 	var conn net.Conn
 	err = netns.Do(cli.Netns(), func() error {
 		var err error
-		conn, err = net.Dial("udp", net.JoinHostPort(srv.IP().String(), "7001"))
+		conn, err = net.Dial("udp", net.JoinHostPort(addr.String(), "7001"))
 		return err
 	})
 	if err != nil {
-		t.Fatalf("udp dial %s from %s: %v", srv.IP(), cli.Name(), err)
+		t.Fatalf("udp dial %s from %s: %v", addr, cli.Name(), err)
 	}
 	defer conn.Close()
 	msg := make([]byte, size)

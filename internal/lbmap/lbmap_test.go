@@ -1,13 +1,14 @@
-package socklb
+package lbmap
 
 import (
 	"net"
 	"testing"
+	"unsafe"
 
 	"github.com/cnibench/cnibench/internal/netfilter"
 )
 
-// entries lays two Services with a shared backend out as Cilium's maps
+// Layout lays two Services with a shared backend out as Cilium's maps
 // do: master (count, rev-NAT index), then one slot per endpoint; the
 // shared backend gets one id.
 func TestEntriesLayout(t *testing.T) {
@@ -16,7 +17,7 @@ func TestEntriesLayout(t *testing.T) {
 		{Name: "x", Protocol: "tcp", ClusterIP: net.ParseIP("10.96.0.10"), Port: 53, Endpoints: []netfilter.Endpoint{{IP: a, Port: 53}, {IP: b, Port: 53}}},
 		{Name: "y", Protocol: "udp", ClusterIP: net.ParseIP("10.96.0.10"), Port: 53, Endpoints: []netfilter.Endpoint{{IP: a, Port: 53}}},
 	}
-	sk, sv, bk, bv, err := entries(svcs)
+	sk, sv, bk, bv, err := Layout(svcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,13 +28,13 @@ func TestEntriesLayout(t *testing.T) {
 	if len(bk) != 3 || len(bv) != 3 {
 		t.Fatalf("%d backends, want 3", len(bk))
 	}
-	if sk[0].BackendSlot != 0 || sv[0].Count != 2 || sv[0].RevNatIndex != 1 {
+	if sk[0].BackendSlot != 0 || sv[0].Count != 2 || sv[0].RevNATIndex != 1 {
 		t.Errorf("first master %+v %+v", sk[0], sv[0])
 	}
-	if sk[2].BackendSlot != 2 || sv[2].BackendId != 2 {
+	if sk[2].BackendSlot != 2 || sv[2].BackendID != 2 {
 		t.Errorf("second slot %+v %+v", sk[2], sv[2])
 	}
-	if sk[3].Proto != 17 || sv[3].RevNatIndex != 2 {
+	if sk[3].Proto != 17 || sv[3].RevNATIndex != 2 {
 		t.Errorf("udp master %+v %+v", sk[3], sv[3])
 	}
 	// network byte order in memory: 10.96.0.10 port 53
@@ -51,8 +52,16 @@ func TestEntriesRefuse(t *testing.T) {
 		{Name: "sctp", Protocol: "sctp", ClusterIP: net.ParseIP("10.96.0.1"), Port: 80},
 		{Name: "ep6", Protocol: "tcp", ClusterIP: net.ParseIP("10.96.0.1"), Port: 80, Endpoints: []netfilter.Endpoint{{IP: net.ParseIP("fd00::2"), Port: 80}}},
 	} {
-		if _, _, _, _, err := entries([]netfilter.Service{s}); err == nil {
+		if _, _, _, _, err := Layout([]netfilter.Service{s}); err == nil {
 			t.Errorf("%s: accepted", s.Name)
 		}
+	}
+}
+
+// The Go structs are lb4.h's byte for byte (what the maps' key and
+// value sizes check when a program object loads).
+func TestSizes(t *testing.T) {
+	if k, s, b := unsafe.Sizeof(Key{}), unsafe.Sizeof(Service{}), unsafe.Sizeof(Backend{}); k != 12 || s != 8 || b != 8 {
+		t.Errorf("sizes key %d, service %d, backend %d; want 12, 8, 8", k, s, b)
 	}
 }

@@ -1,0 +1,41 @@
+package cilium
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cnibench/cnibench/internal/lbmap"
+	"github.com/cnibench/cnibench/internal/netfilter"
+)
+
+// SetServices makes svcs the ClusterIP Services every node's
+// from_container translates per packet (bpf/cilium.c, lb4), replacing
+// the last set, as the Cilium agent writes each node's
+// cilium_lb4_services_v2 from the Services it watches. Real Cilium does
+// this whether or not kube-proxy runs beside it, so a pod's packets to a
+// ClusterIP never reach kube-proxy's rules; and it must, because its
+// redirects take packets past the nodes' conntrack, where kube-proxy's
+// DNAT could not be reversed for the replies.
+// Equivalent to: bpftool map update name lb4_services ... (per Service
+// and backend slot) and name lb4_backends ..., on every node.
+func (d *Datapath) SetServices(svcs []netfilter.Service) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	nss := make([]string, 0, len(d.nodes))
+	for ns := range d.nodes {
+		nss = append(nss, ns)
+	}
+	sort.Strings(nss)
+	var errs []error
+	for _, ns := range nss {
+		st := d.nodes[ns]
+		if st.services == nil {
+			st.services = &lbmap.Table{Services: st.objs.Lb4Services, Backends: st.objs.Lb4Backends}
+		}
+		if err := st.services.Set(svcs); err != nil {
+			errs = append(errs, fmt.Errorf("cilium Services on %s: %w", ns, err))
+		}
+	}
+	return errors.Join(errs...)
+}
