@@ -1,10 +1,7 @@
 package agent
 
 import (
-	"path/filepath"
 	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -26,46 +23,11 @@ type hostProc struct {
 }
 
 func (h *hostProc) do(fn func() error) error {
-	h.once.Do(func() { h.ref = initNetns(h.procRoot) })
+	h.once.Do(func() { h.ref = netns.InitRef(h.procRoot) })
 	if h.ref == "" {
 		return fn()
 	}
 	return netns.Do(h.ref, fn)
-}
-
-// initNetns returns the file of the init network namespace under
-// procRoot when it differs from this process's namespace, and "" when
-// they are the same or it cannot tell (then this namespace is used).
-func initNetns(procRoot string) string {
-	// The calling thread's namespace, not /proc/self's (the leader
-	// thread's): threads are where namespaces are switched.
-	self, err := nsInode("/proc/thread-self/ns/net")
-	if err != nil {
-		return ""
-	}
-	if abs, err := filepath.Abs(procRoot); err == nil {
-		procRoot = abs
-	}
-	// PID 1 is in the init namespaces; where it cannot be inspected
-	// (some sandboxes), kthreadd (PID 2) is too.
-	for _, pid := range []string{"1", "2"} {
-		p := filepath.Join(procRoot, pid, "ns/net")
-		if ino, err := nsInode(p); err == nil {
-			if ino == self {
-				return ""
-			}
-			return p
-		}
-	}
-	return ""
-}
-
-func nsInode(p string) (uint64, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(p, &st); err != nil {
-		return 0, err
-	}
-	return st.Ino, nil
 }
 
 // proc sends the node's /proc/sys accesses through hostProc. The node's

@@ -213,3 +213,43 @@ func Cookie(ref string) (uint64, error) {
 	}
 	return cookie, nil
 }
+
+// InitRef returns the file of the init network namespace under procRoot
+// (PROC/1/ns/net) when it differs from the calling thread's namespace,
+// and "" when they are the same or it cannot tell (then Do runs where
+// the caller is). /proc/sys/net shows the namespace of the task that
+// opens it, and host-global sysctls such as the RFS table size
+// (net.core.rps_sock_flow_entries) exist only in the init namespace: a
+// host-network agent on a node whose "host" is a namespace (the test
+// cluster) reads them through this.
+func InitRef(procRoot string) string {
+	// The calling thread's namespace, not /proc/self's (the leader
+	// thread's): threads are where namespaces are switched.
+	self, err := nsInode("/proc/thread-self/ns/net")
+	if err != nil {
+		return ""
+	}
+	if abs, err := filepath.Abs(procRoot); err == nil {
+		procRoot = abs
+	}
+	// PID 1 is in the init namespaces; where it cannot be inspected
+	// (some sandboxes), kthreadd (PID 2) is too.
+	for _, pid := range []string{"1", "2"} {
+		p := filepath.Join(procRoot, pid, "ns/net")
+		if ino, err := nsInode(p); err == nil {
+			if ino == self {
+				return ""
+			}
+			return p
+		}
+	}
+	return ""
+}
+
+func nsInode(p string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}

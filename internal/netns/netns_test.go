@@ -140,3 +140,34 @@ func TestDoNeverParksTheLeaderInANamespace(t *testing.T) {
 		t.Errorf("the leader thread is in namespace %d after Do, was %d", st.Ino, st0.Ino)
 	}
 }
+
+// InitRef names nothing where the caller is in the init namespace and
+// PID 1's (or, where PID 1 cannot be inspected, kthreadd's) namespace
+// file inside another one; the cookie of a namespace
+// differs from the host's and is stable.
+func TestInitRefAndCookie(t *testing.T) {
+	requireRoot(t)
+	if InitRef("/proc") != "" {
+		t.Skip("skipped: this process is not in PID 1's network namespace (a container)")
+	}
+	ns := scratch(t)
+	var ref string
+	if err := Do(ns, func() error { ref = InitRef("/proc"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ref != "/proc/1/ns/net" && ref != "/proc/2/ns/net" {
+		t.Errorf("inside %s: InitRef = %q, want PID 1's (or kthreadd's) namespace file", ns, ref)
+	}
+	host, err := Cookie("")
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	c1, err := Cookie(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := Cookie(ns)
+	if c1 == host || c1 != c2 {
+		t.Errorf("cookies: host %d, %s %d then %d; want a stable cookie of its own", host, ns, c1, c2)
+	}
+}

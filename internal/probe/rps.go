@@ -10,7 +10,9 @@ import (
 )
 
 // rfsTable is the global RFS flow table size; it exists in the initial
-// namespace only, which is where cnibench reads it.
+// namespace only, which is where cnibench reads it (through
+// netns.InitRef where this process is elsewhere: the node agent of a
+// cluster whose nodes are namespaces of one machine).
 const rfsTable = "/proc/sys/net/core/rps_sock_flow_entries"
 
 // tryRPS checks that a device has the per-queue RPS mask
@@ -24,7 +26,11 @@ func (s *scratch) tryRPS() (bool, string) {
 // Equivalent to: cat /proc/sys/net/core/rps_sock_flow_entries
 // /sys/class/net/cnbp-p0/queues/rx-0/rps_flow_cnt
 func (s *scratch) tryRFS() (bool, string) {
-	if _, err := os.Stat(rfsTable); err != nil {
+	err := netns.Do(netns.InitRef("/proc"), func() error {
+		_, err := os.Stat(rfsTable)
+		return err
+	})
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false, rfsTable + " does not exist (this kernel was built without RFS, CONFIG_RPS)"
 		}

@@ -76,11 +76,10 @@ func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, 
 }
 
 // nodeProbed says whether preflight probes feature f on the nodes: the
-// kernel features, but RPS and RFS, whose knobs (rps_sock_flow_entries)
-// are host-global sysctls that only the init network namespace shows.
-// The agent reads and writes those through the init namespace already
-// (its FS), while a probe in its own namespace would miss them on nodes
-// that are namespaces of one machine (the test cluster).
+// kernel features. RPS and RFS included: the agent's probe reads the
+// host-global RFS table through the init network namespace, as its knob
+// writes it, so it finds it on nodes that are namespaces of one machine
+// (the test cluster) too.
 func nodeProbed(f string) bool {
-	return slices.Contains(probe.KernelFeatures(), f) && f != probe.RPS && f != probe.RFS
+	return slices.Contains(probe.KernelFeatures(), f)
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,8 +25,8 @@ func TestKubeAcceptsImpairments(t *testing.T) {
 // A node whose kernel lacks netem stops the run at preflight with one
 // line naming the node, the feature, its reason and the impairments it
 // would have served, before any pod or Lease exists; nodes that have it
-// pass, and needs without probed features (RFS is a host-global sysctl
-// the agent reaches through the init namespace) ask no agent at all.
+// pass, RFS is asked of the nodes too, and needs without kernel
+// features ask no agent at all.
 func TestNodeFeaturesThroughAgents(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
 	needs := []engine.Need{
@@ -53,8 +54,8 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 	if strings.Contains(err.Error(), "\n") {
 		t.Errorf("error spans lines: %q", err)
 	}
-	if len(asked["agent-a"]) != 1 || asked["agent-a"][0] != probe.Netem {
-		t.Errorf("server agent asked %v, want [netem]", asked)
+	if got := asked["agent-a"]; len(got) != 2 || !slices.Contains(got, probe.Netem) || !slices.Contains(got, probe.RFS) {
+		t.Errorf("server agent asked %v, want rfs and netem", asked)
 	}
 	for _, a := range cs.Actions() {
 		if a.GetVerb() == "create" {
@@ -67,7 +68,7 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 		t.Errorf("nodes with netem: %v", err)
 	}
 	n := len(fx.argvs)
-	if err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs[:1]); err != nil || len(fx.argvs) != n {
+	if err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}); err != nil || len(fx.argvs) != n {
 		t.Errorf("no kernel feature needed: %v, %d agent sessions opened", err, len(fx.argvs)-n)
 	}
 }
