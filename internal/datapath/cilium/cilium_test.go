@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/cnibench/cnibench/internal/kerneltest"
 
 	"github.com/cnibench/cnibench/internal/datapath"
@@ -183,8 +185,16 @@ func TestCiliumServicesPerPacket(t *testing.T) {
 			t.Errorf("%s: %+v: want packets translated both ways", ns, s)
 		}
 	}
+	if n := flows(t, d, cliNode); n == 0 {
+		t.Error("client node: no translated flow in its tables")
+	}
 	if err := d.SetServices(nil); err != nil {
 		t.Fatal(err)
+	}
+	for _, ns := range []string{srvNode, cliNode} {
+		if n := flows(t, d, ns); n != 0 {
+			t.Errorf("%s: %d flow entries left after the Services went", ns, n)
+		}
 	}
 	err := netns.Do(clients[0].Netns(), func() error {
 		conn, err := net.DialTimeout("tcp", net.JoinHostPort(vip.String(), "7000"), time.Second)
@@ -196,4 +206,23 @@ func TestCiliumServicesPerPacket(t *testing.T) {
 	if err == nil {
 		t.Error("with the Service tables emptied the ClusterIP still reaches the server")
 	}
+}
+
+// flows counts the entries of a node's flow tables (ct4 and revnat4).
+func flows(t *testing.T, d *Datapath, ns string) int {
+	t.Helper()
+	st := d.state(ns)
+	n := 0
+	for _, m := range []*ebpf.Map{st.objs.Ct4, st.objs.Revnat4} {
+		var k bpfCt4Key
+		v := make([]byte, m.ValueSize())
+		it := m.Iterate()
+		for it.Next(&k, &v) {
+			n++
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/netfilter"
 )
@@ -36,6 +38,36 @@ func (d *Datapath) SetServices(svcs []netfilter.Service) error {
 		if err := st.services.Set(svcs); err != nil {
 			errs = append(errs, fmt.Errorf("cilium Services on %s: %w", ns, err))
 		}
+		// The flows translated so far name backends by the ids of the
+		// last set: forget them, as the agent's CT GC would.
+		for _, m := range []*ebpf.Map{st.objs.Ct4, st.objs.Revnat4} {
+			if err := flush(m); err != nil {
+				errs = append(errs, fmt.Errorf("cilium flow tables on %s: %w", ns, err))
+			}
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// flush deletes every entry of a flow table (keys first: deleting while
+// iterating a hash map makes the iteration start over).
+func flush(m *ebpf.Map) error {
+	var (
+		k    bpfCt4Key
+		keys []bpfCt4Key
+		v    = make([]byte, m.ValueSize())
+	)
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		keys = append(keys, k)
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return err
+		}
+	}
+	return nil
 }

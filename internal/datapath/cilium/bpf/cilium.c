@@ -300,6 +300,13 @@ static __always_inline int rev_nat4(struct __sk_buff *skb, __be32 saddr, __be32 
 	rv = bpf_map_lookup_elem(&revnat4, &rk);
 	if (!rv)
 		return 0;
+	// Only while the Service exists: a later flow that happens to reuse
+	// the tuple straight to the pod must not be rewritten.
+	struct lb4_key sk = {.address = rv->address, .dport = rv->port, .proto = proto};
+	if (!bpf_map_lookup_elem(&lb4_services, &sk)) {
+		bpf_map_delete_elem(&revnat4, &rk);
+		return 0;
+	}
 	__be32 to = rv->address;
 	__be16 pto = rv->port;
 	if (rewrite(skb, proto, IP_OFF + offsetof(struct iphdr, saddr), saddr, to, L4_OFF, sport, pto) < 0)
