@@ -70,6 +70,16 @@ var (
 	endpointCIDR = mustCIDR("100.64.0.0/10")
 )
 
+// fillers are the filler Services of the entry's netfilter state (none
+// without one, or without a Service proxy): kube-proxy's rules, IPVS's
+// virtual servers or Cilium's tables hold them beside the measured ones.
+func fillers(nf *study.Netfilter) ([]netfilter.Service, error) {
+	if nf == nil || nf.Mode() == study.KubeProxyNone {
+		return nil, nil
+	}
+	return netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR)
+}
+
 func mustCIDR(s string) *net.IPNet {
 	_, n, err := net.ParseCIDR(s)
 	if err != nil {
@@ -136,7 +146,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		env.Chains[name], env.Rules[name] = chains, rules
 	}
 	if nf.Mode() == study.KubeProxyCilium {
-		fill, err := netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR)
+		fill, err := fillers(&nf)
 		if err != nil {
 			return undo, err
 		}
@@ -170,7 +180,7 @@ func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Ne
 	if nf.Mode() == study.KubeProxyNone || nf.Mode() == study.KubeProxyCilium {
 		return chains, rules, nil
 	}
-	svcs, err := netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR)
+	svcs, err := fillers(&nf)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -28,7 +28,7 @@ const BasePort = 5201
 var servicePathEntry = Entry{
 	Name: "service-path",
 	Changes: "kube-proxy's state (iptables rules, the nftables table, or IPVS services with their ipsets and rules) on both nodes, " +
-		"or the entries of Cilium's socket load balancer, for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
+		"or the entries of Cilium's tables (the cilium datapath's per-packet ones, its socket load balancer's), for a ClusterIP Service per measured server, for a trial whose workload's target is service or hairpin",
 	Scope: Trial,
 	Wanted: func(t *Target) bool {
 		return t.Local && (t.Workload.Target == study.TargetService || t.Workload.Target == study.TargetHairpin)
@@ -54,22 +54,22 @@ func applyServicePath(ctx context.Context, t *Target) (Undo, error) {
 		}
 		return errors.Join(errs...)
 	}
-	if u, err := serviceDatapathLB(t, bench); u != nil || err != nil {
-		if u != nil {
+	// Cilium's own tables: the datapath's (per packet), then its
+	// replacement's socket load balancer, which leaves kube-proxy out.
+	cilium := t.Datapath.Netfilter != nil && t.Datapath.Netfilter.Mode() == study.KubeProxyCilium
+	u, err := serviceDatapathLB(t, bench)
+	if u != nil {
+		undos = append(undos, u)
+	}
+	if err == nil && cilium {
+		if u, err = serviceSocketLB(t, bench); u != nil {
 			undos = append(undos, u)
-		}
-		if err != nil {
-			return undo, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
 		}
 	}
-	if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() == study.KubeProxyCilium {
-		u, err := serviceSocketLB(t, bench)
-		if u != nil {
-			undos = append(undos, u)
-		}
-		if err != nil {
-			return undo, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
-		}
+	if err != nil {
+		return undo, fmt.Errorf("datapath %s: %w", t.Datapath.Name, err)
+	}
+	if cilium {
 		front(t)
 		return undo, nil
 	}
@@ -112,12 +112,9 @@ func front(t *Target) {
 // in block, and returns how to take them away again.
 func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster *net.IPNet, bench []netfilter.Service) (func() error, error) {
 	nf, run := t.Datapath.Netfilter, netfilter.OnNode(n)
-	var fill []netfilter.Service
-	if nf != nil && nf.Mode() != study.KubeProxyNone {
-		var err error
-		if fill, err = netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR); err != nil {
-			return nil, err
-		}
+	fill, err := fillers(nf)
+	if err != nil {
+		return nil, err
 	}
 	if nf != nil && nf.Mode() == study.KubeProxyNFT {
 		// The table is rewritten whole: with the measured Services, then

@@ -7,9 +7,9 @@ import (
 	"github.com/cnibench/cnibench/internal/cgroup2"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/socklb"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // Cilium's kube-proxy replacement (kubeProxy: cilium) for knobs
@@ -18,7 +18,9 @@ import (
 // namespace translates ClusterIPs at connect(). Knob netfilter attaches
 // it with the filler Services for the pods' lifetime; knob service-path
 // adds the measured Services for a trial. Its BPF links die with
-// cnibench, so nothing needs journaling.
+// cnibench, so nothing needs journaling. serviceDatapathLB (below) fills
+// the other table Cilium keeps: the cilium datapath's, translated per
+// packet whatever the Service proxy.
 
 // socketLBState is the key of the attached load balancer in Target.State.
 const socketLBState = "socket-lb"
@@ -107,12 +109,6 @@ func serviceSocketLB(t *Target, bench []netfilter.Service) (Undo, error) {
 	}, nil
 }
 
-// datapathLB is a datapath that translates Services itself, per packet
-// (the cilium datapath's tc programs).
-type datapathLB interface {
-	SetServices([]netfilter.Service) error
-}
-
 // serviceDatapathLB writes the measured Services (and the fillers of the
 // entry's netfilter state) into the datapath's own tables for a trial,
 // when it has them; the undo empties them. Nil, nil otherwise.
@@ -121,16 +117,13 @@ func serviceDatapathLB(t *Target, bench []netfilter.Service) (Undo, error) {
 	if !ok {
 		return nil, nil
 	}
-	lb, ok := c.Datapath().(datapathLB)
+	lb, ok := c.Datapath().(lbmap.Translator)
 	if !ok {
 		return nil, nil
 	}
-	var fill []netfilter.Service
-	if nf := t.Datapath.Netfilter; nf != nil && nf.Mode() != study.KubeProxyNone {
-		var err error
-		if fill, err = netfilter.Fillers(nf.ServiceCount(), nf.EndpointCount(), serviceCIDR, endpointCIDR); err != nil {
-			return nil, err
-		}
+	fill, err := fillers(t.Datapath.Netfilter)
+	if err != nil {
+		return nil, err
 	}
 	undo := func() error {
 		if err := lb.SetServices(nil); err != nil {

@@ -16,6 +16,14 @@ import (
 	"github.com/cnibench/cnibench/internal/netfilter"
 )
 
+// Translator is a datapath that translates Services per packet from its
+// own tables (the cilium datapath): knob service-path writes the
+// measured Services into it, and pktgen's packets, which no socket sent,
+// are translated there too.
+type Translator interface {
+	SetServices([]netfilter.Service) error
+}
+
 // Key, Service and Backend are lb4.h's structs, byte for byte.
 type Key struct {
 	Address     uint32 // network order in memory

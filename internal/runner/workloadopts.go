@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/netfilter"
+	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/topology"
@@ -36,9 +36,7 @@ func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
 			}
 			// A datapath that translates Services per packet (cilium's
 			// tc programs) serves pktgen's packets too.
-			_, perPacket := d.(interface {
-				SetServices([]netfilter.Service) error
-			})
+			_, perPacket := d.(lbmap.Translator)
 			sock := sd.Netfilter != nil && sd.Netfilter.Mode() == study.KubeProxyCilium && !perPacket
 			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod, SocketServices: sock})
 		}

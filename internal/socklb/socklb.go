@@ -38,19 +38,13 @@ type LB struct {
 	table  lbmap.Table
 }
 
-// hooks are the programs and where they attach.
-func (o *bpfObjects) hooks() []struct {
-	prog   *ebpf.Program
-	attach ebpf.AttachType
-} {
-	return []struct {
-		prog   *ebpf.Program
-		attach ebpf.AttachType
-	}{
-		{o.Sock4Connect, ebpf.AttachCGroupInet4Connect},
-		{o.Sock4Sendmsg, ebpf.AttachCGroupUDP4Sendmsg},
-		{o.Sock4Recvmsg, ebpf.AttachCGroupUDP4Recvmsg},
-		{o.Sock4Getpeername, ebpf.AttachCgroupInet4GetPeername},
+// hooks maps each cgroup hook to the program attached there.
+func (o *bpfObjects) hooks() map[ebpf.AttachType]*ebpf.Program {
+	return map[ebpf.AttachType]*ebpf.Program{
+		ebpf.AttachCGroupInet4Connect:     o.Sock4Connect,
+		ebpf.AttachCGroupUDP4Sendmsg:      o.Sock4Sendmsg,
+		ebpf.AttachCGroupUDP4Recvmsg:      o.Sock4Recvmsg,
+		ebpf.AttachCgroupInet4GetPeername: o.Sock4Getpeername,
 	}
 }
 
@@ -68,11 +62,11 @@ func Attach(cgroup string) (*LB, error) {
 		return nil, fmt.Errorf("opening cgroup %s: %w", cgroup, err)
 	}
 	defer dir.Close()
-	for _, h := range lb.objs.hooks() {
-		l, err := link.AttachRawLink(link.RawLinkOptions{Target: int(dir.Fd()), Program: h.prog, Attach: h.attach})
+	for attach, prog := range lb.objs.hooks() {
+		l, err := link.AttachRawLink(link.RawLinkOptions{Target: int(dir.Fd()), Program: prog, Attach: attach})
 		if err != nil {
 			lb.Close()
-			return nil, fmt.Errorf("attaching %s to cgroup %s as a bpf_link (Linux 5.7): %w", h.attach, cgroup, err)
+			return nil, fmt.Errorf("attaching %s to cgroup %s as a bpf_link (Linux 5.7): %w", attach, cgroup, err)
 		}
 		lb.links = append(lb.links, l)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/cnibench/cnibench/internal/netfilter"
 )
 
+var _ lbmap.Translator = (*Datapath)(nil)
+
 // SetServices makes svcs the ClusterIP Services every node's
 // from_container translates per packet (bpf/cilium.c, lb4), replacing
 // the last set, as the Cilium agent writes each node's
