@@ -40,7 +40,8 @@ spec:
 // redirects). With the replacement the Service path
 // traverses exactly as many chains as the pod path (measured from the
 // counters: the Service costs no rule; with kube-proxy it costs more,
-// TestNetfilterAndServicePath); env.json names the socket LB; no
+// TestNetfilterAndServicePath), and the programs' counters say which
+// one translated the Service; env.json names the socket LB; no
 // program stays attached and nothing is left behind. Where the kernel
 // cannot attach socket programs the run is refused, exit 2.
 func TestCiliumServicePaths(t *testing.T) {
@@ -86,6 +87,27 @@ func TestCiliumServicePaths(t *testing.T) {
 	const chains = "iptables_path_chains_count"
 	if p, s := got["cilium-kpr/pod"][chains], got["cilium-kpr/svc"][chains]; s != p {
 		t.Errorf("with the replacement: chains traversed service %v, pod %v; want the same (no Service rules)", s, p)
+	}
+	// Who translated the Service, from the programs' own counters (the
+	// bpf collector): the datapath per packet beside kube-proxy, the
+	// socket LB at connect() with the replacement (the datapath then
+	// sees the backend's address and translates nothing); no Service,
+	// no translation.
+	const perPacket, atSocket = "bpf_cilium_lb_count", "bpf_socklb_translated_count"
+	for _, c := range []struct {
+		cell        string
+		pkts, socks bool
+	}{
+		{"cilium-kp/pod", false, false}, {"cilium-kp/svc", true, false},
+		{"cilium-kpr/pod", false, false}, {"cilium-kpr/svc", false, true}, {"cilium-kpr/svc-intra", false, true},
+	} {
+		m := got[c.cell]
+		if p := m[perPacket]; (p > 0) != c.pkts {
+			t.Errorf("%s: %s = %v, want translations: %v", c.cell, perPacket, p, c.pkts)
+		}
+		if s := m[atSocket]; (s > 0) != c.socks {
+			t.Errorf("%s: %s = %v, want translations: %v", c.cell, atSocket, s, c.socks)
+		}
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "env.json"))
 	var e struct {

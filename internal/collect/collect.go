@@ -51,6 +51,8 @@ type Trial struct {
 	// Impaired is where the trial's impairment sits (the knob impairment
 	// fills knob.Target.Impaired); no devices when unimpaired.
 	Impaired engine.Impaired
+	// Counters are the BPF counters on the trial's path (knob.Target.Counters).
+	Counters []engine.Counter
 	// Local is set when the nodes are this machine (the local engine), so
 	// what else runs on it bears on the trial.
 	Local bool
@@ -93,6 +95,7 @@ var List = []Entry{
 	podSetupEntry,
 	nodesEntry,
 	qdiscEntry,
+	bpfEntry,
 	outsideEntry,
 }
 

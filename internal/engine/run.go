@@ -100,6 +100,18 @@ type Run struct {
 	Log        *slog.Logger
 }
 
+// Counter is a program's own packet counters (BPF maps cnibench loaded),
+// read at both ends of a trial's window by the bpf collector: they show
+// which way a BPF datapath steered the packets and that a Service was
+// translated in BPF, where no iptables counter moves. The cilium
+// datapath and the socket load balancer are Counters.
+type Counter interface {
+	// Counts returns the counters by metric name (without the
+	// collector's prefix), summed over CPUs and nodes, since the
+	// program was loaded.
+	Counts() (map[string]uint64, error)
+}
+
 // Kernel reads one node's kernel for the per-trial collectors
 // (package collect).
 type Kernel interface {

@@ -136,3 +136,19 @@ func serviceDatapathLB(t *Target, bench []netfilter.Service) (Undo, error) {
 	}
 	return undo, nil
 }
+
+// Counters are the BPF counters the trial's path has (engine.Counter):
+// the datapath's own, when it counts (cilium), and the attached socket
+// load balancer's. The bpf collector reads them over the window.
+func (t *Target) Counters() []engine.Counter {
+	var out []engine.Counter
+	if c, ok := t.Cluster.(interface{ Datapath() datapath.Datapath }); ok {
+		if dc, ok := c.Datapath().(engine.Counter); ok {
+			out = append(out, dc)
+		}
+	}
+	if s, ok := t.State[socketLBState].(*socketLB); ok {
+		out = append(out, s.lb)
+	}
+	return out
+}

@@ -119,6 +119,17 @@ type Stats struct {
 	NoBackend, RevNATFailed uint64
 }
 
+// Counts implements engine.Counter: Stats as
+// socklb_{translated,reversed,nobackend,revnat_failed}_count.
+func (lb *LB) Counts() (map[string]uint64, error) {
+	s, err := lb.Stats()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]uint64{"socklb_translated_count": s.Translated, "socklb_reversed_count": s.Reversed,
+		"socklb_nobackend_count": s.NoBackend, "socklb_revnat_failed_count": s.RevNATFailed}, nil
+}
+
 // Stats reads the counters.
 func (lb *LB) Stats() (Stats, error) {
 	var out Stats

@@ -327,6 +327,29 @@ func (d *Datapath) NodeStats(netnsName string) (Stats, error) {
 	return s, nil
 }
 
+// Counts implements engine.Counter: every node's Stats, summed, as
+// cilium_{local,tunnel,overlay,pass,lb,revnat}_count.
+func (d *Datapath) Counts() (map[string]uint64, error) {
+	d.mu.Lock()
+	nss := make([]string, 0, len(d.nodes))
+	for ns := range d.nodes {
+		nss = append(nss, ns)
+	}
+	d.mu.Unlock()
+	out := map[string]uint64{}
+	for _, ns := range nss {
+		s, err := d.NodeStats(ns)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range map[string]uint64{"local": s.Local, "tunnel": s.Tunnel, "overlay": s.Overlay,
+			"pass": s.Pass, "lb": s.LB, "revnat": s.RevNAT} {
+			out["cilium_"+k+"_count"] += v
+		}
+	}
+	return out, nil
+}
+
 // Close releases the BPF objects held for every node. Programs stay
 // attached as long as their devices exist (the namespaces hold them), so
 // Close may run before or after the namespaces are deleted. Idempotent.
