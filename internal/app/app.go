@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -58,7 +59,9 @@ type usageError struct{ error }
 
 func isUsage(err error) bool {
 	var u usageError
-	return errors.As(err, &u)
+	// cobra reports an unknown subcommand of the root from its command
+	// lookup, before any validator of ours runs, with this wording only.
+	return errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command ")
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -79,7 +82,27 @@ and writes a report with figures, confidence intervals and the published numbers
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(), newCompareCmd(), newStudiesCmd(), newShowCmd(), newReportCmd(), newCleanupCmd(), newDoctorCmd(),
 		newKubeCmd(), newAgentCmd(), newAdviseCmd())
+	// A wrong argument count or an unknown command is bad input (exit 2),
+	// like a bad flag: for compare, exit 1 means the gate failed, and a CI
+	// job with an empty $B must not read as a regression.
+	usageArgs(root)
 	return root
+}
+
+// usageArgs marks the argument errors of c and its subcommands as usage
+// errors.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // catalog tells study validation what this binary can run.

@@ -55,7 +55,7 @@ never fails it. The metrics of the rules are compared even if --metric leaves th
 			if err != nil {
 				return inputErr(fmt.Errorf("run B: %w", err))
 			}
-			rows := compare.Runs(a.Samples, b.Samples, metrics)
+			rows := compare.Runs(a.Samples, b.Samples, metrics, b.Marked)
 			verdicts, err := gate.Check(rules, compare.Cells(rows))
 			if err != nil {
 				return inputErr(err)

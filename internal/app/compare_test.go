@@ -99,3 +99,76 @@ func TestCompareFormats(t *testing.T) {
 		t.Errorf("csv: exit %d\n%s", code, out)
 	}
 }
+
+// writeRun writes a run directory whose one cell (bridge/TUNING/tcp/r=1)
+// has the given trials; a nil metrics map is a failed trial.
+func writeRun(t *testing.T, trials map[string][]map[string]float64) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy([]byte("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: gate}\n")); err != nil {
+		t.Fatal(err)
+	}
+	for tuning, ms := range trials {
+		for i, m := range ms {
+			s := results.Sample{Cell: results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}, Trial: i + 1, Metrics: m}
+			if m == nil {
+				s.Metrics, s.Error, s.Discarded = map[string]float64{}, "iperf3: connection refused", "failed"
+			}
+			if err := w.AppendSample(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCompareGateEdges: a cell every trial of which failed in B fails the
+// gate and shows in the table; a rise from zero (retransmits 0 -> ~1000)
+// fails a "> +10%" rule; one trial a side is not judged; "" with a rule
+// still means every metric; usage errors are bad input, not a failed gate.
+func TestCompareGateEdges(t *testing.T) {
+	bit := func(v float64) map[string]float64 {
+		return map[string]float64{results.MetricBitrate: v, results.MetricRetransmits: 0}
+	}
+	a := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {bit(12e9), bit(12.1e9), bit(11.9e9)}})
+	b := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {nil, nil, nil}})
+	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+	if code != ExitFailure || !strings.Contains(out, "bridge/rfs/tcp/r=1") || !strings.Contains(out, "no value in B") {
+		t.Errorf("rfs failed in every trial of B: exit %d, want %d and the cell listed\n%s%s", code, ExitFailure, out, errs)
+	}
+	retx := func(v float64) map[string]float64 {
+		return map[string]float64{results.MetricBitrate: 10e9, results.MetricRetransmits: v}
+	}
+	zero := writeRun(t, map[string][]map[string]float64{"baseline": {retx(0), retx(0), retx(0), retx(0), retx(0)}})
+	many := writeRun(t, map[string][]map[string]float64{"baseline": {retx(1000), retx(1100), retx(900), retx(1050), retx(980)}})
+	if code, out, errs := compareExit(t, zero, many, "--metric", "", "--fail-if", "retransmits > +10%"); code != ExitFailure {
+		t.Errorf("retransmits 0 -> ~1000: exit %d, want %d\n%s%s", code, ExitFailure, out, errs)
+	}
+	if code, out, errs := compareExit(t, zero, zero, "--metric", "bitrate", "--metric", "", "--fail-if", "retransmits > +10%"); code != ExitOK {
+		t.Errorf("\"\" among --metric with a rule: exit %d, want %d\n%s%s", code, ExitOK, out, errs)
+	}
+	one := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9)}})
+	half := writeRun(t, map[string][]map[string]float64{"baseline": {bit(5e9)}})
+	if code, out, _ := compareExit(t, one, half, "--fail-if", "bitrate < -5%"); code != ExitOK || !strings.Contains(out, "not judged") {
+		t.Errorf("one trial a side: exit %d, want %d (no interval, not judged)\n%s", code, ExitOK, out)
+	}
+	for _, args := range [][]string{{a}, {a, b, b}} {
+		if code, _, _ := compareExit(t, args...); code != ExitBadInput {
+			t.Errorf("compare %v: exit %d, want %d (usage)", args, code, ExitBadInput)
+		}
+	}
+	var o, e bytes.Buffer
+	if code := Main(context.Background(), []string{"frobnicate"}, &o, &e); code != ExitBadInput {
+		t.Errorf("unknown command: exit %d, want %d", code, ExitBadInput)
+	}
+	if code := Main(context.Background(), []string{"report", filepath.Join(t.TempDir(), "nope")}, &o, &e); code != ExitBadInput {
+		t.Errorf("report of no run directory: exit %d, want %d", code, ExitBadInput)
+	}
+}

@@ -2,11 +2,13 @@ package app
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 func newReportCmd() *cobra.Command {
@@ -17,6 +19,10 @@ func newReportCmd() *cobra.Command {
 			"  xdg-open results/rps-rfs-20261121-101500/report.html",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Not a run directory is bad input (exit 2), as for compare.
+			if _, err := os.Stat(filepath.Join(args[0], results.StudyFile)); err != nil {
+				return inputErr(fmt.Errorf("%s is not a run directory: %w", args[0], err))
+			}
 			if err := report.Build(args[0]); err != nil {
 				return err
 			}

@@ -25,6 +25,12 @@ type Row struct {
 	P      float64       // Welch's two-sided p
 	DataA  string        // datapath in A
 	DataB  string        // datapath in B
+	// XA and XB are the finite values (the gate's intervals are computed
+	// from them at its own confidence).
+	XA, XB []float64
+	// Missing: A has the cell and metric, B tried the cell but has no
+	// value for it (every trial failed).
+	Missing bool
 }
 
 type key struct {
@@ -36,19 +42,29 @@ type key struct {
 	impairment string
 }
 
-// Runs matches the scalar metrics of two runs' samples. metrics limits
-// the metrics compared (empty: every metric both runs have).
-func Runs(a, b []results.Sample, metrics []string) []Row {
+// Runs matches the scalar metrics of two runs' counted samples. metrics
+// limits the metrics compared (empty, or an entry "": every metric both
+// runs have). bMarked are B's marked attempts (failed, disturbed): a cell
+// of A that B tried (it has marked attempts) but has no value of a
+// metric for is a row too, marked Missing, so a cell whose every trial
+// failed in B shows; a cell B never ran is left out, as before.
+func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []Row {
 	va, vb := values(a), values(b)
+	tried := map[key]bool{}
+	for _, s := range bMarked {
+		tried[key{datapath: s.Cell.Datapath, tuning: s.Cell.Tuning, workload: s.Cell.Workload, replicas: s.Cell.Replicas, impairment: s.Cell.Impairment}] = true
+	}
 	dpA, dpB := datapaths(a), datapaths(b)
 	// Runs of one datapath each are matched whatever their names (local
 	// "bridge" vs the CNI a cluster has); otherwise datapaths must agree.
 	anyDP := len(dpA) == 1 && len(dpB) == 1
 	want := map[string]bool{}
 	for _, m := range metrics {
-		if m != "" {
-			want[m] = true
+		if m == "" {
+			want = map[string]bool{}
+			break
 		}
+		want[m] = true
 	}
 	var rows []Row
 	for k, xs := range va {
@@ -60,7 +76,9 @@ func Runs(a, b []results.Sample, metrics []string) []Row {
 			kb.datapath = dpB[0]
 		}
 		ys, ok := vb[kb]
-		if !ok {
+		cell := kb
+		cell.metric = ""
+		if !ok && !tried[cell] {
 			continue
 		}
 		// The same comparison the summary makes of a tuning against its
@@ -76,6 +94,7 @@ func Runs(a, b []results.Sample, metrics []string) []Row {
 		rows = append(rows, Row{
 			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
+			XA: xs, XB: ys, Missing: !ok,
 		})
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -137,8 +156,12 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 				ratio += fmt.Sprintf(" [%.3f, %.3f]", r.Ratio.Low, r.Ratio.High)
 			}
 		}
+		b := sc.SummaryCI(r.B)
+		if r.Missing {
+			b = "missing (no value in B)"
+		}
 		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %s | %s |\n", r.Key, r.Metric, sc.Unit,
-			sc.SummaryCI(r.A), sc.SummaryCI(r.B), ratio, p); err != nil {
+			sc.SummaryCI(r.A), b, ratio, p); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ func sample(dp, tuning string, reps int, bitrate float64) results.Sample {
 func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 	a := []results.Sample{sample("bridge", "baseline", 1, 10e9), sample("bridge", "baseline", 1, 12e9), sample("bridge", "rfs", 1, 11e9)}
 	b := []results.Sample{sample("kube-cni", "baseline", 1, 5e9), sample("kube-cni", "baseline", 1, 6e9), sample("kube-cni", "rps", 1, 1e9)}
-	rows := Runs(a, b, []string{results.MetricBitrate})
+	rows := Runs(a, b, []string{results.MetricBitrate}, nil)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows, want 1 (only baseline/r=1 is in both): %+v", len(rows), rows)
 	}
@@ -47,7 +47,7 @@ func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 func TestRunsKeepsDatapathsApartWhenSeveral(t *testing.T) {
 	a := []results.Sample{sample("calico-vxlan", "baseline", 1, 1), sample("flannel-vxlan", "baseline", 1, 2)}
 	b := []results.Sample{sample("calico-vxlan", "baseline", 1, 3), sample("bridge", "baseline", 1, 4)}
-	rows := Runs(a, b, []string{results.MetricBitrate})
+	rows := Runs(a, b, []string{results.MetricBitrate}, nil)
 	if len(rows) != 1 || rows[0].DataA != "calico-vxlan" || rows[0].DataB != "calico-vxlan" {
 		t.Fatalf("rows %+v", rows)
 	}

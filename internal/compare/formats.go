@@ -18,7 +18,7 @@ var Formats = []string{"md", "csv", "json"}
 func Cells(rows []Row) []gate.Cell {
 	out := make([]gate.Cell, len(rows))
 	for i, r := range rows {
-		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, Ratio: r.Ratio.Ratio, Low: r.Ratio.Low, High: r.Ratio.High}
+		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing}
 	}
 	return out
 }
@@ -74,14 +74,14 @@ func num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
 	fail := failures(vs)
 	_ = cw.Write([]string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
-		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "failed_rules"})
+		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules"})
 	for _, r := range rows {
 		rules := ""
 		for i, t := range fail[r.Key+"\x00"+r.Metric] {
@@ -93,7 +93,7 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 		_ = cw.Write([]string{r.Key, r.Metric,
 			strconv.Itoa(r.A.N), num(r.A.Mean), num(r.A.CI95Low), num(r.A.CI95High),
 			strconv.Itoa(r.B.N), num(r.B.Mean), num(r.B.CI95Low), num(r.B.CI95High),
-			num(r.Ratio.Ratio), num(r.Ratio.Low), num(r.Ratio.High), string(r.Ratio.Method), num(r.P), rules})
+			num(r.Ratio.Ratio), num(r.Ratio.Low), num(r.Ratio.High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -126,6 +126,7 @@ type jsonRow struct {
 	RatioHigh   jsonNum  `json:"ratio_high"`
 	RatioMethod string   `json:"ratio_method"`
 	P           jsonNum  `json:"p_welch"`
+	MissingInB  bool     `json:"missing_in_b,omitempty"`
 	FailedRules []string `json:"failed_rules,omitempty"`
 }
 
@@ -150,7 +151,7 @@ func writeJSON(w io.Writer, nameA, nameB string, rows []Row, vs []gate.Verdict) 
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},
 			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(r.B.CI95Low), jsonNum(r.B.CI95High)},
 			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(r.Ratio.Low), RatioHigh: jsonNum(r.Ratio.High),
-			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), FailedRules: fail[r.Key+"\x00"+r.Metric]})
+			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: fail[r.Key+"\x00"+r.Metric]})
 	}
 	for _, v := range vs {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{v.Rule.Text, v.Cell.Key, v.Fail, v.Why})

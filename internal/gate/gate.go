@@ -1,11 +1,12 @@
 // Package gate is the regression gate of `cnibench compare --fail-if`: a
 // rule such as "bitrate < -5%" fails the comparison when some cell's
-// change of that metric from run A to run B is both significant (its 95%
-// interval of B/A excludes 1) and beyond the threshold (the estimated
-// change is below -5%). Both conditions, so that noise never fails a CI
-// job (an interval covering 1 passes, however large the estimate) and a
-// real but negligible change does not either (a significant -1% passes a
-// -5% rule).
+// change of that metric from run A to run B is both significant (its
+// interval of B/A, Bonferroni-corrected over the cells judged, excludes
+// 1) and beyond the threshold (the estimated change is below -5%), or
+// when B lacks a cell A has. Both conditions, so that noise fails a CI
+// job in at most 5% of runs (an interval covering 1 passes, however
+// large the estimate) and a real but negligible change does not fail it
+// (a significant -1% passes a -5% rule).
 //
 // Rules are parsed from the user's text here and nowhere else; they never
 // reach a shell.
@@ -17,6 +18,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // Rule is one --fail-if condition.
@@ -64,20 +67,22 @@ func Parse(text string) (Rule, error) {
 	return r, nil
 }
 
-// Cell is one matched cell of a comparison: B relative to A.
+// Cell is one matched cell of a comparison: its finite values in run A
+// and in run B.
 type Cell struct {
 	Key    string
 	Metric string
-	// Ratio is mean(B)/mean(A) with its 95% interval [Low, High]; NaN
-	// where it is undefined (too few trials, zero baseline).
-	Ratio, Low, High float64
+	A, B   []float64
+	// Missing: A has the cell and B none of its values (B tried it and
+	// every trial failed).
+	Missing bool
 }
 
 // Verdict of one rule on one cell.
 type Verdict struct {
 	Rule Rule
 	Cell Cell
-	// Fail: significant and beyond the threshold.
+	// Fail: significant and beyond the threshold, or missing in B.
 	Fail bool
 	// Why says which condition decided, for the CI log.
 	Why string
@@ -85,40 +90,103 @@ type Verdict struct {
 
 // Check applies every rule to every cell of its metric. A rule whose
 // metric no cell has is an error: a typo must not pass a gate silently.
+//
+// The cells are judged together, so the intervals are Bonferroni's: at
+// confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
+// 20 cells of pure noise would fail a gate in about two runs of three;
+// this way noise fails it in at most 5% of runs however many cells the
+// study has. A cell in A that B lacks fails: a change that breaks a
+// cell must not pass because it left nothing to compare.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
-	var out []Verdict
+	m := 0
 	for _, r := range rules {
 		seen := false
 		for _, c := range cells {
-			if c.Metric != r.Metric {
-				continue
+			if c.Metric == r.Metric {
+				seen = true
+				if judged(c) {
+					m++
+				}
 			}
-			seen = true
-			out = append(out, judge(r, c))
 		}
 		if !seen {
 			return nil, fmt.Errorf("--fail-if %q: no cell of both runs has metric %q", r.Text, r.Metric)
 		}
 	}
+	conf := stats.Confidence
+	if m > 1 {
+		conf = 1 - (1-stats.Confidence)/float64(m)
+	}
+	var out []Verdict
+	for _, r := range rules {
+		for _, c := range cells {
+			if c.Metric == r.Metric {
+				out = append(out, judge(r, c, conf))
+			}
+		}
+	}
 	return out, nil
 }
 
-func judge(r Rule, c Cell) Verdict {
+// judged: the cell has an interval to judge (two values on each side).
+func judged(c Cell) bool { return !c.Missing && len(c.A) >= 2 && len(c.B) >= 2 }
+
+func judge(r Rule, c Cell, conf float64) Verdict {
 	v := Verdict{Rule: r, Cell: c}
-	change := c.Ratio - 1
+	if c.Missing {
+		v.Fail = true
+		v.Why = "no value in B (every trial of the cell failed there): not measured"
+		return v
+	}
+	if !judged(c) {
+		v.Why = fmt.Sprintf("%d trial(s) in A, %d in B: no interval with fewer than 2 on a side, not judged", len(c.A), len(c.B))
+		return v
+	}
+	ci := stats.RatioAt(c.B, c.A, conf)
+	level := fmt.Sprintf("%.4g%%", 100*conf)
+	var change float64
+	var sig bool
+	var shown string
+	if ci.Method == stats.MethodFieller && !math.IsNaN(ci.Low) && !math.IsNaN(ci.High) {
+		change = ci.Ratio - 1
+		sig = ci.Low > 1 || ci.High < 1
+		shown = fmt.Sprintf("%s interval of B/A [%.3f, %.3f]", level, ci.Low, ci.High)
+	} else {
+		// A's mean is zero or not clearly away from it (a count that is
+		// usually 0: retransmits, errors): no bounded ratio interval, so
+		// the change is judged by Welch's test at the same level, and a
+		// rise from exactly 0 is an unbounded relative change.
+		ma, mb := mean(c.A), mean(c.B)
+		_, _, p := stats.Welch(c.B, c.A)
+		sig = p < 1-conf
+		change = math.Inf(1)
+		if ma != 0 {
+			change = mb/ma - 1
+		} else if mb < ma {
+			change = math.Inf(-1)
+		} else if mb == ma {
+			change = 0
+		}
+		shown = fmt.Sprintf("A's mean %.4g is not clearly away from 0, so no ratio interval; Welch's p %.3g against %.3g", ma, p, 1-conf)
+	}
 	switch {
-	case math.IsNaN(c.Ratio) || math.IsNaN(c.Low) || math.IsNaN(c.High):
-		v.Why = "no interval (too few trials on a side): not judged"
-	case c.Low <= 1 && c.High >= 1:
-		v.Why = fmt.Sprintf("not significant: 95%% interval of B/A [%.3f, %.3f] covers 1", c.Low, c.High)
+	case !sig:
+		v.Why = "not significant: " + shown
 	case r.Below && change < r.Change, !r.Below && change > r.Change:
 		v.Fail = true
-		v.Why = fmt.Sprintf("change %+.1f%% (95%% interval %+.1f%% to %+.1f%%) is significant and beyond %+.1f%%",
-			100*change, 100*(c.Low-1), 100*(c.High-1), 100*r.Change)
+		v.Why = fmt.Sprintf("change %+.1f%% is significant (%s) and beyond %+.1f%%", 100*change, shown, 100*r.Change)
 	default:
-		v.Why = fmt.Sprintf("significant change %+.1f%% within the threshold %+.1f%%", 100*change, 100*r.Change)
+		v.Why = fmt.Sprintf("significant change %+.1f%% (%s) within the threshold %+.1f%%", 100*change, shown, 100*r.Change)
 	}
 	return v
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 // Failed reports whether any verdict fails the gate.

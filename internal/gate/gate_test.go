@@ -2,6 +2,7 @@ package gate
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -47,34 +48,89 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
+// around returns n values of mean m with relative spread sd, alternating
+// around the mean (+sd, −sd, ...): a sample whose interval is known.
+func around(m, sd float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = m * (1 + sd*float64(1-2*(i%2)))
+	}
+	return out
+}
+
 func TestCheck(t *testing.T) {
 	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
 	rise := Rule{Text: "rtt > 10%", Metric: "rtt", Below: false, Change: 0.10}
-	nan := math.NaN()
+	retx := Rule{Text: "retransmits > 10%", Metric: "retransmits", Below: false, Change: 0.10}
+	base := around(100, 0.02, 10)
 	for _, tc := range []struct {
 		name string
 		rule Rule
 		cell Cell
 		fail bool
+		why  string
 	}{
-		{"significant regression beyond threshold", drop, Cell{Metric: "bitrate", Ratio: 0.90, Low: 0.85, High: 0.95}, true},
-		{"large but noisy", drop, Cell{Metric: "bitrate", Ratio: 0.80, Low: 0.55, High: 1.05}, false},
-		{"significant but small", drop, Cell{Metric: "bitrate", Ratio: 0.98, Low: 0.97, High: 0.99}, false},
-		{"improvement", drop, Cell{Metric: "bitrate", Ratio: 1.20, Low: 1.10, High: 1.30}, false},
-		{"no interval", drop, Cell{Metric: "bitrate", Ratio: 0.5, Low: nan, High: nan}, false},
-		{"latency rise", rise, Cell{Metric: "rtt", Ratio: 1.25, Low: 1.15, High: 1.35}, true},
-		{"latency fall", rise, Cell{Metric: "rtt", Ratio: 0.75, Low: 0.70, High: 0.80}, false},
+		{"significant regression beyond threshold", drop, Cell{Metric: "bitrate", A: base, B: around(90, 0.02, 10)}, true, "beyond -5.0%"},
+		{"large but noisy", drop, Cell{Metric: "bitrate", A: base, B: around(80, 0.5, 4)}, false, "not significant"},
+		{"significant but small", drop, Cell{Metric: "bitrate", A: base, B: around(98, 0.001, 10)}, false, "within the threshold"},
+		{"improvement", drop, Cell{Metric: "bitrate", A: base, B: around(120, 0.02, 10)}, false, "within the threshold"},
+		{"one trial a side: no interval", drop, Cell{Metric: "bitrate", A: []float64{100}, B: []float64{50}}, false, "not judged"},
+		{"missing in B", drop, Cell{Metric: "bitrate", A: base, Missing: true}, true, "no value in B"},
+		{"latency rise", rise, Cell{Metric: "rtt", A: base, B: around(125, 0.02, 10)}, true, "beyond +10.0%"},
+		{"latency fall", rise, Cell{Metric: "rtt", A: base, B: around(75, 0.02, 10)}, false, "within"},
+		{"rise from zero", retx, Cell{Metric: "retransmits", A: make([]float64, 5), B: []float64{1000, 1100, 900, 1050, 980}}, true, "Welch"},
+		{"zero stays zero", retx, Cell{Metric: "retransmits", A: make([]float64, 5), B: make([]float64, 5)}, false, "not significant"},
+		{"noisy near zero", retx, Cell{Metric: "retransmits", A: []float64{0, 0, 3, 0, 0}, B: []float64{0, 4, 0, 0, 1}}, false, "not significant"},
 	} {
 		vs, err := Check([]Rule{tc.rule}, []Cell{tc.cell})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(vs) != 1 || vs[0].Fail != tc.fail || Failed(vs) != tc.fail || vs[0].Why == "" {
-			t.Errorf("%s: %+v, want fail=%v", tc.name, vs, tc.fail)
+		if len(vs) != 1 || vs[0].Fail != tc.fail || Failed(vs) != tc.fail || !strings.Contains(vs[0].Why, tc.why) {
+			t.Errorf("%s: %+v, want fail=%v and a reason containing %q", tc.name, vs, tc.fail, tc.why)
 		}
 	}
-	if _, err := Check([]Rule{drop}, []Cell{{Metric: "rtt", Ratio: 1, Low: 1, High: 1}}); err == nil {
+	if _, err := Check([]Rule{drop}, []Cell{{Metric: "rtt", A: base, B: base}}); err == nil {
 		t.Error("a rule whose metric no cell has must be an error, not a silent pass")
+	}
+}
+
+// TestCheckNoiseManyCells: two runs of the same distribution with many
+// cells fail the gate in at most about 5% of runs (Bonferroni over the
+// cells; at 95% per cell 20 cells failed it in about a third of runs),
+// while one real 10% loss among them is still caught.
+func TestCheckNoiseManyCells(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	draw := func(m float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = m * (1 + 0.05*r.NormFloat64())
+		}
+		return out
+	}
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	const runs = 400
+	failed, caught := 0, 0
+	for range runs {
+		var cells []Cell
+		for range 20 {
+			cells = append(cells, Cell{Metric: "bitrate", A: draw(100, 5), B: draw(100, 5)})
+		}
+		vs, _ := Check([]Rule{drop}, cells)
+		if Failed(vs) {
+			failed++
+		}
+		cells[0].A, cells[0].B = draw(100, 10), draw(80, 10)
+		if vs, _ = Check([]Rule{drop}, cells); vs[0].Fail {
+			caught++
+		}
+	}
+	t.Logf("pure noise, 20 cells of 5 trials: failed %d of %d; a 20%% loss caught in %d", failed, runs, caught)
+	if failed > runs*8/100 {
+		t.Errorf("noise failed the gate in %d of %d runs, want about 5%% at most", failed, runs)
+	}
+	if caught < runs*9/10 {
+		t.Errorf("a 20%% loss among 20 cells caught in %d of %d runs", caught, runs)
 	}
 }
 
