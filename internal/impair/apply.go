@@ -126,6 +126,17 @@ func inspect(nsName, dev string, qs []qdisc) (Prev, error) {
 	case root.Kind == "netem":
 		return Prev{}, fmt.Errorf("%s already has a netem root qdisc %s (left by a crashed run? `cnibench cleanup`): %w", where, handleString(root.Handle), ErrUnrestorable)
 	case root.Handle == 0:
+		// The kernel's default root (mq on a multiqueue NIC) comes back
+		// by itself when the netem goes, with default children (handle
+		// 0:). A child with a handle was set by someone (tc qdisc replace
+		// parent :1 fq): it would come back as the default, its settings
+		// lost, so it is refused like any root cnibench cannot restore.
+		for _, q := range qs {
+			if q.Parent != netlink.HANDLE_ROOT && q.Parent != netlink.HANDLE_INGRESS && q.Parent>>16 == 0 && q.Handle != 0 {
+				return Prev{}, fmt.Errorf("%s: its default root %s has a %s child %s set on queue %s, which cnibench cannot restore after netem; remove it or impair another device: %w",
+					where, root.Kind, q.Kind, handleString(q.Handle), handleString(q.Parent), ErrUnrestorable)
+			}
+		}
 		p.Default = true
 		return p, nil
 	case root.Kind == "tbf":

@@ -33,6 +33,8 @@ func TestInspect(t *testing.T) {
 			Prev{Kind: "fq_codel", Default: true, Parent: root}},
 		{"mq with its default children", []qdisc{{Kind: "mq", Parent: root}, {Kind: "fq_codel", Parent: netlink.MakeHandle(0, 1)}},
 			Prev{Kind: "mq", Default: true, Parent: root}},
+		{"default root beside an ingress qdisc", []qdisc{{Kind: "fq_codel", Parent: root}, {Kind: "ingress", Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_INGRESS}},
+			Prev{Kind: "fq_codel", Default: true, Parent: root}},
 		{"device never up", nil, Prev{Kind: "none", Default: true, Parent: root}},
 		{"the engine's tbf shaper, hidden inner queue", []qdisc{{Kind: "tbf", Handle: one, Parent: root, Options: tbfOptions(2_500_000)}},
 			Prev{Kind: "tbf", Handle: one, Parent: oneOne, Child: &Child{Kind: "bfifo", Limit: 2_500_000}}},
@@ -69,6 +71,9 @@ func TestInspect(t *testing.T) {
 			{Kind: "tbf", Handle: one, Parent: root, Options: tbfOptions(1000)},
 			{Kind: "htb", Handle: netlink.MakeHandle(2, 0), Parent: oneOne}}, "tbf 1: has a htb child 2:"},
 		{"tbf without parameters", []qdisc{{Kind: "tbf", Handle: one, Parent: root}}, "without TCA_TBF_PARMS"},
+		{"mq with an admin's fq on queue 1", []qdisc{{Kind: "mq", Parent: root},
+			{Kind: "fq", Handle: netlink.MakeHandle(0x8001, 0), Parent: netlink.MakeHandle(0, 1)},
+			{Kind: "fq_codel", Parent: netlink.MakeHandle(0, 2)}}, "default root mq has a fq child 8001: set on queue 0:1"},
 	}
 	for _, tt := range refused {
 		_, err := inspect("ns", "eth1", tt.qs)

@@ -145,9 +145,17 @@ type Applied struct {
 	undo  []Undo
 }
 
+// RevertError is a failure to undo a knob: the host is no longer in the
+// state the next trial assumes, so a run that meets one must stop (the
+// runner's fatal error) rather than measure on top of it.
+type RevertError struct{ Err error }
+
+func (e *RevertError) Error() string { return "revert: " + e.Err.Error() }
+func (e *RevertError) Unwrap() error { return e.Err }
+
 // Apply applies, in list order, the knobs of scope s that t wants. If
 // one fails, those already applied are reverted and the error says which
-// failed.
+// failed; if reverting fails too, the error holds a *RevertError.
 func Apply(ctx context.Context, s Scope, t *Target) (*Applied, error) {
 	a := &Applied{}
 	for _, e := range List {
@@ -158,10 +166,13 @@ func Apply(ctx context.Context, s Scope, t *Target) (*Applied, error) {
 		if err != nil {
 			// A knob that failed half-way hands back the undo of what it
 			// did write.
+			var undo error
 			if u != nil {
-				err = errors.Join(err, u())
+				if uerr := u(); uerr != nil {
+					undo = &RevertError{uerr}
+				}
 			}
-			return nil, errors.Join(err, a.Revert())
+			return nil, errors.Join(err, undo, a.Revert())
 		}
 		a.names = append(a.names, e.Name)
 		a.undo = append(a.undo, u)
@@ -171,7 +182,7 @@ func Apply(ctx context.Context, s Scope, t *Target) (*Applied, error) {
 
 // Revert reverts the applied knobs in reverse order, each once; it goes
 // on past a failure and returns every error (each Undo's error says what
-// it reverted).
+// it reverted) as one *RevertError, nil when all went back.
 func (a *Applied) Revert() error {
 	if a == nil {
 		return nil
@@ -185,5 +196,8 @@ func (a *Applied) Revert() error {
 		}
 	}
 	a.undo, a.names = nil, nil
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return &RevertError{errors.Join(errs...)}
 }

@@ -101,5 +101,14 @@ func TestApplyRevertOrder(t *testing.T) {
 	List = []Entry{knob("a", Trial, false, false), knob("b", Trial, true, false), knob("c", Trial, false, false)}
 	if _, err := Apply(context.Background(), Trial, &Target{}); err == nil || strings.Join(log, " ") != "+a -a" {
 		t.Errorf("failed apply: log %q, err %v", log, err)
+	} else if re := (*RevertError)(nil); errors.As(err, &re) {
+		t.Errorf("failed apply, clean revert: %v is a RevertError", err)
+	}
+	// A failed apply whose revert fails too must say so by type: the
+	// runner stops the run on it instead of retrying on a dirty host.
+	log = nil
+	List = []Entry{knob("a", Trial, false, true), knob("b", Trial, true, false)}
+	if _, err := Apply(context.Background(), Trial, &Target{}); !errors.As(err, new(*RevertError)) || !strings.Contains(err.Error(), "b failed") {
+		t.Errorf("failed apply, failed revert: %v, want a RevertError naming both", err)
 	}
 }

@@ -2,6 +2,7 @@ package knob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/probe"
@@ -47,6 +48,9 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
 	}
 	applied, err := tune.Apply(t.Journal, t.FS, t.Tuning, tgt)
+	if ue := (*tune.UndoError)(nil); errors.As(err, &ue) {
+		return nil, &RevertError{fmt.Errorf("apply tuning %s: %w", t.Tuning.Name, err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("apply tuning %s: %w", t.Tuning.Name, err)
 	}

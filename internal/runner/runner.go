@@ -370,12 +370,13 @@ func (r *run) useTempDir() (func() error, error) {
 	// Mkdir, not MkdirAll: the run ID is new, so an existing directory is
 	// another run's. 0755 (then chmod, past the umask) as nginx's workers,
 	// which drop root, must reach their site below it.
+	// On failure the entry is closed: a directory Mkdir did not make is
+	// not ours to remove, and a pending entry would block later runs.
 	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("temporary directory of run %s: %w", r.id, err)
+		return nil, errors.Join(fmt.Errorf("temporary directory of run %s: %w", r.id, err), r.journal.RemovedDir(tmp))
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.Remove(tmp)
-		return nil, fmt.Errorf("temporary directory of run %s: %w", r.id, err)
+		return nil, errors.Join(fmt.Errorf("temporary directory of run %s: %w", r.id, err), os.Remove(tmp), r.journal.RemovedDir(tmp))
 	}
 	old, had := os.LookupEnv("TMPDIR")
 	os.Setenv("TMPDIR", tmp)

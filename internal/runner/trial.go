@@ -37,6 +37,11 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}
 	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
+	if rerr := (*knob.RevertError)(nil); errors.As(err, &rerr) {
+		// A knob half-applied and not taken back: measuring on would
+		// measure the leftover (and journal it as the old value).
+		return sample, &fatalError{err}
+	}
 	if err != nil {
 		return sample, err
 	}

@@ -44,7 +44,7 @@ func (a *Applied) Changes() (changes []Change, old []string) {
 // value, journals old and new (on disk before the write), writes, and reads
 // back to check. Values that already hold what the tuning wants are left
 // alone. On error everything written so far is reverted and the error is
-// returned with the revert's, if any.
+// returned with the revert's, if any, as an *UndoError.
 func Apply(j *journal.Journal, fs FS, t study.Tuning, tgt Target) (*Applied, error) {
 	if j == nil {
 		return nil, errors.New("apply tuning: a journal is required to undo changes after a crash")
@@ -58,7 +58,7 @@ func Apply(j *journal.Journal, fs FS, t study.Tuning, tgt Target) (*Applied, err
 		if err := a.apply(c); err != nil {
 			err = fmt.Errorf("apply tuning %s: %w", t.Name, err)
 			if rerr := a.Revert(); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("undo partial tuning: %w", rerr))
+				err = errors.Join(err, &UndoError{rerr})
 			}
 			return nil, err
 		}
@@ -138,3 +138,10 @@ func (a *Applied) Revert() error {
 	}
 	return errors.Join(errs...)
 }
+
+// UndoError is a failed undo of a partial tuning: values the tuning wrote
+// are still in place (the journal still holds them for cleanup).
+type UndoError struct{ Err error }
+
+func (e *UndoError) Error() string { return "undo partial tuning: " + e.Err.Error() }
+func (e *UndoError) Unwrap() error { return e.Err }

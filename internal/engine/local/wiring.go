@@ -87,6 +87,10 @@ func (c *Cluster) setupCNI() error {
 	// Mkdir, not MkdirAll: a directory that exists holds another run's
 	// (or a dead one's) leases, which host-local would take for its own.
 	if err := os.Mkdir(dir, 0o700); err != nil {
+		// Not ours: the journal must not hand it to cleanup to remove.
+		if dr, ok := c.cfg.Recorder.(DirRecorder); ok {
+			err = errors.Join(err, dr.RemovedDir(dir))
+		}
 		return fmt.Errorf("state directory of run %s: %w (a run with this ID is alive, or one died: run cnibench cleanup)", c.cfg.RunID, err)
 	}
 	c.stateDir = dir

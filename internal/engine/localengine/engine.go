@@ -118,7 +118,7 @@ func (e *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engin
 	}
 	c, err := local.Up(ctx, local.Config{
 		RunID: r.ID, Datapath: d.Built, UnderlayMTU: r.Study.Spec.Nodes.UnderlayMTU,
-		Wiring: sd.Wiring, StateDir: filepath.Join(r.StateDir, "cni"),
+		Wiring: sd.Wiring, StateDir: r.StateDir,
 		ServerCPUs: r.ServerCPUs, ClientCPUs: r.ClientCPUs,
 		Recorder: r.Journal, Kill: cleanup.KillInNetns,
 	})

@@ -1,0 +1,34 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// A trial knob applies, the next one fails, and undoing the first fails
+// too: a knob that does not revert ends the run (fatalError), rather than
+// a retried trial measuring on top of the leftover.
+func TestTrialKnobNotRevertedIsFatal(t *testing.T) {
+	saved := knob.List
+	defer func() { knob.List = saved }()
+	reverted := false
+	knob.List = []knob.Entry{
+		{Name: "a", Scope: knob.Trial, Wanted: func(*knob.Target) bool { return true },
+			Apply: func(context.Context, *knob.Target) (knob.Undo, error) {
+				return func() error { reverted = true; return errors.New("revert a: EIO") }, nil
+			}},
+		{Name: "b", Scope: knob.Trial, Wanted: func(*knob.Target) bool { return true },
+			Apply: func(context.Context, *knob.Target) (knob.Undo, error) { return nil, errors.New("apply b failed") }},
+	}
+	r := &run{study: &study.Study{}, plan: &plan{machine: cpuset.Set{0, 1}}, softirqCore: map[int]int{}}
+	_, err := r.trial(context.Background(), nil, results.Cell{}, 1, study.Tuning{}, study.Workload{}, placed{}, &knob.Target{})
+	if !reverted || err == nil || !isFatal(err) {
+		t.Errorf("err %v (fatal %v), reverted %v: want a fatal error after the revert was tried", err, isFatal(err), reverted)
+	}
+}
