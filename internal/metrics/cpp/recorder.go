@@ -126,7 +126,9 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	if _, err := os.Stat(data); err != nil {
 		return Result{}, fmt.Errorf("perf record wrote no data (%v): %s", werr, clip(string(stderr)))
 	}
-	rep, err := proc.Start(ctx, "", nil, []string{"perf", "report", "-i", data, "--stdio", "--no-children",
+	// In perf record's namespace too: a run killed while perf report
+	// reads a large recording leaves a process cleanup finds there.
+	rep, err := proc.Start(ctx, r.perfNetns(), nil, []string{"perf", "report", "-i", data, "--stdio", "--no-children",
 		"--sort", "comm,sym", "-F", "sample,comm,sym", "-t", ";", "-q"})
 	if err != nil {
 		return Result{}, fmt.Errorf("perf report: %w", err)
