@@ -231,7 +231,7 @@ func (p *Pair) UnmarshalJSON(b []byte) error {
 func DecisionText(p *Pair, n int) string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	iv := "no interval"
-	if p.Chosen.Method != stats.MethodNone && Finite(p.Chosen.Low) && Finite(p.Chosen.High) {
+	if hasInterval(p.Chosen.RatioCI) {
 		iv = fmt.Sprintf("%s [%s, %s] %s", f(p.Chosen.Ratio), f(p.Chosen.Low), f(p.Chosen.High), p.Chosen.Method)
 	}
 	out := fmt.Sprintf("%s, n=%d: %s", iv, n, p.Decision.Verdict)
