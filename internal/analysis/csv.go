@@ -43,7 +43,12 @@ func WriteCSV(w io.Writer, rows []Row) error {
 			"", "", "", num(r.PBaseline), num(r.PFirstDatapath), r.Impairment,
 		}
 		if r.HasNorm {
-			rec[12], rec[13], rec[14] = num(r.Normalized), num(r.NormCI95Low), num(r.NormCI95High)
+			rec[12] = num(r.Normalized)
+		}
+		// Bounds only where an interval was estimated: without one they
+		// equal the point, which a script would read as a zero-width CI.
+		if NormHasCI(r) {
+			rec[13], rec[14] = num(r.NormCI95Low), num(r.NormCI95High)
 		}
 		rec = append(rec, pairCols(r.VsBaseline)...)
 		rec = append(rec, pairCols(r.VsFirstDatapath)...)
@@ -71,8 +76,16 @@ func pairCols(p *Pair) []string {
 	if p.Paired.N > 0 {
 		pn = strconv.Itoa(p.Paired.N)
 	}
+	// As for the normalized bounds: empty where the method is none.
+	pl, ph, cl, ch := "", "", "", ""
+	if hasInterval(p.Paired.RatioCI) {
+		pl, ph = num(p.Paired.Low), num(p.Paired.High)
+	}
+	if hasInterval(p.Chosen.RatioCI) {
+		cl, ch = num(p.Chosen.Low), num(p.Chosen.High)
+	}
 	return []string{
-		num(p.Paired.Ratio), num(p.Paired.Low), num(p.Paired.High), pn,
-		num(p.Chosen.Low), num(p.Chosen.High), string(p.Chosen.Method), string(p.Decision.Verdict), p.Decision.Reason,
+		num(p.Paired.Ratio), pl, ph, pn,
+		cl, ch, string(p.Chosen.Method), string(p.Decision.Verdict), p.Decision.Reason,
 	}
 }

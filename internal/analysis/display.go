@@ -62,15 +62,45 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 }
 
 // NormCI shows a row's normalized value and interval, "missing" without.
+// A row whose interval could not be estimated shows the value and "no
+// CI": its stored bounds then equal the value, and "[0.900, 0.900]" would
+// read as a measured interval of zero width.
 func NormCI(r Row) string {
 	if !r.HasNorm {
 		return "missing"
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	if r.N < 2 {
-		return f(r.Normalized) + " (n=1, no CI)"
+	if NormHasCI(r) {
+		return fmt.Sprintf("%s [%s, %s]", f(r.Normalized), f(r.NormCI95Low), f(r.NormCI95High))
 	}
-	return fmt.Sprintf("%s [%s, %s]", f(r.Normalized), f(r.NormCI95Low), f(r.NormCI95High))
+	switch {
+	case r.N < 2:
+		return fmt.Sprintf("%s (n=%d, no CI)", f(r.Normalized), r.N)
+	case r.NormMethod == string(stats.MethodNone):
+		// stats.Ratio has no interval only with fewer than two values on
+		// a side, and this row has two: the baseline has fewer.
+		return f(r.Normalized) + " (baseline n<2, no CI)"
+	}
+	return f(r.Normalized) + " (no CI)"
+}
+
+// NormHasCI reports whether a normalized row's interval was estimated:
+// its method is a real one (not none, nor empty as in a row without a
+// method), and for the baseline's own row its mean had an interval.
+func NormHasCI(r Row) bool {
+	switch {
+	case !r.HasNorm || r.NormMethod == "" || r.NormMethod == string(stats.MethodNone):
+		return false
+	case r.NormMethod == NormOwn && r.N < 2:
+		return false
+	}
+	return Finite(r.NormCI95Low) && Finite(r.NormCI95High)
+}
+
+// hasInterval reports whether a ratio interval was estimated; with
+// MethodNone its bounds are NaN or collapsed to the point estimate.
+func hasInterval(c stats.RatioCI) bool {
+	return c.Method != "" && c.Method != stats.MethodNone && Finite(c.Low) && Finite(c.High)
 }
 
 // FormatP shows a p value with its relation: "<0.001" or "=0.042"; ""

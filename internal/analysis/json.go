@@ -153,6 +153,12 @@ type refMatchFields struct {
 	MeanHigh jnum   `json:"mean_high"`
 	NormLow  jnum   `json:"norm_low"`
 	NormHigh jnum   `json:"norm_high"`
+	// The ratio fields were added later: a file without them reads as no
+	// ratio rows, an undefined span and no interval.
+	RatioRows []Key `json:"ratio_rows,omitempty"`
+	RatioLow  jnum  `json:"ratio_low"`
+	RatioHigh jnum  `json:"ratio_high"`
+	RatioCI   *Pair `json:"ratio_ci,omitempty"`
 }
 
 // MarshalJSON writes the reference with the study file's field names.
@@ -160,13 +166,15 @@ func (m RefMatch) MarshalJSON() ([]byte, error) {
 	return json.Marshal(refMatchJSON{
 		Reference: m.Reference,
 		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
-			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh)},
+			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh),
+			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI},
 	})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
 func (m *RefMatch) UnmarshalJSON(b []byte) error {
-	var j refMatchJSON
+	nan := jnum(math.NaN())
+	j := refMatchJSON{refMatchFields: refMatchFields{RatioLow: nan, RatioHigh: nan}}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
@@ -174,6 +182,7 @@ func (m *RefMatch) UnmarshalJSON(b []byte) error {
 		Reference: j.Reference,
 		Label:     j.Label, Rows: j.Rows, NormRows: j.NormRows,
 		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
+		RatioRows: j.RatioRows, RatioLow: float64(j.RatioLow), RatioHigh: float64(j.RatioHigh), RatioCI: j.RatioCI,
 	}
 	return nil
 }

@@ -225,16 +225,29 @@ func (p *Pair) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DecisionText shows a pair's chosen interval, its method and the
-// decision: "1.052 [1.031, 1.074] paired-t, n=6: better"; an undecided
-// pair also says why.
-func DecisionText(p *Pair, n int) string {
+// DecisionText shows a pair's chosen interval, its method, the count it
+// was made on and the decision: "1.052 [1.031, 1.074] paired-t, 6 pairs:
+// better", "1.050 [1.010, 1.093] fieller, n=6 vs baseline's 5: better";
+// an undecided pair also says why. n is the row's trial count and refN
+// its reference's (0: unknown). A paired interval is counted in complete
+// pairs, which can be fewer than either side's trials, so the row's n
+// would overstate what it rests on.
+func DecisionText(p *Pair, n, refN int) string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	iv := "no interval"
-	if p.Chosen.Method != stats.MethodNone && Finite(p.Chosen.Low) && Finite(p.Chosen.High) {
+	if hasInterval(p.Chosen.RatioCI) {
 		iv = fmt.Sprintf("%s [%s, %s] %s", f(p.Chosen.Ratio), f(p.Chosen.Low), f(p.Chosen.High), p.Chosen.Method)
 	}
-	out := fmt.Sprintf("%s, n=%d: %s", iv, n, p.Decision.Verdict)
+	var count string
+	switch {
+	case p.Chosen.Method == stats.MethodPairedT || p.Chosen.Method == stats.MethodPairedBootstrap:
+		count = fmt.Sprintf("%d pairs", p.Paired.N)
+	case refN > 0:
+		count = fmt.Sprintf("n=%d vs %s's %d", n, p.Against, refN)
+	default:
+		count = fmt.Sprintf("n=%d", n)
+	}
+	out := fmt.Sprintf("%s, %s: %s", iv, count, p.Decision.Verdict)
 	if p.Decision.Verdict == stats.Undecided {
 		out += " (" + p.Decision.Reason + ")"
 	}

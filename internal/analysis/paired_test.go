@@ -142,3 +142,36 @@ func TestDatapathsAreNotPaired(t *testing.T) {
 		t.Errorf("a 10%% gain drowned in a 2x spread decided %s", p.Decision.Verdict)
 	}
 }
+
+// TestDecisionTextCounts: a decision names what its interval rests on.
+// With baseline trials in rounds 4 to 6 only, a six-trial row is decided
+// on 3 pairs, not on its 6 trials; an unpaired decision names the trials
+// of both sides.
+func TestDecisionTextCounts(t *testing.T) {
+	c := func(tn string) results.Cell {
+		return results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: 1}
+	}
+	var smp []results.Sample
+	for i := 1; i <= 6; i++ {
+		w := 1 + 0.01*float64(i%3)
+		if i > 3 {
+			smp = append(smp, results.Sample{Cell: c("baseline"), Trial: i, Metrics: map[string]float64{results.MetricBitrate: 10e9 * w}})
+		}
+		smp = append(smp, results.Sample{Cell: c("rfs"), Trial: i, Metrics: map[string]float64{results.MetricBitrate: 11e9 * w}})
+	}
+	r := find(t, Summarize(quickStudy(t), smp), "rfs", 1, results.MetricBitrate, -1)
+	p := r.VsBaseline
+	if p == nil || p.Chosen.Method != stats.MethodPairedT || p.Paired.N != 3 || r.N != 6 {
+		t.Fatalf("comparison %+v of a row of %d trials: want paired-t on 3 pairs", p, r.N)
+	}
+	if got := DecisionText(p, r.N, 3); !strings.Contains(got, "paired-t, 3 pairs: better") || strings.Contains(got, "n=6") {
+		t.Errorf("paired decision %q, want it on 3 pairs", got)
+	}
+	u := UnpairedOf("bridge", map[int]float64{1: 11, 2: 12, 3: 11.5}, map[int]float64{1: 10, 2: 10.2}, DefaultMargin, stats.HigherIsBetter)
+	if got := DecisionText(u, 3, 2); !strings.Contains(got, "fieller, n=3 vs bridge's 2:") {
+		t.Errorf("unpaired decision %q, want both sides' trials", got)
+	}
+	if got := DecisionText(u, 3, 0); !strings.Contains(got, "fieller, n=3:") {
+		t.Errorf("unpaired decision without the reference's count %q", got)
+	}
+}

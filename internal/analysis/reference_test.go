@@ -1,6 +1,9 @@
 package analysis
 
 import (
+	"bytes"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -62,6 +65,48 @@ func TestRefRatioInterval(t *testing.T) {
 	u := m.RatioCI.Unpaired
 	if u.Method == "none" || !(u.Low < 1.3 && 1.3 < u.High) || u.High-u.Low > 0.1 {
 		t.Errorf("interval %+v: want a tight interval around 1.3", u)
+	}
+}
+
+// TestRefRatioJSONRoundTrip: summary.json carries the ratio rows, their
+// span and the interval the reports show, and reads them back; a file
+// written before these fields existed reads as no ratio.
+func TestRefRatioJSONRoundTrip(t *testing.T) {
+	row := func(dp string, mean float64) Row {
+		return Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "rr", Replicas: 1},
+			Metric: "transactions_per_s", CPU: -1, N: 3, Mean: mean}}
+	}
+	rows := []Row{row("bridge", 1000), row("macvlan", 1300)}
+	rs := rounds{RowKey(rows[0]): {1: 990, 2: 1000, 3: 1010}, RowKey(rows[1]): {1: 1290, 2: 1300, 3: 1310}}
+	r := 1.3163
+	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs)}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{`"ratio_rows"`, `"ratio_low"`, `"ratio_high"`, `"ratio_ci"`} {
+		if !strings.Contains(b.String(), f) {
+			t.Errorf("summary.json lacks %s:\n%s", f, b.String())
+		}
+	}
+	back, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, g := m.References[0], back.References[0]
+	if len(g.RatioRows) != 1 || g.RatioRows[0] != w.RatioRows[0] || g.RatioLow != w.RatioLow || g.RatioHigh != w.RatioHigh {
+		t.Errorf("ratio read back as rows %v [%v, %v], want %v [%v, %v]", g.RatioRows, g.RatioLow, g.RatioHigh, w.RatioRows, w.RatioLow, w.RatioHigh)
+	}
+	if g.RatioCI == nil || g.RatioCI.Unpaired.Low != w.RatioCI.Unpaired.Low || g.RatioCI.Unpaired.High != w.RatioCI.Unpaired.High ||
+		g.RatioCI.Unpaired.Method != w.RatioCI.Unpaired.Method {
+		t.Errorf("ratio interval read back as %+v, want %+v", g.RatioCI, w.RatioCI)
+	}
+	old, err := ReadJSON(strings.NewReader(`{"version": 1, "references": [{"reference": {"metric": "bitrate"}, "label": "paper", "mean_low": 1, "mean_high": 2, "norm_low": null, "norm_high": null}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := old.References[0]; len(o.RatioRows) != 0 || !math.IsNaN(o.RatioLow) || !math.IsNaN(o.RatioHigh) || o.RatioCI != nil {
+		t.Errorf("a file without ratio fields read as rows %v [%v, %v], interval %v; want none and NaN", o.RatioRows, o.RatioLow, o.RatioHigh, o.RatioCI)
 	}
 }
 

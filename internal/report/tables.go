@@ -72,8 +72,9 @@ func (n *numbers) refs(r analysis.Row) []analysis.RefMatch {
 
 // normCell shows a row's normalized value: "1.100 [1.05, 1.15]; p<0.001
 // · paper 1.24", and for a row compared with the baseline the interval
-// decided on with its method, n and the decision: "1.100 [1.05, 1.15];
-// p<0.001; decided on 1.098 [1.07, 1.12] paired-t, n=6: better".
+// decided on with its method, what it rests on and the decision: "1.100
+// [1.05, 1.15]; p<0.001; decided on 1.098 [1.07, 1.12] paired-t, 6 pairs:
+// better".
 func (n *numbers) normCell(r analysis.Row) string {
 	out := analysis.NormCI(r)
 	if r.VsBaseline == nil {
@@ -83,7 +84,10 @@ func (n *numbers) normCell(r analysis.Row) string {
 		out += "; p" + p
 	}
 	if r.VsBaseline != nil {
-		out += "; decided on " + analysis.DecisionText(r.VsBaseline, r.N)
+		base := r.Cell
+		base.Tuning = r.VsBaseline.Against
+		b, _ := n.row(base, r.Metric, r.CPU)
+		out += "; decided on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
 	}
 	return out + n.paperNote(r, true)
 }

@@ -97,6 +97,16 @@ func overlapText(m map[string][]int) string {
 	return " (CPUs " + cpuset.Set(shared).String() + " are shared)"
 }
 
+// plannedTrials says how many trials a cell was planned with: "5
+// trials", or "3 to 20 trials (adaptive)" for a range, whose cells stop
+// anywhere in it.
+func plannedTrials(t study.Trials) string {
+	if t.Adaptive() {
+		return fmt.Sprintf("%d to %d trials (adaptive)", t.Min, t.Max)
+	}
+	return fmt.Sprintf("%d trials", t.Max)
+}
+
 // method explains how the numbers were computed; docs/statistics.md has
 // the formulas.
 func method(s *study.Study, rows []analysis.Row) []string {
@@ -119,8 +129,8 @@ func method(s *study.Study, rows []analysis.Row) []string {
 		observed = fmt.Sprintf("n = %d to %d per measured cell", nmin, nmax)
 	}
 	out := []string{
-		fmt.Sprintf("Each cell (datapath × tuning × workload × replicas) was planned with %d trials of %s, the first %s of each omitted as warm-up; %s.",
-			sp.Trials, sp.Duration.Duration, sp.Warmup.Duration, observed),
+		fmt.Sprintf("Each cell (datapath × tuning × workload × replicas) was planned with %s of %s, the first %s of each omitted as warm-up; %s.",
+			plannedTrials(sp.Trials), sp.Duration.Duration, sp.Warmup.Duration, observed),
 		"Each trial is one observation. Values are means over trials with the sample standard deviation (n−1) and a 95% confidence interval " +
 			"mean ± t(0.975, n−1)·sd/√n. A cell with one trial has no interval (shown as \"n=1, no CI\"); a cell without trials is \"missing\".",
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -70,6 +71,25 @@ func TestNiceTicks(t *testing.T) {
 		}
 		if got := strings.Join(labels, " "); got != tc.want {
 			t.Errorf("ticks(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+// TestMethodPlannedTrials: the method text says the planned trials as a
+// count or, for an adaptive study, as its range (it printed the struct:
+// "planned with {5 5} trials").
+func TestMethodPlannedTrials(t *testing.T) {
+	for _, tc := range []struct {
+		trials study.Trials
+		want   string
+	}{
+		{study.Fixed(5), "planned with 5 trials of 4s"},
+		{study.Trials{Min: 3, Max: 20}, "planned with 3 to 20 trials (adaptive) of 4s"},
+	} {
+		s := &study.Study{}
+		s.Spec.Trials, s.Spec.Duration.Duration = tc.trials, 4*time.Second
+		if got := method(s, nil)[0]; !strings.Contains(got, tc.want) {
+			t.Errorf("trials %+v: %q lacks %q", tc.trials, got, tc.want)
 		}
 	}
 }

@@ -16,28 +16,42 @@ func mark(pass bool) string {
 // verdictTable lays the model's verdicts out as the seed-003 paper's
 // Table IX: a row per datapath and workload variant, a column per
 // impairment; each cell is our verdict, the paper's beside it, and "≠"
-// where they disagree.
+// where they disagree. A run with several tunings or replica counts
+// judges each of them: they get a row each, and their own column when
+// they vary, so one cell's failure is never hidden under another's pass.
 func verdictTable(m analysis.Model) table {
 	if len(m.Verdicts) == 0 {
 		return table{}
 	}
+	byTuning, byReplicas := verdictAxes(m.Verdicts)
 	var cols []string
 	colIdx := map[string]int{}
-	type rk struct{ dp, wl string }
+	type rk struct {
+		dp, tuning, wl string
+		replicas       int
+	}
 	var rows []rk
 	rowIdx := map[rk]int{}
+	key := func(v analysis.Verdict) rk { return rk{v.Datapath, v.Tuning, v.Workload, v.Replicas} }
 	for _, v := range m.Verdicts {
 		if _, ok := colIdx[v.Impairment]; !ok {
 			colIdx[v.Impairment] = len(cols)
 			cols = append(cols, v.Impairment)
 		}
-		k := rk{v.Datapath, v.Workload}
-		if _, ok := rowIdx[k]; !ok {
-			rowIdx[k] = len(rows)
-			rows = append(rows, k)
+		if _, ok := rowIdx[key(v)]; !ok {
+			rowIdx[key(v)] = len(rows)
+			rows = append(rows, key(v))
 		}
 	}
-	t := table{Head: []string{"datapath", "workload"}}
+	t := table{Head: []string{"datapath"}}
+	if byTuning {
+		t.Head = append(t.Head, "tuning")
+	}
+	t.Head = append(t.Head, "workload")
+	if byReplicas {
+		t.Head = append(t.Head, "replicas")
+	}
+	first := len(t.Head)
 	for _, c := range cols {
 		if c == "" {
 			c = "none"
@@ -46,7 +60,15 @@ func verdictTable(m analysis.Model) table {
 	}
 	t.Rows = make([][]string, len(rows))
 	for i, k := range rows {
-		t.Rows[i] = append([]string{k.dp, k.wl}, make([]string, len(cols))...)
+		r := []string{k.dp}
+		if byTuning {
+			r = append(r, k.tuning)
+		}
+		r = append(r, k.wl)
+		if byReplicas {
+			r = append(r, fmt.Sprint(k.replicas))
+		}
+		t.Rows[i] = append(r, make([]string, len(cols))...)
 	}
 	for _, v := range m.Verdicts {
 		cell := mark(v.Pass)
@@ -56,14 +78,34 @@ func verdictTable(m analysis.Model) table {
 				cell += " ≠"
 			}
 		}
-		t.Rows[rowIdx[rk{v.Datapath, v.Workload}]][2+colIdx[v.Impairment]] = cell
+		t.Rows[rowIdx[key(v)]][first+colIdx[v.Impairment]] = cell
 	}
 	return t
 }
 
+// verdictAxes reports whether the verdicts span more than one tuning and
+// more than one replica count: only then do those need a column.
+func verdictAxes(vs []analysis.Verdict) (byTuning, byReplicas bool) {
+	for _, v := range vs[1:] {
+		byTuning = byTuning || v.Tuning != vs[0].Tuning
+		byReplicas = byReplicas || v.Replicas != vs[0].Replicas
+	}
+	return byTuning, byReplicas
+}
+
 // verdictCaption says what the verdicts were judged by.
 func verdictCaption(m analysis.Model) string {
-	return "Verdict per datapath, workload and impairment by the study's criteria (" + m.VerdictCriteria +
+	per := "datapath, workload"
+	if len(m.Verdicts) > 0 {
+		byTuning, byReplicas := verdictAxes(m.Verdicts)
+		if byTuning {
+			per += ", tuning"
+		}
+		if byReplicas {
+			per += ", replica count"
+		}
+	}
+	return "Verdict per " + per + " and impairment by the study's criteria (" + m.VerdictCriteria +
 		"); \"paper\" is the published verdict (Table IX), ≠ marks a disagreement. summary.json has why each cell failed."
 }
 

@@ -1,0 +1,109 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// csvRecord returns the summary.csv record of a tuning's bitrate row at
+// one replica as a column-name map.
+func csvRecord(t *testing.T, rows []Row, tuning string) map[string]string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = rec[i]
+		}
+		if m["tuning"] == tuning && m["replicas"] == "1" && m["metric"] == results.MetricBitrate {
+			return m
+		}
+	}
+	t.Fatalf("no %s bitrate record", tuning)
+	return nil
+}
+
+// TestNormCIWithoutInterval: a tuning with five trials against a baseline
+// with one has a ratio but no interval. Neither the report cell nor
+// summary.csv may show the collapsed bounds as a zero-width interval, and
+// neither may the baseline's own row, whose single trial has no CI.
+func TestNormCIWithoutInterval(t *testing.T) {
+	c := func(tn string) results.Cell {
+		return results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: 1}
+	}
+	smp := []results.Sample{{Cell: c("baseline"), Trial: 1, Metrics: map[string]float64{results.MetricBitrate: 10e9}}}
+	for i, v := range []float64{9e9, 9.5e9, 8.5e9, 9.2e9, 8.8e9} {
+		smp = append(smp, results.Sample{Cell: c("rfs"), Trial: i + 1, Metrics: map[string]float64{results.MetricBitrate: v}})
+	}
+	rows := Summarize(quickStudy(t), smp)
+	r := find(t, rows, "rfs", 1, results.MetricBitrate, -1)
+	if r.NormMethod != string(stats.MethodNone) || NormHasCI(r) {
+		t.Fatalf("rfs: method %q, has CI %v; want none without an interval", r.NormMethod, NormHasCI(r))
+	}
+	if got := NormCI(r); got != "0.900 (baseline n<2, no CI)" {
+		t.Errorf("rfs cell %q, want the ratio with no CI", got)
+	}
+	rec := csvRecord(t, rows, "rfs")
+	if rec["normalized"] != "0.9" || rec["normalized_ci95_low"] != "" || rec["normalized_ci95_high"] != "" {
+		t.Errorf("rfs csv normalized %q [%q, %q], want 0.9 and empty bounds", rec["normalized"], rec["normalized_ci95_low"], rec["normalized_ci95_high"])
+	}
+	b := find(t, rows, "baseline", 1, results.MetricBitrate, -1)
+	if got := NormCI(b); got != "1.000 (n=1, no CI)" {
+		t.Errorf("baseline cell %q, want 1 with no CI", got)
+	}
+	if rec := csvRecord(t, rows, "baseline"); rec["normalized_ci95_low"] != "" || rec["normalized_ci95_high"] != "" {
+		t.Errorf("baseline csv bounds [%q, %q], want empty", rec["normalized_ci95_low"], rec["normalized_ci95_high"])
+	}
+	// A row read from a summary.json that names no method is not
+	// trusted with an interval either.
+	old := r
+	old.NormMethod, old.NormCI95Low, old.NormCI95High = "", 0.85, 0.95
+	if got := NormCI(old); got != "0.900 (no CI)" {
+		t.Errorf("row without a method: %q", got)
+	}
+}
+
+// TestNormCIWithInterval: with trials on both sides the cell and
+// summary.csv keep Fieller's interval.
+func TestNormCIWithInterval(t *testing.T) {
+	rows := Summarize(quickStudy(t), drifting(6, 1.05))
+	r := find(t, rows, "rfs", 1, results.MetricBitrate, -1)
+	if got := NormCI(r); !NormHasCI(r) || !strings.Contains(got, "[") {
+		t.Errorf("rfs cell %q (method %s), want an interval", got, r.NormMethod)
+	}
+	rec := csvRecord(t, rows, "rfs")
+	if rec["normalized_ci95_low"] == "" || rec["normalized_ci95_high"] == "" {
+		t.Errorf("rfs csv lost its interval: %v", rec)
+	}
+}
+
+// TestPairedColumnsWithoutInterval: with two rounds the paired ratio
+// exists but its interval does not (it needs three pairs), and with one
+// round no interval is chosen: summary.csv leaves those bounds empty
+// instead of writing the point twice.
+func TestPairedColumnsWithoutInterval(t *testing.T) {
+	rec := csvRecord(t, Summarize(quickStudy(t), drifting(2, 1.05)), "rfs")
+	if rec["paired_ratio"] == "" || rec["paired_n"] != "2" || rec["paired_ci95_low"] != "" || rec["paired_ci95_high"] != "" {
+		t.Errorf("two rounds: paired %q n %q [%q, %q], want a ratio of 2 pairs without bounds",
+			rec["paired_ratio"], rec["paired_n"], rec["paired_ci95_low"], rec["paired_ci95_high"])
+	}
+	if rec["chosen_method"] != string(stats.MethodFieller) || rec["chosen_low"] == "" || rec["chosen_high"] == "" {
+		t.Errorf("two rounds: chosen %q [%q, %q], want Fieller's interval", rec["chosen_method"], rec["chosen_low"], rec["chosen_high"])
+	}
+	rec = csvRecord(t, Summarize(quickStudy(t), drifting(1, 1.05)), "rfs")
+	if rec["chosen_low"] != "" || rec["chosen_high"] != "" || rec["paired_ci95_low"] != "" {
+		t.Errorf("one round: chosen [%q, %q], paired low %q; want empty", rec["chosen_low"], rec["chosen_high"], rec["paired_ci95_low"])
+	}
+}

@@ -1,0 +1,41 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// TestVerdictTableTuningsAndReplicas: verdicts of one datapath, workload
+// and impairment at two tunings, one failing, keep a row each (the
+// failure was overwritten by the pass), with a tuning column; replica
+// counts likewise. A run with one tuning and one count has neither
+// column.
+func TestVerdictTableTuningsAndReplicas(t *testing.T) {
+	c := func(tn string, reps int) results.Cell {
+		return results.Cell{Datapath: "flannel-vxlan", Tuning: tn, Workload: "udp@500M", Replicas: reps, Impairment: "loss1"}
+	}
+	v := func(c results.Cell, pass bool) analysis.Verdict {
+		return analysis.Verdict{Cell: c, Protocol: "udp", Pass: pass}
+	}
+	m := analysis.Model{Verdicts: []analysis.Verdict{v(c("baseline", 1), false), v(c("rfs", 1), true)}}
+	tb := verdictTable(m)
+	if strings.Join(tb.Head, ",") != "datapath,tuning,workload,loss1" || len(tb.Rows) != 2 ||
+		strings.Join(tb.Rows[0], ",") != "flannel-vxlan,baseline,udp@500M,✗" || strings.Join(tb.Rows[1], ",") != "flannel-vxlan,rfs,udp@500M,✓" {
+		t.Errorf("two tunings: head %v rows %v, want a row each with a tuning column", tb.Head, tb.Rows)
+	}
+	if got := verdictCaption(m); !strings.HasPrefix(got, "Verdict per datapath, workload, tuning and impairment") {
+		t.Errorf("caption %q", got)
+	}
+	m.Verdicts = []analysis.Verdict{v(c("baseline", 1), true), v(c("baseline", 4), false)}
+	tb = verdictTable(m)
+	if strings.Join(tb.Head, ",") != "datapath,workload,replicas,loss1" || len(tb.Rows) != 2 || tb.Rows[1][2] != "4" || tb.Rows[1][3] != "✗" {
+		t.Errorf("two replica counts: head %v rows %v, want a row each with a replicas column", tb.Head, tb.Rows)
+	}
+	m.Verdicts = m.Verdicts[:1]
+	if tb = verdictTable(m); strings.Join(tb.Head, ",") != "datapath,workload,loss1" {
+		t.Errorf("one tuning and count: head %v, want no tuning or replicas column", tb.Head)
+	}
+}
