@@ -108,3 +108,37 @@ func TestKillNamesSurvivors(t *testing.T) {
 		t.Fatalf("error %q does not name %s", err, want)
 	}
 }
+
+// TestKillOnlyTheRecordedProcess: a pid whose start time is not the
+// recorded one is another process (the pid was recycled) and is left
+// alone; the recorded one is killed.
+func TestKillOnlyTheRecordedProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	pid := cmd.Process.Pid
+	start, err := journal.ProcessStart(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := killOne(proc{pid, start + 1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatal("a process with another start time than recorded was killed")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := killOne(proc{pid, start}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the recorded process was not killed")
+	}
+}

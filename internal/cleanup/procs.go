@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -56,12 +58,17 @@ func procsIn(name string) ([]proc, error) {
 		if err != nil || pid == self {
 			continue
 		}
-		if !inNS(pid, id) {
-			continue
-		}
+		// The start time is read before the namespace check and
+		// confirmed after it: a pid recycled in between (a process of
+		// the namespace exited, another took its pid) fails the second
+		// read, so the record is never a stranger's pid with the start
+		// of a process that was in the namespace, or the reverse.
 		start, err := journal.ProcessStart(pid)
 		if err != nil {
 			continue // exited meanwhile
+		}
+		if !inNS(pid, id) || !journal.ProcessAlive(pid, start) {
+			continue
 		}
 		out = append(out, proc{pid, start})
 	}
@@ -86,10 +93,8 @@ func inNS(pid int, id nsID) bool {
 // gone (or zombies, which hold no namespace), until timeout or ctx ends.
 func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
 	for _, p := range ps {
-		if journal.ProcessAlive(p.pid, p.start) {
-			if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-				return fmt.Errorf("kill %d: %w", p.pid, err)
-			}
+		if err := killOne(p); err != nil {
+			return err
 		}
 	}
 	deadline := time.NewTimer(timeout)
@@ -152,4 +157,35 @@ func killAllIn(ctx context.Context, name string, timeout time.Duration) ([]proc,
 		}
 	}
 	return all, fmt.Errorf("netns %s: processes keep appearing", name)
+}
+
+// killOne sends SIGKILL to p if it is still the process it was. Through a
+// pidfd: once the pidfd is open it names that process and no other, so
+// the start time checked after opening it cannot belong to a process that
+// took the pid between the check and the signal. Kernels before 5.3 have
+// no pidfd: the pid is checked and signalled directly, with that small
+// window left.
+func killOne(p proc) error {
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return nil
+	case errors.Is(err, unix.ENOSYS):
+		if journal.ProcessAlive(p.pid, p.start) {
+			if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("kill %d: %w", p.pid, err)
+			}
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("pidfd of %d: %w", p.pid, err)
+	}
+	defer unix.Close(fd)
+	if !journal.ProcessAlive(p.pid, p.start) {
+		return nil
+	}
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("kill %d: %w", p.pid, err)
+	}
+	return nil
 }
