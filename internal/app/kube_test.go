@@ -3,6 +3,9 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,6 +75,20 @@ func TestRunKubeUnreachableIsBadInput(t *testing.T) {
 	code := Main(context.Background(), []string{"run", "rps-rfs", "--quick", "--engine", "kube", "--kubeconfig", "/nonexistent/kubeconfig", "--out", t.TempDir() + "/r"}, &out, &errb)
 	if code != ExitBadInput || !strings.Contains(errb.String(), "cluster unreachable") {
 		t.Errorf("exit %d: %s", code, errb.String())
+	}
+}
+
+// An unknown --engine is bad input, found before the run lock is taken:
+// the journal directory is not even made.
+func TestRunUnknownEngineTouchesNothing(t *testing.T) {
+	var out, errb bytes.Buffer
+	jdir := filepath.Join(t.TempDir(), "journal")
+	code := Main(context.Background(), []string{"run", "rps-rfs", "--engine", "foo", "--journal-dir", jdir, "--out", t.TempDir() + "/r"}, &out, &errb)
+	if code != ExitBadInput || !strings.Contains(errb.String(), `unknown engine "foo"`) {
+		t.Errorf("exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(jdir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory %s: %v, want none", jdir, err)
 	}
 }
 

@@ -113,6 +113,9 @@ func printDecisions(w io.Writer, dir string) {
 
 // run is `cnibench run`.
 func (f *runFlags) run(cmd *cobra.Command, args []string) error {
+	if err := runner.CheckEngine(f.engine); err != nil {
+		return inputErr(err)
+	}
 	s, err := f.study(cmd, args)
 	if err != nil {
 		return err

@@ -20,6 +20,14 @@ var engines = []struct {
 	{"kube", func(o Options) engine.Engine { return kube.NewEngine(o.Kube) }},
 }
 
+// CheckEngine says whether name is an engine (empty: the default), for
+// the command line to refuse a wrong --engine before it takes the host's
+// run lock or makes the journal directory.
+func CheckEngine(name string) error {
+	_, err := newEngine(Options{Engine: name})
+	return err
+}
+
 func newEngine(opt Options) (engine.Engine, error) {
 	name := opt.Engine
 	if name == "" {

@@ -234,7 +234,10 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		if err := r.loadPrevious(); err != nil {
 			return "", &PreflightError{err}
 		}
-	} else if _, err := os.Stat(opt.OutDir); err == nil {
+	} else if st, err := os.Stat(opt.OutDir); err == nil {
+		if !st.IsDir() {
+			return "", &PreflightError{fmt.Errorf("--out %s exists and is not a directory", opt.OutDir)}
+		}
 		if ents, _ := os.ReadDir(opt.OutDir); len(ents) > 0 {
 			return "", &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory (or continue it with --resume)", opt.OutDir)}
 		}
