@@ -58,8 +58,9 @@ func (f *runFlags) applyBudget(cmd *cobra.Command, s *study.Study) error {
 	if !cmd.Flags().Changed("budget") {
 		return nil
 	}
-	if f.budget <= 0 {
-		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 30m or 2h", f.budget))
+	// The flag replaces spec.budget after validation: the same bound.
+	if f.budget <= 0 || f.budget > study.MaxBudget {
+		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 30m or 2h, at most %s", f.budget, study.MaxBudget))
 	}
 	s.Spec.Budget = study.Duration{Duration: f.budget}
 	return nil

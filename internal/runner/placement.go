@@ -22,17 +22,9 @@ import (
 // Intra-node clients are pods of the server node, so both ends share the
 // node's bridge or routes, as seed 004's intra-host tests do.
 
-// podsNeeded is the number of pods per node a variant needs at r replicas.
-func podsNeeded(w study.Workload, r int) int {
-	m := 0
-	if w.Background != nil && w.BackgroundConnections() > 0 {
-		m = w.Background.Pairs
-	}
-	if w.IntraNode() {
-		return 2*r + 2*m
-	}
-	return r + m
-}
+// podsNeeded is the number of pods per node a variant needs at r
+// replicas: the study's count, which validation already bounded.
+func podsNeeded(w study.Workload, r int) int { return w.PodsPerNode(r) }
 
 // placed is a variant's pairs at one replica count.
 type placed struct {

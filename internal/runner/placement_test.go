@@ -5,6 +5,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -68,5 +69,14 @@ func TestPlace(t *testing.T) {
 	}
 	if _, err := place(study.Workload{Name: "x", Placement: study.PlacementIntraNode}, 2, pods("srv", 3), pods("cli", 3)); err == nil {
 		t.Error("placed 2 intra-node pairs on 3 pods")
+	}
+}
+
+// Validation bounds pods per node by study.MaxPodsPerNode because the
+// study package cannot import datapath; the two must stay one number, or
+// a study would pass validation and fail after the nodes are built.
+func TestPodsPerNodeBoundMatchesEngines(t *testing.T) {
+	if study.MaxPodsPerNode != datapath.MaxPodsPerNode {
+		t.Errorf("study.MaxPodsPerNode %d, datapath.MaxPodsPerNode %d", study.MaxPodsPerNode, datapath.MaxPodsPerNode)
 	}
 }

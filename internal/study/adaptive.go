@@ -146,6 +146,11 @@ func (sp *Spec) DecisionMargin() float64 {
 	return DefaultMargin
 }
 
+// MaxBudget bounds spec.budget (and --budget): a budget only caps the
+// run, so one above the planned run time's own bound (MaxPlanned) caps
+// nothing, and 2562047h would overflow the runner's deadlines.
+const MaxBudget = MaxPlanned
+
 // MaxRetries bounds the attempts after a failed trial (a workload that
 // crashed, a collector that timed out): the attempt is recorded with its
 // error and the trial run again, up to this many times.
@@ -184,18 +189,44 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 	if sp.Margin != nil && (!(*sp.Margin > 0) || *sp.Margin >= 1) {
 		bad("spec.margin", "want a share between 0%% and 100%%, such as 2%%; got %g%%", float64(*sp.Margin)*100)
 	}
-	if sp.Budget.Duration < 0 {
-		bad("spec.budget", "must be >= 0 (0: none), got %s", sp.Budget.Duration)
+	if b := sp.Budget.Duration; b < 0 || b > MaxBudget {
+		bad("spec.budget", "must be between 0 (none) and %s, got %s", fmtDuration(MaxBudget), b)
 	}
 	if n := sp.Noise; n != nil {
-		if n.MaxStealPct <= 0 || n.MaxStealPct > 100 {
+		// Written as "not inside" so that NaN (YAML .nan), which fails
+		// every comparison, is refused too.
+		if !(n.MaxStealPct > 0 && n.MaxStealPct <= 100) {
 			bad("spec.noise.maxStealPct", "want a percentage in (0, 100], got %g", n.MaxStealPct)
 		}
-		if n.MaxOutsidePct <= 0 || n.MaxOutsidePct > 100 {
+		if !(n.MaxOutsidePct > 0 && n.MaxOutsidePct <= 100) {
 			bad("spec.noise.maxOutsidePct", "want a percentage in (0, 100], got %g", n.MaxOutsidePct)
 		}
 		if n.Repeats < 0 || n.Repeats > 5 {
 			bad("spec.noise.repeats", "want 0 to 5, got %d", n.Repeats)
+		}
+	}
+}
+
+// validatePrecisionMetric checks spec.precision.metric against the
+// headline metrics the workloads' tools declare (spec.Tool.Headline, in
+// the catalog): a cell whose samples lack the metric never reaches its
+// target and runs to max silently, so a typo ("bitrat") or a metric one
+// workload does not report (rtt_us of a UDP test) is refused here. A
+// tool the catalog does not know is reported by validateWorkloads.
+func validatePrecisionMetric(sp *Spec, cat Catalog, bad badFunc) {
+	p := sp.Precision
+	if p == nil || p.Metric == "" {
+		return
+	}
+	for i, w := range sp.Workloads {
+		t, ok := cat.Tool(w.Tool)
+		if !ok {
+			continue
+		}
+		if h := t.HeadlineFor(w.Protocol); len(h) > 0 && !contains(h, p.Metric) {
+			bad("spec.precision.metric", "%q is not a metric of workload %s (spec.workloads[%d], %s %s reports %s)",
+				p.Metric, w.Name, i, w.Tool, w.Protocol, strings.Join(h, ", "))
+			return
 		}
 	}
 }

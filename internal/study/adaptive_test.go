@@ -70,7 +70,7 @@ func TestAdaptiveFieldsBadInput(t *testing.T) {
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 0%}\n", "spec.precision.halfWidth: want a share between"},
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 2%, of: median}\n", `spec.precision.of: want "normalized" or "mean"`},
 		{"  trials: 5\n  precision: {halfWidth: 2%}\n", "spec.precision: a precision target needs a range of trials"},
-		{"  trials: {min: 2, max: 5}\n  budget: -1h\n", "spec.budget: must be >= 0"},
+		{"  trials: {min: 2, max: 5}\n  budget: -1h\n", "spec.budget: must be between 0 (none) and 720h"},
 		{"  trials: {min: 2, max: 5}\n  margin: 0%\n", "spec.margin: want a share between"},
 		{"  trials: 3\n  noise: {maxStealPct: 0, maxOutsidePct: 10, repeats: 1}\n", "spec.noise.maxStealPct"},
 		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, repeats: 9}\n", "spec.noise.repeats: want 0 to 5"},

@@ -103,10 +103,17 @@ func validateStudyBounds(s *Study, bad badFunc) {
 		if len(d.Name) > MaxNameLen {
 			bad(f+".name", "name is %d bytes long; at most %d", len(d.Name), MaxNameLen)
 		}
-		checkLen(f+".offloads", len(d.Offloads), MaxListLen, bad)
-		for _, k := range d.OffloadNames() {
-			if len(k) > maxFeatureLen {
-				bad(f+".offloads", "feature name %q is %d bytes; ethtool's are at most %d", k[:maxFeatureLen]+"...", len(k), maxFeatureLen)
+		// podOffloads are ethtool features too, written on every pod's
+		// devices: the same bounds as offloads.
+		for _, o := range []struct {
+			key string
+			m   map[string]string
+		}{{"offloads", d.Offloads}, {"podOffloads", d.PodOffloads}} {
+			checkLen(f+"."+o.key, len(o.m), MaxListLen, bad)
+			for _, k := range sortedKeys(o.m) {
+				if len(k) > maxFeatureLen {
+					bad(f+"."+o.key, "feature name %q is %d bytes; ethtool's are at most %d", k[:maxFeatureLen]+"...", len(k), maxFeatureLen)
+				}
 			}
 		}
 	}
@@ -124,6 +131,13 @@ func validateStudyBounds(s *Study, bad badFunc) {
 		}
 	}
 	checkLen("spec.workloads", len(sp.Workloads), MaxListLen, bad)
+	// Impairments are one more axis of cells, bounded like the others.
+	checkLen("spec.impairments", len(sp.Impairments), MaxListLen, bad)
+	for i, m := range sp.Impairments {
+		if len(m.Name) > MaxNameLen {
+			bad(fmt.Sprintf("spec.impairments[%d].name", i), "name is %d bytes long; at most %d", len(m.Name), MaxNameLen)
+		}
+	}
 	checkLen("spec.replicas", len(sp.Replicas), MaxListLen, bad)
 	seen := map[int]int{}
 	for i, r := range sp.Replicas {
@@ -151,27 +165,58 @@ func validateStudyBounds(s *Study, bad badFunc) {
 }
 
 // checkPlanned bounds the matrix and the planned run time. It counts in
-// float64 so that no product of bounded factors overflows.
+// float64 so that no product of bounded factors overflows. Impairments
+// multiply the cells as Cells does; a loss-ceiling search adds its probes
+// to each trial of its variants.
 func checkPlanned(s *Study, bad badFunc) {
 	sp := &s.Spec
 	variants := 0
 	for _, w := range sp.Workloads {
 		variants += len(w.Variants())
 	}
-	cells := float64(len(sp.Datapaths)) * float64(len(sp.Replicas)) * float64(variants) * float64(len(sp.Tunings))
+	perVariant := float64(len(sp.Datapaths)) * float64(len(sp.Replicas)) * float64(len(sp.Tunings)) * float64(len(s.ImpairmentCells()))
+	cells := perVariant * float64(variants)
 	if cells > MaxCells {
-		bad("spec", "%.0f cells (datapaths x replica counts x workload variants x tunings); at most %d", cells, MaxCells)
+		bad("spec", "%.0f cells (datapaths x replica counts x workload variants x tunings x impairments); at most %d", cells, MaxCells)
 		return
 	}
 	d, c := sp.Duration.Duration, sp.Cooldown.Duration
 	if d <= 0 || d > MaxDuration || c < 0 || c > MaxDuration || sp.Trials.Min < 1 || sp.Trials.Max > MaxTrials {
 		return // reported above
 	}
-	planned := cells * float64(sp.Trials.Max) * (d + c).Seconds()
-	if planned > MaxPlanned.Seconds() {
-		bad("spec.trials", "%.0f cells x %d trials x (duration %s + cooldown %s) plan %.0f h; at most %s",
-			cells, sp.Trials.Max, d, c, planned/3600, fmtDuration(MaxPlanned))
+	trial := (d + c).Seconds()
+	planned, search := 0.0, 0.0
+	for _, w := range sp.Workloads {
+		probes := ceilingSeconds(w)
+		n := perVariant * float64(len(w.Variants())) * float64(sp.Trials.Max)
+		planned += n * (trial + probes)
+		search += n * probes
 	}
+	if planned > MaxPlanned.Seconds() {
+		bad("spec.trials", "%.0f cells x %d trials x (duration %s + cooldown %s)%s plan %.0f h; at most %s",
+			cells, sp.Trials.Max, d, c, ceilingNote(search), planned/3600, fmtDuration(MaxPlanned))
+	}
+}
+
+// ceilingSeconds is the longest a trial of w spends in its loss-ceiling
+// search, in seconds: the search's most probes (2 + log2((high-low)/step),
+// internal/workload/ceiling) times the probe; 0 without a search or when
+// the search is invalid (reported by validateCeiling).
+func ceilingSeconds(w Workload) float64 {
+	c, ok, err := w.Ceiling()
+	if !ok || err != nil || c.Probe > MaxDuration {
+		return 0
+	}
+	probes := 2 + math.Ceil(math.Log2((c.High-c.Low)/c.Step))
+	return probes * c.Probe.Seconds()
+}
+
+// ceilingNote names the search's share of a planned run time, if any.
+func ceilingNote(search float64) string {
+	if search == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" + loss-ceiling probes (%.0f h)", search/3600)
 }
 
 // checkReferences checks each published number like the rest of the
@@ -237,6 +282,7 @@ func validateWorkloadBounds(w *Workload, f string, t spec.Tool, bad badFunc) {
 		{OptRates, len(w.Rates), w.Rates},
 		{OptParallels, len(w.Parallels), itoas(w.Parallels)},
 		{OptMsgSizes, len(w.MessageSizes), itoas(w.MessageSizes)},
+		{OptMSSes, len(w.MSSes), itoas(w.MSSes)},
 		{OptConcurrency, len(w.Concurrency), itoas(w.Concurrency)},
 	}
 	if w.Background != nil {

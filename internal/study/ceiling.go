@@ -20,6 +20,12 @@ const (
 	// SenderIperf3 and SenderPktgen are the senders a search can use.
 	SenderIperf3 = "iperf3"
 	SenderPktgen = "pktgen"
+	// MaxCeilingProbe bounds a probe. A search runs up to
+	// 2 + log2((high-low)/step) probes per trial, so a probe is a small
+	// part of a trial: an hour drains any queue (docs/workloads.md) and
+	// keeps a typo ("2000h") from holding the machine for months, or the
+	// probe's iperf3 -t from overflowing.
+	MaxCeilingProbe = time.Hour
 )
 
 // Ceiling is a workload's resolved loss-ceiling search, per stream.
@@ -88,8 +94,8 @@ func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
 	if c.Probe == 0 {
 		c.Probe = DefaultCeilingProbe
 	}
-	if c.Probe < time.Second || c.Probe%time.Second != 0 {
-		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, at least 1s (iperf3 -t)", c.Probe)
+	if c.Probe < time.Second || c.Probe%time.Second != 0 || c.Probe > MaxCeilingProbe {
+		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, from 1s (iperf3 -t) to %s", c.Probe, fmtDuration(MaxCeilingProbe))
 	}
 	c.Sender = cs.Sender
 	if c.Sender == "" {

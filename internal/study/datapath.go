@@ -135,9 +135,13 @@ func (d Datapath) Plain() bool {
 }
 
 // OffloadNames lists the offload features in a stable order.
-func (d Datapath) OffloadNames() []string {
+func (d Datapath) OffloadNames() []string { return sortedKeys(d.Offloads) }
+
+// sortedKeys lists a feature map's keys in a stable order, so errors
+// name the same feature on every run.
+func sortedKeys(m map[string]string) []string {
 	var out []string
-	for k := range d.Offloads {
+	for k := range m {
 		out = append(out, k)
 	}
 	sort.Strings(out)

@@ -23,7 +23,10 @@ type FieldError struct {
 	File  string
 	Line  int    // 0 when the value came from --set
 	Field string // dotted path, e.g. spec.replicas[2]
-	Msg   string
+	// Origin names where a value came from when it is not the file's own
+	// text: `profile "quick"`; empty otherwise.
+	Origin string
+	Msg    string
 }
 
 func (e *FieldError) Error() string {
@@ -37,6 +40,10 @@ func (e *FieldError) Error() string {
 		b.WriteString(" (--set)")
 	}
 	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Origin != "" {
+		b.WriteString(e.Origin)
 		b.WriteString(": ")
 	}
 	if e.Field != "" {
@@ -110,8 +117,10 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		return nil, &FieldError{File: file, Line: 1, Msg: "a study file must be a YAML mapping"}
 	}
 	root := doc.Content[0]
+	var prof origins
 	if opt.Profile != "" {
-		if err := applyProfile(file, root, opt.Profile); err != nil {
+		var err error
+		if prof, err = applyProfile(file, root, opt.Profile); err != nil {
 			return nil, err
 		}
 	}
@@ -130,16 +139,7 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	dec.KnownFields(true)
 	var s Study
 	if err := dec.Decode(&s); err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			fe.File, fe.Line = file, lineOfValue(root, fe)
-			return nil, fe
-		}
-		// yaml.v3 lists every error on its own line; the first is enough
-		// and an error is one line.
-		msg, _, _ := strings.Cut(stripYAMLPrefix(err.Error()), "\n  ")
-		msg = lineRE.ReplaceAllString(msg, "")
-		return nil, &FieldError{File: file, Msg: "in --set/profile values: " + oneLine(friendly(msg))}
+		return nil, overrideError(file, root, out, prof, err)
 	}
 	s.Source, s.Profile = file, opt.Profile
 	s.Defaults()
@@ -148,7 +148,9 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		for _, fe := range errs {
 			fe.File = file
 			if fe.Line == 0 {
-				fe.Line = lineOf(root, fe.Field)
+				var n *yaml.Node
+				fe.Line, n = locate(root, fe.Field)
+				fe.Origin = prof.of(n)
 			}
 		}
 		return nil, errs[0]
@@ -207,28 +209,27 @@ func stripYAMLPrefix(s string) string {
 	return strings.TrimPrefix(s, "yaml: ")
 }
 
-// lineOfValue is a best effort for errors raised while decoding the
-// overridden tree: their line numbers refer to re-encoded text, so they are
-// dropped (0 means "from --set or profile").
-func lineOfValue(_ *yaml.Node, _ *FieldError) int { return 0 }
-
-func applyProfile(file string, root *yaml.Node, name string) error {
+// applyProfile merges the profile over spec and returns the nodes it
+// brought, so that errors in them can name the profile.
+func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 	profiles := child(root, "profiles")
 	var prof *yaml.Node
 	if profiles != nil {
 		prof = child(profiles, name)
 	}
 	if prof == nil || prof.Kind != yaml.MappingNode {
-		return &FieldError{File: file, Field: "profiles." + name, Msg: fmt.Sprintf("study has no profile %q", name)}
+		return origins{}, &FieldError{File: file, Field: "profiles." + name, Msg: fmt.Sprintf("study has no profile %q", name)}
 	}
 	spec := child(root, "spec")
 	if spec == nil {
-		return &FieldError{File: file, Field: "spec", Msg: "missing"}
+		return origins{}, &FieldError{File: file, Field: "spec", Msg: "missing"}
 	}
+	o := origins{name: name, nodes: map[*yaml.Node]bool{}}
 	for i := 0; i+1 < len(prof.Content); i += 2 {
 		setChild(spec, prof.Content[i].Value, prof.Content[i+1])
+		o.add(prof.Content[i+1])
 	}
-	return nil
+	return o, nil
 }
 
 var topLevel = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "spec": true, "profiles": true}
@@ -325,9 +326,10 @@ func setChild(m *yaml.Node, key string, v *yaml.Node) {
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
 }
 
-// lineOf finds the line of a dotted field path such as spec.replicas[2]
-// in the (possibly overridden) tree; 0 if unknown or set from the CLI.
-func lineOf(root *yaml.Node, field string) int {
+// locate finds the line of a dotted field path such as spec.replicas[2]
+// in the (possibly overridden) tree, 0 if unknown or set from the CLI,
+// and the node at the path (nil when the path is not in the tree).
+func locate(root *yaml.Node, field string) (int, *yaml.Node) {
 	cur, line := root, 0
 	for _, seg := range strings.Split(field, ".") {
 		name, idx := seg, -1
@@ -336,7 +338,7 @@ func lineOf(root *yaml.Node, field string) int {
 			idx, _ = strconv.Atoi(seg[i+1 : len(seg)-1])
 		}
 		if cur.Kind != yaml.MappingNode {
-			return line
+			return line, cur
 		}
 		found := false
 		for i := 0; i+1 < len(cur.Content); i += 2 {
@@ -348,17 +350,17 @@ func lineOf(root *yaml.Node, field string) int {
 			}
 		}
 		if !found {
-			return line
+			return line, cur
 		}
 		if idx >= 0 {
 			if cur.Kind != yaml.SequenceNode || idx >= len(cur.Content) {
-				return line
+				return line, cur
 			}
 			cur = cur.Content[idx]
 			line = cur.Line
 		}
 	}
-	return cur.Line // 0 when the value came from --set
+	return cur.Line, cur // 0 when the value came from --set
 }
 
 // Marshal returns the resolved study as YAML (profiles dropped: they have

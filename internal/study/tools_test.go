@@ -28,15 +28,18 @@ var testTools = func() []spec.Tool {
 			{Name: OptParallel, Sweep: OptParallels, Doc: "streams", Unset: "one", Min: 1, Max: 128, Note: "iperf3's limit on -P"},
 			{Name: OptReverse, Doc: "reverse", Unset: "client sends"},
 			{Name: OptBackground, Doc: "background load", Unset: "none"},
-		}, common...)},
+		}, common...),
+			Headline: []spec.Metric{{Name: "bitrate"}, {Name: "lost_percent", Protocols: []string{"udp"}}, {Name: "rtt_us", Protocols: []string{"tcp"}}}},
 		{Name: "sockperf", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
 			{Name: OptMessageSize, Sweep: OptMsgSizes, Doc: "message size", Default: "64", Min: 14, Max: 65000,
 				Note: "sockperf's smallest message is 14 B"},
-		}, common...)},
+		}, common...),
+			Headline: []spec.Metric{{Name: "transactions_per_s"}, {Name: "rtt_mean_us"}}},
 		{Name: "ab", Protocols: []string{"tcp"}, Options: append([]spec.Option{
 			{Name: OptConcurrency, Doc: "concurrency", Default: "1", Min: 1, Max: 20000, Note: "ab's own limit"},
 			{Name: OptSize, Doc: "body size", Default: "5M", Min: 1, Max: 64 << 20,
 				Note: "each server writes a file of this size per trial"},
-		}, common...)},
+		}, common...),
+			Headline: []spec.Metric{{Name: "requests_per_s"}, {Name: "latency_mean_ms"}}},
 	}
 }()

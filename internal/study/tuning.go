@@ -88,6 +88,19 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 		*t = b
 		return nil
 	}
+	// The decoder's KnownFields does not reach into a custom unmarshaler:
+	// without this a typo ("pod: true", "rsf:") would run the tuning
+	// without what was asked.
+	if err := checkKeys(n, "tuning", tuningKeys); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if known, ok := tuningSubKeys[n.Content[i].Value]; ok {
+			if err := checkKeys(n.Content[i+1], n.Content[i].Value, known); err != nil {
+				return err
+			}
+		}
+	}
 	type plain Tuning
 	var p plain
 	if err := n.Decode(&p); err != nil {
@@ -96,6 +109,13 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 	*t = Tuning(p)
 	return nil
 }
+
+// tuningKeys and tuningSubKeys are the keys a tuning definition and its
+// rps and rfs mappings may have (the yaml tags above).
+var (
+	tuningKeys    = []string{"name", "rps", "rfs", "pods"}
+	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}}
+)
 
 // MarshalYAML writes built-in tunings by name and others in full.
 func (t Tuning) MarshalYAML() (any, error) {

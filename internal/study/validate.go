@@ -74,6 +74,12 @@ var (
 // MaxReplicas bounds the pods a study may ask for per node.
 const MaxReplicas = 250
 
+// MaxPodsPerNode bounds the pods a variant needs per node
+// (Workload.PodsPerNode): the engines' datapath.MaxPodsPerNode (a /24
+// pod subnet per node), which this package cannot import; a runner test
+// keeps the two equal.
+const MaxPodsPerNode = 250
+
 // Validate checks the study without touching the host. Each error names a
 // field path; Parse adds file and line.
 func (s *Study) Validate(cat Catalog) []*FieldError {
@@ -95,6 +101,8 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateTunings(sp, bad)
 	validateWorkloads(sp, cat, bad)
 	validateSchedule(sp, bad)
+	validatePrecisionMetric(sp, cat, bad)
+	checkPodsPerNode(sp, bad)
 	validateImpairments(sp, cat, bad)
 	validateVerdict(sp.Verdict, bad)
 	for i, r := range sp.Reference {

@@ -40,7 +40,9 @@ func validateVerdict(v *Verdict, bad badFunc) {
 		return
 	}
 	check := func(field string, p *float64, hi float64) {
-		if p != nil && (*p < 0 || *p > hi) {
+		// "Not inside" refuses NaN (YAML .nan) too, which fails every
+		// comparison and would make every cell pass or fail silently.
+		if p != nil && !(*p >= 0 && *p <= hi) {
 			bad("spec.verdict."+field, "%g is outside 0..%g", *p, hi)
 		}
 	}

@@ -271,6 +271,59 @@ func (s *Study) Variants() []Workload {
 	return out
 }
 
+// PodsPerNode is the number of pods per node a variant needs at r
+// replicas: r measured pairs and its background pairs, twice over when
+// client and server share the server node (intra-node). The runner
+// scales the cluster to it (runner.place); validation bounds it by
+// MaxPodsPerNode before the host is touched.
+func (w Workload) PodsPerNode(r int) int {
+	m := 0
+	if w.Background != nil && w.BackgroundConnections() > 0 {
+		m = w.Background.Pairs
+	}
+	if w.IntraNode() {
+		return 2*r + 2*m
+	}
+	return r + m
+}
+
+// checkPodsPerNode refuses a workload whose variants need more pods per
+// node than a node holds at the study's largest replica count: the
+// engine would refuse it only after the nodes are built. Replica counts
+// and background pairs out of range are reported by their own checks.
+func checkPodsPerNode(sp *Spec, bad badFunc) {
+	r := 0
+	for _, n := range sp.Replicas {
+		if n <= MaxReplicas {
+			r = max(r, n)
+		}
+	}
+	for i, w := range sp.Workloads {
+		for _, v := range w.Variants() {
+			if v.Background != nil && (v.Background.Pairs < 1 || v.Background.Pairs > MaxReplicas-1) {
+				continue
+			}
+			if n := v.PodsPerNode(r); n > MaxPodsPerNode {
+				bad(fmt.Sprintf("spec.workloads[%d]", i), "%s needs %d pods per node at %d replicas (%s); a node holds at most %d",
+					v.Name, n, r, podsWhy(v), MaxPodsPerNode)
+				break
+			}
+		}
+	}
+}
+
+// podsWhy says what a variant's pod count is made of.
+func podsWhy(w Workload) string {
+	why := "one server and one client pod per pair"
+	if w.IntraNode() {
+		why = "intra-node: both ends of each pair on the server node"
+	}
+	if w.Background != nil && w.BackgroundConnections() > 0 {
+		why += fmt.Sprintf(", plus %d background pairs", w.Background.Pairs)
+	}
+	return why
+}
+
 // Concurrent is the single HTTP concurrency of a variant (1 if unset).
 func (w Workload) Concurrent() int {
 	if len(w.Concurrency) == 0 {

@@ -1,0 +1,156 @@
+package study
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Inputs a reviewer showed passing validation: each is refused with the
+// file, the field and what is wrong (parseBounds applies --set values).
+func TestRefusedInputs(t *testing.T) {
+	list := func(n int, f func(i int) string) string {
+		var b []string
+		for i := 0; i < n; i++ {
+			b = append(b, f(i))
+		}
+		return "[" + strings.Join(b, ", ") + "]"
+	}
+	imps := func(n int) string {
+		return list(n, func(i int) string { return fmt.Sprintf("{name: i%d, delay: %dms}", i, i+1) })
+	}
+	feats := func(n int) string {
+		return "{" + strings.Trim(list(n, func(i int) string { return fmt.Sprintf("f%d: off", i) }), "[]") + "}"
+	}
+	long := strings.Repeat("a", MaxNameLen+1)
+	for _, tc := range []struct {
+		name  string
+		set   []string
+		field string
+		want  string
+	}{
+		// Unknown keys inside a tuning definition (--set has no line).
+		{"tuning typo pod", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, pod: true}]"}, "spec.tunings", `unknown tuning field "pod"`},
+		{"tuning typo rsf", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rsf: {flowCnt: 1}}]"}, "spec.tunings", `unknown tuning field "rsf"`},
+		{"rps typo", []string{"tunings=[baseline, {name: r, rps: {cpu: all}}]"}, "spec.tunings", `unknown rps field "cpu"`},
+		{"rfs typo", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowcnt: 1}}]"}, "spec.tunings", `unknown rfs field "flowcnt"`},
+		// Impairments are bounded like the other axes.
+		{"impairments too many", []string{"impairments=" + imps(MaxListLen+1)}, "spec.impairments", "65 entries; at most 64"},
+		{"impairment name long", []string{"impairments=[{name: " + long + ", delay: 1ms}]"}, "spec.impairments[0].name", "at most 64"},
+		{"impairments multiply cells", []string{"replicas=" + list(50, func(i int) string { return fmt.Sprint(i + 1) }),
+			"workloads=[{name: u, tool: iperf3, protocol: udp, rates: " + list(64, func(i int) string { return fmt.Sprintf("%dM", i+1) }) + "}]",
+			"impairments=" + imps(60)}, "spec", "x impairments); at most 10000"},
+		{"impairments multiply planned time", []string{"duration=24h", "trials=2", "impairments=" + imps(3)}, "spec.trials", "at most 720h"},
+		// Sweeps and offloads.
+		{"msses duplicate", []string{"workloads=[{name: t, tool: iperf3, msses: [1000, 1000]}]"}, "spec.workloads[0].msses[1]", "1000 listed twice"},
+		{"msses too many", []string{"workloads=[{name: t, tool: iperf3, msses: " + list(MaxListLen+1, func(i int) string { return fmt.Sprint(100 + i) }) + "}]"},
+			"spec.workloads[0].msses", "65 entries; at most 64"},
+		{"podOffloads too many", []string{"datapaths=[{name: f, type: flannel-vxlan, podOffloads: " + feats(MaxListLen+1) + "}]"},
+			"spec.datapaths[0].podOffloads", "65 entries; at most 64"},
+		{"podOffload name long", []string{"datapaths=[{name: f, type: flannel-vxlan, podOffloads: {" + strings.Repeat("x", 32) + ": off}}]"},
+			"spec.datapaths[0].podOffloads", "at most 31"},
+		// Loss-ceiling probe and budget.
+		{"probe huge", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 2562047h}}]"},
+			"spec.workloads[0].ceilingSearch.probe", "to 1h"},
+		{"probes in planned time", []string{"trials=1000", "workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 1h}}]"},
+			"spec.trials", "loss-ceiling probes"},
+		{"budget huge", []string{"trials={min: 2, max: 3}", "budget=2562047h"}, "spec.budget", "between 0 (none) and 720h"},
+		// Non-finite floats.
+		{"noise NaN", []string{"noise={maxStealPct: .nan, maxOutsidePct: 10, repeats: 1}"}, "spec.noise.maxStealPct", "(0, 100]"},
+		{"noise Inf", []string{"noise={maxStealPct: 5, maxOutsidePct: .inf, repeats: 1}"}, "spec.noise.maxOutsidePct", "(0, 100]"},
+		{"verdict NaN", []string{"verdict={udp: {maxLossPct: .nan}}"}, "spec.verdict.udp.maxLossPct", "outside 0..100"},
+		{"verdict -Inf", []string{"verdict={tcp: {minGoodputOfUnimpaired: -.inf}}"}, "spec.verdict.tcp.minGoodputOfUnimpaired", "outside 0..1"},
+		// The precision metric is one the workloads report.
+		{"precision typo", []string{"trials={min: 2, max: 5}", "precision={metric: bitrat, halfWidth: 2%, of: mean}"},
+			"spec.precision.metric", `"bitrat" is not a metric of workload tcp`},
+		{"precision of another tool", []string{"trials={min: 2, max: 5}", "precision={metric: bitrate, halfWidth: 2%, of: mean}"},
+			"spec.precision.metric", "not a metric of workload http"},
+		// Pods per node.
+		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
+			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},
+		{"background pods", []string{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 51, rate: 1M}}]"},
+			"spec.workloads[0]", "bg@bg10 needs 251 pods per node at 200 replicas"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseBounds(t, tc.set...)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "bounds.yaml") || !strings.Contains(msg, tc.field+": ") || !strings.Contains(msg, tc.want) {
+				t.Errorf("got %q, want file, field %s and %q", msg, tc.field, tc.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("multi-line error %q", msg)
+			}
+		})
+	}
+}
+
+// The new checks leave room: values at their bounds are accepted.
+func TestNewBoundsAccept(t *testing.T) {
+	for _, set := range [][]string{
+		{"impairments=[none, {name: " + strings.Repeat("a", MaxNameLen) + ", delay: 1ms}]"},
+		{"workloads=[{name: t, tool: iperf3, msses: [536, 1000, 1460]}]"},
+		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 1h}}]"},
+		{"trials={min: 2, max: 3}", "budget=720h"},
+		{"trials={min: 2, max: 3}", "workloads=[{name: t, tool: iperf3}, {name: u, tool: iperf3, protocol: udp, rate: 1G}]",
+			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},
+		{"replicas=[125]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
+		{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 50, rate: 1M}}]"},
+		{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowCnt: 1}, pods: true}]"},
+		{"noise={maxStealPct: 100, maxOutsidePct: 100, repeats: 0}", "verdict={udp: {maxLossPct: 100, minBitrateOfOffered: 0}}"},
+	} {
+		if _, err := parseBounds(t, set...); err != nil {
+			t.Errorf("%v: %v", set, err)
+		}
+	}
+}
+
+// A tuning typo in the file names its line; an error in a profile names
+// the profile, its line and the field; one in --set says so instead of
+// a line of the file.
+func TestOverrideErrorsNameOrigin(t *testing.T) {
+	file := strings.Replace(boundsBase, "      rfs: {sockFlowEntries: 4096, flowCnt: 4096}\n",
+		"      rfs: {sockFlowEntries: 4096, flowCnt: 4096}\n      pod: true\n", 1)
+	profiles := boundsBase + "profiles:\n  fast: {duration: 2}\n  typo: {trails: 1}\n  neg: {replicas: [0]}\n"
+	for _, tc := range []struct {
+		name string
+		data string
+		opt  Options
+		want string
+	}{
+		{"tuning typo in file", file, Options{}, `bounds.yaml:12: unknown tuning field "pod"`},
+		{"profile type error", profiles, Options{Profile: "fast"}, `bounds.yaml:23: profile "fast": spec.duration: invalid duration "2"`},
+		{"profile unknown field", profiles, Options{Profile: "typo"}, `bounds.yaml:24: profile "typo": spec.trails: unknown field "trails"`},
+		{"profile bad value", profiles, Options{Profile: "neg"}, `bounds.yaml:25: profile "neg": spec.replicas[0]: replica count must be between 1 and 250`},
+		{"set type error", boundsBase, Options{Set: []string{"duration=2"}}, `bounds.yaml (--set): spec.duration: invalid duration "2"`},
+		{"set nested unknown", boundsBase, Options{Set: []string{"trials={min: 1, max: 2, x: 3}"}}, `bounds.yaml (--set): spec.trials: unknown trials field "x"`},
+		{"set type mismatch", boundsBase, Options{Set: []string{"replicas=[a]"}}, "bounds.yaml (--set): spec.replicas: cannot unmarshal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("bounds.yaml", []byte(tc.data), tc.opt, testCatalog)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("got %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodsPerNode(t *testing.T) {
+	bg := &Background{Connections: []int{10}, Pairs: 2}
+	for _, tc := range []struct {
+		w       Workload
+		r, want int
+	}{
+		{Workload{}, 4, 4},
+		{Workload{Placement: PlacementIntraNode}, 4, 8},
+		{Workload{Background: bg}, 4, 6},
+		{Workload{Background: bg, Placement: PlacementIntraNode}, 4, 12},
+		{Workload{Background: &Background{Connections: []int{0}, Pairs: 2}}, 4, 4},
+	} {
+		if got := tc.w.PodsPerNode(tc.r); got != tc.want {
+			t.Errorf("%+v at %d: %d pods, want %d", tc.w, tc.r, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// origins are the nodes a profile merged over spec. Profile nodes keep
+// their lines in the file, so an error in one has a true line; naming
+// the profile says why a value the spec does not show is there.
+type origins struct {
+	name  string
+	nodes map[*yaml.Node]bool
+}
+
+func (o origins) add(n *yaml.Node) {
+	o.nodes[n] = true
+	for _, c := range n.Content {
+		o.add(c)
+	}
+}
+
+// of names the profile when n came from it, else "".
+func (o origins) of(n *yaml.Node) string {
+	if n != nil && o.nodes[n] {
+		return fmt.Sprintf("profile %q", o.name)
+	}
+	return ""
+}
+
+// overrideError locates an error of the strict decode of the tree after
+// profile and --set. yaml.v3 numbers lines of the re-encoded text (out),
+// which are nobody's: the node at that line of out is found in the same
+// place of root, which has the file's line for a file or profile value
+// and line 0 for a --set value (FieldError then says "(--set)").
+func overrideError(file string, root *yaml.Node, out []byte, prof origins, err error) error {
+	line, msg := 0, ""
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		line, msg = fe.Line, fe.Msg
+	} else {
+		// yaml.v3 lists every error on its own line; the first is enough
+		// and an error is one line.
+		msg, _, _ = strings.Cut(stripYAMLPrefix(err.Error()), "\n  ")
+		if m := lineRE.FindString(msg); m != "" {
+			line, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(m, "line "), ": "))
+		}
+		msg = oneLine(friendly(lineRE.ReplaceAllString(msg, "")))
+	}
+	var enc yaml.Node
+	if line > 0 && yaml.Unmarshal(out, &enc) == nil && len(enc.Content) > 0 {
+		if field, n := atLine(enc.Content[0], root, line, ""); n != nil {
+			return &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
+		}
+	}
+	return &FieldError{File: file, Msg: "in --set/profile values: " + msg}
+}
+
+// atLine walks enc (the re-encoded tree) and orig (the tree it was
+// encoded from, the same shape) together and returns the path and orig's
+// node of the first entry, in document order, whose key or item starts
+// at line of enc. The first is the shallowest: a flow mapping from --set
+// sits on one line, and its field is the one to name.
+func atLine(enc, orig *yaml.Node, line int, path string) (string, *yaml.Node) {
+	if enc.Kind != orig.Kind || len(enc.Content) != len(orig.Content) {
+		return "", nil
+	}
+	switch enc.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(enc.Content); i += 2 {
+			p := strings.TrimPrefix(path+"."+enc.Content[i].Value, ".")
+			if enc.Content[i].Line == line {
+				return p, orig.Content[i+1]
+			}
+			if f, n := atLine(enc.Content[i+1], orig.Content[i+1], line, p); n != nil {
+				return f, n
+			}
+		}
+	case yaml.SequenceNode:
+		for i, it := range enc.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if it.Line == line {
+				return p, orig.Content[i]
+			}
+			if f, n := atLine(it, orig.Content[i], line, p); n != nil {
+				return f, n
+			}
+		}
+	}
+	return "", nil
+}
