@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/study"
@@ -107,7 +108,16 @@ func usageArgs(c *cobra.Command) {
 
 // catalog tells study validation what this binary can run.
 func studyCatalog() study.Catalog {
-	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath, CheckImpairment: checkImpairment}
+	return study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools(), CheckDatapath: checkDatapath, CheckImpairment: checkImpairment,
+		CollectorMetrics: collectorMetrics()}
+}
+
+func collectorMetrics() []string {
+	var out []string
+	for _, e := range collect.List {
+		out = append(out, e.Metrics...)
+	}
+	return out
 }
 
 // checkDatapath checks a study entry's knobs against its datapath.

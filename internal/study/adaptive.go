@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"path"
 	"strconv"
 	"strings"
 
@@ -207,26 +208,43 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 	}
 }
 
-// validatePrecisionMetric checks spec.precision.metric against the
-// headline metrics the workloads' tools declare (spec.Tool.Headline, in
-// the catalog): a cell whose samples lack the metric never reaches its
-// target and runs to max silently, so a typo ("bitrat") or a metric one
-// workload does not report (rtt_us of a UDP test) is refused here. A
-// tool the catalog does not know is reported by validateWorkloads.
+// validatePrecisionMetric checks spec.precision.metric against what the
+// study's trials can carry: a headline metric of some workload's tool for
+// its protocol (spec.Tool.Headline, in the catalog), or a collector's
+// (Catalog.CollectorMetrics, "*" standing for a part of the name). A typo
+// ("bitrat") matches neither and is refused here: every cell would lack
+// it and silently run to max. A workload that does not report a metric
+// another one does (sockperf beside iperf3 under bitrate) runs its cells
+// to max, which the report says per cell. A tool the catalog does not
+// know is reported by validateWorkloads.
 func validatePrecisionMetric(sp *Spec, cat Catalog, bad badFunc) {
 	p := sp.Precision
 	if p == nil || p.Metric == "" {
 		return
 	}
-	for i, w := range sp.Workloads {
+	var known []string
+	for _, w := range sp.Workloads {
 		t, ok := cat.Tool(w.Tool)
 		if !ok {
-			continue
+			return
 		}
-		if h := t.HeadlineFor(w.Protocol); len(h) > 0 && !contains(h, p.Metric) {
-			bad("spec.precision.metric", "%q is not a metric of workload %s (spec.workloads[%d], %s %s reports %s)",
-				p.Metric, w.Name, i, w.Tool, w.Protocol, strings.Join(h, ", "))
+		for _, m := range t.HeadlineFor(w.Protocol) {
+			if m == p.Metric {
+				return
+			}
+			if !contains(known, m) {
+				known = append(known, m)
+			}
+		}
+	}
+	for _, pat := range cat.CollectorMetrics {
+		if ok, _ := path.Match(pat, p.Metric); ok {
 			return
 		}
 	}
+	if len(known) == 0 {
+		return
+	}
+	bad("spec.precision.metric", "%q is not a metric of this study's workloads (their headline metrics: %s; or a collector's, docs/workloads.md)",
+		p.Metric, strings.Join(known, ", "))
 }

@@ -62,9 +62,9 @@ func TestRefusedInputs(t *testing.T) {
 		{"verdict -Inf", []string{"verdict={tcp: {minGoodputOfUnimpaired: -.inf}}"}, "spec.verdict.tcp.minGoodputOfUnimpaired", "outside 0..1"},
 		// The precision metric is one the workloads report.
 		{"precision typo", []string{"trials={min: 2, max: 5}", "precision={metric: bitrat, halfWidth: 2%, of: mean}"},
-			"spec.precision.metric", `"bitrat" is not a metric of workload tcp`},
-		{"precision of another tool", []string{"trials={min: 2, max: 5}", "precision={metric: bitrate, halfWidth: 2%, of: mean}"},
-			"spec.precision.metric", "not a metric of workload http"},
+			"spec.precision.metric", `"bitrat" is not a metric of this study's workloads`},
+		{"precision no workload reports", []string{"trials={min: 2, max: 5}", "precision={metric: bitrate, halfWidth: 2%, of: mean}",
+			"workloads=[{name: http, tool: ab}]"}, "spec.precision.metric", "their headline metrics: requests_per_s"},
 		// Pods per node.
 		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},
@@ -96,6 +96,11 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"trials={min: 2, max: 3}", "budget=720h"},
 		{"trials={min: 2, max: 3}", "workloads=[{name: t, tool: iperf3}, {name: u, tool: iperf3, protocol: udp, rate: 1G}]",
 			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},
+		// One workload reports it (the other's cells run to max), or a
+		// collector does.
+		{"trials={min: 2, max: 3}", "workloads=[{name: t, tool: iperf3}, {name: http, tool: ab}]",
+			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},
+		{"trials={min: 2, max: 3}", "precision={metric: cpp_total_ns, halfWidth: 2%, of: mean}"},
 		{"replicas=[125]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 		{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 50, rate: 1M}}]"},
 		{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowCnt: 1}, pods: true}]"},

@@ -10,8 +10,9 @@ import (
 )
 
 var testCatalog = Catalog{
-	Datapaths: []string{"calico-vxlan", "flannel-vxlan"},
-	Tools:     testTools,
+	Datapaths:        []string{"calico-vxlan", "flannel-vxlan"},
+	Tools:            testTools,
+	CollectorMetrics: []string{"cpp_*", "iptables_*"},
 }
 
 func TestValidFixtures(t *testing.T) {

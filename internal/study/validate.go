@@ -26,6 +26,10 @@ type Catalog struct {
 	// (impair.Resolve) and returns why it is bad; an *ImpairmentError
 	// names the definition's field.
 	CheckImpairment func(m Impairment) error
+	// CollectorMetrics are the metric names the collectors add to a
+	// trial ("*" for a part of a name; collect.Entry.Metrics): a precision
+	// target may name one.
+	CollectorMetrics []string
 }
 
 // Defaults fills fields left empty with the papers' defaults.
