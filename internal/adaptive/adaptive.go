@@ -119,6 +119,10 @@ type Cell struct {
 	// cell (the mean of its trials so far, or the configured duration plus
 	// setup before the first). Needed when there is a budget.
 	TrialTime time.Duration
+	// Failed is why the runner gave the cell up (a trial failed every
+	// attempt); "" while it may run. A given-up cell is stopped: it runs
+	// no more rounds, and needs its baseline in none (failed.go).
+	Failed string
 }
 
 // Status is why a cell stopped, or that it has not.
@@ -139,6 +143,9 @@ const (
 	// Trials.Max if its estimate held and its interval shrank as 1/√n
 	// (futility.go); more rounds would buy no decision.
 	Futile Status = "futile"
+	// Failed: the runner gave the cell up (Cell.Failed), or its baseline
+	// was given up and it has nothing to pair another round with.
+	Failed Status = "failed"
 )
 
 // CellPlan is the controller's word on one cell.
@@ -224,6 +231,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	for i, c := range cells {
 		plans[i] = judge(cfg, c, cells, base[i], len(deps[i]) > 0)
 	}
+	stopGivenUp(plans, cells, base)
 	// A cell whose baseline has run its maximum cannot pair another round.
 	for i, b := range base {
 		if b >= 0 && plans[i].Status == Running && plans[b].N >= cfg.Trials.Max {
@@ -355,14 +363,15 @@ func settleBaseline(bp *CellPlan, plans []CellPlan, deps []int, forItself bool) 
 		return
 	case bp.Status != Running:
 		return
-	case count[Target]+count[Futile] == len(deps):
+	case count[Target]+count[Futile] > 0 && count[Target]+count[Futile]+count[Failed] == len(deps):
 		bp.Status = Target
 	case count[Budget] > 0:
 		bp.Status = Budget
 	default:
 		bp.Status = Max
 	}
-	bp.Reason = fmt.Sprintf("every cell compared with it has stopped (target %d, futile %d, max %d, budget %d)", count[Target], count[Futile], count[Max], count[Budget])
+	bp.Reason = fmt.Sprintf("every cell compared with it has stopped (target %d, futile %d, max %d, budget %d, failed %d)",
+		count[Target], count[Futile], count[Max], count[Budget], count[Failed])
 }
 
 // priority is the expected shrinking of the cell's relative half-width
@@ -438,6 +447,8 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 		futile = futility(cfg, p)
 	}
 	switch {
+	case c.Failed != "":
+		p.Status, p.Reason = Failed, "given up: "+c.Failed
 	case p.N >= cfg.Trials.Min && len(met) > 0:
 		p.Status, p.Reason = Target, strings.Join(met, "; ")
 	case futile != "":

@@ -56,7 +56,7 @@ func stopInterval(s results.Stop) string {
 }
 
 const stopsCaption = "Adaptive repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +
-	"its precision target or its decision against the baseline was reached (target), its maximum (max), or the budget (budget). " +
+	"its precision target or its decision against the baseline was reached (target), its maximum (max), or the budget (budget), or was given up (failed). " +
 	"Decisions are made only at the planned looks, on intervals at the looks' stricter confidence, so the chance of a wrong " +
 	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
 

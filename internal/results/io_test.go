@@ -296,3 +296,43 @@ func TestReopenCutsPartialLine(t *testing.T) {
 		t.Errorf("marked %+v", r.Marked[0])
 	}
 }
+
+// A whole last line that only lacks its newline is counted by Load
+// (--resume skips its trial), so Reopen must keep it, ended, not cut it:
+// else the resumed run loses a trial it will not run again.
+func TestReopenKeepsCompleteLastLine(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy([]byte("apiVersion: x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "a"}, Trial: 1, Metrics: map[string]float64{"bitrate": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"cell":{"tuning":"a"},"trial":2,"metrics":{"bitrate":2}}`) // killed before the '\n'
+	f.Close()
+	before, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err = Reopen(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "a"}, Trial: 3, Metrics: map[string]float64{"bitrate": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	after, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Samples) != 2 || len(after.Samples) != 3 || len(after.Warnings) != 1 {
+		t.Fatalf("Load counted %d samples before Reopen, %d after one more (warnings %v); want 2, 3 and only the missing env.json's",
+			len(before.Samples), len(after.Samples), after.Warnings)
+	}
+}

@@ -96,7 +96,8 @@ type Stop struct {
 	Cell Cell `json:"cell"`
 	// Metric is the metric the cell was judged on.
 	Metric string `json:"metric"`
-	// Status is running (the run ended early), target, max or budget.
+	// Status is running (the run ended early), target, max, budget,
+	// futile or failed.
 	Status string `json:"status"`
 	// N trials ran, Valid of them with the metric.
 	N     int `json:"n"`
@@ -118,8 +119,8 @@ type Stop struct {
 	High           *float64 `json:"high,omitempty"`
 	Method         string   `json:"method,omitempty"`
 	Confidence     float64  `json:"confidence,omitempty"`
-	// Failed is the error of a cell that could not be measured: its
-	// trials failed every attempt.
+	// Failed is why a cell could not be measured: its trials failed
+	// every attempt, or the budget was spent before its block.
 	Failed string `json:"failed,omitempty"`
 }
 

@@ -58,9 +58,12 @@ func Create(dir string) (*Writer, error) {
 }
 
 // Reopen opens an existing run's samples.jsonl and cpu.jsonl to append
-// to (cnibench run --resume). A last line without its newline, what a
-// kill during an append leaves, is cut off first, so the next line
-// starts on a line of its own; Load would have dropped it anyway.
+// to (cnibench run --resume). A last line without its newline is what a
+// kill during an append leaves. If it parses, the write was complete but
+// for the newline, and Load counts it (--resume then skips its trial):
+// the newline is added, so the trial stays counted. If it does not
+// parse, it is cut off, as Load drops it, so the next line starts on a
+// line of its own.
 func Reopen(dir string) (*Writer, error) {
 	w := &Writer{dir: dir}
 	var err error
@@ -79,7 +82,10 @@ func openTrimmed(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	if keep := bytes.LastIndexByte(b, '\n') + 1; keep < len(b) {
+	keep := bytes.LastIndexByte(b, '\n') + 1
+	tail := b[keep:]
+	complete := len(bytes.TrimSpace(tail)) > 0 && completeLine(tail)
+	if keep < len(b) && !complete {
 		if err := os.Truncate(path, int64(keep)); err != nil {
 			return nil, fmt.Errorf("resume: cut the partial last line of %s: %w", filepath.Base(path), err)
 		}
@@ -88,7 +94,25 @@ func openTrimmed(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
+	if complete {
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("resume: end the last line of %s: %w", filepath.Base(path), err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+	}
 	return f, nil
+}
+
+// completeLine reports whether an unterminated last line is one Load
+// keeps: a whole JSON object (decodeLine's test, without the type, which
+// Reopen does not know; a line of the wrong shape fails Load either way).
+func completeLine(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	return len(line) > 0 && line[0] == '{' && json.Valid(line)
 }
 
 func createExcl(path string) (*os.File, error) {

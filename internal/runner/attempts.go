@@ -44,8 +44,8 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
 	where := fmt.Sprintf("%s/%s/%s/%d replicas, trial %d", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, round)
-	failures, repeats := 0, 0
-	for attempt := 1; ; attempt++ {
+	failures, repeats, first := r.attemptsBefore(trialKey{cell, round})
+	for attempt := first; ; attempt++ {
 		busy, err := r.pause(ctx)
 		if err != nil {
 			return err

@@ -3,11 +3,15 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/version"
 )
 
@@ -15,8 +19,8 @@ import (
 // --resume: it must be a run of this study on this machine, with this
 // build and engine; its counted trials are kept (they are not run again,
 // and the adaptive controller plans from them), its machine time counts
-// against the budget, and its failed and repeated attempts stay recorded.
-// It changes nothing.
+// against the budget, and its failed and repeated attempts stay recorded
+// (restore). It changes nothing.
 func (r *run) loadPrevious() error {
 	dir := r.opt.OutDir
 	old, err := results.Load(dir)
@@ -42,18 +46,8 @@ func (r *run) loadPrevious() error {
 	if _, err := os.Stat(filepath.Join(dir, results.SamplesFile)); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("--resume %s: no %s", dir, results.SamplesFile)
 	}
-	for _, s := range old.Samples {
-		k := trialKey{s.Cell, s.Trial}
-		if r.done[k] {
-			return fmt.Errorf("--resume %s: %s trial %d is counted twice in %s", dir, cellID(s.Cell), s.Trial, results.SamplesFile)
-		}
-		r.done[k] = true
-		l := r.cellLog(s.Cell)
-		l.values[s.Trial] = valueOf(s, r.metricOfCell(s.Cell))
-		r.prior += s.End.Sub(s.Start) + max(r.study.Spec.Cooldown.Duration, minPause)
-	}
-	for _, s := range old.Marked {
-		r.prior += s.End.Sub(s.Start)
+	if err := r.restore(old); err != nil {
+		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	r.samples = len(old.Samples)
 	r.notes = append(r.notes, fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
@@ -69,4 +63,146 @@ func (r *run) metricOfCell(c results.Cell) string {
 		}
 	}
 	return results.MetricBitrate
+}
+
+// priorTrial is what the interrupted run recorded of one trial: its
+// attempts, and the machine time the runner counted for them.
+type priorTrial struct {
+	// cost is every attempt's End − Start plus its pause: what the trial
+	// added to its group's spent time (the knobs around each attempt are
+	// not recorded, so a little less).
+	cost time.Duration
+	// wall is the counted attempt's cost, the cell's trial-time estimate
+	// (0: none counted); overhead its time beyond the workload's duration.
+	wall, overhead time.Duration
+	// attempts is the highest attempt number; failures and repeats the
+	// failed and the disturbed-and-repeated ones, which the retry and
+	// repeat limits count on.
+	attempts, failures, repeats int
+	lastErr                     string
+}
+
+// restore takes an interrupted run's samples: counted trials are done,
+// trials whose every attempt failed are done too (the cell was given up
+// there), and each trial's recorded machine time waits in r.prev until
+// the resumed run reaches it (replay), so the budget is spent block by
+// block as the interrupted run spent it. Stops of finished blocks are
+// kept (resumeFinished).
+func (r *run) restore(old *results.Run) error {
+	r.prev = map[trialKey]*priorTrial{}
+	pause := max(r.study.Spec.Cooldown.Duration, minPause)
+	at := func(s results.Sample) *priorTrial {
+		k := trialKey{s.Cell, s.Trial}
+		p := r.prev[k]
+		if p == nil {
+			p = &priorTrial{}
+			r.prev[k] = p
+		}
+		p.cost += s.End.Sub(s.Start) + pause
+		p.attempts = max(p.attempts, s.Attempt)
+		return p
+	}
+	for _, s := range old.Samples {
+		k := trialKey{s.Cell, s.Trial}
+		if r.done[k] {
+			return fmt.Errorf("%s trial %d is counted twice in %s", cellID(s.Cell), s.Trial, results.SamplesFile)
+		}
+		r.done[k] = true
+		r.cellLog(s.Cell).values[s.Trial] = valueOf(s, r.metricOfCell(s.Cell))
+		p := at(s)
+		p.wall, p.overhead = s.End.Sub(s.Start)+pause, s.End.Sub(s.Start)-r.study.Spec.Duration.Duration
+	}
+	for _, s := range old.Marked {
+		p := at(s)
+		if s.Error != "" {
+			p.failures++
+			p.lastErr = s.Error
+		} else {
+			p.repeats++
+		}
+	}
+	for k, p := range r.prev {
+		if !r.done[k] && p.failures > study.MaxRetries {
+			r.done[k] = true // given up there: replay marks the cell failed
+		}
+	}
+	r.oldStops = map[results.Cell]results.Stop{}
+	for _, st := range old.Stops {
+		r.oldStops[st.Cell] = st
+	}
+	return nil
+}
+
+// replay accounts, once, the interrupted run's attempts at trial k as
+// that run did when it ran them: their machine time as spent (returned
+// for the group), the counted attempt as the cell's trial time, and a
+// trial that failed every attempt as the cell given up. 0 when the
+// interrupted run did not reach k.
+func (r *run) replay(k trialKey) time.Duration {
+	p := r.prev[k]
+	if p == nil {
+		return 0
+	}
+	cost := p.cost
+	r.prior += cost
+	if !r.done[k] {
+		// Attempts of a trial the interruption cut short: runUnit goes on
+		// from them (attempt numbers, retry and repeat limits).
+		p.cost = 0
+		return cost
+	}
+	delete(r.prev, k)
+	l := r.cellLog(k.cell)
+	if p.wall > 0 {
+		l.wall = append(l.wall, p.wall)
+		r.overhead += p.overhead
+		r.trialsRun++
+	} else if p.failures > study.MaxRetries {
+		l.failed = fmt.Sprintf("trial %d failed %d attempts; last: %s", k.trial, p.failures, p.lastErr)
+		l.values[k.trial] = math.NaN()
+	}
+	return cost
+}
+
+// resumeFinished takes, for a block the interrupted run finished (each
+// of its cells has a stop in stops.json), that run's stops and machine
+// time instead of planning it again: planning again could not see the
+// time its cluster set-up took, so a cell it stopped on the budget could
+// run again, and stopping is final. It reports whether it did.
+func (r *run) resumeFinished(units []unit) bool {
+	if len(r.oldStops) == 0 {
+		return false
+	}
+	for _, u := range units {
+		if _, ok := r.oldStops[u.cell]; !ok {
+			return false
+		}
+	}
+	in := map[results.Cell]bool{}
+	for _, u := range units {
+		in[u.cell] = true
+		r.stops = append(r.stops, r.oldStops[u.cell])
+	}
+	var keys []trialKey
+	for k := range r.prev {
+		if in[k.cell] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].trial < keys[j].trial })
+	for _, k := range keys {
+		r.replay(k)
+	}
+	r.blocksDone++
+	return true
+}
+
+// attemptsBefore is where runUnit starts trial k: after the interrupted
+// run's attempts at it, counting their failures and repeats, so attempt
+// numbers stay unique and the retry and repeat limits hold over both.
+func (r *run) attemptsBefore(k trialKey) (failures, repeats, first int) {
+	if p := r.prev[k]; p != nil {
+		return p.failures, p.repeats, p.attempts + 1
+	}
+	return 0, 0, 1
 }

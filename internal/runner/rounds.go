@@ -142,7 +142,9 @@ func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Pla
 	cells := make([]adaptive.Cell, 0, len(g.units))
 	for _, u := range g.units {
 		l := r.cellLog(u.cell)
-		c := adaptive.Cell{ID: cellID(u.cell), TrialTime: r.trialTime(l)}
+		// A given-up cell goes to the controller as failed: stopped, and
+		// no reason for its baseline to run.
+		c := adaptive.Cell{ID: cellID(u.cell), TrialTime: r.trialTime(l), Failed: l.failed}
 		if b := u.cell; base != "" && b.Tuning != base {
 			b.Tuning = base
 			if ids[b] {
@@ -180,17 +182,33 @@ func (r *run) trialTime(l *cellLog) time.Duration {
 }
 
 // trials runs the cells of one datapath at one replica count in
-// interleaved rounds: round k of every cell the controller keeps running
-// before round k+1 of any. Trial numbers are round numbers, so trial k
-// of a tuning and of its baseline ran in the same round (the paired
-// analysis pairs them by it).
+// interleaved rounds (block).
 func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target) error {
 	units, err := r.cellsAt(reps, tgt)
 	if err != nil {
 		return err
 	}
+	return r.block(units, func(u unit, round int) (time.Duration, error) {
+		t0 := time.Now()
+		err := r.runUnit(ctx, c, u, round, tgt)
+		return time.Since(t0), err
+	})
+}
+
+// block runs one block's cells in interleaved rounds: round k of every
+// cell the controller keeps running before round k+1 of any. Trial
+// numbers are round numbers, so trial k of a tuning and of its baseline
+// ran in the same round (the paired analysis pairs them by it). run is
+// one trial, returning its machine time (runUnit; tests give a fake).
+func (r *run) block(units []unit, run func(u unit, round int) (time.Duration, error)) error {
 	groups := r.groupsOf(units)
-	budget := r.groupBudget(len(groups))
+	if r.resumeFinished(units) {
+		return nil
+	}
+	budget, ok := r.groupBudget(len(groups))
+	if !ok {
+		return r.budgetSpent(units, groups)
+	}
 	var last []adaptive.Plan
 	for round := 1; ; round++ {
 		type job struct {
@@ -210,7 +228,7 @@ func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.
 				in[id] = true
 			}
 			for _, u := range g.units {
-				if in[cellID(u.cell)] && r.cellLog(u.cell).failed == "" {
+				if in[cellID(u.cell)] {
 					todo = append(todo, job{u, g})
 				}
 			}
@@ -219,14 +237,18 @@ func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.
 			break
 		}
 		for _, j := range todo {
-			if r.done[trialKey{j.u.cell, round}] {
+			k := trialKey{j.u.cell, round}
+			// The interrupted run's attempts at this trial: their machine
+			// time counts as the group's, as it did in that run.
+			j.g.spent += r.replay(k)
+			if r.done[k] {
 				continue // measured before the run was resumed
 			}
-			t0 := time.Now()
-			if err := r.runUnit(ctx, c, j.u, round, tgt); err != nil {
+			d, err := run(j.u, round)
+			if err != nil {
 				return err
 			}
-			j.g.spent += time.Since(t0)
+			j.g.spent += d
 		}
 	}
 	r.blocksDone++
@@ -238,18 +260,42 @@ func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.
 
 // groupBudget is each group's share of what is left of the run's budget:
 // the rest split evenly over the datapath and replica-count blocks still
-// to run, then over the block's groups. 0 means no budget.
-func (r *run) groupBudget(groups int) time.Duration {
+// to run, then over the block's groups; 0 means no budget. ok is false
+// when the budget is spent before the block (budgetSpent).
+func (r *run) groupBudget(groups int) (share time.Duration, ok bool) {
 	if r.design.budget <= 0 {
-		return 0
+		return 0, true
 	}
 	s := r.study.Spec
 	blocks := len(s.Datapaths)*len(s.Replicas) - r.blocksDone
 	left := r.design.budget - r.spent()
 	if left <= 0 || blocks <= 0 {
-		return time.Nanosecond // spent: no more rounds beyond the minimum
+		return 0, false
 	}
-	return left / time.Duration(blocks*max(groups, 1))
+	return left / time.Duration(blocks*max(groups, 1)), true
+}
+
+// notMeasured is why the cells of a block the budget did not reach have
+// no trials.
+const notMeasured = "budget spent before this block"
+
+// budgetSpent records the cells of a block that starts with the budget
+// spent as not measured, and says so. It runs none of their trials:
+// running even their minimum would overspend the budget the user set,
+// and a block of cells with no trials then looks like a result; a warning
+// and the report's "not measured" say what happened instead.
+func (r *run) budgetSpent(units []unit, groups []*group) error {
+	r.blocksDone++
+	c := units[0].cell
+	r.opt.Progress.Logf("warning: %s at %d replicas: %s (%s of %s used); its %d cells are not measured",
+		c.Datapath, c.Replicas, notMeasured, r.spent().Round(time.Second), r.design.budget, len(units))
+	for _, g := range groups {
+		for _, u := range g.units {
+			r.stops = append(r.stops, results.Stop{Cell: u.cell, Metric: g.metric, Status: string(adaptive.Budget),
+				Of: study.OfMean, Reason: notMeasured, Failed: notMeasured})
+		}
+	}
+	return r.out.WriteStops(r.stops)
 }
 
 // spent is the machine time of the run so far, over every attempt of

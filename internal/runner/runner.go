@@ -307,12 +307,16 @@ type run struct {
 	// The repetition design and what it has seen (rounds.go).
 	design design
 	logs   map[results.Cell]*cellLog
-	// done are the trials already counted (a resumed run's).
+	// done are the trials already counted (a resumed run's), or given up.
 	done map[trialKey]bool
+	// prev is what the interrupted run recorded of each trial, until the
+	// resumed run replays it; oldStops its stops.json (resume.go).
+	prev     map[trialKey]*priorTrial
+	oldStops map[results.Cell]results.Stop
 	// stops are stops.json's entries so far.
 	stops []results.Stop
 	// began is when this process started the run; prior is the machine
-	// time of the interrupted run it resumes.
+	// time of the interrupted run it resumes, as far as replayed.
 	began      time.Time
 	prior      time.Duration
 	blocksDone int

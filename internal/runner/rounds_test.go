@@ -1,0 +1,306 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// roundsStudy is rps-rfs --quick: adaptive, with a margin and a budget.
+func roundsStudy(t *testing.T) *study.Study {
+	t.Helper()
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick"}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newRoundsRun is a run of s writing its files to a new directory, with
+// no engine: blocks run through a fake trial.
+func newRoundsRun(t *testing.T, s *study.Study, dir string, log *bytes.Buffer) *run {
+	t.Helper()
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy(b); err != nil {
+		t.Fatal(err)
+	}
+	return &run{study: s, design: newDesign(s), done: map[trialKey]bool{}, began: time.Now(), out: w,
+		opt: Options{Progress: progress.New(log)}}
+}
+
+// blockUnits are the cells of the study's first variant at one replica
+// count, as cellsAt lists them.
+func blockUnits(s *study.Study, reps int) []unit {
+	var out []unit
+	w := s.Variants()[0]
+	for _, tn := range s.Spec.Tunings {
+		c := results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn.Name, Workload: w.Name, Replicas: reps}
+		out = append(out, unit{cell: c, tuning: tn, work: w})
+	}
+	return out
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// fakeTrials stands in for runUnit: it records what runUnit would (the
+// sample with its times, the cell's value and trial time) and advances
+// the run's clock (prior) by the trial's machine time. Values vary ±10%
+// around the same mean, out of step between tunings, so cells stay
+// undecided and the budget stops them; a cell in broken fails every
+// attempt; after stop trials it
+// returns errInterrupted, as a killed run stops.
+type fakeTrials struct {
+	r      *run
+	broken map[string]bool
+	stop   int
+	ran    []trialKey
+}
+
+func (f *fakeTrials) trial(u unit, round int) (time.Duration, error) {
+	r, k := f.r, trialKey{u.cell, round}
+	if f.stop > 0 && len(f.ran) >= f.stop {
+		return 0, errInterrupted
+	}
+	f.ran = append(f.ran, k)
+	pause := max(r.study.Spec.Cooldown.Duration, minPause)
+	d := r.study.Spec.Duration.Duration + time.Duration(len(u.cell.Tuning))*100*time.Millisecond
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(r.prior)
+	l := r.cellLog(u.cell)
+	if f.broken[u.cell.Tuning] {
+		var cost time.Duration
+		for a := 1; a <= study.MaxRetries+1; a++ {
+			s := results.Sample{Cell: u.cell, Trial: round, Attempt: a, Start: start, End: start.Add(time.Second),
+				Metrics: map[string]float64{}, Error: "iperf3 died", Discarded: "failed"}
+			if err := r.out.AppendSample(s); err != nil {
+				return 0, err
+			}
+			cost += time.Second + pause
+		}
+		l.failed = "trial failed every attempt"
+		l.values[round] = math.NaN()
+		r.prior += cost
+		return cost, nil
+	}
+	v := 100 * (1 + 0.05*float64((round*7+len(u.cell.Tuning)*3)%5-2))
+	s := results.Sample{Cell: u.cell, Trial: round, Attempt: 1, Start: start, End: start.Add(d),
+		Metrics: map[string]float64{r.metricOf(u.work): v}}
+	if err := r.out.AppendSample(s); err != nil {
+		return 0, err
+	}
+	l.values[round] = v
+	l.wall = append(l.wall, d+pause)
+	r.overhead += d - r.study.Spec.Duration.Duration
+	r.trialsRun++
+	r.prior += d + pause
+	return d + pause, nil
+}
+
+// runBlocks runs the study's replica counts as blocks, as datapath does.
+func runBlocks(r *run, f *fakeTrials) error {
+	for _, reps := range r.study.Spec.Replicas {
+		if err := r.block(blockUnits(r.study, reps), f.trial); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stopsByCell(stops []results.Stop) map[results.Cell]string {
+	out := map[results.Cell]string{}
+	for _, s := range stops {
+		out[s.Cell] = fmt.Sprintf("%s n=%d: %s", s.Status, s.N, s.Reason)
+	}
+	return out
+}
+
+// A run interrupted inside its second block and resumed runs exactly the
+// trials the uninterrupted run would have run and no other, and ends
+// with the same stops: the resumed run counts the interrupted run's
+// machine time block by block, as that run spent it, and keeps the
+// stops of the blocks it finished (before, the resumed run saw a fresh
+// budget and ran more trials in blocks already finished).
+func TestResumePlansAsTheInterruptedRun(t *testing.T) {
+	s := roundsStudy(t)
+	s.Spec.Budget.Duration = 150 * time.Second // the budget stops cells in both blocks
+	var log bytes.Buffer
+	whole := newRoundsRun(t, s, t.TempDir(), &log)
+	all := &fakeTrials{r: whole}
+	if err := runBlocks(whole, all); err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for _, k := range all.ran {
+		if k.cell.Replicas == s.Spec.Replicas[0] {
+			first++
+		}
+	}
+	dir := t.TempDir()
+	cut := newRoundsRun(t, s, dir, &log)
+	part := &fakeTrials{r: cut, stop: first + 5}
+	if err := runBlocks(cut, part); !errors.Is(err, errInterrupted) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cut.out.Close()
+	old, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := newRoundsRun(t, s, t.TempDir(), &log)
+	if err := res.restore(old); err != nil {
+		t.Fatal(err)
+	}
+	rest := &fakeTrials{r: res}
+	if err := runBlocks(res, rest); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(part.ran)+len(rest.ran), len(all.ran); got != want {
+		t.Errorf("interrupted %d + resumed %d trials, uninterrupted %d", len(part.ran), len(rest.ran), want)
+	}
+	ran := map[trialKey]bool{}
+	for _, k := range part.ran {
+		ran[k] = true
+	}
+	for _, k := range rest.ran {
+		if ran[k] {
+			t.Errorf("%s trial %d ran again after resuming", cellID(k.cell), k.trial)
+		}
+		ran[k] = true
+	}
+	for _, k := range all.ran {
+		if !ran[k] {
+			t.Errorf("%s trial %d: the uninterrupted run ran it, the resumed one did not", cellID(k.cell), k.trial)
+		}
+	}
+	want, got := stopsByCell(whole.stops), stopsByCell(res.stops)
+	for c, w := range want {
+		if got[c] != w {
+			t.Errorf("%s: resumed %q, uninterrupted %q", cellID(c), got[c], w)
+		}
+	}
+}
+
+// A block that starts with the budget spent runs nothing, warns, and
+// records its cells as not measured with the reason.
+func TestBudgetSpentBeforeBlock(t *testing.T) {
+	s := roundsStudy(t)
+	var log bytes.Buffer
+	r := newRoundsRun(t, s, t.TempDir(), &log)
+	r.prior = s.Spec.Budget.Duration
+	f := &fakeTrials{r: r}
+	if err := r.block(blockUnits(s, s.Spec.Replicas[0]), f.trial); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 0 {
+		t.Errorf("ran %d trials over a spent budget", len(f.ran))
+	}
+	if !strings.Contains(log.String(), "warning: ") || !strings.Contains(log.String(), notMeasured) {
+		t.Errorf("no warning: %q", log.String())
+	}
+	if len(r.stops) != len(s.Spec.Tunings) {
+		t.Fatalf("stops %+v", r.stops)
+	}
+	for _, st := range r.stops {
+		if st.N != 0 || st.Status != "budget" || st.Failed != notMeasured {
+			t.Errorf("%s: %+v; want not measured: %s", cellID(st.Cell), st, notMeasured)
+		}
+	}
+}
+
+// A cell given up at its first trial stops as failed, and its baseline
+// runs no round for it alone: at most as many trials as its live cells.
+func TestGivenUpCellLeavesBaseline(t *testing.T) {
+	s := roundsStudy(t)
+	var log bytes.Buffer
+	r := newRoundsRun(t, s, t.TempDir(), &log)
+	r.design.budget = 0
+	broken := s.Spec.Tunings[1].Name
+	f := &fakeTrials{r: r, broken: map[string]bool{broken: true}}
+	if err := r.block(blockUnits(s, s.Spec.Replicas[0]), f.trial); err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, k := range f.ran {
+		n[k.cell.Tuning]++
+	}
+	most := 0
+	for tn, c := range n {
+		if tn != s.Spec.Baseline && tn != broken {
+			most = max(most, c)
+		}
+	}
+	if n[broken] != 1 || n[s.Spec.Baseline] > most {
+		t.Errorf("trials per tuning %v: want %s once, %s at most %d", n, broken, s.Spec.Baseline, most)
+	}
+	for _, st := range r.stops {
+		if st.Cell.Tuning == broken && (st.Status != "failed" || st.Failed == "") {
+			t.Errorf("given-up cell's stop: %+v", st)
+		}
+	}
+}
+
+// A resumed run keeps a cell given up as given up (it is not tried
+// again) and goes on with a trial the interruption cut short after its
+// recorded attempts, not from attempt 1.
+func TestResumeKeepsGivenUpCell(t *testing.T) {
+	s := roundsStudy(t)
+	var log bytes.Buffer
+	dir := t.TempDir()
+	cut := newRoundsRun(t, s, dir, &log)
+	cut.design.budget = 0
+	broken := s.Spec.Tunings[1].Name
+	part := &fakeTrials{r: cut, broken: map[string]bool{broken: true}, stop: 2 * len(s.Spec.Tunings)}
+	units := blockUnits(s, s.Spec.Replicas[0])
+	if err := cut.block(units, part.trial); !errors.Is(err, errInterrupted) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	live := units[2].cell
+	if err := cut.out.AppendSample(results.Sample{Cell: live, Trial: 3, Attempt: 1, Error: "iperf3 died", Discarded: "failed"}); err != nil {
+		t.Fatal(err)
+	}
+	cut.out.Close()
+	old, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := newRoundsRun(t, s, t.TempDir(), &log)
+	res.design.budget = 0
+	if err := res.restore(old); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, first := res.attemptsBefore(trialKey{live, 3}); f != 1 || first != 2 {
+		t.Errorf("trial 3 of %s resumes at attempt %d with %d failures; want 2 and 1", cellID(live), first, f)
+	}
+	rest := &fakeTrials{r: res}
+	if err := res.block(units, rest.trial); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rest.ran {
+		if k.cell.Tuning == broken {
+			t.Errorf("given-up %s tried again at trial %d", cellID(k.cell), k.trial)
+		}
+	}
+	for _, st := range res.stops {
+		if st.Cell.Tuning == broken && (st.Status != "failed" || !strings.Contains(st.Failed, "failed 3 attempts")) {
+			t.Errorf("given-up cell's stop after resuming: %+v", st)
+		}
+	}
+}
