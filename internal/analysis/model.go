@@ -44,7 +44,10 @@ type Model struct {
 	// FirstDatapath is the datapath PFirstDatapath is against; "" when
 	// the run has one datapath.
 	FirstDatapath string `json:"first_datapath,omitempty"`
+	// TrialsPlanned is the most trials a cell was planned with; an
+	// adaptive run (TrialsMin < TrialsPlanned) stops cells earlier.
 	TrialsPlanned int    `json:"trials_planned"`
+	TrialsMin     int    `json:"trials_min,omitempty"`
 	MeanCI        string `json:"mean_ci_method"`
 	RatioCI       string `json:"ratio_ci_method"`
 	PTest         string `json:"p_method"`
@@ -134,7 +137,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		PairedCI: MethodPaired, Margin: MarginOf(s),
 	}
 	if s != nil {
-		m.Study, m.Baseline, m.TrialsPlanned = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials.Max
+		m.Study, m.Baseline, m.TrialsPlanned, m.TrialsMin = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials.Max, s.Spec.Trials.Min
 	}
 	m.Rows = Summarize(s, samples)
 	if d := DimsOf(m.Rows).Datapaths; len(d) > 1 {

@@ -31,3 +31,19 @@ func TestNormCellCounts(t *testing.T) {
 		t.Errorf("cell %q, want the decision on 3 trials against 2", got)
 	}
 }
+
+func TestTrialsText(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi int
+		want   string
+	}{
+		{0, 0, "n per cell as measured"},
+		{20, 20, "20 per cell planned"},
+		{0, 20, "20 per cell planned"},
+		{3, 10, "3 to 10 per cell, adaptive"},
+	} {
+		if got := trialsText(tc.lo, tc.hi); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("trialsText(%d, %d) = %q, want %q...", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

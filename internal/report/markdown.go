@@ -29,7 +29,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	if s != nil && s.Metadata.Description != "" {
 		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
 	}
-	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsPlanned))
+	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
 	if m.Baseline != "" {
 		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
@@ -82,9 +82,12 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	return bw.Flush()
 }
 
-func trialsText(trials int) string {
-	if trials <= 0 {
+func trialsText(lo, trials int) string {
+	switch {
+	case trials <= 0:
 		return "n per cell as measured"
+	case lo > 0 && lo < trials:
+		return fmt.Sprintf("%d to %d per cell, adaptive: (n=K) gives each cell's count", lo, trials)
 	}
 	return strconv.Itoa(trials) + " per cell planned"
 }
