@@ -16,27 +16,13 @@ import (
 // mean·(1 + sd·N(0,1)), as a real run writes it (study.yaml, samples).
 func runDir(t *testing.T, rng *rand.Rand, n int, means map[string]float64, sd float64) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "run")
-	w, err := results.Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteStudy([]byte("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: gate}\n")); err != nil {
-		t.Fatal(err)
-	}
+	trials := map[string][]map[string]float64{}
 	for trial := 1; trial <= n; trial++ {
 		for tuning, m := range means {
-			s := results.Sample{Cell: results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}, Trial: trial,
-				Metrics: map[string]float64{results.MetricBitrate: m * (1 + sd*rng.NormFloat64())}}
-			if err := w.AppendSample(s); err != nil {
-				t.Fatal(err)
-			}
+			trials[tuning] = append(trials[tuning], map[string]float64{results.MetricBitrate: m * (1 + sd*rng.NormFloat64())})
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeRun(t, trials)
 }
 
 func compareExit(t *testing.T, args ...string) (int, string, string) {

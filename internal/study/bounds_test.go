@@ -45,6 +45,23 @@ func parseBounds(t *testing.T, set ...string) (*Study, error) {
 	return Parse("bounds.yaml", []byte(boundsBase), Options{Set: set}, testCatalog)
 }
 
+// refusedAt checks that the bounds study with set is refused by one
+// one-line error naming the file, field and what is wrong (want).
+func refusedAt(t *testing.T, set []string, field, want string) {
+	t.Helper()
+	_, err := parseBounds(t, set...)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "bounds.yaml") || !strings.Contains(msg, field+": ") || !strings.Contains(msg, want) {
+		t.Errorf("got %q, want file, field %s and %q", msg, field, want)
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("multi-line error %q", msg)
+	}
+}
+
 func TestBoundsBaseIsValid(t *testing.T) {
 	if _, err := parseBounds(t); err != nil {
 		t.Fatal(err)
@@ -131,19 +148,7 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"reference tuning path", []string{"reference=[{tuning: ../x, metric: bitrate, value: 1}]"}, "spec.reference[0].tuning", "use ASCII letters"},
 		{"reference datapath path", []string{"reference=[{datapath: a/b, metric: bitrate, value: 1}]"}, "spec.reference[0].datapath", "use ASCII letters"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseBounds(t, tc.set...)
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "bounds.yaml") || !strings.Contains(msg, tc.field+": ") || !strings.Contains(msg, tc.want) {
-				t.Errorf("got %q, want file, field %s and %q", msg, tc.field, tc.want)
-			}
-			if strings.Contains(msg, "\n") {
-				t.Errorf("multi-line error %q", msg)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { refusedAt(t, tc.set, tc.field, tc.want) })
 	}
 }
 
