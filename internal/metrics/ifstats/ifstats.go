@@ -58,13 +58,17 @@ func Delta(a, b Counters) Counters {
 	}
 }
 
-// WirePackets estimates MTU-sized packets from received bytes: with
-// GRO/GSO a device counts one skb for up to 64 KB, so skb counts differ
-// between datapaths for the same traffic; bytes / MTU (rounded up) counts
-// what the wire would carry.
+// WirePackets estimates the packets the wire carried from what the
+// device received. With GRO/GSO a device counts one skb for up to 64 KB,
+// so skb counts differ between datapaths for the same bulk traffic:
+// bytes / MTU (rounded up) counts the MTU-sized packets a wire would
+// carry. Small packets (request/response, short UDP datagrams) are not
+// merged and each is far below the MTU, so there the skb count is the
+// packet count, and bytes / MTU would count a tenth of them or fewer: the
+// larger of the two is taken.
 func (c Counters) WirePackets() float64 {
 	if c.MTU <= 0 {
 		return float64(c.RxPackets)
 	}
-	return float64((c.RxBytes + uint64(c.MTU) - 1) / uint64(c.MTU))
+	return float64(max(c.RxPackets, (c.RxBytes+uint64(c.MTU)-1)/uint64(c.MTU)))
 }

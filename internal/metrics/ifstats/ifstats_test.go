@@ -16,8 +16,18 @@ func TestDeltaAndWirePackets(t *testing.T) {
 	if d.RxPackets != 20 || d.RxBytes != 3001 || d.TxPackets != 0 {
 		t.Errorf("%+v", d)
 	}
-	if w := d.WirePackets(); w != 3 {
-		t.Errorf("wire packets %v", w)
+	// 20 small packets (150 B each): each is one on the wire.
+	if w := d.WirePackets(); w != 20 {
+		t.Errorf("wire packets %v, want 20", w)
+	}
+	// 10 GRO'd skbs of 30 000 B: 200 packets of the 1500 B MTU.
+	if w := (Counters{RxPackets: 10, RxBytes: 300_000, MTU: 1500}).WirePackets(); w != 200 {
+		t.Errorf("GRO'd bulk: wire packets %v, want 200", w)
+	}
+	// 100 000 sockperf round trips of ~80 B frames: bytes / MTU would say
+	// 5334 and inflate the cost per packet 19 times.
+	if w := (Counters{RxPackets: 100_000, RxBytes: 8_000_000, MTU: 1500}).WirePackets(); w != 100_000 {
+		t.Errorf("small packets: wire packets %v, want 100000", w)
 	}
 }
 
