@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,11 +123,18 @@ func validateCeiling(w *Workload, f string, bad badFunc) {
 		bad(f+"."+OptLossCeiling, "%v", err)
 		return
 	}
-	if _, _, err := w.Ceiling(); err != nil {
+	c, _, err := w.Ceiling()
+	if err != nil {
 		field := f + "." + OptCeilingSrch
 		if i := strings.Index(err.Error(), ":"); strings.HasPrefix(err.Error(), "ceilingSearch.") && i > 0 {
 			field = f + "." + err.Error()[:i]
 		}
 		bad(field, "%v", err)
+		return
+	}
+	// pktgen sends one flow per pair from the client: it cannot measure
+	// the reverse direction, and its rate is the pair's, not a stream's.
+	if c.Sender == SenderPktgen && (w.Reverse || w.Parallel > 1 || slices.ContainsFunc(w.Parallels, func(p int) bool { return p > 1 })) {
+		bad(f+"."+OptCeilingSrch+".sender", "the pktgen sender sends one flow per pair, client to server: drop reverse and parallel, or use the iperf3 sender")
 	}
 }

@@ -52,6 +52,10 @@ func TestRefusedInputs(t *testing.T) {
 		// Loss-ceiling probe and budget.
 		{"probe huge", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 2562047h}}]"},
 			"spec.workloads[0].ceilingSearch.probe", "to 1h"},
+		{"pktgen reverse", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, reverse: true, lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
+			"spec.workloads[0].ceilingSearch.sender", "drop reverse and parallel"},
+		{"pktgen parallel", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, parallels: [1, 4], lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
+			"spec.workloads[0].ceilingSearch.sender", "one flow per pair"},
 		{"probes in planned time", []string{"trials=1000", "workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 1h}}]"},
 			"spec.trials", "loss-ceiling probes"},
 		{"budget huge", []string{"trials={min: 2, max: 3}", "budget=2562047h"}, "spec.budget", "between 0 (none) and 720h"},
@@ -81,6 +85,7 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"impairments=[none, {name: " + strings.Repeat("a", MaxNameLen) + ", delay: 1ms}]"},
 		{"workloads=[{name: t, tool: iperf3, msses: [536, 1000, 1460]}]"},
 		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 1h}}]"},
+		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
 		{"trials={min: 2, max: 3}", "budget=720h"},
 		{"trials={min: 2, max: 3}", "workloads=[{name: t, tool: iperf3}, {name: u, tool: iperf3, protocol: udp, rate: 1G}]",
 			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},
