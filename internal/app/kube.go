@@ -312,6 +312,24 @@ func quietKlog() {
 	klog.SetOutput(io.Discard)
 }
 
+// deleteStaleRun deletes one dead run's objects, waiting for its pods to
+// go, within the pod timeout: pods on a node that went down (a likely
+// reason the run died) stay Terminating until the node returns, and must
+// not keep cleanup from the other runs.
+func deleteStaleRun(ctx context.Context, w io.Writer, cs kubernetes.Interface, cfg kube.Config, run string) error {
+	rctx, cancel := context.WithTimeout(ctx, cfg.WithDefaults().Timeout)
+	defer cancel()
+	deleted, err := kube.DeleteRun(rctx, cs, cfg.Namespace, run, true)
+	for _, o := range deleted {
+		fmt.Fprintf(w, "run %s: deleted %s\n", run, o)
+	}
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w (pods stuck terminating, often on a node that is down: the run stays listed for the next cleanup; "+
+			"`kubectl delete pod -n %s -l %s=%s --force --grace-period=0` removes them if the node is gone for good)", err, cfg.Namespace, kube.LabelRun, run)
+	}
+	return err
+}
+
 // kubeCleanup removes objects of dead kube runs: the installed agents
 // revert what dead sessions left, then every object with the run's label
 // is deleted (waiting until the pods are gone, the Lease last), then the
@@ -351,11 +369,7 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 			}
 			continue
 		}
-		deleted, err := kube.DeleteRun(ctx, cs, cfg.Namespace, r.Run, true)
-		for _, o := range deleted {
-			fmt.Fprintf(w, "run %s: deleted %s\n", r.Run, o)
-		}
-		if err != nil {
+		if err := deleteStaleRun(ctx, w, cs, *cfg, r.Run); err != nil {
 			errs = append(errs, err)
 			continue
 		}

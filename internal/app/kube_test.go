@@ -8,6 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/cnibench/cnibench/internal/engine/kube"
 )
 
 func TestKubeManifestsCommand(t *testing.T) {
@@ -108,5 +116,26 @@ func TestKubeNamespaceRefused(t *testing.T) {
 				t.Errorf("%v: exit %d: %q", args[:2], code, msg)
 			}
 		}
+	}
+}
+
+// A dead run whose pods never finish terminating (their node is down)
+// stops cleanup's wait at the pod timeout, with the way out in the
+// error, so the other dead runs are still cleaned; its Lease stays, so
+// the next cleanup finds the run again.
+func TestDeleteStaleRunBounded(t *testing.T) {
+	cfg := kube.Config{RunID: "r1", Namespace: "cnibench", Timeout: 300 * time.Millisecond}.WithDefaults()
+	cs := fake.NewClientset(cfg.Lease(time.Now()), cfg.ServerPod(0, "w1"))
+	cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil // accepted; the kubelet never confirms
+	})
+	var out bytes.Buffer
+	start := time.Now()
+	err := deleteStaleRun(context.Background(), &out, cs, cfg, "r1")
+	if err == nil || !strings.Contains(err.Error(), "--force --grace-period=0") || time.Since(start) > 5*time.Second {
+		t.Errorf("after %v: %v; want a bounded wait and the way out", time.Since(start), err)
+	}
+	if l, _ := cs.CoordinationV1().Leases("cnibench").List(context.Background(), metav1.ListOptions{}); len(l.Items) != 1 {
+		t.Errorf("leases left: %d, want the run's (it is cleaned again next time)", len(l.Items))
 	}
 }

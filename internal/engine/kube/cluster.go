@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -137,6 +138,11 @@ func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]s
 		var problems []string
 		for i := range list.Items {
 			p := &list.Items[i]
+			// Only the wanted nodes' agents: a broken one elsewhere (a
+			// node the run does not use) must not fail the run.
+			if !slices.Contains(nodes, p.Spec.NodeName) {
+				continue
+			}
 			if ok, why := podReady(p); ok {
 				got[p.Spec.NodeName] = p.Name
 			} else if why != "" {

@@ -30,10 +30,12 @@ func Connect(kubeconfig, kubeContext string) (*rest.Config, kubernetes.Interface
 	rc.UserAgent = "cnibench"
 	// Every API request gets a deadline, so a stopped API server cannot
 	// hang a run or its teardown: the clientset's calls are all short
-	// (get, list, create, update, delete; no watches), so a fixed
-	// per-request limit fits them. The returned config, used for exec
-	// streams that last a whole trial, has none: those end with their
-	// context, which carries the trial's own deadline.
+	// (get, list, create, update, delete), so a fixed per-request limit
+	// fits them. The returned config, used for exec streams that last a
+	// whole trial and for the pod start-up burst's watch (watchClient),
+	// has none: those end with their context, which carries their own
+	// deadline. (The limit is the http.Client's, so it cuts a watch's
+	// stream too: a burst's watch ended after 30 s.)
 	api := rest.CopyConfig(rc)
 	api.Timeout = apiRequestTimeout
 	cs, err := kubernetes.NewForConfig(api)
@@ -63,4 +65,15 @@ func Ping(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) (
 		return "", err
 	}
 	return string(b), nil
+}
+
+// watchClient is the clientset for watches that last as long as their
+// context: built from the exec config, which has no per-request limit.
+// Without one (fakes in tests) it is cs.
+func watchClient(cs kubernetes.Interface, ex Execer) (kubernetes.Interface, error) {
+	ae, ok := ex.(*APIExecer)
+	if !ok || ae.Config == nil {
+		return cs, nil
+	}
+	return kubernetes.NewForConfig(ae.Config)
 }

@@ -2,14 +2,18 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // An API server that accepts the connection and never answers must not
@@ -43,5 +47,65 @@ func TestClientsetCallsHaveADeadline(t *testing.T) {
 	_, err = cs.CoreV1().Pods("x").List(context.Background(), metav1.ListOptions{})
 	if err == nil || time.Since(start) > 10*time.Second {
 		t.Errorf("a hanging API server: err %v after %s", err, time.Since(start))
+	}
+}
+
+// The pod start-up burst's watch lasts as long as its context, past the
+// clientset's per-request limit (which is the http.Client's and cut a
+// watch's stream: a burst of more than 30 s lost its later events).
+func TestWatchOutlivesTheRequestLimit(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		ev := func(name string) {
+			fmt.Fprintf(w, `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":%q,"namespace":"cnibench"}}}`+"\n", name)
+			w.(http.Flusher).Flush()
+		}
+		ev("early")
+		select {
+		case <-time.After(600 * time.Millisecond):
+			ev("late")
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: " + srv.URL + "}}]\n" +
+		"users: [{name: u, user: {token: x}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := apiRequestTimeout
+	apiRequestTimeout = 300 * time.Millisecond
+	defer func() { apiRequestTimeout = old }()
+	rc, cs, err := Connect(kc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(c kubernetes.Interface) []string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		w, err := c.CoreV1().Pods("cnibench").Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		var got []string
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				got = append(got, p.Name)
+			}
+		}
+		return got
+	}
+	// The check is not vacuous: the limited clientset loses "late".
+	if got := names(cs); slices.Contains(got, "late") {
+		t.Fatalf("the limited clientset's watch saw %v: the test server does not outlast the limit", got)
+	}
+	wc, err := watchClient(cs, &APIExecer{Config: rc, Client: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(wc); !slices.Contains(got, "late") {
+		t.Errorf("watch events %v: the event after the request limit was lost", got)
 	}
 }

@@ -56,8 +56,16 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	w, err := c.cs.CoreV1().Pods(c.cfg.Namespace).Watch(ctx, metav1.ListOptions{
-		LabelSelector: LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleStartup})
+	// On a clientset without the per-request limit: the burst (create,
+	// Ready, delete of every pod) may take minutes, and events arriving
+	// late are timed late. The server ends the watch at the same timeout.
+	wc, err := watchClient(c.cs, c.exec)
+	if err != nil {
+		return nil, fmt.Errorf("start pods: watch client: %w", err)
+	}
+	secs := int64(c.cfg.Timeout.Seconds()) + 1
+	w, err := wc.CoreV1().Pods(c.cfg.Namespace).Watch(ctx, metav1.ListOptions{
+		LabelSelector: LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleStartup, TimeoutSeconds: &secs})
 	if err != nil {
 		return nil, fmt.Errorf("start pods: watch: %w", err)
 	}
