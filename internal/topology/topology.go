@@ -168,18 +168,26 @@ func (t Topology) Resolve(name string, ref cpuset.Set) (cpuset.Set, error) {
 	if !ok {
 		return nil, fmt.Errorf("placement %s: reference CPU %d is not online", name, ref[0])
 	}
+	// "other" means other than every reference CPU's core or node, not
+	// only the first's: a peer pinned to CPUs 0 and 1 must not get CPU
+	// 1's SMT sibling as "other-core".
+	type coreID struct{ pkg, core int }
+	refCores, refNodes := map[coreID]bool{}, map[int]bool{}
+	for _, id := range ref {
+		if c, ok := t.cpu(id); ok {
+			refCores[coreID{c.Package, c.Core}], refNodes[c.Node] = true, true
+		}
+	}
 	var out cpuset.Set
 	switch name {
 	case SameNUMA:
 		out = t.filter(func(c CPU) bool { return c.Node == r.Node && !ref.Contains(c.ID) })
 	case OtherNUMA:
-		out = t.filter(func(c CPU) bool { return c.Node == t.nextNode(r.Node) && c.Node != r.Node })
+		out = t.filter(func(c CPU) bool { return c.Node == t.nextNode(r.Node) && !refNodes[c.Node] })
 	case SameCore:
 		out = t.filter(func(c CPU) bool { return c.Package == r.Package && c.Core == r.Core && !ref.Contains(c.ID) })
 	case OtherCore:
-		out = t.filter(func(c CPU) bool {
-			return c.Node == r.Node && !(c.Package == r.Package && c.Core == r.Core) && !ref.Contains(c.ID)
-		})
+		out = t.filter(func(c CPU) bool { return c.Node == r.Node && !refCores[coreID{c.Package, c.Core}] })
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: %s of CPU %d: %s", ErrNotOnThisMachine, name, r.ID, t.why(name))

@@ -69,6 +69,20 @@ func TestResolveTwoNodes(t *testing.T) {
 	if got, _ := top.Resolve(OtherNUMA, cpuset.Set{6}); !reflect.DeepEqual(got, cpuset.Set{0, 1, 4, 5}) {
 		t.Errorf("other-numa of CPU 6: %v", got)
 	}
+	// Against several CPUs, "other" is other than all of them: CPUs 0
+	// and 1 hold both cores of node 0 (5 is CPU 1's sibling), and 0 and 2
+	// both nodes.
+	for _, tc := range []struct {
+		name string
+		ref  cpuset.Set
+	}{{OtherCore, cpuset.Set{0, 1}}, {OtherNUMA, cpuset.Set{0, 2}}} {
+		if got, err := top.Resolve(tc.name, tc.ref); !errors.Is(err, ErrNotOnThisMachine) {
+			t.Errorf("%s of CPUs %v: %v %v, want none on this machine", tc.name, tc.ref, got, err)
+		}
+	}
+	if got, _ := top.Resolve(OtherCore, cpuset.Set{0, 4}); !reflect.DeepEqual(got, cpuset.Set{1, 5}) {
+		t.Errorf("other-core of CPUs 0 and 4 (one core's threads): %v, want [1 5]", got)
+	}
 }
 
 func TestResolveOneNodeRefuses(t *testing.T) {

@@ -93,6 +93,11 @@ func Check(o Options, underlayMTU int) map[string]string {
 		problems["implementation"] = err.Error()
 		return problems
 	}
+	if max := datapath.MaxMTU(d, underlayMTU); o.MTU == 0 && d.MTU(underlayMTU) > max {
+		// A fixed default (Weave's 1376) over a small underlay would be
+		// fragmented without a word.
+		problems["mtu"] = fmt.Sprintf("%s's default pod MTU %d is more than it carries over a %d-byte underlay without fragmenting (at most %d); set mtu", o.Type, d.MTU(underlayMTU), underlayMTU, max)
+	}
 	if o.MTU > 0 {
 		if _, ok := d.(datapath.MTUSetter); !ok {
 			problems["mtu"] = fmt.Sprintf("datapath %s has no MTU of its own to set (its pods use the node's network)", o.Type)

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -46,27 +47,34 @@ func TestBuildFlanneld(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	cases := []struct {
-		o     Options
-		field string
-		want  string
+		o        Options
+		field    string
+		want     string
+		underlay int // 1500 when 0
 	}{
-		{Options{Type: "flannel-vxlan", MTU: 1451}, "mtu", "at most 1450"},
-		{Options{Type: "weave", MTU: 1450}, "", ""},
-		{Options{Type: "weave", MTU: 1451}, "mtu", "at most 1450"},
-		{Options{Type: "calico-ipip", MTU: 1480}, "", ""},
-		{Options{Type: "host", MTU: 1400}, "mtu", "no MTU of its own"},
-		{Options{Type: "bridge", Policy: "wp"}, "policy", "only Calico"},
-		{Options{Type: "cilium", Policy: "np"}, "policy", "eBPF"},
-		{Options{Type: "calico-routed", Policy: "wp"}, "", ""},
-		{Options{Type: "macvlan", Implementation: "flanneld"}, "implementation", "only bridge and flannel-vxlan"},
-		{Options{Type: "calico-routed", Implementation: "bird"}, "", ""},
-		{Options{Type: "calico-routed", Implementation: "bird", MTU: 1400, Policy: "np"}, "", ""},
-		{Options{Type: "calico-routed", Implementation: "bird", MTU: 1501}, "mtu", "at most 1500"},
-		{Options{Type: "calico-ipip", Implementation: "bird"}, "implementation", "only calico-routed and kube-router have their routes distributed by BIRD here (not calico-ipip)"},
-		{Options{Type: "calico-routed", Implementation: "gobgp"}, "implementation", `unknown implementation "gobgp" (builtin, flanneld, bird)`},
+		{o: Options{Type: "flannel-vxlan", MTU: 1451}, field: "mtu", want: "at most 1450"},
+		// WireGuard's default leaves room for IPv6; the underlay is IPv4.
+		{o: Options{Type: "wireguard", MTU: 1440}},
+		{o: Options{Type: "wireguard", MTU: 1441}, field: "mtu", want: "at most 1440"},
+		// Weave's fixed default is checked too, not only a given mtu.
+		{o: Options{Type: "weave"}, underlay: 1400, field: "mtu", want: "default pod MTU 1376 is more than it carries over a 1400-byte underlay"},
+		{o: Options{Type: "weave", MTU: 1350}, underlay: 1400},
+		{o: Options{Type: "weave", MTU: 1450}, field: "", want: ""},
+		{o: Options{Type: "weave", MTU: 1451}, field: "mtu", want: "at most 1450"},
+		{o: Options{Type: "calico-ipip", MTU: 1480}, field: "", want: ""},
+		{o: Options{Type: "host", MTU: 1400}, field: "mtu", want: "no MTU of its own"},
+		{o: Options{Type: "bridge", Policy: "wp"}, field: "policy", want: "only Calico"},
+		{o: Options{Type: "cilium", Policy: "np"}, field: "policy", want: "eBPF"},
+		{o: Options{Type: "calico-routed", Policy: "wp"}, field: "", want: ""},
+		{o: Options{Type: "macvlan", Implementation: "flanneld"}, field: "implementation", want: "only bridge and flannel-vxlan"},
+		{o: Options{Type: "calico-routed", Implementation: "bird"}, field: "", want: ""},
+		{o: Options{Type: "calico-routed", Implementation: "bird", MTU: 1400, Policy: "np"}, field: "", want: ""},
+		{o: Options{Type: "calico-routed", Implementation: "bird", MTU: 1501}, field: "mtu", want: "at most 1500"},
+		{o: Options{Type: "calico-ipip", Implementation: "bird"}, field: "implementation", want: "only calico-routed and kube-router have their routes distributed by BIRD here (not calico-ipip)"},
+		{o: Options{Type: "calico-routed", Implementation: "gobgp"}, field: "implementation", want: `unknown implementation "gobgp" (builtin, flanneld, bird)`},
 	}
 	for _, c := range cases {
-		p := Check(c.o, 1500)
+		p := Check(c.o, cmp.Or(c.underlay, 1500))
 		if c.field == "" {
 			if len(p) > 0 {
 				t.Errorf("%+v: unexpected %v", c.o, p)

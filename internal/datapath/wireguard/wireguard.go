@@ -36,8 +36,9 @@ const (
 	// Device is flanneld's WireGuard device.
 	Device = "flannel-wg"
 	// Port is flanneld's default WireGuard listen port.
-	Port     = 51820
-	overhead = 80
+	Port         = 51820
+	overhead     = 80
+	overheadIPv4 = 60
 )
 
 // network is the cluster network, routed into flannel-wg as a whole.
@@ -58,8 +59,14 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge,
 // Tunnel implements datapath.Datapath.
 func (*Datapath) Tunnel() string { return Device }
 
-// MTU implements datapath.Datapath.
+// MTU implements datapath.Datapath: flanneld's default, which leaves
+// room for an IPv6 outer header (80 bytes: IPv6 40, UDP 8, WireGuard 32).
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
+
+// MaxMTU implements datapath.MaxMTUer: the underlay here is IPv4, whose
+// outer header is 20 bytes shorter, so a pod MTU up to underlay - 60
+// (Calico's IPv4 WireGuard MTU, 1440 on 1500) still does not fragment.
+func (*Datapath) MaxMTU(underlay int) int { return underlay - overheadIPv4 }
 
 func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(network.IP, n) }
 

@@ -92,3 +92,40 @@ func TestPodMTU(t *testing.T) {
 }
 
 var _ = fmt.Sprintf
+
+// failingAttach is a datapath whose AttachPod wires pod index 1 and then
+// fails, once: a pod half made.
+type failingAttach struct {
+	datapath.Datapath
+	failed bool
+}
+
+func (f *failingAttach) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
+	att, err := f.Datapath.AttachPod(n, p)
+	if err == nil && p.Index == 1 && !f.failed {
+		f.failed = true
+		return att, fmt.Errorf("injected failure after wiring pod %s", p.Name)
+	}
+	return att, err
+}
+
+// A pod whose wiring fails leaves nothing: its namespace goes at once, so
+// the same pod can be made again (before, the name stayed taken until the
+// run ended and every later attempt failed on it).
+func TestFailedPodLeavesNothing(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	d, _ := catalog.Lookup("bridge")
+	kerneltest.RequireFeatures(t, d)
+	c := upCluster(t, &failingAttach{Datapath: d})
+	if _, _, err := c.ScalePods(context.Background(), 2); err == nil {
+		t.Fatal("no error from the injected failure")
+	}
+	for _, ns := range []string{c.nsName("srv1"), c.nsName("cli1")} {
+		if netns.Exists(ns) {
+			t.Errorf("namespace %s of the failed pod still exists", ns)
+		}
+	}
+	if _, _, err := c.ScalePods(context.Background(), 2); err != nil {
+		t.Fatalf("the pods again after the failure: %v", err)
+	}
+}

@@ -87,7 +87,14 @@ func (c *Cluster) addPod(ctx context.Context, n *Node, name string, index int) (
 		att, err = c.cfg.Datapath.AttachPod(n.info(), p.datapathPod(steps))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("attach pod %s to node %s: %w", p.name, n.name, err)
+		// Nothing of a pod that failed stays: its namespace would block
+		// the name (a later burst's pod i) until the run ends, and its
+		// half-made devices hold its address.
+		err = fmt.Errorf("attach pod %s to node %s: %w", p.name, n.name, err)
+		if n.cni == nil {
+			err = errors.Join(err, c.detachNetlink(p, true))
+		}
+		return nil, errors.Join(err, c.removeNetns(p.ns))
 	}
 	p.setup = time.Since(start)
 	p.phases = phases(nsTook, steps.List(), p.setup)
