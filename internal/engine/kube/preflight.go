@@ -54,11 +54,15 @@ var permissions = []permission{
 	{resource: "pods", verb: "delete"},
 	{resource: "pods", verb: "list"},
 	{resource: "pods", verb: "get"},
+	{resource: "pods", verb: "watch"}, // the pod start-up burst
 	{resource: "pods", sub: "exec", verb: "create"},
 	{resource: "services", verb: "create"},
 	{resource: "services", verb: "delete"},
 	{resource: "services", verb: "list"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "create"},
+	// Renewal reads the Lease before it updates it: without get the Lease
+	// goes stale, and cleanup would take a live run for a dead one.
+	{group: "coordination.k8s.io", resource: "leases", verb: "get"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "update"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "delete"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "list"},
