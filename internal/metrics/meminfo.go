@@ -15,6 +15,7 @@ func MemoryPercent(path string) (float64, error) {
 		return 0, err
 	}
 	var total, avail float64
+	hasAvail := false
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -28,11 +29,16 @@ func MemoryPercent(path string) (float64, error) {
 		case "MemTotal:":
 			total = v
 		case "MemAvailable:":
-			avail = v
+			avail, hasAvail = v, true
 		}
 	}
 	if total <= 0 {
 		return 0, fmt.Errorf("%s: no MemTotal", path)
+	}
+	// Kernels before 3.14 have no MemAvailable: reading it as 0 would
+	// say the node's memory is all in use.
+	if !hasAvail {
+		return 0, fmt.Errorf("%s: no MemAvailable (kernel before 3.14)", path)
 	}
 	return 100 * (total - avail) / total, nil
 }

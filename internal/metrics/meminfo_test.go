@@ -16,4 +16,11 @@ func TestMemoryPercent(t *testing.T) {
 	if _, err := MemoryPercent(p + "x"); err == nil {
 		t.Error("missing file read")
 	}
+	old := t.TempDir() + "/meminfo-3.10"
+	if err := os.WriteFile(old, []byte("MemTotal:       1000 kB\nMemFree:         100 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := MemoryPercent(old); err == nil {
+		t.Errorf("no MemAvailable: %v%% in use, want an error (not 100%%)", v)
+	}
 }

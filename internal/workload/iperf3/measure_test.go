@@ -44,6 +44,35 @@ func TestPairMetricsUDP(t *testing.T) {
 	}
 }
 
+// Nothing arrived: the receiver saw no sequence gap and says 0 of 0
+// lost; the client's sent count makes it all lost (a loss-ceiling probe
+// at a rate that drops everything must not pass).
+func TestPairMetricsUDPAllLost(t *testing.T) {
+	s, err := ParseServer(readTestdata(t, "udp-server.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseClient(readTestdata(t, "udp-client.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SentPackets != 1144 {
+		t.Fatalf("sent packets %v, want the fixture's 1144", c.SentPackets)
+	}
+	for i := range s.Intervals {
+		if u := s.Intervals[i].UDP; u != nil {
+			u.Packets, u.LostPackets, u.LostPercent = 0, 0, 0
+		}
+	}
+	m, _, err := pairMetrics(s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m[MetricLostPct] != 100 || m[MetricLost] != 1144 || m[MetricPackets] != 1144 {
+		t.Errorf("nothing received: lost %v%% (%v of %v), want 100%% of 1144", m[MetricLostPct], m[MetricLost], m[MetricPackets])
+	}
+}
+
 func TestPairMetricsTCPCwndRTT(t *testing.T) {
 	for _, tc := range []struct{ srv, cli string }{
 		{"tcp-server.json", "tcp-client.json"},

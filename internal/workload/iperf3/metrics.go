@@ -54,6 +54,12 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		m[MetricLost] = u.LostPackets
 		m[MetricPackets] = u.Packets
 		m[MetricOutOfOrder] = recv.OutOfOrder
+		// The receiver counts loss from gaps in the sequence numbers it
+		// saw: when none arrived it saw no gap and reports 0 of 0 lost.
+		// The client's count of what it sent says it was all lost.
+		if u.Packets == 0 && !c.Reverse && c.SentPackets > 0 {
+			m[MetricLost], m[MetricPackets], m[MetricLostPct] = c.SentPackets, c.SentPackets, 100
+		}
 	}
 	if sm, err := Measure(send); err == nil && sm.HasTCPInfo {
 		m[MetricCwnd] = sm.CwndBytes

@@ -83,6 +83,9 @@ type Client struct {
 	ReceiverBitrate float64
 	// Retransmits is end.sum_sent.retransmits (TCP; 0 when absent).
 	Retransmits float64
+	// SentPackets is end.sum_sent.packets of a UDP client: the datagrams
+	// it sent (0 when absent or not a plausible count).
+	SentPackets float64
 	// UDP is end.sum of a UDP test (loss and jitter at the receiver).
 	UDP *UDPStats
 }
@@ -141,6 +144,10 @@ func ParseClient(data []byte) (*Client, error) {
 	}
 	if sent.Retransmits != nil {
 		c.Retransmits = *sent.Retransmits
+	}
+	// An overflowed counter reads as about 1.8e19 (see raw): not a count.
+	if p := sent.Packets; p != nil && *p >= 0 && *p < 1<<53 {
+		c.SentPackets = *p
 	}
 	if r := raw.End.SumReceived; r != nil {
 		c.ReceiverBitrate = r.BitsPerSecond

@@ -71,9 +71,11 @@ func (e *ToolError) Error() string { return "sockperf: " + e.Msg }
 func (e *ToolError) Unwrap() error { return e.kind }
 
 var (
-	ansiRE    = regexp.MustCompile("\x1b\\[[0-9;]*m")
-	validRE   = regexp.MustCompile(`\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=([0-9]+); ReceivedMessages=([0-9]+)`)
-	avgRE     = regexp.MustCompile(`avg-rtt=([0-9.]+) \(std-dev=([0-9.]+)\)`)
+	ansiRE  = regexp.MustCompile("\x1b\\[[0-9;]*m")
+	validRE = regexp.MustCompile(`\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=([0-9]+); ReceivedMessages=([0-9]+)`)
+	// sockperf 3.8 and later print more after std-dev (mean-ad=...,
+	// median-ad=..., 99.0% ci=[...]) inside the same parentheses.
+	avgRE     = regexp.MustCompile(`avg-rtt=([0-9.]+) \(std-dev=([0-9.]+)[,)]`)
 	pctRE     = regexp.MustCompile(`---> percentile ([0-9.]+) =\s*([0-9.]+)`)
 	minMaxRE  = regexp.MustCompile(`---> <(MIN|MAX)> observation =\s*([0-9.]+)`)
 	countsRE  = regexp.MustCompile(`# dropped messages = ([0-9]+); # duplicated messages = ([0-9]+); # out-of-order messages = ([0-9]+)`)

@@ -1,10 +1,12 @@
 package sockperf
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,6 +52,28 @@ func TestParseClient(t *testing.T) {
 		if x := r.TransactionsPerSec() * r.MeanUs / 1e6; math.Abs(x-1) > 0.02 {
 			t.Errorf("tps x mean RTT = %v, want ~1", x)
 		}
+	}
+}
+
+// sockperf 3.8 and later print more statistics on the avg-rtt line; the
+// captured 3.7 output with its line in that shape parses to the same.
+func TestParseNewerAvgLine(t *testing.T) {
+	old := read(t, "tcp-64-client.txt")
+	newer := regexp.MustCompile(`avg-rtt=([0-9.]+) \(std-dev=([0-9.]+)\)`).ReplaceAll(old,
+		[]byte("avg-rtt=$1 (std-dev=$2, mean-ad=0.358, median-ad=0.295, siqr=0.214, cv=0.048, std-error=0.002, 99.0% ci=[1.0, 2.0])"))
+	if bytes.Equal(old, newer) {
+		t.Fatal("the fixture has no avg-rtt line to rewrite")
+	}
+	a, err := ParseClient(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseClient(newer)
+	if err != nil {
+		t.Fatalf("sockperf 3.8+ avg-rtt line: %v", err)
+	}
+	if a.MeanUs != b.MeanUs || a.MeanUs == 0 {
+		t.Errorf("mean %v from the newer line, %v from the old", b.MeanUs, a.MeanUs)
 	}
 }
 
