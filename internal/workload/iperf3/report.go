@@ -22,7 +22,8 @@ type Report struct {
 	// TargetBitrate is -b per stream, bit/s (0 = unlimited).
 	TargetBitrate float64
 	// OutOfOrder is the sum of end.streams[].udp.out_of_order (UDP
-	// receiver only; over the whole test, warm-up included).
+	// receiver only; iperf3 subtracts the omitted warm-up's count itself,
+	// omitted_out_of_order, so it covers the measured time).
 	OutOfOrder float64
 	// Intervals are the per-interval sums over streams, omitted ones
 	// included, in order.
