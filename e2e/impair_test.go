@@ -1,12 +1,13 @@
 package e2e
 
 import (
-	"github.com/cnibench/cnibench/internal/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // netemMissing reports whether `cnibench doctor` finds no netem here.
