@@ -43,7 +43,9 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	},
 	"sock_flow_entries": func(*inspect.Inspection) (string, error) { return strconv.Itoa(SockFlowEntries), nil },
 	// flow_cnt_per_queue: the global table shared out over the rx queues
-	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N).
+	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N), rounded
+	// up to a power of two as the kernel rounds it (32768/6 = 5461 would
+	// silently become 8192).
 	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) {
 		n, err := underlayDev(in)
 		if err != nil {
@@ -52,7 +54,11 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		if n.RxQueues == 0 {
 			return "", fmt.Errorf("%s has no rx queues", n.Name)
 		}
-		return strconv.Itoa(SockFlowEntries / n.RxQueues), nil
+		v := 1
+		for v < SockFlowEntries/n.RxQueues {
+			v <<= 1
+		}
+		return strconv.Itoa(v), nil
 	},
 	"rps_mask": func(in *inspect.Inspection) (string, error) {
 		if in.CPUs == 0 {
@@ -69,6 +75,18 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	"tunnel":      tunnelField(func(t inspect.Device) string { return t.Name }),
 	"tunnel_kind": tunnelField(func(t inspect.Device) string { return t.Kind }),
 	"tunnel_mtu":  tunnelField(func(t inspect.Device) string { return strconv.Itoa(t.MTU) }),
+	// tunnel_datapath is the emulated datapath with the tunnel's
+	// encapsulation, for an A/B of that overlay.
+	"tunnel_datapath": func(in *inspect.Inspection) (string, error) {
+		t := primaryTunnel(in)
+		if t == nil {
+			return "", errors.New("no tunnel device")
+		}
+		if d, ok := tunnelDatapath[t.Kind]; ok {
+			return d, nil
+		}
+		return "", fmt.Errorf("no emulated datapath with a %s tunnel", t.Kind)
+	},
 	"overhead": tunnelField(func(t inspect.Device) string {
 		return strconv.Itoa(inspect.Overhead[t.Kind])
 	}),
@@ -114,6 +132,13 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	"netfilter_rules": func(in *inspect.Inspection) (string, error) {
 		return strconv.Itoa(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules)), nil
 	},
+}
+
+// tunnelDatapath maps a tunnel kind to the datapath of cnibench's
+// catalog that encapsulates the same way.
+var tunnelDatapath = map[string]string{
+	"vxlan": "calico-vxlan", "geneve": "geneve", "ipip": "calico-ipip",
+	"gre": "gre", "wireguard": "wireguard", "udp": "flannel-udp",
 }
 
 func tunnelField(f func(inspect.Device) string) func(*inspect.Inspection) (string, error) {

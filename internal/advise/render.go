@@ -33,7 +33,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	} else {
 		b.WriteString("| rule | knob | measured effect | verdict |\n|---|---|---|---|\n")
 		for _, c := range r.Candidates {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, cell(knobText(c.Knobs)), c.Measured, c.Verdict)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, cell(knobText(c.Knobs)), cell(c.Measured), c.Verdict)
 		}
 		b.WriteString("\n")
 	}

@@ -356,3 +356,19 @@ func mustRules(t *testing.T) []*Rule {
 	}
 	return rs
 }
+
+// The per-queue flow count is the global table over the rx queues,
+// rounded up to the power of two the kernel would make of it.
+func TestFlowCntPerQueuePowerOfTwo(t *testing.T) {
+	in := load(t, "multiqueue-rss-one-cpu")
+	n, err := underlayDev(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for queues, want := range map[int]string{1: "32768", 6: "8192", 8: "4096", 64: "512"} {
+		n.RxQueues = queues
+		if got, err := params["flow_cnt_per_queue"](in); err != nil || got != want {
+			t.Errorf("%d queues: %q %v, want %s", queues, got, err, want)
+		}
+	}
+}

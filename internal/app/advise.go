@@ -156,6 +156,10 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		opt.Engine, opt.Kube = "kube", f.kube.config()
 		opt.JournalDir = cmp.Or(f.journalDir, kubeJournalDir)
 	}
+	// The user's own study must be good on its own: that is bad input.
+	if _, err := opt.Resolve(nil); err != nil {
+		return inputErr(fmt.Errorf("--study: %w", err))
+	}
 	var todo []int
 	for i := range rep.Candidates {
 		e := &rep.Candidates[i]
@@ -163,8 +167,11 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 			e.Measured, e.Verdict = "not measured: "+why, advise.NotProvable
 			continue
 		}
+		// A candidate whose A/B cannot be built here (an MTU the
+		// emulated tunnel cannot carry) is not measured; the others are.
 		if _, _, err := prove.Plan(opt, e, rep.Inspection); err != nil {
-			return inputErr(err)
+			e.Measured, e.Verdict = "not measured: its A/B cannot be built here: "+err.Error(), advise.NotProvable
+			continue
 		}
 		todo = append(todo, i)
 	}

@@ -3,10 +3,16 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/prove"
 )
 
 // advise refuses what is not built and unknown rules before it reads
@@ -42,5 +48,42 @@ func TestAdviseFlags(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "| rfs |") || strings.Contains(out.String(), "### rfs") {
 		t.Errorf("--rule limits the rules; rfs appears:\n%s", out.String())
+	}
+}
+
+// tunnel-mtu's A/B emulates the tunnel the node has: on a Calico IP-in-IP
+// node it is calico-ipip at the MTU IP-in-IP allows (calico-vxlan could
+// not carry it, and the whole advise run used to exit 2).
+func TestProveTunnelMTUFollowsTheTunnel(t *testing.T) {
+	b, err := os.ReadFile("../advise/testdata/ipip-nic-vxlan-offload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in inspect.Inspection
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	// Calico's default 1440 instead of the fixture's 1480, the most
+	// IP-in-IP allows: the rule fires.
+	for i := range in.Tunnels {
+		in.Tunnels[i].MTU = 1440
+	}
+	rules, err := advise.Lookup("tunnel-mtu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := advise.Build(rules, &in, time.Now())
+	if len(rep.Candidates) != 1 {
+		t.Fatalf("tunnel-mtu is not a candidate on the ipip fixture: %+v", rep)
+	}
+	f := &adviseFlags{}
+	s, _, err := prove.Plan(prove.Options{Resolve: f.resolver()}, &rep.Candidates[0], &in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range s.Spec.Datapaths {
+		if d.Type != "calico-ipip" {
+			t.Errorf("A/B datapath %s is %s, want calico-ipip", d.Name, d.Type)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
 	}
-	if _, _, err := sides(s); err != nil {
+	if _, _, err := sides(s, e.Rule.ProvesDatapaths()); err != nil {
 		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
 	}
 	s.Metadata.Name = "advise-" + e.Name
@@ -82,16 +82,20 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	return s, sets, nil
 }
 
-// sides names A and B: the first two tunings when the study compares
-// tunings, else the first two datapath entries.
-func sides(s *study.Study) (a, b string, err error) {
+// sides names A and B: the first two datapath entries when the rule's
+// A/B sets datapaths, else the first two tunings. By the rule, not by
+// the study: a --study with several tunings (rps-rfs) under a datapath
+// rule still compares the datapaths, tuning by tuning.
+func sides(s *study.Study, datapaths bool) (a, b string, err error) {
 	switch {
-	case len(s.Spec.Tunings) >= 2:
-		return s.Spec.Tunings[0].Name, s.Spec.Tunings[1].Name, nil
-	case len(s.Spec.Datapaths) >= 2:
+	case datapaths && len(s.Spec.Datapaths) >= 2:
 		return s.Spec.Datapaths[0].Name, s.Spec.Datapaths[1].Name, nil
+	case !datapaths && len(s.Spec.Tunings) >= 2:
+		return s.Spec.Tunings[0].Name, s.Spec.Tunings[1].Name, nil
+	case datapaths:
+		return "", "", fmt.Errorf("the A/B compares datapaths and needs two, the study has %d", len(s.Spec.Datapaths))
 	}
-	return "", "", fmt.Errorf("the A/B needs two tunings or two datapaths, the study has %d and %d", len(s.Spec.Tunings), len(s.Spec.Datapaths))
+	return "", "", fmt.Errorf("the A/B compares tunings and needs two, the study has %d", len(s.Spec.Tunings))
 }
 
 // Candidate runs one candidate's A/B and fills its Proof, Measured and
@@ -102,7 +106,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	if err != nil {
 		return err
 	}
-	a, b, _ := sides(s)
+	a, b, _ := sides(s, e.Rule.ProvesDatapaths())
 	dir := filepath.Join(opt.OutDir, "prove-"+e.Name)
 	p := &advise.Proof{RunDir: dir, A: a, B: b, Sets: sets, Margin: s.Spec.DecisionMargin(),
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
@@ -118,8 +122,8 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	if err != nil {
 		return err
 	}
-	p.Metric, p.Cells = cells(s, run, a, b)
-	e.Verdict = verdict(p.Cells, p.Margin)
+	p.Metric, p.Cells = cells(s, run, a, b, !e.Rule.ProvesDatapaths())
+	e.Verdict = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
 	e.Measured = measured(p)
 	return nil
 }
@@ -129,8 +133,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 // summary's paired comparison with the baseline; a datapath A/B from the
 // summary's comparison with the first datapath (unpaired: datapaths run
 // one after another).
-func cells(s *study.Study, run *results.Run, a, b string) (string, []advise.ProofCell) {
-	tunings := len(s.Spec.Tunings) >= 2
+func cells(s *study.Study, run *results.Run, a, b string, tunings bool) (string, []advise.ProofCell) {
 	m := analysis.Build(s, run.Samples)
 	metric := ""
 	var out []advise.ProofCell
@@ -186,16 +189,21 @@ func fin(v float64) *float64 {
 }
 
 // verdict: accepted when some cell is better with an estimate beyond
-// the margin and none is worse; rejected when some cell is worse, or
-// some cell is decided and none is better beyond the margin; else
-// undecided.
-func verdict(cs []advise.ProofCell, margin float64) string {
+// the margin (above 1+margin, or below 1/(1+margin) for a metric where
+// lower is better: latency) and none is worse; rejected when some cell is
+// worse, or some cell is decided and none is better beyond the margin;
+// else undecided.
+func verdict(cs []advise.ProofCell, margin float64, dir stats.Direction) string {
 	gain, worse, decided := false, false, false
+	beyond := func(r float64) bool { return r > 1+margin }
+	if dir == stats.LowerIsBetter {
+		beyond = func(r float64) bool { return r < 1/(1+margin) }
+	}
 	for _, c := range cs {
 		switch stats.Verdict(c.Decision) {
 		case stats.Better:
 			decided = true
-			if c.Ratio != nil && *c.Ratio > 1+margin {
+			if c.Ratio != nil && beyond(*c.Ratio) {
 				gain = true
 			}
 		case stats.Worse:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -24,8 +25,22 @@ func TestVerdict(t *testing.T) {
 		{[]advise.ProofCell{cell("undecided", 1.1), cell("undecided", 0.9)}, advise.Undecided},
 		{nil, advise.Undecided},
 	} {
-		if got := verdict(c.cells, 0.02); got != c.want {
+		if got := verdict(c.cells, 0.02, stats.HigherIsBetter); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.cells, got, c.want)
+		}
+	}
+	// Latency: better is a ratio below 1, beyond the margin below
+	// 1/1.02.
+	for _, c := range []struct {
+		cells []advise.ProofCell
+		want  string
+	}{
+		{[]advise.ProofCell{cell("better", 0.80)}, advise.Accepted},
+		{[]advise.ProofCell{cell("better", 0.99)}, advise.Rejected},
+		{[]advise.ProofCell{cell("worse", 1.2)}, advise.Rejected},
+	} {
+		if got := verdict(c.cells, 0.02, stats.LowerIsBetter); got != c.want {
+			t.Errorf("latency %+v: %s, want %s", c.cells, got, c.want)
 		}
 	}
 	p := &advise.Proof{A: "baseline", B: "rfs", Metric: "bitrate", Margin: 0.02,
@@ -42,11 +57,22 @@ func TestDefaultStudy(t *testing.T) {
 		t.Error("the default A/B is not adaptive")
 	}
 	s := &study.Study{Spec: study.Spec{Tunings: []study.Tuning{{Name: "baseline"}}, Datapaths: []study.Datapath{{Name: "x"}}}}
-	if _, _, err := sides(s); err == nil {
-		t.Error("one tuning and one datapath: want an error, there is no A/B")
+	for _, dp := range []bool{false, true} {
+		if _, _, err := sides(s, dp); err == nil {
+			t.Errorf("one tuning and one datapath (datapath A/B %v): want an error, there is no A/B", dp)
+		}
 	}
 	s.Spec.Datapaths = append(s.Spec.Datapaths, study.Datapath{Name: "y"})
-	if a, b, err := sides(s); err != nil || a != "x" || b != "y" {
+	if a, b, err := sides(s, true); err != nil || a != "x" || b != "y" {
 		t.Errorf("sides %s %s %v", a, b, err)
+	}
+	// A datapath rule over a study with several tunings (--study rps-rfs)
+	// compares the datapaths, not the tunings.
+	s.Spec.Tunings = append(s.Spec.Tunings, study.Tuning{Name: "rps"})
+	if a, b, err := sides(s, true); err != nil || a != "x" || b != "y" {
+		t.Errorf("datapath A/B with two tunings: sides %s %s %v, want x y", a, b, err)
+	}
+	if a, b, err := sides(s, false); err != nil || a != "baseline" || b != "rps" {
+		t.Errorf("tuning A/B: sides %s %s %v", a, b, err)
 	}
 }

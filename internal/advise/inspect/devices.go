@@ -219,7 +219,7 @@ func (r reader) nicIRQs(name string, irqs []Interrupt) []IRQ {
 	}
 	var out []IRQ
 	for _, it := range irqs {
-		if !mine[it.IRQ] && !strings.Contains(it.Name, name) {
+		if !mine[it.IRQ] && !irqOf(it.Name, name) {
 			continue
 		}
 		q := IRQ{IRQ: it.IRQ, Name: it.Name}
@@ -328,4 +328,12 @@ func netlinkQdiscs() (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// irqOf says whether an interrupt's name in /proc/interrupts is device
+// dev's: the name itself, or the name followed by a queue suffix
+// (eth1-TxRx-0, eth1@pci...). A substring would give eth1 eth10's.
+func irqOf(irqName, dev string) bool {
+	rest, ok := strings.CutPrefix(irqName, dev)
+	return ok && (rest == "" || rest[0] == '-' || rest[0] == '@' || rest[0] == ':')
 }
