@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -16,9 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
@@ -312,148 +309,3 @@ func quietKlog() {
 	klog.SetOutput(io.Discard)
 }
 
-// deleteStaleRun deletes one dead run's objects, waiting for its pods to
-// go, within the pod timeout: pods on a node that went down (a likely
-// reason the run died) stay Terminating until the node returns, and must
-// not keep cleanup from the other runs.
-func deleteStaleRun(ctx context.Context, w io.Writer, cs kubernetes.Interface, cfg kube.Config, run string) error {
-	rctx, cancel := context.WithTimeout(ctx, cfg.WithDefaults().Timeout)
-	defer cancel()
-	deleted, err := kube.DeleteRun(rctx, cs, cfg.Namespace, run, true)
-	for _, o := range deleted {
-		fmt.Fprintf(w, "run %s: deleted %s\n", run, o)
-	}
-	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
-		err = fmt.Errorf("%w (pods stuck terminating, often on a node that is down: the run stays listed for the next cleanup; "+
-			"`kubectl delete pod -n %s -l %s=%s --force --grace-period=0` removes them if the node is gone for good)", err, cfg.Namespace, kube.LabelRun, run)
-	}
-	return err
-}
-
-// kubeCleanup removes objects of dead kube runs: the installed agents
-// revert what dead sessions left, then every object with the run's label
-// is deleted (waiting until the pods are gone, the Lease last), then the
-// controller journals of those runs and their temporary directories are
-// removed. A run is dead when its own Lease went stale.
-func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, all, dryRun bool) error {
-	quietKlog()
-	cfg := f.config()
-	if err := cfg.Validate(); err != nil {
-		return inputErr(err)
-	}
-	rc, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
-	if err != nil {
-		return inputErr(err)
-	}
-	if _, err := kube.Ping(ctx, cs, 15*time.Second); err != nil {
-		return inputErr(fmt.Errorf("%w: %w", kube.ErrUnreachable, err))
-	}
-	runs, err := kube.ListRuns(ctx, cs, cfg.Namespace, time.Now())
-	if err != nil {
-		return err
-	}
-	host, _ := os.Hostname()
-	stale, skipped := kube.SelectStale(runs, only, all, host, journal.ProcessAlive)
-	for run, why := range skipped {
-		fmt.Fprintf(w, "run %s: skipped: %s\n", run, why)
-	}
-	ex := &kube.APIExecer{Config: rc, Client: cs}
-	var errs []error
-	if len(stale) > 0 && !dryRun {
-		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace))
-	}
-	for _, r := range stale {
-		if dryRun {
-			for _, o := range r.Objects {
-				fmt.Fprintf(w, "run %s: would delete %s\n", r.Run, o)
-			}
-			continue
-		}
-		if err := deleteStaleRun(ctx, w, cs, *cfg, r.Run); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if rep, err := journal.ReadReplay(filepath.Join(kubeJournalDir, r.Run+journal.Ext)); err == nil {
-			removeRunFiles(w, rep)
-			if err := rep.Remove(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if len(runs) == 0 {
-		fmt.Fprintln(w, "no kube run objects in namespace "+cfg.Namespace)
-	}
-	// Controller journals of dead runs with nothing left in the cluster:
-	// the node values they list were journaled and reverted by the agents.
-	inCluster := map[string]bool{}
-	for _, r := range runs {
-		inCluster[r.Run] = true
-	}
-	dead, jerr := journal.Stale(kubeJournalDir)
-	errs = append(errs, jerr)
-	for _, r := range dead {
-		id := r.Header.RunID
-		if inCluster[id] || (only != "" && id != only) || dryRun {
-			if dryRun && !inCluster[id] {
-				fmt.Fprintf(w, "run %s: would remove its controller journal and temporary files\n", id)
-			}
-			r.Release()
-			continue
-		}
-		removeRunFiles(w, r)
-		if err := r.Remove(); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		fmt.Fprintf(w, "run %s: removed its controller journal\n", id)
-	}
-	return errors.Join(errs...)
-}
-
-// replayAgents asks every installed agent to revert the journals of dead
-// sessions on its node, each exec under its own deadline.
-func replayAgents(ctx context.Context, w io.Writer, cs kubernetes.Interface, ex kube.Execer, agentNS string) error {
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	pods, err := cs.CoreV1().Pods(agentNS).List(lctx, metav1.ListOptions{LabelSelector: kube.AgentSelector()})
-	cancel()
-	if err != nil {
-		return fmt.Errorf("list agent pods in %s: %w", agentNS, err)
-	}
-	var errs []error
-	for _, p := range pods.Items {
-		if p.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		var out, stderr bytes.Buffer
-		ectx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		err := ex.Exec(ectx, agentNS, p.Name, "agent", []string{kube.BinPath, "agent", "replay"}, nil, &out, &stderr)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("agent %s on %s: replay: %w: %s", p.Name, p.Spec.NodeName, err, stderr.String()))
-			continue
-		}
-		fmt.Fprintf(w, "agent %s on %s: %s", p.Name, p.Spec.NodeName, out.String())
-	}
-	return errors.Join(errs...)
-}
-
-// removeRunFiles removes the temporary directory a dead kube run's
-// controller journal recorded (the runner's TMPDIR for the run: perf
-// data, tools' scratch files). Only the run's own temporary directory is
-// removed: a journal must not widen what cleanup deletes.
-func removeRunFiles(w io.Writer, r *journal.Replay) {
-	for _, e := range r.Pending() {
-		o := e.Object
-		if o == nil || o.Kind != journal.KindDir || !journal.IsTempDir(o.Name, r.Header.RunID) {
-			continue
-		}
-		if _, err := os.Stat(o.Name); err != nil {
-			continue
-		}
-		if err := os.RemoveAll(o.Name); err != nil {
-			fmt.Fprintf(w, "run %s: remove %s: %v\n", r.Header.RunID, o.Name, err)
-			continue
-		}
-		fmt.Fprintf(w, "run %s: removed its temporary directory %s\n", r.Header.RunID, o.Name)
-	}
-}
