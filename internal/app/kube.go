@@ -308,4 +308,3 @@ func quietKlog() {
 	}
 	klog.SetOutput(io.Discard)
 }
-
