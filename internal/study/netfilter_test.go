@@ -85,6 +85,11 @@ func TestTargetBadInput(t *testing.T) {
 	if err != nil || s.Spec.Workloads[0].Target != TargetService {
 		t.Errorf("target service: %v", err)
 	}
+	// No Service proxy: nothing would translate the ClusterIP.
+	_, err = Parse("a.yaml", []byte(y+"      netfilter: {cni: flannel, kubeProxy: none}\n"), Options{}, testCatalog)
+	if err == nil || !strings.Contains(err.Error(), "spec.workloads[0].target: service needs a Service proxy, and datapath") {
+		t.Errorf("target service with kubeProxy none: %v", err)
+	}
 }
 
 // TestSetPicksNamedEntries: --set datapaths=[NAME] keeps the study's own

@@ -106,6 +106,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateWorkloads(sp, cat, bad)
 	validateSchedule(sp, bad)
 	validatePrecisionMetric(sp, cat, bad)
+	validateServiceProxy(sp, bad)
 	checkPodsPerNode(sp, bad)
 	validateImpairments(sp, cat, bad)
 	validateVerdict(sp.Verdict, bad)
@@ -360,6 +361,24 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validateServiceProxy refuses a Service workload on a datapath whose
+// netfilter state has no Service proxy (kubeProxy: none): with none there
+// is nothing to translate a ClusterIP, and installing kube-proxy's rules
+// for the trial anyway would measure a proxy the study said is absent.
+func validateServiceProxy(sp *Spec, bad badFunc) {
+	for i, w := range sp.Workloads {
+		if w.Target != TargetService && w.Target != TargetHairpin {
+			continue
+		}
+		for _, d := range sp.Datapaths {
+			if nf := d.Netfilter; nf != nil && nf.KubeProxy == KubeProxyNone {
+				bad(fmt.Sprintf("spec.workloads[%d].%s", i, OptTarget), "%s needs a Service proxy, and datapath %s has kubeProxy: none (use target: pod there, or a kubeProxy)", w.Target, d.Name)
+				return
+			}
+		}
+	}
 }
 
 // validateNetfilter checks a datapath entry's netfilter field; the CNI
