@@ -200,7 +200,14 @@ func podReady(p *corev1.Pod) (bool, string) {
 			return false, w.Reason + ": " + w.Message
 		}
 		if t := cs.State.Terminated; t != nil {
-			return false, "Failed: container exited: " + t.Reason
+			// The kubelet restarts a container whose pod restarts
+			// (a DaemonSet's agent): between exit and restart the state
+			// shows Terminated for a moment, which waiting outlasts (a
+			// loop of it becomes CrashLoopBackOff, which is fatal).
+			if p.Spec.RestartPolicy == corev1.RestartPolicyNever {
+				return false, "Failed: container exited: " + t.Reason
+			}
+			return false, "container exited (" + t.Reason + "), restarting"
 		}
 	}
 	if p.Status.Phase != corev1.PodRunning {

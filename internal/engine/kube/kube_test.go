@@ -477,3 +477,17 @@ func TestWaitAgentsIgnoresOtherNodes(t *testing.T) {
 		t.Errorf("w1's agent crash-looping: %v", err)
 	}
 }
+
+// A container that exited is fatal only where nothing restarts it: an
+// agent (restartPolicy Always) between exit and restart is waited for.
+func TestPodReadyExitedContainer(t *testing.T) {
+	exited := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+		{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error"}}}}}
+	for policy, fatal := range map[corev1.RestartPolicy]bool{corev1.RestartPolicyNever: true, corev1.RestartPolicyAlways: false, "": false} {
+		p := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: policy}, Status: exited}
+		ok, why := podReady(p)
+		if ok || (fatalProblem([]string{why}) != "") != fatal {
+			t.Errorf("restartPolicy %q: ready %v, %q; want fatal %v", policy, ok, why, fatal)
+		}
+	}
+}
