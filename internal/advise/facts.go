@@ -275,7 +275,8 @@ func otherOffloaded(kind string, n *inspect.NIC) []string {
 	return out
 }
 
-// targetMTU is the underlay's MTU less the first tunnel's overhead.
+// targetMTU is the underlay's MTU less the overhead of the node's
+// tunnels (the largest, when pods' packets may cross several).
 func targetMTU(in *inspect.Inspection) (int, error) {
 	n, err := underlayDev(in)
 	if err != nil {
@@ -291,6 +292,14 @@ func targetMTU(in *inspect.Inspection) (int, error) {
 	oh, ok := inspect.Overhead[t.Kind]
 	if !ok {
 		return 0, fmt.Errorf("overhead of a %s tunnel unknown", t.Kind)
+	}
+	// A pod's packets may also cross another tunnel of the node (Calico
+	// VXLAN with WireGuard encryption): the target must fit the largest
+	// overhead, or the larger MTU would fragment on that one.
+	for _, o := range in.Tunnels {
+		if o.Kind != t.Kind && !contains(fallbackTunnels, o.Name) {
+			oh = max(oh, inspect.Overhead[o.Kind])
+		}
 	}
 	return n.MTU - oh, nil
 }

@@ -372,3 +372,21 @@ func TestFlowCntPerQueuePowerOfTwo(t *testing.T) {
 		}
 	}
 }
+
+// With WireGuard beside VXLAN (Calico's encryption), the MTU target fits
+// WireGuard's larger overhead; an idle module fallback does not count.
+func TestTargetMTUFitsEveryTunnel(t *testing.T) {
+	in := load(t, "calico-vxlan-jumbo")
+	base, err := targetMTU(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Tunnels = append(in.Tunnels, inspect.Device{Name: "tunl0", Kind: "ipip", MTU: 1480})
+	if got, _ := targetMTU(in); got != base {
+		t.Errorf("with an idle tunl0: %d, want %d", got, base)
+	}
+	in.Tunnels = append(in.Tunnels, inspect.Device{Name: "wireguard.cali", Kind: "wireguard", MTU: 1440})
+	if got, _ := targetMTU(in); got != base-(inspect.Overhead["wireguard"]-inspect.Overhead["vxlan"]) {
+		t.Errorf("with WireGuard: %d, want %d", got, base-10)
+	}
+}
