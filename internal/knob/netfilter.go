@@ -162,11 +162,19 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 	return undo, nil
 }
 
-// installNetfilter writes the CNI's rules and then kube-proxy's on one
-// node (kube-proxy's hooks come after the CNI's, as on a node where the
-// CNI daemon started first) and counts what it installed.
+// installNetfilter writes kube-proxy's rules (or its stand-in's) and
+// then the CNI's on one node, and counts what it installed. The order is
+// a kubeadm node's steady state: kube-proxy prepends its hooks and does
+// not move them once present, and the CNI daemon then inserts its own
+// above them or appends them below, as each one does
+// (internal/netfilter's Insert and Append, per generator), so the CNI's
+// rules go in last to land on the right side.
 func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
 	run := netfilter.OnNode(n)
+	chains, rules, err = installProxy(ctx, t, n, nf, node)
+	if err != nil {
+		return 0, 0, err
+	}
 	rs, err := netfilter.Generate(nf.CNI, node)
 	if err != nil {
 		return 0, 0, err
@@ -174,12 +182,20 @@ func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Ne
 	if err := netfilter.Apply(ctx, run, t.TempDir, rs); err != nil {
 		return 0, 0, err
 	}
-	chains, rules = rs.Count()
-	// The replacement's Services are BPF map entries, not rules: see
-	// applyNetfilter.
+	c, r := rs.Count()
+	return chains + c, rules + r, nil
+}
+
+// installProxy writes the Service proxy's state in nf's mode on one node
+// and counts its iptables chains and rules: kube-proxy's iptables rules,
+// its nftables table (not counted: no iptables rule), or an IPVS proxy's
+// sets, virtual servers and rules. With no proxy, or Cilium's
+// replacement (BPF map entries, see applyNetfilter), nothing.
+func installProxy(ctx context.Context, t *Target, n engine.Node, nf study.Netfilter, node netfilter.Node) (chains, rules int, err error) {
 	if nf.Mode() == study.KubeProxyNone || nf.Mode() == study.KubeProxyCilium {
-		return chains, rules, nil
+		return 0, 0, nil
 	}
+	run := netfilter.OnNode(n)
 	svcs, err := fillers(&nf)
 	if err != nil {
 		return 0, 0, err
@@ -191,7 +207,7 @@ func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Ne
 		if err != nil {
 			return 0, 0, err
 		}
-		return chains, rules, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
+		return 0, 0, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
 	case p != "":
 		// The sets go in first: the rules match them.
 		st, err := netfilter.IPVSOn(p, n, node.PodCIDR, node.ClusterCIDR, svcs)
@@ -211,7 +227,7 @@ func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Ne
 		return 0, 0, err
 	}
 	c, r := kp.Count()
-	return chains + c, rules + r, nil
+	return c, r, nil
 }
 
 // clearIPVS takes proxy p's IPVS state out of namespace ns.

@@ -43,6 +43,17 @@ const (
 //     makeNATOutgoingRuleIPTables, and the tunnel's source fix-up) and
 //     StaticNATOutputChains.
 //
+// Hooks go where Felix puts them (felix/dataplane/linux/int_dataplane.go
+// setUpIptablesNormal): the jumps to cali-PREROUTING, cali-OUTPUT,
+// cali-INPUT, cali-FORWARD (raw, mangle, filter, nat) and
+// cali-POSTROUTING (mangle) with InsertOrAppendRules, which inserts at
+// the top with the default ChainInsertMode "insert" (felix/config
+// config_params.go) and keeps them first (felix/iptables/table.go);
+// StaticFilterForwardAppendRules (accept what policy marked, then set
+// the mark) with AppendRules, at the end of FORWARD; and nat
+// POSTROUTING's jump with AppendRules too ("We must go last", after
+// kube-proxy's KUBE-POSTROUTING clears its mark).
+//
 // The host-endpoint dispatch chains exist and are empty, as on a node
 // without HostEndpoints; the failsafe chains they would call are left
 // out. Felix's ipsets (all-hosts-net, all-ipam-pools, masq-ipam-pools)
@@ -90,8 +101,8 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 // reverse-path check of packets from pods.
 func calicoRaw(rs *Ruleset) {
 	rs.Chain("raw", "cali-PREROUTING", "cali-OUTPUT", "cali-rpf-skip", "cali-from-host-endpoint", "cali-to-host-endpoint")
-	rs.Append("raw", "PREROUTING", "-j cali-PREROUTING")
-	rs.Append("raw", "OUTPUT", "-j cali-OUTPUT")
+	rs.Insert("raw", "PREROUTING", "-j cali-PREROUTING")
+	rs.Insert("raw", "OUTPUT", "-j cali-OUTPUT")
 	rs.Append("raw", "cali-PREROUTING", "-j MARK --set-xmark %s", caliAllMarks)
 	rs.Append("raw", "cali-PREROUTING", "-i cali+ -j MARK --set-xmark %s", caliFromWL)
 	rs.Append("raw", "cali-PREROUTING", "-m mark --mark %s -j cali-rpf-skip", caliFromWL)
@@ -106,8 +117,8 @@ func calicoRaw(rs *Ruleset) {
 // calicoMangle adds Felix's mangle-table chains.
 func calicoMangle(rs *Ruleset) {
 	rs.Chain("mangle", "cali-PREROUTING", "cali-POSTROUTING", "cali-from-host-endpoint", "cali-to-host-endpoint")
-	rs.Append("mangle", "PREROUTING", "-j cali-PREROUTING")
-	rs.Append("mangle", "POSTROUTING", "-j cali-POSTROUTING")
+	rs.Insert("mangle", "PREROUTING", "-j cali-PREROUTING")
+	rs.Insert("mangle", "POSTROUTING", "-j cali-POSTROUTING")
 	rs.Append("mangle", "cali-PREROUTING", "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT")
 	rs.Append("mangle", "cali-PREROUTING", "-m mark --mark %s -j ACCEPT", caliAccept)
 	rs.Append("mangle", "cali-PREROUTING", "-j cali-from-host-endpoint")
@@ -124,11 +135,12 @@ func calicoFilter(rs *Ruleset, ipip bool, hosts string) {
 	rs.ReplaceChain("filter", "cali-FORWARD")
 	rs.Chain("filter", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-from-hep-forward", "cali-to-hep-forward",
 		"cali-from-host-endpoint", "cali-to-host-endpoint", "cali-cidr-block")
-	rs.Append("filter", "INPUT", "-j cali-INPUT")
-	rs.Append("filter", "FORWARD", "-j cali-FORWARD")
+	rs.Insert("filter", "INPUT", "-j cali-INPUT")
+	rs.Insert("filter", "FORWARD", "-j cali-FORWARD")
+	// StaticFilterForwardAppendRules: after kube-proxy's FORWARD hooks.
 	rs.Append("filter", "FORWARD", "%s -m mark --mark %s -j ACCEPT", comment("Policy explicitly accepted packet."), caliAccept)
 	rs.Append("filter", "FORWARD", "-j MARK --set-xmark %s", caliAccept)
-	rs.Append("filter", "OUTPUT", "-j cali-OUTPUT")
+	rs.Insert("filter", "OUTPUT", "-j cali-OUTPUT")
 	rs.Append("filter", "cali-FORWARD", "-j MARK --set-xmark 0x0/0xe0000")
 	rs.Append("filter", "cali-FORWARD", "-m mark --mark 0x0/0x10000 -j cali-from-hep-forward")
 	rs.Append("filter", "cali-FORWARD", "-i cali+ -j cali-from-wl-dispatch")
@@ -160,8 +172,10 @@ func calicoFilter(rs *Ruleset, ipip bool, hosts string) {
 // (pools) and, with IP-in-IP, masquerade on the tunnel device.
 func calicoNAT(rs *Ruleset, ipip bool, tunnel, pools string) {
 	rs.Chain("nat", "cali-PREROUTING", "cali-POSTROUTING", "cali-OUTPUT", "cali-fip-dnat", "cali-fip-snat", "cali-nat-outgoing")
-	rs.Append("nat", "PREROUTING", "-j cali-PREROUTING")
-	rs.Append("nat", "OUTPUT", "-j cali-OUTPUT")
+	rs.Insert("nat", "PREROUTING", "-j cali-PREROUTING")
+	rs.Insert("nat", "OUTPUT", "-j cali-OUTPUT")
+	// Appended: Felix's MASQUERADE must not run before kube-proxy's
+	// KUBE-POSTROUTING has cleared the masquerade mark.
 	rs.Append("nat", "POSTROUTING", "-j cali-POSTROUTING")
 	rs.Append("nat", "cali-PREROUTING", "-j cali-fip-dnat")
 	rs.Append("nat", "cali-OUTPUT", "-j cali-fip-dnat")

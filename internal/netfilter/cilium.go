@@ -11,6 +11,10 @@ import "net"
 // its tests (pkg/datapath/iptables testdata). No L7 proxy port is open,
 // so no TPROXY rules.
 //
+// The feeders are inserted at the top of their built-in chains
+// (pkg/datapath/iptables/custom_chain.go doInstallFeeder: "-I" with
+// --prepend-iptables-chains, on by default), before kube-proxy's hooks.
+//
 // kpr is the kube-proxy replacement: with it Cilium runs with BPF
 // masquerading too (the usual pairing), so installMasqueradeRules writes
 // nothing and CILIUM_POST_nat stays empty; without it the iptables
@@ -23,7 +27,7 @@ func Cilium(n Node, kpr bool) (*Ruleset, error) {
 	rs := New()
 	feed := func(table, hook, chain string) {
 		rs.Chain(table, chain)
-		rs.Append(table, hook, "%s -j %s", comment("cilium-feeder: "+chain), chain)
+		rs.Insert(table, hook, "%s -j %s", comment("cilium-feeder: "+chain), chain)
 	}
 	feed("filter", "INPUT", "CILIUM_INPUT")
 	feed("filter", "FORWARD", "CILIUM_FORWARD")

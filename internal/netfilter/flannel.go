@@ -12,6 +12,10 @@ package netfilter
 //     host-to-local-pod traffic alone and masquerades pods leaving the
 //     cluster (and the host entering it).
 //
+// Both hooks are appended ("-A" in forwardRules and masqRules; flanneld
+// re-adds a missing rule set at the end), so on a node they sit after
+// kube-proxy's, which kube-proxy prepends.
+//
 // --random-fully is written as flanneld writes it when iptables supports
 // it (every iptables since 1.6.2). The CNI plugin flannel delegates to
 // (bridge, with ipMasq off because flanneld masquerades) adds no rules.

@@ -111,6 +111,14 @@ const kubeMasqMark = "0x4000"
 //     KUBE-FIREWALL (pkg/kubelet/kubelet_network_linux.go:
 //     syncIPTablesRules), present on every node.
 //
+// kube-proxy ensures its hooks with Prepend (syncProxyRules,
+// EnsureRule(utiliptables.Prepend, ...)); they are appended here in the
+// order a node shows them and applied first, into empty built-in chains
+// (internal/knob), so the CNI's hooks then go above them (Calico,
+// Weave's FORWARD rules, kube-router, Cilium: inserted) or below
+// (Flannel, Calico's FORWARD accept and nat POSTROUTING, Weave's INPUT
+// and POSTROUTING: appended) as each daemon places them.
+//
 // kube-proxy writes Service ports in map order; here they are sorted by
 // chain name, a fixed stand-in for a random position in KUBE-SERVICES.
 // clusterCIDR is kube-proxy's --cluster-cidr.

@@ -145,8 +145,11 @@ func ipvsRules(clusterCIDR *net.IPNet, sets map[string]*IPSet) *Ruleset {
 	rs := New()
 	rs.Chain("nat", "KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-NODE-PORT", "KUBE-LOAD-BALANCER", "KUBE-MARK-MASQ")
 	rs.Chain("filter", "KUBE-FORWARD", "KUBE-NODE-PORT", "KUBE-PROXY-FIREWALL", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER")
-	// iptablesJumpChain (kube-proxy prepends them; appended here after
-	// the CNI's own hooks, as the iptables mode's are).
+	// iptablesJumpChain. kube-proxy ensures them with Prepend; appended
+	// here in the order a node shows them, into built-in chains still
+	// empty: kube-proxy's rules are applied before the CNI's
+	// (internal/knob), whose hooks then go above or below them as each
+	// daemon places its own.
 	rs.Append("nat", "OUTPUT", "%s -j KUBE-SERVICES", comment("kubernetes service portals"))
 	rs.Append("nat", "PREROUTING", "%s -j KUBE-SERVICES", comment("kubernetes service portals"))
 	rs.Append("nat", "POSTROUTING", "%s -j KUBE-POSTROUTING", comment("kubernetes postrouting rules"))

@@ -41,10 +41,11 @@ func KubeRouter(n Node) (*Ruleset, error) {
 	)
 	br := n.dev("kube-bridge", n.Bridge)
 	rs.Chain("filter", in, fwd, out, common, deflt, tail)
-	// ensureRuleAtPosition inserts the hooks at position 1: they come
-	// before the routing controller's FORWARD rules.
+	// ensureRuleAtPosition inserts the hooks at position 1 and moves
+	// them back there on every sync: they come before the routing
+	// controller's FORWARD rules and kube-proxy's hooks.
 	for _, h := range []struct{ builtin, chain string }{{"INPUT", in}, {"FORWARD", fwd}, {"OUTPUT", out}} {
-		rs.Append("filter", h.builtin, "%s -j %s", uuidComment(h.builtin, nil, "kube-router netpol", "-j", h.chain), h.chain)
+		rs.Insert("filter", h.builtin, "%s -j %s", uuidComment(h.builtin, nil, "kube-router netpol", "-j", h.chain), h.chain)
 	}
 	rs.Append("filter", in, "%s -d %s -j RETURN", uuidComment(in, nil, "allow traffic to primary/secondary cluster IP range", "-d", serviceRange, "-j", "RETURN"), serviceRange)
 	for _, proto := range []string{"tcp", "udp", "sctp"} {
@@ -67,16 +68,20 @@ func KubeRouter(n Node) (*Ruleset, error) {
 	}
 	rs.Append("filter", deflt, "%s -j MARK --set-xmark 0x10000/0x10000", comment("rule to mark traffic matching a network policy"))
 
-	rs.Append("filter", "FORWARD", "%s -i %s -j ACCEPT", comment("allow outbound traffic from pods"), br)
-	rs.Append("filter", "FORWARD", "%s -o %s -j ACCEPT", comment("allow inbound traffic to pods"), br)
-	rs.Append("filter", "FORWARD", "%s -o %s -j ACCEPT", comment("allow outbound node port traffic on node interface with which node ip is associated"), n.dev("eth1", n.Underlay))
+	// enableForwarding inserts each at position 1 in turn (from pods,
+	// to pods, node port), so the last inserted sits first; all after
+	// the netpol hook, which is moved back to the top.
+	rs.Insert("filter", "FORWARD", "%s -o %s -j ACCEPT", comment("allow outbound node port traffic on node interface with which node ip is associated"), n.dev("eth1", n.Underlay))
+	rs.Insert("filter", "FORWARD", "%s -o %s -j ACCEPT", comment("allow inbound traffic to pods"), br)
+	rs.Insert("filter", "FORWARD", "%s -i %s -j ACCEPT", comment("allow outbound traffic from pods"), br)
 
 	cluster := n.ClusterCIDR.String()
 	nodes := "127.0.0.1-127.0.0.1"
 	if n.NodeIP != nil {
 		nodes = n.NodeIP.String() + "-" + n.NodeIP.String()
 	}
-	// The two negated sets of podEgressArgs4 cannot both be -d: the node
+	// pod_egress.go appends it (AppendUnique): after kube-proxy's
+	// KUBE-POSTROUTING. The two negated sets of podEgressArgs4 cannot both be -d: the node
 	// addresses become an iprange match.
 	rs.Append("nat", "POSTROUTING", "-s %s ! -d %s -m iprange ! --dst-range %s -j MASQUERADE", cluster, cluster, nodes)
 	return rs, nil

@@ -94,7 +94,12 @@ func kubeRouterProxyRules(nodeIP net.IP, podCIDR *net.IPNet) *Ruleset {
 	rs.Append("filter", krServicesChain, "%s -m set --match-set %s dst,dst -j ACCEPT", comment("allow input traffic to ipvs services"), krSetSvcIPPorts)
 	rs.Append("filter", krServicesChain, "%s -m set ! --match-set %s dst -j REJECT --reject-with icmp-port-unreachable",
 		comment("reject all unexpected traffic to service IPs"), krSetLocalIPs)
-	rs.Append("filter", "INPUT", "%s -m set --match-set %s dst -j %s", comment("handle traffic to IPVS service IPs in custom chain"), krSetServiceIPs, krServicesChain)
+	// setupIpvsFirewall inserts the INPUT jump at position 1;
+	// ensureMasqueradeIptablesRule appends the SNAT (AppendUnique). The
+	// proxy's rules go in before the CNI's (internal/knob), so a
+	// kube-router CNI's netpol hook, which it keeps at position 1, ends
+	// up above this jump as on a node.
+	rs.Insert("filter", "INPUT", "%s -m set --match-set %s dst -j %s", comment("handle traffic to IPVS service IPs in custom chain"), krSetServiceIPs, krServicesChain)
 	rs.Append("nat", "POSTROUTING", "-m ipvs --ipvs --vdir ORIGINAL --vmethod MASQ %s ! -s %s ! -d %s -j SNAT --to-source %s --random-fully",
 		comment(""), podCIDR, podCIDR, nodeIP)
 	return rs

@@ -18,7 +18,12 @@
 //   - Only user chains are declared (":CHAIN - [0:0]"): with --noflush
 //     iptables-restore flushes a declared chain, so re-applying replaces
 //     the CNI's chains, while the jumps from built-in chains (hooks) are
-//     appended and must be applied once per namespace.
+//     added to what the chain holds and must be applied once per
+//     namespace.
+//   - A hook goes where its daemon puts it: appended (Append, iptables
+//     -A) or at the top of the built-in chain (Insert, iptables -I), so
+//     a rule set applied after another (the CNI's after kube-proxy's)
+//     lands before or after the other's hooks as on a real node.
 package netfilter
 
 import (
@@ -41,12 +46,16 @@ var builtin = map[string]map[string]bool{
 	"nat":    {"PREROUTING": true, "INPUT": true, "OUTPUT": true, "POSTROUTING": true},
 }
 
-// Rule is one "-A CHAIN SPEC" line of a table.
+// Rule is one "-A CHAIN SPEC" (or, Top, "-I CHAIN SPEC") line of a
+// table.
 type Rule struct {
 	Table, Chain string
 	// Spec is the rule after the chain name, as iptables-restore reads
 	// it (a comment with spaces in double quotes).
 	Spec string
+	// Top: the rule goes to the top of its (built-in) chain, before the
+	// rules the chain already holds, instead of after them.
+	Top bool
 }
 
 // Ruleset is iptables-restore input: user chains and rules per table.
@@ -82,18 +91,32 @@ func (rs *Ruleset) Append(table, chain, format string, args ...any) {
 	rs.rules = append(rs.rules, Rule{Table: table, Chain: chain, Spec: fmt.Sprintf(format, args...)})
 }
 
-// Rules returns the rules in order.
+// Insert adds a hook at the top of a built-in chain, as a daemon that
+// inserts its jumps (iptables -I) or keeps them first does: applied to
+// a chain that already holds rules, it goes before them. Several
+// Inserts into one chain keep the order they are made in.
+func (rs *Ruleset) Insert(table, chain, format string, args ...any) {
+	rs.rules = append(rs.rules, Rule{Table: table, Chain: chain, Spec: fmt.Sprintf(format, args...), Top: true})
+}
+
+// Rules returns the rules in the order they were added.
 func (rs *Ruleset) Rules() []Rule { return append([]Rule(nil), rs.rules...) }
 
-// ChainRules returns the specs of one chain's rules, in order.
+// ChainRules returns the specs of one chain's rules in the order the
+// chain holds them once rs is applied to it empty: the inserted ones
+// first.
 func (rs *Ruleset) ChainRules(table, chain string) []string {
-	var out []string
+	var top, end []string
 	for _, r := range rs.rules {
-		if r.Table == table && r.Chain == chain {
-			out = append(out, r.Spec)
+		switch {
+		case r.Table != table || r.Chain != chain:
+		case r.Top:
+			top = append(top, r.Spec)
+		default:
+			end = append(end, r.Spec)
 		}
 	}
-	return out
+	return append(top, end...)
 }
 
 // ReplaceChain drops a chain's rules (declaring it if needed) so a
@@ -129,8 +152,8 @@ func (rs *Ruleset) Chains() []string {
 	return out
 }
 
-// Count returns the number of user chains declared and rules appended
-// (hooks in built-in chains included).
+// Count returns the number of user chains declared and rules added
+// (hooks in built-in chains, appended or inserted, included).
 func (rs *Ruleset) Count() (chains, rules int) {
 	for _, cs := range rs.chains {
 		chains += len(cs)
@@ -148,6 +171,11 @@ func (rs *Ruleset) Validate() error {
 		}
 		if !builtin[r.Table][r.Chain] && !rs.HasChain(r.Table, r.Chain) {
 			return fmt.Errorf("%s: rule in undeclared chain %s: %s", r.Table, r.Chain, r.Spec)
+		}
+		// A declared chain is flushed and written whole: "the top" of
+		// it means nothing, and would read as a second order.
+		if r.Top && !builtin[r.Table][r.Chain] {
+			return fmt.Errorf("%s: rule inserted at the top of user chain %s: %s", r.Table, r.Chain, r.Spec)
 		}
 		if t := target(r.Spec); t != "" && isChainName(t) && !rs.HasChain(r.Table, t) {
 			return fmt.Errorf("%s/%s: jump to undeclared chain %s", r.Table, r.Chain, t)
@@ -172,24 +200,35 @@ func target(spec string) string {
 // have neither.
 func isChainName(s string) bool { return strings.ContainsAny(s, "-_") }
 
-// Bytes renders iptables-restore input for --noflush.
+// Bytes renders iptables-restore input for --noflush. Inserted rules
+// come first, as "-I CHAIN" (position 1) lines in reverse: each goes
+// before the one written above it, so the chain ends up holding them
+// in the order they were added, above what it held; appended rules
+// follow as "-A" lines.
 func (rs *Ruleset) Bytes() []byte {
 	var b bytes.Buffer
 	for _, t := range tableOrder {
-		var rules []Rule
+		var top, end []Rule
 		for _, r := range rs.rules {
-			if r.Table == t {
-				rules = append(rules, r)
+			switch {
+			case r.Table != t:
+			case r.Top:
+				top = append(top, r)
+			default:
+				end = append(end, r)
 			}
 		}
-		if len(rs.chains[t]) == 0 && len(rules) == 0 {
+		if len(rs.chains[t]) == 0 && len(top)+len(end) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "*%s\n", t)
 		for _, c := range rs.chains[t] {
 			fmt.Fprintf(&b, ":%s - [0:0]\n", c)
 		}
-		for _, r := range rules {
+		for i := len(top) - 1; i >= 0; i-- {
+			fmt.Fprintf(&b, "-I %s %s\n", top[i].Chain, top[i].Spec)
+		}
+		for _, r := range end {
 			fmt.Fprintf(&b, "-A %s %s\n", r.Chain, r.Spec)
 		}
 		fmt.Fprintln(&b, "COMMIT")
@@ -199,10 +238,13 @@ func (rs *Ruleset) Bytes() []byte {
 
 // Parse reads iptables-restore input (as Bytes writes it, or
 // internal/policy's output) back into a Ruleset. Built-in chain
-// declarations are skipped.
+// declarations are skipped. "-I CHAIN" lines (no rule number: position
+// 1) are inserted rules; as iptables-restore would, the later of two
+// goes first, so Parse(rs.Bytes()) lists them as rs does.
 func Parse(in []byte) (*Ruleset, error) {
 	rs := New()
 	table := ""
+	var top []Rule // the table's "-I" rules, in file order
 	sc := bufio.NewScanner(bytes.NewReader(in))
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -215,7 +257,10 @@ func Parse(in []byte) (*Ruleset, error) {
 				return nil, fmt.Errorf("line %d: unknown table %q", n, table)
 			}
 		case l == "COMMIT":
-			table = ""
+			for i := len(top) - 1; i >= 0; i-- {
+				rs.rules = append(rs.rules, top[i])
+			}
+			table, top = "", nil
 		case table == "":
 			return nil, fmt.Errorf("line %d: %q outside a table", n, l)
 		case strings.HasPrefix(l, ":"):
@@ -229,6 +274,13 @@ func Parse(in []byte) (*Ruleset, error) {
 		case strings.HasPrefix(l, "-A "):
 			chain, spec, _ := strings.Cut(strings.TrimPrefix(l, "-A "), " ")
 			rs.rules = append(rs.rules, Rule{Table: table, Chain: chain, Spec: spec})
+		case strings.HasPrefix(l, "-I "):
+			chain, spec, _ := strings.Cut(strings.TrimPrefix(l, "-I "), " ")
+			// A rule number would place the rule elsewhere than the top.
+			if f := strings.Fields(spec); len(f) > 0 && strings.Trim(f[0], "0123456789") == "" {
+				return nil, fmt.Errorf("line %d: insert at a rule number %q", n, l)
+			}
+			top = append(top, Rule{Table: table, Chain: chain, Spec: spec, Top: true})
 		default:
 			return nil, fmt.Errorf("line %d: unsupported line %q", n, l)
 		}

@@ -16,6 +16,11 @@ package netfilter
 //     namespace's default-allow rule (no NetworkPolicy: every namespace
 //     is non-isolated).
 //
+// Hooks go where ConfigureIPTables (net/bridge.go) puts them: the
+// FORWARD rules with ensureRulesAtTop (inserted at positions 1..n, in
+// order, "NOTE: this must go before '-j KUBE-FORWARD'"), the INPUT rules
+// and nat POSTROUTING's -j WEAVE with AppendUnique, at the end.
+//
 // The namespaces' ipsets (weave-<hash>, weaver-no-masq-local) are
 // written as the node's pod CIDR; the allocation range is the cluster
 // CIDR. The bridge defaults to "weave", the router's port to
@@ -39,12 +44,12 @@ func Weave(n Node) (*Ruleset, error) {
 		comment("Block non-local access to Weave Net control port"))
 	rs.Append("filter", "INPUT", "-i %s -j %s", br, egress)
 	note := comment("NOTE: this must go before '-j KUBE-FORWARD'")
-	rs.Append("filter", "FORWARD", "-i %s %s -j %s", br, note, egress)
-	rs.Append("filter", "FORWARD", "-o %s %s -j %s", br, note, npc)
-	rs.Append("filter", "FORWARD", "-o %s -m state --state NEW -j NFLOG --nflog-group 86", br)
-	rs.Append("filter", "FORWARD", "-o %s -j DROP", br)
-	rs.Append("filter", "FORWARD", "-i %s ! -o %s -j ACCEPT", br, br)
-	rs.Append("filter", "FORWARD", "-o %s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", br)
+	rs.Insert("filter", "FORWARD", "-i %s %s -j %s", br, note, egress)
+	rs.Insert("filter", "FORWARD", "-o %s %s -j %s", br, note, npc)
+	rs.Insert("filter", "FORWARD", "-o %s -m state --state NEW -j NFLOG --nflog-group 86", br)
+	rs.Insert("filter", "FORWARD", "-o %s -j DROP", br)
+	rs.Insert("filter", "FORWARD", "-i %s ! -o %s -j ACCEPT", br, br)
+	rs.Insert("filter", "FORWARD", "-o %s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", br)
 
 	rs.Append("filter", npc, "-m state --state RELATED,ESTABLISHED -j ACCEPT")
 	rs.Append("filter", npc, "-d 224.0.0.0/4 -j ACCEPT")
