@@ -10,7 +10,9 @@ import (
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
-func TestPairMetricsUDP(t *testing.T) {
+// udpPair is the captured UDP test's server and client reports.
+func udpPair(t *testing.T) (*Server, *Client) {
+	t.Helper()
 	s, err := ParseServer(readTestdata(t, "udp-server.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -19,6 +21,11 @@ func TestPairMetricsUDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, c
+}
+
+func TestPairMetricsUDP(t *testing.T) {
+	s, c := udpPair(t)
 	m, series, err := pairMetrics(s, c)
 	if err != nil {
 		t.Fatal(err)
@@ -48,14 +55,7 @@ func TestPairMetricsUDP(t *testing.T) {
 // lost; the client's sent count makes it all lost (a loss-ceiling probe
 // at a rate that drops everything must not pass).
 func TestPairMetricsUDPAllLost(t *testing.T) {
-	s, err := ParseServer(readTestdata(t, "udp-server.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ParseClient(readTestdata(t, "udp-client.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := udpPair(t)
 	if c.SentPackets != 1144 {
 		t.Fatalf("sent packets %v, want the fixture's 1144", c.SentPackets)
 	}
