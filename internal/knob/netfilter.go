@@ -117,9 +117,16 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		if err != nil {
 			return undo, fmt.Errorf("netfilter on %s: %w", side.n.Name(), err)
 		}
+		bases, err := netfilter.BaseChains(ctx, run)
+		if err != nil {
+			return undo, fmt.Errorf("netfilter on %s: %w", side.n.Name(), err)
+		}
 		name := side.n.Name()
 		undos = append(undos, func() error {
 			err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
+			if err == nil {
+				err = netfilter.PruneBaseChains(context.Background(), run, bases)
+			}
 			if nf.Mode() == study.KubeProxyNFT {
 				err = errors.Join(err, netfilter.DeleteNFT(context.Background(), run))
 			}

@@ -582,3 +582,59 @@ func bridgeCallsIptables(t *testing.T, ns string) bool {
 	out, err := netfilter.InNetns(ns)(context.Background(), []string{"sysctl", "-n", "net.bridge.bridge-nf-call-iptables"})
 	return err == nil && strings.TrimSpace(string(out)) == "1"
 }
+
+// An undo (Restore of the snapshot, then PruneBaseChains) leaves the
+// namespace's nf_tables objects as they were: restoring iptables-save's
+// text alone creates every built-in chain of raw, mangle, filter and
+// nat, each then hooked on every packet (and counted by the path
+// collectors in a later pod set).
+func TestRestoreLeavesNoNewBaseChains(t *testing.T) {
+	requireIptables(t)
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skipf("skipped: no nft (%v)", err)
+	}
+	run := kerneltest.RunID()
+	ns := scratch(t, kerneltest.Journal(t, run), run, "prune")
+	r := netfilter.InNetns(ns)
+	ctx := context.Background()
+	// The node as a datapath may leave it: one FORWARD rule.
+	mustRun(t, "ip", "netns", "exec", ns, "iptables", "-A", "FORWARD", "-s", "10.244.0.0/16", "-j", "ACCEPT")
+	before, err := netfilter.BaseChains(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := netfilter.Snapshot(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := netfilter.KubeProxy(cidr("10.244.0.0/16"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := netfilter.Apply(ctx, r, t.TempDir(), kp); err != nil {
+		t.Fatal(err)
+	}
+	if err := netfilter.Restore(ctx, r, t.TempDir(), snap); err != nil {
+		t.Fatal(err)
+	}
+	grown, _ := netfilter.BaseChains(ctx, r)
+	if err := netfilter.PruneBaseChains(ctx, r, before); err != nil {
+		t.Fatal(err)
+	}
+	after, err := netfilter.BaseChains(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("before %v; after Restore %d objects; after pruning %v", before, len(grown), after)
+	if len(after) != len(before) {
+		t.Errorf("after the undo %v, before %v", after, before)
+	}
+	for k := range before {
+		if !after[k] {
+			t.Errorf("%s was there before and is gone", k)
+		}
+	}
+	if out, _ := exec.Command("ip", "netns", "exec", ns, "iptables", "-S", "FORWARD").CombinedOutput(); !strings.Contains(string(out), "10.244.0.0/16") {
+		t.Errorf("the datapath's own rule is gone: %s", out)
+	}
+}
