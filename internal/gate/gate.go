@@ -156,7 +156,7 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 		// usually 0: retransmits, errors): no bounded ratio interval, so
 		// the change is judged by Welch's test at the same level, and a
 		// rise from exactly 0 is an unbounded relative change.
-		ma, mb := mean(c.A), mean(c.B)
+		ma, mb := stats.Describe(c.A).Mean, stats.Describe(c.B).Mean
 		_, _, p := stats.Welch(c.B, c.A)
 		sig = p < 1-conf
 		change = math.Inf(1)
@@ -179,14 +179,6 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 		v.Why = fmt.Sprintf("significant change %+.1f%% (%s) within the threshold %+.1f%%", 100*change, shown, 100*r.Change)
 	}
 	return v
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // Failed reports whether any verdict fails the gate.

@@ -73,7 +73,7 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath,
 	for _, reps := range s.Spec.Replicas {
 		need := reps
 		for _, w := range s.Variants() {
-			need = max(need, podsNeeded(w, reps))
+			need = max(need, w.PodsPerNode(reps))
 		}
 		servers, clients, err := c.Scale(ctx, need)
 		if err != nil {

@@ -22,10 +22,6 @@ import (
 // Intra-node clients are pods of the server node, so both ends share the
 // node's bridge or routes, as seed 004's intra-host tests do.
 
-// podsNeeded is the number of pods per node a variant needs at r
-// replicas: the study's count, which validation already bounded.
-func podsNeeded(w study.Workload, r int) int { return w.PodsPerNode(r) }
-
 // placed is a variant's pairs at one replica count.
 type placed struct {
 	pairs      []workload.Pair
@@ -35,7 +31,7 @@ type placed struct {
 }
 
 func place(w study.Workload, r int, srv, cli []engine.Pod) (placed, error) {
-	need := podsNeeded(w, r)
+	need := w.PodsPerNode(r) // bounded by validation
 	if len(srv) < need || len(cli) < need {
 		return placed{}, fmt.Errorf("workload %s needs %d pods per node, have %d", w.Name, need, min(len(srv), len(cli)))
 	}

@@ -40,7 +40,7 @@ func TestPlace(t *testing.T) {
 		{study.Workload{Name: "bg-intra", Background: bg, Placement: study.PlacementIntraNode}, 1, 6, "srv0>srv1", "srv2>srv3 srv4>srv5"},
 		{study.Workload{Name: "bg0", Background: &study.Background{Connections: []int{0}, Pairs: 2, Rate: "10M"}}, 1, 1, "srv0>cli0", ""},
 	} {
-		if got := podsNeeded(tc.w, tc.r); got != tc.need {
+		if got := tc.w.PodsPerNode(tc.r); got != tc.need {
 			t.Errorf("%s: need %d, want %d", tc.w.Name, got, tc.need)
 		}
 		pl, err := place(tc.w, tc.r, pods("srv", 6), pods("cli", 6))
