@@ -4,12 +4,15 @@
 # the baseline at 1, 4 and 16 pod pairs) twice on this machine: with the
 # fixed 20-trial design and with adaptive rounds (3 to 20) and the paired
 # analysis, then prints both machine times and the decisions side by
-# side. Not part of the suite: it takes about half an hour on 2 cores and
-# wants a quiet machine. Needs root and python3 (for the table).
+# side; and replays the adaptive controller over the fixed run's own
+# trials (scripts/bench-replay), which compares the designs on the same
+# measurements. Not part of the suite: it takes about 90 minutes on 2
+# cores (30 with 4-second trials) and wants a quiet machine. Needs root and python3 (for the table).
 #
 # Usage: scripts/bench-adaptive.sh [OUTDIR]
 # Environment: CNIBENCH (binary, default: built from this tree),
-# BENCH_DURATION (per trial, default 4s, 1 s of it warm-up).
+# BENCH_DURATION (per trial, default 11s, 1 s of it warm-up: 3-second
+# trials have 2-3 times the per-trial spread of 10-second ones here).
 # Shared test machines: flock /tmp/cnibench-test.lock scripts/bench-adaptive.sh
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +22,7 @@ if [ -z "$BIN" ]; then
 	BIN=$out/cnibench
 	(cd "$here" && go build -o "$BIN" ./cmd/cnibench)
 fi
-common="--set replicas=[1,4,16] --set tunings=[baseline,rps,rps+,rfs,rfs+] --set duration=${BENCH_DURATION:-4s} --set warmup=1s --set cooldown=0s --set budget=0s --set margin=5%"
+common="--set replicas=[1,4,16] --set tunings=[baseline,rps,rps+,rfs,rfs+] --set duration=${BENCH_DURATION:-11s} --set warmup=1s --set cooldown=0s --set budget=0s --set margin=5%"
 run() { # name, extra --set ...
 	name=$1
 	shift
@@ -58,3 +61,6 @@ for k in sorted(fixed, key=lambda k: (k[1], k[0])):
     print(f"| {k[0]} | {k[1]} | {f(fixed[k])} | {f(a)} | {'yes' if ok else 'no'} |")
 print(f"\nsame decision in {same} of {len(fixed)} cells; machine time: fixed {secs('fixed')} s, adaptive {secs('adaptive')} s ({secs('adaptive')/secs('fixed'):.2f} of fixed)")
 PY
+echo
+echo "Replay of the adaptive design over the fixed run's trials:"
+(cd "$here" && go run ./scripts/bench-replay -min 3 -max 20 -margin 0.05 "$out/fixed")

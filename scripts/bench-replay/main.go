@@ -1,0 +1,222 @@
+// Command bench-replay replays the adaptive controller over the trials of
+// a fixed-design run: in round k it gives the controller the fixed run's
+// trial k of every cell the controller asks for, until it stops them all.
+// Both designs are then judged on the same measurements, so the decisions
+// differ only by the design (how many rounds, at which confidence), not by
+// the machine's mood between two runs. It prints, per cell, the fixed
+// design's decision (the 95% comparison over all its trials, as
+// summary.csv's decision column) beside the adaptive one, and the machine
+// time of the trials each design ran. Used by scripts/bench-adaptive.sh
+// (docs/statistics.md, "Adaptive against fixed").
+//
+// Usage: go run ./scripts/bench-replay [-min 3] [-max 20] [-margin 0.05] [-metric bitrate] [-baseline baseline] RUNDIR
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/adaptive"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// block is the cells that share a baseline: one datapath, workload,
+// impairment and replica count.
+type block struct {
+	key   results.Cell // Tuning empty
+	cells map[string]*trials
+}
+
+// trials is one cell's recorded trials by round.
+type trials struct {
+	value map[int]float64       // the metric; NaN for a trial without it
+	cost  map[int]time.Duration // end − start of every attempt at the trial
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is main with its arguments and outputs: 0 when done, 2 on bad
+// arguments or an unreadable run, 1 when the run cannot be replayed.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench-replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	lo := fs.Int("min", 3, "trials.min of the adaptive design")
+	hi := fs.Int("max", 20, "trials.max of the adaptive design (at most the fixed run's trials)")
+	margin := fs.Float64("margin", 0.05, "decision margin, 0.05 for 5%")
+	metric := fs.String("metric", results.MetricBitrate, "the metric decisions are made on")
+	base := fs.String("baseline", "baseline", "the baseline tuning")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: bench-replay [flags] RUNDIR")
+		return 2
+	}
+	rn, err := results.Load(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	cfg := adaptive.Config{Trials: adaptive.Trials{Min: *lo, Max: *hi}, Margin: *margin, Direction: stats.DirectionOf(*metric)}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	var fixed, replayed time.Duration
+	fmt.Fprintln(stdout, "| cell | tuning | fixed: decision, ratio [95% CI], n | adaptive replay: decision, ratio [CI at the looks' confidence], n, stop | same |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|")
+	same, total := 0, 0
+	for _, b := range blocks(rn, *metric) {
+		if b.cells[*base] == nil {
+			continue
+		}
+		plans, f, r, err := replay(cfg, b, *base)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name(b.key), err)
+			return 1
+		}
+		fixed, replayed = fixed+f, replayed+r
+		for _, p := range plans {
+			if p.ID == *base {
+				continue
+			}
+			fd := fixedDecision(cfg, b, p.ID, *base)
+			ok := fd.Decision.Verdict == p.Decision.Verdict
+			same, total = same+btoi(ok), total+1
+			fmt.Fprintf(stdout, "| %s | %s | %s | %s, %s | %s |\n", name(b.key), p.ID, describe(&fd, len(b.cells[p.ID].value)),
+				describe(p.Sequential, p.N), p.Status, map[bool]string{true: "yes", false: "no"}[ok])
+		}
+	}
+	fmt.Fprintf(stdout, "\nsame decision in %d of %d cells; machine time of the trials: fixed %s, adaptive replay %s (%.2f of fixed)\n",
+		same, total, fixed.Round(time.Second), replayed.Round(time.Second), replayed.Seconds()/fixed.Seconds())
+	return 0
+}
+
+// replay runs the controller over block b and returns its last plan and
+// the machine time of the trials of both designs.
+func replay(cfg adaptive.Config, b block, base string) (plans []adaptive.CellPlan, fixed, replayed time.Duration, err error) {
+	ids := make([]string, 0, len(b.cells))
+	for id, t := range b.cells {
+		ids = append(ids, id)
+		for _, c := range t.cost {
+			fixed += c
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] == base || ids[j] != base && ids[i] < ids[j] })
+	cells := make([]adaptive.Cell, len(ids))
+	for i, id := range ids {
+		cells[i].ID = id
+		if id != base {
+			cells[i].Baseline = base
+		}
+	}
+	for round := 1; ; round++ {
+		p, err := adaptive.Next(cfg, cells, 0)
+		if err != nil || p.Done() {
+			return p.Cells, fixed, replayed, err
+		}
+		for i, id := range ids {
+			if !contains(p.Round, id) {
+				continue
+			}
+			t := b.cells[id]
+			v, ok := t.value[round]
+			if !ok {
+				return nil, 0, 0, fmt.Errorf("%s has no trial %d: the fixed run must have at least -max trials", id, round)
+			}
+			cells[i].Obs = append(cells[i].Obs, adaptive.Obs{Round: round, Value: v})
+			replayed += t.cost[round]
+		}
+	}
+}
+
+// fixedDecision is the fixed design's comparison of a cell with its
+// baseline over all rounds, at 95%.
+func fixedDecision(cfg adaptive.Config, b block, id, base string) stats.Comparison {
+	x, y := b.cells[id].value, b.cells[base].value
+	var xs, ys []float64
+	for k, v := range x {
+		if w, ok := y[k]; ok {
+			xs, ys = append(xs, v), append(ys, w)
+		}
+	}
+	return stats.Compare(xs, ys, cfg.Margin, cfg.Direction)
+}
+
+// blocks groups the run's trials, counted and marked, by block and cell.
+func blocks(run *results.Run, metric string) []block {
+	by := map[results.Cell]*block{}
+	var order []results.Cell
+	add := func(s results.Sample) {
+		k := s.Cell
+		k.Tuning = ""
+		b := by[k]
+		if b == nil {
+			b = &block{key: k, cells: map[string]*trials{}}
+			by[k] = b
+			order = append(order, k)
+		}
+		t := b.cells[s.Cell.Tuning]
+		if t == nil {
+			t = &trials{value: map[int]float64{}, cost: map[int]time.Duration{}}
+			b.cells[s.Cell.Tuning] = t
+		}
+		t.cost[s.Trial] += s.End.Sub(s.Start)
+		if s.Counted() {
+			v, ok := s.Metrics[metric]
+			if !ok {
+				v = math.NaN()
+			}
+			t.value[s.Trial] = v
+		}
+	}
+	for _, s := range run.Marked {
+		add(s)
+	}
+	for _, s := range run.Samples {
+		add(s)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].Replicas < order[j].Replicas })
+	out := make([]block, len(order))
+	for i, k := range order {
+		out[i] = *by[k]
+	}
+	return out
+}
+
+func describe(c *stats.Comparison, n int) string {
+	if c == nil {
+		return fmt.Sprintf("no look passed, n=%d", n)
+	}
+	return fmt.Sprintf("%s %.3f [%.3f, %.3f] n=%d", c.Decision.Verdict, c.Chosen.Ratio, c.Chosen.Low, c.Chosen.High, n)
+}
+
+func name(k results.Cell) string {
+	s := fmt.Sprintf("%s %s r=%d", k.Datapath, k.Workload, k.Replicas)
+	if k.Impairment != "" {
+		s += " " + k.Impairment
+	}
+	return s
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
