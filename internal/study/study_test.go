@@ -104,8 +104,13 @@ func TestBuiltinRPSRFSCarriesPaperParameters(t *testing.T) {
 	if got := sp.Replicas; len(got) != 5 || got[0] != 1 || got[4] != 16 {
 		t.Errorf("replicas %v, want 1,2,4,8,16", got)
 	}
-	if sp.Trials != Fixed(20) {
-		t.Errorf("trials %d, want 20", sp.Trials)
+	// Up to the paper's 20 trials, a cell stopping once decided; the
+	// paper profile runs exactly 20.
+	if sp.Trials != (Trials{Min: 3, Max: 20}) || sp.DecisionMargin() != 0.05 {
+		t.Errorf("trials %s, margin %g; want 3 to 20 and 5%%", sp.Trials, sp.DecisionMargin())
+	}
+	if p, err := Resolve("rps-rfs", Options{Profile: "paper"}, testCatalog); err != nil || p.Spec.Trials != Fixed(20) {
+		t.Errorf("paper profile: %v, trials %v; want 20", err, p)
 	}
 	if m := sp.Duration.Duration - sp.Warmup.Duration; m != 30*time.Second {
 		t.Errorf("measured window %s, want 30s", m)
