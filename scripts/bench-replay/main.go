@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var fixed, replayed time.Duration
 	fmt.Fprintln(stdout, "| cell | tuning | fixed: decision, ratio [95% CI], n | adaptive replay: decision, ratio [CI at the looks' confidence], n, stop | same |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|")
-	same, total := 0, 0
+	count := map[string]int{}
 	for _, b := range blocks(rn, *metric) {
 		if b.cells[*base] == nil {
 			continue
@@ -87,14 +87,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			fd := fixedDecision(cfg, b, p.ID, *base)
-			ok := fd.Decision.Verdict == p.Decision.Verdict
-			same, total = same+btoi(ok), total+1
+			a := agree(fd, p.Sequential, cfg.Direction)
+			count[a]++
 			fmt.Fprintf(stdout, "| %s | %s | %s | %s, %s | %s |\n", name(b.key), p.ID, describe(&fd, len(b.cells[p.ID].value)),
-				describe(p.Sequential, p.N), p.Status, map[bool]string{true: "yes", false: "no"}[ok])
+				describe(p.Sequential, p.N), p.Status, a)
 		}
 	}
-	fmt.Fprintf(stdout, "\nsame decision in %d of %d cells; machine time of the trials: fixed %s, adaptive replay %s (%.2f of fixed)\n",
-		same, total, fixed.Round(time.Second), replayed.Round(time.Second), replayed.Seconds()/fixed.Seconds())
+	fmt.Fprintf(stdout, "\nsame decision in %d of %d cells (%d more compatible); machine time of the trials: fixed %s, adaptive replay %s (%.2f of fixed)\n",
+		count[same], count[same]+count[compatible]+count[differ], count[compatible],
+		fixed.Round(time.Second), replayed.Round(time.Second), replayed.Seconds()/fixed.Seconds())
 	return 0
 }
 
@@ -134,6 +135,43 @@ func replay(cfg adaptive.Config, b block, base string) (plans []adaptive.CellPla
 			replayed += t.cost[round]
 		}
 	}
+}
+
+// The agreement of two decisions on one cell.
+const (
+	same = "yes"
+	// compatible: one design says equal within the margin and
+	// significant (the interval inside the margin, all on one side of 1),
+	// the other better or worse on that same side: both hold of a real
+	// difference smaller than the margin, and which one a design reports
+	// depends on how narrow its interval got (equal needs it inside the
+	// margin, better or worse only off 1).
+	compatible = "compatible"
+	differ     = "no"
+)
+
+func agree(fixed stats.Comparison, ada *stats.Comparison, dir stats.Direction) string {
+	if ada == nil {
+		return differ
+	}
+	f, a := fixed.Decision, ada.Decision
+	if f.Verdict == a.Verdict {
+		return same
+	}
+	side := func(d stats.Decision, ratio float64) stats.Verdict {
+		if d.Verdict != stats.Equal || !d.Significant {
+			return d.Verdict
+		}
+		// the side of 1 a significant equal lies on, as a verdict
+		if (ratio > 1) == (dir == stats.HigherIsBetter) {
+			return stats.Better
+		}
+		return stats.Worse
+	}
+	if side(f, fixed.Chosen.Ratio) == side(a, ada.Chosen.Ratio) {
+		return compatible
+	}
+	return differ
 }
 
 // fixedDecision is the fixed design's comparison of a cell with its
@@ -212,11 +250,4 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

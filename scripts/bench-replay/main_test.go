@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // writeRun records a fixed run of n rounds: a baseline and a tuning
@@ -58,7 +59,7 @@ func TestReplayStopsAClearGainEarly(t *testing.T) {
 		"n=20 | better 1.18",
 		"n=3, target | yes |",
 		// 20 trials of each cell against 3: 400 s of trials against 60 s.
-		"same decision in 1 of 1 cells; machine time of the trials: fixed 6m40s, adaptive replay 1m0s (0.15 of fixed)",
+		"same decision in 1 of 1 cells (0 more compatible); machine time of the trials: fixed 6m40s, adaptive replay 1m0s (0.15 of fixed)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -83,5 +84,37 @@ func TestReplayErrors(t *testing.T) {
 		if code := run(tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
 		}
+	}
+}
+
+// A small real loss is "equal, significant" to one design and "worse" to
+// the other: compatible, not the same and not a contradiction.
+func TestAgree(t *testing.T) {
+	cmp := func(v stats.Verdict, sig bool, ratio float64) stats.Comparison {
+		c := stats.Comparison{Decision: stats.Decision{Verdict: v, Significant: sig}}
+		c.Chosen.Ratio = ratio
+		return c
+	}
+	eqLow, eqLowNS := cmp(stats.Equal, true, 0.97), cmp(stats.Equal, false, 0.99)
+	worse, better, undecided := cmp(stats.Worse, true, 0.95), cmp(stats.Better, true, 1.05), cmp(stats.Undecided, false, 0.98)
+	for _, tc := range []struct {
+		fixed, ada stats.Comparison
+		dir        stats.Direction
+		want       string
+	}{
+		{worse, worse, stats.HigherIsBetter, same},
+		{eqLow, worse, stats.HigherIsBetter, compatible},
+		{worse, eqLow, stats.HigherIsBetter, compatible},
+		{eqLow, better, stats.HigherIsBetter, differ},
+		{eqLow, better, stats.LowerIsBetter, compatible}, // lower latency is better
+		{eqLowNS, worse, stats.HigherIsBetter, differ},
+		{worse, undecided, stats.HigherIsBetter, differ},
+	} {
+		if got := agree(tc.fixed, &tc.ada, tc.dir); got != tc.want {
+			t.Errorf("fixed %+v, adaptive %+v (direction %d): %q, want %q", tc.fixed.Decision, tc.ada.Decision, tc.dir, got, tc.want)
+		}
+	}
+	if got := agree(worse, nil, stats.HigherIsBetter); got != differ {
+		t.Errorf("no adaptive look: %q", got)
 	}
 }
