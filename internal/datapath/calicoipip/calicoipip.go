@@ -23,7 +23,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/datapath/calicorouted"
+	"github.com/cnibench/cnibench/internal/datapath/internal/birdmesh"
 	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -95,7 +95,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1"); err != nil {
 		return err
 	}
-	return calicorouted.Blackhole(n)
+	return calicopod.Blackhole(n, birdmesh.RTProtBird)
 }
 
 // ConnectNodes routes every remote block through tunl0 with the remote

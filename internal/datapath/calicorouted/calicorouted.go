@@ -20,14 +20,9 @@
 package calicorouted
 
 import (
-	"fmt"
-
-	"github.com/vishvananda/netlink"
-
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/birdmesh"
 	"github.com/cnibench/cnibench/internal/datapath/internal/calicopod"
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/wire"
 )
@@ -60,28 +55,13 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := d.forwarding(n); err != nil {
 		return err
 	}
-	return Blackhole(n)
+	return calicopod.Blackhole(n, rtprotBird)
 }
 
 // forwarding makes the node a router.
 // Equivalent to: sysctl net.ipv4.ip_forward=1
 func (*Datapath) forwarding(n datapath.Node) error {
 	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
-}
-
-// Blackhole adds the blackhole route Calico keeps for a node's own block.
-// Equivalent to: ip route add blackhole BLOCK proto bird
-func Blackhole(n datapath.Node) error {
-	h, err := netns.Handle(n.Netns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	r := &netlink.Route{Dst: calicopod.Block(n), Type: unixRTNBlackhole, Protocol: rtprotBird}
-	if err := h.RouteAdd(r); err != nil {
-		return fmt.Errorf("ip route add blackhole %s on %s: %w", calicopod.Block(n), n.Name, err)
-	}
-	return nil
 }
 
 // ConnectNodes adds, on every node, a route to each remote node's block
@@ -98,6 +78,3 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 
 // rtprotBird is RTPROT_BIRD (12), the protocol Calico's routes carry.
 const rtprotBird = birdmesh.RTProtBird
-
-// unixRTNBlackhole is RTN_BLACKHOLE.
-const unixRTNBlackhole = 6

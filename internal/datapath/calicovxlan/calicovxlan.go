@@ -12,6 +12,9 @@
 //   - For every remote node: a route BLOCK via REMOTE_TUNNEL_IP dev
 //     vxlan.calico onlink, a permanent neighbour REMOTE_TUNNEL_IP ->
 //     remote VTEP MAC, and an FDB entry VTEP MAC -> remote underlay IP.
+//   - The node's own block has a blackhole route, proto 80 (Felix's, see
+//     calicopod.Blackhole): an address of the block that no pod holds is
+//     dropped on the node instead of leaving by the default route.
 //   - MTU: VXLAN costs 50 bytes, so 1450 on a 1500-byte underlay for the
 //     tunnel and the pods (Calico's VXLAN MTU).
 package calicovxlan
@@ -56,12 +59,14 @@ func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 func block(n datapath.Node) *net.IPNet { return calicopod.Block(n) }
 func tunnelIP(n datapath.Node) net.IP  { return calicopod.TunnelIP(n) }
 
-// SetupNode creates vxlan.calico and turns on forwarding.
+// SetupNode creates vxlan.calico, turns on forwarding and adds the
+// blackhole route Felix's VXLAN manager keeps for the node's own block.
 // Equivalent to:
 //
 //	ip link add vxlan.calico mtu 1450 type vxlan id 4096 local UNDERLAY_IP dev eth1 dstport 4789 nolearning
 //	ip addr add TUNNEL_IP/32 dev vxlan.calico; ip link set vxlan.calico up
 //	sysctl net.ipv4.ip_forward=1
+//	ip route add blackhole BLOCK proto 80
 func (d *Datapath) SetupNode(n datapath.Node) error {
 	h, err := netns.Handle(n.Netns)
 	if err != nil {
@@ -78,7 +83,10 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := wire.AddrAdd(h, l, tunnelIP(n), 32); err != nil {
 		return err
 	}
-	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+	if err := wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1"); err != nil {
+		return err
+	}
+	return calicopod.Blackhole(n, calicopod.ProtoFelixVXLAN)
 }
 
 // ConnectNodes programs the route, neighbour and FDB entry for every

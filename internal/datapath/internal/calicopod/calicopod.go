@@ -14,12 +14,16 @@
 //     node (Calico's default block is /26 and more are taken as they
 //     fill, which changes nothing on the datapath). The block's .1 is the
 //     node's tunnel address where the datapath has a tunnel; pods take .2
-//     onwards.
+//     onwards. The node keeps a blackhole route for its own block
+//     (Blackhole), so a packet for an address of the block that no pod
+//     holds is dropped on the node instead of leaving by the default route.
 package calicopod
 
 import (
 	"fmt"
 	"net"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -109,3 +113,29 @@ func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, erro
 	p.Steps.Done(datapath.StepRoutes)
 	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
 }
+
+// ProtoFelixVXLAN is the protocol (80) Felix's VXLAN manager gives the
+// blackhole routes of its local blocks (dataplanedefs.VXLANDefaultProto,
+// used while DeviceRouteProtocol is left at RTPROT_BOOT: Felix's
+// dataplane/linux/vxlan_mgr.go, blackholeRoutes).
+const ProtoFelixVXLAN = netlink.RouteProtocol(80)
+
+// Blackhole adds the blackhole route for the node's own block, with the
+// protocol of whoever programs it on a real node: BIRD with BGP
+// (birdmesh.RTProtBird), Felix in VXLAN mode (ProtoFelixVXLAN).
+// Equivalent to: ip route add blackhole BLOCK proto PROTO
+func Blackhole(n datapath.Node, proto netlink.RouteProtocol) error {
+	h, err := netns.Handle(n.Netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	r := &netlink.Route{Dst: Block(n), Type: rtnBlackhole, Protocol: proto}
+	if err := h.RouteAdd(r); err != nil {
+		return fmt.Errorf("ip route add blackhole %s proto %d on %s: %w", Block(n), proto, n.Name, err)
+	}
+	return nil
+}
+
+// rtnBlackhole is RTN_BLACKHOLE.
+const rtnBlackhole = 6
