@@ -11,8 +11,8 @@
 #
 # Usage: scripts/bench-adaptive.sh [OUTDIR]
 # Environment: CNIBENCH (binary, default: built from this tree),
-# BENCH_DURATION (per trial, default 11s, 1 s of it warm-up: 3-second
-# trials have 2-3 times the per-trial spread of 10-second ones here).
+# BENCH_DURATION (per trial, default 11s, 1 s of it warm-up; 3-second
+# trials spread more per trial at 16 pairs, docs/statistics.md).
 # Shared test machines: flock /tmp/cnibench-test.lock scripts/bench-adaptive.sh
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
