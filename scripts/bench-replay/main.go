@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -123,7 +124,7 @@ func replay(cfg adaptive.Config, b block, base string) (plans []adaptive.CellPla
 			return p.Cells, fixed, replayed, err
 		}
 		for i, id := range ids {
-			if !contains(p.Round, id) {
+			if !slices.Contains(p.Round, id) {
 				continue
 			}
 			t := b.cells[id]
@@ -241,13 +242,4 @@ func name(k results.Cell) string {
 		s += " " + k.Impairment
 	}
 	return s
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
