@@ -27,7 +27,7 @@ echo "== kernel tests inside the full-kernel VM (features this kernel lacks)"
 # are missing from the CI kernel; Debian's own kernel runs them under QEMU.
 scripts/vm/setup.sh
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
-  ./internal/engine/local/ -run 'TestConnectivity|TestPodMTU|TestHostNetworkPodsShareNode|TestLinkRateShaping|TestWiringCNIMatchesNetlink|TestKernelStartPodsEveryDatapath'
+  ./internal/engine/local/ -run 'TestConnectivity|TestPodMTU|TestHostNetworkPodsShareNode|TestLinkRateShaping|TestWiringCNIMatchesNetlink|TestKernelStartPodsEveryDatapath|TestCalicoBlackholes'
 go test -count=1 -p 1 -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneld/ \
   ./internal/datapath/ipvlan/ ./internal/impair/
