@@ -7,7 +7,8 @@
 # side; and replays the adaptive controller over the fixed run's own
 # trials (scripts/bench-replay), which compares the designs on the same
 # measurements. Not part of the suite: it takes about 90 minutes on 2
-# cores (30 with 4-second trials) and wants a quiet machine. Needs root and python3 (for the table).
+# cores (30 with 4-second trials) and wants a quiet machine. Needs root,
+# Go (for the replay) and python3 (for the table).
 #
 # Usage: scripts/bench-adaptive.sh [OUTDIR]
 # Environment: CNIBENCH (binary, default: built from this tree),

@@ -70,9 +70,6 @@ func isIptablesTable(t string) bool {
 // not in before (from BaseChains) and hold no rule, then the tables that
 // were not in before and are left without a chain.
 func PruneBaseChains(ctx context.Context, run Runner, before map[string]bool) error {
-	if _, err := exec.LookPath("nft"); err != nil {
-		return nil
-	}
 	now, err := BaseChains(ctx, run)
 	if err != nil {
 		return err

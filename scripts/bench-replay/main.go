@@ -221,7 +221,7 @@ func blocks(run *results.Run, metric string) []block {
 	for _, s := range run.Samples {
 		add(s)
 	}
-	sort.Slice(order, func(i, j int) bool { return order[i].Replicas < order[j].Replicas })
+	sort.SliceStable(order, func(i, j int) bool { return order[i].Replicas < order[j].Replicas })
 	out := make([]block, len(order))
 	for i, k := range order {
 		out[i] = *by[k]

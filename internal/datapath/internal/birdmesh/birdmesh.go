@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/daemon"
@@ -48,7 +49,7 @@ const (
 const RTProtBird = netlink.RouteProtocol(12)
 
 // rtnBlackhole is RTN_BLACKHOLE.
-const rtnBlackhole = 6
+const rtnBlackhole = unix.RTN_BLACKHOLE
 
 // Mesh is the BIRDs of one cluster. The zero value is ready to use; it
 // is safe for concurrent use.

@@ -24,6 +24,7 @@ import (
 	"net"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -130,12 +131,9 @@ func Blackhole(n datapath.Node, proto netlink.RouteProtocol) error {
 		return err
 	}
 	defer h.Close()
-	r := &netlink.Route{Dst: Block(n), Type: rtnBlackhole, Protocol: proto}
+	r := &netlink.Route{Dst: Block(n), Type: unix.RTN_BLACKHOLE, Protocol: proto}
 	if err := h.RouteAdd(r); err != nil {
 		return fmt.Errorf("ip route add blackhole %s proto %d on %s: %w", Block(n), proto, n.Name, err)
 	}
 	return nil
 }
-
-// rtnBlackhole is RTN_BLACKHOLE.
-const rtnBlackhole = 6
