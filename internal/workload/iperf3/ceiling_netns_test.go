@@ -159,35 +159,17 @@ func searchShaped(t *testing.T, client, server nsPod, sender string) map[string]
 // the 1 Mbit/s step. The rate found must be within one step of b
 // (47.5 .. 49.5 Mbit/s) and its loss under 0.5%.
 //
-// A busy machine (other tests, 2 CPUs) can lose packets below the bound
-// for a moment (the receiver or the sender descheduled), which only ever
-// lowers the rate found; so the search is tried up to three times and
-// the best kept, and no try may end above the bound plus one step.
+// A busy machine (other tests, 2 CPUs, or a VM's vCPU preempted by its
+// host) can lose packets below the bound for a moment: the receiver or
+// the sender is descheduled, and a sender that keeps a schedule (pktgen
+// does: its next send time advances by the interval whether or not it
+// was on time) then catches up in a burst larger than the shaper's
+// queue. That only ever lowers the rate found; so the search is tried up
+// to three times and the best kept, and no try may end above the bound
+// plus one step or with its loss over the ceiling.
 func TestLossCeilingOnShapedLink(t *testing.T) {
-	const shaper = 50_000_000
-	const step = 1e6
-	bound := shaper * 1400.0 / 1442.0
 	client, server := shapedPath(t, shaper)
-	var best float64
-	for try := 1; try <= 3 && best < bound-step; try++ {
-		m := searchShaped(t, client, server, study.SenderIperf3)
-		found := m[MetricCeilingRate]
-		t.Logf("try %d: found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f Mbit/s, passing up to %.2f; measured %.2f Mbit/s, loss %.3f%%",
-			try, found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, bound/0.995/1e6, m["bitrate"]/1e6, m[MetricLostPct])
-		if found > bound+step {
-			t.Errorf("found %.2f Mbit/s, more than one step above the bound %.2f Mbit/s", found/1e6, bound/1e6)
-		}
-		if !(m[MetricCeilingLoss] < 0.5) {
-			t.Errorf("loss at the found rate %.3f%%, want under 0.5%%", m[MetricCeilingLoss])
-		}
-		if m[MetricCeilingAtHigh] != 0 {
-			t.Error("the 80M high passed a 50M link")
-		}
-		best = max(best, found)
-	}
-	if best < bound-step {
-		t.Errorf("best rate found %.2f Mbit/s, want within one step (1 Mbit/s) of the bound %.2f Mbit/s", best/1e6, bound/1e6)
-	}
+	bestOfThree(t, client, server, study.SenderIperf3)
 }
 
 // The same shaped link with the kernel's packet generator as the sender
@@ -204,21 +186,45 @@ func TestLossCeilingPktgenOnShapedLink(t *testing.T) {
 		}
 		t.Skipf("skipped: %v", err)
 	}
-	const shaper = 50_000_000
-	const step = 1e6
-	bound := shaper * 1400.0 / 1442.0
 	client, server := shapedPath(t, shaper)
-	m := searchShaped(t, client, server, study.SenderPktgen)
-	found := m[MetricCeilingRate]
-	t.Logf("found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f; measured %.2f Mbit/s of %.0f packets, loss %.3f%%",
-		found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, m["bitrate"]/1e6, m[MetricPackets], m[MetricLostPct])
-	if found > bound+step || found < bound-step {
-		t.Errorf("found %.2f Mbit/s, want within one step of the bound %.2f Mbit/s", found/1e6, bound/1e6)
+	bestOfThree(t, client, server, study.SenderPktgen)
+}
+
+// The shaped link's rate and the search's step, and the payload bound
+// the search must find (see TestLossCeilingOnShapedLink).
+const (
+	shaper = 50_000_000
+	step   = 1e6
+	bound  = shaper * 1400.0 / 1442.0
+)
+
+// bestOfThree runs the search with sender up to three times, until one
+// finds a rate within one step of the bound; every try must stay at or
+// below the bound plus one step with its loss under the ceiling, and its
+// measured trial must have carried packets.
+func bestOfThree(t *testing.T, client, server nsPod, sender string) {
+	t.Helper()
+	var best float64
+	for try := 1; try <= 3 && best < bound-step; try++ {
+		m := searchShaped(t, client, server, sender)
+		found := m[MetricCeilingRate]
+		t.Logf("%s try %d: found %.2f Mbit/s (loss %.3f%%) in %v probes; bound %.2f Mbit/s, passing up to %.2f; measured %.2f Mbit/s of %.0f packets, loss %.3f%%",
+			sender, try, found/1e6, m[MetricCeilingLoss], m[MetricCeilingProbes], bound/1e6, bound/0.995/1e6, m["bitrate"]/1e6, m[MetricPackets], m[MetricLostPct])
+		if found > bound+step {
+			t.Errorf("found %.2f Mbit/s, more than one step above the bound %.2f Mbit/s", found/1e6, bound/1e6)
+		}
+		if !(m[MetricCeilingLoss] < 0.5) {
+			t.Errorf("loss at the found rate %.3f%%, want under 0.5%%", m[MetricCeilingLoss])
+		}
+		if m[MetricCeilingAtHigh] != 0 {
+			t.Error("the 80M high passed a 50M link")
+		}
+		if m[MetricPackets] <= 0 || m["bitrate"] <= 0 {
+			t.Errorf("the measured trial sent or received nothing: %v", m)
+		}
+		best = max(best, found)
 	}
-	if !(m[MetricCeilingLoss] < 0.5) {
-		t.Errorf("loss at the found rate %.3f%%, want under 0.5%%", m[MetricCeilingLoss])
-	}
-	if m[MetricPackets] <= 0 || m["bitrate"] <= 0 {
-		t.Errorf("the measured trial sent or received nothing: %v", m)
+	if best < bound-step {
+		t.Errorf("best rate found %.2f Mbit/s in three tries, want within one step (1 Mbit/s) of the bound %.2f Mbit/s", best/1e6, bound/1e6)
 	}
 }
