@@ -95,20 +95,22 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	return cmd
 }
 
-// printDecisions prints an adaptive run's decisions (or why a cell is
-// undecided) from the run directory's stops.json.
+// printDecisions prints a run's decisions (or why a cell is undecided)
+// and how its cells met a precision target, from the run directory's
+// stops.json.
 func printDecisions(w io.Writer, dir string) {
 	run, err := results.Load(dir)
 	if err != nil || len(run.Stops) == 0 {
 		return
 	}
-	lines := report.DecisionLines(run.Stops)
-	if len(lines) == 0 {
-		return
+	if lines := report.DecisionLines(run.Stops); len(lines) > 0 {
+		fmt.Fprintln(w, "decisions against the baseline:")
+		for _, l := range lines {
+			fmt.Fprintln(w, "  "+l)
+		}
 	}
-	fmt.Fprintln(w, "decisions against the baseline:")
-	for _, l := range lines {
-		fmt.Fprintln(w, "  "+l)
+	for _, l := range report.PrecisionLines(run.Stops) {
+		fmt.Fprintln(w, l)
 	}
 }
 

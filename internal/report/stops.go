@@ -55,8 +55,9 @@ func stopInterval(s results.Stop) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f] %s (%.2f%%)", *s.Ratio, *s.Low, *s.High, s.Method, 100*s.Confidence)
 }
 
-const stopsCaption = "Adaptive repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +
+const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +
 	"its precision target or its decision against the baseline was reached (target), its maximum (max), or the budget (budget), or was given up (failed). " +
+	"With a fixed count of trials every cell ran that count: target says the count met the precision target, max that it did not. " +
 	"Decisions are made only at the planned looks, on intervals at the looks' stricter confidence, so the chance of a wrong " +
 	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
 
@@ -100,6 +101,44 @@ func DecisionLines(stops []results.Stop) []string {
 		default:
 			out = append(out, fmt.Sprintf("%s: %s, %s, n=%d", cellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N))
 		}
+	}
+	return out
+}
+
+// maxListed bounds the cells PrecisionLines names one by one; the
+// report's table has them all.
+const maxListed = 8
+
+// PrecisionLines says, for a run with a precision target and no decisions
+// against a baseline (a datapath study), how many cells met the target
+// and which did not, with the precision each reached: the end of
+// `cnibench run`, beside DecisionLines.
+func PrecisionLines(stops []results.Stop) []string {
+	var miss []string
+	met, judged := 0, 0
+	var target float64
+	for _, s := range stops {
+		if s.Target <= 0 || s.Decision != "" || s.Failed != "" {
+			continue
+		}
+		judged++
+		target = s.Target
+		if s.Status == "target" {
+			met++
+			continue
+		}
+		miss = append(miss, fmt.Sprintf("%s: %s after %d trials (%s)", cellName(s.Cell), precisionText(s), s.N, s.Status))
+	}
+	if judged == 0 {
+		return nil
+	}
+	out := []string{fmt.Sprintf("precision target ±%.1f%%: met in %d of %d cells", 100*target, met, judged)}
+	for i, l := range miss {
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("  ... and %d more cells short of the target (the report's repetitions table)", len(miss)-maxListed))
+			break
+		}
+		out = append(out, "  "+l)
 	}
 	return out
 }

@@ -13,20 +13,26 @@ import (
 // on the precision of its own mean: on the target between min and max
 // when the target is reachable, at max when it is not. The fake trials
 // spread ±10% around 100, so the 95% half-width falls from about 20% at
-// 3 trials to about 5% at 10.
+// 3 trials to about 5% at 10. A fixed count with a target runs its
+// count and records the stop all the same.
 func TestPrecisionOfMeanStopsCells(t *testing.T) {
 	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
 	for _, tc := range []struct {
 		target string
 		status string
+		trials string
 		lo, hi int // bounds on the trials the cell runs
 	}{
-		{"6%", "target", 4, 11},
-		{"0.5%", "max", 12, 12},
+		{"6%", "target", "{min: 3, max: 12}", 4, 11},
+		{"0.5%", "max", "{min: 3, max: 12}", 12, 12},
+		// A fixed count runs exactly its trials, and the stop says
+		// whether they met the target (a study's paper profile).
+		{"30%", "target", "5", 5, 5},
+		{"0.5%", "max", "5", 5, 5},
 	} {
 		s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{
 			"tunings=[baseline]", "replicas=[1]", "budget=0s",
-			"trials={min: 3, max: 12}", "precision={halfWidth: " + tc.target + ", of: mean}",
+			"trials=" + tc.trials, "precision={halfWidth: " + tc.target + ", of: mean}",
 		}}, cat)
 		if err != nil {
 			t.Fatal(err)

@@ -252,7 +252,9 @@ func (r *run) block(units []unit, run func(u unit, round int) (time.Duration, er
 		}
 	}
 	r.blocksDone++
-	if r.design.trials.Adaptive() || r.design.budget > 0 {
+	// A fixed design records its cells' stops too when it has a target
+	// (the report says whether the count met it) or a budget.
+	if r.design.trials.Adaptive() || r.design.budget > 0 || r.design.precision != nil {
 		return r.recordStops(groups, last)
 	}
 	return nil

@@ -89,9 +89,14 @@ func (p Percent) MarshalYAML() (any, error) {
 	return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%", nil
 }
 
-// Precision is an adaptive study's precision target: the relative
-// half-width of the 95% interval of one metric, either of the cell's mean
-// or of its ratio to the baseline tuning (normalized).
+// Precision is a study's precision target: the relative half-width of
+// the 95% interval of one metric, either of the cell's mean or of its
+// ratio to the baseline tuning (normalized). With a range of trials a
+// cell stops once it meets the target; with a fixed count (a study's
+// paper profile, `--set trials=5`) the count stands and the report says
+// per cell whether that count met it: a fixed count is not an error, so
+// that a built-in study's target does not have to be unset by hand
+// before every fixed run.
 type Precision struct {
 	// Metric is a metric of the cells' samples ("bitrate"); empty means
 	// each workload's first headline metric.
@@ -182,9 +187,6 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 		}
 		if p.Metric != "" && !nameRE.MatchString(p.Metric) {
 			bad("spec.precision.metric", "invalid metric name %q", p.Metric)
-		}
-		if !t.Adaptive() {
-			bad("spec.precision", "a precision target needs a range of trials, e.g. trials: {min: 3, max: %d}", max(t.Max, 3))
 		}
 	}
 	if sp.Margin != nil && (!(*sp.Margin > 0) || *sp.Margin >= 1) {

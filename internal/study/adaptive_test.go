@@ -60,6 +60,27 @@ func TestAdaptiveFieldsParse(t *testing.T) {
 	}
 }
 
+// A fixed count with a precision target runs the count and reports the
+// target: a study's own `trials: 5` beside it, and `--set trials=5` over
+// an adaptive study with a target, both parse and keep both fields.
+func TestPrecisionWithFixedTrials(t *testing.T) {
+	for _, c := range []struct {
+		extra string
+		set   []string
+	}{
+		{"  trials: 5\n  precision: {halfWidth: 2%, of: mean}\n", nil},
+		{"  trials: {min: 3, max: 10}\n  precision: {halfWidth: 2%, of: mean}\n", []string{"trials=5"}},
+	} {
+		s, err := Parse("a.yaml", []byte(adaptiveBase+c.extra), Options{Set: c.set}, testCatalog)
+		if err != nil {
+			t.Fatalf("%q %v: %v", c.extra, c.set, err)
+		}
+		if s.Spec.Trials != Fixed(5) || s.Spec.Precision == nil || s.Spec.Precision.HalfWidth != 0.02 {
+			t.Errorf("%q %v: trials %v precision %+v", c.extra, c.set, s.Spec.Trials, s.Spec.Precision)
+		}
+	}
+}
+
 func TestAdaptiveFieldsBadInput(t *testing.T) {
 	for _, c := range []struct{ extra, want string }{
 		{"  trials: {min: 0, max: 3}\n", "a.yaml:12: spec.trials: must be between 1 and"},
@@ -69,7 +90,6 @@ func TestAdaptiveFieldsBadInput(t *testing.T) {
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 2}\n", `invalid percentage "2"`},
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 0%}\n", "spec.precision.halfWidth: want a share between"},
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 2%, of: median}\n", `spec.precision.of: want "normalized" or "mean"`},
-		{"  trials: 5\n  precision: {halfWidth: 2%}\n", "spec.precision: a precision target needs a range of trials"},
 		{"  trials: {min: 2, max: 5}\n  budget: -1h\n", "spec.budget: must be between 0 (none) and 720h"},
 		{"  trials: {min: 2, max: 5}\n  margin: 0%\n", "spec.margin: want a share between"},
 		{"  trials: 3\n  noise: {maxStealPct: 0, maxOutsidePct: 10, repeats: 1}\n", "spec.noise.maxStealPct"},

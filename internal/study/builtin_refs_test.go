@@ -1,6 +1,7 @@
 package study_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
@@ -40,6 +41,38 @@ func TestBuiltinReferencesMatchCells(t *testing.T) {
 					t.Errorf("%s: reference[%d].%s %q is not a point of the study", name, i, what, v.name)
 				}
 			}
+		}
+	}
+}
+
+// TestBuiltinDefaultsAreAdaptive: every built-in study's default profile
+// repeats a cell only until it is answered (a decision against the
+// baseline where tunings are compared, else a precision target of each
+// cell's mean), up to the paper's count, and a paper profile, where the
+// study reproduces a paper, runs exactly that count.
+func TestBuiltinDefaultsAreAdaptive(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, name := range study.Builtins() {
+		s, err := study.Resolve(name, study.Options{}, cat)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sp := s.Spec
+		compares := sp.Baseline != "" && len(sp.Tunings) > 1
+		if !sp.Trials.Adaptive() || !compares && sp.Precision == nil || compares && sp.Margin == nil {
+			t.Errorf("%s: trials %v, precision %+v, margin %v: want a range of trials and a target", name, sp.Trials, sp.Precision, sp.Margin)
+		}
+		src, _ := study.BuiltinSource(name)
+		if !strings.Contains(string(src), "source: seed") || !strings.Contains(string(src), "(paper)") {
+			continue
+		}
+		p, err := study.Resolve(name, study.Options{Profile: "paper"}, cat)
+		if err != nil {
+			t.Errorf("%s reproduces a paper but its paper profile does not resolve: %v", name, err)
+			continue
+		}
+		if p.Spec.Trials != study.Fixed(sp.Trials.Max) {
+			t.Errorf("%s --profile paper: trials %v, want the default's maximum %d, fixed", name, p.Spec.Trials, sp.Trials.Max)
 		}
 	}
 }

@@ -1,0 +1,47 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+func hw(x float64) *float64 { return &x }
+
+// A datapath study's end of run says how many cells met the precision
+// target and names those that did not with what they reached; failed
+// cells and compared cells (DecisionLines' business) are left out, and a
+// long list is cut with the count of the rest.
+func TestPrecisionLines(t *testing.T) {
+	cell := func(dp string) results.Cell {
+		return results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	}
+	stops := []results.Stop{
+		{Cell: cell("bridge"), Metric: "bitrate", Status: "target", N: 3, HalfWidth: hw(0.012), Of: "mean", Target: 0.02},
+		{Cell: cell("ovs"), Metric: "bitrate", Status: "max", N: 10, HalfWidth: hw(0.031), Of: "mean", Target: 0.02},
+		{Cell: cell("macvlan"), Metric: "bitrate", Status: "failed", Target: 0.02, Failed: "exit 1"},
+		{Cell: cell("host"), Metric: "bitrate", Status: "target", N: 5, Target: 0.02, Decision: "equal"},
+	}
+	got := PrecisionLines(stops)
+	want := []string{
+		"precision target ±2.0%: met in 1 of 2 cells",
+		"  ovs tcp baseline r=1: ±3.1% of mean bitrate (target ±2.0%) after 10 trials (max)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if PrecisionLines(stops[3:]) != nil || PrecisionLines([]results.Stop{{Status: "max", N: 5}}) != nil {
+		t.Error("lines for a run without a precision target on uncompared cells")
+	}
+	var many []results.Stop
+	for i := range maxListed + 3 {
+		many = append(many, results.Stop{Cell: cell(fmt.Sprint("dp", i)), Metric: "bitrate", Status: "max", N: 2, Of: "mean", Target: 0.02})
+	}
+	got = PrecisionLines(many)
+	if len(got) != maxListed+2 || got[len(got)-1] != "  ... and 3 more cells short of the target (the report's repetitions table)" ||
+		!strings.Contains(got[1], "no interval of mean bitrate") {
+		t.Errorf("long list:\n%s", strings.Join(got, "\n"))
+	}
+}
