@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,9 +79,30 @@ func TestNicModesQuick(t *testing.T) {
 		t.Errorf("ovs neither measured nor reported skipped:\n%s", r.stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "report.html"))
-	for _, want := range []string{"transactions_per_s by datapath", "bitrate per datapath (flows-chhc)", "macvlan / bridge = 1.324"} {
+	for _, want := range []string{"transactions_per_s by datapath", "bitrate per datapath (flows-chhc)", "macvlan / bridge = 1.324",
+		"target ±2.0%"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	// The quick profile's fixed 2 trials keep the study's ±2% target:
+	// every cell ran exactly 2, its stop says whether they met it, and
+	// the run's last lines count the cells that did.
+	if !strings.Contains(r.stdout, "precision target ±2.0%: met in ") {
+		t.Errorf("the run did not say how its cells met the precision target:\n%s", r.stdout)
+	}
+	var stops []struct {
+		N      int     `json:"n"`
+		Status string  `json:"status"`
+		Target float64 `json:"target"`
+	}
+	sb, err := os.ReadFile(filepath.Join(out, "stops.json"))
+	if err := errors.Join(err, json.Unmarshal(sb, &stops)); err != nil || len(stops) == 0 {
+		t.Fatalf("stops.json: %v (%d stops)", err, len(stops))
+	}
+	for _, st := range stops {
+		if st.N != 2 || st.Target != 0.02 || st.Status != "target" && st.Status != "max" {
+			t.Errorf("stop %+v: want 2 trials, the 2%% target, and target or max", st)
 		}
 	}
 }

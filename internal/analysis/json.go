@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -82,25 +83,59 @@ func (v *jnum) UnmarshalJSON(b []byte) error {
 // rowJSON is Row as summary.json stores it (the summary.csv column names).
 type rowJSON struct {
 	results.Cell
-	Metric         string `json:"metric"`
-	CPU            int    `json:"cpu"`
-	Unit           string `json:"unit"`
-	N              int    `json:"n"`
-	Mean           jnum   `json:"mean"`
-	SD             jnum   `json:"sd"`
-	CI95Low        jnum   `json:"ci95_low"`
-	CI95High       jnum   `json:"ci95_high"`
-	CIMethod       string `json:"ci_method"`
-	HasNorm        bool   `json:"has_norm"`
-	Normalized     jnum   `json:"normalized"`
-	NormCI95Low    jnum   `json:"normalized_ci95_low"`
-	NormCI95High   jnum   `json:"normalized_ci95_high"`
-	NormMethod     string `json:"normalized_method,omitempty"`
-	PBaseline      jnum   `json:"p_vs_baseline"`
-	PFirstDatapath jnum   `json:"p_vs_first_datapath"`
-	Refs           []int  `json:"refs,omitempty"`
-	VsBaseline     *Pair  `json:"vs_baseline,omitempty"`
-	VsFirstDP      *Pair  `json:"vs_first_datapath,omitempty"`
+	Metric         string      `json:"metric"`
+	CPU            int         `json:"cpu"`
+	Unit           string      `json:"unit"`
+	N              int         `json:"n"`
+	Mean           jnum        `json:"mean"`
+	SD             jnum        `json:"sd"`
+	CI95Low        jnum        `json:"ci95_low"`
+	CI95High       jnum        `json:"ci95_high"`
+	CIMethod       string      `json:"ci_method"`
+	HasNorm        bool        `json:"has_norm"`
+	Normalized     jnum        `json:"normalized"`
+	NormCI95Low    jnum        `json:"normalized_ci95_low"`
+	NormCI95High   jnum        `json:"normalized_ci95_high"`
+	NormMethod     string      `json:"normalized_method,omitempty"`
+	PBaseline      jnum        `json:"p_vs_baseline"`
+	PFirstDatapath jnum        `json:"p_vs_first_datapath"`
+	Refs           []int       `json:"refs,omitempty"`
+	VsBaseline     *Pair       `json:"vs_baseline,omitempty"`
+	VsFirstDP      *Pair       `json:"vs_first_datapath,omitempty"`
+	Groups         *groupsJSON `json:"groups,omitempty"`
+}
+
+// groupsJSON is stats.Groups as summary.json stores it (an unbounded
+// separation as null).
+type groupsJSON struct {
+	LowMean    jnum `json:"low_mean"`
+	HighMean   jnum `json:"high_mean"`
+	LowN       int  `json:"low_n"`
+	HighN      int  `json:"high_n"`
+	Separation jnum `json:"separation"`
+	InTime     bool `json:"in_time"`
+}
+
+func groupsOut(g *stats.Groups) *groupsJSON {
+	if g == nil {
+		return nil
+	}
+	sep := g.Separation
+	if math.IsInf(sep, 0) {
+		sep = math.NaN()
+	}
+	return &groupsJSON{jnum(g.LowMean), jnum(g.HighMean), g.LowN, g.HighN, jnum(sep), g.InTime}
+}
+
+func groupsIn(j *groupsJSON) *stats.Groups {
+	if j == nil {
+		return nil
+	}
+	sep := float64(j.Separation)
+	if math.IsNaN(sep) {
+		sep = math.Inf(1)
+	}
+	return &stats.Groups{LowMean: float64(j.LowMean), HighMean: float64(j.HighMean), LowN: j.LowN, HighN: j.HighN, Separation: sep, InTime: j.InTime}
 }
 
 // MarshalJSON writes the row with nulls for undefined statistics (the
@@ -114,7 +149,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		Mean: jnum(r.Mean), SD: jnum(r.SD), CI95Low: jnum(r.CI95Low), CI95High: jnum(r.CI95High), CIMethod: r.CIMethod,
 		HasNorm: r.HasNorm, Normalized: jnum(r.Normalized), NormCI95Low: jnum(r.NormCI95Low), NormCI95High: jnum(r.NormCI95High),
 		NormMethod: r.NormMethod, PBaseline: jnum(r.PBaseline), PFirstDatapath: jnum(r.PFirstDatapath), Refs: r.Refs,
-		VsBaseline: r.VsBaseline, VsFirstDP: r.VsFirstDatapath,
+		VsBaseline: r.VsBaseline, VsFirstDP: r.VsFirstDatapath, Groups: groupsOut(r.Groups),
 	})
 }
 
@@ -132,7 +167,7 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		},
 		CIMethod: j.CIMethod, NormMethod: j.NormMethod,
 		PBaseline: float64(j.PBaseline), PFirstDatapath: float64(j.PFirstDatapath), Refs: j.Refs,
-		VsBaseline: j.VsBaseline, VsFirstDatapath: j.VsFirstDP,
+		VsBaseline: j.VsBaseline, VsFirstDatapath: j.VsFirstDP, Groups: groupsIn(j.Groups),
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -65,7 +66,8 @@ type Model struct {
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 	// VerdictCriteria describes spec.verdict's criteria.
 	VerdictCriteria string `json:"verdict_criteria,omitempty"`
-	// Stops are the adaptive controller's word per cell (adaptive runs);
+	// Stops are the controller's word per cell (adaptive runs, and fixed
+	// ones with a precision target or a budget);
 	// Marked the failed, repeated and disturbed attempts (marked.go).
 	Stops  []results.Stop `json:"stops,omitempty"`
 	Marked []Marked       `json:"marked,omitempty"`
@@ -96,6 +98,10 @@ type Row struct {
 	// otherwise, and for the reference rows themselves.
 	VsBaseline      *Pair
 	VsFirstDatapath *Pair
+	// Groups is set on a headline metric's row whose trials fall in two
+	// separated groups (stats.TwoGroups): its interval assumes one value,
+	// and the report shows the two.
+	Groups *stats.Groups
 }
 
 // RefMatch is a study's published number and the rows of this run it

@@ -15,6 +15,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,6 +127,11 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		if d.Degenerate {
 			r.CIMethod = CINone
 		}
+		if k.CPU < 0 && isHeadline(k.Metric) {
+			if g, ok := stats.TwoGroups(xs); ok {
+				r.Groups = &g
+			}
+		}
 		rows = append(rows, r)
 	}
 	for _, c := range cellOrder(s, byCell) {
@@ -158,6 +164,11 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 	pairRows(rows, roundsOf(samples), baseline, MarginOf(s))
 	return rows
 }
+
+// isHeadline reports whether metric is one of HeadlineMetrics: the rows
+// checked for two groups of trials (a collector's many metrics would
+// only add remarks nobody asked for).
+func isHeadline(metric string) bool { return slices.Contains(HeadlineMetrics, metric) }
 
 // metricSets returns the scalar metrics and the cores per workload.
 func metricSets(samples []results.Sample) (map[string]map[string]bool, map[string]map[int]bool) {

@@ -56,9 +56,14 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		p("%s\n\n", sweepCaption(sw))
 	}
 	if t := stopsTable(m); len(t.Rows) > 0 {
-		p("## Adaptive repetitions and decisions\n\n")
+		p("## Repetitions and decisions\n\n")
 		t.markdown(bw)
 		p("%s\n\n", stopsCaption)
+	}
+	if t := groupsTable(m); len(t.Rows) > 0 {
+		p("## Two groups of trials\n\n")
+		t.markdown(bw)
+		p("%s\n\n", groupsCaption)
 	}
 	if t := markedTable(m); len(t.Rows) > 0 {
 		p("## Marked trials\n\n")

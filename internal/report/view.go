@@ -45,16 +45,19 @@ type page struct {
 	VerdictCaption string
 	Stops          table
 	StopsCaption   string
-	Marked         table
-	MarkedCaption  string
-	Bounds         table
-	BoundCaption   string
-	Env            [][2]string
-	EnvDetails     []detail
-	Comparability  []string
-	Notes          []string
-	Method         []string
-	Rows           table
+	// TwoGroups lists the cells whose trials fall in two groups.
+	TwoGroups        table
+	TwoGroupsCaption string
+	Marked           table
+	MarkedCaption    string
+	Bounds           table
+	BoundCaption     string
+	Env              [][2]string
+	EnvDetails       []detail
+	Comparability    []string
+	Notes            []string
+	Method           []string
+	Rows             table
 }
 
 type groupView struct {
@@ -105,6 +108,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Refs = n.refTable()
 	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
 	pg.Stops, pg.StopsCaption = stopsTable(m), stopsCaption
+	pg.TwoGroups, pg.TwoGroupsCaption = groupsTable(m), groupsCaption
 	pg.Marked, pg.MarkedCaption = markedTable(m), markedCaption
 	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
 	pg.Env, pg.EnvDetails = envView(run)
