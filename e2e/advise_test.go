@@ -144,7 +144,7 @@ func TestAdviseProve(t *testing.T) {
 		t.Fatalf("no A/B cells: %+v", c)
 	case c.Verdict != "accepted" && c.Verdict != "rejected" && c.Verdict != "undecided":
 		t.Errorf("verdict %q", c.Verdict)
-	case !strings.Contains(c.Measured, "rfs/baseline") || !strings.Contains(c.Measured, "["):
+	case !strings.Contains(c.Measured, "rfs-underlay/baseline") || !strings.Contains(c.Measured, "["):
 		t.Errorf("measured effect without its interval: %q", c.Measured)
 	}
 	if _, err := os.Stat(filepath.Join(c.Proof.RunDir, "report.html")); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -14,8 +15,8 @@ import (
 // before it writes, and Revert writes them back (package tune).
 var tuningEntry = Entry{
 	Name: "tuning",
-	Changes: "RPS masks and RFS flow tables of the server node's underlay, tunnel and measured pods' devices, " +
-		"and the host's net.core.rps_sock_flow_entries: the cell's tuning",
+	Changes: "RPS masks and RFS flow tables of the server node's underlay, tunnel and measured pods' devices " +
+		"(the underlay only with devices: underlay), and the host's net.core.rps_sock_flow_entries: the cell's tuning",
 	Scope: Trial,
 	// Every cell has a tuning; baseline's writes nothing.
 	Wanted: func(*Target) bool { return true },
@@ -33,19 +34,9 @@ var tuningEntry = Entry{
 }
 
 func applyTuning(_ context.Context, t *Target) (Undo, error) {
-	srv := t.Cluster.Server()
-	tgt := tune.Target{CPUs: t.SteerCPUs, SoftIRQCore: t.SoftIRQCore}
-	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
-	if tun, ok := srv.Tunnel(); ok {
-		tgt.NodeIfaces = append(tgt.NodeIfaces, tun)
-	}
-	veths, err := srv.HostVeths(t.Measured)
+	tgt, err := tuningTarget(t)
 	if err != nil {
 		return nil, err
-	}
-	tgt.NodeIfaces = append(tgt.NodeIfaces, veths...)
-	for _, p := range t.Measured {
-		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
 	}
 	applied, err := tune.Apply(t.Journal, t.FS, t.Tuning, tgt)
 	if ue := (*tune.UndoError)(nil); errors.As(err, &ue) {
@@ -60,4 +51,28 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 		}
 		return nil
 	}, nil
+}
+
+// tuningTarget is what the cell's tuning goes on: the server node's
+// underlay, and unless the tuning says devices: underlay its tunnel
+// device and the measured pods' host-side veths; the pods' own eth0 for
+// a "+" tuning (tune.Plan adds those when Tuning.Pods).
+func tuningTarget(t *Target) (tune.Target, error) {
+	srv := t.Cluster.Server()
+	tgt := tune.Target{CPUs: t.SteerCPUs, SoftIRQCore: t.SoftIRQCore}
+	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
+	if t.Tuning.Devices != study.DevicesUnderlay {
+		if tun, ok := srv.Tunnel(); ok {
+			tgt.NodeIfaces = append(tgt.NodeIfaces, tun)
+		}
+		veths, err := srv.HostVeths(t.Measured)
+		if err != nil {
+			return tune.Target{}, err
+		}
+		tgt.NodeIfaces = append(tgt.NodeIfaces, veths...)
+	}
+	for _, p := range t.Measured {
+		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
+	}
+	return tgt, nil
 }

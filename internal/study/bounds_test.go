@@ -124,6 +124,8 @@ func TestOutOfRangeValues(t *testing.T) {
 			"spec.tunings[1].rfs.flowCnt", "between 1 and 1048576"},
 		{"sockFlowEntries 2^30", []string{"tunings=[baseline, {name: rfs-big, rps: {cpus: all}, rfs: {sockFlowEntries: 1073741824, flowCnt: 4096}}]"},
 			"spec.tunings[1].rfs.sockFlowEntries", "between 1 and 1048576"},
+		{"tuning devices unknown", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, devices: tunnel}]"},
+			"spec.tunings[1].devices", `want "node" (underlay, tunnel and pod veths) or "underlay", got "tunnel"`},
 		// Tool options, bounded by the tools' descriptions.
 		{"ab size huge", []string{"workloads=[{name: http, tool: ab, size: 100G}]"}, "spec.workloads[0].size", "between 1 and 64M"},
 		{"ab size overflow", []string{"workloads=[{name: http, tool: ab, size: 99999999999999999999G}]"}, "spec.workloads[0].size", "not a size below 8E"},

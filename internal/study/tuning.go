@@ -22,7 +22,19 @@ type Tuning struct {
 	// Pods applies the same knobs inside every server pod's namespace on
 	// the pod's eth0 (the paper's "+" variants).
 	Pods bool `yaml:"pods,omitempty"`
+	// Devices is which of the server node's devices get the knobs:
+	// DevicesNode ("" too) the underlay NIC, the tunnel device and the
+	// measured pods' host-side veths, as the paper tuned them;
+	// DevicesUnderlay the underlay NIC only, as `cnibench advise` advises
+	// (its A/B must measure what it advises).
+	Devices string `yaml:"devices,omitempty"`
 }
+
+// Tuning.Devices values.
+const (
+	DevicesNode     = "node"
+	DevicesUnderlay = "underlay"
+)
 
 // RPS selects the CPUs receive packet steering may use.
 type RPS struct {
@@ -113,7 +125,7 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 // tuningKeys and tuningSubKeys are the keys a tuning definition and its
 // rps and rfs mappings may have (the yaml tags above).
 var (
-	tuningKeys    = []string{"name", "rps", "rfs", "pods"}
+	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices"}
 	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}}
 )
 
@@ -129,5 +141,5 @@ func (t Tuning) MarshalYAML() (any, error) {
 func equalTuning(a, b Tuning) bool {
 	eqRPS := (a.RPS == nil) == (b.RPS == nil) && (a.RPS == nil || *a.RPS == *b.RPS)
 	eqRFS := (a.RFS == nil) == (b.RFS == nil) && (a.RFS == nil || *a.RFS == *b.RFS)
-	return a.Name == b.Name && a.Pods == b.Pods && eqRPS && eqRFS
+	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && eqRPS && eqRFS
 }

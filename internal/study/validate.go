@@ -219,6 +219,9 @@ func validateTunings(sp *Spec, bad badFunc) {
 		if t.Pods && t.IsBaseline() {
 			bad(f+".pods", "pods: true without rps or rfs changes nothing")
 		}
+		if d := t.Devices; d != "" && d != DevicesNode && d != DevicesUnderlay {
+			bad(f+".devices", "want %q (underlay, tunnel and pod veths) or %q, got %q", DevicesNode, DevicesUnderlay, d)
+		}
 	}
 	if sp.Baseline != "" && !seen[sp.Baseline] {
 		bad("spec.baseline", "baseline %q is not one of the study's tunings", sp.Baseline)
