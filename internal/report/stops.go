@@ -112,10 +112,12 @@ const maxListed = 8
 // PrecisionLines says, for a run with a precision target and no decisions
 // against a baseline (a datapath study), how many cells met the target
 // and which did not, with the precision each reached: the end of
-// `cnibench run`, beside DecisionLines.
+// `cnibench run`, beside DecisionLines. Cells without an interval (fewer
+// than two valid trials, as in a one-trial quick profile) are counted,
+// not listed one by one.
 func PrecisionLines(stops []results.Stop) []string {
 	var miss []string
-	met, judged := 0, 0
+	met, judged, none := 0, 0, 0
 	var target float64
 	for _, s := range stops {
 		if s.Target <= 0 || s.Decision != "" || s.Failed != "" {
@@ -123,16 +125,23 @@ func PrecisionLines(stops []results.Stop) []string {
 		}
 		judged++
 		target = s.Target
-		if s.Status == "target" {
+		switch {
+		case s.Status == "target":
 			met++
-			continue
+		case s.HalfWidth == nil:
+			none++
+		default:
+			miss = append(miss, fmt.Sprintf("%s: %s after %d trials (%s)", cellName(s.Cell), precisionText(s), s.N, s.Status))
 		}
-		miss = append(miss, fmt.Sprintf("%s: %s after %d trials (%s)", cellName(s.Cell), precisionText(s), s.N, s.Status))
 	}
 	if judged == 0 {
 		return nil
 	}
-	out := []string{fmt.Sprintf("precision target ±%.1f%%: met in %d of %d cells", 100*target, met, judged)}
+	head := fmt.Sprintf("precision target ±%.1f%%: met in %d of %d cells", 100*target, met, judged)
+	if none > 0 {
+		head += fmt.Sprintf("; %d without an interval (fewer than 2 valid trials)", none)
+	}
+	out := []string{head}
 	for i, l := range miss {
 		if i == maxListed {
 			out = append(out, fmt.Sprintf("  ... and %d more cells short of the target (the report's repetitions table)", len(miss)-maxListed))

@@ -37,11 +37,19 @@ func TestPrecisionLines(t *testing.T) {
 	}
 	var many []results.Stop
 	for i := range maxListed + 3 {
-		many = append(many, results.Stop{Cell: cell(fmt.Sprint("dp", i)), Metric: "bitrate", Status: "max", N: 2, Of: "mean", Target: 0.02})
+		many = append(many, results.Stop{Cell: cell(fmt.Sprint("dp", i)), Metric: "bitrate", Status: "max", N: 4, HalfWidth: hw(0.05), Of: "mean", Target: 0.02})
 	}
 	got = PrecisionLines(many)
 	if len(got) != maxListed+2 || got[len(got)-1] != "  ... and 3 more cells short of the target (the report's repetitions table)" ||
-		!strings.Contains(got[1], "no interval of mean bitrate") {
+		!strings.Contains(got[1], "±5.0% of mean bitrate") {
 		t.Errorf("long list:\n%s", strings.Join(got, "\n"))
+	}
+	// One trial per cell (a quick profile): counted, not listed.
+	for i := range many {
+		many[i].N, many[i].HalfWidth = 1, nil
+	}
+	got = PrecisionLines(many)
+	if want := "precision target ±2.0%: met in 0 of 11 cells; 11 without an interval (fewer than 2 valid trials)"; len(got) != 1 || got[0] != want {
+		t.Errorf("one trial per cell:\n%s\nwant %s", strings.Join(got, "\n"), want)
 	}
 }
