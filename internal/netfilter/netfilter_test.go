@@ -94,7 +94,7 @@ func TestGeneratorsKeyRules(t *testing.T) {
 		{"flannel", "nat", "FLANNEL-POSTRTG", `-s 10.244.0.0/16 ! -d 224.0.0.0/4 -m comment --comment "flanneld masq" -j MASQUERADE --random-fully`},
 		{"calico-np-xsub", "filter", "cali-from-wl-dispatch", "-i cali0a -g cali-fw-cali0a"},
 		{"calico-np-xsub", "filter", "cali-tw-cali0b", "-j cali-pri-kns.cnibench"},
-		{"calico-wp-xsub", "filter", "cali-tw-cali0b", "-j cali-pi-_cnibench-allow-pods"},
+		{"calico-wp-xsub", "filter", "cali-tw-cali0b", "-m mark --mark 0x0/0x20000 -j cali-pi-_cnibench-allow-pods"},
 		{"calico-wp-ipip", "filter", "cali-INPUT", `-p 4 -s 198.18.0.0/24 -m addrtype --dst-type LOCAL -m comment --comment "Allow IPIP packets from Calico hosts" -j ACCEPT`},
 		{"calico-np-xsub", "filter", "cali-FORWARD", "-m mark --mark 0x0/0x10000 -j cali-from-hep-forward"},
 		{"calico-np-xsub", "nat", "cali-nat-outgoing", "-s 10.244.0.0/16 ! -d 10.244.0.0/16 -j MASQUERADE --random-fully"},

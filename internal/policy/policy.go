@@ -9,12 +9,16 @@
 //	FORWARD -> cali-FORWARD -> cali-from-wl-dispatch (-i caliX -> cali-fw-caliX)
 //	                        -> cali-to-wl-dispatch   (-o caliX -> cali-tw-caliX)
 //
-// Each endpoint chain accepts established flows first (conntrack), drops
-// invalid ones, then runs the namespace profile (np: allow all, Calico's
-// default with no NetworkPolicy) or the ingress policy chain (wp: allow
-// TCP, UDP and ICMP from the pod networks of the run, drop the rest) and
-// drops what nothing accepted, marking accepted packets as Felix does
-// (0x10000). Felix matches sources with ipsets; this rule set matches
+// Each endpoint chain is rendered as Felix's endpointIptablesChain
+// (felix/rules/endpoints.go) renders it: accept established flows first
+// (conntrack), drop invalid ones, clear the accept and pass marks, then
+// (wp, the "to workload" chains) the policy's tier: clear pass ("Start of
+// tier"), jump to the ingress policy chain (allow TCP, UDP and ICMP from
+// the pod networks of the run) while pass is clear, return if it
+// accepted, drop what no policy passed ("End of tier"); and last the
+// namespace profile (allow all, Calico's default, which is all np has):
+// jump, return if accepted, drop. Accepted packets carry Felix's accept
+// mark (0x10000). Felix matches sources with ipsets; this rule set matches
 // each pod /24 with -s instead, so it needs no ipset support, and the
 // per-packet cost of a rule that matches is the same order.
 package policy
@@ -43,8 +47,26 @@ type Endpoint struct {
 	IP    net.IP
 }
 
-// accept is Felix's "packet accepted by policy or profile" mark bit.
-const accept = "0x10000/0x10000"
+// Felix's policy result mark bits, the first two it takes from its mark
+// mask 0xffff0000 (felix/dataplane/driver.go: markAccept, then markPass).
+const (
+	// accept: "packet accepted by policy or profile".
+	accept = "0x10000/0x10000"
+	// clearResult clears accept and pass before an endpoint's policy.
+	clearResult = "0x0/0x30000"
+	// clearPass clears pass at the start of a tier; passClear matches
+	// packets no policy of the tier passed on.
+	clearPass = "0x0/0x20000"
+	passClear = "0x0/0x20000"
+)
+
+// profile appends an endpoint chain's end, as Felix renders it after the
+// tiers: jump to the profile, return if it accepted, drop otherwise.
+func profile(r func(string, ...any), chain, prof string) {
+	r("%s -j %s", chain, prof)
+	r("%s -m mark --mark %s -j RETURN", chain, accept)
+	r("%s -j DROP", chain)
+}
 
 // Calico returns iptables-restore input (filter table, for --noflush)
 // with Felix-style chains for the node's endpoints. With hook the
@@ -88,26 +110,29 @@ func Calico(mode string, eps []Endpoint, allowFrom []*net.IPNet, hook bool) ([]b
 	r("cali-to-wl-dispatch -j DROP")
 	for _, e := range eps {
 		fw, tw := "cali-fw-"+e.Iface, "cali-tw-"+e.Iface
-		// Egress from the pod: the namespace profile allows it.
+		// Egress from the pod: no egress policy, the namespace profile
+		// allows it.
 		r("%s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", fw)
 		r("%s -m conntrack --ctstate INVALID -j DROP", fw)
-		r("%s -j MARK --set-xmark 0x0/0x10000", fw)
+		r("%s -j MARK --set-xmark %s", fw, clearResult)
 		r("%s -p udp -m udp --dport 4789 -j DROP", fw) // no VXLAN from workloads
 		r("%s -p 4 -j DROP", fw)                       // no IP-in-IP from workloads
-		r("%s -j cali-pro-kns.cnibench", fw)
-		r("%s -m mark --mark %s -j RETURN", fw, accept)
-		r("%s -j DROP", fw)
+		profile(r, fw, "cali-pro-kns.cnibench")
 		// Ingress to the pod.
 		r("%s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", tw)
 		r("%s -m conntrack --ctstate INVALID -j DROP", tw)
-		r("%s -j MARK --set-xmark 0x0/0x10000", tw)
+		r("%s -j MARK --set-xmark %s", tw, clearResult)
 		if mode == With {
-			r("%s -j cali-pi-_cnibench-allow-pods", tw)
-		} else {
-			r("%s -j cali-pri-kns.cnibench", tw)
+			// The policy's tier ("default"), as endpointIptablesChain
+			// renders one: clear pass, jump to each policy while no
+			// policy passed, return once one accepted, and drop at the
+			// end of the tier what no policy passed.
+			r("%s -j MARK --set-xmark %s", tw, clearPass)
+			r("%s -m mark --mark %s -j cali-pi-_cnibench-allow-pods", tw, passClear)
+			r("%s -m mark --mark %s -j RETURN", tw, accept)
+			r("%s -m mark --mark %s -j DROP", tw, passClear)
 		}
-		r("%s -m mark --mark %s -j RETURN", tw, accept)
-		r("%s -j DROP", tw)
+		profile(r, tw, "cali-pri-kns.cnibench")
 	}
 	for _, c := range []string{"cali-pro-kns.cnibench", "cali-pri-kns.cnibench"} {
 		r("%s -j MARK --set-xmark %s", c, accept)
