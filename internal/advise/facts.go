@@ -36,7 +36,7 @@ var facts = map[string]fact{
 	"cpus":       func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
 	"numa_nodes": func(in *inspect.Inspection) (value, error) { return num(float64(in.NUMANodes)), known(in, "cpus") },
 	"rx_queues": func(in *inspect.Inspection) (value, error) {
-		n, err := underlayDev(in)
+		n, err := nicDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -45,7 +45,7 @@ var facts = map[string]fact{
 	// cores_per_rx_queue: CPUs per receive queue of the underlay NIC; at 2
 	// or more, RSS leaves cores idle that RPS/RFS can use (seed 000).
 	"cores_per_rx_queue": func(in *inspect.Inspection) (value, error) {
-		n, err := underlayDev(in)
+		n, err := nicDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -73,7 +73,7 @@ var facts = map[string]fact{
 		return num(float64(in.Sysctls[inspect.SysConntrackCount]) / float64(m)), nil
 	},
 	"rps_enabled": func(in *inspect.Inspection) (value, error) {
-		n, err := underlayDev(in)
+		n, err := nicDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -86,7 +86,7 @@ var facts = map[string]fact{
 	},
 	// rfs_enabled: the global table and a flow count on the underlay.
 	"rfs_enabled": func(in *inspect.Inspection) (value, error) {
-		n, err := underlayDev(in)
+		n, err := nicDev(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -218,7 +218,7 @@ func sysctl(name string) fact {
 }
 
 func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
-	n, err := underlayDev(in)
+	n, err := nicDev(in)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +229,8 @@ func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
 }
 
 // underlayDev is the underlay device whether physical or virtual (a veth
-// on a kind-style node): what its queues, MTU and name tell is true of
-// both.
+// on a kind-style node, or a VLAN): what its MTU and name tell is true of
+// both. Its queues and hardware are nicDev's.
 func underlayDev(in *inspect.Inspection) (*inspect.NIC, error) {
 	if in.Underlay == "" {
 		if err := known(in, "underlay"); err != nil {
@@ -244,6 +244,28 @@ func underlayDev(in *inspect.Inspection) (*inspect.NIC, error) {
 		}
 	}
 	return nil, fmt.Errorf("underlay %s is neither a NIC nor a veth (a bridge or a tunnel)", in.Underlay)
+}
+
+// nicDev is the device the underlay's receive steering, interrupts, GRO
+// and offloads live on: the underlay itself, or the one device under it
+// (a VLAN's or macvlan's parent, inspect.Inspection.UnderlayLower). An
+// underlay over several devices (a bond's ports) is refused: the rules
+// tune one device, and each port would need its own knob.
+func nicDev(in *inspect.Inspection) (*inspect.NIC, error) {
+	switch low := in.UnderlayLower; len(low) {
+	case 0:
+		return underlayDev(in)
+	case 1:
+		for i := range in.NICs {
+			if in.NICs[i].Name == low[0] {
+				return &in.NICs[i], nil
+			}
+		}
+		return nil, fmt.Errorf("underlay %s sits on %s, which is not a NIC", in.Underlay, low[0])
+	default:
+		return nil, fmt.Errorf("underlay %s sits on %d devices (%s: a bond or team): receive steering, interrupts and offloads are per port, and these rules tune one device",
+			in.Underlay, len(low), strings.Join(low, ", "))
+	}
 }
 
 // tunnelAndNIC returns the first tunnel and the underlay NIC with known

@@ -20,8 +20,18 @@ const SockFlowEntries = 32768
 // use, each filled from the inspection. A rule whose placeholder cannot
 // be filled is reported unknown, never printed with a guess.
 var params = map[string]func(in *inspect.Inspection) (string, error){
+	// underlay is the default route's device (a macvlan's master);
+	// nic the device its receive steering, interrupts and offloads live
+	// on (the same one unless the underlay is a VLAN or macvlan).
 	"underlay": func(in *inspect.Inspection) (string, error) {
 		n, err := underlayDev(in)
+		if err != nil {
+			return "", err
+		}
+		return n.Name, nil
+	},
+	"nic": func(in *inspect.Inspection) (string, error) {
+		n, err := nicDev(in)
 		if err != nil {
 			return "", err
 		}
@@ -35,7 +45,7 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return strconv.Itoa(n.MTU), known(in, "mtu "+n.Name)
 	},
 	"rx_queues": func(in *inspect.Inspection) (string, error) {
-		n, err := underlayDev(in)
+		n, err := nicDev(in)
 		if err != nil {
 			return "", err
 		}
@@ -47,7 +57,7 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	// up to a power of two as the kernel rounds it (32768/6 = 5461 would
 	// silently become 8192).
 	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) {
-		n, err := underlayDev(in)
+		n, err := nicDev(in)
 		if err != nil {
 			return "", err
 		}

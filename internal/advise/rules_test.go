@@ -390,3 +390,39 @@ func TestTargetMTUFitsEveryTunnel(t *testing.T) {
 		t.Errorf("with WireGuard: %d, want %d", got, base-10)
 	}
 }
+
+// A stacked underlay: the default route leaves through a VLAN on the NIC
+// (or a VLAN on a bond of two). The knobs that act where packets arrive
+// (RFS, GRO, NUMA) name the NIC under the VLAN, the MTU rule the VLAN's
+// own MTU; over a bond they are unknown with the reason, not guessed.
+func TestStackedUnderlay(t *testing.T) {
+	vlan := func(lower ...string) *inspect.Inspection {
+		in := load(t, "calico-vxlan-jumbo")
+		in.Underlay, in.UnderlayLower = "ens1f0.100", lower
+		in.NICs = append(in.NICs, inspect.NIC{Name: "ens1f0.100", Virtual: true, MTU: 8000, NUMANode: -1, RxQueues: 1, TxQueues: 1,
+			Queues: []inspect.RxQueue{{RPSCPUs: "0"}}})
+		return in
+	}
+	for _, c := range []struct {
+		rule string
+		in   *inspect.Inspection
+		want string
+	}{
+		{"rfs", vlan("ens1f0"), "rfs on ens1f0: rps_cpus=0000ffff, rps_flow_cnt=8192, rps_sock_flow_entries=32768"},
+		{"numa-placement", vlan("ens1f0"), "placement on ens1f0: numa_node=1, placement=same-numa"},
+		{"tunnel-mtu", vlan("ens1f0"), "mtu on vxlan.calico: mtu=7950, pods=7950"},
+	} {
+		rs, err := Lookup(c.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := knobText(Evaluate(rs[0], c.in).Knobs); got != c.want {
+			t.Errorf("%s over a VLAN: knobs %q, want %q", c.rule, got, c.want)
+		}
+	}
+	rs, _ := Lookup("rfs")
+	got := Evaluate(rs[0], vlan("ens1f0", "ens1f1"))
+	if got.Status != Unknown || !strings.Contains(strings.Join(got.Why, "; "), "sits on 2 devices (ens1f0, ens1f1: a bond or team)") {
+		t.Errorf("rfs over a bond: %s, %q; want unknown naming the ports", got.Status, got.Why)
+	}
+}

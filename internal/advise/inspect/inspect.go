@@ -96,7 +96,14 @@ type Inspection struct {
 	NUMANodes int    `json:"numa_nodes"`
 	// Underlay is the device of the default route.
 	Underlay string `json:"underlay,omitempty"`
-	NICs     []NIC  `json:"nics"`
+	// UnderlayLower are the devices at the bottom of the underlay's stack
+	// when it is a stacked device: a VLAN's or macvlan's parent, a bond's
+	// ports (sysfs lower_* links, followed down). Receive steering,
+	// interrupts, GRO and NIC offloads live on those, not on the stacked
+	// device: the kernel steers a packet (RPS) on the device it arrived
+	// at, before the VLAN tag is taken off. Empty for a plain device.
+	UnderlayLower []string `json:"underlay_lower,omitempty"`
+	NICs          []NIC    `json:"nics"`
 	// Tunnels are overlay devices (vxlan.calico, flannel.1, tunl0...).
 	Tunnels []Device `json:"tunnels,omitempty"`
 	// Bridges are pod bridges (cni0, kube-bridge, docker0...).
@@ -299,10 +306,34 @@ func (r reader) underlay() {
 		f := strings.Fields(line)
 		if len(f) >= 8 && f[1] == "00000000" && f[7] == "00000000" {
 			r.in.Underlay = f[0]
+			r.in.UnderlayLower = r.lowers(f[0], 0)
 			return
 		}
 	}
 	r.unknown("underlay", errors.New("no IPv4 default route"))
+}
+
+// lowers returns the devices at the bottom of dev's stack, from the
+// lower_<name> links sysfs keeps in a stacked device's directory (a
+// VLAN over a bond: the bond's ports), sorted; nil for a plain device.
+// depth bounds the walk (a stack is a few devices deep).
+func (r reader) lowers(dev string, depth int) []string {
+	ents, err := os.ReadDir(r.path("sys/class/net/" + dev))
+	if err != nil || depth > 8 {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if l, ok := strings.CutPrefix(e.Name(), "lower_"); ok {
+			if below := r.lowers(l, depth+1); len(below) > 0 {
+				out = append(out, below...)
+			} else {
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (r reader) cni(links []string) {

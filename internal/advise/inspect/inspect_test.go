@@ -285,3 +285,45 @@ func TestInspectSysctlHook(t *testing.T) {
 		t.Errorf("a sysctl the hook cannot read is not unknown: %v", in.Unknown)
 	}
 }
+
+// TestInspectStackedUnderlay: a default route through a VLAN finds the
+// device under it (sysfs lower_* links), and through a VLAN on a bond
+// the bond's ports, followed down and sorted; a plain device has none.
+func TestInspectStackedUnderlay(t *testing.T) {
+	route := func(dev string) string {
+		return "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n" + dev + "\t00000000\t014D0A0A\t0003\t0\t0\t0\t00000000\n"
+	}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"vlan on a NIC", map[string]string{
+			"proc/net/route":                    route("eth0.100"),
+			"sys/class/net/eth0.100/mtu":        "1500\n",
+			"sys/class/net/eth0.100/lower_eth0": "->../eth0",
+			"sys/class/net/eth0/mtu":            "1500\n",
+			"sys/class/net/eth0/upper_eth0.100": "->../eth0.100",
+		}, []string{"eth0"}},
+		{"vlan on a bond", map[string]string{
+			"proc/net/route":                    route("bond0.7"),
+			"sys/class/net/bond0.7/mtu":         "9000\n",
+			"sys/class/net/bond0.7/lower_bond0": "->../bond0",
+			"sys/class/net/bond0/mtu":           "9000\n",
+			"sys/class/net/bond0/lower_ens2":    "->../ens2",
+			"sys/class/net/bond0/lower_ens1":    "->../ens1",
+			"sys/class/net/ens1/mtu":            "9000\n",
+			"sys/class/net/ens2/mtu":            "9000\n",
+		}, []string{"ens1", "ens2"}},
+		{"plain", map[string]string{
+			"proc/net/route":         route("eth0"),
+			"sys/class/net/eth0/mtu": "1500\n",
+		}, nil},
+	} {
+		c.files["proc/sys/kernel/osrelease"] = "6.1.0\n"
+		in := Inspect(context.Background(), Env{Root: tree(t, c.files), Run: &fakeRunner{t: t}})
+		if !slices.Equal(in.UnderlayLower, c.want) {
+			t.Errorf("%s: underlay %s on %v, want %v", c.name, in.Underlay, in.UnderlayLower, c.want)
+		}
+	}
+}
