@@ -230,6 +230,10 @@ func TestShowAndStudies(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "rps-rfs") {
 		t.Fatalf("studies: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// Profiles in name order, the same every time.
+	if !strings.Contains(r.stdout, "paper,quick,quick-none") {
+		t.Errorf("studies: flannel-backends' profiles not listed in order:\n%s", r.stdout)
+	}
 	r = cnibench(t, nil, "show", "rps-rfs", "--quick", "--set", "trials=3")
 	if r.code != 0 || !strings.Contains(r.stdout, "trials: 3") || !strings.Contains(r.stdout, "replicas:") {
 		t.Fatalf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)

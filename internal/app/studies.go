@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ func newStudiesCmd() *cobra.Command {
 				for p := range s.Profiles {
 					profs = append(profs, p)
 				}
+				sort.Strings(profs) // a map's order would change from run to run
 				fmt.Fprintf(w, "%s\t%s\t%s\n", name, join(profs), s.Metadata.Description)
 			}
 			return w.Flush()
