@@ -123,6 +123,20 @@ func server(t *testing.T, ns, addr string) <-chan string {
 	return peers
 }
 
+// peer is the address the server accepted a connection from; a dial
+// that went through but never reached the server fails the test after
+// 30 s instead of hanging it until go test's timeout kills everything.
+func peer(t *testing.T, peers <-chan string) string {
+	t.Helper()
+	select {
+	case p := <-peers:
+		return p
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client connected, but the server accepted nothing in 30 s")
+		return ""
+	}
+}
+
 func dial(ns, addr string) error {
 	return netns.Do(ns, func() error {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
@@ -308,7 +322,7 @@ func clusterIPPath(t *testing.T, mode proxyMode) {
 		}
 		t.Fatalf("client to ClusterIP: %v", err)
 	}
-	if p := <-peers; !strings.HasPrefix(p, "10.244.1.2:") {
+	if p := peer(t, peers); !strings.HasPrefix(p, "10.244.1.2:") {
 		t.Errorf("server saw %s, want the client pod (no masquerade inside the cluster CIDR)", p)
 	}
 	moved := mode.moved(before, mode.read(t, r))
@@ -335,7 +349,7 @@ func clusterIPPath(t *testing.T, mode proxyMode) {
 	if err := dial(srv, "10.96.0.100:80"); err != nil {
 		t.Fatalf("hairpin: %v", err)
 	}
-	if p := <-peers; !strings.HasPrefix(p, "10.244.2.1:") {
+	if p := peer(t, peers); !strings.HasPrefix(p, "10.244.2.1:") {
 		t.Errorf("hairpin: server saw %s, want the node's address 10.244.2.1 (masqueraded)", p)
 	}
 }
@@ -524,7 +538,7 @@ func tablePath(t *testing.T, c pathCase, kube bool) {
 			kerneltest.Dump(t, srvNode.Netns())
 			t.Fatalf("%s to %s: %v", from.Name(), s0Addr, err)
 		}
-		<-peers
+		peer(t, peers)
 		sa, err := netfilter.Save(ctx, srvRun)
 		if err != nil {
 			t.Fatal(err)

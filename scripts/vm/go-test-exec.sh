@@ -29,7 +29,8 @@ cleanup() {
   rm -rf "$job"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# go test sends QUIT when its -timeout passes: stop the guest then too.
+trap 'exit 130' INT TERM QUIT
 cp "$prog" "$job/prog"
 : > "$job/out"
 {
