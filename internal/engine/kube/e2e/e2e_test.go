@@ -519,7 +519,7 @@ spec:
 	if !strings.Contains(page, `"virtual": true`) {
 		t.Errorf("the veth underlay is not recorded as a virtual NIC:\n%s", tail(b, 3000))
 	}
-	if !strings.Contains(page, `"proof"`) || !strings.Contains(page, "rfs/baseline") {
+	if !strings.Contains(page, `"proof"`) || !strings.Contains(page, "rfs-underlay/baseline") {
 		t.Errorf("rfs was not proven by an A/B run through the agent:\n%s", tail(b, 3000))
 	}
 	noRunObjects(t, c)
