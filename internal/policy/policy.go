@@ -54,10 +54,10 @@ const (
 	accept = "0x10000/0x10000"
 	// clearResult clears accept and pass before an endpoint's policy.
 	clearResult = "0x0/0x30000"
-	// clearPass clears pass at the start of a tier; passClear matches
-	// packets no policy of the tier passed on.
-	clearPass = "0x0/0x20000"
-	passClear = "0x0/0x20000"
+	// pass0 is the pass bit at 0: written with --set-xmark it clears
+	// pass (start of a tier), matched with --mark it selects packets no
+	// policy of the tier passed on.
+	pass0 = "0x0/0x20000"
 )
 
 // profile appends an endpoint chain's end, as Felix renders it after the
@@ -127,10 +127,10 @@ func Calico(mode string, eps []Endpoint, allowFrom []*net.IPNet, hook bool) ([]b
 			// renders one: clear pass, jump to each policy while no
 			// policy passed, return once one accepted, and drop at the
 			// end of the tier what no policy passed.
-			r("%s -j MARK --set-xmark %s", tw, clearPass)
-			r("%s -m mark --mark %s -j cali-pi-_cnibench-allow-pods", tw, passClear)
+			r("%s -j MARK --set-xmark %s", tw, pass0)
+			r("%s -m mark --mark %s -j cali-pi-_cnibench-allow-pods", tw, pass0)
 			r("%s -m mark --mark %s -j RETURN", tw, accept)
-			r("%s -m mark --mark %s -j DROP", tw, passClear)
+			r("%s -m mark --mark %s -j DROP", tw, pass0)
 		}
 		profile(r, tw, "cali-pri-kns.cnibench")
 	}
