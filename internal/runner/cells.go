@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -84,6 +85,9 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath,
 		if err == nil {
 			err = r.recordDatapath(dp, *tgt.Env)
 		}
+		if err == nil {
+			err = r.settleCounters(ctx)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
 		}
@@ -93,6 +97,36 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath,
 		}
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// countersSettle is how long interfaces that just came up go on sending
+// multicast membership reports: the kernel sends IGMPv3's unsolicited
+// report robustness (2) times, each after a random delay under the
+// unsolicited report interval (1 s) (net/ipv4/igmp.c, igmp_ifc_event and
+// igmp_ifc_timer_expire; RFC 3376 section 8.11), and MLDv2 likewise. The
+// reports of new pods and bridges cross their node's netfilter
+// (Kube-router's masquerade rule, unlike Flannel's, does not leave out
+// 224.0.0.0/4), so a rule-counting window opened before they are out
+// adds their rules to the measured flow's path: a first trial right
+// after set-up counted Kube-router's inter-host path as 13 chains / 21
+// rules, the trials after it 10 / 14.
+const countersSettle = 3 * time.Second
+
+// settleCounters waits countersSettle after the pods of a replica count
+// are made when a workload variant counts netfilter rules.
+func (r *run) settleCounters(ctx context.Context) error {
+	for _, w := range r.study.Variants() {
+		if !w.Counters {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(countersSettle):
+			return nil
 		}
 	}
 	return nil

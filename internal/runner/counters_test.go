@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/progress"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// TestCountedPathLeavesOutSetUpTraffic runs Kube-router's inter-host TCP
+// cell three times with no pause, the first trial right after its pods
+// are made, and checks every trial counts the same iptables path: the
+// multicast reports of the new interfaces (which Kube-router's masquerade
+// rule meets) are out before the first window opens (countersSettle).
+func TestCountedPathLeavesOutSetUpTraffic(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (builds emulated nodes)")
+	}
+	for _, tool := range []string{"iperf3", "iptables-save"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipped: %s not installed", tool)
+		}
+	}
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	s, err := study.Resolve("cni-compare", study.Options{Set: []string{
+		"datapaths=[kube-router]",
+		"workloads=[{name: tcp-inter, tool: iperf3, protocol: tcp, length: 1M, counters: true}]",
+		"trials=3", "duration=3s", "warmup=1s", "cooldown=0s",
+	}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runIDPrefix = "t"
+	t.Cleanup(func() { runIDPrefix = "" })
+	out := filepath.Join(t.TempDir(), "run")
+	dir, err := Run(context.Background(), Options{Study: s, OutDir: out, JournalDir: t.TempDir(), Progress: progress.New(io.Discard)})
+	if errors.Is(err, probe.ErrUnsupported) {
+		t.Skipf("skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("run %s: %v", dir, err)
+	}
+	run, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths [][2]float64
+	for _, smp := range run.Samples {
+		paths = append(paths, [2]float64{smp.Metrics[iptables.MetricPathChains], smp.Metrics[iptables.MetricPathRules]})
+	}
+	if len(paths) != 3 {
+		t.Fatalf("%d trials with a path, want 3", len(paths))
+	}
+	for i, p := range paths {
+		if p[0] <= 0 || p != paths[len(paths)-1] {
+			t.Errorf("trial %d counted %v chains/rules, the last %v: every trial's path should be the measured flow's alone", i+1, p, paths[len(paths)-1])
+		}
+	}
+}
