@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"sync"
 
@@ -164,6 +165,19 @@ func (c *Cluster) addNetns(name string) error {
 	c.mu.Lock()
 	c.created = append(c.created, name)
 	c.mu.Unlock()
+	// No router advertises on the emulated networks, yet every new
+	// interface would solicit one for as long as it lives (the kernel's
+	// router_solicitations -1: again and again, backing off to an hour),
+	// and overlays flood those multicasts to every node, where they cross
+	// netfilter at random moments and add their rules to a counted path
+	// (Weave's intra-host path: 10 / 14, or 12 / 21 or 14 / 28 when a
+	// solicitation fell in the window). The namespace's default keeps its
+	// new interfaces (pods' eth0, bridges, tunnels) from soliciting. A
+	// kernel without IPv6 has no such file and nothing to quiet.
+	err := wire.Sysctl(name, "net/ipv6/conf/default/router_solicitations", "0")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	return nil
 }
 

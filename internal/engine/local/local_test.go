@@ -3,6 +3,8 @@ package local
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/kerneltest"
@@ -127,5 +129,35 @@ func TestFailedPodLeavesNothing(t *testing.T) {
 	}
 	if _, _, err := c.ScalePods(context.Background(), 2); err != nil {
 		t.Fatalf("the pods again after the failure: %v", err)
+	}
+}
+
+// Pods' and nodes' interfaces do not solicit routers (addNetns): the
+// solicitations would go on for the whole run and overlays flood them
+// across nodes into the counted netfilter paths.
+func TestInterfacesDoNotSolicitRouters(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
+		t.Skipf("skipped: this kernel has no IPv6 (%v)", err)
+	}
+	d, _ := catalog.Lookup("flannel-vxlan")
+	kerneltest.RequireFeatures(t, d)
+	c := upCluster(t, d)
+	servers, _, err := c.ScalePods(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []netns.Iface{c.server.PodIface(servers[0]), c.server.Underlay()} {
+		var got []byte
+		err := netns.Do(x.Netns, func() (err error) {
+			got, err = os.ReadFile("/proc/sys/net/ipv6/conf/" + x.Name + "/router_solicitations")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strings.TrimSpace(string(got)); s != "0" {
+			t.Errorf("%s in %s: router_solicitations %s, want 0", x.Name, x.Netns, s)
+		}
 	}
 }
