@@ -2,6 +2,7 @@ package advise
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 )
@@ -85,9 +86,9 @@ func (r *Rule) fill(in *inspect.Inspection) ([]Knob, []Permanent, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		out := Knob{Kind: k.Kind, Device: d}
+		var ps map[string]string
 		if len(k.Params) > 0 {
-			out.Params = map[string]string{}
+			ps = map[string]string{}
 		}
 		keys := make([]string, 0, len(k.Params))
 		for p := range k.Params {
@@ -99,9 +100,12 @@ func (r *Rule) fill(in *inspect.Inspection) ([]Knob, []Permanent, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			out.Params[p] = v
+			ps[p] = v
 		}
-		knobs = append(knobs, out)
+		// A bond's ports ({nic} = "eth0|eth1"): the same knob on each.
+		for _, dev := range strings.Split(d, "|") {
+			knobs = append(knobs, Knob{Kind: k.Kind, Device: dev, Params: ps})
+		}
 	}
 	var perm []Permanent
 	for _, p := range r.Permanent {

@@ -36,26 +36,35 @@ var facts = map[string]fact{
 	"cpus":       func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
 	"numa_nodes": func(in *inspect.Inspection) (value, error) { return num(float64(in.NUMANodes)), known(in, "cpus") },
 	"rx_queues": func(in *inspect.Inspection) (value, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
+		if err == nil {
+			err = knownEach(in, "queues", ns)
+		}
 		if err != nil {
 			return value{}, err
 		}
-		return num(float64(n.RxQueues)), known(in, "queues "+n.Name)
+		q, _ := rxQueues(ns)
+		return num(float64(q)), nil
 	},
-	// cores_per_rx_queue: CPUs per receive queue of the underlay NIC; at 2
-	// or more, RSS leaves cores idle that RPS/RFS can use (seed 000).
+	// cores_per_rx_queue: CPUs per receive queue of the underlay NIC (of
+	// all a bond's ports); at 2 or more, RSS leaves cores idle that
+	// RPS/RFS can use (seed 000).
 	"cores_per_rx_queue": func(in *inspect.Inspection) (value, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
+		if err == nil {
+			err = known(in, "cpus")
+		}
+		if err == nil {
+			err = knownEach(in, "queues", ns)
+		}
 		if err != nil {
 			return value{}, err
 		}
-		if err := known(in, "cpus", "queues "+n.Name); err != nil {
+		q, err := rxQueues(ns)
+		if err != nil {
 			return value{}, err
 		}
-		if n.RxQueues == 0 {
-			return value{}, fmt.Errorf("%s has no rx queues in sysfs", n.Name)
-		}
-		return num(float64(in.CPUs) / float64(n.RxQueues)), nil
+		return num(float64(in.CPUs) / float64(q)), nil
 	},
 	"rps_sock_flow_entries": sysctl(inspect.SysRPSSockFlowEntries),
 	"busy_poll":             sysctl(inspect.SysBusyPoll),
@@ -72,32 +81,43 @@ var facts = map[string]fact{
 		}
 		return num(float64(in.Sysctls[inspect.SysConntrackCount]) / float64(m)), nil
 	},
+	// rps_enabled: some queue of the underlay NIC (of any port) steers.
 	"rps_enabled": func(in *inspect.Inspection) (value, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
 		if err != nil {
 			return value{}, err
 		}
-		for _, q := range n.Queues {
-			if set, err := cpuset.ParseMask(q.RPSCPUs); err == nil && len(set) > 0 {
-				return yes(true), nil
+		for _, n := range ns {
+			for _, q := range n.Queues {
+				if set, err := cpuset.ParseMask(q.RPSCPUs); err == nil && len(set) > 0 {
+					return yes(true), nil
+				}
 			}
 		}
-		return yes(false), known(in, "queues "+n.Name)
+		return yes(false), knownEach(in, "queues", ns)
 	},
-	// rfs_enabled: the global table and a flow count on the underlay.
+	// rfs_enabled: the global table and a flow count on the underlay (on
+	// every port of a bond: a port without one does not steer).
 	"rfs_enabled": func(in *inspect.Inspection) (value, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
+		if err == nil {
+			err = known(in, "sysctl "+inspect.SysRPSSockFlowEntries)
+		}
+		if err == nil {
+			err = knownEach(in, "queues", ns)
+		}
 		if err != nil {
 			return value{}, err
 		}
-		if err := known(in, "sysctl "+inspect.SysRPSSockFlowEntries, "queues "+n.Name); err != nil {
-			return value{}, err
+		on := in.Sysctls[inspect.SysRPSSockFlowEntries] > 0
+		for _, n := range ns {
+			port := false
+			for _, q := range n.Queues {
+				port = port || q.FlowCnt > 0
+			}
+			on = on && port
 		}
-		on := false
-		for _, q := range n.Queues {
-			on = on || q.FlowCnt > 0
-		}
-		return yes(on && in.Sysctls[inspect.SysRPSSockFlowEntries] > 0), nil
+		return yes(on), nil
 	},
 	// netfilter_rules: the larger of the iptables and nft views (they
 	// overlap where iptables-nft is in use).
@@ -115,7 +135,7 @@ var facts = map[string]fact{
 	// (for VXLAN/Geneve tx-udp_tnl-segmentation, IP-in-IP
 	// tx-ipxip4-segmentation, GRE tx-gre-segmentation).
 	"tunnel_offloaded": func(in *inspect.Inspection) (value, error) {
-		t, n, err := tunnelAndNIC(in)
+		t, ns, err := tunnelAndNIC(in)
 		if err != nil {
 			return value{}, err
 		}
@@ -123,16 +143,16 @@ var facts = map[string]fact{
 		if !ok {
 			return value{}, fmt.Errorf("no NIC offload exists for a %s tunnel", t.Kind)
 		}
-		return yes(n.Offloads[feat].On), nil
+		return yes(allOn(ns, feat)), nil
 	},
 	// nic_offloads_other_overlay: the NIC offloads an overlay other than
 	// the one in use.
 	"nic_offloads_other_overlay": func(in *inspect.Inspection) (value, error) {
-		t, n, err := tunnelAndNIC(in)
+		t, ns, err := tunnelAndNIC(in)
 		if err != nil {
 			return value{}, err
 		}
-		return yes(len(otherOffloaded(t.Kind, n)) > 0), nil
+		return yes(len(otherOffloaded(t.Kind, ns)) > 0), nil
 	},
 	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
 	// underlay allows after the encapsulation's overhead.
@@ -155,30 +175,32 @@ var facts = map[string]fact{
 		_, ok := podBridge(in)
 		return yes(ok), known(in, "devices")
 	},
-	// queue_irqs_one_cpu: the underlay's queue interrupts (two or more)
-	// may all run on one and the same CPU only.
+	// queue_irqs_one_cpu: the underlay's queue interrupts (two or more,
+	// over all a bond's ports) may all run on one and the same CPU only.
 	"queue_irqs_one_cpu": func(in *inspect.Inspection) (value, error) {
-		n, err := underlay(in)
-		if err != nil {
-			return value{}, err
+		ns, err := nics(in)
+		if err == nil {
+			err = knownEach(in, "irqs", ns)
 		}
-		if err := known(in, "irqs "+n.Name); err != nil {
+		if err != nil {
 			return value{}, err
 		}
 		cpus := map[string]bool{}
 		queues := 0
-		for _, q := range n.IRQs {
-			if isQueueIRQ(q.Name) {
-				queues++
-				cpus[q.CPUs] = true
+		for _, n := range ns {
+			for _, q := range n.IRQs {
+				if isQueueIRQ(q.Name) {
+					queues++
+					cpus[q.CPUs] = true
+				}
 			}
 		}
-		if queues < 2 {
+		if queues < 2 || len(cpus) != 1 {
 			return yes(false), nil
 		}
 		for c := range cpus {
 			set, err := cpuset.Parse(c)
-			return yes(len(cpus) == 1 && err == nil && len(set) == 1), nil
+			return yes(err == nil && len(set) == 1), nil
 		}
 		return yes(false), nil
 	},
@@ -217,17 +239,6 @@ func sysctl(name string) fact {
 	}
 }
 
-func underlay(in *inspect.Inspection) (*inspect.NIC, error) {
-	n, err := nicDev(in)
-	if err != nil {
-		return nil, err
-	}
-	if n.Virtual {
-		return nil, fmt.Errorf("underlay %s is a virtual device, not a NIC: no interrupts, RSS, NUMA node or hardware offloads", n.Name)
-	}
-	return n, nil
-}
-
 // underlayDev is the underlay device whether physical or virtual (a veth
 // on a kind-style node, or a VLAN): what its MTU and name tell is true of
 // both. Its queues and hardware are nicDev's.
@@ -246,51 +257,29 @@ func underlayDev(in *inspect.Inspection) (*inspect.NIC, error) {
 	return nil, fmt.Errorf("underlay %s is neither a NIC nor a veth (a bridge or a tunnel)", in.Underlay)
 }
 
-// nicDev is the device the underlay's receive steering, interrupts, GRO
-// and offloads live on: the underlay itself, or the one device under it
-// (a VLAN's or macvlan's parent, inspect.Inspection.UnderlayLower). An
-// underlay over several devices (a bond's ports) is refused: the rules
-// tune one device, and each port would need its own knob.
-func nicDev(in *inspect.Inspection) (*inspect.NIC, error) {
-	switch low := in.UnderlayLower; len(low) {
-	case 0:
-		return underlayDev(in)
-	case 1:
-		for i := range in.NICs {
-			if in.NICs[i].Name == low[0] {
-				return &in.NICs[i], nil
-			}
-		}
-		return nil, fmt.Errorf("underlay %s sits on %s, which is not a NIC", in.Underlay, low[0])
-	default:
-		return nil, fmt.Errorf("underlay %s sits on %d devices (%s: a bond or team): receive steering, interrupts and offloads are per port, and these rules tune one device",
-			in.Underlay, len(low), strings.Join(low, ", "))
-	}
-}
-
-// tunnelAndNIC returns the first tunnel and the underlay NIC with known
-// offloads.
-func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, *inspect.NIC, error) {
+// tunnelAndNIC returns the first tunnel and the underlay NICs (a bond's
+// ports) with known offloads.
+func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, []*inspect.NIC, error) {
 	t := primaryTunnel(in)
 	if t == nil {
 		return nil, nil, errors.New("no tunnel device")
 	}
-	n, err := underlay(in)
+	ns, err := nics(in)
+	if err == nil {
+		err = knownEach(in, "offloads", ns)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := known(in, "offloads "+n.Name); err != nil {
-		return nil, nil, err
-	}
-	return t, n, nil
+	return t, ns, nil
 }
 
 // otherOffloaded lists the overlay kinds other than kind whose
-// segmentation the NIC offloads.
-func otherOffloaded(kind string, n *inspect.NIC) []string {
+// segmentation the NICs (every port) offload.
+func otherOffloaded(kind string, ns []*inspect.NIC) []string {
 	var out []string
 	for _, k := range []string{"vxlan", "geneve", "ipip", "gre"} {
-		if k != kind && inspect.TunnelOffload[k] != inspect.TunnelOffload[kind] && n.Offloads[inspect.TunnelOffload[k]].On {
+		if k != kind && inspect.TunnelOffload[k] != inspect.TunnelOffload[kind] && allOn(ns, inspect.TunnelOffload[k]) {
 			out = append(out, k)
 		}
 	}

@@ -22,7 +22,8 @@ const SockFlowEntries = 32768
 var params = map[string]func(in *inspect.Inspection) (string, error){
 	// underlay is the default route's device (a macvlan's master);
 	// nic the device its receive steering, interrupts and offloads live
-	// on (the same one unless the underlay is a VLAN or macvlan).
+	// on (the same one unless the underlay is a VLAN or macvlan; a bond's
+	// ports as "eth0|eth1", see nicNames).
 	"underlay": func(in *inspect.Inspection) (string, error) {
 		n, err := underlayDev(in)
 		if err != nil {
@@ -31,11 +32,11 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return n.Name, nil
 	},
 	"nic": func(in *inspect.Inspection) (string, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
 		if err != nil {
 			return "", err
 		}
-		return n.Name, nil
+		return nicNames(ns, "|"), nil
 	},
 	"underlay_mtu": func(in *inspect.Inspection) (string, error) {
 		n, err := underlayDev(in)
@@ -45,27 +46,30 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return strconv.Itoa(n.MTU), known(in, "mtu "+n.Name)
 	},
 	"rx_queues": func(in *inspect.Inspection) (string, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
 		if err != nil {
 			return "", err
 		}
-		return strconv.Itoa(n.RxQueues), nil
+		q, err := rxQueues(ns)
+		return strconv.Itoa(q), err
 	},
 	"sock_flow_entries": func(*inspect.Inspection) (string, error) { return strconv.Itoa(SockFlowEntries), nil },
 	// flow_cnt_per_queue: the global table shared out over the rx queues
-	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N), rounded
-	// up to a power of two as the kernel rounds it (32768/6 = 5461 would
-	// silently become 8192).
+	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N; N counts
+	// every port of a bond, which share the table), rounded up to a power
+	// of two as the kernel rounds it (32768/6 = 5461 would silently
+	// become 8192).
 	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) {
-		n, err := nicDev(in)
+		ns, err := nicDevs(in)
 		if err != nil {
 			return "", err
 		}
-		if n.RxQueues == 0 {
-			return "", fmt.Errorf("%s has no rx queues", n.Name)
+		q, err := rxQueues(ns)
+		if err != nil {
+			return "", err
 		}
 		v := 1
-		for v < SockFlowEntries/n.RxQueues {
+		for v < SockFlowEntries/q {
 			v <<= 1
 		}
 		return strconv.Itoa(v), nil
@@ -105,25 +109,32 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return strconv.Itoa(m), err
 	},
 	"offloaded_overlays": func(in *inspect.Inspection) (string, error) {
-		t, n, err := tunnelAndNIC(in)
+		t, ns, err := tunnelAndNIC(in)
 		if err != nil {
 			return "", err
 		}
-		o := otherOffloaded(t.Kind, n)
+		o := otherOffloaded(t.Kind, ns)
 		if len(o) == 0 {
 			return "", errors.New("the NIC offloads no other overlay")
 		}
 		return strings.Join(o, ", "), nil
 	},
+	// nic_numa_node: the NIC's NUMA node; a bond's ports must share one.
 	"nic_numa_node": func(in *inspect.Inspection) (string, error) {
-		n, err := underlay(in)
+		ns, err := nics(in)
 		if err != nil {
 			return "", err
 		}
-		if n.NUMANode < 0 {
-			return "", fmt.Errorf("%s reports no NUMA node", n.Name)
+		node := ns[0].NUMANode
+		for _, n := range ns {
+			if n.NUMANode < 0 {
+				return "", fmt.Errorf("%s reports no NUMA node", n.Name)
+			}
+			if n.NUMANode != node {
+				return "", fmt.Errorf("the bond's ports sit on different NUMA nodes (%s on %d, %s on %d)", ns[0].Name, node, n.Name, n.NUMANode)
+			}
 		}
-		return strconv.Itoa(n.NUMANode), nil
+		return strconv.Itoa(node), nil
 	},
 	"bridge": func(in *inspect.Inspection) (string, error) {
 		if b, ok := podBridge(in); ok {

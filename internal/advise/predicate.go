@@ -106,18 +106,26 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 		}
 		return compare(v.num, p.op, p.num), fmt.Sprintf("%s = %s", p.fact, v), nil
 	case "offload":
-		n, err := underlay(in)
+		// Over a bond: on when every port has it on, off when any port
+		// has it off (the knob then goes on every port).
+		ns, err := nics(in)
+		if err == nil {
+			err = knownEach(in, "offloads", ns)
+		}
 		if err != nil {
 			return false, "", err
 		}
-		if err := known(in, "offloads "+n.Name); err != nil {
-			return false, "", err
+		on := true
+		var read []string
+		for _, n := range ns {
+			o, ok := n.Offloads[p.feature]
+			if !ok {
+				return false, "", fmt.Errorf("%s does not report %s", n.Name, p.feature)
+			}
+			on = on && o.On
+			read = append(read, fmt.Sprintf("%s %s = %s%s", n.Name, p.feature, onOff(o.On), fixed(o)))
 		}
-		o, ok := n.Offloads[p.feature]
-		if !ok {
-			return false, "", fmt.Errorf("%s does not report %s", n.Name, p.feature)
-		}
-		return o.On == p.want, fmt.Sprintf("%s %s = %s%s", n.Name, p.feature, onOff(o.On), fixed(o)), nil
+		return on == p.want, strings.Join(read, ", "), nil
 	case "tunnel_offload":
 		t := primaryTunnel(in)
 		if t == nil {

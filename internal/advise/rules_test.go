@@ -393,8 +393,8 @@ func TestTargetMTUFitsEveryTunnel(t *testing.T) {
 
 // A stacked underlay: the default route leaves through a VLAN on the NIC
 // (or a VLAN on a bond of two). The knobs that act where packets arrive
-// (RFS, GRO, NUMA) name the NIC under the VLAN, the MTU rule the VLAN's
-// own MTU; over a bond they are unknown with the reason, not guessed.
+// (RFS, GRO, NUMA) name the NIC under the VLAN (each port under a bond),
+// the MTU rule the VLAN's own MTU.
 func TestStackedUnderlay(t *testing.T) {
 	vlan := func(lower ...string) *inspect.Inspection {
 		in := load(t, "calico-vxlan-jumbo")
@@ -420,9 +420,43 @@ func TestStackedUnderlay(t *testing.T) {
 			t.Errorf("%s over a VLAN: knobs %q, want %q", c.rule, got, c.want)
 		}
 	}
-	rs, _ := Lookup("rfs")
-	got := Evaluate(rs[0], vlan("ens1f0", "ens1f1"))
-	if got.Status != Unknown || !strings.Contains(strings.Join(got.Why, "; "), "sits on 2 devices (ens1f0, ens1f1: a bond or team)") {
-		t.Errorf("rfs over a bond: %s, %q; want unknown naming the ports", got.Status, got.Why)
+	// A VLAN on a bond of two ports: the rules read both ports and put
+	// each knob on both; the flow table is shared out over all their
+	// queues (4 each on 16 CPUs: 2 cores per queue, 32768/8 per queue).
+	bond := func(numa int) *inspect.Inspection {
+		in := vlan("ens1f0", "ens1f1")
+		port := *findNIC(in, "ens1f0")
+		port.Name, port.NUMANode = "ens1f1", numa
+		in.NICs = append(in.NICs, port)
+		return in
+	}
+	for _, c := range []struct {
+		rule, want string
+	}{
+		{"rfs", "rfs on ens1f0: rps_cpus=0000ffff, rps_flow_cnt=4096, rps_sock_flow_entries=32768; rfs on ens1f1: rps_cpus=0000ffff, rps_flow_cnt=4096, rps_sock_flow_entries=32768"},
+		{"numa-placement", "placement on ens1f0: numa_node=1, placement=same-numa; placement on ens1f1: numa_node=1, placement=same-numa"},
+	} {
+		rs, err := Lookup(c.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Evaluate(rs[0], bond(1))
+		if knobText(got.Knobs) != c.want {
+			t.Errorf("%s over a bond: %s, knobs %q (%q), want %q", c.rule, got.Status, knobText(got.Knobs), got.Why, c.want)
+		}
+		for _, p := range got.Permanent {
+			if strings.Contains(p.Text, "KERNEL==") && !strings.Contains(p.Text, `KERNEL=="ens1f0|ens1f1"`) {
+				t.Errorf("%s over a bond: udev rule %q does not match both ports", c.rule, p.Text)
+			}
+		}
+	}
+	rs, _ := Lookup("numa-placement")
+	if got := Evaluate(rs[0], bond(0)); got.Status != Unknown || !strings.Contains(strings.Join(got.Why, "; "), "different NUMA nodes") {
+		t.Errorf("numa-placement over ports on two NUMA nodes: %s, %q; want unknown saying so", got.Status, got.Why)
+	}
+	rs, _ = Lookup("rfs")
+	got := Evaluate(rs[0], vlan("ens1f0", "team0"))
+	if got.Status != Unknown || !strings.Contains(strings.Join(got.Why, "; "), "sits on team0, which is not a NIC") {
+		t.Errorf("rfs over a port that is not a NIC: %s, %q; want unknown naming it", got.Status, got.Why)
 	}
 }
