@@ -34,7 +34,8 @@ func groupsTable(m analysis.Model) table {
 }
 
 const groupsCaption = "Cells whose trials fall in two separated groups (docs/statistics.md, \"Two groups of trials\"): " +
-	"the means at least 6 pooled standard deviations and 2% apart, each group of 3 trials or more. " +
+	"each group of 3 trials or more, the means at least 2% apart, and either 6 pooled standard deviations apart or, " +
+	"where one group is tight and the other wide, two normal groups fitting far better than one (a likelihood ratio that samples of one normal value reach in 0.25% of runs). " +
 	"The cell's interval assumes its trials scatter around one value; here they do not, so read the two groups, " +
 	"and expect more trials to narrow its interval only slowly. Alternating groups are a property of the setup " +
 	"(a flow hashed to one core or another); a level shift is the machine changing during the run."

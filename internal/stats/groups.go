@@ -2,7 +2,9 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"sort"
+	"sync"
 )
 
 // Two groups of trials. Every interval in this package assumes a cell's
@@ -29,28 +31,41 @@ type Groups struct {
 	InTime bool
 }
 
-// Thresholds of TwoGroups, calibrated by simulation (groups_test.go):
-// samples of one normal value are flagged in at most 0.6% of runs (6 to
-// 40 trials; 0.03% from 15 trials), two equally likely values 8 standard
-// deviations apart in 89% of runs of 12 trials and 94-99% of 15 to 30
-// (fewer at 8 to 10 trials, where one value often has under MinGroup).
+// Two tests look for the groups (calibrated by simulation, groups_test.go).
+// The trials are sorted, and either split must leave MinGroup trials or
+// more on each side and means MinRelGap of the cell's mean apart:
+//   - the widest gap between neighbouring values, with the two sides'
+//     means GapSeparation pooled standard deviations apart: two clear
+//     values, found from few trials;
+//   - the split where two normal groups, each with its own mean and
+//     spread, fit best against one, by the likelihood ratio
+//     2·log(L2/L1) = n·log(s²) − k·log(s²_low) − (n−k)·log(s²_high)
+//     (variances by maximum likelihood), when it exceeds what samples of
+//     one normal value of the same size reach in LRFalseRate of simulated
+//     runs (criticalLR) and the means are MinSeparation pooled standard
+//     deviations apart. Separate spreads find a tight group beside a wide
+//     one (seed 000's rps+ at one pair here), which a pooled spread hides.
 const (
 	// MinGroup is the fewest trials either group may hold: one or two
 	// far trials are outliers (the noise guard's business), not a group.
 	MinGroup = 3
-	// MinSeparation is the least distance of the groups' means, in
-	// pooled standard deviations.
-	MinSeparation = 6.0
+	// GapSeparation is the widest-gap test's least distance of the means,
+	// in pooled standard deviations.
+	GapSeparation = 6.0
+	// LRFalseRate is how often the likelihood-ratio test passes on
+	// samples of one normal value.
+	LRFalseRate = 0.0025
+	// MinSeparation is the likelihood-ratio test's least distance of the
+	// means in pooled standard deviations: a tight group beside a wide one
+	// reaching back towards it (outliers on one side) is not two values.
+	MinSeparation = 3.0
 	// MinRelGap is the least difference of the groups' means relative to
 	// the cell's mean: two values 0.5% apart are not worth a remark.
 	MinRelGap = 0.02
 )
 
-// TwoGroups splits xs (in the order the trials ran) at the largest gap
-// between sorted values that leaves MinGroup trials on each side, and
-// reports whether the two sides are separated: their means at least
-// MinSeparation pooled standard deviations and MinRelGap of the overall
-// mean apart. NaN and infinite values are ignored.
+// TwoGroups reports whether xs (in the order the trials ran) fall in two
+// separated groups, and which. NaN and infinite values are ignored.
 func TwoGroups(xs []float64) (Groups, bool) {
 	var v []float64
 	for _, x := range xs {
@@ -64,27 +79,115 @@ func TwoGroups(xs []float64) (Groups, bool) {
 	}
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	k := MinGroup // s[:k] low, s[k:] high
-	for i := MinGroup + 1; i <= n-MinGroup; i++ {
+	g, ok := sides(s, widestGap(s))
+	if !ok || g.Separation < GapSeparation {
+		k, lr := bestSplit(s)
+		if k == 0 || lr < criticalLR(n) {
+			return Groups{}, false
+		}
+		if g, ok = sides(s, k); !ok || g.Separation < MinSeparation {
+			return Groups{}, false
+		}
+	}
+	g.InTime = consecutive(v, s[g.LowN-1])
+	return g, true
+}
+
+// widestGap is the split of sorted s (s[:k] low) at the widest gap
+// between neighbours that leaves MinGroup values on each side.
+func widestGap(s []float64) int {
+	k := MinGroup
+	for i := MinGroup + 1; i <= len(s)-MinGroup; i++ {
 		if s[i]-s[i-1] > s[k]-s[k-1] {
 			k = i
 		}
 	}
-	low, high := s[:k], s[k:]
-	lm, lss := meanSS(low)
-	hm, hss := meanSS(high)
-	pooled := math.Sqrt((lss + hss) / float64(n-2))
-	gap := s[k] - s[k-1]
-	mean := (lm*float64(len(low)) + hm*float64(len(high))) / float64(n)
-	g := Groups{LowMean: lm, HighMean: hm, LowN: len(low), HighN: len(high), Separation: math.Inf(1)}
-	if pooled > 0 {
+	return k
+}
+
+// sides describes the split s[:k], s[k:] of sorted s; false when the
+// means are not MinRelGap apart.
+func sides(s []float64, k int) (Groups, bool) {
+	n := len(s)
+	lm, lss := meanSS(s[:k])
+	hm, hss := meanSS(s[k:])
+	mean := (lm*float64(k) + hm*float64(n-k)) / float64(n)
+	g := Groups{LowMean: lm, HighMean: hm, LowN: k, HighN: n - k, Separation: math.Inf(1)}
+	if pooled := math.Sqrt((lss + hss) / float64(n-2)); pooled > 0 {
 		g.Separation = (hm - lm) / pooled
 	}
-	if gap == 0 || g.Separation < MinSeparation || (hm-lm) < MinRelGap*math.Abs(mean) {
-		return Groups{}, false
+	return g, s[k] > s[k-1] && hm-lm >= MinRelGap*math.Abs(mean)
+}
+
+// bestSplit returns the split of sorted s (s[:k] low) with the largest
+// likelihood ratio of two normal groups against one, and that ratio; 0
+// when all values are equal. A group of equal values beside others fits
+// perfectly: its spread is floored at a millionth of the overall one.
+// The ratio does not change with location and scale, so the values are
+// standardized first and the groups' variances come from running sums
+// (bitrates of 1e10 bit/s would lose their digits in sums of squares).
+func bestSplit(s []float64) (int, float64) {
+	n := len(s)
+	m, ss := meanSS(s)
+	if ss == 0 {
+		return 0, 0
 	}
-	g.InTime = consecutive(v, s[k-1])
-	return g, true
+	sd := math.Sqrt(ss / float64(n)) // the overall variance becomes 1
+	var tot, totSq float64
+	for _, x := range s {
+		z := (x - m) / sd
+		tot, totSq = tot+z, totSq+z*z
+	}
+	best, bk := math.Inf(-1), 0
+	var sum, sq float64
+	for k := 1; k <= n-MinGroup; k++ {
+		z := (s[k-1] - m) / sd
+		sum, sq = sum+z, sq+z*z
+		if k < MinGroup {
+			continue
+		}
+		lv := max(sq/float64(k)-(sum/float64(k))*(sum/float64(k)), 1e-6)
+		hs, hq, hk := tot-sum, totSq-sq, float64(n-k)
+		hv := max(hq/hk-(hs/hk)*(hs/hk), 1e-6)
+		if lr := -float64(k)*math.Log(lv) - hk*math.Log(hv); lr > best {
+			best, bk = lr, k
+		}
+	}
+	return bk, best
+}
+
+// nullRuns is how many samples of one normal value criticalLR draws per
+// size: the 0.25% quantile then rests on the 25 largest.
+const nullRuns = 10000
+
+var (
+	criticalMu sync.Mutex
+	critical   = map[int]float64{}
+)
+
+// criticalLR is the likelihood ratio that samples of n values of one
+// normal exceed in LRFalseRate of runs, by simulation from a fixed seed
+// (the same every time), computed once per n.
+func criticalLR(n int) float64 {
+	criticalMu.Lock()
+	defer criticalMu.Unlock()
+	if c, ok := critical[n]; ok {
+		return c
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 0x2d358dccaa6c78a5))
+	lrs := make([]float64, nullRuns)
+	xs := make([]float64, n)
+	for i := range lrs {
+		for j := range xs {
+			xs[j] = rng.NormFloat64()
+		}
+		sort.Float64s(xs)
+		_, lrs[i] = bestSplit(xs)
+	}
+	sort.Float64s(lrs)
+	c := lrs[int(math.Ceil((1-LRFalseRate)*nullRuns))-1]
+	critical[n] = c
+	return c
 }
 
 // meanSS is the mean and the sum of squared deviations from it.
