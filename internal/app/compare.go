@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"github.com/cnibench/cnibench/internal/analysis"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,7 @@ never fails it. The metrics of the rules are compared even if --metric leaves th
 			"  cnibench compare main/ pr/ --fail-if 'bitrate < -5%' --format csv",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			metrics = expandHeadline(metrics)
 			var rules []gate.Rule
 			for _, s := range failIf {
 				r, err := gate.Parse(s)
@@ -69,10 +71,30 @@ never fails it. The metrics of the rules are compared even if --metric leaves th
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&metrics, "metric", []string{"bitrate"}, "metric to compare (repeatable; \"\" for every metric both runs have)")
+	cmd.Flags().StringArrayVar(&metrics, "metric", []string{headline}, "metric to compare (repeatable; \"headline\" for each workload's key metrics, \"\" for every metric both runs have)")
 	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "regression rule 'METRIC < -N%' or 'METRIC > +N%' (repeatable): exit 1 when a cell's change is significant and beyond it")
 	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
 	return cmd
+}
+
+// headline stands for the workloads' key metrics (analysis.HeadlineMetrics:
+// bitrate, transactions, latency percentiles, requests, start-up times,
+// CPU per packet): each cell shows the ones its workload has, so a study
+// of several kinds of workload compares them all by default.
+const headline = "headline"
+
+// expandHeadline replaces "headline" in a --metric list by the metrics it
+// stands for.
+func expandHeadline(list []string) []string {
+	var out []string
+	for _, m := range list {
+		if m == headline {
+			out = append(out, analysis.HeadlineMetrics...)
+		} else {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // appendMissing adds m unless the list has it or is the "every metric"

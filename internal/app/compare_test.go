@@ -158,3 +158,31 @@ func TestCompareGateEdges(t *testing.T) {
 		t.Errorf("report of no run directory: exit %d, want %d", code, ExitBadInput)
 	}
 }
+
+// TestCompareDefaultHeadline: without --metric every headline metric a
+// cell has is compared (bitrate and transactions here), not the others
+// (retransmits); --metric narrows it.
+func TestCompareDefaultHeadline(t *testing.T) {
+	trial := func(b float64) map[string]float64 {
+		return map[string]float64{results.MetricBitrate: b, "transactions_per_s": b / 1e6, "retransmits": 3}
+	}
+	a := writeRun(t, map[string][]map[string]float64{"baseline": {trial(10e9), trial(10.1e9), trial(9.9e9)}})
+	b := writeRun(t, map[string][]map[string]float64{"baseline": {trial(9e9), trial(9.1e9), trial(8.9e9)}})
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"bitrate", "transactions_per_s"}},
+		{[]string{"--metric", "bitrate"}, []string{"bitrate"}},
+		{[]string{"--metric", ""}, []string{"bitrate", "retransmits", "transactions_per_s"}},
+	} {
+		code, out, errs := compareExit(t, append([]string{a, b, "--format", "csv"}, c.args...)...)
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			got = append(got, strings.Split(l, ",")[1])
+		}
+		if code != ExitOK || strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("compare %v: exit %d, metrics %v, want %v\n%s%s", c.args, code, got, c.want, out, errs)
+		}
+	}
+}
