@@ -24,20 +24,41 @@ import (
 // multicast reports of the new interfaces (which Kube-router's masquerade
 // rule meets) are out before the first window opens (countersSettle).
 func TestCountedPathLeavesOutSetUpTraffic(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root (builds emulated nodes)")
-	}
-	for _, tool := range []string{"iperf3", "iptables-save"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s not installed", tool)
-		}
-	}
-	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
-	s, err := study.Resolve("cni-compare", study.Options{Set: []string{
+	run := runLocal(t, "cni-compare", []string{"iperf3", "iptables-save"}, study.Options{Set: []string{
 		"datapaths=[kube-router]",
 		"workloads=[{name: tcp-inter, tool: iperf3, protocol: tcp, length: 1M, counters: true}]",
 		"trials=3", "duration=3s", "warmup=1s", "cooldown=0s",
-	}}, cat)
+	}})
+	var paths [][2]float64
+	for _, smp := range run.Samples {
+		paths = append(paths, [2]float64{smp.Metrics[iptables.MetricPathChains], smp.Metrics[iptables.MetricPathRules]})
+	}
+	if len(paths) != 3 {
+		t.Fatalf("%d trials with a path, want 3", len(paths))
+	}
+	for i, p := range paths {
+		if p[0] <= 0 || p != paths[len(paths)-1] {
+			t.Errorf("trial %d counted %v chains/rules, the last %v: every trial's path should be the measured flow's alone", i+1, p, paths[len(paths)-1])
+		}
+	}
+}
+
+// runLocal resolves a built-in study and runs it on the local engine, as
+// root, with the tools it needs (skipped with the reason otherwise, and
+// when the kernel lacks a feature the study needs), and loads the run.
+func runLocal(t *testing.T, name string, tools []string, opt study.Options) *results.Run {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (builds emulated nodes)")
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err2 := exec.LookPath("/usr/sbin/" + tool); err2 != nil {
+				t.Skipf("skipped: %s not installed", tool)
+			}
+		}
+	}
+	s, err := study.Resolve(name, opt, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,16 +76,5 @@ func TestCountedPathLeavesOutSetUpTraffic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths [][2]float64
-	for _, smp := range run.Samples {
-		paths = append(paths, [2]float64{smp.Metrics[iptables.MetricPathChains], smp.Metrics[iptables.MetricPathRules]})
-	}
-	if len(paths) != 3 {
-		t.Fatalf("%d trials with a path, want 3", len(paths))
-	}
-	for i, p := range paths {
-		if p[0] <= 0 || p != paths[len(paths)-1] {
-			t.Errorf("trial %d counted %v chains/rules, the last %v: every trial's path should be the measured flow's alone", i+1, p, paths[len(paths)-1])
-		}
-	}
+	return run
 }

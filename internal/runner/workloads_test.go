@@ -1,22 +1,17 @@
 package runner
 
 import (
-	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/iptables"
 	"github.com/cnibench/cnibench/internal/metrics/nftables"
-	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
-	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // TestRunEveryWorkloadKind runs a cut-down workloads study end to end on
@@ -24,39 +19,14 @@ import (
 // background load, counters and CPP) and checks every cell stored a
 // sample with its workload's headline metric.
 func TestRunEveryWorkloadKind(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root (builds emulated nodes)")
-	}
-	for _, tool := range []string{"iperf3", "sockperf", "ab", "nginx", "perf"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if _, err2 := exec.LookPath("/usr/sbin/" + tool); err2 != nil {
-				t.Skipf("skipped: %s not installed", tool)
-			}
-		}
-	}
-	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
-	s, err := study.Resolve("workloads", study.Options{Profile: "quick", Set: []string{
+	run := runLocal(t, "workloads", []string{"iperf3", "sockperf", "ab", "nginx", "perf"}, study.Options{Profile: "quick", Set: []string{
 		`workloads=[{name: udp, tool: iperf3, protocol: udp, rate: 100M, length: "1400", counters: true},
 		  {name: intra, tool: iperf3, placement: intra-node, cpp: true},
 		  {name: bg, tool: iperf3, background: {connections: [3], pairs: 2, rate: 5M}},
 		  {name: rr, tool: sockperf, messageSize: 14},
 		  {name: http, tool: ab, size: 64K, concurrency: [2]}]`,
 		"duration=3s", "warmup=1s",
-	}}, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runIDPrefix = "t"
-	t.Cleanup(func() { runIDPrefix = "" })
-	out := filepath.Join(t.TempDir(), "run")
-	dir, err := Run(context.Background(), Options{Study: s, OutDir: out, JournalDir: t.TempDir(), Progress: progress.New(io.Discard)})
-	if err != nil {
-		t.Fatalf("run %s: %v", dir, err)
-	}
-	run, err := results.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}})
 	// CPP comes in cycles or ns, whichever this machine can sample; the
 	// run's notes say which, and the sample must use that unit's names.
 	ev := ""
@@ -103,7 +73,7 @@ func TestRunEveryWorkloadKind(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, results.ReportHTML)); err != nil {
+	if _, err := os.Stat(filepath.Join(run.Dir, results.ReportHTML)); err != nil {
 		t.Error("no report")
 	}
 }
