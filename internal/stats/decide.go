@@ -142,11 +142,22 @@ func Decide(ci RatioCI, margin float64, dir Direction) Decision {
 	if dir == LowerIsBetter {
 		higher, lower = Worse, Better
 	}
+	// A significant difference is reported as soon as the interval
+	// leaves 1, also while part of it is still within the margin; the
+	// reason says so, as a narrower interval could yet land within it
+	// (Equal, significant).
+	size := fmt.Sprintf(" and beyond the ±%.3g%% margin", 100*margin)
 	switch {
 	case ci.Low > 1:
-		return Decision{Verdict: higher, Significant: true, Reason: "interval " + iv + " lies above 1"}
+		if ci.Low <= up {
+			size = fmt.Sprintf(", partly within the ±%.3g%% margin (the difference may be smaller than the margin)", 100*margin)
+		}
+		return Decision{Verdict: higher, Significant: true, Reason: "interval " + iv + " lies above 1" + size}
 	case ci.High < 1:
-		return Decision{Verdict: lower, Significant: true, Reason: "interval " + iv + " lies below 1"}
+		if ci.High >= down {
+			size = fmt.Sprintf(", partly within the ±%.3g%% margin (the difference may be smaller than the margin)", 100*margin)
+		}
+		return Decision{Verdict: lower, Significant: true, Reason: "interval " + iv + " lies below 1" + size}
 	}
 	return Decision{Verdict: Undecided, Reason: fmt.Sprintf("interval %s covers 1 and reaches beyond the ±%.3g%% margin", iv, 100*margin)}
 }

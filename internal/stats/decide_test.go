@@ -37,6 +37,21 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: %+v, want %s significant=%v", tc.name, d, tc.verdict, tc.sig)
 		}
 	}
+	// A significant difference says whether it is surely beyond the
+	// margin or may still be within it.
+	for _, tc := range []struct {
+		ci   RatioCI
+		want string
+	}{
+		{ci(0.90, 0.97), "lies below 1 and beyond the ±2% margin"},
+		{ci(0.97, 0.99), "lies below 1, partly within the ±2% margin (the difference may be smaller than the margin)"},
+		{ci(1.01, 1.03), "lies above 1, partly within the ±2% margin"},
+		{ci(1.03, 1.10), "lies above 1 and beyond the ±2% margin"},
+	} {
+		if d := Decide(tc.ci, 0.02, HigherIsBetter); !strings.Contains(d.Reason, tc.want) {
+			t.Errorf("%v: reason %q, want %q", tc.ci, d.Reason, tc.want)
+		}
+	}
 }
 
 func TestChoose(t *testing.T) {
