@@ -241,7 +241,7 @@ func sysctl(name string) fact {
 
 // underlayDev is the underlay device whether physical or virtual (a veth
 // on a kind-style node, or a VLAN): what its MTU and name tell is true of
-// both. Its queues and hardware are nicDev's.
+// both. Its queues and hardware are nicDevs' (the devices under it).
 func underlayDev(in *inspect.Inspection) (*inspect.NIC, error) {
 	if in.Underlay == "" {
 		if err := known(in, "underlay"); err != nil {
@@ -249,10 +249,8 @@ func underlayDev(in *inspect.Inspection) (*inspect.NIC, error) {
 		}
 		return nil, errors.New("no underlay device")
 	}
-	for i := range in.NICs {
-		if in.NICs[i].Name == in.Underlay {
-			return &in.NICs[i], nil
-		}
+	if n := findNIC(in, in.Underlay); n != nil {
+		return n, nil
 	}
 	return nil, fmt.Errorf("underlay %s is neither a NIC nor a veth (a bridge or a tunnel)", in.Underlay)
 }

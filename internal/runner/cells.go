@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -118,18 +119,15 @@ const countersSettle = 3 * time.Second
 // settleCounters waits countersSettle after the pods of a replica count
 // are made when a workload variant counts netfilter rules.
 func (r *run) settleCounters(ctx context.Context) error {
-	for _, w := range r.study.Variants() {
-		if !w.Counters {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(countersSettle):
-			return nil
-		}
+	if !slices.ContainsFunc(r.study.Variants(), func(w study.Workload) bool { return w.Counters }) {
+		return nil
 	}
-	return nil
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(countersSettle):
+		return nil
+	}
 }
 
 // unit is one cell of a datapath at a replica count, with what its
