@@ -11,6 +11,9 @@ have iperf3  || need_pkgs+=(iperf3)
 have ethtool || need_pkgs+=(ethtool)
 have ip      || need_pkgs+=(iproute2)
 have gcc     || need_pkgs+=(gcc)
+# cgo (go's runtime/cgo, flanneld's UDP backend) needs libc's headers,
+# which gcc installed without recommends does not bring.
+[ -e /usr/include/stdlib.h ] || need_pkgs+=(libc6-dev)
 have curl    || need_pkgs+=(curl ca-certificates)
 have unzip   || need_pkgs+=(unzip)
 # Workload tools of the other built-in studies (request/response latency,
