@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -59,8 +60,8 @@ func WithSysfs(ref string, access Access, fn func(sysRoot string) error) error {
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 			return fmt.Errorf("unshare mount namespace: %w", err)
 		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return fmt.Errorf("make mounts private: %w", err)
+		if err := private(); err != nil {
+			return err
 		}
 		if ref == "" {
 			if err := unix.Mount("", "/sys", "", unix.MS_REMOUNT|unix.MS_BIND|sysfsFlags, ""); err != nil {
@@ -78,6 +79,23 @@ func WithSysfs(ref string, access Access, fn func(sysRoot string) error) error {
 		}
 		return fn("/sys")
 	})
+}
+
+// private keeps the thread's mounts from reaching the rest of the
+// machine: "/" is made private, recursively. In a chroot into a plain
+// directory "/" is not a mount point and the kernel refuses to change its
+// propagation (EINVAL); then /sys, the only place WithSysfs mounts on, is
+// made private instead, which is what keeps those mounts to this thread.
+// Equivalent to: mount --make-rprivate / (or /sys)
+func private() error {
+	err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("", "/sys", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	}
+	if err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	return nil
 }
 
 // readOnly reports whether the file system at dir is read-only, by its
