@@ -40,6 +40,6 @@ func futility(cfg Config, p CellPlan) string {
 	if stats.Decide(proj, cfg.Margin, cfg.Direction).Verdict != stats.Undecided {
 		return ""
 	}
-	return fmt.Sprintf("futile after %d trials: at %d the interval would still be about [%.4g, %.4g], covering 1 and reaching beyond the ±%.3g%% margin",
+	return fmt.Sprintf("futile after %d trials: at %d the interval would still be about [%.3f, %.3f], covering 1 and reaching beyond the ±%.3g%% margin",
 		p.N, cfg.Trials.Max, proj.Low, proj.High, 100*cfg.Margin)
 }

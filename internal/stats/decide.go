@@ -130,9 +130,9 @@ func Decide(ci RatioCI, margin float64, dir Direction) Decision {
 	}
 	up, down := 1+margin, 1/(1+margin)
 	sig := ci.Low > 1 || ci.High < 1
-	iv := fmt.Sprintf("[%.4g, %.4g]", ci.Low, ci.High)
+	iv := fmt.Sprintf("[%.3f, %.3f]", ci.Low, ci.High)
 	if ci.Low >= down && ci.High <= up {
-		r := fmt.Sprintf("interval %s lies within the ±%.3g%% margin [%.4g, %.4g]", iv, 100*margin, down, up)
+		r := fmt.Sprintf("interval %s lies within the ±%.3g%% margin [%.3f, %.3f]", iv, 100*margin, down, up)
 		if sig {
 			r += " (the difference is significant but smaller than the margin)"
 		}

@@ -47,6 +47,10 @@ func TestDecide(t *testing.T) {
 		{ci(0.97, 0.99), "lies below 1, partly within the ±2% margin (the difference may be smaller than the margin)"},
 		{ci(1.01, 1.03), "lies above 1, partly within the ±2% margin"},
 		{ci(1.03, 1.10), "lies above 1 and beyond the ±2% margin"},
+		// Intervals are written as the CLI and report write ratios: three
+		// decimals, however many digits lie before the point.
+		{ci(0.6972, 1.398), "interval [0.697, 1.398] covers 1"},
+		{ci(0.99, 1.01), "interval [0.990, 1.010] lies within the ±2% margin [0.980, 1.020]"},
 	} {
 		if d := Decide(tc.ci, 0.02, HigherIsBetter); !strings.Contains(d.Reason, tc.want) {
 			t.Errorf("%v: reason %q, want %q", tc.ci, d.Reason, tc.want)
