@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: the whole test suite.
 #   1. unit tests (no root needed), 2. kernel tests as root in throw-away
-#   namespaces, 3. an end-to-end quick run of the binary, then a leak check.
+#   namespaces, 3. the first command (quickstart) on a fresh Debian root,
+#   then a leak check.
 # Run as root on Debian/Ubuntu; installs what the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,16 +54,12 @@ CNIBENCH_KUBE_E2E=1 go test -p 1 -count=1 -timeout 40m ./internal/engine/kube/e2
 scripts/kube/down.sh
 trap - EXIT
 
-echo "== end-to-end: cnibench run rps-rfs --quick"
+echo "== end-to-end: the first command (quickstart) on a fresh Debian root"
+# A minbase root with nothing installed: what setup.sh installs, the Go
+# toolchain it fetches, the build and the quick study all run there, then
+# the run's files and the host are checked for leftovers.
 out=$(mktemp -d)/run
-before_ns=$(ip netns list | wc -l)
-before_sock=$(cat /proc/sys/net/core/rps_sock_flow_entries)
-bin/cnibench run rps-rfs --quick --out "$out"
-for f in study.yaml env.json samples.jsonl cpu.jsonl summary.csv summary.json summary.md report.html; do
-  [ -s "$out/$f" ] || { echo "e2e: $f missing or empty in $out"; exit 1; }
-done
-[ "$(ip netns list | wc -l)" -eq "$before_ns" ] || { echo "e2e: namespaces left behind:"; ip netns list; exit 1; }
-[ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$before_sock" ] || { echo "e2e: rps_sock_flow_entries not restored"; exit 1; }
+scripts/fresh-root.sh "$out"
 if command -v chromium >/dev/null; then
   scripts/screenshot-report.sh "$out" "$out/report.png"
 fi
