@@ -21,8 +21,11 @@ have unzip   || need_pkgs+=(unzip)
 have sockperf || need_pkgs+=(sockperf)
 have qperf    || need_pkgs+=(qperf)
 have ab       || need_pkgs+=(apache2-utils)
-have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
-have perf     || need_pkgs+=(linux-perf)
+# Names that differ between releases are alternatives, "a|b": the first
+# the archive offers is installed (a,b: both). Debian 13 keeps nginx-light
+# only as a transitional package; Ubuntu ships perf per kernel.
+have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=("nginx-light|nginx")
+have perf     || need_pkgs+=("linux-perf|linux-tools-common,linux-tools-$(uname -r)")
 # nft: the nftables counters (counters: true) on both engines, and part of
 # the kube engine's image.
 have nft || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)
@@ -45,8 +48,23 @@ if [ "${1:-}" = "--test" ]; then
   [ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
   have openssl    || need_pkgs+=(openssl)
 fi
+# first_offered "a|b,c": the first alternative whose packages the archive
+# offers (a candidate version), as a space-separated list.
+first_offered() {
+  local alt p ok
+  IFS='|' read -ra alts <<<"$1"
+  for alt in "${alts[@]}"; do
+    ok=1
+    for p in ${alt//,/ }; do
+      # grep reads to the end: -q would stop early, and under pipefail
+      # apt-cache's SIGPIPE would count as "not offered".
+      apt-cache policy "$p" 2>/dev/null | grep 'Candidate: [^(]' >/dev/null || ok=
+    done
+    if [ -n "$ok" ]; then echo "${alt//,/ }"; return 0; fi
+  done
+  return 1
+}
 if [ ${#need_pkgs[@]} -gt 0 ]; then
-  echo "setup: installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
   # Packages such as etcd-server, openvswitch-switch and bird2 start a
   # service on install; cnibench starts its own instances, so keep them
@@ -56,13 +74,20 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   fi
   apt-get update -qq
+  pkgs=()
+  for need in "${need_pkgs[@]}"; do
+    found=$(first_offered "$need") || echo "setup: warning: the package archive offers none of: ${need//|/ or }" >&2
+    # shellcheck disable=SC2206 # an alternative may name several packages
+    pkgs+=($found)
+  done
+  echo "setup: installing ${pkgs[*]}"
   # iperf3's package asks whether to start a daemon; say no.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
-  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
   # ... nor at boot: installed here only for cnibench's own instances (a
   # service the user had installed before is left as it was).
   for pkg_svc in etcd-server:etcd bird2:bird openvswitch-switch:openvswitch-switch; do
-    if [[ " ${need_pkgs[*]} " == *" ${pkg_svc%%:*} "* ]] && have systemctl; then
+    if [[ " ${pkgs[*]} " == *" ${pkg_svc%%:*} "* ]] && have systemctl; then
       systemctl disable "${pkg_svc#*:}" >/dev/null 2>&1 || true
     fi
   done

@@ -34,7 +34,7 @@ if ip netns list 2>/dev/null | grep -qw "$CP_NS" && api /readyz >/dev/null 2>&1;
 		api "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" -X DELETE >/dev/null 2>&1 || true
 	done
 	for _ in $(seq 1 120); do
-		api /api/v1/pods | grep -q '"nodeName"' || break
+		api /api/v1/pods | grep '"nodeName"' >/dev/null || break # not -q: under pipefail curl's SIGPIPE would end the wait early
 		sleep 0.5
 	done
 fi

@@ -29,7 +29,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 BUSYBOX=$(command -v busybox || echo /bin/busybox)
-if ! "$BUSYBOX" --list | grep -qx insmod || ! file -L "$BUSYBOX" 2>/dev/null | grep -q static; then
+if ! "$BUSYBOX" --list | grep -x insmod >/dev/null || ! file -L "$BUSYBOX" 2>/dev/null | grep -q static; then
   # The initramfs needs a static busybox; busybox-static provides one.
   [ -x /bin/busybox ] && BUSYBOX=/bin/busybox
 fi
