@@ -48,18 +48,7 @@ func TestWithSysfsInChroot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-ec", chrootScript, self, t.TempDir())
-	cmd.Env = append(os.Environ(), chrootEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skipf("child skipped:\n%s", out)
-	}
-	if !strings.Contains(string(out), "--- PASS") {
-		t.Fatalf("child did not run the test:\n%s", out)
-	}
+	runChild(t, chrootEnv, exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-ec", chrootScript, self, t.TempDir()))
 }
 
 func chrootChild(t *testing.T) {

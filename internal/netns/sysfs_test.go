@@ -272,7 +272,15 @@ func TestWithSysfsWriteReadOnlySysMount(t *testing.T) {
 	}
 	cmd := exec.Command("unshare", "--mount", "--net", "--propagation", "private", "sh", "-ec",
 		`mount -t sysfs sysfs /sys; mount -o remount,bind,ro /sys; exec "$0" -test.run '^TestWithSysfsWriteReadOnlySysMount$' -test.v`, self)
-	cmd.Env = append(os.Environ(), roSysEnv+"=1")
+	runChild(t, roSysEnv, cmd)
+}
+
+// runChild runs cmd, which runs this test binary again (in namespaces
+// of its own) with the environment variable env set, and passes the
+// child's verdict on.
+func runChild(t *testing.T, env string, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Env = append(os.Environ(), env+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
