@@ -29,7 +29,11 @@ trap 'rm -rf --one-file-system "$R"' EXIT
 echo "fresh-root: building a $suite minbase root in $R"
 mmdebstrap --variant=minbase --quiet "$suite" "$R"
 mkdir -p "$R/root/cnibench"
-git ls-files -z | tar --null -T - -cf - | tar -C "$R/root/cnibench" -xf -
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -z | tar --null -T - -cf - | tar -C "$R/root/cnibench" -xf -
+else # a checkout from a tarball: everything but what builds and runs leave
+  tar --exclude=./bin --exclude=./results -cf - . | tar -C "$R/root/cnibench" -xf -
+fi
 cp /etc/resolv.conf "$R/etc/resolv.conf"
 # The host's trust anchors: where the host reaches the registries through
 # a TLS-inspecting proxy (CI machines often do), its CA is trusted in the
