@@ -39,8 +39,10 @@ cp /etc/resolv.conf "$R/etc/resolv.conf"
 # a TLS-inspecting proxy (CI machines often do), its CA is trusted in the
 # root too once ca-certificates is installed; elsewhere this adds only the
 # public roots the root gets anyway.
-mkdir -p "$R/usr/local/share/ca-certificates"
-cp /etc/ssl/certs/ca-certificates.crt "$R/usr/local/share/ca-certificates/host-bundle.crt"
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  mkdir -p "$R/usr/local/share/ca-certificates"
+  cp /etc/ssl/certs/ca-certificates.crt "$R/usr/local/share/ca-certificates/host-bundle.crt"
+fi
 
 sock_before=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 links_before=$(ip -o link | wc -l)
