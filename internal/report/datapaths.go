@@ -17,14 +17,23 @@ import (
 // when a run has more than one datapath.
 var comparedMetrics = []string{results.MetricBitrate, mTPS, "rtt_p50_us", "rtt_p99_us", "lost_percent", "jitter_ms", "pod_setup_ms", "daemons_rss_bytes"}
 
-// datapathFigures compares datapaths: for each metric, grouped bars with
-// datapaths on x and one bar per workload, at the baseline tuning and the
-// smallest replica count (the comparison a reader of seeds 001 and 004
-// wants), with 95% interval whiskers; plus a table of the same numbers.
-func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
+// dpComparison is one metric compared across datapaths: its workloads
+// that some datapath measured, at the baseline tuning and the smallest
+// replica count (the comparison a reader of seeds 001 and 004 wants).
+type dpComparison struct {
+	Metric, Tuning string
+	Replicas       int
+	Datapaths      []string
+	Workloads      []string
+	row            func(dp, wl string) (analysis.Row, bool)
+}
+
+// datapathComparisons lists the comparedMetrics the run measured on some
+// datapath, when it has more than one datapath.
+func datapathComparisons(s *study.Study, rows []analysis.Row) []dpComparison {
 	dims := analysis.DimsOf(rows)
 	if len(dims.Datapaths) < 2 || len(dims.Replicas) == 0 {
-		return nil, nil
+		return nil
 	}
 	tuning := s.Spec.Baseline
 	if tuning == "" && len(dims.Tunings) > 0 {
@@ -32,34 +41,65 @@ func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
 	}
 	reps := dims.Replicas[0]
 	idx := analysis.Index(rows)
-	row := func(dp, wl, metric string) (analysis.Row, bool) {
-		r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
-		return r, ok && r.N > 0
-	}
-	var figs []figure
-	var tables []table
+	var out []dpComparison
 	for _, metric := range comparedMetrics {
-		var wls []string
+		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths}
+		c.row = func(dp, wl string) (analysis.Row, bool) {
+			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
+			return r, ok && r.N > 0
+		}
 		for _, wl := range dims.Workloads {
 			for _, dp := range dims.Datapaths {
-				if _, ok := row(dp, wl, metric); ok {
-					wls = append(wls, wl)
+				if _, ok := c.row(dp, wl); ok {
+					c.Workloads = append(c.Workloads, wl)
 					break
 				}
 			}
 		}
-		if len(wls) == 0 {
-			continue
+		if len(c.Workloads) > 0 {
+			out = append(out, c)
 		}
-		sc := analysis.Display(metric)
-		bars := &groupedBars{Groups: len(dims.Datapaths), Fill: 0.8}
+	}
+	return out
+}
+
+// table is the comparison's numbers: a row per datapath, a column per
+// workload.
+func (c dpComparison) table() table {
+	tb := table{Head: append([]string{fmt.Sprintf("datapath — %s (%s)", c.Metric, analysis.Display(c.Metric).Unit)}, c.Workloads...)}
+	tb.Rows = datapathRows(c.Datapaths, c.Workloads, c.row)
+	return tb
+}
+
+// datapathTables are the comparisons' tables (summary.md's view).
+func datapathTables(s *study.Study, rows []analysis.Row) []table {
+	var out []table
+	for _, c := range datapathComparisons(s, rows) {
+		out = append(out, c.table())
+	}
+	return out
+}
+
+// datapathCaption says what the side-by-side tables hold.
+const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
+	"mean [95% CI] over trials; p: Welch's t test against the first datapath; — where the datapath has no value. " +
+	"Datapaths this machine could not build are absent."
+
+// datapathFigures compares datapaths: for each metric, grouped bars with
+// datapaths on x and one bar per workload, with 95% interval whiskers;
+// plus a table of the same numbers.
+func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
+	var figs []figure
+	var tables []table
+	for _, c := range datapathComparisons(s, rows) {
+		sc := analysis.Display(c.Metric)
+		bars := &groupedBars{Groups: len(c.Datapaths), Fill: 0.8}
 		leg := newLegend()
-		tb := table{Head: append([]string{fmt.Sprintf("datapath — %s (%s)", metric, sc.Unit)}, wls...)}
-		for i, wl := range wls {
+		for i, wl := range c.Workloads {
 			ser := barSeries{Color: seriesColor(i)}
-			for _, dp := range dims.Datapaths {
+			for _, dp := range c.Datapaths {
 				m, lo, hi := math.NaN(), math.NaN(), math.NaN()
-				if r, ok := row(dp, wl, metric); ok {
+				if r, ok := c.row(dp, wl); ok {
 					m, lo, hi = r.Mean*sc.Factor, r.CI95Low*sc.Factor, r.CI95High*sc.Factor
 				}
 				ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
@@ -67,27 +107,26 @@ func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
 			bars.Series = append(bars.Series, ser)
 			leg.Add(wl, barThumb{ser.Color})
 		}
-		tb.Rows = datapathRows(dims.Datapaths, wls, func(dp, wl string) (analysis.Row, bool) { return row(dp, wl, metric) })
-		title := fmt.Sprintf("%s by datapath", metric)
+		title := fmt.Sprintf("%s by datapath", c.Metric)
 		f := figure{Title: title, Caption: fmt.Sprintf(
 			"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials, whiskers are 95%% confidence intervals. "+
-				"Datapaths this machine could not build are absent.", metric, sc.Unit, tuning, reps, plural(reps))}
-		p := newPlot(title, "datapath", metric+" ("+sc.Unit+")")
+				"Datapaths this machine could not build are absent.", c.Metric, sc.Unit, c.Tuning, c.Replicas, plural(c.Replicas))}
+		p := newPlot(title, "datapath", c.Metric+" ("+sc.Unit+")")
 		grid := plotter.NewGrid()
 		grid.Vertical.Color = nil
 		p.Add(grid, bars)
 		var ticks []plot.Tick
-		for gi, dp := range dims.Datapaths {
+		for gi, dp := range c.Datapaths {
 			ticks = append(ticks, plot.Tick{Value: float64(gi), Label: dp})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign = -1
 		p.Y.Max += 0.06 * (p.Y.Max - p.Y.Min)
-		w := math.Min(1600, math.Max(coreW, float64(120+len(dims.Datapaths)*(len(wls)*10+14))))
+		w := math.Min(1600, math.Max(coreW, float64(120+len(c.Datapaths)*(len(c.Workloads)*10+14))))
 		f.Wide = w > coreW
 		figs = append(figs, render(f, p, leg, vg.Length(w), coreH))
-		tables = append(tables, tb)
+		tables = append(tables, c.table())
 	}
 	return figs, tables
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,19 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")
 	if len(m.Rows) == 0 {
 		p("No samples.\n")
+	}
+	if miss := missingCells(m.Rows); len(miss) > 0 {
+		p("## Cells without samples\n\n")
+		for _, c := range miss {
+			p("- %s\n", c)
+		}
+		p("\nTheir tables below say \"missing\"; the \"Repetitions and decisions\" table says why.\n\n")
+	}
+	if tables := datapathTables(s, m.Rows); len(tables) > 0 {
+		p("## Datapaths side by side\n\n%s\n\n", datapathCaption)
+		for _, t := range tables {
+			t.markdown(bw)
+		}
 	}
 	// A swept workload's variants get one section per datapath with a
 	// row per swept value (as in report.html), not a section each: a
@@ -99,12 +113,24 @@ func trialsText(lo, trials int) string {
 
 func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	fmt.Fprintf(w, "## %s\n\n", g.Name())
+	if !slices.ContainsFunc(g.Rows, func(r analysis.Row) bool { return r.N > 0 }) {
+		fmt.Fprintf(w, "No samples: every cell of it is listed under \"Cells without samples\".\n\n")
+		return
+	}
 	if bm := g.BitrateMetric(); bm != "" && anyNorm(g.Rows, bm) {
 		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)
 	}
+	// A metric no cell of the group measured belongs to other datapaths
+	// or workloads of the run (Cilium's BPF counters beside Flannel): one
+	// line names them instead of a table of "missing" each.
+	var unmeasured []string
 	for _, metric := range g.Metrics {
 		if analysis.IsCoreMetric(metric) {
+			continue
+		}
+		if !measured(g, metric) {
+			unmeasured = append(unmeasured, metric)
 			continue
 		}
 		fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
@@ -117,6 +143,19 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		fmt.Fprintf(w, "### %s per core (%s)\n\n", metric, analysis.Display(metric).Unit)
 		n.coreTable(g, metric).markdown(w)
 	}
+	if len(unmeasured) > 0 {
+		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))
+	}
+}
+
+// measured reports whether some cell of the group has a value of metric.
+func measured(g analysis.Group, metric string) bool {
+	for _, r := range g.Rows {
+		if r.Metric == metric && r.N > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func anyNorm(rows []analysis.Row, metric string) bool {

@@ -196,3 +196,47 @@ func TestBuildOldLayout(t *testing.T) {
 		t.Errorf("summary.md lacks p%s", analysis.FormatP(p))
 	}
 }
+
+// TestMarkdownAcrossDatapaths: with two datapaths summary.md compares them
+// side by side; a metric only one datapath has (Cilium's BPF counters) is
+// named once in the other's section instead of a table of "missing"; a
+// planned cell without samples is listed.
+func TestMarkdownAcrossDatapaths(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"bridge", "cilium"}, Tools: testCatalog.Tools}
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick",
+		Set: []string{"datapaths=[bridge,cilium]", "tunings=[baseline,rps]", "replicas=[1]"}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smp []results.Sample
+	for _, dp := range []string{"bridge", "cilium"} {
+		for trial := 1; trial <= 3; trial++ {
+			x := results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1}, Trial: trial,
+				Metrics: map[string]float64{results.MetricBitrate: 5e9 + float64(trial)*1e8}}
+			if dp == "cilium" {
+				x.Metrics["bpf_cilium_lb_count"] = 10
+			}
+			smp = append(smp, x)
+		}
+	}
+	md := markdownOf(t, s, analysis.Build(s, smp))
+	for _, want := range []string{
+		"## Cells without samples\n\n- bridge / rps / tcp / 1 replica\n- cilium / rps / tcp / 1 replica\n",
+		"## Datapaths side by side",
+		"| datapath — bitrate (Gbit/s) | tcp |",
+		"| cilium | 5.20 [",
+		"Not measured here (other datapaths or workloads of the run have them): bpf_cilium_lb_count.",
+		"### bpf_cilium_lb_count (count)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	// The table is cilium's only; bridge's section has the line instead.
+	if c := strings.Count(md, "### bpf_cilium_lb_count"); c != 1 {
+		t.Errorf("%d bpf_cilium_lb_count tables, want 1 (cilium's)", c)
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}

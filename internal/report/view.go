@@ -35,16 +35,17 @@ type page struct {
 	Groups   []groupView
 	// NoSamples: the run stored no sample at all (Groups may also be
 	// empty because every workload is a sweep, shown in Workloads).
-	NoSamples      bool
-	Workloads      workloadSection
-	Datapaths      []figure
-	Impairments    []figure
-	DatapathTables []table
-	Refs           table
-	Verdicts       table
-	VerdictCaption string
-	Stops          table
-	StopsCaption   string
+	NoSamples       bool
+	Workloads       workloadSection
+	Datapaths       []figure
+	Impairments     []figure
+	DatapathTables  []table
+	DatapathCaption string
+	Refs            table
+	Verdicts        table
+	VerdictCaption  string
+	Stops           table
+	StopsCaption    string
 	// TwoGroups lists the cells whose trials fall in two groups.
 	TwoGroups        table
 	TwoGroupsCaption string
@@ -103,6 +104,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.NoSamples = len(run.Samples) == 0
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m.Rows)
+	pg.DatapathCaption = datapathCaption
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs = n.refTable()
