@@ -56,6 +56,8 @@ type Trial struct {
 	// Local is set when the nodes are this machine (the local engine), so
 	// what else runs on it bears on the trial.
 	Local bool
+	// Number is the trial's number in its cell, from 1 (0: not known).
+	Number int
 }
 
 // Entry describes a collector.

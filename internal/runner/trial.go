@@ -51,7 +51,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		}
 	}()
 	start := time.Now()
-	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt)
+	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial)
 	if err != nil {
 		return sample, err
 	}
@@ -76,9 +76,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
-func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target) (workload.Result, collect.Result, error) {
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int) (workload.Result, collect.Result, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs,
-		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote})
+		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, Number: trial})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, err
 	}
