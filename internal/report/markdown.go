@@ -117,7 +117,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		fmt.Fprintf(w, "No samples: every cell of it is listed under \"Cells without samples\".\n\n")
 		return
 	}
-	if bm := g.BitrateMetric(); bm != "" && anyNorm(g.Rows, bm) {
+	if bm := g.BitrateMetric(); bm != "" && othersThanBaseline(g, n.Baseline) && anyNorm(g.Rows, bm) {
 		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)
 	}

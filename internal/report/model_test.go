@@ -240,3 +240,24 @@ func TestMarkdownAcrossDatapaths(t *testing.T) {
 		t.Log(md)
 	}
 }
+
+// TestNoNormalizedViewOfBaselineAlone: a study of the baseline tuning only
+// (the workloads study) has nothing to normalize: no column of 1.000.
+func TestNoNormalizedViewOfBaselineAlone(t *testing.T) {
+	s := quickStudy(t, "tunings=[baseline]")
+	var smp []results.Sample
+	for _, x := range quickSamples() {
+		if x.Cell.Tuning == "baseline" {
+			smp = append(smp, x)
+		}
+	}
+	m := analysis.Build(s, smp)
+	if md := markdownOf(t, s, m); strings.Contains(md, "### Normalized") || !strings.Contains(md, "### bitrate (Gbit/s)") {
+		t.Errorf("summary.md of a baseline-only run:\n%s", md)
+	}
+	for _, g := range analysis.Groups(m.Rows) {
+		if v := groupPage(g, newNumbers(m), func(int) string { return "" }); v.Normalized != nil {
+			t.Errorf("%s: report.html has a normalized figure of the baseline alone", g.Name())
+		}
+	}
+}

@@ -121,10 +121,17 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	return pg
 }
 
+// othersThanBaseline reports whether the group has a tuning to set
+// against the baseline: a normalized view of the baseline alone is a
+// column of 1.000.
+func othersThanBaseline(g analysis.Group, baseline string) bool {
+	return baseline != "" && slices.ContainsFunc(g.Dims.Tunings, func(t string) bool { return t != baseline })
+}
+
 func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
 	v := groupView{Name: g.Name()}
 	bm := g.BitrateMetric()
-	if bm != "" && n.Baseline != "" {
+	if bm != "" && othersThanBaseline(g, n.Baseline) {
 		f := normalizedFigure(g, bm, n)
 		v.Normalized = &f
 		v.NormTable = n.tuningTable(g, bm, -1, n.normCell)
