@@ -35,6 +35,15 @@ type Pod interface {
 	Start(ctx context.Context, argv []string) (Process, error)
 }
 
+// Greeter is implemented by pods that can send one datagram from their
+// network to an address (the local engine's pods). Before a window that
+// counts packets, the runner greets each measured pair in both directions
+// so that the first trial does not also count the first contact: the ARP
+// broadcast, which overlays such as Weave flood to every node.
+type Greeter interface {
+	Greet(to net.IP) error
+}
+
 // Fronted is implemented by pods that clients reach through a front
 // rather than at their own address: a Kubernetes Service, as the papers
 // addressed their servers. Addr is what clients are given (the Service's

@@ -118,6 +118,28 @@ func (p *Pod) Netns() string { return p.ns }
 // SetupLatency is how long creating and wiring the pod's network took.
 func (p *Pod) SetupLatency() time.Duration { return p.setup }
 
+// greetPort is the discard port (RFC 863): nothing listens there, so a
+// greeting costs the receiver one ICMP port unreachable at most.
+const greetPort = 9
+
+// Greet implements engine.Greeter: one UDP datagram from the pod's
+// namespace to the address. Sending it resolves the neighbour (and
+// fills the bridges' forwarding tables) on the way; it does not wait
+// for the resolution, which the caller's settle time covers.
+func (p *Pod) Greet(to net.IP) error {
+	return netns.Do(p.ns, func() error {
+		conn, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: to, Port: greetPort})
+		if err != nil {
+			return fmt.Errorf("greet %s from pod %s: %w", to, p.name, err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write([]byte{0}); err != nil {
+			return fmt.Errorf("greet %s from pod %s: %w", to, p.name, err)
+		}
+		return nil
+	})
+}
+
 // TeardownLatency is how long unwiring the pod and deleting its namespace
 // took; 0 until the pod is deleted (scaled down or Close).
 func (p *Pod) TeardownLatency() time.Duration { return p.teardown }
