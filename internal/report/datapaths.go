@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,7 +26,9 @@ type dpComparison struct {
 	Replicas       int
 	Datapaths      []string
 	Workloads      []string
-	row            func(dp, wl string) (analysis.Row, bool)
+	// Labels name the columns: the workload, and how many folded into it.
+	Labels []string
+	row    func(dp, wl string) (analysis.Row, bool)
 }
 
 // datapathComparisons lists the comparedMetrics the run measured on some
@@ -57,16 +60,59 @@ func datapathComparisons(s *study.Study, rows []analysis.Row) []dpComparison {
 			}
 		}
 		if len(c.Workloads) > 0 {
+			if slices.Contains(podMetrics, metric) {
+				c.fold()
+			} else {
+				c.Labels = c.Workloads
+			}
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
+// podMetrics describe the pods, not the traffic: cells that run on the
+// same pods carry the same value (collect's podsetup).
+var podMetrics = []string{"pod_setup_ms"}
+
+// fold merges a workload column into an earlier one when every datapath
+// has the same value in both: one measurement recorded in each cell that
+// ran on the same pods (pod_setup_ms), not two. The column keeps the
+// first workload's numbers and says how many it stands for.
+func (c *dpComparison) fold() {
+	same := func(a, b string) bool {
+		for _, dp := range c.Datapaths {
+			ra, oka := c.row(dp, a)
+			rb, okb := c.row(dp, b)
+			if oka != okb || (oka && ra.Mean != rb.Mean) {
+				return false
+			}
+		}
+		return true
+	}
+	var keep, labels []string
+	folded := map[int]int{}
+	for _, wl := range c.Workloads {
+		i := slices.IndexFunc(keep, func(k string) bool { return same(k, wl) })
+		if i < 0 {
+			keep = append(keep, wl)
+			continue
+		}
+		folded[i]++
+	}
+	for i, wl := range keep {
+		if n := folded[i]; n > 0 {
+			wl = fmt.Sprintf("%s (+%d workload%s on the same pods)", wl, n, plural(n))
+		}
+		labels = append(labels, wl)
+	}
+	c.Workloads, c.Labels = keep, labels
+}
+
 // table is the comparison's numbers: a row per datapath, a column per
 // workload.
 func (c dpComparison) table() table {
-	tb := table{Head: append([]string{fmt.Sprintf("datapath — %s (%s)", c.Metric, analysis.Display(c.Metric).Unit)}, c.Workloads...)}
+	tb := table{Head: append([]string{fmt.Sprintf("datapath — %s (%s)", c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
 	tb.Rows = datapathRows(c.Datapaths, c.Workloads, c.row)
 	return tb
 }
@@ -105,7 +151,7 @@ func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
 				ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
 			}
 			bars.Series = append(bars.Series, ser)
-			leg.Add(wl, barThumb{ser.Color})
+			leg.Add(c.Labels[i], barThumb{ser.Color})
 		}
 		title := fmt.Sprintf("%s by datapath", c.Metric)
 		f := figure{Title: title, Caption: fmt.Sprintf(

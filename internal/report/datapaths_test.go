@@ -88,3 +88,30 @@ func variantNames(w study.Workload) []string {
 	}
 	return out
 }
+
+// TestPodSetupColumnsFold: workloads that ran on the same pods carry the
+// same pod set-up (one measurement), shown as one column that says so;
+// traffic metrics are never folded, even when their values coincide.
+func TestPodSetupColumnsFold(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	var rows []analysis.Row
+	for i, dp := range []string{"bridge", "weave"} {
+		for _, wl := range []string{"tcp-inter", "rr-inter", "tcp-intra"} {
+			setup := 2.0 + float64(i)
+			if wl == "tcp-intra" {
+				setup += 0.5
+			}
+			rows = append(rows, dpRow(dp, wl, "pod_setup_ms", setup), dpRow(dp, wl, "lost_percent", 0))
+		}
+	}
+	_, tables := datapathFigures(s, rows)
+	if len(tables) != 2 {
+		t.Fatalf("%d tables, want lost_percent and pod_setup_ms", len(tables))
+	}
+	if got := tables[0].Head; len(got) != 4 {
+		t.Errorf("lost_percent columns %q: coinciding traffic values must not fold", got)
+	}
+	if got := strings.Join(tables[1].Head, " | "); got != "datapath — pod_setup_ms (ms) | tcp-inter (+1 workload on the same pods) | tcp-intra" {
+		t.Errorf("pod_setup_ms columns %q", got)
+	}
+}
