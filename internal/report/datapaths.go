@@ -102,7 +102,7 @@ func (c *dpComparison) fold() {
 	}
 	for i, wl := range keep {
 		if n := folded[i]; n > 0 {
-			wl = fmt.Sprintf("%s (+%d workload%s on the same pods)", wl, n, plural(n))
+			wl = fmt.Sprintf("%s (+%d, same pods)", wl, n)
 		}
 		labels = append(labels, wl)
 	}
@@ -128,7 +128,8 @@ func datapathTables(s *study.Study, rows []analysis.Row) []table {
 
 // datapathCaption says what the side-by-side tables hold.
 const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
-	"mean [95% CI] over trials; p: Welch's t test against the first datapath; — where the datapath has no value. " +
+	"mean [95% CI] over trials; p: Welch's t test against the first datapath; — where the datapath has no value; " +
+	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 
 // datapathFigures compares datapaths: for each metric, grouped bars with

@@ -111,7 +111,7 @@ func TestPodSetupColumnsFold(t *testing.T) {
 	if got := tables[0].Head; len(got) != 4 {
 		t.Errorf("lost_percent columns %q: coinciding traffic values must not fold", got)
 	}
-	if got := strings.Join(tables[1].Head, " | "); got != "datapath — pod_setup_ms (ms) | tcp-inter (+1 workload on the same pods) | tcp-intra" {
+	if got := strings.Join(tables[1].Head, " | "); got != "datapath — pod_setup_ms (ms) | tcp-inter (+1, same pods) | tcp-intra" {
 		t.Errorf("pod_setup_ms columns %q", got)
 	}
 }

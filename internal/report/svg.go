@@ -88,7 +88,10 @@ func renderSVG(p *plot.Plot, leg plot.Legend, w, h vg.Length, title string) (tem
 	c := vgsvg.New(w, h)
 	dc := draw.New(c)
 	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: w, Y: 0}, {X: w, Y: h}, {X: 0, Y: h}})
-	lw := legendWidth(leg) + vg.Points(12)
+	// The width is measured in gonum's font; browsers draw the SVG's text
+	// in theirs, which can be a little wider ("bg-inter@bg20" lost its
+	// last character in Chromium): leave them a sixth more.
+	lw := legendWidth(leg)*7/6 + vg.Points(12)
 	if err := drawSafely(func() {
 		p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
 		leg.Draw(draw.Crop(dc, w-lw+vg.Points(8), 0, 0, -vg.Points(28)))
