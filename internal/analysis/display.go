@@ -8,7 +8,8 @@ import (
 )
 
 // Scale is how a metric is shown to people (summary.md, report.html):
-// bitrates in Gbit/s instead of the bit/s stored in summary.csv.
+// bitrates in Gbit/s instead of the bit/s stored in summary.csv, sizes
+// in MiB instead of bytes.
 type Scale struct {
 	Factor   float64 // shown value = stored value × Factor
 	Unit     string
@@ -27,6 +28,9 @@ func Display(metric string) Scale {
 		return Scale{1, u, 0}
 	case "count":
 		return Scale{1, u, 1}
+	case "B":
+		// Memory and windows: 1.106e+08 B reads better as 105.5 MiB.
+		return Scale{1.0 / (1 << 20), "MiB", -1}
 	}
 	return Scale{1, u, -1}
 }

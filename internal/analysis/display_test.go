@@ -107,3 +107,23 @@ func TestPairedColumnsWithoutInterval(t *testing.T) {
 		t.Errorf("one round: chosen [%q, %q], paired low %q; want empty", rec["chosen_low"], rec["chosen_high"], rec["paired_ci95_low"])
 	}
 }
+
+// TestDisplayScales: what people read (Gbit/s, MiB) from what the files
+// keep (bit/s, bytes).
+func TestDisplayScales(t *testing.T) {
+	for _, c := range []struct {
+		metric string
+		v      float64
+		want   string
+	}{
+		{results.MetricBitrate, 9.51e9, "9.51 Gbit/s"},
+		{"daemons_rss_bytes", 110.6e6, "105.5 MiB"},
+		{"snd_cwnd_bytes", 776356, "0.7404 MiB"},
+		{"lost_percent", 0.84, "0.8 %"},
+	} {
+		sc := Display(c.metric)
+		if got := sc.Format(c.v) + " " + sc.Unit; got != c.want {
+			t.Errorf("%s %g: %q, want %q", c.metric, c.v, got, c.want)
+		}
+	}
+}

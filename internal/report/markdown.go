@@ -36,7 +36,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
 			" (see docs/statistics.md).", m.Baseline, m.Baseline)
 	}
-	p(" Bitrates in Gbit/s (summary.csv keeps bit/s). \"paper X\" is a published number for the same point;" +
+	p(" Bitrates in Gbit/s and sizes in MiB (summary.csv keeps bit/s and bytes). \"paper X\" is a published number for the same point;" +
 		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")
 	if len(m.Rows) == 0 {
 		p("No samples.\n")
