@@ -66,7 +66,7 @@ func markdownOf(t *testing.T, s *study.Study, m analysis.Model) string {
 func TestWriteMarkdown(t *testing.T) {
 	s := quickStudy(t)
 	md := markdownOf(t, s, analysis.Build(s, quickSamples()))
-	for _, want := range []string{
+	mdHas(t, md,
 		"# rps-rfs: summary",
 		"## calico-vxlan / tcp",
 		"### Normalized bitrate (vs baseline)",
@@ -81,11 +81,23 @@ func TestWriteMarkdown(t *testing.T) {
 		"| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured |",
 		// "every core > 90% idle at 1 replica": matches our 2 cores.
 		"| baseline, 1 replica, every cpu | core_idle | 90.0 % | 82.0 to 87.0 % (means of 2 rows) |",
-	} {
+	)
+	logIfFailed(t, md)
+}
+
+// mdHas fails the test for each string summary.md lacks.
+func mdHas(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q", want)
 		}
 	}
+}
+
+// logIfFailed shows the whole summary.md when a check of it failed.
+func logIfFailed(t *testing.T, md string) {
+	t.Helper()
 	if t.Failed() {
 		t.Log(md)
 	}
@@ -220,25 +232,19 @@ func TestMarkdownAcrossDatapaths(t *testing.T) {
 		}
 	}
 	md := markdownOf(t, s, analysis.Build(s, smp))
-	for _, want := range []string{
+	mdHas(t, md,
 		"## Cells without samples\n\n- bridge / rps / tcp / 1 replica\n- cilium / rps / tcp / 1 replica\n",
 		"## Datapaths side by side",
 		"| datapath — bitrate (Gbit/s) | tcp |",
 		"| cilium | 5.20 [",
 		"Not measured here (other datapaths or workloads of the run have them): bpf_cilium_lb_count.",
 		"### bpf_cilium_lb_count (count)",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("summary.md lacks %q", want)
-		}
-	}
+	)
 	// The table is cilium's only; bridge's section has the line instead.
 	if c := strings.Count(md, "### bpf_cilium_lb_count"); c != 1 {
 		t.Errorf("%d bpf_cilium_lb_count tables, want 1 (cilium's)", c)
 	}
-	if t.Failed() {
-		t.Log(md)
-	}
+	logIfFailed(t, md)
 }
 
 // TestNoNormalizedViewOfBaselineAlone: a study of the baseline tuning only
