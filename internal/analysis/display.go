@@ -17,8 +17,10 @@ type Scale struct {
 }
 
 // Display returns the display scale of a metric.
-func Display(metric string) Scale {
-	u := Unit(metric)
+func Display(metric string) Scale { return ScaleOf(Unit(metric)) }
+
+// ScaleOf returns the display scale of a stored unit ("bit/s", "B").
+func ScaleOf(u string) Scale {
 	switch u {
 	case "bit/s":
 		return Scale{1e-9, "Gbit/s", 2}
@@ -195,6 +197,17 @@ func Groups(rows []Row) []Group {
 func (g Group) Has(metric string) bool {
 	for _, m := range g.Metrics {
 		if m == metric {
+			return true
+		}
+	}
+	return false
+}
+
+// Measured reports whether some cell of the group has a value of the
+// metric (Has also counts rows of cells without samples).
+func (g Group) Measured(metric string) bool {
+	for _, r := range g.Rows {
+		if r.Metric == metric && r.N > 0 {
 			return true
 		}
 	}

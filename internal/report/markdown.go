@@ -129,7 +129,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		if analysis.IsCoreMetric(metric) {
 			continue
 		}
-		if !measured(g, metric) {
+		if !g.Measured(metric) {
 			unmeasured = append(unmeasured, metric)
 			continue
 		}
@@ -146,16 +146,6 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	if len(unmeasured) > 0 {
 		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))
 	}
-}
-
-// measured reports whether some cell of the group has a value of metric.
-func measured(g analysis.Group, metric string) bool {
-	for _, r := range g.Rows {
-		if r.Metric == metric && r.N > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func anyNorm(rows []analysis.Row, metric string) bool {

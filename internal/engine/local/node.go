@@ -127,17 +127,19 @@ const greetPort = 9
 // fills the bridges' forwarding tables) on the way; it does not wait
 // for the resolution, which the caller's settle time covers.
 func (p *Pod) Greet(to net.IP) error {
-	return netns.Do(p.ns, func() error {
+	err := netns.Do(p.ns, func() error {
 		conn, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: to, Port: greetPort})
 		if err != nil {
-			return fmt.Errorf("greet %s from pod %s: %w", to, p.name, err)
+			return err
 		}
 		defer conn.Close()
-		if _, err := conn.Write([]byte{0}); err != nil {
-			return fmt.Errorf("greet %s from pod %s: %w", to, p.name, err)
-		}
-		return nil
+		_, err = conn.Write([]byte{0})
+		return err
 	})
+	if err != nil {
+		return fmt.Errorf("greet %s from pod %s: %w", to, p.name, err)
+	}
+	return nil
 }
 
 // TeardownLatency is how long unwiring the pod and deleting its namespace
