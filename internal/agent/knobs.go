@@ -107,7 +107,7 @@ func (s *Server) Revert() (int, error) {
 	s.jmu.Lock()
 	defer s.jmu.Unlock()
 	n, qerr := s.revertQdiscsLocked()
-	errs := []error{qerr}
+	errs := []error{qerr, s.stopTraceLocked()}
 	var list []pendingSet
 	for _, ps := range s.pending {
 		list = append(list, ps)
@@ -148,6 +148,14 @@ func (s *Server) closeJournal() error {
 	err := s.j.Close()
 	s.j = nil
 	return err
+}
+
+// replay reverts the journals of dead sessions and deletes their trace
+// tables.
+func (s *Server) replay() (int, error) {
+	n, err := Replay(s.cfg.JournalDir, s.fs)
+	m, terr := sweepTraces()
+	return n + m, errors.Join(err, terr)
 }
 
 // Replay reverts the journals in dir whose session is dead and removes

@@ -68,6 +68,8 @@ const (
 	OpQdiscStats  = "qdisc-stats"  // counters of the netem on Ifaces
 	OpFeatures    = "features"     // which of Args (kernel features) the node lacks: Files name -> why
 	OpDaemons     = "daemons"      // processes named in Args in the node's network namespace: CPU time, memory
+	OpTraceStart  = "trace-start"  // trace the netfilter path of packets between Args (addresses)
+	OpTraceStop   = "trace-stop"   // stop it: Counts chains, rules, packets
 )
 
 // PodNetnsPrefix starts the Netns of a pod: "pod:NAMESPACE/NAME".

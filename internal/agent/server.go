@@ -17,6 +17,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
@@ -105,7 +106,8 @@ type Server struct {
 	pending map[string]pendingSet   // knob key -> first old value
 	qdiscs  map[string]pendingQdisc // device key -> its qdisc before the netem
 	sampler *metrics.Sampler
-	cpp     CPPRecorder // running perf window, if any
+	cpp     CPPRecorder    // running perf window, if any
+	trace   *nftrace.Trace // running netfilter trace, if any
 }
 
 type pendingSet struct {
@@ -246,7 +248,7 @@ func (s *Server) Handle(req Request) Response {
 	case OpRevert:
 		resp.Reverted, err = s.Revert()
 	case OpReplay:
-		resp.Reverted, err = Replay(s.cfg.JournalDir, s.fs)
+		resp.Reverted, err = s.replay()
 	case OpInfo:
 		resp.Info, err = nodeInfo()
 	case OpInspect:
@@ -261,6 +263,8 @@ func (s *Server) Handle(req Request) Response {
 		err = s.cppStart(req.Ifaces)
 	case OpCPPStop:
 		resp.CPP, err = s.cppStop()
+	case OpTraceStart, OpTraceStop:
+		err = s.handleTrace(req, &resp)
 	case OpImpair, OpUnimpair, OpQdiscStats, OpFeatures:
 		err = s.handleImpair(req, &resp)
 	case OpMissing:

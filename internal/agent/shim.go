@@ -100,7 +100,7 @@ func Pause(ctx context.Context) {
 func Daemon(ctx context.Context, cfg Config, interval time.Duration, logf func(string, ...any)) error {
 	s := NewServer(cfg)
 	replay := func() {
-		n, err := Replay(s.cfg.JournalDir, s.fs)
+		n, err := s.replay()
 		if n > 0 {
 			logf("reverted %d values left by dead sessions", n)
 		}

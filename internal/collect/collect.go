@@ -48,6 +48,10 @@ type Trial struct {
 	Servers []engine.Pod
 	// Pairs are the measured pairs.
 	Pairs []workload.Pair
+	// Driven are the pairs as the workload's driver addresses them: a
+	// server fronted by its Service's ClusterIP where the target is the
+	// Service.
+	Driven []workload.Pair
 	// Impaired is where the trial's impairment sits (the knob impairment
 	// fills knob.Target.Impaired); no devices when unimpaired.
 	Impaired engine.Impaired
@@ -92,6 +96,7 @@ var List = []Entry{
 	devicesEntry,
 	iptablesEntry,
 	nftablesEntry,
+	traceEntry,
 	memoryEntry,
 	daemonsEntry,
 	podSetupEntry,
@@ -150,8 +155,21 @@ func (s *Set) StartEarly(ctx context.Context) error { return s.start(ctx, true) 
 // already started are stopped and its error returned.
 func (s *Set) Start(ctx context.Context) error { return s.start(ctx, false) }
 
+// windowStarter is a whole-trial collector that also hears when the
+// measured window begins (the trace collector stops marking packets
+// there, so its marking costs the measured packets nothing).
+type windowStarter interface {
+	WindowStart(ctx context.Context) error
+}
+
 func (s *Set) start(ctx context.Context, early bool) error {
 	for i, c := range s.cs {
+		if ws, ok := c.(windowStarter); ok && !early && s.early[i] && s.started[i] {
+			if err := ws.WindowStart(ctx); err != nil {
+				_, _ = s.Stop(ctx)
+				return fmt.Errorf("collector %s: %w", s.names[i], err)
+			}
+		}
 		if s.early[i] != early || s.started[i] {
 			continue
 		}

@@ -99,7 +99,7 @@ func TestNewSetFollowsStudyFlags(t *testing.T) {
 		want string
 	}{
 		{study.Workload{}, "cpu,daemons,podsetup,qdisc,outside"},
-		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,memory,daemons,podsetup,nodes,qdisc,bpf,outside"},
+		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,trace,memory,daemons,podsetup,nodes,qdisc,bpf,outside"},
 		{study.Workload{CPP: true}, "cpu,cpp,daemons,podsetup,qdisc,outside"},
 	} {
 		s, err := NewSet(c.w, tr)

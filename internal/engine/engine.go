@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"net"
+	"net/netip"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -101,6 +102,19 @@ type Node interface {
 	// Start runs argv on the node (in the node's namespace, pinned to its
 	// CPUs).
 	Start(ctx context.Context, argv []string) (Process, error)
+}
+
+// Tracer is implemented by nodes that can trace the netfilter path of
+// the packets between addresses (package nftrace): the local engine's
+// nodes in their namespaces, the kube engine's through the node agent.
+type Tracer interface {
+	Trace(ctx context.Context, addrs []netip.Addr) (Trace, error)
+}
+
+// Trace is a running trace; Stop removes what it installed and returns
+// what the marked packets traversed, as metrics (nftrace.Path.Metrics).
+type Trace interface {
+	Stop() (map[string]float64, error)
 }
 
 // ExitError is returned by Process.Wait when the program failed; it keeps

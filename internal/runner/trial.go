@@ -77,7 +77,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
 func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int) (workload.Result, collect.Result, error) {
-	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs,
+	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Driven: pairs,
 		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, Number: trial})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, err

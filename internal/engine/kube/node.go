@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"sync"
 
@@ -70,6 +71,22 @@ func (n *Node) HostVeths(pods []engine.Pod) ([]netns.Iface, error) {
 
 func (n *Node) PodIface(p engine.Pod) netns.Iface {
 	return netns.Iface{Netns: agent.PodNetns(n.ns, p.Name()), Name: "eth0"}
+}
+
+// Trace implements engine.Tracer through the node's agent, which owns
+// the trace table for its session (agent.OpTraceStart).
+func (n *Node) Trace(_ context.Context, addrs []netip.Addr) (engine.Trace, error) {
+	if err := n.sess.client.TraceStart(addrs); err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.name, err)
+	}
+	return agentTrace{n.sess.client}, nil
+}
+
+type agentTrace struct{ c *agent.Client }
+
+func (t agentTrace) Stop() (map[string]float64, error) {
+	p, err := t.c.TraceStop()
+	return p.Metrics(), err
 }
 
 // Start runs argv in the node's agent pod (the node's network, PID

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
+	"os/exec"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/proc"
 )
@@ -86,6 +89,24 @@ func (n *Node) PodIface(p engine.Pod) netns.Iface {
 // Start implements engine.Node.
 func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error) {
 	return proc.Start(ctx, n.ns, n.cpus, argv)
+}
+
+// Trace implements engine.Tracer: nft in the node's namespace. A run
+// killed before Stop leaves the table in the namespace, which cleanup
+// deletes with it.
+func (n *Node) Trace(_ context.Context, addrs []netip.Addr) (engine.Trace, error) {
+	tr, err := nftrace.Start(addrs, func(c *exec.Cmd) error { return netns.Start(n.ns, nil, c) })
+	if err != nil {
+		return nil, err
+	}
+	return localTrace{tr}, nil
+}
+
+type localTrace struct{ t *nftrace.Trace }
+
+func (l localTrace) Stop() (map[string]float64, error) {
+	p, err := l.t.Stop()
+	return p.Metrics(), err
 }
 
 // Pod is an emulated pod; it implements engine.Pod.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
+	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -339,6 +340,8 @@ func TestKubeWorkloads(t *testing.T) {
 		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
 			"if_underlay_rx_packets_count", "node_memory_percent", "iptables_rules_count", "iptables_path_rules_count",
 			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count",
+			// The measured packets' own path, traced through the agents.
+			"trace_path_chains_count", "trace_path_rules_count", "trace_packets_count",
 			// The nodes' network daemons, read by their agents: the
 			// test cluster runs kube-proxy in each node's namespace.
 			"daemon_kube-proxy_" + serverNode + "_rss_bytes", "daemon_kube-proxy_" + clientNode + "_rss_bytes"},
@@ -349,6 +352,14 @@ func TestKubeWorkloads(t *testing.T) {
 			}
 		}
 	}
+	// The counters also count the node's own traffic (the kubelet's, the
+	// API server's exec streams through INPUT and OUTPUT); the trace
+	// counts the measured packets' path alone, so fewer rules.
+	if m := got["cost"]; m["trace_path_rules_count"] >= m["iptables_path_rules_count"] {
+		t.Errorf("traced path %v rules, counted %v: the trace should leave the node's own traffic out",
+			m["trace_path_rules_count"], m["iptables_path_rules_count"])
+	}
+	noTraceTables(t)
 	if m := got["http"]; m["errors_count"] != 0 || m["body_bytes"] != 256<<10 {
 		t.Errorf("http: %v", m)
 	}
@@ -360,6 +371,19 @@ func TestKubeWorkloads(t *testing.T) {
 	noRunObjects(t, c)
 	sameKnobs(t, before, knobs(t))
 	noAgentJournalDirs(t)
+}
+
+// noTraceTables checks that no node keeps a trace table.
+func noTraceTables(t *testing.T) {
+	t.Helper()
+	for _, n := range []string{serverNode, clientNode} {
+		out, err := exec.Command("ip", "netns", "exec", n, "nft", "list", "tables").CombinedOutput()
+		if err != nil {
+			t.Errorf("nft list tables on %s: %v: %s", n, err, out)
+		} else if strings.Contains(string(out), nftrace.TablePrefix) {
+			t.Errorf("a trace table is left on %s:\n%s", n, out)
+		}
+	}
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied

@@ -1,0 +1,98 @@
+package nftrace
+
+import (
+	"net"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+func mustRun(t *testing.T, argv ...string) {
+	t.Helper()
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", strings.Join(argv, " "), err, out)
+	}
+}
+
+// send sends one UDP datagram from namespace ns to addr.
+func send(t *testing.T, ns, addr string) {
+	t.Helper()
+	err := netns.Do(ns, func() error {
+		c, err := net.Dial("udp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("x"))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKernelTraceCountsMarkedPacketsOnly: in a namespace with a rule per
+// destination, the trace of the pair 10.9.0.1-10.9.0.2 counts the chain
+// and rule its packets met and not the chain that only the traffic to
+// another address jumped to; Stop removes the table, and Sweep removes a
+// table whose owner is gone but keeps a live one.
+func TestKernelTraceCountsMarkedPacketsOnly(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("skipped: nft is not installed (apt-get install nftables)")
+	}
+	run := kerneltest.RunID()
+	j := kerneltest.Journal(t, run)
+	a, b := kerneltest.Netns(t, j, run, "a"), kerneltest.Netns(t, j, run, "b")
+	mustRun(t, "ip", "-n", a, "link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", b)
+	mustRun(t, "ip", "-n", a, "addr", "add", "10.9.0.1/24", "dev", "v0")
+	mustRun(t, "ip", "-n", b, "addr", "add", "10.9.0.2/24", "dev", "v1")
+	mustRun(t, "ip", "-n", b, "addr", "add", "10.9.0.3/24", "dev", "v1")
+	mustRun(t, "ip", "-n", a, "link", "set", "v0", "up")
+	mustRun(t, "ip", "-n", b, "link", "set", "v1", "up")
+	if out, err := exec.Command("ip", "netns", "exec", a, "nft", "add table ip t; add chain ip t out { type filter hook output priority 0; }; "+
+		"add chain ip t other; add rule ip t out ip daddr 10.9.0.2 counter; add rule ip t out ip daddr 10.9.0.3 counter jump other; "+
+		"add rule ip t other counter").CombinedOutput(); err != nil {
+		t.Skipf("skipped: nf_tables unavailable: %v: %s", err, out)
+	}
+	start := func(c *exec.Cmd) error { return netns.Start(a, nil, c) }
+	tr, err := Start([]netip.Addr{netip.MustParseAddr("10.9.0.1"), netip.MustParseAddr("10.9.0.2")}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		send(t, a, "10.9.0.2:9")
+		send(t, a, "10.9.0.3:9")
+	}
+	p, err := tr.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Chain t/out and its first rule; the datagrams to 10.9.0.3 were not
+	// marked, so t/other and the jump are not on the path.
+	if p.Chains != 1 || p.Rules != 1 || p.Packets < 3 {
+		t.Errorf("path %+v, want 1 chain, 1 rule, 3 or more packets marked", p)
+	}
+	out, _ := exec.Command("ip", "netns", "exec", a, "nft", "list", "tables").CombinedOutput()
+	if strings.Contains(string(out), TablePrefix) {
+		t.Errorf("trace table left after Stop:\n%s", out)
+	}
+
+	// A table of a dead owner is swept; this process's is kept.
+	own, _ := OwnTable()
+	for _, tb := range []string{TablePrefix + "1_1", own} {
+		mustRun(t, "ip", "netns", "exec", a, "nft", "add", "table", "inet", tb)
+	}
+	gone, err := Sweep(start)
+	if err != nil || len(gone) != 1 || gone[0] != TablePrefix+"1_1" {
+		t.Errorf("sweep deleted %v (%v), want the dead owner's table only", gone, err)
+	}
+	out, _ = exec.Command("ip", "netns", "exec", a, "nft", "list", "tables").CombinedOutput()
+	if !strings.Contains(string(out), own) || strings.Contains(string(out), TablePrefix+"1_1") {
+		t.Errorf("after the sweep:\n%s", out)
+	}
+}
