@@ -250,6 +250,16 @@ func TestProtocolErrors(t *testing.T) {
 	if _, err := c.SampleStop(); err == nil {
 		t.Error("sample-stop before start succeeded")
 	}
+	// A trace needs addresses, parsed ones, and a start before its stop;
+	// each refusal changes nothing on the node.
+	for _, args := range [][]string{nil, {"10.0.0.1", "not-an-address"}} {
+		if _, err := c.Call(Request{Op: OpTraceStart, Args: args}); err == nil {
+			t.Errorf("trace-start %q succeeded", args)
+		}
+	}
+	if _, err := c.TraceStop(); err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Errorf("trace-stop before start: %v", err)
+	}
 	if r, err := c.Call(Request{Op: OpPing}); err != nil || r.Value != "pong" {
 		t.Errorf("ping after errors: %+v %v", r, err)
 	}

@@ -104,7 +104,7 @@ func CommonOptions() []spec.Option {
 			Programs: []spec.Program{{Name: "perf", Package: "linux-perf", Version: []string{"perf", "--version"}}}},
 		{Name: study.OptTarget, Doc: "what the client addresses: pod (the server pod's IP), service (a ClusterIP through kube-proxy's rules) or hairpin (that Service from inside the server pod)",
 			Unset: "the engine's own: pod IP locally, the Service on a cluster"},
-		{Name: study.OptCounters, Doc: "device counters and the iptables and nftables rules packets traversed", Unset: "not recorded",
+		{Name: study.OptCounters, Doc: "device counters, the iptables and nftables rules packets traversed, and the measured packets' own netfilter path (an nf_tables trace)", Unset: "not recorded",
 			Programs: []spec.Program{
 				{Name: "iptables-save", Package: "iptables", Version: []string{"iptables-save", "--version"}},
 				{Name: "nft", Package: "nftables", Version: []string{"nft", "--version"}},
