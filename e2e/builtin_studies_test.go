@@ -116,11 +116,22 @@ func TestCNICompareQuick(t *testing.T) {
 	requireTool(t, "iperf3")
 	requireTool(t, "iptables-restore")
 	out, _ := runQuick(t, "cni-compare", "datapaths=[flannel,cilium,kube-router]", "workloads=[tcp-inter,tcp-intra]")
-	path := map[string]float64{}
+	path, rules, traced := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, r := range summaryRows(t, out) {
-		if r["metric"] == "iptables_path_chains_count" {
-			path[r["datapath"].(string)+"/"+r["workload"].(string)] = r["mean"].(float64)
+		k := r["datapath"].(string) + "/" + r["workload"].(string)
+		switch r["metric"] {
+		case "iptables_path_chains_count":
+			path[k] = r["mean"].(float64)
+		case "iptables_path_rules_count":
+			rules[k] = r["mean"].(float64)
+		case "trace_path_rules_count":
+			traced[k] = r["mean"].(float64)
 		}
+	}
+	// Nothing but the measured flow crosses an emulated node, so the
+	// trace of its packets meets the rules the counters saw move.
+	if traced["flannel/tcp-inter"] <= 0 || traced["flannel/tcp-inter"] != rules["flannel/tcp-inter"] {
+		t.Errorf("flannel's inter-host path: %v rules traced, %v counted", traced["flannel/tcp-inter"], rules["flannel/tcp-inter"])
 	}
 	if path["flannel/tcp-inter"] <= 0 {
 		t.Errorf("flannel's inter-host path traversed no chain: %v", path)

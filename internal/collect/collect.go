@@ -37,6 +37,9 @@ type Result struct {
 	// used by processes outside the run (the noise guard's input); nil
 	// when not measured.
 	OutsidePct *float64
+	// Warnings say why a collector left its metrics out of a trial it did
+	// not fail (a node that cannot trace); the runner reports each once.
+	Warnings []string
 }
 
 // Trial is what the collectors of one trial observe.
@@ -206,6 +209,7 @@ func (s *Set) Stop(ctx context.Context) (Result, error) {
 		if r.OutsidePct != nil {
 			out.OutsidePct = r.OutsidePct
 		}
+		out.Warnings = append(out.Warnings, r.Warnings...)
 	}
 	return out, first
 }

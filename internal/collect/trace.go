@@ -65,10 +65,14 @@ type traceCollector struct {
 	started time.Time
 	done    map[string]float64 // the sum, once stopped at the window's start
 	ended   bool
+	// failed says why a node could not trace: the trial goes on without
+	// the trace (its counters still count), and the run says why once.
+	failed string
 }
 
 // Start traces on every node that can; a node that cannot (an engine
-// without engine.Tracer) leaves the metrics out.
+// without engine.Tracer, or a kernel without what the marking rules use)
+// leaves the metrics out, with a warning in the second case.
 func (c *traceCollector) Start(ctx context.Context) error {
 	if len(c.addrs) == 0 {
 		return nil
@@ -81,7 +85,8 @@ func (c *traceCollector) Start(ctx context.Context) error {
 		tr, err := tn.Trace(ctx, c.addrs)
 		if err != nil {
 			_, serr := c.stop()
-			return errors.Join(fmt.Errorf("trace on node %s: %w", n.Name(), err), serr)
+			c.failed = fmt.Sprintf("collector trace: node %s cannot trace, so trace_path_* are not recorded: %v", n.Name(), err)
+			return serr
 		}
 		c.traces = append(c.traces, tr)
 	}
@@ -100,6 +105,9 @@ func (c *traceCollector) WindowStart(context.Context) error {
 }
 
 func (c *traceCollector) Stop(context.Context) (Result, error) {
+	if c.failed != "" {
+		return Result{Warnings: []string{c.failed}}, nil
+	}
 	sum, err := c.done, error(nil)
 	if !c.ended {
 		sum, err = c.stop()

@@ -2,9 +2,11 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +29,12 @@ func (n *tracerNode) Trace(_ context.Context, addrs []netip.Addr) (engine.Trace,
 }
 
 type nodeTrace struct{ n *tracerNode }
+
+type failingTracer struct{ fakeNode }
+
+func (failingTracer) Trace(context.Context, []netip.Addr) (engine.Trace, error) {
+	return nil, errors.New("nft add table: exit status 1: Error: no nft_limit")
+}
 
 func (t nodeTrace) Stop() (map[string]float64, error) {
 	t.n.running = false
@@ -72,7 +80,18 @@ func TestTraceCollector(t *testing.T) {
 			}
 		})
 	}
-	c := &traceCollector{nodes: []engine.Node{fakeNode{}, fakeNode{}}, addrs: pairAddrs(Trial{Pairs: []workload.Pair{pair}})}
+	// A node whose kernel cannot trace: the trial goes on, the other
+	// node's trace is stopped, and the reason comes back as a warning.
+	ok := &tracerNode{}
+	c := &traceCollector{nodes: []engine.Node{ok, failingTracer{}}, addrs: pairAddrs(Trial{Pairs: []workload.Pair{pair}})}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("a node that cannot trace failed the trial: %v", err)
+	}
+	if r, err := c.Stop(context.Background()); err != nil || len(r.Metrics) != 0 || len(r.Warnings) != 1 || ok.running ||
+		!strings.Contains(r.Warnings[0], "no nft_limit") {
+		t.Errorf("a node that cannot trace: %v, %v, %q (other node's trace running: %v)", r.Metrics, err, r.Warnings, ok.running)
+	}
+	c = &traceCollector{nodes: []engine.Node{fakeNode{}, fakeNode{}}, addrs: pairAddrs(Trial{Pairs: []workload.Pair{pair}})}
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

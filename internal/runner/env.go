@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -42,6 +43,22 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.Notes = append(e.Notes, r.notes...)
 	r.env = e
 	return r.out.WriteEnv(e)
+}
+
+// warnOnce reports each collector warning the first time it is seen, on
+// the progress log and in env.json's notes.
+func (r *run) warnOnce(warnings []string) error {
+	for _, w := range warnings {
+		if slices.Contains(r.env.Notes, w) {
+			continue
+		}
+		r.opt.Progress.Logf("warning: %s", w)
+		r.env.Notes = append(r.env.Notes, w)
+		if err := r.out.WriteEnv(r.env); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordDatapath adds how a datapath was built to env.json.

@@ -63,6 +63,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	if sample.Metrics == nil {
 		sample.Metrics = map[string]float64{}
 	}
+	if err := r.warnOnce(col.Warnings); err != nil {
+		return sample, &fatalError{err}
+	}
 	r.plan.workloads.Mark(w, sample.Metrics)
 	for k, v := range col.Metrics {
 		sample.Metrics[k] = v

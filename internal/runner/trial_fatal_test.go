@@ -32,3 +32,23 @@ func TestTrialKnobNotRevertedIsFatal(t *testing.T) {
 		t.Errorf("err %v (fatal %v), reverted %v: want a fatal error after the revert was tried", err, isFatal(err), reverted)
 	}
 }
+
+// A run that measured nothing fails instead of pointing to a report it
+// never built; one that measured builds it, and keeps its own error first.
+func TestFinish(t *testing.T) {
+	built := 0
+	build := func(string) error { built++; return errors.New("disk full") }
+	if err := finish("d", false, nil, build); !errors.Is(err, errNothingMeasured) || built != 0 {
+		t.Errorf("nothing measured: %v (built %d)", err, built)
+	}
+	run := errors.New("interrupted")
+	if err := finish("d", false, run, build); err != run {
+		t.Errorf("nothing measured, interrupted: %v", err)
+	}
+	if err := finish("d", true, nil, build); err == nil || built != 1 {
+		t.Errorf("measured, report failed: %v (built %d)", err, built)
+	}
+	if err := finish("d", true, run, build); err != run || built != 2 {
+		t.Errorf("measured, interrupted: %v (built %d)", err, built)
+	}
+}

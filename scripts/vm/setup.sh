@@ -72,7 +72,7 @@ modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay af_packet xfrm_user nfnet
   veth bridge vxlan macvlan ipvlan tun ipip ip_gre gre geneve wireguard
   sch_netem sch_tbf sch_htb cls_bpf openvswitch vport-vxlan vport-geneve vport-gre
   ip_tables iptable_filter iptable_nat iptable_mangle iptable_raw nf_conntrack xt_conntrack xt_comment xt_MASQUERADE
-  nf_tables nft_compat nft_chain_nat nft_ct nft_nat nft_masq nft_reject_inet nft_numgen nft_hash nft_fib_inet
+  nf_tables nft_compat nft_chain_nat nft_ct nft_nat nft_masq nft_reject_inet nft_numgen nft_hash nft_fib_inet nft_limit
   xt_tcpudp nf_reject_ipv4 nft_reject_ipv4 xt_iprange ipt_rpfilter xt_socket xt_state xt_CT xt_NFLOG xt_addrtype xt_mark xt_statistic xt_nat xt_set xt_ipvs xt_physdev xt_multiport ipt_REJECT
   ip_set ip_set_hash_ip ip_set_hash_ipport ip_set_hash_ipportip ip_set_hash_net ip_set_bitmap_port ip_vs ip_vs_rr pktgen)
 if [ ! -s "initrd-$kver.img" ] || [ "$HERE/setup.sh" -nt "initrd-$kver.img" ] || [ "$HERE/init.sh" -nt "initrd-$kver.img" ]; then

@@ -16,11 +16,12 @@
 // Design notes:
 //
 //   - Tracing every packet of a 10 Gbit/s flow would cost the flow and
-//     flood the monitor, so the marking is sampled: every TCP SYN, FIN and
-//     RST between the addresses (a connection's first packet is the only
-//     one the nat chains see) and otherwise at most Rate packets a second
-//     per hook and direction, with a burst of as many, so the first packets
-//     of a UDP flow are traced too.
+//     flood the monitor, so the marking is sampled: TCP SYN, FIN and RST
+//     between the addresses up to ConnRate a second (a connection's first
+//     packet is the only one the nat chains see; the bound keeps an HTTP
+//     load's thousands of connections from flooding the monitor) and
+//     otherwise at most Rate packets a second per rule, each with a burst
+//     of as many, so the first packets of a UDP flow are traced too.
 //   - Tunnel encapsulation scrubs the mark (skb_scrub_packet), so the outer
 //     packets of the tunnels datapaths use (VXLAN, Geneve, Weave, Flannel's
 //     UDP, WireGuard, IP-in-IP, GRE) are marked by their ports and
@@ -47,8 +48,12 @@ import (
 // TablePrefix starts the name of every trace table (family inet).
 const TablePrefix = "cnibench_trace_"
 
-// Rate is the sampled packets per second and hook of each marking rule.
-const Rate = 50
+// Rate is the sampled packets per second of each marking rule; ConnRate
+// that of the rules marking TCP's SYN, FIN and RST.
+const (
+	Rate     = 50
+	ConnRate = 500
+)
 
 // TunnelPorts are the UDP ports of the encapsulations the datapaths use:
 // VXLAN (IANA, Linux's default), Geneve, Weave's sleeve and fast datapath,
@@ -73,6 +78,7 @@ func Script(table string, addrs []netip.Addr) string {
 		}
 	}
 	sample := fmt.Sprintf("limit rate %d/second burst %d packets meta nftrace set 1", Rate, Rate)
+	conns := fmt.Sprintf("limit rate %d/second burst %d packets meta nftrace set 1", ConnRate, ConnRate)
 	var b strings.Builder
 	fmt.Fprintf(&b, "add table inet %s; ", table)
 	for _, fam := range []struct {
@@ -93,7 +99,7 @@ func Script(table string, addrs []netip.Addr) string {
 				continue
 			}
 			pair := fmt.Sprintf("%s saddr @%s %s daddr @%s", fam.match, fam.set, fam.match, fam.set)
-			fmt.Fprintf(&b, "add rule inet %s %s %s tcp flags & (syn | fin | rst) != 0 meta nftrace set 1; ", table, ch.name, pair)
+			fmt.Fprintf(&b, "add rule inet %s %s %s tcp flags & (syn | fin | rst) != 0 %s; ", table, ch.name, pair, conns)
 			fmt.Fprintf(&b, "add rule inet %s %s %s %s; ", table, ch.name, pair, sample)
 		}
 		fmt.Fprintf(&b, "add rule inet %s %s udp dport { %s } %s; ", table, ch.name, joinInts(TunnelPorts), sample)

@@ -91,7 +91,7 @@ func TestScript(t *testing.T) {
 		"add set inet cnibench_trace_5_6 a6 { type ipv6_addr; elements = { fd00::2 }; }",
 		"add chain inet cnibench_trace_5_6 pre { type filter hook prerouting priority -350; policy accept; }",
 		"add chain inet cnibench_trace_5_6 out { type filter hook output priority -350; policy accept; }",
-		"add rule inet cnibench_trace_5_6 pre ip saddr @a4 ip daddr @a4 tcp flags & (syn | fin | rst) != 0 meta nftrace set 1",
+		"add rule inet cnibench_trace_5_6 pre ip saddr @a4 ip daddr @a4 tcp flags & (syn | fin | rst) != 0 limit rate 500/second burst 500 packets meta nftrace set 1",
 		"add rule inet cnibench_trace_5_6 out ip6 saddr @a6 ip6 daddr @a6 limit rate 50/second burst 50 packets meta nftrace set 1",
 		"udp dport { 4789, 8472, 6081, 6783, 6784, 8285, 51820 }",
 	} {

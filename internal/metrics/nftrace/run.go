@@ -94,8 +94,11 @@ func run(start Starter, script string) error {
 		return fmt.Errorf("nft: %w", err)
 	}
 	if err := cmd.Wait(); err != nil {
+		// nft's first line says what failed; the rest repeats the
+		// command with a marker under the part it refused.
 		verb, _, _ := strings.Cut(script, ";")
-		return fmt.Errorf("nft %s: %w: %s", verb, err, strings.TrimSpace(out.String()))
+		msg, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
+		return fmt.Errorf("nft %s: %w: %s", verb, err, msg)
 	}
 	return nil
 }
