@@ -116,8 +116,7 @@ func joinInts(v []int) string {
 	return strings.Join(s, ", ")
 }
 
-// Path is what the marked packets traversed on one node (or the sum over
-// nodes).
+// Path is what the marked packets traversed on one node.
 type Path struct {
 	// Chains and Rules outside the trace table: entered, jumped to or
 	// matched in (chains), matched (rules).
@@ -125,11 +124,6 @@ type Path struct {
 	Rules  int `json:"rules"`
 	// Packets is how many packets the trace table marked.
 	Packets int `json:"packets"`
-}
-
-// Add sums two nodes' paths.
-func (p Path) Add(q Path) Path {
-	return Path{Chains: p.Chains + q.Chains, Rules: p.Rules + q.Rules, Packets: p.Packets + q.Packets}
 }
 
 // Metric names.
