@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -72,23 +73,43 @@ type traceCollector struct {
 
 // Start traces on every node that can; a node that cannot (an engine
 // without engine.Tracer, or a kernel without what the marking rules use)
-// leaves the metrics out, with a warning in the second case.
+// leaves the metrics out, with a warning in the second case. The nodes
+// start together: each start waits for its monitor to subscribe, and a
+// trial should not wait for them one after the other.
 func (c *traceCollector) Start(ctx context.Context) error {
 	if len(c.addrs) == 0 {
 		return nil
 	}
+	tracers := make([]engine.Tracer, 0, len(c.nodes))
 	for _, n := range c.nodes {
 		tn, ok := n.(engine.Tracer)
 		if !ok {
-			break
+			return nil
 		}
-		tr, err := tn.Trace(ctx, c.addrs)
+		tracers = append(tracers, tn)
+	}
+	traces := make([]engine.Trace, len(tracers))
+	errs := make([]error, len(tracers))
+	var wg sync.WaitGroup
+	for i, tn := range tracers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			traces[i], errs[i] = tn.Trace(ctx, c.addrs)
+		}()
+	}
+	wg.Wait()
+	for i, tr := range traces {
+		if errs[i] == nil {
+			c.traces = append(c.traces, tr)
+		}
+	}
+	for i, err := range errs {
 		if err != nil {
 			_, serr := c.stop()
-			c.failed = fmt.Sprintf("collector trace: node %s cannot trace, so trace_path_* are not recorded: %v", n.Name(), err)
+			c.failed = fmt.Sprintf("collector trace: node %s cannot trace, so trace_path_* are not recorded: %v", c.nodes[i].Name(), err)
 			return serr
 		}
-		c.traces = append(c.traces, tr)
 	}
 	c.started = time.Now()
 	return nil
@@ -118,13 +139,22 @@ func (c *traceCollector) Stop(context.Context) (Result, error) {
 	return Result{Metrics: sum}, nil
 }
 
-// stop ends every trace started and sums the paths when all nodes traced.
+// stop ends every trace started (together, as they started) and sums
+// the paths when all nodes traced.
 func (c *traceCollector) stop() (map[string]float64, error) {
+	ms := make([]map[string]float64, len(c.traces))
+	errs := make([]error, len(c.traces))
+	var wg sync.WaitGroup
+	for i, tr := range c.traces {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ms[i], errs[i] = tr.Stop()
+		}()
+	}
+	wg.Wait()
 	sum := map[string]float64{}
-	var errs []error
-	for _, tr := range c.traces {
-		m, err := tr.Stop()
-		errs = append(errs, err)
+	for _, m := range ms {
 		for k, v := range m {
 			sum[k] += v
 		}

@@ -99,3 +99,34 @@ func TestTraceCollector(t *testing.T) {
 		t.Errorf("nodes without a tracer: %v, %v", r.Metrics, err)
 	}
 }
+
+// meetingTracer starts only when the other node's start is under way too.
+type meetingTracer struct {
+	tracerNode
+	meet chan struct{}
+}
+
+func (n *meetingTracer) Trace(ctx context.Context, addrs []netip.Addr) (engine.Trace, error) {
+	select {
+	case n.meet <- struct{}{}:
+	case <-n.meet:
+	case <-time.After(5 * time.Second):
+		return nil, errors.New("the other node's trace did not start meanwhile")
+	}
+	return n.tracerNode.Trace(ctx, addrs)
+}
+
+// TestTraceNodesStartTogether: each start waits for its monitor to
+// subscribe, so the nodes must not start one after the other.
+func TestTraceNodesStartTogether(t *testing.T) {
+	meet := make(chan struct{})
+	a, b := &meetingTracer{meet: meet}, &meetingTracer{meet: meet}
+	c := &traceCollector{nodes: []engine.Node{a, b}, addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Stop(context.Background())
+	if _, ok := r.Metrics[nftrace.MetricRules]; err != nil || len(r.Warnings) != 0 || !ok {
+		t.Errorf("started together: %v, %v, %q", r.Metrics, err, r.Warnings)
+	}
+}
