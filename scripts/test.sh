@@ -41,7 +41,10 @@ go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" ./int
 # End to end: flannel-backends --quick with its netem impairments, and the
 # Service path through both IPVS proxies (the guest runs the binary the
 # host built: it has no build cache).
-CNIBENCH_E2E_BIN="$PWD/bin/cnibench" CNIBENCH_VM_MEM=1G CNIBENCH_VM_TIMEOUT=1140 go test -count=1 -timeout 40m \
+# Single-threaded emulation: the runs trace nf_tables, and QEMU's
+# multi-threaded mode mishandles the kernel's static-key patching that a
+# trace start or stop does (scripts/vm/go-test-exec.sh).
+CNIBENCH_E2E_BIN="$PWD/bin/cnibench" CNIBENCH_VM_MEM=1G CNIBENCH_VM_TIMEOUT=1140 CNIBENCH_VM_TCG=single go test -count=1 -timeout 40m \
   -exec "$PWD/scripts/vm/go-test-exec.sh" ./e2e/ -run 'TestFlannelBackendsQuick$|TestIPVSServicePath$'
 
 echo "== Kubernetes engine on a real two-node cluster built on this machine"

@@ -46,7 +46,7 @@ func (s *Server) handleTrace(req Request, resp *Response) error {
 		return errors.New("trace: no addresses")
 	}
 	// The agent runs in the node's network namespace (hostNetwork).
-	if err := nftrace.CheckLegacy("/proc/self/net"); err != nil {
+	if err := nftrace.CheckLegacy(nftrace.ThreadNet); err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
 	tr, err := nftrace.Start(addrs, (*exec.Cmd).Start)

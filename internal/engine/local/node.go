@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
+	"os/exec"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/proc"
 )
@@ -88,14 +91,26 @@ func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error)
 	return proc.Start(ctx, n.ns, n.cpus, argv)
 }
 
-// The local engine's nodes do not implement engine.Tracer, on purpose:
-// nothing but the measured flow crosses an emulated node, so its counters
-// are exact (the trace agreed with them rule for rule in every
-// cni-compare entry), and with the trace on, the emulated Debian 6.1
-// guest of the VM stage soft-locked three times in a row (iperf3,
-// ksoftirqd, flanneld stuck) in the flannel-backends e2e run, which
-// passes without it. Until that is understood the trace runs on
-// clusters only (engine/kube), where the counters take other traffic.
+// Trace implements engine.Tracer: nft in the node's namespace. A run
+// killed before Stop leaves the table in the namespace, which cleanup
+// deletes with it.
+func (n *Node) Trace(_ context.Context, addrs []netip.Addr) (engine.Trace, error) {
+	if err := netns.Do(n.ns, func() error { return nftrace.CheckLegacy(nftrace.ThreadNet) }); err != nil {
+		return nil, err
+	}
+	tr, err := nftrace.Start(addrs, func(c *exec.Cmd) error { return netns.Start(n.ns, nil, c) })
+	if err != nil {
+		return nil, err
+	}
+	return localTrace{tr}, nil
+}
+
+type localTrace struct{ t *nftrace.Trace }
+
+func (l localTrace) Stop() (map[string]float64, error) {
+	p, err := l.t.Stop()
+	return p.Metrics(), err
+}
 
 // Pod is an emulated pod; it implements engine.Pod.
 type Pod struct {

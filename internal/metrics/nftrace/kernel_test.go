@@ -96,3 +96,31 @@ func TestKernelTraceCountsMarkedPacketsOnly(t *testing.T) {
 		t.Errorf("after the sweep:\n%s", out)
 	}
 }
+
+// TestKernelLegacyTablesSeen: a namespace where iptables-legacy made its
+// filter table is named as one a trace cannot see; a fresh one is not.
+func TestKernelLegacyTablesSeen(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	if _, err := exec.LookPath("iptables-legacy"); err != nil {
+		t.Skip("skipped: iptables-legacy is not installed (apt-get install iptables)")
+	}
+	run := kerneltest.RunID()
+	j := kerneltest.Journal(t, run)
+	fresh, legacy := kerneltest.Netns(t, j, run, "f"), kerneltest.Netns(t, j, run, "l")
+	if out, err := exec.Command("ip", "netns", "exec", legacy, "iptables-legacy", "-t", "filter", "-A", "INPUT", "-j", "ACCEPT").CombinedOutput(); err != nil {
+		t.Skipf("skipped: the kernel has no x_tables (ip_tables): %v: %s", err, out)
+	}
+	check := func(ns string) error {
+		var err error
+		if derr := netns.Do(ns, func() error { err = CheckLegacy(ThreadNet); return nil }); derr != nil {
+			t.Fatal(derr)
+		}
+		return err
+	}
+	if err := check(fresh); err != nil {
+		t.Errorf("a fresh namespace: %v", err)
+	}
+	if err := check(legacy); err == nil || !strings.Contains(err.Error(), "ip filter") {
+		t.Errorf("a namespace with a legacy filter table: %v", err)
+	}
+}

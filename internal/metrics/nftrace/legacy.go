@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// ThreadNet is /proc/net of the calling thread's network namespace (a
+// goroutine locked in a namespace with netns.Do reads that namespace's).
+const ThreadNet = "/proc/thread-self/net"
+
 // LegacyTables lists the x_tables ("iptables-legacy") tables registered in
 // the network namespace whose /proc/net is procNet, as "ip filter",
 // "ip6 nat" and so on. Their rules run on the netfilter hooks beside
