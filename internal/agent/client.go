@@ -46,8 +46,10 @@ const (
 var ErrTimeout = errors.New("agent did not answer in time")
 
 // slowOps take longer than a knob write: perf's report, replaying
-// journals, reverting a session, sampling windows.
-var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true}
+// journals, reverting a session, sampling windows, a trace's start (nft
+// reads the whole ruleset before it listens: seconds on a big node).
+var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true,
+	OpTraceStart: true, OpTraceStop: true}
 
 var _ tune.FS = (*Client)(nil)
 

@@ -1,6 +1,7 @@
 package nftrace
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os/exec"
@@ -122,5 +123,46 @@ func TestKernelLegacyTablesSeen(t *testing.T) {
 	}
 	if err := check(legacy); err == nil || !strings.Contains(err.Error(), "ip filter") {
 		t.Errorf("a namespace with a legacy filter table: %v", err)
+	}
+}
+
+// TestKernelTraceWaitsForMonitor: nft joins the trace group only after
+// reading the ruleset, which grows with it (200,000 rules took 10 s
+// here); a packet marked before then is lost. With 60,000 rules in a
+// chain no hook reaches, the packets sent as soon as Start returns are
+// all reported.
+func TestKernelTraceWaitsForMonitor(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("skipped: nft is not installed (apt-get install nftables)")
+	}
+	run := kerneltest.RunID()
+	j := kerneltest.Journal(t, run)
+	a := kerneltest.Netns(t, j, run, "w")
+	mustRun(t, "ip", "-n", a, "link", "set", "lo", "up")
+	var rules strings.Builder
+	rules.WriteString("add table ip big\nadd chain ip big unhooked\n")
+	for i := range 60000 {
+		fmt.Fprintf(&rules, "add rule ip big unhooked ip daddr 10.%d.%d.%d counter\n", i>>16, i>>8&255, i&255)
+	}
+	load := exec.Command("ip", "netns", "exec", a, "nft", "-f", "-")
+	load.Stdin = strings.NewReader(rules.String())
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Skipf("skipped: nf_tables unavailable: %v: %s", err, out)
+	}
+	start := func(c *exec.Cmd) error { return netns.Start(a, nil, c) }
+	tr, err := Start([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		send(t, a, "127.0.0.2:9")
+	}
+	p, err := tr.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Packets < 3 {
+		t.Errorf("%d of the 3 packets sent after Start were reported: the monitor had not subscribed", p.Packets)
 	}
 }

@@ -21,10 +21,6 @@ import (
 // namespace (netns.Start) or, for the node agent, where it runs (Cmd.Start).
 type Starter func(*exec.Cmd) error
 
-// subscribe is how long the monitor is given to join the trace group
-// before packets are marked: a packet marked earlier is not reported.
-const subscribe = 200 * time.Millisecond
-
 // Trace is a running trace in one network namespace.
 type Trace struct {
 	table  string
@@ -53,7 +49,9 @@ func Start(addrs []netip.Addr, start Starter) (*Trace, error) {
 		return nil, fmt.Errorf("nft monitor trace: %w", err)
 	}
 	go func() { t.done <- t.count.Read(out) }()
-	time.Sleep(subscribe)
+	if err := waitSubscribed("/proc", t.mon.Process.Pid, subscribeLimit); err != nil {
+		return nil, errors.Join(err, t.endMonitor())
+	}
 	if err := run(start, Script(table, addrs)); err != nil {
 		t.endMonitor()
 		_ = run(start, "delete table inet "+table) // a half-made table; usually absent
