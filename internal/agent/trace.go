@@ -28,7 +28,7 @@ func (s *Server) handleTrace(req Request, resp *Response) error {
 		}
 		p, err := s.trace.Stop()
 		s.trace = nil
-		resp.Counts = map[string]int{"chains": p.Chains, "rules": p.Rules, "packets": p.Packets}
+		resp.Counts = pathCounts(p)
 		return err
 	}
 	if s.trace != nil {
@@ -90,5 +90,14 @@ func (c *Client) TraceStart(addrs []netip.Addr) error {
 // TraceStop ends the trace and returns what the marked packets traversed.
 func (c *Client) TraceStop() (nftrace.Path, error) {
 	r, err := c.Call(Request{Op: OpTraceStop})
-	return nftrace.Path{Chains: r.Counts["chains"], Rules: r.Counts["rules"], Packets: r.Counts["packets"]}, err
+	return countsPath(r.Counts), err
+}
+
+// pathCounts and countsPath carry a trace's path in a response's counts.
+func pathCounts(p nftrace.Path) map[string]int {
+	return map[string]int{"chains": p.Chains, "rules": p.Rules, "packets": p.Packets, "lost": p.Lost}
+}
+
+func countsPath(c map[string]int) nftrace.Path {
+	return nftrace.Path{Chains: c["chains"], Rules: c["rules"], Packets: c["packets"], Lost: c["lost"]}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
@@ -136,7 +137,13 @@ func (c *traceCollector) Stop(context.Context) (Result, error) {
 	if err != nil || sum == nil {
 		return Result{}, err
 	}
-	return Result{Metrics: sum}, nil
+	r := Result{Metrics: sum}
+	if sum[nftrace.MetricLost] > 0 {
+		// One wording for every trial, so the run says it once.
+		r.Warnings = []string{"collector trace: nft lost trace events (its socket overflowed), so trace_path_* may miss rules; " +
+			nftrace.MetricLost + " counts the losses"}
+	}
+	return r, nil
 }
 
 // stop ends every trace started (together, as they started) and sums

@@ -91,6 +91,16 @@ func TestTraceCollector(t *testing.T) {
 		!strings.Contains(r.Warnings[0], "no nft_limit") {
 		t.Errorf("a node that cannot trace: %v, %v, %q (other node's trace running: %v)", r.Metrics, err, r.Warnings, ok.running)
 	}
+	// A node whose monitor lost events: the metrics stand, with a warning.
+	lossy := &tracerNode{path: nftrace.Path{Chains: 1, Rules: 1, Packets: 9, Lost: 2}}
+	c = &traceCollector{nodes: []engine.Node{&tracerNode{}, lossy}, addrs: pairAddrs(Trial{Pairs: []workload.Pair{pair}})}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Stop(context.Background()); err != nil || r.Metrics[nftrace.MetricLost] != 2 || r.Metrics[nftrace.MetricRules] != 1 ||
+		len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "lost trace events") {
+		t.Errorf("lost events: %v, %v, %q", r.Metrics, err, r.Warnings)
+	}
 	c = &traceCollector{nodes: []engine.Node{fakeNode{}, fakeNode{}}, addrs: pairAddrs(Trial{Pairs: []workload.Pair{pair}})}
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)

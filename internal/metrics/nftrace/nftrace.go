@@ -124,6 +124,10 @@ type Path struct {
 	Rules  int `json:"rules"`
 	// Packets is how many packets the trace table marked.
 	Packets int `json:"packets"`
+	// Lost counts nft's "lost some netlink events" notes: its socket
+	// overflowed (ENOBUFS) and a rule seen only in the lost events is
+	// missing from the counts.
+	Lost int `json:"lost"`
 }
 
 // Metric names.
@@ -131,11 +135,13 @@ const (
 	MetricChains  = "trace_path_chains_count"
 	MetricRules   = "trace_path_rules_count"
 	MetricPackets = "trace_packets_count"
+	MetricLost    = "trace_lost_events_count"
 )
 
 // Metrics returns a path as metrics.
 func (p Path) Metrics() map[string]float64 {
-	return map[string]float64{MetricChains: float64(p.Chains), MetricRules: float64(p.Rules), MetricPackets: float64(p.Packets)}
+	return map[string]float64{MetricChains: float64(p.Chains), MetricRules: float64(p.Rules), MetricPackets: float64(p.Packets),
+		MetricLost: float64(p.Lost)}
 }
 
 // Counter reads trace events line by line.
@@ -144,6 +150,7 @@ type Counter struct {
 	chains  map[string]bool
 	rules   map[string]bool
 	packets int
+	lost    int
 }
 
 // NewCounter counts the events of the trace table named table.
@@ -162,8 +169,13 @@ func NewCounter(table string) *Counter {
 // The monitor renders rules from the ruleset it read when it started; a
 // rule added later (the trace table's own, a kube-proxy resync's) comes as
 // "unknown rule handle N", with its verdict. Anything else is ignored: an
-// unknown line must not stop a count.
+// unknown line must not stop a count. nft notes an overflow of its
+// socket as "# ERROR: We lost some netlink events!" (src/mnl.c).
 func (c *Counter) Line(line string) {
+	if strings.HasPrefix(line, "# ERROR: We lost some netlink events") {
+		c.lost++
+		return
+	}
 	f := strings.Fields(line)
 	if len(f) < 7 || f[0] != "trace" || f[1] != "id" {
 		return
@@ -229,7 +241,7 @@ func jumpTarget(line string) string {
 
 // Path is what the lines read so far traversed.
 func (c *Counter) Path() Path {
-	return Path{Chains: len(c.chains), Rules: len(c.rules), Packets: c.packets}
+	return Path{Chains: len(c.chains), Rules: len(c.rules), Packets: c.packets, Lost: c.lost}
 }
 
 // Read counts every line of r.
