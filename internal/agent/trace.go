@@ -45,10 +45,6 @@ func (s *Server) handleTrace(req Request, resp *Response) error {
 	if len(addrs) == 0 {
 		return errors.New("trace: no addresses")
 	}
-	// The agent runs in the node's network namespace (hostNetwork).
-	if err := nftrace.CheckLegacy(nftrace.ThreadNet); err != nil {
-		return fmt.Errorf("trace: %w", err)
-	}
 	tr, err := nftrace.Start(addrs, (*exec.Cmd).Start)
 	if err != nil {
 		return err

@@ -288,6 +288,19 @@ func TestParseStat(t *testing.T) {
 	if _, err := ProcessStart(deadPID(t)); !errors.Is(err, ErrNoProcess) {
 		t.Fatalf("ProcessStart(dead) = %v", err)
 	}
+	// A child that exited and was not waited for is a zombie: no process.
+	c := exec.Command("true")
+	if err := c.Start(); err != nil {
+		t.Skipf("skipped: cannot start true: %v", err)
+	}
+	defer c.Wait()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := ProcessStart(c.Process.Pid); errors.Is(err, ErrNoProcess) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("ProcessStart(zombie) = %v, want ErrNoProcess", err)
+		}
+	}
 }
 
 func FuzzParse(f *testing.F) {

@@ -95,9 +95,6 @@ func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error)
 // killed before Stop leaves the table in the namespace, which cleanup
 // deletes with it.
 func (n *Node) Trace(_ context.Context, addrs []netip.Addr) (engine.Trace, error) {
-	if err := netns.Do(n.ns, func() error { return nftrace.CheckLegacy(nftrace.ThreadNet) }); err != nil {
-		return nil, err
-	}
 	tr, err := nftrace.Start(addrs, func(c *exec.Cmd) error { return netns.Start(n.ns, nil, c) })
 	if err != nil {
 		return nil, err

@@ -19,6 +19,28 @@ func mustRun(t *testing.T, argv ...string) {
 	}
 }
 
+// nftNamespaces skips without root or nft and returns throw-away network
+// namespaces, one per name, removed when the test ends.
+func nftNamespaces(t *testing.T, names ...string) []string {
+	t.Helper()
+	kerneltest.RequireRoot(t)
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("skipped: nft is not installed (apt-get install nftables)")
+	}
+	run := kerneltest.RunID()
+	j := kerneltest.Journal(t, run)
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = kerneltest.Netns(t, j, run, n)
+	}
+	return out
+}
+
+// inNetns starts commands in namespace ns (a Starter).
+func inNetns(ns string) Starter {
+	return func(c *exec.Cmd) error { return netns.Start(ns, nil, c) }
+}
+
 // send sends one UDP datagram from namespace ns to addr.
 func send(t *testing.T, ns, addr string) {
 	t.Helper()
@@ -42,13 +64,8 @@ func send(t *testing.T, ns, addr string) {
 // another address jumped to; Stop removes the table, and Sweep removes a
 // table whose owner is gone but keeps a live one.
 func TestKernelTraceCountsMarkedPacketsOnly(t *testing.T) {
-	kerneltest.RequireRoot(t)
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("skipped: nft is not installed (apt-get install nftables)")
-	}
-	run := kerneltest.RunID()
-	j := kerneltest.Journal(t, run)
-	a, b := kerneltest.Netns(t, j, run, "a"), kerneltest.Netns(t, j, run, "b")
+	ns := nftNamespaces(t, "a", "b")
+	a, b := ns[0], ns[1]
 	mustRun(t, "ip", "-n", a, "link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", b)
 	mustRun(t, "ip", "-n", a, "addr", "add", "10.9.0.1/24", "dev", "v0")
 	mustRun(t, "ip", "-n", b, "addr", "add", "10.9.0.2/24", "dev", "v1")
@@ -60,7 +77,7 @@ func TestKernelTraceCountsMarkedPacketsOnly(t *testing.T) {
 		"add rule ip t other counter").CombinedOutput(); err != nil {
 		t.Skipf("skipped: nf_tables unavailable: %v: %s", err, out)
 	}
-	start := func(c *exec.Cmd) error { return netns.Start(a, nil, c) }
+	start := inNetns(a)
 	tr, err := Start([]netip.Addr{netip.MustParseAddr("10.9.0.1"), netip.MustParseAddr("10.9.0.2")}, start)
 	if err != nil {
 		t.Fatal(err)
@@ -98,31 +115,34 @@ func TestKernelTraceCountsMarkedPacketsOnly(t *testing.T) {
 	}
 }
 
-// TestKernelLegacyTablesSeen: a namespace where iptables-legacy made its
-// filter table is named as one a trace cannot see; a fresh one is not.
+// TestKernelLegacyTablesSeen: Start does not trace a namespace where
+// iptables-legacy made its filter table (a trace cannot see its rules)
+// and names the table; in a fresh namespace it traces.
 func TestKernelLegacyTablesSeen(t *testing.T) {
-	kerneltest.RequireRoot(t)
 	if _, err := exec.LookPath("iptables-legacy"); err != nil {
 		t.Skip("skipped: iptables-legacy is not installed (apt-get install iptables)")
 	}
-	run := kerneltest.RunID()
-	j := kerneltest.Journal(t, run)
-	fresh, legacy := kerneltest.Netns(t, j, run, "f"), kerneltest.Netns(t, j, run, "l")
+	ns := nftNamespaces(t, "f", "l")
+	fresh, legacy := ns[0], ns[1]
 	if out, err := exec.Command("ip", "netns", "exec", legacy, "iptables-legacy", "-t", "filter", "-A", "INPUT", "-j", "ACCEPT").CombinedOutput(); err != nil {
 		t.Skipf("skipped: the kernel has no x_tables (ip_tables): %v: %s", err, out)
 	}
-	check := func(ns string) error {
-		var err error
-		if derr := netns.Do(ns, func() error { err = CheckLegacy(ThreadNet); return nil }); derr != nil {
-			t.Fatal(derr)
+	addrs := []netip.Addr{netip.MustParseAddr("10.9.0.1")}
+	tr, err := Start(addrs, inNetns(fresh))
+	if err != nil {
+		t.Fatalf("a fresh namespace: %v", err)
+	}
+	if _, err := tr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := Start(addrs, inNetns(legacy)); err == nil || !strings.Contains(err.Error(), "ip filter") {
+		if err == nil {
+			_, _ = tr.Stop()
 		}
-		return err
-	}
-	if err := check(fresh); err != nil {
-		t.Errorf("a fresh namespace: %v", err)
-	}
-	if err := check(legacy); err == nil || !strings.Contains(err.Error(), "ip filter") {
 		t.Errorf("a namespace with a legacy filter table: %v", err)
+	}
+	if out, _ := exec.Command("ip", "netns", "exec", legacy, "nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), TablePrefix) {
+		t.Errorf("a trace table was made where no trace runs:\n%s", out)
 	}
 }
 
@@ -132,13 +152,7 @@ func TestKernelLegacyTablesSeen(t *testing.T) {
 // chain no hook reaches, the packets sent as soon as Start returns are
 // all reported.
 func TestKernelTraceWaitsForMonitor(t *testing.T) {
-	kerneltest.RequireRoot(t)
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("skipped: nft is not installed (apt-get install nftables)")
-	}
-	run := kerneltest.RunID()
-	j := kerneltest.Journal(t, run)
-	a := kerneltest.Netns(t, j, run, "w")
+	a := nftNamespaces(t, "w")[0]
 	mustRun(t, "ip", "-n", a, "link", "set", "lo", "up")
 	var rules strings.Builder
 	rules.WriteString("add table ip big\nadd chain ip big unhooked\n")
@@ -150,8 +164,7 @@ func TestKernelTraceWaitsForMonitor(t *testing.T) {
 	if out, err := load.CombinedOutput(); err != nil {
 		t.Skipf("skipped: nf_tables unavailable: %v: %s", err, out)
 	}
-	start := func(c *exec.Cmd) error { return netns.Start(a, nil, c) }
-	tr, err := Start([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}, start)
+	tr, err := Start([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}, inNetns(a))
 	if err != nil {
 		t.Fatal(err)
 	}

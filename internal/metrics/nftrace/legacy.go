@@ -9,16 +9,12 @@ import (
 	"strings"
 )
 
-// ThreadNet is /proc/net of the calling thread's network namespace (a
-// goroutine locked in a namespace with netns.Do reads that namespace's).
-const ThreadNet = "/proc/thread-self/net"
-
 // LegacyTables lists the x_tables ("iptables-legacy") tables registered in
 // the network namespace whose /proc/net is procNet, as "ip filter",
 // "ip6 nat" and so on. Their rules run on the netfilter hooks beside
 // nf_tables but never appear in an nf_tables trace: on a node that has
 // them (kube-proxy or a CNI plugin in legacy mode) a trace would show
-// only part of the path, so the trace is not taken there (the counters
+// only part of the path, so Start does not trace there (the counters
 // collector reads both kinds). iptables-nft registers none of these.
 func LegacyTables(procNet string) ([]string, error) {
 	var out []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,7 +50,12 @@ func Start(addrs []netip.Addr, start Starter) (*Trace, error) {
 		return nil, fmt.Errorf("nft monitor trace: %w", err)
 	}
 	go func() { t.done <- t.count.Read(out) }()
-	if err := waitSubscribed("/proc", t.mon.Process.Pid, subscribeLimit); err != nil {
+	// The monitor runs where the trace belongs, so its /proc/PID/net is
+	// that namespace's.
+	if err := CheckLegacy(filepath.Join("/proc", strconv.Itoa(t.mon.Process.Pid), "net")); err != nil {
+		return nil, errors.Join(err, t.endMonitor())
+	}
+	if err := waitSubscribed(t.mon.Process.Pid, subscribeLimit); err != nil {
 		return nil, errors.Join(err, t.endMonitor())
 	}
 	if err := run(start, Script(table, addrs)); err != nil {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
 )
 
 // The monitor must have joined the trace group before the first packet
@@ -51,8 +53,8 @@ func Subscribed(netlink io.Reader, inodes map[uint64]bool) (bool, error) {
 }
 
 // socketInodes lists the inodes of the sockets process pid has open.
-func socketInodes(proc string, pid int) (map[uint64]bool, error) {
-	dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
+func socketInodes(pid int) (map[uint64]bool, error) {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -74,16 +76,15 @@ func socketInodes(proc string, pid int) (map[uint64]bool, error) {
 
 // waitSubscribed returns once process pid (nft monitor trace) has joined
 // the trace group, or an error when it exits or takes longer than limit.
-func waitSubscribed(proc string, pid int, limit time.Duration) error {
+func waitSubscribed(pid int, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		stat, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
-		if err != nil || exited(stat) {
-			return fmt.Errorf("nft monitor trace exited before it joined the trace group")
+		if _, err := journal.ProcessStart(pid); err != nil {
+			return fmt.Errorf("nft monitor trace exited before it joined the trace group: %w", err)
 		}
-		inodes, err := socketInodes(proc, pid)
+		inodes, err := socketInodes(pid)
 		if err == nil && len(inodes) > 0 {
-			nl, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "net", "netlink"))
+			nl, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "net", "netlink"))
 			if err != nil {
 				return fmt.Errorf("nft monitor trace: %w", err)
 			}
@@ -97,15 +98,4 @@ func waitSubscribed(proc string, pid int, limit time.Duration) error {
 		}
 		time.Sleep(subscribePoll)
 	}
-}
-
-// exited says whether /proc/PID/stat shows a zombie or a dead process.
-// The state follows the command name, which is in parentheses and may
-// itself hold them.
-func exited(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false
-	}
-	return stat[i+2] == 'Z' || stat[i+2] == 'X'
 }

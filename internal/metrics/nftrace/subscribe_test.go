@@ -40,22 +40,6 @@ func TestSubscribed(t *testing.T) {
 	}
 }
 
-func TestExited(t *testing.T) {
-	for stat, want := range map[string]bool{
-		"123 (nft) S 1 123":   false,
-		"123 (nft) Z 1 123":   true,
-		"123 (odd) name) X 1": true,
-		"123 (odd) name) R 1": false,
-		"123 (nft":            false,
-		"":                    false,
-		"123 (nft)":           false,
-	} {
-		if got := exited([]byte(stat)); got != want {
-			t.Errorf("exited(%q) = %v, want %v", stat, got, want)
-		}
-	}
-}
-
 // FuzzSubscribed: any text parses or is refused without a panic, and a
 // line that says yes names an inode asked for.
 func FuzzSubscribed(f *testing.F) {
@@ -70,6 +54,5 @@ func FuzzSubscribed(f *testing.F) {
 		if ok2, _ := Subscribed(strings.NewReader(text), map[uint64]bool{}); ok2 {
 			t.Fatal("subscribed with no inode asked for")
 		}
-		exited([]byte(text))
 	})
 }
