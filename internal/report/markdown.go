@@ -124,17 +124,27 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	// A metric no cell of the group measured belongs to other datapaths
 	// or workloads of the run (Cilium's BPF counters beside Flannel): one
 	// line names them instead of a table of "missing" each.
-	var unmeasured []string
+	var measured, unmeasured []string
 	for _, metric := range g.Metrics {
-		if analysis.IsCoreMetric(metric) {
-			continue
-		}
-		if !g.Measured(metric) {
+		switch {
+		case analysis.IsCoreMetric(metric):
+		case g.Measured(metric):
+			measured = append(measured, metric)
+		default:
 			unmeasured = append(unmeasured, metric)
-			continue
 		}
-		fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
-		n.tuningTable(g, metric, -1, n.absCell).markdown(w)
+	}
+	if len(g.Dims.Tunings) == 1 {
+		// One tuning (every study but rps-rfs): a table per metric would
+		// be one row each, forty of them per cell; one table with a row
+		// per metric says the same in a screen.
+		fmt.Fprintf(w, "### Metrics (tuning %s)\n\n", g.Dims.Tunings[0])
+		n.metricTable(g, measured).markdown(w)
+	} else {
+		for _, metric := range measured {
+			fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
+			n.tuningTable(g, metric, -1, n.absCell).markdown(w)
+		}
 	}
 	for _, metric := range markdownCoreMetrics {
 		if !g.Has(metric) || len(g.Dims.CPUs) == 0 {

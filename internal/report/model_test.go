@@ -248,7 +248,8 @@ func TestMarkdownAcrossDatapaths(t *testing.T) {
 }
 
 // TestNoNormalizedViewOfBaselineAlone: a study of the baseline tuning only
-// (the workloads study) has nothing to normalize: no column of 1.000.
+// (the workloads study) has nothing to normalize: no column of 1.000; and
+// its metrics stand in one table per cell, a row each, not a table each.
 func TestNoNormalizedViewOfBaselineAlone(t *testing.T) {
 	s := quickStudy(t, "tunings=[baseline]")
 	var smp []results.Sample
@@ -258,9 +259,15 @@ func TestNoNormalizedViewOfBaselineAlone(t *testing.T) {
 		}
 	}
 	m := analysis.Build(s, smp)
-	if md := markdownOf(t, s, m); strings.Contains(md, "### Normalized") || !strings.Contains(md, "### bitrate (Gbit/s)") {
-		t.Errorf("summary.md of a baseline-only run:\n%s", md)
+	md := markdownOf(t, s, m)
+	if strings.Contains(md, "### Normalized") || strings.Contains(md, "### bitrate (Gbit/s)") {
+		t.Errorf("summary.md of a baseline-only run has a normalized or a per-metric table")
 	}
+	mdHas(t, md, "### Metrics (tuning baseline)\n\n| metric (unit) | 1 replica | 2 replicas | 4 replicas |\n|---|---|---|---|\n| bitrate (Gbit/s) | 10.00 [")
+	if c, want := strings.Count(md, "### Metrics (tuning baseline)"), len(analysis.Groups(m.Rows)); c != want {
+		t.Errorf("%d metric tables, want one per cell: %d", c, want)
+	}
+	logIfFailed(t, md)
 	for _, g := range analysis.Groups(m.Rows) {
 		if v := groupPage(g, newNumbers(m), func(int) string { return "" }); v.Normalized != nil {
 			t.Errorf("%s: report.html has a normalized figure of the baseline alone", g.Name())

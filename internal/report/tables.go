@@ -145,6 +145,27 @@ func (n *numbers) tuningTable(g analysis.Group, metric string, cpu int, cell fun
 	return t
 }
 
+// metricTable is a metric × replicas table of a group with one tuning.
+func (n *numbers) metricTable(g analysis.Group, metrics []string) table {
+	t := table{Head: []string{"metric (unit)"}}
+	for _, r := range g.Dims.Replicas {
+		t.Head = append(t.Head, fmt.Sprintf("%d replica%s", r, plural(r)))
+	}
+	for _, metric := range metrics {
+		row := []string{fmt.Sprintf("%s (%s)", metric, analysis.Display(metric).Unit)}
+		for _, reps := range g.Dims.Replicas {
+			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: g.Dims.Tunings[0], Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, -1)
+			if !ok {
+				row = append(row, "missing")
+				continue
+			}
+			row = append(row, n.absCell(r))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
 // coreTable is a (tuning, replicas) × cpu table of a per-core metric.
 func (n *numbers) coreTable(g analysis.Group, metric string) table {
 	t := table{Head: []string{"tuning", "replicas"}}
