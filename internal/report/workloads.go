@@ -21,6 +21,7 @@ import (
 //
 //	UDP (lost_percent)          received vs offered; loss % and jitter vs offered
 //	request/response (sockperf) RTT percentiles per message size; RTT CDF
+//	request/response (qperf)    mean RTT per message size (qperf has no percentiles)
 //	HTTP (ab)                   requests/s vs concurrency; latency CDF
 //	background load             measured bitrate vs background connections
 //	other iperf3 sweeps         bitrate vs the swept value
@@ -35,6 +36,7 @@ const (
 	mTPS      = "transactions_per_s"
 	mRPS      = "requests_per_s"
 	mBgBitrat = "background_bitrate_bps"
+	mRTTMean  = "rtt_mean_us"
 )
 
 var rttPercentiles = []struct{ metric, label string }{
@@ -254,11 +256,31 @@ func udpFigures(d sweepData, name string) []figure {
 	return out
 }
 
+// rrFigures draws a request/response workload's round-trip times per
+// variant: sockperf's percentiles and their CDF, or, for a tool that
+// reports only the mean (qperf), the mean per variant, and no figure of
+// a single variant (the tables have its mean): empty percentile bars and a
+// CDF saying "none recorded" would suggest a failed measurement.
 func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	var out []figure
 	title := "Round-trip latency percentiles (" + name + ")"
 	f := figure{Title: title, Caption: "sockperf ping-pong RTT percentiles (µs) per variant (message size), mean over trials with 95% CI; " +
 		"transactions/s of each variant are in the table above."}
+	var series []struct{ metric, label string }
+	for _, pc := range rttPercentiles {
+		if d.has(pc.metric) {
+			series = append(series, pc)
+		}
+	}
+	if len(series) == 0 && len(d.sw.Variants) < 2 {
+		return nil // one mean: the tables have it
+	}
+	if len(series) == 0 {
+		title = "Mean round-trip time (" + name + ")"
+		f = figure{Title: title, Caption: d.sw.Variants[0].Tool + " ping-pong mean RTT (µs) per variant, mean over trials with 95% CI; " +
+			"the tool reports no percentiles. Transactions/s of each variant are in the table above."}
+		series = append(series, struct{ metric, label string }{mRTTMean, "mean"})
+	}
 	p := newPlot(title, "variant", "RTT (µs)")
 	leg := newLegend()
 	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.8}
@@ -266,7 +288,7 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	for g, v := range d.sw.Variants {
 		ticks = append(ticks, plot.Tick{Value: float64(g), Label: paramLabel(v)})
 	}
-	for i, pc := range rttPercentiles {
+	for i, pc := range series {
 		ser := barSeries{Color: seriesColor(i)}
 		for _, v := range d.sw.Variants {
 			r, ok := d.row(v, pc.metric)
@@ -282,6 +304,9 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	p.Add(bars)
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	out = append(out, render(f, p, leg, figW, figH))
+	if series[0].metric == mRTTMean {
+		return out
+	}
 	out = append(out, cdfFigure(d, "Round-trip latency CDF ("+name+")", "RTT (µs, log scale)", "cdf_rtt_us", samples,
 		"Cumulative share of round trips within a latency, from sockperf's percentiles (first trial of each variant; min to max)."))
 	return out

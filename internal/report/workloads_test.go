@@ -303,3 +303,50 @@ func TestReportCollapsesSweeps(t *testing.T) {
 		t.Errorf("summary.md http sweep: want a header, a rule and two value rows with CIs:\n%s", table)
 	}
 }
+
+// TestQperfFigure: qperf reports a mean round trip and no percentiles, so
+// its request/response sweep gets a figure of the mean, not empty
+// percentile bars and a CDF saying nothing was recorded; and one message
+// size gets no figure (the tables have its mean).
+func TestQperfFigure(t *testing.T) {
+	s, samples := qperfRun(t, "messageSizes: [1, 64]")
+	var titles []string
+	for _, f := range allFigures(buildWorkloads(s, analysis.Build(s, samples), samples)) {
+		titles = append(titles, f.Title)
+		if f.SVG == "" {
+			t.Errorf("%s: no SVG: %s", f.Title, f.Missing)
+		}
+		if !strings.Contains(f.Caption, "qperf") {
+			t.Errorf("%s: caption does not name qperf: %s", f.Title, f.Caption)
+		}
+	}
+	if want := []string{"Mean round-trip time (flannel-vxlan / rr)"}; strings.Join(titles, "|") != strings.Join(want, "|") {
+		t.Errorf("figures %q, want %q", titles, want)
+	}
+	s, samples = qperfRun(t, "messageSize: 1")
+	sec := buildWorkloads(s, analysis.Build(s, samples), samples)
+	if figs := allFigures(sec); len(figs) != 0 {
+		t.Errorf("one message size: figure %q, want none", figs[0].Title)
+	}
+}
+
+// qperfRun is the workloads study with one qperf workload (size: its
+// message size field) and two trials of each cell.
+func qperfRun(t *testing.T, size string) (*study.Study, []results.Sample) {
+	t.Helper()
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"}, Tools: registry.Tools()}
+	s, err := study.Resolve("workloads", study.Options{Profile: "quick",
+		Set: []string{"workloads=[{name: rr, tool: qperf, protocol: tcp, " + size + "}]"}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for _, c := range s.Cells() {
+		for trial := 1; trial <= 2; trial++ {
+			f := 1 + 0.01*float64(trial)
+			m := map[string]float64{"transactions_per_s": 9000 * f, "rtt_mean_us": 110 / f, "half_rtt_mean_us": 55 / f}
+			samples = append(samples, results.Sample{Cell: c, Trial: trial, Start: time.Unix(0, 0), End: time.Unix(4, 0), Metrics: m})
+		}
+	}
+	return s, samples
+}
