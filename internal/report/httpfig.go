@@ -1,7 +1,10 @@
 package report
 
 import (
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -39,7 +42,7 @@ func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Samp
 	f := figure{Title: title, Caption: caption}
 	p := newPlot(title, xlabel, "fraction")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	leg := newLegend()
 	drawn := false
 	for i, v := range d.sw.Variants {
@@ -72,4 +75,32 @@ func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Samp
 		return f
 	}
 	return render(f, p, leg, figW, figH)
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten, with
+// unlabelled marks between: gonum's LogTicks labels powers of ten only,
+// which left a latency CDF spanning 3 to 90 ms one label, "10".
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for p := math.Pow10(int(math.Floor(math.Log10(lo)))); p <= hi; p *= 10 {
+		for i := 1; i < 10; i++ {
+			v := p * float64(i)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if i == 1 || i == 2 || i == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			out = append(out, t)
+		}
+	}
+	if !slices.ContainsFunc(out, func(t plot.Tick) bool { return t.Label != "" }) {
+		// Within one 1-2-5 step (11 to 19 ms): label the ends.
+		out = append(out, plot.Tick{Value: lo, Label: strconv.FormatFloat(lo, 'g', 3, 64)},
+			plot.Tick{Value: hi, Label: strconv.FormatFloat(hi, 'g', 3, 64)})
+	}
+	return out
 }

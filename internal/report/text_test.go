@@ -93,3 +93,30 @@ func TestMethodPlannedTrials(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTicks: a CDF from 3 to 90 ms is labelled at 5, 10, 20 and 50, a
+// wider one at 1-2-5 steps of every decade, a narrow one at its ends, and
+// nothing falls outside.
+func TestLogTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{3, 90, "5 10 20 50"},
+		{0.02, 1500, "0.02 0.05 0.1 0.2 0.5 1 2 5 10 20 50 100 200 500 1000"},
+		{11, 19, "11 19"},
+	} {
+		var labels []string
+		for _, tk := range (logTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Value < tc.lo || tk.Value > tc.hi {
+				t.Errorf("[%g, %g]: tick %g outside", tc.lo, tc.hi, tk.Value)
+			}
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.want {
+			t.Errorf("[%g, %g]: labels %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
