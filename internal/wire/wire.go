@@ -76,6 +76,46 @@ func VethIntoPod(node, pod *netns.NetlinkHandle, hostName, podName string, mtu i
 	return host, nil
 }
 
+// PodVeth is a pod being wired: handles on its node's and its own
+// namespace and the host side of its veth pair. Close releases the
+// handles (not the devices).
+type PodVeth struct {
+	Node, Pod *netns.NetlinkHandle
+	Host      netlink.Link
+}
+
+// NewPodVeth opens n's and p's namespaces and creates p's veth pair, the
+// host side named from prefix (HostVethName), eth0 in the pod, both with
+// mtu and up: the first steps of every datapath that gives a pod a veth.
+// Equivalent to: ip -n NODE link add PREFIXhash mtu MTU type veth peer eth0 netns POD
+func NewPodVeth(n datapath.Node, p datapath.Pod, prefix string, mtu int) (*PodVeth, error) {
+	if p.Index >= datapath.MaxPodsPerNode {
+		return nil, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
+	}
+	node, err := netns.Handle(n.Netns)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := netns.Handle(p.Netns)
+	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	host, err := VethIntoPod(node, pod, HostVethName(prefix, p.Name), datapath.PodEth, mtu)
+	if err != nil {
+		pod.Close()
+		node.Close()
+		return nil, err
+	}
+	return &PodVeth{Node: node, Pod: pod, Host: host}, nil
+}
+
+// Close releases the namespace handles.
+func (v *PodVeth) Close() {
+	v.Pod.Close()
+	v.Node.Close()
+}
+
 // Up sets a link and lo up in the namespace of h.
 // Equivalent to: ip link set lo up; ip link set DEV up
 func Up(h *netns.NetlinkHandle, dev string) (netlink.Link, error) {

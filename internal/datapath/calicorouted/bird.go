@@ -55,20 +55,13 @@ func (d *BIRD) SetupNode(n datapath.Node) error {
 //
 //	ip netns exec NODE bird -f -c DIR/bird-NODE.conf -s DIR/bird-NODE.ctl -P DIR/bird-NODE.pid
 func (d *BIRD) ConnectNodes(nodes []datapath.Node) error {
-	if len(nodes) == 0 {
-		return nil
-	}
-	err := d.Start(nodes, func(n datapath.Node) (string, error) {
-		conf, err := newBirdConf(n, nodes)
+	return d.Connect(nodes, func(n datapath.Node) (string, error) {
+		c, err := newBirdConf(n, nodes)
 		if err != nil {
 			return "", err
 		}
-		return conf.Render()
-	})
-	if err != nil {
-		return err
-	}
-	return d.Wait(nodes, func(n datapath.Node) []birdmesh.Route { return wantRoutes(n, nodes) })
+		return c.Render()
+	}, func(n datapath.Node) []birdmesh.Route { return wantRoutes(n, nodes) })
 }
 
 // wantRoutes lists what BIRD programs on node n of nodes: the blackhole

@@ -236,29 +236,16 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 //	tc qdisc add dev lxcX clsact; tc filter add dev lxcX ingress bpf da ... (from_container)
 //	bpftool map update name endpoints key PODIP value {lxcX ifindex, eth0 MAC, lxcX MAC}
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
 	st := d.state(n.Netns)
 	if st == nil {
 		return datapath.Attachment{}, fmt.Errorf("node %s was not set up by the cilium datapath", n.Name)
 	}
-	node, err := netns.Handle(n.Netns)
+	pv, err := wire.NewPodVeth(n, p, "lxc", d.MTU(n.UnderlayMTU))
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-
-	hostName := wire.HostVethName("lxc", p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU))
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
+	defer pv.Close()
+	node, pod, host := pv.Node, pv.Pod, pv.Host
 	ip, gw := podIP(n, p.Index), routerIP(n)
 	eth, err := wire.Up(pod, datapath.PodEth)
 	if err != nil {
@@ -295,7 +282,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	// Cilium's "endpoint creation": its BPF program on the host veth and
 	// the endpoint map entry.
 	p.Steps.Done(datapath.StepPort)
-	return datapath.Attachment{IP: ip, HostVeth: hostName}, nil
+	return datapath.Attachment{IP: ip, HostVeth: host.Attrs().Name}, nil
 }
 
 // Stats counts, per node, the packets the BPF programs steered each way.

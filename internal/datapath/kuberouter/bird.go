@@ -45,20 +45,13 @@ func (d *BIRD) SetupNode(n datapath.Node) error {
 //
 // and then, on every node: PEER_CIDR via PEER_UNDERLAY_IP dev eth1 proto bird
 func (d *BIRD) ConnectNodes(nodes []datapath.Node) error {
-	if len(nodes) == 0 {
-		return nil
-	}
-	err := d.Start(nodes, func(n datapath.Node) (string, error) {
+	return d.Connect(nodes, func(n datapath.Node) (string, error) {
 		c, err := newBirdConf(n, nodes)
 		if err != nil {
 			return "", err
 		}
 		return c.Render()
-	})
-	if err != nil {
-		return err
-	}
-	return d.Wait(nodes, func(n datapath.Node) []birdmesh.Route { return wantRoutes(n, nodes) })
+	}, func(n datapath.Node) []birdmesh.Route { return wantRoutes(n, nodes) })
 }
 
 // wantRoutes lists the routes BIRD programs on node n: each other node's

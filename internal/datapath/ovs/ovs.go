@@ -137,29 +137,18 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 //	ovs-dpctl add-flow br0 'in_port(P),eth(dst=MAC_Q),eth_type(0x0800),ipv4(frag=no)' Q   (both ways, every port Q)
 //	ip neigh add IP_Q lladdr MAC_Q dev eth0 nud permanent                              (both ways, every port Q)
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
 	d.mu.Lock()
 	st := d.nodes[n.Netns]
 	d.mu.Unlock()
 	if st == nil {
 		return datapath.Attachment{}, fmt.Errorf("node %s was not set up by the ovs datapath", n.Name)
 	}
-	node, err := netns.Handle(n.Netns)
+	pv, err := wire.NewPodVeth(n, p, "veth", d.MTU(n.UnderlayMTU))
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-	hostName := wire.HostVethName("veth", p.Name)
-	if _, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, d.MTU(n.UnderlayMTU)); err != nil {
-		return datapath.Attachment{}, err
-	}
+	defer pv.Close()
+	node, pod, hostName := pv.Node, pv.Pod, pv.Host.Attrs().Name
 	p.Steps.Done(datapath.StepLink)
 	if err := ovsdp.AddIf(n.Netns, Bridge, hostName); err != nil {
 		return datapath.Attachment{}, err

@@ -102,12 +102,24 @@ func (r Route) in(routes []netlink.Route, dev int) bool {
 	return false
 }
 
-// Start writes each node's configuration (conf) and starts BIRD in every
-// node namespace.
+// Connect is a datapath's ConnectNodes with BIRD: it writes each node's
+// configuration (conf), starts BIRD in every node namespace, and waits
+// until every node's main table holds want(node).
 // Equivalent to, per node:
 //
 //	ip netns exec NODE bird -f -c DIR/bird-NODE.conf -s DIR/bird-NODE.ctl -P DIR/bird-NODE.pid
-func (m *Mesh) Start(nodes []datapath.Node, conf func(datapath.Node) (string, error)) error {
+func (m *Mesh) Connect(nodes []datapath.Node, conf func(datapath.Node) (string, error), want func(datapath.Node) []Route) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	if err := m.start(nodes, conf); err != nil {
+		return err
+	}
+	return m.wait(nodes, want)
+}
+
+// start writes each node's configuration and starts its BIRD.
+func (m *Mesh) start(nodes []datapath.Node, conf func(datapath.Node) (string, error)) error {
 	bird, err := probe.ToolPath(probe.ToolBird)
 	if err != nil {
 		return err
@@ -155,17 +167,17 @@ func (m *Mesh) tempDir() (string, error) {
 	return m.dir, nil
 }
 
-// Dir is the run's BIRD directory, "" before Start and after Close.
+// Dir is the run's BIRD directory, "" before Connect and after Close.
 func (m *Mesh) Dir() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.dir
 }
 
-// Wait polls every node's main table until BIRD has programmed all of
+// wait polls every node's main table until BIRD has programmed all of
 // want(node), failing early when a BIRD exits and after Timeout with the
 // first missing route and the end of every BIRD's log.
-func (m *Mesh) Wait(nodes []datapath.Node, want func(datapath.Node) []Route) error {
+func (m *Mesh) wait(nodes []datapath.Node, want func(datapath.Node) []Route) error {
 	timeout := m.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout

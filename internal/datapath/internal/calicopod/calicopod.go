@@ -61,25 +61,12 @@ func PodIP(n datapath.Node, i int) net.IP { return wire.PodAddr(Block(n).IP, i+2
 //	ip -n NODE route replace PODIP/32 dev caliX scope link
 //	sysctl -w net.ipv4.conf.caliX.proxy_arp=1 net.ipv4.neigh.caliX.proxy_delay=0 (in NODE)
 func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
-	node, err := netns.Handle(n.Netns)
+	pv, err := wire.NewPodVeth(n, p, "cali", mtu)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-
-	hostName := wire.HostVethName("cali", p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, mtu)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
+	defer pv.Close()
+	node, pod, host, hostName := pv.Node, pv.Pod, pv.Host, pv.Host.Attrs().Name
 	if err := node.LinkSetHardwareAddr(host, HostVethMAC); err != nil {
 		return datapath.Attachment{}, fmt.Errorf("ip link set %s address %s: %w", hostName, HostVethMAC, err)
 	}

@@ -104,24 +104,12 @@ type Port struct {
 //	ip -n POD addr add IP/LEN dev eth0; ip -n POD route add default via GATEWAY
 //	[ip -n POD route add ROUTE via GATEWAY ...]
 func AttachPort(n datapath.Node, p datapath.Pod, port Port) (datapath.Attachment, error) {
-	if p.Index >= datapath.MaxPodsPerNode {
-		return datapath.Attachment{}, fmt.Errorf("pod index %d exceeds %d pods per node", p.Index, datapath.MaxPodsPerNode)
-	}
-	node, err := netns.Handle(n.Netns)
+	pv, err := wire.NewPodVeth(n, p, port.VethPrefix, port.MTU)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
-	defer node.Close()
-	pod, err := netns.Handle(p.Netns)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
-	defer pod.Close()
-	hostName := wire.HostVethName(port.VethPrefix, p.Name)
-	host, err := wire.VethIntoPod(node, pod, hostName, datapath.PodEth, port.MTU)
-	if err != nil {
-		return datapath.Attachment{}, err
-	}
+	defer pv.Close()
+	node, pod, host, hostName := pv.Node, pv.Pod, pv.Host, pv.Host.Attrs().Name
 	p.Steps.Done(datapath.StepLink)
 	br, err := node.LinkByName(port.Bridge)
 	if err != nil {
