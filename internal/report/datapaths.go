@@ -1,10 +1,13 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -134,48 +137,120 @@ const datapathCaption = "Each metric per datapath and workload at the baseline t
 
 // datapathFigures compares datapaths: for each metric, grouped bars with
 // datapaths on x and one bar per workload, with 95% interval whiskers;
-// plus a table of the same numbers.
+// plus a table of the same numbers. Workloads whose typical values differ
+// by more than scaleSplit get figures of their own (TCP at 12 Gbit/s flattened
+// UDP at 1 Gbit/s to nothing on a shared axis); a workload keeps its
+// colour across them.
 func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
 	var figs []figure
 	var tables []table
 	for _, c := range datapathComparisons(s, rows) {
-		sc := analysis.Display(c.Metric)
-		bars := &groupedBars{Groups: len(c.Datapaths), Fill: 0.8}
-		leg := newLegend()
+		// The median over datapaths, not the largest: one datapath's
+		// outlier (Flannel's UDP backend losing 60% where the others lose
+		// 1%) is the comparison, not a different scale.
+		levels := make([]float64, len(c.Workloads))
 		for i, wl := range c.Workloads {
-			ser := barSeries{Color: seriesColor(i)}
+			var v []float64
 			for _, dp := range c.Datapaths {
-				m, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				if r, ok := c.row(dp, wl); ok {
-					m, lo, hi = r.Mean*sc.Factor, r.CI95Low*sc.Factor, r.CI95High*sc.Factor
+					v = append(v, math.Abs(r.Mean))
 				}
-				ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
 			}
-			bars.Series = append(bars.Series, ser)
-			leg.Add(c.Labels[i], barThumb{ser.Color})
+			levels[i] = typical(v)
 		}
-		title := fmt.Sprintf("%s by datapath", c.Metric)
-		f := figure{Title: title, Caption: fmt.Sprintf(
-			"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials, whiskers are 95%% confidence intervals. "+
-				"Datapaths this machine could not build are absent.", c.Metric, sc.Unit, c.Tuning, c.Replicas, plural(c.Replicas))}
-		p := newPlot(title, "datapath", c.Metric+" ("+sc.Unit+")")
-		grid := plotter.NewGrid()
-		grid.Vertical.Color = nil
-		p.Add(grid, bars)
-		var ticks []plot.Tick
-		for gi, dp := range c.Datapaths {
-			ticks = append(ticks, plot.Tick{Value: float64(gi), Label: dp})
+		groups := scaleGroups(levels, scaleSplit)
+		for _, g := range groups {
+			title := fmt.Sprintf("%s by datapath", c.Metric)
+			if len(groups) > 1 {
+				var names []string
+				for _, i := range g {
+					names = append(names, c.Labels[i])
+				}
+				title += " (" + strings.Join(names, ", ") + ")"
+			}
+			figs = append(figs, c.figure(title, g))
 		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		p.X.Tick.Label.Rotation = math.Pi / 6
-		p.X.Tick.Label.XAlign = -1
-		p.Y.Max += 0.06 * (p.Y.Max - p.Y.Min)
-		w := math.Min(1600, math.Max(coreW, float64(120+len(c.Datapaths)*(len(c.Workloads)*10+14))))
-		f.Wide = w > coreW
-		figs = append(figs, render(f, p, leg, vg.Length(w), coreH))
 		tables = append(tables, c.table())
 	}
 	return figs, tables
+}
+
+// typical is the median of v, 0 when empty: it chooses axes, it is not
+// reported.
+func typical(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return stat.Quantile(0.5, stat.LinInterp, v, nil)
+}
+
+// scaleSplit is how far apart two workloads' typical values may be and
+// still share a figure's axis.
+const scaleSplit = 5
+
+// scaleGroups splits workloads (their typical values, in order) into
+// groups whose values are within ratio of the group's largest,
+// keeping each group in the workloads' order; groups come largest first.
+// Zeros join the last group.
+func scaleGroups(levels []float64, ratio float64) [][]int {
+	order := make([]int, len(levels))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(levels[b], levels[a]) })
+	var groups [][]int
+	top := math.Inf(1)
+	for _, i := range order {
+		// A workload at zero everywhere shows nothing on any axis: it
+		// joins the last group rather than a figure of its own.
+		if len(groups) == 0 || (levels[i]*ratio < top && levels[i] > 0) {
+			groups = append(groups, nil)
+			top = levels[i]
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], i)
+	}
+	for _, g := range groups {
+		slices.Sort(g)
+	}
+	return groups
+}
+
+// figure draws the workloads at indices wls of the comparison.
+func (c dpComparison) figure(title string, wls []int) figure {
+	sc := analysis.Display(c.Metric)
+	bars := &groupedBars{Groups: len(c.Datapaths), Fill: 0.8}
+	leg := newLegend()
+	for _, i := range wls {
+		ser := barSeries{Color: seriesColor(i)}
+		for _, dp := range c.Datapaths {
+			m, lo, hi := math.NaN(), math.NaN(), math.NaN()
+			if r, ok := c.row(dp, c.Workloads[i]); ok {
+				m, lo, hi = r.Mean*sc.Factor, r.CI95Low*sc.Factor, r.CI95High*sc.Factor
+			}
+			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
+		}
+		bars.Series = append(bars.Series, ser)
+		leg.Add(c.Labels[i], barThumb{ser.Color})
+	}
+	f := figure{Title: title, Caption: fmt.Sprintf(
+		"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials, whiskers are 95%% confidence intervals. "+
+			"Datapaths this machine could not build are absent.", c.Metric, sc.Unit, c.Tuning, c.Replicas, plural(c.Replicas))}
+	p := newPlot(title, "datapath", c.Metric+" ("+sc.Unit+")")
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid, bars)
+	var ticks []plot.Tick
+	for gi, dp := range c.Datapaths {
+		ticks = append(ticks, plot.Tick{Value: float64(gi), Label: dp})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign = -1
+	p.Y.Max += 0.06 * (p.Y.Max - p.Y.Min)
+	w := math.Min(1600, math.Max(coreW, float64(120+len(c.Datapaths)*(len(wls)*10+14))))
+	f.Wide = w > coreW
+	return render(f, p, leg, vg.Length(w), coreH)
 }
 
 // datapathRows are a datapath table's rows: per datapath, each workload's

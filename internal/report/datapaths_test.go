@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -29,8 +30,13 @@ func TestDatapathFigures(t *testing.T) {
 	}
 	rows[2].PFirstDatapath = 0.0123 // set by hand: the table shows the model's p
 	figs, tables := datapathFigures(s, rows)
-	if len(figs) != 3 || len(tables) != 3 {
-		t.Fatalf("%d figures, %d tables; want 3 each (bitrate, loss, setup)", len(figs), len(tables))
+	// TCP at 6-9 Gbit/s and UDP at 1 do not share an axis: two bitrate
+	// figures, one table.
+	if len(figs) != 4 || len(tables) != 3 {
+		t.Fatalf("%d figures, %d tables; want 4 figures (bitrate twice, loss, setup) and 3 tables", len(figs), len(tables))
+	}
+	if figs[0].Title != "bitrate by datapath (tcp-inter)" || figs[1].Title != "bitrate by datapath (udp-inter)" || figs[2].Title != "lost_percent by datapath" {
+		t.Errorf("figures %q, %q, %q", figs[0].Title, figs[1].Title, figs[2].Title)
 	}
 	if !strings.Contains(string(figs[0].SVG), "<svg") {
 		t.Error("bitrate figure has no SVG")
@@ -113,5 +119,49 @@ func TestPodSetupColumnsFold(t *testing.T) {
 	}
 	if got := strings.Join(tables[1].Head, " | "); got != "datapath — pod_setup_ms (ms) | tcp-inter (+1, same pods) | tcp-intra" {
 		t.Errorf("pod_setup_ms columns %q", got)
+	}
+}
+
+// TestScaleGroups: workloads within 5x of a group's largest share it, in
+// their own order; a smaller one starts the next group; zeros join the
+// last group rather than a figure of nothing.
+func TestScaleGroups(t *testing.T) {
+	for _, tc := range []struct {
+		maxes []float64
+		want  string
+	}{
+		{[]float64{12, 16, 1, 0.9}, "[[0 1] [2 3]]"},
+		{[]float64{1, 12, 0.9, 16}, "[[1 3] [0 2]]"},
+		{[]float64{10, 2.5, 1.9}, "[[0 1] [2]]"},
+		{[]float64{3, 0, 2}, "[[0 1 2]]"},
+		{[]float64{0, 0}, "[[0 1]]"},
+		{nil, "[]"},
+	} {
+		if got := fmt.Sprint(scaleGroups(tc.maxes, scaleSplit)); got != tc.want {
+			t.Errorf("scaleGroups(%v) = %s, want %s", tc.maxes, got, tc.want)
+		}
+	}
+}
+
+// TestOutlierKeepsOneAxis: one datapath losing 60% where the others lose
+// 1% is the comparison the figure is for, not a different scale: the two
+// UDP workloads stay in one figure.
+func TestOutlierKeepsOneAxis(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	rows := []analysis.Row{
+		dpRow("bridge", "udp-inter", "lost_percent", 1),
+		dpRow("flannel-udp", "udp-inter", "lost_percent", 60),
+		dpRow("weave", "udp-inter", "lost_percent", 1.2),
+		dpRow("bridge", "udp-intra", "lost_percent", 0.9),
+		dpRow("flannel-udp", "udp-intra", "lost_percent", 0.7),
+		dpRow("weave", "udp-intra", "lost_percent", 1.1),
+	}
+	figs, _ := datapathFigures(s, rows)
+	if len(figs) != 1 || figs[0].Title != "lost_percent by datapath" {
+		var titles []string
+		for _, f := range figs {
+			titles = append(titles, f.Title)
+		}
+		t.Errorf("figures %q, want one: lost_percent by datapath", titles)
 	}
 }
