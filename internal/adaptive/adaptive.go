@@ -170,6 +170,9 @@ type CellPlan struct {
 	// one to report with the decision: it covers the true ratio with at
 	// least 95% probability whenever the cell stopped.
 	Sequential *stats.Comparison
+	// Look is the trial count Sequential was judged at (0 before the
+	// first look).
+	Look int
 	// Decision is Sequential's decision, with the look in the reason;
 	// Undecided before the first look. With a Margin this is the decision
 	// to report.
@@ -421,7 +424,7 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 		p.Decision = stats.Decision{Verdict: stats.Undecided, Reason: fmt.Sprintf("no decision before %d trials", cfg.Trials.Min)}
 		if n := lastLook(cfg.Trials, p.N); n > 0 {
 			seq := stats.CompareAt(x[:n], bx[:n], cfg.Margin, cfg.Direction, DecisionConfidence(cfg.Trials))
-			p.Sequential = &seq
+			p.Sequential, p.Look = &seq, n
 			p.Decision = seq.Decision
 			p.Decision.Reason = fmt.Sprintf("after %d trials, at %.2f%% confidence: %s", n, 100*DecisionConfidence(cfg.Trials), seq.Decision.Reason)
 		}

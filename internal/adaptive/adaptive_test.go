@@ -3,6 +3,7 @@ package adaptive
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +231,10 @@ func TestDecisionStops(t *testing.T) {
 		c := h.final(tc.id)
 		if c.Status != Target || c.Decision.Verdict != tc.verdict || !strings.Contains(c.Reason, "decision") {
 			t.Errorf("%s: %s after %d trials: %s", tc.id, c.Status, c.N, c.Reason)
+		}
+		// Stopped on a decision: at a planned look, which Look names.
+		if !slices.Contains(Looks(cfg.Trials), c.Look) || c.Look != c.N {
+			t.Errorf("%s: decided at look %d after %d trials, want a planned look at its count", tc.id, c.Look, c.N)
 		}
 		t.Logf("%s: %d trials: %s", tc.id, c.N, c.Reason)
 	}

@@ -233,6 +233,16 @@ func (p *Pair) UnmarshalJSON(b []byte) error {
 // pairs, which can be fewer than either side's trials, so the row's n
 // would overstate what it rests on.
 func DecisionText(p *Pair, n, refN int) string {
+	out := PairText(p, n, refN) + ": " + string(p.Decision.Verdict)
+	if p.Decision.Verdict == stats.Undecided {
+		out += " (" + p.Decision.Reason + ")"
+	}
+	return out
+}
+
+// PairText is the interval a comparison rests on, its method and what it
+// counts, without the decision: "0.912 [0.85, 0.97] paired-t, 6 pairs".
+func PairText(p *Pair, n, refN int) string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	iv := "no interval"
 	if hasInterval(p.Chosen.RatioCI) {
@@ -247,9 +257,5 @@ func DecisionText(p *Pair, n, refN int) string {
 	default:
 		count = fmt.Sprintf("n=%d", n)
 	}
-	out := fmt.Sprintf("%s, %s: %s", iv, count, p.Decision.Verdict)
-	if p.Decision.Verdict == stats.Undecided {
-		out += " (" + p.Decision.Reason + ")"
-	}
-	return out
+	return iv + ", " + count
 }

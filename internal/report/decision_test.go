@@ -47,3 +47,29 @@ func TestTrialsText(t *testing.T) {
 		}
 	}
 }
+
+// TestNormCellSequentialDecision: where the controller decided a cell at
+// its looks (stops.json), the normalized cell shows that decision with
+// its stricter interval, and the plain 95% comparison of all trials as
+// numbers without a verdict of its own; a cell without a stop keeps the
+// plain decision.
+func TestNormCellSequentialDecision(t *testing.T) {
+	m := analysis.Build(quickStudy(t), quickSamples())
+	rfs := results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 1}
+	ratio, lo, hi := 0.93, 0.81, 1.07
+	m.Stops = []results.Stop{{Cell: rfs, Metric: results.MetricBitrate, Status: "budget", N: 3, Valid: 3,
+		Decision: "undecided", Look: 3, Ratio: &ratio, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}}
+	n := newNumbers(m)
+	r, _ := n.row(rfs, results.MetricBitrate, -1)
+	got := n.normCell(r)
+	if !strings.Contains(got, "; undecided at the look after 3 trials: 0.930 [0.810, 1.070] paired-t (98.75%); all trials at 95%: ") {
+		t.Errorf("rfs cell %q, want the controller's decision and the plain interval after it", got)
+	}
+	if strings.Contains(got, "decided on") || strings.HasSuffix(strings.TrimSpace(got), "better") || strings.Contains(got, "pairs: ") {
+		t.Errorf("rfs cell %q carries the plain comparison's own verdict", got)
+	}
+	two, _ := n.row(results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 2}, results.MetricBitrate, -1)
+	if got := n.normCell(two); !strings.Contains(got, "decided on ") {
+		t.Errorf("rfs at 2 replicas %q: without a stop, want the plain decision", got)
+	}
+}

@@ -35,6 +35,9 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
 			" (see docs/statistics.md).", m.Baseline, m.Baseline)
+		if len(n.stops) > 0 {
+			p(" %s", normNote)
+		}
 	}
 	p(" Bitrates in Gbit/s and sizes in MiB (summary.csv keeps bit/s and bytes). \"paper X\" is a published number for the same point;" +
 		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")

@@ -61,6 +61,12 @@ const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): e
 	"Decisions are made only at the planned looks, on intervals at the looks' stricter confidence, so the chance of a wrong " +
 	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
 
+// normNote says which decision a normalized table shows in an adaptive
+// run.
+const normNote = "Where the run decided a cell at its planned looks (an adaptive run), the cell shows that decision with its interval " +
+	"at the looks' confidence (as in \"Repetitions and decisions\"), and \"all trials at 95%\" is the plain interval over every trial, " +
+	"given without a verdict: the trial count depended on the earlier looks, so it is no test of its own."
+
 // markedTable lists the failed, repeated and disturbed attempts.
 func markedTable(m analysis.Model) table {
 	t := table{Head: []string{"cell", "trial", "attempt", "counted", "steal %", "outside CPU %", "busy before %", "why"}}

@@ -49,9 +49,19 @@ func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 type numbers struct {
 	analysis.Model
 	idx map[analysis.Key]analysis.Row
+	// stops are the controller's decisions by cell and metric.
+	stops map[analysis.Key]results.Stop
 }
 
-func newNumbers(m analysis.Model) *numbers { return &numbers{Model: m, idx: m.Index()} }
+func newNumbers(m analysis.Model) *numbers {
+	n := &numbers{Model: m, idx: m.Index(), stops: map[analysis.Key]results.Stop{}}
+	for _, s := range m.Stops {
+		if s.Decision != "" {
+			n.stops[analysis.Key{Cell: s.Cell, Metric: s.Metric, CPU: -1}] = s
+		}
+	}
+	return n
+}
 
 // row returns the row of a cell's metric (cpu -1: not per core).
 func (n *numbers) row(c results.Cell, metric string, cpu int) (analysis.Row, bool) {
@@ -74,7 +84,11 @@ func (n *numbers) refs(r analysis.Row) []analysis.RefMatch {
 // · paper 1.24", and for a row compared with the baseline the interval
 // decided on with its method, what it rests on and the decision: "1.100
 // [1.05, 1.15]; p<0.001; decided on 1.098 [1.07, 1.12] paired-t, 6 pairs:
-// better".
+// better". When the controller decided the cell at its looks (stops.json)
+// that decision is the one shown: a plain 95% interval over trials whose
+// count depended on earlier looks is not a valid test, and a table
+// saying "worse" beside a repetitions table saying "undecided" would
+// leave the reader to pick one.
 func (n *numbers) normCell(r analysis.Row) string {
 	out := analysis.NormCI(r)
 	if r.VsBaseline == nil {
@@ -87,7 +101,16 @@ func (n *numbers) normCell(r analysis.Row) string {
 		base := r.Cell
 		base.Tuning = r.VsBaseline.Against
 		b, _ := n.row(base, r.Metric, r.CPU)
-		out += "; decided on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
+		if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
+			at := "at the looks"
+			if s.Look > 0 {
+				at = fmt.Sprintf("at the look after %d trials", s.Look)
+			}
+			out += fmt.Sprintf("; %s %s: %s; all trials at 95%%: %s", s.Decision, at, stopInterval(s),
+				analysis.PairText(r.VsBaseline, r.N, b.N))
+		} else {
+			out += "; decided on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
+		}
 	}
 	return out + n.paperNote(r, true)
 }

@@ -65,9 +65,11 @@ type groupView struct {
 	Name       string
 	Normalized *figure
 	NormTable  table
-	AbsTable   table
-	Idle       []figure
-	SoftIRQ    []figure
+	// NormNote says which decision NormTable shows (adaptive runs).
+	NormNote string
+	AbsTable table
+	Idle     []figure
+	SoftIRQ  []figure
 }
 
 type detail struct {
@@ -135,6 +137,9 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 		f := normalizedFigure(g, bm, n)
 		v.Normalized = &f
 		v.NormTable = n.tuningTable(g, bm, -1, n.normCell)
+		if len(n.stops) > 0 {
+			v.NormNote = normNote
+		}
 	}
 	if bm != "" {
 		v.AbsTable = n.tuningTable(g, bm, -1, n.absCell)

@@ -119,6 +119,9 @@ type Stop struct {
 	High           *float64 `json:"high,omitempty"`
 	Method         string   `json:"method,omitempty"`
 	Confidence     float64  `json:"confidence,omitempty"`
+	// Look is the trial count the decision was judged at: the last
+	// planned look the cell reached (0: the decision is on all trials).
+	Look int `json:"look,omitempty"`
 	// Failed is why a cell could not be measured: its trials failed
 	// every attempt, or the budget was spent before its block.
 	Failed string `json:"failed,omitempty"`

@@ -333,7 +333,7 @@ func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cel
 		st.Decision, st.DecisionReason = string(p.Decision.Verdict), p.Decision.Reason
 		ci, conf := p.Comparison.Chosen, 0.95
 		if p.Sequential != nil {
-			ci, conf = p.Sequential.Chosen, adaptive.DecisionConfidence(cfg.Trials)
+			ci, conf, st.Look = p.Sequential.Chosen, adaptive.DecisionConfidence(cfg.Trials), p.Look
 		}
 		st.Method, st.Confidence = string(ci.Method), conf
 		for _, v := range []struct {
