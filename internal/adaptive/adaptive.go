@@ -276,6 +276,12 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 				max(remaining, 0).Round(time.Second), alone(i).Round(time.Second))
 		}
 	}
+	// A cell the budget stopped between two looks is judged at its count.
+	for i, b := range base {
+		if b >= 0 {
+			closingLook(cfg, &plans[i], cells[i], cells[b])
+		}
+	}
 	// A baseline with cells of its own runs while any of them does.
 	for b := range cells {
 		if len(deps[b]) > 0 {

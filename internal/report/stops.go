@@ -105,7 +105,11 @@ func DecisionLines(stops []results.Stop) []string {
 		case s.Decision == "undecided":
 			out = append(out, fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason))
 		default:
-			out = append(out, fmt.Sprintf("%s: %s, %s, n=%d", cellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N))
+			l := fmt.Sprintf("%s: %s, %s, n=%d", cellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N)
+			if s.Status == "budget" && s.Look == s.N {
+				l += " (judged when the budget stopped it)"
+			}
+			out = append(out, l)
 		}
 	}
 	return out

@@ -53,3 +53,28 @@ func TestPrecisionLines(t *testing.T) {
 		t.Errorf("one trial per cell:\n%s\nwant %s", strings.Join(got, "\n"), want)
 	}
 }
+
+// TestDecisionLines: the end of an adaptive run names each decision with
+// its interval, says when a decision came at the closing look of a cell
+// the budget stopped, and why an undecided cell is so.
+func TestDecisionLines(t *testing.T) {
+	cell := func(tn string) results.Cell {
+		return results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: 1}
+	}
+	r, lo, hi := 0.72, 0.60, 0.86
+	stops := []results.Stop{
+		{Cell: cell("rfs"), Metric: "bitrate", Status: "budget", N: 4, Look: 4, Decision: "worse",
+			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875},
+		{Cell: cell("rfs+"), Metric: "bitrate", Status: "target", N: 3, Look: 3, Decision: "worse",
+			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875},
+		{Cell: cell("rps"), Metric: "bitrate", Status: "futile", N: 5, Look: 5, Decision: "undecided", DecisionReason: "covers 1"},
+	}
+	want := []string{
+		"calico-vxlan tcp rfs r=1: WORSE, 0.720 [0.600, 0.860] paired-t (98.75%), n=4 (judged when the budget stopped it)",
+		"calico-vxlan tcp rfs+ r=1: WORSE, 0.720 [0.600, 0.860] paired-t (98.75%), n=3",
+		"calico-vxlan tcp rps r=1: undecided after 5 trials (futile): covers 1",
+	}
+	if got := DecisionLines(stops); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
