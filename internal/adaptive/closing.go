@@ -9,8 +9,8 @@ import (
 
 // closingLook judges a cell that the budget stopped between two planned
 // looks once more, at the count it reached. Without it the decision of a
-// quick, budget-bound run rests on the last planned look: a tuning 27%
-// worse in all four of its pairs stayed "undecided" because the look at
+// quick, budget-bound run rests on the last planned look: a tuning 20-32%
+// below its baseline in each of four pairs stayed "undecided": the look at
 // three trials was too early and the one at five never came.
 //
 // It keeps the error bound: the budget stops a cell before its maximum,
