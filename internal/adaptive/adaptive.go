@@ -276,7 +276,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 				max(remaining, 0).Round(time.Second), alone(i).Round(time.Second))
 		}
 	}
-	// A cell the budget stopped between two looks is judged at its count.
+	// A cell stopped between two looks is judged at its count.
 	for i, b := range base {
 		if b >= 0 {
 			closingLook(cfg, &plans[i], cells[i], cells[b])

@@ -7,22 +7,25 @@ import (
 	"github.com/cnibench/cnibench/internal/stats"
 )
 
-// closingLook judges a cell that the budget stopped between two planned
-// looks once more, at the count it reached. Without it the decision of a
-// quick, budget-bound run rests on the last planned look: a tuning 20-32%
-// below its baseline in each of four pairs stayed "undecided": the look at
-// three trials was too early and the one at five never came.
+// closingLook judges a cell that stopped between two planned looks once
+// more, at the count it reached: stopped by the budget, or because its
+// baseline reached the maximum in rounds the budget gave to the cell's
+// siblings. Without it the decision of a quick, budget-bound run rests on
+// the last planned look: a tuning 20-32% below its baseline in each of
+// four pairs stayed "undecided": the look at three trials was too early
+// and the one at five never came.
 //
-// It keeps the error bound: the budget stops a cell before its maximum,
-// so the looks it has passed plus this one are at most the K planned
-// ones (Looks), each at DecisionConfidence, and Bonferroni bounds their
+// It keeps the error bound: such a cell stops before its maximum, so the
+// looks it has passed plus this one are at most the K planned ones
+// (Looks), each at DecisionConfidence, and Bonferroni bounds their
 // wrong decisions by 5% whichever counts they fall at. What the bound
 // does not see is that under a budget the stopping count depends on the
 // data (a cell whose interval shrinks slowly gets more of the budget);
 // TestClosingLook measures the wrong decisions and the coverage with that
 // in play.
 func closingLook(cfg Config, p *CellPlan, c, base Cell) {
-	if cfg.Margin == 0 || p.Status != Budget || p.N <= p.Look || p.N < cfg.Trials.Min {
+	early := p.Status == Budget || p.Status == Max && p.N < cfg.Trials.Max
+	if cfg.Margin == 0 || !early || p.N <= p.Look || p.N < cfg.Trials.Min {
 		return
 	}
 	obs := append([]Obs(nil), c.Obs...)
@@ -35,6 +38,6 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 	seq := stats.CompareAt(x, alignRounds(obs, base.Obs), cfg.Margin, cfg.Direction, conf)
 	p.Sequential, p.Look = &seq, p.N
 	p.Decision = seq.Decision
-	p.Decision.Reason = fmt.Sprintf("after %d trials (a closing look: the budget stopped the cell between planned looks), at %.2f%% confidence: %s",
+	p.Decision.Reason = fmt.Sprintf("after %d trials (a closing look: the cell stopped between planned looks), at %.2f%% confidence: %s",
 		p.N, 100*conf, seq.Decision.Reason)
 }

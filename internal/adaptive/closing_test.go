@@ -3,6 +3,7 @@ package adaptive
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +78,41 @@ func TestClosingLook(t *testing.T) {
 	}
 	if found <= foundPlanned {
 		t.Errorf("worse found in %d runs, %d of them at a planned look: the closing look adds nothing", found, foundPlanned)
+	}
+}
+
+// TestClosingLookBaselineAtMax: a cell that ran 7 rounds while its
+// baseline ran the maximum of 10 beside a sibling stops (its baseline
+// can pair no more rounds) and is judged at 7, not at the planned look at
+// 5; a cell that ran the maximum is judged at the planned look at max.
+func TestClosingLookBaselineAtMax(t *testing.T) {
+	obs := func(n int, mean float64, phase int) []Obs {
+		var out []Obs
+		for k := range n {
+			out = append(out, Obs{Round: k, Value: mean * (1 + 0.02*float64((k+phase)%3-1))})
+		}
+		return out
+	}
+	cells := []Cell{
+		{ID: "base", Obs: obs(10, 100, 0)},
+		{ID: "full", Baseline: "base", Obs: obs(10, 100, 1)},
+		{ID: "short", Baseline: "base", Obs: obs(7, 80, 2)},
+	}
+	cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05}
+	p, err := Next(cfg, cells, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Cells {
+		switch c.ID {
+		case "short":
+			if c.Status != Max || c.Look != 7 || c.Decision.Verdict != stats.Worse || !strings.Contains(c.Decision.Reason, "closing look") {
+				t.Errorf("short: %s, look %d, %s: %s", c.Status, c.Look, c.Decision.Verdict, c.Decision.Reason)
+			}
+		case "full":
+			if c.Look != 10 || strings.Contains(c.Decision.Reason, "closing look") {
+				t.Errorf("full: look %d: %s", c.Look, c.Decision.Reason)
+			}
+		}
 	}
 }

@@ -26,21 +26,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	bw := bufio.NewWriter(w)
 	n := newNumbers(m)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
-	p("# %s: summary\n\n", m.Study)
-	if s != nil && s.Metadata.Description != "" {
-		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
-	}
-	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
-	if m.Baseline != "" {
-		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
-			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
-			" (see docs/statistics.md).", m.Baseline, m.Baseline)
-		if len(n.stops) > 0 {
-			p(" %s", normNote)
-		}
-	}
-	p(" Bitrates in Gbit/s and sizes in MiB (summary.csv keeps bit/s and bytes). \"paper X\" is a published number for the same point;" +
-		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")
+	n.markdownHeader(p, s)
 	if len(m.Rows) == 0 {
 		p("No samples.\n")
 	}
@@ -102,6 +88,27 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		n.refTable().markdown(bw)
 	}
 	return bw.Flush()
+}
+
+// markdownHeader is summary.md's title and the paragraph saying how to
+// read its numbers.
+func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
+	m := n.Model
+	p("# %s: summary\n\n", m.Study)
+	if s != nil && s.Metadata.Description != "" {
+		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
+	}
+	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
+	if m.Baseline != "" {
+		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
+			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
+			" (see docs/statistics.md).", m.Baseline, m.Baseline)
+		if len(n.stops) > 0 {
+			p(" %s", normNote)
+		}
+	}
+	p(" Bitrates in Gbit/s and sizes in MiB (summary.csv keeps bit/s and bytes). \"paper X\" is a published number for the same point;" +
+		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")
 }
 
 func trialsText(lo, trials int) string {
