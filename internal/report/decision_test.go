@@ -68,6 +68,13 @@ func TestNormCellSequentialDecision(t *testing.T) {
 	if strings.Contains(got, "decided on") || strings.HasSuffix(strings.TrimSpace(got), "better") || strings.Contains(got, "pairs: ") {
 		t.Errorf("rfs cell %q carries the plain comparison's own verdict", got)
 	}
+	// Stopped before the first look (the budget ran out at 2 trials): the
+	// controller's reason, no interval.
+	m.Stops[0] = results.Stop{Cell: rfs, Metric: results.MetricBitrate, Status: "budget", N: 2, Valid: 2,
+		Decision: "undecided", DecisionReason: "no decision before 3 trials"}
+	if got := newNumbers(m).normCell(r); !strings.Contains(got, "; undecided (no decision before 3 trials); all trials at 95%: ") {
+		t.Errorf("rfs cell before the first look %q", got)
+	}
 	two, _ := n.row(results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 2}, results.MetricBitrate, -1)
 	if got := n.normCell(two); !strings.Contains(got, "decided on ") {
 		t.Errorf("rfs at 2 replicas %q: without a stop, want the plain decision", got)

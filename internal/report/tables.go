@@ -102,12 +102,14 @@ func (n *numbers) normCell(r analysis.Row) string {
 		base.Tuning = r.VsBaseline.Against
 		b, _ := n.row(base, r.Metric, r.CPU)
 		if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
-			at := "at the looks"
-			if s.Look > 0 {
-				at = fmt.Sprintf("at the look after %d trials", s.Look)
+			seq := fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason) // no look reached
+			switch {
+			case s.Ratio != nil && s.Look > 0:
+				seq = fmt.Sprintf("%s at the look after %d trials: %s", s.Decision, s.Look, stopInterval(s))
+			case s.Ratio != nil:
+				seq = fmt.Sprintf("%s at the looks: %s", s.Decision, stopInterval(s))
 			}
-			out += fmt.Sprintf("; %s %s: %s; all trials at 95%%: %s", s.Decision, at, stopInterval(s),
-				analysis.PairText(r.VsBaseline, r.N, b.N))
+			out += "; " + seq + "; all trials at 95%: " + analysis.PairText(r.VsBaseline, r.N, b.N)
 		} else {
 			out += "; decided on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
 		}
