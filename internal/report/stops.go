@@ -22,6 +22,9 @@ func stopsTable(m analysis.Model) table {
 		if s.Decision != "" {
 			dec = s.Decision
 			iv = stopInterval(s)
+			if s.Look > 0 && s.Ratio != nil {
+				iv += fmt.Sprintf(" after %d trials", s.Look)
+			}
 		}
 		t.Rows = append(t.Rows, []string{cellName(s.Cell), fmt.Sprintf("%d (%d valid)", s.N, s.Valid),
 			precisionText(s), s.Status, dec, iv, why})
@@ -58,7 +61,8 @@ func stopInterval(s results.Stop) string {
 const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +
 	"its precision target or its decision against the baseline was reached (target), its maximum (max), or the budget (budget), or was given up (failed). " +
 	"With a fixed count of trials every cell ran that count: target says the count met the precision target, max that it did not. " +
-	"Decisions are made only at the planned looks, on intervals at the looks' stricter confidence, so the chance of a wrong " +
+	"Decisions are made only at the planned looks (and once more at the count a cell stopped at between two of them: a closing look), " +
+	"on intervals at the looks' stricter confidence, so the chance of a wrong " +
 	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
 
 // normNote says which decision a normalized table shows in an adaptive

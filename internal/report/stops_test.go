@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -76,5 +77,21 @@ func TestDecisionLines(t *testing.T) {
 	}
 	if got := DecisionLines(stops); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestStopsTableLook: the repetitions table says after how many trials a
+// decision was judged, which for a cell the budget stopped between looks
+// is the count it stopped at.
+func TestStopsTableLook(t *testing.T) {
+	r, lo, hi := 0.872, 0.767, 0.990
+	m := analysis.Model{Baseline: "baseline", Stops: []results.Stop{{
+		Cell:   results.Cell{Datapath: "calico-vxlan", Tuning: "rps+", Workload: "tcp", Replicas: 4},
+		Metric: "bitrate", Status: "budget", N: 7, Valid: 7, Look: 7, Decision: "worse",
+		Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875,
+	}}}
+	tb := stopsTable(m)
+	if len(tb.Rows) != 1 || tb.Rows[0][5] != "0.872 [0.767, 0.990] paired-t (98.75%) after 7 trials" {
+		t.Errorf("rows %q", tb.Rows)
 	}
 }
