@@ -191,7 +191,7 @@ func TestSummarizeSkipsNonFinite(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	rows := Summarize(quickStudy(t), synthetic())
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows); err != nil {
+	if err := WriteCSV(&buf, rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	const header = "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath,impairment"
@@ -334,7 +334,7 @@ func TestPValuesAgainstFirstDatapath(t *testing.T) {
 func TestCSVCarriesPValues(t *testing.T) {
 	rows := Summarize(quickStudy(t), synthetic())
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows); err != nil {
+	if err := WriteCSV(&buf, rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
@@ -419,5 +419,51 @@ func TestReferenceMatches(t *testing.T) {
 	r := find(t, m.Rows, "baseline", 1, results.MetricCoreIdle, 0)
 	if len(r.Refs) == 0 || m.References[r.Refs[0]].Reference.Metric != results.MetricCoreIdle {
 		t.Errorf("row refs %v", r.Refs)
+	}
+}
+
+// TestWriteCSVSequential: the controller's decision (stops.json) stands
+// at the end of the row it judged, with its interval, confidence and
+// look; other rows, and per-core rows of the same cell, leave them empty.
+func TestWriteCSVSequential(t *testing.T) {
+	rows := Summarize(quickStudy(t), synthetic())
+	var cell results.Cell
+	for _, r := range rows {
+		if r.Tuning != "baseline" && r.Metric == results.MetricBitrate && r.CPU < 0 {
+			cell = r.Cell
+			break
+		}
+	}
+	ratio, lo, hi := 1.08, 1.02, 1.15
+	stops := []results.Stop{{Cell: cell, Metric: results.MetricBitrate, Status: "budget", N: 4, Look: 4,
+		Decision: "better", Ratio: &ratio, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rows, stops); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := recs[0]
+	if got := strings.Join(head[len(head)-7:], ","); got != "seq_decision,seq_ratio,seq_low,seq_high,seq_method,seq_confidence,seq_look" {
+		t.Fatalf("last columns %s", got)
+	}
+	judged := 0
+	for _, r := range recs[1:] {
+		seq := strings.Join(r[len(r)-7:], ",")
+		mine := r[0] == cell.Datapath && r[1] == cell.Tuning && r[2] == cell.Workload && r[3] == strconv.Itoa(cell.Replicas) && r[4] == results.MetricBitrate && r[5] == ""
+		switch {
+		case mine && seq != "better,1.08,1.02,1.15,paired-t,0.9875,4":
+			t.Errorf("judged row's columns %s", seq)
+		case !mine && seq != ",,,,,,":
+			t.Errorf("row %v has sequential columns %s", r[:6], seq)
+		}
+		if mine {
+			judged++
+		}
+	}
+	if judged != 1 {
+		t.Errorf("%d rows carry the decision, want 1", judged)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // CSVHeader is summary.csv's header: one tidy row per cell, metric and
@@ -20,14 +22,25 @@ var CSVHeader = []string{
 	"chosen_low", "chosen_high", "chosen_method", "decision", "decision_reason",
 	"dp_paired_ratio", "dp_paired_ci95_low", "dp_paired_ci95_high", "dp_paired_n",
 	"dp_chosen_low", "dp_chosen_high", "dp_chosen_method", "dp_decision", "dp_decision_reason",
+	// The adaptive controller's decision against the baseline (stops.json):
+	// at the look it was judged at, with that look's confidence. In an
+	// adaptive run this, not "decision", is the valid test.
+	"seq_decision", "seq_ratio", "seq_low", "seq_high", "seq_method", "seq_confidence", "seq_look",
 }
 
-// WriteCSV writes rows as summary.csv. Values keep the metric's raw unit
+// WriteCSV writes rows as summary.csv, with the controller's decisions
+// from stops (nil for none) beside the rows they judge. Values keep the metric's raw unit
 // (bitrates in bit/s) at full precision; cpu is empty for metrics that are
 // not per core, the normalized fields are empty where not applicable, and
 // any undefined statistic (n = 0, sd with n = 1, a p value without two
 // observations on each side) is empty, not "NaN".
-func WriteCSV(w io.Writer, rows []Row) error {
+func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
+	seq := map[Key]results.Stop{}
+	for _, st := range stops {
+		if st.Decision != "" {
+			seq[Key{Cell: st.Cell, Metric: st.Metric, CPU: -1}] = st
+		}
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -52,6 +65,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 		}
 		rec = append(rec, pairCols(r.VsBaseline)...)
 		rec = append(rec, pairCols(r.VsFirstDatapath)...)
+		rec = append(rec, seqCols(seq, r)...)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -88,4 +102,24 @@ func pairCols(p *Pair) []string {
 		num(p.Paired.Ratio), pl, ph, pn,
 		cl, ch, string(p.Chosen.Method), string(p.Decision.Verdict), p.Decision.Reason,
 	}
+}
+
+// seqCols are the controller's decision for r's cell and metric, empty
+// where it made none.
+func seqCols(seq map[Key]results.Stop, r Row) []string {
+	st, ok := seq[Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
+	if !ok {
+		return make([]string, 7)
+	}
+	f := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return num(*p)
+	}
+	look := ""
+	if st.Look > 0 {
+		look = strconv.Itoa(st.Look)
+	}
+	return []string{st.Decision, f(st.Ratio), f(st.Low), f(st.High), st.Method, num(st.Confidence), look}
 }

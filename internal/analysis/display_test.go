@@ -15,7 +15,7 @@ import (
 func csvRecord(t *testing.T, rows []Row, tuning string) map[string]string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows); err != nil {
+	if err := WriteCSV(&buf, rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()

@@ -83,7 +83,7 @@ func TestPairedAlignsTrials(t *testing.T) {
 func TestPairedColumnsAndJSON(t *testing.T) {
 	m := Build(quickStudy(t), drifting(6, 1.05))
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, m.Rows); err != nil {
+	if err := WriteCSV(&buf, m.Rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()

@@ -43,7 +43,7 @@ func Build(dir string) error {
 		name  string
 		write func(io.Writer) error
 	}{
-		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows) }},
+		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows, m.Stops) }},
 		{analysis.SummaryJSON, func(w io.Writer) error { return analysis.WriteJSON(w, m) }},
 		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m) }},
 		{results.ReportHTML, func(w io.Writer) error { return writeHTML(w, run, s, m) }},
