@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -28,12 +27,7 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 	if cfg.Margin == 0 || !early || p.N <= p.Look || p.N < cfg.Trials.Min {
 		return
 	}
-	obs := append([]Obs(nil), c.Obs...)
-	sort.SliceStable(obs, func(i, j int) bool { return obs[i].Round < obs[j].Round })
-	x := make([]float64, len(obs))
-	for k, o := range obs {
-		x[k] = o.Value
-	}
+	obs, x := byRound(c.Obs)
 	conf := DecisionConfidence(cfg.Trials)
 	seq := stats.CompareAt(x, alignRounds(obs, base.Obs), cfg.Margin, cfg.Direction, conf)
 	p.Sequential, p.Look = &seq, p.N

@@ -35,12 +35,7 @@ var CSVHeader = []string{
 // any undefined statistic (n = 0, sd with n = 1, a p value without two
 // observations on each side) is empty, not "NaN".
 func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
-	seq := map[Key]results.Stop{}
-	for _, st := range stops {
-		if st.Decision != "" {
-			seq[Key{Cell: st.Cell, Metric: st.Metric, CPU: -1}] = st
-		}
-	}
+	seq := Decisions(stops)
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -122,4 +117,16 @@ func seqCols(seq map[Key]results.Stop, r Row) []string {
 		look = strconv.Itoa(st.Look)
 	}
 	return []string{st.Decision, f(st.Ratio), f(st.Low), f(st.High), st.Method, num(st.Confidence), look}
+}
+
+// Decisions indexes the controller's decisions (stops that made one) by
+// the row they judge: the cell's metric, not per core.
+func Decisions(stops []results.Stop) map[Key]results.Stop {
+	out := map[Key]results.Stop{}
+	for _, st := range stops {
+		if st.Decision != "" {
+			out[Key{Cell: st.Cell, Metric: st.Metric, CPU: -1}] = st
+		}
+	}
+	return out
 }

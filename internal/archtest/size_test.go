@@ -25,7 +25,6 @@ const (
 // each with why. An exception no longer needed fails the test, so the
 // list only shrinks.
 var sizeExceptions = map[string]string{
-	"internal/adaptive/adaptive.go":           "size: split pending",
 	"internal/adaptive/adaptive.go:Next":      "size: split pending",
 	"internal/cleanup/stale.go:cleaner.stale": "size: split pending",
 	"internal/journal/journal.go":             "size: split pending",

@@ -54,13 +54,7 @@ type numbers struct {
 }
 
 func newNumbers(m analysis.Model) *numbers {
-	n := &numbers{Model: m, idx: m.Index(), stops: map[analysis.Key]results.Stop{}}
-	for _, s := range m.Stops {
-		if s.Decision != "" {
-			n.stops[analysis.Key{Cell: s.Cell, Metric: s.Metric, CPU: -1}] = s
-		}
-	}
-	return n
+	return &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops)}
 }
 
 // row returns the row of a cell's metric (cpu -1: not per core).

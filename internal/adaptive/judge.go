@@ -1,0 +1,125 @@
+package adaptive
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// A cell's status and decision from its own trials and its baseline's.
+
+// judge is a cell's status from its own trials: target met, maximum
+// reached, or running. b is its baseline's index (-1 for none); a
+// baseline with cells (isBase) under a normalized target has no target
+// of its own.
+func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
+	p := CellPlan{ID: c.ID, Status: Running, N: len(c.Obs), HalfWidth: math.NaN()}
+	var x []float64
+	c.Obs, x = byRound(c.Obs)
+	for _, v := range x {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			p.Valid++
+		}
+	}
+	mean := stats.Describe(finite(x))
+	p.HalfWidth = stats.RelHalfWidth(mean.Mean, mean.CI95Low, mean.CI95High)
+	if mean.Degenerate {
+		p.HalfWidth = math.NaN()
+	}
+	what := "the mean"
+	if b >= 0 {
+		bx := alignRounds(c.Obs, cells[b].Obs)
+		cmp := stats.Compare(x, bx, cfg.Margin, cfg.Direction)
+		p.Comparison = &cmp
+		p.Decision = stats.Decision{Verdict: stats.Undecided, Reason: fmt.Sprintf("no decision before %d trials", cfg.Trials.Min)}
+		if n := lastLook(cfg.Trials, p.N); n > 0 {
+			seq := stats.CompareAt(x[:n], bx[:n], cfg.Margin, cfg.Direction, DecisionConfidence(cfg.Trials))
+			p.Sequential, p.Look = &seq, n
+			p.Decision = seq.Decision
+			p.Decision.Reason = fmt.Sprintf("after %d trials, at %.2f%% confidence: %s", n, 100*DecisionConfidence(cfg.Trials), seq.Decision.Reason)
+		}
+		if cfg.Precision != nil && cfg.Precision.Of == OfNormalized {
+			ch := cmp.Chosen
+			p.HalfWidth = stats.RelHalfWidth(ch.Ratio, ch.Low, ch.High)
+			what = "the ratio to " + cells[b].ID + " (" + string(ch.Method) + ")"
+		}
+	}
+	hw := "none yet"
+	if !math.IsNaN(p.HalfWidth) {
+		hw = fmt.Sprintf("±%.2f%%", 100*p.HalfWidth)
+	}
+	var met []string
+	if pr := cfg.Precision; pr != nil && !(isBase && pr.Of == OfNormalized) && p.HalfWidth <= pr.HalfWidth {
+		met = append(met, fmt.Sprintf("%s of %s reached ±%.2f%% (target ±%.2f%%)", pr.Metric, what, 100*p.HalfWidth, 100*pr.HalfWidth))
+	}
+	if p.Comparison != nil && cfg.Margin > 0 && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
+		met = append(met, fmt.Sprintf("decision %s %s", p.Decision.Verdict, p.Decision.Reason))
+	}
+	futile := ""
+	if len(met) == 0 && cfg.Precision == nil {
+		futile = futility(cfg, p)
+	}
+	switch {
+	case c.Failed != "":
+		p.Status, p.Reason = Failed, "given up: "+c.Failed
+	case p.N >= cfg.Trials.Min && len(met) > 0:
+		p.Status, p.Reason = Target, strings.Join(met, "; ")
+	case futile != "":
+		p.Status, p.Reason = Futile, futile
+	case p.N >= cfg.Trials.Max:
+		p.Status, p.Reason = Max, fmt.Sprintf("ran the maximum of %d trials; half-width %s", cfg.Trials.Max, hw)
+	case p.N < cfg.Trials.Min:
+		p.Reason = fmt.Sprintf("%d of at least %d trials", p.N, cfg.Trials.Min)
+	case cfg.Precision == nil && (cfg.Margin == 0 || b < 0):
+		p.Reason = fmt.Sprintf("no target: runs to the maximum of %d trials", cfg.Trials.Max)
+	default:
+		p.Reason = "half-width " + hw
+		if p.Comparison != nil && cfg.Margin > 0 {
+			p.Reason += "; undecided " + p.Decision.Reason
+		}
+	}
+	return p
+}
+
+// byRound returns a cell's trials in round order and their values.
+func byRound(obs []Obs) ([]Obs, []float64) {
+	obs = append([]Obs(nil), obs...)
+	sort.SliceStable(obs, func(i, j int) bool { return obs[i].Round < obs[j].Round })
+	x := make([]float64, len(obs))
+	for k, o := range obs {
+		x[k] = o.Value
+	}
+	return obs, x
+}
+
+// alignRounds returns the baseline's values from the rounds this cell
+// ran, in the same order (NaN where the baseline lacks that round): a
+// stopped cell's comparison never changes.
+func alignRounds(cell, base []Obs) []float64 {
+	byRound := map[int]float64{}
+	for _, o := range base {
+		byRound[o.Round] = o.Value
+	}
+	bx := make([]float64, len(cell))
+	for k, o := range cell {
+		v, ok := byRound[o.Round]
+		if !ok {
+			v = math.NaN()
+		}
+		bx[k] = v
+	}
+	return bx
+}
+
+func finite(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, v := range xs {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
