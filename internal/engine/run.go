@@ -72,6 +72,19 @@ type Needs struct {
 type Need struct {
 	What     string
 	Features []string
+	// Without says how the study runs without this need ("--profile
+	// quick-none, or --set impairments=[none]"), added to a refusal so that
+	// the user is not left to find it in the docs.
+	Without string
+}
+
+// Refusal wraps why a need is not met with what needed it and, when
+// known, how to run without it.
+func (n Need) Refusal(where string, err error) error {
+	if n.Without != "" {
+		return fmt.Errorf("%s%s: %w (to run without: %s)", n.What, where, err, n.Without)
+	}
+	return fmt.Errorf("%s%s: %w", n.What, where, err)
 }
 
 // Facts are what an engine's preflight found.

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -35,5 +37,31 @@ func impairmentNeeds(s *study.Study) []engine.Need {
 	}
 	what += fmt.Sprintf(" (%s %s of %s)", s.Spec.ImpairAt.Where, s.Spec.ImpairAt.Direction, strings.Join(s.DatapathNames(), ", "))
 	f := knob.Needs(knob.Trial, &knob.Target{Study: s, Impairment: first})
-	return []engine.Need{{What: what, Features: f}}
+	return []engine.Need{{What: what, Features: f, Without: withoutImpairments(s)}}
+}
+
+// withoutImpairments names the ways to run the study on a kernel without
+// netem: its profiles whose impairments are only none (flannel-backends'
+// quick-none), then the override that works for any study.
+func withoutImpairments(s *study.Study) string {
+	var ways []string
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
+		if name != s.Profile && onlyNone(s.Profiles[name]) {
+			ways = append(ways, "--profile "+name)
+		}
+	}
+	return strings.Join(append(ways, "--set impairments=[none]"), ", or ")
+}
+
+// onlyNone reports whether a profile (raw YAML) sets impairments to none
+// alone.
+func onlyNone(profile any) bool {
+	p, _ := profile.(map[string]any)
+	list, _ := p["impairments"].([]any)
+	for _, m := range list {
+		if m != study.NoImpairment {
+			return false
+		}
+	}
+	return len(list) > 0
 }

@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // A study's impairments need netem (and ifb for ingress), once, named;
@@ -28,5 +31,27 @@ func TestImpairmentNeeds(t *testing.T) {
 	s.Spec.ImpairAt.Direction = study.DirIngress
 	if n := impairmentNeeds(s); len(n) != 1 || !slices.Equal(n[0].Features, []string{probe.Netem, probe.IFB}) {
 		t.Errorf("ingress: %+v", n)
+	}
+}
+
+// A refusal for want of netem says how to run without impairments: the
+// study's profiles that have none (flannel-backends' quick-none), then
+// the override any study takes.
+func TestImpairmentNeedsSayHowToRunWithout(t *testing.T) {
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick"}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := impairmentNeeds(s)
+	if len(n) != 1 || n[0].Without != "--profile quick-none, or --set impairments=[none]" {
+		t.Fatalf("without: %+v", n)
+	}
+	msg := n[0].Refusal("", errors.New("kernel feature netem is not available")).Error()
+	if !strings.HasSuffix(msg, "netem is not available (to run without: --profile quick-none, or --set impairments=[none])") {
+		t.Errorf("refusal: %s", msg)
+	}
+	s.Profiles = nil
+	if w := impairmentNeeds(s)[0].Without; w != "--set impairments=[none]" {
+		t.Errorf("study without such a profile: %q", w)
 	}
 }

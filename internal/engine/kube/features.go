@@ -50,8 +50,7 @@ func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, 
 		for _, n := range needs {
 			for _, f := range n.Features {
 				if why, ok := missing[f]; ok && nodeProbed(f) {
-					return fmt.Errorf("%s: node %s: %w", n.What, node,
-						&probe.UnsupportedError{Name: f, Kind: probe.KindKernel, Reason: why})
+					return n.Refusal(": node "+node, &probe.UnsupportedError{Name: f, Kind: probe.KindKernel, Reason: why})
 				}
 			}
 		}

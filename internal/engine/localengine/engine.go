@@ -86,7 +86,7 @@ func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) 
 	}
 	for _, k := range n.Knobs {
 		if err := probe.Require(k.Features...); err != nil {
-			return f, fmt.Errorf("%s: %w", k.What, err)
+			return f, k.Refusal("", err)
 		}
 	}
 	if note := checkIdle(e.procRoot); note != "" {
