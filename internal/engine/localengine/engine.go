@@ -106,7 +106,11 @@ func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) erro
 		}
 		if err != nil {
 			if !s.Spec.SkipUnavailable {
-				return fmt.Errorf("datapath %s: %w", d.Spec.Name, err)
+				need := engine.Need{What: "datapath " + d.Spec.Name}
+				if len(n.Datapaths) > 1 {
+					need.Without = "--set skipUnavailable=true, which runs the others and notes it"
+				}
+				return need.Refusal("", err)
 			}
 			f.Notes = append(f.Notes, fmt.Sprintf("datapath %s skipped: %v", d.Spec.Name, err))
 			continue

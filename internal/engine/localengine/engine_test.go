@@ -2,8 +2,12 @@ package localengine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // A cluster after the first waits for the kernel to destroy the
@@ -28,5 +32,28 @@ func TestSettleBeforeLaterClusters(t *testing.T) {
 	cancel()
 	if err := e.settleBeforeUp(cctx); err == nil {
 		t.Error("cancelled: no error")
+	}
+}
+
+// A datapath this machine cannot build stops the run with the probe's
+// reason and, when the study has others, the override that runs them.
+func TestUnavailableDatapathSaysHowToRunTheOthers(t *testing.T) {
+	s := &study.Study{}
+	bad := engine.Datapath{Spec: study.Datapath{Name: "gone"}, Features: []string{"no-such-feature"}}
+	other := engine.Datapath{Spec: study.Datapath{Name: "bridge"}}
+	err := (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{bad, other}}, &engine.Facts{})
+	if err == nil || !strings.HasPrefix(err.Error(), `datapath gone: probe: unknown feature "no-such-feature"`) ||
+		!strings.HasSuffix(err.Error(), "(to run without: --set skipUnavailable=true, which runs the others and notes it)") {
+		t.Errorf("two datapaths: %v", err)
+	}
+	err = (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{bad}}, &engine.Facts{})
+	if err == nil || strings.Contains(err.Error(), "skipUnavailable") {
+		t.Errorf("the only datapath: %v", err)
+	}
+	s.Spec.SkipUnavailable = true
+	f := &engine.Facts{}
+	err = (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{bad}}, f)
+	if err == nil || !strings.HasPrefix(err.Error(), "none of the study's datapaths can run here (datapath gone skipped") {
+		t.Errorf("skipped, none left: %v (notes %v)", err, f.Notes)
 	}
 }
