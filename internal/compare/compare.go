@@ -134,15 +134,16 @@ func datapaths(samples []results.Sample) []string {
 }
 
 // WriteMarkdown prints the rows as a table: A and B with their 95%
-// intervals, B/A with Fieller's interval, and Welch's p.
+// intervals and trial counts, B/A with Fieller's interval, and Welch's p,
+// then how each was computed.
 func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "No cell and metric appear in both runs.")
 		return err
 	}
 	fmt.Fprintf(w, "A = %s\nB = %s\n\n", nameA, nameB)
-	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | B/A [95% CI] | p |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		sc := analysis.Display(r.Metric)
 		p := "—"
@@ -160,10 +161,20 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 		if r.Missing {
 			b = "missing (no value in B)"
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %s | %s |\n", r.Key, r.Metric, sc.Unit,
-			sc.SummaryCI(r.A), b, ratio, p); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d | %s | %s |\n", r.Key, r.Metric, sc.Unit,
+			sc.SummaryCI(r.A), b, r.A.N, r.B.N, ratio, p); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows)))
+	return err
+}
+
+// methodNote says how the table's numbers were computed: the two runs'
+// trials are independent (no rounds in common), so every comparison is
+// unpaired.
+func methodNote(rows int) string {
+	return fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
+		"(unpaired: the runs share no rounds); p: Welch's two-sided t test, not corrected for multiple comparisons (%d rows; "+
+		"--fail-if corrects its intervals with Bonferroni over the cells it judges).", rows)
 }

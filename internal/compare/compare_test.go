@@ -37,8 +37,11 @@ func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 	if err := WriteMarkdown(&buf, "local", "kube", rows); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "| 0.500 [") {
-		t.Errorf("markdown lacks the ratio with its interval:\n%s", buf.String())
+	if !strings.Contains(buf.String(), "| 2, 2 | 0.500 [") {
+		t.Errorf("markdown lacks the trial counts and the ratio with its interval:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "not corrected for multiple comparisons (1 rows;") {
+		t.Errorf("markdown does not say how p was computed:\n%s", buf.String())
 	}
 }
 
