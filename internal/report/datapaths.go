@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -131,7 +132,10 @@ func datapathTables(s *study.Study, rows []analysis.Row) []table {
 
 // datapathCaption says what the side-by-side tables hold.
 const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
-	"mean [95% CI] over trials; p: Welch's t test against the first datapath; — where the datapath has no value; " +
+	"mean [95% CI] over trials; beside every datapath but the first, bitrate gives its ratio to the first datapath " +
+	"(×) with Fieller's 95% interval and the decision at the study's margin (better, worse, equal or undecided; " +
+	"unpaired, since datapaths run one after another), other metrics Welch's p against the first; neither is " +
+	"corrected for the number of cells; — where the datapath has no value; " +
 	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 
@@ -254,8 +258,9 @@ func (c dpComparison) figure(title string, wls []int) figure {
 }
 
 // datapathRows are a datapath table's rows: per datapath, each workload's
-// mean [95% CI] and, beside every datapath but the first, Welch's p
-// against the first.
+// mean [95% CI] and, beside every datapath but the first, the comparison
+// with the first: the decided ratio where the model made one
+// (Row.VsFirstDatapath, bitrate), else Welch's p.
 func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analysis.Row, bool)) [][]string {
 	var out [][]string
 	for _, dp := range datapaths {
@@ -267,7 +272,9 @@ func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analys
 				continue
 			}
 			cell := analysis.Display(r.Metric).MeanCI(r)
-			if p := analysis.FormatP(r.PFirstDatapath); p != "" {
+			if v := r.VsFirstDatapath; v != nil {
+				cell += "; " + versusFirst(v)
+			} else if p := analysis.FormatP(r.PFirstDatapath); p != "" {
 				cell += "; p" + p
 			}
 			line = append(line, cell)
@@ -275,4 +282,18 @@ func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analys
 		out = append(out, line)
 	}
 	return out
+}
+
+// versusFirst is a datapath's ratio to the first datapath with its
+// interval and decision: "×0.869 [0.812, 0.930] worse".
+func versusFirst(v *analysis.Pair) string {
+	c := v.Chosen
+	if c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High) {
+		why := "fewer than 2 trials"
+		if v.Unpaired.Method == stats.MethodDelta {
+			why = v.Against + "'s interval reaches 0"
+		}
+		return fmt.Sprintf("×%.3f %s (no interval: %s)", c.Ratio, v.Decision.Verdict, why)
+	}
+	return fmt.Sprintf("×%.3f [%.3f, %.3f] %s", c.Ratio, c.Low, c.High, v.Decision.Verdict)
 }

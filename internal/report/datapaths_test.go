@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -163,5 +164,36 @@ func TestOutlierKeepsOneAxis(t *testing.T) {
 			titles = append(titles, f.Title)
 		}
 		t.Errorf("figures %q, want one: lost_percent by datapath", titles)
+	}
+}
+
+// A bitrate cell compared with the first datapath shows the ratio, its
+// interval and the decision at the margin instead of a bare p, so that a
+// reader sees how much slower a datapath is and whether that is settled.
+func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	host := map[int]float64{1: 10e9, 2: 10.2e9, 3: 9.9e9}
+	slow := map[int]float64{1: 8e9, 2: 8.1e9, 3: 7.9e9}
+	one := map[int]float64{1: 8e9}
+	rows := []analysis.Row{
+		dpRow("host", "tcp", results.MetricBitrate, 10e9),
+		dpRow("vxlan", "tcp", results.MetricBitrate, 8e9),
+		dpRow("udp", "tcp", results.MetricBitrate, 8e9),
+		dpRow("vxlan", "tcp", "lost_percent", 1),
+		dpRow("host", "tcp", "lost_percent", 2),
+	}
+	rows[1].VsFirstDatapath = analysis.UnpairedOf("host", slow, host, 0.02, stats.HigherIsBetter)
+	rows[2].VsFirstDatapath = analysis.UnpairedOf("host", one, host, 0.02, stats.HigherIsBetter)
+	rows[1].PFirstDatapath, rows[3].PFirstDatapath = 0.001, 0.5
+	tables := datapathTables(s, rows)
+	bt := tables[0]
+	if got := bt.Rows[1][1]; !strings.HasPrefix(got, "8.00 [7.20, 8.80]; ×0.797 [0.772, 0.823] worse") || !strings.HasSuffix(got, "] worse") {
+		t.Errorf("vxlan's bitrate cell %q, want the ratio to host, its interval and worse", got)
+	}
+	if got := bt.Rows[2][1]; got != "8.00 [7.20, 8.80]; ×0.797 undecided (no interval: fewer than 2 trials)" {
+		t.Errorf("a one-trial datapath's cell %q", got)
+	}
+	if got := tables[1].Rows[1][1]; got != "1.0 [0.9, 1.1]; p=0.500" {
+		t.Errorf("loss cell %q, want Welch's p (no decision for a metric without a direction)", got)
 	}
 }
