@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // summaryRows reads summary.json's rows of a run directory.
@@ -104,6 +105,51 @@ func TestNicModesQuick(t *testing.T) {
 		if st.N != 2 || st.Target != 0.02 || st.Status != "target" && st.Status != "max" {
 			t.Errorf("stop %+v: want 2 trials, the 2%% target, and target or max", st)
 		}
+	}
+	sharedRounds(t, out)
+}
+
+// sharedRounds checks that a run of several datapaths ran them in shared
+// rounds (every trial 1 before any trial 2) and that its summary pairs
+// their bitrates with the first datapath's by round.
+func sharedRounds(t *testing.T, out string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "samples.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var last1, first2 time.Time
+	dec := json.NewDecoder(f)
+	for dec.More() {
+		var s struct {
+			Trial int       `json:"trial"`
+			Start time.Time `json:"start"`
+		}
+		if err := dec.Decode(&s); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case s.Trial == 1 && s.Start.After(last1):
+			last1 = s.Start
+		case s.Trial == 2 && (first2.IsZero() || s.Start.Before(first2)):
+			first2 = s.Start
+		}
+	}
+	if first2.IsZero() || !last1.Before(first2) {
+		t.Errorf("datapaths not in shared rounds: last trial 1 at %v, first trial 2 at %v", last1, first2)
+	}
+	paired := 0
+	for _, r := range summaryRows(t, out) {
+		if v, ok := r["vs_first_datapath"].(map[string]any); ok && r["metric"] == "bitrate" {
+			if v["paired_n"].(float64) != 2 {
+				t.Errorf("%s/%s: vs_first_datapath %v, want 2 pairs", r["datapath"], r["workload"], v)
+			}
+			paired++
+		}
+	}
+	if paired == 0 {
+		t.Error("no bitrate row compared with the first datapath")
 	}
 }
 

@@ -3,9 +3,12 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
@@ -110,9 +113,10 @@ func PairOf(against string, x, ref map[int]float64, margin float64, dir stats.Di
 }
 
 // UnpairedOf compares a row with a reference that did not run in the same
-// rounds: datapaths are built and measured one after another, so trial k
-// of two datapaths shares no round and pairing them would claim a drift
-// correction that does not exist. Only Fieller's interval is decided on.
+// rounds: datapaths built and measured one after another (runs before
+// 2026-11-27, see SharedRounds) share no round, and pairing trial k of
+// two of them would claim a drift correction that does not exist. Only
+// Fieller's interval is decided on.
 func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
 	var xs, bs []float64
 	for _, v := range x {
@@ -135,8 +139,10 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 }
 
 // pairRows fills VsBaseline and VsFirstDatapath of the paired metrics'
-// rows that have data on both sides.
-func pairRows(rows []Row, rs rounds, baseline string, margin float64) {
+// rows that have data on both sides. Datapaths are paired by round at the
+// replica counts where they shared rounds (SharedRounds), else compared
+// unpaired.
+func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline string, margin float64) {
 	first := ""
 	if d := DimsOf(rows).Datapaths; len(d) > 1 {
 		first = d[0]
@@ -158,7 +164,11 @@ func pairRows(rows []Row, rs rounds, baseline string, margin float64) {
 		if first != "" && r.Datapath != first {
 			f := k
 			f.Datapath = first
-			if len(rs[k]) > 0 && len(rs[f]) > 0 {
+			switch {
+			case len(rs[k]) == 0 || len(rs[f]) == 0:
+			case shared[r.Replicas]:
+				r.VsFirstDatapath = PairOf(first, rs[k], rs[f], margin, dir)
+			default:
 				r.VsFirstDatapath = UnpairedOf(first, rs[k], rs[f], margin, dir)
 			}
 		}
@@ -265,4 +275,54 @@ func PairText(p *Pair, n, refN int) string {
 		count = fmt.Sprintf("n=%d", n)
 	}
 	return iv + ", " + count
+}
+
+// SharedRounds reports, per replica count, whether the run's datapaths
+// ran in shared rounds: every trial k (of any datapath, tuning and
+// workload) started before every trial k+1, so that trial k of two
+// datapaths is a pair as trial k of two tunings is. The runner
+// interleaves datapaths so (runner/interleave.go); a run that measured
+// them one after another, or whose samples lack start times, fails the
+// check and its datapaths are compared unpaired. It is checked on the
+// samples rather than assumed, so a run directory from before the change
+// is still read right.
+func SharedRounds(samples []results.Sample) map[int]bool {
+	type span struct{ first, last time.Time }
+	byReps := map[int]map[int]*span{}
+	dps := map[int]map[string]bool{}
+	untimed := map[int]bool{}
+	for _, s := range samples {
+		reps := s.Cell.Replicas
+		if s.Start.IsZero() {
+			untimed[reps] = true
+		}
+		if byReps[reps] == nil {
+			byReps[reps], dps[reps] = map[int]*span{}, map[string]bool{}
+		}
+		dps[reps][s.Cell.Datapath] = true
+		sp := byReps[reps][s.Trial]
+		if sp == nil {
+			byReps[reps][s.Trial] = &span{s.Start, s.Start}
+			continue
+		}
+		if s.Start.Before(sp.first) {
+			sp.first = s.Start
+		}
+		if s.Start.After(sp.last) {
+			sp.last = s.Start
+		}
+	}
+	out := map[int]bool{}
+	for reps, spans := range byReps {
+		if untimed[reps] || len(dps[reps]) < 2 {
+			continue
+		}
+		trials := slices.Sorted(maps.Keys(spans))
+		ok := true
+		for i := 1; i < len(trials); i++ {
+			ok = ok && spans[trials[i-1]].last.Before(spans[trials[i]].first)
+		}
+		out[reps] = ok
+	}
+	return out
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // drifting returns n rounds of baseline and rfs at 1 replica where the
@@ -180,4 +182,65 @@ func TestDecisionTextCounts(t *testing.T) {
 	if got := DecisionText(u, 3, 0); !strings.Contains(got, "fieller, n=3:") {
 		t.Errorf("unpaired decision without the reference's count %q", got)
 	}
+}
+
+// TestSharedRoundsPairDatapaths: datapaths that ran in shared rounds
+// (trial 1 of both before trial 2 of either) are compared by round, and
+// the drift between rounds, which an unpaired interval counts as noise,
+// cancels; the same values measured one datapath after the other are
+// compared unpaired. Samples without times prove nothing: unpaired.
+func TestSharedRoundsPairDatapaths(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	// The machine drifts by ±20% between rounds; vxlan is 10% below the
+	// host in every round.
+	drift := []float64{1, 1.2, 0.8, 1.1, 0.9, 1.15}
+	sample := func(dp string, trial int, at time.Duration, v float64) results.Sample {
+		return results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1},
+			Trial: trial, Start: t0.Add(at), Metrics: map[string]float64{results.MetricBitrate: v}}
+	}
+	var shared, oneAfter []results.Sample
+	for i, d := range drift {
+		k := i + 1
+		shared = append(shared, sample("calico-vxlan", k, time.Duration(2*i)*time.Minute, 10e9*d),
+			sample("flannel-vxlan", k, time.Duration(2*i+1)*time.Minute, 9e9*d))
+		oneAfter = append(oneAfter, sample("calico-vxlan", k, time.Duration(i)*time.Minute, 10e9*d),
+			sample("flannel-vxlan", k, time.Duration(10+i)*time.Minute, 9e9*d))
+	}
+	if got := SharedRounds(shared); !got[1] {
+		t.Fatalf("shared rounds not seen: %v", got)
+	}
+	if got := SharedRounds(oneAfter); got[1] {
+		t.Fatalf("datapaths one after another taken for shared rounds: %v", got)
+	}
+	cat := study.Catalog{Datapaths: []string{"calico-vxlan", "flannel-vxlan"}, Tools: testCatalog.Tools}
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{
+		"datapaths=[calico-vxlan,flannel-vxlan]", "replicas=[1]"}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := findDP(t, Summarize(s, shared), "flannel-vxlan").VsFirstDatapath
+	if v == nil || v.Paired.N != 6 || v.Chosen.Method != stats.MethodPairedT || v.Decision.Verdict != stats.Worse {
+		t.Fatalf("shared rounds: %+v, want worse on 6 pairs", v)
+	}
+	u := findDP(t, Summarize(s, oneAfter), "flannel-vxlan").VsFirstDatapath
+	if u == nil || u.Paired.N != 0 || u.Decision.Verdict != stats.Undecided {
+		t.Fatalf("one after another: %+v, want unpaired and undecided under the drift", u)
+	}
+	for i := range shared {
+		shared[i].Start = time.Time{}
+	}
+	if got := SharedRounds(shared); got[1] {
+		t.Errorf("samples without times taken for shared rounds")
+	}
+}
+
+func findDP(t *testing.T, rows []Row, dp string) Row {
+	t.Helper()
+	for _, r := range rows {
+		if r.Datapath == dp && r.Metric == results.MetricBitrate && r.CPU < 0 {
+			return r
+		}
+	}
+	t.Fatalf("no bitrate row of %s", dp)
+	return Row{}
 }

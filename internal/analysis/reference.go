@@ -78,8 +78,10 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds) []RefMatch {
 
 // addRatio adds a matched row's ratio of means to the same point of the
 // reference's Against datapath, when that row has data. The first such
-// row also gets Fieller's interval of the ratio from the trials of both
-// (unpaired: datapaths run one after another, not in the same rounds).
+// row also gets Fieller's interval of the ratio from the trials of both,
+// unpaired (the ratio of two rows' means, as the paper gives it; a
+// paired interval of the same two rows, where the run's rounds allow
+// one, is in the row's VsFirstDatapath).
 func addRatio(m *RefMatch, r Row, rows []Row, rs rounds) {
 	k := RowKey(r)
 	if a := m.Reference.Against; a != "" {

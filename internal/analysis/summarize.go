@@ -161,7 +161,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		normalize(rows, values, baseline)
 	}
 	pValues(rows, values, baseline)
-	pairRows(rows, roundsOf(samples), baseline, MarginOf(s))
+	pairRows(rows, roundsOf(samples), SharedRounds(samples), baseline, MarginOf(s))
 	return rows
 }
 

@@ -65,6 +65,9 @@ type Trial struct {
 	Local bool
 	// Number is the trial's number in its cell, from 1 (0: not known).
 	Number int
+	// FreshPods is set on a cell's first trial on its pods (and on
+	// attempts at that trial again): the one that records their set-up.
+	FreshPods bool
 }
 
 // Entry describes a collector.

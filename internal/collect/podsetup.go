@@ -31,11 +31,13 @@ type podSetup struct{ t Trial }
 func (podSetup) Start(context.Context) error { return nil }
 
 func (c podSetup) Stop(context.Context) (Result, error) {
-	// The pods are set up once and every trial of the cell runs on them:
-	// their set-up is one measurement, recorded with the first trial. A
-	// copy in each trial would count it n times and give it an interval
-	// of zero width (and a p of nothing against another datapath).
-	if c.t.Number > 1 {
+	// Every trial of a cell on the same pods shares their set-up: it is
+	// one measurement, recorded with the first trial on them (a run of
+	// several datapaths builds new pods each round, so each round's
+	// trial records its own). A copy in each trial would count it n times
+	// and give it an interval of zero width (and a p of nothing against
+	// another datapath).
+	if !c.t.FreshPods {
 		return Result{}, nil
 	}
 	var sum time.Duration

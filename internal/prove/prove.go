@@ -131,8 +131,8 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 // cells reads B against A from the run: a tuning A/B from the adaptive
 // controller's stops (the sequential decision, paired by round) or the
 // summary's paired comparison with the baseline; a datapath A/B from the
-// summary's comparison with the first datapath (unpaired: datapaths run
-// one after another).
+// summary's comparison with the first datapath (paired by round: the
+// runner interleaves datapaths, analysis.SharedRounds).
 func cells(s *study.Study, run *results.Run, a, b string, tunings bool) (string, []advise.ProofCell) {
 	m := analysis.Build(s, run.Samples)
 	metric := ""

@@ -133,9 +133,9 @@ func datapathTables(s *study.Study, rows []analysis.Row) []table {
 // datapathCaption says what the side-by-side tables hold.
 const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
 	"mean [95% CI] over trials; beside every datapath but the first, bitrate gives its ratio to the first datapath " +
-	"(×) with Fieller's 95% interval and the decision at the study's margin (better, worse, equal or undecided; " +
-	"unpaired, since datapaths run one after another), other metrics Welch's p against the first; neither is " +
-	"corrected for the number of cells; — where the datapath has no value; " +
+	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +
+	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; other metrics " +
+	"Welch's p against the first; neither is corrected for the number of cells; — where the datapath has no value; " +
 	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 

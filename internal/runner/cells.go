@@ -22,13 +22,14 @@ func (r *run) engineRun() engine.Run {
 }
 
 // upDatapath builds the cluster of one datapath entry, applies its
-// knobs, runs its cells and tears it down. The first datapath's cluster
-// also writes env.json.
-func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool) error {
+// knobs, runs work on it and tears it down. The run's first cluster also
+// writes env.json.
+func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool, work func(engine.Cluster, *knob.Target) error) error {
 	c, de, err := r.engine.Up(ctx, r.engineRun(), r.plan.datapaths[d.Name])
 	if err != nil {
 		return fmt.Errorf("build cluster for %s: %w", d.Name, err)
 	}
+	r.clusters++
 	if first {
 		if err := r.writeEnv(c); err != nil {
 			c.Close()
@@ -47,7 +48,7 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool) erro
 		c.Close()
 		return fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
 	}
-	err = r.datapath(ctx, c, d, tgt)
+	err = work(c, tgt)
 	err = errors.Join(err, applied.Revert())
 	if cerr := c.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("tear down %s: %w", d.Name, cerr)
@@ -57,10 +58,15 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool) erro
 	}
 	// Pods are deleted when scaling down and by Close, after the trials,
 	// so their teardown latency is a fact of the datapath (env.json), not
-	// of a trial's sample.
+	// of a trial's sample; a datapath built once per round adds each
+	// cluster's pods.
 	if pt, ok := c.(engine.PodTimer); ok {
+		if r.podTimes == nil {
+			r.podTimes = map[string][]engine.PodTime{}
+		}
+		r.podTimes[d.Name] = append(r.podTimes[d.Name], pt.PodTimes()...)
 		de := r.env.Datapaths[d.Name]
-		de.PodNetwork = podNetworkTimes(pt.PodTimes())
+		de.PodNetwork = podNetworkTimes(r.podTimes[d.Name])
 		return r.recordDatapath(d.Name, de)
 	}
 	return nil
@@ -69,37 +75,43 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool) erro
 // datapath runs every cell of one datapath: per replica count the pods
 // are scaled once and the pod knobs applied, then trial k of every
 // variant and tuning runs before trial k+1 of any.
-func (r *run) datapath(ctx context.Context, c engine.Cluster, sd study.Datapath, tgt *knob.Target) error {
-	s, dp := r.study, sd.Name
-	for _, reps := range s.Spec.Replicas {
-		need := reps
-		for _, w := range s.Variants() {
-			need = max(need, w.PodsPerNode(reps))
-		}
-		servers, clients, err := c.Scale(ctx, need)
-		if err != nil {
-			return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
-		}
-		tgt.Servers, tgt.Clients = servers, clients
-		applied, err := knob.Apply(ctx, knob.Pods, tgt)
-		if err == nil {
-			err = r.recordDatapath(dp, *tgt.Env)
-		}
-		if err == nil {
-			err = r.settleCounters(ctx, reps, servers, clients)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
-		}
-		err = r.trials(ctx, c, reps, tgt)
-		if rerr := applied.Revert(); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("%s: %w", dp, rerr))
-		}
-		if err != nil {
+func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) error {
+	for _, reps := range r.study.Spec.Replicas {
+		if err := r.atReplicas(ctx, c, reps, tgt, func() error { return r.trials(ctx, c, reps, tgt) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// atReplicas scales the cluster's pods for a replica count, applies the
+// pod knobs, runs work and reverts them.
+func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target, work func() error) error {
+	dp := tgt.Datapath.Name
+	need := reps
+	for _, w := range r.study.Variants() {
+		need = max(need, w.PodsPerNode(reps))
+	}
+	servers, clients, err := c.Scale(ctx, need)
+	if err != nil {
+		return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
+	}
+	tgt.Servers, tgt.Clients = servers, clients
+	applied, err := knob.Apply(ctx, knob.Pods, tgt)
+	if err == nil {
+		err = r.recordDatapath(dp, *tgt.Env)
+	}
+	if err == nil {
+		err = r.settleCounters(ctx, reps, servers, clients)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
+	}
+	err = work()
+	if rerr := applied.Revert(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("%s: %w", dp, rerr))
+	}
+	return err
 }
 
 // countersSettle is how long interfaces that just came up go on sending
@@ -173,20 +185,35 @@ type unit struct {
 }
 
 // cellsAt lists the cells of one datapath at one replica count, in the
-// order a round runs them.
+// order a round runs them, placed on the target's pods.
 func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
+	out := r.cellsOf(tgt.Datapath.Name, reps)
+	byWork := map[string]placed{}
+	for i, u := range out {
+		pl, ok := byWork[u.work.Name]
+		if !ok {
+			var err error
+			if pl, err = place(u.work, reps, tgt.Servers, tgt.Clients); err != nil {
+				return nil, err
+			}
+			byWork[u.work.Name] = pl
+		}
+		out[i].pl = pl
+	}
+	return out, nil
+}
+
+// cellsOf lists the cells of one datapath at one replica count, in the
+// order a round runs them, not yet placed on pods.
+func (r *run) cellsOf(dp string, reps int) []unit {
 	var out []unit
 	for _, w := range r.study.Variants() {
-		pl, err := place(w, reps, tgt.Servers, tgt.Clients)
-		if err != nil {
-			return nil, err
-		}
 		for _, t := range r.study.Spec.Tunings {
 			for _, m := range r.study.ImpairmentCells() {
-				cell := results.Cell{Datapath: tgt.Datapath.Name, Tuning: t.Name, Workload: w.Name, Replicas: reps, Impairment: m}
-				out = append(out, unit{cell: cell, tuning: t, work: w, pl: pl})
+				cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps, Impairment: m}
+				out = append(out, unit{cell: cell, tuning: t, work: w})
 			}
 		}
 	}
-	return out, nil
+	return out
 }

@@ -201,61 +201,114 @@ func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.
 // ran in the same round (the paired analysis pairs them by it). run is
 // one trial, returning its machine time (runUnit; tests give a fake).
 func (r *run) block(units []unit, run func(u unit, round int) (time.Duration, error)) error {
+	b, err := r.startBlock(units)
+	if err != nil || b == nil {
+		return err
+	}
+	for round := 1; ; round++ {
+		jobs, err := r.planBlock(b, round)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		if err := r.runJobs(jobs, round, run); err != nil {
+			return err
+		}
+	}
+	return r.finishBlock(b)
+}
+
+// blockRun is one block's state between its rounds.
+type blockRun struct {
+	units  []unit
+	groups []*group
+	// budget is each group's share of the run's budget (0: none); in a
+	// run of blocks side by side (shared) a group may spend share more
+	// than it has.
+	budget time.Duration
+	shared bool
+	share  time.Duration
+	// last is the controller's plan of each group at the latest round.
+	last []adaptive.Plan
+}
+
+// job is one trial a round runs: a unit of a group.
+type job struct {
+	u unit
+	g *group
+}
+
+// startBlock begins a block: nil when an interrupted run had finished it
+// or the budget was spent before it (both recorded here).
+func (r *run) startBlock(units []unit) (*blockRun, error) {
 	groups := r.groupsOf(units)
 	if r.resumeFinished(units) {
-		return nil
+		return nil, nil
 	}
 	budget, ok := r.groupBudget(len(groups))
 	if !ok {
-		return r.budgetSpent(units, groups)
+		return nil, r.budgetSpent(units, groups)
 	}
-	var last []adaptive.Plan
-	for round := 1; ; round++ {
-		type job struct {
-			u unit
-			g *group
+	return &blockRun{units: units, groups: groups, budget: budget}, nil
+}
+
+// planBlock asks the controller which of the block's cells run in round;
+// none means the block is finished.
+func (r *run) planBlock(b *blockRun, round int) ([]job, error) {
+	var todo []job
+	b.last = b.last[:0]
+	for _, g := range b.groups {
+		budget := b.budget
+		if b.shared {
+			budget = g.spent + b.share
 		}
-		var todo []job
-		last = last[:0]
-		for _, g := range groups {
-			p, err := r.planRound(g, round, budget)
-			if err != nil {
-				return fmt.Errorf("plan round %d: %w", round, err)
-			}
-			last = append(last, p)
-			in := map[string]bool{}
-			for _, id := range p.Round {
-				in[id] = true
-			}
-			for _, u := range g.units {
-				if in[cellID(u.cell)] {
-					todo = append(todo, job{u, g})
-				}
-			}
+		p, err := r.planRound(g, round, budget)
+		if err != nil {
+			return nil, fmt.Errorf("plan round %d: %w", round, err)
 		}
-		if len(todo) == 0 {
-			break
+		b.last = append(b.last, p)
+		in := map[string]bool{}
+		for _, id := range p.Round {
+			in[id] = true
 		}
-		for _, j := range todo {
-			k := trialKey{j.u.cell, round}
-			// The interrupted run's attempts at this trial: their machine
-			// time counts as the group's, as it did in that run.
-			j.g.spent += r.replay(k)
-			if r.done[k] {
-				continue // measured before the run was resumed
+		for _, u := range g.units {
+			if in[cellID(u.cell)] {
+				todo = append(todo, job{u, g})
 			}
-			d, err := run(j.u, round)
-			if err != nil {
-				return err
-			}
-			j.g.spent += d
 		}
 	}
+	return todo, nil
+}
+
+// runJobs runs one round's trials, skipping those an interrupted run
+// measured.
+func (r *run) runJobs(jobs []job, round int, run func(u unit, round int) (time.Duration, error)) error {
+	for _, j := range jobs {
+		k := trialKey{j.u.cell, round}
+		// The interrupted run's attempts at this trial: their machine
+		// time counts as the group's, as it did in that run.
+		j.g.spent += r.replay(k)
+		if r.done[k] {
+			continue // measured before the run was resumed
+		}
+		d, err := run(j.u, round)
+		if err != nil {
+			return err
+		}
+		j.g.spent += d
+	}
+	return nil
+}
+
+// finishBlock records the controller's last word on a finished block.
+func (r *run) finishBlock(b *blockRun) error {
 	r.blocksDone++
 	// A fixed design records its cells' stops too when it has a target
 	// (the report says whether the count met it) or a budget.
 	if r.design.trials.Adaptive() || r.design.budget > 0 || r.design.precision != nil {
-		return r.recordStops(groups, last)
+		return r.recordStops(b.groups, b.last)
 	}
 	return nil
 }
@@ -297,7 +350,7 @@ func (r *run) budgetSpent(units []unit, groups []*group) error {
 				Of: study.OfMean, Reason: notMeasured, Failed: notMeasured})
 		}
 	}
-	return r.out.WriteStops(r.stops)
+	return r.writeStops()
 }
 
 // spent is the machine time of the run so far, over every attempt of
@@ -316,7 +369,7 @@ func (r *run) recordStops(groups []*group, plans []adaptive.Plan) error {
 			r.stops = append(r.stops, stopOf(u.cell, g.metric, byID[cellID(u.cell)], r.design, r.cellLog(u.cell)))
 		}
 	}
-	return r.out.WriteStops(r.stops)
+	return r.writeStops()
 }
 
 func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cellLog) results.Stop {
@@ -354,4 +407,17 @@ func ptr(v float64) *float64 { return &v }
 type trialKey struct {
 	cell  results.Cell
 	trial int
+}
+
+// writeStops writes stops.json in the study's cell order: blocks of a run
+// of several datapaths finish in whatever round they are decided
+// (interleave.go), and the report's repetitions table lists the stops as
+// stored.
+func (r *run) writeStops() error {
+	order := map[results.Cell]int{}
+	for i, c := range r.study.Cells() {
+		order[c] = i
+	}
+	sort.SliceStable(r.stops, func(i, j int) bool { return order[r.stops[i].Cell] < order[r.stops[j].Cell] })
+	return r.out.WriteStops(r.stops)
 }

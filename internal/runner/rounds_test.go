@@ -2,9 +2,12 @@ package runner
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -301,6 +304,64 @@ func TestResumeKeepsGivenUpCell(t *testing.T) {
 	for _, st := range res.stops {
 		if st.Cell.Tuning == broken && (st.Status != "failed" || !strings.Contains(st.Failed, "failed 3 attempts")) {
 			t.Errorf("given-up cell's stop after resuming: %+v", st)
+		}
+	}
+}
+
+// TestFreshPods: a cell's first trial on a cluster's pods records their
+// set-up, and so does another attempt at that trial; later trials on the
+// same pods do not; a new cluster (the next round of a run of several
+// datapaths, or a resumed run) makes its pods fresh again.
+func TestFreshPods(t *testing.T) {
+	r := &run{clusters: 1}
+	c := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	other := c
+	other.Replicas = 4
+	steps := []struct {
+		newCluster bool
+		cell       results.Cell
+		trial      int
+		want       bool
+	}{
+		{false, c, 1, true}, {false, c, 1, true}, {false, c, 2, false}, {false, other, 1, true},
+		{true, c, 3, true}, {false, c, 4, false}, {false, other, 2, true}, {true, c, 5, true},
+	}
+	for i, st := range steps {
+		if st.newCluster {
+			r.clusters++
+		}
+		if got := r.freshPods(st.cell, st.trial); got != st.want {
+			t.Errorf("step %d (%+v): fresh %v, want %v", i, st, got, st.want)
+		}
+	}
+}
+
+// TestStopsInCellOrder: blocks of a run of several datapaths finish in
+// the round each is decided, but stops.json lists the cells in the
+// study's order, as the report's repetitions table shows them.
+func TestStopsInCellOrder(t *testing.T) {
+	s := roundsStudy(t)
+	dir := t.TempDir()
+	r := newRoundsRun(t, s, dir, &bytes.Buffer{})
+	cells := s.Cells()
+	for _, i := range []int{len(cells) - 1, 2, 0, 1} {
+		r.stops = append(r.stops, results.Stop{Cell: cells[i], Status: "max"})
+	}
+	if err := r.writeStops(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, results.StopsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []results.Stop
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []results.Cell{cells[0], cells[1], cells[2], cells[len(cells)-1]}
+	for i := range want {
+		if i >= len(got) || got[i].Cell != want[i] {
+			t.Fatalf("stops.json order %v, want %v", got, want)
 		}
 	}
 }

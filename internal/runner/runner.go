@@ -336,6 +336,14 @@ type run struct {
 	trialsRun  int
 	lastPause  time.Duration
 	lastCPU    []results.CPUPoint
+	// podTimes are each datapath's pods over its clusters (interleave.go
+	// builds one per round).
+	podTimes map[string][]engine.PodTime
+	// clusters counts the clusters built; firstOn is, per cell, the
+	// cluster and trial of its first trial on that cluster's pods
+	// (freshPods).
+	clusters int
+	firstOn  map[results.Cell][2]int
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -361,11 +369,15 @@ func (r *run) execute(ctx context.Context) error {
 		r.notes = append(r.notes, n)
 		r.opt.Progress.Logf("warning: %s", n)
 	}
+	if len(s.Spec.Datapaths) > 1 {
+		return r.interleaved(ctx)
+	}
 	for i, d := range s.Spec.Datapaths {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.upDatapath(ctx, d, i == 0); err != nil {
+		work := func(c engine.Cluster, tgt *knob.Target) error { return r.datapath(ctx, c, tgt) }
+		if err := r.upDatapath(ctx, d, i == 0, work); err != nil {
 			return err
 		}
 	}

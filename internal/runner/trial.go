@@ -51,7 +51,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		}
 	}()
 	start := time.Now()
-	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial)
+	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial, r.freshPods(cell, trial))
 	if err != nil {
 		return sample, err
 	}
@@ -79,9 +79,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 
 // measure runs the workload with the collectors the variant enables over
 // its measured window.
-func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int) (workload.Result, collect.Result, error) {
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Driven: pairs,
-		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, Number: trial})
+		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, Number: trial, FreshPods: fresh})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, err
 	}
@@ -274,4 +274,20 @@ func sleepUntil(t time.Time, cancel <-chan struct{}) bool {
 	case <-cancel:
 		return false
 	}
+}
+
+// freshPods reports whether trial is its cell's first on the current
+// cluster's pods (or an attempt at that trial again): their set-up is
+// recorded with it. A run of one datapath sets its pods up once per
+// replica count, a run of several once per round (interleave.go).
+func (r *run) freshPods(cell results.Cell, trial int) bool {
+	if r.firstOn == nil {
+		r.firstOn = map[results.Cell][2]int{}
+	}
+	on, ok := r.firstOn[cell]
+	if !ok || on[0] != r.clusters {
+		r.firstOn[cell] = [2]int{r.clusters, trial}
+		return true
+	}
+	return on[1] == trial
 }
