@@ -126,8 +126,9 @@ type RefMatch struct {
 	RatioRows []Key   `json:"ratio_rows,omitempty"`
 	RatioLow  float64 `json:"ratio_low"`
 	RatioHigh float64 `json:"ratio_high"`
-	// RatioCI is Fieller's interval of the first ratio row (nil when a
-	// side has no trials).
+	// RatioCI is the interval of the first ratio row, its Chosen paired
+	// by round where both rows ran in the same rounds, else Fieller's
+	// (nil when a side has no trials).
 	RatioCI *Pair `json:"ratio_ci,omitempty"`
 }
 
@@ -155,7 +156,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		}
 	}
 	if s != nil {
-		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)))
+		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples))
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

@@ -45,7 +45,7 @@ func markRefs(rows []Row, refs []study.Reference) {
 // matchReferences returns, per reference in study order, the rows with
 // data (N > 0) it matches and the spread of their means and normalized
 // values.
-func matchReferences(refs []study.Reference, rows []Row, rs rounds) []RefMatch {
+func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[int]bool) []RefMatch {
 	var out []RefMatch
 	for _, ref := range refs {
 		nan := math.NaN()
@@ -60,7 +60,7 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds) []RefMatch {
 			m.Rows = append(m.Rows, RowKey(r))
 			m.MeanLow, m.MeanHigh = min(m.MeanLow, r.Mean), max(m.MeanHigh, r.Mean)
 			if ref.Ratio != nil {
-				addRatio(&m, r, rows, rs)
+				addRatio(&m, r, rows, rs, shared)
 			}
 			if !r.HasNorm {
 				continue
@@ -78,11 +78,11 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds) []RefMatch {
 
 // addRatio adds a matched row's ratio of means to the same point of the
 // reference's Against datapath, when that row has data. The first such
-// row also gets Fieller's interval of the ratio from the trials of both,
-// unpaired (the ratio of two rows' means, as the paper gives it; a
-// paired interval of the same two rows, where the run's rounds allow
-// one, is in the row's VsFirstDatapath).
-func addRatio(m *RefMatch, r Row, rows []Row, rs rounds) {
+// row also gets an interval of the ratio from the trials of both: paired
+// by round where the two rows ran in the same rounds (another workload
+// of the same datapath always does; another datapath where the run's
+// datapaths shared rounds, SharedRounds), else Fieller's, unpaired.
+func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool) {
 	k := RowKey(r)
 	if a := m.Reference.Against; a != "" {
 		k.Datapath = a
@@ -99,7 +99,12 @@ func addRatio(m *RefMatch, r Row, rows []Row, rs rounds) {
 			m.RatioLow, m.RatioHigh = q, q
 			if len(rs[RowKey(r)]) > 0 && len(rs[k]) > 0 {
 				_, den := m.Reference.RatioTerms()
-				m.RatioCI = UnpairedOf(den, rs[RowKey(r)], rs[k], 0, stats.DirectionOf(r.Metric))
+				x, ref, dir := rs[RowKey(r)], rs[k], stats.DirectionOf(r.Metric)
+				if k.Datapath == r.Datapath || shared[r.Replicas] {
+					m.RatioCI = PairOf(den, x, ref, 0, dir)
+				} else {
+					m.RatioCI = UnpairedOf(den, x, ref, 0, dir)
+				}
 			}
 		}
 		m.RatioRows = append(m.RatioRows, RowKey(r))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -42,7 +43,7 @@ func TestRefRatio(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "rr-chc", 1000), row("macvlan", "rr-chc", 1300), row("macvlan", "rr-chhc", 900)}
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil, nil)[0]
 	if len(m.Rows) != 2 || len(m.RatioRows) != 1 || m.RatioLow != 1.3 || m.RatioHigh != 1.3 {
 		t.Errorf("match %+v: want the rr-chc row's ratio 1.3 only (rr-chhc has no bridge row)", m)
 	}
@@ -64,13 +65,22 @@ func ratioFixture() ([]Row, rounds) {
 func TestRefRatioInterval(t *testing.T) {
 	rows, rs := ratioFixture()
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil)[0]
 	if m.RatioCI == nil {
 		t.Fatal("no interval for a ratio with three trials on each side")
 	}
 	u := m.RatioCI.Unpaired
 	if u.Method == "none" || !(u.Low < 1.3 && 1.3 < u.High) || u.High-u.Low > 0.1 {
 		t.Errorf("interval %+v: want a tight interval around 1.3", u)
+	}
+	if m.RatioCI.Paired.N != 0 || m.RatioCI.Chosen.Method != stats.MethodFieller {
+		t.Errorf("datapaths not in shared rounds paired: %+v", m.RatioCI)
+	}
+	// The same datapaths in shared rounds: paired round by round, and
+	// tighter, since both sides moved together.
+	p := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, map[int]bool{1: true})[0]
+	if c := p.RatioCI; c == nil || c.Paired.N != 3 || c.Chosen.Method != stats.MethodPairedT || !(c.Chosen.High-c.Chosen.Low < u.High-u.Low) {
+		t.Errorf("shared rounds: %+v, want paired-t on 3 pairs, narrower than Fieller's", c)
 	}
 }
 
@@ -80,7 +90,7 @@ func TestRefRatioInterval(t *testing.T) {
 func TestRefRatioJSONRoundTrip(t *testing.T) {
 	rows, rs := ratioFixture()
 	r := 1.3163
-	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs)}
+	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil)}
 	var b bytes.Buffer
 	if err := WriteJSON(&b, m); err != nil {
 		t.Fatal(err)
@@ -120,7 +130,7 @@ func TestRefRatioAgainstWorkload(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "numa-same", 10), row("bridge", "numa-other", 2), row("macvlan", "numa-same", 10), row("macvlan", "numa-other", 4)}
 	r := 0.2201
-	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil)[0]
+	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil, nil)[0]
 	if len(m.RatioRows) != 2 || m.RatioLow != 0.2 || m.RatioHigh != 0.4 {
 		t.Errorf("match %+v: want bridge's 0.2 and macvlan's 0.4", m)
 	}

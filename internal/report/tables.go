@@ -392,9 +392,9 @@ func plural(n int) string {
 // method, or as a bare ratio of means when there is no interval.
 func ratioCI(m analysis.RefMatch) string {
 	c := m.RatioCI
-	if c == nil || c.Unpaired.Method == stats.MethodNone || math.IsNaN(c.Unpaired.Low) {
+	if c == nil || c.Chosen.Method == stats.MethodNone || math.IsNaN(c.Chosen.Low) {
 		return fmt.Sprintf("%.3f (ratio of means, no interval)", m.RatioLow)
 	}
-	u := c.Unpaired
+	u := c.Chosen
 	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", u.Ratio, u.Low, u.High, u.Method)
 }
