@@ -86,8 +86,8 @@ func TestNicModesQuick(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
-	// The quick profile's fixed 2 trials keep the study's ±2% target:
-	// every cell ran exactly 2, its stop says whether they met it, and
+	// The quick profile's fixed 3 trials keep the study's ±2% target:
+	// every cell ran exactly 3, its stop says whether they met it, and
 	// the run's last lines count the cells that did.
 	if !strings.Contains(r.stdout, "precision target ±2.0%: met in ") {
 		t.Errorf("the run did not say how its cells met the precision target:\n%s", r.stdout)
@@ -102,8 +102,8 @@ func TestNicModesQuick(t *testing.T) {
 		t.Fatalf("stops.json: %v (%d stops)", err, len(stops))
 	}
 	for _, st := range stops {
-		if st.N != 2 || st.Target != 0.02 || st.Status != "target" && st.Status != "max" {
-			t.Errorf("stop %+v: want 2 trials, the 2%% target, and target or max", st)
+		if st.N != 3 || st.Target != 0.02 || st.Status != "target" && st.Status != "max" {
+			t.Errorf("stop %+v: want 3 trials, the 2%% target, and target or max", st)
 		}
 	}
 	sharedRounds(t, out)
@@ -142,8 +142,8 @@ func sharedRounds(t *testing.T, out string) {
 	paired := 0
 	for _, r := range summaryRows(t, out) {
 		if v, ok := r["vs_first_datapath"].(map[string]any); ok && r["metric"] == "bitrate" {
-			if v["paired_n"].(float64) != 2 {
-				t.Errorf("%s/%s: vs_first_datapath %v, want 2 pairs", r["datapath"], r["workload"], v)
+			if v["paired_n"].(float64) != 3 {
+				t.Errorf("%s/%s: vs_first_datapath %v, want 3 pairs", r["datapath"], r["workload"], v)
 			}
 			paired++
 		}

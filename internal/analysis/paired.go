@@ -41,10 +41,16 @@ type Pair struct {
 	Decision stats.Decision
 }
 
-// pairedMetric reports whether a metric's rows get paired comparisons:
-// those whose good direction is known (bitrates: higher is better).
+// rateMetrics are the request/response tools' headline rates: like a
+// bitrate, higher is better and a ratio of two of them is what the papers
+// compare (seed 001's Fig. 3: MACVLAN over the bridge in transactions/s).
+var rateMetrics = []string{"transactions_per_s", "requests_per_s"}
+
+// pairedMetric reports whether a metric's rows get paired comparisons and
+// decisions: those whose good direction is known (bitrates and the
+// request/response rates: higher is better).
 func pairedMetric(metric string) (stats.Direction, bool) {
-	if isNormalized(metric) {
+	if isNormalized(metric) || slices.Contains(rateMetrics, metric) {
 		return stats.HigherIsBetter, true
 	}
 	return 0, false
@@ -127,7 +133,7 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 	}
 	u := stats.Ratio(xs, bs)
 	// Fieller's set reaches below 0 when x's own interval does; a ratio of
-	// bitrates is not negative, so cutting the interval at 0 loses no
+	// bitrates (or rates) is not negative, so cutting the interval at 0 loses no
 	// coverage (and changes no decision: none turns on the lower bound
 	// being below 1/(1+m) but above 0).
 	if u.Method == stats.MethodFieller && u.Low < 0 {

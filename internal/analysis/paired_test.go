@@ -196,7 +196,7 @@ func TestSharedRoundsPairDatapaths(t *testing.T) {
 	drift := []float64{1, 1.2, 0.8, 1.1, 0.9, 1.15}
 	sample := func(dp string, trial int, at time.Duration, v float64) results.Sample {
 		return results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1},
-			Trial: trial, Start: t0.Add(at), Metrics: map[string]float64{results.MetricBitrate: v}}
+			Trial: trial, Start: t0.Add(at), Metrics: map[string]float64{results.MetricBitrate: v, "transactions_per_s": v / 1e6}}
 	}
 	var shared, oneAfter []results.Sample
 	for i, d := range drift {
@@ -221,6 +221,20 @@ func TestSharedRoundsPairDatapaths(t *testing.T) {
 	v := findDP(t, Summarize(s, shared), "flannel-vxlan").VsFirstDatapath
 	if v == nil || v.Paired.N != 6 || v.Chosen.Method != stats.MethodPairedT || v.Decision.Verdict != stats.Worse {
 		t.Fatalf("shared rounds: %+v, want worse on 6 pairs", v)
+	}
+	// A request/response rate is compared the same way (seed 001 compares
+	// modes in transactions/s).
+	rates := 0
+	for _, r := range Summarize(s, shared) {
+		if r.Datapath == "flannel-vxlan" && r.Metric == "transactions_per_s" && r.CPU < 0 && r.N > 0 {
+			rates++
+			if v := r.VsFirstDatapath; v == nil || v.Paired.N != 6 || v.Decision.Verdict != stats.Worse {
+				t.Errorf("transactions_per_s: %+v, want worse on 6 pairs", v)
+			}
+		}
+	}
+	if rates != 1 {
+		t.Errorf("%d transactions_per_s rows of flannel-vxlan, want 1", rates)
 	}
 	u := findDP(t, Summarize(s, oneAfter), "flannel-vxlan").VsFirstDatapath
 	if u == nil || u.Paired.N != 0 || u.Decision.Verdict != stats.Undecided {

@@ -132,7 +132,8 @@ func datapathTables(s *study.Study, rows []analysis.Row) []table {
 
 // datapathCaption says what the side-by-side tables hold.
 const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
-	"mean [95% CI] over trials; beside every datapath but the first, bitrate gives its ratio to the first datapath " +
+	"mean [95% CI] over trials; beside every datapath but the first, bitrate and transactions or requests per second " +
+	"give their ratio to the first datapath " +
 	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +
 	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; other metrics " +
 	"Welch's p against the first; neither is corrected for the number of cells; — where the datapath has no value; " +
@@ -260,7 +261,8 @@ func (c dpComparison) figure(title string, wls []int) figure {
 // datapathRows are a datapath table's rows: per datapath, each workload's
 // mean [95% CI] and, beside every datapath but the first, the comparison
 // with the first: the decided ratio where the model made one
-// (Row.VsFirstDatapath, bitrate), else Welch's p.
+// (Row.VsFirstDatapath: bitrate and the request/response rates), else
+// Welch's p.
 func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analysis.Row, bool)) [][]string {
 	var out [][]string
 	for _, dp := range datapaths {
