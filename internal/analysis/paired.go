@@ -132,13 +132,6 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 		bs = append(bs, v)
 	}
 	u := stats.Ratio(xs, bs)
-	// Fieller's set reaches below 0 when x's own interval does; a ratio of
-	// bitrates (or rates) is not negative, so cutting the interval at 0 loses no
-	// coverage (and changes no decision: none turns on the lower bound
-	// being below 1/(1+m) but above 0).
-	if u.Method == stats.MethodFieller && u.Low < 0 {
-		u.Low = 0
-	}
 	none := stats.PairedCI{Reason: "not paired: datapaths run one after another, not in the same rounds"}
 	ch := stats.Choose(u, none)
 	return &Pair{Against: against, Paired: none, Unpaired: u, Chosen: ch, Decision: stats.Decide(ch.RatioCI, margin, dir)}

@@ -63,8 +63,6 @@ type Trial struct {
 	// Local is set when the nodes are this machine (the local engine), so
 	// what else runs on it bears on the trial.
 	Local bool
-	// Number is the trial's number in its cell, from 1 (0: not known).
-	Number int
 	// FreshPods is set on a cell's first trial on its pods (and on
 	// attempts at that trial again): the one that records their set-up.
 	FreshPods bool

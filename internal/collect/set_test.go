@@ -221,7 +221,7 @@ func (p fakePod) SetupLatency() time.Duration { return p.setup }
 func TestPodSetupFirstTrialOnly(t *testing.T) {
 	pair := workload.Pair{Server: fakePod{setup: 2 * time.Millisecond}, Client: fakePod{setup: 4 * time.Millisecond}}
 	for _, fresh := range []bool{true, false} {
-		c := podSetup{Trial{Pairs: []workload.Pair{pair}, Number: 3, FreshPods: fresh}}
+		c := podSetup{Trial{Pairs: []workload.Pair{pair}, FreshPods: fresh}}
 		r, err := c.Stop(context.Background())
 		if err != nil {
 			t.Fatal(err)

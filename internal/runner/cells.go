@@ -24,13 +24,13 @@ func (r *run) engineRun() engine.Run {
 // upDatapath builds the cluster of one datapath entry, applies its
 // knobs, runs work on it and tears it down. The run's first cluster also
 // writes env.json.
-func (r *run) upDatapath(ctx context.Context, d study.Datapath, first bool, work func(engine.Cluster, *knob.Target) error) error {
+func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine.Cluster, *knob.Target) error) error {
 	c, de, err := r.engine.Up(ctx, r.engineRun(), r.plan.datapaths[d.Name])
 	if err != nil {
 		return fmt.Errorf("build cluster for %s: %w", d.Name, err)
 	}
 	r.clusters++
-	if first {
+	if r.clusters == 1 {
 		if err := r.writeEnv(c); err != nil {
 			c.Close()
 			return err

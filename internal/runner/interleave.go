@@ -38,7 +38,6 @@ func (r *run) interleaved(ctx context.Context) error {
 			}
 		}
 	}
-	first := true
 	for round := 1; len(blocks) > 0; round++ {
 		for _, d := range s.Spec.Datapaths {
 			if err := ctx.Err(); err != nil {
@@ -51,7 +50,10 @@ func (r *run) interleaved(ctx context.Context) error {
 				if b == nil {
 					continue
 				}
-				b.shared, b.share = r.design.budget > 0, r.sharedBudget(blocks)
+				if r.design.budget > 0 {
+					share := r.sharedBudget(blocks)
+					b.allowance = func(g *group) time.Duration { return g.spent + share }
+				}
 				jobs, err := r.planBlock(b, round)
 				if err != nil {
 					return err
@@ -68,7 +70,7 @@ func (r *run) interleaved(ctx context.Context) error {
 			if len(plans) == 0 {
 				continue
 			}
-			if err := r.roundOn(ctx, d, round, plans, &first); err != nil {
+			if err := r.roundOn(ctx, d, round, plans); err != nil {
 				return err
 			}
 		}
@@ -83,7 +85,7 @@ type blockKey struct {
 }
 
 // sharedBudget is, in a run whose blocks run side by side, what each
-// group may spend beyond what it has: an even share of what is left of
+// group may spend beyond what it has spent: an even share of what is left of
 // the budget over the groups of the blocks still running. What a
 // finished block did not use goes to the others, as it goes to the
 // blocks after it in a run of one datapath.
@@ -99,7 +101,7 @@ func (r *run) sharedBudget(running map[blockKey]*blockRun) time.Duration {
 // roundOn runs one round's planned trials of one datapath (jobs per
 // replica count) on a cluster built for them. A round whose trials an
 // interrupted run measured builds nothing: it only replays them.
-func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans map[int][]job, first *bool) error {
+func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans map[int][]job) error {
 	measure := false
 	for _, jobs := range plans {
 		for _, j := range jobs {
@@ -114,9 +116,7 @@ func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans ma
 		}
 		return nil
 	}
-	isFirst := *first
-	*first = false
-	return r.upDatapath(ctx, d, isFirst, func(c engine.Cluster, tgt *knob.Target) error {
+	return r.upDatapath(ctx, d, func(c engine.Cluster, tgt *knob.Target) error {
 		for _, reps := range r.study.Spec.Replicas {
 			jobs := plans[reps]
 			if len(jobs) == 0 {

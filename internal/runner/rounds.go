@@ -222,14 +222,12 @@ func (r *run) block(units []unit, run func(u unit, round int) (time.Duration, er
 
 // blockRun is one block's state between its rounds.
 type blockRun struct {
-	units  []unit
 	groups []*group
-	// budget is each group's share of the run's budget (0: none); in a
-	// run of blocks side by side (shared) a group may spend share more
-	// than it has.
-	budget time.Duration
-	shared bool
-	share  time.Duration
+	// allowance is what a group may spend in all, the controller's
+	// budget (0: none): a fixed share of the run's budget, or in a run of
+	// blocks side by side what it has spent plus a share of what is left
+	// (interleave.go).
+	allowance func(*group) time.Duration
 	// last is the controller's plan of each group at the latest round.
 	last []adaptive.Plan
 }
@@ -251,7 +249,7 @@ func (r *run) startBlock(units []unit) (*blockRun, error) {
 	if !ok {
 		return nil, r.budgetSpent(units, groups)
 	}
-	return &blockRun{units: units, groups: groups, budget: budget}, nil
+	return &blockRun{groups: groups, allowance: func(*group) time.Duration { return budget }}, nil
 }
 
 // planBlock asks the controller which of the block's cells run in round;
@@ -260,11 +258,7 @@ func (r *run) planBlock(b *blockRun, round int) ([]job, error) {
 	var todo []job
 	b.last = b.last[:0]
 	for _, g := range b.groups {
-		budget := b.budget
-		if b.shared {
-			budget = g.spent + b.share
-		}
-		p, err := r.planRound(g, round, budget)
+		p, err := r.planRound(g, round, b.allowance(g))
 		if err != nil {
 			return nil, fmt.Errorf("plan round %d: %w", round, err)
 		}

@@ -343,7 +343,7 @@ type run struct {
 	// cluster and trial of its first trial on that cluster's pods
 	// (freshPods).
 	clusters int
-	firstOn  map[results.Cell][2]int
+	firstOn  map[results.Cell]firstTrial
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -372,12 +372,12 @@ func (r *run) execute(ctx context.Context) error {
 	if len(s.Spec.Datapaths) > 1 {
 		return r.interleaved(ctx)
 	}
-	for i, d := range s.Spec.Datapaths {
+	for _, d := range s.Spec.Datapaths {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		work := func(c engine.Cluster, tgt *knob.Target) error { return r.datapath(ctx, c, tgt) }
-		if err := r.upDatapath(ctx, d, i == 0, work); err != nil {
+		if err := r.upDatapath(ctx, d, work); err != nil {
 			return err
 		}
 	}

@@ -81,7 +81,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 // its measured window.
 func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Driven: pairs,
-		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, Number: trial, FreshPods: fresh})
+		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, FreshPods: fresh})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, err
 	}
@@ -282,12 +282,15 @@ func sleepUntil(t time.Time, cancel <-chan struct{}) bool {
 // replica count, a run of several once per round (interleave.go).
 func (r *run) freshPods(cell results.Cell, trial int) bool {
 	if r.firstOn == nil {
-		r.firstOn = map[results.Cell][2]int{}
+		r.firstOn = map[results.Cell]firstTrial{}
 	}
 	on, ok := r.firstOn[cell]
-	if !ok || on[0] != r.clusters {
-		r.firstOn[cell] = [2]int{r.clusters, trial}
+	if !ok || on.cluster != r.clusters {
+		r.firstOn[cell] = firstTrial{r.clusters, trial}
 		return true
 	}
-	return on[1] == trial
+	return on.trial == trial
 }
+
+// firstTrial is a cell's first trial on a cluster's pods (freshPods).
+type firstTrial struct{ cluster, trial int }

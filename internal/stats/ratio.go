@@ -78,8 +78,24 @@ func RatioAt(x, base []float64, conf float64) RatioCI {
 		// t²(va·A + a²vb) is non-negative.
 		d := t * math.Sqrt(va*A+a*a*vb)
 		lo, hi := (a*b-d)/A, (a*b+d)/A
+		if lo < 0 && nonNegative(x) && b > 0 {
+			// Fieller's set reaches below 0 when x's own interval does;
+			// a ratio of quantities that cannot be negative (bitrates,
+			// rates) cannot, so cutting the set at 0 loses no coverage,
+			// and no decision turns on a lower bound between 0 and it.
+			lo = 0
+		}
 		return RatioCI{Ratio: r, Low: lo, High: hi, DF: df, Method: MethodFieller}
 	}
 	se := math.Sqrt(va+r*r*vb) / math.Abs(b)
 	return RatioCI{Ratio: r, Low: r - t*se, High: r + t*se, DF: df, Method: MethodDelta}
+}
+
+func nonNegative(x []float64) bool {
+	for _, v := range x {
+		if v < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -88,3 +88,19 @@ func TestRatioDegenerate(t *testing.T) {
 		}
 	}
 }
+
+// TestRatioCutAtZero: Fieller's set of the ratio of two non-negative
+// quantities (bitrates) reaches below 0 when the numerator's own interval
+// does; the ratio cannot, so the set is cut at 0. Data that can be
+// negative keeps the whole set.
+func TestRatioCutAtZero(t *testing.T) {
+	base := []float64{10, 10.1}
+	signed := Ratio([]float64{-0.1, 9}, base)
+	cut := Ratio([]float64{0.1, 9}, base)
+	if signed.Method != MethodFieller || signed.Low > -0.5 {
+		t.Fatalf("signed data: %+v, want Fieller's set well below 0", signed)
+	}
+	if cut.Method != MethodFieller || cut.Low != 0 || !(cut.High > 0.9) {
+		t.Errorf("non-negative data: %+v, want Fieller's set cut at 0", cut)
+	}
+}
