@@ -436,7 +436,7 @@ func TestWriteCSVSequential(t *testing.T) {
 	}
 	ratio, lo, hi := 1.08, 1.02, 1.15
 	stops := []results.Stop{{Cell: cell, Metric: results.MetricBitrate, Status: "budget", N: 4, Look: 4,
-		Decision: "better", Ratio: &ratio, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}}
+		Decision: "better", Ratio: &ratio, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875, Versus: "baseline"}}
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, rows, stops); err != nil {
 		t.Fatal(err)
@@ -446,17 +446,17 @@ func TestWriteCSVSequential(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := recs[0]
-	if got := strings.Join(head[len(head)-7:], ","); got != "seq_decision,seq_ratio,seq_low,seq_high,seq_method,seq_confidence,seq_look" {
+	if got := strings.Join(head[len(head)-8:], ","); got != "seq_decision,seq_ratio,seq_low,seq_high,seq_method,seq_confidence,seq_look,seq_versus" {
 		t.Fatalf("last columns %s", got)
 	}
 	judged := 0
 	for _, r := range recs[1:] {
-		seq := strings.Join(r[len(r)-7:], ",")
+		seq := strings.Join(r[len(r)-8:], ",")
 		mine := r[0] == cell.Datapath && r[1] == cell.Tuning && r[2] == cell.Workload && r[3] == strconv.Itoa(cell.Replicas) && r[4] == results.MetricBitrate && r[5] == ""
 		switch {
-		case mine && seq != "better,1.08,1.02,1.15,paired-t,0.9875,4":
+		case mine && seq != "better,1.08,1.02,1.15,paired-t,0.9875,4,baseline":
 			t.Errorf("judged row's columns %s", seq)
-		case !mine && seq != ",,,,,,":
+		case !mine && seq != ",,,,,,,":
 			t.Errorf("row %v has sequential columns %s", r[:6], seq)
 		}
 		if mine {

@@ -26,6 +26,10 @@ var CSVHeader = []string{
 	// at the look it was judged at, with that look's confidence. In an
 	// adaptive run this, not "decision", is the valid test.
 	"seq_decision", "seq_ratio", "seq_low", "seq_high", "seq_method", "seq_confidence", "seq_look",
+	// What seq_decision compared the cell with: the baseline tuning, or
+	// in a study of datapaths the first datapath (as "dp_decision");
+	// empty in runs from before stops.json recorded it (the baseline).
+	"seq_versus",
 }
 
 // WriteCSV writes rows as summary.csv, with the controller's decisions
@@ -104,7 +108,7 @@ func pairCols(p *Pair) []string {
 func seqCols(seq map[Key]results.Stop, r Row) []string {
 	st, ok := seq[Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
 	if !ok {
-		return make([]string, 7)
+		return make([]string, 8)
 	}
 	f := func(p *float64) string {
 		if p == nil {
@@ -116,7 +120,7 @@ func seqCols(seq map[Key]results.Stop, r Row) []string {
 	if st.Look > 0 {
 		look = strconv.Itoa(st.Look)
 	}
-	return []string{st.Decision, f(st.Ratio), f(st.Low), f(st.High), st.Method, num(st.Confidence), look}
+	return []string{st.Decision, f(st.Ratio), f(st.Low), f(st.High), st.Method, num(st.Confidence), look, st.Versus}
 }
 
 // Decisions indexes the controller's decisions (stops that made one) by

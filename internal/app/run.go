@@ -104,7 +104,7 @@ func printDecisions(w io.Writer, dir string) {
 		return
 	}
 	if lines := report.DecisionLines(run.Stops); len(lines) > 0 {
-		fmt.Fprintln(w, "decisions against the baseline:")
+		fmt.Fprintf(w, "decisions against %s:\n", report.Versus(run.Stops, "the baseline"))
 		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
 		}

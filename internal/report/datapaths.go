@@ -33,11 +33,13 @@ type dpComparison struct {
 	// Labels name the columns: the workload, and how many folded into it.
 	Labels []string
 	row    func(dp, wl string) (analysis.Row, bool)
+	// decided are the controller's decisions by row (stops.json).
+	decided map[analysis.Key]results.Stop
 }
 
 // datapathComparisons lists the comparedMetrics the run measured on some
 // datapath, when it has more than one datapath.
-func datapathComparisons(s *study.Study, rows []analysis.Row) []dpComparison {
+func datapathComparisons(s *study.Study, rows []analysis.Row, stops []results.Stop) []dpComparison {
 	dims := analysis.DimsOf(rows)
 	if len(dims.Datapaths) < 2 || len(dims.Replicas) == 0 {
 		return nil
@@ -50,7 +52,7 @@ func datapathComparisons(s *study.Study, rows []analysis.Row) []dpComparison {
 	idx := analysis.Index(rows)
 	var out []dpComparison
 	for _, metric := range comparedMetrics {
-		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths}
+		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: analysis.Decisions(stops)}
 		c.row = func(dp, wl string) (analysis.Row, bool) {
 			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
 			return r, ok && r.N > 0
@@ -117,14 +119,14 @@ func (c *dpComparison) fold() {
 // workload.
 func (c dpComparison) table() table {
 	tb := table{Head: append([]string{fmt.Sprintf("datapath — %s (%s)", c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
-	tb.Rows = datapathRows(c.Datapaths, c.Workloads, c.row)
+	tb.Rows = c.rows()
 	return tb
 }
 
 // datapathTables are the comparisons' tables (summary.md's view).
-func datapathTables(s *study.Study, rows []analysis.Row) []table {
+func datapathTables(s *study.Study, rows []analysis.Row, stops []results.Stop) []table {
 	var out []table
-	for _, c := range datapathComparisons(s, rows) {
+	for _, c := range datapathComparisons(s, rows, stops) {
 		out = append(out, c.table())
 	}
 	return out
@@ -136,7 +138,9 @@ const datapathCaption = "Each metric per datapath and workload at the baseline t
 	"give their ratio to the first datapath " +
 	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +
 	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; other metrics " +
-	"Welch's p against the first; neither is corrected for the number of cells; — where the datapath has no value; " +
+	"Welch's p against the first; neither is corrected for the number of cells. In an adaptive run the controller's decision " +
+	"stands instead where it made one (\"worse at 98.75%, 3 trials\"): judged at its planned looks, at their stricter confidence, " +
+	"as in \"Repetitions and decisions\". — where the datapath has no value; " +
 	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 
@@ -146,10 +150,10 @@ const datapathCaption = "Each metric per datapath and workload at the baseline t
 // by more than scaleSplit get figures of their own (TCP at 12 Gbit/s flattened
 // UDP at 1 Gbit/s to nothing on a shared axis); a workload keeps its
 // colour across them.
-func datapathFigures(s *study.Study, rows []analysis.Row) ([]figure, []table) {
+func datapathFigures(s *study.Study, rows []analysis.Row, stops []results.Stop) ([]figure, []table) {
 	var figs []figure
 	var tables []table
-	for _, c := range datapathComparisons(s, rows) {
+	for _, c := range datapathComparisons(s, rows, stops) {
 		// The median over datapaths, not the largest: one datapath's
 		// outlier (Flannel's UDP backend losing 60% where the others lose
 		// 1%) is the comparison, not a different scale.
@@ -258,23 +262,26 @@ func (c dpComparison) figure(title string, wls []int) figure {
 	return render(f, p, leg, vg.Length(w), coreH)
 }
 
-// datapathRows are a datapath table's rows: per datapath, each workload's
-// mean [95% CI] and, beside every datapath but the first, the comparison
-// with the first: the decided ratio where the model made one
-// (Row.VsFirstDatapath: bitrate and the request/response rates), else
-// Welch's p.
-func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analysis.Row, bool)) [][]string {
+// rows are a datapath table's rows: per datapath, each workload's mean
+// [95% CI] and, beside every datapath but the first, the comparison with
+// the first: the adaptive controller's decision at its looks where it
+// made one (as the normalized tables show a tuning's), else the decided
+// ratio where the model made one (Row.VsFirstDatapath: bitrate and the
+// request/response rates), else Welch's p.
+func (c dpComparison) rows() [][]string {
 	var out [][]string
-	for _, dp := range datapaths {
+	for _, dp := range c.Datapaths {
 		line := []string{dp}
-		for _, wl := range workloads {
-			r, ok := row(dp, wl)
+		for _, wl := range c.Workloads {
+			r, ok := c.row(dp, wl)
 			if !ok {
 				line = append(line, "—")
 				continue
 			}
 			cell := analysis.Display(r.Metric).MeanCI(r)
-			if v := r.VsFirstDatapath; v != nil {
+			if st, ok := c.decided[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok && st.Versus == c.Datapaths[0] {
+				cell += "; " + lookDecision(st)
+			} else if v := r.VsFirstDatapath; v != nil {
 				cell += "; " + versusFirst(v)
 			} else if p := analysis.FormatP(r.PFirstDatapath); p != "" {
 				cell += "; p" + p
@@ -284,6 +291,19 @@ func datapathRows(datapaths, workloads []string, row func(dp, wl string) (analys
 		out = append(out, line)
 	}
 	return out
+}
+
+// lookDecision is the controller's decision against the first datapath:
+// "×0.869 [0.801, 0.942] worse at 98.75%, 3 trials".
+func lookDecision(st results.Stop) string {
+	if st.Ratio == nil || st.Low == nil || st.High == nil {
+		return fmt.Sprintf("%s (%s)", st.Decision, st.DecisionReason)
+	}
+	n := st.Look
+	if n == 0 {
+		n = st.N // judged on all its trials
+	}
+	return fmt.Sprintf("×%.3f [%.3f, %.3f] %s at %.2f%%, %d trials", *st.Ratio, *st.Low, *st.High, st.Decision, 100*st.Confidence, n)
 }
 
 // versusFirst is a datapath's ratio to the first datapath with its

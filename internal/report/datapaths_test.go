@@ -30,7 +30,7 @@ func TestDatapathFigures(t *testing.T) {
 		dpRow("bridge", "tcp-inter", "pod_setup_ms", 2.5),
 	}
 	rows[2].PFirstDatapath = 0.0123 // set by hand: the table shows the model's p
-	figs, tables := datapathFigures(s, rows)
+	figs, tables := datapathFigures(s, rows, nil)
 	// TCP at 6-9 Gbit/s and UDP at 1 do not share an axis: two bitrate
 	// figures, one table.
 	if len(figs) != 4 || len(tables) != 3 {
@@ -58,7 +58,7 @@ func TestDatapathFigures(t *testing.T) {
 
 func TestNoDatapathFiguresForOneDatapath(t *testing.T) {
 	rows := []analysis.Row{dpRow("bridge", "tcp", results.MetricBitrate, 1e9)}
-	if figs, _ := datapathFigures(&study.Study{}, rows); len(figs) != 0 {
+	if figs, _ := datapathFigures(&study.Study{}, rows, nil); len(figs) != 0 {
 		t.Errorf("%d figures for a single-datapath run", len(figs))
 	}
 }
@@ -111,7 +111,7 @@ func TestPodSetupColumnsFold(t *testing.T) {
 			rows = append(rows, dpRow(dp, wl, "pod_setup_ms", setup), dpRow(dp, wl, "lost_percent", 0))
 		}
 	}
-	_, tables := datapathFigures(s, rows)
+	_, tables := datapathFigures(s, rows, nil)
 	if len(tables) != 2 {
 		t.Fatalf("%d tables, want lost_percent and pod_setup_ms", len(tables))
 	}
@@ -157,7 +157,7 @@ func TestOutlierKeepsOneAxis(t *testing.T) {
 		dpRow("flannel-udp", "udp-intra", "lost_percent", 0.7),
 		dpRow("weave", "udp-intra", "lost_percent", 1.1),
 	}
-	figs, _ := datapathFigures(s, rows)
+	figs, _ := datapathFigures(s, rows, nil)
 	if len(figs) != 1 || figs[0].Title != "lost_percent by datapath" {
 		var titles []string
 		for _, f := range figs {
@@ -185,7 +185,7 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	rows[1].VsFirstDatapath = analysis.UnpairedOf("host", slow, host, 0.02, stats.HigherIsBetter)
 	rows[2].VsFirstDatapath = analysis.UnpairedOf("host", one, host, 0.02, stats.HigherIsBetter)
 	rows[1].PFirstDatapath, rows[3].PFirstDatapath = 0.001, 0.5
-	tables := datapathTables(s, rows)
+	tables := datapathTables(s, rows, nil)
 	bt := tables[0]
 	if got := bt.Rows[1][1]; !strings.HasPrefix(got, "8.00 [7.20, 8.80]; ×0.797 [0.772, 0.823] worse") || !strings.HasSuffix(got, "] worse") {
 		t.Errorf("vxlan's bitrate cell %q, want the ratio to host, its interval and worse", got)
@@ -195,5 +195,18 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	}
 	if got := tables[1].Rows[1][1]; got != "1.0 [0.9, 1.1]; p=0.500" {
 		t.Errorf("loss cell %q, want Welch's p (no decision for a metric without a direction)", got)
+	}
+	// An adaptive run's decision at its looks is the one shown, as in
+	// the repetitions table; a decision against something else (the
+	// baseline tuning) is not this table's.
+	r, lo, hi := 0.79, 0.75, 0.83
+	st := results.Stop{Cell: rows[1].Cell, Metric: results.MetricBitrate, Status: "target", N: 3, Look: 3,
+		Decision: "worse", Versus: "host", Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}
+	if got := datapathTables(s, rows, []results.Stop{st})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] worse at 98.75%, 3 trials" {
+		t.Errorf("vxlan's cell with the run's decision %q", got)
+	}
+	st.Versus = "rps"
+	if got := datapathTables(s, rows, []results.Stop{st})[0].Rows[1][1]; !strings.HasSuffix(got, "×0.797 [0.772, 0.823] worse") {
+		t.Errorf("vxlan's cell with a decision against a tuning %q", got)
 	}
 }

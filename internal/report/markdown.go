@@ -37,7 +37,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		}
 		p("\nTheir tables below say \"missing\"; the \"Repetitions and decisions\" table says why.\n\n")
 	}
-	if tables := datapathTables(s, m.Rows); len(tables) > 0 {
+	if tables := datapathTables(s, m.Rows, m.Stops); len(tables) > 0 {
 		p("## Datapaths side by side\n\n%s\n\n", datapathCaption)
 		for _, t := range tables {
 			t.markdown(bw)

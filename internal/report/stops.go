@@ -10,9 +10,10 @@ import (
 
 // stopsTable is the adaptive repetitions' table: per cell the trials run,
 // the precision reached against the target, why it stopped, and the
-// decision against the baseline with its interval.
+// decision against the baseline (or the first datapath) with its
+// interval.
 func stopsTable(m analysis.Model) table {
-	t := table{Head: []string{"cell", "n", "precision reached", "stopped on", "decision vs " + m.Baseline, "interval (confidence)", "why"}}
+	t := table{Head: []string{"cell", "n", "precision reached", "stopped on", "decision vs " + Versus(m.Stops, m.Baseline), "interval (confidence)", "why"}}
 	for _, s := range m.Stops {
 		why := s.Reason
 		if s.Failed != "" {
@@ -59,7 +60,7 @@ func stopInterval(s results.Stop) string {
 }
 
 const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +
-	"its precision target or its decision against the baseline was reached (target), its maximum (max), or the budget (budget), or was given up (failed). " +
+	"its precision target or its decision against the baseline (in a study of datapaths, against the first datapath) was reached (target), its maximum (max), or the budget (budget), or was given up (failed). " +
 	"With a fixed count of trials every cell ran that count: target says the count met the precision target, max that it did not. " +
 	"Decisions are made only at the planned looks (and once more at the count a cell stopped at between two of them: a closing look), " +
 	"on intervals at the looks' stricter confidence, so the chance of a wrong " +
@@ -95,8 +96,30 @@ const markedCaption = "Attempts not counted (failed, or disturbed and repeated) 
 	"their repeats were used up. Disturbed: mean steal time or CPU of processes outside the run above the noise guard's " +
 	"thresholds (spec.noise; docs/statistics.md, \"Noise guard\"). Nothing is dropped silently: every attempt stays in samples.jsonl."
 
+// Versus names what a run's decisions compared its cells with: the
+// baseline tuning, or in a study of datapaths the first datapath;
+// fallback for runs whose stops.json does not say (they compared
+// tunings) or when the stops name several.
+func Versus(stops []results.Stop, fallback string) string {
+	name := ""
+	for _, s := range stops {
+		switch {
+		case s.Versus == "":
+		case name == "":
+			name = s.Versus
+		case name != s.Versus:
+			return fallback
+		}
+	}
+	if name == "" {
+		return fallback
+	}
+	return name
+}
+
 // DecisionLines says, one line per compared cell of an adaptive run,
-// what was decided against the baseline or why it is undecided, and lists
+// what was decided against the baseline (or the first datapath, Versus)
+// or why it is undecided, and lists
 // cells that could not be measured: the end of `cnibench run`.
 func DecisionLines(stops []results.Stop) []string {
 	var out []string
@@ -123,27 +146,29 @@ func DecisionLines(stops []results.Stop) []string {
 // report's table has them all.
 const maxListed = 8
 
-// PrecisionLines says, for a run with a precision target and no decisions
-// against a baseline (a datapath study), how many cells met the target
-// and which did not, with the precision each reached: the end of
-// `cnibench run`, beside DecisionLines. Cells without an interval (fewer
+// PrecisionLines says, for a run with a precision target, how many
+// cells met the target and which did not, with the precision each
+// reached: the end of `cnibench run`, beside DecisionLines (a cell of a
+// datapath study may have stopped on either). Cells without an interval (fewer
 // than two valid trials, as in a one-trial quick profile) are counted,
 // not listed one by one.
 func PrecisionLines(stops []results.Stop) []string {
 	var miss []string
-	met, judged, none := 0, 0, 0
+	met, judged, none, decided := 0, 0, 0, 0
 	var target float64
 	for _, s := range stops {
-		if s.Target <= 0 || s.Decision != "" || s.Failed != "" {
+		if s.Target <= 0 || s.Failed != "" {
 			continue
 		}
 		judged++
 		target = s.Target
 		switch {
-		case s.Status == "target":
+		case s.HalfWidth != nil && *s.HalfWidth <= s.Target:
 			met++
 		case s.HalfWidth == nil:
 			none++
+		case s.Decision != "" && s.Status == "target":
+			decided++ // stopped on its decision, listed by DecisionLines
 		default:
 			miss = append(miss, fmt.Sprintf("%s: %s after %d trials (%s)", cellName(s.Cell), precisionText(s), s.N, s.Status))
 		}
@@ -154,6 +179,9 @@ func PrecisionLines(stops []results.Stop) []string {
 	head := fmt.Sprintf("precision target ±%.1f%%: met in %d of %d cells", 100*target, met, judged)
 	if none > 0 {
 		head += fmt.Sprintf("; %d without an interval (fewer than 2 valid trials)", none)
+	}
+	if decided > 0 {
+		head += fmt.Sprintf("; %d stopped on their decision before it", decided)
 	}
 	out := []string{head}
 	for i, l := range miss {

@@ -13,8 +13,9 @@ func hw(x float64) *float64 { return &x }
 
 // A datapath study's end of run says how many cells met the precision
 // target and names those that did not with what they reached; failed
-// cells and compared cells (DecisionLines' business) are left out, and a
-// long list is cut with the count of the rest.
+// cells are left out, cells that stopped on their decision first
+// (DecisionLines' business) are counted, and a long list is cut with the
+// count of the rest.
 func TestPrecisionLines(t *testing.T) {
 	cell := func(dp string) results.Cell {
 		return results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1}
@@ -23,17 +24,20 @@ func TestPrecisionLines(t *testing.T) {
 		{Cell: cell("bridge"), Metric: "bitrate", Status: "target", N: 3, HalfWidth: hw(0.012), Of: "mean", Target: 0.02},
 		{Cell: cell("ovs"), Metric: "bitrate", Status: "max", N: 10, HalfWidth: hw(0.031), Of: "mean", Target: 0.02},
 		{Cell: cell("macvlan"), Metric: "bitrate", Status: "failed", Target: 0.02, Failed: "exit 1"},
-		{Cell: cell("host"), Metric: "bitrate", Status: "target", N: 5, Target: 0.02, Decision: "equal"},
+		{Cell: cell("host"), Metric: "bitrate", Status: "target", N: 5, HalfWidth: hw(0.04), Of: "mean", Target: 0.02, Decision: "worse"},
+		{Cell: cell("ipvlan"), Metric: "bitrate", Status: "target", N: 3, HalfWidth: hw(0.015), Of: "mean", Target: 0.02, Decision: "equal"},
+		{Cell: cell("veth"), Metric: "bitrate", Status: "max", N: 1, Of: "mean", Target: 0.02},
+		{Cell: cell("dummy"), Metric: "bitrate", Status: "max", N: 3, Decision: "undecided"},
 	}
 	got := PrecisionLines(stops)
 	want := []string{
-		"precision target ±2.0%: met in 1 of 2 cells",
+		"precision target ±2.0%: met in 2 of 5 cells; 1 without an interval (fewer than 2 valid trials); 1 stopped on their decision before it",
 		"  ovs tcp baseline r=1: ±3.1% of mean bitrate (target ±2.0%) after 10 trials (max)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if PrecisionLines(stops[3:]) != nil || PrecisionLines([]results.Stop{{Status: "max", N: 5}}) != nil {
+	if PrecisionLines(stops[6:]) != nil || PrecisionLines([]results.Stop{{Status: "max", N: 5}}) != nil {
 		t.Error("lines for a run without a precision target on uncompared cells")
 	}
 	var many []results.Stop
@@ -93,5 +97,34 @@ func TestStopsTableLook(t *testing.T) {
 	tb := stopsTable(m)
 	if len(tb.Rows) != 1 || tb.Rows[0][5] != "0.872 [0.767, 0.990] paired-t (98.75%) after 7 trials" {
 		t.Errorf("rows %q", tb.Rows)
+	}
+}
+
+// In a study of datapaths the run's decisions are against the first
+// datapath: the repetitions table and the end of `cnibench run` name it;
+// runs from before stops.json recorded it compared with the baseline
+// tuning.
+func TestDecisionsNameWhatTheyCompareWith(t *testing.T) {
+	r, lo, hi := 0.61, 0.56, 0.66
+	stop := func(dp, versus string) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1},
+			Metric: "bitrate", Status: "target", N: 3, Look: 3, Decision: "worse", Versus: versus,
+			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}
+	}
+	m := analysis.Model{Baseline: "baseline", Stops: []results.Stop{stop("macvlan", "bridge"), stop("ovs", "bridge")}}
+	if h := stopsTable(m).Head[4]; h != "decision vs bridge" {
+		t.Errorf("head %q, want decision vs bridge", h)
+	}
+	for _, tc := range []struct {
+		stops []results.Stop
+		want  string
+	}{
+		{m.Stops, "bridge"},
+		{[]results.Stop{stop("ovs", "")}, "the baseline"},
+		{[]results.Stop{stop("ovs", "bridge"), stop("ovs", "rps")}, "the baseline"},
+	} {
+		if got := Versus(tc.stops, "the baseline"); got != tc.want {
+			t.Errorf("Versus %+v = %q, want %q", tc.stops, got, tc.want)
+		}
 	}
 }

@@ -109,10 +109,14 @@ type Stop struct {
 	// Target is the precision target (0: none).
 	Target float64 `json:"target"`
 	Reason string  `json:"reason"`
-	// Decision against the baseline at the last look (better, worse,
-	// equal, undecided), with its interval at the looks' confidence;
-	// empty for a cell without a baseline.
-	Decision       string   `json:"decision,omitempty"`
+	// Decision against Versus at the last look (better, worse, equal,
+	// undecided), with its interval at the looks' confidence; empty for a
+	// cell compared with nothing.
+	Decision string `json:"decision,omitempty"`
+	// Versus names what the cell was compared with: the baseline tuning,
+	// or in a study of datapaths the first datapath. Runs before it was
+	// recorded compared with the baseline tuning only.
+	Versus         string   `json:"versus,omitempty"`
 	DecisionReason string   `json:"decision_reason,omitempty"`
 	Ratio          *float64 `json:"ratio,omitempty"`
 	Low            *float64 `json:"low,omitempty"`

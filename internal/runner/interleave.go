@@ -22,66 +22,135 @@ import (
 // (analysis.SharedRounds checks the rounds on the samples' times). The
 // cost is one cluster set-up per datapath and round: 1.8 s on 2 cores,
 // the kernel's namespace teardown wait included, against a round's
-// trials of several seconds each. The controller is the same: each
-// (datapath, replica count) block plans its rounds as it would alone.
+// trials of several seconds each.
 func (r *run) interleaved(ctx context.Context) error {
-	s := r.study
-	blocks := map[blockKey]*blockRun{}
-	for _, d := range s.Spec.Datapaths {
-		for _, reps := range s.Spec.Replicas {
-			b, err := r.startBlock(r.cellsOf(d.Name, reps))
-			if err != nil {
-				return err
-			}
-			if b != nil {
-				blocks[blockKey{d.Name, reps}] = b
-			}
-		}
+	return r.sharedRounds(ctx, r.roundOn)
+}
+
+// roundFunc runs one round's planned trials of one datapath, jobs per
+// replica count (roundOn; tests give a fake).
+type roundFunc func(ctx context.Context, d study.Datapath, round int, plans map[int][]job) error
+
+// sharedRounds plans each round over every block, then runs the
+// round's trials datapath by datapath (on). A block is one datapath at
+// one replica count, planned as it would be alone; in an adaptive study
+// that compares its datapaths (vsFirstDatapath) a block is one replica
+// count across the datapaths, so that a cell stops once its comparison
+// with the first datapath is decided and the first datapath's cells run
+// as long as any cell compared with them.
+func (r *run) sharedRounds(ctx context.Context, on roundFunc) error {
+	blocks, err := r.startShared()
+	if err != nil {
+		return err
 	}
 	for round := 1; len(blocks) > 0; round++ {
-		for _, d := range s.Spec.Datapaths {
+		var plans map[string]map[int][]job
+		plans, blocks, err = r.planShared(blocks, round)
+		if err != nil {
+			return err
+		}
+		for _, d := range r.study.Spec.Datapaths {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			plans := map[int][]job{}
-			for _, reps := range s.Spec.Replicas {
-				k := blockKey{d.Name, reps}
-				b := blocks[k]
-				if b == nil {
-					continue
-				}
-				if r.design.budget > 0 {
-					share := r.sharedBudget(blocks)
-					b.allowance = func(g *group) time.Duration { return g.spent + share }
-				}
-				jobs, err := r.planBlock(b, round)
-				if err != nil {
+			if p := plans[d.Name]; len(p) > 0 {
+				if err := on(ctx, d, round, p); err != nil {
 					return err
 				}
-				if len(jobs) == 0 {
-					delete(blocks, k)
-					if err := r.finishBlock(b); err != nil {
-						return err
-					}
-					continue
-				}
-				plans[reps] = jobs
-			}
-			if len(plans) == 0 {
-				continue
-			}
-			if err := r.roundOn(ctx, d, round, plans); err != nil {
-				return err
 			}
 		}
 	}
 	return nil
 }
 
-// blockKey names a block: a datapath at a replica count.
-type blockKey struct {
-	dp   string
-	reps int
+// startShared starts the run's blocks, in the study's order.
+func (r *run) startShared() ([]*blockRun, error) {
+	s := r.study.Spec
+	var units [][]unit
+	for _, reps := range s.Replicas {
+		if r.design.versus == vsFirstDatapath {
+			var all []unit
+			for _, d := range s.Datapaths {
+				all = append(all, r.cellsOf(d.Name, reps)...)
+			}
+			units = append(units, all)
+			continue
+		}
+		for _, d := range s.Datapaths {
+			units = append(units, r.cellsOf(d.Name, reps))
+		}
+	}
+	var blocks []*blockRun
+	for _, u := range units {
+		b, err := r.startBlock(u)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks, nil
+}
+
+// planShared plans one round of every running block: the round's jobs
+// by datapath and replica count, and the blocks still running (a block
+// with no job is finished and recorded). Every block is planned from the
+// rounds before this one, so the order of planning does not matter; the
+// budget's share is taken once, before the round.
+func (r *run) planShared(blocks []*blockRun, round int) (map[string]map[int][]job, []*blockRun, error) {
+	plans := map[string]map[int][]job{}
+	var share time.Duration
+	if r.design.budget > 0 {
+		share = r.sharedBudget(blocks)
+	}
+	var running []*blockRun
+	for _, b := range blocks {
+		if r.design.budget > 0 {
+			b.allowance = func(g *group) time.Duration { return g.spent + share }
+		}
+		jobs, err := r.planBlock(b, round)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(jobs) == 0 {
+			if err := r.finishBlock(b); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		running = append(running, b)
+		for _, j := range jobs {
+			c := j.u.cell
+			if plans[c.Datapath] == nil {
+				plans[c.Datapath] = map[int][]job{}
+			}
+			plans[c.Datapath][c.Replicas] = append(plans[c.Datapath][c.Replicas], j)
+		}
+	}
+	return plans, running, nil
+}
+
+// blockCount is the number of blocks the run has: one per datapath and
+// replica count, or one per replica count when the blocks span the
+// datapaths (startShared).
+func (r *run) blockCount() int {
+	s := r.study.Spec
+	if r.design.versus == vsFirstDatapath {
+		return len(s.Replicas)
+	}
+	return len(s.Datapaths) * len(s.Replicas)
+}
+
+// blockName names a block in messages.
+func blockName(units []unit) string {
+	c := units[0].cell
+	for _, u := range units {
+		if u.cell.Datapath != c.Datapath {
+			return fmt.Sprintf("every datapath at %d replicas", c.Replicas)
+		}
+	}
+	return fmt.Sprintf("%s at %d replicas", c.Datapath, c.Replicas)
 }
 
 // sharedBudget is, in a run whose blocks run side by side, what each
@@ -89,7 +158,7 @@ type blockKey struct {
 // the budget over the groups of the blocks still running. What a
 // finished block did not use goes to the others, as it goes to the
 // blocks after it in a run of one datapath.
-func (r *run) sharedBudget(running map[blockKey]*blockRun) time.Duration {
+func (r *run) sharedBudget(running []*blockRun) time.Duration {
 	groups := 0
 	for _, o := range running {
 		groups += len(o.groups)

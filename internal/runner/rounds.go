@@ -11,50 +11,9 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
-
-// design is the study's repetition design: a fixed number of trials, or
-// adaptive repetitions (trials {min, max} with a precision target, a
-// decision margin and a budget). Both run through the adaptive
-// controller: a fixed design is one whose minimum is its maximum.
-type design struct {
-	trials    study.Trials
-	precision *study.Precision
-	margin    float64
-	budget    time.Duration
-}
-
-func newDesign(s *study.Study) design {
-	d := design{trials: s.Spec.Trials, precision: s.Spec.Precision, budget: s.Spec.Budget.Duration}
-	// Decisions against the baseline stop cells only in adaptive designs
-	// of studies that compare tunings.
-	if d.trials.Adaptive() && s.Spec.Baseline != "" && len(s.Spec.Tunings) > 1 {
-		d.margin = s.Spec.DecisionMargin()
-	}
-	return d
-}
-
-// config is the controller's configuration for cells judged on metric,
-// with budget the share of the run's budget they may spend.
-func (d design) config(metric string, budget time.Duration) adaptive.Config {
-	cfg := adaptive.Config{
-		Trials:    adaptive.Trials{Min: d.trials.Min, Max: d.trials.Max},
-		Margin:    d.margin,
-		Direction: stats.DirectionOf(metric),
-		Budget:    budget,
-	}
-	if p := d.precision; p != nil {
-		of := adaptive.OfNormalized
-		if p.Of == study.OfMean || p.Of == "" && d.margin == 0 {
-			of = adaptive.OfMean
-		}
-		cfg.Precision = &adaptive.Precision{Metric: metric, HalfWidth: float64(p.HalfWidth), Of: of}
-	}
-	return cfg
-}
 
 // cellLog is what the run knows of one cell's trials.
 type cellLog struct {
@@ -134,7 +93,6 @@ func cellID(c results.Cell) string {
 // (from the values of the rounds before it, so a resumed run plans its
 // rounds as the interrupted one did).
 func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Plan, error) {
-	base := r.study.Spec.Baseline
 	ids := map[results.Cell]bool{}
 	for _, u := range g.units {
 		ids[u.cell] = true
@@ -145,11 +103,8 @@ func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Pla
 		// A given-up cell goes to the controller as failed: stopped, and
 		// no reason for its baseline to run.
 		c := adaptive.Cell{ID: cellID(u.cell), TrialTime: r.trialTime(l), Failed: l.failed}
-		if b := u.cell; base != "" && b.Tuning != base {
-			b.Tuning = base
-			if ids[b] {
-				c.Baseline = cellID(b)
-			}
+		if b, ok := r.versusOf(u.cell); ok && ids[b] {
+			c.Baseline = cellID(b)
 		}
 		for k, v := range l.values {
 			if k < round {
@@ -315,8 +270,7 @@ func (r *run) groupBudget(groups int) (share time.Duration, ok bool) {
 	if r.design.budget <= 0 {
 		return 0, true
 	}
-	s := r.study.Spec
-	blocks := len(s.Datapaths)*len(s.Replicas) - r.blocksDone
+	blocks := r.blockCount() - r.blocksDone
 	left := r.design.budget - r.spent()
 	if left <= 0 || blocks <= 0 {
 		return 0, false
@@ -335,9 +289,8 @@ const notMeasured = "budget spent before this block"
 // and the report's "not measured" say what happened instead.
 func (r *run) budgetSpent(units []unit, groups []*group) error {
 	r.blocksDone++
-	c := units[0].cell
-	r.opt.Progress.Logf("warning: %s at %d replicas: %s (%s of %s used); its %d cells are not measured",
-		c.Datapath, c.Replicas, notMeasured, r.spent().Round(time.Second), r.design.budget, len(units))
+	r.opt.Progress.Logf("warning: %s: %s (%s of %s used); its %d cells are not measured",
+		blockName(units), notMeasured, r.spent().Round(time.Second), r.design.budget, len(units))
 	for _, g := range groups {
 		for _, u := range g.units {
 			r.stops = append(r.stops, results.Stop{Cell: u.cell, Metric: g.metric, Status: string(adaptive.Budget),
@@ -360,7 +313,11 @@ func (r *run) recordStops(groups []*group, plans []adaptive.Plan) error {
 			byID[cp.ID] = cp
 		}
 		for _, u := range g.units {
-			r.stops = append(r.stops, stopOf(u.cell, g.metric, byID[cellID(u.cell)], r.design, r.cellLog(u.cell)))
+			st := stopOf(u.cell, g.metric, byID[cellID(u.cell)], r.design, r.cellLog(u.cell))
+			if st.Decision != "" {
+				st.Versus = r.versusName(u.cell)
+			}
+			r.stops = append(r.stops, st)
 		}
 	}
 	return r.writeStops()

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const decideStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata:
+  name: decide
+spec:
+  datapaths: [host, bridge]
+  tunings: [baseline]
+  workloads:
+    - {name: tcp, tool: iperf3, length: 128K}
+  replicas: [1]
+  trials: {min: 3, max: 5}
+  margin: 5%
+  duration: 2s
+  warmup: 1s
+`
+
+// TestDatapathsDecideAgainstFirst: an adaptive study of two datapaths
+// stops the second one's cell on its decision against the first (or at
+// its maximum, undecided), runs the first as long as the second, and
+// says so at the end of the run, in stops.json, summary.csv and the
+// report, naming the first datapath.
+func TestDatapathsDecideAgainstFirst(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	before := snapshot(t)
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	r := cnibench(t, nil, "run", writeStudy(t, decideStudy), "--out", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	assertUntouched(t, before, "")
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("left: %v", ents)
+	}
+	if !strings.Contains(r.stdout, "decisions against host:\n  bridge tcp baseline r=1: ") {
+		t.Errorf("the run's end does not give bridge's decision against host:\n%s", r.stdout)
+	}
+	var stops []struct {
+		Cell     struct{ Datapath string } `json:"cell"`
+		N        int                       `json:"n"`
+		Decision string                    `json:"decision"`
+		Versus   string                    `json:"versus"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "stops.json"))
+	if err := errors.Join(err, json.Unmarshal(b, &stops)); err != nil || len(stops) != 2 {
+		t.Fatalf("stops.json: %v: %s", err, b)
+	}
+	host, bridge := stops[0], stops[1]
+	if host.Cell.Datapath != "host" || host.Decision != "" || bridge.Versus != "host" || bridge.Decision == "" ||
+		bridge.N < 3 || bridge.N > 5 || host.N != bridge.N {
+		t.Errorf("stops %+v: want bridge decided against host in 3 to 5 trials, host as many and undecided", stops)
+	}
+	csv, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
+	if !strings.Contains(string(csv), ",seq_versus\n") || !strings.Contains(string(csv), ",host\n") {
+		t.Errorf("summary.csv lacks the decision's seq_versus: %.400s", csv)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	if !strings.Contains(string(md), "decision vs host") {
+		t.Error("summary.md's repetitions table does not say the decisions are against host")
+	}
+	// The datapath table gives the run's decision at its looks.
+	if !regexp.MustCompile(`\| bridge \| [^|]* ×[0-9.]+ .*at [0-9.]+%, [3-5] trials \|`).Match(md) {
+		t.Errorf("summary.md's bitrate table lacks bridge's decision at the looks:\n%s", md)
+	}
+}

@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/cnibench/cnibench/internal/adaptive"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// design is the study's repetition design: a fixed number of trials, or
+// adaptive repetitions (trials {min, max} with a precision target, a
+// decision margin and a budget). Both run through the adaptive
+// controller: a fixed design is one whose minimum is its maximum.
+type design struct {
+	trials    study.Trials
+	precision *study.Precision
+	margin    float64
+	budget    time.Duration
+	// versus is what a cell is compared with.
+	versus versus
+}
+
+// versus is what the controller compares a cell with: the baseline
+// tuning at the cell's datapath, or in a study of several datapaths and
+// one tuning the first datapath (the question of seeds 001 and 004: is
+// this datapath faster than that one).
+type versus int
+
+const (
+	vsNothing versus = iota
+	vsBaseline
+	vsFirstDatapath
+)
+
+func newDesign(s *study.Study) design {
+	d := design{trials: s.Spec.Trials, precision: s.Spec.Precision, budget: s.Spec.Budget.Duration}
+	switch {
+	case s.Spec.Baseline != "" && len(s.Spec.Tunings) > 1:
+		d.versus = vsBaseline
+	case d.trials.Adaptive() && len(s.Spec.Datapaths) > 1:
+		// Only an adaptive design compares datapaths in the controller:
+		// the comparison is what stops their cells, and a fixed design's
+		// cells stop at its count (the report compares them anyway).
+		d.versus = vsFirstDatapath
+	}
+	// Decisions stop cells only in adaptive designs.
+	if d.trials.Adaptive() && d.versus != vsNothing {
+		d.margin = s.Spec.DecisionMargin()
+	}
+	return d
+}
+
+// versusOf is the cell c is compared with, and whether there is one (a
+// baseline or the first datapath is compared with nothing).
+func (r *run) versusOf(c results.Cell) (results.Cell, bool) {
+	b := c
+	switch r.design.versus {
+	case vsBaseline:
+		b.Tuning = r.study.Spec.Baseline
+	case vsFirstDatapath:
+		b.Datapath = r.study.Spec.Datapaths[0].Name
+	}
+	return b, b != c
+}
+
+// versusName names what c is compared with in stops.json: a tuning or
+// a datapath.
+func (r *run) versusName(c results.Cell) string {
+	b, ok := r.versusOf(c)
+	switch {
+	case !ok:
+		return ""
+	case b.Tuning != c.Tuning:
+		return b.Tuning
+	}
+	return b.Datapath
+}
+
+// config is the controller's configuration for cells judged on metric,
+// with budget the share of the run's budget they may spend.
+func (d design) config(metric string, budget time.Duration) adaptive.Config {
+	cfg := adaptive.Config{
+		Trials:    adaptive.Trials{Min: d.trials.Min, Max: d.trials.Max},
+		Margin:    d.margin,
+		Direction: stats.DirectionOf(metric),
+		Budget:    budget,
+	}
+	if p := d.precision; p != nil {
+		of := adaptive.OfNormalized
+		if p.Of == study.OfMean || p.Of == "" && d.margin == 0 {
+			of = adaptive.OfMean
+		}
+		cfg.Precision = &adaptive.Precision{Metric: metric, HalfWidth: float64(p.HalfWidth), Of: of}
+	}
+	return cfg
+}

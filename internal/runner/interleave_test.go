@@ -1,0 +1,166 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// datapathsStudy is an adaptive study of three datapaths and one tuning
+// (rps-rfs quick reshaped), with no budget.
+func datapathsStudy(t *testing.T, set ...string) *study.Study {
+	t.Helper()
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	set = append([]string{"datapaths=[bridge, host, macvlan]", "tunings=[baseline]", "replicas=[1]", "budget=0s"}, set...)
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: set}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// What a cell is compared with follows the study: tunings with the
+// baseline (any design, for normalized targets), datapaths with the
+// first datapath in adaptive designs only (the comparison is what stops
+// their cells), and only adaptive designs stop on decisions.
+func TestDesignVersus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		s      *study.Study
+		versus versus
+		margin bool
+	}{
+		{"tunings, adaptive", roundsStudy(t), vsBaseline, true},
+		{"datapaths, adaptive", datapathsStudy(t), vsFirstDatapath, true},
+		{"datapaths, fixed", datapathsStudy(t, "trials=4"), vsNothing, false},
+		{"one datapath, one tuning", datapathsStudy(t, "datapaths=[bridge]"), vsNothing, false},
+	} {
+		d := newDesign(tc.s)
+		if d.versus != tc.versus || (d.margin > 0) != tc.margin {
+			t.Errorf("%s: versus %d margin %g; want %d, margin %v", tc.name, d.versus, d.margin, tc.versus, tc.margin)
+		}
+	}
+}
+
+// In an adaptive study of datapaths each cell stops once its paired
+// comparison with the first datapath is decided: macvlan, 40% below
+// bridge with 2% noise, is decided "worse" at the first look; host,
+// spreading ±8% around bridge's level, stays open; bridge runs in
+// every round either of them runs, and is compared with nothing. Every
+// round runs the datapaths in the study's order.
+func TestDatapathsStopOnTheirComparison(t *testing.T) {
+	s := datapathsStudy(t)
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	noise := func(round, k int) float64 { return float64((round*7+k*3)%5-2) / 2 } // -1 .. 1
+	level := map[string]struct{ mean, spread float64 }{"bridge": {100, 0.02}, "host": {100, 0.08}, "macvlan": {60, 0.02}}
+	f := &fakeTrials{r: r, value: func(c results.Cell, round int) float64 {
+		l := level[c.Datapath]
+		return l.mean * (1 + l.spread*noise(round, len(c.Datapath)))
+	}}
+	var order []string
+	on := func(_ context.Context, d study.Datapath, round int, plans map[int][]job) error {
+		order = append(order, d.Name)
+		return r.runJobs(plans[1], round, f.trial)
+	}
+	if err := r.sharedRounds(context.Background(), on); err != nil {
+		t.Fatal(err)
+	}
+	stops := map[string]results.Stop{}
+	for _, st := range r.stops {
+		stops[st.Cell.Datapath] = st
+	}
+	if len(r.stops) != 3 {
+		t.Fatalf("stops %+v", r.stops)
+	}
+	mv, host, bridge := stops["macvlan"], stops["host"], stops["bridge"]
+	if mv.Decision != "worse" || mv.N != s.Spec.Trials.Min || mv.Versus != "bridge" || mv.Status != "target" {
+		t.Errorf("macvlan: %+v; want worse than bridge at %d trials", mv, s.Spec.Trials.Min)
+	}
+	if host.N <= mv.N || host.Versus != "bridge" || host.Decision == "" {
+		t.Errorf("host: %+v; want compared with bridge over more trials than macvlan", host)
+	}
+	if bridge.N != host.N || bridge.Decision != "" || bridge.Versus != "" {
+		t.Errorf("bridge: %+v; want as many trials as host (%d) and no decision", bridge, host.N)
+	}
+	var want []string
+	for round := 1; round <= bridge.N; round++ {
+		for _, d := range s.Spec.Datapaths {
+			if stops[d.Name].N >= round {
+				want = append(want, d.Name)
+			}
+		}
+	}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("datapaths ran in the order %v, want %v", order, want)
+	}
+	if len(f.ran) != bridge.N+host.N+mv.N {
+		t.Errorf("ran %d trials, stops count %d", len(f.ran), bridge.N+host.N+mv.N)
+	}
+}
+
+// A run of datapaths in shared rounds, interrupted and resumed, runs
+// exactly the trials of the uninterrupted run and ends with its stops:
+// planning a round over the datapaths depends only on the rounds before
+// it and on the budget spent, which the resumed run replays (the
+// budget stops cells of both replica counts in different rounds).
+func TestSharedRoundsResume(t *testing.T) {
+	s := datapathsStudy(t, "replicas=[1, 4]", "budget=90s")
+	value := func(c results.Cell, round int) float64 {
+		k := len(c.Datapath) + c.Replicas
+		return 100 * (1 + 0.06*float64((round*7+k*3)%5-2)/2)
+	}
+	var log bytes.Buffer
+	runAll := func(r *run, f *fakeTrials) error {
+		f.value = value
+		return r.sharedRounds(context.Background(), func(_ context.Context, _ study.Datapath, round int, plans map[int][]job) error {
+			for _, reps := range r.study.Spec.Replicas {
+				if err := r.runJobs(plans[reps], round, f.trial); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	whole := newRoundsRun(t, s, t.TempDir(), &log)
+	all := &fakeTrials{r: whole}
+	if err := runAll(whole, all); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := newRoundsRun(t, s, dir, &log)
+	part := &fakeTrials{r: cut, stop: len(all.ran) / 2}
+	if err := runAll(cut, part); !errors.Is(err, errInterrupted) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cut.out.Close()
+	old, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := newRoundsRun(t, s, t.TempDir(), &log)
+	if err := res.restore(old); err != nil {
+		t.Fatal(err)
+	}
+	rest := &fakeTrials{r: res}
+	if err := runAll(res, rest); err != nil {
+		t.Fatal(err)
+	}
+	got := append(append([]trialKey{}, part.ran...), rest.ran...)
+	if fmt.Sprint(got) != fmt.Sprint(all.ran) {
+		t.Errorf("interrupted and resumed ran\n%v\nuninterrupted\n%v", got, all.ran)
+	}
+	if want, have := stopsByCell(whole.stops), stopsByCell(res.stops); fmt.Sprint(want) != fmt.Sprint(have) {
+		t.Errorf("stops: resumed %v, uninterrupted %v", have, want)
+	}
+	if len(whole.stops) != 6 || !strings.Contains(fmt.Sprint(stopsByCell(whole.stops)), "budget n=2") {
+		t.Errorf("stops %v: want 6, some stopped by the budget after 2 trials (the test's point)", stopsByCell(whole.stops))
+	}
+}
