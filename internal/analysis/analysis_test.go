@@ -467,3 +467,43 @@ func TestWriteCSVSequential(t *testing.T) {
 		t.Errorf("%d rows carry the decision, want 1", judged)
 	}
 }
+
+// Pod set-up rows keep their values by trial, so that two workloads'
+// rows are recognized as one measurement (the same pods' set-up in the
+// rounds both ran) even when one ran fewer rounds; other rows keep none.
+func TestSamePods(t *testing.T) {
+	s := quickStudy(t)
+	var samples []results.Sample
+	add := func(wl string, trial int, setup float64) {
+		c := results.Cell{Datapath: "calico-vxlan", Tuning: "baseline", Workload: wl, Replicas: 1}
+		samples = append(samples, results.Sample{Cell: c, Trial: trial, Attempt: 1,
+			Metrics: map[string]float64{"pod_setup_ms": setup, results.MetricBitrate: 1e9 + float64(trial)}})
+	}
+	for k, v := range []float64{2.1, 2.5, 1.9, 2.2} {
+		add("tcp", k+1, v)
+		if k < 2 {
+			add("tcp-a", k+1, v)
+			add("tcp-b", k+1, v+0.3)
+		}
+	}
+	rows := Summarize(s, samples)
+	get := func(wl, metric string) Row {
+		for _, r := range rows {
+			if r.Workload == wl && r.Metric == metric && r.CPU < 0 {
+				return r
+			}
+		}
+		t.Fatalf("no %s %s row", wl, metric)
+		return Row{}
+	}
+	tcp, a, b := get("tcp", "pod_setup_ms"), get("tcp-a", "pod_setup_ms"), get("tcp-b", "pod_setup_ms")
+	if tcp.Mean == a.Mean || !SamePods(tcp, a) || !SamePods(a, tcp) {
+		t.Errorf("tcp (4 rounds, mean %g) and tcp-a (2 of them, mean %g): want one measurement", tcp.Mean, a.Mean)
+	}
+	if SamePods(tcp, b) {
+		t.Error("tcp and tcp-b differ on their common rounds: not the same pods")
+	}
+	if get("tcp", results.MetricBitrate).PodTrials != nil {
+		t.Error("a bitrate row keeps per-trial values it has no use for")
+	}
+}

@@ -102,6 +102,33 @@ type Row struct {
 	// separated groups (stats.TwoGroups): its interval assumes one value,
 	// and the report shows the two.
 	Groups *stats.Groups
+	// PodTrials are a PodMetrics row's values by trial (SamePods); nil
+	// for other rows.
+	PodTrials map[int]float64 `json:"-"`
+}
+
+// PodMetrics describe the pods a cell ran on, not its traffic: every
+// cell at one datapath and replica count runs on the pods scaled for
+// them, and a workload placed on the same pods as another records the
+// same set-up.
+var PodMetrics = []string{"pod_setup_ms"}
+
+// SamePods reports whether two rows of a pod metric (of two workloads
+// at one datapath, tuning and replica count) are one measurement: they
+// have trials in common and agree on each. Their means may still
+// differ: in a run of several datapaths each round builds new pods, and
+// a cell that stopped earlier holds fewer of the rounds' values.
+func SamePods(a, b Row) bool {
+	common := 0
+	for k, v := range a.PodTrials {
+		if w, ok := b.PodTrials[k]; ok {
+			if v != w {
+				return false
+			}
+			common++
+		}
+	}
+	return common > 0
 }
 
 // RefMatch is a study's published number and the rows of this run it

@@ -160,6 +160,12 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 	if baseline != "" {
 		normalize(rows, values, baseline)
 	}
+	pods := roundsWhere(samples, func(m string) bool { return slices.Contains(PodMetrics, m) })
+	for i := range rows {
+		if rows[i].CPU < 0 {
+			rows[i].PodTrials = pods[Key{Cell: rows[i].Cell, Metric: rows[i].Metric, CPU: -1}]
+		}
+	}
 	pValues(rows, values, baseline)
 	pairRows(rows, roundsOf(samples), SharedRounds(samples), baseline, MarginOf(s))
 	return rows

@@ -66,7 +66,7 @@ func datapathComparisons(s *study.Study, rows []analysis.Row, stops []results.St
 			}
 		}
 		if len(c.Workloads) > 0 {
-			if slices.Contains(podMetrics, metric) {
+			if slices.Contains(analysis.PodMetrics, metric) {
 				c.fold()
 			} else {
 				c.Labels = c.Workloads
@@ -77,42 +77,61 @@ func datapathComparisons(s *study.Study, rows []analysis.Row, stops []results.St
 	return out
 }
 
-// podMetrics describe the pods, not the traffic: cells that run on the
-// same pods carry the same value (collect's podsetup).
-var podMetrics = []string{"pod_setup_ms"}
-
-// fold merges a workload column into an earlier one when every datapath
-// has the same value in both: one measurement recorded in each cell that
-// ran on the same pods (pod_setup_ms), not two. The column keeps the
-// first workload's numbers and says how many it stands for.
+// fold merges a workload column into an earlier one when, at every
+// datapath, both ran on the same pods (analysis.SamePods): one
+// measurement recorded in each cell that ran on them (pod_setup_ms), not
+// two. The column shows, per datapath, the row of the workload with the
+// most trials of it (in a run of several datapaths each round builds new
+// pods, and a cell that stopped earlier holds fewer rounds), and says how
+// many workloads it stands for.
 func (c *dpComparison) fold() {
 	same := func(a, b string) bool {
 		for _, dp := range c.Datapaths {
 			ra, oka := c.row(dp, a)
 			rb, okb := c.row(dp, b)
-			if oka != okb || (oka && ra.Mean != rb.Mean) {
+			if oka != okb || oka && !samePods(ra, rb) {
 				return false
 			}
 		}
 		return true
 	}
 	var keep, labels []string
-	folded := map[int]int{}
+	members := map[string][]string{}
 	for _, wl := range c.Workloads {
 		i := slices.IndexFunc(keep, func(k string) bool { return same(k, wl) })
 		if i < 0 {
 			keep = append(keep, wl)
+			members[wl] = []string{wl}
 			continue
 		}
-		folded[i]++
+		members[keep[i]] = append(members[keep[i]], wl)
 	}
-	for i, wl := range keep {
-		if n := folded[i]; n > 0 {
+	for _, wl := range keep {
+		if n := len(members[wl]) - 1; n > 0 {
 			wl = fmt.Sprintf("%s (+%d, same pods)", wl, n)
 		}
 		labels = append(labels, wl)
 	}
+	row := c.row
+	c.row = func(dp, wl string) (analysis.Row, bool) {
+		best, found := row(dp, wl)
+		for _, m := range members[wl] {
+			if r, ok := row(dp, m); ok && (!found || r.N > best.N) {
+				best, found = r, true
+			}
+		}
+		return best, found
+	}
 	c.Workloads, c.Labels = keep, labels
+}
+
+// samePods: rows built from samples know their trials; rows without
+// them (built by hand) are the same measurement when their means are.
+func samePods(a, b analysis.Row) bool {
+	if a.PodTrials == nil && b.PodTrials == nil {
+		return a.Mean == b.Mean
+	}
+	return analysis.SamePods(a, b)
 }
 
 // table is the comparison's numbers: a row per datapath, a column per

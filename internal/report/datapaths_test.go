@@ -210,3 +210,35 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 		t.Errorf("vxlan's cell with a decision against a tuning %q", got)
 	}
 }
+
+// In a run of several datapaths each round builds new pods, so cells
+// that stopped at different rounds hold different shares of the same
+// measurements: their pod set-up columns still fold (they agree on every
+// round both ran), and the column shows the cell with the most rounds.
+func TestPodSetupFoldsAcrossRounds(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	rounds := map[int]float64{1: 2.0, 2: 2.6, 3: 1.9, 4: 2.2, 5: 2.4}
+	upTo := func(dp, wl string, n int, change float64) analysis.Row {
+		r := dpRow(dp, wl, "pod_setup_ms", 0)
+		r.PodTrials = map[int]float64{}
+		sum := 0.0
+		for k := 1; k <= n; k++ {
+			r.PodTrials[k] = rounds[k] + change
+			sum += rounds[k] + change
+		}
+		r.N, r.Mean = n, sum/float64(n)
+		return r
+	}
+	rows := []analysis.Row{
+		upTo("host", "tcp-inter", 5, 0), upTo("host", "udp-inter", 3, 0), upTo("host", "tcp-intra", 5, 0.5),
+		upTo("bridge", "tcp-inter", 3, 1), upTo("bridge", "udp-inter", 5, 1), upTo("bridge", "tcp-intra", 3, 1.5),
+	}
+	tb := datapathTables(s, rows, nil)[0]
+	if got := strings.Join(tb.Head, " | "); got != "datapath — pod_setup_ms (ms) | tcp-inter (+1, same pods) | tcp-intra" {
+		t.Fatalf("pod_setup_ms columns %q", got)
+	}
+	// bridge's column is udp-inter's row: 5 rounds against tcp-inter's 3.
+	if got := tb.Rows[1][1]; !strings.HasPrefix(got, fmt.Sprintf("%.3g", rows[4].Mean)) {
+		t.Errorf("bridge's folded cell %q, want the 5-round row's mean %.4g", got, rows[4].Mean)
+	}
+}
