@@ -134,21 +134,12 @@ func TestSharedRoundsResume(t *testing.T) {
 	if err := runAll(whole, all); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	cut := newRoundsRun(t, s, dir, &log)
+	cut := newRoundsRun(t, s, t.TempDir(), &log)
 	part := &fakeTrials{r: cut, stop: len(all.ran) / 2}
 	if err := runAll(cut, part); !errors.Is(err, errInterrupted) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	cut.out.Close()
-	old, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := newRoundsRun(t, s, t.TempDir(), &log)
-	if err := res.restore(old); err != nil {
-		t.Fatal(err)
-	}
+	res := resumeFrom(t, cut, &log, nil)
 	rest := &fakeTrials{r: res}
 	if err := runAll(res, rest); err != nil {
 		t.Fatal(err)

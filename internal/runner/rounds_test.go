@@ -132,6 +132,25 @@ func runBlocks(r *run, f *fakeTrials) error {
 	return nil
 }
 
+// resumeFrom is a new run resuming the interrupted run cut from its
+// directory (set, if given, adjusts it before it reads the old run).
+func resumeFrom(t *testing.T, cut *run, log *bytes.Buffer, set func(*run)) *run {
+	t.Helper()
+	cut.out.Close()
+	old, err := results.Load(cut.out.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := newRoundsRun(t, cut.study, t.TempDir(), log)
+	if set != nil {
+		set(res)
+	}
+	if err := res.restore(old); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func stopsByCell(stops []results.Stop) map[results.Cell]string {
 	out := map[results.Cell]string{}
 	for _, s := range stops {
@@ -161,21 +180,12 @@ func TestResumePlansAsTheInterruptedRun(t *testing.T) {
 			first++
 		}
 	}
-	dir := t.TempDir()
-	cut := newRoundsRun(t, s, dir, &log)
+	cut := newRoundsRun(t, s, t.TempDir(), &log)
 	part := &fakeTrials{r: cut, stop: first + 5}
 	if err := runBlocks(cut, part); !errors.Is(err, errInterrupted) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	cut.out.Close()
-	old, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := newRoundsRun(t, s, t.TempDir(), &log)
-	if err := res.restore(old); err != nil {
-		t.Fatal(err)
-	}
+	res := resumeFrom(t, cut, &log, nil)
 	rest := &fakeTrials{r: res}
 	if err := runBlocks(res, rest); err != nil {
 		t.Fatal(err)
@@ -271,8 +281,7 @@ func TestGivenUpCellLeavesBaseline(t *testing.T) {
 func TestResumeKeepsGivenUpCell(t *testing.T) {
 	s := roundsStudy(t)
 	var log bytes.Buffer
-	dir := t.TempDir()
-	cut := newRoundsRun(t, s, dir, &log)
+	cut := newRoundsRun(t, s, t.TempDir(), &log)
 	cut.design.budget = 0
 	broken := s.Spec.Tunings[1].Name
 	part := &fakeTrials{r: cut, broken: map[string]bool{broken: true}, stop: 2 * len(s.Spec.Tunings)}
@@ -284,16 +293,7 @@ func TestResumeKeepsGivenUpCell(t *testing.T) {
 	if err := cut.out.AppendSample(results.Sample{Cell: live, Trial: 3, Attempt: 1, Error: "iperf3 died", Discarded: "failed"}); err != nil {
 		t.Fatal(err)
 	}
-	cut.out.Close()
-	old, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := newRoundsRun(t, s, t.TempDir(), &log)
-	res.design.budget = 0
-	if err := res.restore(old); err != nil {
-		t.Fatal(err)
-	}
+	res := resumeFrom(t, cut, &log, func(r *run) { r.design.budget = 0 })
 	if f, _, first := res.attemptsBefore(trialKey{live, 3}); f != 1 || first != 2 {
 		t.Errorf("trial 3 of %s resumes at attempt %d with %d failures; want 2 and 1", cellID(live), first, f)
 	}
