@@ -88,8 +88,11 @@ func (d design) config(metric string, budget time.Duration) adaptive.Config {
 		Budget:    budget,
 	}
 	if p := d.precision; p != nil {
+		// Without "of", a target is on the ratio to the baseline where
+		// tunings are decided against it, else on the mean: a study of
+		// datapaths has no normalized values (study validates "of").
 		of := adaptive.OfNormalized
-		if p.Of == study.OfMean || p.Of == "" && d.margin == 0 {
+		if p.Of == study.OfMean || p.Of == "" && (d.margin == 0 || d.versus != vsBaseline) {
 			of = adaptive.OfMean
 		}
 		cfg.Precision = &adaptive.Precision{Metric: metric, HalfWidth: float64(p.HalfWidth), Of: of}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -46,6 +47,20 @@ func TestDesignVersus(t *testing.T) {
 		d := newDesign(tc.s)
 		if d.versus != tc.versus || (d.margin > 0) != tc.margin {
 			t.Errorf("%s: versus %d margin %g; want %d, margin %v", tc.name, d.versus, d.margin, tc.versus, tc.margin)
+		}
+	}
+	// A precision target without "of" is on the mean in a study of
+	// datapaths (which has no normalized values), on the ratio to the
+	// baseline in one of tunings decided against it.
+	for _, tc := range []struct {
+		s  *study.Study
+		of adaptive.Of
+	}{
+		{datapathsStudy(t, "precision={halfWidth: 2%}"), adaptive.OfMean},
+		{datapathsStudy(t, "precision={halfWidth: 2%}", "datapaths=[bridge]", "tunings=[baseline, rfs]"), adaptive.OfNormalized},
+	} {
+		if got := newDesign(tc.s).config("bitrate", 0).Precision.Of; got != tc.of {
+			t.Errorf("%d datapaths, %d tunings: precision of %s, want %s", len(tc.s.Spec.Datapaths), len(tc.s.Spec.Tunings), got, tc.of)
 		}
 	}
 }
