@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
@@ -98,4 +101,51 @@ func (d design) config(metric string, budget time.Duration) adaptive.Config {
 		cfg.Precision = &adaptive.Precision{Metric: metric, HalfWidth: float64(p.HalfWidth), Of: of}
 	}
 	return cfg
+}
+
+// describe says how the run repeats its cells, printed when it starts:
+// an adaptive run's trial count depends on its results, and a user
+// waiting for it should know on what.
+func (r *run) describe() string {
+	d := r.design
+	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + "%" }
+	target := ""
+	if p := d.precision; p != nil {
+		metric := p.Metric
+		if metric == "" {
+			metric = "its headline metric"
+		}
+		what := "the 95% interval of the mean of " + metric
+		if d.config(p.Metric, 0).Precision.Of == adaptive.OfNormalized {
+			what = "the 95% interval of the ratio of " + metric + " to the baseline"
+		}
+		target = what + " is within ±" + pct(float64(p.HalfWidth))
+	}
+	var out string
+	if !d.trials.Adaptive() {
+		out = fmt.Sprintf("%d trials per cell", d.trials.Max)
+		if target != "" {
+			out += "; the report says for each cell whether " + target
+		}
+	} else {
+		var until []string
+		if target != "" {
+			until = append(until, target)
+		}
+		if d.margin > 0 {
+			vs := "the baseline tuning " + r.study.Spec.Baseline
+			if d.versus == vsFirstDatapath {
+				vs = "the first datapath, " + r.study.Spec.Datapaths[0].Name
+			}
+			until = append(until, fmt.Sprintf("it is decided against %s (better, worse, or equal within ±%s)", vs, pct(d.margin)))
+		}
+		out = fmt.Sprintf("adaptive, %d to %d trials per cell", d.trials.Min, d.trials.Max)
+		if len(until) > 0 {
+			out += "; a cell stops once " + strings.Join(until, " or ")
+		}
+	}
+	if d.budget > 0 {
+		out += fmt.Sprintf("; the run stops when its budget of %s is spent", d.budget)
+	}
+	return out
 }

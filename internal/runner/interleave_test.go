@@ -170,3 +170,25 @@ func TestSharedRoundsResume(t *testing.T) {
 		t.Errorf("stops %v: want 6, some stopped by the budget after 2 trials (the test's point)", stopsByCell(whole.stops))
 	}
 }
+
+// The start of a run says how its cells are repeated and on what an
+// adaptive cell stops.
+func TestDescribeDesign(t *testing.T) {
+	for _, tc := range []struct {
+		s    *study.Study
+		want string
+	}{
+		{datapathsStudy(t, "trials={min: 3, max: 10}", "precision={halfWidth: 2%, of: mean}"),
+			"adaptive, 3 to 10 trials per cell; a cell stops once the 95% interval of the mean of its headline metric is within ±2% " +
+				"or it is decided against the first datapath, bridge (better, worse, or equal within ±5%)"},
+		{roundsStudy(t), "adaptive, 3 to 10 trials per cell; a cell stops once it is decided against the baseline tuning baseline " +
+			"(better, worse, or equal within ±5%); the run stops when its budget of 4m0s is spent"},
+		{datapathsStudy(t, "trials=3", "precision={halfWidth: 2%, metric: bitrate}"),
+			"3 trials per cell; the report says for each cell whether the 95% interval of the mean of bitrate is within ±2%"},
+	} {
+		r := &run{study: tc.s, design: newDesign(tc.s)}
+		if got := r.describe(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

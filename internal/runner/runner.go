@@ -360,6 +360,7 @@ func (r *run) execute(ctx context.Context) error {
 	total := len(s.Cells()) * s.Spec.Trials.Max
 	r.opt.Progress.Begin(total)
 	defer r.opt.Progress.End()
+	r.opt.Progress.Logf("repetitions: %s", r.describe())
 	r.softirqCore = map[int]int{}
 	for _, n := range r.plan.notes {
 		r.notes = append(r.notes, n)
