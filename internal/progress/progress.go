@@ -14,7 +14,7 @@ import (
 
 // Reporter receives progress events from a run.
 type Reporter interface {
-	// Begin announces the number of trials the run will execute.
+	// Begin announces the most trials the run will execute.
 	Begin(total int)
 	// Step reports that a trial finished; label says which.
 	Step(label string)
@@ -84,7 +84,9 @@ type plain struct {
 
 func (p *plain) Begin(total int) {
 	p.tot, p.start = total, time.Now()
-	fmt.Fprintf(p.w, "running %d trials\n", total)
+	// "up to": an adaptive run stops cells early, a budget or a given-up
+	// cell cuts any run short; total is each cell's maximum.
+	fmt.Fprintf(p.w, "running up to %d trials\n", total)
 }
 
 func (p *plain) Step(label string) {
