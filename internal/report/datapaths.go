@@ -313,16 +313,19 @@ func (c dpComparison) rows() [][]string {
 }
 
 // lookDecision is the controller's decision against the first datapath:
-// "×0.869 [0.801, 0.942] worse at 98.75%, 3 trials".
+// "×0.869 [0.801, 0.942] worse at 98.75%, 3 trials". A cell stopped
+// before the first look (by the budget) has no decision, only the plain
+// interval over its trials: "×0.918 [0.619, 1.351] (95%, 2 trials);
+// undecided: no decision before 3 trials".
 func lookDecision(st results.Stop) string {
 	if st.Ratio == nil || st.Low == nil || st.High == nil {
 		return fmt.Sprintf("%s (%s)", st.Decision, st.DecisionReason)
 	}
-	n := st.Look
-	if n == 0 {
-		n = st.N // judged on all its trials
+	iv := fmt.Sprintf("×%.3f [%.3f, %.3f]", *st.Ratio, *st.Low, *st.High)
+	if st.Look == 0 {
+		return fmt.Sprintf("%s (%.0f%%, %d trials); %s: %s", iv, 100*st.Confidence, st.N, st.Decision, st.DecisionReason)
 	}
-	return fmt.Sprintf("×%.3f [%.3f, %.3f] %s at %.2f%%, %d trials", *st.Ratio, *st.Low, *st.High, st.Decision, 100*st.Confidence, n)
+	return fmt.Sprintf("%s %s at %.2f%%, %d trials", iv, st.Decision, 100*st.Confidence, st.Look)
 }
 
 // versusFirst is a datapath's ratio to the first datapath with its

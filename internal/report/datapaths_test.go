@@ -205,6 +205,13 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	if got := datapathTables(s, rows, []results.Stop{st})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] worse at 98.75%, 3 trials" {
 		t.Errorf("vxlan's cell with the run's decision %q", got)
 	}
+	// Stopped by the budget before the first look: the plain interval,
+	// and why there is no decision.
+	nolook := st
+	nolook.Look, nolook.N, nolook.Status, nolook.Decision, nolook.DecisionReason, nolook.Confidence = 0, 2, "budget", "undecided", "no decision before 3 trials", 0.95
+	if got := datapathTables(s, rows, []results.Stop{nolook})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] (95%, 2 trials); undecided: no decision before 3 trials" {
+		t.Errorf("vxlan's cell stopped before a look %q", got)
+	}
 	st.Versus = "rps"
 	if got := datapathTables(s, rows, []results.Stop{st})[0].Rows[1][1]; !strings.HasSuffix(got, "×0.797 [0.772, 0.823] worse") {
 		t.Errorf("vxlan's cell with a decision against a tuning %q", got)
