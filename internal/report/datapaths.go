@@ -89,7 +89,7 @@ func (c *dpComparison) fold() {
 		for _, dp := range c.Datapaths {
 			ra, oka := c.row(dp, a)
 			rb, okb := c.row(dp, b)
-			if oka != okb || oka && !samePods(ra, rb) {
+			if oka != okb || oka && !analysis.SamePods(ra, rb) {
 				return false
 			}
 		}
@@ -123,15 +123,6 @@ func (c *dpComparison) fold() {
 		return best, found
 	}
 	c.Workloads, c.Labels = keep, labels
-}
-
-// samePods: rows built from samples know their trials; rows without
-// them (built by hand) are the same measurement when their means are.
-func samePods(a, b analysis.Row) bool {
-	if a.PodTrials == nil && b.PodTrials == nil {
-		return a.Mean == b.Mean
-	}
-	return analysis.SamePods(a, b)
 }
 
 // table is the comparison's numbers: a row per datapath, a column per

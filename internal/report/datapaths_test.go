@@ -108,7 +108,9 @@ func TestPodSetupColumnsFold(t *testing.T) {
 			if wl == "tcp-intra" {
 				setup += 0.5
 			}
-			rows = append(rows, dpRow(dp, wl, "pod_setup_ms", setup), dpRow(dp, wl, "lost_percent", 0))
+			pods := dpRow(dp, wl, "pod_setup_ms", setup)
+			pods.PodTrials = map[int]float64{1: setup}
+			rows = append(rows, pods, dpRow(dp, wl, "lost_percent", 0))
 		}
 	}
 	_, tables := datapathFigures(s, rows, nil)

@@ -65,23 +65,8 @@ func (r *run) sharedRounds(ctx context.Context, on roundFunc) error {
 
 // startShared starts the run's blocks, in the study's order.
 func (r *run) startShared() ([]*blockRun, error) {
-	s := r.study.Spec
-	var units [][]unit
-	for _, reps := range s.Replicas {
-		if r.design.versus == vsFirstDatapath {
-			var all []unit
-			for _, d := range s.Datapaths {
-				all = append(all, r.cellsOf(d.Name, reps)...)
-			}
-			units = append(units, all)
-			continue
-		}
-		for _, d := range s.Datapaths {
-			units = append(units, r.cellsOf(d.Name, reps))
-		}
-	}
 	var blocks []*blockRun
-	for _, u := range units {
+	for _, u := range r.blockUnits() {
 		b, err := r.startBlock(u)
 		if err != nil {
 			return nil, err
@@ -91,6 +76,28 @@ func (r *run) startShared() ([]*blockRun, error) {
 		}
 	}
 	return blocks, nil
+}
+
+// blockUnits are the run's blocks' cells: per replica count, one block
+// per datapath, or one across the datapaths in a study that compares
+// them (vsFirstDatapath: a cell is planned with the first datapath's).
+func (r *run) blockUnits() [][]unit {
+	s := r.study.Spec
+	var out [][]unit
+	for _, reps := range s.Replicas {
+		if r.design.versus == vsFirstDatapath {
+			var all []unit
+			for _, d := range s.Datapaths {
+				all = append(all, r.cellsOf(d.Name, reps)...)
+			}
+			out = append(out, all)
+			continue
+		}
+		for _, d := range s.Datapaths {
+			out = append(out, r.cellsOf(d.Name, reps))
+		}
+	}
+	return out
 }
 
 // planShared plans one round of every running block: the round's jobs
@@ -131,16 +138,8 @@ func (r *run) planShared(blocks []*blockRun, round int) (map[string]map[int][]jo
 	return plans, running, nil
 }
 
-// blockCount is the number of blocks the run has: one per datapath and
-// replica count, or one per replica count when the blocks span the
-// datapaths (startShared).
-func (r *run) blockCount() int {
-	s := r.study.Spec
-	if r.design.versus == vsFirstDatapath {
-		return len(s.Replicas)
-	}
-	return len(s.Datapaths) * len(s.Replicas)
-}
+// blockCount is the number of blocks the run has (blockUnits).
+func (r *run) blockCount() int { return len(r.blockUnits()) }
 
 // blockName names a block in messages.
 func blockName(units []unit) string {
