@@ -69,14 +69,34 @@ func TestNormCellSequentialDecision(t *testing.T) {
 		t.Errorf("rfs cell %q carries the plain comparison's own verdict", got)
 	}
 	// Stopped before the first look (the budget ran out at 2 trials): the
-	// controller's reason, no interval.
+	// controller's reason, and only the plain interval, which the runner
+	// also writes as the stop's (at 95%, Look 0).
 	m.Stops[0] = results.Stop{Cell: rfs, Metric: results.MetricBitrate, Status: "budget", N: 2, Valid: 2,
-		Decision: "undecided", DecisionReason: "no decision before 3 trials"}
-	if got := newNumbers(m).normCell(r); !strings.Contains(got, "; undecided (no decision before 3 trials); all trials at 95%: ") {
+		Decision: "undecided", DecisionReason: "no decision before 3 trials",
+		Ratio: &ratio, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.95}
+	if got := newNumbers(m).normCell(r); !strings.Contains(got, "; undecided (no decision before 3 trials); all trials at 95%: ") ||
+		strings.Contains(got, "at the look") {
 		t.Errorf("rfs cell before the first look %q", got)
 	}
 	two, _ := n.row(results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 2}, results.MetricBitrate, -1)
 	if got := n.normCell(two); !strings.Contains(got, "decided on ") {
 		t.Errorf("rfs at 2 replicas %q: without a stop, want the plain decision", got)
+	}
+}
+
+// TestNText: a cell with another count of trials than planned says its
+// n, except a cell of one trial, whose "(n=1, no CI)" says it already.
+func TestNText(t *testing.T) {
+	n := &numbers{Model: analysis.Model{TrialsPlanned: 3}}
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, ""}, {1, ""}, {2, " (n=2)"}, {3, ""}, {4, " (n=4)"}} {
+		if got := n.nText(analysis.Row{SummaryRow: results.SummaryRow{N: tc.n}}); got != tc.want {
+			t.Errorf("n=%d: %q, want %q", tc.n, got, tc.want)
+		}
+	}
+	if got := n.absCell(analysis.Row{SummaryRow: results.SummaryRow{Metric: "pod_setup_ms", N: 1, Mean: 2.1}}); strings.Count(got, "n=1") != 1 {
+		t.Errorf("one trial: %q says its n other than once", got)
 	}
 }

@@ -96,12 +96,12 @@ func (n *numbers) normCell(r analysis.Row) string {
 		base.Tuning = r.VsBaseline.Against
 		b, _ := n.row(base, r.Metric, r.CPU)
 		if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
-			seq := fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason) // no look reached
-			switch {
-			case s.Ratio != nil && s.Look > 0:
+			// A cell stopped before its first look (by the budget) has
+			// no decision, and its stop's interval is the plain 95% one
+			// over all trials that follows.
+			seq := fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason)
+			if s.Ratio != nil && s.Look > 0 {
 				seq = fmt.Sprintf("%s at the look after %d trials: %s", s.Decision, s.Look, stopInterval(s))
-			case s.Ratio != nil:
-				seq = fmt.Sprintf("%s at the looks: %s", s.Decision, stopInterval(s))
 			}
 			out += "; " + seq + "; all trials at 95%: " + analysis.PairText(r.VsBaseline, r.N, b.N)
 		} else {
@@ -116,9 +116,10 @@ func (n *numbers) absCell(r analysis.Row) string {
 	return analysis.Display(r.Metric).MeanCI(r) + n.nText(r) + n.paperNote(r, false)
 }
 
-// nText marks a cell with fewer or more trials than planned.
+// nText marks a cell with fewer or more trials than planned (a cell of
+// one trial says so already: "2.105 (n=1, no CI)").
 func (n *numbers) nText(r analysis.Row) string {
-	if n.TrialsPlanned > 0 && r.N > 0 && r.N != n.TrialsPlanned {
+	if n.TrialsPlanned > 0 && r.N > 1 && r.N != n.TrialsPlanned {
 		return fmt.Sprintf(" (n=%d)", r.N)
 	}
 	return ""
