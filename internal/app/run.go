@@ -104,7 +104,7 @@ func printDecisions(w io.Writer, dir string) {
 		return
 	}
 	if lines := report.DecisionLines(run.Stops); len(lines) > 0 {
-		fmt.Fprintf(w, "decisions against %s:\n", report.Versus(run.Stops, "the baseline"))
+		fmt.Fprintf(w, "decisions against %s (%s):\n", report.Versus(run.Stops, "the baseline"), report.DecisionTally(run.Stops))
 		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
 		}

@@ -142,6 +142,28 @@ func DecisionLines(stops []results.Stop) []string {
 	return out
 }
 
+// DecisionTally counts DecisionLines' cells by verdict, for the line
+// above them: "3 worse, 1 equal, 2 undecided" (a default study of
+// datapaths has some 60 lines to read).
+func DecisionTally(stops []results.Stop) string {
+	count := map[string]int{}
+	for _, s := range stops {
+		switch {
+		case s.Failed != "":
+			count["not measured"]++
+		case s.Decision != "":
+			count[s.Decision]++
+		}
+	}
+	var out []string
+	for _, v := range []string{"better", "worse", "equal", "undecided", "not measured"} {
+		if count[v] > 0 {
+			out = append(out, fmt.Sprintf("%d %s", count[v], v))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // maxListed bounds the cells PrecisionLines names one by one; the
 // report's table has them all.
 const maxListed = 8

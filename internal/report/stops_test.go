@@ -128,3 +128,18 @@ func TestDecisionsNameWhatTheyCompareWith(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionTally counts the decision lines' cells by verdict, in a
+// fixed order, leaving out cells that were not compared.
+func TestDecisionTally(t *testing.T) {
+	stops := []results.Stop{
+		{Decision: "worse"}, {Decision: "undecided"}, {Decision: "worse"}, {},
+		{Decision: "equal"}, {Failed: "exit 1"}, {Decision: "better"},
+	}
+	if got, want := DecisionTally(stops), "1 better, 2 worse, 1 equal, 1 undecided, 1 not measured"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := DecisionTally(stops[3:4]); got != "" {
+		t.Errorf("no decisions: %q", got)
+	}
+}

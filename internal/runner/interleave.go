@@ -44,6 +44,9 @@ func (r *run) sharedRounds(ctx context.Context, on roundFunc) error {
 		return err
 	}
 	for round := 1; len(blocks) > 0; round++ {
+		if err := r.beforeRound(); err != nil {
+			return err
+		}
 		var plans map[string]map[int][]job
 		plans, blocks, err = r.planShared(blocks, round)
 		if err != nil {

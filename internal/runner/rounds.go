@@ -161,6 +161,9 @@ func (r *run) block(units []unit, run func(u unit, round int) (time.Duration, er
 		return err
 	}
 	for round := 1; ; round++ {
+		if err := r.beforeRound(); err != nil {
+			return err
+		}
 		jobs, err := r.planBlock(b, round)
 		if err != nil {
 			return err

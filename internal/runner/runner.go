@@ -344,6 +344,9 @@ type run struct {
 	// (freshPods).
 	clusters int
 	firstOn  map[results.Cell]firstTrial
+	// minCheck is the check of the budget against the study's minimum
+	// (budgetcheck.go).
+	minCheck minimumCheck
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -361,6 +364,7 @@ func (r *run) execute(ctx context.Context) error {
 	r.opt.Progress.Begin(total)
 	defer r.opt.Progress.End()
 	r.opt.Progress.Logf("repetitions: %s", r.describe())
+	r.checkBudgetAtStart()
 	r.softirqCore = map[int]int{}
 	for _, n := range r.plan.notes {
 		r.notes = append(r.notes, n)

@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+)
+
+// A budget too small for the study's minimum (trials.min in every cell)
+// stops cells before their first look: they end undecided, and a user
+// who learns it at the end of the run has spent the budget for nothing.
+// The run says so when it can tell: at its start from the least a trial
+// can cost (its duration and pause), and after its first round from
+// what that round's trials cost, cluster set-ups included. Each check
+// warns at most once and changes nothing: the budget is the user's.
+
+// minimumCheck is what the check after the first round needs.
+type minimumCheck struct {
+	started bool
+	// spent and trials are the run's machine time and trials run when
+	// its first round started.
+	spent  time.Duration
+	trials int
+	done   bool
+}
+
+// checkBudgetAtStart warns when even the configured trial time (no set-up,
+// no knobs, no collectors) makes the study's minimum cost more than its
+// budget.
+func (r *run) checkBudgetAtStart() {
+	s := r.study.Spec
+	per := s.Duration.Duration + max(s.Cooldown.Duration, minPause)
+	if msg := r.minimumShort(per, "at least %s a trial: its duration and pause"); msg != "" {
+		r.minCheck.done = true
+		r.notes = append(r.notes, msg)
+		r.opt.Progress.Logf("warning: %s", msg)
+	}
+}
+
+// beforeRound is called before each round's planning; at the start of
+// the run's second round it measures what the first round's trials
+// cost each and warns once if the rest of the minimum cannot fit.
+func (r *run) beforeRound() error {
+	c := &r.minCheck
+	switch {
+	case c.done || r.design.budget <= 0 || r.opt.Resume:
+		// A resumed run replays trials at no cost: its first round says
+		// nothing of a trial's cost.
+		return nil
+	case !c.started:
+		c.started, c.spent, c.trials = true, r.spent(), r.trialsRun
+		return nil
+	}
+	n := r.trialsRun - c.trials
+	if n <= 0 {
+		return nil
+	}
+	c.done = true
+	if msg := r.minimumShort((r.spent()-c.spent)/time.Duration(n), "about %s a trial, as in the first round"); msg != "" {
+		return r.warnOnce([]string{msg})
+	}
+	return nil
+}
+
+// minimumShort says why the budget cannot pay for the minimum trials
+// still to run at per each, "" when it can (or there is no budget);
+// cost says where per comes from, with a %s for it.
+func (r *run) minimumShort(per time.Duration, cost string) string {
+	d := r.design
+	if d.budget <= 0 || per <= 0 {
+		return ""
+	}
+	cells := r.study.Cells()
+	need := 0
+	for _, c := range cells {
+		done := 0
+		if l, ok := r.logs[c]; ok {
+			done = len(l.values)
+		}
+		need += max(d.trials.Min-done, 0)
+	}
+	spent := r.spent()
+	total := spent + time.Duration(need)*per
+	if need == 0 || total <= d.budget {
+		return ""
+	}
+	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials in each of its %d cells: "+
+		"they need %s in all ("+cost+"); cells may stop before their first look "+
+		"(raise --budget to %s or more, or lower trials.min)",
+		d.budget, d.trials.Min, len(cells), total.Round(time.Second), per.Round(100*time.Millisecond),
+		total.Round(time.Minute)+time.Minute)
+}

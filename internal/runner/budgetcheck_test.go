@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A budget too small for every cell's minimum is said once: at the start
+// when even the configured trial time cannot fit it, else after the first
+// round when what that round cost shows it cannot; a budget that fits
+// says nothing. rps-rfs --quick has 10 cells of at least 3 trials; the
+// fake trials cost 4.55-5.05 s (4.25 s configured).
+func TestBudgetTooSmallForMinimum(t *testing.T) {
+	const warning = "is too small for the study's minimum of 3 trials in each of its 10 cells"
+	for _, tc := range []struct {
+		budget      time.Duration
+		start, late bool
+	}{
+		{100 * time.Second, true, false}, // 30 x 4.25 s > 100 s
+		{135 * time.Second, false, true}, // 127.5 s fits, ~141 s measured does not
+		{150 * time.Second, false, false},
+		{0, false, false},
+	} {
+		s := roundsStudy(t)
+		s.Spec.Budget.Duration = tc.budget
+		var log bytes.Buffer
+		r := newRoundsRun(t, s, t.TempDir(), &log)
+		r.design = newDesign(s)
+		r.checkBudgetAtStart()
+		atStart := strings.Contains(log.String(), warning)
+		if err := runBlocks(r, &fakeTrials{r: r}); err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(log.String(), warning)
+		if atStart != tc.start || n != btoi(tc.start || tc.late) {
+			t.Errorf("budget %s: warned at start %v, %d times in all; want %v and %v:\n%s",
+				tc.budget, atStart, n, tc.start, tc.late, log.String())
+		}
+		if tc.late && !strings.Contains(r.env.Notes[0], "they need 2m21s in all (about 4.7s a trial, as in the first round)") {
+			t.Errorf("budget %s: the warning in env.json's notes does not give the measured trial time: %q", tc.budget, r.env.Notes)
+		}
+		if tc.start && !strings.Contains(r.notes[0], "they need 2m8s in all (at least 4.3s a trial: its duration and pause)") {
+			t.Errorf("budget %s: the start's warning %q", tc.budget, r.notes)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
