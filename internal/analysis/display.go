@@ -63,6 +63,11 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 		return "missing"
 	case d.N < 2:
 		return fmt.Sprintf("%s (n=%d, no CI)", s.Format(d.Mean), d.N)
+	case d.CI95Low == d.CI95High:
+		// No spread: a configured value (a UDP trial's offered rate) or
+		// a count that stayed 0. "[1.50, 1.50]" would read as a
+		// measurement precise to the last digit.
+		return fmt.Sprintf("%s (same in all %d trials)", s.Format(d.Mean), d.N)
 	}
 	return fmt.Sprintf("%s [%s, %s]", s.Format(d.Mean), s.Format(d.CI95Low), s.Format(d.CI95High))
 }

@@ -127,3 +127,23 @@ func TestDisplayScales(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryCI: a cell's mean with its interval, no interval for one
+// trial, and for trials that all gave the same value (a configured
+// offered rate, a count that stayed 0) that, not a zero-width interval.
+func TestSummaryCI(t *testing.T) {
+	gbit := Display("offered_bps")
+	for _, tc := range []struct {
+		d    stats.Summary
+		want string
+	}{
+		{stats.Summary{}, "missing"},
+		{stats.Summary{N: 1, Mean: 1.5e9, CI95Low: 1.5e9, CI95High: 1.5e9}, "1.50 (n=1, no CI)"},
+		{stats.Summary{N: 3, Mean: 1.5e9, CI95Low: 1.5e9, CI95High: 1.5e9}, "1.50 (same in all 3 trials)"},
+		{stats.Summary{N: 3, Mean: 1.5e9, CI95Low: 1.4e9, CI95High: 1.6e9}, "1.50 [1.40, 1.60]"},
+	} {
+		if got := gbit.SummaryCI(tc.d); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
