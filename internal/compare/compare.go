@@ -31,6 +31,8 @@ type Row struct {
 	// Missing: A has the cell and metric, B tried the cell but has no
 	// value for it (every trial failed).
 	Missing bool
+	// cell is A's cell, for the rows' order.
+	cell key
 }
 
 type key struct {
@@ -94,16 +96,35 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		rows = append(rows, Row{
 			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
-			XA: xs, XB: ys, Missing: !ok,
+			XA: xs, XB: ys, Missing: !ok, cell: key{k.datapath, k.tuning, k.workload, k.replicas, "", k.impairment},
 		})
 	}
-	sort.Slice(rows, func(i, j int) bool {
+	// Cells in the order run A measured them first (the study's order
+	// of datapaths, tunings and replica counts, as its report has them),
+	// not by name, which put rfs+ before rfs and r=16 before r=4.
+	first := firstSeen(a)
+	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].Metric != rows[j].Metric {
 			return rows[i].Metric < rows[j].Metric
+		}
+		if fi, fj := first[rows[i].cell], first[rows[j].cell]; fi != fj {
+			return fi < fj
 		}
 		return rows[i].Key < rows[j].Key
 	})
 	return rows
+}
+
+// firstSeen is the index of each cell's first sample in samples.
+func firstSeen(samples []results.Sample) map[key]int {
+	out := map[key]int{}
+	for i, s := range samples {
+		k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, "", s.Cell.Impairment}
+		if _, ok := out[k]; !ok {
+			out[k] = i
+		}
+	}
+	return out
 }
 
 func values(samples []results.Sample) map[key][]float64 {

@@ -62,3 +62,26 @@ func TestNoCommonCells(t *testing.T) {
 		t.Fatalf("%v %q", err, buf.String())
 	}
 }
+
+// Rows come per metric in the order run A measured its cells (the
+// study's), not by name: rfs before rfs+, 4 replicas before 16.
+func TestRunsInStudyOrder(t *testing.T) {
+	var a []results.Sample
+	for _, reps := range []int{4, 16} {
+		for _, tn := range []string{"baseline", "rfs", "rfs+"} {
+			a = append(a, sample("bridge", tn, reps, 10e9), sample("bridge", tn, reps, 11e9))
+		}
+	}
+	rows := Runs(a, a, nil, nil)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Metric+" "+r.Key)
+	}
+	want := []string{
+		"bitrate bridge/baseline/tcp/r=4", "bitrate bridge/rfs/tcp/r=4", "bitrate bridge/rfs+/tcp/r=4",
+		"bitrate bridge/baseline/tcp/r=16", "bitrate bridge/rfs/tcp/r=16", "bitrate bridge/rfs+/tcp/r=16",
+	}
+	if len(got) != 12 || strings.Join(got[:6], "\n") != strings.Join(want, "\n") || !strings.HasPrefix(got[6], "retransmits bridge/baseline/tcp/r=4") {
+		t.Errorf("order:\n%s", strings.Join(got, "\n"))
+	}
+}
