@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
 )
 
@@ -18,7 +19,14 @@ var Formats = []string{"md", "csv", "json"}
 func Cells(rows []Row) []gate.Cell {
 	out := make([]gate.Cell, len(rows))
 	for i, r := range rows {
-		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing}
+		d := analysis.Display(r.Metric)
+		show := func(v float64) string {
+			if d.Unit == "count" || d.Unit == "" {
+				return d.Format(v)
+			}
+			return d.Format(v) + " " + d.Unit
+		}
+		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, Show: show}
 	}
 	return out
 }

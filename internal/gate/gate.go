@@ -76,6 +76,9 @@ type Cell struct {
 	// Missing: A has the cell and B none of its values (B tried it and
 	// every trial failed).
 	Missing bool
+	// Show renders a value of the metric with its unit for messages
+	// ("12.06 Gbit/s"); nil: the plain number.
+	Show func(float64) string
 }
 
 // Verdict of one rule on one cell.
@@ -167,7 +170,11 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 		} else if mb == ma {
 			change = 0
 		}
-		shown = fmt.Sprintf("A's mean %.4g is not clearly away from 0, so no ratio interval; Welch's p %.3g against %.3g", ma, p, 1-conf)
+		mean := fmt.Sprintf("%.4g", ma)
+		if c.Show != nil {
+			mean = c.Show(ma)
+		}
+		shown = fmt.Sprintf("A's mean %s is not clearly away from 0, so no ratio interval; Welch's p %.3g against %.3g", mean, p, 1-conf)
 	}
 	switch {
 	case !sig:

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -80,7 +81,9 @@ func TestCheck(t *testing.T) {
 		{"latency fall", rise, Cell{Metric: "rtt", A: base, B: around(75, 0.02, 10)}, false, "within"},
 		{"rise from zero", retx, Cell{Metric: "retransmits", A: make([]float64, 5), B: []float64{1000, 1100, 900, 1050, 980}}, true, "Welch"},
 		{"zero stays zero", retx, Cell{Metric: "retransmits", A: make([]float64, 5), B: make([]float64, 5)}, false, "not significant"},
-		{"noisy near zero", retx, Cell{Metric: "retransmits", A: []float64{0, 0, 3, 0, 0}, B: []float64{0, 4, 0, 0, 1}}, false, "not significant"},
+		{"noisy near zero", retx, Cell{Metric: "retransmits", A: []float64{0, 0, 3, 0, 0}, B: []float64{0, 4, 0, 0, 1}}, false, "A's mean 0.6 is not clearly away"},
+		{"near zero, shown as the caller says", drop, Cell{Metric: "bitrate", A: []float64{12e9, 1e6, 24e9}, B: []float64{15e9, 14e9, 16e9},
+			Show: func(v float64) string { return fmt.Sprintf("%.2f Gbit/s", v/1e9) }}, false, "A's mean 12.00 Gbit/s is not clearly away from 0"},
 	} {
 		vs, err := Check([]Rule{tc.rule}, []Cell{tc.cell})
 		if err != nil {
