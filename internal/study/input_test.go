@@ -125,6 +125,7 @@ func TestOverrideErrorsNameOrigin(t *testing.T) {
 		{"set type error", boundsBase, Options{Set: []string{"duration=2"}}, `bounds.yaml (--set): spec.duration: invalid duration "2"`},
 		{"set nested unknown", boundsBase, Options{Set: []string{"trials={min: 1, max: 2, x: 3}"}}, `bounds.yaml (--set): spec.trials: unknown trials field "x"`},
 		{"set type mismatch", boundsBase, Options{Set: []string{"replicas=[a]"}}, "bounds.yaml (--set): spec.replicas: cannot unmarshal"},
+		{"set lacks a field", boundsBase, Options{Set: []string{"trials={min: 3}"}}, "bounds.yaml (--set): spec.trials.max: max 0 is below min 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("bounds.yaml", []byte(tc.data), tc.opt, testCatalog)

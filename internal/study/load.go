@@ -337,8 +337,11 @@ func locate(root *yaml.Node, field string) (int, *yaml.Node) {
 			name = seg[:i]
 			idx, _ = strconv.Atoi(seg[i+1 : len(seg)-1])
 		}
+		// A path that ends below a value from --set (its nodes have
+		// line 0) is the --set value's, not the line of the file's key
+		// it replaced: `--set 'trials={min: 3}'` lacks max.
 		if cur.Kind != yaml.MappingNode {
-			return line, cur
+			return setLine(line, cur), cur
 		}
 		found := false
 		for i := 0; i+1 < len(cur.Content); i += 2 {
@@ -350,17 +353,25 @@ func locate(root *yaml.Node, field string) (int, *yaml.Node) {
 			}
 		}
 		if !found {
-			return line, cur
+			return setLine(line, cur), cur
 		}
 		if idx >= 0 {
 			if cur.Kind != yaml.SequenceNode || idx >= len(cur.Content) {
-				return line, cur
+				return setLine(line, cur), cur
 			}
 			cur = cur.Content[idx]
 			line = cur.Line
 		}
 	}
 	return cur.Line, cur // 0 when the value came from --set
+}
+
+// setLine is line, or 0 when n, the value under it, came from --set.
+func setLine(line int, n *yaml.Node) int {
+	if n.Line == 0 {
+		return 0
+	}
+	return line
 }
 
 // Marshal returns the resolved study as YAML (profiles dropped: they have
