@@ -4,7 +4,7 @@
 // on a kernel that lacks what they need.
 //
 // Design notes: kernel features are probed by doing the real thing in a
-// scratch network namespace ("cnbprobe-" + random) that is always deleted
+// scratch network namespace (ScratchName: "cnbprobe-PID-START-TAG") that is always deleted
 // afterwards, so the host is never touched: a device of each kind is
 // created and deleted, each qdisc added and removed, a trivial BPF program
 // attached. Config files and module lists lie (built-in modules, missing

@@ -1,9 +1,9 @@
 // Package prove measures `cnibench advise` candidates: for each, an A/B
 // run of the workload-shape study (the user's, or ab.yaml) with the
-// rule's prove overrides, on the local engine's emulated nodes, through
-// the runner (so every change is journaled and reverted, also after a
-// kill and `cnibench cleanup`), with the adaptive, paired statistics of
-// the run. The verdict is computed here from the run's own numbers;
+// rule's prove overrides, on the local engine's emulated nodes or (with
+// --engine kube) on a cluster, through the runner (so every change is
+// journaled and reverted, also after a kill and `cnibench cleanup`),
+// with the adaptive, paired statistics of the run. The verdict is computed here from the run's own numbers;
 // advise renders it.
 package prove
 

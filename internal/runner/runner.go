@@ -1,12 +1,15 @@
-// Package runner executes a study on the local engine: it checks every
-// prerequisite before touching the host, builds the emulated cluster per
+// Package runner executes a study on an engine (the local one of network
+// namespaces, or a Kubernetes cluster: engines.go): it checks every
+// prerequisite before touching the host, builds the cluster per
 // datapath, runs each cell's trials with its tuning applied and reverted,
 // stores every trial as it ends, and builds the report.
 //
-// Order of work: per datapath and replica count the pods are built once;
-// within that, trial k of every tuning runs before trial k+1 of any, so
+// Order of work: trial k of every tuning runs before trial k+1 of any, so
 // slow drift of a shared machine spreads evenly over the configurations
-// instead of biasing the one that ran last.
+// instead of biasing the one that ran last. With one datapath, its pods
+// are built once per replica count; with several, the datapaths share
+// rounds too, each datapath's cluster built for its trials of the round
+// (interleave.go).
 package runner
 
 import (
