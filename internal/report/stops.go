@@ -129,6 +129,9 @@ func DecisionLines(stops []results.Stop) []string {
 			out = append(out, fmt.Sprintf("%s: not measured: %s", cellName(s.Cell), s.Failed))
 		case s.Decision == "":
 			continue
+		case s.N == 0:
+			// The budget ran out before the cell's first trial.
+			out = append(out, fmt.Sprintf("%s: not measured (%s): %s", cellName(s.Cell), s.Status, s.Reason))
 		case s.Decision == "undecided":
 			out = append(out, fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason))
 		default:
@@ -149,7 +152,7 @@ func DecisionTally(stops []results.Stop) string {
 	count := map[string]int{}
 	for _, s := range stops {
 		switch {
-		case s.Failed != "":
+		case s.Failed != "", s.Decision != "" && s.N == 0:
 			count["not measured"]++
 		case s.Decision != "":
 			count[s.Decision]++

@@ -73,11 +73,14 @@ func TestDecisionLines(t *testing.T) {
 		{Cell: cell("rfs+"), Metric: "bitrate", Status: "target", N: 3, Look: 3, Decision: "worse",
 			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875},
 		{Cell: cell("rps"), Metric: "bitrate", Status: "futile", N: 5, Look: 5, Decision: "undecided", DecisionReason: "covers 1"},
+		{Cell: cell("rps+"), Metric: "bitrate", Status: "budget", N: 0, Decision: "undecided", DecisionReason: "no decision before 3 trials",
+			Reason: "the remaining budget 2s cannot pay for another trial (9s)"},
 	}
 	want := []string{
 		"calico-vxlan tcp rfs r=1: WORSE, 0.720 [0.600, 0.860] paired-t (98.75%), n=4 (judged when the budget stopped it)",
 		"calico-vxlan tcp rfs+ r=1: WORSE, 0.720 [0.600, 0.860] paired-t (98.75%), n=3",
 		"calico-vxlan tcp rps r=1: undecided after 5 trials (futile): covers 1",
+		"calico-vxlan tcp rps+ r=1: not measured (budget): the remaining budget 2s cannot pay for another trial (9s)",
 	}
 	if got := DecisionLines(stops); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -134,9 +137,12 @@ func TestDecisionsNameWhatTheyCompareWith(t *testing.T) {
 func TestDecisionTally(t *testing.T) {
 	stops := []results.Stop{
 		{Decision: "worse"}, {Decision: "undecided"}, {Decision: "worse"}, {},
-		{Decision: "equal"}, {Failed: "exit 1"}, {Decision: "better"},
+		{Decision: "equal", N: 3}, {Failed: "exit 1"}, {Decision: "better", N: 3}, {Decision: "undecided", N: 0},
 	}
-	if got, want := DecisionTally(stops), "1 better, 2 worse, 1 equal, 1 undecided, 1 not measured"; got != want {
+	for i := range stops[:3] {
+		stops[i].N = 3
+	}
+	if got, want := DecisionTally(stops), "1 better, 2 worse, 1 equal, 1 undecided, 2 not measured"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if got := DecisionTally(stops[3:4]); got != "" {
