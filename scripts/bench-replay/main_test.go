@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -60,6 +61,9 @@ func TestReplayStopsAClearGainEarly(t *testing.T) {
 		"n=3, target | yes |",
 		// 20 trials of each cell against 3: 400 s of trials against 60 s.
 		"same decision in 1 of 1 cells (0 more compatible); machine time of the trials: fixed 6m40s, adaptive replay 1m0s (0.15 of fixed)",
+		// A 20% gain with 1% noise: any design needs only the minimum.
+		"trials: fixed 40, adaptive replay 6 (0.15); the fewest any sequential design could spend on the fixed design's decisions " +
+			"(Wald's SPRT told each cell's true difference, 2.5% wrong per side, bound.go): 6 (0.15) to reach each in 80% of runs, 6 (0.15) in 95%",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -116,5 +120,73 @@ func TestAgree(t *testing.T) {
 	}
 	if got := agree(worse, nil, stats.HigherIsBetter); got != differ {
 		t.Errorf("no adaptive look: %q", got)
+	}
+}
+
+// waldN against the formula worked by hand: δ = s gives δ²/(2s²) = 1/2,
+// and with α 2.5%, β 20% the numerator is 0.8·ln 32 + 0.2·ln(0.2/0.975).
+func TestWaldN(t *testing.T) {
+	want := 2 * (0.8*math.Log(32) + 0.2*math.Log(0.2/0.975))
+	if got := waldN(0.05, 0.05, 0.025, 0.2); math.Abs(got-want) > 1e-9 {
+		t.Errorf("waldN = %v, want %v", got, want)
+	}
+	if got := waldN(0.025, 0.05, 0.025, 0.2); math.Abs(got-4*want) > 1e-9 {
+		t.Errorf("half the difference: %v, want four times as many, %v", got, 4*want)
+	}
+}
+
+// withSpread returns 20 log-ratios with mean d and sample sd s.
+func withSpread(d, s float64) []float64 {
+	out := make([]float64, 20)
+	for i := range out {
+		z := math.Sqrt(19.0 / 20)
+		if i%2 == 1 {
+			z = -z
+		}
+		out[i] = d + s*z
+	}
+	return out
+}
+
+// TestBoundOfRun4 is the bound for benchmark run 4 of docs/statistics.md
+// ("Adaptive against fixed"), from its fixed design's table: each cell's
+// decision and 95% interval over 20 trials, whose half-width gives the
+// spread of a round's log-ratio (half-width·√20 / t(0.975, 19)). Even
+// Wald's test told the true differences needs 0.46 of the fixed run's
+// trials to reach its decisions in 80% of runs and 0.53 in 95%; the
+// adaptive design took 0.47-0.49.
+func TestBoundOfRun4(t *testing.T) {
+	run4 := []struct {
+		pairs           int
+		v               stats.Verdict
+		ratio, low, hig float64
+	}{
+		{1, stats.Worse, 0.855, 0.828, 0.884}, {1, stats.Worse, 0.856, 0.829, 0.884},
+		{1, stats.Undecided, 1.060, 0.993, 1.132}, {1, stats.Undecided, 1.054, 0.977, 1.132},
+		{4, stats.Worse, 0.962, 0.933, 0.992}, {4, stats.Worse, 0.963, 0.941, 0.986},
+		{4, stats.Worse, 0.912, 0.888, 0.936}, {4, stats.Worse, 0.917, 0.884, 0.950},
+		{16, stats.Equal, 0.974, 0.956, 0.993}, {16, stats.Worse, 0.952, 0.932, 0.974},
+		{16, stats.Equal, 0.964, 0.953, 0.976}, {16, stats.Equal, 0.972, 0.953, 0.992},
+	}
+	for _, tc := range []struct {
+		beta float64
+		want float64
+	}{{0.2, 0.46}, {0.05, 0.53}} {
+		total := 0.0
+		for _, pairs := range []int{1, 4, 16} {
+			var ns []float64
+			for _, c := range run4 {
+				if c.pairs != pairs {
+					continue
+				}
+				s := (math.Log(c.hig) - math.Log(c.low)) / 2 * math.Sqrt(20) / 2.093024
+				ns = append(ns, cellBound(c.v, withSpread(math.Log(c.ratio), s), 0.05, 3, 20, alpha, tc.beta))
+			}
+			total += blockBound(ns)
+		}
+		t.Logf("β %.2f: %.0f of 300 trials (%.2f)", tc.beta, total, total/300)
+		if share := total / 300; math.Abs(share-tc.want) > 0.005 {
+			t.Errorf("β %.2f: %.0f of 300 trials (%.3f), want %.2f", tc.beta, total, share, tc.want)
+		}
 	}
 }
