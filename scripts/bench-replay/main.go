@@ -6,7 +6,9 @@
 // the machine's mood between two runs. It prints, per cell, the fixed
 // design's decision (the 95% comparison over all its trials, as
 // summary.csv's decision column) beside the adaptive one, and the machine
-// time of the trials each design ran. Used by scripts/bench-adaptive.sh
+// time of the trials each design ran, and the fewest trials any
+// sequential design could spend on the fixed design's decisions
+// (bound.go). Used by scripts/bench-adaptive.sh
 // (docs/statistics.md, "Adaptive against fixed").
 //
 // Usage: go run ./scripts/bench-replay [-min 3] [-max 20] [-margin 0.05] [-metric bitrate] [-baseline baseline] RUNDIR
