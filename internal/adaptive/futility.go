@@ -28,18 +28,58 @@ func futility(cfg Config, p CellPlan) string {
 	if ci.Method == stats.MethodNone || math.IsNaN(ci.Low) || math.IsNaN(ci.High) || math.IsNaN(ci.Ratio) {
 		return ""
 	}
-	conf := DecisionConfidence(cfg.Trials)
-	df := ci.DF
-	if math.IsNaN(df) || df < 1 {
-		df = float64(p.N - 1)
-	}
-	k := math.Sqrt(float64(p.N)/float64(cfg.Trials.Max)) *
-		stats.TQuantileAt(df+float64(cfg.Trials.Max-p.N), conf) / stats.TQuantileAt(df, conf)
-	proj := ci
-	proj.Low, proj.High = ci.Ratio-(ci.Ratio-ci.Low)*k, ci.Ratio+(ci.High-ci.Ratio)*k
+	proj := project(cfg, ci, p.N, cfg.Trials.Max)
 	if stats.Decide(proj, cfg.Margin, cfg.Direction).Verdict != stats.Undecided {
 		return ""
 	}
 	return fmt.Sprintf("futile after %d trials: at %d the interval would still be about [%.3f, %.3f], covering 1 and reaching beyond the ±%.3g%% margin",
 		p.N, cfg.Trials.Max, proj.Low, proj.High, 100*cfg.Margin)
+}
+
+// project shrinks ci, the interval judged at n trials, around its
+// estimate to what m trials would give if the estimate and the spread
+// held: by √(n/m) for the standard error and by t(df at m)/t(df at n)
+// for the quantile, at the looks' confidence.
+func project(cfg Config, ci stats.RatioCI, n, m int) stats.RatioCI {
+	conf := DecisionConfidence(cfg.Trials)
+	df := ci.DF
+	if math.IsNaN(df) || df < 1 {
+		df = float64(n - 1)
+	}
+	k := math.Sqrt(float64(n)/float64(m)) * stats.TQuantileAt(df+float64(m-n), conf) / stats.TQuantileAt(df, conf)
+	proj := ci
+	proj.Low, proj.High = ci.Ratio-(ci.Ratio-ci.Low)*k, ci.Ratio+(ci.High-ci.Ratio)*k
+	return proj
+}
+
+// TrialsToDecide is about how many trials an undecided cell would need
+// for a decision at the looks' confidence if its estimate and spread
+// held (the projection futility uses), for a user deciding whether a
+// longer run is worth it; 0 when the cell is decided, has no interval
+// yet, or no count up to limit would decide it. The projection narrows
+// as the count grows, so the first deciding count is found by bisection.
+func TrialsToDecide(cfg Config, p CellPlan, limit int) int {
+	if cfg.Margin <= 0 || p.Sequential == nil || p.Look < 2 || p.Decision.Verdict != stats.Undecided {
+		return 0
+	}
+	ci := p.Sequential.Chosen.RatioCI
+	if ci.Method == stats.MethodNone || math.IsNaN(ci.Low) || math.IsNaN(ci.High) || math.IsNaN(ci.Ratio) {
+		return 0
+	}
+	decides := func(m int) bool {
+		return stats.Decide(project(cfg, ci, p.Look, m), cfg.Margin, cfg.Direction).Verdict != stats.Undecided
+	}
+	lo, hi := p.Look, limit // decides(lo) is false; find the least m with decides(m)
+	if hi <= lo || !decides(hi) {
+		return 0
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if decides(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }

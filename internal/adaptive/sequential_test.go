@@ -132,3 +132,37 @@ func TestFutility(t *testing.T) {
 		t.Errorf("a 20%% gain: %s %s (%s)", c.Status, c.Decision.Verdict, c.Reason)
 	}
 }
+
+// TestTrialsToDecide: an undecided cell's estimate of the trials a
+// decision would take is the least count whose projected interval
+// decides, grows as the difference shrinks, and is 0 for a decided cell,
+// one without a look, or one no count up to the limit would decide.
+func TestTrialsToDecide(t *testing.T) {
+	cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.02}
+	cell := func(ratio, low, high float64) CellPlan {
+		seq := stats.Comparison{Chosen: stats.Choice{RatioCI: stats.RatioCI{Ratio: ratio, Low: low, High: high, DF: 4, Method: stats.MethodPairedT}}}
+		return CellPlan{N: 5, Look: 5, Sequential: &seq, Decision: stats.Decision{Verdict: stats.Undecided}}
+	}
+	loss := cell(0.96, 0.90, 1.02)
+	n := TrialsToDecide(cfg, loss, 1000)
+	if n <= 5 || stats.Decide(project(cfg, loss.Sequential.Chosen.RatioCI, 5, n), cfg.Margin, cfg.Direction).Verdict != stats.Worse ||
+		stats.Decide(project(cfg, loss.Sequential.Chosen.RatioCI, 5, n-1), cfg.Margin, cfg.Direction).Verdict != stats.Undecided {
+		t.Errorf("a 4%% loss with a ±6%% interval: %d trials, want the least count whose projection says worse", n)
+	}
+	smaller := TrialsToDecide(cfg, cell(0.98, 0.92, 1.04), 1000)
+	if smaller <= n {
+		t.Errorf("a 2%% loss with the same spread: %d trials, want more than the 4%% loss's %d", smaller, n)
+	}
+	decided := loss
+	decided.Decision.Verdict = stats.Worse
+	noLook := loss
+	noLook.Sequential, noLook.Look = nil, 0
+	for name, p := range map[string]CellPlan{"decided": decided, "before a look": noLook} {
+		if got := TrialsToDecide(cfg, p, 1000); got != 0 {
+			t.Errorf("%s: %d, want 0", name, got)
+		}
+	}
+	if got := TrialsToDecide(cfg, loss, n-1); got != 0 {
+		t.Errorf("limit below the count needed: %d, want 0", got)
+	}
+}

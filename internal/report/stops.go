@@ -133,7 +133,11 @@ func DecisionLines(stops []results.Stop) []string {
 			// The budget ran out before the cell's first trial.
 			out = append(out, fmt.Sprintf("%s: not measured (%s): %s", cellName(s.Cell), s.Status, s.Reason))
 		case s.Decision == "undecided":
-			out = append(out, fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason))
+			l := fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason)
+			if s.ToDecide > 0 {
+				l += fmt.Sprintf("; about %d trials would decide it if its difference and spread held", s.ToDecide)
+			}
+			out = append(out, l)
 		default:
 			l := fmt.Sprintf("%s: %s, %s, n=%d", cellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N)
 			if s.Status == "budget" && s.Look == s.N {

@@ -72,14 +72,14 @@ func TestDecisionLines(t *testing.T) {
 			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875},
 		{Cell: cell("rfs+"), Metric: "bitrate", Status: "target", N: 3, Look: 3, Decision: "worse",
 			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875},
-		{Cell: cell("rps"), Metric: "bitrate", Status: "futile", N: 5, Look: 5, Decision: "undecided", DecisionReason: "covers 1"},
+		{Cell: cell("rps"), Metric: "bitrate", Status: "futile", N: 5, Look: 5, Decision: "undecided", DecisionReason: "covers 1", ToDecide: 41},
 		{Cell: cell("rps+"), Metric: "bitrate", Status: "budget", N: 0, Decision: "undecided", DecisionReason: "no decision before 3 trials",
 			Reason: "the remaining budget 2s cannot pay for another trial (9s)"},
 	}
 	want := []string{
 		"calico-vxlan tcp rfs r=1: WORSE, 0.720 [0.600, 0.860] paired-t (98.75%), n=4 (judged when the budget stopped it)",
 		"calico-vxlan tcp rfs+ r=1: WORSE, 0.720 [0.600, 0.860] paired-t (98.75%), n=3",
-		"calico-vxlan tcp rps r=1: undecided after 5 trials (futile): covers 1",
+		"calico-vxlan tcp rps r=1: undecided after 5 trials (futile): covers 1; about 41 trials would decide it if its difference and spread held",
 		"calico-vxlan tcp rps+ r=1: not measured (budget): the remaining budget 2s cannot pay for another trial (9s)",
 	}
 	if got := DecisionLines(stops); strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -126,6 +126,10 @@ type Stop struct {
 	// Look is the trial count the decision was judged at: the last
 	// planned look the cell reached (0: the decision is on all trials).
 	Look int `json:"look,omitempty"`
+	// ToDecide is, for an undecided cell, about how many trials would
+	// decide it if its difference and spread held (0: unknown, or none up
+	// to a thousand).
+	ToDecide int `json:"trials_to_decide,omitempty"`
 	// Failed is why a cell could not be measured: its trials failed
 	// every attempt, or the budget was spent before its block.
 	Failed string `json:"failed,omitempty"`

@@ -326,6 +326,10 @@ func (r *run) recordStops(groups []*group, plans []adaptive.Plan) error {
 	return r.writeStops()
 }
 
+// maxToDecide bounds the trials a stop's estimate looks at: beyond it a
+// cell is called out of reach.
+const maxToDecide = 1000
+
 func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cellLog) results.Stop {
 	st := results.Stop{Cell: c, Metric: metric, Status: string(p.Status), N: p.N, Valid: p.Valid,
 		Reason: p.Reason, Failed: l.failed, Of: study.OfMean}
@@ -342,6 +346,7 @@ func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cel
 		if p.Sequential != nil {
 			ci, conf, st.Look = p.Sequential.Chosen, adaptive.DecisionConfidence(cfg.Trials), p.Look
 		}
+		st.ToDecide = adaptive.TrialsToDecide(cfg, p, maxToDecide)
 		st.Method, st.Confidence = string(ci.Method), conf
 		for _, v := range []struct {
 			dst **float64

@@ -370,3 +370,32 @@ func TestStopsInCellOrder(t *testing.T) {
 		}
 	}
 }
+
+// A cell that ends undecided after a look says about how many trials
+// would decide it (stops.json's trials_to_decide); a decided cell does
+// not. The fake trials spread ±10% out of step between tunings, so
+// without a budget most cells end futile.
+func TestStopsSayTrialsToDecide(t *testing.T) {
+	s := roundsStudy(t)
+	s.Spec.Budget.Duration = 0
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	r.design = newDesign(s)
+	if err := runBlocks(r, &fakeTrials{r: r}); err != nil {
+		t.Fatal(err)
+	}
+	undecided := 0
+	for _, st := range r.stops {
+		switch {
+		case st.Decision == "undecided" && st.Look > 0:
+			undecided++
+			if st.ToDecide <= st.Look {
+				t.Errorf("%v undecided after %d trials: trials to decide %d", st.Cell, st.N, st.ToDecide)
+			}
+		case st.ToDecide != 0:
+			t.Errorf("%v %q: trials to decide %d, want none", st.Cell, st.Decision, st.ToDecide)
+		}
+	}
+	if undecided == 0 {
+		t.Fatalf("no undecided cell to check: %+v", r.stops)
+	}
+}
