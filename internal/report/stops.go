@@ -19,6 +19,9 @@ func stopsTable(m analysis.Model) table {
 		if s.Failed != "" {
 			why = "not measured: " + s.Failed
 		}
+		if s.ToDecide > 0 {
+			why += toDecideText(s.ToDecide)
+		}
 		dec, iv := "-", "-"
 		if s.Decision != "" {
 			dec = s.Decision
@@ -31,6 +34,12 @@ func stopsTable(m analysis.Model) table {
 			precisionText(s), s.Status, dec, iv, why})
 	}
 	return t
+}
+
+// toDecideText is an undecided cell's estimate of the trials a decision
+// would take (results.Stop.ToDecide).
+func toDecideText(n int) string {
+	return fmt.Sprintf("; about %d trials would decide it if its difference and spread held", n)
 }
 
 func cellName(c results.Cell) string {
@@ -135,7 +144,7 @@ func DecisionLines(stops []results.Stop) []string {
 		case s.Decision == "undecided":
 			l := fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason)
 			if s.ToDecide > 0 {
-				l += fmt.Sprintf("; about %d trials would decide it if its difference and spread held", s.ToDecide)
+				l += toDecideText(s.ToDecide)
 			}
 			out = append(out, l)
 		default:

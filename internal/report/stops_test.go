@@ -101,6 +101,11 @@ func TestStopsTableLook(t *testing.T) {
 	if len(tb.Rows) != 1 || tb.Rows[0][5] != "0.872 [0.767, 0.990] paired-t (98.75%) after 7 trials" {
 		t.Errorf("rows %q", tb.Rows)
 	}
+	// An undecided cell's why says about how many trials would decide it.
+	m.Stops[0].Decision, m.Stops[0].Reason, m.Stops[0].ToDecide = "undecided", "futile after 7 trials", 23
+	if why := stopsTable(m).Rows[0][6]; why != "futile after 7 trials; about 23 trials would decide it if its difference and spread held" {
+		t.Errorf("why %q", why)
+	}
 }
 
 // In a study of datapaths the run's decisions are against the first
