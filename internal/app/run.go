@@ -91,7 +91,7 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory: its trials are kept, the missing ones run (after 'cnibench cleanup')")
-	cmd.Flags().DurationVar(&f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h), for studies with trials {min, max}: the adaptive runner spends it where intervals shrink most")
+	cmd.Flags().DurationVar(&f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h): with trials {min, max} the adaptive runner spends it where intervals shrink most; a fixed count stops where it runs out")
 	return cmd
 }
 
