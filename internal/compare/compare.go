@@ -54,7 +54,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 	va, vb := values(a), values(b)
 	tried := map[key]bool{}
 	for _, s := range bMarked {
-		tried[key{datapath: s.Cell.Datapath, tuning: s.Cell.Tuning, workload: s.Cell.Workload, replicas: s.Cell.Replicas, impairment: s.Cell.Impairment}] = true
+		tried[cellKey(s.Cell, "")] = true
 	}
 	dpA, dpB := datapaths(a), datapaths(b)
 	// Runs of one datapath each are matched whatever their names (local
@@ -78,9 +78,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 			kb.datapath = dpB[0]
 		}
 		ys, ok := vb[kb]
-		cell := kb
-		cell.metric = ""
-		if !ok && !tried[cell] {
+		if !ok && !tried[cellOf(kb)] {
 			continue
 		}
 		// The same comparison the summary makes of a tuning against its
@@ -96,7 +94,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		rows = append(rows, Row{
 			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
-			XA: xs, XB: ys, Missing: !ok, cell: key{k.datapath, k.tuning, k.workload, k.replicas, "", k.impairment},
+			XA: xs, XB: ys, Missing: !ok, cell: cellOf(k),
 		})
 	}
 	// Cells in the order run A measured them first (the study's order
@@ -115,11 +113,22 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 	return rows
 }
 
+// cellKey is the key of a cell's metric ("": the cell itself).
+func cellKey(c results.Cell, metric string) key {
+	return key{c.Datapath, c.Tuning, c.Workload, c.Replicas, metric, c.Impairment}
+}
+
+// cellOf is the cell of a metric's key.
+func cellOf(k key) key {
+	k.metric = ""
+	return k
+}
+
 // firstSeen is the index of each cell's first sample in samples.
 func firstSeen(samples []results.Sample) map[key]int {
 	out := map[key]int{}
 	for i, s := range samples {
-		k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, "", s.Cell.Impairment}
+		k := cellKey(s.Cell, "")
 		if _, ok := out[k]; !ok {
 			out[k] = i
 		}
@@ -134,7 +143,7 @@ func values(samples []results.Sample) map[key][]float64 {
 			if !analysis.Finite(v) {
 				continue
 			}
-			k := key{s.Cell.Datapath, s.Cell.Tuning, s.Cell.Workload, s.Cell.Replicas, m, s.Cell.Impairment}
+			k := cellKey(s.Cell, m)
 			out[k] = append(out[k], v)
 		}
 	}

@@ -133,15 +133,17 @@ func Versus(stops []results.Stop, fallback string) string {
 func DecisionLines(stops []results.Stop) []string {
 	var out []string
 	for _, s := range stops {
-		switch {
-		case s.Failed != "":
-			out = append(out, fmt.Sprintf("%s: not measured: %s", cellName(s.Cell), s.Failed))
-		case s.Decision == "":
+		switch lineVerdict(s) {
+		case "":
 			continue
-		case s.N == 0:
-			// The budget ran out before the cell's first trial.
-			out = append(out, fmt.Sprintf("%s: not measured (%s): %s", cellName(s.Cell), s.Status, s.Reason))
-		case s.Decision == "undecided":
+		case notMeasuredVerdict:
+			l := fmt.Sprintf("%s: not measured: %s", cellName(s.Cell), s.Failed)
+			if s.Failed == "" {
+				// The budget ran out before the cell's first trial.
+				l = fmt.Sprintf("%s: not measured (%s): %s", cellName(s.Cell), s.Status, s.Reason)
+			}
+			out = append(out, l)
+		case "undecided":
 			l := fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason)
 			if s.ToDecide > 0 {
 				l += toDecideText(s.ToDecide)
@@ -158,21 +160,31 @@ func DecisionLines(stops []results.Stop) []string {
 	return out
 }
 
+const notMeasuredVerdict = "not measured"
+
+// lineVerdict is what DecisionLines says of a stop and DecisionTally
+// counts: its decision, "not measured" for a cell given up or stopped by
+// the budget before its first trial, "" for a cell compared with nothing.
+func lineVerdict(s results.Stop) string {
+	switch {
+	case s.Failed != "", s.Decision != "" && s.N == 0:
+		return notMeasuredVerdict
+	}
+	return s.Decision
+}
+
 // DecisionTally counts DecisionLines' cells by verdict, for the line
 // above them: "3 worse, 1 equal, 2 undecided" (a default study of
 // datapaths has some 60 lines to read).
 func DecisionTally(stops []results.Stop) string {
 	count := map[string]int{}
 	for _, s := range stops {
-		switch {
-		case s.Failed != "", s.Decision != "" && s.N == 0:
-			count["not measured"]++
-		case s.Decision != "":
-			count[s.Decision]++
+		if v := lineVerdict(s); v != "" {
+			count[v]++
 		}
 	}
 	var out []string
-	for _, v := range []string{"better", "worse", "equal", "undecided", "not measured"} {
+	for _, v := range []string{"better", "worse", "equal", "undecided", notMeasuredVerdict} {
 		if count[v] > 0 {
 			out = append(out, fmt.Sprintf("%d %s", count[v], v))
 		}

@@ -127,11 +127,15 @@ func stealPct(cores []results.CoreStat) float64 {
 	return sum / float64(len(cores))
 }
 
+// pauseTime is the pause before each trial: the study's cooldown, at
+// least minPause.
+func (r *run) pauseTime() time.Duration { return max(r.study.Spec.Cooldown.Duration, minPause) }
+
 // pause waits the study's cooldown (at least minPause) before a trial
 // and, on the local engine, measures how busy this machine was meanwhile
 // (nil on a cluster, whose nodes are other machines).
 func (r *run) pause(ctx context.Context) (*float64, error) {
-	d := max(r.study.Spec.Cooldown.Duration, minPause)
+	d := r.pauseTime()
 	r.lastPause = d
 	var before procfs.CPUStat
 	fs, err := procfs.NewDefaultFS()

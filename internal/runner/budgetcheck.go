@@ -27,8 +27,7 @@ type minimumCheck struct {
 // no knobs, no collectors) makes the study's minimum cost more than its
 // budget.
 func (r *run) checkBudgetAtStart() {
-	s := r.study.Spec
-	per := s.Duration.Duration + max(s.Cooldown.Duration, minPause)
+	per := r.study.Spec.Duration.Duration + r.pauseTime()
 	if msg := r.minimumShort(per, "at least %s a trial: its duration and pause"); msg != "" {
 		r.minCheck.done = true
 		r.notes = append(r.notes, msg)

@@ -90,7 +90,7 @@ type priorTrial struct {
 // kept (resumeFinished).
 func (r *run) restore(old *results.Run) error {
 	r.prev = map[trialKey]*priorTrial{}
-	pause := max(r.study.Spec.Cooldown.Duration, minPause)
+	pause := r.pauseTime()
 	at := func(s results.Sample) *priorTrial {
 		k := trialKey{s.Cell, s.Trial}
 		p := r.prev[k]

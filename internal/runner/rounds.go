@@ -128,12 +128,11 @@ func (r *run) trialTime(l *cellLog) time.Duration {
 		}
 		return sum / time.Duration(len(l.wall))
 	}
-	s := r.study.Spec
 	over := 3 * time.Second
 	if r.trialsRun > 0 {
 		over = r.overhead / time.Duration(r.trialsRun)
 	}
-	return s.Duration.Duration + max(s.Cooldown.Duration, minPause) + over
+	return r.study.Spec.Duration.Duration + r.pauseTime() + over
 }
 
 // trials runs the cells of one datapath at one replica count in

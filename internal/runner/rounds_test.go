@@ -86,7 +86,7 @@ func (f *fakeTrials) trial(u unit, round int) (time.Duration, error) {
 		return 0, errInterrupted
 	}
 	f.ran = append(f.ran, k)
-	pause := max(r.study.Spec.Cooldown.Duration, minPause)
+	pause := r.pauseTime()
 	d := r.study.Spec.Duration.Duration + time.Duration(len(u.cell.Tuning))*100*time.Millisecond
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(r.prior)
 	l := r.cellLog(u.cell)

@@ -66,10 +66,11 @@ func blockBound(cells []float64) float64 {
 // logRatios are a cell's per-round log-ratios against its baseline over
 // the rounds both have a value for.
 func logRatios(x, base map[int]float64) []float64 {
+	xs, ys := paired(x, base)
 	var out []float64
-	for k, v := range x {
-		if w, ok := base[k]; ok && v > 0 && w > 0 {
-			out = append(out, math.Log(v/w))
+	for i := range xs {
+		if xs[i] > 0 && ys[i] > 0 {
+			out = append(out, math.Log(xs[i]/ys[i]))
 		}
 	}
 	return out

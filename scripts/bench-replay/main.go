@@ -202,14 +202,19 @@ func agree(fixed stats.Comparison, ada *stats.Comparison, dir stats.Direction) s
 // fixedDecision is the fixed design's comparison of a cell with its
 // baseline over all rounds, at 95%.
 func fixedDecision(cfg adaptive.Config, b block, id, base string) stats.Comparison {
-	x, y := b.cells[id].value, b.cells[base].value
-	var xs, ys []float64
+	xs, ys := paired(b.cells[id].value, b.cells[base].value)
+	return stats.Compare(xs, ys, cfg.Margin, cfg.Direction)
+}
+
+// paired are a cell's values and its baseline's from the rounds both
+// ran, in the same order.
+func paired(x, base map[int]float64) (xs, ys []float64) {
 	for k, v := range x {
-		if w, ok := y[k]; ok {
+		if w, ok := base[k]; ok {
 			xs, ys = append(xs, v), append(ys, w)
 		}
 	}
-	return stats.Compare(xs, ys, cfg.Margin, cfg.Direction)
+	return xs, ys
 }
 
 // blocks groups the run's trials, counted and marked, by block and cell.
