@@ -32,6 +32,6 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 	seq := stats.CompareAt(x, alignRounds(obs, base.Obs), cfg.Margin, cfg.Direction, conf)
 	p.Sequential, p.Look = &seq, p.N
 	p.Decision = seq.Decision
-	p.Decision.Reason = fmt.Sprintf("after %d trials (a closing look: the cell stopped between planned looks), at %.2f%% confidence: %s",
-		p.N, 100*conf, seq.Decision.Reason)
+	p.Decision.Reason = fmt.Sprintf("after %d trials (a closing look: the cell stopped between planned looks), at %s confidence: %s",
+		p.N, stats.LevelText(conf), seq.Decision.Reason)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // CSVHeader is summary.csv's header: one tidy row per cell, metric and
@@ -124,11 +125,14 @@ func seqCols(seq map[Key]results.Stop, r Row) []string {
 }
 
 // Decisions indexes the controller's decisions (stops that made one) by
-// the row they judge: the cell's metric, not per core.
+// the row they judge: the cell's metric, not per core. A fixed design's
+// one look judges all the cell's trials at 95%, which is the row's own
+// comparison: such stops are left out, so that a report shows that
+// decision once and summary.csv's seq_ columns stay those of looks.
 func Decisions(stops []results.Stop) map[Key]results.Stop {
 	out := map[Key]results.Stop{}
 	for _, st := range stops {
-		if st.Decision != "" {
+		if st.Decision != "" && !(st.Look > 0 && st.Confidence <= stats.Confidence+1e-9) {
 			out[Key{Cell: st.Cell, Metric: st.Metric, CPU: -1}] = st
 		}
 	}

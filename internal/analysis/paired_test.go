@@ -258,3 +258,29 @@ func findDP(t *testing.T, rows []Row, dp string) Row {
 	t.Fatalf("no bitrate row of %s", dp)
 	return Row{}
 }
+
+// Decisions keeps the controller's decisions made at an adaptive
+// design's looks and leaves out a fixed design's one look at 95%, which
+// is the row's own comparison over all trials (a report would show it
+// twice).
+func TestDecisionsAtLooks(t *testing.T) {
+	c := results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 1}
+	at := func(look int, conf float64) results.Stop {
+		return results.Stop{Cell: c, Metric: results.MetricBitrate, N: 3, Look: look, Decision: "worse", Confidence: conf}
+	}
+	for _, tc := range []struct {
+		name string
+		st   results.Stop
+		kept bool
+	}{
+		{"adaptive, at a look", at(3, 1-0.05/6), true},
+		{"adaptive, stopped before the first look", at(0, 0.95), true},
+		{"fixed, its one look", at(3, 0.95), false},
+		{"no decision", results.Stop{Cell: c, Metric: results.MetricBitrate, N: 3}, false},
+	} {
+		_, ok := Decisions([]results.Stop{tc.st})[Key{Cell: c, Metric: results.MetricBitrate, CPU: -1}]
+		if ok != tc.kept {
+			t.Errorf("%s: kept %v, want %v", tc.name, ok, tc.kept)
+		}
+	}
+}

@@ -232,7 +232,7 @@ func measured(p *advise.Proof) string {
 	for _, c := range p.Cells {
 		iv := "no interval"
 		if c.Ratio != nil && c.Low != nil && c.High != nil {
-			iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %.2f%%", *c.Ratio, *c.Low, *c.High, c.Method, 100*c.Confidence)
+			iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %s", *c.Ratio, *c.Low, *c.High, c.Method, stats.LevelText(c.Confidence))
 		}
 		parts = append(parts, fmt.Sprintf("%s at %d pair(s): %s, n=%d, %s", c.Workload, c.Replicas, iv, c.N, c.Decision))
 	}

@@ -316,7 +316,7 @@ func lookDecision(st results.Stop) string {
 	if st.Look == 0 {
 		return fmt.Sprintf("%s (%.0f%%, %d trials); %s: %s", iv, 100*st.Confidence, st.N, st.Decision, st.DecisionReason)
 	}
-	return fmt.Sprintf("%s %s at %.2f%%, %d trials", iv, st.Decision, 100*st.Confidence, st.Look)
+	return fmt.Sprintf("%s %s at %s, %d trials", iv, st.Decision, stats.LevelText(st.Confidence), st.Look)
 }
 
 // versusFirst is a datapath's ratio to the first datapath with its

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // stopsTable is the adaptive repetitions' table: per cell the trials run,
@@ -65,7 +66,7 @@ func stopInterval(s results.Stop) string {
 	if s.Ratio == nil || s.Low == nil || s.High == nil {
 		return "none"
 	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f] %s (%.2f%%)", *s.Ratio, *s.Low, *s.High, s.Method, 100*s.Confidence)
+	return fmt.Sprintf("%.3f [%.3f, %.3f] %s (%s)", *s.Ratio, *s.Low, *s.High, s.Method, stats.LevelText(s.Confidence))
 }
 
 const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): each cell ran interleaved rounds until " +

@@ -42,14 +42,13 @@ func newDesign(s *study.Study) design {
 	switch {
 	case s.Spec.Baseline != "" && len(s.Spec.Tunings) > 1:
 		d.versus = vsBaseline
-	case d.trials.Adaptive() && len(s.Spec.Datapaths) > 1:
-		// Only an adaptive design compares datapaths in the controller:
-		// the comparison is what stops their cells, and a fixed design's
-		// cells stop at its count (the report compares them anyway).
+	case len(s.Spec.Datapaths) > 1:
 		d.versus = vsFirstDatapath
 	}
-	// Decisions stop cells only in adaptive designs.
-	if d.trials.Adaptive() && d.versus != vsNothing {
+	// A fixed design compares too: its one look is its count, at 95%, so
+	// its stops carry the decisions the report shows and the run's end
+	// can list them; only an adaptive design stops a cell on one.
+	if d.versus != vsNothing {
 		d.margin = s.Spec.DecisionMargin()
 	}
 	return d
@@ -121,9 +120,16 @@ func (r *run) describe() string {
 		}
 		target = what + " is within ±" + pct(float64(p.HalfWidth))
 	}
+	vs := "the baseline tuning " + r.study.Spec.Baseline
+	if d.versus == vsFirstDatapath {
+		vs = "the first datapath, " + r.study.Spec.Datapaths[0].Name
+	}
 	var out string
 	if !d.trials.Adaptive() {
 		out = fmt.Sprintf("%d trials per cell", d.trials.Max)
+		if d.margin > 0 {
+			out += fmt.Sprintf("; each cell is judged at 95%% over all its trials against %s (better, worse, or equal within ±%s)", vs, pct(d.margin))
+		}
 		if target != "" {
 			out += "; the report says for each cell whether " + target
 		}
@@ -133,10 +139,6 @@ func (r *run) describe() string {
 			until = append(until, target)
 		}
 		if d.margin > 0 {
-			vs := "the baseline tuning " + r.study.Spec.Baseline
-			if d.versus == vsFirstDatapath {
-				vs = "the first datapath, " + r.study.Spec.Datapaths[0].Name
-			}
 			until = append(until, fmt.Sprintf("it is decided against %s (better, worse, or equal within ±%s)", vs, pct(d.margin)))
 		}
 		out = fmt.Sprintf("adaptive, %d to %d trials per cell", d.trials.Min, d.trials.Max)

@@ -29,9 +29,9 @@ func datapathsStudy(t *testing.T, set ...string) *study.Study {
 }
 
 // What a cell is compared with follows the study: tunings with the
-// baseline (any design, for normalized targets), datapaths with the
-// first datapath in adaptive designs only (the comparison is what stops
-// their cells), and only adaptive designs stop on decisions.
+// baseline, datapaths with the first datapath, in any design (a fixed
+// one is judged at its count, so that its stops carry the decisions;
+// the margin stops cells only where min < max).
 func TestDesignVersus(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -41,7 +41,8 @@ func TestDesignVersus(t *testing.T) {
 	}{
 		{"tunings, adaptive", roundsStudy(t), vsBaseline, true},
 		{"datapaths, adaptive", datapathsStudy(t), vsFirstDatapath, true},
-		{"datapaths, fixed", datapathsStudy(t, "trials=4"), vsNothing, false},
+		{"datapaths, fixed", datapathsStudy(t, "trials=4"), vsFirstDatapath, true},
+		{"tunings, fixed", roundsStudy(t, "trials=4"), vsBaseline, true},
 		{"one datapath, one tuning", datapathsStudy(t, "datapaths=[bridge]"), vsNothing, false},
 	} {
 		d := newDesign(tc.s)
@@ -121,6 +122,34 @@ func TestDatapathsStopOnTheirComparison(t *testing.T) {
 	}
 }
 
+// A fixed design runs every cell its count and judges each against the
+// first datapath once, on all its trials at 95%: its stops carry the
+// decisions the report shows, for the run's end to list.
+func TestFixedDesignDecides(t *testing.T) {
+	s := datapathsStudy(t, "trials=4")
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	noise := func(round, k int) float64 { return float64((round*7+k*3)%5-2) / 2 } // -1 .. 1
+	mean := map[string]float64{"bridge": 100, "host": 100, "macvlan": 60}
+	f := &fakeTrials{r: r, value: func(c results.Cell, round int) float64 {
+		return mean[c.Datapath] * (1 + 0.02*noise(round, len(c.Datapath)))
+	}}
+	on := func(_ context.Context, d study.Datapath, round int, plans map[int][]job) error {
+		return r.runJobs(plans[1], round, f.trial)
+	}
+	if err := r.sharedRounds(context.Background(), on); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 12 || len(r.stops) != 3 {
+		t.Fatalf("ran %d trials, %d stops; want 12 and 3", len(f.ran), len(r.stops))
+	}
+	for _, st := range r.stops {
+		want := map[string]string{"bridge": "", "host": "equal", "macvlan": "worse"}[st.Cell.Datapath]
+		if st.N != 4 || st.Decision != want || want != "" && (st.Versus != "bridge" || st.Confidence != 0.95 || st.Look != 4) {
+			t.Errorf("%s: %+v; want 4 trials, decision %q against bridge at 95%% after 4", st.Cell.Datapath, st, want)
+		}
+	}
+}
+
 // A run of datapaths in shared rounds, interrupted and resumed, runs
 // exactly the trials of the uninterrupted run and ends with its stops:
 // planning a round over the datapaths depends only on the rounds before
@@ -184,7 +213,9 @@ func TestDescribeDesign(t *testing.T) {
 		{roundsStudy(t), "adaptive, 3 to 10 trials per cell; a cell stops once it is decided against the baseline tuning baseline " +
 			"(better, worse, or equal within ±5%); the run stops when its budget of 4m0s is spent"},
 		{datapathsStudy(t, "trials=3", "precision={halfWidth: 2%, metric: bitrate}"),
-			"3 trials per cell; the report says for each cell whether the 95% interval of the mean of bitrate is within ±2%"},
+			"3 trials per cell; each cell is judged at 95% over all its trials against the first datapath, bridge " +
+				"(better, worse, or equal within ±5%); the report says for each cell whether the 95% interval of the mean of bitrate is within ±2%"},
+		{datapathsStudy(t, "trials=3", "datapaths=[bridge]"), "3 trials per cell"},
 	} {
 		r := &run{study: tc.s, design: newDesign(tc.s)}
 		if got := r.describe(); got != tc.want {

@@ -257,8 +257,9 @@ func (r *run) runJobs(jobs []job, round int, run func(u unit, round int) (time.D
 func (r *run) finishBlock(b *blockRun) error {
 	r.blocksDone++
 	// A fixed design records its cells' stops too when it has a target
-	// (the report says whether the count met it) or a budget.
-	if r.design.trials.Adaptive() || r.design.budget > 0 || r.design.precision != nil {
+	// (the report says whether the count met it), a budget or cells to
+	// compare (the run's end lists the decisions).
+	if r.design.trials.Adaptive() || r.design.budget > 0 || r.design.precision != nil || r.design.versus != vsNothing {
 		return r.recordStops(b.groups, b.last)
 	}
 	return nil

@@ -20,10 +20,10 @@ import (
 )
 
 // roundsStudy is rps-rfs --quick: adaptive, with a margin and a budget.
-func roundsStudy(t *testing.T) *study.Study {
+func roundsStudy(t *testing.T, set ...string) *study.Study {
 	t.Helper()
 	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
-	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick"}, cat)
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: set}, cat)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ package stats
 
 import (
 	"math"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -21,6 +22,12 @@ import (
 
 // Confidence is the two-sided coverage of every interval in this package.
 const Confidence = 0.95
+
+// LevelText writes a confidence level as a percentage with no trailing
+// zeros: "95%" for a fixed design's one look, "99.17%" for six looks.
+func LevelText(c float64) string {
+	return strconv.FormatFloat(math.Round(10000*c)/100, 'f', -1, 64) + "%"
+}
 
 // Summary describes one sample.
 type Summary struct {

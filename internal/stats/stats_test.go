@@ -119,3 +119,11 @@ func TestDescribeNonNeg(t *testing.T) {
 		t.Errorf("signed: low %v, want %v", b.CI95Low, a.CI95Low)
 	}
 }
+
+func TestLevelText(t *testing.T) {
+	for c, want := range map[float64]string{0.95: "95%", 1 - 0.05/6: "99.17%", 1 - 0.05/4: "98.75%", 0.9999: "99.99%"} {
+		if got := LevelText(c); got != want {
+			t.Errorf("LevelText(%g) = %q, want %q", c, got, want)
+		}
+	}
+}
