@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,23 @@ func TestFlannelBackendsWithoutImpairments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(run.Samples); n != 6 {
-		t.Errorf("%d counted samples (%d marked), want 6 (2 datapaths x 3 variants)", n, len(run.Marked))
+	// The profile is adaptive (3 to 6 trials, a budget): every cell has
+	// at least 3 counted trials unless the budget stopped it, and the
+	// run's end gives flannel-udp's decisions against flannel-vxlan.
+	perCell := map[results.Cell]int{}
+	for _, s := range run.Samples {
+		perCell[s.Cell]++
+	}
+	if len(perCell) != 6 || len(run.Stops) != 6 {
+		t.Errorf("%d cells measured, %d stops; want 6 (2 datapaths x 3 variants)", len(perCell), len(run.Stops))
+	}
+	for _, st := range run.Stops {
+		if n := perCell[st.Cell]; n != st.N || n > 6 || n < 3 && st.Status != "budget" {
+			t.Errorf("%v: %d counted trials, stop %s after %d; want 3 to 6 (fewer only on the budget)", st.Cell, n, st.Status, st.N)
+		}
+	}
+	if !regexp.MustCompile(`decisions against flannel-vxlan \([^)]+\):\n  flannel-udp udp@500M baseline r=1: `).MatchString(r.stdout) {
+		t.Errorf("the run's end lacks flannel-udp's decisions against flannel-vxlan:\n%s", r.stdout)
 	}
 	if strings.Contains(string(samples), `"impairment"`) {
 		t.Error("unimpaired cells carry an impairment name")
@@ -142,10 +158,17 @@ func TestFlannelBackendsQuick(t *testing.T) {
 	jdir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "run")
 	before := snapshot(t)
-	r := cnibenchFor(t, 12*time.Minute, nil, "run", "flannel-backends", "--quick",
+	// Two fixed trials and no budget: the point here is the impairments
+	// (an emulated guest is several times slower than the machine the
+	// profile's 3-6 rounds and 8-minute budget are sized for), and a
+	// fixed design still ends with its decisions.
+	r := cnibenchFor(t, 12*time.Minute, nil, "run", "flannel-backends", "--quick", "--set", "trials=2", "--set", "budget=0s",
 		"--set", "duration=3s", "--set", "warmup=1s", "--out", out, "--journal-dir", jdir)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "decisions against flannel-vxlan (") {
+		t.Errorf("the run's end lacks the decisions against flannel-vxlan:\n%s", r.stdout)
 	}
 	drops := map[string]float64{}
 	for _, row := range summaryRows(t, out) {

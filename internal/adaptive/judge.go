@@ -39,7 +39,7 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 			seq := stats.CompareAt(x[:n], bx[:n], cfg.Margin, cfg.Direction, DecisionConfidence(cfg.Trials))
 			p.Sequential, p.Look = &seq, n
 			p.Decision = seq.Decision
-			p.Decision.Reason = fmt.Sprintf("after %d trials, at %s confidence: %s", n, stats.LevelText(DecisionConfidence(cfg.Trials)), seq.Decision.Reason)
+			p.Decision.Reason = fmt.Sprintf("after %d trial%s, at %s confidence: %s", n, map[bool]string{true: "s"}[n != 1], stats.LevelText(DecisionConfidence(cfg.Trials)), seq.Decision.Reason)
 		}
 		if cfg.Precision != nil && cfg.Precision.Of == OfNormalized {
 			ch := cmp.Chosen

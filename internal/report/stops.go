@@ -127,24 +127,28 @@ func Versus(stops []results.Stop, fallback string) string {
 	return name
 }
 
-// DecisionLines says, one line per compared cell of an adaptive run,
-// what was decided against the baseline (or the first datapath, Versus)
-// or why it is undecided, and lists
-// cells that could not be measured: the end of `cnibench run`.
+// DecisionLines says, one line per compared cell of a run, what was
+// decided against the baseline (or the first datapath, Versus) or why it
+// is undecided, and lists cells that could not be measured: the end of
+// `cnibench run`. Cells undecided after a single trial share one line.
 func DecisionLines(stops []results.Stop) []string {
-	var out []string
+	var out, few []string
 	for _, s := range stops {
-		switch lineVerdict(s) {
-		case "":
-			continue
-		case notMeasuredVerdict:
+		v := lineVerdict(s)
+		switch {
+		case v == "":
+		case v == "undecided" && s.N < 2 && s.Low == nil:
+			// A single trial (every cell of a one-trial quick profile):
+			// one line for them all, not sixty alike.
+			few = append(few, cellName(s.Cell))
+		case v == notMeasuredVerdict:
 			l := fmt.Sprintf("%s: not measured: %s", cellName(s.Cell), s.Failed)
 			if s.Failed == "" {
 				// The budget ran out before the cell's first trial.
 				l = fmt.Sprintf("%s: not measured (%s): %s", cellName(s.Cell), s.Status, s.Reason)
 			}
 			out = append(out, l)
-		case "undecided":
+		case v == "undecided":
 			l := fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason)
 			if s.ToDecide > 0 {
 				l += toDecideText(s.ToDecide)
@@ -158,7 +162,18 @@ func DecisionLines(stops []results.Stop) []string {
 			out = append(out, l)
 		}
 	}
+	if len(few) > 0 {
+		out = append(out, fmt.Sprintf("%d undecided after a single trial, too few for an interval: %s", len(few), listSome(few)))
+	}
 	return out
+}
+
+// listSome joins the first maxListed names and counts the rest.
+func listSome(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
 }
 
 const notMeasuredVerdict = "not measured"

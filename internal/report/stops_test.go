@@ -85,6 +85,20 @@ func TestDecisionLines(t *testing.T) {
 	if got := DecisionLines(stops); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// Cells of a single trial (a one-trial quick profile) share a line.
+	var one []results.Stop
+	for i := range 10 {
+		c := cell("rps")
+		c.Replicas = i + 1
+		one = append(one, results.Stop{Cell: c, Metric: "bitrate", Status: "max", N: 1, Valid: 1, Look: 1, Decision: "undecided",
+			DecisionReason: "after 1 trial, at 95% confidence: no valid interval", Confidence: 0.95})
+	}
+	got := DecisionLines(append(one, stops[1]))
+	if len(got) != 2 || got[0] != want[1] || got[1] != "10 undecided after a single trial, too few for an interval: "+
+		"calico-vxlan tcp rps r=1, calico-vxlan tcp rps r=2, calico-vxlan tcp rps r=3, calico-vxlan tcp rps r=4, "+
+		"calico-vxlan tcp rps r=5, calico-vxlan tcp rps r=6, calico-vxlan tcp rps r=7, calico-vxlan tcp rps r=8 and 2 more" {
+		t.Errorf("one-trial cells:\n%s", strings.Join(got, "\n"))
+	}
 }
 
 // TestStopsTableLook: the repetitions table says after how many trials a
