@@ -244,6 +244,13 @@ func TestDecisionStops(t *testing.T) {
 	if c := h.final("latency-up"); c.Decision.Verdict != stats.Worse {
 		t.Errorf("latency-up as latency: %s", c.Reason)
 	}
+	// A fixed design decides at its count but stops on nothing: a cell
+	// decided without meeting the precision target ran its maximum.
+	cfg = Config{Trials: Trials{Min: 5, Max: 5}, Precision: &Precision{Metric: "bitrate", HalfWidth: 0.005, Of: OfNormalized}, Margin: 0.02}
+	h = simulate(t, cfg, cells, 0.1, 5)
+	if c := h.final("gain"); c.Decision.Verdict != stats.Better || c.Status != Max || c.N != 5 || strings.Contains(c.Reason, "decision") {
+		t.Errorf("gain, fixed 5 trials: %s %s after %d trials: %s", c.Decision.Verdict, c.Status, c.N, c.Reason)
+	}
 }
 
 func TestValidate(t *testing.T) {

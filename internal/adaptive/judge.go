@@ -55,7 +55,10 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	if pr := cfg.Precision; pr != nil && !(isBase && pr.Of == OfNormalized) && p.HalfWidth <= pr.HalfWidth {
 		met = append(met, fmt.Sprintf("%s of %s reached ±%.2f%% (target ±%.2f%%)", pr.Metric, what, 100*p.HalfWidth, 100*pr.HalfWidth))
 	}
-	if p.Comparison != nil && cfg.Margin > 0 && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
+	// A decision stops a cell only in an adaptive design: a fixed one
+	// runs its count whatever is decided, and its status says whether
+	// the count met the precision target (target) or not (max).
+	if p.Comparison != nil && cfg.Margin > 0 && cfg.Trials.Min < cfg.Trials.Max && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
 		met = append(met, fmt.Sprintf("decision %s %s", p.Decision.Verdict, p.Decision.Reason))
 	}
 	futile := ""
