@@ -275,6 +275,9 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 				max(remaining, 0).Round(time.Second), alone(i).Round(time.Second))
 		}
 	}
+	if cfg.Precision == nil || cfg.Precision.Of != OfMean {
+		pairless(plans, deps, self)
+	}
 	// A cell stopped between two looks is judged at its count.
 	for i, b := range base {
 		if b >= 0 {
@@ -380,6 +383,25 @@ func settleBaseline(bp *CellPlan, plans []CellPlan, deps []int, forItself bool) 
 	}
 	bp.Reason = fmt.Sprintf("every cell compared with it has stopped (target %d, futile %d, max %d, budget %d, failed %d)",
 		count[Target], count[Futile], count[Max], count[Budget], count[Failed])
+}
+
+// pairless takes the reason to run for its own sake from a baseline
+// whose cells the budget has stopped (none still running): short of Min,
+// it runs for its own sake only beside them, and a trial of it alone
+// would pair with nothing (settleBaseline then stops it on the budget).
+// Not called when the baseline has a target on its own mean, which is a
+// reason of its own.
+func pairless(plans []CellPlan, deps [][]int, self []bool) {
+	for b, ds := range deps {
+		running, budget := false, false
+		for _, d := range ds {
+			running = running || plans[d].Status == Running
+			budget = budget || plans[d].Status == Budget
+		}
+		if budget && !running {
+			self[b] = false
+		}
+	}
 }
 
 // priority is the expected shrinking of the cell's relative half-width

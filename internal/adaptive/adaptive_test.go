@@ -212,6 +212,31 @@ func TestBudget(t *testing.T) {
 	}
 }
 
+// A baseline short of its minimum runs for its own sake only beside its
+// cells: when the budget can pay for its trial alone but not for a pair,
+// its cells stop on the budget and so does it (a trial of it alone pairs
+// with nothing); with a precision target on its own mean it runs on.
+func TestBudgetStopsLoneBaseline(t *testing.T) {
+	obs := []Obs{{Round: 1, Value: 100}, {Round: 2, Value: 104}}
+	cells := []Cell{
+		{ID: "base", Obs: obs, TrialTime: 10 * time.Second},
+		{ID: "rfs", Baseline: "base", Obs: obs, TrialTime: 10 * time.Second},
+	}
+	cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05, Budget: 100 * time.Second}
+	p, err := Next(cfg, cells, 85*time.Second) // 15 s left: base alone fits, the pair does not
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Done() || p.Cells[0].Status != Budget || p.Cells[1].Status != Budget {
+		t.Errorf("round %v, base %s (%s), rfs %s: want nothing run, both stopped on the budget",
+			p.Round, p.Cells[0].Status, p.Cells[0].Reason, p.Cells[1].Status)
+	}
+	cfg.Precision = &Precision{Metric: "m", HalfWidth: 0.001, Of: OfMean}
+	if p, err = Next(cfg, cells, 85*time.Second); err != nil || len(p.Round) != 1 || p.Round[0] != "base" {
+		t.Errorf("with a target of its own mean the baseline runs on: round %v (%v)", p.Round, err)
+	}
+}
+
 func TestDecisionStops(t *testing.T) {
 	// Margin 2%: a 10% gain is "better" long before ±0.5% precision, an
 	// identical tuning is "equal", a 2% gain at the margin runs to max.
