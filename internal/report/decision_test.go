@@ -65,7 +65,7 @@ func TestNormCellSequentialDecision(t *testing.T) {
 	if !strings.Contains(got, "; undecided at the look after 3 trials: 0.930 [0.810, 1.070] paired-t (98.75%); all trials at 95%: ") {
 		t.Errorf("rfs cell %q, want the controller's decision and the plain interval after it", got)
 	}
-	if strings.Contains(got, "decided on") || strings.HasSuffix(strings.TrimSpace(got), "better") || strings.Contains(got, "pairs: ") {
+	if strings.Contains(got, "judged on") || strings.HasSuffix(strings.TrimSpace(got), "better") || strings.Contains(got, "pairs: ") {
 		t.Errorf("rfs cell %q carries the plain comparison's own verdict", got)
 	}
 	// Stopped before the first look (the budget ran out at 2 trials): the
@@ -79,7 +79,7 @@ func TestNormCellSequentialDecision(t *testing.T) {
 		t.Errorf("rfs cell before the first look %q", got)
 	}
 	two, _ := n.row(results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 2}, results.MetricBitrate, -1)
-	if got := n.normCell(two); !strings.Contains(got, "decided on ") {
+	if got := n.normCell(two); !strings.Contains(got, "judged on ") {
 		t.Errorf("rfs at 2 replicas %q: without a stop, want the plain decision", got)
 	}
 }

@@ -72,7 +72,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"### Normalized bitrate (vs baseline)",
 		"| tuning | 1 replica | 2 replicas | 4 replicas |",
 		"| rfs | 1.100 [",
-		"; p<0.001; decided on ", // the paired decision follows Welch p // Welch's p against the baseline, from the model
+		"; p<0.001; judged on ", // the paired decision follows Welch p // Welch's p against the baseline, from the model
 		"| rps | missing | missing | missing |",
 		"### bitrate (Gbit/s)",
 		"| baseline | 10.00 [",

@@ -76,8 +76,8 @@ func (n *numbers) refs(r analysis.Row) []analysis.RefMatch {
 
 // normCell shows a row's normalized value: "1.100 [1.05, 1.15]; p<0.001
 // · paper 1.24", and for a row compared with the baseline the interval
-// decided on with its method, what it rests on and the decision: "1.100
-// [1.05, 1.15]; p<0.001; decided on 1.098 [1.07, 1.12] paired-t, 6 pairs:
+// judged on with its method, what it rests on and the decision: "1.100
+// [1.05, 1.15]; p<0.001; judged on 1.098 [1.07, 1.12] paired-t, 6 pairs:
 // better". When the controller decided the cell at its looks (stops.json)
 // that decision is the one shown: a plain 95% interval over trials whose
 // count depended on earlier looks is not a valid test, and a table
@@ -105,7 +105,7 @@ func (n *numbers) normCell(r analysis.Row) string {
 			}
 			out += "; " + seq + "; all trials at 95%: " + analysis.PairText(r.VsBaseline, r.N, b.N)
 		} else {
-			out += "; decided on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
+			out += "; judged on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
 		}
 	}
 	return out + n.paperNote(r, true)
