@@ -233,7 +233,11 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	for i, c := range cells {
 		plans[i] = judge(cfg, c, cells, base[i], len(deps[i]) > 0)
 	}
-	stopGivenUp(plans, cells, base)
+	if cfg.Trials.Min < cfg.Trials.Max {
+		// A fixed design promises its count in every cell it can
+		// measure, paired or not.
+		stopGivenUp(plans, cells, base)
+	}
 	// A cell whose baseline has run its maximum cannot pair another round.
 	for i, b := range base {
 		if b >= 0 && plans[i].Status == Running && plans[b].N >= cfg.Trials.Max {

@@ -46,4 +46,12 @@ func TestGivenUpCellStops(t *testing.T) {
 	if ok := p.Cells[2]; !p.Done() || ok.Status != Failed || !strings.Contains(ok.Reason, "baseline base was given up") {
 		t.Errorf("given-up baseline: round %v, its cell %+v", p.Round, ok)
 	}
+	// A fixed design runs its count in every cell it can measure: the
+	// cell of a given-up baseline (another datapath beside a first one
+	// that broke) goes on, compared with nothing.
+	cfg.Trials = Trials{Min: 5, Max: 5}
+	p, _ = Next(cfg, cells, 0)
+	if ok := p.Cells[2]; !ok.Next || ok.Status != Running {
+		t.Errorf("fixed design, given-up baseline: round %v, its cell %+v", p.Round, ok)
+	}
 }
