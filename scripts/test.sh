@@ -20,8 +20,10 @@ go vet ./...
 
 echo "== unit and kernel tests"
 # -p 1: kernel tests measure traffic; running packages in parallel on a
-# small machine would make them fight for the CPUs.
-go test -p 1 -count=1 ./...
+# small machine would make them fight for the CPUs. -timeout: the e2e
+# package runs built-in studies end to end (about 12 minutes here), past
+# go test's default of 10 per package.
+go test -p 1 -count=1 -timeout 30m ./...
 
 echo "== kernel tests inside the full-kernel VM (features this kernel lacks)"
 # ipip, gre, geneve, wireguard, ipvlan, netem, ipvs, pktgen and openvswitch
