@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/stats"
@@ -32,6 +33,18 @@ import (
 // Trials bounds the number of trials (rounds) per cell.
 type Trials struct {
 	Min, Max int
+}
+
+// Fixed reports whether the count is fixed (Min = Max): one look, at
+// the count; a decision there stops nothing.
+func (t Trials) Fixed() bool { return t.Min >= t.Max }
+
+// TrialCount writes n trials: "1 trial", "3 trials".
+func TrialCount(n int) string {
+	if n == 1 {
+		return "1 trial"
+	}
+	return strconv.Itoa(n) + " trials"
 }
 
 // Of says what a precision target is about.
@@ -233,7 +246,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	for i, c := range cells {
 		plans[i] = judge(cfg, c, cells, base[i], len(deps[i]) > 0)
 	}
-	if cfg.Trials.Min < cfg.Trials.Max {
+	if !cfg.Trials.Fixed() {
 		// A fixed design promises its count in every cell it can
 		// measure, paired or not.
 		stopGivenUp(plans, cells, base)

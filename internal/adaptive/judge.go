@@ -39,7 +39,7 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 			seq := stats.CompareAt(x[:n], bx[:n], cfg.Margin, cfg.Direction, DecisionConfidence(cfg.Trials))
 			p.Sequential, p.Look = &seq, n
 			p.Decision = seq.Decision
-			p.Decision.Reason = fmt.Sprintf("after %d trial%s, at %s confidence: %s", n, map[bool]string{true: "s"}[n != 1], stats.LevelText(DecisionConfidence(cfg.Trials)), seq.Decision.Reason)
+			p.Decision.Reason = fmt.Sprintf("after %s, at %s confidence: %s", TrialCount(n), stats.LevelText(DecisionConfidence(cfg.Trials)), seq.Decision.Reason)
 		}
 		if cfg.Precision != nil && cfg.Precision.Of == OfNormalized {
 			ch := cmp.Chosen
@@ -58,7 +58,7 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	// A decision stops a cell only in an adaptive design: a fixed one
 	// runs its count whatever is decided, and its status says whether
 	// the count met the precision target (target) or not (max).
-	if p.Comparison != nil && cfg.Margin > 0 && cfg.Trials.Min < cfg.Trials.Max && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
+	if p.Comparison != nil && cfg.Margin > 0 && !cfg.Trials.Fixed() && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
 		met = append(met, fmt.Sprintf("decision %s %s", p.Decision.Verdict, p.Decision.Reason))
 	}
 	futile := ""

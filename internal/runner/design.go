@@ -126,7 +126,7 @@ func (r *run) describe() string {
 	}
 	var out string
 	if !d.trials.Adaptive() {
-		out = fmt.Sprintf("%d trial%s per cell", d.trials.Max, map[bool]string{true: "s"}[d.trials.Max != 1])
+		out = adaptive.TrialCount(d.trials.Max) + " per cell"
 		if d.margin > 0 {
 			out += fmt.Sprintf("; each cell is judged at 95%% over all its trials against %s (better, worse, or equal within ±%s)", vs, pct(d.margin))
 		}
