@@ -249,11 +249,16 @@ func (p *Pair) UnmarshalJSON(b []byte) error {
 // pairs, which can be fewer than either side's trials, so the row's n
 // would overstate what it rests on.
 func DecisionText(p *Pair, n, refN int) string {
-	out := PairText(p, n, refN) + ": " + string(p.Decision.Verdict)
+	return PairText(p, n, refN) + ": " + VerdictText(p)
+}
+
+// VerdictText is a pair's decision, with the reason when undecided:
+// "better", "undecided (interval covers 1 ...)".
+func VerdictText(p *Pair) string {
 	if p.Decision.Verdict == stats.Undecided {
-		out += " (" + p.Decision.Reason + ")"
+		return string(p.Decision.Verdict) + " (" + p.Decision.Reason + ")"
 	}
-	return out
+	return string(p.Decision.Verdict)
 }
 
 // PairText is the interval a comparison rests on, its method and what it

@@ -12,7 +12,8 @@ import (
 // on. Without the baseline's first trial, rfs at 1 replica has 2 complete
 // pairs (too few for a paired interval) and is decided on Fieller's
 // interval of its 3 trials against the baseline's 2; the report looks up
-// the baseline's count rather than repeating the row's.
+// the baseline's count rather than repeating the row's, and shows that
+// interval once.
 func TestNormCellCounts(t *testing.T) {
 	var smp []results.Sample
 	for _, x := range quickSamples() {
@@ -27,8 +28,21 @@ func TestNormCellCounts(t *testing.T) {
 	if !ok || r.VsBaseline == nil {
 		t.Fatal("no rfs row compared with the baseline")
 	}
-	if got := n.normCell(r); !strings.Contains(got, "fieller, n=3 vs baseline's 2:") {
-		t.Errorf("cell %q, want the decision on 3 trials against 2", got)
+	// The decision rests on the Fieller interval the cell starts with: the
+	// cell prints it once, with its method and count.
+	if got := n.normCell(r); !strings.Contains(got, "] fieller, n=3 vs baseline's 2; p=") || strings.Count(got, "[") != 1 ||
+		!strings.HasSuffix(got, "; better") {
+		t.Errorf("cell %q, want its one interval, decided on 3 trials against 2: better", got)
+	}
+	// Decided by the controller at its look: that decision follows the
+	// plain interval, which is still printed once, without a verdict.
+	ratio, lo, hi := 1.09, 1.02, 1.16
+	m.Stops = []results.Stop{{Cell: r.Cell, Metric: results.MetricBitrate, Status: "target", N: 3, Valid: 3,
+		Decision: "better", Look: 3, Ratio: &ratio, Low: &lo, High: &hi, Method: "fieller", Confidence: 0.9875}}
+	got := newNumbers(m).normCell(r)
+	if !strings.Contains(got, "] fieller, n=3 vs baseline's 2; p=0.001; better at the look after 3 trials: 1.090 [1.020, 1.160] fieller (98.75%)") ||
+		strings.Count(got, "[") != 2 || strings.Contains(got, "all trials") {
+		t.Errorf("cell %q, want the plain interval once, then the decision at the look", got)
 	}
 }
 

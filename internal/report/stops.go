@@ -79,8 +79,9 @@ const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): e
 // normNote says which decision a normalized table shows in an adaptive
 // run.
 const normNote = "Where the run decided a cell at its planned looks (an adaptive run), the cell shows that decision with its interval " +
-	"at the looks' confidence (as in \"Repetitions and decisions\"), and \"all trials at 95%\" is the plain interval over every trial, " +
-	"given without a verdict: the trial count depended on the earlier looks, so it is no test of its own."
+	"at the looks' confidence (as in \"Repetitions and decisions\") after the plain 95% interval over every trial (the cell's first, " +
+	"or the one after \"all trials at 95%\" when the plain comparison is paired), which is given without a verdict: " +
+	"the trial count depended on the earlier looks, so it is no test of its own."
 
 // markedTable lists the failed, repeated and disturbed attempts.
 func markedTable(m analysis.Model) table {

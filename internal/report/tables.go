@@ -78,35 +78,50 @@ func (n *numbers) refs(r analysis.Row) []analysis.RefMatch {
 // · paper 1.24", and for a row compared with the baseline the interval
 // judged on with its method, what it rests on and the decision: "1.100
 // [1.05, 1.15]; p<0.001; judged on 1.098 [1.07, 1.12] paired-t, 6 pairs:
-// better". When the controller decided the cell at its looks (stops.json)
-// that decision is the one shown: a plain 95% interval over trials whose
-// count depended on earlier looks is not a valid test, and a table
-// saying "worse" beside a repetitions table saying "undecided" would
-// leave the reader to pick one.
+// better". When the comparison rests on the Fieller interval the cell
+// starts with, that interval carries its method and count and is not
+// printed twice: "0.770 [0.735, 0.807] fieller, n=3 vs baseline's 5;
+// p<0.001; worse". When the controller decided the cell at its looks
+// (stops.json) that decision is the one shown: a plain 95% interval over
+// trials whose count depended on earlier looks is not a valid test, and
+// a table saying "worse" beside a repetitions table saying "undecided"
+// would leave the reader to pick one.
 func (n *numbers) normCell(r analysis.Row) string {
 	out := analysis.NormCI(r)
+	p := ""
+	if s := analysis.FormatP(r.PBaseline); s != "" && r.HasNorm {
+		p = "; p" + s
+	}
 	if r.VsBaseline == nil {
-		out += n.nText(r)
+		return out + n.nText(r) + p + n.paperNote(r, true)
 	}
-	if p := analysis.FormatP(r.PBaseline); p != "" && r.HasNorm {
-		out += "; p" + p
+	base := r.Cell
+	base.Tuning = r.VsBaseline.Against
+	b, _ := n.row(base, r.Metric, r.CPU)
+	judged := analysis.PairText(r.VsBaseline, r.N, b.N)
+	same := strings.HasPrefix(judged, out+" "+string(stats.MethodFieller)+",")
+	if same {
+		out = judged
 	}
-	if r.VsBaseline != nil {
-		base := r.Cell
-		base.Tuning = r.VsBaseline.Against
-		b, _ := n.row(base, r.Metric, r.CPU)
-		if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
-			// A cell stopped before its first look (by the budget) has
-			// no decision, and its stop's interval is the plain 95% one
-			// over all trials that follows.
-			seq := fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason)
-			if s.Ratio != nil && s.Look > 0 {
-				seq = fmt.Sprintf("%s at the look after %d trials: %s", s.Decision, s.Look, stopInterval(s))
-			}
-			out += "; " + seq + "; all trials at 95%: " + analysis.PairText(r.VsBaseline, r.N, b.N)
-		} else {
-			out += "; judged on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
+	out += p
+	s, stopped := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
+	switch {
+	case stopped:
+		// A cell stopped before its first look (by the budget) has no
+		// decision, and its stop's interval is the plain 95% one over all
+		// trials.
+		seq := fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason)
+		if s.Ratio != nil && s.Look > 0 {
+			seq = fmt.Sprintf("%s at the look after %d trials: %s", s.Decision, s.Look, stopInterval(s))
 		}
+		out += "; " + seq
+		if !same {
+			out += "; all trials at 95%: " + judged
+		}
+	case same:
+		out += "; " + analysis.VerdictText(r.VsBaseline)
+	default:
+		out += "; judged on " + analysis.DecisionText(r.VsBaseline, r.N, b.N)
 	}
 	return out + n.paperNote(r, true)
 }
