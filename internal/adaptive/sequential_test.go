@@ -166,3 +166,43 @@ func TestTrialsToDecide(t *testing.T) {
 		t.Errorf("limit below the count needed: %d, want 0", got)
 	}
 }
+
+// TestTrialsToDecideCalibration: what "about N trials would decide it"
+// is worth to a user who takes it at its word. Cells left undecided by a
+// run of 3 to 10 trials (margin 5%, losses of 3-10% behind 4-10% noise
+// per trial) each get N from TrialsToDecide; a fresh run of the same
+// truth with max = N then decides in about half to four fifths of
+// cases (measured 0.46-0.79; the estimate is a projection of a noisy
+// estimate, and a larger max means more looks, each stricter), and one
+// with max = N/2 clearly less often, so N is neither a promise nor padded.
+func TestTrialsToDecideCalibration(t *testing.T) {
+	cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05}
+	decides := func(cells []simCell, maxN int, seed uint64) bool {
+		again := Config{Trials: Trials{Min: 3, Max: max(maxN, 4)}, Margin: cfg.Margin}
+		return simulate(t, again, cells, 0, seed).final("tuned").Decision.Verdict != stats.Undecided
+	}
+	for _, tc := range []struct{ ratio, sd float64 }{{0.93, 0.06}, {0.95, 0.05}, {0.97, 0.04}, {0.90, 0.10}} {
+		cells := []simCell{{id: "base", mean: 1e9, sd: tc.sd}, {id: "tuned", baseline: "base", mean: 1e9 * tc.ratio, sd: tc.sd}}
+		var undecided, atN, atHalf int
+		for i := range 200 {
+			c := simulate(t, cfg, cells, 0, uint64(3000+i)).final("tuned")
+			n := TrialsToDecide(cfg, c, 200)
+			if c.Decision.Verdict != stats.Undecided || n == 0 {
+				continue
+			}
+			undecided++
+			if decides(cells, n, uint64(90000+i)) {
+				atN++
+			}
+			if decides(cells, n/2, uint64(90000+i)) {
+				atHalf++
+			}
+		}
+		share, half := float64(atN)/float64(undecided), float64(atHalf)/float64(undecided)
+		t.Logf("ratio %.2f, sd %.2f: %d cells undecided; a run of max N decided %.2f of them, of max N/2 %.2f", tc.ratio, tc.sd, undecided, share, half)
+		if undecided < 50 || share < 0.4 || half > share-0.1 {
+			t.Errorf("ratio %.2f, sd %.2f: %d undecided cells; max N decided %.2f (want >= 0.4), max N/2 %.2f (want clearly fewer)",
+				tc.ratio, tc.sd, undecided, share, half)
+		}
+	}
+}
