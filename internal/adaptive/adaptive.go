@@ -356,6 +356,15 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 				add(i)
 			}
 		}
+		// A baseline in the round runs anyway: its other running cells
+		// join it where the budget pays for their own trial. Left out,
+		// a cell would lose that round's pair, and the baseline would
+		// reach Max ahead of it and stop it short of Max.
+		for _, i := range order {
+			if b := base[i]; b >= 0 && in[b] && !in[i] && cost+extra(i) <= remaining {
+				add(i)
+			}
+		}
 		for _, i := range want {
 			if !in[i] {
 				plans[i].Reason = "deferred this round: the budget goes first to the intervals that shrink most per second; " + plans[i].Reason

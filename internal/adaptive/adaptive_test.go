@@ -237,6 +237,43 @@ func TestBudgetStopsLoneBaseline(t *testing.T) {
 	}
 }
 
+// TestBudgetKeepsCellsBesideTheirBaseline: with a budget, cells compared
+// with one baseline run in every round their baseline runs (while the
+// budget pays): the baseline runs anyway for the cell whose interval
+// shrinks most, so a quiet cell left out would lose its pair of that
+// round, and the baseline would reach Max ahead of its cells and stop
+// them short of it ("its baseline ran the maximum" after 4 of 10 trials
+// in a cni-compare run, whose six variants took turns beside Flannel).
+func TestBudgetKeepsCellsBesideTheirBaseline(t *testing.T) {
+	cells := []simCell{
+		{id: "base", mean: 100, sd: 0.02, trial: time.Second},
+		{id: "noisy", baseline: "base", mean: 100, sd: 0.20, trial: time.Second},
+		{id: "quiet", baseline: "base", mean: 98, sd: 0.02, trial: time.Second},
+		{id: "quiet2", baseline: "base", mean: 98.5, sd: 0.02, trial: time.Second},
+	}
+	cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.02, Budget: time.Hour}
+	for seed := uint64(1); seed <= 20; seed++ {
+		h := simulate(t, cfg, cells, 0, seed)
+		checkSticky(t, h)
+		for r, p := range h.plans {
+			if !slices.Contains(p.Round, "base") {
+				continue
+			}
+			for _, c := range p.Cells {
+				if c.ID != "base" && c.Status == Running && !c.Next {
+					t.Fatalf("seed %d, round %d: the baseline runs, %s (running) does not: %s", seed, r, c.ID, c.Reason)
+				}
+			}
+		}
+		b := h.final("base")
+		for _, id := range []string{"noisy", "quiet", "quiet2"} {
+			if c := h.final(id); c.N > b.N || c.Status == Max && c.N < cfg.Trials.Max {
+				t.Errorf("seed %d: %s stopped %s after %d trials, its baseline after %d: %s", seed, id, c.Status, c.N, b.N, c.Reason)
+			}
+		}
+	}
+}
+
 func TestDecisionStops(t *testing.T) {
 	// Margin 2%: a 10% gain is "better" long before ±0.5% precision, an
 	// identical tuning is "equal", a 2% gain at the margin runs to max.

@@ -3,6 +3,9 @@ package study_test
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/study"
@@ -74,5 +77,38 @@ func TestBuiltinDefaultsAreAdaptive(t *testing.T) {
 		if p.Spec.Trials != study.Fixed(sp.Trials.Max) {
 			t.Errorf("%s --profile paper: trials %v, want the default's maximum %d, fixed", name, p.Spec.Trials, sp.Trials.Max)
 		}
+	}
+}
+
+// TestBuiltinProfilesResolve: every profile of every built-in study
+// resolves (a profile is merged over spec only when it is asked for, so
+// a broken one would otherwise surface in a user's run); and
+// cni-compare's decide profile is what its comment promises: adaptive
+// within a quarter of an hour, judged against Flannel at 5%, with no
+// target on a cell's own mean to keep Flannel's cells running for it.
+func TestBuiltinProfilesResolve(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, name := range study.Builtins() {
+		src, _ := study.BuiltinSource(name)
+		var s struct {
+			Profiles map[string]any `yaml:"profiles"`
+		}
+		if err := yaml.Unmarshal(src, &s); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for prof := range s.Profiles {
+			if _, err := study.Resolve(name, study.Options{Profile: prof}, cat); err != nil {
+				t.Errorf("%s --profile %s: %v", name, prof, err)
+			}
+		}
+	}
+	s, err := study.Resolve("cni-compare", study.Options{Profile: "decide"}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp := s.Spec; !sp.Trials.Adaptive() || sp.Budget.Duration == 0 || sp.Budget.Duration > 15*time.Minute ||
+		sp.Precision != nil || sp.DecisionMargin() != 0.05 {
+		t.Errorf("cni-compare decide: trials %s, budget %s, precision %v, margin %v", sp.Trials, sp.Budget.Duration,
+			sp.Precision, sp.DecisionMargin())
 	}
 }
