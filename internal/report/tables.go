@@ -99,7 +99,9 @@ func (n *numbers) normCell(r analysis.Row) string {
 	base.Tuning = r.VsBaseline.Against
 	b, _ := n.row(base, r.Metric, r.CPU)
 	judged := analysis.PairText(r.VsBaseline, r.N, b.N)
-	same := strings.HasPrefix(judged, out+" "+string(stats.MethodFieller)+",")
+	// Pair.Unpaired is the row's own normalized interval: chosen, it
+	// is the one the cell starts with.
+	same := r.VsBaseline.Chosen.Method == stats.MethodFieller && analysis.NormHasCI(r)
 	if same {
 		out = judged
 	}

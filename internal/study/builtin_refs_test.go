@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -89,11 +87,8 @@ func TestBuiltinDefaultsAreAdaptive(t *testing.T) {
 func TestBuiltinProfilesResolve(t *testing.T) {
 	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
 	for _, name := range study.Builtins() {
-		src, _ := study.BuiltinSource(name)
-		var s struct {
-			Profiles map[string]any `yaml:"profiles"`
-		}
-		if err := yaml.Unmarshal(src, &s); err != nil {
+		s, err := study.Resolve(name, study.Options{}, cat)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for prof := range s.Profiles {
