@@ -99,7 +99,7 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
 		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
 	}
 	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
-	if m.Baseline != "" {
+	if tuningsBesides(analysis.DimsOf(m.Rows).Tunings, m.Baseline) {
 		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
 			" (see docs/statistics.md).", m.Baseline, m.Baseline)

@@ -243,6 +243,11 @@ func PrecisionLines(stops []results.Stop) []string {
 	if judged == 0 {
 		return nil
 	}
+	if none == judged {
+		// A one-trial tour: nothing was short of the target, there was
+		// no interval to hold against it.
+		return []string{fmt.Sprintf("precision target ±%.1f%%: not judged, none of the %d cells has an interval (fewer than 2 valid trials each)", 100*target, judged)}
+	}
 	head := fmt.Sprintf("precision target ±%.1f%%: met in %d of %d cells", 100*target, met, judged)
 	if none > 0 {
 		head += fmt.Sprintf("; %d without an interval (fewer than 2 valid trials)", none)

@@ -49,12 +49,12 @@ func TestPrecisionLines(t *testing.T) {
 		!strings.Contains(got[1], "±5.0% of mean bitrate") {
 		t.Errorf("long list:\n%s", strings.Join(got, "\n"))
 	}
-	// One trial per cell (a quick profile): counted, not listed.
+	// One trial per cell (a quick profile): not judged, said in one line.
 	for i := range many {
 		many[i].N, many[i].HalfWidth = 1, nil
 	}
 	got = PrecisionLines(many)
-	if want := "precision target ±2.0%: met in 0 of 11 cells; 11 without an interval (fewer than 2 valid trials)"; len(got) != 1 || got[0] != want {
+	if want := "precision target ±2.0%: not judged, none of the 11 cells has an interval (fewer than 2 valid trials each)"; len(got) != 1 || got[0] != want {
 		t.Errorf("one trial per cell:\n%s\nwant %s", strings.Join(got, "\n"), want)
 	}
 }

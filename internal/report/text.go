@@ -134,7 +134,7 @@ func method(s *study.Study, rows []analysis.Row) []string {
 		"Each trial is one observation. Values are means over trials with the sample standard deviation (n−1) and a 95% confidence interval " +
 			"mean ± t(0.975, n−1)·sd/√n. A cell with one trial has no interval (shown as \"n=1, no CI\"); a cell without trials is \"missing\".",
 	}
-	if sp.Baseline != "" {
+	if tuningsBesides(analysis.DimsOf(rows).Tunings, sp.Baseline) {
 		out = append(out, fmt.Sprintf("Normalized bitrate is mean(tuning) / mean(%s) at the same datapath, workload and replica count. "+
 			"Its 95%% interval is Fieller's for the ratio of two independent means (t quantile with Welch–Satterthwaite degrees of freedom); "+
 			"when the baseline mean is not clearly away from zero Fieller's set is unbounded and the delta-method interval is used. "+

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -117,6 +119,39 @@ func TestLogTicks(t *testing.T) {
 		}
 		if got := strings.Join(labels, " "); got != tc.want {
 			t.Errorf("[%g, %g]: labels %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+// TestNormalizedExplainedOnlyWithTunings: the method text and summary.md's
+// header explain the normalized bitrate only when some tuning is set
+// against the baseline; a study of one tuning (datapaths side by side)
+// has no normalized number to explain.
+func TestNormalizedExplainedOnlyWithTunings(t *testing.T) {
+	row := func(tuning string) analysis.Row {
+		r := dpRow("flannel", "tcp", "bitrate", 1e9)
+		r.Tuning = tuning
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		rows  []analysis.Row
+		wants bool
+	}{
+		{"one tuning", []analysis.Row{row("baseline")}, false},
+		{"two tunings", []analysis.Row{row("baseline"), row("rfs")}, true},
+	} {
+		s := &study.Study{}
+		s.Spec.Baseline, s.Spec.Trials = "baseline", study.Fixed(3)
+		got := strings.Join(method(s, tc.rows), " ")
+		if has := strings.Contains(got, "Normalized bitrate is"); has != tc.wants {
+			t.Errorf("%s: method mentions the normalized bitrate: %v, want %v", tc.name, has, tc.wants)
+		}
+		n := newNumbers(analysis.Model{Study: "x", Baseline: "baseline", Rows: tc.rows})
+		var b strings.Builder
+		n.markdownHeader(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, s)
+		if has := strings.Contains(b.String(), "Normalized bitrate ="); has != tc.wants {
+			t.Errorf("%s: summary.md's header mentions the normalized bitrate: %v, want %v", tc.name, has, tc.wants)
 		}
 	}
 }

@@ -127,7 +127,14 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 // against the baseline: a normalized view of the baseline alone is a
 // column of 1.000.
 func othersThanBaseline(g analysis.Group, baseline string) bool {
-	return baseline != "" && slices.ContainsFunc(g.Dims.Tunings, func(t string) bool { return t != baseline })
+	return tuningsBesides(g.Dims.Tunings, baseline)
+}
+
+// tuningsBesides reports whether tunings hold one other than the
+// baseline: only then is there a normalized bitrate to explain (a study
+// of one tuning sets its datapaths side by side instead).
+func tuningsBesides(tunings []string, baseline string) bool {
+	return baseline != "" && slices.ContainsFunc(tunings, func(t string) bool { return t != baseline })
 }
 
 func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
