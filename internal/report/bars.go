@@ -59,7 +59,9 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// DataRange spans every group and includes 0 and the whiskers.
+// DataRange spans every group and includes 0 and the whiskers, with
+// headroom above the tallest so that it does not touch the frame (and
+// the title above it).
 func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = -0.5, float64(b.Groups)-0.5, 0, 0
 	for _, ser := range b.Series {
@@ -74,8 +76,12 @@ func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	if ymax == ymin {
 		ymax = ymin + 1
 	}
-	return xmin, xmax, ymin, ymax
+	return xmin, xmax, ymin, ymax + headroom*(ymax-ymin)
 }
+
+// headroom is the share of a bar figure's range left above its tallest
+// bar or whisker.
+const headroom = 0.06
 
 // barThumb is a legend swatch for a bar series.
 type barThumb struct{ color.Color }

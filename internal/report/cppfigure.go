@@ -154,5 +154,5 @@ func (s *stackedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	if ymax == 0 {
 		ymax = 1
 	}
-	return xmin, xmax, 0, ymax
+	return xmin, xmax, 0, ymax * (1 + headroom)
 }

@@ -266,7 +266,6 @@ func (c dpComparison) figure(title string, wls []int) figure {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign = -1
-	p.Y.Max += 0.06 * (p.Y.Max - p.Y.Min)
 	w := math.Min(1600, math.Max(coreW, float64(120+len(c.Datapaths)*(len(wls)*10+14))))
 	f.Wide = w > coreW
 	return render(f, p, leg, vg.Length(w), coreH)

@@ -218,12 +218,12 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 		p.Y.Min = 0
 		p.Y.Max = math.Max(p.Y.Max, 10)
 	}
-	// Headroom so the tallest whisker does not touch the frame; idle-like
-	// figures show the full 0-100% scale.
+	// Idle-like figures show the full 0-100% scale (the bars leave
+	// headroom of their own otherwise).
 	if sc.Unit == "%" && p.Y.Max > 60 {
 		p.Y.Max = 100
-	} else {
-		p.Y.Max += 0.06 * (p.Y.Max - p.Y.Min)
+	} else if _, _, _, top := bars.DataRange(); p.Y.Max > top {
+		p.Y.Max += headroom * (p.Y.Max - p.Y.Min) // a published value above every bar
 	}
 	// Wide machines get wider figures, up to a limit (CSS scales them
 	// down to the page width).
