@@ -173,7 +173,15 @@ func writeDoctor(out io.Writer, res []probe.Result) error {
 	// wraps within the width, continuation lines aligned under it.
 	pad := strings.Repeat(" ", nameW+kindW+len("MISSING")+6)
 	fmt.Fprintf(out, "%-*s  %-*s  %-7s  %s\n", nameW, "CHECK", kindW, "KIND", "STATUS", "DETAIL")
+	seen := map[string]bool{}
 	for _, r := range res {
+		// A program both a datapath's knob and a workload's collector run
+		// (nft) is one check, listed where it first comes.
+		key := r.Kind + "/" + r.Name
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		status := "ok"
 		detail := r.Detail
 		if !r.OK {

@@ -51,3 +51,21 @@ func TestDoctorFitsTerminal(t *testing.T) {
 		t.Errorf("doctor no longer says what a missing check affects:\n%s", b.String())
 	}
 }
+
+// TestDoctorListsAToolOnce: nft is both a probed tool (kube-proxy's
+// nftables mode) and a workload collector's program; doctor checks it
+// once.
+func TestDoctorListsAToolOnce(t *testing.T) {
+	res := []probe.Result{
+		{Name: probe.ToolNft, Kind: probe.KindTool, OK: true, Detail: "nftables v1 at /usr/sbin/nft"},
+		{Name: "iperf3", Kind: probe.KindTool, OK: true},
+		{Name: probe.ToolNft, Kind: probe.KindTool, OK: true, Detail: "nftables v1 at /usr/sbin/nft"},
+	}
+	var b bytes.Buffer
+	if err := writeDoctor(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "\nnft "); n != 1 {
+		t.Errorf("nft listed %d times:\n%s", n, b.String())
+	}
+}
