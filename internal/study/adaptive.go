@@ -167,6 +167,8 @@ const MaxRetries = 2
 func validateAdaptive(sp *Spec, bad badFunc) {
 	t := sp.Trials
 	switch {
+	case t.Min == 0 && t.Max == 0:
+		bad("spec.trials", "missing or 0: give the trials of each cell, a count between 1 and %d (e.g. 10) or {min: 3, max: 20} to repeat a cell until it is decided", MaxTrials)
 	case t.Min < 1:
 		bad("spec.trials", "must be between 1 and %d, got %d", MaxTrials, t.Min)
 	case t.Max < t.Min:

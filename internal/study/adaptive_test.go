@@ -1,6 +1,7 @@
 package study
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -115,6 +116,29 @@ func TestRatioReferenceBadInput(t *testing.T) {
 		_, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 1\n  reference:\n    - "+c.ref+"\n"), Options{}, testCatalog)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.ref, err, c.want)
+		}
+	}
+}
+
+// TestMinimalStudyFile: a first study file of datapaths and workloads
+// alone measures the machine as it is with one pod pair (tunings
+// [baseline], replicas [1]); what it cannot do without, the trials and
+// their length, is named with an example.
+func TestMinimalStudyFile(t *testing.T) {
+	const head = "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: m}\nspec:\n  datapaths: [flannel-vxlan]\n  workloads: [{tool: iperf3}]\n"
+	s, err := Parse("m.yaml", []byte(head+"  trials: 3\n  duration: 5s\n"), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spec.Tunings) != 1 || s.Spec.Tunings[0].Name != "baseline" || s.Spec.Baseline != "baseline" || !slices.Equal(s.Spec.Replicas, []int{1}) {
+		t.Errorf("tunings %+v (baseline %q), replicas %v: want [baseline] and [1]", s.Spec.Tunings, s.Spec.Baseline, s.Spec.Replicas)
+	}
+	for _, c := range []struct{ extra, want string }{
+		{"  duration: 5s\n", "m.yaml:4: spec.trials: missing or 0: give the trials of each cell, a count between 1 and 1000 (e.g. 10)"},
+		{"  trials: 3\n", "m.yaml:4: spec.duration: missing or 0: give the length of each trial, warm-up included (e.g. 32s"},
+	} {
+		if _, err := Parse("m.yaml", []byte(head+c.extra), Options{}, testCatalog); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.extra, err, c.want)
 		}
 	}
 }

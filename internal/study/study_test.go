@@ -161,7 +161,7 @@ func TestSetErrors(t *testing.T) {
 	for _, tc := range []struct {
 		set, want string
 	}{
-		{"trials=0", "spec.trials: must be between 1 and 1000"},
+		{"trials=0", "spec.trials: missing or 0: give the trials of each cell, a count between 1 and 1000"},
 		{"nosuchfield=1", `unknown field "nosuchfield"`},
 		{"trials", "override must be key=value"},
 		{"tunings=[warp]", `unknown tuning "warp"`},

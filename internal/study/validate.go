@@ -35,6 +35,15 @@ type Catalog struct {
 // Defaults fills fields left empty with the papers' defaults.
 func (s *Study) Defaults() {
 	sp := &s.Spec
+	// A study of datapaths and workloads alone measures the machine as
+	// it is with one pod pair: what a first study file means by leaving
+	// them out (a stored study has them written).
+	if len(sp.Tunings) == 0 {
+		sp.Tunings = []Tuning{builtinTunings["baseline"]}
+	}
+	if len(sp.Replicas) == 0 {
+		sp.Replicas = []int{1}
+	}
 	if sp.Baseline == "" {
 		for _, t := range sp.Tunings {
 			if t.Name == "baseline" {
@@ -187,9 +196,6 @@ func validateDatapaths(sp *Spec, cat Catalog, bad badFunc) {
 
 // validateTunings checks spec.tunings and spec.baseline.
 func validateTunings(sp *Spec, bad badFunc) {
-	if len(sp.Tunings) == 0 {
-		bad("spec.tunings", "list at least one tuning (e.g. baseline)")
-	}
 	seen := map[string]bool{}
 	for i, t := range sp.Tunings {
 		f := fmt.Sprintf("spec.tunings[%d]", i)
@@ -259,16 +265,16 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 
 // validateSchedule checks replicas, trials, duration, warm-up and nodes.
 func validateSchedule(sp *Spec, bad badFunc) {
-	if len(sp.Replicas) == 0 {
-		bad("spec.replicas", "list at least one replica count")
-	}
 	for i, r := range sp.Replicas {
 		if r <= 0 || r > MaxReplicas {
 			bad(fmt.Sprintf("spec.replicas[%d]", i), "replica count must be between 1 and %d, got %d", MaxReplicas, r)
 		}
 	}
 	validateAdaptive(sp, bad)
-	if sp.Duration.Duration <= 0 {
+	switch {
+	case sp.Duration.Duration == 0:
+		bad("spec.duration", "missing or 0: give the length of each trial, warm-up included (e.g. 32s with warmup: 2s, as in the rps-rfs paper)")
+	case sp.Duration.Duration < 0:
 		bad("spec.duration", "must be > 0")
 	}
 	if sp.Warmup.Duration < 0 {
