@@ -37,6 +37,13 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		}
 		p("\nTheir tables below say \"missing\"; the \"Repetitions and decisions\" table says why.\n\n")
 	}
+	if tables := n.glanceTables(s); len(tables) > 0 {
+		p("## At a glance\n\n")
+		for _, t := range tables {
+			t.markdown(bw)
+		}
+		p("%s\n\n", glanceCaption(m))
+	}
 	if tables := datapathTables(s, m.Rows, m.Stops); len(tables) > 0 {
 		p("## Datapaths side by side\n\n%s\n\n", datapathCaption)
 		for _, t := range tables {

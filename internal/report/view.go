@@ -32,7 +32,11 @@ type page struct {
 	Cluster  string
 	Warnings []string
 	Missing  []string
-	Groups   []groupView
+	// Glance is each tuning against the baseline in a word and a
+	// number (glance.go), first.
+	Glance        []table
+	GlanceCaption string
+	Groups        []groupView
 	// NoSamples: the run stored no sample at all (Groups may also be
 	// empty because every workload is a sweep, shown in Workloads).
 	NoSamples       bool
@@ -103,6 +107,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 			pg.Groups = append(pg.Groups, groupPage(g, n, cpuLabel))
 		}
 	}
+	pg.Glance, pg.GlanceCaption = n.glanceTables(s), glanceCaption(m)
 	pg.NoSamples = len(run.Samples) == 0
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m.Rows, m.Stops)

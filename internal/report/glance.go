@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// The report's first answer for a study of tunings: each tuning against
+// the baseline at each replica count, in a word and a number, before
+// the sections that give every interval, n and p. The word is the
+// decision that stands for the cell, as the normalized tables show it.
+
+// glanceTables is a tuning × replicas table per datapath and workload
+// (and impairment) whose tunings are set against the baseline.
+func (n *numbers) glanceTables(s *study.Study) []table {
+	swept := analysis.SweptVariants(s)
+	var out []table
+	for _, g := range analysis.Groups(n.Rows) {
+		bm := g.BitrateMetric()
+		if swept[g.Workload] || bm == "" || !othersThanBaseline(g, n.Baseline) || !anyNorm(g.Rows, bm) {
+			continue
+		}
+		t := n.tuningTable(g, bm, -1, n.glanceCell)
+		t.Head[0] = g.Name() + ": tuning"
+		rows := t.Rows[:0]
+		for i, tn := range g.Dims.Tunings {
+			if tn != n.Baseline {
+				rows = append(rows, t.Rows[i])
+			}
+		}
+		t.Rows = rows
+		out = append(out, t)
+	}
+	return out
+}
+
+// glanceCell is a normalized cell as "worse ×0.77": the controller's
+// decision at its look where it made one, else the comparison over all
+// trials at 95%, with the ratio that decision rests on, and the paper's
+// normalized value where one matches.
+func (n *numbers) glanceCell(r analysis.Row) string {
+	if r.N == 0 {
+		return "missing" + n.paperNote(r, true)
+	}
+	verdict, ratio, have := "", r.Normalized, r.HasNorm
+	if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
+		verdict = s.Decision
+		if s.Ratio != nil && analysis.Finite(*s.Ratio) {
+			ratio, have = *s.Ratio, true
+		}
+	} else if p := r.VsBaseline; p != nil {
+		verdict = string(p.Decision.Verdict)
+		if analysis.Finite(p.Chosen.Ratio) && p.Chosen.Ratio > 0 {
+			ratio, have = p.Chosen.Ratio, true
+		}
+	}
+	out := verdict
+	if have && analysis.Finite(ratio) {
+		if out != "" {
+			out += " "
+		}
+		out += "×" + strconv.FormatFloat(ratio, 'f', 2, 64)
+	}
+	if out == "" {
+		out = "no ratio"
+	}
+	if r.N == 1 {
+		out += " (n=1)"
+	}
+	return out + n.paperNote(r, true)
+}
+
+// glanceCaption says what a glance cell holds and where the rest is.
+func glanceCaption(m analysis.Model) string {
+	margin := ""
+	if m.Margin > 0 {
+		margin = fmt.Sprintf(" ±%s", strconv.FormatFloat(100*m.Margin, 'f', -1, 64)) + "%"
+	}
+	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
+		"(better, worse, equal within" + margin + " of it, or undecided) and the ratio of bitrates it rests on. Where an adaptive run " +
+		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
+		"\"paper X\" is the published normalized bitrate for the same point. The sections below give each interval, n and p; " +
+		"\"Repetitions and decisions\" says why each cell stopped."
+}

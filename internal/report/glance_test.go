@@ -1,0 +1,57 @@
+package report
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// TestGlance: the report opens with each tuning against the baseline in
+// a word and a number, the decision the normalized table gives the cell
+// (rfs+ in the synthetic run: equal at 1 pair on its paired interval,
+// undecided at 4, better at 16 beside the paper's 1.24); cells without
+// samples say so, the baseline has no row, and a study of one tuning has
+// no such section.
+func TestGlance(t *testing.T) {
+	dir, _ := syntheticDir(t)
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	md := readFile(t, filepath.Join(dir, results.SummaryMD))
+	glance, _, _ := strings.Cut(md, "## calico-vxlan / tcp")
+	for _, want := range []string{
+		"## At a glance\n\n| calico-vxlan / tcp: tuning | 1 replica | 4 replicas | 16 replicas |",
+		"| rfs+ | equal ×0.99 | undecided ×1.03 | better ×1.20 · paper 1.24 |",
+		"| rps | missing | missing | missing · paper 1.08 |",
+		"equal within ±5% of it",
+	} {
+		if !strings.Contains(glance, want) {
+			t.Errorf("summary.md's glance lacks %q:\n%s", want, glance)
+		}
+	}
+	if strings.Contains(glance, "| baseline |") {
+		t.Errorf("the baseline has a row of its own:\n%s", glance)
+	}
+	// The same cells in the normalized table: the glance repeats their
+	// decisions, it does not make its own.
+	for _, want := range []string{"paired-t, 3 pairs: equal", "better · paper 1.24"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md's normalized table lacks %q", want)
+		}
+	}
+	page := readFile(t, filepath.Join(dir, results.ReportHTML))
+	if !strings.Contains(page, "<h2>At a glance</h2>") || strings.Index(page, "<h2>At a glance</h2>") > strings.Index(page, "<h2>calico-vxlan / tcp</h2>") {
+		t.Error("report.html does not open with the glance")
+	}
+
+	wdir := filepath.Join(t.TempDir(), "run")
+	writeWorkloadsRun(t, wdir)
+	if err := Build(wdir); err != nil {
+		t.Fatal(err)
+	}
+	if md := readFile(t, filepath.Join(wdir, results.SummaryMD)); strings.Contains(md, "At a glance") {
+		t.Error("a study of one tuning has a glance at tunings")
+	}
+}
