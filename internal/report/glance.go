@@ -37,19 +37,23 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 	return out
 }
 
-// glanceCell is a normalized cell as "worse ×0.77": the controller's
-// decision at its look where it made one, else the comparison over all
-// trials at 95%, with the ratio that decision rests on, and the paper's
-// normalized value where one matches.
+// glanceCell is a normalized cell as "worse ×0.77 (n=3)": the
+// controller's decision at its look where it made one, else the
+// comparison over all trials at 95%, with the ratio that decision rests
+// on and the trials it was judged on, and the paper's normalized value
+// where one matches.
 func (n *numbers) glanceCell(r analysis.Row) string {
 	if r.N == 0 {
 		return "missing" + n.paperNote(r, true)
 	}
-	verdict, ratio, have := "", r.Normalized, r.HasNorm
+	verdict, ratio, have, count := "", r.Normalized, r.HasNorm, r.N
 	if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
 		verdict = s.Decision
 		if s.Ratio != nil && analysis.Finite(*s.Ratio) {
 			ratio, have = *s.Ratio, true
+		}
+		if s.Look > 0 {
+			count = s.Look // the trials the decision was judged on
 		}
 	} else if p := r.VsBaseline; p != nil {
 		verdict = string(p.Decision.Verdict)
@@ -67,10 +71,7 @@ func (n *numbers) glanceCell(r analysis.Row) string {
 	if out == "" {
 		out = "no ratio"
 	}
-	if r.N == 1 {
-		out += " (n=1)"
-	}
-	return out + n.paperNote(r, true)
+	return out + fmt.Sprintf(" (n=%d)", count) + n.paperNote(r, true)
 }
 
 // glanceCaption says what a glance cell holds and where the rest is.
@@ -80,7 +81,7 @@ func glanceCaption(m analysis.Model) string {
 		margin = fmt.Sprintf(" ±%s", strconv.FormatFloat(100*m.Margin, 'f', -1, 64)) + "%"
 	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
-		"(better, worse, equal within" + margin + " of it, or undecided) and the ratio of bitrates it rests on. Where an adaptive run " +
+		"(better, worse, equal within" + margin + " of it, or undecided), the ratio of bitrates it rests on and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
 		"\"paper X\" is the published normalized bitrate for the same point. The sections below give each interval, n and p; " +
 		"\"Repetitions and decisions\" says why each cell stopped."

@@ -23,7 +23,7 @@ func TestGlance(t *testing.T) {
 	glance, _, _ := strings.Cut(md, "## calico-vxlan / tcp")
 	for _, want := range []string{
 		"## At a glance\n\n| calico-vxlan / tcp: tuning | 1 replica | 4 replicas | 16 replicas |",
-		"| rfs+ | equal ×0.99 | undecided ×1.03 | better ×1.20 · paper 1.24 |",
+		"| rfs+ | equal ×0.99 (n=3) | undecided ×1.03 (n=3) | better ×1.20 (n=3) · paper 1.24 |",
 		"| rps | missing | missing | missing · paper 1.08 |",
 		"equal within ±5% of it",
 	} {
