@@ -63,9 +63,13 @@ echo "== end-to-end: the first command (quickstart) on a fresh Debian root"
 # A minbase root with nothing installed: what setup.sh installs, the Go
 # toolchain it fetches, the build and the quick study all run there, then
 # the run's files and the host are checked for leftovers.
-out=$(mktemp -d)/run
+# The run directory goes when the suite ends (it leaves nothing behind);
+# CNIBENCH_KEEP_RUN=1 keeps it, with a screenshot of its report, to look at.
+tmp=$(mktemp -d)
+out=$tmp/run
+[ "${CNIBENCH_KEEP_RUN:-}" = 1 ] || trap 'rm -rf "$tmp"' EXIT
 scripts/fresh-root.sh "$out"
 if command -v chromium >/dev/null; then
   scripts/screenshot-report.sh "$out" "$out/report.png"
 fi
-echo "e2e: ok ($out)"
+if [ "${CNIBENCH_KEEP_RUN:-}" = 1 ]; then echo "e2e: ok (kept: $out)"; else echo "e2e: ok"; fi
