@@ -79,9 +79,20 @@ func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, ymin, ymax + headroom*(ymax-ymin)
 }
 
-// headroom is the share of a bar figure's range left above its tallest
-// bar or whisker.
+// headroom is the share of a figure's range left above its tallest bar,
+// whisker or point.
 const headroom = 0.06
+
+// padY leaves headroom above a line figure's data, and below it unless
+// the axis starts at zero, so that the points and whiskers at the
+// extremes do not sit on the frame. Call it after the last Add.
+func padY(p *plot.Plot) {
+	pad := headroom * (p.Y.Max - p.Y.Min)
+	if p.Y.Min != 0 {
+		p.Y.Min -= pad
+	}
+	p.Y.Max += pad
+}
 
 // barThumb is a legend swatch for a bar series.
 type barThumb struct{ color.Color }

@@ -1,6 +1,10 @@
 package report
 
-import "testing"
+import (
+	"testing"
+
+	"gonum.org/v1/plot"
+)
 
 // TestBarsLeaveHeadroom: the tallest bar or whisker of a bar figure stays
 // below the top of its range, so it does not touch the frame and the
@@ -13,5 +17,21 @@ func TestBarsLeaveHeadroom(t *testing.T) {
 	s := &stackedBars{Bars: [][]float64{{600, 588}}}
 	if _, _, lo, hi := s.DataRange(); lo != 0 || hi < 1188*(1+headroom/2) {
 		t.Errorf("stacked bars' range [%g, %g]: want 0 to above 1188 with headroom", lo, hi)
+	}
+}
+
+// TestPadY: a line figure gets headroom above its data, and below it
+// unless its axis starts at zero (a loss of 0% stays on the axis).
+func TestPadY(t *testing.T) {
+	p := plot.New()
+	p.Y.Min, p.Y.Max = 0.015, 0.016
+	padY(p)
+	if p.Y.Min >= 0.015 || p.Y.Max <= 0.016 {
+		t.Errorf("jitter axis [%g, %g]: want room on both sides of [0.015, 0.016]", p.Y.Min, p.Y.Max)
+	}
+	p.Y.Min, p.Y.Max = 0, 1.3
+	padY(p)
+	if p.Y.Min != 0 || p.Y.Max <= 1.3 {
+		t.Errorf("loss axis [%g, %g]: want 0 to above 1.3", p.Y.Min, p.Y.Max)
 	}
 }

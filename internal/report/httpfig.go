@@ -30,6 +30,7 @@ func httpFigures(d sweepData, name string, samples []results.Sample) []figure {
 		f.Missing = "no data"
 		out = append(out, f)
 	} else {
+		padY(p)
 		out = append(out, render(f, p, leg, figW, figH))
 	}
 	out = append(out, cdfFigure(d, "HTTP latency CDF ("+name+")", "request latency (ms, log scale)", "cdf_latency_ms", samples,

@@ -45,6 +45,7 @@ func startupFigure(d sweepData, name string) figure {
 		f.Missing = "no data"
 		return f
 	}
+	padY(p)
 	return render(f, p, leg, figW, figH)
 }
 

@@ -237,6 +237,7 @@ func udpFigures(d sweepData, name string) []figure {
 			if sp, se := xyCI(d, xOf, "sender_bitrate", 1e-6); len(sp) > 0 {
 				addLine(p, &leg, "sent", 1, sp, se)
 			}
+			padY(p)
 			out = append(out, render(f, p, leg, figW, figH))
 		}
 	}
@@ -251,6 +252,7 @@ func udpFigures(d sweepData, name string) []figure {
 			out = append(out, f)
 			continue
 		}
+		padY(p)
 		out = append(out, render(f, p, leg, figW, figH))
 	}
 	return out
@@ -330,6 +332,7 @@ func backgroundFigure(d sweepData, name string) figure {
 	if bp, be := xyCI(d, xOf, mBgBitrat, 1e-9); len(bp) > 0 {
 		addLine(p, &leg, "background total", 1, bp, be)
 	}
+	padY(p)
 	return render(f, p, leg, figW, figH)
 }
 
