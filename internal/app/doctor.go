@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -34,7 +35,7 @@ can be wired through the reference CNI plugins (wiring cni).`,
 			// The workload programs are the drivers' (registry); probe sits
 			// below them and gets them handed in.
 			res := append(probe.Run(cmd.Context()), probe.Programs(cmd.Context(), registry.AllPrograms())...)
-			return writeDoctor(out, res)
+			return writeDoctor(out, uniqueChecks(res))
 		},
 	}
 }
@@ -159,6 +160,19 @@ func affects(feature string) affected {
 	return out
 }
 
+// uniqueChecks keeps the first result of each check: a program both a
+// datapath's knob and a workload's collector run (nft) is probed as a
+// tool and as a program, and is one check.
+func uniqueChecks(res []probe.Result) []probe.Result {
+	seen := map[string]bool{}
+	return slices.DeleteFunc(res, func(r probe.Result) bool {
+		key := r.Kind + "/" + r.Name
+		dup := seen[key]
+		seen[key] = true
+		return dup
+	})
+}
+
 // doctorWidth is the terminal width doctor's output fits: a check's
 // reason and what it affects go on indented lines below it, wrapped,
 // instead of columns that made 250-character lines.
@@ -173,15 +187,7 @@ func writeDoctor(out io.Writer, res []probe.Result) error {
 	// wraps within the width, continuation lines aligned under it.
 	pad := strings.Repeat(" ", nameW+kindW+len("MISSING")+6)
 	fmt.Fprintf(out, "%-*s  %-*s  %-7s  %s\n", nameW, "CHECK", kindW, "KIND", "STATUS", "DETAIL")
-	seen := map[string]bool{}
 	for _, r := range res {
-		// A program both a datapath's knob and a workload's collector run
-		// (nft) is one check, listed where it first comes.
-		key := r.Kind + "/" + r.Name
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
 		status := "ok"
 		detail := r.Detail
 		if !r.OK {

@@ -62,7 +62,7 @@ func TestDoctorListsAToolOnce(t *testing.T) {
 		{Name: probe.ToolNft, Kind: probe.KindTool, OK: true, Detail: "nftables v1 at /usr/sbin/nft"},
 	}
 	var b bytes.Buffer
-	if err := writeDoctor(&b, res); err != nil {
+	if err := writeDoctor(&b, uniqueChecks(res)); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "\nnft "); n != 1 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -19,19 +20,14 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 	swept := analysis.SweptVariants(s)
 	var out []table
 	for _, g := range analysis.Groups(n.Rows) {
-		bm := g.BitrateMetric()
-		if swept[g.Workload] || bm == "" || !othersThanBaseline(g, n.Baseline) || !anyNorm(g.Rows, bm) {
+		bm := n.normalizedMetric(g)
+		if swept[g.Workload] || bm == "" {
 			continue
 		}
+		// The baseline against itself says nothing at a glance.
+		g.Dims.Tunings = slices.DeleteFunc(slices.Clone(g.Dims.Tunings), func(t string) bool { return t == n.Baseline })
 		t := n.tuningTable(g, bm, -1, n.glanceCell)
 		t.Head[0] = g.Name() + ": tuning"
-		rows := t.Rows[:0]
-		for i, tn := range g.Dims.Tunings {
-			if tn != n.Baseline {
-				rows = append(rows, t.Rows[i])
-			}
-		}
-		t.Rows = rows
 		out = append(out, t)
 	}
 	return out

@@ -134,7 +134,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		fmt.Fprintf(w, "No samples: every cell of it is listed under \"Cells without samples\".\n\n")
 		return
 	}
-	if bm := g.BitrateMetric(); bm != "" && othersThanBaseline(g, n.Baseline) && anyNorm(g.Rows, bm) {
+	if bm := n.normalizedMetric(g); bm != "" {
 		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)
 	}
@@ -173,6 +173,16 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	if len(unmeasured) > 0 {
 		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))
 	}
+}
+
+// normalizedMetric is the bitrate metric a group's normalized table
+// shows ("" when it has none: no bitrate, no tuning but the baseline, or
+// no normalized value); the glance shows the same cells.
+func (n *numbers) normalizedMetric(g analysis.Group) string {
+	if bm := g.BitrateMetric(); bm != "" && othersThanBaseline(g, n.Baseline) && anyNorm(g.Rows, bm) {
+		return bm
+	}
+	return ""
 }
 
 func anyNorm(rows []analysis.Row, metric string) bool {
