@@ -101,7 +101,6 @@ var List = []Entry{
 	iptablesEntry,
 	nftablesEntry,
 	traceEntry,
-	memoryEntry,
 	daemonsEntry,
 	podSetupEntry,
 	nodesEntry,

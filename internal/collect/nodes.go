@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
@@ -11,7 +12,7 @@ import (
 )
 
 // CPU % and memory % of each node, the seed-003 paper's Table IV (which
-// reports the client node's; we report both).
+// reports the client node's; we report both where they differ).
 const (
 	MetricNodeCPUClient    = "node_cpu_percent_client"
 	MetricNodeCPUServer    = "node_cpu_percent_server"
@@ -21,34 +22,84 @@ const (
 
 var nodesEntry = Entry{
 	Name: "nodes",
-	Description: "CPU % (100 - idle - iowait, averaged over the node's CPUs) and memory % of the client and the server node over the window " +
-		"(/proc/stat, /proc/meminfo). A node pinned to CPUs (spec.nodes.*.cpus) counts its own CPUs; emulated nodes that share the machine " +
-		"count every CPU, so both nodes then show the machine's CPU %, and memory is always the machine's",
+	Description: "CPU % (100 - idle - iowait, averaged over the node's CPUs) of the client and the server node over the window and " +
+		"their memory in use at its end ((MemTotal - MemAvailable) / MemTotal), from /proc/stat and /proc/meminfo. A node pinned " +
+		"to CPUs (spec.nodes.*.cpus) counts its own CPUs. Emulated nodes share this machine: its memory, and its CPUs unless " +
+		"pinned apart, are recorded once, under the client's names (the paper's Table IV is the client node's), and the run notes it",
 	Metrics: []string{MetricNodeCPUClient, MetricNodeCPUServer, MetricNodeMemoryClient, MetricNodeMemoryServer},
 	Enabled: func(w study.Workload) bool { return w.Counters },
 	New: func(t Trial) (Collector, error) {
-		c := &nodesCollector{}
-		for _, n := range []engine.Node{t.Cluster.Client(), t.Cluster.Server()} {
+		client, server := t.Cluster.Client(), t.Cluster.Server()
+		c := &nodesCollector{shared: sharedNodes(t.Local, client.CPUs(), server.CPUs())}
+		for i, n := range []engine.Node{client, server} {
 			k := t.Kernel(n)
-			c.nodes = append(c.nodes, nodeSampler{k: k, s: k.CPU(), cpus: n.CPUs()})
+			s := nodeSampler{k: k, cpus: n.CPUs(), cpuName: MetricNodeCPUClient, memName: MetricNodeMemoryClient}
+			if i == 1 {
+				s.cpuName, s.memName = MetricNodeCPUServer, MetricNodeMemoryServer
+				if c.shared.cpu {
+					s.cpuName = ""
+				}
+				if c.shared.memory {
+					s.memName = ""
+				}
+			}
+			if s.cpuName != "" {
+				s.s = k.CPU()
+			}
+			c.nodes = append(c.nodes, s)
 		}
 		return c, nil
 	},
 }
 
-type nodeSampler struct {
-	k    engine.Kernel
-	s    engine.Sampler
-	cpus cpuset.Set
+// shared says what the two nodes' kernels would report alike: on the local
+// engine both nodes read this machine's /proc, so memory always, and CPU
+// when both count the same CPUs (neither pinned, or pinned alike). Reading
+// it twice would show two rows of one measurement as if they were two.
+type shared struct{ cpu, memory bool }
+
+func sharedNodes(local bool, client, server cpuset.Set) shared {
+	return shared{cpu: local && slices.Equal(client, server), memory: local}
 }
 
-type nodesCollector struct{ nodes []nodeSampler }
+// note says what a shared machine's metrics are.
+func (s shared) note() string {
+	switch {
+	case s.cpu:
+		return "collector nodes: the emulated nodes share this machine's CPUs and memory, so node_cpu_percent_client and " +
+			"node_memory_percent_client are the machine's and no _server rows are recorded (pin the nodes apart, spec.nodes.*.cpus, " +
+			"for each node's CPU %)"
+	case s.memory:
+		return "collector nodes: the emulated nodes share this machine's memory, so node_memory_percent_client is the machine's " +
+			"and no node_memory_percent_server is recorded"
+	}
+	return ""
+}
+
+// nodeSampler reads one node; an empty metric name is not recorded (the
+// other node's reading covers it).
+type nodeSampler struct {
+	k                engine.Kernel
+	s                engine.Sampler
+	cpus             cpuset.Set
+	cpuName, memName string
+}
+
+type nodesCollector struct {
+	nodes  []nodeSampler
+	shared shared
+}
 
 func (c *nodesCollector) Start(context.Context) error {
 	for i, n := range c.nodes {
+		if n.s == nil {
+			continue
+		}
 		if err := n.s.Start(); err != nil {
 			for _, m := range c.nodes[:i] {
-				m.s.Stop()
+				if m.s != nil {
+					m.s.Stop()
+				}
 			}
 			return err
 		}
@@ -57,24 +108,29 @@ func (c *nodesCollector) Start(context.Context) error {
 }
 
 func (c *nodesCollector) Stop(context.Context) (Result, error) {
-	cpu := []string{MetricNodeCPUClient, MetricNodeCPUServer}
-	mem := []string{MetricNodeMemoryClient, MetricNodeMemoryServer}
 	m := map[string]float64{}
 	var errs []error
-	for i, n := range c.nodes {
-		w, err := n.s.Stop()
-		if err != nil {
-			errs = append(errs, err)
+	for _, n := range c.nodes {
+		if n.s != nil {
+			w, err := n.s.Stop()
+			if err != nil {
+				errs = append(errs, err)
+			} else if pct, ok := nodeBusy(w, n.cpus); ok {
+				m[n.cpuName] = pct
+			}
+		}
+		if n.memName == "" {
 			continue
 		}
-		if pct, ok := nodeBusy(w, n.cpus); ok {
-			m[cpu[i]] = pct
-		}
 		if pct, err := n.k.MemoryPercent(); err == nil {
-			m[mem[i]] = pct
+			m[n.memName] = pct
 		}
 	}
-	return Result{Metrics: m}, errors.Join(errs...)
+	r := Result{Metrics: m}
+	if note := c.shared.note(); note != "" {
+		r.Warnings = []string{note}
+	}
+	return r, errors.Join(errs...)
 }
 
 // nodeBusy is the average busy percentage of the node's CPUs over the

@@ -1,9 +1,13 @@
 package collect
 
 import (
+	"context"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/results"
@@ -47,4 +51,81 @@ func TestQdiscDelta(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, m[k], v)
 		}
 	}
+}
+
+// Emulated nodes read one machine: what both would report alike is
+// recorded once, under the client's names, with a note; a cluster's nodes
+// (or local nodes pinned apart) keep a row each.
+func TestNodesSharedMachine(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		local          bool
+		client, server cpuset.Set
+		want           map[string]float64
+		note           string
+	}{
+		{"cluster", false, nil, nil, map[string]float64{
+			MetricNodeCPUClient: 30, MetricNodeCPUServer: 30, MetricNodeMemoryClient: 10, MetricNodeMemoryServer: 20}, ""},
+		{"local, unpinned", true, nil, nil, map[string]float64{
+			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share this machine's CPUs and memory"},
+		{"local, pinned alike", true, cpuset.Set{0, 1}, cpuset.Set{0, 1}, map[string]float64{
+			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share this machine's CPUs and memory"},
+		{"local, pinned apart", true, cpuset.Set{0}, cpuset.Set{1}, map[string]float64{
+			MetricNodeCPUClient: 20, MetricNodeCPUServer: 40, MetricNodeMemoryClient: 10}, "share this machine's memory"},
+	} {
+		client, server := pinnedNode{cpus: c.client, mem: 10}, pinnedNode{cpus: c.server, mem: 20}
+		tr := Trial{Cluster: twoNodes{client: client, server: server}, Local: c.local,
+			Kernel: func(n engine.Node) engine.Kernel { return coresKernel{mem: n.(pinnedNode).mem} }}
+		col, err := nodesEntry.New(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := col.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r, err := col.Stop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(r.Metrics, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, r.Metrics, c.want)
+		}
+		note := strings.Join(r.Warnings, "; ")
+		if (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
+			t.Errorf("%s: note %q, want one saying %q", c.name, note, c.note)
+		}
+	}
+}
+
+type pinnedNode struct {
+	fakeNode
+	cpus cpuset.Set
+	mem  float64
+}
+
+func (n pinnedNode) CPUs() cpuset.Set { return n.cpus }
+
+type twoNodes struct {
+	fakeCluster
+	client, server engine.Node
+}
+
+func (c twoNodes) Client() engine.Node { return c.client }
+func (c twoNodes) Server() engine.Node { return c.server }
+
+// coresKernel's CPUs are 80% and 60% idle; its memory is the node's.
+type coresKernel struct {
+	*fakeKernel
+	mem float64
+}
+
+func (coresKernel) CPU() engine.Sampler               { return coresSampler{} }
+func (k coresKernel) MemoryPercent() (float64, error) { return k.mem, nil }
+
+type coresSampler struct{}
+
+func (coresSampler) Start() error { return nil }
+func (coresSampler) Stop() (metrics.Window, error) {
+	return metrics.Window{Cores: []results.CoreStat{
+		{CPU: 0, CPUPercent: results.CPUPercent{Idle: 80}}, {CPU: 1, CPUPercent: results.CPUPercent{Idle: 60}}}}, nil
 }

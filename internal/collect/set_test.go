@@ -99,7 +99,7 @@ func TestNewSetFollowsStudyFlags(t *testing.T) {
 		want string
 	}{
 		{study.Workload{}, "cpu,daemons,podsetup,qdisc,outside"},
-		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,trace,memory,daemons,podsetup,nodes,qdisc,bpf,outside"},
+		{study.Workload{Counters: true}, "cpu,devices,iptables,nftables,trace,daemons,podsetup,nodes,qdisc,bpf,outside"},
 		{study.Workload{CPP: true}, "cpu,cpp,daemons,podsetup,qdisc,outside"},
 	} {
 		s, err := NewSet(c.w, tr)
@@ -135,7 +135,7 @@ func TestDevicesMemoryPodSetup(t *testing.T) {
 	// underlay, tunnel: one device each; pods: two.
 	for name, want := range map[string]float64{
 		"if_underlay_rx_packets_count": 10, "if_tunnel_tx_dropped_count": 10, "if_pods_rx_packets_count": 20,
-		MetricMemory: 42, MetricPodSetup: 3,
+		MetricNodeMemoryServer: 42, MetricPodSetup: 3,
 	} {
 		if r.Metrics[name] != want {
 			t.Errorf("%s = %v, want %v", name, r.Metrics[name], want)

@@ -338,7 +338,7 @@ func TestKubeWorkloads(t *testing.T) {
 		// perf on the server node attributes kernel time of the flow;
 		// kube-proxy's Service rules (iptables-nft) are on the path.
 		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
-			"if_underlay_rx_packets_count", "node_memory_percent", "iptables_rules_count", "iptables_path_rules_count",
+			"if_underlay_rx_packets_count", "node_memory_percent_server", "node_cpu_percent_server", "iptables_rules_count", "iptables_path_rules_count",
 			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count",
 			// The measured packets' own path, traced through the agents.
 			"trace_path_chains_count", "trace_path_rules_count", "trace_packets_count",
