@@ -53,6 +53,10 @@ func TestDatapathsDecideAgainstFirst(t *testing.T) {
 		N        int                       `json:"n"`
 		Decision string                    `json:"decision"`
 		Versus   string                    `json:"versus"`
+		// The runner's count of a trial's machine time, and for an
+		// undecided cell the trials that would decide it.
+		TrialSeconds float64 `json:"trial_seconds"`
+		ToDecide     int     `json:"trials_to_decide"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "stops.json"))
 	if err := errors.Join(err, json.Unmarshal(b, &stops)); err != nil || len(stops) != 2 {
@@ -62,6 +66,12 @@ func TestDatapathsDecideAgainstFirst(t *testing.T) {
 	if host.Cell.Datapath != "host" || host.Decision != "" || bridge.Versus != "host" || bridge.Decision == "" ||
 		bridge.N < 3 || bridge.N > 5 || host.N != bridge.N {
 		t.Errorf("stops %+v: want bridge decided against host in 3 to 5 trials, host as many and undecided", stops)
+	}
+	if host.TrialSeconds < 2 || bridge.TrialSeconds < 2 {
+		t.Errorf("stops %+v: a 2-second trial's machine time not recorded", stops)
+	}
+	if rerun := strings.Contains(r.stdout, "to decide the undecided cell, rerun with --set trials.max="); rerun != (bridge.Decision == "undecided" && bridge.ToDecide > 0) {
+		t.Errorf("the run's end says how to decide bridge: %v; stops %+v\n%s", rerun, stops, r.stdout)
 	}
 	csv, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
 	if !strings.Contains(string(csv), ",seq_versus\n") || !strings.Contains(string(csv), ",host\n") {

@@ -95,10 +95,10 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	return cmd
 }
 
-// printDecisions prints a run's decisions (or why a cell is undecided)
-// and how its cells met a precision target, from the run directory's
-// stops.json.
-func printDecisions(w io.Writer, dir string) {
+// printDecisions prints a run's decisions (or why a cell is undecided),
+// how its cells met a precision target and what deciding the undecided
+// ones would take, from the run directory's stops.json and its study s.
+func printDecisions(w io.Writer, dir string, s *study.Study) {
 	run, err := results.Load(dir)
 	if err != nil || len(run.Stops) == 0 {
 		return
@@ -110,6 +110,9 @@ func printDecisions(w io.Writer, dir string) {
 		}
 	}
 	for _, l := range report.PrecisionLines(run.Stops) {
+		fmt.Fprintln(w, l)
+	}
+	if l := report.RerunLine(run.Stops, s); l != "" {
 		fmt.Fprintln(w, l)
 	}
 }
@@ -170,7 +173,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		return err
 	}
-	printDecisions(cmd.OutOrStdout(), dir)
+	printDecisions(cmd.OutOrStdout(), dir, s)
 	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
 	return nil
 }

@@ -68,7 +68,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	if t := stopsTable(m); len(t.Rows) > 0 {
 		p("## Repetitions and decisions\n\n")
 		t.markdown(bw)
-		p("%s\n\n", stopsCaption)
+		p("%s\n\n", stopsText(m, s))
 	}
 	if t := groupsTable(m); len(t.Rows) > 0 {
 		p("## Two groups of trials\n\n")

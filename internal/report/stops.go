@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // stopsTable is the adaptive repetitions' table: per cell the trials run,
@@ -75,6 +77,19 @@ const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): e
 	"Decisions are made only at the planned looks (and once more at the count a cell stopped at between two of them: a closing look), " +
 	"on intervals at the looks' stricter confidence, so the chance of a wrong " +
 	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
+
+// stopsText is the repetitions table's caption, with what deciding the
+// undecided cells would take where that can be estimated.
+func stopsText(m analysis.Model, s *study.Study) string {
+	if s == nil {
+		return stopsCaption
+	}
+	l := RerunLine(m.Stops, s)
+	if l == "" {
+		return stopsCaption
+	}
+	return stopsCaption + " " + strings.ToUpper(l[:1]) + l[1:] + "."
+}
 
 // normNote says which decision a normalized table shows in an adaptive
 // run.
@@ -264,4 +279,59 @@ func PrecisionLines(stops []results.Stop) []string {
 		out = append(out, "  "+l)
 	}
 	return out
+}
+
+// RerunLine says what deciding a run's undecided cells would take
+// (analysis.RerunToDecide): the trial maxima to rerun the study s with, as
+// the --set that gives them (trials.max for an adaptive study, trials for
+// a fixed one), with the cells each would decide and its machine time,
+// and that a budget caps the rerun too; "" when no undecided cell has an
+// estimate.
+func RerunLine(stops []results.Stop, s *study.Study) string {
+	r, ok := analysis.RerunToDecide(stops)
+	if !ok {
+		return ""
+	}
+	flag := "--set trials.max"
+	if !s.Spec.Trials.Adaptive() {
+		flag = "--set trials"
+	}
+	var l string
+	if r.Undecided == 1 {
+		o := r.Options[0]
+		l = fmt.Sprintf("to decide the undecided cell, rerun with %s=%d (about %s of trials)", flag, o.Max, durationText(o.Time))
+	} else {
+		var opts []string
+		for i, o := range r.Options {
+			cells, cost := fmt.Sprintf("%d of them", o.Cells), "about "+durationText(o.Time)
+			if i == 0 {
+				cost += " of trials"
+			}
+			switch {
+			case o.Cells == r.Undecided:
+				cells = fmt.Sprintf("all %d", o.Cells)
+			case o.Cells == r.Estimated:
+				cells = fmt.Sprintf("the %d with an estimate", o.Cells)
+				cost += fmt.Sprintf("; %d without one up to 1000 trials", r.Undecided-r.Estimated)
+			}
+			opts = append(opts, fmt.Sprintf("%d for %s (%s)", o.Max, cells, cost))
+		}
+		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=N: %s", r.Undecided, flag, strings.Join(opts, ", "))
+	}
+	l += fmt.Sprintf("; this run's trials took %s", durationText(r.ThisRun))
+	if b := s.Spec.Budget.Duration; b > 0 {
+		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", durationText(b))
+	}
+	return l + ". Estimates from each cell's own difference and spread, which in simulation decide 46-79% of such cells (docs/statistics.md)"
+}
+
+// durationText rounds a machine time to what a reader plans with.
+func durationText(d time.Duration) string {
+	switch {
+	case d < 10*time.Minute:
+		return d.Round(time.Second).String()
+	case d < 10*time.Hour:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+	}
+	return fmt.Sprintf("%.1f h", d.Hours())
 }

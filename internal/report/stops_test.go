@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 func hw(x float64) *float64 { return &x }
@@ -166,5 +168,43 @@ func TestDecisionTally(t *testing.T) {
 	}
 	if got := DecisionTally(stops[3:4]); got != "" {
 		t.Errorf("no decisions: %q", got)
+	}
+}
+
+// The end of a run with undecided cells says the trial maxima to rerun
+// with, as the --set of the study's kind of trial count, the cells each
+// would decide and what it would cost; the report's repetitions caption
+// says the same.
+func TestRerunLine(t *testing.T) {
+	cell := func(tuning string) results.Cell {
+		return results.Cell{Datapath: "bridge", Workload: "tcp", Tuning: tuning, Replicas: 1}
+	}
+	stops := []results.Stop{
+		{Cell: cell("baseline"), N: 5, TrialSeconds: 6},
+		{Cell: cell("rps"), N: 5, TrialSeconds: 6, Status: "futile", Decision: "undecided", ToDecide: 47, Versus: "baseline"},
+		{Cell: cell("rps+"), N: 5, TrialSeconds: 6, Status: "futile", Decision: "undecided", ToDecide: 200, Versus: "baseline"},
+		{Cell: cell("rfs"), N: 5, TrialSeconds: 6, Status: "budget", Decision: "undecided", Versus: "baseline"},
+	}
+	adaptive := &study.Study{}
+	adaptive.Spec.Trials, adaptive.Spec.Budget.Duration = study.Trials{Min: 3, Max: 10}, 4*time.Minute
+	fixed := &study.Study{}
+	fixed.Spec.Trials = study.Fixed(5)
+	got := RerunLine(stops, adaptive)
+	want := "to decide the 3 undecided cells, rerun with --set trials.max=N: 47 for 1 of them (about 19 min of trials), " +
+		"200 for the 2 with an estimate (about 65 min; 1 without one up to 1000 trials); this run's trials took 2m0s, " +
+		"within a budget of 4m0s that caps the rerun too (--budget, set-up included). Estimates from each cell's own difference and spread, " +
+		"which in simulation decide 46-79% of such cells (docs/statistics.md)"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := RerunLine(stops[:2], fixed); !strings.HasPrefix(got, "to decide the undecided cell, rerun with --set trials=47 (about 9m24s of trials); this run's trials took 1m0s.") {
+		t.Errorf("fixed design: %s", got)
+	}
+	m := analysis.Model{Stops: stops}
+	if c := stopsText(m, adaptive); !strings.HasPrefix(c, stopsCaption+" To decide the 3") || !strings.HasSuffix(c, "(docs/statistics.md).") {
+		t.Errorf("caption: %s", c)
+	}
+	if RerunLine(stops[:1], adaptive) != "" || stopsText(analysis.Model{Stops: stops[:1]}, adaptive) != stopsCaption {
+		t.Error("a run without undecided cells got a rerun line")
 	}
 }

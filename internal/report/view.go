@@ -116,7 +116,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs = n.refTable()
 	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
-	pg.Stops, pg.StopsCaption = stopsTable(m), stopsCaption
+	pg.Stops, pg.StopsCaption = stopsTable(m), stopsText(m, s)
 	pg.TwoGroups, pg.TwoGroupsCaption = groupsTable(m), groupsCaption
 	pg.Marked, pg.MarkedCaption = markedTable(m), markedCaption
 	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption

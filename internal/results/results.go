@@ -130,6 +130,10 @@ type Stop struct {
 	// decide it if its difference and spread held (0: unknown, or none up
 	// to a thousand).
 	ToDecide int `json:"trials_to_decide,omitempty"`
+	// TrialSeconds is the mean machine time of the cell's trials as the
+	// runner counted it (pause, knobs and collectors included); 0 in runs
+	// before it was recorded.
+	TrialSeconds float64 `json:"trial_seconds,omitempty"`
 	// Failed is why a cell could not be measured: its trials failed
 	// every attempt, or the budget was spent before its block.
 	Failed string `json:"failed,omitempty"`

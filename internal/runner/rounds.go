@@ -340,6 +340,13 @@ func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cel
 	if !math.IsNaN(p.HalfWidth) {
 		st.HalfWidth = ptr(p.HalfWidth)
 	}
+	if len(l.wall) > 0 {
+		var sum time.Duration
+		for _, w := range l.wall {
+			sum += w
+		}
+		st.TrialSeconds = sum.Seconds() / float64(len(l.wall))
+	}
 	if p.Comparison != nil {
 		st.Decision, st.DecisionReason = string(p.Decision.Verdict), p.Decision.Reason
 		ci, conf := p.Comparison.Chosen, 0.95

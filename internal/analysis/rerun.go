@@ -1,0 +1,121 @@
+package analysis
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Rerun estimates what deciding a run's undecided cells would take: runs
+// of the same study with a larger trial maximum. In a run with maximum
+// Max, an undecided cell whose TrialsToDecide estimate is at most Max
+// runs to its estimate, the other undecided cells to Max (futility may
+// stop them sooner), its baseline (or first datapath) as long as the
+// longest cell compared with it (trials are paired by round), and every
+// decided cell as many trials as this time; machine time is at each
+// cell's own mean trial time in this run. The estimates assume each
+// cell's difference and spread hold (docs/statistics.md, "Futility"), so
+// these are typical costs, not promises.
+type Rerun struct {
+	// Undecided counts the undecided cells; Estimated those with an
+	// estimate (the others need more than a thousand trials, or had no
+	// interval to project).
+	Undecided, Estimated int
+	// Options are up to maxRerunOptions maxima, the cheapest first; the
+	// last decides every estimated cell.
+	Options []RerunOption
+	// ThisRun is this run's machine time in trials, at the same trial
+	// times.
+	ThisRun time.Duration
+}
+
+// RerunOption is one trial maximum to rerun with: the undecided cells
+// whose estimate it reaches, and the rerun's machine time in trials.
+type RerunOption struct {
+	Max, Cells int
+	Time       time.Duration
+}
+
+// maxRerunOptions bounds the maxima offered: a choice, not a table.
+const maxRerunOptions = 3
+
+// RerunToDecide is Rerun for a run's stops; false when no undecided cell
+// has an estimate or a cell's trial time is unknown (runs before
+// results.Stop.TrialSeconds was recorded).
+func RerunToDecide(stops []results.Stop) (Rerun, bool) {
+	var r Rerun
+	var estimates []int
+	for _, s := range stops {
+		if s.TrialSeconds <= 0 && s.N > 0 {
+			return Rerun{}, false
+		}
+		r.ThisRun += time.Duration(s.N) * trialTime(s)
+		if undecided(s) {
+			r.Undecided++
+			if s.ToDecide > 0 {
+				r.Estimated++
+				estimates = append(estimates, s.ToDecide)
+			}
+		}
+	}
+	if r.Estimated == 0 {
+		return Rerun{}, false
+	}
+	slices.Sort(estimates)
+	estimates = slices.Compact(estimates)
+	k := len(estimates)
+	picks := estimates
+	if k > maxRerunOptions {
+		picks = []int{estimates[(k+2)/3-1], estimates[(2*k+2)/3-1], estimates[k-1]}
+	}
+	for _, m := range picks {
+		r.Options = append(r.Options, rerunAt(stops, m))
+	}
+	return r, true
+}
+
+// rerunAt is the option of maximum m.
+func rerunAt(stops []results.Stop, m int) RerunOption {
+	o := RerunOption{Max: m}
+	need := map[results.Cell]int{}
+	for _, s := range stops {
+		need[s.Cell] = max(need[s.Cell], s.N)
+		if !undecided(s) {
+			continue
+		}
+		n := m
+		if s.ToDecide > 0 && s.ToDecide <= m {
+			n = s.ToDecide
+			o.Cells++
+		}
+		need[s.Cell] = max(need[s.Cell], n)
+		if b, ok := versusCell(stops, s); ok {
+			need[b] = max(need[b], n)
+		}
+	}
+	for _, s := range stops {
+		o.Time += time.Duration(need[s.Cell]) * trialTime(s)
+	}
+	return o
+}
+
+func undecided(s results.Stop) bool { return s.Decision == "undecided" && s.Failed == "" }
+
+func trialTime(s results.Stop) time.Duration {
+	return time.Duration(s.TrialSeconds * float64(time.Second))
+}
+
+// versusCell is the cell a stop was compared with: the baseline tuning's
+// cell of its datapath, or in a study of datapaths the first datapath's
+// cell of its tuning.
+func versusCell(stops []results.Stop, s results.Stop) (results.Cell, bool) {
+	byTuning, byDatapath := s.Cell, s.Cell
+	byTuning.Tuning, byDatapath.Datapath = s.Versus, s.Versus
+	for _, o := range stops {
+		if o.Cell == byTuning || o.Cell == byDatapath {
+			return o.Cell, true
+		}
+	}
+	return results.Cell{}, false
+}

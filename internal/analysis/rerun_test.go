@@ -1,0 +1,77 @@
+package analysis
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// A rerun runs each estimated undecided cell to its estimate, its
+// baseline as long as its longest such cell, and the rest as this run
+// did, at each cell's own trial time; a study of datapaths pairs with the
+// first datapath's cell.
+func TestRerunToDecide(t *testing.T) {
+	cell := func(dp, tuning string) results.Cell {
+		return results.Cell{Datapath: dp, Workload: "tcp", Tuning: tuning, Replicas: 1}
+	}
+	stops := []results.Stop{
+		{Cell: cell("bridge", "baseline"), N: 10, TrialSeconds: 5},
+		{Cell: cell("bridge", "rps"), N: 5, TrialSeconds: 6, Decision: "undecided", ToDecide: 40, Versus: "baseline"},
+		{Cell: cell("bridge", "rps+"), N: 5, TrialSeconds: 6, Decision: "undecided", ToDecide: 25, Versus: "baseline"},
+		{Cell: cell("bridge", "rfs"), N: 3, TrialSeconds: 6, Decision: "worse", Versus: "baseline"},
+		{Cell: cell("bridge", "rfs+"), N: 8, TrialSeconds: 6, Decision: "undecided", Versus: "baseline"},
+	}
+	r, ok := RerunToDecide(stops)
+	if !ok {
+		t.Fatal("no estimate")
+	}
+	// At 25, rps (40) and rfs+ (none) run to 25 and the baseline with
+	// them; at 40, rps+ stops at its 25.
+	want := Rerun{Undecided: 3, Estimated: 2, ThisRun: (10*5 + 5*6 + 5*6 + 3*6 + 8*6) * time.Second,
+		Options: []RerunOption{
+			{Max: 25, Cells: 1, Time: (25*5 + 25*6 + 25*6 + 3*6 + 25*6) * time.Second},
+			{Max: 40, Cells: 2, Time: (40*5 + 40*6 + 25*6 + 3*6 + 40*6) * time.Second},
+		}}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("got %+v, want %+v", r, want)
+	}
+
+	// Datapaths: flannel-udp against flannel-vxlan.
+	dps := []results.Stop{
+		{Cell: cell("flannel-vxlan", "baseline"), N: 6, TrialSeconds: 4},
+		{Cell: cell("flannel-udp", "baseline"), N: 6, TrialSeconds: 4, Status: "budget", Decision: "undecided", ToDecide: 12, Versus: "flannel-vxlan"},
+	}
+	r, ok = RerunToDecide(dps)
+	if !ok || len(r.Options) != 1 || r.Options[0] != (RerunOption{Max: 12, Cells: 1, Time: 2 * 12 * 4 * time.Second}) {
+		t.Errorf("datapaths: %+v %v", r, ok)
+	}
+
+	// Many estimates: three maxima, a third, two thirds and all of them.
+	many := []results.Stop{{Cell: cell("bridge", "baseline"), N: 3, TrialSeconds: 1}}
+	for i, est := range []int{50, 10, 30, 20, 40, 40} {
+		many = append(many, results.Stop{Cell: cell("bridge", fmt.Sprint("t", i)), N: 3, TrialSeconds: 1,
+			Decision: "undecided", ToDecide: est, Versus: "baseline"})
+	}
+	r, _ = RerunToDecide(many)
+	var got []string
+	for _, o := range r.Options {
+		got = append(got, fmt.Sprintf("%d:%d", o.Max, o.Cells))
+	}
+	if strings.Join(got, " ") != "20:2 40:5 50:6" {
+		t.Errorf("maxima offered: %v", got)
+	}
+
+	// Nothing to estimate, or a run without trial times: no line.
+	if _, ok := RerunToDecide(stops[3:]); ok {
+		t.Error("an estimate without an estimated cell")
+	}
+	old := append([]results.Stop(nil), stops...)
+	old[0].TrialSeconds = 0
+	if _, ok := RerunToDecide(old); ok {
+		t.Error("an estimate without the baseline's trial time")
+	}
+}
