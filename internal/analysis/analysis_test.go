@@ -188,6 +188,23 @@ func TestSummarizeSkipsNonFinite(t *testing.T) {
 	}
 }
 
+// A percentage of a whole keeps its interval at or below 100 (an idle
+// core of 99.5, 92 and 98% gave [87.0, 112.3]); a sum of cores' CPU does
+// not.
+func TestSummarizeKeepsSharesWithin100(t *testing.T) {
+	smp := synthetic()[:3]
+	for i, v := range []float64{99.5, 92, 98} {
+		smp[i].Metrics["node_cpu_percent_client"] = v
+		smp[i].Metrics["daemons_cpu_pct"] = v
+	}
+	if r := find(t, Summarize(nil, smp), "baseline", 1, "node_cpu_percent_client", -1); r.CI95High != 100 || r.CI95Low > 90 {
+		t.Errorf("node_cpu_percent_client interval [%v, %v], want [<90, 100]", r.CI95Low, r.CI95High)
+	}
+	if r := find(t, Summarize(nil, smp), "baseline", 1, "daemons_cpu_pct", -1); !(r.CI95High > 100) {
+		t.Errorf("daemons_cpu_pct cut at %v; it adds up cores", r.CI95High)
+	}
+}
+
 func TestWriteCSV(t *testing.T) {
 	rows := Summarize(quickStudy(t), synthetic())
 	var buf bytes.Buffer

@@ -4,8 +4,8 @@
 // report shows is computed here; internal/report only formats the model.
 //
 // Every trial of a cell is one independent observation; the summary of a
-// cell is the mean with a Student t 95% interval, not below zero
-// (stats.DescribeNonNeg). Bitrate
+// cell is the mean with a Student t 95% interval, not below zero nor, for
+// a percentage of a whole, above 100 (Describe). Bitrate
 // metrics are also normalized to the study's baseline tuning at the same
 // datapath, workload and replica count, with Fieller's interval
 // (stats.Ratio), which is what the rps-rfs paper plots. Every row also
@@ -119,7 +119,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 	var rows []Row
 	add := func(k Key, xs []float64) {
 		values[k] = xs
-		d := stats.DescribeNonNeg(xs)
+		d := Describe(k.Metric, xs)
 		r := Row{SummaryRow: results.SummaryRow{
 			Cell: k.Cell, Metric: k.Metric, CPU: k.CPU, Unit: Unit(k.Metric),
 			N: d.N, Mean: d.Mean, SD: d.SD, CI95Low: d.CI95Low, CI95High: d.CI95High,

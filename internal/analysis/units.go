@@ -1,6 +1,12 @@
 package analysis
 
-import "strings"
+import (
+	"math"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+)
 
 // extraUnit gives the units of workload metrics whose names do not follow
 // the suffix conventions of Unit.
@@ -27,4 +33,25 @@ func extraUnit(metric string) (string, bool) {
 		return "cycles/packet", true
 	}
 	return "", false
+}
+
+// UpperBound is the most a metric's true mean can be: 100 for a share of
+// a whole in percent (a CPU's time, a node's CPUs or memory, datagrams
+// lost), where an interval reaching beyond 100 says nothing; +Inf for the
+// rest (daemons_cpu_pct adds up cores, so it is not such a share).
+func UpperBound(metric string) float64 {
+	switch {
+	case metric == results.MetricCoreIdle, metric == results.MetricCoreSoftIRQ,
+		metric == results.MetricCoreSystem, metric == results.MetricCoreUser,
+		strings.HasPrefix(metric, "node_cpu_percent_"), strings.HasPrefix(metric, "node_memory_percent_"),
+		metric == "lost_percent", metric == "ceiling_loss_pct":
+		return 100
+	}
+	return math.Inf(1)
+}
+
+// Describe is a metric's summary over trials, its interval kept within
+// where the mean can lie (stats.DescribeWithin).
+func Describe(metric string, xs []float64) stats.Summary {
+	return stats.DescribeWithin(xs, UpperBound(metric))
 }

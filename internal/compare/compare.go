@@ -92,7 +92,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 			name += "/" + k.impairment
 		}
 		rows = append(rows, Row{
-			Key: name, Metric: k.metric, A: stats.DescribeNonNeg(xs), B: stats.DescribeNonNeg(ys),
+			Key: name, Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 			XA: xs, XB: ys, Missing: !ok, cell: cellOf(k),
 		})

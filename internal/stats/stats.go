@@ -67,15 +67,25 @@ func Describe(xs []float64) Summary {
 // (n = 2 gives t = 12.7) says nothing a reader can use. A negative
 // observation means the quantity is signed after all, and the interval is
 // left as computed.
-func DescribeNonNeg(xs []float64) Summary {
+func DescribeNonNeg(xs []float64) Summary { return DescribeWithin(xs, math.Inf(1)) }
+
+// DescribeWithin is DescribeNonNeg for a quantity that also cannot exceed
+// hi (a share of a whole, 100 for a percentage): when no observation
+// exceeds hi, the upper bound is lowered to it, for the same reason (an
+// idle CPU's interval reaching 104% says nothing). An observation beyond
+// hi means the bound was wrong, and the interval's top is left alone.
+func DescribeWithin(xs []float64, hi float64) Summary {
 	d := Describe(xs)
+	below, above := false, false
 	for _, x := range xs {
-		if x < 0 {
-			return d
-		}
+		below = below || x < 0
+		above = above || x > hi
 	}
-	if d.CI95Low < 0 {
+	if !below && d.CI95Low < 0 {
 		d.CI95Low = 0
+	}
+	if !above && d.CI95High > hi {
+		d.CI95High = hi
 	}
 	return d
 }

@@ -120,6 +120,25 @@ func TestDescribeNonNeg(t *testing.T) {
 	}
 }
 
+// A share's interval stops at its whole, unless an observation is beyond
+// it.
+func TestDescribeWithin(t *testing.T) {
+	idle := []float64{99.5, 92, 98}
+	d, c := Describe(idle), DescribeWithin(idle, 100)
+	if !(d.CI95High > 100) {
+		t.Fatalf("test data: Describe high %v, want > 100", d.CI95High)
+	}
+	if c.CI95High != 100 || c.CI95Low != d.CI95Low || c.Mean != d.Mean {
+		t.Errorf("DescribeWithin = %+v, want Describe %+v with high 100", c, d)
+	}
+	if over := []float64{101, 92, 98}; DescribeWithin(over, 100).CI95High != Describe(over).CI95High {
+		t.Error("an observation above the bound, and the interval was cut at it")
+	}
+	if both := []float64{1, 99}; DescribeWithin(both, 100) != (Summary{N: 2, Mean: 50, SD: Describe(both).SD, CI95Low: 0, CI95High: 100}) {
+		t.Errorf("n=2 across the range: %+v, want [0, 100]", DescribeWithin(both, 100))
+	}
+}
+
 func TestLevelText(t *testing.T) {
 	for c, want := range map[float64]string{0.95: "95%", 1 - 0.05/6: "99.17%", 1 - 0.05/4: "98.75%", 0.9999: "99.99%"} {
 		if got := LevelText(c); got != want {
