@@ -189,7 +189,7 @@ func TestSummarizeSkipsNonFinite(t *testing.T) {
 }
 
 // A percentage of a whole keeps its interval at or below 100 (an idle
-// core of 99.5, 92 and 98% gave [87.0, 112.3]); a sum of cores' CPU does
+// core of 99.5, 92 and 98% gave [86.6, 106.4]); a sum of cores' CPU does
 // not.
 func TestSummarizeKeepsSharesWithin100(t *testing.T) {
 	smp := synthetic()[:3]
