@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/stats"
@@ -44,6 +45,11 @@ func (s Scale) Format(v float64) string {
 	}
 	v *= s.Factor
 	if s.Decimals < 0 {
+		// Four significant digits, but a round-trip time of 11368 us
+		// reads as such, not as 1.137e+04: from 10^4 on, whole numbers.
+		if a := math.Abs(v); a >= 9999.5 && a < 1e15 {
+			return strconv.FormatFloat(v, 'f', 0, 64)
+		}
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', s.Decimals, 64)

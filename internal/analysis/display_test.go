@@ -120,6 +120,11 @@ func TestDisplayScales(t *testing.T) {
 		{"daemons_rss_bytes", 110.6e6, "105.5 MiB"},
 		{"snd_cwnd_bytes", 776356, "0.7404 MiB"},
 		{"lost_percent", 0.84, "0.8 %"},
+		{"rtt_us", 11368.4, "11368 us"},
+		{"rtt_us", 9999.4, "9999 us"},
+		{"rtt_us", 5530.2, "5530 us"},
+		{"jitter_ms", 0.0126, "0.0126 ms"},
+		{"startup_ms", 1.5e15, "1.5e+15 ms"},
 	} {
 		sc := Display(c.metric)
 		if got := sc.Format(c.v) + " " + sc.Unit; got != c.want {

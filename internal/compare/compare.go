@@ -174,6 +174,7 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 	fmt.Fprintf(w, "A = %s\nB = %s\n\n", nameA, nameB)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	delta := false
 	for _, r := range rows {
 		sc := analysis.Display(r.Metric)
 		p := "—"
@@ -186,6 +187,10 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 			if r.Ratio.Method != stats.MethodNone {
 				ratio += fmt.Sprintf(" [%.3f, %.3f]", r.Ratio.Low, r.Ratio.High)
 			}
+			if r.Ratio.Method == stats.MethodDelta {
+				ratio += " delta"
+				delta = true
+			}
 		}
 		b := sc.SummaryCI(r.B)
 		if r.Missing {
@@ -196,15 +201,20 @@ func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows)))
+	_, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta))
 	return err
 }
 
 // methodNote says how the table's numbers were computed: the two runs'
 // trials are independent (no rounds in common), so every comparison is
-// unpaired.
-func methodNote(rows int) string {
-	return fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
+// unpaired. delta says a row fell back to the delta method.
+func methodNote(rows int, delta bool) string {
+	n := fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
 		"(unpaired: the runs share no rounds); p: Welch's two-sided t test, not corrected for multiple comparisons (%d rows; "+
 		"--fail-if corrects its intervals with Bonferroni over the cells it judges).", rows)
+	if delta {
+		n += " \"delta\": A's mean cannot be told from 0 at 95%, so Fieller's set is unbounded; the row shows the delta " +
+			"method's interval instead, an approximation that is poor there (docs/statistics.md)."
+	}
+	return n
 }

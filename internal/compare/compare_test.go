@@ -56,6 +56,32 @@ func TestRunsKeepsDatapathsApartWhenSeveral(t *testing.T) {
 	}
 }
 
+// A row whose A cannot be told from 0 shows the delta method's interval,
+// marked, cut at 0 for quantities that cannot be negative, and the note
+// says why; numbers of five digits are not in exponent form.
+func TestDeltaRowMarked(t *testing.T) {
+	jitter := func(v float64) results.Sample {
+		s := sample("flannel-udp", "baseline", 1, 1e9)
+		s.Metrics["jitter_ms"], s.Metrics["rtt_us"] = v, 1000*v+10000
+		return s
+	}
+	a := []results.Sample{jitter(0.01), jitter(0.2), jitter(0.005)}
+	rows := Runs(a, a, []string{"jitter_ms", "rtt_us"}, nil)
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, "a", "b", rows); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"| 1.000 [0.000, ", "] delta |", "\"delta\": A's mean cannot be told from 0", "| 10072 [9796, 10348] |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, " delta |") != 1 {
+		t.Errorf("want only the jitter row marked delta:\n%s", out)
+	}
+}
+
 func TestNoCommonCells(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, "a", "b", nil); err != nil || !strings.Contains(buf.String(), "No cell") {

@@ -88,7 +88,14 @@ func RatioAt(x, base []float64, conf float64) RatioCI {
 		return RatioCI{Ratio: r, Low: lo, High: hi, DF: df, Method: MethodFieller}
 	}
 	se := math.Sqrt(va+r*r*vb) / math.Abs(b)
-	return RatioCI{Ratio: r, Low: r - t*se, High: r + t*se, DF: df, Method: MethodDelta}
+	lo := r - t*se
+	if lo < 0 && nonNegative(x) && nonNegative(base) {
+		// The same cut as Fieller's: a ratio of quantities that cannot
+		// be negative cannot be either (a jitter of 0.045 ms over one of
+		// 0.045 ms read "1.000 [-1.616, 3.616]").
+		lo = 0
+	}
+	return RatioCI{Ratio: r, Low: lo, High: r + t*se, DF: df, Method: MethodDelta}
 }
 
 func nonNegative(x []float64) bool {

@@ -103,4 +103,13 @@ func TestRatioCutAtZero(t *testing.T) {
 	if cut.Method != MethodFieller || cut.Low != 0 || !(cut.High > 0.9) {
 		t.Errorf("non-negative data: %+v, want Fieller's set cut at 0", cut)
 	}
+	// A baseline not told from 0 (Fieller's set unbounded): the delta
+	// fallback is cut at 0 too, for non-negative data only.
+	noisy := []float64{0.01, 0.2, 0.005}
+	if d := Ratio(noisy, noisy); d.Method != MethodDelta || d.Low != 0 || !(d.High > 2) {
+		t.Errorf("delta, non-negative: %+v, want [0, >2]", d)
+	}
+	if d := Ratio([]float64{-0.01, 0.2, 0.005}, noisy); d.Method != MethodDelta || !(d.Low < 0) {
+		t.Errorf("delta, signed: %+v, want a low below 0", d)
+	}
 }
