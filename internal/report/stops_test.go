@@ -208,3 +208,18 @@ func TestRerunLine(t *testing.T) {
 		t.Error("a run without undecided cells got a rerun line")
 	}
 }
+
+// A cell stopped early on its precision target gets the caption's warning
+// that its plain interval is optimistic; one that ran its fixed count
+// does not.
+func TestPrecisionStopNote(t *testing.T) {
+	stop := results.Stop{Cell: results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1},
+		Status: "target", N: 4, Target: 0.02, HalfWidth: hw(0.018)}
+	if c := stopsText(analysis.Model{Stops: []results.Stop{stop}, TrialsMin: 3, TrialsPlanned: 10}, nil); !strings.Contains(c, precisionStopNote) {
+		t.Errorf("an early precision stop without the warning: %s", c)
+	}
+	stop.N = 10
+	if c := stopsText(analysis.Model{Stops: []results.Stop{stop}, TrialsMin: 10, TrialsPlanned: 10}, nil); c != stopsCaption {
+		t.Errorf("a fixed count that met its target got: %s", c)
+	}
+}
