@@ -75,6 +75,8 @@ func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Samp
 		f.Missing = "no latency distribution recorded"
 		return f
 	}
+	// A CDF ends at 1: room above it keeps its top off the frame.
+	p.Y.Min, p.Y.Max = 0, 1+headroom
 	return render(f, p, leg, figW, figH)
 }
 

@@ -151,6 +151,7 @@ func seriesFigures(s *study.Study, samples []results.Sample) []figure {
 			if i == 0 {
 				continue
 			}
+			padY(p)
 			figs = append(figs, render(f, p, leg, figW, figH))
 		}
 	}
