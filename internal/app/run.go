@@ -112,8 +112,10 @@ func printDecisions(w io.Writer, dir string, s *study.Study) {
 	for _, l := range report.PrecisionLines(run.Stops) {
 		fmt.Fprintln(w, l)
 	}
-	if l := report.RerunLine(run.Stops, s); l != "" {
-		fmt.Fprintln(w, l)
+	for _, l := range []string{report.RerunLine(run.Stops, s), report.TourLine(run.Stops, s)} {
+		if l != "" {
+			fmt.Fprintln(w, l)
+		}
 	}
 }
 

@@ -92,8 +92,10 @@ func stopsText(m analysis.Model, s *study.Study) string {
 	if s == nil {
 		return text
 	}
-	if l := RerunLine(m.Stops, s); l != "" {
-		text += " " + strings.ToUpper(l[:1]) + l[1:] + "."
+	for _, l := range []string{RerunLine(m.Stops, s), TourLine(m.Stops, s)} {
+		if l != "" {
+			text += " " + strings.ToUpper(l[:1]) + l[1:] + "."
+		}
 	}
 	return text
 }
@@ -335,6 +337,31 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", durationText(b))
 	}
 	return l + ". Estimates from each cell's own difference and spread, which in simulation decide 46-79% of such cells (docs/statistics.md)"
+}
+
+// TourLine says, for a run whose compared cells all ran a single trial (a
+// one-trial tour such as cni-compare --quick), how to get decisions: a
+// profile of the study s that decides, or trials of an adaptive range;
+// "" otherwise.
+func TourLine(stops []results.Stop, s *study.Study) string {
+	compared := 0
+	for _, st := range stops {
+		if lineVerdict(st) == "" || lineVerdict(st) == notMeasuredVerdict {
+			continue
+		}
+		if st.N >= 2 || st.Low != nil {
+			return ""
+		}
+		compared++
+	}
+	if compared == 0 {
+		return ""
+	}
+	how := "--set 'trials={min: 3, max: 6}'"
+	if _, ok := s.Profiles["decide"]; ok {
+		how = "--profile decide, or " + how
+	}
+	return "one trial per cell gives no interval, so nothing was decided: for decisions, run with " + how
 }
 
 // durationText rounds a machine time to what a reader plans with.

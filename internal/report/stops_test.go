@@ -223,3 +223,28 @@ func TestPrecisionStopNote(t *testing.T) {
 		t.Errorf("a fixed count that met its target got: %s", c)
 	}
 }
+
+// A one-trial tour's end says how to get decisions, naming the study's
+// decide profile where it has one; a run with an interval somewhere, or
+// with nothing compared, gets no such line.
+func TestTourLine(t *testing.T) {
+	one := func(dp string) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1},
+			Status: "max", N: 1, Decision: "undecided", Versus: "flannel"}
+	}
+	stops := []results.Stop{{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "tcp", Replicas: 1}, N: 1},
+		one("cilium"), one("weave")}
+	withDecide := &study.Study{Profiles: map[string]any{"decide": map[string]any{}, "quick": map[string]any{}}}
+	if got := TourLine(stops, withDecide); got != "one trial per cell gives no interval, so nothing was decided: "+
+		"for decisions, run with --profile decide, or --set 'trials={min: 3, max: 6}'" {
+		t.Errorf("with a decide profile: %q", got)
+	}
+	if got := TourLine(stops, &study.Study{}); !strings.HasSuffix(got, "run with --set 'trials={min: 3, max: 6}'") {
+		t.Errorf("without one: %q", got)
+	}
+	decided := append([]results.Stop(nil), stops...)
+	decided[2].N, decided[2].Low = 3, hw(0.9)
+	if TourLine(decided, withDecide) != "" || TourLine(stops[:1], withDecide) != "" {
+		t.Error("a tour line for a run with an interval, or with nothing compared")
+	}
+}
