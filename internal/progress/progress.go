@@ -14,8 +14,9 @@ import (
 
 // Reporter receives progress events from a run.
 type Reporter interface {
-	// Begin announces the most trials the run will execute.
-	Begin(total int)
+	// Begin announces the most trials the run will execute and, for a run
+	// with a budget, when the budget ends (zero: none).
+	Begin(total int, deadline time.Time)
 	// Step reports that a trial finished; label says which.
 	Step(label string)
 	// Logf prints a line that must not garble the bar.
@@ -39,7 +40,9 @@ type bar struct {
 	tot int
 }
 
-func (b *bar) Begin(total int) {
+// Begin: the bar predicts from its own rate; a budget's end shows in
+// the plain lines only.
+func (b *bar) Begin(total int, _ time.Time) {
 	b.tot = total
 	b.b = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(b.w),
@@ -76,14 +79,18 @@ func (b *bar) End() {
 }
 
 type plain struct {
-	w     io.Writer
-	n     int
-	tot   int
-	start time.Time
+	w               io.Writer
+	n               int
+	tot             int
+	start, deadline time.Time
+	now             func() time.Time
 }
 
-func (p *plain) Begin(total int) {
-	p.tot, p.start = total, time.Now()
+func (p *plain) Begin(total int, deadline time.Time) {
+	if p.now == nil {
+		p.now = time.Now
+	}
+	p.tot, p.start, p.deadline = total, p.now(), deadline
 	// "up to": an adaptive run stops cells early, a budget or a given-up
 	// cell cuts any run short; total is each cell's maximum.
 	fmt.Fprintf(p.w, "running up to %d trials\n", total)
@@ -91,10 +98,14 @@ func (p *plain) Begin(total int) {
 
 func (p *plain) Step(label string) {
 	p.n++
-	elapsed := time.Since(p.start)
-	eta := time.Duration(0)
-	if p.n > 0 {
-		eta = elapsed / time.Duration(p.n) * time.Duration(p.tot-p.n)
+	now := p.now()
+	elapsed := now.Sub(p.start)
+	eta := elapsed / time.Duration(p.n) * time.Duration(p.tot-p.n)
+	if !p.deadline.IsZero() {
+		// Every cell at its maximum would outlast the budget, which
+		// ends the run first (an adaptive quick run said "eta 5m21s"
+		// with two minutes of its budget left).
+		eta = max(0, min(eta, p.deadline.Sub(now)))
 	}
 	fmt.Fprintf(p.w, "[%d/%d] %s (elapsed %s, eta %s)\n", p.n, p.tot, label,
 		elapsed.Round(time.Second), eta.Round(time.Second))

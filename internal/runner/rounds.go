@@ -307,6 +307,21 @@ func (r *run) budgetSpent(units []unit, groups []*group) error {
 // this process and the trials of an interrupted run it resumes.
 func (r *run) spent() time.Duration { return time.Since(r.began) + r.prior }
 
+// budgetEnd is when the budget runs out if the interrupted run's trials
+// (a resumed run replays their machine time as it reaches them) are
+// counted now; zero without a budget.
+func (r *run) budgetEnd() time.Time {
+	b := r.study.Spec.Budget.Duration
+	if b <= 0 {
+		return time.Time{}
+	}
+	prior := r.prior
+	for _, p := range r.prev {
+		prior += p.cost
+	}
+	return r.began.Add(b - prior)
+}
+
 // recordStops adds the controller's last word on the block's cells to
 // stops.json.
 func (r *run) recordStops(groups []*group, plans []adaptive.Plan) error {

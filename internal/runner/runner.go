@@ -364,7 +364,7 @@ func (r *run) execute(ctx context.Context) error {
 		}
 	}
 	total := len(s.Cells()) * s.Spec.Trials.Max
-	r.opt.Progress.Begin(total)
+	r.opt.Progress.Begin(total, r.budgetEnd())
 	defer r.opt.Progress.End()
 	r.opt.Progress.Logf("repetitions: %s", r.describe())
 	r.checkBudgetAtStart()

@@ -1,0 +1,34 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The plain lines' ETA is what every cell at its maximum would take at
+// the pace so far, but never past the budget's end, which stops the run
+// first.
+func TestPlainETA(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		deadline time.Time
+		want     string
+	}{
+		{time.Time{}, "[1/10] a (elapsed 10s, eta 1m30s)\n"},
+		{t0.Add(4 * time.Minute), "[1/10] a (elapsed 10s, eta 1m30s)\n"},
+		{t0.Add(time.Minute), "[1/10] a (elapsed 10s, eta 50s)\n"},
+		{t0.Add(5 * time.Second), "[1/10] a (elapsed 10s, eta 0s)\n"},
+	} {
+		var buf bytes.Buffer
+		now := t0
+		p := &plain{w: &buf, now: func() time.Time { return now }}
+		p.Begin(10, c.deadline)
+		now = now.Add(10 * time.Second)
+		p.Step("a")
+		if got := strings.TrimPrefix(buf.String(), "running up to 10 trials\n"); got != c.want {
+			t.Errorf("deadline %v: %q, want %q", c.deadline, got, c.want)
+		}
+	}
+}
