@@ -8,13 +8,14 @@ import (
 )
 
 // Rerun estimates what deciding a run's undecided cells would take: runs
-// of the same study with a larger trial maximum. In a run with maximum
-// Max, an undecided cell whose TrialsToDecide estimate is at most Max
-// runs to its estimate, the other undecided cells to Max (futility may
-// stop them sooner), its baseline (or first datapath) as long as the
+// of the same study with a larger trial maximum. In an adaptive run with
+// maximum Max, an undecided cell whose TrialsToDecide estimate is at most
+// Max runs to its estimate, the other undecided cells to Max (futility
+// may stop them sooner), its baseline (or first datapath) as long as the
 // longest cell compared with it (trials are paired by round), and every
-// decided cell as many trials as this time; machine time is at each
-// cell's own mean trial time in this run. The estimates assume each
+// decided cell as many trials as this time; a fixed design runs every
+// cell Max trials. Machine time is at each cell's own mean trial time in
+// this run. The estimates assume each
 // cell's difference and spread hold (docs/statistics.md, "Futility"), so
 // these are typical costs, not promises.
 type Rerun struct {
@@ -40,10 +41,11 @@ type RerunOption struct {
 // maxRerunOptions bounds the maxima offered: a choice, not a table.
 const maxRerunOptions = 3
 
-// RerunToDecide is Rerun for a run's stops; false when no undecided cell
-// has an estimate or a cell's trial time is unknown (runs before
-// results.Stop.TrialSeconds was recorded).
-func RerunToDecide(stops []results.Stop) (Rerun, bool) {
+// RerunToDecide is Rerun for a run's stops, of a fixed design or an
+// adaptive one; false when no undecided cell has an estimate or a cell's
+// trial time is unknown (runs before results.Stop.TrialSeconds was
+// recorded).
+func RerunToDecide(stops []results.Stop, fixed bool) (Rerun, bool) {
 	var r Rerun
 	var estimates []int
 	for _, s := range stops {
@@ -70,17 +72,20 @@ func RerunToDecide(stops []results.Stop) (Rerun, bool) {
 		picks = []int{estimates[(k+2)/3-1], estimates[(2*k+2)/3-1], estimates[k-1]}
 	}
 	for _, m := range picks {
-		r.Options = append(r.Options, rerunAt(stops, m))
+		r.Options = append(r.Options, rerunAt(stops, m, fixed))
 	}
 	return r, true
 }
 
 // rerunAt is the option of maximum m.
-func rerunAt(stops []results.Stop, m int) RerunOption {
+func rerunAt(stops []results.Stop, m int, fixed bool) RerunOption {
 	o := RerunOption{Max: m}
 	need := map[results.Cell]int{}
 	for _, s := range stops {
 		need[s.Cell] = max(need[s.Cell], s.N)
+		if fixed {
+			need[s.Cell] = m
+		}
 		if !undecided(s) {
 			continue
 		}

@@ -25,7 +25,7 @@ func TestRerunToDecide(t *testing.T) {
 		{Cell: cell("bridge", "rfs"), N: 3, TrialSeconds: 6, Decision: "worse", Versus: "baseline"},
 		{Cell: cell("bridge", "rfs+"), N: 8, TrialSeconds: 6, Decision: "undecided", Versus: "baseline"},
 	}
-	r, ok := RerunToDecide(stops)
+	r, ok := RerunToDecide(stops, false)
 	if !ok {
 		t.Fatal("no estimate")
 	}
@@ -40,12 +40,18 @@ func TestRerunToDecide(t *testing.T) {
 		t.Errorf("got %+v, want %+v", r, want)
 	}
 
+	// A fixed design runs every cell the count it is given.
+	r, _ = RerunToDecide(stops, true)
+	if r.Options[0] != (RerunOption{Max: 25, Cells: 1, Time: 25 * (5 + 4*6) * time.Second}) {
+		t.Errorf("fixed design at 25: %+v", r.Options[0])
+	}
+
 	// Datapaths: flannel-udp against flannel-vxlan.
 	dps := []results.Stop{
 		{Cell: cell("flannel-vxlan", "baseline"), N: 6, TrialSeconds: 4},
 		{Cell: cell("flannel-udp", "baseline"), N: 6, TrialSeconds: 4, Status: "budget", Decision: "undecided", ToDecide: 12, Versus: "flannel-vxlan"},
 	}
-	r, ok = RerunToDecide(dps)
+	r, ok = RerunToDecide(dps, false)
 	if !ok || len(r.Options) != 1 || r.Options[0] != (RerunOption{Max: 12, Cells: 1, Time: 2 * 12 * 4 * time.Second}) {
 		t.Errorf("datapaths: %+v %v", r, ok)
 	}
@@ -56,7 +62,7 @@ func TestRerunToDecide(t *testing.T) {
 		many = append(many, results.Stop{Cell: cell("bridge", fmt.Sprint("t", i)), N: 3, TrialSeconds: 1,
 			Decision: "undecided", ToDecide: est, Versus: "baseline"})
 	}
-	r, _ = RerunToDecide(many)
+	r, _ = RerunToDecide(many, false)
 	var got []string
 	for _, o := range r.Options {
 		got = append(got, fmt.Sprintf("%d:%d", o.Max, o.Cells))
@@ -66,12 +72,12 @@ func TestRerunToDecide(t *testing.T) {
 	}
 
 	// Nothing to estimate, or a run without trial times: no line.
-	if _, ok := RerunToDecide(stops[3:]); ok {
+	if _, ok := RerunToDecide(stops[3:], false); ok {
 		t.Error("an estimate without an estimated cell")
 	}
 	old := append([]results.Stop(nil), stops...)
 	old[0].TrialSeconds = 0
-	if _, ok := RerunToDecide(old); ok {
+	if _, ok := RerunToDecide(old, false); ok {
 		t.Error("an estimate without the baseline's trial time")
 	}
 }

@@ -40,6 +40,9 @@ type Result struct {
 	// Warnings say why a collector left its metrics out of a trial it did
 	// not fail (a node that cannot trace); the runner reports each once.
 	Warnings []string
+	// Notes say how to read metrics that are as they should be (emulated
+	// nodes sharing one machine); the runner reports each once.
+	Notes []string
 }
 
 // Trial is what the collectors of one trial observe.
@@ -210,6 +213,7 @@ func (s *Set) Stop(ctx context.Context) (Result, error) {
 			out.OutsidePct = r.OutsidePct
 		}
 		out.Warnings = append(out.Warnings, r.Warnings...)
+		out.Notes = append(out.Notes, r.Notes...)
 	}
 	return out, first
 }

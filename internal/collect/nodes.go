@@ -128,7 +128,7 @@ func (c *nodesCollector) Stop(context.Context) (Result, error) {
 	}
 	r := Result{Metrics: m}
 	if note := c.shared.note(); note != "" {
-		r.Warnings = []string{note}
+		r.Notes = []string{note}
 	}
 	return r, errors.Join(errs...)
 }

@@ -90,7 +90,7 @@ func TestNodesSharedMachine(t *testing.T) {
 		if !maps.Equal(r.Metrics, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, r.Metrics, c.want)
 		}
-		note := strings.Join(r.Warnings, "; ")
+		note := strings.Join(r.Notes, "; ")
 		if (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
 			t.Errorf("%s: note %q, want one saying %q", c.name, note, c.note)
 		}

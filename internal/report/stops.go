@@ -302,12 +302,13 @@ func PrecisionLines(stops []results.Stop) []string {
 // and that a budget caps the rerun too; "" when no undecided cell has an
 // estimate.
 func RerunLine(stops []results.Stop, s *study.Study) string {
-	r, ok := analysis.RerunToDecide(stops)
+	fixed := !s.Spec.Trials.Adaptive()
+	r, ok := analysis.RerunToDecide(stops, fixed)
 	if !ok {
 		return ""
 	}
 	flag := "--set trials.max"
-	if !s.Spec.Trials.Adaptive() {
+	if fixed {
 		flag = "--set trials"
 	}
 	var l string
@@ -369,7 +370,7 @@ func durationText(d time.Duration) string {
 	switch {
 	case d < 10*time.Minute:
 		return d.Round(time.Second).String()
-	case d < 10*time.Hour:
+	case d < 100*time.Minute:
 		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
 	}
 	return fmt.Sprintf("%.1f h", d.Hours())

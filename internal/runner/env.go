@@ -45,14 +45,18 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	return r.out.WriteEnv(e)
 }
 
-// warnOnce reports each collector warning the first time it is seen, on
-// the progress log and in env.json's notes.
-func (r *run) warnOnce(warnings []string) error {
-	for _, w := range warnings {
+// warnOnce reports each warning the first time it is seen, on the
+// progress log and in env.json's notes.
+func (r *run) warnOnce(warnings []string) error { return r.onceInNotes("warning", warnings) }
+
+// onceInNotes reports each line the first time it is seen, on the
+// progress log after kind ("warning", "note") and in env.json's notes.
+func (r *run) onceInNotes(kind string, lines []string) error {
+	for _, w := range lines {
 		if slices.Contains(r.env.Notes, w) {
 			continue
 		}
-		r.opt.Progress.Logf("warning: %s", w)
+		r.opt.Progress.Logf("%s: %s", kind, w)
 		r.env.Notes = append(r.env.Notes, w)
 		if err := r.out.WriteEnv(r.env); err != nil {
 			return err
