@@ -119,11 +119,15 @@ func Between(a, b Snapshot) uint64 {
 
 // Percent is ticks as a share of the machine's CPU time over seconds:
 // 100 means every CPU was busy with outside processes the whole time.
+// Reaped children count their whole CPU time when they end, part of it
+// from before the window (a compiler under `go build`), so the ticks can
+// exceed the window's CPU time; the share stops at 100 (a trial beside a
+// build read "203.7%").
 func Percent(ticks uint64, seconds float64, cpus int) float64 {
 	if seconds <= 0 || cpus <= 0 {
 		return 0
 	}
-	return 100 * float64(ticks) / float64(userHZ) / seconds / float64(cpus)
+	return min(100, 100*float64(ticks)/float64(userHZ)/seconds/float64(cpus))
 }
 
 // userHZ is USER_HZ, the unit of /proc's tick counters: 100 on every
