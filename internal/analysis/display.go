@@ -18,7 +18,15 @@ type Scale struct {
 }
 
 // Display returns the display scale of a metric.
-func Display(metric string) Scale { return ScaleOf(Unit(metric)) }
+func Display(metric string) Scale {
+	switch metric {
+	case "message_bytes", "mss_bytes":
+		// A message or segment size (1, 64, 1460 bytes) is read in bytes;
+		// 64 B in MiB read "6.104e-05".
+		return Scale{1, "B", 0}
+	}
+	return ScaleOf(Unit(metric))
+}
 
 // ScaleOf returns the display scale of a stored unit ("bit/s", "B").
 func ScaleOf(u string) Scale {

@@ -121,6 +121,8 @@ func TestDisplayScales(t *testing.T) {
 		{"snd_cwnd_bytes", 776356, "0.7404 MiB"},
 		{"lost_percent", 0.84, "0.8 %"},
 		{"rtt_us", 11368.4, "11368 us"},
+		{"message_bytes", 64, "64 B"},
+		{"mss_bytes", 1460, "1460 B"},
 		{"rtt_us", 9999.4, "9999 us"},
 		{"rtt_us", 5530.2, "5530 us"},
 		{"jitter_ms", 0.0126, "0.0126 ms"},

@@ -114,7 +114,7 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
 			p(" %s", normNote)
 		}
 	}
-	p(" Bitrates in Gbit/s and sizes in MiB (summary.csv keeps bit/s and bytes). \"paper X\" is a published number for the same point;" +
+	p(" Bitrates in Gbit/s and sizes in MiB, message and segment sizes in bytes (summary.csv keeps bit/s and bytes). \"paper X\" is a published number for the same point;" +
 		" \"(n=K)\" marks a cell with fewer or more trials than planned.\n\n")
 }
 

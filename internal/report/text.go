@@ -150,7 +150,7 @@ func method(s *study.Study, rows []analysis.Row) []string {
 			"from /proc/stat; NET_RX softirqs per second from /proc/softirqs); the table and figures show their mean over trials.",
 		"Published reference values are read from the paper's text and figures and are approximate; "+
 			"a reference without a core applies to every core.",
-		fmt.Sprintf("Bitrates are shown in %s and sizes in %s; summary.csv keeps bit/s and bytes.", analysis.Display(results.MetricBitrate).Unit, analysis.ScaleOf("B").Unit),
+		fmt.Sprintf("Bitrates are shown in %s and sizes in %s (message and segment sizes in bytes); summary.csv keeps bit/s and bytes.", analysis.Display(results.MetricBitrate).Unit, analysis.ScaleOf("B").Unit),
 	)
 	return out
 }
