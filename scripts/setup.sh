@@ -37,7 +37,7 @@ have etcd || need_pkgs+=(etcd-server)
 if [ "${1:-}" = "--test" ]; then
   # The test suite also exercises the screenshot of the report, BIRD for
   # calico-routed's BGP mode, netfilter counters, OVS and the full-kernel VM.
-  have chromium || have chromium-browser || need_pkgs+=(chromium)
+  have chromium || have chromium-browser || need_pkgs+=("chromium|chromium-browser")
   # bird2 installs bird and birdc in /usr/sbin, which not every PATH has.
   have bird || [ -x /usr/sbin/bird ] || need_pkgs+=(bird2)
   have iptables || need_pkgs+=(iptables)
