@@ -69,7 +69,7 @@ tmp=$(mktemp -d)
 out=$tmp/run
 [ "${CNIBENCH_KEEP_RUN:-}" = 1 ] || trap 'rm -rf "$tmp"' EXIT
 scripts/fresh-root.sh "$out"
-if command -v chromium >/dev/null; then
+if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
   scripts/screenshot-report.sh "$out" "$out/report.png"
 fi
 if [ "${CNIBENCH_KEEP_RUN:-}" = 1 ]; then echo "e2e: ok (kept: $out)"; else echo "e2e: ok"; fi
