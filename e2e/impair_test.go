@@ -145,7 +145,7 @@ func TestFlannelBackendsWithoutImpairments(t *testing.T) {
 			t.Errorf("summary.csv has %s, a second row of the one machine's reading", m)
 		}
 	}
-	if html, _ := os.ReadFile(filepath.Join(out, "report.html")); !strings.Contains(string(html), "share this machine&#39;s CPUs and memory") {
+	if html, _ := os.ReadFile(filepath.Join(out, "report.html")); !strings.Contains(string(html), "share its CPUs and memory") {
 		t.Error("report.html does not say the nodes' CPU % and memory are the machine's")
 	}
 	if ents := runLeftovers(jdir); len(ents) != 0 {

@@ -66,6 +66,9 @@ type Trial struct {
 	// Local is set when the nodes are this machine (the local engine), so
 	// what else runs on it bears on the trial.
 	Local bool
+	// SharedKernel is set when both nodes run on one kernel: the local
+	// engine's, or cluster nodes with one boot ID (engine.Facts).
+	SharedKernel bool
 	// FreshPods is set on a cell's first trial on its pods (and on
 	// attempts at that trial again): the one that records their set-up.
 	FreshPods bool

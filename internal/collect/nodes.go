@@ -24,13 +24,14 @@ var nodesEntry = Entry{
 	Name: "nodes",
 	Description: "CPU % (100 - idle - iowait, averaged over the node's CPUs) of the client and the server node over the window and " +
 		"their memory in use at its end ((MemTotal - MemAvailable) / MemTotal), from /proc/stat and /proc/meminfo. A node pinned " +
-		"to CPUs (spec.nodes.*.cpus) counts its own CPUs. Emulated nodes share this machine: its memory, and its CPUs unless " +
-		"pinned apart, are recorded once, under the client's names (the paper's Table IV is the client node's), and the run notes it",
+		"to CPUs (spec.nodes.*.cpus) counts its own CPUs. Nodes on one kernel (emulated nodes, a kind-style cluster's) share one " +
+		"machine: its memory, and its CPUs unless pinned apart, are recorded once, under the client's names (the paper's Table IV " +
+		"is the client node's), and the run notes it",
 	Metrics: []string{MetricNodeCPUClient, MetricNodeCPUServer, MetricNodeMemoryClient, MetricNodeMemoryServer},
 	Enabled: func(w study.Workload) bool { return w.Counters },
 	New: func(t Trial) (Collector, error) {
 		client, server := t.Cluster.Client(), t.Cluster.Server()
-		c := &nodesCollector{shared: sharedNodes(t.Local, client.CPUs(), server.CPUs())}
+		c := &nodesCollector{shared: sharedNodes(t.SharedKernel, client.CPUs(), server.CPUs())}
 		for i, n := range []engine.Node{client, server} {
 			k := t.Kernel(n)
 			s := nodeSampler{k: k, cpus: n.CPUs(), cpuName: MetricNodeCPUClient, memName: MetricNodeMemoryClient}
@@ -52,26 +53,27 @@ var nodesEntry = Entry{
 	},
 }
 
-// shared says what the two nodes' kernels would report alike: on the local
-// engine both nodes read this machine's /proc, so memory always, and CPU
-// when both count the same CPUs (neither pinned, or pinned alike). Reading
-// it twice would show two rows of one measurement as if they were two.
+// shared says what the two nodes' kernels would report alike: nodes on
+// one kernel (the local engine's emulated nodes, a kind-style cluster's)
+// read one /proc, so memory always, and CPU when both count the same
+// CPUs (neither pinned, or pinned alike). Reading it twice would show two
+// rows of one measurement as if they were two.
 type shared struct{ cpu, memory bool }
 
-func sharedNodes(local bool, client, server cpuset.Set) shared {
-	return shared{cpu: local && slices.Equal(client, server), memory: local}
+func sharedNodes(oneKernel bool, client, server cpuset.Set) shared {
+	return shared{cpu: oneKernel && slices.Equal(client, server), memory: oneKernel}
 }
 
 // note says what a shared machine's metrics are.
 func (s shared) note() string {
 	switch {
 	case s.cpu:
-		return "collector nodes: the emulated nodes share this machine's CPUs and memory, so node_cpu_percent_client and " +
-			"node_memory_percent_client are the machine's and no _server rows are recorded (pin the nodes apart, spec.nodes.*.cpus, " +
-			"for each node's CPU %)"
+		return "collector nodes: the client and server nodes run on one kernel and share its CPUs and memory, so " +
+			"node_cpu_percent_client and node_memory_percent_client are the machine's and no _server rows are recorded " +
+			"(on the local engine, pin the nodes apart, spec.nodes.*.cpus, for each node's CPU %)"
 	case s.memory:
-		return "collector nodes: the emulated nodes share this machine's memory, so node_memory_percent_client is the machine's " +
-			"and no node_memory_percent_server is recorded"
+		return "collector nodes: the client and server nodes run on one kernel and share its memory, so " +
+			"node_memory_percent_client is the machine's and no node_memory_percent_server is recorded"
 	}
 	return ""
 }

@@ -53,28 +53,31 @@ func TestQdiscDelta(t *testing.T) {
 	}
 }
 
-// Emulated nodes read one machine: what both would report alike is
-// recorded once, under the client's names, with a note; a cluster's nodes
-// (or local nodes pinned apart) keep a row each.
+// Nodes on one kernel (emulated nodes, a kind-style cluster's) read one
+// machine: what both would report alike is recorded once, under the
+// client's names, with a note; a cluster's own machines (or local nodes
+// pinned apart) keep a row each.
 func TestNodesSharedMachine(t *testing.T) {
 	for _, c := range []struct {
 		name           string
-		local          bool
+		oneKernel      bool
 		client, server cpuset.Set
 		want           map[string]float64
 		note           string
 	}{
 		{"cluster", false, nil, nil, map[string]float64{
 			MetricNodeCPUClient: 30, MetricNodeCPUServer: 30, MetricNodeMemoryClient: 10, MetricNodeMemoryServer: 20}, ""},
+		{"kind-style cluster, one boot ID", true, nil, nil, map[string]float64{
+			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share its CPUs and memory"},
 		{"local, unpinned", true, nil, nil, map[string]float64{
-			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share this machine's CPUs and memory"},
+			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share its CPUs and memory"},
 		{"local, pinned alike", true, cpuset.Set{0, 1}, cpuset.Set{0, 1}, map[string]float64{
-			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share this machine's CPUs and memory"},
+			MetricNodeCPUClient: 30, MetricNodeMemoryClient: 10}, "share its CPUs and memory"},
 		{"local, pinned apart", true, cpuset.Set{0}, cpuset.Set{1}, map[string]float64{
-			MetricNodeCPUClient: 20, MetricNodeCPUServer: 40, MetricNodeMemoryClient: 10}, "share this machine's memory"},
+			MetricNodeCPUClient: 20, MetricNodeCPUServer: 40, MetricNodeMemoryClient: 10}, "share its memory"},
 	} {
 		client, server := pinnedNode{cpus: c.client, mem: 10}, pinnedNode{cpus: c.server, mem: 20}
-		tr := Trial{Cluster: twoNodes{client: client, server: server}, Local: c.local,
+		tr := Trial{Cluster: twoNodes{client: client, server: server}, SharedKernel: c.oneKernel,
 			Kernel: func(n engine.Node) engine.Kernel { return coresKernel{mem: n.(pinnedNode).mem} }}
 		col, err := nodesEntry.New(tr)
 		if err != nil {

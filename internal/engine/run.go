@@ -99,6 +99,11 @@ type Facts struct {
 	// them, so options resolved from those are refused or left to the
 	// nodes.
 	Remote bool
+	// SharedKernel is true when a cluster's client and server nodes run
+	// on one kernel (one boot ID: kind-style nodes on one machine), as
+	// the local engine's emulated nodes always do: what the two nodes'
+	// kernels report of CPUs and memory is then one reading.
+	SharedKernel bool
 }
 
 // Run is what an engine needs to know of the run it serves.

@@ -81,8 +81,10 @@ type plan struct {
 	machine    cpuset.Set
 	// workloads are the options resolved for this machine (workloadopts.go).
 	workloads *workload.Prepared
-	// remote is set when the nodes are other machines (a cluster).
-	remote bool
+	// remote is set when the nodes are other machines (a cluster);
+	// sharedKernel when the two nodes run on one kernel (the local
+	// engine's, or a kind-style cluster's: engine.Facts.SharedKernel).
+	remote, sharedKernel bool
 }
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
@@ -98,6 +100,7 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 		return nil, &PreflightError{err}
 	}
 	p.notes, p.warnings, p.remote = facts.Notes, facts.Warnings, facts.Remote
+	p.sharedKernel = !facts.Remote || facts.SharedKernel
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
 	}

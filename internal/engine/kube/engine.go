@@ -74,6 +74,9 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 		return f, err
 	}
 	b.place = place
+	if shared, note := sharedKernel(place); shared {
+		f.SharedKernel, f.Notes = true, append(f.Notes, note)
+	}
 	if err := kubeUnsupported(s); err != nil {
 		return f, err
 	}

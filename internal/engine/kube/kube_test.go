@@ -491,3 +491,30 @@ func TestPodReadyExitedContainer(t *testing.T) {
 		}
 	}
 }
+
+// Two nodes that report one boot ID run on one kernel (kind-style nodes
+// on one machine): the engine says so, with the nodes named; distinct or
+// unknown boot IDs say nothing.
+func TestSharedKernel(t *testing.T) {
+	withBoot := func(name, boot string) *corev1.Node {
+		n := node(name, nil, true)
+		n.Status.NodeInfo.BootID = boot
+		return n
+	}
+	for _, tc := range []struct {
+		srv, cli *corev1.Node
+		shared   bool
+	}{
+		{withBoot("w1", "b-1"), withBoot("w2", "b-1"), true},
+		{withBoot("w1", "b-1"), withBoot("w2", "b-2"), false},
+		{withBoot("w1", ""), withBoot("w2", ""), false},
+	} {
+		shared, note := sharedKernel(Placement{Server: tc.srv, Client: tc.cli})
+		if shared != tc.shared || (note != "") != tc.shared {
+			t.Errorf("boot IDs %q, %q: shared %v, note %q", tc.srv.Status.NodeInfo.BootID, tc.cli.Status.NodeInfo.BootID, shared, note)
+		}
+		if shared && !strings.Contains(note, "server node w1 and the client node w2 report one boot ID (b-1)") {
+			t.Errorf("note %q does not name the nodes and the boot ID", note)
+		}
+	}
+}

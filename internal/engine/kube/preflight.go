@@ -184,6 +184,21 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
+// sharedKernel tells, from the boot IDs the kubelets report
+// (/proc/sys/kernel/random/boot_id), whether the two nodes run on one
+// kernel: nodes of a kind-style cluster on one machine do, and then what
+// their agents read of CPUs and memory is one machine's, and the traffic
+// between them crosses no NIC.
+func sharedKernel(p Placement) (bool, string) {
+	a, b := p.Server.Status.NodeInfo.BootID, p.Client.Status.NodeInfo.BootID
+	if a == "" || a != b {
+		return false, ""
+	}
+	return true, fmt.Sprintf("the server node %s and the client node %s report one boot ID (%s): they run on one kernel, as "+
+		"the nodes of a cluster on one machine (kind-style) do, so the traffic between them crosses no NIC and their CPU %% and "+
+		"memory are one machine's", p.Server.Name, p.Client.Name, a)
+}
+
 // NodeIP is the node's InternalIP (else its first address).
 func NodeIP(n *corev1.Node) string {
 	for _, a := range n.Status.Addresses {

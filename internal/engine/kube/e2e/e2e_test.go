@@ -308,6 +308,16 @@ func TestKubeWorkloads(t *testing.T) {
 	}) {
 		t.Errorf("env notes do not record the ClusterIP fallback and why: %v", r.Env.Notes)
 	}
+	// The test cluster's nodes run on this machine's kernel: one boot ID,
+	// so their CPU % and memory are recorded once, as the client's.
+	if !slices.ContainsFunc(r.Env.Notes, func(n string) bool { return strings.Contains(n, "report one boot ID") }) {
+		t.Errorf("env notes do not say the nodes share a kernel: %v", r.Env.Notes)
+	}
+	for _, s := range r.Samples {
+		if _, ok := s.Metrics["node_cpu_percent_server"]; ok {
+			t.Errorf("%+v: node_cpu_percent_server recorded beside the client's reading of the same kernel", s.Cell)
+		}
+	}
 	got := map[string]map[string]float64{}
 	for _, s := range r.Samples {
 		if s.Cell.Tuning == "baseline" {
@@ -338,7 +348,7 @@ func TestKubeWorkloads(t *testing.T) {
 		// perf on the server node attributes kernel time of the flow;
 		// kube-proxy's Service rules (iptables-nft) are on the path.
 		"cost": {"bitrate", "cpp_total_" + unit, "cpp_tcp_udp_" + unit, "cpp_packets_count", "if_pods_rx_packets_count",
-			"if_underlay_rx_packets_count", "node_memory_percent_server", "node_cpu_percent_server", "iptables_rules_count", "iptables_path_rules_count",
+			"if_underlay_rx_packets_count", "node_memory_percent_client", "node_cpu_percent_client", "iptables_rules_count", "iptables_path_rules_count",
 			"nft_rules_count", "nft_counted_rules_count", "nft_path_rules_count",
 			// The measured packets' own path, traced through the agents.
 			"trace_path_chains_count", "trace_path_rules_count", "trace_packets_count",
