@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // Rerun estimates what deciding a run's undecided cells would take: runs
@@ -15,9 +16,9 @@ import (
 // longest cell compared with it (trials are paired by round), and every
 // decided cell as many trials as this time; a fixed design runs every
 // cell Max trials. Machine time is at each cell's own mean trial time in
-// this run. The estimates assume each
-// cell's difference and spread hold (docs/statistics.md, "Futility"), so
-// these are typical costs, not promises.
+// this run. The estimates assume each cell's difference and spread hold
+// (docs/statistics.md, "Futility"), so these are typical costs, not
+// promises.
 type Rerun struct {
 	// Undecided counts the undecided cells; Estimated those with an
 	// estimate (the others need more than a thousand trials, or had no
@@ -105,7 +106,7 @@ func rerunAt(stops []results.Stop, m int, fixed bool) RerunOption {
 	return o
 }
 
-func undecided(s results.Stop) bool { return s.Decision == "undecided" && s.Failed == "" }
+func undecided(s results.Stop) bool { return s.Decision == string(stats.Undecided) && s.Failed == "" }
 
 func trialTime(s results.Stop) time.Duration {
 	return time.Duration(s.TrialSeconds * float64(time.Second))

@@ -32,18 +32,21 @@ var nodesEntry = Entry{
 	New: func(t Trial) (Collector, error) {
 		client, server := t.Cluster.Client(), t.Cluster.Server()
 		c := &nodesCollector{shared: sharedNodes(t.SharedKernel, client.CPUs(), server.CPUs())}
-		for i, n := range []engine.Node{client, server} {
-			k := t.Kernel(n)
-			s := nodeSampler{k: k, cpus: n.CPUs(), cpuName: MetricNodeCPUClient, memName: MetricNodeMemoryClient}
-			if i == 1 {
-				s.cpuName, s.memName = MetricNodeCPUServer, MetricNodeMemoryServer
-				if c.shared.cpu {
-					s.cpuName = ""
-				}
-				if c.shared.memory {
-					s.memName = ""
-				}
-			}
+		// The server's names stay empty where the client's reading is the
+		// same one.
+		srvCPU, srvMem := MetricNodeCPUServer, MetricNodeMemoryServer
+		if c.shared.cpu {
+			srvCPU = ""
+		}
+		if c.shared.memory {
+			srvMem = ""
+		}
+		for _, n := range []struct {
+			node             engine.Node
+			cpuName, memName string
+		}{{client, MetricNodeCPUClient, MetricNodeMemoryClient}, {server, srvCPU, srvMem}} {
+			k := t.Kernel(n.node)
+			s := nodeSampler{k: k, cpus: n.node.CPUs(), cpuName: n.cpuName, memName: n.memName}
 			if s.cpuName != "" {
 				s.s = k.CPU()
 			}

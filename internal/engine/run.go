@@ -99,10 +99,10 @@ type Facts struct {
 	// them, so options resolved from those are refused or left to the
 	// nodes.
 	Remote bool
-	// SharedKernel is true when a cluster's client and server nodes run
-	// on one kernel (one boot ID: kind-style nodes on one machine), as
-	// the local engine's emulated nodes always do: what the two nodes'
-	// kernels report of CPUs and memory is then one reading.
+	// SharedKernel is true when the client and server nodes run on one
+	// kernel: the local engine's emulated nodes always, a cluster's when
+	// they report one boot ID (kind-style nodes on one machine). What the
+	// two nodes' kernels report of CPUs and memory is then one reading.
 	SharedKernel bool
 }
 

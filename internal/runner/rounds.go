@@ -28,6 +28,18 @@ type cellLog struct {
 	failed string
 }
 
+// meanWall is the mean machine time of the cell's trials; 0 before any.
+func (l *cellLog) meanWall() time.Duration {
+	if len(l.wall) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, w := range l.wall {
+		sum += w
+	}
+	return sum / time.Duration(len(l.wall))
+}
+
 func (r *run) cellLog(c results.Cell) *cellLog {
 	if r.logs == nil {
 		r.logs = map[results.Cell]*cellLog{}
@@ -121,12 +133,8 @@ func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Pla
 // mean of its trials so far, else the configured duration and pause plus
 // the overhead seen so far (knobs, collectors), 3 s before any.
 func (r *run) trialTime(l *cellLog) time.Duration {
-	if len(l.wall) > 0 {
-		var sum time.Duration
-		for _, w := range l.wall {
-			sum += w
-		}
-		return sum / time.Duration(len(l.wall))
+	if m := l.meanWall(); m > 0 {
+		return m
 	}
 	over := 3 * time.Second
 	if r.trialsRun > 0 {
@@ -355,13 +363,7 @@ func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cel
 	if !math.IsNaN(p.HalfWidth) {
 		st.HalfWidth = ptr(p.HalfWidth)
 	}
-	if len(l.wall) > 0 {
-		var sum time.Duration
-		for _, w := range l.wall {
-			sum += w
-		}
-		st.TrialSeconds = sum.Seconds() / float64(len(l.wall))
-	}
+	st.TrialSeconds = l.meanWall().Seconds()
 	if p.Comparison != nil {
 		st.Decision, st.DecisionReason = string(p.Decision.Verdict), p.Decision.Reason
 		ci, conf := p.Comparison.Chosen, 0.95

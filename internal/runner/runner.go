@@ -99,8 +99,7 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if err != nil {
 		return nil, &PreflightError{err}
 	}
-	p.notes, p.warnings, p.remote = facts.Notes, facts.Warnings, facts.Remote
-	p.sharedKernel = !facts.Remote || facts.SharedKernel
+	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
 	}

@@ -64,7 +64,8 @@ func (*Engine) Name() string { return "local" }
 // Preflight checks root, each datapath's kernel features and wiring, the
 // workloads' programs, perf, and the per-trial knobs' kernel features.
 func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) (engine.Facts, error) {
-	var f engine.Facts
+	// The emulated nodes are namespaces of this one kernel.
+	f := engine.Facts{SharedKernel: true}
 	if os.Geteuid() != 0 {
 		return f, errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")
 	}
