@@ -113,7 +113,7 @@ func TestAdviseProve(t *testing.T) {
 	before, hostBefore := adviseState(t), snapshot(t)
 	out := filepath.Join(t.TempDir(), "advice")
 	jdir := t.TempDir()
-	r := cnibench(t, nil, "advise", "--prove", "--rule", "rfs", "--budget", "90s", "--out", out, "--journal-dir", jdir)
+	r := cnibench(t, nil, "advise", "--prove", "--rule", "rfs", "--budget", "90s", "--set", "replicas=[1]", "--out", out, "--journal-dir", jdir)
 	if r.code != 0 {
 		t.Fatalf("advise --prove exit %d: %s", r.code, r.stderr)
 	}
@@ -125,9 +125,13 @@ func TestAdviseProve(t *testing.T) {
 			Proof    *struct {
 				RunDir string `json:"run_dir"`
 				Cells  []struct {
+					Replicas int      `json:"replicas"`
 					Decision string   `json:"decision"`
 					Low      *float64 `json:"low"`
 				} `json:"cells"`
+				Rerun *struct {
+					Args []string `json:"args"`
+				} `json:"rerun"`
 			} `json:"proof"`
 		} `json:"candidates"`
 	}
@@ -149,6 +153,21 @@ func TestAdviseProve(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.Proof.RunDir, "report.html")); err != nil {
 		t.Errorf("A/B run report: %v", err)
+	}
+	// --set shaped the A/B: one pod pair only.
+	for _, pc := range c.Proof.Cells {
+		if pc.Replicas != 1 {
+			t.Errorf("a cell at %d pairs; --set replicas=[1] was not applied", pc.Replicas)
+		}
+	}
+	// An undecided A/B says how to decide it, the user's --set kept.
+	if c.Verdict == "undecided" && c.Proof.Rerun != nil {
+		if a := strings.Join(c.Proof.Rerun.Args, " "); !strings.Contains(a, "--set replicas=[1] --set trials.max=") {
+			t.Errorf("rerun %q lacks the user's --set or the trial maximum", a)
+		}
+		if md, _ := os.ReadFile(filepath.Join(out, "advice.md")); !strings.Contains(string(md), "**To decide:**") {
+			t.Error("advice.md lacks the To decide line of the undecided candidate")
+		}
 	}
 	after := adviseState(t)
 	for k, v := range before {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // WriteJSON writes the report as advice.json.
@@ -47,7 +48,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for _, e := range c.Evidence {
 			fmt.Fprintf(&b, "- %s: %s\n", e.Source, e.Finding)
 		}
-		fmt.Fprintf(&b, "\n**Risk:** %s\n\n**Measured effect:** %s\n\n**To make it permanent** (review first; cnibench never applies it):\n\n", c.Risk, c.Measured)
+		fmt.Fprintf(&b, "\n**Risk:** %s\n\n**Measured effect:** %s\n\n", c.Risk, c.Measured)
+		if t := ToDecide(c); t != "" {
+			fmt.Fprintf(&b, "**To decide:** %s\n\n", t)
+		}
+		fmt.Fprintf(&b, "**To make it permanent** (review first; cnibench never applies it):\n\n")
 		for _, p := range c.Permanent {
 			head := p.Kind
 			if p.Path != "" {
@@ -62,6 +67,45 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ToDecide says, for an undecided candidate, why its cells stopped
+// undecided and the rerun that would decide them by their estimates; ""
+// otherwise.
+func ToDecide(e Entry) string {
+	if e.Verdict != Undecided || e.Proof == nil || e.Proof.Error != "" {
+		return ""
+	}
+	var why []string
+	for _, c := range e.Proof.Cells {
+		if c.Stop != "" {
+			why = append(why, fmt.Sprintf("%s at %d pair(s) stopped: %s", c.Workload, c.Replicas, c.Stop))
+		}
+	}
+	t := strings.Join(why, "; ")
+	if r := e.Proof.Rerun; r != nil {
+		if t != "" {
+			t += ". "
+		}
+		t += fmt.Sprintf("Proving it alone with more trials would decide %d of the %d undecided cells by their estimates: "+
+			"cnibench advise --prove %s (about %s of trials; such estimates decide 46-79%% of cells in simulation, docs/statistics.md)",
+			r.Cells, r.Undecided, shellWords(r.Args), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+	}
+	return t
+}
+
+// shellWords prints arguments as a shell would take them back: a word
+// with characters the shell reads (a study path with a space, --set
+// 'replicas=[1,4]') in single quotes. For display only; nothing runs it.
+func shellWords(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!#&|;<>()[]{}*?~") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // knobText is a knob list in one line: "rfs on eth0: rps_cpus=3, ...".
@@ -88,7 +132,7 @@ func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
-var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join}).Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join, "todecide": ToDecide}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>cnibench advise</title>
 <style>
 body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
@@ -114,6 +158,7 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 <p><b>Evidence:</b></p><ul>{{range .Evidence}}<li>{{.Source}}: {{.Finding}}</li>{{end}}</ul>
 <p><b>Risk:</b> {{.Risk}}</p>
 <p><b>Measured effect:</b> <span class="np">{{.Measured}}</span></p>
+{{with todecide .}}<p><b>To decide:</b> {{.}}</p>{{end}}
 <p><b>To make it permanent</b> (review first; cnibench never applies it):</p>
 {{range .Permanent}}<p>{{.Kind}}{{if .Path}} <code>{{.Path}}</code>{{end}}</p><pre>{{.Text}}</pre>
 {{end}}</section>

@@ -75,6 +75,22 @@ type Proof struct {
 	// Reverted says what the run put back (every change, journaled).
 	Reverted string `json:"reverted"`
 	Error    string `json:"error,omitempty"`
+	// Rerun is, for an undecided A/B, what deciding it would take.
+	Rerun *ProofRerun `json:"rerun,omitempty"`
+}
+
+// ProofRerun is a rerun of one candidate's A/B with the trial maximum
+// that decides its undecided cells by their estimates (each cell's
+// difference and spread, analysis.RerunToDecide).
+type ProofRerun struct {
+	// Args are the advise flags of that rerun, after "advise --prove".
+	Args []string `json:"args"`
+	// Cells of the Undecided ones have an estimate the rerun reaches.
+	Cells     int `json:"cells"`
+	Undecided int `json:"undecided"`
+	// Seconds is the rerun's machine time in trials, at this run's trial
+	// times.
+	Seconds float64 `json:"seconds"`
 }
 
 // ProofCell is B against A at one workload variant and replica count.
@@ -89,6 +105,9 @@ type ProofCell struct {
 	Confidence float64  `json:"confidence"`
 	Decision   string   `json:"decision"`
 	Reason     string   `json:"reason"`
+	// Stop is why an undecided cell stopped (the runner's reason: its
+	// maximum, the budget, or futility).
+	Stop string `json:"stop,omitempty"`
 }
 
 // Build evaluates rules on an inspection.

@@ -25,6 +25,7 @@ type adviseFlags struct {
 	prove      bool
 	engine     string
 	study      string
+	sets       []string
 	budget     time.Duration
 	journalDir string
 	kube       kubeFlags
@@ -49,7 +50,8 @@ candidate (B), with adaptive, paired statistics; accepted only when B is better 
 than the margin, shown rejected with its interval otherwise. Every change is reverted at
 the end of each run. The permanent forms are printed for review, never applied.`,
 		Example: "  sudo cnibench advise\n  sudo cnibench advise --rule rfs --rule tunnel-mtu --out /tmp/advice\n" +
-			"  sudo cnibench advise --prove --budget 10m\n  sudo cnibench advise --prove --study ./my-study.yaml",
+			"  sudo cnibench advise --prove --budget 10m\n  sudo cnibench advise --prove --study ./my-study.yaml\n" +
+			"  sudo cnibench advise --prove --rule rfs --set trials.max=20 --budget 10m",
 		Args: cobra.NoArgs,
 		RunE: f.run,
 	}
@@ -57,6 +59,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().StringArrayVar(&f.rules, "rule", nil, "evaluate only this rule (repeatable; default every rule)")
 	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")
 	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "what to inspect: local (this machine) or kube (the server node of a cluster, through the installed agent; --prove runs the A/B there)")
 	f.kube.register(cmd.Flags())
@@ -77,7 +80,7 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 		return inputErr(fmt.Errorf("unknown engine %q (local, kube)", f.engine))
 	}
 	if !f.prove {
-		for _, name := range []string{"study", "budget"} {
+		for _, name := range []string{"study", "set", "budget"} {
 			if cmd.Flags().Changed(name) {
 				return inputErr(fmt.Errorf("--%s needs --prove", name))
 			}
@@ -86,9 +89,9 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 	if f.budget <= 0 {
 		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m", f.budget))
 	}
-	if f.study != "" {
-		if _, err := f.resolver()(nil); err != nil {
-			return inputErr(fmt.Errorf("--study: %w", err))
+	if f.study != "" || len(f.sets) > 0 {
+		if _, err := f.resolver()(f.sets); err != nil {
+			return inputErr(err)
 		}
 	}
 	return nil
@@ -151,14 +154,16 @@ func (f *adviseFlags) inspect(cmd *cobra.Command) (*inspect.Inspection, error) {
 // proveAll measures every provable candidate, one A/B run each, after
 // checking all of them: a bad --study fails before anything runs.
 func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out string) error {
-	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr())}
+	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr()),
+		Study: f.study, Sets: f.sets}
 	if f.engine == "kube" {
 		opt.Engine, opt.Kube = "kube", f.kube.config()
 		opt.JournalDir = cmp.Or(f.journalDir, kubeJournalDir)
 	}
-	// The user's own study must be good on its own: that is bad input.
-	if _, err := opt.Resolve(nil); err != nil {
-		return inputErr(fmt.Errorf("--study: %w", err))
+	// The user's own study and overrides must be good on their own: that
+	// is bad input.
+	if _, err := opt.Resolve(f.sets); err != nil {
+		return inputErr(err)
 	}
 	var todo []int
 	for i := range rep.Candidates {
@@ -199,8 +204,8 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	return nil
 }
 
-// resolver resolves the A/B's workload shape with a candidate's
-// overrides: --study, or the built-in short A/B.
+// resolver resolves the A/B's workload shape with overrides (the user's
+// --set, then a candidate's): --study, or the built-in short A/B.
 func (f *adviseFlags) resolver() func([]string) (*study.Study, error) {
 	return func(sets []string) (*study.Study, error) {
 		if f.study != "" {

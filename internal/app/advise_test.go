@@ -22,6 +22,9 @@ func TestAdviseFlags(t *testing.T) {
 		"advise --rule nope":                                `unknown rule "nope" (known: rfs, tunnel-mtu`,
 		"advise --prove --budget 0s":                        "--budget 0s: want a positive duration",
 		"advise --study rps-rfs":                            "--study needs --prove",
+		"advise --set trials.max=20":                        "--set needs --prove",
+		"advise --prove --set spec=1 --rule rfs":            `(--set): spec: `,
+		"advise --prove --set foo=1 --rule rfs":             `unknown field "foo"`,
 		"advise --prove --study nope --rule rfs":            `study "nope": no built-in study of that name`,
 		"advise --engine kube --kubeconfig /nonexistent/kc": "cluster unreachable",
 		"advise --engine docker":                            `unknown engine "docker"`,
@@ -84,6 +87,51 @@ func TestProveTunnelMTUFollowsTheTunnel(t *testing.T) {
 	for _, d := range s.Spec.Datapaths {
 		if d.Type != "calico-ipip" {
 			t.Errorf("A/B datapath %s is %s, want calico-ipip", d.Name, d.Type)
+		}
+	}
+}
+
+// The built-in A/B's trial maximum follows --budget (a larger budget
+// buys trials, not an early futile stop at 10), unless the user set the
+// trials; --set applies before the candidate's own overrides.
+func TestProveBudgetSetsMax(t *testing.T) {
+	b, err := os.ReadFile("../advise/testdata/this-machine.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in inspect.Inspection
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := advise.Lookup("rfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := advise.Build(rules, &in, time.Now())
+	if len(rep.Candidates) != 1 {
+		t.Fatalf("rfs is not a candidate on this machine's fixture")
+	}
+	f := &adviseFlags{}
+	for _, c := range []struct {
+		budget time.Duration
+		sets   []string
+		max    int
+	}{
+		{5 * time.Minute, nil, 12},                        // 4 cells of 6 s: 12 trials each in 5 minutes
+		{2 * time.Minute, nil, 10},                        // never below the study's own maximum
+		{30 * time.Minute, nil, 75},                       // 30 minutes: 75 each
+		{30 * time.Minute, []string{"trials.max=15"}, 15}, // the user's maximum stands
+		{30 * time.Minute, []string{"replicas=[1]"}, 150}, // two cells
+	} {
+		s, _, err := prove.Plan(prove.Options{Resolve: f.resolver(), Budget: c.budget, Sets: c.sets}, &rep.Candidates[0], &in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Spec.Trials.Max != c.max || s.Spec.Budget.Duration != c.budget {
+			t.Errorf("budget %s, sets %v: max %d, budget %s; want %d", c.budget, c.sets, s.Spec.Trials.Max, s.Spec.Budget.Duration, c.max)
+		}
+		if len(s.Spec.Tunings) != 2 {
+			t.Errorf("sets %v: the candidate's tunings were lost: %+v", c.sets, s.Spec.Tunings)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,12 @@ type Options struct {
 	// Engine and Kube run the A/B on a cluster ("kube"), default local.
 	Engine string
 	Kube   *kube.Config
+	// Study names the user's --study ("": the built-in A/B) and Sets are
+	// the user's --set, applied before each candidate's own overrides.
+	// The built-in A/B without a trials override gets the trial maximum
+	// its budget affords (fitMax), so a larger --budget buys more trials.
+	Study string
+	Sets  []string
 }
 
 // Unprovable says why a candidate gets no A/B here ("" when it does):
@@ -68,7 +75,7 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := opt.Resolve(sets)
+	s, err := opt.Resolve(append(slices.Clone(opt.Sets), sets...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
 	}
@@ -78,8 +85,34 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	s.Metadata.Name = "advise-" + e.Name
 	if opt.Budget > 0 && s.Spec.Trials.Adaptive() {
 		s.Spec.Budget = study.Duration{Duration: opt.Budget}
+		if opt.Study == "" && !setsTrials(opt.Sets) {
+			s.Spec.Trials.Max = max(s.Spec.Trials.Max, fitMax(s, opt.Budget))
+		}
 	}
 	return s, sets, nil
+}
+
+// fitMax is the trials per cell a budget affords at the study's trial
+// length (set-up not counted, so the budget, not the maximum, ends a
+// run that needs them all): with the built-in A/B's maximum of 10 a
+// --budget of 30m would otherwise end undecided after a few minutes,
+// its cells judged futile at 10.
+func fitMax(s *study.Study, budget time.Duration) int {
+	per := time.Duration(len(s.Cells())) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
+	if per <= 0 {
+		return 0
+	}
+	return int(budget / per)
+}
+
+// setsTrials: the user's overrides set the trial count or range.
+func setsTrials(sets []string) bool {
+	for _, v := range sets {
+		if k, _, _ := strings.Cut(v, "="); k == "trials" || strings.HasPrefix(k, "trials.") {
+			return true
+		}
+	}
+	return false
 }
 
 // sides names A and B: the first two datapath entries when the rule's
@@ -125,7 +158,44 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	p.Metric, p.Cells = cells(s, run, a, b, !e.Rule.ProvesDatapaths())
 	e.Verdict = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
 	e.Measured = measured(p)
+	if e.Verdict == advise.Undecided {
+		p.Rerun = rerun(opt, e.Name, s, run.Stops)
+	}
 	return nil
+}
+
+// rerun is the candidate's A/B alone with the trial maximum that decides
+// its undecided cells by their estimates, and a budget that covers it;
+// nil when no cell has an estimate.
+func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advise.ProofRerun {
+	fixed := !s.Spec.Trials.Adaptive()
+	r, ok := analysis.RerunToDecide(stops, fixed)
+	if !ok {
+		return nil
+	}
+	o := r.Options[len(r.Options)-1]
+	args := []string{"--rule", name}
+	if opt.Engine == "kube" {
+		args = append(args, "--engine", "kube")
+	}
+	if opt.Study != "" {
+		args = append(args, "--study", opt.Study)
+	}
+	for _, v := range opt.Sets {
+		args = append(args, "--set", v)
+	}
+	trials := fmt.Sprintf("trials.max=%d", o.Max)
+	if fixed {
+		trials = fmt.Sprintf("trials=%d", o.Max)
+	}
+	args = append(args, "--set", trials, "--budget", rerunBudget(o.Time).String())
+	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
+}
+
+// rerunBudget covers a rerun's trials and its set-up (building nodes and
+// pods per replica count, a minute on a cluster), in whole minutes.
+func rerunBudget(trials time.Duration) time.Duration {
+	return (trials + trials/5 + 2*time.Minute - 1).Truncate(time.Minute)
 }
 
 // cells reads B against A from the run: a tuning A/B from the adaptive
@@ -140,9 +210,13 @@ func cells(s *study.Study, run *results.Run, a, b string, tunings bool) (string,
 	for _, st := range run.Stops {
 		if tunings && st.Cell.Tuning == b && st.Decision != "" {
 			metric = st.Metric
-			out = append(out, advise.ProofCell{Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
+			c := advise.ProofCell{Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
 				Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
-				Decision: st.Decision, Reason: st.DecisionReason})
+				Decision: st.Decision, Reason: st.DecisionReason}
+			if st.Decision == string(stats.Undecided) {
+				c.Stop = st.Reason
+			}
+			out = append(out, c)
 		}
 	}
 	if len(out) > 0 {

@@ -3,8 +3,10 @@ package prove
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -74,5 +76,48 @@ func TestDefaultStudy(t *testing.T) {
 	}
 	if a, b, err := sides(s, false); err != nil || a != "baseline" || b != "rps" {
 		t.Errorf("tuning A/B: sides %s %s %v", a, b, err)
+	}
+}
+
+// An undecided A/B's rerun: the candidate alone, the user's study and
+// overrides kept, the trial maximum that decides its estimated cells,
+// and a budget that covers their trials with room for set-up.
+func TestRerun(t *testing.T) {
+	cell := func(tuning string, r int) results.Cell {
+		return results.Cell{Datapath: "calico-vxlan", Tuning: tuning, Workload: "tcp", Replicas: r}
+	}
+	stops := []results.Stop{
+		{Cell: cell("baseline", 1), N: 5, TrialSeconds: 6},
+		{Cell: cell("rfs", 1), N: 5, TrialSeconds: 6, Decision: "undecided", Versus: "baseline", ToDecide: 14},
+		{Cell: cell("baseline", 4), N: 5, TrialSeconds: 6},
+		{Cell: cell("rfs", 4), N: 5, TrialSeconds: 6, Decision: "undecided", Versus: "baseline"}, // no estimate
+	}
+	s := &study.Study{Spec: study.Spec{Trials: study.Trials{Min: 3, Max: 10}}}
+	r := rerun(Options{Study: "my study.yaml", Sets: []string{"replicas=[1,4]"}}, "rfs", s, stops)
+	if r == nil {
+		t.Fatal("no rerun")
+	}
+	want := "--rule rfs --study my study.yaml --set replicas=[1,4] --set trials.max=14 --budget 8m0s"
+	if got := strings.Join(r.Args, " "); got != want {
+		t.Errorf("args %q, want %q", got, want)
+	}
+	// rfs and baseline at 1 pair run 14, at 4 pairs 14 too (no estimate:
+	// up to the maximum): 56 trials of 6 s.
+	if r.Cells != 1 || r.Undecided != 2 || r.Seconds != 336 {
+		t.Errorf("rerun %+v, want 1 of 2 cells in 336 s", r)
+	}
+	// 5m36s of trials, a fifth more and a minute of set-up: 7m43s, up
+	// to whole minutes.
+	for trials, budget := range map[time.Duration]time.Duration{336 * time.Second: 8 * time.Minute, 0: time.Minute, 50 * time.Second: 2 * time.Minute} {
+		if got := rerunBudget(trials); got != budget {
+			t.Errorf("rerunBudget(%s) = %s, want %s", trials, got, budget)
+		}
+	}
+	if fixed := rerun(Options{}, "rfs", &study.Study{Spec: study.Spec{Trials: study.Trials{Min: 5, Max: 5}}}, stops); fixed == nil ||
+		!strings.Contains(strings.Join(fixed.Args, " "), "--set trials=14") {
+		t.Errorf("fixed design's rerun %+v: want --set trials=14", fixed)
+	}
+	if rerun(Options{}, "rfs", s, stops[2:]) != nil {
+		t.Error("a rerun without any estimate")
 	}
 }

@@ -1,0 +1,57 @@
+package advise
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// An undecided candidate's page says why each cell stopped and the
+// rerun that would decide it, in words a shell takes back; a decided
+// one says neither.
+func TestToDecide(t *testing.T) {
+	e := Entry{Result: Result{Name: "rfs"}, Verdict: Undecided, Proof: &Proof{
+		Cells: []ProofCell{
+			{Workload: "tcp", Replicas: 1, Decision: "undecided", Stop: "futile after 5 trials: at 10 the interval would still cover 1"},
+			{Workload: "tcp", Replicas: 4, Decision: "equal"},
+		},
+		Rerun: &ProofRerun{Args: []string{"--rule", "rfs", "--study", "my study.yaml", "--set", "replicas=[1,4]", "--set", "trials.max=14", "--budget", "8m0s"},
+			Cells: 1, Undecided: 1, Seconds: 335.6},
+	}}
+	got := ToDecide(e)
+	for _, want := range []string{
+		"tcp at 1 pair(s) stopped: futile after 5 trials",
+		"would decide 1 of the 1 undecided cells",
+		"cnibench advise --prove --rule rfs --study 'my study.yaml' --set 'replicas=[1,4]' --set trials.max=14 --budget 8m0s",
+		"about 5m36s of trials",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ToDecide lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "at 4 pair(s)") {
+		t.Errorf("a decided cell is listed as stopped undecided:\n%s", got)
+	}
+	rep := &Report{Candidates: []Entry{e}}
+	var md, html bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "**To decide:** tcp at 1 pair(s)") || !strings.Contains(html.String(), "<b>To decide:</b> tcp at 1 pair(s)") {
+		t.Errorf("pages lack the To decide line:\n%s", md.String())
+	}
+	e.Verdict = Rejected
+	if got := ToDecide(e); got != "" {
+		t.Errorf("a rejected candidate: %q", got)
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	got := shellWords([]string{"--set", "trials.max=14", "it's", "", "a b"})
+	if want := `--set trials.max=14 'it'\''s' '' 'a b'`; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+}
