@@ -312,10 +312,13 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 		flag = "--set trials"
 	}
 	var l string
-	if r.Undecided == 1 {
-		o := r.Options[0]
+	switch o := r.Options[0]; {
+	case r.Undecided == 1:
 		l = fmt.Sprintf("to decide the undecided cell, rerun with %s=%d (about %s of trials)", flag, o.Max, durationText(o.Time))
-	} else {
+	case len(r.Options) == 1 && o.Cells == r.Undecided:
+		// One maximum decides them all: no choice to offer.
+		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=%d (about %s of trials)", r.Undecided, flag, o.Max, durationText(o.Time))
+	default:
 		var opts []string
 		for i, o := range r.Options {
 			cells, cost := fmt.Sprintf("%d of them", o.Cells), "about "+durationText(o.Time)

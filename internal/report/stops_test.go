@@ -200,6 +200,12 @@ func TestRerunLine(t *testing.T) {
 	if got := RerunLine(stops[:2], fixed); !strings.HasPrefix(got, "to decide the undecided cell, rerun with --set trials=47 (about 9m24s of trials); this run's trials took 1m0s.") {
 		t.Errorf("fixed design: %s", got)
 	}
+	// One maximum deciding every undecided cell is no choice to offer.
+	same := []results.Stop{stops[0], stops[1], stops[1]}
+	same[2].Cell = cell("rfs+")
+	if got := RerunLine(same, fixed); !strings.HasPrefix(got, "to decide the 2 undecided cells, rerun with --set trials=47 (about 14 min of trials);") {
+		t.Errorf("one maximum for both: %s", got)
+	}
 	m := analysis.Model{Stops: stops}
 	if c := stopsText(m, adaptive); !strings.HasPrefix(c, stopsCaption+" To decide the 3") || !strings.HasSuffix(c, "(docs/statistics.md).") {
 		t.Errorf("caption: %s", c)
