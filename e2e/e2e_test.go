@@ -275,6 +275,9 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 	for _, m := range run.Marked {
 		t.Logf("marked attempt %+v: %s", m.Cell, m.Discarded)
 	}
+	if !run.Env.SharedKernel {
+		t.Error("env.json: the local engine's nodes share the kernel, shared_kernel not recorded")
+	}
 	csv, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
 	if !bytes.HasPrefix(csv, []byte("datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high")) {
 		t.Errorf("summary.csv header: %s", bytes.SplitN(csv, []byte("\n"), 2)[0])

@@ -57,6 +57,19 @@ func kubeComparability(e results.Env) []string {
 	if e.CNI != nil {
 		cni = "the CNI detected as " + e.CNI.String()
 	}
+	if e.SharedKernel {
+		// A kind-style cluster on one machine: the papers' separate
+		// machines are not what ran, and the server node's CPUs are the
+		// machine's, client work included.
+		return []string{
+			"This run measured a real Kubernetes cluster with " + cni + ", servers on one node behind Services and clients on another, " +
+				"but its nodes report one boot ID: they run on one kernel (a kind-style cluster on one machine), not on separate machines as in the papers. " +
+				"Per-core figures are that machine's CPUs (" + nodeCPUsText(e.NodeCPUs) + "), with both nodes' work and kernel processing mixed; " +
+				"their idle and softirq percentages are not comparable with the papers' server-node figures.",
+			"Comparable: relative effects within this run (each tuning against the baseline on the same nodes). " +
+				"Not comparable: absolute bitrates (packets cross veth pairs on one host, not a wire) and absolute per-core percentages.",
+		}
+	}
 	return []string{
 		"This run measured nodes of a real Kubernetes cluster with " + cni + ", as the papers measured theirs: " +
 			"servers on one node behind Services, clients on another. Per-core figures are the server node's CPUs (" +

@@ -25,6 +25,11 @@ func TestComparability(t *testing.T) {
 			[]string{"client: 2-3; server: 0-1 (disjoint)", "labelled with the node"}, nil},
 		{"overlap", results.Run{HasEnv: true, Env: results.Env{NodeCPUs: map[string][]int{"server": {0, 1, 2}, "client": {1, 2, 3}}}},
 			[]string{"(CPUs 1-2 are shared)"}, nil},
+		{"kube", results.Run{HasEnv: true, Env: results.Env{Engine: "kube", NodeCPUs: map[string][]int{"server": {0, 1}}}},
+			[]string{"as the papers measured theirs", "the server node's CPUs (server: 0-1)"}, []string{"one kernel"}},
+		{"kube on one kernel", results.Run{HasEnv: true, Env: results.Env{Engine: "kube", SharedKernel: true, NodeCPUs: map[string][]int{"server": {0, 1}}}},
+			[]string{"report one boot ID", "that machine's CPUs (server: 0-1), with both nodes' work", "not comparable with the papers"},
+			[]string{"as the papers measured theirs"}},
 	} {
 		text := strings.Join(comparability(&tc.run, &study.Study{}), "\n")
 		for _, w := range tc.want {

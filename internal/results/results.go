@@ -202,8 +202,12 @@ type Env struct {
 	// detected them; nil on the local engine, where the cells' datapaths
 	// are what cnibench built. Cells keep the study's datapath names
 	// either way, so runs of both engines line up.
-	CNI   *CNI     `json:"cni,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	CNI *CNI `json:"cni,omitempty"`
+	// SharedKernel: the client and server nodes ran on one kernel (the
+	// local engine's namespaces, a kind-style cluster on one machine:
+	// engine.Facts.SharedKernel), so their CPUs are one machine's.
+	SharedKernel bool     `json:"shared_kernel,omitempty"`
+	Notes        []string `json:"notes,omitempty"`
 }
 
 // DatapathEnv is how one datapath of a run was built: its knobs and

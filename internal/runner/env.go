@@ -41,6 +41,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 			"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart here; pinning only separates cores")
 	}
 	e.Notes = append(e.Notes, r.notes...)
+	e.SharedKernel = r.plan.sharedKernel
 	r.env = e
 	return r.out.WriteEnv(e)
 }

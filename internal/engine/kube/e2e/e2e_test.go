@@ -313,6 +313,9 @@ func TestKubeWorkloads(t *testing.T) {
 	if !slices.ContainsFunc(r.Env.Notes, func(n string) bool { return strings.Contains(n, "report one boot ID") }) {
 		t.Errorf("env notes do not say the nodes share a kernel: %v", r.Env.Notes)
 	}
+	if !r.Env.SharedKernel {
+		t.Error("env.json does not record the shared kernel (shared_kernel), which the report's comparability text reads")
+	}
 	for _, s := range r.Samples {
 		if _, ok := s.Metrics["node_cpu_percent_server"]; ok {
 			t.Errorf("%+v: node_cpu_percent_server recorded beside the client's reading of the same kernel", s.Cell)
