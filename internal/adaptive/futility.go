@@ -42,11 +42,17 @@ func futility(cfg Config, p CellPlan) string {
 // for the quantile, at the looks' confidence.
 func project(cfg Config, ci stats.RatioCI, n, m int) stats.RatioCI {
 	conf := DecisionConfidence(cfg.Trials)
+	return projectAt(ci, n, m, conf, conf)
+}
+
+// projectAt is project for an interval judged at confidence now,
+// projected to one judged at confidence then (a rerun's design).
+func projectAt(ci stats.RatioCI, n, m int, now, then float64) stats.RatioCI {
 	df := ci.DF
 	if math.IsNaN(df) || df < 1 {
 		df = float64(n - 1)
 	}
-	k := math.Sqrt(float64(n)/float64(m)) * stats.TQuantileAt(df+float64(m-n), conf) / stats.TQuantileAt(df, conf)
+	k := math.Sqrt(float64(n)/float64(m)) * stats.TQuantileAt(df+float64(m-n), then) / stats.TQuantileAt(df, now)
 	proj := ci
 	proj.Low, proj.High = ci.Ratio-(ci.Ratio-ci.Low)*k, ci.Ratio+(ci.High-ci.Ratio)*k
 	return proj
@@ -66,8 +72,18 @@ func TrialsToDecide(cfg Config, p CellPlan, limit int) int {
 	if ci.Method == stats.MethodNone || math.IsNaN(ci.Low) || math.IsNaN(ci.High) || math.IsNaN(ci.Ratio) {
 		return 0
 	}
+	// A rerun with maximum m judges its last look at its own design's
+	// confidence: more looks, each stricter, for an adaptive design
+	// (1 - 0.05/K), 95% for a fixed one. Projecting at this run's level
+	// instead made the estimates lean low.
+	now := DecisionConfidence(cfg.Trials)
 	decides := func(m int) bool {
-		return stats.Decide(project(cfg, ci, p.Look, m), cfg.Margin, cfg.Direction).Verdict != stats.Undecided
+		rerun := Trials{Min: min(cfg.Trials.Min, m), Max: m}
+		if cfg.Trials.Fixed() {
+			rerun.Min = m
+		}
+		proj := projectAt(ci, p.Look, m, now, DecisionConfidence(rerun))
+		return stats.Decide(proj, cfg.Margin, cfg.Direction).Verdict != stats.Undecided
 	}
 	lo, hi := p.Look, limit // decides(lo) is false; find the least m with decides(m)
 	if hi <= lo || !decides(hi) {

@@ -145,9 +145,23 @@ func TestTrialsToDecide(t *testing.T) {
 	}
 	loss := cell(0.96, 0.90, 1.02)
 	n := TrialsToDecide(cfg, loss, 1000)
-	if n <= 5 || stats.Decide(project(cfg, loss.Sequential.Chosen.RatioCI, 5, n), cfg.Margin, cfg.Direction).Verdict != stats.Worse ||
-		stats.Decide(project(cfg, loss.Sequential.Chosen.RatioCI, 5, n-1), cfg.Margin, cfg.Direction).Verdict != stats.Undecided {
+	// The projection to m trials is judged at the confidence a rerun with
+	// maximum m would judge at.
+	at := func(m int) stats.Verdict {
+		proj := projectAt(loss.Sequential.Chosen.RatioCI, 5, m, DecisionConfidence(cfg.Trials), DecisionConfidence(Trials{Min: 3, Max: m}))
+		return stats.Decide(proj, cfg.Margin, cfg.Direction).Verdict
+	}
+	if n <= 5 || at(n) != stats.Worse || at(n-1) != stats.Undecided {
 		t.Errorf("a 4%% loss with a ±6%% interval: %d trials, want the least count whose projection says worse", n)
+	}
+	// A fixed design's rerun is fixed too, judged at 95% whatever its
+	// count.
+	fixed := Config{Trials: Trials{Min: 5, Max: 5}, Margin: 0.02}
+	at95 := func(m int) stats.Verdict {
+		return stats.Decide(projectAt(loss.Sequential.Chosen.RatioCI, 5, m, 0.95, 0.95), fixed.Margin, fixed.Direction).Verdict
+	}
+	if f := TrialsToDecide(fixed, loss, 1000); f == 0 || at95(f) != stats.Worse || at95(f-1) != stats.Undecided {
+		t.Errorf("fixed design: %d trials, want the least count whose projection at 95%% says worse", f)
 	}
 	smaller := TrialsToDecide(cfg, cell(0.98, 0.92, 1.04), 1000)
 	if smaller <= n {
@@ -172,9 +186,9 @@ func TestTrialsToDecide(t *testing.T) {
 // run of 3 to 10 trials (margin 5%, losses of 3-10% behind 4-10% noise
 // per trial) each get N from TrialsToDecide; a fresh run of the same
 // truth with max = N then decides in about half to four fifths of
-// cases (measured 0.46-0.79; the estimate is a projection of a noisy
-// estimate, and a larger max means more looks, each stricter), and one
-// with max = N/2 clearly less often, so N is neither a promise nor padded.
+// cases (measured 0.51-0.84; the estimate is a projection of a noisy
+// estimate), one with max = N/2 clearly less often (0.27-0.59) and one
+// with 2N 0.83-0.97, so N is neither a promise nor padded.
 func TestTrialsToDecideCalibration(t *testing.T) {
 	cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05}
 	decides := func(cells []simCell, maxN int, seed uint64) bool {
@@ -183,7 +197,7 @@ func TestTrialsToDecideCalibration(t *testing.T) {
 	}
 	for _, tc := range []struct{ ratio, sd float64 }{{0.93, 0.06}, {0.95, 0.05}, {0.97, 0.04}, {0.90, 0.10}} {
 		cells := []simCell{{id: "base", mean: 1e9, sd: tc.sd}, {id: "tuned", baseline: "base", mean: 1e9 * tc.ratio, sd: tc.sd}}
-		var undecided, atN, atHalf int
+		var undecided, atN, atHalf, atTwice int
 		for i := range 200 {
 			c := simulate(t, cfg, cells, 0, uint64(3000+i)).final("tuned")
 			n := TrialsToDecide(cfg, c, 200)
@@ -197,9 +211,13 @@ func TestTrialsToDecideCalibration(t *testing.T) {
 			if decides(cells, n/2, uint64(90000+i)) {
 				atHalf++
 			}
+			if decides(cells, 2*n, uint64(90000+i)) {
+				atTwice++
+			}
 		}
 		share, half := float64(atN)/float64(undecided), float64(atHalf)/float64(undecided)
-		t.Logf("ratio %.2f, sd %.2f: %d cells undecided; a run of max N decided %.2f of them, of max N/2 %.2f", tc.ratio, tc.sd, undecided, share, half)
+		t.Logf("ratio %.2f, sd %.2f: %d cells undecided; a run of max N decided %.2f of them, of max N/2 %.2f, of max 2N %.2f",
+			tc.ratio, tc.sd, undecided, share, half, float64(atTwice)/float64(undecided))
 		if undecided < 50 || share < 0.4 || half > share-0.1 {
 			t.Errorf("ratio %.2f, sd %.2f: %d undecided cells; max N decided %.2f (want >= 0.4), max N/2 %.2f (want clearly fewer)",
 				tc.ratio, tc.sd, undecided, share, half)

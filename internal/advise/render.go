@@ -88,7 +88,7 @@ func ToDecide(e Entry) string {
 			t += ". "
 		}
 		t += fmt.Sprintf("Proving it alone with more trials would decide %d of the %d undecided cells by their estimates: "+
-			"cnibench advise --prove %s (about %s of trials; such estimates decide 46-79%% of cells in simulation, docs/statistics.md)",
+			"cnibench advise --prove %s (about %s of trials; such estimates decide 51-84%% of cells in simulation, docs/statistics.md)",
 			r.Cells, r.Undecided, shellWords(r.Args), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
 	}
 	return t

@@ -193,7 +193,7 @@ func TestRerunLine(t *testing.T) {
 	want := "to decide the 3 undecided cells, rerun with --set trials.max=N: 47 for 1 of them (about 19 min of trials), " +
 		"200 for the 2 with an estimate (about 65 min; 1 without one up to 1000 trials); this run's trials took 2m0s, " +
 		"within a budget of 4m0s that caps the rerun too (--budget, set-up included). Estimates from each cell's own difference and spread, " +
-		"which in simulation decide 46-79% of such cells (docs/statistics.md)"
+		"which in simulation decide 51-84% of such cells (docs/statistics.md)"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
