@@ -58,14 +58,7 @@ func TestAdviseFlags(t *testing.T) {
 // node it is calico-ipip at the MTU IP-in-IP allows (calico-vxlan could
 // not carry it, and the whole advise run used to exit 2).
 func TestProveTunnelMTUFollowsTheTunnel(t *testing.T) {
-	b, err := os.ReadFile("../advise/testdata/ipip-nic-vxlan-offload.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in inspect.Inspection
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
+	in := fixture(t, "ipip-nic-vxlan-offload.json")
 	// Calico's default 1440 instead of the fixture's 1480, the most
 	// IP-in-IP allows: the rule fires.
 	for i := range in.Tunnels {
@@ -95,14 +88,7 @@ func TestProveTunnelMTUFollowsTheTunnel(t *testing.T) {
 // buys trials, not an early futile stop at 10), unless the user set the
 // trials; --set applies before the candidate's own overrides.
 func TestProveBudgetSetsMax(t *testing.T) {
-	b, err := os.ReadFile("../advise/testdata/this-machine.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in inspect.Inspection
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
+	in := fixture(t, "this-machine.json")
 	rules, err := advise.Lookup("rfs")
 	if err != nil {
 		t.Fatal(err)
@@ -134,4 +120,18 @@ func TestProveBudgetSetsMax(t *testing.T) {
 			t.Errorf("sets %v: the candidate's tunings were lost: %+v", c.sets, s.Spec.Tunings)
 		}
 	}
+}
+
+// fixture reads an inspection of advise's test data.
+func fixture(t *testing.T, name string) inspect.Inspection {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../advise/testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in inspect.Inspection
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
