@@ -3,6 +3,7 @@ module github.com/cnibench/cnibench
 go 1.26.8
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/cilium/ebpf v0.22.0
 	github.com/containernetworking/cni v1.3.0
 	github.com/moby/ipvs v1.1.0

@@ -18,6 +18,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // ruleFiles is the one list of rules: a new rule is a file under rules/
@@ -141,7 +143,7 @@ func Lookup(names ...string) ([]*Rule, error) {
 	for _, n := range names {
 		r, ok := byName[n]
 		if !ok {
-			return nil, fmt.Errorf("unknown rule %q (known: %s)", n, strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("unknown rule %q (%sknown: %s)", n, suggest.Hint(n, Names()), strings.Join(Names(), ", "))
 		}
 		if !seen[n] {
 			seen[n] = true

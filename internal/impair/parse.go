@@ -3,6 +3,8 @@ package impair
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Parse reads a netem configuration in tc's syntax (what follows
@@ -291,7 +293,7 @@ func ParseField(s *Spec, key, value string) error {
 			return f[i-1], true
 		})
 	default:
-		return fmt.Errorf("unknown impairment field %q (one of %s)", key, strings.Join(Fields(), ", "))
+		return fmt.Errorf("unknown impairment field %q (%sone of %s)", key, suggest.Hint(key, Fields()), strings.Join(Fields(), ", "))
 	}
 	return err
 }

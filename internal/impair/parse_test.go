@@ -79,6 +79,12 @@ func TestPresetsAreTableII(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown impairment preset "delay-extreme"`) || !strings.Contains(err.Error(), "delay-corruption-high") {
 		t.Errorf("LookupPreset(unknown) = %v, want the names listed", err)
 	}
+	for _, err := range []error{func() error { _, err := LookupPreset("dealy-low"); return err }(),
+		func() error { _, err := Resolve("dealy-low", nil); return err }()} {
+		if err == nil || !strings.Contains(err.Error(), `did you mean "delay-low"?`) {
+			t.Errorf("a swapped preset name: %v, want the one meant", err)
+		}
+	}
 	// Presets returns a copy.
 	Presets()[1].Spec.Delay = 0
 	if Presets()[1].Spec.Delay != 10*ms {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Preset is a named Spec with where it comes from.
@@ -78,5 +80,5 @@ func LookupPreset(name string) (Preset, error) {
 			return p, nil
 		}
 	}
-	return Preset{}, fmt.Errorf("unknown impairment preset %q (one of %s)", name, strings.Join(PresetNames(), ", "))
+	return Preset{}, fmt.Errorf("unknown impairment preset %q (%sone of %s)", name, suggest.Hint(name, PresetNames()), strings.Join(PresetNames(), ", "))
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // ErrUnknownPreset is wrapped when a name is no preset.
@@ -17,8 +19,8 @@ func Resolve(name string, fields map[string]string) (Spec, error) {
 	if len(fields) == 0 {
 		p, err := LookupPreset(name)
 		if err != nil {
-			return Spec{}, fmt.Errorf("%w %q (built-in: %s; or define one with name and netem fields)",
-				ErrUnknownPreset, name, strings.Join(PresetNames(), ", "))
+			return Spec{}, fmt.Errorf("%w %q (%sbuilt-in: %s; or define one with name and netem fields)",
+				ErrUnknownPreset, name, suggest.Hint(name, PresetNames()), strings.Join(PresetNames(), ", "))
 		}
 		return p.Spec, nil
 	}

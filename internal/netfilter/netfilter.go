@@ -6,6 +6,8 @@ import (
 	"net"
 	"sort"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Pod is a workload endpoint on the node, as rules match it: by its
@@ -95,7 +97,7 @@ func Lookup(name string) (Generator, error) {
 			return g, nil
 		}
 	}
-	return Generator{}, fmt.Errorf("netfilter state for CNI %q: unknown (known: %s)", name, strings.Join(Names(), ", "))
+	return Generator{}, fmt.Errorf("netfilter state for CNI %q: unknown (%sknown: %s)", name, suggest.Hint(name, Names()), strings.Join(Names(), ", "))
 }
 
 // Generate writes the rule set of CNI cni for node n, validated.

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Trials is the number of trials per cell: a fixed count (`trials: 20`)
@@ -49,7 +51,7 @@ func (t *Trials) UnmarshalYAML(n *yaml.Node) error {
 	// KnownFields does not reach into a custom unmarshaler.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Value != "min" && k.Value != "max" {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown trials field %q (known: min, max)", k.Value)}
+			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown trials field %q (%sknown: min, max)", k.Value, suggest.Hint(k.Value, []string{"min", "max"}))}
 		}
 	}
 	type plain Trials
@@ -249,6 +251,6 @@ func validatePrecisionMetric(sp *Spec, cat Catalog, bad badFunc) {
 	if len(known) == 0 {
 		return
 	}
-	bad("spec.precision.metric", "%q is not a metric of this study's workloads (their headline metrics: %s; or a collector's, docs/workloads.md)",
-		p.Metric, strings.Join(known, ", "))
+	bad("spec.precision.metric", "%q is not a metric of this study's workloads (%stheir headline metrics: %s; or a collector's, docs/workloads.md)",
+		p.Metric, suggest.Hint(p.Metric, known), strings.Join(known, ", "))
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Datapath is one datapath of a study: a catalog datapath (Type) and the
@@ -169,7 +171,7 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if !contains(datapathKeys, k.Value) {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown datapath field %q (known: %s)", k.Value, strings.Join(datapathKeys, ", "))}
+			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown datapath field %q (%sknown: %s)", k.Value, suggest.Hint(k.Value, datapathKeys), strings.Join(datapathKeys, ", "))}
 		}
 		if k.Value == "offloads" || k.Value == "podOffloads" {
 			if err := checkOffloads(n.Content[i+1]); err != nil {
@@ -207,7 +209,7 @@ func checkKeys(m *yaml.Node, what string, known []string) error {
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if k := m.Content[i]; !contains(known, k.Value) {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown %s field %q (known: %s)", what, k.Value, strings.Join(known, ", "))}
+			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown %s field %q (%sknown: %s)", what, k.Value, suggest.Hint(k.Value, known), strings.Join(known, ", "))}
 		}
 	}
 	return nil

@@ -69,6 +69,14 @@ func TestRefusedInputs(t *testing.T) {
 			"spec.precision.metric", `"bitrat" is not a metric of this study's workloads`},
 		{"precision no workload reports", []string{"trials={min: 2, max: 5}", "precision={metric: bitrate, halfWidth: 2%, of: mean}",
 			"workloads=[{name: http, tool: ab}]"}, "spec.precision.metric", "their headline metrics: requests_per_s"},
+		// A slip names what was meant.
+		{"field typo", []string{"warmUp=1s"}, "spec.warmUp", `unknown field "warmUp" (did you mean "warmup"?)`},
+		{"datapath typo", []string{"datapaths=[calico-vxaln]"}, "spec.datapaths[0]", `unknown datapath "calico-vxaln" (did you mean "calico-vxlan"? known:`},
+		{"tool typo", []string{"workloads=[{name: t, tool: iperf}]"}, "spec.workloads[0].tool", `(did you mean "iperf3"? known:`},
+		{"tuning swap", []string{"tunings=[baseline, rsf]"}, "spec.tunings", `unknown tuning "rsf" (did you mean "rfs"? built-in:`},
+		{"trials typo", []string{"trials={min: 2, mx: 3}"}, "spec.trials", `unknown trials field "mx" (did you mean "max"?`},
+		{"precision metric typo", []string{"trials={min: 2, max: 5}", "precision={metric: bitrat, halfWidth: 2%, of: mean}"},
+			"spec.precision.metric", `(did you mean "bitrate"? their headline metrics`},
 		// Pods per node.
 		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},
@@ -151,5 +159,24 @@ func TestPodsPerNode(t *testing.T) {
 		if got := tc.w.PodsPerNode(tc.r); got != tc.want {
 			t.Errorf("%+v at %d: %d pods, want %d", tc.w, tc.r, got, tc.want)
 		}
+	}
+}
+
+// A slip in a file's field names its line and the field meant; a
+// profile that does not exist names the ones that do.
+func TestSuggestions(t *testing.T) {
+	doc := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n  datapaths: [calico-vxlan]\n  duration: 3s\n" +
+		"  workloads:\n    - {name: tcp, tool: iperf3, lenght: 128K}\nprofiles:\n  quick: {trials: 1}\n  paper: {trials: 20}\n"
+	_, err := Parse("s.yaml", []byte(doc), Options{}, testCatalog)
+	if err == nil || err.Error() != `s.yaml:8: unknown field "lenght" (did you mean "length"?)` {
+		t.Errorf("field slip: %v", err)
+	}
+	fixed := strings.Replace(doc, "lenght", "length", 1)
+	_, err = Parse("s.yaml", []byte(fixed), Options{Profile: "quik"}, testCatalog)
+	if err == nil || err.Error() != `s.yaml: --profile: study has no profile "quik" (did you mean "quick"? have: quick, paper)` {
+		t.Errorf("profile slip: %v", err)
+	}
+	if _, err := Parse("s.yaml", []byte(fixed), Options{Profile: "quick"}, testCatalog); err != nil {
+		t.Errorf("the study itself: %v", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 //go:embed builtin/*.yaml
@@ -89,8 +91,8 @@ func Resolve(nameOrPath string, opt Options, cat Catalog) (*Study, error) {
 	b, err := os.ReadFile(nameOrPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("study %q: no built-in study of that name (have: %s) and no such file",
-				nameOrPath, strings.Join(Builtins(), ", "))
+			return nil, fmt.Errorf("study %q: no built-in study of that name (%shave: %s) and no such file",
+				nameOrPath, suggest.Hint(nameOrPath, Builtins()), strings.Join(Builtins(), ", "))
 		}
 		return nil, fmt.Errorf("read study: %w", err)
 	}
@@ -199,9 +201,16 @@ var (
 	unknownRE = regexp.MustCompile(`field (\S+) not found in type study\.(\w+)`)
 )
 
-// friendly rewords yaml.v3's messages for study authors.
+// friendly rewords yaml.v3's messages for study authors, with the field
+// an unknown one was most likely meant to be.
 func friendly(msg string) string {
-	return unknownRE.ReplaceAllString(msg, `unknown field "$1" (not part of the cnibench/v1alpha1 study format)`)
+	return unknownRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := unknownRE.FindStringSubmatch(m)
+		if c := suggest.Closest(sub[1], fieldNames()[sub[2]]); c != "" {
+			return fmt.Sprintf("unknown field %q (did you mean %q?)", sub[1], c)
+		}
+		return fmt.Sprintf("unknown field %q (not part of the cnibench/v1alpha1 study format)", sub[1])
+	})
 }
 
 func stripYAMLPrefix(s string) string {
@@ -218,7 +227,17 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 		prof = child(profiles, name)
 	}
 	if prof == nil || prof.Kind != yaml.MappingNode {
-		return origins{}, &FieldError{File: file, Field: "profiles." + name, Msg: fmt.Sprintf("study has no profile %q", name)}
+		var have []string
+		for i := 0; profiles != nil && i+1 < len(profiles.Content); i += 2 {
+			have = append(have, profiles.Content[i].Value)
+		}
+		msg := fmt.Sprintf("study has no profile %q", name)
+		if len(have) > 0 {
+			msg += fmt.Sprintf(" (%shave: %s)", suggest.Hint(name, have), strings.Join(have, ", "))
+		}
+		// No Field: a Field without a line reads "(--set)", and this is
+		// --profile's value.
+		return origins{}, &FieldError{File: file, Msg: "--profile: " + msg}
 	}
 	spec := child(root, "spec")
 	if spec == nil {

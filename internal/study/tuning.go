@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Tuning is a named set of receive-steering knobs applied on the server
@@ -94,8 +96,8 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		b, ok := builtinTunings[n.Value]
 		if !ok {
-			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("unknown tuning %q (built-in: %s; or define one with name/rps/rfs/pods)",
-				n.Value, strings.Join(BuiltinTuningNames(), ", "))}
+			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("unknown tuning %q (%sbuilt-in: %s; or define one with name/rps/rfs/pods)",
+				n.Value, suggest.Hint(n.Value, BuiltinTuningNames()), strings.Join(BuiltinTuningNames(), ", "))}
 		}
 		*t = b
 		return nil

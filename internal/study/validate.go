@@ -8,6 +8,8 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload/spec"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Catalog names what the binary can run, so validation can reject unknown
@@ -155,7 +157,7 @@ func validateDatapaths(sp *Spec, cat Catalog, bad badFunc) {
 	for i, d := range sp.Datapaths {
 		f := fmt.Sprintf("spec.datapaths[%d]", i)
 		if !contains(cat.Datapaths, d.Type) {
-			bad(f, "unknown datapath %q (known: %s)", d.Type, strings.Join(cat.Datapaths, ", "))
+			bad(f, "unknown datapath %q (%sknown: %s)", d.Type, suggest.Hint(d.Type, cat.Datapaths), strings.Join(cat.Datapaths, ", "))
 			continue
 		}
 		if !nameRE.MatchString(d.Name) {
@@ -244,7 +246,7 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 		w := &sp.Workloads[i]
 		f := fmt.Sprintf("spec.workloads[%d]", i)
 		if t, ok := cat.Tool(w.Tool); !ok {
-			bad(f+".tool", "unknown workload tool %q (known: %s)", w.Tool, strings.Join(cat.ToolNames(), ", "))
+			bad(f+".tool", "unknown workload tool %q (%sknown: %s)", w.Tool, suggest.Hint(w.Tool, cat.ToolNames()), strings.Join(cat.ToolNames(), ", "))
 		} else if !contains(t.Protocols, w.Protocol) {
 			bad(f+".protocol", "tool %s does not support protocol %q (supported: %s)", w.Tool, w.Protocol, strings.Join(t.Protocols, ", "))
 		}

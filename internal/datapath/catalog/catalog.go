@@ -24,6 +24,8 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/ovs"
 	"github.com/cnibench/cnibench/internal/datapath/weave"
 	"github.com/cnibench/cnibench/internal/datapath/wireguard"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // All returns every datapath, in a stable order.
@@ -66,5 +68,5 @@ func Lookup(name string) (datapath.Datapath, error) {
 			return d, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown datapath %q (known: %s)", name, strings.Join(Names(), ", "))
+	return nil, fmt.Errorf("unknown datapath %q (%sknown: %s)", name, suggest.Hint(name, Names()), strings.Join(Names(), ", "))
 }

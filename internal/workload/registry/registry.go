@@ -19,6 +19,8 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/qperf"
 	"github.com/cnibench/cnibench/internal/workload/sockperf"
 	"github.com/cnibench/cnibench/internal/workload/spec"
+
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // Drivers returns every workload driver, freshly built.
@@ -43,7 +45,7 @@ func Lookup(tool string) (workload.Driver, error) {
 		known = append(known, d.Describe().Name)
 	}
 	sort.Strings(known)
-	return nil, fmt.Errorf("%w %q (known: %s)", workload.ErrUnknownTool, tool, strings.Join(known, ", "))
+	return nil, fmt.Errorf("%w %q (%sknown: %s)", workload.ErrUnknownTool, tool, suggest.Hint(tool, known), strings.Join(known, ", "))
 }
 
 // Tools returns every driver's description, in registry order: what

@@ -1,0 +1,52 @@
+package study
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// fieldNames are the YAML keys of each struct type of the study format,
+// by Go type name (as yaml.v3 names the type in "field x not found in
+// type study.Spec"), read from the types' tags so that they cannot drift
+// from the format.
+var fieldNames = sync.OnceValue(func() map[string][]string {
+	out := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || t.PkgPath() != reflect.TypeFor[Study]().PkgPath() {
+			return
+		}
+		if _, seen := out[t.Name()]; seen {
+			return
+		}
+		out[t.Name()] = yamlKeys(t)
+		for i := range t.NumField() {
+			walk(t.Field(i).Type)
+		}
+	}
+	walk(reflect.TypeFor[Study]())
+	return out
+})
+
+// yamlKeys are a struct's YAML keys, inlined structs' keys included.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
+			keys = append(keys, yamlKeys(f.Type)...)
+		case name == "":
+			keys = append(keys, strings.ToLower(f.Name))
+		default:
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}

@@ -1,0 +1,81 @@
+// Package suggest finds the name a user most likely meant when a name in
+// a study file, a flag or a --set is unknown ("flanel-vxlan", "replica",
+// "warmUp"), so that the one-line error can say it instead of leaving
+// the user to scan a list of a dozen names.
+package suggest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// Closest is the known name nearest to name, or "" when none is near
+// enough to be a slip: a case-only difference, or an edit distance of
+// at most a third of the name's length (at least 1, at most 3). Of two
+// names at the same distance the one that extends or shortens the name
+// wins ("iperf" is iperf3, not qperf); otherwise a tie suggests neither:
+// a guess between two is no help.
+func Closest(name string, known []string) string {
+	if name == "" {
+		return ""
+	}
+	limit := min(max(len([]rune(name))/3, 1), 3)
+	lower := strings.ToLower(name)
+	var best []string
+	bestD := limit + 1
+	for _, k := range known {
+		if strings.EqualFold(k, name) && k != name {
+			return k
+		}
+		switch d := distance(lower, strings.ToLower(k)); {
+		case d == 0:
+			return ""
+		case d < bestD:
+			best, bestD = []string{k}, d
+		case d == bestD && !slices.Contains(best, k):
+			best = append(best, k)
+		}
+	}
+	if len(best) > 1 {
+		best = slices.DeleteFunc(best, func(k string) bool {
+			k = strings.ToLower(k)
+			return !strings.HasPrefix(k, lower) && !strings.HasPrefix(lower, k)
+		})
+	}
+	if len(best) != 1 {
+		return ""
+	}
+	return best[0]
+}
+
+// distance is the Levenshtein distance, except that two neighbouring
+// letters swapped count as one edit (Damerau's transposition), the
+// commonest slip of all: "lenght" is then nearer to "length" than to
+// "lengths", and "rsf" to "rfs" than to "rps".
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) == len(rb) {
+		var diff []int
+		for i := range ra {
+			if ra[i] != rb[i] {
+				diff = append(diff, i)
+			}
+		}
+		if len(diff) == 2 && diff[1] == diff[0]+1 && ra[diff[0]] == rb[diff[1]] && ra[diff[1]] == rb[diff[0]] {
+			return 1
+		}
+	}
+	return levenshtein.ComputeDistance(a, b)
+}
+
+// Hint is `did you mean "X"? ` for the closest known name, or "".
+// Messages put it before their list of known names.
+func Hint(name string, known []string) string {
+	if c := Closest(name, known); c != "" {
+		return fmt.Sprintf("did you mean %q? ", c)
+	}
+	return ""
+}

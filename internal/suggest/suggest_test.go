@@ -1,0 +1,61 @@
+package suggest
+
+import "testing"
+
+func TestClosest(t *testing.T) {
+	datapaths := []string{"bridge", "calico-ipip", "calico-routed", "calico-vxlan", "flannel-udp", "flannel-vxlan", "geneve", "gre", "host", "macvlan", "ipvlan", "ipvlan-l3"}
+	fields := []string{"nodes", "datapaths", "tunings", "workloads", "replicas", "trials", "duration", "warmup", "cooldown"}
+	for _, c := range []struct {
+		name  string
+		known []string
+		want  string
+	}{
+		{"flanel-vxlan", datapaths, "flannel-vxlan"}, // a dropped letter
+		{"calico-vxaln", datapaths, "calico-vxlan"},  // swapped letters
+		{"replica", fields, "replicas"},
+		{"warmUp", fields, "warmup"}, // case only
+		{"Bridge", datapaths, "bridge"},
+		{"cilium", datapaths, ""},  // not a slip of any
+		{"gree", datapaths, "gre"}, // short names: one edit
+		{"ipvlan-l2", datapaths, "ipvlan-l3"},
+		{"bridge", datapaths, ""}, // known: nothing to suggest
+		{"", datapaths, ""},
+		{"vxlan", []string{"vxlan1", "vxlan2"}, ""},         // a tie suggests neither
+		{"lenght", []string{"length", "lengths"}, "length"}, // a swap is one edit
+		{"rsf", []string{"rps", "rfs", "rps+"}, "rfs"},
+		{"iperf", []string{"ab", "iperf3", "qperf", "sockperf"}, "iperf3"}, // the extension wins a tie
+	} {
+		if got := Closest(c.name, c.known); got != c.want {
+			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if h := Hint("replica", fields); h != `did you mean "replicas"? ` {
+		t.Errorf("Hint: %q", h)
+	}
+	if h := Hint("zzz", fields); h != "" {
+		t.Errorf("Hint of nothing near: %q", h)
+	}
+}
+
+func FuzzClosest(f *testing.F) {
+	known := []string{"bridge", "host", "calico-vxlan"}
+	f.Add("brige")
+	f.Add("")
+	f.Add("ü∂")
+	f.Fuzz(func(t *testing.T, name string) {
+		got := Closest(name, known)
+		if got == "" {
+			return
+		}
+		if got == name {
+			t.Errorf("suggested the name itself: %q", name)
+		}
+		found := false
+		for _, k := range known {
+			found = found || k == got
+		}
+		if !found {
+			t.Errorf("suggested %q, not a known name", got)
+		}
+	})
+}
