@@ -128,7 +128,7 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	}
 	for _, kv := range opt.Set {
 		if err := applySet(root, kv); err != nil {
-			return nil, &FieldError{File: file, Field: kv, Msg: err.Error()}
+			return nil, &FieldError{File: file, Field: oneLine(kv), Msg: oneLine(err.Error())}
 		}
 	}
 	// Decode the overridden tree strictly again, so that a --set with an
