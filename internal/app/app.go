@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/suggest"
 	"github.com/cnibench/cnibench/internal/version"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -47,7 +50,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "cnibench: "+err.Error())
+	fmt.Fprintln(stderr, "cnibench: "+err.Error()+commandHint(root, err))
 	var ie *InputError
 	var fe *study.FieldError
 	if errors.As(err, &ie) || errors.As(err, &fe) || isUsage(err) {
@@ -57,6 +60,53 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 type usageError struct{ error }
+
+var (
+	unknownFlagRE    = regexp.MustCompile(`^unknown flag: --(\S+)`)
+	unknownCommandRE = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+)
+
+// flagHint adds the flag an unknown one was likely meant to be (--quik:
+// --quick) to pflag's error.
+func flagHint(cmd *cobra.Command, err error) error {
+	m := unknownFlagRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if c := suggest.Closest(m[1], names); c != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, c)
+	}
+	return err
+}
+
+// commandHint is " (did you mean "run"?)" for an unknown subcommand that
+// is a slip of one, on the error's line.
+func commandHint(root *cobra.Command, err error) string {
+	m := unknownCommandRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	parent := root
+	if c, _, ferr := root.Find(strings.Fields(m[2])[1:]); ferr == nil {
+		parent = c
+	}
+	var names []string
+	for _, c := range parent.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if c := suggest.Closest(m[1], names); c != "" {
+		return fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return ""
+}
 
 func isUsage(err error) bool {
 	var u usageError
@@ -80,14 +130,35 @@ and writes a report with figures, confidence intervals and the published numbers
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{flagHint(cmd, err)} })
+	// cobra's own suggestion for an unknown command spans three lines;
+	// Main adds it to the error's one line (commandHint).
+	root.DisableSuggestions = true
 	root.AddCommand(newRunCmd(), newCompareCmd(), newStudiesCmd(), newShowCmd(), newReportCmd(), newCleanupCmd(), newDoctorCmd(),
 		newKubeCmd(), newAgentCmd(), newAdviseCmd())
 	// A wrong argument count or an unknown command is bad input (exit 2),
 	// like a bad flag: for compare, exit 1 means the gate failed, and a CI
 	// job with an empty $B must not read as a regression.
 	usageArgs(root)
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() && !c.Runnable() {
+			group(c)
+		}
+	}
 	return root
+}
+
+// group makes a command of subcommands (kube, agent) refuse an unknown
+// subcommand as bad input, naming the likely one, where cobra printed
+// the group's help and exited 0; alone it still prints its help.
+func group(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return usageError{fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())}
+	}
 }
 
 // usageArgs marks the argument errors of c and its subcommands as usage

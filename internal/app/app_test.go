@@ -1,0 +1,32 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// A slip in a command or flag name is bad input on one line that names
+// what was likely meant; a group's unknown subcommand is refused too,
+// not answered with its help and exit 0.
+func TestUsageSlips(t *testing.T) {
+	for args, want := range map[string]string{
+		"rnu":                      `cnibench: unknown command "rnu" for "cnibench" (did you mean "run"?)`,
+		"frobnicate":               `cnibench: unknown command "frobnicate" for "cnibench"`,
+		"run rps-rfs --quik":       `cnibench: unknown flag: --quik (did you mean --quick?)`,
+		"compare a b --fail-iff x": `cnibench: unknown flag: --fail-iff (did you mean --fail-if?)`,
+		"kube instal":              `cnibench: unknown command "instal" for "cnibench kube" (did you mean "install"?)`,
+		"run rps-rfs --zzz":        `cnibench: unknown flag: --zzz`,
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), strings.Fields(args), &out, &errb)
+		if code != ExitBadInput || strings.TrimSuffix(errb.String(), "\n") != want || out.Len() != 0 {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want 2 and %q", args, code, errb.String(), out.String(), want)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"kube"}, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "Available Commands") {
+		t.Errorf("kube alone: exit %d, want its help and 0:\n%s%s", code, out.String(), errb.String())
+	}
+}
