@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -87,9 +88,13 @@ func ToDecide(e Entry) string {
 		if t != "" {
 			t += ". "
 		}
+		cluster := ""
+		if slices.Contains(r.Args, "--engine") {
+			cluster = " with this run's cluster flags (--kubeconfig, --server-node, ...)"
+		}
 		t += fmt.Sprintf("Proving it alone with more trials would decide %d of the %d undecided cells by their estimates: "+
-			"cnibench advise --prove %s (about %s of trials; such estimates decide 51-84%% of cells in simulation, docs/statistics.md)",
-			r.Cells, r.Undecided, shellWords(r.Args), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+			"cnibench advise --prove %s%s (about %s of trials; such estimates decide 51-84%% of cells in simulation, docs/statistics.md)",
+			r.Cells, r.Undecided, shellWords(r.Args), cluster, time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
 	}
 	return t
 }
