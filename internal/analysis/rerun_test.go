@@ -71,6 +71,15 @@ func TestRerunToDecide(t *testing.T) {
 		t.Errorf("maxima offered: %v", got)
 	}
 
+	// A maximum nearly as dear as the next, which decides more, is not
+	// offered: at 40 and 41 the baseline's 20-second trials dominate.
+	close := []results.Stop{{Cell: cell("bridge", "baseline"), N: 3, TrialSeconds: 20},
+		{Cell: cell("bridge", "rps"), N: 3, TrialSeconds: 1, Decision: "undecided", ToDecide: 40, Versus: "baseline"},
+		{Cell: cell("bridge", "rfs"), N: 3, TrialSeconds: 1, Decision: "undecided", ToDecide: 41, Versus: "baseline"}}
+	if r, _ := RerunToDecide(close, false); len(r.Options) != 1 || r.Options[0].Max != 41 || r.Options[0].Cells != 2 {
+		t.Errorf("close maxima: %+v, want 41 alone", r.Options)
+	}
+
 	// Nothing to estimate, or a run without trial times: no line.
 	if _, ok := RerunToDecide(stops[3:], false); ok {
 		t.Error("an estimate without an estimated cell")
