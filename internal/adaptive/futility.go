@@ -58,6 +58,11 @@ func projectAt(ci stats.RatioCI, n, m int, now, then float64) stats.RatioCI {
 	return proj
 }
 
+// ToDecideCalibration is how often a rerun with maximum TrialsToDecide
+// decided such a cell in simulation (TestTrialsToDecideCalibration), for
+// the texts that quote the estimate.
+const ToDecideCalibration = "51-84%"
+
 // TrialsToDecide is about how many trials an undecided cell would need
 // for a decision at the looks' confidence if its estimate and spread
 // held (the projection futility uses), for a user deciding whether a

@@ -3,6 +3,7 @@ package advise
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"html/template"
 	"io"
 	"os"
@@ -93,8 +94,8 @@ func ToDecide(e Entry) string {
 			cluster = " with this run's cluster flags (--kubeconfig, --server-node, ...)"
 		}
 		t += fmt.Sprintf("Proving it alone with more trials would decide %d of the %d undecided cells by their estimates: "+
-			"cnibench advise --prove %s%s (about %s of trials; such estimates decide 51-84%% of cells in simulation, docs/statistics.md)",
-			r.Cells, r.Undecided, shellWords(r.Args), cluster, time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+			"cnibench advise --prove %s%s (about %s of trials; such estimates decide %s of cells in simulation, docs/statistics.md)",
+			r.Cells, r.Undecided, shellWords(r.Args), cluster, time.Duration(r.Seconds*float64(time.Second)).Round(time.Second), adaptive.ToDecideCalibration)
 	}
 	return t
 }

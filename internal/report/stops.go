@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"strings"
 	"time"
 
@@ -340,7 +341,8 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 	if b := s.Spec.Budget.Duration; b > 0 {
 		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", durationText(b))
 	}
-	return l + ". Estimates from each cell's own difference and spread, which in simulation decide 51-84% of such cells (docs/statistics.md)"
+	return l + ". Estimates from each cell's own difference and spread, which in simulation decide " + adaptive.ToDecideCalibration +
+		" of such cells (docs/statistics.md)"
 }
 
 // TourLine says, for a run whose compared cells all ran a single trial (a
