@@ -3,7 +3,6 @@ package advise
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/cnibench/cnibench/internal/adaptive"
 	"html/template"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/adaptive"
 )
 
 // WriteJSON writes the report as advice.json.

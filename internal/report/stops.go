@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/cnibench/cnibench/internal/adaptive"
 	"strings"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
