@@ -42,6 +42,15 @@ type RerunOption struct {
 // maxRerunOptions bounds the maxima offered: a choice, not a table.
 const maxRerunOptions = 3
 
+// TrialsKey is the --set key a rerun gives its maximum with: trials for
+// a fixed design (every cell runs it), trials.max for an adaptive one.
+func TrialsKey(fixed bool) string {
+	if fixed {
+		return "trials"
+	}
+	return "trials.max"
+}
+
 // RerunToDecide is Rerun for a run's stops, of a fixed design or an
 // adaptive one; false when no undecided cell has an estimate or a cell's
 // trial time is unknown (runs before results.Stop.TrialSeconds was

@@ -184,11 +184,7 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	for _, v := range opt.Sets {
 		args = append(args, "--set", v)
 	}
-	trials := fmt.Sprintf("trials.max=%d", o.Max)
-	if fixed {
-		trials = fmt.Sprintf("trials=%d", o.Max)
-	}
-	args = append(args, "--set", trials, "--budget", rerunBudget(o.Time).String())
+	args = append(args, "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), o.Max), "--budget", rerunBudget(o.Time).String())
 	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
 }
 

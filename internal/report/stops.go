@@ -308,10 +308,7 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 	if !ok {
 		return ""
 	}
-	flag := "--set trials.max"
-	if fixed {
-		flag = "--set trials"
-	}
+	flag := "--set " + analysis.TrialsKey(fixed)
 	var l string
 	switch o := r.Options[0]; {
 	case r.Undecided == 1:
