@@ -162,6 +162,9 @@ spec:
 func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 	malformed := writeStudy(t, "apiVersion: cnibench/v1alpha1\nkind: Study\nspec:\n  datapaths: [calico-vxlan\n")
 	emptyPath := t.TempDir()
+	// Problems found at preflight, against this machine, are reported at
+	// their line too.
+	noSuchCPU := writeStudy(t, fmt.Sprintf(tinyStudy, "bridge", "baseline", "3s")+"  nodes:\n    server: {cpus: \"1000\"}\nprofiles:\n  quick: {trials: 1}\n")
 	cases := []struct {
 		name string
 		env  []string
@@ -175,7 +178,10 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 		{"duration not above warm-up", nil, []string{"--set", "duration=2s", "--set", "warmup=2s"}, "must be longer than warmup"},
 		{"malformed yaml", nil, []string{"FILE:" + malformed}, "malformed YAML"},
 		{"missing study", nil, []string{"FILE:/nonexistent/study.yaml"}, "no built-in study of that name"},
-		{"missing iperf3", []string{"PATH=" + emptyPath}, nil, "iperf3"},
+		{"missing iperf3", []string{"PATH=" + emptyPath}, nil, "spec.workloads[0].tool: workload tcp: iperf3"},
+		{"CPUs this machine lacks", nil, []string{"FILE:" + noSuchCPU}, "study.yaml:15: spec.nodes.server.cpus: CPU 1000 does not exist"},
+		{"mss above two datapaths' pod MTU", nil, []string{"--set", "datapaths=[flannel-vxlan, calico-vxlan]", "--set", "workloads=[{name: a, tool: iperf3, mss: 1420}, {name: b, tool: iperf3, mss: 1430}]"},
+			"builtin:rps-rfs (--set): spec.workloads[0]: workload a: mss 1420: datapath flannel-vxlan has pod MTU 1450, so a TCP segment carries at most 1410 bytes (MTU - 40) (calico-vxlan too); lower mss or give the datapath a larger mtu (and 1 more problem: "},
 		{"mtu on host network", nil, []string{"--set", "datapaths=[{type: host, mtu: 1400}]"}, "spec.datapaths[0].mtu: datapath host has no MTU of its own"},
 		{"mtu above the overlay's", nil, []string{"--set", "datapaths=[{type: flannel-vxlan, mtu: 1480}]"}, "at most 1450"},
 		{"policy on a bridge", nil, []string{"--set", "datapaths=[{type: bridge, policy: wp}]"}, "only Calico's iptables policy"},

@@ -49,7 +49,7 @@ func TestImpairmentsRefusedWithExitTwo(t *testing.T) {
 			name string
 			args []string
 			want []string
-		}{"no netem in this kernel", nil, []string{"netem", "sch_netem", "impairments delay-low and 3 more", "flannel-vxlan, flannel-udp"}})
+		}{"no netem in this kernel", nil, []string{"netem", "sch_netem", `profile "quick": spec.impairments[1]: impairments delay-low and 3 more`, "flannel-vxlan, flannel-udp"}})
 	} else {
 		t.Log("this kernel has netem: the refusal for a missing netem is not exercised")
 	}

@@ -50,6 +50,9 @@ type Engine interface {
 type Datapath struct {
 	Spec  study.Datapath
 	Built datapath.Datapath
+	// Field is the entry's place in the study ("spec.datapaths[1]"), so
+	// that a refusal is reported at its line (study.At).
+	Field string
 	// Features are the kernel features and tools (probe names) the
 	// datapath and its knobs need on the nodes.
 	Features []string
@@ -70,7 +73,10 @@ type Needs struct {
 
 // Need is a set of kernel features (probe names) something needs.
 type Need struct {
-	What     string
+	What string
+	// Field is the study field that asks for it ("spec.tunings[2]"), so
+	// that a refusal is reported at its line (study.At); "" for none.
+	Field    string
 	Features []string
 	// Without says how the study runs without this need ("--profile
 	// quick-none, or --set impairments=[none]"), added to a refusal so that
@@ -82,9 +88,14 @@ type Need struct {
 // known, how to run without it.
 func (n Need) Refusal(where string, err error) error {
 	if n.Without != "" {
-		return fmt.Errorf("%s%s: %w (to run without: %s)", n.What, where, err, n.Without)
+		err = fmt.Errorf("%s%s: %w (to run without: %s)", n.What, where, err, n.Without)
+	} else {
+		err = fmt.Errorf("%s%s: %w", n.What, where, err)
 	}
-	return fmt.Errorf("%s%s: %w", n.What, where, err)
+	if n.Field != "" {
+		return study.At(n.Field, err)
+	}
+	return err
 }
 
 // Facts are what an engine's preflight found.

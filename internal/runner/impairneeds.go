@@ -19,12 +19,13 @@ import (
 func impairmentNeeds(s *study.Study) []engine.Need {
 	var names []string
 	var first study.Impairment
-	for _, m := range s.Spec.Impairments {
+	field := ""
+	for i, m := range s.Spec.Impairments {
 		if m.IsNone() {
 			continue
 		}
 		if len(names) == 0 {
-			first = m
+			first, field = m, fmt.Sprintf("spec.impairments[%d]", i)
 		}
 		names = append(names, m.Name)
 	}
@@ -37,7 +38,7 @@ func impairmentNeeds(s *study.Study) []engine.Need {
 	}
 	what += fmt.Sprintf(" (%s %s of %s)", s.Spec.ImpairAt.Where, s.Spec.ImpairAt.Direction, strings.Join(s.DatapathNames(), ", "))
 	f := knob.Needs(knob.Trial, &knob.Target{Study: s, Impairment: first})
-	return []engine.Need{{What: what, Features: f, Without: withoutImpairments(s)}}
+	return []engine.Need{{What: what, Field: field, Features: f, Without: withoutImpairments(s)}}
 }
 
 // withoutImpairments names the ways to run the study on a kernel without

@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -18,6 +21,9 @@ type stubEngine struct {
 	needs      *engine.Needs
 	checkTools bool
 	remote     bool // nodes are other machines (kube)
+	// refuse, when set, is the knob need the engine refuses.
+	refuse  string
+	machine cpuset.Set
 }
 
 func (stubEngine) Name() string { return "stub" }
@@ -25,10 +31,16 @@ func (e stubEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs)
 	if e.needs != nil {
 		*e.needs = n
 	}
-	if e.checkTools {
-		return engine.Facts{Remote: e.remote}, n.CheckTools()
+	for _, k := range n.Knobs {
+		if k.What == e.refuse {
+			return engine.Facts{}, k.Refusal("", errors.New("kernel feature x is not available"))
+		}
 	}
-	return engine.Facts{Remote: e.remote}, nil
+	f := engine.Facts{Remote: e.remote, MachineCPUs: e.machine}
+	if e.checkTools {
+		return f, n.CheckTools()
+	}
+	return f, nil
 }
 func (stubEngine) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
 	panic("not called")
@@ -83,6 +95,47 @@ func TestPreflightLeavesToolsToEngine(t *testing.T) {
 		}
 		if _, err := preflight(context.Background(), stubEngine{needs: &n, checkTools: true}, stubStudy(t, wl)); err == nil || !IsPreflight(err) {
 			t.Errorf("%s: missing tools passed a local check: %v", wl, err)
+		}
+	}
+}
+
+// A preflight problem of a study field is reported at the field's line,
+// as a parse error is, on one line even when there are several.
+func TestPreflightErrorsAtTheirLine(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no tools on "this machine"
+	parse := func(spec string) *study.Study {
+		t.Helper()
+		src := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n" + spec + "  trials: 1\n  duration: 3s\n"
+		s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	const plain = "  datapaths: [bridge]\n  tunings: [baseline, rps-7]\n  workloads: [{tool: iperf3}]\n"
+	two := cpuset.Range(2)
+	for _, tc := range []struct {
+		name, spec string
+		e          stubEngine
+		want       string
+	}{
+		{"tool", plain, stubEngine{checkTools: true, machine: two},
+			"s.yaml:7: spec.workloads[0].tool: workload iperf3-tcp: "},
+		{"knob", plain, stubEngine{refuse: "tuning rps-7", machine: two},
+			"s.yaml:6: spec.tunings[1]: tuning rps-7: kernel feature x is not available"},
+		{"node cpus", "  nodes:\n    server: {cpus: \"1-2\"}\n" + plain, stubEngine{machine: two},
+			"s.yaml:6: spec.nodes.server.cpus: CPU 2 does not exist (this machine has 0-1)"},
+		{"rps cpus", "  nodes:\n    server: {cpus: \"0\"}\n  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: r1, rps: {cpus: \"1\"}}\n  workloads: [{tool: iperf3}]\n",
+			stubEngine{machine: two}, "s.yaml:10: spec.tunings[1].rps.cpus: tuning r1: rps cpus 1: CPU 1 is not a CPU of the server node (0)"},
+		{"mss, twice", "  datapaths: [bridge, flannel-vxlan]\n  workloads:\n    - {name: a, tool: iperf3}\n    - {name: b, tool: iperf3, mss: 1420}\n    - {name: c, tool: iperf3, mss: 1430}\n",
+			stubEngine{machine: two}, "s.yaml:8: spec.workloads[1]: workload b: mss 1420: datapath flannel-vxlan has pod MTU 1450"},
+	} {
+		_, err := preflight(context.Background(), tc.e, parse(tc.spec))
+		if err == nil || !IsPreflight(err) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v\nwant %s...", tc.name, err, tc.want)
+		}
+		if tc.name == "mss, twice" && (err == nil || !strings.HasSuffix(err.Error(), "(and 1 more problem: run again after fixing this one to see the next)")) {
+			t.Errorf("%s: %v: the second problem not counted", tc.name, err)
 		}
 	}
 }

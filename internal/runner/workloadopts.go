@@ -41,7 +41,7 @@ func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
 			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod, SocketServices: sock})
 		}
 	}
-	prep, err := workload.Prepare(s.Variants(), m, dps)
+	prep, err := workload.Prepare(s.Spec.Workloads, m, dps)
 	if err != nil {
 		return err
 	}

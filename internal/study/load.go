@@ -29,7 +29,11 @@ type FieldError struct {
 	// text: `profile "quick"`; empty otherwise.
 	Origin string
 	Msg    string
+	// Err is the error Msg says, when it came from one (Study.Locate).
+	Err error
 }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 func (e *FieldError) Error() string {
 	var b strings.Builder
@@ -144,6 +148,7 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		return nil, overrideError(file, root, out, prof, err)
 	}
 	s.Source, s.Profile = file, opt.Profile
+	s.where = newLocator(root, prof)
 	s.Defaults()
 	s.toolDefaults(cat)
 	if errs := s.Validate(cat); len(errs) > 0 {

@@ -33,6 +33,9 @@ type Study struct {
 	Source string `yaml:"-"`
 	// Profile is the profile applied, if any.
 	Profile string `yaml:"-"`
+	// where locates a field in the text the study was parsed from, for
+	// problems found after parsing (Locate); nil for a study built in code.
+	where locator
 }
 
 // Metadata names and describes a study.

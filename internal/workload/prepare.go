@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/study"
@@ -92,24 +93,29 @@ func (p *Prepared) Mark(w study.Workload, metrics map[string]float64) {
 	}
 }
 
-// Prepare checks and resolves the options of every variant; an error is
-// a preflight error (exit 2, nothing changed).
-func Prepare(variants []study.Workload, m Machine, dps []Datapath) (*Prepared, error) {
+// Prepare checks and resolves the options of every variant of the
+// study's workloads (spec.workloads, unexpanded); an error is a preflight
+// error (exit 2, nothing changed), each problem marked with its workload's
+// field (study.At) so that it is reported at the workload's line.
+func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, error) {
 	p := &Prepared{pins: map[string]Resolved{}}
 	var errs []error
-	for _, w := range variants {
-		if err := checkMSS(w, dps); err != nil {
-			errs = append(errs, err)
-		}
-		if err := checkSender(w, m, dps); err != nil {
-			errs = append(errs, err)
-		}
-		r, note, ok, err := resolvePin(w, m)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
-		} else if ok {
-			p.pins[w.Name] = r
-			p.Notes = append(p.Notes, fmt.Sprintf("workload %s: %s", w.Name, note))
+	for i, base := range workloads {
+		field := fmt.Sprintf("spec.workloads[%d]", i)
+		for _, w := range base.Variants() {
+			if err := checkMSS(w, dps); err != nil {
+				errs = append(errs, study.At(field, err))
+			}
+			if err := checkSender(w, m, dps); err != nil {
+				errs = append(errs, study.At(field, err))
+			}
+			r, note, ok, err := resolvePin(w, m)
+			if err != nil {
+				errs = append(errs, study.At(field, fmt.Errorf("workload %s: %w", w.Name, err)))
+			} else if ok {
+				p.pins[w.Name] = r
+				p.Notes = append(p.Notes, fmt.Sprintf("workload %s: %s", w.Name, note))
+			}
 		}
 	}
 	return p, errors.Join(errs...)
@@ -117,19 +123,38 @@ func Prepare(variants []study.Workload, m Machine, dps []Datapath) (*Prepared, e
 
 // checkMSS bounds the MSS by each datapath's pod MTU (MTU - 40): study
 // validation knows only the underlay's and the study's MTU overrides, not
-// a tunnel's overhead, which the built datapath knows.
+// a tunnel's overhead, which the built datapath knows. The datapath with
+// the smallest pod MTU is named, with any others the MSS exceeds.
 func checkMSS(w study.Workload, dps []Datapath) error {
 	if w.MSS == 0 {
 		return nil
 	}
-	var errs []error
+	var over []Datapath
+	low := -1
 	for _, d := range dps {
-		if d.PodMTU > 0 && w.MSS > d.PodMTU-study.MSSHeaders {
-			errs = append(errs, fmt.Errorf("workload %s: mss %d: datapath %s has pod MTU %d, so a TCP segment carries at most %d bytes (MTU - %d); lower mss or give the datapath a larger mtu",
-				w.Name, w.MSS, d.Name, d.PodMTU, d.PodMTU-study.MSSHeaders, study.MSSHeaders))
+		if d.PodMTU == 0 || w.MSS <= d.PodMTU-study.MSSHeaders {
+			continue
+		}
+		if low < 0 || d.PodMTU < over[low].PodMTU {
+			low = len(over)
+		}
+		over = append(over, d)
+	}
+	if low < 0 {
+		return nil
+	}
+	var others []string
+	for i, d := range over {
+		if i != low {
+			others = append(others, d.Name)
 		}
 	}
-	return errors.Join(errs...)
+	also := ""
+	if len(others) > 0 {
+		also = " (" + strings.Join(others, ", ") + " too)"
+	}
+	return fmt.Errorf("workload %s: mss %d: datapath %s has pod MTU %d, so a TCP segment carries at most %d bytes (MTU - %d)%s; lower mss or give the datapath a larger mtu",
+		w.Name, w.MSS, over[low].Name, over[low].PodMTU, over[low].PodMTU-study.MSSHeaders, study.MSSHeaders, also)
 }
 
 // DefaultPktgenPayload is the pktgen sender's UDP payload when the

@@ -89,6 +89,9 @@ func TestPrepareRefuses(t *testing.T) {
 		{pinned("k", study.Pin{Server: "same-numa"}), Machine{Topology: twoNodes, Remote: true}, nil, "the kube engine's nodes are other machines", nil},
 		{study.Workload{Name: "m", Tool: "iperf3", Protocol: "tcp", MSS: 1440}, Machine{}, []Datapath{{Name: "bridge", PodMTU: 1500}, {Name: "vxlan", PodMTU: 1450}},
 			"workload m: mss 1440: datapath vxlan has pod MTU 1450, so a TCP segment carries at most 1410 bytes", nil},
+		{study.Workload{Name: "m2", Tool: "iperf3", Protocol: "tcp", MSS: 1440}, Machine{},
+			[]Datapath{{Name: "vxlan", PodMTU: 1450}, {Name: "ipip", PodMTU: 1480}, {Name: "gre", PodMTU: 1476}, {Name: "wg", PodMTU: 1420}},
+			"workload m2: mss 1440: datapath wg has pod MTU 1420, so a TCP segment carries at most 1380 bytes (MTU - 40) (vxlan, gre too); lower mss", nil},
 		{udpCeiling("p", study.PlacementInterNode), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload p: ceilingSearch.sender pktgen: this kernel has no pktgen", noPktgen},
 		{udpCeiling("mv", study.PlacementIntraNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "macvlan", Type: "macvlan", PodMTU: 1500}},
 			"pktgen cannot feed a MACVLAN-to-MACVLAN path on one host", nil},
@@ -104,8 +107,10 @@ func TestPrepareRefuses(t *testing.T) {
 			"pktgen sends 1472-byte datagrams whole (it does not fragment), more than datapath vxlan's pod MTU 1450 carries (1422 bytes of payload)", nil},
 	} {
 		_, err := Prepare([]study.Workload{tc.w}, tc.m, tc.dps)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) {
-			t.Errorf("%s:\n got %v\nwant %s", tc.w.Name, err, tc.want)
+		var at *study.FieldProblem
+		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) ||
+			!errors.As(err, &at) || at.Field != "spec.workloads[0]" || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s:\n got %v\nwant %s, one line, of spec.workloads[0]", tc.w.Name, err, tc.want)
 		}
 	}
 	// With pktgen, across nodes of the local engine: accepted.

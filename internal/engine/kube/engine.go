@@ -93,14 +93,14 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 // checkStudy refuses what only the local engine's emulated nodes can do.
 func checkStudy(s *study.Study) error {
 	if len(s.Spec.Datapaths) != 1 {
-		return fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
-			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", "))
+		return study.At("spec.datapaths", fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
+			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", ")))
 	}
 	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || len(d.PodOffloads) > 0 || d.Policy != "" || d.Netfilter != nil || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
-		return fmt.Errorf("datapath %s: mtu, offloads, podOffloads, policy, netfilter, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name)
+		return study.At("spec.datapaths[0]", fmt.Errorf("datapath %s: mtu, offloads, podOffloads, policy, netfilter, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name))
 	}
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
-		return errors.New("spec.nodes.*.cpus pins emulated nodes to CPUs; on a real cluster nodes have their own CPUs: remove it for --engine kube")
+		return study.At("spec.nodes", errors.New("a node's cpus pin an emulated node to CPUs; on a real cluster nodes have their own CPUs: remove them for --engine kube"))
 	}
 	return nil
 }

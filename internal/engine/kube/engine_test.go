@@ -61,3 +61,18 @@ func TestKubeTools(t *testing.T) {
 		t.Errorf("tools %s", got)
 	}
 }
+
+// What only emulated nodes can do is refused at the field that asks for
+// it, which the runner reports at its line.
+func TestKubeRefusalsAtTheirField(t *testing.T) {
+	s := stubStudy(t, "[{tool: iperf3}]")
+	s.Spec.Datapaths = append(s.Spec.Datapaths, s.Spec.Datapaths[0])
+	if err := s.Locate(checkStudy(s)); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:5: spec.datapaths: the kube engine measures the cluster's own CNI") {
+		t.Errorf("two datapaths: %v", err)
+	}
+	s = stubStudy(t, "[{tool: iperf3}]")
+	s.Spec.Datapaths[0].MTU = 1400
+	if err := s.Locate(checkStudy(s)); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:5: spec.datapaths[0]: datapath bridge: mtu, offloads") {
+		t.Errorf("mtu: %v", err)
+	}
+}

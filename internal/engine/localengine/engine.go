@@ -107,7 +107,7 @@ func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) erro
 		}
 		if err != nil {
 			if !s.Spec.SkipUnavailable {
-				need := engine.Need{What: "datapath " + d.Spec.Name}
+				need := engine.Need{What: "datapath " + d.Spec.Name, Field: d.Field}
 				if len(n.Datapaths) > 1 {
 					need.Without = "--set skipUnavailable=true, which runs the others and notes it"
 				}

@@ -2,6 +2,7 @@ package localengine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -39,12 +40,14 @@ func TestSettleBeforeLaterClusters(t *testing.T) {
 // reason and, when the study has others, the override that runs them.
 func TestUnavailableDatapathSaysHowToRunTheOthers(t *testing.T) {
 	s := &study.Study{}
-	bad := engine.Datapath{Spec: study.Datapath{Name: "gone"}, Features: []string{"no-such-feature"}}
+	bad := engine.Datapath{Spec: study.Datapath{Name: "gone"}, Field: "spec.datapaths[0]", Features: []string{"no-such-feature"}}
 	other := engine.Datapath{Spec: study.Datapath{Name: "bridge"}}
 	err := (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{bad, other}}, &engine.Facts{})
-	if err == nil || !strings.HasPrefix(err.Error(), `datapath gone: probe: unknown feature "no-such-feature"`) ||
-		!strings.HasSuffix(err.Error(), "(to run without: --set skipUnavailable=true, which runs the others and notes it)") {
-		t.Errorf("two datapaths: %v", err)
+	var at *study.FieldProblem
+	if err == nil || !strings.HasPrefix(err.Error(), `spec.datapaths[0]: datapath gone: probe: unknown feature "no-such-feature"`) ||
+		!strings.HasSuffix(err.Error(), "(to run without: --set skipUnavailable=true, which runs the others and notes it)") ||
+		!errors.As(err, &at) || at.Field != "spec.datapaths[0]" {
+		t.Errorf("two datapaths: %v (the entry's field, for its line)", err)
 	}
 	err = (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{bad}}, &engine.Facts{})
 	if err == nil || strings.Contains(err.Error(), "skipUnavailable") {

@@ -1,0 +1,70 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FieldProblem is an error about one field of a study found after it
+// parsed: at preflight, against this machine or cluster (a datapath its
+// kernel cannot build, CPUs it does not have). Study.Locate turns it
+// into a FieldError at the field's file and line, as parse errors are.
+type FieldProblem struct {
+	Field string // dotted path as FieldError's: spec.datapaths[1]
+	Err   error
+}
+
+func (e *FieldProblem) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldProblem) Unwrap() error { return e.Err }
+
+// At marks err as a problem of field; nil stays nil.
+func At(field string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &FieldProblem{Field: field, Err: err}
+}
+
+// locator finds a field's line in the study's text after profile and
+// --set (0 for a --set value) and the profile it came from, if any.
+type locator func(field string) (line int, origin string)
+
+func newLocator(root *yaml.Node, prof origins) locator {
+	return func(field string) (int, string) {
+		line, n := locate(root, field)
+		return line, prof.of(n)
+	}
+}
+
+// Locate returns err with its FieldProblem located in the study's file:
+// "my.yaml:5: spec.datapaths[1]: datapath calico-ipip: ...". An error of
+// several problems (errors.Join) is reported by its first, with how many
+// more there are, so that it stays one line. Other errors, and any error
+// of a study that was not parsed from text, are returned as they are.
+func (s *Study) Locate(err error) error {
+	if err == nil || s.where == nil {
+		return err
+	}
+	first, more := err, 0
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 1 {
+		first, more = j.Unwrap()[0], len(j.Unwrap())-1
+	}
+	fe := &FieldError{File: s.Source, Msg: oneLine(first.Error()), Err: err}
+	var p *FieldProblem
+	if errors.As(first, &p) {
+		fe.Field, fe.Msg = p.Field, oneLine(p.Err.Error())
+		fe.Line, fe.Origin = s.where(p.Field)
+	} else if more == 0 {
+		return err
+	}
+	if more > 0 {
+		what := "problems"
+		if more == 1 {
+			what = "problem"
+		}
+		fe.Msg += fmt.Sprintf(" (and %d more %s: run again after fixing this one to see the next)", more, what)
+	}
+	return fe
+}
