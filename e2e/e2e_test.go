@@ -284,6 +284,9 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 	if !run.Env.SharedKernel {
 		t.Error("env.json: the local engine's nodes share the kernel, shared_kernel not recorded")
 	}
+	if o := run.Env.Origin; o == nil || strings.Join(o.Command, " ") != "cnibench run "+study {
+		t.Errorf("env.json: origin %+v, want the command without --out and --journal-dir", o)
+	}
 	csv, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
 	if !bytes.HasPrefix(csv, []byte("datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high")) {
 		t.Errorf("summary.csv header: %s", bytes.SplitN(csv, []byte("\n"), 2)[0])

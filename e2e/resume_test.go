@@ -138,6 +138,13 @@ func TestKill9ThenResume(t *testing.T) {
 	if !strings.Contains(string(b), "resumed: ") {
 		t.Errorf("env.json does not note the resume")
 	}
+	// The run's origin is the command that started it, not --resume.
+	var env struct {
+		Origin struct{ Command []string }
+	}
+	if err := json.Unmarshal(b, &env); err != nil || strings.Join(env.Origin.Command, " ") != "cnibench run "+study {
+		t.Errorf("env.json's origin %q is not the first run's command (%v)", env.Origin.Command, err)
+	}
 	// A finished run resumes to nothing new.
 	_, lines := countedTrials(t, out)
 	if r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir); r.code != 0 {

@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
+	"github.com/cnibench/cnibench/internal/cmdline"
 )
 
 // WriteJSON writes the report as advice.json.
@@ -90,29 +90,11 @@ func ToDecide(e Entry) string {
 		if t != "" {
 			t += ". "
 		}
-		cluster := ""
-		if slices.Contains(r.Args, "--engine") {
-			cluster = " with this run's cluster flags (--kubeconfig, --server-node, ...)"
-		}
 		t += fmt.Sprintf("Proving it alone with more trials would decide %d of the %d undecided cells by their estimates: "+
-			"cnibench advise --prove %s%s (about %s of trials; such estimates decide %s of cells in simulation, docs/statistics.md)",
-			r.Cells, r.Undecided, shellWords(r.Args), cluster, time.Duration(r.Seconds*float64(time.Second)).Round(time.Second), adaptive.ToDecideCalibration)
+			"cnibench advise --prove %s (about %s of trials; such estimates decide %s of cells in simulation, docs/statistics.md)",
+			r.Cells, r.Undecided, cmdline.Quote(r.Args), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second), adaptive.ToDecideCalibration)
 	}
 	return t
-}
-
-// shellWords prints arguments as a shell would take them back: a word
-// with characters the shell reads (a study path with a space, --set
-// 'replicas=[1,4]') in single quotes. For display only; nothing runs it.
-func shellWords(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!#&|;<>()[]{}*?~") {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // knobText is a knob list in one line: "rfs on eth0: rps_cpus=3, ...".

@@ -43,22 +43,8 @@ func TestToDecide(t *testing.T) {
 	if !strings.Contains(md.String(), "**To decide:** tcp at 1 pair(s)") || !strings.Contains(html.String(), "<b>To decide:</b> tcp at 1 pair(s)") {
 		t.Errorf("pages lack the To decide line:\n%s", md.String())
 	}
-	if strings.Contains(got, "cluster flags") {
-		t.Errorf("a local A/B asks for cluster flags:\n%s", got)
-	}
-	e.Proof.Rerun.Args = append([]string{"--engine", "kube"}, e.Proof.Rerun.Args...)
-	if got := ToDecide(e); !strings.Contains(got, "--budget 8m0s with this run's cluster flags") {
-		t.Errorf("a cluster A/B's rerun does not ask for the cluster flags:\n%s", got)
-	}
 	e.Verdict = Rejected
 	if got := ToDecide(e); got != "" {
 		t.Errorf("a rejected candidate: %q", got)
-	}
-}
-
-func TestShellWords(t *testing.T) {
-	got := shellWords([]string{"--set", "trials.max=14", "it's", "", "a b"})
-	if want := `--set trials.max=14 'it'\''s' '' 'a b'`; got != want {
-		t.Errorf("%s, want %s", got, want)
 	}
 }

@@ -63,8 +63,9 @@ func cellLess(a, b results.Cell) bool {
 }
 
 // AddRun adds what the run recorded beside its counted samples: the
-// adaptive controller's stops and the marked attempts.
+// adaptive controller's stops, the marked attempts and how it started.
 func (m *Model) AddRun(run *results.Run) {
 	m.Stops = run.Stops
 	m.Marked = MarkedOf(run)
+	m.Origin = run.Env.Origin
 }

@@ -39,6 +39,9 @@ const NormOwn = "baseline-own"
 type Model struct {
 	Version int    `json:"version"`
 	Study   string `json:"study"`
+	// Origin is how the run was started (env.json's), which the
+	// report's rerun commands are built from; nil when not recorded.
+	Origin *results.Origin `json:"origin,omitempty"`
 	// Baseline is the tuning ratios and PBaseline are against; "" when
 	// the study names none.
 	Baseline string `json:"baseline,omitempty"`

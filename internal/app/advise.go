@@ -157,7 +157,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr()),
 		Study: f.study, Sets: f.sets}
 	if f.engine == "kube" {
-		opt.Engine, opt.Kube = "kube", f.kube.config()
+		opt.Engine, opt.Kube, opt.ClusterArgs = "kube", f.kube.config(), f.kube.given(cmd.Flags())
 		opt.JournalDir = cmp.Or(f.journalDir, kubeJournalDir)
 	}
 	// The user's own study and overrides must be good on their own: that

@@ -38,9 +38,22 @@ type kubeFlags struct {
 	image, pullPolicy              string
 	cniConfDir                     string
 	timeout                        time.Duration
+	// names are the flags register added, for given.
+	names []string
 }
 
-func (f *kubeFlags) register(fs *pflag.FlagSet) {
+// given is the kube flags set on the command line, in words, for a rerun
+// command that must reach the same cluster.
+func (f *kubeFlags) given(fs *pflag.FlagSet) []string {
+	return setFlags(fs, func(name string) bool { return slices.Contains(f.names, name) })
+}
+
+func (f *kubeFlags) register(all *pflag.FlagSet) {
+	fs := pflag.NewFlagSet("kube", pflag.ContinueOnError)
+	defer func() {
+		fs.VisitAll(func(fl *pflag.Flag) { f.names = append(f.names, fl.Name) })
+		all.AddFlagSet(fs)
+	}()
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kube engine: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&f.context, "context", "", "kube engine: kubeconfig context (default: the current one)")
 	fs.StringVar(&f.namespace, "namespace", kube.DefaultNamespace, "kube engine: namespace of the run's pods, Services and Lease (Pod Security baseline; not default or kube-*)")

@@ -112,9 +112,16 @@ func printDecisions(w io.Writer, dir string, s *study.Study) {
 	for _, l := range report.PrecisionLines(run.Stops) {
 		fmt.Fprintln(w, l)
 	}
-	for _, l := range []string{report.RerunLine(run.Stops, s), report.TourLine(run.Stops, s)} {
-		if l != "" {
-			fmt.Fprintln(w, l)
+	o := run.Env.Origin
+	for _, l := range []struct{ line, command string }{
+		{report.RerunLine(run.Stops, s), report.RerunCommand(run.Stops, s, o)},
+		{report.TourLine(run.Stops, s, o), report.TourCommand(run.Stops, s, o)},
+	} {
+		if l.line != "" {
+			fmt.Fprintln(w, l.line)
+		}
+		if l.command != "" {
+			fmt.Fprintln(w, "  "+l.command)
 		}
 	}
 }
@@ -145,6 +152,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		JournalDir: f.journalDir,
 		Progress:   prog,
 		Resume:     f.resume != "",
+	}
+	if !opt.Resume {
+		opt.Command = invocation(cmd, args, "out", "journal-dir")
 	}
 	if f.engine == "kube" {
 		quietKlog()

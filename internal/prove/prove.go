@@ -53,6 +53,9 @@ type Options struct {
 	// its budget affords (fitMax), so a larger --budget buys more trials.
 	Study string
 	Sets  []string
+	// ClusterArgs are the cluster flags the user gave (--kubeconfig,
+	// --server-node ...), in words, repeated in a rerun command.
+	ClusterArgs []string
 }
 
 // Unprovable says why a candidate gets no A/B here ("" when it does):
@@ -176,7 +179,7 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	o := r.Options[len(r.Options)-1]
 	args := []string{"--rule", name}
 	if opt.Engine == "kube" {
-		args = append(args, "--engine", "kube")
+		args = append(append(args, "--engine", "kube"), opt.ClusterArgs...)
 	}
 	if opt.Study != "" {
 		args = append(args, "--study", opt.Study)

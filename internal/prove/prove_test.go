@@ -120,4 +120,10 @@ func TestRerun(t *testing.T) {
 	if rerun(Options{}, "rfs", s, stops[2:]) != nil {
 		t.Error("a rerun without any estimate")
 	}
+	// On a cluster the rerun reaches the same cluster: the user's cluster
+	// flags come along.
+	kube := rerun(Options{Engine: "kube", ClusterArgs: []string{"--kubeconfig", "/k", "--server-node", "w1"}}, "rfs", s, stops)
+	if got := strings.Join(kube.Args, " "); !strings.HasPrefix(got, "--rule rfs --engine kube --kubeconfig /k --server-node w1 --set trials.max=14") {
+		t.Errorf("cluster rerun: %s", got)
+	}
 }

@@ -2,11 +2,13 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
@@ -93,9 +95,15 @@ func stopsText(m analysis.Model, s *study.Study) string {
 	if s == nil {
 		return text
 	}
-	for _, l := range []string{RerunLine(m.Stops, s), TourLine(m.Stops, s)} {
-		if l != "" {
-			text += " " + strings.ToUpper(l[:1]) + l[1:] + "."
+	for _, l := range []struct{ line, command string }{
+		{RerunLine(m.Stops, s), RerunCommand(m.Stops, s, m.Origin)},
+		{TourLine(m.Stops, s, m.Origin), TourCommand(m.Stops, s, m.Origin)},
+	} {
+		if l.line != "" {
+			text += " " + strings.ToUpper(l.line[:1]) + l.line[1:] + "."
+		}
+		if l.command != "" {
+			text += " The command: " + l.command
 		}
 	}
 	return text
@@ -342,29 +350,75 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 		" of such cells (docs/statistics.md)"
 }
 
+// RerunCommand is the command that reruns the run o started with the
+// trial maximum RerunLine offers that decides the most undecided cells:
+// "cnibench run rps-rfs --quick --set trials.max=24"; "" when RerunLine
+// offers none or the run did not record its command.
+func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
+	fixed := !s.Spec.Trials.Adaptive()
+	r, ok := analysis.RerunToDecide(stops, fixed)
+	if !ok || o == nil || len(o.Command) == 0 {
+		return ""
+	}
+	most := r.Options[len(r.Options)-1]
+	// A later --set of the same key wins over the user's own.
+	return cmdline.Quote(append(slices.Clip(o.Command), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), most.Max)))
+}
+
 // TourLine says, for a run whose compared cells all ran a single trial (a
 // one-trial tour such as cni-compare --quick), how to get decisions: a
 // profile of the study s that decides, or trials of an adaptive range;
-// "" otherwise.
-func TourLine(stops []results.Stop, s *study.Study) string {
+// "" otherwise. The study's profiles are o's when s was read back from a
+// run directory (study.yaml keeps none).
+func TourLine(stops []results.Stop, s *study.Study, o *results.Origin) string {
+	if !oneTrialTour(stops) {
+		return ""
+	}
+	how := "--set '" + tourTrials + "'"
+	if hasProfile(s, o, decideProfile) {
+		how = "--profile " + decideProfile + ", or " + how
+	}
+	return "one trial per cell gives no interval, so nothing was decided: for decisions, run with " + how
+}
+
+// TourCommand is the command TourLine's first way gives for the run o
+// started: its profile replaced by the deciding one, or the trials range
+// added; "" when TourLine says nothing or the command is not recorded.
+func TourCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
+	if !oneTrialTour(stops) || o == nil || len(o.Command) == 0 {
+		return ""
+	}
+	if hasProfile(s, o, decideProfile) {
+		return cmdline.Quote(append(cmdline.Without(o.Command, []string{"quick"}, []string{"profile"}), "--profile", decideProfile))
+	}
+	return cmdline.Quote(append(slices.Clip(o.Command), "--set", tourTrials))
+}
+
+const (
+	decideProfile = "decide"
+	tourTrials    = "trials={min: 3, max: 6}"
+)
+
+func hasProfile(s *study.Study, o *results.Origin, name string) bool {
+	if _, ok := s.Profiles[name]; ok {
+		return true
+	}
+	return o != nil && slices.Contains(o.Profiles, name)
+}
+
+// oneTrialTour reports whether every compared cell ran a single trial.
+func oneTrialTour(stops []results.Stop) bool {
 	compared := 0
 	for _, st := range stops {
 		if lineVerdict(st) == "" || lineVerdict(st) == notMeasuredVerdict {
 			continue
 		}
 		if st.N >= 2 || st.Low != nil {
-			return ""
+			return false
 		}
 		compared++
 	}
-	if compared == 0 {
-		return ""
-	}
-	how := "--set 'trials={min: 3, max: 6}'"
-	if _, ok := s.Profiles["decide"]; ok {
-		how = "--profile decide, or " + how
-	}
-	return "one trial per cell gives no interval, so nothing was decided: for decisions, run with " + how
+	return compared > 0
 }
 
 // durationText rounds a machine time to what a reader plans with.

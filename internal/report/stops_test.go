@@ -213,6 +213,23 @@ func TestRerunLine(t *testing.T) {
 	if RerunLine(stops[:1], adaptive) != "" || stopsText(analysis.Model{Stops: stops[:1]}, adaptive) != stopsCaption {
 		t.Error("a run without undecided cells got a rerun line")
 	}
+	// With the command recorded, the rerun is spelled out: the maximum
+	// that decides the most, after the user's own --set.
+	o := &results.Origin{Command: []string{"cnibench", "run", "./my study.yaml", "--set", "trials.max=10", "--budget", "4m0s"}}
+	want = "cnibench run './my study.yaml' --set trials.max=10 --budget 4m0s --set trials.max=200"
+	if got := RerunCommand(stops, adaptive, o); got != want {
+		t.Errorf("command: got %s, want %s", got, want)
+	}
+	if got := RerunCommand(stops[:2], fixed, o); !strings.HasSuffix(got, " --set trials=47") {
+		t.Errorf("fixed design's command: %s", got)
+	}
+	m.Origin = o
+	if c := stopsText(m, adaptive); !strings.HasSuffix(c, "(docs/statistics.md). The command: "+want) {
+		t.Errorf("caption with the command: %s", c)
+	}
+	if RerunCommand(stops, adaptive, nil) != "" || RerunCommand(stops[:1], adaptive, o) != "" {
+		t.Error("a rerun command without a recorded command, or without undecided cells")
+	}
 }
 
 // A cell stopped early on its precision target gets the caption's warning
@@ -241,16 +258,32 @@ func TestTourLine(t *testing.T) {
 	stops := []results.Stop{{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "tcp", Replicas: 1}, N: 1},
 		one("cilium"), one("weave")}
 	withDecide := &study.Study{Profiles: map[string]any{"decide": map[string]any{}, "quick": map[string]any{}}}
-	if got := TourLine(stops, withDecide); got != "one trial per cell gives no interval, so nothing was decided: "+
+	if got := TourLine(stops, withDecide, nil); got != "one trial per cell gives no interval, so nothing was decided: "+
 		"for decisions, run with --profile decide, or --set 'trials={min: 3, max: 6}'" {
 		t.Errorf("with a decide profile: %q", got)
 	}
-	if got := TourLine(stops, &study.Study{}); !strings.HasSuffix(got, "run with --set 'trials={min: 3, max: 6}'") {
+	if got := TourLine(stops, &study.Study{}, nil); !strings.HasSuffix(got, "run with --set 'trials={min: 3, max: 6}'") {
 		t.Errorf("without one: %q", got)
+	}
+	// Read back from a run directory the study has no profiles; the
+	// origin has their names, and the command to run.
+	o := &results.Origin{Command: []string{"cnibench", "run", "cni-compare", "--quick", "--set", "replicas=[1]"}, Profiles: []string{"decide", "quick"}}
+	if got := TourLine(stops, &study.Study{}, o); !strings.Contains(got, "run with --profile decide, or") {
+		t.Errorf("profiles from the origin: %q", got)
+	}
+	if got := TourCommand(stops, &study.Study{}, o); got != "cnibench run cni-compare --set 'replicas=[1]' --profile decide" {
+		t.Errorf("command with the decide profile: %q", got)
+	}
+	o.Profiles = nil
+	if got := TourCommand(stops, &study.Study{}, o); got != "cnibench run cni-compare --quick --set 'replicas=[1]' --set 'trials={min: 3, max: 6}'" {
+		t.Errorf("command without one: %q", got)
+	}
+	if TourCommand(stops, withDecide, nil) != "" {
+		t.Error("a tour command without a recorded command")
 	}
 	decided := append([]results.Stop(nil), stops...)
 	decided[2].N, decided[2].Low = 3, hw(0.9)
-	if TourLine(decided, withDecide) != "" || TourLine(stops[:1], withDecide) != "" {
+	if TourLine(decided, withDecide, o) != "" || TourLine(stops[:1], withDecide, o) != "" || TourCommand(decided, withDecide, o) != "" {
 		t.Error("a tour line for a run with an interval, or with nothing compared")
 	}
 }

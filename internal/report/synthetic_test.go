@@ -52,6 +52,7 @@ func writeSyntheticRun(t testing.TB, dir string) []results.Sample {
 		Tools:    map[string]string{"iperf3": "3.12"},
 		NodeCPUs: map[string][]int{"server": {}, "client": {}},
 		Notes:    []string{"synthetic data for tests"},
+		Origin:   &results.Origin{Command: []string{"cnibench", "run", "rps-rfs", "--set", "replicas=[1,16]"}},
 	}
 	if err := w.WriteStudy(y); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	_ "embed"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -269,6 +270,9 @@ func envView(run *results.Run) ([][2]string, []detail) {
 	}
 	if !e.Started.IsZero() {
 		kv = append(kv, [2]string{"started", e.Started.UTC().Format(time.RFC3339)})
+	}
+	if e.Origin != nil && len(e.Origin.Command) > 0 {
+		kv = append(kv, [2]string{"command", cmdline.Quote(e.Origin.Command)})
 	}
 	kv = append(kv, [2]string{"node CPUs", nodeCPUsText(e.NodeCPUs)})
 	if e.CNI != nil {

@@ -206,8 +206,23 @@ type Env struct {
 	// SharedKernel: the client and server nodes ran on one kernel (the
 	// local engine's namespaces, a kind-style cluster on one machine:
 	// engine.Facts.SharedKernel), so their CPUs are one machine's.
-	SharedKernel bool     `json:"shared_kernel,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
+	SharedKernel bool `json:"shared_kernel,omitempty"`
+	// Origin is how the run was started; nil in runs before it was
+	// recorded.
+	Origin *Origin  `json:"origin,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// Origin is how a run was started, for the record and for the reruns its
+// report offers (built from Command).
+type Origin struct {
+	// Command is the command line in words, without where the run's
+	// files go (--out): cnibench run rps-rfs --quick --set trials=3. A
+	// resumed run keeps the command of the run it continues.
+	Command []string `json:"command"`
+	// Profiles are the profiles the study offered, which study.yaml (the
+	// study as resolved, its profile applied) no longer has.
+	Profiles []string `json:"profiles,omitempty"`
 }
 
 // DatapathEnv is how one datapath of a run was built: its knobs and

@@ -42,6 +42,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Notes = append(e.Notes, r.notes...)
 	e.SharedKernel = r.plan.sharedKernel
+	e.Origin = r.origin
 	r.env = e
 	return r.out.WriteEnv(e)
 }

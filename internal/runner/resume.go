@@ -50,6 +50,7 @@ func (r *run) loadPrevious() error {
 		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	r.samples = len(old.Samples)
+	r.origin = old.Env.Origin
 	r.notes = append(r.notes, fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
 		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST")))
 	return nil

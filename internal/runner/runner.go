@@ -20,12 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
-	"runtime"
+	"slices"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/engine/local"
@@ -35,8 +34,6 @@ import (
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
-	"github.com/cnibench/cnibench/internal/workload"
-	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // Options configure one run.
@@ -55,166 +52,9 @@ type Options struct {
 	// Resume continues the interrupted run in OutDir (--resume): its
 	// counted trials stay, the rest run and are appended (resume.go).
 	Resume bool
-}
-
-// PreflightError is a problem found before anything touched the host.
-type PreflightError struct{ Err error }
-
-func (e *PreflightError) Error() string { return e.Err.Error() }
-func (e *PreflightError) Unwrap() error { return e.Err }
-
-// IsPreflight reports whether err was found before the run changed anything.
-func IsPreflight(err error) bool {
-	var p *PreflightError
-	return errors.As(err, &p)
-}
-
-type plan struct {
-	// notes found in preflight go to env.json and the terminal; warnings
-	// too, marked as such.
-	notes, warnings []string
-	drivers         map[string]workload.Driver
-	// datapaths are the study's datapath entries, each built once.
-	datapaths  map[string]engine.Datapath
-	serverCPUs cpuset.Set
-	clientCPUs cpuset.Set
-	machine    cpuset.Set
-	// workloads are the options resolved for this machine (workloadopts.go).
-	workloads *workload.Prepared
-	// remote is set when the nodes are other machines (a cluster);
-	// sharedKernel when the two nodes run on one kernel (the local
-	// engine's, or a kind-style cluster's: engine.Facts.SharedKernel).
-	remote, sharedKernel bool
-}
-
-// Preflight checks privileges, kernel features, tools and CPU sets. It
-// changes nothing on the host. A problem of a study field is reported at
-// the field's line, as a parse error is.
-func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
-	p, err := checkPlan(ctx, e, s)
-	if err != nil {
-		return nil, &PreflightError{s.Locate(err)}
-	}
-	return p, nil
-}
-
-func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
-	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Range(runtime.NumCPU())}
-	needs, err := p.needs(s)
-	if err != nil {
-		return nil, err
-	}
-	facts, err := e.Preflight(ctx, s, needs)
-	if err != nil {
-		return nil, err
-	}
-	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
-	if facts.MachineCPUs != nil {
-		p.machine = facts.MachineCPUs
-	}
-	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine); err != nil {
-		return nil, err
-	}
-	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
-		return nil, err
-	}
-	if err := prepareWorkloads(s, p, facts.Remote); err != nil {
-		return nil, err
-	}
-	return p, p.checkRPSCPUs(s)
-}
-
-// needs looks up the workloads' drivers, builds each datapath entry once
-// and gathers what the datapaths and knobs need, for the engine's
-// preflight.
-func (p *plan) needs(s *study.Study) (engine.Needs, error) {
-	var n engine.Needs
-	for _, w := range s.Variants() {
-		d, err := registry.Lookup(w.Tool)
-		if err != nil {
-			return n, err
-		}
-		p.drivers[w.Name] = d
-	}
-	n.CheckTools = func() error {
-		for i, base := range s.Spec.Workloads {
-			for _, w := range base.Variants() {
-				if err := p.drivers[w.Name].Check(); err != nil {
-					return study.At(fmt.Sprintf("spec.workloads[%d].tool", i), fmt.Errorf("workload %s: %w", w.Name, err))
-				}
-			}
-		}
-		return nil
-	}
-	p.datapaths = map[string]engine.Datapath{}
-	for i, sd := range s.Spec.Datapaths {
-		field := fmt.Sprintf("spec.datapaths[%d]", i)
-		d, err := catalog.Build(catalog.FromStudy(sd))
-		if err != nil {
-			return n, study.At(field, fmt.Errorf("datapath %s: %w", sd.Name, err))
-		}
-		t := &knob.Target{Study: s, Datapath: sd}
-		f := append(d.Features(), knob.Needs(knob.Datapath, t)...)
-		dp := engine.Datapath{Spec: sd, Built: d, Field: field, Features: append(f, knob.Needs(knob.Pods, t)...)}
-		p.datapaths[sd.Name] = dp
-		n.Datapaths = append(n.Datapaths, dp)
-	}
-	for i, t := range s.Spec.Tunings {
-		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t})
-		n.Knobs = append(n.Knobs, engine.Need{What: "tuning " + t.Name, Field: fmt.Sprintf("spec.tunings[%d]", i), Features: f})
-	}
-	n.Knobs = append(n.Knobs, impairmentNeeds(s)...)
-	for i, w := range s.Spec.Workloads {
-		if f := knob.Needs(knob.Trial, &knob.Target{Study: s, Workload: w, Local: !p.remote}); len(f) > 0 {
-			n.Knobs = append(n.Knobs, engine.Need{What: "workload " + w.Name + " (target " + w.Target + ")",
-				Field: fmt.Sprintf("spec.workloads[%d].target", i), Features: f})
-		}
-	}
-	return n, nil
-}
-
-// checkRPSCPUs checks that every CPU an RPS mask names is the server
-// node's.
-func (p *plan) checkRPSCPUs(s *study.Study) error {
-	for i, t := range s.Spec.Tunings {
-		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll || t.RPS.CPUs == study.CPUsAllButSoftIRQ {
-			continue
-		}
-		set, _ := cpuset.Parse(t.RPS.CPUs)
-		for _, c := range set {
-			if !p.steerCPUs().Contains(c) {
-				return study.At(fmt.Sprintf("spec.tunings[%d].rps.cpus", i), fmt.Errorf("tuning %s: rps cpus %s: CPU %d is not a CPU of the server node (%s)",
-					t.Name, t.RPS.CPUs, c, p.steerCPUs()))
-			}
-		}
-	}
-	return nil
-}
-
-// steerCPUs are the CPUs an RPS mask may name: the server node's CPUs
-// (the paper's "all cores" of the server VM), or every CPU when shared.
-func (p *plan) steerCPUs() cpuset.Set {
-	if len(p.serverCPUs) > 0 {
-		return p.serverCPUs
-	}
-	return p.machine
-}
-
-func nodeCPUs(node, list string, machine cpuset.Set) (cpuset.Set, error) {
-	if list == "" {
-		return nil, nil
-	}
-	field := "spec.nodes." + node + ".cpus"
-	set, err := cpuset.Parse(list)
-	if err != nil {
-		return nil, study.At(field, err)
-	}
-	for _, c := range set {
-		if !machine.Contains(c) {
-			return nil, study.At(field, fmt.Errorf("CPU %d does not exist (this machine has %s)", c, machine))
-		}
-	}
-	return set, nil
+	// Command is the command line that started the run, in words
+	// (env.json's origin; a resumed run keeps the first run's).
+	Command []string
 }
 
 // runIDPrefix starts every run id; tests set "t" so their namespaces are
@@ -247,6 +87,9 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	}
 	r := &run{opt: opt, plan: p, study: s, id: newRunID(), engine: e, began: time.Now(),
 		design: newDesign(s), done: map[trialKey]bool{}}
+	if opt.Command != nil {
+		r.origin = &results.Origin{Command: opt.Command, Profiles: slices.Sorted(maps.Keys(s.Profiles))}
+	}
 	if opt.Resume {
 		if err := r.loadPrevious(); err != nil {
 			return "", &PreflightError{err}
@@ -324,8 +167,10 @@ type run struct {
 	samples int
 	// notes are added to env.json.
 	notes []string
-	// env is env.json as written, kept to add each datapath's facts.
-	env results.Env
+	// env is env.json as written, kept to add each datapath's facts;
+	// origin how the run was started (a resumed run: the first run's).
+	env    results.Env
+	origin *results.Origin
 	// jdir is the journal directory (run state directories live below).
 	jdir string
 	// softirqCore remembers, per replica count, the core that took the

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// invocation is the command line as the user gave it, in words: the
+// command path, its arguments and every flag set (repeated flags in their
+// order), but not the flags named in skip (where the files go). env.json
+// records it; a report offers reruns built from it.
+func invocation(cmd *cobra.Command, args []string, skip ...string) []string {
+	words := append(strings.Fields(cmd.CommandPath()), args...)
+	return append(words, setFlags(cmd.Flags(), func(name string) bool { return !slices.Contains(skip, name) })...)
+}
+
+// setFlags are the flags of fs set on the command line that keep
+// accepts, in words: a switch as --name (--name=false), a valued flag as
+// --name VALUE, a repeatable one once per value.
+func setFlags(fs *pflag.FlagSet, keep func(name string) bool) []string {
+	var words []string
+	fs.Visit(func(f *pflag.Flag) {
+		if !keep(f.Name) {
+			return
+		}
+		switch v := f.Value.(type) {
+		case pflag.SliceValue:
+			for _, x := range v.GetSlice() {
+				words = append(words, "--"+f.Name, x)
+			}
+		default:
+			if f.Value.Type() == "bool" {
+				// A switch takes no separate word: --quick, --quick=false.
+				w := "--" + f.Name
+				if f.Value.String() != "true" {
+					w += "=" + f.Value.String()
+				}
+				words = append(words, w)
+				return
+			}
+			words = append(words, "--"+f.Name, f.Value.String())
+		}
+	})
+	return words
+}

@@ -1,0 +1,54 @@
+package app
+
+import (
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// The command a run records is what the user gave, in words a rerun can
+// extend: flags in name order, --set values in their order, switches
+// alone, and neither --out nor the journal directory.
+func TestInvocation(t *testing.T) {
+	root := newRoot(io.Discard, io.Discard)
+	given := []string{"run", "./my study.yaml", "--set", "trials=3", "--quick", "--out", "/tmp/x", "--budget", "90m",
+		"--set", "replicas=[1,4]", "--journal-dir", "/tmp/j", "--engine=kube", "--server-node", "w1"}
+	cmd, rest, err := root.Find(given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatal(err)
+	}
+	got := invocation(cmd, cmd.Flags().Args(), "out", "journal-dir")
+	want := []string{"cnibench", "run", "./my study.yaml", "--budget", "1h30m0s", "--engine", "kube", "--quick",
+		"--server-node", "w1", "--set", "trials=3", "--set", "replicas=[1,4]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	cmd, rest, _ = newRoot(io.Discard, io.Discard).Find([]string{"run", "rps-rfs", "--quick=false"})
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatal(err)
+	}
+	if got := invocation(cmd, cmd.Flags().Args()); !slices.Equal(got, []string{"cnibench", "run", "rps-rfs", "--quick=false"}) {
+		t.Errorf("a switch set off: %q", got)
+	}
+}
+
+// An advise rerun on a cluster repeats the cluster flags given, and only
+// them.
+func TestKubeFlagsGiven(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	var kf kubeFlags
+	kf.register(fs)
+	fs.String("engine", "", "")
+	if err := fs.Parse([]string{"--engine", "kube", "--server-node", "w1", "--kubeconfig", "/etc/k 2", "--pod-timeout", "5m"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--kubeconfig", "/etc/k 2", "--pod-timeout", "5m0s", "--server-node", "w1"}
+	if got := kf.given(fs); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,57 @@
+// Package cmdline holds command lines as words: printed back as a shell
+// would take them (a report's rerun command, advise's "To decide"), and
+// edited by flag (a rerun with a profile or a trial maximum of its own).
+// Nothing here runs a command: cnibench never builds a shell line to
+// execute.
+package cmdline
+
+import "strings"
+
+// Quote prints words as a shell would take them back: a word with
+// characters the shell reads (a study path with a space, --set
+// 'replicas=[1,4]') in single quotes. For display only.
+func Quote(words []string) string {
+	out := make([]string, len(words))
+	for i, a := range words {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!#&|;<>()[]{}*?~") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// Without returns words without the flags named: switches (--quick)
+// alone, valued flags (--profile paper) with the word after them, in
+// either form (--profile=paper too). The words are a command that ran,
+// so no value of a flag kept looks like a flag named here.
+func Without(words []string, switches, valued []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		name, _, inline := strings.Cut(strings.TrimPrefix(w, "--"), "=")
+		if !strings.HasPrefix(w, "--") {
+			out = append(out, w)
+			continue
+		}
+		switch {
+		case contains(switches, name):
+		case contains(valued, name):
+			if !inline {
+				i++ // its value
+			}
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,27 @@
+package cmdline
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestQuote(t *testing.T) {
+	got := Quote([]string{"cnibench", "run", "./my study.yaml", "--set", "replicas=[1,4]", "--set", "metadata.name=it's", "--set", ""})
+	want := `cnibench run './my study.yaml' --set 'replicas=[1,4]' --set 'metadata.name=it'\''s' --set ''`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestWithout(t *testing.T) {
+	in := []string{"cnibench", "run", "cni-compare", "--quick", "--profile", "paper", "--set", "trials=2", "--profile=x", "--budget", "1h"}
+	got := Without(in, []string{"quick"}, []string{"profile", "budget"})
+	if want := []string{"cnibench", "run", "cni-compare", "--set", "trials=2"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A value that looks like a flag is still the valued flag's.
+	got = Without([]string{"run", "--set", "--quick"}, []string{"quick"}, []string{"set"})
+	if want := []string{"run"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
