@@ -51,6 +51,14 @@ func TrialsKey(fixed bool) string {
 	return "trials.max"
 }
 
+// RerunBudget is the --budget a rerun whose trials take the given
+// machine time needs: the trials, a fifth more for their spread and a
+// minute for the set-up (nodes and pods per replica count), rounded up
+// to whole minutes.
+func RerunBudget(trials time.Duration) time.Duration {
+	return (trials + trials/5 + 2*time.Minute - 1).Truncate(time.Minute)
+}
+
 // RerunToDecide is Rerun for a run's stops, of a fixed design or an
 // adaptive one; false when no undecided cell has an estimate or a cell's
 // trial time is unknown (runs before results.Stop.TrialSeconds was

@@ -90,3 +90,14 @@ func TestRerunToDecide(t *testing.T) {
 		t.Error("an estimate without the baseline's trial time")
 	}
 }
+
+// A rerun's budget covers its trials, a fifth more and a minute of
+// set-up, rounded up to whole minutes.
+func TestRerunBudget(t *testing.T) {
+	// 5m36s of trials, a fifth more and a minute: 7m43s, up to 8m.
+	for trials, budget := range map[time.Duration]time.Duration{336 * time.Second: 8 * time.Minute, 0: time.Minute, 50 * time.Second: 2 * time.Minute} {
+		if got := RerunBudget(trials); got != budget {
+			t.Errorf("RerunBudget(%s) = %s, want %s", trials, got, budget)
+		}
+	}
+}

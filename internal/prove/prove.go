@@ -187,14 +187,8 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	for _, v := range opt.Sets {
 		args = append(args, "--set", v)
 	}
-	args = append(args, "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), o.Max), "--budget", rerunBudget(o.Time).String())
+	args = append(args, "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), o.Max), "--budget", analysis.RerunBudget(o.Time).String())
 	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
-}
-
-// rerunBudget covers a rerun's trials and its set-up (building nodes and
-// pods per replica count, a minute on a cluster), in whole minutes.
-func rerunBudget(trials time.Duration) time.Duration {
-	return (trials + trials/5 + 2*time.Minute - 1).Truncate(time.Minute)
 }
 
 // cells reads B against A from the run: a tuning A/B from the adaptive

@@ -3,7 +3,6 @@ package prove
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/results"
@@ -105,13 +104,6 @@ func TestRerun(t *testing.T) {
 	// up to the maximum): 56 trials of 6 s.
 	if r.Cells != 1 || r.Undecided != 2 || r.Seconds != 336 {
 		t.Errorf("rerun %+v, want 1 of 2 cells in 336 s", r)
-	}
-	// 5m36s of trials, a fifth more and a minute of set-up: 7m43s, up
-	// to whole minutes.
-	for trials, budget := range map[time.Duration]time.Duration{336 * time.Second: 8 * time.Minute, 0: time.Minute, 50 * time.Second: 2 * time.Minute} {
-		if got := rerunBudget(trials); got != budget {
-			t.Errorf("rerunBudget(%s) = %s, want %s", trials, got, budget)
-		}
 	}
 	if fixed := rerun(Options{}, "rfs", &study.Study{Spec: study.Spec{Trials: study.Trials{Min: 5, Max: 5}}}, stops); fixed == nil ||
 		!strings.Contains(strings.Join(fixed.Args, " "), "--set trials=14") {

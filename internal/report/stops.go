@@ -351,9 +351,10 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 }
 
 // RerunCommand is the command that reruns the run o started with the
-// trial maximum RerunLine offers that decides the most undecided cells:
-// "cnibench run rps-rfs --quick --set trials.max=24"; "" when RerunLine
-// offers none or the run did not record its command.
+// trial maximum RerunLine offers that decides the most undecided cells,
+// and a budget that covers it if the run had one: "cnibench run rps-rfs
+// --quick --set trials.max=24 --budget 12m0s"; "" when RerunLine offers
+// none or the run did not record its command.
 func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
 	fixed := !s.Spec.Trials.Adaptive()
 	r, ok := analysis.RerunToDecide(stops, fixed)
@@ -361,8 +362,13 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 		return ""
 	}
 	most := r.Options[len(r.Options)-1]
-	// A later --set of the same key wins over the user's own.
-	return cmdline.Quote(append(slices.Clip(o.Command), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), most.Max)))
+	// A later flag or --set of the same key wins over the user's own.
+	words := append(slices.Clip(o.Command), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), most.Max))
+	if s.Spec.Budget.Duration > 0 {
+		// The budget that stopped this run would stop the rerun too.
+		words = append(words, "--budget", min(analysis.RerunBudget(most.Time), study.MaxBudget).String())
+	}
+	return cmdline.Quote(words)
 }
 
 // TourLine says, for a run whose compared cells all ran a single trial (a

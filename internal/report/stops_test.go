@@ -216,11 +216,11 @@ func TestRerunLine(t *testing.T) {
 	// With the command recorded, the rerun is spelled out: the maximum
 	// that decides the most, after the user's own --set.
 	o := &results.Origin{Command: []string{"cnibench", "run", "./my study.yaml", "--set", "trials.max=10", "--budget", "4m0s"}}
-	want = "cnibench run './my study.yaml' --set trials.max=10 --budget 4m0s --set trials.max=200"
+	want = "cnibench run './my study.yaml' --set trials.max=10 --budget 4m0s --set trials.max=200 --budget 1h19m0s"
 	if got := RerunCommand(stops, adaptive, o); got != want {
 		t.Errorf("command: got %s, want %s", got, want)
 	}
-	if got := RerunCommand(stops[:2], fixed, o); !strings.HasSuffix(got, " --set trials=47") {
+	if got := RerunCommand(stops[:2], fixed, o); !strings.HasSuffix(got, "--budget 4m0s --set trials=47") {
 		t.Errorf("fixed design's command: %s", got)
 	}
 	m.Origin = o
