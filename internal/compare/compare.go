@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -166,12 +167,22 @@ func datapaths(samples []results.Sample) []string {
 // WriteMarkdown prints the rows as a table: A and B with their 95%
 // intervals and trial counts, B/A with Fieller's interval, and Welch's p,
 // then how each was computed.
-func WriteMarkdown(w io.Writer, nameA, nameB string, rows []Row) error {
+func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "No cell and metric appear in both runs.")
 		return err
 	}
-	fmt.Fprintf(w, "A = %s\nB = %s\n\n", nameA, nameB)
+	for _, side := range [][3]string{{"A", h.A, h.AboutA}, {"B", h.B, h.AboutB}} {
+		line := side[0] + " = " + side[1]
+		if side[2] != "" {
+			line += ": " + side[2]
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(h.Differ) > 0 {
+		fmt.Fprintf(w, "\nThe runs differ in: %s (besides any change under test, these may move the numbers)\n", strings.Join(h.Differ, "; "))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	delta := false

@@ -34,7 +34,7 @@ func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 		t.Errorf("key %q does not name both datapaths", r.Key)
 	}
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, "local", "kube", rows); err != nil {
+	if err := WriteMarkdown(&buf, Head{A: "local", B: "kube"}, rows); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "| 2, 2 | 0.500 [") {
@@ -68,7 +68,7 @@ func TestDeltaRowMarked(t *testing.T) {
 	a := []results.Sample{jitter(0.01), jitter(0.2), jitter(0.005)}
 	rows := Runs(a, a, []string{"jitter_ms", "rtt_us"}, nil)
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, "a", "b", rows); err != nil {
+	if err := WriteMarkdown(&buf, Head{A: "a", B: "b"}, rows); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -84,7 +84,7 @@ func TestDeltaRowMarked(t *testing.T) {
 
 func TestNoCommonCells(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, "a", "b", nil); err != nil || !strings.Contains(buf.String(), "No cell") {
+	if err := WriteMarkdown(&buf, Head{A: "a", B: "b"}, nil); err != nil || !strings.Contains(buf.String(), "No cell") {
 		t.Fatalf("%v %q", err, buf.String())
 	}
 }

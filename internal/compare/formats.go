@@ -33,17 +33,17 @@ func Cells(rows []Row) []gate.Cell {
 
 // Write renders rows (and the gate's verdicts, when rules were given) in
 // format: md for people, csv and json for CI logs and scripts.
-func Write(w io.Writer, format, nameA, nameB string, rows []Row, verdicts []gate.Verdict) error {
+func Write(w io.Writer, format string, h Head, rows []Row, verdicts []gate.Verdict) error {
 	switch format {
 	case "", "md":
-		if err := WriteMarkdown(w, nameA, nameB, rows); err != nil {
+		if err := WriteMarkdown(w, h, rows); err != nil {
 			return err
 		}
 		return writeVerdictsMarkdown(w, verdicts)
 	case "csv":
 		return writeCSV(w, rows, verdicts)
 	case "json":
-		return writeJSON(w, nameA, nameB, rows, verdicts)
+		return writeJSON(w, h, rows, verdicts)
 	}
 	return fmt.Errorf("unknown format %q (md, csv, json)", format)
 }
@@ -145,15 +145,18 @@ type jsonVerdict struct {
 	Why  string `json:"why"`
 }
 
-func writeJSON(w io.Writer, nameA, nameB string, rows []Row, vs []gate.Verdict) error {
+func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 	fail := failures(vs)
 	doc := struct {
 		A        string        `json:"a"`
 		B        string        `json:"b"`
+		AboutA   string        `json:"about_a,omitempty"`
+		AboutB   string        `json:"about_b,omitempty"`
+		Differ   []string      `json:"differ,omitempty"`
 		Rows     []jsonRow     `json:"rows"`
 		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
 		Failed   bool          `json:"failed"`
-	}{A: nameA, B: nameB, Rows: []jsonRow{}, Failed: gate.Failed(vs)}
+	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, Differ: h.Differ, Rows: []jsonRow{}, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},

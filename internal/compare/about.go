@@ -1,0 +1,87 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Head names the two runs of a comparison: their directories, what each
+// was (About) and what differs between them that can move their numbers.
+type Head struct {
+	A, B string // run directories
+	// AboutA and AboutB say how each run was started and where it ran;
+	// "" for a run without env.json.
+	AboutA, AboutB string
+	// Differ lists what differs between the runs' environments ("kernel
+	// 6.1.0-13 / 6.18.4"): what a difference in the table may come from
+	// besides the change under test.
+	Differ []string
+}
+
+// NewHead describes runs a and b, found in directories dirA and dirB.
+func NewHead(dirA, dirB string, a, b *results.Run) Head {
+	h := Head{A: dirA, B: dirB}
+	if a.HasEnv {
+		h.AboutA = About(a.Env)
+	}
+	if b.HasEnv {
+		h.AboutB = About(b.Env)
+	}
+	if a.HasEnv && b.HasEnv {
+		h.Differ = Differences(a.Env, b.Env)
+	}
+	return h
+}
+
+// About says how a run was started and where it ran: "cnibench run
+// rps-rfs --quick; local engine, host h1, kernel 6.1.0, started
+// 2026-11-28 13:55 UTC".
+func About(e results.Env) string {
+	var parts []string
+	if e.Origin != nil && len(e.Origin.Command) > 0 {
+		parts = append(parts, cmdline.Quote(e.Origin.Command))
+	}
+	where := fmt.Sprintf("%s engine, host %s, kernel %s", e.Engine, e.Hostname, e.Kernel)
+	if !e.Started.IsZero() {
+		where += ", started " + e.Started.UTC().Format("2006-01-02 15:04 MST")
+	}
+	return strings.Join(append(parts, where), "; ")
+}
+
+// Differences lists what differs between two runs' environments that can
+// move their numbers, each as "what A / B".
+func Differences(a, b results.Env) []string {
+	var out []string
+	add := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s %s / %s", what, orNone(x), orNone(y)))
+		}
+	}
+	add("engine", a.Engine, b.Engine)
+	add("host", a.Hostname, b.Hostname)
+	add("kernel", a.Kernel, b.Kernel)
+	add("CPU", fmt.Sprintf("%d × %s", a.CPUs, a.CPUModel), fmt.Sprintf("%d × %s", b.CPUs, b.CPUModel))
+	add("cnibench", a.Version, b.Version)
+	add("CNI", cniText(a.CNI), cniText(b.CNI))
+	if a.Origin != nil && b.Origin != nil {
+		add("command", cmdline.Quote(a.Origin.Command), cmdline.Quote(b.Origin.Command))
+	}
+	return out
+}
+
+func cniText(c *results.CNI) string {
+	if c == nil {
+		return ""
+	}
+	return c.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

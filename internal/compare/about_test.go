@@ -1,0 +1,47 @@
+package compare
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// A comparison's header says what each run was and what differs between
+// them besides the change under test.
+func TestHead(t *testing.T) {
+	started := time.Date(2026, 11, 28, 13, 55, 0, 0, time.UTC)
+	a := results.Env{Engine: "local", Hostname: "h1", Kernel: "6.1.0", CPUs: 2, CPUModel: "X", Version: "v1", Started: started,
+		Origin: &results.Origin{Command: []string{"cnibench", "run", "rps-rfs", "--set", "replicas=[1]"}}}
+	b := a
+	b.Kernel, b.Engine = "6.18.4", "kube"
+	b.CNI = &results.CNI{Name: "flannel", Mode: "vxlan"}
+	h := NewHead("main/", "pr/", &results.Run{Env: a, HasEnv: true}, &results.Run{Env: b, HasEnv: true})
+	if want := "cnibench run rps-rfs --set 'replicas=[1]'; local engine, host h1, kernel 6.1.0, started 2026-11-28 13:55 UTC"; h.AboutA != want {
+		t.Errorf("about A: %q, want %q", h.AboutA, want)
+	}
+	if got := strings.Join(h.Differ, "; "); got != "engine local / kube; kernel 6.1.0 / 6.18.4; CNI (none) / "+b.CNI.String() {
+		t.Errorf("differ: %q", got)
+	}
+	var buf bytes.Buffer
+	rows := []Row{{Key: "bridge/baseline/tcp/1", Metric: "bitrate"}}
+	if err := WriteMarkdown(&buf, h, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"A = main/: cnibench run rps-rfs", "B = pr/: cnibench run rps-rfs --set 'replicas=[1]'; kube engine",
+		"The runs differ in: engine local / kube; kernel 6.1.0 / 6.18.4;"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
+		}
+	}
+	// The same run twice differs in nothing; a run without env.json is
+	// named by its directory alone.
+	if d := Differences(a, a); len(d) != 0 {
+		t.Errorf("a run against itself differs in %v", d)
+	}
+	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}); h.AboutA != "" || h.Differ != nil {
+		t.Errorf("without env.json: %+v", h)
+	}
+}
