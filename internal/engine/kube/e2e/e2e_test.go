@@ -316,6 +316,11 @@ func TestKubeWorkloads(t *testing.T) {
 	if !r.Env.SharedKernel {
 		t.Error("env.json does not record the shared kernel (shared_kernel), which the report's comparability text reads")
 	}
+	// The run's command keeps the cluster flags (a rerun must reach the
+	// same cluster), in name order, and leaves out --out.
+	if o := r.Env.Origin; o == nil || strings.Join(o.Command, " ") != "cnibench run "+file+" --cni-conf-dir /var/lib/cnibench-kube/"+serverNode+"/net.d --engine kube --image "+image+" --image-pull-policy Never" {
+		t.Errorf("env.json's origin %+v, want the command with its cluster flags", o)
+	}
 	for _, s := range r.Samples {
 		if _, ok := s.Metrics["node_cpu_percent_server"]; ok {
 			t.Errorf("%+v: node_cpu_percent_server recorded beside the client's reading of the same kernel", s.Cell)
