@@ -478,7 +478,8 @@ func TestInterruptTearsDown(t *testing.T) {
 	requireTool(t, "iperf3")
 	before := snapshot(t)
 	jdir := t.TempDir()
-	cmd, id := startLongRun(t, jdir)
+	var errb syncBuffer
+	cmd, id := startLongRunOut(t, jdir, &errb, &errb)
 	kids := iperfChildren(cmd.Process.Pid)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -492,6 +493,11 @@ func TestInterruptTearsDown(t *testing.T) {
 	}
 	if cmd.ProcessState.ExitCode() == 0 {
 		t.Error("interrupted run exited 0")
+	}
+	// It says how to go on: the run recorded its environment, so it can
+	// be resumed.
+	if !strings.Contains(errb.String(), "; continue it with: cnibench run --resume ") {
+		t.Errorf("an interrupted run does not say how to continue it:\n%s", errb.String())
 	}
 	assertUntouched(t, before, "cnb-"+id)
 	if ents := runLeftovers(jdir); len(ents) != 0 {

@@ -2,10 +2,14 @@ package app
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // The command a run records is what the user gave, in words a rerun can
@@ -50,5 +54,23 @@ func TestKubeFlagsGiven(t *testing.T) {
 	want := []string{"--kubeconfig", "/etc/k 2", "--pod-timeout", "5m0s", "--server-node", "w1"}
 	if got := kf.given(fs); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A run that stopped after recording its environment can be resumed, and
+// says so; one that stopped before cannot.
+func TestResumeHint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if h := resumeHint(dir); h != "" {
+		t.Errorf("without env.json: %q", h)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.EnvFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h := resumeHint(dir); h != "; continue it with: cnibench run --resume '"+dir+"'" {
+		t.Errorf("with env.json: %q", h)
 	}
 }

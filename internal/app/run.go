@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/report"
@@ -181,11 +183,20 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return inputErr(err)
 		}
 		if dir != "" {
-			return fmt.Errorf("%w (partial results in %s)", err, dir)
+			return fmt.Errorf("%w (partial results in %s%s)", err, dir, resumeHint(dir))
 		}
 		return err
 	}
 	printDecisions(cmd.OutOrStdout(), dir, s)
 	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
 	return nil
+}
+
+// resumeHint says how to continue a run that stopped in dir, when it got
+// as far as recording its environment (what --resume checks against).
+func resumeHint(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, results.EnvFile)); err != nil {
+		return ""
+	}
+	return "; continue it with: " + cmdline.Quote([]string{"cnibench", "run", "--resume", dir})
 }
