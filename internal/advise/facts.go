@@ -3,6 +3,7 @@ package advise
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,7 +307,7 @@ func targetMTU(in *inspect.Inspection) (int, error) {
 	// VXLAN with WireGuard encryption): the target must fit the largest
 	// overhead, or the larger MTU would fragment on that one.
 	for _, o := range in.Tunnels {
-		if o.Kind != t.Kind && !contains(fallbackTunnels, o.Name) {
+		if o.Kind != t.Kind && !slices.Contains(fallbackTunnels, o.Name) {
 			oh = max(oh, inspect.Overhead[o.Kind])
 		}
 	}
@@ -333,7 +334,7 @@ func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 		}
 	}
 	for i, t := range in.Tunnels {
-		if !contains(fallbackTunnels, t.Name) {
+		if !slices.Contains(fallbackTunnels, t.Name) {
 			return &in.Tunnels[i]
 		}
 	}
@@ -345,7 +346,7 @@ var podBridges = []string{"cni0", "cbr0", "kube-bridge", "weave", "docker0"}
 
 func podBridge(in *inspect.Inspection) (string, bool) {
 	for _, b := range in.Bridges {
-		if contains(podBridges, b.Name) {
+		if slices.Contains(podBridges, b.Name) {
 			return b.Name, true
 		}
 	}

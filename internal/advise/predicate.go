@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,7 @@ func (p *Predicate) UnmarshalYAML(n *yaml.Node) error {
 	key, val := n.Content[0].Value, n.Content[1]
 	switch key {
 	case "offload_off", "offload_on", "tunnel_offload_off", "tunnel_offload_on":
-		if val.Kind != yaml.ScalarNode || !contains(inspect.Features, val.Value) {
+		if val.Kind != yaml.ScalarNode || !slices.Contains(inspect.Features, val.Value) {
 			return fmt.Errorf("line %d: %s: %q is not an inspected feature (%s)", n.Line, key, val.Value, strings.Join(inspect.Features, ", "))
 		}
 		p.kind, p.feature, p.want = "offload", val.Value, strings.HasSuffix(key, "_on")
@@ -71,7 +72,7 @@ func (p *Predicate) parseString(s string) error {
 		p.kind, p.fact, p.want = "bool", f[0], true
 	case len(f) == 2 && f[0] == "not":
 		p.kind, p.fact, p.want = "bool", f[1], false
-	case len(f) == 3 && contains(ops, f[1]):
+	case len(f) == 3 && slices.Contains(ops, f[1]):
 		v, err := strconv.ParseFloat(f[2], 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%q: %q is not a number", s, f[2])
@@ -140,7 +141,7 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 		}
 		return o.On == p.want, fmt.Sprintf("%s %s = %s%s", t.Name, p.feature, onOff(o.On), fixed(o)), nil
 	case "cni":
-		return contains(p.names, in.CNI.Name), "cni = " + cniString(in.CNI), nil
+		return slices.Contains(p.names, in.CNI.Name), "cni = " + cniString(in.CNI), nil
 	}
 	return false, "", fmt.Errorf("predicate %q: unknown kind", p.Text)
 }

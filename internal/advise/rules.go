@@ -13,6 +13,7 @@ import (
 	"embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -186,7 +187,7 @@ func (r *Rule) validate() error {
 		return fmt.Errorf("rule %s: effect: %w", r.Name, err)
 	}
 	for i, k := range r.Knobs {
-		if !contains(KnobKinds, k.Kind) {
+		if !slices.Contains(KnobKinds, k.Kind) {
 			return fmt.Errorf("rule %s: knobs[%d]: kind %q is not one of %s", r.Name, i, k.Kind, strings.Join(KnobKinds, ", "))
 		}
 		if err := checkPlaceholders(k.Device); err != nil {
@@ -207,7 +208,7 @@ func (r *Rule) validate() error {
 		}
 	}
 	for i, p := range r.Permanent {
-		if !contains(permanentKinds, p.Kind) {
+		if !slices.Contains(permanentKinds, p.Kind) {
 			return fmt.Errorf("rule %s: permanent[%d]: kind %q is not one of %s", r.Name, i, p.Kind, strings.Join(permanentKinds, ", "))
 		}
 		if p.Text == "" {
@@ -220,15 +221,6 @@ func (r *Rule) validate() error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ProvesDatapaths reports whether the rule's A/B sets datapaths.
@@ -252,7 +244,7 @@ func (r *Rule) validateProve() error {
 		return fmt.Errorf("rule %s: prove: a mapping of spec fields", r.Name)
 	}
 	for i := 0; i+1 < len(r.Prove.Content); i += 2 {
-		if k := r.Prove.Content[i].Value; !contains(ProveFields, k) {
+		if k := r.Prove.Content[i].Value; !slices.Contains(ProveFields, k) {
 			return fmt.Errorf("rule %s: prove.%s: may set only %s", r.Name, k, strings.Join(ProveFields, ", "))
 		}
 	}

@@ -5,7 +5,10 @@
 // execute.
 package cmdline
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Quote prints words as a shell would take them back: a word with
 // characters the shell reads (a study path with a space, --set
@@ -35,8 +38,8 @@ func Without(words []string, switches, valued []string) []string {
 			continue
 		}
 		switch {
-		case contains(switches, name):
-		case contains(valued, name):
+		case slices.Contains(switches, name):
+		case slices.Contains(valued, name):
 			if !inline {
 				i++ // its value
 			}
@@ -45,13 +48,4 @@ func Without(words []string, switches, valued []string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
