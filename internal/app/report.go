@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 func newReportCmd() *cobra.Command {
@@ -25,6 +26,11 @@ func newReportCmd() *cobra.Command {
 			}
 			if err := report.Build(args[0]); err != nil {
 				return err
+			}
+			// The decisions and reruns, as the run printed them at its end
+			// (a study the format no longer reads is left to the pages).
+			if s, err := study.Resolve(filepath.Join(args[0], results.StudyFile), study.Options{}, studyCatalog()); err == nil {
+				printDecisions(cmd.OutOrStdout(), args[0], s)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(args[0], "report.html"))
 			return nil

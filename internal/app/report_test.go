@@ -1,0 +1,57 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// `cnibench report DIR` ends as the run did: its decisions and the
+// command that would decide the undecided cells, built from the command
+// the run recorded.
+func TestReportPrintsDecisions(t *testing.T) {
+	dir := writeRun(t, map[string][]map[string]float64{
+		"baseline": {{results.MetricBitrate: 10e9}, {results.MetricBitrate: 10.2e9}, {results.MetricBitrate: 9.9e9}},
+		"rfs":      {{results.MetricBitrate: 10.1e9}, {results.MetricBitrate: 9.6e9}, {results.MetricBitrate: 10.4e9}},
+	})
+	w, err := results.Reopen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const studyYAML = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: gate}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline, rfs]
+  workloads: [{name: tcp, tool: iperf3}]
+  trials: {min: 3, max: 10}
+  duration: 3s
+`
+	cell := func(tuning string) results.Cell {
+		return results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}
+	}
+	err = errors.Join(w.WriteStudy([]byte(studyYAML)),
+		w.WriteEnv(results.Env{Tool: "cnibench", Origin: &results.Origin{Command: []string{"cnibench", "run", "my.yaml"}}}),
+		w.WriteStops([]results.Stop{
+			{Cell: cell("baseline"), Metric: results.MetricBitrate, Status: "max", N: 3, TrialSeconds: 4},
+			{Cell: cell("rfs"), Metric: results.MetricBitrate, Status: "futile", N: 3, TrialSeconds: 4, Decision: "undecided", Versus: "baseline", ToDecide: 40},
+		}), w.Close())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"decisions against baseline (1 undecided):", "to decide the undecided cell, rerun with --set trials.max=40",
+		"\n  cnibench run my.yaml --set trials.max=40\n", "report: " + dir} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
