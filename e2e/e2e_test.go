@@ -626,3 +626,39 @@ func startCnibench(t *testing.T, stdout, stderr io.Writer, args ...string) *exec
 	})
 	return cmd
 }
+
+// --dry-run checks the study and this machine, says what the run would do
+// and for how long, and changes nothing: no run directory, no journal,
+// the host as it was. A problem is found as a run finds it (exit 2).
+func TestDryRun(t *testing.T) {
+	requireRoot(t)
+	requireTool(t, "iperf3")
+	jdir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "run")
+	before := snapshot(t)
+	r := cnibench(t, nil, "run", "rps-rfs", "--quick", "--set", "replicas=[1,4]", "--dry-run", "--out", out, "--journal-dir", jdir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"study rps-rfs (builtin:rps-rfs, profile quick): 10 cells", "repetitions: adaptive, 3 to 10 trials per cell",
+		"machine time in trials: 2m0s at 3 trials per cell to 6m40s at 10", "preflight (local engine): passed",
+		"to run it: cnibench run rps-rfs --quick --set 'replicas=[1,4]'\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a dry run created %s", out)
+	}
+	if ents := runLeftovers(jdir); len(ents) != 0 {
+		t.Errorf("a dry run wrote the journal: %v", ents)
+	}
+	assertUntouched(t, before, "")
+	r = cnibench(t, nil, "run", "rps-rfs", "--quick", "--dry-run", "--set", `nodes={server: {cpus: "1000"}}`, "--journal-dir", jdir)
+	if r.code != 2 || !strings.Contains(r.stderr, "spec.nodes.server.cpus: CPU 1000 does not exist") {
+		t.Errorf("a dry run of a study this machine cannot run: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := cnibench(t, nil, "run", "--resume", out, "--dry-run", "--journal-dir", jdir); r.code != 2 {
+		t.Errorf("--dry-run with --resume: exit %d, want 2", r.code)
+	}
+}

@@ -27,6 +27,7 @@ type runFlags struct {
 	kube       kubeFlags
 	resume     string
 	budget     time.Duration
+	dryRun     bool
 }
 
 // study is the study to run: the named one with the flags applied, or,
@@ -81,6 +82,7 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 			"  sudo cnibench run rps-rfs --set replicas=[1,16] --set trials=5 --out /tmp/rps\n" +
 			"  sudo cnibench run ./my-study.yaml\n" +
 			"  sudo cnibench run rps-rfs --budget 2h\n" +
+			"  sudo cnibench run ./my-study.yaml --dry-run\n" +
 			"  sudo cnibench run --resume results/rps-rfs-20261123-101500\n" +
 			"  cnibench run rps-rfs --quick --engine kube --server-node worker-1 --client-node worker-2",
 		Args: cobra.MaximumNArgs(1),
@@ -93,6 +95,7 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory: its trials are kept, the missing ones run (after 'cnibench cleanup')")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the study and this machine (or cluster), say what the run would do and for how long, and change nothing")
 	cmd.Flags().DurationVar(&f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h): with trials {min, max} the adaptive runner spends it where intervals shrink most; a fixed count stops where it runs out")
 	return cmd
 }
@@ -156,7 +159,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		Resume:     f.resume != "",
 	}
 	if !opt.Resume {
-		opt.Command = invocation(cmd, args, "out", "journal-dir")
+		opt.Command = invocation(cmd, args, "out", "journal-dir", "dry-run")
 	}
 	if f.engine == "kube" {
 		quietKlog()
@@ -167,6 +170,17 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		if opt.JournalDir == "" {
 			opt.JournalDir = kubeJournalDir
 		}
+	}
+	if f.dryRun {
+		if opt.Resume {
+			return inputErr(fmt.Errorf("--dry-run checks a study before it runs and --resume continues one; use them apart"))
+		}
+		d, err := runner.Check(cmd.Context(), opt)
+		if err != nil {
+			return inputErr(err)
+		}
+		printDryRun(cmd.OutOrStdout(), s, d, opt.Command)
+		return nil
 	}
 	// One run or cleanup at a time on this host, and none while a
 	// dead run's journal waits for cleanup.

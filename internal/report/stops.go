@@ -320,14 +320,14 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 	var l string
 	switch o := r.Options[0]; {
 	case r.Undecided == 1:
-		l = fmt.Sprintf("to decide the undecided cell, rerun with %s=%d (about %s of trials)", flag, o.Max, durationText(o.Time))
+		l = fmt.Sprintf("to decide the undecided cell, rerun with %s=%d (about %s of trials)", flag, o.Max, DurationText(o.Time))
 	case len(r.Options) == 1 && o.Cells == r.Undecided:
 		// One maximum decides them all: no choice to offer.
-		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=%d (about %s of trials)", r.Undecided, flag, o.Max, durationText(o.Time))
+		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=%d (about %s of trials)", r.Undecided, flag, o.Max, DurationText(o.Time))
 	default:
 		var opts []string
 		for i, o := range r.Options {
-			cells, cost := fmt.Sprintf("%d of them", o.Cells), "about "+durationText(o.Time)
+			cells, cost := fmt.Sprintf("%d of them", o.Cells), "about "+DurationText(o.Time)
 			if i == 0 {
 				cost += " of trials"
 			}
@@ -342,9 +342,9 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 		}
 		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=N: %s", r.Undecided, flag, strings.Join(opts, ", "))
 	}
-	l += fmt.Sprintf("; this run's trials took %s", durationText(r.ThisRun))
+	l += fmt.Sprintf("; this run's trials took %s", DurationText(r.ThisRun))
 	if b := s.Spec.Budget.Duration; b > 0 {
-		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", durationText(b))
+		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", DurationText(b))
 	}
 	return l + ". Estimates from each cell's own difference and spread, which in simulation decide " + adaptive.ToDecideCalibration +
 		" of such cells (docs/statistics.md)"
@@ -427,8 +427,8 @@ func oneTrialTour(stops []results.Stop) bool {
 	return compared > 0
 }
 
-// durationText rounds a machine time to what a reader plans with.
-func durationText(d time.Duration) string {
+// DurationText rounds a machine time to what a reader plans with.
+func DurationText(d time.Duration) string {
 	switch {
 	case d < 10*time.Minute:
 		return d.Round(time.Second).String()

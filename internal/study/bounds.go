@@ -170,31 +170,18 @@ func validateStudyBounds(s *Study, bad badFunc) {
 // to each trial of its variants.
 func checkPlanned(s *Study, bad badFunc) {
 	sp := &s.Spec
-	variants := 0
-	for _, w := range sp.Workloads {
-		variants += len(w.Variants())
-	}
-	perVariant := float64(len(sp.Datapaths)) * float64(len(sp.Replicas)) * float64(len(sp.Tunings)) * float64(len(s.ImpairmentCells()))
-	cells := perVariant * float64(variants)
-	if cells > MaxCells {
-		bad("spec", "%.0f cells (datapaths x replica counts x workload variants x tunings x impairments); at most %d", cells, MaxCells)
+	p := s.Plan()
+	if p.Cells > MaxCells {
+		bad("spec", "%.0f cells (datapaths x replica counts x workload variants x tunings x impairments); at most %d", p.Cells, MaxCells)
 		return
 	}
 	d, c := sp.Duration.Duration, sp.Cooldown.Duration
 	if d <= 0 || d > MaxDuration || c < 0 || c > MaxDuration || sp.Trials.Min < 1 || sp.Trials.Max > MaxTrials {
 		return // reported above
 	}
-	trial := (d + c).Seconds()
-	planned, search := 0.0, 0.0
-	for _, w := range sp.Workloads {
-		probes := ceilingSeconds(w)
-		n := perVariant * float64(len(w.Variants())) * float64(sp.Trials.Max)
-		planned += n * (trial + probes)
-		search += n * probes
-	}
-	if planned > MaxPlanned.Seconds() {
+	if p.MaxSeconds > MaxPlanned.Seconds() {
 		bad("spec.trials", "%.0f cells x %d trials x (duration %s + cooldown %s)%s plan %.0f h; at most %s",
-			cells, sp.Trials.Max, d, c, ceilingNote(search), planned/3600, fmtDuration(MaxPlanned))
+			p.Cells, sp.Trials.Max, d, c, ceilingNote(p.SearchSeconds), p.MaxSeconds/3600, fmtDuration(MaxPlanned))
 	}
 }
 

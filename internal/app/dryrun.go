@@ -1,0 +1,47 @@
+package app
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/runner"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// printDryRun says what `cnibench run` would do with study s, from the
+// preflight's findings d (runner.Check), and the command (without
+// --dry-run) that does it.
+func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string) {
+	sp, p := &s.Spec, d.Plan
+	from := s.Source
+	if s.Profile != "" {
+		from += ", profile " + s.Profile
+	}
+	fmt.Fprintf(w, "study %s (%s): %.0f cells: %d datapath(s) x %d replica count(s) x %.0f workload variant(s) x %d tuning(s) x %d impairment(s)\n",
+		s.Metadata.Name, from, p.Cells, len(sp.Datapaths), len(sp.Replicas), p.Cells/max(p.PerVariant, 1), len(sp.Tunings), len(s.ImpairmentCells()))
+	fmt.Fprintf(w, "repetitions: %s\n", d.Design)
+	per := fmt.Sprintf("duration %s + cooldown %s per trial", sp.Duration.Duration, sp.Cooldown.Duration)
+	if p.SearchSeconds > 0 {
+		per += ", and the loss-ceiling searches' probes"
+	}
+	trials := report.DurationText(study.Seconds(p.MaxSeconds))
+	if sp.Trials.Adaptive() {
+		trials = fmt.Sprintf("%s at %d trials per cell to %s at %d", report.DurationText(study.Seconds(p.MinSeconds)), sp.Trials.Min, trials, sp.Trials.Max)
+	} else {
+		trials += fmt.Sprintf(" at %d trials per cell", sp.Trials.Max)
+	}
+	fmt.Fprintf(w, "machine time in trials: %s (%s; set-up of nodes and pods not included)", trials, per)
+	if b := sp.Budget.Duration; b > 0 {
+		fmt.Fprintf(w, "; the budget of %s (set-up included) stops it there", report.DurationText(b))
+	}
+	fmt.Fprintf(w, "\npreflight (%s engine): passed; nothing on this host was changed\n", d.Engine)
+	for _, n := range d.Notes {
+		fmt.Fprintln(w, "  note: "+n)
+	}
+	for _, n := range d.Warnings {
+		fmt.Fprintln(w, "  warning: "+n)
+	}
+	fmt.Fprintln(w, "to run it: "+cmdline.Quote(command))
+}

@@ -1,0 +1,34 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// DryRun is what a run would do, found without changing anything on the
+// host: the study's cells and machine time (study.Plan), its repetition
+// design, and what the engine's preflight found.
+type DryRun struct {
+	Plan   study.Planned
+	Design string
+	Engine string
+	// Notes and Warnings are the preflight's, as a run would log them.
+	Notes, Warnings []string
+}
+
+// Check runs the preflight of opt's study, which changes nothing, and
+// says what the run would do (cnibench run --dry-run). A problem is a
+// PreflightError, as Run's.
+func Check(ctx context.Context, opt Options) (DryRun, error) {
+	e, err := newEngine(opt)
+	if err != nil {
+		return DryRun{}, &PreflightError{err}
+	}
+	p, err := preflight(ctx, e, opt.Study)
+	if err != nil {
+		return DryRun{}, err
+	}
+	r := &run{study: opt.Study, design: newDesign(opt.Study)}
+	return DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name(), Notes: p.notes, Warnings: p.warnings}, nil
+}
