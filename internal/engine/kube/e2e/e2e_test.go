@@ -161,6 +161,14 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	// (bridge plugin + routes between nodes), so both runs label their
 	// cells alike and can be set side by side.
 	quick := []string{"run", "rps-rfs", "--quick", "--set", "replicas=[1,2]", "--set", "trials=1", "--set", "budget=0s", "--set", "datapaths=[bridge]"}
+	// A dry run asks the cluster (its nodes' agents) and makes nothing.
+	dry, err := c.cnibench(append(append(slices.Clone(quick), "--dry-run", "--out", dir), kubeArgs()...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(dry), "preflight (kube engine): passed") || !strings.Contains(string(dry), "10 cells") {
+		t.Errorf("dry run: %v\n%s", err, dry)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a dry run made %s", dir)
+	}
 	args := append(append(quick, "--out", dir), kubeArgs()...)
 	start := time.Now()
 	out, err := c.cnibench(args...).CombinedOutput()
