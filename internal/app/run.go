@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,7 +198,13 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return inputErr(err)
 		}
 		if dir != "" {
-			return fmt.Errorf("%w (partial results in %s%s)", err, dir, resumeHint(dir))
+			hint := ""
+			if !errors.Is(err, runner.ErrNothingMeasured) {
+				// A run whose every cell was given up would resume to
+				// nothing: its given-up cells stay given up.
+				hint = resumeHint(dir)
+			}
+			return fmt.Errorf("%w (partial results in %s%s)", err, dir, hint)
 		}
 		return err
 	}

@@ -140,15 +140,15 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	return opt.OutDir, finish(opt.OutDir, r.samples > 0 || opt.Resume, err, report.Build)
 }
 
-// errNothingMeasured ends a run whose every cell was given up or
+// ErrNothingMeasured ends a run whose every cell was given up or
 // skipped: there is no report to point to, and it has not succeeded.
-var errNothingMeasured = errors.New("no trial was measured: every cell failed or was skipped (the warnings above say why)")
+var ErrNothingMeasured = errors.New("no trial was measured: every cell failed or was skipped (the warnings above say why)")
 
 // finish builds the report of a run that measured something; one that
 // measured nothing fails.
 func finish(dir string, measured bool, err error, build func(string) error) error {
 	if !measured {
-		return cmp.Or(err, errNothingMeasured)
+		return cmp.Or(err, ErrNothingMeasured)
 	}
 	if rerr := build(dir); rerr != nil && err == nil {
 		err = fmt.Errorf("build report: %w", rerr)

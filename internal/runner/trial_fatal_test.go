@@ -38,7 +38,7 @@ func TestTrialKnobNotRevertedIsFatal(t *testing.T) {
 func TestFinish(t *testing.T) {
 	built := 0
 	build := func(string) error { built++; return errors.New("disk full") }
-	if err := finish("d", false, nil, build); !errors.Is(err, errNothingMeasured) || built != 0 {
+	if err := finish("d", false, nil, build); !errors.Is(err, ErrNothingMeasured) || built != 0 {
 		t.Errorf("nothing measured: %v (built %d)", err, built)
 	}
 	run := errors.New("interrupted")
