@@ -26,8 +26,10 @@ func newDoctorCmd() *cobra.Command {
 		Long: `doctor probes by trying: it creates and deletes a throw-away device of each kind in a
 scratch network namespace, adds and removes qdiscs, loads a trivial BPF program, and
 looks for the tools and the reference CNI plugins. One line per check, then which
-datapaths and built-in studies are available here and why not, and whether each datapath
-can be wired through the reference CNI plugins (wiring cni).`,
+datapaths are available here and why not, and whether each datapath can be wired through
+the reference CNI plugins (wiring cni); last, for each built-in study and profile, whether
+it runs here (the preflight of 'run --dry-run', which changes nothing) and its machine
+time in trials.`,
 		Example: "  sudo cnibench doctor",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,7 +37,11 @@ can be wired through the reference CNI plugins (wiring cni).`,
 			// The workload programs are the drivers' (registry); probe sits
 			// below them and gets them handed in.
 			res := append(probe.Run(cmd.Context()), probe.Programs(cmd.Context(), registry.AllPrograms())...)
-			return writeDoctor(out, uniqueChecks(res))
+			if err := writeDoctor(out, uniqueChecks(res)); err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			return writeStudiesHere(cmd.Context(), out)
 		},
 	}
 }

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// doctor says for every built-in study and profile whether it runs here
+// (the dry run's preflight), with its machine time, and why a study does
+// not run, or runs without some datapaths; the table fits a terminal.
+func TestStudiesHere(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the local engine's preflight needs root")
+	}
+	var b bytes.Buffer
+	if err := writeStudiesHere(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	rows := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > doctorWidth {
+			t.Errorf("%d columns: %q", len(l), l)
+		}
+		if f := strings.Fields(l); len(f) >= 3 {
+			rows[f[0]+" "+f[1]] = f[2]
+		}
+	}
+	for _, name := range study.Builtins() {
+		s, err := study.Resolve(name, study.Options{}, studyCatalog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiles := []string{"(default)"}
+		for p := range s.Profiles {
+			profiles = append(profiles, p)
+		}
+		for _, p := range profiles {
+			runs, ok := rows[name+" "+p]
+			switch {
+			case !ok:
+				t.Errorf("no row for %s %s:\n%s", name, p, out)
+			case runs == "no" || runs == "without":
+				if !strings.Contains(out, "\n  "+name+" "+p+": ") {
+					t.Errorf("%s %s does not run whole here, and no reason is given:\n%s", name, p, out)
+				}
+			case runs != "yes":
+				t.Errorf("%s %s: %q", name, p, runs)
+			}
+		}
+	}
+	if !strings.Contains(out, "rps-rfs           quick       yes") && !strings.Contains(out, "\n  rps-rfs quick: ") {
+		t.Errorf("rps-rfs --quick neither runs nor says why:\n%s", out)
+	}
+}
+
+func TestPlannedText(t *testing.T) {
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick"}, studyCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plannedText(s); got != "2m0s to 6m40s, budget 4m0s" {
+		t.Errorf("rps-rfs quick: %q", got)
+	}
+	s.Spec.Trials, s.Spec.Budget = study.Fixed(10), study.Duration{}
+	if got := plannedText(s); got != "6m40s" {
+		t.Errorf("fixed, no budget: %q", got)
+	}
+}
