@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -41,7 +42,7 @@ time in trials.`,
 				return err
 			}
 			fmt.Fprintln(out)
-			return writeStudiesHere(cmd.Context(), out)
+			return writeStudiesHere(cmd.Context(), out, os.Geteuid() == 0)
 		},
 	}
 }

@@ -18,8 +18,14 @@ import (
 // writeStudiesHere says, for each built-in study and profile, whether it
 // runs on this machine, as `cnibench run --dry-run` would find it
 // (runner.Check: the preflight, which changes nothing), with its machine
-// time in trials, and why not where it does not.
-func writeStudiesHere(ctx context.Context, out io.Writer) error {
+// time in trials, and why not where it does not. Without root (the local
+// engine's preflight needs it) it says so once.
+func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
+	if !root {
+		// Every study's preflight would say the same.
+		_, err := fmt.Fprintln(out, "STUDY: which built-in studies run here is checked as root (the local engine's preflight needs it)")
+		return err
+	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "STUDY\tPROFILE\tRUNS HERE\tMACHINE TIME IN TRIALS")
 	var reasons []string

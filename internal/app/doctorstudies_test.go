@@ -18,7 +18,7 @@ func TestStudiesHere(t *testing.T) {
 		t.Skip("the local engine's preflight needs root")
 	}
 	var b bytes.Buffer
-	if err := writeStudiesHere(context.Background(), &b); err != nil {
+	if err := writeStudiesHere(context.Background(), &b, true); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -56,6 +56,15 @@ func TestStudiesHere(t *testing.T) {
 	}
 	if !strings.Contains(out, "rps-rfs           quick       yes") && !strings.Contains(out, "\n  rps-rfs quick: ") {
 		t.Errorf("rps-rfs --quick neither runs nor says why:\n%s", out)
+	}
+}
+
+// Without root every study's preflight would say the same: doctor says it
+// once.
+func TestStudiesHereWithoutRoot(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeStudiesHere(context.Background(), &b, false); err != nil || strings.Count(b.String(), "\n") != 1 || !strings.Contains(b.String(), "as root") {
+		t.Errorf("%v: %q", err, b.String())
 	}
 }
 
