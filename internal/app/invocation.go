@@ -1,11 +1,14 @@
 package app
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // invocation is the command line as the user gave it, in words: the
@@ -15,6 +18,20 @@ import (
 func invocation(cmd *cobra.Command, args []string, skip ...string) []string {
 	words := append(strings.Fields(cmd.CommandPath()), args...)
 	return append(words, setFlags(cmd.Flags(), func(name string) bool { return !slices.Contains(skip, name) })...)
+}
+
+// studyArgs are run's arguments as a rerun from anywhere needs them: a
+// study file by its absolute path (a built-in study by its name), so the
+// rerun command a report prints does not depend on where it is read.
+func studyArgs(args []string, s *study.Study) []string {
+	if len(args) != 1 || s.Builtin() {
+		return args
+	}
+	abs, err := filepath.Abs(args[0])
+	if err != nil {
+		return args
+	}
+	return []string{abs}
 }
 
 // setFlags are the flags of fs set on the command line that keep

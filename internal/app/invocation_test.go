@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // The command a run records is what the user gave, in words a rerun can
@@ -72,5 +73,28 @@ func TestResumeHint(t *testing.T) {
 	}
 	if h := resumeHint(dir); h != "; continue it with: cnibench run --resume '"+dir+"'" {
 		t.Errorf("with env.json: %q", h)
+	}
+}
+
+// A study file is recorded by its absolute path, so the rerun command a
+// report prints works from any directory; a built-in study by its name.
+func TestStudyArgs(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := &study.Study{Source: "./my study.yaml"}
+	if got := studyArgs([]string{"./my study.yaml"}, file); !slices.Equal(got, []string{filepath.Join(wd, "my study.yaml")}) {
+		t.Errorf("file: %q", got)
+	}
+	if got := studyArgs([]string{"/abs/s.yaml"}, &study.Study{Source: "/abs/s.yaml"}); !slices.Equal(got, []string{"/abs/s.yaml"}) {
+		t.Errorf("absolute file: %q", got)
+	}
+	s, err := study.Resolve("rps-rfs", study.Options{}, studyCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := studyArgs([]string{"rps-rfs"}, s); !slices.Equal(got, []string{"rps-rfs"}) {
+		t.Errorf("built-in: %q", got)
 	}
 }

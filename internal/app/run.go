@@ -160,7 +160,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		Resume:     f.resume != "",
 	}
 	if !opt.Resume {
-		opt.Command = invocation(cmd, args, "out", "journal-dir", "dry-run")
+		opt.Command = invocation(cmd, studyArgs(args, s), "out", "journal-dir", "dry-run")
 	}
 	if f.engine == "kube" {
 		quietKlog()

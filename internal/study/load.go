@@ -90,7 +90,7 @@ func BuiltinSource(name string) ([]byte, bool) {
 // Resolve loads a built-in study by name, or else a study file by path.
 func Resolve(nameOrPath string, opt Options, cat Catalog) (*Study, error) {
 	if b, ok := BuiltinSource(nameOrPath); ok {
-		return Parse("builtin:"+nameOrPath, b, opt, cat)
+		return Parse(builtinPrefix+nameOrPath, b, opt, cat)
 	}
 	b, err := os.ReadFile(nameOrPath)
 	if err != nil {
@@ -102,6 +102,12 @@ func Resolve(nameOrPath string, opt Options, cat Catalog) (*Study, error) {
 	}
 	return Parse(nameOrPath, b, opt, cat)
 }
+
+// builtinPrefix marks a built-in study's Source.
+const builtinPrefix = "builtin:"
+
+// Builtin says whether the study is a built-in one (named, not a file).
+func (s *Study) Builtin() bool { return strings.HasPrefix(s.Source, builtinPrefix) }
 
 // Parse decodes, overrides and validates a study. It touches nothing but
 // memory; every error names file, line and field.
