@@ -122,6 +122,7 @@ func TestAdviseProve(t *testing.T) {
 			Rule     string `json:"rule"`
 			Measured string `json:"measured"`
 			Verdict  string `json:"verdict"`
+			Why      string `json:"verdict_why"`
 			Proof    *struct {
 				RunDir string `json:"run_dir"`
 				Cells  []struct {
@@ -148,6 +149,8 @@ func TestAdviseProve(t *testing.T) {
 		t.Fatalf("no A/B cells: %+v", c)
 	case c.Verdict != "accepted" && c.Verdict != "rejected" && c.Verdict != "undecided":
 		t.Errorf("verdict %q", c.Verdict)
+	case c.Why == "":
+		t.Errorf("verdict %q without the cells behind it", c.Verdict)
 	case !strings.Contains(c.Measured, "rfs-underlay/baseline") || !strings.Contains(c.Measured, "["):
 		t.Errorf("measured effect without its interval: %q", c.Measured)
 	}

@@ -37,7 +37,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	} else {
 		b.WriteString("| rule | knob | measured effect | verdict |\n|---|---|---|---|\n")
 		for _, c := range r.Candidates {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, cell(knobText(c.Knobs)), cell(c.Measured), c.Verdict)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, cell(knobText(c.Knobs)), cell(c.Measured), cell(c.VerdictText()))
 		}
 		b.WriteString("\n")
 	}
@@ -52,6 +52,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s: %s\n", e.Source, e.Finding)
 		}
 		fmt.Fprintf(&b, "\n**Risk:** %s\n\n**Measured effect:** %s\n\n", c.Risk, c.Measured)
+		if c.VerdictWhy != "" {
+			fmt.Fprintf(&b, "**Verdict:** %s\n\n", c.VerdictText())
+		}
 		if t := ToDecide(c); t != "" {
 			fmt.Fprintf(&b, "**To decide:** %s\n\n", t)
 		}
@@ -138,7 +141,7 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 <h2>Candidates ({{len .Candidates}})</h2>
 {{if not .Candidates}}<p>No rule proposes a knob for this machine.</p>{{else}}
 <table><tr><th>rule</th><th>knob</th><th>measured effect</th><th>verdict</th></tr>
-{{range .Candidates}}<tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{knobs .Knobs}}</td><td class="np">{{.Measured}}</td><td class="np">{{.Verdict}}</td></tr>
+{{range .Candidates}}<tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{knobs .Knobs}}</td><td class="np">{{.Measured}}</td><td class="np">{{.VerdictText}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Candidates}}<section id="{{.Name}}"><h3>{{.Name}}: {{.Title}}</h3>
 <p><b>Why here:</b></p><ul>{{range .Why}}<li>{{.}}</li>{{end}}</ul>
@@ -147,6 +150,7 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 <p><b>Evidence:</b></p><ul>{{range .Evidence}}<li>{{.Source}}: {{.Finding}}</li>{{end}}</ul>
 <p><b>Risk:</b> {{.Risk}}</p>
 <p><b>Measured effect:</b> <span class="np">{{.Measured}}</span></p>
+{{if .VerdictWhy}}<p><b>Verdict:</b> {{.VerdictText}}</p>{{end}}
 {{with todecide .}}<p><b>To decide:</b> {{.}}</p>{{end}}
 <p><b>To make it permanent</b> (review first; cnibench never applies it):</p>
 {{range .Permanent}}<p>{{.Kind}}{{if .Path}} <code>{{.Path}}</code>{{end}}</p><pre>{{.Text}}</pre>

@@ -48,3 +48,26 @@ func TestToDecide(t *testing.T) {
 		t.Errorf("a rejected candidate: %q", got)
 	}
 }
+
+// A proven candidate's verdict carries the cells behind it, in the table
+// and in its section, on both pages.
+func TestVerdictWhy(t *testing.T) {
+	e := Entry{Result: Result{Name: "rfs"}, Measured: "bitrate ...", Verdict: Rejected,
+		VerdictWhy: "worse in tcp at 4 pair(s) (0.961), though better in tcp at 1 pair(s) (1.135): a trade-off, not a gain"}
+	rep := &Report{Candidates: []Entry{e}}
+	var md, html bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	want := "rejected: worse in tcp at 4 pair(s) (0.961), though better"
+	if strings.Count(md.String(), want) != 2 || strings.Count(html.String(), want) != 2 {
+		t.Errorf("the verdict's reason is not in the table and the section:\n%s", md.String())
+	}
+	e.VerdictWhy = ""
+	if got := e.VerdictText(); got != Rejected {
+		t.Errorf("without a reason: %q", got)
+	}
+}

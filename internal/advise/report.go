@@ -43,8 +43,18 @@ type Entry struct {
 	// Measured and Verdict are filled by --prove; NotProven until then.
 	Measured string `json:"measured"`
 	Verdict  string `json:"verdict"`
+	// VerdictWhy names the cells behind the verdict (--prove).
+	VerdictWhy string `json:"verdict_why,omitempty"`
 	// Proof is the A/B run behind Measured and Verdict (--prove).
 	Proof *Proof `json:"proof,omitempty"`
+}
+
+// VerdictText is the verdict with the cells behind it, when proven.
+func (e *Entry) VerdictText() string {
+	if e.VerdictWhy == "" {
+		return e.Verdict
+	}
+	return e.Verdict + ": " + e.VerdictWhy
 }
 
 // Verdicts of a proven candidate.

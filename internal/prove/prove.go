@@ -159,7 +159,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		return err
 	}
 	p.Metric, p.Cells = cells(s, run, a, b, !e.Rule.ProvesDatapaths())
-	e.Verdict = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
+	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
 	e.Measured = measured(p)
 	if e.Verdict == advise.Undecided {
 		p.Rerun = rerun(opt, e.Name, s, run.Stops)
@@ -239,14 +239,7 @@ func cells(s *study.Study, run *results.Run, a, b string, tunings bool) (string,
 }
 
 // isHeadline: the comparisons are of the normalized metrics (bitrate).
-func isHeadline(metric string) bool {
-	for _, m := range analysis.NormalizedMetrics {
-		if m == metric {
-			return true
-		}
-	}
-	return false
-}
+func isHeadline(metric string) bool { return slices.Contains(analysis.NormalizedMetrics, metric) }
 
 func fin(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -259,35 +252,54 @@ func fin(v float64) *float64 {
 // the margin (above 1+margin, or below 1/(1+margin) for a metric where
 // lower is better: latency) and none is worse; rejected when some cell is
 // worse, or some cell is decided and none is better beyond the margin;
-// else undecided.
-func verdict(cs []advise.ProofCell, margin float64, dir stats.Direction) string {
-	gain, worse, decided := false, false, false
+// else undecided. why names the cells that decided it, so a trade-off
+// (better at one flow, worse at four) reads as one.
+func verdict(cs []advise.ProofCell, margin float64, dir stats.Direction) (v, why string) {
 	beyond := func(r float64) bool { return r > 1+margin }
 	if dir == stats.LowerIsBetter {
 		beyond = func(r float64) bool { return r < 1/(1+margin) }
 	}
+	var gains, worse, slight, equal []string
 	for _, c := range cs {
+		at := fmt.Sprintf("%s at %d pair(s)", c.Workload, c.Replicas)
+		if c.Ratio != nil {
+			at += fmt.Sprintf(" (%.3f)", *c.Ratio)
+		}
 		switch stats.Verdict(c.Decision) {
 		case stats.Better:
-			decided = true
 			if c.Ratio != nil && beyond(*c.Ratio) {
-				gain = true
+				gains = append(gains, at)
+			} else {
+				slight = append(slight, at)
 			}
 		case stats.Worse:
-			decided, worse = true, true
+			worse = append(worse, at)
 		case stats.Equal:
-			decided = true
+			equal = append(equal, at)
 		}
 	}
+	list := func(ss []string) string { return strings.Join(ss, ", ") }
+	pct := fmt.Sprintf("%.0f%%", 100*margin)
 	switch {
-	case worse:
-		return advise.Rejected
-	case gain:
-		return advise.Accepted
-	case decided:
-		return advise.Rejected
+	case len(worse) > 0:
+		why = "worse in " + list(worse)
+		if len(gains) > 0 {
+			why += ", though better in " + list(gains) + ": a trade-off, not a gain"
+		}
+		return advise.Rejected, why
+	case len(gains) > 0:
+		return advise.Accepted, "better by more than " + pct + " in " + list(gains) + ", worse in none"
+	case len(slight)+len(equal) > 0:
+		var parts []string
+		if len(equal) > 0 {
+			parts = append(parts, "equal within ±"+pct+" in "+list(equal))
+		}
+		if len(slight) > 0 {
+			parts = append(parts, "better by less than "+pct+" in "+list(slight))
+		}
+		return advise.Rejected, strings.Join(parts, "; ") + ": no gain worth the change"
 	}
-	return advise.Undecided
+	return advise.Undecided, "no cell decided within the budget"
 }
 
 // measured says B/A per cell with the interval, n and the decision.

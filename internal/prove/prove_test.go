@@ -26,7 +26,7 @@ func TestVerdict(t *testing.T) {
 		{[]advise.ProofCell{cell("undecided", 1.1), cell("undecided", 0.9)}, advise.Undecided},
 		{nil, advise.Undecided},
 	} {
-		if got := verdict(c.cells, 0.02, stats.HigherIsBetter); got != c.want {
+		if got, _ := verdict(c.cells, 0.02, stats.HigherIsBetter); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.cells, got, c.want)
 		}
 	}
@@ -40,8 +40,27 @@ func TestVerdict(t *testing.T) {
 		{[]advise.ProofCell{cell("better", 0.99)}, advise.Rejected},
 		{[]advise.ProofCell{cell("worse", 1.2)}, advise.Rejected},
 	} {
-		if got := verdict(c.cells, 0.02, stats.LowerIsBetter); got != c.want {
+		if got, _ := verdict(c.cells, 0.02, stats.LowerIsBetter); got != c.want {
 			t.Errorf("latency %+v: %s, want %s", c.cells, got, c.want)
+		}
+	}
+	// The reason names the cells: a trade-off reads as one.
+	at := func(dec string, ratio float64, pairs int) advise.ProofCell {
+		return advise.ProofCell{Workload: "tcp", Replicas: pairs, Decision: dec, Ratio: f(ratio)}
+	}
+	for _, c := range []struct {
+		cells []advise.ProofCell
+		why   string
+	}{
+		{[]advise.ProofCell{at("better", 1.135, 1), at("worse", 0.961, 4)},
+			"worse in tcp at 4 pair(s) (0.961), though better in tcp at 1 pair(s) (1.135): a trade-off, not a gain"},
+		{[]advise.ProofCell{at("better", 1.08, 1), at("undecided", 1.01, 4)}, "better by more than 2% in tcp at 1 pair(s) (1.080), worse in none"},
+		{[]advise.ProofCell{at("equal", 1.001, 1), at("better", 1.012, 4)},
+			"equal within ±2% in tcp at 1 pair(s) (1.001); better by less than 2% in tcp at 4 pair(s) (1.012): no gain worth the change"},
+		{[]advise.ProofCell{at("undecided", 1.1, 1)}, "no cell decided within the budget"},
+	} {
+		if _, why := verdict(c.cells, 0.02, stats.HigherIsBetter); why != c.why {
+			t.Errorf("why %q\nwant %q", why, c.why)
 		}
 	}
 	p := &advise.Proof{A: "baseline", B: "rfs", Metric: "bitrate", Margin: 0.02,
