@@ -339,6 +339,9 @@ func TestHostNetworkPodsShareNode(t *testing.T) {
 		if p.Netns() != p.node.ns || !p.IP().Equal(p.node.ip) {
 			t.Errorf("pod %s: netns %s ip %s, want the node's %s %s", p.name, p.Netns(), p.IP(), p.node.ns, p.node.ip)
 		}
+		if p.SetupLatency() != 0 {
+			t.Errorf("pod %s: set-up %s recorded, but a host-network pod has no network of its own to set up", p.name, p.SetupLatency())
+		}
 	}
 	if v, err := c.server.HostVeths([]engine.Pod{servers[0]}); err != nil || len(v) != 0 {
 		t.Errorf("host-network pod has host veths %v (%v), want none", v, err)

@@ -66,13 +66,15 @@ func (c *Cluster) role(n *Node) string {
 // its breakdown (PodTime.Phases).
 func (c *Cluster) addPod(ctx context.Context, n *Node, name string, index int) (*Pod, error) {
 	p := &Pod{node: n, name: name, index: index}
-	start := time.Now()
 	if datapath.IsHostNetwork(c.cfg.Datapath) {
-		// hostNetwork: the pod is the node's namespace and address.
+		// hostNetwork: the pod is the node's namespace and address. It
+		// has no network of its own to set up, so no set-up time (a
+		// copy of two struct fields would read as a pod set up in
+		// nanoseconds, and as a significant gain against every CNI).
 		p.ns, p.ip, p.hostNet = n.ns, n.ip, true
-		p.setup = time.Since(start)
 		return p, nil
 	}
+	start := time.Now()
 	p.ns = c.nsName(p.name)
 	if err := c.addNetns(p.ns); err != nil {
 		return nil, err
