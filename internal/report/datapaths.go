@@ -185,6 +185,11 @@ func datapathFigures(s *study.Study, rows []analysis.Row, stops []results.Stop) 
 				for _, i := range g {
 					names = append(names, c.Labels[i])
 				}
+				if len(names) > 3 {
+					// The legend names them; a title listing seven
+					// takes four lines of the figure.
+					names = []string{fmt.Sprintf("%d workloads", len(names))}
+				}
 				title += " (" + strings.Join(names, ", ") + ")"
 			}
 			figs = append(figs, c.figure(title, g))

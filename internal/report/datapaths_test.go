@@ -251,3 +251,24 @@ func TestPodSetupFoldsAcrossRounds(t *testing.T) {
 		t.Errorf("bridge's folded cell %q, want the 5-round row's mean %.4g", got, rows[4].Mean)
 	}
 }
+
+// A scale group of more than three workloads is titled by its count: the
+// legend names them, and a title listing seven took four lines.
+func TestDatapathFigureTitleCountsMany(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	var rows []analysis.Row
+	for _, dp := range []string{"host", "bridge"} {
+		for _, wl := range []string{"tcp", "flows@P1", "flows@P2", "mss@536"} {
+			rows = append(rows, dpRow(dp, wl, results.MetricBitrate, 20e9))
+		}
+		rows = append(rows, dpRow(dp, "udp", results.MetricBitrate, 2e9))
+	}
+	figs, _ := datapathFigures(s, rows, nil)
+	if len(figs) != 2 || figs[0].Title != "bitrate by datapath (4 workloads)" || figs[1].Title != "bitrate by datapath (udp)" {
+		var titles []string
+		for _, f := range figs {
+			titles = append(titles, f.Title)
+		}
+		t.Errorf("figures %q, want bitrate by datapath (4 workloads) and (udp)", titles)
+	}
+}

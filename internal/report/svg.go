@@ -9,9 +9,11 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -92,6 +94,7 @@ func renderSVG(p *plot.Plot, leg plot.Legend, w, h vg.Length, title string) (tem
 	// in theirs, which can be a little wider ("bg-inter@bg20" lost its
 	// last character in Chromium): leave them a sixth more.
 	lw := legendWidth(leg)*7/6 + vg.Points(12)
+	p.Title.Text = wrapTitle(p.Title.TextStyle, p.Title.Text, (w-lw)*6/7)
 	if err := drawSafely(func() {
 		p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
 		leg.Draw(draw.Crop(dc, w-lw+vg.Points(8), 0, 0, -vg.Points(28)))
@@ -103,6 +106,29 @@ func renderSVG(p *plot.Plot, leg plot.Legend, w, h vg.Length, title string) (tem
 		return "", fmt.Errorf("encode %q: %w", title, err)
 	}
 	return inlineSVG(buf.Bytes(), title), nil
+}
+
+// wrapTitle breaks a title wider than width into lines at its spaces (a
+// figure of seven workloads names all seven; gonum would crop the line at
+// the figure's edges). A word wider than width stays whole.
+func wrapTitle(sty text.Style, title string, width vg.Length) string {
+	if sty.Width(title) <= width {
+		return title
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(title) {
+		switch {
+		case line == "":
+			line = word
+		case sty.Width(line+" "+word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // drawSafely turns a panic inside gonum/plot (it panics on some degenerate
