@@ -59,6 +59,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().StringArrayVar(&f.rules, "rule", nil, "evaluate only this rule (repeatable; default every rule)")
 	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
+	_ = cmd.MarkFlagFilename("study")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")
 	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "what to inspect: local (this machine) or kube (the server node of a cluster, through the installed agent; --prove runs the A/B there)")
@@ -155,7 +156,7 @@ func (f *adviseFlags) inspect(cmd *cobra.Command) (*inspect.Inspection, error) {
 // checking all of them: a bad --study fails before anything runs.
 func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out string) error {
 	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr()),
-		Study: f.study, Sets: f.sets}
+		Study: absFile(cmd.Flags().Lookup("study")), Sets: f.sets}
 	if f.engine == "kube" {
 		opt.Engine, opt.Kube, opt.ClusterArgs = "kube", f.kube.config(), f.kube.given(cmd.Flags())
 		opt.JournalDir = cmp.Or(f.journalDir, kubeJournalDir)

@@ -27,16 +27,35 @@ func studyArgs(args []string, s *study.Study) []string {
 	if len(args) != 1 || s.Builtin() {
 		return args
 	}
-	abs, err := filepath.Abs(args[0])
-	if err != nil {
-		return args
+	return []string{absPath(args[0])}
+}
+
+// absFile is a flag's value, by its absolute path if the flag names a
+// file of this machine (cobra.MarkFlagFilename), so a recorded command
+// works from any directory.
+func absFile(f *pflag.Flag) string {
+	if _, ok := f.Annotations[cobra.BashCompFilenameExt]; !ok {
+		return f.Value.String()
 	}
-	return []string{abs}
+	return absPath(f.Value.String())
+}
+
+// absPath is path made absolute; empty, absolute and a built-in study's
+// name (which a study flag may give instead of a file) as they are.
+func absPath(path string) string {
+	if _, builtin := study.BuiltinSource(path); builtin || path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // setFlags are the flags of fs set on the command line that keep
 // accepts, in words: a switch as --name (--name=false), a valued flag as
-// --name VALUE, a repeatable one once per value.
+// --name VALUE (a file by its absolute path), a repeatable one once per
+// value.
 func setFlags(fs *pflag.FlagSet, keep func(name string) bool) []string {
 	var words []string
 	fs.Visit(func(f *pflag.Flag) {
@@ -58,7 +77,7 @@ func setFlags(fs *pflag.FlagSet, keep func(name string) bool) []string {
 				words = append(words, w)
 				return
 			}
-			words = append(words, "--"+f.Name, f.Value.String())
+			words = append(words, "--"+f.Name, absFile(f))
 		}
 	})
 	return words

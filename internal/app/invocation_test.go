@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -56,6 +57,15 @@ func TestKubeFlagsGiven(t *testing.T) {
 	if got := kf.given(fs); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// A kubeconfig given relative is recorded by its absolute path: the
+	// rerun command a report prints works from any directory.
+	wd, _ := os.Getwd()
+	if err := fs.Parse([]string{"--kubeconfig", "kc/admin.conf"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := kf.given(fs); !slices.Contains(got, filepath.Join(wd, "kc/admin.conf")) {
+		t.Errorf("relative kubeconfig: got %q", got)
+	}
 }
 
 // A run that stopped after recording its environment can be resumed, and
@@ -96,5 +106,31 @@ func TestStudyArgs(t *testing.T) {
 	}
 	if got := studyArgs([]string{"rps-rfs"}, s); !slices.Equal(got, []string{"rps-rfs"}) {
 		t.Errorf("built-in: %q", got)
+	}
+}
+
+// A flag naming a file of this machine is recorded by its absolute path;
+// a built-in study's name, an empty value and other flags as given.
+func TestAbsFile(t *testing.T) {
+	wd, _ := os.Getwd()
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.String("study", "", "")
+	fs.String("server-node", "", "")
+	if err := cobra.MarkFlagFilename(fs, "study"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ flag, value, want string }{
+		{"study", "./my study.yaml", filepath.Join(wd, "my study.yaml")},
+		{"study", "/abs/s.yaml", "/abs/s.yaml"},
+		{"study", "rps-rfs", "rps-rfs"},
+		{"study", "", ""},
+		{"server-node", "w1", "w1"},
+	} {
+		if err := fs.Set(c.flag, c.value); err != nil {
+			t.Fatal(err)
+		}
+		if got := absFile(fs.Lookup(c.flag)); got != c.want {
+			t.Errorf("--%s %q: %q, want %q", c.flag, c.value, got, c.want)
+		}
 	}
 }

@@ -55,6 +55,9 @@ func (f *kubeFlags) register(all *pflag.FlagSet) {
 		all.AddFlagSet(fs)
 	}()
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kube engine: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	// A file of this machine: a recorded command names it absolutely
+	// (setFlags). --cni-conf-dir is the nodes' directory, not ours.
+	_ = cobra.MarkFlagFilename(fs, "kubeconfig")
 	fs.StringVar(&f.context, "context", "", "kube engine: kubeconfig context (default: the current one)")
 	fs.StringVar(&f.namespace, "namespace", kube.DefaultNamespace, "kube engine: namespace of the run's pods, Services and Lease (Pod Security baseline; not default or kube-*)")
 	fs.StringVar(&f.agentNamespace, "agent-namespace", kube.DefaultAgentNamespace, "kube engine: namespace of the installed agent (see 'cnibench kube install')")
