@@ -9,7 +9,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
-	"github.com/cnibench/cnibench/internal/results"
 )
 
 // errGateFailed makes a failed --fail-if exit 1 (ExitFailure), apart from
@@ -49,13 +48,13 @@ never fails it. The metrics of the rules are compared even if --metric leaves th
 			if format != "md" && format != "csv" && format != "json" {
 				return inputErr(fmt.Errorf("--format %q: one of md, csv, json", format))
 			}
-			a, err := results.Load(args[0])
+			a, err := loadRun(args[0])
 			if err != nil {
-				return inputErr(fmt.Errorf("run A: %w", err))
+				return fmt.Errorf("run A: %w", err)
 			}
-			b, err := results.Load(args[1])
+			b, err := loadRun(args[1])
 			if err != nil {
-				return inputErr(fmt.Errorf("run B: %w", err))
+				return fmt.Errorf("run B: %w", err)
 			}
 			rows := compare.Runs(a.Samples, b.Samples, metrics, b.Marked)
 			verdicts, err := gate.Check(rules, compare.Cells(rows))

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -21,8 +20,8 @@ func newReportCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Not a run directory is bad input (exit 2), as for compare.
-			if _, err := os.Stat(filepath.Join(args[0], results.StudyFile)); err != nil {
-				return inputErr(fmt.Errorf("%s is not a run directory: %w", args[0], err))
+			if err := checkRunDir(args[0]); err != nil {
+				return err
 			}
 			if err := report.Build(args[0]); err != nil {
 				return err

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -53,5 +56,34 @@ spec:
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// report and compare given advise's output instead of a run say so, exit
+// 2, and point at the A/B runs inside it.
+func TestAdviseDirIsNotARun(t *testing.T) {
+	adv := t.TempDir()
+	if err := os.WriteFile(filepath.Join(adv, advise.FileJSON), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := writeRun(t, map[string][]map[string]float64{"baseline": {{results.MetricBitrate: 1e9}}})
+	for _, args := range [][]string{{"report", adv}, {"compare", adv, run}, {"compare", run, adv}} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), args, &out, &errb)
+		if code != ExitBadInput || !strings.Contains(errb.String(), adv+" is not a run directory: it is advise's output (advice.json), and it holds no A/B run") {
+			t.Errorf("%q: exit %d, %s", args, code, errb.String())
+		}
+	}
+	// With --prove it holds the A/B runs: named, so the user can open one.
+	ab := filepath.Join(adv, "prove-rfs")
+	if err := os.Mkdir(ab, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ab, results.StudyFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"report", adv}, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), "its A/B runs are "+ab) {
+		t.Errorf("exit %d, %s", code, errb.String())
 	}
 }

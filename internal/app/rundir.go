@@ -1,0 +1,43 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// loadRun reads a run directory; a directory that is not one is bad input,
+// and when it is advise's output the error names the A/B runs inside it,
+// which are.
+func loadRun(dir string) (*results.Run, error) {
+	if err := checkRunDir(dir); err != nil {
+		return nil, err
+	}
+	r, err := results.Load(dir)
+	return r, inputErr(err)
+}
+
+// checkRunDir says whether dir holds a run (its study.yaml).
+func checkRunDir(dir string) error {
+	_, err := os.Stat(filepath.Join(dir, results.StudyFile))
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("%s is not a run directory: %w", dir, err)
+	if _, aerr := os.Stat(filepath.Join(dir, advise.FileJSON)); aerr == nil {
+		runs, _ := filepath.Glob(filepath.Join(dir, "prove-*", results.StudyFile))
+		for i, r := range runs {
+			runs[i] = filepath.Dir(r)
+		}
+		hint := "it is advise's output (" + advise.FileJSON + "), and it holds no A/B run (advise without --prove)"
+		if len(runs) > 0 {
+			hint = "it is advise's output; its A/B runs are " + strings.Join(runs, ", ")
+		}
+		err = fmt.Errorf("%s is not a run directory: %s", dir, hint)
+	}
+	return inputErr(err)
+}
