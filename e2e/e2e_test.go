@@ -658,6 +658,12 @@ func TestDryRun(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "spec.nodes.server.cpus: CPU 1000 does not exist") {
 		t.Errorf("a dry run of a study this machine cannot run: exit %d\n%s", r.code, r.stderr)
 	}
+	// Refused, it still says what the study is and that it would not run.
+	for _, want := range []string{"study rps-rfs (builtin:rps-rfs, profile quick): 10 cells", "preflight (local engine): refused"} {
+		if !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "to run it:") {
+			t.Errorf("a refused dry run's output lacks %q or offers to run it:\n%s", want, r.stdout)
+		}
+	}
 	if r := cnibench(t, nil, "run", "--resume", out, "--dry-run", "--journal-dir", jdir); r.code != 2 {
 		t.Errorf("--dry-run with --resume: exit %d, want 2", r.code)
 	}

@@ -12,8 +12,9 @@ import (
 
 // printDryRun says what `cnibench run` would do with study s, from the
 // preflight's findings d (runner.Check), and the command (without
-// --dry-run) that does it.
-func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string) {
+// --dry-run) that does it. A refused preflight (err) ends it: the error
+// follows on stderr, at its file and line.
+func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string, err error) {
 	sp, p := &s.Spec, d.Plan
 	from := s.Source
 	if s.Profile != "" {
@@ -35,6 +36,10 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string)
 	fmt.Fprintf(w, "machine time in trials: %s (%s; set-up of nodes and pods not included)", trials, per)
 	if b := sp.Budget.Duration; b > 0 {
 		fmt.Fprintf(w, "; the budget of %s (set-up included) stops it there", report.DurationText(b))
+	}
+	if err != nil {
+		fmt.Fprintf(w, "\npreflight (%s engine): refused, so it would not run here (why: below); nothing on this host was changed\n", d.Engine)
+		return
 	}
 	fmt.Fprintf(w, "\npreflight (%s engine): passed; nothing on this host was changed\n", d.Engine)
 	for _, n := range d.Notes {

@@ -177,11 +177,10 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return inputErr(fmt.Errorf("--dry-run checks a study before it runs and --resume continues one; use them apart"))
 		}
 		d, err := runner.Check(cmd.Context(), opt)
-		if err != nil {
-			return inputErr(err)
+		if d.Engine != "" {
+			printDryRun(cmd.OutOrStdout(), s, d, opt.Command, err)
 		}
-		printDryRun(cmd.OutOrStdout(), s, d, opt.Command)
-		return nil
+		return inputErr(err)
 	}
 	// One run or cleanup at a time on this host, and none while a
 	// dead run's journal waits for cleanup.

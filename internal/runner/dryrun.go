@@ -19,16 +19,20 @@ type DryRun struct {
 
 // Check runs the preflight of opt's study, which changes nothing, and
 // says what the run would do (cnibench run --dry-run). A problem is a
-// PreflightError, as Run's.
+// PreflightError, as Run's; with it comes the plan and design of the
+// study as given (Engine set), so a refused dry run still says what the
+// study is, and Engine is empty when no engine could be made.
 func Check(ctx context.Context, opt Options) (DryRun, error) {
 	e, err := newEngine(opt)
 	if err != nil {
 		return DryRun{}, &PreflightError{err}
 	}
 	p, err := preflight(ctx, e, opt.Study)
-	if err != nil {
-		return DryRun{}, err
-	}
 	r := &run{study: opt.Study, design: newDesign(opt.Study)}
-	return DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name(), Notes: p.notes, Warnings: p.warnings}, nil
+	d := DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name()}
+	if err != nil {
+		return d, err
+	}
+	d.Notes, d.Warnings = p.notes, p.warnings
+	return d, nil
 }

@@ -3,6 +3,7 @@ package study
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -38,6 +39,26 @@ func newLocator(root *yaml.Node, prof origins) locator {
 	}
 }
 
+// joined are the problems of an errors.Join, nil for any other error. An
+// error of fmt.Errorf with two %w also unwraps to several, but it is one
+// problem with its cause ("cluster unreachable: load kubeconfig: ..."):
+// only a join's text is its parts' texts, one per line.
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	errs := j.Unwrap()
+	texts := make([]string, len(errs))
+	for i, e := range errs {
+		texts[i] = e.Error()
+	}
+	if strings.Join(texts, "\n") != err.Error() {
+		return nil
+	}
+	return errs
+}
+
 // Locate returns err with its FieldProblem located in the study's file:
 // "my.yaml:5: spec.datapaths[1]: datapath calico-ipip: ...". An error of
 // several problems (errors.Join) is reported by its first, with how many
@@ -48,8 +69,8 @@ func (s *Study) Locate(err error) error {
 		return err
 	}
 	first, more := err, 0
-	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 1 {
-		first, more = j.Unwrap()[0], len(j.Unwrap())-1
+	if errs := joined(err); len(errs) > 1 {
+		first, more = errs[0], len(errs)-1
 	}
 	fe := &FieldError{File: s.Source, Msg: oneLine(first.Error()), Err: err}
 	var p *FieldProblem

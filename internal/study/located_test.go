@@ -49,6 +49,9 @@ profiles:
 		{"several, first of no field", parse(Options{}), errors.Join(errors.New("a\nb"), At("spec.trials", cause)),
 			`s.yaml: a\nb (and 1 more problem: run again after fixing this one to see the next)`},
 		{"of no field", parse(Options{}), cause, "kernel lacks it: file does not exist"},
+		// Two %w make one problem and its cause, not two problems.
+		{"one problem, two causes", parse(Options{}), fmt.Errorf("%w: load kubeconfig: %w", errors.New("cluster unreachable"), cause),
+			"cluster unreachable: load kubeconfig: kernel lacks it: file does not exist"},
 		{"a study built in code", &Study{Source: "x"}, At("spec.trials", cause), "spec.trials: kernel lacks it: file does not exist"},
 	} {
 		got := tc.s.Locate(tc.err)
