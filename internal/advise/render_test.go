@@ -33,15 +33,9 @@ func TestToDecide(t *testing.T) {
 		t.Errorf("a decided cell is listed as stopped undecided:\n%s", got)
 	}
 	rep := &Report{Candidates: []Entry{e}}
-	var md, html bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.WriteHTML(&html); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), "**To decide:** tcp at 1 pair(s)") || !strings.Contains(html.String(), "<b>To decide:</b> tcp at 1 pair(s)") {
-		t.Errorf("pages lack the To decide line:\n%s", md.String())
+	md, html := pages(t, rep)
+	if !strings.Contains(md, "**To decide:** tcp at 1 pair(s)") || !strings.Contains(html, "<b>To decide:</b> tcp at 1 pair(s)") {
+		t.Errorf("pages lack the To decide line:\n%s", md)
 	}
 	e.Verdict = Rejected
 	if got := ToDecide(e); got != "" {
@@ -55,19 +49,26 @@ func TestVerdictWhy(t *testing.T) {
 	e := Entry{Result: Result{Name: "rfs"}, Measured: "bitrate ...", Verdict: Rejected,
 		VerdictWhy: "worse in tcp at 4 pair(s) (0.961), though better in tcp at 1 pair(s) (1.135): a trade-off, not a gain"}
 	rep := &Report{Candidates: []Entry{e}}
-	var md, html bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.WriteHTML(&html); err != nil {
-		t.Fatal(err)
-	}
+	md, html := pages(t, rep)
 	want := "rejected: worse in tcp at 4 pair(s) (0.961), though better"
-	if strings.Count(md.String(), want) != 2 || strings.Count(html.String(), want) != 2 {
-		t.Errorf("the verdict's reason is not in the table and the section:\n%s", md.String())
+	if strings.Count(md, want) != 2 || strings.Count(html, want) != 2 {
+		t.Errorf("the verdict's reason is not in the table and the section:\n%s", md)
 	}
 	e.VerdictWhy = ""
 	if got := e.VerdictText(); got != Rejected {
 		t.Errorf("without a reason: %q", got)
 	}
+}
+
+// pages renders rep as advice.md and advice.html.
+func pages(t *testing.T, rep *Report) (md, html string) {
+	t.Helper()
+	var m, h bytes.Buffer
+	if err := rep.WriteMarkdown(&m); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	return m.String(), h.String()
 }
