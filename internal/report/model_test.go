@@ -78,7 +78,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"| baseline | 10.00 [",
 		"### core_idle per core (%)",
 		"## Published reference numbers",
-		"| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured |",
+		"| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured: this run measured no tuning rfs+ |",
 		// "every core > 90% idle at 1 replica": matches our 2 cores.
 		"| baseline, 1 replica, every cpu | core_idle | 90.0 % | 82.0 to 87.0 % (means of 2 rows) |",
 	)
@@ -272,5 +272,31 @@ func TestNoNormalizedViewOfBaselineAlone(t *testing.T) {
 		if v := groupPage(g, newNumbers(m), func(int) string { return "" }); v.Normalized != nil {
 			t.Errorf("%s: report.html has a normalized figure of the baseline alone", g.Name())
 		}
+	}
+}
+
+// A published number the run has no row for says which part of its point
+// did not run: a datapath skipped here, a workload the profile left out,
+// and for a ratio the datapath it divides by.
+func TestReferenceNotMeasuredSaysWhy(t *testing.T) {
+	ratio := 1.08
+	macvlan := dpRow("macvlan", "rr-chc", "transactions_per_s", 18000)
+	n := newNumbers(analysis.Model{Rows: []analysis.Row{macvlan, dpRow("bridge", "rr-chc", "transactions_per_s", 15000)}})
+	for _, c := range []struct {
+		ref  study.Reference
+		want string
+	}{
+		{study.Reference{Datapath: "ovs", Workload: "flows-chc", Metric: "bitrate"}, "not measured: this run measured no datapath ovs"},
+		{study.Reference{Datapath: "macvlan", Workload: "flows-chc", Metric: "bitrate"}, "not measured: this run measured no workload flows-chc"},
+		{study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: "rtt_p99_us"}, "not measured"},
+	} {
+		if got := n.oursFor(analysis.RefMatch{Reference: c.ref}); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.ref, got, c.want)
+		}
+	}
+	m := analysis.RefMatch{Reference: study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: "transactions_per_s", Ratio: &ratio, Against: "ovs"},
+		Rows: []analysis.Key{analysis.RowKey(macvlan)}}
+	if got := n.oursFor(m); !strings.Contains(got, "ratio: ovs not measured: this run measured no datapath ovs") {
+		t.Errorf("ratio: %q", got)
 	}
 }

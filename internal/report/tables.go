@@ -339,6 +339,9 @@ func refValue(m analysis.RefMatch) string {
 // matches every core); "not measured" when no row with data matches.
 func (n *numbers) oursFor(m analysis.RefMatch) string {
 	if len(m.Rows) == 0 {
+		if why := n.missingPoint(m.Reference); why != "" {
+			return "not measured: " + why
+		}
 		return "not measured"
 	}
 	var parts []string
@@ -356,7 +359,11 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 		num, den := r.RatioTerms()
 		switch len(m.RatioRows) {
 		case 0:
-			parts = append(parts, "ratio: "+den+" not measured")
+			miss := "ratio: " + den + " not measured"
+			if why := n.ratioMissing(r); why != "" {
+				miss += ": " + why
+			}
+			parts = append(parts, miss)
 		case 1:
 			parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, ratioCI(m)))
 		default:
