@@ -194,6 +194,9 @@ type refMatchFields struct {
 	RatioLow  jnum  `json:"ratio_low"`
 	RatioHigh jnum  `json:"ratio_high"`
 	RatioCI   *Pair `json:"ratio_ci,omitempty"`
+	// Why a point was not measured (added later; empty in older files).
+	Missing      string `json:"missing,omitempty"`
+	RatioMissing string `json:"ratio_missing,omitempty"`
 }
 
 // MarshalJSON writes the reference with the study file's field names.
@@ -202,7 +205,7 @@ func (m RefMatch) MarshalJSON() ([]byte, error) {
 		Reference: m.Reference,
 		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
 			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh),
-			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI},
+			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI, m.Missing, m.RatioMissing},
 	})
 }
 
@@ -218,6 +221,7 @@ func (m *RefMatch) UnmarshalJSON(b []byte) error {
 		Label:     j.Label, Rows: j.Rows, NormRows: j.NormRows,
 		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
 		RatioRows: j.RatioRows, RatioLow: float64(j.RatioLow), RatioHigh: float64(j.RatioHigh), RatioCI: j.RatioCI,
+		Missing: j.Missing, RatioMissing: j.RatioMissing,
 	}
 	return nil
 }

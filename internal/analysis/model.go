@@ -160,6 +160,11 @@ type RefMatch struct {
 	// by round where both rows ran in the same rounds, else Fieller's
 	// (nil when a side has no trials).
 	RatioCI *Pair `json:"ratio_ci,omitempty"`
+	// Missing says, when no row matched, which part of the point the run
+	// has no data for ("no datapath ovs"); RatioMissing the same for the
+	// point a ratio divides by. Empty when it cannot tell.
+	Missing      string `json:"missing,omitempty"`
+	RatioMissing string `json:"ratio_missing,omitempty"`
 }
 
 // RefLabel is how tables name a published number.

@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -15,8 +18,13 @@ import (
 // A reference's workload names a workload (matching each variant of its
 // sweep, NAME@VALUE) or one variant.
 func RefMatches(ref study.Reference, row results.SummaryRow) bool {
-	return ref.Metric == row.Metric &&
-		(ref.Datapath == "" || ref.Datapath == row.Datapath) &&
+	return ref.Metric == row.Metric && refAt(ref, row)
+}
+
+// refAt: the row is at the reference's point (every field but the
+// metric).
+func refAt(ref study.Reference, row results.SummaryRow) bool {
+	return (ref.Datapath == "" || ref.Datapath == row.Datapath) &&
 		(ref.Workload == "" || ref.Workload == row.Workload || strings.HasPrefix(row.Workload, ref.Workload+"@")) &&
 		(ref.Tuning == "" || ref.Tuning == row.Tuning) &&
 		refImpairment(ref.Impairment, row.Impairment) &&
@@ -71,9 +79,40 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[i
 			m.NormRows = append(m.NormRows, RowKey(r))
 			m.NormLow, m.NormHigh = min(m.NormLow, r.Normalized), max(m.NormHigh, r.Normalized)
 		}
+		if len(m.Rows) == 0 {
+			m.Missing = missingPart(ref, rows)
+		} else if ref.Ratio != nil && len(m.RatioRows) == 0 {
+			den := ref
+			den.Datapath, den.Workload = cmp.Or(ref.Against, ref.Datapath), cmp.Or(ref.AgainstWorkload, ref.Workload)
+			m.RatioMissing = missingPart(den, rows)
+		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// missingPart says which part of a reference's point no row with data
+// has, by the same rules as RefMatches: "no datapath ovs" (one this
+// machine could not build, which the notes name, or one the profile left
+// out), "no workload flows-chc", "nothing at 16 replicas"; "" when each
+// part has rows on its own.
+func missingPart(ref study.Reference, rows []Row) string {
+	for _, p := range []struct {
+		set  bool
+		only study.Reference
+		what string
+	}{
+		{ref.Datapath != "", study.Reference{Datapath: ref.Datapath}, "no datapath " + ref.Datapath},
+		{ref.Workload != "", study.Reference{Workload: ref.Workload}, "no workload " + ref.Workload},
+		{ref.Tuning != "", study.Reference{Tuning: ref.Tuning}, "no tuning " + ref.Tuning},
+		{ref.Replicas != 0, study.Reference{Replicas: ref.Replicas}, fmt.Sprintf("nothing at %d replica(s)", ref.Replicas)},
+		{ref.Impairment != "", study.Reference{Impairment: ref.Impairment}, "no impairment " + ref.Impairment},
+	} {
+		if p.set && !slices.ContainsFunc(rows, func(r Row) bool { return r.N > 0 && refAt(p.only, r.SummaryRow) }) {
+			return p.what
+		}
+	}
+	return ""
 }
 
 // addRatio adds a matched row's ratio of means to the same point of the

@@ -135,3 +135,30 @@ func TestRefRatioAgainstWorkload(t *testing.T) {
 		t.Errorf("match %+v: want bridge's 0.2 and macvlan's 0.4", m)
 	}
 }
+
+// A reference no row matches says which part of its point the run has no
+// data for, by RefMatches' own rules (a workload names its variants too);
+// a ratio without its denominator says the same of that point.
+func TestRefMissing(t *testing.T) {
+	row := func(dp, w string) Row {
+		return Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: w, Replicas: 1},
+			Metric: "transactions_per_s", CPU: -1, N: 3, Mean: 1000}}
+	}
+	rows := []Row{row("macvlan", "rr-chc"), row("bridge", "rr-chc"), row("bridge", "udp@500M")}
+	r := 1.08
+	for _, c := range []struct {
+		ref               study.Reference
+		missing, ratioMis string
+	}{
+		{study.Reference{Datapath: "ovs", Workload: "flows-chc", Metric: "bitrate"}, "no datapath ovs", ""},
+		{study.Reference{Datapath: "macvlan", Workload: "flows-chc", Metric: "bitrate"}, "no workload flows-chc", ""},
+		{study.Reference{Workload: "udp", Replicas: 16, Metric: "bitrate"}, "nothing at 16 replica(s)", ""},
+		{study.Reference{Workload: "rr-chc", Impairment: "none", Metric: "rtt_p99_us"}, "", ""},
+		{study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: "transactions_per_s", Ratio: &r, Against: "ovs"}, "", "no datapath ovs"},
+	} {
+		m := matchReferences([]study.Reference{c.ref}, rows, nil, nil)[0]
+		if m.Missing != c.missing || m.RatioMissing != c.ratioMis {
+			t.Errorf("%+v: missing %q, ratio %q; want %q, %q", c.ref, m.Missing, m.RatioMissing, c.missing, c.ratioMis)
+		}
+	}
+}

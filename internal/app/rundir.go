@@ -27,17 +27,16 @@ func checkRunDir(dir string) error {
 	if err == nil {
 		return nil
 	}
-	err = fmt.Errorf("%s is not a run directory: %w", dir, err)
-	if _, aerr := os.Stat(filepath.Join(dir, advise.FileJSON)); aerr == nil {
-		runs, _ := filepath.Glob(filepath.Join(dir, "prove-*", results.StudyFile))
-		for i, r := range runs {
-			runs[i] = filepath.Dir(r)
-		}
-		hint := "it is advise's output (" + advise.FileJSON + "), and it holds no A/B run (advise without --prove)"
-		if len(runs) > 0 {
-			hint = "it is advise's output; its A/B runs are " + strings.Join(runs, ", ")
-		}
-		err = fmt.Errorf("%s is not a run directory: %s", dir, hint)
+	if _, aerr := os.Stat(filepath.Join(dir, advise.FileJSON)); aerr != nil {
+		return inputErr(fmt.Errorf("%s is not a run directory: %w", dir, err))
 	}
-	return inputErr(err)
+	runs, _ := filepath.Glob(filepath.Join(dir, "prove-*", results.StudyFile))
+	for i, r := range runs {
+		runs[i] = filepath.Dir(r)
+	}
+	hint := "it is advise's output (" + advise.FileJSON + "), and it holds no A/B run (advise without --prove)"
+	if len(runs) > 0 {
+		hint = "it is advise's output; its A/B runs are " + strings.Join(runs, ", ")
+	}
+	return inputErr(fmt.Errorf("%s is not a run directory: %s", dir, hint))
 }

@@ -276,26 +276,26 @@ func TestNoNormalizedViewOfBaselineAlone(t *testing.T) {
 }
 
 // A published number the run has no row for says which part of its point
-// did not run: a datapath skipped here, a workload the profile left out,
-// and for a ratio the datapath it divides by.
+// did not run (analysis.RefMatch.Missing, found there), and for a ratio
+// the point it divides by; without a reason it is plainly not measured.
 func TestReferenceNotMeasuredSaysWhy(t *testing.T) {
 	ratio := 1.08
 	macvlan := dpRow("macvlan", "rr-chc", "transactions_per_s", 18000)
-	n := newNumbers(analysis.Model{Rows: []analysis.Row{macvlan, dpRow("bridge", "rr-chc", "transactions_per_s", 15000)}})
+	n := newNumbers(analysis.Model{Rows: []analysis.Row{macvlan}})
 	for _, c := range []struct {
-		ref  study.Reference
+		m    analysis.RefMatch
 		want string
 	}{
-		{study.Reference{Datapath: "ovs", Workload: "flows-chc", Metric: "bitrate"}, "not measured: this run measured no datapath ovs"},
-		{study.Reference{Datapath: "macvlan", Workload: "flows-chc", Metric: "bitrate"}, "not measured: this run measured no workload flows-chc"},
-		{study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: "rtt_p99_us"}, "not measured"},
+		{analysis.RefMatch{Reference: study.Reference{Datapath: "ovs", Metric: "bitrate"}, Missing: "no datapath ovs"}, "not measured: this run measured no datapath ovs"},
+		{analysis.RefMatch{Reference: study.Reference{Workload: "flows-chc", Metric: "bitrate"}, Missing: "no workload flows-chc"}, "not measured: this run measured no workload flows-chc"},
+		{analysis.RefMatch{Reference: study.Reference{Metric: "rtt_p99_us"}}, "not measured"},
 	} {
-		if got := n.oursFor(analysis.RefMatch{Reference: c.ref}); got != c.want {
-			t.Errorf("%+v: %q, want %q", c.ref, got, c.want)
+		if got := n.oursFor(c.m); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m.Reference, got, c.want)
 		}
 	}
 	m := analysis.RefMatch{Reference: study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: "transactions_per_s", Ratio: &ratio, Against: "ovs"},
-		Rows: []analysis.Key{analysis.RowKey(macvlan)}}
+		Rows: []analysis.Key{analysis.RowKey(macvlan)}, RatioMissing: "no datapath ovs"}
 	if got := n.oursFor(m); !strings.Contains(got, "ratio: ovs not measured: this run measured no datapath ovs") {
 		t.Errorf("ratio: %q", got)
 	}

@@ -339,8 +339,8 @@ func refValue(m analysis.RefMatch) string {
 // matches every core); "not measured" when no row with data matches.
 func (n *numbers) oursFor(m analysis.RefMatch) string {
 	if len(m.Rows) == 0 {
-		if why := n.missingPoint(m.Reference); why != "" {
-			return "not measured: " + why
+		if m.Missing != "" {
+			return "not measured: this run measured " + m.Missing
 		}
 		return "not measured"
 	}
@@ -360,8 +360,8 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 		switch len(m.RatioRows) {
 		case 0:
 			miss := "ratio: " + den + " not measured"
-			if why := n.ratioMissing(r); why != "" {
-				miss += ": " + why
+			if m.RatioMissing != "" {
+				miss += ": this run measured " + m.RatioMissing
 			}
 			parts = append(parts, miss)
 		case 1:
