@@ -91,6 +91,36 @@ func TestRerunToDecide(t *testing.T) {
 	}
 }
 
+// The command's maximum decides the most cells at a cost of at most four
+// times this run's trials or an hour; the cheapest when none costs that
+// little.
+func TestRerunSuggested(t *testing.T) {
+	r := Rerun{ThisRun: 20 * time.Minute, Options: []RerunOption{
+		{Max: 7, Cells: 6, Time: 17 * time.Minute},
+		{Max: 30, Cells: 10, Time: 80 * time.Minute},
+		{Max: 177, Cells: 13, Time: 7 * time.Hour},
+	}}
+	for _, tc := range []struct {
+		this time.Duration
+		want int
+	}{
+		{20 * time.Minute, 30},   // 80 min = 4 x 20 min
+		{19 * time.Minute, 7},    // 76 min allowed: 30 costs more
+		{time.Minute, 7},         // an hour allowed
+		{2 * time.Hour, 177},     // 8 hours allowed
+		{105 * time.Minute, 177}, // exactly 4 x 105 min = 7 h
+	} {
+		r.ThisRun = tc.this
+		if got := r.Suggested().Max; got != tc.want {
+			t.Errorf("this run %s: suggested %d, want %d", tc.this, got, tc.want)
+		}
+	}
+	dear := Rerun{ThisRun: time.Minute, Options: []RerunOption{{Max: 50, Cells: 1, Time: 2 * time.Hour}, {Max: 90, Cells: 2, Time: 3 * time.Hour}}}
+	if got := dear.Suggested().Max; got != 50 {
+		t.Errorf("none within the limit: suggested %d, want the cheapest, 50", got)
+	}
+}
+
 // A rerun's budget covers its trials, a fifth more and a minute of
 // set-up, rounded up to whole minutes.
 func TestRerunBudget(t *testing.T) {

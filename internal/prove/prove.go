@@ -168,7 +168,8 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 }
 
 // rerun is the candidate's A/B alone with the trial maximum that decides
-// its undecided cells by their estimates, and a budget that covers it;
+// the most of its undecided cells by their estimates at a cost near this
+// A/B's (analysis.Rerun.Suggested), and a budget that covers it;
 // nil when no cell has an estimate.
 func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advise.ProofRerun {
 	fixed := !s.Spec.Trials.Adaptive()
@@ -176,7 +177,7 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	if !ok {
 		return nil
 	}
-	o := r.Options[len(r.Options)-1]
+	o := r.Suggested()
 	args := []string{"--rule", name}
 	if opt.Engine == "kube" {
 		args = append(append(args, "--engine", "kube"), opt.ClusterArgs...)

@@ -351,8 +351,8 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 }
 
 // RerunCommand is the command that reruns the run o started with the
-// trial maximum RerunLine offers that decides the most undecided cells,
-// and a budget that covers it if the run had one: "cnibench run rps-rfs
+// trial maximum RerunLine offers that analysis.Rerun.Suggested picks (the
+// one deciding the most cells at a cost near this run's), and a budget that covers it if the run had one: "cnibench run rps-rfs
 // --quick --set trials.max=24 --budget 12m0s"; "" when RerunLine offers
 // none or the run did not record its command.
 func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
@@ -361,12 +361,12 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 	if !ok || o == nil || len(o.Command) == 0 {
 		return ""
 	}
-	most := r.Options[len(r.Options)-1]
+	pick := r.Suggested()
 	// A later flag or --set of the same key wins over the user's own.
-	words := append(slices.Clip(o.Command), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), most.Max))
+	words := append(slices.Clip(o.Command), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), pick.Max))
 	if s.Spec.Budget.Duration > 0 {
 		// The budget that stopped this run would stop the rerun too.
-		words = append(words, "--budget", min(analysis.RerunBudget(most.Time), study.MaxBudget).String())
+		words = append(words, "--budget", min(analysis.RerunBudget(pick.Time), study.MaxBudget).String())
 	}
 	return cmdline.Quote(words)
 }
