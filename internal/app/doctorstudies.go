@@ -18,7 +18,8 @@ import (
 // writeStudiesHere says, for each built-in study and profile, whether it
 // runs on this machine, as `cnibench run --dry-run` would find it
 // (runner.Check: the preflight, which changes nothing), with its machine
-// time in trials, and why not where it does not. Without root (the local
+// time in trials (also where it does not run), and why not where it does
+// not. Without root (the local
 // engine's preflight needs it) it says so once.
 func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 	if !root {
@@ -53,9 +54,12 @@ func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 				reasons = append(reasons, wrap(name+" "+label+": runs without "+strings.Join(skipped, ", ")+
 					" (spec.skipUnavailable; why they are unavailable is above)", "  ", doctorWidth))
 			}
+			// The time is given also where the study does not run: what
+			// it would cost on a machine where it does is part of the
+			// choice (the dry run says the same).
 			time := plannedText(s)
 			if err != nil {
-				runs, time = "no", ""
+				runs = "no"
 				reasons = append(reasons, wrap(name+" "+label+": "+withoutPlace(err), "  ", doctorWidth))
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", name, label, runs, time)

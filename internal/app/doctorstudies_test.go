@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -23,12 +24,18 @@ func TestStudiesHere(t *testing.T) {
 	}
 	out := b.String()
 	rows := map[string]string{}
-	for _, l := range strings.Split(out, "\n") {
+	table, _, _ := strings.Cut(out, "\n\n")
+	for _, l := range strings.Split(table, "\n") {
 		if len(l) > doctorWidth {
 			t.Errorf("%d columns: %q", len(l), l)
 		}
 		if f := strings.Fields(l); len(f) >= 3 {
 			rows[f[0]+" "+f[1]] = f[2]
+			// Every study row gives its machine time, also one that
+			// does not run here.
+			if !strings.HasPrefix(l, " ") && f[0] != "STUDY" && !timeRE.MatchString(l) {
+				t.Errorf("no machine time: %q", l)
+			}
 		}
 	}
 	for _, name := range study.Builtins() {
@@ -58,6 +65,8 @@ func TestStudiesHere(t *testing.T) {
 		t.Errorf("rps-rfs --quick neither runs nor says why:\n%s", out)
 	}
 }
+
+var timeRE = regexp.MustCompile(`[0-9](s| ?min| ?h)\b`)
 
 // Without root every study's preflight would say the same: doctor says it
 // once.
