@@ -66,7 +66,7 @@ func TestAdviseWritesPagesAndChangesNothing(t *testing.T) {
 		t.Errorf("inspection found no CPU: %s", b)
 	}
 	for _, c := range rep.Candidates {
-		if c.Measured != "not proven: run with --prove" || c.Verdict != c.Measured {
+		if c.Measured != "not measured" || c.Verdict != "not proven: run with --prove" {
 			t.Errorf("candidate claims a measurement: %+v", c)
 		}
 	}

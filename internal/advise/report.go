@@ -12,10 +12,13 @@ import (
 // ReportVersion is the advice.json layout's version.
 const ReportVersion = 1
 
-// NotProven is what the measured-effect and verdict columns say until
-// --prove has measured a candidate: no number is shown that was not
-// measured.
-const NotProven = "not proven: run with --prove"
+// NotMeasured and NotProven are what the measured-effect and verdict
+// columns say until --prove has measured a candidate: no number is shown
+// that was not measured, and the way to measure it is said once.
+const (
+	NotMeasured = "not measured"
+	NotProven   = "not proven: run with --prove"
+)
 
 // Report is everything the pages show; the pages only render it.
 type Report struct {
@@ -40,7 +43,8 @@ type Entry struct {
 	Title    string     `json:"title"`
 	Evidence []Evidence `json:"evidence"`
 	Risk     string     `json:"risk"`
-	// Measured and Verdict are filled by --prove; NotProven until then.
+	// Measured and Verdict are filled by --prove; NotMeasured and
+	// NotProven until then.
 	Measured string `json:"measured"`
 	Verdict  string `json:"verdict"`
 	// VerdictWhy names the cells behind the verdict (--prove).
@@ -130,7 +134,7 @@ func Build(rules []*Rule, in *inspect.Inspection, now time.Time) *Report {
 			continue
 		}
 		rep.Candidates = append(rep.Candidates, Entry{Result: res, Title: res.Rule.Title, Evidence: res.Rule.Evidence,
-			Risk: res.Rule.Risk, Measured: NotProven, Verdict: NotProven})
+			Risk: res.Rule.Risk, Measured: NotMeasured, Verdict: NotProven})
 	}
 	return rep
 }

@@ -259,6 +259,9 @@ func TestReportPages(t *testing.T) {
 			}
 		}
 	}
+	if !strings.Contains(string(md), "| "+NotMeasured+" | "+NotProven+" |") {
+		t.Errorf("the table's measured effect and verdict columns: %s", md)
+	}
 	if strings.Contains(string(html), "<script") || !strings.Contains(string(html), "&#34;spec&#34;") {
 		t.Errorf("HTML must be escaped and script-free")
 	}
@@ -267,7 +270,7 @@ func TestReportPages(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Candidates) != len(rep.Candidates) || back.Candidates[0].Measured != NotProven || back.Candidates[0].Verdict != NotProven ||
+	if len(back.Candidates) != len(rep.Candidates) || back.Candidates[0].Measured != NotMeasured || back.Candidates[0].Verdict != NotProven ||
 		back.Inspection.CPUs != 16 {
 		t.Errorf("advice.json round trip: %+v", back.Candidates[0])
 	}
