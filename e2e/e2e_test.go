@@ -299,8 +299,8 @@ func TestRunWritesEverythingAndLeavesNothing(t *testing.T) {
 		t.Errorf("journal left behind: %v", ents)
 	}
 	assertUntouched(t, before, "")
-	// A run compared with itself: every ratio is 1.
-	if r := cnibench(t, nil, "compare", out, out); r.code != 0 || !strings.Contains(r.stdout, "| 1.000") {
+	// A run compared with itself: every ratio is 1, and it says so.
+	if r := cnibench(t, nil, "compare", out, out); r.code != 0 || !strings.Contains(r.stdout, "| 1.000") || !strings.Contains(r.stdout, "same run directory") {
 		t.Errorf("compare with itself: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// The report rebuilds from the raw files alone.

@@ -61,7 +61,7 @@ never fails it. The metrics of the rules are compared even if --metric leaves th
 			if err != nil {
 				return inputErr(err)
 			}
-			if err := compare.Write(cmd.OutOrStdout(), format, compare.NewHead(args[0], args[1], a, b), rows, verdicts); err != nil {
+			if err := compare.Write(cmd.OutOrStdout(), format, head(args[0], args[1], a, b), rows, verdicts); err != nil {
 				return err
 			}
 			if gate.Failed(verdicts) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,6 +58,30 @@ func TestCompareGate(t *testing.T) {
 	}
 	if code, _, _ := compareExit(t, a, slow, "--format", "xml"); code != ExitBadInput {
 		t.Errorf("--format xml: exit %d", code)
+	}
+}
+
+// A run compared with itself, by any path to it, is compared (a check of
+// the gate), and the table says that it is one run; two runs do not.
+func TestCompareSameRun(t *testing.T) {
+	a := runDir(t, rand.New(rand.NewPCG(1, 2)), 3, map[string]float64{"baseline": 10e9}, 0.02)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	const note = "A and B are the same run directory"
+	for _, b := range []string{a, a + "/.", link} {
+		code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+		if code != ExitOK || !strings.Contains(out, note) || !strings.Contains(out, "| 1.000") {
+			t.Errorf("compare %s %s: exit %d\n%s%s", a, b, code, out, errs)
+		}
+		if _, out, _ := compareExit(t, a, b, "--format", "json"); !strings.Contains(out, `"same_run": true`) {
+			t.Errorf("json of %s %s: %s", a, b, out)
+		}
+	}
+	other := runDir(t, rand.New(rand.NewPCG(1, 2)), 3, map[string]float64{"baseline": 10e9}, 0.02)
+	if _, out, _ := compareExit(t, a, other); strings.Contains(out, note) {
+		t.Errorf("two runs of the same numbers called one:\n%s", out)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -39,4 +40,16 @@ func checkRunDir(dir string) error {
 		hint = "it is advise's output; its A/B runs are " + strings.Join(runs, ", ")
 	}
 	return inputErr(fmt.Errorf("%s is not a run directory: %s", dir, hint))
+}
+
+// head names the runs of a comparison, and says when they are one run by
+// two paths (a symbolic link, a trailing "/."), whose every ratio is 1 by
+// construction. That is allowed (a check of the gate on a run with
+// itself), but no finding.
+func head(dirA, dirB string, a, b *results.Run) compare.Head {
+	h := compare.NewHead(dirA, dirB, a, b)
+	sa, errA := os.Stat(dirA)
+	sb, errB := os.Stat(dirB)
+	h.Same = errA == nil && errB == nil && os.SameFile(sa, sb)
+	return h
 }

@@ -19,6 +19,8 @@ type Head struct {
 	// 6.1.0-13 / 6.18.4"): what a difference in the table may come from
 	// besides the change under test.
 	Differ []string
+	// Same says that A and B are one run directory.
+	Same bool
 }
 
 // NewHead describes runs a and b, found in directories dirA and dirB.

@@ -179,6 +179,9 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if h.Same {
+		fmt.Fprintln(w, "\nA and B are the same run directory: every ratio is 1 by construction, and the table says nothing about a change.")
+	}
 	if len(h.Differ) > 0 {
 		fmt.Fprintf(w, "\nThe runs differ in: %s (besides any change under test, these may move the numbers)\n", strings.Join(h.Differ, "; "))
 	}

@@ -153,10 +153,11 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 		AboutA   string        `json:"about_a,omitempty"`
 		AboutB   string        `json:"about_b,omitempty"`
 		Differ   []string      `json:"differ,omitempty"`
+		SameRun  bool          `json:"same_run,omitempty"`
 		Rows     []jsonRow     `json:"rows"`
 		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
 		Failed   bool          `json:"failed"`
-	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, Differ: h.Differ, Rows: []jsonRow{}, Failed: gate.Failed(vs)}
+	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},
