@@ -46,12 +46,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const sockFlow = "/proc/sys/net/core/rps_sock_flow_entries"
+const (
+	sockFlow = "/proc/sys/net/core/rps_sock_flow_entries"
+	// netdevBudget is the global sysctl a tuning of the resume test sets.
+	netdevBudget = "/proc/sys/net/core/netdev_budget"
+)
 
 // hostState is what a run may change and must put back.
 type hostState struct {
 	namespaces []string
 	sockFlow   string
+	budget     string
 }
 
 func snapshot(t *testing.T) hostState {
@@ -69,6 +74,9 @@ func snapshot(t *testing.T) hostState {
 	if err == nil {
 		s.sockFlow = strings.TrimSpace(string(b))
 	}
+	if b, err := os.ReadFile(netdevBudget); err == nil {
+		s.budget = strings.TrimSpace(string(b))
+	}
 	return s
 }
 
@@ -79,6 +87,9 @@ func assertUntouched(t *testing.T, before hostState, runPrefix string) {
 	after := snapshot(t)
 	if after.sockFlow != before.sockFlow {
 		t.Errorf("rps_sock_flow_entries is %s, was %s", after.sockFlow, before.sockFlow)
+	}
+	if after.budget != before.budget {
+		t.Errorf("netdev_budget is %s, was %s", after.budget, before.budget)
 	}
 	old := map[string]bool{}
 	for _, n := range before.namespaces {

@@ -68,6 +68,13 @@ type Rule struct {
 // A and the B, never the workload, so the user's study keeps its shape.
 var ProveFields = []string{"datapaths", "tunings", "baseline", "nodes", "link"}
 
+// ShapeFields are the spec fields a rule's prove may also set, for the
+// built-in workload shape only (no --study): where the candidate's
+// effect shows, when the built-in A/B's bulk TCP would not show it
+// (busy polling shortens request/response round trips). A --study keeps
+// its own.
+var ShapeFields = []string{"workloads", "replicas"}
+
 // Knob is one change a candidate proposes, with its exact parameters.
 // Device and parameter values may hold {placeholders} that the
 // inspection fills (see params.go).
@@ -244,24 +251,39 @@ func (r *Rule) validateProve() error {
 		return fmt.Errorf("rule %s: prove: a mapping of spec fields", r.Name)
 	}
 	for i := 0; i+1 < len(r.Prove.Content); i += 2 {
-		if k := r.Prove.Content[i].Value; !slices.Contains(ProveFields, k) {
-			return fmt.Errorf("rule %s: prove.%s: may set only %s", r.Name, k, strings.Join(ProveFields, ", "))
+		if k := r.Prove.Content[i].Value; !slices.Contains(ProveFields, k) && !slices.Contains(ShapeFields, k) {
+			return fmt.Errorf("rule %s: prove.%s: may set only %s, and for the built-in workload shape %s",
+				r.Name, k, strings.Join(ProveFields, ", "), strings.Join(ShapeFields, ", "))
 		}
 	}
-	_, err := r.proveSets(func(s string) (string, error) { return s, checkPlaceholders(s) })
+	check := func(s string) (string, error) { return s, checkPlaceholders(s) }
+	if _, err := r.proveSets(ProveFields, check); err != nil {
+		return err
+	}
+	_, err := r.proveSets(ShapeFields, check)
 	return err
 }
 
 // ProveSets are the rule's prove as --set overrides, placeholders filled
 // from the inspection, in a stable order.
 func (r *Rule) ProveSets(in *inspect.Inspection) ([]string, error) {
-	return r.proveSets(func(s string) (string, error) { return fill(s, in) })
+	return r.proveSets(ProveFields, func(s string) (string, error) { return fill(s, in) })
 }
 
-func (r *Rule) proveSets(f func(string) (string, error)) ([]string, error) {
+// ShapeSets are the rule's prove fields of ShapeFields as --set
+// overrides: the workload shape its A/B needs when the user gives none.
+func (r *Rule) ShapeSets(in *inspect.Inspection) ([]string, error) {
+	return r.proveSets(ShapeFields, func(s string) (string, error) { return fill(s, in) })
+}
+
+// proveSets are the rule's prove fields among fields as --set overrides.
+func (r *Rule) proveSets(fields []string, f func(string) (string, error)) ([]string, error) {
 	var out []string
 	for i := 0; i+1 < len(r.Prove.Content); i += 2 {
 		k, n := r.Prove.Content[i].Value, *r.Prove.Content[i+1]
+		if !slices.Contains(fields, k) {
+			continue
+		}
 		flowStyle(&n)
 		b, err := yaml.Marshal(&n)
 		if err != nil {

@@ -210,7 +210,7 @@ func TestParseRuleRejects(t *testing.T) {
 		"when: []\n":                                               "at least one predicate",
 		"when: [cpus]\nknobs: [{kind: x}]\n":                       `kind "x"`,
 		"when: [cpus]\nknobs: [{kind: mtu, device: \"{nope}\"}]\n": "unknown placeholder {nope}",
-		"when: [cpus]\nprove: {workloads: []}\n":                   "prove.workloads: may set only",
+		"when: [cpus]\nprove: {duration: 5s}\n":                    "prove.duration: may set only",
 		"when: [cpus]\nprove: {tunings: [\"{nope}\"]}\n":           "prove.tunings: unknown placeholder {nope}",
 	}
 	for tail, msg := range cases {

@@ -3,31 +3,39 @@ package agent
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // The agent is privileged on its node: a request that reached it could
 // write any sysctl or sysfs file, which is root on the node. It writes
-// only the knobs cnibench tunes (tune.Plan): the host-global RFS table
-// and each receive queue's RPS mask and RFS flow count, of the node or of
-// a pod. Reads and lists stay open (they change nothing and the runner
-// reads device facts), and the tune package still refuses paths that
-// leave /proc/sys or the sysfs root.
+// only the knobs cnibench tunes (tune.Plan): the host-global RFS table,
+// network sysctls (a tuning's sysctls; study validation allows net.*
+// only), and each receive queue's RPS mask and RFS flow count, of the
+// node or of a pod. Reads and lists stay open (they change nothing and
+// the runner reads device facts), and the tune package still refuses
+// paths that leave /proc/sys or the sysfs root.
 var writable = []struct{ fs, pattern string }{
 	{tune.FSProc, tune.SockFlowEntriesPath},
 	{tune.FSSysfs, "class/net/*/queues/rx-*/rps_cpus"},
 	{tune.FSSysfs, "class/net/*/queues/rx-*/rps_flow_cnt"},
 }
 
+// sysctlDir is where the network sysctls a tuning may write live.
+const sysctlDir = "/proc/sys/net/"
+
 // checkWritable refuses a write outside the allowlist.
 func checkWritable(fsKind, p string) error {
 	if path.Clean(p) == p {
+		if fsKind == tune.FSProc && strings.HasPrefix(p, sysctlDir) {
+			return nil
+		}
 		for _, w := range writable {
 			if ok, _ := path.Match(w.pattern, p); ok && w.fs == fsKind {
 				return nil
 			}
 		}
 	}
-	return fmt.Errorf("%s %q is not a knob cnibench tunes; the agent writes only rps_sock_flow_entries and queues/rx-*/rps_cpus, rps_flow_cnt: %w", fsKind, p, tune.ErrBadPath)
+	return fmt.Errorf("%s %q is not a knob cnibench tunes; the agent writes only network sysctls (%s) and queues/rx-*/rps_cpus, rps_flow_cnt: %w", fsKind, p, sysctlDir, tune.ErrBadPath)
 }

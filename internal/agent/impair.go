@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -188,7 +187,7 @@ func replayQdiscs(r *journal.Replay) error {
 func missingFeatures(names []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, n := range names {
-		if !slices.Contains(probe.KernelFeatures(), n) {
+		if !probe.IsKernel(n) {
 			return nil, fmt.Errorf("features: %q is not a kernel feature cnibench probes", n)
 		}
 		if ok, why := probe.Has(n); !ok {

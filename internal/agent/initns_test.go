@@ -112,15 +112,8 @@ func TestKernelAgentEntersByPathLeavesNoLink(t *testing.T) {
 	before := netnsEntries(t)
 
 	// somaxconn is per namespace, which is what this test needs to tell
-	// the init namespace from the agent's; it is not a knob cnibench
-	// tunes, so the test widens the allowlist by that one path.
+	// the init namespace from the agent's (a network sysctl: writable).
 	cfg := Config{Run: "r1", ProcRoot: proc, JournalDir: filepath.Join(t.TempDir(), "node")}
-	cfg.writable = func(fsKind, p string) error {
-		if fsKind == tune.FSProc && p == somaxconn {
-			return nil
-		}
-		return checkWritable(fsKind, p)
-	}
 	c, wait := session(t, cfg)
 	if v, err := c.Read("", tune.FSProc, somaxconn); err != nil || v != "1234" {
 		t.Errorf("agent reads %s = %q, %v; want the init namespace's 1234", somaxconn, v, err)

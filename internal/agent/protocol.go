@@ -116,6 +116,7 @@ const (
 	KindNotSupported = "not-supported"
 	KindBadPath      = "bad-path"
 	KindProcNotHost  = "proc-not-host"
+	KindNoSysctl     = "no-sysctl"
 )
 
 // Response answers the Request with the same ID.
@@ -156,6 +157,8 @@ func errorKind(err error) string {
 		return KindBadPath
 	case errors.Is(err, tune.ErrProcNotHost):
 		return KindProcNotHost
+	case errors.Is(err, tune.ErrNoSysctl):
+		return KindNoSysctl
 	}
 	return ""
 }
@@ -178,6 +181,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == tune.ErrBadPath
 	case KindProcNotHost:
 		return target == tune.ErrProcNotHost
+	case KindNoSysctl:
+		return target == tune.ErrNoSysctl
 	}
 	return false
 }

@@ -23,11 +23,16 @@ func TestWriteAllowlist(t *testing.T) {
 	fs := testNode()
 	fs.vals[key("", "proc", "/proc/sys/kernel/core_pattern")] = "core"
 	fs.vals[key("", "sysfs", "class/net/eth1/mtu")] = "1500"
+	fs.vals[key("", "proc", "/proc/sys/net/core/busy_read")] = "0"
+	fs.vals[key("podns1", "proc", "/proc/sys/net/ipv4/tcp_rmem")] = "4096\t131072\t6291456"
 	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir()})
 	for _, ok := range []struct{ ns, fs, p string }{
 		{"", "proc", tune.SockFlowEntriesPath},
 		{"", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus"},
 		{PodNetns("ns", "srv-0"), "sysfs", "class/net/eth0/queues/rx-0/rps_cpus"},
+		// A tuning's network sysctls, of the node and of a pod.
+		{"", "proc", "/proc/sys/net/core/busy_read"},
+		{PodNetns("ns", "srv-0"), "proc", "/proc/sys/net/ipv4/tcp_rmem"},
 	} {
 		if err := c.Write(ok.ns, ok.fs, ok.p, "1"); err != nil {
 			t.Errorf("write %s %s: %v", ok.fs, ok.p, err)
@@ -39,6 +44,8 @@ func TestWriteAllowlist(t *testing.T) {
 		{"sysfs", "class/net/eth1/queues/rx-0/../../mtu"},
 		{"sysfs", "class/net/eth1/queues/tx-0/xps_cpus"},
 		{"proc", "/proc/sys/net/core/../../kernel/core_pattern"},
+		{"proc", "/proc/sys/netx/core"},
+		{"proc", "/proc/sys/net"},
 	} {
 		err := c.Write("", bad.fs, bad.p, "|/tmp/x")
 		if err == nil || !errors.Is(err, tune.ErrBadPath) || !strings.Contains(err.Error(), "not a knob cnibench tunes") {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +120,40 @@ func TestProveBudgetSetsMax(t *testing.T) {
 		}
 		if len(s.Spec.Tunings) != 2 {
 			t.Errorf("sets %v: the candidate's tunings were lost: %+v", c.sets, s.Spec.Tunings)
+		}
+	}
+}
+
+// A rule's workload shape (busy-poll: request/response, where busy
+// polling shows) replaces the built-in A/B's bulk TCP; a --study keeps
+// its own workloads. Either way the A/B is the machine as found against
+// both sysctls.
+func TestProveShape(t *testing.T) {
+	in := fixture(t, "calico-vxlan-jumbo.json")
+	rules, err := advise.Lookup("busy-poll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := advise.Build(rules, &in, time.Now())
+	if len(rep.Candidates) != 1 {
+		t.Fatalf("busy-poll is not a candidate on the fixture")
+	}
+	e := &rep.Candidates[0]
+	want := map[string]string{"net.core.busy_read": "50", "net.core.busy_poll": "50"}
+	for _, c := range []struct{ study, tool string }{{"", "sockperf"}, {"rps-rfs", "iperf3"}} {
+		f := &adviseFlags{study: c.study}
+		s, sets, err := prove.Plan(prove.Options{Resolve: f.resolver(), Study: c.study}, e, &in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Spec.Workloads) != 1 || s.Spec.Workloads[0].Tool != c.tool {
+			t.Errorf("--study %q: workloads %+v, want one of %s", c.study, s.Spec.Workloads, c.tool)
+		}
+		if len(s.Spec.Tunings) != 2 || s.Spec.Tunings[0].Name != "baseline" || !maps.Equal(s.Spec.Tunings[1].Sysctls, want) {
+			t.Errorf("--study %q: tunings %+v", c.study, s.Spec.Tunings)
+		}
+		if shaped := slices.ContainsFunc(sets, func(v string) bool { return strings.HasPrefix(v, "workloads=") }); shaped != (c.study == "") {
+			t.Errorf("--study %q: the proof's overrides %q", c.study, sets)
 		}
 	}
 }

@@ -130,7 +130,7 @@ type Header struct {
 
 // Set records a value about to be written. Netns "" is the host. FS
 // "sysfs": Path is relative to the namespace's sysfs root; FS "proc": Path
-// is absolute (/proc/sys/...), host only.
+// is absolute (/proc/sys/...), as Netns sees it ("" the host).
 type Set struct {
 	Netns string `json:"netns"`
 	FS    string `json:"fs"`

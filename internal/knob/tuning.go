@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
-// tuningEntry applies the cell's tuning (RPS masks, RFS tables) to the
-// server node and its measured pods. tune.Apply journals every old value
-// before it writes, and Revert writes them back (package tune).
+// tuningEntry applies the cell's tuning (RPS masks, RFS tables, network
+// sysctls) to the server node and its measured pods. tune.Apply journals
+// every old value before it writes, and Revert writes them back (package
+// tune).
 var tuningEntry = Entry{
 	Name: "tuning",
 	Changes: "RPS masks and RFS flow tables of the server node's underlay, tunnel and measured pods' devices " +
-		"(the underlay only with devices: underlay), and the host's net.core.rps_sock_flow_entries: the cell's tuning",
+		"(the underlay only with devices: underlay), the host's net.core.rps_sock_flow_entries, and the tuning's " +
+		"sysctls (global ones on the host, per-namespace ones in the server node's namespace and with pods: true " +
+		"its measured pods'): the cell's tuning",
 	Scope: Trial,
 	// Every cell has a tuning; baseline's writes nothing.
 	Wanted: func(*Target) bool { return true },
@@ -27,6 +32,9 @@ var tuningEntry = Entry{
 		}
 		if t.Tuning.RFS != nil {
 			f = append(f, probe.RFS)
+		}
+		for _, name := range slices.Sorted(maps.Keys(t.Tuning.Sysctls)) {
+			f = append(f, probe.Sysctl(name))
 		}
 		return f
 	},
@@ -59,7 +67,7 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 // a "+" tuning (tune.Plan adds those when Tuning.Pods).
 func tuningTarget(t *Target) (tune.Target, error) {
 	srv := t.Cluster.Server()
-	tgt := tune.Target{CPUs: t.SteerCPUs, SoftIRQCore: t.SoftIRQCore}
+	tgt := tune.Target{CPUs: t.SteerCPUs, SoftIRQCore: t.SoftIRQCore, NodeNetns: srv.Netns()}
 	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
 	if t.Tuning.Devices != study.DevicesUnderlay {
 		if tun, ok := srv.Tunnel(); ok {

@@ -212,6 +212,9 @@ func probeSome(ctx context.Context, names []string) []Result {
 		if p, ok := strings.CutPrefix(n, "cni-"); ok && slices.Contains(cniPlugins, p) {
 			out = append(out, probeCNIPlugin(ctx, p, CNIPath()))
 		}
+		if strings.HasPrefix(n, sysctlPrefix) {
+			out = append(out, probeSysctl(n))
+		}
 	}
 	if len(kern) > 0 {
 		out = append(out, kernel(ctx, priv, kern)...)

@@ -323,3 +323,26 @@ func TestRequireProbesOnlyWhatIsAsked(t *testing.T) {
 	}
 	checkLeftovers(t, before)
 }
+
+// A tuning's sysctl is a feature: present when the kernel has it, and
+// missing with the file and the name otherwise.
+func TestSysctl(t *testing.T) {
+	if ok, why := Has(Sysctl("net.core.somaxconn")); !ok {
+		t.Errorf("net.core.somaxconn: %s", why)
+	}
+	ok, why := Has(Sysctl("net.core.no_such_knob"))
+	if ok || !strings.Contains(why, "this kernel has no /proc/sys/net/core/no_such_knob") {
+		t.Errorf("a missing sysctl: %v %q", ok, why)
+	}
+	// A slip names the sysctl meant.
+	if ok, why := Has(Sysctl("net.core.somaxcon")); ok || !strings.HasPrefix(why, `did you mean "net.core.somaxconn"? `) {
+		t.Errorf("a misspelt sysctl: %v %q", ok, why)
+	}
+	err := Require(Sysctl("net.core.no_such_knob"))
+	if !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Require: %v", err)
+	}
+	if !IsKernel(Sysctl("net.core.busy_poll")) || !IsKernel(Netem) || IsKernel(ToolNft) {
+		t.Error("IsKernel")
+	}
+}

@@ -78,13 +78,22 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := opt.Resolve(append(slices.Clone(opt.Sets), sets...))
+	var shape []string
+	if opt.Study == "" {
+		// The rule's workload shape replaces the built-in one's; the
+		// user's --set still comes after it, the candidate's A/B last.
+		if shape, err = e.Rule.ShapeSets(in); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := opt.Resolve(append(append(shape, opt.Sets...), sets...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
 	}
 	if _, _, err := sides(s, e.Rule.ProvesDatapaths()); err != nil {
 		return nil, nil, fmt.Errorf("candidate %s: %w", e.Name, err)
 	}
+	sets = append(shape, sets...)
 	s.Metadata.Name = "advise-" + e.Name
 	if opt.Budget > 0 && s.Spec.Trials.Adaptive() {
 		s.Spec.Budget = study.Duration{Duration: opt.Budget}

@@ -123,6 +123,9 @@ func validateStudyBounds(s *Study, bad badFunc) {
 		if t.Name != "" {
 			checkName(f+".name", t.Name, tuningNameRE, "'.', '_', '+', '-'", bad)
 		}
+		if n := len(t.Sysctls); n > MaxSysctls {
+			bad(f+".sysctls", "%d sysctls; at most %d", n, MaxSysctls)
+		}
 		if t.RFS != nil {
 			checkRange(f+".rfs.sockFlowEntries", t.RFS.SockFlowEntries, 1, MaxRFSEntries,
 				"the kernel rounds it up to a power of two; 32768 suits a moderately loaded server", bad)

@@ -34,6 +34,15 @@ func TestRefusedInputs(t *testing.T) {
 		{"tuning typo rsf", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rsf: {flowCnt: 1}}]"}, "spec.tunings", `unknown tuning field "rsf"`},
 		{"rps typo", []string{"tunings=[baseline, {name: r, rps: {cpu: all}}]"}, "spec.tunings", `unknown rps field "cpu"`},
 		{"rfs typo", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowcnt: 1}}]"}, "spec.tunings", `unknown rfs field "flowcnt"`},
+		// Sysctls: network ones by name, values the kernel can take, not
+		// another field's.
+		{"sysctl path", []string{"tunings=[baseline, {name: s, sysctls: {net.core/../x: 1}}]"}, "spec.tunings[1].sysctls.net.core/../x", "is not a network sysctl"},
+		{"sysctl not net", []string{"tunings=[baseline, {name: s, sysctls: {vm.swappiness: 1}}]"}, "spec.tunings[1].sysctls.vm.swappiness", "is not a network sysctl"},
+		{"sysctl newline", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: "1\n2"}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "control character"},
+		{"sysctl empty", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: ""}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "empty"},
+		{"sysctl owned", []string{"tunings=[baseline, {name: s, sysctls: {net.core.rps_sock_flow_entries: 4096}}]"}, "spec.tunings[1].sysctls.net.core.rps_sock_flow_entries", "set by rfs.sockFlowEntries"},
+		{"sysctls too many", []string{"tunings=[baseline, {name: s, sysctls: {" + strings.Trim(list(MaxSysctls+1, func(i int) string { return fmt.Sprintf("net.x.y%d: 1", i) }), "[]") + "}}]"}, "spec.tunings[1].sysctls", "33 sysctls; at most 32"},
+		{"sysctls pods only", []string{"tunings=[baseline, {name: s, pods: true}]"}, "spec.tunings[1].pods", "without rps, rfs or sysctls"},
 		// Impairments are bounded like the other axes.
 		{"impairments too many", []string{"impairments=" + imps(MaxListLen+1)}, "spec.impairments", "65 entries; at most 64"},
 		{"impairment name long", []string{"impairments=[{name: " + long + ", delay: 1ms}]"}, "spec.impairments[0].name", "at most 64"},

@@ -361,7 +361,8 @@ func setChild(m *yaml.Node, key string, v *yaml.Node) {
 // and the node at the path (nil when the path is not in the tree).
 func locate(root *yaml.Node, field string) (int, *yaml.Node) {
 	cur, line := root, 0
-	for _, seg := range strings.Split(field, ".") {
+	segs := strings.Split(field, ".")
+	for si, seg := range segs {
 		name, idx := seg, -1
 		if i := strings.Index(seg, "["); i >= 0 && strings.HasSuffix(seg, "]") {
 			name = seg[:i]
@@ -383,6 +384,14 @@ func locate(root *yaml.Node, field string) (int, *yaml.Node) {
 			}
 		}
 		if !found {
+			// A key with dots in it (a sysctl's name) is the rest of
+			// the path.
+			rest := strings.Join(segs[si:], ".")
+			for i := 0; i+1 < len(cur.Content); i += 2 {
+				if cur.Content[i].Value == rest {
+					return setLine(cur.Content[i].Line, cur.Content[i+1]), cur.Content[i+1]
+				}
+			}
 			return setLine(line, cur), cur
 		}
 		if idx >= 0 {

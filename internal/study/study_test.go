@@ -59,6 +59,7 @@ func TestInvalidFixtures(t *testing.T) {
 		"invalid-placement.yaml":          {10, `"same-host" is not inter-node or intra-node`},
 		"invalid-loss-ceiling.yaml":       {11, `spec.workloads[0].lossCeiling: loss ceiling "100%" must be above 0% and below 100%`},
 		"invalid-pin-name.yaml":           {10, `spec.workloads[0].pin.server: "same-socket" is neither a placement name`},
+		"invalid-sysctl.yaml":             {11, `spec.tunings[1].sysctls.kernel.sched_autogroup_enabled: "kernel.sched_autogroup_enabled" is not a network sysctl`},
 		"invalid-mss.yaml":                {10, "spec.workloads[0].mss: mss 9000 is above what the largest pod MTU of this study allows (1500 - 40 = 1460 bytes)"},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")

@@ -2,21 +2,26 @@ package study
 
 import (
 	"fmt"
+	"maps"
+	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cnibench/cnibench/internal/suggest"
 )
 
-// Tuning is a named set of receive-steering knobs applied on the server
-// node. It is written either as the name of a built-in tuning ("rfs+") or
-// as a mapping that defines one:
+// Tuning is a named set of receive-steering knobs and network sysctls
+// applied on the server node. It is written either as the name of a
+// built-in tuning ("rfs+") or as a mapping that defines one:
 //
 //   - name: rps-0-2
 //     rps: {cpus: "0-2"}
 //     pods: true
+//   - name: busy
+//     sysctls: {net.core.busy_read: 50, net.core.busy_poll: 50}
 type Tuning struct {
 	Name string `yaml:"name"`
 	RPS  *RPS   `yaml:"rps,omitempty"`
@@ -30,6 +35,12 @@ type Tuning struct {
 	// DevicesUnderlay the underlay NIC only, as `cnibench advise` advises
 	// (its A/B must measure what it advises).
 	Devices string `yaml:"devices,omitempty"`
+	// Sysctls are network sysctls ("net.core.busy_read": "50") set for
+	// the tuning's trials where the kernel keeps them: a global one (the
+	// host's, which a new network namespace does not show) on the host;
+	// one of each namespace in the server node's, and with Pods also in
+	// every measured server pod's (tune.Plan).
+	Sysctls map[string]string `yaml:"sysctls,omitempty"`
 }
 
 // Tuning.Devices values.
@@ -89,14 +100,14 @@ func BuiltinTuning(name string) (Tuning, bool) {
 }
 
 // IsBaseline reports whether the tuning changes nothing.
-func (t Tuning) IsBaseline() bool { return t.RPS == nil && t.RFS == nil }
+func (t Tuning) IsBaseline() bool { return t.RPS == nil && t.RFS == nil && len(t.Sysctls) == 0 }
 
 // UnmarshalYAML accepts a built-in name or a full definition.
 func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		b, ok := builtinTunings[n.Value]
 		if !ok {
-			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("unknown tuning %q (%sbuilt-in: %s; or define one with name/rps/rfs/pods)",
+			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("unknown tuning %q (%sbuilt-in: %s; or define one with name/rps/rfs/sysctls/pods)",
 				n.Value, suggest.Hint(n.Value, BuiltinTuningNames()), strings.Join(BuiltinTuningNames(), ", "))}
 		}
 		*t = b
@@ -127,7 +138,7 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 // tuningKeys and tuningSubKeys are the keys a tuning definition and its
 // rps and rfs mappings may have (the yaml tags above).
 var (
-	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices"}
+	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices", "sysctls"}
 	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}}
 )
 
@@ -143,5 +154,43 @@ func (t Tuning) MarshalYAML() (any, error) {
 func equalTuning(a, b Tuning) bool {
 	eqRPS := (a.RPS == nil) == (b.RPS == nil) && (a.RPS == nil || *a.RPS == *b.RPS)
 	eqRFS := (a.RFS == nil) == (b.RFS == nil) && (a.RFS == nil || *a.RFS == *b.RFS)
-	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && eqRPS && eqRFS
+	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
+}
+
+// SysctlOwned are the sysctls another tuning field sets: a tuning's
+// sysctls may not set them too (two writers of one value would revert
+// each other out of order).
+var SysctlOwned = map[string]string{"net.core.rps_sock_flow_entries": "rfs.sockFlowEntries"}
+
+// sysctlNameRE is a network sysctl by its dotted name: "net." and
+// segments of letters, digits, '_' and '-', so that its /proc/sys path
+// (dots as slashes) can name nothing else. A device's own settings
+// (net.ipv4.conf.DEV.*) are left out: the run's devices are its own, and
+// "all" and "default" reach them.
+var sysctlNameRE = regexp.MustCompile(`^net(\.[A-Za-z0-9_-]+)+$`)
+
+// Bounds of a tuning's sysctls.
+const (
+	MaxSysctls     = 32
+	maxSysctlName  = 128
+	maxSysctlValue = 256
+)
+
+// checkSysctl says what is wrong with a sysctl setting, "" when nothing.
+func checkSysctl(name, value string) string {
+	switch {
+	case len(name) > maxSysctlName:
+		return fmt.Sprintf("%q is %d bytes; at most %d", name[:32]+"...", len(name), maxSysctlName)
+	case !sysctlNameRE.MatchString(name):
+		return fmt.Sprintf("%q is not a network sysctl: want net.SECTION.NAME (letters, digits, '_', '-'; as sysctl -a prints it)", name)
+	case SysctlOwned[name] != "":
+		return fmt.Sprintf("%s is set by %s; set it there", name, SysctlOwned[name])
+	case value == "":
+		return fmt.Sprintf("%s: the value is empty", name)
+	case len(value) > maxSysctlValue:
+		return fmt.Sprintf("%s: the value is %d bytes; at most %d", name, len(value), maxSysctlValue)
+	case strings.IndexFunc(value, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) >= 0:
+		return fmt.Sprintf("%s: the value %q has a control character; several values are separated by spaces", name, value)
+	}
+	return ""
 }

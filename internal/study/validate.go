@@ -2,7 +2,9 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
@@ -225,7 +227,12 @@ func validateTunings(sp *Spec, bad badFunc) {
 			}
 		}
 		if t.Pods && t.IsBaseline() {
-			bad(f+".pods", "pods: true without rps or rfs changes nothing")
+			bad(f+".pods", "pods: true without rps, rfs or sysctls changes nothing")
+		}
+		for _, k := range slices.Sorted(maps.Keys(t.Sysctls)) {
+			if msg := checkSysctl(k, t.Sysctls[k]); msg != "" {
+				bad(f+".sysctls."+k, "%s", msg)
+			}
 		}
 		if d := t.Devices; d != "" && d != DevicesNode && d != DevicesUnderlay {
 			bad(f+".devices", "want %q (underlay, tunnel and pod veths) or %q, got %q", DevicesNode, DevicesUnderlay, d)

@@ -51,6 +51,10 @@ func (f *fakeFS) Read(ns, fs, p string) (string, error) {
 		return "", fmt.Errorf("netns %s: %w", ns, ErrGone)
 	}
 	v, ok := f.vals[key(ns, fs, p)]
+	if !ok && fs == FSProc {
+		// As LocalFS: the namespace does not show this sysctl.
+		return "", fmt.Errorf("%s: %w", p, ErrNoSysctl)
+	}
 	if !ok {
 		return "", fmt.Errorf("%s: no such file", p)
 	}

@@ -175,8 +175,28 @@ func TestKernelLocalFS(t *testing.T) {
 	if err := fs.Write(bed.Node, tune.FSSysfs, "class/net/cali0/queues/rx-9/rps_cpus", "1"); err == nil || errors.Is(err, tune.ErrGone) {
 		t.Errorf("write to missing queue of a live device = %v, want a plain error", err)
 	}
-	if err := fs.Write(bed.Node, tune.FSProc, tune.SockFlowEntriesPath, "0"); !errors.Is(err, tune.ErrProcNotHost) {
-		t.Errorf("proc write in netns = %v, want ErrProcNotHost", err)
+	// /proc/sys as a namespace sees it: a global sysctl is not there, a
+	// per-namespace one is the namespace's own, the host's left alone.
+	if err := fs.Write(bed.Node, tune.FSProc, tune.SockFlowEntriesPath, "0"); !errors.Is(err, tune.ErrNoSysctl) {
+		t.Errorf("global sysctl written in a netns = %v, want ErrNoSysctl", err)
+	}
+	const somaxconn = "/proc/sys/net/core/somaxconn"
+	host, err := fs.Read("", tune.FSProc, somaxconn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := "1031"
+	if host == mine {
+		mine = "1032"
+	}
+	if err := fs.Write(bed.Node, tune.FSProc, somaxconn, mine); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := fs.Read(bed.Node, tune.FSProc, somaxconn); err != nil || v != mine {
+		t.Errorf("somaxconn in the node namespace = %q, %v; want %s", v, err, mine)
+	}
+	if v, err := fs.Read("", tune.FSProc, somaxconn); err != nil || v != host {
+		t.Errorf("the host's somaxconn = %q, %v; want it left at %s", v, err, host)
 	}
 	for _, p := range []string{"/sys/class/net", "../etc", "class/../../x"} {
 		if _, err := fs.Read(bed.Node, tune.FSSysfs, p); !errors.Is(err, tune.ErrBadPath) {
@@ -194,5 +214,8 @@ func TestKernelLocalFS(t *testing.T) {
 	}
 	if err := fs.Write(bed.Pod, tune.FSSysfs, "class/net/eth0/queues/rx-0/rps_cpus", "1"); !errors.Is(err, tune.ErrGone) {
 		t.Errorf("write in deleted netns = %v, want ErrGone", err)
+	}
+	if _, err := fs.Read(bed.Node, tune.FSProc, somaxconn); !errors.Is(err, tune.ErrGone) {
+		t.Errorf("sysctl read in deleted netns = %v, want ErrGone", err)
 	}
 }

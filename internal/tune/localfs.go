@@ -13,8 +13,8 @@ import (
 
 // LocalFS reaches the knobs of this machine: sysfs of a named namespace
 // through netns.WithSysfs (netns "" is the host's /sys; a namespace is a
-// name under netns.Dir or a path such as /proc/PID/ns/net), and the
-// host's /proc/sys as plain files.
+// name under netns.Dir or a path such as /proc/PID/ns/net), and /proc/sys
+// as plain files, opened from inside the namespace.
 type LocalFS struct{}
 
 var _ FS = LocalFS{}
@@ -64,20 +64,7 @@ func (LocalFS) List(ns, fsKind, dir string) ([]string, error) {
 func at(ns, fsKind, p string, access netns.Access, fn func(file string) error) error {
 	switch fsKind {
 	case FSProc:
-		if ns != "" {
-			return fmt.Errorf("%s in netns %s: %w", p, ns, ErrProcNotHost)
-		}
-		if path.Clean(p) != p || !strings.HasPrefix(p, "/proc/sys/") {
-			return fmt.Errorf("%q is not a /proc/sys path: %w", p, ErrBadPath)
-		}
-		err := fn(p)
-		if errors.Is(err, os.ErrNotExist) && p == SockFlowEntriesPath {
-			err = fmt.Errorf("%w: %w", ErrNotSupported, err)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		return nil
+		return atProc(ns, p, fn)
 	case FSSysfs:
 	default:
 		return fmt.Errorf("unknown fs kind %q: %w", fsKind, ErrBadPath)
@@ -112,6 +99,36 @@ func at(ns, fsKind, p string, access netns.Access, fn func(file string) error) e
 		where = "host"
 	}
 	return fmt.Errorf("sysfs of %s: %s: %w", where, p, err)
+}
+
+// atProc runs fn on a /proc/sys file as the namespace sees it: in a
+// namespace, on a thread that entered it, since /proc/sys/net shows the
+// namespace of the task that opens it.
+func atProc(ns, p string, fn func(file string) error) error {
+	if path.Clean(p) != p || !strings.HasPrefix(p, "/proc/sys/") {
+		return fmt.Errorf("%q is not a /proc/sys path: %w", p, ErrBadPath)
+	}
+	where := "host"
+	var err error
+	if ns == "" {
+		err = fn(p)
+	} else {
+		where = "netns " + ns
+		if !netns.Exists(ns) {
+			return fmt.Errorf("%s in %s: %w", p, where, ErrGone)
+		}
+		err = netns.Do(ns, func() error { return fn(p) })
+	}
+	switch {
+	case errors.Is(err, os.ErrNotExist) && p == SockFlowEntriesPath && ns == "":
+		err = fmt.Errorf("%w: %w", ErrNotSupported, err)
+	case errors.Is(err, os.ErrNotExist):
+		err = fmt.Errorf("%w: %w", ErrNoSysctl, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s in %s: %w", p, where, err)
+	}
+	return nil
 }
 
 // deviceGone reports whether p names a file of a network device

@@ -1,7 +1,9 @@
 package tune
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -13,9 +15,10 @@ import (
 )
 
 // Plan returns the writes a tuning makes on a target, in the order Apply
-// makes them: the global RFS table first, then per device and receive
-// queue rps_cpus and rps_flow_cnt, node devices before pod devices. A
-// baseline tuning plans nothing. Plan only lists queue directories.
+// makes them: the global RFS table first, then the sysctls
+// (sysctlChanges), then per device and receive queue rps_cpus and
+// rps_flow_cnt, node devices before pod devices. A baseline tuning plans
+// nothing. Plan only lists queue directories and looks for sysctls.
 func Plan(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	if t.IsBaseline() {
 		return nil, nil
@@ -42,6 +45,11 @@ func Plan(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 		out = append(out, Change{FS: FSProc, Path: SockFlowEntriesPath, Value: strconv.Itoa(t.RFS.SockFlowEntries)})
 		flowCnt = strconv.Itoa(t.RFS.FlowCnt)
 	}
+	sysctls, err := sysctlChanges(t, tgt, fs)
+	if err != nil {
+		return nil, fmt.Errorf("tuning %s: %w", t.Name, err)
+	}
+	out = append(out, sysctls...)
 	ifaces := slices.Clone(tgt.NodeIfaces)
 	if t.Pods {
 		ifaces = append(ifaces, tgt.PodIfaces...)
@@ -153,8 +161,8 @@ func ifaceString(ifc netns.Iface) string {
 }
 
 // Equal compares two values of the knob at path by meaning: masks
-// (rps_cpus) as CPU sets, everything else as trimmed text (numbers as
-// numbers).
+// (rps_cpus) as CPU sets, everything else as whitespace-separated fields
+// (numbers as numbers).
 func Equal(p, a, b string) bool {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	if path.Base(p) == "rps_cpus" {
@@ -162,10 +170,78 @@ func Equal(p, a, b string) bool {
 		sb, err2 := cpuset.ParseMask(b)
 		return err1 == nil && err2 == nil && slices.Equal(sa, sb)
 	}
-	na, err1 := strconv.ParseInt(a, 10, 64)
-	nb, err2 := strconv.ParseInt(b, 10, 64)
-	if err1 == nil && err2 == nil {
-		return na == nb
+	// A sysctl of several values prints them tab-separated, however
+	// they were written ("4096 131072 6291456").
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) {
+		return false
 	}
-	return a == b
+	for i := range fa {
+		na, err1 := strconv.ParseInt(fa[i], 10, 64)
+		nb, err2 := strconv.ParseInt(fb[i], 10, 64)
+		if err1 == nil && err2 == nil {
+			if na != nb {
+				return false
+			}
+		} else if fa[i] != fb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// SysctlPath is a network sysctl's file: its dotted name with slashes
+// under /proc/sys (study validation allows no other characters that
+// would mean something in a path).
+func SysctlPath(name string) string { return "/proc/sys/" + strings.ReplaceAll(name, ".", "/") }
+
+// sysctlChanges are the writes of t's sysctls, in name order, where the
+// kernel keeps each: one the server node's namespace has (or, on a real
+// node whose namespace is the host's, a measured pod's) is that
+// namespace's own (net.ipv4.tcp_rmem) and is written there, and with
+// Tuning.Pods in every measured server pod's namespace too; one it lacks
+// is global (net.core.busy_read exists in the initial namespace only)
+// and is written once on the host. Whether the host has it at all is
+// preflight's question (probe.Sysctl).
+func sysctlChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
+	var out []Change
+	for _, name := range slices.Sorted(maps.Keys(t.Sysctls)) {
+		p, v := SysctlPath(name), t.Sysctls[name]
+		perNS, err := perNamespace(p, tgt, fs)
+		if err != nil {
+			return nil, fmt.Errorf("sysctl %s: %w", name, err)
+		}
+		if !perNS {
+			out = append(out, Change{FS: FSProc, Path: p, Value: v})
+			continue
+		}
+		out = append(out, Change{Netns: tgt.NodeNetns, FS: FSProc, Path: p, Value: v})
+		if t.Pods {
+			for _, ifc := range tgt.PodIfaces {
+				out = append(out, Change{Netns: ifc.Netns, FS: FSProc, Path: p, Value: v})
+			}
+		}
+	}
+	return out, nil
+}
+
+// perNamespace reports whether the sysctl file p belongs to each network
+// namespace: whether a namespace other than the host's shows it.
+func perNamespace(p string, tgt Target, fs FS) (bool, error) {
+	ns := tgt.NodeNetns
+	if ns == "" && len(tgt.PodIfaces) > 0 {
+		ns = tgt.PodIfaces[0].Netns
+	}
+	if ns == "" {
+		// Nothing but the host to look at: written there either way.
+		return true, nil
+	}
+	_, err := fs.Read(ns, FSProc, p)
+	switch {
+	case errors.Is(err, ErrNoSysctl):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }

@@ -1,11 +1,13 @@
-// Package tune applies a study.Tuning (RPS masks, RFS tables) to the
-// server node and its pods, and puts every value back afterwards.
+// Package tune applies a study.Tuning (RPS masks, RFS tables, network
+// sysctls) to the server node and its pods, and puts every value back
+// afterwards.
 //
 // Design notes:
 //
 //   - Plan is pure: it turns a tuning and a target into the list of writes
 //     (one per receive queue of each device, plus the global
-//     rps_sock_flow_entries once on the host). It only lists queues.
+//     rps_sock_flow_entries once on the host, plus each sysctl where the
+//     kernel keeps it). It only lists queues and looks for sysctls.
 //   - Apply reads each old value, journals {old, new} (fsync'ed) and only
 //     then writes, reading the value back to check the kernel took it. On
 //     any error it undoes what it did. Revert writes the old values back
@@ -44,11 +46,15 @@ var (
 	// ErrGone means the namespace or device holding a value no longer
 	// exists. Reverting such a value is done: it vanished with its owner.
 	ErrGone = errors.New("namespace or device is gone")
-	// ErrProcNotHost means a /proc/sys write was asked for in a namespace:
-	// cnibench only tunes the host's global sysctls.
+	// ErrProcNotHost means a /proc/sys access was asked for in a
+	// namespace of an FS that reaches only the host's.
 	ErrProcNotHost = errors.New("proc sysctls are only written on the host")
 	// ErrBadPath means a path escapes its root or has the wrong form.
 	ErrBadPath = errors.New("bad tuning path")
+	// ErrNoSysctl means a /proc/sys file does not exist in the namespace
+	// it was looked for in: the sysctl is global (in the initial
+	// namespace only), or this kernel lacks it.
+	ErrNoSysctl = errors.New("no such sysctl in this namespace")
 	// ErrNotSupported means the kernel lacks the knob: RPS and RFS need a
 	// kernel built with CONFIG_RPS (every distribution kernel has it).
 	ErrNotSupported = errors.New("kernel lacks RPS/RFS (CONFIG_RPS)")
@@ -57,7 +63,8 @@ var (
 // FS reads and writes kernel knobs of a namespace. fsKind "sysfs": path is
 // relative to the namespace's own sysfs root
 // ("class/net/eth1/queues/rx-0/rps_cpus"); fsKind "proc": path is an
-// absolute /proc/sys path, host only (netns ""). Implementations return an
+// absolute /proc/sys path as the namespace sees it (netns "": the host's;
+// some FS reach the host's only: ErrProcNotHost). Implementations return an
 // error wrapping ErrGone when the namespace or device does not exist.
 type FS interface {
 	Read(netns, fsKind, path string) (string, error)
@@ -73,6 +80,9 @@ type Target struct {
 	NodeIfaces []netns.Iface
 	// PodIfaces are eth0 inside each server pod (used when Tuning.Pods).
 	PodIfaces []netns.Iface
+	// NodeNetns is the server node's network namespace, where a
+	// per-namespace sysctl goes ("": the host's, as on a real node).
+	NodeNetns string
 	// CPUs are the machine's CPUs, which masks are computed from.
 	CPUs cpuset.Set
 	// SoftIRQCore is the core excluded by "all-but-softirq-core"; -1 means

@@ -104,6 +104,79 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// A tuning's sysctls go where the kernel keeps them: a global one (the
+// node's namespace lacks it) once on the host, a per-namespace one in the
+// node's namespace and, with pods, in each pod's; on a real node (node
+// namespace "") a pod's namespace tells which it is. Apply reads each
+// back by meaning (tabs for spaces) and Revert restores every value.
+func TestSysctls(t *testing.T) {
+	const busy, rmem = "/proc/sys/net/core/busy_read", "/proc/sys/net/ipv4/tcp_rmem"
+	tu := study.Tuning{Name: "busy", Sysctls: map[string]string{"net.core.busy_read": "50", "net.ipv4.tcp_rmem": "4096 131072 6291456"}}
+	setup := func(node string) (*fakeFS, Target) {
+		f, tgt := fixture()
+		tgt.NodeNetns = node
+		f.vals[key("", FSProc, busy)] = "0"
+		for _, ns := range []string{node, pod0NS, pod1NS} {
+			f.vals[key(ns, FSProc, rmem)] = "4096\t131072\t6291456"
+		}
+		return f, tgt
+	}
+	for _, tc := range []struct {
+		name, node string
+		pods       bool
+		want       []string
+	}{
+		{"emulated node", nodeNS, false, []string{"host proc:" + busy + "=50", nodeNS + " proc:" + rmem + "=4096 131072 6291456"}},
+		{"emulated node and pods", nodeNS, true, []string{"host proc:" + busy + "=50", nodeNS + " proc:" + rmem + "=4096 131072 6291456",
+			pod0NS + " proc:" + rmem + "=4096 131072 6291456", pod1NS + " proc:" + rmem + "=4096 131072 6291456"}},
+		{"real node and pods", "", true, []string{"host proc:" + busy + "=50", "host proc:" + rmem + "=4096 131072 6291456",
+			pod0NS + " proc:" + rmem + "=4096 131072 6291456", pod1NS + " proc:" + rmem + "=4096 131072 6291456"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, tgt := setup(tc.node)
+			tu.Pods = tc.pods
+			plan, err := Plan(tu, tgt, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range plan {
+				if c.FS == FSProc {
+					got = append(got, c.String())
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("sysctl writes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+	// Applied and reverted: the values written are read back by meaning
+	// (the fake keeps the text as written, the kernel prints tabs).
+	f, tgt := setup(nodeNS)
+	f.vals[key(nodeNS, FSProc, rmem)] = "4096\t87380\t6291456"
+	before := f.snapshot()
+	j := openJournal(t)
+	tu.Pods = false
+	a, err := Apply(j, f, tu, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.get("", FSProc, busy) != "50" || f.get(nodeNS, FSProc, rmem) != "4096 131072 6291456" {
+		t.Fatalf("not applied: %v", f.snapshot())
+	}
+	if err := a.Revert(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.snapshot(); !maps.Equal(got, before) {
+		t.Fatalf("after revert:\n%v\nwant:\n%v", got, before)
+	}
+	// A failure to look is the plan's error, naming the sysctl.
+	f.gone[nodeNS] = true
+	if _, err := Plan(tu, tgt, f); err == nil || !strings.Contains(err.Error(), "sysctl net.core.busy_read") {
+		t.Errorf("node namespace gone: %v", err)
+	}
+}
+
 func TestPlanSoftIRQCore(t *testing.T) {
 	f, tgt := fixture()
 	tgt.SoftIRQCore = 1
@@ -354,6 +427,9 @@ func TestEqual(t *testing.T) {
 		{"q/rps_flow_cnt", "0", "32768", false},
 		{SockFlowEntriesPath, "032768", "32768", true},
 		{"x", "abc", "abd", false},
+		{"/proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n", "4096 131072 6291456", true},
+		{"/proc/sys/net/ipv4/tcp_rmem", "4096\t131072", "4096 131072 6291456", false},
+		{"/proc/sys/net/ipv4/tcp_congestion_control", "cubic", "bbr", false},
 	} {
 		if got := Equal(tt.path, tt.a, tt.b); got != tt.want {
 			t.Errorf("Equal(%s, %q, %q) = %v", tt.path, tt.a, tt.b, got)

@@ -78,7 +78,8 @@ func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, 
 // kernel features. RPS and RFS included: the agent's probe reads the
 // host-global RFS table through the init network namespace, as its knob
 // writes it, so it finds it on nodes that are namespaces of one machine
-// (the test cluster) too.
+// (the test cluster) too; and a tuning's sysctls (probe.Sysctl), looked
+// for in the same namespace.
 func nodeProbed(f string) bool {
-	return slices.Contains(probe.KernelFeatures(), f)
+	return probe.IsKernel(f)
 }

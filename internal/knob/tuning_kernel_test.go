@@ -1,0 +1,82 @@
+package knob_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
+	"github.com/cnibench/cnibench/internal/workload/workloadtest"
+)
+
+// TestKernelTuningSysctls: a tuning's sysctls on emulated nodes, for one
+// trial: the global net.core.busy_read on the host, the per-namespace
+// net.core.somaxconn in the server node's namespace and (pods: true) the
+// measured pod's, the host's own somaxconn and the client node's left
+// alone; after the trial every value is back.
+func TestKernelTuningSysctls(t *testing.T) {
+	const busy, somax = "net.core.busy_read", "net.core.somaxconn"
+	kerneltest.RequireKernel(t, probe.Sysctl(busy), probe.Sysctl(somax))
+	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
+	fs := tune.LocalFS{}
+	read := func(ns, name string) string {
+		t.Helper()
+		v, err := fs.Read(ns, tune.FSProc, tune.SysctlPath(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	srv, cli := cl.Server().Netns(), cl.Client().Netns()
+	pod := cl.Server().PodIface(pairs[0].Server).Netns
+	where := map[string]string{"host busy": "", "host somax": "", "server": srv, "client": cli, "pod": pod}
+	before := map[string]string{}
+	for k, ns := range where {
+		name := somax
+		if k == "host busy" {
+			name = busy
+		}
+		before[k] = read(ns, name)
+	}
+	busyV, somaxV := next(before["host busy"], 50), next(before["server"], 1031)
+	tu := study.Tuning{Name: "busy", Pods: true, Sysctls: map[string]string{busy: busyV, somax: somaxV}}
+	tg := &knob.Target{Cluster: cl, FS: fs, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
+		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}, Measured: []engine.Pod{pairs[0].Server}}
+	trial, err := knob.Apply(context.Background(), knob.Trial, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { trial.Revert() })
+	for k, want := range map[string]string{"host busy": busyV, "host somax": before["host somax"], "server": somaxV, "client": before["client"], "pod": somaxV} {
+		name := somax
+		if k == "host busy" {
+			name = busy
+		}
+		if got := read(where[k], name); got != want {
+			t.Errorf("during the trial, %s %s = %s, want %s", k, name, got, want)
+		}
+	}
+	if err := trial.Revert(); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range before {
+		name := somax
+		if k == "host busy" {
+			name = busy
+		}
+		if got := read(where[k], name); got != want {
+			t.Errorf("after the trial, %s %s = %s, want %s back", k, name, got, want)
+		}
+	}
+}
+
+// next is v+d as text, a value different from v.
+func next(v string, d int) string {
+	n, _ := strconv.Atoi(v)
+	return strconv.Itoa(n + d)
+}
