@@ -118,6 +118,11 @@ func knobs(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	m["rps_sock_flow_entries"] = strings.TrimSpace(string(b))
+	// The global sysctl the kill test's tuning sets.
+	if b, err = os.ReadFile("/proc/sys/net/core/netdev_budget"); err != nil {
+		t.Fatal(err)
+	}
+	m["netdev_budget"] = strings.TrimSpace(string(b))
 	return m
 }
 
@@ -413,13 +418,20 @@ func noTraceTables(t *testing.T) {
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
-// and checks that `cleanup --kube` leaves no object and no changed knob.
+// (an RPS mask and a global sysctl, written through the server node's
+// agent) and checks that `cleanup --kube` leaves no object and no
+// changed knob.
 func TestKubeKillAndCleanup(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
+	budget := "301"
+	if before["netdev_budget"] == budget {
+		budget = "302"
+	}
 	dir := filepath.Join(t.TempDir(), "run")
 	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1]", "--set", "trials=3",
-		"--set", "tunings=[baseline,rps]", "--set", "duration=20s", "--out", dir}, kubeArgs()...)
+		"--set", "tunings=[baseline,{name: rps, rps: {cpus: all}, sysctls: {net.core.netdev_budget: " + budget + "}}]",
+		"--set", "duration=20s", "--out", dir}, kubeArgs()...)
 	cmd := c.cnibench(args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -443,6 +455,10 @@ func TestKubeKillAndCleanup(t *testing.T) {
 		}
 		now := knobs(t)
 		applied = strings.Trim(now["/sys/class/net/eth1/queues/rx-0/rps_cpus"], "0,") != strings.Trim(before["/sys/class/net/eth1/queues/rx-0/rps_cpus"], "0,")
+		// The sysctl is written before the masks (tune.Plan's order).
+		if applied && now["netdev_budget"] != budget {
+			t.Errorf("the tuning's mask is on, its sysctl not: netdev_budget %s, want %s", now["netdev_budget"], budget)
+		}
 	}
 	time.Sleep(2 * time.Second)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
