@@ -157,6 +157,15 @@ func TestAdviseProve(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.Proof.RunDir, "report.html")); err != nil {
 		t.Errorf("A/B run report: %v", err)
 	}
+	// The A/B run records the command that proves its candidate alone,
+	// which `report` and `compare` show.
+	var env struct {
+		Origin *struct{ Command []string } `json:"origin"`
+	}
+	if b, err := os.ReadFile(filepath.Join(c.Proof.RunDir, "env.json")); err != nil || json.Unmarshal(b, &env) != nil || env.Origin == nil ||
+		strings.Join(env.Origin.Command, " ") != "cnibench advise --prove --rule rfs --set replicas=[1] --budget 1m30s" {
+		t.Errorf("A/B run's origin %+v (%v)", env.Origin, err)
+	}
 	// --set shaped the A/B: one pod pair only.
 	for _, pc := range c.Proof.Cells {
 		if pc.Replicas != 1 {

@@ -157,7 +157,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
 	e.Proof = p
 	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
-		Engine: opt.Engine, Kube: opt.Kube})
+		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name)})
 	if err != nil {
 		p.Error = err.Error()
 		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided
@@ -187,6 +187,14 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 		return nil
 	}
 	o := r.Suggested()
+	args := append(aloneArgs(opt, name), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), o.Max), "--budget", analysis.RerunBudget(o.Time).String())
+	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
+}
+
+// aloneArgs are the advise flags, after "advise --prove", that prove the
+// candidate name alone as opt does: the rule, the cluster, the user's
+// study and overrides.
+func aloneArgs(opt Options, name string) []string {
 	args := []string{"--rule", name}
 	if opt.Engine == "kube" {
 		args = append(append(args, "--engine", "kube"), opt.ClusterArgs...)
@@ -197,8 +205,19 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	for _, v := range opt.Sets {
 		args = append(args, "--set", v)
 	}
-	args = append(args, "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), o.Max), "--budget", analysis.RerunBudget(o.Time).String())
-	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
+	return args
+}
+
+// origin is the command a candidate's A/B run records (env.json's
+// origin): advise proving that candidate alone with its share of the
+// budget, which is what a rerun of the run directory (its report's rerun
+// command, with a larger trial maximum appended) takes.
+func origin(opt Options, name string) []string {
+	words := append([]string{"cnibench", "advise", "--prove"}, aloneArgs(opt, name)...)
+	if opt.Budget > 0 {
+		words = append(words, "--budget", opt.Budget.String())
+	}
+	return words
 }
 
 // cells reads B against A from the run: a tuning A/B from the adaptive

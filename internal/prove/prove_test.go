@@ -3,6 +3,7 @@ package prove
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/results"
@@ -136,5 +137,11 @@ func TestRerun(t *testing.T) {
 	kube := rerun(Options{Engine: "kube", ClusterArgs: []string{"--kubeconfig", "/k", "--server-node", "w1"}}, "rfs", s, stops)
 	if got := strings.Join(kube.Args, " "); !strings.HasPrefix(got, "--rule rfs --engine kube --kubeconfig /k --server-node w1 --set trials.max=14") {
 		t.Errorf("cluster rerun: %s", got)
+	}
+	// The A/B run records the command that proves its candidate alone,
+	// with its share of the budget.
+	o := origin(Options{Study: "/s.yaml", Sets: []string{"replicas=[1]"}, Budget: 150 * time.Second}, "rfs")
+	if got := strings.Join(o, " "); got != "cnibench advise --prove --rule rfs --study /s.yaml --set replicas=[1] --budget 2m30s" {
+		t.Errorf("origin %s", got)
 	}
 }
