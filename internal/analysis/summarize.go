@@ -24,8 +24,11 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-// NormalizedMetrics are the metrics normalized to the baseline tuning.
-var NormalizedMetrics = []string{results.MetricBitrate, results.MetricBitrateSum}
+// NormalizedMetrics are the metrics normalized to the baseline tuning:
+// the rate a tuning's effect is read off, for bulk traffic (bitrate,
+// first: a group with several shows it), request/response and HTTP
+// workloads. Higher is better for each.
+var NormalizedMetrics = []string{results.MetricBitrate, results.MetricBitrateSum, results.MetricTransactions, results.MetricRequests}
 
 // CoreMetrics are the per-core metrics, in report order, taken from
 // Sample.Cores.

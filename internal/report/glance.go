@@ -77,8 +77,8 @@ func glanceCaption(m analysis.Model) string {
 		margin = fmt.Sprintf(" ±%s", strconv.FormatFloat(100*m.Margin, 'f', -1, 64)) + "%"
 	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
-		"(better, worse, equal within" + margin + " of it, or undecided), the ratio of bitrates it rests on and the trials it was judged on (n). Where an adaptive run " +
+		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads) and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
-		"\"paper X\" is the published normalized bitrate for the same point. The sections below give each interval, n and p; " +
+		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
 		"\"Repetitions and decisions\" says why each cell stopped."
 }

@@ -107,7 +107,7 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
 	}
 	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
 	if tuningsBesides(analysis.DimsOf(m.Rows).Tunings, m.Baseline) {
-		p(" Normalized bitrate = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
+		p(" Normalized bitrate (transactions or requests per second for request/response and HTTP workloads) = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
 			" (see docs/statistics.md).", m.Baseline, m.Baseline)
 		if len(n.stops) > 0 {
@@ -158,6 +158,9 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		fmt.Fprintf(w, "### Metrics (tuning %s)\n\n", g.Dims.Tunings[0])
 		n.metricTable(g, measured).markdown(w)
 	} else {
+		// The workload's headline metrics first: a request/response
+		// workload's transactions before its message size.
+		slices.SortStableFunc(measured, func(a, b string) int { return headlineRank(a) - headlineRank(b) })
 		for _, metric := range measured {
 			fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
 			n.tuningTable(g, metric, -1, n.absCell).markdown(w)
@@ -173,6 +176,15 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	if len(unmeasured) > 0 {
 		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))
 	}
+}
+
+// headlineRank orders metrics by analysis.HeadlineMetrics, the others
+// after them.
+func headlineRank(metric string) int {
+	if i := slices.Index(analysis.HeadlineMetrics, metric); i >= 0 {
+		return i
+	}
+	return len(analysis.HeadlineMetrics)
 }
 
 // normalizedMetric is the bitrate metric a group's normalized table

@@ -148,7 +148,8 @@ func method(s *study.Study, rows []analysis.Row) []string {
 			"mean ± t(0.975, n−1)·sd/√n. A cell with one trial has no interval (shown as \"n=1, no CI\"); a cell without trials is \"missing\".",
 	}
 	if tuningsBesides(analysis.DimsOf(rows).Tunings, sp.Baseline) {
-		out = append(out, fmt.Sprintf("Normalized bitrate is mean(tuning) / mean(%s) at the same datapath, workload and replica count. "+
+		out = append(out, fmt.Sprintf("Normalized bitrate is mean(tuning) / mean(%s) at the same datapath, workload and replica count "+
+			"(for request/response and HTTP workloads, of transactions or requests per second). "+
 			"Its 95%% interval is Fieller's for the ratio of two independent means (t quantile with Welch–Satterthwaite degrees of freedom); "+
 			"when the baseline mean is not clearly away from zero Fieller's set is unbounded and the delta-method interval is used. "+
 			"The %s row itself is 1 with its own interval divided by its mean. p values are Welch's two-sided t test against %s, "+

@@ -73,8 +73,11 @@ type groupView struct {
 	// NormNote says which decision NormTable shows (adaptive runs).
 	NormNote string
 	AbsTable table
-	Idle     []figure
-	SoftIRQ  []figure
+	// Quantity and Unit name what the normalized and absolute views
+	// show: "bitrate" in Gbit/s, "transactions per second" in 1/s.
+	Quantity, Unit string
+	Idle           []figure
+	SoftIRQ        []figure
 }
 
 type detail struct {
@@ -143,6 +146,18 @@ func tuningsBesides(tunings []string, baseline string) bool {
 	return baseline != "" && slices.ContainsFunc(tunings, func(t string) bool { return t != baseline })
 }
 
+// quantity names the rate a group's normalized and absolute views show
+// (analysis.NormalizedMetrics) in words.
+func quantity(metric string) string {
+	switch metric {
+	case results.MetricTransactions:
+		return "transactions per second"
+	case results.MetricRequests:
+		return "requests per second"
+	}
+	return "bitrate"
+}
+
 func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
 	v := groupView{Name: g.Name()}
 	bm := g.BitrateMetric()
@@ -156,6 +171,7 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 	}
 	if bm != "" {
 		v.AbsTable = n.tuningTable(g, bm, -1, n.absCell)
+		v.Quantity, v.Unit = quantity(bm), analysis.Display(bm).Unit
 	}
 	for _, m := range []struct {
 		metric string

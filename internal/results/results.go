@@ -325,6 +325,10 @@ const (
 	MetricBitrate = "bitrate"
 	// MetricBitrateSum is the aggregate receiver bitrate over all replicas.
 	MetricBitrateSum = "bitrate_sum"
+	// MetricTransactions is a request/response workload's rate
+	// (sockperf, qperf), MetricRequests an HTTP workload's (ab).
+	MetricTransactions = "transactions_per_s"
+	MetricRequests     = "requests_per_s"
 	// MetricRetransmits is TCP retransmits summed over replicas.
 	MetricRetransmits = "retransmits"
 	// Per-core metrics in summary rows (CPU >= 0).

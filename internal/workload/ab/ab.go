@@ -38,13 +38,14 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Metric names.
 const (
-	MetricRPS      = "requests_per_s"
+	MetricRPS      = results.MetricRequests
 	MetricTransfer = "transfer_bps"
 	MetricMean     = "latency_mean_ms"
 	MetricP50      = "latency_p50_ms"

@@ -35,13 +35,14 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Metric names: those of sockperf where the meaning is the same (units by
 // analysis.Unit's suffix rules).
 const (
-	MetricTPS      = "transactions_per_s"
+	MetricTPS      = results.MetricTransactions
 	MetricTPSSum   = "transactions_sum_per_s"
 	MetricMean     = "rtt_mean_us"
 	MetricMsgBytes = "message_bytes"

@@ -26,12 +26,13 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // Metric names (units by analysis.Unit's suffix rules).
 const (
-	MetricTPS      = "transactions_per_s"
+	MetricTPS      = results.MetricTransactions
 	MetricTPSSum   = "transactions_sum_per_s"
 	MetricMean     = "rtt_mean_us"
 	MetricP50      = "rtt_p50_us"
