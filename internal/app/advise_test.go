@@ -90,15 +90,7 @@ func TestProveTunnelMTUFollowsTheTunnel(t *testing.T) {
 // buys trials, not an early futile stop at 10), unless the user set the
 // trials; --set applies before the candidate's own overrides.
 func TestProveBudgetSetsMax(t *testing.T) {
-	in := fixture(t, "this-machine.json")
-	rules, err := advise.Lookup("rfs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := advise.Build(rules, &in, time.Now())
-	if len(rep.Candidates) != 1 {
-		t.Fatalf("rfs is not a candidate on this machine's fixture")
-	}
+	in, e := candidate(t, "this-machine.json", "rfs")
 	f := &adviseFlags{}
 	for _, c := range []struct {
 		budget time.Duration
@@ -111,7 +103,7 @@ func TestProveBudgetSetsMax(t *testing.T) {
 		{30 * time.Minute, []string{"trials.max=15"}, 15}, // the user's maximum stands
 		{30 * time.Minute, []string{"replicas=[1]"}, 150}, // two cells
 	} {
-		s, _, err := prove.Plan(prove.Options{Resolve: f.resolver(), Budget: c.budget, Sets: c.sets}, &rep.Candidates[0], &in)
+		s, _, err := prove.Plan(prove.Options{Resolve: f.resolver(), Budget: c.budget, Sets: c.sets}, e, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,20 +121,11 @@ func TestProveBudgetSetsMax(t *testing.T) {
 // its own workloads. Either way the A/B is the machine as found against
 // both sysctls.
 func TestProveShape(t *testing.T) {
-	in := fixture(t, "calico-vxlan-jumbo.json")
-	rules, err := advise.Lookup("busy-poll")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := advise.Build(rules, &in, time.Now())
-	if len(rep.Candidates) != 1 {
-		t.Fatalf("busy-poll is not a candidate on the fixture")
-	}
-	e := &rep.Candidates[0]
+	in, e := candidate(t, "calico-vxlan-jumbo.json", "busy-poll")
 	want := map[string]string{"net.core.busy_read": "50", "net.core.busy_poll": "50"}
 	for _, c := range []struct{ study, tool string }{{"", "sockperf"}, {"rps-rfs", "iperf3"}} {
 		f := &adviseFlags{study: c.study}
-		s, sets, err := prove.Plan(prove.Options{Resolve: f.resolver(), Study: c.study}, e, &in)
+		s, sets, err := prove.Plan(prove.Options{Resolve: f.resolver(), Study: c.study}, e, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,6 +139,21 @@ func TestProveShape(t *testing.T) {
 			t.Errorf("--study %q: the proof's overrides %q", c.study, sets)
 		}
 	}
+}
+
+// candidate is the rule's candidate on the inspection of a fixture.
+func candidate(t *testing.T, fixtureName, rule string) (*inspect.Inspection, *advise.Entry) {
+	t.Helper()
+	in := fixture(t, fixtureName)
+	rules, err := advise.Lookup(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := advise.Build(rules, &in, time.Now())
+	if len(rep.Candidates) != 1 {
+		t.Fatalf("%s is not a candidate on %s", rule, fixtureName)
+	}
+	return &in, &rep.Candidates[0]
 }
 
 // fixture reads an inspection of advise's test data.
