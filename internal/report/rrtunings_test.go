@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,15 @@ spec:
 	}
 	if tps, size := strings.Index(md, "### transactions_per_s"), strings.Index(md, "### message_bytes"); tps < 0 || size < tps {
 		t.Errorf("transactions at %d, message size at %d: the headline metric first", tps, size)
+	}
+	// The run metadata lists the sysctls as found before the run.
+	_, det := envView(&results.Run{HasEnv: true, Env: results.Env{Sysctls: map[string]string{"net.core.busy_read": "0"}}})
+	if !slices.ContainsFunc(det, func(d detail) bool {
+		return d.Summary == "Sysctls the tunings set, before the run" && slices.Equal(d.Lines, []string{"net.core.busy_read = 0"})
+	}) {
+		t.Errorf("run metadata details %+v", det)
+	}
+	if got := s.TuningSysctls(); !slices.Equal(got, []string{"net.core.busy_read"}) {
+		t.Errorf("the study's sysctls %v", got)
 	}
 }

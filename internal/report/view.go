@@ -331,6 +331,13 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		}
 		det = append(det, d)
 	}
+	if len(e.Sysctls) > 0 {
+		d := detail{Summary: "Sysctls the tunings set, before the run"}
+		for _, k := range sortedKeys(e.Sysctls) {
+			d.Lines = append(d.Lines, k+" = "+e.Sysctls[k])
+		}
+		det = append(det, d)
+	}
 	return kv, det
 }
 

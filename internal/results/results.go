@@ -195,6 +195,11 @@ type Env struct {
 	Offloads map[string]map[string]bool `json:"offloads,omitempty"`
 	// Steering holds RPS/RFS settings found before the run, keyed by path.
 	Steering map[string]string `json:"steering,omitempty"`
+	// Sysctls holds the network sysctls the study's tunings set, by
+	// name, as found before the run where the tunings write them (the
+	// host's for a global one, the server node's namespace's for one of
+	// each namespace).
+	Sysctls map[string]string `json:"sysctls,omitempty"`
 	// Datapaths says how each datapath of the run was built, keyed by
 	// the study's name for it.
 	Datapaths map[string]DatapathEnv `json:"datapaths,omitempty"`

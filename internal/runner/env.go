@@ -13,8 +13,8 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// writeEnv records the machine and the server node's offloads and
-// steering settings as found before any tuning.
+// writeEnv records the machine and the server node's offloads, steering
+// settings and the sysctls the tunings set, as found before any tuning.
 func (r *run) writeEnv(c engine.Cluster) error {
 	pinned := false
 	for _, w := range r.study.Variants() {
@@ -35,6 +35,9 @@ func (r *run) writeEnv(c engine.Cluster) error {
 		ifaces = append(ifaces, t)
 	}
 	e.Steering = tune.Snapshot(r.engine.FS(), ifaces)
+	if names := r.study.TuningSysctls(); len(names) > 0 {
+		e.Sysctls = tune.SysctlSnapshot(r.engine.FS(), srv.Netns(), names)
+	}
 	r.engine.Describe(r.engineRun(), c, &e)
 	if pinned && e.NUMANodes <= 1 {
 		e.Notes = append(e.Notes, "workloads pin servers and clients to CPUs, but this machine has one NUMA node: "+

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -155,6 +156,19 @@ func equalTuning(a, b Tuning) bool {
 	eqRPS := (a.RPS == nil) == (b.RPS == nil) && (a.RPS == nil || *a.RPS == *b.RPS)
 	eqRFS := (a.RFS == nil) == (b.RFS == nil) && (a.RFS == nil || *a.RFS == *b.RFS)
 	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
+}
+
+// TuningSysctls are the names of the sysctls the study's tunings set,
+// sorted, each once.
+func (s *Study) TuningSysctls() []string {
+	var out []string
+	for _, t := range s.Spec.Tunings {
+		for name := range t.Sysctls {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // SysctlOwned are the sysctls another tuning field sets: a tuning's

@@ -41,3 +41,28 @@ func Snapshot(fs FS, ifaces []netns.Iface) map[string]string {
 	}
 	return out
 }
+
+// SysctlSnapshot reads the named network sysctls as found, where a
+// tuning writes each (sysctlChanges): in the node's namespace nodeNS
+// when it has its own, else on the host. A value that cannot be read is
+// recorded as "error: ...".
+func SysctlSnapshot(fs FS, nodeNS string, names []string) map[string]string {
+	out := map[string]string{}
+	for _, name := range names {
+		p := SysctlPath(name)
+		perNS, err := perNamespace(p, Target{NodeNetns: nodeNS}, fs)
+		ns := ""
+		if perNS {
+			ns = nodeNS
+		}
+		v := ""
+		if err == nil {
+			v, err = fs.Read(ns, FSProc, p)
+		}
+		if err != nil {
+			v = "error: " + err.Error()
+		}
+		out[name] = v
+	}
+	return out
+}

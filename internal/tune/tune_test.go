@@ -177,6 +177,23 @@ func TestSysctls(t *testing.T) {
 	}
 }
 
+// The sysctls a study's tunings set are recorded as found, where the
+// tunings write them: a global one on the host, a per-namespace one in
+// the node's namespace; one that cannot be read says why.
+func TestSysctlSnapshot(t *testing.T) {
+	f, _ := fixture()
+	f.vals[key("", FSProc, "/proc/sys/net/core/busy_read")] = "0"
+	f.vals[key("", FSProc, "/proc/sys/net/core/somaxconn")] = "4096"
+	f.vals[key(nodeNS, FSProc, "/proc/sys/net/core/somaxconn")] = "128"
+	got := SysctlSnapshot(f, nodeNS, []string{"net.core.busy_read", "net.core.somaxconn", "net.core.nope"})
+	if got["net.core.busy_read"] != "0" || got["net.core.somaxconn"] != "128" || !strings.HasPrefix(got["net.core.nope"], "error: ") {
+		t.Errorf("snapshot %v", got)
+	}
+	if len(f.writes) != 0 {
+		t.Errorf("a snapshot wrote %v", f.writes)
+	}
+}
+
 func TestPlanSoftIRQCore(t *testing.T) {
 	f, tgt := fixture()
 	tgt.SoftIRQCore = 1
