@@ -26,7 +26,7 @@ func TestKernelTuningSysctls(t *testing.T) {
 	fs := tune.LocalFS{}
 	read := func(ns, name string) string {
 		t.Helper()
-		v, err := fs.Read(ns, tune.FSProc, tune.SysctlPath(name))
+		v, err := fs.Read(ns, tune.FSProc, study.SysctlPath(name))
 		if err != nil {
 			t.Fatal(err)
 		}

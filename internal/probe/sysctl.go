@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/suggest"
 )
 
@@ -25,7 +26,7 @@ func Sysctl(name string) string { return sysctlPrefix + name }
 func probeSysctl(feature string) Result {
 	name := strings.TrimPrefix(feature, sysctlPrefix)
 	r := Result{Name: feature, Kind: KindKernel}
-	file := "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
+	file := study.SysctlPath(name)
 	if strings.Contains(name, "/") || strings.Contains(name, "..") {
 		r.Detail = name + " is not a sysctl name"
 		return r

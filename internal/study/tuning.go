@@ -190,6 +190,11 @@ const (
 	maxSysctlValue = 256
 )
 
+// SysctlPath is a network sysctl's file: its dotted name with slashes
+// under /proc/sys (sysctlNameRE allows no other characters that would
+// mean something in a path).
+func SysctlPath(name string) string { return "/proc/sys/" + strings.ReplaceAll(name, ".", "/") }
+
 // checkSysctl says what is wrong with a sysctl setting, "" when nothing.
 func checkSysctl(name, value string) string {
 	switch {

@@ -190,11 +190,6 @@ func Equal(p, a, b string) bool {
 	return true
 }
 
-// SysctlPath is a network sysctl's file: its dotted name with slashes
-// under /proc/sys (study validation allows no other characters that
-// would mean something in a path).
-func SysctlPath(name string) string { return "/proc/sys/" + strings.ReplaceAll(name, ".", "/") }
-
 // sysctlChanges are the writes of t's sysctls, in name order, where the
 // kernel keeps each: one the server node's namespace has (or, on a real
 // node whose namespace is the host's, a measured pod's) is that
@@ -206,7 +201,7 @@ func SysctlPath(name string) string { return "/proc/sys/" + strings.ReplaceAll(n
 func sysctlChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	var out []Change
 	for _, name := range slices.Sorted(maps.Keys(t.Sysctls)) {
-		p, v := SysctlPath(name), t.Sysctls[name]
+		p, v := study.SysctlPath(name), t.Sysctls[name]
 		perNS, err := perNamespace(p, tgt, fs)
 		if err != nil {
 			return nil, fmt.Errorf("sysctl %s: %w", name, err)

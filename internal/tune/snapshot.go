@@ -4,6 +4,7 @@ import (
 	"path"
 
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // Snapshot reads the current RPS/RFS values of ifaces (every receive
@@ -49,7 +50,7 @@ func Snapshot(fs FS, ifaces []netns.Iface) map[string]string {
 func SysctlSnapshot(fs FS, nodeNS string, names []string) map[string]string {
 	out := map[string]string{}
 	for _, name := range names {
-		p := SysctlPath(name)
+		p := study.SysctlPath(name)
 		perNS, err := perNamespace(p, Target{NodeNetns: nodeNS}, fs)
 		ns := ""
 		if perNS {
