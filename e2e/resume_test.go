@@ -155,6 +155,19 @@ func TestKill9ThenResume(t *testing.T) {
 	if _, again := countedTrials(t, out); again != lines {
 		t.Errorf("resuming a finished run added %d lines", again-lines)
 	}
+	// What the tuning set is still on record, though the last resume ran
+	// none of its trials: the report's "What each tuning set" reads it.
+	var rec struct {
+		Tunings map[string][]struct{ Where, Knob, Value string }
+	}
+	b, _ = os.ReadFile(filepath.Join(out, "env.json"))
+	if err := json.Unmarshal(b, &rec); err != nil || !strings.Contains(fmt.Sprint(rec.Tunings["rps"]), "{host net.core.netdev_budget 301}") ||
+		!strings.Contains(fmt.Sprint(rec.Tunings["rps"]), "{node rps_cpus ") {
+		t.Errorf("env.json's tunings after the resumes: %v (%v)", rec.Tunings, err)
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "summary.md")); !strings.Contains(string(md), "| host | net.core.netdev_budget | 301 |") {
+		t.Errorf("summary.md does not say what the tuning set")
+	}
 	assertUntouched(t, before, "cnb-"+id)
 	if ents := runLeftovers(jdir); len(ents) != 0 {
 		t.Errorf("left after the runs: %v", ents)

@@ -93,6 +93,9 @@ type Target struct {
 	// core rps-7 steers away from.
 	SteerCPUs   cpuset.Set
 	SoftIRQCore int
+	// Tuned is what the cell's tuning set (set by the tuning knob, kept
+	// by the runner in env.json for the report).
+	Tuned []results.TuningSetting
 }
 
 // Undo reverts what an Apply did; nil when nothing needs reverting (the

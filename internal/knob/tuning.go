@@ -53,6 +53,7 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply tuning %s: %w", t.Tuning.Name, err)
 	}
+	t.Tuned = applied.Settings(tgt)
 	return func() error {
 		if err := applied.Revert(); err != nil {
 			return fmt.Errorf("revert tuning %s: %w", t.Tuning.Name, err)

@@ -2,7 +2,9 @@ package knob_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -52,6 +54,18 @@ func TestKernelTuningSysctls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { trial.Revert() })
+	// What the run records of it (env.json "tunings"): the global one on
+	// the host, the other in the node and the pod, with what was there.
+	recorded := fmt.Sprint(tg.Tuned)
+	for _, want := range []string{
+		fmt.Sprintf("{host %s %s [] [%s]}", busy, busyV, before["host busy"]),
+		fmt.Sprintf("{node %s %s [] [%s]}", somax, somaxV, before["server"]),
+		fmt.Sprintf("{pods %s %s [] [%s]}", somax, somaxV, before["pod"]),
+	} {
+		if !strings.Contains(recorded, want) {
+			t.Errorf("recorded settings %s lack %s", recorded, want)
+		}
+	}
 	for k, want := range map[string]string{"host busy": busyV, "host somax": before["host somax"], "server": somaxV, "client": before["client"], "pod": somaxV} {
 		name := somax
 		if k == "host busy" {

@@ -200,6 +200,9 @@ type Env struct {
 	// host's for a global one, the server node's namespace's for one of
 	// each namespace).
 	Sysctls map[string]string `json:"sysctls,omitempty"`
+	// Tunings says what each tuning wrote over the run's trials, by the
+	// tuning's name (MergeSettings); the baseline writes nothing.
+	Tunings map[string][]TuningSetting `json:"tunings,omitempty"`
 	// Datapaths says how each datapath of the run was built, keyed by
 	// the study's name for it.
 	Datapaths map[string]DatapathEnv `json:"datapaths,omitempty"`

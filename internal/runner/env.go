@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"reflect"
 	"slices"
 	"time"
 
@@ -44,10 +45,29 @@ func (r *run) writeEnv(c engine.Cluster) error {
 			"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart here; pinning only separates cores")
 	}
 	e.Notes = append(e.Notes, r.notes...)
+	e.Tunings = r.priorTunings
 	e.SharedKernel = r.plan.sharedKernel
 	e.Origin = r.origin
 	r.env = e
 	return r.out.WriteEnv(e)
+}
+
+// recordTuning adds what a trial's tuning set to env.json (the report's
+// table of what each tuning set), written when it adds something: a mask
+// that follows the busiest core may differ between trials.
+func (r *run) recordTuning(name string, set []results.TuningSetting) error {
+	if len(set) == 0 {
+		return nil
+	}
+	merged := results.MergeSettings(r.env.Tunings[name], set)
+	if reflect.DeepEqual(merged, r.env.Tunings[name]) {
+		return nil
+	}
+	if r.env.Tunings == nil {
+		r.env.Tunings = map[string][]results.TuningSetting{}
+	}
+	r.env.Tunings[name] = merged
+	return r.out.WriteEnv(r.env)
 }
 
 // warnOnce reports each warning the first time it is seen, on the

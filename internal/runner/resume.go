@@ -91,6 +91,9 @@ type priorTrial struct {
 // kept (resumeFinished).
 func (r *run) restore(old *results.Run) error {
 	r.prev = map[trialKey]*priorTrial{}
+	// What the tunings set stays on record though the resumed run may
+	// run none of a tuning's trials (writeEnv starts from it).
+	r.priorTunings = old.Env.Tunings
 	pause := r.pauseTime()
 	at := func(s results.Sample) *priorTrial {
 		k := trialKey{s.Cell, s.Trial}

@@ -216,6 +216,28 @@ func TestResumePlansAsTheInterruptedRun(t *testing.T) {
 	}
 }
 
+// What the interrupted run's tunings set is kept for the resumed run's
+// env.json, and a trial's record adds to it (recordTuning).
+func TestResumeKeepsTuningRecord(t *testing.T) {
+	s := roundsStudy(t)
+	var log bytes.Buffer
+	cut := newRoundsRun(t, s, t.TempDir(), &log)
+	node := results.TuningSetting{Where: results.WhereNode, Knob: "rps_cpus", Value: "3", Devices: []string{"eth1"}, Found: []string{"0"}}
+	if err := cut.recordTuning("rps", []results.TuningSetting{node}); err != nil {
+		t.Fatal(err)
+	}
+	res := resumeFrom(t, cut, &log, nil)
+	res.env.Tunings = res.priorTunings // as writeEnv starts it
+	pod := node
+	pod.Where, pod.Devices = results.WherePods, []string{"eth0"}
+	if err := res.recordTuning("rps", []results.TuningSetting{pod}); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.env.Tunings["rps"]; len(got) != 2 || got[0].Where != results.WhereNode || got[1].Where != results.WherePods {
+		t.Errorf("resumed run's record of rps: %+v, want the node's from before and the pods'", got)
+	}
+}
+
 // A block that starts with the budget spent runs nothing, warns, and
 // records its cells as not measured with the reason.
 func TestBudgetSpentBeforeBlock(t *testing.T) {

@@ -168,9 +168,11 @@ type run struct {
 	// notes are added to env.json.
 	notes []string
 	// env is env.json as written, kept to add each datapath's facts;
-	// origin how the run was started (a resumed run: the first run's).
-	env    results.Env
-	origin *results.Origin
+	// origin how the run was started (a resumed run: the first run's);
+	// priorTunings what the interrupted run's tunings set (recordTuning).
+	env          results.Env
+	origin       *results.Origin
+	priorTunings map[string][]results.TuningSetting
 	// jdir is the journal directory (run state directories live below).
 	jdir string
 	// softirqCore remembers, per replica count, the core that took the

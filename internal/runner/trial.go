@@ -36,6 +36,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		kt.MeasuredClients = append(kt.MeasuredClients, p.Client)
 	}
 	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
+	kt.Tuned = nil
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if rerr := (*knob.RevertError)(nil); errors.As(err, &rerr) {
 		// A knob half-applied and not taken back: measuring on would
@@ -50,6 +51,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 			err = &fatalError{errors.Join(err, rerr)}
 		}
 	}()
+	if err := r.recordTuning(t.Name, kt.Tuned); err != nil {
+		return sample, &fatalError{err}
+	}
 	start := time.Now()
 	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial, r.freshPods(cell, trial))
 	if err != nil {

@@ -15,6 +15,9 @@ type Applied struct {
 	j    *journal.Journal
 	fs   FS
 	done []write // in the order written
+	// seen is every planned write with the value found before it, the
+	// ones left alone (already holding the value) too: Settings.
+	seen []write
 }
 
 // write is one journaled write and whether it has been undone.
@@ -26,18 +29,6 @@ type write struct {
 	// got is the value read back when it differed from the one written
 	// (the write then failed with a MismatchError): it is ours too.
 	got string
-}
-
-// Changes returns what the tuning wrote, each with the value it replaced,
-// for the run's environment record.
-func (a *Applied) Changes() (changes []Change, old []string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, w := range a.done {
-		changes = append(changes, w.Change)
-		old = append(old, w.old)
-	}
-	return changes, old
 }
 
 // Apply makes the writes of Plan(t, tgt): for each it reads the current
@@ -71,6 +62,9 @@ func (a *Applied) apply(c Change) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", c, err)
 	}
+	a.mu.Lock()
+	a.seen = append(a.seen, write{Change: c, old: old})
+	a.mu.Unlock()
 	if Equal(c.Path, old, c.Value) {
 		return nil
 	}
