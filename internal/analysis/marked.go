@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // Marked is an attempt at a trial that the report lists: one that failed,
@@ -63,9 +64,11 @@ func cellLess(a, b results.Cell) bool {
 }
 
 // AddRun adds what the run recorded beside its counted samples: the
-// adaptive controller's stops, the marked attempts and how it started.
-func (m *Model) AddRun(run *results.Run) {
+// adaptive controller's stops, the marked attempts, how it started and
+// what its tunings set (s may be nil).
+func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Stops = run.Stops
 	m.Marked = MarkedOf(run)
 	m.Origin = run.Env.Origin
+	m.Tunings = TuningsOf(s, run.Env)
 }

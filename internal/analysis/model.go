@@ -74,6 +74,8 @@ type Model struct {
 	// Marked the failed, repeated and disturbed attempts (marked.go).
 	Stops  []results.Stop `json:"stops,omitempty"`
 	Marked []Marked       `json:"marked,omitempty"`
+	// Tunings are the study's tunings: what each is and what it set.
+	Tunings []TuningDef `json:"tunings,omitempty"`
 }
 
 // Row is one cell, metric and core: the summary.csv columns plus the

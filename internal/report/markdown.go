@@ -44,6 +44,11 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		}
 		p("%s\n\n", glanceCaption(m))
 	}
+	if t := tuningsTable(s, m); len(t.Rows) > 0 {
+		p("## What each tuning set\n\n")
+		t.markdown(bw)
+		p("%s\n\n", tuningsCaption)
+	}
 	if tables := datapathTables(s, m.Rows, m.Stops); len(tables) > 0 {
 		p("## Datapaths side by side\n\n%s\n\n", datapathCaption)
 		for _, t := range tables {

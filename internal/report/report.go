@@ -38,7 +38,7 @@ func Build(dir string) error {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, results.StudyFile), err)
 	}
 	m := analysis.Build(s, run.Samples)
-	m.AddRun(run)
+	m.AddRun(s, run)
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error

@@ -37,7 +37,10 @@ type page struct {
 	// number (glance.go), first.
 	Glance        []table
 	GlanceCaption string
-	Groups        []groupView
+	// Tunings says what each tuning is and what it set (tunings.go).
+	Tunings        table
+	TuningsCaption string
+	Groups         []groupView
 	// NoSamples: the run stored no sample at all (Groups may also be
 	// empty because every workload is a sweep, shown in Workloads).
 	NoSamples       bool
@@ -112,6 +115,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 		}
 	}
 	pg.Glance, pg.GlanceCaption = n.glanceTables(s), glanceCaption(m)
+	pg.Tunings, pg.TuningsCaption = tuningsTable(s, m), tuningsCaption
 	pg.NoSamples = len(run.Samples) == 0
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m.Rows, m.Stops)

@@ -1,0 +1,176 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// What each tuning of the run is and what its trials wrote, so a reader
+// of a report can tell what "rps+" or a user's "busy" meant on this
+// machine without the study file or the source.
+
+// tuningsTable has a row per place, knob and value each tuning set (the
+// tuning's name and definition on its first row), and a row for a tuning
+// that set nothing the run recorded. Empty when the run has no tuning
+// besides its baseline.
+func tuningsTable(s *study.Study, m analysis.Model) table {
+	measured := map[string]bool{}
+	for _, r := range m.Rows {
+		measured[r.Tuning] = measured[r.Tuning] || r.N > 0
+	}
+	var names []string
+	for _, t := range m.Tunings {
+		names = append(names, t.Name)
+	}
+	if !tuningsBesides(names, m.Baseline) {
+		return table{}
+	}
+	t := table{Head: []string{"tuning", "defined as", "where", "knob", "set to", "found before", "devices"}}
+	for _, d := range m.Tunings {
+		switch {
+		case len(d.Set) > 0:
+			for i, set := range d.Set {
+				name, def := d.Name, definedIn(s, d.Name)
+				if i > 0 {
+					name, def = "", ""
+				}
+				t.Rows = append(t.Rows, []string{name, def, whereText(set.Where), set.Knob,
+					knobValue(set.Knob, set.Value), foundText(set), devicesText(set.Devices)})
+			}
+		default:
+			t.Rows = append(t.Rows, []string{d.Name, definedIn(s, d.Name), "", "", unsetText(d, measured[d.Name]), "", ""})
+		}
+	}
+	return t
+}
+
+// tuningsCaption says how to read tuningsTable.
+const tuningsCaption = "What each tuning of the study is, and what its trials wrote (env.json \"tunings\"): where " +
+	"(host: the machine's initial namespace, shared by every emulated node; node: the server node; pods: each measured " +
+	"server pod), the knob (each receive queue's rps_cpus, a CPU mask, and rps_flow_cnt; or a sysctl), the value written " +
+	"and the values found there before it. A value that already held was left as it was. Every value is put back after " +
+	"each trial of its tuning, and by `cnibench cleanup` after a crash."
+
+func whereText(w string) string {
+	switch w {
+	case results.WhereHost:
+		return "host"
+	case results.WhereNode:
+		return "server node"
+	case results.WherePods:
+		return "server pods"
+	}
+	return w
+}
+
+// knobValue is a value with what it means where that is not plain: an
+// RPS mask with its CPU list.
+func knobValue(knob, v string) string {
+	if knob != "rps_cpus" {
+		return v
+	}
+	cpus, err := cpuset.ParseMask(v)
+	switch {
+	case err != nil:
+		return v
+	case len(cpus) == 0:
+		return v + " (none)"
+	}
+	return fmt.Sprintf("%s (CPUs %s)", v, cpus)
+}
+
+func foundText(s results.TuningSetting) string {
+	var out []string
+	for _, f := range s.Found {
+		out = append(out, knobValue(s.Knob, f))
+	}
+	return strings.Join(out, "; ")
+}
+
+// devicesText names up to four devices and counts the rest: with 16 pod
+// pairs the host-side veths alone are 16.
+func devicesText(devs []string) string {
+	const shown = 4
+	if len(devs) <= shown {
+		return strings.Join(devs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(devs[:shown], ", "), len(devs)-shown)
+}
+
+// definedIn says what the study's tuning of that name is.
+func definedIn(s *study.Study, name string) string {
+	if s == nil {
+		return ""
+	}
+	t, ok := s.Tuning(name)
+	if !ok {
+		return ""
+	}
+	return defined(t)
+}
+
+// unsetText is the "set to" cell of a tuning without a recorded write.
+func unsetText(d analysis.TuningDef, measured bool) string {
+	switch {
+	case d.SetsNothing:
+		return "nothing"
+	case !measured:
+		return "not applied: no trial of it ran"
+	}
+	return "not recorded (the run was made before cnibench recorded what tunings set)"
+}
+
+// defined says in words what a tuning sets and where.
+func defined(t study.Tuning) string {
+	if t.IsBaseline() {
+		return "nothing: the machine as found"
+	}
+	var what []string
+	if t.RPS != nil {
+		what = append(what, "RPS to CPUs "+rpsCPUs(t.RPS.CPUs))
+	}
+	if t.RFS != nil {
+		what = append(what, fmt.Sprintf("RFS with %d socket-flow entries (host) and %d flows per receive queue",
+			t.RFS.SockFlowEntries, t.RFS.FlowCnt))
+	}
+	var out []string
+	if len(what) > 0 {
+		where := "on the server node's underlay NIC, tunnel device and measured pods' host-side veths"
+		if t.Devices == study.DevicesUnderlay {
+			where = "on the server node's underlay NIC only"
+		}
+		if t.Pods {
+			where += ", and on eth0 inside each measured server pod"
+		}
+		out = append(out, strings.Join(what, "; ")+" "+where)
+	}
+	if len(t.Sysctls) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(t.Sysctls)) {
+			kv = append(kv, k+" = "+t.Sysctls[k])
+		}
+		where := "in the server node's namespace"
+		if t.Pods {
+			where += " and each measured server pod's"
+		}
+		out = append(out, "sysctls "+strings.Join(kv, ", ")+" (a global one on the host, one of each namespace "+where+")")
+	}
+	return strings.Join(out, "; ")
+}
+
+func rpsCPUs(sel string) string {
+	switch sel {
+	case study.CPUsAll:
+		return "all (every CPU of the server node)"
+	case study.CPUsAllButSoftIRQ:
+		return "all but the softirq core (every CPU of the server node but the one that took most NET_RX softirqs at baseline)"
+	}
+	return sel
+}
