@@ -35,9 +35,10 @@ type Engine interface {
 	// Up brings up (or, on a real cluster, prepares) the cluster for one
 	// datapath entry and says how the datapath was built.
 	Up(ctx context.Context, r Run, d Datapath) (Cluster, results.DatapathEnv, error)
-	// FS reads and writes sysfs/procfs knobs on the nodes of the cluster
-	// Up built last.
-	FS() tune.FS
+	// FS reads and writes sysfs/procfs knobs on node n of the cluster
+	// Up built last: this machine's for emulated nodes, through the
+	// node's agent on a real cluster.
+	FS(n Node) tune.FS
 	// Kernel reads node n's kernel: this machine's for emulated nodes,
 	// the node's agent on a real cluster.
 	Kernel(n Node) Kernel

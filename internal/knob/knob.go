@@ -58,8 +58,8 @@ type Target struct {
 	Env *results.DatapathEnv
 	// Journal records changes that outlive a crashed run.
 	Journal *journal.Journal
-	// FS reads and writes the nodes' sysfs/procfs (engine.Engine.FS).
-	FS tune.FS
+	// FS reads and writes a node's sysfs/procfs (engine.Engine.FS).
+	FS func(engine.Node) tune.FS
 	// Kernel is a node's kernel handle (engine.Engine.Kernel): where it
 	// is an engine.Impairer, netem goes on through it.
 	Kernel func(engine.Node) engine.Kernel
@@ -93,6 +93,9 @@ type Target struct {
 	// core rps-7 steers away from.
 	SteerCPUs   cpuset.Set
 	SoftIRQCore int
+	// ClientSteerCPUs are the CPUs an RPS mask may name on the client
+	// node (a tuning with side: client or both).
+	ClientSteerCPUs cpuset.Set
 	// Tuned is what the cell's tuning set (set by the tuning knob, kept
 	// by the runner in env.json for the report).
 	Tuned []results.TuningSetting

@@ -7,21 +7,23 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // tuningEntry applies the cell's tuning (RPS masks, RFS tables, network
-// sysctls) to the server node and its measured pods. tune.Apply journals
-// every old value before it writes, and Revert writes them back (package
-// tune).
+// sysctls) to the server node and its measured pods, or with side:
+// client or both to the client end's too. tune.Apply journals every old
+// value before it writes, and Revert writes them back (package tune).
 var tuningEntry = Entry{
 	Name: "tuning",
 	Changes: "RPS masks and RFS flow tables of the server node's underlay, tunnel and measured pods' devices " +
 		"(the underlay only with devices: underlay), the host's net.core.rps_sock_flow_entries, and the tuning's " +
 		"sysctls (global ones on the host, per-namespace ones in the server node's namespace and with pods: true " +
-		"its measured pods'): the cell's tuning",
+		"its measured pods'); with side: client or both the same at the client node and the measured clients: the cell's tuning",
 	Scope: Trial,
 	// Every cell has a tuning; baseline's writes nothing.
 	Wanted: func(*Target) bool { return true },
@@ -42,46 +44,89 @@ var tuningEntry = Entry{
 }
 
 func applyTuning(_ context.Context, t *Target) (Undo, error) {
-	tgt, err := tuningTarget(t)
-	if err != nil {
+	var undo []func() error
+	revert := func() error {
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			errs = append(errs, undo[i]())
+		}
+		return errors.Join(errs...)
+	}
+	t.Tuned = nil
+	for _, side := range t.Tuning.Sides() {
+		node, tgt, err := tuningTarget(t, side)
+		if err == nil {
+			var applied *tune.Applied
+			applied, err = tune.Apply(t.Journal, t.FS(node), t.Tuning, tgt)
+			if err == nil {
+				t.Tuned = results.MergeSettings(t.Tuned, sideOf(side, applied.Settings(tgt)))
+				undo = append(undo, func() error {
+					if err := applied.Revert(); err != nil {
+						return fmt.Errorf("revert tuning %s on the %s side: %w", t.Tuning.Name, side, err)
+					}
+					return nil
+				})
+				continue
+			}
+		}
+		err = fmt.Errorf("apply tuning %s on the %s side: %w", t.Tuning.Name, side, err)
+		// What an earlier side set, or a partial write this side could
+		// not undo, leaves the host changed: a RevertError stops the run.
+		ue := (*tune.UndoError)(nil)
+		if rerr := revert(); rerr != nil || errors.As(err, &ue) {
+			return nil, &RevertError{errors.Join(err, rerr)}
+		}
 		return nil, err
 	}
-	applied, err := tune.Apply(t.Journal, t.FS, t.Tuning, tgt)
-	if ue := (*tune.UndoError)(nil); errors.As(err, &ue) {
-		return nil, &RevertError{fmt.Errorf("apply tuning %s: %w", t.Tuning.Name, err)}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("apply tuning %s: %w", t.Tuning.Name, err)
-	}
-	t.Tuned = applied.Settings(tgt)
-	return func() error {
-		if err := applied.Revert(); err != nil {
-			return fmt.Errorf("revert tuning %s: %w", t.Tuning.Name, err)
-		}
-		return nil
-	}, nil
+	return revert, nil
 }
 
-// tuningTarget is what the cell's tuning goes on: the server node's
-// underlay, and unless the tuning says devices: underlay its tunnel
-// device and the measured pods' host-side veths; the pods' own eth0 for
-// a "+" tuning (tune.Plan adds those when Tuning.Pods).
-func tuningTarget(t *Target) (tune.Target, error) {
-	srv := t.Cluster.Server()
-	tgt := tune.Target{CPUs: t.SteerCPUs, SoftIRQCore: t.SoftIRQCore, NodeNetns: srv.Netns()}
-	tgt.NodeIfaces = append(tgt.NodeIfaces, srv.Underlay())
+// sideOf places the client side's settings on the client's node and pods.
+func sideOf(side string, set []results.TuningSetting) []results.TuningSetting {
+	if side != study.SideClient {
+		return set
+	}
+	for i := range set {
+		switch set[i].Where {
+		case results.WhereNode:
+			set[i].Where = results.WhereClientNode
+		case results.WherePods:
+			set[i].Where = results.WhereClientPods
+		}
+	}
+	return set
+}
+
+// tuningTarget is what the cell's tuning goes on at one end of the
+// measured pairs: that end's node's underlay, and unless the tuning says
+// devices: underlay its tunnel device and the measured pods' host-side
+// veths; the pods' own eth0 for a "+" tuning (tune.Plan adds those when
+// Tuning.Pods). The server end is the measured servers', the client end
+// their clients'.
+func tuningTarget(t *Target, side string) (engine.Node, tune.Target, error) {
+	node, pods, cpus, softirq := t.Cluster.Server(), t.Measured, t.SteerCPUs, t.SoftIRQCore
+	if side == study.SideClient {
+		// The softirq core rps-7 avoids is the server's; on the client
+		// it is the highest CPU, as when unknown.
+		node, pods, cpus, softirq = t.Cluster.Client(), t.MeasuredClients, t.ClientSteerCPUs, -1
+		if len(pods) > 0 && pods[0].Node() == t.Cluster.Server().Name() {
+			node = t.Cluster.Server() // placement: intra-node
+		}
+	}
+	tgt := tune.Target{CPUs: cpus, SoftIRQCore: softirq, NodeNetns: node.Netns()}
+	tgt.NodeIfaces = append(tgt.NodeIfaces, node.Underlay())
 	if t.Tuning.Devices != study.DevicesUnderlay {
-		if tun, ok := srv.Tunnel(); ok {
+		if tun, ok := node.Tunnel(); ok {
 			tgt.NodeIfaces = append(tgt.NodeIfaces, tun)
 		}
-		veths, err := srv.HostVeths(t.Measured)
+		veths, err := node.HostVeths(pods)
 		if err != nil {
-			return tune.Target{}, err
+			return nil, tune.Target{}, err
 		}
 		tgt.NodeIfaces = append(tgt.NodeIfaces, veths...)
 	}
-	for _, p := range t.Measured {
-		tgt.PodIfaces = append(tgt.PodIfaces, srv.PodIface(p))
+	for _, p := range pods {
+		tgt.PodIfaces = append(tgt.PodIfaces, node.PodIface(p))
 	}
-	return tgt, nil
+	return node, tgt, nil
 }

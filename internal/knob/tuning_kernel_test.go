@@ -3,6 +3,8 @@ package knob_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
@@ -47,7 +50,7 @@ func TestKernelTuningSysctls(t *testing.T) {
 	}
 	busyV, somaxV := next(before["host busy"], 50), next(before["server"], 1031)
 	tu := study.Tuning{Name: "busy", Pods: true, Sysctls: map[string]string{busy: busyV, somax: somaxV}}
-	tg := &knob.Target{Cluster: cl, FS: fs, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
+	tg := &knob.Target{Cluster: cl, FS: func(engine.Node) tune.FS { return fs }, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
 		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}, Measured: []engine.Pod{pairs[0].Server}}
 	trial, err := knob.Apply(context.Background(), knob.Trial, tg)
 	if err != nil {
@@ -93,4 +96,69 @@ func TestKernelTuningSysctls(t *testing.T) {
 func next(v string, d int) string {
 	n, _ := strconv.Atoi(v)
 	return strconv.Itoa(n + d)
+}
+
+// TestKernelTuningClientSide: side: client puts a per-namespace sysctl
+// in the client node's namespace and (pods: true) the measured client's,
+// leaving the server end alone; side: both puts it at both ends. The
+// record names each end, and after the trial every value is back.
+func TestKernelTuningClientSide(t *testing.T) {
+	const somax = "net.core.somaxconn"
+	kerneltest.RequireKernel(t, probe.Sysctl(somax))
+	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
+	fs := tune.LocalFS{}
+	where := map[string]string{
+		"server node": cl.Server().Netns(), "server pods": cl.Server().PodIface(pairs[0].Server).Netns,
+		"client node": cl.Client().Netns(), "client pods": cl.Client().PodIface(pairs[0].Client).Netns, "host": "",
+	}
+	read := func() map[string]string {
+		out := map[string]string{}
+		for k, ns := range where {
+			v, err := fs.Read(ns, tune.FSProc, study.SysctlPath(somax))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[k] = v
+		}
+		return out
+	}
+	before := read()
+	v := next(before["client node"], 1033)
+	for side, changed := range map[string][]string{
+		study.SideClient: {"client node", "client pods"},
+		study.SideBoth:   {"server node", "server pods", "client node", "client pods"},
+	} {
+		tu := study.Tuning{Name: "somax", Pods: true, Side: side, Sysctls: map[string]string{somax: v}}
+		tg := &knob.Target{Cluster: cl, FS: func(engine.Node) tune.FS { return fs }, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
+			Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client},
+			Measured: []engine.Pod{pairs[0].Server}, MeasuredClients: []engine.Pod{pairs[0].Client}}
+		trial, err := knob.Apply(context.Background(), knob.Trial, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		during := read()
+		var recorded []string
+		for _, s := range tg.Tuned {
+			recorded = append(recorded, map[string]string{results.WhereNode: "server node", results.WherePods: "server pods",
+				results.WhereClientNode: "client node", results.WhereClientPods: "client pods"}[s.Where])
+		}
+		if err := trial.Revert(); err != nil {
+			t.Fatal(err)
+		}
+		for k := range where {
+			want := before[k]
+			if slices.Contains(changed, k) {
+				want = v
+			}
+			if during[k] != want {
+				t.Errorf("side %s: during the trial %s %s = %s, want %s", side, k, somax, during[k], want)
+			}
+		}
+		if strings.Join(recorded, ",") != strings.Join(changed, ",") {
+			t.Errorf("side %s: recorded at %v, want %v", side, recorded, changed)
+		}
+		if after := read(); !maps.Equal(after, before) {
+			t.Errorf("side %s: after the trial %v, want %v", side, after, before)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -23,7 +24,7 @@ func TestTuningTargetDevices(t *testing.T) {
 		{study.DevicesUnderlay, []string{"eth0"}},
 	} {
 		tu := study.Tuning{Name: "rfs", RPS: &study.RPS{CPUs: study.CPUsAll}, Devices: c.devices}
-		tgt, err := tuningTarget(&Target{Cluster: fakeCluster{srv: srv, cli: &fakeNode{name: "w2"}}, Tuning: tu})
+		_, tgt, err := tuningTarget(&Target{Cluster: fakeCluster{srv: srv, cli: &fakeNode{name: "w2"}}, Tuning: tu}, study.SideServer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,6 +34,33 @@ func TestTuningTargetDevices(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("devices %q: tuned %v, want %v", c.devices, got, c.want)
+		}
+	}
+}
+
+// The client end is the client node's devices and the measured clients,
+// with the client's CPUs; rps-7's softirq core is the server's, so the
+// client side takes the highest CPU.
+func TestTuningTargetClientSide(t *testing.T) {
+	srv := &fakeNode{name: "w1", veths: []netns.Iface{{Name: "cali1"}}}
+	cli := &fakeNode{name: "w2", veths: []netns.Iface{{Name: "cali9"}}}
+	tu := study.Tuning{Name: "rps", RPS: &study.RPS{CPUs: study.CPUsAllButSoftIRQ}, Side: study.SideBoth}
+	kt := &Target{Cluster: fakeCluster{srv: srv, cli: cli}, Tuning: tu,
+		SteerCPUs: cpuset.Range(4), SoftIRQCore: 0, ClientSteerCPUs: cpuset.Set{2, 3}}
+	for _, c := range []struct {
+		side, node, veth string
+		cpus             cpuset.Set
+		softirq          int
+	}{
+		{study.SideServer, "w1", "cali1", cpuset.Range(4), 0},
+		{study.SideClient, "w2", "cali9", cpuset.Set{2, 3}, -1},
+	} {
+		node, tgt, err := tuningTarget(kt, c.side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node.Name() != c.node || tgt.NodeIfaces[2].Name != c.veth || !slices.Equal(tgt.CPUs, c.cpus) || tgt.SoftIRQCore != c.softirq {
+			t.Errorf("%s side: node %s, devices %v, CPUs %v, softirq core %d", c.side, node.Name(), tgt.NodeIfaces, tgt.CPUs, tgt.SoftIRQCore)
 		}
 	}
 }

@@ -16,9 +16,13 @@ func TestDefined(t *testing.T) {
 		{study.Tuning{Name: "nic", RPS: &study.RPS{CPUs: "0-2"}, Devices: study.DevicesUnderlay},
 			"RPS to CPUs 0-2 on the server node's underlay NIC only"},
 		{study.Tuning{Name: "rps-7", RPS: &study.RPS{CPUs: study.CPUsAllButSoftIRQ}},
-			"RPS to CPUs all but the softirq core (every CPU of the server node but the one that took most NET_RX softirqs at baseline) on the server node's underlay NIC, tunnel device and measured pods' host-side veths"},
+			"RPS to CPUs all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a client node, its highest) on the server node's underlay NIC, tunnel device and measured pods' host-side veths"},
 		{study.Tuning{Name: "busy", Pods: true, Sysctls: map[string]string{"net.core.somaxconn": "1024", "net.core.busy_read": "50"}},
 			"sysctls net.core.busy_read = 50, net.core.somaxconn = 1024 (a global one on the host, one of each namespace in the server node's namespace and each measured server pod's)"},
+		{study.Tuning{Name: "bbr", Side: study.SideClient, Pods: true, Sysctls: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}},
+			"sysctls net.ipv4.tcp_congestion_control = bbr (a global one on the host, one of each namespace in the client node's namespace and each measured client pod's)"},
+		{study.Tuning{Name: "rps-both", Side: study.SideBoth, RPS: &study.RPS{CPUs: study.CPUsAll}},
+			"RPS to CPUs all (every CPU of the node) on the server and client nodes' underlay NIC, tunnel device and measured pods' host-side veths"},
 	} {
 		if got := defined(tc.t); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.t.Name, got, tc.want)

@@ -53,8 +53,8 @@ func tuningsTable(s *study.Study, m analysis.Model) table {
 
 // tuningsCaption says how to read tuningsTable.
 const tuningsCaption = "What each tuning of the study is, and what its trials wrote (env.json \"tunings\"): where " +
-	"(host: the machine's initial namespace, shared by every emulated node; node: the server node; pods: each measured " +
-	"server pod), the knob (each receive queue's rps_cpus, a CPU mask, and rps_flow_cnt; or a sysctl), the value written " +
+	"(host: the machine's initial namespace, shared by every emulated node; server node; server pods: each measured " +
+	"server pod; client node and client pods for a tuning with side: client or both), the knob (each receive queue's rps_cpus, a CPU mask, and rps_flow_cnt; or a sysctl), the value written " +
 	"and the values found there before it. A value that already held was left as it was. Every value is put back after " +
 	"each trial of its tuning, and by `cnibench cleanup` after a crash."
 
@@ -66,6 +66,10 @@ func whereText(w string) string {
 		return "server node"
 	case results.WherePods:
 		return "server pods"
+	case results.WhereClientNode:
+		return "client node"
+	case results.WhereClientPods:
+		return "client pods"
 	}
 	return w
 }
@@ -86,12 +90,19 @@ func knobValue(knob, v string) string {
 	return fmt.Sprintf("%s (CPUs %s)", v, cpus)
 }
 
+// foundText lists the values found, and says so when they all held the
+// value already: a tuning that changed nothing (a machine whose default
+// congestion control is already bbr) measures the baseline twice.
 func foundText(s results.TuningSetting) string {
 	var out []string
 	for _, f := range s.Found {
 		out = append(out, knobValue(s.Knob, f))
 	}
-	return strings.Join(out, "; ")
+	text := strings.Join(out, "; ")
+	if s.Unchanged {
+		text += " (already so: unchanged)"
+	}
+	return text
 }
 
 // devicesText names up to four devices and counts the rest: with 16 pod
@@ -132,6 +143,14 @@ func defined(t study.Tuning) string {
 	if t.IsBaseline() {
 		return "nothing: the machine as found"
 	}
+	// end names the ends of the measured pairs the tuning goes on.
+	end, ends := "server", "server node's"
+	switch t.Side {
+	case study.SideClient:
+		end, ends = "client", "client node's"
+	case study.SideBoth:
+		end, ends = "server and client", "server and client nodes'"
+	}
 	var what []string
 	if t.RPS != nil {
 		what = append(what, "RPS to CPUs "+rpsCPUs(t.RPS.CPUs))
@@ -142,12 +161,12 @@ func defined(t study.Tuning) string {
 	}
 	var out []string
 	if len(what) > 0 {
-		where := "on the server node's underlay NIC, tunnel device and measured pods' host-side veths"
+		where := "on the " + ends + " underlay NIC, tunnel device and measured pods' host-side veths"
 		if t.Devices == study.DevicesUnderlay {
-			where = "on the server node's underlay NIC only"
+			where = "on the " + ends + " underlay NIC only"
 		}
 		if t.Pods {
-			where += ", and on eth0 inside each measured server pod"
+			where += ", and on eth0 inside each measured " + end + " pod"
 		}
 		out = append(out, strings.Join(what, "; ")+" "+where)
 	}
@@ -156,9 +175,12 @@ func defined(t study.Tuning) string {
 		for _, k := range slices.Sorted(maps.Keys(t.Sysctls)) {
 			kv = append(kv, k+" = "+t.Sysctls[k])
 		}
-		where := "in the server node's namespace"
+		where := "in the " + ends + " namespace"
+		if t.Side == study.SideBoth {
+			where = "in the server and client nodes' namespaces"
+		}
 		if t.Pods {
-			where += " and each measured server pod's"
+			where += " and each measured " + end + " pod's"
 		}
 		out = append(out, "sysctls "+strings.Join(kv, ", ")+" (a global one on the host, one of each namespace "+where+")")
 	}
@@ -168,9 +190,9 @@ func defined(t study.Tuning) string {
 func rpsCPUs(sel string) string {
 	switch sel {
 	case study.CPUsAll:
-		return "all (every CPU of the server node)"
+		return "all (every CPU of the node)"
 	case study.CPUsAllButSoftIRQ:
-		return "all but the softirq core (every CPU of the server node but the one that took most NET_RX softirqs at baseline)"
+		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a client node, its highest)"
 	}
 	return sel
 }

@@ -15,6 +15,10 @@ const (
 	WhereNode = "node"
 	// WherePods is each measured server pod's namespace and eth0.
 	WherePods = "pods"
+	// WhereClientNode and WhereClientPods are the same at the client end
+	// (a tuning with side: client or both).
+	WhereClientNode = "client-node"
+	WhereClientPods = "client-pods"
 )
 
 // TuningSetting is one knob a tuning set in one place to one value, as
@@ -31,11 +35,14 @@ type TuningSetting struct {
 	// Found are the distinct values there before the write (a value
 	// already holding Value was left alone and is listed too).
 	Found []string `json:"found,omitempty"`
+	// Unchanged: every value found already meant Value (a mask by its
+	// CPUs), so nothing was written: the tuning changed nothing here.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // MergeSettings adds b's settings to a's: one entry per place, knob and
 // value, with the union of their devices and found values, sorted (host,
-// node, pods; then knob and value). A tuning whose value changed between
+// node, pods, client node, client pods; then knob and value). A tuning whose value changed between
 // trials (a mask that follows the busiest core) keeps one entry per value.
 func MergeSettings(a, b []TuningSetting) []TuningSetting {
 	out := slices.Clone(a)
@@ -44,9 +51,10 @@ func MergeSettings(a, b []TuningSetting) []TuningSetting {
 			return o.Where == s.Where && o.Knob == s.Knob && o.Value == s.Value
 		})
 		if i < 0 {
-			out = append(out, TuningSetting{Where: s.Where, Knob: s.Knob, Value: s.Value})
+			out = append(out, TuningSetting{Where: s.Where, Knob: s.Knob, Value: s.Value, Unchanged: true})
 			i = len(out) - 1
 		}
+		out[i].Unchanged = out[i].Unchanged && s.Unchanged
 		out[i].Devices = union(out[i].Devices, s.Devices)
 		out[i].Found = union(out[i].Found, s.Found)
 	}
@@ -58,7 +66,7 @@ func MergeSettings(a, b []TuningSetting) []TuningSetting {
 }
 
 func whereRank(w string) int {
-	return slices.Index([]string{WhereHost, WhereNode, WherePods}, w)
+	return slices.Index([]string{WhereHost, WhereNode, WherePods, WhereClientNode, WhereClientPods}, w)
 }
 
 // union is the sorted distinct values of a and b, nil when both are empty.
@@ -69,4 +77,15 @@ func union(a, b []string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// ChangedNothing reports whether a tuning's record shows no value it
+// changed: every place already held what it sets.
+func ChangedNothing(set []TuningSetting) bool {
+	for _, s := range set {
+		if !s.Unchanged {
+			return false
+		}
+	}
+	return len(set) > 0
 }

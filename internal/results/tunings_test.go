@@ -32,6 +32,20 @@ func TestMergeSettings(t *testing.T) {
 	if !reflect.DeepEqual(MergeSettings(got, second), got) {
 		t.Error("merging what is already there changed the record")
 	}
+	// A place counts as unchanged only while every trial found the value.
+	held := TuningSetting{Where: WhereHost, Knob: "net.ipv4.tcp_congestion_control", Value: "bbr", Found: []string{"bbr"}, Unchanged: true}
+	once := MergeSettings(nil, []TuningSetting{held})
+	if !ChangedNothing(once) {
+		t.Errorf("a setting found in place everywhere: %+v, ChangedNothing false", once)
+	}
+	moved := held
+	moved.Found, moved.Unchanged = []string{"cubic"}, false
+	if twice := MergeSettings(once, []TuningSetting{moved}); twice[0].Unchanged || ChangedNothing(twice) {
+		t.Errorf("a setting one trial changed: %+v still unchanged", twice)
+	}
+	if ChangedNothing(nil) {
+		t.Error("a tuning without a record (a baseline) counts as changing nothing")
+	}
 	if first[1].Devices[0] != "eth1" {
 		t.Error("MergeSettings sorted its argument's devices in place")
 	}

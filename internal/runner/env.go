@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -35,9 +37,9 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	if t, ok := srv.Tunnel(); ok {
 		ifaces = append(ifaces, t)
 	}
-	e.Steering = tune.Snapshot(r.engine.FS(), ifaces)
+	e.Steering = tune.Snapshot(r.engine.FS(srv), ifaces)
 	if names := r.study.TuningSysctls(); len(names) > 0 {
-		e.Sysctls = tune.SysctlSnapshot(r.engine.FS(), srv.Netns(), names)
+		e.Sysctls = tune.SysctlSnapshot(r.engine.FS(srv), srv.Netns(), names)
 	}
 	r.engine.Describe(r.engineRun(), c, &e)
 	if pinned && e.NUMANodes <= 1 {
@@ -59,15 +61,32 @@ func (r *run) recordTuning(name string, set []results.TuningSetting) error {
 	if len(set) == 0 {
 		return nil
 	}
-	merged := results.MergeSettings(r.env.Tunings[name], set)
-	if reflect.DeepEqual(merged, r.env.Tunings[name]) {
+	prior, seen := r.env.Tunings[name]
+	merged := results.MergeSettings(prior, set)
+	if reflect.DeepEqual(merged, prior) {
 		return nil
 	}
 	if r.env.Tunings == nil {
 		r.env.Tunings = map[string][]results.TuningSetting{}
 	}
 	r.env.Tunings[name] = merged
+	if !seen && results.ChangedNothing(merged) {
+		// Its cells would measure the baseline again under another
+		// name: worth a word before hours of trials.
+		return r.warnOnce([]string{unchangedWarning(name, merged)})
+	}
 	return r.out.WriteEnv(r.env)
+}
+
+// unchangedWarning says that a tuning's first trial found every value it
+// sets already in place.
+func unchangedWarning(name string, set []results.TuningSetting) string {
+	var held []string
+	for _, s := range set {
+		held = append(held, fmt.Sprintf("%s = %s (%s)", s.Knob, s.Value, s.Where))
+	}
+	return fmt.Sprintf("tuning %s changes nothing on this machine: %s already held; its cells measure the machine as found "+
+		"(the report's \"What each tuning set\")", name, strings.Join(slices.Compact(held), ", "))
 }
 
 // warnOnce reports each warning the first time it is seen, on the

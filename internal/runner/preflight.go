@@ -158,6 +158,14 @@ func (p *plan) steerCPUs() cpuset.Set {
 	return p.machine
 }
 
+// clientSteerCPUs are the CPUs an RPS mask may name on the client node.
+func (p *plan) clientSteerCPUs() cpuset.Set {
+	if len(p.clientCPUs) > 0 {
+		return p.clientCPUs
+	}
+	return p.machine
+}
+
 func nodeCPUs(node, list string, machine cpuset.Set) (cpuset.Set, error) {
 	if list == "" {
 		return nil, nil

@@ -45,7 +45,7 @@ func (e stubEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs)
 func (stubEngine) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
 	panic("not called")
 }
-func (stubEngine) FS() tune.FS                                       { return nil }
+func (stubEngine) FS(engine.Node) tune.FS                            { return nil }
 func (stubEngine) Kernel(engine.Node) engine.Kernel                  { return nil }
 func (stubEngine) Describe(engine.Run, engine.Cluster, *results.Env) {}
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,6 +236,15 @@ func TestResumeKeepsTuningRecord(t *testing.T) {
 	}
 	if got := res.env.Tunings["rps"]; len(got) != 2 || got[0].Where != results.WhereNode || got[1].Where != results.WherePods {
 		t.Errorf("resumed run's record of rps: %+v, want the node's from before and the pods'", got)
+	}
+	// A tuning whose first trial found everything in place is warned of.
+	held := results.TuningSetting{Where: results.WhereClientNode, Knob: "net.ipv4.tcp_congestion_control", Value: "bbr", Found: []string{"bbr"}, Unchanged: true}
+	if err := res.recordTuning("bbr", []results.TuningSetting{held}); err != nil {
+		t.Fatal(err)
+	}
+	want := "tuning bbr changes nothing on this machine: net.ipv4.tcp_congestion_control = bbr (client-node) already held"
+	if !slices.ContainsFunc(res.env.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) || strings.Contains(strings.Join(res.env.Notes, "\n"), "tuning rps changes") {
+		t.Errorf("notes %q, want one starting %q and none for rps", res.env.Notes, want)
 	}
 }
 

@@ -36,6 +36,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		kt.MeasuredClients = append(kt.MeasuredClients, p.Client)
 	}
 	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
+	kt.ClientSteerCPUs = r.plan.clientSteerCPUs()
 	kt.Tuned = nil
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if rerr := (*knob.RevertError)(nil); errors.As(err, &rerr) {

@@ -49,6 +49,7 @@ func FuzzSetAndProfile(f *testing.F) {
 	f.Add(uint8(2), "reference=[{replicas: -1, metric: bitrate, value: 1}]", "nodes.server.cpus=0-4095", "{workloads: [{tool: sockperf}]}")
 	f.Add(uint8(0), "spec=1", "profiles=[1]", "[1]")
 	f.Add(uint8(0), `tunings=[baseline, {name: s, pods: true, sysctls: {net.core.busy_read: "1\t2", net..x: 1, net.a/b: 2}}]`, "", "")
+	f.Add(uint8(1), "tunings=[baseline, {name: c, side: both, rps: {cpus: all-but-softirq-core}}, {name: d, side: Client}]", "", "")
 	builtins := Builtins()
 	f.Fuzz(func(t *testing.T, which uint8, set1, set2, profile string) {
 		name := builtins[int(which)%len(builtins)]

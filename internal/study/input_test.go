@@ -42,6 +42,8 @@ func TestRefusedInputs(t *testing.T) {
 		{"sysctl empty", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: ""}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "empty"},
 		{"sysctl owned", []string{"tunings=[baseline, {name: s, sysctls: {net.core.rps_sock_flow_entries: 4096}}]"}, "spec.tunings[1].sysctls.net.core.rps_sock_flow_entries", "set by rfs.sockFlowEntries"},
 		{"sysctls too many", []string{"tunings=[baseline, {name: s, sysctls: {" + strings.Trim(list(MaxSysctls+1, func(i int) string { return fmt.Sprintf("net.x.y%d: 1", i) }), "[]") + "}}]"}, "spec.tunings[1].sysctls", "33 sysctls; at most 32"},
+		{"side unknown", []string{"tunings=[baseline, {name: s, side: sender, sysctls: {net.ipv4.tcp_congestion_control: bbr}}]"}, "spec.tunings[1].side", `want "server" (the receiving end, as the paper tuned), "client" or "both", got "sender"`},
+		{"side alone", []string{"tunings=[baseline, {name: s, side: client}]"}, "spec.tunings[1].side", "changes nothing"},
 		{"sysctls pods only", []string{"tunings=[baseline, {name: s, pods: true}]"}, "spec.tunings[1].pods", "without rps, rfs or sysctls"},
 		// Impairments are bounded like the other axes.
 		{"impairments too many", []string{"impairments=" + imps(MaxListLen+1)}, "spec.impairments", "65 entries; at most 64"},

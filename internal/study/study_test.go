@@ -3,6 +3,7 @@ package study
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -214,6 +215,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 	tu, _ := s2.Tuning("rfs-small")
 	if tu.RFS == nil || tu.RFS.FlowCnt != 2048 || !tu.Pods {
 		t.Errorf("custom tuning lost: %+v", tu)
+	}
+	if tu, _ := s2.Tuning("bbr"); tu.Side != SideClient || !slices.Equal(tu.Sides(), []string{SideClient}) {
+		t.Errorf("client-side tuning lost its side: %+v", tu)
 	}
 }
 

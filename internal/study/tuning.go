@@ -15,7 +15,7 @@ import (
 )
 
 // Tuning is a named set of receive-steering knobs and network sysctls
-// applied on the server node. It is written either as the name of a
+// applied on the server node (or the client's: Side). It is written either as the name of a
 // built-in tuning ("rfs+") or as a mapping that defines one:
 //
 //   - name: rps-0-2
@@ -36,12 +36,36 @@ type Tuning struct {
 	// DevicesUnderlay the underlay NIC only, as `cnibench advise` advises
 	// (its A/B must measure what it advises).
 	Devices string `yaml:"devices,omitempty"`
+	// Side is which end of each measured pair gets the tuning: the
+	// server's (SideServer, "" too: the receiver, as the paper tuned),
+	// the client's (SideClient: its node and, with Pods, its pods: where
+	// a sender's sysctls such as net.ipv4.tcp_congestion_control act) or
+	// both (SideBoth).
+	Side string `yaml:"side,omitempty"`
 	// Sysctls are network sysctls ("net.core.busy_read": "50") set for
 	// the tuning's trials where the kernel keeps them: a global one (the
 	// host's, which a new network namespace does not show) on the host;
 	// one of each namespace in the server node's, and with Pods also in
 	// every measured server pod's (tune.Plan).
 	Sysctls map[string]string `yaml:"sysctls,omitempty"`
+}
+
+// Tuning.Side values.
+const (
+	SideServer = "server"
+	SideClient = "client"
+	SideBoth   = "both"
+)
+
+// Sides lists the ends the tuning goes on, server first.
+func (t Tuning) Sides() []string {
+	switch t.Side {
+	case SideClient:
+		return []string{SideClient}
+	case SideBoth:
+		return []string{SideServer, SideClient}
+	}
+	return []string{SideServer}
 }
 
 // Tuning.Devices values.
@@ -139,7 +163,7 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 // tuningKeys and tuningSubKeys are the keys a tuning definition and its
 // rps and rfs mappings may have (the yaml tags above).
 var (
-	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices", "sysctls"}
+	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices", "side", "sysctls"}
 	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}}
 )
 
@@ -155,7 +179,7 @@ func (t Tuning) MarshalYAML() (any, error) {
 func equalTuning(a, b Tuning) bool {
 	eqRPS := (a.RPS == nil) == (b.RPS == nil) && (a.RPS == nil || *a.RPS == *b.RPS)
 	eqRFS := (a.RFS == nil) == (b.RFS == nil) && (a.RFS == nil || *a.RFS == *b.RFS)
-	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
+	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && a.Side == b.Side && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
 }
 
 // TuningSysctls are the names of the sysctls the study's tunings set,

@@ -237,6 +237,12 @@ func validateTunings(sp *Spec, bad badFunc) {
 		if d := t.Devices; d != "" && d != DevicesNode && d != DevicesUnderlay {
 			bad(f+".devices", "want %q (underlay, tunnel and pod veths) or %q, got %q", DevicesNode, DevicesUnderlay, d)
 		}
+		if sd := t.Side; sd != "" && sd != SideServer && sd != SideClient && sd != SideBoth {
+			bad(f+".side", "want %q (the receiving end, as the paper tuned), %q or %q, got %q", SideServer, SideClient, SideBoth, sd)
+		}
+		if t.Side != "" && t.IsBaseline() {
+			bad(f+".side", "side without rps, rfs or sysctls changes nothing")
+		}
 	}
 	if sp.Baseline != "" && !seen[sp.Baseline] {
 		bad("spec.baseline", "baseline %q is not one of the study's tunings", sp.Baseline)

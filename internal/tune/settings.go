@@ -27,7 +27,7 @@ func (a *Applied) Settings(tgt Target) []results.TuningSetting {
 	defer a.mu.Unlock()
 	var out []results.TuningSetting
 	for _, w := range a.seen {
-		s := results.TuningSetting{Value: oneLine(w.Value), Found: []string{oneLine(w.old)}}
+		s := results.TuningSetting{Value: oneLine(w.Value), Found: []string{oneLine(w.old)}, Unchanged: Equal(w.Path, w.old, w.Value)}
 		switch {
 		case pods[w.Netns]:
 			s.Where = results.WherePods

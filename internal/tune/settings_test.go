@@ -30,7 +30,7 @@ func TestSettings(t *testing.T) {
 	defer a.Revert()
 	node := []string{"cali0", "cali1", "eth1", "vxlan.calico"}
 	want := []results.TuningSetting{
-		{Where: results.WhereHost, Knob: "net.core.busy_read", Value: "50", Found: []string{"50"}},
+		{Where: results.WhereHost, Knob: "net.core.busy_read", Value: "50", Found: []string{"50"}, Unchanged: true},
 		{Where: results.WhereHost, Knob: "net.core.rps_sock_flow_entries", Value: "4096", Found: []string{"0"}},
 		{Where: results.WhereNode, Knob: "net.ipv4.tcp_rmem", Value: "4096 131072 6291456", Found: []string{"4096 131072 33554432"}},
 		{Where: results.WhereNode, Knob: "rps_cpus", Value: "00000003", Devices: node, Found: []string{"0", "1"}},

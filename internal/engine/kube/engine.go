@@ -127,13 +127,14 @@ func (b *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engin
 	return c, de, nil
 }
 
-// FS reaches the server node's knobs through its agent: only the server
-// node is tuned, and pod namespaces are named "pod:NS/NAME".
-func (b *Engine) FS() tune.FS {
-	if b.c == nil {
+// FS reaches node n's knobs through its agent; pod namespaces are named
+// "pod:NS/NAME". n is always one of this engine's nodes.
+func (b *Engine) FS(n engine.Node) tune.FS {
+	kn, ok := n.(*Node)
+	if b.c == nil || !ok || kn == nil {
 		return unavailableFS{}
 	}
-	return b.c.ServerNode().Agent()
+	return kn.Agent()
 }
 
 // Kernel implements engine.Engine: a node's kernel is read by its agent.

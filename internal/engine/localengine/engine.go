@@ -166,7 +166,7 @@ func (e *Engine) settleBeforeUp(ctx context.Context) error {
 }
 
 // FS implements engine.Engine: the knobs are this kernel's.
-func (*Engine) FS() tune.FS { return tune.LocalFS{} }
+func (*Engine) FS(engine.Node) tune.FS { return tune.LocalFS{} }
 
 // Kernel implements engine.Engine: emulated nodes share this kernel.
 func (e *Engine) Kernel(engine.Node) engine.Kernel {

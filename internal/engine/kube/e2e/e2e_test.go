@@ -101,17 +101,25 @@ func kubeArgs() []string {
 		"--cni-conf-dir", "/var/lib/cnibench-kube/" + serverNode + "/net.d"}
 }
 
-// knobs reads the RPS/RFS values of the server node that runs change.
+// knobs reads the RPS/RFS values of the nodes that runs change: the
+// server's (keyed by path) and the client's (by node and path: a tuning
+// with side: both).
 func knobs(t *testing.T) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	for _, f := range []string{"rps_cpus", "rps_flow_cnt"} {
-		p := "/sys/class/net/eth1/queues/rx-0/" + f
-		out, err := exec.Command("ip", "netns", "exec", serverNode, "cat", p).Output()
-		if err != nil {
-			t.Fatalf("read %s in %s: %v", p, serverNode, err)
+	for _, node := range []string{serverNode, clientNode} {
+		for _, f := range []string{"rps_cpus", "rps_flow_cnt"} {
+			p := "/sys/class/net/eth1/queues/rx-0/" + f
+			out, err := exec.Command("ip", "netns", "exec", node, "cat", p).Output()
+			if err != nil {
+				t.Fatalf("read %s in %s: %v", p, node, err)
+			}
+			k := p
+			if node == clientNode {
+				k = node + ":" + p
+			}
+			m[k] = strings.TrimSpace(string(out))
 		}
-		m[p] = strings.TrimSpace(string(out))
 	}
 	b, err := os.ReadFile("/proc/sys/net/core/rps_sock_flow_entries")
 	if err != nil {
@@ -418,9 +426,9 @@ func noTraceTables(t *testing.T) {
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
-// (an RPS mask and a global sysctl, written through the server node's
-// agent) and checks that `cleanup --kube` leaves no object and no
-// changed knob.
+// (an RPS mask and a global sysctl at both ends, side: both, written
+// through each node's agent) and checks that `cleanup --kube` leaves no
+// object and no changed knob on either node.
 func TestKubeKillAndCleanup(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
@@ -430,7 +438,7 @@ func TestKubeKillAndCleanup(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1]", "--set", "trials=3",
-		"--set", "tunings=[baseline,{name: rps, rps: {cpus: all}, sysctls: {net.core.netdev_budget: " + budget + "}}]",
+		"--set", "tunings=[baseline,{name: rps, side: both, rps: {cpus: all}, sysctls: {net.core.netdev_budget: " + budget + "}}]",
 		"--set", "duration=20s", "--out", dir}, kubeArgs()...)
 	cmd := c.cnibench(args...)
 	var out bytes.Buffer
@@ -459,6 +467,16 @@ func TestKubeKillAndCleanup(t *testing.T) {
 		if applied && now["netdev_budget"] != budget {
 			t.Errorf("the tuning's mask is on, its sysctl not: netdev_budget %s, want %s", now["netdev_budget"], budget)
 		}
+	}
+	// The client end follows the server's within the same trial's knobs.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		const k = clientNode + ":/sys/class/net/eth1/queues/rx-0/rps_cpus"
+		if applied = strings.Trim(knobs(t)[k], "0,") != strings.Trim(before[k], "0,"); applied {
+			break
+		}
+	}
+	if !applied {
+		t.Errorf("side: both, but the client node's eth1 has no RPS mask while the server's has")
 	}
 	time.Sleep(2 * time.Second)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
