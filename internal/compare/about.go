@@ -2,6 +2,8 @@ package compare
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cmdline"
@@ -71,7 +73,29 @@ func Differences(a, b results.Env) []string {
 	if a.Origin != nil && b.Origin != nil {
 		add("command", cmdline.Quote(a.Origin.Command), cmdline.Quote(b.Origin.Command))
 	}
+	// A tuning of one name may write other values on another machine (a
+	// mask over more CPUs) or find them in place there (bbr already the
+	// default): its cells then measure different things.
+	for _, name := range slices.Sorted(maps.Keys(a.Tunings)) {
+		if setB, ok := b.Tunings[name]; ok {
+			add("tuning "+name, tuningText(a.Tunings[name]), tuningText(setB))
+		}
+	}
 	return out
+}
+
+// tuningText is what a tuning wrote where, and what it found: "rps_cpus
+// = 00000003 at node over 0".
+func tuningText(set []results.TuningSetting) string {
+	var parts []string
+	for _, s := range set {
+		found := strings.Join(s.Found, ", ")
+		if s.Unchanged {
+			found = "unchanged"
+		}
+		parts = append(parts, fmt.Sprintf("%s = %s at %s over %s", s.Knob, s.Value, s.Where, found))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func cniText(c *results.CNI) string {

@@ -15,14 +15,24 @@ func TestHead(t *testing.T) {
 	started := time.Date(2026, 11, 28, 13, 55, 0, 0, time.UTC)
 	a := results.Env{Engine: "local", Hostname: "h1", Kernel: "6.1.0", CPUs: 2, CPUModel: "X", Version: "v1", Started: started,
 		Origin: &results.Origin{Command: []string{"cnibench", "run", "rps-rfs", "--set", "replicas=[1]"}}}
+	a.Tunings = map[string][]results.TuningSetting{
+		"bbr":   {{Where: results.WhereClientNode, Knob: "net.ipv4.tcp_congestion_control", Value: "bbr", Found: []string{"bbr"}, Unchanged: true}},
+		"same":  {{Where: results.WhereHost, Knob: "net.core.busy_read", Value: "50", Found: []string{"0"}}},
+		"onlyA": {{Where: results.WhereHost, Knob: "net.core.busy_poll", Value: "50", Found: []string{"0"}}},
+	}
 	b := a
 	b.Kernel, b.Engine = "6.18.4", "kube"
 	b.CNI = &results.CNI{Name: "flannel", Mode: "vxlan"}
+	b.Tunings = map[string][]results.TuningSetting{
+		"bbr":  {{Where: results.WhereClientNode, Knob: "net.ipv4.tcp_congestion_control", Value: "bbr", Found: []string{"cubic"}}},
+		"same": a.Tunings["same"],
+	}
 	h := NewHead("main/", "pr/", &results.Run{Env: a, HasEnv: true}, &results.Run{Env: b, HasEnv: true})
 	if want := "cnibench run rps-rfs --set 'replicas=[1]'; local engine, host h1, kernel 6.1.0, started 2026-11-28 13:55 UTC"; h.AboutA != want {
 		t.Errorf("about A: %q, want %q", h.AboutA, want)
 	}
-	if got := strings.Join(h.Differ, "; "); got != "engine local / kube; kernel 6.1.0 / 6.18.4; CNI (none) / "+b.CNI.String() {
+	if got := strings.Join(h.Differ, "; "); got != "engine local / kube; kernel 6.1.0 / 6.18.4; CNI (none) / "+b.CNI.String()+
+		"; tuning bbr net.ipv4.tcp_congestion_control = bbr at client-node over unchanged / net.ipv4.tcp_congestion_control = bbr at client-node over cubic" {
 		t.Errorf("differ: %q", got)
 	}
 	var buf bytes.Buffer
