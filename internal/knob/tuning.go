@@ -59,7 +59,13 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 			var applied *tune.Applied
 			applied, err = tune.Apply(t.Journal, t.FS(node), t.Tuning, tgt)
 			if err == nil {
-				t.Tuned = results.MergeSettings(t.Tuned, sideOf(side, applied.Settings(tgt)))
+				set := sideOf(side, applied.Settings(tgt))
+				if len(undo) > 0 {
+					// The host's values were the server side's to set;
+					// the client side found them already written.
+					set = slices.DeleteFunc(set, func(s results.TuningSetting) bool { return s.Where == results.WhereHost })
+				}
+				t.Tuned = results.MergeSettings(t.Tuned, set)
 				undo = append(undo, func() error {
 					if err := applied.Revert(); err != nil {
 						return fmt.Errorf("revert tuning %s on the %s side: %w", t.Tuning.Name, side, err)

@@ -61,9 +61,9 @@ func TestKernelTuningSysctls(t *testing.T) {
 	// the host, the other in the node and the pod, with what was there.
 	recorded := fmt.Sprint(tg.Tuned)
 	for _, want := range []string{
-		fmt.Sprintf("{host %s %s [] [%s]}", busy, busyV, before["host busy"]),
-		fmt.Sprintf("{node %s %s [] [%s]}", somax, somaxV, before["server"]),
-		fmt.Sprintf("{pods %s %s [] [%s]}", somax, somaxV, before["pod"]),
+		fmt.Sprintf("{host %s %s [] [%s] false}", busy, busyV, before["host busy"]),
+		fmt.Sprintf("{node %s %s [] [%s] false}", somax, somaxV, before["server"]),
+		fmt.Sprintf("{pods %s %s [] [%s] false}", somax, somaxV, before["pod"]),
 	} {
 		if !strings.Contains(recorded, want) {
 			t.Errorf("recorded settings %s lack %s", recorded, want)
@@ -100,11 +100,13 @@ func next(v string, d int) string {
 
 // TestKernelTuningClientSide: side: client puts a per-namespace sysctl
 // in the client node's namespace and (pods: true) the measured client's,
-// leaving the server end alone; side: both puts it at both ends. The
-// record names each end, and after the trial every value is back.
+// leaving the server end alone; side: both puts it at both ends, and a
+// global one once on the host. The record names each end (the host once,
+// with the value found before the run, not the server side's), and after
+// the trial every value is back.
 func TestKernelTuningClientSide(t *testing.T) {
-	const somax = "net.core.somaxconn"
-	kerneltest.RequireKernel(t, probe.Sysctl(somax))
+	const somax, budget = "net.core.somaxconn", "net.core.netdev_budget"
+	kerneltest.RequireKernel(t, probe.Sysctl(somax), probe.Sysctl(budget))
 	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
 	fs := tune.LocalFS{}
 	where := map[string]string{
@@ -124,11 +126,15 @@ func TestKernelTuningClientSide(t *testing.T) {
 	}
 	before := read()
 	v := next(before["client node"], 1033)
+	budgetBefore, err := fs.Read("", tune.FSProc, study.SysctlPath(budget))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for side, changed := range map[string][]string{
 		study.SideClient: {"client node", "client pods"},
 		study.SideBoth:   {"server node", "server pods", "client node", "client pods"},
 	} {
-		tu := study.Tuning{Name: "somax", Pods: true, Side: side, Sysctls: map[string]string{somax: v}}
+		tu := study.Tuning{Name: "somax", Pods: true, Side: side, Sysctls: map[string]string{somax: v, budget: next(budgetBefore, 7)}}
 		tg := &knob.Target{Cluster: cl, FS: func(engine.Node) tune.FS { return fs }, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
 			Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client},
 			Measured: []engine.Pod{pairs[0].Server}, MeasuredClients: []engine.Pod{pairs[0].Client}}
@@ -139,6 +145,12 @@ func TestKernelTuningClientSide(t *testing.T) {
 		during := read()
 		var recorded []string
 		for _, s := range tg.Tuned {
+			if s.Knob == budget {
+				if s.Where != results.WhereHost || strings.Join(s.Found, ",") != budgetBefore || s.Unchanged {
+					t.Errorf("side %s: %s recorded %+v, want once on the host over %s", side, budget, s, budgetBefore)
+				}
+				continue
+			}
 			recorded = append(recorded, map[string]string{results.WhereNode: "server node", results.WherePods: "server pods",
 				results.WhereClientNode: "client node", results.WhereClientPods: "client pods"}[s.Where])
 		}
@@ -159,6 +171,9 @@ func TestKernelTuningClientSide(t *testing.T) {
 		}
 		if after := read(); !maps.Equal(after, before) {
 			t.Errorf("side %s: after the trial %v, want %v", side, after, before)
+		}
+		if got, _ := fs.Read("", tune.FSProc, study.SysctlPath(budget)); got != budgetBefore {
+			t.Errorf("side %s: after the trial %s = %s, want %s", side, budget, got, budgetBefore)
 		}
 	}
 }
