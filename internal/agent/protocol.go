@@ -115,7 +115,6 @@ const (
 	KindGone         = "gone"
 	KindNotSupported = "not-supported"
 	KindBadPath      = "bad-path"
-	KindProcNotHost  = "proc-not-host"
 	KindNoSysctl     = "no-sysctl"
 )
 
@@ -155,8 +154,6 @@ func errorKind(err error) string {
 		return KindNotSupported
 	case errors.Is(err, tune.ErrBadPath):
 		return KindBadPath
-	case errors.Is(err, tune.ErrProcNotHost):
-		return KindProcNotHost
 	case errors.Is(err, tune.ErrNoSysctl):
 		return KindNoSysctl
 	}
@@ -179,8 +176,6 @@ func (e *RemoteError) Is(target error) bool {
 		return target == tune.ErrNotSupported
 	case KindBadPath:
 		return target == tune.ErrBadPath
-	case KindProcNotHost:
-		return target == tune.ErrProcNotHost
 	case KindNoSysctl:
 		return target == tune.ErrNoSysctl
 	}

@@ -46,9 +46,6 @@ var (
 	// ErrGone means the namespace or device holding a value no longer
 	// exists. Reverting such a value is done: it vanished with its owner.
 	ErrGone = errors.New("namespace or device is gone")
-	// ErrProcNotHost means a /proc/sys access was asked for in a
-	// namespace of an FS that reaches only the host's.
-	ErrProcNotHost = errors.New("proc sysctls are only written on the host")
 	// ErrBadPath means a path escapes its root or has the wrong form.
 	ErrBadPath = errors.New("bad tuning path")
 	// ErrNoSysctl means a /proc/sys file does not exist in the namespace
@@ -64,8 +61,9 @@ var (
 // relative to the namespace's own sysfs root
 // ("class/net/eth1/queues/rx-0/rps_cpus"); fsKind "proc": path is an
 // absolute /proc/sys path as the namespace sees it (netns "": the host's;
-// some FS reach the host's only: ErrProcNotHost). Implementations return an
-// error wrapping ErrGone when the namespace or device does not exist.
+// a sysctl the namespace does not show: ErrNoSysctl). Implementations
+// return an error wrapping ErrGone when the namespace or device does not
+// exist.
 type FS interface {
 	Read(netns, fsKind, path string) (string, error)
 	Write(netns, fsKind, path, value string) error
