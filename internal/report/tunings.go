@@ -56,7 +56,7 @@ const tuningsCaption = "What each tuning of the study is, and what its trials wr
 	"(host: the machine's initial namespace, shared by every emulated node; server node; server pods: each measured " +
 	"server pod; client node and client pods for a tuning with side: client or both), the knob (each receive queue's rps_cpus, a CPU mask, and rps_flow_cnt; or a sysctl), the value written " +
 	"and the values found there before it. A value that already held was left as it was. Every value is put back after " +
-	"each trial of its tuning, and by `cnibench cleanup` after a crash."
+	"each trial of its tuning, and by cnibench cleanup after a crash."
 
 func whereText(w string) string {
 	switch w {
