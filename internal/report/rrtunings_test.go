@@ -72,7 +72,10 @@ spec:
 	}) {
 		t.Errorf("run metadata details %+v", det)
 	}
-	if got := s.TuningSysctls(); !slices.Equal(got, []string{"net.core.busy_read"}) {
+	if got := s.TuningSysctls(study.SideServer); !slices.Equal(got, []string{"net.core.busy_read"}) {
 		t.Errorf("the study's sysctls %v", got)
+	}
+	if got := s.TuningSysctls(study.SideClient); len(got) != 0 {
+		t.Errorf("a server-side tuning's sysctls at the client: %v", got)
 	}
 }

@@ -198,7 +198,8 @@ type Env struct {
 	// Sysctls holds the network sysctls the study's tunings set, by
 	// name, as found before the run where the tunings write them (the
 	// host's for a global one, the server node's namespace's for one of
-	// each namespace).
+	// each namespace); those of a client-side tuning as "client: NAME",
+	// from the client node.
 	Sysctls map[string]string `json:"sysctls,omitempty"`
 	// Tunings says what each tuning wrote over the run's trials, by the
 	// tuning's name (MergeSettings); the baseline writes nothing.

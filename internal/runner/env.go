@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -38,8 +39,17 @@ func (r *run) writeEnv(c engine.Cluster) error {
 		ifaces = append(ifaces, t)
 	}
 	e.Steering = tune.Snapshot(r.engine.FS(srv), ifaces)
-	if names := r.study.TuningSysctls(); len(names) > 0 {
+	if names := r.study.TuningSysctls(study.SideServer); len(names) > 0 {
 		e.Sysctls = tune.SysctlSnapshot(r.engine.FS(srv), srv.Netns(), names)
+	}
+	// A client-side tuning's sysctls as the client node has them, keyed
+	// "client: NAME".
+	cli := c.Client()
+	for name, v := range tune.SysctlSnapshot(r.engine.FS(cli), cli.Netns(), r.study.TuningSysctls(study.SideClient)) {
+		if e.Sysctls == nil {
+			e.Sysctls = map[string]string{}
+		}
+		e.Sysctls["client: "+name] = v
 	}
 	r.engine.Describe(r.engineRun(), c, &e)
 	if pinned && e.NUMANodes <= 1 {

@@ -182,11 +182,14 @@ func equalTuning(a, b Tuning) bool {
 	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && a.Side == b.Side && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
 }
 
-// TuningSysctls are the names of the sysctls the study's tunings set,
-// sorted, each once.
-func (s *Study) TuningSysctls() []string {
+// TuningSysctls are the names of the sysctls the study's tunings set at
+// one end of the measured pairs (SideServer or SideClient), sorted.
+func (s *Study) TuningSysctls(side string) []string {
 	var out []string
 	for _, t := range s.Spec.Tunings {
+		if !slices.Contains(t.Sides(), side) {
+			continue
+		}
 		for name := range t.Sysctls {
 			out = append(out, name)
 		}
