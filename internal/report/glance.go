@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -67,7 +68,18 @@ func (n *numbers) glanceCell(r analysis.Row) string {
 	if out == "" {
 		out = "no ratio"
 	}
-	return out + fmt.Sprintf(" (n=%d)", count) + n.paperNote(r, true)
+	return out + fmt.Sprintf(" (n=%d)", count) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+}
+
+// unchangedNote marks a tuning that found every value it sets already in
+// place: its cells measure the machine as found under another name.
+func (n *numbers) unchangedNote(tuning string) string {
+	for _, t := range n.Tunings {
+		if t.Name == tuning && results.ChangedNothing(t.Set) {
+			return " · changed nothing"
+		}
+	}
+	return ""
 }
 
 // glanceCaption says what a glance cell holds and where the rest is.
@@ -76,9 +88,16 @@ func glanceCaption(m analysis.Model) string {
 	if m.Margin > 0 {
 		margin = fmt.Sprintf(" ±%s", strconv.FormatFloat(100*m.Margin, 'f', -1, 64)) + "%"
 	}
+	unchanged := ""
+	for _, t := range m.Tunings {
+		if results.ChangedNothing(t.Set) {
+			unchanged = "\"changed nothing\": the tuning found every value it sets already in place (\"What each tuning set\"), " +
+				"so its cells measured the machine as found. "
+		}
+	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
 		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads) and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
-		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
+		unchanged + "\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
 		"\"Repetitions and decisions\" says why each cell stopped."
 }

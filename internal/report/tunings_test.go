@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,22 @@ spec:
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}
+	}
+	// A tuning that changed nothing says so at a glance, too.
+	m.Tunings = append(m.Tunings, analysis.TuningDef{Name: "busy", Set: []results.TuningSetting{
+		{Where: results.WhereHost, Knob: "net.core.busy_read", Value: "50", Found: []string{"50"}, Unchanged: true}}})
+	m.Tunings = slices.DeleteFunc(m.Tunings, func(d analysis.TuningDef) bool { return d.Name == "busy" && d.Set == nil })
+	b.Reset()
+	if err := writeMarkdown(&b, s, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| busy | equal ×1.00 (n=2) · changed nothing |", "\"changed nothing\": the tuning found every value"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, b.String())
+		}
+	}
+	if !strings.Contains(md, "| rps+ | equal ×1.00 (n=2) |") || strings.Contains(md, "changed nothing") {
+		t.Errorf("a tuning that changed something is marked unchanged")
 	}
 	var h strings.Builder
 	if err := writeHTML(&h, run, s, m); err != nil {
