@@ -41,9 +41,10 @@ type TuningSetting struct {
 }
 
 // MergeSettings adds b's settings to a's: one entry per place, knob and
-// value, with the union of their devices and found values, sorted (host,
-// node, pods, client node, client pods; then knob and value). A tuning whose value changed between
-// trials (a mask that follows the busiest core) keeps one entry per value.
+// value, with the union of their devices and found values, unchanged
+// while every part was, sorted (host, node, pods, client node, client
+// pods; then knob and value). A tuning whose value changed between trials
+// (a mask that follows the busiest core) keeps one entry per value.
 func MergeSettings(a, b []TuningSetting) []TuningSetting {
 	out := slices.Clone(a)
 	for _, s := range b {
