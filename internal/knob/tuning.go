@@ -44,6 +44,12 @@ var tuningEntry = Entry{
 }
 
 func applyTuning(_ context.Context, t *Target) (Undo, error) {
+	t.Tuned = nil
+	if t.Tuning.IsBaseline() {
+		// Nothing to write: no need to find the devices (an agent call
+		// per pod on a cluster) for it.
+		return nil, nil
+	}
 	var undo []func() error
 	revert := func() error {
 		var errs []error
@@ -52,7 +58,6 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 		}
 		return errors.Join(errs...)
 	}
-	t.Tuned = nil
 	for _, side := range t.Tuning.Sides() {
 		node, tgt, err := tuningTarget(t, side)
 		if err == nil {
