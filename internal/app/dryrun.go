@@ -23,6 +23,12 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string,
 	fmt.Fprintf(w, "study %s (%s): %.0f cells: %d datapath(s) x %d replica count(s) x %.0f workload variant(s) x %d tuning(s) x %d impairment(s)\n",
 		s.Metadata.Name, from, p.Cells, len(sp.Datapaths), len(sp.Replicas), p.Cells/max(p.PerVariant, 1), len(sp.Tunings), len(s.ImpairmentCells()))
 	fmt.Fprintf(w, "repetitions: %s\n", d.Design)
+	if len(sp.Tunings) > 1 {
+		fmt.Fprintln(w, "tunings (each set for its own trials only, and put back after each):")
+		for _, t := range sp.Tunings {
+			fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Describe())
+		}
+	}
 	per := fmt.Sprintf("duration %s + cooldown %s per trial", sp.Duration.Duration, sp.Cooldown.Duration)
 	if p.SearchSeconds > 0 {
 		per += ", and the loss-ceiling searches' probes"

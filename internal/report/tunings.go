@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -124,7 +122,7 @@ func definedIn(s *study.Study, name string) string {
 	if !ok {
 		return ""
 	}
-	return defined(t)
+	return t.Describe()
 }
 
 // unsetText is the "set to" cell of a tuning without a recorded write.
@@ -136,63 +134,4 @@ func unsetText(d analysis.TuningDef, measured bool) string {
 		return "not applied: no trial of it ran"
 	}
 	return "not recorded (the run was made before cnibench recorded what tunings set)"
-}
-
-// defined says in words what a tuning sets and where.
-func defined(t study.Tuning) string {
-	if t.IsBaseline() {
-		return "nothing: the machine as found"
-	}
-	// end names the ends of the measured pairs the tuning goes on.
-	end, ends := "server", "server node's"
-	switch t.Side {
-	case study.SideClient:
-		end, ends = "client", "client node's"
-	case study.SideBoth:
-		end, ends = "server and client", "server and client nodes'"
-	}
-	var what []string
-	if t.RPS != nil {
-		what = append(what, "RPS to CPUs "+rpsCPUs(t.RPS.CPUs))
-	}
-	if t.RFS != nil {
-		what = append(what, fmt.Sprintf("RFS with %d socket-flow entries (host) and %d flows per receive queue",
-			t.RFS.SockFlowEntries, t.RFS.FlowCnt))
-	}
-	var out []string
-	if len(what) > 0 {
-		where := "on the " + ends + " underlay NIC, tunnel device and measured pods' host-side veths"
-		if t.Devices == study.DevicesUnderlay {
-			where = "on the " + ends + " underlay NIC only"
-		}
-		if t.Pods {
-			where += ", and on eth0 inside each measured " + end + " pod"
-		}
-		out = append(out, strings.Join(what, "; ")+" "+where)
-	}
-	if len(t.Sysctls) > 0 {
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(t.Sysctls)) {
-			kv = append(kv, k+" = "+t.Sysctls[k])
-		}
-		where := "in the " + ends + " namespace"
-		if t.Side == study.SideBoth {
-			where = "in the server and client nodes' namespaces"
-		}
-		if t.Pods {
-			where += " and each measured " + end + " pod's"
-		}
-		out = append(out, "sysctls "+strings.Join(kv, ", ")+" (a global one on the host, one of each namespace "+where+")")
-	}
-	return strings.Join(out, "; ")
-}
-
-func rpsCPUs(sel string) string {
-	switch sel {
-	case study.CPUsAll:
-		return "all (every CPU of the node)"
-	case study.CPUsAllButSoftIRQ:
-		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a client node, its highest)"
-	}
-	return sel
 }

@@ -240,3 +240,63 @@ func checkSysctl(name, value string) string {
 	}
 	return ""
 }
+
+// Describe says in words what the tuning sets and where, for a report's
+// table of tunings and `run --dry-run`.
+func (t Tuning) Describe() string {
+	if t.IsBaseline() {
+		return "nothing: the machine as found"
+	}
+	// end names the ends of the measured pairs the tuning goes on.
+	end, ends := "server", "server node's"
+	switch t.Side {
+	case SideClient:
+		end, ends = "client", "client node's"
+	case SideBoth:
+		end, ends = "server and client", "server and client nodes'"
+	}
+	var what []string
+	if t.RPS != nil {
+		what = append(what, "RPS to CPUs "+rpsCPUs(t.RPS.CPUs))
+	}
+	if t.RFS != nil {
+		what = append(what, fmt.Sprintf("RFS with %d socket-flow entries (host) and %d flows per receive queue",
+			t.RFS.SockFlowEntries, t.RFS.FlowCnt))
+	}
+	var out []string
+	if len(what) > 0 {
+		where := "on the " + ends + " underlay NIC, tunnel device and measured pods' host-side veths"
+		if t.Devices == DevicesUnderlay {
+			where = "on the " + ends + " underlay NIC only"
+		}
+		if t.Pods {
+			where += ", and on eth0 inside each measured " + end + " pod"
+		}
+		out = append(out, strings.Join(what, "; ")+" "+where)
+	}
+	if len(t.Sysctls) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(t.Sysctls)) {
+			kv = append(kv, k+" = "+t.Sysctls[k])
+		}
+		where := "in the " + ends + " namespace"
+		if t.Side == SideBoth {
+			where = "in the server and client nodes' namespaces"
+		}
+		if t.Pods {
+			where += " and each measured " + end + " pod's"
+		}
+		out = append(out, "sysctls "+strings.Join(kv, ", ")+" (a global one on the host, one of each namespace "+where+")")
+	}
+	return strings.Join(out, "; ")
+}
+
+func rpsCPUs(sel string) string {
+	switch sel {
+	case CPUsAll:
+		return "all (every CPU of the node)"
+	case CPUsAllButSoftIRQ:
+		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a client node, its highest)"
+	}
+	return sel
+}

@@ -1,30 +1,29 @@
-package report
+package study
 
 import (
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // Each part of a tuning is said with where it goes.
-func TestDefined(t *testing.T) {
+func TestDescribe(t *testing.T) {
 	for _, tc := range []struct {
-		t    study.Tuning
+		t    Tuning
 		want string
 	}{
-		{study.Tuning{Name: "baseline"}, "nothing: the machine as found"},
-		{study.Tuning{Name: "nic", RPS: &study.RPS{CPUs: "0-2"}, Devices: study.DevicesUnderlay},
+		{Tuning{Name: "baseline"}, "nothing: the machine as found"},
+		{Tuning{Name: "nic", RPS: &RPS{CPUs: "0-2"}, Devices: DevicesUnderlay},
 			"RPS to CPUs 0-2 on the server node's underlay NIC only"},
-		{study.Tuning{Name: "rps-7", RPS: &study.RPS{CPUs: study.CPUsAllButSoftIRQ}},
+		{Tuning{Name: "rps-7", RPS: &RPS{CPUs: CPUsAllButSoftIRQ}},
 			"RPS to CPUs all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a client node, its highest) on the server node's underlay NIC, tunnel device and measured pods' host-side veths"},
-		{study.Tuning{Name: "busy", Pods: true, Sysctls: map[string]string{"net.core.somaxconn": "1024", "net.core.busy_read": "50"}},
+		{Tuning{Name: "busy", Pods: true, Sysctls: map[string]string{"net.core.somaxconn": "1024", "net.core.busy_read": "50"}},
 			"sysctls net.core.busy_read = 50, net.core.somaxconn = 1024 (a global one on the host, one of each namespace in the server node's namespace and each measured server pod's)"},
-		{study.Tuning{Name: "bbr", Side: study.SideClient, Pods: true, Sysctls: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}},
+		{Tuning{Name: "bbr", Side: SideClient, Pods: true, Sysctls: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}},
 			"sysctls net.ipv4.tcp_congestion_control = bbr (a global one on the host, one of each namespace in the client node's namespace and each measured client pod's)"},
-		{study.Tuning{Name: "rps-both", Side: study.SideBoth, RPS: &study.RPS{CPUs: study.CPUsAll}},
+		{Tuning{Name: "rps-both", Side: SideBoth, RPS: &RPS{CPUs: CPUsAll}},
 			"RPS to CPUs all (every CPU of the node) on the server and client nodes' underlay NIC, tunnel device and measured pods' host-side veths"},
 	} {
-		if got := defined(tc.t); got != tc.want {
+		if got := tc.t.Describe(); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.t.Name, got, tc.want)
 		}
 	}

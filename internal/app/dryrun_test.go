@@ -1,0 +1,41 @@
+package app
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/runner"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// A dry run says, before anything changes, what each tuning will set and
+// where; a refused one still does, and offers no command.
+func TestDryRunTunings(t *testing.T) {
+	s, err := study.Parse("bbr.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: bbr}
+spec:
+  datapaths: [bridge]
+  tunings:
+    - baseline
+    - {name: bbr, side: client, pods: true, sysctls: {net.ipv4.tcp_congestion_control: bbr}}
+  workloads: [{name: tcp, tool: iperf3}]
+  trials: 2
+  duration: 5s
+`), study.Options{}, studyCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := runner.DryRun{Plan: s.Plan(), Design: "2 trials per cell", Engine: "local"}
+	want := "tunings (each set for its own trials only, and put back after each):\n" +
+		"  baseline: nothing: the machine as found\n" +
+		"  bbr: sysctls net.ipv4.tcp_congestion_control = bbr (a global one on the host, one of each namespace in the client node's namespace and each measured client pod's)\n"
+	for _, refused := range []error{nil, errors.New("no iperf3")} {
+		var b strings.Builder
+		printDryRun(&b, s, d, []string{"cnibench", "run", "bbr.yaml"}, refused)
+		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "to run it:") != (refused == nil) {
+			t.Errorf("dry run (refused: %v):\n%s\nwant it to hold:\n%s", refused, b.String(), want)
+		}
+	}
+}
