@@ -118,8 +118,8 @@ type Row struct {
 // same set-up.
 var PodMetrics = []string{"pod_setup_ms"}
 
-// SamePods reports whether two rows of a pod metric (of two workloads
-// at one datapath, tuning and replica count) are one measurement: they
+// SamePods reports whether two rows of a pod metric (of two workloads,
+// or two tunings, at one datapath and replica count) are one measurement: they
 // have trials in common and agree on each. Their means may still
 // differ: in a run of several datapaths each round builds new pods, and
 // a cell that stopped earlier holds fewer of the rounds' values.

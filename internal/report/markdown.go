@@ -168,6 +168,10 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		slices.SortStableFunc(measured, func(a, b string) int { return headlineRank(a) - headlineRank(b) })
 		for _, metric := range measured {
 			fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
+			if slices.Contains(analysis.PodMetrics, metric) {
+				n.podTable(g, metric).markdown(w)
+				continue
+			}
 			n.tuningTable(g, metric, -1, n.absCell).markdown(w)
 		}
 	}
