@@ -2,7 +2,6 @@ package study
 
 import (
 	"testing"
-
 )
 
 // Each part of a tuning is said with where it goes.
