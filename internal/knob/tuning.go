@@ -64,7 +64,7 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 			var applied *tune.Applied
 			applied, err = tune.Apply(t.Journal, t.FS(node), t.Tuning, tgt)
 			if err == nil {
-				set := sideOf(side, applied.Settings(tgt))
+				set := sideOf(side, node == t.Cluster.Server(), applied.Settings(tgt))
 				if len(undo) > 0 {
 					// The host's values were the server side's to set;
 					// the client side found them already written.
@@ -92,15 +92,19 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 	return revert, nil
 }
 
-// sideOf places the client side's settings on the client's node and pods.
-func sideOf(side string, set []results.TuningSetting) []results.TuningSetting {
+// sideOf places the client side's settings on the client's node and pods;
+// intra-node clients (onServer) are on the server node, whose writes stay
+// the node's.
+func sideOf(side string, onServer bool, set []results.TuningSetting) []results.TuningSetting {
 	if side != study.SideClient {
 		return set
 	}
 	for i := range set {
 		switch set[i].Where {
 		case results.WhereNode:
-			set[i].Where = results.WhereClientNode
+			if !onServer {
+				set[i].Where = results.WhereClientNode
+			}
 		case results.WherePods:
 			set[i].Where = results.WhereClientPods
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -61,6 +62,31 @@ func TestTuningTargetClientSide(t *testing.T) {
 		}
 		if node.Name() != c.node || tgt.NodeIfaces[2].Name != c.veth || !slices.Equal(tgt.CPUs, c.cpus) || tgt.SoftIRQCore != c.softirq {
 			t.Errorf("%s side: node %s, devices %v, CPUs %v, softirq core %d", c.side, node.Name(), tgt.NodeIfaces, tgt.CPUs, tgt.SoftIRQCore)
+		}
+	}
+}
+
+// The client end's writes are the client node's and pods'; intra-node
+// clients' node writes are the server node's (their pods stay clients').
+func TestSideOf(t *testing.T) {
+	set := func() []results.TuningSetting {
+		return []results.TuningSetting{{Where: results.WhereHost}, {Where: results.WhereNode}, {Where: results.WherePods}}
+	}
+	for _, c := range []struct {
+		side     string
+		onServer bool
+		want     []string
+	}{
+		{study.SideServer, false, []string{results.WhereHost, results.WhereNode, results.WherePods}},
+		{study.SideClient, false, []string{results.WhereHost, results.WhereClientNode, results.WhereClientPods}},
+		{study.SideClient, true, []string{results.WhereHost, results.WhereNode, results.WhereClientPods}},
+	} {
+		var got []string
+		for _, s := range sideOf(c.side, c.onServer, set()) {
+			got = append(got, s.Where)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("side %s, on the server node %v: %v, want %v", c.side, c.onServer, got, c.want)
 		}
 	}
 }
