@@ -64,7 +64,7 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 			var applied *tune.Applied
 			applied, err = tune.Apply(t.Journal, t.FS(node), t.Tuning, tgt)
 			if err == nil {
-				set := sideOf(side, node == t.Cluster.Server(), applied.Settings(tgt))
+				set := applied.Settings(tgt)
 				if len(undo) > 0 {
 					// The host's values were the server side's to set;
 					// the client side found them already written.
@@ -92,26 +92,6 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 	return revert, nil
 }
 
-// sideOf places the client side's settings on the client's node and pods;
-// intra-node clients (onServer) are on the server node, whose writes stay
-// the node's.
-func sideOf(side string, onServer bool, set []results.TuningSetting) []results.TuningSetting {
-	if side != study.SideClient {
-		return set
-	}
-	for i := range set {
-		switch set[i].Where {
-		case results.WhereNode:
-			if !onServer {
-				set[i].Where = results.WhereClientNode
-			}
-		case results.WherePods:
-			set[i].Where = results.WhereClientPods
-		}
-	}
-	return set
-}
-
 // tuningTarget is what the cell's tuning goes on at one end of the
 // measured pairs: that end's node's underlay, and unless the tuning says
 // devices: underlay its tunnel device and the measured pods' host-side
@@ -120,15 +100,19 @@ func sideOf(side string, onServer bool, set []results.TuningSetting) []results.T
 // their clients'.
 func tuningTarget(t *Target, side string) (engine.Node, tune.Target, error) {
 	node, pods, cpus, softirq := t.Cluster.Server(), t.Measured, t.SteerCPUs, t.SoftIRQCore
+	nodeAt, podsAt := results.WhereNode, results.WherePods
 	if side == study.SideClient {
 		// The softirq core rps-7 avoids is the server's; on the client
 		// it is the highest CPU, as when unknown.
 		node, pods, cpus, softirq = t.Cluster.Client(), t.MeasuredClients, t.ClientSteerCPUs, -1
+		nodeAt = results.WhereClientNode
 		if len(pods) > 0 && pods[0].Node() == t.Cluster.Server().Name() {
-			node = t.Cluster.Server() // placement: intra-node
+			// placement: intra-node; the clients' node is the server's
+			node, nodeAt = t.Cluster.Server(), results.WhereNode
 		}
+		podsAt = results.WhereClientPods
 	}
-	tgt := tune.Target{CPUs: cpus, SoftIRQCore: softirq, NodeNetns: node.Netns()}
+	tgt := tune.Target{CPUs: cpus, SoftIRQCore: softirq, NodeNetns: node.Netns(), NodeWhere: nodeAt, PodsWhere: podsAt}
 	tgt.NodeIfaces = append(tgt.NodeIfaces, node.Underlay())
 	if t.Tuning.Devices != study.DevicesUnderlay {
 		if tun, ok := node.Tunnel(); ok {

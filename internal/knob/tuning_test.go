@@ -1,10 +1,14 @@
 package knob
 
 import (
+	"context"
+	"errors"
+	"net"
 	"slices"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -69,24 +73,33 @@ func TestTuningTargetClientSide(t *testing.T) {
 // The client end's writes are the client node's and pods'; intra-node
 // clients' node writes are the server node's (their pods stay clients').
 func TestSideOf(t *testing.T) {
-	set := func() []results.TuningSetting {
-		return []results.TuningSetting{{Where: results.WhereHost}, {Where: results.WhereNode}, {Where: results.WherePods}}
-	}
+	srv, cli := &fakeNode{name: "w1"}, &fakeNode{name: "w2"}
+	tu := study.Tuning{Name: "rps", RPS: &study.RPS{CPUs: study.CPUsAll}, Side: study.SideBoth}
 	for _, c := range []struct {
-		side     string
-		onServer bool
-		want     []string
+		side, clientsOn string
+		want            []string
 	}{
-		{study.SideServer, false, []string{results.WhereHost, results.WhereNode, results.WherePods}},
-		{study.SideClient, false, []string{results.WhereHost, results.WhereClientNode, results.WhereClientPods}},
-		{study.SideClient, true, []string{results.WhereHost, results.WhereNode, results.WhereClientPods}},
+		{study.SideServer, "w2", []string{results.WhereNode, results.WherePods}},
+		{study.SideClient, "w2", []string{results.WhereClientNode, results.WhereClientPods}},
+		{study.SideClient, "w1", []string{results.WhereNode, results.WhereClientPods}},
 	} {
-		var got []string
-		for _, s := range sideOf(c.side, c.onServer, set()) {
-			got = append(got, s.Where)
+		kt := &Target{Cluster: fakeCluster{srv: srv, cli: cli}, Tuning: tu, MeasuredClients: []engine.Pod{podOn{c.clientsOn}}}
+		_, tgt, err := tuningTarget(kt, c.side)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("side %s, on the server node %v: %v, want %v", c.side, c.onServer, got, c.want)
+		if got := []string{tgt.NodeWhere, tgt.PodsWhere}; !slices.Equal(got, c.want) {
+			t.Errorf("side %s, clients on %s: recorded at %v, want %v", c.side, c.clientsOn, got, c.want)
 		}
 	}
+}
+
+// podOn is a pod on the named node.
+type podOn struct{ node string }
+
+func (p podOn) Name() string { return "p" }
+func (p podOn) Node() string { return p.node }
+func (p podOn) IP() net.IP   { return nil }
+func (p podOn) Start(context.Context, []string) (engine.Process, error) {
+	return nil, errors.New("not here")
 }

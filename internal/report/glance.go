@@ -89,11 +89,9 @@ func glanceCaption(m analysis.Model) string {
 		margin = fmt.Sprintf(" ±%s", strconv.FormatFloat(100*m.Margin, 'f', -1, 64)) + "%"
 	}
 	unchanged := ""
-	for _, t := range m.Tunings {
-		if results.ChangedNothing(t.Set) {
-			unchanged = "\"changed nothing\": the tuning found every value it sets already in place (\"What each tuning set\"), " +
-				"so its cells measured the machine as found. "
-		}
+	if slices.ContainsFunc(m.Tunings, func(t analysis.TuningDef) bool { return results.ChangedNothing(t.Set) }) {
+		unchanged = "\"changed nothing\": the tuning found every value it sets already in place (\"What each tuning set\"), " +
+			"so its cells measured the machine as found. "
 	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
 		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads) and the trials it was judged on (n). Where an adaptive run " +

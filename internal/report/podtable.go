@@ -11,9 +11,9 @@ import (
 // agrees with the others trial by trial (analysis.SamePods), the table is
 // one row for all of them, not the same number once per tuning.
 func (n *numbers) podTable(g analysis.Group, metric string) table {
-	folded := table{Head: []string{"tuning"}, Rows: [][]string{{"every tuning (the same pods)"}}}
-	for i, reps := range g.Dims.Replicas {
-		folded.Head = append(folded.Head, n.tuningTable(g, metric, -1, n.absCell).Head[i+1])
+	full := n.tuningTable(g, metric, -1, n.absCell)
+	folded := table{Head: full.Head, Rows: [][]string{{"every tuning (the same pods)"}}}
+	for _, reps := range g.Dims.Replicas {
 		var rows []analysis.Row
 		for _, tn := range g.Dims.Tunings {
 			if r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, -1); ok {
@@ -21,7 +21,7 @@ func (n *numbers) podTable(g analysis.Group, metric string) table {
 			}
 		}
 		if len(rows) != len(g.Dims.Tunings) {
-			return n.tuningTable(g, metric, -1, n.absCell)
+			return full
 		}
 		// The row with the most trials stands for all: a tuning that
 		// stopped earlier holds fewer of the rounds' pods.
@@ -33,7 +33,7 @@ func (n *numbers) podTable(g analysis.Group, metric string) table {
 		}
 		for _, r := range rows {
 			if !analysis.SamePods(r, most) {
-				return n.tuningTable(g, metric, -1, n.absCell)
+				return full
 			}
 		}
 		folded.Rows[0] = append(folded.Rows[0], n.absCell(most))

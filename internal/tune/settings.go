@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"path"
 	"strings"
 
@@ -23,6 +24,7 @@ func (a *Applied) Settings(tgt Target) []results.TuningSetting {
 			pods[ifc.Netns] = true
 		}
 	}
+	node, podsAt := cmp.Or(tgt.NodeWhere, results.WhereNode), cmp.Or(tgt.PodsWhere, results.WherePods)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []results.TuningSetting
@@ -30,13 +32,13 @@ func (a *Applied) Settings(tgt Target) []results.TuningSetting {
 		s := results.TuningSetting{Value: oneLine(w.Value), Found: []string{oneLine(w.old)}, Unchanged: Equal(w.Path, w.old, w.Value)}
 		switch {
 		case pods[w.Netns]:
-			s.Where = results.WherePods
+			s.Where = podsAt
 		case w.Netns == "" && tgt.NodeNetns != "":
 			// The node has a namespace of its own, so what is written
 			// outside it is the machine's (a global sysctl).
 			s.Where = results.WhereHost
 		default:
-			s.Where = results.WhereNode
+			s.Where = node
 		}
 		if w.FS == FSProc {
 			s.Knob = sysctlName(w.Path)

@@ -54,6 +54,18 @@ func TestSettings(t *testing.T) {
 			t.Errorf("%s went to %q on a cluster node, want %q", s.Knob, s.Where, results.WhereNode)
 		}
 	}
+	// The client end names its node and pods so (knob's tuningTarget).
+	tgt.NodeWhere, tgt.PodsWhere = results.WhereClientNode, results.WhereClientPods
+	client := study.Tuning{Name: "rps", RPS: &study.RPS{CPUs: "0"}, Pods: true}
+	if a, err = Apply(openJournal(t), f, client, tgt); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Revert()
+	for _, s := range a.Settings(tgt) {
+		if want := map[bool]string{false: results.WhereClientNode, true: results.WhereClientPods}[s.Devices[0] == "eth0"]; s.Where != want {
+			t.Errorf("client end: %s of %v went to %q, want %q", s.Knob, s.Devices, s.Where, want)
+		}
+	}
 	if (*Applied)(nil).Settings(tgt) != nil {
 		t.Error("a baseline (nil Applied) set something")
 	}

@@ -86,6 +86,10 @@ type Target struct {
 	// SoftIRQCore is the core excluded by "all-but-softirq-core"; -1 means
 	// unknown, and then the highest CPU is used, as the paper's core 3 of 4.
 	SoftIRQCore int
+	// NodeWhere and PodsWhere name the node and the pods in the record
+	// of what was set (Settings): results.WhereNode and WherePods when
+	// "", the client end's names for a client-side tuning.
+	NodeWhere, PodsWhere string
 }
 
 // Change is one value to write.
