@@ -106,6 +106,9 @@ type Facts struct {
 	// MachineCPUs are the CPUs RPS masks are computed from; nil means
 	// this machine's.
 	MachineCPUs cpuset.Set
+	// ClientCPUs are the client node's CPUs, for RPS masks at the client
+	// end (a tuning with side: client or both); nil means MachineCPUs.
+	ClientCPUs cpuset.Set
 	// Remote is true when the nodes are other machines (a cluster): this
 	// machine's CPU topology, probes and datapath MTUs say nothing of
 	// them, so options resolved from those are refused or left to the

@@ -94,8 +94,11 @@ type Target struct {
 	SteerCPUs   cpuset.Set
 	SoftIRQCore int
 	// ClientSteerCPUs are the CPUs an RPS mask may name on the client
-	// node (a tuning with side: client or both).
-	ClientSteerCPUs cpuset.Set
+	// node (a tuning with side: client or both); ClientSoftIRQCore is
+	// the core rps-7 steers away from there, -1 when not known (the
+	// highest CPU then).
+	ClientSteerCPUs   cpuset.Set
+	ClientSoftIRQCore int
 	// Tuned is what the cell's tuning set (set by the tuning knob, kept
 	// by the runner in env.json for the report).
 	Tuned []results.TuningSetting

@@ -102,15 +102,13 @@ func tuningTarget(t *Target, side string) (engine.Node, tune.Target, error) {
 	node, pods, cpus, softirq := t.Cluster.Server(), t.Measured, t.SteerCPUs, t.SoftIRQCore
 	nodeAt, podsAt := results.WhereNode, results.WherePods
 	if side == study.SideClient {
-		// The softirq core rps-7 avoids is the server's; on the client
-		// it is the highest CPU, as when unknown.
-		node, pods, cpus, softirq = t.Cluster.Client(), t.MeasuredClients, t.ClientSteerCPUs, -1
-		nodeAt = results.WhereClientNode
-		if len(pods) > 0 && pods[0].Node() == t.Cluster.Server().Name() {
-			// placement: intra-node; the clients' node is the server's
-			node, nodeAt = t.Cluster.Server(), results.WhereNode
+		pods, podsAt = t.MeasuredClients, results.WhereClientPods
+		// placement: intra-node puts the clients on the server's node,
+		// its CPUs and its softirq core.
+		if len(pods) == 0 || pods[0].Node() != t.Cluster.Server().Name() {
+			node, cpus, softirq = t.Cluster.Client(), t.ClientSteerCPUs, t.ClientSoftIRQCore
+			nodeAt = results.WhereClientNode
 		}
-		podsAt = results.WhereClientPods
 	}
 	tgt := tune.Target{CPUs: cpus, SoftIRQCore: softirq, NodeNetns: node.Netns(), NodeWhere: nodeAt, PodsWhere: podsAt}
 	tgt.NodeIfaces = append(tgt.NodeIfaces, node.Underlay())

@@ -44,28 +44,29 @@ func TestTuningTargetDevices(t *testing.T) {
 }
 
 // The client end is the client node's devices and the measured clients,
-// with the client's CPUs; rps-7's softirq core is the server's, so the
-// client side takes the highest CPU.
+// with the client's CPUs and softirq core; intra-node clients' end is the
+// server node, its CPUs and its softirq core.
 func TestTuningTargetClientSide(t *testing.T) {
 	srv := &fakeNode{name: "w1", veths: []netns.Iface{{Name: "cali1"}}}
 	cli := &fakeNode{name: "w2", veths: []netns.Iface{{Name: "cali9"}}}
 	tu := study.Tuning{Name: "rps", RPS: &study.RPS{CPUs: study.CPUsAllButSoftIRQ}, Side: study.SideBoth}
-	kt := &Target{Cluster: fakeCluster{srv: srv, cli: cli}, Tuning: tu,
-		SteerCPUs: cpuset.Range(4), SoftIRQCore: 0, ClientSteerCPUs: cpuset.Set{2, 3}}
 	for _, c := range []struct {
-		side, node, veth string
-		cpus             cpuset.Set
-		softirq          int
+		side, clientsOn, node, veth string
+		cpus                        cpuset.Set
+		softirq                     int
 	}{
-		{study.SideServer, "w1", "cali1", cpuset.Range(4), 0},
-		{study.SideClient, "w2", "cali9", cpuset.Set{2, 3}, -1},
+		{study.SideServer, "w2", "w1", "cali1", cpuset.Range(4), 0},
+		{study.SideClient, "w2", "w2", "cali9", cpuset.Set{2, 3}, 3},
+		{study.SideClient, "w1", "w1", "cali1", cpuset.Range(4), 0},
 	} {
+		kt := &Target{Cluster: fakeCluster{srv: srv, cli: cli}, Tuning: tu, MeasuredClients: []engine.Pod{podOn{c.clientsOn}},
+			SteerCPUs: cpuset.Range(4), SoftIRQCore: 0, ClientSteerCPUs: cpuset.Set{2, 3}, ClientSoftIRQCore: 3}
 		node, tgt, err := tuningTarget(kt, c.side)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if node.Name() != c.node || tgt.NodeIfaces[2].Name != c.veth || !slices.Equal(tgt.CPUs, c.cpus) || tgt.SoftIRQCore != c.softirq {
-			t.Errorf("%s side: node %s, devices %v, CPUs %v, softirq core %d", c.side, node.Name(), tgt.NodeIfaces, tgt.CPUs, tgt.SoftIRQCore)
+			t.Errorf("%s side, clients on %s: node %s, devices %v, CPUs %v, softirq core %d", c.side, c.clientsOn, node.Name(), tgt.NodeIfaces, tgt.CPUs, tgt.SoftIRQCore)
 		}
 	}
 }

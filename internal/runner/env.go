@@ -39,12 +39,15 @@ func (r *run) writeEnv(c engine.Cluster) error {
 		ifaces = append(ifaces, t)
 	}
 	e.Steering = tune.Snapshot(r.engine.FS(srv), ifaces)
+	cli := c.Client()
+	if r.study.Steers(study.SideClient) && cli.Name() != srv.Name() {
+		r.clientSteering(cli, e.Steering)
+	}
 	if names := r.study.TuningSysctls(study.SideServer); len(names) > 0 {
 		e.Sysctls = tune.SysctlSnapshot(r.engine.FS(srv), srv.Netns(), names)
 	}
 	// A client-side tuning's sysctls as the client node has them, keyed
 	// "client: NAME".
-	cli := c.Client()
 	for name, v := range tune.SysctlSnapshot(r.engine.FS(cli), cli.Netns(), r.study.TuningSysctls(study.SideClient)) {
 		if e.Sysctls == nil {
 			e.Sysctls = map[string]string{}
@@ -62,6 +65,22 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.Origin = r.origin
 	r.env = e
 	return r.out.WriteEnv(e)
+}
+
+// clientSteering adds the client node's RPS/RFS settings as found, keyed
+// "client: PATH", for tunings that steer at the client end; the global
+// flow table once, unless the nodes share this kernel.
+func (r *run) clientSteering(cli engine.Node, into map[string]string) {
+	ifaces := []netns.Iface{cli.Underlay()}
+	if t, ok := cli.Tunnel(); ok {
+		ifaces = append(ifaces, t)
+	}
+	for k, v := range tune.Snapshot(r.engine.FS(cli), ifaces) {
+		if k == tune.SockFlowEntriesSysctl && r.plan.sharedKernel {
+			continue
+		}
+		into["client: "+k] = v
+	}
 }
 
 // recordTuning adds what a trial's tuning set to env.json (the report's

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
@@ -36,7 +38,10 @@ type plan struct {
 	datapaths  map[string]engine.Datapath
 	serverCPUs cpuset.Set
 	clientCPUs cpuset.Set
-	machine    cpuset.Set
+	// machine are the CPUs of the server node (this machine's, or a
+	// cluster node's); clientMachine the client node's when it is
+	// another machine that says (engine.Facts.ClientCPUs).
+	machine, clientMachine cpuset.Set
 	// workloads are the options resolved for this machine (workloadopts.go).
 	workloads *workload.Prepared
 	// remote is set when the nodes are other machines (a cluster);
@@ -70,6 +75,7 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
 	}
+	p.clientMachine = facts.ClientCPUs
 	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine); err != nil {
 		return nil, err
 	}
@@ -131,19 +137,47 @@ func (p *plan) needs(s *study.Study) (engine.Needs, error) {
 	return n, nil
 }
 
-// checkRPSCPUs checks that every CPU an RPS mask names is the server
-// node's.
+// checkRPSCPUs checks that every CPU an RPS mask names is one of the
+// node's it goes on: the server node's, the client node's for a tuning
+// at the client end (and the server's too when a workload puts its
+// clients on the server node).
 func (p *plan) checkRPSCPUs(s *study.Study) error {
+	intra := slices.ContainsFunc(s.Variants(), func(w study.Workload) bool { return w.Placement == study.PlacementIntraNode })
 	for i, t := range s.Spec.Tunings {
-		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll || t.RPS.CPUs == study.CPUsAllButSoftIRQ {
+		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll {
 			continue
 		}
-		set, _ := cpuset.Parse(t.RPS.CPUs)
-		for _, c := range set {
-			if !p.steerCPUs().Contains(c) {
-				return study.At(fmt.Sprintf("spec.tunings[%d].rps.cpus", i), fmt.Errorf("tuning %s: rps cpus %s: CPU %d is not a CPU of the server node (%s)",
-					t.Name, t.RPS.CPUs, c, p.steerCPUs()))
+		ends := map[string]cpuset.Set{}
+		for _, side := range t.Sides() {
+			if side == study.SideServer || intra {
+				ends["server"] = p.steerCPUs()
 			}
+			if side == study.SideClient {
+				ends["client"] = p.clientSteerCPUs()
+			}
+		}
+		for _, end := range slices.Sorted(maps.Keys(ends)) {
+			if err := rpsCPUsFit(t.RPS.CPUs, end, ends[end]); err != nil {
+				return study.At(fmt.Sprintf("spec.tunings[%d].rps.cpus", i), fmt.Errorf("tuning %s: %w", t.Name, err))
+			}
+		}
+	}
+	return nil
+}
+
+// rpsCPUsFit checks an RPS CPU selector against the CPUs of the node at
+// one end: a list names only its CPUs; all-but-softirq-core leaves one.
+func rpsCPUsFit(sel, end string, cpus cpuset.Set) error {
+	if sel == study.CPUsAllButSoftIRQ {
+		if len(cpus) < 2 {
+			return fmt.Errorf("rps cpus %s: the %s node has only CPU %s, none is left without it", sel, end, cpus)
+		}
+		return nil
+	}
+	set, _ := cpuset.Parse(sel)
+	for _, c := range set {
+		if !cpus.Contains(c) {
+			return fmt.Errorf("rps cpus %s: CPU %d is not a CPU of the %s node (%s)", sel, c, end, cpus)
 		}
 	}
 	return nil
@@ -158,10 +192,14 @@ func (p *plan) steerCPUs() cpuset.Set {
 	return p.machine
 }
 
-// clientSteerCPUs are the CPUs an RPS mask may name on the client node.
+// clientSteerCPUs are the CPUs an RPS mask may name on the client node:
+// its pinned CPUs, else the client node's (a cluster's), else every CPU.
 func (p *plan) clientSteerCPUs() cpuset.Set {
-	if len(p.clientCPUs) > 0 {
+	switch {
+	case len(p.clientCPUs) > 0:
 		return p.clientCPUs
+	case len(p.clientMachine) > 0:
+		return p.clientMachine
 	}
 	return p.machine
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ type stubEngine struct {
 	// refuse, when set, is the knob need the engine refuses.
 	refuse  string
 	machine cpuset.Set
+	// client are the client node's CPUs when it says (a cluster's).
+	client cpuset.Set
 }
 
 func (stubEngine) Name() string { return "stub" }
@@ -36,7 +39,7 @@ func (e stubEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs)
 			return engine.Facts{}, k.Refusal("", errors.New("kernel feature x is not available"))
 		}
 	}
-	f := engine.Facts{Remote: e.remote, MachineCPUs: e.machine}
+	f := engine.Facts{Remote: e.remote, MachineCPUs: e.machine, ClientCPUs: e.client}
 	if e.checkTools {
 		return f, n.CheckTools()
 	}
@@ -136,6 +139,51 @@ func TestPreflightErrorsAtTheirLine(t *testing.T) {
 		}
 		if tc.name == "mss, twice" && (err == nil || !strings.HasSuffix(err.Error(), "(and 1 more problem: run again after fixing this one to see the next)")) {
 			t.Errorf("%s: %v: the second problem not counted", tc.name, err)
+		}
+	}
+}
+
+// An RPS CPU list is checked against the node of each end its tuning
+// goes on: the client node's CPUs for side: client (pinned, or a
+// cluster's client node's), the server's too when clients run there.
+func TestRPSCPUsPerEnd(t *testing.T) {
+	parse := func(spec string) *study.Study {
+		t.Helper()
+		src := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n" + spec + "  trials: 1\n  duration: 3s\n"
+		s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	const pinned = "  nodes:\n    server: {cpus: \"0\"}\n    client: {cpus: \"1\"}\n"
+	spec := func(nodes, side, cpus, placement string) string {
+		return nodes + "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: r1, side: " + side + ", rps: {cpus: \"" + cpus + "\"}}\n" +
+			"  workloads: [{tool: iperf3, placement: " + placement + "}]\n"
+	}
+	two := cpuset.Range(2)
+	for _, tc := range []struct {
+		name, spec string
+		e          stubEngine
+		want       string // "" when accepted
+	}{
+		{"client's CPU at the client", spec(pinned, "client", "1", "inter-node"), stubEngine{machine: two}, ""},
+		{"server's CPU at the client", spec(pinned, "client", "0", "inter-node"), stubEngine{machine: two},
+			"s.yaml:11: spec.tunings[1].rps.cpus: tuning r1: rps cpus 0: CPU 0 is not a CPU of the client node (1)"},
+		{"both ends", spec(pinned, "both", "1", "inter-node"), stubEngine{machine: two},
+			"s.yaml:11: spec.tunings[1].rps.cpus: tuning r1: rps cpus 1: CPU 1 is not a CPU of the server node (0)"},
+		{"clients on the server node", spec(pinned, "client", "1", "intra-node"), stubEngine{machine: two},
+			"s.yaml:11: spec.tunings[1].rps.cpus: tuning r1: rps cpus 1: CPU 1 is not a CPU of the server node (0)"},
+		{"softirq core at a one-CPU client", spec(pinned, "client", "all-but-softirq-core", "inter-node"), stubEngine{machine: two},
+			"s.yaml:11: spec.tunings[1].rps.cpus: tuning r1: rps cpus all-but-softirq-core: the client node has only CPU 1, none is left without it"},
+		{"softirq core on shared CPUs", spec("", "both", "all-but-softirq-core", "inter-node"), stubEngine{machine: two}, ""},
+		{"a cluster's larger client node", spec("", "client", "3", "inter-node"), stubEngine{machine: two, client: cpuset.Range(4), remote: true}, ""},
+		{"a cluster's server node", spec("", "server", "3", "inter-node"), stubEngine{machine: two, client: cpuset.Range(4), remote: true},
+			"s.yaml:8: spec.tunings[1].rps.cpus: tuning r1: rps cpus 3: CPU 3 is not a CPU of the server node (0-1)"},
+	} {
+		_, err := preflight(context.Background(), tc.e, parse(tc.spec))
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && !strings.HasPrefix(got, tc.want)) {
+			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -115,6 +115,10 @@ func (r *run) restore(old *results.Run) error {
 		r.cellLog(s.Cell).values[s.Trial] = valueOf(s, r.metricOfCell(s.Cell))
 		p := at(s)
 		p.wall, p.overhead = s.End.Sub(s.Start)+pause, s.End.Sub(s.Start)-r.study.Spec.Duration.Duration
+		// rps-7 goes on avoiding the core the last baseline trial found.
+		if t, ok := r.study.Tuning(s.Cell.Tuning); ok && t.IsBaseline() {
+			r.noteSoftIRQCore(s.Cell.Replicas, s.Cores)
+		}
 	}
 	for _, s := range old.Marked {
 		p := at(s)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
@@ -48,7 +49,7 @@ func newRoundsRun(t *testing.T, s *study.Study, dir string, log *bytes.Buffer) *
 		t.Fatal(err)
 	}
 	return &run{study: s, design: newDesign(s), done: map[trialKey]bool{}, began: time.Now(), out: w,
-		opt: Options{Progress: progress.New(log)}}
+		opt: Options{Progress: progress.New(log)}, plan: &plan{machine: cpuset.Range(4)}}
 }
 
 // blockUnits are the cells of the study's first variant at one replica

@@ -175,9 +175,10 @@ type run struct {
 	priorTunings map[string][]results.TuningSetting
 	// jdir is the journal directory (run state directories live below).
 	jdir string
-	// softirqCore remembers, per replica count, the core that took the
-	// most NET_RX softirqs at baseline: the core rps-7 steers away from.
-	softirqCore map[int]int
+	// softirqCore remembers, per end and replica count, the core that
+	// took the most NET_RX softirqs at baseline: the core rps-7 steers
+	// away from (noteSoftIRQCore; a resumed run's from its samples).
+	softirqCore map[softirqKey]int
 
 	// The repetition design and what it has seen (rounds.go).
 	design design
@@ -228,7 +229,6 @@ func (r *run) execute(ctx context.Context) error {
 	defer r.opt.Progress.End()
 	r.opt.Progress.Logf("repetitions: %s", r.describe())
 	r.checkBudgetAtStart()
-	r.softirqCore = map[int]int{}
 	for _, n := range r.plan.notes {
 		r.notes = append(r.notes, n)
 		r.opt.Progress.Logf("note: %s", n)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/collect"
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/metrics"
@@ -35,8 +36,8 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	for _, p := range pl.pairs {
 		kt.MeasuredClients = append(kt.MeasuredClients, p.Client)
 	}
-	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(cell.Replicas)
-	kt.ClientSteerCPUs = r.plan.clientSteerCPUs()
+	kt.SteerCPUs, kt.SoftIRQCore = r.plan.steerCPUs(), r.softIRQCore(study.SideServer, cell.Replicas)
+	kt.ClientSteerCPUs, kt.ClientSoftIRQCore = r.plan.clientSteerCPUs(), r.softIRQCore(study.SideClient, cell.Replicas)
 	kt.Tuned = nil
 	applied, err := knob.Apply(ctx, knob.Trial, &kt)
 	if rerr := (*knob.RevertError)(nil); errors.As(err, &rerr) {
@@ -167,26 +168,46 @@ func (r *run) nodeOf(cpu int) string {
 	return ""
 }
 
-// softIRQCore is the core rps-7 excludes: the one that took most NET_RX
-// softirqs at baseline with the same replica count, else the highest CPU
-// of the server node (the paper's core 3 of 4).
-func (r *run) softIRQCore(replicas int) int {
-	if c, ok := r.softirqCore[replicas]; ok {
-		return c
-	}
-	cpus := r.plan.steerCPUs()
-	return cpus[len(cpus)-1]
+// softirqKey is an end of the pairs (study.SideServer or SideClient) and
+// a replica count.
+type softirqKey struct {
+	end      string
+	replicas int
 }
 
-func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
-	var own []results.CoreStat
-	for _, c := range cores {
-		if r.plan.steerCPUs().Contains(c.CPU) {
-			own = append(own, c)
-		}
+// softIRQCore is the core rps-7 excludes at one end of the pairs: the one
+// of that end's CPUs that took most NET_RX softirqs at baseline with the
+// same replica count, else -1 (tune takes the end's highest CPU, the
+// paper's core 3 of 4).
+func (r *run) softIRQCore(end string, replicas int) int {
+	if c, ok := r.softirqCore[softirqKey{end, replicas}]; ok {
+		return c
 	}
-	if len(own) > 0 {
-		r.softirqCore[replicas] = metrics.BusiestNetRxCPU(own)
+	return -1
+}
+
+// noteSoftIRQCore learns each end's busiest NET_RX core from a baseline
+// trial's cores: the server node's. Emulated nodes share this machine's
+// cores, so the client's are among them; a cluster's client node is
+// another machine, whose cores the trial did not sample.
+func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
+	ends := map[string]cpuset.Set{study.SideServer: r.plan.steerCPUs()}
+	if !r.plan.remote {
+		ends[study.SideClient] = r.plan.clientSteerCPUs()
+	}
+	for end, cpus := range ends {
+		var own []results.CoreStat
+		for _, c := range cores {
+			if cpus.Contains(c.CPU) {
+				own = append(own, c)
+			}
+		}
+		if core := metrics.BusiestNetRxCPU(own); core >= 0 { // -1: no NET_RX there
+			if r.softirqCore == nil {
+				r.softirqCore = map[softirqKey]int{}
+			}
+			r.softirqCore[softirqKey{end, replicas}] = core
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ func TestTrialKnobNotRevertedIsFatal(t *testing.T) {
 		{Name: "b", Scope: knob.Trial, Wanted: func(*knob.Target) bool { return true },
 			Apply: func(context.Context, *knob.Target) (knob.Undo, error) { return nil, errors.New("apply b failed") }},
 	}
-	r := &run{study: &study.Study{}, plan: &plan{machine: cpuset.Set{0, 1}}, softirqCore: map[int]int{}}
+	r := &run{study: &study.Study{}, plan: &plan{machine: cpuset.Set{0, 1}}}
 	_, err := r.trial(context.Background(), nil, results.Cell{}, 1, study.Tuning{}, study.Workload{}, placed{}, &knob.Target{})
 	if !reverted || err == nil || !isFatal(err) {
 		t.Errorf("err %v (fatal %v), reverted %v: want a fatal error after the revert was tried", err, isFatal(err), reverted)

@@ -182,6 +182,14 @@ func equalTuning(a, b Tuning) bool {
 	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && a.Side == b.Side && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
 }
 
+// Steers reports whether a tuning sets RPS or RFS at the given end of
+// the pairs (SideServer or SideClient).
+func (s *Study) Steers(side string) bool {
+	return slices.ContainsFunc(s.Spec.Tunings, func(t Tuning) bool {
+		return (t.RPS != nil || t.RFS != nil) && slices.Contains(t.Sides(), side)
+	})
+}
+
 // TuningSysctls are the names of the sysctls the study's tunings set at
 // one end of the measured pairs (SideServer or SideClient), sorted.
 func (s *Study) TuningSysctls(side string) []string {
@@ -296,7 +304,7 @@ func rpsCPUs(sel string) string {
 	case CPUsAll:
 		return "all (every CPU of the node)"
 	case CPUsAllButSoftIRQ:
-		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a client node, its highest)"
+		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a cluster's client node, its highest)"
 	}
 	return sel
 }

@@ -22,7 +22,7 @@ func Snapshot(fs FS, ifaces []netns.Iface) map[string]string {
 		out[key] = v
 	}
 	v, err := fs.Read("", FSProc, SockFlowEntriesPath)
-	put("net.core.rps_sock_flow_entries", v, err)
+	put(SockFlowEntriesSysctl, v, err)
 	for _, ifc := range ifaces {
 		ns := ifc.Netns
 		if ns == "" {

@@ -41,6 +41,9 @@ const (
 // net.core.rps_sock_flow_entries).
 const SockFlowEntriesPath = "/proc/sys/net/core/rps_sock_flow_entries"
 
+// SockFlowEntriesSysctl is its name, Snapshot's key for it.
+const SockFlowEntriesSysctl = "net.core.rps_sock_flow_entries"
+
 // Sentinel errors.
 var (
 	// ErrGone means the namespace or device holding a value no longer

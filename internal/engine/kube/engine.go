@@ -83,9 +83,12 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if err := checkNodeFeatures(ctx, &APIExecer{Config: b.rc, Client: b.cs}, b.cs, b.cfg, place, needs.Knobs); err != nil {
 		return f, err
 	}
-	// Masks are computed from the server node's CPUs, not this machine's.
+	// Masks are computed from each end's node's CPUs, not this machine's.
 	if n := NodeCPUs(place.Server); n > 0 {
 		f.MachineCPUs = cpuset.Range(n)
+	}
+	if n := NodeCPUs(place.Client); n > 0 {
+		f.ClientCPUs = cpuset.Range(n)
 	}
 	return f, nil
 }

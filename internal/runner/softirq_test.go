@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// netRx is a baseline trial's cores with the given NET_RX rates.
+func netRx(rates ...float64) []results.CoreStat {
+	var out []results.CoreStat
+	for cpu, r := range rates {
+		out = append(out, results.CoreStat{CPU: cpu, NetRxPerSec: r})
+	}
+	return out
+}
+
+// Each end avoids its own busiest NET_RX core: emulated nodes share the
+// machine's cores, so a baseline trial shows the client's too; a
+// cluster's client node is not sampled, so its end keeps -1 (the highest
+// CPU). A trial with no NET_RX at an end keeps what was learned.
+func TestSoftIRQCorePerEnd(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		p              plan
+		server, client int
+	}{
+		{"pinned nodes", plan{machine: cpuset.Range(4), serverCPUs: cpuset.Set{0, 1}, clientCPUs: cpuset.Set{2, 3}}, 1, 2},
+		{"shared CPUs", plan{machine: cpuset.Range(4)}, 2, 2},
+		{"cluster", plan{machine: cpuset.Range(4), remote: true}, 2, -1},
+	} {
+		r := &run{plan: &c.p}
+		if got := r.softIRQCore(study.SideServer, 1); got != -1 {
+			t.Errorf("%s: server core %d before any baseline, want -1", c.name, got)
+		}
+		r.noteSoftIRQCore(1, netRx(10, 500, 900, 20))
+		r.noteSoftIRQCore(1, netRx(0, 0, 0, 0))
+		if s, cl := r.softIRQCore(study.SideServer, 1), r.softIRQCore(study.SideClient, 1); s != c.server || cl != c.client {
+			t.Errorf("%s: softirq cores server %d, client %d; want %d, %d", c.name, s, cl, c.server, c.client)
+		}
+		if got := r.softIRQCore(study.SideServer, 4); got != -1 {
+			t.Errorf("%s: core %d at 4 replicas, learned only at 1", c.name, got)
+		}
+	}
+}
+
+// A resumed run learns the cores from the interrupted run's baseline
+// trials, the last one counting, and not from a tuning's.
+func TestResumeKeepsSoftIRQCore(t *testing.T) {
+	s := roundsStudy(t)
+	var log bytes.Buffer
+	cut := newRoundsRun(t, s, t.TempDir(), &log)
+	base := results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: s.Spec.Tunings[0].Name, Workload: s.Variants()[0].Name, Replicas: 1}
+	if !s.Spec.Tunings[0].IsBaseline() || s.Spec.Tunings[1].IsBaseline() {
+		t.Fatalf("tunings %v: want the baseline first", s.Spec.Tunings)
+	}
+	tuned := base
+	tuned.Tuning = s.Spec.Tunings[1].Name
+	for i, smp := range []results.Sample{
+		{Cell: base, Trial: 1, Cores: netRx(0, 0, 0, 900)},
+		{Cell: base, Trial: 2, Cores: netRx(0, 900, 0, 0)},
+		{Cell: tuned, Trial: 2, Cores: netRx(900, 0, 0, 0)},
+	} {
+		smp.Attempt, smp.Metrics = 1, map[string]float64{"bitrate_gbps": float64(i + 1)}
+		if err := cut.out.AppendSample(smp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := resumeFrom(t, cut, &log, nil)
+	if got := res.softIRQCore(study.SideServer, 1); got != 1 {
+		t.Errorf("resumed run avoids core %d, want 1 (the last baseline trial's)", got)
+	}
+}
+
+// steerNode is a client node with a tunnel, in namespace cnb-c.
+type steerNode struct{ engine.Node }
+
+func (steerNode) Underlay() netns.Iface { return netns.Iface{Netns: "cnb-c", Name: "eth1"} }
+func (steerNode) Tunnel() (netns.Iface, bool) {
+	return netns.Iface{Netns: "cnb-c", Name: "vxlan.calico"}, true
+}
+func (steerNode) Name() string { return "client" }
+
+// queueFS has one receive queue per device and reads "f" everywhere.
+type queueFS struct{ tune.FS }
+
+func (queueFS) Read(ns, kind, p string) (string, error) { return "f", nil }
+func (queueFS) List(ns, kind, dir string) ([]string, error) {
+	return []string{"rx-0", "tx-0"}, nil
+}
+
+type queueEngine struct{ stubEngine }
+
+func (queueEngine) FS(engine.Node) tune.FS { return queueFS{} }
+
+// The client node's RPS/RFS as found go on record beside the server's,
+// keyed "client: ", with the global flow table only when the client
+// node has its own kernel.
+func TestClientSteeringRecorded(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		r := &run{engine: queueEngine{}, plan: &plan{sharedKernel: shared}}
+		got := map[string]string{}
+		r.clientSteering(steerNode{}, got)
+		want := []string{"client: cnb-c/eth1/rx-0/rps_cpus", "client: cnb-c/eth1/rx-0/rps_flow_cnt",
+			"client: cnb-c/vxlan.calico/rx-0/rps_cpus", "client: cnb-c/vxlan.calico/rx-0/rps_flow_cnt"}
+		if !shared {
+			want = append(want, "client: "+tune.SockFlowEntriesSysctl)
+		}
+		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
+			t.Errorf("shared kernel %v: recorded %v, want %v", shared, keys, want)
+		}
+	}
+}
