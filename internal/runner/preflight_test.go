@@ -102,19 +102,22 @@ func TestPreflightLeavesToolsToEngine(t *testing.T) {
 	}
 }
 
+// parseSpec is study file s.yaml with the given spec lines (each
+// "  field: ..."), one 3-second trial.
+func parseSpec(t *testing.T, spec string) *study.Study {
+	t.Helper()
+	src := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n" + spec + "  trials: 1\n  duration: 3s\n"
+	s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // A preflight problem of a study field is reported at the field's line,
 // as a parse error is, on one line even when there are several.
 func TestPreflightErrorsAtTheirLine(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no tools on "this machine"
-	parse := func(spec string) *study.Study {
-		t.Helper()
-		src := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n" + spec + "  trials: 1\n  duration: 3s\n"
-		s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	const plain = "  datapaths: [bridge]\n  tunings: [baseline, rps-7]\n  workloads: [{tool: iperf3}]\n"
 	two := cpuset.Range(2)
 	for _, tc := range []struct {
@@ -133,7 +136,7 @@ func TestPreflightErrorsAtTheirLine(t *testing.T) {
 		{"mss, twice", "  datapaths: [bridge, flannel-vxlan]\n  workloads:\n    - {name: a, tool: iperf3}\n    - {name: b, tool: iperf3, mss: 1420}\n    - {name: c, tool: iperf3, mss: 1430}\n",
 			stubEngine{machine: two}, "s.yaml:8: spec.workloads[1]: workload b: mss 1420: datapath flannel-vxlan has pod MTU 1450"},
 	} {
-		_, err := preflight(context.Background(), tc.e, parse(tc.spec))
+		_, err := preflight(context.Background(), tc.e, parseSpec(t, tc.spec))
 		if err == nil || !IsPreflight(err) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v\nwant %s...", tc.name, err, tc.want)
 		}
@@ -147,15 +150,6 @@ func TestPreflightErrorsAtTheirLine(t *testing.T) {
 // goes on: the client node's CPUs for side: client (pinned, or a
 // cluster's client node's), the server's too when clients run there.
 func TestRPSCPUsPerEnd(t *testing.T) {
-	parse := func(spec string) *study.Study {
-		t.Helper()
-		src := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n" + spec + "  trials: 1\n  duration: 3s\n"
-		s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	const pinned = "  nodes:\n    server: {cpus: \"0\"}\n    client: {cpus: \"1\"}\n"
 	spec := func(nodes, side, cpus, placement string) string {
 		return nodes + "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: r1, side: " + side + ", rps: {cpus: \"" + cpus + "\"}}\n" +
@@ -181,7 +175,7 @@ func TestRPSCPUsPerEnd(t *testing.T) {
 		{"a cluster's server node", spec("", "server", "3", "inter-node"), stubEngine{machine: two, client: cpuset.Range(4), remote: true},
 			"s.yaml:8: spec.tunings[1].rps.cpus: tuning r1: rps cpus 3: CPU 3 is not a CPU of the server node (0-1)"},
 	} {
-		_, err := preflight(context.Background(), tc.e, parse(tc.spec))
+		_, err := preflight(context.Background(), tc.e, parseSpec(t, tc.spec))
 		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && !strings.HasPrefix(got, tc.want)) {
 			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
 		}
