@@ -25,6 +25,12 @@ echo "== unit and kernel tests"
 # go test's default of 10 per package.
 go test -p 1 -count=1 -timeout 30m ./...
 
+echo "== race detector on the packages that run goroutines"
+# The runner's trials and collectors, signal handling, progress, the
+# journal, the agent and the kube engine's clients (about 4 minutes).
+go test -race -p 1 -count=1 -timeout 20m ./internal/runner/ ./internal/collect/ ./internal/app/ \
+  ./internal/progress/ ./internal/journal/ ./internal/agent/ ./internal/engine/kube/ ./internal/metrics/...
+
 echo "== kernel tests inside the full-kernel VM (features this kernel lacks)"
 # ipip, gre, geneve, wireguard, ipvlan, netem, ipvs, pktgen and openvswitch
 # are missing from the CI kernel; Debian's own kernel runs them under QEMU.
