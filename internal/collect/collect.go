@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
@@ -33,6 +34,9 @@ type Result struct {
 	Metrics map[string]float64
 	// CPU is the per-core window (the cpu collector's; cpu.jsonl).
 	CPU *metrics.Window
+	// ClientCores are the client node's per-core averages over the
+	// window when it runs its own kernel (the cpu collector's).
+	ClientCores []results.CoreStat
 	// OutsidePct is the outside collector's share of the machine's CPU
 	// used by processes outside the run (the noise guard's input); nil
 	// when not measured.
@@ -211,6 +215,9 @@ func (s *Set) Stop(ctx context.Context) (Result, error) {
 		}
 		if r.CPU != nil {
 			out.CPU = r.CPU
+		}
+		if r.ClientCores != nil {
+			out.ClientCores = r.ClientCores
 		}
 		if r.OutsidePct != nil {
 			out.OutsidePct = r.OutsidePct

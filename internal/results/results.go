@@ -59,6 +59,9 @@ type Sample struct {
 	// Cores is the average per-core CPU breakdown over the measured window,
 	// one entry per CPU of the machine.
 	Cores []CoreStat `json:"cores,omitempty"`
+	// ClientCores are the client node's, when it runs a kernel of its own
+	// (a cluster's; emulated nodes' cores are all in Cores).
+	ClientCores []CoreStat `json:"client_cores,omitempty"`
 	// Attempt numbers the attempts at this trial from 1 (0 in runs made
 	// before retries existed): a failed or repeated attempt is recorded,
 	// and the trial run again.

@@ -117,7 +117,7 @@ func (r *run) restore(old *results.Run) error {
 		p.wall, p.overhead = s.End.Sub(s.Start)+pause, s.End.Sub(s.Start)-r.study.Spec.Duration.Duration
 		// rps-7 goes on avoiding the core the last baseline trial found.
 		if t, ok := r.study.Tuning(s.Cell.Tuning); ok && t.IsBaseline() {
-			r.noteSoftIRQCore(s.Cell.Replicas, s.Cores)
+			r.noteSoftIRQCore(s)
 		}
 	}
 	for _, s := range old.Marked {

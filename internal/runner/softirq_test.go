@@ -24,25 +24,29 @@ func netRx(rates ...float64) []results.CoreStat {
 }
 
 // Each end avoids its own busiest NET_RX core: emulated nodes share the
-// machine's cores, so a baseline trial shows the client's too; a
-// cluster's client node is not sampled, so its end keeps -1 (the highest
-// CPU). A trial with no NET_RX at an end keeps what was learned.
+// machine's cores, so a baseline trial's cores show the client's too; a
+// cluster's client node has cores of its own, sampled apart (and when
+// they are not, its end keeps -1: the highest CPU). A trial with no
+// NET_RX at an end keeps what was learned.
 func TestSoftIRQCorePerEnd(t *testing.T) {
 	for _, c := range []struct {
 		name           string
 		p              plan
+		clientCores    []results.CoreStat
 		server, client int
 	}{
-		{"pinned nodes", plan{machine: cpuset.Range(4), serverCPUs: cpuset.Set{0, 1}, clientCPUs: cpuset.Set{2, 3}}, 1, 2},
-		{"shared CPUs", plan{machine: cpuset.Range(4)}, 2, 2},
-		{"cluster", plan{machine: cpuset.Range(4), remote: true}, 2, -1},
+		{"pinned nodes", plan{machine: cpuset.Range(4), serverCPUs: cpuset.Set{0, 1}, clientCPUs: cpuset.Set{2, 3}, sharedKernel: true}, nil, 1, 2},
+		{"shared CPUs", plan{machine: cpuset.Range(4), sharedKernel: true}, nil, 2, 2},
+		{"cluster", plan{machine: cpuset.Range(4), clientMachine: cpuset.Range(2), remote: true}, netRx(5, 7), 2, 1},
+		{"cluster, client not sampled", plan{machine: cpuset.Range(4), remote: true}, nil, 2, -1},
 	} {
 		r := &run{plan: &c.p}
 		if got := r.softIRQCore(study.SideServer, 1); got != -1 {
 			t.Errorf("%s: server core %d before any baseline, want -1", c.name, got)
 		}
-		r.noteSoftIRQCore(1, netRx(10, 500, 900, 20))
-		r.noteSoftIRQCore(1, netRx(0, 0, 0, 0))
+		one := results.Cell{Replicas: 1}
+		r.noteSoftIRQCore(results.Sample{Cell: one, Cores: netRx(10, 500, 900, 20), ClientCores: c.clientCores})
+		r.noteSoftIRQCore(results.Sample{Cell: one, Cores: netRx(0, 0, 0, 0)})
 		if s, cl := r.softIRQCore(study.SideServer, 1), r.softIRQCore(study.SideClient, 1); s != c.server || cl != c.client {
 			t.Errorf("%s: softirq cores server %d, client %d; want %d, %d", c.name, s, cl, c.server, c.client)
 		}

@@ -63,7 +63,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}
 	sample = results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
-		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores,
+		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores, ClientCores: col.ClientCores,
 		Noise: &results.Noise{StealPct: stealPct(col.CPU.Cores), OutsidePct: col.OutsidePct},
 	}
 	if sample.Metrics == nil {
@@ -150,7 +150,7 @@ func (r *run) store(sample results.Sample, t study.Tuning) error {
 	}
 	r.samples++
 	if t.IsBaseline() {
-		r.noteSoftIRQCore(sample.Cell.Replicas, sample.Cores)
+		r.noteSoftIRQCore(sample)
 	}
 	return nil
 }
@@ -187,18 +187,21 @@ func (r *run) softIRQCore(end string, replicas int) int {
 }
 
 // noteSoftIRQCore learns each end's busiest NET_RX core from a baseline
-// trial's cores: the server node's. Emulated nodes share this machine's
-// cores, so the client's are among them; a cluster's client node is
-// another machine, whose cores the trial did not sample.
-func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
-	ends := map[string]cpuset.Set{study.SideServer: r.plan.steerCPUs()}
-	if !r.plan.remote {
-		ends[study.SideClient] = r.plan.clientSteerCPUs()
+// trial: the server's from its cores, the client's from the same cores
+// when the nodes share one kernel (emulated nodes), else from the client
+// node's own (a cluster's).
+func (r *run) noteSoftIRQCore(s results.Sample) {
+	client := s.ClientCores
+	if r.plan.sharedKernel {
+		client = s.Cores
 	}
-	for end, cpus := range ends {
+	for end, at := range map[string]struct {
+		cpus  cpuset.Set
+		cores []results.CoreStat
+	}{study.SideServer: {r.plan.steerCPUs(), s.Cores}, study.SideClient: {r.plan.clientSteerCPUs(), client}} {
 		var own []results.CoreStat
-		for _, c := range cores {
-			if cpus.Contains(c.CPU) {
+		for _, c := range at.cores {
+			if at.cpus.Contains(c.CPU) {
 				own = append(own, c)
 			}
 		}
@@ -206,7 +209,7 @@ func (r *run) noteSoftIRQCore(replicas int, cores []results.CoreStat) {
 			if r.softirqCore == nil {
 				r.softirqCore = map[softirqKey]int{}
 			}
-			r.softirqCore[softirqKey{end, replicas}] = core
+			r.softirqCore[softirqKey{end, s.Cell.Replicas}] = core
 		}
 	}
 }

@@ -14,7 +14,7 @@ func TestDescribe(t *testing.T) {
 		{Tuning{Name: "nic", RPS: &RPS{CPUs: "0-2"}, Devices: DevicesUnderlay},
 			"RPS to CPUs 0-2 on the server node's underlay NIC only"},
 		{Tuning{Name: "rps-7", RPS: &RPS{CPUs: CPUsAllButSoftIRQ}},
-			"RPS to CPUs all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a cluster's client node, its highest) on the server node's underlay NIC, tunnel device and measured pods' host-side veths"},
+			"RPS to CPUs all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline) on the server node's underlay NIC, tunnel device and measured pods' host-side veths"},
 		{Tuning{Name: "busy", Pods: true, Sysctls: map[string]string{"net.core.somaxconn": "1024", "net.core.busy_read": "50"}},
 			"sysctls net.core.busy_read = 50, net.core.somaxconn = 1024 (a global one on the host, one of each namespace in the server node's namespace and each measured server pod's)"},
 		{Tuning{Name: "bbr", Side: SideClient, Pods: true, Sysctls: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}},

@@ -304,7 +304,7 @@ func rpsCPUs(sel string) string {
 	case CPUsAll:
 		return "all (every CPU of the node)"
 	case CPUsAllButSoftIRQ:
-		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline; on a cluster's client node, its highest)"
+		return "all but the softirq core (every CPU of the node but the one that took most NET_RX softirqs at baseline)"
 	}
 	return sel
 }

@@ -1,0 +1,68 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// coreKernel's CPU window has one core, numbered as given; stopErr
+// fails its Stop.
+type coreKernel struct {
+	fakeKernel
+	cpu     int
+	stopErr error
+}
+
+func (k *coreKernel) CPU() engine.Sampler { return coreSampler{k.cpu, k.stopErr} }
+
+type coreSampler struct {
+	cpu int
+	err error
+}
+
+func (coreSampler) Start() error { return nil }
+func (s coreSampler) Stop() (metrics.Window, error) {
+	return metrics.Window{Cores: []results.CoreStat{{CPU: s.cpu}}}, s.err
+}
+
+// The client node's cores are sampled when it runs a kernel of its own
+// (a cluster's), not when the nodes share one (its cores are the
+// server's window then); a client window that fails is a warning, not a
+// failed trial.
+func TestCPUCollectorClientNode(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		shared    bool
+		clientErr error
+		want      []results.CoreStat
+		warnings  int
+	}{
+		{"one kernel", true, nil, nil, 0},
+		{"client's own kernel", false, nil, []results.CoreStat{{CPU: 7}}, 0},
+		{"client's window failed", false, errors.New("agent gone"), nil, 1},
+	} {
+		kernels := map[string]engine.Kernel{"srv": &coreKernel{cpu: 3}, "cli": &coreKernel{cpu: 7, stopErr: c.clientErr}}
+		col, err := cpuEntry.New(Trial{Cluster: namedCluster{}, SharedKernel: c.shared, Kernel: func(n engine.Node) engine.Kernel { return kernels[n.Name()] }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := col.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r, err := col.Stop(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.CPU == nil || len(r.CPU.Cores) != 1 || r.CPU.Cores[0].CPU != 3 {
+			t.Errorf("%s: server window %+v, want core 3", c.name, r.CPU)
+		}
+		if len(r.ClientCores) != len(c.want) || (len(c.want) > 0 && r.ClientCores[0].CPU != c.want[0].CPU) || len(r.Warnings) != c.warnings {
+			t.Errorf("%s: client cores %+v, warnings %q; want %+v and %d warning(s)", c.name, r.ClientCores, r.Warnings, c.want, c.warnings)
+		}
+	}
+}
