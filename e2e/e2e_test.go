@@ -202,6 +202,8 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 			"spec.tunings[1].rfs.flowCnt: must be between 1 and 1048576"},
 		{"overflowing duration", nil, []string{"--set", "duration=2562047h"}, "spec.duration: must be at most 24h"},
 		{"huge HTTP body", nil, []string{"--set", "workloads=[{name: http, tool: ab, size: 100G}]"}, "spec.workloads[0].size: size must be between 1 and 64M"},
+		{"rps-7 on a one-CPU node", nil, []string{"--set", "nodes={server: {cpus: \"0\"}}", "--set", "tunings=[baseline, rps-7]"},
+			"builtin:rps-rfs (--set): spec.tunings[1].rps.cpus: tuning rps-7: rps cpus all-but-softirq-core: the server node has only CPU 0, none is left without it"},
 		{"unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
 		{"unknown engine", nil, []string{"--engine", "mesos"}, `unknown engine "mesos"`},
 	}
