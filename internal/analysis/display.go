@@ -222,6 +222,19 @@ func (g Group) Has(metric string) bool {
 	return false
 }
 
+// CPUsOf are the cores the group has rows of a per-core metric for,
+// ascending: the server node's for a core metric, the client node's for
+// a ClientCore one (Dims.CPUs is the union).
+func (g Group) CPUsOf(metric string) []int {
+	cpus := map[int]bool{}
+	for _, r := range g.Rows {
+		if r.Metric == metric && r.CPU >= 0 {
+			cpus[r.CPU] = true
+		}
+	}
+	return sortedInts(cpus)
+}
+
 // Measured reports whether some cell of the group has a value of the
 // metric (Has also counts rows of cells without samples).
 func (g Group) Measured(metric string) bool {

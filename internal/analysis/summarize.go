@@ -37,6 +37,16 @@ var CoreMetrics = []string{
 	results.MetricCoreUser, results.MetricCoreNetRx,
 }
 
+// ClientCore is a per-core metric of the client node's own cores: the
+// client node of a cluster, sampled apart (Sample.ClientCores).
+func ClientCore(metric string) string { return results.ClientCorePrefix + metric }
+
+// serverCore is the per-core metric a client one is named after, and
+// whether it is a client one.
+func serverCore(metric string) (string, bool) {
+	return strings.CutPrefix(metric, results.ClientCorePrefix)
+}
+
 // scalarOrder puts the well-known scalar metrics first; others follow by
 // name.
 var scalarOrder = map[string]int{results.MetricBitrate: 0, results.MetricBitrateSum: 1, results.MetricRetransmits: 2}
@@ -63,6 +73,9 @@ func coreValue(metric string, c results.CoreStat) float64 {
 func Unit(metric string) string {
 	if u, ok := extraUnit(metric); ok {
 		return u
+	}
+	if m, ok := serverCore(metric); ok && IsCoreMetric(m) {
+		metric = m
 	}
 	switch metric {
 	case results.MetricBitrate, results.MetricBitrateSum:
@@ -117,7 +130,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 	for _, smp := range samples {
 		byCell[smp.Cell] = append(byCell[smp.Cell], smp)
 	}
-	scalars, cpus := metricSets(samples)
+	scalars, cpus, clientCPUs := metricSets(samples)
 	values := map[Key][]float64{}
 	var rows []Row
 	add := func(k Key, xs []float64) {
@@ -148,10 +161,14 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 			}
 			add(Key{c, m, -1}, xs)
 		}
-		cpuList := sortedInts(cpus[c.Workload])
 		for _, m := range CoreMetrics {
-			for _, cpu := range cpuList {
-				add(Key{c, m, cpu}, coreValues(cs, m, cpu))
+			for _, cpu := range sortedInts(cpus[c.Workload]) {
+				add(Key{c, m, cpu}, coreValues(cs, m, cpu, false))
+			}
+		}
+		for _, m := range CoreMetrics {
+			for _, cpu := range sortedInts(clientCPUs[c.Workload]) {
+				add(Key{c, ClientCore(m), cpu}, coreValues(cs, m, cpu, true))
 			}
 		}
 	}
@@ -179,14 +196,14 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 // only add remarks nobody asked for).
 func isHeadline(metric string) bool { return slices.Contains(HeadlineMetrics, metric) }
 
-// metricSets returns the scalar metrics and the cores per workload.
-func metricSets(samples []results.Sample) (map[string]map[string]bool, map[string]map[int]bool) {
-	scalars := map[string]map[string]bool{}
-	cpus := map[string]map[int]bool{}
+// metricSets returns the scalar metrics, the cores and the client
+// node's own cores per workload.
+func metricSets(samples []results.Sample) (scalars map[string]map[string]bool, cpus, clientCPUs map[string]map[int]bool) {
+	scalars, cpus, clientCPUs = map[string]map[string]bool{}, map[string]map[int]bool{}, map[string]map[int]bool{}
 	for _, smp := range samples {
 		w := smp.Cell.Workload
 		if scalars[w] == nil {
-			scalars[w], cpus[w] = map[string]bool{}, map[int]bool{}
+			scalars[w], cpus[w], clientCPUs[w] = map[string]bool{}, map[int]bool{}, map[int]bool{}
 		}
 		for m := range smp.Metrics {
 			scalars[w][m] = true
@@ -196,15 +213,25 @@ func metricSets(samples []results.Sample) (map[string]map[string]bool, map[strin
 				cpus[w][c.CPU] = true
 			}
 		}
+		for _, c := range smp.ClientCores {
+			if c.CPU >= 0 {
+				clientCPUs[w][c.CPU] = true
+			}
+		}
 	}
-	return scalars, cpus
+	return scalars, cpus, clientCPUs
 }
 
-// coreValues collects a per-core metric of one core over a cell's samples.
-func coreValues(cs []results.Sample, metric string, cpu int) []float64 {
+// coreValues collects a per-core metric of one core over a cell's
+// samples, of the client node's own cores when client is set.
+func coreValues(cs []results.Sample, metric string, cpu int, client bool) []float64 {
 	var xs []float64
 	for _, smp := range cs {
-		for _, cst := range smp.Cores {
+		cores := smp.Cores
+		if client {
+			cores = smp.ClientCores
+		}
+		for _, cst := range cores {
 			if cst.CPU == cpu {
 				if v := coreValue(metric, cst); Finite(v) {
 					xs = append(xs, v)
@@ -258,14 +285,11 @@ func isNormalized(metric string) bool {
 	return false
 }
 
-// IsCoreMetric reports whether the metric is per core.
+// IsCoreMetric reports whether the metric is per core (of the server
+// node, or with ClientCore's prefix of the client node).
 func IsCoreMetric(metric string) bool {
-	for _, m := range CoreMetrics {
-		if m == metric {
-			return true
-		}
-	}
-	return false
+	m, _ := serverCore(metric)
+	return slices.Contains(CoreMetrics, m)
 }
 
 func cellOrder(s *study.Study, byCell map[results.Cell][]results.Sample) []results.Cell {

@@ -40,6 +40,9 @@ func extraUnit(metric string) (string, bool) {
 // lost), where an interval reaching beyond 100 says nothing; +Inf for the
 // rest (daemons_cpu_pct adds up cores, so it is not such a share).
 func UpperBound(metric string) float64 {
+	if m, ok := serverCore(metric); ok && IsCoreMetric(m) {
+		metric = m
+	}
 	switch {
 	case metric == results.MetricCoreIdle, metric == results.MetricCoreSoftIRQ,
 		metric == results.MetricCoreSystem, metric == results.MetricCoreUser,

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -160,16 +161,20 @@ var coreLabels = map[string]string{
 // study, so a tuning has the same colour in every figure.
 func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel func(int) string) figure {
 	sc := analysis.Display(metric)
-	label := coreLabels[metric]
+	base, client := strings.CutPrefix(metric, results.ClientCorePrefix)
+	label := coreLabels[base]
 	if label == "" {
-		label = metric
+		label = base
+	}
+	if client {
+		label = "client node's " + label
 	}
 	title := fmt.Sprintf("%s per core, %d replica%s", label, reps, plural(reps))
 	f := figure{Title: title + fmt.Sprintf(" (%s)", g.Name()), Caption: fmt.Sprintf(
 		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
 			"× marks a published value. Every CPU of the machine is shown; tunings without samples are left out.",
 		g.Name(), metric, sc.Unit, reps, plural(reps))}
-	cpus := g.Dims.CPUs
+	cpus := g.CPUsOf(metric)
 	row := func(t string, cpu int) (analysis.Row, bool) {
 		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 		return r, ok && r.N > 0

@@ -14,8 +14,10 @@ import (
 )
 
 // markdownCoreMetrics are the per-core metrics summary.md tabulates (the
-// paper's figures); the others are in summary.csv.
-var markdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCoreSoftIRQ}
+// paper's figures, and the same of a cluster's client node); the others
+// are in summary.csv.
+var markdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCoreSoftIRQ,
+	analysis.ClientCore(results.MetricCoreIdle), analysis.ClientCore(results.MetricCoreSoftIRQ)}
 
 // writeMarkdown writes summary.md from the model: per datapath and
 // workload, normalized and absolute tables (tuning × replicas) and
@@ -176,10 +178,14 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		}
 	}
 	for _, metric := range markdownCoreMetrics {
-		if !g.Has(metric) || len(g.Dims.CPUs) == 0 {
+		if !g.Has(metric) || len(g.CPUsOf(metric)) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "### %s per core (%s)\n\n", metric, analysis.Display(metric).Unit)
+		name, of := metric, ""
+		if m, client := strings.CutPrefix(metric, results.ClientCorePrefix); client {
+			name, of = m, " of the client node"
+		}
+		fmt.Fprintf(w, "### %s per core%s (%s)\n\n", name, of, analysis.Display(metric).Unit)
 		n.coreTable(g, metric).markdown(w)
 	}
 	if len(unmeasured) > 0 {

@@ -206,14 +206,15 @@ func (n *numbers) metricTable(g analysis.Group, metrics []string) table {
 // coreTable is a (tuning, replicas) × cpu table of a per-core metric.
 func (n *numbers) coreTable(g analysis.Group, metric string) table {
 	t := table{Head: []string{"tuning", "replicas"}}
-	for _, cpu := range g.Dims.CPUs {
+	cpus := g.CPUsOf(metric)
+	for _, cpu := range cpus {
 		t.Head = append(t.Head, fmt.Sprintf("cpu %d", cpu))
 	}
 	sc := analysis.Display(metric)
 	for _, reps := range g.Dims.Replicas {
 		for _, tn := range g.Dims.Tunings {
 			row := []string{tn, strconv.Itoa(reps)}
-			for _, cpu := range g.Dims.CPUs {
+			for _, cpu := range cpus {
 				r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 				cell := "missing"
 				if ok {

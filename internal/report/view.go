@@ -81,6 +81,9 @@ type groupView struct {
 	Quantity, Unit string
 	Idle           []figure
 	SoftIRQ        []figure
+	// ClientIdle and ClientSoftIRQ are the client node's cores, on a
+	// cluster whose client node was sampled apart.
+	ClientIdle, ClientSoftIRQ []figure
 }
 
 type detail struct {
@@ -180,7 +183,8 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 	for _, m := range []struct {
 		metric string
 		out    *[]figure
-	}{{results.MetricCoreIdle, &v.Idle}, {results.MetricCoreSoftIRQ, &v.SoftIRQ}} {
+	}{{results.MetricCoreIdle, &v.Idle}, {results.MetricCoreSoftIRQ, &v.SoftIRQ},
+		{analysis.ClientCore(results.MetricCoreIdle), &v.ClientIdle}, {analysis.ClientCore(results.MetricCoreSoftIRQ), &v.ClientSoftIRQ}} {
 		if !g.Has(m.metric) {
 			continue
 		}

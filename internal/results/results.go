@@ -349,4 +349,7 @@ const (
 	MetricCoreSystem  = "core_system"
 	MetricCoreUser    = "core_user"
 	MetricCoreNetRx   = "core_net_rx"
+	// ClientCorePrefix names a per-core metric of the client node's own
+	// cores (Sample.ClientCores): client_core_idle, ...
+	ClientCorePrefix = "client_"
 )
