@@ -34,14 +34,7 @@ func TestBPFCollector(t *testing.T) {
 		// reversed shrank: the program was reloaded, its growth unknown
 		{"socklb_translated_count": 103, "socklb_reversed_count": 2, "socklb_nobackend_count": 1},
 	}}
-	c, err := bpfEntry.New(Trial{Counters: []engine.Counter{dp, lb}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.Stop(context.Background())
+	r, err := window(t, bpfEntry, Trial{Counters: []engine.Counter{dp, lb}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,7 @@ func TestCPUCollectorClientNode(t *testing.T) {
 		{"client's window failed", false, errors.New("agent gone"), nil, 1},
 	} {
 		kernels := map[string]engine.Kernel{"srv": &coreKernel{cpu: 3}, "cli": &coreKernel{cpu: 7, stopErr: c.clientErr}}
-		col, err := cpuEntry.New(Trial{Cluster: namedCluster{}, SharedKernel: c.shared, Kernel: func(n engine.Node) engine.Kernel { return kernels[n.Name()] }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := col.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		r, err := col.Stop(context.Background())
+		r, err := window(t, cpuEntry, Trial{Cluster: namedCluster{}, SharedKernel: c.shared, Kernel: func(n engine.Node) engine.Kernel { return kernels[n.Name()] }})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -65,4 +58,18 @@ func TestCPUCollectorClientNode(t *testing.T) {
 			t.Errorf("%s: client cores %+v, warnings %q; want %+v and %d warning(s)", c.name, r.ClientCores, r.Warnings, c.want, c.warnings)
 		}
 	}
+}
+
+// window runs a collector of the entry over one window of the trial:
+// New and Start must succeed; Stop's result and error are returned.
+func window(t *testing.T, e Entry, tr Trial) (Result, error) {
+	t.Helper()
+	c, err := e.New(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c.Stop(context.Background())
 }

@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"context"
 	"maps"
 	"strings"
 	"testing"
@@ -79,14 +78,7 @@ func TestNodesSharedMachine(t *testing.T) {
 		client, server := pinnedNode{cpus: c.client, mem: 10}, pinnedNode{cpus: c.server, mem: 20}
 		tr := Trial{Cluster: twoNodes{client: client, server: server}, SharedKernel: c.oneKernel,
 			Kernel: func(n engine.Node) engine.Kernel { return coresKernel{mem: n.(pinnedNode).mem} }}
-		col, err := nodesEntry.New(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := col.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		r, err := col.Stop(context.Background())
+		r, err := window(t, nodesEntry, tr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,22 +18,6 @@ func writeClientCoresRun(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := s.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := results.Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	if err := w.WriteStudy(y); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteEnv(results.Env{Tool: "cnibench", RunID: "cc", Engine: "kube", CPUs: 2, Started: t0}); err != nil {
-		t.Fatal(err)
-	}
 	cores := func(n int, idle float64) []results.CoreStat {
 		var out []results.CoreStat
 		for cpu := range n {
@@ -41,16 +25,16 @@ func writeClientCoresRun(t *testing.T, dir string) {
 		}
 		return out
 	}
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var samples []results.Sample
 	for trial := 1; trial <= 2; trial++ {
 		for _, tn := range []string{"baseline", "rfs"} {
-			smp := results.Sample{Cell: results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
 				Trial: trial, Attempt: 1, Start: t0, End: t0.Add(4 * time.Second),
-				Metrics: map[string]float64{results.MetricBitrate: 9e9 + float64(trial)*1e8}, Cores: cores(2, 40), ClientCores: cores(6, 70)}
-			if err := w.AppendSample(smp); err != nil {
-				t.Fatal(err)
-			}
+				Metrics: map[string]float64{results.MetricBitrate: 9e9 + float64(trial)*1e8}, Cores: cores(2, 40), ClientCores: cores(6, 70)})
 		}
 	}
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "cc", Engine: "kube", CPUs: 2, Started: t0}, samples)
 }
 
 // A cluster's client node sampled apart gets its own per-core tables

@@ -205,6 +205,15 @@ func TestCPPFigureUnit(t *testing.T) {
 func writeWorkloadsRun(t *testing.T, dir string) {
 	t.Helper()
 	s, samples := syntheticWorkloads(t)
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", Version: "test", RunID: "synthetic-workloads", Engine: "local", Hostname: "testhost",
+		Kernel: "6.1.0-test", CPUModel: "Synthetic CPU", CPUs: 2, NUMANodes: 1, Started: time.Unix(0, 0),
+		Notes: []string{"synthetic data for tests"}}, samples)
+}
+
+// writeRun writes a run directory of study s: study.yaml, env.json and
+// the samples, as a run does.
+func writeRun(t *testing.T, dir string, s *study.Study, env results.Env, samples []results.Sample) {
+	t.Helper()
 	y, err := s.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -214,9 +223,6 @@ func writeWorkloadsRun(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	env := results.Env{Tool: "cnibench", Version: "test", RunID: "synthetic-workloads", Engine: "local", Hostname: "testhost",
-		Kernel: "6.1.0-test", CPUModel: "Synthetic CPU", CPUs: 2, NUMANodes: 1, Started: time.Unix(0, 0),
-		Notes: []string{"synthetic data for tests"}}
 	if err := w.WriteStudy(y); err != nil {
 		t.Fatal(err)
 	}
