@@ -41,10 +41,14 @@ var CoreMetrics = []string{
 // client node of a cluster, sampled apart (Sample.ClientCores).
 func ClientCore(metric string) string { return results.ClientCorePrefix + metric }
 
-// serverCore is the per-core metric a client one is named after, and
-// whether it is a client one.
-func serverCore(metric string) (string, bool) {
-	return strings.CutPrefix(metric, results.ClientCorePrefix)
+// CoreBase is the per-core metric a ClientCore one is named after, and
+// whether metric is such a client one; other metrics come back as they
+// are.
+func CoreBase(metric string) (string, bool) {
+	if m, ok := strings.CutPrefix(metric, results.ClientCorePrefix); ok && slices.Contains(CoreMetrics, m) {
+		return m, true
+	}
+	return metric, false
 }
 
 // scalarOrder puts the well-known scalar metrics first; others follow by
@@ -74,9 +78,7 @@ func Unit(metric string) string {
 	if u, ok := extraUnit(metric); ok {
 		return u
 	}
-	if m, ok := serverCore(metric); ok && IsCoreMetric(m) {
-		metric = m
-	}
+	metric, _ = CoreBase(metric)
 	switch metric {
 	case results.MetricBitrate, results.MetricBitrateSum:
 		return "bit/s"
@@ -288,7 +290,7 @@ func isNormalized(metric string) bool {
 // IsCoreMetric reports whether the metric is per core (of the server
 // node, or with ClientCore's prefix of the client node).
 func IsCoreMetric(metric string) bool {
-	m, _ := serverCore(metric)
+	m, _ := CoreBase(metric)
 	return slices.Contains(CoreMetrics, m)
 }
 

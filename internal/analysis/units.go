@@ -40,9 +40,7 @@ func extraUnit(metric string) (string, bool) {
 // lost), where an interval reaching beyond 100 says nothing; +Inf for the
 // rest (daemons_cpu_pct adds up cores, so it is not such a share).
 func UpperBound(metric string) float64 {
-	if m, ok := serverCore(metric); ok && IsCoreMetric(m) {
-		metric = m
-	}
+	metric, _ = CoreBase(metric)
 	switch {
 	case metric == results.MetricCoreIdle, metric == results.MetricCoreSoftIRQ,
 		metric == results.MetricCoreSystem, metric == results.MetricCoreUser,

@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -161,7 +160,7 @@ var coreLabels = map[string]string{
 // study, so a tuning has the same colour in every figure.
 func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel func(int) string) figure {
 	sc := analysis.Display(metric)
-	base, client := strings.CutPrefix(metric, results.ClientCorePrefix)
+	base, client := analysis.CoreBase(metric)
 	label := coreLabels[base]
 	if label == "" {
 		label = base
@@ -172,7 +171,7 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	title := fmt.Sprintf("%s per core, %d replica%s", label, reps, plural(reps))
 	f := figure{Title: title + fmt.Sprintf(" (%s)", g.Name()), Caption: fmt.Sprintf(
 		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
-			"× marks a published value. Every CPU of the machine is shown; tunings without samples are left out.",
+			"× marks a published value. Every core sampled on the node is shown (on emulated nodes, every CPU of the machine); tunings without samples are left out.",
 		g.Name(), metric, sc.Unit, reps, plural(reps))}
 	cpus := g.CPUsOf(metric)
 	row := func(t string, cpu int) (analysis.Row, bool) {

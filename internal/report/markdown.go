@@ -181,11 +181,12 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		if !g.Has(metric) || len(g.CPUsOf(metric)) == 0 {
 			continue
 		}
-		name, of := metric, ""
-		if m, client := strings.CutPrefix(metric, results.ClientCorePrefix); client {
-			name, of = m, " of the client node"
+		base, client := analysis.CoreBase(metric)
+		title := base + " per core"
+		if client {
+			title += " of the client node"
 		}
-		fmt.Fprintf(w, "### %s per core%s (%s)\n\n", name, of, analysis.Display(metric).Unit)
+		fmt.Fprintf(w, "### %s (%s)\n\n", title, analysis.Display(metric).Unit)
 		n.coreTable(g, metric).markdown(w)
 	}
 	if len(unmeasured) > 0 {

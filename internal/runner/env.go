@@ -34,11 +34,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.engine.Name(), time.Now()
 	srv := c.Server()
-	ifaces := []netns.Iface{srv.Underlay()}
-	if t, ok := srv.Tunnel(); ok {
-		ifaces = append(ifaces, t)
-	}
-	e.Steering = tune.Snapshot(r.engine.FS(srv), ifaces)
+	e.Steering = tune.Snapshot(r.engine.FS(srv), steeringIfaces(srv))
 	cli := c.Client()
 	if r.study.Steers(study.SideClient) && cli.Name() != srv.Name() {
 		r.clientSteering(cli, e.Steering)
@@ -71,16 +67,22 @@ func (r *run) writeEnv(c engine.Cluster) error {
 // "client: PATH", for tunings that steer at the client end; the global
 // flow table once, unless the nodes share this kernel.
 func (r *run) clientSteering(cli engine.Node, into map[string]string) {
-	ifaces := []netns.Iface{cli.Underlay()}
-	if t, ok := cli.Tunnel(); ok {
-		ifaces = append(ifaces, t)
-	}
-	for k, v := range tune.Snapshot(r.engine.FS(cli), ifaces) {
+	for k, v := range tune.Snapshot(r.engine.FS(cli), steeringIfaces(cli)) {
 		if k == tune.SockFlowEntriesSysctl && r.plan.sharedKernel {
 			continue
 		}
 		into["client: "+k] = v
 	}
+}
+
+// steeringIfaces are the node's devices whose RPS/RFS env.json records:
+// its underlay and tunnel.
+func steeringIfaces(n engine.Node) []netns.Iface {
+	ifaces := []netns.Iface{n.Underlay()}
+	if t, ok := n.Tunnel(); ok {
+		ifaces = append(ifaces, t)
+	}
+	return ifaces
 }
 
 // recordTuning adds what a trial's tuning set to env.json (the report's

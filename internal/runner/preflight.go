@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 
@@ -147,19 +146,17 @@ func (p *plan) checkRPSCPUs(s *study.Study) error {
 		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll {
 			continue
 		}
-		ends := map[string]cpuset.Set{}
-		for _, side := range t.Sides() {
-			if side == study.SideServer || intra {
-				ends["server"] = p.steerCPUs()
-			}
-			if side == study.SideClient {
-				ends["client"] = p.clientSteerCPUs()
-			}
+		sides := t.Sides()
+		atClient := slices.Contains(sides, study.SideClient)
+		var err error
+		if slices.Contains(sides, study.SideServer) || (atClient && intra) {
+			err = rpsCPUsFit(t.RPS.CPUs, "server", p.steerCPUs())
 		}
-		for _, end := range slices.Sorted(maps.Keys(ends)) {
-			if err := rpsCPUsFit(t.RPS.CPUs, end, ends[end]); err != nil {
-				return study.At(fmt.Sprintf("spec.tunings[%d].rps.cpus", i), fmt.Errorf("tuning %s: %w", t.Name, err))
-			}
+		if err == nil && atClient {
+			err = rpsCPUsFit(t.RPS.CPUs, "client", p.clientSteerCPUs())
+		}
+		if err != nil {
+			return study.At(fmt.Sprintf("spec.tunings[%d].rps.cpus", i), fmt.Errorf("tuning %s: %w", t.Name, err))
 		}
 	}
 	return nil

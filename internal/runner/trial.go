@@ -195,22 +195,24 @@ func (r *run) noteSoftIRQCore(s results.Sample) {
 	if r.plan.sharedKernel {
 		client = s.Cores
 	}
-	for end, at := range map[string]struct {
-		cpus  cpuset.Set
-		cores []results.CoreStat
-	}{study.SideServer: {r.plan.steerCPUs(), s.Cores}, study.SideClient: {r.plan.clientSteerCPUs(), client}} {
-		var own []results.CoreStat
-		for _, c := range at.cores {
-			if at.cpus.Contains(c.CPU) {
-				own = append(own, c)
-			}
+	r.learnSoftIRQCore(softirqKey{study.SideServer, s.Cell.Replicas}, r.plan.steerCPUs(), s.Cores)
+	r.learnSoftIRQCore(softirqKey{study.SideClient, s.Cell.Replicas}, r.plan.clientSteerCPUs(), client)
+}
+
+// learnSoftIRQCore keeps the busiest NET_RX core among an end's CPUs; a
+// trial with no NET_RX there keeps what was learned before.
+func (r *run) learnSoftIRQCore(k softirqKey, cpus cpuset.Set, cores []results.CoreStat) {
+	var own []results.CoreStat
+	for _, c := range cores {
+		if cpus.Contains(c.CPU) {
+			own = append(own, c)
 		}
-		if core := metrics.BusiestNetRxCPU(own); core >= 0 { // -1: no NET_RX there
-			if r.softirqCore == nil {
-				r.softirqCore = map[softirqKey]int{}
-			}
-			r.softirqCore[softirqKey{end, s.Cell.Replicas}] = core
+	}
+	if core := metrics.BusiestNetRxCPU(own); core >= 0 {
+		if r.softirqCore == nil {
+			r.softirqCore = map[softirqKey]int{}
 		}
+		r.softirqCore[k] = core
 	}
 }
 
