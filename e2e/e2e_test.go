@@ -497,28 +497,13 @@ func TestInterruptTearsDown(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not stop within 30 s of SIGINT")
-	}
-	if cmd.ProcessState.ExitCode() == 0 {
-		t.Error("interrupted run exited 0")
-	}
-	// It says how to go on: the run recorded its environment, so it can
-	// be resumed.
-	if !strings.Contains(errb.String(), "; continue it with: cnibench run --resume ") {
-		t.Errorf("an interrupted run does not say how to continue it:\n%s", errb.String())
-	}
-	assertUntouched(t, before, "cnb-"+id)
-	if ents := runLeftovers(jdir); len(ents) != 0 {
-		t.Errorf("journal left behind after an orderly stop: %v", ents)
-	}
-	for _, p := range kids {
-		if alive(p) {
-			t.Errorf("iperf3 pid %d still running", p)
+	waitExit(t, cmd, 30*time.Second)
+	checkTornDown(t, cmd, syscall.SIGINT, before, id, jdir, kids)
+	// It says it was stopped, and how to go on: the run recorded its
+	// environment, so it can be resumed.
+	for _, want := range []string{"cnibench: stopped on interrupt: ", "; continue it with: cnibench run --resume "} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("an interrupted run does not say %q:\n%s", want, errb.String())
 		}
 	}
 }

@@ -22,11 +22,17 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// Exit codes.
+// Exit codes. Besides these, a command stopped by signal N (SIGINT,
+// SIGTERM, SIGHUP) exits 128+N once its teardown is done.
 const (
 	ExitOK       = 0
 	ExitFailure  = 1 // the run failed while measuring
 	ExitBadInput = 2 // bad flags, study, or a missing prerequisite; host untouched
+	// ExitAbandoned follows a third signal: the run exited without
+	// undoing its changes, which its journal keeps for cleanup; apart
+	// from 128+N so a script can tell "stopped, all undone" from "run
+	// cnibench cleanup".
+	ExitAbandoned = 3
 )
 
 // InputError marks errors found before anything touched the host.
@@ -49,6 +55,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if s := stoppedBy(ctx); s != nil {
+		// Whatever the cancellation surfaced as (a trial's "context
+		// canceled", an interrupted preflight), the user stopped it.
+		fmt.Fprintln(stderr, "cnibench: "+s.Error()+": "+err.Error())
+		return 128 + int(s.Signal)
 	}
 	fmt.Fprintln(stderr, "cnibench: "+err.Error()+commandHint(root, err))
 	var ie *InputError

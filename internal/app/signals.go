@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,17 +14,32 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 )
 
-// ExitKilled is the exit code after a third signal: the run stopped
-// without undoing its changes, which its journal keeps for cleanup.
-const ExitKilled = 130
+// Stopped is the cause of a context cancelled by a signal: a command
+// that ends because of it exits 128+N, the shells' code for signal N,
+// after its orderly teardown.
+type Stopped struct{ Signal syscall.Signal }
+
+func (s *Stopped) Error() string { return "stopped on " + s.Signal.String() }
+
+// stoppedBy is the signal that cancelled ctx, or nil.
+func stoppedBy(ctx context.Context) *Stopped {
+	var s *Stopped
+	if errors.As(context.Cause(ctx), &s) {
+		return s
+	}
+	return nil
+}
 
 // Signals, as a user meets them:
 //   - SIGINT (Ctrl-C), SIGTERM and SIGHUP (a dropped SSH session) cancel
 //     the context; the run tears down and reverts everything, then exits.
 //   - A second one prints what is still to be undone (read from the run's
 //     own journal), so a slow teardown is not mistaken for a hang.
-//   - A third exits at once, non-zero. The journal stays on disk, and the
-//     kernel drops the run's locks, so `cnibench cleanup` undoes the rest.
+//   - A third exits at once with ExitAbandoned. The journal stays on disk,
+//     and the kernel drops the run's locks, so `cnibench cleanup` undoes
+//     the rest.
+//   - A command stopped so, with its teardown done, exits 128+N (130 for
+//     SIGINT), whatever error the cancellation surfaced as (Main).
 //   - SIGPIPE is caught and dropped: with `cnibench run ... | tee log`,
 //     Ctrl-C also kills tee, and the next progress line must fail with
 //     EPIPE (progress output ignores write errors) rather than kill the
@@ -54,7 +70,7 @@ func noteJournalDir(ctx context.Context, dir string) {
 // called after the third. stop ends the handling.
 func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
 	st := &signalState{}
-	ctx, cancel := context.WithCancel(context.WithValue(parent, signalKey{}, st))
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	done := make(chan struct{})
@@ -74,13 +90,13 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 			switch n {
 			case 1:
 				fmt.Fprintf(stderr, "cnibench: %v: stopping; undoing every change (signal again to see what is left, a third time to exit at once)\n", sig)
-				cancel()
+				cancel(&Stopped{Signal: sig.(syscall.Signal)})
 			case 2:
 				fmt.Fprintln(stderr, "cnibench: still undoing: "+stillPending(st))
 				fmt.Fprintln(stderr, "cnibench: signal once more to exit at once and leave the rest to 'cnibench cleanup'")
 			default:
 				fmt.Fprintln(stderr, "cnibench: exiting without finishing the teardown; run 'cnibench cleanup' to undo what is left")
-				exit(ExitKilled)
+				exit(ExitAbandoned)
 				return
 			}
 		}
@@ -88,7 +104,7 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 	return ctx, func() {
 		signal.Stop(ch)
 		close(done)
-		cancel()
+		cancel(nil)
 	}
 }
 

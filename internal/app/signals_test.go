@@ -41,7 +41,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestSignalSequence: the first signal cancels, the second lists what the
-// journal still holds, the third exits with ExitKilled; SIGPIPE and
+// journal still holds, the third exits with ExitAbandoned; SIGPIPE and
 // SIGHUP do not kill the process.
 func TestSignalSequence(t *testing.T) {
 	var out lockedBuf
@@ -74,6 +74,9 @@ func TestSignalSequence(t *testing.T) {
 	if !strings.Contains(out.String(), "hangup: stopping") {
 		t.Fatalf("first signal said %q", out.String())
 	}
+	if s := stoppedBy(ctx); s == nil || s.Signal != syscall.SIGHUP {
+		t.Fatalf("cause %v, want SIGHUP", context.Cause(ctx))
+	}
 	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
 	waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
 	got := out.String()
@@ -90,10 +93,30 @@ func TestSignalSequence(t *testing.T) {
 	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
 	select {
 	case c := <-exited:
-		if c != ExitKilled {
+		if c != ExitAbandoned {
 			t.Fatalf("exit code %d", c)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("third signal did not exit")
+	}
+}
+
+// TestMainExitsOnSignal: a command that ends because a signal stopped it
+// exits 128+N and says so, whatever its error; without the signal the
+// same error keeps its own code.
+func TestMainExitsOnSignal(t *testing.T) {
+	args := []string{"report", t.TempDir() + "/none"}
+	var errb bytes.Buffer
+	if code := Main(context.Background(), args, &bytes.Buffer{}, &errb); code == 0 || code >= 128 {
+		t.Fatalf("report of a missing directory: exit %d", code)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&Stopped{Signal: syscall.SIGTERM})
+	errb.Reset()
+	if code := Main(ctx, args, &bytes.Buffer{}, &errb); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d after SIGTERM, want %d", code, 128+int(syscall.SIGTERM))
+	}
+	if !strings.HasPrefix(errb.String(), "cnibench: stopped on terminated: ") {
+		t.Errorf("said %q", errb.String())
 	}
 }
