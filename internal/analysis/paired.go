@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -46,14 +47,37 @@ type Pair struct {
 // compare (seed 001's Fig. 3: MACVLAN over the bridge in transactions/s).
 var rateMetrics = []string{"transactions_per_s", "requests_per_s"}
 
+// lowerMetrics are compared like the rates but with lower better: the
+// request/response latencies' mean, median and 99th percentile (the tail
+// is what busy polling or RFS are for, and what seed 004 compares across
+// CNIs) and the CPU cost per packet (lowerPrefix). Extremes (min, max)
+// and rates of rare events (loss, errors) are left out: one outlier or a
+// zero decides their ratio.
+var lowerMetrics = []string{"rtt_mean_us", "rtt_p50_us", "rtt_p99_us", "latency_mean_ms", "latency_p50_ms", "latency_p99_ms"}
+
+// lowerPrefix names the CPU cost per packet in all, in the perf event's
+// unit (cpp_total_ns, cpp_total_cycles).
+const lowerPrefix = "cpp_total_"
+
 // pairedMetric reports whether a metric's rows get paired comparisons and
 // decisions: those whose good direction is known (bitrates and the
-// request/response rates: higher is better).
+// request/response rates: higher is better; latencies and the CPU cost per
+// packet: lower is better).
 func pairedMetric(metric string) (stats.Direction, bool) {
-	if isNormalized(metric) || slices.Contains(rateMetrics, metric) {
+	switch {
+	case isNormalized(metric) || slices.Contains(rateMetrics, metric):
 		return stats.HigherIsBetter, true
+	case LowerPaired(metric):
+		return stats.LowerIsBetter, true
 	}
 	return 0, false
+}
+
+// LowerPaired reports whether a metric is compared with lower better
+// (lowerMetrics): its tables carry the comparison, as no normalized table
+// does for it.
+func LowerPaired(metric string) bool {
+	return slices.Contains(lowerMetrics, metric) || strings.HasPrefix(metric, lowerPrefix)
 }
 
 // rounds maps each key to its values by trial number.

@@ -284,3 +284,49 @@ func TestDecisionsAtLooks(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencyComparedLowerBetter: a tuning that cuts the latency's mean,
+// median and tail and the CPU cost per packet by 10% in every round is
+// decided better on each, with the ratio below 1; the extremes (min,
+// max) get no comparison, as one outlier decides their ratio.
+func TestLatencyComparedLowerBetter(t *testing.T) {
+	var samples []results.Sample
+	lower := []string{"rtt_mean_us", "rtt_p50_us", "rtt_p99_us", "latency_p99_ms", "cpp_total_ns"}
+	for trial := 1; trial <= 6; trial++ {
+		speed := 1 + 0.2*float64(trial%3-1) // drift between rounds
+		for _, tn := range []string{"baseline", "rfs"} {
+			g := 1.0
+			if tn == "rfs" {
+				g = 0.9 * (1 + 0.002*float64(trial%2))
+			}
+			m := map[string]float64{results.MetricTransactions: 30000 / (speed * g), "rtt_max_us": 3000 * float64(trial), "rtt_min_us": 20}
+			for _, name := range lower {
+				m[name] = 40 * speed * g
+			}
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: 1}, Trial: trial, Metrics: m})
+		}
+	}
+	m := Build(quickStudy(t), samples)
+	for _, name := range lower {
+		r := find(t, m.Rows, "rfs", 1, name, -1)
+		p := r.VsBaseline
+		if p == nil {
+			t.Errorf("%s: no comparison with the baseline", name)
+			continue
+		}
+		if p.Decision.Verdict != stats.Better || p.Chosen.Method != stats.MethodPairedT || p.Chosen.Ratio > 0.91 || p.Chosen.Ratio < 0.89 {
+			t.Errorf("%s: %s %.3f by %s, want better at about 0.9, paired", name, p.Decision.Verdict, p.Chosen.Ratio, p.Chosen.Method)
+		}
+		if !LowerPaired(name) {
+			t.Errorf("LowerPaired(%s) false", name)
+		}
+	}
+	if p := find(t, m.Rows, "rfs", 1, results.MetricTransactions, -1).VsBaseline; p == nil || p.Decision.Verdict != stats.Better {
+		t.Errorf("transactions: %+v, want better (higher)", p)
+	}
+	for _, name := range []string{"rtt_max_us", "rtt_min_us", results.MetricTransactions} {
+		if r := find(t, m.Rows, "rfs", 1, name, -1); LowerPaired(name) || (name != results.MetricTransactions && r.VsBaseline != nil) {
+			t.Errorf("%s compared as a latency", name)
+		}
+	}
+}

@@ -145,7 +145,7 @@ func datapathTables(s *study.Study, rows []analysis.Row, stops []results.Stop) [
 // datapathCaption says what the side-by-side tables hold.
 const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
 	"mean [95% CI] over trials; beside every datapath but the first, bitrate and transactions or requests per second " +
-	"give their ratio to the first datapath " +
+	"(higher better) and the latencies' median and 99th percentile (lower better) give their ratio to the first datapath " +
 	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +
 	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; other metrics " +
 	"Welch's p against the first; neither is corrected for the number of cells. In an adaptive run the controller's decision " +
@@ -280,8 +280,8 @@ func (c dpComparison) figure(title string, wls []int) figure {
 // [95% CI] and, beside every datapath but the first, the comparison with
 // the first: the adaptive controller's decision at its looks where it
 // made one (as the normalized tables show a tuning's), else the decided
-// ratio where the model made one (Row.VsFirstDatapath: bitrate and the
-// request/response rates), else Welch's p.
+// ratio where the model made one (Row.VsFirstDatapath: bitrate, the
+// request/response rates and latencies), else Welch's p.
 func (c dpComparison) rows() [][]string {
 	var out [][]string
 	for _, dp := range c.Datapaths {

@@ -128,9 +128,20 @@ func (n *numbers) normCell(r analysis.Row) string {
 	return out + n.paperNote(r, true)
 }
 
-// absCell shows a row's mean and interval with any published value.
+// absCell shows a row's mean and interval with any published value; a
+// latency or CPU cost per packet (analysis.LowerPaired: no normalized
+// table shows their comparison) also its comparison with the baseline
+// tuning: "33.74 [33.43, 34.05]; ×1.012 [1.003, 1.021] paired-t, 3 pairs:
+// worse".
 func (n *numbers) absCell(r analysis.Row) string {
-	return analysis.Display(r.Metric).MeanCI(r) + n.nText(r) + n.paperNote(r, false)
+	out := analysis.Display(r.Metric).MeanCI(r) + n.nText(r)
+	if p := r.VsBaseline; p != nil && analysis.LowerPaired(r.Metric) {
+		base := r.Cell
+		base.Tuning = p.Against
+		b, _ := n.row(base, r.Metric, r.CPU)
+		out += "; ×" + analysis.DecisionText(p, r.N, b.N)
+	}
+	return out + n.paperNote(r, false)
 }
 
 // nText marks a cell with fewer or more trials than planned (a cell of
