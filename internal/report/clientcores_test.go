@@ -47,23 +47,15 @@ func TestClientCoresInReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := readFile(t, filepath.Join(dir, results.SummaryMD))
-	section := func(head string) string {
-		_, rest, ok := strings.Cut(md, head)
-		if !ok {
-			t.Fatalf("summary.md lacks %q", head)
-		}
-		table, _, _ := strings.Cut(rest, "\n\n#")
-		return table
-	}
-	server := section("### core_idle per core (%)\n")
-	client := section("### core_idle per core of the client node (%)\n")
+	server := mdSection(t, md, "### core_idle per core (%)\n")
+	client := mdSection(t, md, "### core_idle per core of the client node (%)\n")
 	if strings.Contains(server, "cpu 2") || !strings.Contains(server, "cpu 1") {
 		t.Errorf("server's idle table has other cores than 0-1:\n%s", server)
 	}
 	if !strings.Contains(client, "| cpu 0 | cpu 1 | cpu 2 | cpu 3 | cpu 4 | cpu 5 |") || !strings.Contains(client, "75.0") {
 		t.Errorf("client's idle table is not cores 0-5 with core 5 at 75%%:\n%s", client)
 	}
-	section("### core_softirq per core of the client node (%)\n")
+	mdSection(t, md, "### core_softirq per core of the client node (%)\n")
 	page := readFile(t, filepath.Join(dir, results.ReportHTML))
 	for _, want := range []string{"Per-core idle % of the client node", "client node&#39;s idle per core, 1 replica"} {
 		if !strings.Contains(page, want) {
@@ -77,4 +69,16 @@ func TestClientCoresInReport(t *testing.T) {
 	if md := readFile(t, filepath.Join(plain, results.SummaryMD)); strings.Contains(md, "client node (%)") {
 		t.Error("a run without client cores has client per-core tables")
 	}
+}
+
+// mdSection is the table under a summary.md heading, up to the next
+// heading; the test fails without the heading.
+func mdSection(t *testing.T, md, head string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(md, head)
+	if !ok {
+		t.Fatalf("summary.md lacks %q", head)
+	}
+	table, _, _ := strings.Cut(rest, "\n\n#")
+	return table
 }

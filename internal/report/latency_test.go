@@ -39,19 +39,11 @@ func TestLatencyComparedInTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := readFile(t, filepath.Join(dir, results.SummaryMD))
-	section := func(head string) string {
-		_, rest, ok := strings.Cut(md, head)
-		if !ok {
-			t.Fatalf("summary.md lacks %q", head)
-		}
-		table, _, _ := strings.Cut(rest, "\n\n#")
-		return table
-	}
-	lat := section("### rtt_p99_us (us)\n")
+	lat := mdSection(t, md, "### rtt_p99_us (us)\n")
 	if !strings.Contains(lat, "| rfs | ") || !strings.Contains(lat, "; ×1.200 [") || !strings.Contains(lat, "paired-t, 4 pairs: worse") {
 		t.Errorf("rfs's p99 latency, 1.2 times the baseline's in every round, is not compared as worse:\n%s", lat)
 	}
-	if abs := section("### bitrate (Gbit/s)\n"); strings.Contains(abs, "×") {
+	if abs := mdSection(t, md, "### bitrate (Gbit/s)\n"); strings.Contains(abs, "×") {
 		t.Errorf("the bitrate's absolute table repeats the normalized table's decision:\n%s", abs)
 	}
 }
