@@ -13,8 +13,8 @@ import (
 // TestLatencyComparedInTables: in a study of tunings, a latency's table
 // gives each tuning's ratio to the baseline with its interval and a
 // decision where lower is better; the bitrate's absolute table does not
-// repeat the normalized table's decision. Across datapaths, the latency
-// table gives the ratio to the first datapath.
+// repeat the normalized table's decision. report.html shows the latency
+// tables under their own heading.
 func TestLatencyComparedInTables(t *testing.T) {
 	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials=4", "tunings=[baseline, rfs]"}}, testCatalog)
 	if err != nil {
@@ -45,5 +45,45 @@ func TestLatencyComparedInTables(t *testing.T) {
 	}
 	if abs := mdSection(t, md, "### bitrate (Gbit/s)\n"); strings.Contains(abs, "×") {
 		t.Errorf("the bitrate's absolute table repeats the normalized table's decision:\n%s", abs)
+	}
+	page := readFile(t, filepath.Join(dir, results.ReportHTML))
+	_, lower, ok := strings.Cut(page, "<h3>Latency and CPU cost against the baseline</h3>")
+	if !ok || !strings.Contains(lower, "<h4>rtt_p99_us (us)</h4>") || !strings.Contains(lower, "paired-t, 4 pairs: worse") {
+		t.Error("report.html has no latency table of the tunings against the baseline")
+	}
+}
+
+// TestLatencyAcrossDatapaths: the datapath table of a latency percentile
+// gives each datapath's ratio to the first with its decision, lower being
+// better.
+func TestLatencyAcrossDatapaths(t *testing.T) {
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials=4", "tunings=[baseline]", "datapaths=[bridge, macvlan]"}},
+		study.Catalog{Datapaths: []string{"bridge", "macvlan"}, Tools: testCatalog.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var samples []results.Sample
+	for trial := 1; trial <= 4; trial++ {
+		for i, dp := range []string{"bridge", "macvlan"} {
+			start := t0.Add(time.Duration(10*trial+5*i) * time.Second) // round by round
+			g := 1 + 0.001*float64(trial%2)
+			if dp == "macvlan" {
+				g *= 0.8
+			}
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: s.Variants()[0].Name, Replicas: 1},
+				Trial: trial, Attempt: 1, Start: start, End: start.Add(4 * time.Second),
+				Metrics: map[string]float64{results.MetricBitrate: 9e9, "rtt_p99_us": 40 * g * (1 + 0.05*float64(trial))}})
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "latdp", Engine: "local", CPUs: 2, Started: t0}, samples)
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	md := readFile(t, filepath.Join(dir, results.SummaryMD))
+	_, table, ok := strings.Cut(md, "| datapath — rtt_p99_us (us) |")
+	if table, _, _ = strings.Cut(table, "\n\n"); !ok || !strings.Contains(table, "| macvlan | ") || !strings.Contains(table, "×0.800 [") || !strings.Contains(table, "better") {
+		t.Errorf("macvlan's p99 latency, 0.8 of the bridge's in every round, is not compared as better:\n%s", table)
 	}
 }

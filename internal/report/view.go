@@ -84,6 +84,15 @@ type groupView struct {
 	// ClientIdle and ClientSoftIRQ are the client node's cores, on a
 	// cluster whose client node was sampled apart.
 	ClientIdle, ClientSoftIRQ []figure
+	// Lower are the latency and CPU-cost tables of a study of tunings,
+	// each tuning compared with the baseline (analysis.LowerPaired).
+	Lower []titledTable
+}
+
+// titledTable is a table under its own heading.
+type titledTable struct {
+	Title string
+	Table table
 }
 
 type detail struct {
@@ -179,6 +188,13 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 	if bm != "" {
 		v.AbsTable = n.tuningTable(g, bm, -1, n.absCell)
 		v.Quantity, v.Unit = quantity(bm), analysis.Display(bm).Unit
+	}
+	if othersThanBaseline(g, n.Baseline) {
+		for _, m := range g.Metrics {
+			if analysis.LowerPaired(m) && g.Measured(m) {
+				v.Lower = append(v.Lower, titledTable{m + " (" + analysis.Display(m).Unit + ")", n.tuningTable(g, m, -1, n.absCell)})
+			}
+		}
 	}
 	for _, m := range []struct {
 		metric string
