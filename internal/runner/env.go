@@ -39,17 +39,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	if r.study.Steers(study.SideClient) && cli.Name() != srv.Name() {
 		r.clientSteering(cli, e.Steering)
 	}
-	if names := r.study.TuningSysctls(study.SideServer); len(names) > 0 {
-		e.Sysctls = tune.SysctlSnapshot(r.engine.FS(srv), srv.Netns(), names)
-	}
-	// A client-side tuning's sysctls as the client node has them, keyed
-	// "client: NAME".
-	for name, v := range tune.SysctlSnapshot(r.engine.FS(cli), cli.Netns(), r.study.TuningSysctls(study.SideClient)) {
-		if e.Sysctls == nil {
-			e.Sysctls = map[string]string{}
-		}
-		e.Sysctls["client: "+name] = v
-	}
+	e.Sysctls = r.tuningSysctls(srv, cli)
 	r.engine.Describe(r.engineRun(), c, &e)
 	if pinned && e.NUMANodes <= 1 {
 		e.Notes = append(e.Notes, "workloads pin servers and clients to CPUs, but this machine has one NUMA node: "+
@@ -61,6 +51,39 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.Origin = r.origin
 	r.env = e
 	return r.out.WriteEnv(e)
+}
+
+// tuningSysctls are the sysctls the study's tunings set, as found before
+// any tuning: the server node's, with a client-side tuning's too when some
+// workload's client runs on the server node (intra-node), and, keyed
+// "client: NAME", the client node's when some workload's client runs
+// there. nil when the tunings set none.
+func (r *run) tuningSysctls(srv, cli engine.Node) map[string]string {
+	intra, inter := false, false
+	for _, w := range r.study.Variants() {
+		intra = intra || w.IntraNode()
+		inter = inter || !w.IntraNode()
+	}
+	names := r.study.TuningSysctls(study.SideServer)
+	if intra {
+		names = append(names, r.study.TuningSysctls(study.SideClient)...)
+		slices.Sort(names)
+		names = slices.Compact(names)
+	}
+	var out map[string]string
+	if len(names) > 0 {
+		out = tune.SysctlSnapshot(r.engine.FS(srv), srv.Netns(), names)
+	}
+	if !inter {
+		return out
+	}
+	for name, v := range tune.SysctlSnapshot(r.engine.FS(cli), cli.Netns(), r.study.TuningSysctls(study.SideClient)) {
+		if out == nil {
+			out = map[string]string{}
+		}
+		out["client: "+name] = v
+	}
+	return out
 }
 
 // clientSteering adds the client node's RPS/RFS settings as found, keyed

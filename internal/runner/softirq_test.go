@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // netRx is a baseline trial's cores with the given NET_RX rates.
@@ -120,6 +122,65 @@ func TestClientSteeringRecorded(t *testing.T) {
 		}
 		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
 			t.Errorf("shared kernel %v: recorded %v, want %v", shared, keys, want)
+		}
+	}
+}
+
+// sysNode is a node whose namespace is its name.
+type sysNode struct {
+	engine.Node
+	name string
+}
+
+func (n sysNode) Name() string  { return n.name }
+func (n sysNode) Netns() string { return n.name }
+
+// nodeFS reads the name of the node it belongs to everywhere.
+type nodeFS struct {
+	tune.FS
+	node string
+}
+
+func (f nodeFS) Read(ns, kind, p string) (string, error) { return f.node, nil }
+
+type nodeFSEngine struct{ stubEngine }
+
+func (nodeFSEngine) FS(n engine.Node) tune.FS { return nodeFS{node: n.Name()} }
+
+// env.json's sysctls are read where the tunings set them: a client-side
+// tuning's on the client node when a workload's client runs there, on
+// the server node when one runs beside its server (intra-node).
+func TestTuningSysctlsWhereSet(t *testing.T) {
+	src := `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [bridge]
+  tunings:
+    - baseline
+    - {name: bbr, side: client, sysctls: {net.ipv4.tcp_congestion_control: bbr}}
+    - {name: budget, sysctls: {net.core.netdev_budget: 600}}
+  workloads: %s
+  replicas: [1]
+  trials: 1
+  duration: 3s
+`
+	for _, c := range []struct {
+		placements string
+		want       map[string]string
+	}{
+		{"[{name: a, tool: iperf3}]", map[string]string{"net.core.netdev_budget": "server", "client: net.ipv4.tcp_congestion_control": "client"}},
+		{"[{name: a, tool: iperf3, placement: intra-node}]", map[string]string{"net.core.netdev_budget": "server", "net.ipv4.tcp_congestion_control": "server"}},
+		{"[{name: a, tool: iperf3}, {name: b, tool: iperf3, placement: intra-node}]", map[string]string{"net.core.netdev_budget": "server",
+			"net.ipv4.tcp_congestion_control": "server", "client: net.ipv4.tcp_congestion_control": "client"}},
+	} {
+		s, err := study.Parse("s.yaml", []byte(fmt.Sprintf(src, c.placements)), study.Options{}, study.Catalog{Datapaths: []string{"bridge"}, Tools: registry.Tools()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &run{engine: nodeFSEngine{}, study: s, plan: &plan{}}
+		if got := r.tuningSysctls(sysNode{name: "server"}, sysNode{name: "client"}); !maps.Equal(got, c.want) {
+			t.Errorf("%s: recorded %v, want %v", c.placements, got, c.want)
 		}
 	}
 }
