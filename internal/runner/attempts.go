@@ -172,6 +172,8 @@ func busyPct(a, b procfs.CPUStat) *float64 {
 		return nil
 	}
 	idle := (b.Idle + b.Iowait) - (a.Idle + a.Iowait)
-	v := 100 * (1 - idle/dt)
+	// The readings are seconds in floating point: a machine idle the
+	// whole time can come out a hair below 0.
+	v := min(100, max(0, 100*(1-idle/dt)))
 	return &v
 }

@@ -41,4 +41,8 @@ func TestBusyPct(t *testing.T) {
 	if p := busyPct(a, a); p != nil {
 		t.Errorf("no time passed: %v, want nil", *p)
 	}
+	// All idle, in seconds whose sums round: 0, not -2e-14.
+	if p := busyPct(procfs.CPUStat{User: 0.1, Idle: 0.2}, procfs.CPUStat{User: 0.1, Idle: 0.5}); p == nil || *p != 0 {
+		t.Errorf("an idle machine: busyPct = %v, want 0", p)
+	}
 }
