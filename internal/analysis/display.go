@@ -63,6 +63,15 @@ func (s Scale) Format(v float64) string {
 	return strconv.FormatFloat(v, 'f', s.Decimals, 64)
 }
 
+// whole is Format, but a count that is a whole number (one trial's, or
+// the same in every trial) without decimals: "142", not "142.0".
+func (s Scale) whole(v float64) string {
+	if s.Unit == "count" && v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return s.Format(v)
+}
+
 // MeanCI shows a row's mean and interval ("9.51 [9.40, 9.62]"); "missing"
 // when the cell has no data, and no interval when N < 2.
 func (s Scale) MeanCI(r Row) string {
@@ -76,12 +85,12 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 	case d.N == 0:
 		return "missing"
 	case d.N < 2:
-		return fmt.Sprintf("%s (n=%d, no CI)", s.Format(d.Mean), d.N)
+		return fmt.Sprintf("%s (n=%d, no CI)", s.whole(d.Mean), d.N)
 	case d.CI95Low == d.CI95High:
 		// No spread: a configured value (a UDP trial's offered rate) or
 		// a count that stayed 0. "[1.50, 1.50]" would read as a
 		// measurement precise to the last digit.
-		return fmt.Sprintf("%s (same in all %d trials)", s.Format(d.Mean), d.N)
+		return fmt.Sprintf("%s (same in all %d trials)", s.whole(d.Mean), d.N)
 	}
 	return fmt.Sprintf("%s [%s, %s]", s.Format(d.Mean), s.Format(d.CI95Low), s.Format(d.CI95High))
 }

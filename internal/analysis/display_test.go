@@ -153,4 +153,19 @@ func TestSummaryCI(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
 		}
 	}
+	// A count is a whole number where it is one: one trial's, or the same
+	// in every trial; a mean of several keeps its decimal.
+	count := Display("retransmits")
+	for _, tc := range []struct {
+		d    stats.Summary
+		want string
+	}{
+		{stats.Summary{N: 1, Mean: 142}, "142 (n=1, no CI)"},
+		{stats.Summary{N: 3}, "0 (same in all 3 trials)"},
+		{stats.Summary{N: 2, Mean: 141.5, CI95Low: 135.1, CI95High: 147.9}, "141.5 [135.1, 147.9]"},
+	} {
+		if got := count.SummaryCI(tc.d); got != tc.want {
+			t.Errorf("count %+v: %q, want %q", tc.d, got, tc.want)
+		}
+	}
 }
