@@ -67,25 +67,46 @@ func pairedMetric(metric string) (stats.Direction, bool) {
 	switch {
 	case isNormalized(metric) || slices.Contains(rateMetrics, metric):
 		return stats.HigherIsBetter, true
-	case LowerPaired(metric):
+	case lowerPaired(metric):
 		return stats.LowerIsBetter, true
 	}
 	return 0, false
 }
 
-// LowerPaired reports whether a metric is compared with lower better
-// (lowerMetrics): its tables carry the comparison, as no normalized table
-// does for it.
-func LowerPaired(metric string) bool {
+// lowerPaired reports whether a metric is compared with lower better
+// (lowerMetrics).
+func lowerPaired(metric string) bool {
 	return slices.Contains(lowerMetrics, metric) || strings.HasPrefix(metric, lowerPrefix)
 }
 
 // rounds maps each key to its values by trial number.
 type rounds map[Key]map[int]float64
 
-// roundsOf collects the per-trial values of the paired metrics.
-func roundsOf(samples []results.Sample) rounds {
-	return roundsWhere(samples, func(m string) bool { _, ok := pairedMetric(m); return ok })
+// decidedMetric is the metric the study's precision target names, which
+// its cells are decided on: compared like the paired metrics, in its own
+// direction (stats.DirectionOf), whatever it is. "" when the study names
+// none (each workload's headline rate, a paired metric already).
+func decidedMetric(s *study.Study) string {
+	if s == nil || s.Spec.Precision == nil {
+		return ""
+	}
+	return s.Spec.Precision.Metric
+}
+
+// comparedMetric is pairedMetric widened to the study's decided metric.
+func comparedMetric(metric, decided string) (stats.Direction, bool) {
+	if dir, ok := pairedMetric(metric); ok {
+		return dir, true
+	}
+	if metric != "" && metric == decided {
+		return stats.DirectionOf(metric), true
+	}
+	return 0, false
+}
+
+// roundsOf collects the per-trial values of the compared metrics.
+func roundsOf(samples []results.Sample, decided string) rounds {
+	return roundsWhere(samples, func(m string) bool { _, ok := comparedMetric(m, decided); return ok })
 }
 
 // roundsWhere collects the per-trial values of the metrics keep accepts.
@@ -161,18 +182,18 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 	return &Pair{Against: against, Paired: none, Unpaired: u, Chosen: ch, Decision: stats.Decide(ch.RatioCI, margin, dir)}
 }
 
-// pairRows fills VsBaseline and VsFirstDatapath of the paired metrics'
+// pairRows fills VsBaseline and VsFirstDatapath of the compared metrics'
 // rows that have data on both sides. Datapaths are paired by round at the
 // replica counts where they shared rounds (SharedRounds), else compared
 // unpaired.
-func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline string, margin float64) {
+func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline, decided string, margin float64) {
 	first := ""
 	if d := DimsOf(rows).Datapaths; len(d) > 1 {
 		first = d[0]
 	}
 	for i := range rows {
 		r := &rows[i]
-		dir, ok := pairedMetric(r.Metric)
+		dir, ok := comparedMetric(r.Metric, decided)
 		if !ok || r.CPU >= 0 {
 			continue
 		}

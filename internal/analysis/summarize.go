@@ -189,7 +189,8 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		}
 	}
 	pValues(rows, values, baseline)
-	pairRows(rows, roundsOf(samples), SharedRounds(samples), baseline, MarginOf(s))
+	decided := decidedMetric(s)
+	pairRows(rows, roundsOf(samples, decided), SharedRounds(samples), baseline, decided, MarginOf(s))
 	return rows
 }
 

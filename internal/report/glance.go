@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -22,16 +23,40 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 	var out []table
 	for _, g := range analysis.Groups(n.Rows) {
 		bm := n.normalizedMetric(g)
-		if swept[g.Workload] || bm == "" {
+		m := n.decidedOn(g, bm)
+		if swept[g.Workload] || m == "" {
 			continue
 		}
 		// The baseline against itself says nothing at a glance.
 		g.Dims.Tunings = slices.DeleteFunc(slices.Clone(g.Dims.Tunings), func(t string) bool { return t == n.Baseline })
-		t := n.tuningTable(g, bm, -1, n.glanceCell)
+		t := n.tuningTable(g, m, -1, n.glanceCell)
 		t.Head[0] = g.Name() + ": tuning"
+		if m != bm {
+			better := "higher"
+			if stats.DirectionOf(m) == stats.LowerIsBetter {
+				better = "lower"
+			}
+			t.Head[0] += fmt.Sprintf(" (ratio of %s, %s is better)", m, better)
+		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// decidedOn is the metric a group's tunings were decided on: the one its
+// stops judged (a study's precision target can name a latency) where the
+// model compared it with the baseline, else the normalized table's, bm.
+func (n *numbers) decidedOn(g analysis.Group, bm string) string {
+	for _, st := range n.Stops {
+		c := st.Cell
+		if c.Tuning == n.Baseline || st.Metric == bm || c.Datapath != g.Datapath || c.Workload != g.Workload || c.Impairment != g.Impairment {
+			continue
+		}
+		if r, ok := n.row(c, st.Metric, -1); ok && r.VsBaseline != nil {
+			return st.Metric
+		}
+	}
+	return bm
 }
 
 // glanceCell is a normalized cell as "worse ×0.77 (n=3)": the
@@ -94,7 +119,7 @@ func glanceCaption(m analysis.Model) string {
 			"so its cells measured the machine as found. "
 	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
-		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads) and the trials it was judged on (n). Where an adaptive run " +
+		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads; of the metric a table's head names where the study decides on another) and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
 		unchanged + "\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
 		"\"Repetitions and decisions\" says why each cell stopped."

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -47,7 +48,7 @@ func TestLatencyComparedInTables(t *testing.T) {
 		t.Errorf("the bitrate's absolute table repeats the normalized table's decision:\n%s", abs)
 	}
 	page := readFile(t, filepath.Join(dir, results.ReportHTML))
-	_, lower, ok := strings.Cut(page, "<h3>Latency and CPU cost against the baseline</h3>")
+	_, lower, ok := strings.Cut(page, "<h3>Other metrics against the baseline</h3>")
 	if !ok || !strings.Contains(lower, "<h4>rtt_p99_us (us)</h4>") || !strings.Contains(lower, "paired-t, 4 pairs: worse") {
 		t.Error("report.html has no latency table of the tunings against the baseline")
 	}
@@ -85,5 +86,42 @@ func TestLatencyAcrossDatapaths(t *testing.T) {
 	_, table, ok := strings.Cut(md, "| datapath — rtt_p99_us (us) |")
 	if table, _, _ = strings.Cut(table, "\n\n"); !ok || !strings.Contains(table, "| macvlan | ") || !strings.Contains(table, "×0.800 [") || !strings.Contains(table, "better") {
 		t.Errorf("macvlan's p99 latency, 0.8 of the bridge's in every round, is not compared as better:\n%s", table)
+	}
+}
+
+// TestDecidedOnAnotherMetric: a study whose precision target names a metric
+// no other table compares (here UDP's jitter, lower is better) is decided
+// on it: the glance shows that metric's decisions and says so in its
+// head, and its table shows the decision made at the look first.
+func TestDecidedOnAnotherMetric(t *testing.T) {
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials={min: 3, max: 6}", "tunings=[baseline, rfs]",
+		"workloads=[{name: udp, tool: iperf3, protocol: udp, rate: 1G}]", "precision={metric: jitter_ms, halfWidth: 2%}"}}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for trial := 1; trial <= 4; trial++ {
+		for _, tn := range []string{"baseline", "rfs"} {
+			g := 1 + 0.001*float64(trial%2)
+			if tn == "rfs" {
+				g *= 0.8
+			}
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
+				Trial: trial, Metrics: map[string]float64{results.MetricBitrate: 9e9 * (1 + 0.01*float64(trial)), "jitter_ms": 0.08 * g * (1 + 0.05*float64(trial))}})
+		}
+	}
+	m := analysis.Build(s, samples)
+	ratio, low, high := 0.8, 0.75, 0.85
+	rfs := samples[1].Cell
+	m.Stops = []results.Stop{{Cell: rfs, Metric: "jitter_ms", Status: "target", N: 4, Decision: "better", Versus: "baseline",
+		Ratio: &ratio, Low: &low, High: &high, Method: "paired-t", Confidence: 0.9833, Look: 4}}
+	n := newNumbers(m)
+	glance := n.glanceTables(s)
+	if len(glance) != 1 || !strings.Contains(glance[0].Head[0], "(ratio of jitter_ms, lower is better)") || glance[0].Rows[0][1] != "better ×0.80 (n=4)" {
+		t.Errorf("glance %+v, want rfs better on jitter_ms", glance)
+	}
+	r, _ := n.row(rfs, "jitter_ms", -1)
+	if cell := n.absCell(r); !strings.Contains(cell, "; better at the look after 4 trials: 0.800 [0.750, 0.850]") || !strings.Contains(cell, "; all trials at 95%: ×0.800") {
+		t.Errorf("jitter_ms cell %q does not lead with the look's decision", cell)
 	}
 }

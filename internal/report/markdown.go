@@ -116,9 +116,9 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
 	if tuningsBesides(analysis.DimsOf(m.Rows).Tunings, m.Baseline) {
 		p(" Normalized bitrate (transactions or requests per second for request/response and HTTP workloads) = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
-			" (see docs/statistics.md). A tuning's latency (mean, median, 99th percentile) and CPU cost per packet also give their ratio to"+
-			" the baseline's (×, lower is better) with its 95%% interval, paired by round where it can be, and the decision at the margin;"+
-			" over all the cell's trials, while an adaptive run stopped on the headline rate.", m.Baseline, m.Baseline)
+			" (see docs/statistics.md). A tuning's latency (mean, median, 99th percentile), CPU cost per packet and the metric the study"+
+			" decides on, if another, also give their ratio to the baseline's (×; lower is better for a latency or a cost) with its 95%% interval,"+
+			" paired by round where it can be, and the decision at the margin over all the cell's trials, after the decision at a look where the run made one.", m.Baseline, m.Baseline)
 		if len(n.stops) > 0 {
 			p(" %s", normNote)
 		}

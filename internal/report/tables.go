@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,14 +110,7 @@ func (n *numbers) normCell(r analysis.Row) string {
 	s, stopped := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
 	switch {
 	case stopped:
-		// A cell stopped before its first look (by the budget) has no
-		// decision, and its stop's interval is the plain 95% one over all
-		// trials.
-		seq := fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason)
-		if s.Ratio != nil && s.Look > 0 {
-			seq = fmt.Sprintf("%s at the look after %d trials: %s", s.Decision, s.Look, stopInterval(s))
-		}
-		out += "; " + seq
+		out += "; " + lookText(s)
 		if !same {
 			out += "; all trials at 95%: " + judged
 		}
@@ -128,18 +122,34 @@ func (n *numbers) normCell(r analysis.Row) string {
 	return out + n.paperNote(r, true)
 }
 
+// lookText is the controller's decision of a cell: "worse at the look
+// after 6 trials: 0.900 [0.850, 0.950] paired-t (98.33%)". A cell stopped
+// before its first look (by the budget) has no decision, and its stop's
+// interval is the plain 95% one over all trials.
+func lookText(s results.Stop) string {
+	if s.Ratio != nil && s.Look > 0 {
+		return fmt.Sprintf("%s at the look after %d trials: %s", s.Decision, s.Look, stopInterval(s))
+	}
+	return fmt.Sprintf("%s (%s)", s.Decision, s.DecisionReason)
+}
+
 // absCell shows a row's mean and interval with any published value; a
-// latency or CPU cost per packet (analysis.LowerPaired: no normalized
-// table shows their comparison) also its comparison with the baseline
-// tuning: "33.74 [33.43, 34.05]; ×1.012 [1.003, 1.021] paired-t, 3 pairs:
-// worse".
+// row compared with the baseline tuning that no normalized table shows
+// (a latency, the CPU cost per packet, the metric a study decides on) also
+// that comparison: "33.74 [33.43, 34.05]; ×1.012 [1.003, 1.021] paired-t,
+// 3 pairs: worse", or where the controller decided the cell at a look,
+// that decision first, as normCell does.
 func (n *numbers) absCell(r analysis.Row) string {
 	out := analysis.Display(r.Metric).MeanCI(r) + n.nText(r)
-	if p := r.VsBaseline; p != nil && analysis.LowerPaired(r.Metric) {
+	if p := r.VsBaseline; p != nil && !slices.Contains(analysis.NormalizedMetrics, r.Metric) {
 		base := r.Cell
 		base.Tuning = p.Against
 		b, _ := n.row(base, r.Metric, r.CPU)
-		out += "; ×" + analysis.DecisionText(p, r.N, b.N)
+		judged := "×" + analysis.DecisionText(p, r.N, b.N)
+		if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
+			judged = lookText(s) + "; all trials at 95%: " + judged
+		}
+		out += "; " + judged
 	}
 	return out + n.paperNote(r, false)
 }

@@ -84,9 +84,26 @@ type groupView struct {
 	// ClientIdle and ClientSoftIRQ are the client node's cores, on a
 	// cluster whose client node was sampled apart.
 	ClientIdle, ClientSoftIRQ []figure
-	// Lower are the latency and CPU-cost tables of a study of tunings,
-	// each tuning compared with the baseline (analysis.LowerPaired).
-	Lower []titledTable
+	// Besides are the tables of the metrics besides the normalized one
+	// that a study of tunings compares with the baseline (latencies, CPU
+	// cost per packet, the metric it decides on: comparedBesides).
+	Besides []titledTable
+}
+
+// comparedBesides are a group's metrics compared with the baseline tuning
+// that no normalized table shows: latencies, the CPU cost per packet and
+// the metric a study's precision target names (analysis: pairRows).
+func comparedBesides(g analysis.Group) []string {
+	var out []string
+	for _, m := range g.Metrics {
+		if slices.Contains(analysis.NormalizedMetrics, m) || !g.Measured(m) {
+			continue
+		}
+		if slices.ContainsFunc(g.Rows, func(r analysis.Row) bool { return r.Metric == m && r.VsBaseline != nil }) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // titledTable is a table under its own heading.
@@ -189,12 +206,8 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 		v.AbsTable = n.tuningTable(g, bm, -1, n.absCell)
 		v.Quantity, v.Unit = quantity(bm), analysis.Display(bm).Unit
 	}
-	if othersThanBaseline(g, n.Baseline) {
-		for _, m := range g.Metrics {
-			if analysis.LowerPaired(m) && g.Measured(m) {
-				v.Lower = append(v.Lower, titledTable{m + " (" + analysis.Display(m).Unit + ")", n.tuningTable(g, m, -1, n.absCell)})
-			}
-		}
+	for _, m := range comparedBesides(g) {
+		v.Besides = append(v.Besides, titledTable{m + " (" + analysis.Display(m).Unit + ")", n.tuningTable(g, m, -1, n.absCell)})
 	}
 	for _, m := range []struct {
 		metric string
