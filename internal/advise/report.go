@@ -86,11 +86,21 @@ type Proof struct {
 	// Sets are the overrides the A/B applied to the workload-shape study.
 	Sets  []string    `json:"sets"`
 	Cells []ProofCell `json:"cells"`
+	// Also are the A/B's other compared metrics (latencies besides a
+	// transactions/s verdict), over all trials at 95%: what B did to
+	// them, not part of the verdict.
+	Also []ProofMetric `json:"also,omitempty"`
 	// Reverted says what the run put back (every change, journaled).
 	Reverted string `json:"reverted"`
 	Error    string `json:"error,omitempty"`
 	// Rerun is, for an undecided A/B, what deciding it would take.
 	Rerun *ProofRerun `json:"rerun,omitempty"`
+}
+
+// ProofMetric is one more metric of an A/B, cell by cell.
+type ProofMetric struct {
+	Metric string      `json:"metric"`
+	Cells  []ProofCell `json:"cells"`
 }
 
 // ProofRerun is a rerun of one candidate's A/B with the trial maximum

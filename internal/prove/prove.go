@@ -11,6 +11,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -168,6 +169,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		return err
 	}
 	p.Metric, p.Cells = cells(s, run, a, b, !e.Rule.ProvesDatapaths())
+	p.Also = also(s, run, b, p.Metric, !e.Rule.ProvesDatapaths())
 	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
 	e.Measured = measured(p)
 	if e.Verdict == advise.Undecided {
@@ -245,26 +247,62 @@ func cells(s *study.Study, run *results.Run, a, b string, tunings bool) (string,
 		return metric, out
 	}
 	for _, r := range m.Rows {
-		if r.CPU >= 0 || !isHeadline(r.Metric) {
-			continue
+		if pr := pairOf(r, b, tunings); pr != nil && isHeadline(r.Metric) {
+			metric = r.Metric
+			out = append(out, proofCell(r, pr))
 		}
-		var pr *analysis.Pair
-		switch {
-		case tunings && r.Tuning == b:
-			pr = r.VsBaseline
-		case !tunings && r.Datapath == b:
-			pr = r.VsFirstDatapath
-		}
-		if pr == nil {
-			continue
-		}
-		metric = r.Metric
-		ci := pr.Chosen
-		out = append(out, advise.ProofCell{Workload: r.Workload, Replicas: r.Replicas, N: r.N,
-			Ratio: fin(ci.Ratio), Low: fin(ci.Low), High: fin(ci.High), Method: string(ci.Method), Confidence: stats.Confidence,
-			Decision: string(pr.Decision.Verdict), Reason: pr.Decision.Reason})
 	}
 	return metric, out
+}
+
+// pairOf is a summary row's comparison of B against A: with the baseline
+// tuning in a tuning A/B, with the first datapath in a datapath one; nil
+// for other rows (A's own, per-core ones).
+func pairOf(r analysis.Row, b string, tunings bool) *analysis.Pair {
+	switch {
+	case r.CPU >= 0:
+	case tunings && r.Tuning == b:
+		return r.VsBaseline
+	case !tunings && r.Datapath == b:
+		return r.VsFirstDatapath
+	}
+	return nil
+}
+
+// proofCell is a row's comparison over all its trials at 95%.
+func proofCell(r analysis.Row, pr *analysis.Pair) advise.ProofCell {
+	ci := pr.Chosen
+	return advise.ProofCell{Workload: r.Workload, Replicas: r.Replicas, N: r.N,
+		Ratio: fin(ci.Ratio), Low: fin(ci.Low), High: fin(ci.High), Method: string(ci.Method), Confidence: stats.Confidence,
+		Decision: string(pr.Decision.Verdict), Reason: pr.Decision.Reason}
+}
+
+// also are the A/B's other compared metrics than the verdict's (a
+// request/response A/B's latency mean, median and 99th percentile, which
+// busy polling is for), by name: what the candidate did to them, over all
+// trials at 95%, beside the verdict and not part of it.
+func also(s *study.Study, run *results.Run, b, verdictMetric string, tunings bool) []advise.ProofMetric {
+	byMetric := map[string][]advise.ProofCell{}
+	for _, r := range analysis.Build(s, run.Samples).Rows {
+		if pr := pairOf(r, b, tunings); pr != nil && r.Metric != verdictMetric && !isHeadline(r.Metric) {
+			byMetric[r.Metric] = append(byMetric[r.Metric], proofCell(r, pr))
+		}
+	}
+	var out []advise.ProofMetric
+	for _, name := range slices.Sorted(maps.Keys(byMetric)) {
+		out = append(out, advise.ProofMetric{Metric: name, Cells: byMetric[name]})
+	}
+	return out
+}
+
+// cellText is one cell of a proof: "rr at 1 pair(s): 0.850 [0.800,
+// 0.900] paired-t 95%, n=6, better".
+func cellText(c advise.ProofCell) string {
+	iv := "no interval"
+	if c.Ratio != nil && c.Low != nil && c.High != nil {
+		iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %s", *c.Ratio, *c.Low, *c.High, c.Method, stats.LevelText(c.Confidence))
+	}
+	return fmt.Sprintf("%s at %d pair(s): %s, n=%d, %s", c.Workload, c.Replicas, iv, c.N, c.Decision)
 }
 
 // isHeadline: the comparisons are of the normalized metrics (bitrate).
@@ -338,11 +376,19 @@ func measured(p *advise.Proof) string {
 	}
 	var parts []string
 	for _, c := range p.Cells {
-		iv := "no interval"
-		if c.Ratio != nil && c.Low != nil && c.High != nil {
-			iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %s", *c.Ratio, *c.Low, *c.High, c.Method, stats.LevelText(c.Confidence))
-		}
-		parts = append(parts, fmt.Sprintf("%s at %d pair(s): %s, n=%d, %s", c.Workload, c.Replicas, iv, c.N, c.Decision))
+		parts = append(parts, cellText(c))
 	}
-	return fmt.Sprintf("%s %s/%s (margin ±%.0f%%): %s", p.Metric, p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
+	out := fmt.Sprintf("%s %s/%s (margin ±%.0f%%): %s", p.Metric, p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
+	if len(p.Also) > 0 {
+		var also []string
+		for _, m := range p.Also {
+			var cs []string
+			for _, c := range m.Cells {
+				cs = append(cs, cellText(c))
+			}
+			also = append(also, m.Metric+" "+strings.Join(cs, ", "))
+		}
+		out += ". Besides the verdict, over all trials at 95%: " + strings.Join(also, "; ")
+	}
+	return out
 }

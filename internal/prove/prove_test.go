@@ -145,3 +145,32 @@ func TestRerun(t *testing.T) {
 		t.Errorf("origin %s", got)
 	}
 }
+
+// A request/response A/B is judged on transactions per second; its
+// latencies come beside the verdict, each in its own direction, and the
+// measured text says they are not part of it.
+func TestAlsoLatencies(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline", Tunings: []study.Tuning{{Name: "baseline"}, {Name: "busy-poll"}}}}
+	run := &results.Run{}
+	for trial := 1; trial <= 4; trial++ {
+		for _, tn := range []string{"baseline", "busy-poll"} {
+			g := 1 + 0.001*float64(trial%2)
+			if tn == "busy-poll" {
+				g *= 0.8 // a fifth less latency in every round
+			}
+			run.Samples = append(run.Samples, results.Sample{Cell: results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "rr", Replicas: 1}, Trial: trial,
+				Metrics: map[string]float64{results.MetricTransactions: 30000 / g * (1 + 0.02*float64(trial)), "rtt_p99_us": 50 * g * (1 + 0.05*float64(trial)), "rtt_max_us": 900}})
+		}
+	}
+	metric, cs := cells(s, run, "baseline", "busy-poll", true)
+	p := &advise.Proof{A: "baseline", B: "busy-poll", Metric: metric, Cells: cs, Also: also(s, run, "busy-poll", metric, true)}
+	if metric != results.MetricTransactions || len(cs) != 1 || cs[0].Decision != "better" {
+		t.Fatalf("verdict cells %s %+v, want transactions better", metric, cs)
+	}
+	if len(p.Also) != 1 || p.Also[0].Metric != "rtt_p99_us" || p.Also[0].Cells[0].Decision != "better" || *p.Also[0].Cells[0].Ratio > 0.81 {
+		t.Fatalf("also %+v, want rtt_p99_us better at 0.8", p.Also)
+	}
+	if txt := measured(p); !strings.Contains(txt, ". Besides the verdict, over all trials at 95%: rtt_p99_us rr at 1 pair(s): 0.800 [") {
+		t.Errorf("measured %q", txt)
+	}
+}
