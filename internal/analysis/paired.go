@@ -8,12 +8,14 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/ab"
+	"github.com/cnibench/cnibench/internal/workload/sockperf"
 )
 
 // DefaultMargin is the equivalence margin of decisions when the study
@@ -50,14 +52,14 @@ var rateMetrics = []string{"transactions_per_s", "requests_per_s"}
 // lowerMetrics are compared like the rates but with lower better: the
 // request/response latencies' mean, median and 99th percentile (the tail
 // is what busy polling or RFS are for, and what seed 004 compares across
-// CNIs) and the CPU cost per packet (lowerPrefix). Extremes (min, max)
-// and rates of rare events (loss, errors) are left out: one outlier or a
-// zero decides their ratio.
-var lowerMetrics = []string{"rtt_mean_us", "rtt_p50_us", "rtt_p99_us", "latency_mean_ms", "latency_p50_ms", "latency_p99_ms"}
-
-// lowerPrefix names the CPU cost per packet in all, in the perf event's
-// unit (cpp_total_ns, cpp_total_cycles).
-const lowerPrefix = "cpp_total_"
+// CNIs; qperf's mean is named as sockperf's) and the CPU cost per packet.
+// Extremes (min, max) and rates of rare events (loss, errors) are left
+// out: one outlier or a zero decides their ratio.
+var lowerMetrics = []string{
+	sockperf.MetricMean, sockperf.MetricP50, sockperf.MetricP99,
+	ab.MetricMean, ab.MetricP50, ab.MetricP99,
+	cpp.MetricTotal, cpp.MetricTotalCycles,
+}
 
 // pairedMetric reports whether a metric's rows get paired comparisons and
 // decisions: those whose good direction is known (bitrates and the
@@ -75,9 +77,7 @@ func pairedMetric(metric string) (stats.Direction, bool) {
 
 // lowerPaired reports whether a metric is compared with lower better
 // (lowerMetrics).
-func lowerPaired(metric string) bool {
-	return slices.Contains(lowerMetrics, metric) || strings.HasPrefix(metric, lowerPrefix)
-}
+func lowerPaired(metric string) bool { return slices.Contains(lowerMetrics, metric) }
 
 // rounds maps each key to its values by trial number.
 type rounds map[Key]map[int]float64
