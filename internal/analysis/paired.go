@@ -44,11 +44,6 @@ type Pair struct {
 	Decision stats.Decision
 }
 
-// rateMetrics are the request/response tools' headline rates: like a
-// bitrate, higher is better and a ratio of two of them is what the papers
-// compare (seed 001's Fig. 3: MACVLAN over the bridge in transactions/s).
-var rateMetrics = []string{"transactions_per_s", "requests_per_s"}
-
 // lowerMetrics are compared like the rates but with lower better: the
 // request/response latencies' mean, median and 99th percentile (the tail
 // is what busy polling or RFS are for, and what seed 004 compares across
@@ -60,24 +55,6 @@ var lowerMetrics = []string{
 	ab.MetricMean, ab.MetricP50, ab.MetricP99,
 	cpp.MetricTotal, cpp.MetricTotalCycles,
 }
-
-// pairedMetric reports whether a metric's rows get paired comparisons and
-// decisions: those whose good direction is known (bitrates and the
-// request/response rates: higher is better; latencies and the CPU cost per
-// packet: lower is better).
-func pairedMetric(metric string) (stats.Direction, bool) {
-	switch {
-	case isNormalized(metric) || slices.Contains(rateMetrics, metric):
-		return stats.HigherIsBetter, true
-	case lowerPaired(metric):
-		return stats.LowerIsBetter, true
-	}
-	return 0, false
-}
-
-// lowerPaired reports whether a metric is compared with lower better
-// (lowerMetrics).
-func lowerPaired(metric string) bool { return slices.Contains(lowerMetrics, metric) }
 
 // rounds maps each key to its values by trial number.
 type rounds map[Key]map[int]float64
@@ -93,12 +70,19 @@ func decidedMetric(s *study.Study) string {
 	return s.Spec.Precision.Metric
 }
 
-// comparedMetric is pairedMetric widened to the study's decided metric.
+// comparedMetric reports whether a metric's rows get paired comparisons
+// and decisions, and in which direction: the normalized metrics, bitrates
+// and the request/response rates (higher is better: seed 001's Fig. 3 is
+// MACVLAN over the bridge in transactions/s), latencies and the CPU cost per packet
+// (lowerMetrics: lower is better), and the study's decided metric in its
+// own direction (stats.DirectionOf).
 func comparedMetric(metric, decided string) (stats.Direction, bool) {
-	if dir, ok := pairedMetric(metric); ok {
-		return dir, true
-	}
-	if metric != "" && metric == decided {
+	switch {
+	case isNormalized(metric):
+		return stats.HigherIsBetter, true
+	case slices.Contains(lowerMetrics, metric):
+		return stats.LowerIsBetter, true
+	case metric != "" && metric == decided:
 		return stats.DirectionOf(metric), true
 	}
 	return 0, false

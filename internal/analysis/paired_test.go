@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -317,15 +318,15 @@ func TestLatencyComparedLowerBetter(t *testing.T) {
 		if p.Decision.Verdict != stats.Better || p.Chosen.Method != stats.MethodPairedT || p.Chosen.Ratio > 0.91 || p.Chosen.Ratio < 0.89 {
 			t.Errorf("%s: %s %.3f by %s, want better at about 0.9, paired", name, p.Decision.Verdict, p.Chosen.Ratio, p.Chosen.Method)
 		}
-		if !lowerPaired(name) {
-			t.Errorf("lowerPaired(%s) false", name)
+		if !slices.Contains(lowerMetrics, name) {
+			t.Errorf("%s is not in lowerMetrics", name)
 		}
 	}
 	if p := find(t, m.Rows, "rfs", 1, results.MetricTransactions, -1).VsBaseline; p == nil || p.Decision.Verdict != stats.Better {
 		t.Errorf("transactions: %+v, want better (higher)", p)
 	}
 	for _, name := range []string{"rtt_max_us", "rtt_min_us", results.MetricTransactions} {
-		if r := find(t, m.Rows, "rfs", 1, name, -1); lowerPaired(name) || (name != results.MetricTransactions && r.VsBaseline != nil) {
+		if r := find(t, m.Rows, "rfs", 1, name, -1); slices.Contains(lowerMetrics, name) || (name != results.MetricTransactions && r.VsBaseline != nil) {
 			t.Errorf("%s compared as a latency", name)
 		}
 	}

@@ -168,8 +168,9 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	if err != nil {
 		return err
 	}
-	p.Metric, p.Cells = cells(s, run, a, b, !e.Rule.ProvesDatapaths())
-	p.Also = also(s, run, b, p.Metric, !e.Rule.ProvesDatapaths())
+	m, tunings := analysis.Build(s, run.Samples), !e.Rule.ProvesDatapaths()
+	p.Metric, p.Cells = cells(m, run.Stops, b, tunings)
+	p.Also = also(m, b, p.Metric, tunings)
 	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
 	e.Measured = measured(p)
 	if e.Verdict == advise.Undecided {
@@ -227,11 +228,10 @@ func origin(opt Options, name string) []string {
 // summary's paired comparison with the baseline; a datapath A/B from the
 // summary's comparison with the first datapath (paired by round: the
 // runner interleaves datapaths, analysis.SharedRounds).
-func cells(s *study.Study, run *results.Run, a, b string, tunings bool) (string, []advise.ProofCell) {
-	m := analysis.Build(s, run.Samples)
+func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (string, []advise.ProofCell) {
 	metric := ""
 	var out []advise.ProofCell
-	for _, st := range run.Stops {
+	for _, st := range stops {
 		if tunings && st.Cell.Tuning == b && st.Decision != "" {
 			metric = st.Metric
 			c := advise.ProofCell{Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
@@ -281,9 +281,9 @@ func proofCell(r analysis.Row, pr *analysis.Pair) advise.ProofCell {
 // request/response A/B's latency mean, median and 99th percentile, which
 // busy polling is for), by name: what the candidate did to them, over all
 // trials at 95%, beside the verdict and not part of it.
-func also(s *study.Study, run *results.Run, b, verdictMetric string, tunings bool) []advise.ProofMetric {
+func also(m analysis.Model, b, verdictMetric string, tunings bool) []advise.ProofMetric {
 	byMetric := map[string][]advise.ProofCell{}
-	for _, r := range analysis.Build(s, run.Samples).Rows {
+	for _, r := range m.Rows {
 		if pr := pairOf(r, b, tunings); pr != nil && r.Metric != verdictMetric && !isHeadline(r.Metric) {
 			byMetric[r.Metric] = append(byMetric[r.Metric], proofCell(r, pr))
 		}

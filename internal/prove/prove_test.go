@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
@@ -162,8 +163,9 @@ func TestAlsoLatencies(t *testing.T) {
 				Metrics: map[string]float64{results.MetricTransactions: 30000 / g * (1 + 0.02*float64(trial)), "rtt_p99_us": 50 * g * (1 + 0.05*float64(trial)), "rtt_max_us": 900}})
 		}
 	}
-	metric, cs := cells(s, run, "baseline", "busy-poll", true)
-	p := &advise.Proof{A: "baseline", B: "busy-poll", Metric: metric, Cells: cs, Also: also(s, run, "busy-poll", metric, true)}
+	m := analysis.Build(s, run.Samples)
+	metric, cs := cells(m, run.Stops, "busy-poll", true)
+	p := &advise.Proof{A: "baseline", B: "busy-poll", Metric: metric, Cells: cs, Also: also(m, "busy-poll", metric, true)}
 	if metric != results.MetricTransactions || len(cs) != 1 || cs[0].Decision != "better" {
 		t.Fatalf("verdict cells %s %+v, want transactions better", metric, cs)
 	}

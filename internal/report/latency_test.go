@@ -21,21 +21,12 @@ func TestLatencyComparedInTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	var samples []results.Sample
-	for trial := 1; trial <= 4; trial++ {
-		for _, tn := range []string{"baseline", "rfs"} {
-			g := 1 + 0.001*float64(trial%2)
-			if tn == "rfs" {
-				g *= 1.2 // 20% slower in every round
-			}
-			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
-				Trial: trial, Attempt: 1, Start: t0, End: t0.Add(4 * time.Second),
-				Metrics: map[string]float64{results.MetricBitrate: 9e9 / g, "rtt_p99_us": 40 * g * (1 + 0.05*float64(trial))}})
-		}
-	}
+	c := results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: "baseline", Workload: s.Variants()[0].Name, Replicas: 1}
+	rfs := c
+	rfs.Tuning = "rfs"
+	samples := latencyRounds(c, rfs, "rtt_p99_us", 1.2) // 20% slower in every round
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "lat", Engine: "local", CPUs: 2, Started: t0}, samples)
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "lat", Engine: "local", CPUs: 2, Started: latencyT0}, samples)
 	if err := Build(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -63,22 +54,12 @@ func TestLatencyAcrossDatapaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	var samples []results.Sample
-	for trial := 1; trial <= 4; trial++ {
-		for i, dp := range []string{"bridge", "macvlan"} {
-			start := t0.Add(time.Duration(10*trial+5*i) * time.Second) // round by round
-			g := 1 + 0.001*float64(trial%2)
-			if dp == "macvlan" {
-				g *= 0.8
-			}
-			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: s.Variants()[0].Name, Replicas: 1},
-				Trial: trial, Attempt: 1, Start: start, End: start.Add(4 * time.Second),
-				Metrics: map[string]float64{results.MetricBitrate: 9e9, "rtt_p99_us": 40 * g * (1 + 0.05*float64(trial))}})
-		}
-	}
+	bridge := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: s.Variants()[0].Name, Replicas: 1}
+	macvlan := bridge
+	macvlan.Datapath = "macvlan"
+	samples := latencyRounds(bridge, macvlan, "rtt_p99_us", 0.8)
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "latdp", Engine: "local", CPUs: 2, Started: t0}, samples)
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "latdp", Engine: "local", CPUs: 2, Started: latencyT0}, samples)
 	if err := Build(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -99,20 +80,12 @@ func TestDecidedOnAnotherMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var samples []results.Sample
-	for trial := 1; trial <= 4; trial++ {
-		for _, tn := range []string{"baseline", "rfs"} {
-			g := 1 + 0.001*float64(trial%2)
-			if tn == "rfs" {
-				g *= 0.8
-			}
-			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
-				Trial: trial, Metrics: map[string]float64{results.MetricBitrate: 9e9 * (1 + 0.01*float64(trial)), "jitter_ms": 0.08 * g * (1 + 0.05*float64(trial))}})
-		}
-	}
+	c := results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: "baseline", Workload: s.Variants()[0].Name, Replicas: 1}
+	rfs := c
+	rfs.Tuning = "rfs"
+	samples := latencyRounds(c, rfs, "jitter_ms", 0.8)
 	m := analysis.Build(s, samples)
 	ratio, low, high := 0.8, 0.75, 0.85
-	rfs := samples[1].Cell
 	m.Stops = []results.Stop{{Cell: rfs, Metric: "jitter_ms", Status: "target", N: 4, Decision: "better", Versus: "baseline",
 		Ratio: &ratio, Low: &low, High: &high, Method: "paired-t", Confidence: 0.9833, Look: 4}}
 	n := newNumbers(m)
@@ -124,4 +97,26 @@ func TestDecidedOnAnotherMetric(t *testing.T) {
 	if cell := n.absCell(r); !strings.Contains(cell, "; better at the look after 4 trials: 0.800 [0.750, 0.850]") || !strings.Contains(cell, "; all trials at 95%: ×0.800") {
 		t.Errorf("jitter_ms cell %q does not lead with the look's decision", cell)
 	}
+}
+
+var latencyT0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// latencyRounds is 4 rounds of cell a, then cell b, each round started
+// after the one before (so two datapaths count as sharing rounds): b's
+// metric is factor times a's in every round, both drifting 5% a round;
+// their bitrate drifts 1% a round alike.
+func latencyRounds(a, b results.Cell, metric string, factor float64) []results.Sample {
+	var out []results.Sample
+	for trial := 1; trial <= 4; trial++ {
+		for i, c := range []results.Cell{a, b} {
+			g := 1 + 0.001*float64(trial%2)
+			if i == 1 {
+				g *= factor
+			}
+			start := latencyT0.Add(time.Duration(10*trial+5*i) * time.Second)
+			out = append(out, results.Sample{Cell: c, Trial: trial, Attempt: 1, Start: start, End: start.Add(4 * time.Second),
+				Metrics: map[string]float64{results.MetricBitrate: 9e9 * (1 + 0.01*float64(trial)), metric: 40 * g * (1 + 0.05*float64(trial))}})
+		}
+	}
+	return out
 }
