@@ -63,6 +63,25 @@ func (s Scale) Format(v float64) string {
 	return strconv.FormatFloat(v, 'f', s.Decimals, 64)
 }
 
+// Published shows a published number in display units as the paper gave
+// it: "91.5" requests/s and "11.1" Gbit/s, not Format's "92" and
+// "11.10", which would round a source's digits away or invent one. Six
+// significant digits at most hide the float error of the unit factor.
+func (s Scale) Published(v float64) string {
+	if !Finite(v) {
+		return "—"
+	}
+	v *= s.Factor
+	if math.Abs(v) >= 1e6 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil {
+		return s.Format(v / s.Factor)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
 // whole is Format, but a count that is a whole number (one trial's, or
 // the same in every trial) without decimals: "142", not "142.0".
 func (s Scale) whole(v float64) string {

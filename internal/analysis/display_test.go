@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
 	"strings"
 	"testing"
 
@@ -166,6 +167,27 @@ func TestSummaryCI(t *testing.T) {
 	} {
 		if got := count.SummaryCI(tc.d); got != tc.want {
 			t.Errorf("count %+v: %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// A published number keeps the digits its source gave, in display units.
+func TestPublished(t *testing.T) {
+	for _, c := range []struct {
+		metric string
+		v      float64
+		want   string
+	}{
+		{"requests_per_s", 91.5, "91.5"},        // Format: "92"
+		{"bitrate", 11.1e9, "11.1"},             // Format: "11.10"; factor 1e-9 leaves 11.100000000000001
+		{"iptables_path_rules_count", 21, "21"}, // Format: "21.0"
+		{"core_idle", 60, "60"},
+		{"pod_setup_ms", 0.06, "0.06"},
+		{"rtt_us", 1.5e7, "15000000"},
+		{"bitrate", math.NaN(), "—"},
+	} {
+		if got := Display(c.metric).Published(c.v); got != c.want {
+			t.Errorf("Published(%s, %g) = %q, want %q", c.metric, c.v, got, c.want)
 		}
 	}
 }

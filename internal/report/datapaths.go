@@ -13,14 +13,19 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/sockperf"
 )
 
 // comparedMetrics are drawn side by side across datapaths, in this order,
-// when a run has more than one datapath.
-var comparedMetrics = []string{results.MetricBitrate, mTPS, "rtt_p50_us", "rtt_p99_us", "lost_percent", "jitter_ms", "pod_setup_ms", "daemons_rss_bytes"}
+// when a run has more than one datapath: seed 004 compares its CNIs by
+// throughput, 1-byte round trips, HTTP requests (Table II) and CPU cost
+// per packet; seed 001 its attachment modes by latency and loss.
+var comparedMetrics = []string{results.MetricBitrate, mTPS, results.MetricRequests, sockperf.MetricMean, "rtt_p50_us", "rtt_p99_us",
+	"lost_percent", "jitter_ms", cpp.MetricTotal, cpp.MetricTotalCycles, "pod_setup_ms", "daemons_rss_bytes"}
 
 // dpComparison is one metric compared across datapaths: its workloads
 // that some datapath measured, at the baseline tuning and the smallest
@@ -35,11 +40,14 @@ type dpComparison struct {
 	row    func(dp, wl string) (analysis.Row, bool)
 	// decided are the controller's decisions by row (stops.json).
 	decided map[analysis.Key]results.Stop
+	// paper is a cell's published value, " · paper X" (numbers.paperNote).
+	paper func(analysis.Row) string
 }
 
 // datapathComparisons lists the comparedMetrics the run measured on some
 // datapath, when it has more than one datapath.
-func datapathComparisons(s *study.Study, rows []analysis.Row, stops []results.Stop) []dpComparison {
+func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
+	rows, n := m.Rows, newNumbers(m)
 	dims := analysis.DimsOf(rows)
 	if len(dims.Datapaths) < 2 || len(dims.Replicas) == 0 {
 		return nil
@@ -52,7 +60,8 @@ func datapathComparisons(s *study.Study, rows []analysis.Row, stops []results.St
 	idx := analysis.Index(rows)
 	var out []dpComparison
 	for _, metric := range comparedMetrics {
-		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: analysis.Decisions(stops)}
+		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: n.stops,
+			paper: func(r analysis.Row) string { return n.paperNote(r, false) }}
 		c.row = func(dp, wl string) (analysis.Row, bool) {
 			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
 			return r, ok && r.N > 0
@@ -134,9 +143,9 @@ func (c dpComparison) table() table {
 }
 
 // datapathTables are the comparisons' tables (summary.md's view).
-func datapathTables(s *study.Study, rows []analysis.Row, stops []results.Stop) []table {
+func datapathTables(s *study.Study, m analysis.Model) []table {
 	var out []table
-	for _, c := range datapathComparisons(s, rows, stops) {
+	for _, c := range datapathComparisons(s, m) {
 		out = append(out, c.table())
 	}
 	return out
@@ -144,10 +153,12 @@ func datapathTables(s *study.Study, rows []analysis.Row, stops []results.Stop) [
 
 // datapathCaption says what the side-by-side tables hold.
 const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
-	"mean [95% CI] over trials; beside every datapath but the first, bitrate and transactions or requests per second " +
-	"(higher better) and the latencies' median and 99th percentile (lower better) give their ratio to the first datapath " +
+	"mean [95% CI] over trials; \"paper X\" is a published number for the same point. Beside every datapath but the first, " +
+	"bitrate and transactions or requests per second (higher better), the latencies' mean, median and 99th percentile and " +
+	"the CPU cost per packet (lower better) give their ratio to the first datapath " +
 	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +
-	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; other metrics " +
+	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; a bare ratio is of " +
+	"a single trial, which has no interval and no decision; other metrics " +
 	"Welch's p against the first; neither is corrected for the number of cells. In an adaptive run the controller's decision " +
 	"stands instead where it made one (\"worse at 98.75%, 3 trials\"): judged at its planned looks, at their stricter confidence, " +
 	"as in \"Repetitions and decisions\". — where the datapath has no value; " +
@@ -160,10 +171,10 @@ const datapathCaption = "Each metric per datapath and workload at the baseline t
 // by more than scaleSplit get figures of their own (TCP at 12 Gbit/s flattened
 // UDP at 1 Gbit/s to nothing on a shared axis); a workload keeps its
 // colour across them.
-func datapathFigures(s *study.Study, rows []analysis.Row, stops []results.Stop) ([]figure, []table) {
+func datapathFigures(s *study.Study, m analysis.Model) ([]figure, []table) {
 	var figs []figure
 	var tables []table
-	for _, c := range datapathComparisons(s, rows, stops) {
+	for _, c := range datapathComparisons(s, m) {
 		// The median over datapaths, not the largest: one datapath's
 		// outlier (Flannel's UDP backend losing 60% where the others lose
 		// 1%) is the comparison, not a different scale.
@@ -292,11 +303,11 @@ func (c dpComparison) rows() [][]string {
 				line = append(line, "—")
 				continue
 			}
-			cell := analysis.Display(r.Metric).MeanCI(r)
+			cell := analysis.Display(r.Metric).MeanCI(r) + c.paper(r)
 			if st, ok := c.decided[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok && st.Versus == c.Datapaths[0] {
 				cell += "; " + lookDecision(st)
 			} else if v := r.VsFirstDatapath; v != nil {
-				cell += "; " + versusFirst(v)
+				cell += "; " + versusFirst(v, r.N)
 			} else if p := analysis.FormatP(r.PFirstDatapath); p != "" {
 				cell += "; p" + p
 			}
@@ -324,9 +335,14 @@ func lookDecision(st results.Stop) string {
 }
 
 // versusFirst is a datapath's ratio to the first datapath with its
-// interval and decision: "×0.869 [0.812, 0.930] worse".
-func versusFirst(v *analysis.Pair) string {
+// interval and decision: "×0.869 [0.812, 0.930] worse". A cell of one
+// trial, whose mean already says "(n=1, no CI)", shows the bare ratio: in
+// a one-trial tour every cell would repeat why it has no decision.
+func versusFirst(v *analysis.Pair, n int) string {
 	c := v.Chosen
+	if n < 2 && (c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High)) {
+		return fmt.Sprintf("×%.3f", c.Ratio)
+	}
 	if c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High) {
 		why := "fewer than 2 trials"
 		if v.Unpaired.Method == stats.MethodDelta {

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/sockperf"
 )
 
 func dpRow(dp, wl, metric string, mean float64) analysis.Row {
@@ -30,7 +32,7 @@ func TestDatapathFigures(t *testing.T) {
 		dpRow("bridge", "tcp-inter", "pod_setup_ms", 2.5),
 	}
 	rows[2].PFirstDatapath = 0.0123 // set by hand: the table shows the model's p
-	figs, tables := datapathFigures(s, rows, nil)
+	figs, tables := datapathFigures(s, analysis.Model{Rows: rows})
 	// TCP at 6-9 Gbit/s and UDP at 1 do not share an axis: two bitrate
 	// figures, one table.
 	if len(figs) != 4 || len(tables) != 3 {
@@ -58,7 +60,7 @@ func TestDatapathFigures(t *testing.T) {
 
 func TestNoDatapathFiguresForOneDatapath(t *testing.T) {
 	rows := []analysis.Row{dpRow("bridge", "tcp", results.MetricBitrate, 1e9)}
-	if figs, _ := datapathFigures(&study.Study{}, rows, nil); len(figs) != 0 {
+	if figs, _ := datapathFigures(&study.Study{}, analysis.Model{Rows: rows}); len(figs) != 0 {
 		t.Errorf("%d figures for a single-datapath run", len(figs))
 	}
 }
@@ -113,7 +115,7 @@ func TestPodSetupColumnsFold(t *testing.T) {
 			rows = append(rows, pods, dpRow(dp, wl, "lost_percent", 0))
 		}
 	}
-	_, tables := datapathFigures(s, rows, nil)
+	_, tables := datapathFigures(s, analysis.Model{Rows: rows})
 	if len(tables) != 2 {
 		t.Fatalf("%d tables, want lost_percent and pod_setup_ms", len(tables))
 	}
@@ -159,7 +161,7 @@ func TestOutlierKeepsOneAxis(t *testing.T) {
 		dpRow("flannel-udp", "udp-intra", "lost_percent", 0.7),
 		dpRow("weave", "udp-intra", "lost_percent", 1.1),
 	}
-	figs, _ := datapathFigures(s, rows, nil)
+	figs, _ := datapathFigures(s, analysis.Model{Rows: rows})
 	if len(figs) != 1 || figs[0].Title != "lost_percent by datapath" {
 		var titles []string
 		for _, f := range figs {
@@ -187,7 +189,7 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	rows[1].VsFirstDatapath = analysis.UnpairedOf("host", slow, host, 0.02, stats.HigherIsBetter)
 	rows[2].VsFirstDatapath = analysis.UnpairedOf("host", one, host, 0.02, stats.HigherIsBetter)
 	rows[1].PFirstDatapath, rows[3].PFirstDatapath = 0.001, 0.5
-	tables := datapathTables(s, rows, nil)
+	tables := datapathTables(s, analysis.Model{Rows: rows})
 	bt := tables[0]
 	if got := bt.Rows[1][1]; !strings.HasPrefix(got, "8.00 [7.20, 8.80]; ×0.797 [0.772, 0.823] worse") || !strings.HasSuffix(got, "] worse") {
 		t.Errorf("vxlan's bitrate cell %q, want the ratio to host, its interval and worse", got)
@@ -204,18 +206,18 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	r, lo, hi := 0.79, 0.75, 0.83
 	st := results.Stop{Cell: rows[1].Cell, Metric: results.MetricBitrate, Status: "target", N: 3, Look: 3,
 		Decision: "worse", Versus: "host", Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}
-	if got := datapathTables(s, rows, []results.Stop{st})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] worse at 98.75%, 3 trials" {
+	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{st}})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] worse at 98.75%, 3 trials" {
 		t.Errorf("vxlan's cell with the run's decision %q", got)
 	}
 	// Stopped by the budget before the first look: the plain interval,
 	// and why there is no decision.
 	nolook := st
 	nolook.Look, nolook.N, nolook.Status, nolook.Decision, nolook.DecisionReason, nolook.Confidence = 0, 2, "budget", "undecided", "no decision before 3 trials", 0.95
-	if got := datapathTables(s, rows, []results.Stop{nolook})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] (95%, 2 trials); undecided: no decision before 3 trials" {
+	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{nolook}})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] (95%, 2 trials); undecided: no decision before 3 trials" {
 		t.Errorf("vxlan's cell stopped before a look %q", got)
 	}
 	st.Versus = "rps"
-	if got := datapathTables(s, rows, []results.Stop{st})[0].Rows[1][1]; !strings.HasSuffix(got, "×0.797 [0.772, 0.823] worse") {
+	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{st}})[0].Rows[1][1]; !strings.HasSuffix(got, "×0.797 [0.772, 0.823] worse") {
 		t.Errorf("vxlan's cell with a decision against a tuning %q", got)
 	}
 }
@@ -242,7 +244,7 @@ func TestPodSetupFoldsAcrossRounds(t *testing.T) {
 		upTo("host", "tcp-inter", 5, 0), upTo("host", "udp-inter", 3, 0), upTo("host", "tcp-intra", 5, 0.5),
 		upTo("bridge", "tcp-inter", 3, 1), upTo("bridge", "udp-inter", 5, 1), upTo("bridge", "tcp-intra", 3, 1.5),
 	}
-	tb := datapathTables(s, rows, nil)[0]
+	tb := datapathTables(s, analysis.Model{Rows: rows})[0]
 	if got := strings.Join(tb.Head, " | "); got != "datapath — pod_setup_ms (ms) | tcp-inter (+1, same pods) | tcp-intra" {
 		t.Fatalf("pod_setup_ms columns %q", got)
 	}
@@ -263,12 +265,60 @@ func TestDatapathFigureTitleCountsMany(t *testing.T) {
 		}
 		rows = append(rows, dpRow(dp, "udp", results.MetricBitrate, 2e9))
 	}
-	figs, _ := datapathFigures(s, rows, nil)
+	figs, _ := datapathFigures(s, analysis.Model{Rows: rows})
 	if len(figs) != 2 || figs[0].Title != "bitrate by datapath (4 workloads)" || figs[1].Title != "bitrate by datapath (udp)" {
 		var titles []string
 		for _, f := range figs {
 			titles = append(titles, f.Title)
 		}
 		t.Errorf("figures %q, want bitrate by datapath (4 workloads) and (udp)", titles)
+	}
+}
+
+// Seed 004 compares its CNIs by HTTP requests (Table II, beside the
+// paper's numbers), 1-byte round trips and CPU cost per packet: each gets
+// a side-by-side table with the ratio to the first datapath, lower
+// better for the latency and the cost, and the HTTP sweep a figure with a
+// line per datapath. A one-trial cell shows its bare ratio.
+func TestSeed004ComparedAcrossDatapaths(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline", Replicas: []int{1},
+		Datapaths: []study.Datapath{{Name: "flannel"}, {Name: "kube-router"}},
+		Workloads: []study.Workload{{Name: "http", Tool: "ab", Concurrency: []int{1, 8}}, {Name: "rr", Tool: "qperf"}, {Name: "cpp-inter", Tool: "iperf3"}}}}
+	var rows []analysis.Row
+	for _, dp := range []string{"flannel", "kube-router"} {
+		for _, w := range variantNames(s.Spec.Workloads[0]) {
+			rows = append(rows, dpRow(dp, w, results.MetricRequests, 160))
+		}
+		rows = append(rows, dpRow(dp, "rr", sockperf.MetricMean, 50), dpRow(dp, "cpp-inter", cpp.MetricTotal, 900))
+	}
+	// kube-router's rr, one trial, and cpp-inter.
+	rows[6].Mean, rows[6].N = 60, 1
+	rows[6].VsFirstDatapath = analysis.UnpairedOf("flannel", map[int]float64{1: 60}, map[int]float64{1: 50, 2: 50.5, 3: 49.5}, 0.02, stats.LowerIsBetter)
+	rows[7].VsFirstDatapath = analysis.UnpairedOf("flannel", map[int]float64{1: 1100, 2: 1110, 3: 1090}, map[int]float64{1: 900, 2: 905, 3: 895}, 0.02, stats.LowerIsBetter)
+	published := 91.5
+	rows[0].Refs = []int{0}
+	m := analysis.Model{Rows: rows, References: []analysis.RefMatch{{Label: "paper",
+		Reference: study.Reference{Datapath: "flannel", Workload: "http@c1", Metric: results.MetricRequests, Value: &published}}}}
+	tables := datapathTables(s, m)
+	byMetric := map[string]table{}
+	for _, tb := range tables {
+		byMetric[strings.Fields(tb.Head[0])[2]] = tb
+	}
+	req, ok := byMetric[results.MetricRequests]
+	if !ok || len(req.Head) != 3 {
+		t.Fatalf("no requests table with a column per concurrency: heads %v", tables)
+	}
+	if got := req.Rows[0][1]; got != "160 [144, 176] · paper 91.5" {
+		t.Errorf("flannel's HTTP cell %q, want the paper's 91.5 beside ours", got)
+	}
+	if got := byMetric[sockperf.MetricMean].Rows[1][1]; got != "60 (n=1, no CI); ×1.200" {
+		t.Errorf("a one-trial round-trip cell %q, want the bare ratio", got)
+	}
+	if got := byMetric[cpp.MetricTotal].Rows[1][1]; !strings.HasSuffix(got, "] worse") || !strings.Contains(got, "×1.222 [") {
+		t.Errorf("kube-router's CPU cost cell %q, want a higher cost judged worse", got)
+	}
+	figs := sweepsAcrossDatapaths(s, rows)
+	if len(figs) != 1 || !strings.HasPrefix(figs[0].Title, results.MetricRequests+" per datapath (http") {
+		t.Errorf("figures across datapaths %v, want the HTTP sweep by requests per second", figs)
 	}
 }

@@ -51,7 +51,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		t.markdown(bw)
 		p("%s\n\n", tuningsCaption)
 	}
-	if tables := datapathTables(s, m.Rows, m.Stops); len(tables) > 0 {
+	if tables := datapathTables(s, m); len(tables) > 0 {
 		p("## Datapaths side by side\n\n%s\n\n", datapathCaption)
 		for _, t := range tables {
 			t.markdown(bw)

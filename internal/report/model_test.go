@@ -80,7 +80,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"## Published reference numbers",
 		"| rfs+, 16 replicas | bitrate | normalized 1.24 | not measured: this run measured no tuning rfs+ |",
 		// "every core > 90% idle at 1 replica": matches our 2 cores.
-		"| baseline, 1 replica, every cpu | core_idle | 90.0 % | 82.0 to 87.0 % (means of 2 rows) |",
+		"| baseline, 1 replica, every cpu | core_idle | 90 % | 82.0 to 87.0 % (means of 2 rows) |",
 	)
 	logIfFailed(t, md)
 }

@@ -13,9 +13,9 @@ import (
 
 // acrossMetrics are the metrics a sweep is drawn by across datapaths,
 // the first the sweep has: throughput for bulk sweeps, transactions for
-// request/response ones, start-up time for pod bursts (seed 004's Fig.
-// 15b).
-var acrossMetrics = []string{results.MetricBitrate, mTPS, mStartup}
+// request/response ones, requests for HTTP load (seed 004's Table II),
+// start-up time for pod bursts (seed 004's Fig. 15b).
+var acrossMetrics = []string{results.MetricBitrate, mTPS, results.MetricRequests, mStartup}
 
 // sweepsAcrossDatapaths draws each swept workload once with one line per
 // datapath (seed 001's Figs 6 and 7: throughput against the number of

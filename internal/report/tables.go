@@ -93,7 +93,7 @@ func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 		case normalized && ref.Reference.Normalized != nil:
 			out = append(out, ref.Label+" "+strconv.FormatFloat(*ref.Reference.Normalized, 'f', 2, 64))
 		case !normalized && ref.Reference.Value != nil:
-			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Format(*ref.Reference.Value))
+			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value))
 		}
 	}
 	if len(out) == 0 {
@@ -267,7 +267,7 @@ func refValue(m analysis.RefMatch) string {
 	}
 	if ref.Value != nil {
 		sc := analysis.Display(ref.Metric)
-		parts = append(parts, strings.TrimSpace(sc.Format(*ref.Value)+" "+sc.Unit))
+		parts = append(parts, strings.TrimSpace(sc.Published(*ref.Value)+" "+sc.Unit))
 	}
 	if ref.Ratio != nil {
 		num, den := ref.RatioTerms()
