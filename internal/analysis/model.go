@@ -67,6 +67,8 @@ type Model struct {
 	// Ethernet bound (bound.go); Verdicts the verdict table (verdict.go).
 	Bounds   []Bound   `json:"bounds,omitempty"`
 	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// OneCore are the cells bound by one core of a node (onecore.go).
+	OneCore []OneCore `json:"one_core,omitempty"`
 	// VerdictCriteria describes spec.verdict's criteria.
 	VerdictCriteria string `json:"verdict_criteria,omitempty"`
 	// Stops are the controller's word per cell (adaptive runs, and fixed
@@ -184,6 +186,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		m.Study, m.Baseline, m.TrialsPlanned, m.TrialsMin = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials.Max, s.Spec.Trials.Min
 	}
 	m.Rows = Summarize(s, samples)
+	m.OneCore = OneCoreCells(m.Rows)
 	if d := DimsOf(m.Rows).Datapaths; len(d) > 1 {
 		m.FirstDatapath = d[0]
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 )
@@ -39,3 +41,34 @@ const groupsCaption = "Cells whose trials fall in two separated groups (docs/sta
 	"The cell's interval assumes its trials scatter around one value; here they do not, so read the two groups, " +
 	"and expect more trials to narrow its interval only slowly. Alternating groups are a property of the setup " +
 	"(a flow hashed to one core or another); a level shift is the machine changing during the run."
+
+// oneCoreTable lists the cells bound by one core (analysis.OneCore): the
+// busy core with its softirq share, and the cores that idled meanwhile.
+func oneCoreTable(m analysis.Model) table {
+	t := table{Head: []string{"cell", "node", "busy core", "softirq on it", "idle cores", "trials"}}
+	for _, c := range m.OneCore {
+		soft := "—"
+		if c.SoftIRQPct != nil {
+			soft = fmt.Sprintf("%.0f%% of its time", *c.SoftIRQPct)
+		}
+		idle := make([]string, len(c.IdleCPUs))
+		for i, cpu := range c.IdleCPUs {
+			idle[i] = strconv.Itoa(cpu)
+		}
+		idleText := fmt.Sprintf("cpu %s (%.0f%% idle)", idle[0], c.IdlePct)
+		if len(idle) > 1 {
+			idleText = fmt.Sprintf("cpus %s (up to %.0f%% idle)", strings.Join(idle, ", "), c.IdlePct)
+		}
+		t.Rows = append(t.Rows, []string{cellName(c.Cell), c.Node, fmt.Sprintf("cpu %d: %.0f%% busy", c.CPU, c.BusyPct),
+			soft, idleText, strconv.Itoa(c.N)})
+	}
+	return t
+}
+
+var oneCoreCaption = fmt.Sprintf("Cells whose measured windows kept one core of a node at least %.0f%% busy while another was at least %.0f%% idle "+
+	"(means over the cell's trials, from /proc/stat; on emulated nodes, the machine's cores): the cell's number is what one core "+
+	"could do, not what the node could; its softirq share is how much of that core went to packet processing, the rest to the processes on it. On one machine this is common: a veth pair has one receive queue, so a flow's packet work "+
+	"runs in softirq on the core that sent it (under load often the receiver's, whose ACKs clock the sender's segments out), and "+
+	"the receiving process is woken on that core too; a real NIC's receive queues and interrupts spread flows over cores. "+
+	"Receive steering (RPS/RFS: the rps-rfs study; cnibench advise) moves packet work to other cores; "+
+	"without it, a comparison of datapaths in such cells compares their cost on one core.", analysis.OneCoreBusy, analysis.OneCoreIdle)

@@ -72,36 +72,38 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		n.sweepTable(sw).markdown(bw)
 		p("%s\n\n", sweepCaption(sw))
 	}
-	if t := stopsTable(m); len(t.Rows) > 0 {
-		p("## Repetitions and decisions\n\n")
-		t.markdown(bw)
-		p("%s\n\n", stopsText(m, s))
-	}
-	if t := groupsTable(m); len(t.Rows) > 0 {
-		p("## Two groups of trials\n\n")
-		t.markdown(bw)
-		p("%s\n\n", groupsCaption)
-	}
-	if t := markedTable(m); len(t.Rows) > 0 {
-		p("## Marked trials\n\n")
-		t.markdown(bw)
-		p("%s\n\n", markedCaption)
-	}
-	if t := verdictTable(m); len(t.Rows) > 0 {
-		p("## Verdicts\n\n")
-		t.markdown(bw)
-		p("%s\n\n", verdictCaption(m))
-	}
-	if t := boundTable(m); len(t.Rows) > 0 {
-		p("## Ethernet bound of the encapsulation\n\n")
-		t.markdown(bw)
-		p("%s\n\n", boundCaption)
+	for _, sec := range closingSections(m, s) {
+		if len(sec.table.Rows) > 0 {
+			p("## %s\n\n", sec.title)
+			sec.table.markdown(bw)
+			p("%s\n\n", sec.caption)
+		}
 	}
 	if len(m.References) > 0 {
 		p("## Published reference numbers\n\n")
 		n.refTable().markdown(bw)
 	}
 	return bw.Flush()
+}
+
+// section is one of summary.md's closing sections: a title, its table
+// and the caption under it, written when the table has rows.
+type section struct {
+	title, caption string
+	table          table
+}
+
+// closingSections are the sections after the cells' own: how the run
+// repeated and decided, and what to know in reading its cells.
+func closingSections(m analysis.Model, s *study.Study) []section {
+	return []section{
+		{"Repetitions and decisions", stopsText(m, s), stopsTable(m)},
+		{"Two groups of trials", groupsCaption, groupsTable(m)},
+		{"Bound by one core", oneCoreCaption, oneCoreTable(m)},
+		{"Marked trials", markedCaption, markedTable(m)},
+		{"Verdicts", verdictCaption(m), verdictTable(m)},
+		{"Ethernet bound of the encapsulation", boundCaption, boundTable(m)},
+	}
 }
 
 // markdownHeader is summary.md's title and the paragraph saying how to

@@ -57,16 +57,19 @@ type page struct {
 	// TwoGroups lists the cells whose trials fall in two groups.
 	TwoGroups        table
 	TwoGroupsCaption string
-	Marked           table
-	MarkedCaption    string
-	Bounds           table
-	BoundCaption     string
-	Env              [][2]string
-	EnvDetails       []detail
-	Comparability    []string
-	Notes            []string
-	Method           []string
-	Rows             table
+	// OneCore lists the cells bound by one core.
+	OneCore        table
+	OneCoreCaption string
+	Marked         table
+	MarkedCaption  string
+	Bounds         table
+	BoundCaption   string
+	Env            [][2]string
+	EnvDetails     []detail
+	Comparability  []string
+	Notes          []string
+	Method         []string
+	Rows           table
 }
 
 type groupView struct {
@@ -155,6 +158,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
 	pg.Stops, pg.StopsCaption = stopsTable(m), stopsText(m, s)
 	pg.TwoGroups, pg.TwoGroupsCaption = groupsTable(m), groupsCaption
+	pg.OneCore, pg.OneCoreCaption = oneCoreTable(m), oneCoreCaption
 	pg.Marked, pg.MarkedCaption = markedTable(m), markedCaption
 	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
 	pg.Env, pg.EnvDetails = envView(run)

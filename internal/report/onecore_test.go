@@ -1,0 +1,60 @@
+package report
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// A cell whose trials kept one core busy while the other idled is listed
+// in both reports under "Bound by one core", with the busy core, its
+// softirq share and the idle core; a cell that used both cores is not.
+func TestOneCoreInReport(t *testing.T) {
+	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials=2", "tunings=[baseline, rfs]"}}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var samples []results.Sample
+	for trial := 1; trial <= 2; trial++ {
+		for _, tn := range []string{"baseline", "rfs"} {
+			// baseline: core 1 saturated, mostly by softirqs, core 0
+			// idle; rfs: both cores half busy.
+			cores := []results.CoreStat{{CPU: 0, CPUPercent: results.CPUPercent{Idle: 85, SoftIRQ: 5}}, {CPU: 1, CPUPercent: results.CPUPercent{Idle: 1, SoftIRQ: 70}}}
+			if tn == "rfs" {
+				cores = []results.CoreStat{{CPU: 0, CPUPercent: results.CPUPercent{Idle: 45, SoftIRQ: 30}}, {CPU: 1, CPUPercent: results.CPUPercent{Idle: 40, SoftIRQ: 35}}}
+			}
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
+				Trial: trial, Attempt: 1, Start: t0, End: t0.Add(4 * time.Second),
+				Metrics: map[string]float64{results.MetricBitrate: 9e9 + float64(trial)*1e8}, Cores: cores})
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "oc", Engine: "local", CPUs: 2, Started: t0}, samples)
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	md := readFile(t, filepath.Join(dir, results.SummaryMD))
+	sec := mdSection(t, md, "## Bound by one core\n")
+	want := "| calico-vxlan tcp baseline r=1 | server | cpu 1: 99% busy | 70% of its time | cpu 0 (85% idle) | 2 |"
+	if !strings.Contains(sec, want) {
+		t.Errorf("section lacks %q:\n%s", want, sec)
+	}
+	if strings.Contains(sec, " rfs r=1") {
+		t.Errorf("rfs used both cores, yet is listed:\n%s", sec)
+	}
+	if page := readFile(t, filepath.Join(dir, results.ReportHTML)); !strings.Contains(page, "<h2>Bound by one core</h2>") {
+		t.Error("report.html lacks the section")
+	}
+	plain, _ := syntheticDir(t)
+	if err := Build(plain); err != nil {
+		t.Fatal(err)
+	}
+	if md := readFile(t, filepath.Join(plain, results.SummaryMD)); strings.Contains(md, "Bound by one core") {
+		t.Error("a run without such a cell has the section")
+	}
+}
