@@ -22,6 +22,9 @@ func FuzzParse(f *testing.F) {
 	if b, ok := BuiltinSource("rps-rfs"); ok {
 		f.Add(b)
 	}
+	// Type errors, which are located by line, tag and value.
+	f.Add([]byte("spec:\n  replicas: [1, \"a\\nb\"]\n  workloads:\n    - {name: t, tool: iperf3, parallel: [1], pin: 5}\n"))
+	f.Add([]byte("spec: {tunings: [{name: t, sysctls: {a: {b: 1}}}], trials: {min: x}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data, Options{}, testCatalog)
 		if err != nil {

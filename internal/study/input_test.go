@@ -143,7 +143,9 @@ func TestOverrideErrorsNameOrigin(t *testing.T) {
 		{"profile bad value", profiles, Options{Profile: "neg"}, `bounds.yaml:25: profile "neg": spec.replicas[0]: replica count must be between 1 and 250`},
 		{"set type error", boundsBase, Options{Set: []string{"duration=2"}}, `bounds.yaml (--set): spec.duration: invalid duration "2"`},
 		{"set nested unknown", boundsBase, Options{Set: []string{"trials={min: 1, max: 2, x: 3}"}}, `bounds.yaml (--set): spec.trials: unknown trials field "x"`},
-		{"set type mismatch", boundsBase, Options{Set: []string{"replicas=[a]"}}, "bounds.yaml (--set): spec.replicas: cannot unmarshal"},
+		{"set type mismatch", boundsBase, Options{Set: []string{"replicas=[a]"}}, `bounds.yaml (--set): spec.replicas[0]: want a whole number, not "a"`},
+		{"set nested type mismatch", boundsBase, Options{Set: []string{"trials={min: 2, max: abc}"}}, `bounds.yaml (--set): spec.trials.max: want a whole number, not "abc"`},
+		{"profile type mismatch", boundsBase + "profiles:\n  two: {replicas: [1, two]}\n", Options{Profile: "two"}, `bounds.yaml:23: profile "two": spec.replicas[1]: want a whole number, not "two"`},
 		{"set lacks a field", boundsBase, Options{Set: []string{"trials={min: 3}"}}, "bounds.yaml (--set): spec.trials.max: max 0 is below min 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,5 +191,28 @@ func TestSuggestions(t *testing.T) {
 	}
 	if _, err := Parse("s.yaml", []byte(fixed), Options{Profile: "quick"}, testCatalog); err != nil {
 		t.Errorf("the study itself: %v", err)
+	}
+}
+
+// A value of the wrong type names its field, also inside a flow mapping
+// that holds a whole entry on one line, and says what the field takes:
+// yaml.v3 gives only the line and a Go type.
+func TestTypeErrorsNameField(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{"replicas: [1, 2]", "replicas: [1, x]", `bounds.yaml:16: spec.replicas[1]: want a whole number, not "x"`},
+		{"replicas: [1, 2]", "replicas: 4", `bounds.yaml:16: spec.replicas: want a list of whole numbers, e.g. [1, 8], not 4`},
+		{"replicas: [1, 2]", "replicas: {a: 1}", `bounds.yaml:16: spec.replicas: want a list of whole numbers, e.g. [1, 8], not a mapping`},
+		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, parallel: [2]}", `bounds.yaml:13: spec.workloads[0].parallel: want a whole number, not a list`},
+		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, concurrency: manyclients}", `bounds.yaml:13: spec.workloads[0].concurrency: want a list of whole numbers, e.g. [1, 8], not "manycli..."`},
+		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, pin: 5}", `bounds.yaml:13: spec.workloads[0].pin: want a mapping (docs/study-format.md), not 5`},
+	} {
+		data := strings.Replace(boundsBase, tc.from, tc.to, 1)
+		if data == boundsBase {
+			t.Fatalf("boundsBase lacks %q", tc.from)
+		}
+		_, err := Parse("bounds.yaml", []byte(data), Options{}, testCatalog)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, want %q", tc.to, err, tc.want)
+		}
 	}
 }

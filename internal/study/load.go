@@ -117,13 +117,15 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var strict Study
-	if err := dec.Decode(&strict); err != nil {
-		return nil, yamlError(file, err)
-	}
-
 	var doc yaml.Node
+	if err := dec.Decode(&strict); err != nil {
+		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+			return nil, yamlError(file, nil, err)
+		}
+		return nil, yamlError(file, doc.Content[0], err)
+	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, nil, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &FieldError{File: file, Line: 1, Msg: "a study file must be a YAML mapping"}
@@ -171,8 +173,10 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	return &s, nil
 }
 
-// yamlError turns a yaml.v3 error into a FieldError with file and line.
-func yamlError(file string, err error) error {
+// yamlError turns a yaml.v3 error into a FieldError with file and line,
+// and for a type error the field and what it wants where the document
+// root is given.
+func yamlError(file string, root *yaml.Node, err error) error {
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		fe.File = file
@@ -187,6 +191,11 @@ func yamlError(file string, err error) error {
 			if i := strings.Index(rest, ":"); i > 0 {
 				line, _ = strconv.Atoi(rest[:i])
 				msg = strings.TrimSpace(rest[i+1:])
+			}
+		}
+		if root != nil {
+			if field, why, ok := typeError(root, line, msg); ok {
+				return &FieldError{File: file, Line: line, Field: field, Msg: why}
 			}
 		}
 		return &FieldError{File: file, Line: line, Msg: oneLine(friendly(msg))}

@@ -53,6 +53,10 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 	}
 	var enc yaml.Node
 	if line > 0 && yaml.Unmarshal(out, &enc) == nil && len(enc.Content) > 0 {
+		if field, why, ok := typeError(enc.Content[0], line, msg); ok {
+			at, n := locate(root, field)
+			return &FieldError{File: file, Line: at, Field: field, Origin: prof.of(n), Msg: why}
+		}
 		if field, n := atLine(enc.Content[0], root, line, ""); n != nil {
 			return &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
 		}

@@ -1,0 +1,106 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// typeErrRE is yaml.v3's type error after its "line N: ": the value's
+// tag, the value (cut to 7 characters and "..." beyond 10) for a scalar,
+// and the Go type it did not fit.
+var typeErrRE = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (\\S+)$")
+
+// typeError rewords a yaml.v3 type error found at line of the document
+// under root for a study author: the field (spec.workloads[0].concurrency)
+// and what it wants ("want a list of whole numbers, e.g. [1, 8], not
+// "abc""). yaml.v3 gives neither, only the line, and a flow mapping puts
+// a whole workload on one line; the field is the last node in document
+// order at that line with the error's tag and value: the innermost, as
+// the sequence of spec.workloads starts on the line of its first flow
+// mapping, whose list in turn holds the value. ok is false when msg is
+// not a type error or no node matches.
+func typeError(root *yaml.Node, line int, msg string) (field, friendly string, ok bool) {
+	m := typeErrRE.FindStringSubmatch(msg)
+	if m == nil {
+		return "", "", false
+	}
+	tag, value, goType := m[1], m[2], m[3]
+	prefix, cut := strings.CutSuffix(value, "...")
+	match := func(n *yaml.Node) bool {
+		if n.Line != line || n.ShortTag() != tag {
+			return false
+		}
+		if n.Kind != yaml.ScalarNode {
+			return true
+		}
+		return n.Value == value || cut && strings.HasPrefix(n.Value, prefix)
+	}
+	field, found := lastNode(root, "", match)
+	if !found {
+		return "", "", false
+	}
+	got := "a " + map[string]string{"!!map": "mapping", "!!seq": "list"}[tag]
+	if got == "a " {
+		got = fmt.Sprintf("%q", value)
+		if tag != "!!str" {
+			got = value
+		}
+	}
+	return field, fmt.Sprintf("want %s, not %s", wantOf(goType), got), true
+}
+
+// lastNode is the path of the last node under n, in document order,
+// that match accepts.
+func lastNode(n *yaml.Node, path string, match func(*yaml.Node) bool) (string, bool) {
+	field, found := "", false
+	visit := func(c *yaml.Node, p string) {
+		if match(c) {
+			field, found = p, true
+		}
+		if f, ok := lastNode(c, p, match); ok {
+			field, found = f, true
+		}
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			visit(n.Content[i+1], strings.TrimPrefix(path+"."+n.Content[i].Value, "."))
+		}
+	case yaml.SequenceNode:
+		for i, it := range n.Content {
+			visit(it, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+	return field, found
+}
+
+// wantOf says what a Go type of the study format takes, in the words of
+// the format's documentation.
+func wantOf(goType string) string {
+	switch goType {
+	case "int", "int64", "uint64":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "string":
+		return "one value (a name, a size such as 5M, a duration such as 30s)"
+	case "bool":
+		return "true or false"
+	case "[]int":
+		return "a list of whole numbers, e.g. [1, 8]"
+	case "[]string":
+		return "a list of names"
+	case "map[string]string":
+		return "a mapping of names to values"
+	}
+	if strings.HasPrefix(goType, "[]") {
+		return "a list (docs/study-format.md)"
+	}
+	if strings.HasPrefix(goType, "*study.") || strings.HasPrefix(goType, "study.") {
+		return "a mapping (docs/study-format.md)"
+	}
+	return goType
+}
