@@ -641,7 +641,7 @@ func TestDryRun(t *testing.T) {
 	for _, want := range []string{"study rps-rfs (builtin:rps-rfs, profile quick): 10 cells", "repetitions: adaptive, 3 to 10 trials per cell",
 		"machine time in trials: 2m0s at 3 trials per cell to 6m40s at 10", "preflight (local engine): passed",
 		"tunings (each set for its own trials only, and put back after each):\n  baseline: nothing: the machine as found\n  rps: RPS to CPUs all",
-		"to run it: cnibench run rps-rfs --quick --set 'replicas=[1,4]'\n"} {
+		"to run it: cnibench run rps-rfs --quick --set 'replicas=[1,4]' --out " + out + "\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, r.stdout)
 		}
@@ -665,5 +665,13 @@ func TestDryRun(t *testing.T) {
 	}
 	if r := cnibench(t, nil, "run", "--resume", out, "--dry-run", "--journal-dir", jdir); r.code != 2 {
 		t.Errorf("--dry-run with --resume: exit %d, want 2", r.code)
+	}
+	// An --out the run would refuse is refused by the dry run too.
+	taken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(taken, "summary.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cnibench(t, nil, "run", "rps-rfs", "--quick", "--dry-run", "--out", taken, "--journal-dir", jdir); r.code != 2 || !strings.Contains(r.stderr, "exists and is not empty") {
+		t.Errorf("a dry run into a used --out: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,21 @@ func TestUsageSlips(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Main(context.Background(), []string{"kube"}, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "Available Commands") {
 		t.Errorf("kube alone: exit %d, want its help and 0:\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// --resume of something that is not a run directory says so (exit 2)
+// before any lock, journal or preflight.
+func TestResumeNotARun(t *testing.T) {
+	file := t.TempDir() + "/study.yaml"
+	if err := os.WriteFile(file, []byte("spec: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{file, t.TempDir()} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), []string{"run", "--resume", dir}, &out, &errb)
+		if want := "cnibench: --resume " + dir + " is not a run directory: "; code != ExitBadInput || !strings.HasPrefix(errb.String(), want) {
+			t.Errorf("--resume %s: exit %d, stderr %q; want 2 and %q", dir, code, errb.String(), want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,6 +52,9 @@ func (f *runFlags) study(cmd *cobra.Command, args []string) (*study.Study, error
 	}
 	if len(args) > 0 {
 		return nil, inputErr(fmt.Errorf("--resume %s continues the recorded study; do not name a study (%s) too", f.resume, args[0]))
+	}
+	if err := checkRunDir(f.resume); err != nil {
+		return nil, inputErr(fmt.Errorf("--resume %w", err))
 	}
 	f.out = f.resume
 	return f.loadFile(filepath.Join(f.resume, results.StudyFile))
@@ -178,7 +182,13 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		d, err := runner.Check(cmd.Context(), opt)
 		if d.Engine != "" {
-			printDryRun(cmd.OutOrStdout(), s, d, opt.Command, err)
+			command := opt.Command
+			if f.out != "" {
+				// The rerun commands a run records leave --out out (it
+				// is taken by then); this one is the run asked for.
+				command = append(slices.Clip(command), "--out", f.out)
+			}
+			printDryRun(cmd.OutOrStdout(), s, d, command, err)
 		}
 		return inputErr(err)
 	}

@@ -33,6 +33,11 @@ func Check(ctx context.Context, opt Options) (DryRun, error) {
 	if err != nil {
 		return d, err
 	}
+	if opt.OutDir != "" {
+		if err := checkOut(opt.OutDir); err != nil {
+			return d, err
+		}
+	}
 	d.Notes, d.Warnings = p.notes, p.warnings
 	return d, nil
 }

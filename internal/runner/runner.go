@@ -94,13 +94,8 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		if err := r.loadPrevious(); err != nil {
 			return "", &PreflightError{err}
 		}
-	} else if st, err := os.Stat(opt.OutDir); err == nil {
-		if !st.IsDir() {
-			return "", &PreflightError{fmt.Errorf("--out %s exists and is not a directory", opt.OutDir)}
-		}
-		if ents, _ := os.ReadDir(opt.OutDir); len(ents) > 0 {
-			return "", &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory (or continue it with --resume)", opt.OutDir)}
-		}
+	} else if err := checkOut(opt.OutDir); err != nil {
+		return "", err
 	}
 	jdir := opt.JournalDir
 	if jdir == "" {
@@ -290,4 +285,20 @@ func (r *run) useTempDir() (func() error, error) {
 		}
 		return r.journal.RemovedDir(tmp)
 	}, nil
+}
+
+// checkOut refuses a new run's directory that exists as a file or holds
+// anything: a run never writes over another's results.
+func checkOut(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		return &PreflightError{fmt.Errorf("--out %s exists and is not a directory", dir)}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		return &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory (or continue it with --resume)", dir)}
+	}
+	return nil
 }
