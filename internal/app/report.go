@@ -29,7 +29,7 @@ func newReportCmd() *cobra.Command {
 			// The decisions and reruns, as the run printed them at its end
 			// (a study the format no longer reads is left to the pages).
 			if s, err := study.Resolve(filepath.Join(args[0], results.StudyFile), study.Options{}, studyCatalog()); err == nil {
-				printDecisions(cmd.OutOrStdout(), args[0], s)
+				printOutcome(cmd.OutOrStdout(), args[0], s)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(args[0], "report.html"))
 			return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
@@ -105,12 +106,26 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	return cmd
 }
 
+// printOutcome prints what a finished run found beyond its report's
+// path: the decisions, and the cells bound by one core.
+func printOutcome(w io.Writer, dir string, s *study.Study) {
+	run, err := results.Load(dir)
+	if err != nil {
+		return
+	}
+	printDecisions(w, run, s)
+	// Cells bound by one core (analysis.OneCore): a reader of the
+	// decisions alone would take their numbers for the machine's limit.
+	if l := report.OneCoreLine(analysis.OneCoreCells(analysis.Summarize(s, run.Samples))); l != "" {
+		fmt.Fprintln(w, l)
+	}
+}
+
 // printDecisions prints a run's decisions (or why a cell is undecided),
 // how its cells met a precision target and what deciding the undecided
-// ones would take, from the run directory's stops.json and its study s.
-func printDecisions(w io.Writer, dir string, s *study.Study) {
-	run, err := results.Load(dir)
-	if err != nil || len(run.Stops) == 0 {
+// ones would take, from the run's stops.json and its study s.
+func printDecisions(w io.Writer, run *results.Run, s *study.Study) {
+	if len(run.Stops) == 0 {
 		return
 	}
 	if lines := report.DecisionLines(run.Stops); len(lines) > 0 {
@@ -177,20 +192,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	if f.dryRun {
-		if opt.Resume {
-			return inputErr(fmt.Errorf("--dry-run checks a study before it runs and --resume continues one; use them apart"))
-		}
-		d, err := runner.Check(cmd.Context(), opt)
-		if d.Engine != "" {
-			command := opt.Command
-			if f.out != "" {
-				// The rerun commands a run records leave --out out (it
-				// is taken by then); this one is the run asked for.
-				command = append(slices.Clip(command), "--out", f.out)
-			}
-			printDryRun(cmd.OutOrStdout(), s, d, command, err)
-		}
-		return inputErr(err)
+		return f.check(cmd, s, opt)
 	}
 	// One run or cleanup at a time on this host, and none while a
 	// dead run's journal waits for cleanup.
@@ -217,9 +219,28 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		return err
 	}
-	printDecisions(cmd.OutOrStdout(), dir, s)
+	printOutcome(cmd.OutOrStdout(), dir, s)
 	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
 	return nil
+}
+
+// check is `cnibench run --dry-run`: the study and this machine (or
+// cluster) checked, what the run would do said, nothing changed.
+func (f *runFlags) check(cmd *cobra.Command, s *study.Study, opt runner.Options) error {
+	if opt.Resume {
+		return inputErr(fmt.Errorf("--dry-run checks a study before it runs and --resume continues one; use them apart"))
+	}
+	d, err := runner.Check(cmd.Context(), opt)
+	if d.Engine != "" {
+		command := opt.Command
+		if f.out != "" {
+			// The rerun commands a run records leave --out out (it is
+			// taken by then); this one is the run asked for.
+			command = append(slices.Clip(command), "--out", f.out)
+		}
+		printDryRun(cmd.OutOrStdout(), s, d, command, err)
+	}
+	return inputErr(err)
 }
 
 // resumeHint says how to continue a run that stopped in dir, when it got

@@ -72,3 +72,29 @@ var oneCoreCaption = fmt.Sprintf("Cells whose measured windows kept one core of 
 	"the receiving process is woken on that core too; a real NIC's receive queues and interrupts spread flows over cores. "+
 	"Receive steering (RPS/RFS: the rps-rfs study; cnibench advise) moves packet work to other cores; "+
 	"without it, a comparison of datapaths in such cells compares their cost on one core.", analysis.OneCoreBusy, analysis.OneCoreIdle)
+
+// OneCoreLine is the note at the end of `cnibench run` for cells bound by
+// one core: how many, the first few, and where the report lists them; ""
+// when none.
+func OneCoreLine(cells []analysis.OneCore) string {
+	if len(cells) == 0 {
+		return ""
+	}
+	var names []string
+	for i, c := range cells {
+		if i == maxNamed {
+			names = append(names, fmt.Sprintf("and %d more", len(cells)-maxNamed))
+			break
+		}
+		names = append(names, cellName(c.Cell))
+	}
+	what := fmt.Sprintf("%d cells", len(cells))
+	if len(cells) == 1 {
+		what = "1 cell"
+	}
+	return fmt.Sprintf("note: %s kept one core at least %.0f%% busy while another idled (%s): their numbers are one core's limit, "+
+		"not the machine's (summary.md, \"Bound by one core\")", what, analysis.OneCoreBusy, strings.Join(names, ", "))
+}
+
+// maxNamed bounds the cells a one-line note names.
+const maxNamed = 3

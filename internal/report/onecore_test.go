@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -56,5 +57,23 @@ func TestOneCoreInReport(t *testing.T) {
 	}
 	if md := readFile(t, filepath.Join(plain, results.SummaryMD)); strings.Contains(md, "Bound by one core") {
 		t.Error("a run without such a cell has the section")
+	}
+}
+
+// The end of `cnibench run` notes cells bound by one core, naming a few.
+func TestOneCoreLine(t *testing.T) {
+	if l := OneCoreLine(nil); l != "" {
+		t.Errorf("no cells: %q", l)
+	}
+	var cells []analysis.OneCore
+	for _, wl := range []string{"http@c8", "svc", "rr", "tcp"} {
+		cells = append(cells, analysis.OneCore{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: wl, Replicas: 1}})
+	}
+	want := `note: 4 cells kept one core at least 95% busy while another idled (flannel http@c8 baseline r=1, flannel svc baseline r=1, flannel rr baseline r=1, and 1 more): their numbers are one core's limit, not the machine's (summary.md, "Bound by one core")`
+	if l := OneCoreLine(cells); l != want {
+		t.Errorf("got  %q\nwant %q", l, want)
+	}
+	if l := OneCoreLine(cells[:1]); !strings.HasPrefix(l, "note: 1 cell kept one core") {
+		t.Errorf("one cell: %q", l)
 	}
 }
