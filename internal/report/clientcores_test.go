@@ -7,17 +7,13 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // writeClientCoresRun is a run on a cluster whose server node has 2 CPUs
 // and whose client node, sampled apart, has 6.
 func writeClientCoresRun(t *testing.T, dir string) {
 	t.Helper()
-	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials=2", "tunings=[baseline, rfs]"}}, testCatalog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := quickStudy(t, "replicas=[1]", "trials=2", "tunings=[baseline, rfs]")
 	cores := func(n int, idle float64) []results.CoreStat {
 		var out []results.CoreStat
 		for cpu := range n {

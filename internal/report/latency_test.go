@@ -17,10 +17,7 @@ import (
 // repeat the normalized table's decision. report.html shows the latency
 // tables under their own heading.
 func TestLatencyComparedInTables(t *testing.T) {
-	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials=4", "tunings=[baseline, rfs]"}}, testCatalog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := quickStudy(t, "replicas=[1]", "trials=4", "tunings=[baseline, rfs]")
 	c := results.Cell{Datapath: s.Spec.Datapaths[0].Name, Tuning: "baseline", Workload: s.Variants()[0].Name, Replicas: 1}
 	rfs := c
 	rfs.Tuning = "rfs"

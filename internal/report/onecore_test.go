@@ -8,17 +8,13 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // A cell whose trials kept one core busy while the other idled is listed
 // in both reports under "Bound by one core", with the busy core, its
 // softirq share and the idle core; a cell that used both cores is not.
 func TestOneCoreInReport(t *testing.T) {
-	s, err := study.Resolve("rps-rfs", study.Options{Profile: "quick", Set: []string{"replicas=[1]", "trials=2", "tunings=[baseline, rfs]"}}, testCatalog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := quickStudy(t, "replicas=[1]", "trials=2", "tunings=[baseline, rfs]")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var samples []results.Sample
 	for trial := 1; trial <= 2; trial++ {
