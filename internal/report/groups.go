@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 )
@@ -41,56 +39,3 @@ const groupsCaption = "Cells whose trials fall in two separated groups (docs/sta
 	"The cell's interval assumes its trials scatter around one value; here they do not, so read the two groups, " +
 	"and expect more trials to narrow its interval only slowly. Alternating groups are a property of the setup " +
 	"(a flow hashed to one core or another); a level shift is the machine changing during the run."
-
-// oneCoreTable lists the cells bound by one core (analysis.OneCore): in
-// how many trials, the busy core with its softirq share, and how idle the
-// idlest other core was meanwhile.
-func oneCoreTable(m analysis.Model) table {
-	t := table{Head: []string{"cell", "node", "trials bound", "busy core", "softirq on it", "idlest other core"}}
-	for _, c := range m.OneCore {
-		cpus := make([]string, len(c.BusyCPUs))
-		for i, cpu := range c.BusyCPUs {
-			cpus[i] = strconv.Itoa(cpu)
-		}
-		t.Rows = append(t.Rows, []string{cellName(c.Cell), c.Node, fmt.Sprintf("%d of %d", c.Bound, c.N),
-			fmt.Sprintf("cpu %s: %.0f%% busy", strings.Join(cpus, " or "), c.BusyPct),
-			fmt.Sprintf("%.0f%% of its time", c.SoftIRQPct), fmt.Sprintf("%.0f%% idle", c.IdlePct)})
-	}
-	return t
-}
-
-var oneCoreCaption = fmt.Sprintf("Cells at least half of whose trials kept one core of a node at least %.0f%% busy while another was at least %.0f%% idle "+
-	"(each trial's measured window, from /proc/stat; on emulated nodes, the machine's cores; the busy core may change from trial to trial, "+
-	"so trials are judged one by one and the shares are means over the bound trials): the cell's number is what one core "+
-	"could do, not what the node could; its softirq share is how much of that core went to packet processing, the rest to the processes on it. "+
-	"On one machine this is common: a veth pair has one receive queue, so a flow's packet work "+
-	"runs in softirq on the core that sent it (under load often the receiver's, whose ACKs clock the sender's segments out), and "+
-	"the receiving process is woken on that core too; a real NIC's receive queues and interrupts spread flows over cores. "+
-	"Receive steering (RPS/RFS: the rps-rfs study; cnibench advise) moves packet work to other cores; "+
-	"without it, a comparison of datapaths in such cells compares their cost on one core.", analysis.OneCoreBusy, analysis.OneCoreIdle)
-
-// OneCoreLine is the note at the end of `cnibench run` for cells bound by
-// one core: how many, the first few, and where the report lists them; ""
-// when none.
-func OneCoreLine(cells []analysis.OneCore) string {
-	if len(cells) == 0 {
-		return ""
-	}
-	var names []string
-	for i, c := range cells {
-		if i == maxNamed {
-			names = append(names, fmt.Sprintf("and %d more", len(cells)-maxNamed))
-			break
-		}
-		names = append(names, cellName(c.Cell))
-	}
-	what := fmt.Sprintf("%d cells", len(cells))
-	if len(cells) == 1 {
-		what = "1 cell"
-	}
-	return fmt.Sprintf("note: %s kept one core at least %.0f%% busy while another idled, in at least half of the trials (%s): their numbers are one core's limit, "+
-		"not the machine's (summary.md, \"Bound by one core\")", what, analysis.OneCoreBusy, strings.Join(names, ", "))
-}
-
-// maxNamed bounds the cells a one-line note names.
-const maxNamed = 3
