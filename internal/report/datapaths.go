@@ -340,10 +340,10 @@ func lookDecision(st results.Stop) string {
 // a one-trial tour every cell would repeat why it has no decision.
 func versusFirst(v *analysis.Pair, n int) string {
 	c := v.Chosen
-	if n < 2 && (c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High)) {
-		return fmt.Sprintf("×%.3f", c.Ratio)
-	}
 	if c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High) {
+		if n < 2 {
+			return fmt.Sprintf("×%.3f", c.Ratio)
+		}
 		why := "fewer than 2 trials"
 		if v.Unpaired.Method == stats.MethodDelta {
 			why = v.Against + "'s interval reaches 0"

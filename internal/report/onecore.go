@@ -42,20 +42,16 @@ func OneCoreLine(cells []analysis.OneCore) string {
 	if len(cells) == 0 {
 		return ""
 	}
-	var names []string
+	names := make([]string, len(cells))
 	for i, c := range cells {
-		if i == maxNamed {
-			names = append(names, fmt.Sprintf("and %d more", len(cells)-maxNamed))
-			break
-		}
-		names = append(names, cellName(c.Cell))
+		names[i] = cellName(c.Cell)
 	}
 	what := fmt.Sprintf("%d cells", len(cells))
 	if len(cells) == 1 {
 		what = "1 cell"
 	}
 	return fmt.Sprintf("note: %s kept one core at least %.0f%% busy while another idled, in at least half of the trials (%s): their numbers are one core's limit, "+
-		"not the machine's (summary.md, \"Bound by one core\")", what, analysis.OneCoreBusy, strings.Join(names, ", "))
+		"not the machine's (summary.md, \"Bound by one core\")", what, analysis.OneCoreBusy, listSome(names, maxNamed))
 }
 
 // maxNamed bounds the cells a one-line note names.

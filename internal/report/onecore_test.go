@@ -65,7 +65,7 @@ func TestOneCoreLine(t *testing.T) {
 	for _, wl := range []string{"http@c8", "svc", "rr", "tcp"} {
 		cells = append(cells, analysis.OneCore{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: wl, Replicas: 1}})
 	}
-	want := `note: 4 cells kept one core at least 95% busy while another idled, in at least half of the trials (flannel http@c8 baseline r=1, flannel svc baseline r=1, flannel rr baseline r=1, and 1 more): their numbers are one core's limit, not the machine's (summary.md, "Bound by one core")`
+	want := `note: 4 cells kept one core at least 95% busy while another idled, in at least half of the trials (flannel http@c8 baseline r=1, flannel svc baseline r=1, flannel rr baseline r=1 and 1 more): their numbers are one core's limit, not the machine's (summary.md, "Bound by one core")`
 	if l := OneCoreLine(cells); l != want {
 		t.Errorf("got  %q\nwant %q", l, want)
 	}

@@ -202,17 +202,17 @@ func DecisionLines(stops []results.Stop) []string {
 		}
 	}
 	if len(few) > 0 {
-		out = append(out, fmt.Sprintf("%d undecided after a single trial, too few for an interval: %s", len(few), listSome(few)))
+		out = append(out, fmt.Sprintf("%d undecided after a single trial, too few for an interval: %s", len(few), listSome(few, maxListed)))
 	}
 	return out
 }
 
-// listSome joins the first maxListed names and counts the rest.
-func listSome(names []string) string {
-	if len(names) <= maxListed {
+// listSome joins the first most names and counts the rest.
+func listSome(names []string, most int) string {
+	if len(names) <= most {
 		return strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 const notMeasuredVerdict = "not measured"
