@@ -42,12 +42,14 @@ func typeError(root *yaml.Node, line int, msg string) (field, friendly string, o
 	if !found {
 		return "", "", false
 	}
-	got := "a " + map[string]string{"!!map": "mapping", "!!seq": "list"}[tag]
-	if got == "a " {
+	got := value
+	switch tag {
+	case "!!map":
+		got = "a mapping"
+	case "!!seq":
+		got = "a list"
+	case "!!str":
 		got = fmt.Sprintf("%q", value)
-		if tag != "!!str" {
-			got = value
-		}
 	}
 	return field, fmt.Sprintf("want %s, not %s", wantOf(goType), got), true
 }
