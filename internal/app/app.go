@@ -52,7 +52,12 @@ func inputErr(err error) error {
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil && cmd != nil {
+		// cobra answers --help before any RunE: "kube objects --help"
+		// reached the group's help, not its RunE (group).
+		err = strayCommand(cmd)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -160,17 +165,38 @@ and writes a report with figures, confidence intervals and the published numbers
 	return root
 }
 
+// groupAnnotation marks a command of subcommands (group).
+const groupAnnotation = "cnibench/group"
+
 // group makes a command of subcommands (kube, agent) refuse an unknown
 // subcommand as bad input, naming the likely one, where cobra printed
-// the group's help and exited 0; alone it still prints its help.
+// the group's help and exited 0, also with --help; alone it still
+// prints its help.
 func group(cmd *cobra.Command) {
+	cmd.Annotations = map[string]string{groupAnnotation: "true"}
 	cmd.Args = cobra.ArbitraryArgs
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return c.Help()
+		if err := strayCommand(c); err != nil {
+			return err
 		}
-		return usageError{fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())}
+		return c.Help()
 	}
+	help := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		// Main reports the stray subcommand; its help would bury that.
+		if strayCommand(c) == nil {
+			help(c, args)
+		}
+	})
+}
+
+// strayCommand is the error for a group given a subcommand it does not
+// have (its parsed arguments), nil for any other command.
+func strayCommand(c *cobra.Command) error {
+	if c.Annotations[groupAnnotation] == "" || c.Flags().NArg() == 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q for %q", c.Flags().Arg(0), c.CommandPath())}
 }
 
 // usageArgs marks the argument errors of c and its subcommands as usage

@@ -19,6 +19,8 @@ func TestUsageSlips(t *testing.T) {
 		"compare a b --fail-iff x": `cnibench: unknown flag: --fail-iff (did you mean --fail-if?)`,
 		"kube instal":              `cnibench: unknown command "instal" for "cnibench kube" (did you mean "install"?)`,
 		"run rps-rfs --zzz":        `cnibench: unknown flag: --zzz`,
+		"kube objects --help":      `cnibench: unknown command "objects" for "cnibench kube"`,
+		"agent --help srve":        `cnibench: unknown command "srve" for "cnibench agent" (did you mean "serve"?)`,
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), strings.Fields(args), &out, &errb)
@@ -29,6 +31,10 @@ func TestUsageSlips(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Main(context.Background(), []string{"kube"}, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "Available Commands") {
 		t.Errorf("kube alone: exit %d, want its help and 0:\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"kube", "--help"}, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "Available Commands") {
+		t.Errorf("kube --help: exit %d, want its help and 0:\n%s%s", code, out.String(), errb.String())
 	}
 }
 
