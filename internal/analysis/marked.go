@@ -71,4 +71,7 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Marked = MarkedOf(run)
 	m.Origin = run.Env.Origin
 	m.Tunings = TuningsOf(s, run.Env)
+	// Per-second samples judge it (cpu.jsonl): a run's file, not the
+	// samples Build has.
+	m.OneCore = OneCoreCells(run.Samples, run.CPU)
 }

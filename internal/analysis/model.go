@@ -186,7 +186,6 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		m.Study, m.Baseline, m.TrialsPlanned, m.TrialsMin = s.Metadata.Name, s.Spec.Baseline, s.Spec.Trials.Max, s.Spec.Trials.Min
 	}
 	m.Rows = Summarize(s, samples)
-	m.OneCore = OneCoreCells(samples)
 	if d := DimsOf(m.Rows).Datapaths; len(d) > 1 {
 		m.FirstDatapath = d[0]
 	}

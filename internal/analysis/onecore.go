@@ -7,24 +7,28 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 )
 
-// A trial is bound by one core when, over its measured window, one core
-// of a node was busy at least OneCoreBusy percent of the time while
-// another was idle at least OneCoreIdle percent: its number is what one
-// core could do, not what the node could. On one machine it is the rule
-// rather than the exception: a veth pair has a single receive queue, so a
-// flow's packet work runs in softirq on the core that sent it (at high
-// load often the receiver's, whose ACKs clock the sender's segments out),
-// and the scheduler wakes the receiving process on that core too. Which
-// core that is may change from trial to trial, so trials are judged one
-// by one: the mean of each core over the trials would read as two half
-// busy cores.
+// A second is bound by one core when one core of a node was busy at
+// least OneCoreBusy percent of it while another was idle at least
+// OneCoreIdle percent, and a trial is when at least half of its seconds
+// are: its number is what one core could do, not what the node could. On
+// one machine it is the rule rather than the exception: a veth pair has a
+// single receive queue, so a flow's packet work runs in softirq on the
+// core that sent it (at high load often the receiver's, whose ACKs clock
+// the sender's segments out), and the scheduler wakes the receiving
+// process on that core too. Which core that is changes between trials and
+// within one (an HTTP load on flannel moved every few seconds on
+// 2026-11-29: 100% and 12% busy, then 12% and 100%), so the judgement
+// follows the busy core second by second (cpu.jsonl): the trial's means
+// of each core would read as two half-busy cores. A trial without
+// per-second samples (the client node's, a run that ended between its
+// sample and its points) is judged by those means.
 const (
 	OneCoreBusy = 95.0
 	OneCoreIdle = 50.0
 )
 
-// OneCore is a cell at least half of whose trials were bound by one core
-// of a node.
+// OneCore is how many of a cell's trials one core of a node bound; the
+// cell is listed (Listed) when at least half were.
 type OneCore struct {
 	Cell results.Cell `json:"cell"`
 	// Node is "server" (Sample.Cores; on emulated nodes the machine's
@@ -33,10 +37,10 @@ type OneCore struct {
 	// Bound of the cell's N trials were bound by one core.
 	Bound int `json:"bound_trials"`
 	N     int `json:"n"`
-	// BusyCPUs are the cores that were the busy one in those trials;
-	// BusyPct is the busy core's mean busy share (100 - idle) over them,
-	// SoftIRQPct the mean share of its time in softirq, and IdlePct the
-	// mean idle share of the idlest other core.
+	// BusyCPUs are the cores that were the busy one in the bound trials'
+	// bound seconds; BusyPct is the busy core's mean busy share (100 -
+	// idle) over those seconds, SoftIRQPct the mean share of its time in
+	// softirq, and IdlePct the mean idle share of the idlest other core.
 	BusyCPUs   []int   `json:"busy_cpus"`
 	BusyPct    float64 `json:"busy_pct"`
 	SoftIRQPct float64 `json:"softirq_pct"`
@@ -44,23 +48,46 @@ type OneCore struct {
 }
 
 // OneCoreCells lists the cells at least half of whose trials were bound
-// by one core, in the order the cells' first samples come, the server
-// node's before the client node's for a cell. A node with a single sampled
-// core is never listed: there is no other core to have idled.
-func OneCoreCells(samples []results.Sample) []OneCore {
+// by one core (OneCore.Listed), in the order the cells' first samples
+// come, the server node's before the client node's for a cell. points
+// are the run's per-second samples of the server node's cores (Run.CPU).
+func OneCoreCells(samples []results.Sample, points []results.CPUPoint) []OneCore {
+	var out []OneCore
+	for _, oc := range OneCoreTally(samples, points) {
+		if oc.Listed() {
+			out = append(out, oc)
+		}
+	}
+	return out
+}
+
+// Listed says that at least half of the cell's trials were bound by one
+// core: its numbers are, as a rule, one core's.
+func (oc OneCore) Listed() bool { return oc.Bound > 0 && 2*oc.Bound >= oc.N }
+
+// OneCoreTally counts, for every cell and node with per-core samples,
+// the trials bound by one core, bound or not (a comparison of runs needs
+// "0 of 4" as much as "3 of 4"); the shares are means over the bound
+// trials (0 without any), each trial's over its bound seconds. A node
+// with a single sampled core is left out: there is no other core to have
+// idled.
+func OneCoreTally(samples []results.Sample, points []results.CPUPoint) []OneCore {
 	type key struct {
 		cell   results.Cell
 		client bool
 	}
+	seconds := secondsOf(points)
 	acc := map[key]*OneCore{}
 	var order []key
 	for _, s := range samples {
 		for _, client := range []bool{false, true} {
-			cores := s.Cores
+			windows := [][]results.CoreStat{s.Cores}
 			if client {
-				cores = s.ClientCores
+				windows = [][]results.CoreStat{s.ClientCores}
+			} else if sec := seconds[trialKey{s.Cell, s.Trial}]; len(sec) > 0 {
+				windows = sec
 			}
-			if len(cores) < 2 {
+			if len(windows[0]) < 2 {
 				continue
 			}
 			k := key{s.Cell, client}
@@ -74,34 +101,89 @@ func OneCoreCells(samples []results.Sample) []OneCore {
 				order = append(order, k)
 			}
 			oc.N++
-			busy, idle, ok := boundBy(cores)
+			t, ok := trialBound(windows)
 			if !ok {
 				continue
 			}
 			oc.Bound++
-			if !slices.Contains(oc.BusyCPUs, busy.CPU) {
-				oc.BusyCPUs = append(oc.BusyCPUs, busy.CPU)
+			for _, c := range t.BusyCPUs {
+				if !slices.Contains(oc.BusyCPUs, c) {
+					oc.BusyCPUs = append(oc.BusyCPUs, c)
+				}
 			}
-			oc.BusyPct += 100 - busy.Idle
-			oc.SoftIRQPct += busy.SoftIRQ
-			oc.IdlePct += idle
+			oc.BusyPct += t.BusyPct
+			oc.SoftIRQPct += t.SoftIRQPct
+			oc.IdlePct += t.IdlePct
 		}
 	}
 	var out []OneCore
 	for _, k := range order {
 		oc := acc[k]
-		if oc.Bound == 0 || 2*oc.Bound < oc.N {
-			continue
+		if oc.Bound > 0 {
+			n := float64(oc.Bound)
+			oc.BusyPct, oc.SoftIRQPct, oc.IdlePct = oc.BusyPct/n, oc.SoftIRQPct/n, oc.IdlePct/n
+			slices.Sort(oc.BusyCPUs)
 		}
-		n := float64(oc.Bound)
-		oc.BusyPct, oc.SoftIRQPct, oc.IdlePct = oc.BusyPct/n, oc.SoftIRQPct/n, oc.IdlePct/n
-		slices.Sort(oc.BusyCPUs)
 		out = append(out, *oc)
 	}
 	return out
 }
 
-// boundBy is a trial's busiest core and the idle share of the idlest
+type trialKey struct {
+	cell  results.Cell
+	trial int
+}
+
+// secondsOf groups per-second points by trial, each second's cores
+// together, in time order.
+func secondsOf(points []results.CPUPoint) map[trialKey][][]results.CoreStat {
+	type at struct {
+		trialKey
+		unixNano int64
+	}
+	idx := map[at]int{}
+	out := map[trialKey][][]results.CoreStat{}
+	for _, p := range points {
+		tk := trialKey{p.Cell, p.Trial}
+		a := at{tk, p.Time.UnixNano()}
+		i, ok := idx[a]
+		if !ok {
+			i = len(out[tk])
+			idx[a] = i
+			out[tk] = append(out[tk], nil)
+		}
+		out[tk][i] = append(out[tk][i], results.CoreStat{CPU: p.CPU, CPUPercent: p.CPUPercent})
+	}
+	return out
+}
+
+// trialBound judges a trial by its windows (seconds, or one window of
+// the trial's means): bound when at least half of them are, with the
+// busy cores and the mean shares over the bound ones.
+func trialBound(windows [][]results.CoreStat) (OneCore, bool) {
+	var t OneCore
+	for _, cores := range windows {
+		busy, idle, ok := boundBy(cores)
+		if !ok {
+			continue
+		}
+		t.Bound++
+		if !slices.Contains(t.BusyCPUs, busy.CPU) {
+			t.BusyCPUs = append(t.BusyCPUs, busy.CPU)
+		}
+		t.BusyPct += 100 - busy.Idle
+		t.SoftIRQPct += busy.SoftIRQ
+		t.IdlePct += idle
+	}
+	if t.Bound == 0 || 2*t.Bound < len(windows) {
+		return OneCore{}, false
+	}
+	n := float64(t.Bound)
+	t.BusyPct, t.SoftIRQPct, t.IdlePct = t.BusyPct/n, t.SoftIRQPct/n, t.IdlePct/n
+	return t, true
+}
+
+// boundBy is a window's busiest core and the idle share of the idlest
 // other, when the one is at least OneCoreBusy busy and the other at least
 // OneCoreIdle idle.
 func boundBy(cores []results.CoreStat) (busy results.CoreStat, idle float64, ok bool) {

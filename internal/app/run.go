@@ -116,7 +116,7 @@ func printOutcome(w io.Writer, dir string, s *study.Study) {
 	printDecisions(w, run, s)
 	// Cells bound by one core (analysis.OneCore): a reader of the
 	// decisions alone would take their numbers for the machine's limit.
-	if l := report.OneCoreLine(analysis.OneCoreCells(run.Samples)); l != "" {
+	if l := report.OneCoreLine(analysis.OneCoreCells(run.Samples, run.CPU)); l != "" {
 		fmt.Fprintln(w, l)
 	}
 }

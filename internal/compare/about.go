@@ -11,7 +11,8 @@ import (
 )
 
 // Head names the two runs of a comparison: their directories, what each
-// was (About) and what differs between them that can move their numbers.
+// was (About) and what differs between them that can move their numbers:
+// their environments, and the cells one core bound in one run or both.
 type Head struct {
 	A, B string // run directories
 	// AboutA and AboutB say how each run was started and where it ran;
@@ -23,11 +24,13 @@ type Head struct {
 	Differ []string
 	// Same says that A and B are one run directory.
 	Same bool
+	// Bound are the cells of both runs that one core bound in either.
+	Bound []Bound
 }
 
 // NewHead describes runs a and b, found in directories dirA and dirB.
 func NewHead(dirA, dirB string, a, b *results.Run) Head {
-	h := Head{A: dirA, B: dirB}
+	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b)}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}

@@ -57,10 +57,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 	for _, s := range bMarked {
 		tried[cellKey(s.Cell, "")] = true
 	}
-	dpA, dpB := datapaths(a), datapaths(b)
-	// Runs of one datapath each are matched whatever their names (local
-	// "bridge" vs the CNI a cluster has); otherwise datapaths must agree.
-	anyDP := len(dpA) == 1 && len(dpB) == 1
+	p := newPairing(a, b)
 	want := map[string]bool{}
 	for _, m := range metrics {
 		if m == "" {
@@ -74,10 +71,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		if len(want) > 0 && !want[k.metric] {
 			continue
 		}
-		kb := k
-		if anyDP {
-			kb.datapath = dpB[0]
-		}
+		kb := p.inB(k)
 		ys, ok := vb[kb]
 		if !ok && !tried[cellOf(kb)] {
 			continue
@@ -85,15 +79,8 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		// The same comparison the summary makes of a tuning against its
 		// baseline: Fieller's ratio and Welch's p of B against A.
 		vs := analysis.Versus(ys, xs)
-		name := fmt.Sprintf("%s/%s/%s/r=%d", k.datapath, k.tuning, k.workload, k.replicas)
-		if anyDP && k.datapath != kb.datapath {
-			name = fmt.Sprintf("%s|%s/%s/%s/r=%d", k.datapath, kb.datapath, k.tuning, k.workload, k.replicas)
-		}
-		if k.impairment != "" {
-			name += "/" + k.impairment
-		}
 		rows = append(rows, Row{
-			Key: name, Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
+			Key: p.name(k), Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 			XA: xs, XB: ys, Missing: !ok, cell: cellOf(k),
 		})
@@ -112,6 +99,44 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		return rows[i].Key < rows[j].Key
 	})
 	return rows
+}
+
+// pairing matches A's cells to B's. Runs of one datapath each are
+// matched whatever their names (local "bridge" vs the CNI a cluster has);
+// otherwise datapaths must agree.
+type pairing struct {
+	anyDP bool
+	dpB   string
+}
+
+func newPairing(a, b []results.Sample) pairing {
+	dpA, dpB := datapaths(a), datapaths(b)
+	if len(dpA) == 1 && len(dpB) == 1 {
+		return pairing{anyDP: true, dpB: dpB[0]}
+	}
+	return pairing{}
+}
+
+// inB is B's key of A's k.
+func (p pairing) inB(k key) key {
+	if p.anyDP {
+		k.datapath = p.dpB
+	}
+	return k
+}
+
+// name is how a matched cell is shown: datapath/tuning/workload/r=N,
+// with both datapaths when they differ, and the impairment if any.
+func (p pairing) name(k key) string {
+	dp := k.datapath
+	if kb := p.inB(k); kb.datapath != dp {
+		dp += "|" + kb.datapath
+	}
+	name := fmt.Sprintf("%s/%s/%s/r=%d", dp, k.tuning, k.workload, k.replicas)
+	if k.impairment != "" {
+		name += "/" + k.impairment
+	}
+	return name
 }
 
 // cellKey is the key of a cell's metric ("": the cell itself).
@@ -210,14 +235,20 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 		if r.Missing {
 			b = "missing (no value in B)"
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d | %s | %s |\n", r.Key, r.Metric, sc.Unit,
+		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d | %s | %s |\n", esc(r.Key), r.Metric, sc.Unit,
 			sc.SummaryCI(r.A), b, r.A.N, r.B.N, ratio, p); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta))
-	return err
+	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta)); err != nil {
+		return err
+	}
+	return writeOneCoreMarkdown(w, h.Bound)
 }
+
+// esc keeps a table cell's "|" (a key of two datapaths' names, a
+// --fail-if rule) from ending the cell.
+func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // methodNote says how the table's numbers were computed: the two runs'
 // trials are independent (no rounds in common), so every comparison is

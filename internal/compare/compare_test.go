@@ -37,6 +37,10 @@ func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 	if err := WriteMarkdown(&buf, Head{A: "local", B: "kube"}, rows); err != nil {
 		t.Fatal(err)
 	}
+	// The key's "|" would end the table's first cell.
+	if !strings.Contains(buf.String(), "| bridge\\|kube-cni/baseline/tcp/r=1 | bitrate") {
+		t.Errorf("markdown does not escape the key's |:\n%s", buf.String())
+	}
 	if !strings.Contains(buf.String(), "| 2, 2 | 0.500 [") {
 		t.Errorf("markdown lacks the trial counts and the ratio with its interval:\n%s", buf.String())
 	}
@@ -109,5 +113,45 @@ func TestRunsInStudyOrder(t *testing.T) {
 	}
 	if len(got) != 12 || strings.Join(got[:6], "\n") != strings.Join(want, "\n") || !strings.HasPrefix(got[6], "retransmits bridge/baseline/tcp/r=4") {
 		t.Errorf("order:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// A cell bound by one core in A and not in B (what RPS does to a veth
+// pair's single receive queue) is listed with both sides' trial counts,
+// matched across datapath names as the rows are; a cell bound in
+// neither, or missing from B, is not.
+func TestOneCoreChanges(t *testing.T) {
+	cores := func(idle0, idle1 float64) []results.CoreStat {
+		return []results.CoreStat{{CPU: 0, CPUPercent: results.CPUPercent{Idle: idle0, SoftIRQ: 70}},
+			{CPU: 1, CPUPercent: results.CPUPercent{Idle: idle1, SoftIRQ: 5}}}
+	}
+	withCores := func(s results.Sample, c []results.CoreStat) results.Sample { s.Cores = c; return s }
+	a := []results.Sample{
+		withCores(sample("bridge", "baseline", 1, 1e9), cores(1, 80)),
+		withCores(sample("bridge", "baseline", 1, 1e9), cores(2, 85)),
+		withCores(sample("bridge", "baseline", 4, 1e9), cores(30, 30)),
+		withCores(sample("bridge", "rps", 1, 1e9), cores(0, 90)),
+	}
+	b := []results.Sample{
+		withCores(sample("kube-cni", "baseline", 1, 2e9), cores(30, 40)),
+		withCores(sample("kube-cni", "baseline", 1, 2e9), cores(0, 60)),
+		withCores(sample("kube-cni", "baseline", 1, 2e9), cores(35, 30)),
+		withCores(sample("kube-cni", "baseline", 4, 2e9), cores(20, 25)),
+	}
+	got := OneCore(&results.Run{Samples: a}, &results.Run{Samples: b})
+	if len(got) != 1 {
+		t.Fatalf("%d cells, want baseline r=1 only: %+v", len(got), got)
+	}
+	g := got[0]
+	if g.Key != "bridge|kube-cni/baseline/tcp/r=1" || g.Node != "server" || g.A.Bound != 2 || g.A.N != 2 || g.B.Bound != 1 || g.B.N != 3 {
+		t.Errorf("%+v", g)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, Head{A: "a", B: "b", Bound: got}, Runs(a, b, []string{results.MetricBitrate}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := "| bridge\\|kube-cni/baseline/tcp/r=1 | server | **bound** in 2 of 2 trials (cpu 0: 98% busy, 70% softirq) | 1 of 3 trials bound |"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, buf.String())
 	}
 }

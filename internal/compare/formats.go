@@ -59,7 +59,7 @@ func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
 		if v.Fail {
 			verdict = "**FAIL**"
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", v.Rule.Text, v.Cell.Key, verdict, v.Why); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", esc(v.Rule.Text), esc(v.Cell.Key), verdict, esc(v.Why)); err != nil {
 			return err
 		}
 	}
@@ -155,9 +155,10 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 		Differ   []string      `json:"differ,omitempty"`
 		SameRun  bool          `json:"same_run,omitempty"`
 		Rows     []jsonRow     `json:"rows"`
+		OneCore  []Bound       `json:"one_core,omitempty"`
 		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
 		Failed   bool          `json:"failed"`
-	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, Failed: gate.Failed(vs)}
+	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},

@@ -26,8 +26,8 @@ func oneCoreTable(m analysis.Model) table {
 }
 
 var oneCoreCaption = fmt.Sprintf("Cells at least half of whose trials kept one core of a node at least %.0f%% busy while another was at least %.0f%% idle "+
-	"(each trial's measured window, from /proc/stat; on emulated nodes, the machine's cores; the busy core may change from trial to trial, "+
-	"so trials are judged one by one and the shares are means over the bound trials): the cell's number is what one core "+
+	"in at least half of the trial's seconds (from /proc/stat; on emulated nodes, the machine's cores; the busy core moves between trials "+
+	"and within one, so each second is judged on its own, and the shares are means over the bound seconds): the cell's number is what one core "+
 	"could do, not what the node could; its softirq share is how much of that core went to packet processing, the rest to the processes on it. "+
 	"On one machine this is common: a veth pair has one receive queue, so a flow's packet work "+
 	"runs in softirq on the core that sent it (under load often the receiver's, whose ACKs clock the sender's segments out), and "+
