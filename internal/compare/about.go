@@ -38,7 +38,7 @@ func NewHead(dirA, dirB string, a, b *results.Run) Head {
 		h.AboutB = About(b.Env)
 	}
 	if a.HasEnv && b.HasEnv {
-		h.Differ = Differences(a.Env, b.Env)
+		h.Differ = Differences(a.Env, b.Env, ranBoth(a.Samples, b.Samples))
 	}
 	return h
 }
@@ -59,8 +59,10 @@ func About(e results.Env) string {
 }
 
 // Differences lists what differs between two runs' environments that can
-// move their numbers, each as "what A / B".
-func Differences(a, b results.Env) []string {
+// move their numbers, each as "what A / B". ran says which tunings both
+// runs measured: one of them that wrote nothing in one run and something
+// in the other (a "baseline" redefined by --set) differs too.
+func Differences(a, b results.Env, ran map[string]bool) []string {
 	var out []string
 	add := func(what, x, y string) {
 		if x != y {
@@ -79,9 +81,33 @@ func Differences(a, b results.Env) []string {
 	// A tuning of one name may write other values on another machine (a
 	// mask over more CPUs) or find them in place there (bbr already the
 	// default): its cells then measure different things.
-	for _, name := range slices.Sorted(maps.Keys(a.Tunings)) {
-		if setB, ok := b.Tunings[name]; ok {
-			add("tuning "+name, tuningText(a.Tunings[name]), tuningText(setB))
+	names := slices.Sorted(maps.Keys(a.Tunings))
+	for name := range b.Tunings {
+		if _, ok := a.Tunings[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		setA, inA := a.Tunings[name]
+		setB, inB := b.Tunings[name]
+		if (inA && inB) || ran[name] {
+			add("tuning "+name, tuningText(setA), tuningText(setB))
+		}
+	}
+	return out
+}
+
+// ranBoth is the set of tunings both runs have samples of.
+func ranBoth(a, b []results.Sample) map[string]bool {
+	inA := map[string]bool{}
+	for _, s := range a {
+		inA[s.Cell.Tuning] = true
+	}
+	out := map[string]bool{}
+	for _, s := range b {
+		if inA[s.Cell.Tuning] {
+			out[s.Cell.Tuning] = true
 		}
 	}
 	return out

@@ -46,9 +46,20 @@ func TestHead(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
 		}
 	}
+	// A tuning both runs measured that wrote nothing in A ("baseline")
+	// and something in B (a baseline redefined by --set) differs; one
+	// that only A ran (onlyA) is no difference of the compared cells.
+	cell := func(tuning string) results.Sample { return results.Sample{Cell: results.Cell{Tuning: tuning}} }
+	b.Tunings["baseline"] = []results.TuningSetting{{Where: results.WhereNode, Knob: "rps_cpus", Value: "00000003", Found: []string{"0"}}}
+	h = NewHead("main/", "pr/", &results.Run{Env: a, HasEnv: true, Samples: []results.Sample{cell("baseline"), cell("onlyA")}},
+		&results.Run{Env: b, HasEnv: true, Samples: []results.Sample{cell("baseline")}})
+	if got := strings.Join(h.Differ, "; "); !strings.HasSuffix(got, "; tuning baseline (none) / rps_cpus = 00000003 at node over 0; "+
+		"tuning bbr net.ipv4.tcp_congestion_control = bbr at client-node over unchanged / net.ipv4.tcp_congestion_control = bbr at client-node over cubic") {
+		t.Errorf("differ: %q", got)
+	}
 	// The same run twice differs in nothing; a run without env.json is
 	// named by its directory alone.
-	if d := Differences(a, a); len(d) != 0 {
+	if d := Differences(a, a, nil); len(d) != 0 {
 		t.Errorf("a run against itself differs in %v", d)
 	}
 	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}); h.AboutA != "" || h.Differ != nil {
