@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -85,5 +87,44 @@ func TestAdviseDirIsNotARun(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Main(context.Background(), []string{"report", adv}, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), "its A/B runs are "+ab) {
 		t.Errorf("exit %d, %s", code, errb.String())
+	}
+}
+
+// A run whose cell kept one core busy, second by second (cpu.jsonl),
+// ends with the one-core note and, its study measuring the baseline
+// only, the command that measures receive steering beside it.
+func TestReportPrintsOneCore(t *testing.T) {
+	bit := map[string]float64{results.MetricBitrate: 5e9}
+	dir := writeRun(t, map[string][]map[string]float64{"baseline": {bit, bit}})
+	w, err := results.Reopen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	t0 := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	var points []results.CPUPoint
+	for trial := 1; trial <= 2; trial++ {
+		for sec := range 3 {
+			at := t0.Add(time.Duration(10*trial+sec) * time.Second)
+			busy := sec % 2 // the busy core moves each second
+			points = append(points,
+				results.CPUPoint{Cell: cell, Trial: trial, Time: at, CPU: busy, CPUPercent: results.CPUPercent{Idle: 1, SoftIRQ: 70}},
+				results.CPUPoint{Cell: cell, Trial: trial, Time: at, CPU: 1 - busy, CPUPercent: results.CPUPercent{Idle: 88}})
+		}
+	}
+	err = errors.Join(w.AppendCPU(points),
+		w.WriteStudy([]byte("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: oc}\nspec:\n  datapaths: [bridge]\n  workloads: [{name: tcp, tool: iperf3}]\n  trials: 2\n  duration: 3s\n")),
+		w.WriteEnv(results.Env{Tool: "cnibench", Origin: &results.Origin{Command: []string{"cnibench", "run", "my.yaml"}}}), w.Close())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"note: 1 cell kept one core at least 95% busy", report.SteerLine + "\n  cnibench run my.yaml --set 'tunings=[baseline, rps, rfs]'\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -116,8 +116,13 @@ func printOutcome(w io.Writer, dir string, s *study.Study) {
 	printDecisions(w, run, s)
 	// Cells bound by one core (analysis.OneCore): a reader of the
 	// decisions alone would take their numbers for the machine's limit.
-	if l := report.OneCoreLine(analysis.OneCoreCells(run.Samples, run.CPU)); l != "" {
+	cells := analysis.OneCoreCells(run.Samples, run.CPU)
+	if l := report.OneCoreLine(cells); l != "" {
 		fmt.Fprintln(w, l)
+	}
+	if c := report.SteerCommand(cells, s, run.Env.Origin); c != "" {
+		fmt.Fprintln(w, report.SteerLine)
+		fmt.Fprintln(w, "  "+c)
 	}
 }
 

@@ -96,5 +96,5 @@ func boundText(oc analysis.OneCore) string {
 		cpus[i] = fmt.Sprint(c)
 	}
 	return fmt.Sprintf("**bound** in %d of %d trials (cpu %s: %.0f%% busy, %.0f%% softirq)",
-		oc.Bound, oc.N, strings.Join(cpus, ", "), oc.BusyPct, oc.SoftIRQPct)
+		oc.Bound, oc.N, strings.Join(cpus, " or "), oc.BusyPct, oc.SoftIRQPct)
 }

@@ -99,7 +99,7 @@ func closingSections(m analysis.Model, s *study.Study) []section {
 	return []section{
 		{"Repetitions and decisions", stopsText(m, s), stopsTable(m)},
 		{"Two groups of trials", groupsCaption, groupsTable(m)},
-		{"Bound by one core", oneCoreCaption, oneCoreTable(m)},
+		{"Bound by one core", oneCoreText(m, s), oneCoreTable(m)},
 		{"Marked trials", markedCaption, markedTable(m)},
 		{"Verdicts", verdictCaption(m), verdictTable(m)},
 		{"Ethernet bound of the encapsulation", boundCaption, boundTable(m)},

@@ -2,10 +2,14 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // oneCoreTable lists the cells bound by one core (analysis.OneCore): in
@@ -52,6 +56,34 @@ func OneCoreLine(cells []analysis.OneCore) string {
 	}
 	return fmt.Sprintf("note: %s kept one core at least %.0f%% busy while another idled, in at least half of the trials (%s): their numbers are one core's limit, "+
 		"not the machine's (summary.md, \"Bound by one core\")", what, analysis.OneCoreBusy, listSome(names, maxNamed))
+}
+
+// SteerCommand is the command that started run o again with the rps and
+// rfs tunings beside its baseline: receive steering is what spreads a
+// veth pair's packet work over cores, and this measures what it does to
+// the cells bound by one core. "" unless there are such cells and the
+// study's one tuning is the built-in baseline (a tuning the study defines
+// cannot be named in a --set, and one that steers was measured already).
+func SteerCommand(cells []analysis.OneCore, s *study.Study, o *results.Origin) string {
+	if len(cells) == 0 || s == nil || o == nil || len(o.Command) == 0 || len(s.Spec.Tunings) != 1 {
+		return ""
+	}
+	if t := s.Spec.Tunings[0]; t.Name != "baseline" || s.Spec.Baseline != "baseline" || !t.IsBaseline() || t.Pods {
+		return ""
+	}
+	return cmdline.Quote(append(slices.Clip(o.Command), "--set", "tunings=[baseline, rps, rfs]"))
+}
+
+// SteerLine introduces SteerCommand's command.
+const SteerLine = "Receive steering (RPS/RFS) spreads packet work over cores; to measure it beside the baseline (three tunings instead of one):"
+
+// oneCoreText is the section's caption, with SteerCommand's command when
+// there is one.
+func oneCoreText(m analysis.Model, s *study.Study) string {
+	if c := SteerCommand(m.OneCore, s, m.Origin); c != "" {
+		return oneCoreCaption + " To measure that beside the baseline (three tunings instead of one): " + c
+	}
+	return oneCoreCaption
 }
 
 // maxNamed bounds the cells a one-line note names.

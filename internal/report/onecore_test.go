@@ -73,3 +73,32 @@ func TestOneCoreLine(t *testing.T) {
 		t.Errorf("one cell: %q", l)
 	}
 }
+
+// A run with cells bound by one core whose study measured only the
+// built-in baseline is told how to measure receive steering: its own
+// command with the rps and rfs tunings beside the baseline. A study that
+// has a tuning already, a run without its command, or no bound cell get
+// no command; summary.md's section carries the same command.
+func TestSteerCommand(t *testing.T) {
+	cells := []analysis.OneCore{{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "http@c8", Replicas: 1}, Bound: 2, N: 2}}
+	o := &results.Origin{Command: []string{"cnibench", "run", "rps-rfs", "--quick"}}
+	plain := quickStudy(t, "tunings=[baseline]")
+	want := "cnibench run rps-rfs --quick --set 'tunings=[baseline, rps, rfs]'"
+	if c := SteerCommand(cells, plain, o); c != want {
+		t.Errorf("command %q, want %q", c, want)
+	}
+	for name, c := range map[string]string{
+		"a study with rfs":     SteerCommand(cells, quickStudy(t, "tunings=[baseline, rfs]"), o),
+		"a sysctl baseline":    SteerCommand(cells, quickStudy(t, "tunings=[{name: baseline, sysctls: {net.core.busy_read: 50}}]"), o),
+		"no recorded command":  SteerCommand(cells, plain, nil),
+		"no cell bound by one": SteerCommand(nil, plain, o),
+	} {
+		if c != "" {
+			t.Errorf("%s: command %q, want none", name, c)
+		}
+	}
+	m := analysis.Model{OneCore: cells, Origin: o}
+	if txt := oneCoreText(m, plain); !strings.HasSuffix(txt, "(three tunings instead of one): "+want) {
+		t.Errorf("caption does not end with the command:\n%s", txt)
+	}
+}

@@ -158,7 +158,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
 	pg.Stops, pg.StopsCaption = stopsTable(m), stopsText(m, s)
 	pg.TwoGroups, pg.TwoGroupsCaption = groupsTable(m), groupsCaption
-	pg.OneCore, pg.OneCoreCaption = oneCoreTable(m), oneCoreCaption
+	pg.OneCore, pg.OneCoreCaption = oneCoreTable(m), oneCoreText(m, s)
 	pg.Marked, pg.MarkedCaption = markedTable(m), markedCaption
 	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
 	pg.Env, pg.EnvDetails = envView(run)
