@@ -49,3 +49,28 @@ func Without(words []string, switches, valued []string) []string {
 	}
 	return out
 }
+
+// WithSet returns words with `--set KEY=VALUE` last, and without the
+// earlier --set of that same key (either form), which the new one would
+// override anyway: a rerun command reads "--set trials=9", not "--set
+// trials=3 --set trials=9". Other keys, "trials.max" beside "trials"
+// too, are kept.
+func WithSet(words []string, key, value string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--set" && i+1 < len(words) && setsKey(words[i+1], key):
+			i++
+		case strings.HasPrefix(w, "--set=") && setsKey(strings.TrimPrefix(w, "--set="), key):
+		default:
+			out = append(out, w)
+		}
+	}
+	return append(out, "--set", key+"="+value)
+}
+
+func setsKey(kv, key string) bool {
+	k, _, ok := strings.Cut(kv, "=")
+	return ok && strings.TrimSpace(k) == key
+}

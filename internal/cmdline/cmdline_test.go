@@ -25,3 +25,17 @@ func TestWithout(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// A rerun's --set replaces the run's own of the same key, in either
+// form, and keeps the others.
+func TestWithSet(t *testing.T) {
+	in := []string{"cnibench", "run", "x.yaml", "--set", "trials=3", "--set", "trials.max=5", "--set=trials=4", "--set", "tunings=[a]"}
+	got := WithSet(in, "trials", "9")
+	want := []string{"cnibench", "run", "x.yaml", "--set", "trials.max=5", "--set", "tunings=[a]", "--set", "trials=9"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := WithSet([]string{"run", "rps-rfs"}, "trials", "{min: 3, max: 6}"); Quote(got) != "run rps-rfs --set 'trials={min: 3, max: 6}'" {
+		t.Errorf("got %q", Quote(got))
+	}
+}

@@ -15,12 +15,14 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
@@ -190,7 +192,7 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 		return nil
 	}
 	o := r.Suggested()
-	args := append(aloneArgs(opt, name), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), o.Max), "--budget", analysis.RerunBudget(o.Time).String())
+	args := append(cmdline.WithSet(aloneArgs(opt, name), analysis.TrialsKey(fixed), strconv.Itoa(o.Max)), "--budget", analysis.RerunBudget(o.Time).String())
 	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
 }
 

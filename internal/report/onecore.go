@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -71,7 +70,7 @@ func SteerCommand(cells []analysis.OneCore, s *study.Study, o *results.Origin) s
 	if t := s.Spec.Tunings[0]; t.Name != "baseline" || s.Spec.Baseline != "baseline" || !t.IsBaseline() || t.Pods {
 		return ""
 	}
-	return cmdline.Quote(append(slices.Clip(o.Command), "--set", "tunings=[baseline, rps, rfs]"))
+	return cmdline.Quote(cmdline.WithSet(o.Command, "tunings", "[baseline, rps, rfs]"))
 }
 
 // SteerLine introduces SteerCommand's command.

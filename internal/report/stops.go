@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -363,10 +364,10 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 	}
 	pick := r.Suggested()
 	// A later flag or --set of the same key wins over the user's own.
-	words := append(slices.Clip(o.Command), "--set", fmt.Sprintf("%s=%d", analysis.TrialsKey(fixed), pick.Max))
+	words := cmdline.WithSet(o.Command, analysis.TrialsKey(fixed), strconv.Itoa(pick.Max))
 	if s.Spec.Budget.Duration > 0 {
 		// The budget that stopped this run would stop the rerun too.
-		words = append(words, "--budget", min(analysis.RerunBudget(pick.Time), study.MaxBudget).String())
+		words = append(cmdline.Without(words, nil, []string{"budget"}), "--budget", min(analysis.RerunBudget(pick.Time), study.MaxBudget).String())
 	}
 	return cmdline.Quote(words)
 }
@@ -380,7 +381,7 @@ func TourLine(stops []results.Stop, s *study.Study, o *results.Origin) string {
 	if !oneTrialTour(stops) {
 		return ""
 	}
-	how := "--set '" + tourTrials + "'"
+	how := "--set 'trials=" + tourTrials + "'"
 	if hasProfile(s, o, decideProfile) {
 		how = "--profile " + decideProfile + ", or " + how
 	}
@@ -397,12 +398,12 @@ func TourCommand(stops []results.Stop, s *study.Study, o *results.Origin) string
 	if hasProfile(s, o, decideProfile) {
 		return cmdline.Quote(append(cmdline.Without(o.Command, []string{"quick"}, []string{"profile"}), "--profile", decideProfile))
 	}
-	return cmdline.Quote(append(slices.Clip(o.Command), "--set", tourTrials))
+	return cmdline.Quote(cmdline.WithSet(o.Command, "trials", tourTrials))
 }
 
 const (
 	decideProfile = "decide"
-	tourTrials    = "trials={min: 3, max: 6}"
+	tourTrials    = "{min: 3, max: 6}"
 )
 
 func hasProfile(s *study.Study, o *results.Origin, name string) bool {

@@ -213,11 +213,12 @@ func TestRerunLine(t *testing.T) {
 	if RerunLine(stops[:1], adaptive) != "" || stopsText(analysis.Model{Stops: stops[:1]}, adaptive) != stopsCaption {
 		t.Error("a run without undecided cells got a rerun line")
 	}
-	// With the command recorded, the rerun is spelled out after the
-	// user's own --set: the maximum that decides the most within an hour
-	// (this run's trials took 2 minutes), so 47, not 200 (65 min).
+	// With the command recorded, the rerun is spelled out in place of the
+	// user's own --set of the key and budget: the maximum that decides
+	// the most within an hour (this run's trials took 2 minutes), so 47,
+	// not 200 (65 min).
 	o := &results.Origin{Command: []string{"cnibench", "run", "./my study.yaml", "--set", "trials.max=10", "--budget", "4m0s"}}
-	want = "cnibench run './my study.yaml' --set trials.max=10 --budget 4m0s --set trials.max=47 --budget 24m0s"
+	want = "cnibench run './my study.yaml' --set trials.max=47 --budget 24m0s"
 	if got := RerunCommand(stops, adaptive, o); got != want {
 		t.Errorf("command: got %s, want %s", got, want)
 	}
