@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -17,10 +18,12 @@ import (
 // decision that stands for the cell, as the normalized tables show it.
 
 // glanceTables is a tuning × replicas table per datapath and workload
-// (and impairment) whose tunings are set against the baseline.
+// (and impairment) whose tunings are set against the baseline; with one
+// replica count and several datapaths, a datapath × tuning table per
+// workload instead (glanceByDatapath).
 func (n *numbers) glanceTables(s *study.Study) []table {
 	swept := analysis.SweptVariants(s)
-	var out []table
+	var parts []glancePart
 	for _, g := range analysis.Groups(n.Rows) {
 		bm := n.normalizedMetric(g)
 		m := n.decidedOn(g, bm)
@@ -29,18 +32,91 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 		}
 		// The baseline against itself says nothing at a glance.
 		g.Dims.Tunings = slices.DeleteFunc(slices.Clone(g.Dims.Tunings), func(t string) bool { return t == n.Baseline })
-		t := n.tuningTable(g, m, -1, n.glanceCell)
-		t.Head[0] = g.Name() + ": tuning"
+		head := ": tuning"
 		if m != bm {
 			better := "higher"
 			if stats.DirectionOf(m) == stats.LowerIsBetter {
 				better = "lower"
 			}
-			t.Head[0] += fmt.Sprintf(" (ratio of %s, %s is better)", m, better)
+			head += fmt.Sprintf(" (ratio of %s, %s is better)", m, better)
 		}
-		out = append(out, t)
+		parts = append(parts, glancePart{g, m, head})
+	}
+	if out, ok := n.glanceByDatapath(parts); ok {
+		return out
+	}
+	out := make([]table, len(parts))
+	for i, p := range parts {
+		out[i] = n.tuningTable(p.g, p.metric, -1, n.glanceCell)
+		out[i].Head[0] = p.g.Name() + p.head
 	}
 	return out
+}
+
+// glancePart is a group of the glance with the metric its tunings were
+// decided on and its table's head after the group's name.
+type glancePart struct {
+	g      analysis.Group
+	metric string
+	head   string
+}
+
+// glanceByDatapath is, when every part has the same one replica count
+// and there are several datapaths, one datapath × tuning table per
+// workload (and impairment and metric), in first-seen order: a study of
+// datapaths with tunings (cni-compare with rps and rfs) would otherwise
+// open with a one-column table per datapath.
+func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
+	datapaths := map[string]bool{}
+	for _, p := range parts {
+		datapaths[p.g.Datapath] = true
+		if len(p.g.Dims.Replicas) != 1 || p.g.Dims.Replicas[0] != parts[0].g.Dims.Replicas[0] {
+			return nil, false
+		}
+	}
+	if len(datapaths) < 2 {
+		return nil, false
+	}
+	reps := parts[0].g.Dims.Replicas[0]
+	// The tables by workload first, each with the tunings of all its
+	// datapaths as columns; then a row per datapath.
+	type key struct{ workload, impairment, metric, head string }
+	idx := map[key]int{}
+	var out []table
+	for _, p := range parts {
+		k := key{p.g.Workload, p.g.Impairment, p.metric, p.head}
+		i, ok := idx[k]
+		if !ok {
+			name := p.g.Workload
+			if p.g.Impairment != "" {
+				name += " / " + p.g.Impairment
+			}
+			i, idx[k] = len(out), len(out)
+			out = append(out, table{Head: []string{fmt.Sprintf("%s at %d replica%s: datapath%s", name, reps, plural(reps), strings.TrimPrefix(p.head, ": tuning"))}})
+		}
+		for _, tn := range p.g.Dims.Tunings {
+			if !slices.Contains(out[i].Head[1:], tn) {
+				out[i].Head = append(out[i].Head, tn)
+			}
+		}
+	}
+	for _, p := range parts {
+		t := &out[idx[key{p.g.Workload, p.g.Impairment, p.metric, p.head}]]
+		row := []string{p.g.Datapath}
+		for _, tn := range t.Head[1:] {
+			cell := "not run"
+			if slices.Contains(p.g.Dims.Tunings, tn) {
+				cell = "missing"
+				c := results.Cell{Datapath: p.g.Datapath, Tuning: tn, Workload: p.g.Workload, Replicas: reps, Impairment: p.g.Impairment}
+				if r, ok := n.row(c, p.metric, -1); ok {
+					cell = n.glanceCell(r)
+				}
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return out, true
 }
 
 // decidedOn is the metric a group's tunings were decided on: the one its

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 )
@@ -54,5 +55,44 @@ func TestGlance(t *testing.T) {
 	}
 	if md := readFile(t, filepath.Join(wdir, results.SummaryMD)); strings.Contains(md, "At a glance") {
 		t.Error("a study of one tuning has a glance at tunings")
+	}
+}
+
+// A study of several datapaths with tunings at one replica count opens
+// with one datapath × tuning table per workload, not a one-column table
+// per datapath; a tuning a datapath did not run says so.
+func TestGlanceByDatapath(t *testing.T) {
+	s := quickStudy(t, "replicas=[1]", "trials=2", "tunings=[baseline, rps, rfs]", "datapaths=[calico-vxlan, {name: flannel-vxlan, type: calico-vxlan}]")
+	t0 := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	var samples []results.Sample
+	for trial := 1; trial <= 2; trial++ {
+		for _, dp := range []string{"calico-vxlan", "flannel-vxlan"} {
+			for i, tn := range []string{"baseline", "rps", "rfs"} {
+				if dp == "flannel-vxlan" && tn == "rps" {
+					continue
+				}
+				samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: 1},
+					Trial: trial, Attempt: 1, Start: t0, End: t0.Add(4 * time.Second),
+					Metrics: map[string]float64{results.MetricBitrate: (1 + 0.5*float64(i)) * (9e9 + float64(trial)*1e7)}})
+			}
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, s, results.Env{Tool: "cnibench", RunID: "g", Engine: "local", CPUs: 2, Started: t0}, samples)
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	glance := mdSection(t, readFile(t, filepath.Join(dir, results.SummaryMD)), "## At a glance\n")
+	for _, want := range []string{
+		"| tcp at 1 replica: datapath | rps | rfs |",
+		"| calico-vxlan | better ×1.50 (n=2) | better ×2.00 (n=2) |",
+		"| flannel-vxlan | missing | better ×2.00 (n=2) |",
+	} {
+		if !strings.Contains(glance, want) {
+			t.Errorf("glance lacks %q:\n%s", want, glance)
+		}
+	}
+	if strings.Contains(glance, "calico-vxlan / tcp: tuning") {
+		t.Errorf("a table per datapath:\n%s", glance)
 	}
 }
