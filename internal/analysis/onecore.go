@@ -105,28 +105,39 @@ func OneCoreTally(samples []results.Sample, points []results.CPUPoint) []OneCore
 			if !ok {
 				continue
 			}
-			oc.Bound++
-			for _, c := range t.BusyCPUs {
-				if !slices.Contains(oc.BusyCPUs, c) {
-					oc.BusyCPUs = append(oc.BusyCPUs, c)
-				}
-			}
-			oc.BusyPct += t.BusyPct
-			oc.SoftIRQPct += t.SoftIRQPct
-			oc.IdlePct += t.IdlePct
+			oc.count(t.BusyCPUs, t.BusyPct, t.SoftIRQPct, t.IdlePct)
 		}
 	}
 	var out []OneCore
 	for _, k := range order {
-		oc := acc[k]
-		if oc.Bound > 0 {
-			n := float64(oc.Bound)
-			oc.BusyPct, oc.SoftIRQPct, oc.IdlePct = oc.BusyPct/n, oc.SoftIRQPct/n, oc.IdlePct/n
-			slices.Sort(oc.BusyCPUs)
-		}
-		out = append(out, *oc)
+		acc[k].average()
+		out = append(out, *acc[k])
 	}
 	return out
+}
+
+// count adds one bound window (a second of a trial) or trial (of a cell)
+// to oc: its busy cores, and its shares to the sums average divides.
+func (oc *OneCore) count(cpus []int, busy, softirq, idle float64) {
+	oc.Bound++
+	for _, c := range cpus {
+		if !slices.Contains(oc.BusyCPUs, c) {
+			oc.BusyCPUs = append(oc.BusyCPUs, c)
+		}
+	}
+	oc.BusyPct += busy
+	oc.SoftIRQPct += softirq
+	oc.IdlePct += idle
+}
+
+// average turns count's sums into means over the bound ones.
+func (oc *OneCore) average() {
+	if oc.Bound == 0 {
+		return
+	}
+	n := float64(oc.Bound)
+	oc.BusyPct, oc.SoftIRQPct, oc.IdlePct = oc.BusyPct/n, oc.SoftIRQPct/n, oc.IdlePct/n
+	slices.Sort(oc.BusyCPUs)
 }
 
 type trialKey struct {
@@ -163,23 +174,14 @@ func secondsOf(points []results.CPUPoint) map[trialKey][][]results.CoreStat {
 func trialBound(windows [][]results.CoreStat) (OneCore, bool) {
 	var t OneCore
 	for _, cores := range windows {
-		busy, idle, ok := boundBy(cores)
-		if !ok {
-			continue
+		if busy, idle, ok := boundBy(cores); ok {
+			t.count([]int{busy.CPU}, 100-busy.Idle, busy.SoftIRQ, idle)
 		}
-		t.Bound++
-		if !slices.Contains(t.BusyCPUs, busy.CPU) {
-			t.BusyCPUs = append(t.BusyCPUs, busy.CPU)
-		}
-		t.BusyPct += 100 - busy.Idle
-		t.SoftIRQPct += busy.SoftIRQ
-		t.IdlePct += idle
 	}
 	if t.Bound == 0 || 2*t.Bound < len(windows) {
 		return OneCore{}, false
 	}
-	n := float64(t.Bound)
-	t.BusyPct, t.SoftIRQPct, t.IdlePct = t.BusyPct/n, t.SoftIRQPct/n, t.IdlePct/n
+	t.average()
 	return t, true
 }
 

@@ -54,8 +54,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil && cmd != nil {
-		// cobra answers --help before any RunE: "kube objects --help"
-		// reached the group's help, not its RunE (group).
+		// A group's unknown subcommand ("kube objects", also with
+		// --help, which cobra answers before any RunE; group).
 		err = strayCommand(cmd)
 	}
 	if err == nil {
@@ -175,15 +175,11 @@ const groupAnnotation = "cnibench/group"
 func group(cmd *cobra.Command) {
 	cmd.Annotations = map[string]string{groupAnnotation: "true"}
 	cmd.Args = cobra.ArbitraryArgs
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if err := strayCommand(c); err != nil {
-			return err
-		}
-		return c.Help()
-	}
+	// With or without --help, a stray subcommand reaches the help, which
+	// then prints nothing: Main reports it (strayCommand).
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 	help := cmd.HelpFunc()
 	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
-		// Main reports the stray subcommand; its help would bury that.
 		if strayCommand(c) == nil {
 			help(c, args)
 		}

@@ -81,14 +81,14 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	// A tuning of one name may write other values on another machine (a
 	// mask over more CPUs) or find them in place there (bbr already the
 	// default): its cells then measure different things.
-	names := slices.Sorted(maps.Keys(a.Tunings))
-	for name := range b.Tunings {
-		if _, ok := a.Tunings[name]; !ok {
-			names = append(names, name)
-		}
+	names := map[string]bool{}
+	for name := range a.Tunings {
+		names[name] = true
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	for name := range b.Tunings {
+		names[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		setA, inA := a.Tunings[name]
 		setB, inB := b.Tunings[name]
 		if (inA && inB) || ran[name] {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -32,15 +31,15 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 		}
 		// The baseline against itself says nothing at a glance.
 		g.Dims.Tunings = slices.DeleteFunc(slices.Clone(g.Dims.Tunings), func(t string) bool { return t == n.Baseline })
-		head := ": tuning"
+		note := ""
 		if m != bm {
 			better := "higher"
 			if stats.DirectionOf(m) == stats.LowerIsBetter {
 				better = "lower"
 			}
-			head += fmt.Sprintf(" (ratio of %s, %s is better)", m, better)
+			note = fmt.Sprintf(" (ratio of %s, %s is better)", m, better)
 		}
-		parts = append(parts, glancePart{g, m, head})
+		parts = append(parts, glancePart{g, m, note})
 	}
 	if out, ok := n.glanceByDatapath(parts); ok {
 		return out
@@ -48,17 +47,18 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 	out := make([]table, len(parts))
 	for i, p := range parts {
 		out[i] = n.tuningTable(p.g, p.metric, -1, n.glanceCell)
-		out[i].Head[0] = p.g.Name() + p.head
+		out[i].Head[0] = p.g.Name() + ": tuning" + p.note
 	}
 	return out
 }
 
 // glancePart is a group of the glance with the metric its tunings were
-// decided on and its table's head after the group's name.
+// decided on and, when that is not the normalized one, the note its
+// table's head gives.
 type glancePart struct {
 	g      analysis.Group
 	metric string
-	head   string
+	note   string
 }
 
 // glanceByDatapath is, when every part has the same one replica count
@@ -80,11 +80,11 @@ func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
 	reps := parts[0].g.Dims.Replicas[0]
 	// The tables by workload first, each with the tunings of all its
 	// datapaths as columns; then a row per datapath.
-	type key struct{ workload, impairment, metric, head string }
+	type key struct{ workload, impairment, metric, note string }
 	idx := map[key]int{}
 	var out []table
 	for _, p := range parts {
-		k := key{p.g.Workload, p.g.Impairment, p.metric, p.head}
+		k := key{p.g.Workload, p.g.Impairment, p.metric, p.note}
 		i, ok := idx[k]
 		if !ok {
 			name := p.g.Workload
@@ -92,7 +92,7 @@ func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
 				name += " / " + p.g.Impairment
 			}
 			i, idx[k] = len(out), len(out)
-			out = append(out, table{Head: []string{fmt.Sprintf("%s at %d replica%s: datapath%s", name, reps, plural(reps), strings.TrimPrefix(p.head, ": tuning"))}})
+			out = append(out, table{Head: []string{fmt.Sprintf("%s at %d replica%s: datapath%s", name, reps, plural(reps), p.note)}})
 		}
 		for _, tn := range p.g.Dims.Tunings {
 			if !slices.Contains(out[i].Head[1:], tn) {
@@ -101,7 +101,7 @@ func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
 		}
 	}
 	for _, p := range parts {
-		t := &out[idx[key{p.g.Workload, p.g.Impairment, p.metric, p.head}]]
+		t := &out[idx[key{p.g.Workload, p.g.Impairment, p.metric, p.note}]]
 		row := []string{p.g.Datapath}
 		for _, tn := range t.Head[1:] {
 			cell := "not run"
