@@ -143,7 +143,7 @@ func TestOneCoreChanges(t *testing.T) {
 		t.Fatalf("%d cells, want baseline r=1 only: %+v", len(got), got)
 	}
 	g := got[0]
-	if g.Key != "bridge|kube-cni/baseline/tcp/r=1" || g.Node != "server" || g.A.Bound != 2 || g.A.N != 2 || g.B.Bound != 1 || g.B.N != 3 {
+	if g.Key != "bridge|kube-cni/baseline/tcp/r=1" || g.Node != "server" || g.A.Bound != 2 || g.A.N != 2 || g.B.Bound != 1 || g.B.N != 3 || !g.ABound || g.BBound {
 		t.Errorf("%+v", g)
 	}
 	var buf bytes.Buffer

@@ -20,6 +20,10 @@ type Bound struct {
 	// per-core samples of that node (no cpu collector).
 	A analysis.OneCore `json:"a"`
 	B analysis.OneCore `json:"b"`
+	// ABound and BBound are the rule applied to each tally (Listed), so
+	// that a reader of compare's JSON need not apply it again.
+	ABound bool `json:"a_bound"`
+	BBound bool `json:"b_bound"`
 }
 
 // OneCore lists the cells of both runs bound by one core in either, in
@@ -54,7 +58,7 @@ func OneCore(a, b *results.Run) []Bound {
 		for _, node := range []string{"server", "client"} {
 			oa, ob := ta[nodeKey{k, node}], tb[nodeKey{kb, node}]
 			if oa.Listed() || ob.Listed() {
-				out = append(out, Bound{Key: p.name(k), Node: node, A: oa, B: ob})
+				out = append(out, Bound{Key: p.name(k), Node: node, A: oa, B: ob, ABound: oa.Listed(), BBound: ob.Listed()})
 			}
 		}
 	}

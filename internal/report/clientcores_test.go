@@ -78,3 +78,16 @@ func mdSection(t *testing.T, md, head string) string {
 	table, _, _ := strings.Cut(rest, "\n\n#")
 	return table
 }
+
+// mdRow returns the first line of md that starts with "| "+label+" |": a
+// row of a table whose rows are metrics.
+func mdRow(t *testing.T, md, label string) string {
+	t.Helper()
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "| "+label+" |") {
+			return line
+		}
+	}
+	t.Fatalf("summary.md has no row %q:\n%s", label, md)
+	return ""
+}

@@ -145,7 +145,9 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		fmt.Fprintf(w, "No samples: every cell of it is listed under \"Cells without samples\".\n\n")
 		return
 	}
-	if bm := n.normalizedMetric(g); bm != "" {
+	bm := n.normalizedMetric(g)
+	oneCount := len(g.Dims.Tunings) > 1 && len(g.Dims.Replicas) == 1
+	if bm != "" && !oneCount {
 		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)
 	}
@@ -162,16 +164,22 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 			unmeasured = append(unmeasured, metric)
 		}
 	}
-	if len(g.Dims.Tunings) == 1 {
+	// The workload's headline metrics first: a request/response
+	// workload's transactions before its message size.
+	slices.SortStableFunc(measured, func(a, b string) int { return headlineRank(a) - headlineRank(b) })
+	switch {
+	case len(g.Dims.Tunings) == 1:
 		// One tuning (every study but rps-rfs): a table per metric would
 		// be one row each, forty of them per cell; one table with a row
 		// per metric says the same in a screen.
 		fmt.Fprintf(w, "### Metrics (tuning %s)\n\n", g.Dims.Tunings[0])
 		n.metricTable(g, measured).markdown(w)
-	} else {
-		// The workload's headline metrics first: a request/response
-		// workload's transactions before its message size.
-		slices.SortStableFunc(measured, func(a, b string) int { return headlineRank(a) - headlineRank(b) })
+	case oneCount:
+		// Tunings at one replica count (cni-compare with --set tunings):
+		// the same, a column per tuning.
+		fmt.Fprintf(w, "### Metrics by tuning\n\n")
+		n.tuningColumns(g, bm, measured).markdown(w)
+	default:
 		for _, metric := range measured {
 			fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
 			if slices.Contains(analysis.PodMetrics, metric) {

@@ -238,10 +238,10 @@ func TestMarkdownAcrossDatapaths(t *testing.T) {
 		"| datapath — bitrate (Gbit/s) | tcp |",
 		"| cilium | 5.20 [",
 		"Not measured here (other datapaths or workloads of the run have them): bpf_cilium_lb_count.",
-		"### bpf_cilium_lb_count (count)",
+		"| bpf_cilium_lb_count (count) |",
 	)
-	// The table is cilium's only; bridge's section has the line instead.
-	if c := strings.Count(md, "### bpf_cilium_lb_count"); c != 1 {
+	// The row is cilium's only; bridge's section has the line instead.
+	if c := strings.Count(md, "| bpf_cilium_lb_count"); c != 1 {
 		t.Errorf("%d bpf_cilium_lb_count tables, want 1 (cilium's)", c)
 	}
 	logIfFailed(t, md)

@@ -57,12 +57,12 @@ spec:
 		t.Fatal(err)
 	}
 	md := b.String()
-	for _, want := range []string{"## At a glance", "| busy | better ×1.25", "### Normalized transactions_per_s (vs baseline)", "| busy | 1.250 ["} {
+	for _, want := range []string{"## At a glance", "| busy | better ×1.25", "| normalized transactions_per_s (vs baseline) | 1.000 [0.986, 1.014] | 1.250 ["} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}
 	}
-	if tps, size := strings.Index(md, "### transactions_per_s"), strings.Index(md, "### message_bytes"); tps < 0 || size < tps {
+	if tps, size := strings.Index(md, "| transactions_per_s"), strings.Index(md, "| message_bytes"); tps < 0 || size < tps {
 		t.Errorf("transactions at %d, message size at %d: the headline metric first", tps, size)
 	}
 	// The run metadata lists the sysctls as found before the run.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -144,9 +145,58 @@ func (n *numbers) metricTable(g analysis.Group, metrics []string) table {
 	return t
 }
 
-// coreTable is a (tuning, replicas) × cpu table of a per-core metric.
+// tuningColumns is a metric × tuning table of a group measured at one
+// replica count: the rows a tuning × replicas table per metric would give
+// one line each, in a screen. norm, when not "", is the normalized metric,
+// whose row comes first. A pod metric that every tuning measured on the
+// same pods is shown once, in the first tuning's column.
+func (n *numbers) tuningColumns(g analysis.Group, norm string, metrics []string) table {
+	reps := g.Dims.Replicas[0]
+	t := table{Head: []string{fmt.Sprintf("metric (unit), %d replica%s", reps, plural(reps))}}
+	t.Head = append(t.Head, g.Dims.Tunings...)
+	add := func(label, metric string, cell func(analysis.Row) string) {
+		row := []string{label}
+		for _, tn := range g.Dims.Tunings {
+			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, -1)
+			if !ok {
+				row = append(row, "missing")
+				continue
+			}
+			row = append(row, cell(r))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if norm != "" {
+		add(fmt.Sprintf("normalized %s (vs %s)", norm, n.Baseline), norm, n.normCell)
+	}
+	for _, metric := range metrics {
+		label := fmt.Sprintf("%s (%s)", metric, analysis.Display(metric).Unit)
+		if !slices.Contains(analysis.PodMetrics, metric) {
+			add(label, metric, n.absCell)
+			continue
+		}
+		if most, ok := n.samePods(g, metric, reps); ok {
+			row := []string{label, n.absCell(most)}
+			for range g.Dims.Tunings[1:] {
+				row = append(row, "the same pods")
+			}
+			t.Rows = append(t.Rows, row)
+			continue
+		}
+		add(label, metric, n.absCell)
+	}
+	return t
+}
+
+// coreTable is a (tuning, replicas) × cpu table of a per-core metric;
+// without the replicas column where the group has one count (the tables
+// above it name it).
 func (n *numbers) coreTable(g analysis.Group, metric string) table {
+	oneCount := len(g.Dims.Replicas) == 1
 	t := table{Head: []string{"tuning", "replicas"}}
+	if oneCount {
+		t.Head = t.Head[:1]
+	}
 	cpus := g.CPUsOf(metric)
 	for _, cpu := range cpus {
 		t.Head = append(t.Head, fmt.Sprintf("cpu %d", cpu))
@@ -155,6 +205,9 @@ func (n *numbers) coreTable(g analysis.Group, metric string) table {
 	for _, reps := range g.Dims.Replicas {
 		for _, tn := range g.Dims.Tunings {
 			row := []string{tn, strconv.Itoa(reps)}
+			if oneCount {
+				row = row[:1]
+			}
 			for _, cpu := range cpus {
 				r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 				cell := "missing"
