@@ -85,10 +85,11 @@ func RerunBudget(trials time.Duration) time.Duration {
 }
 
 // RerunToDecide is Rerun for a run's stops, of a fixed design or an
-// adaptive one; false when no undecided cell has an estimate or a cell's
-// trial time is unknown (runs before results.Stop.TrialSeconds was
-// recorded).
-func RerunToDecide(stops []results.Stop, fixed bool) (Rerun, bool) {
+// adaptive one, costing a rerun of the cells keep holds (nil: every
+// cell; Scope.Has: the undecided cells' scope); false when no undecided
+// cell has an estimate or a cell's trial time is unknown (runs before
+// results.Stop.TrialSeconds was recorded).
+func RerunToDecide(stops []results.Stop, fixed bool, keep func(results.Cell) bool) (Rerun, bool) {
 	var r Rerun
 	var estimates []int
 	for _, s := range stops {
@@ -106,6 +107,9 @@ func RerunToDecide(stops []results.Stop, fixed bool) (Rerun, bool) {
 	}
 	if r.Estimated == 0 {
 		return Rerun{}, false
+	}
+	if keep != nil {
+		stops = slices.DeleteFunc(slices.Clone(stops), func(s results.Stop) bool { return !keep(s.Cell) })
 	}
 	slices.Sort(estimates)
 	estimates = slices.Compact(estimates)

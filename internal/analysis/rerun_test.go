@@ -25,7 +25,7 @@ func TestRerunToDecide(t *testing.T) {
 		{Cell: cell("bridge", "rfs"), N: 3, TrialSeconds: 6, Decision: "worse", Versus: "baseline"},
 		{Cell: cell("bridge", "rfs+"), N: 8, TrialSeconds: 6, Decision: "undecided", Versus: "baseline"},
 	}
-	r, ok := RerunToDecide(stops, false)
+	r, ok := RerunToDecide(stops, false, nil)
 	if !ok {
 		t.Fatal("no estimate")
 	}
@@ -41,7 +41,7 @@ func TestRerunToDecide(t *testing.T) {
 	}
 
 	// A fixed design runs every cell the count it is given.
-	r, _ = RerunToDecide(stops, true)
+	r, _ = RerunToDecide(stops, true, nil)
 	if r.Options[0] != (RerunOption{Max: 25, Cells: 1, Time: 25 * (5 + 4*6) * time.Second}) {
 		t.Errorf("fixed design at 25: %+v", r.Options[0])
 	}
@@ -51,7 +51,7 @@ func TestRerunToDecide(t *testing.T) {
 		{Cell: cell("flannel-vxlan", "baseline"), N: 6, TrialSeconds: 4},
 		{Cell: cell("flannel-udp", "baseline"), N: 6, TrialSeconds: 4, Status: "budget", Decision: "undecided", ToDecide: 12, Versus: "flannel-vxlan"},
 	}
-	r, ok = RerunToDecide(dps, false)
+	r, ok = RerunToDecide(dps, false, nil)
 	if !ok || len(r.Options) != 1 || r.Options[0] != (RerunOption{Max: 12, Cells: 1, Time: 2 * 12 * 4 * time.Second}) {
 		t.Errorf("datapaths: %+v %v", r, ok)
 	}
@@ -62,7 +62,7 @@ func TestRerunToDecide(t *testing.T) {
 		many = append(many, results.Stop{Cell: cell("bridge", fmt.Sprint("t", i)), N: 3, TrialSeconds: 1,
 			Decision: "undecided", ToDecide: est, Versus: "baseline"})
 	}
-	r, _ = RerunToDecide(many, false)
+	r, _ = RerunToDecide(many, false, nil)
 	var got []string
 	for _, o := range r.Options {
 		got = append(got, fmt.Sprintf("%d:%d", o.Max, o.Cells))
@@ -76,17 +76,17 @@ func TestRerunToDecide(t *testing.T) {
 	close := []results.Stop{{Cell: cell("bridge", "baseline"), N: 3, TrialSeconds: 20},
 		{Cell: cell("bridge", "rps"), N: 3, TrialSeconds: 1, Decision: "undecided", ToDecide: 40, Versus: "baseline"},
 		{Cell: cell("bridge", "rfs"), N: 3, TrialSeconds: 1, Decision: "undecided", ToDecide: 41, Versus: "baseline"}}
-	if r, _ := RerunToDecide(close, false); len(r.Options) != 1 || r.Options[0].Max != 41 || r.Options[0].Cells != 2 {
+	if r, _ := RerunToDecide(close, false, nil); len(r.Options) != 1 || r.Options[0].Max != 41 || r.Options[0].Cells != 2 {
 		t.Errorf("close maxima: %+v, want 41 alone", r.Options)
 	}
 
 	// Nothing to estimate, or a run without trial times: no line.
-	if _, ok := RerunToDecide(stops[3:], false); ok {
+	if _, ok := RerunToDecide(stops[3:], false, nil); ok {
 		t.Error("an estimate without an estimated cell")
 	}
 	old := append([]results.Stop(nil), stops...)
 	old[0].TrialSeconds = 0
-	if _, ok := RerunToDecide(old, false); ok {
+	if _, ok := RerunToDecide(old, false, nil); ok {
 		t.Error("an estimate without the baseline's trial time")
 	}
 }

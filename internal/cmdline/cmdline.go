@@ -70,6 +70,26 @@ func WithSet(words []string, key, value string) []string {
 	return append(out, "--set", key+"="+value)
 }
 
+// NarrowSet returns words with `--set KEY=[names]` last, a list that
+// picks entries by name from the list before it. An earlier --set of
+// that key is replaced, as WithSet does, unless it defines an entry
+// inline ("tunings=[baseline, {name: busy, ...}]"): without it "busy"
+// would name nothing, so it stays and the narrowing picks from it.
+func NarrowSet(words []string, key, names string) []string {
+	for i, w := range words {
+		kv := strings.TrimPrefix(w, "--set=")
+		if w == "--set" && i+1 < len(words) {
+			kv = words[i+1]
+		} else if kv == w {
+			continue
+		}
+		if setsKey(kv, key) && strings.Contains(kv, "{") {
+			return append(slices.Clone(words), "--set", key+"="+names)
+		}
+	}
+	return WithSet(words, key, names)
+}
+
 func setsKey(kv, key string) bool {
 	k, _, ok := strings.Cut(kv, "=")
 	return ok && strings.TrimSpace(k) == key

@@ -39,3 +39,17 @@ func TestWithSet(t *testing.T) {
 		t.Errorf("got %q", Quote(got))
 	}
 }
+
+// A narrowing --set replaces the run's own list of names, but not one
+// that defines an entry inline: the narrowed names pick from it.
+func TestNarrowSet(t *testing.T) {
+	in := []string{"cnibench", "run", "s.yaml", "--set", "tunings=[baseline, rps, rfs]", "--set", "trials=3"}
+	if got := NarrowSet(in, "tunings", "[baseline, rps]"); Quote(got) != "cnibench run s.yaml --set trials=3 --set 'tunings=[baseline, rps]'" {
+		t.Errorf("names: %s", Quote(got))
+	}
+	inline := []string{"cnibench", "run", "s.yaml", "--set=tunings=[baseline, {name: busy, sysctls: {net.core.busy_read: 50}}, rps]"}
+	got := NarrowSet(inline, "tunings", "[baseline, busy]")
+	if want := append(slices.Clone(inline), "--set", "tunings=[baseline, busy]"); !slices.Equal(got, want) {
+		t.Errorf("inline entry: got %q, want %q", got, want)
+	}
+}

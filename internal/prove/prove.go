@@ -187,7 +187,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 // nil when no cell has an estimate.
 func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advise.ProofRerun {
 	fixed := !s.Spec.Trials.Adaptive()
-	r, ok := analysis.RerunToDecide(stops, fixed)
+	r, ok := analysis.RerunToDecide(stops, fixed, nil)
 	if !ok {
 		return nil
 	}

@@ -2,14 +2,10 @@ package report
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/analysis"
-	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
@@ -303,129 +299,6 @@ func PrecisionLines(stops []results.Stop) []string {
 		out = append(out, "  "+l)
 	}
 	return out
-}
-
-// RerunLine says what deciding a run's undecided cells would take
-// (analysis.RerunToDecide): the trial maxima to rerun the study s with, as
-// the --set that gives them (trials.max for an adaptive study, trials for
-// a fixed one), with the cells each would decide and its machine time,
-// and that a budget caps the rerun too; "" when no undecided cell has an
-// estimate.
-func RerunLine(stops []results.Stop, s *study.Study) string {
-	fixed := !s.Spec.Trials.Adaptive()
-	r, ok := analysis.RerunToDecide(stops, fixed)
-	if !ok {
-		return ""
-	}
-	flag := "--set " + analysis.TrialsKey(fixed)
-	var l string
-	switch o := r.Options[0]; {
-	case r.Undecided == 1:
-		l = fmt.Sprintf("to decide the undecided cell, rerun with %s=%d (about %s of trials)", flag, o.Max, DurationText(o.Time))
-	case len(r.Options) == 1 && o.Cells == r.Undecided:
-		// One maximum decides them all: no choice to offer.
-		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=%d (about %s of trials)", r.Undecided, flag, o.Max, DurationText(o.Time))
-	default:
-		var opts []string
-		for i, o := range r.Options {
-			cells, cost := fmt.Sprintf("%d of them", o.Cells), "about "+DurationText(o.Time)
-			if i == 0 {
-				cost += " of trials"
-			}
-			switch {
-			case o.Cells == r.Undecided:
-				cells = fmt.Sprintf("all %d", o.Cells)
-			case o.Cells == r.Estimated:
-				cells = fmt.Sprintf("the %d with an estimate", o.Cells)
-				cost += fmt.Sprintf("; %d without one up to 1000 trials", r.Undecided-r.Estimated)
-			}
-			opts = append(opts, fmt.Sprintf("%d for %s (%s)", o.Max, cells, cost))
-		}
-		l = fmt.Sprintf("to decide the %d undecided cells, rerun with %s=N: %s", r.Undecided, flag, strings.Join(opts, ", "))
-	}
-	l += fmt.Sprintf("; this run's trials took %s", DurationText(r.ThisRun))
-	if b := s.Spec.Budget.Duration; b > 0 {
-		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", DurationText(b))
-	}
-	return l + ". Estimates from each cell's own difference and spread, which in simulation decide " + adaptive.ToDecideCalibration +
-		" of such cells (docs/statistics.md)"
-}
-
-// RerunCommand is the command that reruns the run o started with the
-// trial maximum RerunLine offers that analysis.Rerun.Suggested picks (the
-// one deciding the most cells at a cost near this run's), and a budget that covers it if the run had one: "cnibench run rps-rfs
-// --quick --set trials.max=24 --budget 12m0s"; "" when RerunLine offers
-// none or the run did not record its command.
-func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
-	fixed := !s.Spec.Trials.Adaptive()
-	r, ok := analysis.RerunToDecide(stops, fixed)
-	if !ok || o == nil || len(o.Command) == 0 {
-		return ""
-	}
-	pick := r.Suggested()
-	// A later flag or --set of the same key wins over the user's own.
-	words := cmdline.WithSet(o.Command, analysis.TrialsKey(fixed), strconv.Itoa(pick.Max))
-	if s.Spec.Budget.Duration > 0 {
-		// The budget that stopped this run would stop the rerun too.
-		words = append(cmdline.Without(words, nil, []string{"budget"}), "--budget", min(analysis.RerunBudget(pick.Time), study.MaxBudget).String())
-	}
-	return cmdline.Quote(words)
-}
-
-// TourLine says, for a run whose compared cells all ran a single trial (a
-// one-trial tour such as cni-compare --quick), how to get decisions: a
-// profile of the study s that decides, or trials of an adaptive range;
-// "" otherwise. The study's profiles are o's when s was read back from a
-// run directory (study.yaml keeps none).
-func TourLine(stops []results.Stop, s *study.Study, o *results.Origin) string {
-	if !oneTrialTour(stops) {
-		return ""
-	}
-	how := "--set 'trials=" + tourTrials + "'"
-	if hasProfile(s, o, decideProfile) {
-		how = "--profile " + decideProfile + ", or " + how
-	}
-	return "one trial per cell gives no interval, so nothing was decided: for decisions, run with " + how
-}
-
-// TourCommand is the command TourLine's first way gives for the run o
-// started: its profile replaced by the deciding one, or the trials range
-// added; "" when TourLine says nothing or the command is not recorded.
-func TourCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
-	if !oneTrialTour(stops) || o == nil || len(o.Command) == 0 {
-		return ""
-	}
-	if hasProfile(s, o, decideProfile) {
-		return cmdline.Quote(append(cmdline.Without(o.Command, []string{"quick"}, []string{"profile"}), "--profile", decideProfile))
-	}
-	return cmdline.Quote(cmdline.WithSet(o.Command, "trials", tourTrials))
-}
-
-const (
-	decideProfile = "decide"
-	tourTrials    = "{min: 3, max: 6}"
-)
-
-func hasProfile(s *study.Study, o *results.Origin, name string) bool {
-	if _, ok := s.Profiles[name]; ok {
-		return true
-	}
-	return o != nil && slices.Contains(o.Profiles, name)
-}
-
-// oneTrialTour reports whether every compared cell ran a single trial.
-func oneTrialTour(stops []results.Stop) bool {
-	compared := 0
-	for _, st := range stops {
-		if lineVerdict(st) == "" || lineVerdict(st) == notMeasuredVerdict {
-			continue
-		}
-		if st.N >= 2 || st.Low != nil {
-			return false
-		}
-		compared++
-	}
-	return compared > 0
 }
 
 // DurationText rounds a machine time to what a reader plans with.

@@ -289,3 +289,36 @@ func TestTourLine(t *testing.T) {
 		t.Error("a tour line for a run with an interval, or with nothing compared")
 	}
 }
+
+// The rerun of a study of several datapaths, one of them undecided
+// against the first, runs those two: the line and the command narrow the
+// study's datapaths, and the cost counts their cells only.
+func TestRerunNarrowed(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"bridge", "calico-vxlan", "cilium"}, Tools: testCatalog.Tools}
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [bridge, calico-vxlan, cilium]
+  workloads: [{name: tcp, tool: iperf3}]
+  trials: 3
+  duration: 5s
+`), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := func(dp string) results.Cell {
+		return results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	}
+	stops := []results.Stop{{Cell: cell("bridge"), N: 3, TrialSeconds: 10},
+		{Cell: cell("calico-vxlan"), N: 3, TrialSeconds: 10, Decision: "worse", Versus: "bridge"},
+		{Cell: cell("cilium"), N: 3, TrialSeconds: 10, Decision: "undecided", ToDecide: 9, Versus: "bridge"}}
+	want := "to decide the undecided cell, rerun with --set 'datapaths=[bridge, cilium]' --set trials=9 (about 3m0s of trials); this run's trials took 1m30s."
+	if got := RerunLine(stops, s); !strings.HasPrefix(got, want) {
+		t.Errorf("line:\n%s\nwant it to start\n%s", got, want)
+	}
+	o := &results.Origin{Command: []string{"cnibench", "run", "s.yaml", "--set", "datapaths=[bridge, calico-vxlan, cilium]"}}
+	if got := RerunCommand(stops, s, o); got != "cnibench run s.yaml --set 'datapaths=[bridge, cilium]' --set trials=9" {
+		t.Errorf("command: %s", got)
+	}
+}

@@ -1,0 +1,137 @@
+package analysis
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// Scope is the part of a study that a rerun deciding its undecided cells
+// needs: the study's datapaths, workloads, tunings, replica counts and
+// impairments that an undecided cell or the cell it was compared with
+// has, in the study's order. `--set datapaths=[...]` and its like pick
+// the study's own entries by name, so a rerun of the scope runs the same
+// cells, not every cell again: in a study of nine datapaths of which one
+// is undecided against the first, two datapaths. The product of the
+// lists may hold decided cells too (an undecided rps at 1 replica and an
+// undecided rfs at 16 rerun both tunings at both counts); their trials
+// are costed.
+type Scope struct {
+	// Sets are the --set overrides that narrow the study to the scope,
+	// as key and value ("replicas", "[1, 16]"), for the lists that
+	// shrink: none when the scope is the whole study.
+	Sets [][2]string
+	// kept are the names each narrowed list keeps, by the cell's name
+	// for it (of).
+	kept []kept
+	// base maps a workload variant's name to its entry's.
+	base map[string]string
+}
+
+type kept struct {
+	names []string
+	of    func(results.Cell) string
+}
+
+// RerunScope is the scope of a run's undecided cells in the study s that
+// ran them (the whole study when none is undecided).
+func RerunScope(stops []results.Stop, s *study.Study) Scope {
+	sc := Scope{base: map[string]string{}}
+	for _, w := range s.Spec.Workloads {
+		for _, v := range w.Variants() {
+			sc.base[v.Name] = w.Name
+		}
+	}
+	need := map[results.Cell]bool{}
+	for _, st := range stops {
+		if !undecided(st) {
+			continue
+		}
+		need[st.Cell] = true
+		if c, ok := versusCell(stops, st); ok {
+			need[c] = true
+		}
+	}
+	if len(need) == 0 {
+		need = nil // no narrowing: every cell
+	}
+	has := func(f func(results.Cell) bool) bool {
+		if need == nil {
+			return true
+		}
+		for c := range need {
+			if f(c) {
+				return true
+			}
+		}
+		return false
+	}
+	// ran tells the entries that ran from those the machine skipped (a
+	// datapath its kernel cannot build): leaving those out narrows
+	// nothing.
+	ran := func(f func(results.Cell) bool) bool {
+		return slices.ContainsFunc(stops, func(st results.Stop) bool { return f(st.Cell) })
+	}
+	keep := func(key string, names []string, of func(results.Cell) string) {
+		var out []string
+		shrinks := false
+		for _, n := range names {
+			is := func(c results.Cell) bool { return of(c) == n }
+			switch {
+			case has(is):
+				out = append(out, n)
+			case ran(is):
+				shrinks = true
+			}
+		}
+		if shrinks {
+			sc.Sets = append(sc.Sets, [2]string{key, "[" + strings.Join(out, ", ") + "]"})
+			sc.kept = append(sc.kept, kept{out, of})
+		}
+	}
+	keep("datapaths", s.DatapathNames(), func(c results.Cell) string { return c.Datapath })
+	keep("workloads", names(s.Spec.Workloads, func(w study.Workload) string { return w.Name }), sc.workload)
+	keep("tunings", names(s.Spec.Tunings, func(t study.Tuning) string { return t.Name }), func(c results.Cell) string { return c.Tuning })
+	keep("impairments", names(s.Spec.Impairments, func(m study.Impairment) string { return m.Name }), impairmentName)
+	keep("replicas", names(s.Spec.Replicas, strconv.Itoa), func(c results.Cell) string { return strconv.Itoa(c.Replicas) })
+	return sc
+}
+
+// Has reports whether a rerun of the scope runs cell c: every list that
+// was narrowed keeps c's entry.
+func (sc Scope) Has(c results.Cell) bool {
+	for _, k := range sc.kept {
+		if !slices.Contains(k.names, k.of(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// workload is the study entry a cell's workload variant comes from.
+func (sc Scope) workload(c results.Cell) string {
+	if b, ok := sc.base[c.Workload]; ok {
+		return b
+	}
+	return c.Workload
+}
+
+// impairmentName is a cell's impairment as the study names it: the
+// unimpaired cells' empty name is the preset none.
+func impairmentName(c results.Cell) string {
+	if c.Impairment == "" {
+		return study.NoImpairment
+	}
+	return c.Impairment
+}
+
+func names[T any](xs []T, name func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = name(x)
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package analysis
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// A rerun to decide a run's undecided cells narrows each list of the
+// study to what they and the cells they were compared with need, picks
+// the study's own entries by name (a swept workload by its entry), says
+// nothing of entries that never ran, and is costed on the cells it runs.
+func TestRerunScope(t *testing.T) {
+	parse := func(text string) *study.Study {
+		t.Helper()
+		cat := study.Catalog{Datapaths: []string{"bridge", "flannel-vxlan", "calico-vxlan", "cilium"}, Tools: testCatalog.Tools}
+		s, err := study.Parse("s.yaml", []byte("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n"+text), study.Options{}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	stop := func(c results.Cell, versus string, toDecide int) results.Stop {
+		st := results.Stop{Cell: c, N: 3, TrialSeconds: 10, Versus: versus}
+		switch {
+		case toDecide > 0:
+			st.Decision, st.ToDecide = "undecided", toDecide
+		case versus != "":
+			st.Decision = "better"
+		}
+		return st
+	}
+
+	// Datapaths against the first: one of three undecided, one datapath
+	// skipped by the machine (no stops).
+	dps := parse(`  datapaths: [{name: flannel, type: flannel-vxlan}, bridge, calico-vxlan, cilium]
+  workloads: [{name: http, tool: ab, concurrency: [1, 8]}]
+  trials: 3
+  duration: 5s
+`)
+	cell := func(dp, w string) results.Cell {
+		return results.Cell{Datapath: dp, Tuning: "baseline", Workload: w, Replicas: 1}
+	}
+	var stops []results.Stop
+	for _, w := range []string{"http@c1", "http@c8"} {
+		stops = append(stops, stop(cell("flannel", w), "", 0), stop(cell("bridge", w), "flannel", 0))
+	}
+	stops = append(stops, stop(cell("calico-vxlan", "http@c1"), "flannel", 0), stop(cell("calico-vxlan", "http@c8"), "flannel", 9))
+	sc := RerunScope(stops, dps)
+	if want := [][2]string{{"datapaths", "[flannel, calico-vxlan]"}}; !reflect.DeepEqual(sc.Sets, want) {
+		t.Errorf("datapaths: sets %v, want %v", sc.Sets, want)
+	}
+	if !sc.Has(cell("calico-vxlan", "http@c1")) || sc.Has(cell("bridge", "http@c8")) || !sc.Has(cell("flannel", "http@c8")) {
+		t.Error("datapaths: the scope holds the wrong cells")
+	}
+	// Fixed design at 9: flannel and calico-vxlan at both concurrencies,
+	// not bridge.
+	r, ok := RerunToDecide(stops, true, sc.Has)
+	if !ok || r.Options[0].Time != 4*9*10*time.Second || r.ThisRun != 6*3*10*time.Second {
+		t.Errorf("datapaths: rerun %+v, want 6m0s of 4 cells at 9 trials beside this run's 3m0s", r)
+	}
+
+	// Tunings and replica counts: rps undecided at 1 replica only.
+	tun := parse(`  datapaths: [bridge]
+  tunings: [baseline, rps, rfs]
+  workloads: [{name: tcp, tool: iperf3}, {name: rr, tool: qperf, messageSize: 1}]
+  replicas: [1, 4]
+  trials: {min: 3, max: 6}
+  duration: 5s
+`)
+	stops = nil
+	for _, w := range []string{"tcp", "rr"} {
+		for _, reps := range []int{1, 4} {
+			for _, tn := range []string{"baseline", "rps", "rfs"} {
+				c := results.Cell{Datapath: "bridge", Tuning: tn, Workload: w, Replicas: reps}
+				switch {
+				case tn == "baseline":
+					stops = append(stops, stop(c, "", 0))
+				case tn == "rps" && reps == 1 && w == "tcp":
+					stops = append(stops, stop(c, "baseline", 12))
+				default:
+					stops = append(stops, stop(c, "baseline", 0))
+				}
+			}
+		}
+	}
+	sc = RerunScope(stops, tun)
+	want := [][2]string{{"workloads", "[tcp]"}, {"tunings", "[baseline, rps]"}, {"replicas", "[1]"}}
+	if !reflect.DeepEqual(sc.Sets, want) {
+		t.Errorf("tunings: sets %v, want %v", sc.Sets, want)
+	}
+
+	// Nothing undecided: no narrowing.
+	decided := slices.Clone(stops)
+	for i := range decided {
+		if decided[i].Decision == "undecided" {
+			decided[i].Decision = "worse"
+		}
+	}
+	if sc := RerunScope(decided, tun); len(sc.Sets) != 0 || !sc.Has(stops[5].Cell) {
+		t.Errorf("a run without undecided cells narrowed to %v", sc.Sets)
+	}
+
+	// Impairments: the unimpaired cells are the study's "none".
+	imp := parse(`  datapaths: [{name: flannel, type: flannel-vxlan}, bridge]
+  impairments: [none, loss-low, delay-low]
+  workloads: [{name: tcp, tool: iperf3}]
+  trials: 3
+  duration: 5s
+`)
+	stops = nil
+	for _, m := range []string{"", "loss-low", "delay-low"} {
+		c := results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "tcp", Replicas: 1, Impairment: m}
+		b := c
+		b.Datapath = "bridge"
+		toDecide := 0
+		if m == "" {
+			toDecide = 5
+		}
+		stops = append(stops, stop(c, "", 0), stop(b, "flannel", toDecide))
+	}
+	if sc := RerunScope(stops, imp); !reflect.DeepEqual(sc.Sets, [][2]string{{"impairments", "[none]"}}) {
+		t.Errorf("impairments: sets %v", sc.Sets)
+	}
+}
