@@ -17,11 +17,13 @@ import (
 
 // `cnibench report DIR` ends as the run did: its decisions and the
 // command that would decide the undecided cells, built from the command
-// the run recorded.
+// the run recorded and narrowed to the tunings they need, a command the
+// study takes.
 func TestReportPrintsDecisions(t *testing.T) {
 	dir := writeRun(t, map[string][]map[string]float64{
 		"baseline": {{results.MetricBitrate: 10e9}, {results.MetricBitrate: 10.2e9}, {results.MetricBitrate: 9.9e9}},
 		"rfs":      {{results.MetricBitrate: 10.1e9}, {results.MetricBitrate: 9.6e9}, {results.MetricBitrate: 10.4e9}},
+		"rps":      {{results.MetricBitrate: 8e9}, {results.MetricBitrate: 8.1e9}, {results.MetricBitrate: 7.9e9}},
 	})
 	w, err := results.Reopen(dir)
 	if err != nil {
@@ -32,19 +34,24 @@ kind: Study
 metadata: {name: gate}
 spec:
   datapaths: [bridge]
-  tunings: [baseline, rfs]
+  tunings: [baseline, rfs, rps]
   workloads: [{name: tcp, tool: iperf3}]
   trials: {min: 3, max: 10}
   duration: 3s
 `
+	file := filepath.Join(t.TempDir(), "my.yaml")
+	if err := os.WriteFile(file, []byte(studyYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cell := func(tuning string) results.Cell {
 		return results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}
 	}
 	err = errors.Join(w.WriteStudy([]byte(studyYAML)),
-		w.WriteEnv(results.Env{Tool: "cnibench", Origin: &results.Origin{Command: []string{"cnibench", "run", "my.yaml"}}}),
+		w.WriteEnv(results.Env{Tool: "cnibench", Origin: &results.Origin{Command: []string{"cnibench", "run", file}}}),
 		w.WriteStops([]results.Stop{
 			{Cell: cell("baseline"), Metric: results.MetricBitrate, Status: "max", N: 3, TrialSeconds: 4},
 			{Cell: cell("rfs"), Metric: results.MetricBitrate, Status: "futile", N: 3, TrialSeconds: 4, Decision: "undecided", Versus: "baseline", ToDecide: 40},
+			{Cell: cell("rps"), Metric: results.MetricBitrate, Status: "max", N: 3, TrialSeconds: 4, Decision: "worse", Versus: "baseline"},
 		}), w.Close())
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +60,18 @@ spec:
 	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"decisions against baseline (1 undecided):", "to decide the undecided cell, rerun with --set trials.max=40",
-		"\n  cnibench run my.yaml --set trials.max=40\n", "report: " + dir} {
+	for _, want := range []string{"decisions against baseline (1 worse, 1 undecided):",
+		"to decide the undecided cell, rerun with --set 'tunings=[baseline, rfs]' --set trials.max=40",
+		"\n  cnibench run " + file + " --set 'tunings=[baseline, rfs]' --set trials.max=40\n", "report: " + dir} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	// The narrowed study is the study's own baseline and rfs.
+	out.Reset()
+	if code := Main(context.Background(), []string{"show", file, "--set", "tunings=[baseline, rfs]", "--set", "trials.max=40"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "tunings:\n        - baseline\n        - rfs\n    baseline") {
+		t.Errorf("show of the rerun: exit %d, %s\n%s", code, errb.String(), out.String())
 	}
 }
 
