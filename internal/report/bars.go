@@ -20,6 +20,9 @@ type groupedBars struct {
 	Series []barSeries
 	// Fill is the fraction of a group's width the bars use.
 	Fill float64
+	// Base is where bars start: 0, or 1 for ratios to a baseline (a bar
+	// then shows the change, up or down).
+	Base float64
 }
 
 // barSeries is one tuning; NaN means may be missing and are not drawn.
@@ -45,7 +48,7 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 				continue
 			}
 			x0, x1 := trX(b.center(g, s)-w/2), trX(b.center(g, s)+w/2)
-			y0, y1 := trY(math.Min(0, m)), trY(math.Max(0, m))
+			y0, y1 := trY(math.Min(b.Base, m)), trY(math.Max(b.Base, m))
 			c.FillPolygon(ser.Color, c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
 			lo, hi := ser.Lo[g], ser.Hi[g]
 			if analysis.Finite(lo) && analysis.Finite(hi) && hi > lo {
@@ -59,11 +62,11 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// DataRange spans every group and includes 0 and the whiskers, with
-// headroom above the tallest so that it does not touch the frame (and
-// the title above it).
+// DataRange spans every group and includes the base and the whiskers,
+// with headroom above the tallest so that it does not touch the frame
+// (and the title above it).
 func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax, ymin, ymax = -0.5, float64(b.Groups)-0.5, 0, 0
+	xmin, xmax, ymin, ymax = -0.5, float64(b.Groups)-0.5, b.Base, b.Base
 	for _, ser := range b.Series {
 		for g := range ser.Mean {
 			for _, v := range []float64{ser.Mean[g], ser.Lo[g], ser.Hi[g]} {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -21,6 +22,21 @@ import (
 // replica count and several datapaths, a datapath × tuning table per
 // workload instead (glanceByDatapath).
 func (n *numbers) glanceTables(s *study.Study) []table {
+	parts := n.glanceParts(s)
+	if out, ok := n.glanceByDatapath(parts); ok {
+		return out
+	}
+	out := make([]table, len(parts))
+	for i, p := range parts {
+		out[i] = n.tuningTable(p.g, p.metric, -1, n.glanceCell)
+		out[i].Head[0] = p.g.Name() + ": tuning" + p.note
+	}
+	return out
+}
+
+// glanceParts are the groups the glance shows: those with a tuning set
+// against the baseline, without the baseline itself, and not swept.
+func (n *numbers) glanceParts(s *study.Study) []glancePart {
 	swept := analysis.SweptVariants(s)
 	var parts []glancePart
 	for _, g := range analysis.Groups(n.Rows) {
@@ -41,15 +57,7 @@ func (n *numbers) glanceTables(s *study.Study) []table {
 		}
 		parts = append(parts, glancePart{g, m, note})
 	}
-	if out, ok := n.glanceByDatapath(parts); ok {
-		return out
-	}
-	out := make([]table, len(parts))
-	for i, p := range parts {
-		out[i] = n.tuningTable(p.g, p.metric, -1, n.glanceCell)
-		out[i].Head[0] = p.g.Name() + ": tuning" + p.note
-	}
-	return out
+	return parts
 }
 
 // glancePart is a group of the glance with the metric its tunings were
@@ -144,32 +152,54 @@ func (n *numbers) glanceCell(r analysis.Row) string {
 	if r.N == 0 {
 		return "missing" + n.paperNote(r, true)
 	}
-	verdict, ratio, have, count := "", r.Normalized, r.HasNorm, r.N
-	if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
-		verdict = s.Decision
-		if s.Ratio != nil && analysis.Finite(*s.Ratio) {
-			ratio, have = *s.Ratio, true
-		}
-		if s.Look > 0 {
-			count = s.Look // the trials the decision was judged on
-		}
-	} else if p := r.VsBaseline; p != nil {
-		verdict = string(p.Decision.Verdict)
-		if analysis.Finite(p.Chosen.Ratio) && p.Chosen.Ratio > 0 {
-			ratio, have = p.Chosen.Ratio, true
-		}
-	}
-	out := verdict
-	if have && analysis.Finite(ratio) {
+	d := n.glanceDecision(r)
+	out := d.verdict
+	if d.have {
 		if out != "" {
 			out += " "
 		}
-		out += "×" + strconv.FormatFloat(ratio, 'f', 2, 64)
+		out += "×" + strconv.FormatFloat(d.ratio, 'f', 2, 64)
 	}
 	if out == "" {
 		out = "no ratio"
 	}
-	return out + fmt.Sprintf(" (n=%d)", count) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+	return out + fmt.Sprintf(" (n=%d)", d.count) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+}
+
+// glanceVerdict is the decision that stands for a cell, the ratio and
+// interval it rests on (have: a finite ratio) and the trials it was
+// judged on.
+type glanceVerdict struct {
+	verdict          string
+	ratio, low, high float64
+	have             bool
+	count            int
+}
+
+// glanceDecision is the controller's decision at its look where it made
+// one, else the comparison over all trials at 95%, else the normalized
+// value with no decision.
+func (n *numbers) glanceDecision(r analysis.Row) glanceVerdict {
+	d := glanceVerdict{ratio: r.Normalized, low: r.NormCI95Low, high: r.NormCI95High, have: r.HasNorm, count: r.N}
+	if s, ok := n.stops[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok {
+		d.verdict = s.Decision
+		if s.Ratio != nil && analysis.Finite(*s.Ratio) {
+			d.ratio, d.low, d.high, d.have = *s.Ratio, math.NaN(), math.NaN(), true
+			if s.Low != nil && s.High != nil {
+				d.low, d.high = *s.Low, *s.High
+			}
+		}
+		if s.Look > 0 {
+			d.count = s.Look // the trials the decision was judged on
+		}
+	} else if p := r.VsBaseline; p != nil {
+		d.verdict = string(p.Decision.Verdict)
+		if analysis.Finite(p.Chosen.Ratio) && p.Chosen.Ratio > 0 {
+			d.ratio, d.low, d.high, d.have = p.Chosen.Ratio, p.Chosen.Low, p.Chosen.High, true
+		}
+	}
+	d.have = d.have && analysis.Finite(d.ratio)
+	return d
 }
 
 // unchangedNote marks a tuning that found every value it sets already in

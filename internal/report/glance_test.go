@@ -2,10 +2,12 @@ package report
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -94,5 +96,25 @@ func TestGlanceByDatapath(t *testing.T) {
 	}
 	if strings.Contains(glance, "calico-vxlan / tcp: tuning") {
 		t.Errorf("a table per datapath:\n%s", glance)
+	}
+	// report.html draws it: a group of bars per datapath, from 1.
+	figs := newNumbers(analysis.Build(s, samples)).glanceFigures(s)
+	if len(figs) != 1 || figs[0].Missing != "" || figs[0].Title != "bitrate / baseline by datapath (tcp, 1 replica)" {
+		t.Fatalf("glance figures %+v", figs)
+	}
+	for _, want := range []string{">calico-vxlan<", ">flannel-vxlan<", ">rps<", ">rfs<"} {
+		if !strings.Contains(string(figs[0].SVG), want) {
+			t.Errorf("the glance figure lacks %q", want)
+		}
+	}
+	page := readFile(t, filepath.Join(dir, results.ReportHTML))
+	if !strings.Contains(page, "bitrate / baseline by datapath (tcp, 1 replica)") {
+		t.Error("report.html lacks the glance figure")
+	}
+	// One datapath: the tables say it; no figure.
+	one := quickStudy(t, "replicas=[1]", "trials=2", "tunings=[baseline, rps, rfs]")
+	calico := slices.DeleteFunc(slices.Clone(samples), func(x results.Sample) bool { return x.Cell.Datapath != "calico-vxlan" })
+	if figs := newNumbers(analysis.Build(one, calico)).glanceFigures(one); len(figs) != 0 {
+		t.Errorf("a glance figure of one datapath: %+v", figs)
 	}
 }

@@ -37,6 +37,8 @@ type page struct {
 	// number (glance.go), first.
 	Glance        []table
 	GlanceCaption string
+	// GlanceFigures draw it by datapath (glancefig.go).
+	GlanceFigures []figure
 	// Tunings says what each tuning is and what it set (tunings.go).
 	Tunings        table
 	TuningsCaption string
@@ -146,7 +148,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 			pg.Groups = append(pg.Groups, groupPage(g, n, cpuLabel))
 		}
 	}
-	pg.Glance, pg.GlanceCaption = n.glanceTables(s), glanceCaption(m)
+	pg.Glance, pg.GlanceCaption, pg.GlanceFigures = n.glanceTables(s), glanceCaption(m), n.glanceFigures(s)
 	pg.Tunings, pg.TuningsCaption = tuningsTable(s, m), tuningsCaption
 	pg.NoSamples = len(run.Samples) == 0
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
