@@ -112,7 +112,13 @@ func (n *numbers) glanceFigure(parts []glancePart, name, metric string, reps int
 	// room below the lowest whisker too.
 	p.Y.Min -= headroom * (p.Y.Max - p.Y.Min)
 	p.Y.Tick.Marker = niceTicks{}
-	w := math.Min(1600, math.Max(figW, float64(110+len(parts)*(len(tunings)*14+20))))
+	// Each group as wide as its bars or its datapath's name, whichever
+	// is wider: seven CNI names must not run into each other.
+	per := len(tunings)*14 + 20
+	for _, part := range parts {
+		per = max(per, 6*len(part.g.Datapath)+16)
+	}
+	w := math.Min(1600, math.Max(figW, float64(110+len(parts)*per)))
 	f.Wide = w > figW
 	return render(f, p, leg, vg.Length(w), figH)
 }

@@ -54,6 +54,8 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 				cost += " of trials"
 			}
 			switch {
+			case o.Cells == r.Undecided && o.Cells == 2:
+				cells = "both"
 			case o.Cells == r.Undecided:
 				cells = fmt.Sprintf("all %d", o.Cells)
 			case o.Cells == r.Estimated:
