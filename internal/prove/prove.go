@@ -187,14 +187,31 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 // nil when no cell has an estimate.
 func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advise.ProofRerun {
 	fixed := !s.Spec.Trials.Adaptive()
-	r, ok := analysis.RerunToDecide(stops, fixed, nil)
+	// Only the replica counts and workloads the undecided cells need, as
+	// a run's rerun does (analysis.RerunScope); A and B are the rule's
+	// and both are always needed.
+	sc, keep := analysis.RerunScope(stops, s), (func(results.Cell) bool)(nil)
+	if !slices.ContainsFunc(sc.Sets, func(kv [2]string) bool { return !slices.Contains(shapeKeys, kv[0]) }) {
+		keep = sc.Has
+	}
+	r, ok := analysis.RerunToDecide(stops, fixed, keep)
 	if !ok {
 		return nil
 	}
 	o := r.Suggested()
-	args := append(cmdline.WithSet(aloneArgs(opt, name), analysis.TrialsKey(fixed), strconv.Itoa(o.Max)), "--budget", analysis.RerunBudget(o.Time).String())
+	args := aloneArgs(opt, name)
+	if keep != nil {
+		for _, kv := range sc.Sets {
+			args = cmdline.NarrowSet(args, kv[0], kv[1])
+		}
+	}
+	args = append(cmdline.WithSet(args, analysis.TrialsKey(fixed), strconv.Itoa(o.Max)), "--budget", analysis.RerunBudget(o.Time).String())
 	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
 }
+
+// shapeKeys are the lists of an A/B's study that its rerun may narrow:
+// not the datapaths or tunings that make its A and B.
+var shapeKeys = []string{"workloads", "replicas", "impairments"}
 
 // aloneArgs are the advise flags, after "advise --prove", that prove the
 // candidate name alone as opt does: the rule, the cluster, the user's

@@ -1,6 +1,7 @@
 package prove
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 func TestVerdict(t *testing.T) {
@@ -132,6 +134,18 @@ func TestRerun(t *testing.T) {
 	}
 	if rerun(Options{}, "rfs", s, stops[2:]) != nil {
 		t.Error("a rerun without any estimate")
+	}
+	// Decided at 1 pair, undecided at 4: the rerun runs 4 pairs only, in
+	// place of the user's replica counts, and is costed so.
+	ab, err := study.Parse("ab", DefaultStudy, study.Options{Set: []string{"replicas=[1,4]", "tunings=[baseline, rfs]"}}, study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at4 := slices.Clone(stops)
+	at4[1].Decision, at4[3].ToDecide = "better", 14
+	r = rerun(Options{Sets: []string{"replicas=[1,4]"}}, "rfs", ab, at4)
+	if got := strings.Join(r.Args, " "); r.Seconds != 2*14*6 || !strings.HasPrefix(got, "--rule rfs --set replicas=[4] --set trials.max=14") {
+		t.Errorf("rerun of 4 pairs: %s in %v s", got, r.Seconds)
 	}
 	// On a cluster the rerun reaches the same cluster: the user's cluster
 	// flags come along.
