@@ -31,6 +31,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, f := range r.Found {
 		fmt.Fprintf(&b, "| %s | %s |\n", cell(f.What), cell(f.Value))
 	}
+	if len(r.Runs) > 0 {
+		b.WriteString("\n## What the run showed\n\n")
+		for _, s := range r.Seen {
+			fmt.Fprintf(&b, "- %s (%s): %s; %s.\n", s.Finding, s.Run, s.Text, s.AnswerText())
+		}
+		if len(r.Seen) == 0 {
+			fmt.Fprintf(&b, "%s: %s.\n", strings.Join(r.Runs, ", "), nothingSeen())
+		}
+	}
 	fmt.Fprintf(&b, "\n## Candidates (%d)\n\n", len(r.Candidates))
 	if len(r.Candidates) == 0 {
 		b.WriteString("No rule proposes a knob for this machine.\n\n")
@@ -46,6 +55,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("**Why here:**\n\n")
 		for _, w := range c.Why {
 			fmt.Fprintf(&b, "- %s\n", w)
+		}
+		for _, s := range c.Seen {
+			fmt.Fprintf(&b, "- in the run %s: %s\n", s.Run, s.Text)
 		}
 		fmt.Fprintf(&b, "\n**Knob:** %s\n\n**Predicted effect:** %s\n\n**Evidence:**\n\n", knobText(c.Knobs), c.Effect)
 		for _, e := range c.Evidence {
@@ -124,7 +136,7 @@ func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
-var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join, "todecide": ToDecide}).Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join, "todecide": ToDecide, "nothing": nothingSeen}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>cnibench advise</title>
 <style>
 body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
@@ -138,13 +150,15 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 <table><tr><th>what</th><th>value</th></tr>
 {{range .Found}}<tr><td>{{.What}}</td><td>{{.Value}}</td></tr>
 {{end}}</table>
+{{if .Runs}}<h2>What the run showed</h2>
+{{if .Seen}}<ul>{{range .Seen}}<li>{{.Finding}} ({{.Run}}): {{.Text}}; {{.AnswerText}}.</li>{{end}}</ul>{{else}}<p>{{join .Runs ", "}}: {{nothing}}.</p>{{end}}{{end}}
 <h2>Candidates ({{len .Candidates}})</h2>
 {{if not .Candidates}}<p>No rule proposes a knob for this machine.</p>{{else}}
 <table><tr><th>rule</th><th>knob</th><th>measured effect</th><th>verdict</th></tr>
 {{range .Candidates}}<tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{knobs .Knobs}}</td><td class="np">{{.Measured}}</td><td class="np">{{.VerdictText}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Candidates}}<section id="{{.Name}}"><h3>{{.Name}}: {{.Title}}</h3>
-<p><b>Why here:</b></p><ul>{{range .Why}}<li>{{.}}</li>{{end}}</ul>
+<p><b>Why here:</b></p><ul>{{range .Why}}<li>{{.}}</li>{{end}}{{range .Seen}}<li>in the run {{.Run}}: {{.Text}}</li>{{end}}</ul>
 <p><b>Knob:</b> {{knobs .Knobs}}</p>
 <p><b>Predicted effect:</b> {{.Effect}}</p>
 <p><b>Evidence:</b></p><ul>{{range .Evidence}}<li>{{.Source}}: {{.Finding}}</li>{{end}}</ul>

@@ -72,3 +72,45 @@ func pages(t *testing.T, rep *Report) (md, html string) {
 	}
 	return m.String(), h.String()
 }
+
+// A run's findings (advise --run) go to the candidates whose rule
+// answers them and, all of them, to "What the run showed" with what
+// answers each: a candidate, or the rule that would and why it is none
+// here. A run that showed nothing says so.
+func TestSightings(t *testing.T) {
+	rfs := &Rule{Name: "rfs", Answers: []string{FindingOneCore, FindingSteering}}
+	irq := &Rule{Name: "irq-spread", Answers: []string{FindingOneCore}}
+	rep := &Report{Candidates: []Entry{{Result: Result{Rule: rfs, Name: "rfs", Status: Candidate}}},
+		Others: []Result{{Rule: irq, Name: "irq-spread", Status: NotApplicable, Why: []string{"rx_queues >= 2: no (rx_queues = 1)"}}}}
+	rep.AddSightings("/runs/a", []Sighting{
+		{Finding: FindingOneCore, Run: "/runs/a", Text: "1 of its 2 cells were bound by one core"},
+		{Finding: FindingSteering, Run: "/runs/a", Text: "rfs against baseline: better in 1"},
+	})
+	if got := rep.Candidates[0].Seen; len(got) != 2 {
+		t.Fatalf("rfs answers both findings; its sightings: %+v", got)
+	}
+	md, html := pages(t, rep)
+	for _, want := range []string{
+		"## What the run showed\n\n- one-core (/runs/a): 1 of its 2 cells were bound by one core; answered by the candidate rfs (below).\n",
+		"- steering (/runs/a): rfs against baseline: better in 1; answered by the candidate rfs (below).\n",
+		"- in the run /runs/a: 1 of its 2 cells were bound by one core\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("advice.md lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(html, "<li>in the run /runs/a: rfs against baseline: better in 1</li>") {
+		t.Errorf("advice.html lacks the candidate's sighting:\n%s", html)
+	}
+	// Without the candidate, the rule that would answer says why not.
+	rep = &Report{Others: []Result{{Rule: irq, Name: "irq-spread", Status: NotApplicable, Why: []string{"rx_queues >= 2: no (rx_queues = 1)"}}}}
+	rep.AddSightings("/runs/a", []Sighting{{Finding: FindingOneCore, Run: "/runs/a", Text: "bound"}})
+	if md, _ := pages(t, rep); !strings.Contains(md, "bound; no candidate here: irq-spread: "+NotApplicable+": rx_queues >= 2: no (rx_queues = 1).") {
+		t.Errorf("a finding no candidate answers:\n%s", md)
+	}
+	rep = &Report{}
+	rep.AddSightings("/runs/b", nil)
+	if md, html := pages(t, rep); !strings.Contains(md, "/runs/b: none of the findings the rules answer (one-core, steering).") || !strings.Contains(html, "/runs/b: none of the findings") {
+		t.Errorf("a run that showed nothing:\n%s", md)
+	}
+}

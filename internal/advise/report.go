@@ -29,6 +29,10 @@ type Report struct {
 	Candidates []Entry             `json:"candidates"`
 	Others     []Result            `json:"others"`
 	Inspection *inspect.Inspection `json:"inspection"`
+	// Runs are the run directories read (--run), and Seen what they
+	// showed, with what answers it.
+	Runs []string `json:"runs,omitempty"`
+	Seen []Seen   `json:"seen,omitempty"`
 }
 
 // Finding is one line of the inspection summary.
@@ -51,6 +55,8 @@ type Entry struct {
 	VerdictWhy string `json:"verdict_why,omitempty"`
 	// Proof is the A/B run behind Measured and Verdict (--prove).
 	Proof *Proof `json:"proof,omitempty"`
+	// Seen are the findings of a run (--run) its rule answers.
+	Seen []Sighting `json:"seen,omitempty"`
 }
 
 // VerdictText is the verdict with the cells behind it, when proven.

@@ -62,6 +62,9 @@ type Rule struct {
 	// emulated nodes, and NoProof says why.
 	Prove   yaml.Node `yaml:"prove,omitempty" json:"-"`
 	NoProof string    `yaml:"noProof,omitempty" json:"no_proof,omitempty"`
+	// Answers are the findings of a run (Findings; `advise --run`) the
+	// candidate addresses: a sighting of one is shown with it.
+	Answers []string `yaml:"answers,omitempty" json:"answers,omitempty"`
 }
 
 // ProveFields are the spec fields a rule's prove may set: what makes the
@@ -189,6 +192,11 @@ func (r *Rule) validate() error {
 		return fmt.Errorf("rule %s: evidence: at least one source", r.Name)
 	case len(r.Permanent) == 0:
 		return fmt.Errorf("rule %s: permanent: at least one form", r.Name)
+	}
+	for _, a := range r.Answers {
+		if !slices.Contains(Findings, a) {
+			return fmt.Errorf("rule %s: answers: %q is not a finding (%s)", r.Name, a, strings.Join(Findings, ", "))
+		}
 	}
 	if err := checkPlaceholders(r.Effect); err != nil {
 		return fmt.Errorf("rule %s: effect: %w", r.Name, err)

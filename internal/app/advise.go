@@ -16,6 +16,8 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/prove"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/seen"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -25,6 +27,7 @@ type adviseFlags struct {
 	prove      bool
 	engine     string
 	study      string
+	fromRun    string
 	sets       []string
 	budget     time.Duration
 	journalDir string
@@ -60,6 +63,8 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
 	_ = cmd.MarkFlagFilename("study")
+	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS measured against the baseline) are set beside the candidates that answer them")
+	_ = cmd.MarkFlagDirname("run")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")
 	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "what to inspect: local (this machine) or kube (the server node of a cluster, through the installed agent; --prove runs the A/B there)")
@@ -113,11 +118,21 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	if out == "" {
 		out = filepath.Join("results", "advise-"+time.Now().Format("20060102-150405"))
 	}
+	// A bad run directory is bad input, found before the inspection.
+	var ran *results.Run
+	if f.fromRun != "" {
+		if ran, err = loadRun(f.fromRun); err != nil {
+			return err
+		}
+	}
 	in, err := f.inspect(cmd)
 	if err != nil {
 		return err
 	}
 	rep := advise.Build(rules, in, time.Now())
+	if ran != nil {
+		rep.AddSightings(f.fromRun, seen.Find(f.fromRun, ran, runStudy(f.fromRun)))
+	}
 	if f.prove {
 		if err := f.proveAll(cmd, rep, out); err != nil {
 			return err

@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/report"
-	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 func newReportCmd() *cobra.Command {
@@ -28,7 +26,7 @@ func newReportCmd() *cobra.Command {
 			}
 			// The decisions and reruns, as the run printed them at its end
 			// (a study the format no longer reads is left to the pages).
-			if s, err := study.Resolve(filepath.Join(args[0], results.StudyFile), study.Options{}, studyCatalog()); err == nil {
+			if s := runStudy(args[0]); s != nil {
 				printOutcome(cmd.OutOrStdout(), args[0], s)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(args[0], "report.html"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,46 @@ func TestAdviseDirIsNotARun(t *testing.T) {
 // ends with the one-core note and, its study measuring the baseline
 // only, the command that measures receive steering beside it.
 func TestReportPrintsOneCore(t *testing.T) {
+	dir := writeOneCoreRun(t)
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"note: 1 cell kept one core at least 95% busy", report.SteerLine + "\n  cnibench run my.yaml --set 'tunings=[baseline, rps, rfs]'\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// `advise --run DIR` sets the run's findings beside the inspection: the
+// cell one core bound, with what answers it here (rfs where it is a
+// candidate, else why not); a directory that holds no run is bad input.
+func TestAdviseRun(t *testing.T) {
+	dir := writeOneCoreRun(t)
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"advise", "--run", dir, "--rule", "rfs", "--out", filepath.Join(t.TempDir(), "a")}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := regexp.MustCompile(`(?m)^- one-core \(` + regexp.QuoteMeta(dir) + `\): 1 of its 1 cells were bound by one core: bridge tcp baseline r=1 on the server node ` +
+		`\(a core 99% busy, 70% of it softirq, another 88% idle, in 2 of 2 trials\); .*; (answered by the candidate rfs \(below\)|no candidate here: rfs: .*)\.$`)
+	if !want.MatchString(out.String()) {
+		t.Errorf("advice lacks the run's one-core finding:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "- steering") {
+		t.Errorf("a steering finding in a run that measured the baseline only:\n%s", out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Main(context.Background(), []string{"advise", "--run", t.TempDir()}, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), "is not a run directory") {
+		t.Errorf("advise --run of an empty directory: exit %d, %s", code, errb.String())
+	}
+}
+
+// writeOneCoreRun writes a run of two trials of one cell whose busy core
+// moved each second, bound by one core in both.
+func writeOneCoreRun(t *testing.T) string {
+	t.Helper()
 	bit := map[string]float64{results.MetricBitrate: 5e9}
 	dir := writeRun(t, map[string][]map[string]float64{"baseline": {bit, bit}})
 	w, err := results.Reopen(dir)
@@ -132,13 +173,5 @@ func TestReportPrintsOneCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	for _, want := range []string{"note: 1 cell kept one core at least 95% busy", report.SteerLine + "\n  cnibench run my.yaml --set 'tunings=[baseline, rps, rfs]'\n"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
+	return dir
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // loadRun reads a run directory; a directory that is not one is bad input,
@@ -20,6 +21,16 @@ func loadRun(dir string) (*results.Run, error) {
 	}
 	r, err := results.Load(dir)
 	return r, inputErr(err)
+}
+
+// runStudy is the study a run directory ran (its study.yaml, resolved);
+// nil for a study the format no longer reads, which the pages report.
+func runStudy(dir string) *study.Study {
+	s, err := study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{}, studyCatalog())
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // checkRunDir says whether dir holds a run (its study.yaml).

@@ -1,0 +1,86 @@
+package advise
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// What a run showed (`advise --run DIR`): findings in a run directory
+// that a rule's candidate answers, set beside the inspection's facts. The
+// run's numbers are read by internal/seen (the statistics are a layer
+// above this package); here are the findings' names, which a rule's
+// `answers:` lists, and where the pages show them.
+
+// Finding names: a new one is a name here, a finder in internal/seen and
+// the rules that answer it.
+const (
+	// FindingOneCore: cells whose number was one core's limit, one core
+	// busy while another idled (analysis.OneCoreCells).
+	FindingOneCore = "one-core"
+	// FindingSteering: a tuning with RPS or RFS measured against the
+	// baseline tuning, and what was decided.
+	FindingSteering = "steering"
+)
+
+// Findings lists every finding name a rule's answers may use.
+var Findings = []string{FindingOneCore, FindingSteering}
+
+// Sighting is one finding in one run, in words with the run's numbers.
+type Sighting struct {
+	Finding string `json:"finding"`
+	Run     string `json:"run"`
+	Text    string `json:"text"`
+}
+
+// Seen is a sighting with what this report makes of it: the candidates
+// whose rule answers it, or why the rules that would are not candidates
+// here.
+type Seen struct {
+	Sighting
+	AnsweredBy []string `json:"answered_by"`
+	// NotBy are the rules that answer it but are no candidate on this
+	// machine, each with its status and why ("rfs: not applicable:
+	// rfs_enabled = true").
+	NotBy []string `json:"not_by,omitempty"`
+}
+
+// AddSightings sets the sightings of a run directory beside the
+// report (none: the run was read and showed nothing): each to the
+// candidates whose rule answers its finding (a candidate's "In your
+// run"), and all of them, with what answers each, in Report.Seen.
+func (r *Report) AddSightings(run string, ss []Sighting) {
+	r.Runs = append(r.Runs, run)
+	for _, s := range ss {
+		seen := Seen{Sighting: s, AnsweredBy: []string{}}
+		for i := range r.Candidates {
+			c := &r.Candidates[i]
+			if slices.Contains(c.Rule.Answers, s.Finding) {
+				c.Seen = append(c.Seen, s)
+				seen.AnsweredBy = append(seen.AnsweredBy, c.Name)
+			}
+		}
+		for _, o := range r.Others {
+			if slices.Contains(o.Rule.Answers, s.Finding) {
+				seen.NotBy = append(seen.NotBy, fmt.Sprintf("%s: %s: %s", o.Name, o.Status, strings.Join(o.Why, "; ")))
+			}
+		}
+		r.Seen = append(r.Seen, seen)
+	}
+}
+
+// nothingSeen is what the pages say of a run that showed no finding.
+func nothingSeen() string {
+	return "none of the findings the rules answer (" + strings.Join(Findings, ", ") + ")"
+}
+
+// AnswerText says what answers a sighting, for the pages.
+func (s Seen) AnswerText() string {
+	switch {
+	case len(s.AnsweredBy) > 0:
+		return "answered by the candidate " + strings.Join(s.AnsweredBy, ", ") + " (below)"
+	case len(s.NotBy) > 0:
+		return "no candidate here: " + strings.Join(s.NotBy, " / ")
+	}
+	return "no rule answers it"
+}

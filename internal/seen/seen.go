@@ -1,0 +1,36 @@
+// Package seen reads a run directory for what `cnibench advise --run`
+// sets beside its inspection: findings a rule's candidate answers (cells
+// one core bound, a receive-steering tuning measured against the
+// baseline), in words with the run's own numbers. It computes nothing
+// anew: the numbers are the analysis's and the run's stops, as the
+// run's report has them.
+package seen
+
+import (
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// finders is the one list: a finding's name (advise.Findings) and what
+// finds it in a run, "" when the run does not show it. A new finding is
+// a file here and a line in this list.
+var finders = []struct {
+	name string
+	find func(run *results.Run, s *study.Study) string
+}{
+	{advise.FindingOneCore, oneCore},
+	{advise.FindingSteering, steering},
+}
+
+// Find returns what the run in dir (read as run, its study s) shows, in
+// the order of finders.
+func Find(dir string, run *results.Run, s *study.Study) []advise.Sighting {
+	var out []advise.Sighting
+	for _, f := range finders {
+		if text := f.find(run, s); text != "" {
+			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: text})
+		}
+	}
+	return out
+}

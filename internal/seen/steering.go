@@ -1,0 +1,75 @@
+package seen
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// steering: each tuning with RPS or RFS that the run compared with the
+// baseline tuning, with the decisions its stops record (the run's end
+// and the report's glance) and the range of the ratios they rest on.
+func steering(run *results.Run, s *study.Study) string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	for _, t := range s.Spec.Tunings {
+		if t.RPS == nil && t.RFS == nil {
+			continue
+		}
+		count := map[string]int{}
+		var verdicts []string
+		decided := 0 // cells with a ratio behind a decision
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, st := range run.Stops {
+			if st.Cell.Tuning != t.Name || st.Decision == "" || st.Versus != s.Spec.Baseline {
+				continue
+			}
+			if count[st.Decision] == 0 {
+				verdicts = append(verdicts, st.Decision)
+			}
+			count[st.Decision]++
+			if st.Ratio != nil && st.Decision != "undecided" {
+				lo, hi = math.Min(lo, *st.Ratio), math.Max(hi, *st.Ratio)
+				decided++
+			}
+		}
+		if len(verdicts) == 0 {
+			continue
+		}
+		var tally []string
+		for _, v := range verdicts {
+			tally = append(tally, fmt.Sprintf("%s in %d", v, count[v]))
+		}
+		p := fmt.Sprintf("%s (%s) against %s: %s of its cells", t.Name, what(t), s.Spec.Baseline, strings.Join(tally, ", "))
+		switch {
+		case decided == 1:
+			p += fmt.Sprintf(", the decided one ×%.2f", lo)
+		case decided > 1:
+			p += fmt.Sprintf(", the decided ones ×%.2f to ×%.2f", lo, hi)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// what says in a few words what a steering tuning tuned, since the
+// candidate may tune less (the underlay NIC only).
+func what(t study.Tuning) string {
+	knob := "RPS"
+	if t.RFS != nil {
+		knob = "RFS"
+	}
+	where := "the underlay NIC, tunnel device and pods' veths"
+	if t.Devices == study.DevicesUnderlay {
+		where = "the underlay NIC"
+	}
+	if t.Pods {
+		where += ", and inside the pods"
+	}
+	return knob + " on " + where
+}
