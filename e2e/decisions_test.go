@@ -85,4 +85,10 @@ func TestDatapathsDecideAgainstFirst(t *testing.T) {
 	if !regexp.MustCompile(`\| bridge \| [^|]* ×[0-9.]+ .*at [0-9.]+%, [3-5] trials \|`).Match(md) {
 		t.Errorf("summary.md's bitrate table lacks bridge's decision at the looks:\n%s", md)
 	}
+	// advise reads the run for what it showed (this one measured no
+	// steering; one core may or may not have bound it).
+	adv := cnibench(t, nil, "advise", "--run", out, "--out", filepath.Join(t.TempDir(), "advice"))
+	if adv.code != 0 || !strings.Contains(adv.stdout, "## What the run showed\n\n") || strings.Contains(adv.stdout, "- steering (") {
+		t.Errorf("advise --run: exit %d, %s\n%s", adv.code, adv.stderr, adv.stdout)
+	}
 }
