@@ -75,14 +75,7 @@ type glancePart struct {
 // datapaths with tunings (cni-compare with rps and rfs) would otherwise
 // open with a one-column table per datapath.
 func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
-	datapaths := map[string]bool{}
-	for _, p := range parts {
-		datapaths[p.g.Datapath] = true
-		if len(p.g.Dims.Replicas) != 1 || p.g.Dims.Replicas[0] != parts[0].g.Dims.Replicas[0] {
-			return nil, false
-		}
-	}
-	if len(datapaths) < 2 {
+	if !byDatapath(parts) {
 		return nil, false
 	}
 	reps := parts[0].g.Dims.Replicas[0]
@@ -125,6 +118,19 @@ func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
 		t.Rows = append(t.Rows, row)
 	}
 	return out, true
+}
+
+// byDatapath says whether the glance's parts are several datapaths at
+// one and the same replica count: a glance by datapath.
+func byDatapath(parts []glancePart) bool {
+	datapaths := map[string]bool{}
+	for _, p := range parts {
+		datapaths[p.g.Datapath] = true
+		if len(p.g.Dims.Replicas) != 1 || p.g.Dims.Replicas[0] != parts[0].g.Dims.Replicas[0] {
+			return false
+		}
+	}
+	return len(datapaths) >= 2
 }
 
 // decidedOn is the metric a group's tunings were decided on: the one its

@@ -22,7 +22,7 @@ import (
 // much, is then one look.
 func (n *numbers) glanceFigures(s *study.Study) []figure {
 	parts := n.glanceParts(s)
-	if _, ok := n.glanceByDatapath(parts); !ok {
+	if !byDatapath(parts) {
 		return nil
 	}
 	reps := parts[0].g.Dims.Replicas[0]
