@@ -47,11 +47,16 @@ func (n *numbers) glanceFigures(s *study.Study) []figure {
 	return out
 }
 
-// glanceFigure is one workload's figure of glanceFigures.
+// glanceFigure is one workload's figure of glanceFigures, and with one
+// part the normalized figure of a group at one replica count.
 func (n *numbers) glanceFigure(parts []glancePart, name, metric string, reps int) figure {
-	title := fmt.Sprintf("%s / %s by datapath (%s, %d replica%s)", metric, n.Baseline, name, reps, plural(reps))
+	by := " by datapath"
+	if len(parts) == 1 {
+		by = "" // a datapath's own section (groupPage)
+	}
+	title := fmt.Sprintf("%s / %s%s (%s, %d replica%s)", metric, n.Baseline, by, name, reps, plural(reps))
 	f := figure{Title: title, Caption: fmt.Sprintf(
-		"Each tuning's %s divided by the baseline's (%s) at the same datapath: the ratio its decision in the table above rests on, "+
+		"Each tuning's %s divided by the baseline's (%s) at the same datapath: the ratio its decision at a glance rests on, "+
 			"drawn from the baseline's 1 up or down, with that decision's interval as whiskers (the controller's at its look where it decided there, else 95%% over all trials); "+
 			"the dashed line is the baseline, the grey band the margin within which a tuning counts as equal.", metric, n.Baseline)}
 	var tunings []string
@@ -63,6 +68,9 @@ func (n *numbers) glanceFigure(parts []glancePart, name, metric string, reps int
 		}
 	}
 	bars := &groupedBars{Groups: len(parts), Fill: 0.8, Base: 1}
+	if len(parts) == 1 {
+		bars.Fill = 0.4 // one group would fill the figure
+	}
 	leg := newLegend()
 	drawn := false
 	for i, tn := range tunings {

@@ -49,7 +49,12 @@ spec:
 	for _, g := range analysis.Groups(m.Rows) {
 		v := groupPage(g, newNumbers(m), func(int) string { return "" })
 		if v.Normalized == nil || v.Quantity != "transactions per second" || v.Unit != "1/s" {
-			t.Errorf("report.html's %s: normalized figure %v, headings %q in %q", g.Name(), v.Normalized != nil, v.Quantity, v.Unit)
+			t.Fatalf("report.html's %s: normalized figure %v, headings %q in %q", g.Name(), v.Normalized != nil, v.Quantity, v.Unit)
+		}
+		// At one replica count the figure is the tuning's bar from 1,
+		// not a point on a replicas axis of one tick.
+		if f := v.Normalized; f.Title != "transactions_per_s / baseline (calico-vxlan / rr, 1 replica)" || !strings.Contains(string(f.SVG), ">busy<") {
+			t.Errorf("normalized figure at one replica count: %q", f.Title)
 		}
 	}
 	var b strings.Builder

@@ -202,6 +202,14 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 	bm := g.BitrateMetric()
 	if bm != "" && othersThanBaseline(g, n.Baseline) {
 		f := normalizedFigure(g, bm, n)
+		if len(g.Dims.Replicas) == 1 {
+			// One replica count: a line over replica counts would be a
+			// column of points on one tick; the tunings' bars from the
+			// baseline's 1 say the same at a glance.
+			g1 := g
+			g1.Dims.Tunings = slices.DeleteFunc(slices.Clone(g.Dims.Tunings), func(t string) bool { return t == n.Baseline })
+			f = n.glanceFigure([]glancePart{{g1, bm, ""}}, g.Name(), bm, g.Dims.Replicas[0])
+		}
 		v.Normalized = &f
 		v.NormTable = n.tuningTable(g, bm, -1, n.normCell)
 		if len(n.stops) > 0 {
