@@ -59,35 +59,10 @@ func (n *numbers) glanceFigure(parts []glancePart, name, metric string, reps int
 		"Each tuning's %s divided by the baseline's (%s) at the same datapath: the ratio its decision at a glance rests on, "+
 			"drawn from the baseline's 1 up or down, with that decision's interval as whiskers (the controller's at its look where it decided there, else 95%% over all trials); "+
 			"the dashed line is the baseline, the grey band the margin within which a tuning counts as equal.", metric, n.Baseline)}
-	var tunings []string
-	for _, p := range parts {
-		for _, tn := range p.g.Dims.Tunings {
-			if !slices.Contains(tunings, tn) {
-				tunings = append(tunings, tn)
-			}
-		}
-	}
-	bars := &groupedBars{Groups: len(parts), Fill: 0.8, Base: 1}
-	if len(parts) == 1 {
-		bars.Fill = 0.4 // one group would fill the figure
-	}
+	bars, tunings, drawn := n.glanceBars(parts, metric, reps)
 	leg := newLegend()
-	drawn := false
 	for i, tn := range tunings {
-		ser := barSeries{Color: seriesColor(i + 1)} // colour 0 is the baseline's in the other figures
-		for _, p := range parts {
-			m, lo, hi := math.NaN(), math.NaN(), math.NaN()
-			c := results.Cell{Datapath: p.g.Datapath, Tuning: tn, Workload: p.g.Workload, Replicas: reps, Impairment: p.g.Impairment}
-			if r, ok := n.row(c, metric, -1); ok {
-				if d := n.glanceDecision(r); d.have {
-					m, lo, hi = d.ratio, d.low, d.high
-					drawn = true
-				}
-			}
-			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
-		}
-		bars.Series = append(bars.Series, ser)
-		leg.Add(tn, barThumb{ser.Color})
+		leg.Add(tn, barThumb{bars.Series[i].Color})
 	}
 	if !drawn {
 		f.Missing = "No ratio to the baseline in this run."
@@ -129,4 +104,38 @@ func (n *numbers) glanceFigure(parts []glancePart, name, metric string, reps int
 	w := math.Min(1600, math.Max(figW, float64(110+len(parts)*per)))
 	f.Wide = w > figW
 	return render(f, p, leg, vg.Length(w), figH)
+}
+
+// glanceBars are the bars of glanceFigure: a group per part, a series
+// per tuning of any part in first-seen order, each bar the ratio and
+// interval of the decision that stands (glanceDecision); drawn says
+// whether any bar has one.
+func (n *numbers) glanceBars(parts []glancePart, metric string, reps int) (bars *groupedBars, tunings []string, drawn bool) {
+	for _, p := range parts {
+		for _, tn := range p.g.Dims.Tunings {
+			if !slices.Contains(tunings, tn) {
+				tunings = append(tunings, tn)
+			}
+		}
+	}
+	bars = &groupedBars{Groups: len(parts), Fill: 0.8, Base: 1}
+	if len(parts) == 1 {
+		bars.Fill = 0.4 // one group would fill the figure
+	}
+	for i, tn := range tunings {
+		ser := barSeries{Color: seriesColor(i + 1)} // colour 0 is the baseline's in the other figures
+		for _, p := range parts {
+			m, lo, hi := math.NaN(), math.NaN(), math.NaN()
+			c := results.Cell{Datapath: p.g.Datapath, Tuning: tn, Workload: p.g.Workload, Replicas: reps, Impairment: p.g.Impairment}
+			if r, ok := n.row(c, metric, -1); ok {
+				if d := n.glanceDecision(r); d.have {
+					m, lo, hi = d.ratio, d.low, d.high
+					drawn = true
+				}
+			}
+			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
+		}
+		bars.Series = append(bars.Series, ser)
+	}
+	return bars, tunings, drawn
 }
