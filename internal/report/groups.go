@@ -26,7 +26,7 @@ func groupsTable(m analysis.Model) table {
 		if g.InTime {
 			when = "one group, then the other (a level shift)"
 		}
-		t.Rows = append(t.Rows, []string{cellName(r.Cell), r.Metric,
+		t.Rows = append(t.Rows, []string{CellName(r.Cell), r.Metric,
 			fmt.Sprintf("%s %s (%d trials)", sc.Format(g.LowMean), sc.Unit, g.LowN),
 			fmt.Sprintf("%s %s (%d trials)", sc.Format(g.HighMean), sc.Unit, g.HighN), sep, when})
 	}

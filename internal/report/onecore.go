@@ -21,7 +21,7 @@ func oneCoreTable(m analysis.Model) table {
 		for i, cpu := range c.BusyCPUs {
 			cpus[i] = strconv.Itoa(cpu)
 		}
-		t.Rows = append(t.Rows, []string{cellName(c.Cell), c.Node, fmt.Sprintf("%d of %d", c.Bound, c.N),
+		t.Rows = append(t.Rows, []string{CellName(c.Cell), c.Node, fmt.Sprintf("%d of %d", c.Bound, c.N),
 			fmt.Sprintf("cpu %s: %.0f%% busy", strings.Join(cpus, " or "), c.BusyPct),
 			fmt.Sprintf("%.0f%% of its time", c.SoftIRQPct), fmt.Sprintf("%.0f%% idle", c.IdlePct)})
 	}
@@ -47,7 +47,7 @@ func OneCoreLine(cells []analysis.OneCore) string {
 	}
 	names := make([]string, len(cells))
 	for i, c := range cells {
-		names[i] = cellName(c.Cell)
+		names[i] = CellName(c.Cell)
 	}
 	what := fmt.Sprintf("%d cells", len(cells))
 	if len(cells) == 1 {

@@ -33,7 +33,7 @@ func stopsTable(m analysis.Model) table {
 				iv += fmt.Sprintf(" after %d trials", s.Look)
 			}
 		}
-		t.Rows = append(t.Rows, []string{cellName(s.Cell), fmt.Sprintf("%d (%d valid)", s.N, s.Valid),
+		t.Rows = append(t.Rows, []string{CellName(s.Cell), fmt.Sprintf("%d (%d valid)", s.N, s.Valid),
 			precisionText(s), s.Status, dec, iv, why})
 	}
 	return t
@@ -45,7 +45,9 @@ func toDecideText(n int) string {
 	return fmt.Sprintf("; about %d trials would decide it if its difference and spread held", n)
 }
 
-func cellName(c results.Cell) string {
+// CellName names a cell as the run's end does: "flannel http baseline
+// r=1", its impairment after it.
+func CellName(c results.Cell) string {
 	out := fmt.Sprintf("%s %s %s r=%d", c.Datapath, c.Workload, c.Tuning, c.Replicas)
 	if c.Impairment != "" {
 		out += " " + c.Impairment
@@ -132,7 +134,7 @@ func markedTable(m analysis.Model) table {
 				busy = fmt.Sprintf("%.1f", *n.BusyBeforePct)
 			}
 		}
-		t.Rows = append(t.Rows, []string{cellName(k.Cell), fmt.Sprint(k.Trial), fmt.Sprint(k.Attempt),
+		t.Rows = append(t.Rows, []string{CellName(k.Cell), fmt.Sprint(k.Trial), fmt.Sprint(k.Attempt),
 			map[bool]string{true: "yes", false: "no"}[k.Counted], steal, out, busy, k.Why})
 	}
 	return t
@@ -176,22 +178,22 @@ func DecisionLines(stops []results.Stop) []string {
 		case v == "undecided" && s.N < 2 && s.Low == nil:
 			// A single trial (every cell of a one-trial quick profile):
 			// one line for them all, not sixty alike.
-			few = append(few, cellName(s.Cell))
+			few = append(few, CellName(s.Cell))
 		case v == notMeasuredVerdict:
-			l := fmt.Sprintf("%s: not measured: %s", cellName(s.Cell), s.Failed)
+			l := fmt.Sprintf("%s: not measured: %s", CellName(s.Cell), s.Failed)
 			if s.Failed == "" {
 				// The budget ran out before the cell's first trial.
-				l = fmt.Sprintf("%s: not measured (%s): %s", cellName(s.Cell), s.Status, s.Reason)
+				l = fmt.Sprintf("%s: not measured (%s): %s", CellName(s.Cell), s.Status, s.Reason)
 			}
 			out = append(out, l)
 		case v == "undecided":
-			l := fmt.Sprintf("%s: undecided after %d trials (%s): %s", cellName(s.Cell), s.N, s.Status, s.DecisionReason)
+			l := fmt.Sprintf("%s: undecided after %d trials (%s): %s", CellName(s.Cell), s.N, s.Status, s.DecisionReason)
 			if s.ToDecide > 0 {
 				l += toDecideText(s.ToDecide)
 			}
 			out = append(out, l)
 		default:
-			l := fmt.Sprintf("%s: %s, %s, n=%d", cellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N)
+			l := fmt.Sprintf("%s: %s, %s, n=%d", CellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N)
 			if s.Status == "budget" && s.Look == s.N {
 				l += " (judged when the budget stopped it)"
 			}
@@ -272,7 +274,7 @@ func PrecisionLines(stops []results.Stop) []string {
 		case s.Decision != "" && s.Status == "target":
 			decided++ // stopped on its decision, listed by DecisionLines
 		default:
-			miss = append(miss, fmt.Sprintf("%s: %s after %d trials (%s)", cellName(s.Cell), precisionText(s), s.N, s.Status))
+			miss = append(miss, fmt.Sprintf("%s: %s after %d trials (%s)", CellName(s.Cell), precisionText(s), s.N, s.Status))
 		}
 	}
 	if judged == 0 {

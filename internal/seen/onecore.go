@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -30,17 +31,8 @@ func oneCore(run *results.Run, _ *study.Study) string {
 			break
 		}
 		named = append(named, fmt.Sprintf("%s on the %s node (a core %.0f%% busy, %.0f%% of it softirq, another %.0f%% idle, in %d of %d trials)",
-			cellText(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, oc.N))
+			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, oc.N))
 	}
 	return fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
 		len(bound), len(cells), strings.Join(named, "; "))
-}
-
-// cellText names a cell as the run's end does: "flannel http baseline r=1".
-func cellText(c results.Cell) string {
-	s := fmt.Sprintf("%s %s %s r=%d", c.Datapath, c.Workload, c.Tuning, c.Replicas)
-	if c.Impairment != "" {
-		s += " " + c.Impairment
-	}
-	return s
 }
