@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // What a run showed (`advise --run DIR`): findings in a run directory
@@ -21,16 +23,26 @@ const (
 	// FindingSteering: a tuning with RPS or RFS measured against the
 	// baseline tuning, and what was decided.
 	FindingSteering = "steering"
+	// FindingNetfilter: cells whose CPU cost per packet went a tenth or
+	// more into netfilter.
+	FindingNetfilter = "netfilter"
+	// FindingOverlay: datapaths with a tunnel device measured against
+	// one without, on inter-node cells.
+	FindingOverlay = "overlay"
 )
 
 // Findings lists every finding name a rule's answers may use.
-var Findings = []string{FindingOneCore, FindingSteering}
+var Findings = []string{FindingOneCore, FindingSteering, FindingNetfilter, FindingOverlay}
 
 // Sighting is one finding in one run, in words with the run's numbers.
 type Sighting struct {
 	Finding string `json:"finding"`
 	Run     string `json:"run"`
 	Text    string `json:"text"`
+	// Cells are the run's cells the finding showed in, all of them
+	// (Text names a few): --prove measures a candidate that answers it
+	// on the run's study narrowed to them.
+	Cells []results.Cell `json:"cells"`
 }
 
 // Seen is a sighting with what this report makes of it: the candidates

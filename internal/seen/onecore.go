@@ -2,6 +2,7 @@ package seen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -15,16 +16,22 @@ const mostNamed = 3
 
 // oneCore: the cells at least half of whose trials one core bound
 // (analysis.OneCoreCells, the report's "Bound by one core").
-func oneCore(run *results.Run, _ *study.Study) string {
+func oneCore(run *results.Run, _ *study.Study) (string, []results.Cell) {
 	bound := analysis.OneCoreCells(run.Samples, run.CPU)
 	if len(bound) == 0 {
-		return ""
+		return "", nil
 	}
 	cells := map[results.Cell]bool{}
 	for _, s := range run.Samples {
 		cells[s.Cell] = true
 	}
 	var named []string
+	var shown []results.Cell
+	for _, oc := range bound {
+		if !slices.Contains(shown, oc.Cell) {
+			shown = append(shown, oc.Cell)
+		}
+	}
 	for i, oc := range bound {
 		if i == mostNamed {
 			named = append(named, fmt.Sprintf("and %d more", len(bound)-mostNamed))
@@ -33,6 +40,7 @@ func oneCore(run *results.Run, _ *study.Study) string {
 		named = append(named, fmt.Sprintf("%s on the %s node (a core %.0f%% busy, %.0f%% of it softirq, another %.0f%% idle, in %d of %d trials)",
 			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, oc.N))
 	}
-	return fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
+	text := fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
 		len(bound), len(cells), strings.Join(named, "; "))
+	return text, shown
 }

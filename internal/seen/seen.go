@@ -1,9 +1,11 @@
 // Package seen reads a run directory for what `cnibench advise --run`
 // sets beside its inspection: findings a rule's candidate answers (cells
 // one core bound, a receive-steering tuning measured against the
-// baseline), in words with the run's own numbers. It computes nothing
-// anew: the numbers are the analysis's and the run's stops, as the
-// run's report has them.
+// baseline, netfilter's share of the CPU cost per packet, an overlay
+// against a datapath without one), in words with the run's own numbers.
+// It computes nothing itself: the numbers are the analysis's (its
+// summaries and comparisons of the run's samples) and the run's stops,
+// as the run's report has them.
 package seen
 
 import (
@@ -13,14 +15,17 @@ import (
 )
 
 // finders is the one list: a finding's name (advise.Findings) and what
-// finds it in a run, "" when the run does not show it. A new finding is
-// a file here and a line in this list.
+// finds it in a run: its text, "" when the run does not show it, and the
+// cells it showed in (what advise --prove narrows the run's study to). A
+// new finding is a file here and a line in this list.
 var finders = []struct {
 	name string
-	find func(run *results.Run, s *study.Study) string
+	find func(run *results.Run, s *study.Study) (string, []results.Cell)
 }{
 	{advise.FindingOneCore, oneCore},
 	{advise.FindingSteering, steering},
+	{advise.FindingNetfilter, netfilter},
+	{advise.FindingOverlay, overlay},
 }
 
 // Find returns what the run in dir (read as run, its study s) shows, in
@@ -28,8 +33,8 @@ var finders = []struct {
 func Find(dir string, run *results.Run, s *study.Study) []advise.Sighting {
 	var out []advise.Sighting
 	for _, f := range finders {
-		if text := f.find(run, s); text != "" {
-			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: text})
+		if text, cells := f.find(run, s); text != "" {
+			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: text, Cells: cells})
 		}
 	}
 	return out

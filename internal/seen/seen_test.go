@@ -69,6 +69,14 @@ spec:
 	if got[1].Text != want {
 		t.Errorf("steering:\n%s\nwant\n%s", got[1].Text, want)
 	}
+	// The cells it showed in, all of them (advise --prove narrows the
+	// run's study to them): the bound one; the steering tunings' four.
+	if c := got[0].Cells; len(c) != 1 || c[0] != cell("flannel", "baseline") {
+		t.Errorf("one-core's cells %+v", c)
+	}
+	if c := got[1].Cells; len(c) != 4 || c[0] != cell("flannel", "rps") || c[3] != cell("bridge", "rfs") {
+		t.Errorf("steering's cells %+v", c)
+	}
 	// Nothing bound, nothing steered: no sighting.
 	if got := Find("/runs/x", &results.Run{Samples: run.Samples[:1]}, s); len(got) != 0 {
 		t.Errorf("sightings of a run that shows nothing: %+v", got)

@@ -12,11 +12,12 @@ import (
 // steering: each tuning with RPS or RFS that the run compared with the
 // baseline tuning, with the decisions its stops record (the run's end
 // and the report's glance) and the range of the ratios they rest on.
-func steering(run *results.Run, s *study.Study) string {
+func steering(run *results.Run, s *study.Study) (string, []results.Cell) {
 	if s == nil {
-		return ""
+		return "", nil
 	}
 	var parts []string
+	var shown []results.Cell
 	for _, t := range s.Spec.Tunings {
 		if t.RPS == nil && t.RFS == nil {
 			continue
@@ -32,6 +33,7 @@ func steering(run *results.Run, s *study.Study) string {
 			if count[st.Decision] == 0 {
 				verdicts = append(verdicts, st.Decision)
 			}
+			shown = append(shown, st.Cell)
 			count[st.Decision]++
 			if st.Ratio != nil && st.Decision != "undecided" {
 				lo, hi = math.Min(lo, *st.Ratio), math.Max(hi, *st.Ratio)
@@ -54,7 +56,7 @@ func steering(run *results.Run, s *study.Study) string {
 		}
 		parts = append(parts, p)
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), shown
 }
 
 // what says in a few words what a steering tuning tuned, since the

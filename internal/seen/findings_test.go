@@ -1,0 +1,118 @@
+package seen
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/metrics/cpp"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// dpStudy is a study of an overlay, host networking and two datapaths
+// without a tunnel (calico-routed the first of them), with bulk TCP
+// between nodes and within one, and the CPU cost per packet.
+func dpStudy(t *testing.T) *study.Study {
+	t.Helper()
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [calico-vxlan, host, calico-routed, bridge]
+  workloads:
+    - {name: tcp, tool: iperf3}
+    - {name: tcp-intra, tool: iperf3, placement: intra-node}
+    - {name: cpp, tool: iperf3, cpp: true}
+  trials: 6
+  duration: 3s
+`), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestFindOverlay: the overlay's inter-node cells are decided against
+// the first datapath without a tunnel on each cell's judged metric, by
+// round where the datapaths shared rounds; intra-node cells (which never
+// reach the tunnel), host networking and the second native datapath are
+// not compared. A study without a datapath of each kind shows nothing.
+func TestFindOverlay(t *testing.T) {
+	s := dpStudy(t)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	drift := []float64{1, 1.2, 0.8, 1.1, 0.9, 1.15}
+	gain := map[string]float64{"calico-vxlan": 0.8, "host": 1.3, "calico-routed": 1, "bridge": 0.95}
+	run := &results.Run{}
+	at := 0
+	for i, d := range drift {
+		for _, dp := range []string{"calico-vxlan", "host", "calico-routed", "bridge"} {
+			for _, w := range []string{"tcp", "tcp-intra"} {
+				c := results.Cell{Datapath: dp, Tuning: "baseline", Workload: w, Replicas: 1}
+				v := 10e9 * d * gain[dp] * (1 + 0.01*float64((i+len(dp))%3-1))
+				run.Samples = append(run.Samples, results.Sample{Cell: c, Trial: i + 1, Start: t0.Add(time.Duration(at) * time.Second),
+					Metrics: map[string]float64{results.MetricBitrate: v}})
+				at++
+				if i == 0 {
+					run.Stops = append(run.Stops, results.Stop{Cell: c, Metric: results.MetricBitrate})
+				}
+			}
+		}
+	}
+	got := Find("/runs/dp", run, s)
+	if len(got) != 1 || got[0].Finding != advise.FindingOverlay {
+		t.Fatalf("sightings %+v, want the overlay's", got)
+	}
+	want := regexp.MustCompile(`^calico-vxlan \(tunnel vxlan\.calico\) against calico-routed: worse in 1 of its inter-node cells ` +
+		`\(tcp baseline r=1 bitrate ×0\.80 \[0\.7\d, 0\.8\d\]\)$`)
+	if !want.MatchString(got[0].Text) {
+		t.Errorf("overlay:\n%s\nwant it to match\n%s", got[0].Text, want)
+	}
+	if c := got[0].Cells; len(c) != 1 || c[0] != (results.Cell{Datapath: "calico-vxlan", Tuning: "baseline", Workload: "tcp", Replicas: 1}) {
+		t.Errorf("overlay's cells %+v, want its one inter-node cell", c)
+	}
+	// Without a datapath that has no tunnel there is nothing to set the
+	// overlay against.
+	s.Spec.Datapaths = s.Spec.Datapaths[:2]
+	if got := Find("/runs/dp", run, s); len(got) != 0 {
+		t.Errorf("sightings of a run without a native datapath: %+v", got)
+	}
+}
+
+// TestFindNetfilter: the cells whose CPU cost per packet went a tenth or
+// more into netfilter are named, the largest share first, beside the
+// range of the others; below a tenth everywhere, nothing is shown.
+func TestFindNetfilter(t *testing.T) {
+	s := dpStudy(t)
+	run := &results.Run{}
+	share := map[string]float64{"calico-vxlan": 0.12, "host": 0.02, "calico-routed": 0.25, "bridge": 0.09}
+	for _, dp := range []string{"calico-vxlan", "host", "calico-routed", "bridge"} {
+		for trial := 1; trial <= 2; trial++ {
+			run.Samples = append(run.Samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "cpp", Replicas: 1},
+				Trial: trial, Metrics: map[string]float64{cpp.TotalMetric(cpp.UnitNs): 2000, cpp.MetricName("netfilter", cpp.UnitNs): 2000 * share[dp]}})
+		}
+	}
+	got := Find("/runs/nf", run, s)
+	if len(got) != 1 || got[0].Finding != advise.FindingNetfilter {
+		t.Fatalf("sightings %+v, want netfilter's", got)
+	}
+	want := "netfilter took 10% or more of the CPU cost per packet in 2 of the 4 cells that measured it: " +
+		"calico-routed cpp baseline r=1 25% (500 of 2000 ns per packet, means of 2 trials); " +
+		"calico-vxlan cpp baseline r=1 12% (240 of 2000 ns per packet, means of 2 trials); in the others 2% to 9%"
+	if got[0].Text != want {
+		t.Errorf("netfilter:\n%s\nwant\n%s", got[0].Text, want)
+	}
+	if c := got[0].Cells; len(c) != 2 || c[0].Datapath != "calico-routed" || c[1].Datapath != "calico-vxlan" {
+		t.Errorf("netfilter's cells %+v, want the two over a tenth", c)
+	}
+	share["calico-vxlan"], share["calico-routed"] = 0.05, 0.099
+	for i := range run.Samples {
+		run.Samples[i].Metrics[cpp.MetricName("netfilter", cpp.UnitNs)] = 2000 * share[run.Samples[i].Cell.Datapath]
+	}
+	if got := Find("/runs/nf", run, s); len(got) != 0 {
+		t.Errorf("sightings below a tenth: %+v", got)
+	}
+}

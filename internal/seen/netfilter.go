@@ -1,0 +1,62 @@
+package seen
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// netfilterShare is the part of the CPU cost per packet spent in
+// netfilter from which a cell is named. It is this tool's heuristic, not
+// a published number: seed 004 measured netfilter at 245-324 cycles per
+// packet intra-host and up to 749 inter-host (Calico with policy over
+// IP-in-IP, its largest component), a tenth or more of the totals it
+// reports; below a tenth, fewer rules would save little.
+const netfilterShare = 0.10
+
+// netfilter: the cells whose CPU cost per packet (workloads with cpp)
+// went a tenth or more into netfilter, the largest share first, with
+// the range of the others.
+func netfilter(run *results.Run, _ *study.Study) (string, []results.Cell) {
+	var over, under []analysis.Share
+	for _, sh := range analysis.ComponentShares(run.Samples, "netfilter") {
+		switch {
+		case sh.Total <= 0:
+		case sh.Fraction() >= netfilterShare:
+			over = append(over, sh)
+		default:
+			under = append(under, sh)
+		}
+	}
+	if len(over) == 0 {
+		return "", nil
+	}
+	byShare := func(a, b analysis.Share) int { return cmp.Compare(b.Fraction(), a.Fraction()) }
+	slices.SortStableFunc(over, byShare)
+	var named []string
+	for i, sh := range over {
+		if i == mostNamed {
+			named = append(named, fmt.Sprintf("and %d more", len(over)-mostNamed))
+			break
+		}
+		named = append(named, fmt.Sprintf("%s %.0f%% (%.0f of %.0f %s per packet, means of %d trials)",
+			report.CellName(sh.Cell), 100*sh.Fraction(), sh.Part, sh.Total, sh.Unit, sh.N))
+	}
+	text := fmt.Sprintf("netfilter took %.0f%% or more of the CPU cost per packet in %d of the %d cells that measured it: %s",
+		100*netfilterShare, len(over), len(over)+len(under), strings.Join(named, "; "))
+	if len(under) > 0 {
+		slices.SortStableFunc(under, byShare)
+		text += fmt.Sprintf("; in the others %.0f%% to %.0f%%", 100*under[len(under)-1].Fraction(), 100*under[0].Fraction())
+	}
+	var shown []results.Cell
+	for _, sh := range over {
+		shown = append(shown, sh.Cell)
+	}
+	return text, shown
+}

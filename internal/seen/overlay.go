@@ -1,0 +1,100 @@
+package seen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// overlay: in a run of datapaths that encapsulate (a tunnel device) and
+// datapaths that do not, each encapsulating datapath's inter-node cells
+// against the same cells of the study's first datapath without a tunnel,
+// on the metric each cell was judged on (its stop), decided as the
+// report decides (analysis.Between). Intra-node cells are left out: their
+// packets never reach the tunnel.
+func overlay(run *results.Run, s *study.Study) (string, []results.Cell) {
+	if s == nil {
+		return "", nil
+	}
+	overlays, tunnel, native := encapsulating(s)
+	if native == "" || len(overlays) == 0 {
+		return "", nil
+	}
+	inter := map[string]bool{}
+	for _, v := range s.Variants() {
+		inter[v.Name] = !v.IntraNode()
+	}
+	var parts []string
+	var shown []results.Cell
+	for _, o := range overlays {
+		count := map[stats.Verdict]int{}
+		var verdicts []stats.Verdict
+		var named []string
+		for _, st := range run.Stops {
+			c := st.Cell
+			if c.Datapath != o || st.Metric == "" || !inter[c.Workload] {
+				continue
+			}
+			ref := c
+			ref.Datapath = native
+			p := analysis.Between(s, run.Samples, c, ref, st.Metric)
+			if p == nil {
+				continue
+			}
+			v := p.Decision.Verdict
+			if count[v] == 0 {
+				verdicts = append(verdicts, v)
+			}
+			count[v]++
+			shown = append(shown, c)
+			if v != stats.Undecided && len(named) < mostNamed {
+				named = append(named, fmt.Sprintf("%s %s ×%.2f [%.2f, %.2f]", strings.TrimPrefix(report.CellName(c), c.Datapath+" "), st.Metric, p.Chosen.Ratio, p.Chosen.Low, p.Chosen.High))
+			}
+		}
+		if len(verdicts) == 0 {
+			continue
+		}
+		var tally []string
+		for _, v := range verdicts {
+			tally = append(tally, fmt.Sprintf("%s in %d", v, count[v]))
+		}
+		p := fmt.Sprintf("%s (tunnel %s) against %s: %s of its inter-node cells", o, tunnel[o], native, strings.Join(tally, ", "))
+		if len(named) > 0 {
+			p += " (" + strings.Join(named, "; ") + ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "", nil
+	}
+	return strings.Join(parts, "; "), shown
+}
+
+// encapsulating sorts the study's datapaths by what their catalog
+// datapath does between nodes: those with a tunnel device (with it), in
+// study order, and the first one that carries pod traffic without one
+// (routed or on the underlay's L2; host networking has no pod network
+// and is neither).
+func encapsulating(s *study.Study) (overlays []string, tunnel map[string]string, native string) {
+	tunnel = map[string]string{}
+	for _, d := range s.Spec.Datapaths {
+		dp, err := catalog.Lookup(d.Type)
+		if err != nil || datapath.IsHostNetwork(dp) {
+			continue
+		}
+		if t := dp.Tunnel(); t != "" {
+			overlays = append(overlays, d.Name)
+			tunnel[d.Name] = t
+		} else if native == "" {
+			native = d.Name
+		}
+	}
+	return overlays, tunnel, native
+}
