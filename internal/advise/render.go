@@ -97,7 +97,7 @@ func ToDecide(e Entry) string {
 	var why []string
 	for _, c := range e.Proof.Cells {
 		if c.Stop != "" {
-			why = append(why, fmt.Sprintf("%s at %d pair(s) stopped: %s", c.Workload, c.Replicas, c.Stop))
+			why = append(why, fmt.Sprintf("%s stopped: %s", c.Where(), c.Stop))
 		}
 	}
 	t := strings.Join(why, "; ")

@@ -90,7 +90,11 @@ type Proof struct {
 	Metric string  `json:"metric"`
 	Margin float64 `json:"margin"`
 	// Sets are the overrides the A/B applied to the workload-shape study.
-	Sets  []string    `json:"sets"`
+	Sets []string `json:"sets"`
+	// Shape says what that study was when it was not the built-in A/B
+	// or the user's --study: a run's own, narrowed to where its finding
+	// showed (advise --run).
+	Shape string      `json:"shape,omitempty"`
 	Cells []ProofCell `json:"cells"`
 	// Also are the A/B's other compared metrics (latencies besides a
 	// transactions/s verdict), over all trials at 95%: what B did to
@@ -125,6 +129,10 @@ type ProofRerun struct {
 
 // ProofCell is B against A at one workload variant and replica count.
 type ProofCell struct {
+	// Datapath and Impairment are set where the A/B had several of them
+	// (a run's own study, advise --run): they tell its cells apart.
+	Datapath   string   `json:"datapath,omitempty"`
+	Impairment string   `json:"impairment,omitempty"`
 	Workload   string   `json:"workload"`
 	Replicas   int      `json:"replicas"`
 	N          int      `json:"n"`
@@ -138,6 +146,19 @@ type ProofCell struct {
 	// Stop is why an undecided cell stopped (the runner's reason: its
 	// maximum, the budget, or futility).
 	Stop string `json:"stop,omitempty"`
+}
+
+// Where names a proof's cell: "http at 1 pair(s)", "flannel http at 1
+// pair(s) delay" where the A/B had several datapaths or impairments.
+func (c ProofCell) Where() string {
+	out := fmt.Sprintf("%s at %d pair(s)", c.Workload, c.Replicas)
+	if c.Datapath != "" {
+		out = c.Datapath + " " + out
+	}
+	if c.Impairment != "" {
+		out += " " + c.Impairment
+	}
+	return out
 }
 
 // Build evaluates rules on an inspection.

@@ -39,24 +39,35 @@ type kept struct {
 // RerunScope is the scope of a run's undecided cells in the study s that
 // ran them (the whole study when none is undecided).
 func RerunScope(stops []results.Stop, s *study.Study) Scope {
+	var need []results.Cell
+	for _, st := range stops {
+		if !undecided(st) {
+			continue
+		}
+		need = append(need, st.Cell)
+		if c, ok := versusCell(stops, st); ok {
+			need = append(need, c)
+		}
+	}
+	return ScopeOf(need, stops, s)
+}
+
+// ScopeOf is the part of study s, which ran stops, that holds the given
+// cells (the whole study when there are none): advise --prove measures
+// a candidate on the cells of the run where its finding showed.
+func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
 	sc := Scope{base: map[string]string{}}
 	for _, w := range s.Spec.Workloads {
 		for _, v := range w.Variants() {
 			sc.base[v.Name] = w.Name
 		}
 	}
-	need := map[results.Cell]bool{}
-	for _, st := range stops {
-		if !undecided(st) {
-			continue
+	var need map[results.Cell]bool // nil: no narrowing, every cell
+	for _, c := range cells {
+		if need == nil {
+			need = map[results.Cell]bool{}
 		}
-		need[st.Cell] = true
-		if c, ok := versusCell(stops, st); ok {
-			need[c] = true
-		}
-	}
-	if len(need) == 0 {
-		need = nil // no narrowing: every cell
+		need[c] = true
 	}
 	has := func(f func(results.Cell) bool) bool {
 		if need == nil {

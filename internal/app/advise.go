@@ -63,7 +63,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
 	_ = cmd.MarkFlagFilename("study")
-	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS measured against the baseline) are set beside the candidates that answer them")
+	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS against the baseline, netfilter's share of the CPU cost per packet, overlays against native routing) are set beside the candidates that answer them; with --prove those candidates are measured on the run's own cells")
 	_ = cmd.MarkFlagDirname("run")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")
 	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
@@ -130,11 +130,13 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	rep := advise.Build(rules, in, time.Now())
+	var ranStudy *study.Study
 	if ran != nil {
-		rep.AddSightings(f.fromRun, seen.Find(f.fromRun, ran, runStudy(f.fromRun)))
+		ranStudy = runStudy(f.fromRun)
+		rep.AddSightings(f.fromRun, seen.Find(f.fromRun, ran, ranStudy))
 	}
 	if f.prove {
-		if err := f.proveAll(cmd, rep, out); err != nil {
+		if err := f.proveAll(cmd, rep, out, fromRun{f.fromRun, ran, ranStudy}); err != nil {
 			return err
 		}
 	}
@@ -168,8 +170,10 @@ func (f *adviseFlags) inspect(cmd *cobra.Command) (*inspect.Inspection, error) {
 }
 
 // proveAll measures every provable candidate, one A/B run each, after
-// checking all of them: a bad --study fails before anything runs.
-func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out string) error {
+// checking all of them: a bad --study fails before anything runs. A
+// candidate that answers a finding of --run's run is measured on that
+// run's cells (fromRun.options).
+func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out string, fr fromRun) error {
 	opt := prove.Options{Resolve: f.resolver(), OutDir: out, JournalDir: f.journalDir, Progress: progress.New(cmd.ErrOrStderr()),
 		Study: absFile(cmd.Flags().Lookup("study")), Sets: f.sets}
 	if f.engine == "kube" {
@@ -182,15 +186,20 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		return inputErr(err)
 	}
 	var todo []int
+	opts := make([]prove.Options, len(rep.Candidates))
 	for i := range rep.Candidates {
 		e := &rep.Candidates[i]
-		if why := prove.Unprovable(opt, e); why != "" {
+		opts[i] = opt
+		if f.study == "" {
+			opts[i] = fr.options(opt, e)
+		}
+		if why := prove.Unprovable(opts[i], e); why != "" {
 			e.Measured, e.Verdict = "not measured: "+why, advise.NotProvable
 			continue
 		}
 		// A candidate whose A/B cannot be built here (an MTU the
 		// emulated tunnel cannot carry) is not measured; the others are.
-		if _, _, err := prove.Plan(opt, e, rep.Inspection); err != nil {
+		if _, _, err := prove.Plan(opts[i], e, rep.Inspection); err != nil {
 			e.Measured, e.Verdict = "not measured: its A/B cannot be built here: "+err.Error(), advise.NotProvable
 			continue
 		}
@@ -199,7 +208,6 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	if len(todo) == 0 {
 		return nil
 	}
-	opt.Budget = f.budget / time.Duration(len(todo))
 	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
 	lock, err := journal.BeginRun(jdir)
 	if err != nil {
@@ -210,7 +218,8 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	for _, i := range todo {
 		e := &rep.Candidates[i]
 		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
-		if err := prove.Candidate(cmd.Context(), opt, e, rep.Inspection); err != nil {
+		opts[i].Budget = f.budget / time.Duration(len(todo))
+		if err := prove.Candidate(cmd.Context(), opts[i], e, rep.Inspection); err != nil {
 			if cmd.Context().Err() != nil {
 				return err
 			}

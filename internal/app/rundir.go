@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
+	"github.com/cnibench/cnibench/internal/prove"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -31,6 +33,48 @@ func runStudy(dir string) *study.Study {
 		return nil
 	}
 	return s
+}
+
+// fromRun is the run `advise --run` read and the study it ran (nil
+// when the format no longer reads it); a zero fromRun is no run.
+type fromRun struct {
+	dir   string
+	run   *results.Run
+	study *study.Study
+}
+
+// options are a candidate's A/B options. One that answers a finding of
+// the run (advise.Entry.Seen) is measured on the run's own study, its
+// datapaths, workloads, replica counts and impairments narrowed to the
+// cells its findings showed in (analysis.ScopeOf; its tunings are the
+// candidate's A and B), the user's --set after them; the others as opt
+// says.
+func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
+	if fr.run == nil || fr.study == nil || len(e.Seen) == 0 {
+		return opt
+	}
+	var cells []results.Cell
+	var findings []string
+	for _, s := range e.Seen {
+		cells = append(cells, s.Cells...)
+		findings = append(findings, s.Finding)
+	}
+	file, err := filepath.Abs(filepath.Join(fr.dir, results.StudyFile))
+	if err != nil {
+		return opt
+	}
+	var narrow []string
+	for _, kv := range analysis.ScopeOf(cells, fr.run.Stops, fr.study).Sets {
+		if kv[0] != "tunings" {
+			narrow = append(narrow, kv[0]+"="+kv[1])
+		}
+	}
+	opt.Study, opt.Sets = file, append(narrow, opt.Sets...)
+	opt.Resolve = func(sets []string) (*study.Study, error) {
+		return study.Resolve(file, study.Options{Set: sets}, studyCatalog())
+	}
+	opt.Shape = fmt.Sprintf("the run %s's own study, narrowed to the cells where it showed %s", fr.dir, strings.Join(findings, " and "))
+	return opt
 }
 
 // checkRunDir says whether dir holds a run (its study.yaml).

@@ -59,6 +59,10 @@ type Options struct {
 	// ClusterArgs are the cluster flags the user gave (--kubeconfig,
 	// --server-node ...), in words, repeated in a rerun command.
 	ClusterArgs []string
+	// Shape says in words what Study is when it is not the user's
+	// --study (a run's own study, narrowed to a finding's cells), for
+	// the proof; "" otherwise.
+	Shape string
 }
 
 // Unprovable says why a candidate gets no A/B here ("" when it does):
@@ -156,7 +160,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	}
 	a, b, _ := sides(s, e.Rule.ProvesDatapaths())
 	dir := filepath.Join(opt.OutDir, "prove-"+e.Name)
-	p := &advise.Proof{RunDir: dir, A: a, B: b, Sets: sets, Margin: s.Spec.DecisionMargin(),
+	p := &advise.Proof{RunDir: dir, A: a, B: b, Sets: sets, Margin: s.Spec.DecisionMargin(), Shape: opt.Shape,
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
 	e.Proof = p
 	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
@@ -253,7 +257,7 @@ func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (stri
 	for _, st := range stops {
 		if tunings && st.Cell.Tuning == b && st.Decision != "" {
 			metric = st.Metric
-			c := advise.ProofCell{Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
+			c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
 				Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
 				Decision: st.Decision, Reason: st.DecisionReason}
 			if st.Decision == string(stats.Undecided) {
@@ -263,7 +267,7 @@ func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (stri
 		}
 	}
 	if len(out) > 0 {
-		return metric, out
+		return metric, apart(out)
 	}
 	for _, r := range m.Rows {
 		if pr := pairOf(r, b, tunings); pr != nil && isHeadline(r.Metric) {
@@ -271,7 +275,26 @@ func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (stri
 			out = append(out, proofCell(r, pr))
 		}
 	}
-	return metric, out
+	return metric, apart(out)
+}
+
+// apart keeps a proof's cells' datapath and impairment only where they
+// differ between cells (an A/B on a run's own study of several), so the
+// built-in A/B's cells read as before: "tcp at 1 pair(s)".
+func apart(cs []advise.ProofCell) []advise.ProofCell {
+	dps, imps := map[string]bool{}, map[string]bool{}
+	for _, c := range cs {
+		dps[c.Datapath], imps[c.Impairment] = true, true
+	}
+	for i := range cs {
+		if len(dps) < 2 {
+			cs[i].Datapath = ""
+		}
+		if len(imps) < 2 {
+			cs[i].Impairment = ""
+		}
+	}
+	return cs
 }
 
 // pairOf is a summary row's comparison of B against A: with the baseline
@@ -291,7 +314,7 @@ func pairOf(r analysis.Row, b string, tunings bool) *analysis.Pair {
 // proofCell is a row's comparison over all its trials at 95%.
 func proofCell(r analysis.Row, pr *analysis.Pair) advise.ProofCell {
 	ci := pr.Chosen
-	return advise.ProofCell{Workload: r.Workload, Replicas: r.Replicas, N: r.N,
+	return advise.ProofCell{Datapath: r.Datapath, Impairment: r.Impairment, Workload: r.Workload, Replicas: r.Replicas, N: r.N,
 		Ratio: fin(ci.Ratio), Low: fin(ci.Low), High: fin(ci.High), Method: string(ci.Method), Confidence: stats.Confidence,
 		Decision: string(pr.Decision.Verdict), Reason: pr.Decision.Reason}
 }
@@ -309,7 +332,7 @@ func also(m analysis.Model, b, verdictMetric string, tunings bool) []advise.Proo
 	}
 	var out []advise.ProofMetric
 	for _, name := range slices.Sorted(maps.Keys(byMetric)) {
-		out = append(out, advise.ProofMetric{Metric: name, Cells: byMetric[name]})
+		out = append(out, advise.ProofMetric{Metric: name, Cells: apart(byMetric[name])})
 	}
 	return out
 }
@@ -321,7 +344,7 @@ func cellText(c advise.ProofCell) string {
 	if c.Ratio != nil && c.Low != nil && c.High != nil {
 		iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %s", *c.Ratio, *c.Low, *c.High, c.Method, stats.LevelText(c.Confidence))
 	}
-	return fmt.Sprintf("%s at %d pair(s): %s, n=%d, %s", c.Workload, c.Replicas, iv, c.N, c.Decision)
+	return fmt.Sprintf("%s: %s, n=%d, %s", c.Where(), iv, c.N, c.Decision)
 }
 
 // isHeadline: the comparisons are of the normalized metrics (bitrate).
@@ -347,7 +370,7 @@ func verdict(cs []advise.ProofCell, margin float64, dir stats.Direction) (v, why
 	}
 	var gains, worse, slight, equal []string
 	for _, c := range cs {
-		at := fmt.Sprintf("%s at %d pair(s)", c.Workload, c.Replicas)
+		at := c.Where()
 		if c.Ratio != nil {
 			at += fmt.Sprintf(" (%.3f)", *c.Ratio)
 		}
@@ -408,6 +431,9 @@ func measured(p *advise.Proof) string {
 			also = append(also, m.Metric+" "+strings.Join(cs, ", "))
 		}
 		out += ". Besides the verdict, over all trials at 95%: " + strings.Join(also, "; ")
+	}
+	if p.Shape != "" {
+		out += ". Measured on " + p.Shape
 	}
 	return out
 }

@@ -190,3 +190,26 @@ func TestAlsoLatencies(t *testing.T) {
 		t.Errorf("measured %q", txt)
 	}
 }
+
+// TestCellsApart: an A/B of tunings on a run's own study of two
+// datapaths names each cell's datapath (both would read "http at 1
+// pair(s)" otherwise); the built-in A/B of one datapath names none.
+func TestCellsApart(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	stop := func(dp string, ratio float64) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "rfs-underlay", Workload: "http", Replicas: 1}, Metric: "requests_per_s",
+			N: 3, Decision: "better", Ratio: f(ratio), Low: f(ratio - 0.1), High: f(ratio + 0.1), Method: "paired-t", Confidence: 0.95}
+	}
+	_, cs := cells(analysis.Model{}, []results.Stop{stop("flannel", 2.07), stop("bridge", 2.42)}, "rfs-underlay", true)
+	p := &advise.Proof{A: "baseline", B: "rfs-underlay", Metric: "requests_per_s", Cells: cs}
+	if got := measured(p); !strings.Contains(got, "flannel http at 1 pair(s): 2.070") || !strings.Contains(got, "bridge http at 1 pair(s): 2.420") {
+		t.Errorf("two datapaths' cells: %s", got)
+	}
+	if v, why := verdict(cs, 0.02, stats.HigherIsBetter); v != advise.Accepted || !strings.Contains(why, "flannel http at 1 pair(s) (2.070)") {
+		t.Errorf("verdict %s: %s", v, why)
+	}
+	_, cs = cells(analysis.Model{}, []results.Stop{stop("calico-vxlan", 1.2)}, "rfs-underlay", true)
+	if got := cellText(cs[0]); !strings.HasPrefix(got, "http at 1 pair(s): 1.200") {
+		t.Errorf("one datapath's cell: %s", got)
+	}
+}

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/prove"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// TestProveOnRunCells: with --run, a candidate that answers a finding of
+// the run is proved on the run's own study narrowed to the cells the
+// finding showed in (its datapath, workload and replica count; the
+// tunings are the candidate's A and B), the user's --set after the
+// narrowing; a candidate that answers nothing keeps the built-in A/B.
+func TestProveOnRunCells(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stops []results.Stop
+	for _, dp := range []string{"bridge", "calico-routed"} {
+		for _, wl := range []string{"tcp", "rr"} {
+			for _, r := range []int{1, 4} {
+				stops = append(stops, results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: r}, Metric: results.MetricBitrate})
+			}
+		}
+	}
+	if err := w.WriteStudy([]byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: mine}
+spec:
+  datapaths: [bridge, {name: calico-routed, type: calico-routed, mtu: 1400}]
+  workloads: [{name: tcp, tool: iperf3}, {name: rr, tool: sockperf}]
+  replicas: [1, 4]
+  trials: 3
+  duration: 20s
+`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(w.WriteStops(stops), w.Close()); err != nil {
+		t.Fatal(err)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := fromRun{dir: dir, run: run, study: runStudy(dir)}
+	rules, err := advise.Lookup("rfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := results.Cell{Datapath: "calico-routed", Tuning: "baseline", Workload: "tcp", Replicas: 4}
+	e := &advise.Entry{Result: advise.Result{Name: "rfs", Rule: rules[0]}, Seen: []advise.Sighting{{Finding: advise.FindingOneCore, Run: dir, Cells: []results.Cell{bound}}}}
+	f := adviseFlags{sets: []string{"duration=5s"}}
+	opt := prove.Options{Resolve: f.resolver(), Sets: f.sets}
+	o := fr.options(opt, e)
+	abs, _ := filepath.Abs(filepath.Join(dir, results.StudyFile))
+	if want := []string{"datapaths=[calico-routed]", "workloads=[tcp]", "replicas=[4]", "duration=5s"}; o.Study != abs || !slices.Equal(o.Sets, want) ||
+		!strings.Contains(o.Shape, "narrowed to the cells where it showed one-core") {
+		t.Fatalf("options %q %q %q, want the run's study with %q", o.Study, o.Sets, o.Shape, want)
+	}
+	s, _, err := prove.Plan(o, e, &inspect.Inspection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spec.Datapaths) != 1 || s.Spec.Datapaths[0].MTU != 1400 || len(s.Spec.Workloads) != 1 || s.Spec.Workloads[0].Name != "tcp" ||
+		!slices.Equal(s.Spec.Replicas, []int{4}) || s.Spec.Duration.Seconds() != 5 || len(s.Spec.Tunings) != 2 || s.Spec.Tunings[1].Name != "rfs-underlay" {
+		t.Errorf("A/B study %+v: want the run's calico-routed (MTU 1400), tcp at 4 replicas, 5 s, the candidate's two tunings", s.Spec)
+	}
+	// A candidate that answers no finding keeps the built-in A/B, as
+	// does every candidate without --run.
+	plain := &advise.Entry{Result: advise.Result{Name: "rfs", Rule: rules[0]}}
+	if o := fr.options(opt, plain); o.Study != "" || o.Shape != "" {
+		t.Errorf("a candidate without findings: %+v", o)
+	}
+	if o := (fromRun{}).options(opt, e); o.Study != "" {
+		t.Errorf("without --run: %+v", o)
+	}
+}
