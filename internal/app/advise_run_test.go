@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/prove"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // TestProveOnRunCells: with --run, a candidate that answers a finding of
@@ -39,7 +41,7 @@ spec:
   datapaths: [bridge, {name: calico-routed, type: calico-routed, mtu: 1400}]
   workloads: [{name: tcp, tool: iperf3}, {name: rr, tool: sockperf}]
   replicas: [1, 4]
-  trials: 3
+  trials: 8
   duration: 20s
 `)); err != nil {
 		t.Fatal(err)
@@ -59,10 +61,10 @@ spec:
 	bound := results.Cell{Datapath: "calico-routed", Tuning: "baseline", Workload: "tcp", Replicas: 4}
 	e := &advise.Entry{Result: advise.Result{Name: "rfs", Rule: rules[0]}, Seen: []advise.Sighting{{Finding: advise.FindingOneCore, Run: dir, Cells: []results.Cell{bound}}}}
 	f := adviseFlags{sets: []string{"duration=5s"}}
-	opt := prove.Options{Resolve: f.resolver(), Sets: f.sets}
+	opt := prove.Options{Resolve: f.resolver(), Sets: f.sets, Budget: time.Minute}
 	o := fr.options(opt, e)
 	abs, _ := filepath.Abs(filepath.Join(dir, results.StudyFile))
-	if want := []string{"datapaths=[calico-routed]", "workloads=[tcp]", "replicas=[4]", "duration=5s"}; o.Study != abs || !slices.Equal(o.Sets, want) ||
+	if want := []string{"datapaths=[calico-routed]", "workloads=[tcp]", "replicas=[4]", "trials={min: 3, max: 8}", "duration=5s"}; o.Study != abs || !slices.Equal(o.Sets, want) ||
 		!strings.Contains(o.Shape, "narrowed to the cells where it showed one-core") {
 		t.Fatalf("options %q %q %q, want the run's study with %q", o.Study, o.Sets, o.Shape, want)
 	}
@@ -71,8 +73,9 @@ spec:
 		t.Fatal(err)
 	}
 	if len(s.Spec.Datapaths) != 1 || s.Spec.Datapaths[0].MTU != 1400 || len(s.Spec.Workloads) != 1 || s.Spec.Workloads[0].Name != "tcp" ||
-		!slices.Equal(s.Spec.Replicas, []int{4}) || s.Spec.Duration.Seconds() != 5 || len(s.Spec.Tunings) != 2 || s.Spec.Tunings[1].Name != "rfs-underlay" {
-		t.Errorf("A/B study %+v: want the run's calico-routed (MTU 1400), tcp at 4 replicas, 5 s, the candidate's two tunings", s.Spec)
+		!slices.Equal(s.Spec.Replicas, []int{4}) || s.Spec.Duration.Seconds() != 5 || len(s.Spec.Tunings) != 2 || s.Spec.Tunings[1].Name != "rfs-underlay" ||
+		s.Spec.Trials != (study.Trials{Min: 3, Max: 8}) || s.Spec.Budget.Duration != time.Minute {
+		t.Errorf("A/B study %+v: want the run's calico-routed (MTU 1400), tcp at 4 replicas, 5 s, 3 to 8 trials within the budget, the candidate's two tunings", s.Spec)
 	}
 	// A candidate that answers no finding keeps the built-in A/B, as
 	// does every candidate without --run.

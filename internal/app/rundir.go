@@ -48,7 +48,10 @@ type fromRun struct {
 // datapaths, workloads, replica counts and impairments narrowed to the
 // cells its findings showed in (analysis.ScopeOf; its tunings are the
 // candidate's A and B), the user's --set after them; the others as opt
-// says.
+// says. A fixed trial count N becomes at most N from abMin, as the
+// built-in A/B's: the A/B is decided sequentially and within --budget,
+// which a fixed design would not heed (a run's 20 trials of 30 s per
+// cell would otherwise take hours).
 func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 	if fr.run == nil || fr.study == nil || len(e.Seen) == 0 {
 		return opt
@@ -69,6 +72,9 @@ func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 			narrow = append(narrow, kv[0]+"="+kv[1])
 		}
 	}
+	if t := fr.study.Spec.Trials; !t.Adaptive() && t.Max > abMin {
+		narrow = append(narrow, fmt.Sprintf("trials={min: %d, max: %d}", abMin, t.Max))
+	}
 	opt.Study, opt.Sets = file, append(narrow, opt.Sets...)
 	opt.Resolve = func(sets []string) (*study.Study, error) {
 		return study.Resolve(file, study.Options{Set: sets}, studyCatalog())
@@ -76,6 +82,10 @@ func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 	opt.Shape = fmt.Sprintf("the run %s's own study, narrowed to the cells where it showed %s", fr.dir, strings.Join(findings, " and "))
 	return opt
 }
+
+// abMin is the fewest trials per cell of an A/B on a run's cells: the
+// built-in A/B's minimum (prove/ab.yaml).
+const abMin = 3
 
 // checkRunDir says whether dir holds a run (its study.yaml).
 func checkRunDir(dir string) error {
