@@ -26,11 +26,14 @@ type Head struct {
 	Same bool
 	// Bound are the cells of both runs that one core bound in either.
 	Bound []Bound
+	// HoldsA and HoldsB say which cells each run holds (Holds): what a
+	// reader needs when no cell matches.
+	HoldsA, HoldsB string
 }
 
 // NewHead describes runs a and b, found in directories dirA and dirB.
 func NewHead(dirA, dirB string, a, b *results.Run) Head {
-	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b)}
+	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples)}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}
@@ -41,6 +44,39 @@ func NewHead(dirA, dirB string, a, b *results.Run) Head {
 		h.Differ = Differences(a.Env, b.Env, ranBoth(a.Samples, b.Samples))
 	}
 	return h
+}
+
+// Holds names the datapaths, workloads, tunings, replica counts and
+// impairments of a run's counted samples, in the order they first ran:
+// "datapaths flannel, bridge; workloads http@c8, tcp; tunings baseline;
+// replicas 1".
+func Holds(samples []results.Sample) string {
+	dims := []struct {
+		name string
+		of   func(results.Cell) string
+	}{
+		{"datapaths", func(c results.Cell) string { return c.Datapath }},
+		{"workloads", func(c results.Cell) string { return c.Workload }},
+		{"tunings", func(c results.Cell) string { return c.Tuning }},
+		{"replicas", func(c results.Cell) string { return fmt.Sprint(c.Replicas) }},
+		{"impairments", func(c results.Cell) string { return c.Impairment }},
+	}
+	var parts []string
+	for _, d := range dims {
+		var names []string
+		for _, s := range samples {
+			if n := d.of(s.Cell); n != "" && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			parts = append(parts, d.name+" "+strings.Join(names, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "no measured cell"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // About says how a run was started and where it ran: "cnibench run

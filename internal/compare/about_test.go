@@ -66,3 +66,29 @@ func TestHead(t *testing.T) {
 		t.Errorf("without env.json: %+v", h)
 	}
 }
+
+// TestNoMatchSaysWhatEachHolds: runs of two studies share no cell; the
+// page says what each holds, so the reader sees why (workloads named
+// apart), instead of only that nothing matched.
+func TestNoMatchSaysWhatEachHolds(t *testing.T) {
+	mk := func(dp, wl string, reps int) results.Sample {
+		return results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: reps}, Metrics: map[string]float64{"bitrate": 1}}
+	}
+	a := []results.Sample{mk("flannel", "http", 1), mk("bridge", "tcp", 1), mk("flannel", "tcp", 1)}
+	b := []results.Sample{mk("flannel", "tcp-inter", 1), mk("flannel", "tcp-inter", 4)}
+	if got, want := Holds(a), "datapaths flannel, bridge; workloads http, tcp; tunings baseline; replicas 1"; got != want {
+		t.Errorf("Holds: %q, want %q", got, want)
+	}
+	rows := Runs(a, b, nil, nil)
+	var out strings.Builder
+	h := NewHead("runs/a", "runs/b", &results.Run{Samples: a}, &results.Run{Samples: b})
+	if err := WriteMarkdown(&out, h, rows); err != nil || len(rows) != 0 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	for _, want := range []string{"No cell and metric appear in both runs", "A = runs/a: datapaths flannel, bridge; workloads http, tcp",
+		"B = runs/b: datapaths flannel; workloads tcp-inter; tunings baseline; replicas 1, 4"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("page lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -194,7 +194,10 @@ func datapaths(samples []results.Sample) []string {
 // then how each was computed.
 func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	if len(rows) == 0 {
-		_, err := fmt.Fprintln(w, "No cell and metric appear in both runs.")
+		// Say what each run holds: the usual cause is two studies, or
+		// one renamed entry, whose cells share no name.
+		_, err := fmt.Fprintf(w, "No cell and metric appear in both runs: cells match by tuning, workload, replica count and "+
+			"impairment, and by datapath where both runs have it.\nA = %s: %s\nB = %s: %s\n", h.A, h.HoldsA, h.B, h.HoldsB)
 		return err
 	}
 	for _, side := range [][3]string{{"A", h.A, h.AboutA}, {"B", h.B, h.AboutB}} {
