@@ -108,6 +108,18 @@ func TestSightings(t *testing.T) {
 	if md, _ := pages(t, rep); !strings.Contains(md, "bound; no candidate here: irq-spread: "+NotApplicable+": rx_queues >= 2: no (rx_queues = 1).") {
 		t.Errorf("a finding no candidate answers:\n%s", md)
 	}
+	// Rules that are none here for the same first reason are one entry
+	// on the pages (advice.json keeps each with all its reasons).
+	over := func(name string, why ...string) Result {
+		return Result{Rule: &Rule{Name: name, Answers: []string{FindingOverlay}}, Name: name, Status: NotApplicable, Why: why}
+	}
+	rep = &Report{Others: []Result{over("tunnel-mtu", "overlay_in_use: no", "tunnel_mtu_below_max: no"), over("tunnel-gro", "overlay_in_use: no"),
+		{Rule: &Rule{Name: "macvlan"}, Name: "macvlan", Status: NotApplicable, Why: []string{"nic_is_physical: no"}}}}
+	rep.AddSightings("/runs/c", []Sighting{{Finding: FindingOverlay, Run: "/runs/c", Text: "flannel against bridge: worse in 2"}})
+	if md, _ := pages(t, rep); !strings.Contains(md, "worse in 2; no candidate here: tunnel-mtu, tunnel-gro: "+NotApplicable+": overlay_in_use: no.") ||
+		len(rep.Seen[0].NotBy) != 2 || !strings.Contains(rep.Seen[0].NotBy[0], "tunnel_mtu_below_max") {
+		t.Errorf("rules none here for one reason: %+v\n%s", rep.Seen, md)
+	}
 	rep = &Report{}
 	rep.AddSightings("/runs/b", nil)
 	if md, html := pages(t, rep); !strings.Contains(md, "/runs/b: none of the findings the rules answer (one-core, steering, netfilter, overlay).") || !strings.Contains(html, "/runs/b: none of the findings") {

@@ -55,6 +55,10 @@ type Seen struct {
 	// machine, each with its status and why ("rfs: not applicable:
 	// rfs_enabled = true").
 	NotBy []string `json:"not_by,omitempty"`
+	// notBy is NotBy for the pages: rules with the same status and
+	// first reason together (four overlay rules on a machine without an
+	// overlay are one line, not four).
+	notBy []string
 }
 
 // AddSightings sets the sightings of a run directory beside the
@@ -72,10 +76,23 @@ func (r *Report) AddSightings(run string, ss []Sighting) {
 				seen.AnsweredBy = append(seen.AnsweredBy, c.Name)
 			}
 		}
+		var why []string // status and first reason, in order
+		names := map[string][]string{}
 		for _, o := range r.Others {
 			if slices.Contains(o.Rule.Answers, s.Finding) {
 				seen.NotBy = append(seen.NotBy, fmt.Sprintf("%s: %s: %s", o.Name, o.Status, strings.Join(o.Why, "; ")))
+				w := o.Status
+				if len(o.Why) > 0 {
+					w += ": " + o.Why[0]
+				}
+				if names[w] == nil {
+					why = append(why, w)
+				}
+				names[w] = append(names[w], o.Name)
 			}
+		}
+		for _, w := range why {
+			seen.notBy = append(seen.notBy, strings.Join(names[w], ", ")+": "+w)
 		}
 		r.Seen = append(r.Seen, seen)
 	}
@@ -91,8 +108,8 @@ func (s Seen) AnswerText() string {
 	switch {
 	case len(s.AnsweredBy) > 0:
 		return "answered by the candidate " + strings.Join(s.AnsweredBy, ", ") + " (below)"
-	case len(s.NotBy) > 0:
-		return "no candidate here: " + strings.Join(s.NotBy, " / ")
+	case len(s.notBy) > 0:
+		return "no candidate here: " + strings.Join(s.notBy, " / ")
 	}
 	return "no rule answers it"
 }
