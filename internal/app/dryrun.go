@@ -20,8 +20,12 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string,
 	if s.Profile != "" {
 		from += ", profile " + s.Profile
 	}
-	fmt.Fprintf(w, "study %s (%s): %.0f cells: %d datapath(s) x %d replica count(s) x %.0f workload variant(s) x %d tuning(s) x %d impairment(s)\n",
-		s.Metadata.Name, from, p.Cells, len(sp.Datapaths), len(sp.Replicas), p.Cells/max(p.PerVariant, 1), len(sp.Tunings), len(s.ImpairmentCells()))
+	matrix := fmt.Sprintf("%d datapath(s) x %d replica count(s) x %d workload variant(s) x %d tuning(s) x %d impairment(s)",
+		len(sp.Datapaths), len(sp.Replicas), len(s.Variants()), len(sp.Tunings), len(s.ImpairmentCells()))
+	if len(sp.Only) > 0 {
+		matrix = fmt.Sprintf("those spec.only picks of %s, and the cells they are compared with", matrix)
+	}
+	fmt.Fprintf(w, "study %s (%s): %.0f cells: %s\n", s.Metadata.Name, from, p.Cells, matrix)
 	fmt.Fprintf(w, "repetitions: %s\n", d.Design)
 	if len(sp.Tunings) > 1 {
 		fmt.Fprintln(w, "tunings (each set for its own trials only, and put back after each):")

@@ -74,9 +74,13 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 
 // datapath runs every cell of one datapath: per replica count the pods
 // are scaled once and the pod knobs applied, then trial k of every
-// variant and tuning runs before trial k+1 of any.
+// variant and tuning runs before trial k+1 of any. A replica count
+// spec.only selects no cell of is not scaled to.
 func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) error {
 	for _, reps := range r.study.Spec.Replicas {
+		if len(r.cellsOf(tgt.Datapath.Name, reps)) == 0 {
+			continue
+		}
 		if err := r.atReplicas(ctx, c, reps, tgt, func() error { return r.trials(ctx, c, reps, tgt) }); err != nil {
 			return err
 		}
@@ -204,13 +208,17 @@ func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
 }
 
 // cellsOf lists the cells of one datapath at one replica count, in the
-// order a round runs them, not yet placed on pods.
+// order a round runs them, not yet placed on pods: those the study
+// selects (all but where spec.only leaves some out).
 func (r *run) cellsOf(dp string, reps int) []unit {
 	var out []unit
 	for _, w := range r.study.Variants() {
 		for _, t := range r.study.Spec.Tunings {
 			for _, m := range r.study.ImpairmentCells() {
 				cell := results.Cell{Datapath: dp, Tuning: t.Name, Workload: w.Name, Replicas: reps, Impairment: m}
+				if !r.study.Selected(cell) {
+					continue
+				}
 				out = append(out, unit{cell: cell, tuning: t, work: w})
 			}
 		}

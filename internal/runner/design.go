@@ -39,10 +39,10 @@ const (
 
 func newDesign(s *study.Study) design {
 	d := design{trials: s.Spec.Trials, precision: s.Spec.Precision, budget: s.Spec.Budget.Duration}
-	switch {
-	case s.Spec.Baseline != "" && len(s.Spec.Tunings) > 1:
+	switch s.Compares() {
+	case study.ComparesTunings:
 		d.versus = vsBaseline
-	case len(s.Spec.Datapaths) > 1:
+	case study.ComparesDatapaths:
 		d.versus = vsFirstDatapath
 	}
 	// A fixed design compares too: its one look is its count, at 95%, so
@@ -56,16 +56,7 @@ func newDesign(s *study.Study) design {
 
 // versusOf is the cell c is compared with, and whether there is one (a
 // baseline or the first datapath is compared with nothing).
-func (r *run) versusOf(c results.Cell) (results.Cell, bool) {
-	b := c
-	switch r.design.versus {
-	case vsBaseline:
-		b.Tuning = r.study.Spec.Baseline
-	case vsFirstDatapath:
-		b.Datapath = r.study.Spec.Datapaths[0].Name
-	}
-	return b, b != c
-}
+func (r *run) versusOf(c results.Cell) (results.Cell, bool) { return r.study.VersusOf(c) }
 
 // versusName names what c is compared with in stops.json: a tuning or
 // a datapath.

@@ -93,11 +93,15 @@ func (r *run) blockUnits() [][]unit {
 			for _, d := range s.Datapaths {
 				all = append(all, r.cellsOf(d.Name, reps)...)
 			}
-			out = append(out, all)
+			if len(all) > 0 { // spec.only may select none here
+				out = append(out, all)
+			}
 			continue
 		}
 		for _, d := range s.Datapaths {
-			out = append(out, r.cellsOf(d.Name, reps))
+			if us := r.cellsOf(d.Name, reps); len(us) > 0 {
+				out = append(out, us)
+			}
 		}
 	}
 	return out

@@ -223,3 +223,58 @@ func TestDescribeDesign(t *testing.T) {
 		}
 	}
 }
+
+// spec.only runs the cells its selectors pick and the baseline cells
+// they are compared with, nothing else: no other tuning, replica count
+// or datapath, and a datapath with no cell at a replica count is not
+// built for it. The study's cell list and plan count the same cells.
+func TestOnlyRunsSelectedCells(t *testing.T) {
+	s := datapathsStudy(t, "datapaths=[bridge, macvlan]", "tunings=[baseline, rps, rfs]", "replicas=[1, 4]", "trials=2",
+		"only=[{datapath: macvlan, tuning: rps, replicas: 1}, {tuning: rfs, replicas: 4}]")
+	cell := func(dp, tn string, reps int) results.Cell {
+		return results.Cell{Datapath: dp, Tuning: tn, Workload: s.Variants()[0].Name, Replicas: reps}
+	}
+	want := []results.Cell{cell("bridge", "baseline", 4), cell("bridge", "rfs", 4),
+		cell("macvlan", "baseline", 1), cell("macvlan", "rps", 1), cell("macvlan", "baseline", 4), cell("macvlan", "rfs", 4)}
+	if got := s.Cells(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("cells %v, want %v", got, want)
+	}
+	if p := s.Plan(); p.Cells != 6 {
+		t.Errorf("plan counts %g cells, want 6", p.Cells)
+	}
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	f := &fakeTrials{r: r}
+	built := map[string]bool{}
+	on := func(_ context.Context, d study.Datapath, round int, plans map[int][]job) error {
+		for reps, jobs := range plans {
+			built[fmt.Sprintf("%s r=%d", d.Name, reps)] = true
+			if err := r.runJobs(jobs, round, f.trial); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := r.sharedRounds(context.Background(), on); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[results.Cell]int{}
+	for _, k := range f.ran {
+		ran[k.cell]++
+	}
+	if len(ran) != len(want) {
+		t.Errorf("ran %v, want the 6 cells", ran)
+	}
+	for _, c := range want {
+		if ran[c] != 2 {
+			t.Errorf("%v ran %d trials, want 2", c, ran[c])
+		}
+	}
+	if built["bridge r=1"] || !built["macvlan r=1"] || !built["bridge r=4"] {
+		t.Errorf("datapaths built at %v: bridge has no cell at 1 pair", built)
+	}
+	for _, st := range r.stops {
+		if st.Cell.Tuning != "baseline" && (st.Versus != "baseline" || st.Decision == "") {
+			t.Errorf("stop %+v: want decided against its baseline", st)
+		}
+	}
+}

@@ -88,6 +88,12 @@ func TestRefusedInputs(t *testing.T) {
 		{"trials typo", []string{"trials={min: 2, mx: 3}"}, "spec.trials", `unknown trials field "mx" (did you mean "max"?`},
 		{"precision metric typo", []string{"trials={min: 2, max: 5}", "precision={metric: bitrat, halfWidth: 2%, of: mean}"},
 			"spec.precision.metric", `(did you mean "bitrate"? their headline metrics`},
+		// spec.only names the study's own entries; a selector picks something.
+		{"only tuning typo", []string{"only=[{tuning: rfs-small, replicas: 1}, {tuning: rfs-smal}]"}, "spec.only[1].tuning", `the study has no tuning "rfs-smal" (did you mean "rfs-small"? it has: baseline, rfs-small)`},
+		{"only replica count", []string{"only=[{tuning: rfs-small, replicas: 3}]"}, "spec.only[0].replicas", `the study has no replica count "3" (it has: 1, 2)`},
+		{"only workload", []string{"only=[{workload: bulk}]"}, "spec.only[0].workload", `the study has no workload "bulk" (it has: tcp, http, rr)`},
+		{"only empty", []string{"only=[{}]"}, "spec.only[0]", "picks every cell"},
+		{"only unknown key", []string{"only=[{tunning: rps}]"}, "spec.only", `"tunning"`},
 		// Pods per node.
 		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},

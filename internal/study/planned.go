@@ -25,8 +25,12 @@ func (s *Study) Plan() Planned {
 	var p Planned
 	p.PerVariant = float64(len(sp.Datapaths)) * float64(len(sp.Replicas)) * float64(len(sp.Tunings)) * float64(len(s.ImpairmentCells()))
 	trial := (sp.Duration.Duration + sp.Cooldown.Duration).Seconds()
+	selected := s.selectedByEntry()
 	for _, w := range sp.Workloads {
 		cells := p.PerVariant * float64(len(w.Variants()))
+		if selected != nil {
+			cells = float64(selected[w.Name])
+		}
 		probes := ceilingSeconds(w)
 		p.Cells += cells
 		p.MinSeconds += cells * float64(sp.Trials.Min) * (trial + probes)
@@ -34,6 +38,37 @@ func (s *Study) Plan() Planned {
 		p.SearchSeconds += cells * float64(sp.Trials.Max) * probes
 	}
 	return p
+}
+
+// walkable bounds the matrix spec.only's selection is counted in: a
+// larger one (lists of up to MaxListLen entries each) is counted whole,
+// which checkPlanned refuses as more than MaxCells.
+const walkable = 1e6
+
+// selectedByEntry counts, per workload entry, the cells spec.only
+// selects; nil without spec.only or over a matrix too large to walk.
+func (s *Study) selectedByEntry() map[string]int {
+	sp := &s.Spec
+	if len(sp.Only) == 0 {
+		return nil
+	}
+	whole := float64(len(sp.Datapaths)) * float64(len(sp.Replicas)) * float64(len(sp.Tunings)) * float64(len(s.ImpairmentCells()))
+	var variants float64
+	entry := map[string]string{}
+	for _, w := range sp.Workloads {
+		for _, v := range w.Variants() {
+			entry[v.Name] = w.Name
+			variants++
+		}
+	}
+	if whole*variants > walkable {
+		return nil
+	}
+	out := map[string]int{}
+	for _, c := range s.Cells() {
+		out[entry[c.Workload]]++
+	}
+	return out
 }
 
 // Seconds turns a planned number of seconds into a duration, capped at

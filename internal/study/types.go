@@ -77,6 +77,9 @@ type Spec struct {
 	ImpairAt    ImpairAt     `yaml:"impairAt,omitempty"`
 	// Verdict holds the pass/fail criteria of the verdict table.
 	Verdict *Verdict `yaml:"verdict,omitempty"`
+	// Only limits a run to the cells its selectors pick and the cells
+	// those are compared with (only.go); empty: every cell.
+	Only []CellSelector `yaml:"only,omitempty"`
 	// SkipUnavailable drops datapaths this machine cannot build (missing
 	// kernel feature or tool) with a note, instead of refusing the run:
 	// for surveys such as "every datapath this kernel has".

@@ -123,6 +123,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	checkPodsPerNode(sp, bad)
 	validateImpairments(sp, cat, bad)
 	validateVerdict(sp.Verdict, bad)
+	validateOnly(s, bad)
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)
 		switch {
@@ -322,7 +323,8 @@ func validateSchedule(sp *Spec, bad badFunc) {
 
 // Cells expands the matrix in run order: per datapath and replica count the
 // pods are built once; trials are interleaved over tunings and workloads so
-// slow drift of the machine spreads evenly over the configurations.
+// slow drift of the machine spreads evenly over the configurations. With
+// spec.only, the cells it selects (Selected).
 func (s *Study) Cells() []results.Cell {
 	var cells []results.Cell
 	for _, d := range s.Spec.Datapaths {
@@ -330,7 +332,10 @@ func (s *Study) Cells() []results.Cell {
 			for _, w := range s.Variants() {
 				for _, t := range s.Spec.Tunings {
 					for _, m := range s.ImpairmentCells() {
-						cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r, Impairment: m})
+						c := results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r, Impairment: m}
+						if s.Selected(c) {
+							cells = append(cells, c)
+						}
 					}
 				}
 			}

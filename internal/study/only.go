@@ -1,0 +1,164 @@
+package study
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/suggest"
+)
+
+// CellSelector picks cells of a study by their datapath, workload (an
+// entry's name, or one variant's: "http@c8"), tuning, replica count and
+// impairment; a key left out matches every entry. spec.only lists them:
+// a run then measures the cells a selector picks and the cells those are
+// compared with (VersusOf), no others. Why: a rerun that decides a run's
+// undecided cells needs those cells, and narrowing each list instead
+// runs the lists' product (an undecided rps at 1 pair and rfs at 16 rerun
+// rps at 16 and rfs at 1 too).
+type CellSelector struct {
+	Datapath   string `yaml:"datapath,omitempty"`
+	Workload   string `yaml:"workload,omitempty"`
+	Tuning     string `yaml:"tuning,omitempty"`
+	Replicas   int    `yaml:"replicas,omitempty"`
+	Impairment string `yaml:"impairment,omitempty"`
+}
+
+// What a study compares its cells with (Compares): each tuning with the
+// baseline tuning, each datapath with the first, or nothing.
+const (
+	ComparesTunings   = "tunings"
+	ComparesDatapaths = "datapaths"
+)
+
+// Compares says what the study's cells are compared with and decided
+// against: the baseline tuning in a study of several tunings with one,
+// else the first datapath in a study of several datapaths, else nothing
+// (""). The runner decides so (runner/design.go), and spec.only keeps
+// the cells a picked cell is compared with.
+func (s *Study) Compares() string {
+	switch {
+	case s.Spec.Baseline != "" && len(s.Spec.Tunings) > 1:
+		return ComparesTunings
+	case len(s.Spec.Datapaths) > 1:
+		return ComparesDatapaths
+	}
+	return ""
+}
+
+// VersusOf is the cell c is compared with, and whether there is one (a
+// baseline cell, or one of the first datapath, is compared with nothing).
+func (s *Study) VersusOf(c results.Cell) (results.Cell, bool) {
+	b := c
+	switch s.Compares() {
+	case ComparesTunings:
+		b.Tuning = s.Spec.Baseline
+	case ComparesDatapaths:
+		b.Datapath = s.Spec.Datapaths[0].Name
+	}
+	return b, b != c
+}
+
+// Selected reports whether a run of the study measures cell c: every
+// cell without spec.only; with it, a cell a selector picks or one that
+// such a cell is compared with.
+func (s *Study) Selected(c results.Cell) bool {
+	if len(s.Spec.Only) == 0 || s.picked(c) {
+		return true
+	}
+	var others []results.Cell
+	switch s.Compares() {
+	case ComparesTunings:
+		if c.Tuning == s.Spec.Baseline {
+			for _, t := range s.Spec.Tunings {
+				x := c
+				x.Tuning = t.Name
+				others = append(others, x)
+			}
+		}
+	case ComparesDatapaths:
+		if c.Datapath == s.Spec.Datapaths[0].Name {
+			for _, d := range s.Spec.Datapaths {
+				x := c
+				x.Datapath = d.Name
+				others = append(others, x)
+			}
+		}
+	}
+	return slices.ContainsFunc(others, s.picked)
+}
+
+// picked reports whether a selector of spec.only picks c.
+func (s *Study) picked(c results.Cell) bool {
+	for _, sel := range s.Spec.Only {
+		imp := c.Impairment
+		if imp == "" {
+			imp = NoImpairment
+		}
+		if (sel.Datapath == "" || sel.Datapath == c.Datapath) &&
+			(sel.Workload == "" || sel.Workload == c.Workload || sel.Workload == entryOf(c.Workload)) &&
+			(sel.Tuning == "" || sel.Tuning == c.Tuning) &&
+			(sel.Replicas == 0 || sel.Replicas == c.Replicas) &&
+			(sel.Impairment == "" || sel.Impairment == imp) {
+			return true
+		}
+	}
+	return false
+}
+
+// entryOf is the workload entry a variant comes from: a sweep's variants
+// are named "NAME@VALUE" (Workload.Variants), and names have no "@"
+// (nameRE).
+func entryOf(variant string) string {
+	name, _, _ := strings.Cut(variant, "@")
+	return name
+}
+
+// validateOnly checks that every selector of spec.only names entries
+// the study has: then each picks at least one cell.
+func validateOnly(s *Study, bad badFunc) {
+	sp := &s.Spec
+	var workloads []string
+	for _, w := range sp.Workloads {
+		workloads = append(workloads, w.Name)
+		for _, v := range w.Variants() {
+			if v.Name != w.Name {
+				workloads = append(workloads, v.Name)
+			}
+		}
+	}
+	var tunings, impairments, replicas []string
+	for _, t := range sp.Tunings {
+		tunings = append(tunings, t.Name)
+	}
+	for _, m := range sp.Impairments {
+		impairments = append(impairments, m.Name)
+	}
+	if len(impairments) == 0 {
+		impairments = []string{NoImpairment}
+	}
+	for _, r := range sp.Replicas {
+		replicas = append(replicas, strconv.Itoa(r))
+	}
+	check := func(f, what, name string, known []string) {
+		if name != "" && !slices.Contains(known, name) {
+			bad(f, "the study has no %s %q (%sit has: %s)", what, name, suggest.Hint(name, known), strings.Join(known, ", "))
+		}
+	}
+	for i, sel := range sp.Only {
+		f := fmt.Sprintf("spec.only[%d]", i)
+		if sel == (CellSelector{}) {
+			bad(f, "picks every cell: give one or more of datapath, workload, tuning, replicas, impairment")
+			continue
+		}
+		check(f+".datapath", "datapath", sel.Datapath, s.DatapathNames())
+		check(f+".workload", "workload", sel.Workload, workloads)
+		check(f+".tuning", "tuning", sel.Tuning, tunings)
+		if sel.Replicas != 0 {
+			check(f+".replicas", "replica count", strconv.Itoa(sel.Replicas), replicas)
+		}
+		check(f+".impairment", "impairment", sel.Impairment, impairments)
+	}
+}
