@@ -29,6 +29,9 @@ type Scope struct {
 	kept []kept
 	// base maps a workload variant's name to its entry's.
 	base map[string]string
+	// exact, when the scope picks cells (spec.only), is the cells it
+	// holds: the undecided ones and those they are compared with.
+	exact map[results.Cell]bool
 }
 
 type kept struct {
@@ -39,17 +42,65 @@ type kept struct {
 // RerunScope is the scope of a run's undecided cells in the study s that
 // ran them (the whole study when none is undecided).
 func RerunScope(stops []results.Stop, s *study.Study) Scope {
-	var need []results.Cell
+	var need, picks []results.Cell
 	for _, st := range stops {
 		if !undecided(st) {
 			continue
 		}
-		need = append(need, st.Cell)
+		need, picks = append(need, st.Cell), append(picks, st.Cell)
 		if c, ok := versusCell(stops, st); ok {
 			need = append(need, c)
 		}
 	}
-	return ScopeOf(need, stops, s)
+	sc := ScopeOf(need, stops, s)
+	sc.pick(picks, need, stops)
+	return sc
+}
+
+// pick adds spec.only to the scope where its lists' product still holds
+// cells of the run that no undecided cell needs (an undecided rps at 1
+// pair and rfs at 16 keep rps at 16 and rfs at 1 in the lists): one
+// selector per undecided cell, naming it in the dimensions where the
+// narrowed study has several entries; the cells they are compared with
+// come with them (study.Selected). Has then holds the needed cells only.
+func (sc *Scope) pick(picks, need []results.Cell, stops []results.Stop) {
+	needed := map[results.Cell]bool{}
+	for _, c := range need {
+		needed[c] = true
+	}
+	var inside []results.Cell
+	extra := false
+	for _, st := range stops {
+		if sc.Has(st.Cell) {
+			inside = append(inside, st.Cell)
+			extra = extra || !needed[st.Cell]
+		}
+	}
+	if !extra || len(picks) == 0 {
+		return
+	}
+	dims := []struct {
+		key string
+		of  func(results.Cell) string
+	}{
+		{"datapath", func(c results.Cell) string { return c.Datapath }},
+		{"workload", func(c results.Cell) string { return c.Workload }},
+		{"tuning", func(c results.Cell) string { return c.Tuning }},
+		{"replicas", func(c results.Cell) string { return strconv.Itoa(c.Replicas) }},
+		{"impairment", impairmentName},
+	}
+	var sels []string
+	for _, c := range picks {
+		var kv []string
+		for _, d := range dims {
+			if slices.ContainsFunc(inside, func(o results.Cell) bool { return d.of(o) != d.of(c) }) {
+				kv = append(kv, d.key+": "+d.of(c))
+			}
+		}
+		sels = append(sels, "{"+strings.Join(kv, ", ")+"}")
+	}
+	sc.Sets = append(sc.Sets, [2]string{"only", "[" + strings.Join(sels, ", ") + "]"})
+	sc.exact = needed
 }
 
 // ScopeOf is the part of study s, which ran stops, that holds the given
@@ -114,6 +165,9 @@ func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
 // Has reports whether a rerun of the scope runs cell c: every list that
 // was narrowed keeps c's entry.
 func (sc Scope) Has(c results.Cell) bool {
+	if sc.exact != nil {
+		return sc.exact[c]
+	}
 	for _, k := range sc.kept {
 		if !slices.Contains(k.names, k.of(c)) {
 			return false

@@ -1,14 +1,49 @@
 package analysis
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
+
+// checkRuns applies a scope's --set to the study s, as the rerun command
+// does, and checks that the study then runs exactly the cells want, all
+// of which the scope holds.
+func checkRuns(t *testing.T, s *study.Study, sc Scope, want ...results.Cell) {
+	t.Helper()
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set []string
+	for _, kv := range sc.Sets {
+		set = append(set, kv[0]+"="+kv[1])
+	}
+	cat := study.Catalog{Datapaths: []string{"bridge", "flannel-vxlan", "calico-vxlan", "cilium"}, Tools: testCatalog.Tools}
+	re, err := study.Parse("s.yaml", b, study.Options{Set: set}, cat)
+	if err != nil {
+		t.Fatalf("the rerun's study: %v", err)
+	}
+	got := re.Cells()
+	slices.SortFunc(got, cmpCell)
+	slices.SortFunc(want, cmpCell)
+	if !slices.Equal(got, want) {
+		t.Errorf("the rerun runs %v, want %v", got, want)
+	}
+	for _, c := range want {
+		if !sc.Has(c) {
+			t.Errorf("the scope does not hold %v", c)
+		}
+	}
+}
+
+func cmpCell(a, b results.Cell) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
 
 // A rerun to decide a run's undecided cells narrows each list of the
 // study to what they and the cells they were compared with need, picks
@@ -51,17 +86,20 @@ func TestRerunScope(t *testing.T) {
 	}
 	stops = append(stops, stop(cell("calico-vxlan", "http@c1"), "flannel", 0), stop(cell("calico-vxlan", "http@c8"), "flannel", 9))
 	sc := RerunScope(stops, dps)
-	if want := [][2]string{{"datapaths", "[flannel, calico-vxlan]"}}; !reflect.DeepEqual(sc.Sets, want) {
+	// The list of workloads names entries, so the undecided variant is
+	// picked (spec.only): the cells compared with it come with it.
+	if want := [][2]string{{"datapaths", "[flannel, calico-vxlan]"}, {"only", "[{datapath: calico-vxlan, workload: http@c8}]"}}; !reflect.DeepEqual(sc.Sets, want) {
 		t.Errorf("datapaths: sets %v, want %v", sc.Sets, want)
 	}
-	if !sc.Has(cell("calico-vxlan", "http@c1")) || sc.Has(cell("bridge", "http@c8")) || !sc.Has(cell("flannel", "http@c8")) {
+	if sc.Has(cell("calico-vxlan", "http@c1")) || sc.Has(cell("bridge", "http@c8")) || !sc.Has(cell("flannel", "http@c8")) || !sc.Has(cell("calico-vxlan", "http@c8")) {
 		t.Error("datapaths: the scope holds the wrong cells")
 	}
-	// Fixed design at 9: flannel and calico-vxlan at both concurrencies,
-	// not bridge.
+	checkRuns(t, dps, sc, cell("flannel", "http@c8"), cell("calico-vxlan", "http@c8"))
+	// Fixed design at 9: flannel and calico-vxlan at concurrency 8, not
+	// bridge, not concurrency 1.
 	r, ok := RerunToDecide(stops, true, sc.Has)
-	if !ok || r.Options[0].Time != 4*9*10*time.Second || r.ThisRun != 6*3*10*time.Second {
-		t.Errorf("datapaths: rerun %+v, want 6m0s of 4 cells at 9 trials beside this run's 3m0s", r)
+	if !ok || r.Options[0].Time != 2*9*10*time.Second || r.ThisRun != 6*3*10*time.Second {
+		t.Errorf("datapaths: rerun %+v, want 3m0s of 2 cells at 9 trials beside this run's 3m0s", r)
 	}
 
 	// Tunings and replica counts: rps undecided at 1 replica only.
@@ -92,6 +130,28 @@ func TestRerunScope(t *testing.T) {
 	want := [][2]string{{"workloads", "[tcp]"}, {"tunings", "[baseline, rps]"}, {"replicas", "[1]"}}
 	if !reflect.DeepEqual(sc.Sets, want) {
 		t.Errorf("tunings: sets %v, want %v", sc.Sets, want)
+	}
+	// Undecided across the lists (rps at 1 replica, rfs at 4): the
+	// lists' product would rerun rps at 4 and rfs at 1 too; the two
+	// cells are picked, and their baselines come with them.
+	for i := range stops {
+		if stops[i].Cell.Tuning == "rfs" && stops[i].Cell.Replicas == 4 && stops[i].Cell.Workload == "tcp" {
+			stops[i].Decision, stops[i].ToDecide = "undecided", 8
+		}
+	}
+	sc = RerunScope(stops, tun)
+	want = [][2]string{{"workloads", "[tcp]"}, {"only", "[{tuning: rps, replicas: 1}, {tuning: rfs, replicas: 4}]"}}
+	if !reflect.DeepEqual(sc.Sets, want) {
+		t.Errorf("tunings across replicas: sets %v, want %v", sc.Sets, want)
+	}
+	tc := func(tn string, reps int) results.Cell {
+		return results.Cell{Datapath: "bridge", Tuning: tn, Workload: "tcp", Replicas: reps}
+	}
+	checkRuns(t, tun, sc, tc("baseline", 1), tc("rps", 1), tc("baseline", 4), tc("rfs", 4))
+	for i := range stops {
+		if stops[i].Cell == tc("rfs", 4) {
+			stops[i].Decision, stops[i].ToDecide = "better", 0
+		}
 	}
 
 	// Nothing undecided: no narrowing.

@@ -214,8 +214,9 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 }
 
 // shapeKeys are the lists of an A/B's study that its rerun may narrow:
-// not the datapaths or tunings that make its A and B.
-var shapeKeys = []string{"workloads", "replicas", "impairments"}
+// not the datapaths or tunings that make its A and B. spec.only may pick
+// cells too: A comes with B's cells as what they are compared with.
+var shapeKeys = []string{"workloads", "replicas", "impairments", "only"}
 
 // aloneArgs are the advise flags, after "advise --prove", that prove the
 // candidate name alone as opt does: the rule, the cluster, the user's
