@@ -107,8 +107,8 @@ func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
 		for _, tn := range t.Head[1:] {
 			cell := "not run"
 			if slices.Contains(p.g.Dims.Tunings, tn) {
-				cell = "missing"
 				c := results.Cell{Datapath: p.g.Datapath, Tuning: tn, Workload: p.g.Workload, Replicas: reps, Impairment: p.g.Impairment}
+				cell = n.absent(c)
 				if r, ok := n.row(c, p.metric, -1); ok {
 					cell = n.glanceCell(r)
 				}

@@ -118,3 +118,23 @@ func TestGlanceByDatapath(t *testing.T) {
 		t.Errorf("a glance figure of one datapath: %+v", figs)
 	}
 }
+
+// A cell a run did not plan (a study with spec.only runs part of its
+// lists' product) reads "not run" where a table has a place for it, a
+// planned cell without its value "missing"; a run without stops.json
+// says nothing of its plan.
+func TestNotRunCells(t *testing.T) {
+	c := func(tn string, reps int) results.Cell {
+		return results.Cell{Datapath: "bridge", Tuning: tn, Workload: "tcp", Replicas: reps}
+	}
+	n := newNumbers(analysis.Model{Stops: []results.Stop{{Cell: c("baseline", 1)}, {Cell: c("rps", 1)}}})
+	if got := n.absent(c("rps", 1)); got != "missing" {
+		t.Errorf("a planned cell: %q", got)
+	}
+	if got := n.absent(c("rps", 4)); got != "not run" {
+		t.Errorf("a cell not planned: %q", got)
+	}
+	if got := newNumbers(analysis.Model{}).absent(c("rps", 4)); got != "missing" {
+		t.Errorf("a run without stops: %q", got)
+	}
+}

@@ -52,10 +52,32 @@ type numbers struct {
 	idx map[analysis.Key]analysis.Row
 	// stops are the controller's decisions by cell and metric.
 	stops map[analysis.Key]results.Stop
+	// planned are the cells the run planned (those with a stop); empty
+	// for a run without stops.json.
+	planned map[results.Cell]bool
 }
 
 func newNumbers(m analysis.Model) *numbers {
-	return &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops)}
+	n := &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops), planned: map[results.Cell]bool{}}
+	for _, st := range m.Stops {
+		n.planned[st.Cell] = true
+	}
+	return n
+}
+
+// notRun reports whether the run did not plan cell c: a study with
+// spec.only runs part of its lists' product. A run without stops.json
+// says nothing of its plan.
+func (n *numbers) notRun(c results.Cell) bool { return len(n.planned) > 0 && !n.planned[c] }
+
+// absent is what a table shows for a cell without the row it wants: "not
+// run" where the run did not plan the cell, else "missing" (planned, no
+// value).
+func (n *numbers) absent(c results.Cell) string {
+	if n.notRun(c) {
+		return "not run"
+	}
+	return "missing"
 }
 
 // row returns the row of a cell's metric (cpu -1: not per core).
@@ -112,9 +134,10 @@ func (n *numbers) tuningTable(g analysis.Group, metric string, cpu int, cell fun
 	for _, tn := range g.Dims.Tunings {
 		row := []string{tn}
 		for _, reps := range g.Dims.Replicas {
-			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
+			c := results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}
+			r, ok := n.row(c, metric, cpu)
 			if !ok {
-				row = append(row, "missing")
+				row = append(row, n.absent(c))
 				continue
 			}
 			row = append(row, cell(r))
@@ -133,9 +156,10 @@ func (n *numbers) metricTable(g analysis.Group, metrics []string) table {
 	for _, metric := range metrics {
 		row := []string{fmt.Sprintf("%s (%s)", metric, analysis.Display(metric).Unit)}
 		for _, reps := range g.Dims.Replicas {
-			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: g.Dims.Tunings[0], Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, -1)
+			c := results.Cell{Datapath: g.Datapath, Tuning: g.Dims.Tunings[0], Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}
+			r, ok := n.row(c, metric, -1)
 			if !ok {
-				row = append(row, "missing")
+				row = append(row, n.absent(c))
 				continue
 			}
 			row = append(row, n.absCell(r))
@@ -157,9 +181,10 @@ func (n *numbers) tuningColumns(g analysis.Group, norm string, metrics []string)
 	add := func(label, metric string, cell func(analysis.Row) string) {
 		row := []string{label}
 		for _, tn := range g.Dims.Tunings {
-			r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, -1)
+			c := results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}
+			r, ok := n.row(c, metric, -1)
 			if !ok {
-				row = append(row, "missing")
+				row = append(row, n.absent(c))
 				continue
 			}
 			row = append(row, cell(r))
@@ -204,12 +229,16 @@ func (n *numbers) coreTable(g analysis.Group, metric string) table {
 	sc := analysis.Display(metric)
 	for _, reps := range g.Dims.Replicas {
 		for _, tn := range g.Dims.Tunings {
+			c := results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}
+			if n.notRun(c) {
+				continue // a row of "not run" per core says nothing
+			}
 			row := []string{tn, strconv.Itoa(reps)}
 			if oneCount {
 				row = row[:1]
 			}
 			for _, cpu := range cpus {
-				r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: tn, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
+				r, ok := n.row(c, metric, cpu)
 				cell := "missing"
 				if ok {
 					cell = sc.MeanCI(r) + n.paperNote(r, false)
@@ -244,7 +273,7 @@ func (n *numbers) sweepTable(sw analysis.SweepSummary) table {
 		for _, m := range sw.Metrics {
 			r, ok := n.row(pt.Cell, m, -1)
 			if !ok {
-				row = append(row, "missing")
+				row = append(row, n.absent(pt.Cell))
 				continue
 			}
 			row = append(row, analysis.Display(m).MeanCI(r))
