@@ -116,3 +116,13 @@ func TestFindNetfilter(t *testing.T) {
 		t.Errorf("sightings below a tenth: %+v", got)
 	}
 }
+
+// A sighting names a few of its cells and counts the rest.
+func TestSomeOf(t *testing.T) {
+	name := func(i int) string { return string(rune('a' + i)) }
+	for n, want := range map[int]string{0: "", 2: "a; b", 3: "a; b; c", 5: "a; b; c; and 2 more"} {
+		if got := someOf(n, name); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}

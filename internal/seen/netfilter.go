@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/report"
@@ -39,17 +38,13 @@ func netfilter(run *results.Run, _ *study.Study) (string, []results.Cell) {
 	}
 	byShare := func(a, b analysis.Share) int { return cmp.Compare(b.Fraction(), a.Fraction()) }
 	slices.SortStableFunc(over, byShare)
-	var named []string
-	for i, sh := range over {
-		if i == mostNamed {
-			named = append(named, fmt.Sprintf("and %d more", len(over)-mostNamed))
-			break
-		}
-		named = append(named, fmt.Sprintf("%s %.0f%% (%.0f of %.0f %s per packet, means of %d trials)",
-			report.CellName(sh.Cell), 100*sh.Fraction(), sh.Part, sh.Total, sh.Unit, sh.N))
-	}
+	named := someOf(len(over), func(i int) string {
+		sh := over[i]
+		return fmt.Sprintf("%s %.0f%% (%.0f of %.0f %s per packet, means of %d trials)",
+			report.CellName(sh.Cell), 100*sh.Fraction(), sh.Part, sh.Total, sh.Unit, sh.N)
+	})
 	text := fmt.Sprintf("netfilter took %.0f%% or more of the CPU cost per packet in %d of the %d cells that measured it: %s",
-		100*netfilterShare, len(over), len(over)+len(under), strings.Join(named, "; "))
+		100*netfilterShare, len(over), len(over)+len(under), named)
 	if len(under) > 0 {
 		slices.SortStableFunc(under, byShare)
 		text += fmt.Sprintf("; in the others %.0f%% to %.0f%%", 100*under[len(under)-1].Fraction(), 100*under[0].Fraction())

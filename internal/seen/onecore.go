@@ -14,6 +14,19 @@ import (
 // mostNamed bounds the cells a sighting names.
 const mostNamed = 3
 
+// someOf names the first mostNamed of n items, name(i) each, and says
+// how many more there are: "a; b; c; and 2 more".
+func someOf(n int, name func(i int) string) string {
+	var out []string
+	for i := range min(n, mostNamed) {
+		out = append(out, name(i))
+	}
+	if n > mostNamed {
+		out = append(out, fmt.Sprintf("and %d more", n-mostNamed))
+	}
+	return strings.Join(out, "; ")
+}
+
 // oneCore: the cells at least half of whose trials one core bound
 // (analysis.OneCoreCells, the report's "Bound by one core").
 func oneCore(run *results.Run, _ *study.Study) (string, []results.Cell) {
@@ -25,22 +38,18 @@ func oneCore(run *results.Run, _ *study.Study) (string, []results.Cell) {
 	for _, s := range run.Samples {
 		cells[s.Cell] = true
 	}
-	var named []string
 	var shown []results.Cell
 	for _, oc := range bound {
 		if !slices.Contains(shown, oc.Cell) {
 			shown = append(shown, oc.Cell)
 		}
 	}
-	for i, oc := range bound {
-		if i == mostNamed {
-			named = append(named, fmt.Sprintf("and %d more", len(bound)-mostNamed))
-			break
-		}
-		named = append(named, fmt.Sprintf("%s on the %s node (a core %.0f%% busy, %.0f%% of it softirq, another %.0f%% idle, in %d of %d trials)",
-			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, oc.N))
-	}
+	named := someOf(len(bound), func(i int) string {
+		oc := bound[i]
+		return fmt.Sprintf("%s on the %s node (a core %.0f%% busy, %.0f%% of it softirq, another %.0f%% idle, in %d of %d trials)",
+			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, oc.N)
+	})
 	text := fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
-		len(bound), len(cells), strings.Join(named, "; "))
+		len(bound), len(cells), named)
 	return text, shown
 }
