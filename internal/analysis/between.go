@@ -16,8 +16,17 @@ import (
 // metric's direction. Against names b's datapath, or its tuning when the
 // datapaths are the same. nil when either cell has no value of metric.
 func Between(s *study.Study, samples []results.Sample, a, b results.Cell, metric string) *Pair {
-	rs := roundsWhere(samples, func(m string) bool { return m == metric })
-	x, ref := rs[Key{Cell: a, Metric: metric, CPU: -1}], rs[Key{Cell: b, Metric: metric, CPU: -1}]
+	x, ref := map[int]float64{}, map[int]float64{}
+	for _, smp := range samples {
+		v, ok := smp.Metrics[metric]
+		switch {
+		case !ok || !Finite(v):
+		case smp.Cell == a:
+			x[smp.Trial] = v
+		case smp.Cell == b:
+			ref[smp.Trial] = v
+		}
+	}
 	if len(x) == 0 || len(ref) == 0 {
 		return nil
 	}
