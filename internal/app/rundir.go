@@ -50,8 +50,8 @@ type fromRun struct {
 // candidate's A and B), the user's --set after them; the others as opt
 // says. A fixed trial count N becomes at most N from abMin, as the
 // built-in A/B's: the A/B is decided sequentially and within --budget,
-// which a fixed design would not heed (a run's 20 trials of 30 s per
-// cell would otherwise take hours).
+// which prove.Plan gives to an adaptive design only (a run's fixed 20
+// trials of 30 s per cell would otherwise take hours).
 func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 	if fr.run == nil || fr.study == nil || len(e.Seen) == 0 {
 		return opt
