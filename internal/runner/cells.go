@@ -93,8 +93,10 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) 
 func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target, work func() error) error {
 	dp := tgt.Datapath.Name
 	need := reps
-	for _, w := range r.study.Variants() {
-		need = max(need, w.PodsPerNode(reps))
+	for _, u := range r.cellsOf(dp, reps) {
+		// The variants this datapath runs here: with spec.only, a
+		// background load of 99 pairs no picked cell has is not built.
+		need = max(need, u.work.PodsPerNode(reps))
 	}
 	servers, clients, err := c.Scale(ctx, need)
 	if err != nil {
@@ -106,7 +108,7 @@ func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *k
 		err = r.recordDatapath(dp, *tgt.Env)
 	}
 	if err == nil {
-		err = r.settleCounters(ctx, reps, servers, clients)
+		err = r.settleCounters(ctx, dp, reps, servers, clients)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
@@ -138,12 +140,15 @@ const countersSettle = 3 * time.Second
 // intra-host trial counted the first contact's ARP broadcast, flooded
 // over its VXLAN to the other node (12 chains / 21 rules against 10 / 14
 // in the trials after it).
-func (r *run) settleCounters(ctx context.Context, reps int, servers, clients []engine.Pod) error {
+func (r *run) settleCounters(ctx context.Context, dp string, reps int, servers, clients []engine.Pod) error {
 	counting := false
-	for _, w := range r.study.Variants() {
-		if !w.Counters {
+	seen := map[string]bool{}
+	for _, u := range r.cellsOf(dp, reps) {
+		w := u.work
+		if !w.Counters || seen[w.Name] {
 			continue
 		}
+		seen[w.Name] = true
 		counting = true
 		pl, err := place(w, reps, servers, clients)
 		if err != nil {

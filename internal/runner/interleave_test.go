@@ -10,6 +10,8 @@ import (
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -275,6 +277,38 @@ func TestOnlyRunsSelectedCells(t *testing.T) {
 	for _, st := range r.stops {
 		if st.Cell.Tuning != "baseline" && (st.Versus != "baseline" || st.Decision == "") {
 			t.Errorf("stop %+v: want decided against its baseline", st)
+		}
+	}
+}
+
+// scaleCluster records the pod counts it is scaled to.
+type scaleCluster struct{ scaled *[]int }
+
+func (c scaleCluster) Server() engine.Node { return nil }
+func (c scaleCluster) Client() engine.Node { return nil }
+func (c scaleCluster) Scale(_ context.Context, n int) ([]engine.Pod, []engine.Pod, error) {
+	*c.scaled = append(*c.scaled, n)
+	return nil, nil, nil
+}
+func (c scaleCluster) Close() error { return nil }
+
+// A replica count's pods are what its selected cells need: a background
+// load of 20 pairs that spec.only leaves out is not built.
+func TestOnlyScalesForSelectedCells(t *testing.T) {
+	for _, tc := range []struct {
+		only string
+		want int
+	}{{"only=[{workload: tcp}]", 1}, {"only=[{workload: bg}]", 21}} {
+		s := datapathsStudy(t, "datapaths=[bridge]", "trials=1", "workloads=[{name: tcp, tool: iperf3}, {name: bg, tool: iperf3, background: {connections: [10], pairs: 20, rate: 1M}}]", tc.only)
+		r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+		var scaled []int
+		d := s.Spec.Datapaths[0]
+		tgt := &knob.Target{Study: s, Cluster: scaleCluster{&scaled}, Datapath: d, Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true}
+		if err := r.atReplicas(context.Background(), scaleCluster{&scaled}, 1, tgt, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(scaled) != 1 || scaled[0] != tc.want {
+			t.Errorf("%s: scaled to %v pods, want %d", tc.only, scaled, tc.want)
 		}
 	}
 }
