@@ -60,9 +60,9 @@ func RerunScope(stops []results.Stop, s *study.Study) Scope {
 // pick adds spec.only to the scope where its lists' product still holds
 // cells of the run that no undecided cell needs (an undecided rps at 1
 // pair and rfs at 16 keep rps at 16 and rfs at 1 in the lists): one
-// selector per undecided cell, naming it in the dimensions where the
-// narrowed study has several entries; the cells they are compared with
-// come with them (study.Selected). Has then holds the needed cells only.
+// selector per undecided cell, as short as it can be (pickOf), the same
+// ones once; the cells they are compared with come with them
+// (study.Selected). Has then holds the needed cells only.
 func (sc *Scope) pick(picks, need []results.Cell, stops []results.Stop) {
 	needed := map[results.Cell]bool{}
 	for _, c := range need {
@@ -79,28 +79,60 @@ func (sc *Scope) pick(picks, need []results.Cell, stops []results.Stop) {
 	if !extra || len(picks) == 0 {
 		return
 	}
-	dims := []struct {
-		key string
-		of  func(results.Cell) string
-	}{
-		{"datapath", func(c results.Cell) string { return c.Datapath }},
-		{"workload", func(c results.Cell) string { return c.Workload }},
-		{"tuning", func(c results.Cell) string { return c.Tuning }},
-		{"replicas", func(c results.Cell) string { return strconv.Itoa(c.Replicas) }},
-		{"impairment", impairmentName},
-	}
 	var sels []string
 	for _, c := range picks {
-		var kv []string
-		for _, d := range dims {
-			if slices.ContainsFunc(inside, func(o results.Cell) bool { return d.of(o) != d.of(c) }) {
-				kv = append(kv, d.key+": "+d.of(c))
-			}
+		if sel := pickOf(c, inside, needed); !slices.Contains(sels, sel) {
+			sels = append(sels, sel)
 		}
-		sels = append(sels, "{"+strings.Join(kv, ", ")+"}")
 	}
 	sc.Sets = append(sc.Sets, [2]string{"only", "[" + strings.Join(sels, ", ") + "]"})
 	sc.exact = needed
+}
+
+// cellDims are a cell's dimensions as spec.only's selectors name them.
+var cellDims = []struct {
+	key string
+	of  func(results.Cell) string
+}{
+	{"datapath", func(c results.Cell) string { return c.Datapath }},
+	{"workload", func(c results.Cell) string { return c.Workload }},
+	{"tuning", func(c results.Cell) string { return c.Tuning }},
+	{"replicas", func(c results.Cell) string { return strconv.Itoa(c.Replicas) }},
+	{"impairment", impairmentName},
+}
+
+// pickOf is a selector of cell c among the cells inside the narrowed
+// lists: c's value in each dimension where they vary, then without each
+// key that picks no cell but needed ones when left out ("{replicas: 1}"
+// where every tuning at 1 pair is undecided, not one selector per
+// tuning), at least one key kept.
+func pickOf(c results.Cell, inside []results.Cell, needed map[results.Cell]bool) string {
+	var keys []int
+	for i, d := range cellDims {
+		if slices.ContainsFunc(inside, func(o results.Cell) bool { return d.of(o) != d.of(c) }) {
+			keys = append(keys, i)
+		}
+	}
+	onlyNeeded := func(keys []int) bool {
+		for _, o := range inside {
+			if !needed[o] && !slices.ContainsFunc(keys, func(i int) bool { return cellDims[i].of(o) != cellDims[i].of(c) }) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(keys) && len(keys) > 1; {
+		if fewer := slices.Delete(slices.Clone(keys), i, i+1); onlyNeeded(fewer) {
+			keys = fewer
+			continue
+		}
+		i++
+	}
+	var kv []string
+	for _, i := range keys {
+		kv = append(kv, cellDims[i].key+": "+cellDims[i].of(c))
+	}
+	return "{" + strings.Join(kv, ", ") + "}"
 }
 
 // ScopeOf is the part of study s, which ran stops, that holds the given

@@ -88,7 +88,7 @@ func TestRerunScope(t *testing.T) {
 	sc := RerunScope(stops, dps)
 	// The list of workloads names entries, so the undecided variant is
 	// picked (spec.only): the cells compared with it come with it.
-	if want := [][2]string{{"datapaths", "[flannel, calico-vxlan]"}, {"only", "[{datapath: calico-vxlan, workload: http@c8}]"}}; !reflect.DeepEqual(sc.Sets, want) {
+	if want := [][2]string{{"datapaths", "[flannel, calico-vxlan]"}, {"only", "[{workload: http@c8}]"}}; !reflect.DeepEqual(sc.Sets, want) {
 		t.Errorf("datapaths: sets %v, want %v", sc.Sets, want)
 	}
 	if sc.Has(cell("calico-vxlan", "http@c1")) || sc.Has(cell("bridge", "http@c8")) || !sc.Has(cell("flannel", "http@c8")) || !sc.Has(cell("calico-vxlan", "http@c8")) {
@@ -148,8 +148,21 @@ func TestRerunScope(t *testing.T) {
 		return results.Cell{Datapath: "bridge", Tuning: tn, Workload: "tcp", Replicas: reps}
 	}
 	checkRuns(t, tun, sc, tc("baseline", 1), tc("rps", 1), tc("baseline", 4), tc("rfs", 4))
+	// Every tuning undecided at 1 replica, and rfs at 4: one selector
+	// picks the first row, one the rfs column; rps at 4 stays out.
 	for i := range stops {
-		if stops[i].Cell == tc("rfs", 4) {
+		if stops[i].Cell == tc("rfs", 1) {
+			stops[i].Decision, stops[i].ToDecide = "undecided", 8
+		}
+	}
+	sc = RerunScope(stops, tun)
+	want = [][2]string{{"workloads", "[tcp]"}, {"only", "[{replicas: 1}, {tuning: rfs}]"}}
+	if !reflect.DeepEqual(sc.Sets, want) {
+		t.Errorf("a row and a column: sets %v, want %v", sc.Sets, want)
+	}
+	checkRuns(t, tun, sc, tc("baseline", 1), tc("rps", 1), tc("rfs", 1), tc("baseline", 4), tc("rfs", 4))
+	for i := range stops {
+		if stops[i].Cell == tc("rfs", 4) || stops[i].Cell == tc("rfs", 1) {
 			stops[i].Decision, stops[i].ToDecide = "better", 0
 		}
 	}
