@@ -34,8 +34,7 @@ func overlay(run *results.Run, s *study.Study) (string, []results.Cell) {
 	var parts []string
 	var shown []results.Cell
 	for _, o := range overlays {
-		count := map[stats.Verdict]int{}
-		var verdicts []stats.Verdict
+		var tl tally
 		var named []string
 		for _, st := range run.Stops {
 			c := st.Cell
@@ -49,23 +48,16 @@ func overlay(run *results.Run, s *study.Study) (string, []results.Cell) {
 				continue
 			}
 			v := p.Decision.Verdict
-			if count[v] == 0 {
-				verdicts = append(verdicts, v)
-			}
-			count[v]++
+			tl.add(string(v))
 			shown = append(shown, c)
 			if v != stats.Undecided && len(named) < mostNamed {
 				named = append(named, fmt.Sprintf("%s %s ×%.2f [%.2f, %.2f]", strings.TrimPrefix(report.CellName(c), c.Datapath+" "), st.Metric, p.Chosen.Ratio, p.Chosen.Low, p.Chosen.High))
 			}
 		}
-		if len(verdicts) == 0 {
+		if tl.empty() {
 			continue
 		}
-		var tally []string
-		for _, v := range verdicts {
-			tally = append(tally, fmt.Sprintf("%s in %d", v, count[v]))
-		}
-		p := fmt.Sprintf("%s (tunnel %s) against %s: %s of its inter-node cells", o, tunnel[o], native, strings.Join(tally, ", "))
+		p := fmt.Sprintf("%s (tunnel %s) against %s: %s of its inter-node cells", o, tunnel[o], native, tl)
 		if len(named) > 0 {
 			p += " (" + strings.Join(named, "; ") + ")"
 		}

@@ -22,32 +22,24 @@ func steering(run *results.Run, s *study.Study) (string, []results.Cell) {
 		if t.RPS == nil && t.RFS == nil {
 			continue
 		}
-		count := map[string]int{}
-		var verdicts []string
+		var tl tally
 		decided := 0 // cells with a ratio behind a decision
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, st := range run.Stops {
 			if st.Cell.Tuning != t.Name || st.Decision == "" || st.Versus != s.Spec.Baseline {
 				continue
 			}
-			if count[st.Decision] == 0 {
-				verdicts = append(verdicts, st.Decision)
-			}
+			tl.add(st.Decision)
 			shown = append(shown, st.Cell)
-			count[st.Decision]++
 			if st.Ratio != nil && st.Decision != "undecided" {
 				lo, hi = math.Min(lo, *st.Ratio), math.Max(hi, *st.Ratio)
 				decided++
 			}
 		}
-		if len(verdicts) == 0 {
+		if tl.empty() {
 			continue
 		}
-		var tally []string
-		for _, v := range verdicts {
-			tally = append(tally, fmt.Sprintf("%s in %d", v, count[v]))
-		}
-		p := fmt.Sprintf("%s (%s) against %s: %s of its cells", t.Name, what(t), s.Spec.Baseline, strings.Join(tally, ", "))
+		p := fmt.Sprintf("%s (%s) against %s: %s of its cells", t.Name, what(t), s.Spec.Baseline, tl)
 		switch {
 		case decided == 1:
 			p += fmt.Sprintf(", the decided one ×%.2f", lo)
@@ -57,6 +49,33 @@ func steering(run *results.Run, s *study.Study) (string, []results.Cell) {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, "; "), shown
+}
+
+// tally counts decisions in the order they first come: "better in 2,
+// undecided in 1".
+type tally struct {
+	order []string
+	n     map[string]int
+}
+
+func (t *tally) add(verdict string) {
+	if t.n == nil {
+		t.n = map[string]int{}
+	}
+	if t.n[verdict] == 0 {
+		t.order = append(t.order, verdict)
+	}
+	t.n[verdict]++
+}
+
+func (t tally) empty() bool { return len(t.order) == 0 }
+
+func (t tally) String() string {
+	var out []string
+	for _, v := range t.order {
+		out = append(out, fmt.Sprintf("%s in %d", v, t.n[v]))
+	}
+	return strings.Join(out, ", ")
 }
 
 // what says in a few words what a steering tuning tuned, since the
