@@ -27,8 +27,6 @@ type Scope struct {
 	// kept are the names each narrowed list keeps, by the cell's name
 	// for it (of).
 	kept []kept
-	// base maps a workload variant's name to its entry's.
-	base map[string]string
 	// exact, when the scope picks cells (spec.only), is the cells it
 	// holds: the undecided ones and those they are compared with.
 	exact map[results.Cell]bool
@@ -139,12 +137,7 @@ func pickOf(c results.Cell, inside []results.Cell, needed map[results.Cell]bool)
 // cells (the whole study when there are none): advise --prove measures
 // a candidate on the cells of the run where its finding showed.
 func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
-	sc := Scope{base: map[string]string{}}
-	for _, w := range s.Spec.Workloads {
-		for _, v := range w.Variants() {
-			sc.base[v.Name] = w.Name
-		}
-	}
+	var sc Scope
 	var need map[results.Cell]bool // nil: no narrowing, every cell
 	for _, c := range cells {
 		if need == nil {
@@ -187,7 +180,7 @@ func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
 		}
 	}
 	keep("datapaths", s.DatapathNames(), func(c results.Cell) string { return c.Datapath })
-	keep("workloads", names(s.Spec.Workloads, func(w study.Workload) string { return w.Name }), sc.workload)
+	keep("workloads", names(s.Spec.Workloads, func(w study.Workload) string { return w.Name }), func(c results.Cell) string { return study.EntryOf(c.Workload) })
 	keep("tunings", names(s.Spec.Tunings, func(t study.Tuning) string { return t.Name }), func(c results.Cell) string { return c.Tuning })
 	keep("impairments", names(s.Spec.Impairments, func(m study.Impairment) string { return m.Name }), impairmentName)
 	keep("replicas", names(s.Spec.Replicas, strconv.Itoa), func(c results.Cell) string { return strconv.Itoa(c.Replicas) })
@@ -206,14 +199,6 @@ func (sc Scope) Has(c results.Cell) bool {
 		}
 	}
 	return true
-}
-
-// workload is the study entry a cell's workload variant comes from.
-func (sc Scope) workload(c results.Cell) string {
-	if b, ok := sc.base[c.Workload]; ok {
-		return b
-	}
-	return c.Workload
 }
 
 // impairmentName is a cell's impairment as the study names it: the

@@ -98,7 +98,7 @@ func (s *Study) picked(c results.Cell) bool {
 			imp = NoImpairment
 		}
 		if (sel.Datapath == "" || sel.Datapath == c.Datapath) &&
-			(sel.Workload == "" || sel.Workload == c.Workload || sel.Workload == entryOf(c.Workload)) &&
+			(sel.Workload == "" || sel.Workload == c.Workload || sel.Workload == EntryOf(c.Workload)) &&
 			(sel.Tuning == "" || sel.Tuning == c.Tuning) &&
 			(sel.Replicas == 0 || sel.Replicas == c.Replicas) &&
 			(sel.Impairment == "" || sel.Impairment == imp) {
@@ -108,10 +108,10 @@ func (s *Study) picked(c results.Cell) bool {
 	return false
 }
 
-// entryOf is the workload entry a variant comes from: a sweep's variants
+// EntryOf is the workload entry a variant comes from: a sweep's variants
 // are named "NAME@VALUE" (Workload.Variants), and names have no "@"
 // (nameRE).
-func entryOf(variant string) string {
+func EntryOf(variant string) string {
 	name, _, _ := strings.Cut(variant, "@")
 	return name
 }

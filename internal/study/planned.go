@@ -53,20 +53,12 @@ func (s *Study) selectedByEntry() map[string]int {
 		return nil
 	}
 	whole := float64(len(sp.Datapaths)) * float64(len(sp.Replicas)) * float64(len(sp.Tunings)) * float64(len(s.ImpairmentCells()))
-	var variants float64
-	entry := map[string]string{}
-	for _, w := range sp.Workloads {
-		for _, v := range w.Variants() {
-			entry[v.Name] = w.Name
-			variants++
-		}
-	}
-	if whole*variants > walkable {
+	if whole*float64(len(s.Variants())) > walkable {
 		return nil
 	}
 	out := map[string]int{}
 	for _, c := range s.Cells() {
-		out[entry[c.Workload]]++
+		out[EntryOf(c.Workload)]++
 	}
 	return out
 }
