@@ -91,6 +91,7 @@ func TestRefusedInputs(t *testing.T) {
 		// spec.only names the study's own entries; a selector picks something.
 		{"only tuning typo", []string{"only=[{tuning: rfs-small, replicas: 1}, {tuning: rfs-smal}]"}, "spec.only[1].tuning", `the study has no tuning "rfs-smal" (did you mean "rfs-small"? it has: baseline, rfs-small)`},
 		{"only replica count", []string{"only=[{tuning: rfs-small, replicas: 3}]"}, "spec.only[0].replicas", `the study has no replica count "3" (it has: 1, 2)`},
+		{"only zero replicas", []string{"only=[{tuning: rfs-small, replicas: 0}]"}, "spec.only[0].replicas", `the study has no replica count "0" (it has: 1, 2)`},
 		{"only workload", []string{"only=[{workload: bulk}]"}, "spec.only[0].workload", `the study has no workload "bulk" (it has: tcp, http, rr)`},
 		{"only empty", []string{"only=[{}]"}, "spec.only[0]", "picks every cell"},
 		{"only unknown key", []string{"only=[{tunning: rps}]"}, "spec.only", `"tunning"`},

@@ -19,10 +19,12 @@ import (
 // runs the lists' product (an undecided rps at 1 pair and rfs at 16 rerun
 // rps at 16 and rfs at 1 too).
 type CellSelector struct {
-	Datapath   string `yaml:"datapath,omitempty"`
-	Workload   string `yaml:"workload,omitempty"`
-	Tuning     string `yaml:"tuning,omitempty"`
-	Replicas   int    `yaml:"replicas,omitempty"`
+	Datapath string `yaml:"datapath,omitempty"`
+	Workload string `yaml:"workload,omitempty"`
+	Tuning   string `yaml:"tuning,omitempty"`
+	// Replicas is a pointer so that a given 0 is refused (no study has
+	// 0 pod pairs) instead of reading as "any count".
+	Replicas   *int   `yaml:"replicas,omitempty"`
 	Impairment string `yaml:"impairment,omitempty"`
 }
 
@@ -100,7 +102,7 @@ func (s *Study) picked(c results.Cell) bool {
 		if (sel.Datapath == "" || sel.Datapath == c.Datapath) &&
 			(sel.Workload == "" || sel.Workload == c.Workload || sel.Workload == EntryOf(c.Workload)) &&
 			(sel.Tuning == "" || sel.Tuning == c.Tuning) &&
-			(sel.Replicas == 0 || sel.Replicas == c.Replicas) &&
+			(sel.Replicas == nil || *sel.Replicas == c.Replicas) &&
 			(sel.Impairment == "" || sel.Impairment == imp) {
 			return true
 		}
@@ -156,8 +158,8 @@ func validateOnly(s *Study, bad badFunc) {
 		check(f+".datapath", "datapath", sel.Datapath, s.DatapathNames())
 		check(f+".workload", "workload", sel.Workload, workloads)
 		check(f+".tuning", "tuning", sel.Tuning, tunings)
-		if sel.Replicas != 0 {
-			check(f+".replicas", "replica count", strconv.Itoa(sel.Replicas), replicas)
+		if sel.Replicas != nil {
+			check(f+".replicas", "replica count", strconv.Itoa(*sel.Replicas), replicas)
 		}
 		check(f+".impairment", "impairment", sel.Impairment, impairments)
 	}
