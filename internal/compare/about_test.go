@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,17 @@ func TestNoMatchSaysWhatEachHolds(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("page lacks %q:\n%s", want, out.String())
 		}
+	}
+	// Tools read the same from the JSON.
+	out.Reset()
+	if err := Write(&out, "json", h, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		HoldsA string `json:"holds_a"`
+		HoldsB string `json:"holds_b"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &doc); err != nil || doc.HoldsA != Holds(a) || doc.HoldsB != Holds(b) {
+		t.Errorf("JSON holds %+v (%v), want %q and %q", doc, err, Holds(a), Holds(b))
 	}
 }
