@@ -50,28 +50,52 @@ func RerunScope(stops []results.Stop, s *study.Study) Scope {
 			need = append(need, c)
 		}
 	}
-	sc := ScopeOf(need, stops, s)
-	sc.pick(picks, need, stops)
+	all := known(stops, s)
+	sc := scopeOf(need, all, s)
+	sc.pick(picks, need, all)
 	return sc
 }
 
+// known are the cells of study s that a narrowing must reckon with: the
+// cells the run measured (stops) and, in a run of spec.only, the cells
+// its selectors left out. A rerun's selectors replace the run's own, so
+// they must not pick those either, and an entry only they have is
+// narrowed away. Cells the machine skipped (a datapath its kernel cannot
+// build) are in neither: leaving them out narrows nothing.
+func known(stops []results.Stop, s *study.Study) []results.Cell {
+	var out []results.Cell
+	for _, st := range stops {
+		out = append(out, st.Cell)
+	}
+	if len(s.Spec.Only) > 0 {
+		every := *s
+		every.Spec.Only = nil
+		for _, c := range every.Cells() {
+			if !s.Selected(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // pick adds spec.only to the scope where its lists' product still holds
-// cells of the run that no undecided cell needs (an undecided rps at 1
+// known cells that no undecided cell needs (an undecided rps at 1
 // pair and rfs at 16 keep rps at 16 and rfs at 1 in the lists): one
 // selector per undecided cell, as short as it can be (pickOf), the same
 // ones once; the cells they are compared with come with them
 // (study.Selected). Has then holds the needed cells only.
-func (sc *Scope) pick(picks, need []results.Cell, stops []results.Stop) {
+func (sc *Scope) pick(picks, need, all []results.Cell) {
 	needed := map[results.Cell]bool{}
 	for _, c := range need {
 		needed[c] = true
 	}
 	var inside []results.Cell
 	extra := false
-	for _, st := range stops {
-		if sc.Has(st.Cell) {
-			inside = append(inside, st.Cell)
-			extra = extra || !needed[st.Cell]
+	for _, c := range all {
+		if sc.Has(c) {
+			inside = append(inside, c)
+			extra = extra || !needed[c]
 		}
 	}
 	if !extra || len(picks) == 0 {
@@ -137,6 +161,11 @@ func pickOf(c results.Cell, inside []results.Cell, needed map[results.Cell]bool)
 // cells (the whole study when there are none): advise --prove measures
 // a candidate on the cells of the run where its finding showed.
 func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
+	return scopeOf(cells, known(stops, s), s)
+}
+
+// scopeOf is ScopeOf over the known cells (known).
+func scopeOf(cells, all []results.Cell, s *study.Study) Scope {
 	var sc Scope
 	var need map[results.Cell]bool // nil: no narrowing, every cell
 	for _, c := range cells {
@@ -156,11 +185,10 @@ func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
 		}
 		return false
 	}
-	// ran tells the entries that ran from those the machine skipped (a
-	// datapath its kernel cannot build): leaving those out narrows
-	// nothing.
+	// ran tells the entries of known cells from those the machine
+	// skipped: leaving those out narrows nothing.
 	ran := func(f func(results.Cell) bool) bool {
-		return slices.ContainsFunc(stops, func(st results.Stop) bool { return f(st.Cell) })
+		return slices.ContainsFunc(all, f)
 	}
 	keep := func(key string, names []string, of func(results.Cell) string) {
 		var out []string

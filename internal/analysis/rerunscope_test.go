@@ -161,6 +161,36 @@ func TestRerunScope(t *testing.T) {
 		t.Errorf("a row and a column: sets %v, want %v", sc.Sets, want)
 	}
 	checkRuns(t, tun, sc, tc("baseline", 1), tc("rps", 1), tc("rfs", 1), tc("baseline", 4), tc("rfs", 4))
+	// A rerun of that run: rfs at 1 pair decided, rps at 1 and rfs at 4
+	// still undecided. The new selectors replace the run's own, so they
+	// must not pick what the run's left out either: {tuning: rps} would
+	// pick rps at 4, which the run never planned.
+	picked := parse(`  datapaths: [bridge]
+  tunings: [baseline, rps, rfs]
+  workloads: [{name: tcp, tool: iperf3}, {name: rr, tool: qperf, messageSize: 1}]
+  replicas: [1, 4]
+  trials: {min: 3, max: 6}
+  duration: 5s
+  only: [{workload: tcp, replicas: 1}, {workload: tcp, tuning: rfs}]
+`)
+	var again []results.Stop
+	for _, c := range picked.Cells() {
+		switch {
+		case c.Tuning == "baseline":
+			again = append(again, stop(c, "", 0))
+		case c == tc("rfs", 1):
+			again = append(again, stop(c, "baseline", 0))
+		default:
+			again = append(again, stop(c, "baseline", 8))
+		}
+	}
+	sc = RerunScope(again, picked)
+	// The workload the run left out is narrowed away too.
+	want = [][2]string{{"workloads", "[tcp]"}, {"only", "[{tuning: rps, replicas: 1}, {tuning: rfs, replicas: 4}]"}}
+	if !reflect.DeepEqual(sc.Sets, want) {
+		t.Errorf("a picked run: sets %v, want %v", sc.Sets, want)
+	}
+	checkRuns(t, picked, sc, tc("baseline", 1), tc("rps", 1), tc("baseline", 4), tc("rfs", 4))
 	for i := range stops {
 		if stops[i].Cell == tc("rfs", 4) || stops[i].Cell == tc("rfs", 1) {
 			stops[i].Decision, stops[i].ToDecide = "better", 0

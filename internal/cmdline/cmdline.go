@@ -90,6 +90,22 @@ func NarrowSet(words []string, key, names string) []string {
 	return WithSet(words, key, names)
 }
 
+// Narrow applies a rerun scope's overrides (analysis.Scope.Sets) to
+// words: each list by NarrowSet; spec.only's selectors by WithSet, since
+// they define no entry the new ones could pick from, and the new ones
+// are chosen not to pick what the run's own left out (a run of
+// `--set only=[...]` rerun gets one --set only, not two).
+func Narrow(words []string, sets [][2]string) []string {
+	for _, kv := range sets {
+		if kv[0] == "only" {
+			words = WithSet(words, kv[0], kv[1])
+			continue
+		}
+		words = NarrowSet(words, kv[0], kv[1])
+	}
+	return words
+}
+
 func setsKey(kv, key string) bool {
 	k, _, ok := strings.Cut(kv, "=")
 	return ok && strings.TrimSpace(k) == key

@@ -53,3 +53,13 @@ func TestNarrowSet(t *testing.T) {
 		t.Errorf("inline entry: got %q, want %q", got, want)
 	}
 }
+
+// A rerun's selectors replace the run's own; its lists narrow as
+// NarrowSet does.
+func TestNarrow(t *testing.T) {
+	in := []string{"cnibench", "run", "s.yaml", "--set", "only=[{tuning: rps}, {replicas: 4}]", "--set=tunings=[baseline, rps, rfs]"}
+	got := Narrow(in, [][2]string{{"tunings", "[baseline, rps]"}, {"only", "[{tuning: rps, replicas: 1}]"}})
+	if want := "cnibench run s.yaml --set 'tunings=[baseline, rps]' --set 'only=[{tuning: rps, replicas: 1}]'"; Quote(got) != want {
+		t.Errorf("got  %s\nwant %s", Quote(got), want)
+	}
+}

@@ -205,9 +205,7 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	o := r.Suggested()
 	args := aloneArgs(opt, name)
 	if keep != nil {
-		for _, kv := range sc.Sets {
-			args = cmdline.NarrowSet(args, kv[0], kv[1])
-		}
+		args = cmdline.Narrow(args, sc.Sets)
 	}
 	args = append(cmdline.WithSet(args, analysis.TrialsKey(fixed), strconv.Itoa(o.Max)), "--budget", analysis.RerunBudget(o.Time).String())
 	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}

@@ -89,10 +89,7 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 	}
 	pick := r.Suggested()
 	// A later flag or --set of the same key wins over the user's own.
-	words := o.Command
-	for _, kv := range sc.Sets {
-		words = cmdline.NarrowSet(words, kv[0], kv[1])
-	}
+	words := cmdline.Narrow(o.Command, sc.Sets)
 	words = cmdline.WithSet(words, analysis.TrialsKey(fixed), strconv.Itoa(pick.Max))
 	if s.Spec.Budget.Duration > 0 {
 		// The budget that stopped this run would stop the rerun too.
