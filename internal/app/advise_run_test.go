@@ -87,3 +87,53 @@ spec:
 		t.Errorf("without --run: %+v", o)
 	}
 }
+
+// A run of spec.only (a rerun of undecided cells) names its own tunings
+// in its selectors; the candidate's A and B replace those tunings, so
+// the A/B drops the selectors and narrows by the lists alone.
+func TestProveOnPickedRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy([]byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: mine}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline, rps]
+  workloads: [{name: tcp, tool: iperf3}]
+  replicas: [1, 4]
+  trials: 8
+  duration: 20s
+  only: [{tuning: rps, replicas: 4}]
+`)); err != nil {
+		t.Fatal(err)
+	}
+	bound := results.Cell{Datapath: "bridge", Tuning: "rps", Workload: "tcp", Replicas: 4}
+	base := bound
+	base.Tuning = "baseline"
+	stops := []results.Stop{{Cell: base, Metric: results.MetricBitrate}, {Cell: bound, Metric: results.MetricBitrate}}
+	if err := errors.Join(w.WriteStops(stops), w.Close()); err != nil {
+		t.Fatal(err)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := advise.Lookup("rfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &advise.Entry{Result: advise.Result{Name: "rfs", Rule: rules[0]}, Seen: []advise.Sighting{{Finding: advise.FindingOneCore, Run: dir, Cells: []results.Cell{bound}}}}
+	f := adviseFlags{}
+	o := fromRun{dir: dir, run: run, study: runStudy(dir)}.options(prove.Options{Resolve: f.resolver(), Budget: time.Minute}, e)
+	s, _, err := prove.Plan(o, e, &inspect.Inspection{})
+	if err != nil {
+		t.Fatalf("the A/B on a picked run: %v (sets %q)", err, o.Sets)
+	}
+	if len(s.Spec.Only) != 0 || !slices.Equal(s.Spec.Replicas, []int{4}) || len(s.Cells()) != 2 {
+		t.Errorf("A/B study: only %v, replicas %v, %d cells; want no selectors, 4 replicas, A and B", s.Spec.Only, s.Spec.Replicas, len(s.Cells()))
+	}
+}

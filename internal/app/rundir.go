@@ -47,7 +47,8 @@ type fromRun struct {
 // the run (advise.Entry.Seen) is measured on the run's own study, its
 // datapaths, workloads, replica counts and impairments narrowed to the
 // cells its findings showed in (analysis.ScopeOf; its tunings are the
-// candidate's A and B), the user's --set after them; the others as opt
+// candidate's A and B, and the run's spec.only is dropped), the user's
+// --set after them; the others as opt
 // says. A fixed trial count N becomes at most N from abMin, as the
 // built-in A/B's: the A/B is decided sequentially and within --budget,
 // which prove.Plan gives to an adaptive design only (a run's fixed 20
@@ -71,6 +72,11 @@ func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 		if kv[0] != "tunings" {
 			narrow = append(narrow, kv[0]+"="+kv[1])
 		}
+	}
+	if len(fr.study.Spec.Only) > 0 {
+		// The run's selectors may name its tunings, which A and B
+		// replace; the lists above hold the finding's cells.
+		narrow = append(narrow, "only=[]")
 	}
 	if t := fr.study.Spec.Trials; !t.Adaptive() && t.Max > abMin {
 		narrow = append(narrow, fmt.Sprintf("trials={min: %d, max: %d}", abMin, t.Max))
