@@ -120,6 +120,13 @@ func TestSightings(t *testing.T) {
 		len(rep.Seen[0].NotBy) != 2 || !strings.Contains(rep.Seen[0].NotBy[0], "tunnel_mtu_below_max") {
 		t.Errorf("rules none here for one reason: %+v\n%s", rep.Seen, md)
 	}
+	// A run of emulated nodes: the machine read is not the run's nodes,
+	// which the pages say.
+	rep = &Report{Others: []Result{over("tunnel-gro", "overlay_in_use: no")}}
+	rep.AddSightings("/runs/c", []Sighting{{Finding: FindingOverlay, Run: "/runs/c", Text: "flannel against bridge: worse in 2", Emulated: true}})
+	if md, _ := pages(t, rep); !strings.Contains(md, "overlay_in_use: no (the rules read the inspected machine, not the run's nodes, which were network namespaces") {
+		t.Errorf("a finding of emulated nodes:\n%s", md)
+	}
 	rep = &Report{}
 	rep.AddSightings("/runs/b", nil)
 	if md, html := pages(t, rep); !strings.Contains(md, "/runs/b: none of the findings the rules answer (one-core, steering, netfilter, overlay).") || !strings.Contains(html, "/runs/b: none of the findings") {

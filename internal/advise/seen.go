@@ -43,6 +43,11 @@ type Sighting struct {
 	// (Text names a few): --prove measures a candidate that answers it
 	// on the run's study narrowed to them.
 	Cells []results.Cell `json:"cells"`
+	// Emulated: the run's nodes were network namespaces cnibench built
+	// (the local engine), not the inspected machine's pod network, so a
+	// rule that reads a device the run had (an overlay's tunnel) may be
+	// no candidate here while the run measured that device's cost.
+	Emulated bool `json:"emulated,omitempty"`
 }
 
 // Seen is a sighting with what this report makes of it: the candidates
@@ -59,6 +64,9 @@ type Seen struct {
 	// first reason together (four overlay rules on a machine without an
 	// overlay are one line, not four).
 	notBy []string
+	// elsewhere: a rule is not applicable here, and the run's nodes were
+	// emulated; the pages say where the rule would be read.
+	elsewhere bool
 }
 
 // AddSightings sets the sightings of a run directory beside the
@@ -89,6 +97,7 @@ func (r *Report) AddSightings(run string, ss []Sighting) {
 					why = append(why, w)
 				}
 				names[w] = append(names[w], o.Name)
+				seen.elsewhere = seen.elsewhere || (s.Emulated && o.Status == NotApplicable)
 			}
 		}
 		for _, w := range why {
@@ -109,7 +118,12 @@ func (s Seen) AnswerText() string {
 	case len(s.AnsweredBy) > 0:
 		return "answered by the candidate " + strings.Join(s.AnsweredBy, ", ") + " (below)"
 	case len(s.notBy) > 0:
-		return "no candidate here: " + strings.Join(s.notBy, " / ")
+		text := "no candidate here: " + strings.Join(s.notBy, " / ")
+		if s.elsewhere {
+			text += " (the rules read the inspected machine, not the run's nodes, which were network namespaces " +
+				"cnibench built for the run: run advise on a node whose pod network has the run's datapath)"
+		}
+		return text
 	}
 	return "no rule answers it"
 }

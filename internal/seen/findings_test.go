@@ -62,9 +62,19 @@ func TestFindOverlay(t *testing.T) {
 			}
 		}
 	}
+	run.HasEnv, run.Env.Engine = true, "local"
 	got := Find("/runs/dp", run, s)
 	if len(got) != 1 || got[0].Finding != advise.FindingOverlay {
 		t.Fatalf("sightings %+v, want the overlay's", got)
+	}
+	// The run's nodes were emulated (the local engine): the pages say
+	// that the machine inspected is not the run's nodes.
+	if !got[0].Emulated {
+		t.Error("a sighting of the local engine's run is not marked emulated")
+	}
+	run.Env.Engine = "kube"
+	if got := Find("/runs/dp", run, s); len(got) != 1 || got[0].Emulated {
+		t.Errorf("a sighting of a cluster's run: %+v", got)
 	}
 	want := regexp.MustCompile(`^calico-vxlan \(tunnel vxlan\.calico\) against calico-routed: worse in 1 of its inter-node cells ` +
 		`\(tcp baseline r=1 bitrate ×0\.80 \[0\.7\d, 0\.8\d\]\)$`)

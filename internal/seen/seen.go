@@ -34,7 +34,8 @@ func Find(dir string, run *results.Run, s *study.Study) []advise.Sighting {
 	var out []advise.Sighting
 	for _, f := range finders {
 		if text, cells := f.find(run, s); text != "" {
-			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: text, Cells: cells})
+			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: text, Cells: cells,
+				Emulated: run.HasEnv && run.Env.Engine != "kube"})
 		}
 	}
 	return out
