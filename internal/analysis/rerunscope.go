@@ -164,6 +164,49 @@ func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
 	return scopeOf(cells, known(stops, s), s)
 }
 
+// Picks is spec.only's value that picks exactly the given cells of
+// study s, which ran stops, in every entry of the free dimensions (the
+// cellDims keys whose entries an A/B replaces: "tuning", and "datapath"
+// for an A/B of datapaths): one selector per cell, in the dimensions
+// where the cells' scope (ScopeOf) holds several entries, the same ones
+// once; "" when the scope's lists pick no other cell. advise --prove on
+// a run's cells: a finding in flannel's HTTP at 1 pair and bridge's TCP
+// at 4 is measured there, not in all eight cells of the lists' product.
+func Picks(cells []results.Cell, stops []results.Stop, s *study.Study, free ...string) string {
+	sc := ScopeOf(cells, stops, s)
+	every := *s
+	every.Spec.Only = nil
+	var inside []results.Cell
+	for _, c := range every.Cells() {
+		if sc.Has(c) {
+			inside = append(inside, c)
+		}
+	}
+	var keys []int
+	for i, d := range cellDims {
+		if !slices.Contains(free, d.key) && slices.ContainsFunc(inside, func(o results.Cell) bool { return d.of(o) != d.of(inside[0]) }) {
+			keys = append(keys, i)
+		}
+	}
+	selector := func(c results.Cell) string {
+		var kv []string
+		for _, i := range keys {
+			kv = append(kv, cellDims[i].key+": "+cellDims[i].of(c))
+		}
+		return "{" + strings.Join(kv, ", ") + "}"
+	}
+	var sels []string
+	for _, c := range cells {
+		if sel := selector(c); !slices.Contains(sels, sel) {
+			sels = append(sels, sel)
+		}
+	}
+	if len(keys) == 0 || !slices.ContainsFunc(inside, func(c results.Cell) bool { return !slices.Contains(sels, selector(c)) }) {
+		return ""
+	}
+	return "[" + strings.Join(sels, ", ") + "]"
+}
+
 // scopeOf is ScopeOf over the known cells (known).
 func scopeOf(cells, all []results.Cell, s *study.Study) Scope {
 	var sc Scope

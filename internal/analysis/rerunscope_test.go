@@ -230,3 +230,45 @@ func TestRerunScope(t *testing.T) {
 		t.Errorf("impairments: sets %v", sc.Sets)
 	}
 }
+
+// Picks selects a finding's cells in every entry of the dimensions an
+// A/B replaces, and nothing when the lists pick them alone.
+func TestPicks(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"bridge", "flannel-vxlan"}, Tools: testCatalog.Tools}
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [bridge, flannel-vxlan]
+  tunings: [baseline, rps]
+  workloads: [{name: tcp, tool: iperf3}, {name: http, tool: ab, concurrency: [1, 8]}]
+  replicas: [1, 4]
+  trials: 3
+  duration: 5s
+`), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stops []results.Stop
+	for _, c := range s.Cells() {
+		stops = append(stops, results.Stop{Cell: c})
+	}
+	c := func(dp, w string, reps int) results.Cell {
+		return results.Cell{Datapath: dp, Tuning: "rps", Workload: w, Replicas: reps}
+	}
+	for _, tc := range []struct {
+		cells []results.Cell
+		free  []string
+		want  string
+	}{
+		{[]results.Cell{c("bridge", "http@c8", 1)}, []string{"tuning"}, "[{workload: http@c8}]"},
+		{[]results.Cell{c("bridge", "tcp", 1)}, []string{"tuning"}, ""},
+		{[]results.Cell{c("bridge", "tcp", 1), c("flannel-vxlan", "tcp", 4)}, []string{"tuning"}, "[{datapath: bridge, replicas: 1}, {datapath: flannel-vxlan, replicas: 4}]"},
+		{[]results.Cell{c("bridge", "tcp", 1), c("flannel-vxlan", "tcp", 4)}, []string{"tuning", "datapath"}, ""},
+		{[]results.Cell{c("bridge", "tcp", 1), c("flannel-vxlan", "tcp", 1), c("bridge", "tcp", 4)}, []string{"tuning", "datapath"}, ""},
+	} {
+		if got := Picks(tc.cells, stops, s, tc.free...); got != tc.want {
+			t.Errorf("Picks(%v, free %v) = %q, want %q", tc.cells, tc.free, got, tc.want)
+		}
+	}
+}

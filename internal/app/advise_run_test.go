@@ -77,6 +77,25 @@ spec:
 		s.Spec.Trials != (study.Trials{Min: 3, Max: 8}) || s.Spec.Budget.Duration != time.Minute {
 		t.Errorf("A/B study %+v: want the run's calico-routed (MTU 1400), tcp at 4 replicas, 5 s, 3 to 8 trials within the budget, the candidate's two tunings", s.Spec)
 	}
+	// A finding in two cells that differ in every dimension: the lists'
+	// product holds eight, the A/B picks the two, each in A and B.
+	other := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "rr", Replicas: 1}
+	e.Seen[0].Cells = []results.Cell{bound, other}
+	o = fr.options(opt, e)
+	if want := "only=[{datapath: calico-routed, workload: tcp, replicas: 4}, {datapath: bridge, workload: rr, replicas: 1}]"; !slices.Contains(o.Sets, want) {
+		t.Errorf("sets %q, want %q among them", o.Sets, want)
+	}
+	if s, _, err := prove.Plan(o, e, &inspect.Inspection{}); err != nil || len(s.Cells()) != 4 {
+		t.Errorf("A/B of two cells: %v, cells %v; want those two in A and B", err, s.Cells())
+	}
+	// The user's --set may leave a selector without its entry: the
+	// lists alone then.
+	user := opt
+	user.Sets = []string{"replicas=[1]"}
+	if o := fr.options(user, e); slices.ContainsFunc(o.Sets, func(s string) bool { return strings.HasPrefix(s, "only=") }) {
+		t.Errorf("sets %q: selectors of a replica count the user's --set removed", o.Sets)
+	}
+	e.Seen[0].Cells = []results.Cell{bound}
 	// A candidate that answers no finding keeps the built-in A/B, as
 	// does every candidate without --run.
 	plain := &advise.Entry{Result: advise.Result{Name: "rfs", Rule: rules[0]}}

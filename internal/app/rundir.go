@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise"
@@ -46,9 +47,9 @@ type fromRun struct {
 // options are a candidate's A/B options. One that answers a finding of
 // the run (advise.Entry.Seen) is measured on the run's own study, its
 // datapaths, workloads, replica counts and impairments narrowed to the
-// cells its findings showed in (analysis.ScopeOf; its tunings are the
-// candidate's A and B, and the run's spec.only is dropped), the user's
-// --set after them; the others as opt
+// cells its findings showed in (analysis.ScopeOf, and analysis.Picks
+// where the lists' product holds more; its tunings are the candidate's A
+// and B), the user's --set after them; the others as opt
 // says. A fixed trial count N becomes at most N from abMin, as the
 // built-in A/B's: the A/B is decided sequentially and within --budget,
 // which prove.Plan gives to an adaptive design only (a run's fixed 20
@@ -73,10 +74,8 @@ func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 			narrow = append(narrow, kv[0]+"="+kv[1])
 		}
 	}
-	if len(fr.study.Spec.Only) > 0 {
-		// The run's selectors may name its tunings, which A and B
-		// replace; the lists above hold the finding's cells.
-		narrow = append(narrow, "only=[]")
+	if only := fr.picks(file, cells, e, narrow, opt.Sets); only != "" {
+		narrow = append(narrow, only)
 	}
 	if t := fr.study.Spec.Trials; !t.Adaptive() && t.Max > abMin {
 		narrow = append(narrow, fmt.Sprintf("trials={min: %d, max: %d}", abMin, t.Max))
@@ -87,6 +86,33 @@ func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 	}
 	opt.Shape = fmt.Sprintf("the run %s's own study, narrowed to the cells where it showed %s", fr.dir, strings.Join(findings, " and "))
 	return opt
+}
+
+// picks is the --set of spec.only that narrows the A/B to the finding's
+// cells themselves, each in A and B, where the narrowed lists' product
+// holds more (analysis.Picks); "only=[]" when it does not and the run
+// had selectors of its own, which may name the tunings (or datapaths) A
+// and B replace; "" otherwise. Selectors the user's --set leaves without
+// their entries (--set replicas=[1] where a finding was at 4 pairs)
+// give way to the lists.
+func (fr fromRun) picks(file string, cells []results.Cell, e *advise.Entry, narrow, user []string) string {
+	free := []string{"tuning"}
+	if e.Rule.ProvesDatapaths() {
+		free = append(free, "datapath")
+	}
+	fallback := ""
+	if len(fr.study.Spec.Only) > 0 {
+		fallback = "only=[]"
+	}
+	only := analysis.Picks(cells, fr.run.Stops, fr.study, free...)
+	if only == "" {
+		return fallback
+	}
+	sets := append(append(slices.Clone(narrow), "only="+only), user...)
+	if _, err := study.Resolve(file, study.Options{Set: sets}, studyCatalog()); err != nil {
+		return fallback
+	}
+	return "only=" + only
 }
 
 // abMin is the fewest trials per cell of an A/B on a run's cells: the
