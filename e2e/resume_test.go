@@ -105,11 +105,16 @@ func TestKill9ThenResume(t *testing.T) {
 	if r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir); r.code != 0 {
 		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// Its report says it did not finish and how to continue it.
+	if r := cnibench(t, nil, "report", out); r.code != 0 || !strings.Contains(r.stdout, "warning: this run did not finish") ||
+		!strings.Contains(r.stdout, "cnibench run --resume "+out+"\n") {
+		t.Errorf("report of the killed run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := cnibench(t, nil, "run", "--resume", out, "--set", "trials=9", "--journal-dir", jdir); r.code != 2 || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("resume with --set: exit %d, want 2 with one line:\n%s", r.code, r.stderr)
 	}
 	r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir)
-	if r.code != 0 {
+	if r.code != 0 || strings.Contains(r.stdout, "did not finish") {
 		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	final, _ := countedTrials(t, out)

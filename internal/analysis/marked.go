@@ -68,6 +68,7 @@ func cellLess(a, b results.Cell) bool {
 // what its tunings set (s may be nil).
 func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Stops = run.Stops
+	m.Unfinished = Unfinished(s, run.Stops)
 	m.Marked = MarkedOf(run)
 	m.Origin = run.Env.Origin
 	m.Tunings = TuningsOf(s, run.Env)

@@ -76,6 +76,9 @@ type Model struct {
 	// Marked the failed, repeated and disturbed attempts (marked.go).
 	Stops  []results.Stop `json:"stops,omitempty"`
 	Marked []Marked       `json:"marked,omitempty"`
+	// Unfinished are the cells the run ended before finishing
+	// (Unfinished): --resume continues them.
+	Unfinished []results.Cell `json:"unfinished,omitempty"`
 	// Tunings are the study's tunings: what each is and what it set.
 	Tunings []TuningDef `json:"tunings,omitempty"`
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -73,6 +74,18 @@ spec:
 	if code := Main(context.Background(), []string{"show", file, "--set", "tunings=[baseline, rfs]", "--set", "trials.max=40"}, &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), "tunings:\n        - baseline\n        - rfs\n    baseline") {
 		t.Errorf("show of the rerun: exit %d, %s\n%s", code, errb.String(), out.String())
+	}
+	// Killed before rps's stop: the run says to resume it, not to rerun.
+	b, _ := json.Marshal([]results.Stop{{Cell: cell("baseline"), Metric: results.MetricBitrate, Status: "max", N: 3, TrialSeconds: 4},
+		{Cell: cell("rfs"), Metric: results.MetricBitrate, Status: "futile", N: 3, TrialSeconds: 4, Decision: "undecided", Versus: "baseline", ToDecide: 40}})
+	if err := os.WriteFile(filepath.Join(dir, results.StopsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "warning: this run did not finish: it ended (interrupted, killed or stopped by an error) before 1 of its 3 cells were done;") ||
+		!strings.Contains(out.String(), "cnibench run --resume "+dir+"\n") || strings.Contains(out.String(), "to decide") {
+		t.Errorf("an unfinished run: exit %d, %s\n%s", code, errb.String(), out.String())
 	}
 }
 

@@ -113,7 +113,11 @@ func printOutcome(w io.Writer, dir string, s *study.Study) {
 	if err != nil {
 		return
 	}
-	printDecisions(w, run, s)
+	unfinished := analysis.Unfinished(s, run.Stops)
+	printDecisions(w, run, s, unfinished)
+	if l := report.UnfinishedLine(unfinished, s, dir); l != "" {
+		fmt.Fprintln(w, "warning: "+l)
+	}
 	// Cells bound by one core (analysis.OneCore): a reader of the
 	// decisions alone would take their numbers for the machine's limit.
 	cells := analysis.OneCoreCells(run.Samples, run.CPU)
@@ -129,7 +133,7 @@ func printOutcome(w io.Writer, dir string, s *study.Study) {
 // printDecisions prints a run's decisions (or why a cell is undecided),
 // how its cells met a precision target and what deciding the undecided
 // ones would take, from the run's stops.json and its study s.
-func printDecisions(w io.Writer, run *results.Run, s *study.Study) {
+func printDecisions(w io.Writer, run *results.Run, s *study.Study, unfinished []results.Cell) {
 	if len(run.Stops) == 0 {
 		return
 	}
@@ -142,16 +146,12 @@ func printDecisions(w io.Writer, run *results.Run, s *study.Study) {
 	for _, l := range report.PrecisionLines(run.Stops) {
 		fmt.Fprintln(w, l)
 	}
-	o := run.Env.Origin
-	for _, l := range []struct{ line, command string }{
-		{report.RerunLine(run.Stops, s), report.RerunCommand(run.Stops, s, o)},
-		{report.TourLine(run.Stops, s, o), report.TourCommand(run.Stops, s, o)},
-	} {
-		if l.line != "" {
-			fmt.Fprintln(w, l.line)
+	for _, l := range report.Next(run.Stops, s, run.Env.Origin, unfinished) {
+		if l.Line != "" {
+			fmt.Fprintln(w, l.Line)
 		}
-		if l.command != "" {
-			fmt.Fprintln(w, "  "+l.command)
+		if l.Command != "" {
+			fmt.Fprintln(w, "  "+l.Command)
 		}
 	}
 }

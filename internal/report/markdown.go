@@ -32,12 +32,15 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	if len(m.Rows) == 0 {
 		p("No samples.\n")
 	}
+	if l := UnfinishedLine(m.Unfinished, s, ""); l != "" {
+		p("**Warning: %s.**\n\n", l)
+	}
 	if miss := missingCells(m.Rows); len(miss) > 0 {
 		p("## Cells without samples\n\n")
 		for _, c := range miss {
 			p("- %s\n", c)
 		}
-		p("\nTheir tables below say \"missing\"; the \"Repetitions and decisions\" table says why.\n\n")
+		p("\nTheir tables below say \"missing\"; %s.\n\n", missingWhy(m.Unfinished, m.Stops))
 	}
 	if tables := n.glanceTables(s); len(tables) > 0 {
 		p("## At a glance\n\n")

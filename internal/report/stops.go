@@ -94,18 +94,32 @@ func stopsText(m analysis.Model, s *study.Study) string {
 	if s == nil {
 		return text
 	}
-	for _, l := range []struct{ line, command string }{
-		{RerunLine(m.Stops, s), RerunCommand(m.Stops, s, m.Origin)},
-		{TourLine(m.Stops, s, m.Origin), TourCommand(m.Stops, s, m.Origin)},
-	} {
-		if l.line != "" {
-			text += " " + strings.ToUpper(l.line[:1]) + l.line[1:] + "."
+	for _, l := range Next(m.Stops, s, m.Origin, m.Unfinished) {
+		if l.Line != "" {
+			text += " " + strings.ToUpper(l.Line[:1]) + l.Line[1:] + "."
 		}
-		if l.command != "" {
-			text += " The command: " + l.command
+		if l.Command != "" {
+			text += " The command: " + l.Command
 		}
 	}
 	return text
+}
+
+// NextStep is a line saying what to run after a run, and the command.
+type NextStep struct{ Line, Command string }
+
+// Next is what to run after a run: the rerun that decides its undecided
+// cells and the profile that decides a one-trial tour; nothing for an
+// unfinished run (analysis.Unfinished), whose stops cover only the cells
+// it finished: UnfinishedLine says to resume it instead.
+func Next(stops []results.Stop, s *study.Study, o *results.Origin, unfinished []results.Cell) []NextStep {
+	if len(unfinished) > 0 {
+		return nil
+	}
+	return []NextStep{
+		{RerunLine(stops, s), RerunCommand(stops, s, o)},
+		{TourLine(stops, s, o), TourCommand(stops, s, o)},
+	}
 }
 
 // precisionStopNote warns that a cell stopped on its precision target has

@@ -130,7 +130,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg := page{
 		Name: s.Metadata.Name, Description: s.Metadata.Description, Source: s.Metadata.Source,
 		RunID: run.Env.RunID, Generated: time.Now().UTC().Format(time.RFC3339),
-		Warnings: run.Warnings,
+		Warnings: pageWarnings(run, s, m),
 	}
 	if !run.Env.Started.IsZero() {
 		pg.Started = run.Env.Started.UTC().Format(time.RFC3339)

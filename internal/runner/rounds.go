@@ -267,7 +267,7 @@ func (r *run) finishBlock(b *blockRun) error {
 	// A fixed design records its cells' stops too when it has a target
 	// (the report says whether the count met it), a budget or cells to
 	// compare (the run's end lists the decisions).
-	if r.design.trials.Adaptive() || r.design.budget > 0 || r.design.precision != nil || r.design.versus != vsNothing {
+	if r.study.RecordsStops() {
 		return r.recordStops(b.groups, b.last)
 	}
 	return nil

@@ -28,6 +28,16 @@ func Fixed(n int) Trials { return Trials{Min: n, Max: n} }
 // Adaptive reports whether the count is a range.
 func (t Trials) Adaptive() bool { return t.Min < t.Max }
 
+// RecordsStops reports whether a run of the study writes a stop per cell
+// to stops.json as each block of cells ends: an adaptive design, or a
+// fixed one with a budget, a precision target or cells to compare (the
+// report says whether the count met the target, and the run's end lists
+// the decisions). A cell of such a run without a stop was not finished.
+func (s *Study) RecordsStops() bool {
+	sp := &s.Spec
+	return sp.Trials.Adaptive() || sp.Budget.Duration > 0 || sp.Precision != nil || s.Compares() != ""
+}
+
 func (t Trials) String() string {
 	if t.Adaptive() {
 		return fmt.Sprintf("%d-%d", t.Min, t.Max)
