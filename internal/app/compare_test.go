@@ -211,3 +211,41 @@ func TestCompareDefaultHeadline(t *testing.T) {
 		}
 	}
 }
+
+// A run that ended before its cells were done is compared on what it
+// has, and the page and the JSON say that its numbers are partial.
+func TestCompareUnfinished(t *testing.T) {
+	const studyYAML = "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: gate}\nspec:\n  datapaths: [bridge]\n" +
+		"  tunings: [baseline, rfs]\n  workloads: [{name: tcp, tool: iperf3}]\n  trials: {min: 3, max: 10}\n  duration: 3s\n"
+	trials := map[string][]map[string]float64{
+		"baseline": {{results.MetricBitrate: 10e9}, {results.MetricBitrate: 10.1e9}, {results.MetricBitrate: 9.9e9}},
+		"rfs":      {{results.MetricBitrate: 12e9}, {results.MetricBitrate: 12.1e9}, {results.MetricBitrate: 11.9e9}},
+	}
+	a, b := writeRun(t, trials), writeRun(t, trials)
+	for _, dir := range []string{a, b} {
+		if err := os.WriteFile(filepath.Join(dir, results.StudyFile), []byte(studyYAML), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stops []results.Stop
+	for _, tn := range []string{"baseline", "rfs"} {
+		stops = append(stops, results.Stop{Cell: results.Cell{Datapath: "bridge", Tuning: tn, Workload: "tcp", Replicas: 1}, Metric: results.MetricBitrate, N: 3, Status: "max"})
+	}
+	js, _ := json.Marshal(stops)
+	if err := os.WriteFile(filepath.Join(a, results.StopsFile), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := compareExit(t, a, b)
+	if code != ExitOK || !strings.Contains(out, "B did not finish: 2 of its 2 cells were not done when it ended") ||
+		!strings.Contains(out, "cnibench run --resume "+b+")") || strings.Contains(out, "A did not finish") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = compareExit(t, a, b, "--format", "json")
+	var doc struct {
+		A int `json:"unfinished_a"`
+		B int `json:"unfinished_b"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != ExitOK || err != nil || doc.A != 0 || doc.B != 2 {
+		t.Errorf("JSON: exit %d, %+v, %v", code, doc, err)
+	}
+}

@@ -148,5 +148,13 @@ func head(dirA, dirB string, a, b *results.Run) compare.Head {
 	sa, errA := os.Stat(dirA)
 	sb, errB := os.Stat(dirB)
 	h.Same = errA == nil && errB == nil && os.SameFile(sa, sb)
+	// A run killed before its end has partial numbers, which a gate in
+	// CI should not take for finished ones silently.
+	if s := runStudy(dirA); s != nil {
+		h.UnfinishedA, h.CellsA = len(analysis.Unfinished(s, a.Stops)), len(s.Cells())
+	}
+	if s := runStudy(dirB); s != nil {
+		h.UnfinishedB, h.CellsB = len(analysis.Unfinished(s, b.Stops)), len(s.Cells())
+	}
 	return h
 }

@@ -29,6 +29,11 @@ type Head struct {
 	// HoldsA and HoldsB say which cells each run holds (Holds): what a
 	// reader needs when no cell matches.
 	HoldsA, HoldsB string
+	// UnfinishedA and UnfinishedB count the cells each run ended before
+	// finishing (analysis.Unfinished) of its Cells: their numbers are
+	// partial, which the page says beside the run.
+	UnfinishedA, UnfinishedB int
+	CellsA, CellsB           int
 }
 
 // NewHead describes runs a and b, found in directories dirA and dirB.

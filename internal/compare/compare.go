@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -206,6 +207,16 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 			line += ": " + side[2]
 		}
 		fmt.Fprintln(w, line)
+	}
+	for _, u := range []struct {
+		side, dir     string
+		unfinished, n int
+	}{{"A", h.A, h.UnfinishedA, h.CellsA}, {"B", h.B, h.UnfinishedB, h.CellsB}} {
+		if u.unfinished > 0 {
+			fmt.Fprintf(w, "\n%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
+				"and are judged on the trials they have (continue it with: %s)\n", u.side, u.unfinished, u.n,
+				cmdline.Quote([]string{"cnibench", "run", "--resume", u.dir}))
+		}
 	}
 	if h.Same {
 		fmt.Fprintln(w, "\nA and B are the same run directory: every ratio is 1 by construction, and the table says nothing about a change.")

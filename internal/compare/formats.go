@@ -153,15 +153,18 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 		AboutA string `json:"about_a,omitempty"`
 		AboutB string `json:"about_b,omitempty"`
 		// What each run holds, for a tool to say why no row matched.
-		HoldsA   string        `json:"holds_a"`
-		HoldsB   string        `json:"holds_b"`
-		Differ   []string      `json:"differ,omitempty"`
-		SameRun  bool          `json:"same_run,omitempty"`
-		Rows     []jsonRow     `json:"rows"`
-		OneCore  []Bound       `json:"one_core,omitempty"`
-		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
-		Failed   bool          `json:"failed"`
-	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
+		HoldsA string `json:"holds_a"`
+		HoldsB string `json:"holds_b"`
+		// Cells a run ended before finishing (partial numbers).
+		UnfinishedA int           `json:"unfinished_a,omitempty"`
+		UnfinishedB int           `json:"unfinished_b,omitempty"`
+		Differ      []string      `json:"differ,omitempty"`
+		SameRun     bool          `json:"same_run,omitempty"`
+		Rows        []jsonRow     `json:"rows"`
+		OneCore     []Bound       `json:"one_core,omitempty"`
+		Verdicts    []jsonVerdict `json:"verdicts,omitempty"`
+		Failed      bool          `json:"failed"`
+	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB, UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},
