@@ -123,6 +123,12 @@ var cellDims = []struct {
 	{"impairment", impairmentName},
 }
 
+// varies reports whether cells have more than one entry in dimension
+// cellDims[i].
+func varies(i int, cells []results.Cell) bool {
+	return slices.ContainsFunc(cells, func(o results.Cell) bool { return cellDims[i].of(o) != cellDims[i].of(cells[0]) })
+}
+
 // pickOf is a selector of cell c among the cells inside the narrowed
 // lists: c's value in each dimension where they vary, then without each
 // key that picks no cell but needed ones when left out ("{replicas: 1}"
@@ -130,8 +136,8 @@ var cellDims = []struct {
 // tuning), at least one key kept.
 func pickOf(c results.Cell, inside []results.Cell, needed map[results.Cell]bool) string {
 	var keys []int
-	for i, d := range cellDims {
-		if slices.ContainsFunc(inside, func(o results.Cell) bool { return d.of(o) != d.of(c) }) {
+	for i := range cellDims {
+		if varies(i, inside) {
 			keys = append(keys, i)
 		}
 	}
@@ -184,7 +190,7 @@ func Picks(cells []results.Cell, stops []results.Stop, s *study.Study, free ...s
 	}
 	var keys []int
 	for i, d := range cellDims {
-		if !slices.Contains(free, d.key) && slices.ContainsFunc(inside, func(o results.Cell) bool { return d.of(o) != d.of(inside[0]) }) {
+		if !slices.Contains(free, d.key) && varies(i, inside) {
 			keys = append(keys, i)
 		}
 	}
