@@ -33,6 +33,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(r.Runs) > 0 {
 		b.WriteString("\n## What the run showed\n\n")
+		for _, p := range r.Partial {
+			fmt.Fprintf(&b, "%s.\n\n", p)
+		}
 		for _, s := range r.Seen {
 			fmt.Fprintf(&b, "- %s (%s): %s; %s.\n", s.Finding, s.Run, s.Text, s.AnswerText())
 		}
@@ -151,6 +154,7 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 {{range .Found}}<tr><td>{{.What}}</td><td>{{.Value}}</td></tr>
 {{end}}</table>
 {{if .Runs}}<h2>What the run showed</h2>
+{{range .Partial}}<p>{{.}}.</p>{{end}}
 {{if .Seen}}<ul>{{range .Seen}}<li>{{.Finding}} ({{.Run}}): {{.Text}}; {{.AnswerText}}.</li>{{end}}</ul>{{else}}<p>{{join .Runs ", "}}: {{nothing}}.</p>{{end}}{{end}}
 <h2>Candidates ({{len .Candidates}})</h2>
 {{if not .Candidates}}<p>No rule proposes a knob for this machine.</p>{{else}}

@@ -33,6 +33,9 @@ type Report struct {
 	// showed, with what answers it.
 	Runs []string `json:"runs,omitempty"`
 	Seen []Seen   `json:"seen,omitempty"`
+	// Partial says of each run read that ended before its cells were
+	// done that its findings come from what it measured so far.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // Finding is one line of the inspection summary.

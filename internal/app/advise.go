@@ -12,6 +12,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
@@ -134,6 +135,12 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	if ran != nil {
 		ranStudy = runStudy(f.fromRun)
 		rep.AddSightings(f.fromRun, seen.Find(f.fromRun, ran, ranStudy))
+		if ranStudy != nil {
+			if u := analysis.Unfinished(ranStudy, ran.Stops); len(u) > 0 {
+				rep.Partial = append(rep.Partial, fmt.Sprintf("%s did not finish (%d of its %d cells were not done): "+
+					"what it showed is what it measured so far", f.fromRun, len(u), len(ranStudy.Cells())))
+			}
+		}
 	}
 	if f.prove {
 		if err := f.proveAll(cmd, rep, out, fromRun{f.fromRun, ran, ranStudy}); err != nil {

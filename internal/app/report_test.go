@@ -148,8 +148,19 @@ func TestAdviseRun(t *testing.T) {
 	if !want.MatchString(out.String()) {
 		t.Errorf("advice lacks the run's one-core finding:\n%s", out.String())
 	}
-	if strings.Contains(out.String(), "- steering") {
-		t.Errorf("a steering finding in a run that measured the baseline only:\n%s", out.String())
+	if strings.Contains(out.String(), "- steering") || strings.Contains(out.String(), "did not finish") {
+		t.Errorf("a steering finding in a run that measured the baseline only, or a finished run called unfinished:\n%s", out.String())
+	}
+	// The same trials of an adaptive run killed before its stops: what
+	// it showed is what it measured so far.
+	adaptive := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: oc}\nspec:\n  datapaths: [bridge]\n  workloads: [{name: tcp, tool: iperf3}]\n  trials: {min: 2, max: 4}\n  duration: 3s\n"
+	if err := os.WriteFile(filepath.Join(dir, results.StudyFile), []byte(adaptive), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"advise", "--run", dir, "--rule", "rfs", "--out", filepath.Join(t.TempDir(), "b")}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "## What the run showed\n\n"+dir+" did not finish (1 of its 1 cells were not done): what it showed is what it measured so far.\n") {
+		t.Errorf("advise --run of an unfinished run: exit %d, %s\n%s", code, errb.String(), out.String())
 	}
 	out.Reset()
 	errb.Reset()
