@@ -67,13 +67,9 @@ func known(stops []results.Stop, s *study.Study) []results.Cell {
 	for _, st := range stops {
 		out = append(out, st.Cell)
 	}
-	if len(s.Spec.Only) > 0 {
-		every := *s
-		every.Spec.Only = nil
-		for _, c := range every.Cells() {
-			if !s.Selected(c) {
-				out = append(out, c)
-			}
+	for _, c := range s.Product() {
+		if !s.Selected(c) {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -180,10 +176,8 @@ func ScopeOf(cells []results.Cell, stops []results.Stop, s *study.Study) Scope {
 // at 4 is measured there, not in all eight cells of the lists' product.
 func Picks(cells []results.Cell, stops []results.Stop, s *study.Study, free ...string) string {
 	sc := ScopeOf(cells, stops, s)
-	every := *s
-	every.Spec.Only = nil
 	var inside []results.Cell
-	for _, c := range every.Cells() {
+	for _, c := range s.Product() {
 		if sc.Has(c) {
 			inside = append(inside, c)
 		}

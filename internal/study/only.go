@@ -164,3 +164,39 @@ func validateOnly(s *Study, bad badFunc) {
 		check(f+".impairment", "impairment", sel.Impairment, impairments)
 	}
 }
+
+// Cells expands the matrix in run order: per datapath and replica count the
+// pods are built once; trials are interleaved over tunings and workloads so
+// slow drift of the machine spreads evenly over the configurations. With
+// spec.only, the cells it selects (Selected).
+func (s *Study) Cells() []results.Cell {
+	if len(s.Spec.Only) == 0 {
+		return s.Product()
+	}
+	var cells []results.Cell
+	for _, c := range s.Product() {
+		if s.Selected(c) {
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
+// Product is every cell of the study's lists, in run order, spec.only
+// left aside: what a rerun's new selectors, which replace the run's
+// own, choose from.
+func (s *Study) Product() []results.Cell {
+	var cells []results.Cell
+	for _, d := range s.Spec.Datapaths {
+		for _, r := range s.Spec.Replicas {
+			for _, w := range s.Variants() {
+				for _, t := range s.Spec.Tunings {
+					for _, m := range s.ImpairmentCells() {
+						cells = append(cells, results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r, Impairment: m})
+					}
+				}
+			}
+		}
+	}
+	return cells
+}

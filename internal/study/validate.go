@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
-	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 
 	"github.com/cnibench/cnibench/internal/suggest"
@@ -319,29 +318,6 @@ func validateSchedule(sp *Spec, bad badFunc) {
 	if m := sp.Nodes.UnderlayMTU; m < 1280 || m > 65535 {
 		bad("spec.nodes.underlayMTU", "must be between 1280 and 65535, got %d", m)
 	}
-}
-
-// Cells expands the matrix in run order: per datapath and replica count the
-// pods are built once; trials are interleaved over tunings and workloads so
-// slow drift of the machine spreads evenly over the configurations. With
-// spec.only, the cells it selects (Selected).
-func (s *Study) Cells() []results.Cell {
-	var cells []results.Cell
-	for _, d := range s.Spec.Datapaths {
-		for _, r := range s.Spec.Replicas {
-			for _, w := range s.Variants() {
-				for _, t := range s.Spec.Tunings {
-					for _, m := range s.ImpairmentCells() {
-						c := results.Cell{Datapath: d.Name, Tuning: t.Name, Workload: w.Name, Replicas: r, Impairment: m}
-						if s.Selected(c) {
-							cells = append(cells, c)
-						}
-					}
-				}
-			}
-		}
-	}
-	return cells
 }
 
 // DatapathNames lists the study's datapath names in order.
