@@ -31,7 +31,7 @@ spec:
 		t.Fatal(err)
 	}
 	cell := func(dp, tn string) results.Cell {
-		return results.Cell{Datapath: dp, Tuning: tn, Workload: "http@c8", Replicas: 1}
+		return results.Cell{Datapath: dp, Tuning: tn, Workload: "http", Replicas: 1}
 	}
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	run := &results.Run{}
@@ -61,7 +61,7 @@ spec:
 	if len(got) != 2 || got[0].Finding != advise.FindingOneCore || got[1].Finding != advise.FindingSteering || got[0].Run != "/runs/cc" {
 		t.Fatalf("sightings %+v", got)
 	}
-	if want := "1 of its 8 cells were bound by one core: flannel http@c8 baseline r=1 on the server node (a core 99% busy, 74% of it softirq, another 87% idle, in 2 of 2 trials)"; !strings.HasPrefix(got[0].Text, want) {
+	if want := "1 of its 8 cells were bound by one core: flannel http baseline r=1 on the server node (a core 99% busy, 74% of it softirq, another 87% idle, in 2 of 2 trials)"; !strings.HasPrefix(got[0].Text, want) {
 		t.Errorf("one-core:\n%s\nwant it to start\n%s", got[0].Text, want)
 	}
 	want := "rps (RPS on the underlay NIC, tunnel device and pods' veths) against baseline: better in 1, undecided in 1 of its cells, the decided one ×1.45; " +
