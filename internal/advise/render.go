@@ -13,6 +13,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/markdown"
 )
 
 // WriteJSON writes the report as advice.json.
@@ -29,7 +30,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		r.Generated.Format("2006-01-02 15:04 UTC"))
 	b.WriteString("## What was found\n\n| what | value |\n|---|---|\n")
 	for _, f := range r.Found {
-		fmt.Fprintf(&b, "| %s | %s |\n", cell(f.What), cell(f.Value))
+		fmt.Fprintf(&b, "| %s | %s |\n", markdown.Cell(f.What), markdown.Cell(f.Value))
 	}
 	if len(r.Runs) > 0 {
 		b.WriteString("\n## What the run showed\n\n")
@@ -49,7 +50,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	} else {
 		b.WriteString("| rule | knob | measured effect | verdict |\n|---|---|---|---|\n")
 		for _, c := range r.Candidates {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, cell(knobText(c.Knobs)), cell(c.Measured), cell(c.VerdictText()))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, markdown.Cell(knobText(c.Knobs)), markdown.Cell(c.Measured), markdown.Cell(c.VerdictText()))
 		}
 		b.WriteString("\n")
 	}
@@ -84,7 +85,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("## Rules that do not apply or cannot tell\n\n| rule | status | why |\n|---|---|---|\n")
 	for _, o := range r.Others {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", o.Name, o.Status, cell(strings.Join(o.Why, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", o.Name, o.Status, markdown.Cell(strings.Join(o.Why, "; ")))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -133,10 +134,6 @@ func knobText(ks []Knob) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
 var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join, "todecide": ToDecide, "nothing": nothingSeen}).Parse(`<!DOCTYPE html>

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -249,7 +250,7 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 		if r.Missing {
 			b = "missing (no value in B)"
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d | %s | %s |\n", esc(r.Key), r.Metric, sc.Unit,
+		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d | %s | %s |\n", markdown.Cell(r.Key), r.Metric, sc.Unit,
 			sc.SummaryCI(r.A), b, r.A.N, r.B.N, ratio, p); err != nil {
 			return err
 		}
@@ -259,10 +260,6 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	}
 	return writeOneCoreMarkdown(w, h.Bound)
 }
-
-// esc keeps a table cell's "|" (a key of two datapaths' names, a
-// --fail-if rule) from ending the cell.
-func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // methodNote says how the table's numbers were computed: the two runs'
 // trials are independent (no rounds in common), so every comparison is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
+	"github.com/cnibench/cnibench/internal/markdown"
 )
 
 // Formats are the output formats of Write.
@@ -59,7 +60,7 @@ func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
 		if v.Fail {
 			verdict = "**FAIL**"
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", esc(v.Rule.Text), esc(v.Cell.Key), verdict, esc(v.Why)); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", markdown.Cell(v.Rule.Text), markdown.Cell(v.Cell.Key), verdict, markdown.Cell(v.Why)); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -78,7 +79,7 @@ func writeOneCoreMarkdown(w io.Writer, bound []Bound) error {
 	fmt.Fprintln(w, "| cell | node | A | B |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, b := range bound {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", esc(b.Key), b.Node, boundText(b.A), boundText(b.B)); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", markdown.Cell(b.Key), b.Node, boundText(b.A), boundText(b.B)); err != nil {
 			return err
 		}
 	}

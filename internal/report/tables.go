@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
@@ -30,7 +31,7 @@ func (t table) markdown(w io.Writer) {
 	line := func(cells []string) {
 		fmt.Fprint(w, "|")
 		for _, c := range cells {
-			fmt.Fprintf(w, " %s |", esc(c))
+			fmt.Fprintf(w, " %s |", markdown.Cell(c))
 		}
 		fmt.Fprint(w, "\n")
 	}
@@ -41,9 +42,6 @@ func (t table) markdown(w io.Writer) {
 	}
 	fmt.Fprint(w, "\n")
 }
-
-// esc keeps a table cell from breaking the Markdown table.
-func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // numbers is the summary model with its rows indexed: what the tables
 // and figures look numbers up in.
