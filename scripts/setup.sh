@@ -34,13 +34,23 @@ have nft || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)
 # `cnibench run datapaths` after the first command runs every datapath
 # the kernel supports.
 have etcd || need_pkgs+=(etcd-server)
+# iptables: cni-compare's datapaths install their CNI's netfilter state
+# with iptables-restore, and counters: true reads iptables-save -c.
+have iptables || need_pkgs+=(iptables)
+# Open vSwitch's tools only where the kernel has its datapath module: the
+# package pulls in Python, which nic-modes needs only if OVS can run.
+kernel_has() {
+  local m="/lib/modules/$(uname -r)"
+  [ -d "/sys/module/$1" ] || grep -E "/$1\.ko" "$m/modules.dep" "$m/modules.builtin" >/dev/null 2>&1
+}
+if kernel_has openvswitch; then have ovs-dpctl || need_pkgs+=(openvswitch-switch); fi
 if [ "${1:-}" = "--test" ]; then
   # The test suite also exercises the screenshot of the report, BIRD for
-  # calico-routed's BGP mode, netfilter counters, OVS and the full-kernel VM.
+  # calico-routed's BGP mode, OVS (in the full-kernel VM too) and the
+  # Kubernetes cluster.
   have chromium || have chromium-browser || need_pkgs+=("chromium|chromium-browser")
   # bird2 installs bird and birdc in /usr/sbin, which not every PATH has.
   have bird || [ -x /usr/sbin/bird ] || need_pkgs+=(bird2)
-  have iptables || need_pkgs+=(iptables)
   have ovs-dpctl || need_pkgs+=(openvswitch-switch)
   # The Kubernetes engine's test cluster.
   have containerd || need_pkgs+=(containerd)

@@ -71,6 +71,9 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 		return nil, err
 	}
 	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
+	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
+		p.notes = append(p.notes, missingCollectorPrograms(s, onPath)...)
+	}
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
 	}

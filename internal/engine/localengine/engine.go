@@ -100,6 +100,7 @@ func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) 
 // are an error, or with spec.skipUnavailable a note.
 func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) error {
 	var keep []study.Datapath
+	var skipped skips
 	for _, d := range n.Datapaths {
 		err := probe.Require(d.Features...)
 		if err == nil {
@@ -113,14 +114,15 @@ func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) erro
 				}
 				return need.Refusal("", err)
 			}
-			f.Notes = append(f.Notes, fmt.Sprintf("datapath %s skipped: %v", d.Spec.Name, err))
+			skipped.add(d.Spec.Name, err)
 			continue
 		}
 		keep = append(keep, d.Spec)
 	}
 	if len(keep) == 0 {
-		return fmt.Errorf("none of the study's datapaths can run here (%s)", strings.Join(f.Notes, "; "))
+		return fmt.Errorf("none of the study's datapaths can run here (%s)", strings.Join(skipped.notes(), "; "))
 	}
+	f.Notes = append(f.Notes, skipped.notes()...)
 	// The run, its study.yaml and its report cover what actually ran.
 	s.Spec.Datapaths = keep
 	return nil
