@@ -27,9 +27,9 @@ func newCompareCmd() *cobra.Command {
 study on two machines, on the local and the kube engine, or before and after a change.
 
 --fail-if 'METRIC < -5%' (or '> +10%' for metrics where higher is worse) turns it into a
-regression gate: it exits 1 when a cell's change of METRIC is significant (the 95%
-interval of B/A excludes 1) and beyond the threshold; noise (an interval covering 1)
-never fails it. The metrics of the rules are compared even if --metric leaves them out.`,
+regression gate: it exits 1 when a cell's change of METRIC is significant (B/A's
+interval at 1 - 0.05/m, m the cells judged, excludes 1: Bonferroni) and beyond the
+threshold; noise (an interval covering 1) never fails it. The metrics of the rules are compared even if --metric leaves them out.`,
 		Example: "  cnibench compare results/rps-local results/rps-kube\n" +
 			"  cnibench compare before/ after/ --metric bitrate --metric retransmits\n" +
 			"  cnibench compare main/ pr/ --fail-if 'bitrate < -5%' --format csv",
