@@ -103,6 +103,31 @@ type rowJSON struct {
 	VsBaseline     *Pair       `json:"vs_baseline,omitempty"`
 	VsFirstDP      *Pair       `json:"vs_first_datapath,omitempty"`
 	Groups         *groupsJSON `json:"groups,omitempty"`
+	Wide           *wideJSON   `json:"wide,omitempty"`
+}
+
+// wideJSON is WideSpread as summary.json stores it.
+type wideJSON struct {
+	Spread  float64   `json:"spread_log_sd"`
+	Typical float64   `json:"typical_log_sd"`
+	Others  int       `json:"others"`
+	DF      int       `json:"df"`
+	P       float64   `json:"p"`
+	Values  []float64 `json:"values"`
+}
+
+func wideOut(w *WideSpread) *wideJSON {
+	if w == nil {
+		return nil
+	}
+	return &wideJSON{w.Spread, w.Typical, w.Others, w.DF, w.P, w.Values}
+}
+
+func wideIn(j *wideJSON) *WideSpread {
+	if j == nil {
+		return nil
+	}
+	return &WideSpread{Wide: stats.Wide{Spread: j.Spread, Typical: j.Typical, Others: j.Others, DF: j.DF, P: j.P}, Values: j.Values}
 }
 
 // groupsJSON is stats.Groups as summary.json stores it (an unbounded
@@ -149,7 +174,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		Mean: jnum(r.Mean), SD: jnum(r.SD), CI95Low: jnum(r.CI95Low), CI95High: jnum(r.CI95High), CIMethod: r.CIMethod,
 		HasNorm: r.HasNorm, Normalized: jnum(r.Normalized), NormCI95Low: jnum(r.NormCI95Low), NormCI95High: jnum(r.NormCI95High),
 		NormMethod: r.NormMethod, PBaseline: jnum(r.PBaseline), PFirstDatapath: jnum(r.PFirstDatapath), Refs: r.Refs,
-		VsBaseline: r.VsBaseline, VsFirstDP: r.VsFirstDatapath, Groups: groupsOut(r.Groups),
+		VsBaseline: r.VsBaseline, VsFirstDP: r.VsFirstDatapath, Groups: groupsOut(r.Groups), Wide: wideOut(r.Wide),
 	})
 }
 
@@ -167,7 +192,7 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		},
 		CIMethod: j.CIMethod, NormMethod: j.NormMethod,
 		PBaseline: float64(j.PBaseline), PFirstDatapath: float64(j.PFirstDatapath), Refs: j.Refs,
-		VsBaseline: j.VsBaseline, VsFirstDatapath: j.VsFirstDP, Groups: groupsIn(j.Groups),
+		VsBaseline: j.VsBaseline, VsFirstDatapath: j.VsFirstDP, Groups: groupsIn(j.Groups), Wide: wideIn(j.Wide),
 	}
 	return nil
 }

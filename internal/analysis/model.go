@@ -112,6 +112,9 @@ type Row struct {
 	// separated groups (stats.TwoGroups): its interval assumes one value,
 	// and the report shows the two.
 	Groups *stats.Groups
+	// Wide is set on a headline metric's row whose trials spread far
+	// more than its neighbours' (markWide), when Groups is not.
+	Wide *WideSpread
 	// PodTrials are a PodMetrics row's values by trial (SamePods); nil
 	// for other rows.
 	PodTrials map[int]float64 `json:"-"`

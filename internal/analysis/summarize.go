@@ -174,6 +174,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 			}
 		}
 	}
+	markWide(rows, values)
 	baseline := ""
 	if s != nil {
 		baseline = s.Spec.Baseline

@@ -128,6 +128,11 @@ func printOutcome(w io.Writer, dir string, s *study.Study) {
 		fmt.Fprintln(w, report.SteerLine)
 		fmt.Fprintln(w, "  "+c)
 	}
+	// Cells whose trials spread far more than their neighbours'
+	// (analysis.Row.Wide): an undecided one is often two values.
+	if l := report.WideLine(analysis.Summarize(s, run.Samples)); l != "" {
+		fmt.Fprintln(w, l)
+	}
 }
 
 // printDecisions prints a run's decisions (or why a cell is undecided),

@@ -76,10 +76,10 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		p("%s\n\n", sweepCaption(sw))
 	}
 	for _, sec := range closingSections(m, s) {
-		if len(sec.table.Rows) > 0 {
-			p("## %s\n\n", sec.title)
-			sec.table.markdown(bw)
-			p("%s\n\n", sec.caption)
+		if len(sec.Table.Rows) > 0 {
+			p("## %s\n\n", sec.Title)
+			sec.Table.markdown(bw)
+			p("%s\n\n", sec.Caption)
 		}
 	}
 	if len(m.References) > 0 {
@@ -89,11 +89,12 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	return bw.Flush()
 }
 
-// section is one of summary.md's closing sections: a title, its table
-// and the caption under it, written when the table has rows.
+// section is one of the closing sections of summary.md and report.html:
+// a title, its table and the caption under it, written when the table
+// has rows.
 type section struct {
-	title, caption string
-	table          table
+	Title, Caption string
+	Table          table
 }
 
 // closingSections are the sections after the cells' own: how the run
@@ -102,6 +103,7 @@ func closingSections(m analysis.Model, s *study.Study) []section {
 	return []section{
 		{"Repetitions and decisions", stopsText(m, s), stopsTable(m)},
 		{"Two groups of trials", groupsCaption, groupsTable(m)},
+		{"Trials that spread widely", wideCaption, wideTable(m)},
 		{"Bound by one core", oneCoreText(m, s), oneCoreTable(m)},
 		{"Marked trials", markedCaption, markedTable(m)},
 		{"Verdicts", verdictCaption(m), verdictTable(m)},

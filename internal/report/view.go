@@ -52,26 +52,15 @@ type page struct {
 	DatapathTables  []table
 	DatapathCaption string
 	Refs            table
-	Verdicts        table
-	VerdictCaption  string
-	Stops           table
-	StopsCaption    string
-	// TwoGroups lists the cells whose trials fall in two groups.
-	TwoGroups        table
-	TwoGroupsCaption string
-	// OneCore lists the cells bound by one core.
-	OneCore        table
-	OneCoreCaption string
-	Marked         table
-	MarkedCaption  string
-	Bounds         table
-	BoundCaption   string
-	Env            [][2]string
-	EnvDetails     []detail
-	Comparability  []string
-	Notes          []string
-	Method         []string
-	Rows           table
+	// Closing are the sections after the cells' own (closingSections),
+	// summary.md's too.
+	Closing       []section
+	Env           [][2]string
+	EnvDetails    []detail
+	Comparability []string
+	Notes         []string
+	Method        []string
+	Rows          table
 }
 
 type groupView struct {
@@ -157,12 +146,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs = n.refTable()
-	pg.Verdicts, pg.VerdictCaption = verdictTable(m), verdictCaption(m)
-	pg.Stops, pg.StopsCaption = stopsTable(m), stopsText(m, s)
-	pg.TwoGroups, pg.TwoGroupsCaption = groupsTable(m), groupsCaption
-	pg.OneCore, pg.OneCoreCaption = oneCoreTable(m), oneCoreText(m, s)
-	pg.Marked, pg.MarkedCaption = markedTable(m), markedCaption
-	pg.Bounds, pg.BoundCaption = boundTable(m), boundCaption
+	pg.Closing = closingSections(m, s)
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)
 	pg.Notes = run.Env.Notes
