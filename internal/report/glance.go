@@ -169,7 +169,20 @@ func (n *numbers) glanceCell(r analysis.Row) string {
 	if out == "" {
 		out = "no ratio"
 	}
-	return out + fmt.Sprintf(" (n=%d)", d.count) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+	return out + fmt.Sprintf(" (n=%d%s)", d.count, spreadNote(r)) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+}
+
+// spreadNote marks a cell whose trials are not one value with noise
+// around it (Row.Groups, Row.Wide): its word and ratio rest on trials
+// the reader should see, in the sections that list them.
+func spreadNote(r analysis.Row) string {
+	switch {
+	case r.Groups != nil:
+		return ", two groups"
+	case r.Wide != nil:
+		return ", wide spread"
+	}
+	return ""
 }
 
 // glanceVerdict is the decision that stands for a cell, the ratio and
@@ -233,6 +246,8 @@ func glanceCaption(m analysis.Model) string {
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
 		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads; of the metric a table's head names where the study decides on another) and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
-		unchanged + "\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
+		unchanged + "\"two groups\" and \"wide spread\" mark a cell whose trials fall in two groups, or spread far more than the other cells', " +
+		"so that its word rests on trials worth reading (\"Two groups of trials\", \"Trials that spread widely\"). " +
+		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
 		"\"Repetitions and decisions\" says why each cell stopped."
 }

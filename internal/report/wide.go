@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 )
 
@@ -38,11 +39,15 @@ var wideCaption = fmt.Sprintf("Cells whose trials spread at least %.0f times as 
 	"from 6 trials on, 3 or more near each of two values, the report names them (Two groups of trials).", stats.WideRatio, 100*(1-stats.WideAlpha))
 
 // WideLine is the note at the end of `cnibench run` for cells whose
-// trials spread far more than their neighbours'; "" when none.
+// trials spread far more than their neighbours'; "" when none. A cell
+// wide in two metrics (a request/response cell's rate and latency) is
+// named once, with its first.
 func WideLine(rows []analysis.Row) string {
 	var names []string
+	seen := map[results.Cell]bool{}
 	for _, r := range rows {
-		if r.Wide != nil {
+		if r.Wide != nil && !seen[r.Cell] {
+			seen[r.Cell] = true
 			names = append(names, fmt.Sprintf("%s: ±%.0f%% against ±%.1f%%", CellName(r.Cell), 100*r.Wide.Spread, 100*r.Wide.Typical))
 		}
 	}

@@ -33,8 +33,34 @@ func TestWideTableAndLine(t *testing.T) {
 	if l := WideLine(m.Rows); l != want {
 		t.Errorf("line\n%s\nwant\n%s", l, want)
 	}
+	// Wide in a second metric too (a request/response cell's latency):
+	// named once.
+	twice := append(m.Rows, analysis.Row{SummaryRow: results.SummaryRow{Cell: cell, Metric: "rtt_mean_us", CPU: -1, N: 5}, Wide: wide})
+	if l := WideLine(twice); l != want {
+		t.Errorf("a cell wide in two metrics:\n%s\nwant\n%s", l, want)
+	}
 	m.Rows = m.Rows[1:]
 	if strings.Contains(markdownOf(t, nil, m), "spread widely") || WideLine(m.Rows) != "" {
 		t.Error("a table or a line without wide rows")
+	}
+}
+
+// The glance marks a cell whose trials are two groups or spread widely,
+// two groups first (it says more), and nothing otherwise.
+func TestSpreadNote(t *testing.T) {
+	w := &analysis.WideSpread{}
+	g := &stats.Groups{}
+	for _, tc := range []struct {
+		r    analysis.Row
+		want string
+	}{
+		{analysis.Row{}, ""},
+		{analysis.Row{Wide: w}, ", wide spread"},
+		{analysis.Row{Groups: g}, ", two groups"},
+		{analysis.Row{Groups: g, Wide: w}, ", two groups"},
+	} {
+		if got := spreadNote(tc.r); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
+		}
 	}
 }

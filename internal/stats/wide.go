@@ -42,9 +42,11 @@ const (
 	WideRatio = 3.0
 	// wideMinN is the trials a cell needs to be tested or pooled (two
 	// degrees of freedom), wideMinDF the pooled degrees of freedom the
-	// typical spread needs.
+	// typical spread needs: two other cells of 3 trials, as a quick
+	// study of three datapaths has (nic-modes). The F test's level holds
+	// for any; few degrees of freedom only make it need a wider cell.
 	wideMinN  = 3
-	wideMinDF = 8
+	wideMinDF = 4
 )
 
 // WideCells tests each of cells (one metric's trial values per cell)

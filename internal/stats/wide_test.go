@@ -94,10 +94,12 @@ func TestWideCellsCalibration(t *testing.T) {
 		{name: "one spread, 10 cells of 5", m: 10, n: 5, sd: flat, two: none, maxAny: 0.01, maxFirst: 1, seed: 1},
 		{name: "one spread, 20 cells of 3", m: 20, n: 3, sd: flat, two: none, maxAny: 0.01, maxFirst: 1, seed: 2},
 		{name: "one spread, 6 cells of 20", m: 6, n: 20, sd: flat, two: none, maxAny: 0.01, maxFirst: 1, seed: 3},
+		{name: "one spread, 3 cells of 3", m: 3, n: 3, sd: flat, two: none, maxAny: 0.01, maxFirst: 1, seed: 10},
 		{name: "spreads 2% and 4%", m: 10, n: 5, sd: func(i int) float64 { return 0.02 * float64(1+i%2) }, two: none, maxAny: 0.02, maxFirst: 1, seed: 4},
 		{name: "coin toss 25% apart, 5 trials", m: 10, n: 5, sd: flat, two: func(i int) float64 { return map[bool]float64{true: 0.125}[i == 0] }, maxAny: 1, minFirst: 0.9, maxFirst: 1, seed: 5},
 		{name: "coin toss 25% apart, 3 trials", m: 10, n: 3, sd: flat, two: func(i int) float64 { return map[bool]float64{true: 0.125}[i == 0] }, maxAny: 1, minFirst: 0.7, maxFirst: 1, seed: 6},
 		{name: "4x the spread, 5 trials", m: 10, n: 5, sd: func(i int) float64 { return map[bool]float64{true: 0.08, false: 0.02}[i == 0] }, two: none, maxAny: 1, minFirst: 0.6, maxFirst: 1, seed: 7},
+		{name: "3 cells of 3, one 8 times the others' spread", m: 3, n: 3, sd: func(i int) float64 { return map[bool]float64{true: 0.16, false: 0.02}[i == 0] }, two: none, maxAny: 1, minFirst: 0.3, maxFirst: 1, seed: 11},
 		{name: "coin toss 8% apart, 5 trials", m: 10, n: 5, sd: flat, two: func(i int) float64 { return map[bool]float64{true: 0.04}[i == 0] }, maxAny: 1, minFirst: 0, maxFirst: 0.2, seed: 8},
 	} {
 		any, first := wideRuns(runs, tc.m, tc.n, tc.sd, tc.two, tc.seed)
