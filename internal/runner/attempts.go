@@ -14,6 +14,7 @@ import (
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // minPause is the shortest pause before a trial: long enough to measure
@@ -73,7 +74,7 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 		}
 		sample.Attempt = attempt
 		sample.Noise.BusyBeforePct = busy
-		sample.Noise.Disturbed = disturbed(*sample.Noise, guard)
+		sample.Noise.Disturbed = disturbed(*sample.Noise, guard, roundTrips(u.work))
 		if d := sample.Noise.Disturbed; d != "" && repeats < guard.Repeats {
 			repeats++
 			sample.Discarded = "disturbed, repeated: " + d
@@ -103,16 +104,28 @@ func valueOf(s results.Sample, metric string) float64 {
 }
 
 // disturbed names the noise guard thresholds a trial crossed, "" for
-// none.
-func disturbed(n results.Noise, g study.Noise) string {
+// none; rt marks a workload whose rate is set by round trips, held to
+// the guard's stricter outside-CPU bound (study.Noise.OutsideLimit).
+func disturbed(n results.Noise, g study.Noise, rt bool) string {
 	var why []string
 	if n.StealPct > g.MaxStealPct {
 		why = append(why, fmt.Sprintf("steal %.1f%% > %g%%", n.StealPct, g.MaxStealPct))
 	}
-	if n.OutsidePct != nil && *n.OutsidePct > g.MaxOutsidePct {
-		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%", *n.OutsidePct, g.MaxOutsidePct))
+	if limit := g.OutsideLimit(rt); n.OutsidePct != nil && *n.OutsidePct > limit {
+		what := ""
+		if rt {
+			what = " (round trips: outside work keeps cores awake and shortens them)"
+		}
+		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%%s", *n.OutsidePct, limit, what))
 	}
 	return strings.Join(why, "; ")
+}
+
+// roundTrips says whether w's tool sets its rate by round trips
+// (spec.Tool.RoundTrips).
+func roundTrips(w study.Workload) bool {
+	t, ok := registry.Describe(w.Tool)
+	return ok && t.RoundTrips
 }
 
 // stealPct is the mean steal time over the machine's cores.

@@ -23,9 +23,27 @@ func TestDisturbed(t *testing.T) {
 		{results.Noise{StealPct: 1, OutsidePct: out(40)}, "CPU of processes outside the run 40.0% > 25%"},
 		{results.Noise{StealPct: 11, OutsidePct: out(30)}, "steal 11.0% > 10%; CPU of processes outside"},
 	} {
-		if got := disturbed(c.n, g); c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+		if got := disturbed(c.n, g, false); c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
 		}
+	}
+	// A workload of round trips: the stricter bound, DefaultNoise's
+	// when the study's guard does not give one (nic-modes' first sockperf
+	// trial ran 2.2 times faster beside 17% outside CPU).
+	if got := disturbed(results.Noise{OutsidePct: out(16.7)}, g, true); !strings.HasPrefix(got, "CPU of processes outside the run 16.7% > 5% (round trips") {
+		t.Errorf("round trips at 16.7%%: %q", got)
+	}
+	if got := disturbed(results.Noise{OutsidePct: out(4)}, g, true); got != "" {
+		t.Errorf("round trips at 4%%: %q", got)
+	}
+	if got := disturbed(results.Noise{OutsidePct: out(16.7)}, study.Noise{MaxStealPct: 10, MaxOutsidePct: 25, MaxOutsidePctRoundTrips: 20}, true); got != "" {
+		t.Errorf("round trips under the study's own bound of 20%%: %q", got)
+	}
+	if got := (study.Noise{MaxOutsidePct: 3}).OutsideLimit(true); got != 3 {
+		t.Errorf("a study's outside bound below the round-trip default: %g, want 3", got)
+	}
+	if !roundTrips(study.Workload{Tool: "sockperf"}) || !roundTrips(study.Workload{Tool: "ab"}) || roundTrips(study.Workload{Tool: "iperf3"}) {
+		t.Error("sockperf and ab set their rate by round trips, iperf3 does not")
 	}
 	if got := stealPct([]results.CoreStat{{CPUPercent: results.CPUPercent{Steal: 4}}, {CPUPercent: results.CPUPercent{Steal: 8}}}); got != 6 {
 		t.Errorf("stealPct = %g, want the mean 6", got)

@@ -95,6 +95,7 @@ func TestAdaptiveFieldsBadInput(t *testing.T) {
 		{"  trials: {min: 2, max: 5}\n  margin: 0%\n", "spec.margin: want a share between"},
 		{"  trials: 3\n  noise: {maxStealPct: 0, maxOutsidePct: 10, repeats: 1}\n", "spec.noise.maxStealPct"},
 		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, repeats: 9}\n", "spec.noise.repeats: want 0 to 5"},
+		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, maxOutsidePctRoundTrips: -1, repeats: 1}\n", "spec.noise.maxOutsidePctRoundTrips"},
 	} {
 		_, err := Parse("a.yaml", []byte(adaptiveBase+c.extra), Options{}, testCatalog)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

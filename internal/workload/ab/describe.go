@@ -43,6 +43,7 @@ func (d *Driver) Describe() spec.Tool {
 		Programs: []spec.Program{programAB, programNginx},
 		Headline: []spec.Metric{{Name: MetricRPS}, {Name: MetricTransfer}, {Name: MetricMean}, {Name: MetricP99},
 			{Name: MetricErrors}, {Name: MetricTimeouts}},
-		Kube: spec.Kube{Support: spec.KubeAll},
+		Kube:       spec.Kube{Support: spec.KubeAll},
+		RoundTrips: true,
 	}
 }

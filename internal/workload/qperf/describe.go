@@ -39,6 +39,7 @@ func (d *Driver) Describe() spec.Tool {
 		// was given; the kube engine's Services forward one port per pair
 		// (TCP and UDP), which tcp_lat cannot share between its two TCP
 		// listeners.
-		Kube: spec.Kube{Support: spec.KubeNone},
+		Kube:       spec.Kube{Support: spec.KubeNone},
+		RoundTrips: true,
 	}
 }

@@ -43,6 +43,13 @@ type Tool struct {
 	// duration and warm-up do not apply to it, and the collectors' window
 	// is the task itself.
 	Task bool
+	// RoundTrips marks a tool whose rate is set by round trips (a
+	// request waits for its response: sockperf's ping-pong, qperf's
+	// latency tests, ab's requests): a core that idles between them is
+	// woken for each, and other work on the machine keeps cores from
+	// idling, which makes round trips shorter, not longer. The noise
+	// guard holds its trials to study.Noise's stricter outside-CPU bound.
+	RoundTrips bool
 }
 
 // Option is one study-file option of a tool.
