@@ -6,9 +6,10 @@ import (
 
 // WideSpread is a headline row whose trials spread far more than the
 // other cells' of its workload, impairment and metric (stats.WideCells):
-// the interval assumes one level of noise, which this cell does not
-// share. Values are its trials in the order they ran, for a reader to
-// see whether they form two values (TwoGroups needs more trials).
+// its interval rests on its own few trials, which are not the noise its
+// neighbours show. Values are its trials in the order they ran, for a
+// reader to see whether they form two values (TwoGroups needs more
+// trials) or hold one far trial.
 type WideSpread struct {
 	stats.Wide
 	Values []float64
