@@ -114,6 +114,10 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	add("host", a.Hostname, b.Hostname)
 	add("kernel", a.Kernel, b.Kernel)
 	add("CPU", fmt.Sprintf("%d × %s", a.CPUs, a.CPUModel), fmt.Sprintf("%d × %s", b.CPUs, b.CPUModel))
+	// Runs before env.json recorded cpuidle have none: not a difference.
+	if a.CPUIdle != nil && b.CPUIdle != nil {
+		add("CPU idle", a.CPUIdle.String(), b.CPUIdle.String())
+	}
 	add("cnibench", a.Version, b.Version)
 	add("CNI", cniText(a.CNI), cniText(b.CNI))
 	if a.Origin != nil && b.Origin != nil {

@@ -63,6 +63,17 @@ func TestHead(t *testing.T) {
 	if d := Differences(a, a, nil); len(d) != 0 {
 		t.Errorf("a run against itself differs in %v", d)
 	}
+	// How the cores idle differs when both runs recorded it; a run from
+	// before env.json had cpuidle is no difference.
+	idleA, idleB := a, a
+	idleA.CPUIdle = &results.CPUIdle{Driver: "intel_idle", Governor: "menu"}
+	idleB.CPUIdle = &results.CPUIdle{Driver: "haltpoll", Governor: "haltpoll"}
+	if d := Differences(idleA, idleB, nil); len(d) != 1 || d[0] != "CPU idle driver intel_idle, governor menu / driver haltpoll, governor haltpoll" {
+		t.Errorf("cpuidle: %q", d)
+	}
+	if d := Differences(a, idleB, nil); len(d) != 0 {
+		t.Errorf("one run without cpuidle: %q", d)
+	}
 	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}); h.AboutA != "" || h.Differ != nil {
 		t.Errorf("without env.json: %+v", h)
 	}

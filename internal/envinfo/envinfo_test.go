@@ -80,3 +80,46 @@ func childGone(t *testing.T, pidFile string) {
 	syscall.Kill(pid, syscall.SIGKILL)
 	t.Errorf("the hung program's child %d outlived it", pid)
 }
+
+// cpuIdle reads the driver, the governor and CPU 0's states in their
+// order (state10 after state9), with disabled ones marked; a machine
+// without cpuidle, or with the "none" driver, has none.
+func TestCPUIdle(t *testing.T) {
+	root := t.TempDir()
+	put := func(p, v string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := cpuIdle(root); c != nil {
+		t.Errorf("no cpuidle: %+v", c)
+	}
+	put("cpuidle/current_driver", "none")
+	if c := cpuIdle(root); c != nil {
+		t.Errorf("driver none: %+v", c)
+	}
+	put("cpuidle/current_driver", "intel_idle")
+	put("cpuidle/current_governor_ro", "menu")
+	for i, s := range []struct {
+		name, lat, disable string
+	}{{"POLL", "0", "0"}, {"C1", "2", "0"}, {"C6", "170", "1"}} {
+		n := i
+		if i == 2 {
+			n = 10
+		}
+		dir := fmt.Sprintf("cpu0/cpuidle/state%d/", n)
+		put(dir+"name", s.name)
+		put(dir+"latency", s.lat)
+		put(dir+"disable", s.disable)
+	}
+	put("cpu0/cpuidle/state9/name", "C3") // no latency file: left out
+	c := cpuIdle(root)
+	if c == nil || c.Driver != "intel_idle" || c.Governor != "menu" || len(c.States) != 3 ||
+		c.States[0].Name != "POLL" || c.States[1].LatencyUS != 2 || c.States[2].Name != "C6" || !c.States[2].Disabled || c.States[1].Disabled {
+		t.Errorf("cpuIdle = %+v", c)
+	}
+}

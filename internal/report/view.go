@@ -319,6 +319,9 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		{"kernel", e.Kernel},
 		{"CPU", fmt.Sprintf("%d × %s, %d NUMA node(s)", e.CPUs, e.CPUModel, e.NUMANodes)},
 	}
+	if e.CPUIdle != nil {
+		kv = append(kv, [2]string{"CPU idle", e.CPUIdle.String()})
+	}
 	if !e.Started.IsZero() {
 		kv = append(kv, [2]string{"started", e.Started.UTC().Format(time.RFC3339)})
 	}

@@ -18,7 +18,11 @@
 // `cnibench report DIR`.
 package results
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // File names inside a run directory.
 const (
@@ -178,19 +182,57 @@ type CPUPoint struct {
 	CPUPercent
 }
 
+// CPUIdle is the cpuidle driver, governor and CPU 0's idle states.
+type CPUIdle struct {
+	Driver   string      `json:"driver"`
+	Governor string      `json:"governor"`
+	States   []IdleState `json:"states,omitempty"`
+}
+
+// String is the driver, the governor and the states with their exit
+// latencies, as the report's run metadata and compare show them: round
+// trips wait for a woken core, so a reader comparing request/response
+// numbers of two machines needs to know how their cores idle.
+func (c CPUIdle) String() string {
+	states := make([]string, len(c.States))
+	for i, s := range c.States {
+		states[i] = fmt.Sprintf("%s (%d µs)", s.Name, s.LatencyUS)
+		if s.Disabled {
+			states[i] += " disabled"
+		}
+	}
+	out := fmt.Sprintf("driver %s, governor %s", c.Driver, c.Governor)
+	if len(states) > 0 {
+		out += "; states (exit latency): " + strings.Join(states, ", ")
+	}
+	return out
+}
+
+// IdleState is one idle state: its exit latency in microseconds, and
+// whether it is disabled.
+type IdleState struct {
+	Name      string `json:"name"`
+	LatencyUS int    `json:"latency_us"`
+	Disabled  bool   `json:"disabled,omitempty"`
+}
+
 // Env is env.json: what the machine looked like before the run.
 type Env struct {
-	Tool      string            `json:"tool"`
-	Version   string            `json:"version"`
-	RunID     string            `json:"run_id"`
-	Engine    string            `json:"engine"`
-	Hostname  string            `json:"hostname"`
-	Kernel    string            `json:"kernel"`
-	CPUModel  string            `json:"cpu_model"`
-	CPUs      int               `json:"cpus"`
-	NUMANodes int               `json:"numa_nodes"`
-	Started   time.Time         `json:"started"`
-	Tools     map[string]string `json:"tools"`
+	Tool      string `json:"tool"`
+	Version   string `json:"version"`
+	RunID     string `json:"run_id"`
+	Engine    string `json:"engine"`
+	Hostname  string `json:"hostname"`
+	Kernel    string `json:"kernel"`
+	CPUModel  string `json:"cpu_model"`
+	CPUs      int    `json:"cpus"`
+	NUMANodes int    `json:"numa_nodes"`
+	// CPUIdle is how this machine's CPUs idle (cpuidle): a round trip
+	// waits for a core to wake, so request/response numbers depend on it
+	// (a busy machine's are shorter); nil where sysfs has no cpuidle.
+	CPUIdle *CPUIdle          `json:"cpuidle,omitempty"`
+	Started time.Time         `json:"started"`
+	Tools   map[string]string `json:"tools"`
 	// NodeCPUs maps each emulated node to the CPUs its processes are
 	// pinned to; an empty list means the node shares all CPUs.
 	NodeCPUs map[string][]int `json:"node_cpus"`

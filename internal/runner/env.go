@@ -33,6 +33,10 @@ func (r *run) writeEnv(c engine.Cluster) error {
 		}
 	}
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.engine.Name(), time.Now()
+	if r.plan.remote {
+		// The round trips wait for the nodes' cores, not this machine's.
+		e.CPUIdle = nil
+	}
 	srv := c.Server()
 	e.Steering = tune.Snapshot(r.engine.FS(srv), steeringIfaces(srv))
 	cli := c.Client()
