@@ -82,6 +82,20 @@ func tools(ctx context.Context) []Result {
 	return out
 }
 
+// sbinned are where a described program is looked for: PATH, then
+// /usr/sbin, which a user's PATH may lack (nft, bird, iptables-save).
+func sbinned(name string) []string { return []string{name, "/usr/sbin/" + name} }
+
+// Found says whether a described program is where Programs looks for it.
+func Found(name string) bool {
+	for _, b := range sbinned(name) {
+		if _, err := exec.LookPath(b); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Programs probes programs described elsewhere, each with its own version
 // argv: doctor hands in the workload drivers' programs (registry), which
 // this package, below the drivers, does not import. They are optional: a
@@ -89,7 +103,7 @@ func tools(ctx context.Context) []Result {
 func Programs(ctx context.Context, progs []spec.Program) []Result {
 	out := make([]Result, 0, len(progs))
 	for _, p := range progs {
-		t := toolSpec{name: p.Name, bins: []string{p.Name, "/usr/sbin/" + p.Name}, optional: true,
+		t := toolSpec{name: p.Name, bins: sbinned(p.Name), optional: true,
 			install: "apt-get install " + p.Package + " (Debian/Ubuntu)"}
 		if len(p.Version) > 1 {
 			t.versionArgs = p.Version[1:]

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/collect"
@@ -15,7 +14,7 @@ import (
 // collector then leaves its metrics out of every trial (a node need not
 // run iptables), which a user of `counters: true` should hear before the
 // run, not find as an empty column after it. look finds a program
-// (exec.LookPath, with /usr/sbin, which a user's PATH may lack).
+// (probe.Found).
 func missingCollectorPrograms(s *study.Study, look func(string) bool) []string {
 	var notes []string
 	for _, e := range collect.List {
@@ -56,13 +55,4 @@ func listed(what string, names []string) string {
 		return what + " " + names[0]
 	}
 	return what + "s " + strings.Join(names, ", ")
-}
-
-// onPath is look for missingCollectorPrograms.
-func onPath(p string) bool {
-	if _, err := exec.LookPath(p); err == nil {
-		return true
-	}
-	_, err := exec.LookPath("/usr/sbin/" + p)
-	return err == nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -72,7 +73,7 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	}
 	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
 	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
-		p.notes = append(p.notes, missingCollectorPrograms(s, onPath)...)
+		p.notes = append(p.notes, missingCollectorPrograms(s, probe.Found)...)
 	}
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
