@@ -240,6 +240,12 @@ func TestProtocolErrors(t *testing.T) {
 	if !errors.Is(err, tune.ErrGone) {
 		t.Errorf("missing pod: %v, want ErrGone", err)
 	}
+	// A missing file stays missing across the wire (a node without
+	// cpuidle states: cpuidle.ErrNone).
+	_, err = c.Read("", "sysfs", "devices/system/cpu/cpu0/cpuidle/state0/latency")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want os.ErrNotExist", err)
+	}
 	_, err = c.Read("cnb-xyz", "sysfs", "class/net/eth0/mtu")
 	if !errors.Is(err, tune.ErrBadPath) {
 		t.Errorf("foreign netns name: %v, want ErrBadPath", err)

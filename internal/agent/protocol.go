@@ -30,6 +30,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics"
@@ -116,6 +117,9 @@ const (
 	KindNotSupported = "not-supported"
 	KindBadPath      = "bad-path"
 	KindNoSysctl     = "no-sysctl"
+	// KindNotExist is any other missing file: a node without cpuidle
+	// states has no cpuN/cpuidle directory (cpuidle.ErrNone).
+	KindNotExist = "not-exist"
 )
 
 // Response answers the Request with the same ID.
@@ -156,6 +160,8 @@ func errorKind(err error) string {
 		return KindBadPath
 	case errors.Is(err, tune.ErrNoSysctl):
 		return KindNoSysctl
+	case errors.Is(err, fs.ErrNotExist):
+		return KindNotExist
 	}
 	return ""
 }
@@ -178,6 +184,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == tune.ErrBadPath
 	case KindNoSysctl:
 		return target == tune.ErrNoSysctl
+	case KindNotExist:
+		return target == fs.ErrNotExist
 	}
 	return false
 }

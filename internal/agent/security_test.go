@@ -23,6 +23,7 @@ func TestWriteAllowlist(t *testing.T) {
 	fs := testNode()
 	fs.vals[key("", "proc", "/proc/sys/kernel/core_pattern")] = "core"
 	fs.vals[key("", "sysfs", "class/net/eth1/mtu")] = "1500"
+	fs.vals[key("", "sysfs", "devices/system/cpu/cpu1/power/pm_qos_resume_latency_us")] = "0"
 	fs.vals[key("", "proc", "/proc/sys/net/core/busy_read")] = "0"
 	fs.vals[key("podns1", "proc", "/proc/sys/net/ipv4/tcp_rmem")] = "4096\t131072\t6291456"
 	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir()})
@@ -33,6 +34,8 @@ func TestWriteAllowlist(t *testing.T) {
 		// A tuning's network sysctls, of the node and of a pod.
 		{"", "proc", "/proc/sys/net/core/busy_read"},
 		{PodNetns("ns", "srv-0"), "proc", "/proc/sys/net/ipv4/tcp_rmem"},
+		// A cpuIdle tuning's idle latency limit.
+		{"", "sysfs", "devices/system/cpu/cpu1/power/pm_qos_resume_latency_us"},
 	} {
 		if err := c.Write(ok.ns, ok.fs, ok.p, "1"); err != nil {
 			t.Errorf("write %s %s: %v", ok.fs, ok.p, err)
@@ -46,6 +49,10 @@ func TestWriteAllowlist(t *testing.T) {
 		{"proc", "/proc/sys/net/core/../../kernel/core_pattern"},
 		{"proc", "/proc/sys/netx/core"},
 		{"proc", "/proc/sys/net"},
+		{"sysfs", "devices/system/cpu/cpu1/cpufreq/scaling_governor"},
+		{"sysfs", "devices/system/cpu/cpu1/cpuidle/state2/disable"},
+		{"sysfs", "devices/system/cpu/cpu1/power/control"},
+		{"sysfs", "devices/system/cpu/cpu1/online"},
 	} {
 		err := c.Write("", bad.fs, bad.p, "|/tmp/x")
 		if err == nil || !errors.Is(err, tune.ErrBadPath) || !strings.Contains(err.Error(), "not a knob cnibench tunes") {

@@ -10,13 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 )
@@ -37,7 +36,7 @@ func Collect(tools []string) results.Env {
 	if e.NUMANodes == 0 {
 		e.NUMANodes = 1
 	}
-	e.CPUIdle = cpuIdle(cpuIdleRoot)
+	e.CPUIdle = cpuidle.Machine(cpuidle.DirReader("/sys"))
 	e.Tools = map[string]string{"go": runtime.Version()}
 	for _, t := range tools {
 		if v := ToolVersion(t); v != "" {
@@ -94,44 +93,4 @@ func Version(argv []string) string {
 	out, _ := cmd.CombinedOutput()
 	line, _, _ := bytes.Cut(out, []byte("\n"))
 	return strings.TrimSpace(string(line))
-}
-
-// cpuIdleRoot is where cpuIdle reads sysfs (tests point it elsewhere).
-var cpuIdleRoot = "/sys/devices/system/cpu"
-
-// cpuIdle reads the cpuidle driver and governor and CPU 0's idle states;
-// nil without a driver (no cpuidle, or "none").
-func cpuIdle(root string) *results.CPUIdle {
-	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(b))
-	}
-	c := &results.CPUIdle{Driver: read("cpuidle/current_driver"), Governor: read("cpuidle/current_governor")}
-	if c.Governor == "" {
-		c.Governor = read("cpuidle/current_governor_ro")
-	}
-	if c.Driver == "" || c.Driver == "none" {
-		return nil
-	}
-	states, _ := filepath.Glob(filepath.Join(root, "cpu0/cpuidle/state[0-9]*"))
-	sort.Slice(states, func(i, j int) bool { return stateIndex(states[i]) < stateIndex(states[j]) })
-	for _, dir := range states {
-		rel, _ := filepath.Rel(root, dir)
-		lat, err := strconv.Atoi(read(filepath.Join(rel, "latency")))
-		if err != nil {
-			continue
-		}
-		c.States = append(c.States, results.IdleState{Name: read(filepath.Join(rel, "name")), LatencyUS: lat,
-			Disabled: read(filepath.Join(rel, "disable")) == "1"})
-	}
-	return c
-}
-
-// stateIndex is N of a ".../stateN" directory (state10 after state9).
-func stateIndex(dir string) int {
-	n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "state"))
-	return n
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // tuningEntry applies the cell's tuning (RPS masks, RFS tables, network
-// sysctls) to the server node and its measured pods, or with side:
+// sysctls, idle states) to the server node and its measured pods, or with side:
 // client or both to the client end's too. tune.Apply journals every old
 // value before it writes, and Revert writes them back (package tune).
 var tuningEntry = Entry{
@@ -23,7 +23,8 @@ var tuningEntry = Entry{
 	Changes: "RPS masks and RFS flow tables of the server node's underlay, tunnel and measured pods' devices " +
 		"(the underlay only with devices: underlay), the host's net.core.rps_sock_flow_entries, and the tuning's " +
 		"sysctls (global ones on the host, per-namespace ones in the server node's namespace and with pods: true " +
-		"its measured pods'); with side: client or both the same at the client node and the measured clients: the cell's tuning",
+		"its measured pods'), and with cpuIdle the idle latency limit of the server node's CPUs; " +
+		"with side: client or both the same at the client node and the measured clients: the cell's tuning",
 	Scope: Trial,
 	// Every cell has a tuning; baseline's writes nothing.
 	Wanted: func(*Target) bool { return true },
@@ -37,6 +38,9 @@ var tuningEntry = Entry{
 		}
 		for _, name := range slices.Sorted(maps.Keys(t.Tuning.Sysctls)) {
 			f = append(f, probe.Sysctl(name))
+		}
+		if t.Tuning.CPUIdle != nil {
+			f = append(f, probe.CPUIdle)
 		}
 		return f
 	},

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/knob"
@@ -176,4 +180,78 @@ func TestKernelTuningClientSide(t *testing.T) {
 			t.Errorf("side %s: after the trial %s = %s, want %s", side, budget, got, budgetBefore)
 		}
 	}
+}
+
+// TestKernelTuningCPUIdle: a cpuIdle tuning with side: both sets the PM
+// QoS resume latency limit of the CPUs of both ends (on emulated nodes,
+// this machine's), so that while the trial lasts the CPUs idle in the
+// polling state only; it records the limit once, as the host's, and after
+// the trial every limit is as it was.
+func TestKernelTuningCPUIdle(t *testing.T) {
+	kerneltest.RequireKernel(t, probe.CPUIdle)
+	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
+	r := cpuidle.DirReader("/sys")
+	cpus := cpuset.Range(runtime.NumCPU())
+	limits := func() []string {
+		t.Helper()
+		var out []string
+		for _, c := range cpus {
+			v, err := r.Read(cpuidle.LimitPath(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	before := limits()
+	st0, _ := cpuidle.States(r, 0)
+	if len(cpuidle.Slower(st0, 0)) == 0 {
+		t.Skipf("CPU 0 idles only in polling states (%v): a limit would change nothing", st0)
+	}
+	tu := study.Tuning{Name: "poll", Side: study.SideBoth, CPUIdle: &study.CPUIdle{}}
+	tg := &knob.Target{Cluster: cl, FS: func(engine.Node) tune.FS { return tune.LocalFS{} }, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
+		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client},
+		Measured: []engine.Pod{pairs[0].Server}, MeasuredClients: []engine.Pod{pairs[0].Client},
+		SteerCPUs: cpus, ClientSteerCPUs: cpus}
+	trial, err := knob.Apply(context.Background(), knob.Trial, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { trial.Revert() })
+	if got := limits(); slices.ContainsFunc(got, func(v string) bool { return v != "n/a" }) {
+		t.Errorf("during the trial the limits are %v, want n/a (no resume latency) on every CPU", got)
+	}
+	// The governor keeps out of every state but polling: CPU 0's other
+	// states are not entered while the limit holds.
+	usage := func() (n int64) {
+		for _, s := range cpuidle.Slower(st0, 0) {
+			v, _ := r.Read(fmt.Sprintf("%s/cpu0/cpuidle/state%d/usage", cpuidle.Dir, s.Index))
+			u, _ := strconv.ParseInt(v, 10, 64)
+			n += u
+		}
+		return n
+	}
+	u0 := usage()
+	time.Sleep(200 * time.Millisecond)
+	if u := usage(); u != u0 {
+		t.Errorf("CPU 0 entered its slower idle states %d times under the limit", u-u0)
+	}
+	want := fmt.Sprintf("{host pm_qos_resume_latency_us n/a [%s]", strings.Join(cpuNames(cpus), " "))
+	if got := fmt.Sprint(tg.Tuned); !strings.Contains(got, want) || strings.Count(got, "pm_qos") != 1 {
+		t.Errorf("recorded settings %s: want the limit once, the host's: %s", got, want)
+	}
+	if err := trial.Revert(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limits(); !slices.Equal(got, before) {
+		t.Errorf("after the trial the limits are %v, want %v back", got, before)
+	}
+}
+func cpuNames(cpus cpuset.Set) []string {
+	out := make([]string, len(cpus))
+	for i, c := range cpus {
+		out[i] = "cpu" + strconv.Itoa(c)
+	}
+	return out
 }

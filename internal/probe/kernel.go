@@ -189,6 +189,7 @@ func kernelProbes() []kernelProbe {
 		{SocketLB, (*scratch).trySocketLB},
 		{RPS, (*scratch).tryRPS},
 		{RFS, (*scratch).tryRFS},
+		{CPUIdle, (*scratch).tryCPUIdle},
 	}
 }
 

@@ -48,6 +48,8 @@ const (
 	SocketLB = "socket-lb"
 	RPS      = "rps"
 	RFS      = "rfs"
+	// CPUIdle is the per-state cpuidle files a cpuIdle tuning writes.
+	CPUIdle = "cpuidle"
 )
 
 // Tools.
@@ -110,7 +112,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle}
 }
 
 // cache holds what this process has probed: features do not change

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -52,7 +53,7 @@ func tuningsTable(s *study.Study, m analysis.Model) table {
 // tuningsCaption says how to read tuningsTable.
 const tuningsCaption = "What each tuning of the study is, and what its trials wrote (env.json \"tunings\"): where " +
 	"(host: the machine's initial namespace, shared by every emulated node; server node; server pods: each measured " +
-	"server pod; client node and client pods for a tuning with side: client or both), the knob (each receive queue's rps_cpus, a CPU mask, and rps_flow_cnt; or a sysctl), the value written " +
+	"server pod; client node and client pods for a tuning with side: client or both), the knob (each receive queue's rps_cpus, a CPU mask, and rps_flow_cnt; a sysctl; or each CPU's idle latency limit, pm_qos_resume_latency_us, over the CPUs listed as devices), the value written " +
 	"and the values found there before it. A value that already held was left as it was. Every value is put back after " +
 	"each trial of its tuning, and by cnibench cleanup after a crash."
 
@@ -73,8 +74,12 @@ func whereText(w string) string {
 }
 
 // knobValue is a value with what it means where that is not plain: an
-// RPS mask with its CPU list.
+// RPS mask with its CPU list, a CPU's idle latency limit in words (the
+// kernel prints "0" for none and "n/a" for a limit of 0).
 func knobValue(knob, v string) string {
+	if knob == cpuidle.LimitKnob {
+		return v + " (" + cpuidle.LimitText(v) + ")"
+	}
 	if knob != "rps_cpus" {
 		return v
 	}

@@ -42,6 +42,7 @@ spec:
 	}
 	run := &results.Run{Samples: samples, Env: results.Env{Tunings: map[string][]results.TuningSetting{
 		"rps+": {
+			{Where: results.WhereHost, Knob: "pm_qos_resume_latency_us", Value: "n/a", Devices: []string{"cpu0", "cpu1"}, Found: []string{"0"}},
 			{Where: results.WhereNode, Knob: "rps_cpus", Value: "00000003", Devices: []string{"cali0", "cali1", "cali2", "eth1", "vxlan.calico"}, Found: []string{"0"}},
 			{Where: results.WherePods, Knob: "rps_cpus", Value: "00000003", Devices: []string{"eth0"}, Found: []string{"3"}, Unchanged: true},
 			{Where: results.WhereClientNode, Knob: "net.ipv4.tcp_congestion_control", Value: "bbr", Found: []string{"bbr"}, Unchanged: true},
@@ -57,7 +58,8 @@ spec:
 	for _, want := range []string{
 		"## What each tuning set",
 		"| baseline | nothing: the machine as found |  |  | nothing |",
-		"| rps+ | RPS to CPUs all (every CPU of the node) on the server node's underlay NIC, tunnel device and measured pods' host-side veths, and on eth0 inside each measured server pod | server node | rps_cpus | 00000003 (CPUs 0-1) | 0 (none) | cali0, cali1, cali2, eth1 and 1 more |",
+		"| rps+ | RPS to CPUs all (every CPU of the node) on the server node's underlay NIC, tunnel device and measured pods' host-side veths, and on eth0 inside each measured server pod | host | pm_qos_resume_latency_us | n/a (0 µs: polling only) | 0 (no limit) | cpu0, cpu1 |",
+		"|  |  | server node | rps_cpus | 00000003 (CPUs 0-1) | 0 (none) | cali0, cali1, cali2, eth1 and 1 more |",
 		"|  |  | server pods | rps_cpus | 00000003 (CPUs 0-1) | 3 (CPUs 0-1) (already so: unchanged) | eth0 |",
 		"|  |  | client node | net.ipv4.tcp_congestion_control | bbr | bbr (already so: unchanged) |  |",
 		"| rfs | RPS to CPUs all (every CPU of the node); RFS with 32768 socket-flow entries (host) and 32768 flows per receive queue",

@@ -2,6 +2,7 @@ package study
 
 import (
 	"testing"
+	"time"
 )
 
 // Each part of a tuning is said with where it goes.
@@ -21,6 +22,10 @@ func TestDescribe(t *testing.T) {
 			"sysctls net.ipv4.tcp_congestion_control = bbr (a global one on the host, one of each namespace in the client node's namespace and each measured client pod's)"},
 		{Tuning{Name: "rps-both", Side: SideBoth, RPS: &RPS{CPUs: CPUsAll}},
 			"RPS to CPUs all (every CPU of the node) on the server and client nodes' underlay NIC, tunnel device and measured pods' host-side veths"},
+		{Tuning{Name: "poll", Side: SideBoth, CPUIdle: &CPUIdle{}},
+			"no idle state that exits slower than 0 µs on the server and client nodes' CPUs (their PM QoS resume latency limit)"},
+		{Tuning{Name: "c1", CPUIdle: &CPUIdle{MaxExitLatency: Duration{10 * time.Microsecond}}, Sysctls: map[string]string{"net.core.busy_read": "50"}},
+			"sysctls net.core.busy_read = 50 (a global one on the host, one of each namespace in the server node's namespace); no idle state that exits slower than 10 µs on the server node's CPUs (their PM QoS resume latency limit)"},
 	} {
 		if got := tc.t.Describe(); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.t.Name, got, tc.want)

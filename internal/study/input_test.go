@@ -45,6 +45,13 @@ func TestRefusedInputs(t *testing.T) {
 		{"side unknown", []string{"tunings=[baseline, {name: s, side: sender, sysctls: {net.ipv4.tcp_congestion_control: bbr}}]"}, "spec.tunings[1].side", `want "server" (the receiving end, as the paper tuned), "client" or "both", got "sender"`},
 		{"side alone", []string{"tunings=[baseline, {name: s, side: client}]"}, "spec.tunings[1].side", "changes nothing"},
 		{"sysctls pods only", []string{"tunings=[baseline, {name: s, pods: true}]"}, "spec.tunings[1].pods", "without rps, rfs or sysctls"},
+		// cpuIdle: a bound in whole microseconds; pods have no CPUs of
+		// their own.
+		{"cpuIdle typo", []string{"tunings=[baseline, {name: i, cpuIdle: {maxLatency: 0s}}]"}, "spec.tunings", `unknown cpuIdle field "maxLatency"`},
+		{"cpuIdle negative", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: -1us}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "whole microseconds"},
+		{"cpuIdle huge", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: 1s}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "to 100ms, got 1s"},
+		{"cpuIdle sub-µs", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: 1500ns}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "got 1.5µs"},
+		{"cpuIdle pods", []string{"tunings=[baseline, {name: i, pods: true, cpuIdle: {maxExitLatency: 0s}}]"}, "spec.tunings[1].pods", "no CPUs of its own"},
 		// Impairments are bounded like the other axes.
 		{"impairments too many", []string{"impairments=" + imps(MaxListLen+1)}, "spec.impairments", "65 entries; at most 64"},
 		{"impairment name long", []string{"impairments=[{name: " + long + ", delay: 1ms}]"}, "spec.impairments[0].name", "at most 64"},

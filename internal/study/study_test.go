@@ -219,6 +219,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if tu, _ := s2.Tuning("bbr"); tu.Side != SideClient || !slices.Equal(tu.Sides(), []string{SideClient}) {
 		t.Errorf("client-side tuning lost its side: %+v", tu)
 	}
+	if tu, _ := s2.Tuning("c1"); tu.CPUIdle == nil || tu.CPUIdle.MaxExitLatencyUS() != 10 || tu.Side != SideBoth || tu.IsBaseline() {
+		t.Errorf("cpuIdle tuning lost: %+v", tu)
+	}
 }
 
 func TestCellsOrder(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -48,7 +49,32 @@ type Tuning struct {
 	// one of each namespace in the server node's, and with Pods also in
 	// every measured server pod's (tune.Plan).
 	Sysctls map[string]string `yaml:"sysctls,omitempty"`
+	// CPUIdle keeps the tuned end's CPUs out of slow idle states for the
+	// tuning's trials (tune.Plan sets each CPU's PM QoS latency limit).
+	CPUIdle *CPUIdle `yaml:"cpuIdle,omitempty"`
 }
+
+// CPUIdle bounds how deeply the tuned end's CPUs may idle: no cpuidle
+// state whose exit latency exceeds MaxExitLatency is entered, so a core
+// that waits for the next packet wakes within it. 0 leaves only polling,
+// what booting with idle=poll does, for the trial alone. A round trip
+// waits for the receiving core to wake (Documentation/admin-guide/pm/
+// cpuidle.rst). The bound is each CPU's PM QoS resume latency limit
+// (cpuidle.LimitPath), which every governor honours; tuned's
+// latency-performance profile sets the global one, /dev/cpu_dma_latency,
+// which lasts only while a process holds it open, where a sysfs value
+// is journaled and put back after a crash.
+type CPUIdle struct {
+	MaxExitLatency Duration `yaml:"maxExitLatency"`
+}
+
+// MaxExitLatencyUS is the bound in whole microseconds, the unit of the
+// states' latency files.
+func (c CPUIdle) MaxExitLatencyUS() int { return int(c.MaxExitLatency.Microseconds()) }
+
+// MaxIdleExitLatency bounds cpuIdle.maxExitLatency: the deepest package
+// C-states exit in a few milliseconds.
+const MaxIdleExitLatency = 100 * time.Millisecond
 
 // Tuning.Side values.
 const (
@@ -125,7 +151,9 @@ func BuiltinTuning(name string) (Tuning, bool) {
 }
 
 // IsBaseline reports whether the tuning changes nothing.
-func (t Tuning) IsBaseline() bool { return t.RPS == nil && t.RFS == nil && len(t.Sysctls) == 0 }
+func (t Tuning) IsBaseline() bool {
+	return t.RPS == nil && t.RFS == nil && len(t.Sysctls) == 0 && t.CPUIdle == nil
+}
 
 // UnmarshalYAML accepts a built-in name or a full definition.
 func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
@@ -163,8 +191,8 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 // tuningKeys and tuningSubKeys are the keys a tuning definition and its
 // rps and rfs mappings may have (the yaml tags above).
 var (
-	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices", "side", "sysctls"}
-	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}}
+	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices", "side", "sysctls", "cpuIdle"}
+	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}, "cpuIdle": {"maxExitLatency"}}
 )
 
 // MarshalYAML writes built-in tunings by name and others in full.
@@ -179,7 +207,9 @@ func (t Tuning) MarshalYAML() (any, error) {
 func equalTuning(a, b Tuning) bool {
 	eqRPS := (a.RPS == nil) == (b.RPS == nil) && (a.RPS == nil || *a.RPS == *b.RPS)
 	eqRFS := (a.RFS == nil) == (b.RFS == nil) && (a.RFS == nil || *a.RFS == *b.RFS)
-	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && a.Side == b.Side && eqRPS && eqRFS && maps.Equal(a.Sysctls, b.Sysctls)
+	eqIdle := (a.CPUIdle == nil) == (b.CPUIdle == nil) && (a.CPUIdle == nil || *a.CPUIdle == *b.CPUIdle)
+	return a.Name == b.Name && a.Pods == b.Pods && a.Devices == b.Devices && a.Side == b.Side && eqRPS && eqRFS && eqIdle &&
+		maps.Equal(a.Sysctls, b.Sysctls)
 }
 
 // Steers reports whether a tuning sets RPS or RFS at the given end of
@@ -295,6 +325,10 @@ func (t Tuning) Describe() string {
 			where += " and each measured " + end + " pod's"
 		}
 		out = append(out, "sysctls "+strings.Join(kv, ", ")+" (a global one on the host, one of each namespace "+where+")")
+	}
+	if t.CPUIdle != nil {
+		out = append(out, fmt.Sprintf("no idle state that exits slower than %d µs on the %s CPUs (their PM QoS resume latency limit)",
+			t.CPUIdle.MaxExitLatencyUS(), ends))
 	}
 	return strings.Join(out, "; ")
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/workload/spec"
@@ -226,8 +227,13 @@ func validateTunings(sp *Spec, bad badFunc) {
 				bad(f+".rfs", "sockFlowEntries and flowCnt must be > 0")
 			}
 		}
-		if t.Pods && t.IsBaseline() {
-			bad(f+".pods", "pods: true without rps, rfs or sysctls changes nothing")
+		if t.Pods && t.RPS == nil && t.RFS == nil && len(t.Sysctls) == 0 {
+			bad(f+".pods", "pods: true without rps, rfs or sysctls changes nothing (a pod has no CPUs of its own to keep from idling)")
+		}
+		if c := t.CPUIdle; c != nil {
+			if d := c.MaxExitLatency.Duration; d < 0 || d > MaxIdleExitLatency || d%time.Microsecond != 0 {
+				bad(f+".cpuIdle.maxExitLatency", "want whole microseconds from 0s (poll only) to %s, got %s", MaxIdleExitLatency, d)
+			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(t.Sysctls)) {
 			if msg := checkSysctl(k, t.Sysctls[k]); msg != "" {
@@ -241,7 +247,7 @@ func validateTunings(sp *Spec, bad badFunc) {
 			bad(f+".side", "want %q (the receiving end, as the paper tuned), %q or %q, got %q", SideServer, SideClient, SideBoth, sd)
 		}
 		if t.Side != "" && t.IsBaseline() {
-			bad(f+".side", "side without rps, rfs or sysctls changes nothing")
+			bad(f+".side", "side without rps, rfs, sysctls or cpuIdle changes nothing")
 		}
 	}
 	if sp.Baseline != "" && !seen[sp.Baseline] {

@@ -1,8 +1,8 @@
 package tune
 
 import (
-	"errors"
 	"fmt"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -104,7 +104,7 @@ func (f *fakeFS) List(ns, fs, dir string) ([]string, error) {
 		}
 	}
 	if len(seen) == 0 {
-		return nil, errors.New(dir + ": no such file")
+		return nil, fmt.Errorf("%s: %w", dir, os.ErrNotExist) // as LocalFS
 	}
 	var out []string
 	for n := range seen {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
@@ -16,7 +17,8 @@ import (
 
 // Plan returns the writes a tuning makes on a target, in the order Apply
 // makes them: the global RFS table first, then the sysctls
-// (sysctlChanges), then per device and receive queue rps_cpus and
+// (sysctlChanges), then the idle latency limit of the target's CPUs
+// (idleChanges), then per device and receive queue rps_cpus and
 // rps_flow_cnt, node devices before pod devices. A baseline tuning plans
 // nothing. Plan only lists queue directories and looks for sysctls.
 func Plan(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
@@ -50,6 +52,11 @@ func Plan(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 		return nil, fmt.Errorf("tuning %s: %w", t.Name, err)
 	}
 	out = append(out, sysctls...)
+	idle, err := idleChanges(t, tgt, fs)
+	if err != nil {
+		return nil, fmt.Errorf("tuning %s: %w", t.Name, err)
+	}
+	out = append(out, idle...)
 	ifaces := slices.Clone(tgt.NodeIfaces)
 	if t.Pods {
 		ifaces = append(ifaces, tgt.PodIfaces...)
@@ -240,3 +247,41 @@ func perNamespace(p string, tgt Target, fs FS) (bool, error) {
 	}
 	return true, nil
 }
+
+// idleChanges bound, on each of the target's CPUs, the exit latency of
+// the idle states it may enter, through its PM QoS resume latency limit
+// (cpuidle.LimitPath). The limits are the machine's (the host's sysfs,
+// netns ""): on the local engine every node's CPUs are this machine's,
+// and on a cluster the node's own.
+func idleChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
+	if t.CPUIdle == nil {
+		return nil, nil
+	}
+	maxUS := t.CPUIdle.MaxExitLatencyUS()
+	r := hostSysfs{fs}
+	var out []Change
+	bounds := false
+	for _, cpu := range tgt.CPUs {
+		states, err := cpuidle.States(r, cpu)
+		if errors.Is(err, cpuidle.ErrNone) {
+			return nil, fmt.Errorf("cpuIdle: %w: %w", err, ErrNotSupported)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cpuIdle: %w", err)
+		}
+		bounds = bounds || len(cpuidle.Slower(states, maxUS)) > 0
+		out = append(out, Change{FS: FSSysfs, Path: cpuidle.LimitPath(cpu), Value: cpuidle.LimitValue(maxUS)})
+	}
+	if !bounds {
+		// A tuning that changes nothing would be measured as if it did
+		// something: refuse it where the user can see why.
+		return nil, fmt.Errorf("cpuIdle: no enabled idle state of CPUs %s exits slower than %d µs: the limit would change nothing", tgt.CPUs, maxUS)
+	}
+	return out, nil
+}
+
+// hostSysfs reads the host's sysfs through an FS, for package cpuidle.
+type hostSysfs struct{ fs FS }
+
+func (h hostSysfs) Read(p string) (string, error)     { return h.fs.Read("", FSSysfs, p) }
+func (h hostSysfs) List(dir string) ([]string, error) { return h.fs.List("", FSSysfs, dir) }

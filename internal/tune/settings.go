@@ -3,8 +3,10 @@ package tune
 import (
 	"cmp"
 	"path"
+	"strconv"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -40,7 +42,9 @@ func (a *Applied) Settings(tgt Target) []results.TuningSetting {
 		default:
 			s.Where = node
 		}
-		if w.FS == FSProc {
+		if cpu, ok := cpuidle.ParseLimitPath(w.Path); ok && w.FS == FSSysfs {
+			s.Knob, s.Devices = path.Base(w.Path), []string{"cpu" + strconv.Itoa(cpu)}
+		} else if w.FS == FSProc {
 			s.Knob = sysctlName(w.Path)
 		} else {
 			s.Knob, s.Devices = path.Base(w.Path), []string{queueDevice(w.Path)}

@@ -1,0 +1,191 @@
+// Package cpuidle reads the kernel's CPU idle states from sysfs and names
+// the file that bounds which of them a CPU may enter
+// (Documentation/admin-guide/pm/cpuidle.rst, "Representation of Idle
+// States" and "Power Management Quality of Service for CPUs"). A
+// request/response round trip waits for the receiving core to wake, and
+// how long that takes is the exit latency of the state the core slept
+// in: a run records the states (env.json), the advisor reads them, and a
+// tuning bounds them for its trials (tune.Plan).
+//
+// Everything goes through a Reader, so the same code reads this machine's
+// /sys, a test's fixture, or a cluster node's sysfs through its agent.
+package cpuidle
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// Dir is where the CPUs are, relative to the sysfs root.
+const Dir = "devices/system/cpu"
+
+// ErrNone means a CPU has no idle states to choose from: the kernel has
+// no cpuidle driver (idle=poll or idle=halt on its command line, or a
+// guest without cpuidle-haltpoll), so it idles the one way it knows.
+var ErrNone = errors.New("no cpuidle states (the kernel has no cpuidle driver)")
+
+// Reader reads sysfs files and lists directories, by paths relative to
+// the sysfs root ("devices/system/cpu/cpu0/cpuidle/state1/latency").
+type Reader interface {
+	Read(p string) (string, error)
+	List(dir string) ([]string, error)
+}
+
+// DirReader reads a sysfs tree under a directory of this machine ("/sys",
+// or a test's fixture).
+type DirReader string
+
+// Read returns a file's content without surrounding white space.
+func (d DirReader) Read(p string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(string(d), p))
+	return strings.TrimSpace(string(b)), err
+}
+
+// List returns a directory's entry names.
+func (d DirReader) List(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(string(d), dir))
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, err
+}
+
+// State is one idle state of a CPU.
+type State struct {
+	Index int
+	Name  string
+	// LatencyUS is the exit latency the driver states, in microseconds.
+	LatencyUS int
+	Disabled  bool
+}
+
+// States returns a CPU's idle states in index order (state10 after
+// state9). A state without a readable latency is left out; a CPU without
+// any is ErrNone.
+func States(r Reader, cpu int) ([]State, error) {
+	dir := path.Join(Dir, "cpu"+strconv.Itoa(cpu), "cpuidle")
+	names, err := r.List(dir)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(names) == 0) {
+		return nil, fmt.Errorf("CPU %d: %w", cpu, ErrNone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("CPU %d: list its idle states: %w", cpu, err)
+	}
+	var out []State
+	for _, n := range names {
+		i, err := strconv.Atoi(strings.TrimPrefix(n, "state"))
+		if !strings.HasPrefix(n, "state") || err != nil {
+			continue
+		}
+		sd := path.Join(dir, n)
+		lat, err := read(r, path.Join(sd, "latency"))
+		l, perr := strconv.Atoi(lat)
+		if err != nil || perr != nil {
+			continue
+		}
+		name, _ := read(r, path.Join(sd, "name"))
+		dis, _ := read(r, path.Join(sd, "disable"))
+		out = append(out, State{Index: i, Name: name, LatencyUS: l, Disabled: dis == "1"})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("CPU %d: %w", cpu, ErrNone)
+	}
+	slices.SortFunc(out, func(a, b State) int { return a.Index - b.Index })
+	return out, nil
+}
+
+func read(r Reader, p string) (string, error) {
+	v, err := r.Read(p)
+	return strings.TrimSpace(v), err
+}
+
+// LimitPath is a CPU's PM QoS resume latency limit (Documentation/ABI/
+// testing/sysfs-devices-power, pm_qos_resume_latency_us). Every cpuidle
+// governor (menu, teo, ladder, haltpoll) takes the smaller of it and the
+// global /dev/cpu_dma_latency as the bound on the exit latency of the
+// states it may select for the CPU (cpuidle_governor_latency_req). The
+// per-state disable files are not honoured by all: the haltpoll
+// governor of a KVM guest enters its halting state regardless.
+func LimitPath(cpu int) string {
+	return path.Join(Dir, "cpu"+strconv.Itoa(cpu), "power", LimitKnob)
+}
+
+// LimitValue is what LimitPath takes for a bound of us microseconds.
+// The file reads "0" for no limit, so a bound of 0 (poll only) is
+// written "n/a", the kernel's word for "no resume latency at all".
+func LimitValue(us int) string {
+	if us == 0 {
+		return "n/a"
+	}
+	return strconv.Itoa(us)
+}
+
+// LimitKnob is the limit file's name, as a run's record of what a tuning
+// set names it.
+const LimitKnob = "pm_qos_resume_latency_us"
+
+// LimitText says what a value of the limit file means.
+func LimitText(v string) string {
+	switch v = strings.TrimSpace(v); v {
+	case "0":
+		return "no limit"
+	case "n/a":
+		return "0 µs: polling only"
+	}
+	return v + " µs at most"
+}
+
+// ParseLimitPath is LimitPath's inverse; ok is false for any other path.
+func ParseLimitPath(p string) (cpu int, ok bool) {
+	rest, found := strings.CutPrefix(p, Dir+"/cpu")
+	if !found {
+		return 0, false
+	}
+	num, tail, _ := strings.Cut(rest, "/")
+	c, err := strconv.Atoi(num)
+	if err != nil || c < 0 || strconv.Itoa(c) != num || tail != "power/"+LimitKnob {
+		return 0, false
+	}
+	return c, true
+}
+
+// Machine is how the machine idles, as env.json records it: the driver,
+// the governor and CPU 0's states. Nil where there is no cpuidle driver.
+func Machine(r Reader) *results.CPUIdle {
+	drv, _ := read(r, path.Join(Dir, "cpuidle/current_driver"))
+	if drv == "" || drv == "none" {
+		return nil
+	}
+	gov, _ := read(r, path.Join(Dir, "cpuidle/current_governor"))
+	if gov == "" {
+		gov, _ = read(r, path.Join(Dir, "cpuidle/current_governor_ro"))
+	}
+	c := &results.CPUIdle{Driver: drv, Governor: gov}
+	states, _ := States(r, 0)
+	for _, s := range states {
+		c.States = append(c.States, results.IdleState{Name: s.Name, LatencyUS: s.LatencyUS, Disabled: s.Disabled})
+	}
+	return c
+}
+
+// Slower are the enabled states of a CPU whose exit latency exceeds
+// maxUS: what a limit of maxUS keeps the CPU out of. The polling state
+// (latency 0) is never among them.
+func Slower(states []State, maxUS int) []State {
+	var out []State
+	for _, s := range states {
+		if s.LatencyUS > maxUS && !s.Disabled {
+			out = append(out, s)
+		}
+	}
+	return out
+}
