@@ -53,6 +53,23 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		q, err := rxQueues(ns)
 		return strconv.Itoa(q), err
 	},
+	// idle_states: CPU 0's enabled idle states other than polling, with
+	// their exit latencies: what cpu-idle disables.
+	"idle_states": func(in *inspect.Inspection) (string, error) {
+		if in.CPUIdle == nil {
+			return "", errors.New("no cpuidle driver")
+		}
+		var out []string
+		for _, s := range in.CPUIdle.States {
+			if !s.Disabled && s.LatencyUS > 0 {
+				out = append(out, fmt.Sprintf("%s (%d µs)", s.Name, s.LatencyUS))
+			}
+		}
+		if len(out) == 0 {
+			return "", errors.New("no enabled idle state but polling")
+		}
+		return strings.Join(out, ", "), nil
+	},
 	"sock_flow_entries": func(*inspect.Inspection) (string, error) { return strconv.Itoa(SockFlowEntries), nil },
 	// flow_cnt_per_queue: the global table shared out over the rx queues
 	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N; N counts

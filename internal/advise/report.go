@@ -237,6 +237,11 @@ func Summarize(in *inspect.Inspection) []Finding {
 		add("conntrack", "%d of %d entries", in.Sysctls[inspect.SysConntrackCount], m)
 	}
 	add("busy polling", "busy_read %d us, busy_poll %d us", in.Sysctls[inspect.SysBusyRead], in.Sysctls[inspect.SysBusyPoll])
+	if in.CPUIdle != nil {
+		add("CPU idle", "%s", in.CPUIdle)
+	} else {
+		add("CPU idle", "no cpuidle driver")
+	}
 	if len(in.Qdiscs) > 0 {
 		var q []string
 		for d, k := range in.Qdiscs {

@@ -38,6 +38,7 @@ var ruleFiles = []string{
 	"numa-placement.yaml",
 	"irq-spread.yaml",
 	"busy-poll.yaml",
+	"cpu-idle.yaml",
 }
 
 //go:embed rules/*.yaml
@@ -89,7 +90,7 @@ type Knob struct {
 }
 
 // KnobKinds are the knob kinds a rule may propose.
-var KnobKinds = []string{"rfs", "mtu", "offload", "overlay", "routing", "netfilter", "conntrack", "attachment", "placement", "irq-affinity", "sysctl"}
+var KnobKinds = []string{"rfs", "mtu", "offload", "overlay", "routing", "netfilter", "conntrack", "attachment", "placement", "irq-affinity", "sysctl", "cpu-idle"}
 
 // Evidence is a published source and what it found.
 type Evidence struct {

@@ -38,19 +38,19 @@ const (
 var want = map[string]map[string]string{
 	"this-machine": {
 		"rfs": C, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": NA, "overlay-offload": NA, "native-routing": NA,
-		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": NA, "busy-poll": NA,
+		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": NA, "busy-poll": NA, "cpu-idle": C,
 	},
 	"calico-vxlan-jumbo": {
 		"rfs": C, "tunnel-mtu": C, "tunnel-gro": C, "nic-gro": NA, "overlay-offload": NA, "native-routing": C,
-		"netfilter-rules": C, "conntrack-size": C, "macvlan": NA, "numa-placement": C, "irq-spread": NA, "busy-poll": C,
+		"netfilter-rules": C, "conntrack-size": C, "macvlan": NA, "numa-placement": C, "irq-spread": NA, "busy-poll": C, "cpu-idle": C,
 	},
 	"ipip-nic-vxlan-offload": {
 		"rfs": NA, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": NA, "overlay-offload": C, "native-routing": C,
-		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": NA, "busy-poll": NA,
+		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": NA, "busy-poll": NA, "cpu-idle": NA,
 	},
 	"flannel-nic-no-offload": {
 		"rfs": NA, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": C, "overlay-offload": NA, "native-routing": C,
-		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": C, "numa-placement": NA, "irq-spread": NA, "busy-poll": C,
+		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": C, "numa-placement": NA, "irq-spread": NA, "busy-poll": C, "cpu-idle": U,
 	},
 	// The full-kernel VM: the ipip and ip_gre modules' fallback tunl0 and
 	// gre0 are no overlay in use; without a NIC or a default route the
@@ -58,18 +58,18 @@ var want = map[string]map[string]string{
 	// ruleset.
 	"full-kernel-vm": {
 		"rfs": U, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": U, "overlay-offload": NA, "native-routing": NA,
-		"netfilter-rules": U, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": U, "busy-poll": NA,
+		"netfilter-rules": U, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": U, "busy-poll": NA, "cpu-idle": U,
 	},
 	// A veth underlay: RFS applies to its queue; the rules that need a
 	// NIC's hardware (its GRO, IRQs, NUMA node, tunnel offload) are
 	// unknown, not guessed from a veth's software features.
 	"kind-node-veth-underlay": {
 		"rfs": C, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": U, "overlay-offload": NA, "native-routing": NA,
-		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": C, "numa-placement": NA, "irq-spread": NA, "busy-poll": NA,
+		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": C, "numa-placement": NA, "irq-spread": NA, "busy-poll": NA, "cpu-idle": U,
 	},
 	"multiqueue-rss-one-cpu": {
 		"rfs": NA, "tunnel-mtu": NA, "tunnel-gro": NA, "nic-gro": NA, "overlay-offload": NA, "native-routing": NA,
-		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": C, "busy-poll": C,
+		"netfilter-rules": NA, "conntrack-size": NA, "macvlan": NA, "numa-placement": NA, "irq-spread": C, "busy-poll": C, "cpu-idle": U,
 	},
 }
 

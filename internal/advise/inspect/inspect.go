@@ -2,7 +2,7 @@
 // pod network can be: CPUs and NUMA nodes, the NICs with their queues,
 // RSS, IRQ affinity, RPS/RFS and offloads, the tunnel, bridge and pod
 // devices with their MTUs, the CNI, netfilter and conntrack sizes, root
-// qdiscs, busy polling and the kernel. `cnibench advise` turns the
+// qdiscs, busy polling, how the CPUs idle and the kernel. `cnibench advise` turns the
 // result into candidate knobs.
 //
 // Design notes:
@@ -28,6 +28,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // Version is the Inspection JSON layout's version.
@@ -116,6 +119,9 @@ type Inspection struct {
 	Netfilter Netfilter        `json:"netfilter"`
 	// Qdiscs maps a device to its root qdisc kind.
 	Qdiscs map[string]string `json:"qdiscs,omitempty"`
+	// CPUIdle is how the CPUs idle (driver, governor, CPU 0's states);
+	// nil without a cpuidle driver.
+	CPUIdle *results.CPUIdle `json:"cpuidle,omitempty"`
 	// Unknown maps what could not be read to why.
 	Unknown map[string]string `json:"unknown,omitempty"`
 }
@@ -205,6 +211,7 @@ func Inspect(ctx context.Context, env Env) *Inspection {
 	r := reader{env: env, in: in}
 	r.kernel()
 	r.cpus()
+	in.CPUIdle = cpuidle.Machine(cpuidle.DirReader(r.path("sys")))
 	for _, s := range sysctls {
 		r.sysctl(s)
 	}

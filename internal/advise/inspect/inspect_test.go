@@ -72,37 +72,44 @@ func tree(t testing.TB, files map[string]string) string {
 // a Geneve device told by DEVTYPE; no nf_conntrack.
 func calicoNode(t testing.TB) string {
 	f := map[string]string{
-		"proc/sys/kernel/osrelease":                 "6.8.0-45-generic\n",
-		"proc/sys/net/core/rps_sock_flow_entries":   "0\n",
-		"proc/sys/net/core/busy_poll":               "0\n",
-		"proc/sys/net/core/busy_read":               "50\n",
-		"proc/net/route":                            "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n10.0.0.0\t000A0A0A\t00000000\t0001\t0\t0\t0\t00FFFFFF\nens1f0\t00000000\t010A0A0A\t0003\t0\t0\t0\t00000000\n",
-		"proc/interrupts":                           "   CPU0 CPU1 CPU2 CPU3\n 100: 1 2 3 4 PCI-MSIX mlx5_comp0@pci:0000:3b:00.0\n 101: 1 2 3 4 PCI-MSIX mlx5_comp1@pci:0000:3b:00.0\n 102: 0 0 0 0 PCI-MSIX ens1f0-TxRx-2\n 103: 0 0 0 0 PCI-MSIX other\nNMI: 0 0 0 0 Non-maskable interrupts\n",
-		"proc/irq/100/smp_affinity_list":            "0\n",
-		"proc/irq/101/smp_affinity_list":            "1\n",
-		"proc/irq/102/smp_affinity_list":            "2\n",
-		"sys/devices/system/cpu/online":             "0-3\n",
-		"sys/devices/system/node/node0/cpulist":     "0-1\n",
-		"sys/devices/system/node/node1/cpulist":     "2-3\n",
-		"sys/devices/pci/0000:3b:00.0/numa_node":    "1\n",
-		"sys/devices/pci/0000:3b:00.0/msi_irqs/100": "msix",
-		"sys/devices/pci/0000:3b:00.0/msi_irqs/101": "msix",
-		"sys/devices/pci/0000:3b:00.0/driver":       "->../../../bus/pci/drivers/mlx5_core",
-		"sys/bus/pci/drivers/mlx5_core/":            "",
-		"sys/class/net/ens1f0/device":               "->../../../devices/pci/0000:3b:00.0",
-		"sys/class/net/ens1f0/mtu":                  "9000\n",
-		"sys/class/net/vxlan.calico/mtu":            "1450\n",
-		"sys/class/net/vxlan.calico/uevent":         "DEVTYPE=vxlan\nINTERFACE=vxlan.calico\n",
-		"sys/class/net/cali1234/mtu":                "1450\n",
-		"sys/class/net/cali5678/mtu":                "1440\n",
-		"sys/class/net/cni0/mtu":                    "1500\n",
-		"sys/class/net/cni0/bridge/":                "",
-		"sys/class/net/tunl0/mtu":                   "1480\n",
-		"sys/class/net/tunl0/type":                  "768\n",
-		"sys/class/net/gnv0/mtu":                    "1450\n",
-		"sys/class/net/gnv0/uevent":                 "DEVTYPE=geneve\n",
-		"sys/class/net/lo/mtu":                      "65536\n",
-		"etc/cni/net.d/10-calico.conflist":          `{"name":"k8s-pod-network","plugins":[{"type":"calico"},{"type":"portmap"}]}`,
+		"proc/sys/kernel/osrelease":                          "6.8.0-45-generic\n",
+		"proc/sys/net/core/rps_sock_flow_entries":            "0\n",
+		"proc/sys/net/core/busy_poll":                        "0\n",
+		"proc/sys/net/core/busy_read":                        "50\n",
+		"proc/net/route":                                     "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n10.0.0.0\t000A0A0A\t00000000\t0001\t0\t0\t0\t00FFFFFF\nens1f0\t00000000\t010A0A0A\t0003\t0\t0\t0\t00000000\n",
+		"proc/interrupts":                                    "   CPU0 CPU1 CPU2 CPU3\n 100: 1 2 3 4 PCI-MSIX mlx5_comp0@pci:0000:3b:00.0\n 101: 1 2 3 4 PCI-MSIX mlx5_comp1@pci:0000:3b:00.0\n 102: 0 0 0 0 PCI-MSIX ens1f0-TxRx-2\n 103: 0 0 0 0 PCI-MSIX other\nNMI: 0 0 0 0 Non-maskable interrupts\n",
+		"proc/irq/100/smp_affinity_list":                     "0\n",
+		"proc/irq/101/smp_affinity_list":                     "1\n",
+		"proc/irq/102/smp_affinity_list":                     "2\n",
+		"sys/devices/system/cpu/online":                      "0-3\n",
+		"sys/devices/system/node/node0/cpulist":              "0-1\n",
+		"sys/devices/system/node/node1/cpulist":              "2-3\n",
+		"sys/devices/pci/0000:3b:00.0/numa_node":             "1\n",
+		"sys/devices/pci/0000:3b:00.0/msi_irqs/100":          "msix",
+		"sys/devices/pci/0000:3b:00.0/msi_irqs/101":          "msix",
+		"sys/devices/pci/0000:3b:00.0/driver":                "->../../../bus/pci/drivers/mlx5_core",
+		"sys/bus/pci/drivers/mlx5_core/":                     "",
+		"sys/class/net/ens1f0/device":                        "->../../../devices/pci/0000:3b:00.0",
+		"sys/class/net/ens1f0/mtu":                           "9000\n",
+		"sys/class/net/vxlan.calico/mtu":                     "1450\n",
+		"sys/class/net/vxlan.calico/uevent":                  "DEVTYPE=vxlan\nINTERFACE=vxlan.calico\n",
+		"sys/class/net/cali1234/mtu":                         "1450\n",
+		"sys/class/net/cali5678/mtu":                         "1440\n",
+		"sys/class/net/cni0/mtu":                             "1500\n",
+		"sys/class/net/cni0/bridge/":                         "",
+		"sys/class/net/tunl0/mtu":                            "1480\n",
+		"sys/class/net/tunl0/type":                           "768\n",
+		"sys/class/net/gnv0/mtu":                             "1450\n",
+		"sys/class/net/gnv0/uevent":                          "DEVTYPE=geneve\n",
+		"sys/class/net/lo/mtu":                               "65536\n",
+		"sys/devices/system/cpu/cpuidle/current_driver":      "intel_idle\n",
+		"sys/devices/system/cpu/cpuidle/current_governor":    "menu\n",
+		"sys/devices/system/cpu/cpu0/cpuidle/state0/name":    "POLL\n",
+		"sys/devices/system/cpu/cpu0/cpuidle/state0/latency": "0\n",
+		"sys/devices/system/cpu/cpu0/cpuidle/state1/name":    "C6\n",
+		"sys/devices/system/cpu/cpu0/cpuidle/state1/latency": "133\n",
+		"sys/devices/system/cpu/cpu0/cpuidle/state1/disable": "1\n",
+		"etc/cni/net.d/10-calico.conflist":                   `{"name":"k8s-pod-network","plugins":[{"type":"calico"},{"type":"portmap"}]}`,
 	}
 	for i := 0; i < 4; i++ {
 		n := string(rune('0' + i))
@@ -197,6 +204,9 @@ func TestInspectFixture(t *testing.T) {
 		if !strings.Contains(in.Unknown[key], want) {
 			t.Errorf("Unknown[%q] = %q, want %q", key, in.Unknown[key], want)
 		}
+	}
+	if c := in.CPUIdle; c == nil || c.String() != "driver intel_idle, governor menu; states (exit latency): POLL (0 µs), C6 (133 µs) disabled" {
+		t.Errorf("CPUIdle = %v", c)
 	}
 	if _, err := json.Marshal(in); err != nil {
 		t.Error(err)
