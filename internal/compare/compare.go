@@ -34,6 +34,10 @@ type Row struct {
 	// Missing: A has the cell and metric, B tried the cell but has no
 	// value for it (every trial failed).
 	Missing bool
+	// WideA and WideB: in that run the cell's trials spread far more than
+	// those of its other cells of the workload, impairment and headline
+	// metric (wideCells).
+	WideA, WideB bool
 	// cell is A's cell, for the rows' order.
 	cell key
 }
@@ -60,6 +64,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		tried[cellKey(s.Cell, "")] = true
 	}
 	p := newPairing(a, b)
+	wa, wb := wideCells(va), wideCells(vb)
 	want := map[string]bool{}
 	for _, m := range metrics {
 		if m == "" {
@@ -84,7 +89,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		rows = append(rows, Row{
 			Key: p.name(k), Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
-			XA: xs, XB: ys, Missing: !ok, cell: cellOf(k),
+			XA: xs, XB: ys, Missing: !ok, WideA: wa[k], WideB: wb[kb], cell: cellOf(k),
 		})
 	}
 	// Cells in the order run A measured them first (the study's order
@@ -228,8 +233,9 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	delta := false
+	delta, wide := false, false
 	for _, r := range rows {
+		wide = wide || r.WideA || r.WideB
 		sc := analysis.Display(r.Metric)
 		p := "—"
 		if !math.IsNaN(r.P) {
@@ -250,12 +256,12 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 		if r.Missing {
 			b = "missing (no value in B)"
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d | %s | %s |\n", markdown.Cell(r.Key), r.Metric, sc.Unit,
-			sc.SummaryCI(r.A), b, r.A.N, r.B.N, ratio, p); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d%s | %s | %s |\n", markdown.Cell(r.Key), r.Metric, sc.Unit,
+			sc.SummaryCI(r.A), b, r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
 			return err
 		}
 	}
-	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta)); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta, wide)); err != nil {
 		return err
 	}
 	return writeOneCoreMarkdown(w, h.Bound)
@@ -263,14 +269,20 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 
 // methodNote says how the table's numbers were computed: the two runs'
 // trials are independent (no rounds in common), so every comparison is
-// unpaired. delta says a row fell back to the delta method.
-func methodNote(rows int, delta bool) string {
+// unpaired. delta says a row fell back to the delta method, wide that a
+// row's cell spreads widely in a run.
+func methodNote(rows int, delta, wide bool) string {
 	n := fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
 		"(unpaired: the runs share no rounds); p: Welch's two-sided t test, not corrected for multiple comparisons (%d rows; "+
 		"--fail-if corrects its intervals with Bonferroni over the cells it judges).", rows)
 	if delta {
 		n += " \"delta\": A's mean cannot be told from 0 at 95%, so Fieller's set is unbounded; the row shows the delta " +
 			"method's interval instead, an approximation that is poor there (docs/statistics.md)."
+	}
+	if wide {
+		n += " \"spreads widely\": in that run the cell's trials spread far more than its other cells' of the same " +
+			"workload and metric (an F test at 1% with Bonferroni, docs/statistics.md \"Trials that spread widely\"), so " +
+			"the interval rests on trials worth reading in that run's report."
 	}
 	return n
 }

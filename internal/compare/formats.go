@@ -90,7 +90,7 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
 	fail := failures(vs)
 	_ = cw.Write([]string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
-		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules"})
+		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b"})
 	for _, r := range rows {
 		rules := ""
 		for i, t := range fail[r.Key+"\x00"+r.Metric] {
@@ -102,7 +102,8 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 		_ = cw.Write([]string{r.Key, r.Metric,
 			strconv.Itoa(r.A.N), num(r.A.Mean), num(r.A.CI95Low), num(r.A.CI95High),
 			strconv.Itoa(r.B.N), num(r.B.Mean), num(r.B.CI95Low), num(r.B.CI95High),
-			num(r.Ratio.Ratio), num(r.Ratio.Low), num(r.Ratio.High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules})
+			num(r.Ratio.Ratio), num(r.Ratio.Low), num(r.Ratio.High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules,
+			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -137,6 +138,9 @@ type jsonRow struct {
 	P           jsonNum  `json:"p_welch"`
 	MissingInB  bool     `json:"missing_in_b,omitempty"`
 	FailedRules []string `json:"failed_rules,omitempty"`
+	// WideA and WideB: the cell's trials spread widely in that run.
+	WideA bool `json:"wide_a,omitempty"`
+	WideB bool `json:"wide_b,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -171,7 +175,8 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},
 			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(r.B.CI95Low), jsonNum(r.B.CI95High)},
 			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(r.Ratio.Low), RatioHigh: jsonNum(r.Ratio.High),
-			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: fail[r.Key+"\x00"+r.Metric]})
+			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: fail[r.Key+"\x00"+r.Metric],
+			WideA: r.WideA, WideB: r.WideB})
 	}
 	for _, v := range vs {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{v.Rule.Text, v.Cell.Key, v.Fail, v.Why})

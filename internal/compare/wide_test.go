@@ -1,0 +1,86 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// A cell whose trials spread widely in one run is marked on its rows, in
+// that run only, and the table says what the mark means; the JSON and
+// CSV carry it too.
+func TestWideCellMarked(t *testing.T) {
+	// Five cells of one workload, 5 trials each, ±1% around 10 Gbit/s;
+	// in B, rfs at 1 pair scatters ±30%.
+	tight := []float64{0.99, 1.01, 1.0, 0.995, 1.005}
+	wild := []float64{0.7, 1.3, 1.0, 0.75, 1.25}
+	var a, b []results.Sample
+	for _, tu := range []string{"baseline", "rps", "rfs"} {
+		for _, reps := range []int{1, 4} {
+			for i := range tight {
+				a = append(a, sample("bridge", tu, reps, 10e9*tight[i]))
+				x := tight[(i+reps)%len(tight)]
+				if tu == "rfs" && reps == 1 {
+					x = wild[i]
+				}
+				b = append(b, sample("bridge", tu, reps, 10e9*x))
+			}
+		}
+	}
+	rows := Runs(a, b, []string{results.MetricBitrate}, nil)
+	marked := 0
+	for _, r := range rows {
+		if r.WideA {
+			t.Errorf("%s: marked wide in A", r.Key)
+		}
+		if r.WideB {
+			marked++
+			if r.Key != "bridge/rfs/tcp/r=1" {
+				t.Errorf("%s: marked wide in B", r.Key)
+			}
+		}
+	}
+	if marked != 1 {
+		t.Fatalf("%d rows marked wide in B, want rfs at 1 pair: %+v", marked, rows)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, Head{A: "a", B: "b"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 5, 5 (B spreads widely) |", "\"spreads widely\": in that run the cell's trials spread far more"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	var js, csv bytes.Buffer
+	if err := Write(&js, "json", Head{}, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows []struct {
+			Cell  string `json:"cell"`
+			WideB bool   `json:"wide_b"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range doc.Rows {
+		if r.WideB {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("JSON marks %d rows wide_b, want 1:\n%s", n, js.String())
+	}
+	if err := Write(&csv, "csv", Head{}, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.HasSuffix(head, ",wide_a,wide_b") || strings.Count(csv.String(), ",false,true\n") != 1 {
+		t.Errorf("CSV lacks the wide columns or the mark:\n%s", csv.String())
+	}
+}
