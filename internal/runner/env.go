@@ -34,7 +34,8 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.engine.Name(), time.Now()
 	if r.plan.remote {
-		// The round trips wait for the nodes' cores, not this machine's.
+		// The round trips wait for the nodes' cores, not this machine's:
+		// the engine's Describe gives the server node's where it can.
 		e.CPUIdle = nil
 	}
 	srv := c.Server()

@@ -6,9 +6,11 @@ import (
 	"maps"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -217,5 +219,63 @@ func TestKernelLocalFS(t *testing.T) {
 	}
 	if _, err := fs.Read(bed.Node, tune.FSProc, somaxconn); !errors.Is(err, tune.ErrGone) {
 		t.Errorf("sysctl read in deleted netns = %v, want ErrGone", err)
+	}
+}
+
+// TestKernelIdleLimitReplay: a run killed while a cpuIdle tuning held the
+// CPUs' idle latency limit leaves it set; replaying its journal, as
+// `cnibench cleanup` does, puts every CPU's limit back.
+func TestKernelIdleLimitReplay(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping kernel test: needs root to write sysfs")
+	}
+	r := cpuidle.DirReader("/sys")
+	st, err := cpuidle.States(r, 0)
+	if err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	if _, err := r.Read(cpuidle.LimitPath(0)); err != nil {
+		t.Skipf("skipping: no per-CPU PM QoS limit (%v)", err)
+	}
+	if len(cpuidle.Slower(st, 0)) == 0 {
+		t.Skipf("skipping: CPU 0 idles only in polling states (%v)", st)
+	}
+	cpus := tunetest.OnlineCPUs(t)
+	limits := func() []string {
+		var out []string
+		for _, c := range cpus {
+			v, err := r.Read(cpuidle.LimitPath(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	before := limits()
+	fs := tune.LocalFS{}
+	j, err := journal.Open(t.TempDir(), "k", tunetest.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu := study.Tuning{Name: "poll", CPUIdle: &study.CPUIdle{}}
+	a, err := tune.Apply(j, fs, tu, tune.Target{CPUs: cpus, SoftIRQCore: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Revert() })
+	if got := limits(); slices.ContainsFunc(got, func(v string) bool { return v != "n/a" }) {
+		t.Fatalf("limits after Apply: %v, want n/a everywhere", got)
+	}
+	// The process dies here: no Revert. Cleanup replays the journal.
+	rp, err := journal.ReadReplay(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tune.RevertReplayOutcomes(rp, fs, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := limits(); !slices.Equal(got, before) {
+		t.Errorf("limits after the replay: %v, want %v", got, before)
 	}
 }

@@ -258,7 +258,7 @@ func idleChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 		return nil, nil
 	}
 	maxUS := t.CPUIdle.MaxExitLatencyUS()
-	r := hostSysfs{fs}
+	r := HostSysfs(fs)
 	var out []Change
 	bounds := false
 	for _, cpu := range tgt.CPUs {
@@ -280,7 +280,10 @@ func idleChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	return out, nil
 }
 
-// hostSysfs reads the host's sysfs through an FS, for package cpuidle.
+// HostSysfs reads the host's sysfs through an FS, for package cpuidle: a
+// cluster node's through its agent.
+func HostSysfs(fs FS) cpuidle.Reader { return hostSysfs{fs} }
+
 type hostSysfs struct{ fs FS }
 
 func (h hostSysfs) Read(p string) (string, error)     { return h.fs.Read("", FSSysfs, p) }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cnibench/cnibench/internal/collect"
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
@@ -154,6 +155,8 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	if info, err := a.Info(); err == nil {
 		e.Hostname, e.Kernel, e.CPUs = info.Hostname, info.Kernel, info.CPUs
 	}
+	// Round trips wait for the server node's cores to wake.
+	e.CPUIdle = cpuidle.Machine(tune.HostSysfs(a))
 	e.NodeCPUs = map[string][]int{
 		srv.Name(): cpuset.Range(srv.NumCPU()),
 		cli.Name(): cpuset.Range(cli.NumCPU()),

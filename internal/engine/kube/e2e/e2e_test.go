@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/results"
@@ -198,6 +199,11 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	}
 	if r.Env.CNI == nil || r.Env.CNI.Name != "bridge" {
 		t.Errorf("detected CNI %+v, want bridge (notes %v)", r.Env.CNI, r.Env.Notes)
+	}
+	// How the server node's cores idle, read through its agent: the test
+	// cluster's nodes run on this machine's kernel.
+	if host := cpuidle.Machine(cpuidle.DirReader("/sys")); fmt.Sprint(r.Env.CPUIdle) != fmt.Sprint(host) {
+		t.Errorf("env cpuidle %v, want the server node's (this machine's) %v", r.Env.CPUIdle, host)
 	}
 	want := 5 * 2 // quick tunings x replicas [1,2] x 1 trial
 	if len(r.Samples) != want {
