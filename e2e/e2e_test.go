@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/results"
 )
 
@@ -57,6 +58,9 @@ type hostState struct {
 	namespaces []string
 	sockFlow   string
 	budget     string
+	// idle is every CPU's PM QoS resume latency limit (a cpuIdle tuning
+	// of the resume test sets them).
+	idle string
 }
 
 func snapshot(t *testing.T) hostState {
@@ -77,6 +81,11 @@ func snapshot(t *testing.T) hostState {
 	if b, err := os.ReadFile(netdevBudget); err == nil {
 		s.budget = strings.TrimSpace(string(b))
 	}
+	limits, _ := filepath.Glob("/sys/" + cpuidle.Dir + "/cpu[0-9]*/power/" + cpuidle.LimitKnob)
+	for _, f := range limits {
+		b, _ := os.ReadFile(f)
+		s.idle += f + "=" + strings.TrimSpace(string(b)) + "\n"
+	}
 	return s
 }
 
@@ -90,6 +99,9 @@ func assertUntouched(t *testing.T, before hostState, runPrefix string) {
 	}
 	if after.budget != before.budget {
 		t.Errorf("netdev_budget is %s, was %s", after.budget, before.budget)
+	}
+	if after.idle != before.idle {
+		t.Errorf("the CPUs' idle latency limits are\n%swere\n%s", after.idle, before.idle)
 	}
 	old := map[string]bool{}
 	for _, n := range before.namespaces {

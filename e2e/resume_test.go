@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuidle"
 )
 
 const resumeStudy = `apiVersion: cnibench/v1alpha1
@@ -25,6 +27,22 @@ spec:
   duration: 3s
   warmup: 1s
 `
+
+// idleBound is what the resume study's rps tuning adds where the kernel
+// can bound the CPUs' idle states (probe feature cpuidle): the limit is
+// then set during its trials, and must be back after the kill.
+const idleBound = ", cpuIdle: {maxExitLatency: 0us}"
+
+// resumeStudyHere is resumeStudy with idleBound where this machine takes
+// it, and whether it does.
+func resumeStudyHere() (string, bool) {
+	r := cpuidle.DirReader("/sys")
+	st, err := cpuidle.States(r, 0)
+	if _, lerr := r.Read(cpuidle.LimitPath(0)); err != nil || lerr != nil || len(cpuidle.Slower(st, 0)) == 0 {
+		return resumeStudy, false
+	}
+	return strings.Replace(resumeStudy, "sysctls: {net.core.netdev_budget: 301}", "sysctls: {net.core.netdev_budget: 301}"+idleBound, 1), true
+}
 
 // countedTrials reads samples.jsonl: the counted (cell, trial) pairs
 // with how often each appears, and the number of lines.
@@ -64,15 +82,18 @@ func countedTrials(t *testing.T, dir string) (map[string]int, int) {
 // exactly once: the set an uninterrupted run of this fixed design has.
 // Two datapaths, so the kill falls in a run of shared rounds, whose
 // resume rebuilds a cluster only for the rounds' trials still missing.
-// The rps tuning also sets a global sysctl (netdev_budget), which the
-// host has back at the end whatever trial the kill fell in.
+// The rps tuning also sets a global sysctl (netdev_budget) and, where the
+// kernel can, every CPU's idle latency limit, which the host has back at
+// the end whatever trial the kill fell in.
 func TestKill9ThenResume(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	before := snapshot(t)
 	jdir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "run")
-	study := writeStudy(t, resumeStudy)
+	text, idle := resumeStudyHere()
+	t.Logf("the rps tuning bounds the CPUs' idle states too: %v", idle)
+	study := writeStudy(t, text)
 	var errb syncBuffer
 	cmd := startCnibench(t, &errb, &errb, "run", study, "--out", out, "--journal-dir", jdir)
 	var id string
@@ -169,6 +190,9 @@ func TestKill9ThenResume(t *testing.T) {
 	if err := json.Unmarshal(b, &rec); err != nil || !strings.Contains(fmt.Sprint(rec.Tunings["rps"]), "{host net.core.netdev_budget 301}") ||
 		!strings.Contains(fmt.Sprint(rec.Tunings["rps"]), "{node rps_cpus ") {
 		t.Errorf("env.json's tunings after the resumes: %v (%v)", rec.Tunings, err)
+	}
+	if idle && !strings.Contains(fmt.Sprint(rec.Tunings["rps"]), "{host pm_qos_resume_latency_us n/a}") {
+		t.Errorf("env.json's tunings lack the idle latency limit: %v", rec.Tunings)
 	}
 	if md, _ := os.ReadFile(filepath.Join(out, "summary.md")); !strings.Contains(string(md), "| host | net.core.netdev_budget | 301 |") {
 		t.Errorf("summary.md does not say what the tuning set")
