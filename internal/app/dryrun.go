@@ -27,7 +27,9 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string,
 	}
 	fmt.Fprintf(w, "study %s (%s): %.0f cells: %s\n", s.Metadata.Name, from, p.Cells, matrix)
 	fmt.Fprintf(w, "repetitions: %s\n", d.Design)
-	if len(sp.Tunings) > 1 {
+	// One tuning is worth listing too when it sets something: every
+	// trial of the run then runs with it.
+	if len(sp.Tunings) > 1 || (len(sp.Tunings) == 1 && !sp.Tunings[0].IsBaseline()) {
 		fmt.Fprintln(w, "tunings (each set for its own trials only, and put back after each):")
 		for _, t := range sp.Tunings {
 			fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Describe())

@@ -39,3 +39,35 @@ spec:
 		}
 	}
 }
+
+// A study of one tuning that sets something runs every trial with it: the
+// dry run says what it sets; the baseline alone is not listed.
+func TestDryRunOneTuning(t *testing.T) {
+	for _, c := range []struct {
+		tunings, want string
+		listed        bool
+	}{
+		{"[{name: poll, side: both, cpuIdle: {maxExitLatency: 0us}}]",
+			"  poll: no idle state that exits slower than 0 µs on the server and client nodes' CPUs (their PM QoS resume latency limit)\n", true},
+		{"[baseline]", "tunings (", false},
+	} {
+		s, err := study.Parse("one.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: one}
+spec:
+  datapaths: [bridge, host]
+  tunings: `+c.tunings+`
+  workloads: [{name: rr, tool: sockperf, protocol: tcp, messageSize: 64}]
+  trials: 2
+  duration: 5s
+`), study.Options{}, studyCatalog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		printDryRun(&b, s, runner.DryRun{Plan: s.Plan(), Design: "2 trials per cell", Engine: "local"}, []string{"cnibench", "run", "one.yaml"}, nil)
+		if strings.Contains(b.String(), c.want) != c.listed {
+			t.Errorf("tunings %s: listed %v, want %v:\n%s", c.tunings, !c.listed, c.listed, b.String())
+		}
+	}
+}
