@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
@@ -31,11 +32,6 @@ func (v value) String() string {
 	}
 	return strconv.FormatFloat(v.num, 'g', 4, 64)
 }
-
-// slowIdleUS is the exit latency from which idle_wake_slow holds: a
-// request/response round trip between pods takes some tens of µs, so a
-// wake-up of 10 µs or more is a visible part of it.
-const slowIdleUS = 10
 
 // facts are every fact name a rule may use, with what it reads.
 var facts = map[string]fact{
@@ -76,20 +72,13 @@ var facts = map[string]fact{
 	"busy_poll":             sysctl(inspect.SysBusyPoll),
 	"busy_read":             sysctl(inspect.SysBusyRead),
 	// idle_wake_slow: a core that idles in one of CPU 0's enabled states
-	// may take long enough to wake to show in a round trip: a state exits
-	// in slowIdleUS or more, or it is haltpoll's halting state, whose
-	// stated latency leaves out the hypervisor's part (a VM exit, and an
-	// IPI to wake the vCPU).
+	// may take long enough to wake to show in a round trip
+	// (cpuidle.SlowWake).
 	"idle_wake_slow": func(in *inspect.Inspection) (value, error) {
 		if in.CPUIdle == nil {
 			return value{}, errors.New("no cpuidle driver: the CPUs idle one way only")
 		}
-		for _, s := range in.CPUIdle.States {
-			if !s.Disabled && (s.LatencyUS >= slowIdleUS || (in.CPUIdle.Driver == "haltpoll" && s.LatencyUS > 0)) {
-				return yes(true), nil
-			}
-		}
-		return yes(false), nil
+		return yes(len(cpuidle.SlowWake(in.CPUIdle)) > 0), nil
 	},
 	"conntrack_max": sysctl(inspect.SysConntrackMax),
 	// conntrack_usage is the fraction of the conntrack table in use.

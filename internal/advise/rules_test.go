@@ -212,7 +212,7 @@ func TestParseRuleRejects(t *testing.T) {
 		"when: [cpus]\nknobs: [{kind: mtu, device: \"{nope}\"}]\n": "unknown placeholder {nope}",
 		"when: [cpus]\nprove: {duration: 5s}\n":                    "prove.duration: may set only",
 		"when: [cpus]\nprove: {tunings: [\"{nope}\"]}\n":           "prove.tunings: unknown placeholder {nope}",
-		"when: [cpus]\nanswers: [one-cor]\n":                       `answers: "one-cor" is not a finding (one-core, steering, netfilter, overlay)`,
+		"when: [cpus]\nanswers: [one-cor]\n":                       `answers: "one-cor" is not a finding (one-core, steering, netfilter, overlay, idle-wake)`,
 	}
 	for tail, msg := range cases {
 		b := strings.Replace(base, "knobs: [{kind: sysctl}]\n", "", strings.Count(tail, "knobs:"))

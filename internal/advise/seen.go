@@ -29,10 +29,13 @@ const (
 	// FindingOverlay: datapaths with a tunnel device measured against
 	// one without, on inter-node cells.
 	FindingOverlay = "overlay"
+	// FindingIdleWake: request/response cells measured on CPUs whose
+	// idle states are slow to leave (cpuidle.SlowWake).
+	FindingIdleWake = "idle-wake"
 )
 
 // Findings lists every finding name a rule's answers may use.
-var Findings = []string{FindingOneCore, FindingSteering, FindingNetfilter, FindingOverlay}
+var Findings = []string{FindingOneCore, FindingSteering, FindingNetfilter, FindingOverlay, FindingIdleWake}
 
 // Sighting is one finding in one run, in words with the run's numbers.
 type Sighting struct {

@@ -177,6 +177,29 @@ func Machine(r Reader) *results.CPUIdle {
 	return c
 }
 
+// SlowWakeUS is the exit latency from which a wake-up counts as slow: a
+// request/response round trip between pods takes some tens of µs, so a
+// wake-up of 10 µs or more is a visible part of it.
+const SlowWakeUS = 10
+
+// SlowWake are the enabled states of a machine's CPU 0 that are slow to
+// leave: those exiting in SlowWakeUS or more, and the halting state of
+// the haltpoll driver (a KVM guest's), whose stated latency leaves out
+// the hypervisor's part (a VM exit, and an IPI to wake the vCPU). Nil
+// when the machine has none, or no cpuidle driver.
+func SlowWake(c *results.CPUIdle) []results.IdleState {
+	if c == nil {
+		return nil
+	}
+	var out []results.IdleState
+	for _, s := range c.States {
+		if !s.Disabled && (s.LatencyUS >= SlowWakeUS || (c.Driver == "haltpoll" && s.LatencyUS > 0)) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Slower are the enabled states of a CPU whose exit latency exceeds
 // maxUS: what a limit of maxUS keeps the CPU out of. The polling state
 // (latency 0) is never among them.

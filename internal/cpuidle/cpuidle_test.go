@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // fixture writes a sysfs tree: CPU 0 with POLL, C1 and (as state10, to
@@ -120,6 +122,28 @@ func TestLimitText(t *testing.T) {
 	for v, want := range map[string]string{"0": "no limit", "n/a\n": "0 µs: polling only", "20": "20 µs at most"} {
 		if got := LimitText(v); got != want {
 			t.Errorf("LimitText(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// A wake-up is slow from a state that exits in 10 µs or more, or from
+// haltpoll's halt whatever it states; disabled states do not count.
+func TestSlowWake(t *testing.T) {
+	for _, c := range []struct {
+		idle *results.CPUIdle
+		want string
+	}{
+		{nil, "[]"},
+		{&results.CPUIdle{Driver: "intel_idle", States: []results.IdleState{{Name: "POLL"}, {Name: "C1", LatencyUS: 2}, {Name: "C1E", LatencyUS: 10}}}, "[C1E]"},
+		{&results.CPUIdle{Driver: "intel_idle", States: []results.IdleState{{Name: "C1", LatencyUS: 2}, {Name: "C6", LatencyUS: 133, Disabled: true}}}, "[]"},
+		{&results.CPUIdle{Driver: "haltpoll", States: []results.IdleState{{Name: "POLL"}, {Name: "haltpoll idle", LatencyUS: 1}}}, "[haltpoll idle]"},
+	} {
+		var names []string
+		for _, s := range SlowWake(c.idle) {
+			names = append(names, s.Name)
+		}
+		if got := fmt.Sprint(names); got != c.want {
+			t.Errorf("SlowWake(%v) = %s, want %s", c.idle, got, c.want)
 		}
 	}
 }

@@ -136,3 +136,57 @@ func TestSomeOf(t *testing.T) {
 		}
 	}
 }
+
+// TestFindIdleWake: a run on haltpoll CPUs names its request/response
+// cells with their rates, not its bulk TCP nor the cells of a tuning
+// that bounds the idle states; a machine that wakes fast, or one without
+// a record of how it idles, shows nothing.
+func TestFindIdleWake(t *testing.T) {
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [host, bridge]
+  tunings: [baseline, {name: poll, cpuIdle: {maxExitLatency: 0us}}]
+  workloads:
+    - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
+    - {name: tcp, tool: iperf3}
+  trials: 2
+  duration: 3s
+`), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{HasEnv: true, Env: results.Env{CPUIdle: &results.CPUIdle{Driver: "haltpoll", Governor: "haltpoll",
+		States: []results.IdleState{{Name: "POLL"}, {Name: "haltpoll idle", LatencyUS: 1}}}}}
+	for trial := 1; trial <= 2; trial++ {
+		for _, dp := range []string{"host", "bridge"} {
+			for _, tn := range []string{"baseline", "poll"} {
+				run.Samples = append(run.Samples,
+					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tn, Workload: "rr", Replicas: 1}, Trial: trial,
+						Metrics: map[string]float64{"transactions_per_s": 17000 + 1000*float64(trial)}},
+					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tn, Workload: "tcp", Replicas: 1}, Trial: trial,
+						Metrics: map[string]float64{results.MetricBitrate: 10e9}})
+			}
+		}
+	}
+	text, cells := idleWake(run, s)
+	want := "2 request/response cells ran on CPUs that idle in states slow to leave (haltpoll idle, 1 µs stated; a halted vCPU " +
+		"waits for the hypervisor), so each round trip may have waited for a core to wake: host rr baseline r=1 18500 transactions_per_s " +
+		"(mean of 2 trials); bridge rr baseline r=1 18500 transactions_per_s (mean of 2 trials); the run's tuning poll bounds the idle " +
+		"states (its decisions are in the run's report)"
+	if text != want || len(cells) != 2 || cells[1] != (results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "rr", Replicas: 1}) {
+		t.Errorf("idle-wake:\n%s\nwant\n%s\ncells %v", text, want, cells)
+	}
+	if sg := Find("/runs/i", run, s); len(sg) != 1 || sg[0].Finding != advise.FindingIdleWake {
+		t.Errorf("Find: %+v", sg)
+	}
+	run.Env.CPUIdle = &results.CPUIdle{Driver: "intel_idle", States: []results.IdleState{{Name: "POLL"}, {Name: "C1", LatencyUS: 2}}}
+	if text, _ := idleWake(run, s); text != "" {
+		t.Errorf("fast wake-up: %s", text)
+	}
+	run.Env.CPUIdle = nil
+	if text, _ := idleWake(run, s); text != "" {
+		t.Errorf("no record of how the CPUs idle: %s", text)
+	}
+}

@@ -2,7 +2,7 @@
 // sets beside its inspection: findings a rule's candidate answers (cells
 // one core bound, a receive-steering tuning measured against the
 // baseline, netfilter's share of the CPU cost per packet, an overlay
-// against a datapath without one), in words with the run's own numbers.
+// against a datapath without one, round trips on CPUs slow to wake), in words with the run's own numbers.
 // It computes nothing itself: the numbers are the analysis's (its
 // summaries and comparisons of the run's samples) and the run's stops,
 // as the run's report has them.
@@ -26,6 +26,7 @@ var finders = []struct {
 	{advise.FindingSteering, steering},
 	{advise.FindingNetfilter, netfilter},
 	{advise.FindingOverlay, overlay},
+	{advise.FindingIdleWake, idleWake},
 }
 
 // Find returns what the run in dir (read as run, its study s) shows, in

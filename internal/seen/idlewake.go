@@ -1,0 +1,79 @@
+package seen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// idleWake: the run's request/response cells (a workload whose rate is
+// set by round trips, spec.Tool.RoundTrips) on CPUs that idle in states
+// slow to leave (env.json's cpuidle, the server node's on a cluster;
+// cpuidle.SlowWake), so that each round trip may have waited for a core
+// to wake. Cells of a tuning that bounds the idle states (cpuIdle) are
+// left out: they measured the answer. Each named cell gives its rate,
+// the tool's first headline metric, as the run's report has it.
+func idleWake(run *results.Run, s *study.Study) (string, []results.Cell) {
+	if !run.HasEnv {
+		return "", nil
+	}
+	slow := cpuidle.SlowWake(run.Env.CPUIdle)
+	if len(slow) == 0 {
+		return "", nil
+	}
+	rate := map[string]string{} // variant name -> its rate metric
+	for _, w := range s.Variants() {
+		if t, ok := registry.Describe(w.Tool); ok && t.RoundTrips && len(t.Headline) > 0 {
+			rate[w.Name] = t.Headline[0].Name
+		}
+	}
+	bounded := map[string]bool{}
+	var bounding []string
+	for _, t := range s.Spec.Tunings {
+		bounded[t.Name] = t.CPUIdle != nil
+		if t.CPUIdle != nil {
+			bounding = append(bounding, t.Name)
+		}
+	}
+	values := map[results.Cell][]float64{}
+	var cells []results.Cell
+	for _, smp := range run.Samples {
+		m, ok := rate[smp.Cell.Workload]
+		v, has := smp.Metrics[m]
+		if !ok || !has || bounded[smp.Cell.Tuning] {
+			continue
+		}
+		if _, seen := values[smp.Cell]; !seen {
+			cells = append(cells, smp.Cell)
+		}
+		values[smp.Cell] = append(values[smp.Cell], v)
+	}
+	if len(cells) == 0 {
+		return "", nil
+	}
+	states := make([]string, len(slow))
+	for i, st := range slow {
+		states[i] = fmt.Sprintf("%s, %d µs", st.Name, st.LatencyUS)
+		if run.Env.CPUIdle.Driver == "haltpoll" {
+			states[i] += " stated; a halted vCPU waits for the hypervisor"
+		}
+	}
+	named := someOf(len(cells), func(i int) string {
+		c := cells[i]
+		m := rate[c.Workload]
+		d := analysis.Describe(m, values[c])
+		return fmt.Sprintf("%s %s %s (mean of %d trials)", report.CellName(c), analysis.Display(m).Format(d.Mean), m, d.N)
+	})
+	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s), so each round trip "+
+		"may have waited for a core to wake: %s", len(cells), strings.Join(states, "; "), named)
+	if len(bounding) > 0 {
+		text += fmt.Sprintf("; the run's tuning %s bounds the idle states (its decisions are in the run's report)", strings.Join(bounding, ", "))
+	}
+	return text, cells
+}
