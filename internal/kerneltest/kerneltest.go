@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -134,4 +135,21 @@ func Dump(t testing.TB, ns string) {
 	t.Logf("bridge -n %s fdb show:\n%s", ns, out)
 	out, _ = exec.Command("tc", "-n", ns, "filter", "show", "ingress").CombinedOutput()
 	t.Logf("tc -n %s filter show ingress:\n%s", ns, out)
+}
+
+// IdleLimits reads each CPU's PM QoS resume latency limit (what a
+// cpuIdle tuning sets, cpuidle.LimitPath), for a test to compare before
+// and after.
+func IdleLimits(t testing.TB, cpus []int) []string {
+	t.Helper()
+	r := cpuidle.DirReader("/sys")
+	var out []string
+	for _, c := range cpus {
+		v, err := r.Read(cpuidle.LimitPath(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
 }

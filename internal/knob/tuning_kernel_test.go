@@ -192,18 +192,7 @@ func TestKernelTuningCPUIdle(t *testing.T) {
 	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
 	r := cpuidle.DirReader("/sys")
 	cpus := cpuset.Range(runtime.NumCPU())
-	limits := func() []string {
-		t.Helper()
-		var out []string
-		for _, c := range cpus {
-			v, err := r.Read(cpuidle.LimitPath(c))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	limits := func() []string { return kerneltest.IdleLimits(t, cpus) }
 	before := limits()
 	st0, _ := cpuidle.States(r, 0)
 	if len(cpuidle.Slower(st0, 0)) == 0 {

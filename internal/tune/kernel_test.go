@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -241,17 +242,7 @@ func TestKernelIdleLimitReplay(t *testing.T) {
 		t.Skipf("skipping: CPU 0 idles only in polling states (%v)", st)
 	}
 	cpus := tunetest.OnlineCPUs(t)
-	limits := func() []string {
-		var out []string
-		for _, c := range cpus {
-			v, err := r.Read(cpuidle.LimitPath(c))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	limits := func() []string { return kerneltest.IdleLimits(t, cpus) }
 	before := limits()
 	fs := tune.LocalFS{}
 	j, err := journal.Open(t.TempDir(), "k", tunetest.Prefix)
