@@ -132,7 +132,27 @@ func knobs(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	m["netdev_budget"] = strings.TrimSpace(string(b))
+	// Each CPU's idle latency limit, which the kill test's tuning sets
+	// where the kernel can (the nodes share this machine's CPUs).
+	limits, _ := filepath.Glob("/sys/" + cpuidle.Dir + "/cpu[0-9]*/power/" + cpuidle.LimitKnob)
+	for _, f := range limits {
+		if b, err = os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+		m[f] = strings.TrimSpace(string(b))
+	}
 	return m
+}
+
+// idleBound is what the kill test's tuning adds where this kernel can
+// bound the CPUs' idle states (probe feature cpuidle), and whether it can.
+func idleBound() (string, bool) {
+	r := cpuidle.DirReader("/sys")
+	st, err := cpuidle.States(r, 0)
+	if _, lerr := r.Read(cpuidle.LimitPath(0)); err != nil || lerr != nil || len(cpuidle.Slower(st, 0)) == 0 {
+		return "", false
+	}
+	return ", cpuIdle: {maxExitLatency: 0us}", true
 }
 
 func sameKnobs(t *testing.T, before, after map[string]string) {
@@ -432,8 +452,9 @@ func noTraceTables(t *testing.T) {
 }
 
 // TestKubeKillAndCleanup kills the controller while a tuning is applied
-// (an RPS mask and a global sysctl at both ends, side: both, written
-// through each node's agent) and checks that `cleanup --kube` leaves no
+// (an RPS mask, a global sysctl and where the kernel can the CPUs' idle
+// latency limit at both ends, side: both, written through each node's
+// agent) and checks that `cleanup --kube` leaves no
 // object and no changed knob on either node.
 func TestKubeKillAndCleanup(t *testing.T) {
 	c := setup(t)
@@ -443,8 +464,10 @@ func TestKubeKillAndCleanup(t *testing.T) {
 		budget = "302"
 	}
 	dir := filepath.Join(t.TempDir(), "run")
+	bound, idle := idleBound()
+	t.Logf("the tuning bounds the CPUs' idle states too: %v", idle)
 	args := append([]string{"run", "rps-rfs", "--quick", "--set", "replicas=[1]", "--set", "trials=3",
-		"--set", "tunings=[baseline,{name: rps, side: both, rps: {cpus: all}, sysctls: {net.core.netdev_budget: " + budget + "}}]",
+		"--set", "tunings=[baseline,{name: rps, side: both, rps: {cpus: all}, sysctls: {net.core.netdev_budget: " + budget + "}" + bound + "}]",
 		"--set", "duration=20s", "--out", dir}, kubeArgs()...)
 	cmd := c.cnibench(args...)
 	var out bytes.Buffer
@@ -472,6 +495,10 @@ func TestKubeKillAndCleanup(t *testing.T) {
 		// The sysctl is written before the masks (tune.Plan's order).
 		if applied && now["netdev_budget"] != budget {
 			t.Errorf("the tuning's mask is on, its sysctl not: netdev_budget %s, want %s", now["netdev_budget"], budget)
+		}
+		// So is the idle limit, written through the agents.
+		if cpu0 := "/sys/" + cpuidle.LimitPath(0); applied && idle && now[cpu0] != "n/a" {
+			t.Errorf("the tuning's mask is on, its idle limit not: %s = %q, want n/a", cpu0, now[cpu0])
 		}
 	}
 	// The client end follows the server's within the same trial's knobs.
@@ -605,6 +632,9 @@ spec:
 	}
 	if !strings.Contains(page, `"kernel": "`) || !strings.Contains(page, `"underlay": "eth1"`) {
 		t.Errorf("the agent's inspection lacks the node's kernel or underlay:\n%s", tail(b, 3000))
+	}
+	if cpuidle.Machine(cpuidle.DirReader("/sys")) != nil && !strings.Contains(page, `"cpuidle": {`) {
+		t.Errorf("the agent's inspection lacks how the node's CPUs idle (this machine's kernel has cpuidle):\n%s", tail(b, 3000))
 	}
 	if !strings.Contains(page, `"virtual": true`) {
 		t.Errorf("the veth underlay is not recorded as a virtual NIC:\n%s", tail(b, 3000))
