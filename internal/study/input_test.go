@@ -51,6 +51,7 @@ func TestRefusedInputs(t *testing.T) {
 		{"cpuIdle negative", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: -1us}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "whole microseconds"},
 		{"cpuIdle huge", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: 1s}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "to 100ms, got 1s"},
 		{"cpuIdle sub-µs", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: 1500ns}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "got 1.5µs"},
+		{"devices alone", []string{"tunings=[baseline, {name: i, devices: underlay, cpuIdle: {maxExitLatency: 0s}}]"}, "spec.tunings[1].devices", "without them it changes nothing"},
 		{"cpuIdle pods", []string{"tunings=[baseline, {name: i, pods: true, cpuIdle: {maxExitLatency: 0s}}]"}, "spec.tunings[1].pods", "no CPUs of its own"},
 		// Impairments are bounded like the other axes.
 		{"impairments too many", []string{"impairments=" + imps(MaxListLen+1)}, "spec.impairments", "65 entries; at most 64"},

@@ -242,6 +242,8 @@ func validateTunings(sp *Spec, bad badFunc) {
 		}
 		if d := t.Devices; d != "" && d != DevicesNode && d != DevicesUnderlay {
 			bad(f+".devices", "want %q (underlay, tunnel and pod veths) or %q, got %q", DevicesNode, DevicesUnderlay, d)
+		} else if d != "" && t.RPS == nil && t.RFS == nil {
+			bad(f+".devices", "devices says which devices rps and rfs go on; without them it changes nothing")
 		}
 		if sd := t.Side; sd != "" && sd != SideServer && sd != SideClient && sd != SideBoth {
 			bad(f+".side", "want %q (the receiving end, as the paper tuned), %q or %q, got %q", SideServer, SideClient, SideBoth, sd)
