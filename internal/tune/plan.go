@@ -20,7 +20,8 @@ import (
 // (sysctlChanges), then the idle latency limit of the target's CPUs
 // (idleChanges), then per device and receive queue rps_cpus and
 // rps_flow_cnt, node devices before pod devices. A baseline tuning plans
-// nothing. Plan only lists queue directories and looks for sysctls.
+// nothing. Plan only reads: it lists queue directories, looks for
+// sysctls and reads the CPUs' idle states.
 func Plan(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	if t.IsBaseline() {
 		return nil, nil

@@ -84,7 +84,8 @@ type Target struct {
 	// NodeNetns is the server node's network namespace, where a
 	// per-namespace sysctl goes ("": the host's, as on a real node).
 	NodeNetns string
-	// CPUs are the machine's CPUs, which masks are computed from.
+	// CPUs are the machine's CPUs, which masks are computed from and a
+	// cpuIdle tuning bounds.
 	CPUs cpuset.Set
 	// SoftIRQCore is the core excluded by "all-but-softirq-core"; -1 means
 	// unknown, and then the highest CPU is used, as the paper's core 3 of 4.
