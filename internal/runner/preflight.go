@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
@@ -74,6 +75,9 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
 	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
 		p.notes = append(p.notes, missingCollectorPrograms(s, probe.Found)...)
+		if err := checkIdleBounds(s, cpuidle.DirReader("/sys")); err != nil {
+			return nil, err
+		}
 	}
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs
