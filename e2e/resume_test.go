@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 )
 
 const resumeStudy = `apiVersion: cnibench/v1alpha1
@@ -36,9 +36,7 @@ const idleBound = ", cpuIdle: {maxExitLatency: 0us}"
 // resumeStudyHere is resumeStudy with idleBound where this machine takes
 // it, and whether it does.
 func resumeStudyHere() (string, bool) {
-	r := cpuidle.DirReader("/sys")
-	st, err := cpuidle.States(r, 0)
-	if _, lerr := r.Read(cpuidle.LimitPath(0)); err != nil || lerr != nil || len(cpuidle.Slower(st, 0)) == 0 {
+	if ok, _ := kerneltest.IdleBoundable(); !ok {
 		return resumeStudy, false
 	}
 	return strings.Replace(resumeStudy, "sysctls: {net.core.netdev_budget: 301}", "sysctls: {net.core.netdev_budget: 301}"+idleBound, 1), true

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -152,4 +153,31 @@ func IdleLimits(t testing.TB, cpus []int) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// IdleBoundable says whether a cpuIdle bound of 0 would change how this
+// machine's CPU 0 idles (it has idle states, the PM QoS limit's file and
+// an enabled state slower than polling), and why not when it would not.
+func IdleBoundable() (bool, string) {
+	r := cpuidle.DirReader("/sys")
+	st, err := cpuidle.States(r, 0)
+	if err != nil {
+		return false, err.Error()
+	}
+	if _, err := r.Read(cpuidle.LimitPath(0)); err != nil {
+		return false, "no per-CPU PM QoS limit: " + err.Error()
+	}
+	if len(cpuidle.Slower(st, 0)) == 0 {
+		return false, fmt.Sprintf("CPU 0 idles only in polling states (%v): a limit would change nothing", st)
+	}
+	return true, ""
+}
+
+// RequireIdleBound skips a test, saying why, where a cpuIdle bound of 0
+// would change nothing here.
+func RequireIdleBound(t testing.TB) {
+	t.Helper()
+	if ok, why := IdleBoundable(); !ok {
+		t.Skip("skipping: " + why)
+	}
 }

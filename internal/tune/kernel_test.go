@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/kerneltest"
@@ -230,17 +229,7 @@ func TestKernelIdleLimitReplay(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping kernel test: needs root to write sysfs")
 	}
-	r := cpuidle.DirReader("/sys")
-	st, err := cpuidle.States(r, 0)
-	if err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	if _, err := r.Read(cpuidle.LimitPath(0)); err != nil {
-		t.Skipf("skipping: no per-CPU PM QoS limit (%v)", err)
-	}
-	if len(cpuidle.Slower(st, 0)) == 0 {
-		t.Skipf("skipping: CPU 0 idles only in polling states (%v)", st)
-	}
+	kerneltest.RequireIdleBound(t)
 	cpus := tunetest.OnlineCPUs(t)
 	limits := func() []string { return kerneltest.IdleLimits(t, cpus) }
 	before := limits()

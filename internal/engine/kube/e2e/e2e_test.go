@@ -23,6 +23,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine/kube"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/results"
 )
@@ -147,9 +148,7 @@ func knobs(t *testing.T) map[string]string {
 // idleBound is what the kill test's tuning adds where this kernel can
 // bound the CPUs' idle states (probe feature cpuidle), and whether it can.
 func idleBound() (string, bool) {
-	r := cpuidle.DirReader("/sys")
-	st, err := cpuidle.States(r, 0)
-	if _, lerr := r.Read(cpuidle.LimitPath(0)); err != nil || lerr != nil || len(cpuidle.Slower(st, 0)) == 0 {
+	if ok, _ := kerneltest.IdleBoundable(); !ok {
 		return "", false
 	}
 	return ", cpuIdle: {maxExitLatency: 0us}", true
