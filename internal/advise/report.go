@@ -103,6 +103,10 @@ type Proof struct {
 	// transactions/s verdict), over all trials at 95%: what B did to
 	// them, not part of the verdict.
 	Also []ProofMetric `json:"also,omitempty"`
+	// Polling is how long each side's cores spun in cpuidle's polling
+	// state, where it was measured and either side did: what a gain of
+	// keeping cores out of deeper idle states costs.
+	Polling []ProofPoll `json:"polling,omitempty"`
 	// Reverted says what the run put back (every change, journaled).
 	Reverted string `json:"reverted"`
 	Error    string `json:"error,omitempty"`
@@ -114,6 +118,23 @@ type Proof struct {
 type ProofMetric struct {
 	Metric string      `json:"metric"`
 	Cells  []ProofCell `json:"cells"`
+}
+
+// ProofPoll is the percent of the window the server node's cores spent
+// polling (results.MetricCorePoll, their mean) with A and with B, in one
+// cell.
+type ProofPoll struct {
+	Datapath   string  `json:"datapath,omitempty"`
+	Impairment string  `json:"impairment,omitempty"`
+	Workload   string  `json:"workload"`
+	Replicas   int     `json:"replicas"`
+	A          float64 `json:"a_percent"`
+	B          float64 `json:"b_percent"`
+}
+
+// Where names the cell as ProofCell.Where does.
+func (c ProofPoll) Where() string {
+	return ProofCell{Datapath: c.Datapath, Impairment: c.Impairment, Workload: c.Workload, Replicas: c.Replicas}.Where()
 }
 
 // ProofRerun is a rerun of one candidate's A/B with the trial maximum

@@ -236,7 +236,7 @@ func (s *Server) Handle(req Request) Response {
 		resp.List, err = s.fs.List(req.Netns, tune.FSSysfs, "class/net")
 	case OpSampleStart:
 		if s.sampler == nil {
-			s.sampler = metrics.NewSampler(s.cfg.ProcRoot, s.cfg.SampleInterval)
+			s.sampler = metrics.NewSampler(s.cfg.ProcRoot, s.cfg.SampleInterval).WithIdle(tune.HostSysfs(s.fs))
 		}
 		err = s.sampler.Start()
 	case OpSampleStop:

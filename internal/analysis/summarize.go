@@ -34,7 +34,7 @@ var NormalizedMetrics = []string{results.MetricBitrate, results.MetricBitrateSum
 // Sample.Cores.
 var CoreMetrics = []string{
 	results.MetricCoreIdle, results.MetricCoreSoftIRQ, results.MetricCoreSystem,
-	results.MetricCoreUser, results.MetricCoreNetRx,
+	results.MetricCoreUser, results.MetricCoreNetRx, results.MetricCorePoll,
 }
 
 // ClientCore is a per-core metric of the client node's own cores: the
@@ -68,6 +68,10 @@ func coreValue(metric string, c results.CoreStat) float64 {
 		return c.User
 	case results.MetricCoreNetRx:
 		return c.NetRxPerSec
+	case results.MetricCorePoll:
+		if c.Poll != nil {
+			return *c.Poll
+		}
 	}
 	return math.NaN()
 }
@@ -84,7 +88,7 @@ func Unit(metric string) string {
 		return "bit/s"
 	case results.MetricRetransmits:
 		return "count"
-	case results.MetricCoreIdle, results.MetricCoreSoftIRQ, results.MetricCoreSystem, results.MetricCoreUser:
+	case results.MetricCoreIdle, results.MetricCoreSoftIRQ, results.MetricCoreSystem, results.MetricCoreUser, results.MetricCorePoll:
 		return "%"
 	case results.MetricCoreNetRx:
 		return "softirqs/s"
@@ -165,12 +169,16 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		}
 		for _, m := range CoreMetrics {
 			for _, cpu := range sortedInts(cpus[c.Workload]) {
-				add(Key{c, m, cpu}, coreValues(cs, m, cpu, false))
+				if xs := coreValues(cs, m, cpu, false); len(xs) > 0 || m != results.MetricCorePoll {
+					add(Key{c, m, cpu}, xs)
+				}
 			}
 		}
 		for _, m := range CoreMetrics {
 			for _, cpu := range sortedInts(clientCPUs[c.Workload]) {
-				add(Key{c, ClientCore(m), cpu}, coreValues(cs, m, cpu, true))
+				if xs := coreValues(cs, m, cpu, true); len(xs) > 0 || m != results.MetricCorePoll {
+					add(Key{c, ClientCore(m), cpu}, xs)
+				}
 			}
 		}
 	}

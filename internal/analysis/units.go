@@ -43,7 +43,7 @@ func UpperBound(metric string) float64 {
 	metric, _ = CoreBase(metric)
 	switch {
 	case metric == results.MetricCoreIdle, metric == results.MetricCoreSoftIRQ,
-		metric == results.MetricCoreSystem, metric == results.MetricCoreUser,
+		metric == results.MetricCoreSystem, metric == results.MetricCoreUser, metric == results.MetricCorePoll,
 		strings.HasPrefix(metric, "node_cpu_percent_"), strings.HasPrefix(metric, "node_memory_percent_"),
 		metric == "lost_percent", metric == "ceiling_loss_pct":
 		return 100

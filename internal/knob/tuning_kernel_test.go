@@ -16,6 +16,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -219,10 +220,28 @@ func TestKernelTuningCPUIdle(t *testing.T) {
 		}
 		return n
 	}
+	// The cores' idle time is polling now, and the sampler says so
+	// (CoreStat.Poll), where /proc/stat calls it idle.
+	smp := metrics.NewSampler("", time.Hour).WithIdle(r)
+	if err := smp.Start(); err != nil {
+		t.Fatal(err)
+	}
 	u0 := usage()
-	time.Sleep(200 * time.Millisecond)
-	if u := usage(); u != u0 {
+	time.Sleep(300 * time.Millisecond)
+	u := usage()
+	w, err := smp.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u != u0 {
 		t.Errorf("CPU 0 entered its slower idle states %d times under the limit", u-u0)
+	}
+	if c := w.Cores[0]; st0[0].Name != cpuidle.PollName {
+		t.Logf("CPU 0's state0 is %s, not a polling state: no polling time to check", st0[0].Name)
+	} else if c.Poll == nil {
+		t.Error("CPU 0 polls under the limit, but the sampler measured no polling share")
+	} else if *c.Poll < c.Idle/2 {
+		t.Errorf("CPU 0 idled %.1f%% of the window under the limit, but the sampler's polling share is %.1f%%, want at least half of it", c.Idle, *c.Poll)
 	}
 	want := fmt.Sprintf("{host pm_qos_resume_latency_us n/a [%s]", strings.Join(cpuNames(cpus), " "))
 	if got := fmt.Sprint(tg.Tuned); !strings.Contains(got, want) || strings.Count(got, "pm_qos") != 1 {

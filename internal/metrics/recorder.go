@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/metrics/procstat"
 	"github.com/cnibench/cnibench/internal/metrics/softirqs"
 )
@@ -26,6 +27,11 @@ type recorder struct {
 	receivedRP counter
 	points     []point
 	cores      []CorePercent // backing store of all points' cores
+	// idle reads the CPUs' polling time (cpuidle.PollTimes) at the
+	// window's two ends; nil leaves Poll unset. Read only there: the
+	// counter is cumulative and 64-bit.
+	idle                cpuidle.Reader
+	pollFirst, pollLast map[int]uint64
 }
 
 // point locates one interval's cores in recorder.cores.
@@ -51,7 +57,22 @@ func (rec *recorder) begin(t time.Time) error {
 		return err
 	}
 	rec.firstTime = t
+	rec.pollFirst, rec.pollLast = rec.polls(), nil
 	return nil
+}
+
+// polls reads the CPUs' polling time; a failed reading leaves the
+// window without Poll rather than failing it (the CPU split stands on
+// /proc/stat alone).
+func (rec *recorder) polls() map[int]uint64 {
+	if rec.idle == nil {
+		return nil
+	}
+	p, err := cpuidle.PollTimes(rec.idle)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // sample takes a reading at time t and adds the interval since the
@@ -60,7 +81,11 @@ func (rec *recorder) begin(t time.Time) error {
 // one holds a handful of ticks and would be noise. It still counts in the
 // window's averages.
 func (rec *recorder) sample(t time.Time, final bool) error {
-	return rec.take(t, !final || t.Sub(rec.prevTime) >= rec.interval/2)
+	err := rec.take(t, !final || t.Sub(rec.prevTime) >= rec.interval/2)
+	if final && err == nil {
+		rec.pollLast = rec.polls()
+	}
+	return err
 }
 
 func (rec *recorder) take(t time.Time, addPoint bool) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/metrics/procstat"
 	"github.com/cnibench/cnibench/internal/results"
 )
@@ -392,5 +393,66 @@ func TestDelta(t *testing.T) {
 		if got := delta(tt.prev, tt.cur); got != tt.want {
 			t.Errorf("delta(%#x, %#x) = %#x, want %#x", tt.prev, tt.cur, got, tt.want)
 		}
+	}
+}
+
+// A window's Poll is each CPU's polling time over the window, from the
+// counter at its two ends only: CPU 0 polled 0.5 s of a 2-s window, CPU 1
+// has no polling state and no Poll, and a window without an idle reader
+// has none either.
+func TestRecorderPoll(t *testing.T) {
+	root, sys := t.TempDir(), t.TempDir()
+	useCapture(t, root, "fc-2cpu-6.18-t0")
+	poll := func(us string) {
+		writeFile(t, sys, "devices/system/cpu/cpu0/cpuidle/state0/name", "POLL\n")
+		writeFile(t, sys, "devices/system/cpu/cpu0/cpuidle/state0/time", us+"\n")
+		writeFile(t, sys, "devices/system/cpu/cpu1/cpuidle/state0/name", "C1\n")
+		writeFile(t, sys, "devices/system/cpu/cpu1/cpuidle/state0/time", us+"\n")
+	}
+	poll("1000000")
+	rec := newRecorder(root, time.Second)
+	rec.idle = cpuidle.DirReader(sys)
+	if err := rec.begin(t0); err != nil {
+		t.Fatal(err)
+	}
+	poll("1250000") // a reading in between is not used
+	if err := rec.sample(t0.Add(time.Second), false); err != nil {
+		t.Fatal(err)
+	}
+	useCapture(t, root, "fc-2cpu-6.18-t1")
+	poll("1500000")
+	if err := rec.sample(t0.Add(2*time.Second), true); err != nil {
+		t.Fatal(err)
+	}
+	w := rec.window()
+	if len(w.Cores) != 2 || w.Cores[0].Poll == nil || math.Abs(*w.Cores[0].Poll-25) > 1e-9 || w.Cores[1].Poll != nil {
+		t.Fatalf("cores = %+v", w.Cores)
+	}
+
+	rec = newRecorder(root, time.Second)
+	if err := rec.begin(t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.sample(t0.Add(time.Second), true); err != nil {
+		t.Fatal(err)
+	}
+	if w := rec.window(); w.Cores[0].Poll != nil {
+		t.Errorf("no idle reader: poll %v", *w.Cores[0].Poll)
+	}
+}
+
+func TestPollPercent(t *testing.T) {
+	first, last := map[int]uint64{0: 10, 1: 50}, map[int]uint64{0: 3_000_010, 1: 40}
+	if p := pollPercent(first, last, 0, 2); p == nil || *p != 100 {
+		t.Errorf("more than the window is held to 100: %v", p)
+	}
+	if p := pollPercent(first, last, 1, 2); p != nil {
+		t.Errorf("a counter going back: %v", *p)
+	}
+	if p := pollPercent(first, nil, 0, 2); p != nil {
+		t.Errorf("one end unread: %v", *p)
+	}
+	if p := pollPercent(first, last, 0, 0); p != nil {
+		t.Errorf("an empty window: %v", *p)
 	}
 }

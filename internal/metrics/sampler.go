@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuidle"
 )
 
 // Defaults for NewSampler.
@@ -53,6 +55,14 @@ func NewSampler(procRoot string, interval time.Duration) *Sampler {
 		interval = DefaultInterval
 	}
 	return &Sampler{rec: newRecorder(procRoot, interval)}
+}
+
+// WithIdle has the Sampler also read each CPU's time in cpuidle's
+// polling state through r at the window's two ends (CoreStat.Poll):
+// r is this machine's /sys for the local engine and the agent's node.
+func (s *Sampler) WithIdle(r cpuidle.Reader) *Sampler {
+	s.rec.idle = r
+	return s
 }
 
 // Start takes the first reading, which marks the start of the measured

@@ -67,6 +67,7 @@ func (rec *recorder) window() Window {
 		}
 		if last, online := rec.prev.Lookup(cpu); online {
 			cs.CPUPercent = procstat.Percent(rec.first[cpu], last)
+			cs.Poll = pollPercent(rec.pollFirst, rec.pollLast, cpu, secs)
 		}
 		w.Cores = append(w.Cores, cs)
 	}
@@ -102,4 +103,19 @@ func BusiestNetRxCPU(cores []results.CoreStat) int {
 		}
 	}
 	return best
+}
+
+// pollPercent is the share of the window CPU cpu spent in its polling
+// state, from its counter at both ends; nil where either reading lacks
+// it. The counter grows when the CPU leaves the state, so a stint still
+// running at an end counts in the window it ends in: polling is cut at
+// most every tick, and the share is held to 0-100%.
+func pollPercent(first, last map[int]uint64, cpu int, secs float64) *float64 {
+	a, ok1 := first[cpu]
+	b, ok2 := last[cpu]
+	if !ok1 || !ok2 || b < a || secs <= 0 {
+		return nil
+	}
+	p := min(float64(b-a)/(secs*1e6)*100, 100)
+	return &p
 }

@@ -26,7 +26,7 @@ func cpuIdleOn(r cpuidle.Reader) (bool, string) {
 		if drv = strings.TrimSpace(drv); drv != "" && drv != "none" {
 			why = "driver " + drv + " without states"
 		}
-		return false, fmt.Sprintf("CPU 0 has no idle states to disable (%s: the kernel idles one way only, as with idle=poll or idle=halt)", why)
+		return false, fmt.Sprintf("CPU 0 has no idle states to bound (%s: the kernel idles one way only, as with idle=poll or idle=halt)", why)
 	case err != nil:
 		return false, "reading the idle states failed: " + err.Error()
 	}

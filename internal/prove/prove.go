@@ -177,6 +177,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	m, tunings := analysis.Build(s, run.Samples), !e.Rule.ProvesDatapaths()
 	p.Metric, p.Cells = cells(m, run.Stops, b, tunings)
 	p.Also = also(m, b, p.Metric, tunings)
+	p.Polling = polling(m, a, b, tunings)
 	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
 	e.Measured = measured(p)
 	if e.Verdict == advise.Undecided {
@@ -431,6 +432,7 @@ func measured(p *advise.Proof) string {
 		}
 		out += ". Besides the verdict, over all trials at 95%: " + strings.Join(also, "; ")
 	}
+	out += pollingText(p)
 	if p.Shape != "" {
 		out += ". Measured on " + p.Shape
 	}

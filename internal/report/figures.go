@@ -151,7 +151,7 @@ const (
 // coreLabels names per-core metrics in figure titles and axes.
 var coreLabels = map[string]string{
 	results.MetricCoreIdle: "idle", results.MetricCoreSoftIRQ: "softirq", results.MetricCoreSystem: "system",
-	results.MetricCoreUser: "user", results.MetricCoreNetRx: "NET_RX softirqs",
+	results.MetricCoreUser: "user", results.MetricCoreNetRx: "NET_RX softirqs", results.MetricCorePoll: "polling",
 }
 
 // coreFigure draws a per-core metric at one replica count as grouped bars:

@@ -16,8 +16,14 @@ import (
 // markdownCoreMetrics are the per-core metrics summary.md tabulates (the
 // paper's figures, and the same of a cluster's client node); the others
 // are in summary.csv.
-var markdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCoreSoftIRQ,
-	analysis.ClientCore(results.MetricCoreIdle), analysis.ClientCore(results.MetricCoreSoftIRQ)}
+var markdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCorePoll, results.MetricCoreSoftIRQ,
+	analysis.ClientCore(results.MetricCoreIdle), analysis.ClientCore(results.MetricCorePoll), analysis.ClientCore(results.MetricCoreSoftIRQ)}
+
+// pollNote says how to read core_poll: the kernel counts polling as
+// idle, so it is a busy part of core_idle.
+const pollNote = "core_poll is the part of core_idle the core spent spinning in cpuidle's polling state (sysfs " +
+	"cpuN/cpuidle/state0/time): the kernel counts it as idle time, though the core was busy all of it. A cpuIdle " +
+	"tuning that keeps cores out of deeper states turns idle time into polling."
 
 // writeMarkdown writes summary.md from the model: per datapath and
 // workload, normalized and absolute tables (tuning × replicas) and
@@ -205,6 +211,9 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		}
 		fmt.Fprintf(w, "### %s (%s)\n\n", title, analysis.Display(metric).Unit)
 		n.coreTable(g, metric).markdown(w)
+		if base == results.MetricCorePoll {
+			fmt.Fprintf(w, "%s\n\n", pollNote)
+		}
 	}
 	if len(unmeasured) > 0 {
 		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))

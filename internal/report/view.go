@@ -74,7 +74,10 @@ type groupView struct {
 	// show: "bitrate" in Gbit/s, "transactions per second" in 1/s.
 	Quantity, Unit string
 	Idle           []figure
-	SoftIRQ        []figure
+	// Poll is the part of Idle the cores spun in cpuidle's polling
+	// state, where it was measured.
+	Poll    []figure
+	SoftIRQ []figure
 	// ClientIdle and ClientSoftIRQ are the client node's cores, on a
 	// cluster whose client node was sampled apart.
 	ClientIdle, ClientSoftIRQ []figure
@@ -210,7 +213,7 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 	for _, m := range []struct {
 		metric string
 		out    *[]figure
-	}{{results.MetricCoreIdle, &v.Idle}, {results.MetricCoreSoftIRQ, &v.SoftIRQ},
+	}{{results.MetricCoreIdle, &v.Idle}, {results.MetricCorePoll, &v.Poll}, {results.MetricCoreSoftIRQ, &v.SoftIRQ},
 		{analysis.ClientCore(results.MetricCoreIdle), &v.ClientIdle}, {analysis.ClientCore(results.MetricCoreSoftIRQ), &v.ClientSoftIRQ}} {
 		if !g.Has(m.metric) {
 			continue

@@ -157,6 +157,11 @@ type CoreStat struct {
 	DroppedPerSec     float64 `json:"softnet_dropped_per_s"`
 	SqueezedPerSec    float64 `json:"softnet_time_squeeze_per_s"`
 	ReceivedRPSPerSec float64 `json:"softnet_received_rps_per_s"`
+	// Poll is the percent of the window the CPU spun in cpuidle's
+	// polling state, part of Idle: the kernel counts polling as idle time
+	// though the core is busy all of it (what a cpuIdle bound costs). Nil
+	// where the CPU has no polling state to count (no cpuidle driver).
+	Poll *float64 `json:"poll,omitempty"`
 }
 
 // CPUPercent is one core's time split in percent of elapsed jiffies,
@@ -391,6 +396,7 @@ const (
 	MetricCoreSystem  = "core_system"
 	MetricCoreUser    = "core_user"
 	MetricCoreNetRx   = "core_net_rx"
+	MetricCorePoll    = "core_poll"
 	// ClientCorePrefix names a per-core metric of the client node's own
 	// cores (Sample.ClientCores): client_core_idle, ...
 	ClientCorePrefix = "client_"

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
@@ -209,9 +210,12 @@ type kernel struct {
 	cppEvent cpp.Event
 }
 
-// CPU reads the machine's /proc: emulated nodes share its kernel, so
-// per-core figures cover every CPU (each labelled with its node).
-func (k kernel) CPU() engine.Sampler { return metrics.NewSampler(k.procRoot, time.Second) }
+// CPU reads the machine's /proc, and each CPU's polling time from /sys:
+// emulated nodes share its kernel, so per-core figures cover every CPU
+// (each labelled with its node).
+func (k kernel) CPU() engine.Sampler {
+	return metrics.NewSampler(k.procRoot, time.Second).WithIdle(cpuidle.DirReader("/sys"))
+}
 
 func (kernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	out := make([]ifstats.Counters, len(ifs))
