@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/impair"
@@ -119,6 +120,12 @@ type Facts struct {
 	// they report one boot ID (kind-style nodes on one machine). What the
 	// two nodes' kernels report of CPUs and memory is then one reading.
 	SharedKernel bool
+	// IdleStates are CPU 0's idle states of each cluster node, read
+	// through its agent at preflight when a tuning bounds idle, keyed
+	// "node NAME's"; the runner refuses a bound that changes nothing on
+	// any of them (the local engine's are this machine's, read by the
+	// runner).
+	IdleStates map[string][]cpuidle.State
 }
 
 // Run is what an engine needs to know of the run it serves.

@@ -30,17 +30,36 @@ func TestCheckIdleBounds(t *testing.T) {
 		return "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: poll, cpuIdle: {maxExitLatency: " + bound + "}}\n" +
 			"  workloads: [{tool: sockperf, protocol: tcp}]\n"
 	}
-	err := checkIdleBounds(parseSpec(t, spec("2us")), cpuidle.DirReader(root))
+	err := checkIdleBounds(parseSpec(t, spec("2us")), localIdleStates(cpuidle.DirReader(root)))
 	// (preflight puts the file and line in front, as for rps.cpus.)
 	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll: no enabled idle state of this machine's CPU 0 exits " +
 		"slower than 2 µs (POLL (0 µs), C1 (2 µs), C6 (133 µs) disabled): the bound would change nothing"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
-	if err := checkIdleBounds(parseSpec(t, spec("1us")), cpuidle.DirReader(root)); err != nil {
+	if err := checkIdleBounds(parseSpec(t, spec("1us")), localIdleStates(cpuidle.DirReader(root))); err != nil {
 		t.Errorf("a bound below C1: %v", err)
 	}
-	if err := checkIdleBounds(parseSpec(t, spec("0us")), cpuidle.DirReader(t.TempDir())); err != nil {
+	if err := checkIdleBounds(parseSpec(t, spec("0us")), localIdleStates(cpuidle.DirReader(t.TempDir()))); err != nil {
 		t.Errorf("no idle states: %v", err)
+	}
+}
+
+// On a cluster the states are the nodes' (read by their agents): a bound
+// is refused only where it changes nothing on either node, and the error
+// names both nodes' states.
+func TestCheckIdleBoundsNodes(t *testing.T) {
+	c1 := []cpuidle.State{{Name: "POLL"}, {Index: 1, Name: "C1", LatencyUS: 2}}
+	halt := []cpuidle.State{{Name: "POLL"}, {Index: 1, Name: "haltpoll idle", LatencyUS: 1}}
+	s := parseSpec(t, "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: poll, cpuIdle: {maxExitLatency: 1us}}\n"+
+		"  workloads: [{tool: sockperf, protocol: tcp}]\n")
+	if err := checkIdleBounds(s, map[string][]cpuidle.State{"node w1's": c1, "node w2's": halt}); err != nil {
+		t.Errorf("a bound below w1's C1: %v", err)
+	}
+	err := checkIdleBounds(s, map[string][]cpuidle.State{"node w2's": halt, "node w1's": halt})
+	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll: no enabled idle state of node w1's or node w2's CPU 0 exits " +
+		"slower than 1 µs (node w1's: POLL (0 µs), haltpoll idle (1 µs); node w2's: POLL (0 µs), haltpoll idle (1 µs)): the bound would change nothing"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }

@@ -75,9 +75,10 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
 	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
 		p.notes = append(p.notes, missingCollectorPrograms(s, probe.Found)...)
-		if err := checkIdleBounds(s, cpuidle.DirReader("/sys")); err != nil {
-			return nil, err
-		}
+		facts.IdleStates = localIdleStates(cpuidle.DirReader("/sys"))
+	}
+	if err := checkIdleBounds(s, facts.IdleStates); err != nil {
+		return nil, err
 	}
 	if facts.MachineCPUs != nil {
 		p.machine = facts.MachineCPUs

@@ -81,7 +81,7 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if err := kubeUnsupported(s); err != nil {
 		return f, err
 	}
-	if err := checkNodeFeatures(ctx, &APIExecer{Config: b.rc, Client: b.cs}, b.cs, b.cfg, place, needs.Knobs); err != nil {
+	if f.IdleStates, err = checkNodeFeatures(ctx, &APIExecer{Config: b.rc, Client: b.cs}, b.cs, b.cfg, place, needs.Knobs); err != nil {
 		return f, err
 	}
 	// Masks are computed from each end's node's CPUs, not this machine's.

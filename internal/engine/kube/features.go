@@ -9,8 +9,10 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
 )
 
@@ -23,8 +25,11 @@ const preflightRun = "preflight"
 // (netem, and ifb for ingress impairments). The datapath's features are
 // not asked: on a real cluster its CNI is the datapath. A missing feature
 // is a *probe.UnsupportedError naming the node and what needed it, as
-// the local engine's preflight names it for this machine.
-func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need) error {
+// the local engine's preflight names it for this machine. Where a
+// tuning bounds idle (probe.CPUIdle) and a node has idle states, the
+// agent also reads its CPU 0's, for the runner to check the bound
+// against (engine.Facts.IdleStates).
+func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need) (map[string][]cpuidle.State, error) {
 	var want []string
 	for _, n := range needs {
 		for _, f := range n.Features {
@@ -34,44 +39,60 @@ func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, 
 		}
 	}
 	if len(want) == 0 {
-		return nil
+		return nil, nil
 	}
 	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
 	nodes := []string{place.Server.Name, place.Client.Name}
 	agents, err := c.waitAgents(ctx, nodes...)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var idle map[string][]cpuidle.State
 	for _, node := range nodes {
-		missing, err := nodeFeatures(ctx, ex, cfg, node, agents[node], want)
+		missing, states, err := nodeFeatures(ctx, ex, cfg, node, agents[node], want)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, n := range needs {
 			for _, f := range n.Features {
 				if why, ok := missing[f]; ok && nodeProbed(f) {
-					return n.Refusal(": node "+node, &probe.UnsupportedError{Name: f, Kind: probe.KindKernel, Reason: why})
+					return nil, n.Refusal(": node "+node, &probe.UnsupportedError{Name: f, Kind: probe.KindKernel, Reason: why})
 				}
 			}
 		}
+		if states != nil {
+			if idle == nil {
+				idle = map[string][]cpuidle.State{}
+			}
+			idle["node "+node+"'s"] = states
+		}
 	}
-	return nil
+	return idle, nil
 }
 
-// nodeFeatures asks one node's agent which of want its kernel lacks.
-func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, want []string) (map[string]string, error) {
+// nodeFeatures asks one node's agent which of want its kernel lacks and,
+// where want has probe.CPUIdle and the node has it, CPU 0's idle states
+// (nil otherwise).
+func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, want []string) (map[string]string, []cpuidle.State, error) {
 	s := openSession(ex, cfg.AgentNamespace, pod, preflightRun)
+	var states []cpuidle.State
 	missing, err := func() (map[string]string, error) {
 		if err := handshake(s.client, node, version.Version); err != nil {
 			return nil, err
 		}
-		return s.client.Features(want...)
+		missing, err := s.client.Features(want...)
+		if _, lacks := missing[probe.CPUIdle]; err == nil && !lacks && slices.Contains(want, probe.CPUIdle) {
+			// Not read is not fatal: the trial's plan reads them again
+			// and refuses a bound that changes nothing there.
+			states, _ = cpuidle.States(tune.HostSysfs(s.client), 0)
+		}
+		return missing, err
 	}()
 	err = errors.Join(err, s.close(ctx))
 	if err != nil {
-		return nil, fmt.Errorf("node %s: probe %v through its agent: %w", node, want, err)
+		return nil, nil, fmt.Errorf("node %s: probe %v through its agent: %w", node, want, err)
 	}
-	return missing, nil
+	return missing, states, nil
 }
 
 // nodeProbed says whether preflight probes feature f on the nodes: the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
@@ -42,7 +43,7 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 		}
 		return nil
 	}}
-	err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs)
+	_, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs)
 	if !errors.Is(err, probe.ErrUnsupported) {
 		t.Fatalf("want an unsupported-feature error, got %v", err)
 	}
@@ -64,11 +65,35 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 	}
 
 	fx.features = func(string, []string) map[string]string { return nil }
-	if err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs); err != nil {
-		t.Errorf("nodes with netem: %v", err)
+	if idle, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs); err != nil || idle != nil {
+		t.Errorf("nodes with netem: %v (idle states %v: no tuning bounds idle)", err, idle)
 	}
 	n := len(fx.argvs)
-	if err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}); err != nil || len(fx.argvs) != n {
+	if _, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}); err != nil || len(fx.argvs) != n {
 		t.Errorf("no kernel feature needed: %v, %d agent sessions opened", err, len(fx.argvs)-n)
+	}
+}
+
+// A tuning that bounds idle has each node's agent read CPU 0's idle
+// states at preflight, keyed by node, for the runner's check of the
+// bound; a node without them (the feature check refuses it) has none.
+func TestNodeIdleStatesThroughAgents(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	fs := agentFS()
+	for p, v := range map[string]string{
+		"cpu0/cpuidle/state0/name": "POLL", "cpu0/cpuidle/state0/latency": "0",
+		"cpu0/cpuidle/state1/name": "C1E", "cpu0/cpuidle/state1/latency": "10",
+	} {
+		fs.set("", "sysfs", cpuidle.Dir+"/"+p, v)
+	}
+	fx := &fakeExec{fs: fs, dir: t.TempDir()}
+	needs := []engine.Need{{What: "tuning poll", Features: []string{probe.CPUIdle}}}
+	idle, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idle) != 2 || len(idle["node w1's"]) != 2 || idle["node w2's"][1].Name != "C1E" || idle["node w2's"][1].LatencyUS != 10 {
+		t.Errorf("idle states %+v, want both nodes' POLL and C1E", idle)
 	}
 }
