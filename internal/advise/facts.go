@@ -76,7 +76,10 @@ var facts = map[string]fact{
 	// (cpuidle.SlowWake).
 	"idle_wake_slow": func(in *inspect.Inspection) (value, error) {
 		if in.CPUIdle == nil {
-			return value{}, errors.New("no cpuidle driver: the CPUs idle one way only")
+			// Nothing bounds that while the kernel runs: say what would.
+			return value{}, errors.New("no cpuidle driver: the CPUs idle one way only (the kernel's default halt, " +
+				"a VM exit on a virtual machine, or idle=poll's spinning), which no run-time limit changes; booting with " +
+				"idle=poll, or on a KVM guest cpuidle_haltpoll.force=1, would")
 		}
 		return yes(len(cpuidle.SlowWake(in.CPUIdle)) > 0), nil
 	},

@@ -92,9 +92,11 @@ func (p *Predicate) parseString(s string) error {
 func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 	switch p.kind {
 	case "compare", "bool":
+		// The caller puts the predicate's text, which names the fact,
+		// in front of an error.
 		v, err := facts[p.fact](in)
 		if err != nil {
-			return false, "", fmt.Errorf("%s: %w", p.fact, err)
+			return false, "", err
 		}
 		if p.kind == "bool" {
 			if !v.isBool {

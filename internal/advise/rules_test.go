@@ -168,6 +168,15 @@ func TestUnknownFacts(t *testing.T) {
 	if got := Evaluate(rs[0], in); got.Status != Unknown || !strings.Contains(got.Why[0], "nic_numa_node") {
 		t.Errorf("numa-placement without the NIC's node: %s %v", got.Status, got.Why)
 	}
+	// A fact that cannot tell is named once, by the predicate, with what
+	// would change it.
+	in = load(t, "this-machine")
+	in.CPUIdle = nil
+	rs, _ = Lookup("cpu-idle")
+	if got := Evaluate(rs[0], in); got.Status != Unknown || len(got.Why) != 1 ||
+		!strings.HasPrefix(got.Why[0], "idle_wake_slow: no cpuidle driver:") || !strings.Contains(got.Why[0], "idle=poll") {
+		t.Errorf("cpu-idle without a cpuidle driver: %s %q", got.Status, got.Why)
+	}
 }
 
 func TestLookup(t *testing.T) {
