@@ -15,16 +15,7 @@ import (
 func fixture(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	put := func(p, v string) {
-		t.Helper()
-		f := filepath.Join(root, Dir, p)
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(f, []byte(v+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(p, v string) { putFile(t, root, p, v) }
 	put("cpuidle/current_driver", "intel_idle")
 	put("cpuidle/current_governor_ro", "menu")
 	for _, s := range []struct {
@@ -145,5 +136,17 @@ func TestSlowWake(t *testing.T) {
 		if got := fmt.Sprint(names); got != c.want {
 			t.Errorf("SlowWake(%v) = %s, want %s", c.idle, got, c.want)
 		}
+	}
+}
+
+// putFile writes v to p under root's CPU directory (Dir).
+func putFile(t *testing.T, root, p, v string) {
+	t.Helper()
+	f := filepath.Join(root, Dir, p)
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte(v+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,16 +12,7 @@ import (
 // without cpuidle, and entries that are not CPUs are left out.
 func TestPollTimes(t *testing.T) {
 	root := fixture(t) // cpu0: POLL as state0
-	put := func(p, v string) {
-		t.Helper()
-		f := filepath.Join(root, Dir, p)
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(f, []byte(v+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(p, v string) { putFile(t, root, p, v) }
 	put("cpu0/cpuidle/state0/time", "123456789012")
 	put("cpu1/cpuidle/state0/name", "C1") // no polling state
 	put("cpu1/cpuidle/state0/time", "5")

@@ -60,18 +60,7 @@ func polling(m analysis.Model, a, b string, tunings bool) []advise.ProofPoll {
 	slices.SortStableFunc(out, func(x, y advise.ProofPoll) int { return x.Replicas - y.Replicas })
 	// As apart does for the cells: name a datapath or impairment only
 	// where the A/B had several.
-	dps, imps := map[string]bool{}, map[string]bool{}
-	for _, c := range out {
-		dps[c.Datapath], imps[c.Impairment] = true, true
-	}
-	for i := range out {
-		if len(dps) < 2 {
-			out[i].Datapath = ""
-		}
-		if len(imps) < 2 {
-			out[i].Impairment = ""
-		}
-	}
+	blankSingle(out, func(c *advise.ProofPoll) *string { return &c.Datapath }, func(c *advise.ProofPoll) *string { return &c.Impairment })
 	return out
 }
 

@@ -282,19 +282,23 @@ func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (stri
 // differ between cells (an A/B on a run's own study of several), so the
 // built-in A/B's cells read as before: "tcp at 1 pair(s)".
 func apart(cs []advise.ProofCell) []advise.ProofCell {
-	dps, imps := map[string]bool{}, map[string]bool{}
-	for _, c := range cs {
-		dps[c.Datapath], imps[c.Impairment] = true, true
-	}
-	for i := range cs {
-		if len(dps) < 2 {
-			cs[i].Datapath = ""
-		}
-		if len(imps) < 2 {
-			cs[i].Impairment = ""
-		}
-	}
+	blankSingle(cs, func(c *advise.ProofCell) *string { return &c.Datapath }, func(c *advise.ProofCell) *string { return &c.Impairment })
 	return cs
+}
+
+// blankSingle clears each field that has one value across all of xs.
+func blankSingle[T any](xs []T, fields ...func(*T) *string) {
+	for _, f := range fields {
+		seen := map[string]bool{}
+		for i := range xs {
+			seen[*f(&xs[i])] = true
+		}
+		if len(seen) < 2 {
+			for i := range xs {
+				*f(&xs[i]) = ""
+			}
+		}
+	}
 }
 
 // pairOf is a summary row's comparison of B against A: with the baseline
