@@ -40,6 +40,9 @@ type Step struct {
 	Rate    float64 `json:"rate_bps"`
 	LossPct float64 `json:"loss_pct"`
 	Pass    bool    `json:"pass"`
+	// Sent is the rate the sender says it actually sent (pktgen's), below
+	// Rate where it fell behind its schedule; 0 where it does not say.
+	Sent float64 `json:"sent_bps,omitempty"`
 }
 
 // Result is the rate found.

@@ -31,6 +31,9 @@ const (
 	// trial's, not a pair's.
 	SeriesProbeRate = "ceiling_probe_rate_bps"
 	SeriesProbeLoss = "ceiling_probe_loss_pct"
+	// SeriesProbeSent is what each probe's sender actually sent (pktgen's:
+	// MetricSent), where it says; its loss is of that.
+	SeriesProbeSent = "ceiling_probe_sent_bps"
 )
 
 // searchCeiling finds the highest rate per stream whose loss stays under
@@ -38,15 +41,24 @@ const (
 // measured one (servers, clients, the receiver's measured window).
 func (d *Driver) searchCeiling(ctx context.Context, t workload.Trial, p plan, c study.Ceiling) (ceiling.Result, error) {
 	if c.Sender == study.SenderPktgen {
+		// The probes run one after another: the i-th sent rate is step i's.
+		var sent []float64
 		probe := func(ctx context.Context, rate float64) (float64, error) {
 			res, err := d.pktgenRun(ctx, t, p, rate, c.Probe, nil)
 			if err != nil {
 				return 0, err
 			}
+			sent = append(sent, res.Metrics[MetricSent])
 			return res.Metrics[MetricLostPct], nil
 		}
 		s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step}
-		return s.Run(ctx, probe)
+		r, err := s.Run(ctx, probe)
+		for i := range r.Steps {
+			if i < len(sent) {
+				r.Steps[i].Sent = sent[i]
+			}
+		}
+		return r, err
 	}
 	quiet := *d
 	quiet.Output = nil // the run keeps the measured trial's JSON, not the probes'
@@ -84,8 +96,11 @@ func addCeiling(res *workload.Result, c study.Ceiling, r ceiling.Result) {
 	}
 	rates := make([]float64, len(r.Steps))
 	losses := make([]float64, len(r.Steps))
+	sent := make([]float64, len(r.Steps))
+	anySent := false
 	for i, s := range r.Steps {
-		rates[i], losses[i] = s.Rate, s.LossPct
+		rates[i], losses[i], sent[i] = s.Rate, s.LossPct, s.Sent
+		anySent = anySent || s.Sent > 0
 	}
 	if len(res.Series) == 0 {
 		res.Series = []map[string][]float64{{}}
@@ -95,6 +110,9 @@ func addCeiling(res *workload.Result, c study.Ceiling, r ceiling.Result) {
 	}
 	res.Series[0][SeriesProbeRate] = rates
 	res.Series[0][SeriesProbeLoss] = losses
+	if anySent {
+		res.Series[0][SeriesProbeSent] = sent
+	}
 }
 
 // ceilingFirst runs the search when the workload has a loss ceiling and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/ceiling"
 )
 
@@ -76,6 +77,19 @@ func TestLossCeilingPlumbing(t *testing.T) {
 	s := res.Series[0]
 	if !slices.Equal(s[SeriesProbeRate], []float64{9e6, 1e6, 5e6, 7e6, 6e6}) || len(s[SeriesProbeLoss]) != 5 || !(s[SeriesProbeLoss][0] > 3) {
 		t.Errorf("steps: rates %v losses %v", s[SeriesProbeRate], s[SeriesProbeLoss])
+	}
+	if _, ok := s[SeriesProbeSent]; ok {
+		t.Errorf("iperf3 probes say nothing of what they sent, yet the series has %v", s[SeriesProbeSent])
+	}
+}
+
+// Where the sender says what it sent (pktgen), the steps carry it beside
+// the rate asked.
+func TestCeilingSentSeries(t *testing.T) {
+	res := workload.Result{Metrics: map[string]float64{}}
+	addCeiling(&res, study.Ceiling{Pct: 3}, ceiling.Result{Rate: 4e6, Steps: []ceiling.Step{{Rate: 8e6, LossPct: 30, Sent: 6e6}, {Rate: 4e6, Sent: 4e6, Pass: true}}})
+	if got := res.Series[0][SeriesProbeSent]; !slices.Equal(got, []float64{6e6, 4e6}) {
+		t.Errorf("sent series %v, want [6e6 4e6]", got)
 	}
 }
 

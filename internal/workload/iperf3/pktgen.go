@@ -70,6 +70,7 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		per[i] = map[string]float64{
 			results.MetricBitrate: min(got, out) * float64(payload) * 8 / secs,
 			MetricOffered:         rate,
+			MetricSent:            out * float64(payload) * 8 / secs,
 			MetricPackets:         out,
 			MetricLost:            max(out-got, 0),
 		}
