@@ -4,8 +4,9 @@
 // States" and "Power Management Quality of Service for CPUs"). A
 // request/response round trip waits for the receiving core to wake, and
 // how long that takes is the exit latency of the state the core slept
-// in: a run records the states (env.json), the advisor reads them, and a
-// tuning bounds them for its trials (tune.Plan).
+// in: a run records the states (env.json), the advisor reads them, a
+// tuning bounds them for its trials (tune.Plan), and the CPU sampler
+// counts the time spent polling (PollTimes), which /proc/stat calls idle.
 //
 // Everything goes through a Reader, so the same code reads this machine's
 // /sys, a test's fixture, or a cluster node's sysfs through its agent.
