@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,15 +183,21 @@ func TestFlannelBackendsQuick(t *testing.T) {
 		t.Errorf("the run's end lacks the decisions against flannel-vxlan:\n%s", r.stdout)
 	}
 	drops := map[string]float64{}
+	var rows []string
 	for _, row := range summaryRows(t, out) {
+		if row["metric"] == "qdisc_dropped" || row["metric"] == "qdisc_sent_packets" {
+			imp, _ := row["impairment"].(string)
+			rows = append(rows, fmt.Sprintf("%s %s/%s %s: n=%v mean=%v", row["workload"], row["datapath"], imp, row["metric"], row["n"], row["mean"]))
+		}
 		if row["metric"] == "qdisc_dropped" {
 			imp, _ := row["impairment"].(string)
-			drops[row["datapath"].(string)+"/"+imp], _ = row["mean"].(float64)
+			d, _ := row["mean"].(float64)
+			drops[row["datapath"].(string)+"/"+imp] += d
 		}
 	}
 	for _, dp := range []string{"flannel-vxlan", "flannel-udp"} {
 		if drops[dp+"/loss-low"] <= 0 {
-			t.Errorf("%s: netem of loss-low dropped nothing: %v", dp, drops)
+			t.Errorf("%s: netem of loss-low dropped nothing:\n%s\nthe run's end:\n%s", dp, strings.Join(rows, "\n"), lastLines(r.stdout, 40))
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
@@ -209,4 +216,10 @@ func TestFlannelBackendsQuick(t *testing.T) {
 		t.Errorf("journal left behind: %v", ents)
 	}
 	assertUntouched(t, before, "")
+}
+
+// lastLines is the last n lines of s, for a failure's message.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
