@@ -37,6 +37,13 @@ var CoreMetrics = []string{
 	results.MetricCoreUser, results.MetricCoreNetRx, results.MetricCorePoll,
 }
 
+// keepCoreRow says whether a per-core metric gets its row: always, but
+// core_poll only where measured (a CPU without a polling state has none,
+// and an empty row would read as "0 trials").
+func keepCoreRow(metric string, xs []float64) bool {
+	return len(xs) > 0 || metric != results.MetricCorePoll
+}
+
 // ClientCore is a per-core metric of the client node's own cores: the
 // client node of a cluster, sampled apart (Sample.ClientCores).
 func ClientCore(metric string) string { return results.ClientCorePrefix + metric }
@@ -169,14 +176,14 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		}
 		for _, m := range CoreMetrics {
 			for _, cpu := range sortedInts(cpus[c.Workload]) {
-				if xs := coreValues(cs, m, cpu, false); len(xs) > 0 || m != results.MetricCorePoll {
+				if xs := coreValues(cs, m, cpu, false); keepCoreRow(m, xs) {
 					add(Key{c, m, cpu}, xs)
 				}
 			}
 		}
 		for _, m := range CoreMetrics {
 			for _, cpu := range sortedInts(clientCPUs[c.Workload]) {
-				if xs := coreValues(cs, m, cpu, true); len(xs) > 0 || m != results.MetricCorePoll {
+				if xs := coreValues(cs, m, cpu, true); keepCoreRow(m, xs) {
 					add(Key{c, ClientCore(m), cpu}, xs)
 				}
 			}
