@@ -170,12 +170,20 @@ func TestFlannelBackendsQuick(t *testing.T) {
 	jdir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "run")
 	before := snapshot(t)
-	// Two fixed trials and no budget: the point here is the impairments
-	// (an emulated guest is several times slower than the machine the
-	// profile's 3-6 rounds and 8-minute budget are sized for), and a
-	// fixed design still ends with its decisions.
+	// The point here is the impairments, in an emulated guest about a
+	// hundred times slower than the machine the quick profile is sized
+	// for: two fixed trials, no budget (a fixed design still ends with
+	// its decisions), loss alone and with delay beside none, and no
+	// counters (the host's flannel-backends test has them; here their
+	// collectors would take seconds to start). The guest's collectors
+	// still start 1-2 s late (the noise guard's outside reading alone
+	// takes up to 2.5 s), so each window is 4 s and the guard accepts a
+	// quarter of it: its 80% default would repeat every trial.
 	r := cnibenchFor(t, 12*time.Minute, nil, "run", "flannel-backends", "--quick", "--set", "trials=2", "--set", "budget=0s",
-		"--set", "duration=3s", "--set", "warmup=1s", "--out", out, "--journal-dir", jdir)
+		"--set", "duration=6s", "--set", "warmup=2s", "--set", "impairments=[none, loss-low, delay-loss-low]",
+		"--set", `workloads=[{name: udp, tool: iperf3, protocol: udp, length: "1422", rates: [1500M]}, {name: tcp, tool: iperf3, protocol: tcp, rates: [1G]}]`,
+		"--set", "noise={maxStealPct: 10, maxOutsidePct: 25, minWindowPct: 25, repeats: 1}",
+		"--out", out, "--journal-dir", jdir)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -195,9 +203,23 @@ func TestFlannelBackendsQuick(t *testing.T) {
 			drops[row["datapath"].(string)+"/"+imp] += d
 		}
 	}
+	trials := impairedTrials(t, out)
+	t.Logf("the impaired trials' windows:\n%s", trials)
+	// A counted trial's collectors recorded part of its planned window
+	// (else the guard marked it): the netem counters below are the
+	// traffic's, not a window that missed it.
+	run, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range run.Samples {
+		if n := s.Noise; n == nil || n.WindowPct == nil || *n.WindowPct <= 0 && n.Disturbed == "" {
+			t.Errorf("%v trial %d: window %+v, unmarked", s.Cell, s.Trial, n)
+		}
+	}
 	for _, dp := range []string{"flannel-vxlan", "flannel-udp"} {
 		if drops[dp+"/loss-low"] <= 0 {
-			t.Errorf("%s: netem of loss-low dropped nothing:\n%s\nthe run's end:\n%s", dp, strings.Join(rows, "\n"), lastLines(r.stdout, 40))
+			t.Errorf("%s: netem of loss-low dropped nothing:\n%s\nthe trials:\n%s\nthe run's end:\n%s", dp, strings.Join(rows, "\n"), trials, lastLines(r.stdout, 40))
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
@@ -216,6 +238,34 @@ func TestFlannelBackendsQuick(t *testing.T) {
 		t.Errorf("journal left behind: %v", ents)
 	}
 	assertUntouched(t, before, "")
+}
+
+// impairedTrials lists every attempt of an impaired cell with its netem
+// counters and how the collectors' window matched the plan: what tells a
+// netem that saw no traffic from a window that missed it.
+func impairedTrials(t *testing.T, dir string) string {
+	t.Helper()
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, s := range append(run.Samples, run.Marked...) {
+		if s.Cell.Impairment == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %s/%s #%d.%d: bitrate %.3g, qdisc packets %g dropped %g",
+			s.Cell.Workload, s.Cell.Datapath, s.Cell.Impairment, s.Trial, s.Attempt,
+			s.Metrics["bitrate"], s.Metrics["qdisc_sent_packets"], s.Metrics["qdisc_dropped"])
+		if n := s.Noise; n != nil && n.WindowPct != nil {
+			fmt.Fprintf(&b, ", window %.0f%% (late %.1f s), workload ended %.1f s late", *n.WindowPct, n.WindowLateS, n.EndLateS)
+		}
+		if s.Discarded != "" {
+			fmt.Fprintf(&b, " [%s]", s.Discarded)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // lastLines is the last n lines of s, for a failure's message.

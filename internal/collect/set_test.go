@@ -23,16 +23,52 @@ type fake struct {
 	name             string
 	log              *[]string
 	startErr, endErr error
+	delay            time.Duration // how long Start takes
 }
 
 func (f *fake) Start(context.Context) error {
 	*f.log = append(*f.log, "+"+f.name)
+	time.Sleep(f.delay)
 	return f.startErr
 }
 
 func (f *fake) Stop(context.Context) (Result, error) {
 	*f.log = append(*f.log, "-"+f.name)
 	return Result{Metrics: map[string]float64{f.name: 1}}, f.endErr
+}
+
+// fakeWS is a whole-trial fake that also hears the window's start.
+type fakeWS struct{ fake }
+
+func (f *fakeWS) WindowStart(context.Context) error {
+	*f.log = append(*f.log, "^"+f.name)
+	return nil
+}
+
+// The window opens once every collector has started, and only then are
+// the whole-trial ones told (ending a trace can take seconds): the hook
+// runs after the later collectors' first readings, before their ends.
+func TestSetWindowStartLast(t *testing.T) {
+	var log []string
+	ws := &fakeWS{fake{name: "wt", log: &log}}
+	s := &Set{names: []string{"cpu", "wt", "q"}, cs: []Collector{&fake{name: "cpu", log: &log}, ws, &fake{name: "q", log: &log}},
+		early: []bool{false, true, false}, started: make([]bool, 3), took: make([]time.Duration, 3)}
+	if err := s.StartEarly(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(log, " "); got != "+wt +cpu +q ^wt -q -wt -cpu" {
+		t.Errorf("log %q, want the hook after every start", got)
+	}
+	if s.Opened().Before(before) {
+		t.Errorf("opened %v, before Start was called (%v)", s.Opened(), before)
+	}
 }
 
 // A set starts in list order and stops in reverse, so the first
@@ -47,6 +83,7 @@ func TestSetOrder(t *testing.T) {
 			f := &fake{name: n, log: &log}
 			s.names, s.cs, fs = append(s.names, n), append(s.cs, f), append(fs, f)
 			s.early, s.started = append(s.early, strings.HasPrefix(n, "w")), append(s.started, false)
+			s.took = append(s.took, 0)
 		}
 		return s, fs
 	}
@@ -86,6 +123,16 @@ func TestSetOrder(t *testing.T) {
 	if got := strings.Join(log, " "); got != "+wb -wb" {
 		t.Errorf("window never opened: log %q", got)
 	}
+	// Slowest names the collector that held the window's start up; a
+	// whole-trial one started early does not count at the window.
+	s, fs = mk("a", "wb", "c")
+	fs[1].delay, fs[2].delay = 60*time.Millisecond, 20*time.Millisecond
+	_ = s.StartEarly(context.Background())
+	_ = s.Start(context.Background())
+	if name, d := s.Slowest(); name != "c" || d < 20*time.Millisecond {
+		t.Errorf("slowest %s %v, want c (wb started early)", name, d)
+	}
+	_, _ = s.Stop(context.Background())
 }
 
 // NewSet builds what the workload enables: counters: true adds the

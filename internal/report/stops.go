@@ -136,10 +136,13 @@ const normNote = "Where the run decided a cell at its planned looks (an adaptive
 
 // markedTable lists the failed, repeated and disturbed attempts.
 func markedTable(m analysis.Model) table {
-	t := table{Head: []string{"cell", "trial", "attempt", "counted", "steal %", "outside CPU %", "busy before %", "why"}}
+	t := table{Head: []string{"cell", "trial", "attempt", "counted", "steal %", "outside CPU %", "busy before %", "window %", "why"}}
 	for _, k := range m.Marked {
-		steal, out, busy := "-", "-", "-"
+		steal, out, busy, win := "-", "-", "-", "-"
 		if n := k.Noise; n != nil {
+			if n.WindowPct != nil {
+				win = fmt.Sprintf("%.0f", *n.WindowPct)
+			}
 			steal = fmt.Sprintf("%.1f", n.StealPct)
 			if n.OutsidePct != nil {
 				out = fmt.Sprintf("%.1f", *n.OutsidePct)
@@ -149,14 +152,14 @@ func markedTable(m analysis.Model) table {
 			}
 		}
 		t.Rows = append(t.Rows, []string{CellName(k.Cell), fmt.Sprint(k.Trial), fmt.Sprint(k.Attempt),
-			map[bool]string{true: "yes", false: "no"}[k.Counted], steal, out, busy, k.Why})
+			map[bool]string{true: "yes", false: "no"}[k.Counted], steal, out, busy, win, k.Why})
 	}
 	return t
 }
 
 const markedCaption = "Attempts not counted (failed, or disturbed and repeated) and disturbed ones that counted because " +
 	"their repeats were used up. Disturbed: mean steal time or CPU of processes outside the run above the noise guard's " +
-	"thresholds (spec.noise; docs/statistics.md, \"Noise guard\"). Nothing is dropped silently: every attempt stays in samples.jsonl."
+	"thresholds, or collectors that recorded less of the planned window (window %) than its bound (spec.noise; docs/statistics.md, \"Noise guard\"). Nothing is dropped silently: every attempt stays in samples.jsonl."
 
 // Versus names what a run's decisions compared its cells with: the
 // baseline tuning, or in a study of datapaths the first datapath;

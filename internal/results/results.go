@@ -94,6 +94,21 @@ type Noise struct {
 	// BusyBeforePct is the machine's busy CPU share just before the
 	// trial (every process, the run's idle pods and daemons included).
 	BusyBeforePct *float64 `json:"busy_before_pct,omitempty"`
+	// WindowPct is the share of the planned measured window (warm-up end
+	// to the duration's end) during which every collector was recording:
+	// less when they took long to start (a slow or overloaded machine).
+	// Null for a task's window, which has no planned length.
+	WindowPct *float64 `json:"window_pct,omitempty"`
+	// WindowLateS is how many seconds after warm-up end the last
+	// collector had started.
+	WindowLateS float64 `json:"window_late_s,omitempty"`
+	// WindowSlowest names the collector whose start took longest, with
+	// its time ("trace 2.9 s"), when that was a tenth of a second or more.
+	WindowSlowest string `json:"window_slowest,omitempty"`
+	// EndLateS is how many seconds after the planned end the workload
+	// returned: its start-up and tear-down. Large values mean the
+	// workload measured seconds the collectors' window did not see.
+	EndLateS float64 `json:"end_late_s,omitempty"`
 	// Disturbed says which threshold the trial crossed; "" when none.
 	Disturbed string `json:"disturbed,omitempty"`
 }

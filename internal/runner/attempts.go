@@ -118,6 +118,14 @@ func disturbed(n results.Noise, g study.Noise, rt bool) string {
 		}
 		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%%s", *n.OutsidePct, limit, what))
 	}
+	if limit := g.WindowLimit(); n.WindowPct != nil && *n.WindowPct < limit {
+		slowest := ""
+		if n.WindowSlowest != "" {
+			slowest = "; slowest: " + n.WindowSlowest
+		}
+		why = append(why, fmt.Sprintf("the collectors recorded %.0f%% of the measured window < %g%% (the last started %.1f s after the warm-up%s)",
+			*n.WindowPct, limit, n.WindowLateS, slowest))
+	}
 	return strings.Join(why, "; ")
 }
 

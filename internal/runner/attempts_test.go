@@ -39,6 +39,20 @@ func TestDisturbed(t *testing.T) {
 	if got := disturbed(results.Noise{OutsidePct: out(16.7)}, study.Noise{MaxStealPct: 10, MaxOutsidePct: 25, MaxOutsidePctRoundTrips: 20}, true); got != "" {
 		t.Errorf("round trips under the study's own bound of 20%%: %q", got)
 	}
+	// The collectors' window: below the default 80% it is disturbed,
+	// at it not; a study's own bound replaces the default.
+	if got := disturbed(results.Noise{WindowPct: out(35), WindowLateS: 1.3}, g, false); got != "the collectors recorded 35% of the measured window < 80% (the last started 1.3 s after the warm-up)" {
+		t.Errorf("window of 35%%: %q", got)
+	}
+	if got := disturbed(results.Noise{WindowPct: out(0), WindowLateS: 3.3, WindowSlowest: "trace 2.9 s"}, g, false); !strings.HasSuffix(got, "(the last started 3.3 s after the warm-up; slowest: trace 2.9 s)") {
+		t.Errorf("window of 0%%: %q", got)
+	}
+	if got := disturbed(results.Noise{WindowPct: out(80)}, g, false); got != "" {
+		t.Errorf("window of 80%%: %q", got)
+	}
+	if got := disturbed(results.Noise{WindowPct: out(60)}, study.Noise{MaxStealPct: 10, MaxOutsidePct: 25, MinWindowPct: 50}, false); got != "" {
+		t.Errorf("window of 60%% under the study's bound of 50%%: %q", got)
+	}
 	if got := (study.Noise{MaxOutsidePct: 3}).OutsideLimit(true); got != 3 {
 		t.Errorf("a study's outside bound below the round-trip default: %g, want 3", got)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/collect"
@@ -57,14 +56,15 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 		return sample, &fatalError{err}
 	}
 	start := time.Now()
-	res, col, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial, r.freshPods(cell, trial))
+	res, col, sp, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial, r.freshPods(cell, trial))
 	if err != nil {
 		return sample, err
 	}
 	sample = results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
 		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores, ClientCores: col.ClientCores,
-		Noise: &results.Noise{StealPct: stealPct(col.CPU.Cores), OutsidePct: col.OutsidePct},
+		Noise: &results.Noise{StealPct: stealPct(col.CPU.Cores), OutsidePct: col.OutsidePct,
+			WindowPct: sp.Pct, WindowLateS: sp.Late.Seconds(), WindowSlowest: sp.Slowest, EndLateS: sp.EndLate.Seconds()},
 	}
 	if sample.Metrics == nil {
 		sample.Metrics = map[string]float64{}
@@ -84,16 +84,16 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 }
 
 // measure runs the workload with the collectors the variant enables over
-// its measured window.
-func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, error) {
+// its measured window, and says how that window matched its plan.
+func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, span, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Driven: pairs,
 		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, SharedKernel: r.plan.sharedKernel, FreshPods: fresh})
 	if err != nil {
-		return workload.Result{}, collect.Result{}, err
+		return workload.Result{}, collect.Result{}, span{}, err
 	}
 	s := r.study.Spec
 	if err := set.StartEarly(ctx); err != nil {
-		return workload.Result{}, collect.Result{}, err
+		return workload.Result{}, collect.Result{}, span{}, err
 	}
 	drv := r.plan.drivers[w.Name]
 	win := newWindow(set, s.Warmup.Duration, s.Duration.Duration)
@@ -107,14 +107,15 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 		Pairs: pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started, Starter: starter,
 	})
+	end := time.Now()
 	col, werr := win.result()
 	if err != nil {
-		return res, col, err
+		return res, col, span{}, err
 	}
 	if werr != nil {
-		return res, col, fmt.Errorf("cpu metrics: %w", werr)
+		return res, col, span{}, fmt.Errorf("cpu metrics: %w", werr)
 	}
-	return res, col, nil
+	return res, col, win.span(end), nil
 }
 
 // targetPairs are the pairs as the driver sees them for the workload's
@@ -213,97 +214,6 @@ func (r *run) learnSoftIRQCore(k softirqKey, cpus cpuset.Set, cores []results.Co
 			r.softirqCore = map[softirqKey]int{}
 		}
 		r.softirqCore[k] = core
-	}
-}
-
-// window runs the collectors over the measured part of a trial: from
-// warm-up end after the clients started to the end of the duration.
-type window struct {
-	sampler          *collect.Set
-	warmup, duration time.Duration
-	// task: the window ends when the workload returns (newTaskWindow).
-	task       bool
-	once       sync.Once
-	done       chan struct{}
-	cancel     chan struct{}
-	cancelOnce sync.Once
-	w          collect.Result
-	err        error
-}
-
-func newWindow(s *collect.Set, warmup, duration time.Duration) *window {
-	return &window{sampler: s, warmup: warmup, duration: duration,
-		done: make(chan struct{}), cancel: make(chan struct{})}
-}
-
-// newTaskWindow is the window of a task workload (spec.Tool.Task): no
-// warm-up, open from Started until the workload returns.
-func newTaskWindow(s *collect.Set) *window {
-	w := newWindow(s, 0, 24*time.Hour)
-	w.task = true
-	return w
-}
-
-// started is the workload's Started callback.
-func (w *window) started(t0 time.Time) {
-	w.once.Do(func() { go w.sample(t0) })
-}
-
-func (w *window) sample(t0 time.Time) {
-	defer close(w.done)
-	if !sleepUntil(t0.Add(w.warmup), w.cancel) {
-		w.err = errors.New("trial ended before its warm-up did")
-		return
-	}
-	s := w.sampler
-	if err := s.Start(context.Background()); err != nil {
-		w.err = err
-		return
-	}
-	sleepUntil(t0.Add(w.duration), w.cancel)
-	w.w, w.err = s.Stop(context.Background())
-}
-
-// result waits for the window; if the workload ended early the window is
-// closed at once with what it has.
-func (w *window) result() (collect.Result, error) {
-	started := false
-	w.once.Do(func() { close(w.done) }) // never started: nothing to wait for
-	select {
-	case <-w.done:
-		started = true
-	default:
-	}
-	if w.task {
-		// The task is over: so is its window.
-		w.cancelOnce.Do(func() { close(w.cancel) })
-		<-w.done
-	}
-	if !started && !w.task {
-		w.cancelOnce.Do(func() { close(w.cancel) })
-		<-w.done
-		// The window never ran: end the whole-trial collectors it would
-		// have stopped.
-		_, _ = w.sampler.Stop(context.Background())
-	}
-	if (w.w.CPU == nil || w.w.CPU.Cores == nil) && w.err == nil {
-		return w.w, errors.New("no metric window: the workload never reported that it started")
-	}
-	return w.w, w.err
-}
-
-func sleepUntil(t time.Time, cancel <-chan struct{}) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return true
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-cancel:
-		return false
 	}
 }
 

@@ -145,13 +145,31 @@ type Noise struct {
 	// next two 18,343 and 18,303 on a quiet machine: 25% let it count.
 	// 0 (unset) is DefaultNoise's, or MaxOutsidePct if that is lower.
 	MaxOutsidePctRoundTrips float64 `yaml:"maxOutsidePctRoundTrips,omitempty"`
+	// MinWindowPct is the smallest share of the planned measured window
+	// (warm-up end to the duration's end) the collectors must cover: on
+	// a slow or overloaded machine they can take seconds to start, and a
+	// short window's counters miss most of the traffic. On 2026-12-02 an
+	// emulated guest's flannel-backends trials of 3 s (1 s warm-up) had
+	// their collectors started only 2-5 s after the warm-up, past the
+	// window's end, and read 0-124 packets through the netem. 0 (unset)
+	// is DefaultNoise's.
+	MinWindowPct float64 `yaml:"minWindowPct,omitempty"`
 	// Repeats bounds the repetitions of one disturbed trial; 0 marks
 	// disturbed trials without repeating them.
 	Repeats int `yaml:"repeats"`
 }
 
 // DefaultNoise is the guard a study without spec.noise gets.
-var DefaultNoise = Noise{MaxStealPct: 10, MaxOutsidePct: 25, MaxOutsidePctRoundTrips: 5, Repeats: 1}
+var DefaultNoise = Noise{MaxStealPct: 10, MaxOutsidePct: 25, MaxOutsidePctRoundTrips: 5, MinWindowPct: 80, Repeats: 1}
+
+// WindowLimit is the guard's bound on the collectors' share of the
+// measured window: MinWindowPct, DefaultNoise's when unset.
+func (n Noise) WindowLimit() float64 {
+	if n.MinWindowPct > 0 {
+		return n.MinWindowPct
+	}
+	return DefaultNoise.MinWindowPct
+}
 
 // OutsideLimit is the outside-CPU bound of a workload's trials: the
 // round-trip bound for a workload whose rate is set by round trips.
@@ -241,6 +259,9 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 		}
 		if !(n.MaxOutsidePctRoundTrips >= 0 && n.MaxOutsidePctRoundTrips <= 100) {
 			bad("spec.noise.maxOutsidePctRoundTrips", "want a percentage in (0, 100], or 0 for the default, got %g", n.MaxOutsidePctRoundTrips)
+		}
+		if !(n.MinWindowPct >= 0 && n.MinWindowPct <= 100) {
+			bad("spec.noise.minWindowPct", "want a percentage in (0, 100], or 0 for the default, got %g", n.MinWindowPct)
 		}
 		if n.Repeats < 0 || n.Repeats > 5 {
 			bad("spec.noise.repeats", "want 0 to 5, got %d", n.Repeats)

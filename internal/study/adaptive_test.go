@@ -96,6 +96,7 @@ func TestAdaptiveFieldsBadInput(t *testing.T) {
 		{"  trials: 3\n  noise: {maxStealPct: 0, maxOutsidePct: 10, repeats: 1}\n", "spec.noise.maxStealPct"},
 		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, repeats: 9}\n", "spec.noise.repeats: want 0 to 5"},
 		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, maxOutsidePctRoundTrips: -1, repeats: 1}\n", "spec.noise.maxOutsidePctRoundTrips"},
+		{"  trials: 3\n  noise: {maxStealPct: 5, maxOutsidePct: 10, minWindowPct: 120, repeats: 1}\n", "spec.noise.minWindowPct: want a percentage in (0, 100]"},
 	} {
 		_, err := Parse("a.yaml", []byte(adaptiveBase+c.extra), Options{}, testCatalog)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

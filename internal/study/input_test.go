@@ -82,6 +82,7 @@ func TestRefusedInputs(t *testing.T) {
 		{"noise NaN", []string{"noise={maxStealPct: .nan, maxOutsidePct: 10, repeats: 1}"}, "spec.noise.maxStealPct", "(0, 100]"},
 		{"noise Inf", []string{"noise={maxStealPct: 5, maxOutsidePct: .inf, repeats: 1}"}, "spec.noise.maxOutsidePct", "(0, 100]"},
 		{"noise round trips NaN", []string{"noise={maxStealPct: 5, maxOutsidePct: 10, maxOutsidePctRoundTrips: .nan, repeats: 1}"}, "spec.noise.maxOutsidePctRoundTrips", "(0, 100]"},
+		{"noise window NaN", []string{"noise={maxStealPct: 5, maxOutsidePct: 10, minWindowPct: .nan, repeats: 1}"}, "spec.noise.minWindowPct", "(0, 100]"},
 		{"verdict NaN", []string{"verdict={udp: {maxLossPct: .nan}}"}, "spec.verdict.udp.maxLossPct", "outside 0..100"},
 		{"verdict -Inf", []string{"verdict={tcp: {minGoodputOfUnimpaired: -.inf}}"}, "spec.verdict.tcp.minGoodputOfUnimpaired", "outside 0..1"},
 		// The precision metric is one the workloads report.
