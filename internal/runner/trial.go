@@ -69,7 +69,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	if sample.Metrics == nil {
 		sample.Metrics = map[string]float64{}
 	}
-	if err := errors.Join(r.onceInNotes("warning", col.Warnings), r.onceInNotes("note", col.Notes)); err != nil {
+	if err := errors.Join(r.onceInNotes("warning", append(res.Warnings, col.Warnings...)), r.onceInNotes("note", col.Notes)); err != nil {
 		return sample, &fatalError{err}
 	}
 	r.plan.workloads.Mark(w, sample.Metrics)

@@ -60,6 +60,10 @@ type Result struct {
 	// Series holds per-interval series per pair (e.g. cwnd each second),
 	// in pair order; nil when the tool has none.
 	Series []map[string][]float64
+	// Warnings say how to read a trial that counts but is not what was
+	// asked (a sender that fell behind its rate); one wording per kind,
+	// so that the runner reports each once (env.json notes).
+	Warnings []string
 }
 
 // Driver runs one workload tool.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -97,10 +98,14 @@ func addCeiling(res *workload.Result, c study.Ceiling, r ceiling.Result) {
 	rates := make([]float64, len(r.Steps))
 	losses := make([]float64, len(r.Steps))
 	sent := make([]float64, len(r.Steps))
-	anySent := false
+	anySent, behind := false, false
 	for i, s := range r.Steps {
 		rates[i], losses[i], sent[i] = s.Rate, s.LossPct, s.Sent
 		anySent = anySent || s.Sent > 0
+		behind = behind || s.Sent > 0 && s.Sent < behindShare*s.Rate
+	}
+	if behind && !slices.Contains(res.Warnings, behindWarning) {
+		res.Warnings = append(res.Warnings, behindWarning)
 	}
 	if len(res.Series) == 0 {
 		res.Series = []map[string][]float64{{}}

@@ -154,11 +154,19 @@ func searchShaped(t *testing.T, client, server nsPod, sender string) (m map[stri
 		t.Errorf("pktgen probes: %d sent rates for %d probes", len(sent), len(steps[SeriesProbeRate]))
 	}
 	offered = slices.Clone(steps[SeriesProbeRate])
+	behind := false
 	for i := range offered {
 		if i < len(sent) && sent[i] > 0 {
 			offered[i] = sent[i]
+			behind = behind || sent[i] < behindShare*steps[SeriesProbeRate][i]
 		}
 		t.Logf("%s probe %d: %.2f Mbit/s asked, %.2f offered, loss %.3f%%", sender, i, steps[SeriesProbeRate][i]/1e6, offered[i]/1e6, steps[SeriesProbeLoss][i])
+	}
+	// A probe or the measured trial (one pair) that sent less than it
+	// was asked for is said once.
+	behind = behind || fellBehind([]map[string]float64{res.Metrics})
+	if behind != slices.Contains(res.Warnings, behindWarning) {
+		t.Errorf("a probe fell behind: %v; warnings %q", behind, res.Warnings)
 	}
 	return res.Metrics, offered, steps[SeriesProbeLoss]
 }

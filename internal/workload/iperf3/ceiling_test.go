@@ -91,6 +91,35 @@ func TestCeilingSentSeries(t *testing.T) {
 	if got := res.Series[0][SeriesProbeSent]; !slices.Equal(got, []float64{6e6, 4e6}) {
 		t.Errorf("sent series %v, want [6e6 4e6]", got)
 	}
+	// The first probe sent 75% of its rate: the sender fell behind, and
+	// the trial says so once.
+	if !slices.Equal(res.Warnings, []string{behindWarning}) {
+		t.Errorf("warnings %q, want the pktgen-behind one", res.Warnings)
+	}
+	kept := workload.Result{Metrics: map[string]float64{}}
+	addCeiling(&kept, study.Ceiling{Pct: 3}, ceiling.Result{Rate: 4e6, Steps: []ceiling.Step{{Rate: 8e6, LossPct: 30, Sent: 7.9e6}, {Rate: 4e6, Sent: 4e6, Pass: true}}})
+	if len(kept.Warnings) != 0 {
+		t.Errorf("a sender at 99%% of its rate warned: %q", kept.Warnings)
+	}
+}
+
+// A pktgen pair that sent less than 97% of the rate asked fell behind;
+// one at 97% or more did not, and iperf3's rows (no sent_bps) never do.
+func TestPktgenFellBehind(t *testing.T) {
+	for _, c := range []struct {
+		per  []map[string]float64
+		want bool
+	}{
+		{[]map[string]float64{{MetricOffered: 80e6, MetricSent: 62.86e6}}, true},
+		{[]map[string]float64{{MetricOffered: 80e6, MetricSent: 79e6}, {MetricOffered: 80e6, MetricSent: 70e6}}, true},
+		{[]map[string]float64{{MetricOffered: 80e6, MetricSent: 77.6e6}}, false},
+		{[]map[string]float64{{MetricOffered: 0, MetricSent: 0}}, false},
+		{[]map[string]float64{{MetricOffered: 80e6}}, false},
+	} {
+		if got := fellBehind(c.per); got != c.want {
+			t.Errorf("%v: fell behind %v, want %v", c.per, got, c.want)
+		}
+	}
 }
 
 // Every probe lossy: the search fails with ErrNoPassingRate after high
