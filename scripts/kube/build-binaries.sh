@@ -26,11 +26,15 @@ fi
 
 mkdir -p "$BIN" "$CACHE/src"
 MOD="$CACHE/src/kube-$KUBE_VERSION"
-mkdir -p "$MOD"
-cd "$MOD"
 staging_version="v0.${KUBE_VERSION#v1.}"
 
-if [[ ! -f go.mod ]]; then
+# The module is made in a scratch directory and moved into place whole, so
+# a build stopped half-way (scripts/test.sh stops this one when it fails
+# early) never leaves a go.mod that the next run would take as complete.
+if [[ ! -f "$MOD/go.mod" ]]; then
+	rm -rf "$MOD.part"
+	mkdir -p "$MOD.part"
+	cd "$MOD.part"
 	go mod init cnibench.local/kubebuild >/dev/null 2>&1
 	go mod download k8s.io/kubernetes@"$KUBE_VERSION"
 	kmod="$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$KUBE_VERSION.mod"
@@ -49,7 +53,11 @@ if [[ ! -f go.mod ]]; then
 		echo ')'
 	} >tools.go
 	go mod tidy
+	cd "$CACHE/src"
+	rm -rf "$MOD"
+	mv "$MOD.part" "$MOD"
 fi
+cd "$MOD"
 
 ldflags="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
