@@ -35,15 +35,6 @@ echo "== kernel tests inside the full-kernel VM (features this kernel lacks)"
 # ipip, gre, geneve, wireguard, ipvlan, netem, ipvs, pktgen and openvswitch
 # are missing from the CI kernel; Debian's own kernel runs them under QEMU.
 scripts/vm/setup.sh
-# Meanwhile the Kubernetes binaries of the last stage build (about 13
-# minutes' work from a cold cache) at the lowest CPU and I/O priority:
-# they take what the guests leave idle, a core while the single-threaded
-# end-to-end guest runs. Stopped, with all its children, if the suite
-# ends first.
-kubelog=$(mktemp)
-setsid -w nice -n 19 ionice -c 3 scripts/kube/build-binaries.sh >"$kubelog" 2>&1 &
-kubebuild=$!
-trap 'kill -- -$kubebuild 2>/dev/null || true; rm -f "$kubelog"' EXIT
 # A guest that hangs is cut by the exec script after 9 minutes, its
 # console printed, and booted once more; go test's timeout leaves room.
 export CNIBENCH_VM_TIMEOUT=540
@@ -66,14 +57,9 @@ CNIBENCH_E2E_BIN="$PWD/bin/cnibench" CNIBENCH_VM_MEM=1G CNIBENCH_VM_TIMEOUT=1140
 
 echo "== Kubernetes engine on a real two-node cluster built on this machine"
 # kube-apiserver & co. are built from the Go module proxy once and cached
-# (/var/cache/cnibench-kube; started above); etcd, containerd, runc and
-# the CNI plugins come from Debian. The cluster is torn down whatever
-# happens.
-kuberc=0
-wait "$kubebuild" || kuberc=$?
-cat "$kubelog"
-rm -f "$kubelog"
-if [ "$kuberc" -ne 0 ]; then echo "test: building the Kubernetes binaries failed (exit $kuberc)" >&2; exit 1; fi
+# (/var/cache/cnibench-kube); etcd, containerd, runc and the CNI plugins
+# come from Debian. The cluster is torn down whatever happens.
+scripts/kube/build-binaries.sh
 trap 'scripts/kube/down.sh >/dev/null 2>&1 || true' EXIT
 CNIBENCH_KUBE_E2E=1 go test -p 1 -count=1 -timeout 40m ./internal/engine/kube/e2e/
 scripts/kube/down.sh

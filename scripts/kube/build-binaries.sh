@@ -29,8 +29,8 @@ MOD="$CACHE/src/kube-$KUBE_VERSION"
 staging_version="v0.${KUBE_VERSION#v1.}"
 
 # The module is made in a scratch directory and moved into place whole, so
-# a build stopped half-way (scripts/test.sh stops this one when it fails
-# early) never leaves a go.mod that the next run would take as complete.
+# a build stopped half-way (interrupted, or its machine lost) never leaves
+# a go.mod that the next run would take as complete.
 if [[ ! -f "$MOD/go.mod" ]]; then
 	rm -rf "$MOD.part"
 	mkdir -p "$MOD.part"
