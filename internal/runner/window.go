@@ -120,31 +120,18 @@ func (w *window) span(end time.Time) span {
 	if w.task || w.t0.IsZero() || w.opened.IsZero() {
 		return span{}
 	}
-	from, to := w.t0.Add(w.warmup), w.t0.Add(w.duration)
+	// Everything as offsets from t0: the plan is [warmup, duration].
+	opened, closed := w.opened.Sub(w.t0), w.closed.Sub(w.t0)
 	pct := 100.0
-	if planned := to.Sub(from); planned > 0 {
-		overlap := max(minTime(w.closed, to).Sub(maxTime(w.opened, from)), 0)
+	if planned := w.duration - w.warmup; planned > 0 {
+		overlap := max(min(closed, w.duration)-max(opened, w.warmup), 0)
 		pct = 100 * float64(overlap) / float64(planned)
 	}
-	sp := span{Pct: &pct, Late: max(w.opened.Sub(from), 0), EndLate: max(end.Sub(to), 0)}
+	sp := span{Pct: &pct, Late: max(opened-w.warmup, 0), EndLate: max(end.Sub(w.t0)-w.duration, 0)}
 	if name, d := w.sampler.Slowest(); d >= 100*time.Millisecond {
 		sp.Slowest = fmt.Sprintf("%s %.1f s", name, d.Seconds())
 	}
 	return sp
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 func sleepUntil(t time.Time, cancel <-chan struct{}) bool {
