@@ -17,9 +17,24 @@ import (
 	"math"
 )
 
-// Probe offers rate (bit/s) for a short time and returns the loss in
-// percent (0..100).
-type Probe func(ctx context.Context, rate float64) (lossPct float64, err error)
+// Probe offers rate (bit/s) for a short time and returns what it
+// measured.
+type Probe func(ctx context.Context, rate float64) (Outcome, error)
+
+// Outcome is one probe's measurement.
+type Outcome struct {
+	// LossPct is the loss in percent (0..100) of what was sent.
+	LossPct float64
+	// Sent is the rate the sender says it actually sent (bit/s); 0 where
+	// it does not say.
+	Sent float64
+}
+
+// BehindShare is the share of the rate asked below which a sender is said
+// to have fallen behind: what it offered was set by its CPU (or a queue
+// holding its socket), not by the rate asked. A paced sender that keeps
+// up sends within a percent of it.
+const BehindShare = 0.97
 
 // Search is one search's parameters.
 type Search struct {
@@ -40,20 +55,30 @@ type Step struct {
 	Rate    float64 `json:"rate_bps"`
 	LossPct float64 `json:"loss_pct"`
 	Pass    bool    `json:"pass"`
-	// Sent is the rate the sender says it actually sent (pktgen's), below
-	// Rate where it fell behind its schedule; 0 where it does not say.
+	// Sent is the rate the sender says it actually sent, below Rate where
+	// it fell behind; 0 where it does not say.
 	Sent float64 `json:"sent_bps,omitempty"`
 }
 
+// Behind reports whether the probe's sender sent less than BehindShare
+// of its rate.
+func (s Step) Behind() bool { return s.Sent > 0 && s.Sent < BehindShare*s.Rate }
+
 // Result is the rate found.
 type Result struct {
-	// Rate is the highest probed rate whose loss was under the ceiling.
+	// Rate is the highest probed rate whose loss was under the ceiling,
+	// or what its probe sent where that fell behind (SenderBound).
 	Rate    float64
 	LossPct float64
 	// AtHigh is true when even High passed: the path was not saturated
 	// and the answer is a lower bound.
 	AtHigh bool
-	Steps  []Step
+	// SenderBound is true when the passing probe the rate comes from fell
+	// behind (Step.Behind): its sender did not offer more, the path
+	// carried what it sent, and the path's own ceiling is not known (it
+	// is at least Rate).
+	SenderBound bool
+	Steps       []Step
 }
 
 // ErrNoPassingRate is returned when even Low loses more than the ceiling.
@@ -85,46 +110,57 @@ func (s Search) Run(ctx context.Context, probe Probe) (Result, error) {
 		max = 2 + int(math.Ceil(math.Log2((s.High-s.Low)/s.Step)))
 	}
 	var res Result
-	try := func(rate float64) (bool, float64, error) {
+	try := func(rate float64) (Step, error) {
 		if err := ctx.Err(); err != nil {
-			return false, 0, err
+			return Step{}, err
 		}
-		loss, err := probe(ctx, rate)
+		o, err := probe(ctx, rate)
 		if err != nil {
-			return false, 0, fmt.Errorf("probe at %.0f bit/s: %w", rate, err)
+			return Step{}, fmt.Errorf("probe at %.0f bit/s: %w", rate, err)
 		}
-		ok := loss < s.Ceiling
-		res.Steps = append(res.Steps, Step{Rate: rate, LossPct: loss, Pass: ok})
-		return ok, loss, nil
+		st := Step{Rate: rate, LossPct: o.LossPct, Sent: o.Sent, Pass: o.LossPct < s.Ceiling}
+		res.Steps = append(res.Steps, st)
+		return st, nil
 	}
-	ok, loss, err := try(s.High)
+	// found ends the search at a passing step: its rate, or what it sent
+	// where its sender fell behind.
+	found := func(st Step) Result {
+		res.Rate, res.LossPct = st.Rate, st.LossPct
+		if st.Behind() {
+			res.Rate, res.SenderBound = st.Sent, true
+		}
+		return res
+	}
+	st, err := try(s.High)
 	if err != nil {
 		return res, err
 	}
-	if ok {
-		res.Rate, res.LossPct, res.AtHigh = s.High, loss, true
-		return res, nil
+	if st.Pass {
+		res.AtHigh = true
+		return found(st), nil
 	}
-	ok, loss, err = try(s.Low)
+	st, err = try(s.Low)
 	if err != nil {
 		return res, err
 	}
-	if !ok {
-		return res, fmt.Errorf("%w: %.1f%% at %.0f bit/s (ceiling %g%%)", ErrNoPassingRate, loss, s.Low, s.Ceiling)
+	if !st.Pass {
+		return res, fmt.Errorf("%w: %.1f%% at %.0f bit/s (ceiling %g%%)", ErrNoPassingRate, st.LossPct, s.Low, s.Ceiling)
 	}
-	pass, passLoss, fail := s.Low, loss, s.High
-	for len(res.Steps) < max && fail-pass > s.Step {
-		mid := (pass + fail) / 2
-		ok, loss, err := try(mid)
+	pass, fail := st, s.High
+	// A passing probe that fell behind does not end the search: a sender
+	// stalled for a moment (a preempted vCPU) may keep up at a higher
+	// rate; one at its limit sends the same whatever is asked, and found
+	// then reports that.
+	for len(res.Steps) < max && fail-pass.Rate > s.Step {
+		st, err := try((pass.Rate + fail) / 2)
 		if err != nil {
 			return res, err
 		}
-		if ok {
-			pass, passLoss = mid, loss
+		if st.Pass {
+			pass = st
 		} else {
-			fail = mid
+			fail = st.Rate
 		}
 	}
-	res.Rate, res.LossPct = pass, passLoss
-	return res, nil
+	return found(pass), nil
 }

@@ -13,7 +13,7 @@ import (
 // it is lost, plus a little random loss (binomial noise of a short probe
 // of n packets), as a shaped link behaves.
 func link(cap float64, base float64, n int, rng *rand.Rand) Probe {
-	return func(_ context.Context, rate float64) (float64, error) {
+	return func(_ context.Context, rate float64) (Outcome, error) {
 		p := base
 		if rate > cap {
 			p += (rate - cap) / rate
@@ -24,7 +24,18 @@ func link(cap float64, base float64, n int, rng *rand.Rand) Probe {
 				lost++
 			}
 		}
-		return 100 * float64(lost) / float64(n), nil
+		return Outcome{LossPct: 100 * float64(lost) / float64(n)}, nil
+	}
+}
+
+// sender is a sender that cannot send more than most bit/s in front of
+// path: it offers the path min(rate, most) and says what it sent.
+func sender(most float64, path Probe) Probe {
+	return func(ctx context.Context, rate float64) (Outcome, error) {
+		sent := min(rate, most)
+		o, err := path(ctx, sent)
+		o.Sent = sent
+		return o, err
 	}
 }
 
@@ -86,7 +97,7 @@ func TestValidate(t *testing.T) {
 func TestProbeErrorAndCancel(t *testing.T) {
 	s := Search{Ceiling: 3, Low: 1e6, High: 100e6, Step: 1e6}
 	boom := errors.New("iperf3 died")
-	_, err := s.Run(context.Background(), func(context.Context, float64) (float64, error) { return 0, boom })
+	_, err := s.Run(context.Background(), func(context.Context, float64) (Outcome, error) { return Outcome{}, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("probe error lost: %v", err)
 	}
@@ -94,5 +105,47 @@ func TestProbeErrorAndCancel(t *testing.T) {
 	cancel()
 	if _, err := s.Run(ctx, link(1, 0, 1, rand.New(rand.NewPCG(5, 6)))); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled search: %v", err)
+	}
+}
+
+// A sender slower than the path: what it sent at the highest rate is the
+// answer, marked, not the rate asked; where the path is the slower one,
+// the search finds the path's ceiling as before.
+func TestSenderBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	s := Search{Ceiling: 3, Low: 10e6, High: 4e9, Step: 100e6}
+	res, err := s.Run(context.Background(), sender(720e6, link(10e9, 0.001, 20000, rng)))
+	if err != nil || !res.AtHigh || !res.SenderBound || res.Rate != 720e6 || len(res.Steps) != 1 || !res.Steps[0].Behind() {
+		t.Errorf("sender of 720 Mbit/s before a 10 Gbit/s path: %+v %v, want 720 Mbit/s, AtHigh, SenderBound, one step", res, err)
+	}
+	s = Search{Ceiling: 3, Low: 10e6, High: 2e9, Step: 10e6}
+	res, err = s.Run(context.Background(), sender(1.5e9, link(400e6, 0.001, 20000, rng)))
+	if bound := 400e6 / (1 - 0.03); err != nil || res.SenderBound || res.AtHigh || res.Rate > bound+s.Step || res.Rate < bound-2*s.Step {
+		t.Errorf("sender of 1.5 Gbit/s before a 400 Mbit/s path: %+v %v, want the path's ceiling, not sender-bound", res, err)
+	}
+	// A sender at its limit of 700 Mbit/s whose loss there is near the
+	// ceiling: high fails, a probe in the middle passes behind its rate,
+	// the search goes on up (every probe sends the same) and reports
+	// what the last passing probe sent.
+	n := 0
+	s = Search{Ceiling: 3, Low: 10e6, High: 4e9, Step: 10e6}
+	res, err = s.Run(context.Background(), func(_ context.Context, rate float64) (Outcome, error) {
+		n++
+		o := Outcome{Sent: min(rate, 700e6)}
+		switch {
+		case rate == s.High:
+			o.LossPct = 5
+		case rate >= 700e6:
+			o.LossPct = 2
+		}
+		return o, nil
+	})
+	last := res.Steps[len(res.Steps)-1]
+	if err != nil || res.AtHigh || !res.SenderBound || res.Rate != 700e6 || res.LossPct != 2 || !last.Pass || last.Rate < s.High-s.Step || n != len(res.Steps) {
+		t.Errorf("behind in the middle: %+v %v, want 700 Mbit/s after bisecting up to high, SenderBound", res, err)
+	}
+	// A sender within 3% of its rate keeps up.
+	if (Step{Rate: 100, Sent: 97.5}).Behind() || !(Step{Rate: 100, Sent: 96}).Behind() || (Step{Rate: 100}).Behind() {
+		t.Error("Behind: want false at 97.5% and when the sender does not say, true at 96%")
 	}
 }

@@ -32,54 +32,50 @@ const (
 	// trial's, not a pair's.
 	SeriesProbeRate = "ceiling_probe_rate_bps"
 	SeriesProbeLoss = "ceiling_probe_loss_pct"
-	// SeriesProbeSent is what each probe's sender actually sent (pktgen's:
-	// MetricSent), where it says; its loss is of that.
+	// SeriesProbeSent is what each probe's sender actually sent per stream
+	// (pktgen's MetricSent; iperf3's sender_bitrate over its streams);
+	// its loss is of that.
 	SeriesProbeSent = "ceiling_probe_sent_bps"
+	// MetricCeilingSenderBound is 1 when the passing probe the rate comes
+	// from fell behind its rate: the rate is what its sender sent, the
+	// most it could, and the path's ceiling is at least that
+	// (ceiling.Result.SenderBound).
+	MetricCeilingSenderBound = "ceiling_sender_bound"
 )
 
 // searchCeiling finds the highest rate per stream whose loss stays under
 // the ceiling, probing with short trials through the same code as the
 // measured one (servers, clients, the receiver's measured window).
 func (d *Driver) searchCeiling(ctx context.Context, t workload.Trial, p plan, c study.Ceiling) (ceiling.Result, error) {
+	s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step}
 	if c.Sender == study.SenderPktgen {
-		// The probes run one after another: the i-th sent rate is step i's.
-		var sent []float64
-		probe := func(ctx context.Context, rate float64) (float64, error) {
+		return s.Run(ctx, func(ctx context.Context, rate float64) (ceiling.Outcome, error) {
 			res, err := d.pktgenRun(ctx, t, p, rate, c.Probe, nil)
 			if err != nil {
-				return 0, err
+				return ceiling.Outcome{}, err
 			}
-			sent = append(sent, res.Metrics[MetricSent])
-			return res.Metrics[MetricLostPct], nil
-		}
-		s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step}
-		r, err := s.Run(ctx, probe)
-		for i := range r.Steps {
-			if i < len(sent) {
-				r.Steps[i].Sent = sent[i]
-			}
-		}
-		return r, err
+			return ceiling.Outcome{LossPct: res.Metrics[MetricLostPct], Sent: res.Metrics[MetricSent]}, nil
+		})
 	}
 	quiet := *d
 	quiet.Output = nil // the run keeps the measured trial's JSON, not the probes'
 	pt := t
 	pt.Duration, pt.Warmup, pt.Started = c.Probe, 0, nil
-	probe := func(ctx context.Context, rate float64) (float64, error) {
+	return s.Run(ctx, func(ctx context.Context, rate float64) (ceiling.Outcome, error) {
 		pp := p
 		pp.rate, pp.seconds, pp.omit = formatRate(rate), int(c.Probe/time.Second), 0
 		res, err := quiet.run(ctx, pt, pp)
 		if err != nil {
-			return 0, err
+			return ceiling.Outcome{}, err
 		}
 		loss, ok := res.Metrics[MetricLostPct]
 		if !ok {
-			return 0, errors.New("the probe reported no UDP loss")
+			return ceiling.Outcome{}, errors.New("the probe reported no UDP loss")
 		}
-		return loss, nil
-	}
-	s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step}
-	return s.Run(ctx, probe)
+		// sender_bitrate is per pair, the rate per stream: the mean pair's
+		// stream, as pktgen's sent_bps is the mean pair's one flow.
+		return ceiling.Outcome{LossPct: loss, Sent: res.Metrics[MetricSenderBitrate] / float64(max(pp.parallel, 1))}, nil
+	})
 }
 
 // formatRate writes a rate for iperf3 -b, in bit/s.
@@ -95,6 +91,10 @@ func addCeiling(res *workload.Result, c study.Ceiling, r ceiling.Result) {
 	if r.AtHigh {
 		res.Metrics[MetricCeilingAtHigh] = 1
 	}
+	res.Metrics[MetricCeilingSenderBound] = 0
+	if r.SenderBound {
+		res.Metrics[MetricCeilingSenderBound] = 1
+	}
 	rates := make([]float64, len(r.Steps))
 	losses := make([]float64, len(r.Steps))
 	sent := make([]float64, len(r.Steps))
@@ -102,10 +102,10 @@ func addCeiling(res *workload.Result, c study.Ceiling, r ceiling.Result) {
 	for i, s := range r.Steps {
 		rates[i], losses[i], sent[i] = s.Rate, s.LossPct, s.Sent
 		anySent = anySent || s.Sent > 0
-		behind = behind || s.Sent > 0 && s.Sent < behindShare*s.Rate
+		behind = behind || s.Behind()
 	}
-	if behind && !slices.Contains(res.Warnings, behindWarning) {
-		res.Warnings = append(res.Warnings, behindWarning)
+	if w := behindWarning(c.Sender); behind && !slices.Contains(res.Warnings, w) {
+		res.Warnings = append(res.Warnings, w)
 	}
 	if len(res.Series) == 0 {
 		res.Series = []map[string][]float64{{}}

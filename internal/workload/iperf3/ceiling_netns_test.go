@@ -18,6 +18,7 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/wire"
 	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/ceiling"
 )
 
 // shapedPath builds client -- router -- server in throw-away namespaces
@@ -150,25 +151,70 @@ func searchShaped(t *testing.T, client, server nsPod, sender string) (m map[stri
 	}
 	steps := res.Series[0]
 	sent := steps[SeriesProbeSent]
-	if sender == study.SenderPktgen && len(sent) != len(steps[SeriesProbeRate]) {
-		t.Errorf("pktgen probes: %d sent rates for %d probes", len(sent), len(steps[SeriesProbeRate]))
+	if len(sent) != len(steps[SeriesProbeRate]) {
+		t.Errorf("%s probes: %d sent rates for %d probes", sender, len(sent), len(steps[SeriesProbeRate]))
 	}
 	offered = slices.Clone(steps[SeriesProbeRate])
 	behind := false
 	for i := range offered {
 		if i < len(sent) && sent[i] > 0 {
 			offered[i] = sent[i]
-			behind = behind || sent[i] < behindShare*steps[SeriesProbeRate][i]
+			behind = behind || (ceiling.Step{Rate: steps[SeriesProbeRate][i], Sent: sent[i]}).Behind()
 		}
 		t.Logf("%s probe %d: %.2f Mbit/s asked, %.2f offered, loss %.3f%%", sender, i, steps[SeriesProbeRate][i]/1e6, offered[i]/1e6, steps[SeriesProbeLoss][i])
 	}
 	// A probe or the measured trial (one pair) that sent less than it
 	// was asked for is said once.
-	behind = behind || fellBehind([]map[string]float64{res.Metrics})
-	if behind != slices.Contains(res.Warnings, behindWarning) {
+	sentMetric := MetricSenderBitrate
+	if sender == study.SenderPktgen {
+		sentMetric = MetricSent
+	}
+	behind = behind || fellBehind([]map[string]float64{res.Metrics}, sentMetric, res.Metrics[MetricOffered])
+	if behind != slices.Contains(res.Warnings, behindWarning(sender)) {
 		t.Errorf("a probe fell behind: %v; warnings %q", behind, res.Warnings)
 	}
 	return res.Metrics, offered, steps[SeriesProbeLoss]
+}
+
+// An iperf3 sender asked for 100 Gbit/s of 1400-byte datagrams sends
+// what its core can (hundreds of Mbit/s to a few Gbit/s): the probe says
+// what it sent, the run warns, and where the probe passed the ceiling is
+// what it sent, marked sender-bound, and the measured trial is asked for
+// that rate, not the 100 Gbit/s it could not offer. (Before, the sample
+// said 100 Gbit/s offered and "the path was not saturated".)
+func TestLossCeilingSenderBound(t *testing.T) {
+	client, server := podPair(t)
+	tr := trial(workload.Pair{Server: server, Client: client})
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", LossCeiling: "3%",
+		CeilingSearch: &study.CeilingSearch{Low: "10M", High: "100G", Step: "1G", Probe: study.Duration{Duration: time.Second}}}
+	tr.Duration, tr.Warmup = 3*time.Second, time.Second
+	res, err := New().Run(context.Background(), tr)
+	checkNoProcesses(t, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, steps := res.Metrics, res.Series[0]
+	sent, rates := steps[SeriesProbeSent], steps[SeriesProbeRate]
+	t.Logf("probes asked %v, sent %v, lost %v%%; found %.0f (at high %v, sender-bound %v); measured offered %.0f, sent %.0f, received %.0f bit/s",
+		rates, sent, steps[SeriesProbeLoss], m[MetricCeilingRate], m[MetricCeilingAtHigh], m[MetricCeilingSenderBound], m[MetricOffered], m[MetricSenderBitrate], m["bitrate"])
+	if len(sent) == 0 || !(ceiling.Step{Rate: rates[0], Sent: sent[0]}).Behind() {
+		t.Fatalf("the 100 Gbit/s probe did not say it sent less: sent %v", sent)
+	}
+	if !slices.Contains(res.Warnings, iperf3Behind) {
+		t.Errorf("no warning that iperf3 fell behind: %q", res.Warnings)
+	}
+	if !(m[MetricCeilingRate] < ceiling.BehindShare*100e9) {
+		t.Errorf("ceiling %.0f bit/s: the sender never offered that", m[MetricCeilingRate])
+	}
+	if m[MetricCeilingAtHigh] == 1 {
+		// The high probe passed behind its rate: the answer is what it sent.
+		if m[MetricCeilingSenderBound] != 1 || m[MetricCeilingRate] != sent[0] {
+			t.Errorf("high passed sending %.0f: ceiling %.0f, sender-bound %v; want what it sent, marked", sent[0], m[MetricCeilingRate], m[MetricCeilingSenderBound])
+		}
+		if math.Abs(m[MetricOffered]-sent[0]) > 1 {
+			t.Errorf("measured trial asked for %.0f bit/s, want the %.0f the probe sent", m[MetricOffered], sent[0])
+		}
+	}
 }
 
 // On a link shaped to 50 Mbit/s the search finds the shaper's bound.

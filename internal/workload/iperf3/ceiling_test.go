@@ -78,8 +78,13 @@ func TestLossCeilingPlumbing(t *testing.T) {
 	if !slices.Equal(s[SeriesProbeRate], []float64{9e6, 1e6, 5e6, 7e6, 6e6}) || len(s[SeriesProbeLoss]) != 5 || !(s[SeriesProbeLoss][0] > 3) {
 		t.Errorf("steps: rates %v losses %v", s[SeriesProbeRate], s[SeriesProbeLoss])
 	}
-	if _, ok := s[SeriesProbeSent]; ok {
-		t.Errorf("iperf3 probes say nothing of what they sent, yet the series has %v", s[SeriesProbeSent])
+	// Each probe's sent rate is its client's sum_sent over its streams
+	// (the fixture's 99.96 Mbit/s, more than asked: nobody fell behind).
+	if got := s[SeriesProbeSent]; len(got) != 5 || slices.ContainsFunc(got, func(v float64) bool { return v != 99963045.776784 }) {
+		t.Errorf("sent per probe %v, want the fixture's 99963045.776784 five times", got)
+	}
+	if len(res.Warnings) != 0 || m[MetricCeilingSenderBound] != 0 {
+		t.Errorf("senders that kept up: warnings %q, sender-bound %v", res.Warnings, m[MetricCeilingSenderBound])
 	}
 }
 
@@ -87,38 +92,58 @@ func TestLossCeilingPlumbing(t *testing.T) {
 // the rate asked.
 func TestCeilingSentSeries(t *testing.T) {
 	res := workload.Result{Metrics: map[string]float64{}}
-	addCeiling(&res, study.Ceiling{Pct: 3}, ceiling.Result{Rate: 4e6, Steps: []ceiling.Step{{Rate: 8e6, LossPct: 30, Sent: 6e6}, {Rate: 4e6, Sent: 4e6, Pass: true}}})
+	addCeiling(&res, study.Ceiling{Pct: 3, Sender: study.SenderPktgen}, ceiling.Result{Rate: 4e6, Steps: []ceiling.Step{{Rate: 8e6, LossPct: 30, Sent: 6e6}, {Rate: 4e6, Sent: 4e6, Pass: true}}})
 	if got := res.Series[0][SeriesProbeSent]; !slices.Equal(got, []float64{6e6, 4e6}) {
 		t.Errorf("sent series %v, want [6e6 4e6]", got)
 	}
 	// The first probe sent 75% of its rate: the sender fell behind, and
 	// the trial says so once.
-	if !slices.Equal(res.Warnings, []string{behindWarning}) {
+	if !slices.Equal(res.Warnings, []string{pktgenBehind}) {
 		t.Errorf("warnings %q, want the pktgen-behind one", res.Warnings)
 	}
 	kept := workload.Result{Metrics: map[string]float64{}}
-	addCeiling(&kept, study.Ceiling{Pct: 3}, ceiling.Result{Rate: 4e6, Steps: []ceiling.Step{{Rate: 8e6, LossPct: 30, Sent: 7.9e6}, {Rate: 4e6, Sent: 4e6, Pass: true}}})
+	addCeiling(&kept, study.Ceiling{Pct: 3, Sender: study.SenderPktgen}, ceiling.Result{Rate: 4e6, Steps: []ceiling.Step{{Rate: 8e6, LossPct: 30, Sent: 7.9e6}, {Rate: 4e6, Sent: 4e6, Pass: true}}})
 	if len(kept.Warnings) != 0 {
 		t.Errorf("a sender at 99%% of its rate warned: %q", kept.Warnings)
 	}
 }
 
-// A pktgen pair that sent less than 97% of the rate asked fell behind;
-// one at 97% or more did not, and iperf3's rows (no sent_bps) never do.
-func TestPktgenFellBehind(t *testing.T) {
+// A pair that sent less than 97% of the rate asked fell behind; one at
+// 97% or more did not, and a pair without the sent metric does not say.
+func TestFellBehind(t *testing.T) {
 	for _, c := range []struct {
-		per  []map[string]float64
-		want bool
+		per   []map[string]float64
+		asked float64
+		want  bool
 	}{
-		{[]map[string]float64{{MetricOffered: 80e6, MetricSent: 62.86e6}}, true},
-		{[]map[string]float64{{MetricOffered: 80e6, MetricSent: 79e6}, {MetricOffered: 80e6, MetricSent: 70e6}}, true},
-		{[]map[string]float64{{MetricOffered: 80e6, MetricSent: 77.6e6}}, false},
-		{[]map[string]float64{{MetricOffered: 0, MetricSent: 0}}, false},
-		{[]map[string]float64{{MetricOffered: 80e6}}, false},
+		{[]map[string]float64{{MetricSent: 62.86e6}}, 80e6, true},
+		{[]map[string]float64{{MetricSent: 79e6}, {MetricSent: 70e6}}, 80e6, true},
+		{[]map[string]float64{{MetricSent: 77.6e6}}, 80e6, false},
+		{[]map[string]float64{{MetricSent: 0}}, 0, false},
+		{[]map[string]float64{{MetricSenderBitrate: 50e6}}, 80e6, false},
 	} {
-		if got := fellBehind(c.per); got != c.want {
-			t.Errorf("%v: fell behind %v, want %v", c.per, got, c.want)
+		if got := fellBehind(c.per, MetricSent, c.asked); got != c.want {
+			t.Errorf("%v of %g: fell behind %v, want %v", c.per, c.asked, got, c.want)
 		}
+	}
+}
+
+// An iperf3 search whose passing probe fell behind records the ceiling as
+// sender-bound and warns with iperf3's words.
+func TestCeilingSenderBoundMetrics(t *testing.T) {
+	res := workload.Result{Metrics: map[string]float64{}}
+	r := ceiling.Result{Rate: 720e6, AtHigh: true, SenderBound: true, Steps: []ceiling.Step{{Rate: 4e9, LossPct: 0.4, Sent: 720e6, Pass: true}}}
+	addCeiling(&res, study.Ceiling{Pct: 3, Sender: study.SenderIperf3}, r)
+	if res.Metrics[MetricCeilingSenderBound] != 1 || res.Metrics[MetricCeilingRate] != 720e6 || res.Metrics[MetricCeilingAtHigh] != 1 {
+		t.Errorf("metrics %v: want the sender-bound 720 Mbit/s at high", res.Metrics)
+	}
+	if !slices.Equal(res.Warnings, []string{iperf3Behind}) {
+		t.Errorf("warnings %q, want iperf3's", res.Warnings)
+	}
+	kept := workload.Result{Metrics: map[string]float64{}}
+	addCeiling(&kept, study.Ceiling{Pct: 3}, ceiling.Result{Rate: 4e9, AtHigh: true, Steps: []ceiling.Step{{Rate: 4e9, Sent: 3.99e9, Pass: true}}})
+	if kept.Metrics[MetricCeilingSenderBound] != 0 || len(kept.Warnings) != 0 {
+		t.Errorf("a sender that kept up: %v %q", kept.Metrics, kept.Warnings)
 	}
 }
 

@@ -76,32 +76,10 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		}
 	}
 	res := workload.Result{Metrics: trialMetrics(per), PerReplica: per}
-	if fellBehind(per) {
-		res.Warnings = []string{behindWarning}
+	if fellBehind(per, MetricSent, rate) {
+		res.Warnings = []string{pktgenBehind}
 	}
 	return res, nil
-}
-
-// behindShare is the share of the asked rate below which a pktgen sender
-// is said to have fallen behind: its clock-paced loop sends late when its
-// CPU is slow or shared (an emulated guest asked for 80 Mbit/s sent 62.86).
-const behindShare = 0.97
-
-// behindWarning is said once per run: the numbers differ per trial and
-// are in samples.jsonl.
-const behindWarning = "pktgen sent less than 97% of the rate asked in some trials (sent_bps beside offered_bps in samples.jsonl): " +
-	"its CPU fell behind the schedule, so their loss is of what it sent, and a ceiling probe labelled with the rate asked offered less"
-
-// fellBehind reports whether some pair sent less than behindShare of the
-// rate it was asked for.
-func fellBehind(per []map[string]float64) bool {
-	for _, m := range per {
-		sent, ok := m[MetricSent]
-		if ok && m[MetricOffered] > 0 && sent < behindShare*m[MetricOffered] {
-			return true
-		}
-	}
-	return false
 }
 
 // pktgenFlow is pair pr's flow: from the client pod's device toward the

@@ -188,6 +188,9 @@ func (d *Driver) collect(t workload.Trial, p plan, clients []clientResult, srvOu
 	if p.rate != "" {
 		if r, ok := study.ParseRate(p.rate); ok {
 			res.Metrics[MetricOffered] = r * float64(max(p.parallel, 1))
+			if p.udp && fellBehind(res.PerReplica, MetricSenderBitrate, res.Metrics[MetricOffered]) {
+				res.Warnings = append(res.Warnings, iperf3Behind)
+			}
 		}
 	}
 	return res, nil

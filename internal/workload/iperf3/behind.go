@@ -1,0 +1,43 @@
+package iperf3
+
+import (
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/ceiling"
+)
+
+// A UDP sender that falls behind the rate asked offers the path less than
+// the sample's offered_bps says, and its loss is of what it sent. On one
+// machine that is common: a veth path's receive work runs in softirq on
+// the sending core, and iperf3 asked for 4 Gbit/s sent about 720 Mbit/s
+// (nic-modes' udp-chhc on 2 cores). The run says so once; the numbers are
+// per trial in samples.jsonl.
+
+// The warnings, one per sender (said once per run).
+const (
+	pktgenBehind = "pktgen sent less than 97% of the rate asked in some trials or loss-ceiling probes (sent_bps beside offered_bps in samples.jsonl): " +
+		"its CPU fell behind the schedule, so their loss is of what it sent; where a ceiling probe that passed fell behind, " +
+		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's"
+	iperf3Behind = "iperf3 sent less than 97% of the UDP rate asked in some trials or loss-ceiling probes (sender_bitrate beside offered_bps in samples.jsonl): " +
+		"its sender was short of CPU (or a full queue held its socket), so their loss is of what it sent; where a ceiling probe that passed fell behind, " +
+		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's"
+)
+
+// behindWarning is the warning of the search's or trial's sender.
+func behindWarning(sender string) string {
+	if sender == study.SenderPktgen {
+		return pktgenBehind
+	}
+	return iperf3Behind
+}
+
+// fellBehind reports whether some pair's sent metric (bit/s) is below
+// ceiling.BehindShare of asked, the rate each pair was asked to offer.
+// Pairs without it do not say, and do not count.
+func fellBehind(per []map[string]float64, sent string, asked float64) bool {
+	for _, m := range per {
+		if (ceiling.Step{Rate: asked, Sent: m[sent]}).Behind() {
+			return true
+		}
+	}
+	return false
+}
