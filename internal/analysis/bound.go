@@ -59,10 +59,18 @@ type Bound struct {
 	Offered  float64 `json:"offered_bps"`
 	Bound    float64 `json:"bound_bps"`
 	Measured float64 `json:"measured_bps"`
+	// Sent is what the senders sent where they fell behind the offered
+	// rate (sentRate), bit/s; 0 where they kept up. Below Bound, the link
+	// was never saturated and Measured is not the path's limit.
+	Sent float64 `json:"sent_bps,omitempty"`
 }
 
+// Reached reports whether what was sent reached the bound.
+func (b Bound) Reached() bool { return b.Sent == 0 || b.Sent >= b.Bound }
+
 // bounds lists, for every UDP cell whose offered rate reaches the bound
-// of a shaped link (spec.link.rate), the bound and the measured mean.
+// of a shaped link (spec.link.rate), the bound and the measured mean, and
+// what its senders sent where they fell behind.
 func bounds(s *study.Study, rows []Row) []Bound {
 	link, err := s.Spec.Link.RateBits()
 	if err != nil || link == 0 {
@@ -103,8 +111,12 @@ func bounds(s *study.Study, rows []Row) []Bound {
 		if off.Mean < b {
 			continue // not saturated: the offered rate is what arrives
 		}
-		out = append(out, Bound{Cell: r.Cell, Encap: encap, Payload: payload, LinkBits: float64(link),
-			Offered: off.Mean, Bound: b, Measured: r.Mean})
+		bd := Bound{Cell: r.Cell, Encap: encap, Payload: payload, LinkBits: float64(link),
+			Offered: off.Mean, Bound: b, Measured: r.Mean}
+		if sent, behind := sentRate(idx, r.Cell, off.Mean); behind {
+			bd.Sent = sent
+		}
+		out = append(out, bd)
 	}
 	return out
 }

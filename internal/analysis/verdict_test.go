@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -82,5 +83,49 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 	}
 	if matched["none"] == 0 || matched["loss-low"] == 0 || matched["delay-low"] == 0 {
 		t.Errorf("references matched rows per impairment: %v", matched)
+	}
+}
+
+// A UDP cell whose iperf3 sender sent 440 of the 1500 Mbit/s offered (as
+// flannel-vxlan's did on 2 cores): its bitrate-of-offered criterion is
+// not judged (the load was never offered), the loss criterion still is,
+// a pass is not set against the paper's failure, and the Ethernet bound
+// says the link was not reached. A sender at 99% of the rate is judged as
+// before.
+func TestVerdictSenderBehind(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick-none"}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	add := func(dp, imp string, recv, sent, lost float64) {
+		for trial := 1; trial <= 2; trial++ {
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "udp@1500M", Replicas: 1, Impairment: imp}, Trial: trial,
+				Metrics: map[string]float64{"bitrate": recv * wobble(trial), "sender_bitrate": sent * wobble(trial), "offered_bps": 1500e6, "lost_percent": lost}})
+		}
+	}
+	add("flannel-vxlan", "", 437e6, 440e6, 1) // behind, no loss: passes on loss alone
+	add("flannel-udp", "", 240e6, 600e6, 60)  // behind, lossy: fails on loss
+	m := Build(s, samples)
+	got := map[string]Verdict{}
+	for _, v := range m.Verdicts {
+		got[v.Datapath] = v
+	}
+	vx, ud := got["flannel-vxlan"], got["flannel-udp"]
+	if !vx.Pass || vx.SentShare < 0.29 || vx.SentShare > 0.3 || vx.Disagree || !strings.Contains(vx.Why, "bitrate of offered not judged: the sender sent 0.29") {
+		t.Errorf("flannel-vxlan sending 440 of 1500: %+v; want a pass on loss, sent share 0.29, no disagreement claimed", vx)
+	}
+	if ud.Pass || ud.SentShare == 0 || !strings.Contains(ud.Why, "lost 60% > 30%") {
+		t.Errorf("flannel-udp sending 600, losing 60%%: %+v; want a failure on loss", ud)
+	}
+	if len(m.Bounds) != 2 || m.Bounds[0].Reached() || m.Bounds[1].Reached() || m.Bounds[0].Sent == 0 {
+		t.Errorf("bounds %+v: want both cells, with what they sent, neither reaching the bound", m.Bounds)
+	}
+	samples = nil
+	add("flannel-vxlan", "", 880e6, 1485e6, 40) // 99% of the rate: judged
+	m = Build(s, samples)
+	if len(m.Verdicts) != 1 || m.Verdicts[0].SentShare != 0 || m.Verdicts[0].Pass || len(m.Bounds) != 1 || m.Bounds[0].Sent != 0 || !m.Bounds[0].Reached() {
+		t.Errorf("a sender at 99%%: verdicts %+v bounds %+v; want judged (and failed) as before, the bound at 1500 offered", m.Verdicts, m.Bounds)
 	}
 }

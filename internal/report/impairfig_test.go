@@ -70,7 +70,7 @@ func TestImpairmentReport(t *testing.T) {
 		t.Errorf("%d bound rows, want one per datapath and impairment", len(bt.Rows))
 	}
 	for _, r := range bt.Rows {
-		if r[0] == "flannel-vxlan" && r[7] != "924.6" || r[0] == "flannel-udp" && r[7] != "938.0" {
+		if r[0] == "flannel-vxlan" && r[8] != "924.6" || r[0] == "flannel-udp" && r[8] != "938.0" || r[7] != "as offered" {
 			t.Errorf("bound row %v", r)
 		}
 	}

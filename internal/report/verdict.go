@@ -72,6 +72,9 @@ func verdictTable(m analysis.Model) table {
 	}
 	for _, v := range m.Verdicts {
 		cell := mark(v.Pass)
+		if v.SentShare > 0 {
+			cell += fmt.Sprintf(" (sent %.0f%%)", 100*v.SentShare)
+		}
 		if v.Paper != nil {
 			cell += " (paper " + mark(*v.Paper) + ")"
 			if v.Disagree {
@@ -106,7 +109,8 @@ func verdictCaption(m analysis.Model) string {
 		}
 	}
 	return "Verdict per " + per + " and impairment by the study's criteria (" + m.VerdictCriteria +
-		"); \"paper\" is the published verdict (Table IX), ≠ marks a disagreement. summary.json has why each cell failed."
+		"); \"paper\" is the published verdict (Table IX), ≠ marks a disagreement. \"sent N%\": the UDP sender sent only N% of the offered rate, " +
+		"so the bitrate criterion was not judged and a pass is not set against the paper's failure. summary.json has why each cell failed."
 }
 
 // boundTable sets the Ethernet bound of each saturated UDP cell's
@@ -116,14 +120,21 @@ func boundTable(m analysis.Model) table {
 		return table{}
 	}
 	t := table{Head: []string{"datapath", "workload", "impairment", "link (Mbit/s)", "encap (B)", "payload (B)",
-		"offered (Mbit/s)", "bound (Mbit/s)", "measured (Mbit/s)", "measured / bound"}}
+		"offered (Mbit/s)", "sent (Mbit/s)", "bound (Mbit/s)", "measured (Mbit/s)", "measured / bound"}}
 	for _, b := range m.Bounds {
 		imp := b.Impairment
 		if imp == "" {
 			imp = "none"
 		}
+		sent, ratio := "as offered", fmt.Sprintf("%.3f", b.Measured/b.Bound)
+		if b.Sent > 0 {
+			sent = mbit(b.Sent)
+		}
+		if !b.Reached() {
+			ratio = "not saturated: sent < bound"
+		}
 		t.Rows = append(t.Rows, []string{b.Datapath, b.Workload, imp, mbit(b.LinkBits), fmt.Sprint(b.Encap), fmt.Sprint(b.Payload),
-			mbit(b.Offered), mbit(b.Bound), mbit(b.Measured), fmt.Sprintf("%.3f", b.Measured/b.Bound)})
+			mbit(b.Offered), sent, mbit(b.Bound), mbit(b.Measured), ratio})
 	}
 	return t
 }
@@ -131,4 +142,6 @@ func boundTable(m analysis.Model) table {
 func mbit(bps float64) string { return fmt.Sprintf("%.1f", bps/1e6) }
 
 const boundCaption = "Saturated UDP cells on the shaped link: the highest receiver bitrate the link carries when each datagram pays " +
-	"UDP/IPv4 headers, the datapath's encapsulation and Ethernet framing (header, preamble, FCS, inter-frame gap), beside the measured one."
+	"UDP/IPv4 headers, the datapath's encapsulation and Ethernet framing (header, preamble, FCS, inter-frame gap), beside the measured one. " +
+	"Where the senders fell behind the offered rate (under 97% of it), \"sent\" is what they sent; below the bound the link was not saturated, " +
+	"and the bound is not what held the measured bitrate."

@@ -39,3 +39,33 @@ func TestVerdictTableTuningsAndReplicas(t *testing.T) {
 		t.Errorf("one tuning and count: head %v, want no tuning or replicas column", tb.Head)
 	}
 }
+
+// A verdict whose sender fell behind says how much it sent, beside the
+// paper's verdict, and the caption says what that means.
+func TestVerdictTableSentShare(t *testing.T) {
+	paper := false
+	m := analysis.Model{Verdicts: []analysis.Verdict{{Cell: results.Cell{Datapath: "flannel-vxlan", Workload: "udp@1500M"},
+		Protocol: "udp", Pass: true, SentShare: 0.293, Paper: &paper}}}
+	tb := verdictTable(m)
+	if len(tb.Rows) != 1 || tb.Rows[0][2] != "✓ (sent 29%) (paper ✗)" {
+		t.Errorf("rows %v, want ✓ (sent 29%%) (paper ✗) without ≠", tb.Rows)
+	}
+	if !strings.Contains(verdictCaption(m), `"sent N%": the UDP sender sent only N% of the offered rate`) {
+		t.Errorf("caption %q does not say what sent N%% means", verdictCaption(m))
+	}
+}
+
+// A bound row says what its senders sent, and where that is below the
+// bound it gives no ratio.
+func TestBoundTableSent(t *testing.T) {
+	c := results.Cell{Datapath: "flannel-vxlan", Workload: "udp@1500M"}
+	m := analysis.Model{Bounds: []analysis.Bound{
+		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 455.5e6, Sent: 460.2e6},
+		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 900e6},
+	}}
+	tb := boundTable(m)
+	if len(tb.Rows) != 2 || tb.Rows[0][7] != "460.2" || tb.Rows[0][10] != "not saturated: sent < bound" ||
+		tb.Rows[1][7] != "as offered" || tb.Rows[1][10] != "0.973" {
+		t.Errorf("rows %v", tb.Rows)
+	}
+}
