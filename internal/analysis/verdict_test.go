@@ -129,3 +129,27 @@ func TestVerdictSenderBehind(t *testing.T) {
 		t.Errorf("a sender at 99%%: verdicts %+v bounds %+v; want judged (and failed) as before, the bound at 1500 offered", m.Verdicts, m.Bounds)
 	}
 }
+
+// SenderBehindCells names the UDP cells whose senders fell behind, not
+// one at 99% of its rate, and never a TCP cell held below its -b cap.
+func TestSenderBehindCells(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick-none"}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	add := func(dp, wl string, offered, sent float64) {
+		for trial := 1; trial <= 2; trial++ {
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: 1}, Trial: trial,
+				Metrics: map[string]float64{"bitrate": sent, "sender_bitrate": sent * wobble(trial), "offered_bps": offered}})
+		}
+	}
+	add("flannel-vxlan", "udp@1500M", 1500e6, 460e6)
+	add("flannel-vxlan", "udp@500M", 500e6, 495e6)
+	add("flannel-vxlan", "tcp@1G", 1e9, 400e6)
+	got := SenderBehindCells(s, Summarize(s, samples))
+	if len(got) != 1 || got[0].Workload != "udp@1500M" || got[0].Offered != 1500e6 || got[0].Sent < 450e6 || got[0].Sent > 470e6 {
+		t.Errorf("cells %+v, want only udp@1500M, 460 of 1500 Mbit/s", got)
+	}
+}

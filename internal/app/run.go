@@ -129,8 +129,14 @@ func printOutcome(w io.Writer, dir string, s *study.Study) {
 		fmt.Fprintln(w, "  "+c)
 	}
 	// Cells whose trials spread far more than their neighbours'
-	// (analysis.Row.Wide): an undecided one is often two values.
-	if l := report.WideLine(analysis.Summarize(s, run.Samples)); l != "" {
+	// (analysis.Row.Wide): an undecided one is often two values. UDP
+	// cells whose senders fell behind the offered rate: the run warned
+	// as it happened; this names them.
+	rows := analysis.Summarize(s, run.Samples)
+	if l := report.WideLine(rows); l != "" {
+		fmt.Fprintln(w, l)
+	}
+	if l := report.SenderBehindLine(analysis.SenderBehindCells(s, rows)); l != "" {
 		fmt.Fprintln(w, l)
 	}
 }

@@ -69,3 +69,16 @@ func TestBoundTableSent(t *testing.T) {
 		t.Errorf("rows %v", tb.Rows)
 	}
 }
+
+// The run's end names the UDP cells whose senders fell behind, with what
+// they sent; nothing when none did.
+func TestSenderBehindLine(t *testing.T) {
+	if l := SenderBehindLine(nil); l != "" {
+		t.Errorf("no cells: %q", l)
+	}
+	c := results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: "udp@1500M", Replicas: 1}
+	l := SenderBehindLine([]analysis.SenderBehind{{Cell: c, Offered: 1500e6, Sent: 460.2e6}})
+	if !strings.HasPrefix(l, "note: in 1 UDP cell the senders sent less than 97% of the offered rate (flannel-vxlan udp@1500M baseline r=1: 460.2 of 1500.0 Mbit/s)") {
+		t.Errorf("line %q", l)
+	}
+}
