@@ -93,11 +93,7 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 // says the link was not reached. A sender at 99% of the rate is judged as
 // before.
 func TestVerdictSenderBehind(t *testing.T) {
-	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
-	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick-none"}, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := flannelBackends(t, "quick-none")
 	var samples []results.Sample
 	add := func(dp, imp string, recv, sent, lost float64) {
 		for trial := 1; trial <= 2; trial++ {
@@ -133,11 +129,7 @@ func TestVerdictSenderBehind(t *testing.T) {
 // SenderBehindCells names the UDP cells whose senders fell behind, not
 // one at 99% of its rate, and never a TCP cell held below its -b cap.
 func TestSenderBehindCells(t *testing.T) {
-	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
-	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick-none"}, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := flannelBackends(t, "quick-none")
 	var samples []results.Sample
 	add := func(dp, wl string, offered, sent float64) {
 		for trial := 1; trial <= 2; trial++ {
@@ -152,4 +144,16 @@ func TestSenderBehindCells(t *testing.T) {
 	if len(got) != 1 || got[0].Workload != "udp@1500M" || got[0].Offered != 1500e6 || got[0].Sent < 450e6 || got[0].Sent > 470e6 {
 		t.Errorf("cells %+v, want only udp@1500M, 460 of 1500 Mbit/s", got)
 	}
+}
+
+// flannelBackends resolves the built-in study with profile, both backends
+// available.
+func flannelBackends(t *testing.T, profile string) *study.Study {
+	t.Helper()
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: profile}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
