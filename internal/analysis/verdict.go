@@ -36,7 +36,7 @@ type Verdict struct {
 func sentRate(idx map[Key]Row, c results.Cell, off float64) (sent float64, behind bool) {
 	for _, m := range []string{iperf3.MetricSent, iperf3.MetricSenderBitrate} {
 		if r, ok := idx[Key{Cell: c, Metric: m, CPU: -1}]; ok && r.N > 0 {
-			return r.Mean, (ceiling.Step{Rate: off, Sent: r.Mean}).Behind()
+			return r.Mean, ceiling.Behind(r.Mean, off)
 		}
 	}
 	return 0, false

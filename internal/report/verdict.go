@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/workload/ceiling"
 )
 
 func mark(pass bool) string {
@@ -141,7 +142,7 @@ func boundTable(m analysis.Model) table {
 
 func mbit(bps float64) string { return fmt.Sprintf("%.1f", bps/1e6) }
 
-const boundCaption = "Saturated UDP cells on the shaped link: the highest receiver bitrate the link carries when each datagram pays " +
+var boundCaption = "Saturated UDP cells on the shaped link: the highest receiver bitrate the link carries when each datagram pays " +
 	"UDP/IPv4 headers, the datapath's encapsulation and Ethernet framing (header, preamble, FCS, inter-frame gap), beside the measured one. " +
-	"Where the senders fell behind the offered rate (under 97% of it), \"sent\" is what they sent; below the bound the link was not saturated, " +
+	fmt.Sprintf("Where the senders fell behind the offered rate (under %.0f%% of it), \"sent\" is what they sent; below the bound the link was not saturated, ", 100*ceiling.BehindShare) +
 	"and the bound is not what held the measured bitrate."

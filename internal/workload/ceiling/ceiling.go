@@ -60,9 +60,13 @@ type Step struct {
 	Sent float64 `json:"sent_bps,omitempty"`
 }
 
-// Behind reports whether the probe's sender sent less than BehindShare
-// of its rate.
-func (s Step) Behind() bool { return s.Sent > 0 && s.Sent < BehindShare*s.Rate }
+// Behind reports whether a sender that says it sent sent (bit/s) fell
+// behind the rate asked: sent less than BehindShare of it. A sender that
+// does not say (0) did not.
+func Behind(sent, asked float64) bool { return sent > 0 && sent < BehindShare*asked }
+
+// Behind reports whether the probe's sender fell behind its rate.
+func (s Step) Behind() bool { return Behind(s.Sent, s.Rate) }
 
 // Result is the rate found.
 type Result struct {

@@ -1,6 +1,8 @@
 package iperf3
 
 import (
+	"fmt"
+
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/ceiling"
 )
@@ -13,13 +15,13 @@ import (
 // per trial in samples.jsonl.
 
 // The warnings, one per sender (said once per run).
-const (
-	pktgenBehind = "pktgen sent less than 97% of the rate asked in some trials or loss-ceiling probes (sent_bps beside offered_bps in samples.jsonl): " +
-		"its CPU fell behind the schedule, so their loss is of what it sent; where a ceiling probe that passed fell behind, " +
-		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's"
-	iperf3Behind = "iperf3 sent less than 97% of the UDP rate asked in some trials or loss-ceiling probes (sender_bitrate beside offered_bps in samples.jsonl): " +
-		"its sender was short of CPU (or a full queue held its socket), so their loss is of what it sent; where a ceiling probe that passed fell behind, " +
-		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's"
+var (
+	pktgenBehind = fmt.Sprintf("pktgen sent less than %.0f%% of the rate asked in some trials or loss-ceiling probes (sent_bps beside offered_bps in samples.jsonl): "+
+		"its CPU fell behind the schedule, so their loss is of what it sent; where a ceiling probe that passed fell behind, "+
+		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's", 100*ceiling.BehindShare)
+	iperf3Behind = fmt.Sprintf("iperf3 sent less than %.0f%% of the UDP rate asked in some trials or loss-ceiling probes (sender_bitrate beside offered_bps in samples.jsonl): "+
+		"its sender was short of CPU (or a full queue held its socket), so their loss is of what it sent; where a ceiling probe that passed fell behind, "+
+		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's", 100*ceiling.BehindShare)
 )
 
 // behindWarning is the warning of the search's or trial's sender.
@@ -35,7 +37,7 @@ func behindWarning(sender string) string {
 // Pairs without it do not say, and do not count.
 func fellBehind(per []map[string]float64, sent string, asked float64) bool {
 	for _, m := range per {
-		if (ceiling.Step{Rate: asked, Sent: m[sent]}).Behind() {
+		if ceiling.Behind(m[sent], asked) {
 			return true
 		}
 	}
