@@ -135,22 +135,23 @@ func (s Search) Run(ctx context.Context, probe Probe) (Result, error) {
 		}
 		return res
 	}
-	st, err := try(s.High)
+	high, err := try(s.High)
 	if err != nil {
 		return res, err
 	}
-	if st.Pass {
+	if high.Pass {
 		res.AtHigh = true
-		return found(st), nil
+		return found(high), nil
 	}
-	st, err = try(s.Low)
+	st, err := try(s.Low)
 	if err != nil {
 		return res, err
 	}
 	if !st.Pass {
 		return res, fmt.Errorf("%w: %.1f%% at %.0f bit/s (ceiling %g%%)", ErrNoPassingRate, st.LossPct, s.Low, s.Ceiling)
 	}
-	pass, fail := st, s.High
+	pass := st
+	fail := failedAt(high, pass.Rate)
 	// A passing probe that fell behind does not end the search: a sender
 	// stalled for a moment (a preempted vCPU) may keep up at a higher
 	// rate; one at its limit sends the same whatever is asked, and found
@@ -163,8 +164,21 @@ func (s Search) Run(ctx context.Context, probe Probe) (Result, error) {
 		if st.Pass {
 			pass = st
 		} else {
-			fail = st.Rate
+			fail = failedAt(st, pass.Rate)
 		}
 	}
 	return found(pass), nil
+}
+
+// failedAt is the failing bound a failed probe sets: the rate it was
+// asked for, or what it sent where it fell behind, since the path lost
+// too much of that. A failing probe that sent no more than the passing
+// rate contradicts the passing one (the path's loss moved between
+// probes); its asked rate then stays the bound, as the bisection needs
+// pass < fail.
+func failedAt(st Step, pass float64) float64 {
+	if st.Behind() && st.Sent > pass {
+		return st.Sent
+	}
+	return st.Rate
 }

@@ -124,9 +124,10 @@ func TestSenderBound(t *testing.T) {
 		t.Errorf("sender of 1.5 Gbit/s before a 400 Mbit/s path: %+v %v, want the path's ceiling, not sender-bound", res, err)
 	}
 	// A sender at its limit of 700 Mbit/s whose loss there is near the
-	// ceiling: high fails, a probe in the middle passes behind its rate,
-	// the search goes on up (every probe sends the same) and reports
-	// what the last passing probe sent.
+	// ceiling: high fails (its sender, not yet at that limit, sent 900),
+	// a probe in the middle passes behind its rate, the search goes on
+	// up to 900 (every probe sends the same) and reports what the last
+	// passing probe sent.
 	n := 0
 	s = Search{Ceiling: 3, Low: 10e6, High: 4e9, Step: 10e6}
 	res, err = s.Run(context.Background(), func(_ context.Context, rate float64) (Outcome, error) {
@@ -134,18 +135,51 @@ func TestSenderBound(t *testing.T) {
 		o := Outcome{Sent: min(rate, 700e6)}
 		switch {
 		case rate == s.High:
-			o.LossPct = 5
+			o.LossPct, o.Sent = 5, 900e6
 		case rate >= 700e6:
 			o.LossPct = 2
 		}
 		return o, nil
 	})
 	last := res.Steps[len(res.Steps)-1]
-	if err != nil || res.AtHigh || !res.SenderBound || res.Rate != 700e6 || res.LossPct != 2 || !last.Pass || last.Rate < s.High-s.Step || n != len(res.Steps) {
-		t.Errorf("behind in the middle: %+v %v, want 700 Mbit/s after bisecting up to high, SenderBound", res, err)
+	if err != nil || res.AtHigh || !res.SenderBound || res.Rate != 700e6 || res.LossPct != 2 || !last.Pass || last.Rate < 900e6-s.Step || n != len(res.Steps) {
+		t.Errorf("behind in the middle: %+v %v, want 700 Mbit/s after bisecting up to what high sent, SenderBound", res, err)
 	}
 	// A sender within 3% of its rate keeps up.
 	if (Step{Rate: 100, Sent: 97.5}).Behind() || !(Step{Rate: 100, Sent: 96}).Behind() || (Step{Rate: 100}).Behind() {
 		t.Error("Behind: want false at 97.5% and when the sender does not say, true at 96%")
+	}
+}
+
+// A failing probe whose sender fell behind failed at what it sent: the
+// search bisects below that, not below the rate asked, and so needs
+// fewer probes for the same answer.
+func TestFailedBehindBoundsAtSent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	s := Search{Ceiling: 3, Low: 10e6, High: 4e9, Step: 10e6}
+	res, err := s.Run(context.Background(), sender(700e6, link(600e6, 0.001, 20000, rng)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := 600e6 / (1 - 0.03); res.SenderBound || res.Rate > bound+s.Step || res.Rate < bound-2*s.Step {
+		t.Errorf("sender of 700 Mbit/s before a 600 Mbit/s path: found %.0f, want the path's ceiling %.0f", res.Rate, bound)
+	}
+	for _, st := range res.Steps[2:] {
+		if st.Rate > 700e6 {
+			t.Errorf("probe asked %.0f bit/s after the highest probe failed having sent 700 Mbit/s", st.Rate)
+		}
+	}
+	// Bisecting 10-700 Mbit/s to 10 Mbit/s takes 7 probes after high and
+	// low; 10-4000 would take 9.
+	if want := 2 + int(math.Ceil(math.Log2(69))); len(res.Steps) > want {
+		t.Errorf("%d probes, more than %d", len(res.Steps), want)
+	}
+	// A failing probe that sent no more than the passing rate keeps its
+	// asked rate as the bound.
+	if got := failedAt(Step{Rate: 800, Sent: 300}, 400); got != 800 {
+		t.Errorf("failedAt sent below pass: %g, want the asked 800", got)
+	}
+	if got := failedAt(Step{Rate: 800, Sent: 790}, 400); got != 800 {
+		t.Errorf("failedAt keeping up: %g, want 800", got)
 	}
 }
