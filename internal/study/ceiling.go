@@ -98,14 +98,56 @@ func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
 	if c.Probe < time.Second || c.Probe%time.Second != 0 || c.Probe > MaxCeilingProbe {
 		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, from 1s (iperf3 -t) to %s", c.Probe, fmtDuration(MaxCeilingProbe))
 	}
-	c.Sender = cs.Sender
-	if c.Sender == "" {
-		c.Sender = SenderIperf3
-	}
+	c.Sender = w.UDPSender()
 	if c.Sender != SenderIperf3 && c.Sender != SenderPktgen {
-		return c, true, fmt.Errorf("ceilingSearch.sender: %q is not %s or %s", c.Sender, SenderIperf3, SenderPktgen)
+		return c, true, fmt.Errorf("%s: %q is not %s or %s", w.SenderField(), c.Sender, SenderIperf3, SenderPktgen)
 	}
 	return c, true, nil
+}
+
+// UDPSender is what offers the workload's UDP load: sender, else the
+// loss-ceiling search's sender, else iperf3.
+func (w Workload) UDPSender() string {
+	switch {
+	case w.Sender != "":
+		return w.Sender
+	case w.CeilingSearch != nil && w.CeilingSearch.Sender != "":
+		return w.CeilingSearch.Sender
+	}
+	return SenderIperf3
+}
+
+// SenderField names the field UDPSender comes from, for errors:
+// "sender", or "ceilingSearch.sender" where only the search names one.
+func (w Workload) SenderField() string {
+	if w.Sender == "" && w.CeilingSearch != nil && w.CeilingSearch.Sender != "" {
+		return OptCeilingSrch + ".sender"
+	}
+	return OptSender
+}
+
+// validateSender checks the workload's sender: a known one, one place
+// to name it (sender and ceilingSearch.sender agree), and for pktgen a
+// load it can offer: one flow per pair, client to server, at a set rate
+// or a searched one.
+func validateSender(w *Workload, f string, bad badFunc) {
+	if w.Sender != "" && w.CeilingSearch != nil && w.CeilingSearch.Sender != "" && w.CeilingSearch.Sender != w.Sender {
+		bad(f+"."+OptCeilingSrch+".sender", "%q differs from the workload's sender %q; give one", w.CeilingSearch.Sender, w.Sender)
+		return
+	}
+	s, field := w.UDPSender(), f+"."+w.SenderField()
+	if s != SenderIperf3 && s != SenderPktgen {
+		bad(field, "%q is not %s or %s", s, SenderIperf3, SenderPktgen)
+		return
+	}
+	if s != SenderPktgen {
+		return
+	}
+	// pktgen sends one flow per pair from the client: it cannot measure
+	// the reverse direction, and its rate is the pair's, not a stream's.
+	if w.Reverse || w.Parallel > 1 || slices.ContainsFunc(w.Parallels, func(p int) bool { return p > 1 }) {
+		bad(field, "the pktgen sender sends one flow per pair, client to server: drop reverse and parallel, or use the iperf3 sender")
+	}
 }
 
 // validateCeiling checks the loss ceiling and its search.
@@ -123,18 +165,13 @@ func validateCeiling(w *Workload, f string, bad badFunc) {
 		bad(f+"."+OptLossCeiling, "%v", err)
 		return
 	}
-	c, _, err := w.Ceiling()
+	_, _, err := w.Ceiling()
 	if err != nil {
 		field := f + "." + OptCeilingSrch
-		if i := strings.Index(err.Error(), ":"); strings.HasPrefix(err.Error(), "ceilingSearch.") && i > 0 {
-			field = f + "." + err.Error()[:i]
+		msg := err.Error()
+		if i := strings.Index(msg, ":"); i > 0 && (strings.HasPrefix(msg, OptCeilingSrch+".") || msg[:i] == OptSender) {
+			field = f + "." + msg[:i]
 		}
 		bad(field, "%v", err)
-		return
-	}
-	// pktgen sends one flow per pair from the client: it cannot measure
-	// the reverse direction, and its rate is the pair's, not a stream's.
-	if c.Sender == SenderPktgen && (w.Reverse || w.Parallel > 1 || slices.ContainsFunc(w.Parallels, func(p int) bool { return p > 1 })) {
-		bad(f+"."+OptCeilingSrch+".sender", "the pktgen sender sends one flow per pair, client to server: drop reverse and parallel, or use the iperf3 sender")
 	}
 }

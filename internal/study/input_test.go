@@ -122,6 +122,8 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"workloads=[{name: t, tool: iperf3, msses: [536, 1000, 1460]}]"},
 		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 1h}}]"},
 		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
+		{"workloads=[{name: u, tool: iperf3, protocol: udp, rates: [500M, 1500M], sender: pktgen}]"},
+		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, sender: pktgen, ceilingSearch: {sender: pktgen}}]"},
 		{"trials={min: 2, max: 3}", "budget=720h"},
 		{"trials={min: 2, max: 3}", "workloads=[{name: t, tool: iperf3}, {name: u, tool: iperf3, protocol: udp, rate: 1G}]",
 			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},

@@ -37,6 +37,7 @@ const (
 	OptMSSes       = "msses"
 	OptLossCeiling = "lossCeiling"
 	OptCeilingSrch = "ceilingSearch"
+	OptSender      = "sender"
 	OptTarget      = "target"
 )
 
@@ -116,6 +117,8 @@ var fields = []field{
 		fill: func(w *Workload, v string) error { w.LossCeiling = v; return nil }},
 	{name: OptCeilingSrch, set: func(w *Workload) bool { return w.CeilingSearch != nil },
 		fill: func(*Workload, string) error { return fmt.Errorf("ceilingSearch has no default value") }},
+	{name: OptSender, set: func(w *Workload) bool { return w.Sender != "" },
+		fill: func(w *Workload, v string) error { w.Sender = v; return nil }},
 	{name: OptTarget, set: func(w *Workload) bool { return w.Target != "" },
 		fill: func(w *Workload, v string) error { w.Target = v; return nil }},
 }
@@ -162,6 +165,7 @@ func (w Workload) SetOptions() []string {
 	add(w.Target != "", OptTarget)
 	add(w.LossCeiling != "", OptLossCeiling)
 	add(w.CeilingSearch != nil, OptCeilingSrch)
+	add(w.Sender != "", OptSender)
 	return o
 }
 

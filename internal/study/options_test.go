@@ -83,6 +83,13 @@ func TestNICModesOptions(t *testing.T) {
 		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {step: fast}}]", "spec.workloads[0].ceilingSearch.step: ceilingSearch.step: \"fast\" is not a bitrate"},
 		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {sender: trex}}]", "spec.workloads[0].ceilingSearch.sender:"},
 		{"[{tool: sockperf, lossCeiling: 3%}]", "spec.workloads[0].lossCeiling: tool sockperf has no option lossCeiling"},
+		// The workload's sender: UDP only, a known one, said once.
+		{"[{tool: iperf3, protocol: udp, rate: 1G, sender: trex}]", "spec.workloads[0].sender: \"trex\" is not iperf3 or pktgen"},
+		{"[{tool: iperf3, sender: pktgen}]", "spec.workloads[0].sender: sender is for UDP tests only"},
+		{"[{tool: sockperf, sender: pktgen}]", "spec.workloads[0].sender: tool sockperf has no option sender"},
+		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, sender: iperf3, ceilingSearch: {sender: pktgen}}]",
+			"spec.workloads[0].ceilingSearch.sender: \"pktgen\" differs from the workload's sender \"iperf3\"; give one"},
+		{"[{tool: iperf3, protocol: udp, rates: [500M, 1G], sender: pktgen, parallel: 2}]", "spec.workloads[0].sender: the pktgen sender sends one flow per pair"},
 		{"[{tool: iperf3, pin: {server: far-away}}]", "w.yaml:15: spec.workloads[0].pin.server: \"far-away\" is neither a placement name (none, same-numa, other-numa, same-core, other-core) nor a CPU list"},
 		{"[{tool: iperf3, pin: {server: same-numa, client: other-core}}]", "spec.workloads[0].pin.client: only one end may be placed by name"},
 		{"[{tool: iperf3, pin: {server: other-numa, fallback: maybe}}]", "spec.workloads[0].pin.fallback: \"maybe\" is not refuse or mark"},

@@ -25,6 +25,7 @@ var testTools = func() []spec.Tool {
 				OnlyFor: []string{"tcp"}, Note: "Linux refuses a TCP MSS below 88 B"},
 			{Name: OptLossCeiling, Doc: "a loss ceiling", Unset: "the rate", OnlyFor: []string{"udp"}, Note: "TCP does not lose"},
 			{Name: OptCeilingSrch, Doc: "the search", Unset: "defaults", OnlyFor: []string{"udp"}, Note: "it tunes lossCeiling"},
+			{Name: OptSender, Doc: "the UDP sender", Unset: "iperf3", OnlyFor: []string{"udp"}, Note: "TCP's sender is its connection"},
 			{Name: OptParallel, Sweep: OptParallels, Doc: "streams", Unset: "one", Min: 1, Max: 128, Note: "iperf3's limit on -P"},
 			{Name: OptReverse, Doc: "reverse", Unset: "client sends"},
 			{Name: OptBackground, Doc: "background load", Unset: "none"},

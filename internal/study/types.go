@@ -148,6 +148,12 @@ type Workload struct {
 	// that loss stayed under 3%. CeilingSearch tunes the search.
 	LossCeiling   string         `yaml:"lossCeiling,omitempty"`
 	CeilingSearch *CeilingSearch `yaml:"ceilingSearch,omitempty"`
+	// Sender is what offers a UDP workload's load, at rate/rates or in a
+	// loss-ceiling search: "iperf3" (default, its client) or "pktgen"
+	// (the kernel's packet generator in each client pod, seed 001's
+	// sender), for a sender that must keep up with rates one iperf3
+	// process cannot send (UDPSender).
+	Sender string `yaml:"sender,omitempty"`
 	// Concurrency lists the HTTP client concurrencies to sweep (ab -c),
 	// or how many pods start at once (podstartup).
 	Concurrency []int `yaml:"concurrency,omitempty"`

@@ -27,6 +27,7 @@ func validateWorkload(w *Workload, f string, cat Catalog, bad badFunc) {
 	validateSweeps(w, f, bad)
 	validateFormats(w, f, bad)
 	validatePin(w, f, bad)
+	validateSender(w, f, bad)
 	validateCeiling(w, f, bad)
 	if w.Background != nil {
 		validateBackground(w, f, t, bad)

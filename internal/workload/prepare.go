@@ -102,12 +102,16 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 	var errs []error
 	for i, base := range workloads {
 		field := fmt.Sprintf("spec.workloads[%d]", i)
+		senderOK := true
 		for _, w := range base.Variants() {
 			if err := checkMSS(w, dps); err != nil {
 				errs = append(errs, study.At(field, err))
 			}
-			if err := checkSender(w, m, dps); err != nil {
+			// One refusal of the sender per workload: the variants of a
+			// sweep share it, and the first says why.
+			if err := checkSender(w, m, dps); err != nil && senderOK {
 				errs = append(errs, study.At(field, err))
+				senderOK = false
 			}
 			r, note, ok, err := resolvePin(w, m)
 			if err != nil {
@@ -168,16 +172,16 @@ const DefaultPktgenPayload = 1472
 // bridge layer, so they never reach the sibling (seed 001, section 3.4);
 // and toward a Service that only a socket-level proxy translates.
 func checkSender(w study.Workload, m Machine, dps []Datapath) error {
-	c, ok, err := w.Ceiling()
-	if !ok || err != nil || c.Sender != study.SenderPktgen {
+	if !strings.EqualFold(w.Protocol, "udp") || w.UDPSender() != study.SenderPktgen {
 		return nil
 	}
+	field := w.SenderField()
 	if m.Remote {
-		return fmt.Errorf("workload %s: ceilingSearch.sender pktgen drives the kernel in the pods' namespaces on this machine: the local engine only; use sender iperf3 on a cluster", w.Name)
+		return fmt.Errorf("workload %s: %s pktgen drives the kernel in the pods' namespaces on this machine: the local engine only; use sender iperf3 on a cluster", w.Name, field)
 	}
 	if m.Pktgen != nil {
 		if err := m.Pktgen(); err != nil {
-			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen: %w", w.Name, err)
+			return fmt.Errorf("workload %s: %s pktgen: %w", w.Name, field, err)
 		}
 	}
 	payload := DefaultPktgenPayload
@@ -186,15 +190,15 @@ func checkSender(w study.Workload, m Machine, dps []Datapath) error {
 	}
 	for _, d := range dps {
 		if d.PodMTU > 0 && payload+28 > d.PodMTU {
-			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen sends %d-byte datagrams whole (it does not fragment), more than datapath %s's pod MTU %d carries (%d bytes of payload): set length", w.Name, payload, d.Name, d.PodMTU, d.PodMTU-28)
+			return fmt.Errorf("workload %s: %s pktgen sends %d-byte datagrams whole (it does not fragment), more than datapath %s's pod MTU %d carries (%d bytes of payload): set length", w.Name, field, payload, d.Name, d.PodMTU, d.PodMTU-28)
 		}
 		if d.SocketServices && (w.Target == study.TargetService || w.Target == study.TargetHairpin) {
-			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen cannot reach a Service on datapath %s: its Service proxy (Cilium's kube-proxy replacement) "+
-				"translates the ClusterIP when a socket connects, and pktgen's packets come from no socket; use sender iperf3, or target pod", w.Name, d.Name)
+			return fmt.Errorf("workload %s: %s pktgen cannot reach a Service on datapath %s: its Service proxy (Cilium's kube-proxy replacement) "+
+				"translates the ClusterIP when a socket connects, and pktgen's packets come from no socket; use sender iperf3, or target pod", w.Name, field, d.Name)
 		}
 		if d.Type == "macvlan" && w.IntraNode() {
-			return fmt.Errorf("workload %s: ceilingSearch.sender pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+
-				"pktgen hands packets to the device driver, past the MACVLAN bridge layer that would deliver them to the sibling", w.Name, d.Name)
+			return fmt.Errorf("workload %s: %s pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+
+				"pktgen hands packets to the device driver, past the MACVLAN bridge layer that would deliver them to the sibling", w.Name, field, d.Name)
 		}
 	}
 	return nil

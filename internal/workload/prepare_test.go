@@ -75,6 +75,9 @@ func TestPrepareRefuses(t *testing.T) {
 		return study.Workload{Name: name, Tool: "iperf3", Protocol: "udp", Placement: placement, LossCeiling: "3%",
 			CeilingSearch: &study.CeilingSearch{Sender: study.SenderPktgen}}
 	}
+	udpRate := func(name string) study.Workload {
+		return study.Workload{Name: name, Tool: "iperf3", Protocol: "udp", Length: "1400", Rates: []string{"500M", "1500M"}, Sender: study.SenderPktgen}
+	}
 	for _, tc := range []struct {
 		w    study.Workload
 		m    Machine
@@ -105,6 +108,10 @@ func TestPrepareRefuses(t *testing.T) {
 			"workload sock: ceilingSearch.sender pktgen cannot reach a Service on datapath cilium-kpr", nil},
 		{udpCeiling("big", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}},
 			"pktgen sends 1472-byte datagrams whole (it does not fragment), more than datapath vxlan's pod MTU 1450 carries (1422 bytes of payload)", nil},
+		// The workload's own sender, at a set rate, is checked the same
+		// way and named as the study gave it.
+		{udpRate("r"), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload r@500M: sender pktgen: this kernel has no pktgen", noPktgen},
+		{udpRate("kr"), Machine{Pktgen: func() error { return nil }, Remote: true}, nil, "workload kr@500M: sender pktgen drives the kernel in the pods' namespaces on this machine: the local engine only", nil},
 	} {
 		_, err := Prepare([]study.Workload{tc.w}, tc.m, tc.dps)
 		var at *study.FieldProblem
@@ -116,6 +123,13 @@ func TestPrepareRefuses(t *testing.T) {
 	// With pktgen, across nodes of the local engine: accepted.
 	if _, err := Prepare([]study.Workload{udpCeiling("pk", study.PlacementInterNode)}, Machine{Pktgen: func() error { return nil }}, nil); err != nil {
 		t.Errorf("pktgen across nodes: %v", err)
+	}
+	if _, err := Prepare([]study.Workload{udpRate("pr")}, Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}}); err != nil {
+		t.Errorf("pktgen at set rates across nodes: %v", err)
+	}
+	// An iperf3 sender is not probed for pktgen.
+	if _, err := Prepare([]study.Workload{{Name: "i", Tool: "iperf3", Protocol: "udp", Rate: "1G"}}, Machine{Pktgen: func() error { return noPktgen }, Remote: true}, nil); err != nil {
+		t.Errorf("iperf3 sender: %v", err)
 	}
 	ok := study.Workload{Name: "ok", Tool: "iperf3", Protocol: "tcp", MSS: 1410}
 	if _, err := Prepare([]study.Workload{ok}, Machine{}, []Datapath{{Name: "vxlan", PodMTU: 1450}}); err != nil {

@@ -316,3 +316,45 @@ func bestOfThree(t *testing.T, client, server nsPod, sender string, floor float6
 		t.Logf("best rate found %.2f Mbit/s is more than one step below the bound %.2f: the sender could not hold its rate here (accepted down to %.2f)", best/1e6, bound/1e6, floor/1e6)
 	}
 }
+
+// The pktgen sender at set rates (sender: pktgen with rate), as a sweep
+// of offered loads runs it: below the 50 Mbit/s shaper the trial carries
+// what it was asked for; above it the shaper drops the excess, and the
+// loss is at least that share of what pktgen sent.
+func TestPktgenAtRatesOnShapedLink(t *testing.T) {
+	if err := probe.Pktgen(); err != nil {
+		if os.Getenv("CNIBENCH_IN_VM") != "" {
+			t.Fatalf("in the full-kernel VM: %v", err)
+		}
+		t.Skipf("skipped: %v", err)
+	}
+	client, server := shapedPath(t, shaper)
+	for _, rate := range []string{"30M", "80M"} {
+		tr := trial(workload.Pair{Server: server, Client: client})
+		tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", Rate: rate, Sender: study.SenderPktgen}
+		tr.Duration, tr.Warmup = 3*time.Second, time.Second
+		res, err := New().Run(context.Background(), tr)
+		checkNoProcesses(t, client, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Metrics
+		asked, _ := study.ParseRate(rate)
+		t.Logf("pktgen at %s: sent %.2f Mbit/s (%.0f packets), received %.2f, loss %.3f%%; bound %.2f", rate, m[MetricSent]/1e6, m[MetricPackets], m["bitrate"]/1e6, m[MetricLostPct], bound/1e6)
+		if m[MetricOffered] != asked || !(m[MetricPackets] > 0) || m[MetricSent] > 1.01*asked {
+			t.Errorf("%s: offered %v, sent %v bit/s in %v packets: want offered the rate asked and sent at most 1%% above it", rate, m[MetricOffered], m[MetricSent], m[MetricPackets])
+		}
+		if behind := ceiling.Behind(m[MetricSent], asked); behind != slices.Contains(res.Warnings, pktgenBehind) {
+			t.Errorf("%s: sent %.2f Mbit/s (behind: %v), warnings %q", rate, m[MetricSent]/1e6, behind, res.Warnings)
+		}
+		if m["bitrate"] > bound+step || m["bitrate"] > m[MetricSent] {
+			t.Errorf("%s: received %.2f Mbit/s, more than the bound %.2f or than was sent %.2f", rate, m["bitrate"]/1e6, bound/1e6, m[MetricSent]/1e6)
+		}
+		switch sent := m[MetricSent]; {
+		case asked < bound && !(m[MetricLostPct] < 5):
+			t.Errorf("%s under a %.2f Mbit/s bound lost %.3f%%", rate, bound/1e6, m[MetricLostPct])
+		case sent > bound+step && m[MetricLostPct] < 100*(sent-bound)/sent-1:
+			t.Errorf("%s: sent %.2f Mbit/s through a %.2f bound and lost %.3f%%, want at least the excess %.2f%%", rate, sent/1e6, bound/1e6, m[MetricLostPct], 100*(sent-bound)/sent)
+		}
+	}
+}

@@ -199,3 +199,17 @@ func TestMSSArgv(t *testing.T) {
 		t.Errorf("UDP with mss: %v", err)
 	}
 }
+
+// The workload's own pktgen sender at a set rate takes the pktgen path
+// too (no iperf3 client starts) and needs the local engine's pods.
+func TestPktgenAtRateNeedsLocalPods(t *testing.T) {
+	p0, _, c0 := pair(0, fixed(t, "udp-server.json"), fixed(t, "udp-client.json"))
+	tr := trial(p0)
+	tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Rate: "500M", Sender: study.SenderPktgen}
+	if _, err := fastDriver().Run(context.Background(), tr); err == nil || !strings.Contains(err.Error(), "local engine only") {
+		t.Errorf("error %v, want the local-engine refusal", err)
+	}
+	if len(c0.starts()) != 0 {
+		t.Error("a client started")
+	}
+}

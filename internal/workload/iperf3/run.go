@@ -31,10 +31,18 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		return workload.Result{}, err
 	}
 	var res workload.Result
-	if ceil != nil && ceil.Sender == study.SenderPktgen {
+	switch {
+	case ceil != nil && ceil.Sender == study.SenderPktgen:
 		// The measured trial offers the found rate with the same sender.
 		res, err = d.pktgenRun(ctx, t, p, found.Rate, t.Duration, t.Started)
-	} else {
+	case p.udp && t.Spec.UDPSender() == study.SenderPktgen:
+		rate, ok := study.ParseRate(p.rate)
+		if !ok {
+			err = fmt.Errorf("pktgen sender: rate %q: want a bitrate like 500M", p.rate)
+			break
+		}
+		res, err = d.pktgenRun(ctx, t, p, rate, t.Duration, t.Started)
+	default:
 		res, err = d.run(ctx, t, p)
 	}
 	bgm, bgErr := bg.wait(err == nil)
