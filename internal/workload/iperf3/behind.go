@@ -21,7 +21,8 @@ var (
 		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's", 100*ceiling.BehindShare)
 	iperf3Behind = fmt.Sprintf("iperf3 sent less than %.0f%% of the UDP rate asked in some trials or loss-ceiling probes (sender_bitrate beside offered_bps in samples.jsonl): "+
 		"its sender was short of CPU (or a full queue held its socket), so their loss is of what it sent; where a ceiling probe that passed fell behind, "+
-		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's", 100*ceiling.BehindShare)
+		"the ceiling is what it sent (ceiling_sender_bound: 1), the sender's limit, not the path's; "+
+		"on a kernel with pktgen the workload's sender: pktgen offers the rate from the kernel (--set workloads.NAME.sender=pktgen)", 100*ceiling.BehindShare)
 )
 
 // behindWarning is the warning of the search's or trial's sender.

@@ -1,0 +1,157 @@
+package study
+
+// Overrides: a profile merged over the spec, then each --set.
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/suggest"
+)
+
+// applyProfile merges the profile over spec and returns the nodes it
+// brought, so that errors in them can name the profile.
+func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
+	profiles := child(root, "profiles")
+	var prof *yaml.Node
+	if profiles != nil {
+		prof = child(profiles, name)
+	}
+	if prof == nil || prof.Kind != yaml.MappingNode {
+		var have []string
+		for i := 0; profiles != nil && i+1 < len(profiles.Content); i += 2 {
+			have = append(have, profiles.Content[i].Value)
+		}
+		msg := fmt.Sprintf("study has no profile %q", name)
+		if len(have) > 0 {
+			msg += fmt.Sprintf(" (%shave: %s)", suggest.Hint(name, have), strings.Join(have, ", "))
+		}
+		// No Field: a Field without a line reads "(--set)", and this is
+		// --profile's value.
+		return origins{}, &FieldError{File: file, Msg: "--profile: " + msg}
+	}
+	spec := child(root, "spec")
+	if spec == nil {
+		return origins{}, &FieldError{File: file, Field: "spec", Msg: "missing"}
+	}
+	o := origins{name: name, nodes: map[*yaml.Node]bool{}}
+	for i := 0; i+1 < len(prof.Content); i += 2 {
+		setChild(spec, prof.Content[i].Value, prof.Content[i+1])
+		o.add(prof.Content[i+1])
+	}
+	return o, nil
+}
+
+var topLevel = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "spec": true, "profiles": true}
+
+func applySet(root *yaml.Node, kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("override must be key=value")
+	}
+	parts := strings.Split(k, ".")
+	if !topLevel[parts[0]] {
+		parts = append([]string{"spec"}, parts...)
+	}
+	var val yaml.Node
+	if err := yaml.Unmarshal([]byte(v), &val); err != nil || len(val.Content) == 0 {
+		val = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}}}
+	}
+	node := val.Content[0]
+	zeroLines(node)
+	cur := root
+	for i, p := range parts {
+		if cur.Kind == yaml.SequenceNode {
+			// A list's entry by its name: workloads.udp.sender=pktgen.
+			j, err := namedEntry(cur, strings.Join(parts[:i], "."), p, i < len(parts)-1)
+			if err != nil {
+				return err
+			}
+			if i == len(parts)-1 {
+				cur.Content[j] = node
+				return nil
+			}
+			cur = cur.Content[j]
+			continue
+		}
+		if cur.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s is not a mapping", strings.Join(parts[:i], "."))
+		}
+		if i == len(parts)-1 {
+			if i == 1 && parts[0] == "spec" && namedLists[p] {
+				pickNamed(node, child(cur, p))
+			}
+			setChild(cur, p, node)
+			return nil
+		}
+		next := child(cur, p)
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			setChild(cur, p, next)
+		}
+		cur = next
+	}
+	return nil
+}
+
+// namedEntry is the index of list's entry named name (a mapping's
+// name: field, or a plain name), for `--set LIST.NAME.FIELD=value`;
+// where is the list's path, for errors. An entry given as a plain name
+// has no fields to set (inner).
+func namedEntry(list *yaml.Node, where, name string, inner bool) (int, error) {
+	var names []string
+	for j, e := range list.Content {
+		n := e.Value
+		if e.Kind == yaml.MappingNode {
+			n = ""
+			if c := child(e, "name"); c != nil {
+				n = c.Value
+			}
+		}
+		if n == name {
+			if inner && e.Kind != yaml.MappingNode {
+				return 0, fmt.Errorf("%s: %q is a plain name there; give the whole entry (%s=[...]) to set its fields", where, name, strings.TrimPrefix(where, "spec."))
+			}
+			return j, nil
+		}
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return 0, fmt.Errorf("%s has no entry named %q (%sit has: %s)", where, name, suggest.Hint(name, names), strings.Join(names, ", "))
+}
+
+// namedLists are the spec lists whose entries may be mappings with a
+// name: `--set datapaths=[flannel,kube-router]` picks the study's own
+// entries of those names, knobs and all (cni-compare's "flannel" is
+// flannel-vxlan with Flannel's rules), and a name the study does not
+// define stays a catalog or built-in name.
+var namedLists = map[string]bool{"datapaths": true, "tunings": true, "workloads": true, "impairments": true}
+
+// pickNamed replaces each plain name in the new list by the old list's
+// mapping entry of that name.
+func pickNamed(list, old *yaml.Node) {
+	if list.Kind != yaml.SequenceNode || old == nil || old.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, it := range list.Content {
+		if it.Kind != yaml.ScalarNode {
+			continue
+		}
+		for _, e := range old.Content {
+			if n := child(e, "name"); n != nil && n.Value == it.Value {
+				list.Content[i] = e
+				break
+			}
+		}
+	}
+}
+
+func zeroLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		zeroLines(c)
+	}
+}
