@@ -37,6 +37,10 @@ have etcd || need_pkgs+=(etcd-server)
 # iptables: cni-compare's datapaths install their CNI's netfilter state
 # with iptables-restore, and counters: true reads iptables-save -c.
 have iptables || need_pkgs+=(iptables)
+# modprobe: the kernel runs it to load a qdisc's or tunnel's module on
+# first use (sch_netem, ipip, ...), and the pktgen and OVS probes run it;
+# a minimal root may lack it, which would make modular features look absent.
+have modprobe || [ -x /sbin/modprobe ] || need_pkgs+=(kmod)
 # Open vSwitch's tools only where the kernel has its datapath module: the
 # package pulls in Python, which nic-modes needs only if OVS can run.
 kernel_has() {
