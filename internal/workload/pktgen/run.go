@@ -24,7 +24,11 @@ const threadDir = "/proc/thread-self/net/pktgen"
 
 // Run sends every flow at once, each from its own namespace, and returns
 // what each device's generator counted, in flow order. started is called
-// once every generator runs. ctx's end stops them. The generators forget
+// once every generator runs. A generator that keeps its schedule ends
+// with its count; one behind it (a CPU that cannot send the rate) is
+// stopped at the longest flow's duration and a little more (endGrace), as
+// a time-bounded sender ends: its Sent then says how far it got.
+// ctx's end stops them too, and is an error. The generators forget
 // their devices afterwards. The kernel module is loaded if it is not
 // (modprobe pktgen; it stays loaded, as any module a run needs).
 func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, error) {
@@ -61,13 +65,26 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	var longest time.Duration
+	for _, f := range flows {
+		longest = max(longest, f.Duration)
+	}
+	end := time.NewTimer(longest + endGrace(longest))
+	defer end.Stop()
+	stop := func() {
 		for _, f := range flows {
 			_ = write(f.Netns, "pgctrl", "stop")
 		}
 		<-done
+	}
+	select {
+	case <-done:
+	case <-end.C:
+		// Behind its schedule: a count set from rate x duration would
+		// run on (at a hundredth of the rate, a hundred durations).
+		stop()
+	case <-ctx.Done():
+		stop()
 	}
 	out := make([]Sent, len(flows))
 	for i, f := range flows {
@@ -85,6 +102,12 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 	errs = append(errs, forget(flows, threads), ctx.Err())
 	return out, errors.Join(errs...)
 }
+
+// endGrace is how long past its duration a generator may run before Run
+// stops it: enough for one that keeps its schedule to end with its count
+// (its last packets and the kernel thread's wake-up), short against the
+// trial.
+func endGrace(d time.Duration) time.Duration { return d/100 + 100*time.Millisecond }
 
 // setUp configures f on the first generator thread of its namespace.
 func setUp(f Flow) (string, error) {
