@@ -44,6 +44,15 @@ func TestImpairmentsRefusedWithExitTwo(t *testing.T) {
 		{"loss above 100%", []string{"--set", "impairments=[{name: x, loss: 101%}]"}, []string{"spec.impairments[0].loss"}},
 		{"jitter above netem's", []string{"--set", "impairments=[{name: x, delay: 5s, jitter: 3s}]"}, []string{"spec.impairments[0].jitter", "maximum"}},
 		{"unknown where", []string{"--set", "impairAt={where: eth9}"}, []string{"spec.impairAt.where", `unknown device "eth9"`}},
+		{"unknown entry", []string{"--set", "workloads.ud.sender=pktgen"}, []string{`spec.workloads has no entry named "ud" (did you mean "udp"?`}},
+	}
+	if featureMissing(t, "pktgen") {
+		cases = append(cases, struct {
+			name string
+			args []string
+			want []string
+		}{"no pktgen in this kernel", []string{"--set", "impairments=[none]", "--set", "workloads.udp.sender=pktgen"},
+			[]string{"spec.workloads[0]: workload udp@1500M: sender pktgen: this kernel has no pktgen", "CONFIG_NET_PKTGEN"}})
 	}
 	if netemMissing(t) {
 		cases = append(cases, struct {
@@ -181,7 +190,8 @@ func TestFlannelBackendsQuick(t *testing.T) {
 	// quarter of it: its 80% default would repeat every trial.
 	r := cnibenchFor(t, 12*time.Minute, nil, "run", "flannel-backends", "--quick", "--set", "trials=2", "--set", "budget=0s",
 		"--set", "duration=6s", "--set", "warmup=2s", "--set", "impairments=[none, loss-low, delay-loss-low]",
-		"--set", `workloads=[{name: udp, tool: iperf3, protocol: udp, length: "1422", rates: [1500M]}, {name: tcp, tool: iperf3, protocol: tcp, rates: [1G]}]`,
+		"--set", `workloads=[{name: udp, tool: iperf3, protocol: udp, length: "1422", rates: [1500M]}, {name: tcp, tool: iperf3, protocol: tcp, rates: [1G]},
+			{name: udp-pktgen, tool: iperf3, protocol: udp, length: "1422", rates: [1500M], sender: pktgen}]`,
 		"--set", "noise={maxStealPct: 10, maxOutsidePct: 25, minWindowPct: 25, repeats: 1}",
 		"--out", out, "--journal-dir", jdir)
 	if r.code != 0 {
@@ -217,7 +227,24 @@ func TestFlannelBackendsQuick(t *testing.T) {
 			t.Errorf("%v trial %d: window %+v, unmarked", s.Cell, s.Trial, n)
 		}
 	}
+	// The pktgen sender's cells: measured under every impairment, its
+	// loss counted at the server pod's device, netem's drops among it.
+	pk := map[string]results.Sample{}
+	for _, s := range run.Samples {
+		if s.Cell.Workload == "udp-pktgen@1500M" {
+			pk[s.Cell.Datapath+"/"+s.Cell.Impairment] = s
+		}
+	}
 	for _, dp := range []string{"flannel-vxlan", "flannel-udp"} {
+		for _, imp := range []string{"", "loss-low", "delay-loss-low"} {
+			s, ok := pk[dp+"/"+imp]
+			if !ok || !(s.Metrics["sent_bps"] > 0) || !(s.Metrics["packets_count"] > 0) || s.Metrics["offered_bps"] != 1.5e9 {
+				t.Errorf("%s/%s: the pktgen sender's sample %v (found %v): want sent_bps, packets_count and offered_bps 1.5e9", dp, imp, s.Metrics, ok)
+			}
+			if imp == "loss-low" && !(s.Metrics["lost_percent"] > 0) {
+				t.Errorf("%s/loss-low: the pktgen sender lost %v%%, want netem's drops counted", dp, s.Metrics["lost_percent"])
+			}
+		}
 		if drops[dp+"/loss-low"] <= 0 {
 			t.Errorf("%s: netem of loss-low dropped nothing:\n%s\nthe trials:\n%s\nthe run's end:\n%s", dp, strings.Join(rows, "\n"), trials, lastLines(r.stdout, 40))
 		}

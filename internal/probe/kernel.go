@@ -190,6 +190,12 @@ func kernelProbes() []kernelProbe {
 		{RPS, (*scratch).tryRPS},
 		{RFS, (*scratch).tryRFS},
 		{CPUIdle, (*scratch).tryCPUIdle},
+		{PacketGen, func(*scratch) (bool, string) {
+			if err := Pktgen(); err != nil {
+				return false, strings.TrimPrefix(err.Error(), ErrNoPktgen.Error()+": ") + "; needed for a UDP workload's sender: pktgen"
+			}
+			return true, ""
+		}},
 	}
 }
 

@@ -50,6 +50,9 @@ const (
 	RFS      = "rfs"
 	// CPUIdle is the per-state cpuidle files a cpuIdle tuning writes.
 	CPUIdle = "cpuidle"
+	// PacketGen is the kernel's packet generator, a UDP workload's
+	// sender: pktgen (probed by Pktgen, without loading it).
+	PacketGen = "pktgen"
 )
 
 // Tools.
@@ -112,7 +115,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle, PacketGen}
 }
 
 // cache holds what this process has probed: features do not change
