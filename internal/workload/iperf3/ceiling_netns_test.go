@@ -257,14 +257,21 @@ func TestLossCeilingOnShapedLink(t *testing.T) {
 // the rate found.
 // The iperf3 twin above checks the bound to one step on the host.
 func TestLossCeilingPktgenOnShapedLink(t *testing.T) {
+	requirePktgen(t)
+	client, server := shapedPath(t, shaper)
+	bestOfThree(t, client, server, study.SenderPktgen, 0.7*bound)
+}
+
+// requirePktgen skips without the kernel's packet generator, and fails
+// in the full-kernel VM, which has it.
+func requirePktgen(t *testing.T) {
+	t.Helper()
 	if err := probe.Pktgen(); err != nil {
 		if os.Getenv("CNIBENCH_IN_VM") != "" {
 			t.Fatalf("in the full-kernel VM: %v", err)
 		}
 		t.Skipf("skipped: %v", err)
 	}
-	client, server := shapedPath(t, shaper)
-	bestOfThree(t, client, server, study.SenderPktgen, 0.7*bound)
 }
 
 // The shaped link's rate and the search's step, and the payload bound
@@ -326,12 +333,7 @@ func bestOfThree(t *testing.T, client, server nsPod, sender string, floor float6
 // until the trial's deadline failed it): it says what it sent, and the
 // run warns.
 func TestPktgenAtRatesOnShapedLink(t *testing.T) {
-	if err := probe.Pktgen(); err != nil {
-		if os.Getenv("CNIBENCH_IN_VM") != "" {
-			t.Fatalf("in the full-kernel VM: %v", err)
-		}
-		t.Skipf("skipped: %v", err)
-	}
+	requirePktgen(t)
 	client, server := shapedPath(t, shaper)
 	for _, rate := range []string{"30M", "80M", "100G"} {
 		tr := trial(workload.Pair{Server: server, Client: client})
