@@ -98,10 +98,8 @@ func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
 	if c.Probe < time.Second || c.Probe%time.Second != 0 || c.Probe > MaxCeilingProbe {
 		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, from 1s (iperf3 -t) to %s", c.Probe, fmtDuration(MaxCeilingProbe))
 	}
+	// The sender is the workload's (validateSender checks it).
 	c.Sender = w.UDPSender()
-	if c.Sender != SenderIperf3 && c.Sender != SenderPktgen {
-		return c, true, fmt.Errorf("%s: %q is not %s or %s", w.SenderField(), c.Sender, SenderIperf3, SenderPktgen)
-	}
 	return c, true, nil
 }
 
@@ -168,9 +166,8 @@ func validateCeiling(w *Workload, f string, bad badFunc) {
 	_, _, err := w.Ceiling()
 	if err != nil {
 		field := f + "." + OptCeilingSrch
-		msg := err.Error()
-		if i := strings.Index(msg, ":"); i > 0 && (strings.HasPrefix(msg, OptCeilingSrch+".") || msg[:i] == OptSender) {
-			field = f + "." + msg[:i]
+		if i := strings.Index(err.Error(), ":"); strings.HasPrefix(err.Error(), "ceilingSearch.") && i > 0 {
+			field = f + "." + err.Error()[:i]
 		}
 		bad(field, "%v", err)
 	}

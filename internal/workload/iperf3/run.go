@@ -31,18 +31,19 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		return workload.Result{}, err
 	}
 	var res workload.Result
-	switch {
-	case ceil != nil && ceil.Sender == study.SenderPktgen:
-		// The measured trial offers the found rate with the same sender.
-		res, err = d.pktgenRun(ctx, t, p, found.Rate, t.Duration, t.Started)
-	case p.udp && t.Spec.UDPSender() == study.SenderPktgen:
+	if p.udp && t.Spec.UDPSender() == study.SenderPktgen {
+		// The measured trial offers the rate found, or the one set, with
+		// the same sender as the search's probes.
 		rate, ok := study.ParseRate(p.rate)
-		if !ok {
-			err = fmt.Errorf("pktgen sender: rate %q: want a bitrate like 500M", p.rate)
-			break
+		if found != nil {
+			rate, ok = found.Rate, true
 		}
-		res, err = d.pktgenRun(ctx, t, p, rate, t.Duration, t.Started)
-	default:
+		if ok {
+			res, err = d.pktgenRun(ctx, t, p, rate, t.Duration, t.Started)
+		} else {
+			err = fmt.Errorf("pktgen sender: rate %q: want a bitrate like 500M", p.rate)
+		}
+	} else {
 		res, err = d.run(ctx, t, p)
 	}
 	bgm, bgErr := bg.wait(err == nil)
