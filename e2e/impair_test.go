@@ -228,7 +228,8 @@ func TestFlannelBackendsQuick(t *testing.T) {
 		}
 	}
 	// The pktgen sender's cells: measured under every impairment, its
-	// loss counted at the server pod's device, netem's drops among it.
+	// loss counted at the server pod's device, netem's drops among it,
+	// its jitter timed by a receiver in the server pod.
 	pk := map[string]results.Sample{}
 	for _, s := range run.Samples {
 		if s.Cell.Workload == "udp-pktgen@1500M" {
@@ -241,6 +242,11 @@ func TestFlannelBackendsQuick(t *testing.T) {
 			if !ok || !(s.Metrics["sent_bps"] > 0) || !(s.Metrics["packets_count"] > 0) || s.Metrics["offered_bps"] != 1.5e9 {
 				t.Errorf("%s/%s: the pktgen sender's sample %v (found %v): want sent_bps, packets_count and offered_bps 1.5e9", dp, imp, s.Metrics, ok)
 			}
+			if j, ok := s.Metrics["jitter_ms"]; !ok || !(j >= 0) {
+				t.Errorf("%s/%s: the pktgen sender's jitter %v (reported: %v), want the server pod's receiver's timing", dp, imp, j, ok)
+			}
+			t.Logf("%s/%s pktgen: sent %.0f Mbit/s, received %.0f, lost %.2f%%, jitter %.3f ms, out of order %v", dp, imp,
+				s.Metrics["sent_bps"]/1e6, s.Metrics["bitrate"]/1e6, s.Metrics["lost_percent"], s.Metrics["jitter_ms"], s.Metrics["out_of_order_count"])
 			if imp == "loss-low" && !(s.Metrics["lost_percent"] > 0) {
 				t.Errorf("%s/loss-low: the pktgen sender lost %v%%, want netem's drops counted", dp, s.Metrics["lost_percent"])
 			}

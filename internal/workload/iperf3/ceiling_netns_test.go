@@ -331,7 +331,8 @@ func bestOfThree(t *testing.T, client, server nsPod, sender string, floor float6
 // no CPU sends over a veth pair, pktgen falls behind and is stopped at
 // the trial's end (before, its count of rate x duration packets ran on
 // until the trial's deadline failed it): it says what it sent, and the
-// run warns.
+// run warns. Each trial reports the jitter the server pod's receiver
+// timed.
 func TestPktgenAtRatesOnShapedLink(t *testing.T) {
 	requirePktgen(t)
 	client, server := shapedPath(t, shaper)
@@ -346,7 +347,10 @@ func TestPktgenAtRatesOnShapedLink(t *testing.T) {
 		}
 		m := res.Metrics
 		asked, _ := study.ParseRate(rate)
-		t.Logf("pktgen at %s: sent %.2f Mbit/s (%.0f packets), received %.2f, loss %.3f%%; bound %.2f", rate, m[MetricSent]/1e6, m[MetricPackets], m["bitrate"]/1e6, m[MetricLostPct], bound/1e6)
+		t.Logf("pktgen at %s: sent %.2f Mbit/s (%.0f packets), received %.2f, loss %.3f%%, jitter %.3f ms; bound %.2f", rate, m[MetricSent]/1e6, m[MetricPackets], m["bitrate"]/1e6, m[MetricLostPct], m[MetricJitter], bound/1e6)
+		if j, ok := m[MetricJitter]; !ok || !(j >= 0 && j < 20) {
+			t.Errorf("%s: jitter %v ms (reported: %v), want the receiver's timing of the packets, under 20 ms", rate, j, ok)
+		}
 		if m[MetricOffered] != asked || !(m[MetricPackets] > 0) || m[MetricSent] > 1.01*asked {
 			t.Errorf("%s: offered %v, sent %v bit/s in %v packets: want offered the rate asked and sent at most 1%% above it", rate, m[MetricOffered], m[MetricSent], m[MetricPackets])
 		}

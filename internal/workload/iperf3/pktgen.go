@@ -19,11 +19,11 @@ import (
 // The sender pktgen (ceilingSearch.sender): the search's probes and the
 // measured trial offer load with the kernel's packet generator in each
 // client pod (package pktgen) instead of iperf3's client, and what
-// arrived is counted at each server pod's receiving device. Nothing
-// listens: the datagrams go to the pair's port, and the device counter
-// sees them before the UDP stack would refuse them (its ICMP replies are
-// rate-limited by the kernel). Loss is sent minus received over sent;
-// there is no slow start to leave out, so the whole duration counts.
+// arrived is counted at each server pod's receiving device: loss is sent
+// minus received over sent, whatever a reader keeps up with. A receiver
+// on the pair's port (pktgen.Listen), where iperf3's server would
+// listen, times the packets it reads for their jitter. There is no slow
+// start to leave out, so the whole duration counts.
 
 // pktgenRun offers rate (UDP payload bit/s per pair) from every client
 // pod at once for dur and returns iperf3's metric names for it.
@@ -45,6 +45,21 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		}
 		flows[i], rx[i] = f, r
 	}
+	rcv := make([]*pktgen.Receiver, len(rx))
+	defer func() {
+		for _, r := range rcv {
+			if r != nil {
+				_, _ = r.Stop() // again after a success: a no-op
+			}
+		}
+	}()
+	for i, dev := range rx {
+		r, err := pktgen.Listen(dev.Netns, t.BasePort+i)
+		if err != nil {
+			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
+		}
+		rcv[i] = r
+	}
 	before, err := rxPackets(rx)
 	if err != nil {
 		return workload.Result{}, err
@@ -61,25 +76,38 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 	}
 	per := make([]map[string]float64, len(flows))
 	for i := range flows {
+		timed, err := rcv[i].Stop()
+		if err != nil {
+			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
+		}
+		per[i] = receivedMetrics(timed)
 		got := float64(after[i] - before[i])
 		out := float64(sent[i].Packets)
 		secs := sent[i].Elapsed.Seconds()
 		if secs <= 0 {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: the generator ran for %v", i, sent[i].Elapsed)
 		}
-		per[i] = map[string]float64{
-			results.MetricBitrate: min(got, out) * float64(payload) * 8 / secs,
-			MetricOffered:         rate,
-			MetricSent:            out * float64(payload) * 8 / secs,
-			MetricPackets:         out,
-			MetricLost:            max(out-got, 0),
-		}
+		per[i][results.MetricBitrate] = min(got, out) * float64(payload) * 8 / secs
+		per[i][MetricOffered] = rate
+		per[i][MetricSent] = out * float64(payload) * 8 / secs
+		per[i][MetricPackets] = out
+		per[i][MetricLost] = max(out-got, 0)
 	}
 	res := workload.Result{Metrics: trialMetrics(per), PerReplica: per}
 	if fellBehind(per, MetricSent, rate) {
 		res.Warnings = []string{pktgenBehind}
 	}
 	return res, nil
+}
+
+// receivedMetrics is iperf3's names for what a pair's receiver timed:
+// jitter needs two timed packets.
+func receivedMetrics(r pktgen.Received) map[string]float64 {
+	m := map[string]float64{MetricOutOfOrder: float64(r.OutOfOrder)}
+	if r.Timed >= 2 {
+		m[MetricJitter] = r.Jitter.Seconds() * 1e3
+	}
+	return m
 }
 
 // pktgenFlow is pair pr's flow: from the client pod's device toward the

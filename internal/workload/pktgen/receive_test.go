@@ -1,0 +1,174 @@
+package pktgen
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"net"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// header is pktgen_hdr as net/core/pktgen.c writes it.
+func header(seq uint32, built time.Time) []byte {
+	b := make([]byte, HeaderLen)
+	binary.BigEndian.PutUint32(b, Magic)
+	binary.BigEndian.PutUint32(b[4:], seq)
+	binary.BigEndian.PutUint32(b[8:], uint32(built.Unix()))
+	binary.BigEndian.PutUint32(b[12:], uint32(built.Nanosecond()/1000))
+	return b
+}
+
+func TestParseHeader(t *testing.T) {
+	built := time.Date(2026, 12, 2, 13, 0, 0, 123456000, time.UTC)
+	h, err := ParseHeader(append(header(7, built), "payload"...))
+	if err != nil || h.Seq != 7 || !h.Built.Equal(built) {
+		t.Fatalf("%+v %v", h, err)
+	}
+	if h, err := ParseHeader(header(1, time.Unix(0, 0))); err != nil || !h.Built.IsZero() {
+		t.Errorf("NO_TIMESTAMP: %+v %v", h, err)
+	}
+	for name, b := range map[string][]byte{
+		"short":      header(1, built)[:15],
+		"magic":      append([]byte{0, 0, 0, 0}, header(1, built)[4:]...),
+		"usec range": append(header(1, built)[:12], 0, 0x0f, 0x42, 0x40), // 1e6
+	} {
+		if _, err := ParseHeader(b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func FuzzParseHeader(f *testing.F) {
+	f.Add(header(1, time.Unix(1764680000, 5000)))
+	f.Add([]byte{0xbe, 0x9b, 0xe9, 0x55})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := ParseHeader(b)
+		if err != nil {
+			return
+		}
+		if h.Built.IsZero() {
+			if !bytes.Equal(b[8:16], make([]byte, 8)) {
+				t.Fatalf("%x read as no timestamp", b[:16])
+			}
+			return
+		}
+		if got := header(h.Seq, h.Built); !bytes.Equal(got, b[:HeaderLen]) {
+			t.Fatalf("%x read as %+v, which writes %x", b[:HeaderLen], h, got)
+		}
+	})
+}
+
+// RFC 3550's estimator on a known series: transits 1, 3, 2, 2 ms give
+// |D| = 2, 1, 0 and J = 2/16, then (1 - J)/16 more, then -J/16.
+func TestJitterSeries(t *testing.T) {
+	base := time.Unix(1764680000, 0)
+	var s jitter
+	for i, ms := range []int{1, 3, 2, 2} {
+		built := base.Add(time.Duration(i) * 10 * time.Millisecond)
+		s.add(Header{Seq: uint32(i), Built: built}, built.Add(time.Duration(ms)*time.Millisecond))
+	}
+	j := 2.0 / 16
+	j += (1 - j) / 16
+	j -= j / 16
+	if s.Timed != 4 || s.OutOfOrder != 0 || math.Abs(s.Jitter.Seconds()*1e3-j) > 1e-6 {
+		t.Fatalf("%+v, want jitter %.6f ms", s.Received, j)
+	}
+	s.add(Header{Seq: 1, Built: base}, base.Add(2*time.Millisecond))
+	s.add(Header{Seq: 9}, base)
+	if s.OutOfOrder != 1 || s.Other != 1 || s.Timed != 5 {
+		t.Fatalf("a late packet and an unstamped one: %+v", s.Received)
+	}
+}
+
+func TestReceiveTime(t *testing.T) {
+	oob := make([]byte, unix.CmsgSpace(16))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS
+	h.SetLen(unix.CmsgLen(16))
+	binary.NativeEndian.PutUint64(oob[unix.CmsgLen(0):], 1764680000)
+	binary.NativeEndian.PutUint64(oob[unix.CmsgLen(0)+8:], 42)
+	if got := receiveTime(oob); !got.Equal(time.Unix(1764680000, 42)) {
+		t.Fatalf("got %v", got)
+	}
+	h.Type = unix.SCM_TIMESTAMP
+	if got := receiveTime(oob); !got.IsZero() {
+		t.Errorf("another control message read as a time: %v", got)
+	}
+	if got := receiveTime(oob[:5]); !got.IsZero() {
+		t.Errorf("a cut message read as a time: %v", got)
+	}
+}
+
+// A receiver in a scratch namespace, fed over its loopback by datagrams
+// stamped as pktgen stamps them: transits alternating between ~0 and
+// 10 ms give |D| of 10 ms each, so J after n packets is
+// 10 ms x (1 - (15/16)^(n-1)); one datagram sent late in sequence is
+// out of order, one without the header is counted as other.
+func TestReceiverJitter(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	id := kerneltest.RunID()
+	ns := kerneltest.Netns(t, kerneltest.Journal(t, id), id, "rx")
+	var conn *net.UDPConn
+	err := netns.Do(ns, func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetUp(lo)
+		}
+		if err == nil {
+			conn, err = net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5201})
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r, err := Listen(ns, 5201)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	for i := range n {
+		built := time.Now()
+		if i%2 == 1 {
+			built = built.Add(-10 * time.Millisecond)
+		}
+		seq := uint32(i + 10)
+		if i == n-1 {
+			seq = 1 // late
+		}
+		if _, err := conn.Write(append(header(seq, built), make([]byte, 100)...)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := conn.Write([]byte("not pktgen")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	got, err := r.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 10 * (1 - math.Pow(15.0/16, n-1))
+	ms := got.Jitter.Seconds() * 1e3
+	if got.Timed != n || got.OutOfOrder != 1 || got.Other != 1 || math.Abs(ms-want) > 0.5 {
+		t.Fatalf("received %+v (jitter %.3f ms), want %d timed, 1 out of order, 1 other, jitter %.3f ms", got, ms, n, want)
+	}
+	// The port is free again: Stop closed the socket.
+	r2, err := Listen(ns, 5201)
+	if err != nil {
+		t.Fatalf("port still held: %v", err)
+	}
+	if _, err := r2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
