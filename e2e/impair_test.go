@@ -52,7 +52,7 @@ func TestImpairmentsRefusedWithExitTwo(t *testing.T) {
 			args []string
 			want []string
 		}{"no pktgen in this kernel", []string{"--set", "impairments=[none]", "--set", "workloads.udp.sender=pktgen"},
-			[]string{"spec.workloads[0]: workload udp@1500M: sender pktgen: this kernel has no pktgen", "CONFIG_NET_PKTGEN"}})
+			[]string{"spec.workloads[0]: workload udp: sender pktgen: this kernel has no pktgen", "CONFIG_NET_PKTGEN"}})
 	}
 	if netemMissing(t) {
 		cases = append(cases, struct {

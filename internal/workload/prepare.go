@@ -109,7 +109,7 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 			}
 			// One refusal of the sender per workload: the variants of a
 			// sweep share it, and the first says why.
-			if err := checkSender(w, m, dps); err != nil && senderOK {
+			if err := checkSender(senderName(base, w), w, m, dps); err != nil && senderOK {
 				errs = append(errs, study.At(field, err))
 				senderOK = false
 			}
@@ -171,17 +171,18 @@ const DefaultPktgenPayload = 1472
 // pktgen feeds packets to the device driver directly, past the MACVLAN
 // bridge layer, so they never reach the sibling (seed 001, section 3.4);
 // and toward a Service that only a socket-level proxy translates.
-func checkSender(w study.Workload, m Machine, dps []Datapath) error {
+// The errors call the workload name (senderName).
+func checkSender(name string, w study.Workload, m Machine, dps []Datapath) error {
 	if !strings.EqualFold(w.Protocol, "udp") || w.UDPSender() != study.SenderPktgen {
 		return nil
 	}
 	field := w.SenderField()
 	if m.Remote {
-		return fmt.Errorf("workload %s: %s pktgen drives the kernel in the pods' namespaces on this machine: the local engine only; use sender iperf3 on a cluster", w.Name, field)
+		return fmt.Errorf("workload %s: %s pktgen drives the kernel in the pods' namespaces on this machine: the local engine only; use sender iperf3 on a cluster", name, field)
 	}
 	if m.Pktgen != nil {
 		if err := m.Pktgen(); err != nil {
-			return fmt.Errorf("workload %s: %s pktgen: %w", w.Name, field, err)
+			return fmt.Errorf("workload %s: %s pktgen: %w", name, field, err)
 		}
 	}
 	payload := DefaultPktgenPayload
@@ -190,18 +191,29 @@ func checkSender(w study.Workload, m Machine, dps []Datapath) error {
 	}
 	for _, d := range dps {
 		if d.PodMTU > 0 && payload+28 > d.PodMTU {
-			return fmt.Errorf("workload %s: %s pktgen sends %d-byte datagrams whole (it does not fragment), more than datapath %s's pod MTU %d carries (%d bytes of payload): set length", w.Name, field, payload, d.Name, d.PodMTU, d.PodMTU-28)
+			return fmt.Errorf("workload %s: %s pktgen sends %d-byte datagrams whole (it does not fragment), more than datapath %s's pod MTU %d carries (%d bytes of payload): set length", name, field, payload, d.Name, d.PodMTU, d.PodMTU-28)
 		}
 		if d.SocketServices && (w.Target == study.TargetService || w.Target == study.TargetHairpin) {
 			return fmt.Errorf("workload %s: %s pktgen cannot reach a Service on datapath %s: its Service proxy (Cilium's kube-proxy replacement) "+
-				"translates the ClusterIP when a socket connects, and pktgen's packets come from no socket; use sender iperf3, or target pod", w.Name, field, d.Name)
+				"translates the ClusterIP when a socket connects, and pktgen's packets come from no socket; use sender iperf3, or target pod", name, field, d.Name)
 		}
 		if d.Type == "macvlan" && w.IntraNode() {
 			return fmt.Errorf("workload %s: %s pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+
-				"pktgen hands packets to the device driver, past the MACVLAN bridge layer that would deliver them to the sibling", w.Name, field, d.Name)
+				"pktgen hands packets to the device driver, past the MACVLAN bridge layer that would deliver them to the sibling", name, field, d.Name)
 		}
 	}
 	return nil
+}
+
+// senderName is how a refusal of variant w's sender names it: as the
+// study named the workload, since the points of a sweep of rates share
+// the refusal; by the point where the sweep is of lengths, which decide
+// whether a datagram fits the path.
+func senderName(base, w study.Workload) string {
+	if len(base.Lengths) > 0 {
+		return w.Name
+	}
+	return base.Name
 }
 
 // resolvePin resolves a variant's placement name; ok is false when its

@@ -110,8 +110,15 @@ func TestPrepareRefuses(t *testing.T) {
 			"pktgen sends 1472-byte datagrams whole (it does not fragment), more than datapath vxlan's pod MTU 1450 carries (1422 bytes of payload)", nil},
 		// The workload's own sender, at a set rate, is checked the same
 		// way and named as the study gave it.
-		{udpRate("r"), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload r@500M: sender pktgen: this kernel has no pktgen", noPktgen},
-		{udpRate("kr"), Machine{Pktgen: func() error { return nil }, Remote: true}, nil, "workload kr@500M: sender pktgen drives the kernel in the pods' namespaces on this machine: the local engine only", nil},
+		{udpRate("r"), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload r: sender pktgen: this kernel has no pktgen", noPktgen},
+		{udpRate("kr"), Machine{Pktgen: func() error { return nil }, Remote: true}, nil, "workload kr: sender pktgen drives the kernel in the pods' namespaces on this machine: the local engine only", nil},
+		// A swept length decides whether a datagram fits: that point is named.
+		{func() study.Workload {
+			w := udpRate("len")
+			w.Rates, w.Rate, w.Length, w.Lengths = nil, "500M", "", []string{"1000", "1472"}
+			return w
+		}(), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}},
+			"workload len@1472: sender pktgen sends 1472-byte datagrams whole", nil},
 	} {
 		_, err := Prepare([]study.Workload{tc.w}, tc.m, tc.dps)
 		var at *study.FieldProblem
