@@ -68,29 +68,43 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 // encoded from, the same shape) together and returns the path and orig's
 // node of the first entry, in document order, whose key or item starts
 // at line of enc. The first is the shallowest: a flow mapping from --set
-// sits on one line, and its field is the one to name.
+// sits on one line, and its field is the one to name. But where a flow
+// collection of the file or a profile holds, on that same line, a value
+// --set put there (`--set workloads.udp.foo=1`, a plain name spelled out
+// by `--set tunings.rps.pods=true`), that value is named: it is the one
+// decoding newly met.
 func atLine(enc, orig *yaml.Node, line int, path string) (string, *yaml.Node) {
+	return walkLine(enc, orig, line, path, false)
+}
+
+// walkLine is atLine; fromSet looks only for values --set put there
+// (line 0 in orig).
+func walkLine(enc, orig *yaml.Node, line int, path string, fromSet bool) (string, *yaml.Node) {
 	if enc.Kind != orig.Kind || len(enc.Content) != len(orig.Content) {
 		return "", nil
+	}
+	at := func(encLine int, p string, e, o *yaml.Node) (string, *yaml.Node) {
+		if encLine == line && (!fromSet || o.Line == 0) {
+			if o.Line != 0 {
+				if f, n := walkLine(e, o, line, p, true); n != nil {
+					return f, n
+				}
+			}
+			return p, o
+		}
+		return walkLine(e, o, line, p, fromSet)
 	}
 	switch enc.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(enc.Content); i += 2 {
 			p := strings.TrimPrefix(path+"."+enc.Content[i].Value, ".")
-			if enc.Content[i].Line == line {
-				return p, orig.Content[i+1]
-			}
-			if f, n := atLine(enc.Content[i+1], orig.Content[i+1], line, p); n != nil {
+			if f, n := at(enc.Content[i].Line, p, enc.Content[i+1], orig.Content[i+1]); n != nil {
 				return f, n
 			}
 		}
 	case yaml.SequenceNode:
 		for i, it := range enc.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			if it.Line == line {
-				return p, orig.Content[i]
-			}
-			if f, n := atLine(it, orig.Content[i], line, p); n != nil {
+			if f, n := at(it.Line, fmt.Sprintf("%s[%d]", path, i), it, orig.Content[i]); n != nil {
 				return f, n
 			}
 		}

@@ -99,7 +99,7 @@ func applySet(root *yaml.Node, kv string) error {
 // namedEntry is the index of list's entry named name (a mapping's
 // name: field, or a plain name), for `--set LIST.NAME.FIELD=value`;
 // where is the list's path, for errors. An entry given as a plain name
-// has no fields to set (inner).
+// whose fields are to be set (inner) is first spelled out in place.
 func namedEntry(list *yaml.Node, where, name string, inner bool) (int, error) {
 	var names []string
 	for j, e := range list.Content {
@@ -112,7 +112,11 @@ func namedEntry(list *yaml.Node, where, name string, inner bool) (int, error) {
 		}
 		if n == name {
 			if inner && e.Kind != yaml.MappingNode {
-				return 0, fmt.Errorf("%s: %q is a plain name there; give the whole entry (%s=[...]) to set its fields", where, name, strings.TrimPrefix(where, "spec."))
+				m, err := spelledOut(strings.TrimPrefix(where, "spec."), name)
+				if err != nil {
+					return 0, fmt.Errorf("%s: %q is a plain name there (%w); give the whole entry (%s=[...]) to set its fields", where, name, err, strings.TrimPrefix(where, "spec."))
+				}
+				list.Content[j] = m
 			}
 			return j, nil
 		}
@@ -121,6 +125,38 @@ func namedEntry(list *yaml.Node, where, name string, inner bool) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s has no entry named %q (%sit has: %s)", where, name, suggest.Hint(name, names), strings.Join(names, ", "))
+}
+
+// spelledOut is the mapping a plain name in list stands for, so that
+// --set can set one of its fields: a datapath's name is {name: X} (its
+// type defaults to its name); a built-in tuning's is its definition in
+// full (the tuning then is the study's own, under the same name).
+// An impairment preset's netem fields are not study fields.
+func spelledOut(list, name string) (*yaml.Node, error) {
+	var v any
+	switch list {
+	case "datapaths":
+		v = map[string]string{"name": name}
+	case "tunings":
+		t, ok := builtinTunings[name]
+		if !ok {
+			return nil, fmt.Errorf("no built-in tuning %q", name)
+		}
+		type plain Tuning // in full, not by name (Tuning.MarshalYAML)
+		v = plain(t)
+	default:
+		return nil, fmt.Errorf("its fields are not study fields")
+	}
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	zeroLines(&n)
+	// On one line when the study is re-encoded for decoding, as a --set
+	// value in flow style is: an error in the entry then names it as
+	// coming from --set (origin.go, atLine), not the list's line.
+	n.Style = yaml.FlowStyle
+	return &n, nil
 }
 
 // namedLists are the spec lists whose entries may be mappings with a

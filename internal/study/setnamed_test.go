@@ -27,9 +27,33 @@ func TestSetNamedEntry(t *testing.T) {
 	if err != nil || s.Spec.Workloads[0].Rate != "200M" || len(s.Spec.Workloads[0].Rates) != 0 || s.Spec.Workloads[1].Name != "tcp" {
 		t.Errorf("workloads.udp replaced: %+v, %v", s.Spec.Workloads, err)
 	}
+	// A plain name is spelled out first: a datapath as {name: X}, a
+	// built-in tuning as its definition.
+	s, err = parse("datapaths.flannel-vxlan.mtu=1400", "tunings.baseline.sysctls={net.core.busy_read: \"50\"}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Spec.Datapaths; len(d) != 3 || d[0].Name != "flannel-vxlan" || d[0].Type != "flannel-vxlan" || d[0].MTU != 1400 || d[1].Name != "flannel-off" {
+		t.Errorf("datapaths after datapaths.flannel-vxlan.mtu=1400: %+v", d)
+	}
+	if tu := s.Spec.Tunings; len(tu) != 1 || tu[0].Name != "baseline" || tu[0].Sysctls["net.core.busy_read"] != "50" || tu[0].RPS != nil {
+		t.Errorf("tunings after tunings.baseline.sysctls=...: %+v", tu)
+	}
+	src = []byte(strings.Replace(string(src), "tunings: [baseline]", "tunings: [baseline, rps]\n  impairments: [none, loss-low]", 1))
+	s, err = parse("tunings.rps.pods=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tu := s.Spec.Tunings; len(tu) != 2 || tu[1].Name != "rps" || !tu[1].Pods || tu[1].RPS == nil || tu[0].Pods {
+		t.Errorf("tunings after tunings.rps.pods=true: %+v", tu)
+	}
 	for _, tc := range []struct{ set, want string }{
 		{"workloads.ud.sender=pktgen", `w.yaml (--set): workloads.ud.sender=pktgen: spec.workloads has no entry named "ud" (did you mean "udp"? it has: udp, tcp)`},
-		{"datapaths.flannel-vxlan.mtu=1400", `spec.datapaths: "flannel-vxlan" is a plain name there; give the whole entry (datapaths=[...]) to set its fields`},
+		{"impairments.loss-low.where=underlay", `spec.impairments: "loss-low" is a plain name there (its fields are not study fields); give the whole entry (impairments=[...]) to set its fields`},
+		// An error in what --set put into the file's entry is --set's,
+		// not the entry's line (origin.go, atLine).
+		{"tunings.rps.pod=true", `w.yaml (--set): spec.tunings[1]: unknown tuning field "pod" (did you mean "pods"?`},
+		{"workloads.udp.foo=1", `w.yaml (--set): spec.workloads[0].foo: unknown field "foo"`},
 		// The value is checked as the file's own text would be.
 		{"workloads.udp.sender=trex", `spec.workloads[0].sender: "trex" is not iperf3 or pktgen`},
 	} {
