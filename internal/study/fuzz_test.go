@@ -53,6 +53,9 @@ func FuzzSetAndProfile(f *testing.F) {
 	f.Add(uint8(0), "spec=1", "profiles=[1]", "[1]")
 	f.Add(uint8(0), `tunings=[baseline, {name: s, pods: true, sysctls: {net.core.busy_read: "1\t2", net..x: 1, net.a/b: 2}}]`, "", "")
 	f.Add(uint8(1), "tunings=[baseline, {name: c, side: both, rps: {cpus: all-but-softirq-core}}, {name: d, side: Client}]", "", "")
+	// Named entries, plain names spelled out.
+	f.Add(uint8(0), "tunings.rps.pod=true", "datapaths.calico-vxlan.mtu={x: 1}", "")
+	f.Add(uint8(3), "workloads.udp.sender=pktgen", "impairments.loss-low.x=1", "{tunings: [baseline, rps]}")
 	builtins := Builtins()
 	f.Fuzz(func(t *testing.T, which uint8, set1, set2, profile string) {
 		name := builtins[int(which)%len(builtins)]
