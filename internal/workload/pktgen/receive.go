@@ -185,7 +185,7 @@ func (r *Receiver) read() {
 		for {
 			n, err := pc.ReadBatch(msgs, unix.MSG_DONTWAIT)
 			for _, m := range msgs[:max(n, 0)] { // n is -1 with an error
-				h, herr := ParseHeader(m.Buffers[0][:m.N])
+				h, herr := ParseHeader(m.Buffers[0][:min(m.N, HeaderLen)])
 				if herr != nil {
 					r.got.Other++
 					continue
