@@ -151,11 +151,7 @@ func spelledOut(list, name string) (*yaml.Node, error) {
 	if err := n.Encode(v); err != nil {
 		return nil, err
 	}
-	zeroLines(&n)
-	// On one line when the study is re-encoded for decoding, as a --set
-	// value in flow style is: an error in the entry then names it as
-	// coming from --set (origin.go, atLine), not the list's line.
-	n.Style = yaml.FlowStyle
+	zeroLines(&n) // from --set: its errors say so (origin.go, atLine)
 	return &n, nil
 }
 

@@ -54,6 +54,7 @@ func TestSetNamedEntry(t *testing.T) {
 		// not the entry's line (origin.go, atLine).
 		{"tunings.rps.pod=true", `w.yaml (--set): spec.tunings[1]: unknown tuning field "pod" (did you mean "pods"?`},
 		{"workloads.udp.foo=1", `w.yaml (--set): spec.workloads[0].foo: unknown field "foo"`},
+		{"datapaths.flannel-vxlan.pod=1", `w.yaml (--set): spec.datapaths[0].pod: unknown datapath field "pod"`}, // a block list
 		// The value is checked as the file's own text would be.
 		{"workloads.udp.sender=trex", `spec.workloads[0].sender: "trex" is not iperf3 or pktgen`},
 	} {

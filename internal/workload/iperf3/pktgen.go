@@ -16,10 +16,10 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/pktgen"
 )
 
-// The sender pktgen (ceilingSearch.sender): the search's probes and the
-// measured trial offer load with the kernel's packet generator in each
-// client pod (package pktgen) instead of iperf3's client, and what
-// arrived is counted at each server pod's receiving device: loss is sent
+// The sender pktgen (sender or ceilingSearch.sender): the search's
+// probes and the measured trials offer load with the kernel's packet
+// generator in each client pod (package pktgen) instead of iperf3's
+// client, and what arrived is counted at each server pod's receiving device: loss is sent
 // minus received over sent, whatever a reader keeps up with. A receiver
 // on the pair's port (pktgen.Listen), where iperf3's server would
 // listen, times the packets it reads for their jitter. There is no slow
