@@ -222,6 +222,8 @@ type refMatchFields struct {
 	// Why a point was not measured (added later; empty in older files).
 	Missing      string `json:"missing,omitempty"`
 	RatioMissing string `json:"ratio_missing,omitempty"`
+	// How ours was measured otherwise (added later; empty in older files).
+	Method string `json:"method,omitempty"`
 }
 
 // MarshalJSON writes the reference with the study file's field names.
@@ -230,7 +232,7 @@ func (m RefMatch) MarshalJSON() ([]byte, error) {
 		Reference: m.Reference,
 		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
 			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh),
-			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI, m.Missing, m.RatioMissing},
+			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI, m.Missing, m.RatioMissing, m.Method},
 	})
 }
 
@@ -246,7 +248,7 @@ func (m *RefMatch) UnmarshalJSON(b []byte) error {
 		Label:     j.Label, Rows: j.Rows, NormRows: j.NormRows,
 		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
 		RatioRows: j.RatioRows, RatioLow: float64(j.RatioLow), RatioHigh: float64(j.RatioHigh), RatioCI: j.RatioCI,
-		Missing: j.Missing, RatioMissing: j.RatioMissing,
+		Missing: j.Missing, RatioMissing: j.RatioMissing, Method: j.Method,
 	}
 	return nil
 }

@@ -175,6 +175,10 @@ type RefMatch struct {
 	// point a ratio divides by. Empty when it cannot tell.
 	Missing      string `json:"missing,omitempty"`
 	RatioMissing string `json:"ratio_missing,omitempty"`
+	// Method says how our numbers for the point were measured otherwise
+	// than the published one, where a reader setting them side by side
+	// must know it (PktgenJitter); empty when they were measured alike.
+	Method string `json:"method,omitempty"`
 }
 
 // RefLabel is how tables name a published number.
@@ -202,6 +206,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	}
 	if s != nil {
 		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples))
+		markMethods(m.References, pktgenSent(s))
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

@@ -25,7 +25,7 @@ import (
 // throughput, 1-byte round trips, HTTP requests (Table II) and CPU cost
 // per packet; seed 001 its attachment modes by latency and loss.
 var comparedMetrics = []string{results.MetricBitrate, mTPS, results.MetricRequests, sockperf.MetricMean, "rtt_p50_us", "rtt_p99_us",
-	"lost_percent", "jitter_ms", cpp.MetricTotal, cpp.MetricTotalCycles, "pod_setup_ms", "daemons_rss_bytes"}
+	"lost_percent", results.MetricJitter, cpp.MetricTotal, cpp.MetricTotalCycles, "pod_setup_ms", "daemons_rss_bytes"}
 
 // dpComparison is one metric compared across datapaths: its workloads
 // that some datapath measured, at the baseline tuning and the smallest

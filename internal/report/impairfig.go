@@ -16,7 +16,7 @@ import (
 // impairmentMetrics are what the seed-003 paper plots per impairment
 // (Figs 4-7 and Tables VII-VIII): receiver bitrate, jitter, lost
 // datagrams and TCP retries.
-var impairmentMetrics = []string{results.MetricBitrate, "sender_bitrate", "jitter_ms", "lost_percent", results.MetricRetransmits}
+var impairmentMetrics = []string{results.MetricBitrate, "sender_bitrate", results.MetricJitter, "lost_percent", results.MetricRetransmits}
 
 // impairmentFigures draws, per workload variant and metric, one bar per
 // datapath at each impairment of the study (x: impairments in study

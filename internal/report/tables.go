@@ -114,13 +114,22 @@ func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 		case normalized && ref.Reference.Normalized != nil:
 			out = append(out, ref.Label+" "+strconv.FormatFloat(*ref.Reference.Normalized, 'f', 2, 64))
 		case !normalized && ref.Reference.Value != nil:
-			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value))
+			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value)+methodNote(ref.Method))
 		}
 	}
 	if len(out) == 0 {
 		return ""
 	}
 	return " · " + strings.Join(out, ", ")
+}
+
+// methodNote is " (HOW)" where our number for a published one was
+// measured otherwise (analysis.RefMatch.Method).
+func methodNote(method string) string {
+	if method == "" {
+		return ""
+	}
+	return " (" + method + ")"
 }
 
 // tuningTable is a tuning × replicas table of one group's cells.
@@ -304,7 +313,11 @@ func sweepCaption(sw analysis.SweepSummary) string {
 func (n *numbers) refTable() table {
 	t := table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
 	for _, ref := range n.References {
-		t.Rows = append(t.Rows, []string{refPoint(ref.Reference), ref.Reference.Metric, refValue(ref), n.oursFor(ref), ref.Reference.Note})
+		note := ref.Reference.Note
+		if ref.Method != "" {
+			note = strings.TrimPrefix(note+"; "+ref.Method, "; ")
+		}
+		t.Rows = append(t.Rows, []string{refPoint(ref.Reference), ref.Reference.Metric, refValue(ref), n.oursFor(ref), note})
 	}
 	return t
 }

@@ -32,7 +32,7 @@ import (
 const (
 	mOffered  = "offered_bps"
 	mLostPct  = "lost_percent"
-	mJitter   = "jitter_ms"
+	mJitter   = results.MetricJitter
 	mTPS      = "transactions_per_s"
 	mRPS      = "requests_per_s"
 	mBgBitrat = "background_bitrate_bps"

@@ -405,6 +405,9 @@ const (
 	MetricRequests     = "requests_per_s"
 	// MetricRetransmits is TCP retransmits summed over replicas.
 	MetricRetransmits = "retransmits"
+	// MetricJitter is a UDP receiver's jitter (RFC 3550), ms: iperf3's
+	// own, or cnibench's receiver's for a load pktgen sent.
+	MetricJitter = "jitter_ms"
 	// Per-core metrics in summary rows (CPU >= 0).
 	MetricCoreIdle    = "core_idle"
 	MetricCoreSoftIRQ = "core_softirq"

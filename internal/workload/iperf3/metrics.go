@@ -16,7 +16,7 @@ const (
 	// where the sender fell behind its schedule (a slow or stalled CPU).
 	MetricSent = "sent_bps"
 	// UDP receiver counters over the measured window.
-	MetricJitter     = "jitter_ms"
+	MetricJitter     = results.MetricJitter
 	MetricLostPct    = "lost_percent"
 	MetricLost       = "lost_count"
 	MetricPackets    = "packets_count"
