@@ -104,7 +104,7 @@ func TestRefusedInputs(t *testing.T) {
 		{"only zero replicas", []string{"only=[{tuning: rfs-small, replicas: 0}]"}, "spec.only[0].replicas", `the study has no replica count "0" (it has: 1, 2)`},
 		{"only workload", []string{"only=[{workload: bulk}]"}, "spec.only[0].workload", `the study has no workload "bulk" (it has: tcp, http, rr)`},
 		{"only empty", []string{"only=[{}]"}, "spec.only[0]", "picks every cell"},
-		{"only unknown key", []string{"only=[{tunning: rps}]"}, "spec.only", `"tunning"`},
+		{"only unknown key", []string{"only=[{tunning: rps}]"}, "spec.only[0].tunning", `"tunning"`},
 		// Pods per node.
 		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},

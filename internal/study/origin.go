@@ -38,7 +38,7 @@ func (o origins) of(n *yaml.Node) string {
 // place of root, which has the file's line for a file or profile value
 // and line 0 for a --set value (FieldError then says "(--set)").
 func overrideError(file string, root *yaml.Node, out []byte, prof origins, err error) error {
-	line, msg := 0, ""
+	line, msg, unknown := 0, "", ""
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		line, msg = fe.Line, fe.Msg
@@ -49,6 +49,9 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 		if m := lineRE.FindString(msg); m != "" {
 			line, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(m, "line "), ": "))
 		}
+		if sub := unknownRE.FindStringSubmatch(msg); sub != nil {
+			unknown = sub[1]
+		}
 		msg = oneLine(friendly(lineRE.ReplaceAllString(msg, "")))
 	}
 	var enc yaml.Node
@@ -56,6 +59,11 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 		if field, why, ok := typeError(enc.Content[0], line, msg); ok {
 			at, n := locate(root, field)
 			return &FieldError{File: file, Line: at, Field: field, Origin: prof.of(n), Msg: why}
+		}
+		// An unknown field is named by its key: in a flow entry of a
+		// profile that --set also changed, every field shares the line.
+		if field, n := keyAt(enc.Content[0], root, line, unknown, ""); n != nil {
+			return &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
 		}
 		if field, n := atLine(enc.Content[0], root, line, ""); n != nil {
 			return &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
@@ -72,7 +80,8 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 // collection of the file or a profile holds, on that same line, a value
 // --set put there (`--set workloads.udp.foo=1`, a plain name spelled out
 // by `--set tunings.rps.pods=true`), that value is named: it is the one
-// decoding newly met.
+// decoding newly met. (An unknown field is found by its key first:
+// keyAt.)
 func atLine(enc, orig *yaml.Node, line int, path string) (string, *yaml.Node) {
 	return walkLine(enc, orig, line, path, false)
 }
@@ -107,6 +116,31 @@ func walkLine(enc, orig *yaml.Node, line int, path string, fromSet bool) (string
 			if f, n := at(it.Line, fmt.Sprintf("%s[%d]", path, i), it, orig.Content[i]); n != nil {
 				return f, n
 			}
+		}
+	}
+	return "", nil
+}
+
+// keyAt walks enc and orig together, as atLine does, and returns the
+// path and orig's value of the mapping entry named key whose key starts
+// at line of enc; "" and nil when key is "" or no such entry is there.
+func keyAt(enc, orig *yaml.Node, line int, key, path string) (string, *yaml.Node) {
+	if key == "" || enc.Kind != orig.Kind || len(enc.Content) != len(orig.Content) {
+		return "", nil
+	}
+	for i, e := range enc.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if enc.Kind == yaml.MappingNode {
+			if i%2 == 0 {
+				continue
+			}
+			k := enc.Content[i-1]
+			if p = strings.TrimPrefix(path+"."+k.Value, "."); k.Value == key && k.Line == line {
+				return p, orig.Content[i]
+			}
+		}
+		if f, n := keyAt(e, orig.Content[i], line, key, p); n != nil {
+			return f, n
 		}
 	}
 	return "", nil

@@ -2,6 +2,7 @@ package study
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,22 @@ func TestSetNamedEntry(t *testing.T) {
 		var fe *FieldError
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &fe) {
 			t.Errorf("--set %s:\n got %v\nwant %s", tc.set, err, tc.want)
+		}
+	}
+}
+
+// TestProfileErrorBesideSet: an unknown field a profile's flow entry
+// already had is the profile's, named by its key, even where --set
+// changed that entry too (every field of a flow entry shares a line).
+func TestProfileErrorBesideSet(t *testing.T) {
+	src := []byte(workloadStudy(`[{name: udp, tool: iperf3, protocol: udp, rate: 1G}]`) +
+		"profiles:\n  p:\n    workloads:\n      - {name: udp, tool: iperf3, protocol: udp, rate: 1G, fooo: 1}\n")
+	line := strings.Count(string(src), "\n")
+	want := fmt.Sprintf(`w.yaml:%d: profile "p": spec.workloads[0].fooo: unknown field "fooo"`, line)
+	for _, set := range [][]string{nil, {"workloads.udp.length=1400"}, {"workloads.udp.lengthh=1400"}} {
+		_, err := Parse("w.yaml", src, Options{Profile: "p", Set: set}, testCatalog)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("--set %v:\n got %v\nwant %s", set, err, want)
 		}
 	}
 }
