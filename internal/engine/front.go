@@ -31,6 +31,7 @@ type fronted struct {
 
 func (f fronted) Addr() string    { return f.ip.String() }
 func (f fronted) FrontIP() net.IP { return f.ip }
+func (f fronted) unwrap() Pod     { return f.Pod }
 
 type frontedHelper struct {
 	fronted
@@ -48,6 +49,7 @@ func (b bare) IP() net.IP   { return b.p.IP() }
 func (b bare) Start(ctx context.Context, argv []string) (Process, error) {
 	return b.p.Start(ctx, argv)
 }
+func (b bare) unwrap() Pod { return b.p }
 
 type bareHelper struct {
 	bare

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"syscall"
 	"time"
@@ -56,6 +57,12 @@ type process struct {
 // argv. When ctx is done the program gets SIGTERM, then SIGKILL after
 // StopGrace.
 func Start(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string) (engine.Process, error) {
+	return StartWatched(ctx, netnsName, cpus, argv, nil)
+}
+
+// StartWatched is Start that also hands each line of the program's stdout
+// to line as it is printed (engine.Watcher); nil line watches nothing.
+func StartWatched(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string, line func(string)) (engine.Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("start: empty command")
 	}
@@ -67,6 +74,9 @@ func Start(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout = p.stdout
+	if line != nil {
+		cmd.Stdout = io.MultiWriter(p.stdout, engine.NewLines(line))
+	}
 	cmd.Stderr = p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

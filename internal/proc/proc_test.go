@@ -94,3 +94,26 @@ func TestCapped(t *testing.T) {
 		t.Errorf("kept %q, dropped %d", c.bytes(), c.dropped)
 	}
 }
+
+// TestStartWatched: a line reaches the watcher while the program still
+// runs, and Wait still returns all of stdout.
+func TestStartWatched(t *testing.T) {
+	lines := make(chan string, 4)
+	p, err := StartWatched(context.Background(), "", nil, []string{"sh", "-c", "echo first; exec sleep 30"}, func(s string) { lines <- s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	select {
+	case l := <-lines:
+		if l != "first" {
+			t.Errorf("line %q", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line within 10 s of a program that printed one at once")
+	}
+	p.Stop()
+	if out, _, _ := p.Wait(); string(out) != "first\n" {
+		t.Errorf("Wait's stdout %q", out)
+	}
+}

@@ -92,7 +92,7 @@ func (t agentTrace) Stop() (map[string]float64, error) {
 // Start runs argv in the node's agent pod (the node's network, PID
 // namespace and a privileged container).
 func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	return startExec(ctx, n.exec, n.agentNS, n.agentPod, "agent", argv), nil
+	return startExec(ctx, n.exec, n.agentNS, n.agentPod, "agent", argv, nil), nil
 }
 
 // pickTunnel returns the first known tunnel device among links: the

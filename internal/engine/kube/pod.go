@@ -59,7 +59,13 @@ func (p *Pod) FrontIP() net.IP {
 // Start execs argv in the pod through `cnibench agent exec`, which ends
 // the program when Stop closes the exec's stdin.
 func (p *Pod) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	return startExec(ctx, p.exec, p.ns, p.name, "main", argv), nil
+	return startExec(ctx, p.exec, p.ns, p.name, "main", argv, nil), nil
+}
+
+// StartWatched implements engine.Watcher: the exec's stdout streams as
+// the program prints it.
+func (p *Pod) StartWatched(ctx context.Context, argv []string, line func(string)) (engine.Process, error) {
+	return startExec(ctx, p.exec, p.ns, p.name, "main", argv, line), nil
 }
 
 // shimArgv wraps argv in the stop-on-stdin-EOF shim.
@@ -76,12 +82,16 @@ type process struct {
 	stopOnce       sync.Once
 }
 
-func startExec(ctx context.Context, ex Execer, ns, pod, container string, argv []string) *process {
+func startExec(ctx context.Context, ex Execer, ns, pod, container string, argv []string, line func(string)) *process {
 	pr, pw := io.Pipe()
 	p := &process{argv: argv, stdinW: pw, done: make(chan struct{})}
+	var stdout io.Writer = &p.stdout
+	if line != nil {
+		stdout = io.MultiWriter(&p.stdout, engine.NewLines(line))
+	}
 	go func() {
 		defer close(p.done)
-		err := ex.Exec(ctx, ns, pod, container, shimArgv(argv), pr, &p.stdout, &p.stderr)
+		err := ex.Exec(ctx, ns, pod, container, shimArgv(argv), pr, stdout, &p.stderr)
 		p.Stop() // ends the stream's stdin copy with EOF
 		if err != nil {
 			p.err = &engine.ExitError{Argv: argv, Err: err}

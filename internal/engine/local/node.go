@@ -171,3 +171,8 @@ func (p *Pod) TeardownLatency() time.Duration { return p.teardown }
 func (p *Pod) Start(ctx context.Context, argv []string) (engine.Process, error) {
 	return proc.Start(ctx, p.ns, p.node.cpus, argv)
 }
+
+// StartWatched implements engine.Watcher.
+func (p *Pod) StartWatched(ctx context.Context, argv []string, line func(string)) (engine.Process, error) {
+	return proc.StartWatched(ctx, p.ns, p.node.cpus, argv, line)
+}

@@ -163,7 +163,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		stopServers()
 		return workload.Result{}, context.Cause(runCtx)
 	}
-	started := make(chan error, n)
+	measuring := make(chan error, n)
 	reps := make([]*Report, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -172,11 +172,13 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		// address"), so a server behind a Service is given by the
 		// address its name resolves to.
 		argv := d.clientArgv(p, engine.AddrIP(pr.Server).String(), t.BasePort+i)
-		wg.Go(func() { reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, started) })
+		wg.Go(func() { reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, measuring) })
 	}
+	// The window opens when every client measures: a pair that failed
+	// (its error is returned below) opens it too, as its peers still run.
 	var startErr error
 	for range n {
-		startErr = errors.Join(startErr, <-started)
+		startErr = errors.Join(startErr, <-measuring)
 	}
 	if startErr != nil {
 		cancel()
@@ -204,12 +206,30 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	return result(reps, p.msg), nil
 }
 
-func (d *Driver) runClient(ctx context.Context, pod engine.Pod, argv []string, started chan<- error) (*Report, error) {
+// testStarts is the line sockperf's client prints when its measured test
+// begins. It connects and sends its warm-up messages, then sleeps two
+// seconds before it (client.cpp: `sleep(2)` after `warmup()`, in 3.7 as
+// now), so its start is not the test's.
+const testStarts = "sockperf: Starting test..."
+
+// runClient runs one client, again after a refused connection, and says
+// on measuring, once, when its test began: at the line testStarts where
+// the pod's output can be watched (engine.Watcher), else when it started.
+// A client that fails before says so with its start error, or nil: the
+// error is what runClient returns.
+func (d *Driver) runClient(ctx context.Context, pod engine.Pod, argv []string, measuring chan<- error) (*Report, error) {
+	var once sync.Once
+	say := func(err error) { once.Do(func() { measuring <- err }) }
+	defer say(nil)
 	backoff := d.ConnectBackoff
 	for a := 1; ; a++ {
-		proc, err := pod.Start(ctx, argv)
-		if a == 1 {
-			started <- err
+		proc, watched, err := engine.StartWatched(ctx, pod, argv, func(line string) {
+			if strings.HasSuffix(line, testStarts) {
+				say(nil)
+			}
+		})
+		if err != nil || !watched {
+			say(err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("start: %w", err)
