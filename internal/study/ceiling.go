@@ -2,7 +2,6 @@ package study
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,8 +125,8 @@ func (w Workload) SenderField() string {
 
 // validateSender checks the workload's sender: a known one, one place
 // to name it (sender and ceilingSearch.sender agree), and for pktgen a
-// load it can offer: one flow per pair, client to server, at a set rate
-// or a searched one.
+// load it can offer: client to server, at a set rate or a searched one,
+// each of parallel streams at that rate (iperf3's -b is per stream).
 func validateSender(w *Workload, f string, bad badFunc) {
 	if w.Sender != "" && w.CeilingSearch != nil && w.CeilingSearch.Sender != "" && w.CeilingSearch.Sender != w.Sender {
 		bad(f+"."+OptCeilingSrch+".sender", "%q differs from the workload's sender %q; give one", w.CeilingSearch.Sender, w.Sender)
@@ -141,10 +140,10 @@ func validateSender(w *Workload, f string, bad badFunc) {
 	if s != SenderPktgen {
 		return
 	}
-	// pktgen sends one flow per pair from the client: it cannot measure
-	// the reverse direction, and its rate is the pair's, not a stream's.
-	if w.Reverse || w.Parallel > 1 || slices.ContainsFunc(w.Parallels, func(p int) bool { return p > 1 }) {
-		bad(field, "the pktgen sender sends one flow per pair, client to server: drop reverse and parallel, or use the iperf3 sender")
+	// pktgen sends from the client's namespace: it cannot measure the
+	// reverse direction.
+	if w.Reverse {
+		bad(field, "the pktgen sender sends client to server: drop reverse, or use the iperf3 sender")
 	}
 }
 

@@ -89,7 +89,7 @@ func TestNICModesOptions(t *testing.T) {
 		{"[{tool: sockperf, sender: pktgen}]", "spec.workloads[0].sender: tool sockperf has no option sender"},
 		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, sender: iperf3, ceilingSearch: {sender: pktgen}}]",
 			"spec.workloads[0].ceilingSearch.sender: \"pktgen\" differs from the workload's sender \"iperf3\"; give one"},
-		{"[{tool: iperf3, protocol: udp, rates: [500M, 1G], sender: pktgen, parallel: 2}]", "spec.workloads[0].sender: the pktgen sender sends one flow per pair"},
+		{"[{tool: iperf3, protocol: udp, rates: [500M, 1G], sender: pktgen, reverse: true}]", "spec.workloads[0].sender: the pktgen sender sends client to server: drop reverse"},
 		{"[{tool: iperf3, pin: {server: far-away}}]", "w.yaml:15: spec.workloads[0].pin.server: \"far-away\" is neither a placement name (none, same-numa, other-numa, same-core, other-core) nor a CPU list"},
 		{"[{tool: iperf3, pin: {server: same-numa, client: other-core}}]", "spec.workloads[0].pin.client: only one end may be placed by name"},
 		{"[{tool: iperf3, pin: {server: other-numa, fallback: maybe}}]", "spec.workloads[0].pin.fallback: \"maybe\" is not refuse or mark"},
@@ -98,6 +98,10 @@ func TestNICModesOptions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.workloads, err, tc.want)
 		}
+	}
+	// pktgen sends parallel streams as iperf3 does, each at the rate.
+	if _, err := Parse("w.yaml", []byte(workloadStudy("[{tool: iperf3, protocol: udp, rate: 1G, sender: pktgen, parallels: [1, 4]}]")), Options{}, testCatalog); err != nil {
+		t.Errorf("pktgen with parallel streams: %v", err)
 	}
 	s, err := Parse("w.yaml", []byte(workloadStudy(`[{name: c, tool: iperf3, protocol: udp, length: "1400", lossCeiling: 0.5%},
 		{name: m, tool: iperf3, msses: [88, 1460]}, {name: n, tool: iperf3, pin: {server: other-numa, client: "0", fallback: mark}}]`)), Options{}, testCatalog)

@@ -36,14 +36,21 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		}
 		payload = n
 	}
-	flows := make([]pktgen.Flow, len(t.Pairs))
+	// Each pair sends p.parallel streams, each at rate (iperf3's -b is
+	// per stream) from a source port of its own: flows[i*streams+j].
+	streams := max(p.parallel, 1)
+	flows := make([]pktgen.Flow, 0, len(t.Pairs)*streams)
 	rx := make([]netns.Iface, len(t.Pairs))
 	for i, pr := range t.Pairs {
 		f, r, err := pktgenFlow(pr, t.BasePort+i, payload, rate, dur)
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
-		flows[i], rx[i] = f, r
+		for j := range streams {
+			f.SrcPort = streamPort(t.BasePort+i, j)
+			flows = append(flows, f)
+		}
+		rx[i] = r
 	}
 	rcv := make([]*pktgen.Receiver, len(rx))
 	defer func() {
@@ -74,37 +81,55 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 	if err != nil {
 		return workload.Result{}, err
 	}
-	per := make([]map[string]float64, len(flows))
-	for i := range flows {
+	per := make([]map[string]float64, len(t.Pairs))
+	for i := range t.Pairs {
 		timed, err := rcv[i].Stop()
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
 		per[i] = receivedMetrics(timed)
-		got := float64(after[i] - before[i])
-		out := float64(sent[i].Packets)
-		secs := sent[i].Elapsed.Seconds()
-		if secs <= 0 {
-			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: the generator ran for %v", i, sent[i].Elapsed)
+		// The pair's streams together: what they sent over the longest
+		// of their runs, as iperf3 sums its -P streams.
+		var out, secs, sentBps float64
+		for _, s := range sent[i*streams : (i+1)*streams] {
+			if s.Elapsed <= 0 {
+				return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: a generator ran for %v", i, s.Elapsed)
+			}
+			out += float64(s.Packets)
+			secs = max(secs, s.Elapsed.Seconds())
+			sentBps += float64(s.Packets) * float64(payload) * 8 / s.Elapsed.Seconds()
 		}
+		got := float64(after[i] - before[i])
 		per[i][results.MetricBitrate] = min(got, out) * float64(payload) * 8 / secs
-		per[i][MetricOffered] = rate
-		per[i][MetricSent] = out * float64(payload) * 8 / secs
+		per[i][MetricOffered] = rate * float64(streams)
+		per[i][MetricSent] = sentBps
 		per[i][MetricPackets] = out
 		per[i][MetricLost] = max(out-got, 0)
 	}
 	res := workload.Result{Metrics: trialMetrics(per), PerReplica: per}
-	if fellBehind(per, MetricSent, rate) {
+	if fellBehind(per, MetricSent, rate*float64(streams)) {
 		res.Warnings = []string{pktgenBehind}
 	}
 	return res, nil
 }
 
+// streamPort is the source port of a pair's stream j: the pair's port
+// (5201 + pair) for its first, as before parallel streams, then ports
+// from IANA's dynamic range as an iperf3 client's streams would have.
+// They need be distinct only within the pair: its receiver tells its
+// streams apart by them.
+func streamPort(port, j int) int {
+	if j == 0 {
+		return port
+	}
+	return 49152 + j
+}
+
 // receivedMetrics is iperf3's names for what a pair's receiver timed:
-// jitter needs two timed packets.
+// jitter needs a stream with two timed packets.
 func receivedMetrics(r pktgen.Received) map[string]float64 {
 	m := map[string]float64{MetricOutOfOrder: float64(r.OutOfOrder)}
-	if r.Timed >= 2 {
+	if r.Streams > 0 {
 		m[MetricJitter] = r.Jitter.Seconds() * 1e3
 	}
 	return m

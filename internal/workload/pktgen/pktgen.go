@@ -13,6 +13,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -64,18 +65,22 @@ func (f Flow) validate() error {
 // Command is one write to a file of the namespace's /proc/net/pktgen.
 type Command struct{ File, Text string }
 
-// Commands are the writes that set up the flow on kernel thread thread
-// (kpktgend_N): the thread forgets its devices and takes Dev, which gets
-// the flow's packets, addresses, ports and pace. No clone_skb: each
-// packet is built anew, which every device takes.
-func (f Flow) Commands(thread string) ([]Command, error) {
+// Commands are the writes that add the flow to kernel thread thread
+// (kpktgend_N) as generator device name (Dev, or Dev@K where one
+// namespace sends several flows from Dev: pktgen sends a device's packets
+// out of the interface named before the @), with the flow's packets,
+// addresses, ports and pace. No clone_skb: each packet is built anew,
+// which every device takes.
+func (f Flow) Commands(thread, name string) ([]Command, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	dev := func(format string, a ...any) Command { return Command{f.Dev, fmt.Sprintf(format, a...)} }
+	if dev, _, _ := strings.Cut(name, "@"); dev != f.Dev || len(name) >= maxName {
+		return nil, fmt.Errorf("pktgen: generator name %q is not %s or %s@K of under %d bytes", name, f.Dev, f.Dev, maxName)
+	}
+	dev := func(format string, a ...any) Command { return Command{name, fmt.Sprintf(format, a...)} }
 	return []Command{
-		{thread, "rem_device_all"},
-		{thread, "add_device " + f.Dev},
+		{thread, "add_device " + name},
 		dev("count %d", f.Count()),
 		dev("clone_skb 0"),
 		dev("pkt_size %d", f.Payload+Headers),
@@ -90,6 +95,10 @@ func (f Flow) Commands(thread string) ([]Command, error) {
 		dev("udp_dst_max %d", f.DstPort),
 	}, nil
 }
+
+// maxName bounds a generator device's name (pktgen_dev.odevname, 32
+// bytes with its NUL).
+const maxName = 32
 
 // Sent is what a device's generator reports after a run.
 type Sent struct {

@@ -21,22 +21,30 @@ func TestCommands(t *testing.T) {
 	if f.PPS() != 10000 || f.Count() != 20000 {
 		t.Fatalf("pps %v count %v", f.PPS(), f.Count())
 	}
-	cmds, err := f.Commands("kpktgend_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, c := range cmds {
-		lines = append(lines, c.File+": "+c.Text)
-	}
-	got := strings.Join(lines, "\n")
-	for _, want := range []string{
-		"kpktgend_0: rem_device_all\nkpktgend_0: add_device eth0",
-		"eth0: count 20000", "eth0: pkt_size 1514", "eth0: ratep 10000", "eth0: dst 10.244.2.2",
-		"eth0: dst_mac 02:42:ac:11:00:02", "eth0: src_min 10.244.1.2", "eth0: udp_dst_min 5201", "eth0: udp_src_max 40000",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("commands lack %q:\n%s", want, got)
+	for _, name := range []string{"eth0", "eth0@3"} {
+		cmds, err := f.Commands("kpktgend_1", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, c := range cmds {
+			lines = append(lines, c.File+": "+c.Text)
+		}
+		got := strings.Join(lines, "\n")
+		for _, want := range []string{
+			"kpktgend_1: add_device " + name + "\n",
+			": count 20000", ": pkt_size 1514", ": ratep 10000", ": dst 10.244.2.2",
+			": dst_mac 02:42:ac:11:00:02", ": src_min 10.244.1.2", ": udp_dst_min 5201", ": udp_src_max 40000",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("commands lack %q:\n%s", want, got)
+			}
+		}
+		// Every setting goes to the flow's own generator device.
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, name+": ") {
+				t.Errorf("%q is not written to %s", l, name)
+			}
 		}
 	}
 }
@@ -55,8 +63,15 @@ func TestCommandsRefuse(t *testing.T) {
 	} {
 		f := flow()
 		edit(&f)
-		if _, err := f.Commands("kpktgend_0"); err == nil {
+		if _, err := f.Commands("kpktgend_0", f.Dev); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The generator's name is the flow's device, alone or with @K.
+	for _, name := range []string{"eth1", "eth0x@1", "eth0@" + strings.Repeat("9", 30)} {
+		f := flow()
+		if _, err := f.Commands("kpktgend_0", name); err == nil {
+			t.Errorf("generator %q for device eth0: accepted", name)
 		}
 	}
 }

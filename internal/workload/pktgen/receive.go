@@ -71,13 +71,56 @@ type Received struct {
 	// this, says what arrived.
 	Timed uint64
 	// Jitter is RFC 3550's interarrival jitter at the end of the flow
-	// (iperf3's definition); valid when Timed >= 2.
+	// (iperf3's definition); valid when Timed >= 2. A flow of several
+	// streams (source ports: one pktgen device each, with its own
+	// sequence) gives the mean of their jitters, as iperf3 sums its
+	// parallel streams' (iperf_api.c).
 	Jitter time.Duration
+	// Streams is how many streams have a jitter (two timed packets).
+	Streams int
 	// OutOfOrder counts packets whose sequence number is below one read
-	// before them.
+	// before them in the same stream.
 	OutOfOrder uint64
 	// Other counts datagrams without pktgen's header or a receive time.
 	Other uint64
+}
+
+// streams keeps a jitter per source port: each pktgen device numbers
+// and times its own packets.
+type streams struct {
+	by    map[int]*jitter
+	other uint64 // datagrams without pktgen's header
+}
+
+func (s *streams) add(port int, h Header, arrived time.Time) {
+	if s.by == nil {
+		s.by = map[int]*jitter{}
+	}
+	j := s.by[port]
+	if j == nil {
+		j = &jitter{}
+		s.by[port] = j
+	}
+	j.add(h, arrived)
+}
+
+// received sums the streams: counts added, jitter the mean of theirs.
+func (s *streams) received() Received {
+	r := Received{Other: s.other}
+	var sum time.Duration
+	for _, j := range s.by {
+		r.Timed += j.Timed
+		r.OutOfOrder += j.OutOfOrder
+		r.Other += j.Other
+		if j.Timed >= 2 {
+			r.Streams++
+			sum += j.Jitter
+		}
+	}
+	if r.Streams > 0 {
+		r.Jitter = sum / time.Duration(r.Streams)
+	}
+	return r
 }
 
 // jitter accumulates Received from packets in arrival order.
@@ -106,14 +149,15 @@ func (s *jitter) add(h Header, arrived time.Time) {
 	s.Jitter = time.Duration(s.j * float64(time.Second))
 }
 
-// Receiver reads one flow's datagrams in the server's namespace.
+// Receiver reads one flow's datagrams in the server's namespace, each
+// stream (source port) on its own.
 type Receiver struct {
 	conn *net.UDPConn
 	stop chan struct{}
 	once sync.Once
 	done chan struct{}
 	// got and err belong to read until done is closed.
-	got jitter
+	got streams
 	err error
 }
 
@@ -186,11 +230,12 @@ func (r *Receiver) read() {
 			n, err := pc.ReadBatch(msgs, unix.MSG_DONTWAIT)
 			for _, m := range msgs[:max(n, 0)] { // n is -1 with an error
 				h, herr := ParseHeader(m.Buffers[0][:min(m.N, HeaderLen)])
-				if herr != nil {
-					r.got.Other++
+				from, ok := m.Addr.(*net.UDPAddr)
+				if herr != nil || !ok {
+					r.got.other++
 					continue
 				}
-				r.got.add(h, receiveTime(m.OOB[:m.NN]))
+				r.got.add(from.Port, h, receiveTime(m.OOB[:m.NN]))
 			}
 			if errors.Is(err, unix.EAGAIN) {
 				break
@@ -235,7 +280,7 @@ func (r *Receiver) Stop() (Received, error) {
 	<-r.done
 	r.conn.Close()
 	if r.err != nil {
-		return r.got.Received, fmt.Errorf("pktgen receiver: %w", r.err)
+		return r.got.received(), fmt.Errorf("pktgen receiver: %w", r.err)
 	}
-	return r.got.Received, nil
+	return r.got.received(), nil
 }

@@ -88,6 +88,28 @@ func TestJitterSeries(t *testing.T) {
 	}
 }
 
+// Streams (source ports) are timed and ordered each on its own: two
+// interleaved streams, each in order with its own sequence, one with
+// steady transits and one whose transits alternate 0/2 ms, give no packet
+// out of order and the mean of their jitters (iperf3 -P's sum).
+func TestStreams(t *testing.T) {
+	base := time.Unix(1764680000, 0)
+	var s streams
+	var alone jitter
+	for i := range 40 {
+		built := base.Add(time.Duration(i) * time.Millisecond)
+		s.add(5201, Header{Seq: uint32(i), Built: built}, built.Add(time.Millisecond))
+		late := built.Add(time.Duration(i%2) * 2 * time.Millisecond)
+		s.add(49153, Header{Seq: uint32(i), Built: built}, late)
+		alone.add(Header{Seq: uint32(i), Built: built}, late)
+	}
+	s.other++
+	r := s.received()
+	if r.Timed != 80 || r.OutOfOrder != 0 || r.Streams != 2 || r.Other != 1 || r.Jitter != alone.Jitter/2 {
+		t.Fatalf("%+v, want 80 timed in 2 streams, none out of order, jitter %v (half the alternating stream's)", r, alone.Jitter/2)
+	}
+}
+
 func TestReceiveTime(t *testing.T) {
 	oob := make([]byte, unix.CmsgSpace(16))
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
@@ -111,7 +133,8 @@ func TestReceiveTime(t *testing.T) {
 // stamped as pktgen stamps them: transits alternating between ~0 and
 // 10 ms give |D| of 10 ms each, so J after n packets is
 // 10 ms x (1 - (15/16)^(n-1)); one datagram sent late in sequence is
-// out of order, one without the header is counted as other.
+// out of order, one without the header is counted as other. A second
+// stream (source port) of steady transits halves the flow's jitter.
 func TestReceiverJitter(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	id := kerneltest.RunID()
@@ -135,8 +158,22 @@ func TestReceiverJitter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second stream from another source port, sent in its own
+	// sequence with a steady transit: its own jitter is ~0, so the
+	// flow's (the mean) is half the first stream's.
+	var conn2 *net.UDPConn
+	if err := netns.Do(ns, func() (err error) {
+		conn2, err = net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5201})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
 	const n = 60
 	for i := range n {
+		if _, err := conn2.Write(header(uint32(i), time.Now())); err != nil {
+			t.Fatal(err)
+		}
 		built := time.Now()
 		if i%2 == 1 {
 			built = built.Add(-10 * time.Millisecond)
@@ -158,10 +195,10 @@ func TestReceiverJitter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 10 * (1 - math.Pow(15.0/16, n-1))
+	want := 10 * (1 - math.Pow(15.0/16, n-1)) / 2
 	ms := got.Jitter.Seconds() * 1e3
-	if got.Timed != n || got.OutOfOrder != 1 || got.Other != 1 || math.Abs(ms-want) > 0.5 {
-		t.Fatalf("received %+v (jitter %.3f ms), want %d timed, 1 out of order, 1 other, jitter %.3f ms", got, ms, n, want)
+	if got.Timed != 2*n || got.Streams != 2 || got.OutOfOrder != 1 || got.Other != 1 || math.Abs(ms-want) > 0.5 {
+		t.Fatalf("received %+v (jitter %.3f ms), want %d timed in 2 streams, 1 out of order, 1 other, jitter %.3f ms", got, ms, 2*n, want)
 	}
 	// The port is free again: Stop closed the socket.
 	r2, err := Listen(ns, 5201)

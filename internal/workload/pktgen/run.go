@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,43 +23,41 @@ import (
 // namespace sees it: /proc/self/net would show the process's namespace.
 const threadDir = "/proc/thread-self/net/pktgen"
 
-// Run sends every flow at once, each from its own namespace, and returns
-// what each device's generator counted, in flow order. started is called
-// once every generator runs. A generator that keeps its schedule ends
-// with its count; one behind it (a CPU that cannot send the rate) is
-// stopped at the longest flow's duration and a little more (endGrace), as
-// a time-bounded sender ends: its Sent then says how far it got.
-// ctx's end stops them too, and is an error. The generators forget
-// their devices afterwards. The kernel module is loaded if it is not
-// (modprobe pktgen; it stays loaded, as any module a run needs).
+// Run sends every flow at once, each from its own generator device, and
+// returns what each device's generator counted, in flow order. Several
+// flows may come from one namespace (a pair's parallel streams): they
+// take the namespace's generator threads in turn (kpktgend_N, one per
+// CPU; a thread given two devices drives them in turn) and devices of
+// their own (place). started is called once every generator runs. A
+// generator that keeps its schedule ends with its count; one behind it
+// (a CPU that cannot send the rate) is stopped at the longest flow's
+// duration and a little more (endGrace), as a time-bounded sender ends:
+// its Sent then says how far it got. ctx's end stops them too, and is an
+// error. The generators forget their devices afterwards. The kernel
+// module is loaded if it is not (modprobe pktgen; it stays loaded, as any
+// module a run needs).
 func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, error) {
-	seen := map[string]bool{}
-	for _, f := range flows {
-		if seen[f.Netns] {
-			return nil, fmt.Errorf("pktgen: two flows from namespace %s (one generator per namespace drives one device here)", f.Netns)
-		}
-		seen[f.Netns] = true
-	}
 	if err := loadModule(flows); err != nil {
 		return nil, err
 	}
-	threads := make([]string, len(flows))
-	for i, f := range flows {
-		t, err := setUp(f)
-		if err != nil {
-			return nil, errors.Join(err, forget(flows[:i], threads[:i]))
-		}
-		threads[i] = t
+	gens, err := place(flows)
+	if err != nil {
+		return nil, err
 	}
-	errs := make([]error, len(flows))
+	if err := setUp(gens); err != nil {
+		return nil, err
+	}
+	var nss []string
+	for _, g := range gens {
+		if !slices.Contains(nss, g.Netns) {
+			nss = append(nss, g.Netns)
+		}
+	}
+	startErr := make([]error, len(nss))
 	var wg sync.WaitGroup
-	for i, f := range flows {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// pgctrl's start returns when the generators are done.
-			errs[i] = write(f.Netns, "pgctrl", "start")
-		}()
+	for i, ns := range nss {
+		// pgctrl's start returns when the namespace's generators are done.
+		wg.Go(func() { startErr[i] = write(ns, "pgctrl", "start") })
 	}
 	if started != nil {
 		started(time.Now())
@@ -72,8 +71,8 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 	end := time.NewTimer(longest + endGrace(longest))
 	defer end.Stop()
 	stop := func() {
-		for _, f := range flows {
-			_ = write(f.Netns, "pgctrl", "stop")
+		for _, ns := range nss {
+			_ = write(ns, "pgctrl", "stop")
 		}
 		<-done
 	}
@@ -86,20 +85,23 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 	case <-ctx.Done():
 		stop()
 	}
-	out := make([]Sent, len(flows))
-	for i, f := range flows {
+	out := make([]Sent, len(gens))
+	errs := make([]error, len(gens))
+	for i, g := range gens {
+		if err := startErr[slices.Index(nss, g.Netns)]; err != nil {
+			errs[i] = err
+			continue
+		}
+		var b []byte
+		errs[i] = netns.Do(g.Netns, func() (err error) {
+			b, err = os.ReadFile(filepath.Join(threadDir, g.name))
+			return err
+		})
 		if errs[i] == nil {
-			var b []byte
-			errs[i] = netns.Do(f.Netns, func() (err error) {
-				b, err = os.ReadFile(filepath.Join(threadDir, f.Dev))
-				return err
-			})
-			if errs[i] == nil {
-				out[i], errs[i] = ParseResult(b)
-			}
+			out[i], errs[i] = ParseResult(b)
 		}
 	}
-	errs = append(errs, forget(flows, threads), ctx.Err())
+	errs = append(errs, forget(gens), ctx.Err())
 	return out, errors.Join(errs...)
 }
 
@@ -109,40 +111,100 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 // trial.
 func endGrace(d time.Duration) time.Duration { return d/100 + 100*time.Millisecond }
 
-// setUp configures f on the first generator thread of its namespace.
-func setUp(f Flow) (string, error) {
-	var thread string
-	err := netns.Do(f.Netns, func() error {
-		ts, err := filepath.Glob(filepath.Join(threadDir, "kpktgend_*"))
-		if err != nil || len(ts) == 0 {
-			return fmt.Errorf("pktgen: no generator thread in %s", threadDir)
-		}
-		sort.Strings(ts)
-		thread = filepath.Base(ts[0])
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	cmds, err := f.Commands(thread)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range cmds {
-		if err := write(f.Netns, c.File, c.Text); err != nil {
-			return "", errors.Join(err, write(f.Netns, thread, "rem_device_all"))
-		}
-	}
-	return thread, nil
+// generator is a flow with the thread and device name that send it.
+type generator struct {
+	Flow
+	thread, name string
 }
 
-// forget has each flow's thread drop its devices.
-func forget(flows []Flow, threads []string) error {
-	var errs []error
+// place gives each flow a generator: the K-th flow of a namespace takes
+// the namespace's K-th thread (round again past the last) and the device
+// name Dev@K where the namespace sends several flows, else Dev.
+func place(flows []Flow) ([]generator, error) {
+	count := map[string]int{}
+	for _, f := range flows {
+		count[f.Netns]++
+	}
+	threads, next := map[string][]string{}, map[string]int{}
+	out := make([]generator, len(flows))
 	for i, f := range flows {
-		if threads[i] != "" {
-			errs = append(errs, write(f.Netns, threads[i], "rem_device_all"))
+		ts, ok := threads[f.Netns]
+		if !ok {
+			var err error
+			if ts, err = threadsOf(f.Netns); err != nil {
+				return nil, err
+			}
+			threads[f.Netns] = ts
 		}
+		k := next[f.Netns]
+		next[f.Netns]++
+		name := f.Dev
+		if count[f.Netns] > 1 {
+			name = fmt.Sprintf("%s@%d", f.Dev, k)
+		}
+		out[i] = generator{Flow: f, thread: ts[k%len(ts)], name: name}
+	}
+	return out, nil
+}
+
+// threadsOf lists the generator threads of namespace ns (kpktgend_N).
+func threadsOf(ns string) ([]string, error) {
+	var out []string
+	err := netns.Do(ns, func() error {
+		ts, err := filepath.Glob(filepath.Join(threadDir, "kpktgend_*"))
+		if err != nil || len(ts) == 0 {
+			return fmt.Errorf("pktgen: no generator thread in %s of %s", threadDir, ns)
+		}
+		for _, t := range ts {
+			out = append(out, filepath.Base(t))
+		}
+		sort.Strings(out)
+		return nil
+	})
+	return out, err
+}
+
+// setUp has each thread it uses forget its devices, then adds each
+// generator's device to its thread; on an error the threads forget
+// again.
+func setUp(gens []generator) error {
+	for _, t := range threadsUsed(gens) {
+		if err := write(t.ns, t.thread, "rem_device_all"); err != nil {
+			return err
+		}
+	}
+	for _, g := range gens {
+		cmds, err := g.Commands(g.thread, g.name)
+		if err != nil {
+			return errors.Join(err, forget(gens))
+		}
+		for _, c := range cmds {
+			if err := write(g.Netns, c.File, c.Text); err != nil {
+				return errors.Join(err, forget(gens))
+			}
+		}
+	}
+	return nil
+}
+
+type nsThread struct{ ns, thread string }
+
+// threadsUsed are the generators' threads, once each.
+func threadsUsed(gens []generator) []nsThread {
+	var out []nsThread
+	for _, g := range gens {
+		if t := (nsThread{g.Netns, g.thread}); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// forget has each thread the generators used drop its devices.
+func forget(gens []generator) error {
+	var errs []error
+	for _, t := range threadsUsed(gens) {
+		errs = append(errs, write(t.ns, t.thread, "rem_device_all"))
 	}
 	return errors.Join(errs...)
 }
