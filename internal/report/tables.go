@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/stats"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // table is what both renderers show: report.html through its "table"
@@ -121,15 +118,6 @@ func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 		return ""
 	}
 	return " · " + strings.Join(out, ", ")
-}
-
-// methodNote is " (HOW)" where our number for a published one was
-// measured otherwise (analysis.RefMatch.Method).
-func methodNote(method string) string {
-	if method == "" {
-		return ""
-	}
-	return " (" + method + ")"
 }
 
 // tuningTable is a tuning × replicas table of one group's cells.
@@ -309,113 +297,6 @@ func sweepCaption(sw analysis.SweepSummary) string {
 		"Each value is its own cell (%s@VALUE) in summary.csv.", sw.Param, where, sw.Workload)
 }
 
-// refTable sets the published numbers beside ours.
-func (n *numbers) refTable() table {
-	t := table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
-	for _, ref := range n.References {
-		note := ref.Reference.Note
-		if ref.Method != "" {
-			note = strings.TrimPrefix(note+"; "+ref.Method, "; ")
-		}
-		t.Rows = append(t.Rows, []string{refPoint(ref.Reference), ref.Reference.Metric, refValue(ref), n.oursFor(ref), note})
-	}
-	return t
-}
-
-// refPoint describes where a reference applies ("rfs+, 16 replicas, cpu 3").
-func refPoint(ref study.Reference) string {
-	var parts []string
-	if ref.Datapath != "" {
-		parts = append(parts, ref.Datapath)
-	}
-	if ref.Tuning != "" {
-		parts = append(parts, ref.Tuning)
-	}
-	if ref.Workload != "" {
-		parts = append(parts, ref.Workload)
-	}
-	if ref.Impairment != "" {
-		parts = append(parts, "impairment "+ref.Impairment)
-	}
-	if ref.Replicas > 0 {
-		parts = append(parts, fmt.Sprintf("%d replica%s", ref.Replicas, plural(ref.Replicas)))
-	}
-	if ref.CPU != nil {
-		parts = append(parts, fmt.Sprintf("cpu %d", *ref.CPU))
-	} else if analysis.IsCoreMetric(ref.Metric) {
-		parts = append(parts, "every cpu")
-	}
-	if len(parts) == 0 {
-		return "any"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// refValue shows a reference's published number(s) in display units.
-func refValue(m analysis.RefMatch) string {
-	ref := m.Reference
-	var parts []string
-	if ref.Normalized != nil {
-		parts = append(parts, "normalized "+strconv.FormatFloat(*ref.Normalized, 'f', 2, 64))
-	}
-	if ref.Value != nil {
-		sc := analysis.Display(ref.Metric)
-		parts = append(parts, strings.TrimSpace(sc.Published(*ref.Value)+" "+sc.Unit))
-	}
-	if ref.Ratio != nil {
-		num, den := ref.RatioTerms()
-		parts = append(parts, fmt.Sprintf("%s / %s = %.3f", num, den, *ref.Ratio))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// oursFor shows our number(s) for a reference: the single matching value,
-// or the range over several matching rows (a reference without cpu
-// matches every core); "not measured" when no row with data matches.
-func (n *numbers) oursFor(m analysis.RefMatch) string {
-	if len(m.Rows) == 0 {
-		if m.Missing != "" {
-			return "not measured: this run measured " + m.Missing
-		}
-		return "not measured"
-	}
-	var parts []string
-	if m.Reference.Normalized != nil {
-		switch len(m.NormRows) {
-		case 0:
-			parts = append(parts, "normalized: no baseline")
-		case 1:
-			parts = append(parts, "normalized "+analysis.NormCI(n.idx[m.NormRows[0]]))
-		default:
-			parts = append(parts, fmt.Sprintf("normalized %.3f to %.3f over %d rows", m.NormLow, m.NormHigh, len(m.NormRows)))
-		}
-	}
-	if r := m.Reference; r.Ratio != nil {
-		num, den := r.RatioTerms()
-		switch len(m.RatioRows) {
-		case 0:
-			miss := "ratio: " + den + " not measured"
-			if m.RatioMissing != "" {
-				miss += ": this run measured " + m.RatioMissing
-			}
-			parts = append(parts, miss)
-		case 1:
-			parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, ratioCI(m)))
-		default:
-			parts = append(parts, fmt.Sprintf("%s / %s = %.3f to %.3f over %d rows", num, den, m.RatioLow, m.RatioHigh, len(m.RatioRows)))
-		}
-	}
-	if m.Reference.Value != nil {
-		sc := analysis.Display(m.Reference.Metric)
-		if len(m.Rows) == 1 {
-			parts = append(parts, sc.MeanCI(n.idx[m.Rows[0]])+" "+sc.Unit)
-		} else {
-			parts = append(parts, fmt.Sprintf("%s to %s %s (means of %d rows)", sc.Format(m.MeanLow), sc.Format(m.MeanHigh), sc.Unit, len(m.Rows)))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // rowsTable is every summary row in display units, as summary.csv has
 // them.
 func rowsTable(rows []analysis.Row) table {
@@ -446,15 +327,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// ratioCI renders a ratio reference's single ratio with its interval and
-// method, or as a bare ratio of means when there is no interval.
-func ratioCI(m analysis.RefMatch) string {
-	c := m.RatioCI
-	if c == nil || c.Chosen.Method == stats.MethodNone || math.IsNaN(c.Chosen.Low) {
-		return fmt.Sprintf("%.3f (ratio of means, no interval)", m.RatioLow)
-	}
-	u := c.Chosen
-	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", u.Ratio, u.Low, u.High, u.Method)
 }

@@ -87,30 +87,39 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
-		per[i] = receivedMetrics(timed)
-		// The pair's streams together: what they sent over the longest
-		// of their runs, as iperf3 sums its -P streams.
-		var out, secs, sentBps float64
-		for _, s := range sent[i*streams : (i+1)*streams] {
-			if s.Elapsed <= 0 {
-				return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: a generator ran for %v", i, s.Elapsed)
-			}
-			out += float64(s.Packets)
-			secs = max(secs, s.Elapsed.Seconds())
-			sentBps += float64(s.Packets) * float64(payload) * 8 / s.Elapsed.Seconds()
+		per[i], err = pktgenPairMetrics(timed, sent[i*streams:(i+1)*streams], after[i]-before[i], payload, rate)
+		if err != nil {
+			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
-		got := float64(after[i] - before[i])
-		per[i][results.MetricBitrate] = min(got, out) * float64(payload) * 8 / secs
-		per[i][MetricOffered] = rate * float64(streams)
-		per[i][MetricSent] = sentBps
-		per[i][MetricPackets] = out
-		per[i][MetricLost] = max(out-got, 0)
 	}
 	res := workload.Result{Metrics: trialMetrics(per), PerReplica: per}
 	if fellBehind(per, MetricSent, rate*float64(streams)) {
 		res.Warnings = []string{pktgenBehind}
 	}
 	return res, nil
+}
+
+// pktgenPairMetrics is iperf3's names for a pair's trial: what its receiver
+// timed, and its streams together (sent, each at rate) against what its
+// server's device got, over the longest of their runs, as iperf3 sums
+// its -P streams.
+func pktgenPairMetrics(timed pktgen.Received, sent []pktgen.Sent, got uint64, payload int, rate float64) (map[string]float64, error) {
+	m := receivedMetrics(timed)
+	var out, secs, sentBps float64
+	for _, s := range sent {
+		if s.Elapsed <= 0 {
+			return nil, fmt.Errorf("a generator ran for %v", s.Elapsed)
+		}
+		out += float64(s.Packets)
+		secs = max(secs, s.Elapsed.Seconds())
+		sentBps += float64(s.Packets) * float64(payload) * 8 / s.Elapsed.Seconds()
+	}
+	m[results.MetricBitrate] = min(float64(got), out) * float64(payload) * 8 / secs
+	m[MetricOffered] = rate * float64(len(sent))
+	m[MetricSent] = sentBps
+	m[MetricPackets] = out
+	m[MetricLost] = max(out-float64(got), 0)
+	return m, nil
 }
 
 // streamPort is the source port of a pair's stream j: the pair's port
