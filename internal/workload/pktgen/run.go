@@ -86,20 +86,20 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 		stop()
 	}
 	out := make([]Sent, len(gens))
-	errs := make([]error, len(gens))
+	errs := slices.Clone(startErr) // a namespace's once, not once per stream
 	for i, g := range gens {
-		if err := startErr[slices.Index(nss, g.Netns)]; err != nil {
-			errs[i] = err
+		if startErr[slices.Index(nss, g.Netns)] != nil {
 			continue
 		}
 		var b []byte
-		errs[i] = netns.Do(g.Netns, func() (err error) {
+		err := netns.Do(g.Netns, func() (err error) {
 			b, err = os.ReadFile(filepath.Join(threadDir, g.name))
 			return err
 		})
-		if errs[i] == nil {
-			out[i], errs[i] = ParseResult(b)
+		if err == nil {
+			out[i], err = ParseResult(b)
 		}
+		errs = append(errs, err)
 	}
 	errs = append(errs, forget(gens), ctx.Err())
 	return out, errors.Join(errs...)
