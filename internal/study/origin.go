@@ -60,10 +60,13 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 			at, n := locate(root, field)
 			return &FieldError{File: file, Line: at, Field: field, Origin: prof.of(n), Msg: why}
 		}
-		// An unknown field is named by its key: in a flow entry of a
-		// profile that --set also changed, every field shares the line.
-		if field, n := keyAt(enc.Content[0], root, line, unknown, ""); n != nil {
-			return &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
+		// An unknown field is named by its key, found as typeError finds
+		// a value: in a flow entry of a profile that --set also changed,
+		// every field shares the line.
+		if parent, ok := lastNode(enc.Content[0], "", hasKeyAt(unknown, line)); ok {
+			field := parent + "." + unknown
+			at, n := locate(root, field)
+			return &FieldError{File: file, Line: at, Field: field, Origin: prof.of(n), Msg: msg}
 		}
 		if field, n := atLine(enc.Content[0], root, line, ""); n != nil {
 			return &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
@@ -81,7 +84,7 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 // --set put there (`--set workloads.udp.foo=1`, a plain name spelled out
 // by `--set tunings.rps.pods=true`), that value is named: it is the one
 // decoding newly met. (An unknown field is found by its key first:
-// keyAt.)
+// hasKeyAt.)
 func atLine(enc, orig *yaml.Node, line int, path string) (string, *yaml.Node) {
 	return walkLine(enc, orig, line, path, false)
 }
@@ -121,27 +124,15 @@ func walkLine(enc, orig *yaml.Node, line int, path string, fromSet bool) (string
 	return "", nil
 }
 
-// keyAt walks enc and orig together, as atLine does, and returns the
-// path and orig's value of the mapping entry named key whose key starts
-// at line of enc; "" and nil when key is "" or no such entry is there.
-func keyAt(enc, orig *yaml.Node, line int, key, path string) (string, *yaml.Node) {
-	if key == "" || enc.Kind != orig.Kind || len(enc.Content) != len(orig.Content) {
-		return "", nil
-	}
-	for i, e := range enc.Content {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		if enc.Kind == yaml.MappingNode {
-			if i%2 == 0 {
-				continue
-			}
-			k := enc.Content[i-1]
-			if p = strings.TrimPrefix(path+"."+k.Value, "."); k.Value == key && k.Line == line {
-				return p, orig.Content[i]
+// hasKeyAt matches a mapping with the key named key at line; nothing
+// when key is "".
+func hasKeyAt(key string, line int) func(*yaml.Node) bool {
+	return func(n *yaml.Node) bool {
+		for i := 0; key != "" && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Value == key && k.Line == line {
+				return true
 			}
 		}
-		if f, n := keyAt(e, orig.Content[i], line, key, p); n != nil {
-			return f, n
-		}
+		return false
 	}
-	return "", nil
 }
