@@ -49,8 +49,8 @@ go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneld/ \
   ./internal/datapath/ipvlan/ ./internal/impair/
 go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" ./internal/knob/ ./internal/cleanup/ ./internal/agent/ \
-  ./internal/netfilter/ ./internal/workload/iperf3/ ./internal/socklb/ \
-  -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestLossCeilingPktgenOnShapedLink|TestSocketLB'
+  ./internal/netfilter/ ./internal/workload/iperf3/ ./internal/workload/pktgen/ ./internal/socklb/ \
+  -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestLossCeilingPktgenOnShapedLink|TestPktgenAtRatesOnShapedLink|TestGeneratorsOnFlowCPUs|TestSocketLB'
 # End to end: flannel-backends --quick with its netem impairments, and the
 # Service path through both IPVS proxies (the guest runs the binary the
 # host built: it has no build cache).

@@ -102,11 +102,25 @@ func Exists(ref string) bool {
 // Do runs fn inside the namespace ref names (a name or a path; the empty
 // reference means the namespace of the process, i.e. the host) on a
 // dedicated locked thread that is discarded afterwards.
-func Do(name string, fn func() error) error {
+func Do(name string, fn func() error) error { return DoPinned(name, nil, fn) }
+
+// DoPinned is Do on a thread whose CPU affinity is cpus when cpus is
+// non-empty: work that must run where a pinned program would (a reader
+// standing in for a pinned server). fn does not run when either fails.
+func DoPinned(name string, cpus cpuset.Set, fn func() error) error {
 	return onThread(func() error {
 		if name != "" {
 			if err := enter(name); err != nil {
 				return err
+			}
+		}
+		if len(cpus) > 0 {
+			var set unix.CPUSet
+			for _, c := range cpus {
+				set.Set(c)
+			}
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				return fmt.Errorf("pin to CPUs %s: %w", cpus, err)
 			}
 		}
 		return fn()
@@ -123,23 +137,7 @@ func Handle(name string) (*NetlinkHandle, error) {
 // to cpus when cpus is non-empty. The child inherits namespace and affinity
 // from the forking thread, so no window exists in which it runs elsewhere.
 func Start(name string, cpus cpuset.Set, cmd *exec.Cmd) error {
-	return onThread(func() error {
-		if name != "" {
-			if err := enter(name); err != nil {
-				return err
-			}
-		}
-		if len(cpus) > 0 {
-			var set unix.CPUSet
-			for _, c := range cpus {
-				set.Set(c)
-			}
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				return fmt.Errorf("pin to CPUs %s: %w", cpus, err)
-			}
-		}
-		return cmd.Start()
-	})
+	return DoPinned(name, cpus, cmd.Start)
 }
 
 // enter moves the calling, locked thread into the namespace ref names.

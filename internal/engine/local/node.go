@@ -167,6 +167,11 @@ func (p *Pod) Greet(to net.IP) error {
 // took; 0 until the pod is deleted (scaled down or Close).
 func (p *Pod) TeardownLatency() time.Duration { return p.teardown }
 
+// CPUs are the CPUs the pod's processes are pinned to: its node's (nil:
+// every CPU). Work a pod does outside its processes (the kernel's packet
+// generator sending for it) goes there too.
+func (p *Pod) CPUs() cpuset.Set { return p.node.cpus }
+
 // Start implements engine.Pod; the process is pinned to the node's CPUs.
 func (p *Pod) Start(ctx context.Context, argv []string) (engine.Process, error) {
 	return proc.Start(ctx, p.ns, p.node.cpus, argv)

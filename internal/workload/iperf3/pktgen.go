@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -41,8 +42,15 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 	streams := max(p.parallel, 1)
 	flows := make([]pktgen.Flow, 0, len(t.Pairs)*streams)
 	rx := make([]netns.Iface, len(t.Pairs))
+	rxCPUs := make([]cpuset.Set, len(t.Pairs))
 	for i, pr := range t.Pairs {
 		f, r, err := pktgenFlow(pr, t.BasePort+i, payload, rate, dur)
+		if err == nil {
+			f.CPUs, err = runsOn(pr.Client, p.pinClient)
+		}
+		if err == nil {
+			rxCPUs[i], err = runsOn(pr.Server, p.pinServer)
+		}
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
@@ -61,7 +69,7 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		}
 	}()
 	for i, dev := range rx {
-		r, err := pktgen.Listen(dev.Netns, t.BasePort+i)
+		r, err := pktgen.Listen(dev.Netns, t.BasePort+i, rxCPUs[i])
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
@@ -165,6 +173,19 @@ func pktgenFlow(pr workload.Pair, port, payload int, rate float64, dur time.Dura
 	f := pktgen.Flow{Netns: cli.Netns(), Dev: dev, Src: pr.Client.IP(), Dst: dst, DstMAC: mac,
 		SrcPort: port, DstPort: port, Payload: payload, Rate: rate, Duration: dur}
 	return f, netns.Iface{Netns: srv.Netns(), Name: rdev}, nil
+}
+
+// runsOn is where iperf3 would run in pod: on the pinned CPU list, else
+// on the CPUs of the pod's node (a local pod says them; pinned nodes
+// have some), else anywhere (nil).
+func runsOn(pod engine.Pod, pin string) (cpuset.Set, error) {
+	if pin != "" {
+		return cpuset.Parse(pin)
+	}
+	if p, ok := pod.(interface{ CPUs() cpuset.Set }); ok {
+		return p.CPUs(), nil
+	}
+	return nil, nil
 }
 
 // rxPackets reads the receive counters of the devices.

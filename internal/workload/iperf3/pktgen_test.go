@@ -2,9 +2,12 @@ package iperf3
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload/pktgen"
 )
@@ -34,5 +37,38 @@ func TestPktgenPairMetrics(t *testing.T) {
 		if _, ok := m[MetricJitter]; ok {
 			t.Error("jitter without a stream of two timed packets")
 		}
+	}
+}
+
+// pinnedPod is a pod of a node pinned to CPUs, as the local engine's.
+type pinnedPod struct {
+	fakePod
+	cpus cpuset.Set
+}
+
+func (p *pinnedPod) CPUs() cpuset.Set { return p.cpus }
+
+// pktgen's generator and receiver run where iperf3's client and server
+// would: on the pinned CPU list, else on the pod's node's CPUs, else
+// anywhere.
+func TestRunsOn(t *testing.T) {
+	node := &pinnedPod{cpus: cpuset.Set{2, 3}}
+	for _, c := range []struct {
+		pod  engine.Pod
+		pin  string
+		want cpuset.Set
+	}{
+		{node, "1", cpuset.Set{1}},
+		{node, "", cpuset.Set{2, 3}},
+		{&fakePod{}, "", nil},
+		{&fakePod{}, "0,2-3", cpuset.Set{0, 2, 3}},
+	} {
+		got, err := runsOn(c.pod, c.pin)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("pin %q on %T: %v (%v), want %v", c.pin, c.pod, got, err, c.want)
+		}
+	}
+	if _, err := runsOn(node, "x"); err == nil {
+		t.Error("pin x accepted")
 	}
 }

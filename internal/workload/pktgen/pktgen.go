@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
 // Headers are the bytes pktgen's pkt_size counts besides the UDP payload:
@@ -34,6 +36,11 @@ type Flow struct {
 	// Rate is the offered UDP payload, bit/s (as iperf3 -b counts it).
 	Rate     float64
 	Duration time.Duration
+	// CPUs are the CPUs the flow may be sent from: the client's pinned
+	// CPUs, or its node's, as its iperf3 client would run there. Each
+	// generator thread runs on one CPU (kpktgend_N on CPU N), so this
+	// chooses the threads; nil means any.
+	CPUs cpuset.Set
 }
 
 // PPS is the flow's packet rate.

@@ -3,9 +3,12 @@ package pktgen
 import (
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
 func flow() Flow {
@@ -106,4 +109,37 @@ func FuzzParseResult(f *testing.F) {
 			t.Fatalf("elapsed %v", s.Elapsed)
 		}
 	})
+}
+
+// Flows take their namespace's threads in turn, only those on the flow's
+// CPUs; a namespace sending several flows names their devices Dev@K.
+func TestAssign(t *testing.T) {
+	f := flow()
+	pinned := flow()
+	pinned.Netns, pinned.CPUs = "other", cpuset.Set{2, 3}
+	threads := map[string][]int{"cli": {0, 1, 2, 3}, "other": {0, 1, 2, 3, 10}}
+	gens, err := assign([]Flow{f, pinned, pinned, pinned}, threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range gens {
+		got = append(got, g.Netns+":"+g.thread+":"+g.name)
+	}
+	want := []string{"cli:kpktgend_0:eth0", "other:kpktgend_2:eth0@0", "other:kpktgend_3:eth0@1", "other:kpktgend_2:eth0@2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("placed %q, want %q", got, want)
+	}
+	// Unpinned streams spread over every thread, kpktgend_10 after 3.
+	f.Netns = "other"
+	if gens, err = assign([]Flow{f, f, f, f, f}, threads); err != nil || gens[4].thread != "kpktgend_10" {
+		t.Fatalf("fifth unpinned stream on %+v (%v), want kpktgend_10", gens, err)
+	}
+	// A CPU with no generator thread (offline, or past the machine's) is
+	// refused, naming the CPUs asked and those there are.
+	pinned.CPUs = cpuset.Set{7}
+	_, err = assign([]Flow{pinned}, threads)
+	if err == nil || !strings.Contains(err.Error(), "CPUs 7") || !strings.Contains(err.Error(), "0-3,10") {
+		t.Fatalf("flow on CPU 7 of threads on 0-3,10: %v", err)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -167,8 +168,10 @@ type Receiver struct {
 // polls (pollEvery) of slack for a reader briefly off the CPU.
 const rcvBuf = 4 << 20
 
-// Listen opens a UDP socket on port in namespace ns and starts reading.
-func Listen(ns string, port int) (*Receiver, error) {
+// Listen opens a UDP socket on port in namespace ns and starts reading
+// it on cpus (nil: any CPU), where iperf3's server would run: the
+// server's pinned CPUs, or its node's.
+func Listen(ns string, port int, cpus cpuset.Set) (*Receiver, error) {
 	var conn *net.UDPConn
 	err := netns.Do(ns, func() error {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: port})
@@ -183,7 +186,23 @@ func Listen(ns string, port int) (*Receiver, error) {
 		return nil, fmt.Errorf("pktgen receiver on port %d in %s: %w", port, ns, err)
 	}
 	r := &Receiver{conn: conn, stop: make(chan struct{}), done: make(chan struct{})}
-	go r.read()
+	pinned := make(chan error, 1)
+	go func() {
+		defer close(r.done)
+		// A thread of its own, discarded with the receiver rather than
+		// handed on pinned to other goroutines.
+		if err := netns.DoPinned("", cpus, func() error {
+			pinned <- nil
+			r.read()
+			return nil
+		}); err != nil {
+			pinned <- err // read never ran
+		}
+	}()
+	if err := <-pinned; err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("pktgen receiver on port %d in %s: %w", port, ns, err)
+	}
 	return r, nil
 }
 
@@ -210,7 +229,6 @@ func setSockopts(conn *net.UDPConn) error {
 // bounds the wake-ups at a thousand a second whatever the rate. The
 // receive times are the kernel's, so reading late changes none of them.
 func (r *Receiver) read() {
-	defer close(r.done)
 	pc := ipv4.NewPacketConn(r.conn)
 	msgs := make([]ipv4.Message, 64)
 	for i := range msgs {

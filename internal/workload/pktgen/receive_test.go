@@ -5,6 +5,10 @@ import (
 	"encoding/binary"
 	"math"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,6 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -154,7 +159,7 @@ func TestReceiverJitter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	r, err := Listen(ns, 5201)
+	r, err := Listen(ns, 5201, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +206,73 @@ func TestReceiverJitter(t *testing.T) {
 		t.Fatalf("received %+v (jitter %.3f ms), want %d timed in 2 streams, 1 out of order, 1 other, jitter %.3f ms", got, ms, 2*n, want)
 	}
 	// The port is free again: Stop closed the socket.
-	r2, err := Listen(ns, 5201)
+	r2, err := Listen(ns, 5201, nil)
 	if err != nil {
 		t.Fatalf("port still held: %v", err)
 	}
 	if _, err := r2.Stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A receiver given CPUs reads on a thread of its own allowed only those
+// (iperf3's server, which it stands in for, runs pinned there), and the
+// thread ends with it.
+func TestReceiverPinned(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
+		t.Skipf("needs two CPUs to tell a pinned thread from the others (%d, %v)", all.Count(), err)
+	}
+	cpu := -1
+	for c := range 1024 {
+		if all.IsSet(c) {
+			cpu = c // the last CPU this process may use
+		}
+	}
+	id := kerneltest.RunID()
+	ns := kerneltest.Netns(t, kerneltest.Journal(t, id), id, "rx")
+	want := strconv.Itoa(cpu)
+	before := threadsAllowed(t, want)
+	r, err := Listen(ns, 5201, cpuset.Set{cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	during := threadsAllowed(t, want)
+	if _, err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The runtime ends a locked thread shortly after its goroutine.
+	after := threadsAllowed(t, want)
+	for deadline := time.Now().Add(2 * time.Second); after > before && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		after = threadsAllowed(t, want)
+	}
+	if during != before+1 || after != before {
+		t.Fatalf("threads allowed only CPU %s: %d before, %d while receiving, %d after; want one more while receiving", want, before, during, after)
+	}
+	if _, err := Listen(ns, 5202, cpuset.Set{cpuset.MaxCPU}); err == nil {
+		t.Fatalf("a receiver on CPU %d started", cpuset.MaxCPU)
+	}
+}
+
+// threadsAllowed counts this process's threads allowed exactly cpus.
+func threadsAllowed(t *testing.T, cpus string) int {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		for l := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) == cpus {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -9,13 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -26,9 +27,9 @@ const threadDir = "/proc/thread-self/net/pktgen"
 // Run sends every flow at once, each from its own generator device, and
 // returns what each device's generator counted, in flow order. Several
 // flows may come from one namespace (a pair's parallel streams): they
-// take the namespace's generator threads in turn (kpktgend_N, one per
-// CPU; a thread given two devices drives them in turn) and devices of
-// their own (place). started is called once every generator runs. A
+// take the namespace's generator threads on their CPUs in turn
+// (kpktgend_N, one per CPU; a thread given two devices drives them in
+// turn) and devices of their own (place). started is called once every generator runs. A
 // generator that keeps its schedule ends with its count; one behind it
 // (a CPU that cannot send the rate) is stopped at the longest flow's
 // duration and a little more (endGrace), as a time-bounded sender ends:
@@ -117,24 +118,43 @@ type generator struct {
 	thread, name string
 }
 
-// place gives each flow a generator: the K-th flow of a namespace takes
-// the namespace's K-th thread (round again past the last) and the device
-// name Dev@K where the namespace sends several flows, else Dev.
+// place gives each flow a generator thread and device (assign), from
+// the threads its namespace has.
 func place(flows []Flow) ([]generator, error) {
-	count := map[string]int{}
+	threads := map[string][]int{}
+	for _, f := range flows {
+		if _, ok := threads[f.Netns]; ok {
+			continue
+		}
+		ts, err := threadsOf(f.Netns)
+		if err != nil {
+			return nil, err
+		}
+		threads[f.Netns] = ts
+	}
+	return assign(flows, threads)
+}
+
+// assign gives each flow a generator: the K-th flow of a namespace takes
+// the K-th of the namespace's threads on the flow's CPUs (round again
+// past the last; threads holds each namespace's thread CPUs, ascending)
+// and the device name Dev@K where the namespace sends several flows,
+// else Dev.
+func assign(flows []Flow, threads map[string][]int) ([]generator, error) {
+	count, next := map[string]int{}, map[string]int{}
 	for _, f := range flows {
 		count[f.Netns]++
 	}
-	threads, next := map[string][]string{}, map[string]int{}
 	out := make([]generator, len(flows))
 	for i, f := range flows {
-		ts, ok := threads[f.Netns]
-		if !ok {
-			var err error
-			if ts, err = threadsOf(f.Netns); err != nil {
-				return nil, err
+		var on []int
+		for _, c := range threads[f.Netns] {
+			if len(f.CPUs) == 0 || f.CPUs.Contains(c) {
+				on = append(on, c)
 			}
-			threads[f.Netns] = ts
+		}
+		if len(on) == 0 {
+			return nil, fmt.Errorf("pktgen: %s has no generator thread on CPUs %s (it has threads on CPUs %s)", f.Netns, f.CPUs, cpuset.Set(threads[f.Netns]))
 		}
 		k := next[f.Netns]
 		next[f.Netns]++
@@ -142,23 +162,31 @@ func place(flows []Flow) ([]generator, error) {
 		if count[f.Netns] > 1 {
 			name = fmt.Sprintf("%s@%d", f.Dev, k)
 		}
-		out[i] = generator{Flow: f, thread: ts[k%len(ts)], name: name}
+		out[i] = generator{Flow: f, thread: threadName(on[k%len(on)]), name: name}
 	}
 	return out, nil
 }
 
-// threadsOf lists the generator threads of namespace ns (kpktgend_N).
-func threadsOf(ns string) ([]string, error) {
-	var out []string
+// threadPrefix names a generator thread; its CPU follows (kpktgend_N).
+const threadPrefix = "kpktgend_"
+
+func threadName(cpu int) string { return threadPrefix + strconv.Itoa(cpu) }
+
+// threadsOf lists the CPUs of namespace ns's generator threads,
+// ascending.
+func threadsOf(ns string) ([]int, error) {
+	var out []int
 	err := netns.Do(ns, func() error {
-		ts, err := filepath.Glob(filepath.Join(threadDir, "kpktgend_*"))
-		if err != nil || len(ts) == 0 {
+		ts, err := filepath.Glob(filepath.Join(threadDir, threadPrefix+"*"))
+		for _, t := range ts {
+			if cpu, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(t), threadPrefix)); err == nil {
+				out = append(out, cpu)
+			}
+		}
+		if err != nil || len(out) == 0 {
 			return fmt.Errorf("pktgen: no generator thread in %s of %s", threadDir, ns)
 		}
-		for _, t := range ts {
-			out = append(out, filepath.Base(t))
-		}
-		sort.Strings(out)
+		slices.Sort(out)
 		return nil
 	})
 	return out, err
