@@ -121,11 +121,21 @@ type Facts struct {
 	// two nodes' kernels report of CPUs and memory is then one reading.
 	SharedKernel bool
 	// IdleStates are CPU 0's idle states of each cluster node, read
-	// through its agent at preflight when a tuning bounds idle, keyed
-	// "node NAME's"; the runner refuses a bound that changes nothing on
-	// any of them (the local engine's are this machine's, read by the
+	// through its agent at preflight when a tuning bounds idle; the
+	// runner refuses a bound that changes nothing on a node its tuning
+	// goes on (the local engine's are this machine's, read by the
 	// runner).
-	IdleStates map[string][]cpuidle.State
+	IdleStates []NodeIdle
+}
+
+// NodeIdle is CPU 0's idle states of a node and the ends of a trial it
+// holds (study.SideServer, study.SideClient; both where the two nodes
+// are one).
+type NodeIdle struct {
+	// Where names the node in errors: "node NAME's", "this machine's".
+	Where  string
+	Sides  []string
+	States []cpuidle.State
 }
 
 // Run is what an engine needs to know of the run it serves.

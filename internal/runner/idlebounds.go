@@ -2,49 +2,38 @@ package runner
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
 // checkIdleBounds refuses a cpuIdle tuning whose bound no enabled idle
-// state of CPU 0 of the run's nodes exceeds: its trials would run with
-// the machine as it is and be reported as the tuning's. states are CPU 0's
-// states by where they were read ("this machine's" on the local engine,
-// "node NAME's" for each cluster node the agents read at preflight). A
-// bound that changes something on any of them passes: the tuning's side
-// decides which node it goes on, and its trial's plan checks that one
-// again. Whether the CPUs have idle states at all is the feature check's
-// (probe.CPUIdle); no states here means nothing to check.
-func checkIdleBounds(s *study.Study, states map[string][]cpuidle.State) error {
-	where := make([]string, 0, len(states))
-	for w := range states {
-		where = append(where, w)
-	}
-	sort.Strings(where)
+// state of CPU 0 exceeds on a node the tuning goes on (its side: the
+// server's node, the client's, or both): its trials would fail there
+// when their plan finds the bound changes nothing (tune's idleChanges),
+// after the run has built everything. idle holds CPU 0's states by node
+// and the ends it holds (this machine's, both ends, on the local engine;
+// each cluster node's, read by the agents at preflight). Whether the
+// CPUs have idle states at all is the feature check's (probe.CPUIdle);
+// a node without states here is not checked.
+func checkIdleBounds(s *study.Study, idle []engine.NodeIdle) error {
 	for i, t := range s.Spec.Tunings {
-		if t.CPUIdle == nil || len(states) == 0 {
+		if t.CPUIdle == nil {
 			continue
 		}
 		maxUS := t.CPUIdle.MaxExitLatencyUS()
-		var have []string
-		bounds := false
-		for _, w := range where {
-			bounds = bounds || len(cpuidle.Slower(states[w], maxUS)) > 0
-			if len(where) > 1 {
-				have = append(have, w+": "+stateList(states[w]))
-			} else {
-				have = append(have, stateList(states[w]))
+		for _, n := range idle {
+			if !slices.ContainsFunc(t.Sides(), func(side string) bool { return slices.Contains(n.Sides, side) }) ||
+				len(cpuidle.Slower(n.States, maxUS)) > 0 {
+				continue
 			}
+			return study.At(fmt.Sprintf("spec.tunings[%d].cpuIdle.maxExitLatency", i),
+				fmt.Errorf("tuning %s (side %s): no enabled idle state of %s CPU 0 exits slower than %d µs (%s): the bound would change nothing there",
+					t.Name, strings.Join(t.Sides(), " and "), n.Where, maxUS, stateList(n.States)))
 		}
-		if bounds {
-			continue
-		}
-		return study.At(fmt.Sprintf("spec.tunings[%d].cpuIdle.maxExitLatency", i),
-			fmt.Errorf("tuning %s: no enabled idle state of %s CPU 0 exits slower than %d µs (%s): the bound would change nothing",
-				t.Name, strings.Join(where, " or "), maxUS, strings.Join(have, "; ")))
 	}
 	return nil
 }
@@ -63,11 +52,11 @@ func stateList(states []cpuidle.State) string {
 }
 
 // localIdleStates are this machine's CPU 0 states for checkIdleBounds,
-// nil where it has none.
-func localIdleStates(r cpuidle.Reader) map[string][]cpuidle.State {
+// holding both ends; nil where it has none.
+func localIdleStates(r cpuidle.Reader) []engine.NodeIdle {
 	st, err := cpuidle.States(r, 0)
 	if err != nil {
 		return nil
 	}
-	return map[string][]cpuidle.State{"this machine's": st}
+	return []engine.NodeIdle{{Where: "this machine's", Sides: []string{study.SideServer, study.SideClient}, States: st}}
 }

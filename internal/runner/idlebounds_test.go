@@ -3,9 +3,12 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // A cpuIdle bound that no enabled state of this machine's CPU 0 exceeds
@@ -32,8 +35,8 @@ func TestCheckIdleBounds(t *testing.T) {
 	}
 	err := checkIdleBounds(parseSpec(t, spec("2us")), localIdleStates(cpuidle.DirReader(root)))
 	// (preflight puts the file and line in front, as for rps.cpus.)
-	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll: no enabled idle state of this machine's CPU 0 exits " +
-		"slower than 2 µs (POLL (0 µs), C1 (2 µs), C6 (133 µs) disabled): the bound would change nothing"
+	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll (side server): no enabled idle state of this machine's CPU 0 exits " +
+		"slower than 2 µs (POLL (0 µs), C1 (2 µs), C6 (133 µs) disabled): the bound would change nothing there"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
@@ -46,20 +49,52 @@ func TestCheckIdleBounds(t *testing.T) {
 }
 
 // On a cluster the states are the nodes' (read by their agents): a bound
-// is refused only where it changes nothing on either node, and the error
-// names both nodes' states.
+// is refused where it changes nothing on a node of an end the tuning
+// goes on (server by default, client, or both), naming that node's
+// states; another node's deeper states do not save it.
 func TestCheckIdleBoundsNodes(t *testing.T) {
 	c1 := []cpuidle.State{{Name: "POLL"}, {Index: 1, Name: "C1", LatencyUS: 2}}
 	halt := []cpuidle.State{{Name: "POLL"}, {Index: 1, Name: "haltpoll idle", LatencyUS: 1}}
-	s := parseSpec(t, "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: poll, cpuIdle: {maxExitLatency: 1us}}\n"+
-		"  workloads: [{tool: sockperf, protocol: tcp}]\n")
-	if err := checkIdleBounds(s, map[string][]cpuidle.State{"node w1's": c1, "node w2's": halt}); err != nil {
-		t.Errorf("a bound below w1's C1: %v", err)
+	tuning := func(side string) *study.Study {
+		return parseSpec(t, "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: poll, side: "+side+", cpuIdle: {maxExitLatency: 1us}}\n"+
+			"  workloads: [{tool: sockperf, protocol: tcp}]\n")
 	}
-	err := checkIdleBounds(s, map[string][]cpuidle.State{"node w2's": halt, "node w1's": halt})
-	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll: no enabled idle state of node w1's or node w2's CPU 0 exits " +
-		"slower than 1 µs (node w1's: POLL (0 µs), haltpoll idle (1 µs); node w2's: POLL (0 µs), haltpoll idle (1 µs)): the bound would change nothing"
+	nodes := func(server, client []cpuidle.State) []engine.NodeIdle {
+		return []engine.NodeIdle{
+			{Where: "node w1's", Sides: []string{study.SideServer}, States: server},
+			{Where: "node w2's", Sides: []string{study.SideClient}, States: client},
+		}
+	}
+	for _, c := range []struct {
+		side           string
+		server, client []cpuidle.State
+		refused        string // the node named, "" when it passes
+	}{
+		{"server", c1, halt, ""},
+		{"server", halt, c1, "node w1's"},
+		{"client", halt, c1, ""},
+		{"client", c1, halt, "node w2's"},
+		{"both", c1, c1, ""},
+		{"both", c1, halt, "node w2's"},
+		{"both", halt, c1, "node w1's"},
+	} {
+		err := checkIdleBounds(tuning(c.side), nodes(c.server, c.client))
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("side %s, server %v, client %v: %v", c.side, c.server, c.client, err)
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), "of "+c.refused+" CPU 0")):
+			t.Errorf("side %s, server %v, client %v: %v, want %s named", c.side, c.server, c.client, err, c.refused)
+		}
+	}
+	err := checkIdleBounds(tuning("server"), nodes(halt, c1))
+	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll (side server): no enabled idle state of node w1's CPU 0 exits " +
+		"slower than 1 µs (POLL (0 µs), haltpoll idle (1 µs)): the bound would change nothing there"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	// One node holding both ends is checked for either.
+	one := []engine.NodeIdle{{Where: "node w1's", Sides: []string{study.SideServer, study.SideClient}, States: halt}}
+	if err := checkIdleBounds(tuning("client"), one); err == nil {
+		t.Error("a client-side bound that changes nothing on the one node passed")
 	}
 }

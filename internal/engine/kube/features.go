@@ -12,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
 )
@@ -28,8 +29,9 @@ const preflightRun = "preflight"
 // the local engine's preflight names it for this machine. Where a
 // tuning bounds idle (probe.CPUIdle) and a node has idle states, the
 // agent also reads its CPU 0's, for the runner to check the bound
-// against (engine.Facts.IdleStates).
-func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need) (map[string][]cpuidle.State, error) {
+// against on the node of each end the tuning goes on
+// (engine.Facts.IdleStates).
+func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need) ([]engine.NodeIdle, error) {
 	var want []string
 	for _, n := range needs {
 		for _, f := range n.Features {
@@ -42,12 +44,17 @@ func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, 
 		return nil, nil
 	}
 	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
-	nodes := []string{place.Server.Name, place.Client.Name}
+	nodes := []string{place.Server.Name}
+	sides := map[string][]string{place.Server.Name: {study.SideServer}}
+	if place.Client.Name != place.Server.Name {
+		nodes = append(nodes, place.Client.Name)
+	}
+	sides[place.Client.Name] = append(sides[place.Client.Name], study.SideClient)
 	agents, err := c.waitAgents(ctx, nodes...)
 	if err != nil {
 		return nil, err
 	}
-	var idle map[string][]cpuidle.State
+	var idle []engine.NodeIdle
 	for _, node := range nodes {
 		missing, states, err := nodeFeatures(ctx, ex, cfg, node, agents[node], want)
 		if err != nil {
@@ -61,10 +68,7 @@ func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, 
 			}
 		}
 		if states != nil {
-			if idle == nil {
-				idle = map[string][]cpuidle.State{}
-			}
-			idle["node "+node+"'s"] = states
+			idle = append(idle, engine.NodeIdle{Where: "node " + node + "'s", Sides: sides[node], States: states})
 		}
 	}
 	return idle, nil

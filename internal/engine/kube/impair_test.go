@@ -93,7 +93,11 @@ func TestNodeIdleStatesThroughAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(idle) != 2 || len(idle["node w1's"]) != 2 || idle["node w2's"][1].Name != "C1E" || idle["node w2's"][1].LatencyUS != 10 {
-		t.Errorf("idle states %+v, want both nodes' POLL and C1E", idle)
+	if len(idle) != 2 || idle[0].Where != "node w1's" || len(idle[0].States) != 2 || idle[1].States[1].Name != "C1E" || idle[1].States[1].LatencyUS != 10 {
+		t.Fatalf("idle states %+v, want both nodes' POLL and C1E", idle)
+	}
+	// Each node says which end it holds: the fixture's server is w1.
+	if !slices.Equal(idle[0].Sides, []string{study.SideServer}) || !slices.Equal(idle[1].Sides, []string{study.SideClient}) {
+		t.Errorf("sides %v and %v, want server on w1 and client on w2", idle[0].Sides, idle[1].Sides)
 	}
 }
