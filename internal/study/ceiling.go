@@ -125,8 +125,9 @@ func (w Workload) SenderField() string {
 
 // validateSender checks the workload's sender: a known one, one place
 // to name it (sender and ceilingSearch.sender agree), and for pktgen a
-// load it can offer: client to server, at a set rate or a searched one,
-// each of parallel streams at that rate (iperf3's -b is per stream).
+// load it can offer: at a set rate or a searched one, each of parallel
+// streams at that rate (iperf3's -b is per stream), server to client
+// with reverse as iperf3 -R.
 func validateSender(w *Workload, f string, bad badFunc) {
 	if w.Sender != "" && w.CeilingSearch != nil && w.CeilingSearch.Sender != "" && w.CeilingSearch.Sender != w.Sender {
 		bad(f+"."+OptCeilingSrch+".sender", "%q differs from the workload's sender %q; give one", w.CeilingSearch.Sender, w.Sender)
@@ -140,10 +141,11 @@ func validateSender(w *Workload, f string, bad badFunc) {
 	if s != SenderPktgen {
 		return
 	}
-	// pktgen sends from the client's namespace: it cannot measure the
-	// reverse direction.
-	if w.Reverse {
-		bad(field, "the pktgen sender sends client to server: drop reverse, or use the iperf3 sender")
+	// iperf3 -R sends back over the connection the client opened, which a
+	// Service translated; pktgen's packets belong to no connection, so
+	// sent from the server they would skip the translation back.
+	if w.Reverse && (w.Target == TargetService || w.Target == TargetHairpin) {
+		bad(field, "pktgen sending from the server (reverse) addresses the client pod itself: its packets belong to no connection a Service translated; use target pod, or the iperf3 sender")
 	}
 }
 

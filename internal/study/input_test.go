@@ -71,8 +71,8 @@ func TestRefusedInputs(t *testing.T) {
 		// Loss-ceiling probe and budget.
 		{"probe huge", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 2562047h}}]"},
 			"spec.workloads[0].ceilingSearch.probe", "to 1h"},
-		{"pktgen reverse", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, reverse: true, lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
-			"spec.workloads[0].ceilingSearch.sender", "drop reverse, or use the iperf3 sender"},
+		{"pktgen reverse to a Service", []string{"workloads=[{name: u, tool: iperf3, protocol: udp, reverse: true, target: hairpin, lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
+			"spec.workloads[0].ceilingSearch.sender", "use target pod, or the iperf3 sender"},
 		{"probes in planned time", []string{"trials=1000", "workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 1h}}]"},
 			"spec.trials", "loss-ceiling probes"},
 		{"budget huge", []string{"trials={min: 2, max: 3}", "budget=2562047h"}, "spec.budget", "between 0 (none) and 720h"},
@@ -122,6 +122,7 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {sender: pktgen}}]"},
 		{"workloads=[{name: u, tool: iperf3, protocol: udp, rates: [500M, 1500M], sender: pktgen}]"},
 		{"workloads=[{name: u, tool: iperf3, protocol: udp, lossCeiling: 3%, sender: pktgen, ceilingSearch: {sender: pktgen}}]"},
+		{"workloads=[{name: u, tool: iperf3, protocol: udp, rate: 1G, sender: pktgen, reverse: true, target: pod}]"},
 		{"trials={min: 2, max: 3}", "budget=720h"},
 		{"trials={min: 2, max: 3}", "workloads=[{name: t, tool: iperf3}, {name: u, tool: iperf3, protocol: udp, rate: 1G}]",
 			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},

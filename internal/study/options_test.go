@@ -89,7 +89,7 @@ func TestNICModesOptions(t *testing.T) {
 		{"[{tool: sockperf, sender: pktgen}]", "spec.workloads[0].sender: tool sockperf has no option sender"},
 		{"[{tool: iperf3, protocol: udp, lossCeiling: 3%, sender: iperf3, ceilingSearch: {sender: pktgen}}]",
 			"spec.workloads[0].ceilingSearch.sender: \"pktgen\" differs from the workload's sender \"iperf3\"; give one"},
-		{"[{tool: iperf3, protocol: udp, rates: [500M, 1G], sender: pktgen, reverse: true}]", "spec.workloads[0].sender: the pktgen sender sends client to server: drop reverse"},
+		{"[{tool: iperf3, protocol: udp, rates: [500M, 1G], sender: pktgen, reverse: true, target: service}]", "spec.workloads[0].sender: pktgen sending from the server (reverse) addresses the client pod itself"},
 		{"[{tool: iperf3, pin: {server: far-away}}]", "w.yaml:15: spec.workloads[0].pin.server: \"far-away\" is neither a placement name (none, same-numa, other-numa, same-core, other-core) nor a CPU list"},
 		{"[{tool: iperf3, pin: {server: same-numa, client: other-core}}]", "spec.workloads[0].pin.client: only one end may be placed by name"},
 		{"[{tool: iperf3, pin: {server: other-numa, fallback: maybe}}]", "spec.workloads[0].pin.fallback: \"maybe\" is not refuse or mark"},

@@ -150,9 +150,9 @@ type Workload struct {
 	CeilingSearch *CeilingSearch `yaml:"ceilingSearch,omitempty"`
 	// Sender is what offers a UDP workload's load, at rate/rates or in a
 	// loss-ceiling search: "iperf3" (default, its client) or "pktgen"
-	// (the kernel's packet generator in each client pod, seed 001's
-	// sender), for a sender that must keep up with rates one iperf3
-	// process cannot send (UDPSender).
+	// (the kernel's packet generator in each client pod, each server
+	// pod with Reverse; seed 001's sender), for a sender that must keep
+	// up with rates one iperf3 process cannot send (UDPSender).
 	Sender string `yaml:"sender,omitempty"`
 	// Concurrency lists the HTTP client concurrencies to sweep (ab -c),
 	// or how many pods start at once (podstartup).

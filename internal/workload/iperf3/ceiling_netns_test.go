@@ -346,14 +346,21 @@ func TestPktgenAtRatesOnShapedLink(t *testing.T) {
 	requirePktgen(t)
 	client, server := shapedPath(t, shaper)
 	// Two streams share the pair's load as iperf3 -P 2 does, each at the
-	// rate (under the bound together, then over it).
+	// rate (under the bound together, then over it). Reversed, the pair's
+	// server sends, as iperf3 -R: the pair is swapped round so that its
+	// server's packets cross the shaper (sent client to server, they
+	// would arrive whole at 80 Mbit/s).
 	for _, c := range []struct {
 		rate    string
 		streams int
-	}{{"30M", 1}, {"80M", 1}, {"100G", 1}, {"15M", 2}, {"40M", 2}} {
+		reverse bool
+	}{{"30M", 1, false}, {"80M", 1, false}, {"100G", 1, false}, {"15M", 2, false}, {"40M", 2, false}, {"30M", 1, true}, {"80M", 1, true}} {
 		rate := c.rate
 		tr := trial(workload.Pair{Server: server, Client: client})
-		tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", Rate: rate, Sender: study.SenderPktgen, Parallel: c.streams}
+		if c.reverse {
+			tr = trial(workload.Pair{Server: client, Client: server})
+		}
+		tr.Spec = study.Workload{Tool: "iperf3", Protocol: "udp", Length: "1400", Rate: rate, Sender: study.SenderPktgen, Parallel: c.streams, Reverse: c.reverse}
 		tr.Duration, tr.Warmup = 3*time.Second, time.Second
 		res, err := New().Run(context.Background(), tr)
 		checkNoProcesses(t, client, server)
@@ -364,6 +371,9 @@ func TestPktgenAtRatesOnShapedLink(t *testing.T) {
 		asked, _ := study.ParseRate(rate)
 		asked *= float64(c.streams)
 		rate = fmt.Sprintf("%s x %d", rate, c.streams)
+		if c.reverse {
+			rate += " reversed"
+		}
 		t.Logf("pktgen at %s: sent %.2f Mbit/s (%.0f packets), received %.2f, loss %.3f%%, jitter %.3f ms, %.0f out of order; bound %.2f", rate, m[MetricSent]/1e6, m[MetricPackets], m["bitrate"]/1e6, m[MetricLostPct], m[MetricJitter], m[MetricOutOfOrder], bound/1e6)
 		if j, ok := m[MetricJitter]; !ok || !(j >= 0 && j < 20) {
 			t.Errorf("%s: jitter %v ms (reported: %v), want the receiver's timing of the packets, under 20 ms", rate, j, ok)

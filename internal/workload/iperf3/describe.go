@@ -46,7 +46,7 @@ func (d *Driver) Describe() spec.Tool {
 			{Name: study.OptCeilingSrch, Doc: "the loss-ceiling search's low, high, step, probe and sender",
 				Unset: "1M..10G per stream, step 1% of high, 2 s probes, iperf3 as the sender", OnlyFor: udp,
 				Note: "it tunes lossCeiling, a UDP option"},
-			{Name: study.OptSender, Doc: "what offers the UDP load: iperf3's client, or pktgen, the kernel's packet generator in each client pod (parallel streams as -P, each at the rate; the local engine only)",
+			{Name: study.OptSender, Doc: "what offers the UDP load: iperf3's client, or pktgen, the kernel's packet generator in each client pod (each server pod with reverse; parallel streams as -P, each at the rate; the local engine only)",
 				Unset: "iperf3", OnlyFor: udp, Note: "TCP's sender is its connection"},
 			{Name: study.OptBackground, Doc: "capped TCP connections on extra pairs beside the measured one", Unset: "no background load"},
 		}, workload.CommonOptions()...),

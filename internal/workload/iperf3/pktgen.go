@@ -19,12 +19,13 @@ import (
 
 // The sender pktgen (sender or ceilingSearch.sender): the search's
 // probes and the measured trials offer load with the kernel's packet
-// generator in each client pod (package pktgen) instead of iperf3's
-// client, and what arrived is counted at each server pod's receiving device: loss is sent
-// minus received over sent, whatever a reader keeps up with. A receiver
-// on the pair's port (pktgen.Listen), where iperf3's server would
-// listen, times the packets it reads for their jitter. There is no slow
-// start to leave out, so the whole duration counts.
+// generator in each client pod (package pktgen; in each server pod with
+// reverse, as iperf3 -R) instead of iperf3's sender, and what arrived is
+// counted at the other pod's receiving device: loss is sent minus
+// received over sent, whatever a reader keeps up with. A receiver on the
+// pair's port (pktgen.Listen) there times the packets it reads for
+// their jitter. There is no slow start to leave out, so the whole
+// duration counts.
 
 // pktgenRun offers rate (UDP payload bit/s per pair) from every client
 // pod at once for dur and returns iperf3's metric names for it.
@@ -44,21 +45,15 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 	rx := make([]netns.Iface, len(t.Pairs))
 	rxCPUs := make([]cpuset.Set, len(t.Pairs))
 	for i, pr := range t.Pairs {
-		f, r, err := pktgenFlow(pr, t.BasePort+i, payload, rate, dur)
-		if err == nil {
-			f.CPUs, err = runsOn(pr.Client, p.pinClient)
-		}
-		if err == nil {
-			rxCPUs[i], err = runsOn(pr.Server, p.pinServer)
-		}
+		f, err := pairFlow(pr, p, t.BasePort+i, payload, rate, dur)
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
 		for j := range streams {
 			f.SrcPort = streamPort(t.BasePort+i, j)
-			flows = append(flows, f)
+			flows = append(flows, f.Flow)
 		}
-		rx[i] = r
+		rx[i], rxCPUs[i] = f.rx, f.rxCPUs
 	}
 	rcv := make([]*pktgen.Receiver, len(rx))
 	defer func() {
@@ -152,27 +147,56 @@ func receivedMetrics(r pktgen.Received) map[string]float64 {
 	return m
 }
 
-// pktgenFlow is pair pr's flow: from the client pod's device toward the
-// server's pod, and the server pod's device that receives it. Pods must
-// be namespaces of this machine (the local engine's).
-func pktgenFlow(pr workload.Pair, port, payload int, rate float64, dur time.Duration) (pktgen.Flow, netns.Iface, error) {
-	cli, ok1 := pr.Client.(interface{ Netns() string })
-	srv, ok2 := pr.Server.(interface{ Netns() string })
+// sentFlow is a pair's flow, with the device that receives it and the
+// CPUs its receiver reads on.
+type sentFlow struct {
+	pktgen.Flow
+	rx     netns.Iface
+	rxCPUs cpuset.Set
+}
+
+// pairFlow is pair pr's flow: from its client to its server, or back
+// with reverse (iperf3 -R: the server sends), each end on the CPUs its
+// iperf3 would run on.
+func pairFlow(pr workload.Pair, p plan, port, payload int, rate float64, dur time.Duration) (sentFlow, error) {
+	from, to, pinFrom, pinTo := pr.Client, pr.Server, p.pinClient, p.pinServer
+	if p.reverse {
+		from, to, pinFrom, pinTo = pr.Server, pr.Client, p.pinServer, p.pinClient
+	}
+	var out sentFlow
+	var err error
+	if out.Flow, out.rx, err = pktgenFlow(from, to, port, payload, rate, dur); err != nil {
+		return out, err
+	}
+	if out.CPUs, err = runsOn(from, pinFrom); err != nil {
+		return out, err
+	}
+	out.rxCPUs, err = runsOn(to, pinTo)
+	return out, err
+}
+
+// pktgenFlow is the flow from pod from toward pod to (the client to the
+// server, or back with reverse) and to's device that receives it. The
+// flow addresses to as its clients would: a Fronted server at its
+// front. Pods must be namespaces of this machine (the local engine's).
+func pktgenFlow(from, to engine.Pod, port, payload int, rate float64, dur time.Duration) (pktgen.Flow, netns.Iface, error) {
+	src, ok1 := from.(interface{ Netns() string })
+	dst, ok2 := to.(interface{ Netns() string })
 	if !ok1 || !ok2 {
 		return pktgen.Flow{}, netns.Iface{}, errors.New("the pods are not network namespaces of this machine: pktgen runs on the local engine only")
 	}
-	dst := engine.AddrIP(pr.Server)
-	dev, mac, err := pktgen.NextHopMAC(cli.Netns(), dst)
+	addr := engine.AddrIP(to)
+	dev, mac, err := pktgen.NextHopMAC(src.Netns(), addr)
 	if err != nil {
 		return pktgen.Flow{}, netns.Iface{}, err
 	}
-	rdev, err := pktgen.RouteDev(srv.Netns(), pr.Client.IP())
+	rdev, err := pktgen.RouteDev(dst.Netns(), from.IP())
 	if err != nil {
 		return pktgen.Flow{}, netns.Iface{}, err
 	}
-	f := pktgen.Flow{Netns: cli.Netns(), Dev: dev, Src: pr.Client.IP(), Dst: dst, DstMAC: mac,
+	f := pktgen.Flow{Netns: src.Netns(), Dev: dev, Src: from.IP(), Dst: addr, DstMAC: mac,
 		SrcPort: port, DstPort: port, Payload: payload, Rate: rate, Duration: dur}
-	return f, netns.Iface{Netns: srv.Netns(), Name: rdev}, nil
+	return f, netns.Iface{Netns: dst.Netns(), Name: rdev}, nil
 }
 
 // runsOn is where iperf3 would run in pod: on the pinned CPU list, else
