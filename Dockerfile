@@ -14,8 +14,8 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/cnibench ./cmd/cni
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iperf3 sockperf apache2-utils nginx-light \
-      util-linux ethtool iptables nftables iproute2 linux-perf \
+ && apt-get install -y --no-install-recommends iperf3 sockperf qperf apache2-utils nginx-light \
+      util-linux coreutils ethtool iptables nftables iproute2 linux-perf \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/cnibench /usr/local/bin/cnibench
 CMD ["/usr/local/bin/cnibench", "agent", "pause"]

@@ -12,8 +12,8 @@ import (
 )
 
 // BasePort is the port measured server 0 listens on and its Service
-// forwards; server i uses BasePort+i, as the runner hands drivers ports.
-const BasePort = 5201
+// forwards; server i uses BasePort+i (engine.BasePort).
+const BasePort = engine.BasePort
 
 // servicePathEntry puts a ClusterIP Service in front of each measured
 // server for a trial whose workload targets the Service (or hairpins

@@ -40,19 +40,24 @@ func place(w study.Workload, r int, srv, cli []engine.Pod) (placed, error) {
 	if w.Background != nil && w.BackgroundConnections() > 0 {
 		m = w.Background.Pairs
 	}
+	// pair is server pod s (the s-th of its node, listening on the port
+	// its Service forwards) with client c.
+	pair := func(s int, c engine.Pod) workload.Pair {
+		return workload.Pair{Server: srv[s], Client: c, Port: engine.BasePort + s}
+	}
 	for i := range r {
 		c := cli[i]
 		if w.IntraNode() {
 			c = srv[r+i]
 		}
-		p.pairs = append(p.pairs, workload.Pair{Server: srv[i], Client: c})
+		p.pairs = append(p.pairs, pair(i, c))
 		p.servers = append(p.servers, srv[i])
 	}
 	for j := range m {
 		if w.IntraNode() {
-			p.background = append(p.background, workload.Pair{Server: srv[2*r+2*j], Client: srv[2*r+2*j+1]})
+			p.background = append(p.background, pair(2*r+2*j, srv[2*r+2*j+1]))
 		} else {
-			p.background = append(p.background, workload.Pair{Server: srv[r+j], Client: cli[r+j]})
+			p.background = append(p.background, pair(r+j, cli[r+j]))
 		}
 	}
 	return p, nil

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 
@@ -27,6 +28,9 @@ func pods(prefix string, n int) []engine.Pod {
 	return out
 }
 
+// Every pair carries its server pod's port (BasePort + the pod's index,
+// what its Service forwards on a cluster): background servers are pods
+// of their own, so their ports are apart from the measured ones.
 func TestPlace(t *testing.T) {
 	bg := &study.Background{Connections: []int{10}, Pairs: 2, Rate: "10M"}
 	for _, tc := range []struct {
@@ -34,11 +38,11 @@ func TestPlace(t *testing.T) {
 		r, need    int
 		pairs, bgs string
 	}{
-		{study.Workload{Name: "tcp"}, 2, 2, "srv0>cli0 srv1>cli1", ""},
-		{study.Workload{Name: "intra", Placement: study.PlacementIntraNode}, 2, 4, "srv0>srv2 srv1>srv3", ""},
-		{study.Workload{Name: "bg", Background: bg}, 1, 3, "srv0>cli0", "srv1>cli1 srv2>cli2"},
-		{study.Workload{Name: "bg-intra", Background: bg, Placement: study.PlacementIntraNode}, 1, 6, "srv0>srv1", "srv2>srv3 srv4>srv5"},
-		{study.Workload{Name: "bg0", Background: &study.Background{Connections: []int{0}, Pairs: 2, Rate: "10M"}}, 1, 1, "srv0>cli0", ""},
+		{study.Workload{Name: "tcp"}, 2, 2, "srv0:5201>cli0 srv1:5202>cli1", ""},
+		{study.Workload{Name: "intra", Placement: study.PlacementIntraNode}, 2, 4, "srv0:5201>srv2 srv1:5202>srv3", ""},
+		{study.Workload{Name: "bg", Background: bg}, 1, 3, "srv0:5201>cli0", "srv1:5202>cli1 srv2:5203>cli2"},
+		{study.Workload{Name: "bg-intra", Background: bg, Placement: study.PlacementIntraNode}, 1, 6, "srv0:5201>srv1", "srv2:5203>srv3 srv4:5205>srv5"},
+		{study.Workload{Name: "bg0", Background: &study.Background{Connections: []int{0}, Pairs: 2, Rate: "10M"}}, 1, 1, "srv0:5201>cli0", ""},
 	} {
 		if got := tc.w.PodsPerNode(tc.r); got != tc.need {
 			t.Errorf("%s: need %d, want %d", tc.w.Name, got, tc.need)
@@ -52,13 +56,13 @@ func TestPlace(t *testing.T) {
 			if i > 0 {
 				got += " "
 			}
-			got += p.Server.Name() + ">" + p.Client.Name()
+			got += fmt.Sprintf("%s:%d>%s", p.Server.Name(), p.Port, p.Client.Name())
 		}
 		for i, p := range pl.background {
 			if i > 0 {
 				gotBg += " "
 			}
-			gotBg += p.Server.Name() + ">" + p.Client.Name()
+			gotBg += fmt.Sprintf("%s:%d>%s", p.Server.Name(), p.Port, p.Client.Name())
 		}
 		if got != tc.pairs || gotBg != tc.bgs {
 			t.Errorf("%s: pairs %q background %q, want %q %q", tc.w.Name, got, gotBg, tc.pairs, tc.bgs)

@@ -104,7 +104,7 @@ func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, p
 	}
 	starter, _ := c.(engine.PodStarter)
 	res, err := drv.Run(ctx, workload.Trial{
-		Pairs: pairs, Background: pl.background, Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
+		Pairs: pairs, Background: backgroundPairs(pl.background, w.Target, r.plan.remote), Spec: r.plan.workloads.Apply(w), Duration: s.Duration.Duration, Warmup: s.Warmup.Duration,
 		BasePort: basePort, Started: win.started, Starter: starter,
 	})
 	end := time.Now()
@@ -138,6 +138,18 @@ func targetPairs(pairs []workload.Pair, target string, front []net.IP, remote bo
 		}
 	}
 	return out
+}
+
+// backgroundPairs are the background pairs as the driver sees them: at
+// their pod IPs on a cluster when the workload targets pods, as its
+// measured pairs are; else as the engine gives them (the kube engine's
+// Services; knob service-path fronts measured servers only, and a
+// hairpin moves measured clients only).
+func backgroundPairs(pairs []workload.Pair, target string, remote bool) []workload.Pair {
+	if target != study.TargetPod {
+		return pairs
+	}
+	return targetPairs(pairs, target, nil, remote)
 }
 
 // store writes a counted trial's sample and CPU points. A failed write

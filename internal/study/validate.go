@@ -273,9 +273,6 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 		}
 		validateWorkload(w, f, cat, bad)
 		validateMSS(w, f, sp, bad)
-		if t, ok := cat.Tool(w.Tool); ok && t.Kube.Support == spec.KubeNone && (w.Target == TargetService || w.Target == TargetHairpin) {
-			bad(f+"."+OptTarget, "%s cannot be reached through a Service: a Service here forwards one port per server (TCP and UDP), which %s cannot share", w.Tool, w.Tool)
-		}
 		if strings.ContainsAny(w.Name, "@/ ") {
 			bad(f+".name", "workload name %q must not contain '@', '/' or spaces ('@' names a sweep's variants)", w.Name)
 		}

@@ -23,6 +23,11 @@ import (
 type Pair struct {
 	Server engine.Pod
 	Client engine.Pod
+	// Port is the port the server pod listens on and its front (a
+	// Service) forwards: engine.BasePort + the pod's index among the
+	// server node's pods, so measured pair i's is Trial.BasePort+i and a
+	// background pair's that of the pod carrying it.
+	Port int
 }
 
 // Trial is one repetition of one cell, as a driver needs it.

@@ -56,9 +56,11 @@ func (*Engine) Name() string { return "kube" }
 // the nodes.
 func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Needs) (engine.Facts, error) {
 	f := engine.Facts{Remote: true}
-	if err := checkStudy(s); err != nil {
+	notes, err := checkStudy(s)
+	if err != nil {
 		return f, err
 	}
+	f.Notes = append(f.Notes, notes...)
 	if err := b.cfg.Validate(); err != nil {
 		return f, err
 	}
@@ -94,19 +96,40 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	return f, nil
 }
 
-// checkStudy refuses what only the local engine's emulated nodes can do.
-func checkStudy(s *study.Study) error {
+// checkStudy refuses what only the local engine's emulated nodes can do,
+// and leaves out, with a note, what of the datapath's entry only shapes
+// them: on a cluster the datapath is a label (the cluster's CNI is
+// measured), so the same study file runs on both engines and its cells
+// line up in compare. The run's study.yaml then says what ran.
+func checkStudy(s *study.Study) ([]string, error) {
 	if len(s.Spec.Datapaths) != 1 {
-		return study.At("spec.datapaths", fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
+		return nil, study.At("spec.datapaths", fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
 			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", ")))
 	}
-	if d := s.Spec.Datapaths[0]; d.MTU != 0 || len(d.Offloads) > 0 || len(d.PodOffloads) > 0 || d.Policy != "" || d.Netfilter != nil || d.Wiring != "" || d.Implementation != "" || s.Spec.Link.Rate != "" {
-		return study.At("spec.datapaths[0]", fmt.Errorf("datapath %s: mtu, offloads, podOffloads, policy, netfilter, wiring, implementation and spec.link shape the local engine's emulated nodes; on a real cluster the CNI and the NICs decide them: remove them for --engine kube", d.Name))
-	}
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
-		return study.At("spec.nodes", errors.New("a node's cpus pin an emulated node to CPUs; on a real cluster nodes have their own CPUs: remove them for --engine kube"))
+		return nil, study.At("spec.nodes", errors.New("a node's cpus pin an emulated node to CPUs; on a real cluster nodes have their own CPUs: remove them for --engine kube"))
 	}
-	return nil
+	d := &s.Spec.Datapaths[0]
+	var unused []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"mtu", d.MTU != 0}, {"offloads", len(d.Offloads) > 0}, {"podOffloads", len(d.PodOffloads) > 0},
+		{"policy", d.Policy != ""}, {"netfilter", d.Netfilter != nil}, {"wiring", d.Wiring != ""},
+		{"implementation", d.Implementation != ""}, {"spec.link", s.Spec.Link.Rate != ""},
+	} {
+		if f.set {
+			unused = append(unused, f.name)
+		}
+	}
+	if len(unused) == 0 {
+		return nil, nil
+	}
+	d.MTU, d.Offloads, d.PodOffloads, d.Policy, d.Netfilter, d.Wiring, d.Implementation = 0, nil, nil, "", nil, "", ""
+	s.Spec.Link = study.Link{}
+	return []string{fmt.Sprintf("datapath %s: %s shape the local engine's emulated nodes and are not applied on a cluster, whose CNI and NICs decide them; the cells keep the name %s",
+		d.Name, strings.Join(unused, ", "), d.Name)}, nil
 }
 
 // Up prepares the run's pods on the cluster. There is nothing to build:

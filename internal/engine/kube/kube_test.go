@@ -165,8 +165,17 @@ func TestManifests(t *testing.T) {
 		t.Error("workload pods need no privileges")
 	}
 	svc := cfg.ServerService(1)
-	if svc.Spec.Selector[LabelPod] != sp.Labels[LabelPod] || svc.Spec.Ports[0].Port != BasePort+1 {
-		t.Errorf("service 1 selects %v port %d", svc.Spec.Selector, svc.Spec.Ports[0].Port)
+	if svc.Spec.Selector[LabelPod] != sp.Labels[LabelPod] {
+		t.Errorf("service 1 selects %v", svc.Spec.Selector)
+	}
+	// The pod's port, TCP and UDP, and its second TCP port (qperf's test
+	// socket), each to the same number on the pod.
+	var ports []string
+	for _, p := range svc.Spec.Ports {
+		ports = append(ports, fmt.Sprintf("%s %d->%s", p.Protocol, p.Port, p.TargetPort.String()))
+	}
+	if got, want := strings.Join(ports, ", "), "TCP 5202->5202, UDP 5202->5202, TCP 6202->6202"; got != want {
+		t.Errorf("service 1 ports %s, want %s", got, want)
 	}
 	y, err := YAML(append(append(objs, cfg.RBAC("jane")...), cfg.AgentInstall(nil)...))
 	if err != nil {

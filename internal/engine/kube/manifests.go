@@ -16,12 +16,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cnibench/cnibench/internal/agent"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/version"
 )
 
-// BasePort is iperf3's default port; pair i listens on BasePort+i (the
-// runner's convention).
-const BasePort = 5201
+// BasePort is the port of server pod 0; pod i listens on BasePort+i
+// (engine.BasePort), which its Service forwards.
+const BasePort = engine.BasePort
 
 func (c Config) labels(role string) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelRun: c.RunID, LabelRole: role}
@@ -209,10 +210,12 @@ func (c Config) ProbePod(node string) *corev1.Pod {
 }
 
 // ServerService fronts server pod i, as the paper addressed its servers
-// (TCP and UDP on the pair's port).
+// (TCP and UDP on the pod's port), and forwards the pod's second TCP
+// port (engine.SecondPortOffset: qperf's test socket), which a client
+// reaches at the same address as the first.
 func (c Config) ServerService(i int) *corev1.Service {
 	name := serverName(c.RunID, i)
-	port := int32(BasePort + i)
+	port, second := int32(BasePort+i), int32(BasePort+engine.SecondPortOffset+i)
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: c.meta(name, RoleServer),
@@ -222,6 +225,7 @@ func (c Config) ServerService(i int) *corev1.Service {
 			Ports: []corev1.ServicePort{
 				{Name: "tcp", Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP},
 				{Name: "udp", Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolUDP},
+				{Name: "tcp-second", Port: second, TargetPort: intstr.FromInt32(second), Protocol: corev1.ProtocolTCP},
 			},
 		},
 	}

@@ -62,11 +62,15 @@ func New(procRoot string) *Engine { return &Engine{procRoot: procRoot, settle: c
 // Name implements engine.Engine.
 func (*Engine) Name() string { return "local" }
 
-// Preflight checks root, each datapath's kernel features and wiring, the
-// workloads' programs, perf, and the per-trial knobs' kernel features.
+// Preflight checks what of the study only this engine refuses, root,
+// each datapath's kernel features and wiring, the workloads' programs,
+// perf, and the per-trial knobs' kernel features.
 func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) (engine.Facts, error) {
 	// The emulated nodes are namespaces of this one kernel.
 	f := engine.Facts{SharedKernel: true}
+	if err := checkStudy(s); err != nil {
+		return f, err
+	}
 	if os.Geteuid() != 0 {
 		return f, errors.New("the local engine needs root (it creates network namespaces and writes sysfs); run with sudo")
 	}

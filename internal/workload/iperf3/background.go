@@ -24,9 +24,7 @@ import (
 const (
 	MetricBackgroundConns   = "background_connections_count"
 	MetricBackgroundBitrate = "background_bitrate_bps"
-	// backgroundPortOffset separates background ports from measured ones.
-	backgroundPortOffset = 1000
-	backgroundExtra      = time.Second
+	backgroundExtra         = time.Second
 )
 
 type background struct {
@@ -79,7 +77,13 @@ func (d *Driver) startBackground(ctx context.Context, t workload.Trial, p plan) 
 		if per[j] == 0 {
 			continue
 		}
-		port := t.BasePort + backgroundPortOffset + j
+		// The port of the pod carrying pair j, apart from every measured
+		// pod's: its Service forwards it on a cluster.
+		port := pr.Port
+		if port == 0 {
+			bg.stop()
+			return nil, fmt.Errorf("background pair %d has no port", j)
+		}
 		s, err := pr.Server.Start(bctx, []string{d.Bin, "-s", "-1", "-J", "-p", strconv.Itoa(port)})
 		if err != nil {
 			bg.stop()

@@ -41,7 +41,7 @@ func TestBackgroundClientThatHangsMeetsItsDeadline(t *testing.T) {
 	p0, _, _ := pair(0, fixed(t, "tcp-server.json"), fixed(t, "tcp-client.json"))
 	tr := trial(p0)
 	tr.Duration, tr.Warmup = time.Second, 0
-	tr.Background = []workload.Pair{{Server: hostPod{"bs"}, Client: hostPod{"bc"}}}
+	tr.Background = []workload.Pair{{Server: hostPod{"bs"}, Client: hostPod{"bc"}, Port: 5202}}
 	tr.Spec.Background = &study.Background{Connections: []int{1}, Pairs: 1, Rate: "10M"}
 	d := fastDriver()
 	d.Bin = hangingProgram(t)

@@ -59,10 +59,8 @@ func (d *Driver) Describe() spec.Tool {
 			{Name: MetricRTT, Protocols: tcp},
 			{Name: MetricBackgroundBitrate, Protocols: tcp},
 		},
-		Kube: spec.Kube{Support: spec.KubeSome, Unsupported: map[string]string{
-			// Background servers listen on BasePort+1000+j, a port the
-			// run's Services (one port per pod, BasePort+I) do not forward.
-			study.OptBackground: "background load (its servers use ports the run's Services do not expose)",
-		}},
+		// pktgen's refusal on a cluster is workload.Prepare's (it needs
+		// this machine's namespaces); everything else runs there.
+		Kube: spec.Kube{Support: spec.KubeAll},
 	}
 }

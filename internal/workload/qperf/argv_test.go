@@ -13,8 +13,9 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
 
-// Two pairs: each server listens on its own port; TCP data ports follow
-// the listen ports (BasePort+pairs+i), UDP data shares the listen port's
+// Two pairs: each server listens on its own port; a TCP data port is the
+// server's second port (its listen port + engine.SecondPortOffset, which
+// the kube engine's Services forward), UDP data shares the listen port's
 // number. The client is pinned with taskset, as every tool is.
 func TestRunArgv(t *testing.T) {
 	reply := read(t, "tcp-1-client.txt")
@@ -41,8 +42,8 @@ func TestRunArgv(t *testing.T) {
 		t.Error("Started not called")
 	}
 	want := []struct{ srv, cli string }{
-		{"timeout 28 qperf -lp 5201", "taskset -c 1 qperf 10.244.1.5 -lp 5201 -ip 5203 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
-		{"timeout 28 qperf -lp 5202", "taskset -c 1 qperf 10.244.1.6 -lp 5202 -ip 5204 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
+		{"timeout 28 qperf -lp 5201", "taskset -c 1 qperf 10.244.1.5 -lp 5201 -ip 6201 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
+		{"timeout 28 qperf -lp 5202", "taskset -c 1 qperf 10.244.1.6 -lp 5202 -ip 6202 -m 1 -t 3 -ws 5 -e 6 -uu -vs -vu tcp_lat"},
 	}
 	for i, w := range want {
 		if got := strings.Join(srvs[i].Argvs()[0], " "); got != w.srv {

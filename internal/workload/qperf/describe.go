@@ -34,12 +34,11 @@ func (d *Driver) Describe() spec.Tool {
 			{Name: "timeout", Package: "coreutils", Version: []string{"timeout", "--version"}},
 		},
 		Headline: []spec.Metric{{Name: MetricTPS}, {Name: MetricMean}},
-		// A qperf test needs two ports per server, its control port and
-		// the test socket's (-ip), both reached at the address the client
-		// was given; the kube engine's Services forward one port per pair
-		// (TCP and UDP), which tcp_lat cannot share between its two TCP
-		// listeners.
-		Kube:       spec.Kube{Support: spec.KubeNone},
+		// tcp_lat's test socket is a second TCP listener, reached at the
+		// address the client was given: the kube engine's Services
+		// forward it, knob service-path's do not.
+		Kube:       spec.Kube{Support: spec.KubeAll},
+		SecondPort: true,
 		RoundTrips: true,
 	}
 }

@@ -17,8 +17,9 @@
 // client then asks it to open the test socket on the data port (-ip) and
 // connects to the same address there. Pair i uses
 // listen port BasePort+i; its UDP data port is the same number (UDP, so
-// no clash), its TCP data port BasePort+len(Pairs)+i (a second TCP
-// listener cannot share the first's port). The client waits up to -ws
+// no clash), its TCP data port that + engine.SecondPortOffset (a second
+// TCP listener cannot share the first's port), which the kube engine's
+// Services forward too. The client waits up to -ws
 // seconds for the server itself (retrying once a second), so there is no
 // retry loop here; the servers get a short settle first so the first
 // attempt normally succeeds. The whole -t is measured: qperf has no
@@ -96,7 +97,7 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 		return p, fmt.Errorf("qperf runs whole seconds, at least 1: got %v", t.Duration)
 	}
 	p.seconds = int(t.Duration / time.Second)
-	if last := t.BasePort + 2*len(t.Pairs) - 1; t.BasePort < 1 || last > 65535 {
+	if last := t.BasePort + engine.SecondPortOffset + len(t.Pairs) - 1; t.BasePort < 1 || last > 65535 {
 		return p, fmt.Errorf("qperf ports %d..%d are out of range", t.BasePort, last)
 	}
 	if t.Spec.Pin != nil {
@@ -110,10 +111,11 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	return p, nil
 }
 
-// ports returns pair i's listen (control) port and data port.
+// ports returns pair i's listen (control) port and data port: the
+// server's second port for TCP (a front forwards it beside the first).
 func (p plan) ports(base, i int) (listen, data int) {
 	if p.tcp {
-		return base + i, base + p.pairs + i
+		return base + i, base + i + engine.SecondPortOffset
 	}
 	return base + i, base + i
 }

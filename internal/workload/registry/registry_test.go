@@ -75,7 +75,7 @@ func TestCheckCatchesGaps(t *testing.T) {
 		"headline":         func(d *spec.Tool) { d.Headline = nil },
 		"headline for udp": func(d *spec.Tool) { d.Headline = d.Headline[4:] },
 		"kube":             func(d *spec.Tool) { d.Kube = spec.Kube{} },
-		"kube some":        func(d *spec.Tool) { d.Kube.Unsupported = nil },
+		"kube some":        func(d *spec.Tool) { d.Kube = spec.Kube{Support: spec.KubeSome} },
 	}
 	for name, gap := range gaps {
 		d, _ := Describe("iperf3")
@@ -136,10 +136,10 @@ func TestPrograms(t *testing.T) {
 	if strings.Count(all, "taskset=") != 1 {
 		t.Errorf("AllPrograms() repeats: %s", all)
 	}
-	// qperf does not run on kube (spec.KubeNone), so its image lacks it;
-	// doctor still lists it.
+	// qperf runs on kube, so its image has it (and timeout, which stops
+	// its server's per-test child).
 	kubeProgs := names(KubePrograms())
-	if !strings.Contains(all, "qperf=qperf") || strings.Contains(kubeProgs, "qperf") || !strings.Contains(kubeProgs, "sockperf=sockperf") {
+	if !strings.Contains(all, "qperf=qperf") || !strings.Contains(kubeProgs, "qperf=qperf") || !strings.Contains(kubeProgs, "timeout=coreutils") || !strings.Contains(kubeProgs, "sockperf=sockperf") {
 		t.Errorf("AllPrograms() = %s; KubePrograms() = %s", all, kubeProgs)
 	}
 }
@@ -149,15 +149,29 @@ func TestHeadlineAndKube(t *testing.T) {
 	if h[0] != "bitrate" || !slices.Contains(h, "transactions_per_s") || !slices.Contains(h, "requests_per_s") {
 		t.Errorf("Headline() = %v", h)
 	}
-	bg := study.Workload{Name: "bg", Tool: "iperf3", Background: &study.Background{Connections: []int{0, 100}}}
-	if got := KubeUnsupported(bg); len(got) != 1 || !strings.HasPrefix(got[0], "background load (") {
-		t.Errorf("KubeUnsupported(background) = %v", got)
+	// Every listed tool runs whole on a cluster: background load (its
+	// servers on their own pods' ports) and qperf (its second port) too.
+	for _, w := range []study.Workload{
+		{Name: "bg", Tool: "iperf3", Background: &study.Background{Connections: []int{0, 100}}},
+		{Tool: "sockperf", MessageSizes: []int{14}}, {Tool: "qperf", MessageSize: 1},
+	} {
+		if got := KubeUnsupported(w); got != nil {
+			t.Errorf("KubeUnsupported(%s) = %v", w.Tool, got)
+		}
 	}
-	if got := KubeUnsupported(study.Workload{Tool: "sockperf", MessageSizes: []int{14}}); got != nil {
-		t.Errorf("KubeUnsupported(sockperf) = %v", got)
+	// A tool that says what it cannot run there is refused by name: the
+	// whole tool, or an option of it, by its sweep's name too.
+	none := spec.Tool{Name: "x", Kube: spec.Kube{Support: spec.KubeNone}}
+	if got := kubeUnsupported(none, study.Workload{Tool: "x"}); len(got) != 1 || got[0] != "tool x does not run on a cluster" {
+		t.Errorf("kubeUnsupported(none) = %v", got)
 	}
-	if got := KubeUnsupported(study.Workload{Tool: "qperf", MessageSize: 1}); len(got) != 1 || !strings.Contains(got[0], "qperf does not run on a cluster") {
-		t.Errorf("KubeUnsupported(qperf) = %v", got)
+	some, _ := Describe("iperf3")
+	some.Kube = spec.Kube{Support: spec.KubeSome, Unsupported: map[string]string{study.OptMSS: "mss (why)"}}
+	if got := kubeUnsupported(some, study.Workload{Tool: "iperf3", MSSes: []int{1000, 1400}}); len(got) != 1 || got[0] != "mss (why)" {
+		t.Errorf("kubeUnsupported(some, msses) = %v", got)
+	}
+	if got := kubeUnsupported(some, study.Workload{Tool: "iperf3", Length: "128K"}); got != nil {
+		t.Errorf("kubeUnsupported(some, length) = %v", got)
 	}
 }
 

@@ -43,6 +43,13 @@ type Tool struct {
 	// duration and warm-up do not apply to it, and the collectors' window
 	// is the task itself.
 	Task bool
+	// SecondPort marks a tool whose server also listens on a second TCP
+	// port (engine.SecondPortOffset above its own), which the client
+	// reaches at the address it was given. The kube engine's Services
+	// forward it; knob service-path's modelled Services (one port each,
+	// as the paper's) do not, so on the local engine such a tool is not
+	// reached through a Service (target service or hairpin).
+	SecondPort bool
 	// RoundTrips marks a tool whose rate is set by round trips (a
 	// request waits for its response: sockperf's ping-pong, qperf's
 	// latency tests, ab's requests): a core that idles between them is

@@ -63,11 +63,12 @@ func Cluster(tb testing.TB, dp string, n int) (*local.Cluster, []workload.Pair) 
 	return c, Pairs(srv, cli)
 }
 
-// Pairs zips server and client pods into pairs.
+// Pairs zips server and client pods into pairs, each with its server
+// pod's port as the runner's placement gives it.
 func Pairs(srv, cli []engine.Pod) []workload.Pair {
 	out := make([]workload.Pair, len(srv))
 	for i := range srv {
-		out[i] = workload.Pair{Server: srv[i], Client: cli[i]}
+		out[i] = workload.Pair{Server: srv[i], Client: cli[i], Port: engine.BasePort + i}
 	}
 	return out
 }

@@ -304,7 +304,10 @@ func sideBySide(t *testing.T, kube, local *results.Run) string {
 }
 
 // kubeWorkloadsStudy runs one short trial of each workload kind besides
-// plain TCP: UDP at a rate, sockperf ping-pong and HTTP (nginx + ab).
+// plain TCP: UDP at a rate, sockperf ping-pong, qperf's 1-byte ping-pong
+// (its test socket on the Service's second port), HTTP (nginx + ab) and
+// TCP beside background load on two more pairs (their servers on their
+// own pods' ports, through their Services).
 const kubeWorkloadsStudy = `apiVersion: cnibench/v1alpha1
 kind: Study
 metadata: {name: kube-workloads}
@@ -317,6 +320,8 @@ spec:
     - {name: http, tool: ab, size: 256K, concurrency: [4]}
     - {name: cost, tool: iperf3, cpp: true, counters: true}
     - {name: startup, tool: podstartup, concurrency: [5]}
+    - {name: rr1, tool: qperf, protocol: tcp, messageSize: 1}
+    - {name: bg, tool: iperf3, background: {connections: [4], pairs: 2, rate: 10M}}
   replicas: [1]
   trials: 1
   duration: 4s
@@ -391,8 +396,8 @@ func TestKubeWorkloads(t *testing.T) {
 	for wl, m := range got {
 		t.Logf("%s: %v", wl, m)
 	}
-	if len(r.Samples) != 10 {
-		t.Errorf("%d samples, want 10 (5 workloads x 2 tunings)", len(r.Samples))
+	if len(r.Samples) != 14 {
+		t.Errorf("%d samples, want 14 (7 workloads x 2 tunings)", len(r.Samples))
 	}
 	unit := "ns"
 	if _, ok := got["cost"]["cpp_total_cycles"]; ok {
@@ -402,6 +407,8 @@ func TestKubeWorkloads(t *testing.T) {
 		"udp":  {"bitrate", "packets_count", "offered_bps"},
 		"rr":   {"transactions_per_s", "rtt_p99_us"},
 		"http": {"requests_per_s", "latency_p50_ms", "requests_count"},
+		"rr1":  {"transactions_per_s", "rtt_mean_us", "half_rtt_mean_us"},
+		"bg":   {"bitrate", "background_bitrate_bps", "background_connections_count"},
 		// One concurrency value is no sweep: the workload keeps its name.
 		// The kubelet may report the sandbox condition and Ready in one
 		// status update, so the containers step can read 0.
@@ -431,6 +438,12 @@ func TestKubeWorkloads(t *testing.T) {
 			m["trace_path_rules_count"], m["iptables_path_rules_count"])
 	}
 	noTraceTables(t)
+	if m := got["bg"]; m["background_connections_count"] != 4 || m["message_bytes"] != 0 {
+		t.Errorf("bg: %v", m)
+	}
+	if m := got["rr1"]; m["message_bytes"] != 1 {
+		t.Errorf("rr1: %v", m)
+	}
 	if m := got["http"]; m["errors_count"] != 0 || m["body_bytes"] != 256<<10 {
 		t.Errorf("http: %v", m)
 	}
