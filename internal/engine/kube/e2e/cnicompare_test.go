@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// TestKubeCNICompareQuick runs the built-in cni-compare study's quick
+// profile on the cluster as a user would, with one of its datapath
+// entries as the label: every workload runs (qperf through the Service's
+// second port, background load on pods of its own, HTTP, pod start-up),
+// the entry's emulation fields are left out with a note, and the
+// pod-path workloads bypass the Service that svc-inter goes through.
+func TestKubeCNICompareQuick(t *testing.T) {
+	c := setup(t)
+	before := knobs(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	out, err := c.cnibench(append([]string{"run", "cni-compare", "--quick", "--set", "datapaths=[flannel]", "--out", dir}, kubeArgs()...)...).CombinedOutput()
+	t.Logf("run took %v:\n%s", time.Since(start), tail(out, 3000))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(r.Env.Notes, "datapath flannel: mtu, netfilter shape the local engine's emulated nodes and are not applied on a cluster, whose CNI and NICs decide them; the cells keep the name flannel") {
+		t.Errorf("env notes do not say what of the entry was left out: %v", r.Env.Notes)
+	}
+	got := map[string]map[string]float64{}
+	for _, s := range r.Samples {
+		if s.Cell.Datapath != "flannel" {
+			t.Errorf("cell %+v: want the datapath label flannel", s.Cell)
+		}
+		got[s.Cell.Workload] = s.Metrics
+	}
+	for wl, key := range map[string]string{
+		"tcp-inter": "bitrate", "tcp-intra": "bitrate", "svc-inter": "bitrate", "rr-inter": "transactions_per_s",
+		"bg-inter@bg0": "bitrate", "bg-inter@bg20": "background_bitrate_bps", "http@c1": "requests_per_s",
+		"http@c8": "requests_per_s", "startup@c1": "startup_ms", "startup@c10": "startup_ms",
+	} {
+		if got[wl][key] <= 0 {
+			t.Errorf("%s: %s = %v (metrics %v)", wl, key, got[wl][key], got[wl])
+		}
+	}
+	if n := got["bg-inter@bg20"]["background_connections_count"]; n != 20 {
+		t.Errorf("bg-inter@bg20: %v background connections, want 20", n)
+	}
+	// Through the Service the traced path adds kube-proxy's Service
+	// chains (KUBE-SVC-*, KUBE-SEP-*), which the pod path never enters.
+	if pod, svc := got["tcp-inter"]["trace_path_chains_count"], got["svc-inter"]["trace_path_chains_count"]; !(pod > 0 && svc > pod) {
+		t.Errorf("traced chains: pod path %v, Service path %v; want the Service's more", pod, svc)
+	}
+	noRunObjects(t, c)
+	sameKnobs(t, before, knobs(t))
+	noAgentJournalDirs(t)
+	if strings.Contains(string(out), "cannot run") {
+		t.Errorf("a workload was refused:\n%s", out)
+	}
+}
