@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -95,5 +96,35 @@ func TestKubeLeavesOutEmulationFields(t *testing.T) {
 	}
 	if d.MTU != 0 || d.Offloads != nil || d.Netfilter != nil || s.Spec.Link.Rate != "" || d.Name != "bridge" {
 		t.Errorf("left in the run's study: %+v, link %+v", *d, s.Spec.Link)
+	}
+}
+
+// Every built-in study runs on a cluster with one of its datapath entries
+// as the label (--set datapaths=[NAME]), every profile: no workload is
+// refused there, and what an entry only emulates is a note.
+func TestBuiltinStudiesPassOnKube(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, name := range study.Builtins() {
+		base, err := study.Resolve(name, study.Options{}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiles := []string{""}
+		for p := range base.Profiles {
+			profiles = append(profiles, p)
+		}
+		for _, profile := range profiles {
+			s, err := study.Resolve(name, study.Options{Profile: profile}, cat)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, profile, err)
+			}
+			s.Spec.Datapaths = s.Spec.Datapaths[:1]
+			if _, err := checkStudy(s); err != nil {
+				t.Errorf("%s %s: %v", name, profile, err)
+			}
+			if err := kubeUnsupported(s); err != nil {
+				t.Errorf("%s %s: %v", name, profile, err)
+			}
+		}
 	}
 }
