@@ -159,10 +159,7 @@ type sentFlow struct {
 // with reverse (iperf3 -R: the server sends), each end on the CPUs its
 // iperf3 would run on.
 func pairFlow(pr workload.Pair, p plan, port, payload int, rate float64, dur time.Duration) (sentFlow, error) {
-	from, to, pinFrom, pinTo := pr.Client, pr.Server, p.pinClient, p.pinServer
-	if p.reverse {
-		from, to, pinFrom, pinTo = pr.Server, pr.Client, p.pinServer, p.pinClient
-	}
+	from, to, pinFrom, pinTo := ends(pr, p)
 	var out sentFlow
 	var err error
 	if out.Flow, out.rx, err = pktgenFlow(from, to, port, payload, rate, dur); err != nil {
@@ -173,6 +170,16 @@ func pairFlow(pr workload.Pair, p plan, port, payload int, rate float64, dur tim
 	}
 	out.rxCPUs, err = runsOn(to, pinTo)
 	return out, err
+}
+
+// ends are the pod that sends and the one that receives, each with the
+// pin its iperf3 would have: the client's and the server's, or with
+// reverse the server's and the client's.
+func ends(pr workload.Pair, p plan) (from, to engine.Pod, pinFrom, pinTo string) {
+	if p.reverse {
+		return pr.Server, pr.Client, p.pinServer, p.pinClient
+	}
+	return pr.Client, pr.Server, p.pinClient, p.pinServer
 }
 
 // pktgenFlow is the flow from pod from toward pod to (the client to the

@@ -1,6 +1,7 @@
 package iperf3
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/pktgen"
 )
 
@@ -70,5 +72,26 @@ func TestRunsOn(t *testing.T) {
 	}
 	if _, err := runsOn(node, "x"); err == nil {
 		t.Error("pin x accepted")
+	}
+}
+
+// The generator runs in the client pod on the client's pin and the
+// receiver in the server pod on the server's, or, with reverse (iperf3
+// -R), the other way round: each end keeps its own pin.
+func TestEnds(t *testing.T) {
+	cli, srv := &fakePod{name: "cli"}, &fakePod{name: "srv"}
+	pr := workload.Pair{Server: srv, Client: cli}
+	for _, c := range []struct {
+		reverse bool
+		want    string
+	}{
+		{false, "cli on 0 > srv on 1"},
+		{true, "srv on 1 > cli on 0"},
+	} {
+		from, to, pinFrom, pinTo := ends(pr, plan{reverse: c.reverse, pinClient: "0", pinServer: "1"})
+		got := fmt.Sprintf("%s on %s > %s on %s", from.Name(), pinFrom, to.Name(), pinTo)
+		if got != c.want {
+			t.Errorf("reverse %v: %s, want %s", c.reverse, got, c.want)
+		}
 	}
 }
