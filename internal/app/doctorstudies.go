@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -35,7 +34,7 @@ func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 		if err != nil {
 			return err
 		}
-		for _, profile := range append([]string{""}, slices.Sorted(maps.Keys(base.Profiles))...) {
+		for _, profile := range append([]string{""}, base.ProfileNames()...) {
 			s, err := study.Resolve(name, study.Options{Profile: profile}, studyCatalog())
 			if err != nil {
 				return err

@@ -43,10 +43,7 @@ func TestStudiesHere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		profiles := []string{"(default)"}
-		for p := range s.Profiles {
-			profiles = append(profiles, p)
-		}
+		profiles := append([]string{"(default)"}, s.ProfileNames()...)
 		for _, p := range profiles {
 			runs, ok := rows[name+" "+p]
 			switch {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,12 +23,7 @@ func newStudiesCmd() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("built-in study %s: %w", name, err)
 				}
-				var profs []string
-				for p := range s.Profiles {
-					profs = append(profs, p)
-				}
-				sort.Strings(profs) // a map's order would change from run to run
-				fmt.Fprintf(w, "%s\t%s\t%s\n", name, join(profs), s.Metadata.Description)
+				fmt.Fprintf(w, "%s\t%s\t%s\n", name, join(s.ProfileNames()), s.Metadata.Description)
 			}
 			return w.Flush()
 		},

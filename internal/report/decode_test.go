@@ -2,7 +2,6 @@ package report
 
 import (
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
@@ -21,12 +20,7 @@ func TestDecodedStudyHasTheRunsCells(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		profiles := []string{""}
-		for p := range base.Profiles {
-			profiles = append(profiles, p)
-		}
-		sort.Strings(profiles)
-		for _, p := range profiles {
+		for _, p := range append([]string{""}, base.ProfileNames()...) {
 			s, err := study.Resolve(name, study.Options{Profile: p}, cat)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, p, err)

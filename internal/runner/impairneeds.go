@@ -2,8 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -46,7 +44,7 @@ func impairmentNeeds(s *study.Study) []engine.Need {
 // quick-none), then the override that works for any study.
 func withoutImpairments(s *study.Study) string {
 	var ways []string
-	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
+	for _, name := range s.ProfileNames() {
 		if name != s.Profile && onlyNone(s.Profiles[name]) {
 			ways = append(ways, "--profile "+name)
 		}

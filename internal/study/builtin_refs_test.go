@@ -91,7 +91,7 @@ func TestBuiltinProfilesResolve(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for prof := range s.Profiles {
+		for _, prof := range s.ProfileNames() {
 			if _, err := study.Resolve(name, study.Options{Profile: prof}, cat); err != nil {
 				t.Errorf("%s --profile %s: %v", name, prof, err)
 			}

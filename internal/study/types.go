@@ -8,6 +8,8 @@ package study
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -290,3 +292,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML writes the duration as a string.
 func (d Duration) MarshalYAML() (any, error) { return d.Duration.String(), nil }
+
+// ProfileNames are the study's profile names in order, for the lists
+// that show or go through every profile (studies, doctor, tests).
+func (s *Study) ProfileNames() []string { return slices.Sorted(maps.Keys(s.Profiles)) }

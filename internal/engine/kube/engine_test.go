@@ -109,11 +109,7 @@ func TestBuiltinStudiesPassOnKube(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		profiles := []string{""}
-		for p := range base.Profiles {
-			profiles = append(profiles, p)
-		}
-		for _, profile := range profiles {
+		for _, profile := range append([]string{""}, base.ProfileNames()...) {
 			s, err := study.Resolve(name, study.Options{Profile: profile}, cat)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, profile, err)
