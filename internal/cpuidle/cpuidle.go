@@ -8,8 +8,9 @@
 // tuning bounds them for its trials (tune.Plan), and the CPU sampler
 // counts the time spent polling (PollTimes), which /proc/stat calls idle.
 //
-// Everything goes through a Reader, so the same code reads this machine's
-// /sys, a test's fixture, or a cluster node's sysfs through its agent.
+// Everything goes through a sysfs.Reader, so the same code reads this
+// machine's /sys, a test's fixture, or a cluster node's sysfs through its
+// agent.
 package cpuidle
 
 import (
@@ -17,12 +18,12 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // Dir is where the CPUs are, relative to the sysfs root.
@@ -33,32 +34,8 @@ const Dir = "devices/system/cpu"
 // guest without cpuidle-haltpoll), so it idles the one way it knows.
 var ErrNone = errors.New("no cpuidle states (the kernel has no cpuidle driver)")
 
-// Reader reads sysfs files and lists directories, by paths relative to
-// the sysfs root ("devices/system/cpu/cpu0/cpuidle/state1/latency").
-type Reader interface {
-	Read(p string) (string, error)
-	List(dir string) ([]string, error)
-}
-
-// DirReader reads a sysfs tree under a directory of this machine ("/sys",
-// or a test's fixture).
-type DirReader string
-
-// Read returns a file's content without surrounding white space.
-func (d DirReader) Read(p string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(string(d), p))
-	return strings.TrimSpace(string(b)), err
-}
-
-// List returns a directory's entry names.
-func (d DirReader) List(dir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(string(d), dir))
-	names := make([]string, len(ents))
-	for i, e := range ents {
-		names[i] = e.Name()
-	}
-	return names, err
-}
+// Reader reads the CPUs' sysfs files.
+type Reader = sysfs.Reader
 
 // State is one idle state of a CPU.
 type State struct {

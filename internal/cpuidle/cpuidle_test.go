@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // fixture writes a sysfs tree: CPU 0 with POLL, C1 and (as state10, to
@@ -36,11 +37,11 @@ func fixture(t *testing.T) string {
 // governor cannot be switched) and CPU 0's states in index order; a
 // machine without cpuidle, or with the "none" driver, has none.
 func TestMachine(t *testing.T) {
-	if c := Machine(DirReader(t.TempDir())); c != nil {
+	if c := Machine(sysfs.Dir(t.TempDir())); c != nil {
 		t.Errorf("no cpuidle: %+v", c)
 	}
 	root := fixture(t)
-	c := Machine(DirReader(root))
+	c := Machine(sysfs.Dir(root))
 	if c == nil || c.Driver != "intel_idle" || c.Governor != "menu" || len(c.States) != 3 ||
 		c.States[0].Name != "POLL" || c.States[1].LatencyUS != 2 || c.States[2].Name != "C6" || !c.States[2].Disabled || c.States[1].Disabled {
 		t.Errorf("Machine = %+v", c)
@@ -48,7 +49,7 @@ func TestMachine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, Dir, "cpuidle/current_driver"), []byte("none\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c := Machine(DirReader(root)); c != nil {
+	if c := Machine(sysfs.Dir(root)); c != nil {
 		t.Errorf("driver none: %+v", c)
 	}
 }
@@ -57,7 +58,7 @@ func TestMachine(t *testing.T) {
 // directory is ErrNone; Slower picks the enabled states a bound keeps
 // the CPU out of (C6 is disabled already).
 func TestStatesAndSlower(t *testing.T) {
-	r := DirReader(fixture(t))
+	r := sysfs.Dir(fixture(t))
 	st, err := States(r, 0)
 	if err != nil || len(st) != 3 || st[2].Index != 10 || st[1].Index != 1 {
 		t.Fatalf("States = %+v, %v", st, err)

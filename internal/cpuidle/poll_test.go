@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // PollTimes reads state0's time where state0 is POLL; a CPU whose state0
@@ -20,7 +22,7 @@ func TestPollTimes(t *testing.T) {
 	put("cpu3/cpuidle/state0/name", "POLL")
 	put("cpu3/cpuidle/state0/time", "0")
 	put("cpufreq/policy0", "")
-	got, err := PollTimes(DirReader(root))
+	got, err := PollTimes(sysfs.Dir(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +31,10 @@ func TestPollTimes(t *testing.T) {
 	}
 
 	put("cpu3/cpuidle/state0/time", "soon")
-	if _, err := PollTimes(DirReader(root)); err == nil || !strings.Contains(err.Error(), "CPU 3") {
+	if _, err := PollTimes(sysfs.Dir(root)); err == nil || !strings.Contains(err.Error(), "CPU 3") {
 		t.Errorf("a bad time: err = %v", err)
 	}
-	if _, err := PollTimes(DirReader(t.TempDir())); err == nil {
+	if _, err := PollTimes(sysfs.Dir(t.TempDir())); err == nil {
 		t.Error("no CPU directory: no error")
 	}
 	// No cpuidle driver: no CPU has states, so nothing is measured.
@@ -40,7 +42,7 @@ func TestPollTimes(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(bare, Dir, "cpu0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := PollTimes(DirReader(bare)); err != nil || len(got) != 0 {
+	if got, err := PollTimes(sysfs.Dir(bare)); err != nil || len(got) != 0 {
 		t.Errorf("no driver: %v, %v", got, err)
 	}
 }

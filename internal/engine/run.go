@@ -17,6 +17,7 @@ import (
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -126,6 +127,17 @@ type Facts struct {
 	// goes on (the local engine's are this machine's, read by the
 	// runner).
 	IdleStates []NodeIdle
+	// Topology is the CPU topology of the server's node, read through its
+	// agent at preflight when a workload pins by placement name (kube);
+	// nil means this machine's, which the runner reads.
+	Topology *NodeTopology
+}
+
+// NodeTopology is a cluster node's CPU topology.
+type NodeTopology struct {
+	// Where names the node in notes and errors: "node NAME".
+	Where string
+	topology.Topology
 }
 
 // NodeIdle is CPU 0's idle states of a node and the ends of a trial it

@@ -18,6 +18,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // Collect fills the machine part of results.Env. Missing facts are left
@@ -36,7 +37,7 @@ func Collect(tools []string) results.Env {
 	if e.NUMANodes == 0 {
 		e.NUMANodes = 1
 	}
-	e.CPUIdle = cpuidle.Machine(cpuidle.DirReader("/sys"))
+	e.CPUIdle = cpuidle.Machine(sysfs.Dir("/sys"))
 	e.Tools = map[string]string{"go": runtime.Version()}
 	for _, t := range tools {
 		if v := ToolVersion(t); v != "" {

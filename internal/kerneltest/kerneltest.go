@@ -20,6 +20,7 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // RequireRoot skips a kernel test when not running as root.
@@ -143,7 +144,7 @@ func Dump(t testing.TB, ns string) {
 // and after.
 func IdleLimits(t testing.TB, cpus []int) []string {
 	t.Helper()
-	r := cpuidle.DirReader("/sys")
+	r := sysfs.Dir("/sys")
 	var out []string
 	for _, c := range cpus {
 		v, err := r.Read(cpuidle.LimitPath(c))
@@ -159,7 +160,7 @@ func IdleLimits(t testing.TB, cpus []int) []string {
 // machine's CPU 0 idles (it has idle states, the PM QoS limit's file and
 // an enabled state slower than polling), and why not when it would not.
 func IdleBoundable() (bool, string) {
-	r := cpuidle.DirReader("/sys")
+	r := sysfs.Dir("/sys")
 	st, err := cpuidle.States(r, 0)
 	if err != nil {
 		return false, err.Error()

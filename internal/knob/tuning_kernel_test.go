@@ -20,6 +20,7 @@ import (
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/sysfs"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
@@ -191,7 +192,7 @@ func TestKernelTuningClientSide(t *testing.T) {
 func TestKernelTuningCPUIdle(t *testing.T) {
 	kerneltest.RequireKernel(t, probe.CPUIdle)
 	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
-	r := cpuidle.DirReader("/sys")
+	r := sysfs.Dir("/sys")
 	cpus := cpuset.Range(runtime.NumCPU())
 	limits := func() []string { return kerneltest.IdleLimits(t, cpus) }
 	before := limits()

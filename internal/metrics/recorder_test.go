@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/metrics/procstat"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // sources maps the files a Sampler reads below its root to the package
@@ -411,7 +411,7 @@ func TestRecorderPoll(t *testing.T) {
 	}
 	poll("1000000")
 	rec := newRecorder(root, time.Second)
-	rec.idle = cpuidle.DirReader(sys)
+	rec.idle = sysfs.Dir(sys)
 	if err := rec.begin(t0); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // tryCPUIdle checks that CPU 0 has idle states and a PM QoS resume
@@ -15,7 +16,7 @@ import (
 // /sys/devices/system/cpu/cpuidle/current_driver
 // /sys/devices/system/cpu/cpu0/cpuidle/state*/{name,latency}
 // /sys/devices/system/cpu/cpu0/power/pm_qos_resume_latency_us
-func (*scratch) tryCPUIdle() (bool, string) { return cpuIdleOn(cpuidle.DirReader("/sys")) }
+func (*scratch) tryCPUIdle() (bool, string) { return cpuIdleOn(sysfs.Dir("/sys")) }
 
 func cpuIdleOn(r cpuidle.Reader) (bool, string) {
 	drv, _ := r.Read(cpuidle.Dir + "/cpuidle/current_driver")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // The cpuidle probe finds states and the CPU's latency limit and
@@ -24,7 +25,7 @@ func TestCPUIdleOn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := cpuidle.DirReader(root)
+	r := sysfs.Dir(root)
 	if ok, d := cpuIdleOn(r); ok || !strings.Contains(d, "no cpuidle driver") {
 		t.Errorf("no cpuidle: %v %q", ok, d)
 	}

@@ -46,9 +46,8 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Sysctls = r.tuningSysctls(srv, cli)
 	r.engine.Describe(r.engineRun(), c, &e)
-	if pinned && e.NUMANodes <= 1 {
-		e.Notes = append(e.Notes, "workloads pin servers and clients to CPUs, but this machine has one NUMA node: "+
-			"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart here; pinning only separates cores")
+	if note := oneNUMANote(pinned, r.plan.remote, e.NUMANodes, r.plan.topo); note != "" {
+		e.Notes = append(e.Notes, note)
 	}
 	e.Notes = append(e.Notes, r.notes...)
 	e.Tunings = r.priorTunings
@@ -175,4 +174,26 @@ func (r *run) recordDatapath(name string, de results.DatapathEnv) error {
 	}
 	r.env.Datapaths[name] = de
 	return r.out.WriteEnv(r.env)
+}
+
+// oneNUMANote says, when workloads pin and the server's machine has one
+// NUMA node, that pinning there only separates cores. The machine is this
+// one on the local engine (machineNodes) and the server node on a
+// cluster, known only when the engine read its topology (topo); this
+// machine's count says nothing of a cluster node's.
+func oneNUMANote(pinned, remote bool, machineNodes int, topo *engine.NodeTopology) string {
+	where := "this machine"
+	switch {
+	case !pinned:
+		return ""
+	case remote && topo == nil:
+		return ""
+	case remote:
+		where, machineNodes = topo.Where, topo.Nodes()
+	}
+	if machineNodes > 1 {
+		return ""
+	}
+	return "workloads pin servers and clients to CPUs, but " + where + " has one NUMA node: " +
+		"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart there; pinning only separates cores"
 }

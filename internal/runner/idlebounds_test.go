@@ -9,6 +9,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // A cpuIdle bound that no enabled state of this machine's CPU 0 exceeds
@@ -33,17 +34,17 @@ func TestCheckIdleBounds(t *testing.T) {
 		return "  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: poll, cpuIdle: {maxExitLatency: " + bound + "}}\n" +
 			"  workloads: [{tool: sockperf, protocol: tcp}]\n"
 	}
-	err := checkIdleBounds(parseSpec(t, spec("2us")), localIdleStates(cpuidle.DirReader(root)))
+	err := checkIdleBounds(parseSpec(t, spec("2us")), localIdleStates(sysfs.Dir(root)))
 	// (preflight puts the file and line in front, as for rps.cpus.)
 	want := "spec.tunings[1].cpuIdle.maxExitLatency: tuning poll (side server): no enabled idle state of this machine's CPU 0 exits " +
 		"slower than 2 µs (POLL (0 µs), C1 (2 µs), C6 (133 µs) disabled): the bound would change nothing there"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
-	if err := checkIdleBounds(parseSpec(t, spec("1us")), localIdleStates(cpuidle.DirReader(root))); err != nil {
+	if err := checkIdleBounds(parseSpec(t, spec("1us")), localIdleStates(sysfs.Dir(root))); err != nil {
 		t.Errorf("a bound below C1: %v", err)
 	}
-	if err := checkIdleBounds(parseSpec(t, spec("0us")), localIdleStates(cpuidle.DirReader(t.TempDir()))); err != nil {
+	if err := checkIdleBounds(parseSpec(t, spec("0us")), localIdleStates(sysfs.Dir(t.TempDir()))); err != nil {
 		t.Errorf("no idle states: %v", err)
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/sysfs"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -49,6 +49,9 @@ type plan struct {
 	// sharedKernel when the two nodes run on one kernel (the local
 	// engine's, or a kind-style cluster's: engine.Facts.SharedKernel).
 	remote, sharedKernel bool
+	// topo is the server node's CPU topology a cluster engine read (nil
+	// on the local engine, or when no workload pins by name).
+	topo *engine.NodeTopology
 }
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
@@ -72,10 +75,10 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if err != nil {
 		return nil, err
 	}
-	p.notes, p.warnings, p.remote, p.sharedKernel = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel
+	p.notes, p.warnings, p.remote, p.sharedKernel, p.topo = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel, facts.Topology
 	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
 		p.notes = append(p.notes, missingCollectorPrograms(s, probe.Found)...)
-		facts.IdleStates = localIdleStates(cpuidle.DirReader("/sys"))
+		facts.IdleStates = localIdleStates(sysfs.Dir("/sys"))
 	}
 	if err := checkIdleBounds(s, facts.IdleStates); err != nil {
 		return nil, err
@@ -90,7 +93,7 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
 		return nil, err
 	}
-	if err := prepareWorkloads(s, p, facts.Remote); err != nil {
+	if err := prepareWorkloads(s, p, facts); err != nil {
 		return nil, err
 	}
 	return p, p.checkRPSCPUs(s)

@@ -27,6 +27,8 @@ type stubEngine struct {
 	machine cpuset.Set
 	// client are the client node's CPUs when it says (a cluster's).
 	client cpuset.Set
+	// topo is the server node's CPU topology when it read one (a cluster's).
+	topo *engine.NodeTopology
 }
 
 func (stubEngine) Name() string { return "stub" }
@@ -39,7 +41,7 @@ func (e stubEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs)
 			return engine.Facts{}, k.Refusal("", errors.New("kernel feature x is not available"))
 		}
 	}
-	f := engine.Facts{Remote: e.remote, MachineCPUs: e.machine, ClientCPUs: e.client}
+	f := engine.Facts{Remote: e.remote, MachineCPUs: e.machine, ClientCPUs: e.client, Topology: e.topo}
 	if e.checkTools {
 		return f, n.CheckTools()
 	}

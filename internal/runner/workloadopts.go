@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
@@ -13,17 +14,21 @@ import (
 
 // prepareWorkloads checks and resolves, at preflight, the workload
 // options that need this machine or the built datapaths
-// (workload.Prepare): placement names from the CPU topology, the MSS
+// (workload.Prepare): placement names from the CPU topology (this
+// machine's, or the server node's the engine read), the MSS
 // bound of each datapath's pod MTU, a pktgen sender. What they resolved
 // to goes to env.json's notes; the trials run the resolved variants
 // (plan.workloads.Apply) and mark not comparable samples (Mark).
-func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
-	m := workload.Machine{ServerCPUs: p.serverCPUs, ClientCPUs: p.clientCPUs, Remote: remote}
+func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
+	m := workload.Machine{ServerCPUs: p.serverCPUs, ClientCPUs: p.clientCPUs, Remote: facts.Remote}
+	if t := facts.Topology; t != nil { // a cluster node's, read by the engine
+		m.Topology, m.Where = t.Topology, t.Where
+	}
 	var dps []workload.Datapath
-	if !remote {
+	if !facts.Remote {
 		m.Pktgen = probe.Pktgen
 		topo, err := topology.Read("/sys")
-		if err != nil && pinsByName(s) {
+		if err != nil && s.PinsByName() {
 			return fmt.Errorf("placement names need the CPU topology: %w", err)
 		}
 		m.Topology = topo
@@ -48,13 +53,4 @@ func prepareWorkloads(s *study.Study, p *plan, remote bool) error {
 	p.workloads = prep
 	p.notes = append(p.notes, prep.Notes...)
 	return nil
-}
-
-func pinsByName(s *study.Study) bool {
-	for _, w := range s.Variants() {
-		if w.Pin != nil && (topology.IsName(w.Pin.Server) || topology.IsName(w.Pin.Client)) {
-			return true
-		}
-	}
-	return false
 }

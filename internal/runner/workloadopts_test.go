@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/topology"
 )
 
@@ -18,7 +19,7 @@ func TestPreflightPlacementNames(t *testing.T) {
 	}
 	if topo.Nodes() == 1 {
 		_, err := preflight(context.Background(), stubEngine{}, stubStudy(t, "[{tool: iperf3, pin: {server: other-numa}}]"))
-		if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "workload iperf3-tcp: pin.server other-numa: placement not possible on this machine: this machine has one NUMA node") {
+		if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "workload iperf3-tcp: pin.server other-numa: placement not possible: this machine has one NUMA node") {
 			t.Errorf("other-numa on one NUMA node: %v", err)
 		}
 		p, err := preflight(context.Background(), stubEngine{}, stubStudy(t, "[{tool: iperf3, pin: {server: other-numa, fallback: mark}}]"))
@@ -38,12 +39,53 @@ func TestPreflightPlacementNames(t *testing.T) {
 			t.Errorf("notes %q", p.notes)
 		}
 	}
-	_, err = preflight(context.Background(), stubEngine{remote: true}, stubStudy(t, "[{tool: iperf3, pin: {server: same-core}}]"))
-	if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "the kube engine's nodes are other machines") {
-		t.Errorf("names on a remote engine: %v", err)
+	// On a cluster, the server node's topology the engine read: names
+	// resolve against it when both ends are on that node.
+	node := &engine.NodeTopology{Where: "node w1", Topology: topology.Topology{CPUs: []topology.CPU{{ID: 0, Core: 0}, {ID: 1, Core: 1}, {ID: 2, Core: 2}}}}
+	_, err = preflight(context.Background(), stubEngine{remote: true, topo: node}, stubStudy(t, "[{tool: iperf3, pin: {server: same-core}}]"))
+	if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "across nodes the other end's CPUs are another machine's") {
+		t.Errorf("names across a cluster's nodes: %v", err)
+	}
+	st := stubStudy(t, "[{tool: iperf3, placement: intra-node, pin: {server: other-core}}]")
+	p, err := preflight(context.Background(), stubEngine{remote: true, topo: node}, st)
+	if err != nil {
+		t.Fatalf("names on one cluster node: %v", err)
+	}
+	if w := p.workloads.Apply(st.Variants()[0]); w.Pin.Server != "1-2" || w.Pin.Client != "0" {
+		t.Errorf("other-core on node w1 ran server %q client %q, want 1-2 and 0", w.Pin.Server, w.Pin.Client)
+	}
+	if !strings.Contains(strings.Join(p.notes, "\n"), "placed against CPU 0, the lowest of node w1") {
+		t.Errorf("notes %q do not name the node", p.notes)
 	}
 	_, err = preflight(context.Background(), stubEngine{}, stubStudy(t, "[{tool: iperf3, mss: 1460}]"))
 	if err != nil {
 		t.Errorf("mss 1460 on bridge at MTU 1500: %v", err)
+	}
+}
+
+// The one-NUMA-node note names the server's machine: this one on the
+// local engine, the server node on a cluster when its topology was read,
+// and nothing when a cluster node's topology is unknown (this machine's
+// count says nothing of it).
+func TestOneNUMANote(t *testing.T) {
+	one := &engine.NodeTopology{Where: "node w1", Topology: topology.Topology{CPUs: []topology.CPU{{ID: 0}, {ID: 1}}}}
+	two := &engine.NodeTopology{Where: "node w1", Topology: topology.Topology{CPUs: []topology.CPU{{ID: 0}, {ID: 1, Node: 1}}}}
+	for _, tc := range []struct {
+		pinned, remote bool
+		nodes          int
+		topo           *engine.NodeTopology
+		want           string
+	}{
+		{true, false, 1, nil, "but this machine has one NUMA node"},
+		{true, false, 2, nil, ""},
+		{false, false, 1, nil, ""},
+		{true, true, 1, nil, ""},
+		{true, true, 2, one, "but node w1 has one NUMA node"},
+		{true, true, 1, two, ""},
+	} {
+		got := oneNUMANote(tc.pinned, tc.remote, tc.nodes, tc.topo)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc, got, tc.want)
+		}
 	}
 }

@@ -186,10 +186,11 @@ type Workload struct {
 }
 
 // Pin binds processes to CPUs: a CPU list ("0", "2-3") or a placement
-// name (same-numa, other-numa, same-core, other-core, none) resolved from
-// the machine's topology at run time (internal/topology), relative to
-// the other end (see workload.ResolvePins). Empty leaves them on their
-// node's CPUs.
+// name (same-numa, other-numa, same-core, other-core, none) resolved at
+// preflight from the CPU topology of the machine the server runs on (this
+// one on the local engine, the server's node through its agent on a
+// cluster; internal/topology), relative to the other end (see
+// workload.Prepare). Empty leaves them on their node's CPUs.
 type Pin struct {
 	Server string `yaml:"server,omitempty"`
 	Client string `yaml:"client,omitempty"`

@@ -272,6 +272,17 @@ func (s *Study) Variants() []Workload {
 	return out
 }
 
+// PinsByName reports whether a workload pins an end by placement name,
+// which needs the CPU topology of the server's machine at preflight.
+func (s *Study) PinsByName() bool {
+	for _, w := range s.Spec.Workloads {
+		if w.Pin != nil && (topology.IsName(w.Pin.Server) || topology.IsName(w.Pin.Client)) {
+			return true
+		}
+	}
+	return false
+}
+
 // PodsPerNode is the number of pods per node a variant needs at r
 // replicas: r measured pairs and its background pairs, twice over when
 // client and server share the server node (intra-node). The runner

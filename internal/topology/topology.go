@@ -1,20 +1,22 @@
 // Package topology reads which CPUs share a physical core and a NUMA node
-// (sysfs), and resolves placement names ("same-numa", "other-core", ...)
-// into CPU lists, as seed 001 bound its receiver to the sender's NUMA node
-// or another one. The resolution is recorded with the run, so a report
+// (sysfs: this machine's, or a cluster node's through its agent), and
+// resolves placement names ("same-numa", "other-core", ...) into CPU
+// lists, as seed 001 bound its receiver to the sender's NUMA node or
+// another one. The resolution is recorded with the run, so a report
 // says which CPUs "same-numa" meant on that machine.
 package topology
 
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // CPU is one online logical CPU.
@@ -30,28 +32,31 @@ type CPU struct {
 type Topology struct{ CPUs []CPU }
 
 // Read reads the topology under sysRoot ("/sys" on a real machine).
-func Read(sysRoot string) (Topology, error) {
-	base := filepath.Join(sysRoot, "devices/system/cpu")
-	online, err := os.ReadFile(filepath.Join(base, "online"))
+func Read(sysRoot string) (Topology, error) { return ReadFrom(sysfs.Dir(sysRoot)) }
+
+// ReadFrom reads the topology through r: this machine's sysfs, or a
+// cluster node's through its agent.
+func ReadFrom(r sysfs.Reader) (Topology, error) {
+	online, err := r.Read(path.Join(cpuDir, "online"))
 	if err != nil {
 		return Topology{}, fmt.Errorf("read online CPUs: %w", err)
 	}
-	ids, err := cpuset.Parse(strings.TrimSpace(string(online)))
+	ids, err := cpuset.Parse(online)
 	if err != nil {
-		return Topology{}, fmt.Errorf("online CPUs %q: %w", strings.TrimSpace(string(online)), err)
+		return Topology{}, fmt.Errorf("online CPUs %q: %w", online, err)
 	}
-	nodeOf, err := numaNodes(filepath.Join(sysRoot, "devices/system/node"))
+	nodeOf, err := numaNodes(r)
 	if err != nil {
 		return Topology{}, err
 	}
 	var t Topology
 	for _, id := range ids {
-		dir := filepath.Join(base, fmt.Sprintf("cpu%d", id), "topology")
-		pkg, err := readInt(filepath.Join(dir, "physical_package_id"))
+		dir := path.Join(cpuDir, fmt.Sprintf("cpu%d", id), "topology")
+		pkg, err := readInt(r, path.Join(dir, "physical_package_id"))
 		if err != nil {
 			return Topology{}, err
 		}
-		core, err := readInt(filepath.Join(dir, "core_id"))
+		core, err := readInt(r, path.Join(dir, "core_id"))
 		if err != nil {
 			return Topology{}, err
 		}
@@ -60,27 +65,33 @@ func Read(sysRoot string) (Topology, error) {
 	return t, nil
 }
 
+// Where the CPUs and the NUMA nodes are, relative to the sysfs root.
+const (
+	cpuDir  = "devices/system/cpu"
+	nodeDir = "devices/system/node"
+)
+
 // numaNodes maps CPUs to NUMA nodes; a kernel without NUMA has no node
 // directory and every CPU is on node 0.
-func numaNodes(dir string) (map[int]int, error) {
+func numaNodes(r sysfs.Reader) (map[int]int, error) {
 	m := map[int]int{}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	names, err := r.List(nodeDir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read NUMA nodes: %w", err)
 	}
-	for _, e := range ents {
-		n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node"))
-		if err != nil || !strings.HasPrefix(e.Name(), "node") {
+	for _, name := range names {
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "node"))
+		if err != nil || !strings.HasPrefix(name, "node") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "cpulist"))
+		list, err := r.Read(path.Join(nodeDir, name, "cpulist"))
 		if err != nil {
 			return nil, fmt.Errorf("NUMA node %d: %w", n, err)
 		}
-		set, err := cpuset.Parse(strings.TrimSpace(string(b)))
+		set, err := cpuset.Parse(list)
 		if err != nil {
 			return nil, fmt.Errorf("NUMA node %d cpulist: %w", n, err)
 		}
@@ -91,14 +102,14 @@ func numaNodes(dir string) (map[int]int, error) {
 	return m, nil
 }
 
-func readInt(path string) (int, error) {
-	b, err := os.ReadFile(path)
+func readInt(r sysfs.Reader, p string) (int, error) {
+	s, err := r.Read(p)
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
+		return 0, fmt.Errorf("read %s: %w", p, err)
 	}
-	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, fmt.Errorf("%s: %w", p, err)
 	}
 	return v, nil
 }
@@ -124,10 +135,10 @@ const (
 // Names lists the placement names Resolve takes besides a CPU list.
 var Names = []string{None, SameNUMA, OtherNUMA, SameCore, OtherCore}
 
-// ErrNotOnThisMachine is wrapped by Resolve when the machine has no CPU
-// that fits the name (one NUMA node, no SMT): the placement cannot be
-// told apart from another here.
-var ErrNotOnThisMachine = errors.New("placement not possible on this machine")
+// ErrNotPossible is wrapped by Resolve when the machine (this one, or a
+// cluster node) has no CPU that fits the name (one NUMA node, no SMT):
+// the placement cannot be told apart from another there.
+var ErrNotPossible = errors.New("placement not possible")
 
 // IsName reports whether s is a placement name (not a CPU list).
 func IsName(s string) bool {
@@ -190,7 +201,7 @@ func (t Topology) Resolve(name string, ref cpuset.Set) (cpuset.Set, error) {
 		out = t.filter(func(c CPU) bool { return c.Node == r.Node && !refCores[coreID{c.Package, c.Core}] })
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s of CPU %d: %s", ErrNotOnThisMachine, name, r.ID, t.why(name))
+		return nil, fmt.Errorf("%w: %s of CPU %d: %s", ErrNotPossible, name, r.ID, t.why(name))
 	}
 	return out, nil
 }

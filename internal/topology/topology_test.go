@@ -76,7 +76,7 @@ func TestResolveTwoNodes(t *testing.T) {
 		name string
 		ref  cpuset.Set
 	}{{OtherCore, cpuset.Set{0, 1}}, {OtherNUMA, cpuset.Set{0, 2}}} {
-		if got, err := top.Resolve(tc.name, tc.ref); !errors.Is(err, ErrNotOnThisMachine) {
+		if got, err := top.Resolve(tc.name, tc.ref); !errors.Is(err, ErrNotPossible) {
 			t.Errorf("%s of CPUs %v: %v %v, want none on this machine", tc.name, tc.ref, got, err)
 		}
 	}
@@ -93,8 +93,8 @@ func TestResolveOneNodeRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{OtherNUMA, SameCore} {
-		if _, err := top.Resolve(name, cpuset.Set{0}); !errors.Is(err, ErrNotOnThisMachine) {
-			t.Errorf("%s on one node without SMT: %v, want ErrNotOnThisMachine", name, err)
+		if _, err := top.Resolve(name, cpuset.Set{0}); !errors.Is(err, ErrNotPossible) {
+			t.Errorf("%s on one node without SMT: %v, want ErrNotPossible", name, err)
 		}
 	}
 	if got, err := top.Resolve(SameNUMA, cpuset.Set{0}); err != nil || !reflect.DeepEqual(got, cpuset.Set{1}) {

@@ -20,16 +20,28 @@ import (
 
 // Machine is what Prepare checks and resolves against.
 type Machine struct {
-	// Topology is this machine's CPUs (topology.Read("/sys")).
+	// Topology is the CPUs of the machine the server runs on: this one's
+	// (topology.Read("/sys")), or a cluster node's read through its agent.
 	Topology topology.Topology
+	// Where names that machine in notes and errors: "" for this machine,
+	// "node NAME" for a cluster node.
+	Where string
 	// ServerCPUs and ClientCPUs are the emulated nodes' CPU lists (empty:
 	// the node shares the machine).
 	ServerCPUs, ClientCPUs cpuset.Set
 	// Pktgen reports whether the kernel has pktgen (probe.Pktgen).
 	Pktgen func() error
 	// Remote is true when the nodes are other machines (kube engine):
-	// this machine's topology says nothing about theirs.
+	// this machine's probes and topology say nothing about theirs.
 	Remote bool
+}
+
+// where names the machine of the topology.
+func (m Machine) where() string {
+	if m.Where == "" {
+		return "this machine"
+	}
+	return m.Where
 }
 
 // Datapath is one datapath of the run, for the MSS bound.
@@ -240,11 +252,13 @@ func resolvePin(w study.Workload, m Machine) (r Resolved, note string, ok bool, 
 	if !topology.IsName(named) {
 		return r, "", false, nil
 	}
-	if m.Remote {
-		return r, "", false, fmt.Errorf("pin.%s %s: placement names resolve this machine's CPU topology, and the kube engine's nodes are other machines; give CPU lists", namedSide, named)
+	if m.Remote && !w.IntraNode() {
+		// The name is placed against the other end's CPUs, which on a
+		// cluster are another machine's when the ends are on two nodes.
+		return r, "", false, fmt.Errorf("pin.%s %s: on a cluster a placement name resolves the server node's CPU topology, and across nodes the other end's CPUs are another machine's: place both on one node (placement: intra-node) or give CPU lists", namedSide, named)
 	}
 	if len(m.Topology.CPUs) == 0 {
-		return r, "", false, fmt.Errorf("pin.%s %s: the CPU topology is unknown", namedSide, named)
+		return r, "", false, fmt.Errorf("pin.%s %s: the CPU topology of %s is unknown", namedSide, named, m.where())
 	}
 	var ref cpuset.Set
 	var refWhy string
@@ -258,14 +272,14 @@ func resolvePin(w study.Workload, m Machine) (r Resolved, note string, ok bool, 
 	case len(otherNode) > 0:
 		ref, refWhy = cpuset.Set{otherNode[0]}, fmt.Sprintf("CPU %d, the first of the %s node's", otherNode[0], otherSide)
 	default:
-		ref, refWhy = cpuset.Set{m.Topology.CPUs[0].ID}, fmt.Sprintf("CPU %d, the machine's lowest", m.Topology.CPUs[0].ID)
+		ref, refWhy = cpuset.Set{m.Topology.CPUs[0].ID}, fmt.Sprintf("CPU %d, the lowest of %s", m.Topology.CPUs[0].ID, m.where())
 	}
 	if other == "" {
 		pinOther = ref.String()
 	} else if other == topology.None {
 		pinOther = ""
 	}
-	set, why, err := resolveName(m.Topology, named, ref, w.Pin.Fallback == study.PinMark)
+	set, why, err := resolveName(m.Topology, m.where(), named, ref, w.Pin.Fallback == study.PinMark)
 	if err != nil {
 		return r, "", false, fmt.Errorf("pin.%s %s: %w", namedSide, named, err)
 	}
@@ -298,14 +312,14 @@ func orUnpinned(s string) string {
 // cannot tell same-numa from other-numa, so both are refused there, as
 // is any name the topology cannot honour (same-core without SMT); with
 // mark, the nearest placement runs instead and why says so.
-func resolveName(t topology.Topology, name string, ref cpuset.Set, mark bool) (set cpuset.Set, why string, err error) {
+func resolveName(t topology.Topology, where, name string, ref cpuset.Set, mark bool) (set cpuset.Set, why string, err error) {
 	numa := name == topology.SameNUMA || name == topology.OtherNUMA
 	if numa && t.Nodes() < 2 {
-		err = fmt.Errorf("%w: this machine has one NUMA node, so same-numa and other-numa cannot be told apart here", topology.ErrNotOnThisMachine)
+		err = fmt.Errorf("%w: %s has one NUMA node, so same-numa and other-numa cannot be told apart there", topology.ErrNotPossible, where)
 	} else {
 		set, err = t.Resolve(name, ref)
 	}
-	if err == nil || !errors.Is(err, topology.ErrNotOnThisMachine) {
+	if err == nil || !errors.Is(err, topology.ErrNotPossible) {
 		return set, "", err
 	}
 	if !mark {

@@ -29,13 +29,13 @@ func TestPreparePins(t *testing.T) {
 		marked         bool
 		note           string
 	}{
-		{twoNodes, nil, study.Pin{Server: "other-numa"}, "2-3", "0", false, "pin.server other-numa resolved to CPUs 2-3, placed against CPU 0, the machine's lowest; the client is pinned to 0"},
+		{twoNodes, nil, study.Pin{Server: "other-numa"}, "2-3", "0", false, "pin.server other-numa resolved to CPUs 2-3, placed against CPU 0, the lowest of this machine; the client is pinned to 0"},
 		{twoNodes, cpuset.Set{2, 3}, study.Pin{Server: "same-numa"}, "3", "2", false, "placed against CPU 2, the first of the client node's"},
 		{twoNodes, nil, study.Pin{Server: "same-numa", Client: "1"}, "0", "1", false, "placed against the client's CPUs 1"},
 		{twoNodes, nil, study.Pin{Server: "other-core", Client: "none"}, "1", "", false, "CPUs 1"},
 		{twoNodes, nil, study.Pin{Server: "3", Client: "other-numa"}, "3", "0-1", false, "pin.client other-numa resolved to CPUs 0-1, placed against the server's CPUs 3"},
 		{twoNodes, nil, study.Pin{Server: "none"}, "", "0", false, "(none: not pinned)"},
-		{oneNode, nil, study.Pin{Server: "other-numa", Fallback: study.PinMark}, "1", "0", true, "NOT COMPARABLE: placement not possible on this machine: this machine has one NUMA node"},
+		{oneNode, nil, study.Pin{Server: "other-numa", Fallback: study.PinMark}, "1", "0", true, "NOT COMPARABLE: placement not possible: this machine has one NUMA node"},
 		{oneNode, nil, study.Pin{Server: "same-core", Fallback: study.PinMark}, "1", "0", true, "no SMT sibling"},
 	} {
 		w := pinned("w", tc.pin)
@@ -68,6 +68,39 @@ func TestPreparePins(t *testing.T) {
 	}
 }
 
+func intraNode(w study.Workload) study.Workload {
+	w.Placement = study.PlacementIntraNode
+	return w
+}
+
+// On a cluster, names resolve the server node's topology (the engine
+// read it through the node's agent) when both ends run on that node, and
+// notes and refusals name the node.
+func TestPreparePinsOnClusterNode(t *testing.T) {
+	for _, tc := range []struct {
+		topo           topology.Topology
+		pin            study.Pin
+		server, client string
+		note           string
+	}{
+		{twoNodes, study.Pin{Server: "other-numa"}, "2-3", "0", "pin.server other-numa resolved to CPUs 2-3, placed against CPU 0, the lowest of node w1; the client is pinned to 0"},
+		{oneNode, study.Pin{Server: "same-numa", Fallback: study.PinMark}, "1", "0", "NOT COMPARABLE: placement not possible: node w1 has one NUMA node"},
+	} {
+		w := intraNode(pinned("w", tc.pin))
+		p, err := Prepare([]study.Workload{w}, Machine{Topology: tc.topo, Where: "node w1", Remote: true}, nil)
+		if err != nil {
+			t.Errorf("%+v: %v", tc.pin, err)
+			continue
+		}
+		if got := p.Apply(w); got.Pin.Server != tc.server || got.Pin.Client != tc.client {
+			t.Errorf("%+v: ran server %q client %q, want %q %q", tc.pin, got.Pin.Server, got.Pin.Client, tc.server, tc.client)
+		}
+		if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], tc.note) {
+			t.Errorf("%+v: notes %q, want one with %q", tc.pin, p.Notes, tc.note)
+		}
+	}
+}
+
 // Refusals are preflight errors naming the workload, the field and why.
 func TestPrepareRefuses(t *testing.T) {
 	noPktgen := errors.New("this kernel has no pktgen: /proc/net/pktgen does not exist")
@@ -86,10 +119,12 @@ func TestPrepareRefuses(t *testing.T) {
 		is   error
 	}{
 		{pinned("n", study.Pin{Server: "other-numa"}), Machine{Topology: oneNode}, nil,
-			"workload n: pin.server other-numa: placement not possible on this machine: this machine has one NUMA node, so same-numa and other-numa cannot be told apart here (pin.fallback: mark runs", topology.ErrNotOnThisMachine},
-		{pinned("s", study.Pin{Server: "same-numa"}), Machine{Topology: oneNode}, nil, "this machine has one NUMA node", topology.ErrNotOnThisMachine},
-		{pinned("c", study.Pin{Server: "same-core"}), Machine{Topology: twoNodes}, nil, "no SMT sibling", topology.ErrNotOnThisMachine},
-		{pinned("k", study.Pin{Server: "same-numa"}), Machine{Topology: twoNodes, Remote: true}, nil, "the kube engine's nodes are other machines", nil},
+			"workload n: pin.server other-numa: placement not possible: this machine has one NUMA node, so same-numa and other-numa cannot be told apart there (pin.fallback: mark runs", topology.ErrNotPossible},
+		{pinned("s", study.Pin{Server: "same-numa"}), Machine{Topology: oneNode}, nil, "this machine has one NUMA node", topology.ErrNotPossible},
+		{pinned("c", study.Pin{Server: "same-core"}), Machine{Topology: twoNodes}, nil, "no SMT sibling", topology.ErrNotPossible},
+		{pinned("k", study.Pin{Server: "same-numa"}), Machine{Topology: twoNodes, Where: "node w1", Remote: true}, nil,
+			"pin.server same-numa: on a cluster a placement name resolves the server node's CPU topology, and across nodes the other end's CPUs are another machine's", nil},
+		{intraNode(pinned("k2", study.Pin{Client: "other-core"})), Machine{Where: "node w1", Remote: true}, nil, "pin.client other-core: the CPU topology of node w1 is unknown", nil},
 		{study.Workload{Name: "m", Tool: "iperf3", Protocol: "tcp", MSS: 1440}, Machine{}, []Datapath{{Name: "bridge", PodMTU: 1500}, {Name: "vxlan", PodMTU: 1450}},
 			"workload m: mss 1440: datapath vxlan has pod MTU 1450, so a TCP segment carries at most 1410 bytes", nil},
 		{study.Workload{Name: "m2", Tool: "iperf3", Protocol: "tcp", MSS: 1440}, Machine{},

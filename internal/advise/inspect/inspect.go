@@ -31,6 +31,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 // Version is the Inspection JSON layout's version.
@@ -211,7 +212,7 @@ func Inspect(ctx context.Context, env Env) *Inspection {
 	r := reader{env: env, in: in}
 	r.kernel()
 	r.cpus()
-	in.CPUIdle = cpuidle.Machine(cpuidle.DirReader(r.path("sys")))
+	in.CPUIdle = cpuidle.Machine(sysfs.Dir(r.path("sys")))
 	for _, s := range sysctls {
 		r.sysctl(s)
 	}

@@ -51,9 +51,10 @@ func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
 // cluster itself (kube.Preflight), then the kernel features the knobs
-// need (netem for impairments) on both nodes through their agents. The
-// workloads' programs are checked in the image by the agents, perf by
-// the nodes.
+// need (netem for impairments) on both nodes through their agents, and
+// the server node's CPU topology when a workload pins by placement name.
+// The workloads' programs are checked in the image by the agents, perf
+// by the nodes.
 func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Needs) (engine.Facts, error) {
 	f := engine.Facts{Remote: true}
 	notes, err := checkStudy(s)
@@ -83,8 +84,14 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if err := kubeUnsupported(s); err != nil {
 		return f, err
 	}
-	if f.IdleStates, err = checkNodeFeatures(ctx, &APIExecer{Config: b.rc, Client: b.cs}, b.cs, b.cfg, place, needs.Knobs); err != nil {
+	ex := &APIExecer{Config: b.rc, Client: b.cs}
+	if f.IdleStates, err = checkNodeFeatures(ctx, ex, b.cs, b.cfg, place, needs.Knobs); err != nil {
 		return f, err
+	}
+	if s.PinsByName() {
+		if f.Topology, err = serverTopology(ctx, ex, b.cs, b.cfg, place); err != nil {
+			return f, err
+		}
 	}
 	// Masks are computed from each end's node's CPUs, not this machine's.
 	if n := NodeCPUs(place.Server); n > 0 {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
-	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
@@ -30,6 +29,7 @@ import (
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/sysfs"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -218,7 +218,7 @@ type kernel struct {
 // emulated nodes share its kernel, so per-core figures cover every CPU
 // (each labelled with its node).
 func (k kernel) CPU() engine.Sampler {
-	return metrics.NewSampler(k.procRoot, time.Second).WithIdle(cpuidle.DirReader("/sys"))
+	return metrics.NewSampler(k.procRoot, time.Second).WithIdle(sysfs.Dir("/sys"))
 }
 
 func (kernel) Ifaces(ifs []netns.Iface) ([]ifstats.Counters, error) {

@@ -26,6 +26,7 @@ import (
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/metrics/nftrace"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/sysfs"
 )
 
 const (
@@ -221,7 +222,7 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 	}
 	// How the server node's cores idle, read through its agent: the test
 	// cluster's nodes run on this machine's kernel.
-	if host := cpuidle.Machine(cpuidle.DirReader("/sys")); fmt.Sprint(r.Env.CPUIdle) != fmt.Sprint(host) {
+	if host := cpuidle.Machine(sysfs.Dir("/sys")); fmt.Sprint(r.Env.CPUIdle) != fmt.Sprint(host) {
 		t.Errorf("env cpuidle %v, want the server node's (this machine's) %v", r.Env.CPUIdle, host)
 	}
 	want := 5 * 2 // quick tunings x replicas [1,2] x 1 trial
@@ -652,7 +653,7 @@ spec:
 	if !strings.Contains(page, `"kernel": "`) || !strings.Contains(page, `"underlay": "eth1"`) {
 		t.Errorf("the agent's inspection lacks the node's kernel or underlay:\n%s", tail(b, 3000))
 	}
-	if cpuidle.Machine(cpuidle.DirReader("/sys")) != nil && !strings.Contains(page, `"cpuidle": {`) {
+	if cpuidle.Machine(sysfs.Dir("/sys")) != nil && !strings.Contains(page, `"cpuidle": {`) {
 		t.Errorf("the agent's inspection lacks how the node's CPUs idle (this machine's kernel has cpuidle):\n%s", tail(b, 3000))
 	}
 	if !strings.Contains(page, `"virtual": true`) {

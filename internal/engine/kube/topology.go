@@ -1,0 +1,40 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/topology"
+	"github.com/cnibench/cnibench/internal/tune"
+	"github.com/cnibench/cnibench/internal/version"
+)
+
+// serverTopology reads the CPU topology of the server's node through its
+// agent, for the placement names a workload pins by (seed 001 bound its
+// receiver to the sender's NUMA node or another one): on a cluster the
+// names mean that node's CPUs, not this machine's. The runner resolves
+// them (workload.Prepare), and refuses them across nodes, where the other
+// end's CPUs are another machine's.
+func serverTopology(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement) (*engine.NodeTopology, error) {
+	node := place.Server.Name
+	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
+	agents, err := c.waitAgents(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	s := openSession(ex, cfg.AgentNamespace, agents[node], preflightRun)
+	var t topology.Topology
+	err = handshake(s.client, node, version.Version)
+	if err == nil {
+		t, err = topology.ReadFrom(tune.HostSysfs(s.client))
+	}
+	if err = errors.Join(err, s.close(ctx)); err != nil {
+		return nil, fmt.Errorf("node %s: read its CPU topology through its agent, for the placement names the workloads pin by: %w", node, err)
+	}
+	return &engine.NodeTopology{Where: "node " + node, Topology: t}, nil
+}
