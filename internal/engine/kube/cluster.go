@@ -123,6 +123,19 @@ func (c *Cluster) checkTools() error {
 // Addressing is how clients reach the server pods (decided by Up).
 func (c *Cluster) Addressing() Addressing { return c.addressing }
 
+// agentInstalled reports whether the agent's DaemonSet is in its
+// namespace. A list the runner may not make (its ClusterRole lists
+// DaemonSets, for CNI detection) counts as installed: the wait then says
+// what it found.
+func (c *Cluster) agentInstalled(ctx context.Context) bool {
+	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
+	return err != nil || len(list.Items) > 0
+}
+
+func (c *Cluster) notInstalled() error {
+	return fmt.Errorf("the cnibench agent is not installed: no DaemonSet %s in namespace %s; an administrator installs it once with `cnibench kube install` (docs/kubernetes.md)", AgentName, c.cfg.AgentNamespace)
+}
+
 // waitAgents waits until the installed agent's pod on each node is
 // running and returns their names by node. The runner does not deploy
 // the agent: an administrator installed it (`cnibench kube install`).
@@ -161,10 +174,14 @@ func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]s
 		if fatal := fatalProblem(problems); fatal != "" {
 			return nil, fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
 		}
+		if len(got) == 0 && len(problems) == 0 && !c.agentInstalled(ctx) {
+			// Nothing would ever come: say so now, not after the timeout.
+			return nil, fmt.Errorf("agent not running on node %s: %w", strings.Join(missing, ", "), c.notInstalled())
+		}
 		if time.Now().After(deadline) {
 			detail := strings.Join(problems, "; ")
 			if detail == "" {
-				detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; an administrator installs it once with `cnibench kube install` (its node selector must match these nodes)", c.cfg.AgentNamespace)
+				detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; its DaemonSet's node selector must match these nodes (`cnibench kube install --agent-nodes`)", c.cfg.AgentNamespace)
 			}
 			return nil, fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
 		}

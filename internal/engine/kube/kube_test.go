@@ -413,7 +413,8 @@ func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
 		pods []runtime.Object
 		want string
 	}{
-		{"never scheduled", nil, "agent not running on node w1, w2 after"},
+		{"never scheduled", []runtime.Object{Config{}.WithDefaults().AgentDaemonSet(nil)}, "agent not running on node w1, w2 after"},
+		{"not installed", nil, "agent not running on node w1, w2: the cnibench agent is not installed"},
 		{"image missing", []runtime.Object{&corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: DefaultAgentNamespace, Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}},
 			Spec:       corev1.PodSpec{NodeName: "w1"},
@@ -525,5 +526,23 @@ func TestSharedKernel(t *testing.T) {
 		if shared && !strings.Contains(note, "server node w1 and the client node w2 report one boot ID (b-1)") {
 			t.Errorf("note %q does not name the nodes and the boot ID", note)
 		}
+	}
+}
+
+// Without the agent's DaemonSet nothing will ever come up: the wait says
+// so at once, with the install command, instead of after the timeout;
+// with it, an agent not yet scheduled is waited for.
+func TestWaitAgentsNotInstalled(t *testing.T) {
+	c := &Cluster{cfg: Config{Timeout: time.Minute}.WithDefaults(), cs: fake.NewClientset(), poll: 20 * time.Millisecond}
+	start := time.Now()
+	_, err := c.waitAgents(context.Background(), "w1")
+	if err == nil || !strings.Contains(err.Error(), "not installed: no DaemonSet cnibench-agent in namespace cnibench-agent") ||
+		!strings.Contains(err.Error(), "cnibench kube install") || time.Since(start) > 10*time.Second {
+		t.Errorf("after %v: %v; want at once the agent is not installed", time.Since(start), err)
+	}
+	cfg := Config{Timeout: 200 * time.Millisecond}.WithDefaults()
+	c = &Cluster{cfg: cfg, cs: fake.NewClientset(cfg.AgentDaemonSet(nil)), poll: 20 * time.Millisecond}
+	if _, err := c.waitAgents(context.Background(), "w1"); err == nil || !strings.Contains(err.Error(), "after 200ms") || !strings.Contains(err.Error(), "--agent-nodes") {
+		t.Errorf("installed, no pod on w1 yet: %v; want the wait to run out naming the node selector", err)
 	}
 }
