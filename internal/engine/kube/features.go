@@ -2,19 +2,18 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
-	"github.com/cnibench/cnibench/internal/version"
 )
 
 // preflightRun names the agent sessions preflight opens: they only read
@@ -78,21 +77,17 @@ func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, 
 // where want has probe.CPUIdle and the node has it, CPU 0's idle states
 // (nil otherwise).
 func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, want []string) (map[string]string, []cpuidle.State, error) {
-	s := openSession(ex, cfg.AgentNamespace, pod, preflightRun)
 	var states []cpuidle.State
-	missing, err := func() (map[string]string, error) {
-		if err := handshake(s.client, node, version.Version); err != nil {
-			return nil, err
-		}
-		missing, err := s.client.Features(want...)
+	var missing map[string]string
+	err := withAgent(ctx, ex, cfg.AgentNamespace, node, pod, preflightRun, func(a *agent.Client) (err error) {
+		missing, err = a.Features(want...)
 		if _, lacks := missing[probe.CPUIdle]; err == nil && !lacks && slices.Contains(want, probe.CPUIdle) {
 			// Not read is not fatal: the trial's plan reads them again
 			// and refuses a bound that changes nothing there.
-			states, _ = cpuidle.States(tune.HostSysfs(s.client), 0)
+			states, _ = cpuidle.States(tune.HostSysfs(a), 0)
 		}
-		return missing, err
-	}()
-	err = errors.Join(err, s.close(ctx))
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("node %s: probe %v through its agent: %w", node, want, err)
 	}

@@ -2,12 +2,11 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
-	"github.com/cnibench/cnibench/internal/version"
+	"github.com/cnibench/cnibench/internal/agent"
 )
 
 // InspectServer inspects, read-only, the study's server node through the
@@ -36,14 +35,11 @@ func InspectServer(ctx context.Context, cfg Config) (*inspect.Inspection, string
 	if cfg.RunID == "" {
 		cfg.RunID = "advise"
 	}
-	s := openSession(&APIExecer{Config: rc, Client: cs}, cfg.AgentNamespace, agents[node], cfg.RunID)
-	in, err := func() (*inspect.Inspection, error) {
-		if err := handshake(s.client, node, version.Version); err != nil {
-			return nil, err
-		}
-		return s.client.Inspect()
-	}()
-	err = errors.Join(err, s.close(ctx))
+	var in *inspect.Inspection
+	err = withAgent(ctx, &APIExecer{Config: rc, Client: cs}, cfg.AgentNamespace, node, agents[node], cfg.RunID, func(a *agent.Client) (err error) {
+		in, err = a.Inspect()
+		return err
+	})
 	if err != nil {
 		return nil, "", fmt.Errorf("inspect node %s through its agent: %w", node, err)
 	}

@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/version"
 )
 
 // Node is a cluster node reached through its agent pod.
@@ -114,6 +116,18 @@ type session struct {
 	stderr bytes.Buffer
 	mu     sync.Mutex
 	err    error
+}
+
+// withAgent opens a session with a node's agent, checks its version and
+// runs fn with its client; the session is closed whatever fn returned.
+// Preflight's probes and advise's inspection are one such call each.
+func withAgent(ctx context.Context, ex Execer, ns, node, pod, run string, fn func(*agent.Client) error) error {
+	s := openSession(ex, ns, pod, run)
+	err := handshake(s.client, node, version.Version)
+	if err == nil {
+		err = fn(s.client)
+	}
+	return errors.Join(err, s.close(ctx))
 }
 
 func openSession(ex Execer, ns, pod, run string) *session {

@@ -2,16 +2,15 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/tune"
-	"github.com/cnibench/cnibench/internal/version"
 )
 
 // serverTopology reads the CPU topology of the server's node through its
@@ -27,13 +26,12 @@ func serverTopology(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 	if err != nil {
 		return nil, err
 	}
-	s := openSession(ex, cfg.AgentNamespace, agents[node], preflightRun)
 	var t topology.Topology
-	err = handshake(s.client, node, version.Version)
-	if err == nil {
-		t, err = topology.ReadFrom(tune.HostSysfs(s.client))
-	}
-	if err = errors.Join(err, s.close(ctx)); err != nil {
+	err = withAgent(ctx, ex, cfg.AgentNamespace, node, agents[node], preflightRun, func(a *agent.Client) (err error) {
+		t, err = topology.ReadFrom(tune.HostSysfs(a))
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("node %s: read its CPU topology through its agent, for the placement names the workloads pin by: %w", node, err)
 	}
 	return &engine.NodeTopology{Where: "node " + node, Topology: t}, nil
