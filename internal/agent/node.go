@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -195,12 +196,11 @@ func nodeInfo() (*NodeInfo, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	var set unix.CPUSet
-	n := 0
-	if unix.SchedGetaffinity(0, &set) == nil {
-		n = set.Count()
+	info := &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:])}
+	if set, err := cpuset.Affinity(); err == nil {
+		info.CPUs, info.AllowedCPUs = len(set), set.String()
 	}
-	return &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:]), CPUs: n}, nil
+	return info, nil
 }
 
 // daemons lists the processes named names (comm) that run in the node's

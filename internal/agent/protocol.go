@@ -147,6 +147,10 @@ type NodeInfo struct {
 	Hostname string `json:"hostname"`
 	Kernel   string `json:"kernel"`
 	CPUs     int    `json:"cpus"`
+	// AllowedCPUs are the CPUs the agent may run on (a CPU list): its
+	// pod's cpuset, which the workload pods (no CPU requests, so in the
+	// node's shared pool) share.
+	AllowedCPUs string `json:"allowed_cpus,omitempty"`
 }
 
 // errorKind maps an error to its wire kind.

@@ -2,6 +2,7 @@ package cpuset
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -85,4 +86,25 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("round trip of %q: %v -> %q -> %v (%v)", s, set, set.String(), again, err)
 		}
 	})
+}
+
+// This process's affinity is a sorted CPU list of as many CPUs as Go's
+// runtime counts (it reads the same affinity); Outside keeps the CPUs of a set that another lacks.
+func TestAffinityAndOutside(t *testing.T) {
+	a, err := Affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != runtime.NumCPU() {
+		t.Errorf("affinity %v: want %d CPUs", a, runtime.NumCPU())
+	}
+	if back, err := Parse(a.String()); err != nil || back.String() != a.String() {
+		t.Errorf("affinity %v is not a sorted CPU list: %v %v", a, back, err)
+	}
+	if got := (Set{0, 2, 5, 7}).Outside(Set{0, 1, 2, 3}); got.String() != "5,7" {
+		t.Errorf("Outside = %v, want 5,7", got)
+	}
+	if got := (Set{1}).Outside(Set{0, 1}); got != nil {
+		t.Errorf("Outside = %v, want none", got)
+	}
 }

@@ -138,6 +138,11 @@ type NodeTopology struct {
 	// Where names the node in notes and errors: "node NAME".
 	Where string
 	topology.Topology
+	// Allowed are the CPUs the node lets its pods run on (nil: unknown),
+	// which a workload's pins must keep to; AllowedWhy says so in
+	// refusals.
+	Allowed    cpuset.Set
+	AllowedWhy string
 }
 
 // NodeIdle is CPU 0's idle states of a node and the ends of a trial it

@@ -186,6 +186,26 @@ func TestBuildKubeHeader(t *testing.T) {
 	if strings.Contains(page, "emulated on one machine") {
 		t.Error("kube report says the nodes were emulated")
 	}
+	if strings.Contains(page, "stands for") {
+		t.Error("report says the label stands for another CNI, though the run found none")
+	}
+
+	// A label standing for another CNI than the cluster's (the kube
+	// engine's checkLabel) is said in the header.
+	env.CNI.LabelStandsFor = "calico (vxlan)"
+	if b, err = json.Marshal(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.EnvFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ = strings.Cut(readFile(t, filepath.Join(dir, results.ReportHTML)), "<h2>")
+	if want := "That name stands for calico (vxlan), not what was measured: the study&#39;s published numbers of it were left out."; !strings.Contains(head, want) {
+		t.Errorf("report header lacks %q:\n%s", want, head)
+	}
 }
 
 func TestBuildMissingStudy(t *testing.T) {

@@ -305,8 +305,12 @@ func clusterLine(e results.Env, s *study.Study) string {
 	if e.CNI != nil {
 		cni = e.CNI.String()
 	}
-	return fmt.Sprintf("Measured on a Kubernetes cluster (engine kube) whose CNI was detected as %s; cells are named by the study's datapath (%s).",
+	line := fmt.Sprintf("Measured on a Kubernetes cluster (engine kube) whose CNI was detected as %s; cells are named by the study's datapath (%s).",
 		cni, strings.Join(s.DatapathNames(), ", "))
+	if e.CNI != nil && e.CNI.LabelStandsFor != "" {
+		line += fmt.Sprintf(" That name stands for %s, not what was measured: the study's published numbers of it were left out.", e.CNI.LabelStandsFor)
+	}
+	return line
 }
 
 func envView(run *results.Run) ([][2]string, []detail) {

@@ -361,6 +361,10 @@ type CNI struct {
 	Name     string   `json:"name"` // calico, flannel, cilium, ..., unknown
 	Mode     string   `json:"mode,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
+	// LabelStandsFor is the CNI the study's datapath label stands for
+	// ("flannel (udp)") when that is not the one detected: the cells were
+	// named for another datapath than they measured.
+	LabelStandsFor string `json:"label_stands_for,omitempty"`
 }
 
 // String is "name (mode)", or the name alone.

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/lbmap"
@@ -22,7 +23,7 @@ import (
 func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 	m := workload.Machine{ServerCPUs: p.serverCPUs, ClientCPUs: p.clientCPUs, Remote: facts.Remote}
 	if t := facts.Topology; t != nil { // a cluster node's, read by the engine
-		m.Topology, m.Where = t.Topology, t.Where
+		m.Topology, m.Where, m.Allowed, m.AllowedWhy = t.Topology, t.Where, t.Allowed, t.AllowedWhy
 	}
 	var dps []workload.Datapath
 	if !facts.Remote {
@@ -32,6 +33,11 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 			return fmt.Errorf("placement names need the CPU topology: %w", err)
 		}
 		m.Topology = topo
+		// The workloads' programs inherit this process's affinity, and
+		// taskset cannot pin them outside its cgroup's cpuset.
+		if a, err := cpuset.Affinity(); err == nil {
+			m.Allowed, m.AllowedWhy = a, "the CPUs this cnibench process may run on, which its workloads inherit"
+		}
 		mtu := s.Spec.Nodes.UnderlayMTU
 		for _, sd := range s.Spec.Datapaths {
 			d := p.datapaths[sd.Name].Built // built once, in needs

@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/topology"
 )
@@ -56,6 +58,27 @@ func TestPreflightPlacementNames(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(p.notes, "\n"), "placed against CPU 0, the lowest of node w1") {
 		t.Errorf("notes %q do not name the node", p.notes)
+	}
+	// On the cluster node, names resolve among the CPUs its pods may use:
+	// without CPU 1, other-core of CPU 0 is CPU 2; a CPU list outside
+	// them is refused, naming the node.
+	node.Allowed, node.AllowedWhy = cpuset.Set{0, 2}, "its pods' cpuset"
+	if p, err = preflight(context.Background(), stubEngine{remote: true, topo: node}, st); err != nil || p.workloads.Apply(st.Variants()[0]).Pin.Server != "2" {
+		t.Errorf("other-core within node w1's CPUs 0,2: %v", err)
+	}
+	_, err = preflight(context.Background(), stubEngine{remote: true, topo: node}, stubStudy(t, "[{tool: iperf3, pin: {server: '1'}}]"))
+	if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "workload iperf3-tcp: pin.server 1: node w1 lets workloads run on CPUs 0,2 only (its pods' cpuset), not on 1") {
+		t.Errorf("CPU 1 on node w1: %v", err)
+	}
+	// On this machine, a CPU beyond this process's affinity is refused.
+	own, err := cpuset.Affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beyond := own[len(own)-1] + 1
+	_, err = preflight(context.Background(), stubEngine{}, stubStudy(t, fmt.Sprintf("[{tool: iperf3, pin: {server: '%d'}}]", beyond)))
+	if want := fmt.Sprintf("pin.server %d: this machine lets workloads run on CPUs %s only", beyond, own); err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("CPU %d here: %v, want %q", beyond, err, want)
 	}
 	_, err = preflight(context.Background(), stubEngine{}, stubStudy(t, "[{tool: iperf3, mss: 1460}]"))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -270,6 +271,12 @@ func (s *Study) Variants() []Workload {
 		out = append(out, w.Variants()...)
 	}
 	return out
+}
+
+// Pins reports whether a workload pins an end to CPUs, which must then
+// be among those its machine lets it run on (checked at preflight).
+func (s *Study) Pins() bool {
+	return slices.ContainsFunc(s.Spec.Workloads, func(w Workload) bool { return w.Pin != nil })
 }
 
 // PinsByName reports whether a workload pins an end by placement name,

@@ -114,6 +114,22 @@ func readInt(r sysfs.Reader, p string) (int, error) {
 	return v, nil
 }
 
+// Within is the topology of the CPUs of allowed alone (nil allowed: all):
+// the CPUs a process may be pinned to where its affinity or its cgroup's
+// cpuset leaves it fewer than are online.
+func (t Topology) Within(allowed cpuset.Set) Topology {
+	if allowed == nil {
+		return t
+	}
+	var out Topology
+	for _, c := range t.CPUs {
+		if allowed.Contains(c.ID) {
+			out.CPUs = append(out.CPUs, c)
+		}
+	}
+	return out
+}
+
 // Nodes is the number of NUMA nodes with online CPUs.
 func (t Topology) Nodes() int {
 	seen := map[int]bool{}

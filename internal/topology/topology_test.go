@@ -85,6 +85,29 @@ func TestResolveTwoNodes(t *testing.T) {
 	}
 }
 
+// Within keeps the allowed CPUs alone, so names resolve among them: with
+// CPUs 0-3 allowed (one thread of each core), CPU 0's same-core sibling
+// is gone and same-numa is CPU 1 alone.
+func TestWithin(t *testing.T) {
+	top, err := Read(fakeSys(t, r730, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := top.Within(nil); len(got.CPUs) != 8 {
+		t.Errorf("Within(nil) kept %d CPUs, want all 8", len(got.CPUs))
+	}
+	in := top.Within(cpuset.Set{0, 1, 2, 3})
+	if got, err := in.Resolve(SameNUMA, cpuset.Set{0}); err != nil || !reflect.DeepEqual(got, cpuset.Set{1}) {
+		t.Errorf("same-numa of CPU 0 within 0-3: %v %v, want [1]", got, err)
+	}
+	if got, err := in.Resolve(SameCore, cpuset.Set{2}); !errors.Is(err, ErrNotPossible) {
+		t.Errorf("same-core of CPU 2 within 0-3: %v %v, want none", got, err)
+	}
+	if got, err := in.Resolve("5", cpuset.Set{0}); err == nil {
+		t.Errorf("CPU list 5 within 0-3: %v, want refused", got)
+	}
+}
+
 func TestResolveOneNodeRefuses(t *testing.T) {
 	// This machine's shape: 2 CPUs, one node, no SMT; no node directory
 	// at all, as a kernel without NUMA has.

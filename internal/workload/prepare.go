@@ -34,6 +34,14 @@ type Machine struct {
 	// Remote is true when the nodes are other machines (kube engine):
 	// this machine's probes and topology say nothing about theirs.
 	Remote bool
+	// Allowed are the CPUs of that machine a workload's processes may be
+	// pinned to: this process's affinity, which the programs it starts
+	// inherit; on a cluster node, the cpuset its pods run in (a static
+	// CPU manager keeps the CPUs of Guaranteed pods out of it), as its
+	// agent sees it. nil: unknown, every CPU of Topology.
+	Allowed cpuset.Set
+	// AllowedWhy says where Allowed comes from, for refusals.
+	AllowedWhy string
 }
 
 // where names the machine of the topology.
@@ -124,6 +132,10 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 			if err := checkSender(senderName(base, w), w, m, dps); err != nil && senderOK {
 				errs = append(errs, study.At(field, err))
 				senderOK = false
+			}
+			if err := checkPinCPUs(w, m); err != nil {
+				errs = append(errs, study.At(field, fmt.Errorf("workload %s: %w", w.Name, err)))
+				continue
 			}
 			r, note, ok, err := resolvePin(w, m)
 			if err != nil {
@@ -228,6 +240,31 @@ func senderName(base, w study.Workload) string {
 	return base.Name
 }
 
+// checkPinCPUs refuses a pin's CPU list naming CPUs its end may not run
+// on, which taskset would refuse in every trial: the server end's, and
+// the client end's where it runs on the same machine (both ends on the
+// local engine; on a cluster, intra-node). Across nodes the client's
+// machine is another one, not read.
+func checkPinCPUs(w study.Workload, m Machine) error {
+	if w.Pin == nil || m.Allowed == nil {
+		return nil
+	}
+	for _, end := range []struct{ side, cpus string }{{"server", w.Pin.Server}, {"client", w.Pin.Client}} {
+		if end.cpus == "" || topology.IsName(end.cpus) || (end.side == "client" && m.Remote && !w.IntraNode()) {
+			continue
+		}
+		set, err := cpuset.Parse(end.cpus)
+		if err != nil {
+			return fmt.Errorf("pin.%s: %w", end.side, err)
+		}
+		if out := set.Outside(m.Allowed); len(out) > 0 {
+			return fmt.Errorf("pin.%s %s: %s lets workloads run on CPUs %s only (%s), not on %s",
+				end.side, end.cpus, m.where(), m.Allowed, m.AllowedWhy, out)
+		}
+	}
+	return nil
+}
+
 // resolvePin resolves a variant's placement name; ok is false when its
 // pin has no name (CPU lists run as given).
 //
@@ -259,6 +296,11 @@ func resolvePin(w study.Workload, m Machine) (r Resolved, note string, ok bool, 
 	}
 	if len(m.Topology.CPUs) == 0 {
 		return r, "", false, fmt.Errorf("pin.%s %s: the CPU topology of %s is unknown", namedSide, named, m.where())
+	}
+	// Names resolve among the CPUs the workloads may run on.
+	m.Topology = m.Topology.Within(m.Allowed)
+	if len(m.Topology.CPUs) == 0 {
+		return r, "", false, fmt.Errorf("pin.%s %s: none of the online CPUs of %s is among those workloads may run on (%s: %s)", namedSide, named, m.where(), m.AllowedWhy, m.Allowed)
 	}
 	var ref cpuset.Set
 	var refWhy string

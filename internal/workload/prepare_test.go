@@ -60,6 +60,15 @@ func TestPreparePins(t *testing.T) {
 			t.Errorf("%+v: notes %q, want one with %q", tc.pin, p.Notes, tc.note)
 		}
 	}
+	// Names resolve among the allowed CPUs: without CPU 1, other-numa
+	// of CPU 2 is CPU 0 and other-core of CPU 0 has nothing left.
+	allowed := Machine{Topology: twoNodes, Allowed: cpuset.Set{0, 2, 3}}
+	if p, err := Prepare([]study.Workload{pinned("w", study.Pin{Server: "other-numa", Client: "2"})}, allowed, nil); err != nil || p.Apply(pinned("w", study.Pin{})).Pin.Server != "0" {
+		t.Errorf("other-numa of CPU 2 within 0,2-3: %v", err)
+	}
+	if _, err := Prepare([]study.Workload{pinned("w", study.Pin{Server: "other-core", Client: "0"})}, allowed, nil); !errors.Is(err, topology.ErrNotPossible) {
+		t.Errorf("other-core of CPU 0 within 0,2-3: %v, want not possible", err)
+	}
 	// A CPU-list pin is not touched.
 	w := pinned("lists", study.Pin{Server: "0", Client: "1"})
 	p, err := Prepare([]study.Workload{w}, Machine{Topology: oneNode}, nil)
@@ -154,6 +163,16 @@ func TestPrepareRefuses(t *testing.T) {
 			return w
 		}(), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}},
 			"workload len@1472: sender pktgen sends 1472-byte datagrams whole", nil},
+		// A CPU list its end may not run on: the server's always, the
+		// client's on the same machine; none of the allowed CPUs online.
+		{pinned("a", study.Pin{Server: "7", Client: "0"}), Machine{Topology: oneNode, Allowed: cpuset.Set{0, 1}, AllowedWhy: "the affinity of cnibench"}, nil,
+			"workload a: pin.server 7: this machine lets workloads run on CPUs 0-1 only (the affinity of cnibench), not on 7", nil},
+		{pinned("a2", study.Pin{Server: "0", Client: "1-3"}), Machine{Allowed: cpuset.Set{0, 1}, AllowedWhy: "the affinity of cnibench"}, nil,
+			"workload a2: pin.client 1-3: this machine lets workloads run on CPUs 0-1 only (the affinity of cnibench), not on 2-3", nil},
+		{intraNode(pinned("b", study.Pin{Client: "5"})), Machine{Where: "node w1", Remote: true, Allowed: cpuset.Set{0, 1, 2, 3}, AllowedWhy: "its pods' cpuset"}, nil,
+			"workload b: pin.client 5: node w1 lets workloads run on CPUs 0-3 only (its pods' cpuset), not on 5", nil},
+		{pinned("c", study.Pin{Server: "other-core"}), Machine{Topology: twoNodes, Allowed: cpuset.Set{8, 9}, AllowedWhy: "the affinity of cnibench"}, nil,
+			"workload c: pin.server other-core: none of the online CPUs of this machine is among those workloads may run on (the affinity of cnibench: 8-9)", nil},
 	} {
 		_, err := Prepare([]study.Workload{tc.w}, tc.m, tc.dps)
 		var at *study.FieldProblem
@@ -172,6 +191,11 @@ func TestPrepareRefuses(t *testing.T) {
 	// An iperf3 sender is not probed for pktgen.
 	if _, err := Prepare([]study.Workload{{Name: "i", Tool: "iperf3", Protocol: "udp", Rate: "1G"}}, Machine{Pktgen: func() error { return noPktgen }, Remote: true}, nil); err != nil {
 		t.Errorf("iperf3 sender: %v", err)
+	}
+	// Across nodes of a cluster the client's CPUs are another machine's,
+	// whose cpuset was not read: not checked.
+	if _, err := Prepare([]study.Workload{pinned("x", study.Pin{Server: "1", Client: "5"})}, Machine{Remote: true, Where: "node w1", Allowed: cpuset.Set{0, 1}}, nil); err != nil {
+		t.Errorf("client CPUs on another node: %v", err)
 	}
 	ok := study.Workload{Name: "ok", Tool: "iperf3", Protocol: "tcp", MSS: 1410}
 	if _, err := Prepare([]study.Workload{ok}, Machine{}, []Datapath{{Name: "vxlan", PodMTU: 1450}}); err != nil {

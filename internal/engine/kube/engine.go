@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -33,8 +30,13 @@ type Engine struct {
 	rc    *rest.Config
 	cs    kubernetes.Interface
 	place Placement
-	c     *Cluster
-	used  bool
+	// cni is the cluster's CNI as preflight recognised it, and
+	// labelStandsFor what the study's datapath label stands for when that
+	// is another CNI (checkLabel).
+	cni            cnidetect.Result
+	labelStandsFor string
+	c              *Cluster
+	used           bool
 }
 
 // NewEngine returns the kube engine; cfg nil means the defaults.
@@ -50,11 +52,12 @@ func NewEngine(cfg *Config) *Engine {
 func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
-// cluster itself (kube.Preflight), then the kernel features the knobs
-// need (netem for impairments) on both nodes through their agents, and
-// the server node's CPU topology when a workload pins by placement name.
-// The workloads' programs are checked in the image by the agents, perf
-// by the nodes.
+// cluster itself (kube.Preflight), then, through the nodes' agents, the
+// kernel features the knobs need (netem for impairments), the CPUs the
+// server node's pods may run on when a workload pins (and its CPU
+// topology when one pins by placement name), and the cluster's CNI, against which the study's datapath label is checked
+// (checkLabel). The workloads' programs are checked in the image by the
+// agents, perf by the nodes.
 func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Needs) (engine.Facts, error) {
 	f := engine.Facts{Remote: true}
 	notes, err := checkStudy(s)
@@ -84,14 +87,13 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if err := kubeUnsupported(s); err != nil {
 		return f, err
 	}
-	ex := &APIExecer{Config: b.rc, Client: b.cs}
-	if f.IdleStates, err = checkNodeFeatures(ctx, ex, b.cs, b.cfg, place, needs.Knobs); err != nil {
+	nf, err := preflightNodes(ctx, &APIExecer{Config: b.rc, Client: b.cs}, b.cs, b.cfg, place, needs.Knobs, pinsOf(s))
+	if err != nil {
 		return f, err
 	}
-	if s.PinsByName() {
-		if f.Topology, err = serverTopology(ctx, ex, b.cs, b.cfg, place); err != nil {
-			return f, err
-		}
+	f.IdleStates, f.Topology, b.cni = nf.idle, nf.topo, nf.cni
+	if w, standsFor := checkLabel(s, b.cni); w != "" {
+		f.Warnings, b.labelStandsFor = append(f.Warnings, w), standsFor
 	}
 	// Masks are computed from each end's node's CPUs, not this machine's.
 	if n := NodeCPUs(place.Server); n > 0 {
@@ -206,8 +208,8 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 			}
 		}
 	}
-	cni := detectCNI(kc)
-	e.CNI = &results.CNI{Name: cni.Name, Mode: cni.Mode, Evidence: cni.Evidence}
+	cni := b.cni
+	e.CNI = &results.CNI{Name: cni.Name, Mode: cni.Mode, Evidence: cni.Evidence, LabelStandsFor: b.labelStandsFor}
 	e.Notes = append(e.Notes,
 		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI, %s",
 			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.Study.DatapathNames(), ", "), cni),
@@ -219,31 +221,6 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	if counts, err := a.Iptables(); err == nil {
 		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))
 	}
-}
-
-// detectCNI gathers DaemonSets (if readable), the server node's CNI
-// config files and its devices.
-func detectCNI(kc *Cluster) cnidetect.Result {
-	var in cnidetect.Input
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if list, err := kc.Clientset().AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{}); err == nil {
-		for _, d := range list.Items {
-			if d.Labels[LabelManagedBy] == ManagedBy {
-				continue
-			}
-			ds := cnidetect.DaemonSet{Namespace: d.Namespace, Name: d.Name}
-			for _, c := range d.Spec.Template.Spec.Containers {
-				ds.Images = append(ds.Images, c.Image)
-			}
-			in.DaemonSets = append(in.DaemonSets, ds)
-		}
-	}
-	a := kc.ServerNode().Agent()
-	in.ConfFiles, _ = a.CNIConf()
-	in.Links, _ = a.Links("")
-	sort.Strings(in.Links)
-	return cnidetect.Detect(in)
 }
 
 // unavailableFS is the FS before the cluster is up.

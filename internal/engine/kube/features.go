@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/cpuidle"
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -20,78 +25,189 @@ import (
 // (probe in a scratch namespace), so they never journal anything.
 const preflightRun = "preflight"
 
-// checkNodeFeatures asks each node's agent, before the run creates
-// anything, whether the node's kernel has what the study's knobs need
-// (netem, and ifb for ingress impairments). The datapath's features are
-// not asked: on a real cluster its CNI is the datapath. A missing feature
-// is a *probe.UnsupportedError naming the node and what needed it, as
-// the local engine's preflight names it for this machine. Where a
-// tuning bounds idle (probe.CPUIdle) and a node has idle states, the
-// agent also reads its CPU 0's, for the runner to check the bound
-// against on the node of each end the tuning goes on
-// (engine.Facts.IdleStates).
-func checkNodeFeatures(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need) ([]engine.NodeIdle, error) {
+// nodeFacts are what preflight learnt from the nodes' agents.
+type nodeFacts struct {
+	// idle are CPU 0's idle states of each node, where a tuning bounds
+	// idle (engine.Facts.IdleStates).
+	idle []engine.NodeIdle
+	// topo is the server node's CPU topology, read when a workload pins by
+	// placement name (engine.Facts.Topology).
+	topo *engine.NodeTopology
+	// cni is the cluster's CNI, recognised from its DaemonSets and the
+	// server node's CNI config and devices.
+	cni cnidetect.Result
+}
+
+// preflightNodes asks the nodes' agents, before the run creates anything,
+// what preflight needs of them, in one session per node:
+//   - whether each node's kernel has what the study's knobs need (netem,
+//     and ifb for ingress impairments; RPS and RFS; a tuning's sysctls).
+//     The datapath's features are not asked: on a real cluster its CNI is
+//     the datapath. A missing feature is a *probe.UnsupportedError naming
+//     the node and what needed it, as the local engine's preflight names
+//     it for this machine. Where a tuning bounds idle (probe.CPUIdle) and
+//     a node has idle states, CPU 0's, for the runner to check the bound
+//     against on the node of each end the tuning goes on.
+//   - when a workload pins, the CPUs the server node lets its pods run on
+//     (the agent's own affinity: its pod's cpuset, the node's shared pool
+//     the workload pods run in too), which the pins must keep to; with
+//     byName, its CPU topology too, for the placement names a workload
+//     pins by (seed 001 bound its receiver to the sender's NUMA node or
+//     another one): on a cluster the names mean that node's CPUs, not this
+//     machine's. The runner resolves them (workload.Prepare) and refuses
+//     them across nodes, where the other end's CPUs are another machine's.
+//   - the server node's CNI config files and devices, with the cluster's
+//     DaemonSets, to recognise the CNI the cells measure.
+//
+// The server node's agent is always asked; the client node's only when a
+// kernel feature is wanted.
+func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need, pins pinReads) (nodeFacts, error) {
+	var f nodeFacts
 	var want []string
 	for _, n := range needs {
-		for _, f := range n.Features {
-			if nodeProbed(f) && !slices.Contains(want, f) {
-				want = append(want, f)
+		for _, ft := range n.Features {
+			if nodeProbed(ft) && !slices.Contains(want, ft) {
+				want = append(want, ft)
 			}
 		}
 	}
-	if len(want) == 0 {
-		return nil, nil
+	srv, cli := place.Server.Name, place.Client.Name
+	nodes := []string{srv}
+	sides := map[string][]string{srv: {study.SideServer}}
+	if len(want) > 0 && cli != srv {
+		nodes = append(nodes, cli)
 	}
+	sides[cli] = append(sides[cli], study.SideClient)
 	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
-	nodes := []string{place.Server.Name}
-	sides := map[string][]string{place.Server.Name: {study.SideServer}}
-	if place.Client.Name != place.Server.Name {
-		nodes = append(nodes, place.Client.Name)
-	}
-	sides[place.Client.Name] = append(sides[place.Client.Name], study.SideClient)
 	agents, err := c.waitAgents(ctx, nodes...)
 	if err != nil {
-		return nil, err
+		return f, err
 	}
-	var idle []engine.NodeIdle
+	var cniIn cnidetect.Input
 	for _, node := range nodes {
-		missing, states, err := nodeFeatures(ctx, ex, cfg, node, agents[node], want)
+		var r nodeReads
+		err := withAgent(ctx, ex, cfg.AgentNamespace, node, agents[node], preflightRun, func(a *agent.Client) error {
+			if node != srv {
+				return r.read(a, want, pinReads{}, false)
+			}
+			return r.read(a, want, pins, true)
+		})
 		if err != nil {
-			return nil, err
+			return f, fmt.Errorf("node %s: %s through its agent: %w", node, r.what, err)
 		}
 		for _, n := range needs {
-			for _, f := range n.Features {
-				if why, ok := missing[f]; ok && nodeProbed(f) {
-					return nil, n.Refusal(": node "+node, &probe.UnsupportedError{Name: f, Kind: probe.KindKernel, Reason: why})
+			for _, ft := range n.Features {
+				if why, ok := r.missing[ft]; ok && nodeProbed(ft) {
+					return f, n.Refusal(": node "+node, &probe.UnsupportedError{Name: ft, Kind: probe.KindKernel, Reason: why})
 				}
 			}
 		}
-		if states != nil {
-			idle = append(idle, engine.NodeIdle{Where: "node " + node + "'s", Sides: sides[node], States: states})
+		if r.idle != nil {
+			f.idle = append(f.idle, engine.NodeIdle{Where: "node " + node + "'s", Sides: sides[node], States: r.idle})
+		}
+		if node == srv && (pins.allowed || r.topo != nil) {
+			f.topo = &engine.NodeTopology{Where: "node " + node, Allowed: r.allowed,
+				AllowedWhy: "the cpuset its pods run in, as the cnibench agent's affinity there shows"}
+			if r.topo != nil {
+				f.topo.Topology = *r.topo
+			}
+		}
+		if node == srv {
+			cniIn = r.cni
 		}
 	}
-	return idle, nil
+	cniIn.DaemonSets = daemonSets(ctx, cs)
+	f.cni = cnidetect.Detect(cniIn)
+	return f, nil
 }
 
-// nodeFeatures asks one node's agent which of want its kernel lacks and,
-// where want has probe.CPUIdle and the node has it, CPU 0's idle states
-// (nil otherwise).
-func nodeFeatures(ctx context.Context, ex Execer, cfg Config, node, pod string, want []string) (map[string]string, []cpuidle.State, error) {
-	var states []cpuidle.State
-	var missing map[string]string
-	err := withAgent(ctx, ex, cfg.AgentNamespace, node, pod, preflightRun, func(a *agent.Client) (err error) {
-		missing, err = a.Features(want...)
-		if _, lacks := missing[probe.CPUIdle]; err == nil && !lacks && slices.Contains(want, probe.CPUIdle) {
+// pinReads says what preflight reads of the server node for the study's
+// pins: the CPUs its pods may run on when a workload pins at all, and the
+// CPU topology when one pins by placement name.
+type pinReads struct{ allowed, topology bool }
+
+// pinsOf is what s's pins need read.
+func pinsOf(s *study.Study) pinReads {
+	return pinReads{allowed: s.Pins(), topology: s.PinsByName()}
+}
+
+// nodeReads are one node's answers in a preflight session.
+type nodeReads struct {
+	what    string // what was being read, for an error
+	missing map[string]string
+	idle    []cpuidle.State
+	allowed cpuset.Set
+	topo    *topology.Topology
+	cni     cnidetect.Input
+}
+
+// read asks a: the kernel features in want (and CPU 0's idle states when
+// want has probe.CPUIdle), what pins needs, the CNI config and devices
+// with cni.
+func (r *nodeReads) read(a *agent.Client, want []string, pins pinReads, cni bool) error {
+	if len(want) > 0 {
+		r.what = fmt.Sprintf("probe %v", want)
+		var err error
+		if r.missing, err = a.Features(want...); err != nil {
+			return err
+		}
+		if _, lacks := r.missing[probe.CPUIdle]; !lacks && slices.Contains(want, probe.CPUIdle) {
 			// Not read is not fatal: the trial's plan reads them again
 			// and refuses a bound that changes nothing there.
-			states, _ = cpuidle.States(tune.HostSysfs(a), 0)
+			r.idle, _ = cpuidle.States(tune.HostSysfs(a), 0)
 		}
-		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("node %s: probe %v through its agent: %w", node, want, err)
 	}
-	return missing, states, nil
+	if pins.allowed {
+		r.what = "read the CPUs its pods may run on (for the workloads' pins)"
+		info, err := a.Info()
+		if err != nil {
+			return err
+		}
+		if info.AllowedCPUs != "" { // an older agent's: unknown, not checked
+			if r.allowed, err = cpuset.Parse(info.AllowedCPUs); err != nil {
+				return fmt.Errorf("allowed CPUs %q: %w", info.AllowedCPUs, err)
+			}
+		}
+	}
+	if pins.topology {
+		r.what = "read its CPU topology (for the placement names the workloads pin by)"
+		t, err := topology.ReadFrom(tune.HostSysfs(a))
+		if err != nil {
+			return err
+		}
+		r.topo = &t
+	}
+	if cni {
+		// Clues, not requirements: detection says what it saw, and an
+		// unreadable config directory leaves it fewer clues.
+		r.cni.ConfFiles, _ = a.CNIConf()
+		r.cni.Links, _ = a.Links("")
+		sort.Strings(r.cni.Links)
+	}
+	return nil
+}
+
+// daemonSets are the cluster's DaemonSets but the agent's, for CNI
+// detection; none when they cannot be listed (RBAC may not allow it).
+func daemonSets(ctx context.Context, cs kubernetes.Interface) []cnidetect.DaemonSet {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []cnidetect.DaemonSet
+	for _, d := range list.Items {
+		if d.Labels[LabelManagedBy] == ManagedBy {
+			continue
+		}
+		ds := cnidetect.DaemonSet{Namespace: d.Namespace, Name: d.Name}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			ds.Images = append(ds.Images, c.Image)
+		}
+		out = append(out, ds)
+	}
+	return out
 }
 
 // nodeProbed says whether preflight probes feature f on the nodes: the

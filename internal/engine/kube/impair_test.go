@@ -43,7 +43,7 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 		}
 		return nil
 	}}
-	_, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs)
+	_, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{})
 	if !errors.Is(err, probe.ErrUnsupported) {
 		t.Fatalf("want an unsupported-feature error, got %v", err)
 	}
@@ -65,12 +65,16 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 	}
 
 	fx.features = func(string, []string) map[string]string { return nil }
-	if idle, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs); err != nil || idle != nil {
-		t.Errorf("nodes with netem: %v (idle states %v: no tuning bounds idle)", err, idle)
+	if nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{}); err != nil || nf.idle != nil {
+		t.Errorf("nodes with netem: %v (idle states %v: no tuning bounds idle)", err, nf.idle)
 	}
+	// Without a kernel feature to probe, only the server node's agent is
+	// asked (for the CNI), and nothing is probed.
 	n := len(fx.argvs)
-	if _, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}); err != nil || len(fx.argvs) != n {
-		t.Errorf("no kernel feature needed: %v, %d agent sessions opened", err, len(fx.argvs)-n)
+	asked = map[string][]string{}
+	fx.features = func(pod string, names []string) map[string]string { asked[pod] = names; return nil }
+	if _, err := preflightNodes(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}, pinReads{}); err != nil || len(fx.argvs) != n+1 || len(asked) != 0 {
+		t.Errorf("no kernel feature needed: %v, %d agent sessions opened, probes %v", err, len(fx.argvs)-n, asked)
 	}
 }
 
@@ -89,10 +93,11 @@ func TestNodeIdleStatesThroughAgents(t *testing.T) {
 	}
 	fx := &fakeExec{fs: fs, dir: t.TempDir()}
 	needs := []engine.Need{{What: "tuning poll", Features: []string{probe.CPUIdle}}}
-	idle, err := checkNodeFeatures(context.Background(), fx, cs, cfg, place, needs)
+	nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	idle := nf.idle
 	if len(idle) != 2 || idle[0].Where != "node w1's" || len(idle[0].States) != 2 || idle[1].States[1].Name != "C1E" || idle[1].States[1].LatencyUS != 10 {
 		t.Fatalf("idle states %+v, want both nodes' POLL and C1E", idle)
 	}

@@ -287,6 +287,8 @@ type fakeExec struct {
 	// features answers the agents' kernel feature probes (nil: every
 	// feature is there).
 	features func(pod string, names []string) map[string]string
+	// cniDir is the agents' CNI config directory ("": none mounted).
+	cniDir string
 }
 
 func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -301,7 +303,7 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []s
 		if i := slices.Index(argv, "--run"); i >= 0 && i+1 < len(argv) {
 			run = argv[i+1]
 		}
-		srv := agent.NewServer(agent.Config{Run: run, FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod,
+		srv := agent.NewServer(agent.Config{Run: run, FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod, CNIConfDir: f.cniDir,
 			AddrDev: func(string) (string, error) { return "eth1", nil },
 			Features: func(names []string) (map[string]string, error) {
 				if f.features == nil {

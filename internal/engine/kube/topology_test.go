@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
 // A workload that pins by placement name has the server node's agent
-// read that node's CPU topology at preflight; a node whose sysfs cannot
+// read that node's CPU topology and the CPUs its pods may use at
+// preflight; a node whose sysfs cannot
 // be read stops preflight with an error naming the node.
 func TestServerTopologyThroughAgent(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
@@ -22,12 +25,23 @@ func TestServerTopologyThroughAgent(t *testing.T) {
 	fs.set("", "sysfs", "devices/system/node/node0/cpulist", "0-1")
 	fs.set("", "sysfs", "devices/system/node/node1/cpulist", "2-3")
 	fx := &fakeExec{fs: fs, dir: t.TempDir()}
-	topo, err := serverTopology(context.Background(), fx, cs, cfg, place)
+	nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, nil, pinReads{allowed: true, topology: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	topo := nf.topo
 	if topo.Where != "node w1" || len(topo.CPUs) != 4 || topo.Nodes() != 2 || topo.CPUs[3].Node != 1 || topo.CPUs[2].Package != 1 {
 		t.Errorf("topology %+v, want node w1's 4 CPUs on 2 NUMA nodes", topo)
+	}
+	// The CPUs the node lets its pods run on are the agent's affinity
+	// (the fake agent runs in this process).
+	if own, _ := cpuset.Affinity(); topo.Allowed.String() != own.String() || !strings.Contains(topo.AllowedWhy, "cpuset its pods run in") {
+		t.Errorf("allowed CPUs %v (%s), want the agent's affinity %v", topo.Allowed, topo.AllowedWhy, own)
+	}
+	// CPU-list pins alone read the allowed CPUs, not the topology.
+	nf, err = preflightNodes(context.Background(), &fakeExec{fs: agentFS(), dir: t.TempDir()}, cs, cfg, place, nil, pinReads{allowed: true})
+	if err != nil || nf.topo == nil || len(nf.topo.Allowed) == 0 || len(nf.topo.CPUs) != 0 {
+		t.Errorf("CPU-list pins: %v %+v, want the allowed CPUs and no topology", err, nf.topo)
 	}
 	for _, a := range cs.Actions() {
 		if a.GetVerb() == "create" {
@@ -35,8 +49,8 @@ func TestServerTopologyThroughAgent(t *testing.T) {
 		}
 	}
 
-	_, err = serverTopology(context.Background(), &fakeExec{fs: agentFS(), dir: t.TempDir()}, cs, cfg, place)
-	if err == nil || !strings.Contains(err.Error(), "node w1: read its CPU topology through its agent") || !strings.Contains(err.Error(), "online") {
+	_, err = preflightNodes(context.Background(), &fakeExec{fs: agentFS(), dir: t.TempDir()}, cs, cfg, place, nil, pinReads{allowed: true, topology: true})
+	if err == nil || !strings.Contains(err.Error(), "node w1: read its CPU topology (for the placement names the workloads pin by) through its agent") || !strings.Contains(err.Error(), "online") {
 		t.Errorf("unreadable sysfs: %v", err)
 	}
 }

@@ -14,8 +14,9 @@ import (
 // profile on the cluster as a user would, with one of its datapath
 // entries as the label: every workload runs (qperf through the Service's
 // second port, background load on pods of its own, HTTP, pod start-up),
-// the entry's emulation fields are left out with a note, and the
-// pod-path workloads bypass the Service that svc-inter goes through.
+// the entry's emulation fields are left out with a note, the label's
+// mismatch with the cluster's CNI is said, and the pod-path workloads
+// bypass the Service that svc-inter goes through.
 func TestKubeCNICompareQuick(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
@@ -32,6 +33,19 @@ func TestKubeCNICompareQuick(t *testing.T) {
 	}
 	if !slices.Contains(r.Env.Notes, "datapath flannel: mtu, netfilter shape the local engine's emulated nodes and are not applied on a cluster, whose CNI and NICs decide them; the cells keep the name flannel") {
 		t.Errorf("env notes do not say what of the entry was left out: %v", r.Env.Notes)
+	}
+	// The test cluster's CNI is the bridge plugin, and cni-compare's
+	// flannel stands for Flannel's VXLAN: said before the run, in the
+	// notes and the report, and the paper's flannel numbers left out.
+	label := "warning: datapath flannel stands for flannel (vxlan), but this cluster's CNI was detected as bridge"
+	if !strings.Contains(string(out), label) || !strings.Contains(string(out), "--set datapaths=[bridge]") {
+		t.Errorf("the run did not say its label stands for another CNI (%q)", label)
+	}
+	if r.Env.CNI == nil || r.Env.CNI.Name != "bridge" || r.Env.CNI.LabelStandsFor != "flannel (vxlan)" {
+		t.Errorf("env.json cni %+v, want bridge with the label standing for flannel (vxlan)", r.Env.CNI)
+	}
+	if strings.Contains(string(r.Study), "datapath: flannel") {
+		t.Errorf("the run's study.yaml keeps the paper's flannel numbers")
 	}
 	got := map[string]map[string]float64{}
 	for _, s := range r.Samples {

@@ -1,0 +1,141 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// Preflight recognises the cluster's CNI from the server node's config
+// files and devices, read through its agent, and the cluster's
+// DaemonSets (the agent's own left out), before anything is created.
+func TestPreflightRecognisesCNI(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	flannelDS := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-flannel", Name: "kube-flannel-ds"},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "flannel/flannel:v0.28.4"}}}}}}
+	ours := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultAgentNamespace, Name: "cnibench-agent-flannel", Labels: map[string]string{LabelManagedBy: ManagedBy}}}
+	cs, place := kubeFixture(t, cfg, flannelDS, ours)
+	conf := t.TempDir()
+	if err := os.WriteFile(filepath.Join(conf, "10-flannel.conflist"), []byte(`{"name":"cbr0","plugins":[{"type":"flannel"},{"type":"portmap"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := agentFS()
+	fs.set("", "sysfs", "class/net/flannel.1/ifindex", "5")
+	fx := &fakeExec{fs: fs, dir: t.TempDir(), cniDir: conf}
+	nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, nil, pinReads{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nf.cni.String() != "flannel (vxlan)" {
+		t.Errorf("detected %s, want flannel (vxlan)", nf.cni)
+	}
+	for _, ev := range []string{"cni config 10-flannel.conflist: plugins flannel,portmap", "daemonset kube-flannel/kube-flannel-ds", "device flannel.1"} {
+		if !slices.Contains(nf.cni.Evidence, ev) {
+			t.Errorf("evidence %q lacks %q", nf.cni.Evidence, ev)
+		}
+	}
+	if strings.Contains(strings.Join(nf.cni.Evidence, " "), "cnibench-agent") {
+		t.Errorf("the agent's own DaemonSet taken for evidence: %q", nf.cni.Evidence)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "create" {
+			t.Errorf("preflight created a %s", a.GetResource().Resource)
+		}
+	}
+}
+
+// A datapath label that stands for another CNI than the cluster runs is
+// said before the run, with the evidence and the label that fits; the
+// papers' numbers and verdicts of the label are left out of the run's
+// study (those naming no datapath stay), and a label that fits, claims
+// no CNI, or meets an unknown CNI is left alone. The detected results
+// come from cnidetect itself, so the catalogue's CNI names and modes are
+// checked against what detection says.
+func TestCheckLabel(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	load := func(name, datapath string) *study.Study {
+		t.Helper()
+		s, err := study.Resolve(name, study.Options{Set: []string{"datapaths=[" + datapath + "]"}}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	bridgeConf := map[string]string{"10-bridge.conflist": `{"plugins":[{"type":"bridge"},{"type":"portmap"}]}`}
+	flannelVXLAN := cnidetect.Detect(cnidetect.Input{Links: []string{"eth0", "flannel.1"}})
+	flannelUDP := cnidetect.Detect(cnidetect.Input{Links: []string{"eth0", "flannel0"}})
+	bridge := cnidetect.Detect(cnidetect.Input{ConfFiles: bridgeConf})
+	calicoIPIP := cnidetect.Detect(cnidetect.Input{ConfFiles: map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"cali1", "tunl0"}})
+	unknown := cnidetect.Detect(cnidetect.Input{})
+
+	s := load("flannel-backends", "flannel-udp")
+	refs, verdicts := len(s.Spec.Reference), len(s.Spec.Verdict.Published)
+	w, standsFor := checkLabel(s, flannelVXLAN)
+	t.Log(w)
+	leftOut := fmt.Sprintf("the study's %d published numbers and %d published verdicts of flannel-udp are another datapath's",
+		refs-len(s.Spec.Reference), verdicts-len(s.Spec.Verdict.Published))
+	for _, want := range []string{
+		"datapath flannel-udp stands for flannel (udp), but this cluster's CNI was detected as flannel (vxlan) (device flannel.1)",
+		"the cells named flannel-udp measure flannel (vxlan)",
+		leftOut,
+		"left out of this run",
+		"--set datapaths=[flannel-vxlan]",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q lacks %q", w, want)
+		}
+	}
+	if standsFor != "flannel (udp)" {
+		t.Errorf("stands for %q", standsFor)
+	}
+	if slices.ContainsFunc(s.Spec.Reference, func(r study.Reference) bool { return r.Datapath == "flannel-udp" }) ||
+		slices.ContainsFunc(s.Spec.Verdict.Published, func(p study.PublishedVerdict) bool { return p.Datapath == "flannel-udp" }) {
+		t.Error("flannel-udp's published numbers kept")
+	}
+	if len(s.Spec.Reference) == refs || len(s.Spec.Verdict.Published) == verdicts {
+		t.Errorf("references %d -> %d, verdicts %d -> %d: nothing left out", refs, len(s.Spec.Reference), verdicts, len(s.Spec.Verdict.Published))
+	}
+
+	// cni-compare's entry flannel is flannel-vxlan with Flannel's rules.
+	s = load("cni-compare", "flannel")
+	if w, _ := checkLabel(s, bridge); !strings.Contains(w, "datapath flannel stands for flannel (vxlan), but this cluster's CNI was detected as bridge") ||
+		!strings.Contains(w, "--set datapaths=[bridge]") {
+		t.Errorf("cni-compare's flannel on a bridge cluster: %q", w)
+	}
+	// A label without a datapath of the catalogue standing for the CNI
+	// found gets no suggestion.
+	if w, _ := checkLabel(load("cni-compare", "flannel"), calicoIPIP); !strings.Contains(w, "calico (ipip)") || !strings.Contains(w, "calico-ipip") {
+		t.Errorf("flannel on calico ipip: %q", w)
+	}
+
+	for _, tc := range []struct {
+		study, datapath string
+		cni             cnidetect.Result
+	}{
+		{"flannel-backends", "flannel-udp", flannelUDP},
+		{"flannel-backends", "flannel-vxlan", flannelVXLAN},
+		{"rps-rfs", "bridge", bridge},
+		{"cni-compare", "calico-wp-ipip", calicoIPIP},
+		{"nic-modes", "macvlan", flannelVXLAN}, // macvlan names no CNI
+		{"flannel-backends", "flannel-udp", unknown},
+	} {
+		s := load(tc.study, tc.datapath)
+		refs := len(s.Spec.Reference)
+		if w, standsFor := checkLabel(s, tc.cni); w != "" || standsFor != "" || len(s.Spec.Reference) != refs {
+			t.Errorf("%s %s on %s: warned %q (stands for %q), %d of %d references kept", tc.study, tc.datapath, tc.cni, w, standsFor, len(s.Spec.Reference), refs)
+		}
+	}
+}
