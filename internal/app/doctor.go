@@ -14,14 +14,18 @@ import (
 	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 func newDoctorCmd() *cobra.Command {
-	return &cobra.Command{
+	var engine string
+	var kf kubeFlags
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check privileges, kernel features and tools; say which datapaths and studies can run",
 		Long: `doctor probes by trying: it creates and deletes a throw-away device of each kind in a
@@ -30,11 +34,41 @@ looks for the tools and the reference CNI plugins. One line per check, then whic
 datapaths are available here and why not, and whether each datapath can be wired through
 the reference CNI plugins (wiring cni); last, for each built-in study and profile, whether
 it runs here (the preflight of 'run --dry-run', which changes nothing) and its machine
-time in trials.`,
-		Example: "  sudo cnibench doctor",
+time in trials.
+
+With --engine kube it checks a cluster instead: for each built-in study and profile,
+whether it runs there (the kube engine's preflight: permissions, nodes, the agents, the
+nodes' kernel features, the CNI, which picks a study's datapath among several), and why
+not; nothing is created.`,
+		Example: "  sudo cnibench doctor\n  cnibench doctor --engine kube --kubeconfig ~/.kube/config",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
+			if err := runner.CheckEngine(engine); err != nil {
+				return inputErr(err)
+			}
+			if engine == "kube" {
+				quietKlog()
+				cfg := kf.config()
+				if err := cfg.Validate(); err != nil {
+					return inputErr(err)
+				}
+				// The cluster itself first: unreachable, or without the
+				// permissions or nodes a run needs, every study would
+				// say the same.
+				_, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
+				if err == nil {
+					var place kube.Placement
+					if place, err = kube.Preflight(cmd.Context(), cs, *cfg); err == nil {
+						fmt.Fprintf(out, "cluster: reachable, permissions granted; server node %s, client node %s\n", place.Server.Name, place.Client.Name)
+					}
+				}
+				if err != nil {
+					return inputErr(err) // as run's preflight: a missing prerequisite
+				}
+				fmt.Fprintln(out, "Each built-in study's preflight there (the nodes' agents, kernel features and CNI; this machine's own kernel and tools are not what runs there):")
+				return writeStudies(cmd.Context(), out, runner.Options{Engine: engine, Kube: cfg}, "THERE")
+			}
 			// The workload programs are the drivers' (registry); probe sits
 			// below them and gets them handed in.
 			res := append(probe.Run(cmd.Context()), probe.Programs(cmd.Context(), registry.AllPrograms())...)
@@ -45,6 +79,9 @@ time in trials.`,
 			return writeStudiesHere(cmd.Context(), out, os.Geteuid() == 0)
 		},
 	}
+	cmd.Flags().StringVar(&engine, "engine", "local", "local (this machine) or kube (a cluster, see --kubeconfig)")
+	kf.register(cmd.Flags())
+	return cmd
 }
 
 // wiringCNI says whether d can be wired through the reference CNI

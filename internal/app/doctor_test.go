@@ -2,6 +2,8 @@ package app
 
 import (
 	"bytes"
+	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -67,5 +69,21 @@ func TestDoctorListsAToolOnce(t *testing.T) {
 	}
 	if n := strings.Count(b.String(), "\nnft "); n != 1 {
 		t.Errorf("nft listed %d times:\n%s", n, b.String())
+	}
+}
+
+// doctor --engine kube checks the cluster itself first: unreachable, it
+// says so once (exit 2, as run's preflight), with no table of studies
+// that would all say the same; an unknown engine is bad input.
+func TestDoctorKubeUnreachable(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"doctor", "--engine", "kube", "--kubeconfig", filepath.Join(t.TempDir(), "none")}, &out, &errb)
+	if code != ExitBadInput || !strings.Contains(errb.String(), "cluster unreachable") || strings.Count(errb.String(), "\n") != 1 || strings.Contains(out.String(), "STUDY") {
+		t.Errorf("unreachable: exit %d, stderr %q, stdout %q; want 2, one line, no table", code, errb.String(), out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Main(context.Background(), []string{"doctor", "--engine", "bogus"}, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), `unknown engine "bogus"`) {
+		t.Errorf("bogus engine: exit %d, stderr %q", code, errb.String())
 	}
 }

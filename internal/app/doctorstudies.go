@@ -26,9 +26,19 @@ func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 		_, err := fmt.Fprintln(out, "STUDY: which built-in studies run here is checked as root (the local engine's preflight needs it)")
 		return err
 	}
+	return writeStudies(ctx, out, runner.Options{}, "HERE")
+}
+
+// writeStudies is writeStudiesHere with the engine of with (its Study set
+// per row). On a cluster (engine kube) a study of several datapaths runs the
+// one that stands for the cluster's CNI ("yes, as NAME"), and the
+// preflight's warnings (a datapath label that stands for another CNI)
+// are reasons too.
+func writeStudies(ctx context.Context, out io.Writer, with runner.Options, where string) error {
+	kube := with.Engine == "kube"
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "STUDY\tPROFILE\tRUNS HERE\tMACHINE TIME IN TRIALS")
-	var reasons []string
+	fmt.Fprintf(w, "STUDY\tPROFILE\tRUNS %s\tMACHINE TIME IN TRIALS\n", where)
+	var why reasons
 	for _, name := range study.Builtins() {
 		base, err := study.Resolve(name, study.Options{}, studyCatalog())
 		if err != nil {
@@ -44,14 +54,26 @@ func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 				label = "(default)"
 			}
 			runs, all := "yes", s.DatapathNames()
-			_, err = runner.Check(ctx, runner.Options{Study: s})
-			// With skipUnavailable the preflight keeps the datapaths that
-			// can run; the time is then of those.
-			if left := s.DatapathNames(); err == nil && len(left) < len(all) {
+			opt := with
+			opt.Study = s
+			d, err := runner.Check(ctx, opt)
+			left := s.DatapathNames()
+			switch {
+			case err != nil:
+			case kube:
+				// The cluster's CNI picked one of several.
+				if len(left) < len(all) {
+					runs = "yes, as " + left[0]
+				}
+				for _, warning := range d.Warnings {
+					why.add(name, label, "runs; warning: "+warning)
+				}
+			case len(left) < len(all):
+				// With skipUnavailable the preflight keeps the datapaths
+				// that can run; the time is then of those.
 				skipped := slices.DeleteFunc(all, func(d string) bool { return slices.Contains(left, d) })
 				runs = fmt.Sprintf("without %d datapath(s)", len(skipped))
-				reasons = append(reasons, wrap(name+" "+label+": runs without "+strings.Join(skipped, ", ")+
-					" (spec.skipUnavailable; why they are unavailable is above)", "  ", doctorWidth))
+				why.add(name, label, "runs without "+strings.Join(skipped, ", ")+" (spec.skipUnavailable; why they are unavailable is above)")
 			}
 			// The time is given also where the study does not run: what
 			// it would cost on a machine where it does is part of the
@@ -59,7 +81,7 @@ func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 			time := plannedText(s)
 			if err != nil {
 				runs = "no"
-				reasons = append(reasons, wrap(name+" "+label+": "+withoutPlace(err), "  ", doctorWidth))
+				why.add(name, label, withoutPlace(err))
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", name, label, runs, time)
 		}
@@ -67,13 +89,34 @@ func writeStudiesHere(ctx context.Context, out io.Writer, root bool) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if len(reasons) > 0 {
+	if len(why) > 0 {
 		fmt.Fprint(out, "\nwhy not, or not whole:\n")
-		for _, r := range reasons {
-			fmt.Fprint(out, r)
+		for _, r := range why {
+			fmt.Fprint(out, wrap(r.study+" "+strings.Join(r.profiles, ", ")+": "+r.text, "  ", doctorWidth))
 		}
 	}
 	return nil
+}
+
+// reasons are the lines under the table, in the table's order: why a
+// study's profile does not run (whole), each text once per study with
+// the profiles it holds for ("cni-compare (default), quick: ..."), since
+// a study's profiles mostly share the reason.
+type reasons []reason
+
+type reason struct {
+	study, text string
+	profiles    []string
+}
+
+func (r *reasons) add(study, profile, text string) {
+	for i := range *r {
+		if x := &(*r)[i]; x.study == study && x.text == text {
+			x.profiles = append(x.profiles, profile)
+			return
+		}
+	}
+	*r = append(*r, reason{study, text, []string{profile}})
 }
 
 // plannedText is a study's machine time in trials, from trials.min to

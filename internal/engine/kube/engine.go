@@ -55,16 +55,16 @@ func (*Engine) Name() string { return "kube" }
 // cluster itself (kube.Preflight), then, through the nodes' agents, the
 // kernel features the knobs need (netem for impairments), the CPUs the
 // server node's pods may run on when a workload pins (and its CPU
-// topology when one pins by placement name), and the cluster's CNI, against which the study's datapath label is checked
-// (checkLabel). The workloads' programs are checked in the image by the
-// agents, perf by the nodes.
+// topology when one pins by placement name), and the cluster's CNI, which
+// picks the study's datapath when it lists several (pickDatapath) and
+// against which the datapath label is checked (checkLabel). The
+// workloads' programs are checked in the image by the agents, perf by
+// the nodes.
 func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Needs) (engine.Facts, error) {
 	f := engine.Facts{Remote: true}
-	notes, err := checkStudy(s)
-	if err != nil {
+	if err := checkStudy(s); err != nil {
 		return f, err
 	}
-	f.Notes = append(f.Notes, notes...)
 	if err := b.cfg.Validate(); err != nil {
 		return f, err
 	}
@@ -92,6 +92,14 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 		return f, err
 	}
 	f.IdleStates, f.Topology, b.cni = nf.idle, nf.topo, nf.cni
+	picked, err := pickDatapath(s, b.cni)
+	if err != nil {
+		return f, err
+	}
+	if picked != "" {
+		f.Notes = append(f.Notes, picked)
+	}
+	f.Notes = append(f.Notes, leaveOutEmulation(s)...)
 	if w, standsFor := checkLabel(s, b.cni); w != "" {
 		f.Warnings, b.labelStandsFor = append(f.Warnings, w), standsFor
 	}
@@ -106,18 +114,21 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 }
 
 // checkStudy refuses what only the local engine's emulated nodes can do,
-// and leaves out, with a note, what of the datapath's entry only shapes
-// them: on a cluster the datapath is a label (the cluster's CNI is
-// measured), so the same study file runs on both engines and its cells
-// line up in compare. The run's study.yaml then says what ran.
-func checkStudy(s *study.Study) ([]string, error) {
-	if len(s.Spec.Datapaths) != 1 {
-		return nil, study.At("spec.datapaths", fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s): pick one with --set datapaths=[NAME]",
-			len(s.Spec.Datapaths), strings.Join(s.DatapathNames(), ", ")))
-	}
+// before the cluster is asked anything. How many datapaths the study
+// lists is settled once the cluster's CNI is known (pickDatapath).
+func checkStudy(s *study.Study) error {
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
-		return nil, study.At("spec.nodes", errors.New("a node's cpus pin an emulated node to CPUs; on a real cluster nodes have their own CPUs: remove them for --engine kube"))
+		return study.At("spec.nodes", errors.New("a node's cpus pin an emulated node to CPUs; on a real cluster nodes have their own CPUs: remove them for --engine kube"))
 	}
+	return nil
+}
+
+// leaveOutEmulation leaves out, with a note, what of the (one) datapath's
+// entry only shapes the local engine's emulated nodes: on a cluster the
+// datapath is a label (the cluster's CNI is measured), so the same study
+// file runs on both engines and its cells line up in compare. The run's
+// study.yaml then says what ran.
+func leaveOutEmulation(s *study.Study) []string {
 	d := &s.Spec.Datapaths[0]
 	var unused []string
 	for _, f := range []struct {
@@ -133,12 +144,12 @@ func checkStudy(s *study.Study) ([]string, error) {
 		}
 	}
 	if len(unused) == 0 {
-		return nil, nil
+		return nil
 	}
 	d.MTU, d.Offloads, d.PodOffloads, d.Policy, d.Netfilter, d.Wiring, d.Implementation = 0, nil, nil, "", nil, "", ""
 	s.Spec.Link = study.Link{}
 	return []string{fmt.Sprintf("datapath %s: %s shape the local engine's emulated nodes and are not applied on a cluster, whose CNI and NICs decide them; the cells keep the name %s",
-		d.Name, strings.Join(unused, ", "), d.Name)}, nil
+		d.Name, strings.Join(unused, ", "), d.Name)}
 }
 
 // Up prepares the run's pods on the cluster. There is nothing to build:

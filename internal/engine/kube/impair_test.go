@@ -18,7 +18,7 @@ import (
 func TestKubeAcceptsImpairments(t *testing.T) {
 	s := stubStudy(t, "[{tool: iperf3}]")
 	s.Spec.Impairments = []study.Impairment{{Name: "none"}, {Name: "loss-low"}}
-	if _, err := checkStudy(s); err != nil {
+	if err := checkStudy(s); err != nil {
 		t.Errorf("impaired study on kube: %v", err)
 	}
 }

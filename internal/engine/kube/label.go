@@ -10,6 +10,52 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
+// pickDatapath leaves the one datapath entry a cluster run measures: a
+// cluster runs one CNI, so a study listing several (flannel-backends'
+// VXLAN and UDP, the datapaths study's sixteen) runs there the one entry
+// that stands for the CNI found (catalog.ClusterCNIs), with a note saying
+// so. Where none or several do, or the CNI is unknown, it refuses at
+// spec.datapaths, naming the candidates: --set datapaths=[NAME] picks one
+// (any name: on a cluster it is a label).
+func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error) {
+	dps := s.Spec.Datapaths
+	if len(dps) == 1 {
+		return "", nil
+	}
+	var fit []int
+	for i, d := range dps {
+		if slices.ContainsFunc(catalog.ClusterCNIs(d.Type), func(c catalog.CNI) bool { return c.Matches(cni.Name, cni.Mode) }) {
+			fit = append(fit, i)
+		}
+	}
+	names := strings.Join(s.DatapathNames(), ", ")
+	if len(fit) == 1 {
+		d := dps[fit[0]]
+		s.Spec.Datapaths = []study.Datapath{d}
+		return fmt.Sprintf("datapath %s picked of the study's %d (%s): the one that stands for this cluster's CNI, %s; --set datapaths=[NAME] picks another", d.Name, len(dps), names, cni), nil
+	}
+	why := "none of them stands for this cluster's CNI, " + cni.String()
+	switch {
+	case cni.Name == "" || cni.Name == "unknown":
+		why = "this cluster's CNI was not recognised"
+		if len(cni.Evidence) > 0 {
+			why += " (" + strings.Join(cni.Evidence, "; ") + ")"
+		}
+	case len(fit) > 1:
+		var several []string
+		for _, i := range fit {
+			several = append(several, dps[i].Name)
+		}
+		why = fmt.Sprintf("%s stand for this cluster's CNI, %s", strings.Join(several, " and "), cni)
+	default:
+		if c := catalog.StandingFor(cni.Name, cni.Mode); len(c) > 0 {
+			why += " (the catalogue's name for it: " + c[0] + ")"
+		}
+	}
+	return "", study.At("spec.datapaths", fmt.Errorf("the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists %d (%s) and %s: pick one with --set datapaths=[NAME]",
+		len(dps), names, why))
+}
+
 // checkLabel compares the study's datapath, the label of a cluster run's
 // cells, with the CNI the cluster was found to run. Where the entry's
 // type stands for another CNI (catalog.ClusterCNIs: flannel-udp on a

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,5 +138,66 @@ func TestCheckLabel(t *testing.T) {
 		if w, standsFor := checkLabel(s, tc.cni); w != "" || standsFor != "" || len(s.Spec.Reference) != refs {
 			t.Errorf("%s %s on %s: warned %q (stands for %q), %d of %d references kept", tc.study, tc.datapath, tc.cni, w, standsFor, len(s.Spec.Reference), refs)
 		}
+	}
+}
+
+// A study listing several datapaths runs on a cluster the one entry that
+// stands for the CNI found, with a note; none, several or an unknown CNI
+// is refused at spec.datapaths, naming the candidates and how to pick.
+func TestPickDatapath(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	bridgeConf := map[string]string{"10-bridge.conflist": `{"plugins":[{"type":"bridge"},{"type":"portmap"}]}`}
+	detected := map[string]cnidetect.Result{
+		"flannel-vxlan": cnidetect.Detect(cnidetect.Input{Links: []string{"flannel.1"}}),
+		"flannel-udp":   cnidetect.Detect(cnidetect.Input{Links: []string{"flannel0"}}),
+		"bridge":        cnidetect.Detect(cnidetect.Input{ConfFiles: bridgeConf}),
+		"calico-vxlan":  cnidetect.Detect(cnidetect.Input{Links: []string{"vxlan.calico"}}),
+		"cilium-geneve": cnidetect.Detect(cnidetect.Input{Links: []string{"cilium_host", "cilium_geneve"}}),
+		"weave":         cnidetect.Detect(cnidetect.Input{Links: []string{"weave"}}),
+		"unknown":       cnidetect.Detect(cnidetect.Input{Links: []string{"eth0"}}),
+	}
+	for _, tc := range []struct {
+		study, cni string
+		picked     string // "" for a refusal
+		want       string // in the note or the refusal
+	}{
+		{"flannel-backends", "flannel-vxlan", "flannel-vxlan", "datapath flannel-vxlan picked of the study's 2 (flannel-vxlan, flannel-udp): the one that stands for this cluster's CNI, flannel (vxlan); --set datapaths=[NAME] picks another"},
+		{"flannel-backends", "flannel-udp", "flannel-udp", "the one that stands for this cluster's CNI, flannel (udp)"},
+		{"datapaths", "bridge", "bridge", "datapath bridge picked of the study's 16"},
+		{"nic-modes", "bridge", "bridge", "datapath bridge picked"},
+		{"cni-compare", "weave", "weave", "datapath weave picked"},
+		{"flannel-backends", "calico-vxlan", "", "this one lists 2 (flannel-vxlan, flannel-udp) and none of them stands for this cluster's CNI, calico (vxlan) (the catalogue's name for it: calico-vxlan): pick one with --set datapaths=[NAME]"},
+		{"cni-compare", "flannel-vxlan", "", "flannel and flannel-off stand for this cluster's CNI, flannel (vxlan)"},
+		{"datapaths", "cilium-geneve", "", "cilium and geneve stand for this cluster's CNI, cilium (geneve)"},
+		{"datapaths", "unknown", "", "this cluster's CNI was not recognised"},
+	} {
+		s, err := study.Resolve(tc.study, study.Options{}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		note, err := pickDatapath(s, detected[tc.cni])
+		got := note
+		if tc.picked == "" {
+			var at *study.FieldProblem
+			if err == nil || !errors.As(err, &at) || at.Field != "spec.datapaths" {
+				t.Errorf("%s on %s: %v, want a refusal at spec.datapaths", tc.study, tc.cni, err)
+				continue
+			}
+			got = err.Error()
+		} else if err != nil || len(s.Spec.Datapaths) != 1 || s.Spec.Datapaths[0].Name != tc.picked {
+			t.Errorf("%s on %s: %v, datapaths %v, want %s alone", tc.study, tc.cni, err, s.DatapathNames(), tc.picked)
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s on %s: %q lacks %q", tc.study, tc.cni, got, tc.want)
+		}
+	}
+	// One datapath is the study's label, whatever the CNI (checkLabel
+	// warns where it stands for another).
+	s, err := study.Resolve("rps-rfs", study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note, err := pickDatapath(s, detected["flannel-vxlan"]); note != "" || err != nil || s.DatapathNames()[0] != "calico-vxlan" {
+		t.Errorf("rps-rfs: %q %v %v", note, err, s.DatapathNames())
 	}
 }

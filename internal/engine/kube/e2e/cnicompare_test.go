@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"errors"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +13,8 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 )
 
-// TestKubeCNICompareQuick runs the built-in cni-compare study's quick
+// TestKubeCNICompareQuick first has preflight pick a study's datapath by
+// the cluster's CNI, then runs the built-in cni-compare study's quick
 // profile on the cluster as a user would, with one of its datapath
 // entries as the label: every workload runs (qperf through the Service's
 // second port, background load on pods of its own, HTTP, pod start-up),
@@ -20,9 +24,38 @@ import (
 func TestKubeCNICompareQuick(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
-	dir := filepath.Join(t.TempDir(), "run")
+	// A study of several datapaths runs the one standing for the
+	// cluster's CNI (the bridge plugin here), or says none does.
+	out, err := c.cnibench(append([]string{"run", "datapaths", "--quick", "--dry-run"}, kubeArgs()...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "note: datapath bridge picked of the study's 16") {
+		t.Errorf("datapaths --dry-run: %v\n%s", err, out)
+	}
+	out, err = c.cnibench(append([]string{"run", "flannel-backends", "--profile", "quick-none", "--dry-run"}, kubeArgs()...)...).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "spec.datapaths: the kube engine measures the cluster's own CNI, so a study runs one datapath there; this one lists 2 (flannel-vxlan, flannel-udp) and none of them stands for this cluster's CNI, bridge") {
+		t.Errorf("flannel-backends --dry-run: %v\n%s", err, out)
+	}
+	// doctor --engine kube: every built-in study's preflight on the
+	// cluster, in one table.
 	start := time.Now()
-	out, err := c.cnibench(append([]string{"run", "cni-compare", "--quick", "--set", "datapaths=[flannel]", "--out", dir}, kubeArgs()...)...).CombinedOutput()
+	out, err = c.cnibench(append([]string{"doctor"}, kubeArgs()...)...).CombinedOutput()
+	t.Logf("doctor --engine kube took %v:\n%s", time.Since(start), out)
+	rowRE := func(study, profile, runs string) *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^` + study + ` +` + regexp.QuoteMeta(profile) + ` +` + regexp.QuoteMeta(runs) + `  `)
+	}
+	for _, re := range []*regexp.Regexp{rowRE("datapaths", "quick", "yes, as bridge"), rowRE("flannel-backends", "quick-none", "no"), rowRE("rps-rfs", "quick", "yes")} {
+		if err != nil || !re.Match(out) {
+			t.Errorf("doctor --engine kube: %v; no row matching %s", err, re)
+		}
+	}
+	for _, want := range []string{"cluster: reachable, permissions granted; server node " + serverNode, "rps-rfs (default), paper, quick: runs; warning: datapath calico-vxlan stands for calico (vxlan)"} {
+		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) {
+			t.Errorf("doctor --engine kube lacks %q", want)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	start = time.Now()
+	out, err = c.cnibench(append([]string{"run", "cni-compare", "--quick", "--set", "datapaths=[flannel]", "--out", dir}, kubeArgs()...)...).CombinedOutput()
 	t.Logf("run took %v:\n%s", time.Since(start), tail(out, 3000))
 	if err != nil {
 		t.Fatalf("run: %v", err)
