@@ -33,8 +33,8 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 			return fmt.Errorf("placement names need the CPU topology: %w", err)
 		}
 		m.Topology = topo
-		// The workloads' programs inherit this process's affinity, and
-		// taskset cannot pin them outside its cgroup's cpuset.
+		// The workloads' programs inherit this process's affinity (its
+		// cgroup's cpuset, or what taskset gave it): pins keep to it.
 		if a, err := cpuset.Affinity(); err == nil {
 			m.Allowed, m.AllowedWhy = a, "the CPUs this cnibench process may run on, which its workloads inherit"
 		}

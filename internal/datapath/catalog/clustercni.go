@@ -57,12 +57,17 @@ func (c CNI) String() string {
 	return c.Name + " (" + c.Mode + ")"
 }
 
+// StandsFor says whether datapath stands for the CNI name with mode mode.
+func StandsFor(datapath, name, mode string) bool {
+	return slices.ContainsFunc(ClusterCNIs(datapath), func(c CNI) bool { return c.Matches(name, mode) })
+}
+
 // StandingFor lists, in the catalogue's order, the datapaths that stand
 // for the CNI name with mode mode.
 func StandingFor(name, mode string) []string {
 	var out []string
 	for _, c := range clusterCNIs {
-		if slices.ContainsFunc(c.CNIs, func(x CNI) bool { return x.Matches(name, mode) }) {
+		if StandsFor(c.Datapath, name, mode) {
 			out = append(out, c.Datapath)
 		}
 	}

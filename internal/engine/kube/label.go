@@ -24,7 +24,7 @@ func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error)
 	}
 	var fit []int
 	for i, d := range dps {
-		if slices.ContainsFunc(catalog.ClusterCNIs(d.Type), func(c catalog.CNI) bool { return c.Matches(cni.Name, cni.Mode) }) {
+		if catalog.StandsFor(d.Type, cni.Name, cni.Mode) {
 			fit = append(fit, i)
 		}
 	}
@@ -36,7 +36,7 @@ func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error)
 	}
 	why := "none of them stands for this cluster's CNI, " + cni.String()
 	switch {
-	case cni.Name == "" || cni.Name == "unknown":
+	case !known(cni):
 		why = "this cluster's CNI was not recognised"
 		if len(cni.Evidence) > 0 {
 			why += " (" + strings.Join(cni.Evidence, "; ") + ")"
@@ -68,12 +68,12 @@ func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error)
 // the label fits, claims no CNI, or the CNI is unknown) and what the
 // label stands for.
 func checkLabel(s *study.Study, cni cnidetect.Result) (warning, standsFor string) {
-	if len(s.Spec.Datapaths) != 1 || cni.Name == "" || cni.Name == "unknown" {
+	if len(s.Spec.Datapaths) != 1 || !known(cni) {
 		return "", ""
 	}
 	d := s.Spec.Datapaths[0]
 	claims := catalog.ClusterCNIs(d.Type)
-	if len(claims) == 0 || slices.ContainsFunc(claims, func(c catalog.CNI) bool { return c.Matches(cni.Name, cni.Mode) }) {
+	if len(claims) == 0 || catalog.StandsFor(d.Type, cni.Name, cni.Mode) {
 		return "", ""
 	}
 	names := make([]string, len(claims))
@@ -117,3 +117,7 @@ func dropPublished(s *study.Study, datapath string) (refs, verdicts int) {
 	}
 	return refs, verdicts
 }
+
+// known says whether detection recognised the CNI: an unknown one is
+// neither matched nor checked against.
+func known(cni cnidetect.Result) bool { return cni.Name != "" && cni.Name != "unknown" }
