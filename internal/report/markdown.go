@@ -90,7 +90,13 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 	}
 	if len(m.References) > 0 {
 		p("## Published reference numbers\n\n")
-		n.refTable().markdown(bw)
+		t, leftOut := n.refTable()
+		if len(t.Rows) > 0 {
+			t.markdown(bw)
+		}
+		if leftOut != "" {
+			p("%s\n\n", leftOut)
+		}
 	}
 	return bw.Flush()
 }

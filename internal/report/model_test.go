@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -298,5 +299,52 @@ func TestReferenceNotMeasuredSaysWhy(t *testing.T) {
 		Rows: []analysis.Key{analysis.RowKey(macvlan)}, RatioMissing: "no datapath ovs"}
 	if got := n.oursFor(m); !strings.Contains(got, "ratio: ovs not measured: this run measured no datapath ovs") {
 		t.Errorf("ratio: %q", got)
+	}
+}
+
+// The published numbers of a datapath the run measured nothing of are not
+// rows of the reference table (a cluster run of flannel-backends would
+// list the other backend's 75 as "not measured"); one line says whose and
+// how many were left out. A reference missing for another reason (a
+// workload, a replica count) stays a row. When every reference is left
+// out, report.html does not claim the study lists none.
+func TestReferencesOfUnmeasuredDatapathsLeftOut(t *testing.T) {
+	v := 9.0
+	macvlan := dpRow("macvlan", "rr-chc", "transactions_per_s", 18000)
+	ref := func(dp, wl, missing string) analysis.RefMatch {
+		return analysis.RefMatch{Reference: study.Reference{Datapath: dp, Workload: wl, Metric: "transactions_per_s", Value: &v}, Missing: missing}
+	}
+	n := newNumbers(analysis.Model{Rows: []analysis.Row{macvlan}, References: []analysis.RefMatch{
+		ref("ovs", "", "no datapath ovs"),
+		ref("macvlan", "flows-chc", "no workload flows-chc"),
+		ref("flannel-udp", "", "no datapath flannel-udp"),
+		ref("ovs", "rr-chc", "no datapath ovs"),
+	}})
+	tb, leftOut := n.refTable()
+	if len(tb.Rows) != 1 || !strings.HasPrefix(tb.Rows[0][0], "macvlan, flows-chc") {
+		t.Errorf("rows %q, want the macvlan flows-chc reference alone", tb.Rows)
+	}
+	if !strings.Contains(leftOut, "(2 of ovs, 1 of flannel-udp)") {
+		t.Errorf("left-out line %q", leftOut)
+	}
+
+	s := quickStudy(t)
+	m := analysis.Build(s, quickSamples())
+	for i := range m.References {
+		m.References[i].Reference.Datapath, m.References[i].Missing, m.References[i].Rows = "ovs", "no datapath ovs", nil
+	}
+	md := markdownOf(t, s, m)
+	var page bytes.Buffer
+	if err := writeHTML(&page, &results.Run{Samples: quickSamples(), Env: results.Env{Started: time.Unix(0, 0)}}, s, m); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("(%d of ovs)", len(m.References))
+	for name, text := range map[string]string{"summary.md": md, "report.html": page.String()} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", name, want)
+		}
+		if strings.Contains(text, "| ovs") || strings.Contains(text, "<td>ovs") || strings.Contains(text, "lists no published numbers") {
+			t.Errorf("%s shows the left-out references or says there are none", name)
+		}
 	}
 }

@@ -32,7 +32,7 @@ func TestRefMethodShown(t *testing.T) {
 	if got := n.paperNote(m.Rows[1], false); strings.Contains(got, "(") {
 		t.Errorf("iperf3 row's note %q says more than the number", got)
 	}
-	tb := n.refTable()
+	tb, _ := n.refTable()
 	if got := tb.Rows[0][4]; got != "paper Table V; "+analysis.PktgenJitter {
 		t.Errorf("reference table note %q", got)
 	}

@@ -11,17 +11,46 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-// refTable sets the published numbers beside ours.
-func (n *numbers) refTable() table {
-	t := table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
+// refTable sets the published numbers beside ours. The references of a
+// datapath the run measured nothing of (one the kernel lacks, one --set
+// left out, the entry a cluster run did not pick) are not rows: a cluster
+// run of flannel-backends would otherwise list the other backend's 75
+// numbers as "not measured". leftOut says how many of whose were left out;
+// study.yaml keeps them all.
+func (n *numbers) refTable() (t table, leftOut string) {
+	t = table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
+	var unmeasured []string
+	count := map[string]int{}
 	for _, ref := range n.References {
+		if dp := ref.Reference.Datapath; dp != "" && ref.Missing == "no datapath "+dp {
+			if count[dp] == 0 {
+				unmeasured = append(unmeasured, dp)
+			}
+			count[dp]++
+			continue
+		}
 		note := ref.Reference.Note
 		if ref.Method != "" {
 			note = strings.TrimPrefix(note+"; "+ref.Method, "; ")
 		}
 		t.Rows = append(t.Rows, []string{refPoint(ref.Reference), ref.Reference.Metric, refValue(ref), n.oursFor(ref), note})
 	}
-	return t
+	return t, leftOutLine(unmeasured, count)
+}
+
+// leftOutLine says which datapaths' published numbers the reference table
+// leaves out, and how many each: "Left out: the 75 published numbers of
+// flannel-udp, a datapath this run did not measure (...)".
+func leftOutLine(dps []string, count map[string]int) string {
+	if len(dps) == 0 {
+		return ""
+	}
+	parts := make([]string, len(dps))
+	for i, dp := range dps {
+		parts[i] = fmt.Sprintf("%d of %s", count[dp], dp)
+	}
+	return "Left out of this table: the published numbers of datapaths this run did not measure (" +
+		strings.Join(parts, ", ") + "); the run's notes say why where it could not build one, and study.yaml keeps them all."
 }
 
 // refPoint describes where a reference applies ("rfs+, 16 replicas, cpu 3").

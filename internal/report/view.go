@@ -52,6 +52,7 @@ type page struct {
 	DatapathTables  []table
 	DatapathCaption string
 	Refs            table
+	RefsLeftOut     string
 	// Closing are the sections after the cells' own (closingSections),
 	// summary.md's too.
 	Closing       []section
@@ -148,7 +149,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.DatapathCaption = datapathCaption
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
-	pg.Refs = n.refTable()
+	pg.Refs, pg.RefsLeftOut = n.refTable()
 	pg.Closing = closingSections(m, s)
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)
