@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
@@ -81,6 +82,11 @@ type Need struct {
 	// that a refusal is reported at its line (study.At); "" for none.
 	Field    string
 	Features []string
+	// Of are the datapaths the need applies to, named after What in a
+	// refusal; an engine that runs fewer of the study's datapaths than it
+	// lists (the kube engine runs the one standing for the cluster's CNI)
+	// names those it runs.
+	Of []string
 	// Without says how the study runs without this need ("--profile
 	// quick-none, or --set impairments=[none]"), added to a refusal so that
 	// the user is not left to find it in the docs.
@@ -90,10 +96,14 @@ type Need struct {
 // Refusal wraps why a need is not met with what needed it and, when
 // known, how to run without it.
 func (n Need) Refusal(where string, err error) error {
+	what := n.What
+	if len(n.Of) > 0 {
+		what += " of " + strings.Join(n.Of, ", ")
+	}
 	if n.Without != "" {
-		err = fmt.Errorf("%s%s: %w (to run without: %s)", n.What, where, err, n.Without)
+		err = fmt.Errorf("%s%s: %w (to run without: %s)", what, where, err, n.Without)
 	} else {
-		err = fmt.Errorf("%s%s: %w", n.What, where, err)
+		err = fmt.Errorf("%s%s: %w", what, where, err)
 	}
 	if n.Field != "" {
 		return study.At(n.Field, err)

@@ -34,9 +34,9 @@ func impairmentNeeds(s *study.Study) []engine.Need {
 	if len(names) > 1 {
 		what = fmt.Sprintf("impairments %s and %d more", names[0], len(names)-1)
 	}
-	what += fmt.Sprintf(" (%s %s of %s)", s.Spec.ImpairAt.Where, s.Spec.ImpairAt.Direction, strings.Join(s.DatapathNames(), ", "))
+	what += fmt.Sprintf(" at %s %s", s.Spec.ImpairAt.Where, s.Spec.ImpairAt.Direction)
 	f := knob.Needs(knob.Trial, &knob.Target{Study: s, Impairment: first})
-	return []engine.Need{{What: what, Field: field, Features: f, Without: withoutImpairments(s)}}
+	return []engine.Need{{What: what, Of: s.DatapathNames(), Field: field, Features: f, Without: withoutImpairments(s)}}
 }
 
 // withoutImpairments names the ways to run the study on a kernel without

@@ -25,7 +25,7 @@ func TestImpairmentNeeds(t *testing.T) {
 	s.Spec.Impairments = append(s.Spec.Impairments, study.Impairment{Name: "loss-low"}, study.Impairment{Name: "delay-low"})
 	n := impairmentNeeds(s)
 	if len(n) != 1 || !slices.Equal(n[0].Features, []string{probe.Netem}) ||
-		!strings.HasPrefix(n[0].What, "impairments loss-low and 1 more (client-tunnel egress of flannel-vxlan, flannel-udp)") {
+		n[0].What != "impairments loss-low and 1 more at client-tunnel egress" || !slices.Equal(n[0].Of, []string{"flannel-vxlan", "flannel-udp"}) {
 		t.Errorf("egress: %+v", n)
 	}
 	s.Spec.ImpairAt.Direction = study.DirIngress
@@ -47,7 +47,8 @@ func TestImpairmentNeedsSayHowToRunWithout(t *testing.T) {
 		t.Fatalf("without: %+v", n)
 	}
 	msg := n[0].Refusal("", errors.New("kernel feature netem is not available")).Error()
-	if !strings.HasSuffix(msg, "netem is not available (to run without: --profile quick-none, or --set impairments=[none])") {
+	if !strings.HasPrefix(msg, "spec.impairments[1]: impairments delay-low and 3 more at client-tunnel egress of flannel-vxlan, flannel-udp: kernel") ||
+		!strings.HasSuffix(msg, "netem is not available (to run without: --profile quick-none, or --set impairments=[none])") {
 		t.Errorf("refusal: %s", msg)
 	}
 	s.Profiles = nil

@@ -99,6 +99,9 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if picked != "" {
 		f.Notes = append(f.Notes, picked)
 	}
+	if nf.refused != nil {
+		return f, nf.refused.refuse(s.DatapathNames())
+	}
 	f.Notes = append(f.Notes, leaveOutEmulation(s)...)
 	if w, standsFor := checkLabel(s, b.cni); w != "" {
 		f.Warnings, b.labelStandsFor = append(f.Warnings, w), standsFor

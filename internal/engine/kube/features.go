@@ -36,6 +36,28 @@ type nodeFacts struct {
 	// cni is the cluster's CNI, recognised from its DaemonSets and the
 	// server node's CNI config and devices.
 	cni cnidetect.Result
+	// refused is the first need a node's kernel cannot meet, nil when
+	// none; the run is refused once the datapath it names is picked.
+	refused *refusal
+}
+
+// refusal is a need a node's kernel cannot meet: refused at preflight,
+// after the datapath is picked, so that it names the datapath that would
+// have run (the study's list is the runner's, made before the pick).
+type refusal struct {
+	need engine.Need
+	node string
+	err  error
+}
+
+// refuse is the refusal's error, naming datapaths, if the need names any,
+// as those the run would have measured.
+func (r *refusal) refuse(datapaths []string) error {
+	n := r.need
+	if len(n.Of) > 0 {
+		n.Of = datapaths
+	}
+	return n.Refusal(": node "+r.node, r.err)
 }
 
 // preflightNodes asks the nodes' agents, before the run creates anything,
@@ -45,7 +67,8 @@ type nodeFacts struct {
 //     The datapath's features are not asked: on a real cluster its CNI is
 //     the datapath. A missing feature is a *probe.UnsupportedError naming
 //     the node and what needed it, as the local engine's preflight names
-//     it for this machine. Where a tuning bounds idle (probe.CPUIdle) and
+//     it for this machine (nodeFacts.refused, the nodes after it not
+//     asked). Where a tuning bounds idle (probe.CPUIdle) and
 //     a node has idle states, CPU 0's, for the runner to check the bound
 //     against on the node of each end the tuning goes on.
 //   - when a workload pins, the CPUs the server node lets its pods run on
@@ -95,12 +118,11 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 		if err != nil {
 			return f, fmt.Errorf("node %s: %s through its agent: %w", node, r.what, err)
 		}
-		for _, n := range needs {
-			for _, ft := range n.Features {
-				if why, ok := r.missing[ft]; ok && nodeProbed(ft) {
-					return f, n.Refusal(": node "+node, &probe.UnsupportedError{Name: ft, Kind: probe.KindKernel, Reason: why})
-				}
-			}
+		if node == srv {
+			cniIn = r.cni
+		}
+		if f.refused = missingNeed(needs, node, r.missing); f.refused != nil {
+			break
 		}
 		if r.idle != nil {
 			f.idle = append(f.idle, engine.NodeIdle{Where: "node " + node + "'s", Sides: sides[node], States: r.idle})
@@ -112,13 +134,23 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 				f.topo.Topology = *r.topo
 			}
 		}
-		if node == srv {
-			cniIn = r.cni
-		}
 	}
 	cniIn.DaemonSets = daemonSets(ctx, cs)
 	f.cni = cnidetect.Detect(cniIn)
 	return f, nil
+}
+
+// missingNeed is the first of needs whose kernel feature node lacks, as
+// a refusal, or nil.
+func missingNeed(needs []engine.Need, node string, missing map[string]string) *refusal {
+	for _, n := range needs {
+		for _, ft := range n.Features {
+			if why, ok := missing[ft]; ok && nodeProbed(ft) {
+				return &refusal{need: n, node: node, err: &probe.UnsupportedError{Name: ft, Kind: probe.KindKernel, Reason: why}}
+			}
+		}
+	}
+	return nil
 }
 
 // pinReads says what preflight reads of the server node for the study's

@@ -32,7 +32,7 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
 	needs := []engine.Need{
 		{What: "tuning rfs+", Features: []string{probe.RFS}},
-		{What: "impairments delay-low and 3 more (client-tunnel egress of flannel)", Features: []string{probe.Netem}},
+		{What: "impairments delay-low and 3 more at client-tunnel egress", Of: []string{"flannel-vxlan", "flannel-udp"}, Features: []string{probe.Netem}},
 	}
 	asked := map[string][]string{}
 	cs, place := kubeFixture(t, cfg)
@@ -43,11 +43,20 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 		}
 		return nil
 	}}
-	_, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{})
+	nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{})
+	if err != nil || nf.refused == nil {
+		t.Fatalf("want a refusal, got %v and %+v", err, nf.refused)
+	}
+	// The refusal names the datapath the engine picked, not the study's
+	// list the runner made the need with.
+	err = nf.refused.refuse([]string{"flannel-vxlan"})
 	if !errors.Is(err, probe.ErrUnsupported) {
 		t.Fatalf("want an unsupported-feature error, got %v", err)
 	}
-	for _, w := range []string{"impairments delay-low and 3 more", "node w2", "netem", "sch_netem"} {
+	if strings.Contains(err.Error(), "flannel-udp") {
+		t.Errorf("error %q names a datapath the run would not measure", err)
+	}
+	for _, w := range []string{"impairments delay-low and 3 more at client-tunnel egress of flannel-vxlan: node w2", "netem", "sch_netem"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q lacks %q", err, w)
 		}
@@ -65,8 +74,8 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 	}
 
 	fx.features = func(string, []string) map[string]string { return nil }
-	if nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{}); err != nil || nf.idle != nil {
-		t.Errorf("nodes with netem: %v (idle states %v: no tuning bounds idle)", err, nf.idle)
+	if nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{}); err != nil || nf.idle != nil || nf.refused != nil {
+		t.Errorf("nodes with netem: %v, refused %+v (idle states %v: no tuning bounds idle)", err, nf.refused, nf.idle)
 	}
 	// Without a kernel feature to probe, only the server node's agent is
 	// asked (for the CNI), and nothing is probed.

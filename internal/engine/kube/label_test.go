@@ -15,10 +15,42 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
+
+// A server node without netem is refused once the CNI is known: the
+// refusal names the datapath picked for it (flannel-vxlan of
+// flannel-backends' two), and how to run without impairments.
+func TestRefusalNamesThePickedDatapath(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	fs := agentFS()
+	fs.set("", "sysfs", "class/net/flannel.1/ifindex", "5")
+	fx := &fakeExec{fs: fs, dir: t.TempDir(), features: func(string, []string) map[string]string {
+		return map[string]string{probe.Netem: "kernel lacks the sch_netem module"}
+	}}
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick"}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs := []engine.Need{{What: "impairments delay-low and 3 more at client-tunnel egress", Of: s.DatapathNames(), Field: "spec.impairments[1]", Features: []string{probe.Netem}, Without: "--profile quick-none"}}
+	nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{})
+	if err != nil || nf.refused == nil || nf.cni.String() != "flannel (vxlan)" {
+		t.Fatalf("preflight: %v, refused %+v, CNI %s: want a refusal and flannel (vxlan) recognised", err, nf.refused, nf.cni)
+	}
+	if _, err := pickDatapath(s, nf.cni); err != nil {
+		t.Fatal(err)
+	}
+	got := nf.refused.refuse(s.DatapathNames()).Error()
+	if want := "spec.impairments[1]: impairments delay-low and 3 more at client-tunnel egress of flannel-vxlan: node w1: "; !strings.HasPrefix(got, want) ||
+		!strings.HasSuffix(got, "(to run without: --profile quick-none)") {
+		t.Errorf("refusal %q, want it to start %q", got, want)
+	}
+}
 
 // Preflight recognises the cluster's CNI from the server node's config
 // files and devices, read through its agent, and the cluster's
