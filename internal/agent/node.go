@@ -200,6 +200,11 @@ func nodeInfo() (*NodeInfo, error) {
 	if set, err := cpuset.Affinity(); err == nil {
 		info.CPUs, info.AllowedCPUs = len(set), set.String()
 	}
+	// The workload pods' pins keep to the cpuset the agent's pod runs in
+	// (the node's shared pool), which its own affinity may be narrower than.
+	if set, _, err := cpuset.Allowed(); err == nil {
+		info.AllowedCPUs = set.String()
+	}
 	return info, nil
 }
 

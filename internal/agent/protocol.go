@@ -147,9 +147,9 @@ type NodeInfo struct {
 	Hostname string `json:"hostname"`
 	Kernel   string `json:"kernel"`
 	CPUs     int    `json:"cpus"`
-	// AllowedCPUs are the CPUs the agent may run on (a CPU list): its
-	// pod's cpuset, which the workload pods (no CPU requests, so in the
-	// node's shared pool) share.
+	// AllowedCPUs are the CPUs of the agent's pod's cpuset (a CPU list;
+	// its affinity where the cpuset cannot be read), which the workload
+	// pods (no CPU requests, so in the node's shared pool) share.
 	AllowedCPUs string `json:"allowed_cpus,omitempty"`
 }
 

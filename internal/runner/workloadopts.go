@@ -33,10 +33,11 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 			return fmt.Errorf("placement names need the CPU topology: %w", err)
 		}
 		m.Topology = topo
-		// The workloads' programs inherit this process's affinity (its
-		// cgroup's cpuset, or what taskset gave it): pins keep to it.
-		if a, err := cpuset.Affinity(); err == nil {
-			m.Allowed, m.AllowedWhy = a, "the CPUs this cnibench process may run on, which its workloads inherit"
+		// The workloads' programs run in this process's cgroup: pins keep
+		// to its cpuset (cpuset.Allowed; taskset on cnibench itself does
+		// not narrow what they may be pinned to).
+		if a, what, err := cpuset.Allowed(); err == nil {
+			m.Allowed, m.AllowedWhy = a, "the CPUs this cnibench process's workloads may be pinned to: "+what
 		}
 		mtu := s.Spec.Nodes.UnderlayMTU
 		for _, sd := range s.Spec.Datapaths {

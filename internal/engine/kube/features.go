@@ -129,7 +129,7 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 		}
 		if node == srv && (pins.allowed || r.topo != nil) {
 			f.topo = &engine.NodeTopology{Where: "node " + node, Allowed: r.allowed,
-				AllowedWhy: "the cpuset its pods run in, as the cnibench agent's affinity there shows"}
+				AllowedWhy: "the cpuset its pods run in, as the cnibench agent's cgroup there shows"}
 			if r.topo != nil {
 				f.topo.Topology = *r.topo
 			}

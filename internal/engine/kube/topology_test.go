@@ -33,10 +33,10 @@ func TestServerTopologyThroughAgent(t *testing.T) {
 	if topo.Where != "node w1" || len(topo.CPUs) != 4 || topo.Nodes() != 2 || topo.CPUs[3].Node != 1 || topo.CPUs[2].Package != 1 {
 		t.Errorf("topology %+v, want node w1's 4 CPUs on 2 NUMA nodes", topo)
 	}
-	// The CPUs the node lets its pods run on are the agent's affinity
-	// (the fake agent runs in this process).
-	if own, _ := cpuset.Affinity(); topo.Allowed.String() != own.String() || !strings.Contains(topo.AllowedWhy, "cpuset its pods run in") {
-		t.Errorf("allowed CPUs %v (%s), want the agent's affinity %v", topo.Allowed, topo.AllowedWhy, own)
+	// The CPUs the node lets its pods run on are the agent's cgroup's
+	// cpuset (the fake agent runs in this process).
+	if own, _, _ := cpuset.Allowed(); topo.Allowed.String() != own.String() || !strings.Contains(topo.AllowedWhy, "cpuset its pods run in") {
+		t.Errorf("allowed CPUs %v (%s), want the agent's cpuset %v", topo.Allowed, topo.AllowedWhy, own)
 	}
 	// CPU-list pins alone read the allowed CPUs, not the topology.
 	nf, err = preflightNodes(context.Background(), &fakeExec{fs: agentFS(), dir: t.TempDir()}, cs, cfg, place, nil, pinReads{allowed: true})
