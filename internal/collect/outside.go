@@ -2,11 +2,11 @@ package collect
 
 import (
 	"context"
-	"runtime"
 	"time"
 
 	"github.com/prometheus/procfs"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/metrics/outside"
 )
 
@@ -48,7 +48,7 @@ func (c *outsideCollector) Stop(context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	pct := outside.Percent(outside.Between(c.snap, s), time.Since(c.start).Seconds(), runtime.NumCPU())
+	pct := outside.Percent(outside.Between(c.snap, s), time.Since(c.start).Seconds(), len(cpuset.Machine()))
 	return Result{OutsidePct: &pct}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -26,6 +27,20 @@ func Allowed() (Set, string, error) {
 	}
 	s, err := Affinity()
 	return s, "its affinity (its cgroup's cpuset could not be read)", err
+}
+
+// Machine are the CPUs a local run uses: the emulated nodes share them,
+// and the CPU time of other processes is a share of them. They are this
+// process's cgroup's cpuset (every online CPU on a host, those a container
+// was given); where none is readable, its affinity. Not its affinity
+// first: taskset on cnibench narrows cnibench alone (RPS to "every CPU of
+// the node" was CPU 0 alone under taskset -c 0). Not 0..NumCPU-1 either:
+// a container's cpuset 2-5 is not CPUs 0-3.
+func Machine() Set {
+	if s, _, err := Allowed(); err == nil && len(s) > 0 {
+		return s
+	}
+	return Range(runtime.NumCPU())
 }
 
 // CgroupCPUs is the effective cpuset of this process's cgroup: cgroup

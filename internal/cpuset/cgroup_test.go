@@ -58,8 +58,9 @@ func TestCgroupCPUs(t *testing.T) {
 }
 
 // On this machine the cgroup's cpuset holds this process's affinity, and
-// a child narrowed by taskset to one CPU still finds the whole cpuset
-// (the case Allowed exists for).
+// a child narrowed by taskset to one CPU still finds the whole cpuset, as
+// what it may pin to and as the machine's CPUs (the case Allowed and
+// Machine exist for).
 func TestCgroupCPUsHere(t *testing.T) {
 	got, err := CgroupCPUs()
 	if err != nil {
@@ -85,8 +86,8 @@ func TestCgroupCPUsHere(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v: %s", err, out)
 	}
-	if !strings.Contains(string(out), "allowed="+got.String()+" ") {
-		t.Errorf("child under taskset -c %v said %q, want allowed=%v", a[:1], out, got)
+	if !strings.Contains(string(out), "allowed="+got.String()+" ") || !strings.Contains(string(out), "machine="+got.String()+"\n") {
+		t.Errorf("child under taskset -c %v said %q, want allowed and machine %v", a[:1], out, got)
 	}
 }
 
@@ -98,5 +99,5 @@ func TestCgroupCPUsChild(t *testing.T) {
 	s, what, err := Allowed()
 	a, _ := Affinity()
 	t.Logf("allowed=%v affinity=%v (%s) %v", s, a, what, err)
-	os.Stdout.WriteString("allowed=" + s.String() + " affinity=" + a.String() + "\n")
+	os.Stdout.WriteString("allowed=" + s.String() + " affinity=" + a.String() + " machine=" + Machine().String() + "\n")
 }

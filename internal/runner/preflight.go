@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
@@ -66,7 +65,7 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 }
 
 func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
-	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Range(runtime.NumCPU())}
+	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Machine()}
 	needs, err := p.needs(s)
 	if err != nil {
 		return nil, err
@@ -224,7 +223,7 @@ func nodeCPUs(node, list string, machine cpuset.Set) (cpuset.Set, error) {
 	}
 	for _, c := range set {
 		if !machine.Contains(c) {
-			return nil, study.At(field, fmt.Errorf("CPU %d does not exist (this machine has %s)", c, machine))
+			return nil, study.At(field, fmt.Errorf("CPU %d is not one of the CPUs the run may use (%s)", c, machine))
 		}
 	}
 	return set, nil

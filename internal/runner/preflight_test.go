@@ -132,7 +132,7 @@ func TestPreflightErrorsAtTheirLine(t *testing.T) {
 		{"knob", plain, stubEngine{refuse: "tuning rps-7", machine: two},
 			"s.yaml:6: spec.tunings[1]: tuning rps-7: kernel feature x is not available"},
 		{"node cpus", "  nodes:\n    server: {cpus: \"1-2\"}\n" + plain, stubEngine{machine: two},
-			"s.yaml:6: spec.nodes.server.cpus: CPU 2 does not exist (this machine has 0-1)"},
+			"s.yaml:6: spec.nodes.server.cpus: CPU 2 is not one of the CPUs the run may use (0-1)"},
 		{"rps cpus", "  nodes:\n    server: {cpus: \"0\"}\n  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: r1, rps: {cpus: \"1\"}}\n  workloads: [{tool: iperf3}]\n",
 			stubEngine{machine: two}, "s.yaml:10: spec.tunings[1].rps.cpus: tuning r1: rps cpus 1: CPU 1 is not a CPU of the server node (0)"},
 		{"mss, twice", "  datapaths: [bridge, flannel-vxlan]\n  workloads:\n    - {name: a, tool: iperf3}\n    - {name: b, tool: iperf3, mss: 1420}\n    - {name: c, tool: iperf3, mss: 1430}\n",
