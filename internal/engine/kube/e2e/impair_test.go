@@ -16,7 +16,7 @@ const kubeImpairStudy = `apiVersion: cnibench/v1alpha1
 kind: Study
 metadata: {name: kube-impair}
 spec:
-  datapaths: [bridge]
+  datapaths: [bridge, flannel-vxlan]
   tunings: [baseline]
   impairAt: {where: underlay}
   impairments: [none, loss-low]
@@ -33,7 +33,9 @@ spec:
 // CI machine), preflight asks the agents, and the run stops with exit 2
 // and one line naming the node and netem before anything is created;
 // where it has netem, the loss-low cell's qdisc drops packets on the
-// client node's underlay and the node is as before afterwards.
+// client node's underlay and the node is as before afterwards. Of the
+// study's two datapaths the one standing for the cluster's CNI (bridge)
+// is picked first, and the refusal names it alone.
 func TestKubeImpairments(t *testing.T) {
 	c := setup(t)
 	file := filepath.Join(t.TempDir(), "kube-impair.yaml")
@@ -50,10 +52,13 @@ func TestKubeImpairments(t *testing.T) {
 			t.Fatalf("run: %v, want exit 2", err)
 		}
 		msg := strings.TrimSpace(string(out))
-		for _, w := range []string{"impairment loss-low", "node ", "netem", "sch_netem"} {
+		for _, w := range []string{"impairment loss-low at underlay egress of bridge: node ", "netem", "sch_netem"} {
 			if !strings.Contains(msg, w) {
 				t.Errorf("refusal lacks %q: %s", w, msg)
 			}
+		}
+		if strings.Contains(msg, "flannel-vxlan:") || strings.Contains(msg, "bridge, flannel-vxlan") {
+			t.Errorf("refusal names a datapath the run would not measure: %s", msg)
 		}
 		if _, err := os.Stat(dir); err == nil {
 			t.Errorf("run directory %s written", dir)
