@@ -64,7 +64,15 @@ func TestCgroupCPUs(t *testing.T) {
 func TestCgroupCPUsHere(t *testing.T) {
 	got, err := CgroupCPUs()
 	if err != nil {
-		t.Skipf("no cgroup cpuset readable here: %v", err)
+		// Broken where a cgroup v2 or v1 cpuset hierarchy is mounted;
+		// missing where none is (a bare chroot).
+		mounts, _ := mountinfo.GetMounts(func(m *mountinfo.Info) (bool, bool) {
+			return !(m.FSType == "cgroup2" || m.FSType == "cgroup" && strings.Contains(","+m.VFSOptions+",", ",cpuset,")), false
+		})
+		if len(mounts) > 0 {
+			t.Fatalf("a cgroup cpuset hierarchy is mounted at %s, but: %v", mounts[0].Mountpoint, err)
+		}
+		t.Skipf("no cgroup cpuset hierarchy is mounted here: %v", err)
 	}
 	a, err := Affinity()
 	if err != nil {
