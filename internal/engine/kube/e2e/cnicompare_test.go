@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -79,6 +80,16 @@ func TestKubeCNICompareQuick(t *testing.T) {
 	}
 	if strings.Contains(string(r.Study), "datapath: flannel") {
 		t.Errorf("the run's study.yaml keeps the paper's flannel numbers")
+	}
+	// The other datapaths' published numbers are one line under the
+	// reference table, not rows of "not measured".
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "Left out of this table: the published numbers of datapaths this run did not measure (") ||
+		strings.Contains(string(md), "this run measured no datapath") {
+		t.Errorf("summary.md lists the unmeasured datapaths' published numbers as rows, or says nothing of them:\n%s", md)
 	}
 	got := map[string]map[string]float64{}
 	for _, s := range r.Samples {
