@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -193,14 +194,27 @@ func TestPodsPerNode(t *testing.T) {
 	}
 }
 
-// A slip in a file's field names its line and the field meant; a
-// profile that does not exist names the ones that do.
+// A slip in a file's field names its line, its path and the field meant;
+// a profile that does not exist names the ones that do.
 func TestSuggestions(t *testing.T) {
 	doc := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n  datapaths: [calico-vxlan]\n  duration: 3s\n" +
 		"  workloads:\n    - {name: tcp, tool: iperf3, lenght: 128K}\nprofiles:\n  quick: {trials: 1}\n  paper: {trials: 20}\n"
 	_, err := Parse("s.yaml", []byte(doc), Options{}, testCatalog)
-	if err == nil || err.Error() != `s.yaml:8: unknown field "lenght" (did you mean "length"?)` {
+	if err == nil || err.Error() != `s.yaml:8: spec.workloads[0].lenght: unknown field "lenght" (did you mean "length"?)` {
 		t.Errorf("field slip: %v", err)
+	}
+	// A field of another part of the study, or a slip of one: named with
+	// the part it belongs to.
+	for slip, want := range map[string]string{
+		"duration: 3s": `s.yaml:8: spec.workloads[0].duration: unknown field "duration" of a workload ("duration" is a field of spec)`,
+		"durtion: 3s":  `s.yaml:8: spec.workloads[0].durtion: unknown field "durtion" of a workload (did you mean "duration", a field of spec?)`,
+		"rps: {}":      `s.yaml:8: spec.workloads[0].rps: unknown field "rps" of a workload ("rps" is a field of a tuning)`,
+		"zqxv: 1":      `s.yaml:8: spec.workloads[0].zqxv: unknown field "zqxv" (not part of the cnibench/v1alpha1 study format)`,
+	} {
+		_, err := Parse("s.yaml", []byte(strings.Replace(doc, "lenght: 128K", slip, 1)), Options{}, testCatalog)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", slip, err, want)
+		}
 	}
 	fixed := strings.Replace(doc, "lenght", "length", 1)
 	_, err = Parse("s.yaml", []byte(fixed), Options{Profile: "quik"}, testCatalog)
@@ -231,6 +245,16 @@ func TestTypeErrorsNameField(t *testing.T) {
 		_, err := Parse("bounds.yaml", []byte(data), Options{}, testCatalog)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: got %v, want %q", tc.to, err, tc.want)
+		}
+	}
+}
+
+// Every struct type of the study format has a name an author knows, so
+// that a misplaced field says where it belongs (load.go's parts).
+func TestPartsNameEveryType(t *testing.T) {
+	for goType := range fieldNames() {
+		if goType != "Duration" && !slices.ContainsFunc(parts, func(p struct{ goType, name string }) bool { return p.goType == goType }) {
+			t.Errorf("type %s has no entry in parts", goType)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,6 +198,13 @@ func yamlError(file string, root *yaml.Node, err error) error {
 			if field, why, ok := typeError(root, line, msg); ok {
 				return &FieldError{File: file, Line: line, Field: field, Msg: why}
 			}
+			// An unknown field is named by its key's path, found as
+			// --set's are (overrideError).
+			if sub := unknownRE.FindStringSubmatch(msg); sub != nil {
+				if parent, ok := lastNode(root, "", hasKeyAt(sub[1], line)); ok {
+					return &FieldError{File: file, Line: line, Field: parent + "." + sub[1], Msg: oneLine(friendly(msg))}
+				}
+			}
 		}
 		return &FieldError{File: file, Line: line, Msg: oneLine(friendly(msg))}
 	}
@@ -222,15 +230,69 @@ var (
 )
 
 // friendly rewords yaml.v3's messages for study authors, with the field
-// an unknown one was most likely meant to be.
+// an unknown one was most likely meant to be: one of the same part of the
+// study, else one of another part ("duration" is the spec's, not a
+// workload's: a slip of place, not of spelling).
 func friendly(msg string) string {
 	return unknownRE.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := unknownRE.FindStringSubmatch(m)
-		if c := suggest.Closest(sub[1], fieldNames()[sub[2]]); c != "" {
-			return fmt.Sprintf("unknown field %q (did you mean %q?)", sub[1], c)
+		name, in := sub[1], sub[2]
+		if c := suggest.Closest(name, fieldNames()[in]); c != "" {
+			return fmt.Sprintf("unknown field %q (did you mean %q?)", name, c)
 		}
-		return fmt.Sprintf("unknown field %q (not part of the cnibench/v1alpha1 study format)", sub[1])
+		if c, of := elsewhere(name, in); of != "" {
+			if c == name {
+				return fmt.Sprintf("unknown field %q of %s (%q is a field of %s)", name, partName(in), c, partName(of))
+			}
+			return fmt.Sprintf("unknown field %q of %s (did you mean %q, a field of %s?)", name, partName(in), c, partName(of))
+		}
+		return fmt.Sprintf("unknown field %q (not part of the cnibench/v1alpha1 study format)", name)
 	})
+}
+
+// elsewhere is the field of another part of the study format that name
+// is, or is most likely meant to be, and that part's type: in parts'
+// order, the spec's first (the commonest slip of place is a spec field
+// inside an entry); "" when none is near.
+func elsewhere(name, in string) (field, of string) {
+	for _, p := range parts {
+		if p.goType == in {
+			continue
+		}
+		known := fieldNames()[p.goType]
+		if slices.Contains(known, name) {
+			return name, p.goType
+		}
+		if c := suggest.Closest(name, known); c != "" {
+			return c, p.goType
+		}
+	}
+	return "", ""
+}
+
+// parts name the struct types of the study format as an author knows
+// them, in the order elsewhere looks for a field misplaced. Every type
+// of fieldNames is here (TestPartsNameEveryType) but Duration, a value.
+var parts = []struct{ goType, name string }{
+	{"Spec", "spec"}, {"Workload", "a workload"}, {"Tuning", "a tuning"}, {"Datapath", "a datapath entry"},
+	{"Impairment", "an impairment"}, {"Reference", "a reference"}, {"Nodes", "spec.nodes"},
+	{"NodeSpec", "a node of spec.nodes"}, {"Pin", "a workload's pin"}, {"Background", "a workload's background"},
+	{"CeilingSearch", "a workload's ceilingSearch"}, {"RPS", "a tuning's rps"}, {"RFS", "a tuning's rfs"},
+	{"CPUIdle", "a tuning's cpuIdle"}, {"Netfilter", "a datapath's netfilter"}, {"Trials", "spec.trials"},
+	{"Precision", "spec.precision"}, {"Noise", "spec.noise"}, {"Link", "spec.link"}, {"ImpairAt", "spec.impairAt"},
+	{"Verdict", "spec.verdict"}, {"UDPVerdict", "spec.verdict.udp"}, {"TCPVerdict", "spec.verdict.tcp"},
+	{"PublishedVerdict", "an entry of spec.verdict.published"}, {"CellSelector", "an entry of spec.only"},
+	{"Metadata", "metadata"}, {"Study", "the study's top level"},
+}
+
+// partName is how an error names a part of the study by its Go type.
+func partName(goType string) string {
+	for _, p := range parts {
+		if p.goType == goType {
+			return p.name
+		}
+	}
+	return strings.ToLower(goType)
 }
 
 func stripYAMLPrefix(s string) string {
