@@ -35,7 +35,7 @@ func Closest(name string, known []string) string {
 			return ""
 		case d < bestD:
 			best, bestD = []string{k}, d
-		case d == bestD && !slices.Contains(best, k):
+		case d == bestD && d <= limit && !slices.Contains(best, k):
 			best = append(best, k)
 		}
 	}

@@ -24,6 +24,8 @@ func TestClosest(t *testing.T) {
 		{"lenght", []string{"length", "lengths"}, "length"}, // a swap is one edit
 		{"rsf", []string{"rps", "rfs", "rps+"}, "rfs"},
 		{"iperf", []string{"ab", "iperf3", "qperf", "sockperf"}, "iperf3"}, // the extension wins a tie
+		{"mtu", []string{"mss", "rate"}, ""},                                // two edits of three letters: beyond the limit, even alone
+		{"durtion", []string{"duration", "protocol"}, "duration"},
 	} {
 		if got := Closest(c.name, c.known); got != c.want {
 			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)
