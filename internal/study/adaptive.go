@@ -61,7 +61,7 @@ func (t *Trials) UnmarshalYAML(n *yaml.Node) error {
 	// KnownFields does not reach into a custom unmarshaler.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Value != "min" && k.Value != "max" {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown trials field %q (%sknown: min, max)", k.Value, suggest.Hint(k.Value, []string{"min", "max"}))}
+			return &FieldError{Line: k.Line, Msg: unknownKey("trials", "Trials", k.Value, []string{"min", "max"})}
 		}
 	}
 	type plain Trials

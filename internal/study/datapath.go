@@ -171,7 +171,7 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if !contains(datapathKeys, k.Value) {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown datapath field %q (%sknown: %s)", k.Value, suggest.Hint(k.Value, datapathKeys), strings.Join(datapathKeys, ", "))}
+			return &FieldError{Line: k.Line, Msg: unknownKey("datapath", "Datapath", k.Value, datapathKeys)}
 		}
 		if k.Value == "offloads" || k.Value == "podOffloads" {
 			if err := checkOffloads(n.Content[i+1]); err != nil {
@@ -179,7 +179,7 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 			}
 		}
 		if k.Value == "netfilter" {
-			if err := checkKeys(n.Content[i+1], "netfilter", netfilterKeys); err != nil {
+			if err := checkKeys(n.Content[i+1], "netfilter", "Netfilter", netfilterKeys); err != nil {
 				return err
 			}
 		}
@@ -203,16 +203,30 @@ var netfilterKeys = []string{"cni", "kubeProxy", "services", "endpoints"}
 
 // checkKeys refuses keys of a mapping that are not in known (the
 // decoder's KnownFields does not reach inside a custom unmarshaler).
-func checkKeys(m *yaml.Node, what string, known []string) error {
+func checkKeys(m *yaml.Node, what, goType string, known []string) error {
 	if m.Kind != yaml.MappingNode {
 		return &FieldError{Line: m.Line, Msg: fmt.Sprintf("%s is a mapping {%s}", what, strings.Join(known, ", "))}
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if k := m.Content[i]; !contains(known, k.Value) {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("unknown %s field %q (%sknown: %s)", what, k.Value, suggest.Hint(k.Value, known), strings.Join(known, ", "))}
+			return &FieldError{Line: k.Line, Msg: unknownKey(what, goType, k.Value, known)}
 		}
 	}
 	return nil
+}
+
+// unknownKey is the error of an unknown key name of a what (of Go type
+// goType) whose keys are known: the slip of a known one, or where a field
+// of another part belongs, and the known ones.
+func unknownKey(what, goType, name string, known []string) string {
+	hint := suggest.Hint(name, known)
+	if h := placeHint(name, goType); hint == "" && h != "" {
+		hint = h + " " // a question ends "? ", as Hint's
+		if !strings.HasSuffix(h, "?") {
+			hint = h + "; "
+		}
+	}
+	return fmt.Sprintf("unknown %s field %q (%sknown: %s)", what, name, hint, strings.Join(known, ", "))
 }
 
 // checkOffloads accepts on/off (and YAML booleans) per feature and

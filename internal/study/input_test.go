@@ -216,6 +216,18 @@ func TestSuggestions(t *testing.T) {
 			t.Errorf("%s: %v\nwant %s", slip, err, want)
 		}
 	}
+	// The same in the parts read by their own unmarshalers; a field some
+	// part has as written wins over a near one ("cpus" is a node's).
+	for _, c := range []struct{ from, to, want string }{
+		{"datapaths: [calico-vxlan]", "datapaths: [{name: calico-vxlan, cpus: \"0\"}]", `unknown datapath field "cpus" ("cpus" is a field of a node of spec.nodes; known: name, type`},
+		{"duration: 3s", "duration: 3s\n  tunings: [{name: t, trials: 3}]", `unknown tuning field "trials" ("trials" is a field of spec; known: name, rps`},
+	} {
+		fixed := strings.Replace(doc, "lenght", "length", 1)
+		_, err := Parse("s.yaml", []byte(strings.Replace(fixed, c.from, c.to, 1)), Options{}, testCatalog)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %s", c.to, err, c.want)
+		}
+	}
 	fixed := strings.Replace(doc, "lenght", "length", 1)
 	_, err = Parse("s.yaml", []byte(fixed), Options{Profile: "quik"}, testCatalog)
 	if err == nil || err.Error() != `s.yaml: --profile: study has no profile "quik" (did you mean "quick"? have: quick, paper)` {

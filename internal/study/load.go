@@ -240,14 +240,25 @@ func friendly(msg string) string {
 		if c := suggest.Closest(name, fieldNames()[in]); c != "" {
 			return fmt.Sprintf("unknown field %q (did you mean %q?)", name, c)
 		}
-		if c, of := elsewhere(name, in); of != "" {
-			if c == name {
-				return fmt.Sprintf("unknown field %q of %s (%q is a field of %s)", name, partName(in), c, partName(of))
-			}
-			return fmt.Sprintf("unknown field %q of %s (did you mean %q, a field of %s?)", name, partName(in), c, partName(of))
+		if h := placeHint(name, in); h != "" {
+			return fmt.Sprintf("unknown field %q of %s (%s)", name, partName(in), h)
 		}
 		return fmt.Sprintf("unknown field %q (not part of the cnibench/v1alpha1 study format)", name)
 	})
+}
+
+// placeHint says where an unknown field of the part of Go type in
+// belongs: `"duration" is a field of spec`, or `did you mean "duration",
+// a field of spec?` for a slip of one; "" when no part has it.
+func placeHint(name, in string) string {
+	c, of := elsewhere(name, in)
+	switch {
+	case of == "":
+		return ""
+	case c == name:
+		return fmt.Sprintf("%q is a field of %s", c, partName(of))
+	}
+	return fmt.Sprintf("did you mean %q, a field of %s?", c, partName(of))
 }
 
 // elsewhere is the field of another part of the study format that name
@@ -255,15 +266,15 @@ func friendly(msg string) string {
 // order, the spec's first (the commonest slip of place is a spec field
 // inside an entry); "" when none is near.
 func elsewhere(name, in string) (field, of string) {
+	// A field some part has as it is written beats a near one of a part
+	// looked at earlier ("cpus" is a node's, not a slip of "cpu").
 	for _, p := range parts {
-		if p.goType == in {
-			continue
-		}
-		known := fieldNames()[p.goType]
-		if slices.Contains(known, name) {
+		if p.goType != in && slices.Contains(fieldNames()[p.goType], name) {
 			return name, p.goType
 		}
-		if c := suggest.Closest(name, known); c != "" {
+	}
+	for _, p := range parts {
+		if c := suggest.Closest(name, fieldNames()[p.goType]); p.goType != in && c != "" {
 			return c, p.goType
 		}
 	}
@@ -275,11 +286,12 @@ func elsewhere(name, in string) (field, of string) {
 // of fieldNames is here (TestPartsNameEveryType) but Duration, a value.
 var parts = []struct{ goType, name string }{
 	{"Spec", "spec"}, {"Workload", "a workload"}, {"Tuning", "a tuning"}, {"Datapath", "a datapath entry"},
-	{"Impairment", "an impairment"}, {"Reference", "a reference"}, {"Nodes", "spec.nodes"},
-	{"NodeSpec", "a node of spec.nodes"}, {"Pin", "a workload's pin"}, {"Background", "a workload's background"},
+	{"Impairment", "an impairment"}, {"Trials", "spec.trials"}, {"Precision", "spec.precision"},
+	{"Noise", "spec.noise"}, {"Nodes", "spec.nodes"}, {"NodeSpec", "a node of spec.nodes"},
+	{"Pin", "a workload's pin"}, {"Background", "a workload's background"},
 	{"CeilingSearch", "a workload's ceilingSearch"}, {"RPS", "a tuning's rps"}, {"RFS", "a tuning's rfs"},
-	{"CPUIdle", "a tuning's cpuIdle"}, {"Netfilter", "a datapath's netfilter"}, {"Trials", "spec.trials"},
-	{"Precision", "spec.precision"}, {"Noise", "spec.noise"}, {"Link", "spec.link"}, {"ImpairAt", "spec.impairAt"},
+	{"CPUIdle", "a tuning's cpuIdle"}, {"Netfilter", "a datapath's netfilter"}, {"Reference", "a reference"},
+	{"Link", "spec.link"}, {"ImpairAt", "spec.impairAt"},
 	{"Verdict", "spec.verdict"}, {"UDPVerdict", "spec.verdict.udp"}, {"TCPVerdict", "spec.verdict.tcp"},
 	{"PublishedVerdict", "an entry of spec.verdict.published"}, {"CellSelector", "an entry of spec.only"},
 	{"Metadata", "metadata"}, {"Study", "the study's top level"},

@@ -169,12 +169,12 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 	// The decoder's KnownFields does not reach into a custom unmarshaler:
 	// without this a typo ("pod: true", "rsf:") would run the tuning
 	// without what was asked.
-	if err := checkKeys(n, "tuning", tuningKeys); err != nil {
+	if err := checkKeys(n, "tuning", "Tuning", tuningKeys); err != nil {
 		return err
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if known, ok := tuningSubKeys[n.Content[i].Value]; ok {
-			if err := checkKeys(n.Content[i+1], n.Content[i].Value, known); err != nil {
+			if err := checkKeys(n.Content[i+1], n.Content[i].Value, tuningSubTypes[n.Content[i].Value], known); err != nil {
 				return err
 			}
 		}
@@ -193,6 +193,9 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 var (
 	tuningKeys    = []string{"name", "rps", "rfs", "pods", "devices", "side", "sysctls", "cpuIdle"}
 	tuningSubKeys = map[string][]string{"rps": {"cpus"}, "rfs": {"sockFlowEntries", "flowCnt"}, "cpuIdle": {"maxExitLatency"}}
+	// tuningSubTypes are their Go types, for an unknown key's hint of
+	// where it belongs (placeHint).
+	tuningSubTypes = map[string]string{"rps": "RPS", "rfs": "RFS", "cpuIdle": "CPUIdle"}
 )
 
 // MarshalYAML writes built-in tunings by name and others in full.
