@@ -219,14 +219,11 @@ func checkKeys(m *yaml.Node, what, goType string, known []string) error {
 // goType) whose keys are known: the slip of a known one, or where a field
 // of another part belongs, and the known ones.
 func unknownKey(what, goType, name string, known []string) string {
-	hint := suggest.Hint(name, known)
-	if h := placeHint(name, goType); hint == "" && h != "" {
-		hint = h + " " // a question ends "? ", as Hint's
-		if !strings.HasSuffix(h, "?") {
-			hint = h + "; "
-		}
+	hint := strings.TrimSpace(suggest.Hint(name, known))
+	if hint == "" {
+		hint = placeHint(name, goType)
 	}
-	return fmt.Sprintf("unknown %s field %q (%sknown: %s)", what, name, hint, strings.Join(known, ", "))
+	return fmt.Sprintf("unknown %s field %q (%s)", what, name, joinHint(hint, "known: "+strings.Join(known, ", ")))
 }
 
 // checkOffloads accepts on/off (and YAML booleans) per feature and

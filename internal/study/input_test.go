@@ -206,10 +206,12 @@ func TestSuggestions(t *testing.T) {
 	// A field of another part of the study, or a slip of one: named with
 	// the part it belongs to.
 	for slip, want := range map[string]string{
-		"duration: 3s": `s.yaml:8: spec.workloads[0].duration: unknown field "duration" of a workload ("duration" is a field of spec)`,
-		"durtion: 3s":  `s.yaml:8: spec.workloads[0].durtion: unknown field "durtion" of a workload (did you mean "duration", a field of spec?)`,
-		"rps: {}":      `s.yaml:8: spec.workloads[0].rps: unknown field "rps" of a workload ("rps" is a field of a tuning)`,
-		"zqxv: 1":      `s.yaml:8: spec.workloads[0].zqxv: unknown field "zqxv" (not part of the cnibench/v1alpha1 study format)`,
+		"duration: 3s":  `s.yaml:8: spec.workloads[0].duration: unknown field "duration" of a workload ("duration" is a field of spec)`,
+		"durtion: 3s":   `s.yaml:8: spec.workloads[0].durtion: unknown field "durtion" of a workload (did you mean "duration", a field of spec?)`,
+		"rps: {}":       `s.yaml:8: spec.workloads[0].rps: unknown field "rps" of a workload ("rps" is a field of a tuning)`,
+		"zqxv: 1":       `s.yaml:8: spec.workloads[0].zqxv: unknown field "zqxv" (not part of the cnibench/v1alpha1 study format)`,
+		"pin: {cpu: 1}": `s.yaml:8: spec.workloads[0].pin.cpu: unknown field "cpu" of a workload's pin ("cpu" is a field of a reference; known: server, client, fallback)`,
+		"pin: {qq: 1}":  `s.yaml:8: spec.workloads[0].pin.qq: unknown field "qq" of a workload's pin (known: server, client, fallback)`,
 	} {
 		_, err := Parse("s.yaml", []byte(strings.Replace(doc, "lenght: 128K", slip, 1)), Options{}, testCatalog)
 		if err == nil || err.Error() != want {

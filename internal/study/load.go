@@ -240,11 +240,29 @@ func friendly(msg string) string {
 		if c := suggest.Closest(name, fieldNames()[in]); c != "" {
 			return fmt.Sprintf("unknown field %q (did you mean %q?)", name, c)
 		}
-		if h := placeHint(name, in); h != "" {
-			return fmt.Sprintf("unknown field %q of %s (%s)", name, partName(in), h)
+		// A short list of the part's fields is worth reading; a
+		// workload's 30-odd are not.
+		var list string
+		if known := fieldNames()[in]; len(known) <= 10 {
+			list = "known: " + strings.Join(known, ", ")
+		}
+		if why := joinHint(placeHint(name, in), list); why != "" {
+			return fmt.Sprintf("unknown field %q of %s (%s)", name, partName(in), why)
 		}
 		return fmt.Sprintf("unknown field %q (not part of the cnibench/v1alpha1 study format)", name)
 	})
+}
+
+// joinHint joins a hint and a list of known names in one parenthesis: a
+// question ends "?", a statement is followed by "; ".
+func joinHint(hint, list string) string {
+	switch {
+	case hint == "" || list == "":
+		return hint + list
+	case strings.HasSuffix(hint, "?"):
+		return hint + " " + list
+	}
+	return hint + "; " + list
 }
 
 // placeHint says where an unknown field of the part of Go type in

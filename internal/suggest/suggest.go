@@ -17,8 +17,27 @@ import (
 // at most a third of the name's length (at least 1, at most 3). Of two
 // names at the same distance the one that extends or shortens the name
 // wins ("iperf" is iperf3, not qperf); otherwise a tie suggests neither:
-// a guess between two is no help.
+// a guess between two is no help. Beyond that distance, the one known name
+// that name begins, if only one does and name has at least three letters,
+// is an abbreviation ("maxSteal" of maxStealPct, "dir" of direction).
 func Closest(name string, known []string) string {
+	if c := closest(name, known); c != "" || slices.Contains(known, name) {
+		return c
+	}
+	var ext []string
+	for _, k := range known {
+		if len([]rune(name)) >= 3 && len(k) > len(name) && strings.HasPrefix(strings.ToLower(k), strings.ToLower(name)) {
+			ext = append(ext, k)
+		}
+	}
+	if len(ext) == 1 {
+		return ext[0]
+	}
+	return ""
+}
+
+// closest is Closest within the edit distance alone.
+func closest(name string, known []string) string {
 	if name == "" {
 		return ""
 	}

@@ -24,8 +24,13 @@ func TestClosest(t *testing.T) {
 		{"lenght", []string{"length", "lengths"}, "length"}, // a swap is one edit
 		{"rsf", []string{"rps", "rfs", "rps+"}, "rfs"},
 		{"iperf", []string{"ab", "iperf3", "qperf", "sockperf"}, "iperf3"}, // the extension wins a tie
-		{"mtu", []string{"mss", "rate"}, ""},                                // two edits of three letters: beyond the limit, even alone
+		{"mtu", []string{"mss", "rate"}, ""},                               // two edits of three letters: beyond the limit, even alone
 		{"durtion", []string{"duration", "protocol"}, "duration"},
+		{"maxSteal", []string{"maxStealPct", "maxOutsidePct"}, "maxStealPct"}, // an abbreviation
+		{"dir", []string{"where", "direction"}, "direction"},
+		{"max", []string{"maxStealPct", "maxOutsidePct"}, ""}, // begins two
+		{"di", []string{"direction"}, ""},                     // too short to tell
+		{"rps", []string{"rps", "rps+"}, ""},                  // known: nothing to suggest
 	} {
 		if got := Closest(c.name, c.known); got != c.want {
 			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)
