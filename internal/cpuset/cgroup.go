@@ -43,6 +43,11 @@ func Machine() Set {
 	return Range(runtime.NumCPU())
 }
 
+// Online are the machine's online CPUs (sysfs).
+func Online() (Set, error) {
+	return readCPUs(os.ReadFile, "/sys/devices/system/cpu/online")
+}
+
 // CgroupCPUs is the effective cpuset of this process's cgroup: cgroup
 // v1's cpuset.effective_cpus where a v1 hierarchy holds the cpuset
 // controller (a hybrid machine's), else v2's cpuset.cpus.effective of the

@@ -81,6 +81,9 @@ func TestCgroupCPUsHere(t *testing.T) {
 	if out := a.Outside(got); out != nil {
 		t.Errorf("affinity %v has CPUs %v outside the cgroup's cpuset %v", a, out, got)
 	}
+	if on, err := Online(); err != nil || got.Outside(on) != nil {
+		t.Errorf("online CPUs %v (%v) do not hold the cgroup's cpuset %v", on, err, got)
+	}
 	if len(a) < 2 {
 		t.Skipf("one CPU here (%v): nothing to narrow", a)
 	}

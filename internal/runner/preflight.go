@@ -82,14 +82,19 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if err := checkIdleBounds(s, facts.IdleStates); err != nil {
 		return nil, err
 	}
+	// A node's CPU outside the machine's set either does not exist or is
+	// one the cgroup's cpuset leaves out: said apart (the local engine's).
+	online := p.machine
 	if facts.MachineCPUs != nil {
-		p.machine = facts.MachineCPUs
+		p.machine, online = facts.MachineCPUs, facts.MachineCPUs
+	} else if o, err := cpuset.Online(); err == nil {
+		online = o
 	}
 	p.clientMachine = facts.ClientCPUs
-	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine); err != nil {
+	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine, online); err != nil {
 		return nil, err
 	}
-	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine); err != nil {
+	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine, online); err != nil {
 		return nil, err
 	}
 	if err := prepareWorkloads(s, p, facts); err != nil {
@@ -212,7 +217,9 @@ func (p *plan) clientSteerCPUs() cpuset.Set {
 	return p.machine
 }
 
-func nodeCPUs(node, list string, machine cpuset.Set) (cpuset.Set, error) {
+// nodeCPUs parses a node's cpus against the CPUs the run may use
+// (machine) and the machine's online CPUs.
+func nodeCPUs(node, list string, machine, online cpuset.Set) (cpuset.Set, error) {
 	if list == "" {
 		return nil, nil
 	}
@@ -222,8 +229,12 @@ func nodeCPUs(node, list string, machine cpuset.Set) (cpuset.Set, error) {
 		return nil, study.At(field, err)
 	}
 	for _, c := range set {
-		if !machine.Contains(c) {
-			return nil, study.At(field, fmt.Errorf("CPU %d is not one of the CPUs the run may use (%s)", c, machine))
+		switch {
+		case machine.Contains(c):
+		case online.Contains(c):
+			return nil, study.At(field, fmt.Errorf("CPU %d is outside the cpuset cnibench runs in (%s), which its nodes share", c, machine))
+		default:
+			return nil, study.At(field, fmt.Errorf("CPU %d does not exist (this machine has %s)", c, online))
 		}
 	}
 	return set, nil

@@ -132,7 +132,7 @@ func TestPreflightErrorsAtTheirLine(t *testing.T) {
 		{"knob", plain, stubEngine{refuse: "tuning rps-7", machine: two},
 			"s.yaml:6: spec.tunings[1]: tuning rps-7: kernel feature x is not available"},
 		{"node cpus", "  nodes:\n    server: {cpus: \"1-2\"}\n" + plain, stubEngine{machine: two},
-			"s.yaml:6: spec.nodes.server.cpus: CPU 2 is not one of the CPUs the run may use (0-1)"},
+			"s.yaml:6: spec.nodes.server.cpus: CPU 2 does not exist (this machine has 0-1)"},
 		{"rps cpus", "  nodes:\n    server: {cpus: \"0\"}\n  datapaths: [bridge]\n  tunings:\n    - baseline\n    - {name: r1, rps: {cpus: \"1\"}}\n  workloads: [{tool: iperf3}]\n",
 			stubEngine{machine: two}, "s.yaml:10: spec.tunings[1].rps.cpus: tuning r1: rps cpus 1: CPU 1 is not a CPU of the server node (0)"},
 		{"mss, twice", "  datapaths: [bridge, flannel-vxlan]\n  workloads:\n    - {name: a, tool: iperf3}\n    - {name: b, tool: iperf3, mss: 1420}\n    - {name: c, tool: iperf3, mss: 1430}\n",
@@ -180,6 +180,23 @@ func TestRPSCPUsPerEnd(t *testing.T) {
 		_, err := preflight(context.Background(), tc.e, parseSpec(t, tc.spec))
 		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && !strings.HasPrefix(got, tc.want)) {
 			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A node's CPU the machine has but the cgroup's cpuset leaves out is told
+// apart from one that does not exist.
+func TestNodeCPUsOutsideTheCpuset(t *testing.T) {
+	machine, online := cpuset.Set{2, 3}, cpuset.Range(4)
+	if set, err := nodeCPUs("server", "2-3", machine, online); err != nil || set.String() != "2-3" {
+		t.Errorf("within: %v %v", set, err)
+	}
+	for list, want := range map[string]string{
+		"1": "spec.nodes.server.cpus: CPU 1 is outside the cpuset cnibench runs in (2-3), which its nodes share",
+		"7": "spec.nodes.server.cpus: CPU 7 does not exist (this machine has 0-3)",
+	} {
+		if _, err := nodeCPUs("server", list, machine, online); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", list, err, want)
 		}
 	}
 }
