@@ -19,10 +19,14 @@ import (
 // study.yaml keeps them all.
 func (n *numbers) refTable() (t table, leftOut string) {
 	t = table{Head: []string{"point", "metric", "published", "ours (95% CI)", "note"}}
+	measured := map[string]bool{}
+	for _, r := range n.Rows {
+		measured[r.Datapath] = measured[r.Datapath] || r.N > 0
+	}
 	var unmeasured []string
 	count := map[string]int{}
 	for _, ref := range n.References {
-		if dp := ref.Reference.Datapath; dp != "" && ref.Missing == "no datapath "+dp {
+		if dp := ref.Reference.Datapath; dp != "" && !measured[dp] {
 			if count[dp] == 0 {
 				unmeasured = append(unmeasured, dp)
 			}
