@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -197,12 +197,12 @@ func nodeInfo() (*NodeInfo, error) {
 	}
 	host, _ := os.Hostname()
 	info := &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:])}
-	if set, err := cpuset.Affinity(); err == nil {
-		info.CPUs, info.AllowedCPUs = len(set), set.String()
+	if set, err := hostcpus.Affinity(); err == nil {
+		info.CPUs = len(set)
 	}
 	// The workload pods' pins keep to the cpuset the agent's pod runs in
 	// (the node's shared pool), which its own affinity may be narrower than.
-	if set, _, err := cpuset.Allowed(); err == nil {
+	if set, _, err := hostcpus.Allowed(); err == nil {
 		info.AllowedCPUs = set.String()
 	}
 	return info, nil

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/metrics/outside"
 )
 
@@ -48,7 +48,7 @@ func (c *outsideCollector) Stop(context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	pct := outside.Percent(outside.Between(c.snap, s), time.Since(c.start).Seconds(), len(cpuset.Machine()))
+	pct := outside.Percent(outside.Between(c.snap, s), time.Since(c.start).Seconds(), len(hostcpus.Machine()))
 	return Result{OutsidePct: &pct}, nil
 }
 

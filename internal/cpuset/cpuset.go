@@ -144,3 +144,14 @@ func ParseMask(m string) (Set, error) {
 	sort.Ints(out)
 	return out, nil
 }
+
+// Outside lists the CPUs of s that are not in allowed.
+func (s Set) Outside(allowed Set) Set {
+	var out Set
+	for _, c := range s {
+		if !allowed.Contains(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
-	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/sysfs"
@@ -32,7 +32,7 @@ func Collect(tools []string) results.Env {
 		e.Kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 	}
 	e.CPUModel = cpuModel()
-	e.CPUs = len(cpuset.Machine())
+	e.CPUs = len(hostcpus.Machine())
 	nodes, _ := filepath.Glob("/sys/devices/system/node/node[0-9]*")
 	e.NUMANodes = len(nodes)
 	if e.NUMANodes == 0 {

@@ -1,14 +1,17 @@
-package cpuset
+package hostcpus
 
 import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
 	"github.com/prometheus/procfs"
+
+	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
 // The cpuset file is found for each layout: a hybrid machine's v1
@@ -111,4 +114,19 @@ func TestCgroupCPUsChild(t *testing.T) {
 	a, _ := Affinity()
 	t.Logf("allowed=%v affinity=%v (%s) %v", s, a, what, err)
 	os.Stdout.WriteString("allowed=" + s.String() + " affinity=" + a.String() + " machine=" + Machine().String() + "\n")
+}
+
+// This process's affinity is a sorted CPU list of as many CPUs as Go's
+// runtime counts (it reads the same affinity).
+func TestAffinity(t *testing.T) {
+	a, err := Affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != runtime.NumCPU() {
+		t.Errorf("affinity %v: want %d CPUs", a, runtime.NumCPU())
+	}
+	if back, err := cpuset.Parse(a.String()); err != nil || back.String() != a.String() {
+		t.Errorf("affinity %v is not a sorted CPU list: %v %v", a, back, err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
@@ -65,7 +66,7 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 }
 
 func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
-	p := &plan{drivers: map[string]workload.Driver{}, machine: cpuset.Machine()}
+	p := &plan{drivers: map[string]workload.Driver{}, machine: hostcpus.Machine()}
 	needs, err := p.needs(s)
 	if err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	online := p.machine
 	if facts.MachineCPUs != nil {
 		p.machine, online = facts.MachineCPUs, facts.MachineCPUs
-	} else if o, err := cpuset.Online(); err == nil {
+	} else if o, err := hostcpus.Online(); err == nil {
 		online = o
 	}
 	p.clientMachine = facts.ClientCPUs

@@ -3,9 +3,9 @@ package runner
 import (
 	"fmt"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
@@ -34,9 +34,9 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 		}
 		m.Topology = topo
 		// The workloads' programs run in this process's cgroup: pins keep
-		// to its cpuset (cpuset.Allowed; taskset on cnibench itself does
+		// to its cpuset (hostcpus.Allowed; taskset on cnibench itself does
 		// not narrow what they may be pinned to).
-		if a, what, err := cpuset.Allowed(); err == nil {
+		if a, what, err := hostcpus.Allowed(); err == nil {
 			m.Allowed, m.AllowedWhy = a, "the CPUs this cnibench process's workloads may be pinned to: "+what
 		}
 		mtu := s.Spec.Nodes.UnderlayMTU

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/topology"
 )
 
@@ -71,7 +72,7 @@ func TestPreflightPlacementNames(t *testing.T) {
 		t.Errorf("CPU 1 on node w1: %v", err)
 	}
 	// On this machine, a CPU beyond this process's affinity is refused.
-	own, err := cpuset.Affinity()
+	own, err := hostcpus.Affinity()
 	if err != nil {
 		t.Fatal(err)
 	}

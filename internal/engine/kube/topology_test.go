@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/hostcpus"
 )
 
 // A workload that pins by placement name has the server node's agent
@@ -35,7 +35,7 @@ func TestServerTopologyThroughAgent(t *testing.T) {
 	}
 	// The CPUs the node lets its pods run on are the agent's cgroup's
 	// cpuset (the fake agent runs in this process).
-	if own, _, _ := cpuset.Allowed(); topo.Allowed.String() != own.String() || !strings.Contains(topo.AllowedWhy, "cpuset its pods run in") {
+	if own, _, _ := hostcpus.Allowed(); topo.Allowed.String() != own.String() || !strings.Contains(topo.AllowedWhy, "cpuset its pods run in") {
 		t.Errorf("allowed CPUs %v (%s), want the agent's cpuset %v", topo.Allowed, topo.AllowedWhy, own)
 	}
 	// CPU-list pins alone read the allowed CPUs, not the topology.
