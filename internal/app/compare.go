@@ -3,10 +3,10 @@ package app
 import (
 	"errors"
 	"fmt"
-	"github.com/cnibench/cnibench/internal/analysis"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
 )

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/netns"
-	"github.com/vishvananda/netlink"
 )
 
 // ConnectVTEPs programs, on every node, what both Flannel's VXLAN backend

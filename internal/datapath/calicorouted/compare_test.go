@@ -9,11 +9,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/engine/local"
 	"github.com/cnibench/cnibench/internal/netns"
-	"github.com/vishvananda/netlink"
 )
 
 // routeView lists every IPv4 route of a node's main table with all that
