@@ -17,12 +17,23 @@ func newReportCmd() *cobra.Command {
 			"  xdg-open results/rps-rfs-20261121-101500/report.html",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Not a run directory is bad input (exit 2), as for compare.
+			// Not a run directory, or one whose raw files do not read
+			// (a corrupt line names its file and line), is bad input
+			// (exit 2), as for compare; failing to write the pages is not.
 			if err := checkRunDir(args[0]); err != nil {
 				return err
 			}
-			if err := report.Build(args[0]); err != nil {
+			run, s, err := report.Open(args[0])
+			if err != nil {
+				return inputErr(err)
+			}
+			if err := report.Write(run, s); err != nil {
 				return err
+			}
+			// What loading tolerated (a line cut by a crash, a trial
+			// removed by hand since): the page says it too.
+			for _, w := range run.Warnings {
+				fmt.Fprintln(cmd.OutOrStdout(), "warning: "+w)
 			}
 			// The decisions and reruns, as the run printed them at its end
 			// (a study the format no longer reads is left to the pages).

@@ -199,3 +199,36 @@ func writeOneCoreRun(t *testing.T) string {
 	}
 	return dir
 }
+
+// A run directory whose raw files do not read is bad input to report,
+// as to compare (exit 2, the file and line named); one read with a
+// warning (a trial removed from samples.jsonl after the run) is built,
+// and the warning printed beside the decisions it concerns.
+func TestReportRawFiles(t *testing.T) {
+	dir := writeRun(t, map[string][]map[string]float64{"baseline": {{results.MetricBitrate: 1e9}, {results.MetricBitrate: 1.1e9}}})
+	cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	b, _ := json.Marshal([]results.Stop{{Cell: cell, Metric: results.MetricBitrate, Status: "max", N: 3}})
+	if err := os.WriteFile(filepath.Join(dir, results.StopsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "warning: stops.json and samples.jsonl count different trials for 1 cell (bridge/baseline/tcp/r=1 stopped after 3, samples.jsonl holds 2)") {
+		t.Errorf("a removed trial: exit %d, %s\n%s", code, errb.String(), out.String())
+	}
+	if md, _ := os.ReadFile(filepath.Join(dir, results.SummaryMD)); !strings.Contains(string(md), "**Warning: stops.json and samples.jsonl count different trials for 1 cell") {
+		t.Errorf("summary.md lacks the warning:\n%s", md)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, results.SamplesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("{\"nope\": 1}\n")
+	f.Close()
+	out.Reset()
+	errb.Reset()
+	if code := Main(context.Background(), []string{"report", dir}, &out, &errb); code != ExitBadInput ||
+		!strings.Contains(errb.String(), filepath.Join(dir, results.SamplesFile)+":3: cell.datapath, cell.tuning, cell.workload missing") {
+		t.Errorf("a line that is no sample: exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -29,8 +29,8 @@ const pollNote = "core_poll is the part of core_idle the core spent spinning in 
 // workload, normalized and absolute tables (tuning × replicas) and
 // per-core tables; per datapath and swept workload, one table with a row
 // per swept value; and the study's published reference numbers beside
-// ours. s may be nil.
-func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
+// ours; warnings are what loading the run tolerated. s may be nil.
+func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, warnings []string) error {
 	bw := bufio.NewWriter(w)
 	n := newNumbers(m)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
@@ -39,6 +39,9 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model) error {
 		p("No samples.\n")
 	}
 	if l := UnfinishedLine(m.Unfinished, s, ""); l != "" {
+		p("**Warning: %s.**\n\n", l)
+	}
+	for _, l := range warnings {
 		p("**Warning: %s.**\n\n", l)
 	}
 	if miss := missingCells(m.Rows); len(miss) > 0 {

@@ -58,7 +58,7 @@ func quickSamples() []results.Sample {
 func markdownOf(t *testing.T, s *study.Study, m analysis.Model) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := writeMarkdown(&buf, s, m); err != nil {
+	if err := writeMarkdown(&buf, s, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

@@ -49,7 +49,7 @@ spec:
 			}
 		}
 		var b strings.Builder
-		if err := writeMarkdown(&b, s, analysis.Build(s, samples)); err != nil {
+		if err := writeMarkdown(&b, s, analysis.Build(s, samples), nil); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -29,14 +29,32 @@ import (
 // atomically. Only the raw files are read, so run directories written
 // before summary.json existed build as well.
 func Build(dir string) error {
-	run, err := results.Load(dir)
+	run, s, err := Open(dir)
 	if err != nil {
 		return err
 	}
+	return Write(run, s)
+}
+
+// Open reads what a report is built from: the run's raw files and the
+// study it ran. Its errors are the run directory's (a corrupt line, a
+// study.yaml that does not decode), which `cnibench report` tells apart
+// from a failure to write the pages.
+func Open(dir string) (*results.Run, *study.Study, error) {
+	run, err := results.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := decodeStudy(run.Study)
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, results.StudyFile), err)
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, results.StudyFile), err)
 	}
+	return run, s, nil
+}
+
+// Write summarizes an opened run and writes its pages into its directory.
+func Write(run *results.Run, s *study.Study) error {
+	dir := run.Dir
 	m := analysis.Build(s, run.Samples)
 	m.AddRun(s, run)
 	for _, f := range []struct {
@@ -45,7 +63,7 @@ func Build(dir string) error {
 	}{
 		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows, m.Stops) }},
 		{analysis.SummaryJSON, func(w io.Writer) error { return analysis.WriteJSON(w, m) }},
-		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m) }},
+		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m, run.Warnings) }},
 		{results.ReportHTML, func(w io.Writer) error { return writeHTML(w, run, s, m) }},
 	} {
 		var buf bytes.Buffer

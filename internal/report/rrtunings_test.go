@@ -58,7 +58,7 @@ spec:
 		}
 	}
 	var b strings.Builder
-	if err := writeMarkdown(&b, s, m); err != nil {
+	if err := writeMarkdown(&b, s, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()

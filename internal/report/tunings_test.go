@@ -51,7 +51,7 @@ spec:
 	m := analysis.Build(s, samples)
 	m.AddRun(s, run)
 	var b strings.Builder
-	if err := writeMarkdown(&b, s, m); err != nil {
+	if err := writeMarkdown(&b, s, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -75,7 +75,7 @@ spec:
 		{Where: results.WhereHost, Knob: "net.core.busy_read", Value: "50", Found: []string{"50"}, Unchanged: true}}})
 	m.Tunings = slices.DeleteFunc(m.Tunings, func(d analysis.TuningDef) bool { return d.Name == "busy" && d.Set == nil })
 	b.Reset()
-	if err := writeMarkdown(&b, s, m); err != nil {
+	if err := writeMarkdown(&b, s, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| busy | equal ×1.00 (n=2) · changed nothing |", "\"changed nothing\": the tuning found every value"} {

@@ -1,10 +1,13 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +120,7 @@ func TestConcurrentAppends(t *testing.T) {
 				if err := w.AppendSample(testSample(g*10 + i)); err != nil {
 					t.Error(err)
 				}
-				if err := w.AppendCPU([]CPUPoint{{CPU: g}, {CPU: i}}); err != nil {
+				if err := w.AppendCPU([]CPUPoint{{Cell: cellOf("a"), CPU: g}, {Cell: cellOf("a"), CPU: i}}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -267,21 +270,21 @@ func TestReopenCutsPartialLine(t *testing.T) {
 	if err := w.WriteEnv(Env{Tool: "cnibench"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "a"}, Trial: 1, Metrics: map[string]float64{"bitrate": 1}}); err != nil {
+	if err := w.AppendSample(Sample{Cell: cellOf("a"), Trial: 1, Metrics: map[string]float64{"bitrate": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
 	f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"cell":{"tuning":"b"},"tri`)
+	f.WriteString(`{"cell":{"datapath":"bridge","tuning":"b","workload":"tcp","replicas":1},"tri`)
 	f.Close()
 	w, err = Reopen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "b"}, Trial: 1, Metrics: map[string]float64{"bitrate": 2}}); err != nil {
+	if err := w.AppendSample(Sample{Cell: cellOf("b"), Trial: 1, Metrics: map[string]float64{"bitrate": 2}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "b"}, Trial: 2, Attempt: 1, Error: "iperf3 died", Discarded: "failed"}); err != nil {
+	if err := w.AppendSample(Sample{Cell: cellOf("b"), Trial: 2, Attempt: 1, Error: "iperf3 died", Discarded: "failed"}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -309,12 +312,12 @@ func TestReopenKeepsCompleteLastLine(t *testing.T) {
 	if err := w.WriteStudy([]byte("apiVersion: x\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "a"}, Trial: 1, Metrics: map[string]float64{"bitrate": 1}}); err != nil {
+	if err := w.AppendSample(Sample{Cell: cellOf("a"), Trial: 1, Metrics: map[string]float64{"bitrate": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
 	f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"cell":{"tuning":"a"},"trial":2,"metrics":{"bitrate":2}}`) // killed before the '\n'
+	f.WriteString(`{"cell":{"datapath":"bridge","tuning":"a","workload":"tcp","replicas":1},"trial":2,"metrics":{"bitrate":2}}`) // killed before the '\n'
 	f.Close()
 	before, err := Load(dir)
 	if err != nil {
@@ -323,7 +326,7 @@ func TestReopenKeepsCompleteLastLine(t *testing.T) {
 	if w, err = Reopen(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AppendSample(Sample{Cell: Cell{Tuning: "a"}, Trial: 3, Metrics: map[string]float64{"bitrate": 3}}); err != nil {
+	if err := w.AppendSample(Sample{Cell: cellOf("a"), Trial: 3, Metrics: map[string]float64{"bitrate": 3}}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -334,5 +337,73 @@ func TestReopenKeepsCompleteLastLine(t *testing.T) {
 	if len(before.Samples) != 2 || len(after.Samples) != 3 || len(after.Warnings) != 1 {
 		t.Fatalf("Load counted %d samples before Reopen, %d after one more (warnings %v); want 2, 3 and only the missing env.json's",
 			len(before.Samples), len(after.Samples), after.Warnings)
+	}
+}
+
+func cellOf(tuning string) Cell {
+	return Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}
+}
+
+// A line that parses but is no record of a cell (a hand edit, another
+// file's line) is an error naming it, not a sample counted into no
+// table; a line cut by a crash is still dropped with a warning.
+func TestLoadRejectsLinesWithoutACell(t *testing.T) {
+	good := `{"cell":{"datapath":"bridge","tuning":"a","workload":"tcp","replicas":1},"trial":1,"metrics":{"bitrate":1}}`
+	for _, tc := range []struct{ file, line, want string }{
+		{SamplesFile, `{"nope": 1}`, "samples.jsonl:2: cell.datapath, cell.tuning, cell.workload missing"},
+		{SamplesFile, `{"cell":{"datapath":"bridge","tuning":"a","replicas":1},"trial":2}`, "samples.jsonl:2: cell.workload missing"},
+		{SamplesFile, `{"cell":{"datapath":"bridge","tuning":"a","workload":"tcp","replicas":1},"trial":-2}`, "samples.jsonl:2: trial: -2 is negative"},
+		{SamplesFile, `{"cell":{"datapath":"bridge","tuning":"a","workload":"tcp","replicas":-1},"trial":2}`, "samples.jsonl:2: cell.replicas: -1 is negative"},
+		{CPUFile, `{"cpu": 0, "idle": 90}`, "cpu.jsonl:1: cell.datapath, cell.tuning, cell.workload missing"},
+	} {
+		files := map[string]string{StudyFile: "a: 1\n", SamplesFile: good + "\n", CPUFile: ""}
+		files[tc.file] += tc.line + "\n"
+		_, err := Load(writeRaw(t, files))
+		var le *LineError
+		if !errors.As(err, &le) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s line %s: err = %v, want a LineError containing %q", tc.file, tc.line, err, tc.want)
+		}
+	}
+	files := map[string]string{StudyFile: "a: 1\n", SamplesFile: good + "\n" + `{"nope": 1}`}
+	r, err := Load(writeRaw(t, files))
+	if err != nil || len(r.Samples) != 1 || !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "truncated last line") }) {
+		t.Errorf("an unended last line without a cell: err %v, %d samples, warnings %q; want it dropped with a warning", err, len(r.Samples), r.Warnings)
+	}
+}
+
+// A trial removed from samples.jsonl after the run leaves stops.json
+// counting it: the page would show a decision over trials its tables no
+// longer hold, so Load warns, naming the cell. A given-up cell's last
+// round is in its stop's count without a counted trial, and agrees.
+func TestLoadWarnsWhenStopsCountOtherTrials(t *testing.T) {
+	line := func(tuning string, trial int) string {
+		return fmt.Sprintf(`{"cell":{"datapath":"bridge","tuning":%q,"workload":"tcp","replicas":1},"trial":%d,"metrics":{"bitrate":1}}`+"\n", tuning, trial)
+	}
+	stops := func(st ...Stop) string {
+		b, _ := json.Marshal(st)
+		return string(b)
+	}
+	samples := line("a", 1) + line("b", 1) + line("a", 2) + line("b", 2)
+	for _, tc := range []struct {
+		name, samples, stops, want string
+	}{
+		{"agree", samples, stops(Stop{Cell: cellOf("a"), N: 2}, Stop{Cell: cellOf("b"), N: 2}), ""},
+		{"given up", samples, stops(Stop{Cell: cellOf("a"), N: 2}, Stop{Cell: cellOf("b"), N: 3, Failed: "trial 3 failed 3 attempts"}), ""},
+		{"removed", line("a", 1) + line("b", 1) + line("b", 2), stops(Stop{Cell: cellOf("a"), N: 2}, Stop{Cell: cellOf("b"), N: 2}),
+			"stops.json and samples.jsonl count different trials for 1 cell (bridge/a/tcp/r=1 stopped after 2, samples.jsonl holds 1): samples.jsonl was changed after the run wrote stops.json;"},
+		{"no stops", samples, "", ""},
+	} {
+		files := map[string]string{StudyFile: "a: 1\n", EnvFile: "{}", SamplesFile: tc.samples, CPUFile: ""}
+		if tc.stops != "" {
+			files[StopsFile] = tc.stops
+		}
+		r, err := Load(writeRaw(t, files))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := strings.Join(r.Warnings, "\n")
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -91,7 +91,50 @@ func Load(dir string) (*Run, error) {
 	if r.CPU, err = readJSONL[CPUPoint](r, filepath.Join(dir, CPUFile)); err != nil {
 		return nil, err
 	}
+	if w := r.stopsDisagree(); w != "" {
+		r.warn("%s", w)
+	}
 	return r, nil
+}
+
+// stopsDisagree says when stops.json counts other trials for a cell than
+// samples.jsonl holds: the runner writes a cell's stop once its block has
+// ended, with every trial stored, so a difference is an edit of
+// samples.jsonl since (a trial removed by hand). The decisions and the
+// repetitions table are then the run's as it ended, while the other
+// tables are computed from the samples as they are now; the reader is
+// told, not left to find that two tables of one page disagree.
+func (r *Run) stopsDisagree() string {
+	counted := map[Cell]int{}
+	for _, s := range r.Samples {
+		counted[s.Cell]++
+	}
+	var cells []string
+	for _, st := range r.Stops {
+		n := counted[st.Cell]
+		// A given-up cell's last round counts in N without a counted
+		// trial (its attempts failed).
+		if n == st.N || (st.Failed != "" && n == st.N-1) {
+			continue
+		}
+		id := fmt.Sprintf("%s/%s/%s/r=%d", st.Cell.Datapath, st.Cell.Tuning, st.Cell.Workload, st.Cell.Replicas)
+		if st.Cell.Impairment != "" {
+			id += "/" + st.Cell.Impairment
+		}
+		cells = append(cells, fmt.Sprintf("%s stopped after %d, samples.jsonl holds %d", id, st.N, n))
+	}
+	total, what := len(cells), "cells"
+	switch {
+	case total == 0:
+		return ""
+	case total == 1:
+		what = "cell"
+	case total > 3:
+		cells = append(cells[:3], fmt.Sprintf("and %d more", total-3))
+	}
+	return fmt.Sprintf("stops.json and samples.jsonl count different trials for %d %s (%s): samples.jsonl was changed after the run wrote stops.json; "+
+		"the decisions and the repetitions table are the run's as it ended, the other tables are computed from samples.jsonl as it is now",
+		total, what, strings.Join(cells, "; "))
 }
 
 func (r *Run) warn(format string, a ...any) {
@@ -121,6 +164,11 @@ func readJSONL[T any](r *Run, path string) ([]T, error) {
 		complete := err == nil // ends with '\n'
 		if len(bytes.TrimSpace(line)) > 0 {
 			v, perr := decodeLine[T](line)
+			if c, ok := any(&v).(checker); ok && perr == nil {
+				// A line that parsed but is no record of a cell would
+				// be counted into no table, silently.
+				perr = c.check()
+			}
 			switch {
 			case perr == nil:
 				out = append(out, v)
@@ -134,6 +182,40 @@ func readJSONL[T any](r *Run, path string) ([]T, error) {
 			return out, nil
 		}
 	}
+}
+
+// checker is a record that can say it is not one of a run's: JSON that
+// parsed, but without what puts it in a table.
+type checker interface{ check() error }
+
+func (s *Sample) check() error {
+	if err := s.Cell.check(); err != nil {
+		return err
+	}
+	if s.Trial < 0 {
+		return fmt.Errorf("trial: %d is negative", s.Trial)
+	}
+	return nil
+}
+
+func (p *CPUPoint) check() error { return p.Cell.check() }
+
+// check names the identity fields a record's cell lacks. A cell of a real
+// run always has all of them (the study's expansion fills each).
+func (c Cell) check() error {
+	var missing []string
+	for _, f := range []struct{ name, v string }{{"cell.datapath", c.Datapath}, {"cell.tuning", c.Tuning}, {"cell.workload", c.Workload}} {
+		if f.v == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s missing: not a record of a cell", strings.Join(missing, ", "))
+	}
+	if c.Replicas < 0 {
+		return fmt.Errorf("cell.replicas: %d is negative", c.Replicas)
+	}
+	return nil
 }
 
 func decodeLine[T any](line []byte) (T, error) {
