@@ -3,12 +3,15 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
+	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // errGateFailed makes a failed --fail-if exit 1 (ExitFailure), apart from
@@ -35,6 +38,7 @@ threshold; noise (an interval covering 1) never fails it. The metrics of the rul
 			"  cnibench compare main/ pr/ --fail-if 'bitrate < -5%' --format csv",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			named := metrics
 			metrics = expandHeadline(metrics)
 			var rules []gate.Rule
 			for _, s := range failIf {
@@ -55,6 +59,9 @@ threshold; noise (an interval covering 1) never fails it. The metrics of the rul
 			b, err := loadRun(args[1])
 			if err != nil {
 				return fmt.Errorf("run B: %w", err)
+			}
+			if err := knownMetrics(named, rules, compare.Metrics(a.Samples, b.Samples)); err != nil {
+				return inputErr(err)
 			}
 			rows := compare.Runs(a.Samples, b.Samples, metrics, b.Marked)
 			verdicts, err := gate.Check(rules, compare.Cells(rows))
@@ -94,6 +101,38 @@ func expandHeadline(list []string) []string {
 		}
 	}
 	return out
+}
+
+// knownMetrics refuses a metric that --metric or --fail-if names and
+// neither run has: a slip ("bitrat") would otherwise compare nothing and
+// exit 0, or gate on nothing. One that a run has but not the other is
+// the table's to show.
+func knownMetrics(named []string, rules []gate.Rule, have []string) error {
+	check := func(flag, text, m string) error {
+		if m == "" || m == headline || slices.Contains(have, m) {
+			return nil
+		}
+		hint := ""
+		if c := suggest.Closest(m, have); c != "" {
+			hint = fmt.Sprintf("did you mean %q? ", c)
+		}
+		what := fmt.Sprintf("metric %q", m)
+		if text == m {
+			what = "this metric"
+		}
+		return fmt.Errorf("%s %q: neither run has %s (%sthey have: %s)", flag, text, what, hint, strings.Join(have, ", "))
+	}
+	for _, m := range named {
+		if err := check("--metric", m, m); err != nil {
+			return err
+		}
+	}
+	for _, r := range rules {
+		if err := check("--fail-if", r.Text, r.Metric); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // appendMissing adds m unless the list has it or is the "every metric"

@@ -175,6 +175,21 @@ func TestCompareGateEdges(t *testing.T) {
 			t.Errorf("compare %v: exit %d, want %d (usage)", args, code, ExitBadInput)
 		}
 	}
+	// A metric neither run has is a slip, not an empty table (exit 0) or
+	// a gate on nothing: bad input, with the run's metric it most likely
+	// means. One that a run lacks but the other has stays the table's.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metric", "bitrat"}, `--metric "bitrat": neither run has this metric (did you mean "bitrate"? they have: bitrate, retransmits)`},
+		{[]string{"--fail-if", "retransmit > +10%"}, `--fail-if "retransmit > +10%": neither run has metric "retransmit" (did you mean "retransmits"?`},
+		{[]string{"--metric", "jitter_ms"}, `--metric "jitter_ms": neither run has this metric (they have: bitrate, retransmits)`},
+	} {
+		if code, _, errs := compareExit(t, append([]string{a, b}, c.args...)...); code != ExitBadInput || !strings.Contains(errs, c.want) {
+			t.Errorf("compare %q: exit %d, %s; want %d and %q", c.args, code, errs, ExitBadInput, c.want)
+		}
+	}
 	var o, e bytes.Buffer
 	if code := Main(context.Background(), []string{"frobnicate"}, &o, &e); code != ExitBadInput {
 		t.Errorf("unknown command: exit %d, want %d", code, ExitBadInput)

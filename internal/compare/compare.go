@@ -8,7 +8,9 @@ package compare
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -181,6 +183,20 @@ func values(samples []results.Sample) map[key][]float64 {
 		}
 	}
 	return out
+}
+
+// Metrics are the metrics any of the samples has, sorted: what --metric
+// and --fail-if may name.
+func Metrics(samples ...[]results.Sample) []string {
+	seen := map[string]bool{}
+	for _, list := range samples {
+		for _, s := range list {
+			for m := range s.Metrics {
+				seen[m] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func datapaths(samples []results.Sample) []string {
