@@ -67,7 +67,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS against the baseline, netfilter's share of the CPU cost per packet, overlays against native routing) are set beside the candidates that answer them; with --prove those candidates are measured on the run's own cells")
 	_ = cmd.MarkFlagDirname("run")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")
-	cmd.Flags().DurationVar(&f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
+	durationVar(cmd.Flags(), &f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "what to inspect: local (this machine) or kube (the server node of a cluster, through the installed agent; --prove runs the A/B there)")
 	f.kube.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
@@ -94,7 +94,7 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 		}
 	}
 	if f.budget <= 0 {
-		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m", f.budget))
+		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m", flagText(cmd.Flags(), "budget")))
 	}
 	if f.study != "" || len(f.sets) > 0 {
 		if _, err := f.resolver()(f.sets); err != nil {

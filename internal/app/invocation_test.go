@@ -29,7 +29,7 @@ func TestInvocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := invocation(cmd, cmd.Flags().Args(), "out", "journal-dir")
-	want := []string{"cnibench", "run", "./my study.yaml", "--budget", "1h30m0s", "--engine", "kube", "--quick",
+	want := []string{"cnibench", "run", "./my study.yaml", "--budget", "90m", "--engine", "kube", "--quick",
 		"--server-node", "w1", "--set", "trials=3", "--set", "replicas=[1,4]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)

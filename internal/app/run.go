@@ -69,7 +69,7 @@ func (f *runFlags) applyBudget(cmd *cobra.Command, s *study.Study) error {
 	}
 	// The flag replaces spec.budget after validation: the same bound.
 	if f.budget <= 0 || f.budget > study.MaxBudget {
-		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 30m or 2h, at most %s", f.budget, study.MaxBudget))
+		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 30m or 2h, at most %s", flagText(cmd.Flags(), "budget"), shortDuration(study.MaxBudget)))
 	}
 	s.Spec.Budget = study.Duration{Duration: f.budget}
 	return nil
@@ -102,7 +102,7 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 	_ = cmd.Flags().MarkHidden("journal-dir")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory: its trials are kept, the missing ones run (after 'cnibench cleanup')")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the study and this machine (or cluster), say what the run would do and for how long, and change nothing")
-	cmd.Flags().DurationVar(&f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h): with trials {min, max} the adaptive runner spends it where intervals shrink most; a fixed count stops where it runs out")
+	durationVar(cmd.Flags(), &f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h): with trials {min, max} the adaptive runner spends it where intervals shrink most; a fixed count stops where it runs out")
 	return cmd
 }
 
