@@ -2,48 +2,66 @@ package cgroup2
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/moby/sys/mountinfo"
+	"github.com/prometheus/procfs"
 )
 
-func TestParseUnified(t *testing.T) {
+// own finds the cgroup on a unified host, a hybrid one, in a container
+// with a cgroup namespace of its own and in one without (its cgroup
+// mounted as the mount's root), and falls back to the mount for a path it
+// cannot see.
+func TestOwnUnderMounts(t *testing.T) {
+	m := func(point, root string) *mountinfo.Info { return &mountinfo.Info{Mountpoint: point, Root: root, FSType: "cgroup2"} }
+	v2 := func(p string) []procfs.Cgroup {
+		return []procfs.Cgroup{{HierarchyID: 4, Controllers: []string{"cpuset"}, Path: "/x"}, {HierarchyID: 0, Path: p}}
+	}
 	for _, c := range []struct {
-		in, want string
-		bad      bool
+		name   string
+		cgs    []procfs.Cgroup
+		mounts []*mountinfo.Info
+		dirs   []string
+		want   string
+		bad    string
 	}{
-		{in: "0::/user.slice/user-0.slice/session-3.scope\n", want: "/user.slice/user-0.slice/session-3.scope"},
-		// hybrid: v1 controllers first, the unified line last
-		{in: "12:cpuset:/\n11:memory:/user.slice\n1:name=systemd:/user.slice/x\n0::/user.slice/x\n", want: "/user.slice/x"},
-		{in: "0::/\n", want: "/"},
-		{in: "1:name=systemd:/x\n", bad: true},
-		{in: "0::relative\n", bad: true},
-		{in: "", bad: true},
-		// a v1 hierarchy 0 with controllers is not the unified one
-		{in: "0:cpu:/a\n", bad: true},
+		{"unified host", v2("/user.slice/session-3.scope"), []*mountinfo.Info{m("/sys/fs/cgroup", "/")},
+			[]string{"/sys/fs/cgroup/user.slice/session-3.scope"}, "/sys/fs/cgroup/user.slice/session-3.scope", ""},
+		{"hybrid host", v2("/user.slice"), []*mountinfo.Info{m("/sys/fs/cgroup/unified", "/")},
+			[]string{"/sys/fs/cgroup/unified/user.slice"}, "/sys/fs/cgroup/unified/user.slice", ""},
+		{"container, own namespace", v2("/"), []*mountinfo.Info{m("/sys/fs/cgroup", "/")}, []string{"/sys/fs/cgroup"}, "/sys/fs/cgroup", ""},
+		{"container, host namespace", v2("/system.slice/docker-1.scope"), []*mountinfo.Info{m("/sys/fs/cgroup", "/system.slice/docker-1.scope")},
+			[]string{"/sys/fs/cgroup"}, "/sys/fs/cgroup", ""},
+		{"moved to a child cgroup", v2("/system.slice/docker-1.scope/init"), []*mountinfo.Info{m("/sys/fs/cgroup", "/system.slice/docker-1.scope")},
+			[]string{"/sys/fs/cgroup/init"}, "/sys/fs/cgroup/init", ""},
+		{"path not visible", v2("/../elsewhere"), []*mountinfo.Info{m("/sys/fs/cgroup", "/")}, nil, "/sys/fs/cgroup", ""},
+		{"no v2 line", []procfs.Cgroup{{HierarchyID: 3, Controllers: []string{"cpu"}, Path: "/a"}}, []*mountinfo.Info{m("/sys/fs/cgroup", "/")}, nil, "", "no cgroup v2 line"},
+		{"relative", v2("a"), []*mountinfo.Info{m("/sys/fs/cgroup", "/")}, nil, "", "not absolute"},
 	} {
-		got, err := ParseUnified([]byte(c.in))
-		if c.bad {
-			if err == nil {
-				t.Errorf("ParseUnified(%q) = %q, want an error", c.in, got)
+		got, err := own(c.cgs, c.mounts, func(d string) bool { return slices.Contains(c.dirs, d) })
+		if c.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), c.bad) {
+				t.Errorf("%s: %q, %v; want an error containing %q", c.name, got, err, c.bad)
 			}
 			continue
 		}
 		if err != nil || got != c.want {
-			t.Errorf("ParseUnified(%q) = %q, %v; want %q", c.in, got, err, c.want)
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
 		}
 	}
 }
 
-func FuzzParseUnified(f *testing.F) {
-	f.Add([]byte("0::/user.slice\n"))
-	f.Add([]byte("12:cpuset:/\n0::/\n"))
-	f.Add([]byte("0::\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ParseUnified(data)
-		if err == nil && !strings.HasPrefix(p, "/") {
-			t.Fatalf("ParseUnified(%q) = %q: not absolute", data, p)
+func TestWithin(t *testing.T) {
+	for _, c := range []struct{ p, root, want string }{
+		{"/a/b", "/", "/a/b"}, {"/docker/1", "/docker/1", "/"}, {"/docker/1/x", "/docker/1", "/x"},
+		{"/docker/10", "/docker/1", "/docker/10"}, {"/", "/", "/"},
+	} {
+		if got := Within(c.p, c.root); got != c.want {
+			t.Errorf("Within(%q, %q) = %q, want %q", c.p, c.root, got, c.want)
 		}
-	})
+	}
 }
 
 // TestOwn reads this machine's own cgroup; it needs a cgroup v2 mount,

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/cgroup2"
 	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
@@ -107,7 +108,7 @@ func cgroupCPUs(cgs []procfs.Cgroup, mounts []*mountinfo.Info, read func(string)
 		}
 		for _, m := range mounts {
 			if m.FSType == "cgroup" && slices.Contains(strings.Split(m.VFSOptions, ","), "cpuset") {
-				return readCPUs(read, filepath.Join(m.Mountpoint, within(cg.Path, m.Root), "cpuset.effective_cpus"))
+				return readCPUs(read, filepath.Join(m.Mountpoint, cgroup2.Within(cg.Path, m.Root), "cpuset.effective_cpus"))
 			}
 		}
 		return nil, errors.New("the cgroup v1 cpuset hierarchy is not mounted")
@@ -120,7 +121,7 @@ func cgroupCPUs(cgs []procfs.Cgroup, mounts []*mountinfo.Info, read func(string)
 			if m.FSType != "cgroup2" {
 				continue
 			}
-			for p := within(cg.Path, m.Root); ; p = path.Dir(p) {
+			for p := cgroup2.Within(cg.Path, m.Root); ; p = path.Dir(p) {
 				s, err := readCPUs(read, filepath.Join(m.Mountpoint, p, "cpuset.cpus.effective"))
 				if !errors.Is(err, fs.ErrNotExist) || p == "/" {
 					return s, err
@@ -129,16 +130,6 @@ func cgroupCPUs(cgs []procfs.Cgroup, mounts []*mountinfo.Info, read func(string)
 		}
 	}
 	return nil, errors.New("no cgroup with a cpuset")
-}
-
-// within is a cgroup's path inside a mount of its hierarchy whose root is
-// root: a container without its own cgroup namespace sees the full path
-// in /proc/self/cgroup, and its cgroup mounted as the mount's root.
-func within(p, root string) string {
-	if root != "/" && (p == root || strings.HasPrefix(p, root+"/")) {
-		p = strings.TrimPrefix(p, root)
-	}
-	return path.Clean("/" + p)
 }
 
 // readCPUs parses a cpuset file; an empty one (a v1 cgroup no CPU was
