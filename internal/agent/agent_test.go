@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -465,4 +469,31 @@ func FuzzCountIptables(f *testing.F) {
 			t.Fatal("negative count")
 		}
 	})
+}
+
+// A node's CPU count is its online CPUs, not the agent pod's share, and
+// its allowed CPUs are the cpuset its pods may be pinned in.
+func TestNodeInfoCPUs(t *testing.T) {
+	online, err := hostcpus.Online()
+	if err != nil {
+		t.Skipf("no online CPU list here: %v", err)
+	}
+	// The agent's thread narrowed to one CPU, as a pod's share may be:
+	// the count is still the node's. The thread is discarded after.
+	runtime.LockOSThread()
+	var one unix.CPUSet
+	one.Set(online[0])
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	info, err := nodeInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.CPUs != len(online) {
+		t.Errorf("CPUs = %d, want the %d online (%s)", info.CPUs, len(online), online)
+	}
+	if allowed, _, err := hostcpus.Allowed(); err == nil && info.AllowedCPUs != allowed.String() {
+		t.Errorf("AllowedCPUs = %q, want %q", info.AllowedCPUs, allowed)
+	}
 }

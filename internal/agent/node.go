@@ -197,7 +197,13 @@ func nodeInfo() (*NodeInfo, error) {
 	}
 	host, _ := os.Hostname()
 	info := &NodeInfo{Hostname: host, Kernel: unix.ByteSliceToString(u.Release[:])}
-	if set, err := hostcpus.Affinity(); err == nil {
+	// The node's CPU count is its online CPUs, as env.json's cpus of a
+	// local run counts the machine: the RPS masks of the node's ends span
+	// them (NodeCPUs). The agent's affinity is its pod's share, fewer
+	// where a static CPU manager keeps CPUs out of the shared pool.
+	if set, err := hostcpus.Online(); err == nil {
+		info.CPUs = len(set)
+	} else if set, err := hostcpus.Affinity(); err == nil {
 		info.CPUs = len(set)
 	}
 	// The workload pods' pins keep to the cpuset the agent's pod runs in

@@ -146,7 +146,9 @@ type Response struct {
 type NodeInfo struct {
 	Hostname string `json:"hostname"`
 	Kernel   string `json:"kernel"`
-	CPUs     int    `json:"cpus"`
+	// CPUs is the node's count of online CPUs (its affinity's where
+	// sysfs cannot be read).
+	CPUs int `json:"cpus"`
 	// AllowedCPUs are the CPUs of the agent's pod's cpuset (a CPU list;
 	// its affinity where the cpuset cannot be read), which the workload
 	// pods (no CPU requests, so in the node's shared pool) share.
