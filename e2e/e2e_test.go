@@ -651,7 +651,7 @@ func TestDryRun(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"study rps-rfs (builtin:rps-rfs, profile quick): 10 cells", "repetitions: adaptive, 3 to 10 trials per cell",
-		"machine time in trials: 2m0s at 3 trials per cell to 6m40s at 10", "preflight (local engine): passed",
+		"machine time in trials: 2m at 3 trials per cell to 6m40s at 10", "preflight (local engine): passed",
 		"tunings (each set for its own trials only, and put back after each):\n  baseline: nothing: the machine as found\n  rps: RPS to CPUs all",
 		"to run it: cnibench run rps-rfs --quick --set 'replicas=[1,4]' --out " + out + "\n"} {
 		if !strings.Contains(r.stdout, want) {

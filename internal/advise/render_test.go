@@ -22,7 +22,7 @@ func TestToDecide(t *testing.T) {
 	for _, want := range []string{
 		"tcp at 1 pair(s) stopped: futile after 5 trials",
 		"would decide 1 of the 1 undecided cells",
-		"cnibench advise --prove --rule rfs --study 'my study.yaml' --set 'replicas=[1,4]' --set trials.max=14 --budget 8m0s",
+		"cnibench advise --prove --rule rfs --study 'my study.yaml' --set 'replicas=[1,4]' --set trials.max=14 --budget 8m",
 		"about 5m36s of trials",
 	} {
 		if !strings.Contains(got, want) {

@@ -1,10 +1,11 @@
 package app
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // durationFlag is a duration flag that keeps the text it was given, so a
@@ -37,24 +38,16 @@ func (f *durationFlag) String() string {
 	return shortDuration(*f.d)
 }
 
-// shortDuration is d as a user writes it: "5m" and "720h", not "5m0s" and
-// "720h0m0s"; "0" for none (which --help then leaves out, as pflag does
-// for its own zero durations).
-func shortDuration(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 func (f *durationFlag) Type() string { return "duration" }
 
 // flagText is the text a flag was given (its default's when it was not).
 func flagText(fs *pflag.FlagSet, name string) string { return fs.Lookup(name).Value.String() }
+
+// shortDuration is study.ShortDuration, and "0" for none, which --help
+// then leaves out, as pflag does for its own zero durations.
+func shortDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return study.ShortDuration(d)
+}

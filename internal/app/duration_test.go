@@ -5,17 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestShortDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{0: "0", 5 * time.Minute: "5m", 720 * time.Hour: "720h",
-		90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 500 * time.Millisecond: "500ms"} {
-		if got := shortDuration(d); got != want {
-			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
 
 // A refused --budget is quoted as the user wrote it, and the bound as a
 // user would write it.

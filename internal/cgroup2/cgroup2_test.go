@@ -15,7 +15,9 @@ import (
 // mounted as the mount's root), and falls back to the mount for a path it
 // cannot see.
 func TestOwnUnderMounts(t *testing.T) {
-	m := func(point, root string) *mountinfo.Info { return &mountinfo.Info{Mountpoint: point, Root: root, FSType: "cgroup2"} }
+	m := func(point, root string) *mountinfo.Info {
+		return &mountinfo.Info{Mountpoint: point, Root: root, FSType: "cgroup2"}
+	}
 	v2 := func(p string) []procfs.Cgroup {
 		return []procfs.Cgroup{{HierarchyID: 4, Controllers: []string{"cpuset"}, Path: "/x"}, {HierarchyID: 0, Path: p}}
 	}

@@ -208,7 +208,7 @@ func rerun(opt Options, name string, s *study.Study, stops []results.Stop) *advi
 	if keep != nil {
 		args = cmdline.Narrow(args, sc.Sets)
 	}
-	args = append(cmdline.WithSet(args, analysis.TrialsKey(fixed), strconv.Itoa(o.Max)), "--budget", analysis.RerunBudget(o.Time).String())
+	args = append(cmdline.WithSet(args, analysis.TrialsKey(fixed), strconv.Itoa(o.Max)), "--budget", study.ShortDuration(analysis.RerunBudget(o.Time)))
 	return &advise.ProofRerun{Args: args, Cells: o.Cells, Undecided: r.Undecided, Seconds: o.Time.Seconds()}
 }
 
@@ -241,7 +241,7 @@ func aloneArgs(opt Options, name string) []string {
 func origin(opt Options, name string) []string {
 	words := append([]string{"cnibench", "advise", "--prove"}, aloneArgs(opt, name)...)
 	if opt.Budget > 0 {
-		words = append(words, "--budget", opt.Budget.String())
+		words = append(words, "--budget", study.ShortDuration(opt.Budget))
 	}
 	return words
 }

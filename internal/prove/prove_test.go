@@ -119,7 +119,7 @@ func TestRerun(t *testing.T) {
 	if r == nil {
 		t.Fatal("no rerun")
 	}
-	want := "--rule rfs --study my study.yaml --set replicas=[1,4] --set trials.max=14 --budget 8m0s"
+	want := "--rule rfs --study my study.yaml --set replicas=[1,4] --set trials.max=14 --budget 8m"
 	if got := strings.Join(r.Args, " "); got != want {
 		t.Errorf("args %q, want %q", got, want)
 	}

@@ -78,7 +78,7 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 // what its undecided cells need, with the
 // trial maximum RerunLine offers that analysis.Rerun.Suggested picks (the
 // one deciding the most cells at a cost near this run's), and a budget that covers it if the run had one: "cnibench run rps-rfs
-// --quick --set trials.max=24 --budget 12m0s"; "" when RerunLine offers
+// --quick --set trials.max=24 --budget 12m"; "" when RerunLine offers
 // none or the run did not record its command.
 func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
 	fixed := !s.Spec.Trials.Adaptive()
@@ -93,7 +93,7 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 	words = cmdline.WithSet(words, analysis.TrialsKey(fixed), strconv.Itoa(pick.Max))
 	if s.Spec.Budget.Duration > 0 {
 		// The budget that stopped this run would stop the rerun too.
-		words = append(cmdline.Without(words, nil, []string{"budget"}), "--budget", min(analysis.RerunBudget(pick.Time), study.MaxBudget).String())
+		words = append(cmdline.Without(words, nil, []string{"budget"}), "--budget", study.ShortDuration(min(analysis.RerunBudget(pick.Time), study.MaxBudget)))
 	}
 	return cmdline.Quote(words)
 }

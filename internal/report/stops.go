@@ -324,7 +324,7 @@ func PrecisionLines(stops []results.Stop) []string {
 func DurationText(d time.Duration) string {
 	switch {
 	case d < 10*time.Minute:
-		return d.Round(time.Second).String()
+		return study.ShortDuration(d.Round(time.Second))
 	case d < 100*time.Minute:
 		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
 	}

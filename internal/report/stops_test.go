@@ -191,13 +191,13 @@ func TestRerunLine(t *testing.T) {
 	fixed.Spec.Trials = study.Fixed(5)
 	got := RerunLine(stops, adaptive)
 	want := "to decide the 3 undecided cells, rerun with --set trials.max=N: 47 for 1 of them (about 19 min of trials), " +
-		"200 for the 2 with an estimate (about 65 min; 1 without one up to 1000 trials); this run's trials took 2m0s, " +
-		"within a budget of 4m0s that caps the rerun too (--budget, set-up included). Estimates from each cell's own difference and spread, " +
+		"200 for the 2 with an estimate (about 65 min; 1 without one up to 1000 trials); this run's trials took 2m, " +
+		"within a budget of 4m that caps the rerun too (--budget, set-up included). Estimates from each cell's own difference and spread, " +
 		"which in simulation decide 51-84% of such cells (docs/statistics.md)"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := RerunLine(stops[:2], fixed); !strings.HasPrefix(got, "to decide the undecided cell, rerun with --set trials=47 (about 9m24s of trials); this run's trials took 1m0s.") {
+	if got := RerunLine(stops[:2], fixed); !strings.HasPrefix(got, "to decide the undecided cell, rerun with --set trials=47 (about 9m24s of trials); this run's trials took 1m.") {
 		t.Errorf("fixed design: %s", got)
 	}
 	// One maximum deciding every undecided cell is no choice to offer.
@@ -218,7 +218,7 @@ func TestRerunLine(t *testing.T) {
 	// the most within an hour (this run's trials took 2 minutes), so 47,
 	// not 200 (65 min).
 	o := &results.Origin{Command: []string{"cnibench", "run", "./my study.yaml", "--set", "trials.max=10", "--budget", "4m0s"}}
-	want = "cnibench run './my study.yaml' --set trials.max=47 --budget 24m0s"
+	want = "cnibench run './my study.yaml' --set trials.max=47 --budget 24m"
 	if got := RerunCommand(stops, adaptive, o); got != want {
 		t.Errorf("command: got %s, want %s", got, want)
 	}
@@ -313,7 +313,7 @@ spec:
 	stops := []results.Stop{{Cell: cell("bridge"), N: 3, TrialSeconds: 10},
 		{Cell: cell("calico-vxlan"), N: 3, TrialSeconds: 10, Decision: "worse", Versus: "bridge"},
 		{Cell: cell("cilium"), N: 3, TrialSeconds: 10, Decision: "undecided", ToDecide: 9, Versus: "bridge"}}
-	want := "to decide the undecided cell, rerun with --set 'datapaths=[bridge, cilium]' --set trials=9 (about 3m0s of trials); this run's trials took 1m30s."
+	want := "to decide the undecided cell, rerun with --set 'datapaths=[bridge, cilium]' --set trials=9 (about 3m of trials); this run's trials took 1m30s."
 	if got := RerunLine(stops, s); !strings.HasPrefix(got, want) {
 		t.Errorf("line:\n%s\nwant it to start\n%s", got, want)
 	}

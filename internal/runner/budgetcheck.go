@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // A budget too small for the study's minimum (trials.min in every cell)
@@ -85,6 +87,6 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials in each of its %d cells: "+
 		"they need %s in all ("+cost+"); cells may stop before their first look "+
 		"(raise --budget to %s or more, or lower trials.min)",
-		d.budget, d.trials.Min, len(cells), total.Round(time.Second), per.Round(100*time.Millisecond),
-		total.Round(time.Minute)+time.Minute)
+		study.ShortDuration(d.budget), d.trials.Min, len(cells), study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond),
+		study.ShortDuration(total.Round(time.Minute)+time.Minute))
 }

@@ -138,7 +138,7 @@ func (r *run) describe() string {
 		}
 	}
 	if d.budget > 0 {
-		out += fmt.Sprintf("; the run stops when its budget of %s is spent", d.budget)
+		out += fmt.Sprintf("; the run stops when its budget of %s is spent", study.ShortDuration(d.budget))
 	}
 	return out
 }

@@ -246,7 +246,7 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 		bad("spec.margin", "want a share between 0%% and 100%%, such as 2%%; got %g%%", float64(*sp.Margin)*100)
 	}
 	if b := sp.Budget.Duration; b < 0 || b > MaxBudget {
-		bad("spec.budget", "must be between 0 (none) and %s, got %s", fmtDuration(MaxBudget), b)
+		bad("spec.budget", "must be between 0 (none) and %s, got %s", ShortDuration(MaxBudget), b)
 	}
 	if n := sp.Noise; n != nil {
 		// Written as "not inside" so that NaN (YAML .nan), which fails

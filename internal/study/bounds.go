@@ -157,7 +157,7 @@ func validateStudyBounds(s *Study, bad badFunc) {
 		v time.Duration
 	}{{"spec.duration", sp.Duration.Duration}, {"spec.warmup", sp.Warmup.Duration}, {"spec.cooldown", sp.Cooldown.Duration}} {
 		if d.v > MaxDuration {
-			bad(d.f, "must be at most %s, got %s", fmtDuration(MaxDuration), d.v)
+			bad(d.f, "must be at most %s, got %s", ShortDuration(MaxDuration), d.v)
 		}
 	}
 	if sp.Cooldown.Duration < 0 {
@@ -184,7 +184,7 @@ func checkPlanned(s *Study, bad badFunc) {
 	}
 	if p.MaxSeconds > MaxPlanned.Seconds() {
 		bad("spec.trials", "%.0f cells x %d trials x (duration %s + cooldown %s)%s plan %.0f h; at most %s",
-			p.Cells, sp.Trials.Max, d, c, ceilingNote(p.SearchSeconds), p.MaxSeconds/3600, fmtDuration(MaxPlanned))
+			p.Cells, sp.Trials.Max, d, c, ceilingNote(p.SearchSeconds), p.MaxSeconds/3600, ShortDuration(MaxPlanned))
 	}
 }
 
@@ -393,10 +393,16 @@ func fmtBytes(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// fmtDuration writes whole hours as "24h" rather than "24h0m0s".
-func fmtDuration(d time.Duration) string {
-	if d%time.Hour == 0 {
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+// ShortDuration is d as a user writes it, and as a study file or a flag
+// takes it back: "24h", "8m", "1h30m" and "1m30s", not Go's "24h0m0s",
+// "8m0s" and "1h30m0s".
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	return d.String()
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

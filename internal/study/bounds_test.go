@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // boundsBase is a valid study with a workload of every tool, so one --set
@@ -195,5 +196,17 @@ func TestParseBytesOverflow(t *testing.T) {
 	}
 	if n, ok := ParseBytes("8589934591G"); !ok || n != 8589934591<<30 {
 		t.Errorf("ParseBytes(8589934591G) = %d, %v", n, ok)
+	}
+}
+
+// ShortDuration writes what a user writes, and what it writes parses
+// back to the same duration (study files and flags take it).
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{5 * time.Minute: "5m", 720 * time.Hour: "720h", 90 * time.Minute: "1h30m",
+		90 * time.Second: "1m30s", 500 * time.Millisecond: "500ms", 0: "0s", 3*time.Hour + 20*time.Second: "3h0m20s"} {
+		got := ShortDuration(d)
+		if back, err := time.ParseDuration(got); got != want || err != nil || back != d {
+			t.Errorf("ShortDuration(%v) = %q (parses to %v, %v), want %q", d, got, back, err, want)
+		}
 	}
 }

@@ -95,7 +95,7 @@ func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
 		c.Probe = DefaultCeilingProbe
 	}
 	if c.Probe < time.Second || c.Probe%time.Second != 0 || c.Probe > MaxCeilingProbe {
-		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, from 1s (iperf3 -t) to %s", c.Probe, fmtDuration(MaxCeilingProbe))
+		return c, true, fmt.Errorf("ceilingSearch.probe: %v must be whole seconds, from 1s (iperf3 -t) to %s", c.Probe, ShortDuration(MaxCeilingProbe))
 	}
 	// The sender is the workload's (validateSender checks it).
 	c.Sender = w.UDPSender()

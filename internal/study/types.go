@@ -292,7 +292,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // MarshalYAML writes the duration as a string.
-func (d Duration) MarshalYAML() (any, error) { return d.Duration.String(), nil }
+func (d Duration) MarshalYAML() (any, error) { return ShortDuration(d.Duration), nil }
 
 // ProfileNames are the study's profile names in order, for the lists
 // that show or go through every profile (studies, doctor, tests).
