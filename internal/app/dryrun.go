@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/runner"
@@ -35,7 +36,7 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string,
 			fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Describe())
 		}
 	}
-	per := fmt.Sprintf("duration %s + cooldown %s per trial", sp.Duration.Duration, sp.Cooldown.Duration)
+	per := fmt.Sprintf("duration %s + cooldown %s per trial", study.ShortDuration(sp.Duration.Duration), study.ShortDuration(sp.Cooldown.Duration))
 	if p.SearchSeconds > 0 {
 		per += ", and the loss-ceiling searches' probes"
 	}
@@ -43,7 +44,7 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string,
 	if sp.Trials.Adaptive() {
 		trials = fmt.Sprintf("%s at %d trials per cell to %s at %d", report.DurationText(study.Seconds(p.MinSeconds)), sp.Trials.Min, trials, sp.Trials.Max)
 	} else {
-		trials += fmt.Sprintf(" at %d trials per cell", sp.Trials.Max)
+		trials += fmt.Sprintf(" at %s per cell", adaptive.TrialCount(sp.Trials.Max))
 	}
 	fmt.Fprintf(w, "machine time in trials: %s (%s; set-up of nodes and pods not included)", trials, per)
 	if b := sp.Budget.Duration; b > 0 {
