@@ -111,7 +111,7 @@ func (r *run) describe() string {
 		}
 		target = what + " is within ±" + pct(float64(p.HalfWidth))
 	}
-	vs := "the baseline tuning " + r.study.Spec.Baseline
+	vs := "the baseline tuning, " + r.study.Spec.Baseline
 	if d.versus == vsFirstDatapath {
 		vs = "the first datapath, " + r.study.Spec.Datapaths[0].Name
 	}
