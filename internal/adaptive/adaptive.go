@@ -255,7 +255,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	for i, b := range base {
 		if b >= 0 && plans[i].Status == Running && plans[b].N >= cfg.Trials.Max {
 			plans[i].Status = Max
-			plans[i].Reason = fmt.Sprintf("its baseline %s ran the maximum of %d trials; %s", cells[b].ID, cfg.Trials.Max, plans[i].Reason)
+			plans[i].Reason = fmt.Sprintf("its baseline %s ran the maximum of %s; %s", cells[b].ID, TrialCount(cfg.Trials.Max), plans[i].Reason)
 		}
 	}
 	remaining := time.Duration(math.MaxInt64)

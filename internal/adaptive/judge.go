@@ -73,11 +73,11 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	case futile != "":
 		p.Status, p.Reason = Futile, futile
 	case p.N >= cfg.Trials.Max:
-		p.Status, p.Reason = Max, fmt.Sprintf("ran the maximum of %d trials; half-width %s", cfg.Trials.Max, hw)
+		p.Status, p.Reason = Max, fmt.Sprintf("ran the maximum of %s; half-width %s", TrialCount(cfg.Trials.Max), hw)
 	case p.N < cfg.Trials.Min:
 		p.Reason = fmt.Sprintf("%d of at least %d trials", p.N, cfg.Trials.Min)
 	case cfg.Precision == nil && (cfg.Margin == 0 || b < 0):
-		p.Reason = fmt.Sprintf("no target: runs to the maximum of %d trials", cfg.Trials.Max)
+		p.Reason = fmt.Sprintf("no target: runs to the maximum of %s", TrialCount(cfg.Trials.Max))
 	default:
 		p.Reason = "half-width " + hw
 		if p.Comparison != nil && cfg.Margin > 0 {
