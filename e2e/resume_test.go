@@ -136,6 +136,11 @@ func TestKill9ThenResume(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "did not finish") {
 		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// It says what it kept, and counts only the trials left.
+	if kept := fmt.Sprintf("resumed: %d counted trials kept from run %s", len(got), id); !strings.Contains(r.stderr, kept) ||
+		!strings.Contains(r.stderr, fmt.Sprintf("running up to %d trials\n", 16-len(got))) {
+		t.Errorf("resume's progress lacks %q or \"running up to %d trials\":\n%s", kept, 16-len(got), r.stderr)
+	}
 	final, _ := countedTrials(t, out)
 	for _, dp := range []string{"bridge", "host"} {
 		for _, tu := range []string{"baseline", "rps"} {
@@ -173,8 +178,8 @@ func TestKill9ThenResume(t *testing.T) {
 	}
 	// A finished run resumes to nothing new.
 	_, lines := countedTrials(t, out)
-	if r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir); r.code != 0 {
-		t.Fatalf("resume of a finished run: exit %d\n%s", r.code, r.stderr)
+	if r := cnibench(t, nil, "run", "--resume", out, "--journal-dir", jdir); r.code != 0 || !strings.Contains(r.stderr, "no trial left to run") {
+		t.Fatalf("resume of a finished run: exit %d, want 0 and \"no trial left to run\"\n%s", r.code, r.stderr)
 	}
 	if _, again := countedTrials(t, out); again != lines {
 		t.Errorf("resuming a finished run added %d lines", again-lines)

@@ -33,6 +33,9 @@ func New(w io.Writer) Reporter {
 	return &plain{w: w}
 }
 
+// nothingLeft is what a run with no trial left to run says at its start.
+const nothingLeft = "no trial left to run: every cell has its trials"
+
 type bar struct {
 	w   io.Writer
 	b   *progressbar.ProgressBar
@@ -44,6 +47,12 @@ type bar struct {
 // the plain lines only.
 func (b *bar) Begin(total int, _ time.Time) {
 	b.tot = total
+	if total == 0 {
+		// A resumed run with nothing left: a bar of no steps would show
+		// 0/0 until the end; say it once instead.
+		fmt.Fprintln(b.w, nothingLeft)
+		return
+	}
 	b.b = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(b.w),
 		progressbar.OptionSetWidth(30),
@@ -58,6 +67,9 @@ func (b *bar) Begin(total int, _ time.Time) {
 
 func (b *bar) Step(label string) {
 	b.n++
+	if b.b == nil {
+		return
+	}
 	b.b.Describe(label)
 	_ = b.b.Add(1)
 }
@@ -93,6 +105,10 @@ func (p *plain) Begin(total int, deadline time.Time) {
 	p.tot, p.start, p.deadline = total, p.now(), deadline
 	// "up to": an adaptive run stops cells early, a budget or a given-up
 	// cell cuts any run short; total is each cell's maximum.
+	if total == 0 {
+		fmt.Fprintln(p.w, nothingLeft)
+		return
+	}
 	fmt.Fprintf(p.w, "running up to %d trials\n", total)
 }
 

@@ -32,3 +32,22 @@ func TestPlainETA(t *testing.T) {
 		}
 	}
 }
+
+// A run with no trial left (a finished run resumed) says so once, on a
+// terminal's bar as in plain lines, rather than "running up to 0 trials"
+// or a bar of no steps.
+func TestNothingLeft(t *testing.T) {
+	for name, r := range map[string]func(*bytes.Buffer) Reporter{
+		"plain": func(b *bytes.Buffer) Reporter { return &plain{w: b} },
+		"bar":   func(b *bytes.Buffer) Reporter { return &bar{w: b} },
+	} {
+		var buf bytes.Buffer
+		p := r(&buf)
+		p.Begin(0, time.Time{})
+		p.Logf("note")
+		p.End()
+		if got := buf.String(); got != nothingLeft+"\nnote\n" {
+			t.Errorf("%s: %q, want %q", name, got, nothingLeft+"\nnote\n")
+		}
+	}
+}

@@ -51,8 +51,9 @@ func (r *run) loadPrevious() error {
 	}
 	r.samples = len(old.Samples)
 	r.origin = old.Env.Origin
-	r.notes = append(r.notes, fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
-		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST")))
+	r.resumed = fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
+		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST"))
+	r.notes = append(r.notes, r.resumed)
 	return nil
 }
 

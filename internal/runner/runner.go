@@ -206,6 +206,8 @@ type run struct {
 	// minCheck is the check of the budget against the study's minimum
 	// (budgetcheck.go).
 	minCheck minimumCheck
+	// resumed says what a resumed run kept of the interrupted one.
+	resumed string
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -219,9 +221,15 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	total := len(s.Cells()) * s.Spec.Trials.Max
+	// A resumed run counts what is left: its kept trials are not run
+	// again (it said "running up to 6 trials" and ran none of a finished
+	// run's).
+	total := max(len(s.Cells())*s.Spec.Trials.Max-r.samples, 0)
 	r.opt.Progress.Begin(total, r.budgetEnd())
 	defer r.opt.Progress.End()
+	if r.opt.Resume {
+		r.opt.Progress.Logf("%s", r.resumed)
+	}
 	r.opt.Progress.Logf("repetitions: %s", r.describe())
 	r.checkBudgetAtStart()
 	for _, n := range r.plan.notes {
