@@ -225,7 +225,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	for _, i := range todo {
 		e := &rep.Candidates[i]
 		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
-		opts[i].Budget = f.budget / time.Duration(len(todo))
+		opts[i].Budget, opts[i].BudgetShares = f.budget/time.Duration(len(todo)), len(todo)
 		if err := prove.Candidate(cmd.Context(), opts[i], e, rep.Inspection); err != nil {
 			if cmd.Context().Err() != nil {
 				return err

@@ -41,8 +41,10 @@ type Options struct {
 	// Resolve returns the workload-shape study with the overrides set
 	// over it (study.Resolve or study.Parse with Options.Set).
 	Resolve func(sets []string) (*study.Study, error)
-	// Budget is each candidate's machine time (adaptive studies).
-	Budget time.Duration
+	// Budget is each candidate's machine time (adaptive studies), one of
+	// BudgetShares equal shares of the user's --budget.
+	Budget       time.Duration
+	BudgetShares int
 	// OutDir holds one run directory per candidate: prove-RULE.
 	OutDir     string
 	JournalDir string
@@ -164,7 +166,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
 	e.Proof = p
 	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
-		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name)})
+		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares})
 	if err != nil {
 		p.Error = err.Error()
 		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided

@@ -84,9 +84,12 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 	if need == 0 || total <= d.budget {
 		return ""
 	}
+	raise := fmt.Sprintf("raise --budget to %s or more", study.ShortDuration(total.Round(time.Minute)+time.Minute))
+	if n := r.opt.BudgetShares; n > 1 {
+		// The user's --budget is split: it must grow n times as much.
+		raise = fmt.Sprintf("raise --budget, which %d runs share, to %s or more", n, study.ShortDuration(time.Duration(n)*(total.Round(time.Minute)+time.Minute)))
+	}
 	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials in each of its %d cells: "+
-		"they need %s in all ("+cost+"); cells may stop before their first look "+
-		"(raise --budget to %s or more, or lower trials.min)",
-		study.ShortDuration(d.budget), d.trials.Min, len(cells), study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond),
-		study.ShortDuration(total.Round(time.Minute)+time.Minute))
+		"they need %s in all ("+cost+"); cells may stop before their first look (%s, or lower trials.min)",
+		study.ShortDuration(d.budget), d.trials.Min, len(cells), study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond), raise)
 }

@@ -47,6 +47,23 @@ func TestBudgetTooSmallForMinimum(t *testing.T) {
 	}
 }
 
+// The advice to raise the budget names the --budget the user gave: its
+// own, or the whole of one that several runs share (advise --prove).
+func TestBudgetAdviceNamesTheWhole(t *testing.T) {
+	for shares, want := range map[int]string{0: "(raise --budget to 3m or more, or lower trials.min)",
+		2: "(raise --budget, which 2 runs share, to 6m or more, or lower trials.min)"} {
+		s := roundsStudy(t)
+		s.Spec.Budget.Duration = 100 * time.Second
+		var log bytes.Buffer
+		r := newRoundsRun(t, s, t.TempDir(), &log)
+		r.design, r.opt.BudgetShares = newDesign(s), shares
+		r.checkBudgetAtStart()
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("%d shares: %q lacks %q", shares, log.String(), want)
+		}
+	}
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1

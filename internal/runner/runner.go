@@ -55,6 +55,10 @@ type Options struct {
 	// Command is the command line that started the run, in words
 	// (env.json's origin; a resumed run keeps the first run's).
 	Command []string
+	// BudgetShares is how many runs share the --budget whose share this
+	// run's budget is (advise --prove splits its over the candidates),
+	// so that the advice to raise it names the whole; 0 or 1: its own.
+	BudgetShares int
 }
 
 // runIDPrefix starts every run id; tests set "t" so their namespaces are
