@@ -105,7 +105,6 @@ func stackedFigure(f figure, title, ylabel string, bars []stackBar, names []stri
 	}
 	p.Add(st)
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = niceTicks{}
 	return render(f, p, leg, vg.Length(math.Max(figW, float64(200+len(bars)*90))), figH)
 }
 

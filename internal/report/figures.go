@@ -101,7 +101,6 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	p.X.Min, p.X.Max = xOf(reps[0])-0.4, xOf(reps[len(reps)-1])+0.4
 	pad := 0.06 * (p.Y.Max - p.Y.Min)
 	p.Y.Min, p.Y.Max = p.Y.Min-pad, p.Y.Max+pad
-	p.Y.Tick.Marker = niceTicks{}
 	return render(f, p, leg, figW, figH)
 }
 

@@ -94,7 +94,6 @@ func (n *numbers) glanceFigure(parts []glancePart, name, metric string, reps int
 	// Bars start at the baseline's 1: up is more, down is less. A little
 	// room below the lowest whisker too.
 	p.Y.Min -= headroom * (p.Y.Max - p.Y.Min)
-	p.Y.Tick.Marker = niceTicks{}
 	// Each group as wide as its bars or its datapath's name, whichever
 	// is wider: seven CNI names must not run into each other.
 	per := len(tunings)*14 + 20

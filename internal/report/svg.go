@@ -65,6 +65,10 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = sans(11)
 		a.Tick.Label.Font = sans(10)
+		// Round steps labelled with the decimals they need: gonum's
+		// default labelled a 0-500 Mbit/s axis "0.00, 250.00, 500.00".
+		// A figure with named or logarithmic ticks sets its own.
+		a.Tick.Marker = niceTicks{}
 	}
 	return p
 }

@@ -305,7 +305,6 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	}
 	p.Add(bars)
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = niceTicks{}
 	out = append(out, render(f, p, leg, figW, figH))
 	if series[0].metric == mRTTMean {
 		return out
@@ -355,7 +354,6 @@ func sweepFigure(d sweepData, name string) figure {
 	bars.Series = []barSeries{ser}
 	p.Add(bars)
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = niceTicks{}
 	leg.Add("bitrate", barThumb{seriesColor(0)})
 	return render(f, p, leg, figW, figH)
 }

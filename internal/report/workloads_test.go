@@ -94,6 +94,20 @@ func TestWorkloadFigures(t *testing.T) {
 			t.Errorf("no figure %q", w)
 		}
 	}
+	// Axes are labelled with the decimals their steps need: the UDP
+	// figure's 0-500 Mbit/s axes read "250", not gonum's "250.00".
+	tick := regexp.MustCompile(`<text[^>]*>\s*(-?[0-9]+\.([0-9]+))\s*</text>`)
+	for _, f := range allFigures(sec) {
+		var labels []string
+		needed := false
+		for _, m := range tick.FindAllStringSubmatch(string(f.SVG), -1) {
+			labels = append(labels, m[1])
+			needed = needed || strings.Trim(m[2], "0") != ""
+		}
+		if len(labels) > 1 && !needed {
+			t.Errorf("%s: tick labels %q carry decimals none of them needs", f.Title, labels)
+		}
+	}
 	// The quick profile: tcp, intra and cpp do not sweep; udp, flows, rr,
 	// http and background sweep two values each.
 	var plain []string
