@@ -250,6 +250,23 @@ func (g Group) Has(metric string) bool {
 	return false
 }
 
+// AllZero reports whether the group has rows of metric with trials and
+// every one of them averaged 0 (for a share that cannot be negative, such
+// as core_poll: every trial was 0 on every core).
+func (g Group) AllZero(metric string) bool {
+	any := false
+	for _, r := range g.Rows {
+		if r.Metric != metric || r.N == 0 {
+			continue
+		}
+		if r.Mean != 0 {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
 // CPUsOf are the cores the group has rows of a per-core metric for,
 // ascending: the server node's for a core metric, the client node's for
 // a ClientCore one (Dims.CPUs is the union).

@@ -19,6 +19,10 @@ import (
 var markdownCoreMetrics = []string{results.MetricCoreIdle, results.MetricCorePoll, results.MetricCoreSoftIRQ,
 	analysis.ClientCore(results.MetricCoreIdle), analysis.ClientCore(results.MetricCorePoll), analysis.ClientCore(results.MetricCoreSoftIRQ)}
 
+// pollNone stands for a core_poll table or figure of zeros.
+const pollNone = "0 on every core in every trial: no core spun in cpuidle's polling state (the kernel would count it as idle). " +
+	"A cpuIdle tuning that keeps cores out of deeper states turns idle time into polling."
+
 // pollNote says how to read core_poll: the kernel counts polling as
 // idle, so it is a busy part of core_idle.
 const pollNote = "core_poll is the part of core_idle the core spent spinning in cpuidle's polling state (sysfs " +
@@ -219,9 +223,14 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 			title += " of the client node"
 		}
 		fmt.Fprintf(w, "### %s (%s)\n\n", title, analysis.Display(metric).Unit)
-		n.coreTable(g, metric).markdown(w)
-		if base == results.MetricCorePoll {
+		switch {
+		case base == results.MetricCorePoll && g.AllZero(metric):
+			fmt.Fprintf(w, "%s\n\n", pollNone)
+		case base == results.MetricCorePoll:
+			n.coreTable(g, metric).markdown(w)
 			fmt.Fprintf(w, "%s\n\n", pollNote)
+		default:
+			n.coreTable(g, metric).markdown(w)
 		}
 	}
 	if len(unmeasured) > 0 {

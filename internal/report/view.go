@@ -76,9 +76,11 @@ type groupView struct {
 	Quantity, Unit string
 	Idle           []figure
 	// Poll is the part of Idle the cores spun in cpuidle's polling
-	// state, where it was measured.
-	Poll    []figure
-	SoftIRQ []figure
+	// state, where it was measured; PollNone, instead of figures of
+	// zeros, when no core polled in any trial.
+	Poll     []figure
+	PollNone string
+	SoftIRQ  []figure
 	// ClientIdle and ClientSoftIRQ are the client node's cores, on a
 	// cluster whose client node was sampled apart.
 	ClientIdle, ClientSoftIRQ []figure
@@ -217,6 +219,10 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 	}{{results.MetricCoreIdle, &v.Idle}, {results.MetricCorePoll, &v.Poll}, {results.MetricCoreSoftIRQ, &v.SoftIRQ},
 		{analysis.ClientCore(results.MetricCoreIdle), &v.ClientIdle}, {analysis.ClientCore(results.MetricCoreSoftIRQ), &v.ClientSoftIRQ}} {
 		if !g.Has(m.metric) {
+			continue
+		}
+		if m.metric == results.MetricCorePoll && g.AllZero(m.metric) {
+			v.PollNone = pollNone
 			continue
 		}
 		for _, reps := range extremeReplicas(g, m.metric) {
