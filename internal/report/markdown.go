@@ -138,7 +138,11 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
 	if s != nil && s.Metadata.Description != "" {
 		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
 	}
-	p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
+	if m.TrialsPlanned == 1 {
+		p("Values of one trial per cell (the study's count): no confidence intervals, and no decisions.")
+	} else {
+		p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
+	}
 	if tuningsBesides(analysis.DimsOf(m.Rows).Tunings, m.Baseline) {
 		p(" Normalized bitrate (transactions or requests per second for request/response and HTTP workloads) = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
 			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+

@@ -16,6 +16,11 @@ import (
 // decision against the baseline (or the first datapath) with its
 // interval.
 func stopsTable(m analysis.Model) table {
+	if singleTrials(m.Stops) {
+		// Every row would read "1 (1 valid), no interval, max, -": the
+		// header's count says it once.
+		return table{}
+	}
 	t := table{Head: []string{"cell", "n", "precision reached", "stopped on", "decision vs " + Versus(m.Stops, m.Baseline), "interval (confidence)", "why"}}
 	for _, s := range m.Stops {
 		why := s.Reason
@@ -37,6 +42,18 @@ func stopsTable(m analysis.Model) table {
 			precisionText(s), s.Status, dec, iv, why})
 	}
 	return t
+}
+
+// singleTrials reports whether every cell ran one trial at most, as
+// planned (not given up), and none was compared: nothing to tell a cell
+// from another by.
+func singleTrials(stops []results.Stop) bool {
+	for _, s := range stops {
+		if s.N > 1 || s.Failed != "" || s.Decision != "" || s.HalfWidth != nil {
+			return false
+		}
+	}
+	return len(stops) > 0
 }
 
 // toDecideText is an undecided cell's estimate of the trials a decision

@@ -322,3 +322,27 @@ spec:
 		t.Errorf("command: %s", got)
 	}
 }
+
+// A run of one trial per cell with nothing compared (workloads --quick)
+// has no repetitions table: each row would say "1 (1 valid), no
+// interval, max"; a compared cell, a failed one or a second trial keeps
+// it.
+func TestSingleTrialsNoStopsTable(t *testing.T) {
+	one := func(tuning string) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}, Metric: "bitrate", Status: "max", N: 1, Valid: 1}
+	}
+	if tb := stopsTable(analysis.Model{Stops: []results.Stop{one("a"), one("b")}}); len(tb.Rows) != 0 {
+		t.Errorf("single trials: %d rows, want none", len(tb.Rows))
+	}
+	for name, change := range map[string]func(*results.Stop){
+		"compared": func(s *results.Stop) { s.Decision = "undecided" },
+		"failed":   func(s *results.Stop) { s.Failed = "trial 1 failed 3 attempts" },
+		"two":      func(s *results.Stop) { s.N = 2 },
+	} {
+		b := one("b")
+		change(&b)
+		if tb := stopsTable(analysis.Model{Stops: []results.Stop{one("a"), b}}); len(tb.Rows) != 2 {
+			t.Errorf("%s: %d rows, want 2", name, len(tb.Rows))
+		}
+	}
+}
