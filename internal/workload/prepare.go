@@ -375,7 +375,7 @@ func resolveName(t topology.Topology, where, name string, ref cpuset.Set, mark b
 		set, err = t.Resolve(topology.OtherCore, ref)
 	}
 	if err != nil { // one core: nothing nearer than the scheduler's choice
-		set = nil
+		return nil, why + "; ran unpinned instead (one core: nothing nearer than the scheduler's choice)", nil
 	}
-	return set, why + "; ran " + orUnpinned(set.String()), nil
+	return set, why + "; ran " + topology.OtherCore + " instead: CPUs " + set.String(), nil
 }

@@ -35,7 +35,7 @@ func TestPreparePins(t *testing.T) {
 		{twoNodes, nil, study.Pin{Server: "other-core", Client: "none"}, "1", "", false, "CPUs 1"},
 		{twoNodes, nil, study.Pin{Server: "3", Client: "other-numa"}, "3", "0-1", false, "pin.client other-numa resolved to CPUs 0-1, placed against the server's CPUs 3"},
 		{twoNodes, nil, study.Pin{Server: "none"}, "", "0", false, "(none: not pinned)"},
-		{oneNode, nil, study.Pin{Server: "other-numa", Fallback: study.PinMark}, "1", "0", true, "NOT COMPARABLE: placement not possible: this machine has one NUMA node"},
+		{oneNode, nil, study.Pin{Server: "other-numa", Fallback: study.PinMark}, "1", "0", true, "NOT COMPARABLE: placement not possible: this machine has one NUMA node, so same-numa and other-numa cannot be told apart there; ran other-core instead: CPUs 1"},
 		{oneNode, nil, study.Pin{Server: "same-core", Fallback: study.PinMark}, "1", "0", true, "no SMT sibling"},
 	} {
 		w := pinned("w", tc.pin)
