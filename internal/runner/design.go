@@ -116,7 +116,11 @@ func (r *run) describe() string {
 		vs = "the first datapath, " + r.study.Spec.Datapaths[0].Name
 	}
 	var out string
-	if !d.trials.Adaptive() {
+	switch {
+	case !d.trials.Adaptive() && d.trials.Max == 1 && (d.margin > 0 || target != ""):
+		// Neither a decision nor a precision needs less than two.
+		out = "1 trial per cell: no intervals, so nothing is judged or decided (--set trials=3, or a range such as 'trials={min: 3, max: 6}', decides)"
+	case !d.trials.Adaptive():
 		out = adaptive.TrialCount(d.trials.Max) + " per cell"
 		if d.margin > 0 {
 			out += fmt.Sprintf("; each cell is judged at 95%% over all its trials against %s (better, worse, or equal within ±%s)", vs, pct(d.margin))
@@ -124,7 +128,7 @@ func (r *run) describe() string {
 		if target != "" {
 			out += "; the report says for each cell whether " + target
 		}
-	} else {
+	default:
 		var until []string
 		if target != "" {
 			until = append(until, target)

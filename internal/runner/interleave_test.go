@@ -218,6 +218,10 @@ func TestDescribeDesign(t *testing.T) {
 			"3 trials per cell; each cell is judged at 95% over all its trials against the first datapath, bridge " +
 				"(better, worse, or equal within ±5%); the report says for each cell whether the 95% interval of the mean of bitrate is within ±2%"},
 		{datapathsStudy(t, "trials=3", "datapaths=[bridge]"), "3 trials per cell"},
+		// One trial judges nothing: said, not promised.
+		{datapathsStudy(t, "trials=1"), "1 trial per cell: no intervals, so nothing is judged or decided " +
+			"(--set trials=3, or a range such as 'trials={min: 3, max: 6}', decides)"},
+		{datapathsStudy(t, "trials=1", "datapaths=[bridge]"), "1 trial per cell"},
 	} {
 		r := &run{study: tc.s, design: newDesign(tc.s)}
 		if got := r.describe(); got != tc.want {
