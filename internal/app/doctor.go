@@ -55,11 +55,13 @@ not; nothing is created.`,
 				}
 				// The cluster itself first: unreachable, or without the
 				// permissions or nodes a run needs, every study would
-				// say the same.
-				_, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
+				// say the same. The studies' preflights then share what
+				// it and each other asked (kube.Memo).
+				cfg.Memo = &kube.Memo{}
+				_, cs, err := cfg.Memo.Connect(cfg.Kubeconfig, cfg.Context)
 				if err == nil {
 					var place kube.Placement
-					if place, err = kube.Preflight(cmd.Context(), cs, *cfg); err == nil {
+					if place, err = cfg.Memo.Preflight(cmd.Context(), cs, *cfg); err == nil {
 						fmt.Fprintf(out, "cluster: reachable, permissions granted; server node %s, client node %s\n", place.Server.Name, place.Client.Name)
 					}
 				}

@@ -104,6 +104,9 @@ type Config struct {
 	// workload tools, taskset, perf...); Up checks them through the
 	// agent, which runs the same image, before any workload pod exists.
 	Tools []string
+	// Memo, when set, is shared by the preflights of several studies
+	// against this cluster (doctor): nil for a run.
+	Memo *Memo
 }
 
 // WithDefaults fills empty fields.

@@ -70,13 +70,13 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	}
 	b.cfg.Tools = kubeTools(s)
 	if b.cs == nil {
-		rc, cs, err := Connect(b.cfg.Kubeconfig, b.cfg.Context)
+		rc, cs, err := b.cfg.Memo.Connect(b.cfg.Kubeconfig, b.cfg.Context)
 		if err != nil {
 			return f, err
 		}
 		b.rc, b.cs = rc, cs
 	}
-	place, err := Preflight(ctx, b.cs, b.cfg)
+	place, err := b.cfg.Memo.Preflight(ctx, b.cs, b.cfg)
 	if err != nil {
 		return f, err
 	}

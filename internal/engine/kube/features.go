@@ -108,12 +108,16 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 	}
 	var cniIn cnidetect.Input
 	for _, node := range nodes {
-		var r nodeReads
-		err := withAgent(ctx, ex, cfg.AgentNamespace, node, agents[node], preflightRun, func(a *agent.Client) error {
-			if node != srv {
-				return r.read(a, want, pinReads{}, false)
-			}
-			return r.read(a, want, pins, true)
+		p, cni := pins, true
+		if node != srv {
+			p, cni = pinReads{}, false
+		}
+		r, err := cfg.Memo.reads(node, want, p, cni, func(want []string, pins pinReads, cni bool) (nodeReads, error) {
+			var r nodeReads
+			err := withAgent(ctx, ex, cfg.AgentNamespace, node, agents[node], preflightRun, func(a *agent.Client) error {
+				return r.read(a, want, pins, cni)
+			})
+			return r, err
 		})
 		if err != nil {
 			return f, fmt.Errorf("node %s: %s through its agent: %w", node, r.what, err)
