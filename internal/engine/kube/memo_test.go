@@ -19,11 +19,7 @@ func TestMemoAsksOnce(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
 	cs, place := kubeFixture(t, cfg)
 	fs := agentFS()
-	fs.set("", "sysfs", "devices/system/cpu/online", "0-3")
-	for cpu := range 4 {
-		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", cpu), "0")
-		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/core_id", cpu), fmt.Sprint(cpu))
-	}
+	setCPUs(fs, 4, func(cpu int) (int, int) { return 0, cpu })
 	asked := map[string][][]string{}
 	fx := &fakeExec{fs: fs, dir: t.TempDir(), features: func(pod string, names []string) map[string]string {
 		asked[pod] = append(asked[pod], slices.Clone(names))

@@ -17,11 +17,7 @@ func TestServerTopologyThroughAgent(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
 	cs, place := kubeFixture(t, cfg)
 	fs := agentFS()
-	fs.set("", "sysfs", "devices/system/cpu/online", "0-3")
-	for cpu := range 4 {
-		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", cpu), fmt.Sprint(cpu/2))
-		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/core_id", cpu), fmt.Sprint(cpu%2))
-	}
+	setCPUs(fs, 4, func(cpu int) (int, int) { return cpu / 2, cpu % 2 })
 	fs.set("", "sysfs", "devices/system/node/node0/cpulist", "0-1")
 	fs.set("", "sysfs", "devices/system/node/node1/cpulist", "2-3")
 	fx := &fakeExec{fs: fs, dir: t.TempDir()}
@@ -52,5 +48,16 @@ func TestServerTopologyThroughAgent(t *testing.T) {
 	_, err = preflightNodes(context.Background(), &fakeExec{fs: agentFS(), dir: t.TempDir()}, cs, cfg, place, nil, pinReads{allowed: true, topology: true})
 	if err == nil || !strings.Contains(err.Error(), "node w1: read its CPU topology (for the placement names the workloads pin by) through its agent") || !strings.Contains(err.Error(), "online") {
 		t.Errorf("unreadable sysfs: %v", err)
+	}
+}
+
+// setCPUs gives the fake agent's sysfs n online CPUs, each in the package
+// and with the core id at returns.
+func setCPUs(fs *memFS, n int, at func(cpu int) (pkg, core int)) {
+	fs.set("", "sysfs", "devices/system/cpu/online", fmt.Sprintf("0-%d", n-1))
+	for cpu := range n {
+		pkg, core := at(cpu)
+		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", cpu), fmt.Sprint(pkg))
+		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/core_id", cpu), fmt.Sprint(core))
 	}
 }
