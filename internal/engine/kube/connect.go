@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -23,6 +24,14 @@ func Connect(kubeconfig, kubeContext string) (*rest.Config, kubernetes.Interface
 	}
 	over := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
 	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		// client-go's own words ask for KUBERNETES_MASTER, which is not
+		// how anyone points a tool at a cluster today.
+		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+			return nil, nil, fmt.Errorf("%w: no kubeconfig found: KUBECONFIG=%s names no kubeconfig file; fix it or give --kubeconfig FILE", ErrUnreachable, env)
+		}
+		return nil, nil, fmt.Errorf("%w: no kubeconfig found: give --kubeconfig FILE, set KUBECONFIG, or put one at %s", ErrUnreachable, clientcmd.RecommendedHomeFile)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: load kubeconfig: %w", ErrUnreachable, err)
 	}

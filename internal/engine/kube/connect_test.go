@@ -2,12 +2,14 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +109,18 @@ func TestWatchOutlivesTheRequestLimit(t *testing.T) {
 	}
 	if got := names(wc); !slices.Contains(got, "late") {
 		t.Errorf("watch events %v: the event after the request limit was lost", got)
+	}
+}
+
+// Without a kubeconfig the error says where one is looked for, not
+// client-go's "try setting KUBERNETES_MASTER".
+func TestConnectWithoutKubeconfig(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod
+	none := filepath.Join(t.TempDir(), "none")
+	t.Setenv("KUBECONFIG", none)
+	_, _, err := Connect("", "")
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "no kubeconfig found: KUBECONFIG="+none+" names no kubeconfig file") ||
+		strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+		t.Errorf("err = %v", err)
 	}
 }
