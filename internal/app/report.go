@@ -38,7 +38,7 @@ func newReportCmd() *cobra.Command {
 			// The decisions and reruns, as the run printed them at its end
 			// (a study the format no longer reads is left to the pages).
 			if s := runStudy(args[0]); s != nil {
-				printOutcome(cmd.OutOrStdout(), args[0], s)
+				printOutcome(cmd.OutOrStdout(), run, s)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(args[0], "report.html"))
 			return nil

@@ -108,11 +108,8 @@ writes a run directory with raw samples, summary.csv, summary.md and report.html
 
 // printOutcome prints what a finished run found beyond its report's
 // path: the decisions, and the cells bound by one core.
-func printOutcome(w io.Writer, dir string, s *study.Study) {
-	run, err := results.Load(dir)
-	if err != nil {
-		return
-	}
+func printOutcome(w io.Writer, run *results.Run, s *study.Study) {
+	dir := run.Dir
 	unfinished := analysis.Unfinished(s, run.Stops)
 	printDecisions(w, run, s, unfinished)
 	if l := report.UnfinishedLine(unfinished, s, dir); l != "" {
@@ -235,7 +232,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		return err
 	}
-	printOutcome(cmd.OutOrStdout(), dir, s)
+	if run, err := results.Load(dir); err == nil {
+		printOutcome(cmd.OutOrStdout(), run, s)
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.html"))
 	return nil
 }
