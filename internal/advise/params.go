@@ -95,7 +95,15 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		if in.CPUs == 0 {
 			return "", errors.New("CPU count unknown")
 		}
-		return cpuset.Range(in.CPUs).Mask(in.CPUs), nil
+		// Inspections of older versions carry the count alone.
+		if in.OnlineCPUs == "" {
+			return cpuset.Range(in.CPUs).Mask(in.CPUs), nil
+		}
+		s, err := cpuset.Parse(in.OnlineCPUs)
+		if err != nil {
+			return "", fmt.Errorf("online CPUs: %w", err)
+		}
+		return s.Mask(in.CPUs), nil
 	},
 	"cpus": func(in *inspect.Inspection) (string, error) {
 		if in.CPUs == 0 {

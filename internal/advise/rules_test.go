@@ -386,6 +386,29 @@ func TestFlowCntPerQueuePowerOfTwo(t *testing.T) {
 	}
 }
 
+// The steering mask names the online CPUs: with CPU 1 offline a mask of
+// the first three would leave CPU 3 out and name the missing one.
+func TestRPSMaskOfOnlineCPUs(t *testing.T) {
+	for _, c := range []struct {
+		cpus   int
+		online string
+		want   string
+	}{
+		{4, "", "0000000f"}, // an inspection from before online_cpus
+		{4, "0-3", "0000000f"},
+		{3, "0,2-3", "0000000d"},
+		{2, "32-33", "00000003,00000000"},
+	} {
+		in := &inspect.Inspection{CPUs: c.cpus, OnlineCPUs: c.online}
+		if got, err := params["rps_mask"](in); err != nil || got != c.want {
+			t.Errorf("%d CPUs online %q: %q %v, want %s", c.cpus, c.online, got, err, c.want)
+		}
+	}
+	if _, err := params["rps_mask"](&inspect.Inspection{CPUs: 2, OnlineCPUs: "0-x"}); err == nil {
+		t.Error("an unreadable CPU list gave a mask")
+	}
+}
+
 // With WireGuard beside VXLAN (Calico's encryption), the MTU target fits
 // WireGuard's larger overhead; an idle module fallback does not count.
 func TestTargetMTUFitsEveryTunnel(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/metrics/iptables"
 	"github.com/cnibench/cnibench/internal/metrics/nftables"
@@ -40,6 +41,11 @@ func (r reader) cpus() {
 		return
 	}
 	r.in.CPUs, r.in.NUMANodes = len(t.CPUs), t.Nodes()
+	ids := make(cpuset.Set, len(t.CPUs))
+	for i, c := range t.CPUs {
+		ids[i] = c.ID
+	}
+	r.in.OnlineCPUs = ids.String()
 }
 
 func (r reader) interrupts() ([]Interrupt, error) {

@@ -94,10 +94,14 @@ type Inspection struct {
 	Version int `json:"version"`
 	// Source says what machine this is ("this machine" or a fixture's
 	// description).
-	Source    string `json:"source,omitempty"`
-	Kernel    string `json:"kernel"`
-	CPUs      int    `json:"cpus"`
-	NUMANodes int    `json:"numa_nodes"`
+	Source string `json:"source,omitempty"`
+	Kernel string `json:"kernel"`
+	CPUs   int    `json:"cpus"`
+	// OnlineCPUs lists the online CPUs ("0,2-3"): with a CPU offline or
+	// hot-removed they are not 0..CPUs-1, and a steering mask must name
+	// the ones there are.
+	OnlineCPUs string `json:"online_cpus,omitempty"`
+	NUMANodes  int    `json:"numa_nodes"`
 	// Underlay is the device of the default route.
 	Underlay string `json:"underlay,omitempty"`
 	// UnderlayLower are the devices at the bottom of the underlay's stack

@@ -135,8 +135,8 @@ func TestInspectFixture(t *testing.T) {
 	env := Env{Root: root, Run: run, Qdiscs: func() (map[string]string, error) { return map[string]string{"ens1f0": "mq"}, nil }}
 	in := Inspect(context.Background(), env)
 
-	if in.Kernel != "6.8.0-45-generic" || in.CPUs != 4 || in.NUMANodes != 2 || in.Underlay != "ens1f0" {
-		t.Errorf("machine: kernel %q cpus %d numa %d underlay %q", in.Kernel, in.CPUs, in.NUMANodes, in.Underlay)
+	if in.Kernel != "6.8.0-45-generic" || in.CPUs != 4 || in.OnlineCPUs != "0-3" || in.NUMANodes != 2 || in.Underlay != "ens1f0" {
+		t.Errorf("machine: kernel %q cpus %d (%s) numa %d underlay %q", in.Kernel, in.CPUs, in.OnlineCPUs, in.NUMANodes, in.Underlay)
 	}
 	if len(in.NICs) != 1 {
 		t.Fatalf("NICs %+v, want ens1f0 only", in.NICs)
