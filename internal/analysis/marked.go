@@ -76,3 +76,17 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	// samples Build has.
 	m.OneCore = OneCoreCells(run.Samples, run.CPU)
 }
+
+// CountedDisturbed counts, per cell, the counted trials the noise guard
+// found disturbed (counted because their repeats were used up): their
+// spread is in the cell's interval and in what a rerun's estimates
+// assume.
+func CountedDisturbed(marked []Marked) map[results.Cell]int {
+	out := map[results.Cell]int{}
+	for _, k := range marked {
+		if k.Counted {
+			out[k.Cell]++
+		}
+	}
+	return out
+}

@@ -145,7 +145,8 @@ func printDecisions(w io.Writer, run *results.Run, s *study.Study, unfinished []
 	if len(run.Stops) == 0 {
 		return
 	}
-	if lines := report.DecisionLines(run.Stops); len(lines) > 0 {
+	d := report.Disturbed{Counted: analysis.CountedDisturbed(analysis.MarkedOf(run)), Study: s}
+	if lines := report.DecisionLines(run.Stops, d); len(lines) > 0 {
 		fmt.Fprintf(w, "decisions against %s (%s):\n", report.Versus(run.Stops, "the baseline"), report.DecisionTally(run.Stops))
 		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
@@ -154,7 +155,7 @@ func printDecisions(w io.Writer, run *results.Run, s *study.Study, unfinished []
 	for _, l := range report.PrecisionLines(run.Stops) {
 		fmt.Fprintln(w, l)
 	}
-	for _, l := range report.Next(run.Stops, s, run.Env.Origin, unfinished) {
+	for _, l := range report.Next(run.Stops, s, run.Env.Origin, unfinished, d) {
 		if l.Line != "" {
 			fmt.Fprintln(w, l.Line)
 		}

@@ -120,7 +120,7 @@ type section struct {
 // repeated and decided, and what to know in reading its cells.
 func closingSections(m analysis.Model, s *study.Study) []section {
 	return []section{
-		{"Repetitions and decisions", stopsText(m, s), stopsTable(m)},
+		{"Repetitions and decisions", stopsText(m, s), stopsTable(m, s)},
 		{"Two groups of trials", groupsCaption, groupsTable(m)},
 		{"Trials that spread widely", wideCaption, wideTable(m)},
 		{"Bound by one core", oneCoreText(m, s), oneCoreTable(m)},

@@ -22,8 +22,10 @@ import (
 // a fixed one), after the --set that narrows the study to what the
 // undecided cells need (analysis.RerunScope), with the cells each would
 // decide and its machine time, and that a budget caps the rerun too; ""
-// when no undecided cell has an estimate.
-func RerunLine(stops []results.Stop, s *study.Study) string {
+// when no undecided cell has an estimate. Where undecided cells counted
+// disturbed trials (d), it says their spread, and so the estimates, may be
+// the machine's disturbance.
+func RerunLine(stops []results.Stop, s *study.Study, d Disturbed) string {
 	fixed := !s.Spec.Trials.Adaptive()
 	sc := analysis.RerunScope(stops, s)
 	r, ok := analysis.RerunToDecide(stops, fixed, sc.Has)
@@ -70,8 +72,21 @@ func RerunLine(stops []results.Stop, s *study.Study) string {
 	if b := s.Spec.Budget.Duration; b > 0 {
 		l += fmt.Sprintf(", within a budget of %s that caps the rerun too (--budget, set-up included)", DurationText(b))
 	}
-	return l + ". Estimates from each cell's own difference and spread, which in simulation decide " + adaptive.ToDecideCalibration +
+	l += ". Estimates from each cell's own difference and spread, which in simulation decide " + adaptive.ToDecideCalibration +
 		" of such cells (docs/statistics.md)"
+	const why = " includes trials counted though disturbed (the noise guard's repeats used up): on a quiet machine fewer may do"
+	switch n := d.undecidedDisturbed(stops); {
+	case n == 0:
+	case n == 1 && r.Undecided == 1:
+		l += "; the cell's spread" + why
+	case n == 2 && r.Undecided == 2:
+		l += "; the spread of both undecided cells" + why
+	case n == r.Undecided:
+		l += fmt.Sprintf("; the spread of all %d undecided cells%s", n, why)
+	default:
+		l += fmt.Sprintf("; the spread of %d of the %d undecided cells%s", n, r.Undecided, why)
+	}
+	return l
 }
 
 // RerunCommand is the command that reruns the run o started, narrowed to

@@ -15,12 +15,13 @@ import (
 // the precision reached against the target, why it stopped, and the
 // decision against the baseline (or the first datapath) with its
 // interval.
-func stopsTable(m analysis.Model) table {
+func stopsTable(m analysis.Model, s *study.Study) table {
 	if singleTrials(m.Stops) {
 		// Every row would read "1 (1 valid), no interval, max, -": the
 		// header's count says it once.
 		return table{}
 	}
+	d := Disturbed{analysis.CountedDisturbed(m.Marked), s}
 	t := table{Head: []string{"cell", "n", "precision reached", "stopped on", "decision vs " + Versus(m.Stops, m.Baseline), "interval (confidence)", "why"}}
 	for _, s := range m.Stops {
 		why := s.Reason
@@ -29,6 +30,9 @@ func stopsTable(m analysis.Model) table {
 		}
 		if s.ToDecide > 0 {
 			why += toDecideText(s.ToDecide)
+		}
+		if n := d.note(s.Cell, m.Stops); n != "" {
+			why += "; " + n + ": Marked trials"
 		}
 		dec, iv := "-", "-"
 		if s.Decision != "" {
@@ -111,7 +115,7 @@ func stopsText(m analysis.Model, s *study.Study) string {
 	if s == nil {
 		return text
 	}
-	for _, l := range Next(m.Stops, s, m.Origin, m.Unfinished) {
+	for _, l := range Next(m.Stops, s, m.Origin, m.Unfinished, Disturbed{analysis.CountedDisturbed(m.Marked), s}) {
 		if l.Line != "" {
 			text += " " + strings.ToUpper(l.Line[:1]) + l.Line[1:] + "."
 		}
@@ -129,12 +133,12 @@ type NextStep struct{ Line, Command string }
 // cells and the profile that decides a one-trial tour; nothing for an
 // unfinished run (analysis.Unfinished), whose stops cover only the cells
 // it finished: UnfinishedLine says to resume it instead.
-func Next(stops []results.Stop, s *study.Study, o *results.Origin, unfinished []results.Cell) []NextStep {
+func Next(stops []results.Stop, s *study.Study, o *results.Origin, unfinished []results.Cell, d Disturbed) []NextStep {
 	if len(unfinished) > 0 {
 		return nil
 	}
 	return []NextStep{
-		{RerunLine(stops, s), RerunCommand(stops, s, o)},
+		{RerunLine(stops, s, d), RerunCommand(stops, s, o)},
 		{TourLine(stops, s, o), TourCommand(stops, s, o)},
 	}
 }
@@ -202,8 +206,10 @@ func Versus(stops []results.Stop, fallback string) string {
 // DecisionLines says, one line per compared cell of a run, what was
 // decided against the baseline (or the first datapath, Versus) or why it
 // is undecided, and lists cells that could not be measured: the end of
-// `cnibench run`. Cells undecided after a single trial share one line.
-func DecisionLines(stops []results.Stop) []string {
+// `cnibench run`. Cells undecided after a single trial share one line. A
+// cell whose trials, or its reference's, were counted though disturbed
+// says so (d).
+func DecisionLines(stops []results.Stop, d Disturbed) []string {
 	var out, few []string
 	for _, s := range stops {
 		v := lineVerdict(s)
@@ -225,11 +231,17 @@ func DecisionLines(stops []results.Stop) []string {
 			if s.ToDecide > 0 {
 				l += toDecideText(s.ToDecide)
 			}
+			if n := d.note(s.Cell, stops); n != "" {
+				l += "; " + n
+			}
 			out = append(out, l)
 		default:
 			l := fmt.Sprintf("%s: %s, %s, n=%d", CellName(s.Cell), strings.ToUpper(s.Decision), stopInterval(s), s.N)
 			if s.Status == "budget" && s.Look == s.N {
 				l += " (judged when the budget stopped it)"
+			}
+			if n := d.note(s.Cell, stops); n != "" {
+				l += "; " + n
 			}
 			out = append(out, l)
 		}

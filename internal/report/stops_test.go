@@ -84,7 +84,7 @@ func TestDecisionLines(t *testing.T) {
 		"calico-vxlan tcp rps r=1: undecided after 5 trials (futile): covers 1; about 41 trials would decide it if its difference and spread held",
 		"calico-vxlan tcp rps+ r=1: not measured (budget): the remaining budget 2s cannot pay for another trial (9s)",
 	}
-	if got := DecisionLines(stops); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := DecisionLines(stops, Disturbed{}); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// Cells of a single trial (a one-trial quick profile) share a line.
@@ -95,7 +95,7 @@ func TestDecisionLines(t *testing.T) {
 		one = append(one, results.Stop{Cell: c, Metric: "bitrate", Status: "max", N: 1, Valid: 1, Look: 1, Decision: "undecided",
 			DecisionReason: "after 1 trial, at 95% confidence: no valid interval", Confidence: 0.95})
 	}
-	got := DecisionLines(append(one, stops[1]))
+	got := DecisionLines(append(one, stops[1]), Disturbed{})
 	if len(got) != 2 || got[0] != want[1] || got[1] != "10 undecided after a single trial, too few for an interval: "+
 		"calico-vxlan tcp rps r=1, calico-vxlan tcp rps r=2, calico-vxlan tcp rps r=3, calico-vxlan tcp rps r=4, "+
 		"calico-vxlan tcp rps r=5, calico-vxlan tcp rps r=6, calico-vxlan tcp rps r=7, calico-vxlan tcp rps r=8 and 2 more" {
@@ -113,13 +113,13 @@ func TestStopsTableLook(t *testing.T) {
 		Metric: "bitrate", Status: "budget", N: 7, Valid: 7, Look: 7, Decision: "worse",
 		Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875,
 	}}}
-	tb := stopsTable(m)
+	tb := stopsTable(m, nil)
 	if len(tb.Rows) != 1 || tb.Rows[0][5] != "0.872 [0.767, 0.990] paired-t (98.75%) after 7 trials" {
 		t.Errorf("rows %q", tb.Rows)
 	}
 	// An undecided cell's why says about how many trials would decide it.
 	m.Stops[0].Decision, m.Stops[0].Reason, m.Stops[0].ToDecide = "undecided", "futile after 7 trials", 23
-	if why := stopsTable(m).Rows[0][6]; why != "futile after 7 trials; about 23 trials would decide it if its difference and spread held" {
+	if why := stopsTable(m, nil).Rows[0][6]; why != "futile after 7 trials; about 23 trials would decide it if its difference and spread held" {
 		t.Errorf("why %q", why)
 	}
 }
@@ -136,7 +136,7 @@ func TestDecisionsNameWhatTheyCompareWith(t *testing.T) {
 			Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}
 	}
 	m := analysis.Model{Baseline: "baseline", Stops: []results.Stop{stop("macvlan", "bridge"), stop("ovs", "bridge")}}
-	if h := stopsTable(m).Head[4]; h != "decision vs bridge" {
+	if h := stopsTable(m, nil).Head[4]; h != "decision vs bridge" {
 		t.Errorf("head %q, want decision vs bridge", h)
 	}
 	for _, tc := range []struct {
@@ -189,7 +189,7 @@ func TestRerunLine(t *testing.T) {
 	adaptive.Spec.Trials, adaptive.Spec.Budget.Duration = study.Trials{Min: 3, Max: 10}, 4*time.Minute
 	fixed := &study.Study{}
 	fixed.Spec.Trials = study.Fixed(5)
-	got := RerunLine(stops, adaptive)
+	got := RerunLine(stops, adaptive, Disturbed{})
 	want := "to decide the 3 undecided cells, rerun with --set trials.max=N: 47 for 1 of them (about 19 min of trials), " +
 		"200 for the 2 with an estimate (about 65 min; 1 without one up to 1000 trials); this run's trials took 2m, " +
 		"within a budget of 4m that caps the rerun too (--budget, set-up included). Estimates from each cell's own difference and spread, " +
@@ -197,20 +197,20 @@ func TestRerunLine(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := RerunLine(stops[:2], fixed); !strings.HasPrefix(got, "to decide the undecided cell, rerun with --set trials=47 (about 9m24s of trials); this run's trials took 1m.") {
+	if got := RerunLine(stops[:2], fixed, Disturbed{}); !strings.HasPrefix(got, "to decide the undecided cell, rerun with --set trials=47 (about 9m24s of trials); this run's trials took 1m.") {
 		t.Errorf("fixed design: %s", got)
 	}
 	// One maximum deciding every undecided cell is no choice to offer.
 	same := []results.Stop{stops[0], stops[1], stops[1]}
 	same[2].Cell = cell("rfs+")
-	if got := RerunLine(same, fixed); !strings.HasPrefix(got, "to decide the 2 undecided cells, rerun with --set trials=47 (about 14 min of trials);") {
+	if got := RerunLine(same, fixed, Disturbed{}); !strings.HasPrefix(got, "to decide the 2 undecided cells, rerun with --set trials=47 (about 14 min of trials);") {
 		t.Errorf("one maximum for both: %s", got)
 	}
 	m := analysis.Model{Stops: stops}
 	if c := stopsText(m, adaptive); !strings.HasPrefix(c, stopsCaption+" To decide the 3") || !strings.HasSuffix(c, "(docs/statistics.md).") {
 		t.Errorf("caption: %s", c)
 	}
-	if RerunLine(stops[:1], adaptive) != "" || stopsText(analysis.Model{Stops: stops[:1]}, adaptive) != stopsCaption {
+	if RerunLine(stops[:1], adaptive, Disturbed{}) != "" || stopsText(analysis.Model{Stops: stops[:1]}, adaptive) != stopsCaption {
 		t.Error("a run without undecided cells got a rerun line")
 	}
 	// With the command recorded, the rerun is spelled out in place of the
@@ -314,7 +314,7 @@ spec:
 		{Cell: cell("calico-vxlan"), N: 3, TrialSeconds: 10, Decision: "worse", Versus: "bridge"},
 		{Cell: cell("cilium"), N: 3, TrialSeconds: 10, Decision: "undecided", ToDecide: 9, Versus: "bridge"}}
 	want := "to decide the undecided cell, rerun with --set 'datapaths=[bridge, cilium]' --set trials=9 (about 3m of trials); this run's trials took 1m30s."
-	if got := RerunLine(stops, s); !strings.HasPrefix(got, want) {
+	if got := RerunLine(stops, s, Disturbed{}); !strings.HasPrefix(got, want) {
 		t.Errorf("line:\n%s\nwant it to start\n%s", got, want)
 	}
 	o := &results.Origin{Command: []string{"cnibench", "run", "s.yaml", "--set", "datapaths=[bridge, calico-vxlan, cilium]"}}
@@ -331,7 +331,7 @@ func TestSingleTrialsNoStopsTable(t *testing.T) {
 	one := func(tuning string) results.Stop {
 		return results.Stop{Cell: results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}, Metric: "bitrate", Status: "max", N: 1, Valid: 1}
 	}
-	if tb := stopsTable(analysis.Model{Stops: []results.Stop{one("a"), one("b")}}); len(tb.Rows) != 0 {
+	if tb := stopsTable(analysis.Model{Stops: []results.Stop{one("a"), one("b")}}, nil); len(tb.Rows) != 0 {
 		t.Errorf("single trials: %d rows, want none", len(tb.Rows))
 	}
 	for name, change := range map[string]func(*results.Stop){
@@ -341,7 +341,7 @@ func TestSingleTrialsNoStopsTable(t *testing.T) {
 	} {
 		b := one("b")
 		change(&b)
-		if tb := stopsTable(analysis.Model{Stops: []results.Stop{one("a"), b}}); len(tb.Rows) != 2 {
+		if tb := stopsTable(analysis.Model{Stops: []results.Stop{one("a"), b}}, nil); len(tb.Rows) != 2 {
 			t.Errorf("%s: %d rows, want 2", name, len(tb.Rows))
 		}
 	}
