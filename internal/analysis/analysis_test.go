@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -522,5 +523,40 @@ func TestSamePods(t *testing.T) {
 	}
 	if get("tcp", results.MetricBitrate).PodTrials != nil {
 		t.Error("a bitrate row keeps per-trial values it has no use for")
+	}
+}
+
+// One trial has no interval: summary.csv leaves its bounds empty and
+// summary.json writes null, not bounds equal to the mean that a script
+// would read as a zero-width interval.
+func TestOneTrialHasNoInterval(t *testing.T) {
+	rows := []Row{
+		{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "d", Tuning: "baseline", Workload: "tcp", Replicas: 1}, Metric: "bitrate", CPU: -1,
+			N: 1, Mean: 5e9, SD: math.NaN(), CI95Low: 5e9, CI95High: 5e9}, CIMethod: CINone},
+		{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "d", Tuning: "baseline", Workload: "tcp", Replicas: 2}, Metric: "bitrate", CPU: -1,
+			N: 2, Mean: 5e9, SD: 1e8, CI95Low: 4e9, CI95High: 6e9}, CIMethod: CIStudentT},
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[1]; r[7] != "1" || r[8] != "5000000000" || r[10] != "" || r[11] != "" {
+		t.Errorf("one trial: n %s mean %s ci [%q, %q]", r[7], r[8], r[10], r[11])
+	}
+	if r := recs[2]; r[10] != "4000000000" || r[11] != "6000000000" {
+		t.Errorf("two trials: ci [%q, %q]", r[10], r[11])
+	}
+	for i, want := range []string{`"ci95_low":null,"ci95_high":null`, `"ci95_low":4e+09,"ci95_high":6e+09`} {
+		b, err := json.Marshal(rows[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("row %d: %s, want %s", i, b, want)
+		}
 	}
 }

@@ -37,8 +37,8 @@ var CSVHeader = []string{
 // from stops (nil for none) beside the rows they judge. Values keep the metric's raw unit
 // (bitrates in bit/s) at full precision; cpu is empty for metrics that are
 // not per core, the normalized fields are empty where not applicable, and
-// any undefined statistic (n = 0, sd with n = 1, a p value without two
-// observations on each side) is empty, not "NaN".
+// any undefined statistic (n = 0, sd and the interval with n = 1, a p
+// value without two observations on each side) is empty, not "NaN".
 func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
 	seq := Decisions(stops)
 	cw := csv.NewWriter(w)
@@ -54,6 +54,11 @@ func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
 			r.Datapath, r.Tuning, r.Workload, strconv.Itoa(r.Replicas), r.Metric, cpu, r.Unit,
 			strconv.Itoa(r.N), num(r.Mean), num(r.SD), num(r.CI95Low), num(r.CI95High),
 			"", "", "", num(r.PBaseline), num(r.PFirstDatapath), r.Impairment,
+		}
+		if r.N < 2 {
+			// One trial has no interval: bounds equal to the mean would
+			// read as a zero-width CI.
+			rec[10], rec[11] = "", ""
 		}
 		if r.HasNorm {
 			rec[12] = num(r.Normalized)

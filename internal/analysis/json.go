@@ -164,10 +164,14 @@ func groupsIn(j *groupsJSON) *stats.Groups {
 }
 
 // MarshalJSON writes the row with nulls for undefined statistics (the
-// normalized fields of a row that is not normalized among them).
+// normalized fields of a row that is not normalized among them, the
+// interval of one trial).
 func (r Row) MarshalJSON() ([]byte, error) {
 	if !r.HasNorm {
 		r.Normalized, r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN(), math.NaN()
+	}
+	if r.N < 2 { // no interval, not one of zero width (WriteCSV)
+		r.CI95Low, r.CI95High = math.NaN(), math.NaN()
 	}
 	return json.Marshal(rowJSON{
 		Cell: r.Cell, Metric: r.Metric, CPU: r.CPU, Unit: r.Unit, N: r.N,

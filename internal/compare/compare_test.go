@@ -2,6 +2,8 @@ package compare
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -153,5 +155,55 @@ func TestOneCoreChanges(t *testing.T) {
 	want := "| bridge\\|kube-cni/baseline/tcp/r=1 | server | **bound** in 2 of 2 trials (cpu 0: 98% busy, 70% softirq) | 1 of 3 trials bound |"
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("markdown lacks %q:\n%s", want, buf.String())
+	}
+}
+
+// A side of one trial has no interval in the CSV and JSON (empty, null),
+// not bounds at its mean that read as a zero-width interval.
+func TestOneTrialSideHasNoInterval(t *testing.T) {
+	a := []results.Sample{sample("bridge", "baseline", 1, 10e9)}
+	b := []results.Sample{sample("bridge", "baseline", 1, 11e9), sample("bridge", "baseline", 1, 12e9)}
+	rows := Runs(a, b, []string{results.MetricBitrate}, nil)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, "csv", Head{}, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// n_a mean_a ci_low_a ci_high_a n_b mean_b ci_low_b ci_high_b ratio
+	// ratio_low ratio_high ratio_method
+	if r := recs[1][2:14]; r[0] != "1" || r[1] != "1e+10" || r[2] != "" || r[3] != "" || r[4] != "2" || r[6] == "" || r[7] == "" ||
+		r[8] != "1.15" || r[9] != "" || r[10] != "" || r[11] != "none" {
+		t.Errorf("csv sides: %q", r)
+	}
+	buf.Reset()
+	if err := Write(&buf, "json", Head{}, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows []struct {
+			A struct {
+				N    int      `json:"n"`
+				Low  *float64 `json:"ci_low"`
+				High *float64 `json:"ci_high"`
+			} `json:"a"`
+			B struct {
+				Low *float64 `json:"ci_low"`
+			} `json:"b"`
+			Ratio     *float64 `json:"ratio"`
+			RatioLow  *float64 `json:"ratio_low"`
+			RatioHigh *float64 `json:"ratio_high"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if r := doc.Rows[0]; r.A.N != 1 || r.A.Low != nil || r.A.High != nil || r.Ratio == nil || r.RatioLow != nil || r.RatioHigh != nil || r.B.Low == nil {
+		t.Errorf("json: %s", buf.String())
 	}
 }

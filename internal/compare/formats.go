@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/markdown"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // Formats are the output formats of Write.
@@ -79,6 +80,24 @@ func failures(vs []gate.Verdict) map[string][]string {
 	return m
 }
 
+// ci is a side as the CSV and JSON give it: one trial has no interval,
+// not one of zero width at its mean.
+func ci(s stats.Summary) stats.Summary {
+	if s.N < 2 {
+		s.CI95Low, s.CI95High = math.NaN(), math.NaN()
+	}
+	return s
+}
+
+// bounds is a ratio as the CSV and JSON give it: without an interval
+// (method none: a side of fewer than two trials) it has no bounds.
+func bounds(r stats.RatioCI) stats.RatioCI {
+	if r.Method == stats.MethodNone {
+		r.Low, r.High = math.NaN(), math.NaN()
+	}
+	return r
+}
+
 func num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
@@ -100,9 +119,9 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			rules += t
 		}
 		_ = cw.Write([]string{r.Key, r.Metric,
-			strconv.Itoa(r.A.N), num(r.A.Mean), num(r.A.CI95Low), num(r.A.CI95High),
-			strconv.Itoa(r.B.N), num(r.B.Mean), num(r.B.CI95Low), num(r.B.CI95High),
-			num(r.Ratio.Ratio), num(r.Ratio.Low), num(r.Ratio.High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules,
+			strconv.Itoa(r.A.N), num(r.A.Mean), num(ci(r.A).CI95Low), num(ci(r.A).CI95High),
+			strconv.Itoa(r.B.N), num(r.B.Mean), num(ci(r.B).CI95Low), num(ci(r.B).CI95High),
+			num(r.Ratio.Ratio), num(bounds(r.Ratio).Low), num(bounds(r.Ratio).High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules,
 			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB)})
 	}
 	cw.Flush()
@@ -172,9 +191,9 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB, UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
-			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(r.A.CI95Low), jsonNum(r.A.CI95High)},
-			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(r.B.CI95Low), jsonNum(r.B.CI95High)},
-			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(r.Ratio.Low), RatioHigh: jsonNum(r.Ratio.High),
+			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(ci(r.A).CI95Low), jsonNum(ci(r.A).CI95High)},
+			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(ci(r.B).CI95Low), jsonNum(ci(r.B).CI95High)},
+			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(bounds(r.Ratio).Low), RatioHigh: jsonNum(bounds(r.Ratio).High),
 			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: fail[r.Key+"\x00"+r.Metric],
 			WideA: r.WideA, WideB: r.WideB})
 	}
