@@ -159,8 +159,30 @@ type Noise struct {
 	Repeats int `yaml:"repeats"`
 }
 
-// DefaultNoise is the guard a study without spec.noise gets.
+// DefaultNoise is the guard a study without spec.noise gets, and the
+// value of each field spec.noise leaves out.
 var DefaultNoise = Noise{MaxStealPct: 10, MaxOutsidePct: 25, MaxOutsidePctRoundTrips: 5, MinWindowPct: 80, Repeats: 1}
+
+var noiseKeys = []string{"maxStealPct", "maxOutsidePct", "maxOutsidePctRoundTrips", "minWindowPct", "repeats"}
+
+// UnmarshalYAML reads spec.noise over DefaultNoise: a field left out
+// keeps its default. Without it `noise: {minWindowPct: 50}`, or
+// `--set noise.maxStealPct=5` on a study without spec.noise, was refused
+// for a steal or outside bound of 0, and a block without repeats ran
+// none.
+func (g *Noise) UnmarshalYAML(n *yaml.Node) error {
+	// The decoder's KnownFields does not reach into a custom unmarshaler.
+	if err := checkKeys(n, "noise", "Noise", noiseKeys); err != nil {
+		return err
+	}
+	type plain Noise
+	p := plain(DefaultNoise)
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*g = Noise(p)
+	return nil
+}
 
 // WindowLimit is the guard's bound on the collectors' share of the
 // measured window: MinWindowPct, DefaultNoise's when unset.

@@ -144,3 +144,34 @@ func TestMinimalStudyFile(t *testing.T) {
 		}
 	}
 }
+
+// A field spec.noise leaves out keeps DefaultNoise's value, from the file
+// and from --set alike; one it gives, zero included, is taken as given;
+// an unknown one is named with the known ones.
+func TestNoiseFieldsDefaultOneByOne(t *testing.T) {
+	d := DefaultNoise
+	for _, c := range []struct {
+		extra string
+		set   []string
+		want  Noise
+	}{
+		{"  noise: {minWindowPct: 100}\n", nil, Noise{d.MaxStealPct, d.MaxOutsidePct, d.MaxOutsidePctRoundTrips, 100, d.Repeats}},
+		{"", []string{"noise.maxStealPct=5"}, Noise{5, d.MaxOutsidePct, d.MaxOutsidePctRoundTrips, d.MinWindowPct, d.Repeats}},
+		{"  noise: {maxStealPct: 5, maxOutsidePct: 10}\n", []string{"noise.repeats=0"}, Noise{5, 10, d.MaxOutsidePctRoundTrips, d.MinWindowPct, 0}},
+		{"", nil, d},
+	} {
+		s, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 3\n"+c.extra), Options{Set: c.set}, testCatalog)
+		if err != nil {
+			t.Errorf("%q %v: %v", c.extra, c.set, err)
+			continue
+		}
+		if got := s.Spec.NoiseGuard(); got != c.want {
+			t.Errorf("%q %v: %+v, want %+v", c.extra, c.set, got, c.want)
+		}
+	}
+	_, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 3\n  noise: {maxSteal: 5}\n"), Options{}, testCatalog)
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:13: unknown noise field`) || !strings.Contains(err.Error(), `unknown noise field "maxSteal"`) ||
+		!strings.Contains(err.Error(), `"maxStealPct"`) {
+		t.Errorf("unknown key: %v", err)
+	}
+}
