@@ -33,14 +33,27 @@ func isFatal(err error) bool {
 	return errors.As(err, &f)
 }
 
+// errAgain is runUnit's answer for an attempt the noise guard found
+// disturbed while repeats are left: runJobs runs the trial again after
+// the round's other trials. Steal on a shared machine comes in bursts of
+// a minute or more: on 2026-12-04 an immediate repeat was disturbed
+// again in 13 of 14 cases (rps-rfs and workloads quick profiles), while
+// the next round's trials were quiet.
+var errAgain = errors.New("disturbed: to run again after the round's other trials")
+
+// attemptsSoFar is where a trial's attempts go on: its failures and
+// repeats so far (the retry and repeat limits count on them) and the
+// next attempt's number.
+type attemptsSoFar struct{ failures, repeats, next int }
+
 // runUnit runs trial round of one cell: the pause, then attempts until
 // one is counted. A failed attempt is recorded with its error and run
 // again, up to study.MaxRetries times; after that the cell is given up
 // (listed in the report with the error) and the run goes on. An attempt
 // the noise guard finds disturbed is recorded, marked, and repeated up
-// to the guard's Repeats; the last one counts, marked if disturbed. A
-// cancelled run, a knob that would not revert and a write that failed
-// end the run.
+// to the guard's Repeats, each time after the round's other trials
+// (errAgain); the last one counts, marked if disturbed. A cancelled run,
+// a knob that would not revert and a write that failed end the run.
 func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error {
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
@@ -81,8 +94,12 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 			if err := r.out.AppendSample(sample); err != nil {
 				return err
 			}
-			r.opt.Progress.Logf("note: %s attempt %d disturbed (%s); repeating it", where, attempt, d)
-			continue
+			r.opt.Progress.Logf("note: %s attempt %d disturbed (%s); repeating it after the round's other trials", where, attempt, d)
+			if r.again == nil {
+				r.again = map[trialKey]attemptsSoFar{}
+			}
+			r.again[trialKey{cell, round}] = attemptsSoFar{failures, repeats, attempt + 1}
+			return errAgain
 		}
 		if err := r.store(sample, u.tuning); err != nil {
 			return err

@@ -206,10 +206,15 @@ func (r *run) resumeFinished(units []unit) bool {
 	return true
 }
 
-// attemptsBefore is where runUnit starts trial k: after the interrupted
-// run's attempts at it, counting their failures and repeats, so attempt
+// attemptsBefore is where runUnit starts trial k: after its disturbed
+// attempt when runJobs runs it again, or after the interrupted run's
+// attempts at it, counting their failures and repeats, so attempt
 // numbers stay unique and the retry and repeat limits hold over both.
 func (r *run) attemptsBefore(k trialKey) (failures, repeats, first int) {
+	if a, ok := r.again[k]; ok { // run again at the end of its round
+		delete(r.again, k)
+		return a.failures, a.repeats, a.next
+	}
 	if p := r.prev[k]; p != nil {
 		return p.failures, p.repeats, p.attempts + 1
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -242,8 +243,21 @@ func (r *run) planBlock(b *blockRun, round int) ([]job, error) {
 }
 
 // runJobs runs one round's trials, skipping those an interrupted run
-// measured.
+// measured. A trial whose attempt the noise guard found disturbed
+// (errAgain) runs again after the round's other trials, a burst of
+// other work having had their time to pass, and still in its round, so
+// it stays paired with the round's trials of the other cells.
 func (r *run) runJobs(jobs []job, round int, run func(u unit, round int) (time.Duration, error)) error {
+	var again []job
+	try := func(j job) error {
+		d, err := run(j.u, round)
+		j.g.spent += d
+		if errors.Is(err, errAgain) {
+			again = append(again, j)
+			return nil
+		}
+		return err
+	}
 	for _, j := range jobs {
 		k := trialKey{j.u.cell, round}
 		// The interrupted run's attempts at this trial: their machine
@@ -252,11 +266,17 @@ func (r *run) runJobs(jobs []job, round int, run func(u unit, round int) (time.D
 		if r.done[k] {
 			continue // measured before the run was resumed
 		}
-		d, err := run(j.u, round)
-		if err != nil {
+		if err := try(j); err != nil {
 			return err
 		}
-		j.g.spent += d
+	}
+	for len(again) > 0 {
+		jobs, again = again, nil
+		for _, j := range jobs {
+			if err := try(j); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -80,6 +80,9 @@ type fakeTrials struct {
 	ran    []trialKey
 	// value, when set, gives a trial's value instead.
 	value func(c results.Cell, round int) float64
+	// disturb is how many times a trial's attempt comes out disturbed
+	// before one counts (runUnit's errAgain).
+	disturb map[trialKey]int
 }
 
 func (f *fakeTrials) trial(u unit, round int) (time.Duration, error) {
@@ -92,6 +95,11 @@ func (f *fakeTrials) trial(u unit, round int) (time.Duration, error) {
 	d := r.study.Spec.Duration.Duration + time.Duration(len(u.cell.Tuning))*100*time.Millisecond
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(r.prior)
 	l := r.cellLog(u.cell)
+	if f.disturb[k] > 0 {
+		f.disturb[k]--
+		r.prior += d + pause
+		return d + pause, errAgain
+	}
 	if f.broken[u.cell.Tuning] {
 		var cost time.Duration
 		for a := 1; a <= study.MaxRetries+1; a++ {
@@ -430,5 +438,58 @@ func TestStopsSayTrialsToDecide(t *testing.T) {
 	}
 	if undecided == 0 {
 		t.Fatalf("no undecided cell to check: %+v", r.stops)
+	}
+}
+
+// A trial the noise guard found disturbed runs again after the round's
+// other trials, as often as it comes out disturbed, and before the next
+// round; its machine time counts each time.
+func TestDisturbedTrialRunsAgainAtTheRoundsEnd(t *testing.T) {
+	s := roundsStudy(t)
+	s.Spec.Trials = study.Fixed(2)
+	var log bytes.Buffer
+	r := newRoundsRun(t, s, t.TempDir(), &log)
+	r.design.budget = 0
+	units := blockUnits(s, s.Spec.Replicas[0])
+	first, second := units[0].cell, units[1].cell
+	f := &fakeTrials{r: r, disturb: map[trialKey]int{{first, 1}: 2, {second, 1}: 1}}
+	if err := r.block(units, f.trial); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, k := range f.ran {
+		order = append(order, fmt.Sprintf("%s/%d", k.cell.Tuning, k.trial))
+	}
+	var want []string
+	for _, u := range units {
+		want = append(want, u.cell.Tuning+"/1")
+	}
+	// first and second again after the round, then first once more.
+	want = append(want, first.Tuning+"/1", second.Tuning+"/1", first.Tuning+"/1")
+	for _, u := range units {
+		want = append(want, u.cell.Tuning+"/2")
+	}
+	if strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("order\n%s\nwant\n%s", strings.Join(order, " "), strings.Join(want, " "))
+	}
+	if r.spent() < time.Duration(len(f.ran))*s.Spec.Duration.Duration {
+		t.Errorf("spent %s for %d attempts of %s", r.spent(), len(f.ran), s.Spec.Duration.Duration)
+	}
+}
+
+// A trial run again continues its attempts' numbers and the noise
+// guard's repeat count from where its disturbed attempt left them.
+func TestRunAgainContinuesAttempts(t *testing.T) {
+	r := &run{}
+	k := trialKey{results.Cell{Tuning: "rps"}, 3}
+	if f, rep, first := r.attemptsBefore(k); f != 0 || rep != 0 || first != 1 {
+		t.Errorf("a fresh trial: %d %d %d", f, rep, first)
+	}
+	r.again = map[trialKey]attemptsSoFar{k: {failures: 1, repeats: 1, next: 3}}
+	if f, rep, first := r.attemptsBefore(k); f != 1 || rep != 1 || first != 3 {
+		t.Errorf("run again: failures %d repeats %d first attempt %d, want 1 1 3", f, rep, first)
+	}
+	if _, ok := r.again[k]; ok {
+		t.Error("the state was kept after it was taken")
 	}
 }

@@ -188,6 +188,9 @@ type run struct {
 	// resumed run replays it; oldStops its stops.json (resume.go).
 	prev     map[trialKey]*priorTrial
 	oldStops map[results.Cell]results.Stop
+	// again holds where a trial the noise guard found disturbed goes on
+	// when runJobs runs it again at the end of its round (attempts.go).
+	again map[trialKey]attemptsSoFar
 	// stops are stops.json's entries so far.
 	stops []results.Stop
 	// began is when this process started the run; prior is the machine
