@@ -170,6 +170,11 @@ type ProofCell struct {
 	// Stop is why an undecided cell stopped (the runner's reason: its
 	// maximum, the budget, or futility).
 	Stop string `json:"stop,omitempty"`
+	// Disturbed and DisturbedA count the trials of B's cell and of A's
+	// that the noise guard found disturbed and counted because their
+	// repeats were used up (analysis.CountedDisturbed).
+	Disturbed  int `json:"disturbed,omitempty"`
+	DisturbedA int `json:"disturbed_a,omitempty"`
 }
 
 // Where names a proof's cell: "http at 1 pair(s)", "flannel http at 1

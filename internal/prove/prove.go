@@ -177,7 +177,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		return err
 	}
 	m, tunings := analysis.Build(s, run.Samples), !e.Rule.ProvesDatapaths()
-	p.Metric, p.Cells = cells(m, run.Stops, b, tunings)
+	p.Metric, p.Cells = cells(m, run.Stops, a, b, tunings, analysis.CountedDisturbed(analysis.MarkedOf(run)))
 	p.Also = also(m, b, p.Metric, tunings)
 	p.Polling = polling(m, a, b, tunings)
 	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
@@ -252,8 +252,19 @@ func origin(opt Options, name string) []string {
 // controller's stops (the sequential decision, paired by round) or the
 // summary's paired comparison with the baseline; a datapath A/B from the
 // summary's comparison with the first datapath (paired by round: the
-// runner interleaves datapaths, analysis.SharedRounds).
-func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (string, []advise.ProofCell) {
+// runner interleaves datapaths, analysis.SharedRounds). disturbed counts
+// each cell's trials counted though disturbed, given for B's cell and
+// A's (named a).
+func cells(m analysis.Model, stops []results.Stop, a, b string, tunings bool, disturbed map[results.Cell]int) (string, []advise.ProofCell) {
+	count := func(c *advise.ProofCell, cell results.Cell) {
+		ref := cell
+		if tunings {
+			ref.Tuning = a
+		} else {
+			ref.Datapath = a
+		}
+		c.Disturbed, c.DisturbedA = disturbed[cell], disturbed[ref]
+	}
 	metric := ""
 	var out []advise.ProofCell
 	for _, st := range stops {
@@ -265,6 +276,7 @@ func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (stri
 			if st.Decision == string(stats.Undecided) {
 				c.Stop = st.Reason
 			}
+			count(&c, st.Cell)
 			out = append(out, c)
 		}
 	}
@@ -274,7 +286,9 @@ func cells(m analysis.Model, stops []results.Stop, b string, tunings bool) (stri
 	for _, r := range m.Rows {
 		if pr := pairOf(r, b, tunings); pr != nil && isHeadline(r.Metric) {
 			metric = r.Metric
-			out = append(out, proofCell(r, pr))
+			c := proofCell(r, pr)
+			count(&c, r.Cell)
+			out = append(out, c)
 		}
 	}
 	return metric, apart(out)
@@ -353,6 +367,24 @@ func cellText(c advise.ProofCell) string {
 	return fmt.Sprintf("%s: %s, n=%d, %s", c.Where(), iv, c.N, c.Decision)
 }
 
+// disturbedText says how many of a cell's trials, and of A's, were
+// counted though disturbed (the noise guard's repeats used up): their
+// spread is in the interval, and a quiet machine may decide what this
+// run did not. "" for none.
+func disturbedText(c advise.ProofCell, a string) string {
+	var parts []string
+	if c.Disturbed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of its trials", c.Disturbed))
+	}
+	if c.DisturbedA > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %s's", c.DisturbedA, a))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, " and ") + " counted though disturbed)"
+}
+
 // isHeadline: the comparisons are of the normalized metrics (bitrate).
 func isHeadline(metric string) bool { return slices.Contains(analysis.NormalizedMetrics, metric) }
 
@@ -424,7 +456,7 @@ func measured(p *advise.Proof) string {
 	}
 	var parts []string
 	for _, c := range p.Cells {
-		parts = append(parts, cellText(c))
+		parts = append(parts, cellText(c)+disturbedText(c, p.A))
 	}
 	out := fmt.Sprintf("%s %s/%s (margin ±%.0f%%): %s", p.Metric, p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
 	if len(p.Also) > 0 {

@@ -178,7 +178,7 @@ func TestAlsoLatencies(t *testing.T) {
 		}
 	}
 	m := analysis.Build(s, run.Samples)
-	metric, cs := cells(m, run.Stops, "busy-poll", true)
+	metric, cs := cells(m, run.Stops, "baseline", "busy-poll", true, nil)
 	p := &advise.Proof{A: "baseline", B: "busy-poll", Metric: metric, Cells: cs, Also: also(m, "busy-poll", metric, true)}
 	if metric != results.MetricTransactions || len(cs) != 1 || cs[0].Decision != "better" {
 		t.Fatalf("verdict cells %s %+v, want transactions better", metric, cs)
@@ -200,7 +200,7 @@ func TestCellsApart(t *testing.T) {
 		return results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "rfs-underlay", Workload: "http", Replicas: 1}, Metric: "requests_per_s",
 			N: 3, Decision: "better", Ratio: f(ratio), Low: f(ratio - 0.1), High: f(ratio + 0.1), Method: "paired-t", Confidence: 0.95}
 	}
-	_, cs := cells(analysis.Model{}, []results.Stop{stop("flannel", 2.07), stop("bridge", 2.42)}, "rfs-underlay", true)
+	_, cs := cells(analysis.Model{}, []results.Stop{stop("flannel", 2.07), stop("bridge", 2.42)}, "baseline", "rfs-underlay", true, nil)
 	p := &advise.Proof{A: "baseline", B: "rfs-underlay", Metric: "requests_per_s", Cells: cs}
 	if got := measured(p); !strings.Contains(got, "flannel http at 1 pair(s): 2.070") || !strings.Contains(got, "bridge http at 1 pair(s): 2.420") {
 		t.Errorf("two datapaths' cells: %s", got)
@@ -208,8 +208,30 @@ func TestCellsApart(t *testing.T) {
 	if v, why := verdict(cs, 0.02, stats.HigherIsBetter); v != advise.Accepted || !strings.Contains(why, "flannel http at 1 pair(s) (2.070)") {
 		t.Errorf("verdict %s: %s", v, why)
 	}
-	_, cs = cells(analysis.Model{}, []results.Stop{stop("calico-vxlan", 1.2)}, "rfs-underlay", true)
+	_, cs = cells(analysis.Model{}, []results.Stop{stop("calico-vxlan", 1.2)}, "baseline", "rfs-underlay", true, nil)
 	if got := cellText(cs[0]); !strings.HasPrefix(got, "http at 1 pair(s): 1.200") {
 		t.Errorf("one datapath's cell: %s", got)
+	}
+}
+
+// A proof's cell says how many of its trials, and of A's, counted though
+// disturbed; a quiet cell says nothing of it.
+func TestProofNamesDisturbedTrials(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cell := func(tn string, reps int) results.Cell {
+		return results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: reps}
+	}
+	stops := []results.Stop{
+		{Cell: cell("rfs", 1), Metric: "bitrate", N: 4, Decision: "undecided", Ratio: f(1.02), Low: f(0.8), High: f(1.3), Method: "paired-t", Confidence: 0.9875},
+		{Cell: cell("rfs", 4), Metric: "bitrate", N: 5, Decision: "better", Ratio: f(1.2), Low: f(1.1), High: f(1.3), Method: "paired-t", Confidence: 0.9875},
+	}
+	disturbed := map[results.Cell]int{cell("rfs", 1): 2, cell("baseline", 1): 1, cell("rfs+", 4): 3}
+	_, cs := cells(analysis.Model{}, stops, "baseline", "rfs", true, disturbed)
+	if len(cs) != 2 || cs[0].Disturbed != 2 || cs[0].DisturbedA != 1 || cs[1].Disturbed != 0 || cs[1].DisturbedA != 0 {
+		t.Fatalf("cells %+v", cs)
+	}
+	txt := measured(&advise.Proof{A: "baseline", B: "rfs", Metric: "bitrate", Cells: cs, Margin: 0.05})
+	if !strings.Contains(txt, "n=4, undecided (2 of its trials and 1 of baseline's counted though disturbed); tcp at 4 pair(s): 1.200 [1.100, 1.300] paired-t 98.75%, n=5, better") {
+		t.Errorf("measured %q", txt)
 	}
 }
