@@ -67,3 +67,36 @@ func TestDisturbedTrialsNamed(t *testing.T) {
 		t.Errorf("rerun line of a quiet run: %s", l)
 	}
 }
+
+// The glance marks a cell whose trials, or its baseline's, counted
+// disturbed ones, and its caption says what the mark means only when some
+// cell has it.
+func TestGlanceMarksDisturbed(t *testing.T) {
+	s := &study.Study{}
+	s.Spec.Baseline = "baseline"
+	s.Spec.Tunings = []study.Tuning{{Name: "baseline"}, {Name: "rps"}, {Name: "rfs"}}
+	cell := func(tn string, reps int) results.Cell {
+		return results.Cell{Datapath: "bridge", Tuning: tn, Workload: "tcp", Replicas: reps}
+	}
+	marked := []analysis.Marked{{Cell: cell("baseline", 1), Counted: true}, {Cell: cell("rfs", 4), Counted: true},
+		{Cell: cell("rps", 4), Why: "disturbed, repeated: steal 12% > 10%"}}
+	d := Disturbed{analysis.CountedDisturbed(marked), s}
+	for _, c := range []struct {
+		cell results.Cell
+		want string
+	}{
+		{cell("rps", 1), ", disturbed"}, // its baseline's
+		{cell("rfs", 4), ", disturbed"}, // its own
+		{cell("rps", 4), ""},            // repeated, not counted
+	} {
+		if got := disturbedMark(analysis.Row{SummaryRow: results.SummaryRow{Cell: c.cell}}, d, nil); got != c.want {
+			t.Errorf("%s: %q, want %q", CellName(c.cell), got, c.want)
+		}
+	}
+	if !strings.Contains(glanceCaption(analysis.Model{Baseline: "baseline", Marked: marked}), `"disturbed" marks`) {
+		t.Error("the caption does not say what the mark means")
+	}
+	if strings.Contains(glanceCaption(analysis.Model{Baseline: "baseline", Marked: marked[2:]}), `"disturbed"`) {
+		t.Error("the caption explains a mark no cell has")
+	}
+}

@@ -23,12 +23,14 @@ import (
 // workload instead (glanceByDatapath).
 func (n *numbers) glanceTables(s *study.Study) []table {
 	parts := n.glanceParts(s)
-	if out, ok := n.glanceByDatapath(parts); ok {
+	d := Disturbed{analysis.CountedDisturbed(n.Marked), s}
+	cell := func(r analysis.Row) string { return n.glanceCell(r, d) }
+	if out, ok := n.glanceByDatapath(parts, cell); ok {
 		return out
 	}
 	out := make([]table, len(parts))
 	for i, p := range parts {
-		out[i] = n.tuningTable(p.g, p.metric, -1, n.glanceCell)
+		out[i] = n.tuningTable(p.g, p.metric, -1, cell)
 		out[i].Head[0] = p.g.Name() + ": tuning" + p.note
 	}
 	return out
@@ -74,7 +76,7 @@ type glancePart struct {
 // workload (and impairment and metric), in first-seen order: a study of
 // datapaths with tunings (cni-compare with rps and rfs) would otherwise
 // open with a one-column table per datapath.
-func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
+func (n *numbers) glanceByDatapath(parts []glancePart, glanceCell func(analysis.Row) string) ([]table, bool) {
 	if !byDatapath(parts) {
 		return nil, false
 	}
@@ -110,7 +112,7 @@ func (n *numbers) glanceByDatapath(parts []glancePart) ([]table, bool) {
 				c := results.Cell{Datapath: p.g.Datapath, Tuning: tn, Workload: p.g.Workload, Replicas: reps, Impairment: p.g.Impairment}
 				cell = n.absent(c)
 				if r, ok := n.row(c, p.metric, -1); ok {
-					cell = n.glanceCell(r)
+					cell = glanceCell(r)
 				}
 			}
 			row = append(row, cell)
@@ -152,24 +154,34 @@ func (n *numbers) decidedOn(g analysis.Group, bm string) string {
 // glanceCell is a normalized cell as "worse ×0.77 (n=3)": the
 // controller's decision at its look where it made one, else the
 // comparison over all trials at 95%, with the ratio that decision rests
-// on and the trials it was judged on, and the paper's normalized value
-// where one matches.
-func (n *numbers) glanceCell(r analysis.Row) string {
+// on and the trials it was judged on, marked where the trials spread
+// oddly or some counted though disturbed (dist), and the paper's
+// normalized value where one matches.
+func (n *numbers) glanceCell(r analysis.Row, dist Disturbed) string {
 	if r.N == 0 {
 		return "missing" + n.paperNote(r, true)
 	}
-	d := n.glanceDecision(r)
-	out := d.verdict
-	if d.have {
+	v := n.glanceDecision(r)
+	out := v.verdict
+	if v.have {
 		if out != "" {
 			out += " "
 		}
-		out += "×" + strconv.FormatFloat(d.ratio, 'f', 2, 64)
+		out += "×" + strconv.FormatFloat(v.ratio, 'f', 2, 64)
 	}
 	if out == "" {
 		out = "no ratio"
 	}
-	return out + fmt.Sprintf(" (n=%d%s)", d.count, spreadNote(r)) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+	return out + fmt.Sprintf(" (n=%d%s%s)", v.count, spreadNote(r), disturbedMark(r, dist, n.Stops)) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+}
+
+// disturbedMark marks a cell whose trials, or those of the cell it was
+// compared with, include ones counted though disturbed (Disturbed).
+func disturbedMark(r analysis.Row, d Disturbed, stops []results.Stop) string {
+	if d.note(r.Cell, stops) != "" {
+		return ", disturbed"
+	}
+	return ""
 }
 
 // spreadNote marks a cell whose trials are not one value with noise
@@ -243,11 +255,17 @@ func glanceCaption(m analysis.Model) string {
 		unchanged = "\"changed nothing\": the tuning found every value it sets already in place (\"What each tuning set\"), " +
 			"so its cells measured the machine as found. "
 	}
+	disturbed := ""
+	if len(analysis.CountedDisturbed(m.Marked)) > 0 {
+		disturbed = "\"disturbed\" marks one whose trials, or those it was compared with, include some the noise guard found disturbed " +
+			"and counted when its repeats were used up (\"Marked trials\"). "
+	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
 		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads; of the metric a table's head names where the study decides on another) and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
 		unchanged + "\"two groups\" and \"wide spread\" mark a cell whose trials fall in two groups, or spread far more than the other cells', " +
 		"so that its word rests on trials worth reading (\"Two groups of trials\", \"Trials that spread widely\"). " +
+		disturbed +
 		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
 		"\"Repetitions and decisions\" says why each cell stopped."
 }
