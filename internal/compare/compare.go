@@ -40,6 +40,10 @@ type Row struct {
 	// those of its other cells of the workload, impairment and headline
 	// metric (wideCells).
 	WideA, WideB bool
+	// DisturbedA and DisturbedB count the cell's trials in that run the
+	// noise guard found disturbed and counted when its repeats were used
+	// up: their spread is in the interval.
+	DisturbedA, DisturbedB int
 	// cell is A's cell, for the rows' order.
 	cell key
 }
@@ -67,6 +71,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 	}
 	p := newPairing(a, b)
 	wa, wb := wideCells(va), wideCells(vb)
+	da, db := disturbedCells(a), disturbedCells(b)
 	want := map[string]bool{}
 	for _, m := range metrics {
 		if m == "" {
@@ -91,7 +96,7 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		rows = append(rows, Row{
 			Key: p.name(k), Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
-			XA: xs, XB: ys, Missing: !ok, WideA: wa[k], WideB: wb[kb], cell: cellOf(k),
+			XA: xs, XB: ys, Missing: !ok, WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], cell: cellOf(k),
 		})
 	}
 	// Cells in the order run A measured them first (the study's order
@@ -166,6 +171,18 @@ func firstSeen(samples []results.Sample) map[key]int {
 		k := cellKey(s.Cell, "")
 		if _, ok := out[k]; !ok {
 			out[k] = i
+		}
+	}
+	return out
+}
+
+// disturbedCells counts, per cell, the counted samples the noise guard
+// found disturbed.
+func disturbedCells(samples []results.Sample) map[key]int {
+	out := map[key]int{}
+	for _, s := range samples {
+		if s.Noise != nil && s.Noise.Disturbed != "" {
+			out[cellKey(s.Cell, "")]++
 		}
 	}
 	return out
@@ -249,9 +266,10 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	delta, wide := false, false
+	delta, wide, disturbed := false, false, false
 	for _, r := range rows {
 		wide = wide || r.WideA || r.WideB
+		disturbed = disturbed || r.DisturbedA+r.DisturbedB > 0
 		sc := analysis.Display(r.Metric)
 		p := "—"
 		if !math.IsNaN(r.P) {
@@ -277,7 +295,7 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 			return err
 		}
 	}
-	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta, wide)); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta, wide, disturbed)); err != nil {
 		return err
 	}
 	return writeOneCoreMarkdown(w, h.Bound)
@@ -286,8 +304,9 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 // methodNote says how the table's numbers were computed: the two runs'
 // trials are independent (no rounds in common), so every comparison is
 // unpaired. delta says a row fell back to the delta method, wide that a
-// row's cell spreads widely in a run.
-func methodNote(rows int, delta, wide bool) string {
+// row's cell spreads widely in a run, disturbed that one counted
+// disturbed trials.
+func methodNote(rows int, delta, wide, disturbed bool) string {
 	n := fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
 		"(unpaired: the runs share no rounds); p: Welch's two-sided t test, not corrected for multiple comparisons (%d rows; "+
 		"--fail-if corrects its intervals with Bonferroni over the cells it judges).", rows)
@@ -299,6 +318,11 @@ func methodNote(rows int, delta, wide bool) string {
 		n += " \"spreads widely\": in that run the cell's trials spread far more than its other cells' of the same " +
 			"workload and metric (an F test at 1% with Bonferroni, docs/statistics.md \"Trials that spread widely\"), so " +
 			"the interval rests on trials worth reading in that run's report."
+	}
+	if disturbed {
+		n += " \"disturbed\": trials of the cell in that run that the noise guard found disturbed (steal, other " +
+			"processes' CPU or a short collector window beyond its bounds) and counted when its repeats were used up " +
+			"(that run's \"Marked trials\"): their spread is in the interval."
 	}
 	return n
 }

@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/stats"
@@ -35,16 +37,31 @@ func wideCells(v map[key][]float64) map[key]bool {
 	return out
 }
 
-// spreadNote says which run's trials of a row's cell spread widely, for
-// the table's n column; "" when neither.
+// spreadNote says which run's trials of a row's cell spread widely, and
+// how many were counted though disturbed, for the table's n column; ""
+// when neither.
 func spreadNote(r Row) string {
+	var parts []string
 	switch {
 	case r.WideA && r.WideB:
-		return " (both spread widely)"
+		parts = append(parts, "both spread widely")
 	case r.WideA:
-		return " (A spreads widely)"
+		parts = append(parts, "A spreads widely")
 	case r.WideB:
-		return " (B spreads widely)"
+		parts = append(parts, "B spreads widely")
 	}
-	return ""
+	var d []string
+	if r.DisturbedA > 0 {
+		d = append(d, fmt.Sprintf("%d of A's", r.DisturbedA))
+	}
+	if r.DisturbedB > 0 {
+		d = append(d, fmt.Sprintf("%d of B's", r.DisturbedB))
+	}
+	if len(d) > 0 {
+		parts = append(parts, "disturbed: "+strings.Join(d, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }

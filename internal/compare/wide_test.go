@@ -80,7 +80,47 @@ func TestWideCellMarked(t *testing.T) {
 	if err := Write(&csv, "csv", Head{}, rows, nil); err != nil {
 		t.Fatal(err)
 	}
-	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.HasSuffix(head, ",wide_a,wide_b") || strings.Count(csv.String(), ",false,true\n") != 1 {
+	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.Contains(head, ",wide_a,wide_b,") || strings.Count(csv.String(), ",false,true,0,0\n") != 1 {
 		t.Errorf("CSV lacks the wide columns or the mark:\n%s", csv.String())
+	}
+}
+
+// A cell's trials counted though disturbed in either run are counted in
+// its row, named beside n, explained under the table, and carried in the
+// CSV and JSON.
+func TestDisturbedTrialsCounted(t *testing.T) {
+	noisy := func(s results.Sample) results.Sample {
+		s.Noise = &results.Noise{StealPct: 24, Disturbed: "steal 24.0% > 10%"}
+		return s
+	}
+	a := []results.Sample{sample("bridge", "baseline", 1, 10e9), noisy(sample("bridge", "baseline", 1, 12e9)), sample("bridge", "rps", 1, 10e9), sample("bridge", "rps", 1, 11e9)}
+	b := []results.Sample{noisy(sample("bridge", "baseline", 1, 11e9)), noisy(sample("bridge", "baseline", 1, 7e9)), sample("bridge", "rps", 1, 10e9), sample("bridge", "rps", 1, 11e9)}
+	rows := Runs(a, b, []string{results.MetricBitrate}, nil)
+	if len(rows) != 2 || rows[0].DisturbedA != 1 || rows[0].DisturbedB != 2 || rows[1].DisturbedA+rows[1].DisturbedB != 0 {
+		t.Fatalf("rows %+v", rows)
+	}
+	var md, csv, js bytes.Buffer
+	if err := WriteMarkdown(&md, Head{}, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| 2, 2 (disturbed: 1 of A's, 2 of B's) |") || !strings.Contains(md.String(), `"disturbed": trials of the cell`) {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if err := Write(&csv, "csv", Head{}, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.HasSuffix(head, ",disturbed_a,disturbed_b") || !strings.Contains(csv.String(), ",1,2\n") {
+		t.Errorf("csv:\n%s", csv.String())
+	}
+	if err := Write(&js, "json", Head{}, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"disturbed_a": 1`) || !strings.Contains(js.String(), `"disturbed_b": 2`) {
+		t.Errorf("json:\n%s", js.String())
+	}
+	// A quiet pair of runs says nothing of it.
+	md.Reset()
+	if err := WriteMarkdown(&md, Head{}, rows[1:]); err != nil || strings.Contains(md.String(), "disturbed") {
+		t.Errorf("quiet runs: %v\n%s", err, md.String())
 	}
 }
