@@ -1,0 +1,123 @@
+package prove
+
+// Reading an A/B's run: B against A per cell, from the adaptive
+// controller's stops or the summary's comparisons.
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// cells reads B against A from the run: a tuning A/B from the adaptive
+// controller's stops (the sequential decision, paired by round) or the
+// summary's paired comparison with the baseline; a datapath A/B from the
+// summary's comparison with the first datapath (paired by round: the
+// runner interleaves datapaths, analysis.SharedRounds). disturbed counts
+// each cell's trials counted though disturbed, given for B's cell and
+// A's (named a).
+func cells(m analysis.Model, stops []results.Stop, a, b string, tunings bool, disturbed map[results.Cell]int) (string, []advise.ProofCell) {
+	count := func(c *advise.ProofCell, cell results.Cell) {
+		ref := cell
+		if tunings {
+			ref.Tuning = a
+		} else {
+			ref.Datapath = a
+		}
+		c.Disturbed, c.DisturbedA = disturbed[cell], disturbed[ref]
+	}
+	metric := ""
+	var out []advise.ProofCell
+	for _, st := range stops {
+		if tunings && st.Cell.Tuning == b && st.Decision != "" {
+			metric = st.Metric
+			c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
+				Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
+				Decision: st.Decision, Reason: st.DecisionReason}
+			if st.Decision == string(stats.Undecided) {
+				c.Stop = st.Reason
+			}
+			count(&c, st.Cell)
+			out = append(out, c)
+		}
+	}
+	if len(out) > 0 {
+		return metric, apart(out)
+	}
+	for _, r := range m.Rows {
+		if pr := pairOf(r, b, tunings); pr != nil && isHeadline(r.Metric) {
+			metric = r.Metric
+			c := proofCell(r, pr)
+			count(&c, r.Cell)
+			out = append(out, c)
+		}
+	}
+	return metric, apart(out)
+}
+
+// apart keeps a proof's cells' datapath and impairment only where they
+// differ between cells (an A/B on a run's own study of several), so the
+// built-in A/B's cells read as before: "tcp at 1 pair(s)".
+func apart(cs []advise.ProofCell) []advise.ProofCell {
+	blankSingle(cs, func(c *advise.ProofCell) *string { return &c.Datapath }, func(c *advise.ProofCell) *string { return &c.Impairment })
+	return cs
+}
+
+// blankSingle clears each field that has one value across all of xs.
+func blankSingle[T any](xs []T, fields ...func(*T) *string) {
+	for _, f := range fields {
+		seen := map[string]bool{}
+		for i := range xs {
+			seen[*f(&xs[i])] = true
+		}
+		if len(seen) < 2 {
+			for i := range xs {
+				*f(&xs[i]) = ""
+			}
+		}
+	}
+}
+
+// pairOf is a summary row's comparison of B against A: with the baseline
+// tuning in a tuning A/B, with the first datapath in a datapath one; nil
+// for other rows (A's own, per-core ones).
+func pairOf(r analysis.Row, b string, tunings bool) *analysis.Pair {
+	switch {
+	case r.CPU >= 0:
+	case tunings && r.Tuning == b:
+		return r.VsBaseline
+	case !tunings && r.Datapath == b:
+		return r.VsFirstDatapath
+	}
+	return nil
+}
+
+// proofCell is a row's comparison over all its trials at 95%.
+func proofCell(r analysis.Row, pr *analysis.Pair) advise.ProofCell {
+	ci := pr.Chosen
+	return advise.ProofCell{Datapath: r.Datapath, Impairment: r.Impairment, Workload: r.Workload, Replicas: r.Replicas, N: r.N,
+		Ratio: fin(ci.Ratio), Low: fin(ci.Low), High: fin(ci.High), Method: string(ci.Method), Confidence: stats.Confidence,
+		Decision: string(pr.Decision.Verdict), Reason: pr.Decision.Reason}
+}
+
+// also are the A/B's other compared metrics than the verdict's (a
+// request/response A/B's latency mean, median and 99th percentile, which
+// busy polling is for), by name: what the candidate did to them, over all
+// trials at 95%, beside the verdict and not part of it.
+func also(m analysis.Model, b, verdictMetric string, tunings bool) []advise.ProofMetric {
+	byMetric := map[string][]advise.ProofCell{}
+	for _, r := range m.Rows {
+		if pr := pairOf(r, b, tunings); pr != nil && r.Metric != verdictMetric && !isHeadline(r.Metric) {
+			byMetric[r.Metric] = append(byMetric[r.Metric], proofCell(r, pr))
+		}
+	}
+	var out []advise.ProofMetric
+	for _, name := range slices.Sorted(maps.Keys(byMetric)) {
+		out = append(out, advise.ProofMetric{Metric: name, Cells: apart(byMetric[name])})
+	}
+	return out
+}
