@@ -31,7 +31,7 @@ func MarkedOf(run *results.Run) []Marked {
 		out = append(out, Marked{Cell: s.Cell, Trial: s.Trial, Attempt: s.Attempt, Why: why, Noise: s.Noise})
 	}
 	for _, s := range run.Samples {
-		if s.Noise != nil && s.Noise.Disturbed != "" {
+		if CountedDisturbedSample(s) {
 			out = append(out, Marked{Cell: s.Cell, Trial: s.Trial, Attempt: s.Attempt, Counted: true,
 				Why: "disturbed, counted (repeats used up): " + s.Noise.Disturbed, Noise: s.Noise})
 		}
@@ -76,6 +76,10 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	// samples Build has.
 	m.OneCore = OneCoreCells(run.Samples, run.CPU)
 }
+
+// CountedDisturbedSample says whether a counted sample is one the noise
+// guard found disturbed (counted because its repeats were used up).
+func CountedDisturbedSample(s results.Sample) bool { return s.Noise != nil && s.Noise.Disturbed != "" }
 
 // CountedDisturbed counts, per cell, the counted trials the noise guard
 // found disturbed (counted because their repeats were used up): their

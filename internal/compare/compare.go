@@ -181,7 +181,7 @@ func firstSeen(samples []results.Sample) map[key]int {
 func disturbedCells(samples []results.Sample) map[key]int {
 	out := map[key]int{}
 	for _, s := range samples {
-		if s.Noise != nil && s.Noise.Disturbed != "" {
+		if analysis.CountedDisturbedSample(s) {
 			out[cellKey(s.Cell, "")]++
 		}
 	}
