@@ -53,6 +53,8 @@ func newPair(t *testing.T) pair {
 		t.Fatalf("ip link add a0 type veth peer b0: %v", err)
 	}
 	la, lb := up(t, ha, "a0", ipA), up(t, hb, "b0", ipB)
+	kerneltest.WaitCarrier(t, ha, "a0")
+	kerneltest.WaitCarrier(t, hb, "b0")
 	for _, n := range []struct {
 		h  *netns.NetlinkHandle
 		l  netlink.Link

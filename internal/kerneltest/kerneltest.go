@@ -14,6 +14,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/datapath"
@@ -119,6 +122,33 @@ func Netns(t testing.TB, j *journal.Journal, runID, name string) string {
 		}
 	})
 	return ns
+}
+
+// WaitCarrier waits until each named link in h's namespace is
+// operationally up. Setting a veth up is not enough for a test's first
+// packet: until link watching (which may wait up to a second, longer in
+// an emulated VM) has seen the carrier and activated the device's queue,
+// its qdisc is noop and drops what is sent. The kernel reports the
+// operational state and activates the queue in one step under the rtnl
+// lock, so a link read as up passes traffic.
+func WaitCarrier(t testing.TB, h *netns.NetlinkHandle, devs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, dev := range devs {
+		for {
+			l, err := h.LinkByName(dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Attrs().OperState == netlink.OperUp {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: operational state %s 10 s after it was set up", dev, l.Attrs().OperState)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 // prefix is the local engine's namespace prefix (local.Prefix, which this

@@ -68,6 +68,8 @@ func wire(t *testing.T, client, server string) {
 			}
 		}
 	}
+	kerneltest.WaitCarrier(t, h, "eth0")
+	kerneltest.WaitCarrier(t, s, "eth0")
 }
 
 var (

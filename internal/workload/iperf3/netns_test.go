@@ -17,6 +17,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/proc"
 	"github.com/cnibench/cnibench/internal/results"
@@ -103,6 +104,8 @@ func podPair(t *testing.T) (client, server nsPod) {
 			}
 		}
 	}
+	kerneltest.WaitCarrier(t, hc, "eth0")
+	kerneltest.WaitCarrier(t, hs, "eth0")
 	return client, server
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/proc"
 	"github.com/cnibench/cnibench/internal/study"
@@ -101,6 +102,8 @@ func podPair(t *testing.T) (client, server nsPod) {
 			}
 		}
 	}
+	kerneltest.WaitCarrier(t, hc, "eth0")
+	kerneltest.WaitCarrier(t, hs, "eth0")
 	return client, server
 }
 
