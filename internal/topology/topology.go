@@ -37,13 +37,9 @@ func Read(sysRoot string) (Topology, error) { return ReadFrom(sysfs.Dir(sysRoot)
 // ReadFrom reads the topology through r: this machine's sysfs, or a
 // cluster node's through its agent.
 func ReadFrom(r sysfs.Reader) (Topology, error) {
-	online, err := r.Read(path.Join(cpuDir, "online"))
+	ids, err := Online(r)
 	if err != nil {
-		return Topology{}, fmt.Errorf("read online CPUs: %w", err)
-	}
-	ids, err := cpuset.Parse(online)
-	if err != nil {
-		return Topology{}, fmt.Errorf("online CPUs %q: %w", online, err)
+		return Topology{}, err
 	}
 	nodeOf, err := numaNodes(r)
 	if err != nil {
@@ -63,6 +59,21 @@ func ReadFrom(r sysfs.Reader) (Topology, error) {
 		t.CPUs = append(t.CPUs, CPU{ID: id, Node: nodeOf[id], Package: pkg, Core: core})
 	}
 	return t, nil
+}
+
+// Online reads the online CPUs through r. They need not be 0..n-1: a CPU
+// taken offline (SMT siblings under nosmt, on machines that number them
+// next to each other) leaves a gap.
+func Online(r sysfs.Reader) (cpuset.Set, error) {
+	online, err := r.Read(path.Join(cpuDir, "online"))
+	if err != nil {
+		return nil, fmt.Errorf("read online CPUs: %w", err)
+	}
+	ids, err := cpuset.Parse(online)
+	if err != nil {
+		return nil, fmt.Errorf("online CPUs %q: %w", online, err)
+	}
+	return ids, nil
 }
 
 // Where the CPUs and the NUMA nodes are, relative to the sysfs root.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -35,8 +36,10 @@ type Engine struct {
 	// is another CNI (checkLabel).
 	cni            cnidetect.Result
 	labelStandsFor string
-	c              *Cluster
-	used           bool
+	// cpus are the server's and the client's node's CPUs (cpusOf).
+	cpus map[string]cpuset.Set
+	c    *Cluster
+	used bool
 }
 
 // NewEngine returns the kube engine; cfg nil means the defaults.
@@ -52,8 +55,9 @@ func NewEngine(cfg *Config) *Engine {
 func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
-// cluster itself (kube.Preflight), then, through the nodes' agents, the
-// kernel features the knobs need (netem for impairments), the CPUs the
+// cluster itself (kube.Preflight), then, through the nodes' agents, their
+// online CPUs (which RPS masks span), the kernel features the knobs need
+// (netem for impairments), the CPUs the
 // server node's pods may run on when a workload pins (and its CPU
 // topology when one pins by placement name), and the cluster's CNI, which
 // picks the study's datapath when it lists several (pickDatapath) and
@@ -107,13 +111,25 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 		f.Warnings, b.labelStandsFor = append(f.Warnings, w), standsFor
 	}
 	// Masks are computed from each end's node's CPUs, not this machine's.
-	if n := NodeCPUs(place.Server); n > 0 {
-		f.MachineCPUs = cpuset.Range(n)
+	b.cpus = map[string]cpuset.Set{
+		place.Server.Name: cpusOf(nf.online[place.Server.Name], place.Server),
+		place.Client.Name: cpusOf(nf.online[place.Client.Name], place.Client),
 	}
-	if n := NodeCPUs(place.Client); n > 0 {
-		f.ClientCPUs = cpuset.Range(n)
-	}
+	f.MachineCPUs, f.ClientCPUs = b.cpus[place.Server.Name], b.cpus[place.Client.Name]
 	return f, nil
+}
+
+// cpusOf is a node's CPUs: the online ones its agent read, else
+// 0..capacity-1 (nil when neither is known, and RPS masks fall back to
+// this machine's).
+func cpusOf(online cpuset.Set, n *corev1.Node) cpuset.Set {
+	if len(online) > 0 {
+		return online
+	}
+	if c := NodeCPUs(n); c > 0 {
+		return cpuset.Range(c)
+	}
+	return nil
 }
 
 // checkStudy refuses what only the local engine's emulated nodes can do,
@@ -193,6 +209,14 @@ func (b *Engine) Kernel(n engine.Node) engine.Kernel {
 	return agentKernel{a: n.(*Node).Agent()}
 }
 
+// nodeCPUs is n's CPUs as preflight found them, else 0..capacity-1.
+func (b *Engine) nodeCPUs(n *Node) []int {
+	if set := b.cpus[n.Name()]; len(set) > 0 {
+		return set
+	}
+	return cpuset.Range(n.NumCPU())
+}
+
 // Describe implements engine.Engine.
 func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	kc := c.(*Cluster)
@@ -203,10 +227,7 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	}
 	// Round trips wait for the server node's cores to wake.
 	e.CPUIdle = cpuidle.Machine(tune.HostSysfs(a))
-	e.NodeCPUs = map[string][]int{
-		srv.Name(): cpuset.Range(srv.NumCPU()),
-		cli.Name(): cpuset.Range(cli.NumCPU()),
-	}
+	e.NodeCPUs = map[string][]int{srv.Name(): b.nodeCPUs(srv), cli.Name(): b.nodeCPUs(cli)}
 	e.Offloads = map[string]map[string]bool{}
 	for _, n := range []*Node{srv, cli} {
 		ifaces := []netns.Iface{n.Underlay()}

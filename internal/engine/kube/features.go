@@ -39,6 +39,9 @@ type nodeFacts struct {
 	// refused is the first need a node's kernel cannot meet, nil when
 	// none; the run is refused once the datapath it names is picked.
 	refused *refusal
+	// online are each node's online CPUs, which its RPS masks span; a
+	// node whose agent could not read them is not in the map.
+	online map[string]cpuset.Set
 }
 
 // refusal is a need a node's kernel cannot meet: refused at preflight,
@@ -97,7 +100,7 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 	srv, cli := place.Server.Name, place.Client.Name
 	nodes := []string{srv}
 	sides := map[string][]string{srv: {study.SideServer}}
-	if len(want) > 0 && cli != srv {
+	if cli != srv {
 		nodes = append(nodes, cli)
 	}
 	sides[cli] = append(sides[cli], study.SideClient)
@@ -124,6 +127,12 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 		}
 		if node == srv {
 			cniIn = r.cni
+		}
+		if r.online != nil {
+			if f.online == nil {
+				f.online = map[string]cpuset.Set{}
+			}
+			f.online[node] = r.online
 		}
 		if f.refused = missingNeed(needs, node, r.missing); f.refused != nil {
 			break
@@ -175,12 +184,15 @@ type nodeReads struct {
 	allowed cpuset.Set
 	topo    *topology.Topology
 	cni     cnidetect.Input
+	online  cpuset.Set
 }
 
-// read asks a: the kernel features in want (and CPU 0's idle states when
+// read asks a: the node's online CPUs, the kernel features in want (and CPU 0's idle states when
 // want has probe.CPUIdle), what pins needs, the CNI config and devices
 // with cni.
 func (r *nodeReads) read(a *agent.Client, want []string, pins pinReads, cni bool) error {
+	// Not read is not fatal: the node's capacity stands in (cpusOf).
+	r.online, _ = topology.Online(tune.HostSysfs(a))
 	if len(want) > 0 {
 		r.what = fmt.Sprintf("probe %v", want)
 		var err error

@@ -27,7 +27,7 @@ func TestKubeAcceptsImpairments(t *testing.T) {
 // line naming the node, the feature, its reason and the impairments it
 // would have served, before any pod or Lease exists; nodes that have it
 // pass, RFS is asked of the nodes too, and needs without kernel
-// features ask no agent at all.
+// features probe nothing.
 func TestNodeFeaturesThroughAgents(t *testing.T) {
 	cfg := Config{RunID: "r9"}.WithDefaults()
 	needs := []engine.Need{
@@ -77,12 +77,13 @@ func TestNodeFeaturesThroughAgents(t *testing.T) {
 	if nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, needs, pinReads{}); err != nil || nf.idle != nil || nf.refused != nil {
 		t.Errorf("nodes with netem: %v, refused %+v (idle states %v: no tuning bounds idle)", err, nf.refused, nf.idle)
 	}
-	// Without a kernel feature to probe, only the server node's agent is
-	// asked (for the CNI), and nothing is probed.
+	// Without a kernel feature to probe, each node's agent is asked for
+	// its online CPUs (and the server's for the CNI), and nothing is
+	// probed.
 	n := len(fx.argvs)
 	asked = map[string][]string{}
 	fx.features = func(pod string, names []string) map[string]string { asked[pod] = names; return nil }
-	if _, err := preflightNodes(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}, pinReads{}); err != nil || len(fx.argvs) != n+1 || len(asked) != 0 {
+	if _, err := preflightNodes(context.Background(), fx, cs, cfg, place, []engine.Need{{What: "tuning baseline"}}, pinReads{}); err != nil || len(fx.argvs) != n+2 || len(asked) != 0 {
 		t.Errorf("no kernel feature needed: %v, %d agent sessions opened, probes %v", err, len(fx.argvs)-n, asked)
 	}
 }

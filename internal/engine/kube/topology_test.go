@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/cnibench/cnibench/internal/hostcpus"
 )
 
@@ -59,5 +62,39 @@ func setCPUs(fs *memFS, n int, at func(cpu int) (pkg, core int)) {
 		pkg, core := at(cpu)
 		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", cpu), fmt.Sprint(pkg))
 		fs.set("", "sysfs", fmt.Sprintf("devices/system/cpu/cpu%d/topology/core_id", cpu), fmt.Sprint(core))
+	}
+}
+
+// Each end's node's CPUs, which RPS masks span, are its online CPUs as
+// its agent reads them (a gap where SMT siblings are offline), else its
+// capacity's 0..n-1.
+func TestNodesOnlineCPUsThroughAgents(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	fs := agentFS()
+	fs.set("", "sysfs", "devices/system/cpu/online", "0,2,4,6")
+	nf, err := preflightNodes(context.Background(), &fakeExec{fs: fs, dir: t.TempDir()}, cs, cfg, place, nil, pinReads{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"w1", "w2"} {
+		if got := nf.online[n].String(); got != "0,2,4,6" {
+			t.Errorf("node %s: online CPUs %q, want 0,2,4,6", n, got)
+		}
+	}
+	if got := cpusOf(nf.online["w1"], place.Server).String(); got != "0,2,4,6" {
+		t.Errorf("server node's CPUs %q, want its online ones", got)
+	}
+	// An agent that cannot read them leaves the node's capacity.
+	nf, err = preflightNodes(context.Background(), &fakeExec{fs: agentFS(), dir: t.TempDir()}, cs, cfg, place, nil, pinReads{})
+	if err != nil || len(nf.online) != 0 {
+		t.Fatalf("unreadable online CPUs: %v, %v", err, nf.online)
+	}
+	place.Server.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+	if got := cpusOf(nil, place.Server).String(); got != "0-2" {
+		t.Errorf("capacity 3: CPUs %q, want 0-2", got)
+	}
+	if got := cpusOf(nil, &corev1.Node{}); got != nil {
+		t.Errorf("nothing known: CPUs %v, want nil (this machine's)", got)
 	}
 }
