@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/hostcpus"
+
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/kerneltest"
@@ -367,6 +370,20 @@ func TestKubeWorkloads(t *testing.T) {
 	}
 	if !r.Env.SharedKernel {
 		t.Error("env.json does not record the shared kernel (shared_kernel), which the report's comparability text reads")
+	}
+	// Each node's CPUs are its online ones as its agent read them: this
+	// machine's here.
+	online, err := hostcpus.Online()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for node, cpus := range r.Env.NodeCPUs {
+		if cpuset.Set(cpus).String() != online.String() {
+			t.Errorf("env.json node_cpus of %s: %v, want the online CPUs %v", node, cpus, online)
+		}
+	}
+	if _, ok := r.Env.NodeCPUs[serverNode]; !ok {
+		t.Errorf("env.json node_cpus %v lacks the server node %s", r.Env.NodeCPUs, serverNode)
 	}
 	// The run's command keeps the cluster flags (a rerun must reach the
 	// same cluster), in name order, and leaves out --out.
