@@ -38,13 +38,20 @@ func isFatal(err error) bool {
 // the round's other trials. Steal on a shared machine comes in bursts of
 // a minute or more: on 2026-12-04 an immediate repeat was disturbed
 // again in 13 of 14 cases (rps-rfs and workloads quick profiles), while
-// the next round's trials were quiet.
+// the next round's trials were quiet. A round of one cell has no other
+// trials: its repeat waits for a quiet machine instead (quiet.go).
 var errAgain = errors.New("disturbed: to run again after the round's other trials")
 
 // attemptsSoFar is where a trial's attempts go on: its failures and
 // repeats so far (the retry and repeat limits count on them) and the
-// next attempt's number.
-type attemptsSoFar struct{ failures, repeats, next int }
+// next attempt's number; for a disturbed trial run again, the bounds its
+// attempt crossed and the count of attempts the run had started then
+// (beforeRepeat waits for a quiet machine when none started since).
+type attemptsSoFar struct {
+	failures, repeats, next int
+	bar                     quietBar
+	at                      int
+}
 
 // runUnit runs trial round of one cell: the pause, then attempts until
 // one is counted. A failed attempt is recorded with its error and run
@@ -58,8 +65,12 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
 	where := fmt.Sprintf("%s/%s/%s/%d replicas, trial %d", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, round)
+	if err := r.beforeRepeat(ctx, where, r.again[trialKey{cell, round}]); err != nil {
+		return err
+	}
 	failures, repeats, first := r.attemptsBefore(trialKey{cell, round})
 	for attempt := first; ; attempt++ {
+		r.attemptsRun++
 		busy, err := r.pause(ctx)
 		if err != nil {
 			return err
@@ -87,18 +98,19 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 		}
 		sample.Attempt = attempt
 		sample.Noise.BusyBeforePct = busy
-		sample.Noise.Disturbed = disturbed(*sample.Noise, guard, roundTrips(u.work))
+		rt := roundTrips(u.work)
+		sample.Noise.Disturbed = disturbed(*sample.Noise, guard, rt)
 		if d := sample.Noise.Disturbed; d != "" && repeats < guard.Repeats {
 			repeats++
 			sample.Discarded = "disturbed, repeated: " + d
 			if err := r.out.AppendSample(sample); err != nil {
 				return err
 			}
-			r.opt.Progress.Logf("note: %s attempt %d disturbed (%s); repeating it after the round's other trials", where, attempt, d)
+			r.opt.Progress.Logf("note: %s attempt %d disturbed (%s); repeating it at the end of its round", where, attempt, d)
 			if r.again == nil {
 				r.again = map[trialKey]attemptsSoFar{}
 			}
-			r.again[trialKey{cell, round}] = attemptsSoFar{failures, repeats, attempt + 1}
+			r.again[trialKey{cell, round}] = attemptsSoFar{failures, repeats, attempt + 1, barOf(*sample.Noise, guard, rt), r.attemptsRun}
 			return errAgain
 		}
 		if err := r.store(sample, u.tuning); err != nil {
@@ -202,10 +214,7 @@ func (r *run) pause(ctx context.Context) (*float64, error) {
 // busyPct is the share of CPU time not idle between two readings of
 // /proc/stat's cpu line; nil when no time passed.
 func busyPct(a, b procfs.CPUStat) *float64 {
-	total := func(c procfs.CPUStat) float64 {
-		return c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
-	}
-	dt := total(b) - total(a)
+	dt := cpuTotal(b) - cpuTotal(a)
 	if dt <= 0 {
 		return nil
 	}
@@ -214,4 +223,9 @@ func busyPct(a, b procfs.CPUStat) *float64 {
 	// whole time can come out a hair below 0.
 	v := min(100, max(0, 100*(1-idle/dt)))
 	return &v
+}
+
+// cpuTotal is all the CPU time of /proc/stat's cpu line, in seconds.
+func cpuTotal(c procfs.CPUStat) float64 {
+	return c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
 }

@@ -191,6 +191,11 @@ type run struct {
 	// again holds where a trial the noise guard found disturbed goes on
 	// when runJobs runs it again at the end of its round (attempts.go).
 	again map[trialKey]attemptsSoFar
+	// attemptsRun counts the attempts this process started, and meter
+	// measures the machine before a disturbed trial's repeat (quiet.go;
+	// nil: machineMeter, tests give a fake).
+	attemptsRun int
+	meter       quietMeter
 	// stops are stops.json's entries so far.
 	stops []results.Stop
 	// began is when this process started the run; prior is the machine

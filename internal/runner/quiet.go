@@ -1,0 +1,161 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/cnibench/cnibench/internal/hostcpus"
+	"github.com/cnibench/cnibench/internal/metrics/outside"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// A trial the noise guard found disturbed runs again after its round's
+// other trials (errAgain), a burst of steal or outside work having had
+// their time to pass. In a round of one cell (a study of one cell, or the
+// last cell an adaptive run keeps going) there are no other trials: the
+// repeat would start at once, inside the same burst. Before such a
+// repeat the runner waits, a bounded time, for one second of the machine
+// below the bounds the attempt crossed.
+
+// quietBar is what one second of the machine must stay at or below before
+// a disturbed trial runs again right after itself: the noise guard's
+// bounds the attempt crossed, in percent (0: not waited for).
+type quietBar struct{ steal, outside float64 }
+
+func (b quietBar) none() bool { return b.steal == 0 && b.outside == 0 }
+
+// barOf is the bounds of g that noise n crossed and that waiting can
+// help with: steal and the CPU of processes outside the run. Collectors
+// that started late are no sign of a busy machine; rt marks a workload
+// held to the stricter outside bound (study.Noise.OutsideLimit).
+func barOf(n results.Noise, g study.Noise, rt bool) quietBar {
+	var b quietBar
+	if n.StealPct > g.MaxStealPct {
+		b.steal = g.MaxStealPct
+	}
+	if limit := g.OutsideLimit(rt); n.OutsidePct != nil && *n.OutsidePct > limit {
+		b.outside = limit
+	}
+	return b
+}
+
+// quietMeter measures the machine for d: its mean steal time and the CPU
+// of processes outside the run, in percent of its CPU time.
+type quietMeter func(ctx context.Context, d time.Duration) (steal, out float64, err error)
+
+// quietStep is the second a quiet machine is measured over, as the
+// guard's steal over a trial is a mean too.
+const quietStep = time.Second
+
+// quietBound caps the wait: a trial's measured time (warm-up and
+// duration), at least 30 s, as steal here came in bursts of a minute or
+// more. Waiting longer than a trial costs more than the repeat it
+// protects, but a repeat inside the burst costs the trial and counts a
+// disturbed one anyway.
+func quietBound(s *study.Study) time.Duration {
+	return max(30*time.Second, s.Spec.Warmup.Duration+s.Spec.Duration.Duration)
+}
+
+// beforeRepeat waits for a quiet machine before the disturbed trial so
+// runs again, when no other attempt ran since its disturbed one; on a
+// cluster the nodes are other machines, whose steal and outside CPU
+// cannot be read between trials, and the repeat starts at once.
+func (r *run) beforeRepeat(ctx context.Context, where string, so attemptsSoFar) error {
+	if so.bar.none() || so.at != r.attemptsRun || r.plan.remote {
+		return nil
+	}
+	return r.waitQuiet(ctx, where, so.bar)
+}
+
+// waitQuiet measures the machine a second at a time until a second is at
+// or below bar, or quietBound has passed, and says which in the log. It
+// fails only when the run is cancelled; a machine it cannot measure ends
+// the wait.
+func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
+	meter := r.meter
+	if meter == nil {
+		meter = machineMeter
+	}
+	bound := quietBound(r.study)
+	// The wait is counted in the seconds measured: the meter takes each.
+	for waited := quietStep; ; waited += quietStep {
+		steal, out, err := meter(ctx, quietStep)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			r.opt.Progress.Logf("note: %s: cannot measure the machine before repeating it: %v", where, err)
+			return nil
+		}
+		what := quietText(bar, steal, out)
+		if (bar.steal == 0 || steal <= bar.steal) && (bar.outside == 0 || out <= bar.outside) {
+			r.opt.Progress.Logf("note: %s: machine quiet after %.0f s (%s); repeating it", where, waited.Seconds(), what)
+			return nil
+		}
+		if waited >= bound {
+			r.opt.Progress.Logf("note: %s: machine still busy after %.0f s (%s); repeating it anyway", where, waited.Seconds(), what)
+			return nil
+		}
+	}
+}
+
+// quietText says the measures bar waits for over the last second.
+func quietText(bar quietBar, steal, out float64) string {
+	var s string
+	if bar.steal > 0 {
+		s = fmt.Sprintf("steal %.1f%%, bound %g%%", steal, bar.steal)
+	}
+	if bar.outside > 0 {
+		if s != "" {
+			s += "; "
+		}
+		s += fmt.Sprintf("CPU of processes outside the run %.1f%%, bound %g%%", out, bar.outside)
+	}
+	return s + " over the last second"
+}
+
+// machineMeter measures this machine as the noise guard does over a
+// trial: steal from /proc/stat, outside CPU as the outside collector.
+func machineMeter(ctx context.Context, d time.Duration) (steal, out float64, err error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, 0, err
+	}
+	st0, err := fs.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	o0, err := outside.Take(fs, outside.Self())
+	if err != nil {
+		return 0, 0, err
+	}
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	case <-time.After(d):
+	}
+	st1, err := fs.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	o1, err := outside.Take(fs, outside.Self())
+	if err != nil {
+		return 0, 0, err
+	}
+	return stealShare(st0.CPUTotal, st1.CPUTotal), outside.Percent(outside.Between(o0, o1), time.Since(t0).Seconds(), len(hostcpus.Machine())), nil
+}
+
+// stealShare is the steal time between two readings of /proc/stat's cpu
+// line, in percent of all CPU time (the mean over the cores).
+func stealShare(a, b procfs.CPUStat) float64 {
+	dt := cpuTotal(b) - cpuTotal(a)
+	if dt <= 0 {
+		return 0
+	}
+	return min(100, max(0, 100*(b.Steal-a.Steal)/dt))
+}
