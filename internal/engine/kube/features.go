@@ -187,9 +187,9 @@ type nodeReads struct {
 	online  cpuset.Set
 }
 
-// read asks a: the node's online CPUs, the kernel features in want (and CPU 0's idle states when
-// want has probe.CPUIdle), what pins needs, the CNI config and devices
-// with cni.
+// read asks a: the node's online CPUs, the kernel features in want (and
+// CPU 0's idle states when want has probe.CPUIdle), what pins needs, the
+// CNI config and devices with cni.
 func (r *nodeReads) read(a *agent.Client, want []string, pins pinReads, cni bool) error {
 	// Not read is not fatal: the node's capacity stands in (cpusOf).
 	r.online, _ = topology.Online(tune.HostSysfs(a))
