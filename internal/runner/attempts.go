@@ -137,15 +137,16 @@ func valueOf(s results.Sample, metric string) float64 {
 // the guard's stricter outside-CPU bound (study.Noise.OutsideLimit).
 func disturbed(n results.Noise, g study.Noise, rt bool) string {
 	var why []string
-	if n.StealPct > g.MaxStealPct {
-		why = append(why, fmt.Sprintf("steal %.1f%% > %g%%", n.StealPct, g.MaxStealPct))
+	crossed := barOf(n, g, rt)
+	if crossed.steal > 0 {
+		why = append(why, fmt.Sprintf("steal %.1f%% > %g%%", n.StealPct, crossed.steal))
 	}
-	if limit := g.OutsideLimit(rt); n.OutsidePct != nil && *n.OutsidePct > limit {
+	if crossed.outside > 0 {
 		what := ""
 		if rt {
 			what = " (round trips: outside work keeps cores awake and shortens them)"
 		}
-		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%%s", *n.OutsidePct, limit, what))
+		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%%s", *n.OutsidePct, crossed.outside, what))
 	}
 	if limit := g.WindowLimit(); n.WindowPct != nil && *n.WindowPct < limit {
 		slowest := ""

@@ -29,9 +29,10 @@ type quietBar struct{ steal, outside float64 }
 func (b quietBar) none() bool { return b.steal == 0 && b.outside == 0 }
 
 // barOf is the bounds of g that noise n crossed and that waiting can
-// help with: steal and the CPU of processes outside the run. Collectors
-// that started late are no sign of a busy machine; rt marks a workload
-// held to the stricter outside bound (study.Noise.OutsideLimit).
+// help with: steal and the CPU of processes outside the run (disturbed
+// names them from it). Collectors that started late are no sign of a
+// busy machine; rt marks a workload held to the stricter outside bound
+// (study.Noise.OutsideLimit).
 func barOf(n results.Noise, g study.Noise, rt bool) quietBar {
 	var b quietBar
 	if n.StealPct > g.MaxStealPct {
@@ -125,11 +126,7 @@ func machineMeter(ctx context.Context, d time.Duration) (steal, out float64, err
 	if err != nil {
 		return 0, 0, err
 	}
-	st0, err := fs.Stat()
-	if err != nil {
-		return 0, 0, err
-	}
-	o0, err := outside.Take(fs, outside.Self())
+	st0, o0, err := reading(fs)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -139,15 +136,22 @@ func machineMeter(ctx context.Context, d time.Duration) (steal, out float64, err
 		return 0, 0, ctx.Err()
 	case <-time.After(d):
 	}
-	st1, err := fs.Stat()
+	st1, o1, err := reading(fs)
 	if err != nil {
 		return 0, 0, err
 	}
-	o1, err := outside.Take(fs, outside.Self())
+	return stealShare(st0, st1), outside.Percent(outside.Between(o0, o1), time.Since(t0).Seconds(), len(hostcpus.Machine())), nil
+}
+
+// reading is /proc/stat's cpu line and the outside processes' CPU ticks
+// at one moment.
+func reading(fs procfs.FS) (procfs.CPUStat, outside.Snapshot, error) {
+	st, err := fs.Stat()
 	if err != nil {
-		return 0, 0, err
+		return procfs.CPUStat{}, nil, err
 	}
-	return stealShare(st0.CPUTotal, st1.CPUTotal), outside.Percent(outside.Between(o0, o1), time.Since(t0).Seconds(), len(hostcpus.Machine())), nil
+	o, err := outside.Take(fs, outside.Self())
+	return st.CPUTotal, o, err
 }
 
 // stealShare is the steal time between two readings of /proc/stat's cpu

@@ -68,7 +68,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 		return err
 	}
 	mk := func(n *corev1.Node) (*Node, error) {
-		node := &Node{name: n.Name, ns: cfg.Namespace, agentNS: cfg.AgentNamespace, agentPod: agents[n.Name], ip: NodeIP(n), cpus: NodeCPUs(n), exec: c.exec}
+		node := &Node{name: n.Name, ns: cfg.Namespace, agentNS: cfg.AgentNamespace, agentPod: agents[n.Name], ip: NodeIP(n), exec: c.exec}
 		node.sess = openSession(c.exec, cfg.AgentNamespace, node.agentPod, cfg.RunID)
 		if err := handshake(node.sess.client, n.Name, version.Version); err != nil {
 			return node, err

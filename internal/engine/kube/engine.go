@@ -209,14 +209,6 @@ func (b *Engine) Kernel(n engine.Node) engine.Kernel {
 	return agentKernel{a: n.(*Node).Agent()}
 }
 
-// nodeCPUs is n's CPUs as preflight found them, else 0..capacity-1.
-func (b *Engine) nodeCPUs(n *Node) []int {
-	if set := b.cpus[n.Name()]; len(set) > 0 {
-		return set
-	}
-	return cpuset.Range(n.NumCPU())
-}
-
 // Describe implements engine.Engine.
 func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	kc := c.(*Cluster)
@@ -227,7 +219,8 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	}
 	// Round trips wait for the server node's cores to wake.
 	e.CPUIdle = cpuidle.Machine(tune.HostSysfs(a))
-	e.NodeCPUs = map[string][]int{srv.Name(): b.nodeCPUs(srv), cli.Name(): b.nodeCPUs(cli)}
+	// As preflight found them (cpusOf), which the RPS masks spanned.
+	e.NodeCPUs = map[string][]int{srv.Name(): b.cpus[srv.Name()], cli.Name(): b.cpus[cli.Name()]}
 	e.Offloads = map[string]map[string]bool{}
 	for _, n := range []*Node{srv, cli} {
 		ifaces := []netns.Iface{n.Underlay()}

@@ -25,7 +25,6 @@ type Node struct {
 	agentNS   string // where the agent pod runs
 	agentPod  string
 	ip        string
-	cpus      int
 	exec      Execer
 	sess      *session
 	underlay  string
@@ -42,9 +41,6 @@ func (n *Node) Netns() string { return "" }
 
 // CPUs is empty: pods on a real node share all its CPUs.
 func (n *Node) CPUs() cpuset.Set { return nil }
-
-// NumCPU is the node's CPU capacity.
-func (n *Node) NumCPU() int { return n.cpus }
 
 // Agent is the node's agent session.
 func (n *Node) Agent() *agent.Client { return n.sess.client }
