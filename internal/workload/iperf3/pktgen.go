@@ -104,22 +104,23 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 
 // pktgenPairMetrics is iperf3's names for a pair's trial: what its receiver
 // timed, and its streams together (sent, each at rate) against what its
-// server's device got, over the longest of their runs, as iperf3 sums
-// its -P streams.
+// server's device got, both over the window the streams were sending
+// (pktgen.Window), as iperf3 sums its -P streams over one interval. Over
+// the longest single run instead, streams whose threads started apart
+// would show more received than a shaper lets through.
 func pktgenPairMetrics(timed pktgen.Received, sent []pktgen.Sent, got uint64, payload int, rate float64) (map[string]float64, error) {
 	m := receivedMetrics(timed)
-	var out, secs, sentBps float64
+	var out float64
 	for _, s := range sent {
 		if s.Elapsed <= 0 {
 			return nil, fmt.Errorf("a generator ran for %v", s.Elapsed)
 		}
 		out += float64(s.Packets)
-		secs = max(secs, s.Elapsed.Seconds())
-		sentBps += float64(s.Packets) * float64(payload) * 8 / s.Elapsed.Seconds()
 	}
+	secs := pktgen.Window(sent).Seconds()
 	m[results.MetricBitrate] = min(float64(got), out) * float64(payload) * 8 / secs
 	m[MetricOffered] = rate * float64(len(sent))
-	m[MetricSent] = sentBps
+	m[MetricSent] = out * float64(payload) * 8 / secs
 	m[MetricPackets] = out
 	m[MetricLost] = max(out-float64(got), 0)
 	return m, nil

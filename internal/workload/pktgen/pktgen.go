@@ -112,17 +112,52 @@ type Sent struct {
 	Packets, Errors uint64
 	// Elapsed is the run's time as pktgen measured it.
 	Elapsed time.Duration
+	// Started and Stopped are when the generator began and ended on the
+	// kernel's monotonic clock (ktime_get, which the report prints as
+	// "started: Nus  stopped: Nus"): every namespace's generators share
+	// it, so flows sent together lie on one timeline even where their
+	// threads woke to the start at different times. Zero where the
+	// report does not say.
+	Started, Stopped time.Duration
+}
+
+// Window is the time flows sent together were sending: from the first
+// generator's start to the last one's stop where every report says
+// both, else the longest run. Their packets crossed the path over that
+// window, not over any one run: a thread that woke to the start late
+// (tens of milliseconds on a stalled vCPU) leaves its flow's run
+// shorter than the whole by as much.
+func Window(sent []Sent) time.Duration {
+	var first, last, longest time.Duration
+	timed := len(sent) > 0
+	for i, s := range sent {
+		longest = max(longest, s.Elapsed)
+		if s.Started <= 0 || s.Stopped < s.Started {
+			timed = false
+		}
+		if i == 0 || s.Started < first {
+			first = s.Started
+		}
+		last = max(last, s.Stopped)
+	}
+	if !timed {
+		return longest
+	}
+	return max(last-first, longest)
 }
 
 var (
 	sofarRE  = regexp.MustCompile(`pkts-sofar:\s*(\d+)\s+errors:\s*(\d+)`)
 	resultRE = regexp.MustCompile(`(?m)^Result:\s*(.*)$`)
 	okRE     = regexp.MustCompile(`^OK:\s*(\d+)\(`)
+	timesRE  = regexp.MustCompile(`started:\s*(\d+)us\s+stopped:\s*(\d+)us`)
 )
 
 // ParseResult reads /proc/net/pktgen/DEV after a run: the packets sent
-// and errors ("pkts-sofar: N  errors: E") and the result line ("Result:
-// OK: USEC(...)"); any other result is pktgen's own error message.
+// and errors ("pkts-sofar: N  errors: E"), the result line ("Result:
+// OK: USEC(...)"; any other result is pktgen's own error message) and,
+// where the report has them and they make sense, the run's start and
+// stop times.
 func ParseResult(b []byte) (Sent, error) {
 	var s Sent
 	m := sofarRE.FindSubmatch(b)
@@ -143,10 +178,26 @@ func ParseResult(b []byte) (Sent, error) {
 	if ok == nil {
 		return s, fmt.Errorf("pktgen: %s", r[1])
 	}
-	us, err := strconv.ParseUint(string(ok[1]), 10, 63)
-	if err != nil || us > uint64(math.MaxInt64/int64(time.Microsecond)) {
-		return s, fmt.Errorf("pktgen: bad elapsed time %q", ok[1])
+	elapsed, err := micros(ok[1])
+	if err != nil {
+		return s, fmt.Errorf("pktgen: elapsed: %w", err)
 	}
-	s.Elapsed = time.Duration(us) * time.Microsecond
+	s.Elapsed = elapsed
+	if t := timesRE.FindSubmatch(b); t != nil {
+		started, err1 := micros(t[1])
+		stopped, err2 := micros(t[2])
+		if err1 == nil && err2 == nil && started > 0 && stopped >= started {
+			s.Started, s.Stopped = started, stopped
+		}
+	}
 	return s, nil
+}
+
+// micros reads a count of microseconds that fits a time.Duration.
+func micros(b []byte) (time.Duration, error) {
+	us, err := strconv.ParseUint(string(b), 10, 63)
+	if err != nil || us > uint64(math.MaxInt64/int64(time.Microsecond)) {
+		return 0, fmt.Errorf("pktgen: bad time %q us", b)
+	}
+	return time.Duration(us) * time.Microsecond, nil
 }

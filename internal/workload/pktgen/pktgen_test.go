@@ -85,8 +85,15 @@ func TestParseResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := ParseResult(b)
-	if err != nil || s.Packets != 100000 || s.Errors != 0 || s.Elapsed != 15430*time.Microsecond {
+	if err != nil || s.Packets != 100000 || s.Errors != 0 || s.Elapsed != 15430*time.Microsecond ||
+		s.Started != 623913381008*time.Microsecond || s.Stopped != 623913396439*time.Microsecond {
 		t.Fatalf("%+v %v", s, err)
+	}
+	// Times that make no sense are left out, not an error: the run's
+	// counts and elapsed time still hold.
+	swapped := strings.Replace(string(b), "started: 623913381008us  stopped: 623913396439us", "started: 623913396439us  stopped: 623913381008us", 1)
+	if s, err := ParseResult([]byte(swapped)); err != nil || s.Started != 0 || s.Stopped != 0 || s.Elapsed != 15430*time.Microsecond {
+		t.Errorf("stopped before started: %+v %v", s, err)
 	}
 	bad := strings.Replace(string(b), "Result: OK: 15430(c15405+d25) usec", "Result: Idle", 1)
 	if _, err := ParseResult([]byte(bad)); err == nil || !strings.Contains(err.Error(), "Idle") {
@@ -94,6 +101,31 @@ func TestParseResult(t *testing.T) {
 	}
 	if _, err := ParseResult([]byte("Params: count 1\n")); err == nil {
 		t.Error("a report without counters accepted")
+	}
+}
+
+// Flows sent together were sending from the first start to the last
+// stop: a thread that woke late does not shorten the window. Without
+// both times from every report, the longest run stands in.
+func TestWindow(t *testing.T) {
+	at := func(start, stop time.Duration) Sent {
+		return Sent{Elapsed: stop - start, Started: start, Stopped: stop}
+	}
+	s := time.Second
+	for _, c := range []struct {
+		sent []Sent
+		want time.Duration
+	}{
+		{[]Sent{at(100*s, 103*s)}, 3 * s},
+		{[]Sent{at(100*s, 103*s), at(100*s+50*time.Millisecond, 103*s+50*time.Millisecond)}, 3*s + 50*time.Millisecond},
+		{[]Sent{at(100*s+50*time.Millisecond, 103*s), at(100*s, 102*s)}, 3 * s},
+		{[]Sent{at(100*s, 103*s), {Elapsed: 2 * s}}, 3 * s},
+		{[]Sent{{Elapsed: 2 * s}, {Elapsed: 3 * s}}, 3 * s},
+		{nil, 0},
+	} {
+		if got := Window(c.sent); got != c.want {
+			t.Errorf("%+v: window %v, want %v", c.sent, got, c.want)
+		}
 	}
 }
 
@@ -105,8 +137,8 @@ func FuzzParseResult(f *testing.F) {
 	f.Add([]byte("pkts-sofar: 5 errors: 1\nResult: OK: 99999999999999999999(c1+d1) usec\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ParseResult(b)
-		if err == nil && s.Elapsed < 0 {
-			t.Fatalf("elapsed %v", s.Elapsed)
+		if err == nil && (s.Elapsed < 0 || s.Started < 0 || s.Stopped < s.Started || (s.Started == 0) != (s.Stopped == 0)) {
+			t.Fatalf("elapsed %v, started %v, stopped %v", s.Elapsed, s.Started, s.Stopped)
 		}
 	})
 }
