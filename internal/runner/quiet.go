@@ -73,7 +73,8 @@ func (r *run) beforeRepeat(ctx context.Context, where string, so attemptsSoFar) 
 }
 
 // waitQuiet measures the machine a second at a time until a second is at
-// or below bar, or quietBound has passed, and says which in the log. It
+// or below bar, or quietBound has passed (or the run's budget), and says
+// which in the log. It
 // fails only when the run is cancelled; a machine it cannot measure ends
 // the wait.
 func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
@@ -81,8 +82,20 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
 	if meter == nil {
 		meter = machineMeter
 	}
-	bound := quietBound(r.study)
-	// The wait is counted in the seconds measured: the meter takes each.
+	// A run with a budget stops waiting at its end: the repeat is owed
+	// to the round, the wait is not.
+	bound, end := quietBound(r.study), ""
+	if b := r.design.budget; b > 0 {
+		if left := b - r.spent(); left < bound {
+			bound, end = left, ", the end of the run's budget"
+		}
+	}
+	if bound < quietStep {
+		r.opt.Progress.Logf("note: %s: the run's budget is spent; repeating it without waiting for a quiet machine", where)
+		return nil
+	}
+	// The wait is counted in the seconds measured (the meter takes each),
+	// and no second is begun that would end past the bound.
 	for waited := quietStep; ; waited += quietStep {
 		steal, out, err := meter(ctx, quietStep)
 		if ctx.Err() != nil {
@@ -97,8 +110,8 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
 			r.opt.Progress.Logf("note: %s: machine quiet after %.0f s (%s); repeating it", where, waited.Seconds(), what)
 			return nil
 		}
-		if waited >= bound {
-			r.opt.Progress.Logf("note: %s: machine still busy after %.0f s (%s); repeating it anyway", where, waited.Seconds(), what)
+		if waited+quietStep > bound {
+			r.opt.Progress.Logf("note: %s: machine still busy after %.0f s%s (%s); repeating it anyway", where, waited.Seconds(), end, what)
 			return nil
 		}
 	}

@@ -87,6 +87,33 @@ func TestWaitQuiet(t *testing.T) {
 	}
 }
 
+// A run with a budget waits no longer than the budget has left, and not
+// at all once it is spent.
+func TestWaitQuietStopsAtTheBudget(t *testing.T) {
+	var log bytes.Buffer
+	r := newRoundsRun(t, roundsStudy(t), t.TempDir(), &log)
+	r.design.budget = 10 * time.Minute
+	r.began = time.Now().Add(-10*time.Minute + 5500*time.Millisecond)
+	m := &fakeMeter{steal: []float64{40}, out: []float64{0}}
+	r.meter = m.measure
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if m.calls != 5 || !strings.Contains(log.String(), "machine still busy after 5 s, the end of the run's budget (steal 40.0%") {
+		t.Errorf("%d seconds measured, log %q; want 5, ended by the budget", m.calls, log.String())
+	}
+
+	log.Reset()
+	m.calls = 0
+	r.began = time.Now().Add(-11 * time.Minute)
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if m.calls != 0 || !strings.Contains(log.String(), "budget is spent; repeating it without waiting") {
+		t.Errorf("%d seconds measured after the budget, log %q", m.calls, log.String())
+	}
+}
+
 // The bound is a trial's measured time, at least 30 s.
 func TestQuietBound(t *testing.T) {
 	s := roundsStudy(t)
