@@ -54,7 +54,7 @@ func (d *Driver) searchCeiling(ctx context.Context, t workload.Trial, p plan, c 
 			if err != nil {
 				return ceiling.Outcome{}, err
 			}
-			return ceiling.Outcome{LossPct: res.Metrics[MetricLostPct], Sent: res.Metrics[MetricSent]}, nil
+			return probeOutcome(res.Metrics, MetricSent, p.parallel)
 		})
 	}
 	quiet := *d
@@ -68,14 +68,22 @@ func (d *Driver) searchCeiling(ctx context.Context, t workload.Trial, p plan, c 
 		if err != nil {
 			return ceiling.Outcome{}, err
 		}
-		loss, ok := res.Metrics[MetricLostPct]
-		if !ok {
-			return ceiling.Outcome{}, errors.New("the probe reported no UDP loss")
-		}
-		// sender_bitrate is per pair, the rate per stream: the mean pair's
-		// stream, as pktgen's sent_bps is the mean pair's one flow.
-		return ceiling.Outcome{LossPct: loss, Sent: res.Metrics[MetricSenderBitrate] / float64(max(pp.parallel, 1))}, nil
+		return probeOutcome(res.Metrics, MetricSenderBitrate, pp.parallel)
 	})
+}
+
+// probeOutcome is a probe's loss and what its sender sent per stream:
+// the search's rates are per stream (iperf3's -b; each pktgen stream is
+// asked for the rate), its sent metric (sentKey) the mean pair's, its
+// streams summed. Compared whole with a rate per stream, a pair of two
+// streams would never look behind, and a sender-bound ceiling would be
+// twice what a stream sent.
+func probeOutcome(m map[string]float64, sentKey string, parallel int) (ceiling.Outcome, error) {
+	loss, ok := m[MetricLostPct]
+	if !ok {
+		return ceiling.Outcome{}, errors.New("the probe reported no UDP loss")
+	}
+	return ceiling.Outcome{LossPct: loss, Sent: m[sentKey] / float64(max(parallel, 1))}, nil
 }
 
 // formatRate writes a rate for iperf3 -b, in bit/s.

@@ -443,11 +443,24 @@ func TestPktgenAtRatesOnShapedLink(t *testing.T) {
 		if m["bitrate"] > bound+step || m["bitrate"] > m[MetricSent] {
 			t.Errorf("%s: received %.2f Mbit/s, more than the bound %.2f or than was sent %.2f", rate, m["bitrate"]/1e6, bound/1e6, m[MetricSent]/1e6)
 		}
+		// The shaper passes the bound over the window the streams were
+		// sending together. Each stream's thread notices the start on
+		// its own 100 ms poll (pktgen_thread_worker waits HZ/10 for
+		// T_RUN; pktgen_run_all_threads wakes none), so two streams'
+		// window may be that much longer than their runs, and their
+		// loss that much below the excess over one run (CI, emulated
+		// guest: 38.27% of 80 Mbit/s through 48.54, 1.05 points under).
+		stagger := 0.0
+		if c.streams > 1 {
+			stagger = 0.1
+		}
+		secs := tr.Duration.Seconds()
 		switch sent := m[MetricSent]; {
 		case asked < bound && !(m[MetricLostPct] < 5):
 			t.Errorf("%s under a %.2f Mbit/s bound lost %.3f%%", rate, bound/1e6, m[MetricLostPct])
-		case sent > bound+step && m[MetricLostPct] < 100*(sent-bound)/sent-1:
-			t.Errorf("%s: sent %.2f Mbit/s through a %.2f bound and lost %.3f%%, want at least the excess %.2f%%", rate, sent/1e6, bound/1e6, m[MetricLostPct], 100*(sent-bound)/sent)
+		case sent > bound+step && m[MetricLostPct] < 100*(1-bound*(secs+stagger)/(sent*secs))-1:
+			t.Errorf("%s: sent %.2f Mbit/s through a %.2f bound and lost %.3f%%, want at least the excess %.2f%% (over %.1f s)",
+				rate, sent/1e6, bound/1e6, m[MetricLostPct], 100*(1-bound*(secs+stagger)/(sent*secs)), secs+stagger)
 		}
 	}
 }

@@ -108,6 +108,37 @@ func TestCeilingSentSeries(t *testing.T) {
 	}
 }
 
+// A probe's sent metric sums a pair's streams; the search compares it
+// with its rate per stream: two pktgen streams that each kept 40 Mbit/s
+// of 40 asked are not behind, and two that sent 30 each are, at 30 (not
+// 60). A probe without a loss is an error.
+func TestProbeOutcomePerStream(t *testing.T) {
+	for _, c := range []struct {
+		key      string
+		sent     float64
+		parallel int
+		want     float64
+		behind   bool
+	}{
+		{MetricSent, 80e6, 2, 40e6, false},
+		{MetricSent, 60e6, 2, 30e6, true},
+		{MetricSent, 40e6, 1, 40e6, false},
+		{MetricSenderBitrate, 60e6, 2, 30e6, true},
+		{MetricSenderBitrate, 40e6, 0, 40e6, false},
+	} {
+		o, err := probeOutcome(map[string]float64{MetricLostPct: 1.5, c.key: c.sent}, c.key, c.parallel)
+		if err != nil || o.LossPct != 1.5 || o.Sent != c.want {
+			t.Errorf("%s %g over %d streams: %+v %v, want sent %g per stream", c.key, c.sent, c.parallel, o, err, c.want)
+		}
+		if step := (ceiling.Step{Rate: 40e6, Sent: o.Sent}); step.Behind() != c.behind {
+			t.Errorf("%s %g over %d streams asked 40M each: behind %v", c.key, c.sent, c.parallel, step.Behind())
+		}
+	}
+	if _, err := probeOutcome(map[string]float64{MetricSent: 1}, MetricSent, 1); err == nil {
+		t.Error("a probe without loss accepted")
+	}
+}
+
 // A pair that sent less than 97% of the rate asked fell behind; one at
 // 97% or more did not, and a pair without the sent metric does not say.
 func TestFellBehind(t *testing.T) {

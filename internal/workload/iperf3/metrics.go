@@ -11,9 +11,10 @@ import (
 const (
 	// MetricOffered is the offered load, -b times -P, bit/s.
 	MetricOffered = "offered_bps"
-	// MetricSent is what the pktgen sender actually sent per pair, its
-	// packets' payload over its run time, bit/s: below MetricOffered
-	// where the sender fell behind its schedule (a slow or stalled CPU).
+	// MetricSent is what the pktgen sender actually sent per pair, each
+	// stream's packets' payload over its own run time, summed, bit/s:
+	// below MetricOffered where the sender fell behind its schedule (a
+	// slow or stalled CPU).
 	MetricSent = "sent_bps"
 	// UDP receiver counters over the measured window.
 	MetricJitter     = results.MetricJitter

@@ -103,24 +103,27 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 }
 
 // pktgenPairMetrics is iperf3's names for a pair's trial: what its receiver
-// timed, and its streams together (sent, each at rate) against what its
-// server's device got, both over the window the streams were sending
-// (pktgen.Window), as iperf3 sums its -P streams over one interval. Over
-// the longest single run instead, streams whose threads started apart
-// would show more received than a shaper lets through.
+// timed, and its streams together (each asked for rate) against what its
+// server's device got. Sent is each stream's pace over its own run,
+// summed, as a generator that keeps its schedule sends its rate however
+// late its thread woke to the start: it is what says a stream fell
+// behind. Received is over the window the streams were sending together
+// (pktgen.Window), as iperf3 sums its -P streams over one interval: over
+// the longest single run, streams whose threads started apart showed
+// more received than a shaper lets through.
 func pktgenPairMetrics(timed pktgen.Received, sent []pktgen.Sent, got uint64, payload int, rate float64) (map[string]float64, error) {
 	m := receivedMetrics(timed)
-	var out float64
+	var out, sentBps float64
 	for _, s := range sent {
 		if s.Elapsed <= 0 {
 			return nil, fmt.Errorf("a generator ran for %v", s.Elapsed)
 		}
 		out += float64(s.Packets)
+		sentBps += float64(s.Packets) * float64(payload) * 8 / s.Elapsed.Seconds()
 	}
-	secs := pktgen.Window(sent).Seconds()
-	m[results.MetricBitrate] = min(float64(got), out) * float64(payload) * 8 / secs
+	m[results.MetricBitrate] = min(float64(got), out) * float64(payload) * 8 / pktgen.Window(sent).Seconds()
 	m[MetricOffered] = rate * float64(len(sent))
-	m[MetricSent] = out * float64(payload) * 8 / secs
+	m[MetricSent] = sentBps
 	m[MetricPackets] = out
 	m[MetricLost] = max(out-float64(got), 0)
 	return m, nil

@@ -15,14 +15,15 @@ import (
 )
 
 // A pair's streams are summed as iperf3 sums -P: offered is the rate
-// times the streams, sent and received over the window they were
-// sending together (the second started 250 ms after the first), and the
-// jitter is the receiver's.
+// times the streams, sent each stream's pace over its own run, received
+// over the window they were sending together (the second started 250 ms
+// after the first and ran 100 ms longer), and the jitter is the
+// receiver's.
 func TestPktgenPairMetrics(t *testing.T) {
 	start := 500 * time.Second
 	sent := []pktgen.Sent{
 		{Packets: 1000, Elapsed: time.Second, Started: start, Stopped: start + time.Second},
-		{Packets: 900, Elapsed: 1 * time.Second, Started: start + 250*time.Millisecond, Stopped: start + 1250*time.Millisecond},
+		{Packets: 900, Elapsed: 1100 * time.Millisecond, Started: start + 250*time.Millisecond, Stopped: start + 1350*time.Millisecond},
 	}
 	timed := pktgen.Received{Timed: 1500, Streams: 2, Jitter: 250 * time.Microsecond, OutOfOrder: 3}
 	m, err := pktgenPairMetrics(timed, sent, 1500, 1000, 8e6)
@@ -30,7 +31,7 @@ func TestPktgenPairMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]float64{
-		MetricOffered: 16e6, MetricSent: 1900 * 8000 / 1.25, results.MetricBitrate: 12e6 / 1.25, MetricPackets: 1900, MetricLost: 400,
+		MetricOffered: 16e6, MetricSent: 8e6 + 900*8000/1.1, results.MetricBitrate: 12e6 / 1.35, MetricPackets: 1900, MetricLost: 400,
 		MetricJitter: 0.25, MetricOutOfOrder: 3,
 	} {
 		if math.Abs(m[k]-want) > 1e-9*want {
