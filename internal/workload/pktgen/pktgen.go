@@ -147,10 +147,11 @@ func Window(sent []Sent) time.Duration {
 }
 
 var (
-	sofarRE  = regexp.MustCompile(`pkts-sofar:\s*(\d+)\s+errors:\s*(\d+)`)
-	resultRE = regexp.MustCompile(`(?m)^Result:\s*(.*)$`)
-	okRE     = regexp.MustCompile(`^OK:\s*(\d+)\(`)
-	timesRE  = regexp.MustCompile(`started:\s*(\d+)us\s+stopped:\s*(\d+)us`)
+	sofarRE   = regexp.MustCompile(`pkts-sofar:\s*(\d+)\s+errors:\s*(\d+)`)
+	resultRE  = regexp.MustCompile(`(?m)^Result:\s*(.*)$`)
+	okRE      = regexp.MustCompile(`^OK:\s*(\d+)\(`)
+	timesRE   = regexp.MustCompile(`started:\s*(\d+)us\s+stopped:\s*(\d+)us`)
+	startedRE = regexp.MustCompile(`started:\s*(\d+)us`)
 )
 
 // ParseResult reads /proc/net/pktgen/DEV after a run: the packets sent
@@ -191,6 +192,18 @@ func ParseResult(b []byte) (Sent, error) {
 		}
 	}
 	return s, nil
+}
+
+// HasStarted reports whether a device's report (/proc/net/pktgen/DEV) says
+// its generator has started: pktgen_run sets "started:" to the time, and
+// a device added for this run shows 0 until then.
+func HasStarted(b []byte) bool {
+	t := startedRE.FindSubmatch(b)
+	if t == nil {
+		return false
+	}
+	at, err := micros(t[1])
+	return err == nil && at > 0
 }
 
 // micros reads a count of microseconds that fits a time.Duration.

@@ -129,6 +129,20 @@ func TestWindow(t *testing.T) {
 	}
 }
 
+// A device's report says it started once pktgen_run set its start
+// time; one added for this run shows 0 until then.
+func TestHasStarted(t *testing.T) {
+	b, err := os.ReadFile("testdata/result.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := strings.Replace(string(b), "started: 623913381008us  stopped: 623913396439us", "started: 0us  stopped: 0us", 1)
+	if !HasStarted(b) || HasStarted([]byte(fresh)) || HasStarted([]byte("Params: count 1\n")) {
+		t.Errorf("started: report %v, fresh device %v, no times %v; want true, false, false",
+			HasStarted(b), HasStarted([]byte(fresh)), HasStarted([]byte("Params: count 1\n")))
+	}
+}
+
 // FuzzParseResult: the device report is the kernel's text; nothing in it
 // makes the parser panic, and an accepted run has a non-negative time.
 func FuzzParseResult(f *testing.F) {

@@ -60,11 +60,12 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 		// pgctrl's start returns when the namespace's generators are done.
 		wg.Go(func() { startErr[i] = write(ns, "pgctrl", "start") })
 	}
-	if started != nil {
-		started(time.Now())
-	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
+	if started != nil {
+		waitRunning(ctx, gens, done)
+		started(time.Now())
+	}
 	var longest time.Duration
 	for _, f := range flows {
 		longest = max(longest, f.Duration)
@@ -104,6 +105,42 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 	}
 	errs = append(errs, forget(gens), ctx.Err())
 	return out, errors.Join(errs...)
+}
+
+// waitRunning returns once every generator has started, the runs have
+// ended, ctx has, or a second has passed. Each thread notices the start
+// on its own 100 ms poll (pktgen_thread_worker waits HZ/10 for T_RUN,
+// which pktgen_run_all_threads sets without waking it): the workload's
+// measured window opens when the last one sends, not when start was
+// written. A report that cannot be read counts as started: the wait
+// only places the window.
+func waitRunning(ctx context.Context, gens []generator, done <-chan struct{}) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(time.Second)
+	left := slices.Clone(gens)
+	for {
+		left = slices.DeleteFunc(left, func(g generator) bool {
+			var b []byte
+			err := netns.Do(g.Netns, func() (err error) {
+				b, err = os.ReadFile(filepath.Join(threadDir, g.name))
+				return err
+			})
+			return err != nil || HasStarted(b)
+		})
+		if len(left) == 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-limit:
+			return
+		}
+	}
 }
 
 // endGrace is how long past its duration a generator may run before Run
