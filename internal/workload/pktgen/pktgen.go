@@ -124,9 +124,9 @@ type Sent struct {
 // Window is the time flows sent together were sending: from the first
 // generator's start to the last one's stop where every report says
 // both, else the longest run. Their packets crossed the path over that
-// window, not over any one run: a thread that woke to the start late
-// (tens of milliseconds on a stalled vCPU) leaves its flow's run
-// shorter than the whole by as much.
+// window, not over any one run: a thread that noticed the start late
+// (up to its 100 ms poll, waitRunning) leaves its flow's run shorter
+// than the whole by as much.
 func Window(sent []Sent) time.Duration {
 	var first, last, longest time.Duration
 	timed := len(sent) > 0
@@ -210,7 +210,7 @@ func HasStarted(b []byte) bool {
 func micros(b []byte) (time.Duration, error) {
 	us, err := strconv.ParseUint(string(b), 10, 63)
 	if err != nil || us > uint64(math.MaxInt64/int64(time.Microsecond)) {
-		return 0, fmt.Errorf("pktgen: bad time %q us", b)
+		return 0, fmt.Errorf("bad time %q us", b)
 	}
 	return time.Duration(us) * time.Microsecond, nil
 }
