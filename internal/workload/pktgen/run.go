@@ -93,11 +93,7 @@ func Run(ctx context.Context, flows []Flow, started func(time.Time)) ([]Sent, er
 		if startErr[slices.Index(nss, g.Netns)] != nil {
 			continue
 		}
-		var b []byte
-		err := netns.Do(g.Netns, func() (err error) {
-			b, err = os.ReadFile(filepath.Join(threadDir, g.name))
-			return err
-		})
+		b, err := g.report()
 		if err == nil {
 			out[i], err = ParseResult(b)
 		}
@@ -121,11 +117,7 @@ func waitRunning(ctx context.Context, gens []generator, done <-chan struct{}) {
 	left := slices.Clone(gens)
 	for {
 		left = slices.DeleteFunc(left, func(g generator) bool {
-			var b []byte
-			err := netns.Do(g.Netns, func() (err error) {
-				b, err = os.ReadFile(filepath.Join(threadDir, g.name))
-				return err
-			})
+			b, err := g.report()
 			return err != nil || HasStarted(b)
 		})
 		if len(left) == 0 {
@@ -153,6 +145,17 @@ func endGrace(d time.Duration) time.Duration { return d/100 + 100*time.Milliseco
 type generator struct {
 	Flow
 	thread, name string
+}
+
+// report reads the generator's device report (/proc/net/pktgen/DEV in
+// its namespace).
+func (g generator) report() ([]byte, error) {
+	var b []byte
+	err := netns.Do(g.Netns, func() (err error) {
+		b, err = os.ReadFile(filepath.Join(threadDir, g.name))
+		return err
+	})
+	return b, err
 }
 
 // place gives each flow a generator thread and device (assign), from
