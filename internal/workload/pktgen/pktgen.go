@@ -147,11 +147,10 @@ func Window(sent []Sent) time.Duration {
 }
 
 var (
-	sofarRE   = regexp.MustCompile(`pkts-sofar:\s*(\d+)\s+errors:\s*(\d+)`)
-	resultRE  = regexp.MustCompile(`(?m)^Result:\s*(.*)$`)
-	okRE      = regexp.MustCompile(`^OK:\s*(\d+)\(`)
-	timesRE   = regexp.MustCompile(`started:\s*(\d+)us\s+stopped:\s*(\d+)us`)
-	startedRE = regexp.MustCompile(`started:\s*(\d+)us`)
+	sofarRE  = regexp.MustCompile(`pkts-sofar:\s*(\d+)\s+errors:\s*(\d+)`)
+	resultRE = regexp.MustCompile(`(?m)^Result:\s*(.*)$`)
+	okRE     = regexp.MustCompile(`^OK:\s*(\d+)\(`)
+	timesRE  = regexp.MustCompile(`started:\s*(\d+)us\s+stopped:\s*(\d+)us`)
 )
 
 // ParseResult reads /proc/net/pktgen/DEV after a run: the packets sent
@@ -184,26 +183,34 @@ func ParseResult(b []byte) (Sent, error) {
 		return s, fmt.Errorf("pktgen: elapsed: %w", err)
 	}
 	s.Elapsed = elapsed
-	if t := timesRE.FindSubmatch(b); t != nil {
-		started, err1 := micros(t[1])
-		stopped, err2 := micros(t[2])
-		if err1 == nil && err2 == nil && started > 0 && stopped >= started {
-			s.Started, s.Stopped = started, stopped
-		}
+	if started, stopped, ok := times(b); ok {
+		s.Started, s.Stopped = started, stopped
 	}
 	return s, nil
 }
 
 // HasStarted reports whether a device's report (/proc/net/pktgen/DEV) says
 // its generator has started: pktgen_run sets "started:" to the time, and
-// a device added for this run shows 0 until then.
+// a device added for this run shows 0 until then (while it runs,
+// "stopped:" is the time of the read).
 func HasStarted(b []byte) bool {
-	t := startedRE.FindSubmatch(b)
+	_, _, ok := times(b)
+	return ok
+}
+
+// times is a report's "started: Nus  stopped: Nus", where both are read
+// and make sense: a start, and a stop no earlier.
+func times(b []byte) (started, stopped time.Duration, ok bool) {
+	t := timesRE.FindSubmatch(b)
 	if t == nil {
-		return false
+		return 0, 0, false
 	}
-	at, err := micros(t[1])
-	return err == nil && at > 0
+	started, err1 := micros(t[1])
+	stopped, err2 := micros(t[2])
+	if err1 != nil || err2 != nil || started <= 0 || stopped < started {
+		return 0, 0, false
+	}
+	return started, stopped, true
 }
 
 // micros reads a count of microseconds that fits a time.Duration.
