@@ -1,13 +1,15 @@
 package report
 
 // What to run next after a run: the rerun that would decide its
-// undecided cells, and the way from a one-trial tour to decisions.
+// undecided cells, the budget its minimum needs when the budget ran out
+// first, and the way from a one-trial tour to decisions.
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -113,13 +115,79 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 	return cmdline.Quote(words)
 }
 
+// BudgetLine says, for a run whose budget ran out before some cells had
+// the study s's minimum of trials (an adaptive design's first look, a
+// fixed design's count), that those cells are undecided for want of
+// budget, not of trials, and about what every cell's minimum costs at
+// this run's time a trial; "" otherwise. (The run warned at its start
+// too, but the end of a run is what is read.)
+func BudgetLine(stops []results.Stop, s *study.Study) string {
+	short, per, need := budgetShort(stops, s)
+	if short == 0 {
+		return ""
+	}
+	cells := fmt.Sprintf("%d cells", short)
+	if short == 1 {
+		cells = "1 cell"
+	}
+	return fmt.Sprintf("the budget of %s ran out before %s had the minimum of %s, so more trials alone will not decide them: "+
+		"the minimum of all %d cells takes about %s at this run's %s a trial; rerun with --budget %s or more, or with fewer cells",
+		study.ShortDuration(s.Spec.Budget.Duration), cells, adaptive.TrialCount(s.Spec.Trials.Min), len(stops),
+		DurationText(need), DurationText(per), study.ShortDuration(minimumBudget(need)))
+}
+
+// BudgetCommand is the command BudgetLine gives for the run o started:
+// its own with the budget that pays for the minimum; "" when BudgetLine
+// says nothing or the command is not recorded.
+func BudgetCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
+	short, _, need := budgetShort(stops, s)
+	if short == 0 || o == nil || len(o.Command) == 0 {
+		return ""
+	}
+	words := cmdline.Without(o.Command, nil, []string{"budget"})
+	return cmdline.Quote(append(words, "--budget", study.ShortDuration(minimumBudget(need))))
+}
+
+// budgetShort counts the cells the budget stopped short of the minimum,
+// with the mean machine time of a trial over the cells that ran (as the
+// runner counted it) and what every cell's minimum costs at it.
+func budgetShort(stops []results.Stop, s *study.Study) (short int, per, need time.Duration) {
+	if s.Spec.Budget.Duration <= 0 {
+		return 0, 0, 0
+	}
+	var sum float64
+	ran := 0
+	for _, st := range stops {
+		if st.Status == string(adaptive.Budget) && st.N < s.Spec.Trials.Min {
+			short++
+		}
+		if st.TrialSeconds > 0 {
+			sum += st.TrialSeconds
+			ran++
+		}
+	}
+	if short == 0 || ran == 0 {
+		// No trial ran to say what one costs: the run's start warned
+		// from the configured duration.
+		return 0, 0, 0
+	}
+	per = time.Duration(sum / float64(ran) * float64(time.Second))
+	return short, per, time.Duration(len(stops)*s.Spec.Trials.Min) * per
+}
+
+// minimumBudget is a budget that pays for need, in whole minutes with
+// one to spare (set-ups), as the run's start warning rounds it.
+func minimumBudget(need time.Duration) time.Duration {
+	return min(need.Round(time.Minute)+time.Minute, study.MaxBudget)
+}
+
 // TourLine says, for a run whose compared cells all ran a single trial (a
 // one-trial tour such as cni-compare --quick), how to get decisions: a
 // profile of the study s that decides, or trials of an adaptive range;
 // "" otherwise. The study's profiles are o's when s was read back from a
 // run directory (study.yaml keeps none).
 func TourLine(stops []results.Stop, s *study.Study, o *results.Origin) string {
-	if !oneTrialTour(stops) {
+	if !oneTrialTour(stops, s) {
 		return ""
 	}
 	how := "--set 'trials=" + tourTrials + "'"
@@ -133,7 +201,7 @@ func TourLine(stops []results.Stop, s *study.Study, o *results.Origin) string {
 // started: its profile replaced by the deciding one, or the trials range
 // added; "" when TourLine says nothing or the command is not recorded.
 func TourCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
-	if !oneTrialTour(stops) || o == nil || len(o.Command) == 0 {
+	if !oneTrialTour(stops, s) || o == nil || len(o.Command) == 0 {
 		return ""
 	}
 	if hasProfile(s, o, decideProfile) {
@@ -154,8 +222,14 @@ func hasProfile(s *study.Study, o *results.Origin, name string) bool {
 	return o != nil && slices.Contains(o.Profiles, name)
 }
 
-// oneTrialTour reports whether every compared cell ran a single trial.
-func oneTrialTour(stops []results.Stop) bool {
+// oneTrialTour reports whether s plans a single trial per cell and every
+// compared cell ran just that. A design of more trials whose cells ran
+// one because its budget ran out is no tour: more trials per cell would
+// not help there, more budget would.
+func oneTrialTour(stops []results.Stop, s *study.Study) bool {
+	if s.Spec.Trials.Max > 1 {
+		return false
+	}
 	compared := 0
 	for _, st := range stops {
 		if lineVerdict(st) == "" || lineVerdict(st) == notMeasuredVerdict {

@@ -137,8 +137,15 @@ func Next(stops []results.Stop, s *study.Study, o *results.Origin, unfinished []
 	if len(unfinished) > 0 {
 		return nil
 	}
+	rerun := RerunCommand(stops, s, o)
+	budget := BudgetCommand(stops, s, o)
+	if rerun != "" {
+		// The rerun's own budget covers what it narrows to.
+		budget = ""
+	}
 	return []NextStep{
-		{RerunLine(stops, s, d), RerunCommand(stops, s, o)},
+		{RerunLine(stops, s, d), rerun},
+		{BudgetLine(stops, s), budget},
 		{TourLine(stops, s, o), TourCommand(stops, s, o)},
 	}
 }

@@ -346,3 +346,60 @@ func TestSingleTrialsNoStopsTable(t *testing.T) {
 		}
 	}
 }
+
+// A run whose budget ran out before its cells had their minimum says
+// what budget the minimum needs, not to run more trials per cell: in an
+// rps-rfs run with --budget 6m on 2026-12-05, 5 cells ran one trial and
+// 25 none, and the end of the run offered the one-trial tour's
+// 'trials={min: 3, max: 6}' though the study asked for 3 to 20.
+func TestBudgetLine(t *testing.T) {
+	cell := func(tuning string, r int) results.Cell {
+		return results.Cell{Datapath: "calico-vxlan", Workload: "tcp", Tuning: tuning, Replicas: r}
+	}
+	stops := []results.Stop{
+		{Cell: cell("baseline", 1), Status: "budget"},
+		{Cell: cell("rps", 1), Status: "budget", Decision: "undecided", Versus: "baseline"},
+		{Cell: cell("baseline", 2), Status: "budget", N: 1, TrialSeconds: 30},
+		{Cell: cell("rps", 2), Status: "budget", N: 1, TrialSeconds: 36, Decision: "undecided", Versus: "baseline"},
+	}
+	s := &study.Study{}
+	s.Spec.Trials, s.Spec.Budget.Duration = study.Trials{Min: 3, Max: 20}, 6*time.Minute
+	o := &results.Origin{Command: []string{"cnibench", "run", "rps-rfs", "--budget", "6m", "--set", "replicas=[1,2]"}}
+	want := "the budget of 6m ran out before 4 cells had the minimum of 3 trials, so more trials alone will not decide them: " +
+		"the minimum of all 4 cells takes about 6m36s at this run's 33s a trial; rerun with --budget 8m or more, or with fewer cells"
+	if got := BudgetLine(stops, s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := BudgetCommand(stops, s, o); got != "cnibench run rps-rfs --set 'replicas=[1,2]' --budget 8m" {
+		t.Errorf("command: %q", got)
+	}
+	if TourLine(stops, s, o) != "" || TourCommand(stops, s, o) != "" {
+		t.Error("a design of 3 to 20 trials cut by its budget offered the one-trial tour's way to decisions")
+	}
+	steps := Next(stops, s, o, nil, Disturbed{})
+	var lines []string
+	for _, n := range steps {
+		if n.Line != "" {
+			lines = append(lines, n.Line)
+		}
+	}
+	if len(lines) != 1 || lines[0] != want {
+		t.Errorf("next steps: %q", lines)
+	}
+	// Cells that had their minimum, or a run without a budget, or one
+	// whose trials all failed (nothing says what a trial costs): no line.
+	done := append([]results.Stop(nil), stops...)
+	for i := range done {
+		done[i].N, done[i].TrialSeconds = 3, 30
+	}
+	noBudget := &study.Study{}
+	noBudget.Spec.Trials = s.Spec.Trials
+	if BudgetLine(done, s) != "" || BudgetLine(stops, noBudget) != "" || BudgetLine(stops[:2], s) != "" || BudgetCommand(stops, s, nil) != "" {
+		t.Error("a budget line where the budget did not cut the minimum, or without a command")
+	}
+	one := []results.Stop{stops[2], stops[3]}
+	one[0].N = 3
+	if got := BudgetLine(one, s); !strings.Contains(got, "before 1 cell had the minimum of 3 trials") {
+		t.Errorf("one cell: %q", got)
+	}
+}
