@@ -50,6 +50,9 @@ func unpairedInvalid(c RatioCI) string {
 	switch {
 	case c.Method == MethodDelta:
 		return "the baseline mean's interval covers 0, so Fieller's set is unbounded"
+	case c.Method != MethodFieller && !isFinite(c.Ratio):
+		// Ratio's two cases without a ratio at all.
+		return "no ratio: a side has no value, or the baseline's mean is 0"
 	case c.Method != MethodFieller:
 		return "fewer than 2 values on a side"
 	case !isFinite(c.Low) || !isFinite(c.High):

@@ -78,6 +78,8 @@ func TestChoose(t *testing.T) {
 		{"paired too few", fieller, none, MethodFieller, 0.95, "needs at least 3"},
 		{"fieller unbounded", delta, wide, MethodPairedT, 0.9, "covers 0"},
 		{"unpaired too few", single, narrow, MethodPairedT, 1.02, "fewer than 2 values"},
+		// Three values a side, but the baseline's mean is 0.
+		{"zero baseline", Ratio([]float64{5, 6, 7}, []float64{0, 0, 0}), narrow, MethodPairedT, 1.02, "the baseline's mean is 0"},
 		{"neither", delta, none, MethodNone, math.NaN(), "no valid interval"},
 	} {
 		c := Choose(tc.u, tc.p)

@@ -80,7 +80,9 @@ func LogRatios(x, base []float64) (lr []float64, incomplete int, err error) {
 			continue
 		}
 		if x[k] <= 0 || base[k] <= 0 {
-			return nil, incomplete, fmt.Errorf("round %d has a value <= 0 (%g / %g): the log-ratio is undefined", k, x[k], base[k])
+			// k+1: rounds are told as trials are, from 1 (the k-th of
+			// the trials either side ran, in order).
+			return nil, incomplete, fmt.Errorf("round %d has a value <= 0 (%g / %g): the log-ratio is undefined", k+1, x[k], base[k])
 		}
 		lr = append(lr, math.Log(x[k]/base[k]))
 	}

@@ -66,8 +66,8 @@ func TestPairedRatioInvalid(t *testing.T) {
 	}{
 		{"two pairs", []float64{2, 4}, []float64{1, 2}, 2, "2 complete pairs"},
 		{"no pairs", []float64{1, math.NaN()}, []float64{math.NaN(), 1}, math.NaN(), "0 complete pairs"},
-		{"zero value", []float64{2, 0, 3}, []float64{1, 1, 1}, math.NaN(), "round 1 has a value <= 0"},
-		{"negative base", []float64{2, 1, 3}, []float64{1, 1, -1}, math.NaN(), "round 2"},
+		{"zero value", []float64{2, 0, 3}, []float64{1, 1, 1}, math.NaN(), "round 2 has a value <= 0"},
+		{"negative base", []float64{2, 1, 3}, []float64{1, 1, -1}, math.NaN(), "round 3 has"},
 	} {
 		got := PairedRatio(tc.x, tc.base)
 		if got.Method != MethodNone || !strings.Contains(got.Reason, tc.reason) {
