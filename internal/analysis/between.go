@@ -31,7 +31,7 @@ func Between(s *study.Study, samples []results.Sample, a, b results.Cell, metric
 		return nil
 	}
 	dir := stats.DirectionOf(metric)
-	if d, ok := comparedMetric(metric, decidedMetric(s)); ok {
+	if d, ok := comparedMetric(metric, decidedMetrics(s)); ok {
 		dir = d
 	}
 	switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/ab"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 	"github.com/cnibench/cnibench/internal/workload/sockperf"
 )
 
@@ -59,37 +60,49 @@ var lowerMetrics = []string{
 // rounds maps each key to its values by trial number.
 type rounds map[Key]map[int]float64
 
-// decidedMetric is the metric the study's precision target names, which
-// its cells are decided on: compared like the paired metrics, in its own
-// direction (stats.DirectionOf), whatever it is. "" when the study names
-// none (each workload's headline rate, a paired metric already).
-func decidedMetric(s *study.Study) string {
-	if s == nil || s.Spec.Precision == nil {
-		return ""
+// decidedMetrics are the metrics the study's cells are decided on: the
+// one its precision target names, or where it names none each
+// workload's (registry.DecidedMetric, as the runner judges its cells).
+// They are compared like the paired metrics, each in its own direction
+// (stats.DirectionOf), whatever they are: most are rates compared
+// anyway, but pod start-up's startup_ms is on no other list, and its
+// cells had a decision in the run's output and none in the summary.
+func decidedMetrics(s *study.Study) []string {
+	if s == nil {
+		return nil
 	}
-	return s.Spec.Precision.Metric
+	if p := s.Spec.Precision; p != nil && p.Metric != "" {
+		return []string{p.Metric}
+	}
+	var out []string
+	for _, w := range s.Spec.Workloads {
+		if m := registry.DecidedMetric(w); !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // comparedMetric reports whether a metric's rows get paired comparisons
 // and decisions, and in which direction: the normalized metrics, bitrates
 // and the request/response rates (higher is better: seed 001's Fig. 3 is
 // MACVLAN over the bridge in transactions/s), latencies and the CPU cost per packet
-// (lowerMetrics: lower is better), and the study's decided metric in its
-// own direction (stats.DirectionOf).
-func comparedMetric(metric, decided string) (stats.Direction, bool) {
+// (lowerMetrics: lower is better), and the study's decided metrics in
+// their own direction (stats.DirectionOf).
+func comparedMetric(metric string, decided []string) (stats.Direction, bool) {
 	switch {
 	case isNormalized(metric):
 		return stats.HigherIsBetter, true
 	case slices.Contains(lowerMetrics, metric):
 		return stats.LowerIsBetter, true
-	case metric != "" && metric == decided:
+	case metric != "" && slices.Contains(decided, metric):
 		return stats.DirectionOf(metric), true
 	}
 	return 0, false
 }
 
 // roundsOf collects the per-trial values of the compared metrics.
-func roundsOf(samples []results.Sample, decided string) rounds {
+func roundsOf(samples []results.Sample, decided []string) rounds {
 	return roundsWhere(samples, func(m string) bool { _, ok := comparedMetric(m, decided); return ok })
 }
 
@@ -161,7 +174,12 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 		bs = append(bs, v)
 	}
 	u := stats.Ratio(xs, bs)
-	none := stats.PairedCI{Reason: "not paired: datapaths run one after another, not in the same rounds"}
+	// No paired ratio either: NaN, as stats.PairedRatio leaves one it
+	// cannot compute, so the summaries write empty and null, not 0 (a
+	// datapath that moved nothing).
+	nan := math.NaN()
+	none := stats.PairedCI{RatioCI: stats.RatioCI{Ratio: nan, Low: nan, High: nan, DF: nan, Method: stats.MethodNone},
+		Reason: "not paired: datapaths run one after another, not in the same rounds"}
 	ch := stats.Choose(u, none)
 	return &Pair{Against: against, Paired: none, Unpaired: u, Chosen: ch, Decision: stats.Decide(ch.RatioCI, margin, dir)}
 }
@@ -170,7 +188,7 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 // rows that have data on both sides. Datapaths are paired by round at the
 // replica counts where they shared rounds (SharedRounds), else compared
 // unpaired.
-func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline, decided string, margin float64) {
+func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline string, decided []string, margin float64) {
 	first := ""
 	if d := DimsOf(rows).Datapaths; len(d) > 1 {
 		first = d[0]

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -329,5 +330,62 @@ func TestLatencyComparedLowerBetter(t *testing.T) {
 		if r := find(t, m.Rows, "rfs", 1, name, -1); slices.Contains(lowerMetrics, name) || (name != results.MetricTransactions && r.VsBaseline != nil) {
 			t.Errorf("%s compared as a latency", name)
 		}
+	}
+}
+
+// Pod start-up's cells are decided on startup_ms (its tool's first
+// headline metric, as the runner judges them when the study's precision
+// target names none): its rows are compared with the first datapath,
+// lower being better, as the run's own decisions are. Before, startup_ms
+// was on no list of compared metrics, and cni-compare's startup cells had
+// a decision in the run's output and only Welch's p in the summary.
+func TestStartupRowsDecided(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel", "flannel-vxlan", "weave"}, Tools: testCatalog.Tools}
+	s, err := study.Resolve("cni-compare", study.Options{Set: []string{
+		"datapaths=[flannel,weave]", "workloads=[startup]", "trials=5"}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	var samples []results.Sample
+	for k := 1; k <= 5; k++ {
+		for i, c := range s.Cells() {
+			v := 1000 * (1 + 0.01*float64(k%3))
+			if c.Datapath == "weave" {
+				v *= 1.5
+			}
+			samples = append(samples, results.Sample{Cell: c, Trial: k,
+				Start: t0.Add(time.Duration(k*100+i) * time.Second), Metrics: map[string]float64{"startup_ms": v}})
+		}
+	}
+	n := 0
+	for _, r := range Summarize(s, samples) {
+		if r.Metric != "startup_ms" || r.Datapath != "weave" || r.CPU >= 0 {
+			continue
+		}
+		n++
+		if v := r.VsFirstDatapath; v == nil || v.Decision.Verdict != stats.Worse || !(v.Chosen.Ratio > 1.4) {
+			t.Errorf("%s: %+v, want worse at about 1.5 (lower is better)", r.Workload, v)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no startup_ms row of weave")
+	}
+}
+
+// A datapath compared unpaired has no paired ratio: summary.csv leaves
+// its dp_paired_* columns empty and summary.json writes null, not 0 (a
+// datapath that moved nothing).
+func TestUnpairedHasNoPairedRatio(t *testing.T) {
+	p := UnpairedOf("calico-vxlan", map[int]float64{1: 9e9, 2: 9.1e9, 3: 8.9e9}, map[int]float64{1: 10e9, 2: 10.1e9, 3: 9.9e9}, 0.02, stats.HigherIsBetter)
+	if cols := pairCols(p); cols[0] != "" || cols[1] != "" || cols[3] != "" || cols[6] != string(stats.MethodFieller) || cols[7] != string(stats.Worse) {
+		t.Errorf("csv columns %q", cols)
+	}
+	j, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(j), `"paired_ratio":null,"paired_ci95_low":null,"paired_ci95_high":null`) {
+		t.Errorf("json %s", j)
 	}
 }

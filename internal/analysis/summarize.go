@@ -205,7 +205,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		}
 	}
 	pValues(rows, values, baseline)
-	decided := decidedMetric(s)
+	decided := decidedMetrics(s)
 	pairRows(rows, roundsOf(samples, decided), SharedRounds(samples), baseline, decided, MarginOf(s))
 	return rows
 }

@@ -59,14 +59,7 @@ func (r *run) metricOf(w study.Workload) string {
 	if p := r.design.precision; p != nil && p.Metric != "" {
 		return p.Metric
 	}
-	for _, t := range registry.Tools() {
-		if t.Name == w.Tool {
-			if h := t.HeadlineFor(w.Protocol); len(h) > 0 {
-				return h[0]
-			}
-		}
-	}
-	return results.MetricBitrate
+	return registry.DecidedMetric(w)
 }
 
 // group is the cells of one workload variant at one datapath and replica

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/ab"
@@ -148,6 +149,20 @@ func Headline() []string {
 		}
 	}
 	return out
+}
+
+// DecidedMetric is the metric a workload's cells are judged on when the
+// study's precision target names none: its tool's first headline metric
+// for its protocol (bitrate for iperf3, startup_ms for podstartup), or
+// bitrate for a tool this build does not know. The runner stops cells on
+// it and the analysis decides its rows, so both take it from here.
+func DecidedMetric(w study.Workload) string {
+	if t, ok := Describe(w.Tool); ok {
+		if h := t.HeadlineFor(w.Protocol); len(h) > 0 {
+			return h[0]
+		}
+	}
+	return results.MetricBitrate
 }
 
 // KubeUnsupported says, one reason per problem, what of a workload the
