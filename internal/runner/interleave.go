@@ -110,19 +110,24 @@ func (r *run) blockUnits() [][]unit {
 // planShared plans one round of every running block: the round's jobs
 // by datapath and replica count, and the blocks still running (a block
 // with no job is finished and recorded). Every block is planned from the
-// rounds before this one, so the order of planning does not matter; the
-// budget's share is taken once, before the round.
+// rounds before this one, so the order of planning does not matter. With
+// a budget, what is left of it is shared, before the round, by the groups
+// that would run in it were there no budget (sharedBudget): a block that
+// finishes in this round on its own (its cells decided) takes no share,
+// which would leave the others' too small for a trial they could pay.
 func (r *run) planShared(blocks []*blockRun, round int) (map[string]map[int][]job, []*blockRun, error) {
-	plans := map[string]map[int][]job{}
-	var share time.Duration
 	if r.design.budget > 0 {
-		share = r.sharedBudget(blocks)
-	}
-	var running []*blockRun
-	for _, b := range blocks {
-		if r.design.budget > 0 {
+		share, err := r.sharedBudget(blocks, round)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, b := range blocks {
 			b.allowance = func(g *group) time.Duration { return g.spent + share }
 		}
+	}
+	plans := map[string]map[int][]job{}
+	var running []*blockRun
+	for _, b := range blocks {
 		jobs, err := r.planBlock(b, round)
 		if err != nil {
 			return nil, nil, err
@@ -160,17 +165,26 @@ func blockName(units []unit) string {
 }
 
 // sharedBudget is, in a run whose blocks run side by side, what each
-// group may spend beyond what it has spent: an even share of what is left of
-// the budget over the groups of the blocks still running. What a
-// finished block did not use goes to the others, as it goes to the
-// blocks after it in a run of one datapath.
-func (r *run) sharedBudget(running []*blockRun) time.Duration {
-	groups := 0
-	for _, o := range running {
-		groups += len(o.groups)
+// group may spend beyond what it has spent in round: an even share of
+// what is left of the budget over the groups that would run a trial in
+// it without a budget (planned so first: planning changes nothing but
+// the block's last plans, which the planning with the share replaces).
+// What a finished block did not use goes to the others, as it goes to
+// the blocks after it in a run of one datapath.
+func (r *run) sharedBudget(blocks []*blockRun, round int) (time.Duration, error) {
+	wanting := map[*group]bool{}
+	for _, b := range blocks {
+		b.allowance = func(*group) time.Duration { return 0 } // no budget
+		jobs, err := r.planBlock(b, round)
+		if err != nil {
+			return 0, err
+		}
+		for _, j := range jobs {
+			wanting[j.g] = true
+		}
 	}
 	left := max(r.design.budget-r.spent(), 0)
-	return left / time.Duration(max(groups, 1))
+	return left / time.Duration(max(len(wanting), 1)), nil
 }
 
 // roundOn runs one round's planned trials of one datapath (jobs per

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
@@ -199,6 +200,113 @@ func TestSharedRoundsResume(t *testing.T) {
 	}
 	if len(whole.stops) != 6 || !strings.Contains(fmt.Sprint(stopsByCell(whole.stops)), "budget n=2") {
 		t.Errorf("stops %v: want 6, some stopped by the budget after 2 trials (the test's point)", stopsByCell(whole.stops))
+	}
+}
+
+// runShared runs r's shared rounds with f's fake trials, every replica
+// count of a datapath in its round.
+func runShared(r *run, f *fakeTrials) error {
+	return r.sharedRounds(context.Background(), func(_ context.Context, _ study.Datapath, round int, plans map[int][]job) error {
+		for _, reps := range r.study.Spec.Replicas {
+			if err := r.runJobs(plans[reps], round, f.trial); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// decidedAtFour gives the 4-replica cells values that decide them at the
+// first look (macvlan 40% below bridge, host equal) and the 1-replica
+// cells ±6% that keep them running: the 4-replica block finishes while
+// the other goes on.
+func decidedAtFour(c results.Cell, round int) float64 {
+	k := len(c.Datapath) + c.Replicas
+	if c.Replicas == 4 {
+		m := map[string]float64{"bridge": 100, "host": 100, "macvlan": 60}[c.Datapath]
+		return m * (1 + 0.002*float64((round*7+k*3)%5-2))
+	}
+	return 100 * (1 + 0.06*float64((round*7+k*3)%5-2)/2)
+}
+
+// In the round where one block finishes on its own, the budget left is
+// shared by the blocks that go on: a cell is not stopped on the budget
+// while what is left pays for its trial and its baseline's. Before, the
+// finishing block took a share of that round too; host and macvlan at
+// 1 replica stopped "the remaining budget 7s cannot pay for another
+// trial (10s)" with 13.1 s left, and the run ended with it unspent.
+func TestSharedBudgetGoesToRunningBlocks(t *testing.T) {
+	s := datapathsStudy(t, "replicas=[1, 4]", "budget=104s")
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	f := &fakeTrials{r: r, value: decidedAtFour}
+	if err := runShared(r, f); err != nil {
+		t.Fatal(err)
+	}
+	left := s.Spec.Budget.Duration - r.spent()
+	budgetStops := 0
+	for _, st := range r.stops {
+		if st.Status != string(adaptive.Budget) {
+			continue
+		}
+		budgetStops++
+		pair := r.cellLog(st.Cell).meanWall() + r.cellLog(results.Cell{Datapath: "bridge", Tuning: st.Cell.Tuning,
+			Workload: st.Cell.Workload, Replicas: st.Cell.Replicas}).meanWall()
+		if st.Cell.Datapath != "bridge" && left >= pair {
+			t.Errorf("%s stopped on the budget (%s) with %s of it left, enough for its trial and bridge's (%s)",
+				cellID(st.Cell), st.Reason, left.Round(100*time.Millisecond), pair.Round(100*time.Millisecond))
+		}
+	}
+	if budgetStops == 0 {
+		t.Errorf("no cell stopped on the budget (the test's point): %v", stopsByCell(r.stops))
+	}
+}
+
+// A resumed run of shared rounds replays every trial the interrupted run
+// counted, in its round, whatever its own plan says, so stops.json's n
+// agrees with samples.jsonl and every counted trial's machine time is
+// spent; and it ends with a stop for the same cells. Its plan may differ
+// from the uninterrupted run's where a block finished before the cut
+// (its stops and machine time are taken at once): before, a resumed
+// run with --budget 112s stopped bridge at 1 replica after 4 trials
+// though the interrupted run had counted its fifth.
+func TestSharedResumeReplaysCountedTrials(t *testing.T) {
+	var log bytes.Buffer
+	for _, budget := range []string{"96s", "104s", "112s", "120s", "150s"} {
+		s := datapathsStudy(t, "replicas=[1, 4]", "budget="+budget)
+		whole := newRoundsRun(t, s, t.TempDir(), &log)
+		all := &fakeTrials{r: whole, value: decidedAtFour}
+		if err := runShared(whole, all); err != nil {
+			t.Fatal(err)
+		}
+		for cutAt := 1; cutAt < len(all.ran); cutAt++ {
+			cut := newRoundsRun(t, s, t.TempDir(), &log)
+			part := &fakeTrials{r: cut, stop: cutAt, value: decidedAtFour}
+			if err := runShared(cut, part); !errors.Is(err, errInterrupted) {
+				t.Fatalf("budget %s, cut after %d: %v", budget, cutAt, err)
+			}
+			res := resumeFrom(t, cut, &log, nil)
+			rest := &fakeTrials{r: res, value: decidedAtFour}
+			if err := runShared(res, rest); err != nil {
+				t.Fatal(err)
+			}
+			for k := range res.prev {
+				if res.done[k] {
+					t.Errorf("budget %s, cut after %d: %s trial %d counted before the cut, never replayed", budget, cutAt, cellID(k.cell), k.trial)
+				}
+			}
+			counted := map[results.Cell]int{}
+			for _, k := range append(append([]trialKey{}, part.ran...), rest.ran...) {
+				counted[k.cell]++
+			}
+			if len(res.stops) != len(whole.stops) {
+				t.Errorf("budget %s, cut after %d: %d stops, uninterrupted %d", budget, cutAt, len(res.stops), len(whole.stops))
+			}
+			for _, st := range res.stops {
+				if st.N != counted[st.Cell] {
+					t.Errorf("budget %s, cut after %d: %s stopped at n=%d, %d trials counted", budget, cutAt, cellID(st.Cell), st.N, counted[st.Cell])
+				}
+			}
+		}
 	}
 }
 

@@ -227,7 +227,14 @@ func (r *run) planBlock(b *blockRun, round int) ([]job, error) {
 			in[id] = true
 		}
 		for _, u := range g.units {
-			if in[cellID(u.cell)] {
+			// A trial the interrupted run counted is a fact: it is
+			// replayed in its round whatever the plan says. The plan can
+			// differ from that run's (the set-up time samples do not
+			// record, a budget shared by blocks that run side by side),
+			// and a counted trial left out would be in samples.jsonl and
+			// the cell's values but neither in its stop's n nor in the
+			// machine time spent.
+			if in[cellID(u.cell)] || r.done[trialKey{u.cell, round}] {
 				todo = append(todo, job{u, g})
 			}
 		}
