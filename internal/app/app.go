@@ -33,6 +33,10 @@ const (
 	// from 128+N so a script can tell "stopped, all undone" from "run
 	// cnibench cleanup".
 	ExitAbandoned = 3
+	// ExitOutput: the command's output could not be written (a closed
+	// pipe, a full disk). Apart from ExitFailure so that compare's exit 1
+	// means only a failed regression gate, never a table that was lost.
+	ExitOutput = 4
 )
 
 // InputError marks errors found before anything touched the host.
@@ -47,6 +51,14 @@ func inputErr(err error) error {
 	}
 	return &InputError{Err: err}
 }
+
+// outputError marks an error writing a command's output (ExitOutput).
+type outputError struct{ err error }
+
+func (e *outputError) Error() string { return e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
+
+func outputErr(err error) error { return &outputError{err: err} }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -72,6 +84,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var fe *study.FieldError
 	if errors.As(err, &ie) || errors.As(err, &fe) || isUsage(err) {
 		return ExitBadInput
+	}
+	var oe *outputError
+	if errors.As(err, &oe) {
+		return ExitOutput
 	}
 	return ExitFailure
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -32,55 +33,121 @@ study on two machines, on the local and the kube engine, or before and after a c
 --fail-if 'METRIC < -5%' (or '> +10%' for metrics where higher is worse) turns it into a
 regression gate: it exits 1 when a cell's change of METRIC is significant (B/A's
 interval at 1 - 0.05/m, m the cells judged, excludes 1: Bonferroni) and beyond the
-threshold; noise (an interval covering 1) never fails it. The metrics of the rules are compared even if --metric leaves them out.`,
+threshold; noise (an interval covering 1) never fails it. A cell B lost (every trial
+failed) or gave up (a trial failed every attempt) fails it whatever trials it left. The
+metrics of the rules are compared even if --metric leaves them out. Exit 1 means only a
+failed gate: bad input exits 2, output that could not be written 4. With --format csv or
+json, what the page says of the runs (one did not finish, their studies or machines
+differ) goes to stderr.`,
 		Example: "  cnibench compare results/rps-local results/rps-kube\n" +
 			"  cnibench compare before/ after/ --metric bitrate --metric retransmits\n" +
 			"  cnibench compare main/ pr/ --fail-if 'bitrate < -5%' --format csv",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			named := metrics
-			metrics = expandHeadline(metrics)
-			var rules []gate.Rule
-			for _, s := range failIf {
-				r, err := gate.Parse(s)
-				if err != nil {
-					return inputErr(err)
-				}
-				rules = append(rules, r)
-				metrics = appendMissing(metrics, r.Metric)
-			}
-			if format != "md" && format != "csv" && format != "json" {
-				return inputErr(fmt.Errorf("--format %q: one of md, csv, json", format))
-			}
-			a, err := loadRun(args[0])
-			if err != nil {
-				return fmt.Errorf("run A: %w", err)
-			}
-			b, err := loadRun(args[1])
-			if err != nil {
-				return fmt.Errorf("run B: %w", err)
-			}
-			if err := knownMetrics(named, rules, compare.Metrics(a.Samples, b.Samples)); err != nil {
-				return inputErr(err)
-			}
-			rows := compare.Runs(a.Samples, b.Samples, metrics, b.Marked)
-			verdicts, err := gate.Check(rules, compare.Cells(rows))
-			if err != nil {
-				return inputErr(err)
-			}
-			if err := compare.Write(cmd.OutOrStdout(), format, head(args[0], args[1], a, b), rows, verdicts); err != nil {
-				return err
-			}
-			if gate.Failed(verdicts) {
-				return errGateFailed
-			}
-			return nil
+			return runCompare(cmd, args[0], args[1], compareFlags{metrics, failIf, format})
 		},
 	}
 	cmd.Flags().StringArrayVar(&metrics, "metric", []string{headline}, "metric to compare (repeatable; \"headline\" for each workload's key metrics, \"\" for every metric both runs have)")
 	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "regression rule 'METRIC < -N%' or 'METRIC > +N%' (repeatable): exit 1 when a cell's change is significant and beyond it")
 	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
 	return cmd
+}
+
+// compareFlags are compare's flags as given.
+type compareFlags struct {
+	metrics, failIf []string
+	format          string
+}
+
+// runCompare compares run dirB with run dirA and applies the gate's
+// rules; the error says which of bad input (exit 2), an output that
+// could not be written (ExitOutput) or a failed gate (exit 1) it was.
+func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
+	if !slices.Contains(compare.Formats, f.format) {
+		return inputErr(fmt.Errorf("--format %q: one of %s", f.format, strings.Join(compare.Formats, ", ")))
+	}
+	metrics := expandHeadline(f.metrics)
+	rules, err := parseRules(f.failIf)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		metrics = appendMissing(metrics, r.Metric)
+	}
+	a, err := loadRun(dirA)
+	if err != nil {
+		return fmt.Errorf("run A: %w", err)
+	}
+	b, err := loadRun(dirB)
+	if err != nil {
+		return fmt.Errorf("run B: %w", err)
+	}
+	if err := knownMetrics(f.metrics, rules, compare.Metrics(a.Samples, b.Samples)); err != nil {
+		return inputErr(err)
+	}
+	rows := compare.Runs(a, b, metrics)
+	verdicts, err := gate.Check(rules, compare.Cells(rows))
+	if err != nil {
+		return inputErr(err)
+	}
+	h := head(dirA, dirB, a, b)
+	warn(cmd.ErrOrStderr(), rules, f.format, h, rows)
+	if err := compare.Write(cmd.OutOrStdout(), f.format, h, rows, verdicts); err != nil {
+		return outputErr(fmt.Errorf("writing the comparison of %s and %s (--format %s) to standard output: %w%s", dirA, dirB, f.format, err,
+			gateNote(verdicts)))
+	}
+	if gate.Failed(verdicts) {
+		return errGateFailed
+	}
+	return nil
+}
+
+// gateNote tells the gate's verdict when the table that shows it could
+// not be written: the exit code then says the output failed, not how
+// the gate went.
+func gateNote(verdicts []gate.Verdict) string {
+	switch {
+	case len(verdicts) == 0:
+		return ""
+	case gate.Failed(verdicts):
+		return " (the regression gate failed)"
+	}
+	return " (the regression gate passed)"
+}
+
+// parseRules reads the --fail-if rules.
+func parseRules(texts []string) ([]gate.Rule, error) {
+	var rules []gate.Rule
+	for _, s := range texts {
+		r, err := gate.Parse(s)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// warn prints on stderr, once the input is known good (bad input is one
+// line): each rule that fails on an improvement of its metric
+// (gate.Rule.Warning: legitimate, "must improve by 5%", but more often a
+// slip of the sign that would fail CI on a good change), and for csv and
+// json, which have no place for them in the table, the page's words on
+// the runs (a partial run, runs that differ, cells bound by one core),
+// which a CI log then keeps.
+func warn(stderr io.Writer, rules []gate.Rule, format string, h compare.Head, rows []compare.Row) {
+	var lines []string
+	for _, r := range rules {
+		if w := r.Warning(); w != "" {
+			lines = append(lines, w)
+		}
+	}
+	if format != "md" {
+		lines = append(lines, compare.Warnings(h, rows)...)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(stderr, "warning: "+l)
+	}
 }
 
 // headline stands for the workloads' key metrics (analysis.HeadlineMetrics:

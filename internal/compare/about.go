@@ -19,7 +19,8 @@ type Head struct {
 	// "" for a run without env.json.
 	AboutA, AboutB string
 	// Differ lists what differs between the runs' environments ("kernel
-	// 6.1.0-13 / 6.18.4"): what a difference in the table may come from
+	// 6.1.0-13 / 6.18.4") and studies ("study duration 10s / 30s",
+	// StudyDifferences): what a difference in the table may come from
 	// besides the change under test.
 	Differ []string
 	// Same says that A and B are one run directory.
@@ -48,6 +49,7 @@ func NewHead(dirA, dirB string, a, b *results.Run) Head {
 	if a.HasEnv && b.HasEnv {
 		h.Differ = Differences(a.Env, b.Env, ranBoth(a.Samples, b.Samples))
 	}
+	h.Differ = append(h.Differ, StudyDifferences(a.Study, b.Study)...)
 	return h
 }
 
@@ -184,4 +186,56 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// notes are what the page says of the two runs above its table: a run
+// that did not finish, A and B one directory, and what differs between
+// them besides the change under test.
+func (h Head) notes() []string {
+	var out []string
+	for _, u := range []struct {
+		side, dir     string
+		unfinished, n int
+	}{{"A", h.A, h.UnfinishedA, h.CellsA}, {"B", h.B, h.UnfinishedB, h.CellsB}} {
+		if u.unfinished > 0 {
+			out = append(out, fmt.Sprintf("%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
+				"and are judged on the trials they have (continue it with: %s)", u.side, u.unfinished, u.n,
+				cmdline.Quote([]string{"cnibench", "run", "--resume", u.dir})))
+		}
+	}
+	if h.Same {
+		out = append(out, "A and B are the same run directory: every ratio is 1 by construction, and the table says nothing about a change.")
+	}
+	if len(h.Differ) > 0 {
+		out = append(out, fmt.Sprintf("The runs differ in: %s (besides any change under test, these may move the numbers)", strings.Join(h.Differ, "; ")))
+	}
+	return out
+}
+
+// Warnings are the page's words on the two runs, one line each, for the
+// formats whose table has no place for them (csv, json), which print
+// them on stderr so that a CI log keeps them: the notes above the table,
+// that no cell matched (with what each run holds), and the cells one
+// core bound, whose table comes after the rows.
+func Warnings(h Head, rows []Row) []string {
+	out := h.notes()
+	if len(rows) == 0 {
+		out = append(out, fmt.Sprintf("no cell and metric appear in both runs: A = %s: %s; B = %s: %s", h.A, h.HoldsA, h.B, h.HoldsB))
+	}
+	if len(h.Bound) > 0 {
+		var cells []string
+		for _, b := range h.Bound {
+			cells = append(cells, fmt.Sprintf("%s (%s node: A %s, B %s)", b.Key, b.Node, boundWord(b.ABound), boundWord(b.BBound)))
+		}
+		out = append(out, fmt.Sprintf("bound by one core in A or B, so a ratio may compare one core's limit with another "+
+			"(docs/statistics.md, \"Bound by one core\"): %s", strings.Join(cells, "; ")))
+	}
+	return out
+}
+
+func boundWord(bound bool) string {
+	if bound {
+		return "bound"
+	}
+	return "not bound"
 }

@@ -12,10 +12,8 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
-	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
@@ -34,8 +32,17 @@ type Row struct {
 	// from them at its own confidence).
 	XA, XB []float64
 	// Missing: A has the cell and metric, B tried the cell but has no
-	// value for it (every trial failed).
+	// counted trial of it (every trial failed, or it gave the cell up
+	// before its first).
 	Missing bool
+	// NotMeasured: B has counted trials of the cell, but none has a
+	// value of the metric, which B measured in other cells.
+	NotMeasured bool
+	// GaveUp is why B's runner gave the cell up (stops.json's failed, or
+	// a trial whose every attempt failed); "" when it did not. A cell B
+	// gave up may have trials from before: they are shown, but the gate
+	// fails it whatever they say.
+	GaveUp string
 	// WideA and WideB: in that run the cell's trials spread far more than
 	// those of its other cells of the workload, impairment and headline
 	// metric (wideCells).
@@ -59,27 +66,18 @@ type key struct {
 
 // Runs matches the scalar metrics of two runs' counted samples. metrics
 // limits the metrics compared (empty, or an entry "": every metric both
-// runs have). bMarked are B's marked attempts (failed, disturbed): a cell
-// of A that B tried (it has marked attempts) but has no value of a
-// metric for is a row too, marked Missing, so a cell whose every trial
-// failed in B shows; a cell B never ran is left out, as before.
-func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []Row {
-	va, vb := values(a), values(b)
-	tried := map[key]bool{}
-	for _, s := range bMarked {
-		tried[cellKey(s.Cell, "")] = true
-	}
-	p := newPairing(a, b)
+// runs have). A cell of A that B has no value of a metric for is a row
+// too when B tried it and has no counted trial of it (Missing: every
+// trial failed), or when B's counted trials of it lack a metric B
+// measured elsewhere (NotMeasured); a cell B never ran is left out. A
+// cell B gave up (GaveUp) is marked whatever trials it left.
+func Runs(a, b *results.Run, metrics []string) []Row {
+	va, vb := values(a.Samples), values(b.Samples)
+	bs := newBSide(b)
+	p := newPairing(a.Samples, b.Samples)
 	wa, wb := wideCells(va), wideCells(vb)
-	da, db := disturbedCells(a), disturbedCells(b)
-	want := map[string]bool{}
-	for _, m := range metrics {
-		if m == "" {
-			want = map[string]bool{}
-			break
-		}
-		want[m] = true
-	}
+	da, db := disturbedCells(a.Samples), disturbedCells(b.Samples)
+	want := wanted(metrics)
 	var rows []Row
 	for k, xs := range va {
 		if len(want) > 0 && !want[k.metric] {
@@ -87,8 +85,11 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		}
 		kb := p.inB(k)
 		ys, ok := vb[kb]
-		if !ok && !tried[cellOf(kb)] {
-			continue
+		why := present
+		if !ok {
+			if why = bs.absent(kb); why == notRun {
+				continue
+			}
 		}
 		// The same comparison the summary makes of a tuning against its
 		// baseline: Fieller's ratio and Welch's p of B against A.
@@ -96,13 +97,14 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		rows = append(rows, Row{
 			Key: p.name(k), Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
-			XA: xs, XB: ys, Missing: !ok, WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], cell: cellOf(k),
+			XA: xs, XB: ys, Missing: why == missing, NotMeasured: why == notMeasured, GaveUp: bs.gaveUp[cellOf(kb)],
+			WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], cell: cellOf(k),
 		})
 	}
 	// Cells in the order run A measured them first (the study's order
 	// of datapaths, tunings and replica counts, as its report has them),
 	// not by name, which put rfs+ before rfs and r=16 before r=4.
-	first := firstSeen(a)
+	first := firstSeen(a.Samples)
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].Metric != rows[j].Metric {
 			return rows[i].Metric < rows[j].Metric
@@ -113,6 +115,18 @@ func Runs(a, b []results.Sample, metrics []string, bMarked []results.Sample) []R
 		return rows[i].Key < rows[j].Key
 	})
 	return rows
+}
+
+// wanted is the set of metrics to compare; empty: every metric.
+func wanted(metrics []string) map[string]bool {
+	want := map[string]bool{}
+	for _, m := range metrics {
+		if m == "" {
+			return map[string]bool{}
+		}
+		want[m] = true
+	}
+	return want
 }
 
 // pairing matches A's cells to B's. Runs of one datapath each are
@@ -247,21 +261,8 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 		}
 		fmt.Fprintln(w, line)
 	}
-	for _, u := range []struct {
-		side, dir     string
-		unfinished, n int
-	}{{"A", h.A, h.UnfinishedA, h.CellsA}, {"B", h.B, h.UnfinishedB, h.CellsB}} {
-		if u.unfinished > 0 {
-			fmt.Fprintf(w, "\n%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
-				"and are judged on the trials they have (continue it with: %s)\n", u.side, u.unfinished, u.n,
-				cmdline.Quote([]string{"cnibench", "run", "--resume", u.dir}))
-		}
-	}
-	if h.Same {
-		fmt.Fprintln(w, "\nA and B are the same run directory: every ratio is 1 by construction, and the table says nothing about a change.")
-	}
-	if len(h.Differ) > 0 {
-		fmt.Fprintf(w, "\nThe runs differ in: %s (besides any change under test, these may move the numbers)\n", strings.Join(h.Differ, "; "))
+	for _, note := range h.notes() {
+		fmt.Fprintf(w, "\n%s\n", note)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
@@ -286,12 +287,8 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 				delta = true
 			}
 		}
-		b := sc.SummaryCI(r.B)
-		if r.Missing {
-			b = "missing (no value in B)"
-		}
 		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d%s | %s | %s |\n", markdown.Cell(r.Key), r.Metric, sc.Unit,
-			sc.SummaryCI(r.A), b, r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
+			sc.SummaryCI(r.A), markdown.Cell(bText(r, sc.SummaryCI(r.B))), r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
 			return err
 		}
 	}
@@ -299,6 +296,23 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 		return err
 	}
 	return writeOneCoreMarkdown(w, h.Bound)
+}
+
+// bText is B's column of a row: its summary, or why it has none, and
+// that B gave the cell up with why (the trials it left before are not
+// the cell's whole story, and the gate fails it).
+func bText(r Row, summary string) string {
+	switch {
+	case r.Missing && r.GaveUp != "":
+		return "missing: B gave the cell up (" + r.GaveUp + ")"
+	case r.Missing:
+		return "missing (no value in B: every trial of the cell failed there)"
+	case r.NotMeasured:
+		return "not measured in B (its trials of the cell have no value of " + r.Metric + ")"
+	case r.GaveUp != "":
+		return summary + "; B gave the cell up (" + r.GaveUp + ")"
+	}
+	return summary
 }
 
 // methodNote says how the table's numbers were computed: the two runs'

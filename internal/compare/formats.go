@@ -28,7 +28,8 @@ func Cells(rows []Row) []gate.Cell {
 			}
 			return d.Format(v) + " " + d.Unit
 		}
-		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, Show: show}
+		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, NotMeasured: r.NotMeasured,
+			GaveUp: r.GaveUp, Show: show}
 	}
 	return out
 }
@@ -110,7 +111,7 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	fail := failures(vs)
 	_ = cw.Write([]string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
 		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
-		"disturbed_a", "disturbed_b"})
+		"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b"})
 	for _, r := range rows {
 		rules := ""
 		for i, t := range fail[r.Key+"\x00"+r.Metric] {
@@ -123,7 +124,8 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			strconv.Itoa(r.A.N), num(r.A.Mean), num(ci(r.A).CI95Low), num(ci(r.A).CI95High),
 			strconv.Itoa(r.B.N), num(r.B.Mean), num(ci(r.B).CI95Low), num(ci(r.B).CI95High),
 			num(r.Ratio.Ratio), num(bounds(r.Ratio).Low), num(bounds(r.Ratio).High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules,
-			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB), strconv.Itoa(r.DisturbedA), strconv.Itoa(r.DisturbedB)})
+			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB), strconv.Itoa(r.DisturbedA), strconv.Itoa(r.DisturbedB),
+			strconv.FormatBool(r.NotMeasured), r.GaveUp})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -165,6 +167,10 @@ type jsonRow struct {
 	// disturbed in that run.
 	DisturbedA int `json:"disturbed_a,omitempty"`
 	DisturbedB int `json:"disturbed_b,omitempty"`
+	// NotMeasuredInB: B's trials of the cell lack the metric; GaveUpB:
+	// why B's runner gave the cell up.
+	NotMeasuredInB bool   `json:"not_measured_in_b,omitempty"`
+	GaveUpB        string `json:"gave_up_b,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -200,7 +206,7 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(ci(r.B).CI95Low), jsonNum(ci(r.B).CI95High)},
 			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(bounds(r.Ratio).Low), RatioHigh: jsonNum(bounds(r.Ratio).High),
 			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: fail[r.Key+"\x00"+r.Metric],
-			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB})
+			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB, NotMeasuredInB: r.NotMeasured, GaveUpB: r.GaveUp})
 	}
 	for _, v := range vs {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{v.Rule.Text, v.Cell.Key, v.Fail, v.Why})

@@ -3,7 +3,7 @@
 // change of that metric from run A to run B is both significant (its
 // interval of B/A, Bonferroni-corrected over the cells judged, excludes
 // 1) and beyond the threshold (the estimated change is below -5%), or
-// when B lacks a cell A has. Both conditions, so that noise fails a CI
+// when B lacks a cell A has or gave it up. Both conditions, so that noise fails a CI
 // job in at most 5% of runs (an interval covering 1 passes, however
 // large the estimate) and a real but negligible change does not fail it
 // (a significant -1% passes a -5% rule).
@@ -76,6 +76,13 @@ type Cell struct {
 	// Missing: A has the cell and B none of its values (B tried it and
 	// every trial failed).
 	Missing bool
+	// NotMeasured: B's trials of the cell have no value of the metric
+	// (B measured it in other cells): not judged, and no cell of the
+	// metric for Check's "no cell has it".
+	NotMeasured bool
+	// GaveUp is why B's runner gave the cell up ("" when it did not):
+	// the cell fails whatever trials it left before.
+	GaveUp string
 	// Show renders a value of the metric with its unit for messages
 	// ("12.06 Gbit/s"); nil: the plain number.
 	Show func(float64) string
@@ -85,7 +92,8 @@ type Cell struct {
 type Verdict struct {
 	Rule Rule
 	Cell Cell
-	// Fail: significant and beyond the threshold, or missing in B.
+	// Fail: significant and beyond the threshold, or missing in B or
+	// given up there.
 	Fail bool
 	// Why says which condition decided, for the CI log.
 	Why string
@@ -98,14 +106,15 @@ type Verdict struct {
 // confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
 // 20 cells of pure noise would fail a gate in about two runs of three;
 // this way noise fails it in at most 5% of runs however many cells the
-// study has. A cell in A that B lacks fails: a change that breaks a
-// cell must not pass because it left nothing to compare.
+// study has. A cell in A that B lacks or gave up fails: a change that
+// breaks a cell must not pass because it left too little to compare. A
+// cell whose trials in B lack the metric is no cell of it here.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
 	m := 0
 	for _, r := range rules {
 		seen := false
 		for _, c := range cells {
-			if c.Metric == r.Metric {
+			if c.Metric == r.Metric && !c.NotMeasured {
 				seen = true
 				if judged(c) {
 					m++
@@ -131,20 +140,17 @@ func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
 	return out, nil
 }
 
-// judged: the cell has an interval to judge (two values on each side).
-func judged(c Cell) bool { return !c.Missing && len(c.A) >= 2 && len(c.B) >= 2 }
+// judged: the cell has an interval to judge (two values on each side,
+// and B neither lost nor gave it up).
+func judged(c Cell) bool {
+	return !c.Missing && !c.NotMeasured && c.GaveUp == "" && len(c.A) >= 2 && len(c.B) >= 2
+}
 
 func judge(r Rule, c Cell, conf float64) Verdict {
+	if why, fail, ok := unjudged(c); ok {
+		return Verdict{Rule: r, Cell: c, Fail: fail, Why: why}
+	}
 	v := Verdict{Rule: r, Cell: c}
-	if c.Missing {
-		v.Fail = true
-		v.Why = "no value in B (every trial of the cell failed there): not measured"
-		return v
-	}
-	if !judged(c) {
-		v.Why = fmt.Sprintf("%d trial(s) in A, %d in B: no interval with fewer than 2 on a side, not judged", len(c.A), len(c.B))
-		return v
-	}
 	ci := stats.RatioAt(c.B, c.A, conf)
 	level := fmt.Sprintf("%.4g%%", 100*conf)
 	var change float64
@@ -186,6 +192,29 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 		v.Why = fmt.Sprintf("significant change %+.1f%% (%s) within the threshold %+.1f%%", 100*change, shown, 100*r.Change)
 	}
 	return v
+}
+
+// unjudged is the verdict on a cell without an interval to judge (ok),
+// and whether it fails. A cell B gave up or lost fails: a change that
+// breaks a cell must not pass because it left too little to compare,
+// even one trial from before the runner gave up (its change, however
+// large, would otherwise be "not judged"). A metric B's trials lack and
+// a side of one trial are not judged.
+func unjudged(c Cell) (why string, fail, ok bool) {
+	switch {
+	case c.GaveUp != "" && c.Missing:
+		return fmt.Sprintf("B gave the cell up (%s): no trial of it counted there", c.GaveUp), true, true
+	case c.GaveUp != "":
+		return fmt.Sprintf("B gave the cell up (%s), %d trial(s) counted before: a broken cell fails however its trials compare",
+			c.GaveUp, len(c.B)), true, true
+	case c.Missing:
+		return "no value in B (every trial of the cell failed there): not measured", true, true
+	case c.NotMeasured:
+		return fmt.Sprintf("not measured in B (its trials of the cell have no value of %s): not judged", c.Metric), false, true
+	case !judged(c):
+		return fmt.Sprintf("%d trial(s) in A, %d in B: no interval with fewer than 2 on a side, not judged", len(c.A), len(c.B)), false, true
+	}
+	return "", false, false
 }
 
 // Failed reports whether any verdict fails the gate.

@@ -151,3 +151,65 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckGaveUp: a cell B's runner gave up fails its rules whatever
+// trials it left: one survivor at par or at -80% (which, one trial on a
+// side, was "not judged" and passed), five good ones, or none; the
+// reason says B gave it up and why. A cell whose trials in B lack the
+// metric is not judged, and a rule all of whose cells are so is an
+// error (no cell of both runs has it), not a pass.
+func TestCheckGaveUp(t *testing.T) {
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	base := around(10e9, 0.02, 5)
+	const why = "trial 2 failed 3 attempts; last: iperf3: connection refused"
+	for _, tc := range []struct {
+		name string
+		cell Cell
+		want string
+	}{
+		{"one survivor at par", Cell{Metric: "bitrate", A: base, B: []float64{10e9}, GaveUp: why}, "B gave the cell up (" + why + "), 1 trial(s) counted before"},
+		{"one survivor at -80%", Cell{Metric: "bitrate", A: base, B: []float64{2e9}, GaveUp: why}, "B gave the cell up"},
+		{"five good trials", Cell{Metric: "bitrate", A: base, B: base, GaveUp: why}, "a broken cell fails however its trials compare"},
+		{"none left", Cell{Metric: "bitrate", A: base, Missing: true, GaveUp: why}, "B gave the cell up (" + why + "): no trial of it counted there"},
+	} {
+		vs, err := Check([]Rule{drop}, []Cell{tc.cell})
+		if err != nil || len(vs) != 1 || !vs[0].Fail || !strings.Contains(vs[0].Why, tc.want) {
+			t.Errorf("%s: %+v %v, want a failure whose reason contains %q", tc.name, vs, err, tc.want)
+		}
+	}
+	unmeasured := Cell{Key: "rfs", Metric: "bitrate", A: base, NotMeasured: true}
+	vs, err := Check([]Rule{drop}, []Cell{{Key: "baseline", Metric: "bitrate", A: base, B: base}, unmeasured})
+	if err != nil || len(vs) != 2 || Failed(vs) || !strings.Contains(vs[1].Why, "not measured in B") {
+		t.Errorf("a cell B's trials lack the metric of: %+v %v, want it not judged and the gate passed", vs, err)
+	}
+	if _, err := Check([]Rule{drop}, []Cell{unmeasured}); err == nil || !strings.Contains(err.Error(), `no cell of both runs has metric "bitrate"`) {
+		t.Errorf("a rule whose every cell B's trials lack the metric of: %v, want no cell of both runs", err)
+	}
+}
+
+// TestRuleWarning: a rule that fails on an improvement of its metric
+// (by stats.DirectionOf) says so, with the regression gate of the same
+// size; one that fails on regressions only says nothing.
+func TestRuleWarning(t *testing.T) {
+	for in, want := range map[string]string{
+		"bitrate < -5%":  "",
+		"bitrate < 0%":   "",
+		"rtt_us > +10%":  "",
+		"rtt_us > 0%":    "",
+		"bitrate < 5%":   "rule 'bitrate < 5%' fails when bitrate rises by less than 5%, improvements included; for a regression gate write 'bitrate < -5%'",
+		"bitrate > 5%":   "rule 'bitrate > 5%' fails when bitrate rises by more than 5%, an improvement (bitrate is better higher); for a regression gate write 'bitrate < -5%'",
+		"rtt_us < -10%":  "rule 'rtt_us < -10%' fails when rtt_us falls by more than 10%, an improvement (rtt_us is better lower); for a regression gate write 'rtt_us > +10%'",
+		"rtt_us > -10%":  "rule 'rtt_us > -10%' fails when rtt_us falls by less than 10%, improvements included; for a regression gate write 'rtt_us > +10%'",
+		"rtt_us < 2.5%":  "rule 'rtt_us < 2.5%' fails when rtt_us rises by less than 2.5% or falls, an improvement (rtt_us is better lower); for a regression gate write 'rtt_us > +2.5%'",
+		"bitrate > 0%":   "rule 'bitrate > 0%' fails when bitrate rises, an improvement (bitrate is better higher); for a regression gate write 'bitrate < 0%'",
+		"retransmits<5%": "rule 'retransmits<5%' fails when retransmits rises by less than 5% or falls, an improvement (retransmits is better lower); for a regression gate write 'retransmits > +5%'",
+	} {
+		r, err := Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Warning(); got != want {
+			t.Errorf("%q: warning\n  %q\nwant\n  %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// gateStudy is the study.yaml of the recorded runs below.
+const gateStudy = "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: gate}\nspec:\n  datapaths: [bridge]\n" +
+	"  tunings: [baseline]\n  workloads: [{name: tcp, tool: iperf3}]\n  trials: 5\n  duration: 10s\n"
+
+// recorded is one attempt of a recorded run, at bridge/baseline/tcp/r=1:
+// a bitrate, or 0 for a failed attempt.
+type recorded struct {
+	trial, attempt int
+	bitrate        float64
+}
+
+// writeAttempts writes a run directory of the given attempts, its study
+// and, unless nil, its stops.json, as the runner writes them.
+func writeAttempts(t *testing.T, studyYAML string, attempts []recorded, stops []results.Stop) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy([]byte(studyYAML)); err != nil {
+		t.Fatal(err)
+	}
+	cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	for _, a := range attempts {
+		s := results.Sample{Cell: cell, Trial: a.trial, Attempt: a.attempt, Metrics: map[string]float64{results.MetricBitrate: a.bitrate}}
+		if a.bitrate == 0 {
+			s.Metrics, s.Error, s.Discarded = map[string]float64{}, "iperf3: connection refused", "failed"
+		}
+		if err := w.AppendSample(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stops != nil {
+		if err := w.WriteStops(stops); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed+1)) }
+
+// TestCompareGateGaveUp: B's runner gave the cell up at trial 2 (three
+// failed attempts) after a counted trial 1. Whether that trial is at par
+// or at -80%, and whether stops.json says so or only the attempts do (a
+// fixed design), the gate fails (it passed, "not judged": one trial was
+// too few to judge), saying B gave the cell up and why; with no trial
+// left it fails too, as before.
+func TestCompareGateGaveUp(t *testing.T) {
+	var fine []recorded
+	for i, v := range []float64{10e9, 10.1e9, 9.9e9, 10.05e9, 9.95e9} {
+		fine = append(fine, recorded{i + 1, 1, v})
+	}
+	a := writeAttempts(t, gateStudy, fine, nil)
+	failed := []recorded{{2, 1, 0}, {2, 2, 0}, {2, 3, 0}}
+	const why = "trial 2 failed 3 attempts; last: iperf3: connection refused"
+	stop := []results.Stop{{Cell: results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}, Metric: results.MetricBitrate,
+		Status: "failed", N: 2, Valid: 1, Failed: why}}
+	for _, c := range []struct {
+		name     string
+		attempts []recorded
+		stops    []results.Stop
+		want     string
+	}{
+		{"survivor at par, stops.json", append([]recorded{{1, 1, 10e9}}, failed...), stop, "B gave the cell up (" + why + "), 1 trial(s) counted before"},
+		{"survivor at -80%, stops.json", append([]recorded{{1, 1, 2e9}}, failed...), stop, "B gave the cell up (" + why + ")"},
+		{"survivor at par, attempts only", append([]recorded{{1, 1, 10e9}}, failed...), nil, "B gave the cell up (" + why + ")"},
+		{"nothing left", []recorded{{1, 1, 0}, {1, 2, 0}, {1, 3, 0}}, nil, "B gave the cell up (trial 1 failed 3 attempts"},
+	} {
+		b := writeAttempts(t, gateStudy, c.attempts, c.stops)
+		code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+		if code != ExitFailure || !strings.Contains(out, c.want) || !strings.Contains(out, "**FAIL**") {
+			t.Errorf("%s: exit %d, want %d and %q\n%s%s", c.name, code, ExitFailure, c.want, out, errs)
+		}
+	}
+}
+
+// TestCompareGateNotMeasured: a failed attempt of a cell whose counted
+// trials in B lack the metric no longer makes it "missing" (a failed
+// gate): the table says it is not measured in B, and the gate judges
+// the cells that have it; a metric no counted trial of B has is bad
+// input, whatever B's failed attempts.
+func TestCompareGateNotMeasured(t *testing.T) {
+	bit := func(v float64) map[string]float64 {
+		return map[string]float64{results.MetricBitrate: v, results.MetricRetransmits: 1}
+	}
+	retx := map[string]float64{results.MetricRetransmits: 1}
+	a := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {bit(12e9), bit(12.1e9), bit(11.9e9)}})
+	b := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {retx, nil, retx, retx}})
+	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+	if code != ExitOK || !strings.Contains(out, "not measured in B") || strings.Contains(out, "missing") {
+		t.Errorf("rfs counted in B without bitrate, one failed attempt: exit %d, want %d and \"not measured in B\"\n%s%s", code, ExitOK, out, errs)
+	}
+	none := writeRun(t, map[string][]map[string]float64{"baseline": {retx, retx, retx}, "rfs": {retx, nil, retx}})
+	code, _, errs = compareExit(t, a, none, "--fail-if", "bitrate < -5%")
+	if code != ExitBadInput || !strings.Contains(errs, `no cell of both runs has metric "bitrate"`) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("B has bitrate in no counted trial: exit %d, want %d with one line\n%s", code, ExitBadInput, errs)
+	}
+}
+
+// TestCompareStudyDiffers: runs of different studies (another name, a
+// longer duration, another tcp length) are compared, and every format
+// says how they differ: the page and the JSON's differ, and csv's and
+// json's stderr; trial counts are no difference.
+func TestCompareStudyDiffers(t *testing.T) {
+	a := runDir(t, randFor(1), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	b := runDir(t, randFor(2), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	if err := os.WriteFile(filepath.Join(a, results.StudyFile), []byte(gateStudy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := strings.NewReplacer("name: gate", "name: gate-pr", "duration: 10s", "duration: 30s", "trials: 5", "trials: 9",
+		"{name: tcp, tool: iperf3}", "{name: tcp, tool: iperf3, length: 64K}").Replace(gateStudy)
+	if err := os.WriteFile(filepath.Join(b, results.StudyFile), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const differ = "study gate / gate-pr; study duration 10s / 30s; study workload tcp length (none) / 64K"
+	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+	if code != ExitOK || !strings.Contains(out, "The runs differ in: "+differ+" (besides") || strings.Contains(out, "study trials") {
+		t.Errorf("md: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = compareExit(t, a, b, "--format", "csv")
+	if code != ExitOK || !strings.Contains(errs, "warning: The runs differ in: "+differ) {
+		t.Errorf("csv: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs = compareExit(t, a, b, "--format", "json")
+	var doc struct {
+		Differ []string `json:"differ"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || strings.Join(doc.Differ, "; ") != differ ||
+		!strings.Contains(errs, "warning: The runs differ in: ") {
+		t.Errorf("json: exit %d, %v %+v, stderr %q", code, err, doc, errs)
+	}
+}
+
+// TestCompareWarnsFailIfOnImprovement: a rule that fails on an
+// improvement is accepted (a gate may require one) with one warning line
+// that shows the regression gate; a regression gate has none.
+func TestCompareWarnsFailIfOnImprovement(t *testing.T) {
+	a := runDir(t, randFor(3), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	b := runDir(t, randFor(4), 5, map[string]float64{"baseline": 10.2e9}, 0.02)
+	// +2% is significant and below +5%: the rule fails on it, as written.
+	code, _, errs := compareExit(t, a, b, "--fail-if", "bitrate < 5%")
+	const want = "warning: rule 'bitrate < 5%' fails when bitrate rises by less than 5%, improvements included; for a regression gate write 'bitrate < -5%'\n"
+	if !strings.HasPrefix(errs, want) || strings.Count(errs, "warning:") != 1 || code != ExitFailure {
+		t.Errorf("exit %d, stderr %q, want %d and %q", code, errs, ExitFailure, want)
+	}
+	if code, _, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%"); code != ExitOK || errs != "" {
+		t.Errorf("a regression gate: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestCompareCSVWarnings: the page's words on the runs (a run that did
+// not finish, one directory twice) reach a CI log with csv on stderr,
+// and stdout stays the CSV.
+func TestCompareCSVWarnings(t *testing.T) {
+	adaptive := strings.Replace(gateStudy, "trials: 5", "trials: {min: 3, max: 5}", 1)
+	a := writeAttempts(t, adaptive, []recorded{{1, 1, 10e9}, {2, 1, 10.1e9}, {3, 1, 9.9e9}}, nil)
+	code, out, errs := compareExit(t, a, a, "--format", "csv")
+	if code != ExitOK || !strings.HasPrefix(out, "cell,metric,") || !strings.Contains(errs, "warning: A did not finish: 1 of its 1 cells") ||
+		!strings.Contains(errs, "warning: B did not finish") || !strings.Contains(errs, "warning: A and B are the same run directory") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}
+
+// failingWriter fails every write, as a closed pipe or a full disk do.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestCompareOutputError: a table that cannot be written exits
+// ExitOutput, not 1 (a failed gate) whatever the gate said, and the one
+// line names what was written where, and the gate's verdict.
+func TestCompareOutputError(t *testing.T) {
+	a := runDir(t, randFor(5), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	slow := runDir(t, randFor(6), 5, map[string]float64{"baseline": 8e9}, 0.02)
+	for _, c := range []struct {
+		format, verdict string
+	}{{"md", "(the regression gate failed)"}, {"csv", "(the regression gate failed)"}, {"json", "(the regression gate failed)"}} {
+		var errb strings.Builder
+		code := Main(context.Background(), []string{"compare", a, slow, "--format", c.format, "--fail-if", "bitrate < -5%"}, failingWriter{}, &errb)
+		if code != ExitOutput || !strings.Contains(errb.String(), "writing the comparison of "+a+" and "+slow+" (--format "+c.format+") to standard output") ||
+			!strings.Contains(errb.String(), "no space left on device") || !strings.Contains(errb.String(), c.verdict) {
+			t.Errorf("%s: exit %d, want %d\n%s", c.format, code, ExitOutput, errb.String())
+		}
+	}
+}
