@@ -48,6 +48,14 @@ func TestGaveUpMarked(t *testing.T) {
 	if rows[0].GaveUp != "trial 2 failed 3 attempts; last: timeout" {
 		t.Errorf("stops.json's reason not taken: %q", rows[0].GaveUp)
 	}
+	// A cell the budget did not reach was not given up: nothing failed.
+	skipped := &results.Run{Samples: b.Samples, Stops: []results.Stop{{Cell: b.Samples[1].Cell, Metric: results.MetricBitrate,
+		Status: "budget", Failed: "budget spent before this block"}}}
+	for _, r := range Runs(counted(a), skipped, []string{results.MetricBitrate}) {
+		if r.GaveUp != "" || r.Missing {
+			t.Errorf("a cell the budget did not reach taken for given up: %+v", r)
+		}
+	}
 	var md, js bytes.Buffer
 	if err := WriteMarkdown(&md, Head{A: "a", B: "b"}, rows); err != nil {
 		t.Fatal(err)
