@@ -73,6 +73,50 @@ func TestPairMetricsUDPAllLost(t *testing.T) {
 	}
 }
 
+// With -R the client receives: a reverse UDP test that got nothing saw
+// no gap in sequence numbers and reports 0 of 0 lost, and iperf3 fills
+// the client's end.sum_sent.packets with the server's count. Before, the
+// client's count was taken only without -R, so a reverse loss-ceiling
+// probe at a rate that dropped everything passed at 0% loss.
+func TestPairMetricsReverseUDPAllLost(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		lostPct, sent, recvd float64
+	}{
+		{"udp-reverse", 0, 1144, 1144},
+		{"udp-reverse-none", 100, 153, 0},
+	} {
+		s, err := ParseServer(readTestdata(t, tc.name+"-server.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ParseClient(readTestdata(t, tc.name+"-client.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Reverse || c.SentPackets != tc.sent {
+			t.Fatalf("%s: reverse %v, sent packets %v; want -R and the fixture's %v", tc.name, c.Reverse, c.SentPackets, tc.sent)
+		}
+		m, _, err := pairMetrics(s, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m[MetricLostPct] != tc.lostPct {
+			t.Errorf("%s: lost %v%% (%v of %v), want %v%%", tc.name, m[MetricLostPct], m[MetricLost], m[MetricPackets], tc.lostPct)
+		}
+		if tc.recvd == 0 && m[results.MetricBitrate] != 0 {
+			t.Errorf("%s: bitrate %v with nothing received", tc.name, m[results.MetricBitrate])
+		}
+		out, err := probeOutcome(trialMetrics([]map[string]float64{m}), MetricSenderBitrate, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.LossPct != tc.lostPct {
+			t.Errorf("%s: a ceiling probe reads %v%% loss, want %v%%", tc.name, out.LossPct, tc.lostPct)
+		}
+	}
+}
+
 func TestPairMetricsTCPCwndRTT(t *testing.T) {
 	for _, tc := range []struct{ srv, cli string }{
 		{"tcp-server.json", "tcp-client.json"},

@@ -61,8 +61,11 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		m[MetricOutOfOrder] = recv.OutOfOrder
 		// The receiver counts loss from gaps in the sequence numbers it
 		// saw: when none arrived it saw no gap and reports 0 of 0 lost.
-		// The client's count of what it sent says it was all lost.
-		if u.Packets == 0 && !c.Reverse && c.SentPackets > 0 {
+		// The client's end.sum_sent.packets says it was all lost: its
+		// own count, or with -R the server's, which iperf3 fills in from
+		// the results exchange (iperf_api.c, iperf_print_results: a
+		// receiving stream's sender_packet_count is peer_packet_count).
+		if u.Packets == 0 && c.SentPackets > 0 {
 			m[MetricLost], m[MetricPackets], m[MetricLostPct] = c.SentPackets, c.SentPackets, 100
 		}
 	}
