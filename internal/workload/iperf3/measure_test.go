@@ -107,6 +107,9 @@ func TestPairMetricsReverseUDPAllLost(t *testing.T) {
 		if tc.recvd == 0 && m[results.MetricBitrate] != 0 {
 			t.Errorf("%s: bitrate %v with nothing received", tc.name, m[results.MetricBitrate])
 		}
+		if _, ok := m[MetricJitter]; ok == (tc.recvd == 0) {
+			t.Errorf("%s: jitter %v (present %v) with %v received", tc.name, m[MetricJitter], ok, tc.recvd)
+		}
 		out, err := probeOutcome(trialMetrics([]map[string]float64{m}), MetricSenderBitrate, 1)
 		if err != nil {
 			t.Fatal(err)

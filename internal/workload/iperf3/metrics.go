@@ -68,6 +68,11 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		if u.Packets == 0 && c.SentPackets > 0 {
 			m[MetricLost], m[MetricPackets], m[MetricLostPct] = c.SentPackets, c.SentPackets, 100
 		}
+		if u.Packets == 0 {
+			// No datagram, no jitter: iperf3 prints 0, which would pull
+			// the trial's mean over pairs toward 0.
+			delete(m, MetricJitter)
+		}
 	}
 	if sm, err := Measure(send); err == nil && sm.HasTCPInfo {
 		m[MetricCwnd] = sm.CwndBytes
