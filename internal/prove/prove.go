@@ -106,7 +106,9 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	if opt.Budget > 0 && s.Spec.Trials.Adaptive() {
 		s.Spec.Budget = study.Duration{Duration: opt.Budget}
 		if opt.Study == "" && !setsTrials(opt.Sets) {
-			s.Spec.Trials.Max = max(s.Spec.Trials.Max, fitMax(s, opt.Budget))
+			// Capped where a study's trials are (the A/B's study.yaml
+			// must parse back: a resumed run and a rerun read it).
+			s.Spec.Trials.Max = min(max(s.Spec.Trials.Max, fitMax(s, opt.Budget)), study.MaxTrials)
 		}
 	}
 	return s, sets, nil
@@ -116,7 +118,7 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 // length (set-up not counted, so the budget, not the maximum, ends a
 // run that needs them all): with the built-in A/B's maximum of 10 a
 // --budget of 30m would otherwise end undecided after a few minutes,
-// its cells judged futile at 10.
+// its cells judged futile at 10. Plan caps it at study.MaxTrials.
 func fitMax(s *study.Study, budget time.Duration) int {
 	per := time.Duration(len(s.Cells())) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
 	if per <= 0 {

@@ -1,12 +1,15 @@
 package prove
 
 import (
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
@@ -233,5 +236,57 @@ func TestProofNamesDisturbedTrials(t *testing.T) {
 	txt := measured(&advise.Proof{A: "baseline", B: "rfs", Metric: "bitrate", Cells: cs, Margin: 0.05})
 	if !strings.Contains(txt, "n=4, undecided (2 of its trials and 1 of baseline's counted though disturbed); tcp at 4 pair(s): 1.200 [1.100, 1.300] paired-t 98.75%, n=5, better") {
 		t.Errorf("measured %q", txt)
+	}
+}
+
+// The built-in A/B's trial maximum grows with the budget, but no further
+// than a study may give (study.MaxTrials): the A/B's study.yaml is read
+// back by a resumed run and a rerun, and a maximum of 1200 did not parse.
+func TestPlanCapsTrialsAtStudyMax(t *testing.T) {
+	b, err := os.ReadFile("../advise/testdata/this-machine.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in inspect.Inspection
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := advise.Lookup("rfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &advise.Entry{Result: advise.Result{Rule: rules[0], Name: "rfs"}}
+	cat := study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: registry.Tools()}
+	resolve := func(sets []string) (*study.Study, error) {
+		return study.Parse("advise-ab (built in)", DefaultStudy, study.Options{Set: sets}, cat)
+	}
+	for _, c := range []struct {
+		budget time.Duration
+		max    int
+	}{
+		{30 * time.Minute, 75},             // 4 cells of 6 s: 75 trials each
+		{8 * time.Hour, study.MaxTrials},   // 1200 afforded, 1000 allowed
+		{100 * time.Hour, study.MaxTrials}, // 15000 afforded
+	} {
+		s, _, err := Plan(Options{Resolve: resolve, Budget: c.budget}, e, &in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Spec.Trials.Max != c.max {
+			t.Errorf("budget %s: trials.max %d, want %d", c.budget, s.Spec.Trials.Max, c.max)
+		}
+		y, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := study.Parse("study.yaml", y, study.Options{}, cat)
+		if err != nil {
+			t.Errorf("budget %s: the planned study does not parse back: %v", c.budget, err)
+			continue
+		}
+		if back.Spec.Trials != s.Spec.Trials || back.Spec.Budget != s.Spec.Budget || len(back.Spec.Tunings) != 2 {
+			t.Errorf("budget %s: parsed back as trials %+v budget %s tunings %d, planned %+v %s",
+				c.budget, back.Spec.Trials, back.Spec.Budget.Duration, len(back.Spec.Tunings), s.Spec.Trials, s.Spec.Budget.Duration)
+		}
 	}
 }
