@@ -33,6 +33,14 @@ var impairEntry = Entry{
 	Apply: applyImpairment,
 }
 
+// The local engine's qdisc operations, variables so that a test can
+// stand in for the kernel.
+var (
+	netemApply        = impair.Apply
+	netemApplyIngress = impair.ApplyIngress
+	netemRevert       = impair.Revert
+)
+
 // impairDevices are the devices spec.impairAt.where names in this cell,
 // and their node.
 func impairDevices(t *Target) (engine.Node, []netns.Iface, error) {
@@ -74,9 +82,9 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 			return impairThrough(im, t, node, devs, spec, ingress)
 		}
 	}
-	apply := impair.Apply
+	apply := netemApply
 	if ingress {
-		apply = impair.ApplyIngress
+		apply = netemApplyIngress
 	}
 	type done struct {
 		prev impair.Prev
@@ -87,7 +95,7 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 		var errs []error
 		for i := len(applied) - 1; i >= 0; i-- {
 			d := applied[i]
-			if err := impair.Revert(d.prev); err != nil {
+			if err := netemRevert(d.prev); err != nil {
 				errs = append(errs, fmt.Errorf("revert impairment %s on %s: %w", name, d.prev.Dev, err))
 				continue
 			}
@@ -112,7 +120,7 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 			applied = append(applied, done{prev, seq})
 		}
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("impairment %s on %s: %w", name, dev.Name, err), undo())
+			return nil, failedApply(fmt.Errorf("impairment %s on %s: %w", name, dev.Name, err), undo)
 		}
 	}
 	t.Impaired = engine.Impaired{Node: node}
@@ -127,11 +135,12 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 func impairThrough(im engine.Impairer, t *Target, node engine.Node, devs []netns.Iface, spec impair.Spec, ingress bool) (Undo, error) {
 	name := t.Impairment.Name
 	var undos []func() error
+	var undone []string // the devices of undos
 	undo := func() error {
 		var errs []error
 		for i := len(undos) - 1; i >= 0; i-- {
 			if err := undos[i](); err != nil {
-				errs = append(errs, fmt.Errorf("revert impairment %s: %w", name, err))
+				errs = append(errs, fmt.Errorf("revert impairment %s on %s of node %s: %w", name, undone[i], node.Name(), err))
 			}
 		}
 		return errors.Join(errs...)
@@ -140,9 +149,9 @@ func impairThrough(im engine.Impairer, t *Target, node engine.Node, devs []netns
 	for _, dev := range devs {
 		on, u, err := im.Impair(dev, spec, ingress)
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("impairment %s on %s of node %s: %w", name, dev.Name, node.Name(), err), undo())
+			return nil, failedApply(fmt.Errorf("impairment %s on %s of node %s: %w", name, dev.Name, node.Name(), err), undo)
 		}
-		undos = append(undos, u)
+		undos, undone = append(undos, u), append(undone, dev.Name)
 		t.Impaired.Devs = append(t.Impaired.Devs, on)
 	}
 	return undo, nil

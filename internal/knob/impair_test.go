@@ -18,10 +18,11 @@ import (
 type fakeNode struct {
 	name  string
 	veths []netns.Iface
+	ns    string // an emulated node's namespace; "" for a remote node
 }
 
 func (n *fakeNode) Name() string                { return n.name }
-func (n *fakeNode) Netns() string               { return "" }
+func (n *fakeNode) Netns() string               { return n.ns }
 func (n *fakeNode) CPUs() cpuset.Set            { return nil }
 func (n *fakeNode) Underlay() netns.Iface       { return netns.Iface{Name: "eth0"} }
 func (n *fakeNode) Tunnel() (netns.Iface, bool) { return netns.Iface{Name: "flannel.1"}, true }
@@ -49,6 +50,8 @@ type agentKernel struct {
 	node   string
 	log    *[]string
 	failOn string
+	// failUndo is a device whose undo fails.
+	failUndo string
 }
 
 func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, func() error, error) {
@@ -60,7 +63,13 @@ func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns
 	if ingress {
 		on.Name = "ifb-" + dev.Name
 	}
-	return on, func() error { *k.log = append(*k.log, "revert "+k.node+"/"+dev.Name); return nil }, nil
+	return on, func() error {
+		*k.log = append(*k.log, "revert "+k.node+"/"+dev.Name)
+		if dev.Name == k.failUndo {
+			return errors.New("qdisc busy")
+		}
+		return nil
+	}, nil
 }
 
 // Where the node's kernel is an engine.Impairer (kube's agent), the
@@ -117,4 +126,64 @@ func TestImpairmentThroughNodeKernel(t *testing.T) {
 	if got := strings.Join(log, "|"); got != want {
 		t.Errorf("after a failure: %s, want %s", got, want)
 	}
+}
+
+// An impairment that fails on one device undoes the devices before it;
+// when that undo fails too, a netem qdisc stays where the next trial
+// assumes none, and the error holds a *RevertError (knob.Apply's
+// contract), on which the runner stops the run instead of measuring on.
+// Both the agent's path and the local one; a clean undo is no
+// RevertError.
+func TestImpairmentFailedUndoIsRevertError(t *testing.T) {
+	cli := &fakeNode{name: "w2", veths: []netns.Iface{{Name: "veth1"}, {Name: "veth2"}}}
+	srv := &fakeNode{name: "w1"}
+	tgt := func(k func(engine.Node) engine.Kernel) *Target {
+		s := &study.Study{}
+		s.Spec.ImpairAt = study.ImpairAt{Where: study.WhereClientPods, Direction: study.DirEgress}
+		return &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "loss-low"}, Kernel: k}
+	}
+	check := func(what string, err error, revertErr bool) {
+		t.Helper()
+		var rerr *RevertError
+		switch {
+		case err == nil || !strings.Contains(err.Error(), "veth2"):
+			t.Errorf("%s: %v, want veth2's failure", what, err)
+		case errors.As(err, &rerr) != revertErr:
+			t.Errorf("%s: %v is a *RevertError: %v, want %v", what, err, !revertErr, revertErr)
+		case revertErr && !strings.Contains(rerr.Error(), "veth1"):
+			t.Errorf("%s: %v does not name veth1's failed undo", what, rerr)
+		}
+	}
+
+	// Through the node's agent.
+	var log []string
+	k := &agentKernel{node: "w2", log: &log, failOn: "veth2", failUndo: "veth1"}
+	_, err := applyImpairment(context.Background(), tgt(func(engine.Node) engine.Kernel { return k }))
+	check("agent, undo fails", err, true)
+	k.failUndo = ""
+	_, err = applyImpairment(context.Background(), tgt(func(engine.Node) engine.Kernel { return k }))
+	check("agent, undo clean", err, false)
+
+	// Locally: the qdisc operations stood in for.
+	apply, applyIngress, revert := netemApply, netemApplyIngress, netemRevert
+	defer func() { netemApply, netemApplyIngress, netemRevert = apply, applyIngress, revert }()
+	netemApply = func(ns, dev string, _ impair.Spec, _ func(impair.Prev) error) (impair.Prev, error) {
+		if dev == "veth2" {
+			return impair.Prev{}, errors.New("no netem here")
+		}
+		return impair.Prev{Netns: ns, Dev: dev}, nil
+	}
+	netemApplyIngress = nil
+	failUndo := "veth1"
+	netemRevert = func(p impair.Prev) error {
+		if p.Dev == failUndo {
+			return errors.New("qdisc busy")
+		}
+		return nil
+	}
+	_, err = applyImpairment(context.Background(), tgt(nil))
+	check("local, undo fails", err, true)
+	failUndo = ""
+	_, err = applyImpairment(context.Background(), tgt(nil))
+	check("local, undo clean", err, false)
 }

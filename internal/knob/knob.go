@@ -162,6 +162,17 @@ type RevertError struct{ Err error }
 func (e *RevertError) Error() string { return "revert: " + e.Err.Error() }
 func (e *RevertError) Unwrap() error { return e.Err }
 
+// failedApply is the error of a knob whose Apply failed part-way after
+// undoing what it had done: err, and when the undo fails too a
+// *RevertError holding both (the host keeps a change the next trial does
+// not assume, and the runner stops the run on it, as Apply promises).
+func failedApply(err error, undo func() error) error {
+	if uerr := undo(); uerr != nil {
+		return &RevertError{errors.Join(err, uerr)}
+	}
+	return err
+}
+
 // Apply applies, in list order, the knobs of scope s that t wants. If
 // one fails, those already applied are reverted and the error says which
 // failed; if reverting fails too, the error holds a *RevertError.

@@ -29,6 +29,13 @@ var linkRateEntry = Entry{
 	Apply:   applyLinkRate,
 }
 
+// The shaper's qdisc operations, variables so that a test can stand in
+// for the kernel.
+var (
+	shapeTBF   = wire.ShapeTBF
+	unshapeTBF = wire.Unshape
+)
+
 // applyLinkRate shapes both nodes' underlays and notes the rate in env.
 // If the second node fails, the first is unshaped before returning.
 func applyLinkRate(_ context.Context, t *Target) (Undo, error) {
@@ -41,7 +48,7 @@ func applyLinkRate(_ context.Context, t *Target) (Undo, error) {
 		var errs []error
 		for i := len(shaped) - 1; i >= 0; i-- {
 			n := shaped[i]
-			if err := wire.Unshape(n.Netns(), n.Underlay().Name); err != nil {
+			if err := unshapeTBF(n.Netns(), n.Underlay().Name); err != nil {
 				errs = append(errs, fmt.Errorf("link rate on %s: %w", n.Name(), err))
 			}
 		}
@@ -49,10 +56,10 @@ func applyLinkRate(_ context.Context, t *Target) (Undo, error) {
 	}
 	for _, n := range []engine.Node{t.Cluster.Server(), t.Cluster.Client()} {
 		if n.Netns() == "" {
-			return nil, errors.Join(fmt.Errorf("link rate: node %s is not emulated; only the local engine's underlay can be shaped", n.Name()), undo())
+			return nil, failedApply(fmt.Errorf("link rate: node %s is not emulated; only the local engine's underlay can be shaped", n.Name()), undo)
 		}
-		if err := wire.ShapeTBF(n.Netns(), n.Underlay().Name, rate); err != nil {
-			return nil, errors.Join(fmt.Errorf("link rate on %s: %w", n.Name(), err), undo())
+		if err := shapeTBF(n.Netns(), n.Underlay().Name, rate); err != nil {
+			return nil, failedApply(fmt.Errorf("link rate on %s: %w", n.Name(), err), undo)
 		}
 		shaped = append(shaped, n)
 	}
