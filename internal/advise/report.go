@@ -88,8 +88,10 @@ const (
 type Proof struct {
 	RunDir string `json:"run_dir"`
 	// A and B name what was compared (tunings or datapath entries).
-	A      string  `json:"a"`
-	B      string  `json:"b"`
+	A string `json:"a"`
+	B string `json:"b"`
+	// Metric is the metric Cells are decided on; where the cells' differ
+	// (ProofCell.Metric), their names joined by ", ".
 	Metric string  `json:"metric"`
 	Margin float64 `json:"margin"`
 	// Sets are the overrides the A/B applied to the workload-shape study.
@@ -155,10 +157,16 @@ type ProofRerun struct {
 type ProofCell struct {
 	// Datapath and Impairment are set where the A/B had several of them
 	// (a run's own study, advise --run): they tell its cells apart.
-	Datapath   string   `json:"datapath,omitempty"`
-	Impairment string   `json:"impairment,omitempty"`
-	Workload   string   `json:"workload"`
-	Replicas   int      `json:"replicas"`
+	Datapath   string `json:"datapath,omitempty"`
+	Impairment string `json:"impairment,omitempty"`
+	Workload   string `json:"workload"`
+	Replicas   int    `json:"replicas"`
+	// Metric is what the cell is compared on: in Proof.Cells the metric
+	// it is decided on (a study may mix workloads decided on metrics of
+	// either direction: pod start-up's startup_ms beside a bitrate), in
+	// ProofMetric.Cells that metric's name again. Empty in an
+	// advice.json written before it was recorded.
+	Metric     string   `json:"metric,omitempty"`
 	N          int      `json:"n"`
 	Ratio      *float64 `json:"ratio"`
 	Low        *float64 `json:"low"`

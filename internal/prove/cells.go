@@ -6,21 +6,27 @@ package prove
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // cells reads B against A from the run: a tuning A/B from the adaptive
 // controller's stops (the sequential decision, paired by round) or the
 // summary's paired comparison with the baseline; a datapath A/B from the
 // summary's comparison with the first datapath (paired by round: the
-// runner interleaves datapaths, analysis.SharedRounds). disturbed counts
-// each cell's trials counted though disturbed, given for B's cell and
-// A's (named a).
-func cells(m analysis.Model, stops []results.Stop, a, b string, tunings bool, disturbed map[results.Cell]int) (string, []advise.ProofCell) {
+// runner interleaves datapaths, analysis.SharedRounds). Each cell is read
+// once, on the metric it is decided on (decidedOf), and carries that
+// metric: a study may mix workloads decided on metrics of either
+// direction. metric names the cells' metric, or where they differ their
+// metrics joined by ", " (metricsOf). disturbed counts each cell's
+// trials counted though disturbed, given for B's cell and A's (named a).
+func cells(s *study.Study, m analysis.Model, stops []results.Stop, a, b string, tunings bool, disturbed map[results.Cell]int) (string, []advise.ProofCell) {
 	count := func(c *advise.ProofCell, cell results.Cell) {
 		ref := cell
 		if tunings {
@@ -30,14 +36,16 @@ func cells(m analysis.Model, stops []results.Stop, a, b string, tunings bool, di
 		}
 		c.Disturbed, c.DisturbedA = disturbed[cell], disturbed[ref]
 	}
-	metric := ""
+	decided := decidedOf(s, m)
 	var out []advise.ProofCell
 	for _, st := range stops {
 		if tunings && st.Cell.Tuning == b && st.Decision != "" {
-			metric = st.Metric
-			c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas, N: st.N,
-				Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
+			c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas,
+				Metric: st.Metric, N: st.N, Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
 				Decision: st.Decision, Reason: st.DecisionReason}
+			if c.Metric == "" {
+				c.Metric = decided(st.Cell)
+			}
 			if st.Decision == string(stats.Undecided) {
 				c.Stop = st.Reason
 			}
@@ -46,17 +54,68 @@ func cells(m analysis.Model, stops []results.Stop, a, b string, tunings bool, di
 		}
 	}
 	if len(out) > 0 {
-		return metric, apart(out)
+		return metricsOf(out), apart(out)
 	}
 	for _, r := range m.Rows {
-		if pr := pairOf(r, b, tunings); pr != nil && isHeadline(r.Metric) {
-			metric = r.Metric
+		if pr := pairOf(r, b, tunings); pr != nil && r.Metric == decided(r.Cell) {
 			c := proofCell(r, pr)
 			count(&c, r.Cell)
 			out = append(out, c)
 		}
 	}
-	return metric, apart(out)
+	return metricsOf(out), apart(out)
+}
+
+// decidedOf returns the metric each cell of the A/B is decided on, as
+// the runner decides it (and analysis compares it): the study's
+// precision metric if it names one, else the cell's workload's
+// (registry.DecidedMetric). Without the study's workload (no study), the
+// first of the normalized metrics the summary has for the cell: iperf3
+// writes bitrate and bitrate_sum, and the cell is read once, on bitrate.
+func decidedOf(s *study.Study, m analysis.Model) func(results.Cell) string {
+	var have map[results.Cell][]string
+	return func(c results.Cell) string {
+		if s != nil {
+			if p := s.Spec.Precision; p != nil && p.Metric != "" {
+				return p.Metric
+			}
+			if w, ok := s.Workload(c.Workload); ok {
+				return registry.DecidedMetric(w)
+			}
+		}
+		if have == nil {
+			have = map[results.Cell][]string{}
+			for _, r := range m.Rows {
+				if r.CPU < 0 {
+					have[r.Cell] = append(have[r.Cell], r.Metric)
+				}
+			}
+		}
+		for _, name := range analysis.NormalizedMetrics {
+			if slices.Contains(have[c], name) {
+				return name
+			}
+		}
+		return ""
+	}
+}
+
+// metricsOf names the metric of a proof's cells: the one they share, or
+// where they differ each once, joined by ", " in the cells' order.
+func metricsOf(cs []advise.ProofCell) string {
+	var names []string
+	for _, c := range cs {
+		if !slices.Contains(names, c.Metric) {
+			names = append(names, c.Metric)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// mixed: the cells are decided on more than one metric, and each names
+// its own where they are shown.
+func mixed(cs []advise.ProofCell) bool {
+	return slices.ContainsFunc(cs, func(c advise.ProofCell) bool { return c.Metric != cs[0].Metric })
 }
 
 // apart keeps a proof's cells' datapath and impairment only where they
@@ -99,7 +158,7 @@ func pairOf(r analysis.Row, b string, tunings bool) *analysis.Pair {
 // proofCell is a row's comparison over all its trials at 95%.
 func proofCell(r analysis.Row, pr *analysis.Pair) advise.ProofCell {
 	ci := pr.Chosen
-	return advise.ProofCell{Datapath: r.Datapath, Impairment: r.Impairment, Workload: r.Workload, Replicas: r.Replicas, N: r.N,
+	return advise.ProofCell{Datapath: r.Datapath, Impairment: r.Impairment, Workload: r.Workload, Replicas: r.Replicas, Metric: r.Metric, N: r.N,
 		Ratio: fin(ci.Ratio), Low: fin(ci.Low), High: fin(ci.High), Method: string(ci.Method), Confidence: stats.Confidence,
 		Decision: string(pr.Decision.Verdict), Reason: pr.Decision.Reason}
 }
@@ -107,11 +166,13 @@ func proofCell(r analysis.Row, pr *analysis.Pair) advise.ProofCell {
 // also are the A/B's other compared metrics than the verdict's (a
 // request/response A/B's latency mean, median and 99th percentile, which
 // busy polling is for), by name: what the candidate did to them, over all
-// trials at 95%, beside the verdict and not part of it.
-func also(m analysis.Model, b, verdictMetric string, tunings bool) []advise.ProofMetric {
+// trials at 95%, beside the verdict and not part of it. A cell's own
+// decided metric (decidedOf) is in the verdict, not here.
+func also(s *study.Study, m analysis.Model, b string, tunings bool) []advise.ProofMetric {
+	decided := decidedOf(s, m)
 	byMetric := map[string][]advise.ProofCell{}
 	for _, r := range m.Rows {
-		if pr := pairOf(r, b, tunings); pr != nil && r.Metric != verdictMetric && !isHeadline(r.Metric) {
+		if pr := pairOf(r, b, tunings); pr != nil && r.Metric != decided(r.Cell) && !isHeadline(r.Metric) {
 			byMetric[r.Metric] = append(byMetric[r.Metric], proofCell(r, pr))
 		}
 	}

@@ -178,10 +178,10 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		return err
 	}
 	m, tunings := analysis.Build(s, run.Samples), !e.Rule.ProvesDatapaths()
-	p.Metric, p.Cells = cells(m, run.Stops, a, b, tunings, analysis.CountedDisturbed(analysis.MarkedOf(run)))
-	p.Also = also(m, b, p.Metric, tunings)
+	p.Metric, p.Cells = cells(s, m, run.Stops, a, b, tunings, analysis.CountedDisturbed(analysis.MarkedOf(run)))
+	p.Also = also(s, m, b, tunings)
 	p.Polling = polling(m, a, b, tunings)
-	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin, stats.DirectionOf(p.Metric))
+	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin)
 	e.Measured = measured(p)
 	if e.Verdict == advise.Undecided {
 		p.Rerun = rerun(opt, e.Name, s, run.Stops)
@@ -291,22 +291,31 @@ func fin(v float64) *float64 {
 // the margin (above 1+margin, or below 1/(1+margin) for a metric where
 // lower is better: latency) and none is worse; rejected when some cell is
 // worse, or some cell is decided and none is better beyond the margin;
-// else undecided. why names the cells that decided it, so a trade-off
-// (better at one flow, worse at four) reads as one.
-func verdict(cs []advise.ProofCell, margin float64, dir stats.Direction) (v, why string) {
-	beyond := func(r float64) bool { return r > 1+margin }
-	if dir == stats.LowerIsBetter {
-		beyond = func(r float64) bool { return r < 1/(1+margin) }
+// else undecided. Each cell is judged in its own metric's direction
+// (stats.DirectionOf(c.Metric)): a study may mix pod start-up, decided on
+// startup_ms, with bitrates. why names the cells that decided it, so a
+// trade-off (better at one flow, worse at four) reads as one, each with
+// its metric where the cells' differ.
+func verdict(cs []advise.ProofCell, margin float64) (v, why string) {
+	beyond := func(c advise.ProofCell) bool {
+		if stats.DirectionOf(c.Metric) == stats.LowerIsBetter {
+			return *c.Ratio < 1/(1+margin)
+		}
+		return *c.Ratio > 1+margin
 	}
 	var gains, worse, slight, equal []string
+	named := mixed(cs)
 	for _, c := range cs {
 		at := c.Where()
+		if named {
+			at = c.Metric + " " + at
+		}
 		if c.Ratio != nil {
 			at += fmt.Sprintf(" (%.3f)", *c.Ratio)
 		}
 		switch stats.Verdict(c.Decision) {
 		case stats.Better:
-			if c.Ratio != nil && beyond(*c.Ratio) {
+			if c.Ratio != nil && beyond(c) {
 				gains = append(gains, at)
 			} else {
 				slight = append(slight, at)
@@ -341,16 +350,28 @@ func verdict(cs []advise.ProofCell, margin float64, dir stats.Direction) (v, why
 	return advise.Undecided, "no cell decided within the budget"
 }
 
-// measured says B/A per cell with the interval, n and the decision.
+// measured says B/A per cell with the interval, n and the decision, on
+// the cells' metric, or each cell's where they differ.
 func measured(p *advise.Proof) string {
 	if len(p.Cells) == 0 {
 		return "no comparable cells in " + p.RunDir
 	}
+	// Where the cells' metrics differ each cell names its own: "B/A
+	// (margin ±2%): startup_ms startup at 1 pair(s): ...; bitrate tcp at
+	// 1 pair(s): ...".
+	named := mixed(p.Cells)
 	var parts []string
 	for _, c := range p.Cells {
-		parts = append(parts, cellText(c)+disturbedText(c, p.A))
+		t := cellText(c) + disturbedText(c, p.A)
+		if named {
+			t = c.Metric + " " + t
+		}
+		parts = append(parts, t)
 	}
-	out := fmt.Sprintf("%s %s/%s (margin ±%.0f%%): %s", p.Metric, p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
+	out := fmt.Sprintf("%s/%s (margin ±%.0f%%): %s", p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
+	if !named {
+		out = p.Metric + " " + out
+	}
 	if len(p.Also) > 0 {
 		var also []string
 		for _, m := range p.Also {

@@ -12,7 +12,6 @@ import (
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -33,21 +32,24 @@ func TestVerdict(t *testing.T) {
 		{[]advise.ProofCell{cell("undecided", 1.1), cell("undecided", 0.9)}, advise.Undecided},
 		{nil, advise.Undecided},
 	} {
-		if got, _ := verdict(c.cells, 0.02, stats.HigherIsBetter); got != c.want {
+		if got, _ := verdict(c.cells, 0.02); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.cells, got, c.want)
 		}
 	}
 	// Latency: better is a ratio below 1, beyond the margin below
 	// 1/1.02.
+	lat := func(dec string, ratio float64) advise.ProofCell {
+		return advise.ProofCell{Metric: "rtt_p99_us", Decision: dec, Ratio: f(ratio)}
+	}
 	for _, c := range []struct {
 		cells []advise.ProofCell
 		want  string
 	}{
-		{[]advise.ProofCell{cell("better", 0.80)}, advise.Accepted},
-		{[]advise.ProofCell{cell("better", 0.99)}, advise.Rejected},
-		{[]advise.ProofCell{cell("worse", 1.2)}, advise.Rejected},
+		{[]advise.ProofCell{lat("better", 0.80)}, advise.Accepted},
+		{[]advise.ProofCell{lat("better", 0.99)}, advise.Rejected},
+		{[]advise.ProofCell{lat("worse", 1.2)}, advise.Rejected},
 	} {
-		if got, _ := verdict(c.cells, 0.02, stats.LowerIsBetter); got != c.want {
+		if got, _ := verdict(c.cells, 0.02); got != c.want {
 			t.Errorf("latency %+v: %s, want %s", c.cells, got, c.want)
 		}
 	}
@@ -66,7 +68,7 @@ func TestVerdict(t *testing.T) {
 			"equal within ±2% in tcp at 1 pair(s) (1.001); better by less than 2% in tcp at 4 pair(s) (1.012): no gain worth the change"},
 		{[]advise.ProofCell{at("undecided", 1.1, 1)}, "no cell decided within the budget"},
 	} {
-		if _, why := verdict(c.cells, 0.02, stats.HigherIsBetter); why != c.why {
+		if _, why := verdict(c.cells, 0.02); why != c.why {
 			t.Errorf("why %q\nwant %q", why, c.why)
 		}
 	}
@@ -181,8 +183,8 @@ func TestAlsoLatencies(t *testing.T) {
 		}
 	}
 	m := analysis.Build(s, run.Samples)
-	metric, cs := cells(m, run.Stops, "baseline", "busy-poll", true, nil)
-	p := &advise.Proof{A: "baseline", B: "busy-poll", Metric: metric, Cells: cs, Also: also(m, "busy-poll", metric, true)}
+	metric, cs := cells(s, m, run.Stops, "baseline", "busy-poll", true, nil)
+	p := &advise.Proof{A: "baseline", B: "busy-poll", Metric: metric, Cells: cs, Also: also(s, m, "busy-poll", true)}
 	if metric != results.MetricTransactions || len(cs) != 1 || cs[0].Decision != "better" {
 		t.Fatalf("verdict cells %s %+v, want transactions better", metric, cs)
 	}
@@ -203,15 +205,15 @@ func TestCellsApart(t *testing.T) {
 		return results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "rfs-underlay", Workload: "http", Replicas: 1}, Metric: "requests_per_s",
 			N: 3, Decision: "better", Ratio: f(ratio), Low: f(ratio - 0.1), High: f(ratio + 0.1), Method: "paired-t", Confidence: 0.95}
 	}
-	_, cs := cells(analysis.Model{}, []results.Stop{stop("flannel", 2.07), stop("bridge", 2.42)}, "baseline", "rfs-underlay", true, nil)
+	_, cs := cells(nil, analysis.Model{}, []results.Stop{stop("flannel", 2.07), stop("bridge", 2.42)}, "baseline", "rfs-underlay", true, nil)
 	p := &advise.Proof{A: "baseline", B: "rfs-underlay", Metric: "requests_per_s", Cells: cs}
 	if got := measured(p); !strings.Contains(got, "flannel http at 1 pair(s): 2.070") || !strings.Contains(got, "bridge http at 1 pair(s): 2.420") {
 		t.Errorf("two datapaths' cells: %s", got)
 	}
-	if v, why := verdict(cs, 0.02, stats.HigherIsBetter); v != advise.Accepted || !strings.Contains(why, "flannel http at 1 pair(s) (2.070)") {
+	if v, why := verdict(cs, 0.02); v != advise.Accepted || !strings.Contains(why, "flannel http at 1 pair(s) (2.070)") {
 		t.Errorf("verdict %s: %s", v, why)
 	}
-	_, cs = cells(analysis.Model{}, []results.Stop{stop("calico-vxlan", 1.2)}, "baseline", "rfs-underlay", true, nil)
+	_, cs = cells(nil, analysis.Model{}, []results.Stop{stop("calico-vxlan", 1.2)}, "baseline", "rfs-underlay", true, nil)
 	if got := cellText(cs[0]); !strings.HasPrefix(got, "http at 1 pair(s): 1.200") {
 		t.Errorf("one datapath's cell: %s", got)
 	}
@@ -229,7 +231,7 @@ func TestProofNamesDisturbedTrials(t *testing.T) {
 		{Cell: cell("rfs", 4), Metric: "bitrate", N: 5, Decision: "better", Ratio: f(1.2), Low: f(1.1), High: f(1.3), Method: "paired-t", Confidence: 0.9875},
 	}
 	disturbed := map[results.Cell]int{cell("rfs", 1): 2, cell("baseline", 1): 1, cell("rfs+", 4): 3}
-	_, cs := cells(analysis.Model{}, stops, "baseline", "rfs", true, disturbed)
+	_, cs := cells(nil, analysis.Model{}, stops, "baseline", "rfs", true, disturbed)
 	if len(cs) != 2 || cs[0].Disturbed != 2 || cs[0].DisturbedA != 1 || cs[1].Disturbed != 0 || cs[1].DisturbedA != 0 {
 		t.Fatalf("cells %+v", cs)
 	}
@@ -287,6 +289,107 @@ func TestPlanCapsTrialsAtStudyMax(t *testing.T) {
 		if back.Spec.Trials != s.Spec.Trials || back.Spec.Budget != s.Spec.Budget || len(back.Spec.Tunings) != 2 {
 			t.Errorf("budget %s: parsed back as trials %+v budget %s tunings %d, planned %+v %s",
 				c.budget, back.Spec.Trials, back.Spec.Budget.Duration, len(back.Spec.Tunings), s.Spec.Trials, s.Spec.Budget.Duration)
+		}
+	}
+}
+
+// A study mixing directions: pod start-up decided on startup_ms (lower
+// is better) beside iperf3 on bitrate. Each cell carries its metric and
+// is judged in its direction: start-up at half the time is a gain, not
+// "better by less than 2%", and a bitrate gain is one whatever metric
+// the last cell has. The measured text and the reasons name each cell's
+// metric, and advice.json's cells hold it.
+func TestVerdictEachCellInItsDirection(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	stop := func(workload, metric, dec string, ratio float64) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: "calico-vxlan", Tuning: "cand", Workload: workload, Replicas: 1}, Metric: metric,
+			N: 5, Decision: dec, Ratio: f(ratio), Low: f(ratio - 0.05), High: f(ratio + 0.05), Method: "paired-t", Confidence: 0.9875}
+	}
+	for _, c := range []struct {
+		stops      []results.Stop
+		metric     string
+		want, why  string
+		measuredAs string
+	}{
+		{[]results.Stop{stop("startup", "startup_ms", "better", 0.5), stop("tcp", "bitrate", "equal", 1.0)},
+			"startup_ms, bitrate", advise.Accepted, "better by more than 2% in startup_ms startup at 1 pair(s) (0.500), worse in none",
+			"cand/baseline (margin ±2%): startup_ms startup at 1 pair(s): 0.500 [0.450, 0.550] paired-t 98.75%, n=5, better; bitrate tcp at 1 pair(s): 1.000"},
+		{[]results.Stop{stop("tcp", "bitrate", "better", 1.2), stop("startup", "startup_ms", "equal", 1.0)},
+			"bitrate, startup_ms", advise.Accepted, "better by more than 2% in bitrate tcp at 1 pair(s) (1.200), worse in none",
+			"cand/baseline (margin ±2%): bitrate tcp at 1 pair(s): 1.200"},
+		{[]results.Stop{stop("startup", "startup_ms", "better", 0.99), stop("tcp", "bitrate", "better", 1.01)},
+			"startup_ms, bitrate", advise.Rejected, "better by less than 2% in startup_ms startup at 1 pair(s) (0.990), bitrate tcp at 1 pair(s) (1.010): no gain worth the change",
+			"; bitrate tcp at 1 pair(s): 1.010"},
+		{[]results.Stop{stop("startup", "startup_ms", "better", 0.5), stop("startup", "startup_ms", "equal", 1.0)},
+			"startup_ms", advise.Accepted, "better by more than 2% in startup at 1 pair(s) (0.500), worse in none",
+			"startup_ms cand/baseline (margin ±2%): startup at 1 pair(s): 0.500"},
+	} {
+		metric, cs := cells(nil, analysis.Model{}, c.stops, "baseline", "cand", true, nil)
+		if metric != c.metric || len(cs) != 2 || cs[0].Metric != c.stops[0].Metric || cs[1].Metric != c.stops[1].Metric {
+			t.Errorf("cells on %q %+v, want %q and each stop's metric", metric, cs, c.metric)
+		}
+		if v, why := verdict(cs, 0.02); v != c.want || why != c.why {
+			t.Errorf("%s: %s: %s\nwant %s: %s", metric, v, why, c.want, c.why)
+		}
+		if got := measured(&advise.Proof{A: "baseline", B: "cand", Metric: metric, Margin: 0.02, Cells: cs}); !strings.Contains(got, c.measuredAs) {
+			t.Errorf("measured %q\nwant it to hold %q", got, c.measuredAs)
+		}
+	}
+	_, cs := cells(nil, analysis.Model{}, []results.Stop{stop("startup", "startup_ms", "better", 0.5)}, "baseline", "cand", true, nil)
+	b, err := json.Marshal(cs[0])
+	if err != nil || !strings.Contains(string(b), `"metric":"startup_ms"`) {
+		t.Errorf("advice.json's cell %s (%v): want its metric", b, err)
+	}
+	var old advise.ProofCell // an advice.json written before cells had a metric
+	if err := json.Unmarshal([]byte(`{"workload":"tcp","replicas":1,"n":3,"ratio":1.1,"decision":"better"}`), &old); err != nil || old.Metric != "" || old.N != 3 {
+		t.Errorf("an older cell: %+v %v", old, err)
+	}
+}
+
+// A datapath A/B is read from the summary, where iperf3 writes bitrate
+// and bitrate_sum (the pairs' sum, 4x at 4 pairs): each cell enters the
+// proof once, on the metric it is decided on (the workload's, or the
+// precision target's), not once per normalized metric.
+func TestCellsOnePerCellOnItsDecidedMetric(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{
+		Datapaths: []study.Datapath{{Name: "gro-off"}, {Name: "gro-on"}}, Tunings: []study.Tuning{{Name: "baseline"}}, Baseline: "baseline",
+		Workloads: []study.Workload{{Name: "tcp", Tool: "iperf3", Protocol: "tcp"}}, Replicas: []int{4}}}
+	var samples []results.Sample
+	for trial := 1; trial <= 5; trial++ {
+		for _, dp := range []string{"gro-off", "gro-on"} {
+			g := 10e9 * (1 + 0.01*float64(trial%3))
+			if dp == "gro-on" {
+				g *= 1.2
+			}
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 4}, Trial: trial,
+				Metrics: map[string]float64{results.MetricBitrate: g, results.MetricBitrateSum: 4 * g}})
+		}
+	}
+	m := analysis.Build(s, samples)
+	for _, c := range []struct {
+		what   string
+		s      *study.Study
+		metric string
+	}{
+		{"the workload's", s, results.MetricBitrate},
+		{"without the study", nil, results.MetricBitrate},
+		{"the precision target's", func() *study.Study {
+			p := *s
+			p.Spec.Precision = &study.Precision{Metric: results.MetricBitrateSum}
+			return &p
+		}(), results.MetricBitrateSum},
+	} {
+		metric, cs := cells(c.s, m, nil, "gro-off", "gro-on", false, nil)
+		if metric != c.metric || len(cs) != 1 || cs[0].Metric != c.metric || cs[0].Decision != "better" {
+			t.Errorf("%s: cells on %s %+v, want one better cell on %s", c.what, metric, cs, c.metric)
+		}
+		if v, why := verdict(cs, 0.02); v != advise.Accepted || strings.Count(why, "tcp at 4 pair(s)") != 1 {
+			t.Errorf("%s: %s: %s, want the cell once", c.what, v, why)
+		}
+		for _, am := range also(c.s, m, "gro-on", false) {
+			if am.Metric == c.metric {
+				t.Errorf("%s: the verdict's metric %s is also beside it", c.what, am.Metric)
+			}
 		}
 	}
 }
