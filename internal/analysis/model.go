@@ -18,7 +18,7 @@ const SummaryJSON = "summary.json"
 // Method names of the model's statistics, as summary.json records them
 // (docs/statistics.md has the formulas).
 const (
-	MethodMeanCI = "student-t 95%, lower bound raised to 0 when no observation is negative"
+	MethodMeanCI = "student-t 95%, lower bound raised to 0 when no observation is negative, upper bound of a percent share lowered to 100 when none exceeds it"
 	MethodRatio  = "fieller 95% (delta method when unbounded), welch-satterthwaite df"
 	MethodP      = "welch two-sided t test, not corrected for multiple comparisons"
 )

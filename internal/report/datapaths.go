@@ -338,17 +338,27 @@ func lookDecision(st results.Stop) string {
 // interval and decision: "×0.869 [0.812, 0.930] worse". A cell of one
 // trial, whose mean already says "(n=1, no CI)", shows the bare ratio: in
 // a one-trial tour every cell would repeat why it has no decision.
+//
+// Without a ratio at all (the first datapath's mean is 0: it moved
+// nothing in those trials) the cell says so rather than "×NaN".
 func versusFirst(v *analysis.Pair, n int) string {
 	c := v.Chosen
 	if c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High) {
-		if n < 2 {
-			return fmt.Sprintf("×%.3f", c.Ratio)
+		ratio := "no ratio"
+		if analysis.Finite(c.Ratio) {
+			ratio = fmt.Sprintf("×%.3f", c.Ratio)
 		}
-		why := "fewer than 2 trials"
-		if v.Unpaired.Method == stats.MethodDelta {
+		if n < 2 {
+			return ratio
+		}
+		why := "fewer than 2 trials on a side"
+		switch {
+		case !analysis.Finite(c.Ratio):
+			why = v.Against + "'s mean is 0"
+		case v.Unpaired.Method == stats.MethodDelta:
 			why = v.Against + "'s interval reaches 0"
 		}
-		return fmt.Sprintf("×%.3f %s (no interval: %s)", c.Ratio, v.Decision.Verdict, why)
+		return fmt.Sprintf("%s %s (no interval: %s)", ratio, v.Decision.Verdict, why)
 	}
 	return fmt.Sprintf("×%.3f [%.3f, %.3f] %s", c.Ratio, c.Low, c.High, v.Decision.Verdict)
 }

@@ -194,8 +194,15 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	if got := bt.Rows[1][1]; !strings.HasPrefix(got, "8.00 [7.20, 8.80]; ×0.797 [0.772, 0.823] worse") || !strings.HasSuffix(got, "] worse") {
 		t.Errorf("vxlan's bitrate cell %q, want the ratio to host, its interval and worse", got)
 	}
-	if got := bt.Rows[2][1]; got != "8.00 [7.20, 8.80]; ×0.797 undecided (no interval: fewer than 2 trials)" {
+	if got := bt.Rows[2][1]; got != "8.00 [7.20, 8.80]; ×0.797 undecided (no interval: fewer than 2 trials on a side)" {
 		t.Errorf("a one-trial datapath's cell %q", got)
+	}
+	// The first datapath moved nothing: no ratio, and why, not "×NaN"
+	// and "fewer than 2 trials" (3 trials a side).
+	zero := append([]analysis.Row(nil), rows[:2]...)
+	zero[1].VsFirstDatapath = analysis.PairOf("host", slow, map[int]float64{1: 0, 2: 0, 3: 0}, 0.02, stats.HigherIsBetter)
+	if got := datapathTables(s, analysis.Model{Rows: zero})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; no ratio undecided (no interval: host's mean is 0)" {
+		t.Errorf("a cell against a first datapath at 0: %q", got)
 	}
 	if got := tables[1].Rows[1][1]; got != "1.0 [0.9, 1.1]; p=0.500" {
 		t.Errorf("loss cell %q, want Welch's p (no decision for a metric without a direction)", got)

@@ -145,7 +145,8 @@ func method(s *study.Study, rows []analysis.Row) []string {
 		fmt.Sprintf("Each cell (datapath × tuning × workload × replicas) was planned with %s of %s, the first %s of each omitted as warm-up; %s.",
 			plannedTrials(sp.Trials), sp.Duration.Duration, sp.Warmup.Duration, observed),
 		"Each trial is one observation. Values are means over trials with the sample standard deviation (n−1) and a 95% confidence interval " +
-			"mean ± t(0.975, n−1)·sd/√n. A cell with one trial has no interval (shown as \"n=1, no CI\"); a cell without trials is \"missing\".",
+			"mean ± t(0.975, n−1)·sd/√n, its lower bound raised to 0 when no trial is negative and, for a share in percent (a core's idle, " +
+			"loss %), its upper bound lowered to 100 when no trial exceeds it: the true mean lies there. A cell with one trial has no interval (shown as \"n=1, no CI\"); a cell without trials is \"missing\".",
 	}
 	if tuningsBesides(analysis.DimsOf(rows).Tunings, sp.Baseline) {
 		out = append(out, fmt.Sprintf("Normalized bitrate is mean(tuning) / mean(%s) at the same datapath, workload and replica count "+
