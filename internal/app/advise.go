@@ -93,8 +93,10 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 			}
 		}
 	}
-	if f.budget <= 0 {
-		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m", flagText(cmd.Flags(), "budget")))
+	if f.budget <= 0 || f.budget > study.MaxBudget {
+		// A share above the study's bound would write a study.yaml that
+		// does not parse back (its budget out of range).
+		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m, at most %s", flagText(cmd.Flags(), "budget"), shortDuration(study.MaxBudget)))
 	}
 	if f.study != "" || len(f.sets) > 0 {
 		if _, err := f.resolver()(f.sets); err != nil {

@@ -14,6 +14,7 @@ func TestBudgetQuotedAsGiven(t *testing.T) {
 		"run rps-rfs --budget -1h":     "--budget -1h: want a positive duration such as 30m or 2h, at most 720h\n",
 		"run rps-rfs --budget 1000h":   "--budget 1000h: want a positive duration",
 		"advise --prove --budget -90s": "--budget -90s: want a positive duration such as 5m",
+		"advise --prove --budget 800h": "--budget 800h: want a positive duration such as 5m, at most 720h\n",
 	} {
 		var out, errb bytes.Buffer
 		if code := Main(context.Background(), strings.Fields(args), &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), want) {
