@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -82,19 +81,38 @@ func Builtins() []string {
 	return names
 }
 
-// BuiltinSource returns the YAML text of a built-in study.
+// BuiltinSource returns the YAML text of a built-in study. Only a bare
+// name can be one: anything path-like ("./rps-rfs", "sub/../rps-rfs",
+// "rps-rfs.yaml") names a file, even where its cleaned form would be a
+// built-in's name.
 func BuiltinSource(name string) ([]byte, bool) {
-	b, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
+	if !bareName(name) {
+		return nil, false
+	}
+	b, err := builtinFS.ReadFile("builtin/" + name + ".yaml")
 	return b, err == nil
 }
 
-// Resolve loads a built-in study by name, or else a study file by path.
+// bareName says whether name could be a built-in study's name: not empty,
+// no path separator, not "." or "..", and no .yaml/.yml suffix (a name
+// with one is a file).
+func bareName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`) &&
+		!strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml")
+}
+
+// Resolve loads a built-in study by a bare name, or else a study file by
+// path: "./rps-rfs" is the file rps-rfs, never the built-in study.
 func Resolve(nameOrPath string, opt Options, cat Catalog) (*Study, error) {
 	if b, ok := BuiltinSource(nameOrPath); ok {
 		return Parse(builtinPrefix+nameOrPath, b, opt, cat)
 	}
 	b, err := os.ReadFile(nameOrPath)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !bareName(nameOrPath) {
+			return nil, fmt.Errorf("study %q: no such file (and, being path-like, no built-in study: those are named bare: %s)",
+				nameOrPath, strings.Join(Builtins(), ", "))
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("study %q: no built-in study of that name (%shave: %s) and no such file",
 				nameOrPath, suggest.Hint(nameOrPath, Builtins()), strings.Join(Builtins(), ", "))
