@@ -143,7 +143,9 @@ type Noise struct {
 	// trial of sockperf between two pods of one node ran 40,009
 	// transactions per second beside 17% outside CPU (a compiler), its
 	// next two 18,343 and 18,303 on a quiet machine: 25% let it count.
-	// 0 (unset) is DefaultNoise's, or MaxOutsidePct if that is lower.
+	// 0 (unset) is DefaultNoise's, or MaxOutsidePct if that is lower;
+	// UnmarshalYAML resolves it so, so that the study.yaml a run writes
+	// (and --resume reads) holds the bound the run used.
 	MaxOutsidePctRoundTrips float64 `yaml:"maxOutsidePctRoundTrips,omitempty"`
 	// MinWindowPct is the smallest share of the planned measured window
 	// (warm-up end to the duration's end) the collectors must cover: on
@@ -177,10 +179,21 @@ func (g *Noise) UnmarshalYAML(n *yaml.Node) error {
 	}
 	type plain Noise
 	p := plain(DefaultNoise)
+	// The round-trip bound left out (or 0) is DefaultNoise's or
+	// maxOutsidePct if that is lower (OutsideLimit): starting from
+	// DefaultNoise's 5 made `{maxOutsidePct: 3}` guard round trips at 5.
+	p.MaxOutsidePctRoundTrips = 0
 	if err := n.Decode(&p); err != nil {
 		return err
 	}
 	*g = Noise(p)
+	if g.MaxOutsidePctRoundTrips == 0 && g.MaxOutsidePct > 0 && g.MaxOutsidePct <= 100 {
+		g.MaxOutsidePctRoundTrips = g.OutsideLimit(true)
+	}
+	// So is a window share of 0 (WindowLimit): Marshal leaves a 0 out.
+	if g.MinWindowPct == 0 {
+		g.MinWindowPct = g.WindowLimit()
+	}
 	return nil
 }
 

@@ -175,3 +175,46 @@ func TestNoiseFieldsDefaultOneByOne(t *testing.T) {
 		t.Errorf("unknown key: %v", err)
 	}
 }
+
+// The round-trip outside-CPU bound is 5, or maxOutsidePct if that is
+// lower, when spec.noise leaves it out or gives 0 (docs/statistics.md,
+// "Noise guard"); and the study.yaml a run writes (Marshal), which
+// --resume parses, keeps every bound of the guard.
+func TestNoiseRoundTripBound(t *testing.T) {
+	for _, c := range []struct {
+		noise   string
+		rt, out float64
+	}{
+		{"{maxOutsidePct: 3}", 3, 3},
+		{"{maxOutsidePct: 3, maxOutsidePctRoundTrips: 0}", 3, 3},
+		{"{maxOutsidePct: 10}", 5, 10},
+		{"{maxOutsidePct: 10, maxOutsidePctRoundTrips: 0}", 5, 10},
+		{"{maxOutsidePct: 3, maxOutsidePctRoundTrips: 8}", 8, 3},
+		{"{maxStealPct: 5, minWindowPct: 0, repeats: 0}", 5, 25},
+	} {
+		s, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 3\n  noise: "+c.noise+"\n"), Options{}, testCatalog)
+		if err != nil {
+			t.Errorf("%s: %v", c.noise, err)
+			continue
+		}
+		g := s.Spec.NoiseGuard()
+		if got := g.OutsideLimit(true); got != c.rt {
+			t.Errorf("%s: round-trip bound %g, want %g", c.noise, got, c.rt)
+		}
+		if got := g.OutsideLimit(false); got != c.out {
+			t.Errorf("%s: outside bound %g, want %g", c.noise, got, c.out)
+		}
+		b, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse("study.yaml", b, Options{}, testCatalog)
+		if err != nil {
+			t.Errorf("%s: marshalled study does not parse: %v", c.noise, err)
+			continue
+		}
+		if h := again.Spec.NoiseGuard(); h != g || h.OutsideLimit(true) != g.OutsideLimit(true) || h.WindowLimit() != g.WindowLimit() {
+			t.Errorf("%s: guard %+v, after Marshal and Parse %+v", c.noise, g, h)
+		}
+	}
+}
