@@ -107,6 +107,9 @@ func TestRefusedInputs(t *testing.T) {
 		// Pods per node.
 		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},
+		// A warm-up the workload's tool cannot take (iperf3's -O).
+		{"warmup above iperf3's omit", []string{"warmup=2m", "duration=3m"}, "spec.warmup", "2m is more than iperf3's --omit accepts (60s; workload tcp)"},
+		{"warmup 61s", []string{"warmup=61s", "duration=2m"}, "spec.warmup", "1m1s is more than iperf3's --omit accepts (60s"},
 		{"background pods", []string{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 51, rate: 1M}}]"},
 			"spec.workloads[0]", "bg@bg10 needs 251 pods per node at 200 replicas"},
 	} {
@@ -133,6 +136,8 @@ func TestNewBoundsAccept(t *testing.T) {
 			"precision={metric: bitrate, halfWidth: 2%, of: mean}"},
 		{"trials={min: 2, max: 3}", "precision={metric: cpp_total_ns, halfWidth: 2%, of: mean}"},
 		{"replicas=[125]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
+		{"warmup=60s", "duration=2m"},
+		{"warmup=2m", "duration=3m", "workloads=[{name: rr, tool: sockperf}]"},
 		{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 50, rate: 1M}}]"},
 		{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowCnt: 1}, pods: true}]"},
 		{"noise={maxStealPct: 100, maxOutsidePct: 100, repeats: 0}", "verdict={udp: {maxLossPct: 100, minBitrateOfOffered: 0}}"},

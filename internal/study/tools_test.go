@@ -1,6 +1,10 @@
 package study
 
-import "github.com/cnibench/cnibench/internal/workload/spec"
+import (
+	"time"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
+)
 
 // testTools stand in for the workload registry, which this package cannot
 // import (the drivers import study). They mirror the drivers' options;
@@ -30,7 +34,8 @@ var testTools = func() []spec.Tool {
 			{Name: OptReverse, Doc: "reverse", Unset: "client sends"},
 			{Name: OptBackground, Doc: "background load", Unset: "none"},
 		}, common...),
-			Headline: []spec.Metric{{Name: "bitrate"}, {Name: "lost_percent", Protocols: []string{"udp"}}, {Name: "rtt_us", Protocols: []string{"tcp"}}}},
+			Headline:  []spec.Metric{{Name: "bitrate"}, {Name: "lost_percent", Protocols: []string{"udp"}}, {Name: "rtt_us", Protocols: []string{"tcp"}}},
+			MaxWarmup: 60 * time.Second, WarmupOption: "iperf3's --omit"},
 		{Name: "sockperf", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
 			{Name: OptMessageSize, Sweep: OptMsgSizes, Doc: "message size", Default: "64", Min: 14, Max: 65000,
 				Note: "sockperf's smallest message is 14 B"},

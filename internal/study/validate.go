@@ -118,6 +118,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateTunings(sp, bad)
 	validateWorkloads(sp, cat, bad)
 	validateSchedule(sp, bad)
+	validateWarmup(sp, cat, bad)
 	validatePrecisionMetric(sp, cat, bad)
 	validateServiceProxy(sp, bad)
 	checkPodsPerNode(sp, bad)
@@ -280,6 +281,26 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 			bad(f+".name", "workload name %q used twice", w.Name)
 		}
 		seen[w.Name] = true
+	}
+}
+
+// validateWarmup refuses a warm-up a workload's tool cannot take: one
+// above the bound of the option its program is handed it as
+// (spec.Tool.MaxWarmup: iperf3's --omit refuses more than 60 s), which
+// would fail every trial after the nodes are built. Once per tool.
+func validateWarmup(sp *Spec, cat Catalog, bad badFunc) {
+	w := sp.Warmup.Duration
+	seen := map[string]bool{}
+	for _, wl := range sp.Workloads {
+		t, ok := cat.Tool(wl.Tool)
+		if !ok || seen[t.Name] || t.Task || t.MaxWarmup <= 0 {
+			continue
+		}
+		seen[t.Name] = true
+		if w > t.MaxWarmup {
+			bad("spec.warmup", "%s is more than %s accepts (%gs; workload %s)",
+				ShortDuration(w), t.WarmupOption, t.MaxWarmup.Seconds(), wl.Name)
+		}
 	}
 }
 

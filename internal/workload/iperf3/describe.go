@@ -1,6 +1,8 @@
 package iperf3
 
 import (
+	"time"
+
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
@@ -16,6 +18,9 @@ const (
 	// IP and UDP headers).
 	MaxLength   = 1 << 20
 	MaxDatagram = 65535 - 20 - 8
+	// MaxOmit is iperf3's own limit on -O (MAX_OMIT_TIME, 60 s: 3.12
+	// refuses -O 61 with "bogus value for --omit"); the warm-up is -O.
+	MaxOmit = 60 * time.Second
 )
 
 var (
@@ -50,7 +55,9 @@ func (d *Driver) Describe() spec.Tool {
 				Unset: "iperf3", OnlyFor: udp, Note: "TCP's sender is its connection"},
 			{Name: study.OptBackground, Doc: "capped TCP connections on extra pairs beside the measured one", Unset: "no background load"},
 		}, workload.CommonOptions()...),
-		Programs: []spec.Program{{Name: "iperf3", Package: "iperf3", Version: []string{"iperf3", "--version"}}},
+		Programs:     []spec.Program{{Name: "iperf3", Package: "iperf3", Version: []string{"iperf3", "--version"}}},
+		MaxWarmup:    MaxOmit,
+		WarmupOption: "iperf3's --omit",
 		Headline: []spec.Metric{
 			{Name: results.MetricBitrate},
 			{Name: MetricOffered, Protocols: udp},

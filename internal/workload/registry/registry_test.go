@@ -76,6 +76,7 @@ func TestCheckCatchesGaps(t *testing.T) {
 		"headline for udp": func(d *spec.Tool) { d.Headline = d.Headline[4:] },
 		"kube":             func(d *spec.Tool) { d.Kube = spec.Kube{} },
 		"kube some":        func(d *spec.Tool) { d.Kube = spec.Kube{Support: spec.KubeSome} },
+		"warmup option":    func(d *spec.Tool) { d.WarmupOption = "" },
 	}
 	for name, gap := range gaps {
 		d, _ := Describe("iperf3")
@@ -187,5 +188,19 @@ func TestDockerfileInstallsPrograms(t *testing.T) {
 		if !slices.Contains(words, p.Package) {
 			t.Errorf("Dockerfile does not install %s (for %s)", p.Package, p.Name)
 		}
+	}
+}
+
+// A warm-up iperf3 cannot take as -O (3.12 refuses -O 61: "bogus value
+// for --omit") is refused at validation, with the real description's
+// bound, before any node is built; 60 s is taken.
+func TestWarmupBoundOfRealIperf3(t *testing.T) {
+	src, _ := study.BuiltinSource("rps-rfs")
+	_, err := study.Parse("rps-rfs", src, study.Options{Set: []string{"warmup=61s", "duration=2m"}}, studyCatalog())
+	if err == nil || !strings.Contains(err.Error(), "spec.warmup: 1m1s is more than iperf3's --omit accepts (60s") {
+		t.Errorf("warmup 61s: %v", err)
+	}
+	if _, err := study.Parse("rps-rfs", src, study.Options{Set: []string{"warmup=60s", "duration=2m"}}, studyCatalog()); err != nil {
+		t.Errorf("warmup 60s: %v", err)
 	}
 }

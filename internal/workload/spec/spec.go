@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Tool describes one workload tool, as returned by its driver's Describe.
@@ -57,6 +58,15 @@ type Tool struct {
 	// idling, which makes round trips shorter, not longer. The noise
 	// guard holds its trials to study.Noise's stricter outside-CPU bound.
 	RoundTrips bool
+	// MaxWarmup bounds the study's warm-up (spec.warmup) for a tool
+	// whose program is handed it as an option it bounds itself (iperf3's
+	// --omit, MAX_OMIT_TIME: 3.12 refuses -O 61), so that validation
+	// refuses it before any node is built; WarmupOption names that
+	// option for the error ("iperf3's --omit"). 0: the tool takes any
+	// warm-up the study format does (the warm-up only opens the
+	// collectors' window, or the driver runs it itself).
+	MaxWarmup    time.Duration
+	WarmupOption string
 }
 
 // Option is one study-file option of a tool.
@@ -214,6 +224,9 @@ func (t Tool) Check() error {
 		if m.Name == "" {
 			bad("headline metric without a name")
 		}
+	}
+	if t.MaxWarmup < 0 || (t.MaxWarmup > 0) == (t.WarmupOption == "") || (t.MaxWarmup > 0 && t.Task) {
+		bad("MaxWarmup (%v) and WarmupOption (%q) go together, on a tool that is not a task", t.MaxWarmup, t.WarmupOption)
 	}
 	errs = append(errs, t.Kube.check(t)...)
 	return errors.Join(errs...)
