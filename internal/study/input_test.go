@@ -107,6 +107,14 @@ func TestRefusedInputs(t *testing.T) {
 		// Pods per node.
 		{"intra-node pods", []string{"replicas=[126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},
+		// A pod start-up burst starts its pods on the server node beside
+		// the measured ones (engine/local StartPods refused it at run time).
+		{"burst beside replicas", []string{"replicas=[250]", "workloads=[{name: startup, tool: podstartup, concurrency: [200]}]"},
+			"spec.workloads[0]", "startup starts 200 pods on the server node, which runs 250 at 250 replicas: 450 pods; a node holds at most 250"},
+		{"burst of pods", []string{"replicas=[1, 100]", "workloads=[{name: startup, tool: podstartup, pods: 151, concurrency: [10]}]"},
+			"spec.workloads[0]", "startup starts 151 pods on the server node, which runs 100 at 100 replicas: 251 pods"},
+		{"burst beside intra-node", []string{"replicas=[60]", "workloads=[{name: startup, tool: podstartup, concurrency: [1, 140]}, {name: i, tool: iperf3, placement: intra-node}]"},
+			"spec.workloads[0]", "startup@c140 starts 140 pods on the server node, which runs 120 at 60 replicas (i's): 260 pods"},
 		// A warm-up the workload's tool cannot take (iperf3's -O).
 		{"warmup above iperf3's omit", []string{"warmup=2m", "duration=3m"}, "spec.warmup", "2m is more than iperf3's --omit accepts (60s; workload tcp)"},
 		{"warmup 61s", []string{"warmup=61s", "duration=2m"}, "spec.warmup", "1m1s is more than iperf3's --omit accepts (60s"},
@@ -137,6 +145,9 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"trials={min: 2, max: 3}", "precision={metric: cpp_total_ns, halfWidth: 2%, of: mean}"},
 		{"replicas=[125]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]"},
 		{"warmup=60s", "duration=2m"},
+		{"replicas=[50]", "workloads=[{name: startup, tool: podstartup, concurrency: [200]}]"},
+		{"replicas=[60]", "workloads=[{name: startup, tool: podstartup, concurrency: [1, 130]}, {name: i, tool: iperf3, placement: intra-node}]"},
+		{"replicas=[249]", "workloads=[{name: startup, tool: podstartup, pods: 1}]"},
 		{"warmup=2m", "duration=3m", "workloads=[{name: rr, tool: sockperf}]"},
 		{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 50, rate: 1M}}]"},
 		{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowCnt: 1}, pods: true}]"},

@@ -47,5 +47,9 @@ var testTools = func() []spec.Tool {
 				Note: "each server writes a file of this size per trial"},
 		}, common...),
 			Headline: []spec.Metric{{Name: "requests_per_s"}, {Name: "latency_mean_ms"}}},
+		{Name: "podstartup", Protocols: []string{"tcp"}, Task: true, Options: []spec.Option{
+			{Name: OptConcurrency, Doc: "pods at once", Default: "1", Min: 1, Max: 200, Note: "a node holds 250 pods"},
+			{Name: OptPods, Doc: "pods a trial starts", Unset: "concurrency", Min: 1, Max: 200, Note: "a node holds 250 pods"},
+		}, Headline: []spec.Metric{{Name: "startup_ms"}}},
 	}
 }()
