@@ -288,3 +288,35 @@ func TestPartsNameEveryType(t *testing.T) {
 		}
 	}
 }
+
+// A null list entry is refused where it is, not dropped (yaml.v3 skips a
+// null decoded into a list of values: `only: [~]` ran every cell).
+func TestNullListEntryRefused(t *testing.T) {
+	const why = "a list entry is empty (null): give a value or remove the entry"
+	for _, tc := range []struct {
+		from, to string
+		opt      Options
+		want     string
+	}{
+		{"", "", Options{Set: []string{"only=[~]"}}, "bounds.yaml (--set): spec.only[0]: "},
+		{"", "", Options{Set: []string{"replicas=[1, null]"}}, "bounds.yaml (--set): spec.replicas[1]: "},
+		{"replicas: [1, 2]", "replicas: [1, ~]", Options{}, "bounds.yaml:16: spec.replicas[1]: "},
+		{"replicas: [1, 2]", "replicas:\n    - 1\n    -\n    - 2", Options{}, "bounds.yaml:18: spec.replicas[1]: "},
+		{"    - baseline\n", "    - baseline\n    - ~\n", Options{}, "bounds.yaml:9: spec.tunings[1]: "},
+		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, lengths: [1K, ~]}", Options{}, "bounds.yaml:13: spec.workloads[0].lengths[1]: "},
+		{"", "profiles:\n  p: {replicas: [~]}\n", Options{Profile: "p"}, `bounds.yaml:23: profile "p": spec.replicas[0]: `},
+	} {
+		data := strings.Replace(boundsBase, tc.from, tc.to, 1)
+		if tc.from == "" {
+			data = boundsBase + tc.to
+		}
+		_, err := Parse("bounds.yaml", []byte(data), tc.opt, testCatalog)
+		if err == nil || err.Error() != tc.want+why {
+			t.Errorf("%q %+v: got %v, want %q", tc.to, tc.opt, err, tc.want+why)
+		}
+	}
+	// An unapplied profile's null is not the run's.
+	if _, err := Parse("bounds.yaml", []byte(boundsBase+"profiles:\n  p: {replicas: [~]}\n"), Options{}, testCatalog); err != nil {
+		t.Errorf("unapplied profile: %v", err)
+	}
+}

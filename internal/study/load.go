@@ -162,6 +162,12 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 			return nil, &FieldError{File: file, Field: oneLine(kv), Msg: oneLine(err.Error())}
 		}
 	}
+	// yaml.v3 drops a null decoded into a list of values: `only: [~]`
+	// would run every cell, `replicas: [1, ~]` one count.
+	if field, n := nullEntry(root, ""); n != nil {
+		return nil, &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n),
+			Msg: "a list entry is empty (null): give a value or remove the entry"}
+	}
 	// Decode the overridden tree strictly again, so that a --set with an
 	// unknown key is reported too.
 	out, err := yaml.Marshal(root)
@@ -190,6 +196,34 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		return nil, errs[0]
 	}
 	return &s, nil
+}
+
+// nullEntry is the path and node of the first list entry under n, in
+// document order, that is null (`~`, `null` or a blank `- ` item); the
+// study's profiles are left out (the one applied is in spec by now).
+func nullEntry(n *yaml.Node, path string) (string, *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if path == "" && n.Content[i].Value == "profiles" {
+				continue
+			}
+			if f, c := nullEntry(n.Content[i+1], strings.TrimPrefix(path+"."+n.Content[i].Value, ".")); c != nil {
+				return f, c
+			}
+		}
+	case yaml.SequenceNode:
+		for i, it := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if it.Kind == yaml.ScalarNode && it.ShortTag() == "!!null" {
+				return p, it
+			}
+			if f, c := nullEntry(it, p); c != nil {
+				return f, c
+			}
+		}
+	}
+	return "", nil
 }
 
 // yamlError turns a yaml.v3 error into a FieldError with file and line,
