@@ -267,7 +267,15 @@ func TestTypeErrorsNameField(t *testing.T) {
 		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, parallel: [2]}", `bounds.yaml:13: spec.workloads[0].parallel: want a whole number, not a list`},
 		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, concurrency: manyclients}", `bounds.yaml:13: spec.workloads[0].concurrency: want a list of whole numbers, e.g. [1, 8], not "manycli..."`},
 		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, pin: 5}", `bounds.yaml:13: spec.workloads[0].pin: want a mapping (docs/study-format.md), not 5`},
+		// Of two equal values on the line, the one whose field's type it
+		// does not fit: length is a string, "x" fits it.
+		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, parallel: x, length: x}", `bounds.yaml:13: spec.workloads[0].parallel: want a whole number, not "x"`},
+		{"replicas: [1, 2]", "{replicas: [x], only: [{tuning: x}]}", ""},
+		{"{name: tcp, tool: iperf3, length: 128K}", "{name: tcp, tool: iperf3, length: x, parallel: x, mss: x}", `bounds.yaml:13: spec.workloads[0].parallel: want a whole number, not "x"`},
 	} {
+		if tc.want == "" {
+			continue // below, on one line
+		}
 		data := strings.Replace(boundsBase, tc.from, tc.to, 1)
 		if data == boundsBase {
 			t.Fatalf("boundsBase lacks %q", tc.from)
@@ -276,6 +284,22 @@ func TestTypeErrorsNameField(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: got %v, want %q", tc.to, err, tc.want)
 		}
+	}
+}
+
+// A type error on a line that holds the same value in a field it fits is
+// blamed on the field it does not fit, in a profile's flow mapping and in
+// a spec written on one line.
+func TestTypeErrorOnSharedLine(t *testing.T) {
+	_, err := Parse("bounds.yaml", []byte(boundsBase+"profiles:\n  p: {replicas: [x], only: [{tuning: x}]}\n"), Options{Profile: "p"}, testCatalog)
+	if want := `bounds.yaml:23: profile "p": spec.replicas[0]: want a whole number, not "x"`; err == nil || err.Error() != want {
+		t.Errorf("profile: got %v, want %q", err, want)
+	}
+	flow := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: f}\n" +
+		"spec: {datapaths: [flannel-vxlan], workloads: [{name: tcp, tool: iperf3}], duration: 3s, trials: 1, replicas: [x], only: [{tuning: x}]}\n"
+	_, err = Parse("f.yaml", []byte(flow), Options{}, testCatalog)
+	if want := `f.yaml:4: spec.replicas[0]: want a whole number, not "x"`; err == nil || err.Error() != want {
+		t.Errorf("flow spec: got %v, want %q", err, want)
 	}
 }
 

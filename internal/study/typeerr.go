@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -17,11 +18,13 @@ var typeErrRE = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into 
 // under root for a study author: the field (spec.workloads[0].concurrency)
 // and what it wants ("want a list of whole numbers, e.g. [1, 8], not
 // "abc""). yaml.v3 gives neither, only the line, and a flow mapping puts
-// a whole workload on one line; the field is the last node in document
-// order at that line with the error's tag and value: the innermost, as
-// the sequence of spec.workloads starts on the line of its first flow
-// mapping, whose list in turn holds the value. ok is false when msg is
-// not a type error or no node matches.
+// a whole workload on one line; the field is the first node in document
+// order at that line with the error's tag and value whose field has the
+// error's Go type (typedNode: `{parallel: x, length: x}` is parallel's,
+// length being a string), else the last such node of any type: the
+// innermost, as the sequence of spec.workloads starts on the line of its
+// first flow mapping, whose list in turn holds the value. ok is false
+// when msg is not a type error or no node matches.
 func typeError(root *yaml.Node, line int, msg string) (field, friendly string, ok bool) {
 	m := typeErrRE.FindStringSubmatch(msg)
 	if m == nil {
@@ -38,7 +41,13 @@ func typeError(root *yaml.Node, line int, msg string) (field, friendly string, o
 		}
 		return n.Value == value || cut && strings.HasPrefix(n.Value, prefix)
 	}
-	field, found := lastNode(root, "", match)
+	// Of the nodes that match, the one whose field has the error's Go
+	// type: `{parallel: x, length: x}` is parallel's error (an int), not
+	// length's (a string, which "x" fits).
+	field, found := typedNode(root, reflect.TypeFor[Study](), "", goType, match)
+	if !found {
+		field, found = lastNode(root, "", match)
+	}
 	if !found {
 		return "", "", false
 	}
@@ -52,6 +61,87 @@ func typeError(root *yaml.Node, line int, msg string) (field, friendly string, o
 		got = fmt.Sprintf("%q", value)
 	}
 	return field, fmt.Sprintf("want %s, not %s", wantOf(goType), got), true
+}
+
+// typedNode is the path of the first node under n, in document order,
+// that match accepts and whose place in the study format (t, the Go type
+// n decodes into; nil where unknown) has the Go type goType, as yaml.v3
+// names it in a type error (a pointer's element: it decodes into that).
+// The first, as yaml.v3 lists its errors in document order and the
+// first is reported: of `{parallel: x, mss: x}`, parallel.
+func typedNode(n *yaml.Node, t reflect.Type, path, goType string, match func(*yaml.Node) bool) (string, bool) {
+	visit := func(c *yaml.Node, ct reflect.Type, p string) (string, bool) {
+		ct = deref(ct)
+		if ct != nil && ct.String() == strings.TrimPrefix(goType, "*") && match(c) {
+			return p, true
+		}
+		return typedNode(c, ct, p, goType, match)
+	}
+	t = deref(t)
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if f, ok := visit(n.Content[i+1], fieldType(t, key), strings.TrimPrefix(path+"."+key, ".")); ok {
+				return f, true
+			}
+		}
+	case yaml.SequenceNode:
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for i, it := range n.Content {
+			if f, ok := visit(it, et, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return f, true
+			}
+		}
+	}
+	return "", false
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// fieldType is the Go type of the mapping key key of a value of type t:
+// a struct's field by its yaml name (inline structs' too), a map's
+// element; nil where unknown.
+func fieldType(t reflect.Type, key string) reflect.Type {
+	switch {
+	case t == nil:
+		return nil
+	case t.Kind() == reflect.Map:
+		return t.Elem()
+	case t.Kind() != reflect.Struct:
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(","+opts+",", ",inline,") {
+			if ft := fieldType(deref(f.Type), key); ft != nil {
+				return ft
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name == key {
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // lastNode is the path of the last node under n, in document order,
