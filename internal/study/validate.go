@@ -286,7 +286,8 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 
 // validateWarmup refuses a warm-up a workload's tool cannot take: one
 // above the bound of the option its program is handed it as
-// (spec.Tool.MaxWarmup: iperf3's --omit refuses more than 60 s), which
+// (spec.Tool.MaxWarmup: iperf3's --omit refuses more than 60 s before
+// 3.18), which
 // would fail every trial after the nodes are built. Once per tool.
 func validateWarmup(sp *Spec, cat Catalog, bad badFunc) {
 	w := sp.Warmup.Duration
