@@ -159,6 +159,9 @@ func TestNewBoundsAccept(t *testing.T) {
 	}
 }
 
+// oneWorkload is boundsBase with its tcp workload alone.
+var oneWorkload = strings.Replace(strings.Replace(boundsBase, "    - {name: http, tool: ab, size: 1M}\n", "", 1), "    - {name: rr, tool: sockperf}\n", "", 1)
+
 // A tuning typo in the file names its line; an error in a profile names
 // the profile, its line and the field; one in --set says so instead of
 // a line of the file.
@@ -182,6 +185,20 @@ func TestOverrideErrorsNameOrigin(t *testing.T) {
 		{"set nested type mismatch", boundsBase, Options{Set: []string{"trials={min: 2, max: abc}"}}, `bounds.yaml (--set): spec.trials.max: want a whole number, not "abc"`},
 		{"profile type mismatch", boundsBase + "profiles:\n  two: {replicas: [1, two]}\n", Options{Profile: "two"}, `bounds.yaml:23: profile "two": spec.replicas[1]: want a whole number, not "two"`},
 		{"set lacks a field", boundsBase, Options{Set: []string{"trials={min: 3}"}}, "bounds.yaml (--set): spec.trials.max: max 0 is below min 3"},
+		// A key with an index is refused as such, not located at the
+		// file's entry of that index as an unknown field.
+		{"set index", boundsBase, Options{Set: []string{"workloads[0].length=1K"}},
+			`bounds.yaml (--set): workloads[0].length=1K: a key names a list's entry by its name (workloads.NAME.FIELD`},
+		{"set nested index", boundsBase, Options{Set: []string{"tunings.rfs-small.rps[0]=x"}}, `bounds.yaml (--set): tunings.rfs-small.rps[0]=x: a key names a list's entry by its name (rps.NAME.FIELD`},
+		// An error about a whole mapping or list --set changed an entry
+		// of names --set beside the file's line of it.
+		{"set entry null", oneWorkload, Options{Set: []string{"workloads.tcp=null"}}, "bounds.yaml (--set): spec.workloads[0]: a list entry is empty (null)"},
+		{"set inner field", strings.Replace(boundsBase, "trials: 2", "trials: {min: 2, max: 5}", 1), Options{Set: []string{"trials.min=0"}},
+			"bounds.yaml:17: with --set trials.min: spec.trials: must be between 1 and 1000, got 0"},
+		{"file error beside set", strings.Replace(boundsBase, "trials: 2", "trials: {min: 0, max: 5}", 1), Options{Set: []string{"trials.max=6"}},
+			"bounds.yaml:17: with --set trials.max: spec.trials: must be between 1 and 1000, got 0"},
+		{"profile and set", boundsBase + "profiles:\n  p: {trials: {min: 0, max: 5}}\n", Options{Profile: "p", Set: []string{"trials.max=6"}},
+			`bounds.yaml:23: profile "p", with --set trials.max: spec.trials: must be between 1 and 1000, got 0`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("bounds.yaml", []byte(tc.data), tc.opt, testCatalog)

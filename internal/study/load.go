@@ -157,8 +157,9 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 			return nil, err
 		}
 	}
+	touched := map[*yaml.Node]string{}
 	for _, kv := range opt.Set {
-		if err := applySet(root, kv); err != nil {
+		if err := applySetIn(root, kv, touched); err != nil {
 			return nil, &FieldError{File: file, Field: oneLine(kv), Msg: oneLine(err.Error())}
 		}
 	}
@@ -191,6 +192,11 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 				var n *yaml.Node
 				fe.Line, n = locate(root, fe.Field)
 				fe.Origin = prof.of(n)
+				if k, ok := touched[n]; ok && fe.Line > 0 {
+					// A mapping or list --set changed an entry of:
+					// the file's line alone would blame the file.
+					fe.Origin = strings.TrimPrefix(fe.Origin+", with --set "+k, ", ")
+				}
 			}
 		}
 		return nil, errs[0]

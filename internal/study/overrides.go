@@ -4,6 +4,7 @@ package study
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -46,10 +47,31 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 
 var topLevel = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "spec": true, "profiles": true}
 
-func applySet(root *yaml.Node, kv string) error {
+func applySet(root *yaml.Node, kv string) error { return applySetIn(root, kv, nil) }
+
+// applySetIn is applySet; touched, when given, maps the mapping or list
+// of the tree whose entry the value replaced or was added to to the
+// --set key, so that an error about that whole mapping or list
+// (`spec.trials: must be between 1 and 1000, got 0` after `--set
+// trials.min=0`) names --set beside the line the file gave it.
+func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error {
 	k, v, ok := strings.Cut(kv, "=")
 	if !ok || k == "" {
 		return fmt.Errorf("override must be key=value")
+	}
+	if i := strings.IndexAny(k, "[]"); i >= 0 {
+		list := k[:i]
+		if j := strings.LastIndex(list, "."); j >= 0 {
+			list = list[j+1:]
+		}
+		// A path with an index would be one unknown key, and errors
+		// locate "x[0]" as the file's entry x[0].
+		return fmt.Errorf("a key names a list's entry by its name (%s.NAME.FIELD, in datapaths, tunings, workloads and impairments), not by an index; or give the whole list (%s=[...])", list, list)
+	}
+	mark := func(n *yaml.Node) {
+		if touched != nil && !slices.Contains(strings.Split(touched[n], ", "), k) {
+			touched[n] = strings.TrimPrefix(touched[n]+", "+k, ", ")
+		}
 	}
 	parts := strings.Split(k, ".")
 	if !topLevel[parts[0]] {
@@ -71,6 +93,7 @@ func applySet(root *yaml.Node, kv string) error {
 			}
 			if i == len(parts)-1 {
 				cur.Content[j] = node
+				mark(cur)
 				return nil
 			}
 			cur = cur.Content[j]
@@ -84,6 +107,7 @@ func applySet(root *yaml.Node, kv string) error {
 				pickNamed(node, child(cur, p))
 			}
 			setChild(cur, p, node)
+			mark(cur)
 			return nil
 		}
 		next := child(cur, p)
