@@ -123,6 +123,9 @@ func TestAbsFile(t *testing.T) {
 		{"study", "./my study.yaml", filepath.Join(wd, "my study.yaml")},
 		{"study", "/abs/s.yaml", "/abs/s.yaml"},
 		{"study", "rps-rfs", "rps-rfs"},
+		// Path-like is a file, even where it cleans to a built-in's name.
+		{"study", "./rps-rfs", filepath.Join(wd, "rps-rfs")},
+		{"study", "sub/../rps-rfs", filepath.Join(wd, "rps-rfs")},
 		{"study", "", ""},
 		{"server-node", "w1", "w1"},
 	} {
