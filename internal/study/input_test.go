@@ -149,6 +149,8 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"replicas=[60]", "workloads=[{name: startup, tool: podstartup, concurrency: [1, 130]}, {name: i, tool: iperf3, placement: intra-node}]"},
 		{"replicas=[249]", "workloads=[{name: startup, tool: podstartup, pods: 1}]"},
 		{"warmup=2m", "duration=3m", "workloads=[{name: rr, tool: sockperf}]"},
+		// pktgen offers the load: iperf3's --omit is not used.
+		{"warmup=2m", "duration=3m", "workloads=[{name: u, tool: iperf3, protocol: udp, rate: 1G, sender: pktgen}]"},
 		{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 50, rate: 1M}}]"},
 		{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowCnt: 1}, pods: true}]"},
 		{"noise={maxStealPct: 100, maxOutsidePct: 100, repeats: 0}", "verdict={udp: {maxLossPct: 100, minBitrateOfOffered: 0}}"},

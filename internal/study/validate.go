@@ -297,6 +297,10 @@ func validateWarmup(sp *Spec, cat Catalog, bad badFunc) {
 		if !ok || seen[t.Name] || t.Task || t.MaxWarmup <= 0 {
 			continue
 		}
+		if wl.UDPSender() == SenderPktgen {
+			// pktgen offers the load: no iperf3 client, no --omit.
+			continue
+		}
 		seen[t.Name] = true
 		if w > t.MaxWarmup {
 			bad("spec.warmup", "%s is more than %s accepts (%gs; workload %s)",
