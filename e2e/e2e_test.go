@@ -200,7 +200,7 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 		{"negative replicas", nil, []string{"--set", "replicas=[-2]"}, "replica count must be between 1 and"},
 		{"duration not above warm-up", nil, []string{"--set", "duration=2s", "--set", "warmup=2s"}, "must be longer than warmup"},
 		{"malformed yaml", nil, []string{"FILE:" + malformed}, "malformed YAML"},
-		{"missing study", nil, []string{"FILE:/nonexistent/study.yaml"}, "no built-in study of that name"},
+		{"missing study", nil, []string{"FILE:/nonexistent/study.yaml"}, `study "/nonexistent/study.yaml": no such file`},
 		{"missing iperf3", []string{"PATH=" + emptyPath}, nil, "spec.workloads[0].tool: workload tcp: iperf3"},
 		{"CPUs this machine lacks", nil, []string{"FILE:" + noSuchCPU}, "study.yaml:15: spec.nodes.server.cpus: CPU 1000 does not exist"},
 		{"mss above two datapaths' pod MTU", nil, []string{"--set", "datapaths=[flannel-vxlan, calico-vxlan]", "--set", "workloads=[{name: a, tool: iperf3, mss: 1420}, {name: b, tool: iperf3, mss: 1430}]"},

@@ -56,7 +56,7 @@ func Resolve(nameOrPath string, opt Options, cat Catalog) (*Study, error) {
 	b, err := os.ReadFile(nameOrPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !bareName(nameOrPath) {
-			return nil, fmt.Errorf("study %q: no such file (and, being path-like, no built-in study: those are named bare: %s)",
+			return nil, fmt.Errorf("study %q: no such file (a path names a file; built-in studies are named bare: %s)",
 				nameOrPath, strings.Join(Builtins(), ", "))
 		}
 		if errors.Is(err, os.ErrNotExist) {

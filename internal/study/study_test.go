@@ -185,7 +185,7 @@ func TestUnknownProfile(t *testing.T) {
 
 func TestMissingFile(t *testing.T) {
 	_, err := Resolve(filepath.Join(t.TempDir(), "none.yaml"), Options{}, testCatalog)
-	if err == nil || !strings.Contains(err.Error(), "no built-in study") {
+	if err == nil || !strings.Contains(err.Error(), "none.yaml\": no such file (a path names a file; built-in studies are named bare: ") {
 		t.Fatalf("got %v", err)
 	}
 }
