@@ -71,12 +71,9 @@ func decidedMetrics(s *study.Study) []string {
 	if s == nil {
 		return nil
 	}
-	if p := s.Spec.Precision; p != nil && p.Metric != "" {
-		return []string{p.Metric}
-	}
 	var out []string
 	for _, w := range s.Spec.Workloads {
-		if m := registry.DecidedMetric(w); !slices.Contains(out, m) {
+		if m := registry.DecidedMetric(s.Spec.Precision, w); !slices.Contains(out, m) {
 			out = append(out, m)
 		}
 	}

@@ -76,11 +76,11 @@ func decidedOf(s *study.Study, m analysis.Model) func(results.Cell) string {
 	var have map[results.Cell][]string
 	return func(c results.Cell) string {
 		if s != nil {
-			if p := s.Spec.Precision; p != nil && p.Metric != "" {
-				return p.Metric
-			}
 			if w, ok := s.Workload(c.Workload); ok {
-				return registry.DecidedMetric(w)
+				return registry.DecidedMetric(s.Spec.Precision, w)
+			}
+			if p := s.Spec.Precision; p != nil && p.Metric != "" {
+				return p.Metric // a cell of a workload the study no longer has
 			}
 		}
 		if have == nil {

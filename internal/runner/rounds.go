@@ -56,10 +56,7 @@ func (r *run) cellLog(c results.Cell) *cellLog {
 // metricOf is the metric a workload variant's cells are judged on: the
 // precision target's, else the tool's first headline metric.
 func (r *run) metricOf(w study.Workload) string {
-	if p := r.design.precision; p != nil && p.Metric != "" {
-		return p.Metric
-	}
-	return registry.DecidedMetric(w)
+	return registry.DecidedMetric(r.design.precision, w)
 }
 
 // group is the cells of one workload variant at one datapath and replica

@@ -151,12 +151,16 @@ func Headline() []string {
 	return out
 }
 
-// DecidedMetric is the metric a workload's cells are judged on when the
-// study's precision target names none: its tool's first headline metric
-// for its protocol (bitrate for iperf3, startup_ms for podstartup), or
-// bitrate for a tool this build does not know. The runner stops cells on
-// it and the analysis decides its rows, so both take it from here.
-func DecidedMetric(w study.Workload) string {
+// DecidedMetric is the metric a workload's cells are judged on: the one
+// the study's precision target p names, else its tool's first headline
+// metric for its protocol (bitrate for iperf3, startup_ms for
+// podstartup), or bitrate for a tool this build does not know. The
+// runner stops cells on it, the analysis decides its rows and an A/B
+// proof reads them, so all three take it from here.
+func DecidedMetric(p *study.Precision, w study.Workload) string {
+	if p != nil && p.Metric != "" {
+		return p.Metric
+	}
 	if t, ok := Describe(w.Tool); ok {
 		if h := t.HeadlineFor(w.Protocol); len(h) > 0 {
 			return h[0]
