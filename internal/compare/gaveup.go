@@ -1,8 +1,6 @@
 package compare
 
 import (
-	"fmt"
-
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -117,7 +115,7 @@ func gaveUpBySamples(r *results.Run) map[key]string {
 	}
 	out := map[key]string{}
 	for c, t := range first {
-		out[c] = fmt.Sprintf("trial %d failed %d attempts; last: %s", t.trial, failures[t], last[t])
+		out[c] = results.GaveUp(t.trial, failures[t], last[t])
 	}
 	return out
 }

@@ -161,6 +161,13 @@ type Stop struct {
 	Failed string `json:"failed,omitempty"`
 }
 
+// GaveUp is why a cell was given up after trial failed every attempt
+// (Stop.Failed): the runner writes it, and compare reads the same from a
+// run's attempts when it has no stops.json.
+func GaveUp(trial, attempts int, last string) string {
+	return fmt.Sprintf("trial %d failed %d attempts; last: %s", trial, attempts, last)
+}
+
 // CoreStat is the CPU time breakdown of one core in percent (as mpstat
 // prints it) plus the softirq/softnet counters' rates over a window.
 type CoreStat struct {

@@ -91,7 +91,7 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 			if failures <= study.MaxRetries {
 				continue
 			}
-			l.failed = fmt.Sprintf("trial %d failed %d attempts; last: %v", round, failures, err)
+			l.failed = results.GaveUp(round, failures, err.Error())
 			l.values[round] = math.NaN()
 			r.opt.Progress.Logf("warning: %s: giving the cell up: %s", cellID(cell), l.failed)
 			return nil

@@ -167,7 +167,7 @@ func (r *run) replay(k trialKey) time.Duration {
 		r.overhead += p.overhead
 		r.trialsRun++
 	} else if p.failures > study.MaxRetries {
-		l.failed = fmt.Sprintf("trial %d failed %d attempts; last: %s", k.trial, p.failures, p.lastErr)
+		l.failed = results.GaveUp(k.trial, p.failures, p.lastErr)
 		l.values[k.trial] = math.NaN()
 	}
 	return cost
