@@ -363,3 +363,25 @@ func TestNullListEntryRefused(t *testing.T) {
 		t.Errorf("unapplied profile: %v", err)
 	}
 }
+
+// A file with no document said only "EOF"; a second document was ignored,
+// so a user who pasted two studies ran the first alone. A trailing "---"
+// holds nothing and is no second study.
+func TestDocumentCount(t *testing.T) {
+	lines := strings.Count(boundsBase, "\n")
+	for _, tc := range []struct{ name, data, want string }{
+		{"empty", "", "bounds.yaml:1: the file holds no study (it is empty or only comments)"},
+		{"comments", "# nothing yet\n", "bounds.yaml:1: the file holds no study"},
+		{"second", boundsBase + "---\nfoo: bar\n", fmt.Sprintf("bounds.yaml:%d: a second YAML document begins here", lines+2)},
+		{"second broken", boundsBase + "---\nfoo: [\n", "bounds.yaml:"},
+		{"trailing marker", boundsBase + "---\n", ""},
+	} {
+		_, err := Parse("bounds.yaml", []byte(tc.data), Options{}, testCatalog)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want %q...", tc.name, err, tc.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"sort"
@@ -75,10 +76,26 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	var strict Study
 	var doc yaml.Node
 	if err := dec.Decode(&strict); err != nil {
+		if errors.Is(err, io.EOF) {
+			// yaml.v3 says only "EOF" of a file with no document.
+			return nil, &FieldError{File: file, Line: 1, Msg: "the file holds no study (it is empty or only comments): a study file is a YAML mapping (`cnibench show rps-rfs` prints one)"}
+		}
 		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 			return nil, yamlError(file, nil, err)
 		}
 		return nil, yamlError(file, doc.Content[0], err)
+	}
+	// A second document would be ignored silently: the user meant it to
+	// count (two studies pasted into one file, or a stray "---").
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(file, nil, err)
+	} else if err == nil && !emptyDoc(&extra) {
+		line := extra.Line
+		if len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		}
+		return nil, &FieldError{File: file, Line: line, Msg: "a second YAML document begins here: a study file holds one study (put another study in a file of its own)"}
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlError(file, nil, err)
@@ -139,6 +156,12 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		return nil, errs[0]
 	}
 	return &s, nil
+}
+
+// emptyDoc is a document with nothing in it, as a trailing "---" gives.
+func emptyDoc(n *yaml.Node) bool {
+	return n.Kind == 0 || len(n.Content) == 0 ||
+		len(n.Content) == 1 && n.Content[0].Kind == yaml.ScalarNode && n.Content[0].ShortTag() == "!!null"
 }
 
 // nullEntry is the path and node of the first list entry under n, in
