@@ -115,6 +115,12 @@ func TestCompareFormats(t *testing.T) {
 // has the given trials; a nil metrics map is a failed trial.
 func writeRun(t *testing.T, trials map[string][]map[string]float64) string {
 	t.Helper()
+	return writeRunOn(t, "bridge", trials)
+}
+
+// writeRunOn is writeRun with the cell on datapath dp.
+func writeRunOn(t *testing.T, dp string, trials map[string][]map[string]float64) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	w, err := results.Create(dir)
 	if err != nil {
@@ -125,7 +131,7 @@ func writeRun(t *testing.T, trials map[string][]map[string]float64) string {
 	}
 	for tuning, ms := range trials {
 		for i, m := range ms {
-			s := results.Sample{Cell: results.Cell{Datapath: "bridge", Tuning: tuning, Workload: "tcp", Replicas: 1}, Trial: i + 1, Metrics: m}
+			s := results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: "tcp", Replicas: 1}, Trial: i + 1, Metrics: m}
 			if m == nil {
 				s.Metrics, s.Error, s.Discarded = map[string]float64{}, "iperf3: connection refused", "failed"
 			}
@@ -153,6 +159,14 @@ func TestCompareGateEdges(t *testing.T) {
 	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
 	if code != ExitFailure || !strings.Contains(out, "bridge/rfs/tcp/r=1") || !strings.Contains(out, "no value in B") {
 		t.Errorf("rfs failed in every trial of B: exit %d, want %d and the cell listed\n%s%s", code, ExitFailure, out, errs)
+	}
+	// Runs of one datapath each match whatever their names: a B whose
+	// every trial failed is still such a run (its failed attempts name
+	// its datapath), not one with no cell of the rule's metric (exit 2).
+	other := writeRunOn(t, "flannel-vxlan", map[string][]map[string]float64{"baseline": {nil, nil, nil}})
+	code, out, errs = compareExit(t, a, other, "--fail-if", "bitrate < -5%")
+	if code != ExitFailure || !strings.Contains(out, `bridge\|flannel-vxlan/baseline/tcp/r=1`) || !strings.Contains(out, "no value in B") {
+		t.Errorf("B on another datapath failed every trial: exit %d, want %d and the cell listed\n%s%s", code, ExitFailure, out, errs)
 	}
 	retx := func(v float64) map[string]float64 {
 		return map[string]float64{results.MetricBitrate: 10e9, results.MetricRetransmits: v}

@@ -35,11 +35,16 @@ type Head struct {
 	// partial, which the page says beside the run.
 	UnfinishedA, UnfinishedB int
 	CellsA, CellsB           int
+	// LoadedA and LoadedB are what loading each run tolerated
+	// (results.Run.Warnings: a line cut by a crash, a missing env.json),
+	// which the report of the run says too.
+	LoadedA, LoadedB []string
 }
 
 // NewHead describes runs a and b, found in directories dirA and dirB.
 func NewHead(dirA, dirB string, a, b *results.Run) Head {
-	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples)}
+	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
+		LoadedA: a.Warnings, LoadedB: b.Warnings}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}
@@ -201,6 +206,14 @@ func (h Head) notes() []string {
 			out = append(out, fmt.Sprintf("%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
 				"and are judged on the trials they have (continue it with: %s)", u.side, u.unfinished, u.n,
 				cmdline.Quote([]string{"cnibench", "run", "--resume", u.dir})))
+		}
+	}
+	for _, l := range []struct {
+		side  string
+		words []string
+	}{{"A", h.LoadedA}, {"B", h.LoadedB}} {
+		for _, w := range l.words {
+			out = append(out, l.side+": "+w)
 		}
 	}
 	if h.Same {

@@ -74,7 +74,7 @@ type key struct {
 func Runs(a, b *results.Run, metrics []string) []Row {
 	va, vb := values(a.Samples), values(b.Samples)
 	bs := newBSide(b)
-	p := newPairing(a.Samples, b.Samples)
+	p := newPairing(a, b)
 	wa, wb := wideCells(va), wideCells(vb)
 	da, db := disturbedCells(a.Samples), disturbedCells(b.Samples)
 	want := wanted(metrics)
@@ -131,13 +131,15 @@ func wanted(metrics []string) map[string]bool {
 
 // pairing matches A's cells to B's. Runs of one datapath each are
 // matched whatever their names (local "bridge" vs the CNI a cluster has);
-// otherwise datapaths must agree.
+// otherwise datapaths must agree. A run's datapaths are those it tried
+// (its failed attempts too): a B whose every trial failed under another
+// name is still the one-datapath run it is, whose cells fail a gate.
 type pairing struct {
 	anyDP bool
 	dpB   string
 }
 
-func newPairing(a, b []results.Sample) pairing {
+func newPairing(a, b *results.Run) pairing {
 	dpA, dpB := datapaths(a), datapaths(b)
 	if len(dpA) == 1 && len(dpB) == 1 {
 		return pairing{anyDP: true, dpB: dpB[0]}
@@ -230,17 +232,18 @@ func Metrics(samples ...[]results.Sample) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-func datapaths(samples []results.Sample) []string {
+func datapaths(r *results.Run) []string {
 	seen := map[string]bool{}
-	var out []string
-	for _, s := range samples {
-		if !seen[s.Cell.Datapath] {
-			seen[s.Cell.Datapath] = true
-			out = append(out, s.Cell.Datapath)
-		}
+	for _, s := range r.Samples {
+		seen[s.Cell.Datapath] = true
 	}
-	sort.Strings(out)
-	return out
+	for _, s := range r.Marked {
+		seen[s.Cell.Datapath] = true
+	}
+	for _, st := range r.Stops {
+		seen[st.Cell.Datapath] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // WriteMarkdown prints the rows as a table: A and B with their 95%

@@ -43,7 +43,7 @@ func OneCore(a, b *results.Run) []Bound {
 	}
 	ta, tb := tally(a), tally(b)
 	inB := firstSeen(b.Samples)
-	p := newPairing(a.Samples, b.Samples)
+	p := newPairing(a, b)
 	var out []Bound
 	seen := map[key]bool{}
 	for _, s := range a.Samples {
