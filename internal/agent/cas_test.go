@@ -3,8 +3,11 @@ package agent
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/journal"
 )
 
 // TestRevertComparesBeforeSwap: a session that wrote a knob twice
@@ -68,5 +71,51 @@ func TestReplayAfterRewrite(t *testing.T) {
 	}
 	if got := fs.vals[key("", "sysfs", p)]; got != "0" {
 		t.Errorf("%s = %q after replay, want 0", p, got)
+	}
+}
+
+// refuseFS is a memFS whose writes of one value fail, as a kernel
+// refuses a mask naming CPUs the node lacks.
+type refuseFS struct {
+	*memFS
+	refuse string
+}
+
+func (f refuseFS) Write(ns, fs, p, v string) error {
+	if v == f.refuse {
+		return fmt.Errorf("write %s: invalid argument", p)
+	}
+	return f.memFS.Write(ns, fs, p, v)
+}
+
+// TestFailedRewriteKeepsEntry: a second write of a knob that the kernel
+// refuses leaves the session's record of the first one in place, so the
+// session's end still reverts the knob and retires its journal.
+func TestFailedRewriteKeepsEntry(t *testing.T) {
+	mem := testNode()
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	dir := t.TempDir()
+	srv := NewServer(Config{Run: "fail", FS: refuseFS{mem, "ff"}, Pods: fakePods{}, JournalDir: dir})
+	if err := srv.write("", "sysfs", p, "3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.write("", "sysfs", p, "ff"); err == nil {
+		t.Fatal("refused write succeeded")
+	}
+	// A first write the kernel refuses leaves nothing to revert.
+	if err := srv.write("", "sysfs", "class/net/veth1234/queues/rx-0/rps_cpus", "ff"); err == nil {
+		t.Fatal("refused first write succeeded")
+	}
+	if n, err := srv.Revert(); err != nil || n != 1 {
+		t.Fatalf("Revert = %d, %v; want 1, nil", n, err)
+	}
+	if got := mem.vals[key("", "sysfs", p)]; got != "0" {
+		t.Errorf("%s = %q after revert, want 0", p, got)
+	}
+	if err := srv.closeJournal(); err != nil {
+		t.Errorf("close journal: %v", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext)); len(files) != 0 {
+		t.Errorf("journal left: %v", files)
 	}
 }

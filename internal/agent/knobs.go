@@ -75,10 +75,13 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 		if err != nil {
 			return fmt.Errorf("node journal: %w", err)
 		}
-		s.pending[k] = pendingSet{seq: seq, set: set}
 		if err := s.fs.Write(ns, fsKind, p, value); err != nil {
-			return err
+			// The knob still holds the earlier entry's value: that entry
+			// stays the one Revert compares with, and the new one, whose
+			// value never reached the knob, is closed.
+			return errors.Join(err, s.j.MarkDone(seq))
 		}
+		s.pending[k] = pendingSet{seq: seq, set: set}
 		return s.j.MarkDone(ps.seq)
 	}
 	old, err := s.fs.Read(ns, fsKind, p)
@@ -96,8 +99,12 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 	if err != nil {
 		return fmt.Errorf("node journal: %w", err)
 	}
+	if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+		// Nothing changed: nothing for Revert to put back.
+		return errors.Join(err, s.j.MarkDone(seq))
+	}
 	s.pending[k] = pendingSet{seq: seq, set: set}
-	return s.fs.Write(ns, fsKind, p, value)
+	return nil
 }
 
 // Revert puts back every qdisc the session still impairs, then writes
