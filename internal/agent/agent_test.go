@@ -452,7 +452,10 @@ func TestFindPodPID(t *testing.T) {
 
 func TestCountIptables(t *testing.T) {
 	out := []byte("# Generated\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:KUBE-FORWARD - [0:0]\n-A FORWARD -j KUBE-FORWARD\nCOMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j KUBE-SERVICES\n-A KUBE-SERVICES -j RETURN\nCOMMIT\n")
-	m := CountIptables(out)
+	m, err := CountIptables(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]int{"filter/chains": 3, "filter/rules": 1, "nat/chains": 1, "nat/rules": 2, "chains": 4, "rules": 3}
 	for k, v := range want {
 		if m[k] != v {
@@ -461,10 +464,21 @@ func TestCountIptables(t *testing.T) {
 	}
 }
 
+// A line longer than the scanner takes stops the count: that is an
+// error naming the line, not a short count.
+func TestCountIptablesLongLine(t *testing.T) {
+	long := "-A INPUT -m comment --comment " + strings.Repeat("x", 2<<20) + " -j ACCEPT\n"
+	out := []byte("*filter\n:INPUT ACCEPT [0:0]\n" + long + "-A INPUT -j DROP\nCOMMIT\n")
+	m, err := CountIptables(out)
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("CountIptables = %v, %v; want an error naming line 3", m, err)
+	}
+}
+
 func FuzzCountIptables(f *testing.F) {
 	f.Add([]byte("*filter\n:INPUT ACCEPT\n-A INPUT -j ACCEPT\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m := CountIptables(b)
+		m, _ := CountIptables(b)
 		if m["rules"] < 0 || m["chains"] < 0 {
 			t.Fatal("negative count")
 		}

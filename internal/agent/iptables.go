@@ -27,18 +27,22 @@ func iptablesCounts() (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iptables-save: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	return CountIptables(out), nil
+	return CountIptables(out)
 }
 
 // CountIptables counts chains (":NAME ...") and rules ("-A ...") of
 // iptables-save output, per table and in total: keys "TABLE/chains",
-// "TABLE/rules", "chains", "rules".
-func CountIptables(out []byte) map[string]int {
+// "TABLE/rules", "chains", "rules". A line it cannot read (over 1 MiB)
+// is an error: the counts would stop there and read as a smaller
+// ruleset.
+func CountIptables(out []byte) (map[string]int, error) {
 	m := map[string]int{}
 	table := ""
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "*"):
@@ -51,5 +55,8 @@ func CountIptables(out []byte) map[string]int {
 			m["rules"]++
 		}
 	}
-	return m
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("iptables-save output, line %d: %w", n+1, err)
+	}
+	return m, nil
 }
