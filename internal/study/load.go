@@ -69,8 +69,67 @@ type Options struct {
 // Parse decodes, overrides and validates a study. It touches nothing but
 // memory; every error names file, line and field.
 func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
-	// Strict decode of the text as written: catches unknown fields and type
-	// errors with the file's own line numbers.
+	root, err := decodeStrict(file, data)
+	if err != nil {
+		return nil, err
+	}
+	var prof origins
+	if opt.Profile != "" {
+		if prof, err = applyProfile(file, root, opt.Profile); err != nil {
+			return nil, err
+		}
+	}
+	touched := map[*yaml.Node]string{}
+	for _, kv := range opt.Set {
+		if err := applySetIn(root, kv, touched); err != nil {
+			return nil, &FieldError{File: file, Field: oneLine(kv), Msg: oneLine(err.Error())}
+		}
+	}
+	// yaml.v3 drops a null decoded into a list of values: `only: [~]`
+	// would run every cell, `replicas: [1, ~]` one count.
+	if field, n := nullEntry(root, ""); n != nil {
+		return nil, &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n),
+			Msg: "a list entry is empty (null): give a value or remove the entry"}
+	}
+	// Decode the overridden tree strictly again, so that a --set with an
+	// unknown key is reported too.
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: re-encode study: %w", file, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	dec.KnownFields(true)
+	var s Study
+	if err := dec.Decode(&s); err != nil {
+		return nil, overrideError(file, root, out, prof, err)
+	}
+	s.Source, s.Profile = file, opt.Profile
+	s.where = newLocator(root, prof)
+	s.Defaults()
+	s.toolDefaults(cat)
+	if errs := s.Validate(cat); len(errs) > 0 {
+		for _, fe := range errs {
+			fe.File = file
+			if fe.Line == 0 {
+				var n *yaml.Node
+				fe.Line, n = locate(root, fe.Field)
+				fe.Origin = prof.of(n)
+				if k, ok := touched[n]; ok && fe.Line > 0 {
+					// A mapping or list --set changed an entry of:
+					// the file's line alone would blame the file.
+					fe.Origin = strings.TrimPrefix(fe.Origin+", with --set "+k, ", ")
+				}
+			}
+		}
+		return nil, errs[0]
+	}
+	return &s, nil
+}
+
+// decodeStrict decodes the text as written, strictly (unknown fields and
+// type errors with the file's own line numbers), and returns the root
+// mapping of its one document.
+func decodeStrict(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var strict Study
@@ -103,59 +162,7 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &FieldError{File: file, Line: 1, Msg: "a study file must be a YAML mapping"}
 	}
-	root := doc.Content[0]
-	var prof origins
-	if opt.Profile != "" {
-		var err error
-		if prof, err = applyProfile(file, root, opt.Profile); err != nil {
-			return nil, err
-		}
-	}
-	touched := map[*yaml.Node]string{}
-	for _, kv := range opt.Set {
-		if err := applySetIn(root, kv, touched); err != nil {
-			return nil, &FieldError{File: file, Field: oneLine(kv), Msg: oneLine(err.Error())}
-		}
-	}
-	// yaml.v3 drops a null decoded into a list of values: `only: [~]`
-	// would run every cell, `replicas: [1, ~]` one count.
-	if field, n := nullEntry(root, ""); n != nil {
-		return nil, &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n),
-			Msg: "a list entry is empty (null): give a value or remove the entry"}
-	}
-	// Decode the overridden tree strictly again, so that a --set with an
-	// unknown key is reported too.
-	out, err := yaml.Marshal(root)
-	if err != nil {
-		return nil, fmt.Errorf("%s: re-encode study: %w", file, err)
-	}
-	dec = yaml.NewDecoder(bytes.NewReader(out))
-	dec.KnownFields(true)
-	var s Study
-	if err := dec.Decode(&s); err != nil {
-		return nil, overrideError(file, root, out, prof, err)
-	}
-	s.Source, s.Profile = file, opt.Profile
-	s.where = newLocator(root, prof)
-	s.Defaults()
-	s.toolDefaults(cat)
-	if errs := s.Validate(cat); len(errs) > 0 {
-		for _, fe := range errs {
-			fe.File = file
-			if fe.Line == 0 {
-				var n *yaml.Node
-				fe.Line, n = locate(root, fe.Field)
-				fe.Origin = prof.of(n)
-				if k, ok := touched[n]; ok && fe.Line > 0 {
-					// A mapping or list --set changed an entry of:
-					// the file's line alone would blame the file.
-					fe.Origin = strings.TrimPrefix(fe.Origin+", with --set "+k, ", ")
-				}
-			}
-		}
-		return nil, errs[0]
-	}
-	return &s, nil
+	return doc.Content[0], nil
 }
 
 // emptyDoc is a document with nothing in it, as a trailing "---" gives.
