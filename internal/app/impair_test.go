@@ -38,6 +38,11 @@ func TestStudyImpairments(t *testing.T) {
 		{"{name: x, lose: 1%}", "client-tunnel", "s.yaml:14: spec.impairments[1].lose: unknown impairment field"},
 		{"delay-low", "client-nic", `s.yaml:11: spec.impairAt.where: unknown device "client-nic"`},
 		{"{name: none, loss: 1%}", "client-tunnel", "s.yaml:14: spec.impairments[1].name:"},
+		// A definition may not take a preset's name: compare matches
+		// impaired cells by name, and 50% loss is no loss-low (5%).
+		{"{name: loss-low, loss: 50%}", "client-tunnel", `s.yaml:14: spec.impairments[1].name: "loss-low" is a built-in preset (Table II)`},
+		// A sweep's 0% step is a cell of its own, which impairs nothing.
+		{"{name: loss-0, loss: 0%}", "client-tunnel", ""},
 	} {
 		y := strings.NewReplacer("%IMP%", c.imp, "%WHERE%", c.where).Replace(impairStudy)
 		s, err := study.Parse("s.yaml", []byte(y), study.Options{}, studyCatalog())

@@ -21,8 +21,10 @@ var impairEntry = Entry{
 	Name: "impairment",
 	Changes: "netem qdisc (egress, or ingress through an ifb device) on the device spec.impairAt.where names: " +
 		"the client or server node's tunnel device, the client node's underlay or the measured client pods' host-side veths; the cell's impairment",
-	Scope:  Trial,
-	Wanted: func(t *Target) bool { return !t.Impairment.IsNone() && t.Impairment.Name != "" },
+	Scope: Trial,
+	Wanted: func(t *Target) bool {
+		return !t.Impairment.IsNone() && t.Impairment.Name != "" && !ImpairsNothing(t.Impairment)
+	},
 	Needs: func(t *Target) []string {
 		f := []string{probe.Netem}
 		if t.Study != nil && t.Study.Spec.ImpairAt.Direction == study.DirIngress {
@@ -31,6 +33,17 @@ var impairEntry = Entry{
 		return f
 	},
 	Apply: applyImpairment,
+}
+
+// ImpairsNothing: a study's own impairment whose every value is zero
+// (`{name: loss-0, loss: 0%}`, the first step of a sweep) is the preset
+// none, as impair.Apply takes a zero Spec: no qdisc, no netem needed,
+// no impaired device for the qdisc collector to read (it read one that
+// had no netem, and failed every trial). A definition that does not
+// resolve is wanted, so that Apply reports its error.
+func ImpairsNothing(m study.Impairment) bool {
+	s, err := impair.Resolve(m.Name, m.Fields)
+	return err == nil && s.IsZero()
 }
 
 // The local engine's qdisc operations, variables so that a test can

@@ -187,3 +187,35 @@ func TestImpairmentFailedUndoIsRevertError(t *testing.T) {
 	_, err = applyImpairment(context.Background(), tgt(nil))
 	check("local, undo clean", err, false)
 }
+
+// A study's impairment whose values are all zero (the 0% step of a loss
+// sweep) impairs nothing, as the preset none: no qdisc, no netem needed,
+// and no impaired device, which the qdisc collector read and found
+// without netem, failing every trial of the cell.
+func TestZeroImpairmentIsNone(t *testing.T) {
+	cli, srv := &fakeNode{name: "w2"}, &fakeNode{name: "w1"}
+	var log []string
+	s := &study.Study{}
+	for _, fields := range []map[string]string{{"loss": "0%"}, {"delay": "0ms", "corrupt": "0%"}} {
+		tg := &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "loss-0", Fields: fields},
+			Kernel: func(n engine.Node) engine.Kernel { return agentKernel{node: n.Name(), log: &log} }}
+		if impairEntry.Wanted(tg) {
+			t.Errorf("%v: impairment knob wanted", fields)
+		}
+		a, err := Apply(context.Background(), Trial, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) > 0 || len(tg.Impaired.Devs) > 0 {
+			t.Errorf("%v: agent calls %q, impaired %+v; want none", fields, log, tg.Impaired)
+		}
+		if err := a.Revert(); err != nil {
+			t.Error(err)
+		}
+	}
+	// A definition that does not resolve is wanted: Apply says why.
+	bad := &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "x", Fields: map[string]string{"loss": "200%"}}}
+	if !impairEntry.Wanted(bad) {
+		t.Error("an impairment that does not resolve is not wanted: its error would be lost")
+	}
+}

@@ -19,7 +19,7 @@ func impairmentNeeds(s *study.Study) []engine.Need {
 	var first study.Impairment
 	field := ""
 	for i, m := range s.Spec.Impairments {
-		if m.IsNone() {
+		if m.IsNone() || knob.ImpairsNothing(m) {
 			continue
 		}
 		if len(names) == 0 {

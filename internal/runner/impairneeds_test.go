@@ -22,6 +22,11 @@ func TestImpairmentNeeds(t *testing.T) {
 	if n := impairmentNeeds(s); len(n) != 0 {
 		t.Errorf("none alone needs %v", n)
 	}
+	// A study's own impairment of zeros (a sweep's 0% step) is none too.
+	s.Spec.Impairments = append(s.Spec.Impairments, study.Impairment{Name: "loss-0", Fields: map[string]string{"loss": "0%"}})
+	if n := impairmentNeeds(s); len(n) != 0 {
+		t.Errorf("none and loss 0%% need %v", n)
+	}
 	s.Spec.Impairments = append(s.Spec.Impairments, study.Impairment{Name: "loss-low"}, study.Impairment{Name: "delay-low"})
 	n := impairmentNeeds(s)
 	if len(n) != 1 || !slices.Equal(n[0].Features, []string{probe.Netem}) ||

@@ -173,6 +173,12 @@ func validateImpairments(sp *Spec, cat Catalog, bad badFunc) {
 		if len(m.Fields) > 0 && m.Name == NoImpairment {
 			bad(f+".name", "%q is the built-in preset that changes nothing; give the definition another name", m.Name)
 		}
+		// A definition named as a preset would be taken for it where
+		// cells match by name: compare lines up impaired cells of two
+		// runs by the impairment's name alone.
+		if len(m.Fields) > 0 && m.Name != NoImpairment && cat.CheckImpairment != nil && cat.CheckImpairment(Impairment{Name: m.Name}) == nil {
+			bad(f+".name", "%q is a built-in preset (Table II); give the definition another name, or name the preset alone", m.Name)
+		}
 		if seen[m.Name] {
 			bad(f+".name", "duplicate impairment %q", m.Name)
 		}
