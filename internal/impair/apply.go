@@ -124,7 +124,7 @@ func inspect(nsName, dev string, qs []qdisc) (Prev, error) {
 	p.Kind, p.Handle = root.Kind, root.Handle
 	switch {
 	case root.Kind == "netem":
-		return Prev{}, fmt.Errorf("%s already has a netem root qdisc %s (left by a crashed run? `cnibench cleanup`): %w", where, handleString(root.Handle), ErrUnrestorable)
+		return Prev{}, fmt.Errorf("%s already has a netem root qdisc %s%s: %w", where, handleString(root.Handle), leftover(true), ErrUnrestorable)
 	case root.Handle == 0:
 		// The kernel's default root (mq on a multiqueue NIC) comes back
 		// by itself when the netem goes, with default children (handle
@@ -151,7 +151,8 @@ func inspect(nsName, dev string, qs []qdisc) (Prev, error) {
 				continue
 			}
 			if q.Kind != "bfifo" || len(q.Options) < 4 {
-				return Prev{}, fmt.Errorf("%s: tbf %s has a %s child %s, which cnibench does not restore: %w", where, handleString(root.Handle), q.Kind, handleString(q.Handle), ErrUnrestorable)
+				return Prev{}, fmt.Errorf("%s: tbf %s has a %s child %s, which cnibench does not restore%s: %w", where, handleString(root.Handle), q.Kind, handleString(q.Handle),
+					leftover(q.Kind == "netem" && q.Handle == NetemHandle), ErrUnrestorable)
 			}
 			p.Child.Handle, p.Child.Limit = q.Handle, binary.NativeEndian.Uint32(q.Options)
 		}
@@ -300,4 +301,14 @@ func findNetem(nsName, dev string) (qdisc, error) {
 		return qdisc{}, fmt.Errorf("no netem qdisc on %s in %s", dev, nsOrHost(nsName))
 	}
 	return found[0], nil
+}
+
+// leftover is what a refusal adds when the qdisc in the way looks like
+// cnibench's own (its netem handle, its ifb): a crashed run's, which
+// cleanup removes.
+func leftover(ours bool) string {
+	if !ours {
+		return ""
+	}
+	return " (left by a crashed run? `cnibench cleanup`)"
 }

@@ -61,12 +61,14 @@ func ingress(nsName, dev string, record func(Prev) error, install func(ifb strin
 	if err != nil {
 		return Prev{}, err
 	}
+	ifb := IFBName(l.Attrs().Index)
 	for _, q := range qs {
 		if q.Parent == netlink.HANDLE_INGRESS {
-			return Prev{}, fmt.Errorf("device %s in %s already has a %s qdisc on its ingress hook; ingress impairment needs it for itself: %w", dev, nsOrHost(nsName), q.Kind, ErrUnrestorable)
+			_, ours := h.LinkByName(ifb)
+			return Prev{}, fmt.Errorf("device %s in %s already has qdisc %s on its ingress hook%s; ingress impairment needs it for itself: %w", dev, nsOrHost(nsName), q.Kind,
+				leftover(q.Kind == "ingress" && ours == nil), ErrUnrestorable)
 		}
 	}
-	ifb := IFBName(l.Attrs().Index)
 	prev := Prev{Netns: nsName, Dev: dev, Kind: "ifb", Default: true, Parent: netlink.HANDLE_ROOT, IFB: ifb}
 	if record != nil {
 		if err := record(prev); err != nil {

@@ -69,7 +69,11 @@ func TestInspect(t *testing.T) {
 		{"netem already there", []qdisc{{Kind: "netem", Handle: NetemHandle, Parent: root}}, "already has a netem root qdisc cb1: (left by a crashed run?"},
 		{"tbf with an htb child", []qdisc{
 			{Kind: "tbf", Handle: one, Parent: root, Options: tbfOptions(1000)},
-			{Kind: "htb", Handle: netlink.MakeHandle(2, 0), Parent: oneOne}}, "tbf 1: has a htb child 2:"},
+			{Kind: "htb", Handle: netlink.MakeHandle(2, 0), Parent: oneOne}}, "tbf 1: has a htb child 2:, which cnibench does not restore: "},
+		// A crashed run's netem under the link-rate tbf says so.
+		{"tbf with cnibench's netem", []qdisc{
+			{Kind: "tbf", Handle: one, Parent: root, Options: tbfOptions(1000)},
+			{Kind: "netem", Handle: NetemHandle, Parent: oneOne}}, "tbf 1: has a netem child cb1:, which cnibench does not restore (left by a crashed run? `cnibench cleanup`)"},
 		{"tbf without parameters", []qdisc{{Kind: "tbf", Handle: one, Parent: root}}, "without TCA_TBF_PARMS"},
 		{"mq with an admin's fq on queue 1", []qdisc{{Kind: "mq", Parent: root},
 			{Kind: "fq", Handle: netlink.MakeHandle(0x8001, 0), Parent: netlink.MakeHandle(0, 1)},

@@ -172,18 +172,27 @@ func (p *parser) keyword(s *Spec, kw string) error {
 			s.Limit = v
 		}
 	case FieldRate:
-		var t string
-		if t, err = p.arg(kw); err != nil {
-			return err
-		}
-		s.Rate, err = ParseRate(t)
-		if err != nil {
-			err = bad(FieldRate, "%v", err)
-		}
+		return p.rate(s)
 	default:
 		return fmt.Errorf("unknown netem keyword %q", kw)
 	}
 	return err
+}
+
+// rate reads tc's rate RATE; its [PACKETOVERHEAD [CELLSIZE
+// [CELLOVERHEAD]]] are refused as such (a stray number is no delay).
+func (p *parser) rate(s *Spec) error {
+	t, err := p.arg(FieldRate)
+	if err != nil {
+		return err
+	}
+	if s.Rate, err = ParseRate(t); err != nil {
+		return bad(FieldRate, "%v", err)
+	}
+	if _, ok := p.optNumber(); ok {
+		return bad(FieldRate, "a packet overhead, cell size or cell overhead after the rate is not supported")
+	}
+	return nil
 }
 
 func (p *parser) pctPair(kw, corrField string) (v, corr float64, err error) {

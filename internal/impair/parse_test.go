@@ -114,6 +114,9 @@ func TestParse(t *testing.T) {
 		{"500 ms 50ms 25% - corrupt 5%", Spec{Delay: 500 * ms, Jitter: 50 * ms, DelayCorrelation: 25, Corrupt: 5}},
 		{"distribution uniform delay 1ms 1ms", Spec{Delay: ms, Jitter: ms}},
 		{"", Spec{}},
+		// tc reads the number with strtod: an exponent is no unit.
+		{"delay 1e3ms 5E-1ms", Spec{Delay: time.Second, Jitter: 500 * time.Microsecond}},
+		{"delay 1E1s", Spec{Delay: 10 * time.Second}},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.in)
@@ -153,6 +156,10 @@ func TestParseRejects(t *testing.T) {
 		{"delay 1ms 1ms distribution gamma", `unknown distribution "gamma"`},
 		{"loss gemodel 0%", "gemodel.p: 0% never enters the bad state"},
 		{"delay 1ms 5", `jitter: "5" needs a number and a unit`},
+		// tc's rate PACKETOVERHEAD CELLSIZE: refused as such, not as a delay.
+		{"rate 100mbit 20 1500", "rate: a packet overhead, cell size or cell overhead after the rate is not supported"},
+		{"delay 1e3", `delay: "1e3" needs a number and a unit`},
+		{"delay 1eams", `unknown time unit "eams"`},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.in)

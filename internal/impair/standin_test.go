@@ -141,7 +141,7 @@ func TestStandInIngress(t *testing.T) {
 	if st, err := QdiscStats(p.b, prev.Device()); err != nil || st.Packets < 5 {
 		t.Errorf("ifb's stand-in passed %+v (%v), want the 5 requests", st, err)
 	}
-	if _, err := ingress(p.b, "b0", nil, func(string, int) error { return nil }); err == nil || !strings.Contains(err.Error(), "already has a ingress qdisc on its ingress hook") {
+	if _, err := ingress(p.b, "b0", nil, func(string, int) error { return nil }); err == nil || !strings.Contains(err.Error(), "already has qdisc ingress on its ingress hook (left by a crashed run? `cnibench cleanup`)") {
 		t.Errorf("second ingress = %v, want a refusal", err)
 	}
 	if err := Revert(prev); err != nil {

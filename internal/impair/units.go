@@ -23,10 +23,35 @@ func isNumber(s string) bool {
 	return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '.' || s[0] == '-' && len(s) > 1 && s[1] >= '0' && s[1] <= '9')
 }
 
+// numberEnd is the length of the number s begins with: digits, a point,
+// a sign, and an exponent (1e3ms, which tc reads with strtod; the e is
+// no unit's first letter).
+func numberEnd(s string) int {
+	i := 0
+	digit := func(j int) bool { return j < len(s) && s[j] >= '0' && s[j] <= '9' }
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	for i < len(s) && (digit(i) || s[i] == '.') {
+		i++
+	}
+	if i > 0 && i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '-' || s[j] == '+') {
+			j++
+		}
+		if digit(j) {
+			for i = j; digit(i); i++ {
+			}
+		}
+	}
+	return i
+}
+
 // parseTime reads "10ms", "1.5s", "100usec": a number and a unit.
 func parseTime(field, s string) (time.Duration, error) {
-	i := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.' || r == '-' || r == '+') })
-	if i <= 0 {
+	i := numberEnd(s)
+	if i <= 0 || i == len(s) {
 		return 0, bad(field, "%q needs a number and a unit (ns, us, ms, s)", s)
 	}
 	unit, ok := timeUnits[strings.ToLower(s[i:])]
