@@ -56,3 +56,31 @@ func TestClusterCNIs(t *testing.T) {
 		t.Errorf("ClusterCNIs: macvlan %v, flannel-udp %v, cilium %v", ClusterCNIs("macvlan"), ClusterCNIs("flannel-udp"), ClusterCNIs("cilium"))
 	}
 }
+
+// A node's tunnel device is found by the names real CNIs give it,
+// numbered ones too (Flannel's flannel.<VNI>), in the order of
+// preference; a node with none has none.
+func TestTunnelDevice(t *testing.T) {
+	for _, tc := range []struct {
+		links []string
+		want  string
+	}{
+		{[]string{"eth0", "cni0", "flannel.1"}, "flannel.1"},
+		{[]string{"eth0", "flannel.4096"}, "flannel.4096"},
+		{[]string{"eth0", "flannel-v6.1"}, "flannel-v6.1"},
+		{[]string{"flannel-v6.1", "flannel.1"}, "flannel.1"},
+		{[]string{"eth0", "flannel.ipip", "tunl0"}, "flannel.ipip"},
+		{[]string{"eth0", "tunl0"}, "tunl0"},
+		{[]string{"eth0", "flannel.ipip"}, "flannel.ipip"},
+		{[]string{"eth0", "flannel-wg-v6"}, "flannel-wg-v6"},
+		{[]string{"eth0", "flannel0"}, "flannel0"},
+		{[]string{"tunl0", "vxlan.calico"}, "vxlan.calico"},
+		{[]string{"eth0", "cni0", "flannel-xyz"}, ""},
+		{nil, ""},
+	} {
+		got, ok := TunnelDevice(tc.links)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("TunnelDevice(%v) = %q, %v, want %q", tc.links, got, ok, tc.want)
+		}
+	}
+}

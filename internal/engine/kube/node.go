@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"slices"
 	"sync"
 
 	"github.com/cnibench/cnibench/internal/agent"
@@ -95,14 +94,7 @@ func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error)
 
 // pickTunnel returns the first known tunnel device among links: the
 // datapath catalogue names each datapath's devices on a real cluster.
-func pickTunnel(links []string) (string, bool) {
-	for _, t := range catalog.TunnelDevices() {
-		if slices.Contains(links, t) {
-			return t, true
-		}
-	}
-	return "", false
-}
+func pickTunnel(links []string) (string, bool) { return catalog.TunnelDevice(links) }
 
 // session is one `cnibench agent serve` exec in an agent pod.
 type session struct {

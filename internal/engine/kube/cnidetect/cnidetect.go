@@ -11,6 +11,7 @@ package cnidetect
 
 import (
 	"encoding/json"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -125,6 +126,7 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	hasPrefix := func(p string) bool {
 		return slices.ContainsFunc(in.Links, func(l string) bool { return strings.HasPrefix(l, p) })
 	}
+	fmode, fdev := flannelBackend(in.Links)
 	switch {
 	case has("vxlan.calico"):
 		ev("device vxlan.calico")
@@ -134,15 +136,12 @@ func byDevices(in Input, r *Result, ev func(string)) {
 		r.Mode = "ipip"
 	case r.Name == "calico":
 		r.Mode = "bgp"
-	case has("flannel.1"):
-		ev("device flannel.1")
-		r.Name, r.Mode = or(r.Name, "flannel"), "vxlan"
-	case has("flannel0"):
-		ev("device flannel0")
-		r.Name, r.Mode = or(r.Name, "flannel"), "udp"
-	case has("flannel-wg"):
-		ev("device flannel-wg")
-		r.Name, r.Mode = or(r.Name, "flannel"), "wireguard"
+	case fdev != "" && fmode == "":
+		ev("device " + fdev + ": of no Flannel backend known")
+		r.Name = or(r.Name, "flannel")
+	case fdev != "":
+		ev("device " + fdev)
+		r.Name, r.Mode = or(r.Name, "flannel"), fmode
 	case r.Name == "flannel":
 		r.Mode = "host-gw"
 	case has("cilium_vxlan"):
@@ -162,6 +161,40 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	case r.Name == "bridge":
 		r.Mode = "bridge + host-local, routes between nodes"
 	}
+}
+
+// flannelBackends are the devices of Flannel's backends (flannel
+// pkg/backend/*), as path.Match patterns: vxlan makes flannel.<VNI>
+// (flannel-v6.<VNI> for IPv6, vxlan.go), ipip flannel.ipip (ipip.go),
+// wireguard flannel-wg and flannel-wg-v6 (wireguard.go), udp the TUN
+// device flannel%d (udp); host-gw makes none.
+var flannelBackends = []struct{ mode, pattern string }{
+	{"vxlan", "flannel.[0-9]*"},
+	{"vxlan", "flannel-v6.[0-9]*"},
+	{"ipip", "flannel.ipip"},
+	{"wireguard", "flannel-wg"},
+	{"wireguard", "flannel-wg-v6"},
+	{"udp", "flannel[0-9]*"},
+}
+
+// flannelBackend is Flannel's mode from the node's devices and the
+// device that says it; a flannel* device of no known backend gives it
+// with no mode, and no flannel* device none.
+func flannelBackend(links []string) (mode, dev string) {
+	sorted := slices.Sorted(slices.Values(links))
+	for _, b := range flannelBackends {
+		for _, l := range sorted {
+			if ok, _ := path.Match(b.pattern, l); ok {
+				return b.mode, l
+			}
+		}
+	}
+	for _, l := range sorted {
+		if strings.HasPrefix(l, "flannel") {
+			return "", l
+		}
+	}
+	return "", ""
 }
 
 func or(a, b string) string {

@@ -17,6 +17,15 @@ func TestDetect(t *testing.T) {
 		{"flannel vxlan", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel.1", "cni0"}}, "flannel", "vxlan"},
 		{"flannel udp", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel0", "cni0"}}, "flannel", "udp"},
 		{"flannel host-gw", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"cni0"}}, "flannel", "host-gw"},
+		// Every backend's devices, as flannel names them (pkg/backend/*):
+		// none of them is host-gw.
+		{"flannel vxlan, VNI 4096", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel.4096", "cni0"}}, "flannel", "vxlan"},
+		{"flannel vxlan, IPv6 alone", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"cni0", "flannel-v6.1"}}, "flannel", "vxlan"},
+		{"flannel ipip", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel.ipip", "cni0", "tunl0"}}, "flannel", "ipip"},
+		{"flannel wireguard", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel-wg", "cni0"}}, "flannel", "wireguard"},
+		{"flannel wireguard, IPv6 alone", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel-wg-v6", "cni0"}}, "flannel", "wireguard"},
+		{"flannel ipip by device alone", Input{Links: []string{"eth0", "flannel.ipip"}}, "flannel", "ipip"},
+		{"flannel device of no known backend", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel-xyz", "cni0"}}, "flannel", ""},
 		{"cilium by daemonset", Input{DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "cilium", Images: []string{"quay.io/cilium/cilium:v1.16"}}}, Links: []string{"cilium_host", "cilium_vxlan"}}, "cilium", "vxlan"},
 		{"weave", Input{DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "weave-net"}}, Links: []string{"weave", "datapath"}}, "weave", "vxlan (fastdp)"},
 		{"kube-router", Input{ConfFiles: map[string]string{"10-kuberouter.conflist": bridgeConf}, Links: []string{"kube-bridge"}}, "kube-router", "bgp"},
