@@ -25,6 +25,21 @@ func TestClassify(t *testing.T) {
 			t.Errorf("%s -> %s, want %s", sym, got, want)
 		}
 	}
+	// GRO and GSO globs are anchored at underscores: "gro" inside
+	// "cgroup" or "grow" is not receive offload.
+	for sym, want := range map[string]string{
+		"mem_cgroup_charge_skmem": "other", "mem_cgroup_uncharge_skmem": "other", "cgroup_rstat_updated": "other",
+		"__cgroup_account_cputime": "other", "obj_cgroup_charge": "other", "tcp_grow_window": "tcp_udp",
+		"__cgroup_bpf_run_filter_skb": "ebpf", "__cgroup_bpf_run_filter_sock_addr": "ebpf",
+		"napi_gro_receive": "gso_gro", "gro_normal_list": "gso_gro", "__gro_flush": "gso_gro", "gro_cells_receive": "gso_gro",
+		"inet_gro_receive": "gso_gro", "tcp4_gro_receive": "gso_gro", "tcp_gro_receive": "gso_gro", "udp4_gro_complete": "gso_gro",
+		"skb_gro_receive": "gso_gro", "tcp_gro_receive.isra.0": "gso_gro", "__skb_gso_segment": "gso_gro", "tcp4_gso_segment": "gso_gro",
+		"inet_gso_segment": "gso_gro", "skb_gso_validate_network_len": "gso_gro",
+	} {
+		if got := m.Classify(sym); got != want {
+			t.Errorf("%s -> %s, want %s", sym, got, want)
+		}
+	}
 	if !m.Counts("ksoftirqd/1") || !m.Counts("iperf3") || !m.Counts("swapper/0") || m.Counts("go") {
 		t.Error("command filter")
 	}
