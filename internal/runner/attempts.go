@@ -64,7 +64,7 @@ type attemptsSoFar struct {
 func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error {
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
-	where := fmt.Sprintf("%s/%s/%s/%d replicas, trial %d", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, round)
+	where := fmt.Sprintf("%s/%s/%s/%d replicas%s, trial %d", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, impairedBy(cell, "/"), round)
 	if err := r.beforeRepeat(ctx, where, r.again[trialKey{cell, round}]); err != nil {
 		return err
 	}
@@ -120,9 +120,18 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 		l.wall = append(l.wall, time.Since(t0)+r.lastPause)
 		r.overhead += time.Since(t0) - s.Spec.Duration.Duration
 		r.trialsRun++
-		r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d trial %d (max %d)", cell.Datapath, cell.Workload, cell.Tuning, cell.Replicas, round, s.Spec.Trials.Max))
+		r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d%s trial %d (max %d)", cell.Datapath, cell.Workload, cell.Tuning, cell.Replicas, impairedBy(cell, " "), round, s.Spec.Trials.Max))
 		return nil
 	}
+}
+
+// impairedBy is the cell's impairment after sep, for the lines that name
+// a cell: the cells of a study's impairments differ by it alone.
+func impairedBy(c results.Cell, sep string) string {
+	if c.Impairment == "" {
+		return ""
+	}
+	return sep + c.Impairment
 }
 
 func valueOf(s results.Sample, metric string) float64 {

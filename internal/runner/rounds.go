@@ -85,11 +85,7 @@ func (r *run) groupsOf(units []unit) []*group {
 
 // cellID names a cell for the controller and in messages.
 func cellID(c results.Cell) string {
-	id := fmt.Sprintf("%s/%s/%s/r%d", c.Datapath, c.Workload, c.Tuning, c.Replicas)
-	if c.Impairment != "" {
-		id += "/" + c.Impairment
-	}
-	return id
+	return fmt.Sprintf("%s/%s/%s/r%d%s", c.Datapath, c.Workload, c.Tuning, c.Replicas, impairedBy(c, "/"))
 }
 
 // plan asks the controller which of the group's cells run in round

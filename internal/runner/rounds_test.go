@@ -493,3 +493,20 @@ func TestRunAgainContinuesAttempts(t *testing.T) {
 		t.Error("the state was kept after it was taken")
 	}
 }
+
+// The cells of a study's impairments differ by the impairment alone: the
+// lines naming a cell (progress, disturbed and failed attempts) said
+// "flannel-vxlan udp@1500M baseline r=1 trial 2" for each of five.
+func TestCellNamesSayImpairment(t *testing.T) {
+	c := results.Cell{Datapath: "flannel-vxlan", Workload: "udp@1500M", Tuning: "baseline", Replicas: 1, Impairment: "delay-low"}
+	if got := cellID(c); got != "flannel-vxlan/udp@1500M/baseline/r1/delay-low" {
+		t.Errorf("cellID = %q", got)
+	}
+	if got := impairedBy(c, " "); got != " delay-low" {
+		t.Errorf("impairedBy = %q", got)
+	}
+	c.Impairment = ""
+	if got := cellID(c) + impairedBy(c, " "); got != "flannel-vxlan/udp@1500M/baseline/r1" {
+		t.Errorf("unimpaired: %q", got)
+	}
+}
