@@ -24,6 +24,7 @@ import (
 	_ "embed"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,11 +74,13 @@ func ParseMap(b []byte) (*Map, error) {
 	return &m, nil
 }
 
-// Names lists the components in file order plus Other (Idle excluded).
+// Names lists the components in file order plus Other, last (Idle
+// excluded). A rule named Other (one that keeps symbols from a later
+// rule) adds no second Other.
 func (m *Map) Names() []string {
 	var out []string
 	for _, c := range m.Components {
-		if c.Name != Idle {
+		if c.Name != Idle && c.Name != Other && !slices.Contains(out, c.Name) {
 			out = append(out, c.Name)
 		}
 	}

@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -39,6 +40,23 @@ func TestClassify(t *testing.T) {
 		if got := m.Classify(sym); got != want {
 			t.Errorf("%s -> %s, want %s", sym, got, want)
 		}
+	}
+	// Wake-up placement and load balancing look for idle CPUs from busy
+	// ones: that time is spent, not idle.
+	for _, sym := range []string{"select_idle_sibling", "select_idle_cpu", "select_idle_core", "select_idle_smt",
+		"available_idle_cpu", "idle_cpu", "sched_idle_cpu", "find_idlest_cpu", "find_idlest_group",
+		"newidle_balance", "sched_balance_newidle", "_nohz_idle_balance", "nohz_run_idle_balance"} {
+		if got := m.Classify(sym); got != Other {
+			t.Errorf("%s -> %s, want %s", sym, got, Other)
+		}
+	}
+	for _, sym := range []string{"do_idle", "cpuidle_enter_state", "default_idle_call", "intel_idle", "acpi_idle_do_entry", "poll_idle"} {
+		if got := m.Classify(sym); got != Idle {
+			t.Errorf("%s -> %s, want %s", sym, got, Idle)
+		}
+	}
+	if n := m.Names(); slices.Index(n, Other) != len(n)-1 || slices.Contains(n, Idle) {
+		t.Errorf("names %v: want other once, last, and no idle", n)
 	}
 	if !m.Counts("ksoftirqd/1") || !m.Counts("iperf3") || !m.Counts("swapper/0") || m.Counts("go") {
 		t.Error("command filter")
@@ -84,6 +102,20 @@ func TestAttributeAddsUp(t *testing.T) {
 	}
 	if _, ok := pc[MetricTotal]; ok {
 		t.Errorf("cycles reported under the ns name: %v", pc)
+	}
+}
+
+// A wake-up's search for an idle CPU runs on a busy one: it counts in
+// the total, under other, where the *idle* rule dropped it before.
+func TestWakeupPlacementCounts(t *testing.T) {
+	m, _ := DefaultMap()
+	p, err := ParseReport([]byte("3;sockperf;[k] select_idle_sibling\n2;swapper/0;[k] available_idle_cpu\n5;swapper/0;[k] do_idle\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Attribute(p, 1)
+	if b.Total != 5 || b.ByComponent[Other] != 5 || b.Idle != 5 {
+		t.Errorf("total %v other %v idle %v, want 5 5 5", b.Total, b.ByComponent[Other], b.Idle)
 	}
 }
 
