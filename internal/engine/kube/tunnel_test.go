@@ -23,6 +23,8 @@ func TestTunnelFollowsDetection(t *testing.T) {
 		{"flannel ipip", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0", "flannel.ipip", "tunl0"}}, "flannel (ipip)", "flannel.ipip"},
 		{"flannel wireguard, IPv6", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0", "flannel-wg-v6"}}, "flannel (wireguard)", "flannel-wg-v6"},
 		{"flannel udp", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0", "flannel0"}}, "flannel (udp)", "flannel0"},
+		{"canal", cnidetect.Input{ConfFiles: map[string]string{"10-canal.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"cali1", "eth0", "flannel.1", "tunl0"},
+			DaemonSets: []cnidetect.DaemonSet{{Namespace: "kube-system", Name: "canal", Images: []string{"calico/node", "flannel/flannel"}}}}, "flannel (vxlan)", "flannel.1"},
 		{"flannel host-gw", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0"}}, "flannel (host-gw)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -53,11 +53,17 @@ func (r Result) String() string {
 // Detect weighs the input; see the package notes.
 func Detect(in Input) Result {
 	var r Result
-	ev := func(s string) { r.Evidence = append(r.Evidence, s) }
+	ev := func(s string) {
+		if !slices.Contains(r.Evidence, s) {
+			r.Evidence = append(r.Evidence, s)
+		}
+	}
 	r.Name = byConfig(in, ev)
-	if byDS := byDaemonSets(in, ev); r.Name == "" {
+	byDS, canalDS := byDaemonSets(in, ev)
+	if r.Name == "" {
 		r.Name = byDS
 	}
+	canal(in, &r, canalDS, ev)
 	byDevices(in, &r, ev)
 	if r.Name == "" {
 		r.Name = "unknown"
@@ -102,10 +108,16 @@ func byConfig(in Input, ev func(string)) string {
 }
 
 // byDaemonSets names the CNI from the first DaemonSet that names one;
-// every such DaemonSet is evidence.
-func byDaemonSets(in Input, ev func(string)) string {
-	byDS := ""
+// every such DaemonSet is evidence, once. canal says one is Canal's
+// (kube-system/canal, rke2-canal...): Calico's and Flannel's images in
+// one DaemonSet.
+func byDaemonSets(in Input, ev func(string)) (byDS string, canal bool) {
 	for _, d := range in.DaemonSets {
+		if strings.Contains(strings.ToLower(d.Name), "canal") {
+			canal = true
+			ev("daemonset " + d.Namespace + "/" + d.Name)
+			continue
+		}
 		id := strings.ToLower(d.Name + " " + strings.Join(d.Images, " "))
 		for _, c := range []string{"calico", "flannel", "cilium", "weave", "kube-router"} {
 			if strings.Contains(id, c) {
@@ -113,10 +125,38 @@ func byDaemonSets(in Input, ev func(string)) string {
 					byDS = c
 				}
 				ev("daemonset " + d.Namespace + "/" + d.Name)
+				break
 			}
 		}
 	}
-	return byDS
+	if canal && byDS == "" {
+		byDS = "calico" // Canal's CNI plugin; canal() says what carries
+	}
+	return byDS, canal
+}
+
+// canal turns a Calico result into Flannel's when the cluster runs Canal:
+// Calico's CNI plugin (10-canal.conflist, type calico) and policy, over
+// Flannel's network (flannel.1 and its other backends' devices). The
+// packets take Flannel's datapath, so Flannel's mode is what the cells
+// measure; the evidence says it is Canal.
+func canal(in Input, r *Result, byDS bool, ev func(string)) {
+	if r.Name != "calico" {
+		return
+	}
+	_, fdev := flannelBackend(in.Links)
+	var why []string
+	if byDS {
+		why = append(why, "its DaemonSet")
+	}
+	if fdev != "" {
+		why = append(why, "Calico's plugin beside Flannel's device "+fdev)
+	}
+	if len(why) == 0 {
+		return
+	}
+	r.Name = "flannel"
+	ev("canal (" + strings.Join(why, ", ") + "): Calico's policy over Flannel's network, so Flannel's mode")
 }
 
 // byDevices decides the mode (and the name when nothing else did) from

@@ -1,6 +1,9 @@
 package cnidetect
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDetect(t *testing.T) {
 	calicoConf := `{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"},{"type":"bandwidth"},{"type":"portmap"}]}`
@@ -39,6 +42,39 @@ func TestDetect(t *testing.T) {
 				t.Errorf("Detect = %s / %q, want %s / %q (evidence %v)", r.Name, r.Mode, tc.want, tc.mode, r.Evidence)
 			}
 		})
+	}
+}
+
+// Canal (Calico's plugin and policy over Flannel's network) is Flannel
+// in Flannel's mode, told by its DaemonSet or by Flannel's device beside
+// Calico's plugin, and the evidence says Canal; each DaemonSet is
+// evidence once, however many CNIs its images name.
+func TestDetectCanal(t *testing.T) {
+	canalConf := map[string]string{"10-canal.conflist": `{"name":"k8s-pod-network","plugins":[{"type":"calico"},{"type":"portmap"}]}`}
+	canalDS := DaemonSet{Namespace: "kube-system", Name: "canal", Images: []string{"docker.io/calico/cni:v3.29", "docker.io/calico/node:v3.29", "ghcr.io/flannel-io/flannel:v0.26"}}
+	for _, tc := range []struct {
+		name, want string
+		in         Input
+	}{
+		{"by daemonset and device", "flannel (vxlan)", Input{ConfFiles: canalConf, DaemonSets: []DaemonSet{canalDS}, Links: []string{"cali12ab", "flannel.1", "tunl0"}}},
+		{"by device, daemonsets not listed", "flannel (vxlan)", Input{ConfFiles: canalConf, Links: []string{"cali12ab", "flannel.1"}}},
+		{"host-gw backend", "flannel (host-gw)", Input{ConfFiles: canalConf, DaemonSets: []DaemonSet{canalDS}, Links: []string{"cali12ab", "eth0"}}},
+		{"daemonset alone", "flannel (vxlan)", Input{DaemonSets: []DaemonSet{canalDS}, Links: []string{"flannel.1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Detect(tc.in)
+			ev := strings.Join(r.Evidence, "; ")
+			if r.String() != tc.want || !strings.Contains(ev, "canal (") || strings.Count(ev, "daemonset kube-system/canal") > 1 {
+				t.Errorf("Detect = %s (evidence %q), want %s, Canal said, its DaemonSet once", r, r.Evidence, tc.want)
+			}
+		})
+	}
+	calicoNode := DaemonSet{Namespace: "kube-system", Name: "calico-node", Images: []string{"calico/cni", "calico/node"}}
+	if r := Detect(Input{DaemonSets: []DaemonSet{calicoNode, canalDS}, Links: []string{"tunl0", "cali1"}}); r.Name != "flannel" || len(r.Evidence) != 3 {
+		t.Errorf("Detect = %s, evidence %q: want flannel, each DaemonSet once and Canal", r, r.Evidence)
+	}
+	if r := Detect(Input{ConfFiles: map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"vxlan.calico"}}); r.String() != "calico (vxlan)" {
+		t.Errorf("plain Calico: %s", r)
 	}
 }
 
