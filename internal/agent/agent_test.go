@@ -421,9 +421,9 @@ func TestReplayDeadSession(t *testing.T) {
 	p := "class/net/eth1/queues/rx-0/rps_cpus"
 	fs.vals[key("", "sysfs", p)] = "3" // the dead session's value
 	writeDeadJournal(t, dir, journal.Set{Netns: "", FS: "sysfs", Path: p, Old: "0", New: "3"})
-	n, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
-	if err != nil || n != 1 {
-		t.Fatalf("replay = %d, %v", n, err)
+	sum, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
+	if err != nil || sum.Restored != 1 {
+		t.Fatalf("replay = %+v, %v", sum, err)
 	}
 	if fs.vals[key("", "sysfs", p)] != "0" {
 		t.Errorf("not reverted: %q", fs.vals[key("", "sysfs", p)])

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // TestRevertComparesBeforeSwap: a session that wrote a knob twice
@@ -27,8 +28,8 @@ func TestRevertComparesBeforeSwap(t *testing.T) {
 	}
 	fs.vals[key("", "proc", "/proc/sys/net/core/rps_sock_flow_entries")] = "4096" // an operator's change
 	n, err := srv.Revert()
-	if err == nil || !strings.Contains(err.Error(), "changed by someone else") {
-		t.Fatalf("Revert = %d, %v; want the foreign change reported", n, err)
+	if err == nil || !strings.Contains(err.Error(), "changed by someone else") || n != 1 {
+		t.Fatalf("Revert = %d, %v; want 1 value put back and the foreign change reported", n, err)
 	}
 	if got := fs.vals[key("", "sysfs", p)]; got != "0" {
 		t.Errorf("%s = %q after revert, want 0", p, got)
@@ -65,9 +66,9 @@ func TestReplayAfterRewrite(t *testing.T) {
 		t.Fatalf("header without %s: %s", own, b)
 	}
 	os.WriteFile(path, []byte(strings.Replace(string(b), own, `"pid":1073741824,`, 1)), 0o600)
-	n, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
-	if err != nil || n < 1 {
-		t.Fatalf("replay = %d, %v", n, err)
+	sum, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
+	if err != nil || sum.Restored != 1 {
+		t.Fatalf("replay = %+v, %v", sum, err)
 	}
 	if got := fs.vals[key("", "sysfs", p)]; got != "0" {
 		t.Errorf("%s = %q after replay, want 0", p, got)
@@ -117,5 +118,36 @@ func TestFailedRewriteKeepsEntry(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext)); len(files) != 0 {
 		t.Errorf("journal left: %v", files)
+	}
+}
+
+// TestReplaySaysWhatItDid: a replay counts as reverted only the values
+// it wrote back, and says what it found for the others.
+func TestReplaySaysWhatItDid(t *testing.T) {
+	fs := testNode()
+	dir := t.TempDir()
+	eth1 := "class/net/eth1/queues/rx-0/rps_cpus"
+	veth := "class/net/veth1234/queues/rx-0/rps_cpus"
+	fs.vals[key("", "sysfs", eth1)] = "3"                       // the dead session's value: restored
+	fs.vals[key("", "proc", tune.SockFlowEntriesPath)] = "4096" // an operator's since: left alone
+	writeDeadJournal(t, dir,
+		journal.Set{FS: "sysfs", Path: eth1, Old: "0", New: "3"},
+		journal.Set{FS: "sysfs", Path: veth, Old: "0", New: "3"}, // already back
+		journal.Set{FS: "proc", Path: tune.SockFlowEntriesPath, Old: "0", New: "32768"},
+		journal.Set{Netns: PodNetns("ns", "srv-0"), FS: "sysfs", Path: "class/net/eth0/queues/rx-0/rps_cpus", Old: "0", New: "3"}, // pod gone
+	)
+	srv := NewServer(Config{FS: fs, Pods: fakePods{}, JournalDir: dir})
+	r := srv.Handle(Request{Op: OpReplay, Run: defaultRun})
+	if r.Error != "" || r.Reverted != 1 {
+		t.Fatalf("replay = %d, %q; want 1 value written back", r.Reverted, r.Error)
+	}
+	for _, want := range []string{"restored 1 value", "1 already back", "1 gone with its pod or device",
+		"1 changed by someone else since, left alone: host proc:" + tune.SockFlowEntriesPath} {
+		if !strings.Contains(r.Value, want) {
+			t.Errorf("summary %q lacks %q", r.Value, want)
+		}
+	}
+	if got := fs.vals[key("", "sysfs", eth1)]; got != "0" {
+		t.Errorf("%s = %q, want 0", eth1, got)
 	}
 }

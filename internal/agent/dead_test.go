@@ -11,12 +11,15 @@ import (
 )
 
 // writeDeadJournal writes a journal whose owner pid does not exist.
-func writeDeadJournal(t *testing.T, dir string, s journal.Set) {
+func writeDeadJournal(t *testing.T, dir string, sets ...journal.Set) {
 	t.Helper()
 	hdr := map[string]any{"header": journal.Header{Version: 1, RunID: "dead_1", PID: 1 << 30, PIDStart: 1, Started: time.Now(), Prefix: "cnb-"}}
-	set := map[string]any{"seq": 1, "set": s}
+	recs := []any{hdr}
+	for i, s := range sets {
+		recs = append(recs, map[string]any{"seq": i + 1, "set": s})
+	}
 	var b []byte
-	for _, r := range []any{hdr, set} {
+	for _, r := range recs {
 		l, _ := json.Marshal(r)
 		b = append(append(b, l...), '\n')
 	}

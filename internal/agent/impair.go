@@ -158,10 +158,12 @@ func (s *Server) openJournalLocked() error {
 }
 
 // replayQdiscs puts back, newest first, the qdiscs a dead session
-// impaired. impair.Revert is idempotent: a netem never installed, already
-// removed, or gone with its device or pod is success.
-func replayQdiscs(r *journal.Replay) error {
+// impaired, and counts the devices it put back without error.
+// impair.Revert is idempotent: a netem never installed, already removed,
+// or gone with its device or pod is success.
+func replayQdiscs(r *journal.Replay) (int, error) {
 	var errs []error
+	n := 0
 	pend := r.Pending()
 	for i := len(pend) - 1; i >= 0; i-- {
 		q := pend[i].Qdisc
@@ -175,9 +177,11 @@ func replayQdiscs(r *journal.Replay) error {
 		}
 		if err := impair.Revert(prev); err != nil {
 			errs = append(errs, fmt.Errorf("revert the netem on %s: %w", q.Dev, err))
+			continue
 		}
+		n++
 	}
-	return errors.Join(errs...)
+	return n, errors.Join(errs...)
 }
 
 // missingFeatures probes the named kernel features on this node (in a

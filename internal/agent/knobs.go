@@ -108,8 +108,10 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 }
 
 // Revert puts back every qdisc the session still impairs, then writes
-// back every value it still has changed, newest first. A value whose
-// namespace is gone counts as reverted.
+// back every value it still has changed, newest first, and counts what
+// it put back. A value whose namespace is gone, or that holds its old
+// value already, is done without a write; one someone else changed is
+// left alone and reported: neither is counted.
 func (s *Server) Revert() (int, error) {
 	s.jmu.Lock()
 	defer s.jmu.Unlock()
@@ -126,11 +128,13 @@ func (s *Server) Revert() (int, error) {
 		// session's last write is put back; another writer's is left
 		// alone (and reported), as cleanup does.
 		now, err := s.fs.Read(st.Netns, st.FS, st.Path)
+		wrote := false
 		switch {
 		case err == nil && !tune.Equal(st.Path, now, st.New) && !tune.Equal(st.Path, now, st.Old):
 			errs = append(errs, fmt.Errorf("revert %s %s: changed by someone else since (found %q); left alone", st.Netns, st.Path, now))
 		case err == nil && !tune.Equal(st.Path, now, st.Old):
 			err = s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
+			wrote = err == nil
 		}
 		if err != nil && !errors.Is(err, tune.ErrGone) {
 			errs = append(errs, fmt.Errorf("revert %s %s to %q: %w", st.Netns, st.Path, st.Old, err))
@@ -141,7 +145,9 @@ func (s *Server) Revert() (int, error) {
 			continue
 		}
 		delete(s.pending, key(st.Netns, st.FS, st.Path))
-		n++
+		if wrote {
+			n++
+		}
 	}
 	return n, errors.Join(errs...)
 }
@@ -155,34 +161,4 @@ func (s *Server) closeJournal() error {
 	err := s.j.Close()
 	s.j = nil
 	return err
-}
-
-// replay reverts the journals of dead sessions and deletes their trace
-// tables.
-func (s *Server) replay() (int, error) {
-	n, err := Replay(s.cfg.JournalDir, s.fs)
-	m, terr := sweepTraces()
-	return n + m, errors.Join(err, terr)
-}
-
-// Replay reverts the journals in dir whose session is dead and removes
-// them; it returns how many values it wrote back.
-func Replay(dir string, fs tune.FS) (int, error) {
-	stale, err := journal.Stale(dir)
-	errs := []error{err}
-	n := 0
-	for _, r := range stale {
-		pending := len(r.Pending())
-		rerr := errors.Join(tune.RevertReplay(r, fs), replayQdiscs(r))
-		if rerr != nil {
-			errs = append(errs, fmt.Errorf("journal %s: %w", r.Header.RunID, rerr))
-			r.Release()
-			continue
-		}
-		n += pending
-		if rerr := r.Remove(); rerr != nil {
-			errs = append(errs, rerr)
-		}
-	}
-	return n, errors.Join(errs...)
 }

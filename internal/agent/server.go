@@ -248,7 +248,9 @@ func (s *Server) Handle(req Request) Response {
 	case OpRevert:
 		resp.Reverted, err = s.Revert()
 	case OpReplay:
-		resp.Reverted, err = s.replay()
+		var sum ReplaySummary
+		sum, err = s.replay()
+		resp.Reverted, resp.Value = sum.Restored, sum.String()
 	case OpInfo:
 		resp.Info, err = nodeInfo()
 	case OpInspect:

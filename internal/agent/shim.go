@@ -100,9 +100,9 @@ func Pause(ctx context.Context) {
 func Daemon(ctx context.Context, cfg Config, interval time.Duration, logf func(string, ...any)) error {
 	s := NewServer(cfg)
 	replay := func() {
-		n, err := s.replay()
-		if n > 0 {
-			logf("reverted %d values left by dead sessions", n)
+		sum, err := s.replay()
+		if !sum.Empty() {
+			logf("dead sessions' changes: %s", sum)
 		}
 		if err != nil {
 			logf("replay: %v", err)

@@ -38,9 +38,9 @@ func TestKernelAgentTraceSweptAndStopped(t *testing.T) {
 		if err := s.handleTrace(Request{Op: OpTraceStart, Args: []string{"10.1.0.1", "10.1.0.2"}}, &resp); err != nil {
 			return err
 		}
-		n, err := s.replay()
-		if n != 1 || err != nil {
-			t.Errorf("replay swept %d tables (%v), want the dead session's one", n, err)
+		sum, err := s.replay()
+		if sum.Traces != 1 || err != nil {
+			t.Errorf("replay swept %d tables (%v), want the dead session's one", sum.Traces, err)
 		}
 		if got := tables(); strings.Contains(got, dead) || strings.Count(got, nftrace.TablePrefix) != 1 {
 			t.Errorf("after the sweep, want this session's table only:\n%s", got)

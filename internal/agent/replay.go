@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// ReplaySummary says what replaying dead sessions' journals did. Only
+// Restored values were written: the others were found already back,
+// gone with their pod, or changed by someone else, and a count that
+// lumped them together said "reverted" of values nothing wrote.
+type ReplaySummary struct {
+	Restored int // values written back
+	Already  int // values found back already (a crash before the write)
+	Gone     int // values whose pod or device is gone
+	// Changed are values someone else changed after the session's write;
+	// they are left alone, and named so the operator can check them.
+	Changed []tune.Outcome
+	// Qdiscs counts impaired devices whose qdisc was put back where the
+	// session's netem still sat (a no-op where it was gone already).
+	Qdiscs int
+	Traces int // trace tables of dead sessions deleted
+}
+
+func (s *ReplaySummary) add(outs []tune.Outcome) {
+	for _, o := range outs {
+		switch o.Action {
+		case tune.Restored:
+			s.Restored++
+		case tune.Already:
+			s.Already++
+		case tune.Gone:
+			s.Gone++
+		case tune.Changed:
+			s.Changed = append(s.Changed, o)
+		}
+	}
+}
+
+// Empty says the replay found nothing to do.
+func (s ReplaySummary) Empty() bool {
+	return s.Restored+s.Already+s.Gone+len(s.Changed)+s.Qdiscs+s.Traces == 0
+}
+
+// String words the summary by outcome, leaving out what did not happen.
+func (s ReplaySummary) String() string {
+	var parts []string
+	if s.Restored > 0 {
+		parts = append(parts, "restored "+plural(s.Restored, "value"))
+	}
+	if s.Already > 0 {
+		parts = append(parts, fmt.Sprintf("%d already back", s.Already))
+	}
+	if s.Gone > 0 {
+		parts = append(parts, fmt.Sprintf("%d gone with its pod or device", s.Gone))
+	}
+	if len(s.Changed) > 0 {
+		names := make([]string, len(s.Changed))
+		for i, o := range s.Changed {
+			names[i] = o.String()
+		}
+		parts = append(parts, fmt.Sprintf("%d changed by someone else since, left alone: %s", len(s.Changed), strings.Join(names, "; ")))
+	}
+	if s.Qdiscs > 0 {
+		parts = append(parts, "put back the qdisc of "+plural(s.Qdiscs, "impaired device"))
+	}
+	if s.Traces > 0 {
+		parts = append(parts, "deleted "+plural(s.Traces, "trace table"))
+	}
+	if s.Empty() {
+		return "nothing left by dead sessions"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// replay reverts the journals of dead sessions and deletes their trace
+// tables.
+func (s *Server) replay() (ReplaySummary, error) {
+	sum, err := Replay(s.cfg.JournalDir, s.fs)
+	m, terr := sweepTraces()
+	sum.Traces = m
+	return sum, errors.Join(err, terr)
+}
+
+// Replay reverts the journals in dir whose session is dead and removes
+// them; it says what it found and did with each value.
+func Replay(dir string, fs tune.FS) (ReplaySummary, error) {
+	stale, err := journal.Stale(dir)
+	errs := []error{err}
+	var sum ReplaySummary
+	for _, r := range stale {
+		// What was written is counted even when another entry of the
+		// journal failed (which keeps the journal for the next replay).
+		outs, verr := tune.RevertReplayOutcomes(r, fs, false)
+		sum.add(outs)
+		qn, qerr := replayQdiscs(r)
+		sum.Qdiscs += qn
+		if rerr := errors.Join(verr, qerr); rerr != nil {
+			errs = append(errs, fmt.Errorf("journal %s: %w", r.Header.RunID, rerr))
+			r.Release()
+			continue
+		}
+		if rerr := r.Remove(); rerr != nil {
+			errs = append(errs, rerr)
+		}
+	}
+	return sum, errors.Join(errs...)
+}
