@@ -36,6 +36,10 @@ func TestClassify(t *testing.T) {
 		"inet_gro_receive": "gso_gro", "tcp4_gro_receive": "gso_gro", "tcp_gro_receive": "gso_gro", "udp4_gro_complete": "gso_gro",
 		"skb_gro_receive": "gso_gro", "tcp_gro_receive.isra.0": "gso_gro", "__skb_gso_segment": "gso_gro", "tcp4_gso_segment": "gso_gro",
 		"inet_gso_segment": "gso_gro", "skb_gso_validate_network_len": "gso_gro",
+		// ip_tunnel.c is shared by IP-in-IP and GRE (__gre_xmit ->
+		// ip_tunnel_xmit, ipgre_rcv -> ip_tunnel_rcv): neither overlay's.
+		"ip_tunnel_xmit": "tunnel-core", "ip_tunnel_rcv": "tunnel-core", "ip_tunnel_lookup": "tunnel-core",
+		"ip_md_tunnel_xmit": "tunnel-core", "ipip_rcv": "ipip", "ipip6_rcv": "ipip", "__gre_xmit": "gre", "ipgre_rcv": "gre",
 	} {
 		if got := m.Classify(sym); got != want {
 			t.Errorf("%s -> %s, want %s", sym, got, want)
