@@ -22,7 +22,7 @@ const (
 
 var nodesEntry = Entry{
 	Name: "nodes",
-	Description: "CPU % (100 - idle - iowait, averaged over the node's CPUs) of the client and the server node over the window and " +
+	Description: "CPU % (100 - idle - iowait, averaged over the node's CPUs online at the window's end) of the client and the server node over the window and " +
 		"their memory in use at its end ((MemTotal - MemAvailable) / MemTotal), from /proc/stat and /proc/meminfo. A node pinned " +
 		"to CPUs (spec.nodes.*.cpus) counts its own CPUs. Nodes on one kernel (emulated nodes, a kind-style cluster's) share one " +
 		"machine: its memory, and its CPUs unless pinned apart, are recorded once, under the client's names (the paper's Table IV " +
@@ -139,10 +139,12 @@ func (c *nodesCollector) Stop(context.Context) (Result, error) {
 }
 
 // nodeBusy is the average busy percentage of the node's CPUs over the
-// window (every CPU when the node is not pinned).
+// window (every CPU when the node is not pinned). A CPU offline at the
+// window's end is left out: its percentages are zero, which 100 - idle
+// would read as 100% busy.
 func nodeBusy(w metrics.Window, cpus cpuset.Set) (float64, bool) {
 	sum, n := 0.0, 0
-	for _, c := range w.Cores {
+	for _, c := range w.Online() {
 		if len(cpus) > 0 && !cpus.Contains(c.CPU) {
 			continue
 		}

@@ -35,6 +35,16 @@ func TestNodeBusy(t *testing.T) {
 	if _, ok := nodeBusy(w, cpuset.Set{7}); ok {
 		t.Error("a node without sampled CPUs got a CPU %")
 	}
+	// A CPU offline at the window's end has zero percentages: it is not
+	// 100% busy, it is not counted.
+	off := metrics.Window{Cores: []results.CoreStat{
+		{CPU: 0, CPUPercent: results.CPUPercent{User: 10, Idle: 90}}, {CPU: 1}}, Offline: []int{1}}
+	if got, ok := nodeBusy(off, nil); !ok || got != 10 {
+		t.Errorf("cpu1 offline: %v %v, want 10", got, ok)
+	}
+	if _, ok := nodeBusy(off, cpuset.Set{1}); ok {
+		t.Error("a node whose only CPU is offline got a CPU %")
+	}
 }
 
 // The qdisc metrics are the counters' growth over the window, summed

@@ -279,6 +279,37 @@ func TestRecorderHotplug(t *testing.T) {
 	}
 }
 
+// A CPU offline at the window's end is named in Offline, so a mean over
+// the cores can leave out its zero percentages (which read as 100% busy
+// to 100 - idle); Online drops it.
+func TestRecorderOfflineAtEnd(t *testing.T) {
+	root := t.TempDir()
+	rec := newRecorder(root, time.Second)
+	steps := []reading{
+		{cpus: []int{0, 1}, jiffies: map[int][3]uint64{0: {0, 0, 1000}, 1: {0, 0, 1000}}, counter: map[int]uint64{0: 10, 1: 10}},
+		{cpus: []int{0}, jiffies: map[int][3]uint64{0: {10, 0, 1090}}, counter: map[int]uint64{0: 20}},
+	}
+	for i, r := range steps {
+		r.write(t, root)
+		var err error
+		if i == 0 {
+			err = rec.begin(t0)
+		} else {
+			err = rec.sample(t0.Add(time.Duration(i)*time.Second), true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := rec.window()
+	if len(w.Cores) != 2 || fmt.Sprint(w.Offline) != "[1]" {
+		t.Fatalf("cores %+v, offline %v; want two cores, cpu1 offline", w.Cores, w.Offline)
+	}
+	if on := w.Online(); len(on) != 1 || on[0].CPU != 0 {
+		t.Errorf("online cores %+v, want cpu0 only", on)
+	}
+}
+
 // Without a CPU column, softnet lines are matched to /proc/stat's online
 // CPUs, and a reading where the two disagree is skipped.
 func TestRecorderOldSoftnet(t *testing.T) {

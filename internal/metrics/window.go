@@ -17,10 +17,30 @@ type Window struct {
 	// Cores holds the averages over the whole window of every CPU that was
 	// online at some point of it, in ascending CPU order. Node is left
 	// empty for the caller to fill. A CPU offline at the end has zero
-	// percentages, as mpstat prints an offline CPU; one that came online
+	// percentages, as mpstat prints an offline CPU, and is listed in
+	// Offline; one that came online
 	// during the window is averaged from its first reading. Rates are
 	// per second of the whole window.
 	Cores []results.CoreStat
+	// Offline lists the CPUs of Cores that were offline at the end, in
+	// ascending order: their zero percentages are no measurement, and a
+	// mean over cores (100 - idle, steal) must leave them out (Online).
+	Offline []int `json:",omitempty"`
+}
+
+// Online returns the cores online at the window's end: Cores without
+// those in Offline.
+func (w Window) Online() []results.CoreStat {
+	if len(w.Offline) == 0 {
+		return w.Cores
+	}
+	out := make([]results.CoreStat, 0, len(w.Cores))
+	for _, c := range w.Cores {
+		if !slices.Contains(w.Offline, c.CPU) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // PerSecond is the CPU time split of each core over one interval.
@@ -68,6 +88,8 @@ func (rec *recorder) window() Window {
 		if last, online := rec.prev.Lookup(cpu); online {
 			cs.CPUPercent = procstat.Percent(rec.first[cpu], last)
 			cs.Poll = pollPercent(rec.pollFirst, rec.pollLast, cpu, secs)
+		} else {
+			w.Offline = append(w.Offline, cpu)
 		}
 		w.Cores = append(w.Cores, cs)
 	}
