@@ -62,6 +62,20 @@ func TestQdiscDelta(t *testing.T) {
 	}
 }
 
+// The packet count comes from netlink's 32-bit gnet_stats_basic.packets
+// (bytes are 64-bit there): a wrap inside the window is a small growth,
+// not 1.8e19. Drops, requeues and overlimits are 32-bit and wrap alike.
+func TestQdiscDeltaWraps(t *testing.T) {
+	start := []impair.Stats{{Packets: 1<<32 - 10, Bytes: 1<<32 - 100, Drops: 1<<32 - 1}}
+	end := []impair.Stats{{Packets: 5, Bytes: 1<<32 + 900, Drops: 2}}
+	m := qdiscDelta(start, end)
+	for k, want := range map[string]float64{MetricQdiscPackets: 15, MetricQdiscBytes: 1000, MetricQdiscDrops: 3} {
+		if m[k] != want {
+			t.Errorf("%s = %v, want %v", k, m[k], want)
+		}
+	}
+}
+
 // Nodes on one kernel (emulated nodes, a kind-style cluster's) read one
 // machine: what both would report alike is recorded once, under the
 // client's names, with a note; a cluster's own machines (or local nodes

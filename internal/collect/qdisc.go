@@ -66,11 +66,15 @@ func (c *qdiscCollector) Stop(context.Context) (Result, error) {
 }
 
 // qdiscDelta sums the counters' growth from start to end over devices.
+// The counters wrap: Packets holds netlink's 32-bit gnet_stats_basic
+// packets (TCA_STATS_BASIC; vishvananda/netlink reads no TCA_STATS_PKT64),
+// so its growth is taken in 32 bits, as the drops' and the others' are
+// by their type; bytes are 64-bit there.
 func qdiscDelta(start, end []impair.Stats) map[string]float64 {
 	m := map[string]float64{}
 	for i := range end {
 		a, b := start[i], end[i]
-		m[MetricQdiscPackets] += float64(b.Packets - a.Packets)
+		m[MetricQdiscPackets] += float64(uint32(b.Packets) - uint32(a.Packets))
 		m[MetricQdiscBytes] += float64(b.Bytes - a.Bytes)
 		m[MetricQdiscDrops] += float64(b.Drops - a.Drops)
 		m[MetricQdiscRequeues] += float64(b.Requeues - a.Requeues)
