@@ -23,7 +23,9 @@ var clusterCNIs = []struct {
 	{"calico-routed", []CNI{{"calico", "bgp"}}},
 	{"flannel-vxlan", []CNI{{"flannel", "vxlan"}}},
 	{"flannel-udp", []CNI{{"flannel", "udp"}}},
-	{"wireguard", []CNI{{"flannel", "wireguard"}}},
+	// Flannel's WireGuard backend; Calico's WireGuard encrypts the same
+	// way between the nodes (internal/datapath/wireguard's notes).
+	{"wireguard", []CNI{{"flannel", "wireguard"}, {"calico", "wireguard"}}},
 	// Flannel host-gw, or the bridge plugin alone with routes between
 	// nodes (what a bare cluster's CNI often is).
 	{"bridge", []CNI{{"flannel", "host-gw"}, {"bridge", ""}}},

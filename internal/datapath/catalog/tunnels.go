@@ -12,27 +12,34 @@ import (
 // datapaths need not share. A Device is a name or a path.Match pattern,
 // for the names a CNI numbers (Flannel's VXLAN device is flannel.<VNI>).
 var clusterTunnels = []struct{ Datapath, Device string }{
+	// Calico's WireGuard (felix's WireguardInterfaceName defaults): first,
+	// for it carries the pod traffic between the nodes it encrypts for
+	// where vxlan.calico or tunl0 exist too.
+	{"wireguard", "wireguard.cali"},
+	{"wireguard", "wg-v6.cali"},
 	{"calico-vxlan", "vxlan.calico"},
+	{"calico-vxlan", "vxlan-v6.calico"},
 	// Flannel's vxlan backend: flannel.<VNI>, flannel-v6.<VNI> for IPv6
 	// (flannel pkg/backend/vxlan/vxlan.go: fmt.Sprintf("flannel.%d", VNI)).
 	{"flannel-vxlan", "flannel.[0-9]*"},
+	{"flannel-vxlan", "flannel-v6.[0-9]*"},
 	{"cilium", "cilium_vxlan"},
 	{"cilium", "cilium_geneve"},
 	// Flannel's ipip backend (pkg/backend/ipip/ipip.go: tunnelName), under
-	// the catalogue's IP-in-IP datapath: the same encapsulation. Before
-	// tunl0, which the ipip module's loading makes in every namespace.
+	// the catalogue's IP-in-IP datapath: the same encapsulation.
 	{"calico-ipip", "flannel.ipip"},
-	{"calico-ipip", "tunl0"},
 	{"wireguard", "flannel-wg"}, // flannel's wireguard backend
-	{"weave", "weave"},
-	{"calico-vxlan", "vxlan-v6.calico"},
-	{"flannel-vxlan", "flannel-v6.[0-9]*"},
 	{"wireguard", "flannel-wg-v6"},
+	{"weave", "weave"},
 	// Flannel's udp backend opens the TUN device flannel%d
 	// (pkg/backend/udp: ip.OpenTun("flannel%d")): flannel0.
 	{"flannel-udp", "flannel[0-9]*"},
 	{"geneve", "genev_sys_6081"}, // OVN-Kubernetes, Antrea (OVS geneve)
 	{"ovs", "vxlan_sys_4789"},    // OVS-based CNIs' VXLAN port
+	// Last: loading the ipip module makes tunl0 in every network
+	// namespace, so a node of any CNI may have it; Calico's IP-in-IP is
+	// the one that sends through it.
+	{"calico-ipip", "tunl0"},
 }
 
 // TunnelDevices lists, in order of preference, the tunnel device names

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ func TestTunnelDevicesBelongToDatapaths(t *testing.T) {
 		}
 		seen[tu.Device] = true
 	}
-	if got := TunnelDevices(); len(got) != len(clusterTunnels) || got[0] != "vxlan.calico" {
+	if got := TunnelDevices(); len(got) != len(clusterTunnels) || got[0] != clusterTunnels[0].Device {
 		t.Errorf("TunnelDevices() = %v", got)
 	}
 }
@@ -46,6 +47,8 @@ func TestClusterCNIs(t *testing.T) {
 		{"bridge", "bridge + host-local, routes between nodes", []string{"bridge"}},
 		{"cilium", "geneve", []string{"cilium", "geneve"}},
 		{"calico", "bgp", []string{"calico-routed"}},
+		{"calico", "wireguard", []string{"wireguard"}},
+		{"flannel", "ipip", nil},
 		{"unknown", "", nil},
 	} {
 		if got := StandingFor(tc.name, tc.mode); !slices.Equal(got, tc.want) {
@@ -61,6 +64,14 @@ func TestClusterCNIs(t *testing.T) {
 // numbered ones too (Flannel's flannel.<VNI>), in the order of
 // preference; a node with none has none.
 func TestTunnelDevice(t *testing.T) {
+	// tunl0 is there wherever the ipip module is loaded: any other
+	// tunnel device is the node's.
+	for _, tu := range clusterTunnels {
+		dev := strings.NewReplacer("[0-9]*", "7").Replace(tu.Device)
+		if got, _ := TunnelDevice([]string{"tunl0", dev}); got != dev && dev != "tunl0" {
+			t.Errorf("TunnelDevice(tunl0, %s) = %s", dev, got)
+		}
+	}
 	for _, tc := range []struct {
 		links []string
 		want  string
@@ -75,6 +86,9 @@ func TestTunnelDevice(t *testing.T) {
 		{[]string{"eth0", "flannel-wg-v6"}, "flannel-wg-v6"},
 		{[]string{"eth0", "flannel0"}, "flannel0"},
 		{[]string{"tunl0", "vxlan.calico"}, "vxlan.calico"},
+		{[]string{"eth0", "vxlan-v6.calico"}, "vxlan-v6.calico"},
+		{[]string{"tunl0", "vxlan.calico", "wireguard.cali"}, "wireguard.cali"},
+		{[]string{"eth0", "wg-v6.cali"}, "wg-v6.cali"},
 		{[]string{"eth0", "cni0", "flannel-xyz"}, ""},
 		{nil, ""},
 	} {

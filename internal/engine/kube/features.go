@@ -252,6 +252,16 @@ func daemonSets(ctx context.Context, cs kubernetes.Interface) []cnidetect.Daemon
 		ds := cnidetect.DaemonSet{Namespace: d.Namespace, Name: d.Name}
 		for _, c := range d.Spec.Template.Spec.Containers {
 			ds.Images = append(ds.Images, c.Image)
+			for _, e := range c.Env {
+				// Literal values only: one from a ConfigMap or field is
+				// not in the DaemonSet, and reading it needs more rights.
+				if e.Value != "" && slices.Contains(cnidetect.PoolEnv, e.Name) {
+					if ds.Env == nil {
+						ds.Env = map[string]string{}
+					}
+					ds.Env[e.Name] = e.Value
+				}
+			}
 		}
 		out = append(out, ds)
 	}

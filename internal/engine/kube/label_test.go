@@ -90,6 +90,37 @@ func TestPreflightRecognisesCNI(t *testing.T) {
 	}
 }
 
+// Where the node has none of Calico's tunnel devices, the pool settings
+// of calico-node's DaemonSet decide the mode: preflight reads the literal
+// values of those variables (cnidetect.PoolEnv) and no others.
+func TestPreflightReadsCalicoPoolEnv(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	calicoNode := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "calico-node"},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "calico-node", Image: "docker.io/calico/node:v3.29",
+			Env: []corev1.EnvVar{{Name: "CALICO_IPV4POOL_VXLAN", Value: "Always"}, {Name: "CALICO_IPV4POOL_IPIP", Value: "Never"},
+				{Name: "DATASTORE_TYPE", Value: "kubernetes"},
+				{Name: "NODENAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+		}}}}}}
+	cs, place := kubeFixture(t, cfg, calicoNode)
+	conf := t.TempDir()
+	if err := os.WriteFile(filepath.Join(conf, "10-calico.conflist"), []byte(`{"plugins":[{"type":"calico"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx := &fakeExec{fs: agentFS(), dir: t.TempDir(), cniDir: conf}
+	nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, nil, pinReads{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "daemonset kube-system/calico-node: CALICO_IPV4POOL_VXLAN=Always"; nf.cni.String() != "calico (vxlan)" || !slices.Contains(nf.cni.Evidence, want) {
+		t.Errorf("detected %s (evidence %q), want calico (vxlan) with %q", nf.cni, nf.cni.Evidence, want)
+	}
+	ds := daemonSets(context.Background(), cs)
+	if len(ds) != 1 || len(ds[0].Env) != 2 || ds[0].Env["CALICO_IPV4POOL_IPIP"] != "Never" {
+		t.Errorf("daemonSets() = %+v, want calico-node with its two pool variables alone", ds)
+	}
+}
+
 // A datapath label that stands for another CNI than the cluster runs is
 // said before the run, with the evidence and the label that fits; the
 // papers' numbers and verdicts of the label are left out of the run's

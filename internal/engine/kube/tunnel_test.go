@@ -10,6 +10,7 @@ import (
 // names the CNI and mode and the knobs and netem go on its tunnel device
 // (pickTunnel), not on another device the node happens to have.
 func TestTunnelFollowsDetection(t *testing.T) {
+	calicoConf := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"},{"type":"portmap"}]}`}
 	flannelConf := map[string]string{"10-flannel.conflist": `{"name":"cbr0","plugins":[{"type":"flannel"},{"type":"portmap"}]}`}
 	for _, tc := range []struct {
 		name        string
@@ -25,6 +26,9 @@ func TestTunnelFollowsDetection(t *testing.T) {
 		{"flannel udp", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0", "flannel0"}}, "flannel (udp)", "flannel0"},
 		{"canal", cnidetect.Input{ConfFiles: map[string]string{"10-canal.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"cali1", "eth0", "flannel.1", "tunl0"},
 			DaemonSets: []cnidetect.DaemonSet{{Namespace: "kube-system", Name: "canal", Images: []string{"calico/node", "flannel/flannel"}}}}, "flannel (vxlan)", "flannel.1"},
+		{"calico ipip, no pods yet", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0"}}, "calico (ipip)", "tunl0"},
+		{"calico vxlan, IPv6", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0", "vxlan-v6.calico"}}, "calico (vxlan)", "vxlan-v6.calico"},
+		{"calico wireguard", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"cali1", "eth0", "tunl0", "vxlan.calico", "wireguard.cali"}}, "calico (wireguard)", "wireguard.cali"},
 		{"flannel host-gw", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0"}}, "flannel (host-gw)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,8 +21,9 @@ import (
 type DaemonSet struct {
 	Namespace, Name string
 	Images          []string
-	// Env holds the containers' literal environment values (Calico's
-	// CALICO_IPV4POOL_VXLAN, FLANNEL backend hints...).
+	// Env holds the containers' literal values of the variables in
+	// PoolEnv (calico-node's CALICO_IPV4POOL_IPIP and _VXLAN: the
+	// default pool's encapsulation, decisive where no device says it).
 	Env map[string]string
 }
 
@@ -49,6 +50,11 @@ func (r Result) String() string {
 	}
 	return s
 }
+
+// PoolEnv are the environment variables of a DaemonSet's containers
+// that detection reads (DaemonSet.Env): calico-node's settings for the
+// IP pool it creates at first start, when the install made it so.
+var PoolEnv = []string{"CALICO_IPV4POOL_IPIP", "CALICO_IPV4POOL_VXLAN"}
 
 // Detect weighs the input; see the package notes.
 func Detect(in Input) Result {
@@ -163,19 +169,34 @@ func canal(in Input, r *Result, byDS bool, ev func(string)) {
 // the node's devices.
 func byDevices(in Input, r *Result, ev func(string)) {
 	has := func(l string) bool { return slices.Contains(in.Links, l) }
-	hasPrefix := func(p string) bool {
-		return slices.ContainsFunc(in.Links, func(l string) bool { return strings.HasPrefix(l, p) })
+	first := func(names ...string) string {
+		for _, n := range names {
+			if has(n) {
+				return n
+			}
+		}
+		return ""
 	}
+	calico := r.Name == "" || r.Name == "calico"
 	fmode, fdev := flannelBackend(in.Links)
+	// Calico's devices are felix's: WireGuard's (wireguard.cali,
+	// wg-v6.cali) carries pod traffic between the nodes it encrypts for,
+	// whatever the pool's encapsulation; vxlan.calico and vxlan-v6.calico
+	// exist in VXLAN mode, tunl0 whenever IP-in-IP is on (felix keeps it,
+	// pods or not: a fresh benchmark node has no cali* veth yet).
+	wg, vx := first("wireguard.cali", "wg-v6.cali"), first("vxlan.calico", "vxlan-v6.calico")
 	switch {
-	case has("vxlan.calico"):
-		ev("device vxlan.calico")
-		r.Name, r.Mode = or(r.Name, "calico"), "vxlan"
-	case r.Name == "calico" && has("tunl0") && hasPrefix("cali"):
+	case calico && wg != "":
+		ev("device " + wg)
+		r.Name, r.Mode = "calico", "wireguard"
+	case calico && vx != "":
+		ev("device " + vx)
+		r.Name, r.Mode = "calico", "vxlan"
+	case r.Name == "calico" && has("tunl0"):
 		ev("device tunl0")
 		r.Mode = "ipip"
 	case r.Name == "calico":
-		r.Mode = "bgp"
+		r.Mode = calicoPoolMode(in, ev)
 	case fdev != "" && fmode == "":
 		ev("device " + fdev + ": of no Flannel backend known")
 		r.Name = or(r.Name, "flannel")
@@ -201,6 +222,21 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	case r.Name == "bridge":
 		r.Mode = "bridge + host-local, routes between nodes"
 	}
+}
+
+// calicoPoolMode is Calico's mode where the node has none of its
+// tunnel devices: the encapsulation calico-node's DaemonSet sets for the
+// default pool (PoolEnv), else routed (bgp).
+func calicoPoolMode(in Input, ev func(string)) string {
+	for _, v := range []struct{ name, mode string }{{"CALICO_IPV4POOL_VXLAN", "vxlan"}, {"CALICO_IPV4POOL_IPIP", "ipip"}} {
+		for _, d := range in.DaemonSets {
+			if val := d.Env[v.name]; strings.EqualFold(val, "Always") || strings.EqualFold(val, "CrossSubnet") {
+				ev("daemonset " + d.Namespace + "/" + d.Name + ": " + v.name + "=" + val)
+				return v.mode
+			}
+		}
+	}
+	return "bgp"
 }
 
 // flannelBackends are the devices of Flannel's backends (flannel
