@@ -27,7 +27,8 @@ var daemonsEntry = Entry{
 	Name: "daemons",
 	Description: "CPU (percent of one CPU) over the window and resident memory at its end of the datapath's " +
 		"daemons (flanneld, etcd, BIRD...), from /proc/PID of clusters that list them; on a cluster, of the " +
-		"network daemons (ClusterDaemons: the CNI's agents, kube-proxy) running in each node's network namespace, read by its agent",
+		"network daemons (ClusterDaemons: the CNI's agents, kube-proxy) running in each node's network namespace, read by its agent: " +
+		"the processes of a name there at both ends of the window (matched by PID) summed; a daemon with none, and the sums when no daemon was measured, are left out",
 	Metrics: []string{"daemon_NAME_NODE_cpu_pct", "daemon_NAME_NODE_rss_bytes", "daemons_cpu_pct", "daemons_rss_bytes"},
 	Enabled: always,
 	New: func(t Trial) (Collector, error) {
@@ -60,26 +61,31 @@ type daemonUse struct {
 
 // daemonMetrics returns, per daemon and summed, CPU in percent of one CPU
 // over the window and resident memory in bytes. A daemon missing at
-// either end (it died, or started during the window) is skipped: its
-// absence shows as a missing value, not a zero.
+// either end (it died, or started during the window) is skipped, and the
+// sums are left out when none was measured: absence shows as a missing
+// value, not a zero.
 func daemonMetrics(uses []*daemonUse, elapsed float64) map[string]float64 {
 	m := map[string]float64{}
 	if len(uses) == 0 || elapsed <= 0 {
 		return m
 	}
 	var cpu, rss float64
+	n := 0
 	for _, u := range uses {
 		if !u.started || !u.seenAtStop || u.t1 < u.t0 {
 			continue
 		}
+		n++
 		pct := float64(u.t1-u.t0) / procs.ClockTicks / elapsed * 100
 		m["daemon_"+u.key+"_cpu_pct"] = pct
 		m["daemon_"+u.key+"_rss_bytes"] = u.rss
 		cpu += pct
 		rss += u.rss
 	}
-	m["daemons_cpu_pct"] = cpu
-	m["daemons_rss_bytes"] = rss
+	if n > 0 {
+		m["daemons_cpu_pct"] = cpu
+		m["daemons_rss_bytes"] = rss
+	}
 	return m
 }
 
@@ -117,53 +123,86 @@ func (w *daemonWatch) Stop(context.Context) (Result, error) {
 }
 
 // nodeDaemons records ClusterDaemons on each node through its kernel
-// handle, processes of one name on a node summed (calico-node runs
-// several).
+// handle. Processes are matched by PID across the window and those of one
+// name on a node summed (calico-node runs several): a process at one end
+// only is not the daemon's, and adding its ticks to one end made the
+// growth negative or wrong (calico-node's readiness probe, calico-node
+// -felix-live, runs every 10 s; a restarted daemon has a new PID). A
+// daemon none of whose processes lived through the window is left out.
 type nodeDaemons struct {
 	nodes   []string
 	readers []engine.DaemonReader
-	uses    map[string]*daemonUse
-	order   []*daemonUse
-	start   time.Time
+	start   map[procKey]uint64
+	began   time.Time
 }
 
-// read adds each node's daemons' ticks (and, at the end, memory) to the
-// window's start or end.
-func (w *nodeDaemons) read(atStart bool) error {
+// procKey is one process of one node.
+type procKey struct {
+	node int
+	name string
+	pid  int
+}
+
+// read lists each node's daemons.
+func (w *nodeDaemons) read() ([][]procs.Proc, error) {
+	out := make([][]procs.Proc, len(w.readers))
 	for i, r := range w.readers {
 		ps, err := r.Daemons(ClusterDaemons)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, p := range ps {
-			key := p.Name + "_" + w.nodes[i]
-			u, ok := w.uses[key]
-			if !ok {
-				u = &daemonUse{key: key}
-				w.uses[key] = u
-				w.order = append(w.order, u)
-			}
-			if atStart {
-				u.t0, u.started = u.t0+p.Ticks, true
-			} else {
-				u.t1, u.rss, u.seenAtStop = u.t1+p.Ticks, u.rss+p.RSSBytes, true
-			}
-		}
+		out[i] = ps
 	}
-	return nil
+	return out, nil
 }
 
 func (w *nodeDaemons) Start(context.Context) error {
-	w.start, w.uses, w.order = time.Now(), map[string]*daemonUse{}, nil
-	return w.read(true)
+	w.began, w.start = time.Now(), map[procKey]uint64{}
+	ps, err := w.read()
+	if err != nil {
+		return err
+	}
+	for i, node := range ps {
+		for _, p := range node {
+			w.start[procKey{i, p.Name, p.PID}] = p.Ticks
+		}
+	}
+	return nil
 }
 
 func (w *nodeDaemons) Stop(context.Context) (Result, error) {
 	if len(w.readers) == 0 {
 		return Result{}, nil
 	}
-	if err := w.read(false); err != nil {
+	ps, err := w.read()
+	if err != nil {
 		return Result{}, err
 	}
-	return Result{Metrics: daemonMetrics(w.order, time.Since(w.start).Seconds())}, nil
+	return Result{Metrics: daemonMetrics(w.matched(ps), time.Since(w.began).Seconds())}, nil
+}
+
+// matched sums, per name and node, the processes of the end reading ps
+// that were there at the start: their ticks at both ends and their
+// memory at the end. A PID whose ticks went down is another process that
+// took a freed PID.
+func (w *nodeDaemons) matched(ps [][]procs.Proc) []*daemonUse {
+	uses := map[string]*daemonUse{}
+	var order []*daemonUse
+	for i, node := range ps {
+		for _, p := range node {
+			t0, ok := w.start[procKey{i, p.Name, p.PID}]
+			if !ok || p.Ticks < t0 {
+				continue
+			}
+			key := p.Name + "_" + w.nodes[i]
+			u, ok := uses[key]
+			if !ok {
+				u = &daemonUse{key: key, started: true, seenAtStop: true}
+				uses[key] = u
+				order = append(order, u)
+			}
+			u.t0, u.t1, u.rss = u.t0+t0, u.t1+p.Ticks, u.rss+p.RSSBytes
+		}
+	}
+	return order
 }

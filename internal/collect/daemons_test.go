@@ -86,6 +86,80 @@ func TestNodeDaemons(t *testing.T) {
 	}
 }
 
+// phasedKernel lists one set of daemons at the window's start and
+// another at its end.
+type phasedKernel struct {
+	fakeKernel
+	start, end []procs.Proc
+	ended      bool
+}
+
+func (k *phasedKernel) Daemons([]string) ([]procs.Proc, error) {
+	if k.ended {
+		return k.end, nil
+	}
+	return k.start, nil
+}
+
+// Processes are matched by PID: calico-node's exec probe (calico-node
+// -felix-live, a calico-node process for a moment) at one end of the
+// window neither cancels the daemon's growth nor adds its memory; a
+// restarted daemon (a new PID) is missing, not 0; with no daemon
+// measured the sums are missing too.
+func TestNodeDaemonsMatchPIDs(t *testing.T) {
+	const mib = 1 << 20
+	srv := &phasedKernel{
+		start: []procs.Proc{
+			{Name: "calico-node", PID: 10, Ticks: 100, RSSBytes: 50 * mib},
+			{Name: "calico-node", PID: 98, Ticks: 50, RSSBytes: 40 * mib}, // a probe, gone at the end
+			{Name: "kube-proxy", PID: 12, Ticks: 300, RSSBytes: 20 * mib},
+		},
+		end: []procs.Proc{
+			{Name: "calico-node", PID: 10, Ticks: 110, RSSBytes: 50 * mib},
+			{Name: "calico-node", PID: 99, Ticks: 1, RSSBytes: 40 * mib}, // a probe, new at the end
+			{Name: "kube-proxy", PID: 13, Ticks: 5, RSSBytes: 20 * mib},  // restarted
+		},
+	}
+	cli := &phasedKernel{}
+	ks := map[string]engine.Kernel{"srv": srv, "cli": cli}
+	tr := Trial{Cluster: namedCluster{}, Kernel: func(n engine.Node) engine.Kernel { return ks[n.Name()] }}
+	c, err := daemonsEntry.New(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	srv.ended = true
+	r, err := c.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Metrics
+	if cpu := m["daemon_calico-node_srv_cpu_pct"]; cpu <= 0 || cpu > 100 {
+		t.Errorf("calico-node on srv used %v%% of a CPU, want (0, 100]: %v", cpu, m)
+	}
+	if m["daemon_calico-node_srv_rss_bytes"] != 50*mib || m["daemons_rss_bytes"] != 50*mib {
+		t.Errorf("memory counts a probe: %v", m)
+	}
+	for _, k := range []string{"daemon_kube-proxy_srv_cpu_pct", "daemon_kube-proxy_srv_rss_bytes"} {
+		if v, ok := m[k]; ok {
+			t.Errorf("restarted kube-proxy measured: %s = %v", k, v)
+		}
+	}
+
+	// Nothing measured: no daemons_* at all.
+	srv.start, srv.end, srv.ended = nil, nil, false
+	c, _ = daemonsEntry.New(tr)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = c.Stop(context.Background()); err != nil || len(r.Metrics) != 0 {
+		t.Errorf("no daemons: %v %v, want no metrics", r.Metrics, err)
+	}
+}
+
 type namedCluster struct{ fakeCluster }
 
 func (namedCluster) Server() engine.Node { return namedNode{name: "srv"} }
