@@ -144,7 +144,7 @@ func (c *Client) Call(req Request) (Response, error) {
 		return Response{}, c.err
 	}
 	if resp.Error != "" {
-		return resp, &RemoteError{Op: req.Op, Msg: resp.Error, Kind: resp.Kind}
+		return resp, &RemoteError{Op: req.Op, Msg: resp.Error, Kind: resp.Kind, Node: resp.Node}
 	}
 	return resp, nil
 }

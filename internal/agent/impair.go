@@ -52,6 +52,7 @@ func (s *Server) handleImpair(req Request, resp *Response) error {
 type pendingQdisc struct {
 	seq  int
 	prev impair.Prev
+	at   string // where the device is, as the controller named it (where)
 }
 
 func qdiscKey(ifc netns.Iface) string { return ifc.Netns + "|" + ifc.Name }
@@ -72,7 +73,7 @@ func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 	defer s.jmu.Unlock()
 	k := qdiscKey(ifc)
 	if _, ok := s.qdiscs[k]; ok {
-		return "", fmt.Errorf("impair %s: this session already impairs it", ifc.Name)
+		return "", fmt.Errorf("impair %s of %s: this session already impairs it", ifc.Name, where(ifc.Netns))
 	}
 	apply := impair.Apply
 	if a.Ingress {
@@ -89,9 +90,11 @@ func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 	if seq > 0 {
 		// Journaled: whether or not the netem went in, the revert is
 		// what undoes it (a no-op when nothing was installed).
-		s.qdiscs[k] = pendingQdisc{seq: seq, prev: prev}
+		s.qdiscs[k] = pendingQdisc{seq: seq, prev: prev, at: where(ifc.Netns)}
 	}
 	if err != nil {
+		// impair names the namespace by the path the agent resolved.
+		err = fmt.Errorf("impair %s of %s: %w", ifc.Name, where(ifc.Netns), err)
 		if seq > 0 {
 			err = errors.Join(err, s.unimpairLocked(k))
 		}
@@ -114,7 +117,7 @@ func (s *Server) unimpairLocked(k string) error {
 		return nil
 	}
 	if err := impair.Revert(pq.prev); err != nil {
-		return fmt.Errorf("revert the netem on %s: %w", pq.prev.Dev, err)
+		return fmt.Errorf("revert the netem on %s of %s: %w", pq.prev.Dev, pq.at, err)
 	}
 	delete(s.qdiscs, k)
 	return s.j.MarkDone(pq.seq)
@@ -141,7 +144,15 @@ func (s *Server) qdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	return impair.StatsOf(res)
+	out := make([]impair.Stats, len(res))
+	for i := range res {
+		st, err := impair.StatsOf(res[i : i+1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where(ifs[i].Netns), err)
+		}
+		out[i] = st[0]
+	}
+	return out, nil
 }
 
 // openJournalLocked opens the session's node journal on its first change.

@@ -86,7 +86,7 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 	}
 	old, err := s.fs.Read(ns, fsKind, p)
 	if err != nil {
-		return fmt.Errorf("read old value: %w", err)
+		return fmt.Errorf("read the old value of %s: %w", p, err)
 	}
 	if tune.Equal(p, old, value) {
 		return nil
@@ -131,13 +131,13 @@ func (s *Server) Revert() (int, error) {
 		wrote := false
 		switch {
 		case err == nil && !tune.Equal(st.Path, now, st.New) && !tune.Equal(st.Path, now, st.Old):
-			errs = append(errs, fmt.Errorf("revert %s %s: changed by someone else since (found %q); left alone", st.Netns, st.Path, now))
+			errs = append(errs, fmt.Errorf("revert %s of %s: changed by someone else since (found %q); left alone", st.Path, where(st.Netns), now))
 		case err == nil && !tune.Equal(st.Path, now, st.Old):
 			err = s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
 			wrote = err == nil
 		}
 		if err != nil && !errors.Is(err, tune.ErrGone) {
-			errs = append(errs, fmt.Errorf("revert %s %s to %q: %w", st.Netns, st.Path, st.Old, err))
+			errs = append(errs, fmt.Errorf("revert %s of %s to %q: %w", st.Path, where(st.Netns), st.Old, err))
 			continue
 		}
 		if err := s.j.MarkDone(ps.seq); err != nil {

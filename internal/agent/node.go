@@ -29,7 +29,8 @@ func (s *Server) resolveIfaces(ifs []netns.Iface) ([]netns.Iface, error) {
 	for i, ifc := range ifs {
 		name, err := s.fs.resolve(ifc.Netns, tune.FSSysfs)
 		if err != nil {
-			return nil, fmt.Errorf("device %s in %q: %w", ifc.Name, ifc.Netns, err)
+			// err names the pod (or the foreign netns) already.
+			return nil, fmt.Errorf("device %s: %w", ifc.Name, err)
 		}
 		out[i] = netns.Iface{Netns: name, Name: ifc.Name}
 	}
@@ -44,10 +45,23 @@ func (s *Server) ifStats(ifs []netns.Iface) ([]ifstats.Counters, error) {
 	out := make([]ifstats.Counters, len(res))
 	for i, ifc := range res {
 		if out[i], err = s.cfg.IfStats(ifc); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("counters of %s of %s: %w", ifs[i].Name, where(ifs[i].Netns), err)
 		}
 	}
 	return out, nil
+}
+
+// where names a namespace as the controller did: the node, or the pod
+// (not the /proc/PID/ns/net path the agent resolved it to, which the
+// controller never saw).
+func where(ns string) string {
+	if ns == "" {
+		return "the node"
+	}
+	if pod, ok := strings.CutPrefix(ns, PodNetnsPrefix); ok {
+		return "pod " + pod
+	}
+	return fmt.Sprintf("netns %q", ns)
 }
 
 // cppStart starts perf on this node for one window; packets are counted
@@ -91,7 +105,7 @@ func (s *Server) hostVeth(ns, iface string) (string, error) {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("no device of the node has ifindex %s (peer of %s in %s)", peer, iface, ns)
+	return "", fmt.Errorf("no device of the node has ifindex %s (peer of %s of %s)", strings.TrimSpace(peer), iface, where(ns))
 }
 
 // nodeFS resolves pod namespace references before using the base FS.
@@ -123,7 +137,7 @@ func (f *nodeFS) Read(ns, fsKind, p string) (string, error) {
 	}
 	var v string
 	err = f.proc(ns, fsKind, func() (err error) { v, err = f.base.Read(name, fsKind, p); return err })
-	return v, err
+	return v, inPod(ns, err)
 }
 
 func (f *nodeFS) Write(ns, fsKind, p, v string) error {
@@ -131,7 +145,7 @@ func (f *nodeFS) Write(ns, fsKind, p, v string) error {
 	if err != nil {
 		return err
 	}
-	return f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) })
+	return inPod(ns, f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) }))
 }
 
 func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {
@@ -141,7 +155,17 @@ func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {
 	}
 	var out []string
 	err = f.proc(ns, fsKind, func() (err error) { out, err = f.base.List(name, fsKind, dir); return err })
-	return out, err
+	return out, inPod(ns, err)
+}
+
+// inPod prefixes an error of a pod's namespace with the pod: the base FS
+// names only the path it was given. The node's errors say "host"
+// already.
+func inPod(ns string, err error) error {
+	if err == nil || ns == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", where(ns), err)
 }
 
 func addrDev(ip string) (string, error) {

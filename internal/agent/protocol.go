@@ -127,6 +127,10 @@ type Response struct {
 	ID    int    `json:"id"`
 	Error string `json:"error,omitempty"`
 	Kind  string `json:"kind,omitempty"`
+	// Node is the agent's node, sent with an error: a controller talks
+	// to several agents, and an error that names only a pod's namespace
+	// path or a node device does not say which node it came from.
+	Node string `json:"node,omitempty"`
 
 	Value    string             `json:"value,omitempty"`
 	List     []string           `json:"list,omitempty"`
@@ -175,9 +179,15 @@ func errorKind(err error) string {
 // RemoteError is an error the agent reported.
 type RemoteError struct {
 	Op, Msg, Kind string
+	Node          string // the agent's node
 }
 
-func (e *RemoteError) Error() string { return fmt.Sprintf("agent %s: %s", e.Op, e.Msg) }
+func (e *RemoteError) Error() string {
+	if e.Node == "" {
+		return fmt.Sprintf("agent %s: %s", e.Op, e.Msg)
+	}
+	return fmt.Sprintf("agent on node %s: %s: %s", e.Node, e.Op, e.Msg)
+}
 
 // Is maps the wire kind back to the tune sentinel.
 func (e *RemoteError) Is(target error) bool {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path"
 	"strings"
@@ -36,6 +37,9 @@ const DefaultJournalDir = "/run/cnibench/agent"
 type Config struct {
 	// Run is the controller's run ID, part of the journal's name.
 	Run string
+	// Node names the node in the session's errors (default: NodeEnv,
+	// which the DaemonSet sets from spec.nodeName, else the hostname).
+	Node string
 	// FS reaches knobs by namespace name (default tune.LocalFS).
 	FS tune.FS
 	// Pods resolves "pod:NS/NAME" to a namespace name FS understands
@@ -132,6 +136,13 @@ func NewServer(cfg Config) *Server {
 	if cfg.Run == "" {
 		cfg.Run = defaultRun
 	}
+	if cfg.Node == "" {
+		cfg.Node = os.Getenv(NodeEnv)
+	}
+	if cfg.Node == "" {
+		// A host-network pod's hostname is its node's.
+		cfg.Node, _ = os.Hostname()
+	}
 	if cfg.AddrDev == nil {
 		cfg.AddrDev = addrDev
 	}
@@ -172,7 +183,7 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 			var req Request
 			var resp Response
 			if jerr := json.Unmarshal(line, &req); jerr != nil {
-				resp = Response{Error: "bad request: " + jerr.Error()}
+				resp = Response{Error: "bad request: " + jerr.Error(), Node: s.cfg.Node}
 			} else {
 				resp = s.Handle(req)
 			}
@@ -202,18 +213,33 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	// above, and the directory goes too unless another session's journal
 	// (or this one's, still pending) is in it.
 	removeEmptyDir(s.cfg.JournalDir)
-	return errors.Join(serr, rerr, cerr)
+	if err := errors.Join(serr, rerr, cerr); err != nil {
+		return fmt.Errorf("agent on node %s: session end: %w", s.cfg.Node, err)
+	}
+	return nil
 }
 
 // Handle answers one request.
 func (s *Server) Handle(req Request) Response {
 	resp := Response{ID: req.ID}
+	var err error
 	if req.Run != s.cfg.Run {
 		// A session is one run's: a request naming another run (or none)
 		// is refused before anything is read or changed.
-		resp.Error = fmt.Sprintf("request for run %q refused: this session serves run %q", req.Run, s.cfg.Run)
-		return resp
+		err = fmt.Errorf("request for run %q refused: this session serves run %q", req.Run, s.cfg.Run)
+	} else {
+		err = s.answer(req, &resp)
 	}
+	if err != nil {
+		resp.Error = err.Error()
+		resp.Kind = errorKind(err)
+		resp.Node = s.cfg.Node
+	}
+	return resp
+}
+
+// answer does what req asks and fills resp.
+func (s *Server) answer(req Request, resp *Response) error {
 	var err error
 	switch req.Op {
 	case OpPing:
@@ -266,9 +292,9 @@ func (s *Server) Handle(req Request) Response {
 	case OpCPPStop:
 		resp.CPP, err = s.cppStop()
 	case OpTraceStart, OpTraceStop:
-		err = s.handleTrace(req, &resp)
+		err = s.handleTrace(req, resp)
 	case OpImpair, OpUnimpair, OpQdiscStats, OpFeatures:
-		err = s.handleImpair(req, &resp)
+		err = s.handleImpair(req, resp)
 	case OpMissing:
 		// The agent runs the workload pods' image, so what it lacks they
 		// lack: the controller checks before creating any of them.
@@ -280,11 +306,7 @@ func (s *Server) Handle(req Request) Response {
 	default:
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}
-	if err != nil {
-		resp.Error = err.Error()
-		resp.Kind = errorKind(err)
-	}
-	return resp
+	return err
 }
 
 // sampleStop ends the CPU sampling window OpSampleStart began.
