@@ -9,7 +9,7 @@ import (
 
 var cpuEntry = Entry{
 	Name: "cpu",
-	Description: "per-core CPU time, NET_RX/NET_TX softirqs and softnet counters of the server node " +
+	Description: "per-core CPU time, NET_RX softirqs (receive processing; transmit softirqs are not sampled) and softnet counters of the server node " +
 		"(/proc/stat, /proc/softirqs, /proc/net/softnet_stat; emulated nodes share this machine's) and the time " +
 		"each core spun in cpuidle's polling state, which /proc/stat counts as idle (sysfs cpuN/cpuidle/state0/time), " +
 		"and of the client node when it runs its own kernel (a cluster's)",

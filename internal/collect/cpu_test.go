@@ -3,6 +3,9 @@ package collect
 import (
 	"context"
 	"errors"
+	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -56,6 +59,26 @@ func TestCPUCollectorClientNode(t *testing.T) {
 		}
 		if len(r.ClientCores) != len(c.want) || (len(c.want) > 0 && r.ClientCores[0].CPU != c.want[0].CPU) || len(r.Warnings) != c.warnings {
 			t.Errorf("%s: client cores %+v, warnings %q; want %+v and %d warning(s)", c.name, r.ClientCores, r.Warnings, c.want, c.warnings)
+		}
+	}
+}
+
+// The cpu collector's description names only softirqs the window
+// records: each NET_* it names has a per-core rate in results.CoreStat
+// (NET_RX: net_rx_softirqs_per_s).
+func TestCPUDescriptionSoftirqs(t *testing.T) {
+	tags := map[string]bool{}
+	ct := reflect.TypeOf(results.CoreStat{})
+	for i := range ct.NumField() {
+		tags[strings.Split(ct.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
+	named := regexp.MustCompile(`NET_[A-Z]+`).FindAllString(cpuEntry.Description, -1)
+	if len(named) == 0 {
+		t.Fatal("the description names no softirq")
+	}
+	for _, n := range named {
+		if tag := strings.ToLower(n) + "_softirqs_per_s"; !tags[tag] {
+			t.Errorf("description names %s, but cores have no %s", n, tag)
 		}
 	}
 }
