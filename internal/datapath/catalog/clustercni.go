@@ -31,7 +31,9 @@ var clusterCNIs = []struct {
 	{"bridge", []CNI{{"flannel", "host-gw"}, {"bridge", ""}}},
 	{"cilium", []CNI{{"cilium", ""}}},
 	{"geneve", []CNI{{"cilium", "geneve"}}},
-	{"weave", []CNI{{"weave", ""}}},
+	// The local weave is the fast datapath; Weave's sleeve mode (its
+	// router encapsulates in user space) is another datapath.
+	{"weave", []CNI{{"weave", "vxlan (fastdp)"}}},
 	{"kube-router", []CNI{{"kube-router", ""}}},
 }
 

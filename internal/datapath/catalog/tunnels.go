@@ -30,7 +30,12 @@ var clusterTunnels = []struct{ Datapath, Device string }{
 	{"calico-ipip", "flannel.ipip"},
 	{"wireguard", "flannel-wg"}, // flannel's wireguard backend
 	{"wireguard", "flannel-wg-v6"},
-	{"weave", "weave"},
+	// Weave's fast datapath: the VXLAN vport of its OVS datapath (weave
+	// router/fastdp.go: fmt.Sprintf("vxlan-%d", udpPort)), which the local
+	// engine's weave names so too in bridge mode (vxlan_sys_6784 is
+	// ovs-dpctl's name for it there). Not the weave bridge, which pods
+	// hang off; sleeve mode encapsulates in the router: no device.
+	{"weave", "vxlan-6784"},
 	// Flannel's udp backend opens the TUN device flannel%d
 	// (pkg/backend/udp: ip.OpenTun("flannel%d")): flannel0.
 	{"flannel-udp", "flannel[0-9]*"},

@@ -49,6 +49,8 @@ func TestClusterCNIs(t *testing.T) {
 		{"calico", "bgp", []string{"calico-routed"}},
 		{"calico", "wireguard", []string{"wireguard"}},
 		{"flannel", "ipip", nil},
+		{"weave", "vxlan (fastdp)", []string{"weave"}},
+		{"weave", "sleeve", nil},
 		{"unknown", "", nil},
 	} {
 		if got := StandingFor(tc.name, tc.mode); !slices.Equal(got, tc.want) {

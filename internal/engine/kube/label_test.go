@@ -216,7 +216,8 @@ func TestPickDatapath(t *testing.T) {
 		"bridge":        cnidetect.Detect(cnidetect.Input{ConfFiles: bridgeConf}),
 		"calico-vxlan":  cnidetect.Detect(cnidetect.Input{Links: []string{"vxlan.calico"}}),
 		"cilium-geneve": cnidetect.Detect(cnidetect.Input{Links: []string{"cilium_host", "cilium_geneve"}}),
-		"weave":         cnidetect.Detect(cnidetect.Input{Links: []string{"weave"}}),
+		"weave":         cnidetect.Detect(cnidetect.Input{Links: []string{"weave", "vxlan-6784"}}),
+		"weave-sleeve":  cnidetect.Detect(cnidetect.Input{Links: []string{"weave"}}),
 		"unknown":       cnidetect.Detect(cnidetect.Input{Links: []string{"eth0"}}),
 	}
 	for _, tc := range []struct {
@@ -229,6 +230,7 @@ func TestPickDatapath(t *testing.T) {
 		{"datapaths", "bridge", "bridge", "datapath bridge picked of the study's 16"},
 		{"nic-modes", "bridge", "bridge", "datapath bridge picked"},
 		{"cni-compare", "weave", "weave", "datapath weave picked"},
+		{"cni-compare", "weave-sleeve", "", "none of them stands for this cluster's CNI, weave (sleeve)"},
 		{"flannel-backends", "calico-vxlan", "", "this one lists 2 (flannel-vxlan, flannel-udp) and none of them stands for this cluster's CNI, calico (vxlan) (the catalogue's name for it: calico-vxlan): pick one with --set datapaths=[NAME]"},
 		{"cni-compare", "flannel-vxlan", "", "flannel and flannel-off stand for this cluster's CNI, flannel (vxlan)"},
 		{"datapaths", "cilium-geneve", "", "cilium and geneve stand for this cluster's CNI, cilium (geneve)"},

@@ -11,6 +11,7 @@ import (
 // (pickTunnel), not on another device the node happens to have.
 func TestTunnelFollowsDetection(t *testing.T) {
 	calicoConf := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"},{"type":"portmap"}]}`}
+	weaveDS := []cnidetect.DaemonSet{{Namespace: "kube-system", Name: "weave-net", Images: []string{"weaveworks/weave-kube:2.8.1"}}}
 	flannelConf := map[string]string{"10-flannel.conflist": `{"name":"cbr0","plugins":[{"type":"flannel"},{"type":"portmap"}]}`}
 	for _, tc := range []struct {
 		name        string
@@ -29,6 +30,8 @@ func TestTunnelFollowsDetection(t *testing.T) {
 		{"calico ipip, no pods yet", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0"}}, "calico (ipip)", "tunl0"},
 		{"calico vxlan, IPv6", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0", "vxlan-v6.calico"}}, "calico (vxlan)", "vxlan-v6.calico"},
 		{"calico wireguard", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"cali1", "eth0", "tunl0", "vxlan.calico", "wireguard.cali"}}, "calico (wireguard)", "wireguard.cali"},
+		{"weave fastdp", cnidetect.Input{DaemonSets: weaveDS, Links: []string{"datapath", "eth0", "vethwe-bridge", "vethwe-datapath", "vxlan-6784", "weave"}}, "weave (vxlan (fastdp))", "vxlan-6784"},
+		{"weave sleeve", cnidetect.Input{DaemonSets: weaveDS, Links: []string{"eth0", "vethwe-bridge", "vethwe-pcap", "weave"}}, "weave (sleeve)", ""},
 		{"flannel host-gw", cnidetect.Input{ConfFiles: flannelConf, Links: []string{"cni0", "eth0"}}, "flannel (host-gw)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -213,9 +213,15 @@ func byDevices(in Input, r *Result, ev func(string)) {
 		r.Name, r.Mode = or(r.Name, "cilium"), "geneve"
 	case r.Name == "cilium" || has("cilium_host"):
 		r.Name, r.Mode = or(r.Name, "cilium"), "native-routing"
-	case has("weave"):
-		ev("device weave")
+	case has("vxlan-6784"):
+		// The fast datapath's VXLAN vport (weave router/fastdp.go).
+		ev("device vxlan-6784")
 		r.Name, r.Mode = or(r.Name, "weave"), "vxlan (fastdp)"
+	case has("weave") && (r.Name == "" || r.Name == "weave"):
+		// The bridge without the vport: the router encapsulates in user
+		// space (sleeve), as where the openvswitch module is missing.
+		ev("device weave without vxlan-6784")
+		r.Name, r.Mode = "weave", "sleeve"
 	case has("kube-bridge"):
 		ev("device kube-bridge")
 		r.Name, r.Mode = or(r.Name, "kube-router"), "bgp"
