@@ -75,6 +75,7 @@ func TestPreflight(t *testing.T) {
 		{name: "unreachable", down: true, wantErr: ErrUnreachable, wantMsg: "--kubeconfig"},
 		{name: "no namespace", objs: []runtime.Object{srv, cli}, wantErr: ErrNoNamespace, wantMsg: "cnibench"},
 		{name: "no exec permission", objs: []runtime.Object{namespace("cnibench"), srv, cli}, deny: []string{"create pods/exec"}, wantErr: ErrForbidden, wantMsg: "create pods/exec in namespace cnibench"},
+		{name: "no service read", objs: []runtime.Object{namespace("cnibench"), srv, cli}, deny: []string{"get services"}, wantErr: ErrForbidden, wantMsg: "get services in namespace cnibench"},
 		{name: "no node read", objs: []runtime.Object{namespace("cnibench"), srv, cli}, deny: []string{"list nodes"}, wantErr: ErrForbidden, wantMsg: "list nodes cluster-wide"},
 		{name: "missing node name", objs: []runtime.Object{namespace("cnibench"), srv, cli}, cfg: Config{ServerNode: "nope"}, wantErr: ErrNoNode, wantMsg: `server node "nope" does not exist`},
 		{name: "no labelled client", objs: []runtime.Object{namespace("cnibench"), srv}, wantErr: ErrNoNode, wantMsg: "no node has the client label iperf=client"},

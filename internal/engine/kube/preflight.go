@@ -57,6 +57,8 @@ var permissions = []permission{
 	{resource: "pods", verb: "watch"}, // the pod start-up burst
 	{resource: "pods", sub: "exec", verb: "create"},
 	{resource: "services", verb: "create"},
+	// The run reads each Service back for its ClusterIP (waitWorkload).
+	{resource: "services", verb: "get"},
 	{resource: "services", verb: "delete"},
 	{resource: "services", verb: "list"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "create"},
