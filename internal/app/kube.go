@@ -104,8 +104,8 @@ func newKubeManifestsCmd() *cobra.Command {
 cluster has a DNS Service), the server pods, their Services and the client pods that
 'cnibench run --engine kube' creates for the given replica count (run ID "review"). With
 --rbac it prints instead the workload namespace (Pod Security baseline), the runner's
-Role there (pods, services, pods/exec, leases), its Role in the agent's namespace (get and
-list pods, exec in them: nothing else), the read-only ClusterRole (nodes, daemonsets) and
+Role there (pods, services, pods/exec, leases), its Role in the agent's namespace (list
+pods, exec in them: nothing else), the read-only ClusterRole (nodes, daemonsets) and
 the optional read-only Role in kube-system (services, endpointslices: is cluster DNS up?)
 with bindings for --subject. With --install it prints what 'cnibench kube install'
 applies: the agent's namespace (Pod Security privileged) and its DaemonSet. Nothing is

@@ -232,31 +232,34 @@ func (c Config) ServerService(i int) *corev1.Service {
 }
 
 // Role is what the runner may do in the workload namespace: its pods
-// and Services, exec in them, and its runs' Leases. Pod Security
-// `baseline` there keeps these pods unprivileged.
+// (watched for the start-up burst) and Services, exec in the pods, and
+// its runs' Leases; no more than preflight checks (permissions), but
+// `get` on pods/exec. Pod Security `baseline` there keeps these pods
+// unprivileged.
 func (c Config) Role() *rbacv1.Role {
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cnibench", Namespace: c.Namespace},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "create", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
-			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 		},
 	}
 }
 
-// AgentRole is all the runner may do in the agent's namespace: find the
+// AgentRole is all the runner may do in the agent's namespace: list the
 // agent pods and exec in them. Exec is `create` on pods/exec (and `get`,
 // which the WebSocket upgrade of older API servers checks); there is no
-// create, update or delete of pods, DaemonSets or anything else there.
+// get, create, update or delete of pods, DaemonSets or anything else
+// there.
 func (c Config) AgentRole() *rbacv1.Role {
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cnibench-agent-exec", Namespace: c.AgentNamespace},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 		},
 	}

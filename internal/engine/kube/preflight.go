@@ -49,6 +49,20 @@ func (p permission) String() string {
 	return p.verb + " " + r
 }
 
+// where is where cfg's run needs p, in words.
+func (p permission) where(cfg Config) string {
+	switch {
+	case p.cluster:
+		return "cluster-wide"
+	case p.agent:
+		return "in namespace " + cfg.AgentNamespace
+	}
+	return "in namespace " + cfg.Namespace
+}
+
+// permissions are what a run needs, each checked at preflight; the
+// Roles of `kube manifests --rbac` grant these and, named in
+// TestPreflightAndRolesAgree with why, a few optional reads.
 var permissions = []permission{
 	{resource: "pods", verb: "create"},
 	{resource: "pods", verb: "delete"},
@@ -111,14 +125,7 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 			return Placement{}, fmt.Errorf("%w: access review: %w", ErrUnreachable, err)
 		}
 		if !r.Status.Allowed {
-			where := "in namespace " + cfg.Namespace
-			switch {
-			case p.cluster:
-				where = "cluster-wide"
-			case p.agent:
-				where = "in namespace " + cfg.AgentNamespace
-			}
-			missing = append(missing, p.String()+" "+where)
+			missing = append(missing, p.String()+" "+p.where(cfg))
 		}
 	}
 	if len(missing) > 0 {

@@ -10,14 +10,15 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/cnibench/cnibench/internal/agent"
 )
 
-// The runner's rights in the agent's namespace are get/list pods and
-// exec in them: no create on pods (a privileged pod there is root on a
+// The runner's rights in the agent's namespace are list pods and exec
+// in them: no create on pods (a privileged pod there is root on a
 // node), nothing on DaemonSets. In the workload namespace it creates
 // pods, which Pod Security baseline keeps unprivileged.
 func TestRBACRunnerCannotCreatePodsInAgentNamespace(t *testing.T) {
@@ -26,7 +27,7 @@ func TestRBACRunnerCannotCreatePodsInAgentNamespace(t *testing.T) {
 	for _, r := range cfg.AgentRole().Rules {
 		for _, res := range r.Resources {
 			for _, v := range r.Verbs {
-				if res == "pods" && v != "get" && v != "list" {
+				if res == "pods" && v != "list" {
 					t.Errorf("agent-namespace Role grants %s pods", v)
 				}
 				if res != "pods" && res != "pods/exec" {
@@ -59,6 +60,57 @@ func TestRBACRunnerCannotCreatePodsInAgentNamespace(t *testing.T) {
 	}
 	if cfg.AgentNamespaceObject().Labels[labelEnforce] != "privileged" {
 		t.Error("agent namespace not privileged")
+	}
+}
+
+// Preflight checks what the Roles grant, and the Roles grant only what
+// preflight checks (least privilege) but the optional rights named here
+// with why: a right granted and never checked is one the runner holds
+// without needing it, and one checked and not granted fails every run.
+func TestPreflightAndRolesAgree(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	granted := map[string]bool{}
+	grant := func(where string, rules []rbacv1.PolicyRule) {
+		for _, r := range rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						resource, sub, _ := strings.Cut(res, "/")
+						granted[permission{group: g, resource: resource, sub: sub, verb: v}.String()+" "+where] = true
+					}
+				}
+			}
+		}
+	}
+	grant("in namespace "+cfg.Namespace, cfg.Role().Rules)
+	grant("in namespace "+cfg.AgentNamespace, cfg.AgentRole().Rules)
+	grant("cluster-wide", cfg.ClusterRole().Rules)
+	grant("in namespace "+DNSNamespace, cfg.DNSRole().Rules)
+	const ws = "older API servers check it for exec's WebSocket upgrade; SPDY is the fallback"
+	optional := map[string]string{
+		"get pods/exec in namespace " + cfg.Namespace:                       ws,
+		"get pods/exec in namespace " + cfg.AgentNamespace:                  ws,
+		"list daemonsets.apps cluster-wide":                                 "CNI detection's clue; without it detection has fewer",
+		"list services in namespace " + DNSNamespace:                        "is cluster DNS up; without it the lookup from a pod decides",
+		"list endpointslices.discovery.k8s.io in namespace " + DNSNamespace: "is cluster DNS up, as above",
+	}
+	checked := map[string]bool{}
+	for _, p := range permissions {
+		k := p.String() + " " + p.where(cfg)
+		checked[k] = true
+		if !granted[k] {
+			t.Errorf("preflight checks %s, which no Role grants", k)
+		}
+	}
+	for k := range granted {
+		if !checked[k] && optional[k] == "" {
+			t.Errorf("the Roles grant %s, which preflight does not check: a run does not need it", k)
+		}
+	}
+	for k := range optional {
+		if !granted[k] || checked[k] {
+			t.Errorf("optional %s: granted %v, checked %v; drop it from this list", k, granted[k], checked[k])
+		}
 	}
 }
 
