@@ -70,8 +70,8 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	mk := func(n *corev1.Node) (*Node, error) {
 		node := &Node{name: n.Name, ns: cfg.Namespace, agentNS: cfg.AgentNamespace, agentPod: agents[n.Name], ip: NodeIP(n), exec: c.exec}
 		node.sess = openSession(c.exec, cfg.AgentNamespace, node.agentPod, cfg.RunID)
-		if err := handshake(node.sess.client, n.Name, version.Version); err != nil {
-			return node, err
+		if err := handshake(node.sess.client, version.Version); err != nil {
+			return node, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		if node.ip != "" {
 			if dev, err := node.sess.client.AddrDev(node.ip); err == nil {

@@ -117,11 +117,14 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 		}
 		r, err := cfg.Memo.reads(node, want, p, cni, func(want []string, pins pinReads, cni bool) (nodeReads, error) {
 			var r nodeReads
-			err := withAgent(ctx, ex, cfg.AgentNamespace, node, agents[node], preflightRun, func(a *agent.Client) error {
+			err := withAgent(ctx, ex, cfg.AgentNamespace, agents[node], preflightRun, func(a *agent.Client) error {
 				return r.read(a, want, pins, cni)
 			})
 			return r, err
 		})
+		if err != nil && r.what == "" { // the session, before any read
+			return f, fmt.Errorf("node %s: %w", node, err)
+		}
 		if err != nil {
 			return f, fmt.Errorf("node %s: %s through its agent: %w", node, r.what, err)
 		}

@@ -36,7 +36,7 @@ func InspectServer(ctx context.Context, cfg Config) (*inspect.Inspection, string
 		cfg.RunID = "advise"
 	}
 	var in *inspect.Inspection
-	err = withAgent(ctx, &APIExecer{Config: rc, Client: cs}, cfg.AgentNamespace, node, agents[node], cfg.RunID, func(a *agent.Client) (err error) {
+	err = withAgent(ctx, &APIExecer{Config: rc, Client: cs}, cfg.AgentNamespace, agents[node], cfg.RunID, func(a *agent.Client) (err error) {
 		in, err = a.Inspect()
 		return err
 	})

@@ -94,13 +94,13 @@ var ErrAgentVersion = errors.New("agent version mismatch")
 // handshake asks the agent session for its version and refuses another
 // one than this runner's: the protocol and the knobs it accepts change
 // between versions, and the agent is installed apart from the runner.
-func handshake(c *agent.Client, node, want string) error {
+func handshake(c *agent.Client, want string) error {
 	got, err := c.Hello(want)
 	if err != nil {
-		return fmt.Errorf("node %s: reach the agent: %w", node, err)
+		return fmt.Errorf("reach its agent: %w", err)
 	}
 	if got != want {
-		return fmt.Errorf("%w: the agent on node %s is cnibench %s, this runner is cnibench %s; install the matching agent (`cnibench kube install`) or use a cnibench %s", ErrAgentVersion, node, got, want, got)
+		return fmt.Errorf("%w: its agent is cnibench %s, this runner is cnibench %s; install the matching agent (`cnibench kube install`) or use a cnibench %s", ErrAgentVersion, got, want, got)
 	}
 	return nil
 }

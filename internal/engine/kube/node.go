@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/cnibench/cnibench/internal/agent"
@@ -108,14 +109,19 @@ type session struct {
 
 // withAgent opens a session with a node's agent, checks its version and
 // runs fn with its client; the session is closed whatever fn returned.
-// Preflight's probes and advise's inspection are one such call each.
-func withAgent(ctx context.Context, ex Execer, ns, node, pod, run string, fn func(*agent.Client) error) error {
+// Preflight's probes and advise's inspection are one such call each; the
+// caller names the node. Where the exec itself failed (exec forbidden,
+// the pod gone), the requests met its error, which is said once.
+func withAgent(ctx context.Context, ex Execer, ns, pod, run string, fn func(*agent.Client) error) error {
 	s := openSession(ex, ns, pod, run)
-	err := handshake(s.client, node, version.Version)
+	err := handshake(s.client, version.Version)
 	if err == nil {
 		err = fn(s.client)
 	}
-	return errors.Join(err, s.close(ctx))
+	if cerr := s.close(ctx); cerr != nil && !errors.Is(err, cerr) {
+		err = errors.Join(err, cerr)
+	}
+	return err
 }
 
 func openSession(ex Execer, ns, pod, run string) *session {
@@ -129,12 +135,24 @@ func openSession(ex Execer, ns, pod, run string) *session {
 		defer close(s.done)
 		err := ex.Exec(ctx, ns, pod, "agent", []string{BinPath, "agent", "serve", "--run", run, "--cni-conf-dir", "/host/cni/net.d"}, inR, outW, &s.stderr)
 		if err != nil {
-			err = fmt.Errorf("agent session in %s: %w: %s", pod, err, s.stderr.String())
+			if !strings.Contains(err.Error(), pod) { // the API's exec error names it
+				err = fmt.Errorf("agent pod %s: %w", pod, err)
+			}
+			if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
+				err = fmt.Errorf("%w: %s", err, msg)
+			}
 		}
 		s.mu.Lock()
 		s.err = err
 		s.mu.Unlock()
-		inW.Close() // EOF, not an error, for the stream's stdin copy
+		if err == nil {
+			inW.Close() // EOF, not an error, for the stream's stdin copy
+		} else {
+			// A request sent from now on meets the exec's own error (why
+			// the session ended), not a closed pipe: a closed writer
+			// would say io.ErrClosedPipe whatever the reader's error.
+			inR.CloseWithError(err)
+		}
 		outW.CloseWithError(err)
 	}()
 	return s

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -156,12 +157,12 @@ func TestHandshakeRefusesOtherVersion(t *testing.T) {
 	c := agent.NewClient(inW, outR)
 	c.SetRun("r1")
 	defer c.Close()
-	err := handshake(c, "w1", "v9.9.9")
+	err := handshake(c, "v9.9.9")
 	if !errors.Is(err, ErrAgentVersion) || strings.Contains(err.Error(), "\n") ||
-		!strings.Contains(err.Error(), "the agent on node w1 is cnibench dev, this runner is cnibench v9.9.9") {
+		!strings.Contains(err.Error(), "its agent is cnibench dev, this runner is cnibench v9.9.9") {
 		t.Fatalf("handshake: %v", err)
 	}
-	if err := handshake(c, "w1", "dev"); err != nil {
+	if err := handshake(c, "dev"); err != nil {
 		t.Fatalf("same version refused: %v", err)
 	}
 }
@@ -215,4 +216,29 @@ func TestLeaseLiveness(t *testing.T) {
 	if time.Since(l.Spec.RenewTime.Time) > time.Minute {
 		t.Errorf("renewal did not move RenewTime: %v", l.Spec.RenewTime)
 	}
+}
+
+// forbiddenExec refuses every exec, as an API server does for a runner
+// without create on pods/exec.
+type forbiddenExec struct{}
+
+func (forbiddenExec) Exec(_ context.Context, ns, pod, _ string, _ []string, _ io.Reader, _, _ io.Writer) error {
+	return fmt.Errorf("exec in pod %s/%s: pods %q is forbidden: User \"jane\" cannot create resource \"pods/exec\"", ns, pod, pod)
+}
+
+// An agent session the API refuses fails preflight with the refusal,
+// once, the node named once, and no closed pipe.
+func TestPreflightSaysWhyTheAgentSessionFailed(t *testing.T) {
+	cfg := Config{RunID: "r9"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	_, err := preflightNodes(context.Background(), forbiddenExec{}, cs, cfg, place, nil, pinReads{})
+	if err == nil {
+		t.Fatal("preflight passed with exec forbidden")
+	}
+	msg := err.Error()
+	if want := "node w1: reach its agent: "; !strings.HasPrefix(msg, want) || strings.Count(msg, "w1") != 1 ||
+		strings.Count(msg, "is forbidden") != 1 || strings.Count(msg, "agent session") > 1 || strings.Contains(msg, "closed pipe") || strings.Contains(msg, "  ") || strings.Contains(msg, "\n") {
+		t.Errorf("preflight: %q, want it to start %q and say the refusal once, the node once", msg, want)
+	}
+	t.Log(msg)
 }
