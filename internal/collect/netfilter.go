@@ -2,6 +2,8 @@ package collect
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -14,7 +16,8 @@ import (
 // engine.Node.Start (the node's namespace, or its agent's container) at
 // both ends of the window and count the chains and rules whose packet
 // counters moved. A node where the program is missing or fails leaves
-// the metrics out: a node need not run iptables or nftables.
+// the metrics out (a node need not run iptables or nftables), and the run
+// says why once.
 
 var iptablesEntry = Entry{
 	Name:        "iptables",
@@ -25,6 +28,7 @@ var iptablesEntry = Entry{
 	WholeTrial:  true,
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[iptables.Ruleset]{
+			name: "iptables", what: "iptables_*",
 			nodes: bothNodes(t), argv: []string{"iptables-save", "-c"}, parse: iptables.Parse,
 			metrics: func(before, after []*iptables.Ruleset) map[string]float64 {
 				var tot iptables.Path
@@ -50,6 +54,7 @@ var nftablesEntry = Entry{
 	WholeTrial:  true,
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[nftables.Ruleset]{
+			name: "nftables", what: "nft_*",
 			nodes: bothNodes(t), argv: []string{"nft", "-j", "list", "ruleset"}, parse: nftables.Parse,
 			metrics: func(before, after []*nftables.Ruleset) map[string]float64 {
 				var tot nftables.Path
@@ -66,49 +71,74 @@ func bothNodes(t Trial) []engine.Node {
 	return []engine.Node{t.Cluster.Server(), t.Cluster.Client()}
 }
 
-// ruleset saves a rule set with its counters on every node.
+// ruleset saves a rule set with its counters on every node. A node where
+// it cannot (the program missing or failing, output its parser rejects,
+// as a new iptables-save or nft format would be) leaves the metrics out
+// and says why in a warning, which the runner reports once.
 type ruleset[T any] struct {
+	name    string // the collector's, for the warning
+	what    string // the metrics left out ("iptables_*")
 	nodes   []engine.Node
 	argv    []string
 	parse   func([]byte) (*T, error)
 	metrics func(before, after []*T) map[string]float64
 	before  []*T
+	failed  error
 }
 
-func (c *ruleset[T]) Start(context.Context) error {
-	c.before = c.save()
+func (c *ruleset[T]) Start(ctx context.Context) error {
+	c.before, c.failed = c.save(ctx)
 	return nil
 }
 
-func (c *ruleset[T]) Stop(context.Context) (Result, error) {
-	after := c.save()
-	if len(after) != len(c.nodes) || len(c.before) != len(c.nodes) {
-		return Result{}, nil
+func (c *ruleset[T]) Stop(ctx context.Context) (Result, error) {
+	if c.failed != nil {
+		return c.leftOut(ctx, c.failed), nil
+	}
+	after, err := c.save(ctx)
+	if err != nil {
+		return c.leftOut(ctx, err), nil
 	}
 	return Result{Metrics: c.metrics(c.before, after)}, nil
 }
 
-// save runs argv on each node and parses its output; nil when any node
-// fails.
-func (c *ruleset[T]) save() []*T {
-	var out []*T
+// leftOut is the result without metrics: a warning naming why, unless
+// the trial itself was cancelled (no node is to blame then).
+func (c *ruleset[T]) leftOut(ctx context.Context, err error) Result {
+	if ctx.Err() != nil {
+		return Result{}
+	}
+	return Result{Warnings: []string{fmt.Sprintf("collector %s: %s are not recorded: %v", c.name, c.what, err)}}
+}
+
+// save runs argv on each node and parses its output.
+func (c *ruleset[T]) save(ctx context.Context) ([]*T, error) {
+	out := make([]*T, 0, len(c.nodes))
 	for _, n := range c.nodes {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		p, err := n.Start(ctx, c.argv)
+		rs, err := c.saveOn(ctx, n)
 		if err != nil {
-			cancel()
-			return nil
-		}
-		b, _, err := p.Wait()
-		cancel()
-		if err != nil {
-			return nil
-		}
-		rs, err := c.parse(b)
-		if err != nil {
-			return nil
+			return nil, fmt.Errorf("node %s: %w", n.Name(), err)
 		}
 		out = append(out, rs)
 	}
-	return out
+	return out, nil
+}
+
+func (c *ruleset[T]) saveOn(ctx context.Context, n engine.Node) (*T, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := strings.Join(c.argv, " ")
+	p, err := n.Start(ctx, c.argv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	b, _, err := p.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	rs, err := c.parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("read %s output: %w", cmd, err)
+	}
+	return rs, nil
 }
