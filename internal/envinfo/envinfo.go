@@ -33,11 +33,7 @@ func Collect(tools []string) results.Env {
 	}
 	e.CPUModel = cpuModel()
 	e.CPUs = len(hostcpus.Machine())
-	nodes, _ := filepath.Glob("/sys/devices/system/node/node[0-9]*")
-	e.NUMANodes = len(nodes)
-	if e.NUMANodes == 0 {
-		e.NUMANodes = 1
-	}
+	e.NUMANodes = numaNodes("/sys/devices/system/node")
 	e.CPUIdle = cpuidle.Machine(sysfs.Dir("/sys"))
 	e.Tools = map[string]string{"go": runtime.Version()}
 	for _, t := range tools {
@@ -95,4 +91,21 @@ func Version(argv []string) string {
 	out, _ := cmd.CombinedOutput()
 	line, _, _ := bytes.Cut(out, []byte("\n"))
 	return strings.TrimSpace(string(line))
+}
+
+// numaNodes counts the NUMA nodes under dir that have CPUs: a
+// memory-only node (CXL, a GPU's memory, PMEM as RAM) holds none, and
+// counting it would say placements on one socket's CPUs could differ
+// by NUMA node (the runner's one-node note); the inspection
+// (topology) counts the same. At least 1: a kernel without NUMA has no
+// node directories.
+func numaNodes(dir string) int {
+	nodes, _ := filepath.Glob(filepath.Join(dir, "node[0-9]*"))
+	n := 0
+	for _, d := range nodes {
+		if b, err := os.ReadFile(filepath.Join(d, "cpulist")); err == nil && strings.TrimSpace(string(b)) != "" {
+			n++
+		}
+	}
+	return max(n, 1)
 }

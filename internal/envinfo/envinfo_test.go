@@ -83,3 +83,24 @@ func childGone(t *testing.T, pidFile string) {
 
 // cpuIdle reads the driver, the governor and CPU 0's states in their
 // order (state10 after state9), with disabled ones marked; a machine
+
+// A memory-only NUMA node (empty cpulist) is no node placements can
+// differ by: one socket with CXL memory is one node, as the inspection
+// counts it; no node directory at all is one node too.
+func TestNUMANodesWithCPUs(t *testing.T) {
+	dir := t.TempDir()
+	for node, cpus := range map[string]string{"node0": "0-7\n", "node1": "\n", "node2": "8-15\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, node), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, node, "cpulist"), []byte(cpus), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := numaNodes(dir); n != 2 {
+		t.Errorf("nodes with CPUs = %d, want 2 (node1 is memory-only)", n)
+	}
+	if n := numaNodes(t.TempDir()); n != 1 {
+		t.Errorf("no node directories: %d, want 1", n)
+	}
+}
