@@ -85,8 +85,9 @@ func (r *refusal) refuse(datapaths []string) error {
 //   - the server node's CNI config files and devices, with the cluster's
 //     DaemonSets, to recognise the CNI the cells measure.
 //
-// The server node's agent is always asked; the client node's only when a
-// kernel feature is wanted.
+// Both nodes' agents are asked, the client node's at least for its
+// online CPUs (which its RPS masks span); with a Memo, each only for
+// what it does not hold yet.
 func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg Config, place Placement, needs []engine.Need, pins pinReads) (nodeFacts, error) {
 	var f nodeFacts
 	var want []string

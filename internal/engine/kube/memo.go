@@ -45,6 +45,11 @@ type nodeMemo struct {
 	allowedRead bool
 	topo        *topology.Topology
 	cni         *cnidetect.Input
+	// online are the node's online CPUs, which its RPS masks span, read
+	// in every session (onlineRead: a session was opened; online is nil
+	// where the agent could not read them).
+	online     cpuset.Set
+	onlineRead bool
 }
 
 // Connect is Connect, once per Memo (nil: each time).
@@ -106,11 +111,15 @@ func (m *Memo) reads(node string, want []string, pins pinReads, cni bool, ask fu
 	}
 	more := pinReads{allowed: pins.allowed && !nm.allowedRead, topology: pins.topology && nm.topo == nil}
 	moreCNI := cni && nm.cni == nil
-	if len(newWant) > 0 || more.allowed || more.topology || moreCNI {
+	// Every session reads the online CPUs: a node asked nothing else
+	// (the client node of a study that needs no kernel feature) is asked
+	// once for them, as a preflight without a Memo asks.
+	if len(newWant) > 0 || more.allowed || more.topology || moreCNI || !nm.onlineRead {
 		r, err := ask(newWant, more, moreCNI)
 		if err != nil {
 			return r, err
 		}
+		nm.online, nm.onlineRead = r.online, true
 		for _, f := range newWant {
 			nm.features[f] = r.missing[f]
 		}
@@ -128,7 +137,7 @@ func (m *Memo) reads(node string, want []string, pins pinReads, cni bool, ask fu
 		}
 	}
 	// The answers to this preflight's questions alone.
-	var r nodeReads
+	r := nodeReads{online: nm.online}
 	for _, f := range want {
 		if why := nm.features[f]; why != "" {
 			if r.missing == nil {

@@ -49,8 +49,26 @@ func TestMemoAsksOnce(t *testing.T) {
 	if want := [][]string{{probe.RFS}, {probe.Netem}}; fmt.Sprint(asked["agent-a"]) != fmt.Sprint(want) || fmt.Sprint(asked["agent-b"]) != fmt.Sprint(want) {
 		t.Errorf("probes asked %v, want each node asked rfs, then netem alone", asked)
 	}
-	if nf, err := preflightNodes(context.Background(), fx, cs, cfg, place, rfs, pinReads{}); err != nil || nf.refused != nil {
+	nf, err = preflightNodes(context.Background(), fx, cs, cfg, place, rfs, pinReads{})
+	if err != nil || nf.refused != nil {
 		t.Errorf("rfs alone after netem was found missing: %v, refused %+v", err, nf.refused)
+	}
+
+	// The online CPUs, which RPS masks span, come with every node's
+	// answers, the memo's too.
+	for _, n := range []string{"w1", "w2"} {
+		if got := nf.online[n].String(); got != "0-3" {
+			t.Errorf("with a Memo, node %s's online CPUs %q, want 0-3 (not 0..capacity-1 by default)", n, got)
+		}
+	}
+
+	// A study needing nothing of the client node: its agent is still
+	// asked, once, for them.
+	cfg.Memo = &Memo{}
+	for range 2 {
+		if nf, err = preflightNodes(context.Background(), fx, cs, cfg, place, nil, pinReads{}); err != nil || nf.online["w2"].String() != "0-3" {
+			t.Errorf("nothing wanted, with a Memo: %v, online CPUs %v", err, nf.online)
+		}
 	}
 
 	cfg.Memo = nil
