@@ -99,10 +99,15 @@ func newKubeManifestsCmd() *cobra.Command {
 	var subject, agentNodes string
 	cmd := &cobra.Command{
 		Use:   "manifests",
-		Short: "Print every object a kube run would create (or the RBAC it needs, or the agent install), for review",
-		Long: `Prints, as YAML, the run's Lease, the DNS probe pod (created for a moment when the
-cluster has a DNS Service), the server pods, their Services and the client pods that
-'cnibench run --engine kube' creates for the given replica count (run ID "review"). With
+		Short: "Print the objects a kube run creates (or the RBAC it needs, or the agent install), for review",
+		Long: `Prints, as YAML, what 'cnibench run --engine kube' creates for --replicas pod pairs
+(run ID "review"): the run's Lease, the DNS probe pod (created for a moment when the
+cluster has a DNS Service), and per pair a server pod, its Service and a client pod. A
+study's pairs are its measured pairs plus its background pairs; not printed are the pods
+of a start-up burst (podstartup: client pods' spec, created and deleted in its trials).
+A run pins each pod to a node by name; a --server-node or --client-node given as a label
+selector (the defaults) is printed as the pods' nodeSelector (node affinity for other
+than equalities), since a run pins to the one node it matches at preflight. With
 --rbac it prints instead the workload namespace (Pod Security baseline), the runner's
 Role there (pods, services, pods/exec, leases), its Role in the agent's namespace (list
 pods, exec in them: nothing else), the read-only ClusterRole (nodes, daemonsets) and
@@ -132,23 +137,45 @@ contacted.`,
 				}
 				objs = sel
 			default:
-				objs = cfg.RunObjects(f.serverNode, f.clientNode, replicas)
+				var err error
+				if objs, err = cfg.RunObjects(f.serverNode, f.clientNode, replicas); err != nil {
+					return inputErr(err)
+				}
 			}
 			b, err := kube.YAML(objs)
 			if err != nil {
 				return err
+			}
+			if !rbac && !install {
+				b = append([]byte(selectorNote(f.serverNode, f.clientNode)), b...)
 			}
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
 		},
 	}
 	f.register(cmd.Flags())
-	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of server/client pod pairs")
+	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of server/client pod pairs (a study's measured and background pairs)")
 	cmd.Flags().BoolVar(&rbac, "rbac", false, "print the namespaces, Roles, ClusterRole and bindings instead")
 	cmd.Flags().BoolVar(&install, "install", false, "print the agent's namespace and DaemonSet ('cnibench kube install') instead")
 	registerInstallFlags(cmd.Flags(), &agentNodes, &allowTag)
 	cmd.Flags().StringVar(&subject, "subject", "cnibench", "user (or system:serviceaccount:NS:NAME) the RBAC bindings grant")
 	return cmd
+}
+
+// selectorNote is the YAML comment that says, where a node was given as
+// a label selector, how the printed pods stand for a run's.
+func selectorNote(server, client string) string {
+	var sel []string
+	for _, n := range []struct{ flag, v string }{{"--server-node", server}, {"--client-node", client}} {
+		if kube.IsSelector(n.v) {
+			sel = append(sel, n.flag+" "+n.v)
+		}
+	}
+	if len(sel) == 0 {
+		return ""
+	}
+	return "# " + strings.Join(sel, ", ") + ": a run pins its pods to the one node each selector\n" +
+		"# matches at preflight (spec.nodeName); here the selector places them instead.\n"
 }
 
 func registerInstallFlags(fs *pflag.FlagSet, agentNodes *string, allowTag *bool) {

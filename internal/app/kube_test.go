@@ -35,6 +35,23 @@ func TestKubeManifestsCommand(t *testing.T) {
 		t.Errorf("a run creates its Lease and no agent (installed apart):\n%s", y)
 	}
 
+	// With the default node flags (label selectors) the pods go where
+	// the selectors match, said in a comment: a selector is no node name,
+	// and kubectl apply refuses it as one.
+	out.Reset()
+	if code := Main(context.Background(), []string{"kube", "manifests"}, &out, &errb); code != ExitOK {
+		t.Fatalf("default nodes: exit %d: %s", code, errb.String())
+	}
+	y = out.String()
+	if strings.Contains(y, "nodeName:") || strings.Count(y, "  nodeSelector:\n    iperf: client\n") != 2 || strings.Count(y, "  nodeSelector:\n    iperf: server\n") != 1 ||
+		!strings.HasPrefix(y, "# --server-node iperf=server, --client-node iperf=client: a run pins its pods to the one node each selector\n") {
+		t.Errorf("default nodes: want the probe and client pods on iperf=client, the server pod on iperf=server, no nodeName:\n%s", y)
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"kube", "manifests", "--server-node", "a=b=c"}, &out, &errb); code != ExitBadInput {
+		t.Errorf("bad selector: exit %d, want %d", code, ExitBadInput)
+	}
+
 	out.Reset()
 	code = Main(context.Background(), []string{"kube", "manifests", "--rbac", "--subject", "system:serviceaccount:ci:bench"}, &out, &errb)
 	if code != ExitOK || !strings.Contains(out.String(), "kind: ServiceAccount") || !strings.Contains(out.String(), "kind: ClusterRoleBinding") ||

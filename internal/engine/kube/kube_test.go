@@ -123,7 +123,10 @@ func TestPreflight(t *testing.T) {
 
 func TestManifests(t *testing.T) {
 	cfg := Config{RunID: "abc123", Controller: "host/1/2"}.WithDefaults()
-	objs := cfg.RunObjects("w1", "w2", 2)
+	objs, err := cfg.RunObjects("w1", "w2", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(objs) != 2+3*2 { // the run's Lease, DNS probe pod, 2 x (server pod, Service, client pod)
 		t.Fatalf("%d objects", len(objs))
 	}
@@ -200,6 +203,41 @@ func TestManifests(t *testing.T) {
 	}
 	if p := cfg.ProbePod("w2"); p.Spec.NodeName != "w2" || p.Labels[LabelRole] != RoleProbe || p.Spec.Containers[0].SecurityContext != nil {
 		t.Errorf("probe pod: node %s labels %v", p.Spec.NodeName, p.Labels)
+	}
+}
+
+// Nodes given as label selectors (the flags' defaults) place the printed
+// pods by the selector, which a run resolves to one node at preflight: a
+// nodeSelector for equalities, a required node affinity otherwise, and
+// no nodeName (a selector is none).
+func TestRunObjectsPlaceBySelector(t *testing.T) {
+	cfg := Config{RunID: "review"}.WithDefaults()
+	objs, err := cfg.RunObjects("iperf=server", "role in (client,any),!tainted", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		p, ok := o.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		switch p.Labels[LabelRole] {
+		case RoleServer:
+			if p.Spec.NodeName != "" || fmt.Sprint(p.Spec.NodeSelector) != "map[iperf:server]" || p.Spec.Affinity != nil {
+				t.Errorf("server pod: nodeName %q, nodeSelector %v, affinity %v", p.Spec.NodeName, p.Spec.NodeSelector, p.Spec.Affinity)
+			}
+		default:
+			a := p.Spec.Affinity
+			if p.Spec.NodeName != "" || p.Spec.NodeSelector != nil || a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+				t.Fatalf("%s pod: nodeName %q, nodeSelector %v, affinity %v", p.Labels[LabelRole], p.Spec.NodeName, p.Spec.NodeSelector, a)
+			}
+			if got := fmt.Sprint(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms); got != "[{[{role In [any client]} {tainted DoesNotExist []}] []}]" {
+				t.Errorf("%s pod: node affinity %s", p.Labels[LabelRole], got)
+			}
+		}
+	}
+	if _, err := cfg.RunObjects("a=b=c", "w2", 1); err == nil || !strings.Contains(err.Error(), `node selector "a=b=c"`) {
+		t.Errorf("bad selector: %v", err)
 	}
 }
 

@@ -348,15 +348,30 @@ func serviceAccount(s string) (ns, name string, ok bool) {
 	return "", "", false
 }
 
-// RunObjects are the objects a run with the given replica count creates
-// (the DNS probe pod only when the cluster has a DNS Service, and only
-// for the moment of the lookup).
-func (c Config) RunObjects(server, client string, replicas int) []runtime.Object {
+// RunObjects are the objects a run with the given number of pod pairs
+// (the study's measured and background pairs) creates, for review: its
+// Lease, the DNS probe pod (created only when the cluster has a DNS
+// Service, for the moment of the lookup), and per pair a server pod, its
+// Service and a client pod. Not among them: the pods of a start-up burst
+// (podstartup), client pods' spec under the burst's names, created and
+// deleted within its trials. server and client are node names, or label
+// selectors, which the pods get as their node selector or affinity
+// (placeBySelector).
+func (c Config) RunObjects(server, client string, pairs int) ([]runtime.Object, error) {
 	objs := []runtime.Object{c.Lease(time.Time{}), c.ProbePod(client)}
-	for i := range replicas {
+	for i := range pairs {
 		objs = append(objs, c.ServerPod(i, server), c.ServerService(i), c.ClientPod(i, client))
 	}
-	return objs
+	for _, o := range objs {
+		p, ok := o.(*corev1.Pod)
+		if !ok || !isSelector(p.Spec.NodeName) {
+			continue
+		}
+		if err := placeBySelector(p, p.Spec.NodeName); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
 }
 
 // YAML renders objects as one multi-document YAML stream.

@@ -1,0 +1,55 @@
+package kube
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// IsSelector reports whether a --server-node/--client-node argument is
+// a label selector (the defaults, iperf=server and iperf=client) rather
+// than a node name.
+func IsSelector(node string) bool { return isSelector(node) }
+
+// nodeOperators are the node affinity operators of the label selector
+// operators: the same matching (NotIn, as !=, matches a node without
+// the label).
+var nodeOperators = map[selection.Operator]corev1.NodeSelectorOperator{
+	selection.Equals: corev1.NodeSelectorOpIn, selection.DoubleEquals: corev1.NodeSelectorOpIn, selection.In: corev1.NodeSelectorOpIn,
+	selection.NotEquals: corev1.NodeSelectorOpNotIn, selection.NotIn: corev1.NodeSelectorOpNotIn,
+	selection.Exists: corev1.NodeSelectorOpExists, selection.DoesNotExist: corev1.NodeSelectorOpDoesNotExist,
+	selection.GreaterThan: corev1.NodeSelectorOpGt, selection.LessThan: corev1.NodeSelectorOpLt,
+}
+
+// placeBySelector puts a printed pod on the nodes a label selector
+// matches, where a run names the one node the selector matched at its
+// preflight (spec.nodeName): a nodeSelector where the selector asks only
+// label equalities, else a required node affinity. Printed manifests
+// have no cluster to resolve the selector against, and a selector is no
+// node name (the API refuses it there).
+func placeBySelector(p *corev1.Pod, selector string) error {
+	reqs, err := labels.ParseToRequirements(selector)
+	if err != nil {
+		return fmt.Errorf("node selector %q: %w", selector, err)
+	}
+	p.Spec.NodeName = ""
+	eq := map[string]string{}
+	var exprs []corev1.NodeSelectorRequirement
+	for _, r := range reqs {
+		vals := slices.Sorted(slices.Values(r.ValuesUnsorted()))
+		if op := r.Operator(); (op == selection.Equals || op == selection.DoubleEquals) && len(vals) == 1 {
+			eq[r.Key()] = vals[0]
+		}
+		exprs = append(exprs, corev1.NodeSelectorRequirement{Key: r.Key(), Operator: nodeOperators[r.Operator()], Values: vals})
+	}
+	if len(eq) == len(reqs) {
+		p.Spec.NodeSelector = eq
+		return nil
+	}
+	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}}}}
+	return nil
+}
