@@ -431,21 +431,20 @@ func TestReplayDeadSession(t *testing.T) {
 }
 
 func TestFindPodPID(t *testing.T) {
-	root := t.TempDir()
+	f := newFakeProc(t)
 	for pid, env := range map[string]string{
-		"10":   "PATH=/bin\x00HOSTNAME=x\x00",
-		"42":   "PATH=/bin\x00" + PodEnv + "=cnibench/srv-1\x00",
-		"43":   PodEnv + "=cnibench/srv-1\x00",
-		"44":   PodEnv + "=cnibench/srv-10\x00",
-		"self": "",
+		"10": "PATH=/bin\x00HOSTNAME=x\x00",
+		"42": "PATH=/bin\x00" + PodEnv + "=cnibench/srv-1\x00",
+		"43": PodEnv + "=cnibench/srv-1\x00",
+		"44": PodEnv + "=cnibench/srv-10\x00",
 	} {
-		os.MkdirAll(filepath.Join(root, pid), 0o755)
-		os.WriteFile(filepath.Join(root, pid, "environ"), []byte(env), 0o644)
+		f.proc(pid, env, "podA")
 	}
-	if pid, err := FindPodPID(root, "cnibench/srv-1"); err != nil || pid != 42 {
+	f.proc("self", "", "podA")
+	if pid, err := FindPodPID(f.root, "cnibench/srv-1"); err != nil || pid != 42 {
 		t.Errorf("FindPodPID = %d, %v; want 42", pid, err)
 	}
-	if _, err := FindPodPID(root, "cnibench/srv-2"); !errors.Is(err, tune.ErrGone) {
+	if _, err := FindPodPID(f.root, "cnibench/srv-2"); !errors.Is(err, tune.ErrGone) {
 		t.Errorf("missing pod: %v", err)
 	}
 }

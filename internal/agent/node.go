@@ -130,29 +130,50 @@ func (f *nodeFS) resolve(ns, fsKind string) (string, error) {
 	return name, nil
 }
 
+// podOpener pins a pod's namespace for one access (ProcPods.Open).
+type podOpener interface {
+	Open(pod string) (ref string, release func(), err error)
+}
+
+// open is resolve for one knob access: a resolver that can pin the
+// namespace does, so the knob is read or written in the namespace that
+// was checked, not whatever holds the PID by the time it is entered.
+func (f *nodeFS) open(ns, fsKind string) (string, func(), error) {
+	o, ok := f.pods.(podOpener)
+	pod, isPod := strings.CutPrefix(ns, PodNetnsPrefix)
+	if !ok || !isPod {
+		name, err := f.resolve(ns, fsKind)
+		return name, func() {}, err
+	}
+	return o.Open(pod)
+}
+
 func (f *nodeFS) Read(ns, fsKind, p string) (string, error) {
-	name, err := f.resolve(ns, fsKind)
+	name, release, err := f.open(ns, fsKind)
 	if err != nil {
 		return "", err
 	}
+	defer release()
 	var v string
 	err = f.proc(ns, fsKind, func() (err error) { v, err = f.base.Read(name, fsKind, p); return err })
 	return v, inPod(ns, err)
 }
 
 func (f *nodeFS) Write(ns, fsKind, p, v string) error {
-	name, err := f.resolve(ns, fsKind)
+	name, release, err := f.open(ns, fsKind)
 	if err != nil {
 		return err
 	}
+	defer release()
 	return inPod(ns, f.proc(ns, fsKind, func() error { return f.base.Write(name, fsKind, p, v) }))
 }
 
 func (f *nodeFS) List(ns, fsKind, dir string) ([]string, error) {
-	name, err := f.resolve(ns, fsKind)
+	name, release, err := f.open(ns, fsKind)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var out []string
 	err = f.proc(ns, fsKind, func() (err error) { out, err = f.base.List(name, fsKind, dir); return err })
 	return out, inPod(ns, err)

@@ -24,7 +24,10 @@
 //     finds it from a process of the pod whose environment carries
 //     CNIBENCH_POD=NAMESPACE/NAME (the kube engine sets it in every
 //     workload pod) and reaches it as /proc/PID/ns/net: no container
-//     runtime client is needed.
+//     runtime client is needed. Any process can set the variable, so
+//     marked processes in different namespaces are refused, and a knob
+//     is read or written through a descriptor of the namespace checked
+//     against the process (ProcPods).
 package agent
 
 import (
