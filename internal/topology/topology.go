@@ -102,6 +102,12 @@ func numaNodes(r sysfs.Reader) (map[int]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("NUMA node %d: %w", n, err)
 		}
+		if strings.TrimSpace(list) == "" {
+			// A node of memory only (CXL, a GPU's or PMEM's memory
+			// onlined as a node, or every CPU of it offline): no CPU
+			// to map, and no placement lands there.
+			continue
+		}
 		set, err := cpuset.Parse(list)
 		if err != nil {
 			return nil, fmt.Errorf("NUMA node %d cpulist: %w", n, err)

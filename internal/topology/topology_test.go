@@ -108,6 +108,37 @@ func TestWithin(t *testing.T) {
 	}
 }
 
+// A NUMA node without CPUs (memory only: CXL, a GPU's or PMEM's memory
+// onlined as a node, or a node whose CPUs are all offline) has an empty
+// cpulist; it holds no CPU to place on, and the machine's other nodes
+// still resolve.
+func TestReadMemoryOnlyNode(t *testing.T) {
+	root := fakeSys(t, r730, true)
+	if err := os.MkdirAll(filepath.Join(root, "devices/system/node/node2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "devices/system/node/node2/cpulist"), []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	top, err := Read(root)
+	if err != nil {
+		t.Fatalf("Read with a memory-only node2: %v", err)
+	}
+	if len(top.CPUs) != 8 || top.Nodes() != 2 {
+		t.Errorf("with a memory-only node2: %d CPUs on %d nodes, want 8 on 2", len(top.CPUs), top.Nodes())
+	}
+	if got, err := top.Resolve(OtherNUMA, cpuset.Set{1}); err != nil || !reflect.DeepEqual(got, cpuset.Set{2, 3, 6, 7}) {
+		t.Errorf("other-numa of CPU 1 beside a memory-only node: %v %v, want [2 3 6 7]", got, err)
+	}
+	// A cpulist that says something unreadable is still an error.
+	if err := os.WriteFile(filepath.Join(root, "devices/system/node/node2/cpulist"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(root); err == nil {
+		t.Error("an unreadable cpulist was taken")
+	}
+}
+
 func TestResolveOneNodeRefuses(t *testing.T) {
 	// This machine's shape: 2 CPUs, one node, no SMT; no node directory
 	// at all, as a kernel without NUMA has.
