@@ -175,7 +175,8 @@ func roundTrips(w study.Workload) bool {
 	return ok && t.RoundTrips
 }
 
-// stealPct is the mean steal time over the machine's cores.
+// stealPct is the mean steal time over the machine's cores online at
+// the window's end (metrics.Window.Online: an offline one reads 0).
 func stealPct(cores []results.CoreStat) float64 {
 	if len(cores) == 0 {
 		return 0

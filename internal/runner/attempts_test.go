@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -61,6 +62,11 @@ func TestDisturbed(t *testing.T) {
 	}
 	if got := stealPct([]results.CoreStat{{CPUPercent: results.CPUPercent{Steal: 4}}, {CPUPercent: results.CPUPercent{Steal: 8}}}); got != 6 {
 		t.Errorf("stealPct = %g, want the mean 6", got)
+	}
+	// A core offline at the window's end reads 0 and is no core of it.
+	w := metrics.Window{Cores: []results.CoreStat{{CPU: 0, CPUPercent: results.CPUPercent{Steal: 4}}, {CPU: 1}}, Offline: []int{1}}
+	if got := stealPct(w.Online()); got != 4 {
+		t.Errorf("stealPct with cpu1 offline = %g, want 4", got)
 	}
 }
 

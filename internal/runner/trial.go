@@ -63,7 +63,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	sample = results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
 		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores, ClientCores: col.ClientCores,
-		Noise: &results.Noise{StealPct: stealPct(col.CPU.Cores), OutsidePct: col.OutsidePct,
+		Noise: &results.Noise{StealPct: stealPct(col.CPU.Online()), OutsidePct: col.OutsidePct,
 			WindowPct: sp.Pct, WindowLateS: sp.Late.Seconds(), WindowSlowest: sp.Slowest, EndLateS: sp.EndLate.Seconds()},
 	}
 	if sample.Metrics == nil {
