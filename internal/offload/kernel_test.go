@@ -6,7 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/offload"
+	"github.com/cnibench/cnibench/internal/proc"
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
 
@@ -51,5 +57,52 @@ func TestSetOnNodeDevices(t *testing.T) {
 	err = offload.Set(ctx, n, dev, "warp-drive", false)
 	if err == nil || !strings.Contains(err.Error(), "not a feature ethtool knows") {
 		t.Errorf("unknown feature: %v", err)
+	}
+}
+
+// nsStarter runs programs in one network namespace.
+type nsStarter string
+
+func (ns nsStarter) Start(ctx context.Context, argv []string) (engine.Process, error) {
+	return proc.Start(ctx, string(ns), nil, argv)
+}
+
+// TestSetExplainsWhatDidNotChange: ethtool says "Could not change any
+// device features" both for a fixed feature (a veth's loopback) and for
+// one the kernel turns back (GSO on a veth whose scatter-gather is off);
+// Set calls only the first fixed and says of the second that the kernel
+// or driver kept it, quoting ethtool.
+func TestSetExplainsWhatDidNotChange(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	if _, err := exec.LookPath("ethtool"); err != nil {
+		t.Skip("skipped: ethtool not installed")
+	}
+	id := kerneltest.RunID()
+	j := kerneltest.Journal(t, id)
+	ns := kerneltest.Netns(t, j, id, "o")
+	h, err := netns.Handle(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name = "va"
+	if err := h.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "vb"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, n := context.Background(), nsStarter(ns)
+	if err := offload.Set(ctx, n, "va", "sg", false); err != nil {
+		t.Fatal(err)
+	}
+	err = offload.Set(ctx, n, "va", "gso", true)
+	if err == nil {
+		t.Skip("skipped: this kernel turns GSO on without scatter-gather")
+	}
+	if msg := err.Error(); strings.Contains(msg, "fixed") || !strings.Contains(msg, "kept it off") || !strings.Contains(msg, "tx-generic-segmentation: off [requested on]") {
+		t.Errorf("gso without scatter-gather: %v; want that the kernel kept it off, quoting ethtool", err)
+	}
+	err = offload.Set(ctx, n, "va", "loopback", true)
+	if err == nil || !strings.Contains(err.Error(), "fixed on this device (ethtool -k: loopback: off [fixed])") {
+		t.Errorf("a veth's loopback: %v; want fixed", err)
 	}
 }

@@ -34,24 +34,89 @@ func Set(ctx context.Context, n Starter, dev, feature string, on bool) error {
 	}
 	var ee *engine.ExitError
 	if errors.As(err, &ee) {
-		return fmt.Errorf("%s: %s", strings.Join(argv, " "), Explain(ee.Stderr, ee.Stdout))
+		var shown []byte
+		if bytes.Contains(ee.Stderr, couldNotChange) || bytes.Contains(ee.Stdout, couldNotChange) {
+			shown = show(ctx, n, dev)
+		}
+		return fmt.Errorf("%s: %s", strings.Join(argv, " "), Explain(ee.Stderr, ee.Stdout, shown))
 	}
 	return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 }
 
-// Explain turns ethtool's complaint into one line: "not a feature" for an
-// unknown name, "fixed on this device" when the device cannot change it.
-func Explain(stderr, stdout []byte) string {
+// couldNotChange is what ethtool -K prints when none of the requested
+// feature bits took (netlink/features.c, nothing_changed).
+var couldNotChange = []byte("Could not change any device features")
+
+// show reads `ethtool -k dev`; nil when it cannot.
+func show(ctx context.Context, n Starter, dev string) []byte {
+	p, err := n.Start(ctx, []string{"ethtool", "-k", dev})
+	if err != nil {
+		return nil
+	}
+	out, _, err := p.Wait()
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// Explain turns ethtool -K's complaint into one line: "not a feature" for
+// an unknown name; for "Could not change any device features", which
+// ethtool prints whenever none of the requested bits took, what shown
+// (`ethtool -k DEV` read after the failure, nil when unread) says of the
+// features -K listed as "[requested on|off]": "fixed on this device" when
+// each is "[fixed]" there, else that the kernel or driver kept it (TSO
+// and GSO need scatter-gather, a driver may refuse), quoting the lines.
+func Explain(stderr, stdout, shown []byte) string {
 	all := string(bytes.TrimSpace(append(append([]byte{}, stderr...), stdout...)))
 	switch {
 	case strings.Contains(all, "bit name not found"):
 		return "not a feature ethtool knows"
-	case strings.Contains(all, "Could not change any device features"):
-		return "fixed on this device (ethtool could not change it)"
+	case strings.Contains(all, string(couldNotChange)):
+		return explainUnchanged(all, shown)
 	case all == "":
 		return "ethtool failed without a message"
 	}
 	return strings.Join(strings.Fields(all), " ")
+}
+
+func explainUnchanged(out string, shown []byte) string {
+	var requested []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "[requested ") {
+			requested = append(requested, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	if len(requested) == 0 {
+		return "ethtool could not change it"
+	}
+	if shown == nil {
+		return "ethtool could not change it: " + strings.Join(requested, "; ")
+	}
+	fixed := map[string]string{}
+	for _, l := range strings.Split(string(shown), "\n") {
+		l = strings.Join(strings.Fields(l), " ")
+		if name, _, ok := strings.Cut(l, ":"); ok && strings.Contains(l, "[fixed]") {
+			fixed[name] = l
+		}
+	}
+	var fixedLines, kept []string
+	state := "off"
+	for _, r := range requested {
+		name, v, _ := strings.Cut(r, ":")
+		if l, ok := fixed[name]; ok {
+			fixedLines = append(fixedLines, l)
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(v), "on") {
+			state = "on"
+		}
+		kept = append(kept, r)
+	}
+	if len(kept) == 0 {
+		return "fixed on this device (ethtool -k: " + strings.Join(fixedLines, "; ") + ")"
+	}
+	return "the kernel or driver kept it " + state + " (it may depend on another feature): " + strings.Join(kept, "; ")
 }
 
 func state(on bool) string {
