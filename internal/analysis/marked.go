@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"sort"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -70,7 +71,7 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Stops = run.Stops
 	m.Unfinished = Unfinished(s, run.Stops)
 	m.Marked = MarkedOf(run)
-	m.Origin = run.Env.Origin
+	m.Origin, m.MachineS = run.Env.Origin, run.Env.MachineS
 	m.Tunings = TuningsOf(s, run.Env)
 	// Per-second samples judge it (cpu.jsonl): a run's file, not the
 	// samples Build has.
@@ -93,4 +94,10 @@ func CountedDisturbed(marked []Marked) map[results.Cell]int {
 		}
 	}
 	return out
+}
+
+// MachineTime is the machine time the run spent (Model.MachineS), 0 when
+// not recorded.
+func (m Model) MachineTime() time.Duration {
+	return time.Duration(m.MachineS * float64(time.Second))
 }

@@ -42,6 +42,9 @@ type Model struct {
 	// Origin is how the run was started (env.json's), which the
 	// report's rerun commands are built from; nil when not recorded.
 	Origin *results.Origin `json:"origin,omitempty"`
+	// MachineS is env.json's machine_s: the machine time the run spent,
+	// as its budget counted it (0: not recorded).
+	MachineS float64 `json:"machine_s,omitempty"`
 	// Baseline is the tuning ratios and PBaseline are against; "" when
 	// the study names none.
 	Baseline string `json:"baseline,omitempty"`

@@ -155,7 +155,7 @@ func printDecisions(w io.Writer, run *results.Run, s *study.Study, unfinished []
 	for _, l := range report.PrecisionLines(run.Stops) {
 		fmt.Fprintln(w, l)
 	}
-	for _, l := range report.Next(run.Stops, s, run.Env.Origin, unfinished, d) {
+	for _, l := range report.Next(run.Stops, s, run.Env.Origin, time.Duration(run.Env.MachineS*float64(time.Second)), unfinished, d) {
 		if l.Line != "" {
 			fmt.Fprintln(w, l.Line)
 		}

@@ -121,8 +121,8 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 // budget, not of trials, and about what every cell's minimum costs at
 // this run's time a trial; "" otherwise. (The run warned at its start
 // too, but the end of a run is what is read.)
-func BudgetLine(stops []results.Stop, s *study.Study) string {
-	short, per, need := budgetShort(stops, s)
+func BudgetLine(stops []results.Stop, s *study.Study, spent time.Duration) string {
+	short, per, need, whole := budgetShort(stops, s, spent)
 	if short == 0 {
 		return ""
 	}
@@ -130,17 +130,21 @@ func BudgetLine(stops []results.Stop, s *study.Study) string {
 	if short == 1 {
 		cells = "1 cell"
 	}
+	rate := fmt.Sprintf("at this run's %s a trial", DurationText(per))
+	if whole {
+		rate = fmt.Sprintf("at this run's %s of machine time a counted trial (its cluster set-ups, pauses and repeated or failed attempts included)", DurationText(per))
+	}
 	return fmt.Sprintf("the budget of %s ran out before %s had the minimum of %s, so more trials alone will not decide them: "+
-		"the minimum of all %d cells takes about %s at this run's %s a trial; rerun with --budget %s or more, or with fewer cells",
+		"the minimum of all %d cells takes about %s %s; rerun with --budget %s or more, or with fewer cells",
 		study.ShortDuration(s.Spec.Budget.Duration), cells, adaptive.TrialCount(s.Spec.Trials.Min), len(stops),
-		DurationText(need), DurationText(per), study.ShortDuration(minimumBudget(need)))
+		DurationText(need), rate, study.ShortDuration(minimumBudget(need)))
 }
 
 // BudgetCommand is the command BudgetLine gives for the run o started:
 // its own with the budget that pays for the minimum; "" when BudgetLine
 // says nothing or the command is not recorded.
-func BudgetCommand(stops []results.Stop, s *study.Study, o *results.Origin) string {
-	short, _, need := budgetShort(stops, s)
+func BudgetCommand(stops []results.Stop, s *study.Study, o *results.Origin, spent time.Duration) string {
+	short, _, need, _ := budgetShort(stops, s, spent)
 	if short == 0 || o == nil || len(o.Command) == 0 {
 		return ""
 	}
@@ -149,14 +153,18 @@ func BudgetCommand(stops []results.Stop, s *study.Study, o *results.Origin) stri
 }
 
 // budgetShort counts the cells the budget stopped short of the minimum,
-// with the mean machine time of a trial over the cells that ran (as the
-// runner counted it) and what every cell's minimum costs at it.
-func budgetShort(stops []results.Stop, s *study.Study) (short int, per, need time.Duration) {
+// with what a trial costs and what every cell's minimum costs at it. A
+// trial's cost is the run's machine time over its counted trials (whole:
+// what the budget paid for each, set-ups and repeats included; a run of
+// TCG-emulated nodes paid 13 s for trials of 8 s) when the run recorded
+// it (spent > 0), else the mean machine time of a trial over the cells
+// that ran, which leaves set-ups out and so asks too little.
+func budgetShort(stops []results.Stop, s *study.Study, spent time.Duration) (short int, per, need time.Duration, whole bool) {
 	if s.Spec.Budget.Duration <= 0 {
-		return 0, 0, 0
+		return 0, 0, 0, false
 	}
 	var sum float64
-	ran := 0
+	ran, counted := 0, 0
 	for _, st := range stops {
 		if st.Status == string(adaptive.Budget) && st.N < s.Spec.Trials.Min {
 			short++
@@ -165,14 +173,18 @@ func budgetShort(stops []results.Stop, s *study.Study) (short int, per, need tim
 			sum += st.TrialSeconds
 			ran++
 		}
+		counted += st.N
 	}
 	if short == 0 || ran == 0 {
 		// No trial ran to say what one costs: the run's start warned
 		// from the configured duration.
-		return 0, 0, 0
+		return 0, 0, 0, false
 	}
 	per = time.Duration(sum / float64(ran) * float64(time.Second))
-	return short, per, time.Duration(len(stops)*s.Spec.Trials.Min) * per
+	if spent > 0 && counted > 0 && spent/time.Duration(counted) > per {
+		per, whole = spent/time.Duration(counted), true
+	}
+	return short, per, time.Duration(len(stops)*s.Spec.Trials.Min) * per, whole
 }
 
 // minimumBudget is a budget that pays for need, in whole minutes with

@@ -115,7 +115,7 @@ func stopsText(m analysis.Model, s *study.Study) string {
 	if s == nil {
 		return text
 	}
-	for _, l := range Next(m.Stops, s, m.Origin, m.Unfinished, Disturbed{analysis.CountedDisturbed(m.Marked), s}) {
+	for _, l := range Next(m.Stops, s, m.Origin, m.MachineTime(), m.Unfinished, Disturbed{analysis.CountedDisturbed(m.Marked), s}) {
 		if l.Line != "" {
 			text += " " + strings.ToUpper(l.Line[:1]) + l.Line[1:] + "."
 		}
@@ -133,19 +133,19 @@ type NextStep struct{ Line, Command string }
 // cells and the profile that decides a one-trial tour; nothing for an
 // unfinished run (analysis.Unfinished), whose stops cover only the cells
 // it finished: UnfinishedLine says to resume it instead.
-func Next(stops []results.Stop, s *study.Study, o *results.Origin, unfinished []results.Cell, d Disturbed) []NextStep {
+func Next(stops []results.Stop, s *study.Study, o *results.Origin, spent time.Duration, unfinished []results.Cell, d Disturbed) []NextStep {
 	if len(unfinished) > 0 {
 		return nil
 	}
 	rerun := RerunCommand(stops, s, o)
-	budget := BudgetCommand(stops, s, o)
+	budget := BudgetCommand(stops, s, o, spent)
 	if rerun != "" {
 		// The rerun's own budget covers what it narrows to.
 		budget = ""
 	}
 	return []NextStep{
 		{RerunLine(stops, s, d), rerun},
-		{BudgetLine(stops, s), budget},
+		{BudgetLine(stops, s, spent), budget},
 		{TourLine(stops, s, o), TourCommand(stops, s, o)},
 	}
 }

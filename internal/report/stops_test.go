@@ -367,16 +367,16 @@ func TestBudgetLine(t *testing.T) {
 	o := &results.Origin{Command: []string{"cnibench", "run", "rps-rfs", "--budget", "6m", "--set", "replicas=[1,2]"}}
 	want := "the budget of 6m ran out before 4 cells had the minimum of 3 trials, so more trials alone will not decide them: " +
 		"the minimum of all 4 cells takes about 6m36s at this run's 33s a trial; rerun with --budget 8m or more, or with fewer cells"
-	if got := BudgetLine(stops, s); got != want {
+	if got := BudgetLine(stops, s, 0); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := BudgetCommand(stops, s, o); got != "cnibench run rps-rfs --set 'replicas=[1,2]' --budget 8m" {
+	if got := BudgetCommand(stops, s, o, 0); got != "cnibench run rps-rfs --set 'replicas=[1,2]' --budget 8m" {
 		t.Errorf("command: %q", got)
 	}
 	if TourLine(stops, s, o) != "" || TourCommand(stops, s, o) != "" {
 		t.Error("a design of 3 to 20 trials cut by its budget offered the one-trial tour's way to decisions")
 	}
-	steps := Next(stops, s, o, nil, Disturbed{})
+	steps := Next(stops, s, o, 0, nil, Disturbed{})
 	var lines []string
 	for _, n := range steps {
 		if n.Line != "" {
@@ -394,12 +394,24 @@ func TestBudgetLine(t *testing.T) {
 	}
 	noBudget := &study.Study{}
 	noBudget.Spec.Trials = s.Spec.Trials
-	if BudgetLine(done, s) != "" || BudgetLine(stops, noBudget) != "" || BudgetLine(stops[:2], s) != "" || BudgetCommand(stops, s, nil) != "" {
+	if BudgetLine(done, s, 0) != "" || BudgetLine(stops, noBudget, 0) != "" || BudgetLine(stops[:2], s, 0) != "" || BudgetCommand(stops, s, nil, 0) != "" {
 		t.Error("a budget line where the budget did not cut the minimum, or without a command")
 	}
 	one := []results.Stop{stops[2], stops[3]}
 	one[0].N = 3
-	if got := BudgetLine(one, s); !strings.Contains(got, "before 1 cell had the minimum of 3 trials") {
+	if got := BudgetLine(one, s, 0); !strings.Contains(got, "before 1 cell had the minimum of 3 trials") {
 		t.Errorf("one cell: %q", got)
+	}
+	// What the budget paid, set-ups and repeats included (env.json's
+	// machine_s), over the counted trials is what a trial costs: a
+	// flannel-backends --quick run in the VM paid 13 s for trials of 8 s,
+	// and the 9m it was told to rerun with would have run out again.
+	whole := "the minimum of all 4 cells takes about 10 min at this run's 50s of machine time a counted trial " +
+		"(its cluster set-ups, pauses and repeated or failed attempts included); rerun with --budget 11m or more"
+	if got := BudgetLine(stops, s, 100*time.Second); !strings.Contains(got, whole) {
+		t.Errorf("with the run's machine time:\n%s\nwant it to contain\n%s", got, whole)
+	}
+	if got := BudgetCommand(stops, s, o, 100*time.Second); got != "cnibench run rps-rfs --set 'replicas=[1,2]' --budget 11m" {
+		t.Errorf("command with the run's machine time: %q", got)
 	}
 }

@@ -290,8 +290,13 @@ type Env struct {
 	SharedKernel bool `json:"shared_kernel,omitempty"`
 	// Origin is how the run was started; nil in runs before it was
 	// recorded.
-	Origin *Origin  `json:"origin,omitempty"`
-	Notes  []string `json:"notes,omitempty"`
+	Origin *Origin `json:"origin,omitempty"`
+	// MachineS is the machine time the run had spent when it last wrote
+	// stops.json, in seconds, as its budget counts it (cluster set-ups,
+	// pauses, repeated and failed attempts, and a resumed run's earlier
+	// part included); 0 in runs before it was recorded.
+	MachineS float64  `json:"machine_s,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 // Origin is how a run was started, for the record and for the reruns its

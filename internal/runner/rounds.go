@@ -415,5 +415,11 @@ func (r *run) writeStops() error {
 		order[c] = i
 	}
 	sort.SliceStable(r.stops, func(i, j int) bool { return order[r.stops[i].Cell] < order[r.stops[j].Cell] })
+	// What the budget paid so far, for the report's word on a budget
+	// that ran out (what a trial really cost, set-ups included).
+	r.env.MachineS = r.spent().Seconds()
+	if err := r.out.WriteEnv(r.env); err != nil {
+		return err
+	}
 	return r.out.WriteStops(r.stops)
 }

@@ -510,3 +510,23 @@ func TestCellNamesSayImpairment(t *testing.T) {
 		t.Errorf("unimpaired: %q", got)
 	}
 }
+
+// Each write of stops.json records in env.json what the budget paid so
+// far (a resumed run's earlier part included), from which the report
+// says what budget a study's minimum needs.
+func TestStopsRecordMachineTime(t *testing.T) {
+	s := roundsStudy(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	r := newRoundsRun(t, s, dir, &bytes.Buffer{})
+	r.prior = 90 * time.Second
+	if err := r.writeStops(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Env.MachineS; got < 90 || got > 120 {
+		t.Errorf("env.json machine_s = %g, want the 90 s of the interrupted run and this one's moment", got)
+	}
+}
