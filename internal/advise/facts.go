@@ -332,8 +332,11 @@ func targetMTU(in *inspect.Inspection) (int, error) {
 var fallbackTunnels = []string{"tunl0", "gre0"}
 
 // primaryTunnel is the overlay device pod traffic uses: the tunnel of the
-// CNI's mode (Calico VXLAN nodes often have an idle tunl0 too), else the
-// first that is not a module's fallback device; nil when there is none.
+// CNI's mode (Calico VXLAN nodes often have an idle tunl0 too), a CNI's
+// own device before a module's fallback of the same kind (Flannel's
+// flannel.ipip before tunl0, which Calico IP-in-IP uses itself), else
+// the first that is not a module's fallback device; nil when there is
+// none.
 func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 	want := ""
 	for _, k := range []string{"vxlan", "geneve", "ipip", "wireguard", "udp", "gre"} {
@@ -341,10 +344,14 @@ func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 			want = k
 		}
 	}
+	var best *inspect.Device
 	for i, t := range in.Tunnels {
-		if want != "" && t.Kind == want {
-			return &in.Tunnels[i]
+		if want != "" && t.Kind == want && (best == nil || tunnelRank(t) < tunnelRank(*best)) {
+			best = &in.Tunnels[i]
 		}
+	}
+	if best != nil {
+		return best
 	}
 	for i, t := range in.Tunnels {
 		if !slices.Contains(fallbackTunnels, t.Name) {
@@ -352,6 +359,15 @@ func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 		}
 	}
 	return nil
+}
+
+// tunnelRank orders the devices of one kind, the likeliest to carry pod
+// traffic first: a CNI's device before a module's fallback one.
+func tunnelRank(t inspect.Device) int {
+	if slices.Contains(fallbackTunnels, t.Name) {
+		return 1
+	}
+	return 0
 }
 
 // podBridges are the bridges CNIs and container runtimes attach pods to.

@@ -20,9 +20,11 @@ import (
 )
 
 // Tunnel kinds, by the device names CNIs use; other devices are told by
-// their sysfs DEVTYPE.
+// their sysfs DEVTYPE. The first match counts: Flannel's ipip backend
+// names its Iptun flannel.ipip (pkg/backend/ipip), its vxlan backend
+// flannel.<VNI>.
 var tunnelNames = []struct{ prefix, kind string }{
-	{"vxlan.calico", "vxlan"}, {"vxlan-v6.calico", "vxlan"}, {"flannel.", "vxlan"}, {"cilium_vxlan", "vxlan"},
+	{"vxlan.calico", "vxlan"}, {"vxlan-v6.calico", "vxlan"}, {"flannel.ipip", "ipip"}, {"flannel.", "vxlan"}, {"cilium_vxlan", "vxlan"},
 	{"vxlan-", "vxlan"}, {"cilium_geneve", "geneve"}, {"genev_sys_", "geneve"}, {"tunl0", "ipip"},
 	{"flannel0", "udp"}, {"flannel-wg", "wireguard"}, {"wireguard.cali", "wireguard"}, {"cilium_wg0", "wireguard"},
 	{"gre0", "gre"},
