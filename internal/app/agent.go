@@ -131,7 +131,9 @@ func newAgentReplayCmd(f *agentFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			srv := agent.NewServer(f.config())
 			r := srv.Handle(agent.Request{Op: agent.OpReplay, Run: f.run})
-			fmt.Fprintf(cmd.OutOrStdout(), "reverted %d values\n", r.Reverted)
+			// What it did with each value, not a count that said "reverted"
+			// of values already back or left alone.
+			fmt.Fprintln(cmd.OutOrStdout(), r.Value)
 			if r.Error != "" {
 				return fmt.Errorf("replay: %s", r.Error)
 			}

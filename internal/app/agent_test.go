@@ -49,7 +49,7 @@ func TestAgentCommand(t *testing.T) {
 	out.Reset()
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"replay", "--journal-dir", dir})
-	if err := cmd.Execute(); err != nil || out.String() != "reverted 0 values\n" {
+	if err := cmd.Execute(); err != nil || out.String() != "nothing left by dead sessions\n" {
 		t.Errorf("replay of an empty journal directory: %q, %v", out.String(), err)
 	}
 }
