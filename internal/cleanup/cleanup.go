@@ -241,7 +241,7 @@ func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal m
 		if withJournal[run] {
 			continue // its journal is kept for the next cleanup
 		}
-		if !netns.Exists(n) {
+		if !netns.Exists(n) && !netns.HalfMade(n) {
 			continue
 		}
 		if !c.sweeping() {

@@ -83,7 +83,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	}
 	// Newest first, as they were journaled.
 	for i := len(names) - 1; i >= 0; i-- {
-		if netns.Exists(names[i]) {
+		if netns.Exists(names[i]) || netns.HalfMade(names[i]) {
 			c.deleteNetns(ctx, run, names[i], "journaled")
 		}
 	}
@@ -105,9 +105,22 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	}
 }
 
-// deleteNetns kills everything inside a namespace and deletes it.
+// deleteNetns kills everything inside a namespace and deletes it. A
+// half-made one (a file no namespace is bound to: its creation was killed
+// half-way) holds no processes and is only removed.
 func (c *cleaner) deleteNetns(ctx context.Context, run, name, why string) {
 	c.handled[name] = true
+	if netns.HalfMade(name) {
+		why += "; a half-made namespace file, no namespace bound to it"
+		if !c.opts.DryRun {
+			if err := netns.Delete(name); err != nil {
+				c.fail(err)
+				return
+			}
+		}
+		c.rep.add(run, ActNetns, name, why)
+		return
+	}
 	if c.opts.DryRun {
 		ps, err := procsIn(name)
 		c.fail(err)

@@ -43,36 +43,87 @@ func Path(ref string) string {
 	return filepath.Join(Dir, ref)
 }
 
-// Add creates a named network namespace without entering it.
+// Add creates a named network namespace without entering it. As iproute2
+// does, it creates the file under Dir first, then a namespace on a
+// throw-away thread, and binds that to the file; if the namespace or the
+// bind fails, the file is removed, so a failed Add leaves no name that
+// looks like a namespace and is none (a run killed between the two
+// steps leaves one, which Delete removes).
 // Equivalent to: ip netns add NAME
 func Add(name string) error {
-	return onThread(func() error {
-		origin, err := netns.Get()
-		if err != nil {
-			return fmt.Errorf("get current netns: %w", err)
+	if filepath.IsAbs(name) {
+		return fmt.Errorf("ip netns add %s: not a name", name)
+	}
+	if err := os.MkdirAll(Dir, 0o755); err != nil {
+		return fmt.Errorf("ip netns add %s: %w", name, err)
+	}
+	err := onThread(func() error { return add(Path(name), bindNew) })
+	if err != nil {
+		return fmt.Errorf("ip netns add %s: %w", name, err)
+	}
+	return nil
+}
+
+// add creates the file p (failing if it exists: that name is someone
+// else's) and has bind put a namespace on it; when bind fails the file is
+// removed again.
+func add(p string, bind func(p string) error) error {
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if err := bind(p); err != nil {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("remove the file again: %w", rerr))
 		}
-		defer origin.Close()
-		h, err := netns.NewNamed(name)
-		if err != nil {
-			return fmt.Errorf("ip netns add %s: %w", name, err)
-		}
-		h.Close()
-		// Thread is discarded anyway, but leave it where it was for clarity.
-		return netns.Set(origin)
-	})
+		return err
+	}
+	return nil
+}
+
+// bindNew moves the calling thread (locked, and discarded afterwards)
+// into a new network namespace and binds it to p.
+func bindNew(p string) error {
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("unshare network namespace: %w", err)
+	}
+	self := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
+	if err := unix.Mount(self, p, "none", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind the namespace to %s: %w", p, err)
+	}
+	return nil
 }
 
 // Delete removes a named namespace; deleting one that is gone succeeds.
+// As iproute2 does, it detaches the bind mount and unlinks the file; a
+// file no namespace is bound to (left by a creation that died half-way,
+// see HalfMade) is only unlinked.
 // Equivalent to: ip netns delete NAME
 func Delete(name string) error {
 	if filepath.IsAbs(name) {
 		return fmt.Errorf("ip netns delete %s: not a named namespace", name)
 	}
-	err := netns.DeleteNamed(name)
-	if err == nil || errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) {
-		return nil
+	if err := remove(Path(name)); err != nil {
+		return fmt.Errorf("ip netns delete %s: %w", name, err)
 	}
-	return fmt.Errorf("ip netns delete %s: %w", name, err)
+	return nil
+}
+
+// remove detaches the namespace bound to p, if any, and unlinks p. EINVAL
+// from umount means p is no mount point (a plain file): iproute2's
+// on_netns_del ignores it too.
+func remove(p string) error {
+	if isNamespace(p) {
+		err := unix.Unmount(p, unix.MNT_DETACH)
+		if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("umount: %w", err)
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // List returns the named namespaces whose names start with prefix.
@@ -93,10 +144,32 @@ func List(prefix string) ([]string, error) {
 	return out, nil
 }
 
-// Exists reports whether a namespace reference (a name or a path) exists.
-func Exists(ref string) bool {
-	_, err := os.Stat(Path(ref))
-	return err == nil
+// Exists reports whether a namespace reference (a name or a path) names a
+// network namespace: a file of the namespace file system (nsfs), as a
+// bound name and /proc/PID/ns/net are. A file under Dir that no namespace
+// is bound to is none (HalfMade).
+func Exists(ref string) bool { return isNamespace(Path(ref)) }
+
+// HalfMade reports whether the name is a file under Dir that no namespace
+// is bound to: what a creation leaves that died between creating the file
+// and binding the namespace to it. Entering it fails; Delete removes it.
+func HalfMade(name string) bool {
+	if filepath.IsAbs(name) {
+		return false
+	}
+	p := Path(name)
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular() && !isNamespace(p)
+}
+
+// isNamespace reports whether p is a namespace file: on nsfs, or on proc
+// where kernels before 3.19 kept namespace files.
+func isNamespace(p string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return false
+	}
+	return st.Type == unix.NSFS_MAGIC || st.Type == unix.PROC_SUPER_MAGIC
 }
 
 // Do runs fn inside the namespace ref names (a name or a path; the empty

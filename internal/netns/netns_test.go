@@ -171,3 +171,82 @@ func TestInitRefAndCookie(t *testing.T) {
 		t.Errorf("cookies: host %d, %s %d then %d; want a stable cookie of its own", host, ns, c1, c2)
 	}
 }
+
+// A failed Add leaves no file behind (iproute2's netns_add removes it
+// too): a name that is no namespace would make every later delete of it
+// fail and every entry into it fail with EINVAL. A name that exists is
+// someone else's and is not touched.
+func TestAddRemovesFileWhenBindFails(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cnb-x-node")
+	boom := errors.New("mount: boom")
+	if err := add(p, func(string) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("add = %v, want the bind's error", err)
+	}
+	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("failed add left %s (%v)", p, err)
+	}
+	if err := os.WriteFile(p, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	if err := add(p, func(string) error { called = true; return nil }); !errors.Is(err, os.ErrExist) || called {
+		t.Fatalf("add over an existing name = %v (bind called: %v), want ErrExist and no bind", err, called)
+	}
+	if _, err := os.Lstat(p); err != nil {
+		t.Fatalf("add over an existing name removed it: %v", err)
+	}
+}
+
+// remove unlinks a file that no namespace is bound to (a creation killed
+// between the file and its bind mount leaves one) instead of failing on
+// its umount; a missing file is already removed.
+func TestRemovePlainFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cnb-x-node")
+	if err := os.WriteFile(p, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if isNamespace(p) {
+		t.Fatal("a plain file taken for a namespace")
+	}
+	if err := remove(p); err != nil {
+		t.Fatalf("remove of a plain file: %v", err)
+	}
+	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s left (%v)", p, err)
+	}
+	if err := remove(p); err != nil {
+		t.Fatalf("remove of a missing file: %v", err)
+	}
+}
+
+// TestHalfMadeNamespace: a file under /var/run/netns that no namespace is
+// bound to (what a run killed inside `ip netns add` leaves) is no
+// namespace (Exists is false, so a value journaled inside it counts as
+// gone), is reported as half-made, and Delete removes it; a real one
+// exists and is not half-made.
+func TestHalfMadeNamespace(t *testing.T) {
+	requireRoot(t)
+	real := scratch(t)
+	if !Exists(real) || HalfMade(real) {
+		t.Fatalf("namespace %s: Exists %v, HalfMade %v; want true, false", real, Exists(real), HalfMade(real))
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	half := "cnb-t" + hex.EncodeToString(b) + "-half"
+	if err := os.WriteFile(Path(half), nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(Path(half)) })
+	if Exists(half) || !HalfMade(half) {
+		t.Errorf("plain file %s: Exists %v, HalfMade %v; want false, true", half, Exists(half), HalfMade(half))
+	}
+	if err := Do(half, func() error { return nil }); err == nil {
+		t.Error("entering a plain file succeeded")
+	}
+	if err := Delete(half); err != nil {
+		t.Fatalf("Delete of a half-made namespace: %v", err)
+	}
+	if _, err := os.Lstat(Path(half)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s left behind (%v)", half, err)
+	}
+}
