@@ -26,18 +26,28 @@ func Read(ifc netns.Iface) (Counters, error) {
 	defer h.Close()
 	l, err := h.LinkByName(ifc.Name)
 	if err != nil {
-		return Counters{}, fmt.Errorf("ip -n %s link show %s: %w", ifc.Netns, ifc.Name, err)
+		return Counters{}, fmt.Errorf("%slink show %s: %w", ipNetns(ifc.Netns), ifc.Name, err)
 	}
 	a := l.Attrs()
 	s := a.Statistics
 	if s == nil {
-		return Counters{}, fmt.Errorf("%s/%s has no statistics", ifc.Netns, ifc.Name)
+		return Counters{}, fmt.Errorf("%slink show %s: no statistics", ipNetns(ifc.Netns), ifc.Name)
 	}
 	return Counters{
 		RxPackets: s.RxPackets, TxPackets: s.TxPackets, RxBytes: s.RxBytes, TxBytes: s.TxBytes,
 		RxDropped: s.RxDropped, TxDropped: s.TxDropped, RxErrors: s.RxErrors, TxErrors: s.TxErrors,
 		MTU: a.MTU,
 	}, nil
+}
+
+// ipNetns is the start of the ip command that reads a device of ns:
+// "ip -n NS ", or "ip " for this process's namespace ("": a node's own
+// devices, read by its agent), not "ip -n  ".
+func ipNetns(ns string) string {
+	if ns == "" {
+		return "ip "
+	}
+	return "ip -n " + ns + " "
 }
 
 // Delta is the change of counters over a window (b - a; a counter that

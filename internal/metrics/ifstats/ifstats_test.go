@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/netns"
@@ -51,5 +52,14 @@ func TestReadLoopback(t *testing.T) {
 	}
 	if _, err := Read(netns.Iface{Netns: ns, Name: "nosuch0"}); err == nil {
 		t.Error("missing device read")
+	}
+}
+
+// A device of this process's namespace (a node's own, which its agent
+// reads) is named as ip would be asked for it, not "ip -n  link show".
+func TestReadNamesTheCommand(t *testing.T) {
+	_, err := Read(netns.Iface{Name: "cnbnosuch0"})
+	if err == nil || !strings.HasPrefix(err.Error(), "ip link show cnbnosuch0: ") {
+		t.Errorf("missing device of this namespace: %v", err)
 	}
 }
