@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
@@ -124,7 +125,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.KillTimeout <= 0 {
 		opts.KillTimeout = defaultKillTimeout
 	}
-	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}}
+	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, revertQdisc: impair.Revert}
 	if !opts.DryRun {
 		// No run may start (and journal values as "old") while their
 		// undo is in flight, and no second cleanup may interleave.
@@ -207,6 +208,8 @@ type cleaner struct {
 	rep     Report
 	errs    []error
 	handled map[string]bool // namespaces and directories already dealt with
+	// revertQdisc is impair.Revert (tests fail it).
+	revertQdisc func(impair.Prev) error
 }
 
 func (c *cleaner) fail(err error) {

@@ -27,16 +27,25 @@ func (c *cleaner) revertQdiscs(run string, r *journal.Replay) {
 			c.fail(fmt.Errorf("journal %s: %w", r.Path, err))
 			continue
 		}
-		what := "the kernel's default root qdisc"
-		if !prev.Default && prev.Kind != "" {
-			what = prev.Kind
+		if !c.opts.DryRun {
+			if err := c.revertQdisc(prev); err != nil {
+				c.fail(fmt.Errorf("revert qdisc of %s in %s: %w", q.Dev, ns, err))
+				continue
+			}
 		}
-		c.rep.add(run, ActRevert, ns+":"+q.Dev, "netem removed, "+what+" restored")
-		if c.opts.DryRun {
-			continue
-		}
-		if err := impair.Revert(prev); err != nil {
-			c.fail(fmt.Errorf("revert qdisc of %s in %s: %w", q.Dev, ns, err))
-		}
+		c.rep.add(run, ActRevert, ns+":"+q.Dev, qdiscUndone(prev))
 	}
+}
+
+// qdiscUndone says what undoing a journaled impairment does (or, in a dry
+// run, would do), as impair.Revert does it.
+func qdiscUndone(p impair.Prev) string {
+	switch {
+	case p.IFB != "":
+		// Ingress: the device's root qdisc was never touched.
+		return fmt.Sprintf("ingress impairment removed: the ingress qdisc of %s (redirecting to %s) deleted, and the ifb device %s with its netem", p.Dev, p.IFB, p.IFB)
+	case p.Child != nil:
+		return fmt.Sprintf("netem under %s removed, its inner %s queue (limit %d bytes) back", p.Kind, p.Child.Kind, p.Child.Limit)
+	}
+	return "netem removed, the kernel's default root qdisc back"
 }

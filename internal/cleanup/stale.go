@@ -25,7 +25,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	}
 	nerr := len(c.errs)
 	if r.Truncated {
-		c.rep.add(run, ActSkip, r.Path, "last line cut short by the crash; that change was never made")
+		c.rep.add(run, ActSkip, r.Path, "a last line cut by the crash was ignored: the change it recorded was not yet made, or was already undone")
 	}
 
 	outs, err := tune.RevertReplayOutcomes(r, c.opts.FS, c.opts.DryRun)

@@ -20,7 +20,10 @@
 //     the owner dies, so it confirms the pid test and, held by a cleanup,
 //     keeps two cleanups from replaying the same journal at once.
 //   - A crash mid-write can truncate only the last line; readers ignore it.
-//     The change it described had not been started.
+//     A record there described a change not yet made (records come
+//     before the change); an undo mark, a change already undone (marks
+//     come after it), whose entry then reads as pending and whose undo
+//     finds it done.
 package journal
 
 import (

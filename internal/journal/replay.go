@@ -32,7 +32,10 @@ type Replay struct {
 	// Entries are in the order they were recorded; undo in reverse.
 	Entries []Entry
 	// Truncated reports that the last line was cut short by a crash and
-	// ignored (the change it described had not been started).
+	// ignored: a record of a change not yet made (records are written
+	// before the change), or an undo mark of a change already undone
+	// (marks are written after it), whose entry is then still pending
+	// here, and undoing it again finds it done.
 	Truncated bool
 
 	lock *os.File // held flock when returned by Stale
