@@ -298,8 +298,8 @@ func otherOffloaded(kind string, ns []*inspect.NIC) []string {
 	return out
 }
 
-// targetMTU is the underlay's MTU less the overhead of the node's
-// tunnels (the largest, when pods' packets may cross several).
+// targetMTU is the underlay's MTU less the largest overhead of the
+// node's tunnels (tunnelOverhead).
 func targetMTU(in *inspect.Inspection) (int, error) {
 	n, err := underlayDev(in)
 	if err != nil {
@@ -308,23 +308,35 @@ func targetMTU(in *inspect.Inspection) (int, error) {
 	if err := known(in, "mtu "+n.Name); err != nil {
 		return 0, err
 	}
-	t := primaryTunnel(in)
-	if t == nil {
-		return 0, errors.New("no tunnel device")
-	}
-	oh, ok := inspect.Overhead[t.Kind]
-	if !ok {
-		return 0, fmt.Errorf("overhead of a %s tunnel unknown", t.Kind)
-	}
-	// A pod's packets may also cross another tunnel of the node (Calico
-	// VXLAN with WireGuard encryption): the target must fit the largest
-	// overhead, or the larger MTU would fragment on that one.
-	for _, o := range in.Tunnels {
-		if o.Kind != t.Kind && !slices.Contains(fallbackTunnels, o.Name) {
-			oh = max(oh, inspect.Overhead[o.Kind])
-		}
+	oh, _, err := tunnelOverhead(in)
+	if err != nil {
+		return 0, err
 	}
 	return n.MTU - oh, nil
+}
+
+// tunnelOverhead is the largest encapsulation overhead of the node's
+// tunnels and the device that has it. A pod's packets may cross another
+// tunnel than the overlay's (Calico VXLAN with WireGuard encryption; on
+// a dual-stack node the IPv6 tunnel, whose outer header is 20 bytes
+// longer): the pod MTU must fit the largest, or the packets that cross
+// that one fragment. A module's idle fallback device does not count.
+func tunnelOverhead(in *inspect.Inspection) (int, *inspect.Device, error) {
+	t := primaryTunnel(in)
+	if t == nil {
+		return 0, nil, errors.New("no tunnel device")
+	}
+	oh, ok := t.EncapOverhead()
+	if !ok {
+		return 0, nil, fmt.Errorf("overhead of a %s tunnel unknown", t.Kind)
+	}
+	from := t
+	for i, o := range in.Tunnels {
+		if v, ok := o.EncapOverhead(); ok && v > oh && !slices.Contains(fallbackTunnels, o.Name) {
+			oh, from = v, &in.Tunnels[i]
+		}
+	}
+	return oh, from, nil
 }
 
 // fallbackTunnels are the devices the ipip and ip_gre modules create
@@ -334,9 +346,10 @@ var fallbackTunnels = []string{"tunl0", "gre0"}
 // primaryTunnel is the overlay device pod traffic uses: the tunnel of the
 // CNI's mode (Calico VXLAN nodes often have an idle tunl0 too), a CNI's
 // own device before a module's fallback of the same kind (Flannel's
-// flannel.ipip before tunl0, which Calico IP-in-IP uses itself), else
-// the first that is not a module's fallback device; nil when there is
-// none.
+// flannel.ipip before tunl0, which Calico IP-in-IP uses itself) and the
+// IPv4 one before a dual-stack node's IPv6 one (vxlan-v6.calico sorts
+// before vxlan.calico), else the first that is not a module's fallback
+// device; nil when there is none.
 func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 	want := ""
 	for _, k := range []string{"vxlan", "geneve", "ipip", "wireguard", "udp", "gre"} {
@@ -354,20 +367,24 @@ func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 		return best
 	}
 	for i, t := range in.Tunnels {
-		if !slices.Contains(fallbackTunnels, t.Name) {
-			return &in.Tunnels[i]
+		if !slices.Contains(fallbackTunnels, t.Name) && (best == nil || tunnelRank(t) < tunnelRank(*best)) {
+			best = &in.Tunnels[i]
 		}
 	}
-	return nil
+	return best
 }
 
-// tunnelRank orders the devices of one kind, the likeliest to carry pod
-// traffic first: a CNI's device before a module's fallback one.
+// tunnelRank orders tunnels, the likeliest to be the overlay first: a
+// CNI's device before a module's fallback one, IPv4 before IPv6.
 func tunnelRank(t inspect.Device) int {
+	r := 0
 	if slices.Contains(fallbackTunnels, t.Name) {
-		return 1
+		r += 2
 	}
-	return 0
+	if t.IPv6 {
+		r++
+	}
+	return r
 }
 
 // podBridges are the bridges CNIs and container runtimes attach pods to.

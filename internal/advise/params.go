@@ -126,9 +126,20 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		}
 		return "", fmt.Errorf("no emulated datapath with a %s tunnel", t.Kind)
 	},
-	"overhead": tunnelField(func(t inspect.Device) string {
-		return strconv.Itoa(inspect.Overhead[t.Kind])
-	}),
+	// overhead: the largest encapsulation overhead of the node's tunnels,
+	// which target_mtu leaves room for; overhead_source, whose it is
+	// ("vxlan over IPv6 (vxlan-v6.calico)").
+	"overhead": func(in *inspect.Inspection) (string, error) {
+		oh, _, err := tunnelOverhead(in)
+		return strconv.Itoa(oh), err
+	},
+	"overhead_source": func(in *inspect.Inspection) (string, error) {
+		_, t, err := tunnelOverhead(in)
+		if err != nil {
+			return "", err
+		}
+		return encap(*t) + " (" + t.Name + ")", nil
+	},
 	"target_mtu": func(in *inspect.Inspection) (string, error) {
 		m, err := targetMTU(in)
 		return strconv.Itoa(m), err

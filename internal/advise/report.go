@@ -256,7 +256,7 @@ func Summarize(in *inspect.Inspection) []Finding {
 		add("rps_sock_flow_entries", "%d", v)
 	}
 	for _, t := range in.Tunnels {
-		add("tunnel "+t.Name, "%s, MTU %d; %s", t.Kind, t.MTU, offloads(t.Offloads))
+		add("tunnel "+t.Name, "%s, MTU %d; %s", encap(t), t.MTU, offloads(t.Offloads))
 	}
 	for _, b := range in.Bridges {
 		add("bridge "+b.Name, "MTU %d", b.MTU)
@@ -296,6 +296,15 @@ func Summarize(in *inspect.Inspection) []Finding {
 }
 
 // offloads lists the GRO/GSO/TSO and tunnel offloads briefly.
+// encap is a tunnel's kind, "over IPv6" for a dual-stack node's IPv6
+// tunnel.
+func encap(t inspect.Device) string {
+	if t.IPv6 {
+		return t.Kind + " over IPv6"
+	}
+	return t.Kind
+}
+
 func offloads(m map[string]inspect.Offload) string {
 	if len(m) == 0 {
 		return "offloads unknown"

@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
@@ -28,5 +29,61 @@ func TestFlannelIPIPBesideTunl0(t *testing.T) {
 	in.Tunnels = []inspect.Device{{Name: "tunl0", Kind: "ipip", MTU: 1480}, {Name: "flannel.ipip", Kind: "ipip", MTU: 1480}}
 	if status, knobs := tunnelMTUKnobs(t, in); status != Candidate || knobs != "mtu on flannel.ipip: mtu=8980, pods=8980" {
 		t.Errorf("tunnel-mtu: %s, knobs %q; want mtu on flannel.ipip: mtu=8980, pods=8980", status, knobs)
+	}
+}
+
+// A dual-stack node: each overlay has an IPv6 device beside its IPv4
+// one, whose packets carry a 20-byte longer outer header (Calico felix:
+// vxlanV6MTUOverhead 70, wireguardV6MTUOverhead 80). The IPv4 device is
+// the overlay the rules name, and the pods' MTU must fit the IPv6 one:
+// pods at 1450 over IPv6 VXLAN would send 1520-byte frames on a 1500 link.
+func TestDualStackTunnels(t *testing.T) {
+	dual := func(underlay, pods int, tunnels ...inspect.Device) *inspect.Inspection {
+		in := load(t, "calico-vxlan-jumbo")
+		in.NICs[0].MTU = underlay
+		in.PodLinks = []inspect.LinkGroup{{Prefix: "cali", Count: 4, MinMTU: pods, MaxMTU: pods}}
+		in.Tunnels = tunnels
+		return in
+	}
+	vx := func(mtu, mtu6 int) []inspect.Device {
+		// Sorted as the inspection lists them: '-' before '.'.
+		return []inspect.Device{{Name: "vxlan-v6.calico", Kind: "vxlan", IPv6: true, MTU: mtu6}, {Name: "vxlan.calico", Kind: "vxlan", MTU: mtu}}
+	}
+	for _, c := range []struct {
+		name          string
+		in            *inspect.Inspection
+		status, knobs string
+	}{
+		{"calico vxlan at its defaults on 1500", dual(1500, 1430, vx(1450, 1430)...), NotApplicable, ""},
+		{"calico vxlan, pods at the IPv4 MTU on 1500", dual(1500, 1450, vx(1450, 1450)...), NotApplicable, ""},
+		{"calico vxlan on 9000", dual(9000, 1430, vx(1450, 1430)...), Candidate, "mtu on vxlan.calico: mtu=8930, pods=8930"},
+		{"calico wireguard on 9000", func() *inspect.Inspection {
+			in := dual(9000, 1420, inspect.Device{Name: "wg-v6.cali", Kind: "wireguard", IPv6: true, MTU: 1420},
+				inspect.Device{Name: "wireguard.cali", Kind: "wireguard", MTU: 1440})
+			in.CNI.Mode = "wireguard"
+			return in
+		}(), Candidate, "mtu on wireguard.cali: mtu=8920, pods=8920"},
+	} {
+		status, knobs := tunnelMTUKnobs(t, c.in)
+		if status != c.status || knobs != c.knobs {
+			t.Errorf("%s: tunnel-mtu %s, knobs %q; want %s, %q", c.name, status, knobs, c.status, c.knobs)
+		}
+	}
+	// With pods at 1450 the overlay's MTU is above what IPv6 VXLAN
+	// allows; tunnel-mtu does not propose it, and the target says 1430.
+	in := dual(1500, 1450, vx(1450, 1450)...)
+	if got, err := targetMTU(in); err != nil || got != 1430 {
+		t.Errorf("target over a dual-stack 1500 underlay: %d %v, want 1430", got, err)
+	}
+	if p := primaryTunnel(in); p == nil || p.Name != "vxlan.calico" {
+		t.Errorf("overlay of a dual-stack node: %+v, want vxlan.calico", p)
+	}
+	if !slices.Contains(Summarize(in), Finding{"tunnel vxlan-v6.calico", "vxlan over IPv6, MTU 1450; offloads unknown"}) {
+		t.Errorf("the IPv6 tunnel is not said to be one: %v", Summarize(in))
+	}
+	for name, want := range map[string]string{"overhead": "70", "overhead_source": "vxlan over IPv6 (vxlan-v6.calico)"} {
+		if got, err := params[name](in); err != nil || got != want {
+			t.Errorf("{%s}: %q %v, want %q", name, got, err, want)
+		}
 	}
 }

@@ -22,12 +22,19 @@ import (
 // Tunnel kinds, by the device names CNIs use; other devices are told by
 // their sysfs DEVTYPE. The first match counts: Flannel's ipip backend
 // names its Iptun flannel.ipip (pkg/backend/ipip), its vxlan backend
-// flannel.<VNI>.
-var tunnelNames = []struct{ prefix, kind string }{
-	{"vxlan.calico", "vxlan"}, {"vxlan-v6.calico", "vxlan"}, {"flannel.ipip", "ipip"}, {"flannel.", "vxlan"}, {"cilium_vxlan", "vxlan"},
-	{"vxlan-", "vxlan"}, {"cilium_geneve", "geneve"}, {"genev_sys_", "geneve"}, {"tunl0", "ipip"},
-	{"flannel0", "udp"}, {"flannel-wg", "wireguard"}, {"wireguard.cali", "wireguard"}, {"cilium_wg0", "wireguard"},
-	{"gre0", "gre"},
+// flannel.<VNI>. A dual-stack node has a second device for IPv6 (v6),
+// whose packets go over IPv6: Calico felix's vxlan-v6.calico and
+// wg-v6.cali, Flannel's flannel-v6.<VNI> and flannel-wg-v6.
+var tunnelNames = []struct {
+	prefix, kind string
+	v6           bool
+}{
+	{"vxlan.calico", "vxlan", false}, {"vxlan-v6.calico", "vxlan", true}, {"flannel.ipip", "ipip", false},
+	{"flannel.", "vxlan", false}, {"flannel-v6.", "vxlan", true}, {"cilium_vxlan", "vxlan", false},
+	{"vxlan-", "vxlan", false}, {"cilium_geneve", "geneve", false}, {"genev_sys_", "geneve", false}, {"tunl0", "ipip", false},
+	{"flannel0", "udp", false}, {"flannel-wg", "wireguard", false}, {"flannel-wg-v6", "wireguard", true},
+	{"wireguard.cali", "wireguard", false}, {"wg-v6.cali", "wireguard", true}, {"cilium_wg0", "wireguard", false},
+	{"gre0", "gre", false},
 }
 
 // podPrefixes name the host sides of pod veths: Calico, Cilium, bridge CNIs.
@@ -35,6 +42,21 @@ var podPrefixes = []string{"cali", "lxc", "veth"}
 
 // Overhead is the bytes an encapsulation adds to each packet over IPv4.
 var Overhead = map[string]int{"vxlan": 50, "geneve": 50, "ipip": 20, "gre": 24, "wireguard": 60, "udp": 28}
+
+// OverheadV6 is the same over IPv6, whose header is 40 bytes to IPv4's
+// 20 (Calico felix: vxlanV6MTUOverhead 70, wireguardV6MTUOverhead 80).
+var OverheadV6 = map[string]int{"vxlan": 70, "geneve": 70, "ipip": 40, "gre": 44, "wireguard": 80, "udp": 48}
+
+// EncapOverhead is the bytes d's encapsulation adds to each packet, over
+// IPv6 where d is an IPv6 tunnel; false for a kind of unknown overhead.
+func (d Device) EncapOverhead() (int, bool) {
+	m := Overhead
+	if d.IPv6 {
+		m = OverheadV6
+	}
+	v, ok := m[d.Kind]
+	return v, ok
+}
 
 func (r reader) cpus() {
 	t, err := topology.Read(r.path("sys"))
@@ -72,8 +94,8 @@ func (r reader) classify(ctx context.Context, name string, irqs []Interrupt, irq
 		r.in.Bridges = append(r.in.Bridges, Device{Name: name, Kind: "bridge", MTU: int(mtu)})
 		return
 	}
-	if kind := r.tunnelKind(name); kind != "" {
-		d := Device{Name: name, Kind: kind, MTU: int(mtu)}
+	if kind, v6 := r.tunnelKind(name); kind != "" {
+		d := Device{Name: name, Kind: kind, IPv6: v6, MTU: int(mtu)}
 		d.Offloads = r.features(ctx, name)
 		r.in.Tunnels = append(r.in.Tunnels, d)
 		return
@@ -103,10 +125,12 @@ func (r reader) virtualNIC(ctx context.Context, name string, mtu int) {
 	r.in.NICs = append(r.in.NICs, n)
 }
 
-func (r reader) tunnelKind(name string) string {
+// tunnelKind is a device's tunnel kind ("" for none) and whether it is
+// a CNI's IPv6 tunnel.
+func (r reader) tunnelKind(name string) (kind string, v6 bool) {
 	for _, t := range tunnelNames {
 		if name == t.prefix || (strings.HasSuffix(t.prefix, ".") || strings.HasSuffix(t.prefix, "-") || strings.HasSuffix(t.prefix, "_")) && strings.HasPrefix(name, t.prefix) {
-			return t.kind
+			return t.kind, t.v6
 		}
 	}
 	ue, _ := r.read("sys/class/net/" + name + "/uevent")
@@ -114,17 +138,17 @@ func (r reader) tunnelKind(name string) string {
 		if v, ok := strings.CutPrefix(line, "DEVTYPE="); ok {
 			switch v {
 			case "vxlan", "geneve", "wireguard":
-				return v
+				return v, false
 			}
 		}
 	}
 	switch t, _ := r.read("sys/class/net/" + name + "/type"); t {
 	case "768": // ARPHRD_TUNNEL
-		return "ipip"
+		return "ipip", false
 	case "778": // ARPHRD_IPGRE
-		return "gre"
+		return "gre", false
 	}
-	return ""
+	return "", false
 }
 
 func (r reader) podLink(prefix string, mtu int) {

@@ -27,13 +27,51 @@ func TestTunnelKinds(t *testing.T) {
 	dev("flannel.ipip", "8980", "", "768")
 	dev("tunl0", "8980", "", "768")
 	dev("flannel.1", "8950", "vxlan", "1")
+	// Dual stack: each CNI's IPv6 tunnel beside its IPv4 one (Calico
+	// felix's vxlan-v6.calico and wg-v6.cali, Flannel's flannel-v6.<VNI>
+	// and flannel-wg-v6), carried over IPv6.
+	dev("vxlan.calico", "1450", "vxlan", "1")
+	dev("vxlan-v6.calico", "1430", "vxlan", "1")
+	dev("wireguard.cali", "1440", "wireguard", "65534")
+	dev("wg-v6.cali", "1420", "wireguard", "65534")
+	dev("flannel-v6.1", "1430", "vxlan", "1")
+	dev("flannel-wg", "1420", "wireguard", "65534")
+	dev("flannel-wg-v6", "1400", "wireguard", "65534")
 	in := Inspect(context.Background(), Env{Root: tree(t, files), Run: &fakeRunner{t: t}})
 	var got []string
 	for _, d := range in.Tunnels {
-		got = append(got, d.Name+":"+d.Kind)
+		s := d.Name + ":" + d.Kind
+		if d.IPv6 {
+			s += "/v6"
+		}
+		got = append(got, s)
 	}
-	want := []string{"flannel.1:vxlan", "flannel.ipip:ipip", "tunl0:ipip"}
+	want := []string{"flannel-v6.1:vxlan/v6", "flannel-wg:wireguard", "flannel-wg-v6:wireguard/v6", "flannel.1:vxlan",
+		"flannel.ipip:ipip", "tunl0:ipip", "vxlan-v6.calico:vxlan/v6", "vxlan.calico:vxlan", "wg-v6.cali:wireguard/v6", "wireguard.cali:wireguard"}
 	if !slices.Equal(got, want) {
 		t.Errorf("tunnels %v\nwant     %v", got, want)
+	}
+}
+
+// The bytes each encapsulation adds: over IPv6 the outer header is 20
+// bytes longer (Calico felix: vxlanV6MTUOverhead 70,
+// wireguardV6MTUOverhead 80).
+func TestEncapOverhead(t *testing.T) {
+	for _, c := range []struct {
+		d    Device
+		want int
+	}{
+		{Device{Kind: "vxlan"}, 50},
+		{Device{Kind: "vxlan", IPv6: true}, 70},
+		{Device{Kind: "wireguard"}, 60},
+		{Device{Kind: "wireguard", IPv6: true}, 80},
+		{Device{Kind: "ipip"}, 20},
+	} {
+		if got, ok := c.d.EncapOverhead(); !ok || got != c.want {
+			t.Errorf("%s (IPv6 %v): %d %v, want %d", c.d.Kind, c.d.IPv6, got, ok, c.want)
+		}
+	}
+	if got, ok := (Device{Kind: "bridge"}).EncapOverhead(); ok {
+		t.Errorf("a bridge's overhead: %d", got)
 	}
 }

@@ -170,7 +170,12 @@ type Device struct {
 	Name string `json:"name"`
 	// Kind is vxlan, geneve, ipip, gre, wireguard, udp (a user-space
 	// tunnel), bridge.
-	Kind     string             `json:"kind"`
+	Kind string `json:"kind"`
+	// IPv6 marks a tunnel whose own packets go over IPv6 (a dual-stack
+	// node's second device: Calico's vxlan-v6.calico and wg-v6.cali,
+	// Flannel's flannel-v6.<VNI> and flannel-wg-v6); their outer header
+	// is 20 bytes longer than IPv4's.
+	IPv6     bool               `json:"ipv6,omitempty"`
 	MTU      int                `json:"mtu"`
 	Offloads map[string]Offload `json:"offloads,omitempty"`
 }
