@@ -1,8 +1,12 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +30,11 @@ directories. Namespaces named cnb-* whose run has no journal here are listed; wi
 		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c\n  sudo cnibench cleanup --orphans\n  cnibench cleanup --kube --kubeconfig ~/.kube/config",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opt.Run != "" {
+				if err := checkCleanupRun(opt.Run); err != nil {
+					return inputErr(err)
+				}
+			}
 			if useKube {
 				return kubeCleanup(cmd.Context(), cmd.OutOrStdout(), &kf, opt.Run, kubeAll, opt.DryRun)
 			}
@@ -35,6 +44,9 @@ directories. Namespaces named cnb-* whose run has no journal here are listed; wi
 			}
 			if be := (*journal.BusyError)(nil); errors.As(err, &be) {
 				return inputErr(err) // nothing touched: a run or cleanup is live
+			}
+			if le := (*journal.LockError)(nil); errors.As(err, &le) {
+				return inputErr(err) // nothing touched: not root, as run says
 			}
 			if err != nil {
 				return err
@@ -46,7 +58,7 @@ directories. Namespaces named cnb-* whose run has no journal here are listed; wi
 		},
 	}
 	cmd.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print what would be done, change nothing")
-	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (as in env.json run_id); default: every run that is no longer alive")
+	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (env.json's run_id, e.g. 3f9a2c; not a namespace name); default: every run that is no longer alive")
 	cmd.Flags().BoolVar(&opt.Orphans, "orphans", false, "also remove cnb-* namespaces and state directories of runs that have no journal (a run or test journaling elsewhere may own them)")
 	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "journal directory (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
@@ -54,4 +66,30 @@ directories. Namespaces named cnb-* whose run has no journal here are listed; wi
 	cmd.Flags().BoolVar(&kubeAll, "all", false, "with --kube: also runs started from other machines (their controller cannot be checked from here)")
 	kf.register(cmd.Flags())
 	return cmd
+}
+
+// checkCleanupRun refuses a --run value that can never name a run, which
+// would otherwise clean up nothing and say so, exit 0, as if that run had
+// left nothing. It says what a run ID looks like and, for the names a
+// user may have copied instead (a namespace cnb-RUN-..., a results
+// directory), which run ID they meant.
+func checkCleanupRun(id string) error {
+	if journal.CheckRunID(id) == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("--run %q is not a run ID: a run ID is letters, digits, '_' and '.' (env.json's run_id in the run's results directory, e.g. 3f9a2c)", id)
+	if rest, ok := strings.CutPrefix(id, cleanup.DefaultPrefix); ok {
+		if run, _, _ := strings.Cut(rest, "-"); journal.CheckRunID(run) == nil {
+			return fmt.Errorf("%s; %s is a namespace name of run %s: --run %s", msg, id, run, run)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(id, "env.json")); err == nil {
+		var env struct {
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal(b, &env) == nil && journal.CheckRunID(env.RunID) == nil {
+			return fmt.Errorf("%s; %s is the results directory of run %s: --run %s", msg, id, env.RunID, env.RunID)
+		}
+	}
+	return errors.New(msg)
 }

@@ -40,25 +40,43 @@ func (e *BusyError) Error() string {
 	return fmt.Sprintf("%s holds the host lock on %s; one run or cleanup at a time: wait for it to end", who, e.Dir)
 }
 
+// LockError means the host lock could not be taken for a reason other
+// than another holder: the directory cannot be made or opened (not
+// root), or flock failed. Nothing was touched.
+type LockError struct {
+	Dir string
+	Err error
+}
+
+func (e *LockError) Error() string {
+	s := fmt.Sprintf("host lock on %s: %v", e.Dir, e.Err)
+	if errors.Is(e.Err, os.ErrPermission) {
+		s += " (it is root's: run cnibench as root, e.g. with sudo)"
+	}
+	return s
+}
+
+func (e *LockError) Unwrap() error { return e.Err }
+
 // Lock is the held host lock.
 type Lock struct{ f *os.File }
 
 // LockDir takes the host lock on dir (created if missing) or returns a
-// *BusyError at once.
+// *BusyError at once (or a *LockError when it cannot be taken at all).
 func LockDir(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("host lock: %w", err)
+		return nil, &LockError{Dir: dir, Err: err}
 	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("host lock: %w", err)
+		return nil, &LockError{Dir: dir, Err: err}
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, busy(dir, f)
 		}
-		return nil, fmt.Errorf("host lock %s: %w", dir, err)
+		return nil, &LockError{Dir: dir, Err: fmt.Errorf("flock: %w", err)}
 	}
 	return &Lock{f: f}, nil
 }
