@@ -26,7 +26,9 @@ func newCleanupCmd() *cobra.Command {
 longer alive: it reverts sysfs/sysctl values to their exact previous values, stops
 the runs' processes, deletes their namespaces and removes their state and temporary
 directories. Namespaces named cnb-* whose run has no journal here are listed; with
---orphans (or --run naming the run) they are removed too. Live runs are never touched.`,
+--orphans (or --run naming the run) they are removed too. Live runs are never touched.
+A journal damaged before its last line is undone as far as it can be read, then set
+aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`,
 		Example: "  sudo cnibench cleanup\n  sudo cnibench cleanup --dry-run\n  sudo cnibench cleanup --run 3f9a2c\n  sudo cnibench cleanup --orphans\n  cnibench cleanup --kube --kubeconfig ~/.kube/config",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -19,7 +19,14 @@
 //   - Cleanup holds the host lock (journal.LockDir) while it works, so no
 //     run starts meanwhile; journals are replayed newest first by their
 //     start time, and a value is restored only while it still holds what
-//     the run wrote (compare before swap; see tune.RevertReplayOutcomes).
+//     the run wrote (compare before swap; see tune.RevertReplayOutcomes). A
+//     value whose file vanished while its namespace lives (a sysctl of an
+//     unloaded module, a queue the device lost) is gone: nothing to
+//     restore.
+//   - A dead run's damaged journal (a line before the last unreadable:
+//     corruption, not a crash) is replayed as far as it can be read, then
+//     set aside as PATH.corrupt with the unreadable lines shown and an
+//     error: what they recorded must be checked by hand.
 //   - Never touch anything whose name lacks the prefix, and never a run
 //     whose journal owner is alive.
 //   - A probe's scratch namespace (probe.ScratchName: cnbprobe-PID-START-TAG)
@@ -81,6 +88,10 @@ const (
 	ActSkip    = "skip"
 	ActKeep    = "keep-journal"
 	ActLiveRun = "live-run"
+	// ActDamaged is an unreadable line of a damaged journal; ActSetAside
+	// the journal moved aside once what could be read was undone.
+	ActDamaged  = "damaged-line"
+	ActSetAside = "set-aside-journal"
 )
 
 // Action is one thing cleanup did (or, in a dry run, would do).
@@ -125,7 +136,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.KillTimeout <= 0 {
 		opts.KillTimeout = defaultKillTimeout
 	}
-	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, revertQdisc: impair.Revert}
+	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, fs: &vanishedFS{FS: opts.FS}, revertQdisc: impair.Revert}
 	if !opts.DryRun {
 		// No run may start (and journal values as "old") while their
 		// undo is in flight, and no second cleanup may interleave.
@@ -142,7 +153,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	dirs, err := stateDirs(opts.JournalDir)
 	c.fail(err)
-	stale, err := journal.Stale(opts.JournalDir)
+	stale, err := journal.Dead(opts.JournalDir)
 	c.fail(err)
 	withJournal := map[string]bool{}
 	for _, r := range stale {
@@ -208,6 +219,8 @@ type cleaner struct {
 	rep     Report
 	errs    []error
 	handled map[string]bool // namespaces and directories already dealt with
+	// fs is opts.FS, a value file that vanished counting as gone.
+	fs *vanishedFS
 	// revertQdisc is impair.Revert (tests fail it).
 	revertQdisc func(impair.Prev) error
 }

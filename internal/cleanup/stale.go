@@ -27,13 +27,21 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	if r.Truncated {
 		c.rep.add(run, ActSkip, r.Path, "a last line cut by the crash was ignored: the change it recorded was not yet made, or was already undone")
 	}
+	for _, d := range r.Damaged {
+		c.rep.add(run, ActDamaged, fmt.Sprintf("%s line %d", r.Path, d.Line),
+			fmt.Sprintf("unreadable (%v): %s; what it recorded, if anything, is not undone: check it by hand", d.Err, d.Quoted()))
+	}
 
-	outs, err := tune.RevertReplayOutcomes(r, c.opts.FS, c.opts.DryRun)
+	outs, err := tune.RevertReplayOutcomes(r, c.fs, c.opts.DryRun)
 	c.fail(err)
 	for _, o := range outs {
 		ns := o.Set.Netns
 		if ns == "" {
 			ns = "host"
+		}
+		if o.Action == tune.Gone && c.fs.vanished(o.Set.Netns, o.Set.FS, o.Set.Path) {
+			c.rep.add(run, ActRevert, ns+":"+o.Set.Path, fmt.Sprintf("%s: its file no longer exists though its namespace does (a sysctl whose module was unloaded, a queue the device no longer has): nothing to restore; old %q, run wrote %q", o.Action, o.Set.Old, o.Set.New))
+			continue
 		}
 		c.rep.add(run, ActRevert, ns+":"+o.Set.Path, fmt.Sprintf("%s; old %q, run wrote %q, found %q", o.Action, o.Set.Old, o.Set.New, o.Now))
 	}
@@ -93,16 +101,40 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	c.staleDirs(run, dirs)
 
 	switch {
+	case c.opts.DryRun && len(r.Damaged) > 0:
+		r.Release()
+		c.rep.add(run, ActSetAside, r.Path, "dry run: kept; cleanup would set it aside as "+r.Path+journal.CorruptExt)
 	case c.opts.DryRun:
 		r.Release()
 		c.rep.add(run, ActJournal, r.Path, "dry run: kept")
 	case len(c.errs) > nerr:
 		r.Release()
 		c.rep.add(run, ActKeep, r.Path, "some undo failed; run cleanup again")
+	case len(r.Damaged) > 0:
+		c.setAside(r)
 	default:
 		c.fail(r.Remove())
 		c.rep.add(run, ActJournal, r.Path, "")
 	}
+}
+
+// setAside moves a damaged journal out of the way once what could be read
+// of it is undone, and fails the cleanup with what the operator must
+// still check: cleanup cannot tell what its unreadable lines recorded.
+func (c *cleaner) setAside(r *journal.Replay) {
+	to, err := r.SetAside()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.rep.add(r.Header.RunID, ActSetAside, r.Path, "damaged; set aside as "+to+", no longer a journal: runs are not refused for it")
+	var lines []string
+	for _, d := range r.Damaged {
+		lines = append(lines, fmt.Sprintf("line %d %s", d.Line, d.Quoted()))
+	}
+	c.fail(fmt.Errorf("journal %s of run %s was damaged: cleanup undid what it could read and set it aside as %s; "+
+		"what %s recorded is unknown: check by hand that nothing of it is left on the host (a sysctl or device value, a qdisc, a process, a namespace %s*), then remove %s",
+		r.Path, r.Header.RunID, to, strings.Join(lines, ", "), r.Header.Prefix+r.Header.RunID, to))
 }
 
 // deleteNetns kills everything inside a namespace and deletes it. A

@@ -23,7 +23,8 @@
 //     A record there described a change not yet made (records come
 //     before the change); an undo mark, a change already undone (marks
 //     come after it), whose entry then reads as pending and whose undo
-//     finds it done.
+//     finds it done. A bad line before the last is damage, not a crash
+//     (damaged.go).
 package journal
 
 import (

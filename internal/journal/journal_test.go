@@ -306,14 +306,24 @@ func TestParseStat(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"header":{"version":1,"run":"r"}}` + "\n" + `{"seq":1,"set":{"fs":"proc"}}` + "\n" + `{"reverted":1}` + "\n"))
 	f.Add([]byte(`{"header":{}}` + "\n" + `{"seq":1,"object":{"kind":"netns"}}` + "\n{\"rem"))
+	f.Add([]byte(`{"header":{}}` + "\n" + `{"seq":1,"set":{"fs":"proc"}}` + "\n{garbled\n" + `{"reverted":1}` + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := parse(b)
+		r, err := parse(b, false)
 		if err == nil {
 			for _, e := range r.Entries {
-				if (e.Set == nil) == (e.Object == nil) && e.Set == nil {
-					t.Fatal("entry with neither set nor object")
+				if e.Set == nil && e.Object == nil && e.Qdisc == nil {
+					t.Fatal("entry with neither set, object nor qdisc")
 				}
 			}
+		}
+		// Salvage reads whatever the strict read does, the same way, and
+		// only lists what the strict read fails on.
+		s, serr := parse(b, true)
+		switch {
+		case err == nil && (serr != nil || len(s.Damaged) != 0 || len(s.Entries) != len(r.Entries)):
+			t.Fatalf("salvage of a sound journal: %v, %d damaged, %d entries (strict %d)", serr, len(s.Damaged), len(s.Entries), len(r.Entries))
+		case err != nil && serr == nil && len(s.Damaged) == 0:
+			t.Fatalf("strict read failed (%v), salvage found nothing damaged", err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -92,18 +93,59 @@ func (l *Lock) Release() {
 // StaleError means dead runs left journals whose changes are not undone.
 type StaleError struct {
 	Dir string
-	// Journals are the stale journals' paths; unreadable ones too.
+	// Journals are the paths of every journal refused for; those of
+	// Damaged and Untrusted too.
 	Journals []string
+	// Damaged are dead runs' journals with lines that cannot be read
+	// (Replay.Damaged): cleanup undoes what it can read and sets them
+	// aside.
+	Damaged []*Replay
+	// Untrusted are files that cannot be read as journals at all (no
+	// header, a header that does not describe its file, unreadable):
+	// cleanup leaves them alone, so the operator must.
+	Untrusted []Untrusted
 }
 
+// Untrusted is a file in the journal directory that cannot be read as a
+// journal; its message says what the operator can do.
+type Untrusted struct {
+	Path string
+	Err  error
+}
+
+func (u Untrusted) Error() string { return untrustedNote(filepath.Dir(u.Path), u.Path, u.Err) }
+
+func (u Untrusted) Unwrap() error { return u.Err }
+
 func (e *StaleError) Error() string {
-	return fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: cnibench cleanup", strings.Join(e.Journals, ", "))
+	odd := map[string]bool{}
+	var notes []string
+	for _, r := range e.Damaged {
+		odd[r.Path] = true
+		notes = append(notes, damagedNote(r))
+	}
+	for _, u := range e.Untrusted {
+		odd[u.Path] = true
+		notes = append(notes, u.Error())
+	}
+	var plain []string
+	for _, p := range e.Journals {
+		if !odd[p] {
+			plain = append(plain, p)
+		}
+	}
+	if len(plain) > 0 {
+		notes = append([]string{fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: cnibench cleanup", strings.Join(plain, ", "))}, notes...)
+	}
+	return strings.Join(notes, "\n")
 }
 
 // BeginRun takes the host lock for a run and refuses (returning a
 // *StaleError, lock released) while a dead run's journal is in dir: its
 // values are the old values this run would journal, so cleanup must undo
-// them first. Hold the returned lock until the run has closed its journal.
+// them first. A file that cannot be read as a journal refuses it too: it
+// is not trusted to be harmless. Hold the returned lock until the run has
+// closed its journal.
 func BeginRun(dir string) (*Lock, error) {
 	l, err := LockDir(dir)
 	if err != nil {
@@ -114,20 +156,24 @@ func BeginRun(dir string) (*Lock, error) {
 		l.Release()
 		return nil, err
 	}
-	var stale []string
+	se := &StaleError{Dir: dir}
 	for _, p := range paths {
-		r, err := ReadReplay(p)
-		if errors.Is(err, os.ErrNotExist) {
+		r, err := ReadSalvage(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			continue
+		case err != nil:
+			se.Untrusted = append(se.Untrusted, Untrusted{Path: p, Err: err})
+		case ProcessAlive(r.Header.PID, r.Header.PIDStart) || locked(p):
+			continue
+		case len(r.Damaged) > 0:
+			se.Damaged = append(se.Damaged, r)
 		}
-		// An unreadable journal is not trusted to be harmless either.
-		if err != nil || (!ProcessAlive(r.Header.PID, r.Header.PIDStart) && !locked(p)) {
-			stale = append(stale, p)
-		}
+		se.Journals = append(se.Journals, p)
 	}
-	if len(stale) > 0 {
+	if len(se.Journals) > 0 {
 		l.Release()
-		return nil, &StaleError{Dir: dir, Journals: stale}
+		return nil, se
 	}
 	return l, nil
 }

@@ -37,6 +37,10 @@ type Replay struct {
 	// (marks are written after it), whose entry is then still pending
 	// here, and undoing it again finds it done.
 	Truncated bool
+	// Damaged are lines other than a cut last line that cannot be read
+	// (ReadSalvage only; ReadReplay fails on the first instead). What
+	// they recorded is unknown.
+	Damaged []Damage
 
 	lock *os.File // held flock when returned by Stale
 }
@@ -83,7 +87,7 @@ func ReadReplay(path string) (*Replay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	r, err := parse(b)
+	r, err := parse(b, false)
 	if err == nil {
 		err = checkHeader(r.Header, filepath.Base(path))
 	}
@@ -117,74 +121,107 @@ func checkHeader(h Header, base string) error {
 	return nil
 }
 
-func parse(b []byte) (*Replay, error) {
+// parse reads a journal's lines. A line other than the header and a cut
+// last line that cannot be read fails it, or, with salvage, is listed in
+// Damaged and the rest is read on.
+func parse(b []byte, salvage bool) (*Replay, error) {
 	lines := bytes.Split(b, []byte("\n"))
 	// A complete file ends with '\n', leaving an empty last element.
 	if len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1]
 	}
+	if len(lines) == 0 {
+		return nil, ErrNoHeader
+	}
 	r := &Replay{}
 	index := map[int]int{}
 	for i, line := range lines {
-		var rec record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			if i == len(lines)-1 && i > 0 {
-				r.Truncated = true
-				break
-			}
-			return nil, fmt.Errorf("line %d: %w", i+1, err)
-		}
-		if i == 0 {
-			if rec.Header == nil {
-				return nil, ErrNoHeader
-			}
-			r.Header = *rec.Header
+		err := r.line(i, line, len(lines), index)
+		if err == nil {
 			continue
 		}
-		switch {
-		case rec.Set != nil || rec.Object != nil || rec.Qdisc != nil:
-			if _, dup := index[rec.Seq]; dup || rec.Seq <= 0 {
-				return nil, fmt.Errorf("line %d: bad sequence number %d", i+1, rec.Seq)
-			}
-			index[rec.Seq] = len(r.Entries)
-			r.Entries = append(r.Entries, Entry{Seq: rec.Seq, Set: rec.Set, Object: rec.Object, Qdisc: rec.Qdisc})
-		case rec.Reverted != 0 || rec.Removed != 0:
-			seq := rec.Reverted + rec.Removed
-			k, ok := index[seq]
-			if !ok {
-				return nil, fmt.Errorf("line %d: undo of unknown entry %d", i+1, seq)
-			}
-			r.Entries[k].Done = true
-		default:
-			return nil, fmt.Errorf("line %d: empty record", i+1)
+		if i == 0 || !salvage {
+			return nil, err
 		}
-	}
-	if len(lines) == 0 {
-		return nil, ErrNoHeader
+		var le *LineError
+		if errors.As(err, &le) {
+			err = le.Err // the line is Damage's own
+		}
+		r.Damaged = append(r.Damaged, Damage{Line: i + 1, Text: string(line), Err: err})
 	}
 	return r, nil
 }
 
+// line reads line i (0-based) of n into r.
+func (r *Replay) line(i int, line []byte, n int, index map[int]int) error {
+	var rec record
+	if err := json.Unmarshal(line, &rec); err != nil {
+		if i == n-1 && i > 0 {
+			r.Truncated = true
+			return nil
+		}
+		return &LineError{Line: i + 1, Err: err}
+	}
+	if i == 0 {
+		if rec.Header == nil {
+			return ErrNoHeader
+		}
+		r.Header = *rec.Header
+		return nil
+	}
+	switch {
+	case rec.Set != nil || rec.Object != nil || rec.Qdisc != nil:
+		if _, dup := index[rec.Seq]; dup || rec.Seq <= 0 {
+			return &LineError{Line: i + 1, Err: fmt.Errorf("bad sequence number %d", rec.Seq)}
+		}
+		index[rec.Seq] = len(r.Entries)
+		r.Entries = append(r.Entries, Entry{Seq: rec.Seq, Set: rec.Set, Object: rec.Object, Qdisc: rec.Qdisc})
+	case rec.Reverted != 0 || rec.Removed != 0:
+		seq := rec.Reverted + rec.Removed
+		k, ok := index[seq]
+		if !ok {
+			return &LineError{Line: i + 1, Err: fmt.Errorf("undo of unknown entry %d", seq)}
+		}
+		r.Entries[k].Done = true
+	default:
+		return &LineError{Line: i + 1, Err: errors.New("empty record")}
+	}
+	return nil
+}
+
 // Stale returns the journals in dir whose owner is dead, newest first by
 // the start time in their header: the pid is gone or now names a process
-// that started at another time, and nobody holds the file's lock. Each returned Replay holds the lock, so concurrent
-// cleanups do not replay it twice; call Remove or Release. Unreadable
-// journals are skipped and reported in the error; the returned list is
-// valid even when the error is not nil. A missing dir has no journals.
-func Stale(dir string) ([]*Replay, error) {
+// that started at another time, and nobody holds the file's lock. Each
+// returned Replay holds the lock, so concurrent cleanups do not replay it
+// twice; call Remove or Release. Unreadable journals (a damaged line
+// too) are skipped and reported in the error; the returned list is valid
+// even when the error is not nil. A missing dir has no journals.
+func Stale(dir string) ([]*Replay, error) { return scan(dir, false) }
+
+// Dead is Stale for `cnibench cleanup`: a dead run's journal with damaged
+// lines (Replay.Damaged) is returned too, read as far as it can be, so
+// its readable changes can be undone and the file set aside (SetAside);
+// one whose header cannot be read or trusted is still only reported.
+func Dead(dir string) ([]*Replay, error) { return scan(dir, true) }
+
+func scan(dir string, salvage bool) ([]*Replay, error) {
 	paths, err := list(dir)
 	if err != nil {
 		return nil, err
 	}
+	read := ReadReplay
+	if salvage {
+		read = ReadSalvage
+	}
 	var out []*Replay
 	var errs []error
 	for _, p := range paths {
-		r, err := ReadReplay(p)
+		r, err := read(p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // retired by its owner meanwhile
 		}
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, untrusted(salvage, p, err))
 			continue
 		}
 		if ProcessAlive(r.Header.PID, r.Header.PIDStart) {
@@ -209,9 +246,9 @@ func Stale(dir string) ([]*Replay, error) {
 			f.Close()
 			continue
 		}
-		if r, err = ReadReplay(p); err != nil {
+		if r, err = read(p); err != nil {
 			f.Close()
-			errs = append(errs, err)
+			errs = append(errs, untrusted(salvage, p, err))
 			continue
 		}
 		r.lock = f
@@ -223,6 +260,15 @@ func Stale(dir string) ([]*Replay, error) {
 	// what A wrote, so A's undo gives 0).
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Header.Started.After(out[b].Header.Started) })
 	return out, errors.Join(errs...)
+}
+
+// untrusted is the error of a journal that cannot be read: for cleanup
+// (Dead), one that says what the operator can do about it.
+func untrusted(salvage bool, path string, err error) error {
+	if salvage {
+		return Untrusted{Path: path, Err: err}
+	}
+	return err
 }
 
 // Live returns the run IDs of journals in dir whose owner is alive (or
