@@ -196,6 +196,7 @@ func kernelProbes() []kernelProbe {
 			}
 			return true, ""
 		}},
+		{BrNetfilter, (*scratch).tryBrNetfilter},
 	}
 }
 

@@ -53,6 +53,10 @@ const (
 	// PacketGen is the kernel's packet generator, a UDP workload's
 	// sender: pktgen (probed by Pktgen, without loading it).
 	PacketGen = "pktgen"
+	// BrNetfilter is bridge netfilter in a node's namespace
+	// (BrNetfilterSysctl): flanneld will not start without it, and
+	// kube-router and weave-kube load it and turn it on.
+	BrNetfilter = "br_netfilter"
 )
 
 // Tools.
@@ -115,7 +119,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle, PacketGen}
+		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle, PacketGen, BrNetfilter}
 }
 
 // cache holds what this process has probed: features do not change

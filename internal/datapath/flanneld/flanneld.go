@@ -99,9 +99,13 @@ func NewWithBackend(backend string) *Datapath {
 // Name implements datapath.Datapath.
 func (d *Datapath) Name() string { return "flannel-" + d.backend }
 
-// Features implements datapath.Datapath.
+// Features implements datapath.Datapath. Every backend needs
+// br_netfilter: flanneld (v0.28.4, main.go:285-291) stats
+// /proc/sys/net/bridge/bridge-nf-call-iptables in its node's namespace at
+// start and exits 1 ("Failed to check br_netfilter") when it is missing
+// (its README: "Flannel requires the br_netfilter module to start").
 func (d *Datapath) Features() []string {
-	f := []string{probe.Veth, probe.Bridge}
+	f := []string{probe.Veth, probe.Bridge, probe.BrNetfilter}
 	switch d.backend {
 	case "udp":
 		f = append(f, probe.Tun)

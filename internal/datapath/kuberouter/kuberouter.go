@@ -31,6 +31,14 @@
 //   - By default (New) the routes are static, written with kube-router's
 //     protocol number: the forwarding path is the same whichever daemon
 //     wrote them. NewBIRD runs a BGP daemon per node instead (bird.go).
+//   - Bridge netfilter: once kube-bridge is up the routing controller runs
+//     modprobe br_netfilter and sets net.bridge.bridge-nf-call-iptables=1
+//     (network_routes_controller.go, Run: "enable netfilter for the
+//     bridge"), so bridged pod-to-pod packets pass the node's iptables.
+//     The sysctl is per namespace (Linux 5.3 on), so SetupNode sets it in
+//     the node's; cnibench loads no module (br_netfilter would send the
+//     host's own bridged traffic through iptables too), so Features asks
+//     for br_netfilter and a kernel without it is refused with the reason.
 //   - Service proxy: kube-router's is IPVS (pkg/controllers/proxy). It
 //     is the netfilter knob's kubeProxy: kube-router
 //     (netfilter.KubeRouterProxy), chosen per study entry, because it
@@ -75,7 +83,7 @@ func New() *Datapath { return &Datapath{} }
 func (*Datapath) Name() string { return "kube-router" }
 
 // Features implements datapath.Datapath.
-func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge} }
+func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge, probe.BrNetfilter} }
 
 // Tunnel implements datapath.Datapath: there is none (nodes share a subnet).
 func (*Datapath) Tunnel() string { return "" }
@@ -86,21 +94,26 @@ func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 // PodCIDR is node n's pod CIDR.
 func PodCIDR(n datapath.Node) *net.IPNet { return cnibridge.Subnet(ClusterCIDR.IP, n) }
 
-// SetupNode creates kube-bridge with the pod CIDR's gateway address and
-// turns on forwarding. (kube-router creates the bridge bare; the bridge
-// plugin adds the gateway address on the first pod, isDefaultGateway.
-// The end state is the same.)
+// SetupNode creates kube-bridge with the pod CIDR's gateway address,
+// turns on forwarding and bridge netfilter. (kube-router creates the
+// bridge bare; the bridge plugin adds the gateway address on the first
+// pod, isDefaultGateway. The end state is the same.)
 // Equivalent to:
 //
 //	ip link add kube-bridge mtu MTU type bridge; ip addr add CIDR.1/24 dev kube-bridge; ip link set kube-bridge up
-//	sysctl net.ipv4.ip_forward=1
+//	sysctl net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 func (d *Datapath) SetupNode(n datapath.Node) error {
 	h, err := netns.Handle(n.Netns)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	return cnibridge.SetupNamedBridge(h, n, Bridge, PodCIDR(n), d.MTU(n.UnderlayMTU))
+	if err := cnibridge.SetupNamedBridge(h, n, Bridge, PodCIDR(n), d.MTU(n.UnderlayMTU)); err != nil {
+		return err
+	}
+	// A new namespace starts with 1 where br_netfilter is present; kube-
+	// router writes it all the same, and so does this.
+	return wire.Sysctl(n.Netns, "net/bridge/bridge-nf-call-iptables", "1")
 }
 
 // ConnectNodes adds, on every node, the route injectRoute installs for
