@@ -108,12 +108,15 @@ func (d *Datapath) Tunnel() string {
 	return Device
 }
 
-// MTU implements datapath.Datapath: Weave's 1376, whatever the underlay
-// (it leaves room for its encapsulation on a 1500-byte network).
+// MTU implements datapath.Datapath: Weave's 1376, whatever the underlay.
+// Weave sizes it for the smallest underlay it expects, GCE's 1460, less
+// VXLAN's 50 and 34 bytes of ESP for its encrypted fast datapath (weave
+// net/bridge.go:382-388).
 func (d *Datapath) MTU(int) int { return d.Or(DefaultMTU) }
 
-// MaxMTU implements datapath.MaxMTUer: Weave's 1376 leaves room for its
-// sleeve mode; over VXLAN the underlay allows 50 bytes less than its own.
+// MaxMTU implements datapath.MaxMTUer: Weave's 1376 is sized for a 1460-
+// byte underlay with encryption; unencrypted VXLAN, which this datapath
+// builds, allows 50 bytes less than the underlay's own.
 func (*Datapath) MaxMTU(underlay int) int { return underlay - 50 }
 
 func bridgeIP(n datapath.Node) net.IP { return wire.PodAddr(wire.Subnet24(netBase, n.Index).IP, 1) }
@@ -244,14 +247,20 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 	return nil
 }
 
-// AttachPod wires one pod to the weave bridge, as Weave's CNI plugin does.
+// AttachPod wires one pod to the weave bridge, as Weave's CNI plugin does,
+// hairpin on: the plugin's configuration defaults to hairpinMode true
+// (weave plugin/net/cni.go:38) and AttachContainer sets it on the
+// bridge-side veth (net/veth.go:151), so a pod can reach itself through
+// a Service.
 // Equivalent to:
 //
 //	ip -n NODE link add vethweplX mtu 1376 type veth peer eth0 netns POD; ip -n NODE link set vethweplX master weave up
+//	bridge -n NODE link set dev vethweplX hairpin on
 //	ip -n POD addr add 10.32.N.M/12 dev eth0; ip -n POD route add default via 10.32.N.1
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
 	return cnibridge.AttachPort(n, p, cnibridge.Port{
 		Bridge: Bridge, VethPrefix: "vethwepl", MTU: d.MTU(n.UnderlayMTU),
 		IP: podIP(n, p.Index), PrefixLen: prefixLen, Gateway: bridgeIP(n),
+		Hairpin: true,
 	})
 }

@@ -63,6 +63,24 @@ func testWeave(t *testing.T, d *Datapath) {
 	if _, err := h.LinkByName(d.Tunnel()); err != nil {
 		t.Errorf("tunnel %s: %v", d.Tunnel(), err)
 	}
+	// Every pod's port has hairpin on, as Weave's CNI plugin sets it.
+	links, err := h.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := 0
+	for _, l := range links {
+		if l.Attrs().MasterIndex != br.Attrs().Index || l.Attrs().Name == BridgeVeth {
+			continue
+		}
+		pods++
+		if pi, err := h.LinkGetProtinfo(l); err != nil || !pi.Hairpin {
+			t.Errorf("pod port %s of %s: hairpin off (%v), want on as Weave's CNI plugin sets it", l.Attrs().Name, Bridge, err)
+		}
+	}
+	if pods == 0 {
+		t.Errorf("%s has no pod ports", Bridge)
+	}
 	for _, name := range []string{Bridge, BridgeVeth, DatapathVeth} {
 		l, _ := h.LinkByName(name)
 		if l != nil && l.Attrs().MTU != DefaultMTU {
