@@ -7,8 +7,10 @@
 //   - Each node owns an address block (here a /24 of 192.168.0.0/16, one
 //     per node; Calico's default block is /26 and it allocates more as they
 //     fill, which changes nothing on the datapath). The node's vxlan.calico
-//     device (VNI 4096, UDP 4789, no learning) carries the block's first
-//     address as /32.
+//     device (VNI 4096, UDP 4789, no learning) carries a /32 of the
+//     block: here its .1 (calicopod.TunnelIP, pods from .2); Calico's IPAM
+//     gives the tunnel the block's first free address, in a fresh block
+//     its first (.0). Only the address differs, not the path.
 //   - For every remote node: a route BLOCK via REMOTE_TUNNEL_IP dev
 //     vxlan.calico onlink, a permanent neighbour REMOTE_TUNNEL_IP ->
 //     remote VTEP MAC, and an FDB entry VTEP MAC -> remote underlay IP.

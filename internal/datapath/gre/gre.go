@@ -8,8 +8,9 @@
 //     point-to-point gretap with local and remote underlay addresses, a
 //     route and a permanent neighbour per remote subnet.
 //   - Pods use 10.246.0.0/16, a /24 per node.
-//   - MTU: outer IP 20 + GRE 4 + inner Ethernet 14 = 38 bytes, so 1462.
-//     (OVS-based CNIs reserve more, e.g. Antrea 1462 for GRE as well.)
+//   - MTU: outer IP 20 + GRE 4 + inner Ethernet 14 = 38 bytes, so 1462,
+//     what Antrea reserves for GRE too (pkg/agent/config GREOverhead = 38;
+//     20 more over an IPv6 underlay, IPv6ExtraOverhead).
 package gre
 
 import (
