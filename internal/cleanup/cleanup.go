@@ -17,9 +17,10 @@
 //     likewise state directories of runs without a live owner or journal)
 //     only when asked, with Orphans or by naming the run.
 //   - Cleanup holds the host lock (journal.LockDir) while it works, so no
-//     run starts meanwhile; journals are replayed newest first by their
-//     start time, and a value is restored only while it still holds what
-//     the run wrote (compare before swap; see tune.RevertReplayOutcomes). A
+//     run starts meanwhile (a dry run holds it shared, and only peeks at
+//     journal locks); journals are replayed newest first by their start
+//     time, and a value is restored only while it still holds what the
+//     run wrote (compare before swap; see tune.RevertReplayOutcomes). A
 //     value whose file vanished while its namespace lives (a sysctl of an
 //     unloaded module, a queue the device lost) is gone: nothing to
 //     restore.
@@ -137,15 +138,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.KillTimeout = defaultKillTimeout
 	}
 	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, fs: &vanishedFS{FS: opts.FS}, revertQdisc: impair.Revert}
-	if !opts.DryRun {
-		// No run may start (and journal values as "old") while their
-		// undo is in flight, and no second cleanup may interleave.
-		lock, err := journal.LockDir(opts.JournalDir)
-		if err != nil {
-			return c.rep, err
-		}
-		defer lock.Release()
+	lock, err := c.lock()
+	if err != nil {
+		return c.rep, err
 	}
+	defer lock.Release()
 
 	names, err := netns.List(opts.Prefix)
 	if err != nil {
@@ -153,7 +150,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	dirs, err := stateDirs(opts.JournalDir)
 	c.fail(err)
-	stale, err := journal.Dead(opts.JournalDir)
+	stale, err := journal.Dead(opts.JournalDir, opts.DryRun)
 	c.fail(err)
 	withJournal := map[string]bool{}
 	for _, r := range stale {
@@ -223,6 +220,23 @@ type cleaner struct {
 	fs *vanishedFS
 	// revertQdisc is impair.Revert (tests fail it).
 	revertQdisc func(impair.Prev) error
+}
+
+// lock takes the host lock: exclusively, so that no run starts (and
+// journals values as "old") while their undo is in flight and no second
+// cleanup interleaves; for a dry run shared, so that no run or cleanup
+// starts while it reads (it holds no journal's lock, journal.Dead's peek,
+// so a dead run's journal never looks alive to them). A dry run beside a
+// live run or cleanup, which hold the lock, reads without it.
+func (c *cleaner) lock() (*journal.Lock, error) {
+	if !c.opts.DryRun {
+		return journal.LockDir(c.opts.JournalDir)
+	}
+	l, err := journal.LockShared(c.opts.JournalDir)
+	if be := (*journal.BusyError)(nil); errors.As(err, &be) {
+		return nil, nil
+	}
+	return l, err
 }
 
 func (c *cleaner) fail(err error) {

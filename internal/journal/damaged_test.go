@@ -53,7 +53,7 @@ func TestDamagedJournal(t *testing.T) {
 	if st, err := Stale(dir); len(st) != 0 || err == nil {
 		t.Fatalf("Stale = %d journals, %v; want none and the error", len(st), err)
 	}
-	rs, err := Dead(dir)
+	rs, err := Dead(dir, false)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("Dead = %d journals, %v", len(rs), err)
 	}
@@ -101,7 +101,7 @@ func TestUntrustedJournal(t *testing.T) {
 	if strings.Contains(err.Error(), "undo them first") {
 		t.Errorf("refusal sends the user to cleanup, which leaves the file alone:\n%v", err)
 	}
-	_, err = Dead(dir)
+	_, err = Dead(dir, false)
 	var u Untrusted
 	if !errors.As(err, &u) || !errors.Is(err, ErrNoHeader) || !strings.Contains(err.Error(), "move it out of") {
 		t.Fatalf("Dead = %v, want an Untrusted naming what to do", err)

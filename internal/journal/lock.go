@@ -68,11 +68,29 @@ func LockDir(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, &LockError{Dir: dir, Err: err}
 	}
+	return lockDir(dir, unix.LOCK_EX)
+}
+
+// LockShared takes the host lock on dir shared, as a cleanup dry run
+// does: runs and cleanups (which take it exclusively) are refused with a
+// *BusyError while it is held, other dry runs share it. That, and
+// Dead's peek, keeps what a dry run reads from looking like a live run to
+// a run starting meanwhile. A missing dir is not created (nil, nil: there
+// is nothing to read). Held exclusively by a run or cleanup, it returns a
+// *BusyError.
+func LockShared(dir string) (*Lock, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return lockDir(dir, unix.LOCK_SH)
+}
+
+func lockDir(dir string, how int) (*Lock, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, &LockError{Dir: dir, Err: err}
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, busy(dir, f)

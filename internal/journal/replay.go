@@ -196,15 +196,19 @@ func (r *Replay) line(i int, line []byte, n int, index map[int]int) error {
 // twice; call Remove or Release. Unreadable journals (a damaged line
 // too) are skipped and reported in the error; the returned list is valid
 // even when the error is not nil. A missing dir has no journals.
-func Stale(dir string) ([]*Replay, error) { return scan(dir, false) }
+func Stale(dir string) ([]*Replay, error) { return scan(dir, false, false) }
 
 // Dead is Stale for `cnibench cleanup`: a dead run's journal with damaged
 // lines (Replay.Damaged) is returned too, read as far as it can be, so
 // its readable changes can be undone and the file set aside (SetAside);
 // one whose header cannot be read or trusted is still only reported.
-func Dead(dir string) ([]*Replay, error) { return scan(dir, true) }
+// With peek (a dry run), each journal's lock is only tested, taken and
+// dropped at once, and the returned Replays hold none: a dry run must not
+// look, to a run starting (BeginRun) or a cleanup (Live, Stale), like a
+// live owner holding a dead run's journal.
+func Dead(dir string, peek bool) ([]*Replay, error) { return scan(dir, true, peek) }
 
-func scan(dir string, salvage bool) ([]*Replay, error) {
+func scan(dir string, salvage, peek bool) ([]*Replay, error) {
 	paths, err := list(dir)
 	if err != nil {
 		return nil, err
@@ -240,14 +244,18 @@ func scan(dir string, salvage bool) ([]*Replay, error) {
 			f.Close()
 			continue
 		}
+		if peek {
+			f.Close()
+			f = nil
+		}
 		// Re-read under the lock: a previous cleanup may have removed it
 		// or the owner may have appended before dying.
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			f.Close()
+			closeFile(f)
 			continue
 		}
 		if r, err = read(p); err != nil {
-			f.Close()
+			closeFile(f)
 			errs = append(errs, untrusted(salvage, p, err))
 			continue
 		}
@@ -269,6 +277,12 @@ func untrusted(salvage bool, path string, err error) error {
 		return Untrusted{Path: path, Err: err}
 	}
 	return err
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
 }
 
 // Live returns the run IDs of journals in dir whose owner is alive (or
