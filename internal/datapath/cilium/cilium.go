@@ -24,7 +24,10 @@
 //     endpoint-routes mode) so the node itself reaches its pods; pod to
 //     pod traffic never uses those routes.
 //   - MTU 1450 on a 1500-byte underlay (VXLAN overhead 50), on the pods
-//     and cilium_vxlan.
+//     and cilium_vxlan. Cilium sets it elsewhere with the same path MTU:
+//     devices (lxc, eth0, cilium_vxlan) at the underlay's 1500, 1450 on
+//     the pod's default route only (cilium-cni SetupVeth(DeviceMTU),
+//     IPv4Routes(addr, RouteMTU)); see datapaths-advanced.md.
 //
 // The BPF objects (programs and maps) are loaded once per node and kept
 // open until Close, because pods attached later need the maps.
