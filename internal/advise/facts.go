@@ -339,9 +339,16 @@ func tunnelOverhead(in *inspect.Inspection) (int, *inspect.Device, error) {
 	return oh, from, nil
 }
 
-// fallbackTunnels are the devices the ipip and ip_gre modules create
-// when they load; they carry traffic only when a CNI routes over them.
-var fallbackTunnels = []string{"tunl0", "gre0"}
+// fallbackTunnels are the devices the ipip, ip_gre and ip_vti modules
+// create when they load; they carry traffic only when a CNI or a VPN
+// routes over them.
+var fallbackTunnels = []string{"tunl0", "gre0", "ip_vti0"}
+
+// overlayKinds are the tunnel kinds CNIs carry pod traffic in. An IPsec
+// VTI is none: no CNI cnibench knows makes one (their IPsec modes use
+// xfrm policies without a device), a VTI on a node is a VPN's, and its
+// overhead, ESP's, depends on the SA's cipher.
+var overlayKinds = []string{"vxlan", "geneve", "ipip", "wireguard", "udp", "gre"}
 
 // primaryTunnel is the overlay device pod traffic uses: the tunnel of the
 // CNI's mode (Calico VXLAN nodes often have an idle tunl0 too), a CNI's
@@ -352,7 +359,7 @@ var fallbackTunnels = []string{"tunl0", "gre0"}
 // device; nil when there is none.
 func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 	want := ""
-	for _, k := range []string{"vxlan", "geneve", "ipip", "wireguard", "udp", "gre"} {
+	for _, k := range overlayKinds {
 		if strings.HasPrefix(in.CNI.Mode, k) {
 			want = k
 		}
@@ -367,7 +374,7 @@ func primaryTunnel(in *inspect.Inspection) *inspect.Device {
 		return best
 	}
 	for i, t := range in.Tunnels {
-		if !slices.Contains(fallbackTunnels, t.Name) && (best == nil || tunnelRank(t) < tunnelRank(*best)) {
+		if slices.Contains(overlayKinds, t.Kind) && !slices.Contains(fallbackTunnels, t.Name) && (best == nil || tunnelRank(t) < tunnelRank(*best)) {
 			best = &in.Tunnels[i]
 		}
 	}

@@ -87,3 +87,30 @@ func TestDualStackTunnels(t *testing.T) {
 		}
 	}
 }
+
+// An IPsec host: the ip_vti module's fallback ip_vti0, and a VTI a VPN
+// uses, are no pod overlay (no CNI's overlay is a VTI, and ESP's
+// overhead depends on the SA's cipher): the overlay rules do not apply,
+// and beside Calico VXLAN the target stays the underlay less VXLAN's 50.
+func TestIPsecVTIIsNoOverlay(t *testing.T) {
+	for _, vti := range []string{"ip_vti0", "vti0"} {
+		in := load(t, "calico-vxlan-jumbo")
+		in.CNI = inspect.CNI{Name: "bridge"}
+		in.PodLinks = nil
+		in.Tunnels = []inspect.Device{{Name: vti, Kind: "vti", MTU: 1480}}
+		for _, rule := range []string{"native-routing", "tunnel-mtu", "tunnel-gro", "overlay-offload"} {
+			rs, err := Lookup(rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Evaluate(rs[0], in); got.Status != NotApplicable {
+				t.Errorf("%s on a host with %s: %s (%q), knobs %q; want not applicable", rule, vti, got.Status, got.Why, knobText(got.Knobs))
+			}
+		}
+		in = load(t, "calico-vxlan-jumbo")
+		in.Tunnels = append([]inspect.Device{{Name: vti, Kind: "vti", MTU: 1480}}, in.Tunnels...)
+		if status, knobs := tunnelMTUKnobs(t, in); status != Candidate || knobs != "mtu on vxlan.calico: mtu=8950, pods=8950" {
+			t.Errorf("calico vxlan beside %s: tunnel-mtu %s, knobs %q; want mtu on vxlan.calico: mtu=8950, pods=8950", vti, status, knobs)
+		}
+	}
+}

@@ -143,12 +143,26 @@ func (r reader) tunnelKind(name string) (kind string, v6 bool) {
 		}
 	}
 	switch t, _ := r.read("sys/class/net/" + name + "/type"); t {
-	case "768": // ARPHRD_TUNNEL
+	case "768": // ARPHRD_TUNNEL: IP-in-IP, or an IPsec VTI
+		if isVTI(name, r.kinds[name]) {
+			return "vti", false
+		}
 		return "ipip", false
 	case "778": // ARPHRD_IPGRE
 		return "gre", false
 	}
 	return "", false
+}
+
+// isVTI tells an IPsec VTI (ip_vti) from an IP-in-IP device, which sysfs
+// shows alike: by its link kind where known, else by name (the module's
+// fallback ip_vti0; vti<N>, as strongSwan's and libreswan's guides name
+// theirs).
+func isVTI(name, kind string) bool {
+	if kind != "" {
+		return strings.HasPrefix(kind, "vti")
+	}
+	return name == "ip_vti0" || strings.HasPrefix(name, "vti")
 }
 
 func (r reader) podLink(prefix string, mtu int) {
@@ -338,6 +352,20 @@ func (r reader) netfilter(ctx context.Context) {
 
 func detectCNI(conf map[string]string, links []string) cnidetect.Result {
 	return cnidetect.Detect(cnidetect.Input{ConfFiles: conf, Links: links})
+}
+
+// netlinkKinds maps every device of this namespace to its link kind
+// (equivalent to `ip -d link show`, the kind after the flags).
+func netlinkKinds() (map[string]string, error) {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", err)
+	}
+	out := map[string]string{}
+	for _, l := range links {
+		out[l.Attrs().Name] = l.Type()
+	}
+	return out, nil
 }
 
 // netlinkQdiscs lists the root qdisc of every device of this namespace

@@ -2,7 +2,9 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,7 +39,17 @@ func TestTunnelKinds(t *testing.T) {
 	dev("flannel-v6.1", "1430", "vxlan", "1")
 	dev("flannel-wg", "1420", "wireguard", "65534")
 	dev("flannel-wg-v6", "1400", "wireguard", "65534")
-	in := Inspect(context.Background(), Env{Root: tree(t, files), Run: &fakeRunner{t: t}})
+	// IPsec: the ip_vti module's fallback device ip_vti0 and a VTI are
+	// ARPHRD_TUNNEL as IP-in-IP is; the link kind tells them apart, and
+	// where it is not known (an inspection from files alone) the names.
+	dev("ip_vti0", "1480", "", "768")
+	dev("vti7", "1480", "", "768")
+	dev("sec0", "1480", "", "768")
+	dev("vti-ipip", "1480", "", "768")
+	kinds := func() (map[string]string, error) {
+		return map[string]string{"sec0": "vti", "vti-ipip": "ipip", "flannel.ipip": "ipip", "tunl0": "ipip"}, nil
+	}
+	in := Inspect(context.Background(), Env{Root: tree(t, files), Run: &fakeRunner{t: t}, LinkKinds: kinds})
 	var got []string
 	for _, d := range in.Tunnels {
 		s := d.Name + ":" + d.Kind
@@ -47,7 +59,8 @@ func TestTunnelKinds(t *testing.T) {
 		got = append(got, s)
 	}
 	want := []string{"flannel-v6.1:vxlan/v6", "flannel-wg:wireguard", "flannel-wg-v6:wireguard/v6", "flannel.1:vxlan",
-		"flannel.ipip:ipip", "tunl0:ipip", "vxlan-v6.calico:vxlan/v6", "vxlan.calico:vxlan", "wg-v6.cali:wireguard/v6", "wireguard.cali:wireguard"}
+		"flannel.ipip:ipip", "ip_vti0:vti", "sec0:vti", "tunl0:ipip", "vti-ipip:ipip", "vti7:vti",
+		"vxlan-v6.calico:vxlan/v6", "vxlan.calico:vxlan", "wg-v6.cali:wireguard/v6", "wireguard.cali:wireguard"}
 	if !slices.Equal(got, want) {
 		t.Errorf("tunnels %v\nwant     %v", got, want)
 	}
@@ -73,5 +86,22 @@ func TestEncapOverhead(t *testing.T) {
 	}
 	if got, ok := (Device{Kind: "bridge"}).EncapOverhead(); ok {
 		t.Errorf("a bridge's overhead: %d", got)
+	}
+}
+
+// Link kinds that cannot be read leave the names to tell, and say so.
+func TestLinkKindsUnreadable(t *testing.T) {
+	root := tree(t, map[string]string{
+		"proc/sys/kernel/osrelease":  "6.8.0\n",
+		"sys/class/net/ip_vti0/mtu":  "1480\n",
+		"sys/class/net/ip_vti0/type": "768\n",
+	})
+	kinds := func() (map[string]string, error) { return nil, errors.New("netlink: operation not permitted") }
+	in := Inspect(context.Background(), Env{Root: root, Run: &fakeRunner{t: t}, LinkKinds: kinds})
+	if len(in.Tunnels) != 1 || in.Tunnels[0].Kind != "vti" {
+		t.Errorf("tunnels %+v, want ip_vti0 a vti by its name", in.Tunnels)
+	}
+	if !strings.Contains(in.Unknown["link kinds"], "operation not permitted") {
+		t.Errorf("unknown %v", in.Unknown)
 	}
 }

@@ -8,7 +8,8 @@
 // Design notes:
 //   - The machine is reached through an Env: a root directory holding
 //     proc/ and sys/ (and etc/cni/net.d), a Runner for ethtool,
-//     iptables-save and nft (argv, never a shell), and a qdisc lister. A
+//     iptables-save and nft (argv, never a shell), and qdisc and link
+//     kind listers. A
 //     test points the root at a fixture and fakes the runner; the kube
 //     engine can later give an agent-backed Env for a remote node.
 //   - Nothing is fatal. A fact that cannot be read is left at its zero
@@ -60,11 +61,18 @@ type Env struct {
 	// (rps_sock_flow_entries, busy_poll, busy_read) exist when it runs in
 	// a node's own namespace.
 	Sysctl func(path string) (string, error)
+	// LinkKinds, when set, returns each device's link kind (`ip -d link`:
+	// vti, ipip, ...), which tells devices apart that sysfs shows alike
+	// (an IPsec VTI and IP-in-IP are both ARPHRD_TUNNEL); nil leaves it
+	// to their names.
+	LinkKinds func() (map[string]string, error)
 }
 
 // Host is the Env of this machine: its /proc and /sys, commands run with
-// exec (no shell), root qdiscs from netlink.
-func Host() Env { return Env{Root: "/", Run: ExecRunner{}, Qdiscs: netlinkQdiscs} }
+// exec (no shell), root qdiscs and link kinds from netlink.
+func Host() Env {
+	return Env{Root: "/", Run: ExecRunner{}, Qdiscs: netlinkQdiscs, LinkKinds: netlinkKinds}
+}
 
 // ExecRunner runs commands on this machine, without a shell.
 type ExecRunner struct{}
@@ -169,7 +177,7 @@ type IRQ struct {
 type Device struct {
 	Name string `json:"name"`
 	// Kind is vxlan, geneve, ipip, gre, wireguard, udp (a user-space
-	// tunnel), bridge.
+	// tunnel), vti (IPsec), bridge.
 	Kind string `json:"kind"`
 	// IPv6 marks a tunnel whose own packets go over IPv6 (a dual-stack
 	// node's second device: Calico's vxlan-v6.calico and wg-v6.cali,
@@ -226,6 +234,7 @@ func Inspect(ctx context.Context, env Env) *Inspection {
 		r.sysctl(s)
 	}
 	links := r.links()
+	r.kinds = r.linkKinds()
 	r.underlay()
 	irqs, irqErr := r.interrupts()
 	for _, l := range links {
@@ -244,6 +253,8 @@ func Inspect(ctx context.Context, env Env) *Inspection {
 type reader struct {
 	env Env
 	in  *Inspection
+	// kinds are the devices' link kinds; nil when not known.
+	kinds map[string]string
 }
 
 func (r reader) path(p string) string { return filepath.Join(r.env.Root, p) }
@@ -372,6 +383,18 @@ func (r reader) cni(links []string) {
 	}
 	res := detectCNI(conf, links)
 	r.in.CNI = CNI{Name: res.Name, Mode: res.Mode, Evidence: res.Evidence}
+}
+
+func (r reader) linkKinds() map[string]string {
+	if r.env.LinkKinds == nil {
+		return nil
+	}
+	k, err := r.env.LinkKinds()
+	if err != nil {
+		r.unknown("link kinds", err)
+		return nil
+	}
+	return k
 }
 
 func (r reader) qdiscs() {
