@@ -54,21 +54,7 @@ func (d Damage) Quoted() string {
 // than a cut last line that cannot be read are listed in Damaged and the
 // rest is read on. A journal whose header cannot be read or does not
 // describe its file still fails: nothing in it can be trusted.
-func ReadSalvage(path string) (*Replay, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
-	}
-	r, err := parse(b, true)
-	if err == nil {
-		err = checkHeader(r.Header, filepath.Base(path))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", path, err)
-	}
-	r.Path = path
-	return r, nil
-}
+func ReadSalvage(path string) (*Replay, error) { return read(path, true) }
 
 // SetAside renames a damaged journal to PATH.corrupt, after cleanup has
 // undone what it could read of it, and drops the lock. The file stays

@@ -82,12 +82,16 @@ func (r *Replay) Release() {
 
 // ReadReplay reads a journal file. A truncated or garbled last line is
 // ignored (Truncated is set); a garbled line before it is an error.
-func ReadReplay(path string) (*Replay, error) {
+func ReadReplay(path string) (*Replay, error) { return read(path, false) }
+
+// read reads a journal file; salvage lists unreadable lines before the
+// last in Replay.Damaged instead of failing (ReadSalvage).
+func read(path string, salvage bool) (*Replay, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	r, err := parse(b, false)
+	r, err := parse(b, salvage)
 	if err == nil {
 		err = checkHeader(r.Header, filepath.Base(path))
 	}
