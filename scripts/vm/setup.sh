@@ -66,10 +66,11 @@ fi
 # sockets too, and fails without them. br_netfilter: flanneld refuses to
 # start without /proc/sys/net/bridge (Kubernetes nodes load it). The
 # iptables here is iptables-nft: nf_tables and nft_compat carry the xt
-# matches; ip_set and ip_vs serve kube-proxy's IPVS mode.
+# matches; ip_set and ip_vs serve kube-proxy's IPVS mode. ip_vti: advise tells
+# an IPsec VTI from IP-in-IP (advise/inspect TestKernelVTIAndIPIP).
 modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay af_packet xfrm_user nfnetlink
   dummy ifb sch_fq_codel sch_ingress cls_u32 act_mirred br_netfilter
-  veth bridge vxlan macvlan ipvlan tun ipip ip_gre gre geneve wireguard
+  veth bridge vxlan macvlan ipvlan tun ipip ip_vti ip_gre gre geneve wireguard
   sch_netem sch_tbf sch_htb cls_bpf openvswitch vport-vxlan vport-geneve vport-gre
   ip_tables iptable_filter iptable_nat iptable_mangle iptable_raw nf_conntrack xt_conntrack xt_comment xt_MASQUERADE
   nf_tables nft_compat nft_chain_nat nft_ct nft_nat nft_masq nft_reject_inet nft_numgen nft_hash nft_fib_inet nft_limit
