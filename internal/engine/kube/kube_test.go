@@ -72,6 +72,10 @@ func TestPreflight(t *testing.T) {
 	}{
 		{name: "ok by labels", objs: []runtime.Object{namespace("cnibench"), srv, cli}},
 		{name: "ok by names", objs: []runtime.Object{namespace("cnibench"), srv, cli}, cfg: Config{ServerNode: "w1", ClientNode: "w2"}},
+		// Selectors without '=': a prefixed key alone (nodes that have it)
+		// and a set-based notin were taken for node names, not found.
+		{name: "ok by key and notin", objs: []runtime.Object{namespace("cnibench"), node("w1", map[string]string{"iperf": "server", "node-role.kubernetes.io/bench": ""}, true), cli},
+			cfg: Config{ServerNode: "node-role.kubernetes.io/bench", ClientNode: "iperf notin (server)"}},
 		{name: "unreachable", down: true, wantErr: ErrUnreachable, wantMsg: "--kubeconfig"},
 		{name: "no namespace", objs: []runtime.Object{srv, cli}, wantErr: ErrNoNamespace, wantMsg: "cnibench"},
 		{name: "no exec permission", objs: []runtime.Object{namespace("cnibench"), srv, cli}, deny: []string{"create pods/exec"}, wantErr: ErrForbidden, wantMsg: "create pods/exec in namespace cnibench"},
