@@ -8,7 +8,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/sysfs"
+	"github.com/cnibench/cnibench/internal/topology"
 )
 
 // Collect fills the machine part of results.Env. Missing facts are left
@@ -33,7 +33,7 @@ func Collect(tools []string) results.Env {
 	}
 	e.CPUModel = cpuModel()
 	e.CPUs = len(hostcpus.Machine())
-	e.NUMANodes = numaNodes("/sys/devices/system/node")
+	e.NUMANodes = numaNodes("/sys")
 	e.CPUIdle = cpuidle.Machine(sysfs.Dir("/sys"))
 	e.Tools = map[string]string{"go": runtime.Version()}
 	for _, t := range tools {
@@ -93,19 +93,15 @@ func Version(argv []string) string {
 	return strings.TrimSpace(string(line))
 }
 
-// numaNodes counts the NUMA nodes under dir that have CPUs: a
-// memory-only node (CXL, a GPU's memory, PMEM as RAM) holds none, and
-// counting it would say placements on one socket's CPUs could differ
-// by NUMA node (the runner's one-node note); the inspection
-// (topology) counts the same. At least 1: a kernel without NUMA has no
-// node directories.
-func numaNodes(dir string) int {
-	nodes, _ := filepath.Glob(filepath.Join(dir, "node[0-9]*"))
-	n := 0
-	for _, d := range nodes {
-		if b, err := os.ReadFile(filepath.Join(d, "cpulist")); err == nil && strings.TrimSpace(string(b)) != "" {
-			n++
-		}
+// numaNodes counts the NUMA nodes under sysRoot that have online CPUs,
+// as the inspection and the placements count them (topology: a
+// memory-only node, CXL or a GPU's memory, holds none, and counting it
+// would say placements on one socket's CPUs could differ by NUMA node).
+// At least 1: a machine whose topology cannot be read is one node.
+func numaNodes(sysRoot string) int {
+	t, err := topology.Read(sysRoot)
+	if err != nil {
+		return 1
 	}
-	return max(n, 1)
+	return max(t.Nodes(), 1)
 }

@@ -89,13 +89,21 @@ func childGone(t *testing.T, pidFile string) {
 // counts it; no node directory at all is one node too.
 func TestNUMANodesWithCPUs(t *testing.T) {
 	dir := t.TempDir()
+	write := func(p, v string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("devices/system/cpu/online", "0-15\n")
+	for c := 0; c < 16; c++ {
+		write(fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", c), fmt.Sprintln(c/8))
+		write(fmt.Sprintf("devices/system/cpu/cpu%d/topology/core_id", c), fmt.Sprintln(c%8))
+	}
 	for node, cpus := range map[string]string{"node0": "0-7\n", "node1": "\n", "node2": "8-15\n"} {
-		if err := os.MkdirAll(filepath.Join(dir, node), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, node, "cpulist"), []byte(cpus), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		write("devices/system/node/"+node+"/cpulist", cpus)
 	}
 	if n := numaNodes(dir); n != 2 {
 		t.Errorf("nodes with CPUs = %d, want 2 (node1 is memory-only)", n)
