@@ -30,7 +30,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Labels and annotations of every object the engine creates.
@@ -174,13 +173,6 @@ func checkNamespace(flag, ns string) error {
 	}
 	return nil
 }
-
-// isSelector reports whether a node argument is a label selector: what
-// is no node name (a DNS subdomain, as the API server requires of one).
-// "zone notin (a)" and a prefixed bare key ("node-role.kubernetes.io/
-// worker": nodes that have it) were taken for names and not found; a
-// bare key without a prefix reads as a node name.
-func isSelector(s string) bool { return s != "" && len(validation.IsDNS1123Subdomain(s)) > 0 }
 
 // Names of objects.
 func leaseName(run string) string         { return "cnb-" + run }

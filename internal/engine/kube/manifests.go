@@ -364,7 +364,7 @@ func (c Config) RunObjects(server, client string, pairs int) ([]runtime.Object, 
 	}
 	for _, o := range objs {
 		p, ok := o.(*corev1.Pod)
-		if !ok || !isSelector(p.Spec.NodeName) {
+		if !ok || !IsSelector(p.Spec.NodeName) {
 			continue
 		}
 		if err := placeBySelector(p, p.Spec.NodeName); err != nil {

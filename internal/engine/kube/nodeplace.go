@@ -7,12 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // IsSelector reports whether a --server-node/--client-node argument is
-// a label selector (the defaults, iperf=server and iperf=client) rather
-// than a node name.
-func IsSelector(node string) bool { return isSelector(node) }
+// a label selector (the defaults, iperf=server and iperf=client): what
+// is no node name (a DNS subdomain, as the API server requires of one).
+// "zone notin (a)" and a prefixed bare key ("node-role.kubernetes.io/
+// worker": nodes that have it) were taken for names and not found; a
+// bare key without a prefix reads as a node name.
+func IsSelector(s string) bool { return s != "" && len(validation.IsDNS1123Subdomain(s)) > 0 }
 
 // nodeOperators are the node affinity operators of the label selector
 // operators: the same matching (NotIn, as !=, matches a node without

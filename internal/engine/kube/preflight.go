@@ -148,7 +148,7 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 
 func findNode(ctx context.Context, cs kubernetes.Interface, role, arg string) (*corev1.Node, error) {
 	var n *corev1.Node
-	if isSelector(arg) {
+	if IsSelector(arg) {
 		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: arg})
 		if err != nil {
 			return nil, fmt.Errorf("list nodes %s: %w", arg, err)
