@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 func newCleanupCmd() *cobra.Command {
@@ -80,15 +80,11 @@ func checkCleanupRun(id string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("--run %q is not a run ID: a run ID is letters, digits, '_' and '.' (env.json's run_id in the run's results directory, e.g. 3f9a2c)", id)
-	if rest, ok := strings.CutPrefix(id, cleanup.DefaultPrefix); ok {
-		if run, _, _ := strings.Cut(rest, "-"); journal.CheckRunID(run) == nil {
-			return fmt.Errorf("%s; %s is a namespace name of run %s: --run %s", msg, id, run, run)
-		}
+	if run, ok := cleanup.RunOf(id, cleanup.DefaultPrefix); ok && journal.CheckRunID(run) == nil {
+		return fmt.Errorf("%s; %s is a namespace name of run %s: --run %s", msg, id, run, run)
 	}
-	if b, err := os.ReadFile(filepath.Join(id, "env.json")); err == nil {
-		var env struct {
-			RunID string `json:"run_id"`
-		}
+	if b, err := os.ReadFile(filepath.Join(id, results.EnvFile)); err == nil {
+		var env results.Env
 		if json.Unmarshal(b, &env) == nil && journal.CheckRunID(env.RunID) == nil {
 			return fmt.Errorf("%s; %s is the results directory of run %s: --run %s", msg, id, env.RunID, env.RunID)
 		}

@@ -245,8 +245,8 @@ func (c *cleaner) fail(err error) {
 	}
 }
 
-// runOf returns the run part of a prefixed name: PREFIX<run>-...
-func runOf(name, prefix string) (string, bool) {
+// RunOf returns the run part of a prefixed name: PREFIX<run>-...
+func RunOf(name, prefix string) (string, bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok || rest == "" {
 		return "", false
@@ -258,7 +258,7 @@ func runOf(name, prefix string) (string, bool) {
 // sweep deletes prefixed namespaces whose run has no journal at all.
 func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal map[string]bool) {
 	for _, n := range names {
-		run, ok := runOf(n, c.opts.Prefix)
+		run, ok := RunOf(n, c.opts.Prefix)
 		if !ok || c.handled[n] || (c.opts.Run != "" && run != c.opts.Run) {
 			continue
 		}

@@ -49,9 +49,9 @@ func TestRunOf(t *testing.T) {
 	for _, tt := range []struct{ name, run string }{
 		{"cnb-r1-node", "r1"}, {"cnb-r1", "r1"}, {"cnb--x", ""}, {"cnb-", ""}, {"xcnb-r1-node", ""},
 	} {
-		got, ok := runOf(tt.name, "cnb-")
+		got, ok := RunOf(tt.name, "cnb-")
 		if got != tt.run || ok != (tt.run != "") {
-			t.Errorf("runOf(%q) = %q, %v", tt.name, got, ok)
+			t.Errorf("RunOf(%q) = %q, %v", tt.name, got, ok)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 		}
 	}
 	for _, n := range listed {
-		if r, ok := runOf(n, c.opts.Prefix); ok && r == run && !seen[n] {
+		if r, ok := RunOf(n, c.opts.Prefix); ok && r == run && !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
