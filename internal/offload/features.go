@@ -13,6 +13,15 @@ import (
 func Features(n Starter, dev string) map[string]bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	out := show(ctx, n, dev)
+	if out == nil {
+		return nil
+	}
+	return ParseFeatures(out)
+}
+
+// show reads `ethtool -k dev` inside the node; nil when it cannot.
+func show(ctx context.Context, n Starter, dev string) []byte {
 	p, err := n.Start(ctx, []string{"ethtool", "-k", dev})
 	if err != nil {
 		return nil
@@ -21,7 +30,7 @@ func Features(n Starter, dev string) map[string]bool {
 	if err != nil {
 		return nil
 	}
-	return ParseFeatures(out)
+	return out
 }
 
 // ParseFeatures reads `ethtool -k` output ("name: on [fixed]").

@@ -47,19 +47,6 @@ func Set(ctx context.Context, n Starter, dev, feature string, on bool) error {
 // feature bits took (netlink/features.c, nothing_changed).
 var couldNotChange = []byte("Could not change any device features")
 
-// show reads `ethtool -k dev`; nil when it cannot.
-func show(ctx context.Context, n Starter, dev string) []byte {
-	p, err := n.Start(ctx, []string{"ethtool", "-k", dev})
-	if err != nil {
-		return nil
-	}
-	out, _, err := p.Wait()
-	if err != nil {
-		return nil
-	}
-	return out
-}
-
 // Explain turns ethtool -K's complaint into one line: "not a feature" for
 // an unknown name; for "Could not change any device features", which
 // ethtool prints whenever none of the requested bits took, what shown
