@@ -151,6 +151,24 @@ func parseStat(tb testing.TB, capture string) *procstat.Stat {
 
 // reading is a minimal machine state: per CPU, jiffies as
 // "user system idle" and one value for NET_RX and all softnet counters.
+// replay writes each reading under root and has rec take it, a second
+// apart: the first begins the window, the last ends it when final.
+func replay(t *testing.T, rec *recorder, root string, steps []reading, final bool) {
+	t.Helper()
+	for i, r := range steps {
+		r.write(t, root)
+		var err error
+		if i == 0 {
+			err = rec.begin(t0)
+		} else {
+			err = rec.sample(t0.Add(time.Duration(i)*time.Second), final && i == len(steps)-1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 type reading struct {
 	cpus    []int
 	jiffies map[int][3]uint64
@@ -195,24 +213,15 @@ func TestRecorderWrapsTwice(t *testing.T) {
 	root := t.TempDir()
 	rec := newRecorder(root, time.Second)
 	const step = 3_000_000_000 // per second; the 32-bit counter wraps every 1.4 s
-	v := uint64(0)
-	for i := range 4 {
-		reading{
+	var steps []reading
+	for i, v := 0, uint64(0); i < 4; i, v = i+1, v+step {
+		steps = append(steps, reading{
 			cpus:    []int{0},
 			jiffies: map[int][3]uint64{0: {uint64(10 * i), 0, uint64(100 + 90*i)}},
 			counter: map[int]uint64{0: v % (1 << 32)},
-		}.write(t, root)
-		var err error
-		if i == 0 {
-			err = rec.begin(t0)
-		} else {
-			err = rec.sample(t0.Add(time.Duration(i)*time.Second), i == 3)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		v += step
+		})
 	}
+	replay(t, rec, root, steps, true)
 	w := rec.window()
 	c := w.Cores[0]
 	for name, got := range map[string]float64{"net_rx": c.NetRxPerSec, "processed": c.ProcessedPerSec,
@@ -244,18 +253,7 @@ func TestRecorderHotplug(t *testing.T) {
 		{cpus: []int{0, 1}, jiffies: map[int][3]uint64{0: {20, 0, 1180}, 1: {130, 60, 60}}, counter: map[int]uint64{0: 30, 1: 40}},
 		{cpus: []int{0, 1}, jiffies: map[int][3]uint64{0: {30, 0, 1270}, 1: {160, 70, 120}}, counter: map[int]uint64{0: 40, 1: 70}},
 	}
-	for i, r := range steps {
-		r.write(t, root)
-		var err error
-		if i == 0 {
-			err = rec.begin(t0)
-		} else {
-			err = rec.sample(t0.Add(time.Duration(i)*time.Second), false)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	replay(t, rec, root, steps, false)
 	w := rec.window()
 	var ncores []int
 	for _, p := range w.Points {
@@ -289,18 +287,7 @@ func TestRecorderOfflineAtEnd(t *testing.T) {
 		{cpus: []int{0, 1}, jiffies: map[int][3]uint64{0: {0, 0, 1000}, 1: {0, 0, 1000}}, counter: map[int]uint64{0: 10, 1: 10}},
 		{cpus: []int{0}, jiffies: map[int][3]uint64{0: {10, 0, 1090}}, counter: map[int]uint64{0: 20}},
 	}
-	for i, r := range steps {
-		r.write(t, root)
-		var err error
-		if i == 0 {
-			err = rec.begin(t0)
-		} else {
-			err = rec.sample(t0.Add(time.Duration(i)*time.Second), true)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	replay(t, rec, root, steps, true)
 	w := rec.window()
 	if len(w.Cores) != 2 || fmt.Sprint(w.Offline) != "[1]" {
 		t.Fatalf("cores %+v, offline %v; want two cores, cpu1 offline", w.Cores, w.Offline)
@@ -324,19 +311,10 @@ func TestRecorderOldSoftnet(t *testing.T) {
 		{cpus: []int{0, 1, 2}, softnetCPUs: []int{0, 2}, counter: map[int]uint64{0: 200, 1: 5, 2: 0xffff1000}},
 		{cpus: []int{0, 1, 2}, counter: map[int]uint64{0: 300, 1: 7, 2: 0x1000}},
 	}
-	for i, r := range steps {
-		r.jiffies, r.oldSoftnet = j, true
-		r.write(t, root)
-		var err error
-		if i == 0 {
-			err = rec.begin(t0)
-		} else {
-			err = rec.sample(t0.Add(time.Duration(i)*time.Second), false)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i := range steps {
+		steps[i].jiffies, steps[i].oldSoftnet = j, true
 	}
+	replay(t, rec, root, steps, false)
 	w := rec.window()
 	var got []float64
 	for _, c := range w.Cores {
