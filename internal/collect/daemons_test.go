@@ -59,22 +59,10 @@ func (k *daemonKernel) Daemons(names []string) ([]procs.Proc, error) {
 // processes of one name summed per node, CPU over the window from the
 // ticks, memory at its end, and the totals over both nodes.
 func TestNodeDaemons(t *testing.T) {
-	ks := map[string]*daemonKernel{"srv": {node: "srv"}, "cli": {node: "cli"}}
-	tr := Trial{Cluster: namedCluster{}, Kernel: func(n engine.Node) engine.Kernel { return ks[n.Name()] }}
-	c, err := daemonsEntry.New(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond)
-	ks["srv"].step = 5 // 10 ticks more over both calico-node processes: 0.1 s of CPU
-	r, err := c.Stop(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := r.Metrics
+	srv := &daemonKernel{node: "srv"}
+	m := daemonsOver(t, map[string]engine.Kernel{"srv": srv, "cli": &daemonKernel{node: "cli"}}, func() {
+		srv.step = 5 // 10 ticks more over both calico-node processes: 0.1 s of CPU
+	})
 	if m["daemon_calico-node_srv_rss_bytes"] != 80<<20 || m["daemon_kube-proxy_cli_rss_bytes"] != 20<<20 {
 		t.Errorf("memory %v", m)
 	}
@@ -120,23 +108,8 @@ func TestNodeDaemonsMatchPIDs(t *testing.T) {
 			{Name: "kube-proxy", PID: 13, Ticks: 5, RSSBytes: 20 * mib},  // restarted
 		},
 	}
-	cli := &phasedKernel{}
-	ks := map[string]engine.Kernel{"srv": srv, "cli": cli}
-	tr := Trial{Cluster: namedCluster{}, Kernel: func(n engine.Node) engine.Kernel { return ks[n.Name()] }}
-	c, err := daemonsEntry.New(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond)
-	srv.ended = true
-	r, err := c.Stop(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := r.Metrics
+	ks := map[string]engine.Kernel{"srv": srv, "cli": &phasedKernel{}}
+	m := daemonsOver(t, ks, func() { srv.ended = true })
 	if cpu := m["daemon_calico-node_srv_cpu_pct"]; cpu <= 0 || cpu > 100 {
 		t.Errorf("calico-node on srv used %v%% of a CPU, want (0, 100]: %v", cpu, m)
 	}
@@ -151,13 +124,30 @@ func TestNodeDaemonsMatchPIDs(t *testing.T) {
 
 	// Nothing measured: no daemons_* at all.
 	srv.start, srv.end, srv.ended = nil, nil, false
-	c, _ = daemonsEntry.New(tr)
+	if m := daemonsOver(t, ks, func() {}); len(m) != 0 {
+		t.Errorf("no daemons: %v, want no metrics", m)
+	}
+}
+
+// daemonsOver runs the daemons collector over a window of the nodes'
+// kernels (srv, cli) in which between happens, and returns its metrics.
+func daemonsOver(t *testing.T, ks map[string]engine.Kernel, between func()) map[string]float64 {
+	t.Helper()
+	tr := Trial{Cluster: namedCluster{}, Kernel: func(n engine.Node) engine.Kernel { return ks[n.Name()] }}
+	c, err := daemonsEntry.New(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if r, err = c.Stop(context.Background()); err != nil || len(r.Metrics) != 0 {
-		t.Errorf("no daemons: %v %v, want no metrics", r.Metrics, err)
+	time.Sleep(100 * time.Millisecond)
+	between()
+	r, err := c.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
+	return r.Metrics
 }
 
 type namedCluster struct{ fakeCluster }
