@@ -71,7 +71,8 @@ func (ns nsStarter) Start(ctx context.Context, argv []string) (engine.Process, e
 // device features" both for a fixed feature (a veth's loopback) and for
 // one the kernel turns back (GSO on a veth whose scatter-gather is off);
 // Set calls only the first fixed and says of the second that the kernel
-// or driver kept it, quoting ethtool.
+// or driver kept it, quoting ethtool. TSO asked on with checksumming off
+// makes ethtool exit 0 although no bit took: refused too.
 func TestSetExplainsWhatDidNotChange(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	if _, err := exec.LookPath("ethtool"); err != nil {
@@ -100,6 +101,17 @@ func TestSetExplainsWhatDidNotChange(t *testing.T) {
 	}
 	if msg := err.Error(); strings.Contains(msg, "fixed") || !strings.Contains(msg, "kept it off") || !strings.Contains(msg, "tx-generic-segmentation: off [requested on]") {
 		t.Errorf("gso without scatter-gather: %v; want that the kernel kept it off, quoting ethtool", err)
+	}
+	// ethtool exits 0 here: TSO's bits stay off without checksumming.
+	if err := offload.Set(ctx, n, "va", "tx-checksumming", false); err != nil {
+		t.Fatal(err)
+	}
+	err = offload.Set(ctx, n, "va", "tso", true)
+	if err == nil || !strings.Contains(err.Error(), "tx-tcp-segmentation: off [requested on]") {
+		t.Errorf("tso without checksumming: %v; want that the kernel kept it off", err)
+	}
+	if err := offload.Set(ctx, n, "va", "tx-checksumming", true); err != nil {
+		t.Errorf("tx-checksumming back on (its fixed bits stay off): %v", err)
 	}
 	err = offload.Set(ctx, n, "va", "loopback", true)
 	if err == nil || !strings.Contains(err.Error(), "fixed on this device (ethtool -k: loopback: off [fixed])") {

@@ -21,15 +21,24 @@ type Starter interface {
 // Set asks ethtool to turn one feature of dev on or off. One feature per
 // call, so that a feature the device cannot change is told apart from one
 // it does not know. ethtool exits 0 when the feature already has the
-// requested value, even when it is fixed.
+// requested value, even when it is fixed; it also exits 0 when some bit
+// changed, so a group's bits the kernel kept (TSO's with checksumming off)
+// are found in its "Actual changes" and refused unless the device fixes them.
 func Set(ctx context.Context, n Starter, dev, feature string, on bool) error {
 	argv := []string{"ethtool", "-K", dev, feature, state(on)}
 	p, err := n.Start(ctx, argv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
-	_, _, err = p.Wait()
+	stdout, stderr, err := p.Wait()
 	if err == nil {
+		out := string(append(append([]byte{}, stdout...), stderr...))
+		if len(requestedLines(out)) == 0 {
+			return nil
+		}
+		if msg := explainKept(requestedLines(out), show(ctx, n, dev)); msg != "" {
+			return fmt.Errorf("%s: %s", strings.Join(argv, " "), msg)
+		}
 		return nil
 	}
 	var ee *engine.ExitError
@@ -68,18 +77,33 @@ func Explain(stderr, stdout, shown []byte) string {
 }
 
 func explainUnchanged(out string, shown []byte) string {
-	var requested []string
-	for _, l := range strings.Split(out, "\n") {
-		if l = strings.TrimSpace(l); strings.Contains(l, "[requested ") {
-			requested = append(requested, strings.Join(strings.Fields(l), " "))
-		}
-	}
+	requested := requestedLines(out)
 	if len(requested) == 0 {
 		return "ethtool could not change it"
 	}
 	if shown == nil {
 		return "ethtool could not change it: " + strings.Join(requested, "; ")
 	}
+	if msg := explainKept(requested, shown); msg != "" {
+		return msg
+	}
+	return "fixed on this device (ethtool -k: " + strings.Join(fixedLines(requested, shown), "; ") + ")"
+}
+
+// requestedLines are ethtool -K's "Actual changes" lines for bits that did
+// not take the requested value ("name: off [requested on]").
+func requestedLines(out string) []string {
+	var requested []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "[requested ") {
+			requested = append(requested, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return requested
+}
+
+// fixedOn maps each feature `ethtool -k` (shown) marks "[fixed]" to its line.
+func fixedOn(shown []byte) map[string]string {
 	fixed := map[string]string{}
 	for _, l := range strings.Split(string(shown), "\n") {
 		l = strings.Join(strings.Fields(l), " ")
@@ -87,12 +111,32 @@ func explainUnchanged(out string, shown []byte) string {
 			fixed[name] = l
 		}
 	}
-	var fixedLines, kept []string
+	return fixed
+}
+
+func fixedLines(requested []string, shown []byte) []string {
+	fixed := fixedOn(shown)
+	var lines []string
+	for _, r := range requested {
+		name, _, _ := strings.Cut(r, ":")
+		if l, ok := fixed[name]; ok {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// explainKept says which requested bits the kernel or driver kept although
+// the device does not fix them, "" when there are none (a group's fixed
+// bits, as tx-checksum-ipv4 in tx-checksumming, are the device's to keep).
+// Unread -k output (nil) cannot tell them apart: every bit counts as kept.
+func explainKept(requested []string, shown []byte) string {
+	fixed := fixedOn(shown)
+	var kept []string
 	state := "off"
 	for _, r := range requested {
 		name, v, _ := strings.Cut(r, ":")
-		if l, ok := fixed[name]; ok {
-			fixedLines = append(fixedLines, l)
+		if _, ok := fixed[name]; ok {
 			continue
 		}
 		if strings.HasPrefix(strings.TrimSpace(v), "on") {
@@ -101,7 +145,7 @@ func explainUnchanged(out string, shown []byte) string {
 		kept = append(kept, r)
 	}
 	if len(kept) == 0 {
-		return "fixed on this device (ethtool -k: " + strings.Join(fixedLines, "; ") + ")"
+		return ""
 	}
 	return "the kernel or driver kept it " + state + " (it may depend on another feature): " + strings.Join(kept, "; ")
 }

@@ -1,8 +1,11 @@
 package offload
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
 )
 
 // Captured from ethtool 6.1 on this machine (kernel 6.18; see
@@ -74,4 +77,43 @@ func FuzzExplain(f *testing.F) {
 			t.Errorf("Explain(%q, %q, %q) = %q: want one non-empty line", stderr, stdout, shown, got)
 		}
 	})
+}
+
+// scripted answers each program by its argv's second word (-K or -k).
+type scripted map[string]string
+
+type done struct{ out string }
+
+func (d done) Wait() ([]byte, []byte, error) { return []byte(d.out), nil, nil }
+func (done) Stop()                           {}
+
+func (s scripted) Start(_ context.Context, argv []string) (engine.Process, error) {
+	return done{s[argv[1]]}, nil
+}
+
+// ethtool -K exits 0 whenever any bit changed, or none was asked to: TSO
+// asked on with checksumming off prints its bits "[requested on]" and
+// exits 0 (ethtool 6.1, kernel 6.18, a veth). Set must refuse that, but
+// not a group whose only untaken bits are fixed (tx-checksumming on, where
+// tx-checksum-ipv4 is fixed off on a veth).
+func TestSetRefusesKeptBitsAfterExitZero(t *testing.T) {
+	ctx := context.Background()
+	tso := scripted{
+		"-K": "Actual changes:\ntx-tcp-segmentation: off [requested on]\ntx-tcp6-segmentation: off [requested on]\n",
+		"-k": "Features for va:\ntcp-segmentation-offload: off\n\ttx-tcp-segmentation: off\n\ttx-tcp6-segmentation: off\n",
+	}
+	err := Set(ctx, tso, "va", "tso", true)
+	if err == nil || !strings.Contains(err.Error(), "kept it off") || !strings.Contains(err.Error(), "tx-tcp6-segmentation: off [requested on]") {
+		t.Errorf("tso kept off: %v; want refused, quoting ethtool", err)
+	}
+	tx := scripted{
+		"-K": "Actual changes:\ntx-checksum-ipv4: off [requested on]\ntx-checksum-ip-generic: on\ntx-tcp-segmentation: on [not requested]\n",
+		"-k": "Features for va:\ntx-checksumming: on\n\ttx-checksum-ipv4: off [fixed]\n\ttx-checksum-ip-generic: on\n",
+	}
+	if err := Set(ctx, tx, "va", "tx-checksumming", true); err != nil {
+		t.Errorf("a group whose untaken bit is fixed: %v", err)
+	}
+	if err := Set(ctx, scripted{}, "va", "tso", true); err != nil {
+		t.Errorf("ethtool silent and exit 0: %v", err)
+	}
 }
