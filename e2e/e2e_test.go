@@ -389,6 +389,14 @@ spec:
 	if wp.Policy == nil || wp.Policy.Mode != "wp" || wp.Policy.Chains["server"] < 8 || wp.Policy.Rules["server"] < 20 {
 		t.Errorf("calico-wp policy: %+v", wp.Policy)
 	}
+	// Whether bridged frames pass iptables is read in the server node:
+	// "absent" exactly when br_netfilter is not loaded on this kernel.
+	_, err := os.Stat("/proc/sys/net/bridge/bridge-nf-call-iptables")
+	for name, d := range env.Datapaths {
+		if v := d.BridgeNFCallIPTables; (v == "absent") != os.IsNotExist(err) || v == "" {
+			t.Errorf("%s: bridge_nf_call_iptables %q, host's file: %v", name, v, err)
+		}
+	}
 	run, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)

@@ -127,6 +127,14 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	}
 	add("cnibench", a.Version, b.Version)
 	add("CNI", cniText(a.CNI), cniText(b.CNI))
+	// Bridged frames pass iptables or not by br_netfilter, which anything
+	// on the machine may have loaded: the same datapath then costs more.
+	for _, name := range slices.Sorted(maps.Keys(a.Datapaths)) {
+		x, y := a.Datapaths[name].BridgeNFCallIPTables, b.Datapaths[name].BridgeNFCallIPTables
+		if x != "" && y != "" {
+			add("datapath "+name+" bridge-nf-call-iptables", x, y)
+		}
+	}
 	if a.Origin != nil && b.Origin != nil {
 		add("command", cmdline.Quote(a.Origin.Command), cmdline.Quote(b.Origin.Command))
 	}

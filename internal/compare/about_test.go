@@ -74,6 +74,18 @@ func TestHead(t *testing.T) {
 	if d := Differences(a, idleB, nil); len(d) != 0 {
 		t.Errorf("one run without cpuidle: %q", d)
 	}
+	// A datapath's bridged frames passing iptables in one run only (some
+	// program loaded br_netfilter in between) differs; unread is not.
+	brA, brB, brOld := a, a, a
+	brA.Datapaths = map[string]results.DatapathEnv{"bridge": {BridgeNFCallIPTables: "absent"}}
+	brB.Datapaths = map[string]results.DatapathEnv{"bridge": {BridgeNFCallIPTables: "1"}}
+	brOld.Datapaths = map[string]results.DatapathEnv{"bridge": {}}
+	if d := Differences(brA, brB, nil); len(d) != 1 || d[0] != "datapath bridge bridge-nf-call-iptables absent / 1" {
+		t.Errorf("br_netfilter: %q", d)
+	}
+	if d := Differences(brOld, brB, nil); len(d) != 0 {
+		t.Errorf("one run without the fact: %q", d)
+	}
 	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}); h.AboutA != "" || h.Differ != nil {
 		t.Errorf("without env.json: %+v", h)
 	}

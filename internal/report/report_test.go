@@ -235,4 +235,9 @@ func TestDatapathText(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	for v, want := range map[string]string{"1": "bridge, bridge-nf-call-iptables=1", "absent": "bridge, br_netfilter not loaded", "": "bridge"} {
+		if got := datapathText(results.DatapathEnv{Type: "bridge", BridgeNFCallIPTables: v}); got != want {
+			t.Errorf("bridge-nf-call-iptables %q: got %q, want %q", v, got, want)
+		}
+	}
 }

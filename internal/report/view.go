@@ -411,6 +411,13 @@ func datapathText(d results.DatapathEnv) string {
 	if len(d.Offloads) > 0 {
 		parts = append(parts, "offloads: "+strings.Join(d.Offloads, "; "))
 	}
+	switch v := d.BridgeNFCallIPTables; v {
+	case "":
+	case "absent":
+		parts = append(parts, "br_netfilter not loaded")
+	default:
+		parts = append(parts, "bridge-nf-call-iptables="+v)
+	}
 	if p := d.PodNetwork; p != nil {
 		parts = append(parts, fmt.Sprintf("pod network setup median %.1f ms (max %.1f, %d pods), teardown median %.1f ms (max %.1f, %d pods)",
 			p.SetupMedianMs, p.SetupMaxMs, p.Pods, p.TeardownMedianMs, p.TeardownMaxMs, p.TeardownPods))

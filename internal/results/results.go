@@ -327,6 +327,13 @@ type DatapathEnv struct {
 	// Netfilter is the CNI and kube-proxy rule state installed on the
 	// nodes (knob netfilter).
 	Netfilter *NetfilterEnv `json:"netfilter,omitempty"`
+	// BridgeNFCallIPTables is net.bridge.bridge-nf-call-iptables in the
+	// server node's namespace once the datapath was built: "1" when its
+	// bridged frames pass iptables, "0", or "absent" (br_netfilter not
+	// loaded); "" when unread. A bridge datapath's cost per packet differs
+	// by it, and loading br_netfilter anywhere makes it 1 in every new
+	// namespace.
+	BridgeNFCallIPTables string `json:"bridge_nf_call_iptables,omitempty"`
 	// PodNetwork is how long pods' networks took to set up and tear
 	// down over the whole run of this datapath.
 	PodNetwork *PodNetworkEnv `json:"pod_network,omitempty"`

@@ -42,6 +42,7 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 	}
 	applied, err := knob.Apply(ctx, knob.Datapath, tgt)
 	if err == nil {
+		de.BridgeNFCallIPTables = bridgeNetfilter(r.engine.FS(c.Server()), c.Server().Netns())
 		err = r.recordDatapath(d.Name, de)
 	}
 	if err != nil {

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -174,6 +177,20 @@ func (r *run) recordDatapath(name string, de results.DatapathEnv) error {
 	}
 	r.env.Datapaths[name] = de
 	return r.out.WriteEnv(r.env)
+}
+
+// bridgeNetfilter reads net.bridge.bridge-nf-call-iptables in a node's
+// namespace: "absent" when br_netfilter is not loaded (the file is
+// missing), "" when it cannot be read.
+func bridgeNetfilter(fs tune.FS, nodeNS string) string {
+	v, err := fs.Read(nodeNS, tune.FSProc, probe.BrNetfilterSysctl)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return "absent"
+	case err != nil:
+		return ""
+	}
+	return strings.TrimSpace(v)
 }
 
 // oneNUMANote says, when workloads pin and the server's machine has one
