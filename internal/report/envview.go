@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// envView is the report's environment section: env.json's facts as
+// name-value lines, and the longer ones as details.
+func envView(run *results.Run) ([][2]string, []detail) {
+	if !run.HasEnv {
+		return [][2]string{{"env.json", "missing"}}, nil
+	}
+	e := run.Env
+	kv := [][2]string{
+		{"tool", strings.TrimSpace(e.Tool + " " + e.Version)},
+		{"run id", e.RunID},
+		{"engine", e.Engine},
+		{"host", e.Hostname},
+		{"kernel", e.Kernel},
+		{"CPU", fmt.Sprintf("%d × %s, %d NUMA node(s)", e.CPUs, e.CPUModel, e.NUMANodes)},
+	}
+	if e.CPUIdle != nil {
+		kv = append(kv, [2]string{"CPU idle", e.CPUIdle.String()})
+	}
+	if !e.Started.IsZero() {
+		kv = append(kv, [2]string{"started", e.Started.UTC().Format(time.RFC3339)})
+	}
+	if e.Origin != nil && len(e.Origin.Command) > 0 {
+		kv = append(kv, [2]string{"command", cmdline.Quote(e.Origin.Command)})
+	}
+	kv = append(kv, [2]string{"node CPUs", nodeCPUsText(e.NodeCPUs)})
+	if e.CNI != nil {
+		v := e.CNI.String()
+		if len(e.CNI.Evidence) > 0 {
+			v += " (evidence: " + strings.Join(e.CNI.Evidence, "; ") + ")"
+		}
+		kv = append(kv, [2]string{"CNI", v})
+	}
+	var tools []string
+	for _, k := range sortedKeys(e.Tools) {
+		tools = append(tools, k+" "+e.Tools[k])
+	}
+	if len(tools) > 0 {
+		kv = append(kv, [2]string{"tools", strings.Join(tools, "; ")})
+	}
+	for _, name := range sortedKeys(e.Datapaths) {
+		kv = append(kv, [2]string{"datapath " + name, datapathText(e.Datapaths[name])})
+	}
+	var det []detail
+	if len(e.Offloads) > 0 {
+		d := detail{Summary: "Offloads before the run (ethtool -k)"}
+		for _, iface := range sortedKeys(e.Offloads) {
+			var on, off []string
+			for _, f := range sortedKeys(e.Offloads[iface]) {
+				if e.Offloads[iface][f] {
+					on = append(on, f)
+				} else {
+					off = append(off, f)
+				}
+			}
+			d.Lines = append(d.Lines, fmt.Sprintf("%s: on: %s; off: %s", iface, strings.Join(on, ", "), strings.Join(off, ", ")))
+		}
+		det = append(det, d)
+	}
+	if len(e.Steering) > 0 {
+		d := detail{Summary: "Receive steering before the run"}
+		for _, k := range sortedKeys(e.Steering) {
+			d.Lines = append(d.Lines, k+" = "+e.Steering[k])
+		}
+		det = append(det, d)
+	}
+	if len(e.Sysctls) > 0 {
+		d := detail{Summary: "Sysctls the tunings set, before the run"}
+		for _, k := range sortedKeys(e.Sysctls) {
+			d.Lines = append(d.Lines, k+" = "+e.Sysctls[k])
+		}
+		det = append(det, d)
+	}
+	return kv, det
+}
+
+// datapathText says in one line how a datapath of the run was built.
+func datapathText(d results.DatapathEnv) string {
+	parts := []string{d.Type}
+	if d.Implementation != "" {
+		parts = append(parts, "by "+d.Implementation)
+	}
+	if d.Wiring != "" {
+		parts = append(parts, "wiring "+d.Wiring)
+	}
+	if d.PodMTU > 0 {
+		parts = append(parts, fmt.Sprintf("pod MTU %d", d.PodMTU))
+	}
+	if d.LinkRate > 0 {
+		parts = append(parts, fmt.Sprintf("line rate %g Mbit/s", float64(d.LinkRate)/1e6))
+	}
+	if len(d.Offloads) > 0 {
+		parts = append(parts, "offloads: "+strings.Join(d.Offloads, "; "))
+	}
+	switch v := d.BridgeNFCallIPTables; v {
+	case "":
+	case "absent":
+		parts = append(parts, "br_netfilter not loaded")
+	default:
+		parts = append(parts, "bridge-nf-call-iptables="+v)
+	}
+	if p := d.PodNetwork; p != nil {
+		parts = append(parts, fmt.Sprintf("pod network setup median %.1f ms (max %.1f, %d pods), teardown median %.1f ms (max %.1f, %d pods)",
+			p.SetupMedianMs, p.SetupMaxMs, p.Pods, p.TeardownMedianMs, p.TeardownMaxMs, p.TeardownPods))
+	}
+	if p := d.Policy; p != nil {
+		var per []string
+		for _, n := range sortedKeys(p.Chains) {
+			per = append(per, fmt.Sprintf("%s %d chains, %d rules", n, p.Chains[n], p.Rules[n]))
+		}
+		parts = append(parts, fmt.Sprintf("%s policy %s (%s)", p.Style, p.Mode, strings.Join(per, "; ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nodeCPUsText(m map[string][]int) string {
+	if len(m) == 0 {
+		return "not recorded"
+	}
+	var parts []string
+	for _, n := range sortedKeys(m) {
+		c := "all (shared)"
+		if len(m[n]) > 0 {
+			c = cpuset.Set(slices.Sorted(slices.Values(m[n]))).String()
+		}
+		parts = append(parts, n+": "+c)
+	}
+	return strings.Join(parts, "; ")
+}
