@@ -239,10 +239,36 @@ func yamlError(file string, root *yaml.Node, err error) error {
 		rest := strings.TrimPrefix(msg, "line ")
 		if i := strings.Index(rest, ":"); i > 0 {
 			line, _ = strconv.Atoi(rest[:i])
-			msg = "malformed YAML: " + strings.TrimSpace(rest[i+1:])
+			problem := strings.TrimSpace(rest[i+1:])
+			msg = "malformed YAML: " + problem
+			if in, ok := parserProblems[problem]; ok {
+				line++
+				if in != "" {
+					msg += " (in the " + in + " that starts on this line)"
+				}
+			}
 		}
 	}
 	return &FieldError{File: file, Line: line, Msg: oneLine(msg)}
+}
+
+// parserProblems are the problems yaml.v3's parser (parserc.go) reports,
+// with what the line it gives starts. Their line is counted from 0 (its
+// decode.go fail() adds 1 for scanner errors only: go-yaml/yaml#205) and
+// is that of the construct the problem was found in, where it has one:
+// an unclosed '[' two lines up is reported at the '['.
+var parserProblems = map[string]string{
+	"did not find expected key":              "mapping",
+	"did not find expected '-' indicator":    "list",
+	"did not find expected ',' or ']'":       "[...] list",
+	"did not find expected ',' or '}'":       "{...} mapping",
+	"did not find expected node content":     "",
+	"did not find expected <document start>": "",
+	"did not find expected <stream-start>":   "",
+	"found undefined tag handle":             "",
+	"found incompatible YAML document":       "",
+	"found duplicate %YAML directive":        "",
+	"found duplicate %TAG directive":         "",
 }
 
 // oneLine keeps an error on one line: yaml.v3 quotes offending values
@@ -381,7 +407,9 @@ func setChild(m *yaml.Node, key string, v *yaml.Node) {
 // in the (possibly overridden) tree, 0 if unknown or set from the CLI,
 // and the node at the path (nil when the path is not in the tree).
 func locate(root *yaml.Node, field string) (int, *yaml.Node) {
-	cur, line := root, 0
+	// A key missing from the top (kind:) is the document's to have: its
+	// first line, not "(--set)".
+	cur, line := root, root.Line
 	segs := strings.Split(field, ".")
 	for si, seg := range segs {
 		name, idx := seg, -1

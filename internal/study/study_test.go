@@ -45,7 +45,7 @@ func TestInvalidFixtures(t *testing.T) {
 		"invalid-unknown-tuning.yaml":     {7, `unknown tuning "turbo"`},
 		"invalid-replicas-zero.yaml":      {9, "spec.replicas[1]: replica count must be between 1 and"},
 		"invalid-duration-le-warmup.yaml": {11, "spec.duration: duration 2s must be longer than warmup 2s"},
-		"invalid-malformed.yaml":          {0, "malformed YAML"},
+		"invalid-malformed.yaml":          {6, "malformed YAML: did not find expected ',' or ']' (in the [...] list that starts on this line)"},
 		"invalid-unknown-tool.yaml":       {8, `unknown workload tool "netperf"`},
 		"invalid-unknown-field.yaml":      {12, `unknown field "colour"`},
 		"invalid-bad-cpulist.yaml":        {7, "spec.tunings[1].rps.cpus"},
@@ -314,5 +314,18 @@ func TestBuiltinWorkloadsStudy(t *testing.T) {
 	total := time.Duration(len(s.Cells())*s.Spec.Trials.Max) * (s.Spec.Duration.Duration + s.Spec.Cooldown.Duration)
 	if total > 2*time.Minute {
 		t.Errorf("quick profile measures for %s", total)
+	}
+}
+
+// A key missing from the top of a file is the file's to have: its error
+// names line 1, not "(--set)", which no --set gave.
+func TestMissingTopKeyNamesTheFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "nokind.yaml")
+	if err := os.WriteFile(f, []byte("apiVersion: cnibench/v1alpha1\nmetadata:\n  name: x\nspec:\n  datapaths: [bridge]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Resolve(f, Options{}, testCatalog)
+	if err == nil || !strings.HasPrefix(err.Error(), f+":1: kind: ") {
+		t.Errorf("got %v, want %s:1: kind: ...", err, f)
 	}
 }
