@@ -119,8 +119,9 @@ const kubeMasqMark = "0x4000"
 // (Flannel, Calico's FORWARD accept and nat POSTROUTING, Weave's INPUT
 // and POSTROUTING: appended) as each daemon places them.
 //
-// kube-proxy writes Service ports in map order; here they are sorted by
-// chain name, a fixed stand-in for a random position in KUBE-SERVICES.
+// kube-proxy writes Service ports in map order; here the measured
+// Services sit together in the middle of the fillers (sortedServices),
+// where a random position lands on average.
 // clusterCIDR is kube-proxy's --cluster-cidr.
 func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	if clusterCIDR == nil || clusterCIDR.IP.To4() == nil {
@@ -172,10 +173,20 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 }
 
 // sortedServices validates services, refuses a port given twice, and
-// returns them sorted by chain name: kube-proxy writes Service ports in
-// map order, and a fixed order stands in for a random position.
+// returns them in the order KUBE-SERVICES holds them: the fillers
+// (Fillers, namespace FillerNamespace) sorted by chain name, and the
+// measured Services (every other) together in their middle, at
+// len(fillers)/2. kube-proxy writes one KUBE-SERVICES rule per Service
+// port as it ranges over its svcPortMap, a Go map
+// (kubernetes/kubernetes v1.33.1 pkg/proxy/iptables/proxier.go:976,
+// "for svcName, svc := range proxier.svcPortMap"), so a Service's rule
+// lands at a random place, on average the middle. Sorting everything
+// by chain name put each measured Service wherever its hash fell: with
+// 5000 fillers UDP to server 0 was checked against 44 rules and TCP to
+// server 1 against 4930, a difference of the name, not of the datapath.
 func sortedServices(services []Service) ([]Service, error) {
 	seen := map[string]bool{}
+	var fill, measured []Service
 	for _, s := range services {
 		if err := s.validate(); err != nil {
 			return nil, err
@@ -184,10 +195,22 @@ func sortedServices(services []Service) ([]Service, error) {
 			return nil, fmt.Errorf("service port %s given twice", s.portName())
 		}
 		seen[s.Chain()] = true
+		if s.Namespace == FillerNamespace {
+			fill = append(fill, s)
+		} else {
+			measured = append(measured, s)
+		}
 	}
-	svcs := append([]Service(nil), services...)
-	sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
-	return svcs, nil
+	byChain := func(svcs []Service) {
+		sort.Slice(svcs, func(i, j int) bool { return svcs[i].Chain() < svcs[j].Chain() })
+	}
+	byChain(fill)
+	byChain(measured)
+	mid := len(fill) / 2
+	out := make([]Service, 0, len(services))
+	out = append(out, fill[:mid]...)
+	out = append(out, measured...)
+	return append(out, fill[mid:]...), nil
 }
 
 // kubeProxyServices adds each service's chain and its endpoints' chains
@@ -222,6 +245,10 @@ func kubeProxyServices(rs *Ruleset, svcs []Service, cluster string) {
 	}
 }
 
+// FillerNamespace is the namespace of the filler Services (Fillers):
+// sortedServices tells them from the measured ones by it.
+const FillerNamespace = "cnibench-filler"
+
 // Fillers returns n ClusterIP Services of a cluster with endpoints
 // endpoints each, to stand beside the benchmark Service: ClusterIPs from
 // serviceCIDR after its first 16 addresses (kube-dns and the API server
@@ -239,7 +266,7 @@ func Fillers(n, endpoints int, serviceCIDR, endpointCIDR *net.IPNet) ([]Service,
 	}
 	out := make([]Service, n)
 	for i := range out {
-		s := Service{Namespace: "cnibench-filler", Name: fmt.Sprintf("svc-%d", i), PortName: "http", Protocol: "tcp",
+		s := Service{Namespace: FillerNamespace, Name: fmt.Sprintf("svc-%d", i), PortName: "http", Protocol: "tcp",
 			ClusterIP: nth(serviceCIDR, uint32(16+i)), Port: 80}
 		for j := 0; j < endpoints; j++ {
 			s.Endpoints = append(s.Endpoints, Endpoint{IP: nth(endpointCIDR, uint32(1+i*endpoints+j)), Port: 8080})
