@@ -87,13 +87,22 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   fi
-  apt-get update -qq
+  # apt-get update exits 0 when it could not fetch an index ("W: Failed
+  # to fetch"): keep what it said, to name the cause if packages are missing.
+  apt_said=$(apt-get update -qq 2>&1) || { echo "$apt_said" >&2; echo "setup: apt-get update failed" >&2; exit 2; }
+  apt_failed=$(grep -E '^(W: Failed to fetch|E: )' <<<"$apt_said" || true)
   pkgs=()
   for need in "${need_pkgs[@]}"; do
     found=$(first_offered "$need") || echo "setup: warning: the package archive offers none of: ${need//|/ or }" >&2
     # shellcheck disable=SC2206 # an alternative may name several packages
     pkgs+=($found)
   done
+  if [ ${#pkgs[@]} -eq 0 ]; then
+    echo "setup: the package archive offers none of what is missing (${need_pkgs[*]})" >&2
+    [ -z "$apt_failed" ] || printf 'setup: apt-get update could not reach it:\n%s\n' "$apt_failed" >&2
+    exit 2
+  fi
+  [ -z "$apt_failed" ] || printf 'setup: warning: apt-get update could not fetch some indexes:\n%s\n' "$apt_failed" >&2
   echo "setup: installing ${pkgs[*]}"
   # iperf3's package asks whether to start a daemon; say no.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
@@ -119,10 +128,20 @@ go_ok() {
 if ! go_ok; then
   arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
   dest=/usr/local/lib/cnibench-go
-  if [ ! -x "$dest/go/bin/go" ]; then
+  if [ ! -x "$dest/go/bin/go" ] || [ "$("$dest/go/bin/go" env GOVERSION 2>/dev/null)" != "go$want" ]; then
+    sum=$(awk -v v="$want" -v a="$arch" '$1 == v && $2 == a {print $3}' scripts/go-toolchain.sha256)
+    if [ -z "$sum" ]; then
+      echo "setup: no pinned checksum for Go $want on $arch in scripts/go-toolchain.sha256: install Go $want (https://go.dev/dl) or add its line" >&2
+      exit 2
+    fi
     echo "setup: fetching Go $want from the Go module proxy"
     tmp=$(mktemp -d)
     curl -fsSL -o "$tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
+    if ! echo "$sum  $tmp/go.zip" | sha256sum -c --quiet - >/dev/null 2>&1; then
+      rm -rf "$tmp"
+      echo "setup: the Go $want toolchain fetched does not match its sha256 in scripts/go-toolchain.sha256" >&2
+      exit 2
+    fi
     mkdir -p "$dest" && unzip -q "$tmp/go.zip" -d "$tmp/x"
     rm -rf "$dest/go" && mv "$tmp/x/golang.org/toolchain@v0.0.1-go${want}.linux-${arch}" "$dest/go"
     chmod +x "$dest/go/bin/"* "$dest/go/pkg/tool/"*/* 2>/dev/null || true
