@@ -10,8 +10,10 @@
 //     /var/lib/cni is on a real host (host-local's leases in networks/,
 //     libcni's result cache in cache/); and the plugin search path
 //     (CNI_PATH).
-//   - ADD is containerd's (go-cni): the loopback network on "lo", then the
-//     pod's network on eth0. DEL runs the pod's network, then loopback,
+//   - ADD is containerd's (go-cni): the loopback network on "lo" and the
+//     pod's network on eth0, at the same time. DEL runs the pod's network,
+//     then loopback (go-cni's Remove goes the other way and stops at the
+//     first error; this goes on, so that a teardown releases all it can),
 //     with the configuration the ADD used; libcni hands each plugin the
 //     ADD's cached result as prevResult, as CNI 1.0 requires. DEL of what
 //     is already gone succeeds (the plugins' own rule).
@@ -52,7 +54,7 @@ const (
 	// name (a real node's /var/lib/cni/networks).
 	NetworksDir = "networks"
 	// CacheDir holds libcni's cached results and configurations (a real
-	// node's /var/lib/cni/results).
+	// node's /var/lib/cni: libcni writes them under its results/).
 	CacheDir = "cache"
 )
 
@@ -141,8 +143,8 @@ type Result struct {
 // loopbackIf is the interface the loopback network is run for.
 const loopbackIf = "lo"
 
-// Add wires pod p with the network configuration list conf: loopback,
-// then conf on p.IfName. On failure the caller should still call Del with
+// Add wires pod p with the network configuration list conf on p.IfName
+// and loopback, concurrently. On failure the caller should still call Del with
 // the same arguments, as a runtime does, to release what was allocated.
 func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
 	ctx, cancel := n.bounded(ctx, "ADD", p)
@@ -156,13 +158,23 @@ func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
 		return Result{}, fmt.Errorf("cni loopback configuration: %w", err)
 	}
 	c := n.cni()
-	if _, err := c.AddNetworkList(ctx, lo, n.runtime(p, loopbackIf)); err != nil {
-		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", lo.Name, p.ID, n.Name, err)
-	}
-	p.done(StepName(lo))
+	// Both networks at once, as containerd sets a pod up by default
+	// (NetworkPluginSetupSerially false: go-cni's Setup, attachNetworks,
+	// one goroutine per network); the step ends when both have.
+	loErr := make(chan error, 1)
+	go func() {
+		_, err := c.AddNetworkList(ctx, lo, n.runtime(p, loopbackIf))
+		loErr <- err
+	}()
 	res, err := c.AddNetworkList(ctx, list, n.runtime(p, p.IfName))
 	if err != nil {
-		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)
+		err = fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)
+	}
+	if lerr := <-loErr; lerr != nil {
+		err = errors.Join(fmt.Errorf("cni ADD %s for pod %s on node %s: %w", lo.Name, p.ID, n.Name, lerr), err)
+	}
+	if err != nil {
+		return Result{}, err
 	}
 	p.done(StepName(list))
 	out, err := n.result(res)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
 
@@ -23,6 +24,9 @@ import (
 const (
 	fakeLogEnv  = "CNIEXEC_FAKE_LOG"
 	fakeFailEnv = "CNIEXEC_FAKE_FAIL"
+	// fakeMeetEnv names a directory where each plugin's ADD marks its
+	// start and waits for the other's: it fails unless both run at once.
+	fakeMeetEnv = "CNIEXEC_FAKE_MEET"
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +67,10 @@ func fakePlugin() int {
 	if c.Env["CNI_COMMAND"] != "ADD" {
 		return 0
 	}
+	if dir := os.Getenv(fakeMeetEnv); dir != "" && !meet(dir, name) {
+		fmt.Printf(`{"cniVersion":"1.0.0","code":999,"msg":"%s ran alone: the other network's ADD did not start within 10 s"}`, name)
+		return 1
+	}
 	if name == "fakeplug" && os.Getenv(fakeFailEnv) != "" {
 		fmt.Print(`{"cniVersion":"1.0.0","code":11,"msg":"try again later","details":"fake failure"}`)
 		fmt.Fprint(os.Stderr, "fake plugin complains")
@@ -75,6 +83,20 @@ func fakePlugin() int {
 	fmt.Printf(`{"cniVersion":"1.0.0","interfaces":[{"name":%q,"sandbox":%q}],"ips":[{"interface":0,"address":%q}]}`,
 		c.Env["CNI_IFNAME"], c.Env["CNI_NETNS"], addr)
 	return 0
+}
+
+// meet marks name's start in dir and waits for both plugins' marks.
+func meet(dir, name string) bool {
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+		return false
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		marks, _ := filepath.Glob(filepath.Join(dir, "*"))
+		if len(marks) == 2 {
+			return true
+		}
+	}
+	return false
 }
 
 const fakeConf = `{"cniVersion":"1.0.0","name":"fakenet","plugins":[{"type":"fakeplug","mtu":1450,"ipam":{"type":"host-local","ranges":[[{"subnet":"10.1.2.0/24"}]]}}]}`
@@ -156,7 +178,7 @@ func readCalls(t *testing.T, log string) []call {
 // TestAddDelAsARuntime checks how the plugins are called: in the node's
 // namespace, argument vector = the plugin's path alone, the CNI_*
 // environment a runtime sets, the configuration with the node's IPAM
-// directory on stdin, loopback first on ADD and last on DEL, and the ADD's
+// directory on stdin, loopback with the pod network on ADD and last on DEL, and the ADD's
 // result as prevResult on DEL.
 func TestAddDelAsARuntime(t *testing.T) {
 	n, pod, log := fakeNode(t)
@@ -182,6 +204,10 @@ func TestAddDelAsARuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := readCalls(t, log)
+	// The two ADDs run at once (TestAddRunsBothNetworksAtOnce): in either order.
+	if len(calls) == 4 && filepath.Base(calls[0].Argv[0]) == "fakeplug" {
+		calls[0], calls[1] = calls[1], calls[0]
+	}
 	var got []string
 	for _, c := range calls {
 		got = append(got, filepath.Base(c.Argv[0])+" "+c.Env["CNI_COMMAND"]+" "+c.Env["CNI_IFNAME"])
@@ -226,6 +252,25 @@ func TestAddDelAsARuntime(t *testing.T) {
 	}
 	if !strings.Contains(string(del.PrevResult), "10.1.2.3/24") {
 		t.Errorf("DEL stdin %s: want the ADD's result as prevResult", calls[2].Stdin)
+	}
+}
+
+// As containerd by default (go-cni's Setup), the loopback network and the
+// pod's are set up at the same time: each fake plugin waits for the
+// other to start, which fails when they run one after the other.
+func TestAddRunsBothNetworksAtOnce(t *testing.T) {
+	n, pod, _ := fakeNode(t)
+	t.Setenv(fakeMeetEnv, t.TempDir())
+	var steps []string
+	pod.Done = func(step string) { steps = append(steps, step) }
+	if _, err := n.Add(context.Background(), pod, []byte(fakeConf)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Del(context.Background(), pod, []byte(fakeConf)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(steps, []string{"cni fakeplug"}) {
+		t.Errorf("steps %q, want one, the pod network's, ending when both are up", steps)
 	}
 }
 
