@@ -79,6 +79,9 @@ the end of each run. The permanent forms are printed for review, never applied.`
 func (f *adviseFlags) check(cmd *cobra.Command) error {
 	switch f.engine {
 	case "local":
+		if err := f.kube.refuseWithout(cmd.Flags(), "--engine kube"); err != nil {
+			return err
+		}
 	case "kube":
 		if err := f.kube.config().Validate(); err != nil {
 			return inputErr(err)
@@ -187,7 +190,13 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		Study: absFile(cmd.Flags().Lookup("study")), Sets: f.sets}
 	if f.engine == "kube" {
 		opt.Engine, opt.Kube, opt.ClusterArgs = "kube", f.kube.config(), f.kube.given(cmd.Flags())
-		opt.JournalDir = cmp.Or(f.journalDir, kubeJournalDir)
+		opt.JournalDir = f.journalDir
+		if opt.JournalDir == "" {
+			var err error
+			if opt.JournalDir, err = kubeJournalDir(); err != nil {
+				return inputErr(err)
+			}
+		}
 	}
 	// The user's own study and overrides must be good on their own: that
 	// is bad input.

@@ -37,8 +37,12 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 					return inputErr(err)
 				}
 			}
+			if err := checkCleanupMode(cmd, &kf, useKube); err != nil {
+				return err
+			}
 			if useKube {
-				return kubeCleanup(cmd.Context(), cmd.OutOrStdout(), &kf, opt.Run, kubeAll, opt.DryRun)
+				return kubeCleanup(cmd.Context(), cmd.OutOrStdout(), &kf, kubeCleanupOptions{
+					only: opt.Run, all: kubeAll, dryRun: opt.DryRun, journalDir: opt.JournalDir})
 			}
 			rep, err := cleanup.Run(cmd.Context(), opt)
 			for _, line := range rep.Actions {
@@ -68,6 +72,23 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 	cmd.Flags().BoolVar(&kubeAll, "all", false, "with --kube: also runs started from other machines (their controller cannot be checked from here)")
 	kf.register(cmd.Flags())
 	return cmd
+}
+
+// checkCleanupMode refuses the flags of the other cleanup than the one
+// asked for: without --kube, --all and the cluster's flags would be
+// ignored and this machine cleaned instead; with it, --orphans (this
+// machine's namespaces) would be.
+func checkCleanupMode(cmd *cobra.Command, kf *kubeFlags, useKube bool) error {
+	if useKube {
+		if cmd.Flags().Changed("orphans") {
+			return inputErr(errors.New("--orphans removes this machine's leftover namespaces; --kube cleans up a cluster: use them apart"))
+		}
+		return nil
+	}
+	if cmd.Flags().Changed("all") {
+		return inputErr(errors.New("--all needs --kube"))
+	}
+	return kf.refuseWithout(cmd.Flags(), "--kube")
 }
 
 // checkCleanupRun refuses a --run value that can never name a run, which

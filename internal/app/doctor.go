@@ -47,6 +47,11 @@ not; nothing is created.`,
 			if err := runner.CheckEngine(engine); err != nil {
 				return inputErr(err)
 			}
+			if engine != "kube" {
+				if err := kf.refuseWithout(cmd.Flags(), "--engine kube"); err != nil {
+					return err
+				}
+			}
 			if engine == "kube" {
 				quietKlog()
 				cfg := kf.config()

@@ -24,10 +24,51 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
-// kubeJournalDir keeps kube runs' controller journals apart from local
+// kubeJournalDir is where kube runs keep their controller journals and
+// host lock (for this process's user and environment; kubeJournalDirFor).
+func kubeJournalDir() (string, error) { return kubeJournalDirFor(os.Geteuid(), os.Getenv) }
+
+// kubeJournalDirFor keeps kube runs' controller journals apart from local
 // runs': their values live on cluster nodes, and the local `cleanup` must
-// never replay them against this machine.
-var kubeJournalDir = filepath.Join(journal.DefaultDir, "kube")
+// never replay them against this machine. A kube run changes nothing on
+// this machine (every knob goes through a node's agent, journaled there),
+// so it needs no root here: root keeps /run/cnibench/kube, and any other
+// user a directory of their own, so that they need no sudo, which would
+// change KUBECONFIG and HOME and so the cluster reached. The runtime
+// directory first ($XDG_RUNTIME_DIR: private to the user, gone at logout
+// as /run is at boot), else the user's cache directory as
+// os.UserCacheDir finds it. `cleanup --kube` reads the same directory,
+// run by the same user.
+func kubeJournalDirFor(euid int, getenv func(string) string) (string, error) {
+	if euid == 0 {
+		return filepath.Join(journal.DefaultDir, "kube"), nil
+	}
+	// Relative values are ignored, as the XDG specification asks.
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "cnibench", "kube"), nil
+	}
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "cnibench", "kube"), nil
+	}
+	if d := getenv("HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, ".cache", "cnibench", "kube"), nil
+	}
+	return "", errors.New("no directory of yours for the kube run's controller journal: " +
+		"set XDG_RUNTIME_DIR or HOME to an absolute path (root uses " + filepath.Join(journal.DefaultDir, "kube") + ")")
+}
+
+// refuseWithout refuses the kube flags given to a command that will not
+// use them without needs (--engine kube, --kube): ignored, they would let
+// a user believe a cluster was checked or cleaned while this machine was.
+// The first given is named, in the order --help lists them.
+func (f *kubeFlags) refuseWithout(fs *pflag.FlagSet, needs string) error {
+	for _, name := range f.names {
+		if fs.Changed(name) {
+			return inputErr(fmt.Errorf("--%s needs %s", name, needs))
+		}
+	}
+	return nil
+}
 
 // kubeFlags select the cluster, nodes and image (run, cleanup --kube,
 // kube manifests).

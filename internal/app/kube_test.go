@@ -156,3 +156,29 @@ func TestDeleteStaleRunBounded(t *testing.T) {
 		t.Errorf("leases left: %d, want the run's (it is cleaned again next time)", len(l.Items))
 	}
 }
+
+// A cluster's flags without the switch that uses them are bad input
+// naming the first, before anything is read or changed: ignored, a
+// dry run checked this machine, advise and doctor inspected it and
+// cleanup cleaned it, each exit 0, while the user meant a cluster.
+func TestKubeFlagsNeedTheirSwitch(t *testing.T) {
+	jdir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "rps-rfs", "--dry-run", "--kubeconfig", "/nonexistent", "--server-node", "foo"}, "--kubeconfig needs --engine kube"},
+		{[]string{"run", "rps-rfs", "--dry-run", "--engine", "local", "--server-node", "foo"}, "--server-node needs --engine kube"},
+		{[]string{"advise", "--kubeconfig", "X", "--out", t.TempDir()}, "--kubeconfig needs --engine kube"},
+		{[]string{"doctor", "--context", "x"}, "--context needs --engine kube"},
+		{[]string{"cleanup", "--dry-run", "--journal-dir", jdir, "--all"}, "--all needs --kube"},
+		{[]string{"cleanup", "--dry-run", "--journal-dir", jdir, "--namespace", "x"}, "--namespace needs --kube"},
+		{[]string{"cleanup", "--dry-run", "--kube", "--orphans"}, "--orphans removes this machine's leftover namespaces; --kube cleans up a cluster"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), tc.args, &out, &errb)
+		if code != ExitBadInput || !strings.HasPrefix(errb.String(), "cnibench: "+tc.want) || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out.String(), errb.String(), tc.want)
+		}
+	}
+}

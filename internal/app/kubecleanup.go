@@ -39,16 +39,32 @@ func deleteStaleRun(ctx context.Context, w io.Writer, cs kubernetes.Interface, c
 	return err
 }
 
+// kubeCleanupOptions are cleanup's flags that --kube reads.
+type kubeCleanupOptions struct {
+	only       string // --run
+	all        bool
+	dryRun     bool
+	journalDir string // empty: kubeJournalDir
+}
+
 // kubeCleanup removes objects of dead kube runs: the installed agents
 // revert what dead sessions left, then every object with the run's label
 // is deleted (waiting until the pods are gone, the Lease last), then the
 // controller journals of those runs and their temporary directories are
 // removed. A run is dead when its own Lease went stale.
-func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, all, dryRun bool) error {
+func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, o kubeCleanupOptions) error {
 	quietKlog()
 	cfg := f.config()
 	if err := cfg.Validate(); err != nil {
 		return inputErr(err)
+	}
+	// The directory the runs of this user journal in (kubeJournalDirFor).
+	jdir := o.journalDir
+	if jdir == "" {
+		var err error
+		if jdir, err = kubeJournalDir(); err != nil {
+			return inputErr(err)
+		}
 	}
 	rc, cs, err := kube.Connect(cfg.Kubeconfig, cfg.Context)
 	if err != nil {
@@ -62,19 +78,19 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 		return err
 	}
 	host, _ := os.Hostname()
-	stale, skipped := kube.SelectStale(runs, only, all, host, journal.ProcessAlive)
+	stale, skipped := kube.SelectStale(runs, o.only, o.all, host, journal.ProcessAlive)
 	for run, why := range skipped {
 		fmt.Fprintf(w, "run %s: skipped: %s\n", run, why)
 	}
 	ex := &kube.APIExecer{Config: rc, Client: cs}
 	var errs []error
-	if len(stale) > 0 && !dryRun {
+	if len(stale) > 0 && !o.dryRun {
 		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace))
 	}
 	for _, r := range stale {
-		if dryRun {
-			for _, o := range r.Objects {
-				fmt.Fprintf(w, "run %s: would delete %s\n", r.Run, o)
+		if o.dryRun {
+			for _, obj := range r.Objects {
+				fmt.Fprintf(w, "run %s: would delete %s\n", r.Run, obj)
 			}
 			continue
 		}
@@ -82,7 +98,7 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 			errs = append(errs, err)
 			continue
 		}
-		if rep, err := journal.ReadReplay(filepath.Join(kubeJournalDir, r.Run+journal.Ext)); err == nil {
+		if rep, err := journal.ReadReplay(filepath.Join(jdir, r.Run+journal.Ext)); err == nil {
 			removeRunFiles(w, rep)
 			if err := rep.Remove(); err != nil {
 				errs = append(errs, err)
@@ -92,18 +108,25 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, only string, al
 	if len(runs) == 0 {
 		fmt.Fprintln(w, "no kube run objects in namespace "+cfg.Namespace)
 	}
-	// Controller journals of dead runs with nothing left in the cluster:
-	// the node values they list were journaled and reverted by the agents.
 	inCluster := map[string]bool{}
 	for _, r := range runs {
 		inCluster[r.Run] = true
 	}
-	dead, jerr := journal.Stale(kubeJournalDir)
-	errs = append(errs, jerr)
+	errs = append(errs, removeDeadJournals(w, jdir, inCluster, o))
+	return errors.Join(errs...)
+}
+
+// removeDeadJournals removes the controller journals in jdir of dead
+// runs with nothing left in the cluster (inCluster: the runs that have
+// objects there), and the temporary directories they recorded: the node
+// values they list were journaled and reverted by the agents.
+func removeDeadJournals(w io.Writer, jdir string, inCluster map[string]bool, o kubeCleanupOptions) error {
+	dead, err := journal.Stale(jdir)
+	errs := []error{err}
 	for _, r := range dead {
 		id := r.Header.RunID
-		if inCluster[id] || (only != "" && id != only) || dryRun {
-			if dryRun && !inCluster[id] {
+		if inCluster[id] || (o.only != "" && id != o.only) || o.dryRun {
+			if o.dryRun && !inCluster[id] {
 				fmt.Fprintf(w, "run %s: would remove its controller journal and temporary files\n", id)
 			}
 			r.Release()

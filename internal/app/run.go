@@ -81,9 +81,11 @@ func newRunCmd() *cobra.Command {
 		Use:   "run STUDY",
 		Short: "Run a study end to end and write its report",
 		Long: `Run a built-in study (see 'cnibench studies') or a study file. The local engine
-builds two nodes and their pods as network namespaces on this machine (root needed),
-applies each tuning to the server node, runs the workload, reverts every change, and
-writes a run directory with raw samples, summary.csv, summary.md and report.html.`,
+builds two nodes and their pods as network namespaces on this machine (root needed);
+with --engine kube they are a cluster's (no root needed here). A run applies each
+tuning to the server node, the client node or both (its side: server, the default;
+client; both), runs the workload, reverts every change, and writes a run directory
+with raw samples, summary.csv, summary.json, summary.md and report.html.`,
 		Example: "  sudo cnibench run rps-rfs --quick\n" +
 			"  sudo cnibench run rps-rfs --set replicas=[1,16] --set trials=5 --out /tmp/rps\n" +
 			"  sudo cnibench run ./my-study.yaml\n" +
@@ -170,6 +172,11 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if err := runner.CheckEngine(f.engine); err != nil {
 		return inputErr(err)
 	}
+	if f.engine != "kube" {
+		if err := f.kube.refuseWithout(cmd.Flags(), "--engine kube"); err != nil {
+			return err
+		}
+	}
 	s, err := f.study(cmd, args)
 	if err != nil {
 		return err
@@ -202,7 +209,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return inputErr(err)
 		}
 		if opt.JournalDir == "" {
-			opt.JournalDir = kubeJournalDir
+			if opt.JournalDir, err = kubeJournalDir(); err != nil {
+				return inputErr(err)
+			}
 		}
 	}
 	if f.dryRun {
