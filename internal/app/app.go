@@ -172,6 +172,7 @@ and writes a report with figures, confidence intervals and the published numbers
 	// A wrong argument count or an unknown command is bad input (exit 2),
 	// like a bad flag: for compare, exit 1 means the gate failed, and a CI
 	// job with an empty $B must not read as a regression.
+	strictHelp(root)
 	usageArgs(root)
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && !c.Runnable() {
@@ -209,6 +210,46 @@ func strayCommand(c *cobra.Command) error {
 		return nil
 	}
 	return usageError{fmt.Errorf("unknown command %q for %q", c.Flags().Arg(0), c.CommandPath())}
+}
+
+// strictHelp makes `cnibench help TOPIC` for a command that does not
+// exist bad input (exit 2), as `cnibench TOPIC` is, with the same line
+// and hint, where cobra's help printed "Unknown help topic" and the usage
+// and exited 0: a script checking a command's help must see it fail.
+func strictHelp(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, h := range root.Commands() {
+		if h.Name() != "help" || h.Run == nil {
+			continue
+		}
+		show := h.Run
+		h.Run = nil
+		h.RunE = func(c *cobra.Command, args []string) error {
+			found, rest, err := c.Root().Find(args)
+			switch {
+			case err != nil:
+				return usageError{err}
+			case len(rest) > 0:
+				// A group's or a command's word that is no subcommand
+				// ("help kube objects"): Find stops at the last known one.
+				return usageError{fmt.Errorf("unknown command %q for %q", rest[0], found.CommandPath())}
+			}
+			show(c, args)
+			return nil
+		}
+	}
+}
+
+// needArgs is cobra.ExactArgs(n) that, given fewer, says what the
+// command needs (as run does: "run needs a STUDY ...") instead of
+// cobra's "accepts 1 arg(s), received 0".
+func needArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return fmt.Errorf("%s needs %s", cmd.Name(), what)
+		}
+		return cobra.ExactArgs(n)(cmd, args)
+	}
 }
 
 // usageArgs marks the argument errors of c and its subcommands as usage

@@ -42,7 +42,7 @@ differ) goes to stderr.`,
 		Example: "  cnibench compare results/rps-local results/rps-kube\n" +
 			"  cnibench compare before/ after/ --metric bitrate --metric retransmits\n" +
 			"  cnibench compare main/ pr/ --fail-if 'bitrate < -5%' --format csv",
-		Args: cobra.ExactArgs(2),
+		Args: needArgs(2, "two run directories, DIR_A and DIR_B"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd, args[0], args[1], compareFlags{metrics, failIf, format})
 		},

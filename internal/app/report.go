@@ -15,7 +15,7 @@ func newReportCmd() *cobra.Command {
 		Short: "Rebuild summary.csv, summary.json, summary.md and report.html from a run directory's raw files",
 		Example: "  cnibench report results/rps-rfs-20261121-101500\n" +
 			"  xdg-open results/rps-rfs-20261121-101500/report.html",
-		Args: cobra.ExactArgs(1),
+		Args: needArgs(1, "a run DIR (the directory a run wrote, e.g. results/rps-rfs-20261121-101500)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Not a run directory, or one whose raw files do not read
 			// (a corrupt line names its file and line), is bad input

@@ -36,7 +36,7 @@ func newShowCmd() *cobra.Command {
 		Use:     "show STUDY",
 		Short:   "Print a study resolved: profile and --set overrides applied, defaults filled",
 		Example: "  cnibench show rps-rfs\n  cnibench show rps-rfs --quick --set trials=3\n  cnibench show ./my-study.yaml",
-		Args:    cobra.ExactArgs(1),
+		Args:    needArgs(1, "a STUDY (a built-in name, see 'cnibench studies', or a file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.load(args[0])
 			if err != nil {
