@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -235,8 +239,29 @@ func (r *nodeReads) read(a *agent.Client, want []string, pins pinReads, cni bool
 		r.cni.ConfFiles, _ = a.CNIConf()
 		r.cni.Links, _ = a.Links("")
 		sort.Strings(r.cni.Links)
+		r.cni.Down = downLinks(a, r.cni.Links, "tunl0")
 	}
 	return nil
+}
+
+// downLinks are those of names, among the node's links, whose flags
+// (sysfs, hexadecimal) lack IFF_UP; a device whose flags cannot be read
+// counts as up, the state detection assumed before it read any.
+func downLinks(fs tune.FS, links []string, names ...string) []string {
+	var down []string
+	for _, n := range names {
+		if !slices.Contains(links, n) {
+			continue
+		}
+		v, err := fs.Read("", tune.FSSysfs, "class/net/"+n+"/flags")
+		if err != nil {
+			continue
+		}
+		if f, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 32); err == nil && f&unix.IFF_UP == 0 {
+			down = append(down, n)
+		}
+	}
+	return down
 }
 
 // daemonSets are the cluster's DaemonSets but the agent's, for CNI

@@ -34,6 +34,11 @@ type Input struct {
 	ConfFiles map[string]string
 	// Links are the node's network device names.
 	Links []string
+	// Down are those of Links known to be administratively down (no
+	// IFF_UP), read for the devices whose state decides (tunl0: loading
+	// the ipip module makes one in every namespace, and felix sets it up
+	// only when IP-in-IP is on).
+	Down []string
 }
 
 // Result names the CNI.
@@ -182,8 +187,8 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	// Calico's devices are felix's: WireGuard's (wireguard.cali,
 	// wg-v6.cali) carries pod traffic between the nodes it encrypts for,
 	// whatever the pool's encapsulation; vxlan.calico and vxlan-v6.calico
-	// exist in VXLAN mode, tunl0 whenever IP-in-IP is on (felix keeps it,
-	// pods or not: a fresh benchmark node has no cali* veth yet).
+	// exist in VXLAN mode, tunl0 up whenever IP-in-IP is on (felix keeps
+	// it, pods or not: a fresh benchmark node has no cali* veth yet).
 	wg, vx := first("wireguard.cali", "wg-v6.cali"), first("vxlan.calico", "vxlan-v6.calico")
 	switch {
 	case calico && wg != "":
@@ -192,10 +197,13 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	case calico && vx != "":
 		ev("device " + vx)
 		r.Name, r.Mode = "calico", "vxlan"
-	case r.Name == "calico" && has("tunl0"):
+	case r.Name == "calico" && has("tunl0") && !slices.Contains(in.Down, "tunl0"):
 		ev("device tunl0")
 		r.Mode = "ipip"
 	case r.Name == "calico":
+		if has("tunl0") {
+			ev("device tunl0 down: the ipip module's own, not felix's (felix sets it up for IP-in-IP: ipip_mgr.go keepIPIPDeviceInSync)")
+		}
 		r.Mode = calicoPoolMode(in, ev)
 	case fdev != "" && fmode == "":
 		ev("device " + fdev + ": of no Flannel backend known")

@@ -20,6 +20,11 @@ func TestDetect(t *testing.T) {
 		// no pods yet has no cali* veth.
 		{"calico ipip, no pods yet", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"}}, "calico", "ipip"},
 		{"calico bgp", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "cali12ab"}}, "calico", "bgp"},
+		// A BGP node where something loaded the ipip module: its tunl0 is
+		// down (felix sets it up only for IP-in-IP).
+		{"calico bgp, the ipip module's tunl0 down", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"}, Down: []string{"tunl0"}}, "calico", "bgp"},
+		{"calico ipip by the pool's env, tunl0 down", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"}, Down: []string{"tunl0"},
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "Always"}}}}, "calico", "ipip"},
 		{"calico vxlan, IPv6 alone", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "vxlan-v6.calico"}}, "calico", "vxlan"},
 		{"calico wireguard over vxlan", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0", "vxlan.calico", "wireguard.cali"}}, "calico", "wireguard"},
 		{"calico wireguard, IPv6 alone", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "wg-v6.cali"}}, "calico", "wireguard"},
