@@ -84,7 +84,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 		if err != nil {
 			return node, fmt.Errorf("node %s: list devices: %w", n.Name, err)
 		}
-		node.tunnel, node.hasTunnel = pickTunnel(links)
+		node.tunnel, node.hasTunnel = pickTunnel(links, downLinks(node.sess.client, links, "tunl0"))
 		return node, nil
 	}
 	var errS, errC error

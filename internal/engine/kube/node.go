@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 
@@ -93,9 +94,13 @@ func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error)
 	return startExec(ctx, n.exec, n.agentNS, n.agentPod, "agent", argv, nil), nil
 }
 
-// pickTunnel returns the first known tunnel device among links: the
-// datapath catalogue names each datapath's devices on a real cluster.
-func pickTunnel(links []string) (string, bool) { return catalog.TunnelDevice(links) }
+// pickTunnel returns the first known tunnel device among links that is
+// not down: the datapath catalogue names each datapath's devices on a
+// real cluster, and a down tunl0 is the ipip module's, no CNI's
+// (downLinks).
+func pickTunnel(links, down []string) (string, bool) {
+	return catalog.TunnelDevice(slices.DeleteFunc(slices.Clone(links), func(l string) bool { return slices.Contains(down, l) }))
+}
 
 // session is one `cnibench agent serve` exec in an agent pod.
 type session struct {

@@ -28,6 +28,8 @@ func TestTunnelFollowsDetection(t *testing.T) {
 		{"canal", cnidetect.Input{ConfFiles: map[string]string{"10-canal.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"cali1", "eth0", "flannel.1", "tunl0"},
 			DaemonSets: []cnidetect.DaemonSet{{Namespace: "kube-system", Name: "canal", Images: []string{"calico/node", "flannel/flannel"}}}}, "flannel (vxlan)", "flannel.1"},
 		{"calico ipip, no pods yet", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0"}}, "calico (ipip)", "tunl0"},
+		// A BGP node where something loaded the ipip module.
+		{"calico bgp, tunl0 down", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0"}, Down: []string{"tunl0"}}, "calico (bgp)", ""},
 		{"calico vxlan, IPv6", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"eth0", "tunl0", "vxlan-v6.calico"}}, "calico (vxlan)", "vxlan-v6.calico"},
 		{"calico wireguard", cnidetect.Input{ConfFiles: calicoConf, Links: []string{"cali1", "eth0", "tunl0", "vxlan.calico", "wireguard.cali"}}, "calico (wireguard)", "wireguard.cali"},
 		{"weave fastdp", cnidetect.Input{DaemonSets: weaveDS, Links: []string{"datapath", "eth0", "vethwe-bridge", "vethwe-datapath", "vxlan-6784", "weave"}}, "weave (vxlan (fastdp))", "vxlan-6784"},
@@ -36,7 +38,7 @@ func TestTunnelFollowsDetection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := cnidetect.Detect(tc.in)
-			tunnel, ok := pickTunnel(tc.in.Links)
+			tunnel, ok := pickTunnel(tc.in.Links, tc.in.Down)
 			if r.String() != tc.cni || tunnel != tc.tunnel || ok != (tc.tunnel != "") {
 				t.Errorf("detected %s (evidence %q), tunnel %q; want %s, tunnel %q", r, r.Evidence, tunnel, tc.cni, tc.tunnel)
 			}
