@@ -107,9 +107,10 @@ const kubeMasqMark = "0x4000"
 //     flows), KUBE-SERVICES (REJECT for ports without endpoints),
 //     KUBE-EXTERNAL-SERVICES, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL, hooked
 //     from INPUT, FORWARD and OUTPUT as kube-proxy hooks them.
-//   - KUBE-PROXY-CANARY in mangle, nat and filter, and the kubelet's
-//     KUBE-FIREWALL (pkg/kubelet/kubelet_network_linux.go:
-//     syncIPTablesRules), present on every node.
+//   - KUBE-PROXY-CANARY in mangle, nat and filter. kube-proxy also
+//     writes a copy of the kubelet's KUBE-FIREWALL, which changes
+//     nothing on a node that has the kubelet's: that is Kubelet's,
+//     in every CNI's rule set (Generate).
 //
 // kube-proxy ensures its hooks with Prepend (syncProxyRules,
 // EnsureRule(utiliptables.Prepend, ...)); they are appended here in the
@@ -136,7 +137,7 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	for _, t := range []string{"mangle", "nat", "filter"} {
 		rs.Chain(t, "KUBE-PROXY-CANARY")
 	}
-	rs.Chain("filter", "KUBE-FIREWALL", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL")
+	rs.Chain("filter", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL")
 	rs.Chain("nat", "KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ")
 
 	// Hooks (iptablesJumpChains), filter.
@@ -144,15 +145,12 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	rs.Append("filter", "INPUT", "-m conntrack --ctstate NEW %s -j KUBE-PROXY-FIREWALL", lbfw)
 	rs.Append("filter", "INPUT", "%s -j KUBE-NODEPORTS", comment("kubernetes health check service ports"))
 	rs.Append("filter", "INPUT", "-m conntrack --ctstate NEW %s -j KUBE-EXTERNAL-SERVICES", comment("kubernetes externally-visible service portals"))
-	rs.Append("filter", "INPUT", "-j KUBE-FIREWALL")
 	rs.Append("filter", "FORWARD", "-m conntrack --ctstate NEW %s -j KUBE-PROXY-FIREWALL", lbfw)
 	rs.Append("filter", "FORWARD", "%s -j KUBE-FORWARD", comment("kubernetes forwarding rules"))
 	rs.Append("filter", "FORWARD", "-m conntrack --ctstate NEW %s -j KUBE-SERVICES", comment("kubernetes service portals"))
 	rs.Append("filter", "FORWARD", "-m conntrack --ctstate NEW %s -j KUBE-EXTERNAL-SERVICES", comment("kubernetes externally-visible service portals"))
 	rs.Append("filter", "OUTPUT", "-m conntrack --ctstate NEW %s -j KUBE-PROXY-FIREWALL", lbfw)
 	rs.Append("filter", "OUTPUT", "-m conntrack --ctstate NEW %s -j KUBE-SERVICES", comment("kubernetes service portals"))
-	rs.Append("filter", "OUTPUT", "-j KUBE-FIREWALL")
-	rs.Append("filter", "KUBE-FIREWALL", "! -s 127.0.0.0/8 -d 127.0.0.0/8 %s -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP", comment("block incoming localnet connections"))
 	rs.Append("filter", "KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP")
 	rs.Append("filter", "KUBE-FORWARD", "%s -m mark --mark %s/%s -j ACCEPT", comment("kubernetes forwarding rules"), kubeMasqMark, kubeMasqMark)
 	rs.Append("filter", "KUBE-FORWARD", "%s -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", comment("kubernetes forwarding conntrack rule"))

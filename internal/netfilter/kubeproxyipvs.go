@@ -137,6 +137,19 @@ func KubeProxyIPVS(clusterCIDR, podCIDR *net.IPNet, services []Service) (*IPVS, 
 	return st, nil
 }
 
+// ipvsJumps are kube-proxy's iptablesJumpChain, in its order.
+var ipvsJumps = []struct{ table, from, to, comment string }{
+	{"nat", "OUTPUT", "KUBE-SERVICES", "kubernetes service portals"},
+	{"nat", "PREROUTING", "KUBE-SERVICES", "kubernetes service portals"},
+	{"nat", "POSTROUTING", "KUBE-POSTROUTING", "kubernetes postrouting rules"},
+	{"filter", "FORWARD", "KUBE-FORWARD", "kubernetes forwarding rules"},
+	{"filter", "INPUT", "KUBE-NODE-PORT", "kubernetes health check rules"},
+	{"filter", "INPUT", "KUBE-PROXY-FIREWALL", "kube-proxy firewall rules"},
+	{"filter", "FORWARD", "KUBE-PROXY-FIREWALL", "kube-proxy firewall rules"},
+	{"filter", "INPUT", "KUBE-IPVS-FILTER", "kubernetes ipvs access filter"},
+	{"filter", "OUTPUT", "KUBE-IPVS-OUT-FILTER", "kubernetes ipvs access filter"},
+}
+
 // ipvsRules writes createAndLinkKubeChain's chains and hooks and
 // writeIptablesRules' rules for ClusterIP Services (no NodePorts,
 // LoadBalancers or external IPs), the masquerade bit 14 as in the
@@ -145,20 +158,20 @@ func ipvsRules(clusterCIDR *net.IPNet, sets map[string]*IPSet) *Ruleset {
 	rs := New()
 	rs.Chain("nat", "KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-NODE-PORT", "KUBE-LOAD-BALANCER", "KUBE-MARK-MASQ")
 	rs.Chain("filter", "KUBE-FORWARD", "KUBE-NODE-PORT", "KUBE-PROXY-FIREWALL", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER")
-	// iptablesJumpChain. kube-proxy ensures them with Prepend; appended
-	// here in the order a node shows them, into built-in chains still
-	// empty: kube-proxy's rules are applied before the CNI's
-	// (internal/knob), whose hooks then go above or below them as each
-	// daemon places its own.
-	rs.Append("nat", "OUTPUT", "%s -j KUBE-SERVICES", comment("kubernetes service portals"))
-	rs.Append("nat", "PREROUTING", "%s -j KUBE-SERVICES", comment("kubernetes service portals"))
-	rs.Append("nat", "POSTROUTING", "%s -j KUBE-POSTROUTING", comment("kubernetes postrouting rules"))
-	rs.Append("filter", "FORWARD", "%s -j KUBE-FORWARD", comment("kubernetes forwarding rules"))
-	rs.Append("filter", "INPUT", "%s -j KUBE-NODE-PORT", comment("kubernetes health check rules"))
-	rs.Append("filter", "INPUT", "%s -j KUBE-PROXY-FIREWALL", comment("kube-proxy firewall rules"))
-	rs.Append("filter", "FORWARD", "%s -j KUBE-PROXY-FIREWALL", comment("kube-proxy firewall rules"))
-	rs.Append("filter", "INPUT", "%s -j KUBE-IPVS-FILTER", comment("kubernetes ipvs access filter"))
-	rs.Append("filter", "OUTPUT", "%s -j KUBE-IPVS-OUT-FILTER", comment("kubernetes ipvs access filter"))
+	// iptablesJumpChain (kubernetes/kubernetes v1.33.1
+	// pkg/proxy/ipvs/proxier.go:423-438), each ensured in that order
+	// with EnsureRule(Prepend) (createAndLinkKubeChain, :1766-1771), so
+	// a built-in chain holds its jumps in reverse: INPUT is
+	// KUBE-IPVS-FILTER, KUBE-PROXY-FIREWALL, KUBE-NODE-PORT and FORWARD
+	// KUBE-PROXY-FIREWALL, KUBE-FORWARD. They are appended here in that
+	// order, into built-in chains still empty: kube-proxy's rules are
+	// applied before the CNI's (internal/knob), whose hooks then go above
+	// or below them as each daemon places its own, and the kubelet's
+	// KUBE-FIREWALL (Kubelet) below them.
+	for i := len(ipvsJumps) - 1; i >= 0; i-- {
+		j := ipvsJumps[i]
+		rs.Append(j.table, j.from, "%s -j %s", comment(j.comment), j.to)
+	}
 
 	rs.Append("nat", "KUBE-SERVICES", "-s 127.0.0.0/8 -j RETURN")
 	if loop := sets[setLoopBack]; len(loop.Entries) > 0 {

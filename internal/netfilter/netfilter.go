@@ -100,7 +100,9 @@ func Lookup(name string) (Generator, error) {
 	return Generator{}, fmt.Errorf("netfilter state for CNI %q: unknown (%sknown: %s)", name, suggest.Hint(name, Names()), strings.Join(Names(), ", "))
 }
 
-// Generate writes the rule set of CNI cni for node n, validated.
+// Generate writes the rule set of CNI cni for node n, validated, after
+// the kubelet's (Kubelet), which every node has whatever its CNI and
+// Service proxy.
 func Generate(cni string, n Node) (*Ruleset, error) {
 	g, err := Lookup(cni)
 	if err != nil {
@@ -109,10 +111,12 @@ func Generate(cni string, n Node) (*Ruleset, error) {
 	if err := n.validate(); err != nil {
 		return nil, fmt.Errorf("netfilter state for %s: %w", cni, err)
 	}
-	rs, err := g.Gen(n)
+	cniRules, err := g.Gen(n)
 	if err != nil {
 		return nil, fmt.Errorf("netfilter state for %s: %w", cni, err)
 	}
+	rs := Kubelet()
+	rs.Merge(cniRules)
 	if err := rs.Validate(); err != nil {
 		return nil, fmt.Errorf("netfilter state for %s: %w", cni, err)
 	}

@@ -45,7 +45,7 @@ func fixture(t *testing.T, name string) []string {
 }
 
 // Every CNI's rule set declares exactly the chains its daemon creates
-// (fixtures from the projects' sources), validates, and survives a
+// (fixtures from the projects' sources) and the kubelet's, validates, and survives a
 // round trip through its iptables-restore text.
 func TestGeneratorsChains(t *testing.T) {
 	for _, name := range Names() {
@@ -54,7 +54,8 @@ func TestGeneratorsChains(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := fixture(t, "chains-"+name+".txt")
+			// The kubelet's chains are on every node, whatever the CNI.
+			want := append(fixture(t, "chains-"+name+".txt"), Kubelet().Chains()...)
 			sortStrings(want)
 			if got := rs.Chains(); !reflect.DeepEqual(got, want) {
 				t.Errorf("chains\n got %v\nwant %v", got, want)
@@ -242,8 +243,9 @@ func TestKubeProxyRules(t *testing.T) {
 		t.Errorf("filter KUBE-SERVICES: %v", r)
 	}
 	chains, _ := rs.Count()
-	// 3 canaries, 6 filter, 4 nat, 31 KUBE-SVC, 3+60 KUBE-SEP.
-	if chains != 3+6+4+31+63 {
+	// 3 canaries, 5 filter (the kubelet's KUBE-FIREWALL is Kubelet's),
+	// 4 nat, 31 KUBE-SVC, 3+60 KUBE-SEP.
+	if chains != 3+5+4+31+63 {
 		t.Errorf("%d chains", chains)
 	}
 }
