@@ -48,9 +48,9 @@ study or kernel documentation they cite) turn that into candidate knobs, each wi
 predicted effect, risk and how to make it permanent. The pages (advice.md, advice.html,
 advice.json, inspection.json) go to --out and the Markdown to stdout.
 
-With --prove (root), each candidate is measured: an A/B run of a short workload (or
---study's) on emulated nodes of this machine, the machine as found (A) against the
-candidate (B), with adaptive, paired statistics; accepted only when B is better by more
+With --prove, each candidate is measured: an A/B run of a short workload (or --study's)
+on emulated nodes of this machine (root), or with --engine kube on the cluster's nodes
+(no local root), the node as found (A) against the candidate (B), with adaptive, paired statistics; accepted only when B is better by more
 than the margin, shown rejected with its interval otherwise. Every change is reverted at
 the end of each run. The permanent forms are printed for review, never applied.`,
 		Example: "  sudo cnibench advise\n  sudo cnibench advise --rule rfs --rule tunnel-mtu --out /tmp/advice\n" +
@@ -61,7 +61,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	}
 	cmd.Flags().StringVarP(&f.out, "out", "o", "", "directory for the pages (default ./results/advise-TIMESTAMP)")
 	cmd.Flags().StringArrayVar(&f.rules, "rule", nil, "evaluate only this rule (repeatable; default every rule)")
-	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root; reverted)")
+	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root) or, with --engine kube, on the cluster (reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
 	_ = cmd.MarkFlagFilename("study")
 	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS against the baseline, netfilter's share of the CPU cost per packet, overlays against native routing) are set beside the candidates that answer them; with --prove those candidates are measured on the run's own cells")
