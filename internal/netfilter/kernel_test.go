@@ -201,7 +201,7 @@ var proxyModes = []proxyMode{
 			if _, err := exec.LookPath("nft"); err != nil {
 				t.Skip("skipped: nft not installed (apt-get install nftables)")
 			}
-			script, err := netfilter.KubeProxyNFT(cidr("10.244.0.0/16"), cidr("10.96.0.0/12"), svcs, true)
+			script, err := netfilter.KubeProxyNFT(cidr("10.244.0.0/16"), cidr("10.96.0.0/12"), svcs, true, net.ParseIP("198.18.0.2"))
 			if err != nil {
 				t.Fatal(err)
 			}

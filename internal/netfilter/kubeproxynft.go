@@ -46,8 +46,9 @@ type nftRule struct{ chain, match, action string }
 // setupNFTables (the base chains filter-prerouting/-input/-forward/-output
 // at dstnat-10, filter-output-post-dnat, nat-prerouting/-output at dstnat
 // and nat-postrouting at srcnat; the jumps of nftablesJumpChains; the
-// cluster-ips set, the service-ips, no-endpoint-services and firewall-ips
-// verdict maps; masquerading and mark-for-masquerade) and syncProxyRules
+// cluster-ips and nodeport-ips sets, the service-ips, service-nodeports,
+// no-endpoint-services, no-endpoint-nodeports and firewall-ips verdict
+// maps; masquerading and mark-for-masquerade) and syncProxyRules
 // (per Service port a cluster-policy chain that marks traffic from
 // outside clusterCIDR for masquerade and picks an endpoint with
 // "numgen random mod N vmap", per endpoint a chain that marks hairpin
@@ -57,9 +58,24 @@ type nftRule struct{ chain, match, action string }
 // kube-proxy puts no counters in its rules; with counters every rule gets
 // one (before its verdict), so the path can be read from
 // `nft -j list ruleset` (internal/metrics/nftables).
-func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, counters bool) ([]byte, error) {
+//
+// nodePortIPs are the addresses NodePorts are accepted on. The nftables
+// mode defaults --nodeport-addresses to "primary"
+// (kubernetes/kubernetes v1.33.1 cmd/kube-proxy/app/server_linux.go:67-69),
+// which becomes the node's IP/32 (cmd/kube-proxy/app/server.go:213-222),
+// so kube-proxy fills the set nodeport-ips with the node's address and
+// matches NodePorts with "ip daddr @nodeport-ips", not "fib daddr type
+// local" (pkg/proxy/nftables/proxier.go:568-599, 634-651, 688-707): pass
+// the node's address. Without one the set stays empty, as kube-proxy
+// leaves it when it finds no node address (:584-587).
+func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, counters bool, nodePortIPs ...net.IP) ([]byte, error) {
 	if clusterCIDR == nil || clusterCIDR.IP.To4() == nil || serviceCIDR == nil || serviceCIDR.IP.To4() == nil {
 		return nil, errors.New("kube-proxy (nftables) needs IPv4 cluster and service CIDRs")
+	}
+	for _, ip := range nodePortIPs {
+		if ip.To4() == nil || ip.IsLoopback() {
+			return nil, fmt.Errorf("kube-proxy (nftables): NodePort address %v: want the node's IPv4 address, not loopback", ip)
+		}
 	}
 	svcs, err := nftSortedServices(services)
 	if err != nil {
@@ -84,6 +100,9 @@ func KubeProxyNFT(clusterCIDR, serviceCIDR *net.IPNet, services []Service, count
 			parts = append(parts, "counter")
 		}
 		w("%s %s", strings.Join(parts, " "), x.action)
+	}
+	for _, ip := range nodePortIPs {
+		w("add element %s nodeport-ips { %s }", t, ip.To4())
 	}
 	for _, e := range elems {
 		w("%s", e)
@@ -135,6 +154,7 @@ func nftSkeleton(w func(string, ...any), t string) {
 		w("add chain %s %s", t, c)
 	}
 	w("add set %s cluster-ips { type ipv4_addr ; comment %q ; }", t, "Active ClusterIPs")
+	w("add set %s nodeport-ips { type ipv4_addr ; comment %q ; }", t, "IPs that accept NodePort traffic")
 	for _, m := range []struct{ name, typ, comment string }{
 		{"no-endpoint-services", "ipv4_addr . inet_proto . inet_service : verdict", "vmap to drop or reject packets to services with no endpoints"},
 		{"no-endpoint-nodeports", "inet_proto . inet_service : verdict", "vmap to drop or reject packets to service nodeports with no endpoints"},
@@ -173,10 +193,10 @@ func nftFixedRules(r func(chain, match, action string), serviceCIDR *net.IPNet) 
 	// A verdict map lookup is one statement, key included: a counter
 	// goes before the key.
 	r("service-endpoints-check", "", "ip daddr . meta l4proto . th dport vmap @no-endpoint-services")
-	r("nodeport-endpoints-check", "ip daddr != 127.0.0.0/8", "meta l4proto . th dport vmap @no-endpoint-nodeports")
+	r("nodeport-endpoints-check", "ip daddr @nodeport-ips", "meta l4proto . th dport vmap @no-endpoint-nodeports")
 	r("firewall-check", "", "ip daddr . meta l4proto . th dport vmap @firewall-ips")
 	r("services", "", "ip daddr . meta l4proto . th dport vmap @service-ips")
-	r("services", "fib daddr type local ip daddr != 127.0.0.0/8", "meta l4proto . th dport vmap @service-nodeports")
+	r("services", "ip daddr @nodeport-ips", "meta l4proto . th dport vmap @service-nodeports")
 }
 
 // nftServices writes each service's chain and its endpoints' chains,

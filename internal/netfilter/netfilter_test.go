@@ -301,7 +301,8 @@ func FuzzParse(f *testing.F) {
 
 // nftables mode: chain names as kube-proxy's own doc comments give them
 // (pkg/proxy/nftables/proxier.go: "ULMVA6XW-ns1/svc1/tcp/p80",
-// "5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80"); counters only on request.
+// "5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80"); counters only on request;
+// NodePorts on the node's address (nodeport-ips), not on any local one.
 func TestKubeProxyNFT(t *testing.T) {
 	s := Service{Namespace: "ns1", Name: "svc1", PortName: "p80", Protocol: "tcp", ClusterIP: net.ParseIP("172.30.0.41"), Port: 80,
 		Endpoints: []Endpoint{{net.ParseIP("10.180.0.1"), 80}, {net.ParseIP("10.180.0.2"), 80}}}
@@ -312,7 +313,7 @@ func TestKubeProxyNFT(t *testing.T) {
 		t.Errorf("endpoint chain %s", got)
 	}
 	empty := Service{Namespace: "ns1", Name: "gone", Protocol: "udp", ClusterIP: net.ParseIP("172.30.0.42"), Port: 53}
-	plain, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), cidr(t, "172.30.0.0/16"), []Service{s, empty}, false)
+	plain, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), cidr(t, "172.30.0.0/16"), []Service{s, empty}, false, net.ParseIP("198.18.0.2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,10 +330,21 @@ func TestKubeProxyNFT(t *testing.T) {
 		"add rule ip kube-proxy endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80 meta l4proto tcp dnat to 10.180.0.1:80",
 		"add element ip kube-proxy service-ips { 172.30.0.41 . tcp . 80 : goto service-ULMVA6XW-ns1/svc1/tcp/p80 }",
 		`add element ip kube-proxy no-endpoint-services { 172.30.0.42 . udp . 53 comment "ns1/gone" : goto reject-chain }`,
+		// --nodeport-addresses primary: the node's IP in nodeport-ips.
+		`add set ip kube-proxy nodeport-ips { type ipv4_addr ; comment "IPs that accept NodePort traffic" ; }`,
+		"add element ip kube-proxy nodeport-ips { 198.18.0.2 }",
+		"add rule ip kube-proxy services ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports",
+		"add rule ip kube-proxy nodeport-endpoints-check ip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports",
 	} {
 		if !bytes.Contains(plain, []byte(want)) {
 			t.Errorf("missing %q", want)
 		}
+	}
+	if bytes.Contains(plain, []byte("fib daddr")) {
+		t.Error("NodePorts matched with fib daddr type local; the nftables mode's default --nodeport-addresses is primary: @nodeport-ips")
+	}
+	if _, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), cidr(t, "172.30.0.0/16"), []Service{s}, false, net.ParseIP("127.0.0.1")); err == nil {
+		t.Error("loopback NodePort address accepted")
 	}
 	if _, err := KubeProxyNFT(cidr(t, "10.0.0.0/8"), nil, []Service{s}, false); err == nil {
 		t.Error("no service CIDR accepted")
