@@ -180,7 +180,29 @@ func Parse(out []byte) (*Report, error) {
 	if err := r.check(out, seen); err != nil {
 		return nil, err
 	}
+	r.pastEnd()
 	return r, nil
+}
+
+// pastEnd replaces the percentiles ab read past the end of its table.
+// ab prints percentile p (0 < p < 100) as stats[(int)(0.5 +
+// done*p/100.0)] (support/ab.c, output_results), an index that reaches
+// done, one past the slowest request, for the top percentiles of a run
+// of few requests (p99 at 50 requests or fewer): ab then prints a
+// time-bounded run's unused, zeroed record (98,0.000) or whatever lies
+// past the end of an -n run's table (98,0.257). Those percentiles are
+// the slowest request, stats[done-1], which ab prints as 100.
+func (r *Report) pastEnd() {
+	done := int(r.Complete)
+	slowest, ok := r.Percent[100]
+	if !ok || done <= 0 {
+		return
+	}
+	for p := 1; p < 100; p++ {
+		if _, ok := r.Percent[p]; ok && int(0.5+float64(done)*float64(p)/100) >= done {
+			r.Percent[p] = slowest
+		}
+	}
 }
 
 // timedOut is the report of a run ab gave up on (see the package's

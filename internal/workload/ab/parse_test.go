@@ -200,3 +200,56 @@ func TestResultDropsEmptyDistribution(t *testing.T) {
 		t.Errorf("per replica %v series %v", res.PerReplica, res.Series)
 	}
 }
+
+// ab's top percentiles of a run of few requests index one past its
+// table (real ab 2.3 output, 20 requests): a time-bounded run prints the
+// zero of an unused record, an -n run whatever follows its table. They
+// are the slowest request, as ab's 100 says; the percentiles below them
+// are ab's as printed.
+func TestParsePercentilesPastTheTable(t *testing.T) {
+	for _, tc := range []struct {
+		file          string
+		p97, bad, top float64
+	}{
+		{"few-t2-c1.txt", 102.843, 0, 102.843},
+		{"few-n20-c1.txt", 103.665, 0.257, 103.665},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw := read(t, tc.file)
+			if !bytes.Contains(raw, fmt.Appendf(nil, "\n98,%.3f\n99,%.3f\n", tc.bad, tc.bad)) {
+				t.Fatalf("fixture lacks ab's past-the-end percentiles 98,%.3f and 99,%.3f", tc.bad, tc.bad)
+			}
+			r, err := Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Complete != 20 || r.Percent[100] != tc.top || r.Percent[97] != tc.p97 {
+				t.Fatalf("complete %v, p97 %v, p100 %v", r.Complete, r.Percent[97], r.Percent[100])
+			}
+			for _, p := range []int{98, 99} {
+				if r.Percent[p] != tc.top {
+					t.Errorf("p%d = %v, want the slowest request %v", p, r.Percent[p], tc.top)
+				}
+			}
+			res := result([]*Report{r}, 0)
+			if res.Metrics[MetricP99] != tc.top {
+				t.Errorf("latency_p99_ms %v, want %v", res.Metrics[MetricP99], tc.top)
+			}
+			cdf := r.CDF()
+			for i := 1; i < len(cdf); i++ {
+				if cdf[i][0] < cdf[i-1][0] {
+					t.Errorf("CDF falls at %v: %v after %v", cdf[i][1], cdf[i][0], cdf[i-1][0])
+				}
+			}
+		})
+	}
+	// Enough requests: no index reaches the end, nothing is replaced.
+	r, err := Parse(read(t, "c4-1M.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := read(t, "c4-1M.txt")
+	if !bytes.Contains(raw, fmt.Appendf(nil, "\n99,%.3f\n", r.Percent[99])) || r.Percent[99] == r.Percent[100] {
+		t.Errorf("p99 %v of %v requests changed (p100 %v)", r.Percent[99], r.Complete, r.Percent[100])
+	}
+}
