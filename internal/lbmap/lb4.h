@@ -2,11 +2,17 @@
 //
 // The Service tables both of cnibench's Cilium models read: the socket
 // load balancer (internal/socklb) and the cilium datapath's per-packet
-// load balancing (internal/datapath/cilium). Laid out as Cilium's
+// load balancing (internal/datapath/cilium). Organised as Cilium's
 // cilium_lb4_services_v2 and cilium_lb4_backends (bpf/lib/lb.h): per
 // (ClusterIP, port, protocol) a master entry (slot 0: backend count,
 // reverse-NAT index) and one entry per backend slot (1..count) naming a
-// backend id. internal/lbmap writes them from Go with the same layout.
+// backend id. The structs hold only the fields these programs read, in
+// Cilium's order, so they are not Cilium's byte for byte: the key is 12
+// bytes as Cilium's (its scope byte is padding here), but Cilium's
+// lb4_service (flags, flags2, qcount) and lb4_backend (flags,
+// cluster_id, zone) are 12 bytes where these are 8 (cilium/cilium
+// v1.17.4 bpf/lib/common.h:1086-1142). internal/lbmap's Go structs are
+// these byte for byte.
 
 #ifndef CNIBENCH_LB4_H
 #define CNIBENCH_LB4_H

@@ -114,9 +114,16 @@ type Stats struct {
 	// Translated counts connects (and unconnected UDP sends) sent to a
 	// backend; Reversed the peers shown back as their Service.
 	Translated, Reversed uint64
-	// NoBackend counts Services met without a usable backend;
-	// RevNATFailed reverse-NAT entries that could not be written.
+	// NoBackend counts connects and sends refused because their Service
+	// had no usable backend; RevNATFailed those refused because their
+	// reverse-NAT entry could not be written (Cilium refuses both:
+	// bpf/bpf_sock.c cil_sock4_connect, cil_sock4_sendmsg).
 	NoBackend, RevNATFailed uint64
+	// Stale counts reverse-NAT entries dropped, untranslated, because
+	// their Service is gone, was made again (another reverse-NAT index)
+	// or has no backend left. Not among Counts: a Service changes only
+	// between trials.
+	Stale uint64
 }
 
 // Counts implements engine.Counter: Stats as
@@ -133,7 +140,8 @@ func (lb *LB) Counts() (map[string]uint64, error) {
 // Stats reads the counters.
 func (lb *LB) Stats() (Stats, error) {
 	var out Stats
-	for i, dst := range []*uint64{&out.Translated, &out.Reversed, &out.NoBackend, &out.RevNATFailed} {
+	// In bpf/socklb.c's counter order.
+	for i, dst := range []*uint64{&out.Translated, &out.Reversed, &out.NoBackend, &out.RevNATFailed, &out.Stale} {
 		var per []uint64
 		if err := lb.objs.Counters.Lookup(uint32(i), &per); err != nil {
 			return Stats{}, fmt.Errorf("socket-LB: reading counter %d: %w", i, err)

@@ -19,6 +19,7 @@
 // and must not touch anything on the host outside the run's pods.
 
 #include <linux/bpf.h>
+#include <linux/errno.h>
 #include <linux/in.h>
 #include <bpf/bpf_helpers.h>
 
@@ -26,6 +27,7 @@
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
+#define SYS_REJECT 0
 #define SYS_PROCEED 1
 
 struct revnat_key {
@@ -45,8 +47,9 @@ struct revnat {
 enum {
 	COUNT_XLATE,      // a connect/sendmsg translated to a backend
 	COUNT_REV,        // a recvmsg/getpeername translated back
-	COUNT_NO_BACKEND, // a Service without a usable backend
-	COUNT_REVNAT_FAIL,
+	COUNT_NO_BACKEND, // a Service without a usable backend: rejected
+	COUNT_REVNAT_FAIL, // the reverse-NAT entry not written: rejected
+	COUNT_REV_STALE,  // a reverse-NAT entry of a changed Service: dropped
 	COUNT_MAX,
 };
 
@@ -105,7 +108,13 @@ static __always_inline __u64 slot(struct bpf_sock_addr *ctx)
 	return ctx->protocol == IPPROTO_TCP ? bpf_get_prandom_u32() : bpf_get_socket_cookie(ctx);
 }
 
-static __always_inline void xlate_fwd(struct bpf_sock_addr *ctx)
+// xlate_fwd translates a connect or send to a Service into one to a
+// backend, as Cilium's __sock4_xlate_fwd (bpf/bpf_sock.c:243-403 in
+// v1.17.4): -ENXIO when the address is no Service (the socket goes on
+// untranslated), -EHOSTUNREACH when the Service has no backend, its slot
+// or backend is missing (:288-289, 367-381), -ENOMEM when the
+// reverse-NAT entry cannot be written (:393-397).
+static __always_inline int xlate_fwd(struct bpf_sock_addr *ctx)
 {
 	struct lb4_key key = {
 		.address = ctx->user_ip4,
@@ -120,22 +129,22 @@ static __always_inline void xlate_fwd(struct bpf_sock_addr *ctx)
 
 	svc = bpf_map_lookup_elem(&lb4_services, &key);
 	if (!svc)
-		return;
+		return -ENXIO;
 	if (svc->count == 0) {
 		count(COUNT_NO_BACKEND);
-		return;
+		return -EHOSTUNREACH;
 	}
 	rev = svc->rev_nat_index;
 	key.backend_slot = (slot(ctx) % svc->count) + 1;
 	sl = bpf_map_lookup_elem(&lb4_services, &key);
 	if (!sl) {
 		count(COUNT_NO_BACKEND);
-		return;
+		return -EHOSTUNREACH;
 	}
 	be = bpf_map_lookup_elem(&lb4_backends, &sl->backend_id);
 	if (!be) {
 		count(COUNT_NO_BACKEND);
-		return;
+		return -EHOSTUNREACH;
 	}
 
 	struct revnat_key rk = {
@@ -148,16 +157,22 @@ static __always_inline void xlate_fwd(struct bpf_sock_addr *ctx)
 		.port = vport,
 		.rev_nat_index = rev,
 	};
-	if (bpf_map_update_elem(&revnat_sk, &rk, &rv, BPF_ANY) < 0)
+	if (bpf_map_update_elem(&revnat_sk, &rk, &rv, BPF_ANY) < 0) {
 		count(COUNT_REVNAT_FAIL);
+		return -ENOMEM;
+	}
 
 	ctx->user_ip4 = be->address;
 	ctx->user_port = (__u32)be->port;
 	count(COUNT_XLATE);
+	return 0;
 }
 
 // xlate_rev shows the peer a translated socket talks to as the Service
-// it asked for, while that Service still exists.
+// it asked for, while that Service is the one translated to it: as
+// Cilium's __sock4_xlate_rev (bpf/bpf_sock.c:528-578), an entry whose
+// Service is gone, has another reverse-NAT index now (deleted and made
+// again) or no backend left is stale, deleted, and nothing translated.
 static __always_inline void xlate_rev(struct bpf_sock_addr *ctx)
 {
 	struct revnat_key rk = {
@@ -165,6 +180,7 @@ static __always_inline void xlate_rev(struct bpf_sock_addr *ctx)
 		.address = ctx->user_ip4,
 		.port = dport(ctx),
 	};
+	struct lb4_service *svc;
 	struct revnat *rv;
 
 	rv = bpf_map_lookup_elem(&revnat_sk, &rk);
@@ -175,8 +191,10 @@ static __always_inline void xlate_rev(struct bpf_sock_addr *ctx)
 		.dport = rv->port,
 		.proto = (__u8)ctx->protocol,
 	};
-	if (!bpf_map_lookup_elem(&lb4_services, &key)) {
+	svc = bpf_map_lookup_elem(&lb4_services, &key);
+	if (!svc || svc->rev_nat_index != rv->rev_nat_index || svc->count == 0) {
 		bpf_map_delete_elem(&revnat_sk, &rk);
+		count(COUNT_REV_STALE);
 		return;
 	}
 	ctx->user_ip4 = rv->address;
@@ -184,20 +202,34 @@ static __always_inline void xlate_rev(struct bpf_sock_addr *ctx)
 	count(COUNT_REV);
 }
 
+// forward is connect4's and sendmsg4's verdict, as cil_sock4_connect and
+// cil_sock4_sendmsg give it (bpf/bpf_sock.c:405-422, 580-591): a
+// Service that cannot be translated is refused, never let through to
+// its ClusterIP. Cilium also sets the error the caller sees
+// (try_set_retval, bpf_set_retval from Linux 5.18); without it, as here
+// on every kernel, the caller sees EPERM.
+static __always_inline int forward(struct bpf_sock_addr *ctx)
+{
+	int err;
+
+	if (!served(ctx))
+		return SYS_PROCEED;
+	err = xlate_fwd(ctx);
+	if (err == -EHOSTUNREACH || err == -ENOMEM)
+		return SYS_REJECT;
+	return SYS_PROCEED;
+}
+
 SEC("cgroup/connect4")
 int sock4_connect(struct bpf_sock_addr *ctx)
 {
-	if (served(ctx))
-		xlate_fwd(ctx);
-	return SYS_PROCEED;
+	return forward(ctx);
 }
 
 SEC("cgroup/sendmsg4")
 int sock4_sendmsg(struct bpf_sock_addr *ctx)
 {
-	if (served(ctx))
-		xlate_fwd(ctx);
-	return SYS_PROCEED;
+	return forward(ctx);
 }
 
 SEC("cgroup/recvmsg4")
