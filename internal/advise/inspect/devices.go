@@ -12,30 +12,13 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cnitunnels"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/metrics/iptables"
 	"github.com/cnibench/cnibench/internal/metrics/nftables"
 	"github.com/cnibench/cnibench/internal/topology"
 )
-
-// Tunnel kinds, by the device names CNIs use; other devices are told by
-// their sysfs DEVTYPE. The first match counts: Flannel's ipip backend
-// names its Iptun flannel.ipip (pkg/backend/ipip), its vxlan backend
-// flannel.<VNI>. A dual-stack node has a second device for IPv6 (v6),
-// whose packets go over IPv6: Calico felix's vxlan-v6.calico and
-// wg-v6.cali, Flannel's flannel-v6.<VNI> and flannel-wg-v6.
-var tunnelNames = []struct {
-	prefix, kind string
-	v6           bool
-}{
-	{"vxlan.calico", "vxlan", false}, {"vxlan-v6.calico", "vxlan", true}, {"flannel.ipip", "ipip", false},
-	{"flannel.", "vxlan", false}, {"flannel-v6.", "vxlan", true}, {"cilium_vxlan", "vxlan", false},
-	{"vxlan-", "vxlan", false}, {"cilium_geneve", "geneve", false}, {"genev_sys_", "geneve", false}, {"tunl0", "ipip", false},
-	{"flannel0", "udp", false}, {"flannel-wg", "wireguard", false}, {"flannel-wg-v6", "wireguard", true},
-	{"wireguard.cali", "wireguard", false}, {"wg-v6.cali", "wireguard", true}, {"cilium_wg0", "wireguard", false},
-	{"gre0", "gre", false},
-}
 
 // podPrefixes name the host sides of pod veths: Calico, Cilium, bridge CNIs.
 var podPrefixes = []string{"cali", "lxc", "veth"}
@@ -126,12 +109,15 @@ func (r reader) virtualNIC(ctx context.Context, name string, mtu int) {
 }
 
 // tunnelKind is a device's tunnel kind ("" for none) and whether it is
-// a CNI's IPv6 tunnel.
+// a CNI's IPv6 tunnel. The names CNIs and kernel modules give their
+// tunnels tell first (internal/cnitunnels: Flannel's ipip backend names
+// its Iptun flannel.ipip, its vxlan backend flannel.<VNI>; a dual-stack
+// node's second device, Calico felix's vxlan-v6.calico and wg-v6.cali,
+// Flannel's flannel-v6.<VNI> and flannel-wg-v6, carries IPv6); other
+// devices are told by their sysfs DEVTYPE or link type.
 func (r reader) tunnelKind(name string) (kind string, v6 bool) {
-	for _, t := range tunnelNames {
-		if name == t.prefix || (strings.HasSuffix(t.prefix, ".") || strings.HasSuffix(t.prefix, "-") || strings.HasSuffix(t.prefix, "_")) && strings.HasPrefix(name, t.prefix) {
-			return t.kind, t.v6
-		}
+	if d, ok := cnitunnels.Lookup(name); ok {
+		return d.Encap, d.IPv6
 	}
 	ue, _ := r.read("sys/class/net/" + name + "/uevent")
 	for _, line := range strings.Split(ue, "\n") {

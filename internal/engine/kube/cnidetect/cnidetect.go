@@ -11,10 +11,11 @@ package cnidetect
 
 import (
 	"encoding/json"
-	"path"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/cnibench/cnibench/internal/cnitunnels"
 )
 
 // DaemonSet is what detection needs of one DaemonSet.
@@ -171,38 +172,33 @@ func canal(in Input, r *Result, byDS bool, ev func(string)) {
 }
 
 // byDevices decides the mode (and the name when nothing else did) from
-// the node's devices.
+// the node's devices. The tunnel devices and the modes they tell are
+// the table's (internal/cnitunnels); the order they are weighed in is
+// this switch's.
 func byDevices(in Input, r *Result, ev func(string)) {
 	has := func(l string) bool { return slices.Contains(in.Links, l) }
-	first := func(names ...string) string {
-		for _, n := range names {
-			if has(n) {
-				return n
-			}
-		}
-		return ""
-	}
 	calico := r.Name == "" || r.Name == "calico"
 	fmode, fdev := flannelBackend(in.Links)
 	// Calico's devices are felix's: WireGuard's (wireguard.cali,
-	// wg-v6.cali) carries pod traffic between the nodes it encrypts for,
-	// whatever the pool's encapsulation; vxlan.calico and vxlan-v6.calico
-	// exist in VXLAN mode, tunl0 up whenever IP-in-IP is on (felix keeps
-	// it, pods or not: a fresh benchmark node has no cali* veth yet).
-	wg, vx := first("wireguard.cali", "wg-v6.cali"), first("vxlan.calico", "vxlan-v6.calico")
+	// wg-v6.cali, first in the table) carries pod traffic between the
+	// nodes it encrypts for, whatever the pool's encapsulation;
+	// vxlan.calico and vxlan-v6.calico exist in VXLAN mode, tunl0 up
+	// whenever IP-in-IP is on (felix keeps it, pods or not: a fresh
+	// benchmark node has no cali* veth yet).
+	cmode, cdev := tunnelOf(in.Links, "calico")
+	ipip := fallbackOf(in.Links, "calico", "ipip")
+	ciliumMode, ciliumDev := tunnelOf(in.Links, "cilium")
+	weaveMode, weaveDev := tunnelOf(in.Links, "weave")
 	switch {
-	case calico && wg != "":
-		ev("device " + wg)
-		r.Name, r.Mode = "calico", "wireguard"
-	case calico && vx != "":
-		ev("device " + vx)
-		r.Name, r.Mode = "calico", "vxlan"
-	case r.Name == "calico" && has("tunl0") && !slices.Contains(in.Down, "tunl0"):
-		ev("device tunl0")
+	case calico && cdev != "":
+		ev("device " + cdev)
+		r.Name, r.Mode = "calico", cmode
+	case r.Name == "calico" && ipip != "" && !slices.Contains(in.Down, ipip):
+		ev("device " + ipip)
 		r.Mode = "ipip"
 	case r.Name == "calico":
-		if has("tunl0") {
-			ev("device tunl0 down: the ipip module's own, not felix's (felix sets it up for IP-in-IP: ipip_mgr.go keepIPIPDeviceInSync)")
+		if ipip != "" {
+			ev("device " + ipip + " down: the ipip module's own, not felix's (felix sets it up for IP-in-IP: ipip_mgr.go keepIPIPDeviceInSync)")
 		}
 		r.Mode = calicoPoolMode(in, ev)
 	case fdev != "" && fmode == "":
@@ -213,22 +209,19 @@ func byDevices(in Input, r *Result, ev func(string)) {
 		r.Name, r.Mode = or(r.Name, "flannel"), fmode
 	case r.Name == "flannel":
 		r.Mode = "host-gw"
-	case has("cilium_vxlan"):
-		ev("device cilium_vxlan")
-		r.Name, r.Mode = or(r.Name, "cilium"), "vxlan"
-	case has("cilium_geneve"):
-		ev("device cilium_geneve")
-		r.Name, r.Mode = or(r.Name, "cilium"), "geneve"
+	case ciliumDev != "":
+		ev("device " + ciliumDev)
+		r.Name, r.Mode = or(r.Name, "cilium"), ciliumMode
 	case r.Name == "cilium" || has("cilium_host"):
 		r.Name, r.Mode = or(r.Name, "cilium"), "native-routing"
-	case has("vxlan-6784"):
+	case weaveDev != "":
 		// The fast datapath's VXLAN vport (weave router/fastdp.go).
-		ev("device vxlan-6784")
-		r.Name, r.Mode = or(r.Name, "weave"), "vxlan (fastdp)"
+		ev("device " + weaveDev)
+		r.Name, r.Mode = or(r.Name, "weave"), weaveMode
 	case has("weave") && (r.Name == "" || r.Name == "weave"):
 		// The bridge without the vport: the router encapsulates in user
 		// space (sleeve), as where the openvswitch module is missing.
-		ev("device weave without vxlan-6784")
+		ev("device weave without " + strings.Join(patternsOf("weave"), ", "))
 		r.Name, r.Mode = "weave", "sleeve"
 	case has("kube-bridge"):
 		ev("device kube-bridge")
@@ -236,6 +229,39 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	case r.Name == "bridge":
 		r.Mode = "bridge + host-local, routes between nodes"
 	}
+}
+
+// tunnelOf is the mode a CNI's own tunnel device on the node tells, and
+// that device: of the table's lines of the CNI, the first a link
+// matches; "" for none. A line of no mode (Cilium's WireGuard, there in
+// any mode) tells none, nor does a module's fallback device (tunl0),
+// whose state decides (fallbackOf).
+func tunnelOf(links []string, cni string) (mode, dev string) {
+	d, dev, _ := cnitunnels.First(links, func(d cnitunnels.Device) bool {
+		return d.CNI == cni && d.Mode != "" && !d.EveryNS
+	})
+	return d.Mode, dev
+}
+
+// fallbackOf is the kernel module's fallback device that the CNI sends
+// through in mode (Calico's IP-in-IP: tunl0), where the node has it.
+func fallbackOf(links []string, cni, mode string) string {
+	_, dev, _ := cnitunnels.First(links, func(d cnitunnels.Device) bool {
+		return d.CNI == cni && d.Mode == mode && d.EveryNS
+	})
+	return dev
+}
+
+// patternsOf names the CNI's tunnel devices, for the evidence of their
+// absence.
+func patternsOf(cni string) []string {
+	var out []string
+	for _, d := range cnitunnels.List {
+		if d.CNI == cni {
+			out = append(out, d.Pattern)
+		}
+	}
+	return out
 }
 
 // calicoPoolMode is Calico's mode where the node has none of its
@@ -253,33 +279,18 @@ func calicoPoolMode(in Input, ev func(string)) string {
 	return "bgp"
 }
 
-// flannelBackends are the devices of Flannel's backends (flannel
-// pkg/backend/*), as path.Match patterns: vxlan makes flannel.<VNI>
-// (flannel-v6.<VNI> for IPv6, vxlan.go), ipip flannel.ipip (ipip.go),
-// wireguard flannel-wg and flannel-wg-v6 (wireguard.go), udp the TUN
-// device flannel%d (udp); host-gw makes none.
-var flannelBackends = []struct{ mode, pattern string }{
-	{"vxlan", "flannel.[0-9]*"},
-	{"vxlan", "flannel-v6.[0-9]*"},
-	{"ipip", "flannel.ipip"},
-	{"wireguard", "flannel-wg"},
-	{"wireguard", "flannel-wg-v6"},
-	{"udp", "flannel[0-9]*"},
-}
-
 // flannelBackend is Flannel's mode from the node's devices and the
-// device that says it; a flannel* device of no known backend gives it
-// with no mode, and no flannel* device none.
+// device that says it. Flannel's backends' devices are the table's
+// (internal/cnitunnels, after flannel pkg/backend/*: vxlan's
+// flannel.<VNI> and flannel-v6.<VNI>, ipip's flannel.ipip, wireguard's
+// flannel-wg and flannel-wg-v6, udp's TUN device flannel%d); host-gw
+// makes none. A flannel* device of no known backend gives it with no
+// mode, and no flannel* device none.
 func flannelBackend(links []string) (mode, dev string) {
-	sorted := slices.Sorted(slices.Values(links))
-	for _, b := range flannelBackends {
-		for _, l := range sorted {
-			if ok, _ := path.Match(b.pattern, l); ok {
-				return b.mode, l
-			}
-		}
+	if mode, dev := tunnelOf(links, "flannel"); dev != "" {
+		return mode, dev
 	}
-	for _, l := range sorted {
+	for _, l := range slices.Sorted(slices.Values(links)) {
 		if strings.HasPrefix(l, "flannel") {
 			return "", l
 		}
