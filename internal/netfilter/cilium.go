@@ -9,7 +9,8 @@ import "net"
 // NOTRACK rules, CILIUM_FORWARD's accepts for cilium_host, cilium_net
 // and lxc+, and installMasqueradeRules) and on the expected rule set in
 // its tests (pkg/datapath/iptables testdata). No L7 proxy port is open,
-// so no TPROXY rules.
+// so no TPROXY rules. One configuration throughout, Cilium's default:
+// tunnel mode (VXLAN), no endpoint routes, cluster-pool IPAM.
 //
 // The feeders are inserted at the top of their built-in chains
 // (pkg/datapath/iptables/custom_chain.go doInstallFeeder: "-I" with
@@ -45,13 +46,16 @@ func Cilium(n Node, kpr bool) (*Ruleset, error) {
 	rs.Append("filter", "CILIUM_OUTPUT", "-m mark --mark 0x800/0xe00 %s -j ACCEPT", comment("cilium: ACCEPT for l7 proxy upstream traffic"))
 	rs.Append("filter", "CILIUM_OUTPUT", "-m mark ! --mark 0xe00/0xf00 -m mark ! --mark 0xd00/0xf00 -m mark ! --mark 0x400/0xf00 -m mark ! --mark 0xa00/0xe00 -m mark ! --mark 0x800/0xe00 -m mark ! --mark 0xf00/0xf00 %s -j MARK --set-xmark 0xc00/0xf00",
 		comment("cilium: host->any mark as from host"))
+	// installForwardChainRulesIpX (cilium/cilium v1.17.4
+	// pkg/datapath/iptables/iptables.go:1102-1173) on a default node:
+	// without endpoint routes (or ENI/Alibaba IPAM) getDeliveryInterface
+	// (:1069-1085) gives cilium_host itself, so the separate -o/-i lxc+
+	// pair of the endpoint-routes variant is not written; four rules.
 	for _, r := range []struct{ dir, dev, what string }{
 		{"-o", "cilium_host", "any->cluster on cilium_host forward accept"},
 		{"-i", "cilium_host", "cluster->any on cilium_host forward accept (nodeport)"},
 		{"-i", "lxc+", "cluster->any on lxc+ forward accept"},
 		{"-i", "cilium_net", "cluster->any on cilium_net forward accept (nodeport)"},
-		{"-o", "lxc+", "any->cluster on lxc+ forward accept"},
-		{"-i", "lxc+", "cluster->any on lxc+ forward accept (nodeport)"},
 	} {
 		rs.Append("filter", "CILIUM_FORWARD", "%s %s %s -j ACCEPT", r.dir, r.dev, comment("cilium: "+r.what))
 	}
@@ -67,11 +71,17 @@ func Cilium(n Node, kpr bool) (*Ruleset, error) {
 		comment("cilium: any->pod redirect proxied traffic to host proxy"))
 
 	if !kpr {
-		pod, cluster := n.PodCIDR.String(), n.ClusterCIDR.String()
+		pod := n.PodCIDR.String()
 		// cilium_host's address: the router IP Cilium takes from the
 		// node's pod CIDR (the first one here).
 		host := routerIP(n.PodCIDR)
-		rs.Append("nat", "CILIUM_POST_nat", "-s %s ! -d %s ! -o cilium_+ %s -j MASQUERADE", pod, cluster, comment("cilium masquerade non-cluster"))
+		// In tunnel mode, the default, no native-routing CIDR is set and
+		// the masquerade excludes the node's own pod CIDR, not the
+		// cluster's (remoteSNATDstAddrExclusionCIDR, iptables.go:1584-1591;
+		// allEgressMasqueradeCmds, :1806-1828): pod traffic to other
+		// nodes' pods is spared because it leaves through the tunnel
+		// (! -o cilium_+), not by its destination.
+		rs.Append("nat", "CILIUM_POST_nat", "-s %s ! -d %s ! -o cilium_+ %s -j MASQUERADE", pod, pod, comment("cilium masquerade non-cluster"))
 		rs.Append("nat", "CILIUM_POST_nat", "-m mark --mark 0xa00/0xe00 %s -j ACCEPT", comment("exclude proxy return traffic from masquerade"))
 		rs.Append("nat", "CILIUM_POST_nat", "! -s %s ! -d %s -o cilium_host %s -j SNAT --to-source %s", pod, pod, comment("cilium host->cluster masquerade"), host)
 		rs.Append("nat", "CILIUM_POST_nat", "-s 127.0.0.1/32 -o cilium_host %s -j SNAT --to-source %s", comment("cilium host->cluster from 127.0.0.1 masquerade"), host)

@@ -102,7 +102,7 @@ func TestGeneratorsKeyRules(t *testing.T) {
 		{"weave", "filter", "FORWARD", `-o weave -m comment --comment "NOTE: this must go before '-j KUBE-FORWARD'" -j WEAVE-NPC`},
 		{"weave", "filter", "WEAVE-NPC", "-m state --state NEW -j WEAVE-NPC-DEFAULT"},
 		{"cilium", "filter", "CILIUM_FORWARD", `-i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept" -j ACCEPT`},
-		{"cilium", "nat", "CILIUM_POST_nat", `-s 10.244.1.0/24 ! -d 10.244.0.0/16 ! -o cilium_+ -m comment --comment "cilium masquerade non-cluster" -j MASQUERADE`},
+		{"cilium", "nat", "CILIUM_POST_nat", `-s 10.244.1.0/24 ! -d 10.244.1.0/24 ! -o cilium_+ -m comment --comment "cilium masquerade non-cluster" -j MASQUERADE`},
 		{"kube-router", "filter", "KUBE-NWPLCY-COMMON", `-m comment --comment "rule for stateful firewall for pod" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`},
 	} {
 		rs, err := Generate(c.cni, n)
@@ -120,6 +120,12 @@ func TestGeneratorsKeyRules(t *testing.T) {
 		if strings.HasSuffix(r, "-j ACCEPT") {
 			t.Errorf("cali-FORWARD still accepts: %s", r)
 		}
+	}
+	// Cilium's default node (no endpoint routes): four forward accepts,
+	// none out to lxc+ (installForwardChainRulesIpX).
+	cil, _ := Generate("cilium", n)
+	if fwd := cil.ChainRules("filter", "CILIUM_FORWARD"); len(fwd) != 4 || contains(fwd, `-o lxc+ -m comment --comment "cilium: any->cluster on lxc+ forward accept" -j ACCEPT`) {
+		t.Errorf("CILIUM_FORWARD: want the 4 rules of a node without endpoint routes:\n%s", strings.Join(fwd, "\n"))
 	}
 	// Cilium with kube-proxy replacement (BPF masquerade) leaves
 	// CILIUM_POST_nat empty.
