@@ -8,7 +8,9 @@ import (
 
 // KubeRouter writes what kube-router (--run-router --run-firewall
 // --run-service-proxy, its DaemonSet's default) installs in iptables
-// with no NetworkPolicy, modelled on cloudnativelabs/kube-router:
+// with no NetworkPolicy, modelled on cloudnativelabs/kube-router v2.11.1
+// (the latest release; the same rules since v2.11.0, where the tail
+// chain's accept took its comment "accept netpol-ok"):
 //
 //   - pkg/controllers/netpol/npc_iptables.go: ensureTopLevelChains
 //     (INPUT/FORWARD/OUTPUT -> KUBE-ROUTER-*, inserted first, with the
@@ -16,11 +18,13 @@ import (
 //     Service range and node ports), ensureCommonPolicyChain
 //     (KUBE-NWPLCY-COMMON: conntrack and ICMP), ensureDefaultNetworkPolicyChain
 //     (KUBE-NWPLCY-DEFAULT marks), ensureExplicitAccept and
-//     ensureTailChainPosition (KUBE-NWPLCY-TAIL, empty here);
+//     ensureTailChainPosition; populateDefaultTailChain
+//     (KUBE-NWPLCY-TAIL: with --netpol-default-deny off, the default,
+//     one rule accepting what a policy marked 0x20000);
 //   - pkg/controllers/routing/network_routes_controller.go: FORWARD
 //     accepts in and out of kube-bridge and out of the node's NIC;
 //   - pkg/controllers/routing/pod_egress.go: pod egress masquerade in
-//     nat POSTROUTING.
+//     nat POSTROUTING, --random-fully where iptables has it (1.6.2 on).
 //
 // Without a policy no pod has a KUBE-POD-FW-* chain. The service proxy
 // is IPVS, KubeRouterProxy (with its own sets and rules), installed when
@@ -67,6 +71,9 @@ func KubeRouter(n Node) (*Ruleset, error) {
 		rs.Append("filter", common, "%s -p icmp --icmp-type %s -j ACCEPT", comment(icmp.what), icmp.typ)
 	}
 	rs.Append("filter", deflt, "%s -j MARK --set-xmark 0x10000/0x10000", comment("rule to mark traffic matching a network policy"))
+	// populateDefaultTailChain (pkg/controllers/netpol/npc_iptables.go:619-637
+	// in v2.11.1): the accept alone unless --netpol-default-deny.
+	rs.Append("filter", tail, "%s -m mark --mark 0x20000/0x20000 -j ACCEPT", comment("accept netpol-ok"))
 
 	// enableForwarding inserts each at position 1 in turn (from pods,
 	// to pods, node port), so the last inserted sits first; all after
@@ -82,8 +89,10 @@ func KubeRouter(n Node) (*Ruleset, error) {
 	}
 	// pod_egress.go appends it (AppendUnique): after kube-proxy's
 	// KUBE-POSTROUTING. The two negated sets of podEgressArgs4 cannot both be -d: the node
-	// addresses become an iprange match.
-	rs.Append("nat", "POSTROUTING", "-s %s ! -d %s -m iprange ! --dst-range %s -j MASQUERADE", cluster, cluster, nodes)
+	// addresses become an iprange match. createPodEgressRule adds
+	// --random-fully when iptables has it (HasRandomFully), as every
+	// iptables a node runs now does.
+	rs.Append("nat", "POSTROUTING", "-s %s ! -d %s -m iprange ! --dst-range %s -j MASQUERADE --random-fully", cluster, cluster, nodes)
 	return rs, nil
 }
 

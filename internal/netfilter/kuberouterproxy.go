@@ -24,7 +24,7 @@ var krSets = []IPSet{{Name: krSetLocalIPs, Type: "hash:ip"}, {Name: krSetService
 // KubeRouterProxy returns kube-router's own service proxy
 // (--run-service-proxy, which replaces kube-proxy) on a node with
 // address nodeIP, pod subnet podCIDR and local addresses localIPs,
-// modelled on cloudnativelabs/kube-router pkg/controllers/proxy:
+// modelled on cloudnativelabs/kube-router v2.11.1 pkg/controllers/proxy:
 //
 //   - network_services_controller.go: Run's sysctls; setupIpvsFirewall
 //     (the three sets, KUBE-ROUTER-SERVICES with the common ICMP accepts,

@@ -103,6 +103,8 @@ func TestGeneratorsKeyRules(t *testing.T) {
 		{"weave", "filter", "WEAVE-NPC", "-m state --state NEW -j WEAVE-NPC-DEFAULT"},
 		{"cilium", "filter", "CILIUM_FORWARD", `-i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept" -j ACCEPT`},
 		{"cilium", "nat", "CILIUM_POST_nat", `-s 10.244.1.0/24 ! -d 10.244.1.0/24 ! -o cilium_+ -m comment --comment "cilium masquerade non-cluster" -j MASQUERADE`},
+		{"kube-router", "filter", "KUBE-NWPLCY-TAIL", `-m comment --comment "accept netpol-ok" -m mark --mark 0x20000/0x20000 -j ACCEPT`},
+		{"kube-router", "nat", "POSTROUTING", "-s 10.244.0.0/16 ! -d 10.244.0.0/16 -m iprange ! --dst-range 198.18.0.2-198.18.0.2 -j MASQUERADE --random-fully"},
 		{"kube-router", "filter", "KUBE-NWPLCY-COMMON", `-m comment --comment "rule for stateful firewall for pod" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`},
 	} {
 		rs, err := Generate(c.cni, n)
