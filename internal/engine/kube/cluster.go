@@ -84,7 +84,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 		if err != nil {
 			return node, fmt.Errorf("node %s: list devices: %w", n.Name, err)
 		}
-		node.tunnel, node.hasTunnel = pickTunnel(links, downLinks(node.sess.client, links, "tunl0"))
+		node.tunnel, node.hasTunnel = pickTunnel(links, downLinks(node.sess.client, links, moduleFallbacks()...))
 		return node, nil
 	}
 	var errS, errC error
