@@ -180,7 +180,8 @@ type RefMatch struct {
 	RatioMissing string `json:"ratio_missing,omitempty"`
 	// Method says how our numbers for the point were measured otherwise
 	// than the published one, where a reader setting them side by side
-	// must know it (PktgenJitter); empty when they were measured alike.
+	// must know it (PktgenJitter; a total over our window, with its
+	// length and rate per second); empty when they were measured alike.
 	Method string `json:"method,omitempty"`
 }
 
@@ -209,7 +210,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	}
 	if s != nil {
 		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples))
-		markMethods(m.References, pktgenSent(s))
+		markMethods(m.References, pktgenSent(s), measuredWindow(s))
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

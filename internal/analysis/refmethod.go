@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -16,6 +18,13 @@ import (
 // formula over other clocks' readings.
 const PktgenJitter = "the paper's timed by iperf3, ours from pktgen's stamps"
 
+// windowTotals are the metrics a trial sums over its measured window
+// (iperf3's end.sum_sent.retransmits covers -t, the window, not the
+// warm-up -O omits): a published total over a 5-minute test set beside
+// ours over a 4-second one differs 75-fold with nothing measured
+// differently. Only rates per second compare.
+var windowTotals = map[string]bool{results.MetricRetransmits: true}
+
 // pktgenSent are the workload variants (as cells name them) whose UDP
 // load pktgen sends.
 func pktgenSent(s *study.Study) map[string]bool {
@@ -29,13 +38,37 @@ func pktgenSent(s *study.Study) map[string]bool {
 }
 
 // markMethods sets Method on the references whose matched rows were
-// measured otherwise than the published number: today the jitter of a
-// load pktgen sent.
-func markMethods(refs []RefMatch, pktgen map[string]bool) {
+// measured otherwise than the published number: the jitter of a load
+// pktgen sent, and a total over a window (windowTotals), whose length
+// and rate per second Method gives (a study states its paper's test
+// length in the reference's note, as the built-in ones do).
+func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration) {
 	for i := range refs {
 		m := &refs[i]
-		if m.Reference.Metric == results.MetricJitter && slices.ContainsFunc(m.Rows, func(k Key) bool { return pktgen[k.Workload] }) {
+		switch {
+		case m.Reference.Metric == results.MetricJitter && slices.ContainsFunc(m.Rows, func(k Key) bool { return pktgen[k.Workload] }):
 			m.Method = PktgenJitter
+		case windowTotals[m.Reference.Metric] && m.Reference.Value != nil && len(m.Rows) > 0 && window > 0:
+			m.Method = totalMethod(m.MeanLow, m.MeanHigh, window)
 		}
 	}
+}
+
+// measuredWindow is the part of a trial its workload measures: the
+// duration less the warm-up.
+func measuredWindow(s *study.Study) time.Duration {
+	return s.Spec.Duration.Duration - s.Spec.Warmup.Duration
+}
+
+// totalMethod says over how long our totals ran and what they are per
+// second: "a total over the test: ours over 4 s, 912.5/s; the paper's
+// over its own test".
+func totalMethod(low, high float64, window time.Duration) string {
+	sec := window.Seconds()
+	f := Scale{Factor: 1, Decimals: -1}.Format
+	rate := f(low/sec) + "/s"
+	if high != low {
+		rate = f(low/sec) + " to " + f(high/sec) + "/s"
+	}
+	return "a total over the test: ours over " + strconv.FormatFloat(sec, 'f', -1, 64) + " s, " + rate + "; the paper's over its own test"
 }

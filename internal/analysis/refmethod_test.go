@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -58,5 +59,76 @@ spec:
 	}
 	if back.References[0].Method != PktgenJitter || back.References[2].Method != "" {
 		t.Errorf("summary.json read back methods %q, %q", back.References[0].Method, back.References[2].Method)
+	}
+}
+
+// TestRefMethodWindowTotal: retransmits are a total over the measured
+// window. The seed-003 paper's are over 5-minute tests, the quick
+// profile's over 4 s: beside the paper's total ours says over how long
+// it ran and what that is per second (one row, or the range over a
+// sweep's rows), and each built-in retransmits reference's note gives
+// the paper's test length and rate, so the two compare per second. A
+// bitrate, not a total, gets no such note.
+func TestRefMethodWindowTotal(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"}, Tools: testCatalog.Tools}
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [flannel-vxlan]
+  trials: 3
+  duration: 5s
+  warmup: 1s
+  workloads:
+    - {name: one, tool: iperf3, protocol: tcp}
+    - {name: swept, tool: iperf3, protocol: tcp, rates: [500M, 1G]}
+  reference:
+    - {workload: one, metric: retransmits, value: 219300, note: "paper: a total over its 300 s test, 731/s"}
+    - {workload: swept, metric: retransmits, value: 8040}
+    - {workload: one, metric: bitrate, value: 1.553e8}
+`), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for w, retr := range map[string]float64{"one": 3100, "swept@500M": 400, "swept@1G": 800} {
+		for trial := 1; trial <= 3; trial++ {
+			samples = append(samples, results.Sample{
+				Cell: results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: w, Replicas: 1}, Trial: trial,
+				Metrics: map[string]float64{results.MetricRetransmits: retr + 100*float64(trial-2), results.MetricBitrate: 1.5e8 * wobble(trial)},
+			})
+		}
+	}
+	m := Build(s, samples)
+	for i, want := range []string{
+		"a total over the test: ours over 4 s, 775/s; the paper's over its own test",
+		"a total over the test: ours over 4 s, 100 to 200/s; the paper's over its own test",
+		"",
+	} {
+		if got := m.References[i].Method; got != want {
+			t.Errorf("reference %d (%s of %s): method %q, want %q", i, m.References[i].Reference.Metric, m.References[i].Reference.Workload, got, want)
+		}
+	}
+
+	// The built-in study whose references are totals: each says the
+	// paper's window, and a quick run's rows say theirs.
+	fb, err := study.Resolve("flannel-backends", study.Options{Profile: "quick"}, study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: testCatalog.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range fb.Spec.Reference {
+		if r.Metric == results.MetricRetransmits {
+			n++
+			if !strings.Contains(r.Note, "over its 300 s test") || !strings.Contains(r.Note, "/s") {
+				t.Errorf("flannel-backends %s %s %s: note %q does not give the paper's test length and rate", r.Datapath, r.Workload, r.Impairment, r.Note)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("flannel-backends has no retransmits reference")
+	}
+	if w := measuredWindow(fb); w != 4*time.Second {
+		t.Errorf("flannel-backends quick: measured window %v, want 4s", w)
 	}
 }
