@@ -157,3 +157,59 @@ func flannelBackends(t *testing.T, profile string) *study.Study {
 	}
 	return s
 }
+
+// TestVerdictCriteriaOnPaperNumbers: the study's verdict criteria, fed
+// the paper's own VWall numbers (its references at 1000 Mbit/s offered:
+// Tables V and VI unimpaired, VII and VIII impaired), give 39 of Table
+// IX's 40 VWall verdicts, as the study's comment says. The one they
+// cannot give is VXLAN TCP under corruption-medium: Table IX passes it,
+// but its 32.1 Mbit/s of the unimpaired 909 is no more than delay-high's
+// 31.6, which Table IX fails.
+func TestVerdictCriteriaOnPaperNumbers(t *testing.T) {
+	s := flannelBackends(t, "")
+	if len(s.Spec.Verdict.Published) != 40 {
+		t.Fatalf("%d published verdicts, want Table IX's 40 VWall cells", len(s.Spec.Verdict.Published))
+	}
+	var samples []results.Sample
+	for _, pv := range s.Spec.Verdict.Published {
+		imp := pv.Impairment
+		if imp == study.NoImpairment {
+			imp = ""
+		}
+		c := results.Cell{Datapath: pv.Datapath, Tuning: "baseline", Workload: pv.Protocol + "@1G", Replicas: 1, Impairment: imp}
+		metrics := map[string]float64{"offered_bps": 1e9}
+		for _, ref := range s.Spec.Reference {
+			if ref.Value != nil && (ref.Metric == results.MetricBitrate || ref.Metric == "lost_percent") &&
+				RefMatches(ref, results.SummaryRow{Cell: c, Metric: ref.Metric, CPU: -1}) {
+				metrics[ref.Metric] = *ref.Value
+			}
+		}
+		if _, ok := metrics[results.MetricBitrate]; !ok {
+			t.Fatalf("%+v: no published bitrate among the references", c)
+		}
+		for trial := 1; trial <= 2; trial++ {
+			samples = append(samples, results.Sample{Cell: c, Trial: trial, Metrics: metrics})
+		}
+	}
+	m := Build(s, samples)
+	if len(m.Verdicts) != 40 {
+		t.Fatalf("%d verdicts, want 40", len(m.Verdicts))
+	}
+	agree := 0
+	for _, v := range m.Verdicts {
+		if v.Paper == nil {
+			t.Errorf("%s %s %q: no published verdict beside it", v.Datapath, v.Workload, v.Impairment)
+			continue
+		}
+		if !v.Disagree {
+			agree++
+			continue
+		}
+		if v.Datapath != "flannel-vxlan" || v.Protocol != "tcp" || v.Impairment != "corruption-medium" {
+			t.Errorf("%s %s %q: ours pass %v (%s), the paper's %v", v.Datapath, v.Protocol, v.Impairment, v.Pass, v.Why, *v.Paper)
+		}
+	}
+	if agree != 39 {
+		t.Errorf("the criteria give %d of the paper's 40 verdicts from its own numbers, want 39", agree)
+	}
+}
