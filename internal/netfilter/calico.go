@@ -13,17 +13,23 @@ const (
 	CalicoNoPolicy   = policy.Without
 )
 
-// Felix's mark bits with its default IptablesMarkMask (0xffff0000):
-// accept 0x10000, pass 0x20000, scratch0 0x40000 ("from workload"),
-// scratch1 0x80000.
+// Felix's mark bits with its default IptablesMarkMask (0xffff0000), as
+// Calico v3.29 allocates them (v3.29.7 felix/dataplane/driver.go:109-116:
+// accept, pass, scratch0, scratch1): accept 0x10000, pass 0x20000,
+// scratch0 0x40000 ("from workload"), scratch1 0x80000. From v3.30 a
+// drop mark is allocated third (driver.go:115-124 in v3.30.0), which
+// moves scratch0 to 0x80000 and widens every "all Calico marks" mask to
+// 0x1f0000; the rules' shape and cost per packet are the same.
 const (
 	caliAccept   = "0x10000/0x10000"
 	caliFromWL   = "0x40000/0x40000"
 	caliAllMarks = "0x0/0xf0000"
 )
 
-// Calico writes Felix's iptables state (iptables dataplane, no host
-// endpoints, no BPF) for a node whose workloads are n.Pods, with the
+// Calico writes Felix's iptables state as Calico v3.29 (v3.29.7, the
+// last release before the marks above moved) writes it (iptables
+// dataplane, no host endpoints, no BPF) for a node whose workloads are
+// n.Pods, with the
 // IP-in-IP overlay (ipip) or native routing ("xsub"). The per-endpoint
 // chains, the dispatch chains and the profile or policy chains come from
 // internal/policy (policy.Calico, mode CalicoWithPolicy or
@@ -42,6 +48,11 @@ const (
 //     IPs, cali-nat-outgoing from felix/rules/nat.go
 //     makeNATOutgoingRuleIPTables, and the tunnel's source fix-up) and
 //     StaticNATOutputChains.
+//
+// v3.31 also puts a DSCP rule at the head of mangle cali-POSTROUTING
+// (StaticManglePostroutingChain: traffic from an endpoint with a DSCP
+// annotation leaving the cluster, an ipset match every packet meets);
+// v3.29 has none, and neither has this model.
 //
 // Hooks go where Felix puts them (felix/dataplane/linux/int_dataplane.go
 // setUpIptablesNormal): the jumps to cali-PREROUTING, cali-OUTPUT,

@@ -67,13 +67,13 @@ type Generator struct {
 var generators = []Generator{
 	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel},
 	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave},
-	{"cilium", "cilium/cilium pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }},
-	{"cilium-kpr", "cilium/cilium pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }},
-	{"kube-router", "cloudnativelabs/kube-router pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter},
-	{"calico-wp-ipip", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true)},
-	{"calico-np-ipip", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true)},
-	{"calico-wp-xsub", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false)},
-	{"calico-np-xsub", "projectcalico/calico felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false)},
+	{"cilium", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }},
+	{"cilium-kpr", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }},
+	{"kube-router", "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter},
+	{"calico-wp-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true)},
+	{"calico-np-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true)},
+	{"calico-wp-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false)},
+	{"calico-np-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false)},
 }
 
 func calicoGen(mode string, ipip bool) func(Node) (*Ruleset, error) {

@@ -371,3 +371,21 @@ func TestGeneratorsRefuseEmptyNode(t *testing.T) {
 		}
 	}
 }
+
+// The generators whose rules were checked against one release say
+// which (env.json records Source): Calico's marks are v3.29's, not
+// v3.30's; kube-router's tail chain is v2.11's.
+func TestSourcesNameTheirRelease(t *testing.T) {
+	for cni, release := range map[string]string{
+		"calico-np-xsub": "projectcalico/calico v3.29 ", "calico-wp-ipip": "projectcalico/calico v3.29 ",
+		"kube-router": "cloudnativelabs/kube-router v2.11.1 ", "cilium": "cilium/cilium v1.17.4 ", "cilium-kpr": "cilium/cilium v1.17.4 ",
+	} {
+		g, err := Lookup(cni)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(g.Source, release) {
+			t.Errorf("%s: source %q does not name %q", cni, g.Source, release)
+		}
+	}
+}
