@@ -164,7 +164,7 @@ func KubeProxy(clusterCIDR *net.IPNet, services []Service) (*Ruleset, error) {
 	rs.Append("nat", "KUBE-POSTROUTING", "%s -j MASQUERADE --random-fully", comment("kubernetes service traffic requiring SNAT"))
 	rs.Append("nat", "KUBE-MARK-MASQ", "-j MARK --or-mark %s", kubeMasqMark)
 
-	kubeProxyServices(rs, svcs, clusterCIDR.String())
+	kubeProxyServices(rs, svcs, clusterCIDR.String(), largeCluster(svcs))
 	rs.Append("nat", "KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
 		comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"))
 	return rs, nil
@@ -211,11 +211,37 @@ func sortedServices(services []Service) ([]Service, error) {
 	return append(out, fill[mid:]...), nil
 }
 
+// largeClusterEndpointsThreshold is kube-proxy's: above it (endpoints
+// of all Service ports together) it runs in "large cluster mode".
+const largeClusterEndpointsThreshold = 1000
+
+// largeCluster reports kube-proxy's large cluster mode for svcs
+// (kubernetes/kubernetes v1.33.1 pkg/proxy/iptables/proxier.go:85-88,
+// 963-968: more than 1000 endpoints in all).
+func largeCluster(svcs []Service) bool {
+	n := 0
+	for _, s := range svcs {
+		n += len(s.Endpoints)
+	}
+	return n > largeClusterEndpointsThreshold
+}
+
 // kubeProxyServices adds each service's chain and its endpoints' chains
 // (KUBE-SVC-*, KUBE-SEP-*), picking an endpoint at random as
 // kube-proxy's statistic rules do, and rejects services without
-// endpoints.
-func kubeProxyServices(rs *Ruleset, svcs []Service, cluster string) {
+// endpoints. In large cluster mode (large) the endpoint-selection rules
+// and the KUBE-SEP-* rules carry no comment, as kube-proxy drops them
+// to shrink its rules (appendServiceCommentLocked, proxier.go:763-771;
+// used at :1393 for both KUBE-SEP rules and in
+// writeServiceToEndpointRules, :1605, :1625); the
+// KUBE-SERVICES and masquerade rules keep theirs.
+func kubeProxyServices(rs *Ruleset, svcs []Service, cluster string, large bool) {
+	svcComment := func(c string) string {
+		if large {
+			return ""
+		}
+		return comment(c) + " "
+	}
 	for _, s := range svcs {
 		name, dst := s.portName(), s.ClusterIP.To4().String()+"/32"
 		match := fmt.Sprintf("-d %s -p %s %s -m %s --dport %d", dst, s.Protocol, comment(name+" cluster IP"), s.Protocol, s.Port)
@@ -231,14 +257,14 @@ func kubeProxyServices(rs *Ruleset, svcs []Service, cluster string) {
 		for i, e := range s.Endpoints {
 			sep := s.EndpointChain(e)
 			rs.Chain("nat", sep)
-			to := comment(name + " -> " + e.String())
+			to := svcComment(name + " -> " + e.String())
 			if left := len(s.Endpoints) - i; left > 1 {
-				rs.Append("nat", svc, "%s -m statistic --mode random --probability %0.11f -j %s", to, 1.0/float64(left), sep)
+				rs.Append("nat", svc, "%s-m statistic --mode random --probability %0.11f -j %s", to, 1.0/float64(left), sep)
 			} else {
-				rs.Append("nat", svc, "%s -j %s", to, sep)
+				rs.Append("nat", svc, "%s-j %s", to, sep)
 			}
-			rs.Append("nat", sep, "-s %s/32 %s -j KUBE-MARK-MASQ", e.IP.To4(), comment(name))
-			rs.Append("nat", sep, "-p %s %s -m %s -j DNAT --to-destination %s", s.Protocol, comment(name), s.Protocol, e)
+			rs.Append("nat", sep, "-s %s/32 %s-j KUBE-MARK-MASQ", e.IP.To4(), svcComment(name))
+			rs.Append("nat", sep, "-p %s %s-m %s -j DNAT --to-destination %s", s.Protocol, svcComment(name), s.Protocol, e)
 		}
 	}
 }

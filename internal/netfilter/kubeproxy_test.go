@@ -33,3 +33,40 @@ func TestMeasuredServicesInTheMiddle(t *testing.T) {
 		}
 	}
 }
+
+// Above 1000 endpoints in all kube-proxy runs in large cluster mode and
+// writes the endpoint-selection and KUBE-SEP-* rules without comments
+// (proxier.go appendServiceCommentLocked); at 1000 it keeps them.
+func TestLargeClusterDropsComments(t *testing.T) {
+	for _, c := range []struct {
+		fillers  int
+		comments bool
+	}{{499, true}, {500, false}} {
+		// Two endpoints per filler, one per measured Service (two).
+		fill, err := Fillers(c.fillers, 2, cidr(t, "10.96.0.0/12"), cidr(t, "100.64.0.0/10"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench := BenchServices([]net.IP{net.ParseIP("10.244.1.2")}, 5201)
+		rs, err := KubeProxy(cidr(t, "10.244.0.0/16"), append(fill, bench...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := bench[0]
+		svc := rs.ChainRules("nat", s.Chain())
+		sep := rs.ChainRules("nat", s.EndpointChain(s.Endpoints[0]))
+		for _, r := range append(svc[1:], sep...) {
+			if strings.Contains(r, "--comment") != c.comments {
+				t.Errorf("%d endpoints: %q: comment %v, want %v", 2*c.fillers+2, r, !c.comments, c.comments)
+			}
+		}
+		if !strings.Contains(svc[0], "cluster IP") {
+			t.Errorf("%d endpoints: the masquerade rule lost its comment: %s", 2*c.fillers+2, svc[0])
+		}
+		for _, r := range rs.ChainRules("nat", "KUBE-SERVICES") {
+			if !strings.Contains(r, "--comment") {
+				t.Errorf("%d endpoints: KUBE-SERVICES rule without comment: %s", 2*c.fillers+2, r)
+			}
+		}
+	}
+}
