@@ -15,6 +15,10 @@ type Scale struct {
 	Factor   float64 // shown value = stored value × Factor
 	Unit     string
 	Decimals int // -1: 4 significant digits
+	// MinSig is the fewest significant digits shown of a value that is
+	// not zero, with more decimals where Decimals would show fewer (0:
+	// one, so that no such value reads "0.0").
+	MinSig int
 }
 
 // Display returns the display scale of a metric.
@@ -23,7 +27,7 @@ func Display(metric string) Scale {
 	case "message_bytes", "mss_bytes":
 		// A message or segment size (1, 64, 1460 bytes) is read in bytes;
 		// 64 B in MiB read "6.104e-05".
-		return Scale{1, "B", 0}
+		return Scale{Factor: 1, Unit: "B"}
 	}
 	return ScaleOf(Unit(metric))
 }
@@ -32,18 +36,21 @@ func Display(metric string) Scale {
 func ScaleOf(u string) Scale {
 	switch u {
 	case "bit/s":
-		return Scale{1e-9, "Gbit/s", 2}
+		// Two significant digits at least: an impaired TCP cell's 0.7
+		// Mbit/s (the seed-003 paper's 0.0007 Gbit/s) read "0.00", and
+		// 32.1 Mbit/s "0.03" beside the paper's "0.0321".
+		return Scale{Factor: 1e-9, Unit: "Gbit/s", Decimals: 2, MinSig: 2}
 	case "%":
-		return Scale{1, "%", 1}
+		return Scale{Factor: 1, Unit: "%", Decimals: 1}
 	case "softirqs/s", "1/s":
-		return Scale{1, u, 0}
+		return Scale{Factor: 1, Unit: u}
 	case "count":
-		return Scale{1, u, 1}
+		return Scale{Factor: 1, Unit: u, Decimals: 1}
 	case "B":
 		// Memory and windows: 1.106e+08 B reads better as 105.5 MiB.
-		return Scale{1.0 / (1 << 20), "MiB", -1}
+		return Scale{Factor: 1.0 / (1 << 20), Unit: "MiB", Decimals: -1}
 	}
-	return Scale{1, u, -1}
+	return Scale{Factor: 1, Unit: u, Decimals: -1}
 }
 
 // Format shows a stored value in display units, "—" when undefined.
@@ -60,7 +67,36 @@ func (s Scale) Format(v float64) string {
 		}
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
-	return strconv.FormatFloat(v, 'f', s.Decimals, 64)
+	return strconv.FormatFloat(v, 'f', s.decimalsFor(v), 64)
+}
+
+// maxDecimals bounds the decimals a tiny value gets (1e-300 is not
+// printed with 300 zeros).
+const maxDecimals = 12
+
+// decimalsFor is the scale's decimals for v (in display units), or more
+// where they would show fewer than MinSig significant digits of it: in
+// Gbit/s 0.0007 -> "0.00070", 0.032 -> "0.032", 0.91 -> "0.91"; in %
+// 0.0001 -> "0.0001", 0.84 -> "0.8".
+func (s Scale) decimalsFor(v float64) int {
+	sig := max(s.MinSig, 1)
+	a := math.Abs(v)
+	if a == 0 || !Finite(a) || a >= math.Pow10(sig-1-s.Decimals) {
+		return s.Decimals
+	}
+	d := sig - 1 - int(math.Floor(math.Log10(a)))
+	// Rounding can carry into another digit (0.0999 at 3 decimals is
+	// 0.100): one decimal fewer then shows as many digits.
+	if r := math.Abs(roundTo(v, d)); r >= math.Pow10(sig-d) {
+		d--
+	}
+	return min(max(d, s.Decimals), maxDecimals)
+}
+
+// roundTo rounds v to d decimals as strconv would print it.
+func roundTo(v float64, d int) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', d, 64), 64)
+	return r
 }
 
 // Published shows a published number in display units as the paper gave
@@ -111,7 +147,19 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 		// measurement precise to the last digit.
 		return fmt.Sprintf("%s (same in all %d trials)", s.whole(d.Mean), d.N)
 	}
-	return fmt.Sprintf("%s [%s, %s]", s.Format(d.Mean), s.Format(d.CI95Low), s.Format(d.CI95High))
+	f := s.Format
+	if s.Decimals >= 0 && Finite(d.Mean) {
+		// The bounds at the mean's decimals: "0.0013 [0.0007, 0.0019]",
+		// not "0.0013 [0.00070, 0.0019]".
+		n := s.decimalsFor(d.Mean * s.Factor)
+		f = func(v float64) string {
+			if !Finite(v) {
+				return "—"
+			}
+			return strconv.FormatFloat(v*s.Factor, 'f', n, 64)
+		}
+	}
+	return fmt.Sprintf("%s [%s, %s]", f(d.Mean), f(d.CI95Low), f(d.CI95High))
 }
 
 // NormCI shows a row's normalized value and interval, "missing" without.

@@ -128,6 +128,18 @@ func TestDisplayScales(t *testing.T) {
 		{"rtt_us", 5530.2, "5530 us"},
 		{"jitter_ms", 0.0126, "0.0126 ms"},
 		{"startup_ms", 1.5e15, "1.5e+15 ms"},
+		// Small values keep significant digits: the seed-003 paper's
+		// impaired TCP cells carry 0.7 and 32.1 Mbit/s, which two
+		// decimals of Gbit/s showed as "0.00" and "0.03".
+		{results.MetricBitrate, 7e5, "0.00070 Gbit/s"},
+		{results.MetricBitrate, 3.21e7, "0.032 Gbit/s"},
+		{results.MetricBitrate, 9.99e7, "0.10 Gbit/s"},
+		{results.MetricBitrate, 1.553e8, "0.16 Gbit/s"},
+		{results.MetricBitrate, 0, "0.00 Gbit/s"},
+		{"lost_percent", 0.0001, "0.0001 %"},
+		{"lost_percent", 0.096, "0.1 %"},
+		{"retransmits", 0.004, "0.004 count"},
+		{results.MetricBitrate, 1e-300, "0.000000000000 Gbit/s"},
 	} {
 		sc := Display(c.metric)
 		if got := sc.Format(c.v) + " " + sc.Unit; got != c.want {
@@ -149,6 +161,9 @@ func TestSummaryCI(t *testing.T) {
 		{stats.Summary{N: 1, Mean: 1.5e9, CI95Low: 1.5e9, CI95High: 1.5e9}, "1.50 (n=1, no CI)"},
 		{stats.Summary{N: 3, Mean: 1.5e9, CI95Low: 1.5e9, CI95High: 1.5e9}, "1.50 (same in all 3 trials)"},
 		{stats.Summary{N: 3, Mean: 1.5e9, CI95Low: 1.4e9, CI95High: 1.6e9}, "1.50 [1.40, 1.60]"},
+		// A small mean's interval at the mean's decimals.
+		{stats.Summary{N: 3, Mean: 1.3e6, CI95Low: 0.7e6, CI95High: 1.9e6}, "0.0013 [0.0007, 0.0019]"},
+		{stats.Summary{N: 1, Mean: 7e5, CI95Low: 7e5, CI95High: 7e5}, "0.00070 (n=1, no CI)"},
 	} {
 		if got := gbit.SummaryCI(tc.d); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
