@@ -118,6 +118,11 @@ func (s Scale) Published(v float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
+// PublishedNormalized shows a published normalized value as the source
+// gave it: "1.24", "1.085" (Published's rule: 'f' with 2 decimals read
+// 1.085, stored as 1.08499..., as "1.08").
+func PublishedNormalized(v float64) string { return Scale{Factor: 1}.Published(v) }
+
 // whole is Format, but a count that is a whole number (one trial's, or
 // the same in every trial) without decimals: "142", not "142.0".
 func (s Scale) whole(v float64) string {

@@ -205,4 +205,11 @@ func TestPublished(t *testing.T) {
 			t.Errorf("Published(%s, %g) = %q, want %q", c.metric, c.v, got, c.want)
 		}
 	}
+	// A published normalized value as given: rps-rfs's 1.085 (the middle
+	// of "around 8 - 9%"), which two decimals read as 1.08.
+	for v, want := range map[float64]string{1.085: "1.085", 1.24: "1.24", 1: "1"} {
+		if got := PublishedNormalized(v); got != want {
+			t.Errorf("PublishedNormalized(%g) = %q, want %q", v, got, want)
+		}
+	}
 }

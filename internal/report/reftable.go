@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -91,7 +90,7 @@ func refValue(m analysis.RefMatch) string {
 	ref := m.Reference
 	var parts []string
 	if ref.Normalized != nil {
-		parts = append(parts, "normalized "+strconv.FormatFloat(*ref.Normalized, 'f', 2, 64))
+		parts = append(parts, "normalized "+analysis.PublishedNormalized(*ref.Normalized))
 	}
 	if ref.Value != nil {
 		sc := analysis.Display(ref.Metric)

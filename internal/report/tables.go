@@ -109,7 +109,7 @@ func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 	for _, ref := range n.refs(r) {
 		switch {
 		case normalized && ref.Reference.Normalized != nil:
-			out = append(out, ref.Label+" "+strconv.FormatFloat(*ref.Reference.Normalized, 'f', 2, 64))
+			out = append(out, ref.Label+" "+analysis.PublishedNormalized(*ref.Reference.Normalized))
 		case !normalized && ref.Reference.Value != nil:
 			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value)+methodNote(ref.Method))
 		}
