@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -37,6 +39,37 @@ func TestNicModesUDPAtLossCeiling(t *testing.T) {
 		}
 		if udp == 0 {
 			t.Errorf("profile %q: no UDP workload", profile)
+		}
+	}
+}
+
+// TestCNICompareCPPReferencesInCycles: seed 004's costs per packet are
+// hardware cycles (its equation 1: perf's cycles over the packets), so
+// cni-compare's references to them name cpp_*_cycles on a cpp-* workload,
+// never the ns a cpu-clock run records; a cpu-clock run's rows at the
+// point make them say why they are not measured.
+func TestCNICompareCPPReferencesInCycles(t *testing.T) {
+	s, err := study.Resolve("cni-compare", study.Options{}, study.Catalog{Datapaths: []string{"flannel-vxlan", "weave", "cilium", "calico-ipip", "calico-routed", "kube-router"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range s.Spec.Reference {
+		if !strings.HasPrefix(r.Metric, "cpp_") {
+			continue
+		}
+		n++
+		if !strings.HasSuffix(r.Metric, "_cycles") || !strings.HasPrefix(r.Workload, "cpp-") || r.Value == nil {
+			t.Errorf("reference %s %s %s: want a value in cycles on a cpp-* workload", r.Datapath, r.Workload, r.Metric)
+		}
+	}
+	if n == 0 {
+		t.Fatal("cni-compare has no cost-per-packet reference")
+	}
+	ns := Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "cpp-intra", Replicas: 1}, Metric: "cpp_bridge_ns", CPU: -1, N: 1, Mean: 20}}
+	for _, m := range matchReferences(s.Spec.Reference, []Row{ns}, nil, nil) {
+		if m.Reference.Datapath == "flannel" && m.Reference.Metric == "cpp_bridge_cycles" && !strings.Contains(m.Missing, "not the paper's hardware cycles") {
+			t.Errorf("flannel's bridge in cycles beside a cpu-clock run: missing %q", m.Missing)
 		}
 	}
 }

@@ -112,6 +112,23 @@ func missingPart(ref study.Reference, rows []Row) string {
 			return p.what
 		}
 	}
+	return cppUnitMissing(ref, rows)
+}
+
+// cppUnitMissing says why a published cost per packet in cycles has no
+// row where the run has the same cost in ns: perf could sample only
+// cpu-clock on its machine (internal/metrics/cpp), and ns of CPU time are
+// not the paper's cycles without the clock rate.
+func cppUnitMissing(ref study.Reference, rows []Row) string {
+	base, ok := strings.CutSuffix(ref.Metric, "_cycles")
+	if !ok || !strings.HasPrefix(base, "cpp_") {
+		return ""
+	}
+	ns := ref
+	ns.Metric = base + "_ns"
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.N > 0 && RefMatches(ns, r.SummaryRow) }) {
+		return "it in ns of CPU time (perf could sample only cpu-clock here), not the paper's hardware cycles"
+	}
 	return ""
 }
 
