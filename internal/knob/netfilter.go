@@ -210,7 +210,7 @@ func installProxy(ctx context.Context, t *Target, n engine.Node, nf study.Netfil
 	var kp *netfilter.Ruleset
 	switch p := ipvsProxy(&nf); {
 	case nf.Mode() == study.KubeProxyNFT:
-		script, err := netfilter.KubeProxyNFT(node.ClusterCIDR, serviceCIDR, svcs, true)
+		script, err := netfilter.KubeProxyNFT(node.ClusterCIDR, serviceCIDR, svcs, true, node.NodeIP)
 		if err != nil {
 			return 0, 0, err
 		}

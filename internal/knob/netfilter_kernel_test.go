@@ -87,7 +87,7 @@ func TestKernelNetfilterKnob(t *testing.T) {
 }
 
 // TestKernelNetfilterKnobNFT: kube-proxy's nftables mode goes into its
-// own table, and undo deletes it.
+// own table, its NodePorts on the node's address, and undo deletes it.
 func TestKernelNetfilterKnobNFT(t *testing.T) {
 	if err := netfilter.Available(); err != nil {
 		t.Skipf("skipped: %v", err)
@@ -108,6 +108,16 @@ func TestKernelNetfilterKnobNFT(t *testing.T) {
 	out, err := run(ctx, []string{"nft", "list", "tables"})
 	if err != nil || !strings.Contains(string(out), "table ip kube-proxy") {
 		t.Errorf("no kube-proxy table after the knob: %s %v", out, err)
+	}
+	// NodePorts match the node's own address, as with kube-proxy's
+	// default --nodeport-addresses=primary.
+	ip, err := netfilter.UnderlayIP(cl.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(ctx, []string{"nft", "list", "set", "ip", "kube-proxy", "nodeport-ips"})
+	if err != nil || !strings.Contains(string(out), ip.String()) {
+		t.Errorf("set nodeport-ips lacks the node's address %s: %s %v", ip, out, err)
 	}
 	if err := a.Revert(); err != nil {
 		t.Fatal(err)

@@ -118,12 +118,17 @@ func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster 
 	}
 	if nf != nil && nf.Mode() == study.KubeProxyNFT {
 		// The table is rewritten whole: with the measured Services, then
-		// back to the fillers alone.
-		script, err := netfilter.KubeProxyNFT(cluster, serviceCIDR, append(fill, bench...), true)
+		// back to the fillers alone. NodePorts match the node's address
+		// (kube-proxy's default --nodeport-addresses=primary).
+		ip, err := netfilter.UnderlayIP(n)
 		if err != nil {
 			return nil, err
 		}
-		back, err := netfilter.KubeProxyNFT(cluster, serviceCIDR, fill, true)
+		script, err := netfilter.KubeProxyNFT(cluster, serviceCIDR, append(fill, bench...), true, ip)
+		if err != nil {
+			return nil, err
+		}
+		back, err := netfilter.KubeProxyNFT(cluster, serviceCIDR, fill, true, ip)
 		if err != nil {
 			return nil, err
 		}
@@ -146,6 +151,13 @@ func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster 
 	if fill != nil {
 		// kube-proxy's hooks are on the node already (knob netfilter).
 		rs = netfilter.WithoutHooks(rs)
+	} else {
+		// No netfilter knob wrote the node's state: the kubelet's goes
+		// with kube-proxy's, as on any node (its jumps appended, below
+		// kube-proxy's inserted hooks).
+		kl := netfilter.Kubelet()
+		kl.Merge(rs)
+		rs = kl
 	}
 	return u, netfilter.Apply(ctx, run, t.TempDir, rs)
 }

@@ -47,6 +47,16 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	return nn, nil
 }
 
+// UnderlayIP is node n's own address: the first IPv4 address of its
+// underlay device.
+func UnderlayIP(n engine.Node) (net.IP, error) {
+	ip, err := ifaceIP(n.Netns(), n.Underlay().Name)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.Name(), err)
+	}
+	return ip, nil
+}
+
 // ifaceIP is the first IPv4 address of dev in namespace ns.
 func ifaceIP(ns, dev string) (net.IP, error) {
 	h, err := netns.Handle(ns)
