@@ -10,6 +10,9 @@ import (
 )
 
 func main() {
+	// Programs it starts (ab, nginx) need more open files than the
+	// soft limit Go would give them back.
+	_ = raiseFileLimit()
 	// SIGINT, SIGTERM and SIGHUP cancel the context; the run then tears
 	// down and reverts everything before exiting. A second signal says
 	// what is left, a third exits at once (app.HandleSignals).

@@ -23,9 +23,10 @@ import (
 var confTmpl = template.Must(template.New("nginx.conf").Parse(`# written by cnibench for one HTTP trial
 daemon off;
 worker_processes 1;
+worker_rlimit_nofile {{.Files}};
 pid {{.Dir}}/nginx.pid;
 error_log {{.Dir}}/error.log warn;
-events { worker_connections 16384; }
+events { worker_connections {{.Conns}}; }
 http {
   access_log off;
   client_body_temp_path {{.Dir}}/tmp-body;
@@ -50,6 +51,35 @@ const BodyPath = "/body"
 type site struct {
 	Dir  string
 	Addr string
+	// Conns is worker_connections and Files worker_rlimit_nofile (see
+	// workerConns).
+	Conns, Files int
+}
+
+// workerConns is nginx's worker_connections: ab's most concurrent
+// requests, each a connection of its own (no keep-alive), plus the
+// listening socket, with room to spare. workerFiles is the open-file
+// limit the worker needs for them (worker_rlimit_nofile): a socket and
+// the body's file per request being sent. Without the directive the
+// worker keeps the soft limit it inherits, often 1024, and refuses
+// connections ("accept4() failed (24: Too many open files)") at a
+// concurrency of about 500.
+const (
+	workerConns = MaxConcurrency + 64
+	workerFiles = 2*workerConns + 64
+)
+
+// siteFiles is worker_rlimit_nofile: workerFiles, or the hard limit
+// nginx inherits from this process where that is lower. nginx sets the
+// soft and hard limit both to it, and above the hard limit only a
+// process with CAP_SYS_RESOURCE may (a container's root may not): the
+// worker would log an alert and keep the soft limit it inherited.
+func siteFiles() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max >= workerFiles {
+		return workerFiles
+	}
+	return int(lim.Max)
 }
 
 // newSite writes the config (nginx listening on listen, "IP:PORT") and
@@ -60,7 +90,7 @@ func newSite(listen string, size int64) (*site, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &site{Dir: dir, Addr: listen}
+	s := &site{Dir: dir, Addr: listen, Conns: workerConns, Files: siteFiles()}
 	fail := func(err error) (*site, error) {
 		os.RemoveAll(dir)
 		return nil, err

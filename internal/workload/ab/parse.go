@@ -68,7 +68,13 @@ var (
 	// request completed. A timeout after some requests completed is not
 	// an error: Parse returns a Report with TimedOut set.
 	ErrTimeout = errors.New("ab timed out waiting for a response")
+	// ErrOpenFiles: ab could not open a socket for a concurrent request
+	// (EMFILE): the concurrency is above its open-file limit.
+	ErrOpenFiles = errors.New("ab ran out of open files")
 )
+
+// emfile is EMFILE's number, as apr_err prints it ("(24)").
+const emfile = "24"
 
 // ToolError is an error ab printed.
 type ToolError struct {
@@ -78,15 +84,19 @@ type ToolError struct {
 
 func (e *ToolError) Error() string { return "ab: " + e.Msg }
 
-// Unwrap returns ErrConnect, ErrTimeout or nil.
+// Unwrap returns ErrConnect, ErrTimeout, ErrOpenFiles or nil.
 func (e *ToolError) Unwrap() error { return e.kind }
 
 var (
 	pctRE = regexp.MustCompile(`^([0-9]{1,3}),([0-9.]+)$`)
-	// aprRE is an APR error ab printed on stderr before exiting. With -q,
-	// stdout ends in "(be patient)..." without a newline, so when stdout
-	// and stderr are joined the error follows on the same line.
-	aprRE = regexp.MustCompile(`(?:^|\.\.\.)(apr_[a-z_]+): (.*)$`)
+	// aprRE is an error ab printed on stderr before exiting: apr_err's
+	// "WHAT: MESSAGE (CODE)" (support/ab.c), WHAT an APR call
+	// ("apr_socket_recv", "apr_socket_connect()") or what ab was doing
+	// ("socket", "socket nonblock", "bind"). ab's summary lines start
+	// with a capital and end in no code. With -q, stdout ends in "(be
+	// patient)..." without a newline, so when stdout and stderr are
+	// joined the error follows on the same line.
+	aprRE = regexp.MustCompile(`(?:^|\.\.\.)([a-z_][a-z_ ]*(?:\(\))?): (.*\((-?[0-9]+)\))$`)
 	// totalRE is what ab prints on stdout when it exits on an error after
 	// some requests completed. With -q it follows "(be patient)..." on the
 	// same line, so it is not anchored.
@@ -136,6 +146,9 @@ func Parse(out []byte) (*Report, error) {
 				continue
 			case strings.Contains(m[2], "refused"):
 				te.kind = ErrConnect
+			case m[3] == emfile:
+				te.kind = ErrOpenFiles
+				te.Msg += ": ab holds a socket per concurrent request, more than its open-file limit (RLIMIT_NOFILE) allows: lower concurrency or raise the client's limit"
 			}
 			return nil, te
 		}

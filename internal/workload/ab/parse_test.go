@@ -64,6 +64,8 @@ func TestParseErrors(t *testing.T) {
 		{"err-timeout.txt", ErrTimeout},
 		// -q: the error follows "(be patient)..." on the same line.
 		{"timeout-c4-none.txt", ErrTimeout},
+		// -c above the open-file limit: ab's socket() fails (EMFILE).
+		{"err-files.txt", ErrOpenFiles},
 	} {
 		_, err := Parse(read(t, tc.file))
 		if !errors.Is(err, tc.kind) {

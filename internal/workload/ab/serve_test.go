@@ -3,6 +3,7 @@ package ab
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -135,5 +136,27 @@ func TestRunInPodWithOwnFilesystem(t *testing.T) {
 	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "cnb-http-*"))
 	if len(after) > len(before) {
 		t.Errorf("a site was written on this machine: %v", after)
+	}
+}
+
+// An ab that cannot open a socket per concurrent request (real output of
+// ab -c 1100 under an open-file limit of 1024) fails the trial with what
+// ab printed and why, not with a missing summary line.
+func TestRunSaysWhatABPrinted(t *testing.T) {
+	srv := helperPod{&workloadtest.RecPod{PodName: "srv", PodIP: net.IPv4(10, 244, 1, 5)}}
+	cli := &workloadtest.RecPod{PodName: "cli", PodIP: net.IPv4(10, 244, 2, 5), Reply: read(t, "err-files.txt")}
+	tr := workload.Trial{Pairs: []workload.Pair{{Server: srv, Client: cli}}, Spec: study.Workload{Tool: "ab", Size: "1M", Concurrency: []int{1100}},
+		Duration: 2 * time.Second, BasePort: 5201}
+	_, err := New().Run(context.Background(), tr)
+	if !errors.Is(err, ErrOpenFiles) {
+		t.Fatalf("got %v, want %v", err, ErrOpenFiles)
+	}
+	for _, want := range []string{"pair 0 (cli -> srv): ab: socket: Too many open files (24)", "open-file limit (RLIMIT_NOFILE)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "lacks") {
+		t.Errorf("%q blames a missing summary line", err)
 	}
 }

@@ -1,9 +1,15 @@
 package ab
 
 import (
+	"bytes"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,4 +91,105 @@ func TestRequestsBadInput(t *testing.T) {
 	if _, err := study.Parse("a.yaml", []byte(base+"    - {tool: ab, concurrency: [1, 50], requests: 500000}\n"), study.Options{}, cat); err != nil {
 		t.Errorf("the paper's 500K requests: %v", err)
 	}
+}
+
+// nginx's worker takes every connection ab may open: worker_connections
+// above ab's concurrency, and an open-file limit for a socket and the
+// body's file each (up to the hard limit it inherits), raised by the
+// worker itself from the low soft limit (1024 here) it would otherwise
+// keep and refuse connections at (accept4: Too many open files). A real
+// nginx, as root.
+func TestNginxWorkerOpenFiles(t *testing.T) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
+			t.Skip("skipped: nginx is not installed (apt-get install nginx-light)")
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: nginx's workers switch to nobody, which needs root")
+	}
+	if workerConns <= MaxConcurrency || workerFiles < 2*workerConns {
+		t.Fatalf("worker_connections %d, worker_rlimit_nofile %d for ab -c up to %d", workerConns, workerFiles, MaxConcurrency)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s, err := newSite(addr, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.remove()
+	argv := s.argv(bin)
+	// A low soft limit under the hard one, as a login shell's or a
+	// service's (Go raises its own, not its children's).
+	cmd := exec.Command("sh", append([]string{"-c", `ulimit -Sn 1024 && exec "$@"`, "sh"}, argv...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// The worker holds the output pipe too: a master that is gone
+	// must not keep Wait reading it.
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		// SIGTERM: nginx's fast shutdown ends the worker with the master.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	// The worker sets its limit as it starts: wait for it to be read
+	// above what it inherited, or for the deadline.
+	soft := 0
+	for deadline := time.Now().Add(10 * time.Second); soft <= 1024 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if w := childOf(cmd.Process.Pid); w > 0 {
+			soft = openFilesLimit(w)
+		}
+	}
+	if soft == 0 {
+		t.Fatalf("no nginx worker; output %s; log %s", out.String(), s.errorLog())
+	}
+	if want := siteFiles(); soft != want || s.Files != want {
+		t.Errorf("worker's open-file limit %d, want %d (worker_rlimit_nofile %d); log %s", soft, want, s.Files, s.errorLog())
+	}
+	if log := s.errorLog(); strings.Contains(log, "setrlimit") {
+		t.Errorf("nginx could not set its limit: %s", log)
+	}
+}
+
+// childOf is a child process of pid, 0 if none.
+func childOf(pid int) int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so after ") ".
+		_, rest, _ := strings.Cut(string(b), ") ")
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			return child
+		}
+	}
+	return 0
+}
+
+// openFilesLimit is the soft "Max open files" of process pid.
+func openFilesLimit(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "Max open files"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
 }
