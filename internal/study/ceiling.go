@@ -20,6 +20,13 @@ const (
 	// SenderIperf3 and SenderPktgen are the senders a search can use.
 	SenderIperf3 = "iperf3"
 	SenderPktgen = "pktgen"
+	// MinPktgenPayload and MaxPktgenPayload bound the UDP payload
+	// (length) the pktgen sender sends: its smallest frame is 60 bytes,
+	// 18 after the 42 of Ethernet, IPv4 and UDP headers, and its largest
+	// what a 16-bit length holds (package pktgen's Flow refuses the
+	// same; a test there keeps the two equal).
+	MinPktgenPayload = 18
+	MaxPktgenPayload = 65535 - 42
 	// MaxCeilingProbe bounds a probe. A search runs up to
 	// 2 + log2((high-low)/step) probes per trial, so a probe is a small
 	// part of a trial: an hour drains any queue (docs/workloads.md) and
@@ -141,6 +148,7 @@ func validateSender(w *Workload, f string, bad badFunc) {
 	if s != SenderPktgen {
 		return
 	}
+	checkPktgenLengths(w, f, bad)
 	// iperf3 -R sends back over the connection the client opened, which a
 	// Service translated; pktgen's packets belong to no connection, so
 	// sent from the server they would skip the translation back.
@@ -171,5 +179,21 @@ func validateCeiling(w *Workload, f string, bad badFunc) {
 			field = f + "." + err.Error()[:i]
 		}
 		bad(field, "%v", err)
+	}
+}
+
+// checkPktgenLengths refuses a length the pktgen sender cannot send as
+// its UDP payload, which its trials would refuse after the nodes are
+// built. A malformed size is validateFormats'.
+func checkPktgenLengths(w *Workload, f string, bad badFunc) {
+	for i, l := range append([]string{w.Length}, w.Lengths...) {
+		field := f + "." + OptLength
+		if i > 0 {
+			field = fmt.Sprintf("%s.%s[%d]", f, OptLengths, i-1)
+		}
+		if n, ok := ParseBytes(l); ok && (n < MinPktgenPayload || n > MaxPktgenPayload) {
+			bad(field, "the pktgen sender sends a UDP payload of %d to %d bytes (its smallest frame is 60 bytes, its largest what an IP length holds), got %s",
+				MinPktgenPayload, MaxPktgenPayload, l)
+		}
 	}
 }

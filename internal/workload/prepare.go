@@ -3,7 +3,6 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
@@ -189,6 +188,21 @@ func checkMSS(w study.Workload, dps []Datapath) error {
 // workload gives no length: a 1500-byte MTU's, as seed 001's UDP tests.
 const DefaultPktgenPayload = 1472
 
+// PktgenPayload is the pktgen sender's UDP payload for a variant's
+// length, a size as the study writes it ("1400", "2K"; study.ParseBytes,
+// as iperf3 -l reads it), or DefaultPktgenPayload without one. Study
+// validation bounds it (study.MinPktgenPayload..MaxPktgenPayload).
+func PktgenPayload(length string) (int, error) {
+	if length == "" {
+		return DefaultPktgenPayload, nil
+	}
+	n, ok := study.ParseBytes(length)
+	if !ok || n < study.MinPktgenPayload || n > study.MaxPktgenPayload {
+		return 0, fmt.Errorf("length %q is not a UDP payload pktgen sends (%d to %d bytes)", length, study.MinPktgenPayload, study.MaxPktgenPayload)
+	}
+	return int(n), nil
+}
+
 // checkSender refuses a pktgen sender: on a cluster, whose pods are not
 // namespaces of this machine; on a kernel without pktgen with the probe's
 // reason; and on a MACVLAN datapath with both pods on one node, because
@@ -209,9 +223,9 @@ func checkSender(name string, w study.Workload, m Machine, dps []Datapath) error
 			return fmt.Errorf("workload %s: %s pktgen: %w", name, field, err)
 		}
 	}
-	payload := DefaultPktgenPayload
-	if n, err := strconv.Atoi(w.Length); err == nil {
-		payload = n
+	payload, err := PktgenPayload(w.Length)
+	if err != nil {
+		return fmt.Errorf("workload %s: %s pktgen: %w", name, field, err)
 	}
 	for _, d := range dps {
 		if d.PodMTU > 0 && payload+28 > d.PodMTU {

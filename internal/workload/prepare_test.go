@@ -163,6 +163,14 @@ func TestPrepareRefuses(t *testing.T) {
 			return w
 		}(), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "vxlan", PodMTU: 1450}},
 			"workload len@1472: sender pktgen sends 1472-byte datagrams whole", nil},
+		// A size as study files write it (iperf3 -l reads "2K" so too)
+		// is that many bytes, not the default payload.
+		{func() study.Workload {
+			w := udpRate("2k")
+			w.Length = "2K"
+			return w
+		}(), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "bridge", PodMTU: 1500}},
+			"workload 2k: sender pktgen sends 2048-byte datagrams whole (it does not fragment), more than datapath bridge's pod MTU 1500 carries", nil},
 		// A CPU list its end may not run on: the server's always, the
 		// client's on the same machine; none of the allowed CPUs online.
 		{pinned("a", study.Pin{Server: "7", Client: "0"}), Machine{Topology: oneNode, Allowed: cpuset.Set{0, 1}, AllowedWhy: "the affinity of cnibench"}, nil,
@@ -200,5 +208,20 @@ func TestPrepareRefuses(t *testing.T) {
 	ok := study.Workload{Name: "ok", Tool: "iperf3", Protocol: "tcp", MSS: 1410}
 	if _, err := Prepare([]study.Workload{ok}, Machine{}, []Datapath{{Name: "vxlan", PodMTU: 1450}}); err != nil {
 		t.Errorf("mss 1410 on MTU 1450: %v", err)
+	}
+}
+
+// The pktgen sender's payload is the length as study files write it,
+// the default without one, and refused outside what pktgen sends.
+func TestPktgenPayload(t *testing.T) {
+	for length, want := range map[string]int{"": DefaultPktgenPayload, "1400": 1400, "2K": 2048, "18": 18} {
+		if got, err := PktgenPayload(length); err != nil || got != want {
+			t.Errorf("PktgenPayload(%q) = %d, %v; want %d", length, got, err, want)
+		}
+	}
+	for _, length := range []string{"17", "8", "64K", "1M", "2k", "x"} {
+		if got, err := PktgenPayload(length); err == nil || !strings.Contains(err.Error(), "18 to 65493 bytes") {
+			t.Errorf("PktgenPayload(%q) = %d, %v; want refused", length, got, err)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
@@ -30,13 +29,9 @@ import (
 // pktgenRun offers rate (UDP payload bit/s per pair) from every client
 // pod at once for dur and returns iperf3's metric names for it.
 func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate float64, dur time.Duration, started func(time.Time)) (workload.Result, error) {
-	payload := workload.DefaultPktgenPayload
-	if p.length != "" {
-		n, err := strconv.Atoi(p.length)
-		if err != nil {
-			return workload.Result{}, fmt.Errorf("pktgen sender: length %q: want a number of bytes", p.length)
-		}
-		payload = n
+	payload, err := workload.PktgenPayload(p.length)
+	if err != nil {
+		return workload.Result{}, fmt.Errorf("pktgen sender: %w", err)
 	}
 	// Each pair sends p.parallel streams, each at rate (iperf3's -b is
 	// per stream) from a source port of its own: flows[i*streams+j].

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 func flow() Flow {
@@ -187,5 +188,20 @@ func TestAssign(t *testing.T) {
 	_, err = assign([]Flow{pinned}, threads)
 	if err == nil || !strings.Contains(err.Error(), "CPUs 7") || !strings.Contains(err.Error(), "0-3,10") {
 		t.Fatalf("flow on CPU 7 of threads on 0-3,10: %v", err)
+	}
+}
+
+// Study validation refuses the lengths a flow refuses, with bounds of its
+// own (study cannot import this package): they must be the flow's.
+func TestStudyPayloadBounds(t *testing.T) {
+	for payload, ok := range map[int]bool{
+		study.MinPktgenPayload - 1: false, study.MinPktgenPayload: true,
+		study.MaxPktgenPayload: true, study.MaxPktgenPayload + 1: false,
+	} {
+		f := flow()
+		f.Payload = payload
+		if err := f.validate(); (err == nil) != ok {
+			t.Errorf("payload %d: %v, want accepted %v", payload, err, ok)
+		}
 	}
 }
