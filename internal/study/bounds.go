@@ -357,9 +357,9 @@ func checkSizes(w *Workload, f string, t spec.Tool, bad badFunc) {
 			switch {
 			case !ok:
 				bad(f+"."+names[i], "%s is not a size below 8E bytes", v)
-			case o.Max > 0 && (n < int64(o.Min) || n > int64(o.MaxOf(w.Protocol))):
+			case o.Max > 0 && (n < int64(o.MinOf(w.Protocol)) || n > int64(o.MaxOf(w.Protocol))):
 				bad(f+"."+names[i], "%s must be between %s and %s for %s (%s), got %s",
-					o.Name, fmtBytes(int64(o.Min)), fmtBytes(int64(o.MaxOf(w.Protocol))), w.Protocol, o.Note, v)
+					o.Name, fmtBytes(int64(o.MinOf(w.Protocol))), fmtBytes(int64(o.MaxOf(w.Protocol))), w.Protocol, o.Note, v)
 			}
 		}
 	}

@@ -134,7 +134,7 @@ func TestOutOfRangeValues(t *testing.T) {
 		{"iperf3 length huge", []string{"workloads=[{name: tcp, tool: iperf3, length: 2M}]"}, "spec.workloads[0].length", "between 1 and 1M for tcp"},
 		{"iperf3 lengths huge", []string{"workloads=[{name: tcp, tool: iperf3, lengths: [1K, 4G]}]"}, "spec.workloads[0].lengths[1]", "between 1 and 1M"},
 		{"iperf3 UDP length huge", []string{"workloads=[{name: udp, tool: iperf3, protocol: udp, rate: 1G, length: 65508}]"},
-			"spec.workloads[0].length", "between 1 and 65507 for udp"},
+			"spec.workloads[0].length", "between 16 and 65507 for udp"},
 		{"rate huge", []string{"workloads=[{name: udp, tool: iperf3, protocol: udp, rate: 2000G}]"}, "spec.workloads[0].rate", "1 Tbit/s"},
 		{"background rate huge", []string{"workloads=[{name: bg, tool: iperf3, background: {connections: [1], pairs: 1, rate: 99999999G}}]"},
 			"spec.workloads[0].background.rate", "1 Tbit/s"},

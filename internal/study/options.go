@@ -253,8 +253,8 @@ func anySet(w *Workload, names []string) bool {
 // or the list's element.
 func validateBounds(w *Workload, f string, o spec.Option, fd field, bad badFunc) {
 	check := func(field string, v int) {
-		if m := o.MaxOf(w.Protocol); v < o.Min || v > m {
-			bad(field, "%s must be between %d and %d (%s), got %d", o.Name, o.Min, m, o.Note, v)
+		if lo, hi := o.MinOf(w.Protocol), o.MaxOf(w.Protocol); v < lo || v > hi {
+			bad(field, "%s must be between %d and %d (%s), got %d", o.Name, lo, hi, o.Note, v)
 		}
 	}
 	if fd.scalar != nil {

@@ -21,8 +21,8 @@ var testTools = func() []spec.Tool {
 	return []spec.Tool{
 		{Name: "iperf3", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
 			{Name: OptLength, Sweep: OptLengths, Doc: "the write size", Unset: "iperf3's",
-				Min: 1, Max: 1 << 20, MaxFor: map[string]int{"udp": 65507},
-				Note: "iperf3's largest block; for UDP its largest datagram"},
+				Min: 1, Max: 1 << 20, MinFor: map[string]int{"udp": 16}, MaxFor: map[string]int{"udp": 65507},
+				Note: "iperf3's bounds on -l"},
 			{Name: OptRate, Sweep: OptRates, Doc: "an offered bitrate", Unset: "unlimited",
 				RequiredFor: []string{"udp"}, OrInstead: []string{OptLossCeiling}, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
 			{Name: OptMSS, Sweep: OptMSSes, Doc: "the TCP MSS", Unset: "the MTU's", Min: MinMSS, Max: 65535 - MSSHeaders,

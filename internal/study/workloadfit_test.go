@@ -33,3 +33,17 @@ func TestPktgenLengths(t *testing.T) {
 		refusedWorkloads(t, workloads, want)
 	}
 }
+
+// iperf3 refuses a UDP block below 16 B (its sequence number and
+// timestamp) where a TCP block may be 1 B: the protocol's minimum is
+// refused at the length, before any node is built.
+func TestUDPLengthMinimum(t *testing.T) {
+	for workloads, want := range map[string]string{
+		"[{tool: iperf3, protocol: udp, rate: 1G, length: 8}]":            "w.yaml:15: spec.workloads[0].length: length must be between 16 and 65507 for udp",
+		"[{tool: iperf3, protocol: udp, rate: 1G, lengths: [16, 15]}]":    "spec.workloads[0].lengths[1]: length must be between 16 and 65507 for udp",
+		"[{tool: iperf3, protocol: udp, rate: 1G, lengths: [16, 65507]}]": "",
+		"[{tool: iperf3, protocol: tcp, length: 8}]":                      "",
+	} {
+		refusedWorkloads(t, workloads, want)
+	}
+}

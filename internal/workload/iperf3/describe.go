@@ -18,6 +18,11 @@ const (
 	// IP and UDP headers).
 	MaxLength   = 1 << 20
 	MaxDatagram = 65535 - 20 - 8
+	// MinDatagram is iperf3's smallest UDP block (MIN_UDP_BLOCKSIZE:
+	// its sequence number and timestamp; 3.12 refuses -u -l 15 with
+	// "block size invalid (minimum = 16 bytes...)"); a TCP block may be
+	// 1 B.
+	MinDatagram = 16
 	// MaxOmit is iperf3's own limit on -O (MAX_OMIT_TIME, 60 s: 3.12
 	// refuses -O 61 with "bogus value for --omit"); the warm-up is -O.
 	// iperf3 3.18 raised it to 600 s (iperf.h); the bound is the older
@@ -39,8 +44,8 @@ func (d *Driver) Describe() spec.Tool {
 		Options: append([]spec.Option{
 			{Name: study.OptLength, Sweep: study.OptLengths, Doc: "the write and read size (iperf3 -l)",
 				Unset: "iperf3's own: 128 KiB for TCP, the path MTU's payload for UDP",
-				Min:   1, Max: MaxLength, MaxFor: map[string]int{"udp": MaxDatagram},
-				Note: "iperf3's largest block; for UDP its largest datagram"},
+				Min:   1, Max: MaxLength, MinFor: map[string]int{"udp": MinDatagram}, MaxFor: map[string]int{"udp": MaxDatagram},
+				Note: "iperf3's bounds on -l: a UDP datagram carries at least its 16-byte sequence number and timestamp and at most 65507 B, a TCP block at most 1 MiB"},
 			{Name: study.OptRate, Sweep: study.OptRates, Doc: "an offered bitrate", Unset: "unlimited for TCP",
 				RequiredFor: udp, OrInstead: []string{study.OptLossCeiling}, Note: "iperf3's UDP default of 1 Mbit/s measures nothing"},
 			{Name: study.OptParallel, Sweep: study.OptParallels, Doc: "streams per client (iperf3 -P)", Unset: "one stream",

@@ -77,6 +77,7 @@ func TestCheckCatchesGaps(t *testing.T) {
 		"kube":             func(d *spec.Tool) { d.Kube = spec.Kube{} },
 		"kube some":        func(d *spec.Tool) { d.Kube = spec.Kube{Support: spec.KubeSome} },
 		"warmup option":    func(d *spec.Tool) { d.WarmupOption = "" },
+		"min for protocol": func(d *spec.Tool) { d.Options[0].MinFor = map[string]int{"tcp": 2 << 20} },
 	}
 	for name, gap := range gaps {
 		d, _ := Describe("iperf3")

@@ -89,8 +89,11 @@ type Option struct {
 	// of a size option (length, size) in bytes; both 0: no bounds.
 	Min, Max int
 	// MaxFor tightens Max for some protocols (iperf3's UDP datagram is
-	// at most 65507 B, its TCP block 1 MiB).
+	// at most 65507 B, its TCP block 1 MiB), and MinFor raises Min for
+	// some (iperf3 refuses a UDP block below 16 B, MIN_UDP_BLOCKSIZE,
+	// its sequence number and timestamp, where a TCP block may be 1 B).
 	MaxFor map[string]int
+	MinFor map[string]int
 	// RequiredFor lists the protocols for which the option must be given;
 	// OrInstead names options that stand in for it (lossCeiling finds the
 	// rate a UDP test otherwise needs).
@@ -164,6 +167,15 @@ func (o Option) MaxOf(protocol string) int {
 		return m
 	}
 	return o.Max
+}
+
+// MinOf is the option's lower bound for one protocol: MinFor's if
+// given, else Min.
+func (o Option) MinOf(protocol string) int {
+	if m, ok := o.MinFor[protocol]; ok {
+		return m
+	}
+	return o.Min
 }
 
 // OptionNames lists the option and sweep names the tool accepts, in order.
@@ -249,6 +261,11 @@ func (o Option) check(t Tool) []error {
 	for p, m := range o.MaxFor {
 		if !slices.Contains(t.Protocols, p) || m < o.Min || m > o.Max {
 			bad("max for %s (%d) is not a protocol of the tool with a max between min and max", p, m)
+		}
+	}
+	for p, m := range o.MinFor {
+		if !slices.Contains(t.Protocols, p) || m < o.Min || m > o.MaxOf(p) {
+			bad("min for %s (%d) is not a protocol of the tool with a min between min and its max", p, m)
 		}
 	}
 	for _, p := range append(slices.Clone(o.RequiredFor), o.OnlyFor...) {
