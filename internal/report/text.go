@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cpuset"
@@ -25,6 +26,11 @@ func comparability(run *results.Run, s *study.Study) []string {
 	switch {
 	case !run.HasEnv:
 		out = append(out, "env.json is missing, so it is unknown whether the nodes were pinned to CPUs of their own.")
+	case sharesAll(e.NodeCPUs) && len(pinnedWorkloads(s)) > 0:
+		out = append(out, fmt.Sprintf("The emulated nodes share all %d CPUs of this machine; the workloads %s pin their servers and clients "+
+			"to CPUs (env.json's notes say where), the others do not, and all kernel work of both nodes may run on any core. "+
+			"The per-core figures therefore show the whole machine with server and client work mixed; "+
+			"their idle and softirq percentages are not comparable with the paper's server-VM figures.", e.CPUs, strings.Join(pinnedWorkloads(s), ", ")))
 	case sharesAll(e.NodeCPUs):
 		out = append(out, fmt.Sprintf("The emulated nodes share all %d CPUs of this machine (the study pins none): "+
 			"iperf3 servers, clients and all kernel work of both nodes compete for the same cores. "+
@@ -46,6 +52,18 @@ func comparability(run *results.Run, s *study.Study) []string {
 		"Not comparable: absolute bitrates (no physical NIC or wire, memory-bound veth copies), core numbers, and absolute idle percentages.")
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
 		out = append(out, fmt.Sprintf("The study asked for server CPUs %q and client CPUs %q.", s.Spec.Nodes.Server.CPUs, s.Spec.Nodes.Client.CPUs))
+	}
+	return out
+}
+
+// pinnedWorkloads names the study's workloads that pin their ends to
+// CPUs (pin:), which sharing all CPUs between the nodes does not undo.
+func pinnedWorkloads(s *study.Study) []string {
+	var out []string
+	for _, w := range s.Spec.Workloads {
+		if w.Pin != nil {
+			out = append(out, w.Name)
+		}
 	}
 	return out
 }

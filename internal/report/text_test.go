@@ -45,6 +45,19 @@ func TestComparability(t *testing.T) {
 	}
 }
 
+// Workloads that pin their ends (nic-modes' numa-same and numa-other)
+// are pinned though the nodes share every CPU: the report says so and
+// not that the study pins none.
+func TestComparabilityNamesPinnedWorkloads(t *testing.T) {
+	run := results.Run{HasEnv: true, Env: results.Env{CPUs: 2, NodeCPUs: map[string][]int{"server": nil, "client": nil}}}
+	s := &study.Study{}
+	s.Spec.Workloads = []study.Workload{{Name: "tcp"}, {Name: "numa-same", Pin: &study.Pin{Server: "same-numa", Client: "same-numa"}}}
+	text := strings.Join(comparability(&run, s), "\n")
+	if strings.Contains(text, "pins none") || !strings.Contains(text, "the workloads numa-same pin their servers and clients") {
+		t.Errorf("pinned workload not named:\n%s", text)
+	}
+}
+
 func TestCPULabeler(t *testing.T) {
 	env := results.Env{NodeCPUs: map[string][]int{"server": {0, 1}, "client": {1}}}
 	l := cpuLabeler(env, 4)
