@@ -40,7 +40,8 @@ var testTools = func() []spec.Tool {
 			{Name: OptMessageSize, Sweep: OptMsgSizes, Doc: "message size", Default: "64", Min: 14, Max: 65000,
 				Note: "sockperf's smallest message is 14 B"},
 		}, common...),
-			Headline: []spec.Metric{{Name: "transactions_per_s"}, {Name: "rtt_mean_us"}}},
+			Headline:    []spec.Metric{{Name: "transactions_per_s"}, {Name: "rtt_mean_us"}},
+			MinDuration: 2 * time.Second, MinDurationWhy: "sockperf leaves out its first 400 ms and a tail: a 1 s run measures about half a second"},
 		{Name: "ab", Protocols: []string{"tcp"}, Options: append([]spec.Option{
 			{Name: OptConcurrency, Doc: "concurrency", Default: "1", Min: 1, Max: 20000, Note: "ab's own limit"},
 			{Name: OptSize, Doc: "body size", Default: "5M", Min: 1, Max: 64 << 20,

@@ -123,6 +123,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateServiceProxy(sp, bad)
 	checkPodsPerNode(sp, cat, bad)
 	validateImpairments(sp, cat, bad)
+	validateToolFit(s, cat, bad)
 	validateVerdict(sp.Verdict, bad)
 	validateOnly(s, bad)
 	for i, r := range sp.Reference {

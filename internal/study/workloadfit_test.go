@@ -47,3 +47,29 @@ func TestUDPLengthMinimum(t *testing.T) {
 		refusedWorkloads(t, workloads, want)
 	}
 }
+
+// A trial shorter than a tool's driver runs (sockperf: 2 s) is refused
+// at spec.duration, once per tool, unless spec.only leaves the tool's
+// workloads out; a task (podstartup) has no duration to bound.
+func TestMinDuration(t *testing.T) {
+	study := func(workloads, duration, only string) string {
+		s := strings.Replace(workloadStudy(workloads), "duration: 3s", "duration: "+duration, 1)
+		return s + only
+	}
+	for _, tc := range []struct{ workloads, duration, only, want string }{
+		{"[{name: rr, tool: sockperf}, {name: rr2, tool: sockperf, protocol: udp}]", "1s", "",
+			"w.yaml:18: spec.duration: 1s is shorter than sockperf runs (at least 2s: sockperf leaves out its first 400 ms and a tail: a 1 s run measures about half a second; workload rr)"},
+		{"[{name: rr, tool: sockperf}]", "2s", "", ""},
+		{"[{name: tcp, tool: iperf3}, {name: rr, tool: sockperf}]", "1s", "  only: [{workload: tcp}]\n", ""},
+		{"[{name: tcp, tool: iperf3}, {name: rr, tool: sockperf, messageSizes: [14, 64]}]", "1s", "  only: [{workload: rr@14B}]\n", "spec.duration: 1s is shorter than sockperf runs"},
+		{"[{name: up, tool: podstartup}]", "1s", "", ""},
+	} {
+		_, err := Parse("w.yaml", []byte(study(tc.workloads, tc.duration, tc.only)), Options{}, testCatalog)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %s: %v, want accepted", tc.workloads, tc.duration, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "shorter") != 1):
+			t.Errorf("%s %s:\n got %v\nwant %s, once", tc.workloads, tc.duration, err, tc.want)
+		}
+	}
+}

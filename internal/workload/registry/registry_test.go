@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/study"
@@ -78,6 +79,7 @@ func TestCheckCatchesGaps(t *testing.T) {
 		"kube some":        func(d *spec.Tool) { d.Kube = spec.Kube{Support: spec.KubeSome} },
 		"warmup option":    func(d *spec.Tool) { d.WarmupOption = "" },
 		"min for protocol": func(d *spec.Tool) { d.Options[0].MinFor = map[string]int{"tcp": 2 << 20} },
+		"min duration why": func(d *spec.Tool) { d.MinDuration = time.Second },
 	}
 	for name, gap := range gaps {
 		d, _ := Describe("iperf3")

@@ -92,8 +92,8 @@ func (d *Driver) plan(t workload.Trial) (plan, error) {
 	if p.msg < MinMessage {
 		return p, fmt.Errorf("sockperf's smallest message is %d B (its header); %d B cannot be sent (use %d for netperf's 1 B TCP_RR)", MinMessage, p.msg, MinMessage)
 	}
-	if t.Duration%time.Second != 0 || t.Duration < 2*time.Second {
-		return p, fmt.Errorf("sockperf runs whole seconds, at least 2 (its warm-up is 400 ms): got %v", t.Duration)
+	if t.Duration%time.Second != 0 || t.Duration < MinDuration {
+		return p, fmt.Errorf("sockperf runs whole seconds, at least %v (its warm-up is 400 ms): got %v", MinDuration, t.Duration)
 	}
 	p.seconds = int(t.Duration / time.Second)
 	if t.Spec.Pin != nil {

@@ -67,6 +67,13 @@ type Tool struct {
 	// collectors' window, or the driver runs it itself).
 	MaxWarmup    time.Duration
 	WarmupOption string
+	// MinDuration is the shortest trial (spec.duration) the tool's
+	// driver runs, and MinDurationWhy says why, for the error (sockperf
+	// leaves out its first 400 ms and a tail); validation refuses a
+	// shorter one before any node is built. 0: any duration the study
+	// format takes.
+	MinDuration    time.Duration
+	MinDurationWhy string
 }
 
 // Option is one study-file option of a tool.
@@ -239,6 +246,9 @@ func (t Tool) Check() error {
 	}
 	if t.MaxWarmup < 0 || (t.MaxWarmup > 0) == (t.WarmupOption == "") || (t.MaxWarmup > 0 && t.Task) {
 		bad("MaxWarmup (%v) and WarmupOption (%q) go together, on a tool that is not a task", t.MaxWarmup, t.WarmupOption)
+	}
+	if t.MinDuration < 0 || (t.MinDuration > 0) == (t.MinDurationWhy == "") || (t.MinDuration > 0 && t.Task) {
+		bad("MinDuration (%v) and MinDurationWhy (%q) go together, on a tool that is not a task", t.MinDuration, t.MinDurationWhy)
 	}
 	errs = append(errs, t.Kube.check(t)...)
 	return errors.Join(errs...)
