@@ -63,6 +63,7 @@ func TestInvalidFixtures(t *testing.T) {
 		"invalid-sysctl.yaml":             {11, `spec.tunings[1].sysctls.kernel.sched_autogroup_enabled: "kernel.sched_autogroup_enabled" is not a network sysctl`},
 		"invalid-mss.yaml":                {10, "spec.workloads[0].mss: mss 9000 is above what the largest pod MTU of this study allows (1500 - 40 = 1460 bytes)"},
 		"invalid-sockperf-duration.yaml":  {11, "spec.duration: 1s is shorter than sockperf runs (at least 2s: sockperf leaves out its first 400 ms and a tail"},
+		"invalid-qperf-udp-loss.yaml":     {9, "spec.workloads[0].protocol: qperf udp cannot run through impairment loss-low (spec.impairments[1]): it loses datagrams"},
 		"invalid-udp-length.yaml":         {9, "spec.workloads[0].length: length must be between 16 and 65507 for udp (iperf3's bounds on -l), got 8"},
 		"invalid-pktgen-length.yaml":      {9, "spec.workloads[0].length: the pktgen sender sends a UDP payload of 18 to 65493 bytes (its smallest frame is 60 bytes, its largest what an IP length holds), got 17"},
 	}

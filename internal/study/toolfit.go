@@ -1,11 +1,24 @@
 package study
 
+import (
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
+)
+
 // validateToolFit refuses what a workload's tool says it cannot run that
 // no option bound expresses, before any node is built: a trial shorter
 // than the tool's driver takes (spec.Tool.MinDuration), which would
-// fail every trial.
+// fail every trial, and an impairment the tool cannot measure through
+// (spec.Tool.RefuseImpairment), whose cells would report numbers that
+// are not what they say.
 func validateToolFit(s *Study, cat Catalog, bad badFunc) {
 	sp := &s.Spec
+	for i, w := range sp.Workloads {
+		if t, ok := cat.Tool(w.Tool); ok && t.RefuseImpairment != nil {
+			refuseImpairments(s, w, fmt.Sprintf("spec.workloads[%d]", i), t, bad)
+		}
+	}
 	seen := map[string]bool{}
 	for _, w := range sp.Workloads {
 		t, ok := cat.Tool(w.Tool)
@@ -36,4 +49,24 @@ func (s *Study) runs(w Workload, impairment string) bool {
 		}
 	}
 	return false
+}
+
+// refuseImpairments reports, at the workload's protocol, each impairment
+// of the study on its path that its tool refuses. An impairment on a
+// tunnel or underlay device is off the path of an intra-node workload,
+// whose packets cross the pods' veths only.
+func refuseImpairments(s *Study, w Workload, f string, t spec.Tool, bad badFunc) {
+	sp := &s.Spec
+	if w.IntraNode() && sp.ImpairAt.Where != WhereClientPods {
+		return
+	}
+	for j, m := range sp.Impairments {
+		if m.IsNone() || !s.runs(w, m.Name) {
+			continue
+		}
+		if why := t.RefuseImpairment(w.Protocol, m.Name, m.Fields); why != "" {
+			bad(f+".protocol", "%s %s cannot run through impairment %s (spec.impairments[%d]): %s",
+				w.Tool, w.Protocol, m.Name, j, why)
+		}
+	}
 }

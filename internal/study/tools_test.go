@@ -1,6 +1,7 @@
 package study
 
 import (
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/workload/spec"
@@ -42,6 +43,19 @@ var testTools = func() []spec.Tool {
 		}, common...),
 			Headline:    []spec.Metric{{Name: "transactions_per_s"}, {Name: "rtt_mean_us"}},
 			MinDuration: 2 * time.Second, MinDurationWhy: "sockperf leaves out its first 400 ms and a tail: a 1 s run measures about half a second"},
+		{Name: "qperf", Protocols: []string{"tcp", "udp"}, Options: append([]spec.Option{
+			{Name: OptMessageSize, Sweep: OptMsgSizes, Doc: "message size", Default: "1", Min: 1, Max: 65000,
+				Note: "qperf sends the bare payload"},
+		}, common...),
+			Headline: []spec.Metric{{Name: "transactions_per_s"}, {Name: "rtt_mean_us"}},
+			// A stand-in for package impair: presets and definitions
+			// that lose datagrams by name or field.
+			RefuseImpairment: func(protocol, name string, fields map[string]string) string {
+				if protocol == "udp" && (strings.HasPrefix(name, "loss") || fields["loss"] != "") {
+					return "it loses datagrams"
+				}
+				return ""
+			}},
 		{Name: "ab", Protocols: []string{"tcp"}, Options: append([]spec.Option{
 			{Name: OptConcurrency, Doc: "concurrency", Default: "1", Min: 1, Max: 20000, Note: "ab's own limit"},
 			{Name: OptSize, Doc: "body size", Default: "5M", Min: 1, Max: 64 << 20,

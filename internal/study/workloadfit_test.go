@@ -73,3 +73,33 @@ func TestMinDuration(t *testing.T) {
 		}
 	}
 }
+
+// An impairment a tool cannot measure through (qperf's udp_lat: a lost
+// datagram stalls it) is refused at the workload's protocol, naming the
+// impairment; not where the impairment is off the workload's path (a
+// tunnel for an intra-node pair) or spec.only leaves the pair out.
+func TestRefusedImpairments(t *testing.T) {
+	study := func(workloads, impairments string) string {
+		return strings.Replace(workloadStudy(workloads), "  replicas: [1]\n", impairments+"  replicas: [1]\n", 1)
+	}
+	udp := "[{name: rr, tool: qperf, protocol: udp}, {name: tcp, tool: iperf3}]"
+	for _, tc := range []struct{ workloads, impairments, want string }{
+		{udp, "  impairments: [none, delay-low, loss-low]\n",
+			"w.yaml:15: spec.workloads[0].protocol: qperf udp cannot run through impairment loss-low (spec.impairments[2]): it loses datagrams"},
+		{udp, "  impairments: [{name: lossy, loss: 1%}]\n", "impairment lossy (spec.impairments[0])"},
+		{udp, "  impairments: [none, delay-low]\n", ""},
+		{"[{name: rr, tool: qperf, protocol: tcp}]", "  impairments: [loss-low]\n", ""},
+		{"[{name: rr, tool: qperf, protocol: udp, placement: intra-node}]", "  impairments: [loss-low]\n", ""},
+		{"[{name: rr, tool: qperf, protocol: udp, placement: intra-node}]", "  impairments: [loss-low]\n  impairAt: {where: client-pods}\n", "impairment loss-low"},
+		{udp, "  impairments: [none, loss-low]\n  only: [{workload: tcp}, {workload: rr, impairment: none}]\n", ""},
+		{udp, "  impairments: [none, loss-low]\n  only: [{impairment: loss-low}]\n", "impairment loss-low"},
+	} {
+		_, err := Parse("w.yaml", []byte(study(tc.workloads, tc.impairments)), Options{}, testCatalog)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %s: %v, want accepted", tc.workloads, tc.impairments, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%s %s:\n got %v\nwant %s", tc.workloads, tc.impairments, err, tc.want)
+		}
+	}
+}

@@ -40,5 +40,7 @@ func (d *Driver) Describe() spec.Tool {
 		Kube:       spec.Kube{Support: spec.KubeAll},
 		SecondPort: true,
 		RoundTrips: true,
+		// udp_lat has no timeout: a lost datagram stalls it silently.
+		RefuseImpairment: refuseImpairment,
 	}
 }

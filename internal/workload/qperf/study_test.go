@@ -42,3 +42,30 @@ func TestStudyOptions(t *testing.T) {
 		}
 	}
 }
+
+// A study running qperf's UDP test through a preset that loses datagrams
+// is refused with the real description (package impair resolves the
+// preset) at the workload's protocol, file and line; TCP, and UDP through
+// delay alone, are taken.
+func TestStudyRefusesUDPThroughLoss(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"}, Tools: []spec.Tool{New().Describe()}}
+	resolve := func(protocol, impairments string) error {
+		f := filepath.Join(t.TempDir(), "s.yaml")
+		y := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: q}\nspec:\n  datapaths: [flannel-vxlan]\n  tunings: [baseline]\n" +
+			"  workloads:\n    - {name: rr, tool: qperf,\n       protocol: " + protocol + "}\n  impairments: " + impairments + "\n  replicas: [1]\n  trials: 1\n  duration: 3s\n"
+		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := study.Resolve(f, study.Options{}, cat)
+		return err
+	}
+	err := resolve("udp", "[none, delay-low, delay-corruption-low]")
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:9: spec.workloads[0].protocol: qperf udp cannot run through impairment delay-corruption-low (spec.impairments[2]): it corrupts them (corrupt 5%") {
+		t.Errorf("udp through corruption: %v", err)
+	}
+	for _, ok := range []struct{ protocol, impairments string }{{"tcp", "[loss-high, corruption-high]"}, {"udp", "[none, delay-high]"}} {
+		if err := resolve(ok.protocol, ok.impairments); err != nil {
+			t.Errorf("%s through %s: %v", ok.protocol, ok.impairments, err)
+		}
+	}
+}

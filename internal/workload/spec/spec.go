@@ -3,11 +3,12 @@
 // their Debian packages and how they print their version), its headline
 // metrics per protocol, and what of it the kube engine runs.
 //
-// Design notes: the description is pure data and this package imports
-// nothing of cnibench, so both ends can read it without import cycles.
-// Drivers import internal/study (for study.Workload), so study cannot import
-// the drivers or their registry; it imports this leaf package for the types
-// only, and receives the registry's descriptions in study.Catalog, which
+// Design notes: the description is pure data (but for one function,
+// Tool.RefuseImpairment) and this package imports nothing of cnibench,
+// so both ends can read it without import cycles. Drivers import
+// internal/study (for study.Workload), so study cannot import the drivers
+// or their registry; it imports this leaf package for the types only,
+// and receives the registry's descriptions in study.Catalog, which
 // internal/app already builds from the registries and hands to Resolve.
 // Injection through the catalog was preferred over a package-level table
 // that drivers fill at init: one explicit list (workload/registry), no
@@ -74,6 +75,15 @@ type Tool struct {
 	// format takes.
 	MinDuration    time.Duration
 	MinDurationWhy string
+	// RefuseImpairment, when set, says why the tool cannot measure
+	// protocol through an impairment of spec.impairments on its path (a
+	// preset's name, or a definition's name and netem fields), or ""
+	// when it can: qperf's UDP latency test waits for each reply without
+	// a timeout, so one lost datagram stalls it for the rest of the
+	// trial. It is the description's one function: what an impairment
+	// does is known to package impair alone (its presets too), which
+	// study cannot import and a driver can.
+	RefuseImpairment func(protocol, name string, fields map[string]string) string
 }
 
 // Option is one study-file option of a tool.

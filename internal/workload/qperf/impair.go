@@ -1,0 +1,49 @@
+package qperf
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/impair"
+)
+
+// refuseImpairment is the description's RefuseImpairment: udp_lat
+// through an impairment that loses, corrupts or duplicates datagrams.
+// qperf's datagram client (socket.c, datagram_client_lat) writes a
+// message and then blocks in read(2) without a timeout until the reply
+// comes, so one lost request or reply (corruption drops a datagram
+// whose checksum fails) stalls it until -t ends, and qperf then prints
+// the test's time over the few messages before the loss as a valid
+// latency (4.3 µs direct, 7.5 ms with one datagram in 200 dropped by a
+// relay); the counts it prints with -vvs look as at a normal end (the
+// last reply missing), so a trial cannot tell. A duplicate puts a second
+// exchange in flight, and each read then takes the reply that was
+// already on its way. tcp_lat retransmits what is lost.
+func refuseImpairment(protocol, name string, fields map[string]string) string {
+	if protocol != "udp" {
+		return ""
+	}
+	s, err := impair.Resolve(name, fields)
+	if err != nil {
+		return "" // the impairment's own validation says why
+	}
+	var what []string
+	switch {
+	case s.GE != nil:
+		what = append(what, "loses datagrams (gemodel)")
+	case s.Loss > 0:
+		what = append(what, fmt.Sprintf("loses datagrams (loss %g%%)", s.Loss))
+	}
+	if s.Corrupt > 0 {
+		what = append(what, fmt.Sprintf("corrupts them (corrupt %g%%: a datagram that fails its checksum is dropped)", s.Corrupt))
+	}
+	if s.Duplicate > 0 {
+		what = append(what, fmt.Sprintf("duplicates them (duplicate %g%%)", s.Duplicate))
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "it " + strings.Join(what, " and ") + ", and qperf's udp_lat waits for each reply without a timeout: " +
+		"one lost datagram stalls it for the rest of the trial, a duplicate puts a second exchange in flight, " +
+		"and it prints either as a valid latency; use protocol tcp (tcp_lat retransmits) or leave this impairment out"
+}
