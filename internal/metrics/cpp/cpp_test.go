@@ -36,6 +36,7 @@ func TestClassify(t *testing.T) {
 		"inet_gro_receive": "gso_gro", "tcp4_gro_receive": "gso_gro", "tcp_gro_receive": "gso_gro", "udp4_gro_complete": "gso_gro",
 		"skb_gro_receive": "gso_gro", "tcp_gro_receive.isra.0": "gso_gro", "__skb_gso_segment": "gso_gro", "tcp4_gso_segment": "gso_gro",
 		"inet_gso_segment": "gso_gro", "skb_gso_validate_network_len": "gso_gro",
+		"skb_udp_tunnel_segment": "gso_gro", "__skb_udp_tunnel_segment": "gso_gro",
 		// ip_tunnel.c is shared by IP-in-IP and GRE (__gre_xmit ->
 		// ip_tunnel_xmit, ipgre_rcv -> ip_tunnel_rcv): neither overlay's.
 		"ip_tunnel_xmit": "tunnel-core", "ip_tunnel_rcv": "tunnel-core", "ip_tunnel_lookup": "tunnel-core",
