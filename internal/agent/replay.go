@@ -94,9 +94,13 @@ func (s *Server) replay() (ReplaySummary, error) {
 }
 
 // Replay reverts the journals in dir whose session is dead and removes
-// them; it says what it found and did with each value.
+// them; it says what it found and did with each value. A damaged journal
+// (a line other than the last unreadable: journal.Dead) is undone as far
+// as it can be read, as `cnibench cleanup` does on a host, and set aside
+// as PATH.corrupt with an error naming its lines: kept as a journal, it
+// failed every later replay for good.
 func Replay(dir string, fs tune.FS) (ReplaySummary, error) {
-	stale, err := journal.Stale(dir)
+	stale, err := journal.Dead(dir, false)
 	errs := []error{err}
 	var sum ReplaySummary
 	for _, r := range stale {
@@ -111,9 +115,28 @@ func Replay(dir string, fs tune.FS) (ReplaySummary, error) {
 			r.Release()
 			continue
 		}
+		if len(r.Damaged) > 0 {
+			errs = append(errs, setAside(r))
+			continue
+		}
 		if rerr := r.Remove(); rerr != nil {
 			errs = append(errs, rerr)
 		}
 	}
 	return sum, errors.Join(errs...)
+}
+
+// setAside moves a damaged journal out of the way once what could be read
+// of it is undone, and says what the operator must still check.
+func setAside(r *journal.Replay) error {
+	to, err := r.SetAside()
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, d := range r.Damaged {
+		lines = append(lines, fmt.Sprintf("line %d %s", d.Line, d.Quoted()))
+	}
+	return fmt.Errorf("journal %s of session %s was damaged: what could be read of it is undone, and it is set aside as %s; "+
+		"what %s recorded is unknown: check the node by hand, then remove %s", r.Path, r.Header.RunID, to, strings.Join(lines, ", "), to)
 }
