@@ -20,7 +20,9 @@ import (
 // server node and checks what it lets through: with "wp" admitting only
 // the client node's pod network, a client pod reaches a server pod and a
 // pod on the server node's own network does not; "np" lets both through.
-// Rewriting the chains keeps one FORWARD hook, and iptables holds the
+// Rewriting the chains keeps one set of FORWARD hooks (the jump at the
+// top, the accept and mark at the end), a rewrite for fewer pods deletes
+// the chains only the earlier rule set had, and iptables holds the
 // chains Count reports.
 func TestCalicoPolicyEnforced(t *testing.T) {
 	workloadtest.RequireRoot(t)
@@ -36,21 +38,27 @@ func TestCalicoPolicyEnforced(t *testing.T) {
 	}
 	eps := []policy.Endpoint{{Iface: veths[0].Name, IP: s0.IP()}, {Iface: veths[1].Name, IP: s1.IP()}}
 
-	install := func(mode string, hook bool) []byte {
+	var held []string
+	install := func(mode string, eps []policy.Endpoint, hook bool) []byte {
 		t.Helper()
 		rules, err := policy.Calico(mode, eps, policy.PodNetworks([]net.IP{c0.IP()}), hook)
 		if err != nil {
 			t.Fatal(err)
 		}
+		write, err := policy.Retire(rules, held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = policy.Declared(rules)
 		f := filepath.Join(t.TempDir(), "rules")
-		if err := os.WriteFile(f, rules, 0o600); err != nil {
+		if err := os.WriteFile(f, write, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		run(t, srv, "iptables-restore", "--noflush", f)
 		return rules
 	}
 
-	rules := install(policy.With, true)
+	rules := install(policy.With, eps, true)
 	if !reaches(t, c0, s0) {
 		t.Error("wp: client pod cannot reach server pod")
 	}
@@ -63,16 +71,39 @@ func TestCalicoPolicyEnforced(t *testing.T) {
 		t.Errorf("iptables has %d cali chains, the rule set declares %d", got, chains)
 	}
 
-	install(policy.Without, false)
+	install(policy.Without, eps, false)
 	if !reaches(t, s1, s0) {
 		t.Error("np: pods of one node cannot reach each other")
 	}
 	saved = run(t, srv, "iptables-save", "-t", "filter")
-	if n := strings.Count(saved, "-A FORWARD -j cali-FORWARD"); n != 1 {
-		t.Errorf("%d FORWARD hooks after a rewrite, want 1", n)
+	var fwd []string
+	for _, l := range strings.Split(saved, "\n") {
+		if strings.HasPrefix(l, "-A FORWARD ") {
+			fwd = append(fwd, l)
+		}
+	}
+	want := []string{"-A FORWARD -j cali-FORWARD",
+		`-A FORWARD -m comment --comment "Policy explicitly accepted packet." -m mark --mark 0x10000/0x10000 -j ACCEPT`,
+		"-A FORWARD -j MARK --set-xmark 0x10000/0x10000"}
+	if strings.Join(fwd, "\n") != strings.Join(want, "\n") {
+		t.Errorf("FORWARD after a rewrite:\n%s\nwant:\n%s", strings.Join(fwd, "\n"), strings.Join(want, "\n"))
 	}
 	if strings.Contains(saved, "-j cali-pi-") {
 		t.Error("np rewrite still jumps to the policy chain")
+	}
+
+	// One pod fewer: its endpoint chains and the policy chain go.
+	rules = install(policy.Without, eps[1:], false)
+	saved = run(t, srv, "iptables-save", "-t", "filter")
+	chains, _ = policy.Count(rules)
+	if got := strings.Count(saved, "\n:cali-"); got != chains {
+		t.Errorf("after a rewrite for one pod iptables has %d cali chains, the rule set declares %d", got, chains)
+	}
+	if strings.Contains(saved, ":cali-fw-"+eps[0].Iface) {
+		t.Errorf("the deleted endpoint's chain cali-fw-%s is left", eps[0].Iface)
+	}
+	if !reaches(t, c0, s1) {
+		t.Error("np: the remaining server pod cannot be reached")
 	}
 }
 
