@@ -17,8 +17,12 @@ import (
 // policyEntry writes the datapath entry's network-policy rule set. The
 // rules live inside the run's node namespaces, so deleting the namespaces
 // undoes them. The rule set is rewritten whenever pods come or go, as
-// Felix reprograms endpoints, and the FORWARD hook is added once per node
-// (Target.State remembers where).
+// Felix reprograms endpoints: the FORWARD hooks are added once per node,
+// and the chains the last rule set declared that this one does not (the
+// endpoint chains of deleted pods, dispatch child chains) are deleted in
+// the same transaction, so a node holds what the current rule set says
+// (Target.State remembers, per node, whether it is hooked and what it
+// declared).
 var policyEntry = Entry{
 	Name:    "policy",
 	Changes: "iptables rules (Calico-style per-endpoint chains) on both nodes for the pods that exist, the datapath entry's policy",
@@ -39,10 +43,12 @@ func applyPolicy(ctx context.Context, t *Target) (Undo, error) {
 		}
 		t.Env.Policy = &results.PolicyEnv{Style: style, Mode: sd.Policy, Chains: map[string]int{}, Rules: map[string]int{}}
 	}
-	hooked, _ := t.State["policy"].(map[string]bool)
-	if hooked == nil {
-		hooked = map[string]bool{}
-		t.State["policy"] = hooked
+	// The chains each node holds: none there yet means its FORWARD
+	// hooks are still to be written.
+	held, _ := t.State["policy"].(map[string][]string)
+	if held == nil {
+		held = map[string][]string{}
+		t.State["policy"] = held
 	}
 	var ips []net.IP
 	for _, p := range append(append([]engine.Pod{}, t.Servers...), t.Clients...) {
@@ -53,30 +59,47 @@ func applyPolicy(ctx context.Context, t *Target) (Undo, error) {
 		n    engine.Node
 		pods []engine.Pod
 	}{{t.Cluster.Server(), t.Servers}, {t.Cluster.Client(), t.Clients}} {
-		rules, err := nodeRules(x.n, x.pods, sd.Policy, allow, !hooked[x.n.Name()])
+		name := x.n.Name()
+		prev, hooked := held[name]
+		rules, full, err := nodeRules(x.n, x.pods, sd.Policy, allow, !hooked)
 		if err != nil {
 			return nil, err
 		}
-		if err := restore(ctx, t, x.n, rules); err != nil {
+		write, err := policy.Retire(rules, prev)
+		if err != nil {
+			return nil, fmt.Errorf("policy on %s: %w", name, err)
+		}
+		if err := restore(ctx, t, x.n, write); err != nil {
 			return nil, err
 		}
-		hooked[x.n.Name()] = true
-		chains, n := policy.Count(rules)
-		t.Env.Policy.Chains[x.n.Name()], t.Env.Policy.Rules[x.n.Name()] = chains, n
+		held[name] = policy.Declared(rules)
+		// What the node holds: the hooks count whether this rewrite
+		// wrote them or an earlier one did.
+		chains, n := policy.Count(full)
+		t.Env.Policy.Chains[name], t.Env.Policy.Rules[name] = chains, n
 	}
 	return nil, nil
 }
 
-func nodeRules(n engine.Node, pods []engine.Pod, mode string, allow []*net.IPNet, hook bool) ([]byte, error) {
+// nodeRules renders n's rule set for its pods: rules to write (with the
+// FORWARD hooks when hook is set) and full, the same with the hooks.
+func nodeRules(n engine.Node, pods []engine.Pod, mode string, allow []*net.IPNet, hook bool) (rules, full []byte, err error) {
 	veths, err := n.HostVeths(pods)
 	if err != nil {
-		return nil, fmt.Errorf("policy on %s: %w", n.Name(), err)
+		return nil, nil, fmt.Errorf("policy on %s: %w", n.Name(), err)
 	}
 	eps := make([]policy.Endpoint, len(pods))
 	for i, p := range pods {
 		eps[i] = policy.Endpoint{Iface: veths[i].Name, IP: p.IP()}
 	}
-	return policy.Calico(mode, eps, allow, hook)
+	if full, err = policy.Calico(mode, eps, allow, true); err != nil {
+		return nil, nil, fmt.Errorf("policy on %s: %w", n.Name(), err)
+	}
+	if hook {
+		return full, full, nil
+	}
+	rules, err = policy.Calico(mode, eps, allow, false)
+	return rules, full, err
 }
 
 // restore loads rules on n with iptables-restore, which reads a file the
