@@ -24,8 +24,26 @@ type CPU struct {
 	ID int
 	// Node is its NUMA node (0 where the kernel has no NUMA).
 	Node int
-	// Package and Core identify the physical core (SMT siblings share both).
+	// Package and Core identify the physical core (SMT siblings share
+	// both) where Siblings is nil.
 	Package, Core int
+	// Siblings are the CPUs of its physical core, itself included (sysfs
+	// thread_siblings_list); nil where sysfs does not say. The kernel's
+	// own list is preferred: on packages of several dies core_id may
+	// repeat within one package, and (Package, Core) would then take two
+	// cores for one.
+	Siblings cpuset.Set
+}
+
+// physCore identifies a CPU's physical core: by its siblings' list where
+// read, else by package and core id.
+type physCore struct{ pkg, core, first int }
+
+func (c CPU) physCore() physCore {
+	if len(c.Siblings) > 0 {
+		return physCore{pkg: -1, core: -1, first: c.Siblings[0]}
+	}
+	return physCore{pkg: c.Package, core: c.Core, first: -1}
 }
 
 // Topology is the machine's online CPUs.
@@ -56,9 +74,32 @@ func ReadFrom(r sysfs.Reader) (Topology, error) {
 		if err != nil {
 			return Topology{}, err
 		}
-		t.CPUs = append(t.CPUs, CPU{ID: id, Node: nodeOf[id], Package: pkg, Core: core})
+		sib, err := siblings(r, dir)
+		if err != nil {
+			return Topology{}, err
+		}
+		t.CPUs = append(t.CPUs, CPU{ID: id, Node: nodeOf[id], Package: pkg, Core: core, Siblings: sib})
 	}
 	return t, nil
+}
+
+// siblings reads a CPU's thread_siblings_list; nil where the kernel (or
+// a fixture, or an older agent's sysfs) has none, which leaves the core
+// to (physical_package_id, core_id).
+func siblings(r sysfs.Reader, dir string) (cpuset.Set, error) {
+	p := path.Join(dir, "thread_siblings_list")
+	s, err := r.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	set, err := cpuset.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return set, nil
 }
 
 // Online reads the online CPUs through r. They need not be 0..n-1: a CPU
@@ -215,11 +256,10 @@ func (t Topology) Resolve(name string, ref cpuset.Set) (cpuset.Set, error) {
 	// "other" means other than every reference CPU's core or node, not
 	// only the first's: a peer pinned to CPUs 0 and 1 must not get CPU
 	// 1's SMT sibling as "other-core".
-	type coreID struct{ pkg, core int }
-	refCores, refNodes := map[coreID]bool{}, map[int]bool{}
+	refCores, refNodes := map[physCore]bool{}, map[int]bool{}
 	for _, id := range ref {
 		if c, ok := t.cpu(id); ok {
-			refCores[coreID{c.Package, c.Core}], refNodes[c.Node] = true, true
+			refCores[c.physCore()], refNodes[c.Node] = true, true
 		}
 	}
 	var out cpuset.Set
@@ -229,9 +269,9 @@ func (t Topology) Resolve(name string, ref cpuset.Set) (cpuset.Set, error) {
 	case OtherNUMA:
 		out = t.filter(func(c CPU) bool { return c.Node == t.nextNode(r.Node) && !refNodes[c.Node] })
 	case SameCore:
-		out = t.filter(func(c CPU) bool { return c.Package == r.Package && c.Core == r.Core && !ref.Contains(c.ID) })
+		out = t.filter(func(c CPU) bool { return c.physCore() == r.physCore() && !ref.Contains(c.ID) })
 	case OtherCore:
-		out = t.filter(func(c CPU) bool { return c.Node == r.Node && !refCores[coreID{c.Package, c.Core}] })
+		out = t.filter(func(c CPU) bool { return c.Node == r.Node && !refCores[c.physCore()] })
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: %s of CPU %d: %s", ErrNotPossible, name, r.ID, t.why(name))

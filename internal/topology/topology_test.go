@@ -139,6 +139,44 @@ func TestReadMemoryOnlyNode(t *testing.T) {
 	}
 }
 
+// On a package of two dies core_id repeats (each die numbers its cores
+// from 0): the kernel's thread_siblings_list tells the cores apart, so
+// same-core of CPU 0 is its own sibling alone and the other die's core
+// is other-core; without the lists (package, core_id) stands.
+func TestSiblingsListOverCoreID(t *testing.T) {
+	// One package, one NUMA node; CPUs 0-1 one core of die 0, 2-3 one of
+	// die 1, all with core_id 0.
+	root := fakeSys(t, [][3]int{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, true)
+	top, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := top.Resolve(SameCore, cpuset.Set{0}); !reflect.DeepEqual(got, cpuset.Set{1, 2, 3}) {
+		t.Errorf("same-core of CPU 0 without sibling lists: %v, want [1 2 3] (core_id alone)", got)
+	}
+	for cpu, list := range []string{"0-1", "0-1", "2-3", "2-3"} {
+		p := filepath.Join(root, fmt.Sprintf("devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu))
+		if err := os.WriteFile(p, []byte(list+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if top, err = Read(root); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]cpuset.Set{SameCore: {1}, OtherCore: {2, 3}} {
+		if got, err := top.Resolve(name, cpuset.Set{0}); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s of CPU 0 with sibling lists: %v %v, want %v", name, got, err, want)
+		}
+	}
+	// A list that says something unreadable is an error, not core_id.
+	if err := os.WriteFile(filepath.Join(root, "devices/system/cpu/cpu3/topology/thread_siblings_list"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(root); err == nil {
+		t.Error("an unreadable thread_siblings_list was taken")
+	}
+}
+
 func TestResolveOneNodeRefuses(t *testing.T) {
 	// This machine's shape: 2 CPUs, one node, no SMT; no node directory
 	// at all, as a kernel without NUMA has.
