@@ -275,6 +275,7 @@ func validateWorkloads(sp *Spec, cat Catalog, bad badFunc) {
 		}
 		validateWorkload(w, f, cat, bad)
 		validateMSS(w, f, sp, bad)
+		validatePinNodes(w, f, sp.Nodes, bad)
 		if strings.ContainsAny(w.Name, "@/ ") {
 			bad(f+".name", "workload name %q must not contain '@', '/' or spaces ('@' names a sweep's variants)", w.Name)
 		}
