@@ -67,7 +67,8 @@ fi
 # start without /proc/sys/net/bridge (Kubernetes nodes load it). The
 # iptables here is iptables-nft: nf_tables and nft_compat carry the xt
 # matches; ip_set and ip_vs serve kube-proxy's IPVS mode. ip_vti: advise tells
-# an IPsec VTI from IP-in-IP (advise/inspect TestKernelVTIAndIPIP).
+# an IPsec VTI from IP-in-IP (advise/inspect TestKernelVTIAndIPIP). nft_log and nfnetlink_log:
+# iptables-nft writes -j NFLOG as nft's log expression, which needs both (weave-npc's rules).
 modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay af_packet xfrm_user nfnetlink
   dummy ifb sch_fq_codel sch_ingress cls_u32 act_mirred br_netfilter
   veth bridge vxlan macvlan ipvlan tun ipip ip_vti ip_gre gre geneve wireguard
@@ -75,7 +76,7 @@ modules=(virtio_pci virtio_blk 9pnet_virtio 9p overlay af_packet xfrm_user nfnet
   ip_tables iptable_filter iptable_nat iptable_mangle iptable_raw nf_conntrack xt_conntrack xt_comment xt_MASQUERADE
   nf_tables nft_compat nft_chain_nat nft_ct nft_nat nft_masq nft_reject_inet nft_numgen nft_hash nft_fib_inet nft_limit
   xt_tcpudp nf_reject_ipv4 nft_reject_ipv4 xt_iprange ipt_rpfilter xt_socket xt_state xt_CT xt_NFLOG xt_addrtype xt_mark xt_statistic xt_nat xt_set xt_ipvs xt_physdev xt_multiport ipt_REJECT
-  ip_set ip_set_hash_ip ip_set_hash_ipport ip_set_hash_ipportip ip_set_hash_net ip_set_bitmap_port ip_vs ip_vs_rr pktgen)
+  ip_set ip_set_hash_ip ip_set_hash_ipport ip_set_hash_ipportip ip_set_hash_net ip_set_bitmap_port ip_vs ip_vs_rr pktgen nfnetlink_log nft_log)
 if [ ! -s "initrd-$kver.img" ] || [ "$HERE/setup.sh" -nt "initrd-$kver.img" ] || [ "$HERE/init.sh" -nt "initrd-$kver.img" ]; then
   ird=$(mktemp -d)
   trap 'rm -rf "$ird"' EXIT
