@@ -133,10 +133,6 @@ func setAside(r *journal.Replay) error {
 	if err != nil {
 		return err
 	}
-	var lines []string
-	for _, d := range r.Damaged {
-		lines = append(lines, fmt.Sprintf("line %d %s", d.Line, d.Quoted()))
-	}
 	return fmt.Errorf("journal %s of session %s was damaged: what could be read of it is undone, and it is set aside as %s; "+
-		"what %s recorded is unknown: check the node by hand, then remove %s", r.Path, r.Header.RunID, to, strings.Join(lines, ", "), to)
+		"what %s recorded is unknown: check the node by hand, then remove %s", r.Path, r.Header.RunID, to, r.DamagedLines(), to)
 }

@@ -128,13 +128,9 @@ func (c *cleaner) setAside(r *journal.Replay) {
 		return
 	}
 	c.rep.add(r.Header.RunID, ActSetAside, r.Path, "damaged; set aside as "+to+", no longer a journal: runs are not refused for it")
-	var lines []string
-	for _, d := range r.Damaged {
-		lines = append(lines, fmt.Sprintf("line %d %s", d.Line, d.Quoted()))
-	}
 	c.fail(fmt.Errorf("journal %s of run %s was damaged: cleanup undid what it could read and set it aside as %s; "+
 		"what %s recorded is unknown: check by hand that nothing of it is left on the host (a sysctl or device value, a qdisc, a process, a namespace %s*), then remove %s",
-		r.Path, r.Header.RunID, to, strings.Join(lines, ", "), r.Header.Prefix+r.Header.RunID, to))
+		r.Path, r.Header.RunID, to, r.DamagedLines(), r.Header.Prefix+r.Header.RunID, to))
 }
 
 // deleteNetns kills everything inside a namespace and deletes it. A

@@ -50,6 +50,16 @@ func (d Damage) Quoted() string {
 	return fmt.Sprintf("%q", t)
 }
 
+// DamagedLines lists a damaged journal's unreadable lines for a message:
+// `line 7 "..."`, comma-separated.
+func (r *Replay) DamagedLines() string {
+	lines := make([]string, len(r.Damaged))
+	for i, d := range r.Damaged {
+		lines[i] = fmt.Sprintf("line %d %s", d.Line, d.Quoted())
+	}
+	return strings.Join(lines, ", ")
+}
+
 // ReadSalvage reads a journal as ReadReplay does, except that lines other
 // than a cut last line that cannot be read are listed in Damaged and the
 // rest is read on. A journal whose header cannot be read or does not
