@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/cnitunnels"
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
 )
@@ -340,9 +341,10 @@ func tunnelOverhead(in *inspect.Inspection) (int, *inspect.Device, error) {
 }
 
 // fallbackTunnels are the devices the ipip, ip_gre and ip_vti modules
-// create when they load; they carry traffic only when a CNI or a VPN
-// routes over them.
-var fallbackTunnels = []string{"tunl0", "gre0", "ip_vti0"}
+// create when they load (cnitunnels' fallbacks, and ip_vti0, which no CNI
+// table holds); they carry traffic only when a CNI or a VPN routes over
+// them.
+var fallbackTunnels = append(cnitunnels.Fallbacks(), "ip_vti0")
 
 // overlayKinds are the tunnel kinds CNIs carry pod traffic in. An IPsec
 // VTI is none: no CNI cnibench knows makes one (their IPsec modes use

@@ -103,6 +103,18 @@ func (d Device) Matches(name string) bool {
 	return ok
 }
 
+// Fallbacks are the names of the kernel modules' fallback devices
+// (EveryNS lines: tunl0, gre0), which a node of any CNI may have, idle.
+func Fallbacks() []string {
+	var out []string
+	for _, d := range List {
+		if d.EveryNS {
+			out = append(out, d.Pattern)
+		}
+	}
+	return out
+}
+
 // Lookup is the line that tells what device name is: the first line
 // that matches it, a Family's only where no other line does.
 func Lookup(name string) (Device, bool) {

@@ -123,3 +123,17 @@ func TestFirst(t *testing.T) {
 		t.Error("First found a flannel device on a node without one")
 	}
 }
+
+// The modules' fallbacks are plain names (callers read them as such, not
+// as patterns): tunl0 and gre0 among them.
+func TestFallbacks(t *testing.T) {
+	f := Fallbacks()
+	for _, n := range f {
+		if strings.ContainsAny(n, "*?[") {
+			t.Errorf("fallback %q is a pattern", n)
+		}
+	}
+	if !slices.Contains(f, "tunl0") || !slices.Contains(f, "gre0") {
+		t.Errorf("fallbacks %q lack tunl0 or gre0", f)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnibench/cnibench/internal/cnitunnels"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/version"
 )
@@ -84,7 +85,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 		if err != nil {
 			return node, fmt.Errorf("node %s: list devices: %w", n.Name, err)
 		}
-		node.tunnel, node.hasTunnel = pickTunnel(links, downLinks(node.sess.client, links, moduleFallbacks()...))
+		node.tunnel, node.hasTunnel = pickTunnel(links, downLinks(node.sess.client, links, cnitunnels.Fallbacks()...))
 		return node, nil
 	}
 	var errS, errC error

@@ -240,22 +240,9 @@ func (r *nodeReads) read(a *agent.Client, want []string, pins pinReads, cni bool
 		r.cni.ConfFiles, _ = a.CNIConf()
 		r.cni.Links, _ = a.Links("")
 		sort.Strings(r.cni.Links)
-		r.cni.Down = downLinks(a, r.cni.Links, moduleFallbacks()...)
+		r.cni.Down = downLinks(a, r.cni.Links, cnitunnels.Fallbacks()...)
 	}
 	return nil
-}
-
-// moduleFallbacks are the devices a kernel module makes in every
-// namespace when it loads (tunl0, gre0: cnitunnels' EveryNS lines),
-// whose state says whether a CNI uses them.
-func moduleFallbacks() []string {
-	var out []string
-	for _, d := range cnitunnels.List {
-		if d.EveryNS {
-			out = append(out, d.Pattern)
-		}
-	}
-	return out
 }
 
 // downLinks are those of names, among the node's links, whose flags
