@@ -32,12 +32,12 @@ func Set(ctx context.Context, n Starter, dev, feature string, on bool) error {
 	}
 	stdout, stderr, err := p.Wait()
 	if err == nil {
-		out := string(append(append([]byte{}, stdout...), stderr...))
-		if len(requestedLines(out)) == 0 {
+		requested := requestedLines(string(stdout) + string(stderr))
+		if len(requested) == 0 {
 			return nil
 		}
-		if msg := explainKept(requestedLines(out), show(ctx, n, dev)); msg != "" {
-			return fmt.Errorf("%s: %s", strings.Join(argv, " "), msg)
+		if _, kept := byDevice(requested, show(ctx, n, dev)); len(kept) > 0 {
+			return fmt.Errorf("%s: %s", strings.Join(argv, " "), keptText(kept))
 		}
 		return nil
 	}
@@ -84,10 +84,11 @@ func explainUnchanged(out string, shown []byte) string {
 	if shown == nil {
 		return "ethtool could not change it: " + strings.Join(requested, "; ")
 	}
-	if msg := explainKept(requested, shown); msg != "" {
-		return msg
+	fixed, kept := byDevice(requested, shown)
+	if len(kept) > 0 {
+		return keptText(kept)
 	}
-	return "fixed on this device (ethtool -k: " + strings.Join(fixedLines(requested, shown), "; ") + ")"
+	return "fixed on this device (ethtool -k: " + strings.Join(fixed, "; ") + ")"
 }
 
 // requestedLines are ethtool -K's "Actual changes" lines for bits that did
@@ -102,50 +103,37 @@ func requestedLines(out string) []string {
 	return requested
 }
 
-// fixedOn maps each feature `ethtool -k` (shown) marks "[fixed]" to its line.
-func fixedOn(shown []byte) map[string]string {
-	fixed := map[string]string{}
+// byDevice splits the requested bits into those `ethtool -k` (shown) marks
+// "[fixed]", as its lines, and those the kernel or driver kept although
+// the device does not fix them (a group's fixed bits, as tx-checksum-ipv4
+// in tx-checksumming, are the device's to keep). Unread -k output (nil)
+// cannot tell them apart: every bit counts as kept.
+func byDevice(requested []string, shown []byte) (fixed, kept []string) {
+	fixedLine := map[string]string{}
 	for _, l := range strings.Split(string(shown), "\n") {
 		l = strings.Join(strings.Fields(l), " ")
 		if name, _, ok := strings.Cut(l, ":"); ok && strings.Contains(l, "[fixed]") {
-			fixed[name] = l
+			fixedLine[name] = l
 		}
 	}
-	return fixed
-}
-
-func fixedLines(requested []string, shown []byte) []string {
-	fixed := fixedOn(shown)
-	var lines []string
 	for _, r := range requested {
 		name, _, _ := strings.Cut(r, ":")
-		if l, ok := fixed[name]; ok {
-			lines = append(lines, l)
+		if l, ok := fixedLine[name]; ok {
+			fixed = append(fixed, l)
+		} else {
+			kept = append(kept, r)
 		}
 	}
-	return lines
+	return fixed, kept
 }
 
-// explainKept says which requested bits the kernel or driver kept although
-// the device does not fix them, "" when there are none (a group's fixed
-// bits, as tx-checksum-ipv4 in tx-checksumming, are the device's to keep).
-// Unread -k output (nil) cannot tell them apart: every bit counts as kept.
-func explainKept(requested []string, shown []byte) string {
-	fixed := fixedOn(shown)
-	var kept []string
+// keptText says which bits the kernel or driver kept, quoting ethtool.
+func keptText(kept []string) string {
 	state := "off"
-	for _, r := range requested {
-		name, v, _ := strings.Cut(r, ":")
-		if _, ok := fixed[name]; ok {
-			continue
-		}
-		if strings.HasPrefix(strings.TrimSpace(v), "on") {
+	for _, r := range kept {
+		if _, v, _ := strings.Cut(r, ":"); strings.HasPrefix(strings.TrimSpace(v), "on") {
 			state = "on"
 		}
-		kept = append(kept, r)
-	}
-	if len(kept) == 0 {
-		return ""
 	}
 	return "the kernel or driver kept it " + state + " (it may depend on another feature): " + strings.Join(kept, "; ")
 }
