@@ -36,8 +36,10 @@ func kubeJournalDir() (string, error) { return kubeJournalDirFor(os.Geteuid(), o
 // user a directory of their own, so that they need no sudo, which would
 // change KUBECONFIG and HOME and so the cluster reached. The runtime
 // directory first ($XDG_RUNTIME_DIR: private to the user, gone at logout
-// as /run is at boot), else the user's cache directory as
-// os.UserCacheDir finds it. `cleanup --kube` reads the same directory,
+// as /run is at boot), else the user's cache directory in
+// os.UserCacheDir's order ($XDG_CACHE_HOME, ~/.cache), written out here
+// because a relative value falls through to the next, where
+// os.UserCacheDir fails. `cleanup --kube` reads the same directory,
 // run by the same user.
 func kubeJournalDirFor(euid int, getenv func(string) string) (string, error) {
 	if euid == 0 {
