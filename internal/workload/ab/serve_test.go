@@ -21,9 +21,10 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/workloadtest"
 )
 
-// Serve (what `cnibench agent nginx` runs in a kube server pod) serves
-// the body until its context ends, then leaves no site behind.
-func TestServe(t *testing.T) {
+// requireNginx returns nginx's path, skipping the test where nginx is
+// missing or the test is not root (nginx's workers switch to nobody).
+func requireNginx(t *testing.T) string {
+	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
@@ -33,6 +34,13 @@ func TestServe(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: nginx's workers switch to nobody, which needs root")
 	}
+	return bin
+}
+
+// Serve (what `cnibench agent nginx` runs in a kube server pod) serves
+// the body until its context ends, then leaves no site behind.
+func TestServe(t *testing.T) {
+	bin := requireNginx(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

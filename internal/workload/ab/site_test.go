@@ -100,15 +100,7 @@ func TestRequestsBadInput(t *testing.T) {
 // keep and refuse connections at (accept4: Too many open files). A real
 // nginx, as root.
 func TestNginxWorkerOpenFiles(t *testing.T) {
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
-			t.Skip("skipped: nginx is not installed (apt-get install nginx-light)")
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: nginx's workers switch to nobody, which needs root")
-	}
+	bin := requireNginx(t)
 	if workerConns <= MaxConcurrency || workerFiles < 2*workerConns {
 		t.Fatalf("worker_connections %d, worker_rlimit_nofile %d for ab -c up to %d", workerConns, workerFiles, MaxConcurrency)
 	}
