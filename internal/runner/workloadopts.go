@@ -27,6 +27,9 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 	}
 	var dps []workload.Datapath
 	if !facts.Remote {
+		if err := checkFileLimit(s, fileLimit()); err != nil {
+			return err
+		}
 		m.Pktgen = probe.Pktgen
 		topo, err := topology.Read("/sys")
 		if err != nil && s.PinsByName() {

@@ -45,5 +45,8 @@ func (d *Driver) Describe() spec.Tool {
 			{Name: MetricErrors}, {Name: MetricTimeouts}},
 		Kube:       spec.Kube{Support: spec.KubeAll},
 		RoundTrips: true,
+		// nginx's worker is the busiest: a socket and the body's file per
+		// request being sent (workerFiles), where ab holds one socket.
+		FilesPerRequest: filesPerRequest, FilesBase: filesBase,
 	}
 }

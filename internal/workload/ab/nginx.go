@@ -64,9 +64,13 @@ type site struct {
 // worker keeps the soft limit it inherits, often 1024, and refuses
 // connections ("accept4() failed (24: Too many open files)") at a
 // concurrency of about 500.
+// filesPerRequest and filesBase are what preflight bounds concurrency by
+// (Describe: spec.Tool.FilesPerRequest).
 const (
-	workerConns = MaxConcurrency + 64
-	workerFiles = 2*workerConns + 64
+	filesPerRequest = 2
+	filesBase       = 64
+	workerConns     = MaxConcurrency + 64
+	workerFiles     = filesPerRequest*workerConns + filesBase
 )
 
 // siteFiles is worker_rlimit_nofile: workerFiles, or the hard limit

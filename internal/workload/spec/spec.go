@@ -75,6 +75,14 @@ type Tool struct {
 	// format takes.
 	MinDuration    time.Duration
 	MinDurationWhy string
+	// FilesPerRequest is how many files one request in flight holds open
+	// in the tool's busiest process, and FilesBase how many it holds
+	// besides (listening sockets, logs, libraries): preflight bounds
+	// spec.concurrency by this machine's hard open-file limit with them,
+	// since a process may raise its soft limit only to the hard one and
+	// past it every trial fails ("Too many open files"). 0: the tool's
+	// concurrency is not bounded by open files.
+	FilesPerRequest, FilesBase int
 	// RefuseImpairment, when set, says why the tool cannot measure
 	// protocol through an impairment of spec.impairments on its path (a
 	// preset's name, or a definition's name and netem fields), or ""
