@@ -33,12 +33,17 @@ const pollNote = "core_poll is the part of core_idle the core spent spinning in 
 // workload, normalized and absolute tables (tuning × replicas) and
 // per-core tables; per datapath and swept workload, one table with a row
 // per swept value; and the study's published reference numbers beside
-// ours; warnings are what loading the run tolerated. s may be nil.
-func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, warnings []string) error {
+// ours. run gives the warnings loading it tolerated and the engine's
+// cluster line; s and run may be nil.
+func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.Run) error {
 	bw := bufio.NewWriter(w)
 	n := newNumbers(m)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
-	n.markdownHeader(p, s)
+	n.markdownHeader(p, s, run)
+	var warnings []string
+	if run != nil {
+		warnings = run.Warnings
+	}
 	if len(m.Rows) == 0 {
 		p("No samples.\n")
 	}
@@ -95,17 +100,28 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, warnings []str
 			p("%s\n\n", sec.Caption)
 		}
 	}
-	if len(m.References) > 0 {
-		p("## Published reference numbers\n\n")
-		t, leftOut := n.refTable()
-		if len(t.Rows) > 0 {
-			t.markdown(bw)
-		}
-		if leftOut != "" {
-			p("%s\n\n", leftOut)
-		}
-	}
+	n.markdownRefs(bw, s, run)
 	return bw.Flush()
+}
+
+// markdownRefs is summary.md's section of the published numbers beside
+// ours, and of those left out.
+func (n *numbers) markdownRefs(w io.Writer, s *study.Study, run *results.Run) {
+	mislabel := ""
+	if run != nil && s != nil {
+		mislabel = mislabelledLeftOut(run.Env, s)
+	}
+	if len(n.References) == 0 && mislabel == "" {
+		return
+	}
+	fmt.Fprintf(w, "## Published reference numbers\n\n")
+	t, leftOut := n.refTable()
+	if len(t.Rows) > 0 {
+		t.markdown(w)
+	}
+	if l := strings.TrimSpace(leftOut + " " + mislabel); l != "" {
+		fmt.Fprintf(w, "%s\n\n", l)
+	}
 }
 
 // section is one of the closing sections of summary.md and report.html:
@@ -130,13 +146,19 @@ func closingSections(m analysis.Model, s *study.Study) []section {
 	}
 }
 
-// markdownHeader is summary.md's title and the paragraph saying how to
-// read its numbers.
-func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study) {
+// markdownHeader is summary.md's title, what was measured (a cluster
+// run's CNI beside the datapath names its cells carry, as report.html's
+// header says) and the paragraph saying how to read its numbers.
+func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study, run *results.Run) {
 	m := n.Model
 	p("# %s: summary\n\n", m.Study)
 	if s != nil && s.Metadata.Description != "" {
 		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
+	}
+	if run != nil && s != nil {
+		if l := clusterLine(run.Env, s); l != "" {
+			p("%s\n\n", l)
+		}
 	}
 	if m.TrialsPlanned == 1 {
 		p("Values of one trial per cell (the study's count): no confidence intervals, and no decisions.")

@@ -55,15 +55,19 @@ func Open(dir string) (*results.Run, *study.Study, error) {
 // Write summarizes an opened run and writes its pages into its directory.
 func Write(run *results.Run, s *study.Study) error {
 	dir := run.Dir
-	m := analysis.Build(s, run.Samples)
-	m.AddRun(s, run)
+	// The numbers are of the study without what a mislabelled cluster
+	// run left out; the pages get the study as stored, whose header
+	// says how many that was (clusterLine).
+	ms, _, _ := mislabelled(run.Env, s)
+	m := analysis.Build(ms, run.Samples)
+	m.AddRun(ms, run)
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
 		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows, m.Stops) }},
 		{analysis.SummaryJSON, func(w io.Writer) error { return analysis.WriteJSON(w, m) }},
-		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m, run.Warnings) }},
+		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m, run) }},
 		{results.ReportHTML, func(w io.Writer) error { return writeHTML(w, run, s, m) }},
 	} {
 		var buf bytes.Buffer

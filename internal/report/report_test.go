@@ -191,7 +191,11 @@ func TestBuildKubeHeader(t *testing.T) {
 	}
 
 	// A label standing for another CNI than the cluster's (the kube
-	// engine's checkLabel) is said in the header.
+	// engine's checkLabel) is said in both headers, with how many
+	// published numbers were left out: rps-rfs's eight name no
+	// datapath, and a run stored before the engine left those out still
+	// holds them, so the report leaves them out (it set "paper 90"
+	// beside the cluster's CNI while its header said they were out).
 	env.CNI.LabelStandsFor = "calico (vxlan)"
 	if b, err = json.Marshal(env); err != nil {
 		t.Fatal(err)
@@ -202,9 +206,31 @@ func TestBuildKubeHeader(t *testing.T) {
 	if err := Build(dir); err != nil {
 		t.Fatal(err)
 	}
-	head, _, _ = strings.Cut(readFile(t, filepath.Join(dir, results.ReportHTML)), "<h2>")
-	if want := "That name stands for calico (vxlan), not what was measured: the study&#39;s published numbers of it were left out."; !strings.Contains(head, want) {
+	page = readFile(t, filepath.Join(dir, results.ReportHTML))
+	head, _, _ = strings.Cut(page, "<h2>")
+	if want := "That name stands for calico (vxlan), not what was measured: the study&#39;s 8 published numbers of it are left out of this report (study.yaml keeps them)."; !strings.Contains(head, want) {
 		t.Errorf("report header lacks %q:\n%s", want, head)
+	}
+	md := readFile(t, filepath.Join(dir, results.SummaryMD))
+	mdHead, _, _ := strings.Cut(md, "## ")
+	if want := "engine kube) whose CNI was detected as flannel (vxlan); cells are named by the study's datapath (calico-vxlan). That name stands for calico (vxlan)"; !strings.Contains(mdHead, want) {
+		t.Errorf("summary.md's header lacks %q:\n%s", want, mdHead)
+	}
+	for name, text := range map[string]string{"report.html": page, "summary.md": md} {
+		if regexp.MustCompile(`paper [0-9]`).MatchString(text) || !strings.Contains(text, "Left out of this report: the study") {
+			t.Errorf("%s sets the published numbers beside the cluster's CNI or does not say it left them out: %q", name, regexp.MustCompile(`.{0,80}paper [0-9].{0,20}`).FindString(text))
+		}
+	}
+
+	// A run whose study.yaml the engine already emptied of them says so
+	// without a count it cannot know.
+	s, err := decodeStudy([]byte(readFile(t, filepath.Join(dir, results.StudyFile))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Reference = nil
+	if got := clusterLine(env, s); !strings.Contains(got, "no published number of the study is set beside these cells") {
+		t.Errorf("cluster line of an emptied study: %q", got)
 	}
 }
 

@@ -167,7 +167,7 @@ func TestNormalizedExplainedOnlyWithTunings(t *testing.T) {
 		}
 		n := newNumbers(analysis.Model{Study: "x", Baseline: "baseline", Rows: tc.rows})
 		var b strings.Builder
-		n.markdownHeader(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, s)
+		n.markdownHeader(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, s, nil)
 		if has := strings.Contains(b.String(), "Normalized bitrate (transactions or requests per second for request/response and HTTP workloads) ="); has != tc.wants {
 			t.Errorf("%s: summary.md's header mentions the normalized bitrate: %v, want %v", tc.name, has, tc.wants)
 		}

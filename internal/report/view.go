@@ -150,6 +150,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs, pg.RefsLeftOut = n.refTable()
+	pg.RefsLeftOut = strings.TrimSpace(pg.RefsLeftOut + " " + mislabelledLeftOut(run.Env, s))
 	pg.Closing = closingSections(m, s)
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability = comparability(run, s)
@@ -296,26 +297,6 @@ func cpuLabeler(env results.Env, ncpu int) func(int) string {
 		}
 		return l
 	}
-}
-
-// clusterLine says, for runs on a real cluster, which CNI was measured:
-// the cells keep the study's datapath names (so kube and local runs line
-// up in tables and in `cnibench compare`), and this line keeps the
-// reader from taking those names for what ran.
-func clusterLine(e results.Env, s *study.Study) string {
-	if e.Engine != "kube" {
-		return ""
-	}
-	cni := "not detected"
-	if e.CNI != nil {
-		cni = e.CNI.String()
-	}
-	line := fmt.Sprintf("Measured on a Kubernetes cluster (engine kube) whose CNI was detected as %s; cells are named by the study's datapath (%s).",
-		cni, strings.Join(s.DatapathNames(), ", "))
-	if e.CNI != nil && e.CNI.LabelStandsFor != "" {
-		line += fmt.Sprintf(" That name stands for %s, not what was measured: the study's published numbers of it were left out.", e.CNI.LabelStandsFor)
-	}
-	return line
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -61,9 +61,10 @@ func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error)
 // type stands for another CNI (catalog.ClusterCNIs: flannel-udp on a
 // cluster running Flannel's VXLAN), the run still measures the cluster's
 // CNI under the label, so the papers' numbers the study keeps for that
-// label (spec.reference and spec.verdict.published entries naming it) are
-// of another datapath: they are left out of the run's study (its
-// study.yaml then says what was compared), and the warning says so and
+// label (spec.reference entries naming it or no datapath,
+// spec.verdict.published entries naming it) are of another datapath:
+// they are left out of the run's study (its study.yaml then says what
+// was compared), and the warning says so and
 // how to name the cells for what runs. It returns the warning ("" when
 // the label fits, claims no CNI, or the CNI is unknown) and what the
 // label stands for.
@@ -104,11 +105,16 @@ func checkLabel(s *study.Study, cni cnidetect.Result) (warning, standsFor string
 }
 
 // dropPublished removes the published numbers and verdicts of datapath
-// from s, returning how many of each it removed. Entries naming no
-// datapath match every one, as they do on both engines, and stay.
+// from s, the study's one datapath (checkLabel), returning how many of
+// each it removed. References naming no datapath go too: they match
+// every datapath of the study, here only the mislabelled one, so they
+// are the paper's numbers of what the label stands for (rps-rfs's eight
+// name none; kept, they set the paper's 90% beside another CNI's
+// cells). A published verdict always names its datapath (withPaper
+// matches it exactly).
 func dropPublished(s *study.Study, datapath string) (refs, verdicts int) {
 	n := len(s.Spec.Reference)
-	s.Spec.Reference = slices.DeleteFunc(s.Spec.Reference, func(r study.Reference) bool { return r.Datapath == datapath })
+	s.Spec.Reference = slices.DeleteFunc(s.Spec.Reference, func(r study.Reference) bool { return r.Datapath == datapath || r.Datapath == "" })
 	refs = n - len(s.Spec.Reference)
 	if v := s.Spec.Verdict; v != nil {
 		n = len(v.Published)

@@ -124,7 +124,8 @@ func TestPreflightReadsCalicoPoolEnv(t *testing.T) {
 // A datapath label that stands for another CNI than the cluster runs is
 // said before the run, with the evidence and the label that fits; the
 // papers' numbers and verdicts of the label are left out of the run's
-// study (those naming no datapath stay), and a label that fits, claims
+// study (references naming no datapath too: the study's one datapath is
+// the label, so they are its numbers), and a label that fits, claims
 // no CNI, or meets an unknown CNI is left alone. The detected results
 // come from cnidetect itself, so the catalogue's CNI names and modes are
 // checked against what detection says.
@@ -171,6 +172,19 @@ func TestCheckLabel(t *testing.T) {
 	}
 	if len(s.Spec.Reference) == refs || len(s.Spec.Verdict.Published) == verdicts {
 		t.Errorf("references %d -> %d, verdicts %d -> %d: nothing left out", refs, len(s.Spec.Reference), verdicts, len(s.Spec.Verdict.Published))
+	}
+
+	// rps-rfs's references name no datapath: they are the paper's
+	// numbers of the one it runs, here calico-vxlan's, and go with it
+	// (kept, the report set the paper's 90% beside Flannel's cells).
+	s = load("rps-rfs", "calico-vxlan")
+	refs = len(s.Spec.Reference)
+	if refs == 0 || slices.ContainsFunc(s.Spec.Reference, func(r study.Reference) bool { return r.Datapath != "" }) {
+		t.Fatalf("rps-rfs's %d references: want some, none naming a datapath", refs)
+	}
+	if w, _ := checkLabel(s, flannelVXLAN); len(s.Spec.Reference) != 0 ||
+		!strings.Contains(w, fmt.Sprintf("the study's %d published numbers of calico-vxlan are another datapath's", refs)) {
+		t.Errorf("rps-rfs as calico-vxlan on flannel (vxlan): %d of %d references kept; warning %q", len(s.Spec.Reference), refs, w)
 	}
 
 	// cni-compare's entry flannel is flannel-vxlan with Flannel's rules.
