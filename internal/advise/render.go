@@ -60,8 +60,16 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for _, w := range c.Why {
 			fmt.Fprintf(&b, "- %s\n", w)
 		}
-		for _, s := range c.Seen {
+		for _, s := range c.SeenLeaning(LeanFor) {
 			fmt.Fprintf(&b, "- in the run %s: %s\n", s.Run, s.Text)
+		}
+		for _, h := range seenHeadings {
+			if ss := c.SeenLeaning(h.Lean); len(ss) > 0 {
+				fmt.Fprintf(&b, "\n**%s:**\n\n", h.Title)
+				for _, s := range ss {
+					fmt.Fprintf(&b, "- in the run %s: %s\n", s.Run, s.Text)
+				}
+			}
 		}
 		fmt.Fprintf(&b, "\n**Knob:** %s\n\n**Predicted effect:** %s\n\n**Evidence:**\n\n", knobText(c.Knobs), c.Effect)
 		for _, e := range c.Evidence {
@@ -89,6 +97,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// seenHeadings are where a candidate's sightings that are no reason
+// for it go, apart from "Why here" (Sighting.Lean): a run whose
+// decisions went against the candidate, or decided nothing, is said
+// under its own heading, never as a reason.
+var seenHeadings = []struct{ Lean, Title string }{
+	{LeanAgainst, "In your run, against it"},
+	{LeanUndecided, "In your run, undecided"},
 }
 
 // ToDecide says, for an undecided candidate, why its cells stopped
@@ -136,7 +153,8 @@ func knobText(ks []Knob) string {
 	return strings.Join(parts, "; ")
 }
 
-var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join, "todecide": ToDecide, "nothing": nothingSeen}).Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("advice").Funcs(template.FuncMap{"knobs": knobText, "join": strings.Join, "todecide": ToDecide, "nothing": nothingSeen,
+	"leanFor": func() string { return LeanFor }, "headings": func() any { return seenHeadings }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>cnibench advise</title>
 <style>
 body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
@@ -159,7 +177,8 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 {{range .Candidates}}<tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{knobs .Knobs}}</td><td class="np">{{.Measured}}</td><td class="np">{{.VerdictText}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Candidates}}<section id="{{.Name}}"><h3>{{.Name}}: {{.Title}}</h3>
-<p><b>Why here:</b></p><ul>{{range .Why}}<li>{{.}}</li>{{end}}{{range .Seen}}<li>in the run {{.Run}}: {{.Text}}</li>{{end}}</ul>
+<p><b>Why here:</b></p><ul>{{range .Why}}<li>{{.}}</li>{{end}}{{range .SeenLeaning leanFor}}<li>in the run {{.Run}}: {{.Text}}</li>{{end}}</ul>
+{{$e := .}}{{range $h := headings}}{{with $e.SeenLeaning $h.Lean}}<p><b>{{$h.Title}}:</b></p><ul>{{range .}}<li>in the run {{.Run}}: {{.Text}}</li>{{end}}</ul>{{end}}{{end}}
 <p><b>Knob:</b> {{knobs .Knobs}}</p>
 <p><b>Predicted effect:</b> {{.Effect}}</p>
 <p><b>Evidence:</b></p><ul>{{range .Evidence}}<li>{{.Source}}: {{.Finding}}</li>{{end}}</ul>

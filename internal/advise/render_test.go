@@ -133,3 +133,44 @@ func TestSightings(t *testing.T) {
 		t.Errorf("a run that showed nothing:\n%s", md)
 	}
 }
+
+// A run's result against a candidate is no reason for it: a sighting
+// that leans against (rfs worse than the baseline) or is undecided is
+// said under its own heading on both pages, not under "Why here"; one
+// that leans for it stays a reason. advice.json keeps each with its
+// lean, and the run's summary says which way it went.
+func TestSightingsAgainst(t *testing.T) {
+	rfs := &Rule{Name: "rfs", Answers: []string{FindingOneCore, FindingSteering}}
+	rep := &Report{Candidates: []Entry{{Result: Result{Rule: rfs, Name: "rfs", Status: Candidate, Why: []string{"cores_per_rx_queue >= 2: yes"}}}}}
+	rep.AddSightings("/runs/w", []Sighting{
+		{Finding: FindingSteering, Run: "/runs/w", Text: "rfs against baseline: worse in 2 of its cells", Lean: LeanAgainst},
+		{Finding: FindingOneCore, Run: "/runs/w", Text: "1 of its 2 cells were bound by one core"},
+	})
+	rep.AddSightings("/runs/u", []Sighting{{Finding: FindingSteering, Run: "/runs/u", Text: "rfs against baseline: undecided in 2", Lean: LeanUndecided}})
+	md, html := pages(t, rep)
+	why := md[strings.Index(md, "**Why here:**"):strings.Index(md, "**Knob:**")]
+	for _, want := range []string{
+		"**Why here:**\n\n- cores_per_rx_queue >= 2: yes\n- in the run /runs/w: 1 of its 2 cells were bound by one core\n\n",
+		"**In your run, against it:**\n\n- in the run /runs/w: rfs against baseline: worse in 2 of its cells\n",
+		"**In your run, undecided:**\n\n- in the run /runs/u: rfs against baseline: undecided in 2\n",
+	} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the candidate's section lacks %q:\n%s", want, why)
+		}
+	}
+	if !strings.Contains(md, "worse in 2 of its cells; the candidate rfs answers it, and the run's decisions go against it (below).") {
+		t.Errorf("the run's summary does not say the finding went against rfs:\n%s", md)
+	}
+	for _, want := range []string{
+		"<p><b>Why here:</b></p><ul><li>cores_per_rx_queue &gt;= 2: yes</li><li>in the run /runs/w: 1 of its 2 cells were bound by one core</li></ul>",
+		"<p><b>In your run, against it:</b></p><ul><li>in the run /runs/w: rfs against baseline: worse in 2 of its cells</li></ul>",
+		"<p><b>In your run, undecided:</b></p><ul><li>in the run /runs/u: rfs against baseline: undecided in 2</li></ul>",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("advice.html lacks %q:\n%s", want, html)
+		}
+	}
+	if got := rep.Candidates[0].Seen; len(got) != 3 || got[0].Lean != LeanAgainst {
+		t.Errorf("advice.json keeps every sighting with its lean (--prove narrows to all their cells): %+v", got)
+	}
+}

@@ -51,6 +51,46 @@ type Sighting struct {
 	// rule that reads a device the run had (an overlay's tunnel) may be
 	// no candidate here while the run measured that device's cost.
 	Emulated bool `json:"emulated,omitempty"`
+	// Lean is which way the run's decisions point for the rules that
+	// answer the finding (LeanFor, LeanAgainst, LeanUndecided); empty
+	// is LeanFor, as for a finding that is itself the problem those
+	// rules answer (one-core, netfilter, idle-wake).
+	Lean string `json:"lean,omitempty"`
+}
+
+// Leans of a sighting. Every rule that answers a finding proposes the
+// same way (rfs steers; native-routing, overlay-offload, tunnel-gro and
+// tunnel-mtu each cut what an overlay costs), so one lean per sighting
+// says it for all of them.
+const (
+	// LeanFor: some decided cell points the answering rules' way (a
+	// steering tuning better than the baseline, an overlay worse than
+	// the datapath without one): a reason for the candidate.
+	LeanFor = "for"
+	// LeanAgainst: cells were decided and none points that way (steering
+	// worse than or equal to the baseline, an overlay equal to or better
+	// than the datapath without one): the run's result against the
+	// candidate, never a reason for it.
+	LeanAgainst = "against"
+	// LeanUndecided: no cell was decided; the run says nothing either way.
+	LeanUndecided = "undecided"
+)
+
+// For reports whether the sighting is a reason for the candidates that
+// answer it (Lean, empty being LeanFor).
+func (s Sighting) For() bool { return s.Lean == "" || s.Lean == LeanFor }
+
+// SeenLeaning are the candidate's sightings that lean as lean does
+// (LeanFor includes the empty lean): only those for it are reasons
+// ("Why here"); the others go under their own heading on the pages.
+func (e Entry) SeenLeaning(lean string) []Sighting {
+	var out []Sighting
+	for _, s := range e.Seen {
+		if l := s.Lean; l == lean || (l == "" && lean == LeanFor) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Seen is a sighting with what this report makes of it: the candidates
@@ -74,8 +114,10 @@ type Seen struct {
 
 // AddSightings sets the sightings of a run directory beside the
 // report (none: the run was read and showed nothing): each to the
-// candidates whose rule answers its finding (a candidate's "In your
-// run"), and all of them, with what answers each, in Report.Seen.
+// candidates whose rule answers its finding (Entry.Seen, whatever its
+// lean: --prove narrows a candidate's A/B to the cells of all of them;
+// the pages give as reasons only those that lean for it), and all of
+// them, with what answers each, in Report.Seen.
 func (r *Report) AddSightings(run string, ss []Sighting) {
 	r.Runs = append(r.Runs, run)
 	for _, s := range ss {
@@ -118,6 +160,10 @@ func nothingSeen() string {
 // AnswerText says what answers a sighting, for the pages.
 func (s Seen) AnswerText() string {
 	switch {
+	case len(s.AnsweredBy) > 0 && s.Lean == LeanAgainst:
+		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it, and the run's decisions go against it (below)"
+	case len(s.AnsweredBy) > 0 && s.Lean == LeanUndecided:
+		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it; the run decided none of its cells (below)"
 	case len(s.AnsweredBy) > 0:
 		return "answered by the candidate " + strings.Join(s.AnsweredBy, ", ") + " (below)"
 	case len(s.notBy) > 0:

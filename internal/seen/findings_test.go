@@ -170,7 +170,8 @@ spec:
 			}
 		}
 	}
-	text, cells := idleWake(run, s)
+	f := idleWake(run, s)
+	text, cells := f.text, f.cells
 	want := "2 request/response cells ran on CPUs that idle in states slow to leave (haltpoll idle, 1 µs stated; a halted vCPU " +
 		"waits for the hypervisor), so each round trip may have waited for a core to wake: host rr baseline r=1 18500 transactions_per_s " +
 		"(mean of 2 trials); bridge rr baseline r=1 18500 transactions_per_s (mean of 2 trials); the run's tuning poll bounds the idle " +
@@ -182,11 +183,11 @@ spec:
 		t.Errorf("Find: %+v", sg)
 	}
 	run.Env.CPUIdle = &results.CPUIdle{Driver: "intel_idle", States: []results.IdleState{{Name: "POLL"}, {Name: "C1", LatencyUS: 2}}}
-	if text, _ := idleWake(run, s); text != "" {
+	if text := idleWake(run, s).text; text != "" {
 		t.Errorf("fast wake-up: %s", text)
 	}
 	run.Env.CPUIdle = nil
-	if text, _ := idleWake(run, s); text != "" {
+	if text := idleWake(run, s).text; text != "" {
 		t.Errorf("no record of how the CPUs idle: %s", text)
 	}
 }

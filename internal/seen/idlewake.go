@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/report"
@@ -19,13 +20,13 @@ import (
 // to wake. Cells of a tuning that bounds the idle states (cpuIdle) are
 // left out: they measured the answer. Each named cell gives its rate,
 // the tool's first headline metric, as the run's report has it.
-func idleWake(run *results.Run, s *study.Study) (string, []results.Cell) {
+func idleWake(run *results.Run, s *study.Study) found {
 	if !run.HasEnv {
-		return "", nil
+		return found{}
 	}
 	slow := cpuidle.SlowWake(run.Env.CPUIdle)
 	if len(slow) == 0 {
-		return "", nil
+		return found{}
 	}
 	rate := map[string]string{} // variant name -> its rate metric
 	for _, w := range s.Variants() {
@@ -55,7 +56,7 @@ func idleWake(run *results.Run, s *study.Study) (string, []results.Cell) {
 		values[smp.Cell] = append(values[smp.Cell], v)
 	}
 	if len(cells) == 0 {
-		return "", nil
+		return found{}
 	}
 	states := make([]string, len(slow))
 	for i, st := range slow {
@@ -75,5 +76,5 @@ func idleWake(run *results.Run, s *study.Study) (string, []results.Cell) {
 	if len(bounding) > 0 {
 		text += fmt.Sprintf("; the run's tuning %s bounds the idle states (its decisions are in the run's report)", strings.Join(bounding, ", "))
 	}
-	return text, cells
+	return found{text: text, cells: cells, lean: advise.LeanFor}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
@@ -22,7 +23,7 @@ const netfilterShare = 0.10
 // netfilter: the cells whose CPU cost per packet (workloads with cpp)
 // went a tenth or more into netfilter, the largest share first, with
 // the range of the others.
-func netfilter(run *results.Run, _ *study.Study) (string, []results.Cell) {
+func netfilter(run *results.Run, _ *study.Study) found {
 	var over, under []analysis.Share
 	for _, sh := range analysis.ComponentShares(run.Samples, "netfilter") {
 		switch {
@@ -34,7 +35,7 @@ func netfilter(run *results.Run, _ *study.Study) (string, []results.Cell) {
 		}
 	}
 	if len(over) == 0 {
-		return "", nil
+		return found{}
 	}
 	byShare := func(a, b analysis.Share) int { return cmp.Compare(b.Fraction(), a.Fraction()) }
 	slices.SortStableFunc(over, byShare)
@@ -53,5 +54,5 @@ func netfilter(run *results.Run, _ *study.Study) (string, []results.Cell) {
 	for _, sh := range over {
 		shown = append(shown, sh.Cell)
 	}
-	return text, shown
+	return found{text: text, cells: shown, lean: advise.LeanFor}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
@@ -29,10 +30,10 @@ func someOf(n int, name func(i int) string) string {
 
 // oneCore: the cells at least half of whose trials one core bound
 // (analysis.OneCoreCells, the report's "Bound by one core").
-func oneCore(run *results.Run, _ *study.Study) (string, []results.Cell) {
+func oneCore(run *results.Run, _ *study.Study) found {
 	bound := analysis.OneCoreCells(run.Samples, run.CPU)
 	if len(bound) == 0 {
-		return "", nil
+		return found{}
 	}
 	cells := map[results.Cell]bool{}
 	for _, s := range run.Samples {
@@ -51,5 +52,5 @@ func oneCore(run *results.Run, _ *study.Study) (string, []results.Cell) {
 	})
 	text := fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
 		len(bound), len(cells), named)
-	return text, shown
+	return found{text: text, cells: shown, lean: advise.LeanFor}
 }

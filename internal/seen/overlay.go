@@ -19,14 +19,15 @@ import (
 // on the metric each cell was judged on (its stop), decided as the
 // report decides (analysis.Between). Intra-node cells are left out: their
 // packets never reach the tunnel.
-func overlay(run *results.Run, s *study.Study) (string, []results.Cell) {
+func overlay(run *results.Run, s *study.Study) found {
 	if s == nil {
-		return "", nil
+		return found{}
 	}
 	overlays, tunnel, native := encapsulating(s)
 	if native == "" || len(overlays) == 0 {
-		return "", nil
+		return found{}
 	}
+	var all tally // every overlay's decisions: the sighting's lean
 	inter := map[string]bool{}
 	for _, v := range s.Variants() {
 		inter[v.Name] = !v.IntraNode()
@@ -49,6 +50,7 @@ func overlay(run *results.Run, s *study.Study) (string, []results.Cell) {
 			}
 			v := p.Decision.Verdict
 			tl.add(string(v))
+			all.add(string(v))
 			shown = append(shown, c)
 			if v != stats.Undecided && len(named) < mostNamed {
 				named = append(named, fmt.Sprintf("%s %s ×%.2f [%.2f, %.2f]", strings.TrimPrefix(report.CellName(c), c.Datapath+" "), st.Metric, p.Chosen.Ratio, p.Chosen.Low, p.Chosen.High))
@@ -64,9 +66,12 @@ func overlay(run *results.Run, s *study.Study) (string, []results.Cell) {
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
-		return "", nil
+		return found{}
 	}
-	return strings.Join(parts, "; "), shown
+	// An overlay worse than the datapath without one is a reason for the
+	// rules that cut its cost; equal or better is against them (an
+	// overlay that costs nothing here is no reason to route natively).
+	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Worse))}
 }
 
 // encapsulating sorts the study's datapaths by what their catalog

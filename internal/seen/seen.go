@@ -14,13 +14,22 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
+// found is what a finder found in a run: its text ("" when the run
+// does not show it), the cells it showed in (what advise --prove
+// narrows the run's study to) and which way the run's decisions point
+// for the rules that answer it (advise.Sighting.Lean).
+type found struct {
+	text  string
+	cells []results.Cell
+	lean  string
+}
+
 // finders is the one list: a finding's name (advise.Findings) and what
-// finds it in a run: its text, "" when the run does not show it, and the
-// cells it showed in (what advise --prove narrows the run's study to). A
-// new finding is a file here and a line in this list.
+// finds it in a run. A new finding is a file here and a line in this
+// list.
 var finders = []struct {
 	name string
-	find func(run *results.Run, s *study.Study) (string, []results.Cell)
+	find func(run *results.Run, s *study.Study) found
 }{
 	{advise.FindingOneCore, oneCore},
 	{advise.FindingSteering, steering},
@@ -34,10 +43,23 @@ var finders = []struct {
 func Find(dir string, run *results.Run, s *study.Study) []advise.Sighting {
 	var out []advise.Sighting
 	for _, f := range finders {
-		if text, cells := f.find(run, s); text != "" {
-			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: text, Cells: cells,
-				Emulated: run.HasEnv && run.Env.Engine != "kube"})
+		if got := f.find(run, s); got.text != "" {
+			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: got.text, Cells: got.cells,
+				Emulated: run.HasEnv && run.Env.Engine != "kube", Lean: got.lean})
 		}
 	}
 	return out
+}
+
+// leanOf is a sighting's lean from its decisions: for when some decided
+// cell went the answering rules' way (toward), against when cells were
+// decided and none did, undecided when none was decided.
+func leanOf(t tally, toward string) string {
+	switch {
+	case t.n[toward] > 0:
+		return advise.LeanFor
+	case t.decided() > 0:
+		return advise.LeanAgainst
+	}
+	return advise.LeanUndecided
 }

@@ -6,16 +6,18 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
 // steering: each tuning with RPS or RFS that the run compared with the
 // baseline tuning, with the decisions its stops record (the run's end
 // and the report's glance) and the range of the ratios they rest on.
-func steering(run *results.Run, s *study.Study) (string, []results.Cell) {
+func steering(run *results.Run, s *study.Study) found {
 	if s == nil {
-		return "", nil
+		return found{}
 	}
+	var all tally // every steering tuning's decisions: the sighting's lean
 	var parts []string
 	var shown []results.Cell
 	for _, t := range s.Spec.Tunings {
@@ -30,6 +32,7 @@ func steering(run *results.Run, s *study.Study) (string, []results.Cell) {
 				continue
 			}
 			tl.add(st.Decision)
+			all.add(st.Decision)
 			shown = append(shown, st.Cell)
 			if st.Ratio != nil && st.Decision != "undecided" {
 				lo, hi = math.Min(lo, *st.Ratio), math.Max(hi, *st.Ratio)
@@ -48,7 +51,9 @@ func steering(run *results.Run, s *study.Study) (string, []results.Cell) {
 		}
 		parts = append(parts, p)
 	}
-	return strings.Join(parts, "; "), shown
+	// A steering tuning better than the baseline is a reason for the
+	// candidate that steers (rfs); worse or equal is against it.
+	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Better))}
 }
 
 // tally counts decisions in the order they first come: "better in 2,
@@ -69,6 +74,17 @@ func (t *tally) add(verdict string) {
 }
 
 func (t tally) empty() bool { return len(t.order) == 0 }
+
+// decided counts the decisions other than undecided.
+func (t tally) decided() int {
+	n := 0
+	for v, c := range t.n {
+		if v != string(stats.Undecided) {
+			n += c
+		}
+	}
+	return n
+}
 
 func (t tally) String() string {
 	var out []string
