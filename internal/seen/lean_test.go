@@ -1,0 +1,90 @@
+package seen
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/advise"
+	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// A steering sighting leans as the run decided: rfs worse than the
+// baseline in both cells is against the candidate that steers, never a
+// reason for it; all undecided says nothing either way; one cell better
+// is a reason.
+func TestSteeringLean(t *testing.T) {
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [{name: flannel, type: flannel-vxlan}, bridge]
+  tunings: [baseline, rfs]
+  workloads: [{name: http, tool: ab, concurrency: [8]}]
+  trials: 3
+  duration: 3s
+`), study.Options{}, study.Catalog{Datapaths: []string{"flannel-vxlan", "bridge"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func(dp, decision string, r float64) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "rfs", Workload: "http", Replicas: 1}, Metric: results.MetricRequests,
+			N: 3, Valid: 3, Decision: decision, Versus: "baseline", Ratio: &r, Low: &r, High: &r, Confidence: 0.95}
+	}
+	for _, c := range []struct {
+		name  string
+		stops []results.Stop
+		want  string
+	}{
+		{"worse in both", []results.Stop{stop("flannel", "worse", 0.72), stop("bridge", "worse", 0.9)}, advise.LeanAgainst},
+		{"equal and worse", []results.Stop{stop("flannel", "equal", 1.0), stop("bridge", "worse", 0.9)}, advise.LeanAgainst},
+		{"undecided", []results.Stop{stop("flannel", "undecided", 1.3), stop("bridge", "undecided", 0.8)}, advise.LeanUndecided},
+		{"one better", []results.Stop{stop("flannel", "better", 1.3), stop("bridge", "worse", 0.9)}, advise.LeanFor},
+	} {
+		got := steering(&results.Run{Stops: c.stops}, s)
+		if got.text == "" || got.lean != c.want {
+			t.Errorf("%s: lean %q (%q), want %q", c.name, got.lean, got.text, c.want)
+		}
+	}
+}
+
+// An overlay that cost nothing against the datapath without one (equal
+// within the margin in its decided cell) leans against the rules that
+// cut an overlay's cost, native routing among them.
+func TestOverlayLean(t *testing.T) {
+	s := dpStudy(t)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	gain := map[string]float64{"calico-vxlan": 1, "host": 1.3, "calico-routed": 1, "bridge": 0.95}
+	run := &results.Run{}
+	at := 0
+	for i, d := range []float64{1, 1.2, 0.8, 1.1, 0.9, 1.15} {
+		for _, dp := range []string{"calico-vxlan", "host", "calico-routed", "bridge"} {
+			c := results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp", Replicas: 1}
+			v := 10e9 * d * gain[dp] * (1 + 0.001*float64(i%3-1))
+			run.Samples = append(run.Samples, results.Sample{Cell: c, Trial: i + 1, Start: t0.Add(time.Duration(at) * time.Second),
+				Metrics: map[string]float64{results.MetricBitrate: v}})
+			at++
+			if i == 0 {
+				run.Stops = append(run.Stops, results.Stop{Cell: c, Metric: results.MetricBitrate})
+			}
+		}
+	}
+	got := overlay(run, s)
+	if got.text == "" || got.lean != advise.LeanAgainst {
+		t.Errorf("an overlay equal to native routing: lean %q, want %q (%s)", got.lean, advise.LeanAgainst, got.text)
+	}
+	if !strings.Contains(got.text, "equal in 1") {
+		t.Errorf("the overlay was not decided equal: %s", got.text)
+	}
+	gain["calico-vxlan"] = 0.8
+	for i := range run.Samples {
+		if run.Samples[i].Cell.Datapath == "calico-vxlan" {
+			run.Samples[i].Metrics[results.MetricBitrate] *= 0.8
+		}
+	}
+	if got := overlay(run, s); got.lean != advise.LeanFor {
+		t.Errorf("an overlay worse than native routing: lean %q, want %q (%s)", got.lean, advise.LeanFor, got.text)
+	}
+}
