@@ -290,5 +290,6 @@ func checkDatapath(d study.Datapath, underlayMTU int) map[string]string {
 			problems["netfilter.cni"] = err.Error()
 		}
 	}
+	checkOffloadDevices(d, problems)
 	return problems
 }

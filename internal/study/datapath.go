@@ -27,8 +27,16 @@ type Datapath struct {
 	// own (flannel-vxlan 1450, calico-ipip 1440, ... on a 1500 underlay).
 	MTU int `yaml:"mtu,omitempty"`
 	// Offloads sets ethtool features ("tx-udp_tnl-segmentation": off) on
-	// every node's underlay NIC and tunnel device, as `ethtool -K` does.
+	// every node's underlay NIC and tunnel device, as `ethtool -K` does;
+	// OffloadDevices narrows them to one of the two.
 	Offloads map[string]string `yaml:"offloads,omitempty"`
+	// OffloadDevices says which node devices Offloads go on: "all" (or
+	// empty) the underlay NIC and the tunnel device, "underlay" or
+	// "tunnel" that one alone. An A/B of one device's feature must change
+	// that device alone: GRO on the underlay and GRO on a VXLAN device
+	// are two knobs (advise's nic-gro and tunnel-gro), and setting both
+	// would credit either with the other's effect.
+	OffloadDevices string `yaml:"offloadDevices,omitempty"`
 	// PodOffloads sets ethtool features on every pod's own device (eth0)
 	// and its host-side peer ("gro": off), once the pods exist: seed 001
 	// turns GRO off on the containers' devices to show what it is worth.
@@ -130,9 +138,24 @@ const (
 // Implementations lists the implementation values a study may name.
 var Implementations = []string{ImplBuiltin, ImplFlanneld, ImplBird}
 
+// OffloadDevices values: which node devices a datapath's offloads go on.
+const (
+	OffloadsAll      = "all"
+	OffloadsUnderlay = "underlay"
+	OffloadsTunnel   = "tunnel"
+)
+
+// offloadDevices lists the OffloadDevices values a study may give.
+var offloadDevices = []string{OffloadsAll, OffloadsUnderlay, OffloadsTunnel}
+
+// OffloadsOnUnderlay and OffloadsOnTunnel report whether the entry's
+// offloads go on the node's underlay NIC and on its tunnel device.
+func (d Datapath) OffloadsOnUnderlay() bool { return d.OffloadDevices != OffloadsTunnel }
+func (d Datapath) OffloadsOnTunnel() bool   { return d.OffloadDevices != OffloadsUnderlay }
+
 // Plain reports whether the entry is only a catalog name with no knobs.
 func (d Datapath) Plain() bool {
-	return d.Name == d.Type && d.MTU == 0 && len(d.Offloads) == 0 && len(d.PodOffloads) == 0 && d.Policy == "" &&
+	return d.Name == d.Type && d.MTU == 0 && len(d.Offloads) == 0 && d.OffloadDevices == "" && len(d.PodOffloads) == 0 && d.Policy == "" &&
 		d.Wiring == "" && d.Implementation == "" && d.Netfilter == nil
 }
 
@@ -153,7 +176,7 @@ func sortedKeys(m map[string]string) []string {
 // OffloadOn reports the requested state of a feature ("on" or "off").
 func (d Datapath) OffloadOn(feature string) bool { return d.Offloads[feature] == "on" }
 
-var datapathKeys = []string{"name", "type", "mtu", "offloads", "podOffloads", "policy", "wiring", "implementation", "netfilter"}
+var datapathKeys = []string{"name", "type", "mtu", "offloads", "offloadDevices", "podOffloads", "policy", "wiring", "implementation", "netfilter"}
 
 // UnmarshalYAML accepts a datapath name or a mapping of datapath knobs.
 func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
@@ -183,6 +206,11 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 				return err
 			}
 		}
+		if k.Value == "offloadDevices" {
+			if err := checkOffloadDevices(n.Content[i+1]); err != nil {
+				return err
+			}
+		}
 	}
 	type plain Datapath
 	var p plain
@@ -190,6 +218,9 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	*d = Datapath(p)
+	if d.OffloadDevices != "" && len(d.Offloads) == 0 {
+		return &FieldError{Line: keyLine(n, "offloadDevices"), Msg: "offloadDevices says which node devices offloads go on; without offloads it changes nothing (podOffloads go on the pods' devices)"}
+	}
 	if d.Type == "" {
 		d.Type = d.Name
 	}
@@ -246,6 +277,25 @@ func checkOffloads(m *yaml.Node) error {
 	return nil
 }
 
+// checkOffloadDevices accepts the OffloadDevices values.
+func checkOffloadDevices(v *yaml.Node) error {
+	if v.Kind != yaml.ScalarNode || !contains(offloadDevices, v.Value) {
+		return &FieldError{Line: v.Line, Msg: fmt.Sprintf("offloadDevices: want %s (the underlay NIC and the tunnel device), %s or %s, got %q",
+			OffloadsAll, OffloadsUnderlay, OffloadsTunnel, v.Value)}
+	}
+	return nil
+}
+
+// keyLine is the line of a mapping's key, 0 when absent.
+func keyLine(m *yaml.Node, key string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return 0
+}
+
 var featureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 func onOff(s string) (bool, error) {
@@ -258,8 +308,14 @@ func onOff(s string) (bool, error) {
 	return strconv.ParseBool(s)
 }
 
-// MarshalYAML writes a plain datapath back as its name.
+// MarshalYAML writes a plain datapath back as its name. offloadDevices
+// goes with the offloads it qualifies: an engine that leaves the offloads
+// out (kube, on a real cluster) leaves it out too, so the run's study.yaml
+// parses back.
 func (d Datapath) MarshalYAML() (any, error) {
+	if len(d.Offloads) == 0 {
+		d.OffloadDevices = ""
+	}
 	if d.Plain() {
 		return d.Name, nil
 	}

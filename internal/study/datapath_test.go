@@ -97,6 +97,9 @@ func TestDatapathErrors(t *testing.T) {
 		{"offload value", "{type: flannel-vxlan, offloads: {gro: maybe}}", `offload gro: want on or off, got "maybe"`, 6},
 		{"offload name", "{type: flannel-vxlan, offloads: {'gro; reboot': off}}", `is not an ethtool feature name`, 6},
 		{"offloads list", "{type: flannel-vxlan, offloads: [gro]}", `offloads is a mapping`, 6},
+		{"offload devices value", "{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: nic}", `offloadDevices: want all (the underlay NIC and the tunnel device), underlay or tunnel, got "nic"`, 6},
+		{"offload devices list", "{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: [tunnel]}", `offloadDevices: want all`, 6},
+		{"offload devices alone", "{type: flannel-vxlan, offloadDevices: tunnel, podOffloads: {gro: off}}", `offloadDevices says which node devices offloads go on; without offloads it changes nothing`, 6},
 		{"policy", "{type: calico-vxlan, policy: strict}", `spec.datapaths[0].policy: must be wp`, 6},
 		{"wiring", "{type: calico-vxlan, wiring: ebpf}", `spec.datapaths[0].wiring: must be netlink or cni`, 6},
 		{"implementation", "{type: calico-vxlan, implementation: felix}", `spec.datapaths[0].implementation: must be builtin, flanneld or bird, got "felix"`, 6},
@@ -164,5 +167,54 @@ func TestDatapathImplementationBird(t *testing.T) {
 	_, err = Parse("bad.yaml", []byte(entry("{type: flannel-vxlan, implementation: bird}")), Options{}, cat)
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml:6: spec.datapaths[0].implementation: only calico-routed") {
 		t.Errorf("bird on flannel-vxlan: %v", err)
+	}
+}
+
+// offloadDevices narrows a datapath's offloads to the underlay or the
+// tunnel device; left out (or all) they go on both, as before it existed.
+// Without offloads it is left out of the written study, so an engine that
+// drops the offloads (kube) still writes a study that parses back.
+func TestOffloadDevices(t *testing.T) {
+	entry := func(e string) string {
+		return strings.Replace(knobStudy, knobStudy[strings.Index(knobStudy, "  datapaths:"):strings.Index(knobStudy, "  link:")],
+			"  datapaths: ["+e+"]\n", 1)
+	}
+	for in, want := range map[string][2]bool{
+		"{type: flannel-vxlan, offloads: {gro: off}}":                           {true, true},
+		"{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: all}":      {true, true},
+		"{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: underlay}": {true, false},
+		"{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: tunnel}":   {false, true},
+	} {
+		s, err := Parse("o.yaml", []byte(entry(in)), Options{}, testCatalog)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		d := s.Spec.Datapaths[0]
+		if got := [2]bool{d.OffloadsOnUnderlay(), d.OffloadsOnTunnel()}; got != want {
+			t.Errorf("%s: on underlay, tunnel %v; want %v", in, got, want)
+		}
+		b, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse("again.yaml", b, Options{}, testCatalog)
+		if err != nil || back.Spec.Datapaths[0].OffloadDevices != d.OffloadDevices {
+			t.Errorf("%s: round trip %+v, %v\n%s", in, back, err, b)
+		}
+	}
+	s, err := Parse("o.yaml", []byte(entry("{name: x, type: flannel-vxlan, offloads: {gro: off}, offloadDevices: tunnel}")), Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Datapaths[0].Offloads = nil // as the kube engine leaves them out
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "offloadDevices") {
+		t.Errorf("offloadDevices written without offloads:\n%s", b)
+	}
+	if _, err := Parse("again.yaml", b, Options{}, testCatalog); err != nil {
+		t.Errorf("re-parse: %v\n%s", err, b)
 	}
 }
