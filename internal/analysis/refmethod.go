@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -17,6 +19,32 @@ import (
 // the kernel's receive time (docs/workloads.md): the same RFC 3550
 // formula over other clocks' readings.
 const PktgenJitter = "the paper's timed by iperf3, ours from pktgen's stamps"
+
+// PinFellBack is RefMatch.Method where a cell the number rests on ran
+// another placement than its workload asked for: a placement name this
+// machine could not honour (other-numa on one NUMA node) with
+// pin.fallback: mark ran the nearest one, and its samples carry
+// MetricPinNotComparable. nic-modes' "numa-other / numa-same = 0.220"
+// beside ours from two placements on one node compares nothing.
+const PinFellBack = "not comparable: placement fell back (env.json notes)"
+
+// MetricPinNotComparable is 1 in every sample of a variant whose
+// placement fell back (the workload package's name for it,
+// workload.MetricPinNotComparable, which analysis does not import): a
+// flag on the cell, not a measurement.
+const MetricPinNotComparable = "pin_not_comparable"
+
+// PinFellBackCells are the cells whose samples carry
+// MetricPinNotComparable.
+func PinFellBackCells(rows []Row) map[results.Cell]bool {
+	out := map[results.Cell]bool{}
+	for _, r := range rows {
+		if r.Metric == MetricPinNotComparable && r.CPU < 0 && r.N > 0 && r.Mean > 0 {
+			out[r.Cell] = true
+		}
+	}
+	return out
+}
 
 // windowTotals are the metrics a trial sums over its measured window
 // (iperf3's end.sum_sent.retransmits covers -t, the window, not the
@@ -41,8 +69,10 @@ func pktgenSent(s *study.Study) map[string]bool {
 // measured otherwise than the published number: the jitter of a load
 // pktgen sent, and a total over a window (windowTotals), whose length
 // and rate per second Method gives (a study states its paper's test
-// length in the reference's note, as the built-in ones do).
-func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration) {
+// length in the reference's note, as the built-in ones do); and, before
+// either, a cell whose placement fell back (fellBack, PinFellBackCells),
+// the numerator's or the one a ratio divides by.
+func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, fellBack map[results.Cell]bool) {
 	for i := range refs {
 		m := &refs[i]
 		switch {
@@ -51,7 +81,24 @@ func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration) 
 		case windowTotals[m.Reference.Metric] && m.Reference.Value != nil && len(m.Rows) > 0 && window > 0:
 			m.Method = totalMethod(m.MeanLow, m.MeanHigh, window)
 		}
+		if fellBackRef(m, fellBack) {
+			m.Method = strings.TrimSuffix(PinFellBack+"; "+m.Method, "; ")
+		}
 	}
+}
+
+// fellBackRef reports whether a matched row of m, or the row its ratio
+// divides by (addRatio's), is of a cell whose placement fell back.
+func fellBackRef(m *RefMatch, fellBack map[results.Cell]bool) bool {
+	for _, k := range m.Rows {
+		den := k.Cell
+		den.Datapath = cmp.Or(m.Reference.Against, den.Datapath)
+		den.Workload = cmp.Or(m.Reference.AgainstWorkload, den.Workload)
+		if fellBack[k.Cell] || m.Reference.Ratio != nil && fellBack[den] {
+			return true
+		}
+	}
+	return false
 }
 
 // measuredWindow is the part of a trial its workload measures: the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // TestRefMethodPktgenJitter: a published jitter beside ours for a load
@@ -130,5 +131,58 @@ spec:
 	}
 	if w := measuredWindow(fb); w != 4*time.Second {
 		t.Errorf("flannel-backends quick: measured window %v, want 4s", w)
+	}
+}
+
+// TestRefMethodPinFellBack: a cell whose placement fell back (its
+// samples carry pin_not_comparable, as on a one-node machine running
+// nic-modes' numa-other) is marked not comparable wherever a published
+// number rests on it, as the ratio's numerator or as what it divides
+// by, before any other method note; cells that ran their placement are
+// not.
+func TestRefMethodPinFellBack(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"}, Tools: testCatalog.Tools}
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [flannel-vxlan]
+  trials: 3
+  duration: 5s
+  warmup: 1s
+  workloads:
+    - {name: near, tool: iperf3, protocol: tcp}
+    - {name: far, tool: iperf3, protocol: tcp}
+    - {name: plain, tool: iperf3, protocol: tcp}
+  reference:
+    - {workload: far, againstWorkload: near, metric: bitrate, ratio: 0.2201}
+    - {workload: plain, againstWorkload: near, metric: bitrate, ratio: 1}
+    - {workload: plain, metric: bitrate, value: 1e9}
+    - {workload: far, metric: retransmits, value: 100}
+`), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for _, w := range []string{"near", "far", "plain"} {
+		for trial := 1; trial <= 3; trial++ {
+			m := map[string]float64{results.MetricBitrate: 1e9 * wobble(trial), results.MetricRetransmits: 40}
+			if w != "plain" {
+				m[MetricPinNotComparable] = 1
+			}
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: w, Replicas: 1}, Trial: trial, Metrics: m})
+		}
+	}
+	m := Build(s, samples)
+	for i, want := range []string{PinFellBack, PinFellBack, "", PinFellBack + "; a total over the test: ours over 4 s, 10/s; the paper's over its own test"} {
+		if got := m.References[i].Method; got != want {
+			t.Errorf("reference %d (%s of %s): method %q, want %q", i, m.References[i].Reference.Metric, m.References[i].Reference.Workload, got, want)
+		}
+	}
+	if MetricPinNotComparable != workload.MetricPinNotComparable {
+		t.Errorf("analysis reads %q, the workload package writes %q", MetricPinNotComparable, workload.MetricPinNotComparable)
+	}
+	if fb := PinFellBackCells(m.Rows); len(fb) != 2 || !fb[results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: "far", Replicas: 1}] {
+		t.Errorf("cells that fell back: %v", fb)
 	}
 }

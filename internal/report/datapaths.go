@@ -40,7 +40,8 @@ type dpComparison struct {
 	row    func(dp, wl string) (analysis.Row, bool)
 	// decided are the controller's decisions by row (stops.json).
 	decided map[analysis.Key]results.Stop
-	// paper is a cell's published value, " · paper X" (numbers.paperNote).
+	// paper is a cell's published value, " · paper X" (numbers.paperNote),
+	// and whether its placement fell back (numbers.pinNote).
 	paper func(analysis.Row) string
 }
 
@@ -61,7 +62,7 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 	var out []dpComparison
 	for _, metric := range comparedMetrics {
 		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: n.stops,
-			paper: func(r analysis.Row) string { return n.paperNote(r, false) }}
+			paper: func(r analysis.Row) string { return n.paperNote(r, false) + n.pinNote(r.Cell) }}
 		c.row = func(dp, wl string) (analysis.Row, bool) {
 			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
 			return r, ok && r.N > 0

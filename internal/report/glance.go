@@ -155,12 +155,17 @@ func (n *numbers) decidedOn(g analysis.Group, bm string) string {
 // controller's decision at its look where it made one, else the
 // comparison over all trials at 95%, with the ratio that decision rests
 // on and the trials it was judged on, marked where the trials spread
-// oddly or some counted though disturbed (dist), and the paper's
-// normalized value where one matches.
+// oddly or some counted though disturbed (dist), the paper's normalized
+// value where one matches, and whether its placement fell back.
 func (n *numbers) glanceCell(r analysis.Row, dist Disturbed) string {
 	if r.N == 0 {
 		return "missing" + n.paperNote(r, true)
 	}
+	return n.glanceVerdictText(r, dist) + n.unchangedNote(r.Tuning) + n.paperNote(r, true) + n.pinNote(r.Cell)
+}
+
+// glanceVerdictText is glanceCell's "worse ×0.77 (n=3)".
+func (n *numbers) glanceVerdictText(r analysis.Row, dist Disturbed) string {
 	v := n.glanceDecision(r)
 	out := v.verdict
 	if v.have {
@@ -172,7 +177,7 @@ func (n *numbers) glanceCell(r analysis.Row, dist Disturbed) string {
 	if out == "" {
 		out = "no ratio"
 	}
-	return out + fmt.Sprintf(" (n=%d%s%s)", v.count, spreadNote(r), disturbedMark(r, dist, n.Stops)) + n.unchangedNote(r.Tuning) + n.paperNote(r, true)
+	return out + fmt.Sprintf(" (n=%d%s%s)", v.count, spreadNote(r), disturbedMark(r, dist, n.Stops))
 }
 
 // disturbedMark marks a cell whose trials, or those of the cell it was

@@ -207,7 +207,9 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	var measured, unmeasured []string
 	for _, metric := range g.Metrics {
 		switch {
-		case analysis.IsCoreMetric(metric):
+		case analysis.IsCoreMetric(metric), metric == analysis.MetricPinNotComparable:
+			// A flag on the cell, said once (pinFellBackNote), not a
+			// metric row of "1".
 		case g.Measured(metric):
 			measured = append(measured, metric)
 		default:
@@ -262,6 +264,20 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	if len(unmeasured) > 0 {
 		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))
 	}
+	if l := n.pinFellBackNote(g); l != "" {
+		fmt.Fprintf(w, "%s\n\n", l)
+	}
+}
+
+// pinFellBackNote says a group's placement fell back, where it did: its
+// samples carry pin_not_comparable (analysis.PinFellBackCells), a flag
+// rather than a number to tabulate.
+func (n *numbers) pinFellBackNote(g analysis.Group) string {
+	if !slices.ContainsFunc(g.Rows, func(r analysis.Row) bool { return n.fellBack[r.Cell] }) {
+		return ""
+	}
+	return "Not comparable: this machine could not honour the placement the workload names " +
+		"(pin.fallback: mark), so it ran the nearest one; env.json's notes say why and what ran (pin_not_comparable = 1 in its samples)."
 }
 
 // headlineRank orders metrics by analysis.HeadlineMetrics, the others

@@ -50,10 +50,13 @@ type numbers struct {
 	// planned are the cells the run planned (those with a stop); empty
 	// for a run without stops.json.
 	planned map[results.Cell]bool
+	// fellBack are the cells whose placement fell back (pinNote).
+	fellBack map[results.Cell]bool
 }
 
 func newNumbers(m analysis.Model) *numbers {
-	n := &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops), planned: map[results.Cell]bool{}}
+	n := &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops), planned: map[results.Cell]bool{},
+		fellBack: analysis.PinFellBackCells(m.Rows)}
 	for _, st := range m.Stops {
 		n.planned[st.Cell] = true
 	}
@@ -118,6 +121,16 @@ func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 		return ""
 	}
 	return " · " + strings.Join(out, ", ")
+}
+
+// pinNote marks a cell whose placement fell back where its numbers meet
+// others' (the glance, the datapath tables): " · not comparable:
+// placement fell back (env.json notes)".
+func (n *numbers) pinNote(c results.Cell) string {
+	if n.fellBack[c] {
+		return " · " + analysis.PinFellBack
+	}
+	return ""
 }
 
 // tuningTable is a tuning × replicas table of one group's cells.

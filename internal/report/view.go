@@ -63,7 +63,9 @@ type page struct {
 }
 
 type groupView struct {
-	Name       string
+	Name string
+	// PinNote says the group's placement fell back (pinFellBackNote).
+	PinNote    string
 	Normalized *figure
 	NormTable  table
 	// NormNote says which decision NormTable shows (adaptive runs).
@@ -187,7 +189,7 @@ func quantity(metric string) string {
 }
 
 func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupView {
-	v := groupView{Name: g.Name()}
+	v := groupView{Name: g.Name(), PinNote: n.pinFellBackNote(g)}
 	bm := g.BitrateMetric()
 	if bm != "" && othersThanBaseline(g, n.Baseline) {
 		f := normalizedFigure(g, bm, n)
