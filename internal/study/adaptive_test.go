@@ -143,6 +143,11 @@ func TestMinimalStudyFile(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", c.extra, err, c.want)
 		}
 	}
+	// Both missing: one error, saying there is one more to fix.
+	_, err = Parse("m.yaml", []byte(head), Options{}, testCatalog)
+	if err == nil || !strings.Contains(err.Error(), "spec.trials: missing or 0") || !strings.HasSuffix(err.Error(), "(and 1 more problem: run again after fixing this one to see the next)") {
+		t.Errorf("trials and duration missing: %v", err)
+	}
 }
 
 // A field spec.noise leaves out keeps DefaultNoise's value, from the file

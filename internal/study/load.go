@@ -117,6 +117,7 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 				}
 			}
 		}
+		errs[0].Msg += moreProblems(len(errs) - 1)
 		return nil, errs[0]
 	}
 	return &s, nil

@@ -80,12 +80,19 @@ func (s *Study) Locate(err error) error {
 	} else if more == 0 {
 		return err
 	}
-	if more > 0 {
-		what := "problems"
-		if more == 1 {
-			what = "problem"
-		}
-		fe.Msg += fmt.Sprintf(" (and %d more %s: run again after fixing this one to see the next)", more, what)
-	}
+	fe.Msg += moreProblems(more)
 	return fe
+}
+
+// moreProblems tells, after the one problem an error reports, how many
+// more were found: bad input gets one error, and the user learns there is
+// more to fix before running again.
+func moreProblems(more int) string {
+	switch {
+	case more <= 0:
+		return ""
+	case more == 1:
+		return " (and 1 more problem: run again after fixing this one to see the next)"
+	}
+	return fmt.Sprintf(" (and %d more problems: run again after fixing this one to see the next)", more)
 }
