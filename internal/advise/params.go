@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
-	"github.com/cnibench/cnibench/internal/cpuset"
 )
 
 // SockFlowEntries is the global RFS table size proposed: the value
@@ -71,40 +70,14 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return strings.Join(out, ", "), nil
 	},
 	"sock_flow_entries": func(*inspect.Inspection) (string, error) { return strconv.Itoa(SockFlowEntries), nil },
-	// flow_cnt_per_queue: the global table shared out over the rx queues
-	// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N; N counts
-	// every port of a bond, which share the table), rounded up to a power
-	// of two as the kernel rounds it (32768/6 = 5461 would silently
-	// become 8192).
-	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) {
-		ns, err := nicDevs(in)
-		if err != nil {
-			return "", err
-		}
-		q, err := rxQueues(ns)
-		if err != nil {
-			return "", err
-		}
-		v := 1
-		for v < SockFlowEntries/q {
-			v <<= 1
-		}
-		return strconv.Itoa(v), nil
-	},
-	"rps_mask": func(in *inspect.Inspection) (string, error) {
-		if in.CPUs == 0 {
-			return "", errors.New("CPU count unknown")
-		}
-		// Inspections of older versions carry the count alone.
-		if in.OnlineCPUs == "" {
-			return cpuset.Range(in.CPUs).Mask(in.CPUs), nil
-		}
-		s, err := cpuset.Parse(in.OnlineCPUs)
-		if err != nil {
-			return "", fmt.Errorf("online CPUs: %w", err)
-		}
-		return s.Mask(in.CPUs), nil
-	},
+	// flow_cnt_per_queue: flowCntPerQueue.
+	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) { return flowCntPerQueue(in) },
+	// rps_mask: each rx queue's RPS CPUs, those of its NUMA node
+	// (rpsmask.go): one mask where all queues take the same, else queue
+	// by queue; rps_commands, the udev rule's shell commands that set
+	// them and the flow counts.
+	"rps_mask":     rpsMaskText,
+	"rps_commands": rpsCommands,
 	"cpus": func(in *inspect.Inspection) (string, error) {
 		if in.CPUs == 0 {
 			return "", errors.New("CPU count unknown")
@@ -189,6 +162,27 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	"netfilter_rules": func(in *inspect.Inspection) (string, error) {
 		return strconv.Itoa(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules)), nil
 	},
+}
+
+// flowCntPerQueue is the global table shared out over the rx queues
+// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N; N counts
+// every port of a bond, which share the table), rounded up to a power of
+// two as the kernel rounds it (32768/6 = 5461 would silently become
+// 8192).
+func flowCntPerQueue(in *inspect.Inspection) (string, error) {
+	ns, err := nicDevs(in)
+	if err != nil {
+		return "", err
+	}
+	q, err := rxQueues(ns)
+	if err != nil {
+		return "", err
+	}
+	v := 1
+	for v < SockFlowEntries/q {
+		v <<= 1
+	}
+	return strconv.Itoa(v), nil
 }
 
 // tunnelDatapath maps a tunnel kind to the datapath of cnibench's

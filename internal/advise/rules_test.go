@@ -111,7 +111,7 @@ func TestCandidateParameters(t *testing.T) {
 		fixture, rule, want string
 	}{
 		{"calico-vxlan-jumbo", "tunnel-mtu", "mtu on vxlan.calico: mtu=8950, pods=8950"},
-		{"calico-vxlan-jumbo", "rfs", "rfs on ens1f0: rps_cpus=0000ffff, rps_flow_cnt=8192, rps_sock_flow_entries=32768"},
+		{"calico-vxlan-jumbo", "rfs", "rfs on ens1f0: rps_cpus=0000ff00, rps_flow_cnt=8192, rps_sock_flow_entries=32768"},
 		{"calico-vxlan-jumbo", "conntrack-size", "conntrack: nf_conntrack_max=524288"},
 		{"calico-vxlan-jumbo", "numa-placement", "placement on ens1f0: numa_node=1, placement=same-numa"},
 		{"this-machine", "rfs", "rfs on eth0: rps_cpus=00000003, rps_flow_cnt=32768, rps_sock_flow_entries=32768"},
@@ -399,12 +399,12 @@ func TestRPSMaskOfOnlineCPUs(t *testing.T) {
 		{3, "0,2-3", "0000000d"},
 		{2, "32-33", "00000003,00000000"},
 	} {
-		in := &inspect.Inspection{CPUs: c.cpus, OnlineCPUs: c.online}
+		in := &inspect.Inspection{CPUs: c.cpus, OnlineCPUs: c.online, Underlay: "eth0", NICs: []inspect.NIC{{Name: "eth0", RxQueues: 1}}}
 		if got, err := params["rps_mask"](in); err != nil || got != c.want {
 			t.Errorf("%d CPUs online %q: %q %v, want %s", c.cpus, c.online, got, err, c.want)
 		}
 	}
-	if _, err := params["rps_mask"](&inspect.Inspection{CPUs: 2, OnlineCPUs: "0-x"}); err == nil {
+	if _, err := params["rps_mask"](&inspect.Inspection{CPUs: 2, OnlineCPUs: "0-x", Underlay: "eth0", NICs: []inspect.NIC{{Name: "eth0", RxQueues: 1}}}); err == nil {
 		t.Error("an unreadable CPU list gave a mask")
 	}
 }
@@ -444,7 +444,7 @@ func TestStackedUnderlay(t *testing.T) {
 		in   *inspect.Inspection
 		want string
 	}{
-		{"rfs", vlan("ens1f0"), "rfs on ens1f0: rps_cpus=0000ffff, rps_flow_cnt=8192, rps_sock_flow_entries=32768"},
+		{"rfs", vlan("ens1f0"), "rfs on ens1f0: rps_cpus=0000ff00, rps_flow_cnt=8192, rps_sock_flow_entries=32768"},
 		{"numa-placement", vlan("ens1f0"), "placement on ens1f0: numa_node=1, placement=same-numa"},
 		{"tunnel-mtu", vlan("ens1f0"), "mtu on vxlan.calico: mtu=7950, pods=7950"},
 	} {
@@ -469,7 +469,7 @@ func TestStackedUnderlay(t *testing.T) {
 	for _, c := range []struct {
 		rule, want string
 	}{
-		{"rfs", "rfs on ens1f0: rps_cpus=0000ffff, rps_flow_cnt=4096, rps_sock_flow_entries=32768; rfs on ens1f1: rps_cpus=0000ffff, rps_flow_cnt=4096, rps_sock_flow_entries=32768"},
+		{"rfs", "rfs on ens1f0: rps_cpus=0000ff00, rps_flow_cnt=4096, rps_sock_flow_entries=32768; rfs on ens1f1: rps_cpus=0000ff00, rps_flow_cnt=4096, rps_sock_flow_entries=32768"},
 		{"numa-placement", "placement on ens1f0: numa_node=1, placement=same-numa; placement on ens1f1: numa_node=1, placement=same-numa"},
 	} {
 		rs, err := Lookup(c.rule)

@@ -13,11 +13,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnibench/cnibench/internal/cnitunnels"
-	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/metrics/iptables"
 	"github.com/cnibench/cnibench/internal/metrics/nftables"
-	"github.com/cnibench/cnibench/internal/topology"
 )
 
 // podPrefixes name the host sides of pod veths: Calico, Cilium, bridge CNIs.
@@ -39,20 +37,6 @@ func (d Device) EncapOverhead() (int, bool) {
 	}
 	v, ok := m[d.Kind]
 	return v, ok
-}
-
-func (r reader) cpus() {
-	t, err := topology.Read(r.path("sys"))
-	if err != nil {
-		r.unknown("cpus", err)
-		return
-	}
-	r.in.CPUs, r.in.NUMANodes = len(t.CPUs), t.Nodes()
-	ids := make(cpuset.Set, len(t.CPUs))
-	for i, c := range t.CPUs {
-		ids[i] = c.ID
-	}
-	r.in.OnlineCPUs = ids.String()
 }
 
 func (r reader) interrupts() ([]Interrupt, error) {

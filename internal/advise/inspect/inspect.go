@@ -110,6 +110,14 @@ type Inspection struct {
 	// the ones there are.
 	OnlineCPUs string `json:"online_cpus,omitempty"`
 	NUMANodes  int    `json:"numa_nodes"`
+	// NodeCPUs lists each NUMA node's online CPUs ("8-15"), by node:
+	// where a queue's RPS CPUs should come from (scaling.rst). Empty in
+	// inspections from before it was read.
+	NodeCPUs map[int]string `json:"node_cpus,omitempty"`
+	// CoreCPUs lists one online CPU per physical core, the lowest of its
+	// SMT siblings: where queue interrupts go (scaling.rst: hyperthreads
+	// gain RSS nothing).
+	CoreCPUs string `json:"core_cpus,omitempty"`
 	// Underlay is the device of the default route.
 	Underlay string `json:"underlay,omitempty"`
 	// UnderlayLower are the devices at the bottom of the underlay's stack

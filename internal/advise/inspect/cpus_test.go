@@ -1,0 +1,27 @@
+package inspect
+
+import (
+	"context"
+	"testing"
+)
+
+// The CPUs' NUMA nodes and physical cores: a queue's RPS CPUs come from
+// its node (rfs), its interrupt goes to one thread of a physical core
+// (irq-spread). CPU 0 and 2 are one core's threads, as are 1 and 3;
+// each node has one core.
+func TestInspectNodesAndCores(t *testing.T) {
+	f := map[string]string{
+		"sys/devices/system/cpu/online":         "0-3\n",
+		"sys/devices/system/node/node0/cpulist": "0,2\n",
+		"sys/devices/system/node/node1/cpulist": "1,3\n",
+	}
+	for _, c := range []struct{ id, core, siblings string }{{"0", "0", "0,2"}, {"1", "1", "1,3"}, {"2", "0", "0,2"}, {"3", "1", "1,3"}} {
+		f["sys/devices/system/cpu/cpu"+c.id+"/topology/physical_package_id"] = "0\n"
+		f["sys/devices/system/cpu/cpu"+c.id+"/topology/core_id"] = c.core + "\n"
+		f["sys/devices/system/cpu/cpu"+c.id+"/topology/thread_siblings_list"] = c.siblings + "\n"
+	}
+	in := Inspect(context.Background(), Env{Root: tree(t, f)})
+	if in.NUMANodes != 2 || in.NodeCPUs[0] != "0,2" || in.NodeCPUs[1] != "1,3" || in.CoreCPUs != "0-1" {
+		t.Errorf("nodes %d %v, cores %q; want node 0 0,2, node 1 1,3, cores 0-1", in.NUMANodes, in.NodeCPUs, in.CoreCPUs)
+	}
+}
