@@ -10,7 +10,8 @@ import (
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 )
 
-// SockFlowEntries is the global RFS table size proposed: the value
+// SockFlowEntries is the global RFS table size proposed, unless the
+// machine's is larger (sockFlowEntries): the value
 // Documentation/networking/scaling.rst suggests for a moderately loaded
 // server, and the one seed 000 used.
 const SockFlowEntries = 32768
@@ -69,7 +70,7 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		}
 		return strings.Join(out, ", "), nil
 	},
-	"sock_flow_entries": func(*inspect.Inspection) (string, error) { return strconv.Itoa(SockFlowEntries), nil },
+	"sock_flow_entries": func(in *inspect.Inspection) (string, error) { return strconv.Itoa(sockFlowEntries(in)), nil },
 	// flow_cnt_per_queue: flowCntPerQueue.
 	"flow_cnt_per_queue": func(in *inspect.Inspection) (string, error) { return flowCntPerQueue(in) },
 	// rps_mask: each rx queue's RPS CPUs, those of its NUMA node
@@ -164,11 +165,11 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	},
 }
 
-// flowCntPerQueue is the global table shared out over the rx queues
-// (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N; N counts
-// every port of a bond, which share the table), rounded up to a power of
-// two as the kernel rounds it (32768/6 = 5461 would silently become
-// 8192).
+// flowCntPerQueue is the global table (sockFlowEntries) shared out over
+// the rx queues (scaling.rst: rps_flow_cnt = rps_sock_flow_entries / N;
+// N counts every port of a bond, which share the table), rounded up to a
+// power of two as the kernel rounds it (32768/6 = 5461 would silently
+// become 8192).
 func flowCntPerQueue(in *inspect.Inspection) (string, error) {
 	ns, err := nicDevs(in)
 	if err != nil {
@@ -179,10 +180,18 @@ func flowCntPerQueue(in *inspect.Inspection) (string, error) {
 		return "", err
 	}
 	v := 1
-	for v < SockFlowEntries/q {
+	for v < sockFlowEntries(in)/q {
 		v <<= 1
 	}
 	return strconv.Itoa(v), nil
+}
+
+// sockFlowEntries is the global RFS table proposed: SockFlowEntries, or
+// the table the machine already has where that is larger (rfs fires when
+// some port has no flow count, whatever the table's size, and proposing
+// 32768 over a table of 131072 would shrink it).
+func sockFlowEntries(in *inspect.Inspection) int {
+	return max(SockFlowEntries, int(in.Sysctls[inspect.SysRPSSockFlowEntries]))
 }
 
 // tunnelDatapath maps a tunnel kind to the datapath of cnibench's

@@ -84,3 +84,24 @@ func TestIRQQueue(t *testing.T) {
 		}
 	}
 }
+
+// rfs never shrinks a flow table the machine already has: with
+// rps_sock_flow_entries at 131072 and no queue's flow count set (RFS
+// off, so rfs fires), it keeps 131072 and shares that out over the
+// queues, where it proposed 32768 and 8192.
+func TestRFSKeepsALargerTable(t *testing.T) {
+	in := load(t, "calico-vxlan-jumbo")
+	in.Sysctls[inspect.SysRPSSockFlowEntries] = 131072
+	rs, _ := Lookup("rfs")
+	got := Evaluate(rs[0], in)
+	if k := knobText(got.Knobs); got.Status != Candidate || !strings.Contains(k, "rps_flow_cnt=32768, rps_sock_flow_entries=131072") {
+		t.Errorf("a table of 131072: %s %s", got.Status, k)
+	}
+	if p := got.Permanent[0].Text; !strings.Contains(p, "net.core.rps_sock_flow_entries = 131072") {
+		t.Errorf("sysctl.d: %s", p)
+	}
+	in.Sysctls[inspect.SysRPSSockFlowEntries] = 4096
+	if k := knobText(Evaluate(rs[0], in).Knobs); !strings.Contains(k, "rps_flow_cnt=8192, rps_sock_flow_entries=32768") {
+		t.Errorf("a smaller table grows to 32768: %s", k)
+	}
+}
