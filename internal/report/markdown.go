@@ -101,7 +101,24 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		}
 	}
 	n.markdownRefs(bw, s, run)
+	if run != nil && s != nil {
+		// What of the run can be set beside the published numbers, as
+		// report.html says it: summary.md is read alone too.
+		p("## Comparability with the paper\n\n")
+		for _, l := range comparability(run, s) {
+			p("%s\n\n", l)
+		}
+	}
 	return bw.Flush()
+}
+
+// refsHeading names the published numbers' source, where the study
+// gives one: "Published reference numbers — seed 003 (paper)".
+func refsHeading(s *study.Study) string {
+	if s == nil || s.Metadata.Source == "" {
+		return "Published reference numbers"
+	}
+	return "Published reference numbers — " + s.Metadata.Source
 }
 
 // markdownRefs is summary.md's section of the published numbers beside
@@ -114,7 +131,7 @@ func (n *numbers) markdownRefs(w io.Writer, s *study.Study, run *results.Run) {
 	if len(n.References) == 0 && mislabel == "" {
 		return
 	}
-	fmt.Fprintf(w, "## Published reference numbers\n\n")
+	fmt.Fprintf(w, "## %s\n\n", refsHeading(s))
 	t, leftOut := n.refTable()
 	if len(t.Rows) > 0 {
 		t.markdown(w)
@@ -154,6 +171,9 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study, run *re
 	p("# %s: summary\n\n", m.Study)
 	if s != nil && s.Metadata.Description != "" {
 		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
+	}
+	if s != nil && s.Metadata.Source != "" {
+		p("Source: %s.\n\n", strings.TrimSuffix(s.Metadata.Source, "."))
 	}
 	if run != nil && s != nil {
 		if l := clusterLine(run.Env, s); l != "" {

@@ -40,7 +40,7 @@ func TestBuild(t *testing.T) {
 		"<h3>Absolute bitrate (Gbit/s)</h3>",
 		"<h3>Per-core idle %</h3>",
 		"<h3>Per-core softirq %</h3>",
-		"<h2>Published reference numbers</h2>",
+		"<h2>Published reference numbers — seed 000 (paper) and seed 002 (repository)</h2>", // whose they are
 		"<h2>Run metadata</h2>",
 		"<h2>Comparability with the paper</h2>",
 		"<h2>Method</h2>",
@@ -115,6 +115,19 @@ func TestBuild(t *testing.T) {
 	md := readFile(t, filepath.Join(dir, results.SummaryMD))
 	if !strings.Contains(md, "### Normalized bitrate (vs baseline)") || !strings.Contains(md, "paper 1.24") {
 		t.Errorf("summary.md incomplete:\n%s", md)
+	}
+	// summary.md is read alone: it names the paper its published numbers
+	// are from and says what of the run compares with them, as
+	// report.html does.
+	for _, want := range []string{
+		"\nSource: seed 000 (paper) and seed 002 (repository).\n",
+		"\n## Published reference numbers — seed 000 (paper) and seed 002 (repository)\n",
+		"\n## Comparability with the paper\n\nThe published numbers come from",
+		"share all 4 CPUs",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
 	}
 }
 

@@ -50,6 +50,7 @@ type page struct {
 	DatapathTables  []table
 	DatapathCaption string
 	Refs            table
+	RefsHeading     string
 	RefsLeftOut     string
 	// Closing are the sections after the cells' own (closingSections),
 	// summary.md's too.
@@ -152,6 +153,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.Refs, pg.RefsLeftOut = n.refTable()
+	pg.RefsHeading = refsHeading(s)
 	pg.RefsLeftOut = strings.TrimSpace(pg.RefsLeftOut + " " + mislabelledLeftOut(run.Env, s))
 	pg.Closing = closingSections(m, s)
 	pg.Env, pg.EnvDetails = envView(run)
