@@ -73,7 +73,7 @@ func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error
 			touched[n] = strings.TrimPrefix(touched[n]+", "+k, ", ")
 		}
 	}
-	parts := strings.Split(k, ".")
+	parts := dottedKeys(strings.Split(k, "."))
 	if !topLevel[parts[0]] {
 		parts = append([]string{"spec"}, parts...)
 	}
@@ -118,6 +118,18 @@ func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error
 		cur = next
 	}
 	return nil
+}
+
+// dottedKeys joins what follows "sysctls" in a --set key into one key:
+// a sysctl's name has dots of its own (tunings.rps.sysctls.net.core.busy_read=50
+// sets net.core.busy_read, not a mapping net).
+func dottedKeys(parts []string) []string {
+	for i, p := range parts {
+		if p == "sysctls" && i+2 < len(parts) {
+			return append(parts[:i+1:i+1], strings.Join(parts[i+1:], "."))
+		}
+	}
+	return parts
 }
 
 // namedEntry is the index of list's entry named name (a mapping's

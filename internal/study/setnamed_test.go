@@ -40,6 +40,14 @@ func TestSetNamedEntry(t *testing.T) {
 	if tu := s.Spec.Tunings; len(tu) != 1 || tu[0].Name != "baseline" || tu[0].Sysctls["net.core.busy_read"] != "50" || tu[0].RPS != nil {
 		t.Errorf("tunings after tunings.baseline.sysctls=...: %+v", tu)
 	}
+	// A sysctl's name keeps its dots: the rest of the key after sysctls.
+	s, err = parse("tunings.baseline.sysctls.net.core.busy_read=50", "tunings.baseline.sysctls.net.core.busy_poll=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := s.Spec.Tunings[0].Sysctls; len(sc) != 2 || sc["net.core.busy_read"] != "50" || sc["net.core.busy_poll"] != "50" {
+		t.Errorf("sysctls after tunings.baseline.sysctls.net.core.busy_read=50 and busy_poll: %v", sc)
+	}
 	src = []byte(strings.Replace(string(src), "tunings: [baseline]", "tunings: [baseline, rps]\n  impairments: [none, loss-low]", 1))
 	s, err = parse("tunings.rps.pods=true")
 	if err != nil {
