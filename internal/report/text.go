@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -12,17 +14,20 @@ import (
 )
 
 // comparability says what of this run can be set beside the published
-// numbers. It is derived from env.json: whether the emulated nodes had
-// CPUs of their own decides what the per-core figures mean.
+// numbers. It is derived from env.json (whether the emulated nodes had
+// CPUs of their own decides what the per-core figures mean) and from the
+// study: its source names the paper whose set-up is described
+// (paperSetups), and what compares within the run is what the study
+// varies (relativeEffects), its link rate whether absolute bitrates do
+// (absoluteBitrates).
 func comparability(run *results.Run, s *study.Study) []string {
 	var out []string
 	e := run.Env
 	if e.Engine == "kube" {
-		return kubeComparability(e)
+		return kubeComparability(e, s)
 	}
-	out = append(out, "The published numbers come from nodes that were separate machines or VMs, each with its own cores and "+
-		"NIC (rps-rfs: a 4-core KVM VM per node, per-core figures of the server VM only, whose core 3 took the NIC's receive softirqs). "+
-		"Here the nodes are emulated on one machine.")
+	out = append(out, "The published numbers were measured on real hosts or VMs, each with its own cores and NIC"+paperSetup(s)+
+		". Here the nodes are emulated on one machine.")
 	switch {
 	case !run.HasEnv:
 		out = append(out, "env.json is missing, so it is unknown whether the nodes were pinned to CPUs of their own.")
@@ -30,12 +35,12 @@ func comparability(run *results.Run, s *study.Study) []string {
 		out = append(out, fmt.Sprintf("The emulated nodes share all %d CPUs of this machine; the workloads %s pin their servers and clients "+
 			"to CPUs (env.json's notes say where), the others do not, and all kernel work of both nodes may run on any core. "+
 			"The per-core figures therefore show the whole machine with server and client work mixed; "+
-			"their idle and softirq percentages are not comparable with the paper's server-VM figures.", e.CPUs, strings.Join(pinnedWorkloads(s), ", ")))
+			"their idle and softirq percentages are not comparable with per-core figures of a server node of its own.", e.CPUs, strings.Join(pinnedWorkloads(s), ", ")))
 	case sharesAll(e.NodeCPUs):
 		out = append(out, fmt.Sprintf("The emulated nodes share all %d CPUs of this machine (the study pins none): "+
-			"iperf3 servers, clients and all kernel work of both nodes compete for the same cores. "+
+			"servers, clients and all kernel work of both nodes compete for the same cores. "+
 			"The per-core figures therefore show the whole machine with server and client work mixed; "+
-			"their idle and softirq percentages are not comparable with the paper's server-VM figures.", e.CPUs))
+			"their idle and softirq percentages are not comparable with per-core figures of a server node of its own.", e.CPUs))
 	default:
 		out = append(out, "Node processes were pinned: "+nodeCPUsText(e.NodeCPUs)+overlapText(e.NodeCPUs)+
 			". Pinning covers processes only.")
@@ -44,16 +49,72 @@ func comparability(run *results.Run, s *study.Study) []string {
 	if run.HasEnv && !sharesAll(e.NodeCPUs) {
 		labelled = ", labelled with the node each is assigned to"
 	}
-	out = append(out, "Softirq processing of veth and VXLAN packets runs on whichever CPU processes the packet "+
+	out = append(out, "Softirq processing of veth and tunnel packets runs on whichever CPU processes the packet "+
 		"(for a veth, typically the sending CPU; with RPS, the steered-to CPU), not on the CPUs of the node the packet belongs to. "+
 		"So kernel work of one node can appear on the other's CPUs, and the per-core figures show every CPU of the machine"+labelled+".")
-	out = append(out, "Comparable: relative effects within this run, i.e. normalized bitrate (each tuning against the baseline on the same machine) "+
-		"and the direction of per-core shifts (does a tuning move softirq work off the busiest core?). "+
-		"Not comparable: absolute bitrates (no physical NIC or wire, memory-bound veth copies), core numbers, and absolute idle percentages.")
+	out = append(out, "Comparable: "+relativeEffects(s, "on the same machine")+" and the direction of per-core shifts. "+absoluteBitrates(s))
 	if s.Spec.Nodes.Server.CPUs != "" || s.Spec.Nodes.Client.CPUs != "" {
 		out = append(out, fmt.Sprintf("The study asked for server CPUs %q and client CPUs %q.", s.Spec.Nodes.Server.CPUs, s.Spec.Nodes.Client.CPUs))
 	}
 	return out
+}
+
+// paperSetups are the set-ups of the papers the built-in studies cite,
+// by seed, as their study files describe them.
+var paperSetups = map[string]string{
+	"000": "seed 000: a 4-core KVM VM per node, per-core figures of the server VM only, whose core 3 took the NIC's receive softirqs",
+	"001": "seed 001: two 8-core Xeon hosts with 100 Gb/s Mellanox CX4 NICs on Linux 3.19, its one-node cells on one of them",
+	"003": "seed 003: two nodes of the VWall testbed joined by a 1 Gbit/s link",
+}
+
+var seedRE = regexp.MustCompile(`\bseeds? ([0-9]{3}(?:(?:, | and )[0-9]{3})*)`)
+
+// paperSetup is " (seed 000: ...)" for the papers the study's source
+// names whose set-up is known (paperSetups), "" for others (a user's
+// study citing another paper, or none).
+func paperSetup(s *study.Study) string {
+	var parts []string
+	for _, m := range seedRE.FindAllStringSubmatch(s.Metadata.Source, -1) {
+		for _, seed := range regexp.MustCompile(`[0-9]{3}`).FindAllString(m[1], -1) {
+			if t, ok := paperSetups[seed]; ok && !slices.Contains(parts, t) {
+				parts = append(parts, t)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// relativeEffects says what the run compares within itself, by what the
+// study varies: tunings against the baseline, else datapaths against the
+// first, else its workloads and impairments against each other.
+func relativeEffects(s *study.Study, where string) string {
+	var tunings []string
+	for _, t := range s.Spec.Tunings {
+		tunings = append(tunings, t.Name)
+	}
+	switch {
+	case tuningsBesides(tunings, s.Spec.Baseline):
+		return "relative effects within this run, i.e. normalized bitrate (each tuning against the baseline " + where + ")"
+	case len(s.Spec.Datapaths) > 1:
+		return "relative effects within this run, i.e. each datapath against the first at the same workload " + where +
+			" (the datapath tables' ratios)"
+	}
+	return "relative effects within this run, i.e. workloads, impairments and offered rates against each other " + where
+}
+
+// absoluteBitrates says whether absolute bitrates compare: on a link the
+// study shapes to a line rate (spec.link.rate, flannel-backends' 1
+// Gbit/s, the paper's wire), rates the link bounds do; unshaped, none do.
+func absoluteBitrates(s *study.Study) string {
+	if r, err := s.Spec.Link.RateBits(); err == nil && r > 0 {
+		return fmt.Sprintf("Absolute bitrates compare where the link bounds them: the emulated link is shaped to %s Mbit/s (spec.link.rate) "+
+			"as the paper's wire bounded its own; below that, where this machine's CPU bounds them, they do not. "+
+			"Not comparable: core numbers and absolute idle percentages.", strconv.FormatFloat(float64(r)/1e6, 'f', -1, 64))
+	}
+	return "Not comparable: absolute bitrates (no physical NIC or wire, memory-bound veth copies), core numbers, and absolute idle percentages."
 }
 
 // pinnedWorkloads names the study's workloads that pin their ends to
@@ -70,7 +131,7 @@ func pinnedWorkloads(s *study.Study) []string {
 
 // kubeComparability replaces the emulation caveats for runs on a real
 // cluster: the nodes have their own CPUs and NICs there.
-func kubeComparability(e results.Env) []string {
+func kubeComparability(e results.Env, s *study.Study) []string {
 	cni := "a CNI that was not detected"
 	if e.CNI != nil {
 		cni = "the CNI detected as " + e.CNI.String()
@@ -84,7 +145,7 @@ func kubeComparability(e results.Env) []string {
 				"but its nodes report one boot ID: they run on one kernel (a kind-style cluster on one machine), not on separate machines as in the papers. " +
 				"Per-core figures are that machine's CPUs (" + nodeCPUsText(e.NodeCPUs) + "), with both nodes' work and kernel processing mixed; " +
 				"their idle and softirq percentages are not comparable with the papers' server-node figures.",
-			"Comparable: relative effects within this run (each tuning against the baseline on the same nodes). " +
+			"Comparable: " + relativeEffects(s, "on the same nodes") + ". " +
 				"Not comparable: absolute bitrates (packets cross veth pairs on one host, not a wire) and absolute per-core percentages.",
 		}
 	}
@@ -92,7 +153,7 @@ func kubeComparability(e results.Env) []string {
 		"This run measured nodes of a real Kubernetes cluster with " + cni + ", as the papers measured theirs: " +
 			"servers on one node behind Services, clients on another. Per-core figures are the server node's CPUs (" +
 			nodeCPUsText(e.NodeCPUs) + "), which it shares with everything else scheduled there.",
-		"Comparable: relative effects within this run (each tuning against the baseline on the same nodes) and the direction of per-core shifts. " +
+		"Comparable: " + relativeEffects(s, "on the same nodes") + " and the direction of per-core shifts. " +
 			"Absolute bitrates depend on these nodes' CPUs, NICs, network and CNI, not only on the tuning.",
 	}
 }

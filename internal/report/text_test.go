@@ -58,6 +58,61 @@ func TestComparabilityNamesPinnedWorkloads(t *testing.T) {
 	}
 }
 
+// The Comparability section is worded from the study, not rps-rfs's
+// text on every one: the paper's set-up of the seed its source names,
+// what the study varies (tunings, datapaths) as what compares within the
+// run, and on a link the study shapes (flannel-backends' 1 Gbit/s, whose
+// references are absolute Mbit/s) absolute bitrates where the link bounds
+// them. A study citing no known paper gets no set-up.
+func TestComparabilityWordsTheStudy(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp", "calico-vxlan"}, Tools: testCatalog.Tools}
+	load := func(name string) *study.Study {
+		t.Helper()
+		s, err := study.Resolve(name, study.Options{Profile: "quick"}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	user := load("rps-rfs")
+	user.Metadata.Source, user.Spec.Tunings = "", user.Spec.Tunings[:1]
+	run := results.Run{HasEnv: true, Env: results.Env{CPUs: 4, NodeCPUs: map[string][]int{"server": nil, "client": nil}}}
+	for _, tc := range []struct {
+		name        string
+		s           *study.Study
+		want, avoid []string
+	}{
+		{"flannel-backends", load("flannel-backends"),
+			[]string{"(seed 003: two nodes of the VWall testbed joined by a 1 Gbit/s link)", "each datapath against the first",
+				"shaped to 1000 Mbit/s (spec.link.rate)", "Not comparable: core numbers"},
+			[]string{"rps-rfs", "KVM", "server VM", "each tuning", "normalized bitrate", "Not comparable: absolute bitrates"}},
+		{"rps-rfs", load("rps-rfs"),
+			[]string{"(seed 000: a 4-core KVM VM per node", "normalized bitrate (each tuning against the baseline on the same machine)",
+				"Not comparable: absolute bitrates"},
+			[]string{"each datapath", "shaped"}},
+		{"a user's study of one tuning", user,
+			[]string{"workloads, impairments and offered rates against each other"},
+			[]string{"(seed", "each tuning", "each datapath"}},
+	} {
+		text := strings.Join(comparability(&run, tc.s), "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: lacks %q in:\n%s", tc.name, w, text)
+			}
+		}
+		for _, a := range tc.avoid {
+			if strings.Contains(text, a) {
+				t.Errorf("%s: says %q in:\n%s", tc.name, a, text)
+			}
+		}
+	}
+	// A cluster run words its comparison from the study too.
+	kube := results.Run{HasEnv: true, Env: results.Env{Engine: "kube"}}
+	if text := strings.Join(comparability(&kube, load("flannel-backends")), "\n"); strings.Contains(text, "each tuning") {
+		t.Errorf("kube flannel-backends: %s", text)
+	}
+}
+
 func TestCPULabeler(t *testing.T) {
 	env := results.Env{NodeCPUs: map[string][]int{"server": {0, 1}, "client": {1}}}
 	l := cpuLabeler(env, 4)
