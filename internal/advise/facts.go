@@ -143,6 +143,8 @@ var facts = map[string]fact{
 		}
 		return num(float64(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules))), nil
 	},
+	"kernel_version":      kernelVersion,
+	"kube_proxy_nftables": kubeProxyNftables,
 	"overlay_in_use": func(in *inspect.Inspection) (value, error) {
 		return yes(primaryTunnel(in) != nil), known(in, "devices")
 	},

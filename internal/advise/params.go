@@ -160,6 +160,9 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		}
 		return strconv.FormatInt(2*m, 10), nil
 	},
+	"kube_proxy_mode":        kubeProxyModeText,
+	"netfilter_alternatives": netfilterAlternatives,
+	"kube_proxy_config":      kubeProxyConfig,
 	"netfilter_rules": func(in *inspect.Inspection) (string, error) {
 		return strconv.Itoa(max(in.Netfilter.IptablesRules, in.Netfilter.NftRules)), nil
 	},

@@ -298,17 +298,20 @@ const (
 // TunnelOffload is the NIC feature that segments each overlay's packets.
 var TunnelOffload = map[string]string{"vxlan": FeatUDPTunnel, "geneve": FeatUDPTunnel, "ipip": FeatIPIP, "gre": FeatGRE}
 
-func (r reader) netfilter(ctx context.Context) {
+func (r reader) netfilter(ctx context.Context, links []string) {
 	if r.env.Run == nil {
 		r.unknown("iptables", errors.New("no command runner"))
 		r.unknown("nftables", errors.New("no command runner"))
 		return
 	}
+	var ipt *iptables.Ruleset
+	var nft *nftables.Ruleset
 	if out, err := r.env.Run.Run(ctx, []string{"iptables-save", "-c"}); err != nil {
 		r.unknown("iptables", err)
 	} else if rs, err := iptables.Parse(out); err != nil {
 		r.unknown("iptables", err)
 	} else {
+		ipt = rs
 		r.in.Netfilter.IptablesChains, r.in.Netfilter.IptablesRules = len(rs.Chains), len(rs.Rules)
 	}
 	if out, err := r.env.Run.Run(ctx, []string{"nft", "-j", "list", "ruleset"}); err != nil {
@@ -316,8 +319,10 @@ func (r reader) netfilter(ctx context.Context) {
 	} else if rs, err := nftables.Parse(out); err != nil {
 		r.unknown("nftables", err)
 	} else {
+		nft = rs
 		r.in.Netfilter.NftChains, r.in.Netfilter.NftRules = len(rs.Chains), len(rs.Rules)
 	}
+	r.in.Netfilter.KubeProxy = kubeProxyMode(ipt, nft, links)
 }
 
 func detectCNI(conf map[string]string, links []string) cnidetect.Result {

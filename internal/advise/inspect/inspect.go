@@ -218,6 +218,10 @@ type Netfilter struct {
 	IptablesRules  int `json:"iptables_rules"`
 	NftChains      int `json:"nft_chains"`
 	NftRules       int `json:"nft_rules"`
+	// KubeProxy is the mode kube-proxy's own tables say it runs in
+	// (kubeProxyMode): iptables, ipvs or nftables; empty where none of
+	// its tables was seen.
+	KubeProxy string `json:"kube_proxy,omitempty"`
 }
 
 // Sysctl names read.
@@ -249,7 +253,7 @@ func Inspect(ctx context.Context, env Env) *Inspection {
 		r.classify(ctx, l, irqs, irqErr)
 	}
 	r.cni(links)
-	r.netfilter(ctx)
+	r.netfilter(ctx, links)
 	r.qdiscs()
 	if len(in.Unknown) == 0 {
 		in.Unknown = nil
