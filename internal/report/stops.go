@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,12 +80,25 @@ func CellName(c results.Cell) string {
 func precisionText(s results.Stop) string {
 	got := "no interval"
 	if s.HalfWidth != nil {
-		got = fmt.Sprintf("±%.1f%%", 100**s.HalfWidth)
+		got = "±" + pctApart(*s.HalfWidth, s.Target, 1) + "%"
 	}
 	if s.Target > 0 {
 		return fmt.Sprintf("%s of %s %s (target ±%.1f%%)", got, s.Of, s.Metric, 100*s.Target)
 	}
 	return fmt.Sprintf("%s of %s %s", got, s.Of, s.Metric)
+}
+
+// pctApart is v in percent with decimals digits, and more where v,
+// though not threshold, would read as it: a half-width of 0.0204 that
+// missed a ±2.0% target is "2.04", not "2.0" as if it met it; one of
+// 0.0196 that met it is "1.96". A threshold of 0 (none) adds none.
+func pctApart(v, threshold float64, decimals int) string {
+	f := func(x float64, d int) string { return strconv.FormatFloat(100*x, 'f', d, 64) }
+	d := decimals
+	for threshold > 0 && v != threshold && f(v, d) == f(threshold, d) && d < decimals+4 {
+		d++
+	}
+	return f(v, d)
 }
 
 func stopInterval(s results.Stop) string {

@@ -25,6 +25,9 @@ func TestPrecisionLines(t *testing.T) {
 	stops := []results.Stop{
 		{Cell: cell("bridge"), Metric: "bitrate", Status: "target", N: 3, HalfWidth: hw(0.012), Of: "mean", Target: 0.02},
 		{Cell: cell("ovs"), Metric: "bitrate", Status: "max", N: 10, HalfWidth: hw(0.031), Of: "mean", Target: 0.02},
+		// Missed by a hair: rounded to the target's digit it read "±2.0%
+		// ... (target ±2.0%)" as if met.
+		{Cell: cell("gre"), Metric: "bitrate", Status: "max", N: 10, HalfWidth: hw(0.0204), Of: "mean", Target: 0.02},
 		{Cell: cell("macvlan"), Metric: "bitrate", Status: "failed", Target: 0.02, Failed: "exit 1"},
 		{Cell: cell("host"), Metric: "bitrate", Status: "target", N: 5, HalfWidth: hw(0.04), Of: "mean", Target: 0.02, Decision: "worse"},
 		{Cell: cell("ipvlan"), Metric: "bitrate", Status: "target", N: 3, HalfWidth: hw(0.015), Of: "mean", Target: 0.02, Decision: "equal"},
@@ -33,13 +36,14 @@ func TestPrecisionLines(t *testing.T) {
 	}
 	got := PrecisionLines(stops)
 	want := []string{
-		"precision target ±2.0%: met in 2 of 5 cells; 1 without an interval (fewer than 2 valid trials); 1 stopped on their decision before it",
+		"precision target ±2.0%: met in 2 of 6 cells; 1 without an interval (fewer than 2 valid trials); 1 stopped on their decision before it",
 		"  ovs tcp baseline r=1: ±3.1% of mean bitrate (target ±2.0%) after 10 trials (max)",
+		"  gre tcp baseline r=1: ±2.04% of mean bitrate (target ±2.0%) after 10 trials (max)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if PrecisionLines(stops[6:]) != nil || PrecisionLines([]results.Stop{{Status: "max", N: 5}}) != nil {
+	if PrecisionLines(stops[7:]) != nil || PrecisionLines([]results.Stop{{Status: "max", N: 5}}) != nil {
 		t.Error("lines for a run without a precision target on uncompared cells")
 	}
 	var many []results.Stop

@@ -74,7 +74,9 @@ func verdictTable(m analysis.Model) table {
 	for _, v := range m.Verdicts {
 		cell := mark(v.Pass)
 		if v.SentShare > 0 {
-			cell += fmt.Sprintf(" (sent %.0f%%)", 100*v.SentShare)
+			// Under ceiling.BehindShare by the verdict's reckoning: 0.966
+			// is "96.6%", not "97%", the share it fell short of.
+			cell += " (sent " + pctApart(v.SentShare, ceiling.BehindShare, 0) + "%)"
 		}
 		if v.Paper != nil {
 			cell += " (paper " + mark(*v.Paper) + ")"

@@ -82,3 +82,16 @@ func TestSenderBehindLine(t *testing.T) {
 		t.Errorf("line %q", l)
 	}
 }
+
+// A sender that fell behind (under ceiling.BehindShare, 97%) never reads
+// as having sent 97%: 0.966 rounded to a whole percent was "(sent 97%)"
+// beside a pass, the share it fell short of.
+func TestVerdictSentShareNotRoundedToTheThreshold(t *testing.T) {
+	c := results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: "udp@1G", Replicas: 1, Impairment: "none"}
+	for share, want := range map[float64]string{0.966: "✓ (sent 96.6%)", 0.9695: "✓ (sent 96.95%)", 0.5: "✓ (sent 50%)"} {
+		m := analysis.Model{Verdicts: []analysis.Verdict{{Cell: c, Protocol: "udp", Pass: true, SentShare: share}}}
+		if got := verdictTable(m).Rows[0][2]; got != want {
+			t.Errorf("sent share %v: %q, want %q", share, got, want)
+		}
+	}
+}
