@@ -40,3 +40,15 @@ func TestRefMethodShown(t *testing.T) {
 		t.Errorf("reference table note %q, want the study's alone", got)
 	}
 }
+
+// A published ratio is shown as the source gave it, as a published
+// normalized value is: %.3f cut nic-modes' 1.0793 to 1.079 and its
+// 0.2201 to 0.220.
+func TestRefValueRatioAsPublished(t *testing.T) {
+	for r, want := range map[float64]string{1.0793: "numa-other / numa-same = 1.0793", 0.2201: "numa-other / numa-same = 0.2201", 0.5: "numa-other / numa-same = 0.5"} {
+		ref := study.Reference{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: results.MetricBitrate, Ratio: &r}
+		if got := refValue(analysis.RefMatch{Reference: ref}); got != want {
+			t.Errorf("ratio %v: %q, want %q", r, got, want)
+		}
+	}
+}

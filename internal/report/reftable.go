@@ -98,7 +98,9 @@ func refValue(m analysis.RefMatch) string {
 	}
 	if ref.Ratio != nil {
 		num, den := ref.RatioTerms()
-		parts = append(parts, fmt.Sprintf("%s / %s = %.3f", num, den, *ref.Ratio))
+		// As the source gave it, as published normalized values are:
+		// %.3f cut 1.0793 to 1.079.
+		parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, analysis.PublishedNormalized(*ref.Ratio)))
 	}
 	return strings.Join(parts, ", ")
 }
