@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -47,16 +48,19 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 	if len(m.Rows) == 0 {
 		p("No samples.\n")
 	}
+	// Free text (a warning quotes a file's error, a tool's message; a
+	// study's description and notes are anyone's) renders as written:
+	// markdown.Text.
 	if l := UnfinishedLine(m.Unfinished, s, ""); l != "" {
-		p("**Warning: %s.**\n\n", l)
+		p("**Warning: %s.**\n\n", markdown.Text(l))
 	}
 	for _, l := range warnings {
-		p("**Warning: %s.**\n\n", l)
+		p("**Warning: %s.**\n\n", markdown.Text(l))
 	}
 	if miss := missingCells(m.Rows); len(miss) > 0 {
 		p("## Cells without samples\n\n")
 		for _, c := range miss {
-			p("- %s\n", c)
+			p("- %s\n", markdown.Text(c))
 		}
 		p("\nTheir tables below say \"missing\"; %s.\n\n", missingWhy(m.Unfinished, m.Stops))
 	}
@@ -106,7 +110,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		// report.html says it: summary.md is read alone too.
 		p("## Comparability with the paper\n\n")
 		for _, l := range comparability(run, s) {
-			p("%s\n\n", l)
+			p("%s\n\n", markdown.Text(l))
 		}
 	}
 	return bw.Flush()
@@ -131,13 +135,13 @@ func (n *numbers) markdownRefs(w io.Writer, s *study.Study, run *results.Run) {
 	if len(n.References) == 0 && mislabel == "" {
 		return
 	}
-	fmt.Fprintf(w, "## %s\n\n", refsHeading(s))
+	fmt.Fprintf(w, "## %s\n\n", markdown.Text(refsHeading(s)))
 	t, leftOut := n.refTable()
 	if len(t.Rows) > 0 {
 		t.markdown(w)
 	}
 	if l := strings.TrimSpace(leftOut + " " + mislabel); l != "" {
-		fmt.Fprintf(w, "%s\n\n", l)
+		fmt.Fprintf(w, "%s\n\n", markdown.Text(l))
 	}
 }
 
@@ -168,16 +172,16 @@ func closingSections(m analysis.Model, s *study.Study) []section {
 // header says) and the paragraph saying how to read its numbers.
 func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study, run *results.Run) {
 	m := n.Model
-	p("# %s: summary\n\n", m.Study)
+	p("# %s: summary\n\n", markdown.Text(m.Study))
 	if s != nil && s.Metadata.Description != "" {
-		p("%s.\n\n", strings.TrimSuffix(s.Metadata.Description, "."))
+		p("%s.\n\n", markdown.Text(strings.TrimSuffix(s.Metadata.Description, ".")))
 	}
 	if s != nil && s.Metadata.Source != "" {
-		p("Source: %s.\n\n", strings.TrimSuffix(s.Metadata.Source, "."))
+		p("Source: %s.\n\n", markdown.Text(strings.TrimSuffix(s.Metadata.Source, ".")))
 	}
 	if run != nil && s != nil {
 		if l := clusterLine(run.Env, s); l != "" {
-			p("%s\n\n", l)
+			p("%s\n\n", markdown.Text(l))
 		}
 	}
 	if m.TrialsPlanned == 1 {
