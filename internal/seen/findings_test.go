@@ -77,7 +77,7 @@ func TestFindOverlay(t *testing.T) {
 		t.Errorf("a sighting of a cluster's run: %+v", got)
 	}
 	want := regexp.MustCompile(`^calico-vxlan \(tunnel vxlan\.calico\) against calico-routed: worse in 1 of its inter-node cells ` +
-		`\(tcp baseline r=1 bitrate ×0\.80 \[0\.7\d, 0\.8\d\]\)$`)
+		`\(tcp baseline r=1 bitrate ×0\.80 \[0\.7\d, 0\.8\d\] at 95%, n=6\)$`)
 	if !want.MatchString(got[0].Text) {
 		t.Errorf("overlay:\n%s\nwant it to match\n%s", got[0].Text, want)
 	}

@@ -2,6 +2,7 @@ package seen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise"
@@ -18,8 +19,9 @@ import (
 // slow to leave (env.json's cpuidle, the server node's on a cluster;
 // cpuidle.SlowWake), so that each round trip may have waited for a core
 // to wake. Cells of a tuning that bounds the idle states (cpuIdle) are
-// left out: they measured the answer. Each named cell gives its rate,
-// the tool's first headline metric, as the run's report has it.
+// left out: they measured the answer, as are cells of fewer than
+// minTrials trials. Each named cell gives its rate, the tool's first
+// headline metric, as the run's report has it.
 func idleWake(run *results.Run, s *study.Study) found {
 	if !run.HasEnv {
 		return found{}
@@ -55,6 +57,7 @@ func idleWake(run *results.Run, s *study.Study) found {
 		}
 		values[smp.Cell] = append(values[smp.Cell], v)
 	}
+	cells = slices.DeleteFunc(cells, func(c results.Cell) bool { return len(values[c]) < minTrials })
 	if len(cells) == 0 {
 		return found{}
 	}
@@ -69,7 +72,7 @@ func idleWake(run *results.Run, s *study.Study) found {
 		c := cells[i]
 		m := rate[c.Workload]
 		d := analysis.Describe(m, values[c])
-		return fmt.Sprintf("%s %s %s (mean of %d trials)", report.CellName(c), analysis.Display(m).Format(d.Mean), m, d.N)
+		return fmt.Sprintf("%s %s %s (mean of %s)", report.CellName(c), analysis.Display(m).Format(d.Mean), m, trials(d.N))
 	})
 	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s), so each round trip "+
 		"may have waited for a core to wake: %s", len(cells), strings.Join(states, "; "), named)

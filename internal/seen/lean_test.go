@@ -48,6 +48,12 @@ spec:
 			t.Errorf("%s: lean %q (%q), want %q", c.name, got.lean, got.text, c.want)
 		}
 	}
+	// A decision of one trial has no interval behind it: no sighting.
+	one := stop("flannel", "worse", 0.72)
+	one.N, one.Valid = 1, 1
+	if got := steering(&results.Run{Stops: []results.Stop{one}}, s); got.text != "" {
+		t.Errorf("a steering cell of one trial: %s", got.text)
+	}
 }
 
 // An overlay that cost nothing against the datapath without one (equal

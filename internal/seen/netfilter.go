@@ -22,12 +22,13 @@ const netfilterShare = 0.10
 
 // netfilter: the cells whose CPU cost per packet (workloads with cpp)
 // went a tenth or more into netfilter, the largest share first, with
-// the range of the others.
+// the range of the others; a cell of fewer than minTrials trials is
+// neither (one trial's share may be its accident).
 func netfilter(run *results.Run, _ *study.Study) found {
 	var over, under []analysis.Share
 	for _, sh := range analysis.ComponentShares(run.Samples, "netfilter") {
 		switch {
-		case sh.Total <= 0:
+		case sh.Total <= 0 || sh.N < minTrials:
 		case sh.Fraction() >= netfilterShare:
 			over = append(over, sh)
 		default:
@@ -41,8 +42,8 @@ func netfilter(run *results.Run, _ *study.Study) found {
 	slices.SortStableFunc(over, byShare)
 	named := someOf(len(over), func(i int) string {
 		sh := over[i]
-		return fmt.Sprintf("%s %.0f%% (%.0f of %.0f %s per packet, means of %d trials)",
-			report.CellName(sh.Cell), 100*sh.Fraction(), sh.Part, sh.Total, sh.Unit, sh.N)
+		return fmt.Sprintf("%s %.0f%% (%.0f of %.0f %s per packet, means of %s)",
+			report.CellName(sh.Cell), 100*sh.Fraction(), sh.Part, sh.Total, sh.Unit, trials(sh.N))
 	})
 	text := fmt.Sprintf("netfilter took %.0f%% or more of the CPU cost per packet in %d of the %d cells that measured it: %s",
 		100*netfilterShare, len(over), len(over)+len(under), named)

@@ -15,6 +15,20 @@ import (
 // mostNamed bounds the cells a sighting names.
 const mostNamed = 3
 
+// minTrials is the fewest trials of a cell a finding rests on: with one
+// a cell has no spread and no interval (stats.Ratio collapses to the
+// ratio), and one trial bound by one core, or one netfilter share, may
+// be that trial's accident.
+const minTrials = 2
+
+// trials is "1 trial" or "n trials".
+func trials(n int) string {
+	if n == 1 {
+		return "1 trial"
+	}
+	return fmt.Sprintf("%d trials", n)
+}
+
 // someOf names the first mostNamed of n items, name(i) each, and says
 // how many more there are: "a; b; c; and 2 more".
 func someOf(n int, name func(i int) string) string {
@@ -29,9 +43,15 @@ func someOf(n int, name func(i int) string) string {
 }
 
 // oneCore: the cells at least half of whose trials one core bound
-// (analysis.OneCoreCells, the report's "Bound by one core").
+// (analysis.OneCoreCells, the report's "Bound by one core"), and at
+// least minTrials of them: one bound trial of two is no finding.
 func oneCore(run *results.Run, _ *study.Study) found {
-	bound := analysis.OneCoreCells(run.Samples, run.CPU)
+	var bound []analysis.OneCore
+	for _, oc := range analysis.OneCoreCells(run.Samples, run.CPU) {
+		if oc.Bound >= minTrials {
+			bound = append(bound, oc)
+		}
+	}
 	if len(bound) == 0 {
 		return found{}
 	}
@@ -47,8 +67,8 @@ func oneCore(run *results.Run, _ *study.Study) found {
 	}
 	named := someOf(len(bound), func(i int) string {
 		oc := bound[i]
-		return fmt.Sprintf("%s on the %s node (a core %.0f%% busy, %.0f%% of it softirq, another %.0f%% idle, in %d of %d trials)",
-			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, oc.N)
+		return fmt.Sprintf("%s on the %s node (a core %.0f%% busy, %.0f%% of it softirq, another %.0f%% idle, in %d of %s)",
+			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, trials(oc.N))
 	})
 	text := fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
 		len(bound), len(cells), named)

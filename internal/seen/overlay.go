@@ -17,8 +17,10 @@ import (
 // datapaths that do not, each encapsulating datapath's inter-node cells
 // against the same cells of the study's first datapath without a tunnel,
 // on the metric each cell was judged on (its stop), decided as the
-// report decides (analysis.Between). Intra-node cells are left out: their
-// packets never reach the tunnel.
+// report decides (analysis.Between), each decided cell named with its
+// interval's level and n (cells of fewer than minTrials trials on either
+// side are left out). Intra-node cells are left out: their packets never
+// reach the tunnel.
 func overlay(run *results.Run, s *study.Study) found {
 	if s == nil {
 		return found{}
@@ -45,7 +47,8 @@ func overlay(run *results.Run, s *study.Study) found {
 			ref := c
 			ref.Datapath = native
 			p := analysis.Between(s, run.Samples, c, ref, st.Metric)
-			if p == nil {
+			na, nb := valuesOf(run, c, st.Metric), valuesOf(run, ref, st.Metric)
+			if p == nil || min(na, nb) < minTrials {
 				continue
 			}
 			v := p.Decision.Verdict
@@ -53,7 +56,13 @@ func overlay(run *results.Run, s *study.Study) found {
 			all.add(string(v))
 			shown = append(shown, c)
 			if v != stats.Undecided && len(named) < mostNamed {
-				named = append(named, fmt.Sprintf("%s %s ×%.2f [%.2f, %.2f]", strings.TrimPrefix(report.CellName(c), c.Datapath+" "), st.Metric, p.Chosen.Ratio, p.Chosen.Low, p.Chosen.High))
+				n := fmt.Sprint(na)
+				if nb != na {
+					n = fmt.Sprintf("%d and %d of %s", na, nb, native)
+				}
+				// Between's intervals are at stats.Confidence.
+				named = append(named, decided(strings.TrimPrefix(report.CellName(c), c.Datapath+" "), st.Metric, p.Chosen.Ratio,
+					&p.Chosen.Low, &p.Chosen.High, stats.Confidence, n))
 			}
 		}
 		if tl.empty() {
@@ -72,6 +81,17 @@ func overlay(run *results.Run, s *study.Study) found {
 	// rules that cut its cost; equal or better is against them (an
 	// overlay that costs nothing here is no reason to route natively).
 	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Worse))}
+}
+
+// valuesOf counts a cell's trials with a value of metric.
+func valuesOf(run *results.Run, c results.Cell, metric string) int {
+	n := 0
+	for _, smp := range run.Samples {
+		if _, ok := smp.Metrics[metric]; ok && smp.Cell == c {
+			n++
+		}
+	}
+	return n
 }
 
 // encapsulating sorts the study's datapaths by what their catalog

@@ -50,22 +50,31 @@ spec:
 		}
 	}
 	ratio := func(v float64) *float64 { return &v }
+	stop := func(c results.Cell, decision string, r, lo, hi float64) results.Stop {
+		return results.Stop{Cell: c, Metric: results.MetricRequests, N: 2, Valid: 2, Decision: decision, Versus: "baseline",
+			Ratio: ratio(r), Low: ratio(lo), High: ratio(hi), Confidence: 0.95}
+	}
 	run.Stops = []results.Stop{
-		{Cell: cell("flannel", "rps"), Decision: "better", Versus: "baseline", Ratio: ratio(1.454)},
-		{Cell: cell("bridge", "rps"), Decision: "undecided", Versus: "baseline", Ratio: ratio(1.9)},
-		{Cell: cell("flannel", "rfs"), Decision: "better", Versus: "baseline", Ratio: ratio(1.634)},
-		{Cell: cell("bridge", "rfs"), Decision: "better", Versus: "baseline", Ratio: ratio(1.7)},
-		{Cell: cell("flannel", "busy"), Decision: "worse", Versus: "baseline", Ratio: ratio(0.9)},
+		stop(cell("flannel", "rps"), "better", 1.454, 1.3, 1.6),
+		stop(cell("bridge", "rps"), "undecided", 1.9, 0.8, 3),
+		stop(cell("flannel", "rfs"), "better", 1.634, 1.5, 1.77),
+		stop(cell("bridge", "rfs"), "better", 1.7, 1.6, 1.8),
+		stop(cell("flannel", "busy"), "worse", 0.9, 0.85, 0.95),
 	}
 	got := Find("/runs/cc", run, s)
-	if len(got) != 2 || got[0].Finding != advise.FindingOneCore || got[1].Finding != advise.FindingSteering || got[0].Run != "/runs/cc" {
+	// flannel against bridge too, on the stops' metric: equal in every
+	// cell, which is against the overlay rules.
+	if len(got) != 3 || got[0].Finding != advise.FindingOneCore || got[1].Finding != advise.FindingSteering || got[0].Run != "/runs/cc" ||
+		got[2].Finding != advise.FindingOverlay || got[2].Lean != advise.LeanAgainst {
 		t.Fatalf("sightings %+v", got)
 	}
 	if want := "1 of its 8 cells were bound by one core: flannel http baseline r=1 on the server node (a core 99% busy, 74% of it softirq, another 87% idle, in 2 of 2 trials)"; !strings.HasPrefix(got[0].Text, want) {
 		t.Errorf("one-core:\n%s\nwant it to start\n%s", got[0].Text, want)
 	}
-	want := "rps (RPS on the underlay NIC, tunnel device and pods' veths) against baseline: better in 1, undecided in 1 of its cells, the decided one ×1.45; " +
-		"rfs (RFS on the underlay NIC, tunnel device and pods' veths) against baseline: better in 2 of its cells, the decided ones ×1.63 to ×1.70"
+	want := "rps (RPS on the underlay NIC, tunnel device and pods' veths) against baseline: better in 1, undecided in 1 of its cells " +
+		"(flannel http rps r=1 requests_per_s ×1.45 [1.30, 1.60] at 95%, n=2); " +
+		"rfs (RFS on the underlay NIC, tunnel device and pods' veths) against baseline: better in 2 of its cells " +
+		"(flannel http rfs r=1 requests_per_s ×1.63 [1.50, 1.77] at 95%, n=2; bridge http rfs r=1 requests_per_s ×1.70 [1.60, 1.80] at 95%, n=2)"
 	if got[1].Text != want {
 		t.Errorf("steering:\n%s\nwant\n%s", got[1].Text, want)
 	}

@@ -2,9 +2,9 @@ package seen
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
@@ -12,7 +12,9 @@ import (
 
 // steering: each tuning with RPS or RFS that the run compared with the
 // baseline tuning, with the decisions its stops record (the run's end
-// and the report's glance) and the range of the ratios they rest on.
+// and the report's glance) and the decided cells each with its metric,
+// ratio, interval, the interval's confidence level and n. A cell of
+// fewer than minTrials trials is left out: it has no interval.
 func steering(run *results.Run, s *study.Study) found {
 	if s == nil {
 		return found{}
@@ -25,35 +27,65 @@ func steering(run *results.Run, s *study.Study) found {
 			continue
 		}
 		var tl tally
-		decided := 0 // cells with a ratio behind a decision
-		lo, hi := math.Inf(1), math.Inf(-1)
+		var named []string
+		decidedCells := 0
 		for _, st := range run.Stops {
-			if st.Cell.Tuning != t.Name || st.Decision == "" || st.Versus != s.Spec.Baseline {
+			n := stopTrials(st)
+			if st.Cell.Tuning != t.Name || st.Decision == "" || st.Versus != s.Spec.Baseline || n < minTrials {
 				continue
 			}
 			tl.add(st.Decision)
 			all.add(st.Decision)
 			shown = append(shown, st.Cell)
-			if st.Ratio != nil && st.Decision != "undecided" {
-				lo, hi = math.Min(lo, *st.Ratio), math.Max(hi, *st.Ratio)
-				decided++
+			if st.Ratio != nil && st.Decision != string(stats.Undecided) {
+				decidedCells++
+				if len(named) < mostNamed {
+					named = append(named, decided(report.CellName(st.Cell), st.Metric, *st.Ratio, st.Low, st.High, st.Confidence, fmt.Sprint(n)))
+				}
 			}
 		}
 		if tl.empty() {
 			continue
 		}
 		p := fmt.Sprintf("%s (%s) against %s: %s of its cells", t.Name, what(t), s.Spec.Baseline, tl)
-		switch {
-		case decided == 1:
-			p += fmt.Sprintf(", the decided one ×%.2f", lo)
-		case decided > 1:
-			p += fmt.Sprintf(", the decided ones ×%.2f to ×%.2f", lo, hi)
+		if more := decidedCells - len(named); more > 0 {
+			named = append(named, fmt.Sprintf("and %d more decided", more))
+		}
+		if len(named) > 0 {
+			p += " (" + strings.Join(named, "; ") + ")"
 		}
 		parts = append(parts, p)
 	}
 	// A steering tuning better than the baseline is a reason for the
 	// candidate that steers (rfs); worse or equal is against it.
 	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Better))}
+}
+
+// stopTrials is the trial count a stop's decision rests on: the look it
+// was judged at, else the trials with the metric (else, in runs that did
+// not record them, the trials run).
+func stopTrials(st results.Stop) int {
+	switch {
+	case st.Look > 0:
+		return st.Look
+	case st.Valid > 0:
+		return st.Valid
+	}
+	return st.N
+}
+
+// decided names one decided cell with what its decision rests on:
+// "flannel http rfs r=1 requests_per_s ×1.63 [1.50, 1.77] at 95%, n=3"
+// (without an interval where the run recorded none).
+func decided(cell, metric string, ratio float64, low, high *float64, conf float64, n string) string {
+	out := fmt.Sprintf("%s %s ×%.2f", cell, metric, ratio)
+	if low != nil && high != nil {
+		out += fmt.Sprintf(" [%.2f, %.2f]", *low, *high)
+		if conf > 0 {
+			out += fmt.Sprintf(" at %.4g%%", 100*conf)
+		}
+	}
+	return out + ", n=" + n
 }
 
 // tally counts decisions in the order they first come: "better in 2,
