@@ -269,9 +269,18 @@ func (c dpComparison) figure(title string, wls []int) figure {
 		bars.Series = append(bars.Series, ser)
 		leg.Add(c.Labels[i], barThumb{ser.Color})
 	}
+	var drawn []analysis.Row
+	for _, i := range wls {
+		for _, dp := range c.Datapaths {
+			if r, ok := c.row(dp, c.Workloads[i]); ok {
+				drawn = append(drawn, r)
+			}
+		}
+	}
 	f := figure{Title: title, Caption: fmt.Sprintf(
-		"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials, whiskers are 95%% confidence intervals. "+
-			"Datapaths this machine could not build are absent.", c.Metric, sc.Unit, c.Tuning, c.Replicas, plural(c.Replicas))}
+		"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s. "+
+			"Datapaths this machine could not build are absent.", c.Metric, sc.Unit, c.Tuning, c.Replicas, plural(c.Replicas),
+		figureN(drawn, c.Metric), meanWhiskers)}
 	p := newPlot(title, "datapath", c.Metric+" ("+sc.Unit+")")
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil

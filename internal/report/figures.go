@@ -40,9 +40,14 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	baseline := n.Baseline
 	title := fmt.Sprintf("Normalized %s vs replicas (%s)", metric, g.Name())
 	f := figure{Title: title, Caption: fmt.Sprintf(
-		"Mean %s of each tuning divided by the mean of %s at the same replica count; whiskers are 95%% confidence intervals "+
-			"(Fieller; for %s itself its own interval relative to its mean). × marks a published value for the same point; "+
-			"published values for points this run did not measure are only in the table.", metric, baseline, baseline)}
+		"Mean %s of each tuning divided by the mean of %s at the same replica count (%s); whiskers are the plain 95%% interval over "+
+			"all of each cell's trials (Fieller's, or the delta method's where Fieller's is unbounded; for %s itself its own interval "+
+			"relative to its mean). × marks a published value for the same point; "+
+			"published values for points this run did not measure are only in the table.", metric, baseline, figureN(g.Rows, metric), baseline)}
+	if len(n.stops) > 0 {
+		f.Caption += " Where the run decided a cell at one of its looks, the decision rests on the interval at that look, at its stricter " +
+			"confidence (the table and \"Repetitions and decisions\"), not on these whiskers."
+	}
 	p := newPlot(title, "replicas (pod pairs)", metric+" / "+baseline+" "+metric)
 	leg := newLegend()
 
@@ -102,6 +107,44 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	pad := 0.06 * (p.Y.Max - p.Y.Min)
 	p.Y.Min, p.Y.Max = p.Y.Min-pad, p.Y.Max+pad
 	return render(f, p, leg, figW, figH)
+}
+
+// meanWhiskers says what a figure's whiskers around a mean are
+// (docs/statistics.md).
+const meanWhiskers = "95% Student t intervals of the mean (mean ± t·sd/√n)"
+
+// figureN is how many trials each point of a figure of metric rests on:
+// "n = 3 trials each", "n = 3 to 10 trials each" (an adaptive run's
+// cells stop at different counts).
+func figureN(rows []analysis.Row, metric string) string {
+	lo, hi := 0, 0
+	for _, r := range rows {
+		if r.Metric != metric || r.N == 0 {
+			continue
+		}
+		if lo == 0 || r.N < lo {
+			lo = r.N
+		}
+		hi = max(hi, r.N)
+	}
+	switch {
+	case hi == 1:
+		return "n = 1 trial each: no interval"
+	case lo == hi:
+		return fmt.Sprintf("n = %d trials each", lo)
+	}
+	return fmt.Sprintf("n = %d to %d trials each", lo, hi)
+}
+
+// repsRows are the rows at one replica count.
+func repsRows(rows []analysis.Row, reps int) []analysis.Row {
+	var out []analysis.Row
+	for _, r := range rows {
+		if r.Replicas == reps {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // normSeries is one tuning's normalized values over replica counts:
@@ -169,9 +212,9 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	}
 	title := fmt.Sprintf("%s per core, %d replica%s", label, reps, plural(reps))
 	f := figure{Title: title + fmt.Sprintf(" (%s)", g.Name()), Caption: fmt.Sprintf(
-		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s; whiskers are 95%% confidence intervals; "+
+		"%s: mean over trials of each core's %s (%s) during the measured window at %d replica%s (%s); whiskers are %s; "+
 			"× marks a published value. Every core sampled on the node is shown (on emulated nodes, every CPU of the machine); tunings without samples are left out.",
-		g.Name(), metric, sc.Unit, reps, plural(reps))}
+		g.Name(), metric, sc.Unit, reps, plural(reps), figureN(repsRows(g.Rows, reps), metric), meanWhiskers)}
 	cpus := g.CPUsOf(metric)
 	row := func(t string, cpu int) (analysis.Row, bool) {
 		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)

@@ -45,6 +45,7 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 			sc := analysis.Display(metric)
 			bars := &groupedBars{Groups: len(imps), Fill: 0.8}
 			leg := newLegend()
+			var drawn []analysis.Row
 			for i, dp := range dims.Datapaths {
 				ser := barSeries{Color: seriesColor(i)}
 				has := false
@@ -52,7 +53,7 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 					m, lo, hi := math.NaN(), math.NaN(), math.NaN()
 					if r, ok := row(dp, imp); ok {
 						m, lo, hi = r.Mean*sc.Factor, r.CI95Low*sc.Factor, r.CI95High*sc.Factor
-						has = true
+						has, drawn = true, append(drawn, r)
 					}
 					ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
 				}
@@ -66,8 +67,8 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 			}
 			title := fmt.Sprintf("%s by impairment (%s)", metric, w.Name)
 			f := figure{Title: title, Caption: fmt.Sprintf(
-				"%s (%s) of %s per impairment and datapath at tuning %s and %d replica%s: mean over trials, whiskers are 95%% confidence intervals.",
-				metric, sc.Unit, w.Name, tuning, reps, plural(reps))}
+				"%s (%s) of %s per impairment and datapath at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s.",
+				metric, sc.Unit, w.Name, tuning, reps, plural(reps), figureN(drawn, metric), meanWhiskers)}
 			p := newPlot(title, "impairment", metric+" ("+sc.Unit+")")
 			grid := plotter.NewGrid()
 			grid.Vertical.Color = nil
@@ -116,7 +117,7 @@ func seriesFigures(s *study.Study, samples []results.Sample) []figure {
 		v := vs[len(vs)-1]
 		for _, ser := range tcpSeries {
 			title := fmt.Sprintf("TCP %s per second (%s)", ser.label, v.Name)
-			f := figure{Title: title, Caption: fmt.Sprintf("%s of %s each second of the first trial (first pair), per datapath and impairment (the paper's Fig 8).", ser.label, v.Name)}
+			f := figure{Title: title, Caption: fmt.Sprintf("%s of %s each second of the first trial (first pair), per datapath and impairment%s.", ser.label, v.Name, seed003Note(s, " (the paper's Fig 8)"))}
 			p := newPlot(title, "second", ser.unit)
 			leg := newLegend()
 			scale := map[string]float64{"Mbit/s": 1e-6, "KB": 1e-3, "count": 1}[ser.unit]

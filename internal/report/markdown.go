@@ -162,7 +162,7 @@ func closingSections(m analysis.Model, s *study.Study) []section {
 		{"Trials that spread widely", wideCaption, wideTable(m)},
 		{"Bound by one core", oneCoreText(m, s), oneCoreTable(m)},
 		{"Marked trials", markedCaption, markedTable(m)},
-		{"Verdicts", verdictCaption(m), verdictTable(m)},
+		{"Verdicts", verdictCaption(m, s), verdictTable(m)},
 		{"Ethernet bound of the encapsulation", boundCaption, boundTable(m)},
 	}
 }

@@ -18,40 +18,7 @@ import (
 // not as a metric row of "1". The workload that ran its placement is
 // not marked.
 func TestPinFellBackMarked(t *testing.T) {
-	const text = `apiVersion: cnibench/v1alpha1
-kind: Study
-metadata: {name: pins}
-spec:
-  datapaths: [calico-vxlan, bridge]
-  tunings: [baseline, {name: busy, sysctls: {net.core.busy_read: 50}}]
-  workloads:
-    - {name: near, tool: iperf3, protocol: tcp}
-    - {name: far, tool: iperf3, protocol: tcp}
-    - {name: plain, tool: iperf3, protocol: tcp}
-  reference:
-    - {workload: far, againstWorkload: near, metric: bitrate, ratio: 0.2201}
-  trials: 3
-  duration: 5s
-`
-	cat := study.Catalog{Datapaths: []string{"calico-vxlan", "bridge"}, Tools: registry.Tools()}
-	s, err := study.Parse("pins.yaml", []byte(text), study.Options{}, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var samples []results.Sample
-	for _, dp := range []string{"calico-vxlan", "bridge"} {
-		for _, tn := range []string{"baseline", "busy"} {
-			for _, wl := range []string{"near", "far", "plain"} {
-				for trial := 1; trial <= 3; trial++ {
-					m := map[string]float64{results.MetricBitrate: 5e9 * (1 + 0.01*float64(trial))}
-					if wl != "plain" {
-						m[analysis.MetricPinNotComparable] = 1
-					}
-					samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tn, Workload: wl, Replicas: 1}, Trial: trial, Metrics: m})
-				}
-			}
-		}
-	}
+	s, samples := pinStudy(t)
 	m := analysis.Build(s, samples)
 	var b strings.Builder
 	if err := writeMarkdown(&b, s, m, nil); err != nil {
@@ -98,4 +65,46 @@ spec:
 			t.Errorf("report.html's %s: note %q", g.Name, g.PinNote)
 		}
 	}
+}
+
+// pinStudy is a study of two datapaths, two tunings and three workloads
+// with 3 trials of bitrate each; near's and far's samples carry
+// pin_not_comparable, plain's do not.
+func pinStudy(t *testing.T) (*study.Study, []results.Sample) {
+	t.Helper()
+	const text = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: pins}
+spec:
+  datapaths: [calico-vxlan, bridge]
+  tunings: [baseline, {name: busy, sysctls: {net.core.busy_read: 50}}]
+  workloads:
+    - {name: near, tool: iperf3, protocol: tcp}
+    - {name: far, tool: iperf3, protocol: tcp}
+    - {name: plain, tool: iperf3, protocol: tcp}
+  reference:
+    - {workload: far, againstWorkload: near, metric: bitrate, ratio: 0.2201}
+  trials: 3
+  duration: 5s
+`
+	cat := study.Catalog{Datapaths: []string{"calico-vxlan", "bridge"}, Tools: registry.Tools()}
+	s, err := study.Parse("pins.yaml", []byte(text), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for _, dp := range []string{"calico-vxlan", "bridge"} {
+		for _, tn := range []string{"baseline", "busy"} {
+			for _, wl := range []string{"near", "far", "plain"} {
+				for trial := 1; trial <= 3; trial++ {
+					m := map[string]float64{results.MetricBitrate: 5e9 * (1 + 0.01*float64(trial))}
+					if wl != "plain" {
+						m[analysis.MetricPinNotComparable] = 1
+					}
+					samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tn, Workload: wl, Replicas: 1}, Trial: trial, Metrics: m})
+				}
+			}
+		}
+	}
+	return s, samples
 }

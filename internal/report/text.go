@@ -74,17 +74,53 @@ var seedRE = regexp.MustCompile(`\bseeds? ([0-9]{3}(?:(?:, | and )[0-9]{3})*)`)
 // study citing another paper, or none).
 func paperSetup(s *study.Study) string {
 	var parts []string
-	for _, m := range seedRE.FindAllStringSubmatch(s.Metadata.Source, -1) {
-		for _, seed := range regexp.MustCompile(`[0-9]{3}`).FindAllString(m[1], -1) {
-			if t, ok := paperSetups[seed]; ok && !slices.Contains(parts, t) {
-				parts = append(parts, t)
-			}
+	for _, seed := range citedSeeds(s) {
+		if t, ok := paperSetups[seed]; ok && !slices.Contains(parts, t) {
+			parts = append(parts, t)
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// citesSeed reports whether the study's source names the paper of seed
+// ("003"): only then do captions point at that paper's figures and
+// tables (a user's study of impairments is not Santos et al.'s).
+func citesSeed(s *study.Study, seed string) bool {
+	return slices.Contains(citedSeeds(s), seed)
+}
+
+var seedNumberRE = regexp.MustCompile(`[0-9]{3}`)
+
+// citedSeeds are the seeds the study's source names ("seed 000 (paper)
+// and seed 002", "seeds 001, 003, 004").
+func citedSeeds(s *study.Study) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range seedRE.FindAllStringSubmatch(s.Metadata.Source, -1) {
+		out = append(out, seedNumberRE.FindAllString(m[1], -1)...)
+	}
+	return out
+}
+
+// seed003Note is note where the study cites the seed-003 paper (Santos
+// et al., flannel-backends' figures and tables), "" otherwise.
+func seed003Note(s *study.Study, note string) string {
+	if citesSeed(s, "003") {
+		return note
+	}
+	return ""
+}
+
+// impairmentsIntro opens report.html's Impairments section.
+func impairmentsIntro(s *study.Study) string {
+	return "Receiver bitrate, jitter, lost datagrams and TCP retransmits of each workload per impairment and datapath and sender bitrate beside it" +
+		seed003Note(s, " (the seed-003 paper's Figs 4-7 and 9, Tables VII-VIII)") + ", and TCP's per-second throughput and congestion window at the highest offered rate" +
+		seed003Note(s, " (Fig 8)") + "; each impairment's sweep over the offered rate is under Workloads."
 }
 
 // relativeEffects says what the run compares within itself, by what the

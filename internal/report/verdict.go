@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/ceiling"
 )
 
@@ -100,7 +101,7 @@ func verdictAxes(vs []analysis.Verdict) (byTuning, byReplicas bool) {
 }
 
 // verdictCaption says what the verdicts were judged by.
-func verdictCaption(m analysis.Model) string {
+func verdictCaption(m analysis.Model, s *study.Study) string {
 	per := "datapath, workload"
 	if len(m.Verdicts) > 0 {
 		byTuning, byReplicas := verdictAxes(m.Verdicts)
@@ -112,7 +113,7 @@ func verdictCaption(m analysis.Model) string {
 		}
 	}
 	return "Verdict per " + per + " and impairment by the study's criteria (" + m.VerdictCriteria +
-		"); \"paper\" is the published verdict (Table IX), ≠ marks a disagreement. \"sent N%\": the UDP sender sent only N% of the offered rate, " +
+		"); \"paper\" is the published verdict" + seed003Note(s, " (Table IX)") + ", ≠ marks a disagreement. \"sent N%\": the UDP sender sent only N% of the offered rate, " +
 		"so the bitrate criterion was not judged and a pass is not set against the paper's failure. summary.json has why each cell failed."
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // TestVerdictTableTuningsAndReplicas: verdicts of one datapath, workload
@@ -26,7 +27,7 @@ func TestVerdictTableTuningsAndReplicas(t *testing.T) {
 		strings.Join(tb.Rows[0], ",") != "flannel-vxlan,baseline,udp@500M,✗" || strings.Join(tb.Rows[1], ",") != "flannel-vxlan,rfs,udp@500M,✓" {
 		t.Errorf("two tunings: head %v rows %v, want a row each with a tuning column", tb.Head, tb.Rows)
 	}
-	if got := verdictCaption(m); !strings.HasPrefix(got, "Verdict per datapath, workload, tuning and impairment") {
+	if got := verdictCaption(m, nil); !strings.HasPrefix(got, "Verdict per datapath, workload, tuning and impairment") {
 		t.Errorf("caption %q", got)
 	}
 	m.Verdicts = []analysis.Verdict{v(c("baseline", 1), true), v(c("baseline", 4), false)}
@@ -50,8 +51,8 @@ func TestVerdictTableSentShare(t *testing.T) {
 	if len(tb.Rows) != 1 || tb.Rows[0][2] != "✓ (sent 29%) (paper ✗)" {
 		t.Errorf("rows %v, want ✓ (sent 29%%) (paper ✗) without ≠", tb.Rows)
 	}
-	if !strings.Contains(verdictCaption(m), `"sent N%": the UDP sender sent only N% of the offered rate`) {
-		t.Errorf("caption %q does not say what sent N%% means", verdictCaption(m))
+	if !strings.Contains(verdictCaption(m, nil), `"sent N%": the UDP sender sent only N% of the offered rate`) {
+		t.Errorf("caption %q does not say what sent N%% means", verdictCaption(m, nil))
 	}
 }
 
@@ -92,6 +93,26 @@ func TestVerdictSentShareNotRoundedToTheThreshold(t *testing.T) {
 		m := analysis.Model{Verdicts: []analysis.Verdict{{Cell: c, Protocol: "udp", Pass: true, SentShare: share}}}
 		if got := verdictTable(m).Rows[0][2]; got != want {
 			t.Errorf("sent share %v: %q, want %q", share, got, want)
+		}
+	}
+}
+
+// The seed-003 paper's Table IX and figures are named only for a study
+// citing it: a user's study of impairments is not Santos et al.'s.
+func TestSeed003NamedOnlyForItsStudies(t *testing.T) {
+	fb, user := &study.Study{}, &study.Study{}
+	fb.Metadata.Source, user.Metadata.Source = "seed 003 (paper)", "our lab's testbed"
+	if got := verdictCaption(analysis.Model{}, fb); !strings.Contains(got, "published verdict (Table IX)") {
+		t.Errorf("flannel-backends' caption %q does not name Table IX", got)
+	}
+	if got := impairmentsIntro(fb); !strings.Contains(got, "(the seed-003 paper's Figs 4-7 and 9, Tables VII-VIII)") || !strings.Contains(got, "(Fig 8)") {
+		t.Errorf("flannel-backends' impairments intro %q", got)
+	}
+	for _, s := range []*study.Study{user, nil} {
+		for _, got := range []string{verdictCaption(analysis.Model{}, s), impairmentsIntro(s)} {
+			if strings.Contains(got, "Table") || strings.Contains(got, "Fig") || strings.Contains(got, "seed") {
+				t.Errorf("a study not citing seed 003: %q", got)
+			}
 		}
 	}
 }

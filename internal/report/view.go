@@ -43,15 +43,17 @@ type page struct {
 	Groups         []groupView
 	// NoSamples: the run stored no sample at all (Groups may also be
 	// empty because every workload is a sweep, shown in Workloads).
-	NoSamples       bool
-	Workloads       workloadSection
-	Datapaths       []figure
-	Impairments     []figure
-	DatapathTables  []table
-	DatapathCaption string
-	Refs            table
-	RefsHeading     string
-	RefsLeftOut     string
+	NoSamples   bool
+	Workloads   workloadSection
+	Datapaths   []figure
+	Impairments []figure
+	// ImpairmentsIntro opens their section (impairmentsIntro).
+	ImpairmentsIntro string
+	DatapathTables   []table
+	DatapathCaption  string
+	Refs             table
+	RefsHeading      string
+	RefsLeftOut      string
 	// Closing are the sections after the cells' own (closingSections),
 	// summary.md's too.
 	Closing       []section
@@ -152,6 +154,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.DatapathCaption = datapathCaption
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
+	pg.ImpairmentsIntro = impairmentsIntro(s)
 	pg.Refs, pg.RefsLeftOut = n.refTable()
 	pg.RefsHeading = refsHeading(s)
 	pg.RefsLeftOut = strings.TrimSpace(pg.RefsLeftOut + " " + mislabelledLeftOut(run.Env, s))
