@@ -154,12 +154,12 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	},
 	"cni": func(in *inspect.Inspection) (string, error) { return cniString(in.CNI), nil },
 	"conntrack_target": func(in *inspect.Inspection) (string, error) {
-		m, ok := in.Sysctls[inspect.SysConntrackMax]
-		if !ok || m <= 0 {
-			return "", errors.New("nf_conntrack_max unknown")
-		}
-		return strconv.FormatInt(2*m, 10), nil
+		t, err := conntrackTarget(in)
+		return strconv.FormatInt(t, 10), err
 	},
+	"conntrack_buckets":      conntrackBuckets,
+	"conntrack_buckets_now":  func(in *inspect.Inspection) (string, error) { return conntrackBucketsNow(in), nil },
+	"conntrack_per_core":     conntrackPerCore,
 	"kube_proxy_mode":        kubeProxyModeText,
 	"netfilter_alternatives": netfilterAlternatives,
 	"kube_proxy_config":      kubeProxyConfig,

@@ -268,7 +268,7 @@ func Summarize(in *inspect.Inspection) []Finding {
 	add("netfilter", "iptables %d chains / %d rules; nftables %d chains / %d rules",
 		in.Netfilter.IptablesChains, in.Netfilter.IptablesRules, in.Netfilter.NftChains, in.Netfilter.NftRules)
 	if m, ok := in.Sysctls[inspect.SysConntrackMax]; ok {
-		add("conntrack", "%d of %d entries", in.Sysctls[inspect.SysConntrackCount], m)
+		add("conntrack", "%d of %d entries, %s hash buckets", in.Sysctls[inspect.SysConntrackCount], m, conntrackBucketsNow(in))
 	}
 	add("busy polling", "busy_read %d us, busy_poll %d us", in.Sysctls[inspect.SysBusyRead], in.Sysctls[inspect.SysBusyPoll])
 	if in.CPUIdle != nil {

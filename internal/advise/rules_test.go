@@ -112,7 +112,7 @@ func TestCandidateParameters(t *testing.T) {
 	}{
 		{"calico-vxlan-jumbo", "tunnel-mtu", "mtu on vxlan.calico: mtu=8950, pods=8950"},
 		{"calico-vxlan-jumbo", "rfs", "rfs on ens1f0: rps_cpus=0000ff00, rps_flow_cnt=8192, rps_sock_flow_entries=32768"},
-		{"calico-vxlan-jumbo", "conntrack-size", "conntrack: nf_conntrack_max=524288"},
+		{"calico-vxlan-jumbo", "conntrack-size", "conntrack: nf_conntrack_buckets=524288, nf_conntrack_max=524288"},
 		{"calico-vxlan-jumbo", "numa-placement", "placement on ens1f0: numa_node=1, placement=same-numa"},
 		{"this-machine", "rfs", "rfs on eth0: rps_cpus=00000003, rps_flow_cnt=32768, rps_sock_flow_entries=32768"},
 		{"ipip-nic-vxlan-offload", "overlay-offload", "overlay on tunl0: from=ipip, to=vxlan, geneve"},

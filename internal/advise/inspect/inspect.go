@@ -231,9 +231,10 @@ const (
 	SysBusyRead           = "net.core.busy_read"
 	SysConntrackMax       = "net.netfilter.nf_conntrack_max"
 	SysConntrackCount     = "net.netfilter.nf_conntrack_count"
+	SysConntrackBuckets   = "net.netfilter.nf_conntrack_buckets"
 )
 
-var sysctls = []string{SysRPSSockFlowEntries, SysBusyPoll, SysBusyRead, SysConntrackMax, SysConntrackCount}
+var sysctls = []string{SysRPSSockFlowEntries, SysBusyPoll, SysBusyRead, SysConntrackMax, SysConntrackCount, SysConntrackBuckets}
 
 // Inspect reads everything it can from env.
 func Inspect(ctx context.Context, env Env) *Inspection {

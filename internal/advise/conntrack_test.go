@@ -1,0 +1,48 @@
+package advise
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+)
+
+// conntrack-size raises the hash buckets with the maximum (the kernel's
+// default ratio, nf_conntrack-sysctl.rst: max equals buckets, a full
+// table's chains 2 long), never lowers them, and on Kubernetes says the
+// value is kube-proxy's to set (conntrack.maxPerCore, per CPU). The
+// kernel's log line is quoted from the kernel's source, not from the
+// sysctl document, which does not hold it.
+func TestConntrackSize(t *testing.T) {
+	rs, err := Lookup("conntrack-size")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := load(t, "calico-vxlan-jumbo") // max 262144, 262144 buckets, 16 CPUs
+	got := Evaluate(rs[0], in)
+	if k := knobText(got.Knobs); got.Status != Candidate || k != "conntrack: nf_conntrack_buckets=524288, nf_conntrack_max=524288" {
+		t.Fatalf("%s %s", got.Status, k)
+	}
+	var perm []string
+	for _, p := range got.Permanent {
+		perm = append(perm, p.Kind+": "+p.Text)
+	}
+	all := strings.Join(perm, "\n")
+	for _, want := range []string{"maxPerCore: 32768", "net.netfilter.nf_conntrack_buckets = 524288", "modprobe.d: ", "options nf_conntrack hashsize=524288"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("permanent forms lack %q:\n%s", want, all)
+		}
+	}
+	if !strings.Contains(got.Effect, "(now 262144)") {
+		t.Errorf("effect does not say the buckets now: %s", got.Effect)
+	}
+	in.Sysctls[inspect.SysConntrackBuckets] = 1 << 20
+	if k := knobText(Evaluate(rs[0], in).Knobs); k != "conntrack: nf_conntrack_buckets=1048576, nf_conntrack_max=524288" {
+		t.Errorf("more buckets than the new maximum are kept: %s", k)
+	}
+	for _, e := range rs[0].Evidence {
+		if strings.Contains(e.Source, "nf_conntrack-sysctl.rst") && strings.Contains(e.Finding, "table full") {
+			t.Errorf("the sysctl document is cited for the kernel's log message: %s", e.Finding)
+		}
+	}
+}
