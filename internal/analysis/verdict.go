@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math"
+
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/ceiling"
@@ -111,7 +113,7 @@ func verdicts(s *study.Study, rows []Row) []Verdict {
 			vd.Why = "every criterion met"
 		}
 		if vd.SentShare > 0 {
-			vd.Why += fmtf("; bitrate of offered not judged: the sender sent %.2f of the offered rate", vd.SentShare)
+			vd.Why += "; bitrate of offered not judged: the sender sent " + sentShareText(vd.SentShare) + " of the offered rate"
 		}
 		withPaper(&vd, v.Published)
 		out = append(out, vd)
@@ -131,4 +133,11 @@ func withPaper(vd *Verdict, published []study.PublishedVerdict) {
 			return
 		}
 	}
+}
+
+// sentShareText is a sender's share of the offered rate in percent,
+// floored to 0.1%: a share just under ceiling.BehindShare must not print
+// as the threshold itself (0.9699 as "97%").
+func sentShareText(share float64) string {
+	return fmtf("%.1f%%", math.Floor(share*1000)/10)
 }

@@ -109,7 +109,7 @@ func TestVerdictSenderBehind(t *testing.T) {
 		got[v.Datapath] = v
 	}
 	vx, ud := got["flannel-vxlan"], got["flannel-udp"]
-	if !vx.Pass || vx.SentShare < 0.29 || vx.SentShare > 0.3 || vx.Disagree || !strings.Contains(vx.Why, "bitrate of offered not judged: the sender sent 0.29") {
+	if !vx.Pass || vx.SentShare < 0.29 || vx.SentShare > 0.3 || vx.Disagree || !strings.Contains(vx.Why, "bitrate of offered not judged: the sender sent 29.1% of the offered rate") {
 		t.Errorf("flannel-vxlan sending 440 of 1500: %+v; want a pass on loss, sent share 0.29, no disagreement claimed", vx)
 	}
 	if ud.Pass || ud.SentShare == 0 || !strings.Contains(ud.Why, "lost 60% > 30%") {
@@ -211,5 +211,14 @@ func TestVerdictCriteriaOnPaperNumbers(t *testing.T) {
 	}
 	if agree != 39 {
 		t.Errorf("the criteria give %d of the paper's 40 verdicts from its own numbers, want 39", agree)
+	}
+}
+
+// A share just below the 97% a sender must reach is never printed as 97%.
+func TestSentShareTextFloors(t *testing.T) {
+	for share, want := range map[float64]string{0.9699: "96.9%", 0.966: "96.6%", 0.97: "97.0%", 0.2918: "29.1%"} {
+		if got := sentShareText(share); got != want {
+			t.Errorf("sentShareText(%v) = %q, want %q", share, got, want)
+		}
 	}
 }
