@@ -53,20 +53,23 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		q, err := rxQueues(ns)
 		return strconv.Itoa(q), err
 	},
-	// idle_states: CPU 0's enabled idle states other than polling, with
-	// their exit latencies: what cpu-idle disables.
+	// idle_states: CPU 0's states other than polling that a governor
+	// may still select under the PM QoS limits (reachable), with their
+	// exit latencies: what cpu-idle keeps the cores out of.
 	"idle_states": func(in *inspect.Inspection) (string, error) {
 		if in.CPUIdle == nil {
 			return "", errors.New("no cpuidle driver")
 		}
+		states, _, err := reachable(in)
+		if err != nil {
+			return "", err
+		}
 		var out []string
-		for _, s := range in.CPUIdle.States {
-			if !s.Disabled && s.LatencyUS > 0 {
-				out = append(out, fmt.Sprintf("%s (%d µs)", s.Name, s.LatencyUS))
-			}
+		for _, s := range states {
+			out = append(out, fmt.Sprintf("%s (%d µs)", s.Name, s.LatencyUS))
 		}
 		if len(out) == 0 {
-			return "", errors.New("no enabled idle state but polling")
+			return "", errors.New("no idle state but polling is reachable")
 		}
 		return strings.Join(out, ", "), nil
 	},

@@ -102,7 +102,11 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 			if !v.isBool {
 				return false, "", fmt.Errorf("%s is a number, not yes/no", p.fact)
 			}
-			return v.yes == p.want, fmt.Sprintf("%s = %v", p.fact, v.yes), nil
+			read := fmt.Sprintf("%s = %v", p.fact, v.yes)
+			if v.note != "" {
+				read += "; " + v.note
+			}
+			return v.yes == p.want, read, nil
 		}
 		if v.isBool {
 			return false, "", fmt.Errorf("%s is yes/no, not a number", p.fact)

@@ -271,11 +271,7 @@ func Summarize(in *inspect.Inspection) []Finding {
 		add("conntrack", "%d of %d entries, %s hash buckets", in.Sysctls[inspect.SysConntrackCount], m, conntrackBucketsNow(in))
 	}
 	add("busy polling", "busy_read %d us, busy_poll %d us", in.Sysctls[inspect.SysBusyRead], in.Sysctls[inspect.SysBusyPoll])
-	if in.CPUIdle != nil {
-		add("CPU idle", "%s", in.CPUIdle)
-	} else {
-		add("CPU idle", "no cpuidle driver")
-	}
+	f = append(f, idleFindings(in)...)
 	if len(in.Qdiscs) > 0 {
 		var q []string
 		for d, k := range in.Qdiscs {
@@ -291,6 +287,19 @@ func Summarize(in *inspect.Inspection) []Finding {
 	sort.Strings(unk)
 	if len(unk) > 0 {
 		add("unknown", "%s", strings.Join(unk, "; "))
+	}
+	return f
+}
+
+// idleFindings say how the CPUs idle and, where read, the limits that
+// bound their states.
+func idleFindings(in *inspect.Inspection) []Finding {
+	if in.CPUIdle == nil {
+		return []Finding{{"CPU idle", "no cpuidle driver"}}
+	}
+	f := []Finding{{"CPU idle", in.CPUIdle.String()}}
+	if _, limits, err := reachable(in); err == nil {
+		f = append(f, Finding{"CPU idle limits", limits})
 	}
 	return f
 }

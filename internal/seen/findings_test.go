@@ -173,7 +173,7 @@ spec:
 	f := idleWake(run, s)
 	text, cells := f.text, f.cells
 	want := "2 request/response cells ran on CPUs that idle in states slow to leave (haltpoll idle, 1 µs stated; a halted vCPU " +
-		"waits for the hypervisor), so each round trip may have waited for a core to wake: host rr baseline r=1 18500 transactions_per_s " +
+		"waits for the hypervisor; the run's record has no PM QoS limits, which may have kept the cores out of them), so each round trip may have waited for a core to wake: host rr baseline r=1 18500 transactions_per_s " +
 		"(mean of 2 trials); bridge rr baseline r=1 18500 transactions_per_s (mean of 2 trials); the run's tuning poll bounds the idle " +
 		"states (its decisions are in the run's report)"
 	if text != want || len(cells) != 2 || cells[1] != (results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "rr", Replicas: 1}) {

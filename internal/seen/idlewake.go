@@ -74,8 +74,12 @@ func idleWake(run *results.Run, s *study.Study) found {
 		d := analysis.Describe(m, values[c])
 		return fmt.Sprintf("%s %s %s (mean of %s)", report.CellName(c), analysis.Display(m).Format(d.Mean), m, trials(d.N))
 	})
-	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s), so each round trip "+
-		"may have waited for a core to wake: %s", len(cells), strings.Join(states, "; "), named)
+	// env.json records the states, not the PM QoS limits the run had
+	// (results.CPUIdle): the text says so, since a limit held then (tuned's
+	// latency-performance) would have kept menu and teo out of them.
+	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s; the run's record "+
+		"has no PM QoS limits, which may have kept the cores out of them), so each round trip may have waited for a core "+
+		"to wake: %s", len(cells), strings.Join(states, "; "), named)
 	if len(bounding) > 0 {
 		text += fmt.Sprintf("; the run's tuning %s bounds the idle states (its decisions are in the run's report)", strings.Join(bounding, ", "))
 	}

@@ -141,8 +141,10 @@ type Inspection struct {
 	// Qdiscs maps a device to its root qdisc kind.
 	Qdiscs map[string]string `json:"qdiscs,omitempty"`
 	// CPUIdle is how the CPUs idle (driver, governor, CPU 0's states);
-	// nil without a cpuidle driver.
+	// nil without a cpuidle driver. IdleQoS is what bounds the states a
+	// governor may pick (set with CPUIdle).
 	CPUIdle *results.CPUIdle `json:"cpuidle,omitempty"`
+	IdleQoS *IdleQoS         `json:"idle_qos,omitempty"`
 	// Unknown maps what could not be read to why.
 	Unknown map[string]string `json:"unknown,omitempty"`
 }
@@ -243,6 +245,9 @@ func Inspect(ctx context.Context, env Env) *Inspection {
 	r.kernel()
 	r.cpus()
 	in.CPUIdle = cpuidle.Machine(sysfs.Dir(r.path("sys")))
+	if in.CPUIdle != nil {
+		r.idleQoS()
+	}
 	for _, s := range sysctls {
 		r.sysctl(s)
 	}
