@@ -131,10 +131,15 @@ func TestDisplayScales(t *testing.T) {
 		// Small values keep significant digits: the seed-003 paper's
 		// impaired TCP cells carry 0.7 and 32.1 Mbit/s, which two
 		// decimals of Gbit/s showed as "0.00" and "0.03".
-		{results.MetricBitrate, 7e5, "0.00070 Gbit/s"},
-		{results.MetricBitrate, 3.21e7, "0.032 Gbit/s"},
-		{results.MetricBitrate, 9.99e7, "0.10 Gbit/s"},
-		{results.MetricBitrate, 1.553e8, "0.16 Gbit/s"},
+		{results.MetricBitrate, 7e5, "0.000700 Gbit/s"},
+		{results.MetricBitrate, 3.21e7, "0.0321 Gbit/s"},
+		{results.MetricBitrate, 9.99e7, "0.0999 Gbit/s"},
+		// Its VXLAN and UDP backends at 923.0 and 937.8 Mbit/s: 1 Mbit/s
+		// apart below 1 Gbit/s, not "0.92" and "0.94".
+		{results.MetricBitrate, 9.230e8, "0.923 Gbit/s"},
+		{results.MetricBitrate, 9.378e8, "0.938 Gbit/s"},
+		{results.MetricBitrate, 1.2e9, "1.20 Gbit/s"},
+		{results.MetricBitrate, 1.553e8, "0.155 Gbit/s"},
 		{results.MetricBitrate, 0, "0.00 Gbit/s"},
 		{"lost_percent", 0.0001, "0.0001 %"},
 		{"lost_percent", 0.096, "0.1 %"},
@@ -162,8 +167,8 @@ func TestSummaryCI(t *testing.T) {
 		{stats.Summary{N: 3, Mean: 1.5e9, CI95Low: 1.5e9, CI95High: 1.5e9}, "1.50 (same in all 3 trials)"},
 		{stats.Summary{N: 3, Mean: 1.5e9, CI95Low: 1.4e9, CI95High: 1.6e9}, "1.50 [1.40, 1.60]"},
 		// A small mean's interval at the mean's decimals.
-		{stats.Summary{N: 3, Mean: 1.3e6, CI95Low: 0.7e6, CI95High: 1.9e6}, "0.0013 [0.0007, 0.0019]"},
-		{stats.Summary{N: 1, Mean: 7e5, CI95Low: 7e5, CI95High: 7e5}, "0.00070 (n=1, no CI)"},
+		{stats.Summary{N: 3, Mean: 1.3e6, CI95Low: 0.7e6, CI95High: 1.9e6}, "0.00130 [0.00070, 0.00190]"},
+		{stats.Summary{N: 1, Mean: 7e5, CI95Low: 7e5, CI95High: 7e5}, "0.000700 (n=1, no CI)"},
 	} {
 		if got := gbit.SummaryCI(tc.d); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
