@@ -80,8 +80,13 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	// (rpsmask.go): one mask where all queues take the same, else queue
 	// by queue; rps_commands, the udev rule's shell commands that set
 	// them and the flow counts.
-	"rps_mask":     rpsMaskText,
-	"rps_commands": rpsCommands,
+	"rps_mask": rpsMaskText,
+	// irq_cores, irq_spread_script, irq_policy_script: where irq-spread
+	// pins the queue interrupts and the scripts that do it (irqspread.go).
+	"irq_cores":         irqCores,
+	"irq_spread_script": irqSpreadScript,
+	"irq_policy_script": irqPolicyScript,
+	"rps_commands":      rpsCommands,
 	"cpus": func(in *inspect.Inspection) (string, error) {
 		if in.CPUs == 0 {
 			return "", errors.New("CPU count unknown")

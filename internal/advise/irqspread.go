@@ -1,0 +1,166 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/cpuset"
+)
+
+// Where irq-spread pins a NIC's queue interrupts, and the scripts that
+// do it at boot. Documentation/networking/scaling.rst (RSS IRQ
+// Configuration): each receive queue has its own interrupt, affined
+// through /proc/irq/N/smp_affinity, and irqbalance "may override any
+// manual settings"; "For interrupt handling, HT has shown no benefit in
+// initial tests, so limit the number of queues to the number of CPU cores
+// in the system". So one thread of each physical core (inspect's
+// core_cpus) takes a queue, among the cores of the NIC's NUMA node where
+// the machine has more than one (a queue's softirq then runs where its
+// packets' memory is, as rfs's RPS CPUs and numa-placement's pods do).
+// The interrupts are named in the scripts, not numbered: MSI-X vectors
+// get other numbers after a reboot, their names ("mlx5_comp3@pci:...",
+// "eth0-TxRx-3") stay.
+
+// irqPin is one queue interrupt and the CPU it is pinned to.
+type irqPin struct {
+	port, name string
+	cpu        int
+}
+
+// irqPins pins each port's queue interrupts, in the order the port lists
+// them, round robin over its cores (spreadCores).
+func irqPins(in *inspect.Inspection) ([]irqPin, error) {
+	ns, err := nics(in)
+	if err != nil {
+		return nil, err
+	}
+	var out []irqPin
+	for _, n := range ns {
+		cores, err := spreadCores(in, n)
+		if err != nil {
+			return nil, err
+		}
+		i := 0
+		for _, q := range n.IRQs {
+			if isQueueIRQ(q.Name) {
+				out = append(out, irqPin{port: n.Name, name: q.Name, cpu: cores[i%len(cores)]})
+				i++
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no queue interrupts", nicNames(ns, ", "))
+	}
+	return out, nil
+}
+
+// spreadCores are the CPUs a port's queue interrupts go to: one per
+// physical core (all online CPUs in inspections from before cores were
+// read), those of the port's NUMA node where there are several nodes and
+// it is known.
+func spreadCores(in *inspect.Inspection, n *inspect.NIC) (cpuset.Set, error) {
+	cores, err := onlineCPUs(in)
+	if err != nil {
+		return nil, err
+	}
+	if in.CoreCPUs != "" {
+		if c, err := cpuset.Parse(in.CoreCPUs); err == nil && len(c) > 0 {
+			cores = c
+		}
+	}
+	if in.NUMANodes < 2 || n.NUMANode < 0 {
+		return cores, nil
+	}
+	node, err := cpuset.Parse(in.NodeCPUs[n.NUMANode])
+	if err != nil {
+		return cores, nil
+	}
+	local := slices.DeleteFunc(slices.Clone(cores), func(c int) bool { return !node.Contains(c) })
+	if len(local) == 0 {
+		return cores, nil
+	}
+	return local, nil
+}
+
+// irqCores is {irq_cores}: the CPUs the interrupts go to, per port where
+// a bond's ports differ, with how many queues share them ("8-11", or
+// "8-9 (4 queues on 2 cores: ethtool -L ens1f0 combined 2 would give
+// each its own)").
+func irqCores(in *inspect.Inspection) (string, error) {
+	pins, err := irqPins(in)
+	if err != nil {
+		return "", err
+	}
+	var ports []string
+	used := map[string]cpuset.Set{}
+	queues := map[string]int{}
+	for _, p := range pins {
+		if _, ok := used[p.port]; !ok {
+			ports = append(ports, p.port)
+		}
+		if !used[p.port].Contains(p.cpu) {
+			used[p.port] = append(used[p.port], p.cpu)
+		}
+		queues[p.port]++
+	}
+	var out []string
+	for _, port := range ports {
+		set := slices.Sorted(slices.Values(used[port]))
+		s := cpuset.Set(set).String()
+		if len(ports) > 1 {
+			s = port + " " + s
+		}
+		if q, c := queues[port], len(set); q > c {
+			s += fmt.Sprintf(" (%d queues on %d cores: ethtool -L %s combined %d would give each queue its own)", q, c, port, c)
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; "), nil
+}
+
+// irqSpreadScript is {irq_spread_script}: a shell script that finds each
+// queue interrupt by name in /proc/interrupts and pins it.
+func irqSpreadScript(in *inspect.Inspection) (string, error) {
+	pins, err := irqPins(in)
+	if err != nil {
+		return "", err
+	}
+	lines := []string{
+		"#!/bin/sh",
+		"# Pin each queue interrupt to one NIC-local physical core (cnibench advise irq-spread).",
+		"# Found by name: interrupt numbers change between boots.",
+		`pin() { irq=$(awk -v n="$1" '$NF == n { sub(":", "", $1); print $1; exit }' /proc/interrupts)`,
+		`        [ -n "$irq" ] && echo "$2" > /proc/irq/$irq/smp_affinity_list; }`,
+	}
+	for _, p := range pins {
+		lines = append(lines, fmt.Sprintf("pin %s %d", p.name, p.cpu))
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// irqPolicyScript is {irq_policy_script}: an irqbalance --policyscript
+// that bans the pinned interrupts (irqbalance calls it with a device's
+// sysfs path and an interrupt's number; "ban=true" leaves it alone), so
+// irqbalance keeps balancing the others.
+func irqPolicyScript(in *inspect.Inspection) (string, error) {
+	pins, err := irqPins(in)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(pins))
+	for i, p := range pins {
+		names[i] = p.name
+	}
+	if slices.ContainsFunc(names, func(n string) bool { return strings.ContainsAny(n, "|*?[]'\" ") }) {
+		return "", errors.New("an interrupt's name holds a shell pattern character")
+	}
+	return strings.Join([]string{
+		"#!/bin/sh",
+		"# irqbalance --policyscript: leave the interrupts cnibench-irq-spread pins alone.",
+		`name=$(awk -v i="$2:" '$1 == i { print $NF; exit }' /proc/interrupts)`,
+		`case "$name" in ` + strings.Join(names, "|") + ") echo ban=true;; esac",
+	}, "\n"), nil
+}
