@@ -1,6 +1,7 @@
 package seen
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +51,20 @@ func TestFindingsNeedTwoTrials(t *testing.T) {
 func TestTrials(t *testing.T) {
 	if trials(1) != "1 trial" || trials(3) != "3 trials" {
 		t.Errorf("%q %q", trials(1), trials(3))
+	}
+}
+
+// A cell whose netfilter share is exactly a tenth is named: the
+// threshold is "a tenth or more".
+func TestNetfilterShareAtATenth(t *testing.T) {
+	s := dpStudy(t)
+	run := &results.Run{}
+	for trial := 1; trial <= 2; trial++ {
+		run.Samples = append(run.Samples, results.Sample{Cell: results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "cpp", Replicas: 1},
+			Trial: trial, Metrics: map[string]float64{cpp.TotalMetric(cpp.UnitNs): 2000, cpp.MetricName("netfilter", cpp.UnitNs): 200}})
+	}
+	got := netfilter(run, s)
+	if want := "bridge cpp baseline r=1 10% (200 of 2000 ns per packet, means of 2 trials)"; !strings.Contains(got.text, want) {
+		t.Errorf("a share of exactly 10%%: %q, want it to name %q", got.text, want)
 	}
 }
