@@ -33,8 +33,11 @@ study on two machines, on the local and the kube engine, or before and after a c
 --fail-if 'METRIC < -5%' (or '> +10%' for metrics where higher is worse) turns it into a
 regression gate: it exits 1 when a cell's change of METRIC is significant (B/A's
 interval at 1 - 0.05/m, m the cells judged, excludes 1: Bonferroni) and beyond the
-threshold; noise (an interval covering 1) never fails it. A cell B lost (every trial
-failed) or gave up (a trial failed every attempt) fails it whatever trials it left. The
+threshold; noise (an interval covering 1) never fails it. It never passes on no
+evidence: a cell of B's study that B has no trial of (every trial failed, the run ended
+or its budget ran out before it), that B gave up (a trial failed every attempt) whatever
+trials it left, or with fewer than 2 trials on a side fails it. Cells B's study leaves
+out are named above the table, not judged. The
 metrics of the rules are compared even if --metric leaves them out. Exit 1 means only a
 failed gate: bad input exits 2, output that could not be written 4. With --format csv or
 json, what the page says of the runs (one did not finish, their studies or machines
@@ -85,12 +88,15 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	if err := knownMetrics(f.metrics, rules, compare.Metrics(a.Samples, b.Samples)); err != nil {
 		return inputErr(err)
 	}
-	rows := compare.Runs(a, b, metrics)
+	// B's study says which cells B was to run: one it has no trial of
+	// fails a gate (the run ended first), one it leaves out is named.
+	sb, errB := resolveStudy(dirB)
+	rows := compare.Runs(a, b, metrics, studyCells(sb))
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {
 		return inputErr(err)
 	}
-	h := head(dirA, dirB, a, b)
+	h := head(dirA, dirB, a, b, sb, errB)
 	warn(cmd.ErrOrStderr(), rules, f.format, h, rows)
 	if err := compare.Write(cmd.OutOrStdout(), f.format, h, rows, verdicts); err != nil {
 		return outputErr(fmt.Errorf("writing the comparison of %s and %s (--format %s) to standard output: %w%s", dirA, dirB, f.format, err,

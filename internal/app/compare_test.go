@@ -148,7 +148,8 @@ func writeRunOn(t *testing.T, dp string, trials map[string][]map[string]float64)
 
 // TestCompareGateEdges: a cell every trial of which failed in B fails the
 // gate and shows in the table; a rise from zero (retransmits 0 -> ~1000)
-// fails a "> +10%" rule; one trial a side is not judged; "" with a rule
+// fails a "> +10%" rule; one trial a side fails (no interval, and a gate
+// does not pass on no evidence); "" with a rule
 // still means every metric; usage errors are bad input, not a failed gate.
 func TestCompareGateEdges(t *testing.T) {
 	bit := func(v float64) map[string]float64 {
@@ -181,8 +182,8 @@ func TestCompareGateEdges(t *testing.T) {
 	}
 	one := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9)}})
 	half := writeRun(t, map[string][]map[string]float64{"baseline": {bit(5e9)}})
-	if code, out, _ := compareExit(t, one, half, "--fail-if", "bitrate < -5%"); code != ExitOK || !strings.Contains(out, "not judged") {
-		t.Errorf("one trial a side: exit %d, want %d (no interval, not judged)\n%s", code, ExitOK, out)
+	if code, out, _ := compareExit(t, one, half, "--fail-if", "bitrate < -5%"); code != ExitFailure || !strings.Contains(out, "not enough trials to judge: 1 in A, 1 in B") {
+		t.Errorf("one trial a side: exit %d, want %d (no interval: not enough trials to judge)\n%s", code, ExitFailure, out)
 	}
 	for _, args := range [][]string{{a}, {a, b, b}} {
 		if code, _, _ := compareExit(t, args...); code != ExitBadInput {

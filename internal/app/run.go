@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cmdline"
@@ -271,8 +273,46 @@ func (f *runFlags) check(cmd *cobra.Command, s *study.Study, opt runner.Options)
 // resumeHint says how to continue a run that stopped in dir, when it got
 // as far as recording its environment (what --resume checks against).
 func resumeHint(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, results.EnvFile)); err != nil {
+	b, err := os.ReadFile(filepath.Join(dir, results.EnvFile))
+	if err != nil {
 		return ""
 	}
-	return "; continue it with: " + cmdline.Quote([]string{"cnibench", "run", "--resume", dir})
+	var env results.Env
+	if json.Unmarshal(b, &env) != nil {
+		// env.json is there but unreadable: --resume will say so.
+		return "; continue it with: " + cmdline.Quote(resumeCommand(dir, nil))
+	}
+	return "; continue it with: " + cmdline.Quote(resumeCommand(dir, env.Origin))
+}
+
+// resumeCommand continues the run in dir: cnibench run --resume DIR,
+// with the engine and the kube engine's flags of the command that
+// started it (env.json's origin). --resume takes the study from the run
+// directory but the engine from the command line: a kube run resumed
+// without --engine kube would be refused as a local one, and without its
+// --kubeconfig, --context or node selectors would reach another
+// cluster.
+func resumeCommand(dir string, origin *results.Origin) []string {
+	words := []string{"cnibench", "run", "--resume", dir}
+	if origin == nil || len(origin.Command) < 2 {
+		return words
+	}
+	return append(words, engineFlags(origin.Command[2:])...)
+}
+
+// engineFlags are the words of run's arguments args that choose the
+// engine and reach it: --engine and the kube flags, in words as a
+// recorded command gives them (setFlags).
+func engineFlags(args []string) []string {
+	cmd := newRunCmd()
+	fs := cmd.Flags()
+	// A flag a later version dropped must not lose the others.
+	fs.ParseErrorsWhitelist.UnknownFlags = true
+	if err := fs.Parse(args); err != nil {
+		return nil
+	}
+	var kf kubeFlags
+	kf.register(pflag.NewFlagSet("kube", pflag.ContinueOnError))
+	return append(setFlags(fs, func(name string) bool { return name == "engine" }),
+		setFlags(fs, func(name string) bool { return slices.Contains(kf.names, name) })...)
 }

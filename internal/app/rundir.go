@@ -142,19 +142,40 @@ func checkRunDir(dir string) error {
 // head names the runs of a comparison, and says when they are one run by
 // two paths (a symbolic link, a trailing "/."), whose every ratio is 1 by
 // construction. That is allowed (a check of the gate on a run with
-// itself), but no finding.
-func head(dirA, dirB string, a, b *results.Run) compare.Head {
-	h := compare.NewHead(dirA, dirB, a, b)
+// itself), but no finding. sb is B's study as resolveStudy read it
+// (errB why not).
+func head(dirA, dirB string, a, b *results.Run, sb *study.Study, errB error) compare.Head {
+	h := compare.NewHead(dirA, dirB, a, b, studyCells(sb))
 	sa, errA := os.Stat(dirA)
-	sb, errB := os.Stat(dirB)
-	h.Same = errA == nil && errB == nil && os.SameFile(sa, sb)
+	sbi, errBi := os.Stat(dirB)
+	h.Same = errA == nil && errBi == nil && os.SameFile(sa, sbi)
 	// A run killed before its end has partial numbers, which a gate in
-	// CI should not take for finished ones silently.
+	// CI should not take for finished ones silently; a fixed design
+	// records no stops, so compare.Unfinished counts its cells' trials.
 	if s := runStudy(dirA); s != nil {
-		h.UnfinishedA, h.CellsA = len(analysis.Unfinished(s, a.Stops)), len(s.Cells())
+		h.UnfinishedA, h.CellsA = len(compare.Unfinished(s, a)), len(s.Cells())
+		h.ResumeA = resumeCommand(dirA, a.Env.Origin)
 	}
-	if s := runStudy(dirB); s != nil {
-		h.UnfinishedB, h.CellsB = len(analysis.Unfinished(s, b.Stops)), len(s.Cells())
+	if sb != nil {
+		h.UnfinishedB, h.CellsB = len(compare.Unfinished(sb, b)), len(sb.Cells())
+		h.ResumeB = resumeCommand(dirB, b.Env.Origin)
+	}
+	if errB != nil {
+		h.NoStudyB = errB.Error()
 	}
 	return h
+}
+
+// resolveStudy is the study a run directory ran, resolved as runStudy
+// does, with why it could not be.
+func resolveStudy(dir string) (*study.Study, error) {
+	return study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{}, studyCatalog())
+}
+
+// studyCells are a study's cells; nil for no study (unknown).
+func studyCells(s *study.Study) []results.Cell {
+	if s == nil {
+		return nil
+	}
+	return s.Cells()
 }

@@ -31,20 +31,30 @@ type Head struct {
 	// reader needs when no cell matches.
 	HoldsA, HoldsB string
 	// UnfinishedA and UnfinishedB count the cells each run ended before
-	// finishing (analysis.Unfinished) of its Cells: their numbers are
-	// partial, which the page says beside the run.
+	// finishing (Unfinished) of its Cells: their numbers are partial,
+	// which the page says beside the run, with the command that
+	// continues it (ResumeA, ResumeB; nil: cnibench run --resume DIR).
 	UnfinishedA, UnfinishedB int
 	CellsA, CellsB           int
+	ResumeA, ResumeB         []string
+	// LeftOutB names A's cells that B's study leaves out (LeftOut): not
+	// compared, and not failed by a gate, but said.
+	LeftOutB []string
+	// NoStudyB says why B's study.yaml could not be resolved ("": it
+	// was): then a cell of A that B left no trace of is not known to be
+	// B's, and is neither a row nor failed.
+	NoStudyB string
 	// LoadedA and LoadedB are what loading each run tolerated
 	// (results.Run.Warnings: a line cut by a crash, a missing env.json),
 	// which the report of the run says too.
 	LoadedA, LoadedB []string
 }
 
-// NewHead describes runs a and b, found in directories dirA and dirB.
-func NewHead(dirA, dirB string, a, b *results.Run) Head {
-	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
-		LoadedA: a.Warnings, LoadedB: b.Warnings}
+// NewHead describes runs a and b, found in directories dirA and dirB;
+// studyB are the cells of B's study, as Runs takes them.
+func NewHead(dirA, dirB string, a, b *results.Run, studyB []results.Cell) Head {
+	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b, studyB), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
+		LoadedA: a.Warnings, LoadedB: b.Warnings, LeftOutB: LeftOut(a, b, studyB)}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}
@@ -209,12 +219,22 @@ func (h Head) notes() []string {
 	for _, u := range []struct {
 		side, dir     string
 		unfinished, n int
-	}{{"A", h.A, h.UnfinishedA, h.CellsA}, {"B", h.B, h.UnfinishedB, h.CellsB}} {
+		resume        []string
+	}{{"A", h.A, h.UnfinishedA, h.CellsA, h.ResumeA}, {"B", h.B, h.UnfinishedB, h.CellsB, h.ResumeB}} {
 		if u.unfinished > 0 {
+			if u.resume == nil {
+				u.resume = []string{"cnibench", "run", "--resume", u.dir}
+			}
 			out = append(out, fmt.Sprintf("%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
-				"and are judged on the trials they have (continue it with: %s)", u.side, u.unfinished, u.n,
-				cmdline.Quote([]string{"cnibench", "run", "--resume", u.dir})))
+				"and are judged on the trials they have, and a cell it has no trial of fails a gate (continue it with: %s)",
+				u.side, u.unfinished, u.n, cmdline.Quote(u.resume)))
 		}
+	}
+	if n := len(h.LeftOutB); n > 0 {
+		out = append(out, fmt.Sprintf("B's study leaves out %d of A's cells, which are not compared: %s", n, listed(h.LeftOutB, 8)))
+	}
+	if h.NoStudyB != "" {
+		out = append(out, "B's study.yaml could not be resolved ("+h.NoStudyB+"): a cell of A that B has no trace of is left out of the table, not failed")
 	}
 	for _, l := range []struct {
 		side  string
@@ -252,6 +272,14 @@ func Warnings(h Head, rows []Row) []string {
 			"(docs/statistics.md, \"Bound by one core\"): %s", strings.Join(cells, "; ")))
 	}
 	return out
+}
+
+// listed joins names, at most n of them and how many more.
+func listed(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 func boundWord(bound bool) string {

@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
@@ -31,10 +32,12 @@ type Row struct {
 	// XA and XB are the finite values (the gate's intervals are computed
 	// from them at its own confidence).
 	XA, XB []float64
-	// Missing: A has the cell and metric, B tried the cell but has no
-	// counted trial of it (every trial failed, or it gave the cell up
-	// before its first).
+	// Missing: A has the cell and metric, B's study has the cell but B
+	// has no counted trial of it; Absent says why: every trial failed
+	// (or B gave the cell up before its first), the run ended before it,
+	// or its budget ran out before it.
 	Missing bool
+	Absent  gate.Absence
 	// NotMeasured: B has counted trials of the cell, but none has a
 	// value of the metric, which B measured in other cells.
 	NotMeasured bool
@@ -66,15 +69,18 @@ type key struct {
 
 // Runs matches the scalar metrics of two runs' counted samples. metrics
 // limits the metrics compared (empty, or an entry "": every metric both
-// runs have). A cell of A that B has no value of a metric for is a row
-// too when B tried it and has no counted trial of it (Missing: every
-// trial failed), or when B's counted trials of it lack a metric B
-// measured elsewhere (NotMeasured); a cell B never ran is left out. A
-// cell B gave up (GaveUp) is marked whatever trials it left.
-func Runs(a, b *results.Run, metrics []string) []Row {
+// runs have). studyB are the cells of B's study (its study.yaml's
+// Cells; nil when it could not be read). A cell of A that B has no
+// value of a metric for is a row too when B's study has it and B has no
+// counted trial of it (Missing, with why: every trial failed, the run
+// ended or the budget ran out before it), or when B's counted trials of
+// it lack a metric B measured elsewhere (NotMeasured); a cell B's study
+// leaves out is no row (LeftOut names them). A cell B gave up (GaveUp)
+// is marked whatever trials it left.
+func Runs(a, b *results.Run, metrics []string, studyB []results.Cell) []Row {
 	va, vb := values(a.Samples), values(b.Samples)
-	bs := newBSide(b)
-	p := newPairing(a, b)
+	bs := newBSide(b, studyB)
+	p := newPairing(a, b, studyB)
 	wa, wb := wideCells(va), wideCells(vb)
 	da, db := disturbedCells(a.Samples), disturbedCells(b.Samples)
 	want := wanted(metrics)
@@ -97,7 +103,7 @@ func Runs(a, b *results.Run, metrics []string) []Row {
 		rows = append(rows, Row{
 			Key: p.name(k), Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
-			XA: xs, XB: ys, Missing: why == missing, NotMeasured: why == notMeasured, GaveUp: bs.gaveUp[cellOf(kb)],
+			XA: xs, XB: ys, Missing: gateAbsence[why] != "", Absent: gateAbsence[why], NotMeasured: why == notMeasured, GaveUp: bs.gaveUp[cellOf(kb)],
 			WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], cell: cellOf(k),
 		})
 	}
@@ -132,15 +138,23 @@ func wanted(metrics []string) map[string]bool {
 // pairing matches A's cells to B's. Runs of one datapath each are
 // matched whatever their names (local "bridge" vs the CNI a cluster has);
 // otherwise datapaths must agree. A run's datapaths are those it tried
-// (its failed attempts too): a B whose every trial failed under another
-// name is still the one-datapath run it is, whose cells fail a gate.
+// (its failed attempts too), and B's those its study has (studyB): a B
+// whose every trial failed under another name, or that ended before its
+// first, is still the one-datapath run it is, whose cells fail a gate;
+// and a B of two datapaths that ended within its first is no run of
+// one, matched with A's whatever its name.
 type pairing struct {
 	anyDP bool
 	dpB   string
 }
 
-func newPairing(a, b *results.Run) pairing {
+func newPairing(a, b *results.Run, studyB []results.Cell) pairing {
 	dpA, dpB := datapaths(a), datapaths(b)
+	for _, c := range studyB {
+		if !slices.Contains(dpB, c.Datapath) {
+			dpB = append(dpB, c.Datapath)
+		}
+	}
 	if len(dpA) == 1 && len(dpB) == 1 {
 		return pairing{anyDP: true, dpB: dpB[0]}
 	}
@@ -308,6 +322,10 @@ func bText(r Row, summary string) string {
 	switch {
 	case r.Missing && r.GaveUp != "":
 		return "missing: B gave the cell up (" + r.GaveUp + ")"
+	case r.Missing && r.Absent == gate.NotReached:
+		return "missing: B did not reach it (its study has the cell; the run ended first)"
+	case r.Missing && r.Absent == gate.BudgetOut:
+		return "missing: B's budget ran out before this cell"
 	case r.Missing:
 		return "missing (no value in B: every trial of the cell failed there)"
 	case r.NotMeasured:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
@@ -28,7 +29,7 @@ func Cells(rows []Row) []gate.Cell {
 			}
 			return d.Format(v) + " " + d.Unit
 		}
-		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, NotMeasured: r.NotMeasured,
+		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, Absent: r.Absent, NotMeasured: r.NotMeasured,
 			GaveUp: r.GaveUp, Show: show}
 	}
 	return out
@@ -69,17 +70,52 @@ func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
 	return nil
 }
 
-// failures maps cell key + metric to the rules it fails.
-func failures(vs []gate.Verdict) map[string][]string {
-	m := map[string][]string{}
+// rowVerdict is what the gate said of one row (cell and metric) over
+// every rule of its metric: the rules it fails, its outcome (fail when
+// any rule fails it; the rules of a metric share the level, the change
+// and the interval, so pass or not_judged is one for all), and the
+// verdict those numbers come from.
+type rowVerdict struct {
+	failed  []string
+	outcome string
+	v       gate.Verdict
+}
+
+// verdictsByRow maps cell key + metric to what the gate said of it.
+func verdictsByRow(vs []gate.Verdict) map[string]*rowVerdict {
+	m := map[string]*rowVerdict{}
 	for _, v := range vs {
+		k := rowKey(v.Cell.Key, v.Cell.Metric)
+		rv := m[k]
+		if rv == nil {
+			rv = &rowVerdict{outcome: v.Outcome(), v: v}
+			m[k] = rv
+		}
 		if v.Fail {
-			k := v.Cell.Key + "\x00" + v.Cell.Metric
-			m[k] = append(m[k], v.Rule.Text)
+			rv.failed = append(rv.failed, v.Rule.Text)
+			rv.outcome = gate.OutcomeFail
 		}
 	}
 	return m
 }
+
+func rowKey(cell, metric string) string { return cell + "\x00" + metric }
+
+// gateNums are a row's level, change and interval bounds as the gate
+// judged them, NaN without a verdict or where it has none.
+func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
+	if rv == nil || !rv.v.Judged {
+		nan := math.NaN()
+		return nan, nan, nan, nan, nan
+	}
+	return rv.v.Level, rv.v.Change, rv.v.Low, rv.v.High, rv.v.P
+}
+
+// SchemaVersion is the version of compare's JSON (schema_version) and
+// of its CSV's columns: 2 added absent_in_b and the gate's verdict,
+// level, change and interval per row and per verdict. A version only
+// adds fields; a reader of an older one reads a newer one unchanged.
+const SchemaVersion = 2
 
 // ci is a side as the CSV and JSON give it: one trial has no interval,
 // not one of zero width at its mean.
@@ -106,26 +142,33 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// csvHeader are the CSV's columns; the ones after gave_up_b came with
+// SchemaVersion 2 (the gate's columns are empty without --fail-if).
+var csvHeader = []string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
+	"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
+	"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b",
+	"absent_in_b", "verdict", "gate_level", "gate_change", "gate_ratio_low", "gate_ratio_high", "gate_p_welch"}
+
 func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
-	fail := failures(vs)
-	_ = cw.Write([]string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
-		"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
-		"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b"})
+	byRow := verdictsByRow(vs)
+	_ = cw.Write(csvHeader)
 	for _, r := range rows {
-		rules := ""
-		for i, t := range fail[r.Key+"\x00"+r.Metric] {
-			if i > 0 {
-				rules += "; "
-			}
-			rules += t
+		rv := byRow[rowKey(r.Key, r.Metric)]
+		var rules []string
+		outcome := ""
+		if rv != nil {
+			rules, outcome = rv.failed, rv.outcome
 		}
+		level, change, low, high, p := rv.gateNums()
 		_ = cw.Write([]string{r.Key, r.Metric,
 			strconv.Itoa(r.A.N), num(r.A.Mean), num(ci(r.A).CI95Low), num(ci(r.A).CI95High),
 			strconv.Itoa(r.B.N), num(r.B.Mean), num(ci(r.B).CI95Low), num(ci(r.B).CI95High),
-			num(r.Ratio.Ratio), num(bounds(r.Ratio).Low), num(bounds(r.Ratio).High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing), rules,
+			num(r.Ratio.Ratio), num(bounds(r.Ratio).Low), num(bounds(r.Ratio).High), string(r.Ratio.Method), num(r.P), strconv.FormatBool(r.Missing),
+			strings.Join(rules, "; "),
 			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB), strconv.Itoa(r.DisturbedA), strconv.Itoa(r.DisturbedB),
-			strconv.FormatBool(r.NotMeasured), r.GaveUp})
+			strconv.FormatBool(r.NotMeasured), r.GaveUp,
+			string(r.Absent), outcome, num(level), num(change), num(low), num(high), num(p)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -171,45 +214,76 @@ type jsonRow struct {
 	// why B's runner gave the cell up.
 	NotMeasuredInB bool   `json:"not_measured_in_b,omitempty"`
 	GaveUpB        string `json:"gave_up_b,omitempty"`
+	// AbsentInB says why B has no value (gate.Absence) when MissingInB;
+	// Verdict is the gate's outcome on the row (fail, pass, not_judged)
+	// under --fail-if.
+	AbsentInB string `json:"absent_in_b,omitempty"`
+	Verdict   string `json:"verdict,omitempty"`
 }
 
+// jsonVerdict is one rule's verdict on one cell: its outcome, and the
+// level, change and interval of B/A it was judged on (null where it has
+// none: not judged, or Welch's p decided).
 type jsonVerdict struct {
-	Rule string `json:"rule"`
-	Cell string `json:"cell"`
-	Fail bool   `json:"fail"`
-	Why  string `json:"why"`
+	Rule      string  `json:"rule"`
+	Cell      string  `json:"cell"`
+	Metric    string  `json:"metric"`
+	Verdict   string  `json:"verdict"`
+	Fail      bool    `json:"fail"`
+	Level     jsonNum `json:"level"`
+	Change    jsonNum `json:"change"`
+	RatioLow  jsonNum `json:"ratio_low"`
+	RatioHigh jsonNum `json:"ratio_high"`
+	P         jsonNum `json:"p_welch"`
+	Why       string  `json:"why"`
+}
+
+func newJSONVerdict(v gate.Verdict) jsonVerdict {
+	level, change, low, high, p := (&rowVerdict{v: v}).gateNums()
+	return jsonVerdict{Rule: v.Rule.Text, Cell: v.Cell.Key, Metric: v.Cell.Metric, Verdict: v.Outcome(), Fail: v.Fail,
+		Level: jsonNum(level), Change: jsonNum(change), RatioLow: jsonNum(low), RatioHigh: jsonNum(high), P: jsonNum(p), Why: v.Why}
 }
 
 func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
-	fail := failures(vs)
+	byRow := verdictsByRow(vs)
 	doc := struct {
-		A      string `json:"a"`
-		B      string `json:"b"`
-		AboutA string `json:"about_a,omitempty"`
-		AboutB string `json:"about_b,omitempty"`
+		SchemaVersion int    `json:"schema_version"`
+		A             string `json:"a"`
+		B             string `json:"b"`
+		AboutA        string `json:"about_a,omitempty"`
+		AboutB        string `json:"about_b,omitempty"`
 		// What each run holds, for a tool to say why no row matched.
 		HoldsA string `json:"holds_a"`
 		HoldsB string `json:"holds_b"`
 		// Cells a run ended before finishing (partial numbers).
-		UnfinishedA int           `json:"unfinished_a,omitempty"`
-		UnfinishedB int           `json:"unfinished_b,omitempty"`
-		Differ      []string      `json:"differ,omitempty"`
-		SameRun     bool          `json:"same_run,omitempty"`
-		Rows        []jsonRow     `json:"rows"`
-		OneCore     []Bound       `json:"one_core,omitempty"`
-		Verdicts    []jsonVerdict `json:"verdicts,omitempty"`
-		Failed      bool          `json:"failed"`
-	}{A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB, UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
+		UnfinishedA int `json:"unfinished_a,omitempty"`
+		UnfinishedB int `json:"unfinished_b,omitempty"`
+		// LeftOutB: A's cells B's study leaves out, not compared.
+		LeftOutB []string      `json:"left_out_b,omitempty"`
+		Differ   []string      `json:"differ,omitempty"`
+		SameRun  bool          `json:"same_run,omitempty"`
+		Rows     []jsonRow     `json:"rows"`
+		OneCore  []Bound       `json:"one_core,omitempty"`
+		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
+		Failed   bool          `json:"failed"`
+	}{SchemaVersion: SchemaVersion, A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB, UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, LeftOutB: h.LeftOutB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
 	for _, r := range rows {
+		rv := byRow[rowKey(r.Key, r.Metric)]
+		var failed []string
+		outcome := ""
+		if rv != nil {
+			failed, outcome = rv.failed, rv.outcome
+		}
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(ci(r.A).CI95Low), jsonNum(ci(r.A).CI95High)},
 			B:     jsonSide{r.B.N, jsonNum(r.B.Mean), jsonNum(ci(r.B).CI95Low), jsonNum(ci(r.B).CI95High)},
 			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(bounds(r.Ratio).Low), RatioHigh: jsonNum(bounds(r.Ratio).High),
-			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: fail[r.Key+"\x00"+r.Metric],
-			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB, NotMeasuredInB: r.NotMeasured, GaveUpB: r.GaveUp})
+			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: failed,
+			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB, NotMeasuredInB: r.NotMeasured, GaveUpB: r.GaveUp,
+			AbsentInB: string(r.Absent), Verdict: outcome})
 	}
 	for _, v := range vs {
-		doc.Verdicts = append(doc.Verdicts, jsonVerdict{v.Rule.Text, v.Cell.Key, v.Fail, v.Why})
+		doc.Verdicts = append(doc.Verdicts, newJSONVerdict(v))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

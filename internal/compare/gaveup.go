@@ -1,39 +1,68 @@
 package compare
 
 import (
+	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
 // bSide is what run B says of each cell besides its values: which cells
 // have counted trials, which metrics it measured anywhere, which cells
-// it tried (failed or repeated attempts, or a stop in stops.json) and
-// which it gave up, with why. A cell of A that B lacks a value of is
-// told apart by it: every trial failed (missing), trials without the
-// metric (not measured), or never run (no row).
+// it tried and failed (failed attempts), which it gave up, with why,
+// which the budget did not reach, and which its study includes. A cell
+// of A that B lacks a value of is told apart by it: every trial failed
+// (missing), trials without the metric (not measured), not reached
+// (the run ended first), the budget ran out before it, or not in B's
+// study (no row).
 type bSide struct {
 	counted map[key]bool
 	metrics map[string]bool
-	tried   map[key]bool
+	failed  map[key]bool
 	gaveUp  map[key]string
+	budget  map[key]bool
+	// inStudy are the cells B's study includes: its study.yaml's cells
+	// where the caller resolved them, and every cell B left a trace of
+	// (a trial, an attempt, a stop), which its study had however it was
+	// read.
+	inStudy map[key]bool
 }
 
-func newBSide(b *results.Run) bSide {
-	s := bSide{counted: map[key]bool{}, metrics: map[string]bool{}, tried: map[key]bool{}, gaveUp: gaveUp(b)}
+// newBSide reads run b; cells are its study's cells (nil: unknown, and
+// then only the cells b left a trace of are known to be in it).
+func newBSide(b *results.Run, cells []results.Cell) bSide {
+	s := bSide{counted: map[key]bool{}, metrics: map[string]bool{}, failed: map[key]bool{}, gaveUp: gaveUp(b),
+		budget: map[key]bool{}, inStudy: map[key]bool{}}
+	for _, c := range cells {
+		s.inStudy[cellKey(c, "")] = true
+	}
 	for _, x := range b.Samples {
 		s.counted[cellKey(x.Cell, "")] = true
+		s.inStudy[cellKey(x.Cell, "")] = true
 		for m := range x.Metrics {
 			s.metrics[m] = true
 		}
 	}
 	for _, x := range b.Marked {
-		s.tried[cellKey(x.Cell, "")] = true
+		k := cellKey(x.Cell, "")
+		s.inStudy[k] = true
+		if x.Error != "" {
+			s.failed[k] = true
+		}
 	}
 	for _, st := range b.Stops {
-		s.tried[cellKey(st.Cell, "")] = true
+		k := cellKey(st.Cell, "")
+		s.inStudy[k] = true
+		if st.Status == budgetStatus {
+			s.budget[k] = true
+		}
 	}
 	return s
 }
+
+// budgetStatus is a stop's status where the budget stopped the cell
+// (adaptive.Budget); with no counted trial, its block started with the
+// budget spent.
+const budgetStatus = "budget"
 
 // absence is why B has no value of a cell's metric.
 type absence int
@@ -41,15 +70,25 @@ type absence int
 const (
 	// present: B has values of the cell's metric.
 	present absence = iota
-	// notRun: B never ran the cell, or measured the metric nowhere
-	// (then it is no metric of both runs); no row.
+	// notRun: B's study leaves the cell out (or, its study unknown, B
+	// has no trace of it), or B measured the metric nowhere (then it is
+	// no metric of both runs); no row.
 	notRun
-	// missing: B tried the cell and has no counted trial of it.
+	// missing: B tried the cell and has no counted trial of it (every
+	// trial failed, or it gave the cell up).
 	missing
+	// notReached: B's study includes the cell and B ran no trial of it.
+	notReached
+	// budgetOut: B's budget ran out before the cell's block.
+	budgetOut
 	// notMeasured: B has counted trials of the cell, none with the
 	// metric, which it measured in other cells.
 	notMeasured
 )
+
+// gateAbsence is how the gate names a kind of absence ("" for present,
+// notRun and notMeasured, which are no missing cell).
+var gateAbsence = map[absence]gate.Absence{missing: gate.AllFailed, notReached: gate.NotReached, budgetOut: gate.BudgetOut}
 
 // absent says why B has no value of kb (B's key of a cell's metric).
 func (s bSide) absent(kb key) absence {
@@ -59,8 +98,12 @@ func (s bSide) absent(kb key) absence {
 		return notMeasured
 	case s.counted[c]:
 		return notRun
-	case s.tried[c] || s.gaveUp[c] != "":
+	case s.failed[c] || s.gaveUp[c] != "":
 		return missing
+	case s.budget[c]:
+		return budgetOut
+	case s.inStudy[c]:
+		return notReached
 	}
 	return notRun
 }
@@ -76,9 +119,9 @@ func gaveUp(r *results.Run) map[key]string {
 	out := gaveUpBySamples(r)
 	for _, st := range r.Stops {
 		// A cell the budget did not reach ("budget spent before this
-		// block") was not given up: nothing of it failed, and the gate
-		// says it was not run rather than failing the change for it.
-		if st.Failed != "" && st.Status != "budget" {
+		// block") was not given up: nothing of it failed. It is absent
+		// for its own reason (budgetOut), which the gate fails too.
+		if st.Failed != "" && st.Status != budgetStatus {
 			out[cellKey(st.Cell, "")] = st.Failed
 		}
 	}

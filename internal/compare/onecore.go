@@ -28,8 +28,9 @@ type Bound struct {
 }
 
 // OneCore lists the cells of both runs bound by one core in either, in
-// the order run A measured them, matched as Runs matches cells.
-func OneCore(a, b *results.Run) []Bound {
+// the order run A measured them, matched as Runs matches cells (studyB
+// as Runs takes it).
+func OneCore(a, b *results.Run, studyB []results.Cell) []Bound {
 	type nodeKey struct {
 		cell key
 		node string
@@ -43,7 +44,7 @@ func OneCore(a, b *results.Run) []Bound {
 	}
 	ta, tb := tally(a), tally(b)
 	inB := firstSeen(b.Samples)
-	p := newPairing(a, b)
+	p := newPairing(a, b, studyB)
 	var out []Bound
 	seen := map[key]bool{}
 	for _, s := range a.Samples {

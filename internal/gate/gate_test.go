@@ -75,8 +75,12 @@ func TestCheck(t *testing.T) {
 		{"large but noisy", drop, Cell{Metric: "bitrate", A: base, B: around(80, 0.5, 4)}, false, "not significant"},
 		{"significant but small", drop, Cell{Metric: "bitrate", A: base, B: around(98, 0.001, 10)}, false, "within the threshold"},
 		{"improvement", drop, Cell{Metric: "bitrate", A: base, B: around(120, 0.02, 10)}, false, "within the threshold"},
-		{"one trial a side: no interval", drop, Cell{Metric: "bitrate", A: []float64{100}, B: []float64{50}}, false, "not judged"},
+		{"one trial a side: no interval, no evidence", drop, Cell{Metric: "bitrate", A: []float64{100}, B: []float64{50}}, true,
+			"not enough trials to judge: 1 in A, 1 in B (an interval needs 2 on each side); a gate does not pass on no evidence"},
+		{"one trial in B at -50%", drop, Cell{Metric: "bitrate", A: base, B: []float64{50}}, true, "not enough trials to judge: 10 in A, 1 in B"},
 		{"missing in B", drop, Cell{Metric: "bitrate", A: base, Missing: true}, true, "no value in B"},
+		{"B did not reach it", drop, Cell{Metric: "bitrate", A: base, Missing: true, Absent: NotReached}, true, "B did not reach it"},
+		{"B's budget ran out", drop, Cell{Metric: "bitrate", A: base, Missing: true, Absent: BudgetOut}, true, "B's budget ran out before this cell"},
 		{"latency rise", rise, Cell{Metric: "rtt", A: base, B: around(125, 0.02, 10)}, true, "beyond +10.0%"},
 		{"latency fall", rise, Cell{Metric: "rtt", A: base, B: around(75, 0.02, 10)}, false, "within"},
 		{"rise from zero", retx, Cell{Metric: "retransmits", A: make([]float64, 5), B: []float64{1000, 1100, 900, 1050, 980}}, true, "Welch"},
@@ -211,5 +215,80 @@ func TestRuleWarning(t *testing.T) {
 		if got := r.Warning(); got != want {
 			t.Errorf("%q: warning\n  %q\nwant\n  %q", in, got, want)
 		}
+	}
+}
+
+// TestVerdictDigits: a change printed beside its threshold has the
+// digits to tell them apart: -5.04% fails a -5% rule and read "change
+// -5.0% ... beyond -5.0%", -4.96% passed reading "-5.0% ... within
+// -5.0%"; bounds of an interval that excludes 1 never read 1.000.
+func TestVerdictDigits(t *testing.T) {
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	base := around(10, 0.0001, 10)
+	for _, tc := range []struct {
+		ratio float64
+		fail  bool
+		want  string
+	}{
+		{0.9496, true, "change -5.04% is significant"},
+		{0.9496, true, "and beyond -5.00%"},
+		{0.9504, false, "significant change -4.96% ("},
+		{0.9504, false, "within the threshold -5.00%"},
+		{0.90, true, "change -10.0% is significant"},
+	} {
+		vs, err := Check([]Rule{drop}, []Cell{{Metric: "bitrate", A: base, B: around(10*tc.ratio, 0.0001, 10)}})
+		if err != nil || len(vs) != 1 || vs[0].Fail != tc.fail || !strings.Contains(vs[0].Why, tc.want) {
+			t.Errorf("B = %v A: %+v %v, want fail=%v and %q", tc.ratio, vs, err, tc.fail, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		change, threshold float64
+		c, th             string
+	}{
+		{-0.0504, -0.05, "-5.04%", "-5.00%"},
+		{-0.05000001, -0.05, "-5.000001%", "-5.000000%"},
+		{-0.05, -0.05, "-5.0%", "-5.0%"},
+		{0.12, 0.10, "+12.0%", "+10.0%"},
+		{math.Inf(1), 0.10, "+Inf%", "+10.0%"},
+	} {
+		if c, th := pctApart(tc.change, tc.threshold); c != tc.c || th != tc.th {
+			t.Errorf("pctApart(%v, %v) = %s, %s; want %s, %s", tc.change, tc.threshold, c, th, tc.c, tc.th)
+		}
+	}
+	for x, want := range map[float64]string{0.9999: "0.9999", 1.00004: "1.00004", 1: "1.000", 0.95: "0.950"} {
+		if got := ratioText(x); got != want {
+			t.Errorf("ratioText(%v) = %s, want %s", x, got, want)
+		}
+	}
+}
+
+// TestVerdictFields: a verdict carries what CSV and JSON report of it:
+// its outcome in a word, the level, the change and the interval it was
+// judged on (NaN where it has none).
+func TestVerdictFields(t *testing.T) {
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	base := around(100, 0.02, 10)
+	cells := []Cell{
+		{Key: "slow", Metric: "bitrate", A: base, B: around(90, 0.02, 10)},
+		{Key: "same", Metric: "bitrate", A: base, B: base},
+		{Key: "lost", Metric: "bitrate", A: base, Missing: true, Absent: NotReached},
+		{Key: "unmeasured", Metric: "bitrate", A: base, NotMeasured: true},
+	}
+	vs, err := Check([]Rule{drop}, cells)
+	if err != nil || len(vs) != 4 {
+		t.Fatal(vs, err)
+	}
+	for i, want := range []string{OutcomeFail, OutcomePass, OutcomeFail, OutcomeNotJudged} {
+		if got := vs[i].Outcome(); got != want {
+			t.Errorf("%s: outcome %s, want %s", cells[i].Key, got, want)
+		}
+	}
+	// Two judged cells: Bonferroni's 97.5%.
+	slow := vs[0]
+	if slow.Level != 0.975 || math.Abs(slow.Change+0.1) > 1e-9 || !(slow.Low < 0.9 && slow.High > 0.9 && slow.High < 1) || !math.IsNaN(slow.P) {
+		t.Errorf("judged verdict: %+v", slow)
+	}
+	if lost := vs[2]; lost.Judged || lost.Level != 0 || !math.IsNaN(lost.Change) || !math.IsNaN(lost.Low) {
+		t.Errorf("unjudged verdict: %+v", lost)
 	}
 }

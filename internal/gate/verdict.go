@@ -1,0 +1,274 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/cnibench/cnibench/internal/stats"
+)
+
+// Absence says why B has no value of a cell's metric that A has
+// (Cell.Missing). Every kind fails the gate: B brought no evidence that
+// the cell is unchanged, and a gate that passes on none would pass a
+// change that broke the cell, or a CI job cut short before it.
+type Absence string
+
+const (
+	// AllFailed: B tried the cell and every trial failed there (or it
+	// gave the cell up before its first: Cell.GaveUp says why).
+	AllFailed Absence = "failed"
+	// NotReached: B's study includes the cell but B has no trial of it:
+	// the run ended before it (killed, interrupted, a CI timeout).
+	NotReached Absence = "not_reached"
+	// BudgetOut: B's budget ran out before the cell's block, which then
+	// ran no trial (stops.json's status budget, "budget spent before
+	// this block").
+	BudgetOut Absence = "budget_out"
+)
+
+// Cell is one matched cell of a comparison: its finite values in run A
+// and in run B.
+type Cell struct {
+	Key    string
+	Metric string
+	A, B   []float64
+	// Missing: A has the cell and B none of its values; Absent says why
+	// ("" is AllFailed).
+	Missing bool
+	Absent  Absence
+	// NotMeasured: B's trials of the cell have no value of the metric
+	// (B measured it in other cells): not judged, and no cell of the
+	// metric for Check's "no cell has it".
+	NotMeasured bool
+	// GaveUp is why B's runner gave the cell up ("" when it did not):
+	// the cell fails whatever trials it left before.
+	GaveUp string
+	// Show renders a value of the metric with its unit for messages
+	// ("12.06 Gbit/s"); nil: the plain number.
+	Show func(float64) string
+}
+
+// absence is why B lacks the cell, AllFailed for a Missing cell that
+// does not say.
+func (c Cell) absence() Absence {
+	if c.Absent == "" {
+		return AllFailed
+	}
+	return c.Absent
+}
+
+// Outcomes of a verdict, as the CSV and JSON give them.
+const (
+	OutcomeFail      = "fail"
+	OutcomePass      = "pass"
+	OutcomeNotJudged = "not_judged"
+)
+
+// Verdict of one rule on one cell.
+type Verdict struct {
+	Rule Rule
+	Cell Cell
+	// Fail: significant and beyond the threshold, or not judged for want
+	// of evidence (missing in B, given up there, fewer than 2 trials on
+	// a side).
+	Fail bool
+	// Judged: the verdict rests on the cell's interval (or Welch's test)
+	// at Level; false for a cell decided without one.
+	Judged bool
+	// Level is the confidence the cell was judged at (Bonferroni over
+	// the judged cells); 0 when not judged.
+	Level float64
+	// Change is the estimated relative change, B/A − 1 (±Inf for a rise
+	// or a fall from exactly 0); NaN when not judged.
+	Change float64
+	// Low and High bound B/A at Level (Fieller's interval); NaN without
+	// one (not judged, or A's mean not clearly away from 0, where P
+	// decided).
+	Low, High float64
+	// P is Welch's p where it decided (A's mean not clearly away from
+	// 0); NaN otherwise.
+	P float64
+	// Why says which condition decided, for the CI log.
+	Why string
+}
+
+// Outcome is the verdict in one word: fail, pass, or not_judged (a cell
+// passed without an interval: B's trials lack the metric).
+func (v Verdict) Outcome() string {
+	switch {
+	case v.Fail:
+		return OutcomeFail
+	case v.Judged:
+		return OutcomePass
+	}
+	return OutcomeNotJudged
+}
+
+// Check applies every rule to every cell of its metric. A rule whose
+// metric no cell has is an error: a typo must not pass a gate silently.
+//
+// The cells are judged together, so the intervals are Bonferroni's: at
+// confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
+// 20 cells of pure noise would fail a gate in about two runs of three;
+// this way noise fails it in at most 5% of runs however many cells the
+// study has. A cell in A that B lacks or gave up fails, and so does one
+// with fewer than 2 trials on a side: a change that breaks a cell, or a
+// run cut short, must not pass because it left too little to compare. A
+// cell whose trials in B lack the metric is no cell of it here.
+func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
+	m := 0
+	for _, r := range rules {
+		seen := false
+		for _, c := range cells {
+			if c.Metric == r.Metric && !c.NotMeasured {
+				seen = true
+				if judged(c) {
+					m++
+				}
+			}
+		}
+		if !seen {
+			return nil, fmt.Errorf("--fail-if %q: no cell of both runs has metric %q", r.Text, r.Metric)
+		}
+	}
+	conf := stats.Confidence
+	if m > 1 {
+		conf = 1 - (1-stats.Confidence)/float64(m)
+	}
+	var out []Verdict
+	for _, r := range rules {
+		for _, c := range cells {
+			if c.Metric == r.Metric {
+				out = append(out, judge(r, c, conf))
+			}
+		}
+	}
+	return out, nil
+}
+
+// judged: the cell has an interval to judge (two values on each side,
+// and B neither lost nor gave it up).
+func judged(c Cell) bool {
+	return !c.Missing && !c.NotMeasured && c.GaveUp == "" && len(c.A) >= 2 && len(c.B) >= 2
+}
+
+func judge(r Rule, c Cell, conf float64) Verdict {
+	nan := math.NaN()
+	if why, fail, ok := unjudged(c); ok {
+		return Verdict{Rule: r, Cell: c, Fail: fail, Why: why, Change: nan, Low: nan, High: nan, P: nan}
+	}
+	v := Verdict{Rule: r, Cell: c, Judged: true, Level: conf, Low: nan, High: nan, P: nan}
+	ci := stats.RatioAt(c.B, c.A, conf)
+	level := fmt.Sprintf("%.4g%%", 100*conf)
+	var sig bool
+	var shown string
+	if ci.Method == stats.MethodFieller && !math.IsNaN(ci.Low) && !math.IsNaN(ci.High) {
+		v.Change, v.Low, v.High = ci.Ratio-1, ci.Low, ci.High
+		sig = ci.Low > 1 || ci.High < 1
+		shown = fmt.Sprintf("%s interval of B/A [%s, %s]", level, ratioText(ci.Low), ratioText(ci.High))
+	} else {
+		// A's mean is zero or not clearly away from it (a count that is
+		// usually 0: retransmits, errors): no bounded ratio interval, so
+		// the change is judged by Welch's test at the same level, and a
+		// rise from exactly 0 is an unbounded relative change.
+		ma, mb := stats.Describe(c.A).Mean, stats.Describe(c.B).Mean
+		_, _, v.P = stats.Welch(c.B, c.A)
+		sig = v.P < 1-conf
+		v.Change = math.Inf(1)
+		if ma != 0 {
+			v.Change = mb/ma - 1
+		} else if mb < ma {
+			v.Change = math.Inf(-1)
+		} else if mb == ma {
+			v.Change = 0
+		}
+		mean := fmt.Sprintf("%.4g", ma)
+		if c.Show != nil {
+			mean = c.Show(ma)
+		}
+		shown = fmt.Sprintf("A's mean %s is not clearly away from 0, so no ratio interval; Welch's p %.3g against %.3g", mean, v.P, 1-conf)
+	}
+	change, threshold := pctApart(v.Change, r.Change)
+	switch {
+	case !sig:
+		v.Why = "not significant: " + shown
+	case r.Below && v.Change < r.Change, !r.Below && v.Change > r.Change:
+		v.Fail = true
+		v.Why = fmt.Sprintf("change %s is significant (%s) and beyond %s", change, shown, threshold)
+	default:
+		v.Why = fmt.Sprintf("significant change %s (%s) within the threshold %s", change, shown, threshold)
+	}
+	return v
+}
+
+// noEvidence ends the reason of a cell failed for want of evidence.
+const noEvidence = "a gate does not pass on no evidence"
+
+// unjudged is the verdict on a cell without an interval to judge (ok),
+// and whether it fails. A cell B gave up, lost or never ran fails: a
+// change that breaks a cell, or a run cut short before it, must not pass
+// because it left too little to compare, and neither does a cell with
+// fewer than 2 trials on a side (one trial from before the runner gave
+// up, or before the run ended, at -50% was "not judged" and passed). A
+// metric B's trials lack is not judged.
+func unjudged(c Cell) (why string, fail, ok bool) {
+	switch {
+	case c.GaveUp != "" && c.Missing:
+		return fmt.Sprintf("B gave the cell up (%s): no trial of it counted there", c.GaveUp), true, true
+	case c.GaveUp != "":
+		return fmt.Sprintf("B gave the cell up (%s), %d trial(s) counted before: a broken cell fails however its trials compare",
+			c.GaveUp, len(c.B)), true, true
+	case c.Missing && c.absence() == NotReached:
+		return "B did not reach it: B's study includes the cell but the run has no trial of it (it ended first); " + noEvidence, true, true
+	case c.Missing && c.absence() == BudgetOut:
+		return "B's budget ran out before this cell: the run has no trial of it; " + noEvidence, true, true
+	case c.Missing:
+		return "no value in B (every trial of the cell failed there): not measured", true, true
+	case c.NotMeasured:
+		return fmt.Sprintf("not measured in B (its trials of the cell have no value of %s): not judged", c.Metric), false, true
+	case !judged(c):
+		return fmt.Sprintf("not enough trials to judge: %d in A, %d in B (an interval needs 2 on each side); %s",
+			len(c.A), len(c.B), noEvidence), true, true
+	}
+	return "", false, false
+}
+
+// Failed reports whether any verdict fails the gate.
+func Failed(vs []Verdict) bool {
+	for _, v := range vs {
+		if v.Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// pctApart prints a change and the threshold it is judged against as
+// signed percentages with one decimal, or as many more as it takes to
+// tell them apart: a change of -5.04% under a -5% rule fails, and
+// "change -5.0% ... beyond -5.0%" read as a contradiction. Equal values
+// print alike (a change at the threshold is not beyond it).
+func pctApart(change, threshold float64) (string, string) {
+	f := func(x float64, d int) string {
+		if math.IsInf(x, 0) {
+			return fmt.Sprintf("%+.0f%%", x)
+		}
+		return fmt.Sprintf("%+.*f%%", d, 100*x)
+	}
+	d := 1
+	for change != threshold && f(change, d) == f(threshold, d) && d < 8 {
+		d++
+	}
+	return f(change, d), f(threshold, d)
+}
+
+// ratioText prints a bound of B/A with three decimals, or more where
+// three would read 1.000 for a bound that is not 1 (an interval that
+// excludes 1 would read as touching it).
+func ratioText(x float64) string {
+	d := 3
+	for x != 1 && fmt.Sprintf("%.*f", d, x) == fmt.Sprintf("%.*f", d, 1.0) && d < 8 {
+		d++
+	}
+	return fmt.Sprintf("%.*f", d, x)
+}
