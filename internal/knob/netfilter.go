@@ -122,22 +122,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 			return undo, fmt.Errorf("netfilter on %s: %w", side.n.Name(), err)
 		}
 		name := side.n.Name()
-		undos = append(undos, func() error {
-			err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
-			if err == nil {
-				err = netfilter.PruneBaseChains(context.Background(), run, bases)
-			}
-			if nf.Mode() == study.KubeProxyNFT {
-				err = errors.Join(err, netfilter.DeleteNFT(context.Background(), run))
-			}
-			if p := ipvsProxy(&nf); p != "" {
-				err = errors.Join(err, clearIPVS(side.n.Netns(), p))
-			}
-			if err != nil {
-				return fmt.Errorf("netfilter on %s: %w", name, err)
-			}
-			return nil
-		})
+		undos = append(undos, undoNode(t, side.n, nf, snap, bases))
 		node, err := netfilter.NodeOf(side.n, side.pods)
 		if err != nil {
 			return undo, fmt.Errorf("datapath %s: netfilter %s: %w", t.Datapath.Name, nf.CNI, err)
@@ -146,6 +131,10 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 			allow = []*net.IPNet{node.ClusterCIDR}
 		}
 		node.AllowFrom = allow
+		// kube-proxy's IPVS mode leaves kube-ipvs0 on the node, and Felix
+		// turns its IPVS support on when it sees it; kube-router's proxy
+		// binds its Service IPs to kube-dummy-if, which Felix ignores.
+		node.KubeIPVS = ipvsProxy(&nf) == netfilter.ProxyKubeProxy
 		chains, rules, err := installNetfilter(ctx, t, side.n, nf, node)
 		if err != nil {
 			return undo, fmt.Errorf("datapath %s: netfilter %s on %s: %w", t.Datapath.Name, nf.CNI, name, err)
@@ -167,6 +156,29 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		env.SocketLB = what
 	}
 	return undo, nil
+}
+
+// undoNode puts node n's netfilter state back as the snapshot snap and
+// the base chains bases found it, and takes out what kube-proxy's
+// nftables or IPVS mode added beside the tables.
+func undoNode(t *Target, n engine.Node, nf study.Netfilter, snap []byte, bases map[string]bool) func() error {
+	run := netfilter.OnNode(n)
+	return func() error {
+		err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
+		if err == nil {
+			err = netfilter.PruneBaseChains(context.Background(), run, bases)
+		}
+		if nf.Mode() == study.KubeProxyNFT {
+			err = errors.Join(err, netfilter.DeleteNFT(context.Background(), run))
+		}
+		if p := ipvsProxy(&nf); p != "" {
+			err = errors.Join(err, clearIPVS(n.Netns(), p))
+		}
+		if err != nil {
+			return fmt.Errorf("netfilter on %s: %w", n.Name(), err)
+		}
+		return nil
+	}
 }
 
 // installNetfilter writes kube-proxy's rules (or its stand-in's) and

@@ -49,6 +49,10 @@ const (
 //     makeNATOutgoingRuleIPTables, and the tunnel's source fix-up) and
 //     StaticNATOutputChains.
 //
+// With n.KubeIPVS (kube-proxy in IPVS mode: kube-ipvs0 exists) Felix's
+// IPVS support is on, and the rules and chains it adds are written too
+// (calicoipvs.go), in Felix's positions.
+//
 // v3.31 also puts a DSCP rule at the head of mangle cali-POSTROUTING
 // (StaticManglePostroutingChain: traffic from an endpoint with a DSCP
 // annotation leaving the cluster, an ipset match every packet meets);
@@ -102,9 +106,18 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 	tunnel := n.dev("tunl0", n.Tunnel)
 
 	calicoRaw(rs)
-	calicoMangle(rs)
-	calicoFilter(rs, ipip, hosts)
+	calicoMangle(rs, n.KubeIPVS)
+	calicoFilter(rs, ipip, hosts, n.KubeIPVS)
 	calicoNAT(rs, ipip, tunnel, pools)
+	if n.KubeIPVS {
+		ifaces := make([]string, len(eps))
+		for i, e := range eps {
+			ifaces[i] = e.Iface
+		}
+		if err := calicoIPVSChains(rs, ifaces, n.NodeIP); err != nil {
+			return nil, err
+		}
+	}
 	return rs, nil
 }
 
@@ -125,8 +138,9 @@ func calicoRaw(rs *Ruleset) {
 	rs.Append("raw", "cali-OUTPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
 }
 
-// calicoMangle adds Felix's mangle-table chains.
-func calicoMangle(rs *Ruleset) {
+// calicoMangle adds Felix's mangle-table chains (with IPVS support,
+// ipvs, one more return in cali-POSTROUTING).
+func calicoMangle(rs *Ruleset, ipvs bool) {
 	rs.Chain("mangle", "cali-PREROUTING", "cali-POSTROUTING", "cali-from-host-endpoint", "cali-to-host-endpoint")
 	rs.Insert("mangle", "PREROUTING", "-j cali-PREROUTING")
 	rs.Insert("mangle", "POSTROUTING", "-j cali-POSTROUTING")
@@ -135,14 +149,19 @@ func calicoMangle(rs *Ruleset) {
 	rs.Append("mangle", "cali-PREROUTING", "-j cali-from-host-endpoint")
 	rs.Append("mangle", "cali-PREROUTING", "-m mark --mark %s -j ACCEPT", caliAccept)
 	rs.Append("mangle", "cali-POSTROUTING", "-m mark --mark %s -j RETURN", caliAccept)
+	if ipvs {
+		calicoIPVSPostrouting(rs)
+	}
 	rs.Append("mangle", "cali-POSTROUTING", "-j MARK --set-xmark %s", caliAllMarks)
 	rs.Append("mangle", "cali-POSTROUTING", "-m conntrack --ctstate DNAT -j cali-to-host-endpoint")
 	rs.Append("mangle", "cali-POSTROUTING", "-m mark --mark %s -j RETURN", caliAccept)
 }
 
 // calicoFilter adds Felix's filter-table chains; with IP-in-IP, the
-// rules that admit tunnel packets from the Calico hosts (hosts) only.
-func calicoFilter(rs *Ruleset, ipip bool, hosts string) {
+// rules that admit tunnel packets from the Calico hosts (hosts) only;
+// with IPVS support (ipvs), its rules in cali-INPUT and cali-OUTPUT
+// (the chains they jump to are calicoIPVSChains').
+func calicoFilter(rs *Ruleset, ipip bool, hosts string, ipvs bool) {
 	rs.ReplaceChain("filter", "cali-FORWARD")
 	rs.Chain("filter", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-from-hep-forward", "cali-to-hep-forward",
 		"cali-from-host-endpoint", "cali-to-host-endpoint", "cali-cidr-block")
@@ -162,6 +181,9 @@ func calicoFilter(rs *Ruleset, ipip bool, hosts string) {
 		rs.Append("filter", "cali-INPUT", "-p 4 -s %s -m addrtype --dst-type LOCAL %s -j ACCEPT", hosts, comment("Allow IPIP packets from Calico hosts"))
 		rs.Append("filter", "cali-INPUT", "-p 4 %s -j DROP", comment("Drop IPIP packets from non-Calico hosts"))
 	}
+	if ipvs {
+		calicoIPVSInput(rs)
+	}
 	rs.Append("filter", "cali-INPUT", "-i cali+ -g cali-wl-to-host")
 	rs.Append("filter", "cali-INPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
 	rs.Append("filter", "cali-INPUT", "-j MARK --set-xmark %s", caliAllMarks)
@@ -170,6 +192,9 @@ func calicoFilter(rs *Ruleset, ipip bool, hosts string) {
 	rs.Append("filter", "cali-wl-to-host", "-j cali-from-wl-dispatch")
 	rs.Append("filter", "cali-wl-to-host", "%s -j ACCEPT", comment("Configured DefaultEndpointToHostAction"))
 	rs.Append("filter", "cali-OUTPUT", "-m mark --mark %s -j ACCEPT", caliAccept)
+	if ipvs {
+		calicoIPVSOutput(rs)
+	}
 	rs.Append("filter", "cali-OUTPUT", "-o cali+ -j RETURN")
 	if ipip {
 		rs.Append("filter", "cali-OUTPUT", "-p 4 -d %s -m addrtype --src-type LOCAL %s -j ACCEPT", hosts, comment("Allow IPIP packets to other Calico hosts"))

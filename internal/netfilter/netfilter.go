@@ -35,6 +35,10 @@ type Node struct {
 	// Bridge, Tunnel and Underlay name the node's devices when they
 	// differ from the CNI's default (weave, kube-bridge; tunl0; eth1).
 	Bridge, Tunnel, Underlay string
+	// KubeIPVS: kube-proxy runs in IPVS mode, so the node has its
+	// kube-ipvs0 device, and Calico's Felix, which looks for it, adds
+	// its IPVS rules (calicoipvs.go).
+	KubeIPVS bool
 }
 
 func (n Node) validate() error {
