@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"net"
 	"sort"
+
+	"github.com/cnibench/cnibench/internal/policy"
 )
 
 // Felix's IPVS support (Calico v3.29.7). Felix turns it on when
@@ -110,7 +112,9 @@ func calicoIPVSChains(rs *Ruleset, ifaces []string, nodeIP net.IP) error {
 	rs.Append("filter", fm, "-j MARK --set-xmark %s", caliEPClear)
 	rs.Append("filter", fm, "%s -m mark --mark %s -j ACCEPT", comment("Policy explicitly accepted packet."), caliAccept)
 
-	calicoEndpointMarkDispatch(rs, ifaces, marks)
+	if err := calicoEndpointMarkDispatch(rs, ifaces, marks); err != nil {
+		return err
+	}
 	for _, i := range ifaces {
 		rs.Chain("filter", "cali-sm-"+i)
 		rs.Append("filter", "cali-sm-"+i, "-j MARK --set-xmark %#x/%#x", marks[i], caliEPMask)
@@ -126,9 +130,12 @@ func calicoIPVSChains(rs *Ruleset, ifaces []string, nodeIP net.IP) error {
 // unknown cali+ device, and the non-Calico mark for the rest; and
 // cali-from-endpoint-mark, one goto per endpoint in name order (no
 // tree) to its egress chain cali-fw-<iface>, and the drop of the rest.
-func calicoEndpointMarkDispatch(rs *Ruleset, ifaces []string, marks map[string]uint32) {
+func calicoEndpointMarkDispatch(rs *Ruleset, ifaces []string, marks map[string]uint32) error {
 	const set, from = "cali-set-endpoint-mark", "cali-from-endpoint-mark"
-	common, prefixes, bins := calicoPrefixTree(ifaces)
+	common, prefixes, bins, err := policy.PrefixTree(ifaces) // the workload dispatch chains' tree
+	if err != nil {
+		return err
+	}
 	var children []string
 	for _, p := range prefixes {
 		if len(bins[p]) > 1 {
@@ -157,39 +164,7 @@ func calicoEndpointMarkDispatch(rs *Ruleset, ifaces []string, marks map[string]u
 		rs.Append("filter", from, "-m mark --mark %#x/%#x -g cali-fw-%s", marks[i], caliEPMask, i)
 	}
 	rs.Append("filter", from, "%s -j DROP", comment("Unknown interface"))
-}
-
-// calicoPrefixTree is sortAndDivideEndpointNamesToPrefixTree
-// (felix/rules/dispatch.go): the names sorted, their common prefix, and
-// the names binned by the prefix one character longer, bins in sorted
-// order. (internal/policy builds the same tree for the workload
-// dispatch chains; names are unique there, policy.Calico refuses a
-// duplicate before this runs.)
-func calicoPrefixTree(names []string) (common string, prefixes []string, bins map[string][]string) {
-	sorted := append([]string(nil), names...)
-	sort.Strings(sorted)
-	if len(sorted) > 0 {
-		common = sorted[0]
-	}
-	for _, n := range sorted[1:] {
-		i := 0
-		for i < len(common) && i < len(n) && common[i] == n[i] {
-			i++
-		}
-		common = common[:i]
-	}
-	bins = map[string][]string{}
-	for _, n := range sorted {
-		p := common
-		if len(n) > len(common) {
-			p = n[:len(common)+1]
-		}
-		if _, ok := bins[p]; !ok {
-			prefixes = append(prefixes, p)
-		}
-		bins[p] = append(bins[p], n)
-	}
-	return common, prefixes, bins
+	return nil
 }
 
 // calicoEndpointMarks allocates each endpoint's mark as Felix's

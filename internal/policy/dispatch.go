@@ -45,6 +45,15 @@ func divide(names []string) (tree, error) {
 	return t, nil
 }
 
+// PrefixTree is Felix's shallow prefix tree of endpoint interface names
+// (divide), for the other chains Felix dispatches with it (the IPVS
+// support's cali-set-endpoint-mark, internal/netfilter): the common
+// prefix, the bins' prefixes in sorted order, and each bin's names.
+func PrefixTree(names []string) (common string, prefixes []string, bins map[string][]string, err error) {
+	t, err := divide(names)
+	return t.common, t.prefixes, t.names, err
+}
+
 // commonPrefix is felix/stringutils CommonPrefix: the longest prefix
 // every name shares ("" for none).
 func commonPrefix(names []string) string {
