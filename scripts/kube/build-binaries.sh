@@ -24,6 +24,9 @@ if [[ $have_all == 1 ]]; then
 	exit 0
 fi
 
+# Before anything is made: without Go the build would stop half-way with
+# "go: command not found" (test.sh and setup.sh put their Go on PATH first).
+command -v go >/dev/null || { echo "build-binaries: go is not on PATH (scripts/setup.sh installs it; PATH=/usr/local/lib/cnibench-go/go/bin:\$PATH)" >&2; exit 2; }
 mkdir -p "$BIN" "$CACHE/src"
 MOD="$CACHE/src/kube-$KUBE_VERSION"
 staging_version="v0.${KUBE_VERSION#v1.}"

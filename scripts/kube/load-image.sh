@@ -9,6 +9,7 @@ CNIBENCH=$(readlink -f "${1:?usage: load-image.sh CNIBENCH_BINARY}")
 mkdir -p "$STATE/images"
 "$CNIBENCH" kube image --out "$STATE/images/cnibench.tar" --tag "$IMAGE" --binary "$CNIBENCH"
 for n in "${NODES[@]}"; do
-	ctr --address "$RUNDIR/$n/containerd.sock" -n k8s.io images import "$STATE/images/cnibench.tar" >/dev/null
+	timeout 300 ctr --address "$RUNDIR/$n/containerd.sock" -n k8s.io images import "$STATE/images/cnibench.tar" >/dev/null ||
+		{ echo "load-image: importing into $n's containerd failed or took over 300 s" >&2; exit 1; }
 done
 echo "load-image: $IMAGE imported on ${NODES[*]}"

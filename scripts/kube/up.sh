@@ -17,18 +17,23 @@
 # Needs root, Debian packages etcd-server containerd runc
 # containernetworking-plugins iptables openssl curl, and Go (for the
 # Kubernetes binaries, built once into the cache by build-binaries.sh).
+# Works under cgroup v1 (a node cgroup in every hierarchy) and under the
+# unified hierarchy alone (cgroup v2: one /sys/fs/cgroup/NODE); see cgroup.sh.
+# On failure half a cluster may be up: scripts/kube/down.sh removes it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
+. "$here/cgroup.sh"
 CNIBENCH=${1:?usage: up.sh CNIBENCH_BINARY}
 CNIBENCH=$(readlink -f "$CNIBENCH")
 
 log() { echo "up: $(date +%T) $*"; }
+[[ $(id -u) == 0 ]] || { echo "up: needs root" >&2; exit 2; }
 need() { command -v "$1" >/dev/null || { echo "up: $1 is missing (apt-get install $2)" >&2; exit 2; }; }
 need etcd etcd-server; need containerd containerd; need runc runc; need openssl openssl; need curl curl
-need iptables iptables; need ctr containerd
+need iptables iptables; need ctr containerd; need sysctl procps; need nsenter util-linux; need timeout coreutils
 [[ -x /usr/lib/cni/bridge ]] || { echo "up: /usr/lib/cni/bridge missing (apt-get install containernetworking-plugins)" >&2; exit 2; }
-[[ $(id -u) == 0 ]] || { echo "up: needs root" >&2; exit 2; }
+[[ -x $CNIBENCH ]] || { echo "up: $CNIBENCH is not an executable cnibench binary" >&2; exit 2; }
 if ip netns list | grep -qw "$CP_NS"; then
 	echo "up: $CP_NS exists: a cluster is up (scripts/kube/down.sh first)" >&2
 	exit 2
@@ -194,6 +199,10 @@ state = "$rd/containerd"
   address = ""
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
+  # The pods' network namespaces under the node's run directory, not the
+  # host's /var/run/netns where every containerd puts them: down.sh
+  # removes what is there, and this cluster's are told from others'.
+  netns_mounts_under_state_dir = true
   restrict_oom_score_adj = true
   enable_selinux = false
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -208,19 +217,15 @@ state = "$rd/containerd"
     bin_dir = "/usr/lib/cni"
     conf_dir = "$nd/net.d"
 CT
-	# Own cgroup root in every v1 hierarchy (cpuset needs cpus/mems copied).
-	for h in /sys/fs/cgroup/*/; do
-		[[ -f $h/cgroup.procs ]] || continue
-		mkdir -p "$h/$n"
-		if [[ -f $h/cpuset.cpus ]]; then
-			cat "$h/cpuset.cpus" >"$h/$n/cpuset.cpus"
-			cat "$h/cpuset.mems" >"$h/$n/cpuset.mems"
-		fi
-	done
+	make_node_cgroups "$n" || { echo "up: cannot make $n's cgroups" >&2; exit 1; }
 	start "containerd-$n" "$n" containerd --config "$nd/containerd.toml"
 	for i in $(seq 1 60); do [[ -S $rd/containerd.sock ]] && break; sleep 0.5; done
+	[[ -S $rd/containerd.sock ]] || { echo "up: $n's containerd did not listen in 30 s:" >&2; tail -20 "$STATE/logs/containerd-$n.log" >&2; exit 1; }
+	# An import takes seconds; one stuck (a wedged containerd) must not
+	# hold the suite until CI's own limit.
 	for img in cnibench pause; do
-		ctr --address "$rd/containerd.sock" -n k8s.io images import "$STATE/images/$img.tar" >/dev/null
+		timeout 300 ctr --address "$rd/containerd.sock" -n k8s.io images import "$STATE/images/$img.tar" >/dev/null ||
+			{ echo "up: importing $img.tar into $n's containerd failed or took over 300 s" >&2; exit 1; }
 	done
 	cat >"$nd/kubelet.yaml" <<KY
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -262,7 +267,6 @@ done
 
 # --- wait for the nodes -----------------------------------------------------
 for i in $(seq 1 240); do
-	ready=$(api /api/v1/nodes 2>/dev/null | grep -c '"type": "Ready"' || true)
 	ok=$(api /api/v1/nodes 2>/dev/null | tr -d ' \n' | grep -o '"type":"Ready","status":"True"' | wc -l || true)
 	[[ $ok == "${#NODES[@]}" ]] && break
 	sleep 0.5

@@ -36,8 +36,26 @@ const (
 	serverNode = "cnbk-n1"
 	clientNode = "cnbk-n2"
 	cpNS       = "cnbk-cp"
-	image      = "docker.io/cnibench/cnibench:e2e"
 )
+
+// The cluster's directories and image, as scripts/kube/env.sh takes them
+// from the environment: a cluster built with CNIBENCH_KUBE_STATE (or RUN,
+// IMAGE) set is the one this test reaches.
+var (
+	stateDir = envOr("CNIBENCH_KUBE_STATE", "/var/lib/cnibench-kube")
+	runDir   = envOr("CNIBENCH_KUBE_RUN", "/run/cnibench-kube")
+	image    = envOr("CNIBENCH_KUBE_IMAGE", "docker.io/cnibench/cnibench:e2e")
+)
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// cniConfDir is the server node's CNI configuration directory (up.sh).
+func cniConfDir() string { return filepath.Join(stateDir, serverNode, "net.d") }
 
 type cluster struct {
 	root, bin string
@@ -63,36 +81,110 @@ func setup(t *testing.T) *cluster {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	keep := os.Getenv("CNIBENCH_KUBE_E2E_KEEP") == "1"
-	if keep && exec.Command("ip", "netns", "exec", cpNS, "true").Run() == nil {
+	reuse := keep && exec.Command("ip", "netns", "exec", cpNS, "true").Run() == nil
+	if reuse {
 		t.Log("reusing the cluster that is up")
-		// The image must hold this binary: re-import it.
-		c.script(t, "load-image.sh", c.bin)
-	} else {
-		c.script(t, "down.sh")
-		c.script(t, "up.sh", c.bin)
 	}
-	if !keep {
-		t.Cleanup(func() { c.script(t, "down.sh") })
+	teardown := func(down func() error) {
+		t.Cleanup(func() {
+			if err := down(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := bringUp(keep, reuse, c.bin, func(name string, args ...string) error { return c.script(t, name, args...) }, teardown); err != nil {
+		t.Fatal(err)
 	}
 	// The administrator's step: install the agent once. The test
 	// cluster's image is imported, not pushed, so it has no registry
 	// digest: --allow-tag.
 	install := c.cnibench("kube", "install", "--image", image, "--image-pull-policy", "Never", "--allow-tag",
-		"--cni-conf-dir", "/var/lib/cnibench-kube/"+serverNode+"/net.d")
+		"--cni-conf-dir", cniConfDir())
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("kube install: %v\n%s", err, out)
 	}
 	return c
 }
 
-func (c *cluster) script(t *testing.T, name string, args ...string) {
+// bringUp starts the test cluster for a test: with keep and a cluster up
+// (reuse), it re-imports the image of this binary into it; else it removes
+// whatever a run before left and runs up.sh. Without keep, the teardown is
+// registered before up.sh runs, so a cluster that came up only half-way
+// (up.sh failed) is removed as well.
+func bringUp(keep, reuse bool, bin string, script func(name string, args ...string) error, teardown func(func() error)) error {
+	if reuse {
+		return script("load-image.sh", bin)
+	}
+	if !keep {
+		teardown(func() error { return script("down.sh") })
+	}
+	if err := script("down.sh"); err != nil {
+		return err
+	}
+	return script("up.sh", bin)
+}
+
+// TestBringUpTearsDownAFailedUp: up.sh failing half-way still leaves the
+// teardown registered (no root, no cluster: the scripts are recorded).
+func TestBringUpTearsDownAFailedUp(t *testing.T) {
+	var ran []string
+	var teardowns []func() error
+	script := func(name string, args ...string) error {
+		ran = append(ran, name)
+		if name == "up.sh" {
+			return errors.New("up.sh: nodes not Ready")
+		}
+		return nil
+	}
+	err := bringUp(false, false, "bin", script, func(f func() error) { teardowns = append(teardowns, f) })
+	if err == nil {
+		t.Fatal("bringUp hid up.sh's failure")
+	}
+	for _, f := range teardowns {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"down.sh", "up.sh", "down.sh"}; !slices.Equal(ran, want) {
+		t.Errorf("scripts run %v, want %v (down.sh after the failed up.sh)", ran, want)
+	}
+	ran, teardowns = nil, nil
+	if err := bringUp(true, true, "bin", script, func(f func() error) { teardowns = append(teardowns, f) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"load-image.sh"}; !slices.Equal(ran, want) || len(teardowns) != 0 {
+		t.Errorf("keep with a cluster up: ran %v and %d teardowns, want %v and none", ran, len(teardowns), want)
+	}
+}
+
+// TestClusterPathsFollowEnv: the paths the test passes to cnibench are
+// those of the cluster env.sh builds, wherever CNIBENCH_KUBE_STATE puts it.
+func TestClusterPathsFollowEnv(t *testing.T) {
+	if got := envOr("CNIBENCH_TEST_UNSET_VARIABLE", "/var/lib/cnibench-kube"); got != "/var/lib/cnibench-kube" {
+		t.Errorf("default: %s", got)
+	}
+	t.Setenv("CNIBENCH_KUBE_STATE", "/srv/kube-state")
+	if got := envOr("CNIBENCH_KUBE_STATE", "/var/lib/cnibench-kube"); got != "/srv/kube-state" {
+		t.Errorf("CNIBENCH_KUBE_STATE=/srv/kube-state: %s", got)
+	}
+	old := stateDir
+	t.Cleanup(func() { stateDir = old })
+	stateDir = "/srv/kube-state"
+	if got, want := cniConfDir(), "/srv/kube-state/cnbk-n1/net.d"; got != want {
+		t.Errorf("cniConfDir %s, want %s", got, want)
+	}
+}
+
+// script runs scripts/kube/NAME, logging the end of its output.
+func (c *cluster) script(t *testing.T, name string, args ...string) error {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(c.root, "scripts/kube", name), args...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s: %s", name, tail(out, 2000))
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
+	return nil
 }
 
 // cnibench runs the binary in the control-plane namespace, where the API
@@ -104,7 +196,7 @@ func (c *cluster) cnibench(args ...string) *exec.Cmd {
 
 func kubeArgs() []string {
 	return []string{"--engine", "kube", "--image", image, "--image-pull-policy", "Never",
-		"--cni-conf-dir", "/var/lib/cnibench-kube/" + serverNode + "/net.d"}
+		"--cni-conf-dir", cniConfDir()}
 }
 
 // knobs reads the RPS/RFS values of the nodes that runs change: the
@@ -387,7 +479,7 @@ func TestKubeWorkloads(t *testing.T) {
 	}
 	// The run's command keeps the cluster flags (a rerun must reach the
 	// same cluster), in name order, and leaves out --out.
-	if o := r.Env.Origin; o == nil || strings.Join(o.Command, " ") != "cnibench run "+file+" --cni-conf-dir /var/lib/cnibench-kube/"+serverNode+"/net.d --engine kube --image "+image+" --image-pull-policy Never" {
+	if o := r.Env.Origin; o == nil || strings.Join(o.Command, " ") != "cnibench run "+file+" --cni-conf-dir "+cniConfDir()+" --engine kube --image "+image+" --image-pull-policy Never" {
 		t.Errorf("env.json's origin %+v, want the command with its cluster flags", o)
 	}
 	for _, s := range r.Samples {
@@ -692,7 +784,7 @@ spec:
 func TestKubeAPIServerStopped(t *testing.T) {
 	c := setup(t)
 	before := knobs(t)
-	pidb, err := os.ReadFile("/run/cnibench-kube/kube-apiserver.pid")
+	pidb, err := os.ReadFile(filepath.Join(runDir, "kube-apiserver.pid"))
 	if err != nil {
 		t.Fatalf("the API server's pid: %v", err)
 	}
