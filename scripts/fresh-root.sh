@@ -5,7 +5,9 @@
 # a tarball) and runs scripts/quickstart.sh there as root, in a chroot with
 # its own mount namespace. The root shares this machine's kernel, so the
 # run's namespaces, tunings and processes are real; afterwards the run's
-# files are checked, and that nothing of it is left on the host.
+# files are checked, and that nothing of it is left: in the root's own /run
+# (namespace names, journals), checked before its mount namespace ends, and
+# on the host, checked whether the run passed or not.
 #
 # Usage: scripts/fresh-root.sh OUTDIR [SUITE]
 #   OUTDIR  where the run directory is copied (it must not exist)
@@ -19,15 +21,59 @@ out=${1:?usage: scripts/fresh-root.sh OUTDIR [SUITE]}
 suite=${2:-$(. /etc/os-release && echo "$VERSION_CODENAME")}
 if ! command -v mmdebstrap >/dev/null; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends mmdebstrap >/dev/null
 fi
 
 R=$(mktemp -d /var/tmp/cnibench-fresh.XXXXXX)
-# The mounts below live in the chroot's own mount namespace and end with
-# it, so removing the root never reaches the host's /sys or /dev.
-trap 'rm -rf --one-file-system "$R"' EXIT
+# in_root: the processes whose root is the fresh root (the chrooted run,
+# and mmdebstrap's dpkg), one pid a line.
+in_root() {
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/root" 2>/dev/null)" != "$R" ] || echo "${p#/proc/}"
+  done
+}
+# The root is removed only when nothing runs in it: a run stopped by a
+# signal first reverts what it changed, from inside the root. The mounts
+# below live in the chroot's own mount namespace and end with it, so
+# removing the root never reaches the host's /sys or /dev.
+remove_root() {
+  for _ in $(seq 1 600); do [ -z "$(in_root)" ] && break; sleep 0.2; done
+  if [ -n "$(in_root)" ]; then
+    echo "fresh-root: processes still run in $R after 120 s ($(in_root | tr '\n' ' ')): it is left in place" >&2
+    return
+  fi
+  rm -rf --one-file-system "$R"
+}
+trap remove_root EXIT
+# On TERM or INT (CI stopping the suite, Ctrl-C) the stage that runs is
+# stopped and waited for before the root goes: during the run, the
+# processes in the root get the TERM (cnibench tears down and reverts),
+# and the namespace's shell still checks what they left.
+child=
+stop_child() { # SIGNAL
+  trap '' TERM INT
+  if [ -n "$child" ]; then
+    echo "fresh-root: $1: stopping and waiting for the run in the root" >&2
+    pids=$(in_root)
+    # shellcheck disable=SC2086 # one pid a word
+    if [ -n "$pids" ]; then kill -TERM $pids 2>/dev/null; else kill -TERM "$child" 2>/dev/null; fi
+    wait "$child" 2>/dev/null || true
+  fi
+  exit $((128 + $(kill -l "$1")))
+}
+trap 'stop_child TERM' TERM
+trap 'stop_child INT' INT
+run() { # CMD...: in the background, so that a signal reaches stop_child at once
+  "$@" &
+  child=$!
+  local r=0
+  wait "$child" || r=$?
+  child=
+  return "$r"
+}
+
 echo "fresh-root: building a $suite minbase root in $R"
-mmdebstrap --variant=minbase --quiet "$suite" "$R"
+run mmdebstrap --variant=minbase --quiet "$suite" "$R"
 mkdir -p "$R/root/cnibench"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git ls-files -z | tar --null -T - -cf - | tar -C "$R/root/cnibench" -xf -
@@ -46,27 +92,49 @@ fi
 
 sock_before=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 links_before=$(ip -o link | wc -l)
-# "/" is made a mount point, as it is on a machine or in a container.
-unshare --mount --propagation private --fork sh -ec '
+# "/" is made a mount point, as it is on a machine or in a container. The
+# root's /run (its /var/run too) is a tmpfs of this mount namespace: the
+# run's network namespace names and its journals live there and vanish
+# with the namespace, so the shell of the namespace looks for them after
+# the run, whether it passed or not (exit 3: it left some).
+rc=0
+run unshare --mount --propagation private --fork sh -c '
 R=$1
+set -e
 mount --bind "$R" "$R"
 mount -t proc proc "$R/proc"
 mount --rbind /sys "$R/sys"
 mount --rbind /dev "$R/dev"
 mount -t tmpfs tmpfs "$R/run"
 mount -t tmpfs tmpfs "$R/tmp"
-exec chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb \
+set +e
+# A signal stops the run, not these checks (a handler, not an ignore: the
+# run must get the default dispositions).
+trap "echo fresh-root: signal: the run stops, then the checks run >&2" INT TERM
+chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  sh -c "cd /root/cnibench && ./scripts/quickstart.sh --out /root/run"' sh "$R"
+  sh -c "cd /root/cnibench && ./scripts/quickstart.sh --out /root/run"
+rc=$?
+left=
+for f in "$R"/run/netns/cnb-* "$R"/run/cnibench/*.journal "$R"/run/cnibench/state/*; do
+  [ ! -e "$f" ] || left="$left ${f#"$R"}"
+done
+if [ -n "$left" ]; then
+  echo "fresh-root: the run left in the root:$left" >&2
+  [ "$rc" -ne 0 ] || rc=3
+fi
+exit "$rc"' sh "$R" || rc=$?
 
+# The host is checked whatever the run's outcome.
+problems=
+[ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$sock_before" ] || problems="$problems; rps_sock_flow_entries not restored"
+if [ "$(ip -o link | wc -l)" -ne "$links_before" ]; then ip -o link >&2; problems="$problems; interfaces left on the host"; fi
+for p in $(in_root); do problems="$problems; process $(cat "/proc/$p/comm" 2>/dev/null) ($p) left running in the root"; done
 fail() { echo "fresh-root: $*" >&2; exit 1; }
+[ "$rc" -eq 0 ] || fail "the run in the root failed (exit $rc; 3: it left the names above)$problems"
+[ -z "$problems" ] || fail "${problems#; }"
 for f in study.yaml env.json samples.jsonl cpu.jsonl summary.csv summary.json summary.md report.html; do
   [ -s "$R/root/run/$f" ] || fail "$f missing or empty in the run directory"
-done
-[ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$sock_before" ] || fail "rps_sock_flow_entries not restored"
-[ "$(ip -o link | wc -l)" -eq "$links_before" ] || { ip -o link; fail "interfaces left on the host"; }
-for p in /proc/[0-9]*; do
-  [ "$(readlink "$p/root" 2>/dev/null)" != "$R" ] || fail "process $(cat "$p/comm") (${p#/proc/}) left running in the root"
 done
 cp -a "$R/root/run" "$out"
 echo "fresh-root: ok (the first command on a fresh $suite root; run directory: $out)"

@@ -38,13 +38,19 @@ profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT INT TERM
 
 # Every argument is quoted: no word splitting of paths with spaces.
-"$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+# A screenshot takes seconds; a browser that hangs (a missing font
+# service, a GPU probe) is stopped after 120 s with its helper processes
+# (timeout signals its whole process group).
+rc=0
+timeout -k 10 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
 	--disable-component-update --disable-sync --no-first-run \
 	"--user-data-dir=$profile" "--screenshot=$abs_out" "--window-size=${SIZE:-1200,3000}" \
-	"file://$abs_html" >/dev/null 2>&1 || {
-	echo "$0: $browser failed" >&2
-	exit 1
-}
+	"file://$abs_html" >/dev/null 2>&1 || rc=$?
+case $rc in
+0) ;;
+124 | 137) echo "$0: $browser did not finish in 120 s" >&2; exit 1 ;;
+*) echo "$0: $browser failed (exit $rc)" >&2; exit 1 ;;
+esac
 if [ ! -s "$abs_out" ]; then
 	echo "$0: no screenshot written to $abs_out" >&2
 	exit 1
