@@ -28,6 +28,11 @@ CPUS=${CNIBENCH_VM_CPUS:-2}
 TIMEOUT=${CNIBENCH_VM_TIMEOUT:-900}
 TCG=${CNIBENCH_VM_TCG:-multi}
 case "$TCG" in single | multi) ;; *) echo "vm: CNIBENCH_VM_TCG=$TCG: want single or multi" >&2; exit 2 ;; esac
+# Checked here: `timeout abc` or `-smp x` would fail inside the boot loop
+# and read as a guest that did not finish.
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "vm: CNIBENCH_VM_TIMEOUT=$TIMEOUT: want a whole number of seconds" >&2; exit 2; }
+[[ $CPUS =~ ^[1-9][0-9]*$ ]] || { echo "vm: CNIBENCH_VM_CPUS=$CPUS: want a whole number" >&2; exit 2; }
+[[ $MEM =~ ^[1-9][0-9]*[MG]?$ ]] || { echo "vm: CNIBENCH_VM_MEM=$MEM: want a size such as 512M or 1G" >&2; exit 2; }
 if [ $# -lt 1 ]; then echo "usage: $0 PROGRAM [ARGS...]" >&2; exit 2; fi
 for f in vmlinux initrd.img; do
   [ -e "$CACHE/$f" ] || { echo "vm: $CACHE/$f missing; run scripts/vm/setup.sh as root" >&2; exit 2; }
@@ -35,8 +40,18 @@ done
 prog=$1; shift
 job=$(mktemp -d /var/tmp/cnibench-vm.XXXXXX)
 qpid=
+# running PID: not yet exited (an unreaped child stays as a zombie).
+running() { [ -e "/proc/$1" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+# The job folder goes only once QEMU has exited: until then it writes the
+# guest's files there (9p) and its console. qpid is timeout's, which
+# passes the TERM on to QEMU.
 cleanup() {
-  if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then kill "$qpid" 2>/dev/null || true; fi
+  if [ -n "$qpid" ] && running "$qpid"; then
+    kill "$qpid" 2>/dev/null || true
+    for _ in $(seq 1 150); do running "$qpid" || break; sleep 0.2; done
+    if running "$qpid"; then pkill -KILL -P "$qpid" 2>/dev/null; kill -KILL "$qpid" 2>/dev/null; fi
+    wait "$qpid" 2>/dev/null || true
+  fi
   rm -rf "$job"
 }
 trap cleanup EXIT
@@ -81,13 +96,20 @@ boot() {
 # The guest is emulated; on a busy host one has hung now and then (no
 # output for minutes). A guest that does not finish within TIMEOUT is
 # booted once more and the test run again from the start, in a fresh
-# guest; a test that fails, or a guest that hangs twice, fails.
+# guest; a test that fails, or a guest that hangs twice, fails. A guest
+# that ends without a result (a panic, an init that could not mount the
+# host's root) is told apart from one that timed out: exit 124 only then.
 for attempt in 1 2; do
   boot
   if [ -s "$job/rc" ]; then
     exit "$(cat "$job/rc")"
   fi
-  echo "vm: the guest did not finish in ${TIMEOUT}s (qemu exit $qrc, attempt $attempt of 2); console:" >&2
+  if [ "$qrc" -eq 124 ]; then
+    echo "vm: the guest did not finish in ${TIMEOUT}s (attempt $attempt of 2); console:" >&2
+  else
+    echo "vm: the guest exited without a result (qemu exit $qrc, attempt $attempt of 2); console:" >&2
+  fi
   tail -n 120 "$job/console" >&2 || true
 done
-exit 124
+[ "$qrc" -eq 124 ] && exit 124
+exit 1
