@@ -4,7 +4,17 @@
 #   --test  also installs what the test suite needs (chromium for the report screenshot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# need_root WHAT: installing needs root; with everything there already,
+# building does not.
+need_root() {
+  [ "$(id -u)" -eq 0 ] && return
+  echo "setup: $1 needs root: sudo $0" >&2
+  exit 2
+}
 
+# What this run made only for itself, removed however it ends.
+remove_at_exit=()
+trap 'rm -rf "${remove_at_exit[@]}"' EXIT
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
 have iperf3  || need_pkgs+=(iperf3)
@@ -79,17 +89,20 @@ first_offered() {
   return 1
 }
 if [ ${#need_pkgs[@]} -gt 0 ]; then
+  need_root "installing what is missing (${need_pkgs[*]})"
   export DEBIAN_FRONTEND=noninteractive
   # Packages such as etcd-server, openvswitch-switch and bird2 start a
   # service on install; cnibench starts its own instances, so keep them
   # from starting.
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    remove_at_exit+=(/usr/sbin/policy-rc.d)
   fi
   # apt-get update exits 0 when it could not fetch an index ("W: Failed
   # to fetch"): keep what it said, to name the cause if packages are missing.
-  apt_said=$(apt-get update -qq 2>&1) || { echo "$apt_said" >&2; echo "setup: apt-get update failed" >&2; exit 2; }
+  # -o DPkg::Lock::Timeout: wait (5 min at most) for an apt that runs
+  # already, as on a fresh cloud machine's first boot, instead of failing.
+  apt_said=$(apt-get update -qq -o DPkg::Lock::Timeout=300 2>&1) || { echo "$apt_said" >&2; echo "setup: apt-get update failed" >&2; exit 2; }
   apt_failed=$(grep -E '^(W: Failed to fetch|E: )' <<<"$apt_said" || true)
   pkgs=()
   for need in "${need_pkgs[@]}"; do
@@ -106,7 +119,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "setup: installing ${pkgs[*]}"
   # iperf3's package asks whether to start a daemon; say no.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
-  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${pkgs[@]}" >/dev/null
   # ... nor at boot: installed here only for cnibench's own instances (a
   # service the user had installed before is left as it was).
   for pkg_svc in etcd-server:etcd bird2:bird openvswitch-switch:openvswitch-switch; do
@@ -134,11 +147,14 @@ if ! go_ok; then
       echo "setup: no pinned checksum for Go $want on $arch in scripts/go-toolchain.sha256: install Go $want (https://go.dev/dl) or add its line" >&2
       exit 2
     fi
+    need_root "installing Go $want into $dest"
     echo "setup: fetching Go $want from the Go module proxy"
     tmp=$(mktemp -d)
-    curl -fsSL -o "$tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
+    # The download (about 70 MB) goes whatever stops the fetch; a stalled
+    # transfer is cut after 10 minutes and tried again.
+    remove_at_exit+=("$tmp")
+    curl -fsSL --max-time 600 --retry 3 -o "$tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
     if ! echo "$sum  $tmp/go.zip" | sha256sum -c --quiet - >/dev/null 2>&1; then
-      rm -rf "$tmp"
       echo "setup: the Go $want toolchain fetched does not match its sha256 in scripts/go-toolchain.sha256" >&2
       exit 2
     fi
