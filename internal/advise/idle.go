@@ -29,13 +29,6 @@ import (
 //     Its window is guest_halt_poll_ns at most, grown toward it while
 //     wake-ups come within it (guest-halt-polling.rst).
 
-// haltPollCoversNS is the poll window from which a request/response
-// round trip's idle gap ends before the vCPU halts: the round trips this
-// machine's pods made took 68 µs halting and 20 µs polling (median,
-// docs/advise.md), so a vCPU that may poll 100 µs has the next request
-// before it halts. cnibench's heuristic, not a published number.
-const haltPollCoversNS = 100_000
-
 // idleWakeSlow is the idle_wake_slow fact: some CPU may still enter a
 // state slow to leave under the machine's limits, with what was read.
 func idleWakeSlow(in *inspect.Inspection) (value, error) {
@@ -94,7 +87,7 @@ func reachable(in *inspect.Inspection) ([]results.IdleState, string, error) {
 		switch {
 		case s.LatencyUS == 0:
 		case haltpoll:
-			if loosest != 0 && (q.HaltPollNS == nil || *q.HaltPollNS < haltPollCoversNS) {
+			if loosest != 0 && (q.HaltPollNS == nil || *q.HaltPollNS < cpuidle.HaltPollCoversNS) {
 				out = append(out, s)
 			}
 		case !s.Disabled && int64(s.LatencyUS) <= loosest:

@@ -160,18 +160,34 @@ func Machine(r Reader) *results.CPUIdle {
 // wake-up of 10 µs or more is a visible part of it.
 const SlowWakeUS = 10
 
-// SlowWake are the enabled states of a machine's CPU 0 that are slow to
-// leave: those exiting in SlowWakeUS or more, and the halting state of
-// the haltpoll driver (a KVM guest's), whose stated latency leaves out
-// the hypervisor's part (a VM exit, and an IPI to wake the vCPU). Nil
-// when the machine has none, or no cpuidle driver.
+// SlowWake are the states of a machine's CPU 0 that are slow to leave
+// and that a governor may still select on some CPU: those exiting in
+// SlowWakeUS or more, and the halting state of the haltpoll driver (a
+// KVM guest's), whose stated latency leaves out the hypervisor's part (a
+// VM exit, and an IPI to wake the vCPU). Under the recorded limits
+// (c.Limits; none recorded: the disable files alone): menu, teo and
+// ladder skip a disabled state and one slower than the loosest CPU's
+// bound; the haltpoll governor ignores the disable files and halts at
+// any bound above 0 once its poll window passed, which from
+// HaltPollCoversNS on outlasts a round trip's gap
+// (drivers/cpuidle/governors/haltpoll.c, haltpoll_select). Nil when the
+// machine has none, or no cpuidle driver.
 func SlowWake(c *results.CPUIdle) []results.IdleState {
 	if c == nil {
 		return nil
 	}
+	loosest, bounded := Loosest(c.Limits)
 	var out []results.IdleState
 	for _, s := range c.States {
-		if !s.Disabled && (s.LatencyUS >= SlowWakeUS || (c.Driver == "haltpoll" && s.LatencyUS > 0)) {
+		slow := s.LatencyUS >= SlowWakeUS || (c.Driver == "haltpoll" && s.LatencyUS > 0)
+		switch {
+		case !slow:
+		case c.Governor == "haltpoll":
+			polls := c.Limits != nil && c.Limits.HaltPollNS != nil && *c.Limits.HaltPollNS >= HaltPollCoversNS
+			if !(bounded && loosest == 0) && !polls {
+				out = append(out, s)
+			}
+		case !s.Disabled && (!bounded || int64(s.LatencyUS) <= loosest):
 			out = append(out, s)
 		}
 	}

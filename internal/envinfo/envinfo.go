@@ -35,6 +35,9 @@ func Collect(tools []string) results.Env {
 	e.CPUs = len(hostcpus.Machine())
 	e.NUMANodes = numaNodes("/sys")
 	e.CPUIdle = cpuidle.Machine(sysfs.Dir("/sys"))
+	if e.CPUIdle != nil {
+		e.CPUIdle.Limits = cpuidle.ReadLimits(sysfs.Dir("/sys"), "/dev/cpu_dma_latency")
+	}
 	e.Tools = map[string]string{"go": runtime.Version()}
 	for _, t := range tools {
 		if v := ToolVersion(t); v != "" {

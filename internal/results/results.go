@@ -20,7 +20,6 @@ package results
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -207,40 +206,6 @@ type CPUPoint struct {
 	Time  time.Time `json:"time"`
 	CPU   int       `json:"cpu"`
 	CPUPercent
-}
-
-// CPUIdle is the cpuidle driver, governor and CPU 0's idle states.
-type CPUIdle struct {
-	Driver   string      `json:"driver"`
-	Governor string      `json:"governor"`
-	States   []IdleState `json:"states,omitempty"`
-}
-
-// String is the driver, the governor and the states with their exit
-// latencies, as the report's run metadata and compare show them: round
-// trips wait for a woken core, so a reader comparing request/response
-// numbers of two machines needs to know how their cores idle.
-func (c CPUIdle) String() string {
-	states := make([]string, len(c.States))
-	for i, s := range c.States {
-		states[i] = fmt.Sprintf("%s (%d µs)", s.Name, s.LatencyUS)
-		if s.Disabled {
-			states[i] += " disabled"
-		}
-	}
-	out := fmt.Sprintf("driver %s, governor %s", c.Driver, c.Governor)
-	if len(states) > 0 {
-		out += "; states (exit latency): " + strings.Join(states, ", ")
-	}
-	return out
-}
-
-// IdleState is one idle state: its exit latency in microseconds, and
-// whether it is disabled.
-type IdleState struct {
-	Name      string `json:"name"`
-	LatencyUS int    `json:"latency_us"`
-	Disabled  bool   `json:"disabled,omitempty"`
 }
 
 // Env is env.json: what the machine looked like before the run.

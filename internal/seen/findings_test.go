@@ -2,6 +2,7 @@ package seen
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,6 +182,18 @@ spec:
 	}
 	if sg := Find("/runs/i", run, s); len(sg) != 1 || sg[0].Finding != advise.FindingIdleWake {
 		t.Errorf("Find: %+v", sg)
+	}
+	// With the limits the run began with recorded: a window of 0 leaves
+	// the halt reachable and the text says the limits allowed it; every
+	// CPU held at n/a (polling only) shows nothing.
+	zero := int64(0)
+	run.Env.CPUIdle.Limits = &results.IdleLimits{ResumeUS: map[int]int64{0: -1, 1: -1}, HaltPollNS: &zero}
+	if text := idleWake(run, s).text; !strings.Contains(text, "1 µs stated; a halted vCPU waits for the hypervisor; no CPU has a PM QoS limit of its own; the global one") {
+		t.Errorf("limits recorded, none set: %s", text)
+	}
+	run.Env.CPUIdle.Limits = &results.IdleLimits{ResumeUS: map[int]int64{0: 0, 1: 0}}
+	if text := idleWake(run, s).text; text != "" {
+		t.Errorf("every CPU polling only: %s", text)
 	}
 	run.Env.CPUIdle = &results.CPUIdle{Driver: "intel_idle", States: []results.IdleState{{Name: "POLL"}, {Name: "C1", LatencyUS: 2}}}
 	if text := idleWake(run, s).text; text != "" {

@@ -3,6 +3,7 @@ package seen
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise"
@@ -74,14 +75,28 @@ func idleWake(run *results.Run, s *study.Study) found {
 		d := analysis.Describe(m, values[c])
 		return fmt.Sprintf("%s %s %s (mean of %s)", report.CellName(c), analysis.Display(m).Format(d.Mean), m, trials(d.N))
 	})
-	// env.json records the states, not the PM QoS limits the run had
-	// (results.CPUIdle): the text says so, since a limit held then (tuned's
-	// latency-performance) would have kept menu and teo out of them.
-	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s; the run's record "+
-		"has no PM QoS limits, which may have kept the cores out of them), so each round trip may have waited for a core "+
-		"to wake: %s", len(cells), strings.Join(states, "; "), named)
+	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s; %s), so each round "+
+		"trip may have waited for a core to wake: %s", len(cells), strings.Join(states, "; "), limitsNote(run.Env.CPUIdle.Limits), named)
 	if len(bounding) > 0 {
 		text += fmt.Sprintf("; the run's tuning %s bounds the idle states (its decisions are in the run's report)", strings.Join(bounding, ", "))
 	}
 	return found{text: text, cells: cells, lean: advise.LeanFor}
+}
+
+// limitsNote says what the PM QoS limits the run began with allowed
+// (cpuidle.SlowWake already left out the states they kept the cores out
+// of), or that the run's record has none: a run recorded before env.json
+// kept them, whose limits (tuned's latency-performance) may have.
+func limitsNote(l *results.IdleLimits) string {
+	us, ok := cpuidle.Loosest(l)
+	switch {
+	case !ok:
+		return "the run's record has no PM QoS limits, which may have kept the cores out of them"
+	case l.GlobalUS == nil && us >= cpuidle.DefaultDMALatencyUS:
+		return "no CPU has a PM QoS limit of its own; the global one, /dev/cpu_dma_latency, was not read"
+	case l.GlobalUS == nil:
+		return "reachable under the CPUs' own PM QoS limits (the loosest " + strconv.FormatInt(us, 10) +
+			" µs); the global one, /dev/cpu_dma_latency, was not read"
+	}
+	return "reachable under the PM QoS limits the run began with"
 }

@@ -1,10 +1,8 @@
 package inspect
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 
@@ -34,9 +32,8 @@ type IdleQoS struct {
 	HaltPollNS *int64 `json:"guest_halt_poll_ns,omitempty"`
 }
 
-// DefaultDMALatencyUS is /dev/cpu_dma_latency's value with no request
-// (include/linux/pm_qos.h, PM_QOS_CPU_LATENCY_DEFAULT_VALUE: 2000 s).
-const DefaultDMALatencyUS = 2000 * 1000 * 1000
+// DefaultDMALatencyUS is /dev/cpu_dma_latency's value with no request.
+const DefaultDMALatencyUS = cpuidle.DefaultDMALatencyUS
 
 // idleQoS reads the limits, read-only. Opening /dev/cpu_dma_latency
 // registers a request of the default value for as long as it is open
@@ -48,7 +45,7 @@ const DefaultDMALatencyUS = 2000 * 1000 * 1000
 func (r reader) idleQoS() {
 	q := &IdleQoS{}
 	r.in.IdleQoS = q
-	if v, err := readDMALatency(r.path("dev/cpu_dma_latency")); err != nil {
+	if v, err := cpuidle.ReadDMALatency(r.path("dev/cpu_dma_latency")); err != nil {
 		r.unknown("cpu_dma_latency", err)
 	} else {
 		q.GlobalUS = &v
@@ -88,19 +85,4 @@ func (q *IdleQoS) setResume(cpu int, us int64) {
 		q.ResumeUS = map[int]int64{}
 	}
 	q.ResumeUS[cpu] = us
-}
-
-// readDMALatency reads the global CPU latency limit: four bytes, the
-// host's byte order.
-func readDMALatency(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var b [4]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	return int64(int32(binary.NativeEndian.Uint32(b[:]))), nil
 }

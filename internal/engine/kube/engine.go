@@ -219,6 +219,10 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	}
 	// Round trips wait for the server node's cores to wake.
 	e.CPUIdle = cpuidle.Machine(tune.HostSysfs(a))
+	if e.CPUIdle != nil {
+		// The node's /dev/cpu_dma_latency is not the agent's to read.
+		e.CPUIdle.Limits = cpuidle.ReadLimits(tune.HostSysfs(a), "")
+	}
 	// As preflight found them (cpusOf), which the RPS masks spanned.
 	e.NodeCPUs = map[string][]int{srv.Name(): b.cpus[srv.Name()], cli.Name(): b.cpus[cli.Name()]}
 	e.Offloads = map[string]map[string]bool{}
