@@ -196,17 +196,21 @@ func TestCheckGaveUp(t *testing.T) {
 // size; one that fails on regressions only says nothing.
 func TestRuleWarning(t *testing.T) {
 	for in, want := range map[string]string{
-		"bitrate < -5%":  "",
-		"bitrate < 0%":   "",
-		"rtt_us > +10%":  "",
-		"rtt_us > 0%":    "",
-		"bitrate < 5%":   "rule 'bitrate < 5%' fails when bitrate rises by less than 5%, improvements included; for a regression gate write 'bitrate < -5%'",
-		"bitrate > 5%":   "rule 'bitrate > 5%' fails when bitrate rises by more than 5%, an improvement (bitrate is better higher); for a regression gate write 'bitrate < -5%'",
-		"rtt_us < -10%":  "rule 'rtt_us < -10%' fails when rtt_us falls by more than 10%, an improvement (rtt_us is better lower); for a regression gate write 'rtt_us > +10%'",
-		"rtt_us > -10%":  "rule 'rtt_us > -10%' fails when rtt_us falls by less than 10%, improvements included; for a regression gate write 'rtt_us > +10%'",
-		"rtt_us < 2.5%":  "rule 'rtt_us < 2.5%' fails when rtt_us rises by less than 2.5% or falls, an improvement (rtt_us is better lower); for a regression gate write 'rtt_us > +2.5%'",
-		"bitrate > 0%":   "rule 'bitrate > 0%' fails when bitrate rises, an improvement (bitrate is better higher); for a regression gate write 'bitrate < 0%'",
-		"retransmits<5%": "rule 'retransmits<5%' fails when retransmits rises by less than 5% or falls, an improvement (retransmits is better lower); for a regression gate write 'retransmits > +5%'",
+		"bitrate < -5%": "",
+		"bitrate < 0%":  "",
+		"rtt_us > +10%": "",
+		"rtt_us > 0%":   "",
+		// Drops and CPU are better low: no sign-slip warning advising
+		// 'qdisc_dropped < -10%' (stats.DirectionOf called them higher).
+		"qdisc_dropped > +10%":          "",
+		"node_cpu_percent_server > +5%": "",
+		"bitrate < 5%":                  "rule 'bitrate < 5%' fails when bitrate rises by less than 5%, improvements included; for a regression gate write 'bitrate < -5%'",
+		"bitrate > 5%":                  "rule 'bitrate > 5%' fails when bitrate rises by more than 5%, an improvement (bitrate is better higher); for a regression gate write 'bitrate < -5%'",
+		"rtt_us < -10%":                 "rule 'rtt_us < -10%' fails when rtt_us falls by more than 10%, an improvement (rtt_us is better lower); for a regression gate write 'rtt_us > +10%'",
+		"rtt_us > -10%":                 "rule 'rtt_us > -10%' fails when rtt_us falls by less than 10%, improvements included; for a regression gate write 'rtt_us > +10%'",
+		"rtt_us < 2.5%":                 "rule 'rtt_us < 2.5%' fails when rtt_us rises by less than 2.5% or falls, an improvement (rtt_us is better lower); for a regression gate write 'rtt_us > +2.5%'",
+		"bitrate > 0%":                  "rule 'bitrate > 0%' fails when bitrate rises, an improvement (bitrate is better higher); for a regression gate write 'bitrate < 0%'",
+		"retransmits<5%":                "rule 'retransmits<5%' fails when retransmits rises by less than 5% or falls, an improvement (retransmits is better lower); for a regression gate write 'retransmits > +5%'",
 	} {
 		r, err := Parse(in)
 		if err != nil {
