@@ -16,10 +16,11 @@
 //     reports them and sweeps them (processes killed, namespaces deleted;
 //     likewise state directories of runs without a live owner or journal)
 //     only when asked, with Orphans or by naming the run.
-//   - Cleanup holds the host lock (journal.LockDir) while it works, so no
-//     run starts meanwhile (a dry run holds it shared, and only peeks at
-//     journal locks); journals are replayed newest first by their start
-//     time, and a value is restored only while it still holds what the
+//   - Cleanup holds the host lock (journal.LockDir, and the machine's,
+//     journal.LockHost) while it works, so no run starts meanwhile (a
+//     dry run holds the directory's shared, and only peeks at journal
+//     locks); journals are replayed newest first by when they were
+//     opened, and a value is restored only while it still holds what the
 //     run wrote (compare before swap; see tune.RevertReplayOutcomes). A
 //     value whose file vanished while its namespace lives (a sysctl of an
 //     unloaded module, a queue the device lost) is gone: nothing to
@@ -52,6 +53,10 @@ import (
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/tune"
 )
+
+// hostLockPath is the machine's lock (journal.HostLockPath; tests use
+// their own).
+var hostLockPath = journal.HostLockPath
 
 // DefaultPrefix is the prefix of everything cnibench creates.
 const DefaultPrefix = "cnb-"
@@ -228,9 +233,22 @@ type cleaner struct {
 // starts while it reads (it holds no journal's lock, journal.Dead's peek,
 // so a dead run's journal never looks alive to them). A dry run beside a
 // live run or cleanup, which hold the lock, reads without it.
+//
+// A cleanup that changes things also takes the machine's lock
+// (journal.HostLockPath), as a local run does: it writes the machine's
+// values back, which a run of another journal directory may be tuning.
 func (c *cleaner) lock() (*journal.Lock, error) {
 	if !c.opts.DryRun {
-		return journal.LockDir(c.opts.JournalDir)
+		l, err := journal.LockDir(c.opts.JournalDir)
+		if err != nil {
+			return nil, err
+		}
+		h, err := journal.LockHost(hostLockPath)
+		if err != nil {
+			l.Release()
+			return nil, err
+		}
+		return l.With(h), nil
 	}
 	l, err := journal.LockShared(c.opts.JournalDir)
 	if be := (*journal.BusyError)(nil); errors.As(err, &be) {

@@ -206,6 +206,14 @@ func TestMain(m *testing.M) {
 			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(1)
 		}
+		if path := os.Getenv(machineLockHelperEnv); path != "" {
+			h, err := LockHost(path)
+			if err != nil {
+				os.Stdout.WriteString("error " + err.Error() + "\n")
+				os.Exit(1)
+			}
+			l = l.With(h)
+		}
 		j, err := Open(dir, "holder", "cnb-")
 		if err != nil {
 			os.Stdout.WriteString("error " + err.Error() + "\n")

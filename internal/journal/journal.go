@@ -227,7 +227,7 @@ func open(dir string, h Header) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+h.RunID+"-*.tmp")
+	tmp, err := os.CreateTemp(dir, tempPattern(h))
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}

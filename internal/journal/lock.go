@@ -13,13 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The host lock: one flock on the journal directory itself, held
+// The journal directory's lock: one flock on the directory itself, held
 // exclusively by a run for its whole life and by a cleanup. Runs change
 // host-wide values (rps_sock_flow_entries, sysctls); two at once would
 // journal each other's values as "old", and a cleanup during a run would
 // revert under its feet, so neither may overlap. The directory, not a
 // file in it, is locked: nothing is left behind, and /proc/locks names
 // the holder's pid. The kernel drops the lock when its holder dies.
+// Runs of other directories are kept away by the machine's lock
+// (hostlock.go), which a command that changes this machine's values
+// takes too.
 
 // BusyError means another cnibench process holds the host lock.
 type BusyError struct {
@@ -28,11 +31,17 @@ type BusyError struct {
 	PID int
 	// RunID is the holder's run, if it is a run that has opened its journal.
 	RunID string
+	// Journal is the holder's journal when found outside Dir (the
+	// machine's lock, HostLockPath, held by a run of another journal
+	// directory).
+	Journal string
 }
 
 func (e *BusyError) Error() string {
 	who := "another cnibench process"
 	switch {
+	case e.RunID != "" && e.Journal != "" && filepath.Dir(e.Journal) != e.Dir:
+		who = fmt.Sprintf("run %s (pid %d, journal %s)", e.RunID, e.PID, e.Journal)
 	case e.RunID != "":
 		who = fmt.Sprintf("run %s (pid %d)", e.RunID, e.PID)
 	case e.PID > 0:
@@ -59,8 +68,21 @@ func (e *LockError) Error() string {
 
 func (e *LockError) Unwrap() error { return e.Err }
 
-// Lock is the held host lock.
-type Lock struct{ f *os.File }
+// Lock is a held lock: a journal directory's, the machine's
+// (HostLockPath), or both (With).
+type Lock struct{ fs []*os.File }
+
+// With adds the held lock o to l, so that one Release drops both, and
+// returns l. Either may be nil.
+func (l *Lock) With(o *Lock) *Lock {
+	if l == nil {
+		return o
+	}
+	if o != nil {
+		l.fs, o.fs = append(l.fs, o.fs...), nil
+	}
+	return l
+}
 
 // LockDir takes the host lock on dir (created if missing) or returns a
 // *BusyError at once (or a *LockError when it cannot be taken at all).
@@ -97,15 +119,18 @@ func lockDir(dir string, how int) (*Lock, error) {
 		}
 		return nil, &LockError{Dir: dir, Err: fmt.Errorf("flock: %w", err)}
 	}
-	return &Lock{f: f}, nil
+	return &Lock{fs: []*os.File{f}}, nil
 }
 
 // Release drops the lock. Safe on nil and more than once.
 func (l *Lock) Release() {
-	if l != nil && l.f != nil {
-		l.f.Close()
-		l.f = nil
+	if l == nil {
+		return
 	}
+	for _, f := range l.fs {
+		f.Close()
+	}
+	l.fs = nil
 }
 
 // StaleError means dead runs left journals whose changes are not undone.

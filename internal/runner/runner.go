@@ -61,6 +61,16 @@ type Options struct {
 	BudgetShares int
 }
 
+// hostLockPath is the machine's lock (journal.HostLockPath; tests use
+// their own).
+var hostLockPath = journal.HostLockPath
+
+// changesThisMachine says whether a run changes this machine's own
+// values, and so takes the machine's lock whatever its journal directory:
+// every engine's but kube's, whose knobs are the cluster nodes' (written
+// and journaled by their agents), which therefore needs no root here.
+func changesThisMachine(opt Options) bool { return opt.Engine != "kube" }
+
 // runIDPrefix starts every run id; tests set "t" so their namespaces are
 // "cnb-t<hex>-*", told apart from real runs'.
 var runIDPrefix = ""
@@ -84,6 +94,15 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	e, err := newEngine(opt)
 	if err != nil {
 		return "", &PreflightError{err}
+	}
+	if changesThisMachine(opt) {
+		// Before preflight, whose probes load modules: a second run
+		// on this machine is refused having done nothing.
+		l, err := journal.LockHost(hostLockPath)
+		if err != nil {
+			return "", &PreflightError{err}
+		}
+		defer l.Release()
 	}
 	p, err := preflight(ctx, e, s)
 	if err != nil {

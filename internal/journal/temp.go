@@ -1,0 +1,98 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A journal is born as a temporary file, .RUN-PID-START-RANDOM.tmp in
+// its directory, that Open writes the header to and links into place as
+// RUN.journal, then unlinks. A process killed in between leaves the
+// temporary file; its name carries its owner's pid and start time (as a
+// probe's scratch namespace does, probe.ScratchName), so cleanup can
+// remove it once that process is gone (DeadTemps). The file also names
+// the owner's run while it lives: the open journal of a run, as
+// /proc/PID/fd shows it, is that unlinked temporary file (busyHost).
+
+// tempPattern is the os.CreateTemp pattern of a journal's temporary
+// file for the header h.
+func tempPattern(h Header) string {
+	return fmt.Sprintf(".%s-%d-%d-*.tmp", h.RunID, h.PID, h.PIDStart)
+}
+
+// parseTemp reads a temporary file's name (a base name, as tempPattern
+// makes them).
+func parseTemp(name string) (run string, pid int, start uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return "", 0, 0, false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".tmp"); !ok {
+		return "", 0, 0, false
+	}
+	f := strings.Split(rest, "-")
+	if len(f) != 4 || CheckRunID(f[0]) != nil || f[3] == "" {
+		return "", 0, 0, false
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil || pid <= 0 || strconv.Itoa(pid) != f[1] {
+		return "", 0, 0, false
+	}
+	start, err = strconv.ParseUint(f[2], 10, 64)
+	if err != nil || strconv.FormatUint(start, 10) != f[2] {
+		return "", 0, 0, false
+	}
+	return f[0], pid, start, true
+}
+
+// openJournalOf is the journal of the run pid owns ("" if none is seen):
+// a run keeps its journal open for its whole life, through the file
+// descriptor of the temporary file it was made as, which /proc/PID/fd
+// shows as "DIR/.RUN-PID-START-RANDOM.tmp (deleted)".
+func openJournalOf(pid int) string {
+	fds := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(fds)
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		t, err := os.Readlink(filepath.Join(fds, e.Name()))
+		if err != nil || !filepath.IsAbs(t) {
+			continue
+		}
+		t = strings.TrimSuffix(t, " (deleted)")
+		if run, p, _, ok := parseTemp(filepath.Base(t)); ok && p == pid {
+			return filepath.Join(filepath.Dir(t), run+Ext)
+		}
+	}
+	return ""
+}
+
+// DeadTemps lists the temporary files in dir of journals whose owner is
+// gone: killed between creating the file and linking it into place (or
+// before unlinking it). A live owner's are not listed; nor is a file
+// whose name does not say its owner (an older cnibench's), which is no
+// harm: it is no journal, and /run goes at reboot.
+func DeadTemps(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list journal temporary files: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if _, pid, start, ok := parseTemp(e.Name()); ok && !ProcessAlive(pid, start) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/progress"
+)
+
+// TestRunTakesTheMachineLock: a local run is refused, before its
+// preflight probes anything, while another run holds the machine's lock,
+// though the two journal in different directories (--journal-dir). They
+// only took their own directory's lock before: run A set
+// rps_sock_flow_entries 0->32768, run B 32768->16384, A's revert then left
+// B's value alone as someone else's and B put back A's 32768, leaving the
+// machine changed with no journal pending.
+func TestRunTakesTheMachineLock(t *testing.T) {
+	lockPath := filepath.Join(t.TempDir(), "cnibench.lock")
+	old := hostLockPath
+	hostLockPath = lockPath
+	t.Cleanup(func() { hostLockPath = old })
+
+	// Run A: its own journal directory, holding the machine's lock.
+	dirA := t.TempDir()
+	j, err := journal.Open(dirA, "runa", "cnb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	held, err := journal.LockHost(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+
+	// Run B journals elsewhere; its own directory's lock is free.
+	dirB := t.TempDir()
+	dirLock, err := journal.BeginRun(dirB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dirLock.Release()
+	out := filepath.Join(t.TempDir(), "run")
+	_, err = Run(context.Background(), Options{Study: stubStudy(t, "[{tool: iperf3}]"), OutDir: out, JournalDir: dirB,
+		Progress: progress.New(io.Discard)})
+	var be *journal.BusyError
+	if !errors.As(err, &be) || !IsPreflight(err) {
+		t.Fatalf("run B beside run A = %v; want a preflight *journal.BusyError", err)
+	}
+	if !strings.Contains(err.Error(), "run runa (pid ") || !strings.Contains(err.Error(), filepath.Join(dirA, "runa.journal")) {
+		t.Errorf("refusal does not name run A and its journal: %v", err)
+	}
+	if ents, _ := os.ReadDir(dirB); len(ents) != 0 {
+		t.Errorf("refused run wrote %v in its journal directory", ents)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("refused run made its run directory (%v)", err)
+	}
+
+	// A kube run changes nothing on this machine: it needs no lock here.
+	if changesThisMachine(Options{Engine: "kube"}) || !changesThisMachine(Options{}) || !changesThisMachine(Options{Engine: "local"}) {
+		t.Error("changesThisMachine: want every engine but kube")
+	}
+}
