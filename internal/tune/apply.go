@@ -20,15 +20,14 @@ type Applied struct {
 	seen []write
 }
 
-// write is one journaled write and whether it has been undone.
+// write is one journaled write and whether it has been undone. Value is
+// what the journal entry says the run left there: the value planned, or
+// what a failed or mismatched write left instead (apply's read-back).
 type write struct {
 	Change
 	old      string
 	seq      int
 	reverted bool
-	// got is the value read back when it differed from the one written
-	// (the write then failed with a MismatchError): it is ours too.
-	got string
 }
 
 // Apply makes the writes of Plan(t, tgt): for each it reads the current
@@ -68,29 +67,55 @@ func (a *Applied) apply(c Change) error {
 	if Equal(c.Path, old, c.Value) {
 		return nil
 	}
+	if err := a.record(c, old); err != nil {
+		return err
+	}
+	// From here the write may have happened, or half: a failed write can
+	// still leave the kernel changed. A multi-value sysctl (tcp_rmem,
+	// tcp_mem) is stored value by value as the kernel parses it, up to
+	// the first it refuses (__do_proc_dointvec, proc_doulongvec_minmax),
+	// so "8192 262144 0" over "4096 131072 6291456" leaves "8192 262144
+	// 6291456": neither old nor new. Whatever the kernel holds after a
+	// failed or mismatched write is journaled as the run's too (ours).
+	werr := a.fs.Write(c.Netns, c.FS, c.Path, c.Value)
+	got, rerr := a.fs.Read(c.Netns, c.FS, c.Path)
+	err = nil
+	switch {
+	case werr != nil:
+		err = fmt.Errorf("write %s: %w", c, werr)
+	case rerr != nil:
+		return fmt.Errorf("read back %s: %w", c, rerr)
+	case !Equal(c.Path, got, c.Value):
+		err = &MismatchError{Change: c, Got: got}
+	}
+	if rerr == nil && !Equal(c.Path, got, c.Value) && !Equal(c.Path, got, old) {
+		err = errors.Join(err, a.ours(c, old, got))
+	}
+	return err
+}
+
+// record journals a write of c over old before it is made, and keeps it
+// for Revert.
+func (a *Applied) record(c Change, old string) error {
 	seq, err := a.j.RecordSet(journal.Set{Netns: c.Netns, FS: c.FS, Path: c.Path, Old: old, New: c.Value})
 	if err != nil {
 		return err
 	}
-	// From here the write may have happened (or half: a failed write can
-	// still leave the kernel changed), so it is undone like a success.
 	a.mu.Lock()
 	a.done = append(a.done, write{Change: c, old: old, seq: seq})
 	a.mu.Unlock()
-	if err := a.fs.Write(c.Netns, c.FS, c.Path, c.Value); err != nil {
-		return fmt.Errorf("write %s: %w", c, err)
-	}
-	got, err := a.fs.Read(c.Netns, c.FS, c.Path)
-	if err != nil {
-		return fmt.Errorf("read back %s: %w", c, err)
-	}
-	if !Equal(c.Path, got, c.Value) {
-		a.mu.Lock()
-		a.done[len(a.done)-1].got = got
-		a.mu.Unlock()
-		return &MismatchError{Change: c, Got: got}
-	}
 	return nil
+}
+
+// ours journals got, a value the kernel kept after a write of c over old
+// that failed or read back otherwise, as a further entry of the run
+// (same old): Revert (newest first) and a cleanup after a crash then
+// compare with it, find it theirs and put old back, where they took it
+// for someone else's change and left it.
+func (a *Applied) ours(c Change, old, got string) error {
+	kept := c
+	kept.Value = got
+	return a.record(kept, old)
 }
 
 // Revert writes every replaced value back, newest first, and marks each
@@ -115,7 +140,7 @@ func (a *Applied) Revert() error {
 		// away; anyone else's later change is left alone and reported).
 		now, err := a.fs.Read(w.Netns, w.FS, w.Path)
 		switch {
-		case err == nil && !Equal(w.Path, now, w.Value) && !Equal(w.Path, now, w.old) && (w.got == "" || !Equal(w.Path, now, w.got)):
+		case err == nil && !Equal(w.Path, now, w.Value) && !Equal(w.Path, now, w.old):
 			errs = append(errs, fmt.Errorf("revert %s: changed by someone else since (found %q); left alone", w.Change, now))
 		case err == nil && !Equal(w.Path, now, w.old):
 			err = a.fs.Write(w.Netns, w.FS, w.Path, w.old)

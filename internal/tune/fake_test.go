@@ -5,8 +5,10 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // fakeFS is an in-memory kernel: values by namespace, fs and path. Like the
@@ -18,11 +20,15 @@ type fakeFS struct {
 	gone   map[string]bool   // deleted namespaces
 	failAt map[string]error  // the next write to this path fails
 	round  map[string]bool   // the next value written to this path is changed
-	writes []string          // "ns fs:path=value", in order
+	// minOne are vectors of ints each at least 1 (tcp_rmem): a write is
+	// stored field by field up to the first bad one, which fails it, as
+	// the kernel's __do_proc_dointvec does.
+	minOne map[string]bool
+	writes []string // "ns fs:path=value", in order
 }
 
 func newFake() *fakeFS {
-	return &fakeFS{vals: map[string]string{}, gone: map[string]bool{}, failAt: map[string]error{}, round: map[string]bool{}}
+	return &fakeFS{vals: map[string]string{}, gone: map[string]bool{}, failAt: map[string]error{}, round: map[string]bool{}, minOne: map[string]bool{}}
 }
 
 func key(ns, fs, p string) string { return ns + "|" + fs + "|" + p }
@@ -81,6 +87,9 @@ func (f *fakeFS) Write(ns, fs, p, v string) error {
 			v = "0"
 		}
 	}
+	if f.minOne[p] {
+		return f.writeVector(k, v)
+	}
 	if f.round[p] {
 		delete(f.round, p) // once, like failAt
 		v += "0"
@@ -123,4 +132,21 @@ func (f *fakeFS) snapshot() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// writeVector stores v's fields over the vector at k one by one and stops
+// at the first that is not an integer of at least 1, failing with EINVAL
+// and leaving the fields before it written.
+func (f *fakeFS) writeVector(k, v string) error {
+	cur := strings.Fields(f.vals[k])
+	for i, field := range strings.Fields(v) {
+		n, err := strconv.Atoi(field)
+		if err != nil || n < 1 || i >= len(cur) {
+			f.vals[k] = strings.Join(cur, "\t")
+			return fmt.Errorf("write %s: %w", k, syscall.EINVAL)
+		}
+		cur[i] = field
+	}
+	f.vals[k] = strings.Join(cur, "\t")
+	return nil
 }

@@ -10,7 +10,13 @@
 //     kernel keeps it). It only lists queues and looks for sysctls.
 //   - Apply reads each old value, journals {old, new} (fsync'ed) and only
 //     then writes, reading the value back to check the kernel took it. On
-//     any error it undoes what it did. Revert writes the old values back
+//     any error it undoes what it did. A write that fails or reads back
+//     otherwise may still have changed the value (the kernel stores a
+//     multi-value sysctl field by field up to the first bad one), so
+//     what it reads back is journaled as the run's too, with the same old
+//     value: Revert and a replay then recognise it and put the old one
+//     back. Only a crash between such a write and that journal line
+//     leaves a value neither old nor new, which a replay leaves alone. Revert writes the old values back
 //     in reverse order; so does RevertReplay from a dead run's journal.
 //   - Values are compared by meaning, not text: the kernel prints masks
 //     padded to the CPU count ("3" on 2 CPUs, "00000003" written) and
