@@ -60,7 +60,7 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 		}
 		if tune.Equal(p, ps.set.Old, value) {
 			if err := s.fs.Write(ns, fsKind, p, value); err != nil {
-				return err
+				return errors.Join(err, s.settle(ps.set, ps))
 			}
 			delete(s.pending, k)
 			return s.j.MarkDone(ps.seq)
@@ -76,10 +76,7 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 			return fmt.Errorf("node journal: %w", err)
 		}
 		if err := s.fs.Write(ns, fsKind, p, value); err != nil {
-			// The knob still holds the earlier entry's value: that entry
-			// stays the one Revert compares with, and the new one, whose
-			// value never reached the knob, is closed.
-			return errors.Join(err, s.j.MarkDone(seq))
+			return errors.Join(err, s.settle(set, ps, pendingSet{seq: seq, set: set}))
 		}
 		s.pending[k] = pendingSet{seq: seq, set: set}
 		return s.j.MarkDone(ps.seq)
@@ -100,11 +97,57 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 		return fmt.Errorf("node journal: %w", err)
 	}
 	if err := s.fs.Write(ns, fsKind, p, value); err != nil {
-		// Nothing changed: nothing for Revert to put back.
-		return errors.Join(err, s.j.MarkDone(seq))
+		return errors.Join(err, s.settle(set, pendingSet{seq: seq, set: set}))
 	}
 	s.pending[k] = pendingSet{seq: seq, set: set}
 	return nil
+}
+
+// settle decides, after a write of want.New to a knob failed, which of
+// the knob's open journal entries (open, the one Revert compares with
+// first) says what the knob holds now, and closes the others. A failed
+// write may still have changed the knob: the kernel stores a multi-value
+// sysctl (tcp_rmem) field by field up to the first value it refuses. So
+// the knob is read back: holding its old value, every entry closes;
+// holding an entry's value, that one stays; holding a third value, that
+// value is journaled as the session's too (same Old), so that Revert and
+// a replay put the old one back instead of leaving it as someone else's.
+// Unreadable, every entry stays open for a replay to sort out.
+func (s *Server) settle(want journal.Set, open ...pendingSet) error {
+	k := key(want.Netns, want.FS, want.Path)
+	got, err := s.fs.Read(want.Netns, want.FS, want.Path)
+	if err != nil {
+		s.pending[k] = open[0]
+		return nil
+	}
+	keep := -1
+	for i, ps := range open {
+		if tune.Equal(want.Path, got, ps.set.New) {
+			keep = i
+		}
+	}
+	var errs []error
+	switch {
+	case keep >= 0:
+		s.pending[k] = open[keep]
+	case tune.Equal(want.Path, got, want.Old):
+		delete(s.pending, k)
+	default:
+		set := want
+		set.New = got
+		seq, err := s.j.RecordSet(set)
+		if err != nil {
+			s.pending[k] = open[0]
+			return fmt.Errorf("node journal: %w", err)
+		}
+		s.pending[k] = pendingSet{seq: seq, set: set}
+	}
+	for i, ps := range open {
+		if i != keep {
+			errs = append(errs, s.j.MarkDone(ps.seq))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Revert puts back every qdisc the session still impairs, then writes
