@@ -59,6 +59,9 @@ func (f *runFlags) study(cmd *cobra.Command, args []string) (*study.Study, error
 	if err := checkRunDir(f.resume); err != nil {
 		return nil, inputErr(fmt.Errorf("--resume %w", err))
 	}
+	if err := checkResumeEngine(f.resume, f.engine); err != nil {
+		return nil, inputErr(err)
+	}
 	f.out = f.resume
 	return f.loadFile(filepath.Join(f.resume, results.StudyFile))
 }
@@ -227,22 +230,15 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		return inputErr(err)
 	}
 	defer lock.Release()
+	release, err := holdRunDir(out, opt.Resume)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer release()
 	noteJournalDir(cmd.Context(), jdir)
 	dir, err := runner.Run(cmd.Context(), opt)
 	if err != nil {
-		if runner.IsPreflight(err) {
-			return inputErr(err)
-		}
-		if dir != "" {
-			hint := ""
-			if !errors.Is(err, runner.ErrNothingMeasured) {
-				// A run whose every cell was given up would resume to
-				// nothing: its given-up cells stay given up.
-				hint = resumeHint(dir)
-			}
-			return fmt.Errorf("%w (partial results in %s%s)", err, dir, hint)
-		}
-		return err
+		return runFailure(dir, err)
 	}
 	if run, err := results.Load(dir); err == nil {
 		printOutcome(cmd.OutOrStdout(), run, s)
@@ -268,6 +264,25 @@ func (f *runFlags) check(cmd *cobra.Command, s *study.Study, opt runner.Options)
 		printDryRun(cmd.OutOrStdout(), s, d, command, err)
 	}
 	return inputErr(err)
+}
+
+// runFailure is the error of a run that failed: a refusal before it
+// began is bad input; one that left partial results in dir says where,
+// and how to continue it.
+func runFailure(dir string, err error) error {
+	if runner.IsPreflight(err) {
+		return inputErr(err)
+	}
+	if dir == "" {
+		return err
+	}
+	hint := ""
+	if !errors.Is(err, runner.ErrNothingMeasured) {
+		// A run whose every cell was given up would resume to
+		// nothing: its given-up cells stay given up.
+		hint = resumeHint(dir)
+	}
+	return fmt.Errorf("%w (partial results in %s%s)", err, dir, hint)
 }
 
 // resumeHint says how to continue a run that stopped in dir, when it got
@@ -315,4 +330,56 @@ func engineFlags(args []string) []string {
 	kf.register(pflag.NewFlagSet("kube", pflag.ContinueOnError))
 	return append(setFlags(fs, func(name string) bool { return name == "engine" }),
 		setFlags(fs, func(name string) bool { return slices.Contains(kf.names, name) })...)
+}
+
+// checkResumeEngine refuses --resume of a run on another engine than
+// the one given, with the command that resumes it: a kube run resumed
+// without --engine kube was refused for this machine's differing from
+// its node, with no word of the flags it needed.
+func checkResumeEngine(dir, engine string) error {
+	b, err := os.ReadFile(filepath.Join(dir, results.EnvFile))
+	if err != nil {
+		return nil // the runner says what is missing
+	}
+	var env results.Env
+	if json.Unmarshal(b, &env) != nil || env.Engine == "" || env.Engine == engine {
+		return nil
+	}
+	return fmt.Errorf("--resume %s: the run was made on the %s engine, this one would run on %s; continue it with: %s",
+		dir, env.Engine, engine, cmdline.Quote(resumeCommand(dir, env.Origin)))
+}
+
+// holdRunDir locks the run directory out for the run's lifetime
+// (runner.LockRunDir): a resume of it, and the run itself, so that two
+// resumes with their own journal directories, or a resume of a run
+// still going, cannot write it at once. A new run's directory is made
+// for the lock, and removed again by release if the run left it empty
+// (refused before it began), with the parents made for it.
+func holdRunDir(out string, resume bool) (release func(), err error) {
+	made := ""
+	if !resume {
+		for d := filepath.Clean(out); ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
+				break
+			}
+			made = d
+		}
+		if made != "" {
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return nil, fmt.Errorf("create run directory: %w", err)
+			}
+		}
+	}
+	unlock, err := runner.LockRunDir(out)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		unlock()
+		for d := filepath.Clean(out); made != ""; d = filepath.Dir(d) {
+			if os.Remove(d) != nil || d == made {
+				break
+			}
+		}
+	}, nil
 }

@@ -30,18 +30,8 @@ func (r *run) loadPrevious() error {
 	if !old.HasEnv {
 		return fmt.Errorf("--resume %s: no %s: the run ended before it recorded its environment; start it again in a new directory", dir, results.EnvFile)
 	}
-	now := envinfo.Collect(nil)
-	for _, c := range []struct{ what, was, is string }{
-		{"host", old.Env.Hostname, now.Hostname},
-		{"kernel", old.Env.Kernel, now.Kernel},
-		{"CPU model", old.Env.CPUModel, now.CPUModel},
-		{"CPU count", fmt.Sprint(old.Env.CPUs), fmt.Sprint(now.CPUs)},
-		{"cnibench version", old.Env.Version, version.Version},
-		{"engine", old.Env.Engine, r.engine.Name()},
-	} {
-		if c.was != c.is {
-			return fmt.Errorf("--resume %s: the run was made with %s %q, this one would be %q: its trials would not compare; start a new run", dir, c.what, c.was, c.is)
-		}
+	if err := r.sameSetting(old.Env); err != nil {
+		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.SamplesFile)); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("--resume %s: no %s", dir, results.SamplesFile)
@@ -55,6 +45,56 @@ func (r *run) loadPrevious() error {
 		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST"))
 	r.notes = append(r.notes, r.resumed)
 	return nil
+}
+
+// sameSetting refuses to resume a run made elsewhere: with another
+// engine or cnibench build, or, on the local engine, on another machine
+// (host, kernel, CPUs), whose trials would not compare. A remote
+// engine's env.json describes the cluster's server node (its Describe),
+// not this machine, which may be any machine that reaches the cluster:
+// comparing it with this one refused every kube resume. The nodes are
+// known once the cluster is up, so there the interrupted run's are put
+// on record beside the resumed run's (a note in env.json) instead.
+func (r *run) sameSetting(was results.Env) error {
+	checks := []struct{ what, was, is string }{
+		{"engine", was.Engine, r.engine.Name()},
+		{"cnibench version", was.Version, version.Version},
+	}
+	if r.plan.remote {
+		r.notes = append(r.notes, remoteResumeNote(was))
+	} else {
+		now := envinfo.Collect(nil)
+		checks = append(checks, []struct{ what, was, is string }{
+			{"host", was.Hostname, now.Hostname},
+			{"kernel", was.Kernel, now.Kernel},
+			{"CPU model", was.CPUModel, now.CPUModel},
+			{"CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(now.CPUs)},
+		}...)
+	}
+	for _, c := range checks {
+		if c.was == c.is {
+			continue
+		}
+		what := "its trials would not compare; start a new run"
+		if c.what == "engine" {
+			what = "resume it with the engine and flags it was started with (--engine " + was.Engine + ")"
+		}
+		return fmt.Errorf("the run was made with %s %q, this one would be %q: %s", c.what, c.was, c.is, what)
+	}
+	return nil
+}
+
+// remoteResumeNote records, in the resumed run's env.json, the server
+// node the interrupted run measured on, which the resumed run's own
+// Describe then overwrites: a reader compares the two.
+func remoteResumeNote(was results.Env) string {
+	cni := "unknown"
+	if was.CNI != nil {
+		cni = was.CNI.String()
+	}
+	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %d CPUs, CNI %s: a resumed run on a cluster does not "+
+		"check its nodes against these before they are up; if this run's (above) differ, its trials do not compare with the kept ones",
+		was.Engine, was.Hostname, was.Kernel, was.CPUs, cni)
 }
 
 // metricOfCell is metricOf for a cell's workload variant.
