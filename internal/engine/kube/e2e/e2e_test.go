@@ -316,8 +316,13 @@ func TestKubeRPSRFSQuick(t *testing.T) {
 		t.Errorf("detected CNI %+v, want bridge (notes %v)", r.Env.CNI, r.Env.Notes)
 	}
 	// How the server node's cores idle, read through its agent: the test
-	// cluster's nodes run on this machine's kernel.
-	if host := cpuidle.Machine(sysfs.Dir("/sys")); fmt.Sprint(r.Env.CPUIdle) != fmt.Sprint(host) {
+	// cluster's nodes run on this machine's kernel. Its limits come from
+	// the node's sysfs alone (no /dev/cpu_dma_latency through the agent).
+	host := cpuidle.Machine(sysfs.Dir("/sys"))
+	if host != nil {
+		host.Limits = cpuidle.ReadLimits(sysfs.Dir("/sys"), "")
+	}
+	if fmt.Sprint(r.Env.CPUIdle) != fmt.Sprint(host) {
 		t.Errorf("env cpuidle %v, want the server node's (this machine's) %v", r.Env.CPUIdle, host)
 	}
 	want := 5 * 2 // quick tunings x replicas [1,2] x 1 trial
