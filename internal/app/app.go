@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/suggest"
@@ -23,15 +24,15 @@ import (
 )
 
 // Exit codes. Besides these, a command stopped by signal N (SIGINT,
-// SIGTERM, SIGHUP) exits 128+N once its teardown is done.
+// SIGTERM, SIGHUP) exits 128+N once its teardown has undone everything.
 const (
 	ExitOK       = 0
 	ExitFailure  = 1 // the run failed while measuring
 	ExitBadInput = 2 // bad flags, study, or a missing prerequisite; host untouched
-	// ExitAbandoned follows a third signal: the run exited without
-	// undoing its changes, which its journal keeps for cleanup; apart
-	// from 128+N so a script can tell "stopped, all undone" from "run
-	// cnibench cleanup".
+	// ExitAbandoned: the command ended with changes its journal keeps
+	// for cleanup (a third signal, SIGQUIT, an undo that failed, a
+	// panic); apart from 128+N and 1 so a script can tell "stopped, all
+	// undone" and "failed" from "run cnibench cleanup".
 	ExitAbandoned = 3
 	// ExitOutput: the command's output could not be written (a closed
 	// pipe, a full disk). Apart from ExitFailure so that compare's exit 1
@@ -62,6 +63,10 @@ func outputErr(err error) error { return &outputError{err: err} }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return guard(ctx, stderr, func() int { return execute(ctx, args, stdout, stderr) })
+}
+
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -70,16 +75,30 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// --help, which cobra answers before any RunE; group).
 		err = strayCommand(cmd)
 	}
+	return exitCode(ctx, root, err, stderr)
+}
+
+// exitCode says err and returns the exit code it means.
+func exitCode(ctx context.Context, root *cobra.Command, err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	// A journal kept because changes are left decides the code whatever
+	// else happened: 128+N and 1 would say nothing is left to undo.
+	var kept *journal.PendingError
 	if s := stoppedBy(ctx); s != nil {
 		// Whatever the cancellation surfaced as (a trial's "context
 		// canceled", an interrupted preflight), the user stopped it.
 		fmt.Fprintln(stderr, "cnibench: "+s.Error()+": "+err.Error())
+		if errors.As(err, &kept) {
+			return ExitAbandoned
+		}
 		return 128 + int(s.Signal)
 	}
 	fmt.Fprintln(stderr, "cnibench: "+err.Error()+commandHint(root, err))
+	if errors.As(err, &kept) {
+		return ExitAbandoned
+	}
 	var ie *InputError
 	var fe *study.FieldError
 	if errors.As(err, &ie) || errors.As(err, &fe) || isUsage(err) {

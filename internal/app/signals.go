@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,6 +43,11 @@ func stoppedBy(ctx context.Context) *Stopped {
 //     the rest.
 //   - A command stopped so, with its teardown done, exits 128+N (130 for
 //     SIGINT), whatever error the cancellation surfaced as (Main).
+//   - SIGQUIT (Ctrl-\) prints every goroutine's stack, as Go's default
+//     does, and exits at once: ExitAbandoned when this process leaves a
+//     journal (its changes are not undone), else 128+3; Go's own exit
+//     code, 2, would say "bad input, host untouched".
+//   - A panic on the command's goroutine is caught likewise (guard).
 //   - SIGPIPE is caught and dropped: with `cnibench run ... | tee log`,
 //     Ctrl-C also kills tee, and the next progress line must fail with
 //     EPIPE (progress output ignores write errors) rather than kill the
@@ -72,7 +80,7 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 	st := &signalState{}
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -83,8 +91,13 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 				return
 			case sig = <-ch:
 			}
-			if sig == syscall.SIGPIPE {
+			switch sig {
+			case syscall.SIGPIPE:
 				continue
+			case syscall.SIGQUIT:
+				stderr.Write(allStacks())
+				exit(leaving(st, stderr, "cnibench: SIGQUIT: exiting at once, without the teardown", 128+int(syscall.SIGQUIT)))
+				return
 			}
 			n++
 			switch n {
@@ -108,27 +121,85 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 	}
 }
 
-// stillPending describes the entries not yet undone in this process's
-// journals.
-func stillPending(st *signalState) string {
+// guard runs f, the command, and turns a panic on its goroutine into an
+// exit code, printing the panic and its stack as Go does: ExitAbandoned
+// when this process leaves a journal (the teardown did not run: cleanup
+// undoes its changes once the process has exited), else ExitFailure;
+// never Go's 2, which says "bad input, host untouched". A panic on
+// another goroutine cannot be caught here: Go ends the process with 2
+// and its stack, and the journal stays for cleanup (docs/safety.md).
+func guard(ctx context.Context, stderr io.Writer, f func() int) (code int) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		fmt.Fprintf(stderr, "panic: %v\n\n%s\n", p, debug.Stack())
+		st, _ := ctx.Value(signalKey{}).(*signalState)
+		code = leaving(st, stderr, "cnibench: internal error (the panic above), exiting without the teardown", ExitFailure)
+	}()
+	return f()
+}
+
+// leaving says why the process ends without its teardown and what it
+// leaves, and returns its exit code: ExitAbandoned when a journal of this
+// process is still on disk, naming it, else otherwise.
+func leaving(st *signalState, stderr io.Writer, why string, otherwise int) int {
+	var paths []string
+	for _, r := range ownJournals(st) {
+		paths = append(paths, r.Path)
+	}
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, why)
+		return otherwise
+	}
+	fmt.Fprintf(stderr, "%s; its changes are left in %s: run 'cnibench cleanup' to undo them\n", why, strings.Join(paths, ", "))
+	return ExitAbandoned
+}
+
+// allStacks is every goroutine's stack, as Go prints them on SIGQUIT.
+func allStacks() []byte {
+	for n := 1 << 16; ; n *= 2 {
+		buf := make([]byte, n)
+		if m := runtime.Stack(buf, true); m < n || n >= 64<<20 {
+			return buf[:m]
+		}
+	}
+}
+
+// ownJournals reads this process's journals still on disk in the
+// directories it noted (nil st: none).
+func ownJournals(st *signalState) []*journal.Replay {
+	if st == nil {
+		return nil
+	}
 	st.mu.Lock()
 	dirs := append([]string(nil), st.dirs...)
 	st.mu.Unlock()
-	var items []string
+	var out []*journal.Replay
 	for _, dir := range dirs {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			if !strings.HasSuffix(e.Name(), journal.Ext) || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			r, err := journal.ReadReplay(dir + "/" + e.Name())
-			if err != nil || r.Header.PID != os.Getpid() {
-				continue
+			r, err := journal.ReadReplay(filepath.Join(dir, e.Name()))
+			if err == nil && r.Header.PID == os.Getpid() {
+				out = append(out, r)
 			}
-			p := r.Pending()
-			for i := len(p) - 1; i >= 0; i-- {
-				items = append(items, describe(p[i]))
-			}
+		}
+	}
+	return out
+}
+
+// stillPending describes the entries not yet undone in this process's
+// journals.
+func stillPending(st *signalState) string {
+	var items []string
+	for _, r := range ownJournals(st) {
+		p := r.Pending()
+		for i := len(p) - 1; i >= 0; i-- {
+			items = append(items, describe(p[i]))
 		}
 	}
 	if len(items) == 0 {

@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"syscall"
@@ -102,8 +104,9 @@ func TestSignalSequence(t *testing.T) {
 }
 
 // TestMainExitsOnSignal: a command that ends because a signal stopped it
-// exits 128+N and says so, whatever its error; without the signal the
-// same error keeps its own code.
+// exits 128+N and says so, whatever its error, unless changes are left
+// (TestKeptJournalExitsAbandoned); without the signal the same error
+// keeps its own code.
 func TestMainExitsOnSignal(t *testing.T) {
 	args := []string{"report", t.TempDir() + "/none"}
 	var errb bytes.Buffer
@@ -118,5 +121,84 @@ func TestMainExitsOnSignal(t *testing.T) {
 	}
 	if !strings.HasPrefix(errb.String(), "cnibench: stopped on terminated: ") {
 		t.Errorf("said %q", errb.String())
+	}
+}
+
+// TestKeptJournalExitsAbandoned: a command whose journal was kept because
+// changes are left exits 3 ("run cnibench cleanup") and says so, stopped
+// by a signal or not. Before, a stop exited 128+N ("stopped with
+// everything undone") whatever its error, and a failure 1.
+func TestKeptJournalExitsAbandoned(t *testing.T) {
+	kept := fmt.Errorf("trial: context canceled; journal: %w", &journal.PendingError{Path: "/run/cnibench/x.journal", Pending: 2})
+	stopped, cancel := context.WithCancelCause(context.Background())
+	cancel(&Stopped{Signal: syscall.SIGINT})
+	for _, ctx := range []context.Context{stopped, context.Background()} {
+		var errb bytes.Buffer
+		if code := exitCode(ctx, newRoot(io.Discard, io.Discard), kept, &errb); code != ExitAbandoned {
+			t.Errorf("exit %d, want %d (stopped: %v)", code, ExitAbandoned, stoppedBy(ctx) != nil)
+		}
+		if !strings.Contains(errb.String(), "2 change(s) not undone; run cnibench cleanup") {
+			t.Errorf("the kept journal is not said: %q", errb.String())
+		}
+	}
+}
+
+// TestPanicExitsAbandoned: a panic on the command's goroutine exits 3
+// naming the journal it leaves (1 when it leaves none), with the panic's
+// stack; Go's own exit code was 2, "bad input, host untouched".
+func TestPanicExitsAbandoned(t *testing.T) {
+	st := &signalState{}
+	ctx := context.WithValue(context.Background(), signalKey{}, st)
+	dir := t.TempDir()
+	noteJournalDir(ctx, dir)
+	var errb bytes.Buffer
+	boom := func() int { panic("boom") }
+	if code := guard(ctx, &errb, boom); code != ExitFailure || !strings.Contains(errb.String(), "panic: boom") {
+		t.Errorf("panic without a journal: exit %d, said %q; want %d", code, errb.String(), ExitFailure)
+	}
+	j, err := journal.Open(dir, "crash", "cnb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	errb.Reset()
+	code := guard(ctx, &errb, boom)
+	if code != ExitAbandoned || !strings.Contains(errb.String(), j.Path()+": run 'cnibench cleanup'") || !strings.Contains(errb.String(), "signals_test.go") {
+		t.Errorf("panic with a journal: exit %d, said:\n%s\nwant %d naming %s, with the stack", code, errb.String(), ExitAbandoned, j.Path())
+	}
+	if code := guard(ctx, &errb, func() int { return 7 }); code != 7 {
+		t.Errorf("guard changed a command's own code: %d", code)
+	}
+}
+
+// TestQuitExitsAtOnce: SIGQUIT prints every goroutine's stack and exits
+// at once: 3 when the process leaves a journal, else 128+3. Go's default
+// exited 2.
+func TestQuitExitsAtOnce(t *testing.T) {
+	for _, withJournal := range []bool{false, true} {
+		var out lockedBuf
+		exited := make(chan int, 1)
+		ctx, stop := HandleSignals(context.Background(), &out, func(code int) { exited <- code })
+		want := 128 + int(syscall.SIGQUIT)
+		if withJournal {
+			dir := t.TempDir()
+			j, err := journal.Open(dir, "quit", "cnb-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			noteJournalDir(ctx, dir)
+			want = ExitAbandoned
+		}
+		syscall.Kill(syscall.Getpid(), syscall.SIGQUIT)
+		select {
+		case c := <-exited:
+			if c != want || !strings.Contains(out.String(), "goroutine ") || !strings.Contains(out.String(), "SIGQUIT: exiting at once") {
+				t.Errorf("journal %v: exit %d, want %d; said:\n%.400s", withJournal, c, want, out.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("SIGQUIT did not exit")
+		}
+		stop()
 	}
 }

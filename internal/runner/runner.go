@@ -149,13 +149,26 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if terr := restoreTmp(); terr != nil && err == nil {
 		err = terr
 	}
-	if cerr := r.journal.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("journal: %w", cerr)
-	}
+	err = closeJournal(r.journal, err)
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	return opt.OutDir, finish(opt.OutDir, r.samples > 0 || opt.Resume, err, report.Build)
+}
+
+// closeJournal closes the run's journal and adds its error to err: a
+// journal kept because changes are left (*journal.PendingError) must
+// reach the command line whatever else failed, or stopped the run, as it
+// decides the exit code (3: run cnibench cleanup) and says what to do.
+func closeJournal(j *journal.Journal, err error) error {
+	cerr := j.Close()
+	switch {
+	case cerr == nil:
+		return err
+	case err == nil:
+		return fmt.Errorf("journal: %w", cerr)
+	}
+	return fmt.Errorf("%w; journal: %w", err, cerr)
 }
 
 // ErrNothingMeasured ends a run whose every cell was given up or
