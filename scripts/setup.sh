@@ -167,6 +167,9 @@ if ! go_ok; then
 fi
 
 mkdir -p bin
-go build -trimpath -o bin/cnibench ./cmd/cnibench
+# The commit stamped where git can read the checkout (see Makefile).
+vcs=false
+if git status --porcelain >/dev/null 2>&1; then vcs=true; fi
+go build -buildvcs="$vcs" -trimpath -o bin/cnibench ./cmd/cnibench
 scripts/build-flanneld.sh       # the real flanneld for flannel-udp (pinned, cached)
 echo "setup: built bin/cnibench ($(go version | awk '{print $3}'))"
