@@ -36,6 +36,8 @@ func stoppedBy(ctx context.Context) *Stopped {
 // Signals, as a user meets them:
 //   - SIGINT (Ctrl-C), SIGTERM and SIGHUP (a dropped SSH session) cancel
 //     the context; the run tears down and reverts everything, then exits.
+//     SIGHUP and SIGINT inherited as ignored (nohup, a background job)
+//     stay ignored (handled).
 //   - A second one prints what is still to be undone (read from the run's
 //     own journal), so a slow teardown is not mistaken for a hang.
 //   - A third exits at once with ExitAbandoned. The journal stays on disk,
@@ -80,7 +82,7 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 	st := &signalState{}
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
+	signal.Notify(ch, handled()...)
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -190,6 +192,24 @@ func ownJournals(st *signalState) []*journal.Replay {
 		}
 	}
 	return out
+}
+
+// handled are the signals HandleSignals catches. SIGHUP and SIGINT are
+// left out when the process started with them ignored: `nohup cnibench
+// run ...` ignores SIGHUP so that the run outlives the login, and a shell
+// without job control starts a background job (`cnibench run ... &`) with
+// SIGINT ignored so that Ctrl-C does not reach it. Catching them would
+// undo that (signal.Notify installs a handler over the inherited SIG_IGN)
+// and tear the run down at logout; glibc's manual says likewise to leave
+// a signal that was ignored at start ignored.
+func handled() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGPIPE, syscall.SIGQUIT}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
 }
 
 // stillPending describes the entries not yet undone in this process's

@@ -1,10 +1,14 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,15 +73,21 @@ func TestSignalSequence(t *testing.T) {
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGPIPE); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+	// SIGHUP, unless this test runs under nohup: it then stays ignored
+	// (TestIgnoredSignalsStayIgnored), and SIGTERM plays the first.
+	first := syscall.SIGHUP
+	if signal.Ignored(first) {
+		first = syscall.SIGTERM
+	}
+	if err := syscall.Kill(syscall.Getpid(), first); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
-	if !strings.Contains(out.String(), "hangup: stopping") {
+	if !strings.Contains(out.String(), first.String()+": stopping") {
 		t.Fatalf("first signal said %q", out.String())
 	}
-	if s := stoppedBy(ctx); s == nil || s.Signal != syscall.SIGHUP {
-		t.Fatalf("cause %v, want SIGHUP", context.Cause(ctx))
+	if s := stoppedBy(ctx); s == nil || s.Signal != first {
+		t.Fatalf("cause %v, want %v", context.Cause(ctx), first)
 	}
 	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
 	waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
@@ -200,5 +210,72 @@ func TestQuitExitsAtOnce(t *testing.T) {
 			t.Fatal("SIGQUIT did not exit")
 		}
 		stop()
+	}
+}
+
+// hupHelperEnv makes TestIgnoredSignalsHelper play a command that
+// handles signals, in a child process.
+const hupHelperEnv = "CNIBENCH_APP_HUP_HELPER"
+
+// TestIgnoredSignalsHelper is the child of TestIgnoredSignalsStayIgnored:
+// it handles signals, says "ready", and then whether the next 3 seconds
+// cancelled its context.
+func TestIgnoredSignalsHelper(t *testing.T) {
+	if os.Getenv(hupHelperEnv) == "" {
+		t.Skip("helper of TestIgnoredSignalsStayIgnored")
+	}
+	ctx, stop := HandleSignals(context.Background(), io.Discard, os.Exit)
+	defer stop()
+	fmt.Println("ready")
+	select {
+	case <-ctx.Done():
+		fmt.Println("cancelled:", context.Cause(ctx))
+	case <-time.After(3 * time.Second):
+		fmt.Println("not cancelled")
+	}
+}
+
+// TestIgnoredSignalsStayIgnored: a process started with SIGHUP and SIGINT
+// ignored (nohup; a background job of a shell without job control) goes
+// on when they arrive; before, signal.Notify un-ignored them and a
+// `nohup cnibench run` was torn down at logout. SIGTERM still stops it.
+func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to start the child with signals ignored")
+	}
+	for _, tc := range []struct {
+		sigs []syscall.Signal
+		want string
+	}{
+		{[]syscall.Signal{syscall.SIGHUP, syscall.SIGINT}, "not cancelled"},
+		{[]syscall.Signal{syscall.SIGTERM}, "cancelled: stopped on terminated"},
+	} {
+		// The shell ignores them and execs the test binary, which
+		// inherits them ignored, as under nohup.
+		cmd := exec.Command(sh, "-c", `trap "" HUP INT; exec "$0" "$@"`, os.Args[0], "-test.run=^TestIgnoredSignalsHelper$")
+		cmd.Env = append(os.Environ(), hupHelperEnv+"=1")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(out)
+		if line, _ := r.ReadString('\n'); line != "ready\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("helper said %q, want ready", line)
+		}
+		for _, sig := range tc.sigs {
+			cmd.Process.Signal(sig)
+		}
+		line, _ := r.ReadString('\n')
+		io.Copy(io.Discard, r)
+		cmd.Wait()
+		if strings.TrimSpace(line) != tc.want {
+			t.Errorf("after %v: the child said %q, want %q", tc.sigs, line, tc.want)
+		}
 	}
 }
