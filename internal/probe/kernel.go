@@ -56,30 +56,41 @@ func ParseScratchName(name string) (pid int, start uint64, ok bool) {
 
 // hostEffects names, for the kernel features whose probe can change the
 // host's own namespace, the module the probe makes the kernel load and
-// the fallback devices that module adds to every network namespace, the
-// host's included, until it is unloaded. doctor says so; a run probes
-// them only when its study uses them (Require).
+// the devices that module adds until it is unloaded: a tunnel module's
+// fallback devices go into every network namespace, the host's included;
+// ifb's into the host's only (numifbs=2 at load). doctor says so; a run
+// probes them only when its study uses them (Require). (A run's own
+// devices load such modules too: see docs/safety.md, "Where changes
+// happen", which also names dummy and pktgen, loaded by a run and never
+// by a probe.)
 var hostEffects = map[string]struct {
 	module  string
 	devices []string
+	// hostOnly: the devices are made in the host's namespace alone.
+	hostOnly bool
 }{
-	IPIP: {"ipip", []string{"tunl0"}},
-	GRE:  {"ip_gre", []string{"gre0", "gretap0", "erspan0"}},
+	IPIP: {"ipip", []string{"tunl0"}, false},
+	GRE:  {"ip_gre", []string{"gre0", "gretap0", "erspan0"}, false},
+	IFB:  {"ifb", []string{"ifb0", "ifb1"}, true},
 }
 
 // hostEffectNote is the note doctor shows for feature: what its probe
 // added to the host namespace (added, measured), or else what it may add.
 func hostEffectNote(feature string, added []string) string {
+	e, known := hostEffects[feature]
+	where := "every network namespace, the host's included"
+	if known && e.hostOnly {
+		where = "the host's network namespace"
+	}
 	if len(added) > 0 {
 		return "probing it loaded a module that added " + strings.Join(added, ", ") +
-			" to every network namespace, the host's included (until the module is unloaded)"
+			" to " + where + " (until the module is unloaded)"
 	}
-	e, ok := hostEffects[feature]
-	if !ok {
+	if !known {
 		return ""
 	}
 	return "probing it loads module " + e.module + " (if not loaded yet), which adds " +
-		strings.Join(e.devices, ", ") + " to every network namespace; a run probes it only when a datapath uses it"
+		strings.Join(e.devices, ", ") + " to " + strings.TrimSuffix(where, ", the host's included") + "; a run probes it only when its study needs it"
 }
 
 // hostLinks lists the link names of this process's own namespace.
