@@ -54,13 +54,9 @@ func TestKernelApplyRevert(t *testing.T) {
 			}
 			before := tune.Snapshot(fs, bed.Ifaces())
 			assertReadable(t, before)
-			j, err := journal.Open(t.TempDir(), "k", tunetest.Prefix)
-			if err != nil {
-				t.Fatal(err)
-			}
+			j := tunetest.HostJournal(t)
 			a, err := tune.Apply(j, fs, tu, tgt)
 			if err != nil {
-				j.Close()
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { a.Revert() }) // on failure below
@@ -230,14 +226,12 @@ func TestKernelIdleLimitReplay(t *testing.T) {
 		t.Skip("skipping kernel test: needs root to write sysfs")
 	}
 	kerneltest.RequireIdleBound(t)
+	tunetest.LockMachine(t)
 	cpus := tunetest.OnlineCPUs(t)
 	limits := func() []string { return kerneltest.IdleLimits(t, cpus) }
 	before := limits()
 	fs := tune.LocalFS{}
-	j, err := journal.Open(t.TempDir(), "k", tunetest.Prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := tunetest.HostJournal(t)
 	tu := study.Tuning{Name: "poll", CPUIdle: &study.CPUIdle{}}
 	a, err := tune.Apply(j, fs, tu, tune.Target{CPUs: cpus, SoftIRQCore: -1})
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -86,25 +86,12 @@ func RequireKernel(t testing.TB) {
 	}
 }
 
-// GuardSockFlowEntries takes the machine-wide lock on the host's
-// rps_sock_flow_entries, records the value and, when the test ends (pass
-// or fail), puts it back, failing the test if it had to, and unlocks.
-//
-// The lock is an flock on the sysctl file itself, so every test binary
-// that changes the global (go test runs packages in parallel) is
-// serialised without leaving a lock file behind. Tests in other packages
-// that write this sysctl should take it too.
+// GuardSockFlowEntries takes the machine's lock (LockMachine), records
+// the host's rps_sock_flow_entries and, when the test ends (pass or
+// fail), puts it back, failing the test if it had to, and unlocks.
 func GuardSockFlowEntries(t testing.TB) string {
 	t.Helper()
-	lock, err := os.Open(SockFlowEntries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		lock.Close()
-		t.Fatalf("lock %s: %v", SockFlowEntries, err)
-	}
-	t.Cleanup(func() { lock.Close() }) // runs last: after the restore
+	LockMachine(t) // its cleanup runs last: after the restore
 	before := ReadSockFlowEntries(t)
 	t.Cleanup(func() {
 		now, err := os.ReadFile(SockFlowEntries)
@@ -118,6 +105,49 @@ func GuardSockFlowEntries(t testing.TB) string {
 		t.Errorf("%s was %q at the end of the test, not %q (restored)", SockFlowEntries, strings.TrimSpace(string(now)), before)
 	})
 	return before
+}
+
+// machineLockWait bounds how long a kernel test waits for the machine's
+// lock: another package's kernel test holds it for seconds, a real run
+// for as long as it runs.
+const machineLockWait = 10 * time.Minute
+
+// LockMachine takes the machine's lock (journal.HostLockPath), as a run
+// and a cleanup do, waiting for another holder up to machineLockWait (go
+// test runs packages side by side), and lets go when the test ends. A
+// kernel test that changes the machine's own values (rps_sock_flow_entries,
+// the CPUs' idle limits) takes it, so that no run, cleanup or other test
+// changes them meanwhile. Take it once per test: a second flock of one
+// process is refused like another's.
+func LockMachine(t testing.TB) {
+	t.Helper()
+	l, err := journal.WaitHost(journal.HostLockPath, machineLockWait)
+	if err != nil {
+		t.Fatalf("machine's lock: %v", err)
+	}
+	t.Cleanup(l.Release)
+}
+
+// HostJournal opens a journal for a test's changes of the machine's own
+// values in journal.DefaultDir, as a run does, so that if the test is
+// killed (kill -9, go test's timeout) `cnibench cleanup` finds it and puts
+// the values back: a journal in t.TempDir() was never seen, and the host
+// kept the test's values. It closes the journal when the test ends,
+// failing the test if a change is still pending then. Hold the machine's
+// lock (LockMachine) first.
+func HostJournal(t testing.TB) *journal.Journal {
+	t.Helper()
+	id := NewID()
+	j, err := journal.Open(journal.DefaultDir, id, Prefix)
+	if err != nil {
+		t.Fatalf("journal of test run %s: %v", id, err)
+	}
+	t.Cleanup(func() {
+		if err := j.Close(); err != nil {
+			t.Errorf("test run %s: %v", id, err)
+		}
+	})
+	return j
 }
 
 // ReadSockFlowEntries returns the host's rps_sock_flow_entries.
