@@ -47,7 +47,10 @@ func TestRunTakesTheMachineLock(t *testing.T) {
 	}
 	defer dirLock.Release()
 	out := filepath.Join(t.TempDir(), "run")
-	_, err = Run(context.Background(), Options{Study: stubStudy(t, "[{tool: iperf3}]"), OutDir: out, JournalDir: dirB,
+	// A study this machine cannot run (CPU 1000) fails its first check
+	// without the lock, before any probe: should the lock go missing,
+	// this test changes nothing on the machine either.
+	_, err = Run(context.Background(), Options{Study: cpuStudy(t, "1000"), OutDir: out, JournalDir: dirB,
 		Progress: progress.New(io.Discard)})
 	var be *journal.BusyError
 	if !errors.As(err, &be) || !IsPreflight(err) {

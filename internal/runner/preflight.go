@@ -71,6 +71,18 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	if err != nil {
 		return nil, err
 	}
+	// The study against this machine's CPUs and idle states is pure
+	// input checking for an engine whose nodes are this machine: done
+	// before the engine's preflight, whose probes load modules, so that
+	// `nodes.server.cpus: 1000` is refused with the host untouched.
+	if e.Name() == localEngine {
+		if err := p.checkMachine(s, engine.Facts{}); err != nil {
+			return nil, err
+		}
+		if err := p.checkRPSCPUs(s); err != nil {
+			return nil, err
+		}
+	}
 	facts, err := e.Preflight(ctx, s, needs)
 	if err != nil {
 		return nil, err
@@ -78,10 +90,28 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 	p.notes, p.warnings, p.remote, p.sharedKernel, p.topo = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel, facts.Topology
 	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
 		p.notes = append(p.notes, missingCollectorPrograms(s, probe.Found)...)
+	}
+	if err := p.checkMachine(s, facts); err != nil {
+		return nil, err
+	}
+	if err := prepareWorkloads(s, p, facts); err != nil {
+		return nil, err
+	}
+	return p, p.checkRPSCPUs(s)
+}
+
+// localEngine is the name of the engine whose nodes are this machine.
+const localEngine = "local"
+
+// checkMachine checks the study's idle bounds and node CPU lists against
+// the nodes' machine: the engine's facts, this machine's where they say
+// nothing (MachineCPUs nil) or the nodes are this machine (not Remote).
+func (p *plan) checkMachine(s *study.Study, facts engine.Facts) error {
+	if !facts.Remote {
 		facts.IdleStates = localIdleStates(sysfs.Dir("/sys"))
 	}
 	if err := checkIdleBounds(s, facts.IdleStates); err != nil {
-		return nil, err
+		return err
 	}
 	// A node's CPU outside the machine's set either does not exist or is
 	// one the cgroup's cpuset leaves out: said apart (the local engine's).
@@ -92,16 +122,12 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 		online = o
 	}
 	p.clientMachine = facts.ClientCPUs
+	var err error
 	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine, online); err != nil {
-		return nil, err
+		return err
 	}
-	if p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine, online); err != nil {
-		return nil, err
-	}
-	if err := prepareWorkloads(s, p, facts); err != nil {
-		return nil, err
-	}
-	return p, p.checkRPSCPUs(s)
+	p.clientCPUs, err = nodeCPUs("client", s.Spec.Nodes.Client.CPUs, p.machine, online)
+	return err
 }
 
 // needs looks up the workloads' drivers, builds each datapath entry once

@@ -200,3 +200,60 @@ func TestNodeCPUsOutsideTheCpuset(t *testing.T) {
 		}
 	}
 }
+
+// localStub is a stubEngine named as the local engine, whose nodes are
+// this machine, that records whether its preflight (the probes) ran.
+type localStub struct {
+	stubEngine
+	probed *bool
+}
+
+func (localStub) Name() string { return localEngine }
+func (e localStub) Preflight(ctx context.Context, s *study.Study, n engine.Needs) (engine.Facts, error) {
+	*e.probed = true
+	return e.stubEngine.Preflight(ctx, s, n)
+}
+
+// TestPureChecksBeforeProbes: a study's CPU list this machine lacks is
+// refused before the engine's preflight, whose probes load modules; it
+// was checked after them, so an exit 2 ("host untouched") could follow a
+// host change.
+func TestPureChecksBeforeProbes(t *testing.T) {
+	s := cpuStudy(t, "1000")
+	probed := false
+	_, err := preflight(context.Background(), localStub{probed: &probed}, s)
+	if err == nil || !strings.Contains(err.Error(), "spec.nodes.server.cpus") || !IsPreflight(err) {
+		t.Fatalf("preflight = %v; want the CPU list refused", err)
+	}
+	if probed {
+		t.Error("the engine probed before the study's CPU list was refused")
+	}
+	// An engine whose nodes are elsewhere (kube) knows their CPUs only
+	// from its preflight: checked after it.
+	_, err = preflight(context.Background(), stubEngine{remote: true, machine: cpuset.Range(4)}, s)
+	if err == nil || !strings.Contains(err.Error(), "spec.nodes.server.cpus") {
+		t.Fatalf("preflight of a cluster = %v; want the CPU list refused", err)
+	}
+}
+
+// cpuStudy is a one-cell study whose server node is pinned to cpus.
+func cpuStudy(t *testing.T, cpus string) *study.Study {
+	t.Helper()
+	src := `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [bridge]
+  tunings: [baseline]
+  workloads: [{tool: iperf3}]
+  nodes: {server: {cpus: "` + cpus + `"}}
+  replicas: [1]
+  trials: 1
+  duration: 3s
+`
+	s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: []string{"bridge"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
