@@ -44,11 +44,11 @@ func Path(ref string) string {
 }
 
 // Add creates a named network namespace without entering it. As iproute2
-// does, it creates the file under Dir first, then a namespace on a
-// throw-away thread, and binds that to the file; if the namespace or the
-// bind fails, the file is removed, so a failed Add leaves no name that
-// looks like a namespace and is none (a run killed between the two
-// steps leaves one, which Delete removes).
+// does, it makes Dir a shared mount (makeShared), creates the file under
+// Dir, then a namespace on a throw-away thread, and binds that to the
+// file; if the namespace or the bind fails, the file is removed, so a
+// failed Add leaves no name that looks like a namespace and is none (a
+// run killed between the two steps leaves one, which Delete removes).
 // Equivalent to: ip netns add NAME
 func Add(name string) error {
 	if filepath.IsAbs(name) {
@@ -57,11 +57,56 @@ func Add(name string) error {
 	if err := os.MkdirAll(Dir, 0o755); err != nil {
 		return fmt.Errorf("ip netns add %s: %w", name, err)
 	}
-	err := onThread(func() error { return add(Path(name), bindNew) })
+	err := onThread(func() error {
+		if err := makeShared(Dir, unix.Mount); err != nil {
+			return err
+		}
+		return add(Path(name), bindNew)
+	})
 	if err != nil {
 		return fmt.Errorf("ip netns add %s: %w", name, err)
 	}
 	return nil
+}
+
+// makeShared makes dir a mount point of its own in a shared peer group,
+// as iproute2's netns_add does before every namespace it adds: a
+// namespace bound below dir then propagates to every mount namespace that
+// copied the mount (a container's, a unit's with PrivateMounts), so
+// deleting it in one unmounts it in all and the kernel can free the
+// namespace, where a private copy elsewhere would keep it alive. Like
+// iproute2 it holds an flock on dir meanwhile: two processes upgrading it
+// at once would stack bind mounts (Debian bug 949235), and goes on
+// without the lock if it cannot be taken. mount is unix.Mount (tests
+// fake it). Equivalent to:
+//
+//	mount --make-rshared DIR ||
+//	  { mount --rbind DIR DIR && mount --make-rprivate DIR && mount --make-rshared DIR; }
+func makeShared(dir string, mount func(source, target, fstype string, flags uintptr, data string) error) error {
+	if f, err := os.Open(dir); err == nil {
+		defer f.Close()
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_EX) // dropped by Close
+	}
+	made := false
+	for {
+		err := mount("", dir, "none", unix.MS_SHARED|unix.MS_REC, "")
+		if err == nil {
+			return nil
+		}
+		// EINVAL: dir is no mount point yet. Upgrade it once.
+		if !errors.Is(err, unix.EINVAL) || made {
+			return fmt.Errorf("mount --make-shared %s: %w", dir, err)
+		}
+		if err := mount(dir, dir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mount --bind %s %s: %w", dir, dir, err)
+		}
+		// Private, then shared again: a peer group of its own, not the
+		// parent mount's.
+		if err := mount(dir, dir, "none", unix.MS_PRIVATE|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mount --make-private %s: %w", dir, err)
+		}
+		made = true
+	}
 }
 
 // add creates the file p (failing if it exists: that name is someone
