@@ -130,6 +130,11 @@ type Header struct {
 	Started  time.Time `json:"started"`
 	// Prefix is the name prefix of everything the run creates ("cnb-").
 	Prefix string `json:"prefix"`
+	// Boot is when the journal was opened on the boot clock (ns since
+	// boot, CLOCK_BOOTTIME), and BootID the boot's
+	// (/proc/sys/kernel/random/boot_id): replay order (newestFirst).
+	Boot   int64  `json:"boot,omitempty"`
+	BootID string `json:"bootId,omitempty"`
 }
 
 // Set records a value about to be written. Netns "" is the host. FS
@@ -208,7 +213,7 @@ func Open(dir, runID, prefix string) (*Journal, error) {
 	}
 	return open(dir, Header{
 		Version: version, RunID: runID, PID: os.Getpid(), PIDStart: start,
-		Started: time.Now().UTC(), Prefix: prefix,
+		Started: time.Now().UTC(), Prefix: prefix, Boot: bootClock(), BootID: bootID(),
 	})
 }
 

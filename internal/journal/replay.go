@@ -266,11 +266,7 @@ func scan(dir string, salvage, peek bool) ([]*Replay, error) {
 		r.lock = f
 		out = append(out, r)
 	}
-	// Newest first by start time, not by name: undoing a later run's
-	// changes first brings each value back to what the earlier run found
-	// (A set 0->32768, B then 32768->16384: B's undo gives 32768, which is
-	// what A wrote, so A's undo gives 0).
-	sort.SliceStable(out, func(a, b int) bool { return out[a].Header.Started.After(out[b].Header.Started) })
+	newestFirst(out)
 	return out, errors.Join(errs...)
 }
 

@@ -1,0 +1,55 @@
+package journal
+
+import (
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// bootClock is the boot clock (CLOCK_BOOTTIME) in ns, 0 if unknown: it
+// only goes forward, through suspend too, where the wall clock may be
+// set back (NTP's first step at boot, an operator's date).
+func bootClock() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+// bootID names this boot ("" if unknown); the boot clock of one boot says
+// nothing of another's.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// newestFirst orders journals for replay, newest first by when they were
+// opened, not by name: undoing a later run's changes first brings each
+// value back to what the earlier run found (A set 0->32768, B then
+// 32768->16384: B's undo gives 32768, which is what A wrote, so A's undo
+// gives 0). When all were opened in one boot and say when on its boot
+// clock (Header.Boot), that decides: the wall clock (Started) may have
+// been set back between two runs. Otherwise (a journal of an older
+// cnibench, or of another boot in a --journal-dir that outlives reboots)
+// the wall clock decides for all, so that the order stays one order.
+// The process start time (PIDStart) would not do: one process (advise
+// --prove) opens a journal per candidate, one after the other.
+func newestFirst(rs []*Replay) {
+	byBoot := len(rs) > 0 && rs[0].Header.BootID != ""
+	for _, r := range rs {
+		byBoot = byBoot && r.Header.BootID == rs[0].Header.BootID && r.Header.Boot > 0
+	}
+	sort.SliceStable(rs, func(a, b int) bool {
+		ha, hb := rs[a].Header, rs[b].Header
+		if byBoot {
+			return ha.Boot > hb.Boot
+		}
+		return ha.Started.After(hb.Started)
+	})
+}
