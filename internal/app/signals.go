@@ -245,6 +245,12 @@ func describe(e journal.Entry) string {
 		return fmt.Sprintf("process %s (pid %d)", e.Object.Name, e.Object.PID)
 	case e.Object != nil:
 		return e.Object.Kind + " " + e.Object.Name
+	case e.Qdisc != nil:
+		ns := e.Qdisc.Netns
+		if ns == "" {
+			ns = "host"
+		}
+		return fmt.Sprintf("%s:%s qdisc back (netem impairment)", ns, e.Qdisc.Dev)
 	}
 	return fmt.Sprintf("entry %d", e.Seq)
 }

@@ -67,6 +67,9 @@ func TestSignalSequence(t *testing.T) {
 	if _, err := j.RecordObject(journal.Object{Kind: journal.KindNetns, Name: "cnb-sig-node"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := j.RecordQdisc(journal.Qdisc{Netns: "cnb-sig-node", Dev: "eth1", Prev: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
 	noteJournalDir(ctx, dir)
 
 	// SIGPIPE is dropped (a write to a closed pipe fails with EPIPE).
@@ -92,7 +95,7 @@ func TestSignalSequence(t *testing.T) {
 	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
 	waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
 	got := out.String()
-	for _, want := range []string{"still undoing: 2 change(s)", "netns cnb-sig-node", `host:/proc/sys/net/core/rps_sock_flow_entries back to "0"`} {
+	for _, want := range []string{"still undoing: 3 change(s)", "cnb-sig-node:eth1 qdisc back", "netns cnb-sig-node", `host:/proc/sys/net/core/rps_sock_flow_entries back to "0"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("second notice lacks %q:\n%s", want, got)
 		}
