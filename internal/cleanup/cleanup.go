@@ -182,6 +182,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	c.sweep(ctx, names, live, withJournal)
 	c.sweepDirs(dirs, live, withJournal)
 	c.sweepProbes(ctx)
+	c.sweepTemps()
 	return c.rep, errors.Join(c.errs...)
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/proc"
 )
 
@@ -85,6 +86,10 @@ func firstLine(b []byte) string {
 	return s
 }
 
+// ProbeTemp names the sampling probe's temporary directory
+// (journal.OwnTempPattern).
+const ProbeTemp = "perf-probe"
+
 // ChooseEvent probes whether hardware cycles are countable here and
 // returns Cycles if so, else CPUClock; Reason says which and why. It
 // never fails: any trouble with the probe means cpu-clock, with the
@@ -106,7 +111,10 @@ func ChooseEvent(ctx context.Context, run RunFunc) Event {
 		// Counting is not sampling: some virtual PMUs count cycles but
 		// deliver no overflow interrupts, and perf record then fails.
 		// Try the sampling a trial will do before choosing it.
-		dir, derr := os.MkdirTemp("", "cnibench-perf-probe-")
+		// Named after this process (pid and start time), so that
+		// `cnibench cleanup` removes it should the process be killed
+		// before the deferred RemoveAll (journal.DeadOwnTemps).
+		dir, derr := os.MkdirTemp("", journal.OwnTempPattern(ProbeTemp))
 		if derr != nil {
 			ev.Reason = fmt.Sprintf("hardware cycles are countable (%s) but the sampling probe could not start (%v); sampling cpu-clock, costs in ns of CPU time", cmd, derr)
 			break
