@@ -2,7 +2,8 @@
 # soak.sh: kill -9 cnibench at a random moment of a quick run, N times,
 # each followed by `cnibench cleanup --run ID`, and check that nothing of
 # the run is left: no namespace of the run, no link added to the host
-# namespace, no qdisc changed on a host device, no process of the run (one
+# namespace (but the fallback devices a module the run loaded adds once,
+# ipip's tunl0 or ifb's ifb0/ifb1: docs/safety.md), no qdisc changed on a host device, no process of the run (one
 # carrying the run's TMPDIR in its environment), no
 # file under the journal directory or the run's TMPDIR, and no changed
 # value of what cnibench tunes on the host (rps_sock_flow_entries, the
