@@ -256,6 +256,10 @@ type Env struct {
 	// Origin is how the run was started; nil in runs before it was
 	// recorded.
 	Origin *Origin `json:"origin,omitempty"`
+	// StudySHA256 is the SHA-256 of study.yaml as the run wrote it:
+	// --resume refuses a study edited since, whose trials would not
+	// compare with the kept ones; "" in runs before it was recorded.
+	StudySHA256 string `json:"study_sha256,omitempty"`
 	// MachineS is the machine time the run had spent when it last wrote
 	// stops.json, in seconds, as its budget counts it (cluster set-ups,
 	// pauses, repeated and failed attempts, and a resumed run's earlier

@@ -36,6 +36,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 		}
 	}
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.engine.Name(), time.Now()
+	e.StudySHA256 = r.studySum
 	if r.plan.remote {
 		// The round trips wait for the nodes' cores, not this machine's:
 		// the engine's Describe gives the server node's where it can.

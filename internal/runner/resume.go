@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -31,6 +33,9 @@ func (r *run) loadPrevious() error {
 		return fmt.Errorf("--resume %s: no %s: the run ended before it recorded its environment; start it again in a new directory", dir, results.EnvFile)
 	}
 	if err := r.sameSetting(old.Env); err != nil {
+		return fmt.Errorf("--resume %s: %w", dir, err)
+	}
+	if r.studySum, err = sameStudy(old); err != nil {
 		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.SamplesFile)); errors.Is(err, os.ErrNotExist) {
@@ -259,4 +264,24 @@ func (r *run) attemptsBefore(k trialKey) (failures, repeats, first int) {
 		return p.failures, p.repeats, p.attempts + 1
 	}
 	return 0, 0, 1
+}
+
+// sameStudy refuses a study.yaml changed after the run wrote it (by
+// hand: a longer duration), whose trials would not compare with the
+// kept ones, and returns its sum. A run recorded before env.json kept
+// the sum is not refused for it.
+func sameStudy(old *results.Run) (string, error) {
+	sum := studySum(old.Study)
+	if was := old.Env.StudySHA256; was != "" && was != sum {
+		return "", fmt.Errorf("%s was changed after the run wrote it (SHA-256 %s, now %s): the kept trials were measured with the "+
+			"study as written, so they would not compare with new ones; put it back, or run the changed study in a new directory",
+			results.StudyFile, was[:12], sum[:12])
+	}
+	return sum, nil
+}
+
+// studySum is the hex SHA-256 of a study file's bytes.
+func studySum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

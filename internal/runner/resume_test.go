@@ -74,3 +74,23 @@ func TestLockRunDir(t *testing.T) {
 		t.Error("a directory that does not exist locked")
 	}
 }
+
+// TestResumeRefusesAnEditedStudy: a study.yaml changed after the run
+// wrote it (a longer duration by hand) would append trials that do not
+// compare with the kept ones; a run recorded before the sum was is not
+// refused for it.
+func TestResumeRefusesAnEditedStudy(t *testing.T) {
+	written := []byte("spec: {duration: 10s}\n")
+	old := &results.Run{Study: []byte("spec: {duration: 30s}\n"), Env: results.Env{StudySHA256: studySum(written)}}
+	if _, err := sameStudy(old); err == nil || !strings.Contains(err.Error(), "study.yaml was changed after the run wrote it") {
+		t.Errorf("edited study: %v, want refused", err)
+	}
+	old.Study = written
+	if sum, err := sameStudy(old); err != nil || sum != old.Env.StudySHA256 {
+		t.Errorf("study as written: %q, %v", sum, err)
+	}
+	old.Env.StudySHA256 = ""
+	if _, err := sameStudy(old); err != nil {
+		t.Errorf("a run without the sum: %v", err)
+	}
+}

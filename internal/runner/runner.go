@@ -252,6 +252,8 @@ type run struct {
 	minCheck minimumCheck
 	// resumed says what a resumed run kept of the interrupted one.
 	resumed string
+	// studySum is study.yaml's SHA-256 (env.json's study_sha256).
+	studySum string
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -264,6 +266,7 @@ func (r *run) execute(ctx context.Context) error {
 		if err := r.out.WriteStudy(b); err != nil {
 			return err
 		}
+		r.studySum = studySum(b)
 	}
 	// A resumed run counts what is left: its kept trials are not run
 	// again (it said "running up to 6 trials" and ran none of a finished
