@@ -69,7 +69,7 @@ func cellLess(a, b results.Cell) bool {
 // what its tunings set (s may be nil).
 func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Stops = run.Stops
-	m.Unfinished = Unfinished(s, run.Stops)
+	m.Unfinished = Unfinished(s, run)
 	m.Marked = MarkedOf(run)
 	m.Origin, m.MachineS = run.Env.Origin, run.Env.MachineS
 	m.Tunings = TuningsOf(s, run.Env)

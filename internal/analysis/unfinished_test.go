@@ -27,23 +27,40 @@ func TestUnfinished(t *testing.T) {
 			first = append(first, results.Stop{Cell: c})
 		}
 	}
-	got := Unfinished(s, first)
+	got := Unfinished(s, &results.Run{Stops: first})
 	want := slices.DeleteFunc(slices.Clone(cells), func(c results.Cell) bool { return c.Replicas == 1 })
 	if !slices.Equal(got, want) {
 		t.Errorf("one block stopped: unfinished %v, want %v", got, want)
 	}
-	if got := Unfinished(s, nil); !slices.Equal(got, cells) {
+	if got := Unfinished(s, &results.Run{}); !slices.Equal(got, cells) {
 		t.Errorf("no stops: unfinished %v, want every cell", got)
 	}
 	var all []results.Stop
 	for _, c := range cells {
 		all = append(all, results.Stop{Cell: c})
 	}
-	if got := Unfinished(s, all); len(got) != 0 {
+	if got := Unfinished(s, &results.Run{Stops: all}); len(got) != 0 {
 		t.Errorf("every cell stopped: unfinished %v", got)
 	}
-	plain := parse("  datapaths: [calico-vxlan]\n  workloads: [{name: tcp, tool: iperf3}]\n  trials: 3\n  duration: 5s\n")
-	if got := Unfinished(plain, nil); got != nil {
-		t.Errorf("a plain fixed design: unfinished %v", got)
+	// A plain fixed design records no stops: a cell short of its trials
+	// and not given up is unfinished, a whole one or one given up is not.
+	plain := parse("  datapaths: [calico-vxlan]\n  workloads: [{name: tcp, tool: iperf3}]\n  replicas: [1, 4]\n  trials: 3\n  duration: 5s\n")
+	pc := plain.Cells()
+	run := &results.Run{}
+	for trial := 1; trial <= 3; trial++ {
+		run.Samples = append(run.Samples, results.Sample{Cell: pc[0], Trial: trial})
+	}
+	run.Samples = append(run.Samples, results.Sample{Cell: pc[1], Trial: 1})
+	if got := Unfinished(plain, run); len(got) != 1 || got[0] != pc[1] {
+		t.Errorf("a fixed design cut short: unfinished %v, want %v", got, pc[1])
+	}
+	for a := 0; a <= study.MaxRetries; a++ {
+		run.Marked = append(run.Marked, results.Sample{Cell: pc[1], Trial: 2, Error: "iperf3: connection refused"})
+	}
+	if got := Unfinished(plain, run); len(got) != 0 {
+		t.Errorf("a fixed design whose short cell was given up: unfinished %v", got)
+	}
+	if why := GaveUp(run)[pc[1]]; why == "" {
+		t.Errorf("GaveUp %v, want the cell given up at trial 2", GaveUp(run))
 	}
 }

@@ -141,7 +141,7 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 		ranStudy = runStudy(f.fromRun)
 		rep.AddSightings(f.fromRun, seen.Find(f.fromRun, ran, ranStudy))
 		if ranStudy != nil {
-			if u := analysis.Unfinished(ranStudy, ran.Stops); len(u) > 0 {
+			if u := analysis.Unfinished(ranStudy, ran); len(u) > 0 {
 				rep.Partial = append(rep.Partial, fmt.Sprintf("%s did not finish (%d of its %d cells were not done): "+
 					"what it showed is what it measured so far", f.fromRun, len(u), len(ranStudy.Cells())))
 			}

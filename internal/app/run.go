@@ -117,7 +117,7 @@ with raw samples, summary.csv, summary.json, summary.md and report.html.`,
 // path: the decisions, and the cells bound by one core.
 func printOutcome(w io.Writer, run *results.Run, s *study.Study) {
 	dir := run.Dir
-	unfinished := analysis.Unfinished(s, run.Stops)
+	unfinished := analysis.Unfinished(s, run)
 	printDecisions(w, run, s, unfinished)
 	if l := report.UnfinishedLine(unfinished, s, dir); l != "" {
 		fmt.Fprintln(w, "warning: "+l)

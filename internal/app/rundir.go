@@ -151,13 +151,13 @@ func head(dirA, dirB string, a, b *results.Run, sb *study.Study, errB error) com
 	h.Same = errA == nil && errBi == nil && os.SameFile(sa, sbi)
 	// A run killed before its end has partial numbers, which a gate in
 	// CI should not take for finished ones silently; a fixed design
-	// records no stops, so compare.Unfinished counts its cells' trials.
+	// records no stops, so analysis.Unfinished counts its cells' trials.
 	if s := runStudy(dirA); s != nil {
-		h.UnfinishedA, h.CellsA = len(compare.Unfinished(s, a)), len(s.Cells())
+		h.UnfinishedA, h.CellsA = len(analysis.Unfinished(s, a)), len(s.Cells())
 		h.ResumeA = resumeCommand(dirA, a.Env.Origin)
 	}
 	if sb != nil {
-		h.UnfinishedB, h.CellsB = len(compare.Unfinished(sb, b)), len(sb.Cells())
+		h.UnfinishedB, h.CellsB = len(analysis.Unfinished(sb, b)), len(sb.Cells())
 		h.ResumeB = resumeCommand(dirB, b.Env.Origin)
 	}
 	if errB != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/cnibench/cnibench/internal/analysis"
 	"strings"
 	"testing"
 
@@ -48,10 +49,10 @@ func TestCellBNeverReached(t *testing.T) {
 	if err != nil || !gate.Failed(vs) || !strings.Contains(vs[1].Why, "B did not reach it") {
 		t.Errorf("gate: %+v %v, want r=4 failed: B did not reach it", vs, err)
 	}
-	if u := Unfinished(s, rb); len(u) != 1 || u[0].Replicas != 4 {
+	if u := analysis.Unfinished(s, rb); len(u) != 1 || u[0].Replicas != 4 {
 		t.Errorf("unfinished %+v, want r=4 (a fixed design records no stops)", u)
 	}
-	if u := Unfinished(fixedStudy(5, 1), rb); len(u) != 0 {
+	if u := analysis.Unfinished(fixedStudy(5, 1), rb); len(u) != 0 {
 		t.Errorf("unfinished %+v of a run that finished", u)
 	}
 	var md bytes.Buffer

@@ -1,9 +1,9 @@
 package compare
 
 import (
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // bSide is what run B says of each cell besides its values: which cells
@@ -128,37 +128,11 @@ func gaveUp(r *results.Run) map[key]string {
 	return out
 }
 
-// gaveUpBySamples finds the trials the runner gave up in r's attempts,
-// and says why as the runner does ("trial 2 failed 3 attempts; last:
-// ...").
+// gaveUpBySamples is analysis.GaveUp by compare's keys.
 func gaveUpBySamples(r *results.Run) map[key]string {
-	type trialKey struct {
-		cell  key
-		trial int
-	}
-	failures, last := map[trialKey]int{}, map[trialKey]string{}
-	for _, s := range r.Marked {
-		if s.Error != "" {
-			t := trialKey{cellKey(s.Cell, ""), s.Trial}
-			failures[t]++
-			last[t] = s.Error
-		}
-	}
-	counted := map[trialKey]bool{}
-	for _, s := range r.Samples {
-		counted[trialKey{cellKey(s.Cell, ""), s.Trial}] = true
-	}
-	// The first trial given up, as the runner stops a cell at it (a
-	// resumed run may have gone on past it).
-	first := map[key]trialKey{}
-	for t, n := range failures {
-		if f, ok := first[t.cell]; n > study.MaxRetries && !counted[t] && (!ok || t.trial < f.trial) {
-			first[t.cell] = t
-		}
-	}
 	out := map[key]string{}
-	for c, t := range first {
-		out[c] = results.GaveUp(t.trial, failures[t], last[t])
+	for c, why := range analysis.GaveUp(r) {
+		out[cellKey(c, "")] = why
 	}
 	return out
 }

@@ -1,9 +1,7 @@
 package compare
 
 import (
-	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
 )
 
 // LeftOut names A's cells that B's study (studyB, its cells; nil:
@@ -28,36 +26,6 @@ func LeftOut(a, b *results.Run, studyB []results.Cell) []string {
 		kb := p.inB(k)
 		if !bs.inStudy[kb] {
 			out = append(out, p.name(k))
-		}
-	}
-	return out
-}
-
-// Unfinished are the cells of study s that run r ended before finishing.
-// A design that records stops (study.RecordsStops) writes one per cell
-// as its block ends (analysis.Unfinished); a fixed design without them
-// (trials: 5 over one datapath and one tuning) has a cell finished when
-// it counted its trials or the runner gave it up (a trial failed every
-// attempt), so one with fewer, not given up, is unfinished: a run killed
-// or timed out in CI before its last cell said nothing of it.
-func Unfinished(s *study.Study, r *results.Run) []results.Cell {
-	if s.RecordsStops() {
-		return analysis.Unfinished(s, r.Stops)
-	}
-	trials := map[key]map[int]bool{}
-	for _, x := range r.Samples {
-		k := cellKey(x.Cell, "")
-		if trials[k] == nil {
-			trials[k] = map[int]bool{}
-		}
-		trials[k][x.Trial] = true
-	}
-	given := gaveUpBySamples(r)
-	var out []results.Cell
-	for _, c := range s.Cells() {
-		k := cellKey(c, "")
-		if len(trials[k]) < s.Spec.Trials.Max && given[k] == "" {
-			out = append(out, c)
 		}
 	}
 	return out
