@@ -50,6 +50,9 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Sysctls = r.tuningSysctls(srv, cli)
 	r.engine.Describe(r.engineRun(), c, &e)
+	if err := sameNode(r.prevEnv, e); err != nil {
+		return err
+	}
 	if note := oneNUMANote(pinned, r.plan.remote, e.NUMANodes, r.plan.topo); note != "" {
 		e.Notes = append(e.Notes, note)
 	}

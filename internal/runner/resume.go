@@ -46,6 +46,9 @@ func (r *run) loadPrevious() error {
 	}
 	r.samples = len(old.Samples)
 	r.origin = old.Env.Origin
+	if r.plan.remote {
+		r.prevEnv = &old.Env // its node is checked once the cluster is up (sameNode)
+	}
 	r.resumed = fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
 		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST"))
 	r.notes = append(r.notes, r.resumed)
@@ -97,8 +100,8 @@ func remoteResumeNote(was results.Env) string {
 	if was.CNI != nil {
 		cni = was.CNI.String()
 	}
-	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %d CPUs, CNI %s: a resumed run on a cluster does not "+
-		"check its nodes against these before they are up; if this run's (above) differ, its trials do not compare with the kept ones",
+	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %d CPUs, CNI %s: checked against this run's "+
+		"(above) once its cluster was up, before any trial (a node or CNI that differs is refused)",
 		was.Engine, was.Hostname, was.Kernel, was.CPUs, cni)
 }
 
@@ -284,4 +287,34 @@ func sameStudy(old *results.Run) (string, error) {
 func studySum(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// sameNode refuses to go on with a resumed cluster run (was: the
+// interrupted run's env.json; nil for any other run) whose server node,
+// as the engine now describes it (is), differs from the interrupted
+// run's: another host, kernel, CPU count or CNI would measure trials that
+// do not compare with the kept ones. A remote engine's nodes are known
+// only once the cluster is up, so this runs there, before any trial.
+func sameNode(was *results.Env, is results.Env) error {
+	if was == nil {
+		return nil
+	}
+	cni := func(e results.Env) string {
+		if e.CNI == nil {
+			return "" // not detected: nothing to hold the other to
+		}
+		return e.CNI.String()
+	}
+	for _, c := range []struct{ what, was, is string }{
+		{"server node host", was.Hostname, is.Hostname},
+		{"server node kernel", was.Kernel, is.Kernel},
+		{"server node CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(is.CPUs)},
+		{"CNI", cni(*was), cni(is)},
+	} {
+		if c.was != "" && c.is != "" && c.was != c.is {
+			return fmt.Errorf("--resume: the interrupted run measured with %s %q, this cluster's is %q: its trials would not compare "+
+				"with the kept ones; resume it on the cluster it ran on, or start a new run", c.what, c.was, c.is)
+		}
+	}
+	return nil
 }

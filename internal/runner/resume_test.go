@@ -94,3 +94,30 @@ func TestResumeRefusesAnEditedStudy(t *testing.T) {
 		t.Errorf("a run without the sum: %v", err)
 	}
 }
+
+// TestSameNode: a resumed cluster run whose cluster now has another
+// server node or CNI is refused once the cluster is up; the same node,
+// a run not resumed, and facts one side lacks pass.
+func TestSameNode(t *testing.T) {
+	was := results.Env{Hostname: "worker-1", Kernel: "6.1.0-cluster", CPUs: 96, CNI: &results.CNI{Name: "flannel", Mode: "vxlan"}}
+	if err := sameNode(nil, results.Env{Hostname: "other"}); err != nil {
+		t.Errorf("not resumed: %v", err)
+	}
+	if err := sameNode(&was, was); err != nil {
+		t.Errorf("same node: %v", err)
+	}
+	other := was
+	other.Hostname = "worker-2"
+	if err := sameNode(&was, other); err == nil || !strings.Contains(err.Error(), `server node host "worker-1", this cluster's is "worker-2"`) {
+		t.Errorf("another node: %v", err)
+	}
+	other = was
+	other.CNI = &results.CNI{Name: "calico", Mode: "vxlan"}
+	if err := sameNode(&was, other); err == nil || !strings.Contains(err.Error(), "CNI") {
+		t.Errorf("another CNI: %v", err)
+	}
+	other.CNI = nil
+	if err := sameNode(&was, other); err != nil {
+		t.Errorf("CNI not detected now: %v", err)
+	}
+}

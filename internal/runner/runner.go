@@ -254,6 +254,9 @@ type run struct {
 	resumed string
 	// studySum is study.yaml's SHA-256 (env.json's study_sha256).
 	studySum string
+	// prevEnv is a resumed cluster run's earlier env.json, whose server
+	// node the cluster's must match (sameNode); nil otherwise.
+	prevEnv *results.Env
 }
 
 func (r *run) execute(ctx context.Context) error {
