@@ -206,6 +206,20 @@ func firstSeen(samples []results.Sample) map[key]int {
 	return out
 }
 
+// cellsInOrder are the cells of samples, each once, in the order they
+// were first measured (the order rows and notes name them).
+func cellsInOrder(samples []results.Sample) []key {
+	var out []key
+	seen := map[key]bool{}
+	for _, s := range samples {
+		if k := cellKey(s.Cell, ""); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // disturbedCells counts, per cell, the counted samples the noise guard
 // found disturbed.
 func disturbedCells(samples []results.Sample) map[key]int {

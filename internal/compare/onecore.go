@@ -46,13 +46,7 @@ func OneCore(a, b *results.Run, studyB []results.Cell) []Bound {
 	inB := firstSeen(b.Samples)
 	p := newPairing(a, b, studyB)
 	var out []Bound
-	seen := map[key]bool{}
-	for _, s := range a.Samples {
-		k := cellKey(s.Cell, "")
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
+	for _, k := range cellsInOrder(a.Samples) {
 		kb := p.inB(k)
 		if _, ok := inB[kb]; !ok {
 			continue

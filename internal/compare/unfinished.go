@@ -16,15 +16,8 @@ func LeftOut(a, b *results.Run, studyB []results.Cell) []string {
 	bs := newBSide(b, studyB)
 	p := newPairing(a, b, studyB)
 	var out []string
-	seen := map[key]bool{}
-	for _, s := range a.Samples {
-		k := cellKey(s.Cell, "")
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		kb := p.inB(k)
-		if !bs.inStudy[kb] {
+	for _, k := range cellsInOrder(a.Samples) {
+		if !bs.inStudy[p.inB(k)] {
 			out = append(out, p.name(k))
 		}
 	}
