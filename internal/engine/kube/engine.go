@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -85,6 +86,9 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 		return f, err
 	}
 	b.place = place
+	if err := checkNoLiveRun(ctx, b.cs, b.cfg.Namespace, time.Now()); err != nil {
+		return f, err
+	}
 	if shared, note := sharedKernel(place); shared {
 		f.SharedKernel, f.Notes = true, append(f.Notes, note)
 	}

@@ -242,3 +242,24 @@ func TestPreflightSaysWhyTheAgentSessionFailed(t *testing.T) {
 	}
 	t.Log(msg)
 }
+
+// A run is refused at preflight while another run's Lease is fresh,
+// naming it and what to do; a stale Lease or a run without one (its
+// runner dead) does not keep a new run out.
+func TestCheckNoLiveRun(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	other := Config{RunID: "other", Controller: "host-b/42/7"}.WithDefaults()
+	stale := Config{RunID: "stale", Controller: "me/1/1"}.WithDefaults()
+	cs := fake.NewClientset(stale.Lease(now.Add(-(LeaseSeconds + 1) * time.Second)))
+	if err := checkNoLiveRun(context.Background(), cs, "cnibench", now); err != nil {
+		t.Errorf("only a stale Lease: %v", err)
+	}
+	cs = fake.NewClientset(stale.Lease(now.Add(-(LeaseSeconds + 1) * time.Second)), other.Lease(now.Add(-3*time.Second)))
+	err := checkNoLiveRun(context.Background(), cs, "cnibench", now)
+	if err == nil || !strings.Contains(err.Error(), "run other is measuring on this cluster (namespace cnibench; its runner host-b/42/7 renewed its Lease 3s ago)") {
+		t.Errorf("a fresh Lease: %v", err)
+	}
+	if err := checkNoLiveRun(context.Background(), cs, "elsewhere", now); err != nil {
+		t.Errorf("another namespace: %v", err)
+	}
+}
