@@ -180,7 +180,8 @@ type CellPlan struct {
 	// at DecisionConfidence; nil before the first look and for a cell
 	// without a baseline. In an adaptive run its chosen interval is the
 	// one to report with the decision: it covers the true ratio with at
-	// least 95% probability whenever the cell stopped.
+	// least 95% probability whenever the cell stopped (per cell: a run of
+	// K cells may hold up to 0.05·K wrong calls).
 	Sequential *stats.Comparison
 	// Look is the trial count Sequential was judged at (0 before the
 	// first look).

@@ -13,15 +13,28 @@ import (
 // TestClosingLook: runs like rps-rfs --quick (3 to 10 trials, margin 5%,
 // a budget that ends them between looks), with three tunings identical
 // to the baseline at different noise (so the budget goes to them
-// unevenly, and where it stops depends on their data) and one 25% worse.
-// With the closing look an identical tuning must still be called better
-// or worse in at most 5% of cells (3000 cells, standard error 0.004, bar
-// 0.06), every sequential interval must cover the truth in >= 95% (bar
-// 0.94), and the worse tuning must be found in more runs than at the
-// last planned look alone. Measured: wrong 0.029 (0.024 without the
-// closing look), coverage 0.975 (0.979), the 25% loss found in 94% of
-// runs (86%).
+// unevenly, and where it stops depends on their data) and one 25% worse,
+// once with drift between rounds and once without (where the paired and
+// Fieller intervals are alike). With the closing look an identical
+// tuning must still be called better or worse in at most 5% of cells
+// (3000 cells, standard error √(0.05·0.95/3000) = 0.004, bar 5% + 2 SE
+// = 0.058), the sequential intervals must cover the truth in >= 95%
+// (4000 cells, SE 0.0034, bar 0.943), and the worse tuning must be found
+// in more runs than at the last planned look alone. Measured with
+// drift: wrong 0.024, coverage 0.978, the 25% loss found in 92% of runs
+// (79% at a planned look); without: 0.025, 0.978, 93% (80%). When Choose
+// took the narrower of the paired and Fieller intervals: 0.028, 0.976,
+// 96% (86%) with drift and 0.036, 0.969, 99% (92%) without. The power
+// it had came from Fieller's interval at 3 to 5 trials, on about twice
+// the paired one's n−1 degrees of freedom; taken only when narrower, it
+// also took the error up (TestSequentialDecisions).
 func TestClosingLook(t *testing.T) {
+	for _, drift := range []float64{0.05, 0} {
+		closingLookAt(t, drift)
+	}
+}
+
+func closingLookAt(t *testing.T, drift float64) {
 	cells := []simCell{
 		{id: "base", mean: 1e9, sd: 0.06, trial: 5 * time.Second},
 		{id: "same", baseline: "base", mean: 1e9, sd: 0.06, trial: 5 * time.Second},
@@ -36,7 +49,7 @@ func TestClosingLook(t *testing.T) {
 	for i := range runs {
 		cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05,
 			Budget: time.Duration(90+r.IntN(90)) * time.Second}
-		h := simulate(t, cfg, cells, 0.05, uint64(5000+i))
+		h := simulate(t, cfg, cells, drift, uint64(5000+i))
 		for id, ratio := range truth {
 			c := h.final(id)
 			if c.Sequential == nil {
@@ -64,20 +77,20 @@ func TestClosingLook(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d runs: %d judged cells, %d at a closing look; identical tunings wrong in %.3f of %d; coverage %.3f; worse found in %.3f of runs (%.3f at a planned look)",
-		runs, judged, closing, float64(wrong)/float64(nulls), nulls, float64(cover)/float64(judged),
+	t.Logf("drift %v, %d runs: %d judged cells, %d at a closing look; identical tunings wrong in %.3f of %d; coverage %.3f; worse found in %.3f of runs (%.3f at a planned look)",
+		drift, runs, judged, closing, float64(wrong)/float64(nulls), nulls, float64(cover)/float64(judged),
 		float64(found)/runs, float64(foundPlanned)/runs)
 	if closing < judged/10 {
-		t.Errorf("only %d of %d cells judged at a closing look: the budgets do not exercise it", closing, judged)
+		t.Errorf("drift %v: only %d of %d cells judged at a closing look: the budgets do not exercise it", drift, closing, judged)
 	}
-	if rate := float64(wrong) / float64(nulls); rate > 0.06 {
-		t.Errorf("identical tunings called better or worse in %.3f of cells, want <= 0.06", rate)
+	if rate := float64(wrong) / float64(nulls); rate > 0.058 {
+		t.Errorf("drift %v: identical tunings called better or worse in %.3f of cells, want <= 0.058", drift, rate)
 	}
-	if c := float64(cover) / float64(judged); c < 0.94 {
-		t.Errorf("sequential intervals cover the truth in %.3f, want >= 0.94", c)
+	if c := float64(cover) / float64(judged); c < 0.943 {
+		t.Errorf("drift %v: sequential intervals cover the truth in %.3f, want >= 0.943", drift, c)
 	}
 	if found <= foundPlanned {
-		t.Errorf("worse found in %d runs, %d of them at a planned look: the closing look adds nothing", found, foundPlanned)
+		t.Errorf("drift %v: worse found in %d runs, %d of them at a planned look: the closing look adds nothing", drift, found, foundPlanned)
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 )
 
 // Sequential looks: the trial counts at which a decision is judged, and
-// the confidence each look uses so that looking several times keeps the
-// overall error at 5%.
+// the confidence each look uses so that looking several times keeps a
+// cell's overall error at 5%.
 
 // LookGrowth is the factor between the trial counts at which a sequential
 // decision is looked at.

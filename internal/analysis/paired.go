@@ -25,7 +25,7 @@ const DefaultMargin = study.DefaultMargin
 
 // MethodPaired is Model.PairedCI: how the per-round comparisons are made
 // (docs/statistics.md, "Paired analysis of interleaved rounds").
-const MethodPaired = "paired log-ratio t 95% over rounds (trial k of both cells), beside fieller; the narrower valid one is chosen and decided on with the margin"
+const MethodPaired = "paired fieller t 95% of the ratio of means over rounds (trial k of both cells), beside fieller over all trials; the paired one is decided on with the margin whenever valid, fieller otherwise"
 
 // Pair is a row's comparison with a reference row of the same workload,
 // replica count, metric and core: the baseline tuning (Row.VsBaseline) or
@@ -34,7 +34,8 @@ const MethodPaired = "paired log-ratio t 95% over rounds (trial k of both cells)
 type Pair struct {
 	// Against is the reference's tuning or datapath name.
 	Against string
-	// Paired is the paired log-ratio interval over complete rounds.
+	// Paired is the paired interval (stats.PairedRatio) over complete
+	// rounds.
 	Paired stats.PairedCI
 	// Unpaired is Fieller's interval of all values (equal to the row's
 	// normalized interval for VsBaseline).

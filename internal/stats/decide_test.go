@@ -58,11 +58,25 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideZeroWidth: trials without spread give a zero-width interval
+// (x = [103, 103] against [100, 100]); it decides, and its reason says
+// that the certainty is only as good as the measurement's lack of noise.
+func TestDecideZeroWidth(t *testing.T) {
+	c := Compare([]float64{103, 103}, []float64{100, 100}, 0.02, HigherIsBetter)
+	if c.Decision.Verdict != Better || !strings.HasSuffix(c.Decision.Reason, ZeroWidthNote) {
+		t.Errorf("identical trials: %+v, want better with %q", c.Decision, ZeroWidthNote)
+	}
+	if d := Decide(ci(1.03, 1.05), 0.02, HigherIsBetter); strings.Contains(d.Reason, "zero-width") {
+		t.Errorf("an interval with width: %q", d.Reason)
+	}
+}
+
 func TestChoose(t *testing.T) {
 	fieller := RatioCI{Ratio: 1.05, Low: 0.95, High: 1.16, DF: 10, Method: MethodFieller}
 	narrow := PairedCI{RatioCI: RatioCI{Ratio: 1.05, Low: 1.02, High: 1.08, DF: 4, Method: MethodPairedT}, N: 5}
 	wide := PairedCI{RatioCI: RatioCI{Ratio: 1.05, Low: 0.9, High: 1.2, DF: 4, Method: MethodPairedT}, N: 5}
 	none := PairedCI{RatioCI: RatioCI{Ratio: 1.05, Low: 1.05, High: 1.05, Method: MethodNone}, N: 2, Reason: "2 complete pairs; a paired interval needs at least 3"}
+	unbounded := PairedRatio([]float64{2, 1, 3}, []float64{1, 1, -1})
 	delta := RatioCI{Ratio: 12, Low: -30, High: 55, DF: 2, Method: MethodDelta}
 	single := RatioCI{Ratio: 2, Low: 2, High: 2, Method: MethodNone}
 	for _, tc := range []struct {
@@ -73,14 +87,18 @@ func TestChoose(t *testing.T) {
 		low    float64
 		reason string
 	}{
-		{"paired narrower", fieller, narrow, MethodPairedT, 1.02, "paired (paired-t): narrower"},
-		{"unpaired narrower", fieller, wide, MethodFieller, 0.95, "unpaired (fieller): narrower"},
-		{"paired too few", fieller, none, MethodFieller, 0.95, "needs at least 3"},
-		{"fieller unbounded", delta, wide, MethodPairedT, 0.9, "covers 0"},
-		{"unpaired too few", single, narrow, MethodPairedT, 1.02, "fewer than 2 values"},
+		{"paired narrower", fieller, narrow, MethodPairedT, 1.02, "paired (paired-t)"},
+		// The rule is fixed before the data are seen: a valid paired
+		// interval decides even where Fieller's is narrower.
+		{"paired wider", fieller, wide, MethodPairedT, 0.9, "paired (paired-t)"},
+		{"paired too few", fieller, none, MethodFieller, 0.95, "unpaired (fieller); paired not valid: 2 complete pairs; a paired interval needs at least 3"},
+		{"paired unbounded", fieller, unbounded, MethodFieller, 0.95, "paired not valid: the baseline's mean over the 3 pairs is not clearly away from 0"},
+		{"fieller unbounded", delta, wide, MethodPairedT, 0.9, "paired (paired-t)"},
+		{"unpaired too few", single, narrow, MethodPairedT, 1.02, "paired (paired-t)"},
+		{"neither", delta, none, MethodNone, math.NaN(), "no valid interval: paired: 2 complete pairs; a paired interval needs at least 3; unpaired: the baseline mean's interval covers 0"},
 		// Three values a side, but the baseline's mean is 0.
-		{"zero baseline", Ratio([]float64{5, 6, 7}, []float64{0, 0, 0}), narrow, MethodPairedT, 1.02, "the baseline's mean is 0"},
-		{"neither", delta, none, MethodNone, math.NaN(), "no valid interval"},
+		{"neither, zero baseline", Ratio([]float64{5, 6, 7}, []float64{0, 0, 0}), none, MethodNone, math.NaN(), "unpaired: no ratio: a side has no value, or the baseline's mean is 0"},
+		{"neither, single values", single, none, MethodNone, math.NaN(), "unpaired: fewer than 2 values on a side"},
 	} {
 		c := Choose(tc.u, tc.p)
 		if c.Method != tc.method || !strings.Contains(c.Reason, tc.reason) {
@@ -127,8 +145,10 @@ func TestAtLevel(t *testing.T) {
 	if !(hi.Low < lo.Low && hi.High > lo.High && hi.Ratio == lo.Ratio) {
 		t.Errorf("99%% interval [%v, %v] does not contain the 95%% one [%v, %v]", hi.Low, hi.High, lo.Low, lo.High)
 	}
-	// The 99% bound solves the same t equation: log(High/Ratio) = t·s/√n.
-	near(t, "99% half-width", math.Log(hi.High/hi.Ratio)/math.Log(lo.High/lo.Ratio), TQuantileAt(4, 0.99)/TQuantile(4), 1e-12)
+	// The 99% bounds are the roots of the same paired t statistic at
+	// ±t(0.995, 4) = 4.60409487134999 (mpmath, as in TestPairedRatio).
+	near(t, "99% low", hi.Low, 0.992055866129941, 1e-11)
+	near(t, "99% high", hi.High, 1.09364121869431, 1e-11)
 	if c := CompareAt(x, base, 0.02, HigherIsBetter, 0.99); c.Chosen.Low != hi.Low {
 		t.Errorf("CompareAt chose %+v, want the 99%% paired interval", c.Chosen)
 	}

@@ -5,19 +5,21 @@ package stats
 // A run interleaves its configurations: round k of every configuration
 // runs before round k+1 of any. Slow drift of a shared machine (other
 // load, steal time, thermal state) then moves round k of configuration B
-// and of the baseline A together, so the per-round ratio B_k/A_k cancels
-// it, while the unpaired Fieller interval (Ratio) counts it as noise of
-// both means. Under the multiplicative model
+// and of the baseline A together, while the unpaired Fieller interval
+// (Ratio) counts it as noise of both means. Under the model
 //
-//	A_k = μ_A · d_k · e_Ak,   B_k = μ_B · d_k · e_Bk
+//	A_k = μ_A · d_k · e_Ak,   B_k = μ_B · d_k · e_Bk,   E e = 1,
 //
 // with a round effect d_k shared by both and independent noise e, the
-// log-ratio log(B_k/A_k) = log(μ_B/μ_A) + log e_Bk − log e_Ak is free of
-// d_k. Its mean over the rounds has a Student t interval with n−1 degrees
-// of freedom; exponentiated, that is an interval of the ratio (strictly,
-// of the ratio of geometric means, which equals μ_B/μ_A when both noises
-// have the same shape and differs from it by about (σ_B²−σ_A²)/2 when they
-// do not; docs/statistics.md gives the numbers).
+// per-round difference D_k(ρ) = B_k − ρ·A_k has mean 0 in every round
+// exactly when ρ = μ_B/μ_A, whatever d_k is. The paired interval is the
+// set of ρ that a paired t test of D(ρ) does not reject: Fieller's
+// interval for the ratio of two correlated means (Fieller 1954; Franz
+// 2007, "Ratios: a short guide to confidence limits and proper use"). It
+// estimates the ratio of the arithmetic means, as Ratio does; the t
+// interval of the mean log-ratio it replaces estimated the ratio of the
+// geometric means, which on a two-valued cell differs from it by more
+// than the interval's width (docs/statistics.md).
 //
 // Callers give per-round slices: x[k] and base[k] are round k of B and A,
 // NaN (or ±Inf) where that trial is missing. Only complete rounds pair.
@@ -33,19 +35,19 @@ import (
 )
 
 const (
-	// MethodPairedT is the Student t interval of the mean per-round
-	// log-ratio, exponentiated.
+	// MethodPairedT is Fieller's interval for the ratio of the means of
+	// paired values: the set of ρ where the paired t test of
+	// x_k − ρ·base_k, n−1 degrees of freedom, does not reject.
 	MethodPairedT CIMethod = "paired-t"
 	// MethodPairedBootstrap is the expanded percentile bootstrap interval
-	// of the mean per-round log-ratio, rounds resampled with their pairs,
-	// exponentiated.
+	// of the ratio of the means, rounds resampled with their pairs.
 	MethodPairedBootstrap CIMethod = "paired-bootstrap"
 )
 
 const (
-	// MinPairs is the fewest complete rounds a paired t interval is
-	// computed from: with two pairs the spread of the log-ratios rests on
-	// one degree of freedom (t = 12.7).
+	// MinPairs is the fewest complete rounds a paired interval is
+	// computed from: with two pairs the spread of the differences rests
+	// on one degree of freedom (t = 12.7).
 	MinPairs = 3
 	// MinBootstrapPairs is the fewest complete rounds a paired bootstrap
 	// interval is computed from: below it the resamples take too few
@@ -53,9 +55,9 @@ const (
 	MinBootstrapPairs = 10
 )
 
-// PairedCI is a paired interval of the ratio B/A. Ratio is exp(mean of the
-// log-ratios), the geometric mean of the per-round ratios; Method is
-// MethodNone, with Reason saying why, when no interval could be computed.
+// PairedCI is a paired interval of the ratio B/A. Ratio is the ratio of
+// the means over the complete rounds; Method is MethodNone, with Reason
+// saying why, when no interval could be computed.
 type PairedCI struct {
 	RatioCI
 	// N is the number of complete pairs used.
@@ -66,122 +68,148 @@ type PairedCI struct {
 	Reason string
 }
 
-// LogRatios returns log(x[k]/base[k]) for every round k where both values
-// are finite, in round order, and the number of rounds where either is
+// completePairs returns x[k] and base[k] of every round k where both are
+// finite, in round order, and the number of rounds where either is
 // missing (NaN or infinite; rounds beyond the shorter slice count as
-// missing). It returns an error naming the round when a complete pair has
-// a value <= 0: the log-ratio is undefined, and dropping the round would
-// bias the estimate (a zero bitrate is an observation, not a gap).
-func LogRatios(x, base []float64) (lr []float64, incomplete int, err error) {
+// missing). A zero or negative value is an observation and pairs.
+func completePairs(x, base []float64) (xs, bs []float64, incomplete int) {
 	n := max(len(x), len(base))
 	for k := 0; k < n; k++ {
 		if k >= len(x) || k >= len(base) || !isFinite(x[k]) || !isFinite(base[k]) {
 			incomplete++
 			continue
 		}
-		if x[k] <= 0 || base[k] <= 0 {
-			// k+1: rounds are told as trials are, from 1 (the k-th of
-			// the trials either side ran, in order).
-			return nil, incomplete, fmt.Errorf("round %d has a value <= 0 (%g / %g): the log-ratio is undefined", k+1, x[k], base[k])
-		}
-		lr = append(lr, math.Log(x[k]/base[k]))
+		xs, bs = append(xs, x[k]), append(bs, base[k])
 	}
-	return lr, incomplete, nil
+	return xs, bs, incomplete
 }
 
-// PairedRatio returns the paired t interval of the ratio x/base from
-// per-round values (see the package notes): the mean m and sample
-// standard deviation s of the n log-ratios give
+// PairedRatio returns the paired interval of the ratio x/base from
+// per-round values (see the package notes). With the n complete pairs'
+// means a (of x) and b (of base), variances s_a², s_b², covariance s_ab
+// and q = t²/n, t = t(0.975, n−1), it is the set of ρ with
 //
-//	[exp(m − t·s/√n), exp(m + t·s/√n)],  t = t(0.975, n−1).
+//	(a − ρb)² ≤ q·(s_a² − 2ρ·s_ab + ρ²·s_b²),
 //
-// With fewer than MinPairs complete pairs, or a non-positive value in a
-// complete pair, Method is MethodNone and Reason says why; Ratio is still
-// the geometric mean of the pairs there are (NaN without any, or with a
-// non-positive value).
+// a bounded interval when b² > q·s_b² (the baseline's mean over the pairs
+// is clearly away from 0). Its lower bound is cut at 0 when no paired
+// value of x is negative and b > 0, as Ratio's is: a ratio of
+// non-negative quantities is not below 0.
+//
+// With fewer than MinPairs complete pairs, a baseline mean of 0 or an
+// unbounded set, Method is MethodNone and Reason says why; Ratio is still
+// a/b of the pairs there are (NaN without any, or with b = 0).
 func PairedRatio(x, base []float64) PairedCI { return PairedRatioAt(x, base, Confidence) }
 
 // PairedRatioAt is PairedRatio with a two-sided confidence level conf.
 func PairedRatioAt(x, base []float64, conf float64) PairedCI {
-	lr, inc, bad := pairs(x, base)
-	if bad != nil {
-		return *bad
+	xs, bs, out := pairs(x, base)
+	if out.Method == MethodNone {
+		return out
 	}
-	n := len(lr)
-	m, s := stat.MeanStdDev(lr, nil)
-	h := TQuantileAt(float64(n-1), conf) * s / math.Sqrt(float64(n))
-	return PairedCI{
-		RatioCI: RatioCI{Ratio: math.Exp(m), Low: math.Exp(m - h), High: math.Exp(m + h), DF: float64(n - 1), Method: MethodPairedT},
-		N:       n, Incomplete: inc,
+	n := len(xs)
+	a, b := stat.Mean(xs, nil), stat.Mean(bs, nil)
+	saa, sbb := stat.Variance(xs, nil), stat.Variance(bs, nil)
+	sab := stat.Covariance(xs, bs, nil)
+	t := TQuantileAt(float64(n-1), conf)
+	q := t * t / float64(n)
+	A := b*b - q*sbb
+	if !(A > 0) {
+		out.Low, out.High, out.DF, out.Method = math.NaN(), math.NaN(), math.NaN(), MethodNone
+		out.Reason = fmt.Sprintf("the baseline's mean over the %d pairs is not clearly away from 0 (its interval covers 0), so the paired interval is unbounded", n)
+		return out
 	}
+	// The quadratic Aρ² − 2Bρ + C ≤ 0, B = ab − q·s_ab, C = a² − q·s_a².
+	// Its discriminant B² − AC, written out so that the large a²b² terms
+	// cancel exactly: q·Var(b·x_k − a·base_k) − q²·(s_a²s_b² − s_ab²).
+	// It is ≥ 0 in exact arithmetic (a/b is in the set); rounding may
+	// leave it a hair below.
+	B := a*b - q*sab
+	disc := q*(a*a*sbb-2*a*b*sab+b*b*saa) - q*q*(saa*sbb-sab*sab)
+	d := math.Sqrt(math.Max(disc, 0))
+	lo, hi := (B-d)/A, (B+d)/A
+	if lo < 0 && nonNegative(xs) && b > 0 {
+		lo = 0
+	}
+	out.Low, out.High, out.DF, out.Method = lo, hi, float64(n-1), MethodPairedT
+	return out
 }
 
-// pairs computes the log-ratios and, when no paired interval is possible,
-// the PairedCI that says why.
-func pairs(x, base []float64) ([]float64, int, *PairedCI) {
+// pairs returns the complete pairs and the PairedCI to fill: Method is
+// MethodNone, with the reason, when no paired interval is possible (too
+// few pairs, a baseline mean of 0), and "" otherwise.
+func pairs(x, base []float64) (xs, bs []float64, out PairedCI) {
 	nan := math.NaN()
-	lr, inc, err := LogRatios(x, base)
-	if err != nil {
-		return nil, inc, &PairedCI{RatioCI: RatioCI{Ratio: nan, Low: nan, High: nan, DF: nan, Method: MethodNone}, Incomplete: inc, Reason: err.Error()}
-	}
-	if n := len(lr); n < MinPairs {
-		r := nan
-		if n > 0 {
-			r = math.Exp(stat.Mean(lr, nil))
-		}
-		return lr, inc, &PairedCI{
-			RatioCI: RatioCI{Ratio: r, Low: r, High: r, DF: nan, Method: MethodNone},
-			N:       n, Incomplete: inc,
-			Reason: fmt.Sprintf("%d complete pairs; a paired interval needs at least %d", n, MinPairs),
+	xs, bs, inc := completePairs(x, base)
+	n := len(xs)
+	out = PairedCI{RatioCI: RatioCI{Ratio: nan, Low: nan, High: nan, DF: nan}, N: n, Incomplete: inc}
+	if n > 0 {
+		if b := stat.Mean(bs, nil); b != 0 {
+			out.Ratio = stat.Mean(xs, nil) / b
 		}
 	}
-	return lr, inc, nil
+	switch {
+	case n < MinPairs:
+		out.Low, out.High, out.Method = out.Ratio, out.Ratio, MethodNone
+		out.Reason = fmt.Sprintf("%d complete pairs; a paired interval needs at least %d", n, MinPairs)
+	case math.IsNaN(out.Ratio):
+		out.Method = MethodNone
+		out.Reason = fmt.Sprintf("the baseline's mean over the %d pairs is 0", n)
+	}
+	return xs, bs, out
 }
 
 // PairedBootstrap returns the expanded percentile bootstrap interval
-// (Hesterberg 2015) of the ratio x/base from per-round values: rounds are
-// resampled with replacement, each keeping its pair; the statistic is the
-// mean log-ratio. A plain percentile interval of a mean has the n rather
-// than the n−1 variance and normal tails, which at 10–30 rounds covers
-// 92–93% instead of 95%; the expanded interval takes the bootstrap
-// quantiles at Φ(±√(n/(n−1))·t(0.975, n−1)) instead of 2.5% and 97.5%.
-// It keeps the data's skewness, which the t interval ignores. (BCa was
-// tried and rejected: its jackknife acceleration is unstable with a few
-// disturbed rounds, 0.90 coverage in the acceptance test's heavy-tailed
-// scenario against 0.94 here.)
+// (Hesterberg 2015) of the ratio of the means x/base from per-round
+// values: rounds are resampled with replacement, each keeping its pair,
+// and each resample gives mean(x*)/mean(base*). A plain percentile
+// interval of a mean has the n rather than the n−1 variance and normal
+// tails, which at 10–30 rounds covers 92–93% instead of 95%; the expanded
+// interval takes the bootstrap quantiles at Φ(±√(n/(n−1))·t(0.975, n−1))
+// instead of 2.5% and 97.5%. It keeps the data's skewness, which the t
+// interval ignores. (BCa was tried and rejected: its jackknife
+// acceleration is unstable with a few disturbed rounds, 0.90 coverage in
+// the acceptance test's heavy-tailed scenario against 0.94 here.)
 //
 // resamples <= 0 means 4000. The same seed gives the same interval. With
-// fewer than MinBootstrapPairs complete pairs Method is MethodNone.
+// fewer than MinBootstrapPairs complete pairs, or a paired baseline value
+// <= 0 (a resample's baseline mean could be 0), Method is MethodNone.
 func PairedBootstrap(x, base []float64, resamples int, seed uint64) PairedCI {
-	lr, inc, bad := pairs(x, base)
-	if bad != nil {
-		return *bad
+	xs, bs, out := pairs(x, base)
+	if out.Method == MethodNone {
+		return out
 	}
-	n := len(lr)
-	m := stat.Mean(lr, nil)
-	out := PairedCI{RatioCI: RatioCI{Ratio: math.Exp(m), DF: float64(n - 1), Method: MethodPairedBootstrap}, N: n, Incomplete: inc}
+	n := len(xs)
+	out.Low, out.High, out.Method = out.Ratio, out.Ratio, MethodNone
 	if n < MinBootstrapPairs {
-		out.Low, out.High, out.Method, out.DF = out.Ratio, out.Ratio, MethodNone, math.NaN()
 		out.Reason = fmt.Sprintf("%d complete pairs; a bootstrap interval needs at least %d", n, MinBootstrapPairs)
 		return out
+	}
+	for k, v := range bs {
+		if v <= 0 {
+			out.Reason = fmt.Sprintf("pair %d has a baseline value <= 0 (%g): a resampled baseline mean could be 0", k+1, v)
+			return out
+		}
 	}
 	if resamples <= 0 {
 		resamples = 4000
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	boot := make([]float64, resamples)
-	for b := range boot {
-		sum := 0.0
+	for i := range boot {
+		sx, sb := 0.0, 0.0
 		for range n {
-			sum += lr[rng.IntN(n)]
+			k := rng.IntN(n)
+			sx, sb = sx+xs[k], sb+bs[k]
 		}
-		boot[b] = sum / float64(n)
+		boot[i] = sx / sb
 	}
 	sort.Float64s(boot)
 	z := math.Sqrt(float64(n)/float64(n-1)) * TQuantile(float64(n-1))
 	norm := distuv.UnitNormal
-	out.Low = math.Exp(quantileSorted(boot, norm.CDF(-z)))
-	out.High = math.Exp(quantileSorted(boot, norm.CDF(z)))
+	out.Low = quantileSorted(boot, norm.CDF(-z))
+	out.High = quantileSorted(boot, norm.CDF(z))
+	out.DF, out.Method = float64(n-1), MethodPairedBootstrap
 	return out
 }
 

@@ -6,9 +6,11 @@ import (
 	"testing"
 )
 
-// pairedExample: log-ratios 0.05 0.08 0.02 0.06 0.04 on a baseline that
-// varies by 30% between rounds. Reference values with mpmath (30 digits):
-// mean 0.05, s = 0.0223607, t(0.975, 4) = 2.77644510519779.
+// pairedExample: per-round ratios exp(0.05 0.08 0.02 0.06 0.04) on a
+// baseline that varies by 30% between rounds. Reference values with
+// mpmath (30 digits), found as the roots of the paired t statistic of
+// x_k − ρ·base_k at ±t(0.975, 4) = 2.77644510519779 (not from the
+// quadratic the code solves).
 var (
 	pairedBase = []float64{10, 12, 9, 11, 10.5}
 	pairedLR   = []float64{0.05, 0.08, 0.02, 0.06, 0.04}
@@ -27,9 +29,12 @@ func TestPairedRatio(t *testing.T) {
 	if got.Method != MethodPairedT || got.N != 5 || got.Incomplete != 0 || got.Reason != "" {
 		t.Fatalf("got %+v", got)
 	}
-	near(t, "ratio", got.Ratio, 1.05127109637602, 1e-12)
-	near(t, "low", got.Low, 1.02248460127945, 1e-11)
-	near(t, "high", got.High, 1.08086803135493, 1e-11)
+	// The ratio of the means over the pairs (not the geometric mean of
+	// the per-round ratios, 1.05127), and the set of ρ where the paired
+	// t test of x − ρ·base does not reject.
+	near(t, "ratio", got.Ratio, 1.05338443765942, 1e-12)
+	near(t, "low", got.Low, 1.01994596464530, 1e-11)
+	near(t, "high", got.High, 1.07939860410532, 1e-11)
 	near(t, "df", got.DF, 4, 0)
 
 	// The unpaired interval of the same data is far wider: the baseline's
@@ -66,8 +71,11 @@ func TestPairedRatioInvalid(t *testing.T) {
 	}{
 		{"two pairs", []float64{2, 4}, []float64{1, 2}, 2, "2 complete pairs"},
 		{"no pairs", []float64{1, math.NaN()}, []float64{math.NaN(), 1}, math.NaN(), "0 complete pairs"},
-		{"zero value", []float64{2, 0, 3}, []float64{1, 1, 1}, math.NaN(), "round 2 has a value <= 0"},
-		{"negative base", []float64{2, 1, 3}, []float64{1, 1, -1}, math.NaN(), "round 3 has"},
+		{"zero baseline mean", []float64{2, 1, 3}, []float64{1, 0, -1}, math.NaN(), "mean over the 3 pairs is 0"},
+		// The baseline's mean over three pairs is 1/3 with a standard
+		// error of 0.67: Fieller's set is the whole line or the outside
+		// of an interval.
+		{"baseline mean near 0", []float64{2, 1, 3}, []float64{1, 1, -1}, 6, "not clearly away from 0"},
 	} {
 		got := PairedRatio(tc.x, tc.base)
 		if got.Method != MethodNone || !strings.Contains(got.Reason, tc.reason) {
@@ -75,12 +83,35 @@ func TestPairedRatioInvalid(t *testing.T) {
 		}
 		near(t, tc.name+" ratio", got.Ratio, tc.ratio, 1e-12)
 	}
-	// Identical log-ratios: no spread, the interval is the point.
-	c := PairedRatio([]float64{2, 4, 6}, []float64{1, 2, 3})
-	if c.Method != MethodPairedT || c.Low != c.Ratio || c.High != c.Ratio {
+	// The same ratio in every round: no spread of x − 2·base, the
+	// interval is the point.
+	c := PairedRatio([]float64{20, 22, 24}, []float64{10, 11, 12})
+	if c.Method != MethodPairedT {
 		t.Errorf("constant ratio: %+v", c)
 	}
 	near(t, "constant ratio", c.Ratio, 2, 1e-12)
+	near(t, "constant ratio low", c.Low, 2, 1e-12)
+	near(t, "constant ratio high", c.High, 2, 1e-12)
+}
+
+// TestPairedRatioZeroValue: a zero is an observation (a trial that moved
+// no data), not a gap, and pairs like any value (the log-ratio interval
+// before refused the whole comparison). The lower bound, -0.404 by
+// mpmath, is cut at 0: x has no negative value and the baseline's mean
+// is positive.
+func TestPairedRatioZeroValue(t *testing.T) {
+	got := PairedRatio([]float64{2, 0, 3, 4}, []float64{1, 1.2, 0.9, 1.1})
+	if got.Method != MethodPairedT || got.N != 4 {
+		t.Fatalf("got %+v", got)
+	}
+	near(t, "ratio", got.Ratio, 2.14285714285714, 1e-12)
+	near(t, "low", got.Low, 0, 0)
+	near(t, "high", got.High, 5.41778117008225, 1e-11)
+	// With a negative value in x nothing is cut.
+	neg := PairedRatio([]float64{2, -0.1, 3, 4}, []float64{1, 1.2, 0.9, 1.1})
+	if !(neg.Low < 0) {
+		t.Errorf("negative value: low %v, want below 0", neg.Low)
+	}
 }
 
 func TestPairedBootstrap(t *testing.T) {
@@ -117,6 +148,12 @@ func TestPairedBootstrap(t *testing.T) {
 	}
 	if s := PairedBootstrap(x[:9], base[:9], 0, 1); s.Method != MethodNone || !strings.Contains(s.Reason, "at least 10") {
 		t.Errorf("9 pairs: %+v", s)
+	}
+	// A resample of baseline zeros would divide by 0: no interval.
+	zero := append([]float64{}, base...)
+	zero[3] = 0
+	if s := PairedBootstrap(x, zero, 0, 1); s.Method != MethodNone || !strings.Contains(s.Reason, "pair 4 has a baseline value <= 0") {
+		t.Errorf("a baseline zero: %+v", s)
 	}
 }
 
