@@ -113,7 +113,8 @@ const stopsCaption = "Repetitions (docs/statistics.md, \"Adaptive stopping\"): e
 	"With a fixed count of trials every cell ran that count: target says the count met the precision target, max that it did not. " +
 	"Decisions are made only at the planned looks (and once more at the count a cell stopped at between two of them: a closing look), " +
 	"on intervals at the looks' stricter confidence, so the chance of a wrong " +
-	"\"better\" or \"worse\" stays within 5% over all looks; \"equal\" means within the margin."
+	"\"better\" or \"worse\" stays within 5% per cell over all looks (a run of K compared cells may hold up to 0.05·K wrong calls); " +
+	"\"equal\" means within the margin."
 
 // stopsText is the repetitions table's caption, with what deciding the
 // undecided cells would take where that can be estimated.

@@ -238,6 +238,14 @@ func TestRerunLine(t *testing.T) {
 	}
 }
 
+// The caption's 5% is a bound per cell, not for the run: a run of many
+// compared cells can hold several wrong calls, and the caption says so.
+func TestStopsCaptionPerCell(t *testing.T) {
+	if !strings.Contains(stopsCaption, "within 5% per cell over all looks (a run of K compared cells may hold up to 0.05·K wrong calls)") {
+		t.Errorf("caption: %s", stopsCaption)
+	}
+}
+
 // A cell stopped early on its precision target gets the caption's warning
 // that its plain interval is optimistic; one that ran its fixed count
 // does not.
