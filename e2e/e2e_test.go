@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -42,9 +43,26 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	unignoreStopSignals()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// unignoreStopSignals gives the runs the tests start the default
+// disposition of the signals the tests stop them with. A signal ignored
+// when a process starts stays ignored across exec, and cnibench keeps
+// SIGHUP and SIGINT ignored where it found them so (nohup): a suite
+// started under nohup, or as a background job of a script (which
+// ignores SIGINT), sent them in vain. A handler does not survive exec,
+// so handling them here (and dropping what arrives) starts each child
+// with the default.
+func unignoreStopSignals() {
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
 }
 
 const (
