@@ -655,9 +655,21 @@ func startCnibench(t *testing.T, stdout, stderr io.Writer, args ...string) *exec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		if cmd.ProcessState != nil {
+			return
+		}
+		// A test that failed before its run ended: stop it so that it
+		// tears down (its journal is in the test's own directory, which
+		// goes with the test, so a kill would leave the host changed for
+		// good); kill it only if it does not end within a minute.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
 			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			<-done
 		}
 	})
 	return cmd
