@@ -47,15 +47,7 @@ func TestStaleNewestByBootClock(t *testing.T) {
 				}
 				abandon(j)
 			}
-			st, err := Stale(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, r := range st {
-				got = append(got, r.Header.RunID)
-				r.Release()
-			}
+			got := staleOrder(t, dir)
 			if strings.Join(got, ",") != tc.want {
 				t.Errorf("replay order %v, want %s", got, tc.want)
 			}

@@ -181,15 +181,7 @@ func TestStaleNewestFirst(t *testing.T) {
 		}
 		abandon(j)
 	}
-	st, err := Stale(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range st {
-		got = append(got, r.Header.RunID)
-		r.Release()
-	}
+	got := staleOrder(t, dir)
 	if strings.Join(got, ",") != "a,b,c" {
 		t.Fatalf("order %v, want newest first a,b,c", got)
 	}
@@ -277,4 +269,20 @@ func TestHostLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Release()
+}
+
+// staleOrder is the run IDs of dir's stale journals in replay order,
+// each released.
+func staleOrder(t *testing.T, dir string) []string {
+	t.Helper()
+	st, err := Stale(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range st {
+		got = append(got, r.Header.RunID)
+		r.Release()
+	}
+	return got
 }
