@@ -18,6 +18,7 @@ import (
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/prove"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/seen"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -232,8 +233,16 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		return inputErr(err)
 	}
 	defer lock.Release()
+	// The machine's lock over all candidates, not per A/B run: another
+	// run starting between two candidates would fail the next one.
+	hostLock, err := runner.LockMachine(runner.Options{Engine: opt.Engine})
+	if err != nil {
+		return inputErr(err)
+	}
+	defer hostLock.Release()
 	noteJournalDir(cmd.Context(), jdir)
 	for _, i := range todo {
+		opts[i].MachineLocked = hostLock != nil
 		e := &rep.Candidates[i]
 		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
 		opts[i].Budget, opts[i].BudgetShares = f.budget/time.Duration(len(todo)), len(todo)

@@ -64,6 +64,9 @@ type Options struct {
 	// --study (a run's own study, narrowed to a finding's cells), for
 	// the proof; "" otherwise.
 	Shape string
+	// MachineLocked: the caller holds the machine's lock
+	// (runner.LockMachine) over all candidates (runner.Options).
+	MachineLocked bool
 }
 
 // Unprovable says why a candidate gets no A/B here ("" when it does):
@@ -167,7 +170,8 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
 	e.Proof = p
 	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
-		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares})
+		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,
+		MachineLocked: opt.MachineLocked})
 	if err != nil {
 		p.Error = err.Error()
 		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided

@@ -71,3 +71,39 @@ func TestRunTakesTheMachineLock(t *testing.T) {
 		t.Error("changesThisMachine: want every engine but kube")
 	}
 }
+
+// TestMachineLockedAcrossRuns: a caller holding the machine's lock over
+// several runs (advise --prove's candidates) runs them without being
+// refused by its own lock, while another process is still refused; a
+// kube run takes none. advise took the lock per A/B run before, so a run
+// started between two candidates made the next one fail.
+func TestMachineLockedAcrossRuns(t *testing.T) {
+	lockPath := filepath.Join(t.TempDir(), "cnibench.lock")
+	old := hostLockPath
+	hostLockPath = lockPath
+	t.Cleanup(func() { hostLockPath = old })
+
+	held, err := LockMachine(Options{})
+	if err != nil || held == nil {
+		t.Fatalf("LockMachine = %v, %v; want the lock", held, err)
+	}
+	defer held.Release()
+	if other, err := LockMachine(Options{Engine: "local"}); !IsPreflight(err) {
+		other.Release()
+		t.Fatalf("a second LockMachine while held = %v; want a preflight refusal", err)
+	}
+	if l, err := LockMachine(Options{Engine: "kube"}); l != nil || err != nil {
+		t.Errorf("LockMachine for kube = %v, %v; want no lock", l, err)
+	}
+	for i := range 2 {
+		out := filepath.Join(t.TempDir(), "run")
+		// CPU 1000 fails the run's first check, after the lock and
+		// before any probe: nothing on the machine changes.
+		_, err := Run(context.Background(), Options{Study: cpuStudy(t, "1000"), OutDir: out, JournalDir: t.TempDir(),
+			Progress: progress.New(io.Discard), MachineLocked: true})
+		var be *journal.BusyError
+		if errors.As(err, &be) || err == nil || !strings.Contains(err.Error(), "1000") {
+			t.Fatalf("run %d under the caller's lock = %v; want the study's CPU refusal, not the lock's", i, err)
+		}
+	}
+}

@@ -59,6 +59,11 @@ type Options struct {
 	// run's budget is (advise --prove splits its over the candidates),
 	// so that the advice to raise it names the whole; 0 or 1: its own.
 	BudgetShares int
+	// MachineLocked says the caller holds the machine's lock (LockMachine)
+	// across several runs, so Run does not take it again: advise --prove
+	// holds it over all its candidates' A/B runs, or another run could
+	// start between two of them (and the next candidate would fail).
+	MachineLocked bool
 }
 
 // hostLockPath is the machine's lock (journal.HostLockPath; tests use
@@ -70,6 +75,21 @@ var hostLockPath = journal.HostLockPath
 // every engine's but kube's, whose knobs are the cluster nodes' (written
 // and journaled by their agents), which therefore needs no root here.
 func changesThisMachine(opt Options) bool { return opt.Engine != "kube" }
+
+// LockMachine takes the machine's lock (journal.LockHost) for runs with
+// opt's engine, or returns a nil lock when they do not change this
+// machine (kube). A refusal is a *PreflightError. A caller that holds it
+// over several runs sets their Options.MachineLocked.
+func LockMachine(opt Options) (*journal.Lock, error) {
+	if !changesThisMachine(opt) {
+		return nil, nil
+	}
+	l, err := journal.LockHost(hostLockPath)
+	if err != nil {
+		return nil, &PreflightError{err}
+	}
+	return l, nil
+}
 
 // runIDPrefix starts every run id; tests set "t" so their namespaces are
 // "cnb-t<hex>-*", told apart from real runs'.
@@ -95,12 +115,12 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if err != nil {
 		return "", &PreflightError{err}
 	}
-	if changesThisMachine(opt) {
+	if !opt.MachineLocked {
 		// Before preflight, whose probes load modules: a second run
 		// on this machine is refused having done nothing.
-		l, err := journal.LockHost(hostLockPath)
+		l, err := LockMachine(opt)
 		if err != nil {
-			return "", &PreflightError{err}
+			return "", err
 		}
 		defer l.Release()
 	}
