@@ -204,3 +204,19 @@ spec:
 		t.Errorf("no record of how the CPUs idle: %s", text)
 	}
 }
+
+// A run whose study no longer resolves (advise --run reads it as nil)
+// on a machine that wakes slowly shows nothing of idle wake-ups, rather
+// than panicking: which of its cells were request/response is the
+// study's to say.
+func TestFindNilStudySlowIdle(t *testing.T) {
+	run := &results.Run{HasEnv: true, Env: results.Env{CPUIdle: &results.CPUIdle{Driver: "intel_idle", Governor: "menu",
+		States: []results.IdleState{{Name: "POLL"}, {Name: "C1", LatencyUS: 2}, {Name: "C6", LatencyUS: 133}}}}}
+	for trial := 1; trial <= 2; trial++ {
+		run.Samples = append(run.Samples, results.Sample{Cell: results.Cell{Datapath: "host", Tuning: "baseline", Workload: "rr", Replicas: 1},
+			Trial: trial, Metrics: map[string]float64{"transactions_per_s": 18000}})
+	}
+	if got := Find("/runs/gone", run, nil); len(got) != 0 {
+		t.Errorf("sightings of a run without its study: %+v", got)
+	}
+}

@@ -22,9 +22,11 @@ import (
 // to wake. Cells of a tuning that bounds the idle states (cpuIdle) are
 // left out: they measured the answer, as are cells of fewer than
 // minTrials trials. Each named cell gives its rate, the tool's first
-// headline metric, as the run's report has it.
+// headline metric, as the run's report has it. A run whose study no
+// longer resolves (s nil) shows nothing: only the study says which of
+// its workloads are request/response.
 func idleWake(run *results.Run, s *study.Study) found {
-	if !run.HasEnv {
+	if s == nil || !run.HasEnv {
 		return found{}
 	}
 	slow := cpuidle.SlowWake(run.Env.CPUIdle)
