@@ -3,9 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -75,15 +73,17 @@ func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 	if _, ok := s.qdiscs[k]; ok {
 		return "", fmt.Errorf("impair %s of %s: this session already impairs it", ifc.Name, where(ifc.Netns))
 	}
+	// The node's lock before the qdisc that is there is read (nodelock.go).
+	if err := s.openJournalLocked(); err != nil {
+		return "", err
+	}
 	apply := impair.Apply
 	if a.Ingress {
 		apply = impair.ApplyIngress
 	}
 	seq := 0
 	record := func(p impair.Prev) (err error) {
-		if err = s.openJournalLocked(); err == nil {
-			seq, err = impair.Record(s.j, p)
-		}
+		seq, err = impair.Record(s.j, p)
 		return err
 	}
 	prev, err := apply(dev.Netns, dev.Name, a.Spec, record)
@@ -153,19 +153,6 @@ func (s *Server) qdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
 		out[i] = st[0]
 	}
 	return out, nil
-}
-
-// openJournalLocked opens the session's node journal on its first change.
-func (s *Server) openJournalLocked() error {
-	if s.j != nil {
-		return nil
-	}
-	j, err := openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid()))
-	if err != nil {
-		return fmt.Errorf("node journal: %w", err)
-	}
-	s.j = j
-	return nil
 }
 
 // replayQdiscs puts back, newest first, the qdiscs a dead session

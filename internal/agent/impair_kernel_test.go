@@ -91,8 +91,9 @@ func TestKernelAgentImpair(t *testing.T) {
 		t.Errorf("unimpair: %+v, netem still there: %v", r, hasNetem(t, ns))
 	}
 	// A session is one process on a node; the next one here reuses the
-	// journal's name, so this one retires its journal first.
-	if err := s.closeJournal(); err != nil {
+	// journal's name and changes the node too, so this one ends first:
+	// it retires its journal and lets go of the node.
+	if err := s.end(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -140,8 +141,7 @@ func TestKernelAgentImpair(t *testing.T) {
 	if hasNetem(t, ns) {
 		t.Error("replay left the dead session's netem")
 	}
-	s.Revert()
-	s.closeJournal()
+	s.end()
 }
 
 // deadJournalFrom copies the qdisc records of the live journal in dir

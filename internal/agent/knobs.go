@@ -53,6 +53,11 @@ func key(ns, fs, p string) string { return ns + "|" + fs + "|" + p }
 func (s *Server) write(ns, fsKind, p, value string) error {
 	s.jmu.Lock()
 	defer s.jmu.Unlock()
+	// The node's lock before the old value is read: read while another
+	// session held the node, it could be that session's (nodelock.go).
+	if err := s.openJournalLocked(); err != nil {
+		return err
+	}
 	k := key(ns, fsKind, p)
 	if ps, ok := s.pending[k]; ok {
 		if tune.Equal(p, ps.set.New, value) {
@@ -87,9 +92,6 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 	}
 	if tune.Equal(p, old, value) {
 		return nil
-	}
-	if err := s.openJournalLocked(); err != nil {
-		return err
 	}
 	set := journal.Set{Netns: ns, FS: fsKind, Path: p, Old: old, New: value}
 	seq, err := s.j.RecordSet(set)

@@ -20,6 +20,10 @@
 //     is still changed. A session killed outright leaves a journal whose
 //     owner is dead; the agent daemon replays such journals at start and
 //     every few seconds, and `cnibench cleanup --kube` asks it to at once.
+//   - One session at a time changes a node: the first change takes the
+//     node's lock (nodelock.go), held until the session has reverted;
+//     any other session's first change is refused meanwhile (ErrNodeBusy,
+//     KindBusy), whatever namespace its run is in. Reads never take it.
 //   - A pod's network namespace is named "pod:NAMESPACE/NAME". The agent
 //     finds it from a process of the pod whose environment carries
 //     CNIBENCH_POD=NAMESPACE/NAME (the kube engine sets it in every
@@ -123,6 +127,9 @@ const (
 	// KindNotExist is any other missing file: a node without cpuidle
 	// states has no cpuN/cpuidle directory (cpuidle.ErrNone).
 	KindNotExist = "not-exist"
+	// KindBusy is a change refused while another session changes the
+	// node (ErrNodeBusy).
+	KindBusy = "busy"
 )
 
 // Response answers the Request with the same ID.
@@ -165,6 +172,10 @@ type NodeInfo struct {
 // errorKind maps an error to its wire kind.
 func errorKind(err error) string {
 	switch {
+	case errors.Is(err, ErrNodeBusy):
+		// First: a refusal is joined with whatever retiring the
+		// refused session's journal said.
+		return KindBusy
 	case errors.Is(err, tune.ErrGone):
 		return KindGone
 	case errors.Is(err, tune.ErrNotSupported):
@@ -192,7 +203,8 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("agent on node %s: %s: %s", e.Node, e.Op, e.Msg)
 }
 
-// Is maps the wire kind back to the tune sentinel.
+// Is maps the wire kind back to its sentinel: tune's, fs.ErrNotExist or
+// ErrNodeBusy.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Kind {
 	case KindGone:
@@ -205,6 +217,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == tune.ErrNoSysctl
 	case KindNotExist:
 		return target == fs.ErrNotExist
+	case KindBusy:
+		return target == ErrNodeBusy
 	}
 	return false
 }

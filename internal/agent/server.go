@@ -107,6 +107,7 @@ type Server struct {
 	fs      *nodeFS
 	jmu     sync.Mutex
 	j       *journal.Journal
+	lock    *journal.Lock           // the node's, held from the first change to the end (nodelock.go)
 	pending map[string]pendingSet   // knob key -> first old value
 	qdiscs  map[string]pendingQdisc // device key -> its qdisc before the netem
 	sampler *metrics.Sampler
@@ -198,6 +199,15 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 			break
 		}
 	}
+	if err := errors.Join(serr, s.end()); err != nil {
+		return fmt.Errorf("agent on node %s: session end: %w", s.cfg.Node, err)
+	}
+	return nil
+}
+
+// end stops what the session still runs, reverts what it still has
+// changed, retires its journal and lets go of the node.
+func (s *Server) end() error {
 	if s.sampler != nil {
 		s.sampler.Stop()
 		s.sampler = nil
@@ -211,12 +221,11 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	cerr := s.closeJournal()
 	// A clean session leaves nothing on the node: its journal was retired
 	// above, and the directory goes too unless another session's journal
-	// (or this one's, still pending) is in it.
+	// (or this one's, still pending) is in it. The node's lock goes last,
+	// so no session changes the node before this one has put it back.
 	removeEmptyDir(s.cfg.JournalDir)
-	if err := errors.Join(serr, rerr, cerr); err != nil {
-		return fmt.Errorf("agent on node %s: session end: %w", s.cfg.Node, err)
-	}
-	return nil
+	s.releaseNode(cerr != nil)
+	return errors.Join(rerr, cerr)
 }
 
 // Handle answers one request.

@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/journal"
+)
+
+// The node's lock. A session journals each knob's first old value before
+// it writes, and puts that value back when it ends. Two sessions changing
+// one node at once break that: B journals A's value as its "old" one, A's
+// revert then finds B's value and leaves it alone, and B's revert puts
+// A's value back, so the node stays changed with nothing pending. The
+// kube engine's Lease check keeps apart the runs of one namespace only,
+// so the agent keeps apart the sessions that change its node, whatever
+// their namespace: a session's first write or netem request (even one
+// that finds its value there already: what it reads may be another
+// session's) takes an exclusive flock on the node's journal directory
+// (DefaultJournalDir/NODE, one per node even where nodes share a
+// machine's /run/cnibench) and holds it until the session has reverted
+// and retired its journal. Another session's first change is refused
+// meanwhile (*NodeBusyError), before it reads or writes anything; a session
+// of the same run too, since two sessions of one run would journal each
+// other's values just the same (the kube engine opens one session per
+// node and run that changes anything: Cluster.Up; preflight's and
+// advise's sessions only read, and reads never take the lock). The
+// kernel drops the lock when its holder dies, so a killed session never
+// keeps the node: its journal is replayed as before (Replay takes no
+// lock: it only touches journals whose owner is dead and whose own
+// flock is free, never a live session's).
+//
+// The directory itself is locked (journal.LockDir), so no lock file is
+// left on the node, and the directory goes when its last journal does
+// (removeEmptyDir). A session opens its journal before it locks: from
+// then until it has retired that journal the directory is not empty, so
+// no other session's removeEmptyDir can remove it, and the directory this
+// session locks is the one its journal, and every other locker's, is in.
+// (Locking first would let a session lock an empty directory that
+// another session's end then removes; its journal would go into a new
+// directory that a third session could lock too.) The holder is named as
+// a local run's is: its pid from /proc/locks, its run from the journal
+// that pid has in the directory.
+
+// ErrNodeBusy is a change refused because another session holds the
+// node; *NodeBusyError is it, and a *RemoteError of KindBusy matches it.
+var ErrNodeBusy = errors.New("node busy")
+
+// NodeBusyError is a session's first change refused while another session
+// changes the node.
+type NodeBusyError struct {
+	Node string
+	// Run is the holder's run and PID its session's process, where found
+	// (PID 0 when /proc/locks does not name it, Run "" when no journal of
+	// that pid is in the directory).
+	Run string
+	PID int
+	// Same says the holder is a session of this session's own run.
+	Same bool
+}
+
+func (e *NodeBusyError) Error() string {
+	who := "another agent session"
+	switch {
+	case e.Same:
+		who = fmt.Sprintf("another session of this run %s (pid %d)", e.Run, e.PID)
+	case e.Run != "":
+		who = fmt.Sprintf("run %s (agent session pid %d)", e.Run, e.PID)
+	case e.PID > 0:
+		who = fmt.Sprintf("an agent session (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("node %s is being changed by %s: one session changes a node at a time, since two would journal "+
+		"each other's values as the old ones and leave the node changed; wait for it to end (it puts the node back and lets go)", e.Node, who)
+}
+
+// Is makes errors.Is(err, ErrNodeBusy) hold.
+func (e *NodeBusyError) Is(target error) bool { return target == ErrNodeBusy }
+
+// openJournalLocked opens the session's node journal and takes the
+// node's lock, on the session's first change and before it reads the
+// value it will journal as old (s.jmu held). Refused, it leaves nothing:
+// the journal held its header alone.
+func (s *Server) openJournalLocked() error {
+	if s.j != nil {
+		return nil
+	}
+	j, err := openJournal(s.cfg.JournalDir, s.cfg.Run+"_"+strconv.Itoa(os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("node journal: %w", err)
+	}
+	l, err := journal.LockDir(s.cfg.JournalDir)
+	if err != nil {
+		if be := (*journal.BusyError)(nil); errors.As(err, &be) {
+			err = s.busy(be.PID, j.Path())
+		} else {
+			err = fmt.Errorf("node lock: %w", err)
+		}
+		return errors.Join(err, j.Close())
+	}
+	s.j, s.lock = j, l
+	return nil
+}
+
+// busy is the refusal of a change while the process pid (0: not known)
+// holds the node: its run is the one of its journal in the directory,
+// named RUN_PID (own is this session's journal, which is not it).
+func (s *Server) busy(pid int, own string) error {
+	e := &NodeBusyError{Node: s.cfg.Node, PID: pid}
+	if pid <= 0 {
+		return e
+	}
+	paths, _ := filepath.Glob(filepath.Join(s.cfg.JournalDir, "*"+journal.Ext))
+	for _, p := range paths {
+		if p == own {
+			continue
+		}
+		if r, err := journal.ReadReplay(p); err == nil && r.Header.PID == pid {
+			e.Run = strings.TrimSuffix(r.Header.RunID, "_"+strconv.Itoa(pid))
+			e.Same = e.Run == s.cfg.Run
+			break
+		}
+	}
+	return e
+}
+
+// releaseNode lets go of the node once the session has retired its
+// journal. A journal kept (changes left that the session could not put
+// back) keeps the node too, until the process ends: another session
+// would journal those values as its old ones.
+func (s *Server) releaseNode(kept bool) {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	if !kept {
+		s.lock.Release()
+		s.lock = nil
+	}
+}

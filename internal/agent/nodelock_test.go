@@ -1,0 +1,284 @@
+package agent
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+const rps = "class/net/eth1/queues/rx-0/rps_cpus"
+
+// nodeHolderEnv makes the test binary a session of another process that
+// changes a node ("DIR RUN": its journal directory and run) and holds it
+// until its stdin closes (then it ends as a session does) or it is killed.
+const nodeHolderEnv = "CNIBENCH_AGENT_NODE_HOLDER"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(nodeHolderEnv); v != "" {
+		dir, run, _ := strings.Cut(v, " ")
+		srv := NewServer(Config{Run: run, Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
+		if err := srv.write("", "sysfs", rps, "3"); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		if err := srv.end(); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// startHolder starts a session of run in another process that has
+// changed the node of dir; closing the returned writer ends it.
+func startHolder(t *testing.T, dir, run string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), nodeHolderEnv+"="+dir+" "+run)
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("holder: %q", line)
+	}
+	return cmd, stdin
+}
+
+// journals lists the journal files in dir.
+func journals(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext))
+	return files
+}
+
+// TestNodeLockRefusesAnotherRun: while one run's session changes a node,
+// another run's session may read it but its first change is refused,
+// naming the node and the run (as KindBusy across the wire), and it
+// leaves nothing behind; once the first session has ended (and put the
+// node back) the second one changes the node, and its clean end leaves
+// no directory.
+func TestNodeLockRefusesAnotherRun(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "w1") // as DefaultJournalDir/NODE
+	a, waitA := session(t, Config{Run: "a", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	b, waitB := session(t, Config{Run: "b", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	if err := a.Write("", "sysfs", rps, "3"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.Read("", "sysfs", rps); err != nil || v != "3" {
+		t.Fatalf("read beside the holder = %q, %v; reads are never refused", v, err)
+	}
+	other := "class/net/veth1234/queues/rx-0/rps_cpus"
+	err := b.Write("", "sysfs", other, "3")
+	if !errors.Is(err, ErrNodeBusy) {
+		t.Fatalf("another run's write = %v; want ErrNodeBusy", err)
+	}
+	want := "agent on node w1: write: node w1 is being changed by run a (agent session pid " + strconv.Itoa(os.Getpid()) + "): one session changes a node at a time"
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("refusal:\n%v\nwant it to start %q", err, want)
+	}
+	if fs.vals[key("", "sysfs", other)] != "0" {
+		t.Errorf("refused write changed %s", other)
+	}
+	if files := journals(dir); len(files) != 1 || !strings.Contains(files[0], "a_") {
+		t.Errorf("journals beside the holder: %v; want the holder's alone", files)
+	}
+	a.Close()
+	if err := waitA(); err != nil {
+		t.Fatal(err)
+	}
+	if fs.vals[key("", "sysfs", rps)] != "0" {
+		t.Fatalf("the holder's end left %s = %q", rps, fs.vals[key("", "sysfs", rps)])
+	}
+	if err := b.Write("", "sysfs", other, "3"); err != nil {
+		t.Fatalf("write once the holder ended = %v", err)
+	}
+	b.Close()
+	if err := waitB(); err != nil {
+		t.Fatal(err)
+	}
+	if fs.vals[key("", "sysfs", other)] != "0" {
+		t.Errorf("%s = %q after the second session", other, fs.vals[key("", "sysfs", other)])
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left after clean sessions: %v", err)
+	}
+}
+
+// TestNodeLockRefusesNetem: a netem is a change like a write, refused
+// before the device's qdisc is read or anything installed.
+func TestNodeLockRefusesNetem(t *testing.T) {
+	fs := testNode()
+	dir := t.TempDir()
+	holder := NewServer(Config{Run: "a", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	if err := holder.write("", "sysfs", rps, "3"); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.end()
+	srv := NewServer(Config{Run: "b", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	_, err := srv.impair(netns.Iface{Name: "eth1"}, &ImpairArgs{})
+	if !errors.Is(err, ErrNodeBusy) || !strings.Contains(err.Error(), "run a") {
+		t.Fatalf("netem beside the holder = %v; want ErrNodeBusy naming run a", err)
+	}
+	if r := srv.Handle(Request{Op: OpImpair, Run: "b", Ifaces: []netns.Iface{{Name: "eth1"}}, Impair: &ImpairArgs{}}); r.Kind != KindBusy || r.Node != "w1" {
+		t.Errorf("response = %+v; want kind %q from node w1", r, KindBusy)
+	}
+}
+
+// TestNodeLockOtherProcess: the holder is another process, as every
+// `agent serve` is: named by its pid (from /proc/locks) and its run (from
+// its journal); a session of the same run is refused too, saying so,
+// since two sessions of one run would journal each other's values just
+// the same. Its clean end frees the node and leaves no directory.
+func TestNodeLockOtherProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w1")
+	cmd, stdin := startHolder(t, dir, "r1")
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for run, want := range map[string]string{
+		"r2": "node w1 is being changed by run r1 (agent session pid " + pid + ")",
+		"r1": "node w1 is being changed by another session of this run r1 (pid " + pid + ")",
+	} {
+		srv := NewServer(Config{Run: run, Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
+		err := srv.write("", "sysfs", rps, "3")
+		var be *NodeBusyError
+		if !errors.As(err, &be) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("run %s beside run r1's session: %v; want it to start %q", run, err, want)
+		}
+		if err := srv.end(); err != nil {
+			t.Errorf("end of a refused session: %v", err)
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left after the holder's clean end: %v", err)
+	}
+	srv := NewServer(Config{Run: "r2", Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
+	if err := srv.write("", "sysfs", rps, "3"); err != nil {
+		t.Fatalf("write once the holder ended = %v", err)
+	}
+	if err := srv.end(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNodeLockDeadHolder: a replay beside a live holder leaves its journal
+// alone; a holder killed outright keeps nothing (the kernel drops its
+// lock), and its journal is replayed as before, after which another run
+// changes the node.
+func TestNodeLockDeadHolder(t *testing.T) {
+	fs := testNode()
+	node := &nodeFS{base: fs, pods: fakePods{}}
+	dir := filepath.Join(t.TempDir(), "w1")
+	cmd, _ := startHolder(t, dir, "r1")
+	fs.vals[key("", "sysfs", rps)] = "3" // what the holder wrote (in its own memFS)
+	if sum, err := Replay(dir, node); err != nil || !sum.Empty() {
+		t.Fatalf("replay beside a live holder = %+v, %v; want nothing done", sum, err)
+	}
+	if files := journals(dir); len(files) != 1 {
+		t.Fatalf("the live holder's journal: %v", files)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	sum, err := Replay(dir, node)
+	if err != nil || sum.Restored != 1 || fs.vals[key("", "sysfs", rps)] != "0" {
+		t.Fatalf("replay of the killed holder = %+v, %v; %s = %q", sum, err, rps, fs.vals[key("", "sysfs", rps)])
+	}
+	srv := NewServer(Config{Run: "r2", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	if err := srv.write("", "sysfs", rps, "f"); err != nil {
+		t.Fatalf("write after the holder died = %v", err)
+	}
+	if err := srv.end(); err != nil || fs.vals[key("", "sysfs", rps)] != "0" {
+		t.Fatalf("end = %v; %s = %q", err, rps, fs.vals[key("", "sysfs", rps)])
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left: %v", err)
+	}
+}
+
+// TestNodeLockRace: sessions of many runs start and end on one node at
+// once. At most one of them holds it at any time, every change is put
+// back, and the last end leaves no directory: a session's end removing
+// the then empty directory never lets two sessions hold two directories.
+func TestNodeLockRace(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "w1")
+	var holders, held atomic.Int32
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				srv := NewServer(Config{Run: fmt.Sprintf("g%d_%d", g, i), Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+				err := srv.write("", "sysfs", rps, "3")
+				if err == nil {
+					if n := holders.Add(1); n != 1 {
+						t.Errorf("%d sessions hold the node at once", n)
+					}
+					held.Add(1)
+					time.Sleep(50 * time.Microsecond)
+					holders.Add(-1)
+				} else if !errors.Is(err, ErrNodeBusy) {
+					t.Errorf("write: %v", err)
+				}
+				if err := srv.end(); err != nil {
+					t.Errorf("end: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if held.Load() == 0 {
+		t.Fatal("no session ever held the node")
+	}
+	if v := fs.vals[key("", "sysfs", rps)]; v != "0" {
+		t.Errorf("%s = %q after every session ended", rps, v)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left: %v (%v)", err, journals(dir))
+	}
+}
+
+// TestNodeLockKeptWithChangesLeft: a session that could not put a value
+// back keeps its journal, and the node with it until its process ends,
+// so no other session journals that value as its old one.
+func TestNodeLockKeptWithChangesLeft(t *testing.T) {
+	mem := testNode()
+	dir := t.TempDir()
+	srv := NewServer(Config{Run: "a", Node: "w1", FS: refuseFS{mem, "0"}, Pods: fakePods{}, JournalDir: dir})
+	if err := srv.write("", "sysfs", rps, "3"); err != nil {
+		t.Fatal(err)
+	}
+	var pe *journal.PendingError
+	if err := srv.end(); !errors.As(err, &pe) {
+		t.Fatalf("end with a value it cannot put back = %v; want the journal kept", err)
+	}
+	other := NewServer(Config{Run: "b", Node: "w1", FS: mem, Pods: fakePods{}, JournalDir: dir})
+	if err := other.write("", "sysfs", rps, "f"); !errors.Is(err, ErrNodeBusy) || !strings.Contains(err.Error(), "run a") {
+		t.Errorf("write beside a session that kept changes = %v; want ErrNodeBusy naming run a", err)
+	}
+	if v := mem.vals[key("", "sysfs", rps)]; v != "3" {
+		t.Errorf("%s = %q; want the kept session's 3", rps, v)
+	}
+}
