@@ -225,6 +225,16 @@ func Versus(stops []results.Stop, fallback string) string {
 	return name
 }
 
+// StopVersus is what one stop's decision compared its cell with: its
+// Versus, or the baseline tuning for a run whose stops.json does not say
+// (recorded before it did; those runs compared tunings only).
+func StopVersus(st results.Stop, baseline string) string {
+	if st.Versus == "" {
+		return baseline
+	}
+	return st.Versus
+}
+
 // DecisionLines says, one line per compared cell of a run, what was
 // decided against the baseline (or the first datapath, Versus) or why it
 // is undecided, and lists cells that could not be measured: the end of

@@ -48,6 +48,20 @@ spec:
 			t.Errorf("%s: lean %q (%q), want %q", c.name, got.lean, got.text, c.want)
 		}
 	}
+	// A run from before stops.json recorded what a decision was against
+	// (versus empty) compared its tunings with the baseline: its
+	// steering cells are shown as the baseline's.
+	old := stop("flannel", "worse", 0.72)
+	old.Versus = ""
+	if got := steering(&results.Run{Stops: []results.Stop{old}}, s); !strings.Contains(got.text, "against baseline: worse in 1") {
+		t.Errorf("a steering cell of a run without versus: %q", got.text)
+	}
+	// One against another datapath is not against the baseline.
+	other := stop("flannel", "worse", 0.72)
+	other.Versus = "bridge"
+	if got := steering(&results.Run{Stops: []results.Stop{other}}, s); got.text != "" {
+		t.Errorf("a cell decided against a datapath: %s", got.text)
+	}
 	// A decision of one trial has no interval behind it: no sighting.
 	one := stop("flannel", "worse", 0.72)
 	one.N, one.Valid = 1, 1

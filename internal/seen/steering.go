@@ -31,7 +31,7 @@ func steering(run *results.Run, s *study.Study) found {
 		decidedCells := 0
 		for _, st := range run.Stops {
 			n := stopTrials(st)
-			if st.Cell.Tuning != t.Name || st.Decision == "" || st.Versus != s.Spec.Baseline || n < minTrials {
+			if st.Cell.Tuning != t.Name || st.Decision == "" || report.StopVersus(st, s.Spec.Baseline) != s.Spec.Baseline || n < minTrials {
 				continue
 			}
 			tl.add(st.Decision)
