@@ -173,15 +173,17 @@ func TestProtocolReadWriteRevertOnEOF(t *testing.T) {
 	}
 }
 
-// The directory stays while another session's journal is in it.
+// The directory stays while another (live) session's journal is in it:
+// one that has opened its journal and not yet taken the node.
 func TestJournalDirKeptForOtherSessions(t *testing.T) {
 	fs := testNode()
 	dir := filepath.Join(t.TempDir(), "node-1")
-	os.MkdirAll(dir, 0o700)
-	other := filepath.Join(dir, "other_1"+journal.Ext)
-	if err := os.WriteFile(other, []byte("{}\n"), 0o600); err != nil {
+	oj, err := journal.Open(dir, "other_1", "cnb-")
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer oj.Close()
+	other := oj.Path()
 	c, wait := session(t, Config{Run: "r1", FS: fs, Pods: fakePods{}, JournalDir: dir})
 	if err := c.Write("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "3"); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,8 @@ import (
 // kernel drops the lock when its holder dies, so a killed session never
 // keeps the node: its journal is replayed as before (Replay takes no
 // lock: it only touches journals whose owner is dead and whose own
-// flock is free, never a live session's).
+// flock is free, never a live session's). The new holder replays them
+// too, before its first change (openJournalLocked).
 //
 // The directory itself is locked (journal.LockDir), so no lock file is
 // left on the node, and the directory goes when its last journal does
@@ -100,6 +101,16 @@ func (s *Server) openJournalLocked() error {
 			err = fmt.Errorf("node lock: %w", err)
 		}
 		return errors.Join(err, j.Close())
+	}
+	// A session killed moments ago left its values, which the daemon's
+	// replay (every few seconds) may not have put back yet: this session
+	// would journal them as its old ones and put them back at its end.
+	// So, holding the node, it undoes dead sessions' journals first (its
+	// own is live and left alone), and changes nothing while it cannot.
+	if sum, err := Replay(s.cfg.JournalDir, s.fs); err != nil {
+		l.Release()
+		return errors.Join(fmt.Errorf("node %s: a dead session's changes could not be put back before this session's first change (%s): %w",
+			s.cfg.Node, sum, err), j.Close())
 	}
 	s.j, s.lock = j, l
 	return nil

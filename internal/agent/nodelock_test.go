@@ -282,3 +282,61 @@ func TestNodeLockKeptWithChangesLeft(t *testing.T) {
 		t.Errorf("%s = %q; want the kept session's 3", rps, v)
 	}
 }
+
+// TestNodeLockReplaysBeforeFirstChange: a session that takes the node
+// right after another was killed, before the daemon's periodic replay
+// came round, first puts back the dead session's values. It journaled
+// them as its own old values before, and its end left the node at the
+// dead session's value with nothing pending.
+func TestNodeLockReplaysBeforeFirstChange(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "w1")
+	cmd, _ := startHolder(t, dir, "r1")
+	fs.vals[key("", "sysfs", rps)] = "3" // what the holder wrote (in its own memFS)
+	cmd.Process.Kill()
+	cmd.Wait()
+	srv := NewServer(Config{Run: "r2", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	if err := srv.write("", "sysfs", rps, "f"); err != nil {
+		t.Fatalf("write after the holder was killed = %v", err)
+	}
+	if files := journals(dir); len(files) != 1 {
+		t.Errorf("journals after the first change: %v; want this session's alone (the dead one's replayed)", files)
+	}
+	if err := srv.end(); err != nil {
+		t.Fatalf("end = %v", err)
+	}
+	if v := fs.vals[key("", "sysfs", rps)]; v != "0" {
+		t.Errorf("%s = %q after the session ended; want the node's own 0, not the killed session's 3", rps, v)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal directory left: %v", err)
+	}
+}
+
+// TestNodeLockRefusesOverUntrustedJournal: a file in the node's journal
+// directory that cannot be read as a journal may record changes still on
+// the node; a session's first change is refused, naming it, and changes
+// nothing (as a local run refuses: journal.BeginRun).
+func TestNodeLockRefusesOverUntrustedJournal(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "w1")
+	os.MkdirAll(dir, 0o700)
+	bad := filepath.Join(dir, "r0_1"+journal.Ext)
+	if err := os.WriteFile(bad, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(Config{Run: "r2", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	err := srv.write("", "sysfs", rps, "f")
+	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "could not be put back") {
+		t.Fatalf("write beside an untrusted journal = %v; want a refusal naming %s", err, bad)
+	}
+	if v := fs.vals[key("", "sysfs", rps)]; v != "0" {
+		t.Errorf("%s = %q after the refusal; want it unchanged", rps, v)
+	}
+	if err := srv.end(); err != nil {
+		t.Fatalf("end = %v", err)
+	}
+	if files := journals(dir); len(files) != 1 || files[0] != bad {
+		t.Errorf("journals after the refused session: %v; want the untrusted file alone", files)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
@@ -28,9 +29,14 @@ type fatalError struct{ err error }
 func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
 
+// isFatal: err stops the run. A cluster node that another run's agent
+// session is changing (agent.ErrNodeBusy) stops it too: every later
+// trial's knob would be refused the same way, and retrying each then
+// giving its cell up would spend the run telling the user so cell by
+// cell instead of once.
 func isFatal(err error) bool {
 	var f *fatalError
-	return errors.As(err, &f)
+	return errors.As(err, &f) || errors.Is(err, agent.ErrNodeBusy)
 }
 
 // errAgain is runUnit's answer for an attempt the noise guard found

@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
@@ -50,5 +52,21 @@ func TestFinish(t *testing.T) {
 	}
 	if err := finish("d", true, run, build); err != run || built != 2 {
 		t.Errorf("measured, interrupted: %v (built %d)", err, built)
+	}
+}
+
+// TestNodeBusyIsFatal: a knob write an agent refused because another
+// run's session is changing the node stops the run (said once), through
+// the wrapping a trial's knob error gets; a cell's ordinary failure does
+// not. Each trial was retried and its cell given up before, one warning
+// per trial, the run going on to be refused in every cell.
+func TestNodeBusyIsFatal(t *testing.T) {
+	busy := &agent.RemoteError{Op: "write", Msg: "node w1 is being changed by run 3f9a2c", Kind: agent.KindBusy, Node: "w1"}
+	err := fmt.Errorf("apply tuning rps: %w", errors.Join(fmt.Errorf("write host sysfs:x=3: %w", busy), errors.New("revert: nothing to do")))
+	if !isFatal(err) {
+		t.Errorf("isFatal(%v) = false; want a busy node to stop the run", err)
+	}
+	if isFatal(fmt.Errorf("apply tuning rps: %w", &agent.RemoteError{Op: "write", Msg: "no such file", Kind: agent.KindNotExist})) {
+		t.Error("isFatal of a missing file = true; want a trial's ordinary failure")
 	}
 }
