@@ -39,6 +39,10 @@ func TestRefusedInputs(t *testing.T) {
 		// another field's.
 		{"sysctl path", []string{"tunings=[baseline, {name: s, sysctls: {net.core/../x: 1}}]"}, "spec.tunings[1].sysctls.net.core/../x", "is not a network sysctl"},
 		{"sysctl not net", []string{"tunings=[baseline, {name: s, sysctls: {vm.swappiness: 1}}]"}, "spec.tunings[1].sysctls.vm.swappiness", "is not a network sysctl"},
+		// A device's own: the node lacks the host's eth0, so it read as
+		// global and was written on the host's uplink.
+		{"sysctl device", []string{"tunings=[baseline, {name: s, sysctls: {net.ipv4.conf.eth0.rp_filter: 0}}]"}, "spec.tunings[1].sysctls.net.ipv4.conf.eth0.rp_filter", "device eth0's own setting; a run's devices are its own, and the host's are not a tuning's to change: set net.ipv4.conf.all.rp_filter"},
+		{"sysctl device ipv6 neigh", []string{"tunings=[baseline, {name: s, sysctls: {net.ipv6.neigh.eth1.base_reachable_time_ms: 1}}]"}, "spec.tunings[1].sysctls.net.ipv6.neigh.eth1.base_reachable_time_ms", "device eth1's own setting"},
 		{"sysctl newline", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: "1\n2"}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "control character"},
 		{"sysctl empty", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: ""}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "empty"},
 		{"sysctl owned", []string{"tunings=[baseline, {name: s, sysctls: {net.core.rps_sock_flow_entries: 4096}}]"}, "spec.tunings[1].sysctls.net.core.rps_sock_flow_entries", "set by rfs.sockFlowEntries"},

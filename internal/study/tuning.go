@@ -251,6 +251,24 @@ var SysctlOwned = map[string]string{"net.core.rps_sock_flow_entries": "rfs.sockF
 // "all" and "default" reach them.
 var sysctlNameRE = regexp.MustCompile(`^net(\.[A-Za-z0-9_-]+)+$`)
 
+// deviceSysctlRE is a sysctl of one device: net.ipv4.conf.DEV.*,
+// net.ipv6.neigh.DEV.*, net.mpls.conf.DEV.* (DEV "all" and "default" are
+// not devices). The name matches no file in a node's namespace that has
+// no such device, so tune.Plan would take it for a global sysctl and
+// write it on the host: net.ipv4.conf.eth0.rp_filter changed the host's
+// own uplink.
+var deviceSysctlRE = regexp.MustCompile(`^net\.(ipv4|ipv6|mpls)\.(conf|neigh)\.([^.]+)\.`)
+
+// DeviceSysctl says whether name is one device's own sysctl, and names
+// the device.
+func DeviceSysctl(name string) (dev string, ok bool) {
+	m := deviceSysctlRE.FindStringSubmatch(name)
+	if m == nil || m[3] == "all" || m[3] == "default" {
+		return "", false
+	}
+	return m[3], true
+}
+
 // Bounds of a tuning's sysctls.
 const (
 	MaxSysctls     = 32
@@ -263,6 +281,17 @@ const (
 // mean something in a path).
 func SysctlPath(name string) string { return "/proc/sys/" + strings.ReplaceAll(name, ".", "/") }
 
+// deviceSysctlOf refuses a device's own sysctl ("" for any other).
+func deviceSysctlOf(name string) string {
+	dev, ok := DeviceSysctl(name)
+	if !ok {
+		return ""
+	}
+	all := strings.Replace(name, "."+dev+".", ".all.", 1)
+	return fmt.Sprintf("%s is device %s's own setting; a run's devices are its own, and the host's are not a tuning's to change: "+
+		"set %s (or .default.) to reach the run's devices", name, dev, all)
+}
+
 // checkSysctl says what is wrong with a sysctl setting, "" when nothing.
 func checkSysctl(name, value string) string {
 	switch {
@@ -270,6 +299,8 @@ func checkSysctl(name, value string) string {
 		return fmt.Sprintf("%q is %d bytes; at most %d", name[:32]+"...", len(name), maxSysctlName)
 	case !sysctlNameRE.MatchString(name):
 		return fmt.Sprintf("%q is not a network sysctl: want net.SECTION.NAME (letters, digits, '_', '-'; as sysctl -a prints it)", name)
+	case deviceSysctlOf(name) != "":
+		return deviceSysctlOf(name)
 	case SysctlOwned[name] != "":
 		return fmt.Sprintf("%s is set by %s; set it there", name, SysctlOwned[name])
 	case value == "":

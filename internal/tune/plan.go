@@ -210,6 +210,12 @@ func sysctlChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	var out []Change
 	for _, name := range slices.Sorted(maps.Keys(t.Sysctls)) {
 		p, v := study.SysctlPath(name), t.Sysctls[name]
+		if dev, ok := study.DeviceSysctl(name); ok {
+			// Validation refuses it; were one to come through, a node
+			// without the device would make it look global (below),
+			// and the host's own device would be changed.
+			return nil, fmt.Errorf("sysctl %s: device %s's own setting is not a tuning's to change: %w", name, dev, ErrBadPath)
+		}
 		perNS, err := perNamespace(p, tgt, fs)
 		if err != nil {
 			return nil, fmt.Errorf("sysctl %s: %w", name, err)

@@ -177,6 +177,27 @@ func TestSysctls(t *testing.T) {
 	}
 }
 
+// TestSysctlOfADeviceNotPlanned: a device's own sysctl is never planned.
+// The node's namespace has no eth0, so it read as a global sysctl and
+// the plan wrote the host's own uplink (validation refuses the name; the
+// plan refuses it too, whatever reaches it). all and default are planned
+// as before.
+func TestSysctlOfADeviceNotPlanned(t *testing.T) {
+	f, tgt := fixture()
+	tgt.NodeNetns = nodeNS
+	const dev, all = "/proc/sys/net/ipv4/conf/eth0/rp_filter", "/proc/sys/net/ipv4/conf/all/rp_filter"
+	f.vals[key("", FSProc, dev)] = "1"
+	f.vals[key(nodeNS, FSProc, all)] = "1"
+	plan, err := Plan(study.Tuning{Name: "rp", Sysctls: map[string]string{"net.ipv4.conf.eth0.rp_filter": "0"}}, tgt, f)
+	if !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), "net.ipv4.conf.eth0.rp_filter") {
+		t.Errorf("Plan of a device's sysctl = %v, %v; want ErrBadPath naming it", plan, err)
+	}
+	plan, err = Plan(study.Tuning{Name: "rp", Sysctls: map[string]string{"net.ipv4.conf.all.rp_filter": "0"}}, tgt, f)
+	if err != nil || len(plan) != 1 || plan[0].Netns != nodeNS || plan[0].Path != all {
+		t.Errorf("Plan of conf.all = %v, %v; want one write in the node's namespace", plan, err)
+	}
+}
+
 // The sysctls a study's tunings set are recorded as found, where the
 // tunings write them: a global one on the host, a per-namespace one in
 // the node's namespace; one that cannot be read says why.
