@@ -158,3 +158,24 @@ func wordAt(s string, i, dir int) bool {
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
+
+// Code is s as a code span, rendered as written whatever it holds: on
+// one line, fenced by one backtick more than its longest run of them,
+// and padded with a space where it starts or ends with a backtick (a
+// renderer strips one space at each end of a padded span).
+func Code(s string) string {
+	s = lineBreaks.Replace(s)
+	longest := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			n := run(s, i)
+			longest = max(longest, n)
+			i += n - 1
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}

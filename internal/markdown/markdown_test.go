@@ -147,3 +147,17 @@ func TestTextStartsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A name in a code span stays one span, whatever backticks it holds.
+func TestCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"baseline":    "`baseline`",
+		"*base`x*":    "``*base`x*``",
+		"`a``":        "``` `a`` ```",
+		"a\nb <c> &d": "`a b <c> &d`",
+	} {
+		if got := Code(in); got != want {
+			t.Errorf("Code(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,4 +35,42 @@ func TestMarkdownEscapesFreeText(t *testing.T) {
 	if strings.Contains(md, "<script") || strings.Contains(md, "<stdin>") || strings.Contains(md, "<b>") {
 		t.Errorf("summary.md has raw HTML:\n%s", md)
 	}
+}
+
+// The names in summary.md's headings and header come from study.yaml,
+// which reaches the report unvalidated (decodeStudy): a datapath, a
+// tuning and a workload named with Markdown in them render as written,
+// in a heading, a "(tuning x)" title and the header's code spans.
+func TestMarkdownEscapesNames(t *testing.T) {
+	s := quickStudy(t)
+	const dp, base = "[dp](javascript:x)", "*base`x*"
+	s.Spec.Baseline = base
+	for i := range s.Spec.Tunings {
+		if s.Spec.Tunings[i].Name == "baseline" {
+			s.Spec.Tunings[i].Name = base
+		}
+	}
+	var smp []results.Sample
+	for _, x := range quickSamples() {
+		x.Cell.Datapath = dp
+		if x.Cell.Tuning == "baseline" {
+			x.Cell.Tuning = base
+		}
+		smp = append(smp, x)
+	}
+	md := markdownOf(t, s, analysis.Build(s, smp))
+	mdHas(t, md, "## \\[dp\\](javascript:x) / tcp\n", "### Normalized bitrate (vs \\*base\\`x\\*)\n", "the baseline tuning ``*base`x*`` at")
+	if regexp.MustCompile(`[^\\]\]\(javascript|\(vs \*base`).MatchString(md) {
+		t.Errorf("a name's Markdown is live")
+	}
+	// One tuning: its name titles the metrics table.
+	var one []results.Sample
+	for _, x := range smp {
+		if x.Cell.Tuning == base {
+			one = append(one, x)
+		}
+	}
+	md = markdownOf(t, s, analysis.Build(s, one))
+	mdHas(t, md, "### Metrics (tuning \\*base\\`x\\*)\n")
+	logIfFailed(t, md)
 }

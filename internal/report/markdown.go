@@ -69,7 +69,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		for _, t := range tables {
 			t.markdown(bw)
 		}
-		p("%s\n\n", glanceCaption(m))
+		p("%s\n\n", markdown.Text(glanceCaption(m)))
 	}
 	if t := tuningsTable(s, m); len(t.Rows) > 0 {
 		p("## What each tuning set\n\n")
@@ -93,15 +93,16 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		}
 	}
 	for _, sw := range m.Sweeps {
-		p("## %s\n\n", sweepTitle(sw))
+		p("## %s\n\n", markdown.Text(sweepTitle(sw)))
 		n.sweepTable(sw).markdown(bw)
-		p("%s\n\n", sweepCaption(sw))
+		p("%s\n\n", markdown.Text(sweepCaption(sw)))
 	}
 	for _, sec := range closingSections(m, s) {
 		if len(sec.Table.Rows) > 0 {
 			p("## %s\n\n", sec.Title)
 			sec.Table.markdown(bw)
-			p("%s\n\n", sec.Caption)
+			// A caption names the run's cells, tunings and datapaths.
+			p("%s\n\n", markdown.Text(sec.Caption))
 		}
 	}
 	n.markdownRefs(bw, s, run)
@@ -190,11 +191,12 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study, run *re
 		p("Means over trials (%s) with 95%% Student t confidence intervals in brackets.", trialsText(m.TrialsMin, m.TrialsPlanned))
 	}
 	if tuningsBesides(analysis.DimsOf(m.Rows).Tunings, m.Baseline) {
-		p(" Normalized bitrate (transactions or requests per second for request/response and HTTP workloads) = mean / mean of the baseline tuning `%s` at the same datapath, workload and replica count;"+
-			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against `%s`, not corrected for multiple comparisons"+
+		p(" Normalized bitrate (transactions or requests per second for request/response and HTTP workloads) = mean / mean of the baseline tuning %s at the same datapath, workload and replica count;"+
+			" its 95%% interval is Fieller's, and p is Welch's two-sided t test against %s, not corrected for multiple comparisons"+
 			" (see docs/statistics.md). A tuning's latency (mean, median, 99th percentile), CPU cost per packet and the metric the study"+
 			" decides on, if another, also give their ratio to the baseline's (×; lower is better for a latency or a cost) with its 95%% interval,"+
-			" paired by round where it can be, and the decision at the margin over all the cell's trials, after the decision at a look where the run made one.", m.Baseline, m.Baseline)
+			" paired by round where it can be, and the decision at the margin over all the cell's trials, after the decision at a look where the run made one.",
+			markdown.Code(m.Baseline), markdown.Code(m.Baseline))
 		if len(n.stops) > 0 {
 			p(" %s", normNote)
 		}
@@ -213,8 +215,11 @@ func trialsText(lo, trials int) string {
 	return strconv.Itoa(trials) + " per cell planned"
 }
 
+// markdownGroup is a group's section of summary.md. The names in its
+// headings are study.yaml's, which reaches a report unvalidated
+// (decodeStudy): markdown.Text, as free text.
 func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
-	fmt.Fprintf(w, "## %s\n\n", g.Name())
+	fmt.Fprintf(w, "## %s\n\n", markdown.Text(g.Name()))
 	if !slices.ContainsFunc(g.Rows, func(r analysis.Row) bool { return r.N > 0 }) {
 		fmt.Fprintf(w, "No samples: every cell of it is listed under \"Cells without samples\".\n\n")
 		return
@@ -222,7 +227,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 	bm := n.normalizedMetric(g)
 	oneCount := len(g.Dims.Tunings) > 1 && len(g.Dims.Replicas) == 1
 	if bm != "" && !oneCount {
-		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, n.Baseline)
+		fmt.Fprintf(w, "### Normalized %s (vs %s)\n\n", bm, markdown.Text(n.Baseline))
 		n.tuningTable(g, bm, -1, n.normCell).markdown(w)
 	}
 	// A metric no cell of the group measured belongs to other datapaths
@@ -248,7 +253,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		// One tuning (every study but rps-rfs): a table per metric would
 		// be one row each, forty of them per cell; one table with a row
 		// per metric says the same in a screen.
-		fmt.Fprintf(w, "### Metrics (tuning %s)\n\n", g.Dims.Tunings[0])
+		fmt.Fprintf(w, "### Metrics (tuning %s)\n\n", markdown.Text(g.Dims.Tunings[0]))
 		n.metricTable(g, measured).markdown(w)
 	case oneCount:
 		// Tunings at one replica count (cni-compare with --set tunings):
@@ -257,7 +262,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		n.tuningColumns(g, bm, measured).markdown(w)
 	default:
 		for _, metric := range measured {
-			fmt.Fprintf(w, "### %s (%s)\n\n", metric, analysis.Display(metric).Unit)
+			fmt.Fprintf(w, "### %s (%s)\n\n", markdown.Text(metric), analysis.Display(metric).Unit)
 			if slices.Contains(analysis.PodMetrics, metric) {
 				n.podTable(g, metric).markdown(w)
 				continue
@@ -286,7 +291,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		}
 	}
 	if len(unmeasured) > 0 {
-		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", strings.Join(unmeasured, ", "))
+		fmt.Fprintf(w, "Not measured here (other datapaths or workloads of the run have them): %s.\n\n", markdown.Text(strings.Join(unmeasured, ", ")))
 	}
 	if l := n.pinFellBackNote(g); l != "" {
 		fmt.Fprintf(w, "%s\n\n", l)
