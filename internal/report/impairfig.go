@@ -2,11 +2,13 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -102,8 +104,12 @@ var tcpSeries = []struct{ name, label, unit string }{
 
 // seriesFigures draws, for each TCP workload of a study with
 // impairments at its highest offered rate (the last variant of its
-// sweep), the per-second series of the first trial's first pair, one line
-// per datapath and impairment, as the paper's Fig 8 does at 1500 Mbit/s.
+// sweep), the per-second series of the first trial's first pair, as the
+// paper's Fig 8 does at 1500 Mbit/s: a figure per datapath and series,
+// one line per impairment, at the baseline tuning and smallest replica
+// count as impairmentFigures (a line per sample put flannel-backends'
+// 16 impairments of two datapaths, and each tuning's again, on one
+// figure in 8 colours).
 func seriesFigures(s *study.Study, samples []results.Sample) []figure {
 	if s == nil || len(s.Spec.Impairments) == 0 {
 		return nil
@@ -115,46 +121,120 @@ func seriesFigures(s *study.Study, samples []results.Sample) []figure {
 		}
 		vs := w.Variants()
 		v := vs[len(vs)-1]
-		for _, ser := range tcpSeries {
-			title := fmt.Sprintf("TCP %s per second (%s)", ser.label, v.Name)
-			f := figure{Title: title, Caption: fmt.Sprintf("%s of %s each second of the first trial (first pair), per datapath and impairment%s.", ser.label, v.Name, seed003Note(s, " (the paper's Fig 8)"))}
-			p := newPlot(title, "second", ser.unit)
-			leg := newLegend()
-			scale := map[string]float64{"Mbit/s": 1e-6, "KB": 1e-3, "count": 1}[ser.unit]
-			i := 0
-			for _, smp := range samples {
-				if smp.Cell.Workload != v.Name || smp.Trial != 1 || len(smp.Series) == 0 {
+		tuning, reps, dps, byDP := firstTrials(s, samples, v.Name)
+		for _, dp := range dps {
+			for _, ser := range tcpSeries {
+				lines := seriesLines(s, byDP[dp], ser.name, map[string]float64{"Mbit/s": 1e-6, "KB": 1e-3, "count": 1}[ser.unit])
+				if len(lines) == 0 {
 					continue
 				}
-				ys := smp.Series[0][ser.name]
-				var pts plotter.XYs
-				for j, y := range ys {
-					if analysis.Finite(y) {
-						pts = append(pts, plotter.XY{X: float64(j + 1), Y: y * scale})
+				title := fmt.Sprintf("TCP %s per second (%s) on %s", ser.label, v.Name, dp)
+				f := figure{Title: title, Caption: fmt.Sprintf("%s of %s on %s each second of the first trial (first pair), one line per impairment, "+
+					"at tuning %s and %d replica%s%s.", ser.label, v.Name, dp, tuning, reps, plural(reps), seed003Note(s, " (the paper's Fig 8)"))}
+				p := newPlot(title, "second", ser.unit)
+				leg := newLegend()
+				for _, sl := range lines {
+					l, pts, err := plotter.NewLinePoints(sl.Points)
+					if err != nil {
+						continue
 					}
+					l.Color, l.Dashes, l.Width = sl.Color, sl.Dashes, vg.Points(1.2)
+					pts.Color, pts.Shape, pts.Radius = sl.Color, sl.Shape, vg.Points(2)
+					p.Add(l, pts)
+					leg.Add(sl.Label, l, pts)
 				}
-				if len(pts) < 2 {
-					continue
-				}
-				l, err := plotter.NewLine(pts)
-				if err != nil {
-					continue
-				}
-				l.Color, l.Width = seriesColor(i), vg.Points(1.2)
-				p.Add(l)
-				name := smp.Cell.Datapath
-				if smp.Cell.Impairment != "" {
-					name += " / " + smp.Cell.Impairment
-				}
-				leg.Add(name, l)
-				i++
+				padY(p)
+				figs = append(figs, render(f, p, leg, figW, figH))
 			}
-			if i == 0 {
-				continue
-			}
-			padY(p)
-			figs = append(figs, render(f, p, leg, figW, figH))
 		}
 	}
 	return figs
+}
+
+// firstTrials are the samples seriesFigures draws of a workload variant:
+// per datapath (dps, in the study's order) and impairment the counted
+// first trial with series, at the baseline tuning and the smallest
+// replica count any such trial ran at.
+func firstTrials(s *study.Study, samples []results.Sample, variant string) (tuning string, reps int, dps []string, byDP map[string]map[string]results.Sample) {
+	tuning = s.Spec.Baseline
+	if tuning == "" && len(s.Spec.Tunings) > 0 {
+		tuning = s.Spec.Tunings[0].Name
+	}
+	var got []results.Sample
+	for _, smp := range samples {
+		if smp.Cell.Workload == variant && smp.Cell.Tuning == tuning && smp.Trial == 1 && smp.Counted() && len(smp.Series) > 0 {
+			got = append(got, smp)
+			if reps == 0 || smp.Cell.Replicas < reps {
+				reps = smp.Cell.Replicas
+			}
+		}
+	}
+	byDP = map[string]map[string]results.Sample{}
+	for _, smp := range got {
+		dp := smp.Cell.Datapath
+		if smp.Cell.Replicas != reps {
+			continue
+		}
+		if byDP[dp] == nil {
+			byDP[dp] = map[string]results.Sample{}
+		}
+		if _, dup := byDP[dp][smp.Cell.Impairment]; !dup {
+			byDP[dp][smp.Cell.Impairment] = smp
+		}
+	}
+	for _, d := range s.Spec.Datapaths {
+		if byDP[d.Name] != nil {
+			dps = append(dps, d.Name)
+		}
+	}
+	return tuning, reps, dps, byDP
+}
+
+// seriesLine is one line of a per-second figure: an impairment's.
+type seriesLine struct {
+	Label  string
+	Color  color.Color
+	Dashes []vg.Length
+	Shape  draw.GlyphDrawer
+	Points plotter.XYs
+}
+
+// seriesLines are a datapath's lines of one series, one per impairment
+// in the study's order, scaled to the figure's unit; an impairment with
+// fewer than two finite points has none.
+func seriesLines(s *study.Study, byImp map[string]results.Sample, series string, scale float64) []seriesLine {
+	var out []seriesLine
+	for i, imp := range s.ImpairmentCells() {
+		smp, ok := byImp[imp]
+		if !ok {
+			continue
+		}
+		var pts plotter.XYs
+		for j, y := range smp.Series[0][series] {
+			if analysis.Finite(y) {
+				pts = append(pts, plotter.XY{X: float64(j + 1), Y: y * scale})
+			}
+		}
+		if len(pts) < 2 {
+			continue
+		}
+		if imp == "" {
+			imp = study.NoImpairment
+		}
+		c, d, sh := lineStyle(i)
+		out = append(out, seriesLine{Label: imp, Color: c, Dashes: d, Shape: sh, Points: pts})
+	}
+	return out
+}
+
+// lineDashes are the dash patterns that, after the palette's colours,
+// tell lines apart: solid, dashed, dotted.
+var lineDashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}}
+
+// lineStyle is the i-th line's colour, dashes and glyph: the palette's
+// colours solid, then dashed, then dotted, so no two of the first 24
+// share colour and dashes (flannel-backends has 16 impairments), with a
+// glyph of its own besides for greyscale.
+func lineStyle(i int) (color.Color, []vg.Length, draw.GlyphDrawer) {
+	return seriesColor(i), lineDashes[(i/len(palette))%len(lineDashes)], seriesShape(i)
 }

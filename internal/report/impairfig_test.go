@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,14 +49,14 @@ func TestImpairmentReport(t *testing.T) {
 		}
 	}
 	series := seriesFigures(s, samples)
-	if len(series) != 2 {
-		t.Errorf("%d per-second figures, want 2 (throughput, cwnd of tcp@1G)", len(series))
-	} else if series[0].Title != "TCP throughput per second (tcp@1G)" {
+	if len(series) != 4 {
+		t.Errorf("%d per-second figures, want 4 (throughput, cwnd of tcp@1G on each datapath)", len(series))
+	} else if series[0].Title != "TCP throughput per second (tcp@1G) on flannel-vxlan" {
 		t.Errorf("first per-second figure is %q", series[0].Title)
 	}
 	for _, f := range series {
-		if !strings.Contains(string(f.SVG), "flannel-udp / loss-low") {
-			t.Errorf("%s: no line for flannel-udp / loss-low", f.Title)
+		if !strings.Contains(string(f.SVG), "loss-low") {
+			t.Errorf("%s: no line for loss-low", f.Title)
 		}
 	}
 	vt := verdictTable(m)
@@ -73,5 +74,61 @@ func TestImpairmentReport(t *testing.T) {
 		if r[0] == "flannel-vxlan" && r[8] != "924.6" || r[0] == "flannel-udp" && r[8] != "938.0" || r[7] != "as offered" {
 			t.Errorf("bound row %v", r)
 		}
+	}
+}
+
+// The per-second figures of flannel-backends run at two tunings: one
+// figure per datapath and series, at the baseline tuning and smallest
+// replica count (the caption says so), one line per impairment, no two
+// lines of a figure with the same label or the same colour and dashes.
+func TestSeriesFiguresOneLineEach(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp"}, Tools: registry.Tools()}
+	s, err := study.Resolve("flannel-backends", study.Options{Profile: "quick", Set: []string{"tunings=[baseline, rps]"}}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for _, c := range s.Cells() {
+		if strings.HasPrefix(c.Workload, "tcp") {
+			samples = append(samples, results.Sample{Cell: c, Trial: 1, Metrics: map[string]float64{"bitrate": 9e8},
+				Series: []map[string][]float64{{"bitrate_bps": {9e8, 8e8, 9e8}, "snd_cwnd_bytes": {1e5, 2e5, 1.5e5}}}})
+		}
+	}
+	figs := seriesFigures(s, samples)
+	if len(figs) != 4 {
+		t.Fatalf("%d per-second figures, want 4", len(figs))
+	}
+	for _, f := range figs {
+		if !strings.Contains(f.Caption, "one line per impairment, at tuning baseline and 1 replica") {
+			t.Errorf("%s: caption %q does not say the restriction", f.Title, f.Caption)
+		}
+	}
+	tuning, reps, dps, byDP := firstTrials(s, samples, "tcp@1G")
+	if tuning != "baseline" || reps != 1 || len(dps) != 2 {
+		t.Fatalf("first trials of %s at %d replicas on %v", tuning, reps, dps)
+	}
+	for _, dp := range dps {
+		lines := seriesLines(s, byDP[dp], "bitrate_bps", 1e-6)
+		if len(lines) != len(s.Spec.Impairments) {
+			t.Errorf("%s: %d lines, want one per impairment (%d)", dp, len(lines), len(s.Spec.Impairments))
+		}
+		labels, styles := map[string]bool{}, map[string]bool{}
+		for _, l := range lines {
+			style := fmt.Sprint(l.Color, l.Dashes)
+			if labels[l.Label] || styles[style] {
+				t.Errorf("%s: line %s repeats a label or a colour and dashes (%s)", dp, l.Label, style)
+			}
+			labels[l.Label], styles[style] = true, true
+		}
+	}
+	// The full profile's 16 impairments, and more: no two of the first
+	// 24 lines share colour and dashes.
+	styles := map[string]int{}
+	for i := range 24 {
+		c, d, _ := lineStyle(i)
+		if j, dup := styles[fmt.Sprint(c, d)]; dup {
+			t.Errorf("lines %d and %d share colour and dashes", j, i)
+		}
+		styles[fmt.Sprint(c, d)] = i
 	}
 }
