@@ -68,7 +68,7 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 	var refCols []color.Color
 	for i, t := range g.Dims.Tunings {
 		shift := (float64(i) - float64(nt-1)/2) * 0.05
-		col, shape := seriesColor(i), seriesShape(i)
+		col, shape := n.tuningColor(t), n.tuningShape(t)
 		ns := n.normSeries(g, metric, t, func(r int) float64 { return xOf(r) + shift })
 		for _, seg := range ns.segs {
 			if l, err := plotter.NewLine(seg); err == nil && len(seg) > 1 {
@@ -199,7 +199,8 @@ var coreLabels = map[string]string{
 // coreFigure draws a per-core metric at one replica count as grouped bars:
 // cores on x, one bar per tuning with data, whiskers for the 95% interval
 // and × for published values. Colours follow the tuning's position in the
-// study, so a tuning has the same colour in every figure.
+// study (numbers.tuningColor), so a tuning has the same colour in every
+// figure.
 func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel func(int) string) figure {
 	sc := analysis.Display(metric)
 	base, client := analysis.CoreBase(metric)
@@ -223,8 +224,8 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	bars := &groupedBars{Groups: len(cpus), Fill: 0.8}
 	leg := newLegend()
 	var tunings []string // with data, in study order
-	for i, t := range g.Dims.Tunings {
-		ser := barSeries{Color: seriesColor(i)}
+	for _, t := range g.Dims.Tunings {
+		ser := barSeries{Color: n.tuningColor(t)}
 		has := false
 		for _, cpu := range cpus {
 			m, lo, hi := math.NaN(), math.NaN(), math.NaN()

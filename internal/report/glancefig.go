@@ -121,8 +121,8 @@ func (n *numbers) glanceBars(parts []glancePart, metric string, reps int) (bars 
 	if len(parts) == 1 {
 		bars.Fill = 0.4 // one group would fill the figure
 	}
-	for i, tn := range tunings {
-		ser := barSeries{Color: seriesColor(i + 1)} // colour 0 is the baseline's in the other figures
+	for _, tn := range tunings {
+		ser := barSeries{Color: n.tuningColor(tn)}
 		for _, p := range parts {
 			m, lo, hi := math.NaN(), math.NaN(), math.NaN()
 			c := results.Cell{Datapath: p.g.Datapath, Tuning: tn, Workload: p.g.Workload, Replicas: reps, Impairment: p.g.Impairment}

@@ -52,11 +52,13 @@ type numbers struct {
 	planned map[results.Cell]bool
 	// fellBack are the cells whose placement fell back (pinNote).
 	fellBack map[results.Cell]bool
+	// tunings orders the tunings' colours in figures (tuningIndex).
+	tunings []string
 }
 
 func newNumbers(m analysis.Model) *numbers {
 	n := &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops), planned: map[results.Cell]bool{},
-		fellBack: analysis.PinFellBackCells(m.Rows)}
+		fellBack: analysis.PinFellBackCells(m.Rows), tunings: tuningOrder(nil, analysis.DimsOf(m.Rows).Tunings)}
 	for _, st := range m.Stops {
 		n.planned[st.Cell] = true
 	}

@@ -134,6 +134,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 		pg.Started = run.Env.Started.UTC().Format(time.RFC3339)
 	}
 	n := newNumbers(m)
+	n.tunings = tuningOrder(s, n.tunings)
 	pg.Cluster = clusterLine(run.Env, s)
 	pg.Missing = missingCells(m.Rows)
 	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(m.Rows).CPUs))
