@@ -271,6 +271,14 @@ func glanceCaption(m analysis.Model) string {
 		unchanged + "\"two groups\" and \"wide spread\" mark a cell whose trials fall in two groups, or spread far more than the other cells', " +
 		"so that its word rests on trials worth reading (\"Two groups of trials\", \"Trials that spread widely\"). " +
 		disturbed +
-		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p; " +
-		"\"Repetitions and decisions\" says why each cell stopped."
+		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p" + stopsWhy(m.Stops)
+}
+
+// stopsWhy ends the glance's caption: where the pages have the
+// "Repetitions and decisions" table, that it says why each cell stopped.
+func stopsWhy(stops []results.Stop) string {
+	if !stopsShown(stops) {
+		return "."
+	}
+	return "; \"Repetitions and decisions\" says why each cell stopped."
 }

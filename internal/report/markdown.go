@@ -109,7 +109,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 	if run != nil && s != nil {
 		// What of the run can be set beside the published numbers, as
 		// report.html says it: summary.md is read alone too.
-		p("## Comparability with the paper\n\n")
+		p("## %s\n\n", comparabilityHeading(s))
 		for _, l := range comparability(run, s) {
 			p("%s\n\n", markdown.Text(l))
 		}

@@ -52,6 +52,11 @@ func stopsTable(m analysis.Model, s *study.Study) table {
 // singleTrials reports whether every cell ran one trial at most, as
 // planned (not given up), and none was compared: nothing to tell a cell
 // from another by.
+// stopsShown reports whether the pages have a "Repetitions and
+// decisions" table (stopsTable has rows): text that points to it says
+// so only then (a run without stops.json has none).
+func stopsShown(stops []results.Stop) bool { return len(stops) > 0 && !singleTrials(stops) }
+
 func singleTrials(stops []results.Stop) bool {
 	for _, s := range stops {
 		if s.N > 1 || s.Failed != "" || s.Decision != "" || s.HalfWidth != nil {

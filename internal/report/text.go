@@ -26,8 +26,15 @@ func comparability(run *results.Run, s *study.Study) []string {
 	if e.Engine == "kube" {
 		return kubeComparability(e, s)
 	}
-	out = append(out, "The published numbers were measured on real hosts or VMs, each with its own cores and NIC"+paperSetup(s)+
-		". Here the nodes are emulated on one machine.")
+	if len(s.Spec.Reference) == 0 {
+		// A study without published numbers (workloads) has none to say
+		// were measured elsewhere.
+		out = append(out, "The study lists no published numbers. Here the nodes are emulated on one machine, "+
+			"not on real hosts or VMs each with its own cores and NIC.")
+	} else {
+		out = append(out, "The published numbers were measured on real hosts or VMs, each with its own cores and NIC"+paperSetup(s)+
+			". Here the nodes are emulated on one machine.")
+	}
 	switch {
 	case !run.HasEnv:
 		out = append(out, "env.json is missing, so it is unknown whether the nodes were pinned to CPUs of their own.")
@@ -57,6 +64,16 @@ func comparability(run *results.Run, s *study.Study) []string {
 		out = append(out, fmt.Sprintf("The study asked for server CPUs %q and client CPUs %q.", s.Spec.Nodes.Server.CPUs, s.Spec.Nodes.Client.CPUs))
 	}
 	return out
+}
+
+// comparabilityHeading titles the section of comparability: with the
+// paper where the study lists published numbers, else with other
+// measurements (the workloads study lists none).
+func comparabilityHeading(s *study.Study) string {
+	if s != nil && len(s.Spec.Reference) > 0 {
+		return "Comparability with the paper"
+	}
+	return "Comparability with other measurements"
 }
 
 // paperSetups are the set-ups of the papers the built-in studies cite,

@@ -35,13 +35,19 @@ func pageWarnings(run *results.Run, s *study.Study, m analysis.Model) []string {
 	return run.Warnings
 }
 
-// missingWhy says why a page's cells without samples have none.
+// missingWhy says why a page's cells without samples have none,
+// pointing to the "Repetitions and decisions" table only where the page
+// has one (stopsShown).
 func missingWhy(unfinished []results.Cell, stops []results.Stop) string {
 	switch {
-	case len(unfinished) > 0 && len(stops) == 0:
+	case len(unfinished) > 0 && !stopsShown(stops):
 		return "the run ended before it measured them (above)"
 	case len(unfinished) > 0:
 		return "the \"Repetitions and decisions\" table says why, or the run ended before it measured them (above)"
+	case !stopsShown(stops):
+		// A finished run without that table (fixed trials keep no
+		// stops.json) left a cell without samples where it gave up.
+		return "the run gave up on them after failed attempts, which \"Marked trials\" lists"
 	}
 	return "the \"Repetitions and decisions\" table says why"
 }

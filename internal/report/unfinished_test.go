@@ -30,6 +30,8 @@ func TestUnfinishedRun(t *testing.T) {
 	}
 	if page := readFile(t, filepath.Join(dir, results.ReportHTML)); !strings.Contains(page, "<p>Warning: this run did not finish: ") {
 		t.Error("report.html does not say the run did not finish")
+	} else if !strings.Contains(page, "<code>cnibench run --resume</code> on this directory") || strings.Contains(page, "`cnibench run --resume`") {
+		t.Error("report.html does not show the command to resume as code")
 	}
 	var js struct {
 		Unfinished []results.Cell `json:"unfinished"`

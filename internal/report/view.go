@@ -20,7 +20,7 @@ import (
 //go:embed report.html.tmpl
 var pageText string
 
-var pageTmpl = template.Must(template.New("report").Parse(pageText))
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"prose": prose}).Parse(pageText))
 
 // page is what the template shows.
 type page struct {
@@ -60,9 +60,11 @@ type page struct {
 	Env           [][2]string
 	EnvDetails    []detail
 	Comparability []string
-	Notes         []string
-	Method        []string
-	Rows          table
+	// ComparabilityHeading titles it (comparabilityHeading).
+	ComparabilityHeading string
+	Notes                []string
+	Method               []string
+	Rows                 table
 }
 
 type groupView struct {
@@ -126,7 +128,9 @@ func writeHTML(w io.Writer, run *results.Run, s *study.Study, m analysis.Model) 
 
 func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg := page{
-		Name: s.Metadata.Name, Description: s.Metadata.Description, Source: s.Metadata.Source,
+		// The header ends each with its own '.', as summary.md does: a
+		// description ending in one printed "..".
+		Name: s.Metadata.Name, Description: strings.TrimSuffix(s.Metadata.Description, "."), Source: strings.TrimSuffix(s.Metadata.Source, "."),
 		RunID: run.Env.RunID, Generated: time.Now().UTC().Format(time.RFC3339),
 		Warnings: pageWarnings(run, s, m),
 	}
@@ -161,7 +165,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.RefsLeftOut = strings.TrimSpace(pg.RefsLeftOut + " " + mislabelledLeftOut(run.Env, s))
 	pg.Closing = closingSections(m, s)
 	pg.Env, pg.EnvDetails = envView(run)
-	pg.Comparability = comparability(run, s)
+	pg.Comparability, pg.ComparabilityHeading = comparability(run, s), comparabilityHeading(s)
 	pg.Notes = run.Env.Notes
 	pg.Method = method(s, m.Rows)
 	pg.Rows = rowsTable(m.Rows)

@@ -241,9 +241,12 @@ func udpFigures(d sweepData, name string) []figure {
 			out = append(out, render(f, p, leg, figW, figH))
 		}
 	}
-	for i, m := range []struct{ metric, label, unit string }{{mLostPct, "lost datagrams", "%"}, {mJitter, "jitter", "ms"}} {
+	for i, m := range []struct{ metric, label, unit, note string }{
+		{mLostPct, "lost datagrams", "%", "; loss % is lost / (received + lost) datagrams of the same window"},
+		{mJitter, "jitter", "ms", ""}, // the loss formula was its caption's too
+	} {
 		title := fmt.Sprintf("UDP %s vs offered bitrate (%s)", m.label, name)
-		f := figure{Title: title, Caption: fmt.Sprintf("%s at the receiver over the measured window (%s); loss %% is lost / (received + lost) datagrams of the same window.", m.label, m.unit)}
+		f := figure{Title: title, Caption: fmt.Sprintf("%s at the receiver over the measured window (%s)%s.", m.label, m.unit, m.note)}
 		p := newPlot(title, "offered (Mbit/s)", m.unit)
 		leg := newLegend()
 		pts, errs := xyCI(d, xOf, m.metric, 1)
