@@ -252,21 +252,44 @@ var SysctlOwned = map[string]string{"net.core.rps_sock_flow_entries": "rfs.sockF
 var sysctlNameRE = regexp.MustCompile(`^net(\.[A-Za-z0-9_-]+)+$`)
 
 // deviceSysctlRE is a sysctl of one device: net.ipv4.conf.DEV.*,
-// net.ipv6.neigh.DEV.*, net.mpls.conf.DEV.* (DEV "all" and "default" are
-// not devices). The name matches no file in a node's namespace that has
-// no such device, so tune.Plan would take it for a global sysctl and
-// write it on the host: net.ipv4.conf.eth0.rp_filter changed the host's
-// own uplink.
-var deviceSysctlRE = regexp.MustCompile(`^net\.(ipv4|ipv6|mpls)\.(conf|neigh)\.([^.]+)\.`)
+// net.ipv6.neigh.DEV.*, net.mpls.conf.DEV.*, net.decnet.conf.DEV.*
+// (before Linux 6.1), net.ax25.DEV.* (DEV "all" and "default" are not
+// devices). The name matches no file in a node's namespace that has no
+// such device (AX.25's exist in the initial namespace only), so tune.Plan
+// would take it for a global sysctl and write it on the host:
+// net.ipv4.conf.eth0.rp_filter changed the host's own uplink. tune.Plan
+// also refuses a "global" name with a segment naming a host device.
+var deviceSysctlRE = regexp.MustCompile(`^net\.(?:(?:ipv4|ipv6|mpls|decnet)\.(?:conf|neigh)|ax25)\.([^.]+)\.`)
 
 // DeviceSysctl says whether name is one device's own sysctl, and names
 // the device.
 func DeviceSysctl(name string) (dev string, ok bool) {
 	m := deviceSysctlRE.FindStringSubmatch(name)
-	if m == nil || m[3] == "all" || m[3] == "default" {
+	if m == nil || m[1] == "all" || m[1] == "default" {
 		return "", false
 	}
-	return m[3], true
+	return m[1], true
+}
+
+// refusedSysctlRE are network sysctls that are not a network tuning's:
+// the BPF JIT's hardening and limits (net.core.bpf_jit_*, the initial
+// namespace's only) are the host's security settings, and a study
+// lowering them for its trials would weaken the machine while it runs.
+var refusedSysctlRE = regexp.MustCompile(`^net\.core\.bpf_jit_`)
+
+// RefusedSysctl says why a network sysctl is not a tuning's to set (""
+// when it may be): a device's own, or a security setting. The node agent
+// refuses the same names (its last line of defence on a cluster node).
+func RefusedSysctl(name string) string {
+	if dev, ok := DeviceSysctl(name); ok {
+		all := strings.Replace(name, "."+dev+".", ".all.", 1)
+		return fmt.Sprintf("%s is device %s's own setting; a run's devices are its own, and the host's are not a tuning's to change: "+
+			"set %s (or .default.) to reach the run's devices", name, dev, all)
+	}
+	if refusedSysctlRE.MatchString(name) {
+		return fmt.Sprintf("%s is the BPF JIT's hardening or limit, a security setting of the host, not a network tuning", name)
+	}
+	return ""
 }
 
 // Bounds of a tuning's sysctls.
@@ -281,17 +304,6 @@ const (
 // mean something in a path).
 func SysctlPath(name string) string { return "/proc/sys/" + strings.ReplaceAll(name, ".", "/") }
 
-// deviceSysctlOf refuses a device's own sysctl ("" for any other).
-func deviceSysctlOf(name string) string {
-	dev, ok := DeviceSysctl(name)
-	if !ok {
-		return ""
-	}
-	all := strings.Replace(name, "."+dev+".", ".all.", 1)
-	return fmt.Sprintf("%s is device %s's own setting; a run's devices are its own, and the host's are not a tuning's to change: "+
-		"set %s (or .default.) to reach the run's devices", name, dev, all)
-}
-
 // checkSysctl says what is wrong with a sysctl setting, "" when nothing.
 func checkSysctl(name, value string) string {
 	switch {
@@ -299,8 +311,8 @@ func checkSysctl(name, value string) string {
 		return fmt.Sprintf("%q is %d bytes; at most %d", name[:32]+"...", len(name), maxSysctlName)
 	case !sysctlNameRE.MatchString(name):
 		return fmt.Sprintf("%q is not a network sysctl: want net.SECTION.NAME (letters, digits, '_', '-'; as sysctl -a prints it)", name)
-	case deviceSysctlOf(name) != "":
-		return deviceSysctlOf(name)
+	case RefusedSysctl(name) != "":
+		return RefusedSysctl(name)
 	case SysctlOwned[name] != "":
 		return fmt.Sprintf("%s is set by %s; set it there", name, SysctlOwned[name])
 	case value == "":

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -208,19 +209,30 @@ func Equal(p, a, b string) bool {
 // preflight's question (probe.Sysctl).
 func sysctlChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	var out []Change
+	var hostDevs []string
 	for _, name := range slices.Sorted(maps.Keys(t.Sysctls)) {
 		p, v := study.SysctlPath(name), t.Sysctls[name]
-		if dev, ok := study.DeviceSysctl(name); ok {
+		if why := study.RefusedSysctl(name); why != "" {
 			// Validation refuses it; were one to come through, a node
 			// without the device would make it look global (below),
 			// and the host's own device would be changed.
-			return nil, fmt.Errorf("sysctl %s: device %s's own setting is not a tuning's to change: %w", name, dev, ErrBadPath)
+			return nil, fmt.Errorf("sysctl %s: %s: %w", name, why, ErrBadPath)
 		}
 		perNS, err := perNamespace(p, tgt, fs)
 		if err != nil {
 			return nil, fmt.Errorf("sysctl %s: %w", name, err)
 		}
 		if !perNS {
+			// Written on the host: never one of the host's devices, by a
+			// tree of device sysctls DeviceSysctl does not know.
+			if hostDevs == nil {
+				if hostDevs, err = hostDevices(fs); err != nil {
+					return nil, fmt.Errorf("sysctl %s: %w", name, err)
+				}
+			}
+			if dev := deviceIn(name, hostDevs); dev != "" {
+				return nil, fmt.Errorf("sysctl %s: names the host's device %s, whose settings are not a tuning's to change: %w", name, dev, ErrBadPath)
+			}
 			out = append(out, Change{FS: FSProc, Path: p, Value: v})
 			continue
 		}
@@ -232,6 +244,26 @@ func sysctlChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 		}
 	}
 	return out, nil
+}
+
+// hostDevices names the host's network devices (its sysfs class/net).
+func hostDevices(fs FS) ([]string, error) {
+	devs, err := fs.List("", FSSysfs, "class/net")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("list the host's devices: %w", err)
+	}
+	return append(devs, ""), nil // not nil: listed
+}
+
+// deviceIn is the device of devs that a segment of the dotted sysctl
+// name names, "" when none.
+func deviceIn(name string, devs []string) string {
+	for _, seg := range strings.Split(name, ".")[1:] {
+		if seg != "" && slices.Contains(devs, seg) {
+			return seg
+		}
+	}
+	return ""
 }
 
 // perNamespace reports whether the sysctl file p belongs to each network

@@ -196,6 +196,20 @@ func TestSysctlOfADeviceNotPlanned(t *testing.T) {
 	if err != nil || len(plan) != 1 || plan[0].Netns != nodeNS || plan[0].Path != all {
 		t.Errorf("Plan of conf.all = %v, %v; want one write in the node's namespace", plan, err)
 	}
+	// A tree of device sysctls the name rule does not list (a future
+	// protocol's, say): the node lacks it, so it would be global, but a
+	// segment names the host's device.
+	f.vals[key("", FSSysfs, "class/net/hostnic/mtu")] = "1500"
+	f.vals[key("", FSProc, "/proc/sys/net/newproto/hostnic/mode")] = "0"
+	plan, err = Plan(study.Tuning{Name: "np", Sysctls: map[string]string{"net.newproto.hostnic.mode": "1"}}, tgt, f)
+	if !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), "host's device hostnic") {
+		t.Errorf("Plan of a global-looking sysctl naming a host device = %v, %v; want ErrBadPath naming it", plan, err)
+	}
+	// And one the rule lists: AX.25's are the initial namespace's only.
+	f.vals[key("", FSProc, "/proc/sys/net/ax25/ax0/ip_default_mode")] = "0"
+	if plan, err = Plan(study.Tuning{Name: "ax", Sysctls: map[string]string{"net.ax25.ax0.ip_default_mode": "1"}}, tgt, f); !errors.Is(err, ErrBadPath) {
+		t.Errorf("Plan of an AX.25 device's sysctl = %v, %v; want ErrBadPath", plan, err)
+	}
 }
 
 // The sysctls a study's tunings set are recorded as found, where the
