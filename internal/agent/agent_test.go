@@ -90,8 +90,10 @@ func testNode() *memFS {
 	fs.vals[key("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus")] = "0"
 	fs.vals[key("", "sysfs", "class/net/eth1/ifindex")] = "2"
 	fs.vals[key("", "sysfs", "class/net/veth1234/ifindex")] = "7"
+	fs.vals[key("", "sysfs", "class/net/veth1234/iflink")] = "3" // the pod's eth0: a veth pair
 	fs.vals[key("", "sysfs", "class/net/veth1234/queues/rx-0/rps_cpus")] = "0"
 	fs.vals[key("", "proc", tune.SockFlowEntriesPath)] = "0"
+	fs.vals[key("podns1", "sysfs", "class/net/eth0/ifindex")] = "3"
 	fs.vals[key("podns1", "sysfs", "class/net/eth0/iflink")] = "7"
 	fs.vals[key("podns1", "sysfs", "class/net/eth0/queues/rx-0/rps_cpus")] = "0"
 	return fs

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -85,27 +86,61 @@ func (s *Server) cppStart(ifs []netns.Iface) error {
 	return nil
 }
 
-// hostVeth finds the host-side peer of a veth: the device of the node
-// whose ifindex is the pod device's iflink.
+// ErrNoHostPeer is a pod device with no host-side peer on the node: a
+// macvlan or ipvlan child (its iflink is the node's uplink), a device
+// moved into the pod whole (an SR-IOV VF; its iflink is its own
+// ifindex), a veth whose peer is in another namespace. The kube engine
+// leaves such pods out of HostVeths, as the local engine does.
+var ErrNoHostPeer = errors.New("no host-side peer on the node")
+
+// hostVeth finds the host-side peer of a pod's device: the node device
+// whose ifindex is the pod device's iflink and whose iflink is the pod
+// device's ifindex. Ifindexes are per namespace, so one number alone
+// matched whatever node device held it (a VF's own number, a macvlan's
+// uplink), and a tuning or netem went on that device; the two ends of a
+// veth (or netkit) pair name each other, which no unrelated device
+// does. Sysfs does not name a device's kind, so the mutual link is the
+// check.
 func (s *Server) hostVeth(ns, iface string) (string, error) {
 	if iface == "" {
 		iface = "eth0"
 	}
-	peer, err := s.fs.Read(ns, tune.FSSysfs, path.Join("class/net", iface, "iflink"))
+	idx, peer, err := s.ifLink(ns, iface)
 	if err != nil {
 		return "", err
+	}
+	if idx == peer {
+		return "", fmt.Errorf("%s of %s links to no other device (its iflink is its own ifindex %d: a device moved into the pod whole): %w",
+			iface, where(ns), idx, ErrNoHostPeer)
 	}
 	devs, err := s.fs.List("", tune.FSSysfs, "class/net")
 	if err != nil {
 		return "", err
 	}
 	for _, d := range devs {
-		idx, err := s.fs.Read("", tune.FSSysfs, path.Join("class/net", d, "ifindex"))
-		if err == nil && strings.TrimSpace(idx) == strings.TrimSpace(peer) {
+		di, dl, err := s.ifLink("", d)
+		if err == nil && di == peer && dl == idx {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("no device of the node has ifindex %s (peer of %s of %s)", strings.TrimSpace(peer), iface, where(ns))
+	return "", fmt.Errorf("%s of %s links to ifindex %d, and no device of the node with that ifindex links back to its ifindex %d "+
+		"(a macvlan or ipvlan child, or a peer in another namespace): %w", iface, where(ns), peer, idx, ErrNoHostPeer)
+}
+
+// ifLink reads a device's ifindex and iflink (the ifindex of the device
+// it links to; its own where it links to none).
+func (s *Server) ifLink(ns, dev string) (index, link int, err error) {
+	var v [2]int
+	for i, f := range []string{"ifindex", "iflink"} {
+		raw, err := s.fs.Read(ns, tune.FSSysfs, path.Join("class/net", dev, f))
+		if err != nil {
+			return 0, 0, err
+		}
+		if v[i], err = strconv.Atoi(strings.TrimSpace(raw)); err != nil {
+			return 0, 0, fmt.Errorf("%s of %s of %s: %w", f, dev, where(ns), err)
+		}
+	}
+	return v[0], v[1], nil
 }
 
 // nodeFS resolves pod namespace references before using the base FS.

@@ -130,6 +130,9 @@ const (
 	// KindBusy is a change refused while another session changes the
 	// node (ErrNodeBusy).
 	KindBusy = "busy"
+	// KindNoHostPeer is a pod device without a host-side peer
+	// (ErrNoHostPeer).
+	KindNoHostPeer = "no-host-peer"
 )
 
 // Response answers the Request with the same ID.
@@ -184,6 +187,8 @@ func errorKind(err error) string {
 		return KindBadPath
 	case errors.Is(err, tune.ErrNoSysctl):
 		return KindNoSysctl
+	case errors.Is(err, ErrNoHostPeer):
+		return KindNoHostPeer
 	case errors.Is(err, fs.ErrNotExist):
 		return KindNotExist
 	}
@@ -203,8 +208,8 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("agent on node %s: %s: %s", e.Node, e.Op, e.Msg)
 }
 
-// Is maps the wire kind back to its sentinel: tune's, fs.ErrNotExist or
-// ErrNodeBusy.
+// Is maps the wire kind back to its sentinel: tune's, fs.ErrNotExist,
+// ErrNodeBusy or ErrNoHostPeer.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Kind {
 	case KindGone:
@@ -219,6 +224,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == fs.ErrNotExist
 	case KindBusy:
 		return target == ErrNodeBusy
+	case KindNoHostPeer:
+		return target == ErrNoHostPeer
 	}
 	return false
 }

@@ -378,6 +378,8 @@ func TestUpScaleClose(t *testing.T) {
 	fs.set("", "sysfs", "class/net/eth1/ifindex", "2")
 	fs.set("", "sysfs", "class/net/eth1/queues/rx-0/rps_cpus", "0")
 	fs.set("", "sysfs", "class/net/veth0/ifindex", "9")
+	fs.set("", "sysfs", "class/net/veth0/iflink", "3") // a veth pair with the pod's eth0
+	fs.set("ns-cnibench/cnb-r1-srv-0", "sysfs", "class/net/eth0/ifindex", "3")
 	fs.set("ns-cnibench/cnb-r1-srv-0", "sysfs", "class/net/eth0/iflink", "9")
 	fx := &fakeExec{fs: fs, dir: t.TempDir(), tool: func(pod string, argv []string) (string, int) { return "ran " + strings.Join(argv, " "), 0 }}
 	c, err := Up(context.Background(), cs, fx, cfg, place, nil)

@@ -56,10 +56,17 @@ func (n *Node) Tunnel() (netns.Iface, bool) {
 }
 
 // HostVeths asks the agent for the node-side peer of each pod's eth0.
+// A pod whose eth0 has none on the node (a macvlan or ipvlan child, an
+// SR-IOV VF: agent.ErrNoHostPeer) contributes no device, as on the
+// local engine: a pod's host-side devices are its veth's peer or
+// nothing, never another node device that shares a number with it.
 func (n *Node) HostVeths(pods []engine.Pod) ([]netns.Iface, error) {
 	var out []netns.Iface
 	for _, p := range pods {
 		dev, err := n.sess.client.HostVeth(agent.PodNetns(n.ns, p.Name()), "eth0")
+		if errors.Is(err, agent.ErrNoHostPeer) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("host-side device of pod %s: %w", p.Name(), err)
 		}
