@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // The node's lock. A session journals each knob's first old value before
@@ -49,7 +50,8 @@ import (
 
 // ErrNodeBusy is a change refused because another session holds the
 // node; *NodeBusyError is it, and a *RemoteError of KindBusy matches it.
-var ErrNodeBusy = errors.New("node busy")
+// It is tune's, so a runner knows it without importing the agent.
+var ErrNodeBusy = tune.ErrNodeBusy
 
 // NodeBusyError is a session's first change refused while another session
 // changes the node.

@@ -10,11 +10,11 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
@@ -30,13 +30,13 @@ func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
 
 // isFatal: err stops the run. A cluster node that another run's agent
-// session is changing (agent.ErrNodeBusy) stops it too: every later
+// session is changing (tune.ErrNodeBusy) stops it too: every later
 // trial's knob would be refused the same way, and retrying each then
 // giving its cell up would spend the run telling the user so cell by
 // cell instead of once.
 func isFatal(err error) bool {
 	var f *fatalError
-	return errors.As(err, &f) || errors.Is(err, agent.ErrNodeBusy)
+	return errors.As(err, &f) || errors.Is(err, tune.ErrNodeBusy)
 }
 
 // errAgain is runUnit's answer for an attempt the noise guard found

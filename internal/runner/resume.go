@@ -17,29 +17,46 @@ import (
 	"github.com/cnibench/cnibench/internal/version"
 )
 
-// loadPrevious reads the interrupted run in the output directory for
-// --resume: it must be a run of this study on this machine, with this
-// build and engine; its counted trials are kept (they are not run again,
-// and the adaptive controller plans from them), its machine time counts
-// against the budget, and its failed and repeated attempts stay recorded
-// (restore). It changes nothing.
-func (r *run) loadPrevious() error {
-	dir := r.opt.OutDir
+// previousRun reads the interrupted run in the output directory for
+// --resume and makes the checks that need neither the engine's preflight
+// nor the machine: it recorded its environment and samples, with this
+// build and engine, and its study.yaml is as it wrote it. Run makes them
+// before preflight, whose probes load modules: a run refused here has
+// changed nothing on the host. It changes nothing; it returns the run
+// and its study's SHA-256.
+func previousRun(opt Options, engine string) (*results.Run, string, error) {
+	dir := opt.OutDir
 	old, err := results.Load(dir)
 	if err != nil {
-		return fmt.Errorf("--resume %s: %w", dir, err)
+		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	if !old.HasEnv {
-		return fmt.Errorf("--resume %s: no %s: the run ended before it recorded its environment; start it again in a new directory", dir, results.EnvFile)
+		return nil, "", fmt.Errorf("--resume %s: no %s: the run ended before it recorded its environment; start it again in a new directory", dir, results.EnvFile)
 	}
-	if err := r.sameSetting(old.Env); err != nil {
-		return fmt.Errorf("--resume %s: %w", dir, err)
+	if err := sameBuild(old.Env, engine); err != nil {
+		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 	}
-	if r.studySum, err = sameStudy(old); err != nil {
-		return fmt.Errorf("--resume %s: %w", dir, err)
+	sum, err := sameStudy(old)
+	if err != nil {
+		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.SamplesFile)); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("--resume %s: no %s", dir, results.SamplesFile)
+		return nil, "", fmt.Errorf("--resume %s: no %s", dir, results.SamplesFile)
+	}
+	return old, sum, nil
+}
+
+// loadPrevious takes over the interrupted run old (previousRun), once
+// preflight has said whether the nodes are this machine: it must have
+// been made on this machine (a cluster's nodes are checked once it is
+// up); its counted trials are kept (they are not run again, and the
+// adaptive controller plans from them), its machine time counts against
+// the budget, and its failed and repeated attempts stay recorded
+// (restore). It changes nothing.
+func (r *run) loadPrevious(old *results.Run) error {
+	dir := r.opt.OutDir
+	if err := r.sameMachine(old.Env); err != nil {
+		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	if err := r.restore(old); err != nil {
 		return fmt.Errorf("--resume %s: %w", dir, err)
@@ -55,30 +72,42 @@ func (r *run) loadPrevious() error {
 	return nil
 }
 
-// sameSetting refuses to resume a run made elsewhere: with another
-// engine or cnibench build, or, on the local engine, on another machine
-// (host, kernel, CPUs), whose trials would not compare. A remote
-// engine's env.json describes the cluster's server node (its Describe),
-// not this machine, which may be any machine that reaches the cluster:
-// comparing it with this one refused every kube resume. The nodes are
-// known once the cluster is up, so there the interrupted run's are put
-// on record beside the resumed run's (a note in env.json) instead.
-func (r *run) sameSetting(was results.Env) error {
-	checks := []struct{ what, was, is string }{
-		{"engine", was.Engine, r.engine.Name()},
+// sameBuild refuses to resume a run made with another engine or
+// cnibench build, whose trials would not compare.
+func sameBuild(was results.Env, engine string) error {
+	return firstDiffering(was, []check{
+		{"engine", was.Engine, engine},
 		{"cnibench version", was.Version, version.Version},
-	}
+	})
+}
+
+// sameMachine refuses, on the local engine, to resume a run made on
+// another machine (host, kernel, CPUs), whose trials would not compare.
+// A remote engine's env.json describes the cluster's server node (its
+// Describe), not this machine, which may be any machine that reaches the
+// cluster: comparing it with this one refused every kube resume. The
+// nodes are known once the cluster is up, so there the interrupted run's
+// are put on record beside the resumed run's (a note in env.json), and
+// checked then (sameNode).
+func (r *run) sameMachine(was results.Env) error {
 	if r.plan.remote {
 		r.notes = append(r.notes, remoteResumeNote(was))
-	} else {
-		now := envinfo.Collect(nil)
-		checks = append(checks, []struct{ what, was, is string }{
-			{"host", was.Hostname, now.Hostname},
-			{"kernel", was.Kernel, now.Kernel},
-			{"CPU model", was.CPUModel, now.CPUModel},
-			{"CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(now.CPUs)},
-		}...)
+		return nil
 	}
+	now := envinfo.Collect(nil)
+	return firstDiffering(was, []check{
+		{"host", was.Hostname, now.Hostname},
+		{"kernel", was.Kernel, now.Kernel},
+		{"CPU model", was.CPUModel, now.CPUModel},
+		{"CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(now.CPUs)},
+	})
+}
+
+// check is one setting of the interrupted run (was) and of this one (is).
+type check struct{ what, was, is string }
+
+// firstDiffering is the refusal of the first check whose settings differ.
+func firstDiffering(was results.Env, checks []check) error {
 	for _, c := range checks {
 		if c.was == c.is {
 			continue

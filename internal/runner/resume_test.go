@@ -1,13 +1,19 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
+	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/version"
 )
@@ -22,29 +28,29 @@ func TestResumeSameSetting(t *testing.T) {
 	node := results.Env{Engine: "stub", Version: version.Version, Hostname: "worker-1", Kernel: "6.1.0-cluster", CPUs: 96,
 		CPUModel: "Xeon", CNI: &results.CNI{Name: "flannel", Mode: "vxlan"}}
 	remote := &run{engine: stubEngine{}, plan: &plan{remote: true}}
-	if err := remote.sameSetting(node); err != nil {
+	if err := remote.sameMachine(node); err != nil {
 		t.Fatalf("kube run resumed from another machine than its nodes: %v", err)
 	}
 	if len(remote.notes) != 1 || !strings.Contains(remote.notes[0], "server node was host worker-1, kernel 6.1.0-cluster, 96 CPUs, CNI flannel") {
 		t.Errorf("notes %q, want the interrupted run's node on record", remote.notes)
 	}
 	local := &run{engine: stubEngine{}, plan: &plan{}}
-	if err := local.sameSetting(node); err == nil || !strings.Contains(err.Error(), `the run was made with host "worker-1"`) {
+	if err := local.sameMachine(node); err == nil || !strings.Contains(err.Error(), `the run was made with host "worker-1"`) {
 		t.Errorf("local run made on another host: %v, want refused", err)
 	}
 	here := envinfo.Collect(nil)
 	same := results.Env{Engine: "stub", Version: version.Version, Hostname: here.Hostname, Kernel: here.Kernel, CPUs: here.CPUs, CPUModel: here.CPUModel}
-	if err := local.sameSetting(same); err != nil {
+	if err := local.sameMachine(same); err != nil {
 		t.Errorf("local run on this machine: %v", err)
 	}
 	other := node
 	other.Engine = "kube"
-	if err := remote.sameSetting(other); err == nil || !strings.Contains(err.Error(), `engine "kube", this one would be "stub": resume it with the engine and flags it was started with (--engine kube)`) {
+	if err := sameBuild(other, "stub"); err == nil || !strings.Contains(err.Error(), `engine "kube", this one would be "stub": resume it with the engine and flags it was started with (--engine kube)`) {
 		t.Errorf("another engine: %v", err)
 	}
 	other = node
 	other.Version = "dev-0123456789ab"
-	if err := remote.sameSetting(other); err == nil || !strings.Contains(err.Error(), "cnibench version") {
+	if err := sameBuild(other, "stub"); err == nil || !strings.Contains(err.Error(), "cnibench version") {
 		t.Errorf("another build: %v", err)
 	}
 }
@@ -119,5 +125,51 @@ func TestSameNode(t *testing.T) {
 	other.CNI = nil
 	if err := sameNode(&was, other); err != nil {
 		t.Errorf("CNI not detected now: %v", err)
+	}
+}
+
+// TestResumeRefusedBeforePreflight: --resume of a run whose study.yaml
+// was edited, or made by another build, is refused before the engine's
+// preflight, whose probes load modules (ipip adds tunl0 to the host): it
+// was refused only after them, having changed the host.
+func TestResumeRefusedBeforePreflight(t *testing.T) {
+	var needs engine.Needs
+	saved := engines
+	engines = append(slices.Clip(engines), struct {
+		name string
+		new  func(Options) engine.Engine
+	}{"stub", func(Options) engine.Engine { return stubEngine{needs: &needs} }})
+	t.Cleanup(func() { engines = saved })
+	s := stubStudy(t, "[{name: tcp, tool: iperf3}]")
+	for _, tc := range []struct {
+		name string
+		env  results.Env
+		want string
+	}{
+		{"edited study", results.Env{Engine: "stub", Version: version.Version, StudySHA256: studySum([]byte("spec: {duration: 10s}\n"))}, "study.yaml was changed"},
+		{"another build", results.Env{Engine: "stub", Version: "dev-0123456789ab"}, "cnibench version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needs = engine.Needs{}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, results.StudyFile), []byte("spec: {duration: 30s}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(tc.env)
+			if err := os.WriteFile(filepath.Join(dir, results.EnvFile), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, results.SamplesFile), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Run(context.Background(), Options{Study: s, OutDir: dir, Resume: true, Engine: "stub", MachineLocked: true,
+				Progress: progress.New(io.Discard)})
+			if !IsPreflight(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("resume = %v; want a preflight refusal saying %q", err, tc.want)
+			}
+			if needs.Datapaths != nil || needs.Knobs != nil {
+				t.Errorf("the engine's preflight ran (given %d datapaths, %d knobs) before the refusal", len(needs.Datapaths), len(needs.Knobs))
+			}
+		})
 	}
 }

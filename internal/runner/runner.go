@@ -66,6 +66,20 @@ type Options struct {
 	MachineLocked bool
 }
 
+// checkOutDir checks the output directory before anything runs: for
+// --resume, the interrupted run's study and build (previousRun, whose
+// run and study sum it returns), else that the directory is new.
+func checkOutDir(opt Options, engine string) (*results.Run, string, error) {
+	if !opt.Resume {
+		return nil, "", checkOut(opt.OutDir)
+	}
+	prev, sum, err := previousRun(opt, engine)
+	if err != nil {
+		return nil, "", &PreflightError{err}
+	}
+	return prev, sum, nil
+}
+
 // hostLockPath is the machine's lock (journal.HostLockPath; tests use
 // their own).
 var hostLockPath = journal.HostLockPath
@@ -124,21 +138,25 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		}
 		defer l.Release()
 	}
+	// Before preflight's probes: a changed study or another build is
+	// refused having changed nothing.
+	prev, prevSum, err := checkOutDir(opt, e.Name())
+	if err != nil {
+		return "", err
+	}
 	p, err := preflight(ctx, e, s)
 	if err != nil {
 		return "", err
 	}
 	r := &run{opt: opt, plan: p, study: s, id: newRunID(), engine: e, began: time.Now(),
-		design: newDesign(s), done: map[trialKey]bool{}}
+		design: newDesign(s), done: map[trialKey]bool{}, studySum: prevSum}
 	if opt.Command != nil {
 		r.origin = &results.Origin{Command: opt.Command, Profiles: slices.Sorted(maps.Keys(s.Profiles))}
 	}
-	if opt.Resume {
-		if err := r.loadPrevious(); err != nil {
+	if prev != nil {
+		if err := r.loadPrevious(prev); err != nil {
 			return "", &PreflightError{err}
 		}
-	} else if err := checkOut(opt.OutDir); err != nil {
-		return "", err
 	}
 	jdir := opt.JournalDir
 	if jdir == "" {

@@ -64,6 +64,11 @@ var (
 	// ErrNotSupported means the kernel lacks the knob: RPS and RFS need a
 	// kernel built with CONFIG_RPS (every distribution kernel has it).
 	ErrNotSupported = errors.New("kernel lacks RPS/RFS (CONFIG_RPS)")
+	// ErrNodeBusy means a write was refused because another session
+	// (of another run) is changing the node: a cluster node's agent
+	// changes a node for one session at a time (agent.ErrNodeBusy is
+	// it). The run stops: every later write would be refused too.
+	ErrNodeBusy = errors.New("node busy")
 )
 
 // FS reads and writes kernel knobs of a namespace. fsKind "sysfs": path is
