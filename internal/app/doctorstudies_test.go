@@ -92,7 +92,7 @@ func TestReasonsMerge(t *testing.T) {
 	}
 }
 
-var timeRE = regexp.MustCompile(`[0-9](s| ?min| ?h)\b`)
+var timeRE = regexp.MustCompile(`[0-9](s|m| ?min| ?h)\b`)
 
 // Without root every study's preflight would say the same: doctor says it
 // once.

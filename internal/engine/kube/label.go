@@ -12,7 +12,7 @@ import (
 
 // pickDatapath leaves the one datapath entry a cluster run measures: a
 // cluster runs one CNI, so a study listing several (flannel-backends'
-// VXLAN and UDP, the datapaths study's sixteen) runs there the one entry
+// VXLAN and UDP, the datapaths study's seventeen) runs there the one entry
 // that stands for the CNI found (catalog.ClusterCNIs), with a note saying
 // so. Where none or several do, or the CNI is unknown, it refuses at
 // spec.datapaths, naming the candidates: --set datapaths=[NAME] picks one

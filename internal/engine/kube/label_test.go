@@ -241,7 +241,7 @@ func TestPickDatapath(t *testing.T) {
 	}{
 		{"flannel-backends", "flannel-vxlan", "flannel-vxlan", "datapath flannel-vxlan picked of the study's 2 (flannel-vxlan, flannel-udp): the one that stands for this cluster's CNI, flannel (vxlan); --set datapaths=[NAME] picks another"},
 		{"flannel-backends", "flannel-udp", "flannel-udp", "the one that stands for this cluster's CNI, flannel (udp)"},
-		{"datapaths", "bridge", "bridge", "datapath bridge picked of the study's 16"},
+		{"datapaths", "bridge", "bridge", "datapath bridge picked of the study's 17"},
 		{"nic-modes", "bridge", "bridge", "datapath bridge picked"},
 		{"cni-compare", "weave", "weave", "datapath weave picked"},
 		{"cni-compare", "weave-sleeve", "", "none of them stands for this cluster's CNI, weave (sleeve)"},

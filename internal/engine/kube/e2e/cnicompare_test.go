@@ -28,7 +28,7 @@ func TestKubeCNICompareQuick(t *testing.T) {
 	// A study of several datapaths runs the one standing for the
 	// cluster's CNI (the bridge plugin here), or says none does.
 	out, err := c.cnibench(append([]string{"run", "datapaths", "--quick", "--dry-run"}, kubeArgs()...)...).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "note: datapath bridge picked of the study's 16") {
+	if err != nil || !strings.Contains(string(out), "note: datapath bridge picked of the study's 17") {
 		t.Errorf("datapaths --dry-run: %v\n%s", err, out)
 	}
 	out, err = c.cnibench(append([]string{"run", "flannel-backends", "--profile", "quick-none", "--dry-run"}, kubeArgs()...)...).CombinedOutput()
