@@ -71,9 +71,9 @@ type Config struct {
 	// processes OpDaemons lists (default /proc/self/ns/net: the agent
 	// runs in the node's network).
 	NodeNetns string
-	// writable vets a write's path (default checkWritable, the
-	// allowlist); only tests in this package change it.
-	writable func(fsKind, p string) error
+	// writable vets a write's path and value (default checkWritable,
+	// the allowlist); only tests in this package change it.
+	writable func(fsKind, p, v string) error
 }
 
 // CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder).
@@ -258,9 +258,7 @@ func (s *Server) answer(req Request, resp *Response) error {
 	case OpRead:
 		resp.Value, err = s.fs.Read(req.Netns, req.FS, req.Path)
 	case OpWrite:
-		if err = s.cfg.writable(req.FS, req.Path); err == nil {
-			err = s.write(req.Netns, req.FS, req.Path, req.Value)
-		}
+		err = s.writeChecked(req.Netns, req.FS, req.Path, req.Value)
 	case OpList:
 		resp.List, err = s.fs.List(req.Netns, req.FS, req.Path)
 	case OpHostVeth:
