@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 
@@ -95,7 +96,10 @@ type Node interface {
 	// Tunnel is the datapath's tunnel device on the node, if it has one.
 	Tunnel() (netns.Iface, bool)
 	// HostVeths are the host-side devices of the given pods on this node
-	// (cali*, veth*), in pod order.
+	// (cali*, veth*), in pod order. A pod without one (host network, a
+	// macvlan or ipvlan child, an SR-IOV VF) contributes none, so the
+	// list may be shorter than pods: a caller that needs one per pod
+	// checks (OnePerPod).
 	HostVeths(pods []Pod) ([]netns.Iface, error)
 	// PodIface is the pod's own interface (eth0 inside the pod).
 	PodIface(p Pod) netns.Iface
@@ -149,4 +153,15 @@ type Cluster interface {
 	Scale(ctx context.Context, r int) (servers, clients []Pod, err error)
 	// Close removes everything the engine created for this cluster.
 	Close() error
+}
+
+// OnePerPod refuses host-side devices (HostVeths) that are not one per
+// pod, for what needs each pod's own (rules matching a pod by its device,
+// netem on each pod's): what is for says which.
+func OnePerPod(n Node, pods []Pod, devs []netns.Iface, what string) error {
+	if len(devs) == len(pods) {
+		return nil
+	}
+	return fmt.Errorf("%s needs each pod's host-side device, and %d of the %d pods on node %s have none "+
+		"(host network, a macvlan or ipvlan child, an SR-IOV VF)", what, len(pods)-len(devs), len(pods), n.Name())
 }

@@ -72,6 +72,11 @@ func impairDevices(t *Target) (engine.Node, []netns.Iface, error) {
 		return cli, []netns.Iface{cli.Underlay()}, nil
 	case study.WhereClientPods:
 		devs, err := cli.HostVeths(t.MeasuredClients)
+		if err == nil {
+			// Fewer devices than pods would impair some pods' traffic
+			// (or none) and measure it as impaired.
+			err = engine.OnePerPod(cli, t.MeasuredClients, devs, "impairAt client-pods")
+		}
 		return cli, devs, err
 	default:
 		return nil, nil, fmt.Errorf("unknown impairment device %q", where)

@@ -86,7 +86,7 @@ func TestImpairmentThroughNodeKernel(t *testing.T) {
 		s := &study.Study{}
 		s.Spec.ImpairAt = study.ImpairAt{Where: where, Direction: dir}
 		return &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "loss-low"},
-			Kernel: func(n engine.Node) engine.Kernel { return kernels[n] }}
+			Kernel: func(n engine.Node) engine.Kernel { return kernels[n] }, MeasuredClients: make([]engine.Pod, 2)}
 	}
 
 	tg := tgt(study.WhereServerTunnel, study.DirIngress)
@@ -128,6 +128,26 @@ func TestImpairmentThroughNodeKernel(t *testing.T) {
 	}
 }
 
+// TestImpairClientPodsNeedsEachPodsDevice: impairAt client-pods where a
+// measured client pod has no host-side device (a macvlan child, an SR-IOV
+// VF: HostVeths leaves it out) is refused, impairing nothing; it impaired
+// the others' devices only (or none) and measured the run as impaired.
+func TestImpairClientPodsNeedsEachPodsDevice(t *testing.T) {
+	cli := &fakeNode{name: "w2", veths: []netns.Iface{{Name: "veth1"}}}
+	var log []string
+	s := &study.Study{}
+	s.Spec.ImpairAt = study.ImpairAt{Where: study.WhereClientPods, Direction: study.DirEgress}
+	tg := &Target{Study: s, Cluster: fakeCluster{&fakeNode{name: "w1"}, cli}, Impairment: study.Impairment{Name: "loss-low"},
+		Kernel: func(engine.Node) engine.Kernel { return agentKernel{node: "w2", log: &log} }, MeasuredClients: make([]engine.Pod, 2)}
+	_, err := applyImpairment(context.Background(), tg)
+	if err == nil || !strings.Contains(err.Error(), "1 of the 2 pods on node w2 have none") {
+		t.Errorf("client-pods with a pod lacking its device = %v; want refused naming the count", err)
+	}
+	if len(log) != 0 {
+		t.Errorf("impaired %v before refusing", log)
+	}
+}
+
 // An impairment that fails on one device undoes the devices before it;
 // when that undo fails too, a netem qdisc stays where the next trial
 // assumes none, and the error holds a *RevertError (knob.Apply's
@@ -140,7 +160,8 @@ func TestImpairmentFailedUndoIsRevertError(t *testing.T) {
 	tgt := func(k func(engine.Node) engine.Kernel) *Target {
 		s := &study.Study{}
 		s.Spec.ImpairAt = study.ImpairAt{Where: study.WhereClientPods, Direction: study.DirEgress}
-		return &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "loss-low"}, Kernel: k}
+		return &Target{Study: s, Cluster: fakeCluster{srv, cli}, Impairment: study.Impairment{Name: "loss-low"}, Kernel: k,
+			MeasuredClients: make([]engine.Pod, len(cli.veths))}
 	}
 	check := func(what string, err error, revertErr bool) {
 		t.Helper()

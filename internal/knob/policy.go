@@ -85,6 +85,9 @@ func applyPolicy(ctx context.Context, t *Target) (Undo, error) {
 // FORWARD hooks when hook is set) and full, the same with the hooks.
 func nodeRules(n engine.Node, pods []engine.Pod, mode string, allow []*net.IPNet, hook bool) (rules, full []byte, err error) {
 	veths, err := n.HostVeths(pods)
+	if err == nil {
+		err = engine.OnePerPod(n, pods, veths, "the policy's endpoint rules")
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy on %s: %w", n.Name(), err)
 	}

@@ -38,6 +38,9 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 		nn.Tunnel = tun.Name
 	}
 	veths, err := n.HostVeths(pods)
+	if err == nil {
+		err = engine.OnePerPod(n, pods, veths, "the CNI's per-pod rules")
+	}
 	if err != nil {
 		return Node{}, fmt.Errorf("node %s: the rules match pods by their host-side device: %w", n.Name(), err)
 	}
