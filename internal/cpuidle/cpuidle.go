@@ -65,9 +65,11 @@ func States(r Reader, cpu int) ([]State, error) {
 			continue
 		}
 		sd := path.Join(dir, n)
+		// An unsigned count of µs (drivers/cpuidle/sysfs.c prints it
+		// "%llu"): a negative one is no latency read.
 		lat, err := read(r, path.Join(sd, "latency"))
 		l, perr := strconv.Atoi(lat)
-		if err != nil || perr != nil {
+		if err != nil || perr != nil || l < 0 {
 			continue
 		}
 		name, _ := read(r, path.Join(sd, "name"))

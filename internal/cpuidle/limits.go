@@ -44,7 +44,8 @@ func ReadDMALatency(file string) (int64, error) {
 
 // ReadLimits reads the limits of the online CPUs through r, the global
 // one from dmaFile ("" where it is not reachable: a cluster node's). What
-// cannot be read is left unset; the record is documentation.
+// cannot be read, or reads as no value the kernel prints, is left unset;
+// the record is documentation.
 func ReadLimits(r Reader, dmaFile string) *results.IdleLimits {
 	l := &results.IdleLimits{}
 	var online cpuset.Set
@@ -67,8 +68,12 @@ func ReadLimits(r Reader, dmaFile string) *results.IdleLimits {
 			v = 0
 		case "0":
 		default:
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
+			// Otherwise the kernel prints a positive s32: its store
+			// refuses negatives (drivers/base/power/sysfs.c,
+			// pm_qos_resume_latency_us_store). Anything else is no
+			// limit it holds, and -1 would record "none".
+			n, err := strconv.ParseInt(s, 10, 32)
+			if err != nil || n <= 0 {
 				continue
 			}
 			v = n
@@ -78,8 +83,11 @@ func ReadLimits(r Reader, dmaFile string) *results.IdleLimits {
 		}
 		l.ResumeUS[c] = v
 	}
+	// An unsigned int (drivers/cpuidle/governors/haltpoll.c,
+	// module_param(guest_halt_poll_ns, uint, 0644)).
 	if s, err := read(r, "module/haltpoll/parameters/guest_halt_poll_ns"); err == nil {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if u, err := strconv.ParseUint(s, 10, 32); err == nil {
+			n := int64(u)
 			l.HaltPollNS = &n
 		}
 	}
