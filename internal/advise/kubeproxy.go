@@ -33,17 +33,32 @@ func kernelVersion(in *inspect.Inspection) (value, error) {
 	return num(float64(v)), err
 }
 
+// parseKernel reads major.minor from the front of a release as the
+// kernel's Makefile builds it: VERSION.PATCHLEVEL, then .SUBLEVEL and an
+// EXTRAVERSION or local version ("-45-generic", "+bpo-amd64"). Both are
+// plain decimals: a release that does not begin so ("6-8", ".6.8", a
+// major too long to be one) is no version, not a wrong one.
 func parseKernel(release string) (int, error) {
-	f := strings.FieldsFunc(release, func(r rune) bool { return r == '.' || r == '-' || r == '+' })
-	if len(f) < 2 {
-		return 0, fmt.Errorf("kernel release %q: no major.minor", release)
+	majorText, rest, dot := strings.Cut(release, ".")
+	minorText := rest
+	if i := strings.IndexAny(rest, ".-+"); i >= 0 {
+		minorText = rest[:i]
 	}
-	major, err1 := strconv.Atoi(f[0])
-	minor, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil || minor >= 100 {
+	major, ok1 := decimal(majorText, 4)
+	minor, ok2 := decimal(minorText, 2)
+	if !dot || !ok1 || !ok2 {
 		return 0, fmt.Errorf("kernel release %q: no major.minor", release)
 	}
 	return major*100 + minor, nil
+}
+
+// decimal reads s as a number of 1 to most decimal digits, no sign.
+func decimal(s string, most int) (int, bool) {
+	if len(s) == 0 || len(s) > most || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }
 
 // kubeProxyNftables: kube-proxy already runs in nftables mode, whose
