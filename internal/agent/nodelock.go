@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/tune"
@@ -95,7 +96,7 @@ func (s *Server) openJournalLocked() error {
 	if err != nil {
 		return fmt.Errorf("node journal: %w", err)
 	}
-	l, err := journal.LockDir(s.cfg.JournalDir)
+	l, err := lockNode(s.cfg.JournalDir, nodeLockWait)
 	if err != nil {
 		if be := (*journal.BusyError)(nil); errors.As(err, &be) {
 			err = s.busy(be.PID, j.Path())
@@ -111,11 +112,33 @@ func (s *Server) openJournalLocked() error {
 	// own is live and left alone), and changes nothing while it cannot.
 	if sum, err := Replay(s.cfg.JournalDir, s.fs); err != nil {
 		l.Release()
-		return errors.Join(fmt.Errorf("node %s: a dead session's changes could not be put back before this session's first change (%s): %w",
-			s.cfg.Node, sum, err), j.Close())
+		return errors.Join(fmt.Errorf("node %s: a dead session's changes could not be put back before this session's first change (%s): %w: %w",
+			s.cfg.Node, sum, tune.ErrNodeUnclean, err), j.Close())
 	}
 	s.j, s.lock = j, l
 	return nil
+}
+
+// nodeLockWait is how long a session's first change waits for the node:
+// a replay (the daemon's, every few seconds, or cleanup's) holds it for
+// moments, and so does a session between retiring its journal and
+// letting go; a session that changes the node holds it for its run.
+// A refusal stops the caller's run (tune.ErrNodeBusy), so a moment's
+// overlap must not refuse.
+var nodeLockWait = 3 * time.Second
+
+// lockNode takes the node's lock (the journal directory's flock), waiting
+// up to wait while another holds it, then returns its *journal.BusyError.
+func lockNode(dir string, wait time.Duration) (*journal.Lock, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := journal.LockDir(dir)
+		var be *journal.BusyError
+		if !errors.As(err, &be) || time.Now().After(deadline) {
+			return l, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // busy is the refusal of a change while the process pid (0: not known)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/tune"
 )
 
 const rps = "class/net/eth1/queues/rx-0/rps_cpus"
@@ -27,6 +28,9 @@ const rps = "class/net/eth1/queues/rx-0/rps_cpus"
 const nodeHolderEnv = "CNIBENCH_AGENT_NODE_HOLDER"
 
 func TestMain(m *testing.M) {
+	// A refused session waits this long for the node first; the tests
+	// that refuse need not wait seconds.
+	nodeLockWait = 300 * time.Millisecond
 	if v := os.Getenv(nodeHolderEnv); v != "" {
 		dir, run, _ := strings.Cut(v, " ")
 		srv := NewServer(Config{Run: run, Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
@@ -339,4 +343,85 @@ func TestNodeLockRefusesOverUntrustedJournal(t *testing.T) {
 	if files := journals(dir); len(files) != 1 || files[0] != bad {
 		t.Errorf("journals after the refused session: %v; want the untrusted file alone", files)
 	}
+}
+
+// TestNodeLockWaitsForReplay: a session's first change while a replay
+// (the daemon's) holds the node waits for it, instead of skipping the
+// dead journal the replay held (it then journaled the dead session's
+// value as its old one and put it back at its end) or being refused for
+// a moment's overlap (a refusal stops its run).
+func TestNodeLockWaitsForReplay(t *testing.T) {
+	fs := testNode()
+	node := &nodeFS{base: fs, pods: fakePods{}}
+	dir := filepath.Join(t.TempDir(), "w1")
+	cmd, _ := startHolder(t, dir, "r1")
+	fs.vals[key("", "sysfs", rps)] = "3" // what the holder wrote (in its own memFS)
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	// The daemon's replay, in flight: it holds the node and the dead
+	// journal.
+	l, err := lockNode(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := journal.Dead(dir, false)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("dead journals %v, %v", stale, err)
+	}
+	srv := NewServer(Config{Run: "r2", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	wrote := make(chan error, 1)
+	go func() { wrote <- srv.write("", "sysfs", rps, "f") }()
+	time.Sleep(30 * time.Millisecond) // the session is waiting for the node
+	if _, err := tune.RevertReplayOutcomes(stale[0], node, false); err != nil {
+		t.Fatal(err)
+	}
+	stale[0].Remove()
+	l.Release()
+	if err := <-wrote; err != nil {
+		t.Fatalf("first change after the replay = %v", err)
+	}
+	if err := srv.end(); err != nil {
+		t.Fatalf("end = %v", err)
+	}
+	if v := fs.vals[key("", "sysfs", rps)]; v != "0" {
+		t.Errorf("%s = %q after the session ended; want the node's own 0", rps, v)
+	}
+}
+
+// TestReplaySkipsAHeldNode: a replay while a live session holds the node
+// looks at nothing and says so: the holder replayed what dead sessions
+// left before its first change, and no journal dies while it holds it.
+func TestReplaySkipsAHeldNode(t *testing.T) {
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "w1")
+	startHolder(t, dir, "r1")
+	daemon := NewServer(Config{Run: "daemon", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
+	sum, err := daemon.replay()
+	if err != nil || !sum.Held || !strings.Contains(sum.String(), "a live session holds the node") {
+		t.Errorf("replay beside a holder = %+v (%s), %v; want Held", sum, sum, err)
+	}
+	if files := journals(dir); len(files) != 1 {
+		t.Errorf("the holder's journal: %v", files)
+	}
+}
+
+// TestUncleanNodeStopsTheRun: a first change refused because a dead
+// session's journal cannot be put back carries tune.ErrNodeUnclean
+// across the wire (kind unclean), which stops the run rather than
+// failing each trial and giving up each cell.
+func TestUncleanNodeStopsTheRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w1")
+	os.MkdirAll(dir, 0o700)
+	if err := os.WriteFile(filepath.Join(dir, "r0_1"+journal.Ext), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, wait := session(t, Config{Run: "r2", Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
+	err := c.Write("", "sysfs", rps, "f")
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Kind != KindUnclean || !errors.Is(err, tune.ErrNodeUnclean) {
+		t.Errorf("write beside an untrusted journal = %v; want kind %s matching tune.ErrNodeUnclean", err, KindUnclean)
+	}
+	c.Close()
+	wait()
 }

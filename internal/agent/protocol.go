@@ -133,6 +133,9 @@ const (
 	// KindNoHostPeer is a pod device without a host-side peer
 	// (ErrNoHostPeer).
 	KindNoHostPeer = "no-host-peer"
+	// KindUnclean is a change refused while a dead session's changes
+	// could not be put back (tune.ErrNodeUnclean).
+	KindUnclean = "unclean"
 )
 
 // Response answers the Request with the same ID.
@@ -179,6 +182,8 @@ func errorKind(err error) string {
 		// First: a refusal is joined with whatever retiring the
 		// refused session's journal said.
 		return KindBusy
+	case errors.Is(err, tune.ErrNodeUnclean):
+		return KindUnclean
 	case errors.Is(err, tune.ErrGone):
 		return KindGone
 	case errors.Is(err, tune.ErrNotSupported):
@@ -226,6 +231,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrNodeBusy
 	case KindNoHostPeer:
 		return target == ErrNoHostPeer
+	case KindUnclean:
+		return target == tune.ErrNodeUnclean
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/journal"
@@ -24,6 +25,9 @@ type ReplaySummary struct {
 	// session's netem still sat (a no-op where it was gone already).
 	Qdiscs int
 	Traces int // trace tables of dead sessions deleted
+	// Held: a live session holds the node, and replayed what dead ones
+	// left before its first change; nothing was looked at.
+	Held bool
 }
 
 func (s *ReplaySummary) add(outs []tune.Outcome) {
@@ -71,6 +75,9 @@ func (s ReplaySummary) String() string {
 	if s.Traces > 0 {
 		parts = append(parts, "deleted "+plural(s.Traces, "trace table"))
 	}
+	if s.Held && s.Empty() {
+		return "a live session holds the node (it put back what dead sessions left before its first change)"
+	}
 	if s.Empty() {
 		return "nothing left by dead sessions"
 	}
@@ -85,9 +92,28 @@ func plural(n int, what string) string {
 }
 
 // replay reverts the journals of dead sessions and deletes their trace
-// tables.
+// tables. It holds the node's lock while it does (nodelock.go): a replay
+// without it could hold a dead journal's own lock just when a session
+// took the node, whose replay then skipped that journal, journaled the
+// dead session's value as its old one and put it back at its end. A
+// session holding the node has replayed every dead journal before its
+// first change, and none can die in the directory while it holds the
+// node, so a held node is skipped (Held), not waited for.
 func (s *Server) replay() (ReplaySummary, error) {
-	sum, err := Replay(s.cfg.JournalDir, s.fs)
+	var sum ReplaySummary
+	var err error
+	if _, serr := os.Stat(s.cfg.JournalDir); serr == nil {
+		var l *journal.Lock
+		if l, err = lockNode(s.cfg.JournalDir, 0); err == nil {
+			sum, err = Replay(s.cfg.JournalDir, s.fs)
+			l.Release()
+		} else if be := (*journal.BusyError)(nil); errors.As(err, &be) {
+			sum.Held, err = true, nil
+		}
+		// LockDir makes the directory when a session's end removed it
+		// meanwhile: leave none behind.
+		removeEmptyDir(s.cfg.JournalDir)
+	}
 	m, terr := sweepTraces()
 	sum.Traces = m
 	return sum, errors.Join(err, terr)

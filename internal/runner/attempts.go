@@ -30,13 +30,14 @@ func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
 
 // isFatal: err stops the run. A cluster node that another run's agent
-// session is changing (tune.ErrNodeBusy) stops it too: every later
+// session is changing (tune.ErrNodeBusy), or that holds a dead session's
+// changes its agent could not put back (tune.ErrNodeUnclean), stops it too: every later
 // trial's knob would be refused the same way, and retrying each then
 // giving its cell up would spend the run telling the user so cell by
 // cell instead of once.
 func isFatal(err error) bool {
 	var f *fatalError
-	return errors.As(err, &f) || errors.Is(err, tune.ErrNodeBusy)
+	return errors.As(err, &f) || errors.Is(err, tune.ErrNodeBusy) || errors.Is(err, tune.ErrNodeUnclean)
 }
 
 // errAgain is runUnit's answer for an attempt the noise guard found

@@ -66,6 +66,9 @@ func TestNodeBusyIsFatal(t *testing.T) {
 	if !isFatal(err) {
 		t.Errorf("isFatal(%v) = false; want a busy node to stop the run", err)
 	}
+	if !isFatal(fmt.Errorf("apply tuning rps: %w", &agent.RemoteError{Op: "write", Msg: "a dead session's changes could not be put back", Kind: agent.KindUnclean})) {
+		t.Error("isFatal of an unclean node = false; want it to stop the run")
+	}
 	if isFatal(fmt.Errorf("apply tuning rps: %w", &agent.RemoteError{Op: "write", Msg: "no such file", Kind: agent.KindNotExist})) {
 		t.Error("isFatal of a missing file = true; want a trial's ordinary failure")
 	}

@@ -42,7 +42,7 @@ func TestRefusedInputs(t *testing.T) {
 		// A device's own: the node lacks the host's eth0, so it read as
 		// global and was written on the host's uplink.
 		{"sysctl device", []string{"tunings=[baseline, {name: s, sysctls: {net.ipv4.conf.eth0.rp_filter: 0}}]"}, "spec.tunings[1].sysctls.net.ipv4.conf.eth0.rp_filter", "device eth0's own setting; a run's devices are its own, and the host's are not a tuning's to change: set net.ipv4.conf.all.rp_filter"},
-		{"sysctl device ipv6 neigh", []string{"tunings=[baseline, {name: s, sysctls: {net.ipv6.neigh.eth1.base_reachable_time_ms: 1}}]"}, "spec.tunings[1].sysctls.net.ipv6.neigh.eth1.base_reachable_time_ms", "device eth1's own setting"},
+		{"sysctl device ipv6 neigh", []string{"tunings=[baseline, {name: s, sysctls: {net.ipv6.neigh.eth1.base_reachable_time_ms: 1}}]"}, "spec.tunings[1].sysctls.net.ipv6.neigh.eth1.base_reachable_time_ms", "device eth1's own setting; a run's devices are its own, and the host's are not a tuning's to change: set net.ipv6.neigh.default.base_reachable_time_ms to"},
 		{"sysctl device ax25", []string{"tunings=[baseline, {name: s, sysctls: {net.ax25.ax0.ip_default_mode: 1}}]"}, "spec.tunings[1].sysctls.net.ax25.ax0.ip_default_mode", "device ax0's own setting"},
 		{"sysctl device decnet", []string{"tunings=[baseline, {name: s, sysctls: {net.decnet.conf.eth0.forwarding: 1}}]"}, "spec.tunings[1].sysctls.net.decnet.conf.eth0.forwarding", "device eth0's own setting"},
 		{"sysctl bpf jit", []string{"tunings=[baseline, {name: s, sysctls: {net.core.bpf_jit_harden: 0}}]"}, "spec.tunings[1].sysctls.net.core.bpf_jit_harden", "security setting of the host"},

@@ -282,9 +282,14 @@ var refusedSysctlRE = regexp.MustCompile(`^net\.core\.bpf_jit_`)
 // refuses the same names (its last line of defence on a cluster node).
 func RefusedSysctl(name string) string {
 	if dev, ok := DeviceSysctl(name); ok {
-		all := strings.Replace(name, "."+dev+".", ".all.", 1)
+		// The neighbour tables have a default and no "all"
+		// (/proc/sys/net/ipv4/neigh/default); conf has both.
+		instead := strings.Replace(name, "."+dev+".", ".all.", 1) + " (or .default.)"
+		if strings.Contains(name, ".neigh."+dev+".") {
+			instead = strings.Replace(name, "."+dev+".", ".default.", 1)
+		}
 		return fmt.Sprintf("%s is device %s's own setting; a run's devices are its own, and the host's are not a tuning's to change: "+
-			"set %s (or .default.) to reach the run's devices", name, dev, all)
+			"set %s to reach the run's devices", name, dev, instead)
 	}
 	if refusedSysctlRE.MatchString(name) {
 		return fmt.Sprintf("%s is the BPF JIT's hardening or limit, a security setting of the host, not a network tuning", name)

@@ -69,6 +69,12 @@ var (
 	// changes a node for one session at a time (agent.ErrNodeBusy is
 	// it). The run stops: every later write would be refused too.
 	ErrNodeBusy = errors.New("node busy")
+	// ErrNodeUnclean means a write was refused because a dead session's
+	// changes on the node could not be put back first (a journal that
+	// cannot be read, or a revert that fails): the node's values are not
+	// known to be its own. The run stops, as for ErrNodeBusy, until the
+	// operator has looked (cnibench cleanup --kube).
+	ErrNodeUnclean = errors.New("node holds a dead session's changes")
 )
 
 // FS reads and writes kernel knobs of a namespace. fsKind "sysfs": path is
