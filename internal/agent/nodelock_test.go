@@ -67,6 +67,19 @@ func startHolder(t *testing.T, dir, run string) (*exec.Cmd, io.WriteCloser) {
 	return cmd, stdin
 }
 
+// killedHolder is a node whose session of run r1 wrote rps_cpus 3 and
+// was killed before it put it back: the node and its journal directory.
+func killedHolder(t *testing.T) (*memFS, string) {
+	t.Helper()
+	fs := testNode()
+	dir := filepath.Join(t.TempDir(), "w1")
+	cmd, _ := startHolder(t, dir, "r1")
+	fs.vals[key("", "sysfs", rps)] = "3" // what the holder wrote (in its own memFS)
+	cmd.Process.Kill()
+	cmd.Wait()
+	return fs, dir
+}
+
 // journals lists the journal files in dir.
 func journals(dir string) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext))
@@ -293,12 +306,7 @@ func TestNodeLockKeptWithChangesLeft(t *testing.T) {
 // them as its own old values before, and its end left the node at the
 // dead session's value with nothing pending.
 func TestNodeLockReplaysBeforeFirstChange(t *testing.T) {
-	fs := testNode()
-	dir := filepath.Join(t.TempDir(), "w1")
-	cmd, _ := startHolder(t, dir, "r1")
-	fs.vals[key("", "sysfs", rps)] = "3" // what the holder wrote (in its own memFS)
-	cmd.Process.Kill()
-	cmd.Wait()
+	fs, dir := killedHolder(t)
 	srv := NewServer(Config{Run: "r2", Node: "w1", FS: fs, Pods: fakePods{}, JournalDir: dir})
 	if err := srv.write("", "sysfs", rps, "f"); err != nil {
 		t.Fatalf("write after the holder was killed = %v", err)
@@ -351,13 +359,8 @@ func TestNodeLockRefusesOverUntrustedJournal(t *testing.T) {
 // value as its old one and put it back at its end) or being refused for
 // a moment's overlap (a refusal stops its run).
 func TestNodeLockWaitsForReplay(t *testing.T) {
-	fs := testNode()
+	fs, dir := killedHolder(t)
 	node := &nodeFS{base: fs, pods: fakePods{}}
-	dir := filepath.Join(t.TempDir(), "w1")
-	cmd, _ := startHolder(t, dir, "r1")
-	fs.vals[key("", "sysfs", rps)] = "3" // what the holder wrote (in its own memFS)
-	cmd.Process.Kill()
-	cmd.Wait()
 
 	// The daemon's replay, in flight: it holds the node and the dead
 	// journal.
