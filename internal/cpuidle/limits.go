@@ -62,36 +62,57 @@ func ReadLimits(r Reader, dmaFile string) *results.IdleLimits {
 		if err != nil {
 			continue
 		}
-		v := int64(-1) // "0": no limit of its own
-		switch s {
-		case "n/a":
-			v = 0
-		case "0":
-		default:
-			// Otherwise the kernel prints a positive s32: its store
-			// refuses negatives (drivers/base/power/sysfs.c,
-			// pm_qos_resume_latency_us_store). Anything else is no
-			// limit it holds, and -1 would record "none".
-			n, err := strconv.ParseInt(s, 10, 32)
-			if err != nil || n <= 0 {
-				continue
-			}
-			v = n
+		v, set, err := ParseResumeLimit(s)
+		if err != nil {
+			continue
+		}
+		if !set {
+			v = -1 // "0": no limit of its own
 		}
 		if l.ResumeUS == nil {
 			l.ResumeUS = map[int]int64{}
 		}
 		l.ResumeUS[c] = v
 	}
-	// An unsigned int (drivers/cpuidle/governors/haltpoll.c,
-	// module_param(guest_halt_poll_ns, uint, 0644)).
-	if s, err := read(r, "module/haltpoll/parameters/guest_halt_poll_ns"); err == nil {
-		if u, err := strconv.ParseUint(s, 10, 32); err == nil {
-			n := int64(u)
+	if s, err := read(r, HaltPollPath); err == nil {
+		if n, err := ParseHaltPoll(s); err == nil {
 			l.HaltPollNS = &n
 		}
 	}
 	return l
+}
+
+// HaltPollPath is the haltpoll governor's poll window under /sys.
+const HaltPollPath = "module/haltpoll/parameters/guest_halt_poll_ns"
+
+// ParseResumeLimit reads a CPU's pm_qos_resume_latency_us as the kernel
+// prints it: "0" is no limit of its own (set false), "n/a" a limit of 0
+// µs (no exit latency at all), otherwise a positive s32: its store refuses
+// negatives (drivers/base/power/sysfs.c, pm_qos_resume_latency_us_store).
+// Anything else is no value the kernel holds: an error.
+func ParseResumeLimit(s string) (us int64, set bool, err error) {
+	switch s {
+	case "0":
+		return 0, false, nil
+	case "n/a":
+		return 0, true, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n <= 0 {
+		return 0, false, fmt.Errorf("%q is not a resume latency limit (0, n/a or a positive 32-bit number of µs)", s)
+	}
+	return n, true, nil
+}
+
+// ParseHaltPoll reads guest_halt_poll_ns, an unsigned int
+// (drivers/cpuidle/governors/haltpoll.c, module_param(guest_halt_poll_ns,
+// uint, 0644)).
+func ParseHaltPoll(s string) (ns int64, err error) {
+	u, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a poll window (an unsigned 32-bit number of ns)", s)
+	}
+	return int64(u), nil
 }
 
 // Loosest is the largest of the CPUs' bounds, each the smaller of the

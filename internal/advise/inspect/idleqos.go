@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/cpuset"
@@ -62,20 +61,26 @@ func (r reader) idleQoS() {
 			// No per-CPU limit file: the kernel has none to honour.
 		case err != nil:
 			r.unknown("pm_qos_resume_latency_us", fmt.Errorf("CPU %d: %w", c, err))
-		case s == "n/a":
-			q.setResume(c, 0)
-		case s != "0":
-			v, err := strconv.ParseInt(s, 10, 64)
+		default:
+			// One reading of the kernel's text with env.json's record
+			// (cpuidle.ReadLimits): a value it never prints is unknown,
+			// not a limit.
+			v, set, err := cpuidle.ParseResumeLimit(s)
 			if err != nil {
-				r.unknown("pm_qos_resume_latency_us", fmt.Errorf("CPU %d: %q is not a latency", c, s))
-				continue
+				r.unknown("pm_qos_resume_latency_us", fmt.Errorf("CPU %d: %w", c, err))
+			} else if set {
+				q.setResume(c, v)
 			}
-			q.setResume(c, v)
 		}
 	}
-	if v, err := r.readInt("sys/module/haltpoll/parameters/guest_halt_poll_ns"); err == nil {
-		q.HaltPollNS = &v
-	} else if !errors.Is(err, os.ErrNotExist) {
+	s, err := r.read("sys/" + cpuidle.HaltPollPath)
+	if err == nil {
+		var v int64
+		if v, err = cpuidle.ParseHaltPoll(s); err == nil {
+			q.HaltPollNS = &v
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.unknown("guest_halt_poll_ns", err)
 	}
 }

@@ -42,6 +42,16 @@ func TestInspectIdleQoS(t *testing.T) {
 	if _, ok := q.ResumeUS[1]; ok {
 		t.Error("CPU 1's \"0\" (no limit) was taken for a limit")
 	}
+	// Values the kernel never prints (a negative limit, one past s32, a
+	// poll window past u32) are unknown, not limits: inspect read them
+	// as numbers, and a negative limit reads as none.
+	f["sys/devices/system/cpu/cpu2/power/pm_qos_resume_latency_us"] = "-1\n"
+	f["sys/module/haltpoll/parameters/guest_halt_poll_ns"] = "10000000000\n"
+	in = Inspect(context.Background(), Env{Root: tree(t, f)})
+	if _, ok := in.IdleQoS.ResumeUS[2]; ok || in.Unknown["pm_qos_resume_latency_us"] == "" ||
+		in.IdleQoS.HaltPollNS != nil || in.Unknown["guest_halt_poll_ns"] == "" {
+		t.Errorf("garbage limits: %+v, unknown %v", in.IdleQoS, in.Unknown)
+	}
 	// Without the device node (no root, or no CONFIG_CPU_IDLE): unknown,
 	// with the reason.
 	delete(f, "dev/cpu_dma_latency")
