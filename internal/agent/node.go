@@ -87,20 +87,26 @@ func (s *Server) cppStart(ifs []netns.Iface) error {
 }
 
 // ErrNoHostPeer is a pod device with no host-side peer on the node: a
-// macvlan or ipvlan child (its iflink is the node's uplink), a device
-// moved into the pod whole (an SR-IOV VF; its iflink is its own
-// ifindex), a veth whose peer is in another namespace. The kube engine
-// leaves such pods out of HostVeths, as the local engine does.
+// macvlan or ipvlan child (its iflink is the node's uplink, or a VLAN
+// on it), a device moved into the pod whole (an SR-IOV VF; its iflink
+// is its own ifindex), a veth whose peer is in another namespace. The
+// kube engine leaves such pods out of HostVeths, as the local engine
+// does.
 var ErrNoHostPeer = errors.New("no host-side peer on the node")
 
 // hostVeth finds the host-side peer of a pod's device: the node device
 // whose ifindex is the pod device's iflink and whose iflink is the pod
-// device's ifindex. Ifindexes are per namespace, so one number alone
-// matched whatever node device held it (a VF's own number, a macvlan's
-// uplink), and a tuning or netem went on that device; the two ends of a
-// veth (or netkit) pair name each other, which no unrelated device
-// does. Sysfs does not name a device's kind, so the mutual link is the
-// check.
+// device's ifindex, and that is stacked on no other device. Ifindexes
+// are per namespace, so one number alone matched whatever node device
+// held it (a VF's own number, a macvlan's uplink), and a tuning or
+// netem went on that device; the two ends of a veth (or netkit) pair
+// name each other. So do, by coincidence, a macvlan child of a VLAN
+// made in the pod (ifindex 2 there, lo being 1; iflink the VLAN's) and
+// the VLAN, whose iflink is its lower device's ifindex, the uplink's 2
+// (net/8021q/vlan_dev.c:754 vlan_dev_get_iflink in Linux 6.12). Hence
+// the stacking check (stackedOn), which uses sysfs as the rest of this
+// file does: the agent reads the node through its FS, which the tests
+// model, not netlink, where a link's kind would be the check.
 func (s *Server) hostVeth(ns, iface string) (string, error) {
 	if iface == "" {
 		iface = "eth0"
@@ -119,12 +125,48 @@ func (s *Server) hostVeth(ns, iface string) (string, error) {
 	}
 	for _, d := range devs {
 		di, dl, err := s.ifLink("", d)
-		if err == nil && di == peer && dl == idx {
-			return d, nil
+		if err != nil || di != peer || dl != idx {
+			continue
 		}
+		lower, err := s.stackedOn(d)
+		if err != nil {
+			return "", err
+		}
+		if lower != "" {
+			return "", fmt.Errorf("%s of %s and the node's %s link to each other's ifindex, but %s is stacked on %s "+
+				"(a VLAN, macvlan or ipvlan, whose iflink is its lower device's; %s of %s is likely a macvlan or ipvlan child of it, not a veth's end): %w",
+				iface, where(ns), d, d, lower, iface, where(ns), ErrNoHostPeer)
+		}
+		return d, nil
 	}
 	return "", fmt.Errorf("%s of %s links to ifindex %d, and no device of the node with that ifindex links back to its ifindex %d "+
 		"(a macvlan or ipvlan child, or a peer in another namespace): %w", iface, where(ns), peer, idx, ErrNoHostPeer)
+}
+
+// stackedOn names a device the node's dev is stacked on ("" for none):
+// the kernel links each lower device of dev as lower_NAME in dev's sysfs
+// directory when both are in one namespace (net/core/dev.c:7898
+// netdev_adjacent_sysfs_add, :7920 netdev_adjacent_is_neigh_list, Linux
+// 6.12). A VLAN (net/8021q/vlan.c:184), macvlan
+// (drivers/net/macvlan.c:1550) or ipvlan
+// (drivers/net/ipvlan/ipvlan_main.c:624) has one; a veth or netkit has
+// none, as veth_newlink and netkit_new_link make no adjacency between
+// the peers (drivers/net/veth.c:1822, drivers/net/netkit.c:344: no
+// netdev_upper_dev_link in either file). A bridge's or bond's port has
+// upper_*, which does not refuse it. Left through: an IP tunnel bound to
+// a device (gretap ... dev X) links to it by iflink
+// (net/ipv4/ip_tunnel.c:1113) without an adjacency.
+func (s *Server) stackedOn(dev string) (string, error) {
+	ents, err := s.fs.List("", tune.FSSysfs, path.Join("class/net", dev))
+	if err != nil {
+		return "", fmt.Errorf("the sysfs directory of the node's %s (its lower devices): %w", dev, err)
+	}
+	for _, e := range ents {
+		if lower, ok := strings.CutPrefix(e, "lower_"); ok {
+			return lower, nil
+		}
+	}
+	return "", nil
 }
 
 // ifLink reads a device's ifindex and iflink (the ifindex of the device
