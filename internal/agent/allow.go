@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -30,11 +29,6 @@ var writable = []struct{ fs, pattern string }{
 
 // sysctlDir is where the network sysctls a tuning may write live.
 const sysctlDir = "/proc/sys/net/"
-
-// sysctlNameRE is a network sysctl's dotted name as study validation
-// takes it (study's sysctlNameRE): a path segment with any other
-// character, a dot above all, is no name a tuning could give.
-var sysctlNameRE = regexp.MustCompile(`^net(\.[A-Za-z0-9_-]+)+$`)
 
 // errBadValue is a value the agent does not write to a knob it does
 // (a bad-path refusal too: the write changes nothing).
@@ -76,7 +70,9 @@ func notKnob(fsKind, p string) error {
 // study's refusals (study.RefusedSysctl).
 func checkSysctl(p string) error {
 	name := strings.ReplaceAll(strings.TrimPrefix(p, "/proc/sys/"), "/", ".")
-	if !sysctlNameRE.MatchString(name) || study.SysctlPath(name) != p {
+	// A path segment with any other character, a dot above all, is no
+	// name a tuning could give.
+	if !study.IsSysctlName(name) || study.SysctlPath(name) != p {
 		return fmt.Errorf("%s %q is no network sysctl's name (letters, digits, '_' and '-' between the slashes): %w", tune.FSProc, p, tune.ErrBadPath)
 	}
 	if why := study.RefusedSysctl(name); why != "" {

@@ -96,7 +96,7 @@ func (s *Server) openJournalLocked() error {
 	if err != nil {
 		return fmt.Errorf("node journal: %w", err)
 	}
-	l, err := lockNode(s.cfg.JournalDir, nodeLockWait)
+	l, err := journal.WaitDir(s.cfg.JournalDir, nodeLockWait)
 	if err != nil {
 		if be := (*journal.BusyError)(nil); errors.As(err, &be) {
 			err = s.busy(be.PID, j.Path())
@@ -127,23 +127,11 @@ func (s *Server) openJournalLocked() error {
 // overlap must not refuse.
 var nodeLockWait = 3 * time.Second
 
-// lockNode takes the node's lock (the journal directory's flock), waiting
-// up to wait while another holds it, then returns its *journal.BusyError.
-func lockNode(dir string, wait time.Duration) (*journal.Lock, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		l, err := journal.LockDir(dir)
-		var be *journal.BusyError
-		if !errors.As(err, &be) || time.Now().After(deadline) {
-			return l, err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // busy is the refusal of a change while the process pid (0: not known)
 // holds the node: its run is the one of its journal in the directory,
-// named RUN_PID (own is this session's journal, which is not it).
+// named RUN_PID. journal's BusyError names a run the same way but may
+// name this session's own journal, which is in the directory too (one
+// process, in tests, holding both): own is left out here.
 func (s *Server) busy(pid int, own string) error {
 	e := &NodeBusyError{Node: s.cfg.Node, PID: pid}
 	if pid <= 0 {

@@ -364,7 +364,7 @@ func TestNodeLockWaitsForReplay(t *testing.T) {
 
 	// The daemon's replay, in flight: it holds the node and the dead
 	// journal.
-	l, err := lockNode(dir, 0)
+	l, err := journal.LockDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

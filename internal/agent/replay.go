@@ -104,7 +104,7 @@ func (s *Server) replay() (ReplaySummary, error) {
 	var err error
 	if _, serr := os.Stat(s.cfg.JournalDir); serr == nil {
 		var l *journal.Lock
-		if l, err = lockNode(s.cfg.JournalDir, 0); err == nil {
+		if l, err = journal.LockDir(s.cfg.JournalDir); err == nil {
 			sum, err = Replay(s.cfg.JournalDir, s.fs)
 			l.Release()
 		} else if be := (*journal.BusyError)(nil); errors.As(err, &be) {

@@ -56,9 +56,22 @@ func LockHost(path string) (*Lock, error) {
 // seconds. A command refuses at once instead (LockHost): an operator
 // who starts a second run is told whose run holds the machine.
 func WaitHost(path string, timeout time.Duration) (*Lock, error) {
+	return waitFor(func() (*Lock, error) { return LockHost(path) }, timeout)
+}
+
+// WaitDir is LockDir that waits up to timeout for the holder to let go,
+// and then returns its *BusyError (a node agent's session waits so for a
+// replay that holds its node for moments).
+func WaitDir(dir string, timeout time.Duration) (*Lock, error) {
+	return waitFor(func() (*Lock, error) { return LockDir(dir) }, timeout)
+}
+
+// waitFor tries lock until it is not refused as busy or timeout has
+// passed.
+func waitFor(lock func() (*Lock, error), timeout time.Duration) (*Lock, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		l, err := LockHost(path)
+		l, err := lock()
 		var be *BusyError
 		if !errors.As(err, &be) || time.Now().After(deadline) {
 			return l, err

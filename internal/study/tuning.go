@@ -251,6 +251,10 @@ var SysctlOwned = map[string]string{"net.core.rps_sock_flow_entries": "rfs.sockF
 // "all" and "default" reach them.
 var sysctlNameRE = regexp.MustCompile(`^net(\.[A-Za-z0-9_-]+)+$`)
 
+// IsSysctlName says whether name is a network sysctl's dotted name as a
+// tuning may give it (the node agent checks its writes by it too).
+func IsSysctlName(name string) bool { return sysctlNameRE.MatchString(name) }
+
 // deviceSysctlRE is a sysctl of one device: net.ipv4.conf.DEV.*,
 // net.ipv6.neigh.DEV.*, net.mpls.conf.DEV.*, net.decnet.conf.DEV.*
 // (before Linux 6.1), net.ax25.DEV.* (DEV "all" and "default" are not
