@@ -145,21 +145,42 @@ func RxQueues(fs FS, ifc netns.Iface) ([]string, error) {
 	}
 	var nums []int
 	for _, n := range names {
-		if s, ok := strings.CutPrefix(n, "rx-"); ok {
-			if i, err := strconv.Atoi(s); err == nil {
-				nums = append(nums, i)
-			}
+		if i, ok := rxQueueNumber(n); ok {
+			nums = append(nums, i)
 		}
 	}
 	if len(nums) == 0 {
 		return nil, fmt.Errorf("%s has no receive queues in sysfs: %w", ifaceString(ifc), ErrNotSupported)
 	}
 	slices.Sort(nums)
+	// A directory lists a name once; a listing that repeats one (an
+	// agent's, relayed) must not make a queue's knobs written twice.
+	nums = slices.Compact(nums)
 	out := make([]string, len(nums))
 	for i, n := range nums {
 		out[i] = path.Join(dir, "rx-"+strconv.Itoa(n))
 	}
 	return out, nil
+}
+
+// rxQueueNumber reads a receive queue's directory name as the kernel
+// writes it, "rx-%u" (net/core/net-sysfs.c): a plain decimal without
+// sign or leading zero. Any other entry is not a queue and is skipped,
+// like tx-0: strconv.Atoi alone would read rx-01 or rx-+1 as queue 1,
+// and the returned path, rebuilt from the number, would name a queue
+// the listing never held.
+func rxQueueNumber(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, "rx-")
+	if !ok || s == "" || (s[0] == '0' && s != "0") {
+		return 0, false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil
 }
 
 func ifaceString(ifc netns.Iface) string {
