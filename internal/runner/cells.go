@@ -29,6 +29,9 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 	if err != nil {
 		return fmt.Errorf("build cluster for %s: %w", d.Name, err)
 	}
+	if err := checkImpairPlace(r.study, d, c); err != nil {
+		return errors.Join(err, c.Close())
+	}
 	r.clusters++
 	if r.clusters == 1 {
 		if err := r.writeEnv(c); err != nil {

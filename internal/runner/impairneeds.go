@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/study"
@@ -63,4 +64,81 @@ func onlyNone(profile any) bool {
 		}
 	}
 	return len(list) > 0
+}
+
+// impairPlaces refuses, before anything touches the host, a datapath
+// that cannot take the study's impairments where spec.impairAt puts
+// them: a tunnel place on a datapath without a tunnel device, or the
+// client pods' host-side devices on one whose pods use the node's own
+// network. Each trial would find it and fail (and be retried) in every
+// impaired cell of the datapath, so the run would spend its baseline
+// cells and then give those up; it is the study's input that does not
+// fit, said once at the datapath's line. The datapaths are the local
+// engine's, built from their entries, so what they say of themselves is
+// what the run gets; a cluster's CNI is known only once it is up
+// (checkImpairPlace).
+func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
+	where := s.Spec.ImpairAt.Where
+	for i, d := range s.Spec.Datapaths {
+		if !impairsCells(s, d.Name) {
+			continue
+		}
+		dp := built[d.Name].Built
+		if dp == nil {
+			continue
+		}
+		hostNet := false
+		if h, ok := dp.(datapath.HostNetwork); ok {
+			hostNet = h.HostNetwork()
+		}
+		if err := impairPlaceFits(where, d.Name, dp.Tunnel() != "", hostNet); err != nil {
+			return study.At(fmt.Sprintf("spec.datapaths[%d]", i), err)
+		}
+	}
+	return nil
+}
+
+// impairPlaceFits says why a datapath with (or without) a tunnel device
+// and host-network pods cannot be impaired at where.
+func impairPlaceFits(where, name string, tunnel, hostNet bool) error {
+	switch {
+	case (where == study.WhereClientTunnel || where == study.WhereServerTunnel) && !tunnel:
+		return fmt.Errorf("datapath %s has no tunnel device for the impairments at spec.impairAt.where %s: "+
+			"set impairAt.where to underlay or client-pods, or leave this datapath's impaired cells out with spec.only", name, where)
+	case where == study.WhereClientPods && hostNet:
+		return fmt.Errorf("datapath %s's pods use the node's network, so they have no host-side devices for the impairments at "+
+			"spec.impairAt.where client-pods: set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name)
+	}
+	return nil
+}
+
+// impairsCells reports whether a cell of the datapath that the run
+// measures has an impairment that changes something.
+func impairsCells(s *study.Study, name string) bool {
+	for _, c := range s.Cells() {
+		if c.Datapath != name || c.Impairment == "" {
+			continue
+		}
+		if m, ok := s.Impairment(c.Impairment); ok && !m.IsNone() && !knob.ImpairsNothing(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkImpairPlace is impairPlaces for a cluster that is up: a cluster
+// engine's CNI has a tunnel device or not whatever the datapath entry's
+// name says, so the run is refused on its first cluster, before any
+// trial, rather than each impaired trial failing.
+func checkImpairPlace(s *study.Study, d study.Datapath, c engine.Cluster) error {
+	if !impairsCells(s, d.Name) {
+		return nil
+	}
+	_, cli := c.Client().Tunnel()
+	_, srv := c.Server().Tunnel()
+	tunnel := cli
+	if s.Spec.ImpairAt.Where == study.WhereServerTunnel {
+		tunnel = srv
+	}
+	return impairPlaceFits(s.Spec.ImpairAt.Where, d.Name, tunnel, false)
 }

@@ -1,12 +1,16 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -61,3 +65,72 @@ func TestImpairmentNeedsSayHowToRunWithout(t *testing.T) {
 		t.Errorf("study without such a profile: %q", w)
 	}
 }
+
+// A datapath that cannot take the impairments where spec.impairAt puts
+// them is refused at its line before the engine probes anything: every
+// impaired trial of it failed one by one. Cells spec.only leaves out,
+// and impairments that change nothing, do not count.
+func TestImpairPlacesRefusedAtPreflight(t *testing.T) {
+	const tail = "  tunings: [baseline]\n  workloads: [{tool: iperf3}]\n"
+	for _, tc := range []struct{ name, spec, want string }{
+		{"no tunnel", "  datapaths: [flannel-vxlan, bridge]\n  impairments: [none, loss-low]\n" + tail,
+			"s.yaml:5: spec.datapaths[1]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel: "},
+		{"server tunnel", "  datapaths: [macvlan]\n  impairments: [delay-low]\n  impairAt: {where: server-tunnel}\n" + tail,
+			"s.yaml:5: spec.datapaths[0]: datapath macvlan has no tunnel device for the impairments at spec.impairAt.where server-tunnel"},
+		{"host pods", "  datapaths: [host]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,
+			"s.yaml:5: spec.datapaths[0]: datapath host's pods use the node's network"},
+		{"fits", "  datapaths: [flannel-vxlan, bridge]\n  impairments: [loss-low]\n  impairAt: {where: underlay}\n" + tail, ""},
+		{"only none", "  datapaths: [bridge]\n  impairments: [none, {name: l0, loss: 0%}]\n" + tail, ""},
+		{"left out", "  datapaths: [flannel-vxlan, bridge]\n  impairments: [none, loss-low]\n  only:\n    - {datapath: flannel-vxlan}\n    - {datapath: bridge, impairment: none}\n" + tail, ""},
+	} {
+		s := parseSpec(t, tc.spec)
+		probed := false
+		_, err := preflight(context.Background(), localStub{stubEngine{machine: cpuset.Range(2)}, &probed}, s)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !IsPreflight(err) || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s: %v\nwant %s...", tc.name, err, tc.want)
+		case tc.want != "" && probed:
+			t.Errorf("%s: the engine probed before the study was refused", tc.name)
+		}
+	}
+}
+
+// On a cluster the CNI decides: its first cluster without the tunnel
+// the study impairs refuses the run before any trial.
+func TestCheckImpairPlaceOnCluster(t *testing.T) {
+	s := parseSpec(t, "  datapaths: [flannel-vxlan]\n  impairments: [loss-low]\n  tunings: [baseline]\n  workloads: [{tool: iperf3}]\n")
+	d := s.Spec.Datapaths[0]
+	err := checkImpairPlace(s, d, tunnelCluster{client: false, server: true})
+	if err == nil || !strings.Contains(err.Error(), "datapath flannel-vxlan has no tunnel device for the impairments at spec.impairAt.where client-tunnel") {
+		t.Errorf("client without tunnel: %v", err)
+	}
+	if err := checkImpairPlace(s, d, tunnelCluster{client: true}); err != nil {
+		t.Errorf("client with tunnel: %v", err)
+	}
+	s.Spec.ImpairAt.Where = study.WhereServerTunnel
+	if err := checkImpairPlace(s, d, tunnelCluster{client: true}); err == nil {
+		t.Error("server without tunnel: no error")
+	}
+	s.Spec.Impairments = []study.Impairment{{Name: "none"}}
+	if err := checkImpairPlace(s, d, tunnelCluster{}); err != nil {
+		t.Errorf("none needs no tunnel: %v", err)
+	}
+}
+
+// tunnelCluster is a cluster whose nodes have a tunnel device or not.
+type tunnelCluster struct {
+	engine.Cluster
+	client, server bool
+}
+
+func (c tunnelCluster) Client() engine.Node { return tunnelNode{has: c.client} }
+func (c tunnelCluster) Server() engine.Node { return tunnelNode{has: c.server} }
+
+type tunnelNode struct {
+	engine.Node
+	has bool
+}
+
+func (n tunnelNode) Tunnel() (netns.Iface, bool) { return netns.Iface{Name: "t"}, n.has }

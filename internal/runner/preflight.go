@@ -82,6 +82,9 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 		if err := p.checkRPSCPUs(s); err != nil {
 			return nil, err
 		}
+		if err := impairPlaces(s, p.datapaths); err != nil {
+			return nil, err
+		}
 	}
 	facts, err := e.Preflight(ctx, s, needs)
 	if err != nil {
