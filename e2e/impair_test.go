@@ -45,6 +45,7 @@ func TestImpairmentsRefusedWithExitTwo(t *testing.T) {
 		{"jitter above netem's", []string{"--set", "impairments=[{name: x, delay: 5s, jitter: 3s}]"}, []string{"spec.impairments[0].jitter", "maximum"}},
 		{"unknown where", []string{"--set", "impairAt={where: eth9}"}, []string{"spec.impairAt.where", `unknown device "eth9"`}},
 		{"unknown entry", []string{"--set", "workloads.ud.sender=pktgen"}, []string{`spec.workloads has no entry named "ud" (did you mean "udp"?`}},
+		{"no tunnel to impair", []string{"--set", "datapaths=[bridge]"}, []string{"spec.datapaths[0]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel"}},
 	}
 	if featureMissing(t, "pktgen") {
 		cases = append(cases, struct {
