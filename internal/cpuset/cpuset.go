@@ -3,6 +3,7 @@
 package cpuset
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -13,8 +14,14 @@ import (
 // Set is a sorted list of distinct CPU numbers.
 type Set []int
 
-// MaxCPU bounds CPU numbers we accept from users.
+// MaxCPU bounds the CPU numbers Parse and ParseMask accept, from users,
+// the kernel or a node's agent alike, so that no input, however long,
+// makes a set of more than MaxCPU+1 CPUs.
 const MaxCPU = 4095
+
+// ErrBeyondMaxCPU is wrapped by ParseMask for a mask that sets a CPU
+// above MaxCPU.
+var ErrBeyondMaxCPU = errors.New("CPU number above " + strconv.Itoa(MaxCPU))
 
 // Parse reads a CPU list such as "0-2,5" (the format of cpuset.cpus and
 // taskset -c).
@@ -122,6 +129,10 @@ func (s Set) Mask(nCPUs int) string {
 }
 
 // ParseMask reads the kernel bitmap format ("00000007" or "0,0000000f").
+// A mask setting a CPU above MaxCPU is refused (ErrBeyondMaxCPU): each
+// word can add 32 CPUs, and a long mask (from a node's agent, say) would
+// otherwise make a set as large as it likes. Zero words above MaxCPU are
+// read, as a kernel built for more CPUs pads the mask with them.
 func ParseMask(m string) (Set, error) {
 	m = strings.TrimSpace(m)
 	if m == "" {
@@ -135,6 +146,9 @@ func ParseMask(m string) (Set, error) {
 			return nil, fmt.Errorf("bad mask word %q in %q", words[i], m)
 		}
 		base := (len(words) - 1 - i) * 32
+		if top := base + 63 - bits.LeadingZeros64(v); v != 0 && top > MaxCPU {
+			return nil, fmt.Errorf("mask %q sets CPU %d: %w", m, top, ErrBeyondMaxCPU)
+		}
 		for v != 0 {
 			b := bits.TrailingZeros64(v)
 			out = append(out, base+b)

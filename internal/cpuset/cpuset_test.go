@@ -1,7 +1,9 @@
 package cpuset
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -94,5 +96,28 @@ func TestOutside(t *testing.T) {
 	}
 	if got := (Set{1}).Outside(Set{0, 1}); got != nil {
 		t.Errorf("Outside = %v, want none", got)
+	}
+}
+
+// TestParseMaskBound: a mask sets at most CPU MaxCPU, as a CPU list
+// names at most it; a longer mask is refused, not read into a set as
+// large as it is long. Zero words above are padding.
+func TestParseMaskBound(t *testing.T) {
+	word := func(n int, w string) string { return strings.Repeat(","+w, n) }
+	for _, tc := range []struct {
+		mask string
+		want Set
+	}{
+		{"80000000" + word(127, "00000000"), Set{MaxCPU}},
+		{strings.Repeat("0,", 300) + "1", Set{0}},
+	} {
+		if got, err := ParseMask(tc.mask); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseMask(%d words) = %v, %v; want %v", strings.Count(tc.mask, ",")+1, got, err, tc.want)
+		}
+	}
+	for _, m := range []string{"1" + word(128, "00000000"), "ffffffff" + word(1000, "ffffffff")} {
+		if got, err := ParseMask(m); !errors.Is(err, ErrBeyondMaxCPU) {
+			t.Errorf("ParseMask(%d words) = %d CPUs, %v; want ErrBeyondMaxCPU", strings.Count(m, ",")+1, len(got), err)
+		}
 	}
 }
