@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,20 +49,51 @@ func Collect(tools []string) results.Env {
 	return e
 }
 
+// cpuModel names the machine's CPU from /proc/cpuinfo; "" when it cannot
+// be read.
 func cpuModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	s := bufio.NewScanner(f)
+	return parseCPUModel(f)
+}
+
+// parseCPUModel names the CPU a /proc/cpuinfo text describes: its first
+// "model name" (x86; 32-bit ARM). An arm64 kernel prints none, only
+// each CPU's "CPU implementer" and "CPU part" codes
+// (arch/arm64/kernel/cpuinfo.c), so there the distinct pairs are named
+// in order ("CPU implementer 0x41 part 0xd0c"), several on a big.LITTLE
+// machine: without them env.json had no CPU model at all, and two arm64
+// machines could not be told apart. "" when the text names neither.
+func parseCPUModel(r io.Reader) string {
+	var parts []string
+	implementer := ""
+	s := bufio.NewScanner(r)
 	for s.Scan() {
 		k, v, ok := strings.Cut(s.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case v == "":
+		case k == "model name":
+			return v
+		case k == "CPU implementer":
+			implementer = v
+		case k == "CPU part":
+			p := "CPU part " + v
+			if implementer != "" {
+				p = "CPU implementer " + implementer + " part " + v
+			}
+			if !slices.Contains(parts, p) {
+				parts = append(parts, p)
+			}
 		}
 	}
-	return ""
+	return strings.Join(parts, ", ")
 }
 
 // ToolVersion returns the first line a tool prints for --version, or ""

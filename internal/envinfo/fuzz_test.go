@@ -43,3 +43,26 @@ func FuzzVersion(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCPUModel: /proc/cpuinfo names the CPU for env.json (and a
+// resumed run is refused when it differs). Whatever the text, the model
+// is one line without surrounding space; a text with neither a model
+// name nor a CPU part names none; and a model name put first is the one
+// recorded.
+func FuzzParseCPUModel(f *testing.F) {
+	for _, s := range []string{xeonCPUInfo, altraCPUInfo, rk3399CPUInfo, rpiCPUInfo, "", ":", "model name:\n", "CPU part: x\r\n", "\x00\xff:\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, info string) {
+		m := parseCPUModel(strings.NewReader(info))
+		if strings.ContainsAny(m, "\n") || m != strings.TrimSpace(m) {
+			t.Errorf("cpuinfo %q: model %q is not one trimmed line", info, m)
+		}
+		if m != "" && !strings.Contains(info, "model name") && !strings.Contains(info, "CPU part") {
+			t.Errorf("cpuinfo %q: model %q from nothing naming one", info, m)
+		}
+		if got := parseCPUModel(strings.NewReader("model name\t: Fuzz CPU\n" + info)); got != "Fuzz CPU" {
+			t.Errorf("cpuinfo %q after a model name: model %q", info, got)
+		}
+	})
+}
