@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -177,7 +178,9 @@ func (n *Node) Add(ctx context.Context, p Pod, conf []byte) (Result, error) {
 		return Result{}, err
 	}
 	p.done(StepName(list))
-	out, err := n.result(res)
+	// The list's result is its last plugin's: each passes on (or
+	// rewrites) the prevResult it was given.
+	out, err := n.result(res, list.Plugins[len(list.Plugins)-1].Network.Type)
 	if err != nil {
 		return Result{}, fmt.Errorf("cni ADD %s for pod %s on node %s: %w", list.Name, p.ID, n.Name, err)
 	}
@@ -246,23 +249,19 @@ func (n *Node) runtime(p Pod, ifName string) *libcni.RuntimeConf {
 }
 
 // result reads the pod's IPv4 address and host-side veth from an ADD
-// result. The result lists host interfaces without a sandbox (the bridge
-// plugin: cni0 and the veth); the veth is the one that is a veth.
-func (n *Node) result(r types.Result) (Result, error) {
+// result that plugin (a type) returned. The result lists host interfaces
+// without a sandbox (the bridge plugin: cni0 and the veth); the veth is
+// the one that is a veth.
+func (n *Node) result(r types.Result, plugin string) (Result, error) {
 	res, err := types100.NewResultFromResult(r)
 	if err != nil {
 		return Result{}, fmt.Errorf("read result: %w", err)
 	}
-	var out Result
-	for _, ipc := range res.IPs {
-		if ip4 := ipc.Address.IP.To4(); ip4 != nil {
-			out.IP = ip4
-			break
-		}
+	ip, err := podIPv4(res, plugin)
+	if err != nil {
+		return Result{}, err
 	}
-	if out.IP == nil {
-		return Result{}, fmt.Errorf("the plugins gave the pod no IPv4 address (result %s)", resultString(res))
-	}
+	out := Result{IP: ip}
 	h, err := netns.Handle(n.Netns)
 	if err != nil {
 		return Result{}, err
@@ -278,6 +277,44 @@ func (n *Node) result(r types.Result) (Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// podIPv4 is the first IPv4 address of a result. A result listing an
+// IPv4-mapped IPv6 address anywhere is refused: the plugin that wrote
+// it is broken, whatever else it listed.
+func podIPv4(res *types100.Result, plugin string) (net.IP, error) {
+	var ip net.IP
+	for _, ipc := range res.IPs {
+		if a, ok := mappedIPv4(ipc.Address); ok {
+			// Not the result's JSON: it prints the address as
+			// net.IPNet does, 10.1.2.3/24.
+			return nil, fmt.Errorf("plugin %s gave the pod the IPv4-mapped IPv6 address %s: no pod interface has one, and it is not the IPv4 address %s",
+				plugin, a, ipc.Address.IP.To4())
+		}
+		if ip4 := ipc.Address.IP.To4(); ip4 != nil && ip == nil {
+			ip = ip4
+		}
+	}
+	if ip == nil {
+		return nil, fmt.Errorf("the plugins gave the pod no IPv4 address (result %s)", resultString(res))
+	}
+	return ip, nil
+}
+
+// mappedIPv4 reports a result address written as an IPv4-mapped IPv6
+// address ("::ffff:10.1.2.3/120"), as written. net.IP.To4 reads such an
+// address as IPv4, yet it is a plugin's error, never a pod's address (a
+// mapped address stands for an IPv4 node's inside IPv6 software, RFC
+// 4291 2.5.5.2; no interface is given one), and taking it for 10.1.2.3
+// would aim the workloads at an address the pod may not have. net.ParseCIDR keeps every address in 16
+// bytes, so only the mask tells how it was written: 4 bytes after a
+// dotted quad, 16 after IPv6 notation.
+func mappedIPv4(a net.IPNet) (netip.Prefix, bool) {
+	ones, bits := a.Mask.Size()
+	if bits != 8*net.IPv6len || len(a.IP) != net.IPv6len || a.IP.To4() == nil {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(netip.AddrFrom16([16]byte(a.IP)), ones), true
 }
 
 func resultString(r *types100.Result) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,9 +72,11 @@ func (e *fixedExec) FindInPath(plugin string, _ []string) (string, error) { retu
 // FuzzResult: what an ADD gave the pod is read from the plugin's stdout
 // (libcni decodes it for the configuration's version, or the version the
 // result names, and result converts it to 1.0.0). Nothing a plugin
-// prints panics; a result without an IPv4 address is an error, never
-// a pod without an address; one with an address goes on to look for the
-// host-side veth (here in a namespace that does not exist: an error too).
+// prints panics; a result listing an IPv4-mapped IPv6 address is
+// refused, never read as IPv4; a result without an IPv4 address is an
+// error, never a pod without an address; one with an address goes on to
+// look for the host-side veth (here in a namespace that does not exist:
+// an error too).
 func FuzzResult(f *testing.F) {
 	for _, s := range []string{
 		`{"cniVersion":"1.0.0","interfaces":[{"name":"cni0","mac":"aa:bb:cc:dd:ee:ff"},{"name":"veth1234","mac":"aa:bb:cc:dd:ee:01"},{"name":"eth0","sandbox":"/var/run/netns/p"}],` +
@@ -94,7 +97,7 @@ func FuzzResult(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, err = n.result(res)
+		_, err = n.result(res, "fakeplug")
 		if err == nil {
 			t.Fatalf("stdout %q: a result in a namespace that does not exist", stdout)
 		}
@@ -105,9 +108,19 @@ func FuzzResult(f *testing.F) {
 			}
 			return
 		}
-		hasIPv4 := false
+		hasIPv4, mapped := false, false
 		for _, ipc := range conv.IPs {
-			hasIPv4 = hasIPv4 || ipc.Address.IP.To4() != nil
+			// ParseCIDR gives an address written in IPv6 notation
+			// a 16-byte mask, a dotted quad a 4-byte one.
+			v4 := ipc.Address.IP.To4() != nil
+			mapped = mapped || (v4 && len(ipc.Address.Mask) == net.IPv6len)
+			hasIPv4 = hasIPv4 || (v4 && len(ipc.Address.Mask) == net.IPv4len)
+		}
+		if refused := strings.Contains(err.Error(), "IPv4-mapped"); refused != mapped {
+			t.Fatalf("stdout %q: mapped address %v, but result says %v", stdout, mapped, err)
+		}
+		if mapped {
+			return
 		}
 		if noAddr := strings.Contains(err.Error(), "no IPv4 address"); noAddr == hasIPv4 {
 			t.Errorf("stdout %q: IPv4 address %v, but result says %v", stdout, hasIPv4, err)
