@@ -83,6 +83,27 @@ func IsHostNetwork(d Datapath) bool {
 	return ok && h.HostNetwork()
 }
 
+// PodPeerless is implemented by datapaths whose pods' eth0 has no peer
+// on the node: a macvlan or ipvlan child of the node's underlay sends
+// through the underlay's driver, not through a veth (AttachPod gives no
+// HostVeth). It says what the pod's eth0 is instead, for a refusal of
+// what goes on each pod's host-side device (impairAt client-pods).
+type PodPeerless interface {
+	PodPeerless() string
+}
+
+// WhyNoPodPeers says why d's pods have no host-side devices ("" when
+// they have them): host-network pods, or a PodPeerless datapath's.
+func WhyNoPodPeers(d Datapath) string {
+	if IsHostNetwork(d) {
+		return "its pods use the node's network"
+	}
+	if p, ok := d.(PodPeerless); ok {
+		return p.PodPeerless()
+	}
+	return ""
+}
+
 // Detacher is implemented by datapaths that keep state per pod beyond the
 // pod's own devices (OVS's flows toward every other port): the engine
 // calls DetachPod before it deletes a pod wired by AttachPod, so that

@@ -69,8 +69,8 @@ func onlyNone(profile any) bool {
 // impairPlaces refuses, before anything touches the host, a datapath
 // that cannot take the study's impairments where spec.impairAt puts
 // them: a tunnel place on a datapath without a tunnel device, or the
-// client pods' host-side devices on one whose pods use the node's own
-// network. Each trial would find it and fail (and be retried) in every
+// client pods' host-side devices on one whose pods have none (host
+// network, macvlan, ipvlan: datapath.WhyNoPodPeers). Each trial would find it and fail (and be retried) in every
 // impaired cell of the datapath, so the run would spend its baseline
 // cells and then give those up; it is the study's input that does not
 // fit, said once at the datapath's line. The datapaths are the local
@@ -87,27 +87,24 @@ func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
 		if dp == nil {
 			continue
 		}
-		hostNet := false
-		if h, ok := dp.(datapath.HostNetwork); ok {
-			hostNet = h.HostNetwork()
-		}
-		if err := impairPlaceFits(where, d.Name, dp.Tunnel() != "", hostNet); err != nil {
+		if err := impairPlaceFits(where, d.Name, dp.Tunnel() != "", datapath.WhyNoPodPeers(dp)); err != nil {
 			return study.At(fmt.Sprintf("spec.datapaths[%d]", i), err)
 		}
 	}
 	return nil
 }
 
-// impairPlaceFits says why a datapath with (or without) a tunnel device
-// and host-network pods cannot be impaired at where.
-func impairPlaceFits(where, name string, tunnel, hostNet bool) error {
+// impairPlaceFits says why a datapath with (or without) a tunnel device,
+// whose pods have no host-side devices for the reason noPeers ("": they
+// have them), cannot be impaired at where.
+func impairPlaceFits(where, name string, tunnel bool, noPeers string) error {
 	switch {
 	case (where == study.WhereClientTunnel || where == study.WhereServerTunnel) && !tunnel:
 		return fmt.Errorf("datapath %s has no tunnel device for the impairments at spec.impairAt.where %s: "+
 			"set impairAt.where to underlay or client-pods, or leave this datapath's impaired cells out with spec.only", name, where)
-	case where == study.WhereClientPods && hostNet:
-		return fmt.Errorf("datapath %s's pods use the node's network, so they have no host-side devices for the impairments at "+
-			"spec.impairAt.where client-pods: set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name)
+	case where == study.WhereClientPods && noPeers != "":
+		return fmt.Errorf("datapath %s has no host-side pod devices for the impairments at spec.impairAt.where client-pods (%s): "+
+			"set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name, noPeers)
 	}
 	return nil
 }
@@ -140,5 +137,5 @@ func checkImpairPlace(s *study.Study, d study.Datapath, c engine.Cluster) error 
 	if s.Spec.ImpairAt.Where == study.WhereServerTunnel {
 		tunnel = srv
 	}
-	return impairPlaceFits(s.Spec.ImpairAt.Where, d.Name, tunnel, false)
+	return impairPlaceFits(s.Spec.ImpairAt.Where, d.Name, tunnel, "")
 }

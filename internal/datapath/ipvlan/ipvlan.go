@@ -76,6 +76,11 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.IPVlan}
 // Tunnel implements datapath.Datapath: there is none.
 func (*Datapath) Tunnel() string { return "" }
 
+// PodPeerless implements datapath.PodPeerless.
+func (*Datapath) PodPeerless() string {
+	return "its pods' eth0 is an ipvlan child of the node's underlay, with no peer on the node"
+}
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 

@@ -89,6 +89,11 @@ func wiredPods(t *testing.T, d datapath.Datapath, wiring string) ([]podNet, []Po
 	var out []podNet
 	for _, p := range append(servers, clients...) {
 		out = append(out, snapshot(t, d, p))
+		// What the datapath says of its pods (the runner refuses
+		// impairAt client-pods by it before the run) is what it wires.
+		if why := datapath.WhyNoPodPeers(d); (why == "") != (p.hostVeth != "") {
+			t.Errorf("wiring %s: pod %s has host-side device %q, but the datapath says %q of its pods' peers", wiring, p.name, p.hostVeth, why)
+		}
 	}
 	if wiring == WiringCNI {
 		for i, pair := range [][2]*Pod{{servers[0], servers[1]}, {servers[0], clients[0]}, {clients[1], servers[1]}} {
