@@ -125,8 +125,12 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 
 // decodeStrict decodes the text as written, strictly (unknown fields and
 // type errors with the file's own line numbers), and returns the root
-// mapping of its one document.
+// mapping of its one document, its aliases and merge keys expanded
+// (merge.go).
 func decodeStrict(file string, data []byte) (*yaml.Node, error) {
+	if root, ok, err := decodeAliased(file, data); ok {
+		return root, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var strict Study
@@ -141,17 +145,8 @@ func decodeStrict(file string, data []byte) (*yaml.Node, error) {
 		}
 		return nil, yamlError(file, doc.Content[0], err)
 	}
-	// A second document would be ignored silently: the user meant it to
-	// count (two studies pasted into one file, or a stray "---").
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, nil, err)
-	} else if err == nil && !emptyDoc(&extra) {
-		line := extra.Line
-		if len(extra.Content) > 0 {
-			line = extra.Content[0].Line
-		}
-		return nil, &FieldError{File: file, Line: line, Msg: "a second YAML document begins here: a study file holds one study (put another study in a file of its own)"}
+	if err := secondDocument(file, dec); err != nil {
+		return nil, err
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlError(file, nil, err)
@@ -160,6 +155,23 @@ func decodeStrict(file string, data []byte) (*yaml.Node, error) {
 		return nil, &FieldError{File: file, Line: 1, Msg: "a study file must be a YAML mapping"}
 	}
 	return doc.Content[0], nil
+}
+
+// secondDocument refuses a document after the one dec has read: it
+// would be ignored silently, and the user meant it to count (two studies
+// pasted into one file, or a stray "---").
+func secondDocument(file string, dec *yaml.Decoder) error {
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != nil && !errors.Is(err, io.EOF) {
+		return yamlError(file, nil, err)
+	} else if err == nil && !emptyDoc(&extra) {
+		line := extra.Line
+		if len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		}
+		return &FieldError{File: file, Line: line, Msg: "a second YAML document begins here: a study file holds one study (put another study in a file of its own)"}
+	}
+	return nil
 }
 
 // emptyDoc is a document with nothing in it, as a trailing "---" gives.

@@ -3,6 +3,7 @@ package study
 // Overrides: a profile merged over the spec, then each --set.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,7 +82,18 @@ func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error
 	if err := yaml.Unmarshal([]byte(v), &val); err != nil || len(val.Content) == 0 {
 		val = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}}}
 	}
-	node := val.Content[0]
+	// A value's aliases and merge keys are expanded as the file's are
+	// (merge.go): a custom decoder would take "<<" for a field.
+	node, err := expandAliases(val.Content[0], "")
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		// The line and path are of the value's own text, which the
+		// error names already: --set's.
+		fe.Line, fe.Field = 0, ""
+	}
+	if err != nil {
+		return err
+	}
 	zeroLines(node)
 	cur := root
 	for i, p := range parts {
