@@ -46,9 +46,10 @@ const (
 var ErrTimeout = errors.New("agent did not answer in time")
 
 // slowOps take longer than a knob write: perf's report, replaying
-// journals, reverting a session, sampling windows, a trace's start (nft
-// reads the whole ruleset before it listens: seconds on a big node).
-var slowOps = map[string]bool{OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true,
+// journals (a claim replays dead sessions' first), reverting a session,
+// sampling windows, a trace's start (nft reads the whole ruleset before
+// it listens: seconds on a big node).
+var slowOps = map[string]bool{OpClaim: true, OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true,
 	OpTraceStart: true, OpTraceStop: true}
 
 var _ tune.FS = (*Client)(nil)
@@ -70,6 +71,15 @@ func (c *Client) SetTimeouts(normal, slow time.Duration) { c.timeout, c.slowTime
 func (c *Client) Hello(controllerVersion string) (string, error) {
 	r, err := c.Call(Request{Op: OpHello, Value: controllerVersion})
 	return r.Value, err
+}
+
+// Claim holds the node for this session's run until the session ends,
+// whether the run measures or changes it; a session of another run
+// holding it refuses the claim (ErrNodeBusy). Only a run's session
+// claims: a read-only one (preflight, advise) never needs to.
+func (c *Client) Claim() error {
+	_, err := c.Call(Request{Op: OpClaim})
+	return err
 }
 
 // Close ends the session: the agent reverts what is still changed.

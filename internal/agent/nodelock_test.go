@@ -23,8 +23,9 @@ import (
 const rps = "class/net/eth1/queues/rx-0/rps_cpus"
 
 // nodeHolderEnv makes the test binary a session of another process that
-// changes a node ("DIR RUN": its journal directory and run) and holds it
-// until its stdin closes (then it ends as a session does) or it is killed.
+// changes a node ("DIR RUN": its journal directory and run), or only
+// claims it ("DIR RUN claim": a run that measures), and holds it until
+// its stdin closes (then it ends as a session does) or it is killed.
 const nodeHolderEnv = "CNIBENCH_AGENT_NODE_HOLDER"
 
 func TestMain(m *testing.M) {
@@ -33,8 +34,13 @@ func TestMain(m *testing.M) {
 	nodeLockWait = 300 * time.Millisecond
 	if v := os.Getenv(nodeHolderEnv); v != "" {
 		dir, run, _ := strings.Cut(v, " ")
+		run, mode, _ := strings.Cut(run, " ")
 		srv := NewServer(Config{Run: run, Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
-		if err := srv.write("", "sysfs", rps, "3"); err != nil {
+		take := func() error { return srv.write("", "sysfs", rps, "3") }
+		if mode == "claim" {
+			take = srv.claim
+		}
+		if err := take(); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
@@ -108,7 +114,7 @@ func TestNodeLockRefusesAnotherRun(t *testing.T) {
 	if !errors.Is(err, ErrNodeBusy) {
 		t.Fatalf("another run's write = %v; want ErrNodeBusy", err)
 	}
-	want := "agent on node w1: write: node w1 is being changed by run a (agent session pid " + strconv.Itoa(os.Getpid()) + "): one session changes a node at a time"
+	want := "agent on node w1: write: node w1 is in use by run a (agent session pid " + strconv.Itoa(os.Getpid()) + "), measuring or changing it: one run uses a node at a time"
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("refusal:\n%v\nwant it to start %q", err, want)
 	}
@@ -170,8 +176,8 @@ func TestNodeLockOtherProcess(t *testing.T) {
 	cmd, stdin := startHolder(t, dir, "r1")
 	pid := strconv.Itoa(cmd.Process.Pid)
 	for run, want := range map[string]string{
-		"r2": "node w1 is being changed by run r1 (agent session pid " + pid + ")",
-		"r1": "node w1 is being changed by another session of this run r1 (pid " + pid + ")",
+		"r2": "node w1 is in use by run r1 (agent session pid " + pid + ")",
+		"r1": "node w1 is in use by another session of this run r1 (pid " + pid + ")",
 	} {
 		srv := NewServer(Config{Run: run, Node: "w1", FS: testNode(), Pods: fakePods{}, JournalDir: dir})
 		err := srv.write("", "sysfs", rps, "3")

@@ -20,10 +20,13 @@
 //     is still changed. A session killed outright leaves a journal whose
 //     owner is dead; the agent daemon replays such journals at start and
 //     every few seconds, and `cnibench cleanup --kube` asks it to at once.
-//   - One session at a time changes a node: the first change takes the
-//     node's lock (nodelock.go), held until the session has reverted;
-//     any other session's first change is refused meanwhile (ErrNodeBusy,
-//     KindBusy), whatever namespace its run is in. Reads never take it.
+//   - One run at a time uses a node: a run's session claims it when it
+//     opens (OpClaim, which Cluster.Up sends), and a session that never
+//     claimed takes it at its first change; either takes the node's lock
+//     (nodelock.go), held until the session has reverted. Any other
+//     session's claim or first change is refused meanwhile (ErrNodeBusy,
+//     KindBusy), whatever namespace its run is in. Reads never take it,
+//     so preflight's and advise's read-only sessions never claim.
 //   - A pod's network namespace is named "pod:NAMESPACE/NAME". The agent
 //     finds it from a process of the pod whose environment carries
 //     CNIBENCH_POD=NAMESPACE/NAME (the kube engine sets it in every
@@ -52,6 +55,7 @@ import (
 const (
 	OpPing        = "ping"
 	OpHello       = "hello" // version handshake: Value is the controller's version, the answer the agent's
+	OpClaim       = "claim" // hold the node for this run until the session ends, measuring or changing (nodelock.go)
 	OpRead        = "read"
 	OpWrite       = "write"
 	OpList        = "list"
@@ -127,8 +131,8 @@ const (
 	// KindNotExist is any other missing file: a node without cpuidle
 	// states has no cpuN/cpuidle directory (cpuidle.ErrNone).
 	KindNotExist = "not-exist"
-	// KindBusy is a change refused while another session changes the
-	// node (ErrNodeBusy).
+	// KindBusy is a claim or change refused while another session
+	// holds the node (ErrNodeBusy).
 	KindBusy = "busy"
 	// KindNoHostPeer is a pod device without a host-side peer
 	// (ErrNoHostPeer).

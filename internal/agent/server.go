@@ -107,7 +107,7 @@ type Server struct {
 	fs      *nodeFS
 	jmu     sync.Mutex
 	j       *journal.Journal
-	lock    *journal.Lock           // the node's, held from the first change to the end (nodelock.go)
+	lock    *journal.Lock           // the node's, held from the claim or first change to the end (nodelock.go)
 	pending map[string]pendingSet   // knob key -> first old value
 	qdiscs  map[string]pendingQdisc // device key -> its qdisc before the netem
 	sampler *metrics.Sampler
@@ -255,6 +255,8 @@ func (s *Server) answer(req Request, resp *Response) error {
 		resp.Value = "pong"
 	case OpHello:
 		resp.Value = version.Version
+	case OpClaim:
+		err = s.claim()
 	case OpRead:
 		resp.Value, err = s.fs.Read(req.Netns, req.FS, req.Path)
 	case OpWrite:

@@ -15,7 +15,10 @@ import (
 // journaling the other's values as its "old" ones, and their trials
 // would load each other's nodes. A runner that died leaves its Lease to
 // go stale within LeaseSeconds; cleanup --kube then removes its objects.
-// Runs in other namespaces are not seen.
+// Runs in other namespaces are not seen here: each node's agent refuses
+// them when Cluster.Up claims the node (agent.ErrNodeBusy), which holds
+// it for a run that only measures too. This check, before anything is
+// made, still says so at preflight for the runs of one namespace.
 func checkNoLiveRun(ctx context.Context, cs kubernetes.Interface, namespace string, now time.Time) error {
 	runs, err := ListRuns(ctx, cs, namespace, now)
 	if err != nil {

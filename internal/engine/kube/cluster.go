@@ -40,8 +40,9 @@ type Cluster struct {
 var _ engine.Cluster = (*Cluster)(nil)
 
 // Up deploys the agent on the two nodes of place, waits for it and opens
-// a session to each; on any error it deletes what it made. No workload
-// pod exists before Up returns.
+// a session to each, which claims its node for the run (refused with
+// agent.ErrNodeBusy while another run holds it); on any error it deletes
+// what it made. No workload pod exists before Up returns.
 func Up(ctx context.Context, cs kubernetes.Interface, ex Execer, cfg Config, place Placement, log *slog.Logger) (*Cluster, error) {
 	cfg = cfg.WithDefaults()
 	if log == nil {
@@ -73,6 +74,11 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 		node.sess = openSession(c.exec, cfg.AgentNamespace, node.agentPod, cfg.RunID)
 		if err := handshake(node.sess.client, version.Version); err != nil {
 			return node, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		// The node is this run's until Close, measuring or changing;
+		// while another run's session holds it, agent.ErrNodeBusy.
+		if err := node.sess.client.Claim(); err != nil {
+			return node, err
 		}
 		if node.ip != "" {
 			if dev, err := node.sess.client.AddrDev(node.ip); err == nil {

@@ -122,8 +122,10 @@ type session struct {
 // withAgent opens a session with a node's agent, checks its version and
 // runs fn with its client; the session is closed whatever fn returned.
 // Preflight's probes and advise's inspection are one such call each; the
-// caller names the node. Where the exec itself failed (exec forbidden,
-// the pod gone), the requests met its error, which is said once.
+// caller names the node. It never claims the node (agent.OpClaim): they
+// only read, so they work beside a run that holds it. Where the exec
+// itself failed (exec forbidden, the pod gone), the requests met its
+// error, which is said once.
 func withAgent(ctx context.Context, ex Execer, ns, pod, run string, fn func(*agent.Client) error) error {
 	s := openSession(ex, ns, pod, run)
 	err := handshake(s.client, version.Version)
