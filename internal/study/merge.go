@@ -253,14 +253,16 @@ func nodeKind(n *yaml.Node) string {
 
 func joinPath(path, key string) string { return strings.TrimPrefix(path+"."+key, ".") }
 
-// decodeAliased is decodeStrict for a study that has aliases or merge
-// keys (ok), which are expanded first; ok is false for one without,
+// decodeAliased is decodeStrict for a study that has aliases, merge keys
+// or extension keys (ok): aliases are expanded first, then extension keys
+// dropped; ok is false for one without,
 // which decodeStrict decodes as it is written (and for text yaml.v3
 // cannot read or that is no mapping, whose errors it gives).
 func decodeAliased(file string, data []byte) (root *yaml.Node, ok bool, err error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if dec.Decode(&doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode || !hasAliases(doc.Content[0]) {
+	if dec.Decode(&doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode ||
+		!hasAliases(doc.Content[0]) && !hasExtensions(doc.Content[0]) {
 		return nil, false, nil
 	}
 	if err := secondDocument(file, dec); err != nil {
@@ -269,6 +271,8 @@ func decodeAliased(file string, data []byte) (root *yaml.Node, ok bool, err erro
 	if root, err = expandAliases(doc.Content[0], ""); err != nil {
 		return nil, true, yamlError(file, nil, err)
 	}
+	dropExtensions(root) // extension.go: after expanding, their anchors used
+
 	// Decoded from the tree, an error has the line its text is written
 	// on (a copy's is its anchor's); the decoded text of the tree would
 	// number lines of its own.

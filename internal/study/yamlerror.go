@@ -112,6 +112,9 @@ func friendly(msg string) string {
 		var list string
 		if known := fieldNames()[in]; len(known) <= 10 {
 			list = "known: " + strings.Join(known, ", ")
+			if in == "Study" {
+				list += ", and x-... keys of your own"
+			}
 		}
 		if why := joinHint(placeHint(name, in), list); why != "" {
 			return fmt.Sprintf("unknown field %q of %s (%s)", name, partName(in), why)
