@@ -61,7 +61,7 @@ func TestFinish(t *testing.T) {
 // not. Each trial was retried and its cell given up before, one warning
 // per trial, the run going on to be refused in every cell.
 func TestNodeBusyIsFatal(t *testing.T) {
-	busy := &agent.RemoteError{Op: "write", Msg: "node w1 is being changed by run 3f9a2c", Kind: agent.KindBusy, Node: "w1"}
+	busy := &agent.RemoteError{Op: "write", Msg: "node w1 is in use by run 3f9a2c", Kind: agent.KindBusy, Node: "w1"}
 	err := fmt.Errorf("apply tuning rps: %w", errors.Join(fmt.Errorf("write host sysfs:x=3: %w", busy), errors.New("revert: nothing to do")))
 	if !isFatal(err) {
 		t.Errorf("isFatal(%v) = false; want a busy node to stop the run", err)

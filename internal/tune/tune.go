@@ -64,10 +64,11 @@ var (
 	// ErrNotSupported means the kernel lacks the knob: RPS and RFS need a
 	// kernel built with CONFIG_RPS (every distribution kernel has it).
 	ErrNotSupported = errors.New("kernel lacks RPS/RFS (CONFIG_RPS)")
-	// ErrNodeBusy means a write was refused because another session
-	// (of another run) is changing the node: a cluster node's agent
-	// changes a node for one session at a time (agent.ErrNodeBusy is
-	// it). The run stops: every later write would be refused too.
+	// ErrNodeBusy means a run's claim of a cluster node (at its cluster's
+	// Up), or a write, was refused because another run's session holds
+	// the node: a node's agent lets one run at a time use it, measuring or
+	// changing (agent.ErrNodeBusy is it). The run stops: every later
+	// claim or write would be refused too.
 	ErrNodeBusy = errors.New("node busy")
 	// ErrNodeUnclean means a write was refused because a dead session's
 	// changes on the node could not be put back first (a journal that
