@@ -81,7 +81,7 @@ func impairDevices(t *Target) (engine.Node, []netns.Iface, error) {
 	default:
 		return nil, nil, fmt.Errorf("unknown impairment device %q", where)
 	}
-	return nil, nil, fmt.Errorf("datapath %s has no tunnel device for impairAt.where %s; use underlay or client-pods", t.Datapath.Name, where)
+	return nil, nil, fmt.Errorf("datapath %s has no tunnel device for impairAt.where %s; use underlay, or client-pods where its pods have host-side veths", t.Datapath.Name, where)
 }
 
 func applyImpairment(_ context.Context, t *Target) (Undo, error) {

@@ -100,8 +100,12 @@ func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
 func impairPlaceFits(where, name string, tunnel bool, noPeers string) error {
 	switch {
 	case (where == study.WhereClientTunnel || where == study.WhereServerTunnel) && !tunnel:
+		places := "underlay or client-pods"
+		if noPeers != "" {
+			places = "underlay" // client-pods is refused below
+		}
 		return fmt.Errorf("datapath %s has no tunnel device for the impairments at spec.impairAt.where %s: "+
-			"set impairAt.where to underlay or client-pods, or leave this datapath's impaired cells out with spec.only", name, where)
+			"set impairAt.where to %s, or leave this datapath's impaired cells out with spec.only", name, where, places)
 	case where == study.WhereClientPods && noPeers != "":
 		return fmt.Errorf("datapath %s has no host-side pod devices for the impairments at spec.impairAt.where client-pods (%s): "+
 			"set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name, noPeers)

@@ -10,8 +10,10 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -76,10 +78,16 @@ func TestImpairPlacesRefusedAtPreflight(t *testing.T) {
 		{"no tunnel", "  datapaths: [flannel-vxlan, bridge]\n  impairments: [none, loss-low]\n" + tail,
 			"s.yaml:5: spec.datapaths[1]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel: "},
 		{"server tunnel", "  datapaths: [macvlan]\n  impairments: [delay-low]\n  impairAt: {where: server-tunnel}\n" + tail,
-			"s.yaml:5: spec.datapaths[0]: datapath macvlan has no tunnel device for the impairments at spec.impairAt.where server-tunnel"},
+			"s.yaml:5: spec.datapaths[0]: datapath macvlan has no tunnel device for the impairments at spec.impairAt.where server-tunnel: " +
+				"set impairAt.where to underlay, or leave"},
+		{"no tunnel, veths", "  datapaths: [bridge]\n  impairments: [delay-low]\n" + tail,
+			"s.yaml:5: spec.datapaths[0]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel: " +
+				"set impairAt.where to underlay or client-pods, or leave"},
+		{"macvlan pods", "  datapaths: [macvlan]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,
+			"s.yaml:5: spec.datapaths[0]: datapath macvlan has no host-side pod devices for the impairments at spec.impairAt.where client-pods (its pods' eth0 is a macvlan child"},
 		{"host pods", "  datapaths: [host]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,
 			"s.yaml:5: spec.datapaths[0]: datapath host has no host-side pod devices for the impairments at spec.impairAt.where client-pods (its pods use the node's network)"},
-		{"macvlan pods", "  datapaths: [bridge, ipvlan]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,
+		{"ipvlan pods", "  datapaths: [bridge, ipvlan]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,
 			"s.yaml:5: spec.datapaths[1]: datapath ipvlan has no host-side pod devices for the impairments at spec.impairAt.where client-pods (its pods' eth0 is an ipvlan child"},
 		{"fits", "  datapaths: [flannel-vxlan, bridge]\n  impairments: [loss-low]\n  impairAt: {where: underlay}\n" + tail, ""},
 		{"only none", "  datapaths: [bridge]\n  impairments: [none, {name: l0, loss: 0%}]\n" + tail, ""},
@@ -136,3 +144,38 @@ type tunnelNode struct {
 }
 
 func (n tunnelNode) Tunnel() (netns.Iface, bool) { return netns.Iface{Name: "t"}, n.has }
+
+// The run's first cluster whose CNI lacks the tunnel the study impairs
+// is closed and the run stopped before anything runs on it.
+func TestUpDatapathRefusesClusterWithoutTunnel(t *testing.T) {
+	s := parseSpec(t, "  datapaths: [flannel-vxlan]\n  impairments: [loss-low]\n  tunings: [baseline]\n  workloads: [{tool: iperf3}]\n")
+	c := &closingCluster{tunnelCluster: tunnelCluster{server: true}}
+	r := &run{engine: upEngine{c: c}, study: s, plan: &plan{datapaths: map[string]engine.Datapath{}}}
+	err := r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error {
+		t.Error("work ran on a cluster without the tunnel")
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "datapath flannel-vxlan has no tunnel device") {
+		t.Errorf("upDatapath = %v", err)
+	}
+	if !c.closed || r.clusters != 0 {
+		t.Errorf("cluster closed %v, clusters counted %d; want closed and none", c.closed, r.clusters)
+	}
+}
+
+type closingCluster struct {
+	tunnelCluster
+	closed bool
+}
+
+func (c *closingCluster) Close() error { c.closed = true; return nil }
+
+// upEngine's Up gives its cluster.
+type upEngine struct {
+	stubEngine
+	c engine.Cluster
+}
+
+func (e upEngine) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
+	return e.c, results.DatapathEnv{}, nil
+}
