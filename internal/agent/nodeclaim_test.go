@@ -181,6 +181,11 @@ func TestClaimWaitsForReplay(t *testing.T) {
 	if err := <-claimed; err != nil {
 		t.Fatalf("claim after a moment's replay = %v", err)
 	}
+	// The claim holds the node now: another locker is refused at once.
+	if l2, err := journal.LockDir(dir); err == nil {
+		l2.Release()
+		t.Error("the node was free after the claim returned")
+	}
 	if err := srv.end(); err != nil {
 		t.Fatal(err)
 	}

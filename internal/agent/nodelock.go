@@ -138,7 +138,7 @@ func (s *Server) openJournalLocked() error {
 	// own is live and left alone), and changes nothing while it cannot.
 	if sum, err := Replay(s.cfg.JournalDir, s.fs); err != nil {
 		l.Release()
-		return errors.Join(fmt.Errorf("node %s: a dead session's changes could not be put back before this session's first change (%s): %w: %w",
+		return errors.Join(fmt.Errorf("node %s: a dead session's changes could not be put back before this session's claim or first change (%s): %w: %w",
 			s.cfg.Node, sum, tune.ErrNodeUnclean, err), j.Close())
 	}
 	s.j, s.lock = j, l

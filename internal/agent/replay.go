@@ -76,7 +76,7 @@ func (s ReplaySummary) String() string {
 		parts = append(parts, "deleted "+plural(s.Traces, "trace table"))
 	}
 	if s.Held && s.Empty() {
-		return "a live session holds the node (it put back what dead sessions left before its first change)"
+		return "a live session holds the node (it put back what dead sessions left when it took the node)"
 	}
 	if s.Empty() {
 		return "nothing left by dead sessions"
