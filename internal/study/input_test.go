@@ -127,6 +127,9 @@ func TestRefusedInputs(t *testing.T) {
 		{"warmup 61s", []string{"warmup=61s", "duration=2m"}, "spec.warmup", "1m1s is more than iperf3's --omit accepts (60s"},
 		{"background pods", []string{"replicas=[200]", "workloads=[{name: bg, tool: iperf3, background: {connections: [0, 10], pairs: 51, rate: 1M}}]"},
 			"spec.workloads[0]", "bg@bg10 needs 251 pods per node at 200 replicas"},
+		// A cell spec.only picks still counts, at its own replica count.
+		{"intra-node pods picked", []string{"replicas=[1, 126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]", "only=[{replicas: 126}]"},
+			"spec.workloads[0]", "i needs 252 pods per node at 126 replicas"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { refusedAt(t, tc.set, tc.field, tc.want) })
 	}
@@ -155,6 +158,11 @@ func TestNewBoundsAccept(t *testing.T) {
 		{"replicas=[50]", "workloads=[{name: startup, tool: podstartup, concurrency: [200]}]"},
 		{"replicas=[60]", "workloads=[{name: startup, tool: podstartup, concurrency: [1, 130]}, {name: i, tool: iperf3, placement: intra-node}]"},
 		{"replicas=[249]", "workloads=[{name: startup, tool: podstartup, pods: 1}]"},
+		// spec.only leaves out what would not fit, as the runner builds
+		// only the pods of the cells it picks.
+		{"replicas=[1, 126]", "workloads=[{name: i, tool: iperf3, placement: intra-node}]", "only=[{replicas: 1}]"},
+		{"replicas=[60]", "workloads=[{name: startup, tool: podstartup, concurrency: [1, 140]}, {name: i, tool: iperf3, placement: intra-node}]",
+			"only=[{workload: startup}]"},
 		{"warmup=2m", "duration=3m", "workloads=[{name: rr, tool: sockperf}]"},
 		// pktgen offers the load: iperf3's --omit is not used.
 		{"warmup=2m", "duration=3m", "workloads=[{name: u, tool: iperf3, protocol: udp, rate: 1G, sender: pktgen}]"},

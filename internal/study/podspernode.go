@@ -3,7 +3,11 @@ package study
 // Pods per node: what a workload variant needs on a node, bounded before
 // any node is built.
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cnibench/cnibench/internal/results"
+)
 
 // PodsPerNode is the number of pods per node a variant needs at r
 // replicas: r measured pairs and its background pairs, twice over when
@@ -22,59 +26,78 @@ func (w Workload) PodsPerNode(r int) int {
 }
 
 // checkPodsPerNode refuses a workload whose variants need more pods per
-// node than a node holds at the study's largest replica count: the
-// engine would refuse it only after the nodes are built. Replica counts
-// and background pairs out of range are reported by their own checks.
-// A task tool's burst (podstartup's pods, or concurrency when pods is
-// unset) starts its pods on the server node beside the pods the cluster
-// was scaled to for that replica count, which is the most any variant
-// needs there (runner.atReplicas; spec.only is not looked at: a burst
-// beside pods only an unpicked cell needs is refused too).
-func checkPodsPerNode(sp *Spec, cat Catalog, bad badFunc) {
-	r := 0
-	for _, n := range sp.Replicas {
-		if n <= MaxReplicas {
-			r = max(r, n)
-		}
+// node than a node holds at a replica count the run measures them at:
+// the engine would refuse it only after the nodes are built. Replica
+// counts and background pairs out of range are reported by their own
+// checks. A task tool's burst (podstartup's pods, or concurrency when
+// pods is unset) starts its pods on the server node beside the pods the
+// cluster was scaled to for that datapath and replica count, which is the
+// most any variant measured there needs (runner.atReplicas). Both follow
+// spec.only as the runner does (Study.Cells): a variant, or pods, only an
+// unpicked cell would need are not built, so they refuse nothing. Each
+// workload is refused once, at its largest count.
+func checkPodsPerNode(s *Study, cat Catalog, bad badFunc) {
+	type at struct {
+		datapath string
+		r        int
 	}
-	node, nodeOf := r, ""
-	for i, w := range sp.Workloads {
+	index := map[string]int{} // variant name: its workload's index
+	for i, w := range s.Spec.Workloads {
 		for _, v := range w.Variants() {
-			if v.Background != nil && (v.Background.Pairs < 1 || v.Background.Pairs > MaxReplicas-1) {
-				continue
-			}
-			n := v.PodsPerNode(r)
-			if n > MaxPodsPerNode {
-				bad(fmt.Sprintf("spec.workloads[%d]", i), "%s needs %d pods per node at %d replicas (%s); a node holds at most %d",
-					v.Name, n, r, podsWhy(v), MaxPodsPerNode)
-				break
-			}
-			if n > node {
-				node, nodeOf = n, v.Name
-			}
+			index[v.Name] = i
 		}
 	}
-	if r == 0 {
-		return
+	variants := s.Variants()
+	byName := map[string]Workload{}
+	for _, v := range variants {
+		byName[v.Name] = v
 	}
-	for i, w := range sp.Workloads {
-		if t, ok := cat.Tool(w.Tool); !ok || !t.Task {
+	var measured []results.Cell
+	node, nodeOf := map[at]int{}, map[at]string{}
+	worst := map[int]podsProblem{} // per workload: its largest refusal
+	for _, c := range s.Cells() {
+		v, ok := byName[c.Workload]
+		if !ok || c.Replicas < 1 || c.Replicas > MaxReplicas || v.Background != nil && (v.Background.Pairs < 1 || v.Background.Pairs > MaxReplicas-1) {
 			continue
 		}
-		for _, v := range w.Variants() {
-			burst := v.BurstPods()
-			if burst < 1 || burst > MaxPodsPerNode || node+burst <= MaxPodsPerNode {
-				continue // a burst out of range is the option's bound's to report
-			}
-			why := fmt.Sprintf("which runs %d at %d replicas", node, r)
-			if nodeOf != "" {
-				why += fmt.Sprintf(" (%s's)", nodeOf)
-			}
-			bad(fmt.Sprintf("spec.workloads[%d]", i), "%s starts %d pods on the server node, %s: %d pods; a node holds at most %d",
-				v.Name, burst, why, node+burst, MaxPodsPerNode)
-			break
+		measured = append(measured, c)
+		k, n := at{c.Datapath, c.Replicas}, v.PodsPerNode(c.Replicas)
+		node[k] = max(node[k], c.Replicas)
+		if n > node[k] {
+			node[k], nodeOf[k] = n, v.Name
+		}
+		if i := index[v.Name]; n > MaxPodsPerNode && n > worst[i].pods {
+			worst[i] = podsProblem{n, fmt.Sprintf("%s needs %d pods per node at %d replicas (%s); a node holds at most %d",
+				v.Name, n, c.Replicas, podsWhy(v), MaxPodsPerNode)}
 		}
 	}
+	for _, c := range measured {
+		v, k := byName[c.Workload], at{c.Datapath, c.Replicas}
+		burst, i := v.BurstPods(), index[v.Name]
+		if t, ok := cat.Tool(v.Tool); !ok || !t.Task || burst < 1 || burst > MaxPodsPerNode {
+			continue // a burst out of range is the option's bound's to report
+		}
+		if total := node[k] + burst; total > MaxPodsPerNode && total > worst[i].pods {
+			why := fmt.Sprintf("which runs %d at %d replicas", node[k], c.Replicas)
+			if nodeOf[k] != "" {
+				why += fmt.Sprintf(" (%s's)", nodeOf[k])
+			}
+			worst[i] = podsProblem{total, fmt.Sprintf("%s starts %d pods on the server node, %s: %d pods; a node holds at most %d",
+				v.Name, burst, why, total, MaxPodsPerNode)}
+		}
+	}
+	for i := range s.Spec.Workloads {
+		if p, ok := worst[i]; ok {
+			bad(fmt.Sprintf("spec.workloads[%d]", i), "%s", p.msg)
+		}
+	}
+}
+
+// podsProblem is a workload's refusal for pods per node: how many it
+// would put on the node, and why.
+type podsProblem struct {
+	pods int
+	msg  string
 }
 
 // BurstPods is how many pods a variant of a task tool (podstartup) starts

@@ -121,7 +121,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	validateWarmup(sp, cat, bad)
 	validatePrecisionMetric(sp, cat, bad)
 	validateServiceProxy(sp, bad)
-	checkPodsPerNode(sp, cat, bad)
+	checkPodsPerNode(s, cat, bad)
 	validateImpairments(sp, cat, bad)
 	validateToolFit(s, cat, bad)
 	validateVerdict(sp.Verdict, bad)
