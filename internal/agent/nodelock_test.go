@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
+		holdTerm(srv)
 		fmt.Println("ready")
 		io.Copy(io.Discard, os.Stdin)
 		if err := srv.end(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/agent"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/workload/ab"
 )
 
@@ -124,22 +125,37 @@ func newAgentPauseCmd() *cobra.Command {
 }
 
 func newAgentReplayCmd(f *agentFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "replay",
+	var endRuns []string
+	cmd := &cobra.Command{
+		Use:   "replay [--end-run RUN]...",
 		Short: "Revert the journals of dead sessions on this node",
-		Args:  cobra.NoArgs,
+		Long: `Reverts the journals of dead sessions on this node. With --end-run, first ends the live
+sessions of those runs here (SIGTERM: each puts back what it changed and lets go of the
+node), as cleanup --kube does for the runs it found dead: a session whose runner vanished
+can outlive it for hours, holding the node.`,
+		Example: "  cnibench agent replay --end-run 3f9a2c",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			srv := agent.NewServer(f.config())
+			ended, err := agent.EndRuns(f.config().JournalDir, endRuns)
+			if errors.Is(err, journal.ErrBadRunID) {
+				return err // nothing done: a bad name ends nothing
+			}
+			for _, l := range ended {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
 			r := srv.Handle(agent.Request{Op: agent.OpReplay, Run: f.run})
 			// What it did with each value, not a count that said "reverted"
 			// of values already back or left alone.
 			fmt.Fprintln(cmd.OutOrStdout(), r.Value)
 			if r.Error != "" {
-				return fmt.Errorf("replay: %s", r.Error)
+				err = errors.Join(err, fmt.Errorf("replay: %s", r.Error))
 			}
-			return nil
+			return err
 		},
 	}
+	cmd.Flags().StringArrayVar(&endRuns, "end-run", nil, "end this dead run's live sessions on this node first (repeatable)")
+	return cmd
 }
 
 func newAgentNginxCmd() *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,10 +86,13 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, o kubeCleanupOp
 	ex := &kube.APIExecer{Config: rc, Client: cs}
 	var errs []error
 	if len(stale) > 0 && !o.dryRun {
-		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace))
+		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace, staleIDs(stale)))
 	}
 	for _, r := range stale {
 		if o.dryRun {
+			// Which sessions are live is known only on the nodes: a dry
+			// run asks no agent anything.
+			fmt.Fprintf(w, "run %s: would end its agent sessions still live on any node\n", r.Run)
 			for _, obj := range r.Objects {
 				fmt.Fprintf(w, "run %s: would delete %s\n", r.Run, obj)
 			}
@@ -142,31 +146,67 @@ func removeDeadJournals(w io.Writer, jdir string, inCluster map[string]bool, o k
 	return errors.Join(errs...)
 }
 
-// replayAgents asks every installed agent to revert the journals of dead
-// sessions on its node, each exec under its own deadline.
-func replayAgents(ctx context.Context, w io.Writer, cs kubernetes.Interface, ex kube.Execer, agentNS string) error {
+// staleIDs are the IDs of the runs cleanup found dead.
+func staleIDs(stale []kube.RunInfo) []string {
+	ids := make([]string, len(stale))
+	for i, r := range stale {
+		ids[i] = r.Run
+	}
+	return ids
+}
+
+// replayAgents asks every installed agent to end the live sessions of the
+// dead runs on its node, then to revert the journals of dead sessions
+// there, each exec under its own deadline. A dead run's session can
+// outlive its runner for hours (an exec stream the kubelet keeps open
+// after the runner's machine vanished), holding its node against every
+// later run; a replay alone only touches dead sessions.
+func replayAgents(ctx context.Context, w io.Writer, cs kubernetes.Interface, ex kube.Execer, agentNS string, dead []string) error {
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	pods, err := cs.CoreV1().Pods(agentNS).List(lctx, metav1.ListOptions{LabelSelector: kube.AgentSelector()})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("list agent pods in %s: %w", agentNS, err)
 	}
+	argv := []string{kube.BinPath, "agent", "replay"}
+	for _, r := range dead {
+		argv = append(argv, "--end-run", r)
+	}
 	var errs []error
 	for _, p := range pods.Items {
 		if p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		var out, stderr bytes.Buffer
-		ectx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		err := ex.Exec(ectx, agentNS, p.Name, "agent", []string{kube.BinPath, "agent", "replay"}, nil, &out, &stderr)
-		cancel()
+		out, err := replayAgent(ctx, ex, agentNS, p.Name, argv)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("agent %s on %s: replay: %w: %s", p.Name, p.Spec.NodeName, err, stderr.String()))
+			errs = append(errs, fmt.Errorf("agent %s on %s: replay: %w", p.Name, p.Spec.NodeName, err))
 			continue
 		}
-		fmt.Fprintf(w, "agent %s on %s: %s", p.Name, p.Spec.NodeName, out.String())
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			fmt.Fprintf(w, "agent %s on %s: %s\n", p.Name, p.Spec.NodeName, l)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// replayAgent runs argv in one agent pod. An agent of an older cnibench
+// knows no --end-run: it is asked to replay alone, and says so, rather
+// than the node's replay failing.
+func replayAgent(ctx context.Context, ex kube.Execer, agentNS, pod string, argv []string) (string, error) {
+	var out, stderr bytes.Buffer
+	ectx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	err := ex.Exec(ectx, agentNS, pod, "agent", argv, nil, &out, &stderr)
+	if err != nil && strings.Contains(stderr.String(), "unknown flag: --end-run") {
+		out.Reset()
+		stderr.Reset()
+		out.WriteString("this agent's cnibench is older and cannot end live sessions: replayed dead sessions' journals only\n")
+		err = ex.Exec(ectx, agentNS, pod, "agent", argv[:3], nil, &out, &stderr)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return out.String(), nil
 }
 
 // removeRunFiles removes the temporary directory a dead kube run's
