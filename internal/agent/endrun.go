@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -86,9 +85,8 @@ func findSessions(dir string, runs []string) []*liveSession {
 		}
 		r.Release()
 		h := r.Header
-		suffix := "_" + strconv.Itoa(h.PID)
-		run := h.RunID[:max(0, len(h.RunID)-len(suffix))]
-		if h.RunID != run+suffix || !named[run] || h.PID == os.Getpid() || !journal.ProcessAlive(h.PID, h.PIDStart) {
+		run, ok := sessionRun(h)
+		if !ok || !named[run] || h.PID == os.Getpid() || !journal.ProcessAlive(h.PID, h.PIDStart) {
 			continue
 		}
 		out = append(out, &liveSession{run: run, pid: h.PID, start: h.PIDStart, journal: p})

@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/journal"
@@ -25,7 +26,7 @@ func livePIDs(dir, run string) []int {
 		if err != nil {
 			continue
 		}
-		if run != "" && !strings.HasPrefix(r.Header.RunID, run+"_") {
+		if of, ok := sessionRun(r.Header); run != "" && (!ok || of != run) {
 			r.Release()
 			continue
 		}
@@ -34,4 +35,13 @@ func livePIDs(dir, run string) []int {
 		}
 	}
 	return out
+}
+
+// sessionRun is the run of a session's journal, whose ID is RUN_PID with
+// its header's pid: exactly, so that run "r" is not taken for "r_x"
+// (run IDs may hold '_'); ok is false for any other journal.
+func sessionRun(h journal.Header) (string, bool) {
+	suffix := "_" + strconv.Itoa(h.PID)
+	run, ok := strings.CutSuffix(h.RunID, suffix)
+	return run, ok && run != ""
 }

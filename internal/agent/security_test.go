@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -114,7 +115,8 @@ func TestCallDeadline(t *testing.T) {
 }
 
 // TestStopSessionsOnlyOwnRun: a run's daemon signals only its own
-// run's live sessions (journals RUN_PID), not another run's.
+// run's live sessions (journals RUN_PID), not another run's, even one
+// whose ID begins with its own and '_'.
 func TestStopSessionsOnlyOwnRun(t *testing.T) {
 	dir := t.TempDir()
 	mine := exec.Command("sleep", "60")
@@ -125,8 +127,10 @@ func TestStopSessionsOnlyOwnRun(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 	}
-	liveJournal(t, dir, "runa_1", mine.Process.Pid)
-	liveJournal(t, dir, "runb_1", other.Process.Pid)
+	// Run IDs may hold '_': run runa_b's journal begins with "runa_"
+	// too, and is not runa's.
+	liveJournal(t, dir, fmt.Sprintf("runa_%d", mine.Process.Pid), mine.Process.Pid)
+	liveJournal(t, dir, fmt.Sprintf("runa_b_%d", other.Process.Pid), other.Process.Pid)
 	if got := livePIDs(dir, "runa"); len(got) != 1 || got[0] != mine.Process.Pid {
 		t.Fatalf("livePIDs(runa) = %v, want [%d]", got, mine.Process.Pid)
 	}
