@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,27 @@ func TestShortDuration(t *testing.T) {
 		if back, err := time.ParseDuration(got); got != want || err != nil || back != d {
 			t.Errorf("ShortDuration(%v) = %q (parses to %v, %v), want %q", d, got, back, err, want)
 		}
+	}
+}
+
+// A matrix far past MaxCells is refused by its count, without listing
+// its cells first: the pods-per-node bound walks the cells the run
+// measures, which here would take hundreds of megabytes.
+func TestHugeMatrixRefusedWithoutListingIt(t *testing.T) {
+	var dps, reps []string
+	for i := 1; i <= 30; i++ {
+		dps = append(dps, fmt.Sprintf("{name: d%d, type: flannel-vxlan}", i))
+		reps = append(reps, fmt.Sprint(i))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := parseBounds(t, "datapaths=["+strings.Join(dps, ", ")+"]", "replicas=["+strings.Join(reps, ", ")+"]",
+		"tunings="+tunings(30), "workloads=[{name: s, tool: iperf3, parallels: ["+strings.Join(reps, ", ")+"]}]")
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "810000 cells") {
+		t.Fatalf("err = %v; want the cells bound", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("refusing it allocated %d MB", got>>20)
 	}
 }

@@ -37,6 +37,9 @@ func (w Workload) PodsPerNode(r int) int {
 // unpicked cell would need are not built, so they refuse nothing. Each
 // workload is refused once, at its largest count.
 func checkPodsPerNode(s *Study, cat Catalog, bad badFunc) {
+	if s.Plan().Cells > MaxCells {
+		return // checkPlanned refuses it; its cells could take gigabytes to list
+	}
 	type at struct {
 		datapath string
 		r        int
