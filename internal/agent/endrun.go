@@ -63,8 +63,12 @@ func EndRuns(dir string, runs []string) ([]string, error) {
 		}
 		live = append(live, s)
 	}
+	// One bound for all: each session's wait begins at the SIGTERMs,
+	// not when the one before it ended, so several stuck sessions cost
+	// endSessionWait, not a multiple of it within cleanup's exec deadline.
+	termBy := time.Now().Add(endSessionWait)
 	for _, s := range live {
-		lines = append(lines, s.await())
+		lines = append(lines, s.await(termBy))
 	}
 	return lines, errors.Join(errs...)
 }
@@ -116,23 +120,24 @@ func (s *liveSession) signal(sig syscall.Signal) error {
 }
 
 // await waits for the session to end after SIGTERM and words what
-// happened. A session still there after endSessionWait is killed: its
+// happened. A session still there at termBy (endSessionWait after the
+// SIGTERMs) is killed: its
 // run is dead (cleanup found its Lease stale), so nobody uses it, and
 // left alive it keeps the node for hours, which is what ending it is
 // for. Killing loses nothing: its journal is fsync'ed before every
 // change, the kernel drops its lock when it dies, and the replay that
 // follows (the same `agent replay`) puts back what it still holds, each
 // value only where the session's own value is still there.
-func (s *liveSession) await() string {
+func (s *liveSession) await(termBy time.Time) string {
 	defer s.proc.Release()
-	if s.wait(endSessionWait) {
+	if s.wait(termBy) {
 		return s.ended()
 	}
 	if err := s.signal(syscall.SIGKILL); err != nil {
 		return fmt.Sprintf("session pid %d of run %s did not end within %v of SIGTERM, and SIGKILL failed: %v; the node stays claimed",
 			s.pid, s.run, endSessionWait, err)
 	}
-	if s.wait(endKillWait) {
+	if s.wait(time.Now().Add(endKillWait)) {
 		return fmt.Sprintf("session pid %d of run %s did not end within %v of SIGTERM: killed it (its journal is replayed below)",
 			s.pid, s.run, endSessionWait)
 	}
@@ -158,10 +163,9 @@ func (s *liveSession) ended() string {
 	return fmt.Sprintf("ended session pid %d of run %s (%d of its changes left: replayed below)", s.pid, s.run, len(r.Pending()))
 }
 
-// wait polls until the session's process is gone, for at most d. The
+// wait polls until the session's process is gone, until deadline. The
 // session is not this process's child, so it cannot be waited for.
-func (s *liveSession) wait(d time.Duration) bool {
-	deadline := time.Now().Add(d)
+func (s *liveSession) wait(deadline time.Time) bool {
 	for journal.ProcessAlive(s.pid, s.start) {
 		if time.Now().After(deadline) {
 			return false

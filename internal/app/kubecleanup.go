@@ -86,7 +86,7 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, o kubeCleanupOp
 	ex := &kube.APIExecer{Config: rc, Client: cs}
 	var errs []error
 	if len(stale) > 0 && !o.dryRun {
-		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace, staleIDs(stale)))
+		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace, staleIDs(w, stale)))
 	}
 	for _, r := range stale {
 		if o.dryRun {
@@ -146,11 +146,19 @@ func removeDeadJournals(w io.Writer, jdir string, inCluster map[string]bool, o k
 	return errors.Join(errs...)
 }
 
-// staleIDs are the IDs of the runs cleanup found dead.
-func staleIDs(stale []kube.RunInfo) []string {
-	ids := make([]string, len(stale))
-	for i, r := range stale {
-		ids[i] = r.Run
+// staleIDs are the IDs of the runs cleanup found dead whose sessions an
+// agent can end: a run label no cnibench run has (empty, or with a '-'
+// that Kubernetes allows and run IDs do not: journal.CheckRunID) is left
+// out and said, since the agent refuses the whole request over it and
+// would then replay nothing, for any run.
+func staleIDs(w io.Writer, stale []kube.RunInfo) []string {
+	var ids []string
+	for _, r := range stale {
+		if err := journal.CheckRunID(r.Run); err != nil {
+			fmt.Fprintf(w, "run %q: its agent sessions cannot be ended (%v); its objects are still deleted\n", r.Run, err)
+			continue
+		}
+		ids = append(ids, r.Run)
 	}
 	return ids
 }

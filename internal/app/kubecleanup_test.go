@@ -96,3 +96,19 @@ func TestAgentReplayRefusesBadEndRun(t *testing.T) {
 		t.Errorf("replay --end-run ../r2 = %v, output %q; want journal.ErrBadRunID and nothing done", err, out.String())
 	}
 }
+
+// TestStaleIDsLeaveOutLabelsNoRunHas: a run label Kubernetes allows but
+// no run ID has (empty, with '-') is said and left out of the agents'
+// --end-run list, which the agent would refuse whole, replaying nothing.
+func TestStaleIDsLeaveOutLabelsNoRunHas(t *testing.T) {
+	var out bytes.Buffer
+	ids := staleIDs(&out, []kube.RunInfo{{Run: "3f9a2c"}, {Run: ""}, {Run: "a-b"}, {Run: "r_1.x"}})
+	if !slices.Equal(ids, []string{"3f9a2c", "r_1.x"}) {
+		t.Errorf("ids = %q", ids)
+	}
+	for _, want := range []string{`run "": its agent sessions cannot be ended`, `run "a-b": its agent sessions cannot be ended`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
