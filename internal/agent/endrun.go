@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -56,7 +55,11 @@ func EndRuns(dir string, runs []string) ([]string, error) {
 	var lines []string
 	var errs []error
 	var live []*liveSession
-	for _, s := range findSessions(dir, runs) {
+	named := map[string]bool{}
+	for _, r := range runs {
+		named[r] = true
+	}
+	for _, s := range sessions(dir, func(run string) bool { return named[run] }) {
 		if err := s.signal(syscall.SIGTERM); err != nil {
 			errs = append(errs, fmt.Errorf("end session pid %d of run %s: %w", s.pid, s.run, err))
 			continue
@@ -71,31 +74,6 @@ func EndRuns(dir string, runs []string) ([]string, error) {
 		lines = append(lines, s.await(termBy))
 	}
 	return lines, errors.Join(errs...)
-}
-
-// findSessions lists the live sessions of runs whose journals are in dir.
-// A journal it cannot read is left to the replay, which reports it.
-func findSessions(dir string, runs []string) []*liveSession {
-	named := map[string]bool{}
-	for _, r := range runs {
-		named[r] = true
-	}
-	paths, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext))
-	var out []*liveSession
-	for _, p := range paths {
-		r, err := journal.ReadReplay(p)
-		if err != nil {
-			continue
-		}
-		r.Release()
-		h := r.Header
-		run, ok := sessionRun(h)
-		if !ok || !named[run] || h.PID == os.Getpid() || !journal.ProcessAlive(h.PID, h.PIDStart) {
-			continue
-		}
-		out = append(out, &liveSession{run: run, pid: h.PID, start: h.PIDStart, journal: p})
-	}
-	return out
 }
 
 // signal sends sig to the session's process. The handle is taken first

@@ -9,30 +9,41 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 )
 
-// livePIDs returns the owners of journals in dir that are alive; with
-// run set, only those of that run's sessions (journals are named
-// RUN_PID).
-func livePIDs(dir, run string) []int {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), journal.Ext) || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		r, err := journal.ReadReplay(filepath.Join(dir, e.Name()))
+// sessions lists the live sessions whose journals are in dir and whose
+// run of is true for (nil: every run): journals named RUN_PID whose
+// owner, checked by its start time against pid reuse, is alive and is
+// not this process. A journal it cannot read is left to the replay,
+// which reports it. A stopping daemon (stopSessions) and cleanup's
+// ending of dead runs (EndRuns) find the sessions they signal here.
+func sessions(dir string, of func(run string) bool) []*liveSession {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*"+journal.Ext))
+	var out []*liveSession
+	for _, p := range paths {
+		r, err := journal.ReadReplay(p)
 		if err != nil {
 			continue
 		}
-		if of, ok := sessionRun(r.Header); run != "" && (!ok || of != run) {
-			r.Release()
+		r.Release()
+		h := r.Header
+		run, ok := sessionRun(h)
+		if !ok || of != nil && !of(run) || h.PID == os.Getpid() || !journal.ProcessAlive(h.PID, h.PIDStart) {
 			continue
 		}
-		if r.Header.PID != os.Getpid() && journal.ProcessAlive(r.Header.PID, r.Header.PIDStart) {
-			out = append(out, r.Header.PID)
-		}
+		out = append(out, &liveSession{run: run, pid: h.PID, start: h.PIDStart, journal: p})
+	}
+	return out
+}
+
+// livePIDs returns the owners of live session journals in dir; with run
+// set, only those of that run's sessions.
+func livePIDs(dir, run string) []int {
+	var of func(string) bool
+	if run != "" {
+		of = func(r string) bool { return r == run }
+	}
+	var out []int
+	for _, s := range sessions(dir, of) {
+		out = append(out, s.pid)
 	}
 	return out
 }

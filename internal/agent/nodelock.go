@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/journal"
@@ -169,8 +168,9 @@ func (s *Server) busy(pid int, own string) error {
 			continue
 		}
 		if r, err := journal.ReadReplay(p); err == nil && r.Header.PID == pid {
-			e.Run = strings.TrimSuffix(r.Header.RunID, "_"+strconv.Itoa(pid))
-			e.Same = e.Run == s.cfg.Run
+			if run, ok := sessionRun(r.Header); ok {
+				e.Run, e.Same = run, run == s.cfg.Run
+			}
 			break
 		}
 	}

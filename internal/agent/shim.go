@@ -141,9 +141,15 @@ func daemonRun(run string) string {
 // is every run) and waits (up to timeout) for their journals to be
 // retired or their owners gone.
 func stopSessions(dir, run string, timeout time.Duration) {
-	pids := livePIDs(dir, run)
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGTERM)
+	var of func(string) bool
+	if run != "" {
+		of = func(r string) bool { return r == run }
+	}
+	for _, s := range sessions(dir, of) {
+		s.signal(syscall.SIGTERM) // pid-reuse safe; one gone meanwhile is fine
+		if s.proc != nil {
+			s.proc.Release()
+		}
 	}
 	deadline := time.Now().Add(timeout)
 	for len(livePIDs(dir, run)) > 0 && time.Now().Before(deadline) {
