@@ -21,10 +21,8 @@ var impairEntry = Entry{
 	Name: "impairment",
 	Changes: "netem qdisc (egress, or ingress through an ifb device) on the device spec.impairAt.where names: " +
 		"the client or server node's tunnel device, the client node's underlay or the measured client pods' host-side veths; the cell's impairment",
-	Scope: Trial,
-	Wanted: func(t *Target) bool {
-		return !t.Impairment.IsNone() && t.Impairment.Name != "" && !ImpairsNothing(t.Impairment)
-	},
+	Scope:  Trial,
+	Wanted: func(t *Target) bool { return Impairs(t.Impairment) },
 	Needs: func(t *Target) []string {
 		f := []string{probe.Netem}
 		if t.Study != nil && t.Study.Spec.ImpairAt.Direction == study.DirIngress {
@@ -33,6 +31,36 @@ var impairEntry = Entry{
 		return f
 	},
 	Apply: applyImpairment,
+}
+
+// Impairs reports whether an impairment puts a qdisc anywhere: not
+// none, not unset, not ImpairsNothing. What a trial applies, what a
+// study needs netem for and where the runner checks a datapath can take
+// it are all this.
+func Impairs(m study.Impairment) bool {
+	return m.Name != "" && !m.IsNone() && !ImpairsNothing(m)
+}
+
+// PlaceFits says why a datapath (name) with or without a tunnel device,
+// whose pods have no host-side devices for the reason noPeers ("": they
+// have them, or it is not known), cannot take impairments at where
+// (spec.impairAt.where); nil when it can. The runner asks it before the
+// run of each datapath it can judge; impairDevices finds the same at a
+// trial.
+func PlaceFits(where, name string, tunnel bool, noPeers string) error {
+	switch {
+	case (where == study.WhereClientTunnel || where == study.WhereServerTunnel) && !tunnel:
+		places := "underlay or client-pods"
+		if noPeers != "" {
+			places = "underlay" // client-pods is refused below
+		}
+		return fmt.Errorf("datapath %s has no tunnel device for the impairments at spec.impairAt.where %s: "+
+			"set impairAt.where to %s, or leave this datapath's impaired cells out with spec.only", name, where, places)
+	case where == study.WhereClientPods && noPeers != "":
+		return fmt.Errorf("datapath %s has no host-side pod devices for the impairments at spec.impairAt.where client-pods (%s): "+
+			"set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name, noPeers)
+	}
+	return nil
 }
 
 // ImpairsNothing: a study's own impairment whose every value is zero
@@ -81,7 +109,7 @@ func impairDevices(t *Target) (engine.Node, []netns.Iface, error) {
 	default:
 		return nil, nil, fmt.Errorf("unknown impairment device %q", where)
 	}
-	return nil, nil, fmt.Errorf("datapath %s has no tunnel device for impairAt.where %s; use underlay, or client-pods where its pods have host-side veths", t.Datapath.Name, where)
+	return nil, nil, PlaceFits(where, t.Datapath.Name, false, "")
 }
 
 func applyImpairment(_ context.Context, t *Target) (Undo, error) {

@@ -20,7 +20,7 @@ func impairmentNeeds(s *study.Study) []engine.Need {
 	var first study.Impairment
 	field := ""
 	for i, m := range s.Spec.Impairments {
-		if m.IsNone() || knob.ImpairsNothing(m) {
+		if !knob.Impairs(m) {
 			continue
 		}
 		if len(names) == 0 {
@@ -87,28 +87,9 @@ func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
 		if dp == nil {
 			continue
 		}
-		if err := impairPlaceFits(where, d.Name, dp.Tunnel() != "", datapath.WhyNoPodPeers(dp)); err != nil {
+		if err := knob.PlaceFits(where, d.Name, dp.Tunnel() != "", datapath.WhyNoPodPeers(dp)); err != nil {
 			return study.At(fmt.Sprintf("spec.datapaths[%d]", i), err)
 		}
-	}
-	return nil
-}
-
-// impairPlaceFits says why a datapath with (or without) a tunnel device,
-// whose pods have no host-side devices for the reason noPeers ("": they
-// have them), cannot be impaired at where.
-func impairPlaceFits(where, name string, tunnel bool, noPeers string) error {
-	switch {
-	case (where == study.WhereClientTunnel || where == study.WhereServerTunnel) && !tunnel:
-		places := "underlay or client-pods"
-		if noPeers != "" {
-			places = "underlay" // client-pods is refused below
-		}
-		return fmt.Errorf("datapath %s has no tunnel device for the impairments at spec.impairAt.where %s: "+
-			"set impairAt.where to %s, or leave this datapath's impaired cells out with spec.only", name, where, places)
-	case where == study.WhereClientPods && noPeers != "":
-		return fmt.Errorf("datapath %s has no host-side pod devices for the impairments at spec.impairAt.where client-pods (%s): "+
-			"set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name, noPeers)
 	}
 	return nil
 }
@@ -120,7 +101,7 @@ func impairsCells(s *study.Study, name string) bool {
 		if c.Datapath != name || c.Impairment == "" {
 			continue
 		}
-		if m, ok := s.Impairment(c.Impairment); ok && !m.IsNone() && !knob.ImpairsNothing(m) {
+		if m, ok := s.Impairment(c.Impairment); ok && knob.Impairs(m) {
 			return true
 		}
 	}
@@ -141,5 +122,5 @@ func checkImpairPlace(s *study.Study, d study.Datapath, c engine.Cluster) error 
 	if s.Spec.ImpairAt.Where == study.WhereServerTunnel {
 		tunnel = srv
 	}
-	return impairPlaceFits(s.Spec.ImpairAt.Where, d.Name, tunnel, "")
+	return knob.PlaceFits(s.Spec.ImpairAt.Where, d.Name, tunnel, "")
 }
