@@ -45,15 +45,11 @@ func checkPodsPerNode(s *Study, cat Catalog, bad badFunc) {
 		r        int
 	}
 	index := map[string]int{} // variant name: its workload's index
+	byName := map[string]Workload{}
 	for i, w := range s.Spec.Workloads {
 		for _, v := range w.Variants() {
-			index[v.Name] = i
+			index[v.Name], byName[v.Name] = i, v
 		}
-	}
-	variants := s.Variants()
-	byName := map[string]Workload{}
-	for _, v := range variants {
-		byName[v.Name] = v
 	}
 	var measured []results.Cell
 	node, nodeOf := map[at]int{}, map[at]string{}
