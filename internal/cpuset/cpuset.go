@@ -19,8 +19,8 @@ type Set []int
 // makes a set of more than MaxCPU+1 CPUs.
 const MaxCPU = 4095
 
-// ErrBeyondMaxCPU is wrapped by ParseMask for a mask that sets a CPU
-// above MaxCPU.
+// ErrBeyondMaxCPU is wrapped by Parse and ParseMask for a list or mask
+// naming a CPU above MaxCPU.
 var ErrBeyondMaxCPU = errors.New("CPU number above " + strconv.Itoa(MaxCPU))
 
 // Parse reads a CPU list such as "0-2,5" (the format of cpuset.cpus and
@@ -34,15 +34,18 @@ func Parse(s string) (Set, error) {
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 || a > MaxCPU {
+		if err != nil || a < 0 {
 			return nil, fmt.Errorf("bad CPU %q in list %q", lo, s)
 		}
 		b := a
 		if isRange {
 			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b > MaxCPU {
+			if err != nil || b < a {
 				return nil, fmt.Errorf("bad CPU range %q in list %q", part, s)
 			}
+		}
+		if b > MaxCPU {
+			return nil, fmt.Errorf("CPU %d in list %q: %w", b, s, ErrBeyondMaxCPU)
 		}
 		for c := a; c <= b; c++ {
 			seen[c] = true

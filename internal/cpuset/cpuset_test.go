@@ -3,6 +3,7 @@ package cpuset
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,22 @@ func TestParseMaskBound(t *testing.T) {
 		if got, err := ParseMask(m); !errors.Is(err, ErrBeyondMaxCPU) {
 			t.Errorf("ParseMask(%d words) = %d CPUs, %v; want ErrBeyondMaxCPU", strings.Count(m, ",")+1, len(got), err)
 		}
+	}
+}
+
+// TestParseBound: a CPU list naming a CPU above MaxCPU, alone or as a
+// range's end, is refused with ErrBeyondMaxCPU, so callers can tell it
+// from a malformed list; MaxCPU itself is accepted.
+func TestParseBound(t *testing.T) {
+	if got, err := Parse(strconv.Itoa(MaxCPU)); err != nil || !reflect.DeepEqual(got, Set{MaxCPU}) {
+		t.Errorf("Parse(%d) = %v, %v; want [%d]", MaxCPU, got, err, MaxCPU)
+	}
+	for _, s := range []string{strconv.Itoa(MaxCPU + 1), "0-" + strconv.Itoa(MaxCPU+1), "1,99999999"} {
+		if got, err := Parse(s); !errors.Is(err, ErrBeyondMaxCPU) {
+			t.Errorf("Parse(%q) = %v, %v; want ErrBeyondMaxCPU", s, got, err)
+		}
+	}
+	if _, err := Parse("x-3"); err == nil || errors.Is(err, ErrBeyondMaxCPU) {
+		t.Errorf("Parse(x-3) = %v; want a malformed-list error", err)
 	}
 }
