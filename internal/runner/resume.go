@@ -58,6 +58,9 @@ func (r *run) loadPrevious(old *results.Run) error {
 	if err := r.sameMachine(old.Env); err != nil {
 		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
+	if note := unnamedBuild(old.Env.Version, version.Version); note != "" {
+		r.notes = append(r.notes, note)
+	}
 	if err := r.restore(old); err != nil {
 		return fmt.Errorf("--resume %s: %w", dir, err)
 	}
@@ -79,6 +82,18 @@ func sameBuild(was results.Env, engine string) error {
 		{"engine", was.Engine, engine},
 		{"cnibench version", was.Version, version.Version},
 	})
+}
+
+// unnamedBuild is a note when the interrupted run's version and this
+// one's, equal (sameBuild), do not name one build (version.Names): a
+// "dev" or dirty build may hold other code under the same name, so the
+// trials before and after the resume may not compare, and nothing here
+// can tell. Refusing would stop every resume of a development build.
+func unnamedBuild(was, is string) string {
+	if version.Names(was) && version.Names(is) {
+		return ""
+	}
+	return fmt.Sprintf("resumed with cnibench version %q as the run was made with, but that version does not name one build (built without its commit, or with uncommitted changes), so the trials before and after the resume may come from different code: build from a clean checkout (make build) for runs that resume", is)
 }
 
 // sameMachine refuses, on the local engine, to resume a run made on

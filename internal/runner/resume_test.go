@@ -173,3 +173,16 @@ func TestResumeRefusedBeforePreflight(t *testing.T) {
 		})
 	}
 }
+
+// TestUnnamedBuild: resuming with a version that does not name one build
+// says so; a clean build's resume says nothing.
+func TestUnnamedBuild(t *testing.T) {
+	if n := unnamedBuild("dev-0123456789ab", "dev-0123456789ab"); n != "" {
+		t.Errorf("clean build: %q", n)
+	}
+	for _, v := range []string{"dev", "dev-0123456789ab-dirty"} {
+		if n := unnamedBuild(v, v); !strings.Contains(n, "does not name one build") || !strings.Contains(n, v) {
+			t.Errorf("%s: %q", v, n)
+		}
+	}
+}

@@ -8,7 +8,10 @@
 // said nothing while every such build was "dev".
 package version
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"strings"
+)
 
 // Version of this build: the -ldflags value; else the module version Go
 // stamped (a `go install ...@v1.2.3`'s, or since Go 1.24 a checkout's
@@ -51,4 +54,13 @@ func resolve(v string, read func() (*debug.BuildInfo, bool)) string {
 		v += "-dirty"
 	}
 	return v
+}
+
+// Names reports whether v names one build: not "dev" (built without its
+// commit, e.g. -buildvcs=false or a tarball) and not "-dirty" or
+// "+dirty" (built with uncommitted changes: resolve's suffix, and the one
+// Go puts on the module version it derives from a modified checkout). Two runs whose versions are equal but do not name
+// one build may still come from different code.
+func Names(v string) bool {
+	return v != "" && v != "dev" && !strings.HasSuffix(v, "-dirty") && !strings.HasSuffix(v, "+dirty")
 }

@@ -40,3 +40,15 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestNames: only a release or a clean commit's build names one build.
+func TestNames(t *testing.T) {
+	for v, want := range map[string]bool{
+		"v0.1.0": true, "dev-0123456789ab": true, "v0.0.0-20261206043634-c5a8e45658cd": true,
+		"dev": false, "": false, "dev-0123456789ab-dirty": false, "v0.0.0-20261206043634-c5a8e45658cd+dirty": false,
+	} {
+		if got := Names(v); got != want {
+			t.Errorf("Names(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
