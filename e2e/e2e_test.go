@@ -703,6 +703,16 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("a dry run wrote the journal: %v", ents)
 	}
 	assertUntouched(t, before, "")
+	// A budget that cannot pay for the minimum is said where the user
+	// checks the run, as the run would say it at its start.
+	const short = "warning: the budget of 1m30s is too small for the study's minimum of 3 trials in each of its 10 cells"
+	if strings.Contains(r.stdout, "warning: the budget") {
+		t.Errorf("a dry run without a budget warns of one:\n%s", r.stdout)
+	}
+	r = cnibench(t, nil, "run", "rps-rfs", "--quick", "--set", "replicas=[1,4]", "--budget", "1m30s", "--dry-run", "--journal-dir", jdir)
+	if r.code != 0 || !strings.Contains(r.stdout, short) {
+		t.Errorf("a dry run with a budget below the minimum's cost: exit %d, no %q:\n%s%s", r.code, short, r.stdout, r.stderr)
+	}
 	r = cnibench(t, nil, "run", "rps-rfs", "--quick", "--dry-run", "--set", `nodes={server: {cpus: "1000"}}`, "--journal-dir", jdir)
 	if r.code != 2 || !strings.Contains(r.stderr, "spec.nodes.server.cpus: CPU 1000 does not exist") {
 		t.Errorf("a dry run of a study this machine cannot run: exit %d\n%s", r.code, r.stderr)

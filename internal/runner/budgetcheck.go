@@ -29,12 +29,18 @@ type minimumCheck struct {
 // no knobs, no collectors) makes the study's minimum cost more than its
 // budget.
 func (r *run) checkBudgetAtStart() {
-	per := r.study.Spec.Duration.Duration + r.pauseTime()
-	if msg := r.minimumShort(per, "at least %s a trial: its duration and pause"); msg != "" {
+	if msg := r.shortAtStart(); msg != "" {
 		r.minCheck.done = true
 		r.notes = append(r.notes, msg)
 		r.opt.Progress.Logf("warning: %s", msg)
 	}
+}
+
+// shortAtStart is checkBudgetAtStart's warning, "" when the minimum
+// fits; a dry run says it too (Check), before any machine time is spent.
+func (r *run) shortAtStart() string {
+	per := r.study.Spec.Duration.Duration + r.pauseTime()
+	return r.minimumShort(per, "at least %s a trial: its duration and pause")
 }
 
 // beforeRound is called before each round's planning; at the start of

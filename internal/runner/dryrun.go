@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -28,7 +29,7 @@ func Check(ctx context.Context, opt Options) (DryRun, error) {
 		return DryRun{}, &PreflightError{err}
 	}
 	p, err := preflight(ctx, e, opt.Study)
-	r := &run{study: opt.Study, design: newDesign(opt.Study)}
+	r := &run{study: opt.Study, design: newDesign(opt.Study), opt: opt, began: time.Now()}
 	d := DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name()}
 	if err != nil {
 		return d, err
@@ -39,5 +40,8 @@ func Check(ctx context.Context, opt Options) (DryRun, error) {
 		}
 	}
 	d.Notes, d.Warnings = p.notes, p.warnings
+	if msg := r.shortAtStart(); msg != "" {
+		d.Warnings = append(d.Warnings, msg)
+	}
 	return d, nil
 }
