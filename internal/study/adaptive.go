@@ -50,18 +50,18 @@ func (t *Trials) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		v, err := strconv.Atoi(n.Value)
 		if err != nil {
-			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("invalid trial count %q (a number, or {min: 3, max: 20})", n.Value)}
+			return atNode(n, "invalid trial count %q (a number, or {min: 3, max: 20})", n.Value)
 		}
 		*t = Fixed(v)
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return &FieldError{Line: n.Line, Msg: "trials is a number or a mapping {min, max}"}
+		return atNode(n, "trials is a number or a mapping {min, max}")
 	}
 	// KnownFields does not reach into a custom unmarshaler.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Value != "min" && k.Value != "max" {
-			return &FieldError{Line: k.Line, Msg: unknownKey("trials", "Trials", k.Value, []string{"min", "max"})}
+			return atNode(k, "%s", unknownKey("trials", "Trials", k.Value, []string{"min", "max"}))
 		}
 	}
 	type plain Trials
@@ -90,7 +90,7 @@ func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
 	s := strings.TrimSpace(n.Value)
 	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
 	if n.Kind != yaml.ScalarNode || !strings.HasSuffix(s, "%") || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return &FieldError{Line: n.Line, Msg: fmt.Sprintf("invalid percentage %q (write e.g. 2%%)", n.Value)}
+		return atNode(n, "invalid percentage %q (write e.g. 2%%)", n.Value)
 	}
 	*p = Percent(v / 100)
 	return nil

@@ -86,7 +86,7 @@ func TestAdaptiveFieldsBadInput(t *testing.T) {
 	for _, c := range []struct{ extra, want string }{
 		{"  trials: {min: 0, max: 3}\n", "a.yaml:12: spec.trials: must be between 1 and"},
 		{"  trials: {min: 5, max: 3}\n", "spec.trials.max: max 3 is below min 5"},
-		{"  trials: {min: 2, mx: 3}\n", `a.yaml:12: unknown trials field "mx"`},
+		{"  trials: {min: 2, mx: 3}\n", `a.yaml:12: spec.trials.mx: unknown trials field "mx"`},
 		{"  trials: many\n", `invalid trial count "many"`},
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 2}\n", `invalid percentage "2"`},
 		{"  trials: {min: 2, max: 5}\n  precision: {halfWidth: 0%}\n", "spec.precision.halfWidth: want a share between"},
@@ -175,7 +175,7 @@ func TestNoiseFieldsDefaultOneByOne(t *testing.T) {
 		}
 	}
 	_, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 3\n  noise: {maxSteal: 5}\n"), Options{}, testCatalog)
-	if err == nil || !strings.Contains(err.Error(), `a.yaml:13: unknown noise field`) || !strings.Contains(err.Error(), `unknown noise field "maxSteal"`) ||
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:13: spec.noise.maxSteal: unknown noise field`) || !strings.Contains(err.Error(), `unknown noise field "maxSteal"`) ||
 		!strings.Contains(err.Error(), `"maxStealPct"`) {
 		t.Errorf("unknown key: %v", err)
 	}

@@ -176,8 +176,6 @@ func sortedKeys(m map[string]string) []string {
 // OffloadOn reports the requested state of a feature ("on" or "off").
 func (d Datapath) OffloadOn(feature string) bool { return d.Offloads[feature] == "on" }
 
-var datapathKeys = []string{"name", "type", "mtu", "offloads", "offloadDevices", "podOffloads", "policy", "wiring", "implementation", "netfilter"}
-
 // UnmarshalYAML accepts a datapath name or a mapping of datapath knobs.
 func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 	*d = Datapath{}
@@ -187,14 +185,14 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	case yaml.MappingNode:
 	default:
-		return &FieldError{Line: n.Line, Msg: "a datapath is a name (calico-vxlan) or a mapping {name, type, mtu, offloads, policy, wiring, implementation}"}
+		return atNode(n, "a datapath is a name (calico-vxlan) or a mapping {%s}", strings.Join(datapathKeys(), ", "))
 	}
 	// The decoder's KnownFields does not reach into a custom unmarshaler,
 	// so unknown keys are caught here.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if !contains(datapathKeys, k.Value) {
-			return &FieldError{Line: k.Line, Msg: unknownKey("datapath", "Datapath", k.Value, datapathKeys)}
+		if !contains(datapathKeys(), k.Value) {
+			return atNode(k, "%s", unknownKey("datapath", "Datapath", k.Value, datapathKeys()))
 		}
 		if k.Value == "offloads" || k.Value == "podOffloads" {
 			if err := checkOffloads(n.Content[i+1]); err != nil {
@@ -219,7 +217,7 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*d = Datapath(p)
 	if d.OffloadDevices != "" && len(d.Offloads) == 0 {
-		return &FieldError{Line: keyLine(n, "offloadDevices"), Msg: "offloadDevices says which node devices offloads go on; without offloads it changes nothing (podOffloads go on the pods' devices)"}
+		return atNode(keyNode(n, "offloadDevices"), "offloadDevices says which node devices offloads go on; without offloads it changes nothing (podOffloads go on the pods' devices)")
 	}
 	if d.Type == "" {
 		d.Type = d.Name
@@ -236,11 +234,11 @@ var netfilterKeys = []string{"cni", "kubeProxy", "services", "endpoints"}
 // decoder's KnownFields does not reach inside a custom unmarshaler).
 func checkKeys(m *yaml.Node, what, goType string, known []string) error {
 	if m.Kind != yaml.MappingNode {
-		return &FieldError{Line: m.Line, Msg: fmt.Sprintf("%s is a mapping {%s}", what, strings.Join(known, ", "))}
+		return atNode(m, "%s is a mapping {%s}", what, strings.Join(known, ", "))
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if k := m.Content[i]; !contains(known, k.Value) {
-			return &FieldError{Line: k.Line, Msg: unknownKey(what, goType, k.Value, known)}
+			return atNode(k, "%s", unknownKey(what, goType, k.Value, known))
 		}
 	}
 	return nil
@@ -261,16 +259,16 @@ func unknownKey(what, goType, name string, known []string) string {
 // normalises them to "on"/"off" in place.
 func checkOffloads(m *yaml.Node) error {
 	if m.Kind != yaml.MappingNode {
-		return &FieldError{Line: m.Line, Msg: "offloads is a mapping of ethtool features to on/off, e.g. {tx-udp_tnl-segmentation: off}"}
+		return atNode(m, "offloads is a mapping of ethtool features to on/off, e.g. {tx-udp_tnl-segmentation: off}")
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if !featureRE.MatchString(k.Value) {
-			return &FieldError{Line: k.Line, Msg: fmt.Sprintf("offload %q is not an ethtool feature name (letters, digits, - and _)", k.Value)}
+			return atNode(k, "offload %q is not an ethtool feature name (letters, digits, - and _)", k.Value)
 		}
 		on, err := onOff(v.Value)
 		if v.Kind != yaml.ScalarNode || err != nil {
-			return &FieldError{Line: v.Line, Msg: fmt.Sprintf("offload %s: want on or off, got %q", k.Value, v.Value)}
+			return atNode(v, "want on or off, got %q", v.Value)
 		}
 		v.Tag, v.Value = "!!str", map[bool]string{true: "on", false: "off"}[on]
 	}
@@ -280,21 +278,25 @@ func checkOffloads(m *yaml.Node) error {
 // checkOffloadDevices accepts the OffloadDevices values.
 func checkOffloadDevices(v *yaml.Node) error {
 	if v.Kind != yaml.ScalarNode || !contains(offloadDevices, v.Value) {
-		return &FieldError{Line: v.Line, Msg: fmt.Sprintf("offloadDevices: want %s (the underlay NIC and the tunnel device), %s or %s, got %q",
-			OffloadsAll, OffloadsUnderlay, OffloadsTunnel, v.Value)}
+		return atNode(v, "want %s (the underlay NIC and the tunnel device), %s or %s, got %q",
+			OffloadsAll, OffloadsUnderlay, OffloadsTunnel, v.Value)
 	}
 	return nil
 }
 
-// keyLine is the line of a mapping's key, 0 when absent.
-func keyLine(m *yaml.Node, key string) int {
+// keyNode is the node of a mapping's key, the mapping when absent.
+func keyNode(m *yaml.Node, key string) *yaml.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return m.Content[i].Line
+			return m.Content[i]
 		}
 	}
-	return 0
+	return m
 }
+
+// datapathKeys are the keys a datapath mapping may have, read from
+// Datapath's tags (fieldNames) so that its errors list every one.
+func datapathKeys() []string { return fieldNames()["Datapath"] }
 
 var featureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 

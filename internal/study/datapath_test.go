@@ -92,14 +92,14 @@ func TestDatapathErrors(t *testing.T) {
 		name, entry, want string
 		line              int
 	}{
-		{"unknown key", "{name: x, type: flannel-vxlan, colour: red}", `unknown datapath field "colour"`, 6},
+		{"unknown key", "{name: x, type: flannel-vxlan, colour: red}", `spec.datapaths[0].colour: unknown datapath field "colour"`, 6},
 		{"unknown type", "{name: x, type: nosuch}", `spec.datapaths[0]: unknown datapath "nosuch"`, 6},
-		{"offload value", "{type: flannel-vxlan, offloads: {gro: maybe}}", `offload gro: want on or off, got "maybe"`, 6},
-		{"offload name", "{type: flannel-vxlan, offloads: {'gro; reboot': off}}", `is not an ethtool feature name`, 6},
-		{"offloads list", "{type: flannel-vxlan, offloads: [gro]}", `offloads is a mapping`, 6},
-		{"offload devices value", "{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: nic}", `offloadDevices: want all (the underlay NIC and the tunnel device), underlay or tunnel, got "nic"`, 6},
-		{"offload devices list", "{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: [tunnel]}", `offloadDevices: want all`, 6},
-		{"offload devices alone", "{type: flannel-vxlan, offloadDevices: tunnel, podOffloads: {gro: off}}", `offloadDevices says which node devices offloads go on; without offloads it changes nothing`, 6},
+		{"offload value", "{type: flannel-vxlan, offloads: {gro: maybe}}", `spec.datapaths[0].offloads.gro: want on or off, got "maybe"`, 6},
+		{"offload name", "{type: flannel-vxlan, offloads: {'gro; reboot': off}}", `spec.datapaths[0].offloads.gro; reboot: offload "gro; reboot" is not an ethtool feature name`, 6},
+		{"offloads list", "{type: flannel-vxlan, offloads: [gro]}", `spec.datapaths[0].offloads: offloads is a mapping`, 6},
+		{"offload devices value", "{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: nic}", `spec.datapaths[0].offloadDevices: want all (the underlay NIC and the tunnel device), underlay or tunnel, got "nic"`, 6},
+		{"offload devices list", "{type: flannel-vxlan, offloads: {gro: off}, offloadDevices: [tunnel]}", `spec.datapaths[0].offloadDevices: want all`, 6},
+		{"offload devices alone", "{type: flannel-vxlan, offloadDevices: tunnel, podOffloads: {gro: off}}", `spec.datapaths[0].offloadDevices: offloadDevices says which node devices offloads go on; without offloads it changes nothing`, 6},
 		{"policy", "{type: calico-vxlan, policy: strict}", `spec.datapaths[0].policy: must be wp`, 6},
 		{"wiring", "{type: calico-vxlan, wiring: ebpf}", `spec.datapaths[0].wiring: must be netlink or cni`, 6},
 		{"implementation", "{type: calico-vxlan, implementation: felix}", `spec.datapaths[0].implementation: must be builtin, flanneld or bird, got "felix"`, 6},

@@ -31,10 +31,10 @@ func TestRefusedInputs(t *testing.T) {
 		want  string
 	}{
 		// Unknown keys inside a tuning definition (--set has no line).
-		{"tuning typo pod", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, pod: true}]"}, "spec.tunings", `unknown tuning field "pod"`},
-		{"tuning typo rsf", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rsf: {flowCnt: 1}}]"}, "spec.tunings", `unknown tuning field "rsf"`},
-		{"rps typo", []string{"tunings=[baseline, {name: r, rps: {cpu: all}}]"}, "spec.tunings", `unknown rps field "cpu"`},
-		{"rfs typo", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowcnt: 1}}]"}, "spec.tunings", `unknown rfs field "flowcnt"`},
+		{"tuning typo pod", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, pod: true}]"}, "spec.tunings[1].pod", `unknown tuning field "pod"`},
+		{"tuning typo rsf", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rsf: {flowCnt: 1}}]"}, "spec.tunings[1].rsf", `unknown tuning field "rsf"`},
+		{"rps typo", []string{"tunings=[baseline, {name: r, rps: {cpu: all}}]"}, "spec.tunings[1].rps.cpu", `unknown rps field "cpu"`},
+		{"rfs typo", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1, flowcnt: 1}}]"}, "spec.tunings[1].rfs.flowcnt", `unknown rfs field "flowcnt"`},
 		// Sysctls: network ones by name, values the kernel can take, not
 		// another field's.
 		{"sysctl path", []string{"tunings=[baseline, {name: s, sysctls: {net.core/../x: 1}}]"}, "spec.tunings[1].sysctls.net.core/../x", "is not a network sysctl"},
@@ -55,7 +55,7 @@ func TestRefusedInputs(t *testing.T) {
 		{"sysctls pods only", []string{"tunings=[baseline, {name: s, pods: true}]"}, "spec.tunings[1].pods", "without rps, rfs or sysctls"},
 		// cpuIdle: a bound in whole microseconds; pods have no CPUs of
 		// their own.
-		{"cpuIdle typo", []string{"tunings=[baseline, {name: i, cpuIdle: {maxLatency: 0s}}]"}, "spec.tunings", `unknown cpuIdle field "maxLatency"`},
+		{"cpuIdle typo", []string{"tunings=[baseline, {name: i, cpuIdle: {maxLatency: 0s}}]"}, "spec.tunings[1].cpuIdle.maxLatency", `unknown cpuIdle field "maxLatency"`},
 		{"cpuIdle negative", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: -1us}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "whole microseconds"},
 		{"cpuIdle huge", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: 1s}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "to 100ms, got 1s"},
 		{"cpuIdle sub-µs", []string{"tunings=[baseline, {name: i, cpuIdle: {maxExitLatency: 1500ns}}]"}, "spec.tunings[1].cpuIdle.maxExitLatency", "got 1.5µs"},
@@ -100,8 +100,8 @@ func TestRefusedInputs(t *testing.T) {
 		{"field typo", []string{"warmUp=1s"}, "spec.warmUp", `unknown field "warmUp" (did you mean "warmup"?)`},
 		{"datapath typo", []string{"datapaths=[calico-vxaln]"}, "spec.datapaths[0]", `unknown datapath "calico-vxaln" (did you mean "calico-vxlan"? known:`},
 		{"tool typo", []string{"workloads=[{name: t, tool: iperf}]"}, "spec.workloads[0].tool", `(did you mean "iperf3"? known:`},
-		{"tuning swap", []string{"tunings=[baseline, rsf]"}, "spec.tunings", `unknown tuning "rsf" (did you mean "rfs"? built-in:`},
-		{"trials typo", []string{"trials={min: 2, mx: 3}"}, "spec.trials", `unknown trials field "mx" (did you mean "max"?`},
+		{"tuning swap", []string{"tunings=[baseline, rsf]"}, "spec.tunings[1]", `unknown tuning "rsf" (did you mean "rfs"? built-in:`},
+		{"trials typo", []string{"trials={min: 2, mx: 3}"}, "spec.trials.mx", `unknown trials field "mx" (did you mean "max"?`},
 		{"precision metric typo", []string{"trials={min: 2, max: 5}", "precision={metric: bitrat, halfWidth: 2%, of: mean}"},
 			"spec.precision.metric", `(did you mean "bitrate"? their headline metrics`},
 		// spec.only names the study's own entries; a selector picks something.
@@ -192,12 +192,12 @@ func TestOverrideErrorsNameOrigin(t *testing.T) {
 		opt  Options
 		want string
 	}{
-		{"tuning typo in file", file, Options{}, `bounds.yaml:12: unknown tuning field "pod"`},
+		{"tuning typo in file", file, Options{}, `bounds.yaml:12: spec.tunings[1].pod: unknown tuning field "pod"`},
 		{"profile type error", profiles, Options{Profile: "fast"}, `bounds.yaml:23: profile "fast": spec.duration: invalid duration "2"`},
 		{"profile unknown field", profiles, Options{Profile: "typo"}, `bounds.yaml:24: profile "typo": spec.trails: unknown field "trails"`},
 		{"profile bad value", profiles, Options{Profile: "neg"}, `bounds.yaml:25: profile "neg": spec.replicas[0]: replica count must be between 1 and 250`},
 		{"set type error", boundsBase, Options{Set: []string{"duration=2"}}, `bounds.yaml (--set): spec.duration: invalid duration "2"`},
-		{"set nested unknown", boundsBase, Options{Set: []string{"trials={min: 1, max: 2, x: 3}"}}, `bounds.yaml (--set): spec.trials: unknown trials field "x"`},
+		{"set nested unknown", boundsBase, Options{Set: []string{"trials={min: 1, max: 2, x: 3}"}}, `bounds.yaml (--set): spec.trials.x: unknown trials field "x"`},
 		{"set type mismatch", boundsBase, Options{Set: []string{"replicas=[a]"}}, `bounds.yaml (--set): spec.replicas[0]: want a whole number, not "a"`},
 		{"set nested type mismatch", boundsBase, Options{Set: []string{"trials={min: 2, max: abc}"}}, `bounds.yaml (--set): spec.trials.max: want a whole number, not "abc"`},
 		{"profile type mismatch", boundsBase + "profiles:\n  two: {replicas: [1, two]}\n", Options{Profile: "two"}, `bounds.yaml:23: profile "two": spec.replicas[1]: want a whole number, not "two"`},

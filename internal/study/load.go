@@ -23,6 +23,9 @@ type FieldError struct {
 	Msg    string
 	// Err is the error Msg says, when it came from one (Study.Locate).
 	Err error
+	// node is the YAML node a custom decoder found the problem at, until
+	// its path is known (atNode).
+	node *yaml.Node
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }

@@ -151,7 +151,7 @@ func TestMergeKeyErrors(t *testing.T) {
 		{"two merge keys", mergeStudy("    - {name: b, <<: *n, <<: *n}\n", tcp), `m.yaml:12: spec.tunings[0].<<: a second merge key (<<) in one mapping`},
 		// A node's cpus merged into a tuning: the tuning has no such
 		// field, at the line the field is written on.
-		{"field merged", mergeStudy("    - {<<: *n, name: t}\n", tcp), `m.yaml:6: unknown tuning field "cpus"`},
+		{"field merged", mergeStudy("    - {<<: *n, name: t}\n", tcp), `m.yaml:6: spec.tunings[0].cpus: unknown tuning field "cpus"`},
 		// A workload field merged where the tool has no such option:
 		// Validate's error, located at the anchor's line of the key.
 		{"option merged", mergeStudy("    - baseline\n", "    - &w\n      name: tcp\n      tool: iperf3\n      length: 64K\n    - <<: *w\n      name: rr\n      tool: sockperf\n"),

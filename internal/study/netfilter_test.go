@@ -58,7 +58,7 @@ func TestNetfilterBadInput(t *testing.T) {
 		{"netfilter: {cni: flannel, services: 5000, endpoints: 100}", "more than 50000 endpoint chains"},
 		{"netfilter: {cni: flannel, kubeProxy: none, services: 3}", "Services need kube-proxy"},
 		{"netfilter: {cni: calico-np-xsub}\n      policy: np", "policy and netfilter both write Calico's chains"},
-		{"netfilter: {cni: flannel, bogus: 1}", `a.yaml:15: unknown netfilter field "bogus"`},
+		{"netfilter: {cni: flannel, bogus: 1}", `a.yaml:15: spec.datapaths[0].netfilter.bogus: unknown netfilter field "bogus"`},
 	} {
 		_, err := Parse("a.yaml", []byte(netfilterBase+"      "+c.field+"\n"), Options{}, testCatalog)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -40,8 +40,9 @@ func (o origins) of(n *yaml.Node) string {
 func overrideError(file string, root *yaml.Node, out []byte, prof origins, err error) error {
 	line, msg, unknown := 0, "", ""
 	var fe *FieldError
+	var at *yaml.Node // the node a custom decoder's error names
 	if errors.As(err, &fe) {
-		line, msg = fe.Line, fe.Msg
+		line, msg, at = fe.Line, fe.Msg, fe.node
 	} else {
 		// yaml.v3 lists every error on its own line; the first is enough
 		// and an error is one line.
@@ -56,6 +57,11 @@ func overrideError(file string, root *yaml.Node, out []byte, prof origins, err e
 	}
 	var enc yaml.Node
 	if line > 0 && yaml.Unmarshal(out, &enc) == nil && len(enc.Content) > 0 {
+		// The node is out's; its path is the same in root.
+		if field, ok := nodePath(enc.Content[0], at); ok {
+			line, n := locate(root, field)
+			return &FieldError{File: file, Line: line, Field: field, Origin: prof.of(n), Msg: msg}
+		}
 		if field, why, ok := typeError(enc.Content[0], line, msg); ok {
 			at, n := locate(root, field)
 			return &FieldError{File: file, Line: at, Field: field, Origin: prof.of(n), Msg: why}

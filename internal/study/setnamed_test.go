@@ -61,7 +61,7 @@ func TestSetNamedEntry(t *testing.T) {
 		{"impairments.loss-low.where=underlay", `spec.impairments: "loss-low" is a plain name there (its fields are not study fields); give the whole entry (impairments=[...]) to set its fields`},
 		// An error in what --set put into the file's entry is --set's,
 		// not the entry's line (origin.go, atLine).
-		{"tunings.rps.pod=true", `w.yaml (--set): spec.tunings[1]: unknown tuning field "pod" (did you mean "pods"?`},
+		{"tunings.rps.pod=true", `w.yaml (--set): spec.tunings[1].pod: unknown tuning field "pod" (did you mean "pods"?`},
 		{"workloads.udp.foo=1", `w.yaml (--set): spec.workloads[0].foo: unknown field "foo"`},
 		{"datapaths.flannel-vxlan.pod=1", `w.yaml (--set): spec.datapaths[0].pod: unknown datapath field "pod"`}, // a block list
 		// The value is checked as the file's own text would be.

@@ -160,8 +160,8 @@ func (t *Tuning) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		b, ok := builtinTunings[n.Value]
 		if !ok {
-			return &FieldError{Line: n.Line, Msg: fmt.Sprintf("unknown tuning %q (%sbuilt-in: %s; or define one with name/rps/rfs/sysctls/pods)",
-				n.Value, suggest.Hint(n.Value, BuiltinTuningNames()), strings.Join(BuiltinTuningNames(), ", "))}
+			return atNode(n, "unknown tuning %q (%sbuilt-in: %s; or define one with name/rps/rfs/sysctls/pods)",
+				n.Value, suggest.Hint(n.Value, BuiltinTuningNames()), strings.Join(BuiltinTuningNames(), ", "))
 		}
 		*t = b
 		return nil

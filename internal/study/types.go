@@ -7,7 +7,6 @@
 package study
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -285,7 +284,7 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
 	if n.Kind != yaml.ScalarNode || err != nil {
-		return &FieldError{Line: n.Line, Msg: fmt.Sprintf("invalid duration %q (use e.g. 30s, 1m)", n.Value)}
+		return atNode(n, "invalid duration %q (use e.g. 30s, 1m)", n.Value)
 	}
 	d.Duration = v
 	return nil

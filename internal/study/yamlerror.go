@@ -22,6 +22,10 @@ func yamlError(file string, root *yaml.Node, err error) error {
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		fe.File = file
+		// A custom decoder's error names its node, not its field.
+		if fe.Field == "" && root != nil {
+			fe.Field, _ = nodePath(root, fe.node)
+		}
 		return fe
 	}
 	var te *yaml.TypeError
