@@ -373,9 +373,11 @@ func TestNullListEntryRefused(t *testing.T) {
 			t.Errorf("%q %+v: got %v, want %q", tc.to, tc.opt, err, tc.want+why)
 		}
 	}
-	// An unapplied profile's null is not the run's.
-	if _, err := Parse("bounds.yaml", []byte(boundsBase+"profiles:\n  p: {replicas: [~]}\n"), Options{}, testCatalog); err != nil {
-		t.Errorf("unapplied profile: %v", err)
+	// A profile the run does not use is checked all the same
+	// (checkProfiles): its null is refused, naming it.
+	want := `bounds.yaml:23: profile "p": spec.replicas[0]: ` + why
+	if _, err := Parse("bounds.yaml", []byte(boundsBase+"profiles:\n  p: {replicas: [~]}\n"), Options{}, testCatalog); err == nil || err.Error() != want {
+		t.Errorf("unapplied profile: got %v, want %q", err, want)
 	}
 }
 

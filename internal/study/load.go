@@ -65,9 +65,22 @@ type Options struct {
 	Set []string
 }
 
-// Parse decodes, overrides and validates a study. It touches nothing but
+// Parse decodes, overrides and validates a study, and checks each of
+// its other profiles too (checkProfiles). It touches nothing but
 // memory; every error names file, line and field.
 func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
+	s, err := parse(file, data, opt, cat)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkProfiles(file, data, s, opt, cat); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parse is Parse for the profile opt names alone.
+func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	root, err := decodeStrict(file, data)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,11 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 	if profiles != nil {
 		prof = child(profiles, name)
 	}
-	if prof == nil || prof.Kind != yaml.MappingNode {
+	if prof != nil && prof.Kind != yaml.MappingNode {
+		return origins{}, &FieldError{File: file, Line: prof.Line, Field: "profiles." + name,
+			Msg: "a profile is a mapping of spec fields to merge over spec, e.g. {trials: 2, duration: 4s}"}
+	}
+	if prof == nil {
 		var have []string
 		for i := 0; profiles != nil && i+1 < len(profiles.Content); i += 2 {
 			have = append(have, profiles.Content[i].Value)

@@ -1,0 +1,47 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// checkProfiles parses the file with each of its profiles but the one
+// opt applied, so that a slip in a profile (`quick: {trails: 2}`) is
+// refused whichever profile a run uses, not only by the run that uses
+// it. Each is checked against the file as written, without --set: a
+// --set is this run's, the profiles are the file's. A file that is not
+// valid without the profile or --set this run gives is left to them (its
+// errors are no profile's).
+func checkProfiles(file string, data []byte, s *Study, opt Options, cat Catalog) error {
+	names := s.ProfileNames()
+	if len(names) == 0 || len(names) == 1 && names[0] == opt.Profile {
+		return nil
+	}
+	if opt.Profile != "" || len(opt.Set) > 0 {
+		if _, err := parse(file, data, Options{}, cat); err != nil {
+			return nil
+		}
+	}
+	for _, name := range names {
+		if name == opt.Profile {
+			continue
+		}
+		_, err := parse(file, data, Options{Profile: name}, cat)
+		var fe *FieldError
+		switch {
+		case err == nil:
+		case errors.As(err, &fe):
+			// An error at the file's own text, the profile being what
+			// made it one (an only entry the profile's replicas lack),
+			// names the profile too.
+			if fe.Origin == "" && !strings.HasPrefix(fe.Field, "profiles.") {
+				fe.Origin = fmt.Sprintf("with profile %q", name)
+			}
+			return fe
+		default:
+			return fmt.Errorf("profile %q: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package study
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every profile of a file is checked as it loads, whichever profile
+// the run uses: a slip in one was refused only by the run that used it.
+func TestEveryProfileChecked(t *testing.T) {
+	const profiles = "profiles:\n  fine: {trials: 3}\n  quick: {trails: 2}\n"
+	for _, c := range []struct {
+		name, text string
+		opt        Options
+		want       string
+	}{
+		{"no profile", profiles, Options{}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
+		{"another profile", profiles, Options{Profile: "fine"}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
+		{"with --set", profiles, Options{Set: []string{"trials=4"}}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
+		{"the profile used", profiles, Options{Profile: "quick"}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
+		// The profile makes the file's own text wrong: the line is the
+		// file's, and the profile is named.
+		{"file's text", "profiles:\n  quick: {replicas: [1]}\n", Options{},
+			`bounds.yaml:17: with profile "quick": spec.only[0].replicas: the study has no replica count "2"`},
+		{"a custom decoder's", "profiles:\n  quick: {noise: {maxSteal: 1}}\n", Options{},
+			`bounds.yaml:23: profile "quick": spec.noise.maxSteal: unknown noise field "maxSteal"`},
+		{"not a mapping", "profiles:\n  quick: 3\n", Options{}, `bounds.yaml:23: profiles.quick: a profile is a mapping of spec fields`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := boundsBase + c.text
+			if c.name == "file's text" {
+				data = strings.Replace(boundsBase, "replicas: [1, 2]", "replicas: [1, 2]\n  only: [{replicas: 2}]", 1) + c.text
+			}
+			_, err := Parse("bounds.yaml", []byte(data), c.opt, testCatalog)
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("got %v\nwant prefix %s", err, c.want)
+			}
+		})
+	}
+	// Good profiles pass, and a --set this run gives is no profile's.
+	good := boundsBase + "profiles:\n  quick: {trials: 1, replicas: [1]}\n"
+	if _, err := Parse("bounds.yaml", []byte(good), Options{Set: []string{"replicas=[2]"}}, testCatalog); err != nil {
+		t.Errorf("good profiles: %v", err)
+	}
+}
