@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -120,18 +121,12 @@ func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	s.Defaults()
 	s.toolDefaults(cat)
 	if errs := s.Validate(cat); len(errs) > 0 {
+		w := whose{file: file, root: root, prof: prof, touched: touched}
+		if len(opt.Set) > 0 {
+			w.own = sync.OnceValue(func() map[string]bool { return ownProblems(file, data, opt.Profile, cat) })
+		}
 		for _, fe := range errs {
-			fe.File = file
-			if fe.Line == 0 {
-				var n *yaml.Node
-				fe.Line, n = locate(root, fe.Field)
-				fe.Origin = prof.of(n)
-				if k, ok := touched[n]; ok && fe.Line > 0 {
-					// A mapping or list --set changed an entry of:
-					// the file's line alone would blame the file.
-					fe.Origin = strings.TrimPrefix(fe.Origin+", with --set "+k, ", ")
-				}
-			}
+			w.locate(fe)
 		}
 		errs[0].Msg += moreProblems(len(errs) - 1)
 		return nil, errs[0]
