@@ -88,15 +88,21 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	if err := knownMetrics(f.metrics, rules, compare.Metrics(a.Samples, b.Samples)); err != nil {
 		return inputErr(err)
 	}
-	// B's study says which cells B was to run: one it has no trial of
-	// fails a gate (the run ended first), one it leaves out is named.
+	// Each run's study says which cells it was to run: one it has no
+	// trial of that the other has fails a gate (the run ended first:
+	// either may be the one cut short), one B's study leaves out is
+	// named.
+	sa, errA := resolveStudy(dirA)
 	sb, errB := resolveStudy(dirB)
-	rows := compare.Runs(a, b, metrics, studyCells(sb))
+	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {
 		return inputErr(err)
 	}
 	h := head(dirA, dirB, a, b, sb, errB)
+	if errA != nil {
+		h.NoStudyA = errA.Error()
+	}
 	warn(cmd.ErrOrStderr(), rules, f.format, h, rows)
 	if err := compare.Write(cmd.OutOrStdout(), f.format, h, rows, verdicts); err != nil {
 		return outputErr(fmt.Errorf("writing the comparison of %s and %s (--format %s) to standard output: %w%s", dirA, dirB, f.format, err,

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -44,6 +45,9 @@ type Head struct {
 	// was): then a cell of A that B left no trace of is not known to be
 	// B's, and is neither a row nor failed.
 	NoStudyB string
+	// NoStudyA says why A's study.yaml could not be resolved: then a
+	// cell of B that A left no trace of is neither a row nor failed.
+	NoStudyA string
 	// LoadedA and LoadedB are what loading each run tolerated
 	// (results.Run.Warnings: a line cut by a crash, a missing env.json),
 	// which the report of the run says too.
@@ -226,12 +230,15 @@ func (h Head) notes() []string {
 				u.resume = []string{"cnibench", "run", "--resume", u.dir}
 			}
 			out = append(out, fmt.Sprintf("%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
-				"and are judged on the trials they have, and a cell it has no trial of fails a gate (continue it with: %s)",
+				"and are judged on the trials they have, and a cell it has no trial of that the other run has fails a gate (continue it with: %s)",
 				u.side, u.unfinished, u.n, cmdline.Quote(u.resume)))
 		}
 	}
 	if n := len(h.LeftOutB); n > 0 {
 		out = append(out, fmt.Sprintf("B's study leaves out %d of A's cells, which are not compared: %s", n, listed(h.LeftOutB, 8)))
+	}
+	if h.NoStudyA != "" {
+		out = append(out, "A's study.yaml could not be resolved ("+h.NoStudyA+"): a cell of B that A has no trace of is left out of the table, not failed")
 	}
 	if h.NoStudyB != "" {
 		out = append(out, "B's study.yaml could not be resolved ("+h.NoStudyB+"): a cell of A that B has no trace of is left out of the table, not failed")
@@ -262,6 +269,15 @@ func Warnings(h Head, rows []Row) []string {
 	out := h.notes()
 	if len(rows) == 0 {
 		out = append(out, fmt.Sprintf("no cell and metric appear in both runs: A = %s: %s; B = %s: %s", h.A, h.HoldsA, h.B, h.HoldsB))
+	}
+	var below []string
+	for _, r := range rows {
+		if r.A.Mean < 0 && !math.IsNaN(r.Ratio.Ratio) {
+			below = append(below, r.Key+" "+r.Metric)
+		}
+	}
+	if len(below) > 0 {
+		out = append(out, belowZeroNote+": "+listed(below, 8))
 	}
 	if len(h.Bound) > 0 {
 		var cells []string

@@ -54,8 +54,16 @@ type Row struct {
 	// noise guard found disturbed and counted when its repeats were used
 	// up: their spread is in the interval.
 	DisturbedA, DisturbedB int
-	// cell is A's cell, for the rows' order.
-	cell key
+	// MissingA: B has the cell and metric, A's study has the cell but A
+	// has no counted trial of it (A ended first, every trial failed, its
+	// budget ran out, or it gave the cell up: GaveUpA); AbsentA says why.
+	// The gate fails it: B has no baseline to be judged against.
+	MissingA bool
+	AbsentA  gate.Absence
+	GaveUpA  string
+	// order is where the row's cell comes: the index of A's first sample
+	// of it, after A's samples for a cell only B has.
+	order int
 }
 
 type key struct {
@@ -69,21 +77,24 @@ type key struct {
 
 // Runs matches the scalar metrics of two runs' counted samples. metrics
 // limits the metrics compared (empty, or an entry "": every metric both
-// runs have). studyB are the cells of B's study (its study.yaml's
-// Cells; nil when it could not be read). A cell of A that B has no
-// value of a metric for is a row too when B's study has it and B has no
-// counted trial of it (Missing, with why: every trial failed, the run
-// ended or the budget ran out before it), or when B's counted trials of
-// it lack a metric B measured elsewhere (NotMeasured); a cell B's study
-// leaves out is no row (LeftOut names them). A cell B gave up (GaveUp)
-// is marked whatever trials it left.
-func Runs(a, b *results.Run, metrics []string, studyB []results.Cell) []Row {
+// runs have). studyA and studyB are the cells of each run's study (its
+// study.yaml's Cells; nil when it could not be read). A cell of A that B
+// has no value of a metric for is a row too when B's study has it and B
+// has no counted trial of it (Missing, with why: every trial failed, the
+// run ended or the budget ran out before it), or when B's counted trials
+// of it lack a metric B measured elsewhere (NotMeasured); a cell B's
+// study leaves out is no row (LeftOut names them). A cell B gave up
+// (GaveUp) is marked whatever trials it left. The other way round, a
+// cell of B that A's study has and A has no counted trial of is a row
+// (MissingA, missingInA): A is the run cut short, and the gate fails it.
+func Runs(a, b *results.Run, metrics []string, studyA, studyB []results.Cell) []Row {
 	va, vb := values(a.Samples), values(b.Samples)
-	bs := newBSide(b, studyB)
-	p := newPairing(a, b, studyB)
+	bs := newRunSide(b, studyB)
+	p := newPairing(a, b, studyA, studyB)
 	wa, wb := wideCells(va), wideCells(vb)
 	da, db := disturbedCells(a.Samples), disturbedCells(b.Samples)
 	want := wanted(metrics)
+	first := firstSeen(a.Samples)
 	var rows []Row
 	for k, xs := range va {
 		if len(want) > 0 && !want[k.metric] {
@@ -104,19 +115,20 @@ func Runs(a, b *results.Run, metrics []string, studyB []results.Cell) []Row {
 			Key: p.name(k), Metric: k.metric, A: analysis.Describe(k.metric, xs), B: analysis.Describe(k.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 			XA: xs, XB: ys, Missing: gateAbsence[why] != "", Absent: gateAbsence[why], NotMeasured: why == notMeasured, GaveUp: bs.gaveUp[cellOf(kb)],
-			WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], cell: cellOf(k),
+			WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], order: first[cellOf(k)],
 		})
 	}
+	rows = append(rows, missingInA(a, b, p, want, studyA)...)
 	// Cells in the order run A measured them first (the study's order
 	// of datapaths, tunings and replica counts, as its report has them),
-	// not by name, which put rfs+ before rfs and r=16 before r=4.
-	first := firstSeen(a.Samples)
+	// not by name, which put rfs+ before rfs and r=16 before r=4; the
+	// cells only B has after them, in B's order.
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].Metric != rows[j].Metric {
 			return rows[i].Metric < rows[j].Metric
 		}
-		if fi, fj := first[rows[i].cell], first[rows[j].cell]; fi != fj {
-			return fi < fj
+		if rows[i].order != rows[j].order {
+			return rows[i].order < rows[j].order
 		}
 		return rows[i].Key < rows[j].Key
 	})
@@ -138,25 +150,20 @@ func wanted(metrics []string) map[string]bool {
 // pairing matches A's cells to B's. Runs of one datapath each are
 // matched whatever their names (local "bridge" vs the CNI a cluster has);
 // otherwise datapaths must agree. A run's datapaths are those it tried
-// (its failed attempts too), and B's those its study has (studyB): a B
-// whose every trial failed under another name, or that ended before its
-// first, is still the one-datapath run it is, whose cells fail a gate;
-// and a B of two datapaths that ended within its first is no run of
-// one, matched with A's whatever its name.
+// (its failed attempts too) and those its study has (studyA, studyB): a
+// run whose every trial failed under another name, or that ended before
+// its first, is still the one-datapath run it is, whose cells fail a
+// gate; and a run of two datapaths that ended within its first is no run
+// of one, matched with the other's whatever its name.
 type pairing struct {
-	anyDP bool
-	dpB   string
+	anyDP    bool
+	dpA, dpB string
 }
 
-func newPairing(a, b *results.Run, studyB []results.Cell) pairing {
-	dpA, dpB := datapaths(a), datapaths(b)
-	for _, c := range studyB {
-		if !slices.Contains(dpB, c.Datapath) {
-			dpB = append(dpB, c.Datapath)
-		}
-	}
+func newPairing(a, b *results.Run, studyA, studyB []results.Cell) pairing {
+	dpA, dpB := datapaths(a, studyA), datapaths(b, studyB)
 	if len(dpA) == 1 && len(dpB) == 1 {
-		return pairing{anyDP: true, dpB: dpB[0]}
+		return pairing{anyDP: true, dpA: dpA[0], dpB: dpB[0]}
 	}
 	return pairing{}
 }
@@ -165,6 +172,14 @@ func newPairing(a, b *results.Run, studyB []results.Cell) pairing {
 func (p pairing) inB(k key) key {
 	if p.anyDP {
 		k.datapath = p.dpB
+	}
+	return k
+}
+
+// inA is A's key of B's k.
+func (p pairing) inA(k key) key {
+	if p.anyDP {
+		k.datapath = p.dpA
 	}
 	return k
 }
@@ -260,8 +275,13 @@ func Metrics(samples ...[]results.Sample) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-func datapaths(r *results.Run) []string {
+// datapaths are those run r tried and those its study has (study; nil:
+// unknown).
+func datapaths(r *results.Run, study []results.Cell) []string {
 	seen := map[string]bool{}
+	for _, c := range study {
+		seen[c.Datapath] = true
+	}
 	for _, s := range r.Samples {
 		seen[s.Cell.Datapath] = true
 	}
@@ -298,7 +318,7 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	delta, wide, disturbed := false, false, false
+	delta, wide, disturbed, below := false, false, false, false
 	for _, r := range rows {
 		wide = wide || r.WideA || r.WideB
 		disturbed = disturbed || r.DisturbedA+r.DisturbedB > 0
@@ -317,13 +337,17 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 				ratio += " delta"
 				delta = true
 			}
+			if r.A.Mean < 0 {
+				ratio += " A<0"
+				below = true
+			}
 		}
 		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d%s | %s | %s |\n", markdown.Cell(r.Key), r.Metric, sc.Unit,
-			sc.SummaryCI(r.A), markdown.Cell(bText(r, sc.SummaryCI(r.B))), r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
+			markdown.Cell(aText(r, sc.SummaryCI(r.A))), markdown.Cell(bText(r, sc.SummaryCI(r.B))), r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
 			return err
 		}
 	}
-	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta, wide, disturbed)); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta, wide, disturbed, below)); err != nil {
 		return err
 	}
 	return writeOneCoreMarkdown(w, h.Bound)
@@ -350,12 +374,18 @@ func bText(r Row, summary string) string {
 	return summary
 }
 
+// belowZeroNote says why the B/A of a row whose A mean is below 0 is
+// no ratio to read (a lost count that iperf3 lowered below 0): two
+// negative means make B/A above 1 a fall.
+const belowZeroNote = "B/A cannot be read as a ratio where A's mean is below 0: above 1 is B further below 0 " +
+	"(a fall), below 1 a rise; read the change from the means (--fail-if judges it as (B − A)/|A|, docs/statistics.md)"
+
 // methodNote says how the table's numbers were computed: the two runs'
 // trials are independent (no rounds in common), so every comparison is
 // unpaired. delta says a row fell back to the delta method, wide that a
 // row's cell spreads widely in a run, disturbed that one counted
-// disturbed trials.
-func methodNote(rows int, delta, wide, disturbed bool) string {
+// disturbed trials, below that a row's A mean is below 0.
+func methodNote(rows int, delta, wide, disturbed, below bool) string {
 	n := fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
 		"(unpaired: the runs share no rounds); p: Welch's two-sided t test, not corrected for multiple comparisons (%d rows; "+
 		"--fail-if corrects its intervals with Bonferroni over the cells it judges).", rows)
@@ -372,6 +402,9 @@ func methodNote(rows int, delta, wide, disturbed bool) string {
 		n += " \"disturbed\": trials of the cell in that run that the noise guard found disturbed (steal, other " +
 			"processes' CPU or a short collector window beyond its bounds) and counted when its repeats were used up " +
 			"(that run's \"Marked trials\"): their spread is in the interval."
+	}
+	if below {
+		n += " \"A<0\": " + belowZeroNote + "."
 	}
 	return n
 }

@@ -30,7 +30,7 @@ func Cells(rows []Row) []gate.Cell {
 			return d.Format(v) + " " + d.Unit
 		}
 		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, Absent: r.Absent, NotMeasured: r.NotMeasured,
-			GaveUp: r.GaveUp, Show: show}
+			GaveUp: r.GaveUp, MissingA: r.MissingA, AbsentA: r.AbsentA, GaveUpA: r.GaveUpA, Show: show}
 	}
 	return out
 }
@@ -113,9 +113,12 @@ func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
 
 // SchemaVersion is the version of compare's JSON (schema_version) and
 // of its CSV's columns: 2 added absent_in_b and the gate's verdict,
-// level, change and interval per row and per verdict. A version only
+// level, change and interval per row and per verdict; 3 added the cells
+// A has no trial of (missing_a; per row missing_in_a, absent_in_a,
+// gave_up_a, and the same CSV columns at the end) and made every JSON
+// key always present, an empty value where 2 left it out. A version only
 // adds fields; a reader of an older one reads a newer one unchanged.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ci is a side as the CSV and JSON give it: one trial has no interval,
 // not one of zero width at its mean.
@@ -143,11 +146,13 @@ func num(v float64) string {
 }
 
 // csvHeader are the CSV's columns; the ones after gave_up_b came with
-// SchemaVersion 2 (the gate's columns are empty without --fail-if).
+// SchemaVersion 2 (the gate's columns are empty without --fail-if), the
+// last three with 3.
 var csvHeader = []string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
 	"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
 	"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b",
-	"absent_in_b", "verdict", "gate_level", "gate_change", "gate_ratio_low", "gate_ratio_high", "gate_p_welch"}
+	"absent_in_b", "verdict", "gate_level", "gate_change", "gate_ratio_low", "gate_ratio_high", "gate_p_welch",
+	"missing_in_a", "absent_in_a", "gave_up_a"}
 
 func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
@@ -168,7 +173,8 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			strings.Join(rules, "; "),
 			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB), strconv.Itoa(r.DisturbedA), strconv.Itoa(r.DisturbedB),
 			strconv.FormatBool(r.NotMeasured), r.GaveUp,
-			string(r.Absent), outcome, num(level), num(change), num(low), num(high), num(p)})
+			string(r.Absent), outcome, num(level), num(change), num(low), num(high), num(p),
+			strconv.FormatBool(r.MissingA), string(r.AbsentA), r.GaveUpA})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -201,24 +207,29 @@ type jsonRow struct {
 	RatioHigh   jsonNum  `json:"ratio_high"`
 	RatioMethod string   `json:"ratio_method"`
 	P           jsonNum  `json:"p_welch"`
-	MissingInB  bool     `json:"missing_in_b,omitempty"`
-	FailedRules []string `json:"failed_rules,omitempty"`
+	MissingInB  bool     `json:"missing_in_b"`
+	FailedRules []string `json:"failed_rules"`
 	// WideA and WideB: the cell's trials spread widely in that run.
-	WideA bool `json:"wide_a,omitempty"`
-	WideB bool `json:"wide_b,omitempty"`
+	WideA bool `json:"wide_a"`
+	WideB bool `json:"wide_b"`
 	// DisturbedA and DisturbedB: the cell's trials counted though
 	// disturbed in that run.
-	DisturbedA int `json:"disturbed_a,omitempty"`
-	DisturbedB int `json:"disturbed_b,omitempty"`
+	DisturbedA int `json:"disturbed_a"`
+	DisturbedB int `json:"disturbed_b"`
 	// NotMeasuredInB: B's trials of the cell lack the metric; GaveUpB:
 	// why B's runner gave the cell up.
-	NotMeasuredInB bool   `json:"not_measured_in_b,omitempty"`
-	GaveUpB        string `json:"gave_up_b,omitempty"`
+	NotMeasuredInB bool   `json:"not_measured_in_b"`
+	GaveUpB        string `json:"gave_up_b"`
 	// AbsentInB says why B has no value (gate.Absence) when MissingInB;
 	// Verdict is the gate's outcome on the row (fail, pass, not_judged)
 	// under --fail-if.
-	AbsentInB string `json:"absent_in_b,omitempty"`
-	Verdict   string `json:"verdict,omitempty"`
+	AbsentInB string `json:"absent_in_b"`
+	Verdict   string `json:"verdict"`
+	// MissingInA, AbsentInA and GaveUpA: the same of A, for a cell of B
+	// that A has no counted trial of (Row.MissingA).
+	MissingInA bool   `json:"missing_in_a"`
+	AbsentInA  string `json:"absent_in_a"`
+	GaveUpA    string `json:"gave_up_a"`
 }
 
 // jsonVerdict is one rule's verdict on one cell: its outcome, and the
@@ -244,35 +255,57 @@ func newJSONVerdict(v gate.Verdict) jsonVerdict {
 		Level: jsonNum(level), Change: jsonNum(change), RatioLow: jsonNum(low), RatioHigh: jsonNum(high), P: jsonNum(p), Why: v.Why}
 }
 
+// jsonDoc is compare's JSON. Every key is always present (an empty
+// list, false, 0, "" or null when there is nothing to say), so that a
+// reader with a strict schema finds the documented keys in every
+// document; schema 3 made them so (2 left out the empty ones).
+type jsonDoc struct {
+	SchemaVersion int    `json:"schema_version"`
+	A             string `json:"a"`
+	B             string `json:"b"`
+	AboutA        string `json:"about_a"`
+	AboutB        string `json:"about_b"`
+	// What each run holds, for a tool to say why no row matched.
+	HoldsA string `json:"holds_a"`
+	HoldsB string `json:"holds_b"`
+	// Cells a run ended before finishing (partial numbers).
+	UnfinishedA int `json:"unfinished_a"`
+	UnfinishedB int `json:"unfinished_b"`
+	// LeftOutB: A's cells B's study leaves out, not compared; MissingA:
+	// B's cells A has no trial of, which fail a gate.
+	LeftOutB []string      `json:"left_out_b"`
+	MissingA []string      `json:"missing_a"`
+	Differ   []string      `json:"differ"`
+	SameRun  bool          `json:"same_run"`
+	Rows     []jsonRow     `json:"rows"`
+	OneCore  []Bound       `json:"one_core"`
+	Verdicts []jsonVerdict `json:"verdicts"`
+	Failed   bool          `json:"failed"`
+}
+
+// list is names as JSON gives them: [] for none, never null.
+func list(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
+}
+
 func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 	byRow := verdictsByRow(vs)
-	doc := struct {
-		SchemaVersion int    `json:"schema_version"`
-		A             string `json:"a"`
-		B             string `json:"b"`
-		AboutA        string `json:"about_a,omitempty"`
-		AboutB        string `json:"about_b,omitempty"`
-		// What each run holds, for a tool to say why no row matched.
-		HoldsA string `json:"holds_a"`
-		HoldsB string `json:"holds_b"`
-		// Cells a run ended before finishing (partial numbers).
-		UnfinishedA int `json:"unfinished_a,omitempty"`
-		UnfinishedB int `json:"unfinished_b,omitempty"`
-		// LeftOutB: A's cells B's study leaves out, not compared.
-		LeftOutB []string      `json:"left_out_b,omitempty"`
-		Differ   []string      `json:"differ,omitempty"`
-		SameRun  bool          `json:"same_run,omitempty"`
-		Rows     []jsonRow     `json:"rows"`
-		OneCore  []Bound       `json:"one_core,omitempty"`
-		Verdicts []jsonVerdict `json:"verdicts,omitempty"`
-		Failed   bool          `json:"failed"`
-	}{SchemaVersion: SchemaVersion, A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB, UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, LeftOutB: h.LeftOutB, Differ: h.Differ, SameRun: h.Same, Rows: []jsonRow{}, OneCore: h.Bound, Failed: gate.Failed(vs)}
+	bound := h.Bound
+	if bound == nil {
+		bound = []Bound{}
+	}
+	doc := jsonDoc{SchemaVersion: SchemaVersion, A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB,
+		UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, LeftOutB: list(h.LeftOutB), MissingA: MissingA(rows), Differ: list(h.Differ),
+		SameRun: h.Same, Rows: []jsonRow{}, OneCore: bound, Verdicts: []jsonVerdict{}, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		rv := byRow[rowKey(r.Key, r.Metric)]
-		var failed []string
+		failed := []string{}
 		outcome := ""
 		if rv != nil {
-			failed, outcome = rv.failed, rv.outcome
+			failed, outcome = list(rv.failed), rv.outcome
 		}
 		doc.Rows = append(doc.Rows, jsonRow{Cell: r.Key, Metric: r.Metric,
 			A:     jsonSide{r.A.N, jsonNum(r.A.Mean), jsonNum(ci(r.A).CI95Low), jsonNum(ci(r.A).CI95High)},
@@ -280,7 +313,7 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(bounds(r.Ratio).Low), RatioHigh: jsonNum(bounds(r.Ratio).High),
 			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: failed,
 			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB, NotMeasuredInB: r.NotMeasured, GaveUpB: r.GaveUp,
-			AbsentInB: string(r.Absent), Verdict: outcome})
+			AbsentInB: string(r.Absent), Verdict: outcome, MissingInA: r.MissingA, AbsentInA: string(r.AbsentA), GaveUpA: r.GaveUpA})
 	}
 	for _, v := range vs {
 		doc.Verdicts = append(doc.Verdicts, newJSONVerdict(v))

@@ -6,31 +6,33 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 )
 
-// bSide is what run B says of each cell besides its values: which cells
-// have counted trials, which metrics it measured anywhere, which cells
-// it tried and failed (failed attempts), which it gave up, with why,
-// which the budget did not reach, and which its study includes. A cell
-// of A that B lacks a value of is told apart by it: every trial failed
-// (missing), trials without the metric (not measured), not reached
-// (the run ended first), the budget ran out before it, or not in B's
-// study (no row).
-type bSide struct {
+// runSide is what a run says of each cell besides its values: which
+// cells have counted trials, which metrics it measured anywhere, which
+// cells it tried and failed (failed attempts), which it gave up, with
+// why, which the budget did not reach, and which its study includes. A
+// cell of one run that the other (usually B; A when A is the run cut
+// short) lacks a value of is told apart by it: every trial failed
+// (missing), trials without the metric (not measured), not reached (the
+// run ended first), the budget ran out before it, or not in its study
+// (no row).
+type runSide struct {
 	counted map[key]bool
 	metrics map[string]bool
 	failed  map[key]bool
 	gaveUp  map[key]string
 	budget  map[key]bool
-	// inStudy are the cells B's study includes: its study.yaml's cells
-	// where the caller resolved them, and every cell B left a trace of
+	// inStudy are the cells the run's study includes: its study.yaml's
+	// cells where the caller resolved them, and every cell it left a trace of
 	// (a trial, an attempt, a stop), which its study had however it was
 	// read.
 	inStudy map[key]bool
 }
 
-// newBSide reads run b; cells are its study's cells (nil: unknown, and
-// then only the cells b left a trace of are known to be in it).
-func newBSide(b *results.Run, cells []results.Cell) bSide {
-	s := bSide{counted: map[key]bool{}, metrics: map[string]bool{}, failed: map[key]bool{}, gaveUp: gaveUp(b),
+// newRunSide reads run b (either side); cells are its study's cells
+// (nil: unknown, and then only the cells b left a trace of are known to
+// be in it).
+func newRunSide(b *results.Run, cells []results.Cell) runSide {
+	s := runSide{counted: map[key]bool{}, metrics: map[string]bool{}, failed: map[key]bool{}, gaveUp: gaveUp(b),
 		budget: map[key]bool{}, inStudy: map[key]bool{}}
 	for _, c := range cells {
 		s.inStudy[cellKey(c, "")] = true
@@ -64,7 +66,8 @@ func newBSide(b *results.Run, cells []results.Cell) bSide {
 // budget spent.
 const budgetStatus = "budget"
 
-// absence is why B has no value of a cell's metric.
+// absence is why a run (B, or A for a cell only B has) has no value of
+// a cell's metric.
 type absence int
 
 const (
@@ -90,8 +93,9 @@ const (
 // notRun and notMeasured, which are no missing cell).
 var gateAbsence = map[absence]gate.Absence{missing: gate.AllFailed, notReached: gate.NotReached, budgetOut: gate.BudgetOut}
 
-// absent says why B has no value of kb (B's key of a cell's metric).
-func (s bSide) absent(kb key) absence {
+// absent says why the run has no value of kb (its key of a cell's
+// metric).
+func (s runSide) absent(kb key) absence {
 	c := cellOf(kb)
 	switch {
 	case s.counted[c] && s.metrics[kb.metric]:

@@ -44,7 +44,7 @@ func OneCore(a, b *results.Run, studyB []results.Cell) []Bound {
 	}
 	ta, tb := tally(a), tally(b)
 	inB := firstSeen(b.Samples)
-	p := newPairing(a, b, studyB)
+	p := newPairing(a, b, nil, studyB)
 	var out []Bound
 	for _, k := range cellsInOrder(a.Samples) {
 		kb := p.inB(k)

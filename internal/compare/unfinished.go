@@ -13,8 +13,8 @@ func LeftOut(a, b *results.Run, studyB []results.Cell) []string {
 	if studyB == nil {
 		return nil
 	}
-	bs := newBSide(b, studyB)
-	p := newPairing(a, b, studyB)
+	bs := newRunSide(b, studyB)
+	p := newPairing(a, b, nil, studyB)
 	var out []string
 	for _, k := range cellsInOrder(a.Samples) {
 		if !bs.inStudy[p.inB(k)] {

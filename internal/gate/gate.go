@@ -3,9 +3,9 @@
 // change of that metric from run A to run B is both significant (its
 // interval of B/A, Bonferroni-corrected over the cells judged, excludes
 // 1) and beyond the threshold (the estimated change is below -5%), or
-// when it cannot be judged for want of evidence: B lacks a cell A has
-// (every trial failed, the run ended or its budget ran out before it)
-// or gave it up, or a side has fewer than 2 trials. Both conditions, so
+// when it cannot be judged for want of evidence: one run lacks a cell
+// the other has (every trial failed, the run ended or its budget ran
+// out before it), B gave it up, or a side has fewer than 2 trials. Both conditions, so
 // that noise fails a CI job in at most 5% of runs (an interval covering
 // 1 passes, however large the estimate) and a real but negligible
 // change does not fail it (a significant -1% passes a -5% rule); and a

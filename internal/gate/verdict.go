@@ -43,6 +43,13 @@ type Cell struct {
 	// GaveUp is why B's runner gave the cell up ("" when it did not):
 	// the cell fails whatever trials it left before.
 	GaveUp string
+	// MissingA: B has the cell and A none of its values (A is the run
+	// cut short, or every trial failed there); AbsentA says why ("" is
+	// AllFailed) and GaveUpA why A gave it up, if it did. It fails: B
+	// has no baseline to be judged against.
+	MissingA bool
+	AbsentA  Absence
+	GaveUpA  string
 	// Show renders a value of the metric with its unit for messages
 	// ("12.06 Gbit/s"); nil: the plain number.
 	Show func(float64) string
@@ -78,8 +85,11 @@ type Verdict struct {
 	// Level is the confidence the cell was judged at (Bonferroni over
 	// the judged cells); 0 when not judged.
 	Level float64
-	// Change is the estimated relative change, B/A − 1 (±Inf for a rise
-	// or a fall from exactly 0); NaN when not judged.
+	// Change is the estimated relative change, (mean(B) − mean(A)) /
+	// |mean(A)|: B/A − 1 for a positive A, 1 − B/A for a negative one.
+	// Where A's mean is not clearly away from 0 (P decided) it is ±Inf,
+	// the sign of B's difference from A (0 for none): no relative change
+	// means anything there. NaN when not judged.
 	Change float64
 	// Low and High bound B/A at Level (Fieller's interval); NaN without
 	// one (not judged, or A's mean not clearly away from 0, where P
@@ -111,8 +121,9 @@ func (v Verdict) Outcome() string {
 // confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
 // 20 cells of pure noise would fail a gate in about two runs of three;
 // this way noise fails it in at most 5% of runs however many cells the
-// study has. A cell in A that B lacks or gave up fails, and so does one
-// with fewer than 2 trials on a side: a change that breaks a cell, or a
+// study has. A cell in A that B lacks or gave up fails, so does one of B
+// that A lacks (MissingA), and so does one with fewer than 2 trials on a
+// side: a change that breaks a cell, or a
 // run cut short, must not pass because it left too little to compare. A
 // cell whose trials in B lack the metric is no cell of it here.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
@@ -149,7 +160,7 @@ func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
 // judged: the cell has an interval to judge (two values on each side,
 // and B neither lost nor gave it up).
 func judged(c Cell) bool {
-	return !c.Missing && !c.NotMeasured && c.GaveUp == "" && len(c.A) >= 2 && len(c.B) >= 2
+	return !c.Missing && !c.MissingA && !c.NotMeasured && c.GaveUp == "" && len(c.A) >= 2 && len(c.B) >= 2
 }
 
 func judge(r Rule, c Cell, conf float64) Verdict {
@@ -160,33 +171,40 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 	v := Verdict{Rule: r, Cell: c, Judged: true, Level: conf, Low: nan, High: nan, P: nan}
 	ci := stats.RatioAt(c.B, c.A, conf)
 	level := fmt.Sprintf("%.4g%%", 100*conf)
+	ma, mb := stats.Describe(c.A).Mean, stats.Describe(c.B).Mean
 	var sig bool
 	var shown string
 	if ci.Method == stats.MethodFieller && !math.IsNaN(ci.Low) && !math.IsNaN(ci.High) {
-		v.Change, v.Low, v.High = ci.Ratio-1, ci.Low, ci.High
+		// A's mean is clearly away from 0, so B/A's interval excluding 1
+		// is a significant difference whatever A's sign. The change is
+		// relative to |A|: (B − A)/|A|, which is B/A − 1 for a positive
+		// A and 1 − B/A for a negative one (lost_count can be: iperf3
+		// lowers it for packets that arrive out of order), where B/A of
+		// 1.2 is B 20% further below 0, a fall.
+		v.Low, v.High = ci.Low, ci.High
+		v.Change = ci.Ratio - 1
+		if ma < 0 {
+			v.Change = 1 - ci.Ratio
+		}
 		sig = ci.Low > 1 || ci.High < 1
 		shown = fmt.Sprintf("%s interval of B/A [%s, %s]", level, ratioText(ci.Low), ratioText(ci.High))
+		if ma < 0 {
+			shown += fmt.Sprintf(", A's mean %s below 0: the change is relative to its size", showMean(c, ma))
+		}
 	} else {
 		// A's mean is zero or not clearly away from it (a count that is
-		// usually 0: retransmits, errors): no bounded ratio interval, so
-		// the change is judged by Welch's test at the same level, and a
-		// rise from exactly 0 is an unbounded relative change.
-		ma, mb := stats.Describe(c.A).Mean, stats.Describe(c.B).Mean
+		// usually 0: retransmits, errors, a lost count iperf3 lowered
+		// below 0): no relative change means anything there (B − A over
+		// an A of -0.8 or 0.01 is any size and, for a negative A, of the
+		// wrong sign), so Welch's test at the same level decides whether
+		// B differs, and a difference counts as unbounded in its
+		// direction: a significant rise fails every ">" rule and passes
+		// every "<" one with a negative threshold, a fall the reverse.
 		_, _, v.P = stats.Welch(c.B, c.A)
 		sig = v.P < 1-conf
-		v.Change = math.Inf(1)
-		if ma != 0 {
-			v.Change = mb/ma - 1
-		} else if mb < ma {
-			v.Change = math.Inf(-1)
-		} else if mb == ma {
-			v.Change = 0
-		}
-		mean := fmt.Sprintf("%.4g", ma)
-		if c.Show != nil {
-			mean = c.Show(ma)
-		}
-		shown = fmt.Sprintf("A's mean %s is not clearly away from 0, so no ratio interval; Welch's p %.3g against %.3g", mean, v.P, 1-conf)
+		v.Change = unbounded(mb - ma)
+		shown = fmt.Sprintf("A's mean %s is not clearly away from 0, so no relative change: B's mean %s is %s; Welch's p %.3g against %.3g",
+			showMean(c, ma), showMean(c, mb), direction(mb-ma), v.P, 1-conf)
 	}
 	change, threshold := pctApart(v.Change, r.Change)
 	switch {
@@ -201,6 +219,37 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 	return v
 }
 
+// unbounded is the relative change of a difference d from a baseline not
+// clearly away from 0: +Inf for a rise, -Inf for a fall, 0 for none.
+func unbounded(d float64) float64 {
+	switch {
+	case d > 0:
+		return math.Inf(1)
+	case d < 0:
+		return math.Inf(-1)
+	}
+	return 0
+}
+
+// direction says which way B's mean lies from A's.
+func direction(d float64) string {
+	switch {
+	case d > 0:
+		return "higher"
+	case d < 0:
+		return "lower"
+	}
+	return "the same"
+}
+
+// showMean renders a mean as the cell's metric shows values.
+func showMean(c Cell, m float64) string {
+	if c.Show != nil {
+		return c.Show(m)
+	}
+	return fmt.Sprintf("%.4g", m)
+}
+
 // noEvidence ends the reason of a cell failed for want of evidence.
 const noEvidence = "a gate does not pass on no evidence"
 
@@ -212,6 +261,9 @@ const noEvidence = "a gate does not pass on no evidence"
 // up, or before the run ended, at -50% was "not judged" and passed). A
 // metric B's trials lack is not judged.
 func unjudged(c Cell) (why string, fail, ok bool) {
+	if c.MissingA {
+		return missingInA(c), true, true
+	}
 	switch {
 	case c.GaveUp != "" && c.Missing:
 		return fmt.Sprintf("B gave the cell up (%s): no trial of it counted there", c.GaveUp), true, true
@@ -231,6 +283,20 @@ func unjudged(c Cell) (why string, fail, ok bool) {
 			len(c.A), len(c.B), noEvidence), true, true
 	}
 	return "", false, false
+}
+
+// missingInA is why a cell B has and A lacks fails: B's values have no
+// baseline, and a gate does not pass on no evidence.
+func missingInA(c Cell) string {
+	switch {
+	case c.GaveUpA != "":
+		return fmt.Sprintf("A gave the cell up (%s): no trial of it counted there, so B's %d have no baseline; %s", c.GaveUpA, len(c.B), noEvidence)
+	case c.AbsentA == NotReached:
+		return "A did not reach it: A's study includes the cell but the run has no trial of it (it ended first); " + noEvidence
+	case c.AbsentA == BudgetOut:
+		return "A's budget ran out before this cell: the run has no trial of it; " + noEvidence
+	}
+	return "no value in A (every trial of the cell failed there): B's values have no baseline; " + noEvidence
 }
 
 // Failed reports whether any verdict fails the gate.
