@@ -35,8 +35,16 @@ type Rule struct {
 	Change float64
 }
 
-// metricName is what a metric's name may hold (the samples' keys).
-var metricName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+// metricName is what a rule's metric may be: one word, without spaces
+// or control characters (and, as the rule is cut at its first < or >,
+// without those). Metric names are the samples' keys, which collectors
+// build from what they measure: daemon_<process>_<node>_rss_bytes holds
+// a Kubernetes node name of up to 253 characters and its dots, so no
+// length or alphabet is imposed here. Which names are right is the runs'
+// to say: compare checks --fail-if's metric and --metric's alike against
+// the metrics the runs have (a slip is refused there, with a
+// suggestion).
+var metricName = regexp.MustCompile(`^[^\s\pC<>]+$`)
 
 // Parse reads "METRIC < -5%" or "METRIC > +10%" (spaces optional, the
 // sign of the threshold optional, the % required: changes are relative).

@@ -19,6 +19,10 @@ func TestParse(t *testing.T) {
 		{"bitrate<-5%", "bitrate", true, -0.05},
 		{"rtt_p99_us > 10%", "rtt_p99_us", false, 0.10},
 		{" cpp_total_ns > +2.5 % ", "cpp_total_ns", false, 0.025},
+		// The daemons collector's names hold a node name: longer than the
+		// 64 characters --fail-if took, which --metric accepted.
+		{"daemon_calico-node_ip-10-0-12-34.eu-west-1.compute.internal_rss_bytes > +10%",
+			"daemon_calico-node_ip-10-0-12-34.eu-west-1.compute.internal_rss_bytes", false, 0.10},
 	} {
 		r, err := Parse(tc.in)
 		if err != nil {
@@ -37,6 +41,7 @@ func TestParseRejects(t *testing.T) {
 		"bitrate <= -5%":   "use < or >",
 		"< -5%":            "not a metric name",
 		"bit rate < -5%":   "not a metric name",
+		"bit\trate < -5%":  "not a metric name",
 		"bitrate < x%":     "not a number",
 		"bitrate < -100%":  "out of range",
 		"bitrate < NaN%":   "not a number",
