@@ -120,7 +120,7 @@ func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	s.where = newLocator(root, prof)
 	s.Defaults()
 	s.toolDefaults(cat)
-	if errs := s.Validate(cat); len(errs) > 0 {
+	if errs := problems(root, &s, cat); len(errs) > 0 {
 		w := whose{file: file, root: root, prof: prof, touched: touched}
 		if len(opt.Set) > 0 {
 			w.own = sync.OnceValue(func() map[string]bool { return ownProblems(file, data, opt.Profile, cat) })
@@ -132,6 +132,12 @@ func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		return nil, errs[0]
 	}
 	return &s, nil
+}
+
+// problems are Validate's and the explicit 0s the decoded study took for
+// fields left out (zeroProblems), of the study decoded from root.
+func problems(root *yaml.Node, s *Study, cat Catalog) []*FieldError {
+	return append(s.Validate(cat), zeroProblems(root, &s.Spec, cat)...)
 }
 
 // decodeStrict decodes the text as written, strictly (unknown fields and

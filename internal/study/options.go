@@ -254,7 +254,7 @@ func anySet(w *Workload, names []string) bool {
 func validateBounds(w *Workload, f string, o spec.Option, fd field, bad badFunc) {
 	check := func(field string, v int) {
 		if lo, hi := o.MinOf(w.Protocol), o.MaxOf(w.Protocol); v < lo || v > hi {
-			bad(field, "%s must be between %d and %d (%s), got %d", o.Name, lo, hi, o.Note, v)
+			bad(field, "%s", boundMsg(o, w.Protocol, v))
 		}
 	}
 	if fd.scalar != nil {
@@ -269,6 +269,11 @@ func validateBounds(w *Workload, f string, o spec.Option, fd field, bad badFunc)
 	for i, v := range fd.list(w) {
 		check(fmt.Sprintf("%s.%s[%d]", f, list, i), v)
 	}
+}
+
+// boundMsg says that v is outside option o's bounds for protocol.
+func boundMsg(o spec.Option, protocol string, v int) string {
+	return fmt.Sprintf("%s must be between %d and %d (%s), got %d", o.Name, o.MinOf(protocol), o.MaxOf(protocol), o.Note, v)
 }
 
 // KnownOption reports whether name is an option (or its sweep's name) a Workload can carry, so

@@ -89,7 +89,7 @@ func ownProblems(file string, data []byte, profile string, cat Catalog) map[stri
 	}
 	s.Defaults()
 	s.toolDefaults(cat)
-	for _, fe := range s.Validate(cat) {
+	for _, fe := range problems(root, &s, cat) {
 		own[fe.Field+"\x00"+fe.Msg] = true
 	}
 	return own

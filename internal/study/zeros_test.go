@@ -1,0 +1,45 @@
+package study
+
+import (
+	"strings"
+	"testing"
+)
+
+// An explicit 0 is refused where it is below the field's bounds, at its
+// file and line; only a field left out takes the default (`messageSize:
+// 0` ran qperf at 1 B).
+func TestExplicitZeroRefused(t *testing.T) {
+	for _, c := range []struct{ extra, set, want string }{
+		{"  workloads: [{tool: qperf, messageSize: 0}]\n", "", "f.yaml:6: spec.workloads[0].messageSize: messageSize must be between 1 and 65000"},
+		{"  workloads: [{tool: sockperf, messageSize: 0}]\n", "", "f.yaml:6: spec.workloads[0].messageSize: messageSize must be between 14 and 65000"},
+		{"  workloads: [{tool: iperf3, parallel: 0}]\n", "", "f.yaml:6: spec.workloads[0].parallel: parallel must be between 1 and 128"},
+		{"  workloads: [{tool: iperf3, protocol: tcp, mss: 0}]\n", "", "f.yaml:6: spec.workloads[0].mss: mss must be between 88 and"},
+		{"  workloads: [{tool: ab, requests: 0}]\n", "", "f.yaml:6: spec.workloads[0].requests: "},
+		{"  workloads: [{tool: podstartup, pods: 0, concurrency: [5]}]\n", "", "f.yaml:6: spec.workloads[0].pods: pods must be between 1 and 200"},
+		{"  workloads: [{tool: iperf3, messageSize: 0}]\n", "", "f.yaml:6: spec.workloads[0].messageSize: tool iperf3 has no option messageSize"},
+		{"  datapaths: [{type: calico-vxlan, mtu: 0}]\n", "", "f.yaml:6: spec.datapaths[0].mtu: must be between 576 and 65535, got 0"},
+		{"  nodes: {underlayMTU: 0}\n", "", "f.yaml:6: spec.nodes.underlayMTU: must be between 1280 and 65535, got 0"},
+		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, services: 0}}]\n", "",
+			"f.yaml:6: spec.datapaths[0].netfilter.services: must be between 1 and 5000 (or left out for 10), got 0"},
+		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, endpoints: 0x0}}]\n", "",
+			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: must be between 1 and 100 (or left out for 2), got 0"},
+		// From --set as from the file.
+		{"  workloads: [{name: rr, tool: qperf}]\n", "workloads.rr.messageSize=0", "f.yaml (--set): spec.workloads[0].messageSize: messageSize must be between 1"},
+	} {
+		opt := Options{}
+		if c.set != "" {
+			opt.Set = []string{c.set}
+		}
+		_, err := Parse("f.yaml", []byte(withDefaults(c.extra)), opt, testCatalog)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q %s:\n got %v\nwant prefix %s", c.extra, c.set, err, c.want)
+		}
+	}
+	// Left out, each takes its default; 0 in a list or where 0 is in
+	// bounds (noise.repeats) is not this check's.
+	for _, extra := range []string{"  workloads: [{tool: qperf}]\n", "  noise: {repeats: 0}\n", "  cooldown: 0s\n"} {
+		if _, err := Parse("f.yaml", []byte(withDefaults(extra)), Options{}, testCatalog); err != nil {
+			t.Errorf("%q: %v", extra, err)
+		}
+	}
+}
