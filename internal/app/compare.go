@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -192,8 +194,12 @@ func knownMetrics(named []string, rules []gate.Rule, have []string) error {
 			return nil
 		}
 		hint := ""
-		if c := suggest.Closest(m, have); c != "" {
-			hint = fmt.Sprintf("did you mean %q? ", c)
+		switch c := closeMetrics(m, have); len(c) {
+		case 0:
+		case 1:
+			hint = fmt.Sprintf("did you mean %q? ", c[0])
+		default:
+			hint = fmt.Sprintf("did you mean one of %s? ", quoted(c))
 		}
 		what := fmt.Sprintf("metric %q", m)
 		if text == m {
@@ -212,6 +218,49 @@ func knownMetrics(named []string, rules []gate.Rule, have []string) error {
 		}
 	}
 	return nil
+}
+
+// closeMetrics are the metrics of have nearest to m: suggest.Closest's
+// one, or else, as metrics come in families (rtt_us, rtt_p50_us,
+// rtt_p99_us...) where a guess between them is no slip of one letter,
+// every name equally near: by edit distance within suggest's limit, or
+// for a name of three letters or more that begins them, by how little
+// they add ("rtt": rtt_us over rtt_p99_us). None when more than four
+// are equally near: a list that long is the runs' list.
+func closeMetrics(m string, have []string) []string {
+	if c := suggest.Closest(m, have); c != "" {
+		return []string{c}
+	}
+	lower := strings.ToLower(m)
+	limit := min(max(len([]rune(m))/3, 1), 3)
+	var best []string
+	bestD := -1
+	for _, k := range have {
+		lk := strings.ToLower(k)
+		d := levenshtein.ComputeDistance(lower, lk)
+		if d > limit && (len([]rune(m)) < 3 || !strings.HasPrefix(lk, lower)) {
+			continue
+		}
+		switch {
+		case bestD < 0 || d < bestD:
+			best, bestD = []string{k}, d
+		case d == bestD:
+			best = append(best, k)
+		}
+	}
+	if len(best) > 4 {
+		return nil
+	}
+	return best
+}
+
+// quoted lists names each in quotes: "a", "b".
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // appendMissing adds m unless the list has it or is the "every metric"
