@@ -139,7 +139,15 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	if a.CPUIdle != nil && b.CPUIdle != nil {
 		add("CPU idle", a.CPUIdle.String(), b.CPUIdle.String())
 	}
-	add("cnibench", a.Version, b.Version)
+	if unknownBuild(a.Version) || unknownBuild(b.Version) {
+		// "dev" and "-dirty" name no one build: two runs of "dev", or of
+		// one commit with different uncommitted changes, may run
+		// different code under one version, so equal is not the same.
+		out = append(out, fmt.Sprintf("cnibench %s / %s (a dev or -dirty build: the builds cannot be told apart, "+
+			"so they may differ whatever the versions say)", orNone(a.Version), orNone(b.Version)))
+	} else {
+		add("cnibench", a.Version, b.Version)
+	}
 	add("CNI", cniText(a.CNI), cniText(b.CNI))
 	// Bridged frames pass iptables or not by br_netfilter, which anything
 	// on the machine may have loaded: the same datapath then costs more.
@@ -170,6 +178,13 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// unknownBuild says that a version names no one build: "dev" (built
+// without a version) or one ending in "-dirty" (a commit with
+// uncommitted changes).
+func unknownBuild(v string) bool {
+	return v == "dev" || strings.HasSuffix(v, "-dirty")
 }
 
 // ranBoth is the set of tunings both runs have samples of.

@@ -128,3 +128,24 @@ func TestNoMatchSaysWhatEachHolds(t *testing.T) {
 		t.Errorf("JSON holds %+v (%v), want %q and %q", doc, err, Holds(a), Holds(b))
 	}
 }
+
+// TestDifferencesUnknownBuild: two runs of a "dev" build, or of one
+// commit's "-dirty" build, said nothing of the version, as if the same
+// code ran both; such builds cannot be told apart, and that is said.
+func TestDifferencesUnknownBuild(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want string
+	}{
+		{"dev", "dev", "cnibench dev / dev (a dev or -dirty build: the builds cannot be told apart"},
+		{"v1.2.0-3-gabc-dirty", "v1.2.0-3-gabc-dirty", "cnibench v1.2.0-3-gabc-dirty / v1.2.0-3-gabc-dirty (a dev or -dirty build"},
+		{"v1.2.0", "dev", "cnibench v1.2.0 / dev (a dev or -dirty build"},
+		{"v1.2.0", "v1.3.0", "cnibench v1.2.0 / v1.3.0"},
+		{"v1.2.0", "v1.2.0", ""},
+	} {
+		got := strings.Join(Differences(results.Env{Version: tc.a}, results.Env{Version: tc.b}, nil), "; ")
+		if tc.want == "" && strings.Contains(got, "cnibench") || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s / %s: %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
