@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/version"
 )
 
 // Head names the two runs of a comparison: their directories, what each
@@ -180,11 +181,11 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	return out
 }
 
-// unknownBuild says that a version names no one build: "dev" (built
-// without a version) or one ending in "-dirty" (a commit with
-// uncommitted changes).
+// unknownBuild says that a recorded version names no one build
+// (version.Names: "dev", or built with uncommitted changes); a run that
+// recorded none is left to the plain comparison.
 func unknownBuild(v string) bool {
-	return v == "dev" || strings.HasSuffix(v, "-dirty")
+	return v != "" && !version.Names(v)
 }
 
 // ranBoth is the set of tunings both runs have samples of.

@@ -139,6 +139,7 @@ func TestDifferencesUnknownBuild(t *testing.T) {
 	}{
 		{"dev", "dev", "cnibench dev / dev (a dev or -dirty build: the builds cannot be told apart"},
 		{"v1.2.0-3-gabc-dirty", "v1.2.0-3-gabc-dirty", "cnibench v1.2.0-3-gabc-dirty / v1.2.0-3-gabc-dirty (a dev or -dirty build"},
+		{"v0.0.0-20261206043634-c5a8e45658cd+dirty", "v0.0.0-20261206043634-c5a8e45658cd+dirty", "(a dev or -dirty build"}, // Go's own mark of a modified checkout
 		{"v1.2.0", "dev", "cnibench v1.2.0 / dev (a dev or -dirty build"},
 		{"v1.2.0", "v1.3.0", "cnibench v1.2.0 / v1.3.0"},
 		{"v1.2.0", "v1.2.0", ""},
