@@ -82,6 +82,13 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 
 // parse is Parse for the profile opt names alone.
 func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
+	return parseWith(file, data, opt, cat, true)
+}
+
+// parseWith is parse; without validate it stops once the study is
+// decoded: keys, types and values are checked, the rules that relate
+// fields (Validate, zeroProblems) are not (checkProfiles).
+func parseWith(file string, data []byte, opt Options, cat Catalog, validate bool) (*Study, error) {
 	root, err := decodeStrict(file, data)
 	if err != nil {
 		return nil, err
@@ -120,6 +127,9 @@ func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	s.where = newLocator(root, prof)
 	s.Defaults()
 	s.toolDefaults(cat)
+	if !validate {
+		return &s, nil
+	}
 	if errs := problems(root, &s, cat); len(errs) > 0 {
 		w := whose{file: file, root: root, prof: prof, touched: touched}
 		if len(opt.Set) > 0 {

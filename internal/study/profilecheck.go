@@ -6,13 +6,17 @@ import (
 	"strings"
 )
 
-// checkProfiles parses the file with each of its profiles but the one
-// opt applied, so that a slip in a profile (`quick: {trails: 2}`) is
-// refused whichever profile a run uses, not only by the run that uses
-// it. Each is checked against the file as written, without --set: a
-// --set is this run's, the profiles are the file's. A file that is not
-// valid without the profile or --set this run gives is left to them (its
-// errors are no profile's).
+// checkProfiles decodes the file with each of its profiles but the one
+// opt applied, so that a slip in a profile (`quick: {trails: 2}`, a
+// value of the wrong kind) is refused whichever profile a run uses, not
+// only by the run that uses it. Each is decoded over the file as
+// written, without --set: a --set is this run's, the profiles are the
+// file's. The rules that relate fields are left to the run that uses
+// the profile, with its --set: a profile may be meant to be completed by
+// one (a UDP workload whose rate each run sets), and checked here it
+// would stop every run of the file. A file that is not valid without the
+// profile or --set this run gives is left to them (its errors are no
+// profile's).
 func checkProfiles(file string, data []byte, s *Study, opt Options, cat Catalog) error {
 	names := s.ProfileNames()
 	if len(names) == 0 || len(names) == 1 && names[0] == opt.Profile {
@@ -27,7 +31,7 @@ func checkProfiles(file string, data []byte, s *Study, opt Options, cat Catalog)
 		if name == opt.Profile {
 			continue
 		}
-		_, err := parse(file, data, Options{Profile: name}, cat)
+		_, err := parseWith(file, data, Options{Profile: name}, cat, false)
 		var fe *FieldError
 		switch {
 		case err == nil:

@@ -18,10 +18,10 @@ func TestEveryProfileChecked(t *testing.T) {
 		{"another profile", profiles, Options{Profile: "fine"}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
 		{"with --set", profiles, Options{Set: []string{"trials=4"}}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
 		{"the profile used", profiles, Options{Profile: "quick"}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
-		// The profile makes the file's own text wrong: the line is the
-		// file's, and the profile is named.
-		{"file's text", "profiles:\n  quick: {replicas: [1]}\n", Options{},
-			`bounds.yaml:17: with profile "quick": spec.only[0].replicas: the study has no replica count "2"`},
+		// The profile makes the file's own text wrong: found by the
+		// run that uses it, at the file's line.
+		{"file's text", "profiles:\n  quick: {replicas: [1]}\n", Options{Profile: "quick"},
+			`bounds.yaml:17: spec.only[0].replicas: the study has no replica count "2"`},
 		{"a custom decoder's", "profiles:\n  quick: {noise: {maxSteal: 1}}\n", Options{},
 			`bounds.yaml:23: profile "quick": spec.noise.maxSteal: unknown noise field "maxSteal"`},
 		{"not a mapping", "profiles:\n  quick: 3\n", Options{}, `bounds.yaml:23: profiles.quick: a profile is a mapping of spec fields`},
@@ -36,6 +36,16 @@ func TestEveryProfileChecked(t *testing.T) {
 				t.Errorf("got %v\nwant prefix %s", err, c.want)
 			}
 		})
+	}
+	// A profile that breaks a rule relating fields is left to the run
+	// that uses it (with the --set that completes it): it does not stop
+	// the file's other runs.
+	udp := boundsBase + "profiles:\n  udp: {workloads: [{name: u, tool: iperf3, protocol: udp}]}\n"
+	if _, err := Parse("bounds.yaml", []byte(udp), Options{}, testCatalog); err != nil {
+		t.Errorf("a profile completed by --set stopped a run without it: %v", err)
+	}
+	if _, err := Parse("bounds.yaml", []byte(udp), Options{Profile: "udp"}, testCatalog); err == nil || !strings.Contains(err.Error(), "rate") {
+		t.Errorf("the profile used without its rate: %v", err)
 	}
 	// Good profiles pass, and a --set this run gives is no profile's.
 	good := boundsBase + "profiles:\n  quick: {trials: 1, replicas: [1]}\n"
