@@ -101,10 +101,7 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	h := head(dirA, dirB, a, b, sb, errB)
-	if errA != nil {
-		h.NoStudyA = errA.Error()
-	}
+	h := head(dirA, dirB, a, b, sides{sa, errA}, sides{sb, errB})
 	warn(cmd.ErrOrStderr(), rules, f.format, h, rows)
 	if err := compare.Write(cmd.OutOrStdout(), f.format, h, rows, verdicts); err != nil {
 		return outputErr(fmt.Errorf("writing the comparison of %s and %s (--format %s) to standard output: %w%s", dirA, dirB, f.format, err,

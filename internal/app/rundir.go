@@ -142,28 +142,37 @@ func checkRunDir(dir string) error {
 // head names the runs of a comparison, and says when they are one run by
 // two paths (a symbolic link, a trailing "/."), whose every ratio is 1 by
 // construction. That is allowed (a check of the gate on a run with
-// itself), but no finding. sb is B's study as resolveStudy read it
-// (errB why not).
-func head(dirA, dirB string, a, b *results.Run, sb *study.Study, errB error) compare.Head {
-	h := compare.NewHead(dirA, dirB, a, b, studyCells(sb))
-	sa, errA := os.Stat(dirA)
-	sbi, errBi := os.Stat(dirB)
-	h.Same = errA == nil && errBi == nil && os.SameFile(sa, sbi)
+// itself), but no finding. sa and sb are each run's study as
+// resolveStudy read it, and why not.
+func head(dirA, dirB string, a, b *results.Run, sa, sb sides) compare.Head {
+	fa, errA := os.Stat(dirA)
+	fb, errB := os.Stat(dirB)
+	same := errA == nil && errB == nil && os.SameFile(fa, fb)
+	h := compare.NewHead(dirA, dirB, a, b, studyCells(sa.study), studyCells(sb.study), same)
 	// A run killed before its end has partial numbers, which a gate in
 	// CI should not take for finished ones silently; a fixed design
 	// records no stops, so analysis.Unfinished counts its cells' trials.
-	if s := runStudy(dirA); s != nil {
+	if s := sa.study; s != nil {
 		h.UnfinishedA, h.CellsA = len(analysis.Unfinished(s, a)), len(s.Cells())
 		h.ResumeA = resumeCommand(dirA, a.Env.Origin)
 	}
-	if sb != nil {
-		h.UnfinishedB, h.CellsB = len(analysis.Unfinished(sb, b)), len(sb.Cells())
+	if s := sb.study; s != nil {
+		h.UnfinishedB, h.CellsB = len(analysis.Unfinished(s, b)), len(s.Cells())
 		h.ResumeB = resumeCommand(dirB, b.Env.Origin)
 	}
-	if errB != nil {
-		h.NoStudyB = errB.Error()
+	if sa.err != nil {
+		h.NoStudyA = sa.err.Error()
+	}
+	if sb.err != nil {
+		h.NoStudyB = sb.err.Error()
 	}
 	return h
+}
+
+// sides is one run's study as resolveStudy read it (nil), and why not.
+type sides struct {
+	study *study.Study
+	err   error
 }
 
 // resolveStudy is the study a run directory ran, resolved as runStudy

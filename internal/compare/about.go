@@ -55,18 +55,22 @@ type Head struct {
 	LoadedA, LoadedB []string
 }
 
-// NewHead describes runs a and b, found in directories dirA and dirB;
-// studyB are the cells of B's study, as Runs takes them.
-func NewHead(dirA, dirB string, a, b *results.Run, studyB []results.Cell) Head {
-	h := Head{A: dirA, B: dirB, Bound: OneCore(a, b, studyB), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
-		LoadedA: a.Warnings, LoadedB: b.Warnings, LeftOutB: LeftOut(a, b, studyB)}
+// NewHead describes runs a and b, found in directories dirA and dirB
+// (same: one directory by two paths); studyA and studyB are the cells of
+// each run's study, as Runs takes them, so that its other words pair the
+// cells as the rows do.
+func NewHead(dirA, dirB string, a, b *results.Run, studyA, studyB []results.Cell, same bool) Head {
+	h := Head{A: dirA, B: dirB, Same: same, Bound: OneCore(a, b, studyA, studyB), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
+		LoadedA: a.Warnings, LoadedB: b.Warnings, LeftOutB: LeftOut(a, b, studyA, studyB)}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}
 	if b.HasEnv {
 		h.AboutB = About(b.Env)
 	}
-	if a.HasEnv && b.HasEnv {
+	if a.HasEnv && b.HasEnv && !same {
+		// One run by two paths differs in nothing (not even a build
+		// that names none: it is the one build).
 		h.Differ = Differences(a.Env, b.Env, ranBoth(a.Samples, b.Samples))
 	}
 	h.Differ = append(h.Differ, StudyDifferences(a.Study, b.Study)...)

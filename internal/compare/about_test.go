@@ -28,7 +28,7 @@ func TestHead(t *testing.T) {
 		"bbr":  {{Where: results.WhereClientNode, Knob: "net.ipv4.tcp_congestion_control", Value: "bbr", Found: []string{"cubic"}}},
 		"same": a.Tunings["same"],
 	}
-	h := NewHead("main/", "pr/", &results.Run{Env: a, HasEnv: true}, &results.Run{Env: b, HasEnv: true}, nil)
+	h := NewHead("main/", "pr/", &results.Run{Env: a, HasEnv: true}, &results.Run{Env: b, HasEnv: true}, nil, nil, false)
 	if want := "cnibench run rps-rfs --set 'replicas=[1]'; local engine, host h1, kernel 6.1.0, started 2026-11-28 13:55 UTC"; h.AboutA != want {
 		t.Errorf("about A: %q, want %q", h.AboutA, want)
 	}
@@ -53,7 +53,7 @@ func TestHead(t *testing.T) {
 	cell := func(tuning string) results.Sample { return results.Sample{Cell: results.Cell{Tuning: tuning}} }
 	b.Tunings["baseline"] = []results.TuningSetting{{Where: results.WhereNode, Knob: "rps_cpus", Value: "00000003", Found: []string{"0"}}}
 	h = NewHead("main/", "pr/", &results.Run{Env: a, HasEnv: true, Samples: []results.Sample{cell("baseline"), cell("onlyA")}},
-		&results.Run{Env: b, HasEnv: true, Samples: []results.Sample{cell("baseline")}}, nil)
+		&results.Run{Env: b, HasEnv: true, Samples: []results.Sample{cell("baseline")}}, nil, nil, false)
 	if got := strings.Join(h.Differ, "; "); !strings.HasSuffix(got, "; tuning baseline (none) / rps_cpus = 00000003 at node over 0; "+
 		"tuning bbr net.ipv4.tcp_congestion_control = bbr at client-node over unchanged / net.ipv4.tcp_congestion_control = bbr at client-node over cubic") {
 		t.Errorf("differ: %q", got)
@@ -86,7 +86,7 @@ func TestHead(t *testing.T) {
 	if d := Differences(brOld, brB, nil); len(d) != 0 {
 		t.Errorf("one run without the fact: %q", d)
 	}
-	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}, nil); h.AboutA != "" || h.Differ != nil {
+	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}, nil, nil, false); h.AboutA != "" || h.Differ != nil {
 		t.Errorf("without env.json: %+v", h)
 	}
 }
@@ -105,7 +105,7 @@ func TestNoMatchSaysWhatEachHolds(t *testing.T) {
 	}
 	rows := Runs(counted(a), counted(b), nil, nil, nil)
 	var out strings.Builder
-	h := NewHead("runs/a", "runs/b", &results.Run{Samples: a}, &results.Run{Samples: b}, nil)
+	h := NewHead("runs/a", "runs/b", &results.Run{Samples: a}, &results.Run{Samples: b}, nil, nil, false)
 	if err := WriteMarkdown(&out, h, rows); err != nil || len(rows) != 0 {
 		t.Fatalf("%d rows, %v", len(rows), err)
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"github.com/cnibench/cnibench/internal/analysis"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -67,12 +67,12 @@ func TestCellBNeverReached(t *testing.T) {
 	if rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, one); len(rows) != 1 {
 		t.Errorf("B's study without r=4: %+v, want r=1 alone", rows)
 	}
-	h := NewHead("a", "b", counted(a), rb, one)
+	h := NewHead("a", "b", counted(a), rb, nil, one, false)
 	if len(h.LeftOutB) != 1 || h.LeftOutB[0] != "bridge/baseline/tcp/r=4" ||
 		!strings.Contains(strings.Join(h.notes(), "\n"), "B's study leaves out 1 of A's cells, which are not compared: bridge/baseline/tcp/r=4") {
 		t.Errorf("left out %q, notes %q", h.LeftOutB, h.notes())
 	}
-	if h := NewHead("a", "b", counted(a), rb, s.Cells()); len(h.LeftOutB) != 0 {
+	if h := NewHead("a", "b", counted(a), rb, nil, s.Cells(), false); len(h.LeftOutB) != 0 {
 		t.Errorf("left out %q of a B whose study has every cell of A", h.LeftOutB)
 	}
 }
@@ -157,5 +157,35 @@ func TestCellBudgetRanOut(t *testing.T) {
 	if rows := Runs(counted(a), other, []string{results.MetricBitrate}, nil, cells); len(rows) != 1 || rows[0].Absent != gate.NotReached ||
 		rows[0].Key != "bridge|cilium/baseline/tcp/r=1" {
 		t.Errorf("B of one datapath that ran nothing: %+v", rows)
+	}
+}
+
+// TestHeadPairsAsRows: A's study has two datapaths, A measured only
+// bridge; B's study and samples are ovs alone. The rows know A's study,
+// so bridge is not ovs; the head's words (LeftOut, the one-core table)
+// must pair the same way, not take both runs for single-datapath runs
+// and match bridge with ovs. One run by two paths differs in nothing,
+// even for a build whose version names none.
+func TestHeadPairsAsRows(t *testing.T) {
+	var a, b []results.Sample
+	for i := 1; i <= 3; i++ {
+		a = append(a, at(1, i, 10e9))
+		x := at(1, i, 10e9)
+		x.Cell.Datapath = "ovs"
+		b = append(b, x)
+	}
+	sa := fixedStudy(3, 1)
+	sa.Spec.Datapaths = append(sa.Spec.Datapaths, study.Datapath{Name: "ovs"})
+	sb := fixedStudy(3, 1)
+	sb.Spec.Datapaths = []study.Datapath{{Name: "ovs"}}
+	h := NewHead("a", "b", counted(a), counted(b), sa.Cells(), sb.Cells(), false)
+	if len(h.LeftOutB) != 1 || h.LeftOutB[0] != "bridge/baseline/tcp/r=1" {
+		t.Errorf("left out %q, want bridge/baseline/tcp/r=1 (B's study has no bridge)", h.LeftOutB)
+	}
+	env := results.Env{Version: "dev", Hostname: "h"}
+	ra, rb := counted(a), counted(a)
+	ra.Env, ra.HasEnv, rb.Env, rb.HasEnv = env, true, env, true
+	if h := NewHead("a", "a/.", ra, rb, nil, nil, true); len(h.Differ) != 0 {
+		t.Errorf("one run by two paths differs in %q", h.Differ)
 	}
 }

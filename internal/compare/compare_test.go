@@ -140,7 +140,7 @@ func TestOneCoreChanges(t *testing.T) {
 		withCores(sample("kube-cni", "baseline", 1, 2e9), cores(35, 30)),
 		withCores(sample("kube-cni", "baseline", 4, 2e9), cores(20, 25)),
 	}
-	got := OneCore(&results.Run{Samples: a}, &results.Run{Samples: b}, nil)
+	got := OneCore(&results.Run{Samples: a}, &results.Run{Samples: b}, nil, nil)
 	if len(got) != 1 {
 		t.Fatalf("%d cells, want baseline r=1 only: %+v", len(got), got)
 	}

@@ -28,9 +28,9 @@ type Bound struct {
 }
 
 // OneCore lists the cells of both runs bound by one core in either, in
-// the order run A measured them, matched as Runs matches cells (studyB
-// as Runs takes it).
-func OneCore(a, b *results.Run, studyB []results.Cell) []Bound {
+// the order run A measured them, matched as Runs matches cells (studyA
+// and studyB as Runs takes them).
+func OneCore(a, b *results.Run, studyA, studyB []results.Cell) []Bound {
 	type nodeKey struct {
 		cell key
 		node string
@@ -44,7 +44,7 @@ func OneCore(a, b *results.Run, studyB []results.Cell) []Bound {
 	}
 	ta, tb := tally(a), tally(b)
 	inB := firstSeen(b.Samples)
-	p := newPairing(a, b, nil, studyB)
+	p := newPairing(a, b, studyA, studyB)
 	var out []Bound
 	for _, k := range cellsInOrder(a.Samples) {
 		kb := p.inB(k)

@@ -70,7 +70,7 @@ func TestStudyDifferences(t *testing.T) {
 		t.Errorf("one study differs from itself in %q", got)
 	}
 	// The page lists them where it lists the environments' differences.
-	h := NewHead("a", "b", &results.Run{Study: []byte(studyA)}, &results.Run{Study: []byte(b)}, nil)
+	h := NewHead("a", "b", &results.Run{Study: []byte(studyA)}, &results.Run{Study: []byte(b)}, nil, nil, false)
 	if !slices.Equal(h.Differ, want) {
 		t.Errorf("head's differences %q", h.Differ)
 	}
