@@ -47,12 +47,12 @@ var zeroRefused = []struct {
 	re  *regexp.Regexp
 	msg string
 }{
-	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.mtu$`), "must be between 576 and 65535, got 0 (leave mtu out for the CNI's own)"},
-	{regexp.MustCompile(`^spec\.nodes\.underlayMTU$`), "must be between 1280 and 65535, got 0 (leave it out for 1500)"},
+	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.mtu$`), "must be between 576 and 65535, got 0 (leave mtu out, or --set it to null, for the CNI's own)"},
+	{regexp.MustCompile(`^spec\.nodes\.underlayMTU$`), "must be between 1280 and 65535, got 0 (leave it out, or --set it to null, for 1500)"},
 	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.netfilter\.services$`),
-		fmt.Sprintf("must be between 1 and %d (or left out for %d), got 0", MaxServices, DefaultServices)},
+		fmt.Sprintf("must be between 1 and %d (or left out, or --set to null, for %d), got 0", MaxServices, DefaultServices)},
 	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.netfilter\.endpoints$`),
-		fmt.Sprintf("must be between 1 and %d (or left out for %d), got 0", MaxEndpoints, DefaultEndpoints)},
+		fmt.Sprintf("must be between 1 and %d (or left out, or --set to null, for %d), got 0", MaxEndpoints, DefaultEndpoints)},
 }
 
 var workloadField = regexp.MustCompile(`^spec\.workloads\[(\d+)\]\.(\w+)$`)

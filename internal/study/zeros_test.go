@@ -17,12 +17,12 @@ func TestExplicitZeroRefused(t *testing.T) {
 		{"  workloads: [{tool: ab, requests: 0}]\n", "", "f.yaml:6: spec.workloads[0].requests: "},
 		{"  workloads: [{tool: podstartup, pods: 0, concurrency: [5]}]\n", "", "f.yaml:6: spec.workloads[0].pods: pods must be between 1 and 200"},
 		{"  workloads: [{tool: iperf3, messageSize: 0}]\n", "", "f.yaml:6: spec.workloads[0].messageSize: tool iperf3 has no option messageSize"},
-		{"  datapaths: [{type: calico-vxlan, mtu: 0}]\n", "", "f.yaml:6: spec.datapaths[0].mtu: must be between 576 and 65535, got 0"},
+		{"  datapaths: [{type: calico-vxlan, mtu: 0}]\n", "", "f.yaml:6: spec.datapaths[0].mtu: must be between 576 and 65535, got 0 (leave mtu out, or --set it to null, for the CNI's own)"},
 		{"  nodes: {underlayMTU: 0}\n", "", "f.yaml:6: spec.nodes.underlayMTU: must be between 1280 and 65535, got 0"},
 		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, services: 0}}]\n", "",
-			"f.yaml:6: spec.datapaths[0].netfilter.services: must be between 1 and 5000 (or left out for 10), got 0"},
+			"f.yaml:6: spec.datapaths[0].netfilter.services: must be between 1 and 5000 (or left out, or --set to null, for 10), got 0"},
 		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, endpoints: 0x0}}]\n", "",
-			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: must be between 1 and 100 (or left out for 2), got 0"},
+			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: must be between 1 and 100 (or left out, or --set to null, for 2), got 0"},
 		// From --set as from the file.
 		{"  workloads: [{name: rr, tool: qperf}]\n", "workloads.rr.messageSize=0", "f.yaml (--set): spec.workloads[0].messageSize: messageSize must be between 1"},
 	} {
@@ -34,6 +34,11 @@ func TestExplicitZeroRefused(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q %s:\n got %v\nwant prefix %s", c.extra, c.set, err, c.want)
 		}
+	}
+	// A --set cannot leave a field out: null does, as the refusal says.
+	mtu := withDefaults("  datapaths: [{name: fv, type: calico-vxlan, mtu: 1400}]\n")
+	if _, err := Parse("f.yaml", []byte(mtu), Options{Set: []string{"datapaths.fv.mtu=null"}}, testCatalog); err != nil {
+		t.Errorf("--set datapaths.fv.mtu=null: %v", err)
 	}
 	// Left out, each takes its default; 0 in a list or where 0 is in
 	// bounds (noise.repeats) is not this check's.
