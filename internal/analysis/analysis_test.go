@@ -532,9 +532,11 @@ func TestSamePods(t *testing.T) {
 func TestOneTrialHasNoInterval(t *testing.T) {
 	rows := []Row{
 		{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "d", Tuning: "baseline", Workload: "tcp", Replicas: 1}, Metric: "bitrate", CPU: -1,
-			N: 1, Mean: 5e9, SD: math.NaN(), CI95Low: 5e9, CI95High: 5e9}, CIMethod: CINone},
+			N: 1, Mean: 5e9, SD: math.NaN(), CI95Low: 5e9, CI95High: 5e9, HasNorm: true, Normalized: 1, NormCI95Low: 1, NormCI95High: 1},
+			CIMethod: CINone, NormMethod: NormOwn},
 		{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "d", Tuning: "baseline", Workload: "tcp", Replicas: 2}, Metric: "bitrate", CPU: -1,
-			N: 2, Mean: 5e9, SD: 1e8, CI95Low: 4e9, CI95High: 6e9}, CIMethod: CIStudentT},
+			N: 2, Mean: 5e9, SD: 1e8, CI95Low: 4e9, CI95High: 6e9, HasNorm: true, Normalized: 1, NormCI95Low: 0.8, NormCI95High: 1.2},
+			CIMethod: CIStudentT, NormMethod: NormOwn},
 	}
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, rows, nil); err != nil {
@@ -550,7 +552,11 @@ func TestOneTrialHasNoInterval(t *testing.T) {
 	if r := recs[2]; r[10] != "4000000000" || r[11] != "6000000000" {
 		t.Errorf("two trials: ci [%q, %q]", r[10], r[11])
 	}
-	for i, want := range []string{`"ci95_low":null,"ci95_high":null`, `"ci95_low":4e+09,"ci95_high":6e+09`} {
+	// The baseline's own normalized row divides those bounds by the
+	// mean: none for one trial, not [1, 1].
+	for i, want := range []string{`"ci95_low":null,"ci95_high":null`, `"normalized_ci95_low":null,"normalized_ci95_high":null`,
+		`"ci95_low":4e+09,"ci95_high":6e+09`, `"normalized_ci95_low":0.8,"normalized_ci95_high":1.2`} {
+		i /= 2
 		b, err := json.Marshal(rows[i])
 		if err != nil {
 			t.Fatal(err)

@@ -172,6 +172,11 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	}
 	if r.N < 2 { // no interval, not one of zero width (WriteCSV)
 		r.CI95Low, r.CI95High = math.NaN(), math.NaN()
+		if r.NormMethod == NormOwn {
+			// The baseline's own row divides that missing interval by
+			// its mean: [1, 1] beside a method that names no "none".
+			r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN()
+		}
 	}
 	return json.Marshal(rowJSON{
 		Cell: r.Cell, Metric: r.Metric, CPU: r.CPU, Unit: r.Unit, N: r.N,
