@@ -209,7 +209,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		}
 	}
 	if s != nil {
-		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples))
+		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples), MarginOf(s))
 		markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows))
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)

@@ -53,7 +53,7 @@ func markRefs(rows []Row, refs []study.Reference) {
 // matchReferences returns, per reference in study order, the rows with
 // data (N > 0) it matches and the spread of their means and normalized
 // values.
-func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[int]bool) []RefMatch {
+func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[int]bool, margin float64) []RefMatch {
 	var out []RefMatch
 	for _, ref := range refs {
 		nan := math.NaN()
@@ -68,7 +68,7 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[i
 			m.Rows = append(m.Rows, RowKey(r))
 			m.MeanLow, m.MeanHigh = min(m.MeanLow, r.Mean), max(m.MeanHigh, r.Mean)
 			if ref.Ratio != nil {
-				addRatio(&m, r, rows, rs, shared)
+				addRatio(&m, r, rows, rs, shared, margin)
 			}
 			if !r.HasNorm {
 				continue
@@ -137,8 +137,9 @@ func cppUnitMissing(ref study.Reference, rows []Row) string {
 // row also gets an interval of the ratio from the trials of both: paired
 // by round where the two rows ran in the same rounds (another workload
 // of the same datapath always does; another datapath where the run's
-// datapaths shared rounds, SharedRounds), else Fieller's, unpaired.
-func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool) {
+// datapaths shared rounds, SharedRounds), else Fieller's, unpaired,
+// decided at the study's margin as the summary's other comparisons are.
+func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool, margin float64) {
 	k := RowKey(r)
 	if a := m.Reference.Against; a != "" {
 		k.Datapath = a
@@ -157,9 +158,9 @@ func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool) {
 				_, den := m.Reference.RatioTerms()
 				x, ref, dir := rs[RowKey(r)], rs[k], stats.DirectionOf(r.Metric)
 				if k.Datapath == r.Datapath || shared[r.Replicas] {
-					m.RatioCI = PairOf(den, x, ref, 0, dir)
+					m.RatioCI = PairOf(den, x, ref, margin, dir)
 				} else {
-					m.RatioCI = UnpairedOf(den, x, ref, 0, dir)
+					m.RatioCI = UnpairedOf(den, x, ref, margin, dir)
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
@@ -43,7 +44,7 @@ func TestRefRatio(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "rr-chc", 1000), row("macvlan", "rr-chc", 1300), row("macvlan", "rr-chhc", 900)}
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil, nil)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil, nil, 0)[0]
 	if len(m.Rows) != 2 || len(m.RatioRows) != 1 || m.RatioLow != 1.3 || m.RatioHigh != 1.3 {
 		t.Errorf("match %+v: want the rr-chc row's ratio 1.3 only (rr-chhc has no bridge row)", m)
 	}
@@ -65,7 +66,7 @@ func ratioFixture() ([]Row, rounds) {
 func TestRefRatioInterval(t *testing.T) {
 	rows, rs := ratioFixture()
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, 0)[0]
 	if m.RatioCI == nil {
 		t.Fatal("no interval for a ratio with three trials on each side")
 	}
@@ -78,7 +79,7 @@ func TestRefRatioInterval(t *testing.T) {
 	}
 	// The same datapaths in shared rounds: paired round by round, and
 	// tighter, since both sides moved together.
-	p := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, map[int]bool{1: true})[0]
+	p := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, map[int]bool{1: true}, 0)[0]
 	if c := p.RatioCI; c == nil || c.Paired.N != 3 || c.Chosen.Method != stats.MethodPairedT || !(c.Chosen.High-c.Chosen.Low < u.High-u.Low) {
 		t.Errorf("shared rounds: %+v, want paired-t on 3 pairs, narrower than Fieller's", c)
 	}
@@ -90,7 +91,7 @@ func TestRefRatioInterval(t *testing.T) {
 func TestRefRatioJSONRoundTrip(t *testing.T) {
 	rows, rs := ratioFixture()
 	r := 1.3163
-	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil)}
+	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, 0)}
 	var b bytes.Buffer
 	if err := WriteJSON(&b, m); err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestRefRatioAgainstWorkload(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "numa-same", 10), row("bridge", "numa-other", 2), row("macvlan", "numa-same", 10), row("macvlan", "numa-other", 4)}
 	r := 0.2201
-	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil, nil)[0]
+	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil, nil, 0)[0]
 	if len(m.RatioRows) != 2 || m.RatioLow != 0.2 || m.RatioHigh != 0.4 {
 		t.Errorf("match %+v: want bridge's 0.2 and macvlan's 0.4", m)
 	}
@@ -162,9 +163,49 @@ func TestRefMissing(t *testing.T) {
 		{study.Reference{Datapath: "bridge", Workload: "cpp-intra", Metric: "cpp_bridge_cycles"}, "it in ns of CPU time (perf could sample only cpu-clock here), not the paper's hardware cycles", ""},
 		{study.Reference{Datapath: "bridge", Workload: "cpp-intra", Metric: "cpp_veth_cycles"}, "", ""},
 	} {
-		m := matchReferences([]study.Reference{c.ref}, rows, nil, nil)[0]
+		m := matchReferences([]study.Reference{c.ref}, rows, nil, nil, 0)[0]
 		if m.Missing != c.missing || m.RatioMissing != c.ratioMis {
 			t.Errorf("%+v: missing %q, ratio %q; want %q, %q", c.ref, m.Missing, m.RatioMissing, c.missing, c.ratioMis)
 		}
+	}
+}
+
+// TestRefRatioDecidedAtMargin: a reference ratio's interval is decided at
+// the study's margin, as every other comparison in the summary is: a
+// ratio within 1% on tight trials is equal at ±5%, and at no margin it
+// could never be.
+func TestRefRatioDecidedAtMargin(t *testing.T) {
+	rows, rs := ratioFixture()
+	rows[1].Mean = 1010
+	rs[RowKey(rows[1])] = map[int]float64{1: 1000, 2: 1010, 3: 1020}
+	r := 1.3163
+	ref := []study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}
+	if c := matchReferences(ref, rows, rs, map[int]bool{1: true}, 0.05)[0].RatioCI; c == nil || c.Decision.Verdict != stats.Equal {
+		t.Errorf("at ±5%%: %+v, want equal", c)
+	}
+	if c := matchReferences(ref, rows, rs, map[int]bool{1: true}, 0)[0].RatioCI; c == nil || c.Decision.Verdict == stats.Equal {
+		t.Errorf("at no margin: %+v, equal cannot be", c)
+	}
+}
+
+// TestBuildDecidesRefRatioAtMargin: Build decides a reference's ratio at
+// the study's margin (summary.json's references[].ratio_ci.decision).
+func TestBuildDecidesRefRatioAtMargin(t *testing.T) {
+	r, margin := 1.3163, study.Percent(0.05)
+	s := &study.Study{Spec: study.Spec{Datapaths: []study.Datapath{{Name: "bridge"}, {Name: "macvlan"}}, Tunings: []study.Tuning{{Name: "baseline"}},
+		Workloads: []study.Workload{{Name: "rr"}}, Replicas: []int{1}, Trials: study.Fixed(3), Baseline: "baseline", Margin: &margin,
+		Reference: []study.Reference{{Datapath: "macvlan", Against: "bridge", Workload: "rr", Metric: "transactions_per_s", Ratio: &r}}}}
+	var samples []results.Sample
+	start := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	for k := 1; k <= 3; k++ {
+		for i, dp := range []string{"bridge", "macvlan"} {
+			at := start.Add(time.Duration(10*k+i) * time.Second)
+			samples = append(samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "rr", Replicas: 1},
+				Trial: k, Start: at, End: at.Add(time.Second), Metrics: map[string]float64{"transactions_per_s": 1000 + 10*float64(k) + float64(i)}})
+		}
+	}
+	m := Build(s, samples)
+	if len(m.References) != 1 || m.References[0].RatioCI == nil || m.References[0].RatioCI.Decision.Verdict != stats.Equal {
+		t.Fatalf("references %+v, want the ratio decided equal at ±5%%", m.References)
 	}
 }
