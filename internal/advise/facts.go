@@ -157,13 +157,11 @@ var facts = map[string]fact{
 		return yes(allOn(ns, feat)), nil
 	},
 	// nic_offloads_other_overlay: the NIC offloads an overlay other than
-	// the one in use.
+	// the one in use that the CNI can carry pods in (overlay.go); unknown
+	// for a CNI whose overlays cnibench does not know.
 	"nic_offloads_other_overlay": func(in *inspect.Inspection) (value, error) {
-		t, ns, err := tunnelAndNIC(in)
-		if err != nil {
-			return value{}, err
-		}
-		return yes(len(otherOffloaded(t.Kind, ns)) > 0), nil
+		o, err := offloadedTargets(in)
+		return yes(len(o) > 0), err
 	},
 	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
 	// underlay allows after the encapsulation's overhead.
@@ -281,18 +279,6 @@ func tunnelAndNIC(in *inspect.Inspection) (*inspect.Device, []*inspect.NIC, erro
 		return nil, nil, err
 	}
 	return t, ns, nil
-}
-
-// otherOffloaded lists the overlay kinds other than kind whose
-// segmentation the NICs (every port) offload.
-func otherOffloaded(kind string, ns []*inspect.NIC) []string {
-	var out []string
-	for _, k := range []string{"vxlan", "geneve", "ipip", "gre"} {
-		if k != kind && inspect.TunnelOffload[k] != inspect.TunnelOffload[kind] && allOn(ns, inspect.TunnelOffload[k]) {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // targetMTU is the underlay's MTU less the largest overhead of the

@@ -127,16 +127,16 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		return strconv.Itoa(m), err
 	},
 	"offloaded_overlays": func(in *inspect.Inspection) (string, error) {
-		t, ns, err := tunnelAndNIC(in)
-		if err != nil {
-			return "", err
+		o, err := offloadedTargets(in)
+		if err == nil && len(o) == 0 {
+			err = errors.New("the NIC offloads no other overlay the CNI has")
 		}
-		o := otherOffloaded(t.Kind, ns)
-		if len(o) == 0 {
-			return "", errors.New("the NIC offloads no other overlay")
-		}
-		return strings.Join(o, ", "), nil
+		return strings.Join(o, ", "), err
 	},
+	// overlay_switch, overlay_firewall: the CNI's command to each of
+	// those overlays and what firewalls must pass for it (overlay.go).
+	"overlay_switch":   overlaySwitch,
+	"overlay_firewall": overlayFirewall,
 	// nic_numa_node: the NIC's NUMA node; a bond's ports must share one.
 	"nic_numa_node": func(in *inspect.Inspection) (string, error) {
 		ns, err := nics(in)

@@ -115,7 +115,7 @@ func TestCandidateParameters(t *testing.T) {
 		{"calico-vxlan-jumbo", "conntrack-size", "conntrack: nf_conntrack_buckets=524288, nf_conntrack_max=524288"},
 		{"calico-vxlan-jumbo", "numa-placement", "placement on ens1f0: numa_node=1, placement=same-numa"},
 		{"this-machine", "rfs", "rfs on eth0: rps_cpus=00000003, rps_flow_cnt=32768, rps_sock_flow_entries=32768"},
-		{"ipip-nic-vxlan-offload", "overlay-offload", "overlay on tunl0: from=ipip, to=vxlan, geneve"},
+		{"ipip-nic-vxlan-offload", "overlay-offload", "overlay on tunl0: from=ipip, to=vxlan"},
 		{"flannel-nic-no-offload", "macvlan", "attachment on cni0: from=veth + bridge cni0, to=macvlan (bridge mode) on enp0s31f6"},
 	}
 	for _, tc := range cases {
