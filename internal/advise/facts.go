@@ -184,7 +184,30 @@ var facts = map[string]fact{
 		_, ok := podBridge(in)
 		return yes(ok), known(in, "devices")
 	},
-	// queue_irqs_one_cpu: the underlay's queue interrupts (two or more,
+	// irq_spread_cores: the fewest cores irq-spread has to spread a
+	// port's queue interrupts over (spreadCores): at 1 there is nothing
+	// to spread, and matching the queues to it would shrink RSS to one.
+	"irq_spread_cores": func(in *inspect.Inspection) (value, error) {
+		ns, err := nics(in)
+		if err == nil {
+			err = known(in, "cpus")
+		}
+		if err != nil {
+			return value{}, err
+		}
+		fewest := -1
+		for _, n := range ns {
+			c, err := spreadCores(in, n)
+			if err != nil {
+				return value{}, err
+			}
+			if fewest < 0 || len(c) < fewest {
+				fewest = len(c)
+			}
+		}
+		return num(float64(fewest)), nil
+	},
+	// queue_irqs_one_cpu: the underlay's receive queue interrupts (two or more,
 	// over all a bond's ports) may all run on one and the same CPU only.
 	"queue_irqs_one_cpu": func(in *inspect.Inspection) (value, error) {
 		ns, err := nics(in)
@@ -198,7 +221,9 @@ var facts = map[string]fact{
 		queues := 0
 		for _, n := range ns {
 			for _, q := range n.IRQs {
-				if isQueueIRQ(q.Name) {
+				// Transmit-only interrupts are no receive queues; where
+				// they sit says nothing of RSS's spread.
+				if r := irqRole(q.Name); r == "rx" || r == "rxtx" {
 					queues++
 					cpus[q.CPUs] = true
 				}

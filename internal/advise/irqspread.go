@@ -24,14 +24,21 @@ import (
 // get other numbers after a reboot, their names ("mlx5_comp3@pci:...",
 // "eth0-TxRx-3") stay.
 
-// irqPin is one queue interrupt and the CPU it is pinned to.
+// irqPin is one queue interrupt and the CPU it is pinned to; tx marks a
+// transmit-only interrupt, which follows its queue pair's receive one
+// and is no queue of its own.
 type irqPin struct {
 	port, name string
 	cpu        int
+	tx         bool
 }
 
-// irqPins pins each port's queue interrupts, in the order the port lists
-// them, round robin over its cores (spreadCores).
+// irqPins pins each port's receive and combined queue interrupts, in the
+// order the port lists them, round robin over its cores (spreadCores).
+// A transmit-only interrupt (virtio's output.N, igb's eth0-tx-N) goes
+// where the receive interrupt of its queue number went, or is left alone
+// where none has that number: counted as queues they put every receive
+// queue on half the cores.
 func irqPins(in *inspect.Inspection) ([]irqPin, error) {
 	ns, err := nics(in)
 	if err != nil {
@@ -44,10 +51,17 @@ func irqPins(in *inspect.Inspection) ([]irqPin, error) {
 			return nil, err
 		}
 		i := 0
+		byQueue := map[int]int{}
 		for _, q := range n.IRQs {
-			if isQueueIRQ(q.Name) {
+			if r := irqRole(q.Name); r == "rx" || r == "rxtx" {
 				out = append(out, irqPin{port: n.Name, name: q.Name, cpu: cores[i%len(cores)]})
+				byQueue[irqQueue(q.Name)] = cores[i%len(cores)]
 				i++
+			}
+		}
+		for _, q := range n.IRQs {
+			if c, ok := byQueue[irqQueue(q.Name)]; ok && irqRole(q.Name) == "tx" && irqQueue(q.Name) >= 0 {
+				out = append(out, irqPin{port: n.Name, name: q.Name, cpu: c, tx: true})
 			}
 		}
 	}
@@ -57,10 +71,30 @@ func irqPins(in *inspect.Inspection) ([]irqPin, error) {
 	return out, nil
 }
 
+// irqRole tells what a NIC's interrupt serves: "rx" a receive queue only
+// (virtio's input.N, igb's eth0-rx-N), "tx" a transmit queue only
+// (output.N, eth0-tx-N), "rxtx" both (eth0-TxRx-N, mlx5_comp, ena-io),
+// "" none (the device's control interrupt).
+func irqRole(name string) string {
+	if !isQueueIRQ(name) {
+		return ""
+	}
+	n := strings.ToLower(name)
+	rx := strings.Contains(n, "rx") || strings.Contains(n, "input")
+	tx := strings.Contains(n, "tx") || strings.Contains(n, "output")
+	switch {
+	case rx && !tx:
+		return "rx"
+	case tx && !rx:
+		return "tx"
+	}
+	return "rxtx"
+}
+
 // spreadCores are the CPUs a port's queue interrupts go to: one per
 // physical core (all online CPUs in inspections from before cores were
-// read), those of the port's NUMA node where there are several nodes and
-// it is known.
+// read) that is not isolated, those of the port's NUMA node where there
+// are several nodes and it is known.
 func spreadCores(in *inspect.Inspection, n *inspect.NIC) (cpuset.Set, error) {
 	cores, err := onlineCPUs(in)
 	if err != nil {
@@ -69,6 +103,14 @@ func spreadCores(in *inspect.Inspection, n *inspect.NIC) (cpuset.Set, error) {
 	if in.CoreCPUs != "" {
 		if c, err := cpuset.Parse(in.CoreCPUs); err == nil && len(c) > 0 {
 			cores = c
+		}
+	}
+	// CPUs isolated for latency-critical work (isolcpus=) take no
+	// interrupts the script could move there.
+	if iso, err := cpuset.Parse(in.IsolatedCPUs); err == nil && len(iso) > 0 {
+		cores = slices.DeleteFunc(slices.Clone(cores), iso.Contains)
+		if len(cores) == 0 {
+			return nil, fmt.Errorf("every core of %s is isolated (%s)", n.Name, in.IsolatedCPUs)
 		}
 	}
 	if in.NUMANodes < 2 || n.NUMANode < 0 {
@@ -86,9 +128,9 @@ func spreadCores(in *inspect.Inspection, n *inspect.NIC) (cpuset.Set, error) {
 }
 
 // irqCores is {irq_cores}: the CPUs the interrupts go to, per port where
-// a bond's ports differ, with how many queues share them ("8-11", or
-// "8-9 (4 queues on 2 cores: ethtool -L ens1f0 combined 2 would give
-// each its own)").
+// a bond's ports differ, with how many receive queues share them
+// ("8-11", or "8-9 (4 receive queues on 2 cores: ethtool -L ens1f0
+// combined 2, ...)"); transmit-only interrupts are no queues here.
 func irqCores(in *inspect.Inspection) (string, error) {
 	pins, err := irqPins(in)
 	if err != nil {
@@ -98,6 +140,9 @@ func irqCores(in *inspect.Inspection) (string, error) {
 	used := map[string]cpuset.Set{}
 	queues := map[string]int{}
 	for _, p := range pins {
+		if p.tx {
+			continue
+		}
 		if _, ok := used[p.port]; !ok {
 			ports = append(ports, p.port)
 		}
@@ -114,7 +159,9 @@ func irqCores(in *inspect.Inspection) (string, error) {
 			s = port + " " + s
 		}
 		if q, c := queues[port], len(set); q > c {
-			s += fmt.Sprintf(" (%d queues on %d cores: ethtool -L %s combined %d would give each queue its own)", q, c, port, c)
+			// Fewer queues than the port has: say why (scaling.rst: no
+			// more queues than cores for interrupt handling).
+			s += fmt.Sprintf(" (%d receive queues on %d cores: ethtool -L %s combined %d, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)", q, c, port, c)
 		}
 		out = append(out, s)
 	}

@@ -41,7 +41,7 @@ func TestIRQSpread(t *testing.T) {
 	// 0-3: node 1's physical cores are 2 and 3, which the 8 queues share.
 	in.NUMANodes, in.NodeCPUs, in.CoreCPUs, in.NICs[0].NUMANode = 2, map[int]string{0: "0-1,4-5", 1: "2-3,6-7"}, "0-3", 1
 	got = Evaluate(rs[0], in)
-	if a := got.Knobs[0].Params["affinity"]; !strings.HasSuffix(a, "over CPUs 2-3 (8 queues on 2 cores: ethtool -L eth2 combined 2 would give each queue its own)") {
+	if a := got.Knobs[0].Params["affinity"]; !strings.HasSuffix(a, "over CPUs 2-3 (8 receive queues on 2 cores: ethtool -L eth2 combined 2, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)") {
 		t.Errorf("NIC on node 1 with SMT: %s", a)
 	}
 	if s := got.Permanent[0].Text; !strings.Contains(s, "pin eth2-TxRx-0 2\npin eth2-TxRx-1 3\npin eth2-TxRx-2 2\n") {

@@ -33,6 +33,10 @@ func (r reader) cpus() {
 		}
 	}
 	r.in.OnlineCPUs, r.in.CoreCPUs = ids.String(), cores.String()
+	// Absent on kernels without CPU isolation support: none isolated.
+	if iso, err := r.read("sys/devices/system/cpu/isolated"); err == nil {
+		r.in.IsolatedCPUs = iso
+	}
 	r.in.NodeCPUs = map[int]string{}
 	for n, set := range nodes {
 		r.in.NodeCPUs[n] = set.String()

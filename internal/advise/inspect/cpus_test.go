@@ -25,3 +25,16 @@ func TestInspectNodesAndCores(t *testing.T) {
 		t.Errorf("nodes %d %v, cores %q; want node 0 0,2, node 1 1,3, cores 0-1", in.NUMANodes, in.NodeCPUs, in.CoreCPUs)
 	}
 }
+
+// The CPUs isolated from the scheduler are read (irq-spread leaves them
+// out of its cores); a kernel without the file has none.
+func TestInspectIsolatedCPUs(t *testing.T) {
+	f := map[string]string{"sys/devices/system/cpu/online": "0-3\n", "sys/devices/system/cpu/isolated": "2-3\n"}
+	for _, c := range []string{"0", "1", "2", "3"} {
+		f["sys/devices/system/cpu/cpu"+c+"/topology/physical_package_id"] = "0\n"
+		f["sys/devices/system/cpu/cpu"+c+"/topology/core_id"] = c + "\n"
+	}
+	if in := Inspect(context.Background(), Env{Root: tree(t, f)}); in.IsolatedCPUs != "2-3" {
+		t.Errorf("isolated %q, want 2-3", in.IsolatedCPUs)
+	}
+}
