@@ -191,9 +191,11 @@ func rpsMaskText(in *inspect.Inspection) (string, error) {
 }
 
 // rpsCommands is {rps_commands}: the shell commands a udev rule runs in
-// /sys/class/net/%k/queues to set each queue's rps_cpus and
+// /sys/class/net/$name/queues to set each queue's rps_cpus and
 // rps_flow_cnt, one loop where every queue takes the same mask, a line
-// per queue where they differ (per port on a bond, by its name).
+// per queue where they differ (per port on a bond, by its name). udev
+// substitutes $ in RUN itself ($name is the device's name after
+// renaming), so the shell's $q is written $$q.
 func rpsCommands(in *inspect.Inspection) (string, error) {
 	ms, err := rpsMasks(in)
 	if err != nil {
@@ -203,9 +205,9 @@ func rpsCommands(in *inspect.Inspection) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	flows := "for q in rx-*; do echo " + flow + " > $q/rps_flow_cnt; done"
+	flows := "for q in rx-*; do echo " + flow + " > $$q/rps_flow_cnt; done"
 	if uniform(ms) {
-		return "for q in rx-*; do echo " + ms[0].cpus.Mask(in.CPUs) + " > $q/rps_cpus; echo " + flow + " > $q/rps_flow_cnt; done", nil
+		return "for q in rx-*; do echo " + ms[0].cpus.Mask(in.CPUs) + " > $$q/rps_cpus; echo " + flow + " > $$q/rps_flow_cnt; done", nil
 	}
 	byPort := map[string][]string{}
 	var ports []string
@@ -220,7 +222,7 @@ func rpsCommands(in *inspect.Inspection) (string, error) {
 	}
 	var cmds []string
 	for _, p := range ports {
-		cmds = append(cmds, "[ %k = "+p+" ] && { "+strings.Join(byPort[p], " ")+" };")
+		cmds = append(cmds, "[ $name = "+p+" ] && { "+strings.Join(byPort[p], " ")+" };")
 	}
 	return strings.Join(cmds, " ") + " " + flows, nil
 }

@@ -131,7 +131,7 @@ func TestCandidateParameters(t *testing.T) {
 	rs, _ := Lookup("rfs")
 	got := Evaluate(rs[0], load(t, "calico-vxlan-jumbo"))
 	if !strings.Contains(got.Permanent[0].Text, "net.core.rps_sock_flow_entries = 32768") ||
-		!strings.Contains(got.Permanent[1].Text, `KERNEL=="ens1f0"`) || !strings.Contains(got.Permanent[1].Text, "echo 8192 > $q/rps_flow_cnt") {
+		!strings.Contains(got.Permanent[1].Text, `NAME=="ens1f0"`) || !strings.Contains(got.Permanent[1].Text, "echo 8192 > $$q/rps_flow_cnt") {
 		t.Errorf("rfs permanent forms: %+v", got.Permanent)
 	}
 }
@@ -481,7 +481,7 @@ func TestStackedUnderlay(t *testing.T) {
 			t.Errorf("%s over a bond: %s, knobs %q (%q), want %q", c.rule, got.Status, knobText(got.Knobs), got.Why, c.want)
 		}
 		for _, p := range got.Permanent {
-			if strings.Contains(p.Text, "KERNEL==") && !strings.Contains(p.Text, `KERNEL=="ens1f0|ens1f1"`) {
+			if strings.Contains(p.Text, "NAME==") && !strings.Contains(p.Text, `NAME=="ens1f0|ens1f1"`) {
 				t.Errorf("%s over a bond: udev rule %q does not match both ports", c.rule, p.Text)
 			}
 		}
