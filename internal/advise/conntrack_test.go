@@ -46,3 +46,30 @@ func TestConntrackSize(t *testing.T) {
 		}
 	}
 }
+
+// nf_conntrack_max in sysctl.d is applied at boot only if nf_conntrack
+// is loaded when systemd-sysctl runs, which nothing made sure of: the
+// permanent forms now load it from modules-load.d, ahead of the sysctl.d
+// file, and say why.
+func TestConntrackSizeLoadsTheModule(t *testing.T) {
+	rs, err := Lookup("conntrack-size")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Evaluate(rs[0], load(t, "calico-vxlan-jumbo"))
+	mod, sysctl := -1, -1
+	for i, p := range got.Permanent {
+		switch p.Kind {
+		case "modules-load.d":
+			mod = i
+			if !strings.HasPrefix(p.Path, "/etc/modules-load.d/") || !strings.HasSuffix(strings.TrimSpace(p.Text), "\nnf_conntrack") || !strings.Contains(p.Text, "never applied at boot") {
+				t.Errorf("modules-load.d: %s\n%s", p.Path, p.Text)
+			}
+		case "sysctl.d":
+			sysctl = i
+		}
+	}
+	if mod < 0 || mod > sysctl {
+		t.Errorf("no modules-load.d form before the sysctl.d one: %+v", got.Permanent)
+	}
+}

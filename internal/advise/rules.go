@@ -100,14 +100,14 @@ type Evidence struct {
 
 // Permanent is how to make a knob outlive a reboot, for review.
 type Permanent struct {
-	// Kind: sysctl.d, modprobe.d, udev, systemd, cni-config, daemonset,
-	// kubelet, command.
+	// Kind: sysctl.d, modules-load.d, modprobe.d, udev, systemd,
+	// cni-config, daemonset, kubelet, command.
 	Kind string `yaml:"kind" json:"kind"`
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 	Text string `yaml:"text" json:"text"`
 }
 
-var permanentKinds = []string{"sysctl.d", "modprobe.d", "udev", "systemd", "cni-config", "daemonset", "kubelet", "command"}
+var permanentKinds = []string{"sysctl.d", "modules-load.d", "modprobe.d", "udev", "systemd", "cni-config", "daemonset", "kubelet", "command"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
