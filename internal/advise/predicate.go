@@ -16,7 +16,10 @@ import (
 // NUMBER" (ops <, <=, >, >=, ==, !=), "FACT" or "not FACT" for a yes/no
 // fact, or a mapping with one key: offload_off / offload_on FEATURE (the
 // underlay NIC), tunnel_offload_off / tunnel_offload_on FEATURE (the
-// overlay's tunnel device, see primaryTunnel), cni [names].
+// overlay's tunnel device, see primaryTunnel), cni [names]. An offload
+// predicate fails where the state it looks for is [fixed] (on every port
+// that has it): the rules that use them propose changing the feature,
+// which ethtool -K cannot do to a fixed one.
 type Predicate struct {
 	Text    string
 	kind    string // compare, bool, offload, tunnel_offload, cni
@@ -122,7 +125,7 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 		if err != nil {
 			return false, "", err
 		}
-		on := true
+		on, changeable := true, false
 		var read []string
 		for _, n := range ns {
 			o, ok := n.Offloads[p.feature]
@@ -130,7 +133,11 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 				return false, "", fmt.Errorf("%s does not report %s", n.Name, p.feature)
 			}
 			on = on && o.On
+			changeable = changeable || (o.On == p.want && !o.Fixed)
 			read = append(read, fmt.Sprintf("%s %s = %s%s", n.Name, p.feature, onOff(o.On), fixed(o)))
+		}
+		if on == p.want && !changeable {
+			return false, strings.Join(read, ", ") + ": fixed by the driver", nil
 		}
 		return on == p.want, strings.Join(read, ", "), nil
 	case "tunnel_offload":
@@ -145,7 +152,11 @@ func (p *Predicate) eval(in *inspect.Inspection) (bool, string, error) {
 		if !ok {
 			return false, "", fmt.Errorf("%s does not report %s", t.Name, p.feature)
 		}
-		return o.On == p.want, fmt.Sprintf("%s %s = %s%s", t.Name, p.feature, onOff(o.On), fixed(o)), nil
+		read := fmt.Sprintf("%s %s = %s%s", t.Name, p.feature, onOff(o.On), fixed(o))
+		if o.On == p.want && o.Fixed {
+			return false, read + ": fixed by the driver", nil
+		}
+		return o.On == p.want, read, nil
 	case "cni":
 		return slices.Contains(p.names, in.CNI.Name), "cni = " + cniString(in.CNI), nil
 	}
