@@ -93,7 +93,7 @@ func irqRole(name string) string {
 
 // spreadCores are the CPUs a port's queue interrupts go to: one per
 // physical core (all online CPUs in inspections from before cores were
-// read) that is not isolated, those of the port's NUMA node where there
+// read) that is neither isolated nor nohz_full, those of the port's NUMA node where there
 // are several nodes and it is known.
 func spreadCores(in *inspect.Inspection, n *inspect.NIC) (cpuset.Set, error) {
 	cores, err := onlineCPUs(in)
@@ -105,12 +105,13 @@ func spreadCores(in *inspect.Inspection, n *inspect.NIC) (cpuset.Set, error) {
 			cores = c
 		}
 	}
-	// CPUs isolated for latency-critical work (isolcpus=) take no
-	// interrupts the script could move there.
+	// CPUs kept for latency-critical work (isolcpus=, nohz_full=: inspect
+	// joins both, as irqbalance bans both) take no interrupts the script
+	// could move there.
 	if iso, err := cpuset.Parse(in.IsolatedCPUs); err == nil && len(iso) > 0 {
 		cores = slices.DeleteFunc(slices.Clone(cores), iso.Contains)
 		if len(cores) == 0 {
-			return nil, fmt.Errorf("every core of %s is isolated (%s)", n.Name, in.IsolatedCPUs)
+			return nil, fmt.Errorf("every core of %s is isolated or nohz_full (%s)", n.Name, in.IsolatedCPUs)
 		}
 	}
 	if in.NUMANodes < 2 || n.NUMANode < 0 {

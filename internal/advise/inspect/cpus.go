@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"slices"
+
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/topology"
 )
@@ -33,12 +35,35 @@ func (r reader) cpus() {
 		}
 	}
 	r.in.OnlineCPUs, r.in.CoreCPUs = ids.String(), cores.String()
-	// Absent on kernels without CPU isolation support: none isolated.
-	if iso, err := r.read("sys/devices/system/cpu/isolated"); err == nil {
-		r.in.IsolatedCPUs = iso
-	}
+	r.in.IsolatedCPUs = r.bannedCPUs()
 	r.in.NodeCPUs = map[int]string{}
 	for n, set := range nodes {
 		r.in.NodeCPUs[n] = set.String()
 	}
+}
+
+// bannedCPUs lists the CPUs irqbalance keeps interrupts off, and so
+// irq-spread too: those isolated from the scheduler (isolcpus=) and the
+// adaptive-tick ones (nohz_full=), both CPU lists in sysfs. Either file
+// is absent on kernels built without the feature, and nohz_full reads
+// "(null)" or nothing on some kernels where none was asked for: none of
+// its CPUs then.
+func (r reader) bannedCPUs() string {
+	var out cpuset.Set
+	for _, f := range []string{"isolated", "nohz_full"} {
+		s, err := r.read("sys/devices/system/cpu/" + f)
+		if err != nil || s == "" || s == "(null)" {
+			continue
+		}
+		set, err := cpuset.Parse(s)
+		if err != nil {
+			continue
+		}
+		out = append(out, set...)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	slices.Sort(out)
+	return cpuset.Set(slices.Compact(out)).String()
 }

@@ -38,3 +38,31 @@ func TestInspectIsolatedCPUs(t *testing.T) {
 		t.Errorf("isolated %q, want 2-3", in.IsolatedCPUs)
 	}
 }
+
+// irqbalance bans nohz_full CPUs as well as isolated ones; only the
+// isolated file was read, so irq-spread pinned queues to adaptive-tick
+// CPUs. Both are read now and joined; nohz_full's "(null)" (none asked
+// for) and a missing file add nothing.
+func TestInspectNohzFullCPUs(t *testing.T) {
+	for _, c := range []struct{ isolated, nohz, want string }{
+		{"2-3", "3,5", "2-3,5"},
+		{"", "4-5", "4-5"},
+		{"2", "(null)", "2"},
+		{"", "", ""},
+	} {
+		f := map[string]string{"sys/devices/system/cpu/online": "0-7\n"}
+		for _, id := range []string{"0", "1", "2", "3", "4", "5", "6", "7"} {
+			f["sys/devices/system/cpu/cpu"+id+"/topology/physical_package_id"] = "0\n"
+			f["sys/devices/system/cpu/cpu"+id+"/topology/core_id"] = id + "\n"
+		}
+		if c.isolated != "" {
+			f["sys/devices/system/cpu/isolated"] = c.isolated + "\n"
+		}
+		if c.nohz != "" {
+			f["sys/devices/system/cpu/nohz_full"] = c.nohz + "\n"
+		}
+		if in := Inspect(context.Background(), Env{Root: tree(t, f)}); in.IsolatedCPUs != c.want {
+			t.Errorf("isolated %q, nohz_full %q: got %q, want %q", c.isolated, c.nohz, in.IsolatedCPUs, c.want)
+		}
+	}
+}
