@@ -11,17 +11,26 @@ import (
 // What overlay-offload may propose. A NIC may offload an overlay the CNI
 // has no backend for (GRE under Calico or Flannel), so the targets are
 // the overlays the detected CNI can carry pods in, the NIC offloads and
-// the node does not use already; for a CNI not listed here cnibench
-// cannot say, and the rule is unknown rather than a guess.
+// the node does not use already; under Cilium there is none (see
+// cniOverlays); for another CNI cnibench cannot say, and the rule is
+// unknown rather than a guess.
 
-// cniOverlays are the overlays each CNI can switch its pod traffic to:
-// Calico's IP pools (ipipMode, vxlanMode), Flannel's backends (vxlan,
-// ipip; host-gw is no overlay) and Cilium's tunnelProtocol.
+// cniOverlays are the overlays each CNI can switch its pod traffic to
+// whose segmentation a NIC offloads apart: Calico's IP pools (ipipMode,
+// vxlanMode) and Flannel's backends (vxlan, ipip; host-gw is no overlay).
+// Cilium is not here: its overlays, VXLAN and Geneve, are both UDP
+// tunnels segmented by one NIC feature (tx-udp_tnl-segmentation), so a
+// NIC offloads both or neither and there is nothing to propose; its way
+// off the overlay's cost is native routing (native-routing).
 var cniOverlays = map[string][]string{
 	"calico":  {"vxlan", "ipip"},
 	"flannel": {"vxlan", "ipip"},
-	"cilium":  {"vxlan", "geneve"},
 }
+
+// noOtherOverlay are the CNIs whose overlays are known and share one
+// NIC offload, for which overlay-offload is not applicable rather than
+// unknown.
+var noOtherOverlay = map[string]bool{"cilium": true}
 
 // offloadedTargets lists the overlays of the CNI other than the one in
 // use whose segmentation the NICs (every port) offload.
@@ -30,13 +39,16 @@ func offloadedTargets(in *inspect.Inspection) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if noOtherOverlay[in.CNI.Name] {
+		return nil, nil
+	}
 	kinds, ok := cniOverlays[in.CNI.Name]
 	if !ok {
 		name := in.CNI.Name
 		if name == "" {
 			name = "no CNI detected"
 		}
-		return nil, fmt.Errorf("which overlays the CNI can use is not known (%s; known: calico, flannel, cilium)", name)
+		return nil, fmt.Errorf("which overlays the CNI can use is not known (%s; known: calico, flannel; cilium has none to propose)", name)
 	}
 	var out []string
 	for _, k := range kinds {
@@ -48,7 +60,7 @@ func offloadedTargets(in *inspect.Inspection) ([]string, error) {
 }
 
 // overlaySwitch is {overlay_switch}: the detected CNI's command that
-// moves pod traffic to each proposed overlay, one line per overlay.
+// moves pod traffic to each proposed overlay, with what it needs.
 func overlaySwitch(in *inspect.Inspection) (string, error) {
 	o, err := offloadedTargets(in)
 	if err != nil {
@@ -58,18 +70,9 @@ func overlaySwitch(in *inspect.Inspection) (string, error) {
 	for _, k := range o {
 		switch in.CNI.Name {
 		case "calico":
-			// The pool's mode says which encapsulation Felix programs;
-			// the other one must be off, or the patch keeps the old one.
-			ipip, vxlan := "Never", "Always"
-			if k == "ipip" {
-				ipip, vxlan = "Always", "Never"
-			}
-			lines = append(lines, fmt.Sprintf(`calicoctl patch ippool default-ipv4-ippool -p '{"spec":{"ipipMode":"%s","vxlanMode":"%s"}}'`, ipip, vxlan),
-				fmt.Sprintf("#   (%s: the pool's name is in calicoctl get ippool; %sMode CrossSubnet encapsulates between subnets only)", k, k))
+			lines = append(lines, calicoSwitch(k)...)
 		case "flannel":
-			lines = append(lines, fmt.Sprintf(`kubectl -n kube-flannel edit configmap kube-flannel-cfg   # net-conf.json: "Backend": {"Type": "%s"}; then restart the kube-flannel DaemonSet`, k))
-		case "cilium":
-			lines = append(lines, fmt.Sprintf("helm upgrade cilium cilium/cilium -n kube-system --reuse-values --set tunnelProtocol=%s   # Cilium before 1.14: --set tunnel=%s", k, k))
+			lines = append(lines, flannelSwitch(k, primaryTunnel(in).Name)...)
 		}
 	}
 	if len(lines) == 0 {
@@ -78,10 +81,53 @@ func overlaySwitch(in *inspect.Inspection) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
+// calicoSwitch moves Calico's pool to overlay k in both installs: a
+// manifest install's pools are changed with calicoctl; the tigera
+// operator reconciles the pools from its Installation resource and puts
+// a calicoctl change back, so there the Installation is patched.
+func calicoSwitch(k string) []string {
+	// The pool's mode says which encapsulation Felix programs; the
+	// other one must be off, or the patch keeps the old one.
+	ipip, vxlan, enc := "Never", "Always", "VXLAN"
+	if k == "ipip" {
+		ipip, vxlan, enc = "Always", "Never", "IPIP"
+	}
+	lines := []string{
+		"# manifest install (calico-node without the tigera-operator): patch the IP pool",
+		fmt.Sprintf(`calicoctl patch ippool default-ipv4-ippool -p '{"spec":{"ipipMode":"%s","vxlanMode":"%s"}}'`, ipip, vxlan),
+		"# operator-managed (tigera-operator): it reverts a calicoctl patch from the Installation; patch that",
+		fmt.Sprintf(`kubectl patch installation default --type=json -p '[{"op":"replace","path":"/spec/calicoNetwork/ipPools/0/encapsulation","value":"%s"}]'`, enc),
+		fmt.Sprintf("#   (%s: the pool's name is in calicoctl get ippool, the Installation's pools in its spec.calicoNetwork.ipPools;", k),
+		fmt.Sprintf("#   %sMode CrossSubnet, encapsulation %sCrossSubnet, encapsulates between subnets only)", k, enc),
+	}
+	if k == "ipip" {
+		lines = append(lines,
+			"#   IP-in-IP requires BGP: BIRD programs its routes (manifest: calico_backend: bird in calico-config;",
+			"#   operator: Installation spec.calicoNetwork.bgp: Enabled, without which the operator refuses IPIP).",
+			"#   A VXLAN install often runs without BGP (calico_backend: vxlan, bgp: Disabled): there the patch",
+			"#   cuts pod traffic between nodes; turn BGP on first. IP-in-IP is IPv4 only: an IPv6 pool stays on VXLAN.")
+	}
+	return lines
+}
+
+// flannelSwitch moves Flannel's backend to overlay k. The ConfigMap's
+// place depends on the install, and flannel's backends.md warns that
+// the backend "should not be changed at runtime": the old device (old)
+// and its routes stay behind.
+func flannelSwitch(k, old string) []string {
+	return []string{
+		fmt.Sprintf(`kubectl -n kube-flannel edit configmap kube-flannel-cfg   # net-conf.json: "Backend": {"Type": "%s"}; then restart the kube-flannel DaemonSet`, k),
+		"#   (Flannel before v0.20: kube-system/kube-flannel-cfg; Canal, reported as flannel: kube-system/canal-config",
+		"#   and the canal DaemonSet)",
+		fmt.Sprintf(`#   flannel's backends.md: the backend "should not be changed at runtime": the old device (%s) and its`, old),
+		"#   routes stay until the nodes reboot or they are removed by hand: plan a reboot of each node",
+	}
+}
+
 // overlayFirewall is {overlay_firewall}: what firewalls between nodes
 // must pass for each proposed overlay under the detected CNI. VXLAN's
-// port differs: Calico uses IANA's 4789, Flannel and Cilium the Linux
-// kernel's default 8472.
+// port differs: Calico uses IANA's 4789, Flannel the Linux kernel's
+// default 8472. Calico's IP-in-IP needs BGP between the nodes too.
 func overlayFirewall(in *inspect.Inspection) (string, error) {
 	o, err := offloadedTargets(in)
 	if err != nil {
@@ -94,8 +140,8 @@ func overlayFirewall(in *inspect.Inspection) (string, error) {
 			out = append(out, "VXLAN: UDP 4789 (Calico's)")
 		case k == "vxlan":
 			out = append(out, "VXLAN: UDP 8472 ("+in.CNI.Name+"'s, the Linux kernel's default port)")
-		case k == "geneve":
-			out = append(out, "Geneve: UDP 6081")
+		case k == "ipip" && in.CNI.Name == "calico":
+			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it), and TCP 179 for the BGP it requires")
 		case k == "ipip":
 			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it)")
 		}
