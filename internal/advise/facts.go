@@ -161,7 +161,9 @@ var facts = map[string]fact{
 	// for a CNI whose overlays cnibench does not know.
 	"nic_offloads_other_overlay": func(in *inspect.Inspection) (value, error) {
 		o, err := offloadedTargets(in)
-		return yes(len(o) > 0), err
+		v := yes(len(o) > 0)
+		v.note = noOtherOverlay[in.CNI.Name]
+		return v, err
 	},
 	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
 	// underlay allows after the encapsulation's overhead.

@@ -29,8 +29,10 @@ var cniOverlays = map[string][]string{
 
 // noOtherOverlay are the CNIs whose overlays are known and share one
 // NIC offload, for which overlay-offload is not applicable rather than
-// unknown.
-var noOtherOverlay = map[string]bool{"cilium": true}
+// unknown, with the reason the rule's line gives.
+var noOtherOverlay = map[string]string{
+	"cilium": "cilium's overlays, VXLAN and Geneve, share one offload (tx-udp_tnl-segmentation): neither can gain on the other; native routing is its way off the overlay (native-routing)",
+}
 
 // offloadedTargets lists the overlays of the CNI other than the one in
 // use whose segmentation the NICs (every port) offload.
@@ -39,7 +41,7 @@ func offloadedTargets(in *inspect.Inspection) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if noOtherOverlay[in.CNI.Name] {
+	if noOtherOverlay[in.CNI.Name] != "" {
 		return nil, nil
 	}
 	kinds, ok := cniOverlays[in.CNI.Name]

@@ -89,8 +89,24 @@ func TestOverlayOffloadCNIOverlaysDiffer(t *testing.T) {
 	}
 	for _, kind := range []string{"vxlan", "geneve"} {
 		got := Evaluate(rs[0], overlayNode(t, "cilium", kind, "cilium_"+kind))
-		if got.Status != NotApplicable {
-			t.Errorf("cilium %s: %s %v %q", kind, got.Status, got.Knobs, got.Why)
+		if got.Status != NotApplicable || !strings.Contains(strings.Join(got.Why, "; "), "share one offload") {
+			t.Errorf("cilium %s: %s %v %q, want not applicable with the reason", kind, got.Status, got.Knobs, got.Why)
 		}
+	}
+}
+
+// native-routing's Calico line names the Installation form too: under
+// the tigera operator a calicoctl ippool patch is reverted.
+func TestNativeRoutingCalicoOperatorForm(t *testing.T) {
+	rs, err := Lookup("native-routing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Evaluate(rs[0], overlayNode(t, "calico", "vxlan", "vxlan.calico"))
+	if got.Status != Candidate || len(got.Permanent) == 0 {
+		t.Fatalf("calico vxlan: %s %q", got.Status, got.Why)
+	}
+	if s := got.Permanent[0].Text; !strings.Contains(s, "kubectl patch installation default") || !strings.Contains(s, `"value":"VXLANCrossSubnet"`) {
+		t.Errorf("native-routing's Calico line lacks the operator's form:\n%s", s)
 	}
 }

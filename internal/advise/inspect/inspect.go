@@ -118,8 +118,9 @@ type Inspection struct {
 	// SMT siblings: where queue interrupts go (scaling.rst: hyperthreads
 	// gain RSS nothing).
 	CoreCPUs string `json:"core_cpus,omitempty"`
-	// IsolatedCPUs lists the CPUs isolated from the scheduler
-	// (sys/devices/system/cpu/isolated): irq-spread leaves them out.
+	// IsolatedCPUs lists the CPUs isolated from the scheduler or run
+	// nohz_full (/sys/devices/system/cpu/isolated and nohz_full), the ones
+	// irqbalance bans: irq-spread leaves them out.
 	IsolatedCPUs string `json:"isolated_cpus,omitempty"`
 	// Underlay is the device of the default route.
 	Underlay string `json:"underlay,omitempty"`
