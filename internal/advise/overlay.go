@@ -54,6 +54,11 @@ func offloadedTargets(in *inspect.Inspection) ([]string, error) {
 	}
 	var out []string
 	for _, k := range kinds {
+		// IP-in-IP carries IPv4 only: an IPv6 overlay (vxlan-v6.calico)
+		// has no IP-in-IP to move to.
+		if k == "ipip" && t.IPv6 {
+			continue
+		}
 		if k != t.Kind && inspect.TunnelOffload[k] != inspect.TunnelOffload[t.Kind] && allOn(ns, inspect.TunnelOffload[k]) {
 			out = append(out, k)
 		}
@@ -97,17 +102,20 @@ func calicoSwitch(k string) []string {
 	lines := []string{
 		"# manifest install (calico-node without the tigera-operator): patch the IP pool",
 		fmt.Sprintf(`calicoctl patch ippool default-ipv4-ippool -p '{"spec":{"ipipMode":"%s","vxlanMode":"%s"}}'`, ipip, vxlan),
-		"# operator-managed (tigera-operator): it reverts a calicoctl patch from the Installation; patch that",
+		"# operator-managed (tigera-operator v1.35, Calico 3.28.1, and later): it reverts a calicoctl patch from",
+		"#   the Installation; patch that (an older operator only creates pools that do not exist: use calicoctl)",
 		fmt.Sprintf(`kubectl patch installation default --type=json -p '[{"op":"replace","path":"/spec/calicoNetwork/ipPools/0/encapsulation","value":"%s"}]'`, enc),
 		fmt.Sprintf("#   (%s: the pool's name is in calicoctl get ippool, the Installation's pools in its spec.calicoNetwork.ipPools;", k),
 		fmt.Sprintf("#   %sMode CrossSubnet, encapsulation %sCrossSubnet, encapsulates between subnets only)", k, enc),
 	}
 	if k == "ipip" {
 		lines = append(lines,
-			"#   IP-in-IP requires BGP: BIRD programs its routes (manifest: calico_backend: bird in calico-config;",
-			"#   operator: Installation spec.calicoNetwork.bgp: Enabled, without which the operator refuses IPIP).",
-			"#   A VXLAN install often runs without BGP (calico_backend: vxlan, bgp: Disabled): there the patch",
-			"#   cuts pod traffic between nodes; turn BGP on first. IP-in-IP is IPv4 only: an IPv6 pool stays on VXLAN.")
+			"#   IP-in-IP's routes come from BGP where BIRD routes the cluster (manifest: calico_backend: bird in",
+			"#   calico-config; operator: Installation spec.calicoNetwork.bgp: Enabled, without which it refuses IPIP),",
+			"#   the default before Calico 3.33; Felix programs them without BGP with the Installation's",
+			"#   spec.calicoNetwork.clusterRoutingMode: Felix (Calico 3.32) and by default from 3.33.",
+			"#   On a BIRD-routed VXLAN install without BGP (calico_backend: vxlan, bgp: Disabled) the patch cuts pod",
+			"#   traffic between nodes: turn BGP (or Felix routing) on first. IP-in-IP is IPv4 only.")
 	}
 	return lines
 }
@@ -119,7 +127,7 @@ func calicoSwitch(k string) []string {
 func flannelSwitch(k, old string) []string {
 	return []string{
 		fmt.Sprintf(`kubectl -n kube-flannel edit configmap kube-flannel-cfg   # net-conf.json: "Backend": {"Type": "%s"}; then restart the kube-flannel DaemonSet`, k),
-		"#   (Flannel before v0.20: kube-system/kube-flannel-cfg; Canal, reported as flannel: kube-system/canal-config",
+		"#   (Flannel before v0.19: kube-system/kube-flannel-cfg; Canal, reported as flannel: kube-system/canal-config",
 		"#   and the canal DaemonSet)",
 		fmt.Sprintf(`#   flannel's backends.md: the backend "should not be changed at runtime": the old device (%s) and its`, old),
 		"#   routes stay until the nodes reboot or they are removed by hand: plan a reboot of each node",
@@ -143,7 +151,7 @@ func overlayFirewall(in *inspect.Inspection) (string, error) {
 		case k == "vxlan":
 			out = append(out, "VXLAN: UDP 8472 ("+in.CNI.Name+"'s, the Linux kernel's default port)")
 		case k == "ipip" && in.CNI.Name == "calico":
-			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it), and TCP 179 for the BGP it requires")
+			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it), and TCP 179 where BGP routes it")
 		case k == "ipip":
 			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it)")
 		}

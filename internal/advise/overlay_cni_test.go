@@ -23,8 +23,8 @@ func TestOverlayOffloadCalicoNeedsBGPAndOperatorForm(t *testing.T) {
 	}
 	s := got.Permanent[0].Text
 	for _, want := range []string{
-		"requires BGP", "calico_backend: bird", "spec.calicoNetwork.bgp: Enabled", "TCP 179", "IPv4 only",
-		"tigera-operator", "reverts",
+		"routes come from BGP", "calico_backend: bird", "spec.calicoNetwork.bgp: Enabled", "clusterRoutingMode: Felix",
+		"TCP 179", "IPv4 only", "tigera-operator v1.35", "reverts",
 		`kubectl patch installation default --type=json -p '[{"op":"replace","path":"/spec/calicoNetwork/ipPools/0/encapsulation","value":"IPIP"}]'`,
 		"IPIPCrossSubnet",
 	} {
@@ -47,7 +47,7 @@ func TestOverlayOffloadCalicoNeedsBGPAndOperatorForm(t *testing.T) {
 	}
 }
 
-// Flannel's ConfigMap is elsewhere under Canal and before v0.20, and its
+// Flannel's ConfigMap is elsewhere under Canal and before v0.19, and its
 // backends.md says the backend should not be changed at runtime.
 func TestOverlayOffloadFlannelConfigMapsAndRuntimeChange(t *testing.T) {
 	rs, err := Lookup("overlay-offload")
@@ -62,7 +62,7 @@ func TestOverlayOffloadFlannelConfigMapsAndRuntimeChange(t *testing.T) {
 		t.Fatalf("flannel ipip: %s %q", got.Status, got.Why)
 	}
 	s := got.Permanent[0].Text
-	for _, want := range []string{"kube-system/canal-config", "kube-system/kube-flannel-cfg", "v0.20", `"should not be changed at runtime"`, "flannel.ipip", "reboot", "by hand"} {
+	for _, want := range []string{"kube-system/canal-config", "kube-system/kube-flannel-cfg", "v0.19", `"should not be changed at runtime"`, "flannel.ipip", "reboot", "by hand"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("flannel lacks %q:\n%s", want, s)
 		}
@@ -108,5 +108,19 @@ func TestNativeRoutingCalicoOperatorForm(t *testing.T) {
 	}
 	if s := got.Permanent[0].Text; !strings.Contains(s, "kubectl patch installation default") || !strings.Contains(s, `"value":"VXLANCrossSubnet"`) {
 		t.Errorf("native-routing's Calico line lacks the operator's form:\n%s", s)
+	}
+}
+
+// IP-in-IP carries IPv4 only: a Calico node whose overlay is IPv6 VXLAN
+// (vxlan-v6.calico) is not offered IP-in-IP, whatever the NIC offloads.
+func TestOverlayOffloadNoIPIPForIPv6(t *testing.T) {
+	rs, err := Lookup("overlay-offload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := overlayNode(t, "calico", "vxlan", "vxlan-v6.calico")
+	in.Tunnels[0].IPv6 = true
+	if got := Evaluate(rs[0], in); got.Status == Candidate {
+		t.Errorf("calico IPv6 vxlan: %s %v, want no IP-in-IP proposed", got.Status, got.Knobs)
 	}
 }
