@@ -19,9 +19,10 @@ import (
 // whose segmentation a NIC offloads apart: Calico's IP pools (ipipMode,
 // vxlanMode) and Flannel's backends (vxlan, ipip; host-gw is no overlay).
 // Cilium is not here: its overlays, VXLAN and Geneve, are both UDP
-// tunnels segmented by one NIC feature (tx-udp_tnl-segmentation), so a
-// NIC offloads both or neither and there is nothing to propose; its way
-// off the overlay's cost is native routing (native-routing).
+// tunnels under one ethtool feature (tx-udp_tnl-segmentation), which
+// shows both on or both off (a driver may still segment one UDP port and
+// not the other: mlx5 decides per port), so ethtool gives nothing to
+// propose; its way off the overlay's cost is native routing.
 var cniOverlays = map[string][]string{
 	"calico":  {"vxlan", "ipip"},
 	"flannel": {"vxlan", "ipip"},
@@ -31,7 +32,7 @@ var cniOverlays = map[string][]string{
 // NIC offload, for which overlay-offload is not applicable rather than
 // unknown, with the reason the rule's line gives.
 var noOtherOverlay = map[string]string{
-	"cilium": "cilium's overlays, VXLAN and Geneve, share one offload (tx-udp_tnl-segmentation): neither can gain on the other; native routing is its way off the overlay (native-routing)",
+	"cilium": "cilium's overlays, VXLAN and Geneve, share one offload flag (tx-udp_tnl-segmentation), so ethtool cannot show one offloaded and not the other; native routing is its way off the overlay (native-routing)",
 }
 
 // offloadedTargets lists the overlays of the CNI other than the one in

@@ -89,7 +89,7 @@ func TestOverlayOffloadCNIOverlaysDiffer(t *testing.T) {
 	}
 	for _, kind := range []string{"vxlan", "geneve"} {
 		got := Evaluate(rs[0], overlayNode(t, "cilium", kind, "cilium_"+kind))
-		if got.Status != NotApplicable || !strings.Contains(strings.Join(got.Why, "; "), "share one offload") {
+		if got.Status != NotApplicable || !strings.Contains(strings.Join(got.Why, "; "), "share one offload flag") {
 			t.Errorf("cilium %s: %s %v %q, want not applicable with the reason", kind, got.Status, got.Knobs, got.Why)
 		}
 	}
