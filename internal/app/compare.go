@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -191,7 +190,9 @@ func knownMetrics(named []string, rules []gate.Rule, have []string) error {
 			return nil
 		}
 		hint := ""
-		switch c := closeMetrics(m, have); len(c) {
+		// Metrics come in families (rtt_us, rtt_p99_us): every one
+		// equally near, up to four.
+		switch c := suggest.Nearest(m, have, 4); len(c) {
 		case 0:
 		case 1:
 			hint = fmt.Sprintf("did you mean %q? ", c[0])
@@ -215,40 +216,6 @@ func knownMetrics(named []string, rules []gate.Rule, have []string) error {
 		}
 	}
 	return nil
-}
-
-// closeMetrics are the metrics of have nearest to m: suggest.Closest's
-// one, or else, as metrics come in families (rtt_us, rtt_p50_us,
-// rtt_p99_us...) where a guess between them is no slip of one letter,
-// every name equally near: by edit distance within suggest's limit, or
-// for a name of three letters or more that begins them, by how little
-// they add ("rtt": rtt_us over rtt_p99_us). None when more than four
-// are equally near: a list that long is the runs' list.
-func closeMetrics(m string, have []string) []string {
-	if c := suggest.Closest(m, have); c != "" {
-		return []string{c}
-	}
-	lower := strings.ToLower(m)
-	limit := min(max(len([]rune(m))/3, 1), 3)
-	var best []string
-	bestD := -1
-	for _, k := range have {
-		lk := strings.ToLower(k)
-		d := levenshtein.ComputeDistance(lower, lk)
-		if d > limit && (len([]rune(m)) < 3 || !strings.HasPrefix(lk, lower)) {
-			continue
-		}
-		switch {
-		case bestD < 0 || d < bestD:
-			best, bestD = []string{k}, d
-		case d == bestD:
-			best = append(best, k)
-		}
-	}
-	if len(best) > 4 {
-		return nil
-	}
-	return best
 }
 
 // quoted lists names each in quotes: "a", "b".

@@ -98,3 +98,38 @@ func Hint(name string, known []string) string {
 	}
 	return ""
 }
+
+// Nearest is Closest's name, or, where Closest finds none because several
+// are equally near (names that come in families, rtt_us, rtt_p50_us,
+// rtt_p99_us, where a guess between them is no slip of one letter),
+// every name equally near: by edit distance within Closest's limit, or,
+// for a name of three letters or more that begins them, by how little
+// they add ("rtt": rtt_us before rtt_p99_us). Nil when none is near, or
+// when more than most are equally near: a list that long is no hint.
+func Nearest(name string, known []string, most int) []string {
+	if c := Closest(name, known); c != "" {
+		return []string{c}
+	}
+	lower := strings.ToLower(name)
+	n := len([]rune(name))
+	limit := min(max(n/3, 1), 3)
+	var best []string
+	bestD := -1
+	for _, k := range known {
+		lk := strings.ToLower(k)
+		d := distance(lower, lk)
+		if d > limit && (n < 3 || !strings.HasPrefix(lk, lower)) {
+			continue
+		}
+		switch {
+		case bestD < 0 || d < bestD:
+			best, bestD = []string{k}, d
+		case d == bestD:
+			best = append(best, k)
+		}
+	}
+	if len(best) > most {
+		return nil
+	}
+	return best
+}

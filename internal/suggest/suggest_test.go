@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestClosest(t *testing.T) {
 	datapaths := []string{"bridge", "calico-ipip", "calico-routed", "calico-vxlan", "flannel-udp", "flannel-vxlan", "geneve", "gre", "host", "macvlan", "ipvlan", "ipvlan-l3"}
@@ -65,4 +68,25 @@ func FuzzClosest(f *testing.F) {
 			t.Errorf("suggested %q, not a known name", got)
 		}
 	})
+}
+
+// TestNearest: one slip is Closest's; a family of equally near names is
+// listed, up to most; none near, or too many, is nil.
+func TestNearest(t *testing.T) {
+	have := []string{"bitrate", "rtt_p50_us", "rtt_p90_us", "rtt_p99_us", "rtt_us", "rtt_ms"}
+	for _, tc := range []struct {
+		name string
+		most int
+		want []string
+	}{
+		{"bitrat", 4, []string{"bitrate"}},
+		{"rtt", 4, []string{"rtt_us", "rtt_ms"}},
+		{"rtt_p95_us", 4, []string{"rtt_p90_us", "rtt_p99_us"}},
+		{"rtt_p95_us", 1, nil},
+		{"zzz", 4, nil},
+	} {
+		if got := Nearest(tc.name, have, tc.most); !slices.Equal(got, tc.want) {
+			t.Errorf("Nearest(%q, %d) = %q, want %q", tc.name, tc.most, got, tc.want)
+		}
+	}
 }
