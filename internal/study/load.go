@@ -80,15 +80,40 @@ func Parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 	return s, nil
 }
 
-// parse is Parse for the profile opt names alone.
+// parse is Parse for the profile opt names alone: the study decoded,
+// then validated.
 func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
-	return parseWith(file, data, opt, cat, true)
+	d, err := decode(file, data, opt, cat)
+	if err != nil {
+		return nil, err
+	}
+	if errs := problems(d.root, d.study, cat); len(errs) > 0 {
+		w := whose{file: file, root: d.root, prof: d.prof, touched: d.touched}
+		if len(opt.Set) > 0 {
+			w.own = sync.OnceValue(func() map[string]bool { return ownProblems(file, data, opt.Profile, cat) })
+		}
+		for _, fe := range errs {
+			w.locate(fe)
+		}
+		errs[0].Msg += moreProblems(len(errs) - 1)
+		return nil, errs[0]
+	}
+	return d.study, nil
 }
 
-// parseWith is parse; without validate it stops once the study is
-// decoded: keys, types and values are checked, the rules that relate
-// fields (Validate, zeroProblems) are not (checkProfiles).
-func parseWith(file string, data []byte, opt Options, cat Catalog, validate bool) (*Study, error) {
+// decoded is a study decoded with its profile and --set, before the rules
+// that relate fields are checked, with the tree it was decoded from.
+type decoded struct {
+	study   *Study
+	root    *yaml.Node
+	prof    origins
+	touched map[*yaml.Node]string // the mappings and lists --set changed, by key
+}
+
+// decode reads the file, applies opt's profile and --set and decodes the
+// result strictly: keys, types and values are checked, the rules that
+// relate fields (Validate, zeroProblems) are not.
+func decode(file string, data []byte, opt Options, cat Catalog) (*decoded, error) {
 	root, err := decodeStrict(file, data)
 	if err != nil {
 		return nil, err
@@ -127,21 +152,7 @@ func parseWith(file string, data []byte, opt Options, cat Catalog, validate bool
 	s.where = newLocator(root, prof)
 	s.Defaults()
 	s.toolDefaults(cat)
-	if !validate {
-		return &s, nil
-	}
-	if errs := problems(root, &s, cat); len(errs) > 0 {
-		w := whose{file: file, root: root, prof: prof, touched: touched}
-		if len(opt.Set) > 0 {
-			w.own = sync.OnceValue(func() map[string]bool { return ownProblems(file, data, opt.Profile, cat) })
-		}
-		for _, fe := range errs {
-			w.locate(fe)
-		}
-		errs[0].Msg += moreProblems(len(errs) - 1)
-		return nil, errs[0]
-	}
-	return &s, nil
+	return &decoded{study: &s, root: root, prof: prof, touched: touched}, nil
 }
 
 // problems are Validate's and the explicit 0s the decoded study took for

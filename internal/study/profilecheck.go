@@ -31,7 +31,7 @@ func checkProfiles(file string, data []byte, s *Study, opt Options, cat Catalog)
 		if name == opt.Profile {
 			continue
 		}
-		_, err := parseWith(file, data, Options{Profile: name}, cat, false)
+		_, err := decode(file, data, Options{Profile: name}, cat)
 		var fe *FieldError
 		switch {
 		case err == nil:

@@ -1,7 +1,6 @@
 package study
 
 import (
-	"bytes"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -73,23 +72,11 @@ func parentPath(field string) string {
 // decode (then every problem is taken as --set's doing).
 func ownProblems(file string, data []byte, profile string, cat Catalog) map[string]bool {
 	own := map[string]bool{}
-	root, err := decodeStrict(file, data)
+	d, err := decode(file, data, Options{Profile: profile}, cat)
 	if err != nil {
 		return own
 	}
-	if profile != "" {
-		if _, err := applyProfile(file, root, profile); err != nil {
-			return own
-		}
-	}
-	out, err := yaml.Marshal(root)
-	var s Study
-	if err != nil || yaml.NewDecoder(bytes.NewReader(out)).Decode(&s) != nil {
-		return own
-	}
-	s.Defaults()
-	s.toolDefaults(cat)
-	for _, fe := range problems(root, &s, cat) {
+	for _, fe := range problems(d.root, d.study, cat) {
 		own[fe.Field+"\x00"+fe.Msg] = true
 	}
 	return own
