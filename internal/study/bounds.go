@@ -49,6 +49,12 @@ const (
 	MaxBitrate = 1e12
 	// MaxNoteLen bounds free text (description, source, reference notes).
 	MaxNoteLen = 1000
+	// MinMTU and MaxMTU bound a datapath's mtu: IPv4's minimum datagram
+	// every host must take (RFC 791), and the 16-bit length field.
+	MinMTU, MaxMTU = 576, 65535
+	// MinUnderlayMTU bounds nodes.underlayMTU: IPv6's minimum link MTU
+	// (RFC 8200), which an underlay that may carry IPv6 needs.
+	MinUnderlayMTU = 1280
 )
 
 // maxFeatureLen is the longest ethtool feature name the kernel has a

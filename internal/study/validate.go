@@ -172,8 +172,8 @@ func validateDatapaths(sp *Spec, cat Catalog, bad badFunc) {
 			bad(f, "datapath %q listed twice (give the second one its own name)", d.Name)
 		}
 		seen[d.Name] = true
-		if d.MTU != 0 && (d.MTU < 576 || d.MTU > 65535) {
-			bad(f+".mtu", "must be between 576 and 65535, got %d", d.MTU)
+		if d.MTU != 0 && (d.MTU < MinMTU || d.MTU > MaxMTU) {
+			bad(f+".mtu", "must be between %d and %d, got %d", MinMTU, MaxMTU, d.MTU)
 		}
 		if !contains([]string{"", PolicyWith, PolicyWithout}, d.Policy) {
 			bad(f+".policy", "must be %s (with network policy) or %s (the CNI's chains, no policy), got %q", PolicyWith, PolicyWithout, d.Policy)
@@ -348,8 +348,8 @@ func validateSchedule(sp *Spec, bad badFunc) {
 			}
 		}
 	}
-	if m := sp.Nodes.UnderlayMTU; m < 1280 || m > 65535 {
-		bad("spec.nodes.underlayMTU", "must be between 1280 and 65535, got %d", m)
+	if m := sp.Nodes.UnderlayMTU; m < MinUnderlayMTU || m > MaxMTU {
+		bad("spec.nodes.underlayMTU", "must be between %d and %d, got %d", MinUnderlayMTU, MaxMTU, m)
 	}
 }
 

@@ -47,8 +47,10 @@ var zeroRefused = []struct {
 	re  *regexp.Regexp
 	msg string
 }{
-	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.mtu$`), "must be between 576 and 65535, got 0 (leave mtu out, or --set it to null, for the CNI's own)"},
-	{regexp.MustCompile(`^spec\.nodes\.underlayMTU$`), "must be between 1280 and 65535, got 0 (leave it out, or --set it to null, for 1500)"},
+	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.mtu$`),
+		fmt.Sprintf("must be between %d and %d, got 0 (leave mtu out, or --set it to null, for the CNI's own)", MinMTU, MaxMTU)},
+	{regexp.MustCompile(`^spec\.nodes\.underlayMTU$`),
+		fmt.Sprintf("must be between %d and %d, got 0 (leave it out, or --set it to null, for 1500)", MinUnderlayMTU, MaxMTU)},
 	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.netfilter\.services$`),
 		fmt.Sprintf("must be between 1 and %d (or left out, or --set to null, for %d), got 0", MaxServices, DefaultServices)},
 	{regexp.MustCompile(`^spec\.datapaths\[\d+\]\.netfilter\.endpoints$`),
