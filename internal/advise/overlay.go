@@ -70,23 +70,32 @@ func offloadedTargets(in *inspect.Inspection) ([]string, error) {
 // overlaySwitch is {overlay_switch}: the detected CNI's command that
 // moves pod traffic to each proposed overlay, with what it needs.
 func overlaySwitch(in *inspect.Inspection) (string, error) {
+	return perTarget(in, "\n", func(k string) []string {
+		switch in.CNI.Name {
+		case "calico":
+			return calicoSwitch(k)
+		case "flannel":
+			return flannelSwitch(k, primaryTunnel(in).Name)
+		}
+		return nil
+	})
+}
+
+// perTarget joins with sep what each proposed overlay (offloadedTargets)
+// gives; an error where the NIC offloads none the CNI has.
+func perTarget(in *inspect.Inspection, sep string, each func(kind string) []string) (string, error) {
 	o, err := offloadedTargets(in)
 	if err != nil {
 		return "", err
 	}
-	var lines []string
+	var out []string
 	for _, k := range o {
-		switch in.CNI.Name {
-		case "calico":
-			lines = append(lines, calicoSwitch(k)...)
-		case "flannel":
-			lines = append(lines, flannelSwitch(k, primaryTunnel(in).Name)...)
-		}
+		out = append(out, each(k)...)
 	}
-	if len(lines) == 0 {
+	if len(out) == 0 {
 		return "", errors.New("the NIC offloads no other overlay the CNI has")
 	}
-	return strings.Join(lines, "\n"), nil
+	return strings.Join(out, sep), nil
 }
 
 // calicoSwitch moves Calico's pool to overlay k in both installs: a
@@ -140,25 +149,17 @@ func flannelSwitch(k, old string) []string {
 // port differs: Calico uses IANA's 4789, Flannel the Linux kernel's
 // default 8472. Calico's IP-in-IP needs BGP between the nodes too.
 func overlayFirewall(in *inspect.Inspection) (string, error) {
-	o, err := offloadedTargets(in)
-	if err != nil {
-		return "", err
-	}
-	var out []string
-	for _, k := range o {
+	return perTarget(in, "; ", func(k string) []string {
 		switch {
 		case k == "vxlan" && in.CNI.Name == "calico":
-			out = append(out, "VXLAN: UDP 4789 (Calico's)")
+			return []string{"VXLAN: UDP 4789 (Calico's)"}
 		case k == "vxlan":
-			out = append(out, "VXLAN: UDP 8472 ("+in.CNI.Name+"'s, the Linux kernel's default port)")
+			return []string{"VXLAN: UDP 8472 (" + in.CNI.Name + "'s, the Linux kernel's default port)"}
 		case k == "ipip" && in.CNI.Name == "calico":
-			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it), and TCP 179 where BGP routes it")
+			return []string{"IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it), and TCP 179 where BGP routes it"}
 		case k == "ipip":
-			out = append(out, "IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it)")
+			return []string{"IP-in-IP: IP protocol 4 (not a port: a rule for UDP or TCP does not pass it)"}
 		}
-	}
-	if len(out) == 0 {
-		return "", errors.New("the NIC offloads no other overlay the CNI has")
-	}
-	return strings.Join(out, "; "), nil
+		return nil
+	})
 }
