@@ -91,8 +91,8 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	}
 	// Each run's study says which cells it was to run: one it has no
 	// trial of that the other has fails a gate (the run ended first:
-	// either may be the one cut short), one B's study leaves out is
-	// named.
+	// either may be the one cut short), one the other's study leaves
+	// out is named (the head's LeftOutB and LeftOutA).
 	sa, errA := resolveStudy(dirA)
 	sb, errB := resolveStudy(dirB)
 	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))

@@ -39,9 +39,10 @@ type Head struct {
 	UnfinishedA, UnfinishedB int
 	CellsA, CellsB           int
 	ResumeA, ResumeB         []string
-	// LeftOutB names A's cells that B's study leaves out (LeftOut): not
-	// compared, and not failed by a gate, but said.
-	LeftOutB []string
+	// LeftOutB names A's cells that B's study leaves out (LeftOutB): not
+	// compared, and not failed by a gate, but said; LeftOutA the same of
+	// B's cells that A's study leaves out (LeftOutA).
+	LeftOutB, LeftOutA []string
 	// NoStudyB says why B's study.yaml could not be resolved ("": it
 	// was): then a cell of A that B left no trace of is not known to be
 	// B's, and is neither a row nor failed.
@@ -61,7 +62,8 @@ type Head struct {
 // cells as the rows do.
 func NewHead(dirA, dirB string, a, b *results.Run, studyA, studyB []results.Cell, same bool) Head {
 	h := Head{A: dirA, B: dirB, Same: same, Bound: OneCore(a, b, studyA, studyB), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
-		LoadedA: a.Warnings, LoadedB: b.Warnings, LeftOutB: LeftOut(a, b, studyA, studyB)}
+		LoadedA: a.Warnings, LoadedB: b.Warnings, LeftOutB: LeftOutB(a, b, studyA, studyB),
+		LeftOutA: LeftOutA(a, b, studyA, studyB)}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}
@@ -256,6 +258,9 @@ func (h Head) notes() []string {
 	}
 	if n := len(h.LeftOutB); n > 0 {
 		out = append(out, fmt.Sprintf("B's study leaves out %d of A's cells, which are not compared: %s", n, listed(h.LeftOutB, 8)))
+	}
+	if n := len(h.LeftOutA); n > 0 {
+		out = append(out, fmt.Sprintf("A's study leaves out %d of B's cells, which are not compared: %s", n, listed(h.LeftOutA, 8)))
 	}
 	if h.NoStudyA != "" {
 		out = append(out, "A's study.yaml could not be resolved ("+h.NoStudyA+"): a cell of B that A has no trace of is left out of the table, not failed")

@@ -162,7 +162,7 @@ func TestCellBudgetRanOut(t *testing.T) {
 
 // TestHeadPairsAsRows: A's study has two datapaths, A measured only
 // bridge; B's study and samples are ovs alone. The rows know A's study,
-// so bridge is not ovs; the head's words (LeftOut, the one-core table)
+// so bridge is not ovs; the head's words (LeftOutB, the one-core table)
 // must pair the same way, not take both runs for single-datapath runs
 // and match bridge with ovs. One run by two paths differs in nothing,
 // even for a build whose version names none.

@@ -83,10 +83,11 @@ type key struct {
 // has no counted trial of it (Missing, with why: every trial failed, the
 // run ended or the budget ran out before it), or when B's counted trials
 // of it lack a metric B measured elsewhere (NotMeasured); a cell B's
-// study leaves out is no row (LeftOut names them). A cell B gave up
+// study leaves out is no row (LeftOutB names them). A cell B gave up
 // (GaveUp) is marked whatever trials it left. The other way round, a
 // cell of B that A's study has and A has no counted trial of is a row
-// (MissingA, missingInA): A is the run cut short, and the gate fails it.
+// (MissingA, missingInA): A is the run cut short, and the gate fails it;
+// one A's study leaves out is no row (LeftOutA names them).
 func Runs(a, b *results.Run, metrics []string, studyA, studyB []results.Cell) []Row {
 	va, vb := values(a.Samples), values(b.Samples)
 	bs := newRunSide(b, studyB)

@@ -4,22 +4,40 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 )
 
-// LeftOut names A's cells that B's study (studyB, its cells; nil:
+// LeftOutB names A's cells that B's study (studyB, its cells; nil:
 // unknown, and nothing is named) does not include, in the order A
 // measured them, as the rows name cells: they are not compared and a
 // gate does not fail them (B was not meant to run them), but a reader
 // of a gate that passed should know what it did not look at. A's cells
 // are matched with B's as Runs matches them (studyA, studyB).
-func LeftOut(a, b *results.Run, studyA, studyB []results.Cell) []string {
-	if studyB == nil {
+func LeftOutB(a, b *results.Run, studyA, studyB []results.Cell) []string {
+	p := newPairing(a, b, studyA, studyB)
+	return leftOut(a, b, studyB, p.inB, p.name)
+}
+
+// LeftOutA is LeftOutB the other way round: B's cells that A's study
+// (studyA; nil: unknown, nothing named) does not include, in the order
+// B measured them. A run of more replica counts than its baseline
+// measured cells no row compares, which the reader should be told as
+// much as of the cells B's study leaves out. Each is named as a row
+// names its cell, by A's key of it.
+func LeftOutA(a, b *results.Run, studyA, studyB []results.Cell) []string {
+	p := newPairing(a, b, studyA, studyB)
+	return leftOut(b, a, studyA, p.inA, func(k key) string { return p.name(p.inA(k)) })
+}
+
+// leftOut names run's cells that other's study (otherStudy, with the
+// cells other left a trace of; nil: unknown, nothing named) does not
+// include: there is other's key of one of run's, name how it is shown.
+func leftOut(run, other *results.Run, otherStudy []results.Cell, there func(key) key, name func(key) string) []string {
+	if otherStudy == nil {
 		return nil
 	}
-	bs := newRunSide(b, studyB)
-	p := newPairing(a, b, studyA, studyB)
+	side := newRunSide(other, otherStudy)
 	var out []string
-	for _, k := range cellsInOrder(a.Samples) {
-		if !bs.inStudy[p.inB(k)] {
-			out = append(out, p.name(k))
+	for _, k := range cellsInOrder(run.Samples) {
+		if !side.inStudy[there(k)] {
+			out = append(out, name(k))
 		}
 	}
 	return out
