@@ -138,7 +138,7 @@ func (c *dpComparison) fold() {
 // table is the comparison's numbers: a row per datapath, a column per
 // workload.
 func (c dpComparison) table() table {
-	tb := table{Head: append([]string{fmt.Sprintf("datapath — %s (%s)", c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
+	tb := table{Head: append([]string{"datapath — " + withUnit(c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
 	tb.Rows = c.rows()
 	return tb
 }
@@ -278,10 +278,10 @@ func (c dpComparison) figure(title string, wls []int) figure {
 		}
 	}
 	f := figure{Title: title, Caption: fmt.Sprintf(
-		"%s (%s) per datapath and workload at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s. "+
-			"Datapaths this machine could not build are absent.", c.Metric, sc.Unit, c.Tuning, c.Replicas, plural(c.Replicas),
+		"%s per datapath and workload at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s. "+
+			"Datapaths this machine could not build are absent.", withUnit(c.Metric, sc.Unit), c.Tuning, c.Replicas, plural(c.Replicas),
 		figureN(drawn, c.Metric), meanWhiskers)}
-	p := newPlot(title, "datapath", c.Metric+" ("+sc.Unit+")")
+	p := newPlot(title, "datapath", withUnit(c.Metric, sc.Unit))
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil
 	p.Add(grid, bars)
