@@ -225,7 +225,7 @@ var facts = map[string]fact{
 			for _, q := range n.IRQs {
 				// Transmit-only interrupts are no receive queues; where
 				// they sit says nothing of RSS's spread.
-				if r := irqRole(q.Name); r == "rx" || r == "rxtx" {
+				if r := irqRole(n, q.Name); r == "rx" || r == "rxtx" {
 					queues++
 					cpus[q.CPUs] = true
 				}

@@ -37,7 +37,7 @@ type irqPin struct {
 // order the port lists them, round robin over its cores (spreadCores).
 // A transmit-only interrupt (virtio's output.N, igb's eth0-tx-N) goes
 // where the receive interrupt of its queue number went, or is left alone
-// where none has that number: counted as queues they put every receive
+// where none has that number (irqClass reads the numbers): counted as queues they put every receive
 // queue on half the cores.
 func irqPins(in *inspect.Inspection) ([]irqPin, error) {
 	ns, err := nics(in)
@@ -53,15 +53,17 @@ func irqPins(in *inspect.Inspection) ([]irqPin, error) {
 		i := 0
 		byQueue := map[int]int{}
 		for _, q := range n.IRQs {
-			if r := irqRole(q.Name); r == "rx" || r == "rxtx" {
+			if r, num := irqClass(n, q.Name); r == "rx" || r == "rxtx" {
 				out = append(out, irqPin{port: n.Name, name: q.Name, cpu: cores[i%len(cores)]})
-				byQueue[irqQueue(q.Name)] = cores[i%len(cores)]
+				byQueue[num] = cores[i%len(cores)]
 				i++
 			}
 		}
 		for _, q := range n.IRQs {
-			if c, ok := byQueue[irqQueue(q.Name)]; ok && irqRole(q.Name) == "tx" && irqQueue(q.Name) >= 0 {
-				out = append(out, irqPin{port: n.Name, name: q.Name, cpu: c, tx: true})
+			if r, num := irqClass(n, q.Name); r == "tx" && num >= 0 {
+				if c, ok := byQueue[num]; ok {
+					out = append(out, irqPin{port: n.Name, name: q.Name, cpu: c, tx: true})
+				}
 			}
 		}
 	}
@@ -69,26 +71,6 @@ func irqPins(in *inspect.Inspection) ([]irqPin, error) {
 		return nil, fmt.Errorf("%s: no queue interrupts", nicNames(ns, ", "))
 	}
 	return out, nil
-}
-
-// irqRole tells what a NIC's interrupt serves: "rx" a receive queue only
-// (virtio's input.N, igb's eth0-rx-N), "tx" a transmit queue only
-// (output.N, eth0-tx-N), "rxtx" both (eth0-TxRx-N, mlx5_comp, ena-io),
-// "" none (the device's control interrupt).
-func irqRole(name string) string {
-	if !isQueueIRQ(name) {
-		return ""
-	}
-	n := strings.ToLower(name)
-	rx := strings.Contains(n, "rx") || strings.Contains(n, "input")
-	tx := strings.Contains(n, "tx") || strings.Contains(n, "output")
-	switch {
-	case rx && !tx:
-		return "rx"
-	case tx && !rx:
-		return "tx"
-	}
-	return "rxtx"
 }
 
 // spreadCores are the CPUs a port's queue interrupts go to: one per

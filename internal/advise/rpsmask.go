@@ -118,8 +118,7 @@ func irqNode(in *inspect.Inspection, n *inspect.NIC, i int) int {
 	}
 	node := -1
 	for _, q := range n.IRQs {
-		name := strings.ToLower(q.Name)
-		if !isQueueIRQ(name) || irqQueue(name) != i || ((strings.Contains(name, "tx") || strings.Contains(name, "output")) && !strings.Contains(name, "rx")) {
+		if r, num := irqClass(n, q.Name); num != i || (r != "rx" && r != "rxtx") {
 			continue
 		}
 		cpus, err := cpuset.Parse(q.CPUs)
