@@ -148,7 +148,7 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 		return "missing"
 	case d.N < 2:
 		return fmt.Sprintf("%s (n=%d, no CI)", s.whole(d.Mean), d.N)
-	case d.CI95Low == d.CI95High:
+	case !HasInterval(d):
 		// No spread: a configured value (a UDP trial's offered rate) or
 		// a count that stayed 0. "[1.50, 1.50]" would read as a
 		// measurement precise to the last digit.
@@ -167,6 +167,16 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 		}
 	}
 	return fmt.Sprintf("%s [%s, %s]", f(d.Mean), f(d.CI95Low), f(d.CI95High))
+}
+
+// HasInterval reports whether SummaryCI shows d with an interval: two
+// trials at least, not all alike. A caption that says "[95% CI]" over
+// cells none of which has one would describe another run.
+func HasInterval(d stats.Summary) bool { return d.N >= 2 && d.CI95Low != d.CI95High }
+
+// RowHasInterval is HasInterval of a row's mean (MeanCI).
+func RowHasInterval(r Row) bool {
+	return HasInterval(stats.Summary{N: r.N, Mean: r.Mean, CI95Low: r.CI95Low, CI95High: r.CI95High})
 }
 
 // NormCI shows a row's normalized value and interval, "missing" without.

@@ -95,7 +95,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 	for _, sw := range m.Sweeps {
 		p("## %s\n\n", markdown.Text(sweepTitle(sw)))
 		n.sweepTable(sw).markdown(bw)
-		p("%s\n\n", markdown.Text(sweepCaption(sw)))
+		p("%s\n\n", markdown.Text(n.sweepCaption(sw)))
 	}
 	for _, sec := range closingSections(m, s) {
 		if len(sec.Table.Rows) > 0 {

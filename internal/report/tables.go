@@ -300,7 +300,10 @@ func sweepTitle(sw analysis.SweepSummary) string {
 	return fmt.Sprintf("%s / %s: %s sweep", sw.Datapath, sw.Workload, sw.Param)
 }
 
-func sweepCaption(sw analysis.SweepSummary) string {
+// sweepCaption says what the sweep's table holds: mean [95% CI] over
+// trials where some cell has an interval, else what its cells show
+// instead (sweepShown).
+func (n *numbers) sweepCaption(sw analysis.SweepSummary) string {
 	if len(sw.Points) == 0 {
 		return "No samples for any value of this sweep."
 	}
@@ -308,8 +311,31 @@ func sweepCaption(sw analysis.SweepSummary) string {
 	if sw.PerTuning {
 		where = "per tuning and replica count"
 	}
-	return fmt.Sprintf("One row per value of %s %s: mean [95%% CI] over trials. "+
-		"Each value is its own cell (%s@VALUE) in summary.csv.", sw.Param, where, sw.Workload)
+	return fmt.Sprintf("One row per value of %s %s: %s. "+
+		"Each value is its own cell (%s@VALUE) in summary.csv.", sw.Param, where, n.sweepShown(sw), sw.Workload)
+}
+
+// sweepShown is what a sweep table's cells hold: "mean [95% CI] over
+// trials" when one of them has an interval; in a run of one trial per
+// cell, where each says "n=1, no CI", the trial's value.
+func (n *numbers) sweepShown(sw analysis.SweepSummary) string {
+	single := true
+	for _, pt := range sw.Points {
+		for _, m := range sw.Metrics {
+			r, ok := n.row(pt.Cell, m, -1)
+			if !ok {
+				continue
+			}
+			if analysis.RowHasInterval(r) {
+				return "mean [95% CI] over trials"
+			}
+			single = single && r.N < 2
+		}
+	}
+	if single {
+		return "the value of its single trial, which has no interval (n=1, no CI)"
+	}
+	return "mean over trials, none with an interval (a single trial, or the same value in every trial)"
 }
 
 // rowsTable is every summary row in display units, as summary.csv has
