@@ -93,7 +93,11 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 		}
 		return strconv.Itoa(in.CPUs), nil
 	},
-	"tunnel":      tunnelField(func(t inspect.Device) string { return t.Name }),
+	"tunnel": tunnelField(func(t inspect.Device) string { return t.Name }),
+	// udev_nic and udev_tunnel: {nic} and {tunnel} as a udev rule's
+	// NAME==/KERNEL== value, escaped (udevMatch).
+	"udev_nic":    udevNIC,
+	"udev_tunnel": udevTunnel,
 	"tunnel_kind": tunnelField(func(t inspect.Device) string { return t.Kind }),
 	"tunnel_mtu":  tunnelField(func(t inspect.Device) string { return strconv.Itoa(t.MTU) }),
 	// tunnel_datapath is the emulated datapath with the tunnel's

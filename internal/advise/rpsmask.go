@@ -193,8 +193,11 @@ func rpsMaskText(in *inspect.Inspection) (string, error) {
 // /sys/class/net/$name/queues to set each queue's rps_cpus and
 // rps_flow_cnt, one loop where every queue takes the same mask, a line
 // per queue where they differ (per port on a bond, by its name). udev
-// substitutes $ in RUN itself ($name is the device's name after
-// renaming), so the shell's $q is written $$q.
+// substitutes $ in RUN itself, so the shell's $q is written $$q. The
+// device's name comes as the script's $1 (the rule passes udev's $name,
+// the name after renaming, as an argument): substituted into the
+// script's text, a name holding shell syntax (";", "$(...)", all valid
+// in an interface name) would run as commands.
 func rpsCommands(in *inspect.Inspection) (string, error) {
 	ms, err := rpsMasks(in)
 	if err != nil {
@@ -221,7 +224,7 @@ func rpsCommands(in *inspect.Inspection) (string, error) {
 	}
 	var cmds []string
 	for _, p := range ports {
-		cmds = append(cmds, "[ $name = "+p+" ] && { "+strings.Join(byPort[p], " ")+" };")
+		cmds = append(cmds, `[ \"$$1\" = `+udevShellWord(p)+" ] && { "+strings.Join(byPort[p], " ")+" };")
 	}
 	return strings.Join(cmds, " ") + " " + flows, nil
 }

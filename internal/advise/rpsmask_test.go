@@ -39,7 +39,7 @@ func TestRPSMaskByNUMANode(t *testing.T) {
 	if k := knobText(got.Knobs); !strings.Contains(k, "rps_cpus=rx-0:000000ff rx-1:000000ff rx-2:0000ff00 rx-3:0000ff00,") {
 		t.Errorf("queues on two nodes: %s", k)
 	}
-	want := "cd /sys/class/net/$name/queues && echo 000000ff > rx-0/rps_cpus; echo 000000ff > rx-1/rps_cpus; echo 0000ff00 > rx-2/rps_cpus; " +
+	want := `cd /sys/class/net/\"$$1\"/queues && echo 000000ff > rx-0/rps_cpus; echo 000000ff > rx-1/rps_cpus; echo 0000ff00 > rx-2/rps_cpus; ` +
 		"echo 0000ff00 > rx-3/rps_cpus; for q in rx-*; do echo 8192 > $$q/rps_flow_cnt; done"
 	if p := got.Permanent[1].Text; !strings.Contains(p, want) {
 		t.Errorf("udev rule:\n%s\nwant it to hold\n%s", p, want)
@@ -69,8 +69,8 @@ func TestRPSMaskByNUMANode(t *testing.T) {
 	port.Name, port.NUMANode, port.IRQs = "ens1f1", 0, nil
 	in.NICs = append(in.NICs, port, inspect.NIC{Name: "bond0", Virtual: true, MTU: 9000, NUMANode: -1})
 	got = rfs(in)
-	if p := got.Permanent[1].Text; !strings.Contains(p, "[ $name = ens1f0 ] && { echo 0000ff00 > rx-0/rps_cpus;") ||
-		!strings.Contains(p, "[ $name = ens1f1 ] && { echo 000000ff > rx-0/rps_cpus;") {
+	if p := got.Permanent[1].Text; !strings.Contains(p, `[ \"$$1\" = \"ens1f0\" ] && { echo 0000ff00 > rx-0/rps_cpus;`) ||
+		!strings.Contains(p, `[ \"$$1\" = \"ens1f1\" ] && { echo 000000ff > rx-0/rps_cpus;`) {
 		t.Errorf("a bond over two nodes: %s", p)
 	}
 }
