@@ -206,6 +206,9 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 	// Problems found at preflight, against this machine, are reported at
 	// their line too.
 	noSuchCPU := writeStudy(t, fmt.Sprintf(tinyStudy, "bridge", "baseline", "3s")+"  nodes:\n    server: {cpus: \"1000\"}\nprofiles:\n  quick: {trials: 1}\n")
+	// A profile's value that makes the file's own text wrong is named
+	// beside the file's line.
+	profileDrops := writeStudy(t, strings.Replace(fmt.Sprintf(tinyStudy, "bridge", "baseline", "3s"), "replicas: [1]", "replicas: [1, 2]\n  only: [{replicas: 2}]", 1)+"profiles:\n  quick: {replicas: [1]}\n")
 	cases := []struct {
 		name string
 		env  []string
@@ -221,6 +224,7 @@ func TestBadInputExitsTwoAndTouchesNothing(t *testing.T) {
 		{"missing study", nil, []string{"FILE:/nonexistent/study.yaml"}, `study "/nonexistent/study.yaml": no such file`},
 		{"missing iperf3", []string{"PATH=" + emptyPath}, nil, "spec.workloads[0].tool: workload tcp: iperf3"},
 		{"CPUs this machine lacks", nil, []string{"FILE:" + noSuchCPU}, "study.yaml:15: spec.nodes.server.cpus: CPU 1000 does not exist"},
+		{"only a profile's replicas drop", nil, []string{"FILE:" + profileDrops}, `study.yaml:11: with profile "quick" (replicas, line 16): spec.only[0].replicas: the study has no replica count "2"`},
 		{"mss above two datapaths' pod MTU", nil, []string{"--set", "datapaths=[flannel-vxlan, calico-vxlan]", "--set", "workloads=[{name: a, tool: iperf3, mss: 1420}, {name: b, tool: iperf3, mss: 1430}]"},
 			"builtin:rps-rfs (--set): spec.workloads[0]: workload a: mss 1420: datapath flannel-vxlan has pod MTU 1450, so a TCP segment carries at most 1410 bytes (MTU - 40) (calico-vxlan too); lower mss or give the datapath a larger mtu (and 1 more problem: "},
 		{"mtu on host network", nil, []string{"--set", "datapaths=[{type: host, mtu: 1400}]"}, "spec.datapaths[0].mtu: datapath host has no MTU of its own"},

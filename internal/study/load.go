@@ -92,6 +92,9 @@ func parse(file string, data []byte, opt Options, cat Catalog) (*Study, error) {
 		if len(opt.Set) > 0 {
 			w.own = sync.OnceValue(func() map[string]bool { return ownProblems(file, data, opt.Profile, cat) })
 		}
+		if opt.Profile != "" {
+			w.byProfile = sync.OnceValue(func() profileBlame { return blameProfile(file, data, opt, cat) })
+		}
 		for _, fe := range errs {
 			w.locate(fe)
 		}
@@ -118,7 +121,16 @@ func decode(file string, data []byte, opt Options, cat Catalog) (*decoded, error
 	if err != nil {
 		return nil, err
 	}
-	var prof origins
+	return decodeTree(file, root, opt, cat)
+}
+
+// decodeTree is decode of the file's tree, root, as decodeStrict gives
+// it; it changes root.
+func decodeTree(file string, root *yaml.Node, opt Options, cat Catalog) (*decoded, error) {
+	var (
+		prof origins
+		err  error
+	)
 	if opt.Profile != "" {
 		if prof, err = applyProfile(file, root, opt.Profile); err != nil {
 			return nil, err

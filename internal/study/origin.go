@@ -15,6 +15,7 @@ import (
 type origins struct {
 	name  string
 	nodes map[*yaml.Node]bool
+	keys  []*yaml.Node // the profile's keys, in its order (profileblame.go)
 }
 
 func (o origins) add(n *yaml.Node) {

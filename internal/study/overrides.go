@@ -46,6 +46,7 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 	for i := 0; i+1 < len(prof.Content); i += 2 {
 		setChild(spec, prof.Content[i].Value, prof.Content[i+1])
 		o.add(prof.Content[i+1])
+		o.keys = append(o.keys, prof.Content[i])
 	}
 	return o, nil
 }

@@ -19,9 +19,10 @@ func TestEveryProfileChecked(t *testing.T) {
 		{"with --set", profiles, Options{Set: []string{"trials=4"}}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
 		{"the profile used", profiles, Options{Profile: "quick"}, `bounds.yaml:24: profile "quick": spec.trails: unknown field "trails"`},
 		// The profile makes the file's own text wrong: found by the
-		// run that uses it, at the file's line.
+		// run that uses it, at the file's line, the profile named
+		// (profileblame.go).
 		{"file's text", "profiles:\n  quick: {replicas: [1]}\n", Options{Profile: "quick"},
-			`bounds.yaml:17: spec.only[0].replicas: the study has no replica count "2"`},
+			`bounds.yaml:17: with profile "quick" (replicas, line 24): spec.only[0].replicas: the study has no replica count "2"`},
 		{"a custom decoder's", "profiles:\n  quick: {noise: {maxSteal: 1}}\n", Options{},
 			`bounds.yaml:23: profile "quick": spec.noise.maxSteal: unknown noise field "maxSteal"`},
 		{"not a mapping", "profiles:\n  quick: 3\n", Options{}, `bounds.yaml:23: profiles.quick: a profile is a mapping of spec fields`},

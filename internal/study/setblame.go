@@ -19,6 +19,10 @@ type whose struct {
 	// own are the file's problems without this run's --set (field and
 	// message), read at most once; nil without --set.
 	own func() map[string]bool
+	// byProfile tells which of the run's profile's keys made a problem
+	// of the file's text one (profileblame.go), read at most once; nil
+	// without a profile.
+	byProfile func() profileBlame
 }
 
 func (w *whose) locate(fe *FieldError) {
@@ -32,8 +36,11 @@ func (w *whose) locate(fe *FieldError) {
 	if fe.Line == 0 {
 		return // the value is --set's: "(--set)"
 	}
+	if fe.Origin == "" && w.byProfile != nil {
+		fe.Origin = w.byProfile().origin(fe, w.prof)
+	}
 	k, ok := w.touched[n]
-	if !ok && w.own != nil && !w.own()[fe.Field+"\x00"+fe.Msg] {
+	if !ok && w.own != nil && !w.own()[problemKey(fe)] {
 		// Not the file's own problem: a --set into a mapping or list
 		// that holds the value made it one (a sibling it is checked
 		// against).
@@ -68,16 +75,11 @@ func parentPath(field string) string {
 }
 
 // ownProblems are the problems Validate finds in the file with profile
-// applied and no --set, as field and message; none where it does not
-// decode (then every problem is taken as --set's doing).
+// applied and no --set, as problemKey; none where it does not decode
+// (then every problem is taken as --set's doing).
 func ownProblems(file string, data []byte, profile string, cat Catalog) map[string]bool {
-	own := map[string]bool{}
-	d, err := decode(file, data, Options{Profile: profile}, cat)
-	if err != nil {
+	if own := problemsOf(file, data, Options{Profile: profile}, "", cat); own != nil {
 		return own
 	}
-	for _, fe := range problems(d.root, d.study, cat) {
-		own[fe.Field+"\x00"+fe.Msg] = true
-	}
-	return own
+	return map[string]bool{}
 }
