@@ -144,11 +144,32 @@ func irqCores(in *inspect.Inspection) (string, error) {
 		if q, c := queues[port], len(set); q > c {
 			// Fewer queues than the port has: say why (scaling.rst: no
 			// more queues than cores for interrupt handling).
-			s += fmt.Sprintf(" (%d receive queues on %d cores: ethtool -L %s combined %d, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)", q, c, port, c)
+			s += fmt.Sprintf(" (%d receive queues on %d cores: %s, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)", q, c, setChannels(findNIC(in, port), port, c))
 		}
 		out = append(out, s)
 	}
 	return strings.Join(out, "; "), nil
+}
+
+// setChannels is the ethtool -L that gives a port c receive queues, in
+// the form its driver takes (ethtool -l's maximums, inspect.Channels):
+// "combined" where it has queue pairs, "rx" and "tx" where its channels
+// are separate (max combined 0: mlx4_en, sfc with separate_tx_channels),
+// either said where the maximums are unknown.
+func setChannels(n *inspect.NIC, port string, c int) string {
+	var ch inspect.Channels
+	if n != nil && n.Channels != nil {
+		ch = *n.Channels
+	}
+	switch {
+	case ch.MaxCombined > 0:
+		return fmt.Sprintf("ethtool -L %s combined %d", port, c)
+	case ch.MaxRX > 0 && ch.MaxTX > 0:
+		return fmt.Sprintf("ethtool -L %s rx %d tx %d", port, c, c)
+	case ch.MaxRX > 0:
+		return fmt.Sprintf("ethtool -L %s rx %d", port, c)
+	}
+	return fmt.Sprintf("ethtool -L %s combined %d (or rx %d tx %d where ethtool -l %s shows no combined channels)", port, c, c, c, port)
 }
 
 // irqSpreadScript is {irq_spread_script}: a shell script that finds each

@@ -3,6 +3,8 @@ package advise
 import (
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
 )
 
 // irq-spread's permanent form pins what its knob says (by name: the
@@ -40,6 +42,7 @@ func TestIRQSpread(t *testing.T) {
 	// Two NUMA nodes, the NIC on node 1, CPUs 4-7 the hyperthreads of
 	// 0-3: node 1's physical cores are 2 and 3, which the 8 queues share.
 	in.NUMANodes, in.NodeCPUs, in.CoreCPUs, in.NICs[0].NUMANode = 2, map[int]string{0: "0-1,4-5", 1: "2-3,6-7"}, "0-3", 1
+	in.NICs[0].Channels = &inspect.Channels{MaxCombined: 8, Combined: 8}
 	got = Evaluate(rs[0], in)
 	if a := got.Knobs[0].Params["affinity"]; !strings.HasSuffix(a, "over CPUs 2-3 (8 receive queues on 2 cores: ethtool -L eth2 combined 2, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)") {
 		t.Errorf("NIC on node 1 with SMT: %s", a)

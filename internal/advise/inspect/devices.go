@@ -172,7 +172,26 @@ func (r reader) nic(ctx context.Context, name string, mtu int, irqs []Interrupt,
 	} else {
 		n.RSS = &rss
 	}
+	r.channels(ctx, &n)
 	r.in.NICs = append(r.in.NICs, n)
+}
+
+// channels reads ethtool -l: whether the driver takes combined or
+// separate rx/tx channels, for irq-spread's ethtool -L.
+func (r reader) channels(ctx context.Context, n *NIC) {
+	if r.env.Run == nil {
+		r.unknown("channels "+n.Name, errors.New("no command runner"))
+		return
+	}
+	out, err := r.env.Run.Run(ctx, []string{"ethtool", "-l", n.Name})
+	if err == nil {
+		var ch Channels
+		if ch, err = ParseChannels(out); err == nil {
+			n.Channels = &ch
+			return
+		}
+	}
+	r.unknown("channels "+n.Name, err)
 }
 
 // queues reads a device's rx and tx queues and each rx queue's RPS mask

@@ -167,8 +167,10 @@ type NIC struct {
 	RxQueues int    `json:"rx_queues"`
 	TxQueues int    `json:"tx_queues"`
 	// Queues holds each rx queue's RPS mask and RFS flow count.
-	Queues   []RxQueue          `json:"queues,omitempty"`
-	RSS      *RSS               `json:"rss,omitempty"`
+	Queues []RxQueue `json:"queues,omitempty"`
+	RSS    *RSS      `json:"rss,omitempty"`
+	// Channels are ethtool -l's channel counts; nil where unread.
+	Channels *Channels          `json:"channels,omitempty"`
 	IRQs     []IRQ              `json:"irqs,omitempty"`
 	Offloads map[string]Offload `json:"offloads,omitempty"`
 }

@@ -20,7 +20,7 @@ type fakeRunner struct {
 	calls []string
 }
 
-var readOnly = []string{"ethtool -k ", "ethtool -x ", "iptables-save -c", "nft -j list ruleset"}
+var readOnly = []string{"ethtool -k ", "ethtool -x ", "ethtool -l ", "iptables-save -c", "nft -j list ruleset"}
 
 func (f *fakeRunner) Run(_ context.Context, argv []string) ([]byte, error) {
 	cmd := strings.Join(argv, " ")
@@ -129,6 +129,7 @@ func TestInspectFixture(t *testing.T) {
 	run := &fakeRunner{t: t, out: map[string]string{
 		"ethtool -k ens1f0":       "Features for ens1f0:\ngeneric-receive-offload: on\ntx-udp_tnl-segmentation: on\ntx-ipxip4-segmentation: off [fixed]\nloopback: off [fixed]\n",
 		"ethtool -x ens1f0":       string(read(t, "ethtool-x-mlx5.txt")),
+		"ethtool -l ens1f0":       "Channel parameters for ens1f0:\nPre-set maximums:\nRX:\t\tn/a\nTX:\t\tn/a\nOther:\t\t0\nCombined:\t8\nCurrent hardware settings:\nRX:\t\tn/a\nTX:\t\tn/a\nOther:\t\t0\nCombined:\t4\n",
 		"ethtool -k vxlan.calico": "Features for vxlan.calico:\ngeneric-receive-offload: off\n",
 		"iptables-save -c":        "*filter\n:INPUT ACCEPT [1:2]\n:cali-x - [0:0]\n[3:4] -A INPUT -j cali-x\n[0:0] -A cali-x -j ACCEPT\nCOMMIT\n",
 	}, fail: map[string]string{"nft -j list ruleset": "nft: command not found"}}
@@ -158,6 +159,9 @@ func TestInspectFixture(t *testing.T) {
 	}
 	if !slices.Equal(irqs, []string{"mlx5_comp0@pci:0000:3b:00.0@0", "mlx5_comp1@pci:0000:3b:00.0@1", "ens1f0-TxRx-2@2"}) {
 		t.Errorf("IRQs %v", irqs)
+	}
+	if n.Channels == nil || *n.Channels != (Channels{MaxCombined: 8, Combined: 4}) {
+		t.Errorf("channels %+v", n.Channels)
 	}
 	if n.RSS == nil || n.RSS.Rings != 4 || n.RSS.Table != 32 {
 		t.Errorf("RSS %+v", n.RSS)
@@ -234,7 +238,8 @@ func TestInspectWithoutEthtool(t *testing.T) {
 	if len(in.NICs) != 1 || in.NICs[0].RxQueues != 5 || in.NICs[0].Offloads != nil || in.NICs[0].RSS != nil {
 		t.Errorf("NIC %+v", in.NICs)
 	}
-	if !strings.Contains(in.Unknown["offloads ens1f0"], "no such device") || !strings.Contains(in.Unknown["rss ens1f0"], "no such device") {
+	if !strings.Contains(in.Unknown["offloads ens1f0"], "no such device") || !strings.Contains(in.Unknown["rss ens1f0"], "no such device") ||
+		!strings.Contains(in.Unknown["channels ens1f0"], "no such device") || in.NICs[0].Channels != nil {
 		t.Errorf("unknown %v", in.Unknown)
 	}
 	if !slices.Contains(run.calls, "ethtool -k ens1f0") {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,4 +191,56 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// Channels are a NIC's channel counts (ethtool -l): a driver with
+// queue pairs takes "combined" (max_combined > 0), one with separate
+// receive and transmit channels "rx" and "tx" (max_combined 0).
+type Channels struct {
+	MaxRX       int `json:"max_rx"`
+	MaxTX       int `json:"max_tx"`
+	MaxOther    int `json:"max_other"`
+	MaxCombined int `json:"max_combined"`
+	RX          int `json:"rx"`
+	TX          int `json:"tx"`
+	Other       int `json:"other"`
+	Combined    int `json:"combined"`
+}
+
+// ParseChannels reads `ethtool -l DEV`: "Pre-set maximums:" then
+// "Current hardware settings:", each with RX, TX, Other and Combined
+// ("n/a", which newer ethtool prints for a count the driver lacks, is 0).
+func ParseChannels(out []byte) (Channels, error) {
+	var c Channels
+	var section []*int
+	seen := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "Pre-set maximums"):
+			section, seen = []*int{&c.MaxRX, &c.MaxTX, &c.MaxOther, &c.MaxCombined}, seen|1
+			continue
+		case strings.HasPrefix(line, "Current hardware settings"):
+			section, seen = []*int{&c.RX, &c.TX, &c.Other, &c.Combined}, seen|2
+			continue
+		}
+		key, val, ok := strings.Cut(line, ":")
+		i := slices.Index([]string{"RX", "TX", "Other", "Combined"}, key)
+		if !ok || i < 0 || section == nil {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		if val == "n/a" {
+			continue
+		}
+		v, err := strconv.Atoi(val)
+		if err != nil || v < 0 {
+			return Channels{}, fmt.Errorf("ethtool -l: %s %q", key, val)
+		}
+		*section[i] = v
+	}
+	if seen != 3 {
+		return Channels{}, fmt.Errorf("ethtool -l: no maximums and current settings in %q", clip(string(out)))
+	}
+	return c, nil
 }

@@ -127,3 +127,30 @@ func FuzzParseInterrupts(f *testing.F) {
 		}
 	})
 }
+
+// ethtool -l as virtio_net prints it with ethtool 6 ("n/a" for counts it
+// lacks) and as mlx4_en, whose receive and transmit channels are
+// separate (combined 0), with an older ethtool's zeros.
+func TestParseChannels(t *testing.T) {
+	virtio := "Channel parameters for eth0:\nPre-set maximums:\nRX:\t\tn/a\nTX:\t\tn/a\nOther:\t\tn/a\nCombined:\t4\n" +
+		"Current hardware settings:\nRX:\t\tn/a\nTX:\t\tn/a\nOther:\t\tn/a\nCombined:\t2\n"
+	mlx4 := "Channel parameters for eth1:\nPre-set maximums:\nRX:\t\t128\nTX:\t\t32\nOther:\t\t0\nCombined:\t0\n" +
+		"Current hardware settings:\nRX:\t\t8\nTX:\t\t8\nOther:\t\t0\nCombined:\t0\n"
+	for _, c := range []struct {
+		out  string
+		want Channels
+	}{
+		{virtio, Channels{MaxCombined: 4, Combined: 2}},
+		{mlx4, Channels{MaxRX: 128, MaxTX: 32, RX: 8, TX: 8}},
+	} {
+		got, err := ParseChannels([]byte(c.out))
+		if err != nil || got != c.want {
+			t.Errorf("%+v, %v; want %+v", got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "Channel parameters for eth0:\nPre-set maximums:\nCombined:\t4\n", strings.Replace(virtio, "Combined:\t4", "Combined:\tmany", 1)} {
+		if got, err := ParseChannels([]byte(bad)); err == nil {
+			t.Errorf("%q: %+v, want an error", bad, got)
+		}
+	}
+}
