@@ -62,7 +62,11 @@ func udevNIC(in *inspect.Inspection) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return udevMatch(strings.Split(nicNames(ns, "|"), "|"))
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = n.Name
+	}
+	return udevMatch(names)
 }
 
 // udevTunnel is {udev_tunnel}: {tunnel} for a udev match.

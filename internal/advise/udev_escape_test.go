@@ -122,10 +122,14 @@ func TestUdevRulesQuoteTheName(t *testing.T) {
 			}
 		}
 	}
-	in := load(t, "flannel-nic-no-offload")
-	in.NICs[0].Name, in.Underlay = `a"b`, `a"b`
-	if got := Evaluate(rs[1], in); got.Status != Unknown || !strings.Contains(strings.Join(got.Why, " "), "cannot match a name holding | or a quote") {
-		t.Errorf("quote in the name: %s %q", got.Status, got.Why)
+	// A quote, or a "|" that {nic}'s own "|" join would have split into
+	// two names udev then matched both of.
+	for _, bad := range []string{`a"b`, "eth0|eth1"} {
+		in := load(t, "flannel-nic-no-offload")
+		in.NICs[0].Name, in.Underlay = bad, bad
+		if got := Evaluate(rs[1], in); got.Status != Unknown || !strings.Contains(strings.Join(got.Why, " "), "cannot match a name holding | or a quote") {
+			t.Errorf("%q in the name: %s %q", bad, got.Status, got.Why)
+		}
 	}
 }
 
