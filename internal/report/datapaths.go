@@ -43,6 +43,9 @@ type dpComparison struct {
 	// paper is a cell's published value, " · paper X" (numbers.paperNote),
 	// and whether its placement fell back (numbers.pinNote).
 	paper func(analysis.Row) string
+	// disturbed counts each cell's trials counted though disturbed
+	// (analysis.CountedDisturbed).
+	disturbed map[results.Cell]int
 }
 
 // datapathComparisons lists the comparedMetrics the run measured on some
@@ -62,7 +65,8 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 	var out []dpComparison
 	for _, metric := range comparedMetrics {
 		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: n.stops,
-			paper: func(r analysis.Row) string { return n.paperNote(r, false) + n.pinNote(r.Cell) }}
+			paper:     func(r analysis.Row) string { return n.paperNote(r, false) + n.pinNote(r.Cell) },
+			disturbed: analysis.CountedDisturbed(m.Marked)}
 		c.row = func(dp, wl string) (analysis.Row, bool) {
 			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
 			return r, ok && r.N > 0
@@ -152,8 +156,32 @@ func datapathTables(s *study.Study, m analysis.Model) []table {
 	return out
 }
 
-// datapathCaption says what the side-by-side tables hold.
-const datapathCaption = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
+// datapathCaption says what the side-by-side tables hold, with the legend
+// of the marks their cells carry (dpComparison.marks) where one does.
+func datapathCaption(s *study.Study, m analysis.Model) string {
+	var spread, disturbed bool
+	for _, c := range datapathComparisons(s, m) {
+		for _, dp := range c.Datapaths {
+			for _, wl := range c.Workloads {
+				if r, ok := c.row(dp, wl); ok {
+					spread = spread || spreadNote(r) != ""
+					disturbed = disturbed || c.countedDisturbed(r.Cell)
+				}
+			}
+		}
+	}
+	text := datapathTablesText
+	if spread {
+		text += " " + strings.TrimSpace(spreadLegend("its decision"))
+	}
+	if disturbed {
+		text += " " + strings.TrimSpace(disturbedLegend)
+	}
+	return text
+}
+
+// datapathTablesText is datapathCaption without the marks' legend.
+const datapathTablesText = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
 	"mean [95% CI] over trials; \"paper X\" is a published number for the same point. Beside every datapath but the first, " +
 	"bitrate and transactions or requests per second (higher better), the latencies' mean, median and 99th percentile and " +
 	"the CPU cost per packet (lower better) give their ratio to the first datapath " +
@@ -321,11 +349,38 @@ func (c dpComparison) rows() [][]string {
 			} else if p := analysis.FormatP(r.PFirstDatapath); p != "" {
 				cell += "; p" + p
 			}
+			if mk := c.marks(r); mk != "" {
+				cell += " (" + mk + ")"
+			}
 			line = append(line, cell)
 		}
 		out = append(out, line)
 	}
 	return out
+}
+
+// marks are a cell's marks as the glance puts them on its cells
+// (spreadNote, disturbedMark): "wide spread" or "two groups", and
+// "disturbed"; "" for none. They say the cell's decision rests on trials
+// worth reading, which the Repetitions table and the run's end say of
+// the cell but a reader of this table would not see.
+func (c dpComparison) marks(r analysis.Row) string {
+	mk := spreadNote(r)
+	if c.countedDisturbed(r.Cell) {
+		mk += disturbedNote
+	}
+	return strings.TrimPrefix(mk, ", ")
+}
+
+// countedDisturbed reports whether cell's counted trials, or those of the
+// first datapath's cell it is compared with, include some counted though
+// disturbed (Disturbed.note's rule, with this table's reference: every
+// decision here is against the first datapath, whatever else the study
+// compares).
+func (c dpComparison) countedDisturbed(cell results.Cell) bool {
+	ref := cell
+	ref.Datapath = c.Datapaths[0]
+	return c.disturbed[cell] > 0 || c.disturbed[ref] > 0
 }
 
 // lookDecision is the controller's decision against the first datapath:

@@ -180,11 +180,26 @@ func (n *numbers) glanceVerdictText(r analysis.Row, dist Disturbed) string {
 	return out + fmt.Sprintf(" (n=%d%s%s)", v.count, spreadNote(r), disturbedMark(r, dist, n.Stops))
 }
 
+// spreadLegend says what spreadNote's marks mean, in the caption of each
+// table that puts them on a cell: what is the cell's decision ("its
+// word").
+func spreadLegend(what string) string {
+	return "\"two groups\" and \"wide spread\" mark a cell whose trials fall in two groups, or spread far more than the other cells', " +
+		"so that " + what + " rests on trials worth reading (\"Two groups of trials\", \"Trials that spread widely\"). "
+}
+
+// disturbedNote is disturbedMark's mark.
+const disturbedNote = ", disturbed"
+
+// disturbedLegend says what disturbedMark's mark means.
+const disturbedLegend = "\"disturbed\" marks one whose trials, or those it was compared with, include some the noise guard found disturbed " +
+	"and counted when its repeats were used up (\"Marked trials\"). "
+
 // disturbedMark marks a cell whose trials, or those of the cell it was
 // compared with, include ones counted though disturbed (Disturbed).
 func disturbedMark(r analysis.Row, d Disturbed, stops []results.Stop) string {
 	if d.note(r.Cell, stops) != "" {
-		return ", disturbed"
+		return disturbedNote
 	}
 	return ""
 }
@@ -262,15 +277,12 @@ func glanceCaption(m analysis.Model) string {
 	}
 	disturbed := ""
 	if len(analysis.CountedDisturbed(m.Marked)) > 0 {
-		disturbed = "\"disturbed\" marks one whose trials, or those it was compared with, include some the noise guard found disturbed " +
-			"and counted when its repeats were used up (\"Marked trials\"). "
+		disturbed = disturbedLegend
 	}
 	return "Each tuning against the baseline tuning, " + m.Baseline + ", at the same datapath, workload and replica count: the decision " +
 		"(better, worse, equal within" + margin + " of it, or undecided), the ratio it rests on (of bitrates; of transactions or requests per second for request/response and HTTP workloads; of the metric a table's head names where the study decides on another) and the trials it was judged on (n). Where an adaptive run " +
 		"decided a cell at one of its looks, that decision stands; otherwise the comparison over all the cell's trials at 95%. " +
-		unchanged + "\"two groups\" and \"wide spread\" mark a cell whose trials fall in two groups, or spread far more than the other cells', " +
-		"so that its word rests on trials worth reading (\"Two groups of trials\", \"Trials that spread widely\"). " +
-		disturbed +
+		unchanged + spreadLegend("its word") + disturbed +
 		"\"paper X\" is the published normalized value for the same point. The sections below give each interval, n and p" + stopsWhy(m.Stops)
 }
 

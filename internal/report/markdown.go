@@ -77,7 +77,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		p("%s\n\n", tuningsCaption)
 	}
 	if tables := datapathTables(s, m); len(tables) > 0 {
-		p("## Datapaths side by side\n\n%s\n\n", datapathCaption)
+		p("## Datapaths side by side\n\n%s\n\n", datapathCaption(s, m))
 		for _, t := range tables {
 			t.markdown(bw)
 		}

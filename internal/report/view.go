@@ -156,7 +156,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.NoSamples = len(run.Samples) == 0
 	pg.Workloads = buildWorkloads(s, m, run.Samples)
 	pg.Datapaths, pg.DatapathTables = datapathFigures(s, m)
-	pg.DatapathCaption = datapathCaption
+	pg.DatapathCaption = datapathCaption(s, m)
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
 	pg.ImpairmentsIntro = impairmentsIntro(s)
