@@ -146,7 +146,7 @@ type Noise struct {
 	// 0 (unset) is DefaultNoise's, or MaxOutsidePct if that is lower;
 	// UnmarshalYAML resolves it so, so that the study.yaml a run writes
 	// (and --resume reads) holds the bound the run used.
-	MaxOutsidePctRoundTrips float64 `yaml:"maxOutsidePctRoundTrips,omitempty"`
+	MaxOutsidePctRoundTrips float64 `yaml:"maxOutsidePctRoundTrips,omitempty" zero:"ok"`
 	// MinWindowPct is the smallest share of the planned measured window
 	// (warm-up end to the duration's end) the collectors must cover: on
 	// a slow or overloaded machine they can take seconds to start, and a
@@ -155,7 +155,7 @@ type Noise struct {
 	// their collectors started only 2-5 s after the warm-up, past the
 	// window's end, and read 0-124 packets through the netem. 0 (unset)
 	// is DefaultNoise's.
-	MinWindowPct float64 `yaml:"minWindowPct,omitempty"`
+	MinWindowPct float64 `yaml:"minWindowPct,omitempty" zero:"ok"`
 	// Repeats bounds the repetitions of one disturbed trial; 0 marks
 	// disturbed trials without repeating them.
 	Repeats int `yaml:"repeats"`

@@ -25,7 +25,7 @@ type Datapath struct {
 	Type string `yaml:"type,omitempty"`
 	// MTU overrides the pod (and tunnel device) MTU; 0 keeps the CNI's
 	// own (flannel-vxlan 1450, calico-ipip 1440, ... on a 1500 underlay).
-	MTU int `yaml:"mtu,omitempty"`
+	MTU int `yaml:"mtu,omitempty" zero:"mtu"`
 	// Offloads sets ethtool features ("tx-udp_tnl-segmentation": off) on
 	// every node's underlay NIC and tunnel device, as `ethtool -K` does;
 	// OffloadDevices narrows them to one of the two.
@@ -74,8 +74,8 @@ type Netfilter struct {
 	// Services is the number of ClusterIP Services kube-proxy programs
 	// (DefaultServices when 0); Endpoints the endpoints of each
 	// (DefaultEndpoints when 0).
-	Services  int `yaml:"services,omitempty"`
-	Endpoints int `yaml:"endpoints,omitempty"`
+	Services  int `yaml:"services,omitempty" zero:"services"`
+	Endpoints int `yaml:"endpoints,omitempty" zero:"endpoints"`
 }
 
 // Kube-proxy modes and the netfilter defaults: a small cluster's

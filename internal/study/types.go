@@ -64,13 +64,13 @@ type Spec struct {
 	// (default 2%): within it a tuning is "equal".
 	Margin *Percent `yaml:"margin,omitempty"`
 	// Budget bounds the run's machine time (0: none); --budget overrides.
-	Budget Duration `yaml:"budget,omitempty"`
+	Budget Duration `yaml:"budget,omitempty" zero:"ok"`
 	// Noise sets the noise guard's thresholds (default DefaultNoise).
 	Noise    *Noise   `yaml:"noise,omitempty"`
 	Duration Duration `yaml:"duration"`
-	Warmup   Duration `yaml:"warmup,omitempty"`
+	Warmup   Duration `yaml:"warmup,omitempty" zero:"ok"`
 	// Cooldown is a pause between trials so queues drain and CPU settles.
-	Cooldown  Duration    `yaml:"cooldown,omitempty"`
+	Cooldown  Duration    `yaml:"cooldown,omitempty" zero:"ok"`
 	Reference []Reference `yaml:"reference,omitempty"`
 	// Impairments are network impairments (netem), one more axis of
 	// cells: each trial runs with one applied at ImpairAt (impairment.go).
@@ -93,7 +93,7 @@ type Nodes struct {
 	Server NodeSpec `yaml:"server,omitempty"`
 	Client NodeSpec `yaml:"client,omitempty"`
 	// UnderlayMTU is the MTU of the underlay link (the paper's eth1).
-	UnderlayMTU int `yaml:"underlayMTU,omitempty"`
+	UnderlayMTU int `yaml:"underlayMTU,omitempty" zero:"underlayMTU"`
 }
 
 // NodeSpec is one node's settings.
@@ -120,7 +120,7 @@ type Workload struct {
 	Rate  string   `yaml:"rate,omitempty"`
 	Rates []string `yaml:"rates,omitempty"`
 	// Parallel is the number of streams per client (iperf3 -P).
-	Parallel  int   `yaml:"parallel,omitempty"`
+	Parallel  int   `yaml:"parallel,omitempty" zero:"option"`
 	Parallels []int `yaml:"parallels,omitempty"`
 	// Reverse makes the server send (iperf3 -R).
 	Reverse bool `yaml:"reverse,omitempty"`
@@ -137,11 +137,11 @@ type Workload struct {
 	Target string `yaml:"target,omitempty"`
 	// MessageSize is the request and response size of a request/response
 	// workload (sockperf --msg-size), bytes.
-	MessageSize  int   `yaml:"messageSize,omitempty"`
+	MessageSize  int   `yaml:"messageSize,omitempty" zero:"option"`
 	MessageSizes []int `yaml:"messageSizes,omitempty"`
 	// MSS is the TCP maximum segment size (iperf3 -M), bytes; MSSes
 	// sweeps it (seed 001's Fig. 16 packet sizes for TCP).
-	MSS   int   `yaml:"mss,omitempty"`
+	MSS   int   `yaml:"mss,omitempty" zero:"option"`
 	MSSes []int `yaml:"msses,omitempty"`
 	// LossCeiling ("3%") makes a UDP trial search first for the highest
 	// offered rate whose loss stays under it (short probes, bisection)
@@ -160,12 +160,12 @@ type Workload struct {
 	Concurrency []int `yaml:"concurrency,omitempty"`
 	// Pods is how many pods a pod start-up trial starts, at most
 	// Concurrency at a time; 0: as many as Concurrency (all at once).
-	Pods int `yaml:"pods,omitempty"`
+	Pods int `yaml:"pods,omitempty" zero:"option"`
 	// Requests bounds an HTTP trial's measured run by a request count per
 	// client (ab -n), as seed 004 ran 500K requests per test; the run
 	// ends at the count or at the trial's end, whichever comes first.
 	// 0: time-bounded only.
-	Requests int `yaml:"requests,omitempty"`
+	Requests int `yaml:"requests,omitempty" zero:"option"`
 	// Size is the HTTP response body size, e.g. "5M".
 	Size string `yaml:"size,omitempty"`
 	// Background runs capped TCP connections beside the measured pair.
@@ -213,7 +213,7 @@ type CeilingSearch struct {
 	Low   string   `yaml:"low,omitempty"`
 	High  string   `yaml:"high,omitempty"`
 	Step  string   `yaml:"step,omitempty"`
-	Probe Duration `yaml:"probe,omitempty"`
+	Probe Duration `yaml:"probe,omitempty" zero:"probe"`
 	// Sender is what offers the probes and the measured load: "iperf3"
 	// (default) or "pktgen" (the kernel's packet generator, seed 001's
 	// sender; probed at preflight and refused where missing).
@@ -248,7 +248,7 @@ type Reference struct {
 	// Impairment names a study impairment ("none" for the unimpaired
 	// cells); empty matches every cell.
 	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
-	Replicas   int    `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+	Replicas   int    `yaml:"replicas,omitempty" json:"replicas,omitempty" zero:"replicas"`
 	Metric     string `yaml:"metric" json:"metric"`
 	CPU        *int   `yaml:"cpu,omitempty" json:"cpu,omitempty"`
 	// Value is in the metric's unit; Normalized is relative to baseline.

@@ -1,6 +1,8 @@
 package study
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,6 +25,11 @@ func TestExplicitZeroRefused(t *testing.T) {
 			"f.yaml:6: spec.datapaths[0].netfilter.services: must be between 1 and 5000 (or left out, or --set to null, for 10), got 0"},
 		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, endpoints: 0x0}}]\n", "",
 			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: must be between 1 and 100 (or left out, or --set to null, for 2), got 0"},
+		// Fields the list of refused paths had missed: 0 read as "any"
+		// and as the default probe.
+		{"  reference: [{replicas: 0, metric: bitrate, value: 1}]\n", "", "f.yaml:6: spec.reference[0].replicas: must be between 1 and 250 (or left out, or --set to null, for any), got 0"},
+		{"  workloads: [{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 0s}}]\n", "",
+			"f.yaml:6: spec.workloads[0].ceilingSearch.probe: must be whole seconds, from 1s (iperf3 -t) to 1h, got 0 (leave it out, or --set it to null, for 2s)"},
 		// From --set as from the file.
 		{"  workloads: [{name: rr, tool: qperf}]\n", "workloads.rr.messageSize=0", "f.yaml (--set): spec.workloads[0].messageSize: messageSize must be between 1"},
 	} {
@@ -42,9 +49,44 @@ func TestExplicitZeroRefused(t *testing.T) {
 	}
 	// Left out, each takes its default; 0 in a list or where 0 is in
 	// bounds (noise.repeats) is not this check's.
-	for _, extra := range []string{"  workloads: [{tool: qperf}]\n", "  noise: {repeats: 0}\n", "  cooldown: 0s\n"} {
+	for _, extra := range []string{"  workloads: [{tool: qperf}]\n", "  noise: {repeats: 0, minWindowPct: 0}\n", "  cooldown: 0s\n", "  budget: 0\n"} {
 		if _, err := Parse("f.yaml", []byte(withDefaults(extra)), Options{}, testCatalog); err != nil {
 			t.Errorf("%q: %v", extra, err)
+		}
+	}
+}
+
+// Every field whose 0 a decode cannot tell from its absence (a number
+// or Duration with omitempty) says what its 0 is (zeros.go), so that
+// one added later is not read as "left out" when a 0 is written: the
+// list of refused paths this replaced had missed reference.replicas (0
+// matched every replica count) and ceilingSearch.probe (0 probed 2s).
+func TestEveryDefaultedFieldSaysWhatItsZeroIs(t *testing.T) {
+	used := map[string]bool{}
+	walkFields(reflect.TypeFor[Study](), "", func(path string, f reflect.StructField) {
+		tag, tagged := f.Tag.Lookup("zero")
+		_, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		k := f.Type.Kind()
+		defaulted := slices.Contains(strings.Split(opts, ","), "omitempty") &&
+			(f.Type == reflect.TypeFor[Duration]() || k >= reflect.Int && k <= reflect.Float64)
+		_, refused := zeroRefusals[tag]
+		used[tag] = true
+		switch {
+		case k == reflect.Map && f.Type.Elem().Kind() == reflect.Struct:
+			t.Errorf("%s: a map of structs, whose fields zeroTagged cannot name", path)
+		case defaulted && !tagged:
+			t.Errorf("%s: omitempty %s without a zero tag: say what an explicit 0 is (zeros.go)", path, f.Type)
+		case tagged && !defaulted:
+			t.Errorf("%s: a zero tag on a field whose 0 is written out", path)
+		case tagged && tag != "ok" && tag != "option" && !refused:
+			t.Errorf("%s: zero tag %q is neither ok, option nor a key of zeroRefusals", path, tag)
+		case tag == "option" && !strings.HasPrefix(path, "spec.workloads[]."):
+			t.Errorf("%s: zero:\"option\" outside a workload", path)
+		}
+	})
+	for tag := range zeroRefusals {
+		if !used[tag] {
+			t.Errorf("zeroRefusals[%q] is no field's zero tag", tag)
 		}
 	}
 }
