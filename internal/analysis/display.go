@@ -61,6 +61,9 @@ func (s Scale) Format(v float64) string {
 		return "—"
 	}
 	v *= s.Factor
+	if v == 0 {
+		return s.zero()
+	}
 	if s.Decimals < 0 {
 		// Four significant digits, but a round-trip time of 11368 us
 		// reads as such, not as 1.137e+04: from 10^4 on, whole numbers.
@@ -70,6 +73,21 @@ func (s Scale) Format(v float64) string {
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', s.decimalsFor(v), 64)
+}
+
+// zero is how the scale shows 0 (a mean, an interval's bound raised to
+// 0, an SD), wherever it is shown: at the scale's own decimals, as its
+// values of ordinary size are ("0.0" among "1.5 [0.0, 3.9]" in %), not at
+// the extra ones a small mean earns its bounds ("0.03 [0.00, 0.08]" beside
+// that); "0" where the values have no fixed decimals (four significant
+// digits), none (softirqs/s, where "0.3 [0.0, 0.9]" stood beside "1500
+// [0, 3200]") or are counts, whose whole values show none (whole). Also
+// no "-0".
+func (s Scale) zero() string {
+	if s.Decimals <= 0 || s.Unit == "count" {
+		return "0"
+	}
+	return strconv.FormatFloat(0, 'f', s.Decimals, 64)
 }
 
 // maxDecimals bounds the decimals a tiny value gets (1e-300 is not
@@ -126,9 +144,10 @@ func (s Scale) Published(v float64) string {
 func PublishedNormalized(v float64) string { return Scale{Factor: 1}.Published(v) }
 
 // whole is Format, but a count that is a whole number (one trial's, or
-// the same in every trial) without decimals: "142", not "142.0".
+// the same in every trial) without decimals: "142", not "142.0"; 0 is
+// the scale's zero, as everywhere.
 func (s Scale) whole(v float64) string {
-	if s.Unit == "count" && v == math.Trunc(v) && math.Abs(v) < 1e15 {
+	if s.Unit == "count" && v != 0 && v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return s.Format(v)
@@ -160,8 +179,8 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 		// not "0.0013 [0.00070, 0.0019]".
 		n := s.decimalsFor(d.Mean * s.Factor)
 		f = func(v float64) string {
-			if !Finite(v) {
-				return "—"
+			if !Finite(v) || v == 0 {
+				return s.Format(v) // "—", or the scale's zero
 			}
 			return strconv.FormatFloat(v*s.Factor, 'f', n, 64)
 		}

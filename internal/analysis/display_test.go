@@ -218,3 +218,38 @@ func TestPublished(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroOneWay: a zero (a mean, a bound raised to 0) reads the same in
+// every row of a column, at the scale's own decimals as its ordinary
+// values are, not at the extra ones a small mean gives its bounds: a
+// softirqs/s column read "0.3 [0.0, 0.9]" beside "1500 [0, 3200]", a
+// count column "103.5 [0.0, 254.4]" beside "0 (same in all 3 trials)".
+func TestZeroOneWay(t *testing.T) {
+	for _, tc := range []struct {
+		metric string
+		d      stats.Summary
+		want   string
+	}{
+		{results.MetricCoreNetRx, stats.Summary{N: 3, Mean: 0.3, CI95High: 0.9}, "0.3 [0, 0.9]"},
+		{results.MetricCoreNetRx, stats.Summary{N: 3, Mean: 1500, CI95High: 3200}, "1500 [0, 3200]"},
+		{results.MetricCoreNetRx, stats.Summary{N: 1}, "0 (n=1, no CI)"},
+		{"retransmits", stats.Summary{N: 3, Mean: 103.5, CI95High: 254.4}, "103.5 [0, 254.4]"},
+		{"retransmits", stats.Summary{N: 3}, "0 (same in all 3 trials)"},
+		{"lost_percent", stats.Summary{N: 3, Mean: 0.03, CI95High: 0.08}, "0.03 [0.0, 0.08]"},
+		{"lost_percent", stats.Summary{N: 3, Mean: 1.5, CI95High: 3.9}, "1.5 [0.0, 3.9]"},
+		{"lost_percent", stats.Summary{N: 3}, "0.0 (same in all 3 trials)"},
+		{results.MetricBitrate, stats.Summary{N: 3, Mean: 7e5, CI95High: 1.5e6}, "0.000700 [0.00, 0.001500]"},
+		{results.MetricBitrate, stats.Summary{N: 3, Mean: 5e9, CI95High: 12e9}, "5.00 [0.00, 12.00]"},
+		{"rtt_us", stats.Summary{N: 3, Mean: 12.34, CI95High: 30.12}, "12.34 [0, 30.12]"},
+	} {
+		if got := Display(tc.metric).SummaryCI(tc.d); got != tc.want {
+			t.Errorf("%s %+v: %q, want %q", tc.metric, tc.d, got, tc.want)
+		}
+	}
+	if got := Display("lost_percent").Format(math.Copysign(0, -1)); got != "0.0" {
+		t.Errorf("-0 %%: %q, want 0.0", got)
+	}
+	if got := Display("retransmits").Format(0); got != "0" {
+		t.Errorf("a count's 0: %q, want 0 as its whole values", got)
+	}
+}
