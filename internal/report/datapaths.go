@@ -160,17 +160,19 @@ func datapathTables(s *study.Study, m analysis.Model) []table {
 // of the marks their cells carry (dpComparison.marks) where one does.
 func datapathCaption(s *study.Study, m analysis.Model) string {
 	var spread, disturbed bool
+	var rows []analysis.Row
 	for _, c := range datapathComparisons(s, m) {
 		for _, dp := range c.Datapaths {
 			for _, wl := range c.Workloads {
 				if r, ok := c.row(dp, wl); ok {
+					rows = append(rows, r)
 					spread = spread || spreadNote(r) != ""
 					disturbed = disturbed || c.countedDisturbed(r.Cell)
 				}
 			}
 		}
 	}
-	text := datapathTablesText
+	text := datapathTablesHead + shownOf(rows) + datapathTablesText
 	if spread {
 		text += " " + strings.TrimSpace(spreadLegend("its decision"))
 	}
@@ -180,9 +182,11 @@ func datapathCaption(s *study.Study, m analysis.Model) string {
 	return text
 }
 
-// datapathTablesText is datapathCaption without the marks' legend.
-const datapathTablesText = "Each metric per datapath and workload at the baseline tuning and smallest replica count; " +
-	"mean [95% CI] over trials; \"paper X\" is a published number for the same point. Beside every datapath but the first, " +
+// datapathTablesHead, what the cells show (shownOf) and datapathTablesText
+// are datapathCaption without the marks' legend.
+const datapathTablesHead = "Each metric per datapath and workload at the baseline tuning and smallest replica count; "
+
+const datapathTablesText = "; \"paper X\" is a published number for the same point. Beside every datapath but the first, " +
 	"bitrate and transactions or requests per second (higher better), the latencies' mean, median and 99th percentile and " +
 	"the CPU cost per packet (lower better) give their ratio to the first datapath " +
 	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -63,5 +64,23 @@ func TestDatapathTableMarks(t *testing.T) {
 	// The page and summary.md show that caption.
 	if md := markdownOf(t, s, m); !strings.Contains(md, "\"disturbed\" marks one whose trials") {
 		t.Error("summary.md's datapath caption lacks the legend")
+	}
+}
+
+// TestDatapathCaptionOneTrial: in a run of one trial per cell the
+// side-by-side caption says its cells hold the single trial's value, not
+// "mean [95% CI] over trials", which it says once a cell has an interval.
+func TestDatapathCaptionOneTrial(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	rows := []analysis.Row{dpRow("host", "tcp", results.MetricBitrate, 10e9), dpRow("vxlan", "tcp", results.MetricBitrate, 8e9)}
+	if c := datapathCaption(s, analysis.Model{Rows: rows}); !strings.Contains(c, "; mean [95% CI] over trials; ") {
+		t.Errorf("caption with intervals %q", c)
+	}
+	for i := range rows {
+		rows[i].N, rows[i].CI95Low, rows[i].CI95High = 1, math.NaN(), math.NaN()
+	}
+	c := datapathCaption(s, analysis.Model{Rows: rows})
+	if strings.Contains(c, "95% CI") || !strings.Contains(c, "the value of its single trial") {
+		t.Errorf("one-trial caption %q", c)
 	}
 }

@@ -315,22 +315,29 @@ func (n *numbers) sweepCaption(sw analysis.SweepSummary) string {
 		"Each value is its own cell (%s@VALUE) in summary.csv.", sw.Param, where, n.sweepShown(sw), sw.Workload)
 }
 
-// sweepShown is what a sweep table's cells hold: "mean [95% CI] over
-// trials" when one of them has an interval; in a run of one trial per
-// cell, where each says "n=1, no CI", the trial's value.
+// sweepShown is what a sweep table's cells hold (shownOf).
 func (n *numbers) sweepShown(sw analysis.SweepSummary) string {
-	single := true
+	var rows []analysis.Row
 	for _, pt := range sw.Points {
 		for _, m := range sw.Metrics {
-			r, ok := n.row(pt.Cell, m, -1)
-			if !ok {
-				continue
+			if r, ok := n.row(pt.Cell, m, -1); ok {
+				rows = append(rows, r)
 			}
-			if analysis.RowHasInterval(r) {
-				return "mean [95% CI] over trials"
-			}
-			single = single && r.N < 2
 		}
+	}
+	return shownOf(rows)
+}
+
+// shownOf is what a table of these rows shows in its cells: "mean [95% CI]
+// over trials" when one of them has an interval; in a run of one trial per
+// cell, where each says "n=1, no CI", the trial's value.
+func shownOf(rows []analysis.Row) string {
+	single := true
+	for _, r := range rows {
+		if analysis.RowHasInterval(r) {
+			return "mean [95% CI] over trials"
+		}
+		single = single && r.N < 2
 	}
 	if single {
 		return "the value of its single trial, which has no interval (n=1, no CI)"
