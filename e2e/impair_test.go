@@ -130,7 +130,7 @@ func TestFlannelBackendsWithoutImpairments(t *testing.T) {
 			t.Errorf("%v: %d counted trials, stop %s after %d; want 3 to 6 (fewer only on the budget)", st.Cell, n, st.Status, st.N)
 		}
 	}
-	if !regexp.MustCompile(`decisions against flannel-vxlan \([^)]+\):\n  flannel-udp udp@500M baseline r=1: `).MatchString(r.stdout) {
+	if !regexp.MustCompile(`decisions against flannel-vxlan \([^)]+\):\n  flannel-udp udp@800M baseline r=1: `).MatchString(r.stdout) {
 		t.Errorf("the run's end lacks flannel-udp's decisions against flannel-vxlan:\n%s", r.stdout)
 	}
 	if strings.Contains(string(samples), `"impairment"`) {
