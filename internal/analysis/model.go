@@ -210,7 +210,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	}
 	if s != nil {
 		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples), MarginOf(s))
-		markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows))
+		markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows))
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

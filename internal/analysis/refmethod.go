@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -67,12 +68,13 @@ func pktgenSent(s *study.Study) map[string]bool {
 
 // markMethods sets Method on the references whose matched rows were
 // measured otherwise than the published number: the jitter of a load
-// pktgen sent, and a total over a window (windowTotals), whose length
-// and rate per second Method gives (a study states its paper's test
-// length in the reference's note, as the built-in ones do); and, before
-// either, a cell whose placement fell back (fellBack, PinFellBackCells),
-// the numerator's or the one a ratio divides by.
-func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, fellBack map[results.Cell]bool) {
+// pktgen sent, a total over a window (windowTotals), whose length and
+// rate per second Method gives (a study states its paper's test length
+// in the reference's note, as the built-in ones do), and a node's CPU %
+// or memory % that is the whole machine's (shared, SharedNodeReadings);
+// and, before any, a cell whose placement fell back (fellBack,
+// PinFellBackCells), the numerator's or the one a ratio divides by.
+func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, fellBack map[results.Cell]bool, shared SharedNodes) {
 	for i := range refs {
 		m := &refs[i]
 		switch {
@@ -80,6 +82,8 @@ func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, 
 			m.Method = PktgenJitter
 		case windowTotals[m.Reference.Metric] && m.Reference.Value != nil && len(m.Rows) > 0 && window > 0:
 			m.Method = totalMethod(m.MeanLow, m.MeanHigh, window)
+		case len(m.Rows) > 0 && shared.Metrics[m.Reference.Metric]:
+			m.Method = shared.method(m.Reference.Metric)
 		}
 		if fellBackRef(m, fellBack) {
 			m.Method = strings.TrimSuffix(PinFellBack+"; "+m.Method, "; ")
@@ -118,4 +122,73 @@ func totalMethod(low, high float64, window time.Duration) string {
 		rate = f(low/sec) + " to " + f(high/sec) + "/s"
 	}
 	return "a total over the test: ours over " + strconv.FormatFloat(sec, 'f', -1, 64) + " s, " + rate + "; the paper's over its own test"
+}
+
+// nodeTwins pairs each node metric recorded under the client's name with
+// the server's (internal/collect's nodes collector, whose names analysis
+// does not import).
+var nodeTwins = map[string]string{
+	"node_cpu_percent_client":    "node_cpu_percent_server",
+	"node_memory_percent_client": "node_memory_percent_server",
+}
+
+// SharedNodes says which client-node readings of a run are the whole
+// machine's. Where the emulated nodes run on one kernel (the local
+// engine, a kind-style cluster on one machine) the collector reads one
+// /proc for both and records it once, under the client's name, with no
+// _server row (memory always, CPU unless the nodes are pinned apart):
+// the seed-003 paper's Table IV is its client node alone.
+type SharedNodes struct {
+	// Metrics are the client metrics recorded without their server twin.
+	Metrics map[string]bool
+	// CPUs is how many CPUs the CPU reading averages: the machine's (its
+	// per-core rows) or, where spec.nodes pins the client, its list.
+	CPUs int
+	// Pinned is the client node's CPU list, "" when not pinned.
+	Pinned string
+}
+
+// SharedNodeReadings finds them in a run's rows: a client metric of
+// nodeTwins with rows and no row of its server twin anywhere in the run
+// (the collector's sign, run-wide, of one kernel's reading).
+func SharedNodeReadings(s *study.Study, rows []Row) SharedNodes {
+	seen, cores := map[string]bool{}, map[int]bool{}
+	for _, r := range rows {
+		if r.N > 0 {
+			seen[r.Metric] = true
+		}
+		if r.CPU >= 0 {
+			cores[r.CPU] = true
+		}
+	}
+	out := SharedNodes{Metrics: map[string]bool{}, CPUs: len(cores)}
+	for client, server := range nodeTwins {
+		if seen[client] && !seen[server] {
+			out.Metrics[client] = true
+		}
+	}
+	if s != nil && s.Spec.Nodes.Client.CPUs != "" {
+		out.Pinned = s.Spec.Nodes.Client.CPUs
+		set, err := cpuset.Parse(out.Pinned) // validated with the study
+		if err == nil {
+			out.CPUs = len(set)
+		}
+	}
+	return out
+}
+
+// method says what our reading of metric is beside the paper's client
+// node: "ours is the whole machine's 2 CPUs, both emulated nodes on one
+// kernel; the paper's its client node alone".
+func (s SharedNodes) method(metric string) string {
+	const both, paper = ", both emulated nodes on one kernel", "; the paper's its client node alone"
+	switch {
+	case strings.HasPrefix(metric, "node_memory_percent_"):
+		return "ours is the whole machine's memory" + both + paper
+	case s.Pinned != "":
+		return "ours is CPUs " + s.Pinned + ", which both emulated nodes are pinned to on one kernel" + paper
+	case s.CPUs > 0:
+		return "ours is the whole machine's " + strconv.Itoa(s.CPUs) + " CPUs" + both + paper
+	}
+	return "ours is the whole machine's CPUs" + both + paper
 }

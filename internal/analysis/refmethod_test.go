@@ -186,3 +186,51 @@ spec:
 		t.Errorf("cells that fell back: %v", fb)
 	}
 }
+
+// TestRefMethodSharedNodes: where the emulated nodes share a kernel the
+// collector records the machine's CPU % and memory % under the client's
+// names and no _server rows (collect/nodes.go); beside the paper's
+// Table IV, its client node alone, the reference says ours is the whole
+// machine's, with its CPU count (the per-core rows). A run with both
+// nodes' rows (two kernels, or CPUs pinned apart) gets no such note for
+// the metric whose server twin it has; a pinned client names its list.
+func TestRefMethodSharedNodes(t *testing.T) {
+	s := flannelBackends(t, "quick-none")
+	build := func(server bool, cores int) Model {
+		var samples []results.Sample
+		for trial := 1; trial <= 3; trial++ {
+			met := map[string]float64{results.MetricBitrate: 8e8 * wobble(trial), "node_cpu_percent_client": 40 * wobble(trial), "node_memory_percent_client": 30}
+			if server {
+				met["node_cpu_percent_server"] = 20
+			}
+			smp := results.Sample{Cell: results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: "udp@800M", Replicas: 1}, Trial: trial, Metrics: met}
+			for c := 0; c < cores; c++ {
+				smp.Cores = append(smp.Cores, results.CoreStat{CPU: c})
+			}
+			samples = append(samples, smp)
+		}
+		return Build(s, samples)
+	}
+	methods := func(m Model) map[string]string {
+		out := map[string]string{}
+		for _, r := range m.References {
+			if strings.HasPrefix(r.Reference.Metric, "node_") && len(r.Rows) > 0 {
+				out[r.Reference.Metric] = r.Method
+			}
+		}
+		return out
+	}
+	got := methods(build(false, 2))
+	if got["node_cpu_percent_client"] != "ours is the whole machine's 2 CPUs, both emulated nodes on one kernel; the paper's its client node alone" ||
+		got["node_memory_percent_client"] != "ours is the whole machine's memory, both emulated nodes on one kernel; the paper's its client node alone" {
+		t.Errorf("one kernel, 2 CPUs: methods %q", got)
+	}
+	if got := methods(build(true, 2)); got["node_cpu_percent_client"] != "" || got["node_memory_percent_client"] == "" {
+		t.Errorf("a server CPU row (CPUs pinned apart): methods %q; want none for CPU, memory still the machine's", got)
+	}
+	pinned := *s
+	pinned.Spec.Nodes.Client.CPUs, pinned.Spec.Nodes.Server.CPUs = "0-1", "0-1"
+	if sh := SharedNodeReadings(&pinned, build(false, 4).Rows); sh.method("node_cpu_percent_client") != "ours is CPUs 0-1, which both emulated nodes are pinned to on one kernel; the paper's its client node alone" {
+		t.Errorf("both nodes pinned to 0-1: %q", sh.method("node_cpu_percent_client"))
+	}
+}
