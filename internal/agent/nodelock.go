@@ -94,7 +94,8 @@ func (e *NodeBusyError) Error() string {
 	}
 	return fmt.Sprintf("node %s is in use by %s, measuring or changing it: one run uses a node at a time, since two runs' "+
 		"numbers on one node skew each other and two runs' changes would journal each other's values as the old ones and leave "+
-		"the node changed; wait for it to end (it puts the node back and lets go)", e.Node, who)
+		"the node changed; wait for it to end (it puts the node back and lets go); if its run is dead (its runner gone, its Lease stale), "+
+		"`cnibench cleanup --kube` ends the session it left and puts the node back", e.Node, who)
 }
 
 // Is makes errors.Is(err, ErrNodeBusy) hold.

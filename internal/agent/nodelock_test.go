@@ -119,6 +119,11 @@ func TestNodeLockRefusesAnotherRun(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("refusal:\n%v\nwant it to start %q", err, want)
 	}
+	// A dead run's session can outlive its runner for hours: the
+	// refusal says what ends it, not only to wait.
+	if !strings.Contains(err.Error(), "if its run is dead (its runner gone, its Lease stale), `cnibench cleanup --kube` ends the session") {
+		t.Errorf("refusal does not say how a dead run's session is ended:\n%v", err)
+	}
 	if fs.vals[key("", "sysfs", other)] != "0" {
 		t.Errorf("refused write changed %s", other)
 	}

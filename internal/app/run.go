@@ -236,6 +236,10 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	defer release()
 	noteJournalDir(cmd.Context(), jdir)
+	if f.engine == "kube" {
+		opt.Cleanup = cmdline.Quote(kubeCleanupWords(cmd.Flags()))
+		noteCleanup(cmd.Context(), opt.Cleanup)
+	}
 	dir, err := runner.Run(cmd.Context(), opt)
 	if err != nil {
 		return runFailure(dir, err)

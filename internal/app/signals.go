@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +11,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/spf13/pflag"
 
 	"github.com/cnibench/cnibench/internal/journal"
 )
@@ -42,7 +46,8 @@ func stoppedBy(ctx context.Context) *Stopped {
 //     own journal), so a slow teardown is not mistaken for a hang.
 //   - A third exits at once with ExitAbandoned. The journal stays on disk,
 //     and the kernel drops the run's locks, so `cnibench cleanup` undoes
-//     the rest.
+//     the rest (`cnibench cleanup --kube`, with the run's cluster flags,
+//     for a kube run: noteCleanup).
 //   - A command stopped so, with its teardown done, exits 128+N (130 for
 //     SIGINT), whatever error the cancellation surfaced as (Main).
 //   - SIGQUIT (Ctrl-\) prints every goroutine's stack, as Go's default
@@ -61,6 +66,9 @@ func stoppedBy(ctx context.Context) *Stopped {
 type signalState struct {
 	mu   sync.Mutex
 	dirs []string
+	// cleanup is the command that undoes what this process leaves, as
+	// printed (noteCleanup); empty: `cnibench cleanup`.
+	cleanup string
 }
 
 type signalKey struct{}
@@ -73,6 +81,35 @@ func noteJournalDir(ctx context.Context, dir string) {
 		st.dirs = append(st.dirs, dir)
 		st.mu.Unlock()
 	}
+}
+
+// noteCleanup records the command that undoes what this process leaves,
+// when it is not plain `cnibench cleanup`: a kube run's objects are in a
+// cluster that the local cleanup never touches.
+func noteCleanup(ctx context.Context, command string) {
+	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
+		st.mu.Lock()
+		st.cleanup = command
+		st.mu.Unlock()
+	}
+}
+
+// cleanupCommand is the command the hints name (noteCleanup).
+func cleanupCommand(st *signalState) string {
+	if st == nil {
+		return "cnibench cleanup"
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return cmp.Or(st.cleanup, "cnibench cleanup")
+}
+
+// kubeCleanupWords is `cnibench cleanup --kube` reaching the cluster and
+// namespaces a kube run used: its --kubeconfig (absolute), --context,
+// --namespace and --agent-namespace, where they were given.
+func kubeCleanupWords(fs *pflag.FlagSet) []string {
+	reach := []string{"kubeconfig", "context", "namespace", "agent-namespace"}
+	return append([]string{"cnibench", "cleanup", "--kube"}, setFlags(fs, func(name string) bool { return slices.Contains(reach, name) })...)
 }
 
 // HandleSignals returns a context cancelled by the first SIGINT, SIGTERM
@@ -108,9 +145,9 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 				cancel(&Stopped{Signal: sig.(syscall.Signal)})
 			case 2:
 				fmt.Fprintln(stderr, "cnibench: still undoing: "+stillPending(st))
-				fmt.Fprintln(stderr, "cnibench: signal once more to exit at once and leave the rest to 'cnibench cleanup'")
+				fmt.Fprintf(stderr, "cnibench: signal once more to exit at once and leave the rest to: %s\n", cleanupCommand(st))
 			default:
-				fmt.Fprintln(stderr, "cnibench: exiting without finishing the teardown; run 'cnibench cleanup' to undo what is left")
+				fmt.Fprintf(stderr, "cnibench: exiting without finishing the teardown; to undo what is left, run: %s\n", cleanupCommand(st))
 				exit(ExitAbandoned)
 				return
 			}
@@ -155,7 +192,7 @@ func leaving(st *signalState, stderr io.Writer, why string, otherwise int) int {
 		fmt.Fprintln(stderr, why)
 		return otherwise
 	}
-	fmt.Fprintf(stderr, "%s; its changes are left in %s: run 'cnibench cleanup' to undo them\n", why, strings.Join(paths, ", "))
+	fmt.Fprintf(stderr, "%s; its changes are left in %s; to undo them, run: %s\n", why, strings.Join(paths, ", "), cleanupCommand(st))
 	return ExitAbandoned
 }
 

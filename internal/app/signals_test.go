@@ -176,7 +176,7 @@ func TestPanicExitsAbandoned(t *testing.T) {
 	defer j.Close()
 	errb.Reset()
 	code := guard(ctx, &errb, boom)
-	if code != ExitAbandoned || !strings.Contains(errb.String(), j.Path()+": run 'cnibench cleanup'") || !strings.Contains(errb.String(), "signals_test.go") {
+	if code != ExitAbandoned || !strings.Contains(errb.String(), j.Path()+"; to undo them, run: cnibench cleanup\n") || !strings.Contains(errb.String(), "signals_test.go") {
 		t.Errorf("panic with a journal: exit %d, said:\n%s\nwant %d naming %s, with the stack", code, errb.String(), ExitAbandoned, j.Path())
 	}
 	if code := guard(ctx, &errb, func() int { return 7 }); code != 7 {

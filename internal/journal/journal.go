@@ -114,10 +114,18 @@ var (
 type PendingError struct {
 	Path    string
 	Pending int
+	// Cleanup is the command that undoes the changes, as printed; empty:
+	// `cnibench cleanup`. A kube run's command names the cluster
+	// (`cnibench cleanup --kube ...`): the local one never touches it.
+	Cleanup string
 }
 
 func (e *PendingError) Error() string {
-	return fmt.Sprintf("journal %s kept: %d change(s) not undone; run cnibench cleanup after this process exits", e.Path, e.Pending)
+	cleanup := e.Cleanup
+	if cleanup == "" {
+		cleanup = "cnibench cleanup"
+	}
+	return fmt.Sprintf("journal %s kept: %d change(s) not undone; run %s after this process exits", e.Path, e.Pending, cleanup)
 }
 
 // Header is the first line of a journal.
@@ -193,6 +201,8 @@ type Journal struct {
 	// out is where lines go (the file; tests inject a failing writer to
 	// play a full file system).
 	out appender
+	// cleanup is the command a kept journal's error names (SetCleanup).
+	cleanup string
 }
 
 // appender writes one journal line durably.
@@ -391,6 +401,16 @@ func (j *Journal) RecordDir(p string) error {
 // RemovedDir marks a directory removed.
 func (j *Journal) RemovedDir(p string) error { return j.MarkRemoved(KindDir, "", p) }
 
+// SetCleanup sets the command that undoes what the journal keeps, as
+// Close's *PendingError names it: a kube run's is `cnibench cleanup
+// --kube` with the run's cluster flags, since the default, `cnibench
+// cleanup`, touches no cluster.
+func (j *Journal) SetCleanup(command string) {
+	j.mu.Lock()
+	j.cleanup = command
+	j.mu.Unlock()
+}
+
 // Pending is the number of entries not yet undone.
 func (j *Journal) Pending() int {
 	j.mu.Lock()
@@ -409,7 +429,7 @@ func (j *Journal) Close() error {
 	j.closed = true
 	if n := len(j.pending); n > 0 {
 		j.f.Close()
-		return &PendingError{Path: j.path, Pending: n}
+		return &PendingError{Path: j.path, Pending: n, Cleanup: j.cleanup}
 	}
 	// Remove while still holding the lock, so no cleanup can pick up a
 	// journal that is being retired.

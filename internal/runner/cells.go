@@ -21,6 +21,18 @@ func (r *run) engineRun() engine.Run {
 	}
 }
 
+// tearDown closes c, naming the datapath in its error. It is joined to
+// whatever already failed, never dropped: a run that failed or was
+// stopped is when a teardown is likeliest to fail too (the API server
+// unreachable, pods stuck), and the user must hear that objects remain.
+// errors.Join keeps the first error first, and with it the exit code.
+func tearDown(name string, c engine.Cluster) error {
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("tear down %s: %w", name, err)
+	}
+	return nil
+}
+
 // upDatapath builds the cluster of one datapath entry, applies its
 // knobs, runs work on it and tears it down. The run's first cluster also
 // writes env.json.
@@ -30,13 +42,12 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 		return fmt.Errorf("build cluster for %s: %w", d.Name, err)
 	}
 	if err := checkImpairPlace(r.study, d, c); err != nil {
-		return errors.Join(err, c.Close())
+		return errors.Join(err, tearDown(d.Name, c))
 	}
 	r.clusters++
 	if r.clusters == 1 {
 		if err := r.writeEnv(c); err != nil {
-			c.Close()
-			return err
+			return errors.Join(err, tearDown(d.Name, c))
 		}
 	}
 	tgt := &knob.Target{
@@ -49,14 +60,11 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 		err = r.recordDatapath(d.Name, de)
 	}
 	if err != nil {
-		c.Close()
-		return fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
+		err = fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
+		return errors.Join(err, tearDown(d.Name, c))
 	}
 	err = work(c, tgt)
-	err = errors.Join(err, applied.Revert())
-	if cerr := c.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("tear down %s: %w", d.Name, cerr)
-	}
+	err = errors.Join(err, applied.Revert(), tearDown(d.Name, c))
 	if err != nil {
 		return err
 	}

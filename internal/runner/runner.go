@@ -49,6 +49,9 @@ type Options struct {
 	ProcRoot string
 	// Kube configures the kube engine (Engine "kube").
 	Kube *kube.Config
+	// Cleanup is the command that undoes what a kept journal leaves, as
+	// its error prints it; empty: `cnibench cleanup`.
+	Cleanup string
 	// Resume continues the interrupted run in OutDir (--resume): its
 	// counted trials stay, the rest run and are appended (resume.go).
 	Resume bool
@@ -167,6 +170,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("open journal: %w", err)
 	}
+	r.journal.SetCleanup(opt.Cleanup)
 	restoreTmp, err := r.useTempDir()
 	if err != nil {
 		r.journal.Close()
