@@ -274,23 +274,48 @@ func (e *UnsupportedError) Error() string {
 
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
-// Require returns an *UnsupportedError for the first of features that is
-// missing, or nil when all are there. It probes only features (and what
-// this process probed before), never the rest: a plain run must not load
-// tunnel modules its study does not use.
+// Require returns an *UnsupportedError for the feature of features that
+// is missing (several joined in one error, one sentence each on one
+// line: a refusal that named only the first would refuse again once that
+// one was loaded), or nil when all are there. It probes only features
+// (and what this process probed before), never the rest: a plain run
+// must not load tunnel modules its study does not use.
 func Require(features ...string) error {
 	return require(probeNames(context.Background(), features), features)
 }
 
 func require(results []Result, features []string) error {
+	var missing []error
 	for _, f := range features {
 		i := slices.IndexFunc(results, func(r Result) bool { return r.Name == f })
 		if i < 0 {
 			return fmt.Errorf("probe: unknown feature %q", f)
 		}
 		if r := results[i]; !r.OK {
-			return &UnsupportedError{Name: r.Name, Kind: r.Kind, Reason: r.Detail}
+			missing = append(missing, &UnsupportedError{Name: r.Name, Kind: r.Kind, Reason: r.Detail})
 		}
 	}
-	return nil
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return missing[0]
+	}
+	return missingFeatures(missing)
 }
+
+// missingFeatures are several *UnsupportedError of one Require: errors.As
+// finds the first, errors.Is ErrUnsupported, and the message keeps each
+// one's sentence, "; "-joined on one line (errors.Join's newlines would
+// break the one-line refusals the runner prints).
+type missingFeatures []error
+
+func (m missingFeatures) Error() string {
+	parts := make([]string, len(m))
+	for i, e := range m {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (m missingFeatures) Unwrap() []error { return m }

@@ -137,13 +137,22 @@ func TestRequire(t *testing.T) {
 	if err := require(res, []string{Veth}); err != nil {
 		t.Errorf("require(veth) = %v", err)
 	}
-	err := require(res, []string{Veth, IPIP, GRE})
+	err := require(res, []string{Veth, IPIP})
 	var ue *UnsupportedError
 	if !errors.Is(err, ErrUnsupported) || !errors.As(err, &ue) || ue.Name != IPIP {
 		t.Fatalf("require = %v, want the ipip error", err)
 	}
 	if want := "kernel feature ipip is not available: creating an ipip device failed: operation not supported (kernel lacks the ipip module)"; err.Error() != want {
 		t.Errorf("message %q\nwant    %q", err, want)
+	}
+	// Every missing feature is named, not only the first: loading the
+	// first one's module must not lead to a second refusal.
+	err = require(res, []string{IPIP, Veth, GRE})
+	if !errors.Is(err, ErrUnsupported) || !errors.As(err, &ue) || ue.Name != IPIP {
+		t.Fatalf("require(ipip, veth, gre) = %v, want the ipip error first", err)
+	}
+	if want := "kernel feature ipip is not available: creating an ipip device failed: operation not supported (kernel lacks the ipip module); kernel feature gre is not available: gre missing"; err.Error() != want {
+		t.Errorf("two missing: message %q\nwant                %q", err, want)
 	}
 	if err := require(res, []string{ToolEthtool}); err == nil || !strings.HasPrefix(err.Error(), "tool ethtool is not available") {
 		t.Errorf("require(ethtool) = %v", err)
