@@ -114,6 +114,10 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if w, standsFor := checkLabel(s, b.cni); w != "" {
 		f.Warnings, b.labelStandsFor = append(f.Warnings, w), standsFor
 	}
+	f.Warnings = append(f.Warnings, routedWarnings(b.cni)...)
+	if err := refuseTunnelPlace(s, b.cni); err != nil {
+		return f, err
+	}
 	// Masks are computed from each end's node's CPUs, not this machine's.
 	b.cpus = map[string]cpuset.Set{
 		place.Server.Name: cpusOf(nf.online[place.Server.Name], place.Server),
@@ -193,6 +197,7 @@ func (b *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engin
 	if err != nil {
 		return nil, de, err
 	}
+	c.routedPath(b.cni)
 	b.c = c
 	return c, de, nil
 }

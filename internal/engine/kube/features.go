@@ -158,6 +158,7 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 		}
 	}
 	cniIn.DaemonSets = daemonSets(ctx, cs)
+	cniClues(ctx, cs, place, &cniIn)
 	f.cni = cnidetect.Detect(cniIn)
 	return f, nil
 }

@@ -10,9 +10,7 @@
 package cnidetect
 
 import (
-	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/cnitunnels"
@@ -40,6 +38,14 @@ type Input struct {
 	// the ipip module makes one in every namespace, and felix sets it up
 	// only when IP-in-IP is on).
 	Down []string
+	// Pools are Calico's IP pools as read (crd.projectcalico.org
+	// IPPools); none where they could not be read.
+	Pools []Pool
+	// FlannelNetConf is Flannel's net-conf.json (its ConfigMap), "" where
+	// it could not be read.
+	FlannelNetConf string
+	// Subnet says whether the run's two nodes share a subnet.
+	Subnet Subnet
 }
 
 // Result names the CNI.
@@ -47,6 +53,15 @@ type Result struct {
 	Name     string   `json:"name"` // calico, flannel, cilium, weave, kube-router, bridge, unknown
 	Mode     string   `json:"mode,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
+	// Routed says why the measured path between the run's two nodes is
+	// routed natively although the node has the CNI's tunnel device (a
+	// CrossSubnet pool, Flannel's DirectRouting, the nodes on one
+	// subnet): no tunnel device carries the measured packets. "" when it
+	// is not known to be.
+	Routed string `json:"routed,omitempty"`
+	// Warning says what detection could not settle that changes what the
+	// cells measure (the path may be routed), "" for nothing.
+	Warning string `json:"warning,omitempty"`
 }
 
 func (r Result) String() string {
@@ -70,13 +85,24 @@ func Detect(in Input) Result {
 			r.Evidence = append(r.Evidence, s)
 		}
 	}
-	r.Name = byConfig(in, ev)
-	byDS, canalDS := byDaemonSets(in, ev)
+	name, conf := byConfig(in, ev)
+	if name == "" && conf {
+		// A config file names a plugin detection does not know (Azure
+		// CNI, the AWS VPC CNI, Antrea, OVN-Kubernetes...): that plugin
+		// wires the pods, whatever policy add-on (Calico, Cilium's
+		// Tetragon, kube-router) runs beside it as a DaemonSet.
+		hints(in, ev)
+		r.Name = "unknown"
+		return r
+	}
+	r.Name = name
+	byDS, canalDS := byDaemonSets(in, conf, ev)
 	if r.Name == "" {
 		r.Name = byDS
 	}
 	canal(in, &r, canalDS, ev)
 	byDevices(in, &r, ev)
+	encapAcross(in, &r, ev)
 	if r.Name == "" {
 		r.Name = "unknown"
 	}
@@ -84,34 +110,48 @@ func Detect(in Input) Result {
 }
 
 // byConfig names the CNI from its config file: the first (lexically) is
-// the one the runtime uses.
-func byConfig(in Input, ev func(string)) string {
-	names := make([]string, 0, len(in.ConfFiles))
-	for n := range in.ConfFiles {
-		if strings.HasSuffix(n, ".conf") || strings.HasSuffix(n, ".conflist") || strings.HasSuffix(n, ".json") {
-			names = append(names, n)
+// the one the runtime uses, and of a chained .conflist its first plugin
+// wires the pod (the others, portmap, bandwidth, a policy add-on's,
+// follow it). A meta-plugin (Multus) is looked through to the network it
+// delegates to. conf says whether a config file was found at all: then
+// a plugin it names that detection does not know is the answer
+// (unknown), not a DaemonSet's guess.
+func byConfig(in Input, ev func(string)) (name string, conf bool) {
+	names := confNames(in.ConfFiles)
+	for i := 0; i < len(names); i++ {
+		types, next := primaryOf(in.ConfFiles, names[i])
+		ev("cni config " + names[i] + ": plugins " + strings.Join(types, ","))
+		if next == skip {
+			continue // Multus naming no delegate: the next file is the network
 		}
-	}
-	sort.Strings(names)
-	var types []string
-	if len(names) > 0 {
-		types = pluginTypes(in.ConfFiles[names[0]])
-		ev("cni config " + names[0] + ": plugins " + strings.Join(types, ","))
-	}
-	for _, t := range types {
-		switch t {
-		case "calico":
-			return "calico"
-		case "flannel":
-			return "flannel"
-		case "cilium-cni":
-			return "cilium"
-		case "weave-net", "weave-plugin":
-			return "weave"
+		if next != "" {
+			if _, ok := in.ConfFiles[next]; ok {
+				types, _ = primaryOf(in.ConfFiles, next)
+				ev("cni config " + next + " (multus's cluster network): plugins " + strings.Join(types, ","))
+			}
 		}
+		if len(types) == 0 {
+			return "", false // unreadable: no plugin named
+		}
+		return knownPlugin(in, names[i], types[0]), true
 	}
-	if slices.Contains(types, "bridge") {
-		if strings.Contains(strings.ToLower(names[0]), "kuberouter") || slices.Contains(in.Links, "kube-bridge") {
+	return "", false
+}
+
+// knownPlugin names the CNI of the primary plugin typ, "" for one
+// detection does not know.
+func knownPlugin(in Input, file, typ string) string {
+	switch typ {
+	case "calico":
+		return "calico"
+	case "flannel":
+		return "flannel"
+	case "cilium-cni":
+		return "cilium"
+	case "weave-net", "weave-plugin":
+		return "weave"
+	case "bridge":
+		if strings.Contains(strings.ToLower(file), "kuberouter") || slices.Contains(in.Links, "kube-bridge") {
 			return "kube-router"
 		}
 		return "bridge"
@@ -119,29 +159,38 @@ func byConfig(in Input, ev func(string)) string {
 	return ""
 }
 
-// byDaemonSets names the CNI from the first DaemonSet that names one;
-// every such DaemonSet is evidence, once. canal says one is Canal's
-// (kube-system/canal, rke2-canal...): Calico's and Flannel's images in
-// one DaemonSet.
-func byDaemonSets(in Input, ev func(string)) (byDS string, canal bool) {
+// cniDaemonSets are the DaemonSets each CNI's own manifests ship, by
+// exact name: a DaemonSet that merely runs one of their images (Cilium's
+// Tetragon, weave-scope-agent, a calico-node for policy only beside a
+// cloud's CNI) names no CNI.
+var cniDaemonSets = map[string]string{
+	"calico-node": "calico", "kube-flannel-ds": "flannel", "kube-flannel": "flannel",
+	"cilium": "cilium", "weave-net": "weave", "kube-router": "kube-router",
+}
+
+// canalDaemonSets are Canal's (its manifest's and RKE2's): Calico's and
+// Flannel's images in one DaemonSet.
+var canalDaemonSets = []string{"canal", "rke2-canal"}
+
+// byDaemonSets names the CNI from the first DaemonSet that is one's, only
+// where no config file was found (conf): a config file names the plugin
+// the runtime runs, and a DaemonSet beside it may be a policy add-on.
+// Every such DaemonSet is evidence, once; canal says one is Canal's.
+func byDaemonSets(in Input, conf bool, ev func(string)) (byDS string, canal bool) {
 	for _, d := range in.DaemonSets {
-		if strings.Contains(strings.ToLower(d.Name), "canal") {
+		if slices.Contains(canalDaemonSets, d.Name) {
 			canal = true
 			ev("daemonset " + d.Namespace + "/" + d.Name)
 			continue
 		}
-		id := strings.ToLower(d.Name + " " + strings.Join(d.Images, " "))
-		for _, c := range []string{"calico", "flannel", "cilium", "weave", "kube-router"} {
-			if strings.Contains(id, c) {
-				if byDS == "" {
-					byDS = c
-				}
-				ev("daemonset " + d.Namespace + "/" + d.Name)
-				break
+		if c, ok := cniDaemonSets[d.Name]; ok {
+			if byDS == "" && !conf {
+				byDS = c
 			}
+			ev("daemonset " + d.Namespace + "/" + d.Name)
 		}
 	}
-	if canal && byDS == "" {
+	if canal && byDS == "" && !conf {
 		byDS = "calico" // Canal's CNI plugin; canal() says what carries
 	}
 	return byDS, canal
@@ -231,6 +280,24 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	}
 }
 
+// encapAcross settles the mode of a CNI that encapsulates only between
+// nodes on different subnets (a Calico pool's CrossSubnet, Flannel's
+// DirectRouting): its tunnel device is there either way (felix makes
+// vxlan.calico and keeps tunl0 up, flannel makes flannel.N), so the
+// device alone says an overlay where the run's nodes may route natively.
+func encapAcross(in Input, r *Result, ev func(string)) {
+	switch {
+	case r.Name == "calico" && (r.Mode == "vxlan" || r.Mode == "ipip"):
+		if cross, what := calicoCross(in, r.Mode); cross {
+			crossSubnet(in, r, r.Mode, "bgp", "cross-subnet", what, ev)
+		}
+	case r.Name == "flannel" && r.Mode == "vxlan":
+		if direct, what := flannelDirect(in); direct {
+			crossSubnet(in, r, "vxlan", "host-gw", "direct-routing", what, ev)
+		}
+	}
+}
+
 // tunnelOf is the mode a CNI's own tunnel device on the node tells, and
 // that device: of the table's lines of the CNI, the first a link
 // matches; "" for none. A line of no mode (Cilium's WireGuard, there in
@@ -303,26 +370,4 @@ func or(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// pluginTypes returns the "type" of a .conf or of each plugin of a
-// .conflist, in order.
-func pluginTypes(conf string) []string {
-	var c struct {
-		Type    string `json:"type"`
-		Plugins []struct {
-			Type string `json:"type"`
-		} `json:"plugins"`
-	}
-	if json.Unmarshal([]byte(conf), &c) != nil {
-		return nil
-	}
-	var out []string
-	if c.Type != "" {
-		out = append(out, c.Type)
-	}
-	for _, p := range c.Plugins {
-		out = append(out, p.Type)
-	}
-	return out
 }

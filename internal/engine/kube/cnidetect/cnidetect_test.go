@@ -32,7 +32,11 @@ func TestDetect(t *testing.T) {
 		{"calico vxlan by the pool's env", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0"},
 			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "Never", "CALICO_IPV4POOL_VXLAN": "Always"}}}}, "calico", "vxlan"},
 		{"calico ipip by the pool's env", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0"},
-			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "CrossSubnet"}}}}, "calico", "ipip"},
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "Always"}}}}, "calico", "ipip"},
+		// CrossSubnet: IP-in-IP only between nodes on different subnets,
+		// which nothing here says the run's nodes are.
+		{"calico ipip cross-subnet by the pool's env", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0"},
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "CrossSubnet"}}}}, "calico", "ipip cross-subnet"},
 		{"calico bgp by the pool's env", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0"},
 			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "Never", "CALICO_IPV4POOL_VXLAN": "Never"}}}}, "calico", "bgp"},
 		{"flannel vxlan", Input{ConfFiles: map[string]string{"10-flannel.conflist": flannelConf}, Links: []string{"flannel.1", "cni0"}}, "flannel", "vxlan"},

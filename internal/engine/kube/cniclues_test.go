@@ -1,0 +1,79 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
+	"github.com/cnibench/cnibench/internal/study"
+)
+
+// The operator quickstart's pool (VXLANCrossSubnet) and Flannel's
+// DirectRouting are read from the cluster, and the nodes' Calico address
+// annotations say whether the run's nodes share a subnet: detection then
+// names the path routed, not an overlay.
+func TestCNICluesCrossSubnet(t *testing.T) {
+	cfg := Config{RunID: "r1"}.WithDefaults()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-flannel", Name: "kube-flannel-cfg"},
+		Data: map[string]string{"net-conf.json": `{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan","DirectRouting":true}}`}}
+	cs, place := kubeFixture(t, cfg, cm)
+	place.Server.Annotations = map[string]string{cnidetect.CalicoAddrAnnotation: "192.168.1.10/24"}
+	place.Client.Annotations = map[string]string{cnidetect.CalicoAddrAnnotation: "192.168.1.11/24"}
+	old := getIPPools
+	t.Cleanup(func() { getIPPools = old })
+	getIPPools = func(context.Context, kubernetes.Interface) ([]byte, error) {
+		return []byte(`{"items":[{"metadata":{"name":"default-ipv4-ippool"},"spec":{"cidr":"192.168.0.0/16","ipipMode":"Never","vxlanMode":"CrossSubnet"}}]}`), nil
+	}
+	in := cnidetect.Input{ConfFiles: map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"eth0", "vxlan.calico"}}
+	cniClues(context.Background(), cs, place, &in)
+	if r := cnidetect.Detect(in); r.String() != "calico (bgp)" || !strings.Contains(r.Routed, "ippool default-ipv4-ippool: vxlanMode CrossSubnet") {
+		t.Errorf("calico: %s, routed %q", r, r.Routed)
+	}
+	in = cnidetect.Input{Links: []string{"cni0", "flannel.1"}, DaemonSets: []cnidetect.DaemonSet{{Namespace: "kube-flannel", Name: "kube-flannel-ds"}}}
+	getIPPools = func(context.Context, kubernetes.Interface) ([]byte, error) { return nil, errors.New("forbidden") }
+	cniClues(context.Background(), cs, place, &in)
+	if r := cnidetect.Detect(in); r.String() != "flannel (host-gw)" || r.Routed == "" {
+		t.Errorf("flannel: %s, routed %q (net-conf %q)", r, r.Routed, in.FlannelNetConf)
+	}
+}
+
+// Where the path is routed, impairments at a tunnel device are refused
+// with the reason, before anything is created, and neither node keeps a
+// tunnel device for netem or a tuning to go on; elsewhere nothing changes.
+func TestRoutedPathNoTunnel(t *testing.T) {
+	routed := cnidetect.Result{Name: "calico", Mode: "bgp", Routed: "ippool p: vxlanMode CrossSubnet (vxlan cross-subnet), and the nodes share a subnet"}
+	s := stubStudy(t, "[{tool: iperf3}]")
+	s.Spec.Impairments = []study.Impairment{{Name: "none"}, {Name: "loss-low"}}
+	err := refuseTunnelPlace(s, routed)
+	if err == nil || !strings.Contains(err.Error(), "client-tunnel go on the tunnel device, which carries no measured packet") || !strings.Contains(err.Error(), "CrossSubnet") {
+		t.Errorf("routed, client-tunnel: %v", err)
+	}
+	if err := refuseTunnelPlace(s, cnidetect.Result{Name: "calico", Mode: "vxlan"}); err != nil {
+		t.Errorf("tunnelled: %v", err)
+	}
+	s.Spec.ImpairAt.Where = study.WhereUnderlay
+	if err := refuseTunnelPlace(s, routed); err != nil {
+		t.Errorf("underlay: %v", err)
+	}
+	if w := routedWarnings(routed); len(w) != 1 || !strings.Contains(w[0], "routed, not tunnelled") {
+		t.Errorf("warnings %q", w)
+	}
+	c := &Cluster{server: &Node{tunnel: "vxlan.calico", hasTunnel: true}, client: &Node{tunnel: "vxlan.calico", hasTunnel: true}}
+	c.routedPath(cnidetect.Result{Name: "calico", Mode: "vxlan"})
+	if _, ok := c.server.Tunnel(); !ok {
+		t.Error("tunnelled path lost its tunnel device")
+	}
+	c.routedPath(routed)
+	if _, ok := c.server.Tunnel(); ok {
+		t.Error("routed path keeps the server's tunnel device")
+	}
+	if _, ok := c.client.Tunnel(); ok {
+		t.Error("routed path keeps the client's tunnel device")
+	}
+}

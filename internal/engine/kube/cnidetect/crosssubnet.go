@@ -1,0 +1,125 @@
+package cnidetect
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Pool is what detection reads of a Calico IPPool's spec.
+type Pool struct {
+	Name, CIDR          string
+	IPIPMode, VXLANMode string // Always, CrossSubnet, Never ("" is Never)
+	Disabled            bool
+}
+
+// Subnet says whether the run's two nodes share a subnet, by the CNI's
+// own test, when Known; Why says how it was found.
+type Subnet struct {
+	Known, Same bool
+	Why         string
+}
+
+// CalicoAddrAnnotation is where calico-node records a node's address
+// with its prefix on the Kubernetes Node (libcalico-go
+// lib/backend/k8s/resources/node.go, nodeBgpIpv4AddrAnnotation): felix
+// reads the prefix from it to tell a same-subnet peer.
+const CalicoAddrAnnotation = "projectcalico.org/IPv4Address"
+
+// CalicoSubnet decides whether two nodes are on one subnet as felix does
+// (felix/calc/l3_route_resolver.go nodeInOurSubnet: the local node's
+// address prefix contains the peer's address), in both directions, from
+// their CalicoAddrAnnotation values; unknown where either is missing or
+// the two directions disagree (one end's packets then are encapsulated,
+// the other's not).
+func CalicoSubnet(server, client string) Subnet {
+	sp, err1 := netip.ParsePrefix(server)
+	cp, err2 := netip.ParsePrefix(client)
+	if err1 != nil || err2 != nil {
+		return Subnet{}
+	}
+	to, from := sp.Masked().Contains(cp.Addr()), cp.Masked().Contains(sp.Addr())
+	why := fmt.Sprintf("the nodes' %s %s and %s", CalicoAddrAnnotation, server, client)
+	if to != from {
+		return Subnet{Why: why + " (one prefix holds the other's address, not the other way)"}
+	}
+	return Subnet{Known: true, Same: to, Why: why}
+}
+
+// calicoCross says whether Calico encapsulates with mode (vxlan, ipip)
+// only across subnets: every enabled pool that turns mode on does so
+// CrossSubnet, as read from the IPPools, else from calico-node's pool
+// settings (PoolEnv); and what said so.
+func calicoCross(in Input, mode string) (bool, string) {
+	cross, what := false, ""
+	for _, p := range in.Pools {
+		v := p.IPIPMode
+		if mode == "vxlan" {
+			v = p.VXLANMode
+		}
+		switch {
+		case p.Disabled || v == "" || strings.EqualFold(v, "Never"):
+		case strings.EqualFold(v, "CrossSubnet"):
+			cross, what = true, "ippool "+p.Name+": "+mode+"Mode CrossSubnet"
+		default:
+			return false, "" // a pool encapsulating Always
+		}
+	}
+	if len(in.Pools) > 0 {
+		return cross, what
+	}
+	env := map[string]string{"vxlan": "CALICO_IPV4POOL_VXLAN", "ipip": "CALICO_IPV4POOL_IPIP"}[mode]
+	for _, d := range in.DaemonSets {
+		if strings.EqualFold(d.Env[env], "CrossSubnet") {
+			return true, "daemonset " + d.Namespace + "/" + d.Name + ": " + env + "=CrossSubnet"
+		}
+	}
+	return false, ""
+}
+
+// flannelDirect says whether Flannel's VXLAN backend routes directly
+// between nodes that reach each other without a gateway
+// (net-conf.json Backend.DirectRouting; flannel pkg/backend/vxlan
+// vxlan.go, vxlan_network.go: the route to a lease whose public IP
+// ip.DirectRouting finds on-link goes via the underlay, not flannel.N).
+func flannelDirect(in Input) (bool, string) {
+	var c struct {
+		Backend struct {
+			Type          string
+			DirectRouting bool
+		}
+	}
+	if json.Unmarshal([]byte(in.FlannelNetConf), &c) != nil || !c.Backend.DirectRouting {
+		return false, ""
+	}
+	return true, "flannel net-conf.json: Backend.DirectRouting true"
+}
+
+// crossSubnet sets r's mode where the CNI encapsulates (encap) only
+// between nodes on different subnets (what says why): between the run's
+// nodes on one subnet the path is routed (routed is the mode that names
+// it, and r.Routed why), on different ones encapsulated; where it is
+// not known, the mode says the CNI's setting and r.Warning that the
+// path may be routed.
+func crossSubnet(in Input, r *Result, encap, routed, setting, what string, ev func(string)) {
+	ev(what)
+	switch {
+	case in.Subnet.Known && in.Subnet.Same:
+		r.Mode = routed
+		r.Routed = fmt.Sprintf("%s (%s), and %s share a subnet: %s routes between them natively, no tunnel device carries the measured packets",
+			what, encap+" "+setting, in.Subnet.Why, r.Name)
+		ev(in.Subnet.Why + ": one subnet, routed")
+	case in.Subnet.Known:
+		r.Mode = encap
+		ev(in.Subnet.Why + ": different subnets, encapsulated")
+	default:
+		r.Mode = encap + " " + setting
+		why := "whether the run's nodes share a subnet is not known"
+		if in.Subnet.Why != "" {
+			why += " (" + in.Subnet.Why + ")"
+		}
+		r.Warning = fmt.Sprintf("%s encapsulates with %s only between nodes on different subnets (%s) and %s: between nodes on one subnet the measured path is routed natively, not through the tunnel device",
+			r.Name, encap, what, why)
+	}
+}

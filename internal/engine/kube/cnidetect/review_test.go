@@ -1,0 +1,121 @@
+package cnidetect
+
+import (
+	"strings"
+	"testing"
+)
+
+// A CrossSubnet pool or Flannel's DirectRouting encapsulates only between
+// nodes on different subnets, though the tunnel device is there either
+// way: the mode says the setting, and where the run's nodes share a
+// subnet the path is routed (Routed), where that is not known Warning
+// says it may be.
+func TestEncapOnlyAcrossSubnets(t *testing.T) {
+	calico := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"},{"type":"portmap"}]}`}
+	flannel := map[string]string{"10-flannel.conflist": `{"plugins":[{"type":"flannel"},{"type":"portmap"}]}`}
+	vxlanCross := []Pool{{Name: "default-ipv4-ippool", CIDR: "192.168.0.0/16", IPIPMode: "Never", VXLANMode: "CrossSubnet"}}
+	ipipCross := []Pool{{Name: "default-ipv4-ippool", IPIPMode: "CrossSubnet", VXLANMode: "Never"}}
+	direct := `{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan","DirectRouting":true}}`
+	same, apart := CalicoSubnet("10.0.0.4/24", "10.0.0.5/24"), CalicoSubnet("10.0.0.4/24", "10.0.1.5/24")
+	for _, tc := range []struct {
+		name           string
+		in             Input
+		want           string
+		routed, warned bool
+	}{
+		{"calico vxlan cross-subnet, nodes unknown", Input{ConfFiles: calico, Links: []string{"eth0", "vxlan.calico"}, Pools: vxlanCross}, "calico (vxlan cross-subnet)", false, true},
+		{"calico vxlan cross-subnet, one subnet", Input{ConfFiles: calico, Links: []string{"eth0", "vxlan.calico"}, Pools: vxlanCross, Subnet: same}, "calico (bgp)", true, false},
+		{"calico vxlan cross-subnet, two subnets", Input{ConfFiles: calico, Links: []string{"eth0", "vxlan.calico"}, Pools: vxlanCross, Subnet: apart}, "calico (vxlan)", false, false},
+		{"calico ipip cross-subnet, one subnet", Input{ConfFiles: calico, Links: []string{"eth0", "tunl0"}, Pools: ipipCross, Subnet: same}, "calico (bgp)", true, false},
+		{"calico vxlan cross-subnet by the env, one subnet", Input{ConfFiles: calico, Links: []string{"eth0", "vxlan.calico"}, Subnet: same,
+			DaemonSets: []DaemonSet{{Namespace: "calico-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_VXLAN": "CrossSubnet"}}}}, "calico (bgp)", true, false},
+		// A pool that encapsulates Always beside a disabled CrossSubnet one.
+		{"calico vxlan always", Input{ConfFiles: calico, Links: []string{"eth0", "vxlan.calico"}, Subnet: same,
+			Pools: []Pool{{Name: "a", VXLANMode: "Always"}, {Name: "old", VXLANMode: "CrossSubnet", Disabled: true}}}, "calico (vxlan)", false, false},
+		{"calico wireguard over a cross-subnet pool", Input{ConfFiles: calico, Links: []string{"eth0", "vxlan.calico", "wireguard.cali"}, Pools: vxlanCross, Subnet: same}, "calico (wireguard)", false, false},
+		{"flannel direct routing, nodes unknown", Input{ConfFiles: flannel, Links: []string{"cni0", "flannel.1"}, FlannelNetConf: direct}, "flannel (vxlan direct-routing)", false, true},
+		{"flannel direct routing, one subnet", Input{ConfFiles: flannel, Links: []string{"cni0", "flannel.1"}, FlannelNetConf: direct, Subnet: Subnet{Known: true, Same: true, Why: "x"}}, "flannel (host-gw)", true, false},
+		{"flannel vxlan, no direct routing", Input{ConfFiles: flannel, Links: []string{"cni0", "flannel.1"}, FlannelNetConf: `{"Backend":{"Type":"vxlan"}}`}, "flannel (vxlan)", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Detect(tc.in)
+			if r.String() != tc.want || (r.Routed != "") != tc.routed || (r.Warning != "") != tc.warned {
+				t.Errorf("Detect = %s, routed %q, warning %q (evidence %q); want %s, routed %v, warned %v", r, r.Routed, r.Warning, r.Evidence, tc.want, tc.routed, tc.warned)
+			}
+		})
+	}
+}
+
+// Felix's test, both ways: the local node's prefix holds the peer's
+// address.
+func TestCalicoSubnet(t *testing.T) {
+	for _, tc := range []struct {
+		srv, cli    string
+		known, same bool
+	}{
+		{"10.0.0.4/24", "10.0.0.5/24", true, true},
+		{"10.0.0.4/24", "10.0.1.5/24", true, false},
+		{"10.0.0.4/16", "10.0.1.5/24", false, false}, // the client's /24 lacks the server
+		{"10.0.0.4/24", "", false, false},
+		{"", "", false, false},
+	} {
+		if s := CalicoSubnet(tc.srv, tc.cli); s.Known != tc.known || s.Same != tc.same {
+			t.Errorf("CalicoSubnet(%q, %q) = %+v, want known %v same %v", tc.srv, tc.cli, s, tc.known, tc.same)
+		}
+	}
+}
+
+// A config file naming a plugin detection does not know is the answer:
+// unknown, with that plugin and what suggests its CNI as evidence; a
+// DaemonSet names a CNI only by the name its project ships it under, and
+// only where no config file is found. What was right stays right.
+func TestForeignPrimaryPlugin(t *testing.T) {
+	calicoNode := DaemonSet{Namespace: "kube-system", Name: "calico-node", Images: []string{"docker.io/calico/node:v3.29"}}
+	conf := func(name, body string) map[string]string { return map[string]string{name: body} }
+	multusCilium := map[string]string{"00-multus.conf": `{"type":"multus","delegates":[{"name":"cilium","plugins":[{"type":"cilium-cni"}]}]}`, "05-cilium.conflist": `{"plugins":[{"type":"cilium-cni"}]}`}
+	for _, tc := range []struct {
+		name     string
+		in       Input
+		want     string
+		evidence []string
+	}{
+		{"aks azure-cni + calico policy", Input{ConfFiles: conf("10-azure.conflist", `{"plugins":[{"type":"azure-vnet"},{"type":"portmap"}]}`),
+			DaemonSets: []DaemonSet{calicoNode}, Links: []string{"eth0", "azure0", "tunl0"}}, "unknown", []string{"azure-vnet", "calico-node (calico, beside", "device azure0 suggests azure cni"}},
+		{"eks vpc-cni + calico policy", Input{ConfFiles: conf("10-aws.conflist", `{"plugins":[{"type":"aws-cni"},{"type":"egress-cni"},{"type":"portmap"}]}`),
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "aws-node"}, calicoNode}, Links: []string{"eth0", "eni1a2b"}}, "unknown", []string{"aws-cni", "aws-node suggests aws vpc cni"}},
+		{"gke + tetragon", Input{ConfFiles: conf("10-gke-ptp.conflist", `{"plugins":[{"type":"ptp"},{"type":"portmap"}]}`),
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "tetragon", Images: []string{"quay.io/cilium/tetragon:v1.2"}}}, Links: []string{"eth0", "gke1"}}, "unknown", []string{"ptp"}},
+		{"tetragon, no config read", Input{DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "tetragon", Images: []string{"quay.io/cilium/tetragon:v1.2"}}}}, "unknown", nil},
+		{"weave-scope-agent", Input{DaemonSets: []DaemonSet{{Namespace: "weave", Name: "weave-scope-agent", Images: []string{"weaveworks/scope:1.13"}}}}, "unknown", nil},
+		{"kube-router policy-only", Input{ConfFiles: conf("10-gke-ptp.conflist", `{"plugins":[{"type":"ptp"}]}`),
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "kube-router"}}, Links: []string{"eth0", "kube-bridge"}}, "unknown", []string{"ptp", "kube-router (kube-router, beside"}},
+		{"antrea", Input{ConfFiles: conf("10-antrea.conflist", `{"plugins":[{"type":"antrea"},{"type":"portmap"}]}`),
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "antrea-agent"}}, Links: []string{"antrea-gw0", "eth0", "genev_sys_6081"}},
+			"unknown", []string{"plugins antrea,portmap", "antrea-agent suggests antrea", "device genev_sys_6081 suggests", "device antrea-gw0 suggests antrea"}},
+		{"ovn-kubernetes", Input{ConfFiles: conf("10-ovn-kubernetes.conf", `{"type":"ovn-k8s-cni-overlay"}`),
+			DaemonSets: []DaemonSet{{Namespace: "ovn-kubernetes", Name: "ovnkube-node"}}, Links: []string{"br-int", "eth0", "genev_sys_6081", "ovn-k8s-mp0"}},
+			"unknown", []string{"ovn-k8s-cni-overlay", "ovnkube-node suggests ovn-kubernetes", "device ovn-k8s-mp0 suggests ovn-kubernetes"}},
+		{"calico-node daemonset alone", Input{DaemonSets: []DaemonSet{calicoNode}, Links: []string{"eth0", "tunl0"}}, "calico (ipip)", nil},
+		{"rke2 canal", Input{ConfFiles: conf("10-canal.conflist", `{"plugins":[{"type":"calico"},{"type":"portmap"}]}`),
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "rke2-canal"}}, Links: []string{"cali1", "flannel.1"}}, "flannel (vxlan)", []string{"canal ("}},
+		{"k3s flannel, config outside net.d", Input{Links: []string{"cni0", "eth0", "flannel.1"}}, "flannel (vxlan)", nil},
+		{"multus + cilium, delegates", Input{ConfFiles: multusCilium, DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "cilium"}}, Links: []string{"cilium_host", "cilium_vxlan"}}, "cilium (vxlan)", nil},
+		{"multus thick + cilium", Input{ConfFiles: map[string]string{"00-multus.conf": `{"type":"multus-shim"}`, "05-cilium.conflist": `{"plugins":[{"type":"cilium-cni"}]}`}, Links: []string{"cilium_host"}}, "cilium (native-routing)", nil},
+		{"multus clusterNetwork file", Input{ConfFiles: map[string]string{"00-multus.conf": `{"type":"multus","clusterNetwork":"/etc/cni/net.d/99-calico.conflist"}`, "05-x.conflist": `{"plugins":[{"type":"ptp"}]}`,
+			"99-calico.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"vxlan.calico"}}, "calico (vxlan)", nil},
+		{"cilium native routing", Input{ConfFiles: conf("05-cilium.conflist", `{"plugins":[{"type":"cilium-cni"}]}`), Links: []string{"cilium_host", "cilium_net", "eth0"}}, "cilium (native-routing)", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Detect(tc.in)
+			ev := strings.Join(r.Evidence, "; ")
+			if r.String() != tc.want {
+				t.Errorf("Detect = %s (evidence %q), want %s", r, r.Evidence, tc.want)
+			}
+			for _, e := range tc.evidence {
+				if !strings.Contains(ev, e) {
+					t.Errorf("evidence %q lacks %q", ev, e)
+				}
+			}
+		})
+	}
+}
