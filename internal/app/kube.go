@@ -292,6 +292,16 @@ objects for review or for kubectl apply.`,
 			for _, d := range done {
 				fmt.Fprintln(cmd.OutOrStdout(), d)
 			}
+			if err != nil {
+				return err
+			}
+			// Created is not running: admission may refuse the agent's
+			// privileged pods, which only the rollout shows.
+			fmt.Fprintf(cmd.OutOrStdout(), "waiting up to %v (--pod-timeout) for the agent pods to be ready\n", cfg.Timeout)
+			said, err := kube.WaitRollout(cmd.Context(), cs, cfg.AgentNamespace, kube.AgentName, cfg.Timeout, 2*time.Second)
+			if said != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), said)
+			}
 			return err
 		},
 	}

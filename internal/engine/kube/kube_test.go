@@ -115,12 +115,7 @@ func TestPreflight(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Errorf("error %q does not say %q", err, tc.wantMsg)
 			}
-			// Nothing was created.
-			for _, a := range cs.Actions() {
-				if a.GetVerb() == "create" && a.GetResource().Resource != "selfsubjectaccessreviews" {
-					t.Errorf("preflight created %s", a.GetResource().Resource)
-				}
-			}
+			noneCreated(t, cs)
 		})
 	}
 }

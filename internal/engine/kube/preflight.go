@@ -24,6 +24,9 @@ var (
 	ErrNodeNotReady = errors.New("node not ready")
 	// ErrImageTools: the image lacks a program the study runs.
 	ErrImageTools = errors.New("image lacks tools")
+	// ErrAdmission: the namespace's admission (Pod Security, a
+	// ResourceQuota, a policy engine) refuses the run's pods or Services.
+	ErrAdmission = errors.New("refused by admission")
 )
 
 // Placement is where a run's pods go.
@@ -89,9 +92,10 @@ var permissions = []permission{
 }
 
 // Preflight checks, without creating anything, that the cluster answers,
-// the namespace exists, the caller may do what a run does, and the server
-// and client nodes exist, are distinct and Ready. Each failure is one
-// error that says what to fix.
+// the namespace exists, the caller may do what a run does, the server
+// and client nodes exist, are distinct and Ready, and the namespace
+// admits the run's pods and Services (checkAdmission). Each failure is
+// one error that says what to fix.
 func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placement, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -143,7 +147,42 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 	if srv.Name == cli.Name {
 		return Placement{}, fmt.Errorf("server and client node are both %s: the studies measure traffic between two nodes; choose another --client-node", srv.Name)
 	}
+	if err := checkAdmission(ctx, cs, cfg, srv.Name); err != nil {
+		return Placement{}, err
+	}
 	return Placement{Server: srv, Client: cli}, nil
+}
+
+// checkAdmission has the API server admit, as a server-side dry run
+// (every admission step runs, nothing is stored), a server pod and its
+// Service as the run makes them (its client pods share the pod's spec).
+// Without it a namespace whose Pod Security is restricted, whose
+// ResourceQuota requires limits, or whose policies (Gatekeeper, Kyverno)
+// refuse these pods failed the run at its first Scale, after its Lease
+// and node claims, with exit 1. A webhook that cannot take a dry run
+// (side effects) leaves the answer to the run's own create.
+func checkAdmission(ctx context.Context, cs kubernetes.Interface, cfg Config, node string) error {
+	if cfg.RunID == "" {
+		cfg.RunID = "preflight" // named as a run's would be; never stored
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	what := "server pod"
+	_, err := cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ServerPod(0, node), dry)
+	if err == nil {
+		what = "Service"
+		_, err = cs.CoreV1().Services(cfg.Namespace).Create(ctx, cfg.ServerService(0), dry)
+	}
+	switch {
+	case err == nil, apierrors.IsAlreadyExists(err),
+		apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "does not support dry run"):
+		return nil
+	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return fmt.Errorf("%w: namespace %s refuses the run's %s: %w (its pods are unprivileged, with no securityContext and "+
+			"no resource requests or limits: the namespace needs Pod Security baseline, not restricted, as `cnibench kube manifests --rbac` "+
+			"labels it; no ResourceQuota that requires limits, or a LimitRange that sets them; and no policy (Gatekeeper, Kyverno) "+
+			"refusing them: `cnibench kube manifests` prints the objects to check them against)", ErrAdmission, cfg.Namespace, what, err)
+	}
+	return fmt.Errorf("admission check in namespace %s (a dry-run create of the run's %s): %w", cfg.Namespace, what, err)
 }
 
 func findNode(ctx context.Context, cs kubernetes.Interface, role, arg string) (*corev1.Node, error) {
