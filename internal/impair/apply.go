@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -58,6 +59,9 @@ type Prev struct {
 	Parent uint32 `json:"parent"`
 	// Child is tbf's inner queue the netem replaced.
 	Child *Child `json:"child,omitempty"`
+	// ShaperRate is that tbf's rate in bytes/s (with Child): netem's
+	// queue, in the bfifo's place, is sized by it (shaperLimit).
+	ShaperRate uint64 `json:"shaper_rate,omitempty"`
 	// IFB is set for ingress: Dev got an ingress qdisc whose filter
 	// redirects every packet to this ifb device, and the netem is the
 	// ifb's root qdisc.
@@ -140,10 +144,11 @@ func inspect(nsName, dev string, qs []qdisc) (Prev, error) {
 		p.Default = true
 		return p, nil
 	case root.Kind == "tbf":
-		limit, err := tbfLimit(root.Options)
+		limit, rate, err := tbfLimitRate(root.Options)
 		if err != nil {
 			return Prev{}, fmt.Errorf("%s: %w", where, err)
 		}
+		p.ShaperRate = rate
 		p.Parent = netlink.MakeHandle(uint16(root.Handle>>16), 1)
 		p.Child = &Child{Kind: "bfifo", Limit: limit}
 		for _, q := range qs {
@@ -185,8 +190,34 @@ func Apply(nsName, dev string, s Spec, record func(Prev) error) (Prev, error) {
 	if err != nil {
 		return prev, err
 	}
+	if prev.Child != nil && s.Limit == 0 {
+		mtu, err := deviceMTU(nsName, dev)
+		if err != nil {
+			return prev, err
+		}
+		s.Limit = shaperLimit(s, prev.Child.Limit, prev.ShaperRate, mtu)
+	}
 	return prev, addNetem(nsName, dev, idx, prev.Parent, s)
 }
+
+// shaperLimit is netem's queue length, in packets, where it takes the
+// place of a link shaper's (tbf's) bfifo of bfifoBytes and no limit was
+// given: the packets netem holds for the delay (the shaper's rate, bytes/s,
+// times delay + jitter) and the shaper's queue the bfifo held, each in
+// full-size frames (the device's MTU and Ethernet header). tc's 1000
+// would hold both: at delay-low (11 ms) on 1 Gbit/s some 900 packets are
+// in flight for the delay alone, leaving the shaper about 100 of the
+// 3 MB (24 ms) its bfifo had.
+func shaperLimit(s Spec, bfifoBytes uint32, rate uint64, mtu int) uint32 {
+	frame := float64(mtu + ethHeader)
+	held := float64(rate) * (s.Delay + s.Jitter).Seconds()
+	n := math.Ceil(float64(bfifoBytes)/frame) + math.Ceil(held/frame)
+	return uint32(min(n, math.MaxUint32))
+}
+
+// ethHeader is the Ethernet header a packet on the shaped device carries
+// in the bytes tbf and its bfifo count (destination MAC to payload).
+const ethHeader = 14
 
 func addNetem(nsName, dev string, idx int, parent uint32, s Spec) error {
 	opts, err := s.options()

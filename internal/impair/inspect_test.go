@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -43,6 +44,31 @@ func TestInspect(t *testing.T) {
 			{Kind: "bfifo", Handle: RestoreHandle, Parent: oneOne, Options: u32s(2_500_000)}},
 			Prev{Kind: "tbf", Handle: one, Parent: oneOne, Child: &Child{Kind: "bfifo", Handle: RestoreHandle, Limit: 2_500_000}}},
 	}
+	// The shaper's rate is kept for netem's queue (shaperLimit), from
+	// the parms or, at 2^32 bytes/s and above, TCA_TBF_RATE64.
+	withRate := func(rate uint64) []byte {
+		o := nl.NewRtAttr(nl.TCA_OPTIONS, nil)
+		q := nl.TcTbfQopt{Limit: 3_000_000}
+		q.Rate.Rate = uint32(min(rate, 1<<32-1))
+		o.AddRtAttr(nl.TCA_TBF_PARMS, q.Serialize())
+		if rate >= 1<<32 {
+			o.AddRtAttr(nl.TCA_TBF_RATE64, nl.Uint64Attr(rate))
+		}
+		return o.Serialize()[4:]
+	}
+	tests = append(tests,
+		struct {
+			name string
+			qs   []qdisc
+			want Prev
+		}{"tbf at 1 Gbit/s", []qdisc{{Kind: "tbf", Handle: one, Parent: root, Options: withRate(125_000_000)}},
+			Prev{Kind: "tbf", Handle: one, Parent: oneOne, Child: &Child{Kind: "bfifo", Limit: 3_000_000}, ShaperRate: 125_000_000}},
+		struct {
+			name string
+			qs   []qdisc
+			want Prev
+		}{"tbf at 40 Gbit/s", []qdisc{{Kind: "tbf", Handle: one, Parent: root, Options: withRate(5_000_000_000)}},
+			Prev{Kind: "tbf", Handle: one, Parent: oneOne, Child: &Child{Kind: "bfifo", Limit: 3_000_000}, ShaperRate: 5_000_000_000}})
 	for _, tt := range tests {
 		got, err := inspect("ns", "eth1", tt.qs)
 		tt.want.Netns, tt.want.Dev = "ns", "eth1"
@@ -109,5 +135,29 @@ func TestPrevDeviceAndNames(t *testing.T) {
 	}
 	if err := Revert(Prev{Netns: "cnb-no-such-namespace", Dev: "eth0", Default: true}); err != nil {
 		t.Errorf("Revert in a vanished namespace: %v", err)
+	}
+}
+
+// TestShaperLimit: netem in a shaper's bfifo's place, with no limit
+// given, holds the delay's packets at the shaper's rate and the bfifo's
+// bytes, each in full-size frames (MTU + Ethernet header); tc's 1000
+// would leave the 1 Gbit/s shaper (bfifo 3 MB, 24 ms) about 100 packets
+// at delay-low.
+func TestShaperLimit(t *testing.T) {
+	const rate, bfifo = 125_000_000, 3_000_000 // 1 Gbit/s, wire/shape.go's bfifo
+	for _, c := range []struct {
+		name string
+		s    Spec
+		want uint32
+	}{
+		// 3e6 / 1514 = 1981.5 -> 1982; 125e6 x 11 ms / 1514 = 908.2 -> 909.
+		{"delay-low", Spec{Delay: 10 * time.Millisecond, Jitter: time.Millisecond}, 1982 + 909},
+		// 125e6 x 550 ms / 1514 = 45 409.5 -> 45 410.
+		{"delay-high", Spec{Delay: 500 * time.Millisecond, Jitter: 50 * time.Millisecond}, 1982 + 45410},
+		{"loss alone", Spec{Loss: 5}, 1982},
+	} {
+		if got := shaperLimit(c.s, bfifo, rate, 1500); got != c.want {
+			t.Errorf("%s: limit %d, want %d", c.name, got, c.want)
+		}
 	}
 }

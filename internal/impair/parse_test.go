@@ -318,6 +318,6 @@ func FuzzDecode(f *testing.F) {
 	f.Add(make([]byte, 30))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decode(b)
-		tbfLimit(b)
+		tbfLimitRate(b)
 	})
 }

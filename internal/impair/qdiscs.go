@@ -1,6 +1,7 @@
 package impair
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,7 +14,7 @@ import (
 )
 
 // Reading qdiscs back from the kernel: dumps, netem's counters, tbf's
-// limit, and the names of handles and namespaces for messages.
+// limit and rate, and the names of handles and namespaces for messages.
 
 // Stats are a qdisc's own counters: proof an impairment acted.
 type Stats struct {
@@ -77,6 +78,20 @@ func ifindex(nsName, dev string) (int, error) {
 	return l.Attrs().Index, nil
 }
 
+// deviceMTU is dev's MTU in nsName.
+func deviceMTU(nsName, dev string) (int, error) {
+	h, err := netns.Handle(nsName)
+	if err != nil {
+		return 0, err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return 0, fmt.Errorf("find %s in %s: %w", dev, nsOrHost(nsName), err)
+	}
+	return l.Attrs().MTU, nil
+}
+
 // dumpQdiscs lists dev's qdiscs with raw options.
 // Equivalent to: tc -n NS qdisc show dev DEV
 func dumpQdiscs(nsName string, idx int) ([]qdisc, error) {
@@ -137,18 +152,29 @@ func tcRequest(nsName string, msgType, flags, idx int, handle, parent uint32, ki
 	})
 }
 
-// tbfLimit reads tbf's queue limit (bytes) from its TCA_OPTIONS.
-func tbfLimit(opts []byte) (uint32, error) {
+// tbfLimitRate reads tbf's queue limit (bytes) and rate (bytes/s) from
+// its TCA_OPTIONS.
+func tbfLimitRate(opts []byte) (limit uint32, rate uint64, err error) {
 	attrs, err := parseAttrs(opts)
 	if err != nil {
-		return 0, fmt.Errorf("tbf options: %w", err)
+		return 0, 0, fmt.Errorf("tbf options: %w", err)
 	}
+	found := false
 	for _, a := range attrs {
-		if a.Type == nl.TCA_TBF_PARMS && len(a.Value) >= nl.SizeofTcTbfQopt {
-			return nl.DeserializeTcTbfQopt(a.Value).Limit, nil
+		switch {
+		case a.Type == nl.TCA_TBF_PARMS && len(a.Value) >= nl.SizeofTcTbfQopt:
+			q := nl.DeserializeTcTbfQopt(a.Value)
+			limit, rate, found = q.Limit, max(rate, uint64(q.Rate.Rate)), true
+		case a.Type == nl.TCA_TBF_RATE64 && len(a.Value) >= 8:
+			// Rates of 2^32 bytes/s and above; the parms' rate is then
+			// saturated (wire/shape.go).
+			rate = max(rate, binary.NativeEndian.Uint64(a.Value))
 		}
 	}
-	return 0, errors.New("tbf options without TCA_TBF_PARMS")
+	if !found {
+		return 0, 0, errors.New("tbf options without TCA_TBF_PARMS")
+	}
+	return limit, rate, nil
 }
 
 // explain names the module when the kernel does not know netem.
