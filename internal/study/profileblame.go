@@ -61,13 +61,21 @@ func problemsOf(file string, data []byte, opt Options, drop string, cat Catalog)
 	}
 	set := map[string]bool{}
 	for _, fe := range problems(d.root, d.study, cat) {
+		if fe.Line == 0 {
+			fe.Line, _ = locate(d.root, fe.Field)
+		}
 		set[problemKey(fe)] = true
 	}
 	return set
 }
 
-// problemKey tells one problem from another across decodes of a file.
-func problemKey(fe *FieldError) string { return fe.Field + "\x00" + fe.Msg }
+// problemKey tells one problem from another across decodes of a file:
+// its field and line, not its text. A message may carry hints from the
+// values a profile or --set changed ("it has: baseline", "did you mean
+// ..."), so the file's own slip (`only: [{tuning: rfs}]`) reads
+// differently with them and without; the same field at the same line
+// is the same problem.
+func problemKey(fe *FieldError) string { return fmt.Sprintf("%s\x00%d", fe.Field, fe.Line) }
 
 // origin names the profile of prof, with its keys without which fe goes
 // away, when the study without the profile has no fe: `with profile

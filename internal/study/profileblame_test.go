@@ -41,3 +41,40 @@ func TestProfileNamedWhereItMakesTheFileWrong(t *testing.T) {
 		})
 	}
 }
+
+// The file's own slip is the file's though its message reads otherwise
+// with the profile or --set: hints name the values they changed ("it
+// has: baseline", "did you mean"), and the same field at the same line
+// is the same problem. `only: [{tuning: rfs-smal}]` was blamed on a
+// profile's or --set's tunings.
+func TestFilesOwnSlipNotBlamedForItsHint(t *testing.T) {
+	tuning := strings.Replace(boundsBase, "replicas: [1, 2]", "replicas: [1, 2]\n  only: [{tuning: rfs-smal}]", 1)
+	replicas := strings.Replace(boundsBase, "replicas: [1, 2]", "replicas: [1, 2]\n  only: [{replicas: 3}]", 1)
+	for _, c := range []struct {
+		name, data, profile string
+		set                 []string
+		want                string
+	}{
+		{"tuning, profile", tuning, "quick: {tunings: [baseline]}", nil,
+			`bounds.yaml:17: spec.only[0].tuning: the study has no tuning "rfs-smal" (it has: baseline)`},
+		{"tuning, --set", tuning, "", []string{"tunings=[baseline, rfs-small, rps]"},
+			`bounds.yaml:17: spec.only[0].tuning: the study has no tuning "rfs-smal"`},
+		{"replicas, profile", replicas, "quick: {replicas: [1]}", nil,
+			`bounds.yaml:17: spec.only[0].replicas: the study has no replica count "3"`},
+		{"replicas, --set", replicas, "", []string{"replicas=[1, 2, 4]"},
+			`bounds.yaml:17: spec.only[0].replicas: the study has no replica count "3"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := Options{Set: c.set}
+			data := c.data
+			if c.profile != "" {
+				data += "profiles:\n  " + c.profile + "\n"
+				opt.Profile = "quick"
+			}
+			_, err := Parse("bounds.yaml", []byte(data), opt, testCatalog)
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("got %v\nwant prefix %s", err, c.want)
+			}
+		})
+	}
+}

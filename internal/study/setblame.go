@@ -17,7 +17,7 @@ type whose struct {
 	prof    origins
 	touched map[*yaml.Node]string // the mappings and lists --set changed an entry of, by key
 	// own are the file's problems without this run's --set (field and
-	// message), read at most once; nil without --set.
+	// line: problemKey), read at most once; nil without --set.
 	own func() map[string]bool
 	// byProfile tells which of the run's profile's keys made a problem
 	// of the file's text one (profileblame.go), read at most once; nil
