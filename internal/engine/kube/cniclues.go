@@ -25,7 +25,10 @@ import (
 func cniClues(ctx context.Context, cs kubernetes.Interface, place Placement, in *cnidetect.Input) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	in.Pools, _ = calicoPools(ctx, cs)
+	var err error
+	if in.Pools, err = calicoPools(ctx, cs); err != nil {
+		in.PoolsUnread = err.Error()
+	}
 	in.FlannelNetConf = flannelNetConf(ctx, cs, in.DaemonSets)
 	if place.Server != nil && place.Client != nil {
 		// calico-node records each node's address with the prefix of its

@@ -39,8 +39,10 @@ type Input struct {
 	// only when IP-in-IP is on).
 	Down []string
 	// Pools are Calico's IP pools as read (crd.projectcalico.org
-	// IPPools); none where they could not be read.
-	Pools []Pool
+	// IPPools); none where they could not be read, and PoolsUnread then
+	// why ("" where they were read or not asked for).
+	Pools       []Pool
+	PoolsUnread string
 	// FlannelNetConf is Flannel's net-conf.json (its ConfigMap), "" where
 	// it could not be read.
 	FlannelNetConf string
@@ -290,6 +292,8 @@ func encapAcross(in Input, r *Result, ev func(string)) {
 	case r.Name == "calico" && (r.Mode == "vxlan" || r.Mode == "ipip"):
 		if cross, what := calicoCross(in, r.Mode); cross {
 			crossSubnet(in, r, r.Mode, "bgp", "cross-subnet", what, ev)
+		} else if what == "" && in.PoolsUnread != "" && !(in.Subnet.Known && !in.Subnet.Same) {
+			r.Warning = "Calico's IP pools could not be read (" + in.PoolsUnread + ") and calico-node's settings do not say their encapsulation: a CrossSubnet pool (the operator quickstart's VXLANCrossSubnet) encapsulates only between nodes on different subnets, so between these nodes the measured path may be routed natively, not through " + r.Mode
 		}
 	case r.Name == "flannel" && r.Mode == "vxlan":
 		if direct, what := flannelDirect(in); direct {

@@ -50,7 +50,7 @@ func CalicoSubnet(server, client string) Subnet {
 // calicoCross says whether Calico encapsulates with mode (vxlan, ipip)
 // only across subnets: every enabled pool that turns mode on does so
 // CrossSubnet, as read from the IPPools, else from calico-node's pool
-// settings (PoolEnv); and what said so.
+// settings (PoolEnv); and what said so ("" where nothing did).
 func calicoCross(in Input, mode string) (bool, string) {
 	cross, what := false, ""
 	for _, p := range in.Pools {
@@ -63,7 +63,7 @@ func calicoCross(in Input, mode string) (bool, string) {
 		case strings.EqualFold(v, "CrossSubnet"):
 			cross, what = true, "ippool "+p.Name+": "+mode+"Mode CrossSubnet"
 		default:
-			return false, "" // a pool encapsulating Always
+			return false, "ippool " + p.Name + ": " + mode + "Mode " + v
 		}
 	}
 	if len(in.Pools) > 0 {
@@ -71,8 +71,8 @@ func calicoCross(in Input, mode string) (bool, string) {
 	}
 	env := map[string]string{"vxlan": "CALICO_IPV4POOL_VXLAN", "ipip": "CALICO_IPV4POOL_IPIP"}[mode]
 	for _, d := range in.DaemonSets {
-		if strings.EqualFold(d.Env[env], "CrossSubnet") {
-			return true, "daemonset " + d.Namespace + "/" + d.Name + ": " + env + "=CrossSubnet"
+		if v := d.Env[env]; strings.EqualFold(v, "CrossSubnet") || strings.EqualFold(v, "Always") {
+			return strings.EqualFold(v, "CrossSubnet"), "daemonset " + d.Namespace + "/" + d.Name + ": " + env + "=" + v
 		}
 	}
 	return false, ""

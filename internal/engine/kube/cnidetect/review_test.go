@@ -119,3 +119,29 @@ func TestForeignPrimaryPlugin(t *testing.T) {
 		})
 	}
 }
+
+// Calico's VXLAN or IP-in-IP whose pools could not be read (the runner's
+// ClusterRole does not grant it) and whose calico-node says nothing of
+// them (an operator install) may be CrossSubnet: a warning says so,
+// unless the nodes are known to be on different subnets or something
+// said Always.
+func TestUnreadPoolsWarn(t *testing.T) {
+	calico := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}
+	node := DaemonSet{Namespace: "calico-system", Name: "calico-node"}
+	always := DaemonSet{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_VXLAN": "Always"}}
+	for _, tc := range []struct {
+		name   string
+		in     Input
+		warned bool
+	}{
+		{"operator install", Input{ConfFiles: calico, DaemonSets: []DaemonSet{node}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden"}, true},
+		{"operator install, two subnets", Input{ConfFiles: calico, DaemonSets: []DaemonSet{node}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden",
+			Subnet: CalicoSubnet("10.0.0.4/24", "10.0.1.5/24")}, false},
+		{"manifest install, Always", Input{ConfFiles: calico, DaemonSets: []DaemonSet{always}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden"}, false},
+		{"pools read", Input{ConfFiles: calico, DaemonSets: []DaemonSet{node}, Links: []string{"vxlan.calico"}, Pools: []Pool{{Name: "p", VXLANMode: "Always"}}}, false},
+	} {
+		if r := Detect(tc.in); r.String() != "calico (vxlan)" || (r.Warning != "") != tc.warned {
+			t.Errorf("%s: %s, warning %q; want calico (vxlan), warned %v", tc.name, r, r.Warning, tc.warned)
+		}
+	}
+}
