@@ -44,11 +44,32 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 	}
 	o := origins{name: name, nodes: map[*yaml.Node]bool{}}
 	for i := 0; i+1 < len(prof.Content); i += 2 {
+		if err := dottedKey(file, name, prof.Content[i], prof.Content[i+1]); err != nil {
+			return origins{}, err
+		}
 		setChild(spec, prof.Content[i].Value, prof.Content[i+1])
 		o.add(prof.Content[i+1])
 		o.keys = append(o.keys, prof.Content[i])
 	}
 	return o, nil
+}
+
+// dottedKey refuses a profile key that is a --set path (`trials.min: 3`):
+// merged as it stands it is one unknown field, reported at the file's
+// trials line and naming no profile. A profile's keys are spec's
+// top-level fields, each replacing the whole field.
+func dottedKey(file, name string, k, v *yaml.Node) error {
+	if !strings.Contains(k.Value, ".") {
+		return nil
+	}
+	top, _, _ := strings.Cut(strings.TrimPrefix(k.Value, "spec."), ".")
+	val := "VALUE"
+	if v.Kind == yaml.ScalarNode {
+		val = v.Value
+	}
+	return &FieldError{File: file, Line: k.Line, Field: "profiles." + name, Msg: fmt.Sprintf(
+		"key %q: profile keys are top-level fields of spec, each replacing the whole field: give %s whole here, or use --set %s=%s for one subfield",
+		k.Value, top, k.Value, val)}
 }
 
 var topLevel = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "spec": true, "profiles": true}

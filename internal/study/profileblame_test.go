@@ -78,3 +78,17 @@ func TestFilesOwnSlipNotBlamedForItsHint(t *testing.T) {
 		})
 	}
 }
+
+// A profile key that is a --set path (`trials.min: 3`) is refused at the
+// profile's key, naming the profile: it was one unknown field at the
+// file's trials line, no profile named, whichever profile the run used.
+func TestDottedProfileKeyRefusedAtTheProfile(t *testing.T) {
+	data := boundsBase + "profiles:\n  quick: {duration: 2s}\n  paper:\n    trials.min: 3\n"
+	want := `bounds.yaml:25: profiles.paper: key "trials.min": profile keys are top-level fields of spec, each replacing the whole field: give trials whole here, or use --set trials.min=3 for one subfield`
+	for _, profile := range []string{"", "quick", "paper"} {
+		_, err := Parse("bounds.yaml", []byte(data), Options{Profile: profile}, testCatalog)
+		if err == nil || err.Error() != want {
+			t.Errorf("profile %q: got %v\nwant %s", profile, err, want)
+		}
+	}
+}
