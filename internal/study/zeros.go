@@ -31,7 +31,7 @@ import (
 //   - a key of zeroRefusals: 0 is below the bounds, refused with its words.
 
 // zeroPaths are the paths of the mapping values under n written as the
-// whole number 0 or a duration of 0 (0s); list entries are not (a
+// number 0 or a duration of 0 (0s: isZero); list entries are not (a
 // list's 0 is checked as its other values are).
 func zeroPaths(n *yaml.Node, path string, out []string) []string {
 	switch n.Kind {
@@ -54,13 +54,18 @@ func zeroPaths(n *yaml.Node, path string, out []string) []string {
 	return out
 }
 
-// isZero is a scalar written as the whole number 0, or as a duration of
-// 0 (`probe: 0s`).
+// isZero is a scalar written as the number 0, or as a duration of 0
+// (`probe: 0s`). A float counts: yaml.v3 decodes a whole-number float
+// into an int field, so `mtu: 0.0` (-0, 0e0) is the 0 it would be
+// taken for.
 func isZero(v *yaml.Node) bool {
 	switch v.ShortTag() {
 	case "!!int":
 		z, err := strconv.ParseInt(v.Value, 0, 64)
 		return err == nil && z == 0
+	case "!!float":
+		var z float64
+		return v.Decode(&z) == nil && z == 0
 	case "!!str":
 		d, err := time.ParseDuration(v.Value)
 		return err == nil && d == 0
@@ -75,7 +80,8 @@ var zeroRefusals = map[string]string{
 	"underlayMTU": fmt.Sprintf("must be between %d and %d, got 0 (leave it out, or --set it to null, for 1500)", MinUnderlayMTU, MaxMTU),
 	"services":    fmt.Sprintf("must be between 1 and %d (or left out, or --set to null, for %d), got 0", MaxServices, DefaultServices),
 	"endpoints":   fmt.Sprintf("must be between 1 and %d (or left out, or --set to null, for %d), got 0", MaxEndpoints, DefaultEndpoints),
-	"replicas":    fmt.Sprintf("must be between 1 and %d (or left out, or --set to null, for any), got 0", MaxReplicas),
+	// A reference has no --set key (a list without names): left out.
+	"replicas": fmt.Sprintf("must be between 1 and %d (or left out for any), got 0", MaxReplicas),
 	"probe": fmt.Sprintf("must be whole seconds, from 1s (iperf3 -t) to %s, got 0 (leave it out, or --set it to null, for %s)",
 		ShortDuration(MaxCeilingProbe), ShortDuration(DefaultCeilingProbe)),
 }

@@ -27,9 +27,17 @@ func TestExplicitZeroRefused(t *testing.T) {
 			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: must be between 1 and 100 (or left out, or --set to null, for 2), got 0"},
 		// Fields the list of refused paths had missed: 0 read as "any"
 		// and as the default probe.
-		{"  reference: [{replicas: 0, metric: bitrate, value: 1}]\n", "", "f.yaml:6: spec.reference[0].replicas: must be between 1 and 250 (or left out, or --set to null, for any), got 0"},
+		// A reference has no --set key: left out, as Validate says.
+		{"  reference: [{replicas: 0, metric: bitrate, value: 1}]\n", "", "f.yaml:6: spec.reference[0].replicas: must be between 1 and 250 (or left out for any), got 0"},
 		{"  workloads: [{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 0s}}]\n", "",
 			"f.yaml:6: spec.workloads[0].ceilingSearch.probe: must be whole seconds, from 1s (iperf3 -t) to 1h, got 0 (leave it out, or --set it to null, for 2s)"},
+		// A float 0 is the int field's 0 (yaml.v3 decodes a whole-number
+		// float into an int): it slipped through as left out.
+		{"  datapaths: [{type: calico-vxlan, mtu: 0.0}]\n", "", "f.yaml:6: spec.datapaths[0].mtu: must be between 576 and 65535, got 0"},
+		{"  reference: [{replicas: -0.0, metric: bitrate, value: 1}]\n", "", "f.yaml:6: spec.reference[0].replicas: must be between 1 and 250"},
+		{"  workloads: [{tool: iperf3, parallel: 0e0}]\n", "", "f.yaml:6: spec.workloads[0].parallel: parallel must be between 1 and 128"},
+		{"  workloads: [{name: tcp, tool: iperf3}]\n", "workloads.tcp.parallel=0.0", "f.yaml (--set): spec.workloads[0].parallel: parallel must be between 1 and 128"},
+		{"", "datapaths=[{type: calico-vxlan, mtu: 0.0}]", "f.yaml (--set): spec.datapaths[0].mtu: must be between 576 and 65535, got 0"},
 		// From --set as from the file.
 		{"  workloads: [{name: rr, tool: qperf}]\n", "workloads.rr.messageSize=0", "f.yaml (--set): spec.workloads[0].messageSize: messageSize must be between 1"},
 	} {
