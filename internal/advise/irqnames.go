@@ -22,7 +22,7 @@ import (
 //   - gve (drivers/net/ethernet/google/gve): "gve-ntfy-blk%d@pci:%s"; gve.h's
 //     gve_tx_idx_to_ntfy is the queue's index and gve_rx_idx_to_ntfy
 //     num_ntfy_blks/2 + index: the first half of the blocks are transmit, the
-//     second receive.
+//     second receive; blocks past the queues in use serve none (gveClass).
 //   - sfc (efx_get_channel_name): "%s%s-%d", the device's name, then "" for a
 //     channel with both queues, "-rx"/"-tx" where they are split, "-xdp" for an
 //     XDP transmit channel ("%s-ptp" has no queue number).
@@ -39,11 +39,7 @@ func irqClass(n *inspect.NIC, name string) (string, int) {
 		return "rxtx", q
 	}
 	if q, ok := numbered(name, "gve-ntfy-blk", "@pci:"); ok {
-		half := gveBlocks(n) / 2
-		if q < half {
-			return "tx", q
-		}
-		return "rx", q - half
+		return gveClass(n, q)
 	}
 	rest, own := strings.CutPrefix(name, n.Name+"-")
 	if own {
@@ -81,6 +77,23 @@ func numbered(name, prefix, suffix string) (int, bool) {
 	}
 	q, err := strconv.Atoi(digits)
 	return q, err == nil && q >= 0 && digits != "" && digits[0] != '+' && digits[0] != '-'
+}
+
+// gveClass is the role and queue of gve's notify block q. gve asks for
+// a vector per block at probe and keeps them all when there are fewer
+// queues (gve_init_priv takes the default or fewer, ethtool -L lowers
+// them later): a block past the port's queue count on its half serves
+// no queue, as MANA's vectors past its queues do.
+func gveClass(n *inspect.NIC, q int) (string, int) {
+	half := gveBlocks(n) / 2
+	role, count := "tx", n.TxQueues
+	if q >= half {
+		role, count, q = "rx", n.RxQueues, q-half
+	}
+	if count > 0 && q >= count {
+		return "", q
+	}
+	return role, q
 }
 
 // gveBlocks is how many notify blocks a gve NIC has: its

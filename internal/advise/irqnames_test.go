@@ -115,3 +115,61 @@ func TestIRQSpreadDriverNames(t *testing.T) {
 		}
 	}
 }
+
+// gve asks for a vector per notify block at probe and keeps them when it
+// runs fewer queues (gve_init_priv's default, or ethtool -L): with 8
+// blocks and rx 2 tx 2, blocks 2-3 and 6-7 serve no queue. irq-spread
+// counted 6-7 as receive queues too and advised "4 receive queues on 2
+// cores: ethtool -L eth2 rx 2 tx 2", which was already set, and fired
+// again after. Each case is gve's /proc/interrupts lines and ethtool -l.
+func TestIRQSpreadGveUnusedBlocks(t *testing.T) {
+	rs, err := Lookup("irq-spread")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks strings.Builder
+	for b := 0; b < 8; b++ {
+		fmt.Fprintf(&blocks, " %d:       1000          0   PCI-MSIX-0000:00:04.0   %d-edge      gve-ntfy-blk%d@pci:0000:00:04.0\n", 25+b, b+1, b)
+	}
+	blk := func(b int) string { return fmt.Sprintf("gve-ntfy-blk%d@pci:0000:00:04.0", b) }
+	for _, c := range []struct {
+		rx, tx   int
+		affinity string
+		roles    map[int]string // block: irqClass's role
+	}{
+		{2, 2, "over CPUs 0-1", map[int]string{0: "tx", 1: "tx", 2: "", 3: "", 4: "rx", 5: "rx", 6: "", 7: ""}},
+		{4, 2, "over CPUs 0-1 (4 receive queues on 2 cores: ethtool -L eth2 rx 2 tx 2, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)",
+			map[int]string{0: "tx", 1: "tx", 2: "", 3: "", 4: "rx", 7: "rx"}},
+	} {
+		irqs, err := inspect.ParseInterrupts([]byte("           CPU0       CPU1\n" + blocks.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := inspect.ParseChannels([]byte(fmt.Sprintf("Channel parameters for eth2:\nPre-set maximums:\nRX:\t\t4\nTX:\t\t4\nOther:\t\t0\nCombined:\t0\n"+
+			"Current hardware settings:\nRX:\t\t%d\nTX:\t\t%d\nOther:\t\t0\nCombined:\t0\n", c.rx, c.tx)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := queueNode(t, "0-1")
+		n := &in.NICs[0]
+		for _, it := range irqs {
+			n.IRQs = append(n.IRQs, inspect.IRQ{IRQ: it.IRQ, Name: it.Name, CPUs: "0"})
+		}
+		n.Driver, n.RxQueues, n.TxQueues, n.Queues, n.Channels = "gve", c.rx, c.tx, n.Queues[:c.rx], &ch
+		got := Evaluate(rs[0], in)
+		if got.Status != Candidate {
+			t.Fatalf("rx %d tx %d: %s %q", c.rx, c.tx, got.Status, got.Why)
+		}
+		if a := got.Knobs[0].Params["affinity"]; a != "one queue interrupt per physical core, round robin "+c.affinity {
+			t.Errorf("rx %d tx %d: %s\nwant %s", c.rx, c.tx, a, c.affinity)
+		}
+		for b, want := range c.roles {
+			if r := irqRole(n, blk(b)); r != want {
+				t.Errorf("rx %d tx %d: %s is %q, want %q", c.rx, c.tx, blk(b), r, want)
+			}
+		}
+		if s := got.Permanent[0].Text + "\n"; !strings.Contains(s, "pin "+blk(4)+" 0\npin "+blk(5)+" 1\n") || strings.Contains(s, blk(2)) || strings.Contains(s, blk(3)) {
+			t.Errorf("rx %d tx %d: pin script:\n%s", c.rx, c.tx, s)
+		}
+	}
+}

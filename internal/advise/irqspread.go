@@ -142,34 +142,84 @@ func irqCores(in *inspect.Inspection) (string, error) {
 			s = port + " " + s
 		}
 		if q, c := queues[port], len(set); q > c {
-			// Fewer queues than the port has: say why (scaling.rst: no
-			// more queues than cores for interrupt handling).
-			s += fmt.Sprintf(" (%d receive queues on %d cores: %s, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)", q, c, setChannels(findNIC(in, port), port, c))
+			s += fewerQueues(findNIC(in, port), port, q, c)
 		}
 		out = append(out, s)
 	}
 	return strings.Join(out, "; "), nil
 }
 
-// setChannels is the ethtool -L that gives a port c receive queues, in
-// the form its driver takes (ethtool -l's maximums, inspect.Channels):
+// fewerQueues says why q receive queues on c cores is worth changing
+// (scaling.rst: no more queues than cores for interrupt handling), and
+// is "" where the port's channels are c or fewer already: then the
+// interrupts outnumber the queues in use, and lowering them again would
+// change nothing.
+func fewerQueues(n *inspect.NIC, port string, q, c int) string {
+	set := setChannels(n, port, c)
+	if set == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%d receive queues on %d cores: %s, fewer queues than now, would give each queue a core of its own, as scaling.rst suggests)", q, c, set)
+}
+
+// setChannels is the ethtool -L that gives a port c receive queues, or
+// "" where it has c or fewer now. The form is the one its channels have
+// now (ethtool -l's current settings, inspect.Channels): ethtool -L keeps
+// what it is not told, so "combined N" on a port set to rx/tx (bnxt and
+// qede report both maximums) is refused or keeps the rx/tx ones, and
+// qede's receive-only channels beside combined ones stay receive queues
+// unless set to 0. Where no current count was read, the maximums choose:
 // "combined" where it has queue pairs, "rx" and "tx" where its channels
 // are separate (max combined 0: mlx4_en, sfc with separate_tx_channels),
-// either said where the maximums are unknown.
+// either said where they are unknown too.
 func setChannels(n *inspect.NIC, port string, c int) string {
 	var ch inspect.Channels
 	if n != nil && n.Channels != nil {
 		ch = *n.Channels
 	}
 	switch {
+	case ch.Combined > 0:
+		return setCombined(port, c, ch)
+	case ch.RX > 0 && ch.RX <= c:
+		return ""
+	case ch.RX > 0:
+		return setRxTx(port, c, ch.TX > 0)
 	case ch.MaxCombined > 0:
 		return fmt.Sprintf("ethtool -L %s combined %d", port, c)
-	case ch.MaxRX > 0 && ch.MaxTX > 0:
-		return fmt.Sprintf("ethtool -L %s rx %d tx %d", port, c, c)
 	case ch.MaxRX > 0:
-		return fmt.Sprintf("ethtool -L %s rx %d", port, c)
+		return setRxTx(port, c, ch.MaxTX > 0)
 	}
 	return fmt.Sprintf("ethtool -L %s combined %d (or rx %d tx %d where ethtool -l %s shows no combined channels)", port, c, c, c, port)
+}
+
+// setCombined is setChannels for a port with combined channels now: c
+// of them (no more than its maximum), its receive- and transmit-only
+// ones (qede's) set to 0, or "" where its receive queues, combined and
+// receive-only, are c or fewer.
+func setCombined(port string, c int, ch inspect.Channels) string {
+	if ch.Combined+ch.RX <= c {
+		return ""
+	}
+	if ch.MaxCombined > 0 && c > ch.MaxCombined {
+		c = ch.MaxCombined
+	}
+	set := fmt.Sprintf("ethtool -L %s combined %d", port, c)
+	if ch.RX > 0 {
+		set += " rx 0"
+	}
+	if ch.TX > 0 {
+		set += " tx 0"
+	}
+	return set
+}
+
+// setRxTx is setChannels's separate form: rx c, and tx c where the port
+// has transmit channels.
+func setRxTx(port string, c int, tx bool) string {
+	if tx {
+		return fmt.Sprintf("ethtool -L %s rx %d tx %d", port, c, c)
+	}
+	return fmt.Sprintf("ethtool -L %s rx %d", port, c)
 }
 
 // irqSpreadScript is {irq_spread_script}: a shell script that finds each
