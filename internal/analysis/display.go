@@ -32,6 +32,17 @@ func Display(metric string) Scale {
 	return ScaleOf(Unit(metric))
 }
 
+// WithUnit is a metric's label with its unit in parentheses, "bitrate
+// (Gbit/s)", and the bare label for a metric without a unit (a 0/1 flag
+// such as ceiling_at_high), where "()" would read as a unit left out.
+// The report's labels and compare's table share it.
+func WithUnit(label, unit string) string {
+	if unit == "" {
+		return label
+	}
+	return label + " (" + unit + ")"
+}
+
 // ScaleOf returns the display scale of a stored unit ("bit/s", "B").
 func ScaleOf(u string) Scale {
 	switch u {

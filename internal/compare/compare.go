@@ -343,7 +343,7 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 				below = true
 			}
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %d, %d%s | %s | %s |\n", markdown.Cell(r.Key), r.Metric, sc.Unit,
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %d, %d%s | %s | %s |\n", markdown.Cell(r.Key), analysis.WithUnit(r.Metric, sc.Unit),
 			markdown.Cell(aText(r, sc.SummaryCI(r.A))), markdown.Cell(bText(r, sc.SummaryCI(r.B))), r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
 			return err
 		}

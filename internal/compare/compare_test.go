@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/workload/iperf3"
 )
 
 func sample(dp, tuning string, reps int, bitrate float64) results.Sample {
@@ -210,3 +211,24 @@ func TestOneTrialSideHasNoInterval(t *testing.T) {
 
 // counted is a run of the given counted samples only.
 func counted(samples []results.Sample) *results.Run { return &results.Run{Samples: samples} }
+
+// compare printed "ceiling_at_high ()": a metric without a unit (a 0/1
+// flag) got empty parentheses, which read as a unit left out; the
+// report's labels had dropped them already. One with a unit keeps it.
+func TestMarkdownNoEmptyUnit(t *testing.T) {
+	for _, c := range []struct{ metric, label string }{
+		{iperf3.MetricCeilingAtHigh, "| " + iperf3.MetricCeilingAtHigh + " |"},
+		{results.MetricBitrate, "| " + results.MetricBitrate + " (Gbit/s) |"},
+	} {
+		cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+		a := []results.Sample{{Cell: cell, Metrics: map[string]float64{c.metric: 1}}, {Cell: cell, Metrics: map[string]float64{c.metric: 1}}}
+		rows := Runs(counted(a), counted(a), []string{c.metric}, nil, nil)
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, Head{A: "a", B: "b"}, rows); err != nil {
+			t.Fatal(err)
+		}
+		if md := buf.String(); !strings.Contains(md, c.label) || strings.Contains(md, "()") {
+			t.Errorf("%s: want %q, no \"()\":\n%s", c.metric, c.label, md)
+		}
+	}
+}

@@ -377,12 +377,6 @@ func plural(n int) string {
 	return "s"
 }
 
-// withUnit is a metric's label with its unit in parentheses, "bitrate
-// (Gbit/s)", and the bare label for a metric without a unit (a 0/1 flag
-// such as ceiling_at_high), where "()" would read as a unit left out.
-func withUnit(label, unit string) string {
-	if unit == "" {
-		return label
-	}
-	return label + " (" + unit + ")"
-}
+// withUnit is analysis.WithUnit: "bitrate (Gbit/s)", or the bare label
+// of a metric without a unit (ceiling_at_high), which compare prints too.
+func withUnit(label, unit string) string { return analysis.WithUnit(label, unit) }
