@@ -25,11 +25,17 @@ func RefMatches(ref study.Reference, row results.SummaryRow) bool {
 // metric).
 func refAt(ref study.Reference, row results.SummaryRow) bool {
 	return (ref.Datapath == "" || ref.Datapath == row.Datapath) &&
-		(ref.Workload == "" || ref.Workload == row.Workload || strings.HasPrefix(row.Workload, ref.Workload+"@")) &&
+		refWorkload(ref.Workload, row.Workload) &&
 		(ref.Tuning == "" || ref.Tuning == row.Tuning) &&
 		refImpairment(ref.Impairment, row.Impairment) &&
 		(ref.Replicas == 0 || ref.Replicas == row.Replicas) &&
 		(ref.CPU == nil || *ref.CPU == row.CPU)
+}
+
+// refWorkload matches a reference's workload: "" matches every cell, a
+// workload each variant of its sweep (NAME@VALUE), a variant itself.
+func refWorkload(ref, cell string) bool {
+	return ref == "" || ref == cell || strings.HasPrefix(cell, ref+"@")
 }
 
 // refImpairment matches a reference's impairment: "" matches every cell,

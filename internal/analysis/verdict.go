@@ -126,7 +126,8 @@ func verdicts(s *study.Study, rows []Row) []Verdict {
 // fell behind was not judged on the load the paper's failure is about.
 func withPaper(vd *Verdict, published []study.PublishedVerdict) {
 	for _, pv := range published {
-		if pv.Datapath == vd.Datapath && pv.Protocol == vd.Protocol && refImpairment(pv.Impairment, vd.Impairment) {
+		if pv.Datapath == vd.Datapath && pv.Protocol == vd.Protocol && refWorkload(pv.Workload, vd.Workload) &&
+			refImpairment(pv.Impairment, vd.Impairment) {
 			pass := pv.Pass
 			vd.Paper = &pass
 			vd.Disagree = pass != vd.Pass && !(vd.Pass && vd.SentShare > 0)

@@ -37,21 +37,23 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 	for _, v := range m.Verdicts {
 		got[[3]string{v.Datapath, v.Workload, v.Impairment}] = v
 	}
+	// Table IX's UDP verdicts name udp@800M: none stands beside 1500M's
+	// cells; its TCP verdicts name no rate.
 	for _, c := range []struct {
-		dp, wl, imp    string
-		pass, disagree bool
+		dp, wl, imp           string
+		pass, paper, disagree bool
 	}{
-		{"flannel-vxlan", "udp@1500M", "", true, false}, // 923/1500 = 0.62 of offered, 18% lost
-		{"flannel-vxlan", "udp@1500M", "loss-low", false, true},
-		{"flannel-udp", "tcp@1G", "delay-low", true, false},
-		{"flannel-udp", "tcp@1G", "loss-low", false, true},
+		{"flannel-vxlan", "udp@1500M", "", true, false, false}, // 923/1500 = 0.62 of offered, 18% lost
+		{"flannel-vxlan", "udp@1500M", "loss-low", false, false, false},
+		{"flannel-udp", "tcp@1G", "delay-low", true, true, false},
+		{"flannel-udp", "tcp@1G", "loss-low", false, true, true},
 	} {
 		v, ok := got[[3]string{c.dp, c.wl, c.imp}]
 		if !ok {
 			t.Errorf("%v: no verdict", c)
 			continue
 		}
-		if v.Pass != c.pass || v.Paper == nil || v.Disagree != c.disagree {
+		if v.Pass != c.pass || (v.Paper != nil) != c.paper || v.Disagree != c.disagree {
 			t.Errorf("%s %s %q: pass %v (%s), paper %v, disagree %v; want pass %v disagree %v",
 				c.dp, c.wl, c.imp, v.Pass, v.Why, v.Paper, v.Disagree, c.pass, c.disagree)
 		}

@@ -14,10 +14,14 @@ type Verdict struct {
 	Published []PublishedVerdict `yaml:"published,omitempty"`
 }
 
-// PublishedVerdict is one ✓ or ✗ of a published verdict table.
+// PublishedVerdict is one ✓ or ✗ of a published verdict table. Workload,
+// when given, is the workload (each variant of its sweep) or the one
+// variant (NAME@VALUE) the paper judged, as a reference's: the verdict is
+// set beside that cell's alone, not beside a rate the paper never judged.
 type PublishedVerdict struct {
 	Datapath   string `yaml:"datapath" json:"datapath"`
 	Protocol   string `yaml:"protocol" json:"protocol"`
+	Workload   string `yaml:"workload,omitempty" json:"workload,omitempty"`
 	Impairment string `yaml:"impairment" json:"impairment"`
 	Pass       bool   `yaml:"pass" json:"pass"`
 }
