@@ -142,7 +142,7 @@ func (c *dpComparison) fold() {
 // table is the comparison's numbers: a row per datapath, a column per
 // workload.
 func (c dpComparison) table() table {
-	tb := table{Head: append([]string{"datapath — " + withUnit(c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
+	tb := table{Head: append([]string{"datapath — " + analysis.WithUnit(c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
 	tb.Rows = c.rows()
 	return tb
 }
@@ -311,9 +311,9 @@ func (c dpComparison) figure(title string, wls []int) figure {
 	}
 	f := figure{Title: title, Caption: fmt.Sprintf(
 		"%s per datapath and workload at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s. "+
-			"Datapaths this machine could not build are absent.", withUnit(c.Metric, sc.Unit), c.Tuning, c.Replicas, plural(c.Replicas),
+			"Datapaths this machine could not build are absent.", analysis.WithUnit(c.Metric, sc.Unit), c.Tuning, c.Replicas, plural(c.Replicas),
 		figureN(drawn, c.Metric), meanWhiskers)}
-	p := newPlot(title, "datapath", withUnit(c.Metric, sc.Unit))
+	p := newPlot(title, "datapath", analysis.WithUnit(c.Metric, sc.Unit))
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil
 	p.Add(grid, bars)

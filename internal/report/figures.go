@@ -215,7 +215,7 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	f := figure{Title: title + fmt.Sprintf(" (%s)", g.Name()), Caption: fmt.Sprintf(
 		"%s: mean over trials of each core's %s during the measured window at %d replica%s (%s); whiskers are %s; "+
 			"× marks a published value. Every core sampled on the node is shown (on emulated nodes, every CPU of the machine); tunings without samples are left out.",
-		g.Name(), withUnit(metric, sc.Unit), reps, plural(reps), figureN(repsRows(g.Rows, reps), metric), meanWhiskers)}
+		g.Name(), analysis.WithUnit(metric, sc.Unit), reps, plural(reps), figureN(repsRows(g.Rows, reps), metric), meanWhiskers)}
 	cpus := g.CPUsOf(metric)
 	row := func(t string, cpu int) (analysis.Row, bool) {
 		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
@@ -251,7 +251,7 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	for i := range refCols {
 		refCols[i] = color.Black
 	}
-	p := newPlot(title, "CPU", withUnit(label, sc.Unit))
+	p := newPlot(title, "CPU", analysis.WithUnit(label, sc.Unit))
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil
 	p.Add(grid, bars)

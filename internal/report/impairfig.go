@@ -70,8 +70,8 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 			title := fmt.Sprintf("%s by impairment (%s)", metric, w.Name)
 			f := figure{Title: title, Caption: fmt.Sprintf(
 				"%s of %s per impairment and datapath at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s.",
-				withUnit(metric, sc.Unit), w.Name, tuning, reps, plural(reps), figureN(drawn, metric), meanWhiskers)}
-			p := newPlot(title, "impairment", withUnit(metric, sc.Unit))
+				analysis.WithUnit(metric, sc.Unit), w.Name, tuning, reps, plural(reps), figureN(drawn, metric), meanWhiskers)}
+			p := newPlot(title, "impairment", analysis.WithUnit(metric, sc.Unit))
 			grid := plotter.NewGrid()
 			grid.Vertical.Color = nil
 			p.Add(grid, bars)

@@ -262,7 +262,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		n.tuningColumns(g, bm, measured).markdown(w)
 	default:
 		for _, metric := range measured {
-			fmt.Fprintf(w, "### %s\n\n", markdown.Text(withUnit(metric, analysis.Display(metric).Unit)))
+			fmt.Fprintf(w, "### %s\n\n", markdown.Text(analysis.WithUnit(metric, analysis.Display(metric).Unit)))
 			if slices.Contains(analysis.PodMetrics, metric) {
 				n.podTable(g, metric).markdown(w)
 				continue
@@ -279,7 +279,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		if client {
 			title += " of the client node"
 		}
-		fmt.Fprintf(w, "### %s\n\n", withUnit(title, analysis.Display(metric).Unit))
+		fmt.Fprintf(w, "### %s\n\n", analysis.WithUnit(title, analysis.Display(metric).Unit))
 		switch {
 		case base == results.MetricCorePoll && g.AllZero(metric):
 			fmt.Fprintf(w, "%s\n\n", pollNone)

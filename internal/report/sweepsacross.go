@@ -89,7 +89,7 @@ func acrossFigure(sws []analysis.Sweep, idx map[analysis.Key]analysis.Row) (figu
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	f := figure{Title: title, Caption: fmt.Sprintf(
 		"%s of each variant of %s, one line per datapath, at tuning %s and %d replica%s: mean over trials with 95%% confidence intervals. "+
-			"Datapaths this machine could not build are absent.", withUnit(metric, sc.Unit), name, sws[0].Tuning, sws[0].Replicas, plural(sws[0].Replicas))}
+			"Datapaths this machine could not build are absent.", analysis.WithUnit(metric, sc.Unit), name, sws[0].Tuning, sws[0].Replicas, plural(sws[0].Replicas))}
 	padY(p)
 	return render(f, p, leg, figW, figH), true
 }

@@ -12,10 +12,10 @@ import (
 // is named bare, not "ceiling_at_high ()", wherever a label puts the unit
 // in parentheses; one with a unit keeps it.
 func TestNoEmptyUnit(t *testing.T) {
-	if got := withUnit(iperf3.MetricCeilingAtHigh, ""); got != iperf3.MetricCeilingAtHigh {
+	if got := analysis.WithUnit(iperf3.MetricCeilingAtHigh, ""); got != iperf3.MetricCeilingAtHigh {
 		t.Errorf("withUnit without a unit = %q", got)
 	}
-	if got := withUnit("bitrate", "Gbit/s"); got != "bitrate (Gbit/s)" {
+	if got := analysis.WithUnit("bitrate", "Gbit/s"); got != "bitrate (Gbit/s)" {
 		t.Errorf("withUnit with a unit = %q", got)
 	}
 	samples := quickSamples()

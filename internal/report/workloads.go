@@ -386,7 +386,7 @@ func workloadTable(s *study.Study, n *numbers) table {
 		if used[m] {
 			shown = append(shown, m)
 			sc := analysis.Display(m)
-			t.Head = append(t.Head, withUnit(m, sc.Unit))
+			t.Head = append(t.Head, analysis.WithUnit(m, sc.Unit))
 		}
 	}
 	for _, sw := range analysis.Sweeps(s, rows) {
