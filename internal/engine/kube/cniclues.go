@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,17 +39,28 @@ func cniClues(ctx context.Context, cs kubernetes.Interface, place Placement, in 
 	}
 }
 
-// getIPPools returns the IPPool list's JSON: crd.projectcalico.org/v1
-// (the CRDs behind Calico's API server), else projectcalico.org/v3 (its
-// native v3 CRDs). A variable so that a test stands in for the API.
+// ipPoolAPIs are where Calico's IPPools are listed, in the order tried:
+// crd.projectcalico.org/v1 (the CRDs behind Calico's API server), then
+// projectcalico.org/v3 (its native v3 CRDs). The runner's ClusterRole
+// grants list on ippools in exactly these groups.
+var ipPoolAPIs = []struct{ group, version string }{
+	{"crd.projectcalico.org", "v1"},
+	{"projectcalico.org", "v3"},
+}
+
+// getIPPools returns the IPPool list's JSON from the first of ipPoolAPIs
+// that answers. A variable so that a test stands in for the API.
 var getIPPools = func(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	rc := cs.Discovery().RESTClient()
 	if rc == nil || reflect.ValueOf(rc).IsNil() { // a fake clientset has none
 		return nil, errors.New("no REST client")
 	}
-	b, err := rc.Get().AbsPath("/apis/crd.projectcalico.org/v1/ippools").DoRaw(ctx)
-	if err != nil {
-		b, err = rc.Get().AbsPath("/apis/projectcalico.org/v3/ippools").DoRaw(ctx)
+	var b []byte
+	var err error
+	for _, api := range ipPoolAPIs { // the last one's error is said
+		if b, err = rc.Get().AbsPath("/apis/" + api.group + "/" + api.version + "/ippools").DoRaw(ctx); err == nil {
+			break
+		}
 	}
 	return b, err
 }
@@ -84,6 +96,19 @@ func calicoPools(ctx context.Context, cs kubernetes.Interface) ([]cnidetect.Pool
 var flannelConfigMaps = map[string]string{
 	"kube-flannel-ds": "kube-flannel-cfg", "kube-flannel": "kube-flannel-cfg",
 	"canal": "canal-config", "rke2-canal": "rke2-canal-config",
+}
+
+// flannelConfigMapNames are the ConfigMaps flannelNetConf reads, sorted:
+// the runner's ClusterRole grants get on these names only.
+func flannelConfigMapNames() []string {
+	var out []string
+	for _, n := range flannelConfigMaps {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // flannelNetConf is Flannel's net-conf.json, from the ConfigMap beside its

@@ -86,6 +86,7 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 		return f, err
 	}
 	b.place = place
+	f.Notes = append(f.Notes, place.Notes...)
 	if err := checkNoLiveRun(ctx, b.cs, b.cfg.Namespace, time.Now()); err != nil {
 		return f, err
 	}

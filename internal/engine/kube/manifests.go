@@ -280,14 +280,26 @@ func (c Config) DNSRole() *rbacv1.Role {
 }
 
 // ClusterRole is the read-only cluster access: nodes (placement, CPU
-// count, addresses) and DaemonSets (CNI detection).
+// count, addresses), and for CNI detection DaemonSets, Calico's IPPools
+// (list, in each group cniclues reads them from) and Flannel's
+// net-conf.json ConfigMaps. The ConfigMaps are granted by name: a
+// ClusterRole cannot say a namespace, so `get configmaps` alone would
+// read every ConfigMap of every namespace (applications' settings,
+// sometimes secrets); resourceNames limit it to the names Flannel,
+// Canal and RKE2 give net-conf.json's, in whichever namespace.
 func (c Config) ClusterRole() *rbacv1.ClusterRole {
+	var poolGroups []string
+	for _, api := range ipPoolAPIs {
+		poolGroups = append(poolGroups, api.group)
+	}
 	return &rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cnibench-read"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"list"}},
+			{APIGroups: poolGroups, Resources: []string{"ippools"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: flannelConfigMapNames()},
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,11 +33,15 @@ var (
 // Placement is where a run's pods go.
 type Placement struct {
 	Server, Client *corev1.Node
+	// Notes are what preflight found that costs the run a clue, not the
+	// run: optional rights the caller lacks (optionalPermissions).
+	Notes []string
 }
 
 // permission is one access the engine needs.
 type permission struct {
 	group, resource, sub, verb string
+	name                       string // the one object, where the rule names it
 	cluster                    bool
 	agent                      bool // in the agent's namespace
 }
@@ -48,6 +53,9 @@ func (p permission) String() string {
 	}
 	if p.group != "" {
 		r += "." + p.group
+	}
+	if p.name != "" {
+		r += " named " + p.name
 	}
 	return p.verb + " " + r
 }
@@ -91,11 +99,73 @@ var permissions = []permission{
 	{resource: "nodes", verb: "list", cluster: true},
 }
 
+// optionalPermissions are CNI detection's reads of the ClusterRole
+// (ClusterRole) that preflight checks but a run does without: Calico's
+// IPPools and Flannel's net-conf.json tell a CrossSubnet pool or
+// DirectRouting between nodes of one subnet (routed natively) from an
+// overlay. RBAC applied before the ClusterRole granted them lacks them;
+// such a run is noted, not refused (optionalNote).
+func optionalPermissions() []permission {
+	var out []permission
+	for _, api := range ipPoolAPIs {
+		out = append(out, permission{group: api.group, resource: "ippools", verb: "list", cluster: true})
+	}
+	for _, n := range flannelConfigMapNames() {
+		out = append(out, permission{resource: "configmaps", verb: "get", name: n, cluster: true})
+	}
+	return out
+}
+
+// optionalNote says what the optional rights missing cost the run.
+func optionalNote(missing []string) string {
+	return "the runner may not " + strings.Join(missing, "; ") + ": CNI detection cannot read Calico's IP pools or Flannel's " +
+		"net-conf.json, so between nodes of one subnet, where the measured path is routed, not tunnelled, a Calico CrossSubnet " +
+		"pool is only warned of, not resolved, and Flannel's DirectRouting goes unseen (re-apply `cnibench kube manifests --rbac`, " +
+		"whose ClusterRole grants them)"
+}
+
+// checkPermissions asks the API server, one SelfSubjectAccessReview each,
+// whether the caller holds permissions (an error naming those it lacks)
+// and optionalPermissions (a note naming those it lacks, "" when none).
+func checkPermissions(ctx context.Context, cs kubernetes.Interface, cfg Config) (string, error) {
+	var missing, optional []string
+	for _, p := range append(slices.Clone(permissions), optionalPermissions()...) {
+		ra := &authv1.ResourceAttributes{Group: p.group, Resource: p.resource, Subresource: p.sub, Verb: p.verb, Name: p.name}
+		switch {
+		case p.agent:
+			ra.Namespace = cfg.AgentNamespace
+		case !p.cluster:
+			ra.Namespace = cfg.Namespace
+		}
+		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
+		if err != nil {
+			return "", fmt.Errorf("%w: access review: %w", ErrUnreachable, err)
+		}
+		switch {
+		case r.Status.Allowed:
+		case slices.Contains(permissions, p):
+			missing = append(missing, p.String()+" "+p.where(cfg))
+		default:
+			optional = append(optional, p.String()+" "+p.where(cfg))
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%w: %s (grant the Role and ClusterRole printed by `cnibench kube manifests --rbac`)",
+			ErrForbidden, strings.Join(missing, "; "))
+	}
+	if len(optional) > 0 {
+		return optionalNote(optional), nil
+	}
+	return "", nil
+}
+
 // Preflight checks, without creating anything, that the cluster answers,
 // the namespace exists, the caller may do what a run does, the server
 // and client nodes exist, are distinct and Ready, and the namespace
 // admits the run's pods and Services (checkAdmission). Each failure is
-// one error that says what to fix.
+// one error that says what to fix; optional rights the caller lacks are
+// Placement.Notes.
 func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placement, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -114,27 +184,9 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 			return Placement{}, fmt.Errorf("%w: get namespace %s: %w", ErrUnreachable, cfg.Namespace, err)
 		}
 	}
-	var missing []string
-	for _, p := range permissions {
-		ra := &authv1.ResourceAttributes{Group: p.group, Resource: p.resource, Subresource: p.sub, Verb: p.verb}
-		switch {
-		case p.agent:
-			ra.Namespace = cfg.AgentNamespace
-		case !p.cluster:
-			ra.Namespace = cfg.Namespace
-		}
-		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
-			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
-		if err != nil {
-			return Placement{}, fmt.Errorf("%w: access review: %w", ErrUnreachable, err)
-		}
-		if !r.Status.Allowed {
-			missing = append(missing, p.String()+" "+p.where(cfg))
-		}
-	}
-	if len(missing) > 0 {
-		return Placement{}, fmt.Errorf("%w: %s (grant the Role and ClusterRole printed by `cnibench kube manifests --rbac`)",
-			ErrForbidden, strings.Join(missing, "; "))
+	note, err := checkPermissions(ctx, cs, cfg)
+	if err != nil {
+		return Placement{}, err
 	}
 	srv, err := findNode(ctx, cs, "server", cfg.ServerNode)
 	if err != nil {
@@ -150,7 +202,11 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 	if err := checkAdmission(ctx, cs, cfg, srv.Name); err != nil {
 		return Placement{}, err
 	}
-	return Placement{Server: srv, Client: cli}, nil
+	place := Placement{Server: srv, Client: cli}
+	if note != "" {
+		place.Notes = []string{note}
+	}
+	return place, nil
 }
 
 // checkAdmission has the API server admit, as a server-side dry run

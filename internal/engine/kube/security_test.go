@@ -77,7 +77,13 @@ func TestPreflightAndRolesAgree(t *testing.T) {
 				for _, res := range r.Resources {
 					for _, v := range r.Verbs {
 						resource, sub, _ := strings.Cut(res, "/")
-						granted[permission{group: g, resource: resource, sub: sub, verb: v}.String()+" "+where] = true
+						names := r.ResourceNames
+						if len(names) == 0 {
+							names = []string{""}
+						}
+						for _, n := range names {
+							granted[permission{group: g, resource: resource, sub: sub, verb: v, name: n}.String()+" "+where] = true
+						}
 					}
 				}
 			}
@@ -102,6 +108,14 @@ func TestPreflightAndRolesAgree(t *testing.T) {
 		if !granted[k] {
 			t.Errorf("preflight checks %s, which no Role grants", k)
 		}
+	}
+	// CNI detection's optional reads are checked too, for a note.
+	for _, p := range optionalPermissions() {
+		k := p.String() + " " + p.where(cfg)
+		if !granted[k] || checked[k] {
+			t.Errorf("optional %s: granted %v, required %v", k, granted[k], checked[k])
+		}
+		checked[k] = true
 	}
 	for k := range granted {
 		if !checked[k] && optional[k] == "" {
