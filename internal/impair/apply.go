@@ -186,18 +186,14 @@ func Apply(nsName, dev string, s Spec, record func(Prev) error) (Prev, error) {
 			return Prev{}, fmt.Errorf("record qdisc of %s before netem: %w", dev, err)
 		}
 	}
-	idx, err := ifindex(nsName, dev)
+	link, err := linkAttrs(nsName, dev)
 	if err != nil {
 		return prev, err
 	}
 	if prev.Child != nil && s.Limit == 0 {
-		mtu, err := deviceMTU(nsName, dev)
-		if err != nil {
-			return prev, err
-		}
-		s.Limit = shaperLimit(s, prev.Child.Limit, prev.ShaperRate, mtu)
+		s.Limit = shaperLimit(s, prev.Child.Limit, prev.ShaperRate, link.MTU)
 	}
-	return prev, addNetem(nsName, dev, idx, prev.Parent, s)
+	return prev, addNetem(nsName, dev, link.Index, prev.Parent, s)
 }
 
 // shaperLimit is netem's queue length, in packets, where it takes the

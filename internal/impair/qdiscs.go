@@ -62,34 +62,30 @@ func QdiscStats(nsName, dev string) (Stats, error) {
 var errNoDevice = errors.New("no such device")
 
 func ifindex(nsName, dev string) (int, error) {
-	h, err := netns.Handle(nsName)
+	a, err := linkAttrs(nsName, dev)
 	if err != nil {
 		return 0, err
+	}
+	return a.Index, nil
+}
+
+// linkAttrs are dev's attributes in nsName (index, MTU); a missing device
+// is errNoDevice.
+func linkAttrs(nsName, dev string) (*netlink.LinkAttrs, error) {
+	h, err := netns.Handle(nsName)
+	if err != nil {
+		return nil, err
 	}
 	defer h.Close()
 	l, err := h.LinkByName(dev)
 	if err != nil {
 		var nf netlink.LinkNotFoundError
 		if errors.As(err, &nf) {
-			return 0, fmt.Errorf("device %s in %s: %w", dev, nsOrHost(nsName), errNoDevice)
+			return nil, fmt.Errorf("device %s in %s: %w", dev, nsOrHost(nsName), errNoDevice)
 		}
-		return 0, fmt.Errorf("find %s in %s: %w", dev, nsOrHost(nsName), err)
+		return nil, fmt.Errorf("find %s in %s: %w", dev, nsOrHost(nsName), err)
 	}
-	return l.Attrs().Index, nil
-}
-
-// deviceMTU is dev's MTU in nsName.
-func deviceMTU(nsName, dev string) (int, error) {
-	h, err := netns.Handle(nsName)
-	if err != nil {
-		return 0, err
-	}
-	defer h.Close()
-	l, err := h.LinkByName(dev)
-	if err != nil {
-		return 0, fmt.Errorf("find %s in %s: %w", dev, nsOrHost(nsName), err)
-	}
-	return l.Attrs().MTU, nil
+	return l.Attrs(), nil
 }
 
 // dumpQdiscs lists dev's qdiscs with raw options.
