@@ -63,7 +63,8 @@ func cniProbes(ctx context.Context) []Result {
 
 // RequireCNIPlugins probes the plugins in path now (not cached: a caller
 // may look somewhere else than CNIPath) and returns an *UnsupportedError
-// for the first that is missing, or nil when all answer.
+// naming every one that is missing (several "; "-joined, as Require),
+// or nil when all answer.
 func RequireCNIPlugins(ctx context.Context, path []string, plugins ...string) error {
 	res := make([]Result, 0, len(plugins))
 	names := make([]string, 0, len(plugins))

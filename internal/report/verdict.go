@@ -113,8 +113,24 @@ func verdictCaption(m analysis.Model, s *study.Study) string {
 		}
 	}
 	return "Verdict per " + per + " and impairment by the study's criteria (" + m.VerdictCriteria +
-		"); \"paper\" is the published verdict" + seed003Note(s, " (Table IX)") + ", ≠ marks a disagreement. \"sent N%\": the UDP sender sent only N% of the offered rate, " +
+		"); \"paper\" is the published verdict" + seed003Note(s, " (Table IX)") + ", ≠ marks a disagreement" + variantNote(s) + ". \"sent N%\": the UDP sender sent only N% of the offered rate, " +
 		"so the bitrate criterion was not judged and a pass is not set against the paper's failure. summary.json has why each cell failed."
+}
+
+// variantNote explains the rows without "(paper …)" when a published
+// verdict names a workload variant: the paper judged that variant, so
+// its verdict stands beside that variant's cells only (analysis
+// withPaper), and the study's other variants get ours alone.
+func variantNote(s *study.Study) string {
+	if s == nil || s.Spec.Verdict == nil {
+		return ""
+	}
+	for _, p := range s.Spec.Verdict.Published {
+		if p.Workload != "" {
+			return "; a published verdict that names a workload variant stands beside that variant's cells only, so a row without \"(paper …)\" has no published verdict"
+		}
+	}
+	return ""
 }
 
 // boundTable sets the Ethernet bound of each saturated UDP cell's

@@ -116,3 +116,19 @@ func TestSeed003NamedOnlyForItsStudies(t *testing.T) {
 		}
 	}
 }
+
+// A published verdict naming a variant stands beside that variant only:
+// the caption says so, so the other variants' rows without "(paper …)"
+// are explained; a study whose verdicts name no variant is not told.
+func TestVerdictCaptionVariantOnly(t *testing.T) {
+	s := &study.Study{}
+	s.Spec.Verdict = &study.Verdict{Published: []study.PublishedVerdict{{Datapath: "a", Protocol: "tcp", Impairment: "none", Pass: true}}}
+	const want = "a published verdict that names a workload variant stands beside that variant's cells only"
+	if got := verdictCaption(analysis.Model{}, s); strings.Contains(got, want) {
+		t.Errorf("no verdict names a variant, yet: %q", got)
+	}
+	s.Spec.Verdict.Published = append(s.Spec.Verdict.Published, study.PublishedVerdict{Datapath: "a", Protocol: "udp", Workload: "udp@800M", Impairment: "none"})
+	if got := verdictCaption(analysis.Model{}, s); !strings.Contains(got, want) {
+		t.Errorf("caption %q does not say a variant's verdict stands beside it only", got)
+	}
+}
