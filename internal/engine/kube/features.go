@@ -163,18 +163,45 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 	return f, nil
 }
 
-// missingNeed is the first of needs whose kernel feature node lacks, as
-// a refusal, or nil.
+// missingNeed is the first of needs whose kernel features node lacks, as
+// a refusal naming every one of them it lacks, or nil: as probe.Require
+// on the local engine, a refusal naming only netem of an ingress
+// impairment's netem and ifb would refuse again once netem was loaded.
 func missingNeed(needs []engine.Need, node string, missing map[string]string) *refusal {
 	for _, n := range needs {
+		var errs missingFeatures
 		for _, ft := range n.Features {
 			if why, ok := missing[ft]; ok && nodeProbed(ft) {
-				return &refusal{need: n, node: node, err: &probe.UnsupportedError{Name: ft, Kind: probe.KindKernel, Reason: why}}
+				errs = append(errs, &probe.UnsupportedError{Name: ft, Kind: probe.KindKernel, Reason: why})
 			}
+		}
+		switch len(errs) {
+		case 0:
+		case 1:
+			return &refusal{need: n, node: node, err: errs[0]}
+		default:
+			return &refusal{need: n, node: node, err: errs}
 		}
 	}
 	return nil
 }
+
+// missingFeatures are several *probe.UnsupportedError of one need, as
+// probe.Require joins them: errors.As finds the first, errors.Is
+// probe.ErrUnsupported, and the message is each one's sentence,
+// "; "-joined on one line (errors.Join's newlines would break the
+// one-line refusal the runner prints).
+type missingFeatures []error
+
+func (m missingFeatures) Error() string {
+	parts := make([]string, len(m))
+	for i, e := range m {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (m missingFeatures) Unwrap() []error { return m }
 
 // pinReads says what preflight reads of the server node for the study's
 // pins: the CPUs its pods may run on when a workload pins at all, and the
