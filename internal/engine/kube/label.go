@@ -24,7 +24,7 @@ func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error)
 	}
 	var fit []int
 	for i, d := range dps {
-		if catalog.StandsFor(d.Type, cni.Name, cni.Mode) {
+		if fits(d.Type, cni) {
 			fit = append(fit, i)
 		}
 	}
@@ -48,7 +48,7 @@ func pickDatapath(s *study.Study, cni cnidetect.Result) (note string, err error)
 		}
 		why = fmt.Sprintf("%s stand for this cluster's CNI, %s", strings.Join(several, " and "), cni)
 	default:
-		if c := catalog.StandingFor(cni.Name, cni.Mode); len(c) > 0 {
+		if c := standingFor(cni); len(c) > 0 {
 			why += " (the catalogue's name for it: " + c[0] + ")"
 		}
 	}
@@ -74,7 +74,7 @@ func checkLabel(s *study.Study, cni cnidetect.Result) (warning, standsFor string
 	}
 	d := s.Spec.Datapaths[0]
 	claims := catalog.ClusterCNIs(d.Type)
-	if len(claims) == 0 || catalog.StandsFor(d.Type, cni.Name, cni.Mode) {
+	if len(claims) == 0 || fits(d.Type, cni) {
 		return "", ""
 	}
 	names := make([]string, len(claims))
@@ -98,7 +98,7 @@ func checkLabel(s *study.Study, cni cnidetect.Result) (warning, standsFor string
 	if len(dropped) > 0 {
 		w += fmt.Sprintf(", so the study's %s of %s are another datapath's and are left out of this run", strings.Join(dropped, " and "), d.Name)
 	}
-	if fit := catalog.StandingFor(cni.Name, cni.Mode); len(fit) > 0 {
+	if fit := standingFor(cni); len(fit) > 0 {
 		w += fmt.Sprintf("; to name them for what runs: --set datapaths=[%s]", fit[0])
 	}
 	return w, standsFor
@@ -127,3 +127,26 @@ func dropPublished(s *study.Study, datapath string) (refs, verdicts int) {
 // known says whether detection recognised the CNI: an unknown one is
 // neither matched nor checked against.
 func known(cni cnidetect.Result) bool { return cni.Name != "" && cni.Name != "unknown" }
+
+// chained says the CNI runs chained after another plugin that wires the
+// pods (cnidetect: Cilium's "chained (aws-cni)"): a datapath of its own,
+// the other plugin's devices with the CNI's eBPF on them, that no
+// catalogue datapath stands for, though the catalogue's entry for the
+// CNI claims every mode of it (cilium: its own veth and overlay
+// datapath, whose published numbers are not this one's).
+func chained(cni cnidetect.Result) bool { return strings.HasPrefix(cni.Mode, "chained") }
+
+// fits is catalog.StandsFor for the detected CNI, false for a
+// chained one.
+func fits(datapath string, cni cnidetect.Result) bool {
+	return !chained(cni) && catalog.StandsFor(datapath, cni.Name, cni.Mode)
+}
+
+// standingFor is catalog.StandingFor for the detected CNI, none for a
+// chained one.
+func standingFor(cni cnidetect.Result) []string {
+	if chained(cni) {
+		return nil
+	}
+	return catalog.StandingFor(cni.Name, cni.Mode)
+}

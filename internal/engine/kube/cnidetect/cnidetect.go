@@ -87,15 +87,34 @@ func Detect(in Input) Result {
 			r.Evidence = append(r.Evidence, s)
 		}
 	}
-	name, conf := byConfig(in, ev)
+	name, types := byConfig(in, ev)
+	conf := len(types) > 0
+	chained := conf && slices.Contains(types[1:], "cilium-cni")
+	if name == "" && chained {
+		// Cilium chained after the plugin that wires the pods (its
+		// aws-cni, azure, generic-veth chaining): its eBPF does policy
+		// and load balancing on that plugin's devices, on every packet's
+		// path, so the datapath is Cilium's over that plugin's wiring, a
+		// mode no built-in datapath stands for.
+		ev("cilium-cni chained after " + types[0] + ": " + types[0] + " wires the pods, Cilium's eBPF (policy, load balancing) is on every packet's path")
+		hints(in, ev, "cilium")
+		r.Name, r.Mode = "cilium", "chained ("+types[0]+")"
+		return r
+	}
 	if name == "" && conf {
 		// A config file names a plugin detection does not know (Azure
 		// CNI, the AWS VPC CNI, Antrea, OVN-Kubernetes...): that plugin
 		// wires the pods, whatever policy add-on (Calico, Cilium's
 		// Tetragon, kube-router) runs beside it as a DaemonSet.
-		hints(in, ev)
+		hints(in, ev, "")
 		r.Name = "unknown"
 		return r
+	}
+	if chained && name != "cilium" {
+		// Calico's or Flannel's pods with Cilium chained after (generic
+		// veth chaining): the known CNI's devices carry the packets, and
+		// Cilium's BPF programs on its veths are on their path too.
+		ev("cilium-cni chained after " + types[0] + ": Cilium's BPF (policy, load balancing) is on every packet's path, beside " + name + "'s datapath")
 	}
 	r.Name = name
 	byDS, canalDS := byDaemonSets(in, conf, ev)
@@ -115,10 +134,11 @@ func Detect(in Input) Result {
 // the one the runtime uses, and of a chained .conflist its first plugin
 // wires the pod (the others, portmap, bandwidth, a policy add-on's,
 // follow it). A meta-plugin (Multus) is looked through to the network it
-// delegates to. conf says whether a config file was found at all: then
-// a plugin it names that detection does not know is the answer
-// (unknown), not a DaemonSet's guess.
-func byConfig(in Input, ev func(string)) (name string, conf bool) {
+// delegates to. types are the primary config's plugins, none where no
+// config file was found: with one found, a plugin it names that
+// detection does not know is the answer (unknown), not a DaemonSet's
+// guess.
+func byConfig(in Input, ev func(string)) (name string, types []string) {
 	names := confNames(in.ConfFiles)
 	for i := 0; i < len(names); i++ {
 		types, next := primaryOf(in.ConfFiles, names[i])
@@ -133,11 +153,11 @@ func byConfig(in Input, ev func(string)) (name string, conf bool) {
 			}
 		}
 		if len(types) == 0 {
-			return "", false // unreadable: no plugin named
+			return "", nil // unreadable: no plugin named
 		}
-		return knownPlugin(in, names[i], types[0]), true
+		return knownPlugin(in, names[i], types[0]), types
 	}
-	return "", false
+	return "", nil
 }
 
 // knownPlugin names the CNI of the primary plugin typ, "" for one
@@ -290,11 +310,15 @@ func byDevices(in Input, r *Result, ev func(string)) {
 func encapAcross(in Input, r *Result, ev func(string)) {
 	switch {
 	case r.Name == "calico" && (r.Mode == "vxlan" || r.Mode == "ipip"):
-		if cross, what := calicoCross(in, r.Mode); cross {
+		cross, what, fromEnv := calicoCross(in, r.Mode)
+		if cross {
 			crossSubnet(in, r, r.Mode, "bgp", "cross-subnet", what, ev)
-		} else if what == "" && in.PoolsUnread != "" && !(in.Subnet.Known && !in.Subnet.Same) {
-			r.Warning = "Calico's IP pools could not be read (" + in.PoolsUnread + ") and calico-node's settings do not say their encapsulation: a CrossSubnet pool (the operator quickstart's VXLANCrossSubnet) encapsulates only between nodes on different subnets, so between these nodes the measured path may be routed natively, not through " + r.Mode
+			return
 		}
+		if what != "" {
+			ev(what)
+		}
+		r.Warning = calicoUnsettled(in, r.Mode, what, fromEnv)
 	case r.Name == "flannel" && r.Mode == "vxlan":
 		if direct, what := flannelDirect(in); direct {
 			crossSubnet(in, r, "vxlan", "host-gw", "direct-routing", what, ev)

@@ -87,12 +87,17 @@ var (
 
 // hints adds, as evidence, the DaemonSets and devices of in that suggest
 // which unknown CNI runs, and the DaemonSets of the CNIs detection knows,
-// which run beside it (a policy add-on).
-func hints(in Input, ev func(string)) {
+// which run beside it (a policy add-on), except chained's: the CNI
+// chained after the config's plugin, on the pods' path (Cilium's
+// chaining), whose DaemonSet is named as such.
+func hints(in Input, ev func(string), chained string) {
 	for _, d := range in.DaemonSets {
+		c, ok := cniDaemonSets[d.Name]
 		if i := slices.IndexFunc(hintDaemonSets, func(h hint) bool { return h.name == d.Name }); i >= 0 {
 			ev("daemonset " + d.Namespace + "/" + d.Name + " suggests " + hintDaemonSets[i].cni)
-		} else if c, ok := cniDaemonSets[d.Name]; ok {
+		} else if ok && c == chained && chained != "" {
+			ev("daemonset " + d.Namespace + "/" + d.Name + " (" + c + ", chained after the config's first plugin)")
+		} else if ok {
 			ev("daemonset " + d.Namespace + "/" + d.Name + " (" + c + ", beside the config's plugin: a policy add-on, not the pods' network)")
 		}
 	}

@@ -48,12 +48,16 @@ func CalicoSubnet(server, client string) Subnet {
 }
 
 // calicoCross says whether Calico encapsulates with mode (vxlan, ipip)
-// only across subnets: every enabled pool that turns mode on does so
-// CrossSubnet, as read from the IPPools, else from calico-node's pool
-// settings (PoolEnv); and what said so ("" where nothing did).
-func calicoCross(in Input, mode string) (bool, string) {
-	cross, what := false, ""
-	for _, p := range in.Pools {
+// only across subnets: every enabled IPv4 pool that turns mode on does
+// so CrossSubnet, as read from the IPPools, else from calico-node's pool
+// settings (PoolEnv); and what said so ("" where nothing did). The run
+// measures between the nodes' IPv4 addresses (CalicoAddrAnnotation), so
+// an IPv6 pool's setting says nothing of its path. fromEnv says the
+// answer is calico-node's env's: the default pool's setting at its
+// first start, which a later edit of the pool does not change.
+func calicoCross(in Input, mode string) (cross bool, what string, fromEnv bool) {
+	pools := ipv4Pools(in.Pools)
+	for _, p := range pools {
 		v := p.IPIPMode
 		if mode == "vxlan" {
 			v = p.VXLANMode
@@ -63,19 +67,54 @@ func calicoCross(in Input, mode string) (bool, string) {
 		case strings.EqualFold(v, "CrossSubnet"):
 			cross, what = true, "ippool "+p.Name+": "+mode+"Mode CrossSubnet"
 		default:
-			return false, "ippool " + p.Name + ": " + mode + "Mode " + v
+			return false, "ippool " + p.Name + ": " + mode + "Mode " + v, false
 		}
 	}
-	if len(in.Pools) > 0 {
-		return cross, what
+	if len(pools) > 0 {
+		return cross, what, false
 	}
 	env := map[string]string{"vxlan": "CALICO_IPV4POOL_VXLAN", "ipip": "CALICO_IPV4POOL_IPIP"}[mode]
 	for _, d := range in.DaemonSets {
 		if v := d.Env[env]; strings.EqualFold(v, "CrossSubnet") || strings.EqualFold(v, "Always") {
-			return strings.EqualFold(v, "CrossSubnet"), "daemonset " + d.Namespace + "/" + d.Name + ": " + env + "=" + v
+			return strings.EqualFold(v, "CrossSubnet"), "daemonset " + d.Namespace + "/" + d.Name + ": " + env + "=" + v, true
 		}
 	}
-	return false, ""
+	return false, "", false
+}
+
+// ipv4Pools are the pools whose CIDR is IPv4 or not known (a pool read
+// without one): the pools of the run's IPv4 path.
+func ipv4Pools(pools []Pool) []Pool {
+	var out []Pool
+	for _, p := range pools {
+		if pf, err := netip.ParsePrefix(p.CIDR); err == nil && !pf.Addr().Unmap().Is4() {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// calicoUnsettled is the warning for Calico's VXLAN or IP-in-IP that no
+// IPPool read settles (what said Always, fromEnv; "" where nothing
+// said): between nodes on one subnet (or not known to be on different
+// ones) a CrossSubnet pool routes natively. "" where the nodes are on
+// different subnets, or a pool read said Always.
+func calicoUnsettled(in Input, mode, what string, fromEnv bool) string {
+	unread := "no IPv4 IP pool was read"
+	if in.PoolsUnread != "" {
+		unread = "Calico's IP pools could not be read (" + in.PoolsUnread + ")"
+	}
+	switch {
+	case in.Subnet.Known && !in.Subnet.Same:
+		return ""
+	case fromEnv:
+		return "Calico " + mode + " is encapsulated per calico-node's first-start setting (" + what + "): calico-node uses it only to create the default IP pool, and the pool may since be CrossSubnet, which " +
+			"encapsulates only between nodes on different subnets; " + unread + ", so between these nodes the measured path may be routed natively, not through " + mode
+	case what == "" && in.PoolsUnread != "":
+		return "Calico's IP pools could not be read (" + in.PoolsUnread + ") and calico-node's settings do not say their encapsulation: a CrossSubnet pool (the operator quickstart's VXLANCrossSubnet) encapsulates only between nodes on different subnets, so between these nodes the measured path may be routed natively, not through " + mode
+	}
+	return ""
 }
 
 // flannelDirect says whether Flannel's VXLAN backend routes directly

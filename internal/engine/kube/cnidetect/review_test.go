@@ -123,8 +123,9 @@ func TestForeignPrimaryPlugin(t *testing.T) {
 // Calico's VXLAN or IP-in-IP whose pools could not be read (the runner's
 // ClusterRole does not grant it) and whose calico-node says nothing of
 // them (an operator install) may be CrossSubnet: a warning says so,
-// unless the nodes are known to be on different subnets or something
-// said Always.
+// unless the nodes are known to be on different subnets or a pool read
+// said Always (calico-node's env saying Always is its first-start
+// setting, which a later edit of the pool leaves as it was).
 func TestUnreadPoolsWarn(t *testing.T) {
 	calico := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}
 	node := DaemonSet{Namespace: "calico-system", Name: "calico-node"}
@@ -137,11 +138,45 @@ func TestUnreadPoolsWarn(t *testing.T) {
 		{"operator install", Input{ConfFiles: calico, DaemonSets: []DaemonSet{node}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden"}, true},
 		{"operator install, two subnets", Input{ConfFiles: calico, DaemonSets: []DaemonSet{node}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden",
 			Subnet: CalicoSubnet("10.0.0.4/24", "10.0.1.5/24")}, false},
-		{"manifest install, Always", Input{ConfFiles: calico, DaemonSets: []DaemonSet{always}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden"}, false},
+		// calico-node's env made the default pool at first start; the
+		// pool may since be CrossSubnet: a hint, not settled.
+		{"manifest install, Always", Input{ConfFiles: calico, DaemonSets: []DaemonSet{always}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden"}, true},
+		{"manifest install, Always, two subnets", Input{ConfFiles: calico, DaemonSets: []DaemonSet{always}, Links: []string{"vxlan.calico"}, PoolsUnread: "forbidden",
+			Subnet: CalicoSubnet("10.0.0.4/24", "10.0.1.5/24")}, false},
 		{"pools read", Input{ConfFiles: calico, DaemonSets: []DaemonSet{node}, Links: []string{"vxlan.calico"}, Pools: []Pool{{Name: "p", VXLANMode: "Always"}}}, false},
 	} {
 		if r := Detect(tc.in); r.String() != "calico (vxlan)" || (r.Warning != "") != tc.warned {
 			t.Errorf("%s: %s, warning %q; want calico (vxlan), warned %v", tc.name, r, r.Warning, tc.warned)
 		}
+	}
+}
+
+// Cilium chained after the plugin that wires the pods (aws-cni chaining,
+// its documented 05-cilium.conflist) is Cilium, chained: its eBPF is on
+// every packet's path, not a policy add-on beside it. Chained after
+// Calico (generic veth), Calico's datapath with Cilium's BPF on it.
+func TestCiliumChaining(t *testing.T) {
+	aws := map[string]string{"05-cilium.conflist": `{"name":"aws-cni","plugins":[{"type":"aws-cni"},{"type":"egress-v4-cni"},{"type":"portmap"},{"type":"cilium-cni"}]}`}
+	ciliumDS := DaemonSet{Namespace: "kube-system", Name: "cilium"}
+	r := Detect(Input{ConfFiles: aws, DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "aws-node"}, ciliumDS}, Links: []string{"cilium_host", "cilium_net", "eni1a2b", "eth0"}})
+	ev := strings.Join(r.Evidence, "; ")
+	if r.Name != "cilium" || r.Mode != "chained (aws-cni)" || !strings.Contains(ev, "on every packet's path") || strings.Contains(ev, "policy add-on") {
+		t.Errorf("aws-cni chaining: %s, evidence %q; want cilium (chained (aws-cni)), on the path, no policy add-on", r, ev)
+	}
+	calico := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"},{"type":"portmap"},{"type":"cilium-cni"}]}`}
+	r = Detect(Input{ConfFiles: calico, DaemonSets: []DaemonSet{ciliumDS}, Links: []string{"eth0", "vxlan.calico"}})
+	if ev := strings.Join(r.Evidence, "; "); r.String() != "calico (vxlan)" || !strings.Contains(ev, "Cilium's BPF") {
+		t.Errorf("calico + cilium chaining: %s, evidence %q; want calico (vxlan) naming Cilium's BPF on the path", r, ev)
+	}
+}
+
+// The run measures the nodes' IPv4 path: an IPv6 pool's encapsulation
+// (Always) says nothing of it, beside an IPv4 pool that is CrossSubnet.
+func TestPoolsOfTheRunsFamily(t *testing.T) {
+	in := Input{ConfFiles: map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}, Links: []string{"eth0", "vxlan-v6.calico", "vxlan.calico"},
+		Pools:  []Pool{{Name: "default-ipv6-ippool", CIDR: "fd00:10:244::/64", VXLANMode: "Always"}, {Name: "default-ipv4-ippool", CIDR: "10.244.0.0/16", VXLANMode: "CrossSubnet"}},
+		Subnet: CalicoSubnet("10.0.0.4/24", "10.0.0.5/24")}
+	if r := Detect(in); r.String() != "calico (bgp)" || r.Routed == "" {
+		t.Errorf("Detect = %s, routed %q (evidence %q); want calico (bgp), routed", r, r.Routed, r.Evidence)
 	}
 }
