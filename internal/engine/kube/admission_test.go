@@ -98,3 +98,21 @@ func TestPreflightChecksAdmission(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectSkipsAdmission: `advise --engine kube` inspects the server
+// node through the installed agent and creates no pod or Service, so a
+// namespace whose admission refuses the run's pods does not fail it (it
+// failed with ErrAdmission); a run's preflight still refuses.
+func TestInspectSkipsAdmission(t *testing.T) {
+	cs := fake.NewClientset(namespace("cnibench"), node("w1", map[string]string{"iperf": "server"}, true),
+		node("w2", map[string]string{"iperf": "client"}, true))
+	allowAll(cs)
+	refuseDryRun(cs, "pods", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "cnb-preflight-srv-0", errors.New(`violates PodSecurity "restricted:latest"`)))
+	if n, err := inspectNode(context.Background(), cs, Config{}); err != nil || n != "w1" {
+		t.Errorf("inspectNode = %q, %v; want w1", n, err)
+	}
+	noneCreated(t, cs)
+	if _, err := Preflight(context.Background(), cs, Config{}); !errors.Is(err, ErrAdmission) {
+		t.Errorf("Preflight = %v; want ErrAdmission", err)
+	}
+}

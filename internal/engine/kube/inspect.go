@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/agent"
 )
@@ -12,7 +14,9 @@ import (
 // InspectServer inspects, read-only, the study's server node through the
 // installed agent (`cnibench advise --engine kube`): it finds the node
 // the server selector names, opens one agent session (no Lease: it
-// changes nothing) and returns the node's inspection and name.
+// changes nothing) and returns the node's inspection and name. It
+// creates no pod or Service, so it does not ask whether the namespace
+// admits the run's (inspectNode).
 func InspectServer(ctx context.Context, cfg Config) (*inspect.Inspection, string, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -22,11 +26,10 @@ func InspectServer(ctx context.Context, cfg Config) (*inspect.Inspection, string
 	if err != nil {
 		return nil, "", err
 	}
-	place, err := Preflight(ctx, cs, cfg)
+	node, err := inspectNode(ctx, cs, cfg)
 	if err != nil {
 		return nil, "", err
 	}
-	node := place.Server.Name
 	c := &Cluster{cfg: cfg, cs: cs, poll: 500 * time.Millisecond}
 	agents, err := c.waitAgents(ctx, node)
 	if err != nil {
@@ -45,4 +48,16 @@ func InspectServer(ctx context.Context, cfg Config) (*inspect.Inspection, string
 	}
 	in.Source = "node " + node + " (through the cnibench agent)"
 	return in, node, nil
+}
+
+// inspectNode is the server node InspectServer inspects, after the
+// preflight checks that concern it: the cluster, the rights (the agent
+// exec among them) and the nodes, not the admission of the run's pods
+// and Services, which it does not create.
+func inspectNode(ctx context.Context, cs kubernetes.Interface, cfg Config) (string, error) {
+	place, err := preflight(ctx, cs, cfg, false)
+	if err != nil {
+		return "", err
+	}
+	return place.Server.Name, nil
 }

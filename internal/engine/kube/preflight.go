@@ -167,6 +167,15 @@ func checkPermissions(ctx context.Context, cs kubernetes.Interface, cfg Config) 
 // one error that says what to fix; optional rights the caller lacks are
 // Placement.Notes.
 func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placement, error) {
+	return preflight(ctx, cs, cfg, true)
+}
+
+// preflight is Preflight; workload says the caller creates the run's
+// pods and Services, whose admission is then checked. The advise
+// inspection (InspectServer) creates none, only an exec session in the
+// installed agent's pod, so a namespace refusing workload pods does not
+// stop it.
+func preflight(ctx context.Context, cs kubernetes.Interface, cfg Config, workload bool) (Placement, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return Placement{}, err
@@ -199,8 +208,10 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 	if srv.Name == cli.Name {
 		return Placement{}, fmt.Errorf("server and client node are both %s: the studies measure traffic between two nodes; choose another --client-node", srv.Name)
 	}
-	if err := checkAdmission(ctx, cs, cfg, srv.Name); err != nil {
-		return Placement{}, err
+	if workload {
+		if err := checkAdmission(ctx, cs, cfg, srv.Name); err != nil {
+			return Placement{}, err
+		}
 	}
 	place := Placement{Server: srv, Client: cli}
 	if note != "" {
