@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
 )
 
@@ -105,11 +106,36 @@ func cleanupCommand(st *signalState) string {
 }
 
 // kubeCleanupWords is `cnibench cleanup --kube` reaching the cluster and
-// namespaces a kube run used: its --kubeconfig (absolute), --context,
-// --namespace and --agent-namespace, where they were given.
+// namespaces a kube run used: the kubeconfig and context the run
+// resolved (kube.Reach: its --kubeconfig or $KUBECONFIG's files or
+// ~/.kube/config, absolute, and its --context or their current one),
+// and its --namespace and --agent-namespace where they were given.
+// Repeating only the flags given, a run on $KUBECONFIG or the current
+// context named none: the hint, run after a context switch, cleaned
+// another cluster (and deleted this host's journals of the run as dead).
+// Several $KUBECONFIG files, which --kubeconfig cannot name, are given
+// through env.
 func kubeCleanupWords(fs *pflag.FlagSet) []string {
-	reach := []string{"kubeconfig", "context", "namespace", "agent-namespace"}
-	return append([]string{"cnibench", "cleanup", "--kube"}, setFlags(fs, func(name string) bool { return slices.Contains(reach, name) })...)
+	var kubeconfig, kubeContext string
+	if f := fs.Lookup("kubeconfig"); f != nil {
+		kubeconfig = f.Value.String()
+	}
+	if f := fs.Lookup("context"); f != nil {
+		kubeContext = f.Value.String()
+	}
+	files, ctxName := kube.Reach(kubeconfig, kubeContext)
+	words := []string{"cnibench", "cleanup", "--kube"}
+	switch {
+	case len(files) == 1:
+		words = append(words, "--kubeconfig", files[0])
+	case len(files) > 1:
+		words = append([]string{"env", "KUBECONFIG=" + strings.Join(files, string(filepath.ListSeparator))}, words...)
+	}
+	if ctxName != "" {
+		words = append(words, "--context", ctxName)
+	}
+	namespaces := []string{"namespace", "agent-namespace"}
+	return append(words, setFlags(fs, func(name string) bool { return slices.Contains(namespaces, name) })...)
 }
 
 // HandleSignals returns a context cancelled by the first SIGINT, SIGTERM

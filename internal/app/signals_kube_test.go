@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,12 +18,17 @@ import (
 
 // kubeRunFlags are a kube run's flags as parsed: its context has a space
 // (quoted in the hint), its image is no business of cleanup's.
-func kubeRunFlags(t *testing.T) *pflag.FlagSet {
+func kubeRunFlags(t *testing.T, args ...string) *pflag.FlagSet {
 	t.Helper()
+	// No kubeconfig file: the hint names none (kube.Reach).
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	if args == nil {
+		args = []string{"--context", "lab ctx", "--namespace", "bench", "--image", "reg/x:1"}
+	}
 	var kf kubeFlags
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	kf.register(fs)
-	if err := fs.Parse([]string{"--context", "lab ctx", "--namespace", "bench", "--image", "reg/x:1"}); err != nil {
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	return fs
@@ -78,5 +85,42 @@ func TestKubeRunSignalsNameKubeCleanup(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "to undo what is left, run: "+kubeHint+"\n") {
 		t.Errorf("third signal said %q; want %q", out.String(), kubeHint)
+	}
+}
+
+// TestKubeCleanupNamesResolvedCluster: a run on $KUBECONFIG and its
+// current context (no --kubeconfig, no --context) names the kubeconfig
+// read and the context used in its cleanup hint, so the hint, run after
+// a context switch or in another shell, cleans the run's cluster; before,
+// it named no flag and cleaned whatever the current context was then.
+// Several $KUBECONFIG files go through env; given flags are kept.
+func TestKubeCleanupNamesResolvedCluster(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my kube")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	conf := "apiVersion: v1\nkind: Config\ncurrent-context: lab\ncontexts:\n- name: lab\n  context: {cluster: c, user: u}\n- name: other\n  context: {cluster: c, user: u}\n"
+	for _, f := range []string{a, b} {
+		if err := os.WriteFile(f, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		want      string
+	}{
+		{"KUBECONFIG, current context", a, []string{"--namespace", "bench"}, "cnibench cleanup --kube --kubeconfig '" + a + "' --context lab --namespace bench"},
+		{"two KUBECONFIG files", a + ":" + b, []string{}, "env 'KUBECONFIG=" + a + ":" + b + "' cnibench cleanup --kube --context lab"},
+		{"flags given", b, []string{"--kubeconfig", a, "--context", "other"}, "cnibench cleanup --kube --kubeconfig '" + a + "' --context other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := kubeRunFlags(t, tc.args...)
+			t.Setenv("KUBECONFIG", tc.env)
+			if got := cmdline.Quote(kubeCleanupWords(fs)); got != tc.want {
+				t.Errorf("hint %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
