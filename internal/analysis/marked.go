@@ -73,6 +73,11 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Marked = MarkedOf(run)
 	m.Origin, m.MachineS = run.Env.Origin, run.Env.MachineS
 	m.Tunings = TuningsOf(s, run.Env)
+	if s != nil && run.Env.SharedKernel {
+		// The run says its nodes shared a kernel: not inferred from the
+		// rows (SharedNodeReadings).
+		m.markMethods(s, true)
+	}
 	// Per-second samples judge it (cpu.jsonl): a run's file, not the
 	// samples Build has.
 	m.OneCore = OneCoreCells(run.Samples, run.CPU)

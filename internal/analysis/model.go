@@ -210,7 +210,9 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	}
 	if s != nil {
 		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples), MarginOf(s))
-		markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows))
+		// Without the run's env.json here, the rows tell whether the nodes
+		// shared a kernel; AddRun marks again with what the run recorded.
+		m.markMethods(s, false)
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

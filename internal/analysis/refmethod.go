@@ -91,6 +91,15 @@ func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, 
 	}
 }
 
+// markMethods marks the model's references (markMethods), sharedKernel
+// what the run recorded of its nodes' kernel (SharedNodeReadings).
+func (m *Model) markMethods(s *study.Study, sharedKernel bool) {
+	for i := range m.References {
+		m.References[i].Method = ""
+	}
+	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, sharedKernel))
+}
+
 // fellBackRef reports whether a matched row of m, or the row its ratio
 // divides by (addRatio's), is of a cell whose placement fell back.
 func fellBackRef(m *RefMatch, fellBack map[results.Cell]bool) bool {
@@ -148,10 +157,17 @@ type SharedNodes struct {
 	Pinned string
 }
 
-// SharedNodeReadings finds them in a run's rows: a client metric of
-// nodeTwins with rows and no row of its server twin anywhere in the run
-// (the collector's sign, run-wide, of one kernel's reading).
-func SharedNodeReadings(s *study.Study, rows []Row) SharedNodes {
+// SharedNodeReadings finds them in a run's rows. sharedKernel is what
+// the run recorded (results.Env.SharedKernel): nodes on one kernel read
+// one /proc, so the client's memory reading is the machine's, and its CPU
+// reading too unless spec.nodes pins the nodes to different CPUs (the
+// nodes collector's rule, collect.sharedNodes). A run that did not
+// record it reads false, as a run on two kernels does (the field is a
+// plain bool, omitted when false): there the sign in the rows decides, a
+// client metric of nodeTwins with rows and no row of its server twin
+// anywhere in the run (the collector's, run-wide, of one kernel's
+// reading), which a run on two kernels does not show.
+func SharedNodeReadings(s *study.Study, rows []Row, sharedKernel bool) SharedNodes {
 	seen, cores := map[string]bool{}, map[int]bool{}
 	for _, r := range rows {
 		if r.N > 0 {
@@ -163,7 +179,11 @@ func SharedNodeReadings(s *study.Study, rows []Row) SharedNodes {
 	}
 	out := SharedNodes{Metrics: map[string]bool{}, CPUs: len(cores)}
 	for client, server := range nodeTwins {
-		if seen[client] && !seen[server] {
+		switch {
+		case !seen[client]:
+		case sharedKernel:
+			out.Metrics[client] = strings.HasPrefix(client, "node_memory_percent_") || pinnedAlike(s)
+		case !seen[server]:
 			out.Metrics[client] = true
 		}
 	}
@@ -175,6 +195,22 @@ func SharedNodeReadings(s *study.Study, rows []Row) SharedNodes {
 		}
 	}
 	return out
+}
+
+// pinnedAlike says whether the study's nodes count the same CPUs (neither
+// pinned, or pinned to one list): on one kernel, then, the client's CPU
+// reading is the server's too.
+func pinnedAlike(s *study.Study) bool {
+	if s == nil {
+		return true
+	}
+	c, v := s.Spec.Nodes.Client.CPUs, s.Spec.Nodes.Server.CPUs
+	if c == "" || v == "" {
+		return c == v
+	}
+	cs, err1 := cpuset.Parse(c)
+	vs, err2 := cpuset.Parse(v)
+	return err1 == nil && err2 == nil && slices.Equal(cs, vs)
 }
 
 // method says what our reading of metric is beside the paper's client
