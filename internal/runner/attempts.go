@@ -164,15 +164,22 @@ func disturbed(n results.Noise, g study.Noise, rt bool) string {
 		}
 		why = append(why, fmt.Sprintf("CPU of processes outside the run %.1f%% > %g%%%s", *n.OutsidePct, crossed.outside, what))
 	}
-	if limit := g.WindowLimit(); n.WindowPct != nil && *n.WindowPct < limit {
+	if windowShort(n, g) {
 		slowest := ""
 		if n.WindowSlowest != "" {
 			slowest = "; slowest: " + n.WindowSlowest
 		}
 		why = append(why, fmt.Sprintf("the collectors recorded %.0f%% of the measured window < %g%% (the last started %.1f s after the warm-up%s)",
-			*n.WindowPct, limit, n.WindowLateS, slowest))
+			*n.WindowPct, g.WindowLimit(), n.WindowLateS, slowest))
 	}
 	return strings.Join(why, "; ")
+}
+
+// windowShort: the collectors recorded less of the measured window than
+// the guard's bound (they started late), so the trial is disturbed and
+// its counters cover only part of what the workload did.
+func windowShort(n results.Noise, g study.Noise) bool {
+	return n.WindowPct != nil && *n.WindowPct < g.WindowLimit()
 }
 
 // roundTrips says whether w's tool sets its rate by round trips

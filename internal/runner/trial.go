@@ -76,6 +76,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	for k, v := range col.Metrics {
 		sample.Metrics[k] = v
 	}
+	if err := offPath(sample, kt.Impaired, r.study.Spec.NoiseGuard()); err != nil {
+		return sample, err
+	}
 	for i := range sample.Cores {
 		sample.Cores[i].Node = r.nodeOf(sample.Cores[i].CPU)
 	}
