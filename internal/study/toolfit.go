@@ -14,6 +14,7 @@ import (
 // are not what they say.
 func validateToolFit(s *Study, cat Catalog, bad badFunc) {
 	sp := &s.Spec
+	refuseOffPath(s, bad)
 	for i, w := range sp.Workloads {
 		if t, ok := cat.Tool(w.Tool); ok && t.RefuseImpairment != nil {
 			refuseImpairments(s, w, fmt.Sprintf("spec.workloads[%d]", i), t, bad)
@@ -49,6 +50,37 @@ func (s *Study) runs(w Workload, impairment string) bool {
 		}
 	}
 	return false
+}
+
+// refuseOffPath refuses a workload with both ends on one node (intra-node,
+// or a hairpin) measured under an impairment placed where its packets
+// never pass (a tunnel or the
+// underlay; they cross the pods' veths only): its impaired cells would be
+// labelled with an impairment they never met, and every trial of them
+// would fail the runner's check that netem saw the trial's packets.
+func refuseOffPath(s *Study, bad badFunc) {
+	sp := &s.Spec
+	if sp.ImpairAt.Where == WhereClientPods {
+		return
+	}
+	for i, w := range sp.Workloads {
+		if !w.ClientOnServerNode() {
+			continue
+		}
+		field, what := "placement", "is intra-node"
+		if !w.IntraNode() {
+			field, what = "target", "is a hairpin (its client in the server pod)"
+		}
+		for _, m := range sp.Impairments {
+			if m.IsNone() || !s.runs(w, m.Name) {
+				continue
+			}
+			bad(fmt.Sprintf("spec.workloads[%d].%s", i, field), "workload %s %s: its packets cross the pods' veths only, "+
+				"never the impairment's device at %s, so its cells under %s would measure no impairment; impair at client-pods "+
+				"(spec.impairAt.where), or leave it out of the impaired cells (spec.only)", w.Name, what, sp.ImpairAt.Where, m.Name)
+			break
+		}
+	}
 }
 
 // refuseImpairments reports, at the workload's protocol, each impairment
