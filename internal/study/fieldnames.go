@@ -25,7 +25,10 @@ var fieldNames = sync.OnceValue(func() map[string][]string {
 		}
 		out[t.Name()] = yamlKeys(t)
 		for i := range t.NumField() {
-			walk(t.Field(i).Type)
+			// An unexported field (Study.written) is no part of the format.
+			if t.Field(i).IsExported() {
+				walk(t.Field(i).Type)
+			}
 		}
 	}
 	walk(reflect.TypeFor[Study]())

@@ -131,6 +131,7 @@ func decodeTree(file string, root *yaml.Node, opt Options, cat Catalog) (*decode
 		prof origins
 		err  error
 	)
+	written := writtenNames(root)
 	if opt.Profile != "" {
 		if prof, err = applyProfile(file, root, opt.Profile); err != nil {
 			return nil, err
@@ -162,6 +163,7 @@ func decodeTree(file string, root *yaml.Node, opt Options, cat Catalog) (*decode
 	}
 	s.Source, s.Profile = file, opt.Profile
 	s.where = newLocator(root, prof)
+	s.written = written
 	s.Defaults()
 	s.toolDefaults(cat)
 	return &decoded{study: &s, root: root, prof: prof, touched: touched}, nil
@@ -340,10 +342,19 @@ func setLine(line int, n *yaml.Node) int {
 }
 
 // Marshal returns the resolved study as YAML (profiles dropped: they have
-// been applied).
+// been applied; published verdicts kept of the cells it measures).
 func (s *Study) Marshal() ([]byte, error) {
 	c := *s
 	c.Profiles = nil
+	if v := s.Spec.Verdict; v != nil {
+		// Only the published verdicts of cells the study measures: the
+		// file's others name what its profile or --set left out, which
+		// the stored study no longer knows (it is validated again on a
+		// resume, a rerun and advise --run).
+		pv := *v
+		pv.Published = s.measurablePublished()
+		c.Spec.Verdict = &pv
+	}
 	return yaml.Marshal(&c)
 }
 

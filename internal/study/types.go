@@ -37,6 +37,10 @@ type Study struct {
 	// where locates a field in the text the study was parsed from, for
 	// problems found after parsing (Locate); nil for a study built in code.
 	where locator
+	// written are the cells' names the file itself gives, in spec and in
+	// each profile, before the run's profile and --set (published.go);
+	// nil for a study built in code.
+	written *cellNames
 }
 
 // Metadata names and describes a study.

@@ -124,7 +124,7 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	checkPodsPerNode(s, cat, bad)
 	validateImpairments(sp, cat, bad)
 	validateToolFit(s, cat, bad)
-	validateVerdict(sp.Verdict, bad)
+	validateVerdict(s, bad)
 	validateOnly(s, bad)
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)

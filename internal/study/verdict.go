@@ -39,10 +39,12 @@ type TCPVerdict struct {
 	MinGoodputOfUnimpaired *float64 `yaml:"minGoodputOfUnimpaired,omitempty"`
 }
 
-func validateVerdict(v *Verdict, bad badFunc) {
+func validateVerdict(s *Study, bad badFunc) {
+	v := s.Spec.Verdict
 	if v == nil {
 		return
 	}
+	validatePublished(s, v.Published, bad)
 	check := func(field string, p *float64, hi float64) {
 		// "Not inside" refuses NaN (YAML .nan) too, which fails every
 		// comparison and would make every cell pass or fail silently.
