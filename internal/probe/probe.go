@@ -295,6 +295,12 @@ func require(results []Result, features []string) error {
 			missing = append(missing, &UnsupportedError{Name: r.Name, Kind: r.Kind, Reason: r.Detail})
 		}
 	}
+	return Missing(missing)
+}
+
+// Missing is the refusal of these missing features: nil for none, the
+// one itself, or several as one error (missingFeatures).
+func Missing(missing []error) error {
 	switch len(missing) {
 	case 0:
 		return nil

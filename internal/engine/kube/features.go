@@ -169,39 +169,18 @@ func preflightNodes(ctx context.Context, ex Execer, cs kubernetes.Interface, cfg
 // impairment's netem and ifb would refuse again once netem was loaded.
 func missingNeed(needs []engine.Need, node string, missing map[string]string) *refusal {
 	for _, n := range needs {
-		var errs missingFeatures
+		var errs []error
 		for _, ft := range n.Features {
 			if why, ok := missing[ft]; ok && nodeProbed(ft) {
 				errs = append(errs, &probe.UnsupportedError{Name: ft, Kind: probe.KindKernel, Reason: why})
 			}
 		}
-		switch len(errs) {
-		case 0:
-		case 1:
-			return &refusal{need: n, node: node, err: errs[0]}
-		default:
-			return &refusal{need: n, node: node, err: errs}
+		if err := probe.Missing(errs); err != nil {
+			return &refusal{need: n, node: node, err: err}
 		}
 	}
 	return nil
 }
-
-// missingFeatures are several *probe.UnsupportedError of one need, as
-// probe.Require joins them: errors.As finds the first, errors.Is
-// probe.ErrUnsupported, and the message is each one's sentence,
-// "; "-joined on one line (errors.Join's newlines would break the
-// one-line refusal the runner prints).
-type missingFeatures []error
-
-func (m missingFeatures) Error() string {
-	parts := make([]string, len(m))
-	for i, e := range m {
-		parts[i] = e.Error()
-	}
-	return strings.Join(parts, "; ")
-}
-
-func (m missingFeatures) Unwrap() []error { return m }
 
 // pinReads says what preflight reads of the server node for the study's
 // pins: the CPUs its pods may run on when a workload pins at all, and the
