@@ -84,6 +84,10 @@ func checkLabel(s *study.Study, cni cnidetect.Result) (warning, standsFor string
 	standsFor = strings.Join(names, " or ")
 	refs, verdicts := dropPublished(s, d.Name)
 	w := fmt.Sprintf("datapath %s stands for %s, but this cluster's CNI was detected as %s", d.Name, standsFor, cni)
+	if chained(cni) {
+		w = fmt.Sprintf("datapath %s stands for %s on its own, but this cluster runs %s, a chained datapath no catalogue entry stands for",
+			d.Name, standsFor, cni)
+	}
 	if len(cni.Evidence) > 0 {
 		w += " (" + strings.Join(cni.Evidence, "; ") + ")"
 	}
@@ -128,13 +132,15 @@ func dropPublished(s *study.Study, datapath string) (refs, verdicts int) {
 // neither matched nor checked against.
 func known(cni cnidetect.Result) bool { return cni.Name != "" && cni.Name != "unknown" }
 
-// chained says the CNI runs chained after another plugin that wires the
-// pods (cnidetect: Cilium's "chained (aws-cni)"): a datapath of its own,
-// the other plugin's devices with the CNI's eBPF on them, that no
-// catalogue datapath stands for, though the catalogue's entry for the
-// CNI claims every mode of it (cilium: its own veth and overlay
-// datapath, whose published numbers are not this one's).
-func chained(cni cnidetect.Result) bool { return strings.HasPrefix(cni.Mode, "chained") }
+// chained says the CNI runs chained with another (cnidetect: Cilium
+// "chained after aws-cni", or Calico "with cilium chained after it"): a
+// datapath of its own, one plugin's devices with the other's eBPF on
+// them, that no catalogue datapath stands for, though the catalogue's
+// entry for either CNI claims every mode of it (cilium: its own veth and
+// overlay datapath, whose published numbers are not this one's).
+func chained(cni cnidetect.Result) bool {
+	return strings.HasPrefix(cni.Mode, "chained") || cni.Chained != ""
+}
 
 // fits is catalog.StandsFor for the detected CNI, false for a
 // chained one.

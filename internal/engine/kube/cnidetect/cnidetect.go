@@ -64,12 +64,18 @@ type Result struct {
 	// Warning says what detection could not settle that changes what the
 	// cells measure (the path may be routed), "" for nothing.
 	Warning string `json:"warning,omitempty"`
+	// Chained names a CNI chained after this one (cilium after Calico's
+	// or Flannel's plugin): its BPF is on every packet's path too.
+	Chained string `json:"chained,omitempty"`
 }
 
 func (r Result) String() string {
 	s := r.Name
 	if r.Mode != "" {
 		s += " (" + r.Mode + ")"
+	}
+	if r.Chained != "" {
+		s += " with " + r.Chained + " chained after it"
 	}
 	return s
 }
@@ -98,7 +104,7 @@ func Detect(in Input) Result {
 		// mode no built-in datapath stands for.
 		ev("cilium-cni chained after " + types[0] + ": " + types[0] + " wires the pods, Cilium's eBPF (policy, load balancing) is on every packet's path")
 		hints(in, ev, "cilium")
-		r.Name, r.Mode = "cilium", "chained ("+types[0]+")"
+		r.Name, r.Mode = "cilium", "chained after "+types[0]
 		return r
 	}
 	if name == "" && conf {
@@ -115,6 +121,7 @@ func Detect(in Input) Result {
 		// veth chaining): the known CNI's devices carry the packets, and
 		// Cilium's BPF programs on its veths are on their path too.
 		ev("cilium-cni chained after " + types[0] + ": Cilium's BPF (policy, load balancing) is on every packet's path, beside " + name + "'s datapath")
+		r.Chained = "cilium"
 	}
 	r.Name = name
 	byDS, canalDS := byDaemonSets(in, conf, ev)

@@ -160,13 +160,13 @@ func TestCiliumChaining(t *testing.T) {
 	ciliumDS := DaemonSet{Namespace: "kube-system", Name: "cilium"}
 	r := Detect(Input{ConfFiles: aws, DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "aws-node"}, ciliumDS}, Links: []string{"cilium_host", "cilium_net", "eni1a2b", "eth0"}})
 	ev := strings.Join(r.Evidence, "; ")
-	if r.Name != "cilium" || r.Mode != "chained (aws-cni)" || !strings.Contains(ev, "on every packet's path") || strings.Contains(ev, "policy add-on") {
-		t.Errorf("aws-cni chaining: %s, evidence %q; want cilium (chained (aws-cni)), on the path, no policy add-on", r, ev)
+	if r.Name != "cilium" || r.Mode != "chained after aws-cni" || !strings.Contains(ev, "on every packet's path") || strings.Contains(ev, "policy add-on") {
+		t.Errorf("aws-cni chaining: %s, evidence %q; want cilium (chained after aws-cni), on the path, no policy add-on", r, ev)
 	}
 	calico := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"},{"type":"portmap"},{"type":"cilium-cni"}]}`}
 	r = Detect(Input{ConfFiles: calico, DaemonSets: []DaemonSet{ciliumDS}, Links: []string{"eth0", "vxlan.calico"}})
-	if ev := strings.Join(r.Evidence, "; "); r.String() != "calico (vxlan)" || !strings.Contains(ev, "Cilium's BPF") {
-		t.Errorf("calico + cilium chaining: %s, evidence %q; want calico (vxlan) naming Cilium's BPF on the path", r, ev)
+	if ev := strings.Join(r.Evidence, "; "); r.String() != "calico (vxlan) with cilium chained after it" || r.Chained != "cilium" || !strings.Contains(ev, "Cilium's BPF") {
+		t.Errorf("calico + cilium chaining: %s, evidence %q; want calico (vxlan) with cilium chained, naming Cilium's BPF on the path", r, ev)
 	}
 }
 
