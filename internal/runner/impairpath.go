@@ -55,8 +55,9 @@ func offPath(s results.Sample, imp engine.Impaired, g study.Noise) error {
 	return fmt.Errorf("impairment %s: its netem on %s carried none of the trial's packets over the measured window "+
 		"(qdisc_sent_packets and qdisc_dropped 0) while the workload moved traffic (%s): %w, and the cell would measure an unimpaired path as impaired. "+
 		"Likely causes: a routed path between nodes of one subnet (Calico CrossSubnet, Flannel DirectRouting) that skips the tunnel, "+
-		"an intra-node workload, or spec.impairAt on the wrong side or direction; "+
-		"set impairAt.where: underlay or client-pods, or make the path cross the device",
+		"spec.impairAt on the wrong side or direction, "+
+		"or a sender that skips the device's qdisc (pktgen sending from it); "+
+		"set spec.impairAt.where or .direction to a device the path crosses, or make the path cross it",
 		s.Cell.Impairment, impairedDevs(imp), moved, errOffPath)
 }
 

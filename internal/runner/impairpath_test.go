@@ -55,7 +55,7 @@ func TestOffPathFailsTheTrial(t *testing.T) {
 		t.Fatalf("zero packets with traffic: %v (fatal %v), want errOffPath, a failed trial that is retried", err, isFatal(err))
 	}
 	for _, want := range []string{"impairment delay-low", "vxlan.calico of node cnb-client", "carried none of the trial's packets", "bitrate 9.4e+08",
-		"Calico CrossSubnet, Flannel DirectRouting", "wrong side", "impairAt.where: underlay or client-pods"} {
+		"Calico CrossSubnet, Flannel DirectRouting", "wrong side", "set spec.impairAt.where or .direction to a device the path crosses"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
@@ -52,17 +53,17 @@ func (s *Study) runs(w Workload, impairment string) bool {
 	return false
 }
 
-// refuseOffPath refuses a workload with both ends on one node (intra-node,
-// or a hairpin) measured under an impairment placed where its packets
-// never pass (a tunnel or the
-// underlay; they cross the pods' veths only): its impaired cells would be
-// labelled with an impairment they never met, and every trial of them
+// refuseOffPath refuses a workload with both ends on the server node
+// (intra-node, or a hairpin: its client in the server pod) measured
+// under an impairment: no place impairAt can name is on its path. Its
+// packets cross neither a tunnel nor the underlay, and client-pods
+// impairs the measured client pods' veths on the client node (a hairpin's
+// traffic never leaves the server pod's; an intra-node client is on the
+// server node, where the knob finds no such pod). Its impaired cells would
+// be labelled with an impairment they never met, and every trial of them
 // would fail the runner's check that netem saw the trial's packets.
 func refuseOffPath(s *Study, bad badFunc) {
 	sp := &s.Spec
-	if sp.ImpairAt.Where == WhereClientPods {
-		return
-	}
 	for i, w := range sp.Workloads {
 		if !w.ClientOnServerNode() {
 			continue
@@ -75,21 +76,21 @@ func refuseOffPath(s *Study, bad badFunc) {
 			if m.IsNone() || !s.runs(w, m.Name) {
 				continue
 			}
-			bad(fmt.Sprintf("spec.workloads[%d].%s", i, field), "workload %s %s: its packets cross the pods' veths only, "+
-				"never the impairment's device at %s, so its cells under %s would measure no impairment; impair at client-pods "+
-				"(spec.impairAt.where), or leave it out of the impaired cells (spec.only)", w.Name, what, sp.ImpairAt.Where, m.Name)
+			bad(fmt.Sprintf("spec.workloads[%d].%s", i, field), "workload %s %s: both its ends are on the server node, so no "+
+				"impairment place (spec.impairAt.where: %s) is on its path and its cells under %s would measure no impairment; "+
+				"leave it out of the impaired cells (spec.only)", w.Name, what, strings.Join(Wheres(), ", "), m.Name)
 			break
 		}
 	}
 }
 
 // refuseImpairments reports, at the workload's protocol, each impairment
-// of the study on its path that its tool refuses. An impairment on a
-// tunnel or underlay device is off the path of an intra-node workload,
-// whose packets cross the pods' veths only.
+// of the study on its path that its tool refuses. None is on the path of
+// a workload with both ends on the server node, which refuseOffPath
+// refuses whatever its tool.
 func refuseImpairments(s *Study, w Workload, f string, t spec.Tool, bad badFunc) {
 	sp := &s.Spec
-	if w.IntraNode() && sp.ImpairAt.Where != WhereClientPods {
+	if w.ClientOnServerNode() {
 		return
 	}
 	for j, m := range sp.Impairments {

@@ -76,9 +76,10 @@ func TestMinDuration(t *testing.T) {
 
 // An impairment a tool cannot measure through (qperf's udp_lat: a lost
 // datagram stalls it) is refused at the workload's protocol, naming the
-// impairment; not where spec.only leaves the pair out. An impairment off
-// the workload's path (a tunnel or the underlay for an intra-node pair)
-// is refused as such, unless spec.only keeps the pair out of its cells.
+// impairment; not where spec.only leaves the pair out. A workload with
+// both ends on the server node (intra-node, hairpin), off every
+// impairment's path, is refused as such, unless spec.only keeps it out of
+// the impaired cells.
 func TestRefusedImpairments(t *testing.T) {
 	study := func(workloads, impairments string) string {
 		return strings.Replace(workloadStudy(workloads), "  replicas: [1]\n", impairments+"  replicas: [1]\n", 1)
@@ -90,17 +91,20 @@ func TestRefusedImpairments(t *testing.T) {
 		{udp, "  impairments: [{name: lossy, loss: 1%}]\n", "impairment lossy (spec.impairments[0])"},
 		{udp, "  impairments: [none, delay-low]\n", ""},
 		{"[{name: rr, tool: qperf, protocol: tcp}]", "  impairments: [loss-low]\n", ""},
-		// Off the path: refused as such (refuseOffPath), not as qperf's.
+		// Off the path: refused as such (refuseOffPath), not as qperf's,
+		// wherever impairAt puts the impairment.
 		{"[{name: rr, tool: qperf, protocol: udp, placement: intra-node}]", "  impairments: [loss-low]\n",
-			"w.yaml:15: spec.workloads[0].placement: workload rr is intra-node: its packets cross the pods' veths only, never the impairment's device at client-tunnel"},
+			"w.yaml:15: spec.workloads[0].placement: workload rr is intra-node: both its ends are on the server node, so no impairment place"},
 		{"[{name: rr, tool: qperf, protocol: tcp, placement: intra-node}, {name: tcp, tool: iperf3}]", "  impairments: [none, loss-low]\n  impairAt: {where: underlay}\n",
-			"spec.workloads[0].placement: workload rr is intra-node: its packets cross the pods' veths only, never the impairment's device at underlay, so its cells under loss-low"},
+			"spec.workloads[0].placement: workload rr is intra-node: both its ends are on the server node"},
+		{"[{name: rr, tool: qperf, protocol: udp, placement: intra-node}]", "  impairments: [loss-low]\n  impairAt: {where: client-pods}\n",
+			"its cells under loss-low would measure no impairment; leave it out of the impaired cells (spec.only)"},
 		{"[{name: rr, tool: qperf, protocol: tcp, placement: intra-node}, {name: tcp, tool: iperf3}]", "  impairments: [none, loss-low]\n  only: [{workload: tcp}, {workload: rr, impairment: none}]\n", ""},
 		{"[{name: rr, tool: qperf, protocol: tcp, placement: intra-node}]", "  impairments: [none]\n", ""},
 		{"[{name: hp, tool: iperf3, target: hairpin}]", "  impairments: [none, delay-low]\n",
-			"spec.workloads[0].target: workload hp is a hairpin (its client in the server pod): its packets cross the pods' veths only"},
-		{"[{name: hp, tool: iperf3, target: hairpin}]", "  impairments: [none, delay-low]\n  impairAt: {where: client-pods}\n", ""},
-		{"[{name: rr, tool: qperf, protocol: udp, placement: intra-node}]", "  impairments: [loss-low]\n  impairAt: {where: client-pods}\n", "impairment loss-low"},
+			"spec.workloads[0].target: workload hp is a hairpin (its client in the server pod): both its ends are on the server node"},
+		{"[{name: hp, tool: iperf3, target: hairpin}]", "  impairments: [none, delay-low]\n  impairAt: {where: client-pods}\n",
+			"spec.workloads[0].target: workload hp is a hairpin"},
 		{udp, "  impairments: [none, loss-low]\n  only: [{workload: tcp}, {workload: rr, impairment: none}]\n", ""},
 		{udp, "  impairments: [none, loss-low]\n  only: [{impairment: loss-low}]\n", "impairment loss-low"},
 	} {
