@@ -16,14 +16,10 @@ import (
 var apiRequestTimeout = 30 * time.Second
 
 // Connect loads a kubeconfig (explicit path, else $KUBECONFIG, else
-// ~/.kube/config; in-cluster when none exists) with an optional context.
+// ~/.kube/config; in-cluster when none exists) with an optional context,
+// read as Reach reads them (loadKubeconfig).
 func Connect(kubeconfig, kubeContext string) (*rest.Config, kubernetes.Interface, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	over := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
+	rc, err := loadKubeconfig(kubeconfig, kubeContext).ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
 		// client-go's own words ask for KUBERNETES_MASTER, which is not
 		// how anyone points a tool at a cluster today.

@@ -17,11 +17,8 @@ import (
 // them, so that a changed $KUBECONFIG or current context does not point
 // it at another cluster.
 func Reach(kubeconfig, kubeContext string) (files []string, context string) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	for _, f := range rules.GetLoadingPrecedence() {
+	cc := loadKubeconfig(kubeconfig, kubeContext)
+	for _, f := range cc.ConfigAccess().GetLoadingPrecedence() {
 		if _, err := os.Stat(f); err != nil {
 			continue
 		}
@@ -33,9 +30,23 @@ func Reach(kubeconfig, kubeContext string) (files []string, context string) {
 	if kubeContext != "" {
 		return files, kubeContext
 	}
-	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	raw, err := cc.RawConfig()
 	if err != nil {
 		return files, ""
 	}
 	return files, raw.CurrentContext
+}
+
+// loadKubeconfig is the one reading of --kubeconfig and --context that
+// Connect and Reach share, so the cluster a cleanup hint names is the
+// one the run reached: the explicit path, else client-go's default
+// precedence ($KUBECONFIG's files, else ~/.kube/config), with the
+// context as an override. Nothing is read until it is asked.
+func loadKubeconfig(kubeconfig, kubeContext string) clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	over := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over)
 }
