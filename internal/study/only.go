@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/suggest"
 )
 
 // CellSelector picks cells of a study by their datapath, workload (an
@@ -122,31 +121,21 @@ func EntryOf(variant string) string {
 // the study has: then each picks at least one cell.
 func validateOnly(s *Study, bad badFunc) {
 	sp := &s.Spec
-	var workloads []string
-	for _, w := range sp.Workloads {
-		workloads = append(workloads, w.Name)
-		for _, v := range w.Variants() {
-			if v.Name != w.Name {
-				workloads = append(workloads, v.Name)
-			}
-		}
+	known := s.runNames()
+	if len(known.impairments) == 0 {
+		known.impairments = []string{NoImpairment}
 	}
-	var tunings, impairments, replicas []string
+	var tunings, replicas []string
 	for _, t := range sp.Tunings {
 		tunings = append(tunings, t.Name)
-	}
-	for _, m := range sp.Impairments {
-		impairments = append(impairments, m.Name)
-	}
-	if len(impairments) == 0 {
-		impairments = []string{NoImpairment}
 	}
 	for _, r := range sp.Replicas {
 		replicas = append(replicas, strconv.Itoa(r))
 	}
-	check := func(f, what, name string, known []string) {
-		if name != "" && !slices.Contains(known, name) {
-			bad(f, "the study has no %s %q (%sit has: %s)", what, name, suggest.Hint(name, known), strings.Join(known, ", "))
+	// A field left out picks every value.
+	check := func(f, what, name string, list []string) {
+		if name != "" {
+			refuseUnknown(bad, f, what, name, list)
 		}
 	}
 	for i, sel := range sp.Only {
@@ -155,13 +144,13 @@ func validateOnly(s *Study, bad badFunc) {
 			bad(f, "picks every cell: give one or more of datapath, workload, tuning, replicas, impairment")
 			continue
 		}
-		check(f+".datapath", "datapath", sel.Datapath, s.DatapathNames())
-		check(f+".workload", "workload", sel.Workload, workloads)
+		check(f+".datapath", "datapath", sel.Datapath, known.datapaths)
+		check(f+".workload", "workload", sel.Workload, known.workloads)
 		check(f+".tuning", "tuning", sel.Tuning, tunings)
 		if sel.Replicas != nil {
 			check(f+".replicas", "replica count", strconv.Itoa(*sel.Replicas), replicas)
 		}
-		check(f+".impairment", "impairment", sel.Impairment, impairments)
+		check(f+".impairment", "impairment", sel.Impairment, known.impairments)
 	}
 }
 

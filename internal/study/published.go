@@ -97,24 +97,28 @@ func validatePublished(s *Study, published []PublishedVerdict, bad badFunc) {
 		known.union(w)
 	}
 	known.impairments = appendNew(known.impairments, NoImpairment)
-	check := func(f, what, name string, list []string) {
-		if !slices.Contains(list, name) {
-			bad(f, "the study has no %s %q (%sit has: %s)", what, name, suggest.Hint(name, list), strings.Join(list, ", "))
-		}
-	}
 	for i, p := range published {
 		f := fmt.Sprintf("spec.verdict.published[%d]", i)
-		check(f+".datapath", "datapath", p.Datapath, known.datapaths)
+		refuseUnknown(bad, f+".datapath", "datapath", p.Datapath, known.datapaths)
 		if p.Protocol != "udp" && p.Protocol != "tcp" {
 			bad(f+".protocol", "want udp or tcp (the verdict's criteria are per protocol), got %q", p.Protocol)
 		}
 		// A workload or impairment left out matches every cell.
 		if p.Workload != "" {
-			check(f+".workload", "workload", p.Workload, known.workloads)
+			refuseUnknown(bad, f+".workload", "workload", p.Workload, known.workloads)
 		}
 		if p.Impairment != "" {
-			check(f+".impairment", "impairment", p.Impairment, known.impairments)
+			refuseUnknown(bad, f+".impairment", "impairment", p.Impairment, known.impairments)
 		}
+	}
+}
+
+// refuseUnknown refuses a name of a cell (spec.only's selectors,
+// published verdicts) that known, the study's names of its kind, lacks:
+// with those names and a did-you-mean, since a typo picks nothing.
+func refuseUnknown(bad badFunc, f, what, name string, known []string) {
+	if !slices.Contains(known, name) {
+		bad(f, "the study has no %s %q (%sit has: %s)", what, name, suggest.Hint(name, known), strings.Join(known, ", "))
 	}
 }
 
