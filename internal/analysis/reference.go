@@ -33,9 +33,10 @@ func refAt(ref study.Reference, row results.SummaryRow) bool {
 }
 
 // refWorkload matches a reference's workload: "" matches every cell, a
-// workload each variant of its sweep (NAME@VALUE), a variant itself.
+// workload each variant of its sweep, a variant itself; as spec.only's
+// selectors match (study.EntryOf reads a variant's entry).
 func refWorkload(ref, cell string) bool {
-	return ref == "" || ref == cell || strings.HasPrefix(cell, ref+"@")
+	return ref == "" || ref == cell || ref == study.EntryOf(cell)
 }
 
 // refImpairment matches a reference's impairment: "" matches every cell,
