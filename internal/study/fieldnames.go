@@ -40,16 +40,30 @@ func yamlKeys(t reflect.Type) []string {
 	var keys []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		key, inline, ok := yamlKey(f)
 		switch {
-		case name == "-" || !f.IsExported():
-		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
+		case !ok:
+		case inline && f.Type.Kind() == reflect.Struct:
 			keys = append(keys, yamlKeys(f.Type)...)
-		case name == "":
-			keys = append(keys, strings.ToLower(f.Name))
 		default:
-			keys = append(keys, name)
+			keys = append(keys, key)
 		}
 	}
 	return keys
+}
+
+// yamlKey is f's key as yaml.v3 reads it (its tag's name, else the
+// field's name in lower case), and whether f is inlined (its struct's
+// keys are its parent's); not ok for a field that is no part of the
+// format (unexported, or tagged "-"). fieldNames and zeroTagged both
+// read the types through it, so they name the fields alike.
+func yamlKey(f reflect.StructField) (key string, inline, ok bool) {
+	name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || !f.IsExported() {
+		return "", false, false
+	}
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name, strings.Contains(opts, "inline"), true
 }

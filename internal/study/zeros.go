@@ -105,15 +105,12 @@ var zeroTagged = sync.OnceValue(func() map[string]string {
 func walkFields(t reflect.Type, path string, visit func(string, reflect.StructField)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
+		name, inline, ok := yamlKey(f)
+		if !ok {
 			continue
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
 		p := strings.TrimPrefix(path+"."+name, ".")
-		if strings.Contains(opts, "inline") {
+		if inline {
 			p = path
 		} else {
 			visit(p, f)
