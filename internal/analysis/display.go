@@ -43,6 +43,10 @@ func WithUnit(label, unit string) string {
 	return label + " (" + unit + ")"
 }
 
+// Labeled is the metric's name with its display unit (WithUnit):
+// "bitrate (Gbit/s)", a table's row or column head.
+func Labeled(metric string) string { return WithUnit(metric, Display(metric).Unit) }
+
 // ScaleOf returns the display scale of a stored unit ("bit/s", "B").
 func ScaleOf(u string) Scale {
 	switch u {

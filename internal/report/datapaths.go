@@ -142,7 +142,7 @@ func (c *dpComparison) fold() {
 // table is the comparison's numbers: a row per datapath, a column per
 // workload.
 func (c dpComparison) table() table {
-	tb := table{Head: append([]string{"datapath — " + analysis.WithUnit(c.Metric, analysis.Display(c.Metric).Unit)}, c.Labels...)}
+	tb := table{Head: append([]string{"datapath — " + analysis.Labeled(c.Metric)}, c.Labels...)}
 	tb.Rows = c.rows()
 	return tb
 }

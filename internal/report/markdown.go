@@ -262,7 +262,7 @@ func (n *numbers) markdownGroup(w io.Writer, g analysis.Group) {
 		n.tuningColumns(g, bm, measured).markdown(w)
 	default:
 		for _, metric := range measured {
-			fmt.Fprintf(w, "### %s\n\n", markdown.Text(analysis.WithUnit(metric, analysis.Display(metric).Unit)))
+			fmt.Fprintf(w, "### %s\n\n", markdown.Text(analysis.Labeled(metric)))
 			if slices.Contains(analysis.PodMetrics, metric) {
 				n.podTable(g, metric).markdown(w)
 				continue

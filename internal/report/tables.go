@@ -164,7 +164,7 @@ func (n *numbers) metricTable(g analysis.Group, metrics []string) table {
 		t.Head = append(t.Head, fmt.Sprintf("%d replica%s", r, plural(r)))
 	}
 	for _, metric := range metrics {
-		row := []string{analysis.WithUnit(metric, analysis.Display(metric).Unit)}
+		row := []string{analysis.Labeled(metric)}
 		for _, reps := range g.Dims.Replicas {
 			c := results.Cell{Datapath: g.Datapath, Tuning: g.Dims.Tunings[0], Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}
 			r, ok := n.row(c, metric, -1)
@@ -205,7 +205,7 @@ func (n *numbers) tuningColumns(g analysis.Group, norm string, metrics []string)
 		add(fmt.Sprintf("normalized %s (vs %s)", norm, n.Baseline), norm, n.normCell)
 	}
 	for _, metric := range metrics {
-		label := analysis.WithUnit(metric, analysis.Display(metric).Unit)
+		label := analysis.Labeled(metric)
 		if !slices.Contains(analysis.PodMetrics, metric) {
 			add(label, metric, n.absCell)
 			continue
@@ -273,7 +273,7 @@ func (n *numbers) sweepTable(sw analysis.SweepSummary) table {
 		t.Head = append(t.Head, "tuning", "replicas")
 	}
 	for _, m := range sw.Metrics {
-		t.Head = append(t.Head, analysis.WithUnit(m, analysis.Display(m).Unit))
+		t.Head = append(t.Head, analysis.Labeled(m))
 	}
 	for _, pt := range sw.Points {
 		row := []string{pt.Value}

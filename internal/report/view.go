@@ -222,7 +222,7 @@ func groupPage(g analysis.Group, n *numbers, cpuLabel func(int) string) groupVie
 		v.Quantity, v.Unit = quantity(bm), analysis.Display(bm).Unit
 	}
 	for _, m := range comparedBesides(g) {
-		v.Besides = append(v.Besides, titledTable{analysis.WithUnit(m, analysis.Display(m).Unit), n.tuningTable(g, m, -1, n.absCell)})
+		v.Besides = append(v.Besides, titledTable{analysis.Labeled(m), n.tuningTable(g, m, -1, n.absCell)})
 	}
 	for _, m := range []struct {
 		metric string
