@@ -28,28 +28,19 @@ func TestRefMethodRecordedSharedKernel(t *testing.T) {
 		}
 		return out
 	}
-	methods := func(m Model) map[string]string {
-		out := map[string]string{}
-		for _, r := range m.References {
-			if strings.HasPrefix(r.Reference.Metric, "node_") && len(r.Rows) > 0 {
-				out[r.Reference.Metric] = r.Method
-			}
-		}
-		return out
-	}
 	const cpu, mem = "node_cpu_percent_client", "node_memory_percent_client"
 	run := func(smp []results.Sample, shared bool) Model {
 		m := Build(s, smp)
 		m.AddRun(s, &results.Run{Env: results.Env{SharedKernel: shared}, Samples: smp})
 		return m
 	}
-	if got := methods(run(samples(true), true)); !strings.Contains(got[cpu], "whole machine's 2 CPUs") || !strings.Contains(got[mem], "whole machine's memory") {
+	if got := nodeMethods(run(samples(true), true)); !strings.Contains(got[cpu], "whole machine's 2 CPUs") || !strings.Contains(got[mem], "whole machine's memory") {
 		t.Errorf("recorded one kernel, server rows too: methods %q, want both the machine's", got)
 	}
-	if got := methods(run(samples(true), false)); got[cpu] != "" || got[mem] != "" {
+	if got := nodeMethods(run(samples(true), false)); got[cpu] != "" || got[mem] != "" {
 		t.Errorf("not recorded, server rows: methods %q, want none", got)
 	}
-	if got := methods(run(samples(false), false)); got[cpu] == "" || got[mem] == "" {
+	if got := nodeMethods(run(samples(false), false)); got[cpu] == "" || got[mem] == "" {
 		t.Errorf("not recorded (an old run), no server rows: methods %q, want the rows' inference", got)
 	}
 	apart := *s

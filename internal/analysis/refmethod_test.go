@@ -211,21 +211,12 @@ func TestRefMethodSharedNodes(t *testing.T) {
 		}
 		return Build(s, samples)
 	}
-	methods := func(m Model) map[string]string {
-		out := map[string]string{}
-		for _, r := range m.References {
-			if strings.HasPrefix(r.Reference.Metric, "node_") && len(r.Rows) > 0 {
-				out[r.Reference.Metric] = r.Method
-			}
-		}
-		return out
-	}
-	got := methods(build(false, 2))
+	got := nodeMethods(build(false, 2))
 	if got["node_cpu_percent_client"] != "ours is the whole machine's 2 CPUs, both emulated nodes on one kernel; the paper's its client node alone" ||
 		got["node_memory_percent_client"] != "ours is the whole machine's memory, both emulated nodes on one kernel; the paper's its client node alone" {
 		t.Errorf("one kernel, 2 CPUs: methods %q", got)
 	}
-	if got := methods(build(true, 2)); got["node_cpu_percent_client"] != "" || got["node_memory_percent_client"] == "" {
+	if got := nodeMethods(build(true, 2)); got["node_cpu_percent_client"] != "" || got["node_memory_percent_client"] == "" {
 		t.Errorf("a server CPU row (CPUs pinned apart): methods %q; want none for CPU, memory still the machine's", got)
 	}
 	pinned := *s
@@ -233,4 +224,15 @@ func TestRefMethodSharedNodes(t *testing.T) {
 	if sh := SharedNodeReadings(&pinned, build(false, 4).Rows, false); sh.method("node_cpu_percent_client") != "ours is CPUs 0-1, which both emulated nodes are pinned to on one kernel; the paper's its client node alone" {
 		t.Errorf("both nodes pinned to 0-1: %q", sh.method("node_cpu_percent_client"))
 	}
+}
+
+// nodeMethods are the Methods of the model's matched node_ references.
+func nodeMethods(m Model) map[string]string {
+	out := map[string]string{}
+	for _, r := range m.References {
+		if strings.HasPrefix(r.Reference.Metric, "node_") && len(r.Rows) > 0 {
+			out[r.Reference.Metric] = r.Method
+		}
+	}
+	return out
 }
