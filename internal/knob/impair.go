@@ -41,6 +41,22 @@ func Impairs(m study.Impairment) bool {
 	return m.Name != "" && !m.IsNone() && !ImpairsNothing(m)
 }
 
+// ImpairsCells reports whether a cell the study measures, of datapath
+// ("" for any), has an impairment that changes something (Impairs): the
+// runner and the kube engine refuse an impairment place only where one
+// would be applied.
+func ImpairsCells(s *study.Study, datapath string) bool {
+	for _, c := range s.Cells() {
+		if c.Impairment == "" || datapath != "" && c.Datapath != datapath {
+			continue
+		}
+		if m, ok := s.Impairment(c.Impairment); ok && Impairs(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // PlaceFits says why a datapath (name) with or without a tunnel device,
 // whose pods have no host-side devices for the reason noPeers ("": they
 // have them, or it is not known), cannot take impairments at where

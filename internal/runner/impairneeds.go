@@ -80,7 +80,7 @@ func onlyNone(profile any) bool {
 func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
 	where := s.Spec.ImpairAt.Where
 	for i, d := range s.Spec.Datapaths {
-		if !impairsCells(s, d.Name) {
+		if !knob.ImpairsCells(s, d.Name) {
 			continue
 		}
 		dp := built[d.Name].Built
@@ -94,26 +94,12 @@ func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
 	return nil
 }
 
-// impairsCells reports whether a cell of the datapath that the run
-// measures has an impairment that changes something.
-func impairsCells(s *study.Study, name string) bool {
-	for _, c := range s.Cells() {
-		if c.Datapath != name || c.Impairment == "" {
-			continue
-		}
-		if m, ok := s.Impairment(c.Impairment); ok && knob.Impairs(m) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkImpairPlace is impairPlaces for a cluster that is up: a cluster
 // engine's CNI has a tunnel device or not whatever the datapath entry's
 // name says, so the run is refused on its first cluster, before any
 // trial, rather than each impaired trial failing.
 func checkImpairPlace(s *study.Study, d study.Datapath, c engine.Cluster) error {
-	if !impairsCells(s, d.Name) {
+	if !knob.ImpairsCells(s, d.Name) {
 		return nil
 	}
 	_, cli := c.Client().Tunnel()

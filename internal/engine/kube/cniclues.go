@@ -149,21 +149,11 @@ func refuseTunnelPlace(s *study.Study, cni cnidetect.Result) error {
 	if where == "" {
 		where = study.WhereClientTunnel
 	}
-	if cni.Routed == "" || (where != study.WhereClientTunnel && where != study.WhereServerTunnel) || !impairsAny(s) {
+	if cni.Routed == "" || (where != study.WhereClientTunnel && where != study.WhereServerTunnel) || !knob.ImpairsCells(s, "") {
 		return nil
 	}
 	return study.At("spec.impairAt", fmt.Errorf("impairments at %s go on the tunnel device, which carries no measured packet on this cluster: %s; set impairAt.where to underlay or client-pods",
 		where, cni.Routed))
-}
-
-// impairsAny says whether a cell of s applies an impairment.
-func impairsAny(s *study.Study) bool {
-	for _, c := range s.Cells() {
-		if m, ok := s.Impairment(c.Impairment); ok && c.Impairment != "" && knob.Impairs(m) {
-			return true
-		}
-	}
-	return false
 }
 
 // routedPath takes the tunnel device off both nodes where detection found
