@@ -34,14 +34,7 @@ func (c *cellNames) add(ds []Datapath, ws []Workload, ms []Impairment) {
 		put(&c.datapaths, d.Name)
 	}
 	for _, w := range ws {
-		if w.Name == "" {
-			// Defaults' name, which the file leaves to it.
-			p := w.Protocol
-			if p == "" {
-				p = "tcp"
-			}
-			w.Name = w.Tool + "-" + p
-		}
+		w.nameDefaults() // a name the file leaves to Defaults
 		put(&c.workloads, w.Name)
 		for _, v := range w.Variants() {
 			put(&c.workloads, v.Name)

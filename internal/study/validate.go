@@ -63,12 +63,7 @@ func (s *Study) Defaults() {
 	}
 	for i := range sp.Workloads {
 		w := &sp.Workloads[i]
-		if w.Protocol == "" {
-			w.Protocol = "tcp"
-		}
-		if w.Name == "" {
-			w.Name = w.Tool + "-" + w.Protocol
-		}
+		w.nameDefaults()
 		if w.Placement == "" {
 			w.Placement = PlacementInterNode
 		}

@@ -357,3 +357,15 @@ func ParseBytes(s string) (int64, bool) {
 	}
 	return n * mult, true
 }
+
+// nameDefaults fills what a workload's name defaults to: protocol tcp,
+// then the name tool-protocol ("iperf3-tcp"). The file's names are read
+// before Defaults runs too (writtenNames), by the same rule.
+func (w *Workload) nameDefaults() {
+	if w.Protocol == "" {
+		w.Protocol = "tcp"
+	}
+	if w.Name == "" {
+		w.Name = w.Tool + "-" + w.Protocol
+	}
+}
