@@ -98,11 +98,11 @@ func noteCleanup(ctx context.Context, command string) {
 // cleanupCommand is the command the hints name (noteCleanup).
 func cleanupCommand(st *signalState) string {
 	if st == nil {
-		return "cnibench cleanup"
+		return journal.DefaultCleanup
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return cmp.Or(st.cleanup, "cnibench cleanup")
+	return cmp.Or(st.cleanup, journal.DefaultCleanup)
 }
 
 // kubeCleanupWords is `cnibench cleanup --kube` reaching the cluster and

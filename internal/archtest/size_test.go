@@ -27,7 +27,6 @@ const (
 var sizeExceptions = map[string]string{
 	"internal/adaptive/adaptive.go:Next":      "size: split pending",
 	"internal/cleanup/stale.go:cleaner.stale": "size: split pending",
-	"internal/journal/journal.go":             "size: split pending",
 }
 
 // oversized lists what is over the limits in f without a "size:"

@@ -1,40 +1,13 @@
-// Package journal records every change a run makes to host state before it
-// makes it, so the change can be undone after the run dies in any way,
-// including kill -9 (`cnibench cleanup` replays the journal).
-//
-// Design notes:
-//
-//   - One file per run, /run/cnibench/<runID>.journal, JSON lines, append
-//     only, fsync'ed after every line. /run is a tmpfs: the journal lives
-//     exactly as long as what it guards (namespaces and sysfs values vanish
-//     at reboot too), so a journal never outlives its state.
-//   - Write-ahead: a Set (old and new value) or an Object (something about
-//     to be created) is on disk before the change happens. A crash between
-//     the record and the change leaves a record whose undo is a no-op
-//     (the value is still the old one; the object does not exist).
-//   - The first line is a header naming the owner (pid and the pid's start
-//     time from /proc/PID/stat, so a recycled pid is not taken for a live
-//     run). The header is written to a temporary file and linked into
-//     place, so a journal file always has a complete header.
-//   - The owner also holds an flock on the file. The kernel drops it when
-//     the owner dies, so it confirms the pid test and, held by a cleanup,
-//     keeps two cleanups from replaying the same journal at once.
-//   - A crash mid-write can truncate only the last line; readers ignore it.
-//     A record there described a change not yet made (records come
-//     before the change); an undo mark, a change already undone (marks
-//     come after it), whose entry then reads as pending and whose undo
-//     finds it done. A bad line before the last is damage, not a crash
-//     (damaged.go).
 package journal
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,42 +39,12 @@ const (
 	KindDir = "dir"
 )
 
-// StateSubdir is the directory, inside the journal directory, that holds
-// each run's state directory.
-const StateSubdir = "state"
-
-// StateDir is the directory of files a run keeps while it lives (the
-// reference CNI plugins' IPAM leases and libcni's result cache, per
-// node): DIR/state/RUN, beside the journals in DIR. Like the journals it
-// is on /run's tmpfs, so it never outlives the state it describes;
-// cleanup removes it for a dead run.
-func StateDir(dir, runID string) string { return filepath.Join(dir, StateSubdir, runID) }
-
-// TempPrefix starts the name of a run's temporary directory.
-const TempPrefix = "cnibench-"
-
-// TempDir is a run's temporary directory below base (the system's
-// temporary directory): the TMPDIR of its helpers. It is not inside the
-// state directory because helpers that drop root (nginx's workers) must
-// reach their files, and the journal directory is private to root.
-func TempDir(base, runID string) string { return filepath.Join(base, TempPrefix+runID) }
-
-// IsTempDir reports whether p names run's temporary directory under
-// some base, as TempDir makes it.
-func IsTempDir(p, runID string) bool {
-	return filepath.IsAbs(p) && filepath.Base(p) == TempPrefix+runID && filepath.Clean(p) == p
-}
-
 // Sentinel errors.
 var (
 	// ErrExists means a journal for the run ID is already present.
 	ErrExists = errors.New("journal already exists")
 	// ErrClosed means the journal was closed.
 	ErrClosed = errors.New("journal closed")
-	// ErrBadRunID means a run ID cannot name a journal or namespaces.
-	ErrBadRunID = errors.New("bad run ID")
-	// ErrBadPrefix means a name prefix is not one a run uses.
-	ErrBadPrefix = errors.New("bad name prefix")
 	// ErrBadHeader means a journal's header does not describe the file
 	// it is in (a crafted or corrupted journal); cleanup leaves it alone.
 	ErrBadHeader = errors.New("bad journal header")
@@ -115,16 +58,16 @@ type PendingError struct {
 	Path    string
 	Pending int
 	// Cleanup is the command that undoes the changes, as printed; empty:
-	// `cnibench cleanup`. A kube run's command names the cluster
+	// DefaultCleanup. A kube run's command names the cluster
 	// (`cnibench cleanup --kube ...`): the local one never touches it.
 	Cleanup string
 }
 
+// DefaultCleanup is the command that undoes a local run's changes.
+const DefaultCleanup = "cnibench cleanup"
+
 func (e *PendingError) Error() string {
-	cleanup := e.Cleanup
-	if cleanup == "" {
-		cleanup = "cnibench cleanup"
-	}
+	cleanup := cmp.Or(e.Cleanup, DefaultCleanup)
 	return fmt.Sprintf("journal %s kept: %d change(s) not undone; run %s after this process exits", e.Path, e.Pending, cleanup)
 }
 
@@ -474,40 +417,6 @@ func (j *Journal) Err() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.failed
-}
-
-// CheckRunID accepts IDs made of letters, digits, '_' and '.', at most 64
-// long, not starting with '.'. No '-': namespaces are named
-// PREFIX<run>-<what>, and cleanup finds the run as the part before '-'.
-func CheckRunID(id string) error {
-	if id == "" || len(id) > 64 || id[0] == '.' {
-		return fmt.Errorf("%w %q", ErrBadRunID, id)
-	}
-	for _, c := range id {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'
-		if !ok {
-			return fmt.Errorf("%w %q: only letters, digits, '_' and '.'", ErrBadRunID, id)
-		}
-	}
-	return nil
-}
-
-// CheckPrefix accepts name prefixes as runs use them ("cnb-"): a lower
-// case letter, then lower case letters, digits and '-' (at least one),
-// at most 32 long. Cleanup deletes namespaces and links by this prefix
-// (and only when it extends its own), so a journal must not be able to
-// name a wider one ("" or "c") or one with path characters.
-func CheckPrefix(p string) error {
-	bad := len(p) < 2 || len(p) > 32 || p[0] < 'a' || p[0] > 'z' || !strings.Contains(p, "-")
-	for _, c := range p {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			bad = true
-		}
-	}
-	if bad {
-		return fmt.Errorf("%w %q: want a lower case letter, then lower case letters, digits and at least one '-'", ErrBadPrefix, p)
-	}
-	return nil
 }
 
 // syncDir makes a created or removed name durable; errors are ignored as

@@ -50,7 +50,7 @@ type Options struct {
 	// Kube configures the kube engine (Engine "kube").
 	Kube *kube.Config
 	// Cleanup is the command that undoes what a kept journal leaves, as
-	// its error prints it; empty: `cnibench cleanup`.
+	// its error prints it; empty: journal.DefaultCleanup.
 	Cleanup string
 	// Resume continues the interrupted run in OutDir (--resume): its
 	// counted trials stay, the rest run and are appended (resume.go).
