@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,11 +27,16 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cnibench-e2e-")
+	dir, err := suiteTempDir(os.TempDir())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "e2e temporary directory:", err)
 		os.Exit(1)
 	}
+	// Everything the suite and its runs make in the temporary directory
+	// (t.TempDir, the runs' own TMPDIR) goes below dir, which a later
+	// suite removes if this one dies before its RemoveAll (a test
+	// binary's timeout panics past it; kill -9).
+	os.Setenv("TMPDIR", dir)
 	// CNIBENCH_E2E_BIN names a binary built beforehand: inside the
 	// full-kernel VM (scripts/vm/go-test-exec.sh) the guest has no build
 	// cache and little memory, so the host builds it.
@@ -47,6 +53,39 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// suitePrefix names the suite's temporary directory under base; the
+// process ID after it says whether the suite that made it still runs.
+const suitePrefix = "cnibench-e2e-"
+
+// suiteTempDir makes this suite's temporary directory under base, after
+// removing those of suites that are gone: a directory whose process is
+// no longer there, or is this process (its ID reused since).
+func suiteTempDir(base string) (string, error) {
+	old, err := filepath.Glob(filepath.Join(base, suitePrefix+"*"))
+	if err != nil {
+		return "", err
+	}
+	for _, d := range old {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), suitePrefix))
+		if err != nil || pid <= 0 {
+			continue // not a suite's: an older suite's random name, or another's
+		}
+		if pid != os.Getpid() && syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // its suite still runs (or another user's process has the ID)
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return "", fmt.Errorf("remove a gone suite's %s: %w", d, err)
+		}
+	}
+	// 0755 past the umask: nginx's workers, which drop root, reach
+	// their site in a run's temporary directory below it.
+	dir := filepath.Join(base, suitePrefix+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
 }
 
 // unignoreStopSignals gives the runs the tests start the default
