@@ -80,8 +80,9 @@ func comparabilityHeading(s *study.Study) string {
 // by seed, as their study files describe them.
 var paperSetups = map[string]string{
 	"000": "seed 000: a 4-core KVM VM per node, per-core figures of the server VM only, whose core 3 took the NIC's receive softirqs",
-	"001": "seed 001: two 8-core Xeon hosts with 100 Gb/s Mellanox CX4 NICs on Linux 3.19, its one-node cells on one of them",
+	"001": "seed 001: two Linux hosts, each with two 8-core Xeon E2650 CPUs (16 cores on 2 NUMA nodes) and a 100 Gb/s Mellanox CX4 NIC, on Linux 3.19, its one-node cells on one of them",
 	"003": "seed 003: two nodes of the VWall testbed joined by a 1 Gbit/s link",
+	"004": "seed 004: two bare-metal CloudLab hosts, each with one 10-core Xeon E5-2640v4 and two dual-port 25 Gb/s Mellanox ConnectX-4 NICs, on Linux 4.15",
 }
 
 var seedRE = regexp.MustCompile(`\bseeds? ([0-9]{3}(?:(?:, | and )[0-9]{3})*)`)

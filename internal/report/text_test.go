@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -65,7 +66,7 @@ func TestComparabilityNamesPinnedWorkloads(t *testing.T) {
 // references are absolute Mbit/s) absolute bitrates where the link bounds
 // them. A study citing no known paper gets no set-up.
 func TestComparabilityWordsTheStudy(t *testing.T) {
-	cat := study.Catalog{Datapaths: []string{"flannel-vxlan", "flannel-udp", "calico-vxlan"}, Tools: testCatalog.Tools}
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: testCatalog.Tools}
 	load := func(name string) *study.Study {
 		t.Helper()
 		s, err := study.Resolve(name, study.Options{Profile: "quick"}, cat)
@@ -90,6 +91,15 @@ func TestComparabilityWordsTheStudy(t *testing.T) {
 			[]string{"(seed 000: a 4-core KVM VM per node", "normalized bitrate (each tuning against the baseline on the same machine)",
 				"Not comparable: absolute bitrates"},
 			[]string{"each datapath", "shaped"}},
+		// Seed 001's testbed: two hosts of two 8-core CPUs each, not two
+		// 8-core hosts (the paper: "two Intel Xeon E2650 CPU each with 8
+		// cores (i.e., totally 16 cores)").
+		{"nic-modes", load("nic-modes"),
+			[]string{"(seed 001: two Linux hosts, each with two 8-core Xeon E2650 CPUs (16 cores on 2 NUMA nodes)"},
+			[]string{"two 8-core Xeon hosts"}},
+		{"cni-compare", load("cni-compare"),
+			[]string{"(seed 004: two bare-metal CloudLab hosts, each with one 10-core Xeon E5-2640v4"},
+			nil},
 		{"a user's study of one tuning", user,
 			[]string{"workloads, impairments and offered rates against each other"},
 			[]string{"(seed", "each tuning", "each datapath"}},
