@@ -167,3 +167,35 @@ func FuzzParseReport(f *testing.F) {
 		}
 	})
 }
+
+// Netfilter's per-rule matches and targets are named after their
+// extension (xt_mark's mark_mt, xt_MASQUERADE's masquerade_tg, ipset's
+// set_match_v4), not nf_* or xt_*: they went to other, tcp_udp (tcp_mt)
+// or ebpf (xt_bpf's bpf_mt), and br_netfilter's hooks to bridge. The
+// globs' neighbours in kallsyms stay where they were.
+func TestClassifyNetfilterRules(t *testing.T) {
+	m, err := DefaultMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sym := range []string{
+		"mark_mt", "mark_tg", "conntrack_mt_v3", "conntrack_mt.isra.0", "addrtype_mt_v1", "comment_mt", "multiport_mt",
+		"masquerade_tg", "set_match_v4", "set_target_v3", "statistic_mt", "rpfilter_mt", "physdev_mt", "tcp_mt", "udp_mt",
+		"bpf_mt", "bpf_mt_v1", "iprange_mt4", "socket_mt4_v1_v2_v3", "ecn_mt6", "connmark_tg_v2", "redirect_tg4", "reject_tg6",
+		"tproxy_tg4_v1", "audit_tg.part.0", "ebt_do_table", "arpt_do_table", "ipv4_confirm", "ipv6_confirm", "ipv4_helper",
+		"br_nf_pre_routing", "br_nf_forward_ip.part.0", "br_nf_post_routing", "br_nf_dev_queue_xmit",
+	} {
+		if got := m.Classify(sym); got != "netfilter" {
+			t.Errorf("%s -> %s, want netfilter", sym, got)
+		}
+	}
+	for sym, want := range map[string]string{
+		"throtl_add_bio_tg": Other, "ipv4_confirm_neigh": "ip_stack", "br_forward": "bridge", "br_handle_frame": "bridge",
+		"tcp_v4_rcv": "tcp_udp", "udp_rcv": "tcp_udp", "bpf_prog_run_pin_on_cpu": "ebpf", "tcp_mtu_probe": "tcp_udp",
+		"tcp_mtup_init": "tcp_udp", "vxlan_xmit": "vxlan",
+	} {
+		if got := m.Classify(sym); got != want {
+			t.Errorf("%s -> %s, want %s", sym, got, want)
+		}
+	}
+}
