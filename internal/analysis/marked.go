@@ -73,10 +73,10 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Marked = MarkedOf(run)
 	m.Origin, m.MachineS = run.Env.Origin, run.Env.MachineS
 	m.Tunings = TuningsOf(s, run.Env)
-	if s != nil && run.Env.SharedKernel {
-		// The run says its nodes shared a kernel: not inferred from the
-		// rows (SharedNodeReadings).
-		m.markMethods(s, true)
+	if s != nil {
+		// What the run recorded of its nodes (shared_kernel, engine), not
+		// inferred from the rows (SharedNodeReadings, CPPOneNode).
+		m.markMethods(s, &run.Env)
 	}
 	// Per-second samples judge it (cpu.jsonl): a run's file, not the
 	// samples Build has.

@@ -212,7 +212,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples), MarginOf(s))
 		// Without the run's env.json here, the rows tell whether the nodes
 		// shared a kernel; AddRun marks again with what the run recorded.
-		m.markMethods(s, false)
+		m.markMethods(s, nil)
 		m.Bounds = bounds(s, m.Rows)
 		m.Verdicts = verdicts(s, m.Rows)
 		if s.Spec.Verdict != nil {

@@ -66,20 +66,33 @@ func pktgenSent(s *study.Study) map[string]bool {
 	return out
 }
 
+// CPPOneNode is RefMatch.Method for a CPU cost per packet of an
+// inter-node workload in a run whose nodes ran on two kernels: the
+// server node's agent ran perf, which sampled that node's CPUs alone
+// (collect's cpp), where seed 004's inter-host numbers add the sender's
+// and the receiver's cycles ("on both the sender and receiver host").
+// The local engine's perf, and a node agent's on nodes that share a
+// kernel, sample the one machine both ends run on: no note there.
+const CPPOneNode = "ours is the server node's CPUs alone (perf on one of two kernels); the paper's both hosts' cycles"
+
 // markMethods sets Method on the references whose matched rows were
 // measured otherwise than the published number: the jitter of a load
 // pktgen sent, a total over a window (windowTotals), whose length and
 // rate per second Method gives (a study states its paper's test length
-// in the reference's note, as the built-in ones do), and a node's CPU %
-// or memory % that is the whole machine's (shared, SharedNodeReadings);
-// and, before any, a cell whose placement fell back (fellBack,
-// PinFellBackCells), the numerator's or the one a ratio divides by.
-func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, fellBack map[results.Cell]bool, shared SharedNodes) {
+// in the reference's note, as the built-in ones do), a node's CPU %
+// or memory % that is the whole machine's (shared, SharedNodeReadings),
+// and a cost per packet of one node of two (cppOneNode, the variants
+// cppOneNodeVariants names); and, before any, a cell whose placement
+// fell back (fellBack, PinFellBackCells), the numerator's or the one a
+// ratio divides by.
+func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, fellBack map[results.Cell]bool, shared SharedNodes, cppOneNode map[string]bool) {
 	for i := range refs {
 		m := &refs[i]
 		switch {
 		case m.Reference.Metric == results.MetricJitter && slices.ContainsFunc(m.Rows, func(k Key) bool { return pktgen[k.Workload] }):
 			m.Method = PktgenJitter
+		case cppCost(m.Reference.Metric) && slices.ContainsFunc(m.Rows, func(k Key) bool { return cppOneNode[k.Workload] }):
+			m.Method = CPPOneNode
 		case windowTotals[m.Reference.Metric] && m.Reference.Value != nil && len(m.Rows) > 0 && window > 0:
 			m.Method = totalMethod(m.MeanLow, m.MeanHigh, window)
 		case len(m.Rows) > 0 && shared.Metrics[m.Reference.Metric]:
@@ -91,13 +104,41 @@ func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, 
 	}
 }
 
-// markMethods marks the model's references (markMethods), sharedKernel
-// what the run recorded of its nodes' kernel (SharedNodeReadings).
-func (m *Model) markMethods(s *study.Study, sharedKernel bool) {
+// markMethods marks the model's references (markMethods) with what the
+// run recorded of its nodes in env (its engine and shared_kernel); nil
+// where the run's env.json is not at hand (Build), which leaves the
+// nodes' kernels to the rows (SharedNodeReadings) and marks no cost per
+// packet.
+func (m *Model) markMethods(s *study.Study, env *results.Env) {
 	for i := range m.References {
 		m.References[i].Method = ""
 	}
-	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, sharedKernel))
+	shared := env != nil && env.SharedKernel
+	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, shared), cppOneNodeVariants(s, env))
+}
+
+// cppOneNodeVariants are the workload variants (as cells name them)
+// whose cost per packet a run on env measured on the server node alone:
+// those with cpp: true and the client on the other node, in a run of the
+// kube engine whose nodes did not share a kernel (CPPOneNode).
+func cppOneNodeVariants(s *study.Study, env *results.Env) map[string]bool {
+	out := map[string]bool{}
+	if s == nil || env == nil || env.Engine != "kube" || env.SharedKernel {
+		return out
+	}
+	for _, v := range s.Variants() {
+		if v.CPP && !v.ClientOnServerNode() {
+			out[v.Name] = true
+		}
+	}
+	return out
+}
+
+// cppCost says whether metric is a cost per packet (cpp_<component>_<unit>
+// or the total; the unit is cycles or ns), not the packet counts beside
+// them (internal/metrics/cpp's names, which analysis does not import).
+func cppCost(metric string) bool {
+	return strings.HasPrefix(metric, "cpp_") && (strings.HasSuffix(metric, "_cycles") || strings.HasSuffix(metric, "_ns"))
 }
 
 // fellBackRef reports whether a matched row of m, or the row its ratio

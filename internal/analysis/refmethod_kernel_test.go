@@ -1,10 +1,12 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // The run's own record that its nodes shared a kernel (env.json
@@ -47,5 +49,70 @@ func TestRefMethodRecordedSharedKernel(t *testing.T) {
 	apart.Spec.Nodes.Client.CPUs, apart.Spec.Nodes.Server.CPUs = "0", "1"
 	if sh := SharedNodeReadings(&apart, Build(&apart, samples(true)).Rows, true); sh.Metrics[cpu] || !sh.Metrics[mem] {
 		t.Errorf("one kernel, nodes pinned apart: shared %v, want memory alone", sh.Metrics)
+	}
+}
+
+// A cost per packet of an inter-node workload in a kube run on two
+// kernels is the server node's alone (its agent's perf), where seed
+// 004's inter-host numbers are both hosts' cycles: the reference says
+// so. Not an intra-node workload's (both ends on that node), not the
+// local engine's or a kube run whose nodes share a kernel (perf samples
+// the one machine), not the packet count, and not before the run's env
+// is known (Build).
+func TestRefMethodCPPOneNode(t *testing.T) {
+	cat := study.Catalog{Datapaths: []string{"flannel-vxlan"}, Tools: testCatalog.Tools}
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [flannel-vxlan]
+  trials: 3
+  duration: 10s
+  workloads:
+    - {name: cpp-inter, tool: iperf3, protocol: tcp, cpp: true}
+    - {name: cpp-intra, tool: iperf3, protocol: tcp, cpp: true, placement: intra-node}
+  reference:
+    - {workload: cpp-inter, metric: cpp_netfilter_cycles, value: 749}
+    - {workload: cpp-inter, metric: cpp_total_ns, value: 3000}
+    - {workload: cpp-inter, metric: cpp_packets_count, value: 1e6}
+    - {workload: cpp-intra, metric: cpp_netfilter_cycles, value: 324}
+`), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for _, w := range []string{"cpp-inter", "cpp-intra"} {
+		for trial := 1; trial <= 3; trial++ {
+			samples = append(samples, results.Sample{
+				Cell: results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: w, Replicas: 1}, Trial: trial,
+				Metrics: map[string]float64{"cpp_netfilter_cycles": 300 * wobble(trial), "cpp_total_ns": 2000 * wobble(trial), "cpp_packets_count": 1e6},
+			})
+		}
+	}
+	methods := func(env *results.Env) []string {
+		m := Build(s, samples)
+		if env != nil {
+			m.AddRun(s, &results.Run{Env: *env, Samples: samples})
+		}
+		var out []string
+		for _, r := range m.References {
+			out = append(out, r.Method)
+		}
+		return out
+	}
+	none := []string{"", "", "", ""}
+	for _, tc := range []struct {
+		name string
+		env  *results.Env
+		want []string
+	}{
+		{"kube, two kernels", &results.Env{Engine: "kube"}, []string{CPPOneNode, CPPOneNode, "", ""}},
+		{"kube, one kernel", &results.Env{Engine: "kube", SharedKernel: true}, none},
+		{"local", &results.Env{Engine: "local", SharedKernel: true}, none},
+		{"no env.json (Build)", nil, none},
+	} {
+		if got := methods(tc.env); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: methods %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

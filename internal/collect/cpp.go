@@ -9,10 +9,17 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
+// cppEntry's perf runs on the server node's kernel and samples every CPU
+// of it (perf record -a): on the local engine that is the machine both
+// emulated nodes share, so an inter-node workload's cost is both ends',
+// as seed 004's inter-host numbers are; a cluster node's agent samples
+// its own node, the receiver alone unless the nodes share a kernel
+// (analysis.CPPOneNode notes it beside the paper's numbers).
 var cppEntry = Entry{
 	Name: "cpp",
-	Description: "CPU cost per packet on the server node by kernel component, from perf samples " +
-		"over the window divided by the measured pods' packets (this machine's perf, or the node agent's)",
+	Description: "CPU cost per packet by kernel component, from perf samples of every CPU of the server node's kernel " +
+		"over the window divided by the measured server pods' packets: on the local engine the machine both emulated " +
+		"nodes share (both ends' cost), on a cluster the server node's agent's (that node alone, unless the nodes share a kernel)",
 	Metrics:  []string{"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"},
 	Programs: []string{"perf"},
 	Enabled:  func(w study.Workload) bool { return w.CPP },
