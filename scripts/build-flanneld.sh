@@ -21,6 +21,13 @@ set -euo pipefail
 FLANNEL_VERSION=v0.28.4
 TENCENT_COMMON=v1.3.103
 
+# cloud-init runs this with HOME unset: the cache below and go's own
+# caches live under it.
+if [ -z "${HOME:-}" ]; then
+  HOME=$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6 || true)
+  if [ -z "$HOME" ] && [ "$(id -u)" -eq 0 ]; then HOME=/root; fi
+  export HOME
+fi
 dest=${1:-${CNIBENCH_FLANNELD_DIR:-/usr/local/lib/cnibench}}
 cache=${CNIBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cnibench}/flanneld-build-$FLANNEL_VERSION
 bin="$dest/flanneld"

@@ -4,6 +4,13 @@
 #   --test  also installs what the test suite needs (chromium for the report screenshot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# cloud-init runs this with HOME unset: go's build cache and
+# build-flanneld.sh's cache live under it.
+if [ -z "${HOME:-}" ]; then
+  HOME=$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6 || true)
+  if [ -z "$HOME" ] && [ "$(id -u)" -eq 0 ]; then HOME=/root; fi
+  export HOME
+fi
 # need_root WHAT: installing needs root; with everything there already,
 # building does not.
 need_root() {
@@ -16,6 +23,12 @@ need_root() {
 remove_at_exit=()
 trap 'rm -rf "${remove_at_exit[@]}"' EXIT
 need_pkgs=()
+# What cnibench can go without: each is installed in its own apt-get, and
+# its failure (or the archive not offering it) is only a warning, with
+# want_hint[ITEM] saying what goes without it (and want_none[ITEM] why the
+# archive may offer none of it).
+want_pkgs=()
+declare -A want_hint=() want_none=()
 have() { command -v "$1" >/dev/null 2>&1; }
 have iperf3  || need_pkgs+=(iperf3)
 have ethtool || need_pkgs+=(ethtool)
@@ -33,9 +46,17 @@ have qperf    || need_pkgs+=(qperf)
 have ab       || need_pkgs+=(apache2-utils)
 # Names that differ between releases are alternatives, "a|b": the first
 # the archive offers is installed (a,b: both). Debian 13 keeps nginx-light
-# only as a transitional package; Ubuntu ships perf per kernel.
+# only as a transitional package.
 have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=("nginx-light|nginx")
-have perf     || need_pkgs+=("linux-perf|linux-tools-common,linux-tools-$(uname -r)")
+# perf (CPU cost per packet): Ubuntu ships it per kernel, and its
+# linux-tools-common's /usr/bin/perf is a wrapper that fails until
+# linux-tools-$(uname -r) is in: what counts is that perf runs. A kernel
+# the archive does not ship (a container's host) has no such package.
+if ! perf --version >/dev/null 2>&1; then
+  perf_want="linux-perf|linux-tools-common,linux-tools-$(uname -r)"
+  want_pkgs+=("$perf_want")
+  want_hint[$perf_want]="without a perf for kernel $(uname -r), cnibench runs without the CPU cost per packet"
+fi
 # nft: the nftables counters (counters: true) on both engines, and part of
 # the kube engine's image.
 have nft || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)
@@ -54,7 +75,7 @@ have modprobe || [ -x /sbin/modprobe ] || need_pkgs+=(kmod)
 # Open vSwitch's tools only where the kernel has its datapath module: the
 # package pulls in Python, which nic-modes needs only if OVS can run.
 kernel_has() {
-  local m="/lib/modules/$(uname -r)"
+  local m; m="/lib/modules/$(uname -r)"
   [ -d "/sys/module/$1" ] || grep -E "/$1\.ko" "$m/modules.dep" "$m/modules.builtin" >/dev/null 2>&1
 }
 if kernel_has openvswitch; then have ovs-dpctl || need_pkgs+=(openvswitch-switch); fi
@@ -62,7 +83,19 @@ if [ "${1:-}" = "--test" ]; then
   # The test suite also exercises the screenshot of the report, BIRD for
   # calico-routed's BGP mode, OVS (in the full-kernel VM too) and the
   # Kubernetes cluster.
-  have chromium || have chromium-browser || need_pkgs+=("chromium|chromium-browser")
+  # The screenshot is optional (test.sh skips it without a browser).
+  # Ubuntu has no chromium deb: its chromium-browser installs a snap from
+  # its preinst, which fails where snapd is not running (a container, a
+  # chroot), so it is tried only where snapd runs.
+  if ! have chromium && ! have chromium-browser; then
+    if [ -S /run/snapd.socket ]; then
+      want_pkgs+=("chromium|chromium-browser")
+    else
+      want_pkgs+=(chromium)
+      want_none[chromium]="; Ubuntu's chromium-browser is not tried: it installs a snap, and snapd is not running here"
+    fi
+    want_hint[${want_pkgs[-1]}]="test.sh skips the report's screenshot"
+  fi
   # bird2 installs bird and birdc in /usr/sbin, which not every PATH has.
   have bird || [ -x /usr/sbin/bird ] || need_pkgs+=(bird2)
   have ovs-dpctl || need_pkgs+=(openvswitch-switch)
@@ -88,8 +121,20 @@ first_offered() {
   done
   return 1
 }
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-  need_root "installing what is missing (${need_pkgs[*]})"
+# apt_install PKG...: apt-get install, its output kept to show when it fails.
+apt_install() {
+  local log; log=$(mktemp)
+  remove_at_exit+=("$log")
+  apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "$@" >"$log" 2>&1 && return 0
+  tail -n 20 "$log" >&2
+  return 1
+}
+if [ ${#want_pkgs[@]} -gt 0 ] && [ ${#need_pkgs[@]} -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
+  echo "setup: warning: not root: not installing what cnibench can go without (${want_pkgs[*]//|/ or }; sudo $0 installs it)" >&2
+  want_pkgs=()
+fi
+if [ ${#need_pkgs[@]} -gt 0 ] || [ ${#want_pkgs[@]} -gt 0 ]; then
+  need_root "installing what is missing (${need_pkgs[*]} ${want_pkgs[*]})"
   export DEBIAN_FRONTEND=noninteractive
   # Packages such as etcd-server, openvswitch-switch and bird2 start a
   # service on install; cnibench starts its own instances, so keep them
@@ -110,16 +155,30 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     # shellcheck disable=SC2206 # an alternative may name several packages
     pkgs+=($found)
   done
-  if [ ${#pkgs[@]} -eq 0 ]; then
+  if [ ${#need_pkgs[@]} -gt 0 ] && [ ${#pkgs[@]} -eq 0 ]; then
     echo "setup: the package archive offers none of what is missing (${need_pkgs[*]})" >&2
     [ -z "$apt_failed" ] || printf 'setup: apt-get update could not reach it:\n%s\n' "$apt_failed" >&2
     exit 2
   fi
   [ -z "$apt_failed" ] || printf 'setup: warning: apt-get update could not fetch some indexes:\n%s\n' "$apt_failed" >&2
-  echo "setup: installing ${pkgs[*]}"
   # iperf3's package asks whether to start a daemon; say no.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections 2>/dev/null || true
-  apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${pkgs[@]}" >/dev/null
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    echo "setup: installing ${pkgs[*]}"
+    apt_install "${pkgs[@]}" || {
+      echo "setup: installing ${pkgs[*]} failed; apt-get's last lines above name the cause: often the network, a proxy (http_proxy, Acquire::http::Proxy) or the mirror in /etc/apt/sources.list*; after an interrupted dpkg, dpkg --configure -a. Then rerun $0" >&2
+      exit 2
+    }
+  fi
+  for want in "${want_pkgs[@]}"; do
+    if ! found=$(first_offered "$want"); then
+      echo "setup: warning: the package archive offers none of: ${want//|/ or }${want_none[$want]:-} (${want_hint[$want]})" >&2
+      continue
+    fi
+    echo "setup: installing $found (optional)"
+    # shellcheck disable=SC2086 # an alternative may name several packages
+    apt_install $found || echo "setup: warning: installing $found failed (apt-get's last lines above); going on without it (${want_hint[$want]})" >&2
+  done
   # ... nor at boot: installed here only for cnibench's own instances (a
   # service the user had installed before is left as it was).
   for pkg_svc in etcd-server:etcd bird2:bird openvswitch-switch:openvswitch-switch; do
@@ -153,7 +212,11 @@ if ! go_ok; then
     # The download (about 70 MB) goes whatever stops the fetch; a stalled
     # transfer is cut after 10 minutes and tried again.
     remove_at_exit+=("$tmp")
-    curl -fsSL --max-time 600 --retry 3 -o "$tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
+    go_url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
+    curl -fsSL --max-time 600 --retry 3 -o "$tmp/go.zip" "$go_url" || {
+      echo "setup: fetching Go $want failed (curl exit $?, $go_url): check the network and a proxy (https_proxy), or install Go $want yourself (https://go.dev/dl, on PATH or in /usr/local/go) and rerun $0" >&2
+      exit 2
+    }
     if ! echo "$sum  $tmp/go.zip" | sha256sum -c --quiet - >/dev/null 2>&1; then
       echo "setup: the Go $want toolchain fetched does not match its sha256 in scripts/go-toolchain.sha256" >&2
       exit 2
