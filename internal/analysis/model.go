@@ -82,6 +82,9 @@ type Model struct {
 	// Unfinished are the cells the run ended before finishing
 	// (Unfinished): --resume continues them.
 	Unfinished []results.Cell `json:"unfinished,omitempty"`
+	// Skipped are the study's datapaths this machine could not build
+	// (spec.skipUnavailable), with why: they are in no row.
+	Skipped []Skipped `json:"skipped,omitempty"`
 	// Tunings are the study's tunings: what each is and what it set.
 	Tunings []TuningDef `json:"tunings,omitempty"`
 }

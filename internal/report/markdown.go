@@ -41,29 +41,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 	n := newNumbers(m)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	n.markdownHeader(p, s, run)
-	var warnings []string
-	if run != nil {
-		warnings = run.Warnings
-	}
-	if len(m.Rows) == 0 {
-		p("No samples.\n")
-	}
-	// Free text (a warning quotes a file's error, a tool's message; a
-	// study's description and notes are anyone's) renders as written:
-	// markdown.Text.
-	if l := UnfinishedLine(m.Unfinished, s, ""); l != "" {
-		p("**Warning: %s.**\n\n", markdown.Text(l))
-	}
-	for _, l := range warnings {
-		p("**Warning: %s.**\n\n", markdown.Text(l))
-	}
-	if miss := missingCells(m.Rows); len(miss) > 0 {
-		p("## Cells without samples\n\n")
-		for _, c := range miss {
-			p("- %s\n", markdown.Text(c))
-		}
-		p("\nTheir tables below say \"missing\"; %s.\n\n", missingWhy(m.Unfinished, m.Stops))
-	}
+	markdownGaps(p, s, m, run)
 	if tables := n.glanceTables(s); len(tables) > 0 {
 		p("## At a glance\n\n")
 		for _, t := range tables {
@@ -335,4 +313,50 @@ func anyNorm(rows []analysis.Row, metric string) bool {
 		}
 	}
 	return false
+}
+
+// markdownSkipped lists the study's datapaths this machine could not
+// build, with why: the run's study.yaml and every table leave them out,
+// so without this section summary.md read as if the study had not asked
+// for them (env.json's notes and report.html said it; summary.md is read
+// alone).
+func markdownSkipped(p func(string, ...any), skipped []analysis.Skipped) {
+	if len(skipped) == 0 {
+		return
+	}
+	p("## Not run here\n\n")
+	for _, k := range skipped {
+		p("- %s: %s\n", markdown.Code(k.Datapath), markdown.Text(k.Reason))
+	}
+	p("\nThe study asked for these datapaths; this machine could not build them (spec.skipUnavailable), so no table below has them.\n\n")
+}
+
+// markdownGaps is what summary.md says before its numbers of what the
+// run lacks: no samples, an unfinished run, the warnings loading it
+// tolerated, the datapaths it skipped and the cells without samples.
+func markdownGaps(p func(string, ...any), s *study.Study, m analysis.Model, run *results.Run) {
+	var warnings []string
+	if run != nil {
+		warnings = run.Warnings
+	}
+	if len(m.Rows) == 0 {
+		p("No samples.\n")
+	}
+	// Free text (a warning quotes a file's error, a tool's message; a
+	// study's description and notes are anyone's) renders as written:
+	// markdown.Text.
+	if l := UnfinishedLine(m.Unfinished, s, ""); l != "" {
+		p("**Warning: %s.**\n\n", markdown.Text(l))
+	}
+	for _, l := range warnings {
+		p("**Warning: %s.**\n\n", markdown.Text(l))
+	}
+	markdownSkipped(p, m.Skipped)
+	if miss := missingCells(m.Rows); len(miss) > 0 {
+		p("## Cells without samples\n\n")
+		for _, c := range miss {
+			p("- %s\n", markdown.Text(c))
+		}
+		p("\nTheir tables below say \"missing\"; %s.\n\n", missingWhy(m.Unfinished, m.Stops))
+	}
 }
