@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/cmdline"
@@ -50,11 +51,15 @@ func printDryRun(w io.Writer, s *study.Study, d runner.DryRun, command []string,
 	if b := sp.Budget.Duration; b > 0 {
 		fmt.Fprintf(w, "; the budget of %s (set-up included) stops it there", report.DurationText(b))
 	}
+	changed := "nothing on this host was changed"
+	if len(d.HostChanges) > 0 {
+		changed = "this host was changed only thus: " + strings.Join(d.HostChanges, "; ")
+	}
 	if err != nil {
-		fmt.Fprintf(w, "\npreflight (%s engine): refused, so it would not run here (why: below); nothing on this host was changed\n", d.Engine)
+		fmt.Fprintf(w, "\npreflight (%s engine): refused, so it would not run here (why: below); %s\n", d.Engine, changed)
 		return
 	}
-	fmt.Fprintf(w, "\npreflight (%s engine): passed; nothing on this host was changed\n", d.Engine)
+	fmt.Fprintf(w, "\npreflight (%s engine): passed; %s\n", d.Engine, changed)
 	for _, n := range d.Notes {
 		fmt.Fprintln(w, "  note: "+n)
 	}

@@ -71,3 +71,35 @@ spec:
 		}
 	}
 }
+
+// A dry run whose probes loaded kernel modules says so instead of
+// claiming it changed nothing, passed or refused.
+func TestDryRunSaysWhatProbesChanged(t *testing.T) {
+	s, err := study.Parse("one.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: one}
+spec:
+  datapaths: [bridge]
+  workloads: [{name: tcp, tool: iperf3}]
+  trials: 2
+  duration: 5s
+`), study.Options{}, studyCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := "probing the study's kernel features loaded module(s) openvswitch"
+	for _, refused := range []error{nil, errors.New("no iperf3")} {
+		for _, changes := range [][]string{nil, {loaded}} {
+			var b strings.Builder
+			d := runner.DryRun{Plan: s.Plan(), Design: "2 trials per cell", Engine: "local", HostChanges: changes}
+			printDryRun(&b, s, d, []string{"cnibench", "run", "one.yaml"}, refused)
+			out := b.String()
+			if said := strings.Contains(out, "nothing on this host was changed"); said != (changes == nil) {
+				t.Errorf("refused %v, host changes %q: says nothing changed: %v:\n%s", refused, changes, said, out)
+			}
+			if changes != nil && !strings.Contains(out, "this host was changed only thus: "+loaded) {
+				t.Errorf("refused %v: does not say what its probes loaded:\n%s", refused, out)
+			}
+		}
+	}
+}

@@ -261,6 +261,9 @@ func kernel(ctx context.Context, priv []Result, only []string) []Result {
 	}
 	defer h.Close()
 	s := &scratch{ns: name, h: h}
+	// Modules loaded from here on are the probes' (the parent veth's
+	// included): what a dry run says it changed (HostChanges).
+	mods := loadedModules()
 	s.makeParent()
 
 	out := make([]Result, 0, len(probes))
@@ -272,7 +275,13 @@ func kernel(ctx context.Context, priv []Result, only []string) []Result {
 			before := hostLinks()
 			cache.kernelTried = append(cache.kernelTried, p.name)
 			r.OK, r.Detail = p.try(s)
-			if note := hostEffectNote(p.name, newLinks(before, hostLinks())); note != "" && (r.OK || len(r.Detail) == 0) {
+			note := hostEffectNote(p.name, newLinks(before, hostLinks()))
+			if mods != nil {
+				after := loadedModules()
+				noteLoaded(mods, after, p.name, note)
+				mods = after
+			}
+			if note != "" && (r.OK || len(r.Detail) == 0) {
 				r.Detail = note
 			} else if note != "" && !strings.HasPrefix(note, "probing it loads") {
 				r.Detail += "; " + note

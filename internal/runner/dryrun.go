@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -16,6 +17,10 @@ type DryRun struct {
 	Engine string
 	// Notes and Warnings are the preflight's, as a run would log them.
 	Notes, Warnings []string
+	// HostChanges are what the preflight's probes changed on this host
+	// (kernel modules they made the kernel load: probe.HostChanges);
+	// empty when it changed nothing.
+	HostChanges []string
 }
 
 // Check runs the preflight of opt's study, which changes nothing, and
@@ -30,7 +35,7 @@ func Check(ctx context.Context, opt Options) (DryRun, error) {
 	}
 	p, err := preflight(ctx, e, opt.Study)
 	r := &run{study: opt.Study, design: newDesign(opt.Study), opt: opt, began: time.Now()}
-	d := DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name()}
+	d := DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name(), HostChanges: probe.HostChanges()}
 	if err != nil {
 		return d, err
 	}
