@@ -106,6 +106,7 @@ func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) 
 func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) error {
 	var keep []study.Datapath
 	var skipped skips
+	var whyNot []error
 	for _, d := range n.Datapaths {
 		err := probe.Require(d.Features...)
 		if err == nil {
@@ -120,18 +121,54 @@ func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) erro
 				return need.Refusal("", err)
 			}
 			skipped.add(d.Spec.Name, err)
+			whyNot = append(whyNot, err)
 			continue
 		}
 		keep = append(keep, d.Spec)
 	}
 	if len(keep) == 0 {
-		return fmt.Errorf("none of the study's datapaths can run here (%s)", strings.Join(skipped.notes(), "; "))
+		return noneCanRun(len(n.Datapaths), skipped, whyNot)
 	}
 	f.Notes = append(f.Notes, skipped.notes()...)
 	// The run, its study.yaml and its report cover what actually ran.
 	s.Spec.Datapaths = keep
 	return nil
 }
+
+// noneCanRun refuses a study none of whose datapaths this machine can
+// build, where spec.skipUnavailable would drop those it cannot: nothing
+// would be left to run, so no datapath is "skipped". It is an error at
+// spec.datapaths (the study's line, or the --set that gave the list),
+// with each datapath's reason (datapaths of one reason named together);
+// it unwraps to the probes' errors.
+func noneCanRun(count int, skipped skips, errs []error) error {
+	var why []string
+	for _, w := range skipped.why {
+		names := skipped.names[w]
+		head := "datapath "
+		if len(names) > 1 {
+			head = "datapaths "
+		}
+		why = append(why, head+strings.Join(names, ", ")+": "+w)
+	}
+	what := "the study's one datapath cannot be built here"
+	if count > 1 {
+		what = fmt.Sprintf("none of the study's %d datapaths can be built here", count)
+	}
+	return study.At("spec.datapaths", &reasons{
+		msg:  what + ", so skipUnavailable would leave nothing to run: " + strings.Join(why, "; "),
+		errs: errs,
+	})
+}
+
+// reasons is an error of one text that unwraps to the errors it tells.
+type reasons struct {
+	msg  string
+	errs []error
+}
+
+func (r *reasons) Error() string   { return r.msg }
+func (r *reasons) Unwrap() []error { return r.errs }
 
 // Up builds the emulated nodes and the datapath between them.
 func (e *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {

@@ -53,10 +53,30 @@ func TestUnavailableDatapathSaysHowToRunTheOthers(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "skipUnavailable") {
 		t.Errorf("the only datapath: %v", err)
 	}
+}
+
+// With spec.skipUnavailable and no datapath this machine can build, the
+// run is refused at spec.datapaths (the study's line or the --set that
+// gave the list), with each datapath's reason; none is "skipped", since
+// nothing runs.
+func TestNoDatapathCanRunIsOneErrorAtTheList(t *testing.T) {
+	s := &study.Study{}
 	s.Spec.SkipUnavailable = true
+	gone := engine.Datapath{Spec: study.Datapath{Name: "gone"}, Field: "spec.datapaths[0]", Features: []string{"no-such-feature"}}
+	lost := engine.Datapath{Spec: study.Datapath{Name: "lost"}, Field: "spec.datapaths[1]", Features: []string{"other-feature"}}
 	f := &engine.Facts{}
-	err = (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{bad}}, f)
-	if err == nil || !strings.HasPrefix(err.Error(), "none of the study's datapaths can run here (datapath gone skipped") {
-		t.Errorf("skipped, none left: %v (notes %v)", err, f.Notes)
+	err := (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{gone, lost}}, f)
+	var at *study.FieldProblem
+	if err == nil || !errors.As(err, &at) || at.Field != "spec.datapaths" {
+		t.Fatalf("none left: %v, want a problem at spec.datapaths", err)
+	}
+	want := `spec.datapaths: none of the study's 2 datapaths can be built here, so skipUnavailable would leave nothing to run: ` +
+		`datapath gone: probe: unknown feature "no-such-feature"; datapath lost: probe: unknown feature "other-feature"`
+	if err.Error() != want || strings.Contains(err.Error(), "skipped") || len(f.Notes) > 0 {
+		t.Errorf("none left:\n got %v\nwant %s (notes %v)", err, want, f.Notes)
+	}
+	err = (&Engine{}).datapaths(s, engine.Needs{Datapaths: []engine.Datapath{gone}}, f)
+	if err == nil || !strings.HasPrefix(err.Error(), "spec.datapaths: the study's one datapath cannot be built here") {
+		t.Errorf("the only datapath: %v", err)
 	}
 }
