@@ -117,6 +117,8 @@ func SweptParam(w study.Workload) string {
 		return "parallel streams"
 	case len(w.MessageSizes) > 0:
 		return "message size"
+	case len(w.MSSes) > 0:
+		return "TCP MSS"
 	case len(w.Concurrency) > 1:
 		return "concurrency"
 	case w.Background != nil && len(w.Background.Connections) > 1:
@@ -137,6 +139,8 @@ func SweptValue(base, v study.Workload) string {
 		return strconv.Itoa(v.Parallel)
 	case len(base.MessageSizes) > 0:
 		return strconv.Itoa(v.MessageSize) + " B"
+	case len(base.MSSes) > 0:
+		return strconv.Itoa(v.MSS) + " B"
 	case len(base.Concurrency) > 1:
 		return strconv.Itoa(v.Concurrent())
 	case base.Background != nil && len(base.Background.Connections) > 1:
@@ -146,4 +150,39 @@ func SweptValue(base, v study.Workload) string {
 		return v.Param
 	}
 	return v.Name
+}
+
+// SweptAxis is the numeric x axis a sweep's figures place its variants
+// on: the swept parameter with its unit, and each variant's value in it.
+// Placed by value, not evenly by position, a figure shows how a metric
+// grows with the parameter (seed 001: throughput "nearly proportional to
+// the flow numbers" over 1 to 16 flows). ok is false for a workload that
+// does not sweep a number.
+func SweptAxis(base study.Workload) (title string, x func(v study.Workload) (float64, bool), ok bool) {
+	num := func(f func(v study.Workload) int) func(study.Workload) (float64, bool) {
+		return func(v study.Workload) (float64, bool) { return float64(f(v)), true }
+	}
+	switch {
+	case len(base.Lengths) > 0:
+		return "write length (KiB)", func(v study.Workload) (float64, bool) {
+			n, ok := study.ParseBytes(v.Length)
+			return float64(n) / 1024, ok
+		}, true
+	case len(base.Rates) > 0:
+		return "rate per stream (Mbit/s)", func(v study.Workload) (float64, bool) {
+			r, ok := study.ParseRate(v.Rate)
+			return r / 1e6, ok
+		}, true
+	case len(base.Parallels) > 0:
+		return "parallel streams", num(func(v study.Workload) int { return v.Parallel }), true
+	case len(base.MessageSizes) > 0:
+		return "message size (B)", num(func(v study.Workload) int { return v.MessageSize }), true
+	case len(base.MSSes) > 0:
+		return "TCP MSS (B)", num(func(v study.Workload) int { return v.MSS }), true
+	case len(base.Concurrency) > 1:
+		return "concurrency", num(study.Workload.Concurrent), true
+	case base.Background != nil && len(base.Background.Connections) > 1:
+		return "background connections", num(study.Workload.BackgroundConnections), true
+	}
+	return "", nil, false
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/cnibench/cnibench/internal/analysis"
@@ -38,7 +37,7 @@ func sweepsAcrossDatapaths(s *study.Study, rows []analysis.Row) []figure {
 	}
 	var figs []figure
 	for _, k := range order {
-		if f, ok := acrossFigure(byKey[k], idx); ok {
+		if f, ok := acrossFigure(byKey[k], sweepBase(s, k.base), idx); ok {
 			figs = append(figs, f)
 		}
 	}
@@ -46,8 +45,8 @@ func sweepsAcrossDatapaths(s *study.Study, rows []analysis.Row) []figure {
 }
 
 // acrossFigure draws one workload's sweeps (one per datapath) on shared
-// axes: x is the variant's position, labelled with its swept value.
-func acrossFigure(sws []analysis.Sweep, idx map[analysis.Key]analysis.Row) (figure, bool) {
+// axes: x is the swept value (axisOf).
+func acrossFigure(sws []analysis.Sweep, base study.Workload, idx map[analysis.Key]analysis.Row) (figure, bool) {
 	metric := ""
 	for _, m := range acrossMetrics {
 		n := 0
@@ -70,23 +69,15 @@ func acrossFigure(sws []analysis.Sweep, idx map[analysis.Key]analysis.Row) (figu
 		name += " / " + sws[0].Impairment
 	}
 	title := fmt.Sprintf("%s per datapath (%s)", metric, name)
-	p := newPlot(title, "variant", sc.Unit)
+	ax := axisOf(base, sws[0].Variants)
+	p := newPlot(title, ax.title, sc.Unit)
 	leg := newLegend()
-	var ticks []plot.Tick
-	for i, v := range sws[0].Variants {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: paramLabel(v)})
-	}
 	for i, sw := range sws {
-		d := sweepData{sw: sw, idx: idx}
-		pos := map[string]float64{}
-		for j, v := range sw.Variants {
-			pos[v.Name] = float64(j)
-		}
-		pts, errs := xyCI(d, func(v study.Workload) (float64, bool) { x, ok := pos[v.Name]; return x, ok }, metric, sc.Factor)
+		pts, errs := xyCI(sweepData{sw: sw, idx: idx}, ax.at, metric, sc.Factor)
 		addLine(p, &leg, sw.Datapath, i, pts, errs)
 	}
 	p.Add(plotter.NewGrid())
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	ax.apply(p)
 	f := figure{Title: title, Caption: fmt.Sprintf(
 		"%s of each variant of %s, one line per datapath, at tuning %s and %d replica%s: mean over trials with 95%% confidence intervals. "+
 			"Datapaths this machine could not build are absent.", analysis.WithUnit(metric, sc.Unit), name, sws[0].Tuning, sws[0].Replicas, plural(sws[0].Replicas))}

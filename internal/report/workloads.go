@@ -46,6 +46,9 @@ var rttPercentiles = []struct{ metric, label string }{
 type sweepData struct {
 	sw  analysis.Sweep
 	idx map[analysis.Key]analysis.Row
+	// base is the study workload the sweep expands (sweepBase): what it
+	// sweeps, for the x axis.
+	base study.Workload
 }
 
 func (d sweepData) row(v study.Workload, metric string) (analysis.Row, bool) {
@@ -91,7 +94,7 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 	var sec workloadSection
 	var cppBars []stackBar
 	for _, sw := range analysis.Sweeps(s, m.Rows) {
-		d := sweepData{sw: sw, idx: n.idx}
+		d := sweepData{sw: sw, idx: n.idx, base: sweepBase(s, sw.Base)}
 		figs, bars := sweepFigures(d, samples)
 		cppBars = append(cppBars, bars...)
 		if len(sw.Variants) > 1 {
@@ -286,7 +289,7 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 			"the tool reports no percentiles. Transactions/s of each variant are in the table above."}
 		series = append(series, struct{ metric, label string }{mRTTMean, "mean"})
 	}
-	p := newPlot(title, "variant", "RTT (µs)")
+	p := newPlot(title, analysis.SweptParam(d.base), "RTT (µs)")
 	leg := newLegend()
 	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.8}
 	var ticks []plot.Tick
@@ -338,16 +341,32 @@ func backgroundFigure(d sweepData, name string) figure {
 	return render(f, p, leg, figW, figH)
 }
 
+// sweepFigure draws the bitrate of an iperf3 sweep: a line against the
+// swept value where it is a number (axisOf), else a bar per variant.
 func sweepFigure(d sweepData, name string) figure {
+	ax := axisOf(d.base, d.sw.Variants)
+	if ax.numeric {
+		title := "Bitrate vs " + ax.title + " (" + name + ")"
+		f := figure{Title: title, Caption: "Receiver bitrate at each swept value, placed by value (mean with 95% CI)."}
+		p := newPlot(title, ax.title, "Gbit/s")
+		p.Y.Min = 0
+		leg := newLegend()
+		pts, errs := xyCI(d, ax.at, results.MetricBitrate, 1e-9)
+		if !addLine(p, &leg, "bitrate", 0, pts, errs) {
+			f.Missing = "no data"
+			return f
+		}
+		ax.apply(p)
+		padY(p)
+		return render(f, p, leg, figW, figH)
+	}
 	title := "Bitrate per variant (" + name + ")"
 	f := figure{Title: title, Caption: "Receiver bitrate of each variant of the sweep (mean with 95% CI)."}
-	p := newPlot(title, "variant", "Gbit/s")
+	p := newPlot(title, ax.title, "Gbit/s")
 	leg := newLegend()
 	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.6}
 	ser := barSeries{Color: seriesColor(0)}
-	var ticks []plot.Tick
-	for g, v := range d.sw.Variants {
-		ticks = append(ticks, plot.Tick{Value: float64(g), Label: paramLabel(v)})
+	for _, v := range d.sw.Variants {
 		if r, ok := d.row(v, results.MetricBitrate); ok {
 			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, r.Mean*1e-9), append(ser.Lo, r.CI95Low*1e-9), append(ser.Hi, r.CI95High*1e-9)
 		} else {
@@ -356,7 +375,7 @@ func sweepFigure(d sweepData, name string) figure {
 	}
 	bars.Series = []barSeries{ser}
 	p.Add(bars)
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Marker = plot.ConstantTicks(ax.ticks)
 	leg.Add("bitrate", barThumb{seriesColor(0)})
 	return render(f, p, leg, figW, figH)
 }

@@ -77,7 +77,7 @@ func allFigures(sec workloadSection) []figure {
 func TestWorkloadFigures(t *testing.T) {
 	s, samples := syntheticWorkloads(t)
 	sec := buildWorkloads(s, analysis.Build(s, samples), samples)
-	want := []string{"UDP received vs offered", "UDP lost datagrams", "UDP jitter", "Bitrate per variant (flannel-vxlan / flows)",
+	want := []string{"UDP received vs offered", "UDP lost datagrams", "UDP jitter", "Bitrate vs parallel streams (flannel-vxlan / flows)",
 		"Round-trip latency percentiles", "Round-trip latency CDF", "HTTP requests/s vs concurrency", "HTTP latency CDF",
 		"Measured bitrate vs background connections", "CPU cost per packet by component"}
 	for _, w := range want {
