@@ -85,6 +85,11 @@ func TestSweepFiguresNameTheParameter(t *testing.T) {
 			d := sweepData{sw: sw, idx: analysis.Index(rows), base: w}
 			figs = append(figs, sweepFigure(d, sw.Datapath+" / "+w.Name))
 		}
+		// The per-datapath figure's title names the parameter once:
+		// "Bitrate vs TCP MSS (bridge / mss)", not "TCP MSS (B) (bridge ...".
+		if want := "Bitrate vs " + analysis.SweptParam(w) + " (bridge / " + w.Name + ")"; len(figs) > 1 && figs[1].Title != want {
+			t.Errorf("%s: per-datapath figure %q, want %q", w.Name, figs[1].Title, want)
+		}
 		if len(figs) != 3 {
 			t.Fatalf("%s: %d figures, want 3", w.Name, len(figs))
 		}

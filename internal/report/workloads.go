@@ -346,7 +346,7 @@ func backgroundFigure(d sweepData, name string) figure {
 func sweepFigure(d sweepData, name string) figure {
 	ax := axisOf(d.base, d.sw.Variants)
 	if ax.numeric {
-		title := "Bitrate vs " + ax.title + " (" + name + ")"
+		title := "Bitrate vs " + analysis.SweptParam(d.base) + " (" + name + ")"
 		f := figure{Title: title, Caption: "Receiver bitrate at each swept value, placed by value (mean with 95% CI)."}
 		p := newPlot(title, ax.title, "Gbit/s")
 		p.Y.Min = 0
