@@ -1,0 +1,74 @@
+package study_test
+
+import (
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
+)
+
+// cni-compare sets every number of seed 004's Table III beside its
+// entry, as the counters' and the trace's counts: the rows the paper
+// gives for Calico-np and Calico-wp intra-host hold for both overlays.
+func TestCNICompareTableIII(t *testing.T) {
+	s, err := study.Resolve("cni-compare", study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[string][4]float64{ // intra chains, rules; inter chains, rules
+		"flannel": {3, 5, 10, 21}, "weave": {3, 5, 10, 21}, "cilium": {0, 0, 4, 20}, "kube-router": {3, 5, 6, 10},
+		"calico-wp-ipip": {3, 17, 10, 46}, "calico-np-ipip": {3, 5, 10, 22}, "calico-wp-xsub": {3, 17, 6, 28}, "calico-np-xsub": {3, 5, 6, 12},
+	}
+	got := map[[3]string]float64{}
+	for _, r := range s.Spec.Reference {
+		if r.Value != nil {
+			got[[3]string{r.Datapath, r.Workload, r.Metric}] = *r.Value
+		}
+	}
+	for dp, row := range table {
+		for _, prefix := range []string{"iptables_path_", "trace_path_"} {
+			for i, k := range [][2]string{{"tcp-intra", "chains"}, {"tcp-intra", "rules"}, {"tcp-inter", "chains"}, {"tcp-inter", "rules"}} {
+				key := [3]string{dp, k[0], prefix + k[1] + "_count"}
+				if v, ok := got[key]; !ok || v != row[i] {
+					t.Errorf("%v: reference %v (present %v), want Table III's %v", key, v, ok, row[i])
+				}
+			}
+		}
+	}
+}
+
+// The paper's cost per packet and the measured pair beside its
+// background load are its netperf stream with 4 MB sends, as the bulk
+// TCP is: every such workload writes iperf3's largest, 1 MiB, in every
+// profile; and the quick profile measures each kind once, the cost per
+// packet included.
+func TestCNICompareWritesAndQuick(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, prof := range []string{"", "quick", "decide"} {
+		s, err := study.Resolve("cni-compare", study.Options{Profile: prof}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, w := range s.Spec.Workloads {
+			stream := w.Tool == "iperf3" && w.Protocol == "tcp"
+			if stream && w.Length != "1M" {
+				t.Errorf("profile %q: workload %s writes %q, want 1M", prof, w.Name, w.Length)
+			}
+			switch {
+			case w.CPP:
+				kinds["cpp"] = true
+			case w.Background != nil:
+				kinds["background"] = true
+			case stream:
+				kinds["bulk"] = true
+			default:
+				kinds[w.Tool] = true
+			}
+		}
+		if prof == "quick" && len(kinds) != 6 {
+			t.Errorf("quick profile measures %v, want bulk, cpp, background, qperf, ab and podstartup", kinds)
+		}
+	}
+}
