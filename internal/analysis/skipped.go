@@ -18,7 +18,9 @@ type Skipped struct {
 // skipNoteRE is the local engine's note of skipped datapaths
 // (localengine's skips.notes): "datapath a skipped: why" or "datapaths
 // a, b skipped: why". env.json records the skips only as these notes.
-var skipNoteRE = regexp.MustCompile(`^datapaths? (\S+(?:, \S+)*) skipped: (.+)$`)
+// A reason may run over lines ((?s)). localengine's TestSkipNotesReadBack
+// reads its notes back with SkippedOf, so the two change together.
+var skipNoteRE = regexp.MustCompile(`(?s)^datapaths? (\S+(?:, \S+)*) skipped: (.+)$`)
 
 // SkippedOf reads the skipped datapaths from a run's notes, one entry per
 // datapath in the notes' order; other notes are not skips.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/analysis"
 )
 
 // Datapaths skipped for one reason share one note, in the order the
@@ -27,5 +29,24 @@ func TestSkipsGroupByReason(t *testing.T) {
 	var none skips
 	if none.notes() != nil {
 		t.Errorf("no skips: %q", none.notes())
+	}
+}
+
+// The report reads the skipped datapaths back from these notes
+// (analysis.SkippedOf: env.json records them only as notes), so a change
+// of their wording must change that reader too; a reason over several
+// lines stays whole.
+func TestSkipNotesReadBack(t *testing.T) {
+	var k skips
+	k.add("flannel", errors.New("tool iptables-restore is not available"))
+	k.add("weave", errors.New("tool iptables-restore is not available"))
+	k.add("ovs", errors.New("kernel feature openvswitch is not available:\nthe kernel has no ovs_datapath family"))
+	want := []analysis.Skipped{
+		{Datapath: "flannel", Reason: "tool iptables-restore is not available"},
+		{Datapath: "weave", Reason: "tool iptables-restore is not available"},
+		{Datapath: "ovs", Reason: "kernel feature openvswitch is not available:\nthe kernel has no ovs_datapath family"},
+	}
+	if got := analysis.SkippedOf(k.notes()); !slices.Equal(got, want) {
+		t.Errorf("read back %q\nwant %q", got, want)
 	}
 }
