@@ -156,3 +156,20 @@ func FuzzParseStat(f *testing.F) {
 		}
 	})
 }
+
+// A perf on PATH that does not run (Ubuntu's wrapper without the running
+// kernel's linux-tools package) is refused with what to install, not
+// taken for a perf that would fail every sampled trial.
+func TestCheckRefusesPerfThatDoesNotRun(t *testing.T) {
+	dir := t.TempDir()
+	wrapper := "#!/bin/sh\necho 'WARNING: perf not found for kernel 6.8.0-31' >&2\nexit 2\n"
+	if err := os.WriteFile(filepath.Join(dir, "perf"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	err := Check()
+	if err == nil || !strings.Contains(err.Error(), "WARNING: perf not found for kernel 6.8.0-31") ||
+		!strings.Contains(err.Error(), "linux-tools-$(uname -r)") {
+		t.Errorf("Check with a perf that does not run: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -22,10 +23,22 @@ import (
 // The cycles period (Cycles.Period) is chosen to match it at 2 GHz.
 const DefaultPeriodNs = 1_000_000
 
-// Check reports whether perf can sample the machine.
+// Check reports whether perf can sample the machine. A perf on PATH is
+// not enough: Ubuntu's linux-tools-common installs a /usr/bin/perf that
+// only runs the perf of the running kernel's linux-tools package, and
+// without that package fails every call ("WARNING: perf not found for
+// kernel ..."), so a run would fail every trial that samples.
 func Check() error {
-	if _, err := exec.LookPath("perf"); err != nil {
+	path, err := exec.LookPath("perf")
+	if err != nil {
 		return errors.New("perf is not installed; install it (Debian: apt-get install linux-perf) to measure CPU cost per packet")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput(); err != nil {
+		return fmt.Errorf("perf (%s) does not run (perf --version: %w: %s); install the perf of this kernel "+
+			"(Debian: apt-get install linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r)) to measure CPU cost per packet",
+			path, err, firstLine(out))
 	}
 	if os.Geteuid() != 0 {
 		return errors.New("CPU cost per packet samples every CPU with perf and needs root")
