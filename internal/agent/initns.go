@@ -12,7 +12,9 @@ import (
 // RFS table size (net.core.rps_sock_flow_entries) exists only in the init
 // namespace. On a real node a host-network agent is already there; on a
 // test cluster whose nodes are namespaces of one machine it is not, and
-// the value it sets is the machine's one global table either way.
+// the value it sets is the machine's one global table either way (which
+// is why runs on nodes of one kernel are kept apart by the engine's
+// kernel claim, not by the node lock).
 type hostProc struct {
 	procRoot string
 	once     sync.Once

@@ -23,9 +23,13 @@ import (
 // value and leaves it alone, and B's revert puts A's value back, so the
 // node stays changed with nothing pending. The kube engine's Lease check
 // keeps apart the runs of one namespace only, so the agent keeps apart
-// the runs that use its node, whatever their namespace: a run's session
-// claims the node when it opens (OpClaim: Cluster.Up sends it right
-// after the handshake, before the run reads or makes anything there)
+// the runs that use its node, whatever their namespace. (Nodes of one
+// kernel share part of what a run tunes, the RFS table, global sysctls
+// and CPU idle limits, which this per-node lock cannot guard: the engine
+// claims each kernel with a Lease named by its boot ID, kube's
+// kernellease.go, and a runner on that kernel takes its machine lock.)
+// A run's session claims the node when it opens (OpClaim: Cluster.Up
+// sends it right after the handshake, before the run reads or makes anything there)
 // and a session that never claimed takes the lock at its first write or
 // netem request (even one that finds its value there already: what it
 // reads may be another session's). Either takes an exclusive flock on

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 )
@@ -66,9 +67,66 @@ func TestRunTakesTheMachineLock(t *testing.T) {
 		t.Errorf("refused run made its run directory (%v)", err)
 	}
 
-	// A kube run changes nothing on this machine: it needs no lock here.
-	if changesThisMachine(Options{Engine: "kube"}) || !changesThisMachine(Options{}) || !changesThisMachine(Options{Engine: "local"}) {
-		t.Error("changesThisMachine: want every engine but kube")
+	// A kube run without its cluster's configuration cannot tell where
+	// its nodes run: it takes no lock here (each of its runs decides).
+	for _, o := range []Options{{Engine: "kube"}, {}, {Engine: "local"}} {
+		changes, _, err := changesThisMachine(o)
+		if err != nil || changes != (o.Engine != "kube") {
+			t.Errorf("changesThisMachine(%q) = %v, %v; want every engine but kube", o.Engine, changes, err)
+		}
+	}
+}
+
+// TestKubeRunOnThisKernelTakesTheMachineLock: a kube run whose nodes
+// report this machine's boot ID (kind, the test cluster) changes this
+// machine's values through their agents, so it takes the machine's lock
+// like a local run and is refused while one holds it (and a local run
+// while it does), naming the node and the kernel; a kube run on other
+// kernels takes none. It took none before: a local run and a kube run on
+// one kernel journaled each other's RFS table.
+func TestKubeRunOnThisKernelTakesTheMachineLock(t *testing.T) {
+	lockPath := filepath.Join(t.TempDir(), "cnibench.lock")
+	oldPath, oldLocal, oldKube := hostLockPath, localBootID, kubeBootIDs
+	t.Cleanup(func() { hostLockPath, localBootID, kubeBootIDs = oldPath, oldLocal, oldKube })
+	hostLockPath = lockPath
+	localBootID = func() (string, error) { return "boot-here", nil }
+	nodes := map[string]string{"w1": "boot-here", "w2": "boot-here"}
+	kubeBootIDs = func(context.Context, kube.Config) (map[string]string, error) { return nodes, nil }
+	kubeOpt := Options{Engine: "kube", Kube: &kube.Config{}}
+
+	l, err := LockMachine(kubeOpt)
+	if err != nil || l == nil {
+		t.Fatalf("kube run on this kernel: LockMachine = %v, %v; want the lock", l, err)
+	}
+	if other, err := LockMachine(Options{Engine: "local"}); !IsPreflight(err) {
+		other.Release()
+		t.Fatalf("local run beside it = %v; want refused", err)
+	}
+	l.Release()
+	held, err := LockMachine(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockMachine(kubeOpt)
+	var be *journal.BusyError
+	if !errors.As(err, &be) || !IsPreflight(err) || !strings.Contains(err.Error(), "node w1, w2 runs on this machine's kernel (boot ID boot-here)") {
+		t.Errorf("kube run beside a local run = %v; want a preflight *journal.BusyError naming the nodes and the kernel", err)
+	}
+	held.Release()
+
+	nodes = map[string]string{"w1": "boot-a", "w2": ""}
+	if l, err := LockMachine(kubeOpt); l != nil || err != nil {
+		t.Errorf("kube run on other kernels: LockMachine = %v, %v; want no lock", l, err)
+	}
+	kubeBootIDs = func(context.Context, kube.Config) (map[string]string, error) { return nil, kube.ErrNoNode }
+	if _, err := LockMachine(kubeOpt); !IsPreflight(err) || !errors.Is(err, kube.ErrNoNode) {
+		t.Errorf("nodes not found: %v; want a preflight refusal", err)
+	}
+	if got := onThisKernel("x", map[string]string{"b": "x", "a": "x", "c": "y", "d": ""}); strings.Join(got, ",") != "a,b" {
+		t.Errorf("onThisKernel = %v", got)
+	}
+	if got := onThisKernel("", map[string]string{"a": ""}); len(got) != 0 {
+		t.Errorf("unknown boot IDs match: %v", got)
 	}
 }
 

@@ -83,31 +83,6 @@ func checkOutDir(opt Options, engine string) (*results.Run, string, error) {
 	return prev, sum, nil
 }
 
-// hostLockPath is the machine's lock (journal.HostLockPath; tests use
-// their own).
-var hostLockPath = journal.HostLockPath
-
-// changesThisMachine says whether a run changes this machine's own
-// values, and so takes the machine's lock whatever its journal directory:
-// every engine's but kube's, whose knobs are the cluster nodes' (written
-// and journaled by their agents), which therefore needs no root here.
-func changesThisMachine(opt Options) bool { return opt.Engine != "kube" }
-
-// LockMachine takes the machine's lock (journal.LockHost) for runs with
-// opt's engine, or returns a nil lock when they do not change this
-// machine (kube). A refusal is a *PreflightError. A caller that holds it
-// over several runs sets their Options.MachineLocked.
-func LockMachine(opt Options) (*journal.Lock, error) {
-	if !changesThisMachine(opt) {
-		return nil, nil
-	}
-	l, err := journal.LockHost(hostLockPath)
-	if err != nil {
-		return nil, &PreflightError{err}
-	}
-	return l, nil
-}
-
 // runIDPrefix starts every run id; tests set "t" so their namespaces are
 // "cnb-t<hex>-*", told apart from real runs'.
 var runIDPrefix = ""

@@ -177,7 +177,8 @@ func orUnknown(s string) string {
 }
 
 // DeleteRun deletes every object of a run in namespace: Services, pods
-// and, last, its Lease. With wait it returns once no pod of the run is
+// and, last, its Lease, with the kernel claims it names that are still
+// the run's (releaseKernels). With wait it returns once no pod of the run is
 // left. Deleting
 // what is already gone succeeds.
 func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run string, wait bool) ([]string, error) {
@@ -221,6 +222,12 @@ func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run stri
 			return deleted, fmt.Errorf("delete run %s: %w", run, err)
 		}
 		for _, l := range leases.Items {
+			// Its kernel claims first: the run's Lease names them.
+			released, err := releaseKernels(ctx, cs, &l, run)
+			deleted = append(deleted, released...)
+			if err != nil {
+				return deleted, fmt.Errorf("delete run %s: %w", run, err)
+			}
 			if err := cs.CoordinationV1().Leases(namespace).Delete(ctx, l.Name, metav1.DeleteOptions{}); !gone(err) {
 				return deleted, fmt.Errorf("delete run %s: %w", run, err)
 			}

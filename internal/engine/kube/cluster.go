@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -60,11 +59,17 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	cfg := c.cfg
 	// The Lease comes first: whatever the run creates after it is
 	// covered by its liveness, and Close deletes it last.
-	stop, err := startLease(ctx, c.cs, cfg, c.log)
+	kernels := kernelsOf(place)
+	stop, err := startLease(ctx, c.cs, cfg, kernels, c.log)
 	if err != nil {
 		return err
 	}
 	c.stopLease = stop
+	// Before any agent session: the kernels' machine-wide values are
+	// this run's alone from here (kernellease.go).
+	if err := claimKernels(ctx, c.cs, cfg, kernels, time.Now()); err != nil {
+		return err
+	}
 	agents, err := c.waitAgents(ctx, place.Server.Name, place.Client.Name)
 	if err != nil {
 		return err
@@ -129,74 +134,6 @@ func (c *Cluster) checkTools() error {
 
 // Addressing is how clients reach the server pods (decided by Up).
 func (c *Cluster) Addressing() Addressing { return c.addressing }
-
-// agentInstalled reports whether the agent's DaemonSet is in its
-// namespace. A list the runner may not make (its ClusterRole lists
-// DaemonSets, for CNI detection) counts as installed: the wait then says
-// what it found.
-func (c *Cluster) agentInstalled(ctx context.Context) bool {
-	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
-	return err != nil || len(list.Items) > 0
-}
-
-func (c *Cluster) notInstalled() error {
-	return fmt.Errorf("the cnibench agent is not installed: no DaemonSet %s in namespace %s; an administrator installs it once with `cnibench kube install` (docs/kubernetes.md)", AgentName, c.cfg.AgentNamespace)
-}
-
-// waitAgents waits until the installed agent's pod on each node is
-// running and returns their names by node. The runner does not deploy
-// the agent: an administrator installed it (`cnibench kube install`).
-func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]string, error) {
-	sel := AgentSelector()
-	deadline := time.Now().Add(c.cfg.Timeout)
-	for {
-		list, err := c.cs.CoreV1().Pods(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return nil, fmt.Errorf("list agent pods: %w", err)
-		}
-		got := map[string]string{}
-		var problems []string
-		for i := range list.Items {
-			p := &list.Items[i]
-			// Only the wanted nodes' agents: a broken one elsewhere (a
-			// node the run does not use) must not fail the run.
-			if !slices.Contains(nodes, p.Spec.NodeName) {
-				continue
-			}
-			if ok, why := podReady(p); ok {
-				got[p.Spec.NodeName] = p.Name
-			} else if why != "" {
-				problems = append(problems, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, why))
-			}
-		}
-		var missing []string
-		for _, n := range nodes {
-			if got[n] == "" {
-				missing = append(missing, n)
-			}
-		}
-		if len(missing) == 0 {
-			return got, nil
-		}
-		if fatal := fatalProblem(problems); fatal != "" {
-			return nil, fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
-		}
-		if len(got) == 0 && len(problems) == 0 && !c.agentInstalled(ctx) {
-			// Nothing would ever come: say so now, not after the timeout.
-			return nil, fmt.Errorf("agent not running on node %s: %w", strings.Join(missing, ", "), c.notInstalled())
-		}
-		if time.Now().After(deadline) {
-			detail := strings.Join(problems, "; ")
-			if detail == "" {
-				detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; its DaemonSet's node selector must match these nodes (`cnibench kube install --agent-nodes`)", c.cfg.AgentNamespace)
-			}
-			return nil, fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
-		}
-		if err := sleepCtx(ctx, c.poll); err != nil {
-			return nil, err
-		}
-	}
-}
 
 // fatalProblem returns the first problem that waiting will not fix.
 func fatalProblem(problems []string) string {

@@ -16,14 +16,23 @@ import (
 // apiCallTimeout bounds each API call the Lease renewal makes.
 const apiCallTimeout = 10 * time.Second
 
-// startLease creates the run's Lease and renews it every LeaseSeconds/3
-// until the returned stop is called. A failed renewal is logged and
-// retried at the next tick: the run goes on, and only a Lease left
-// unrenewed for LeaseSeconds makes cleanup take the run as dead.
-func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, log *slog.Logger) (stop func(), err error) {
+// startLease creates the run's Lease, naming the kernel Leases the run
+// will claim (annotationKernels: deleting the run releases them), and
+// renews it and them every LeaseSeconds/3 until the returned stop is
+// called. A failed renewal is logged and retried at the next tick: the
+// run goes on, and only a Lease left unrenewed for LeaseSeconds makes
+// cleanup take the run as dead.
+func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger) (stop func(), err error) {
 	leases := cs.CoordinationV1().Leases(cfg.Namespace)
 	cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
-	_, err = leases.Create(cctx, cfg.Lease(time.Now()), metav1.CreateOptions{})
+	l := cfg.Lease(time.Now())
+	if len(kernels) > 0 {
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations[annotationKernels] = cfg.kernelRefs(kernels)
+	}
+	_, err = leases.Create(cctx, l, metav1.CreateOptions{})
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("create the run's Lease %s/%s: %w", cfg.Namespace, leaseName(cfg.RunID), err)
@@ -41,6 +50,9 @@ func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, log *s
 			case <-t.C:
 				if err := renewLease(cs, cfg); err != nil {
 					log.Warn("renew the run's Lease", "err", err)
+				}
+				if err := renewKernels(cs, cfg, kernels, log); err != nil {
+					log.Warn("renew the run's claims of its nodes' kernels", "err", err)
 				}
 			}
 		}

@@ -250,10 +250,11 @@ func (c Config) Role() *rbacv1.Role {
 }
 
 // AgentRole is all the runner may do in the agent's namespace: list the
-// agent pods and exec in them. Exec is `create` on pods/exec (and `get`,
-// which the WebSocket upgrade of older API servers checks); there is no
-// get, create, update or delete of pods, DaemonSets or anything else
-// there.
+// agent pods and exec in them, and hold its claims of the nodes' kernels
+// (Leases there, which every run using the agent sees: kernellease.go).
+// Exec is `create` on pods/exec (and `get`, which the WebSocket upgrade
+// of older API servers checks); there is no get, create, update or
+// delete of pods, DaemonSets or anything else but Leases there.
 func (c Config) AgentRole() *rbacv1.Role {
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
@@ -261,6 +262,7 @@ func (c Config) AgentRole() *rbacv1.Role {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "delete"}},
 		},
 	}
 }

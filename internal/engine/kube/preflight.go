@@ -93,6 +93,12 @@ var permissions = []permission{
 	{group: "coordination.k8s.io", resource: "leases", verb: "update"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "delete"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "list"},
+	// The run's claims of its nodes' kernels (kernellease.go) are Leases
+	// in the agent's namespace, which every run using the agent sees.
+	{group: "coordination.k8s.io", resource: "leases", verb: "create", agent: true},
+	{group: "coordination.k8s.io", resource: "leases", verb: "get", agent: true},
+	{group: "coordination.k8s.io", resource: "leases", verb: "update", agent: true},
+	{group: "coordination.k8s.io", resource: "leases", verb: "delete", agent: true},
 	{resource: "pods", verb: "list", agent: true},
 	{resource: "pods", sub: "exec", verb: "create", agent: true},
 	{resource: "nodes", verb: "get", cluster: true},

@@ -1,0 +1,313 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+// The kernel's claim. A node's agent keeps apart the runs that use its
+// node (agent.NodeBusyError), but what a run tunes is partly the kernel's,
+// not the node's: the RFS table (rps_sock_flow_entries), the global net.*
+// sysctls and the CPUs' idle limits. Nodes of a cluster on one machine
+// (kind, k3d, the test cluster) share one kernel, so two runs on two
+// node pairs of it would journal each other's values as the old ones
+// (A sets RFS 0->32768, B 32768->16384; A's revert finds 16384 and leaves
+// it, B's puts back 32768: the machine stays changed with nothing
+// pending), or one run's revert would undo the other's value mid-trials.
+// So a run also claims each kernel its nodes run on, by the boot ID their
+// kubelets report (status.nodeInfo.bootID), with a Lease named by it in
+// the agent's namespace: every run that uses the installed agent sees it,
+// whatever its own namespace (checkNoLiveRun keeps apart only the runs of
+// one namespace). Creating the Lease is atomic; a second run finds it and
+// is refused (*KernelBusyError) while its holder renews it. Its semantics
+// are the run Lease's: renewed with it every LeaseSeconds/3, stale after
+// LeaseSeconds without renewal (a runner killed with -9), and then taken
+// over by the next run; Close, or `cleanup --kube` for a dead run, deletes
+// it with the run's Lease, which names it (annotationKernels), and only
+// while it is still the run's.
+
+const (
+	// RoleKernel labels a run's claim of a kernel.
+	RoleKernel = "kernel"
+	// annotationKernels on a run's Lease lists its kernel Leases
+	// (NAMESPACE/NAME, comma-separated), so that deleting the run (Close,
+	// cleanup --kube) finds and releases them.
+	annotationKernels = "cnibench.io/kernel-leases"
+	// annotationBootID and annotationNodes on a kernel Lease name the
+	// kernel and the holder's nodes on it, for the refusal.
+	annotationBootID = "cnibench.io/boot-id"
+	annotationNodes  = "cnibench.io/nodes"
+)
+
+// kernel is one kernel a run's nodes run on.
+type kernel struct {
+	bootID string
+	nodes  []string
+}
+
+// kernelsOf are the kernels of place's nodes, by the boot IDs their
+// kubelets report; a node reporting none is left out (its agent's node
+// lock still holds it).
+func kernelsOf(p Placement) []kernel {
+	var out []kernel
+	for _, n := range []string{p.Server.Name, p.Client.Name} {
+		id := nodeBootID(p, n)
+		if id == "" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(k kernel) bool { return k.bootID == id })
+		if i < 0 {
+			out = append(out, kernel{bootID: id})
+			i = len(out) - 1
+		}
+		out[i].nodes = append(out[i].nodes, n)
+	}
+	return out
+}
+
+func nodeBootID(p Placement, name string) string {
+	if p.Server.Name == name {
+		return p.Server.Status.NodeInfo.BootID
+	}
+	return p.Client.Status.NodeInfo.BootID
+}
+
+// kernelLeaseName names the kernel's Lease: a boot ID is a UUID, but it
+// is the kubelet's word, so anything but [a-z0-9-] becomes '-' to keep
+// a valid object name.
+func kernelLeaseName(bootID string) string {
+	b := []byte(strings.ToLower(bootID))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	return strings.TrimRight("cnibench-kernel-"+strings.Trim(string(b), "-"), "-")
+}
+
+// kernelRefs are the run Lease's annotationKernels value for kernels.
+func (c Config) kernelRefs(kernels []kernel) string {
+	refs := make([]string, len(kernels))
+	for i, k := range kernels {
+		refs[i] = c.AgentNamespace + "/" + kernelLeaseName(k.bootID)
+	}
+	return strings.Join(refs, ",")
+}
+
+// KernelLease is the run's claim of the kernel bootID, which its nodes
+// run on, in the agent's namespace.
+func (c Config) KernelLease(bootID string, nodes []string, now time.Time) *coordinationv1.Lease {
+	l := c.Lease(now)
+	l.ObjectMeta = c.meta(kernelLeaseName(bootID), RoleKernel)
+	l.Namespace = c.AgentNamespace
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[annotationBootID] = bootID
+	l.Annotations[annotationNodes] = strings.Join(nodes, ",")
+	return l
+}
+
+// KernelBusyError is a run refused because another run's fresh Lease
+// holds a kernel its nodes run on.
+type KernelBusyError struct {
+	BootID string
+	// Nodes are this run's nodes on that kernel; Run, Controller and
+	// OtherNodes the holder's, Age how long ago it renewed its claim.
+	Nodes, OtherNodes []string
+	Run, Controller   string
+	Age               time.Duration
+}
+
+func (e *KernelBusyError) Error() string {
+	other := ""
+	if len(e.OtherNodes) > 0 {
+		other = " on node " + strings.Join(e.OtherNodes, ", ")
+	}
+	return fmt.Sprintf("kernel claim: node %s runs on kernel %s (boot ID), which run %s%s is using (its runner %s renewed its claim %v ago): "+
+		"runs on nodes of one kernel tune the same machine-wide values (the RFS table, global net sysctls, the CPUs' idle limits), "+
+		"would journal each other's as the old ones and leave the machine changed, and load each other's trials; wait for it to end, "+
+		"or, if its runner is dead, for its claim to go stale (%d s without renewal; `cnibench cleanup --kube` then removes it)",
+		strings.Join(e.Nodes, ", "), e.BootID, e.Run, other, orUnknown(e.Controller), e.Age, LeaseSeconds)
+}
+
+// Is makes errors.Is(err, tune.ErrNodeBusy) hold: the run is refused as
+// one whose node another run holds.
+func (e *KernelBusyError) Is(target error) bool { return target == tune.ErrNodeBusy }
+
+// claimKernels claims each kernel of kernels for cfg's run: it creates
+// the kernel's Lease, or takes over one gone stale, and refuses one
+// another run holds fresh.
+func claimKernels(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, now time.Time) error {
+	for _, k := range kernels {
+		if err := claimKernel(ctx, cs, cfg, k, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func claimKernel(ctx context.Context, cs kubernetes.Interface, cfg Config, k kernel, now time.Time) error {
+	leases := cs.CoordinationV1().Leases(cfg.AgentNamespace)
+	want := cfg.KernelLease(k.bootID, k.nodes, now)
+	where := fmt.Sprintf("claim kernel %s of node %s (Lease %s/%s)", k.bootID, strings.Join(k.nodes, ", "), cfg.AgentNamespace, want.Name)
+	// Two tries: a Lease deleted or taken over between the create and
+	// the get or update is looked at again.
+	for range 2 {
+		_, err := leases.Create(ctx, want, metav1.CreateOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		cur, err := leases.Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		state, age := kernelLeaseState(cur, now)
+		if cur.Labels[LabelRun] != cfg.RunID && state == LeaseFresh {
+			e := &KernelBusyError{BootID: k.bootID, Nodes: k.nodes, Run: cur.Labels[LabelRun], Age: age}
+			if cur.Spec.HolderIdentity != nil {
+				e.Controller = *cur.Spec.HolderIdentity
+			}
+			if n := cur.Annotations[annotationNodes]; n != "" {
+				e.OtherNodes = strings.Split(n, ",")
+			}
+			return e
+		}
+		// Stale (its runner is gone) or this run's own: take it. The
+		// resource version read makes a racing run's update conflict.
+		want.ResourceVersion = cur.ResourceVersion
+		_, err = leases.Update(ctx, want, metav1.UpdateOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s: take over run %s's stale claim: %w", where, cur.Labels[LabelRun], err)
+		}
+		want.ResourceVersion = ""
+	}
+	return fmt.Errorf("%s: another run claims it at the same moment; try again", where)
+}
+
+// kernelLeaseState is l's state at now and how long ago it was renewed.
+func kernelLeaseState(l *coordinationv1.Lease, now time.Time) (LeaseState, time.Duration) {
+	renew := l.CreationTimestamp.Time
+	if l.Spec.RenewTime != nil {
+		renew = l.Spec.RenewTime.Time
+	}
+	var secs int32
+	if l.Spec.LeaseDurationSeconds != nil {
+		secs = *l.Spec.LeaseDurationSeconds
+	}
+	return leaseState(renew, secs, now), now.Sub(renew).Round(time.Second)
+}
+
+// renewKernels renews the run's kernel Leases that are still its own; one
+// another run took over (this runner failed to renew it for LeaseSeconds)
+// is left to it, and logged.
+func renewKernels(cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger) error {
+	var errs []error
+	for _, k := range kernels {
+		ctx, cancel := context.WithTimeout(context.Background(), apiCallTimeout)
+		leases := cs.CoordinationV1().Leases(cfg.AgentNamespace)
+		l, err := leases.Get(ctx, kernelLeaseName(k.bootID), metav1.GetOptions{})
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case l.Labels[LabelRun] != cfg.RunID:
+			log.Warn("the run's claim of a kernel went stale and another run took it", "boot_id", k.bootID, "run", l.Labels[LabelRun])
+		default:
+			now := metav1.NewMicroTime(time.Now())
+			l.Spec.RenewTime = &now
+			_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+			errs = append(errs, err)
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// releaseKernels deletes the kernel Leases a run's Lease l names
+// (annotationKernels) while they are still the run's: one another run
+// took over stays.
+func releaseKernels(ctx context.Context, cs kubernetes.Interface, l *coordinationv1.Lease, run string) ([]string, error) {
+	var deleted []string
+	refs := l.Annotations[annotationKernels]
+	if refs == "" {
+		return nil, nil
+	}
+	for _, ref := range strings.Split(refs, ",") {
+		ns, name, ok := strings.Cut(ref, "/")
+		if !ok {
+			continue
+		}
+		leases := cs.CoordinationV1().Leases(ns)
+		cur, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return deleted, fmt.Errorf("release the claim of a kernel (Lease %s): %w", ref, err)
+		}
+		if cur.Labels[LabelRun] != run {
+			continue
+		}
+		// The preconditions keep a claim another run took over since the
+		// get.
+		pre := metav1.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion}
+		switch err := leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &pre}); {
+		case err == nil:
+			deleted = append(deleted, "lease/"+ref)
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		default:
+			return deleted, fmt.Errorf("release the claim of a kernel (Lease %s): %w", ref, err)
+		}
+	}
+	return deleted, nil
+}
+
+// NodeBootIDs finds cfg's server and client nodes as preflight does and
+// returns, by node name, the boot ID each one's kubelet reports ("" when
+// it reports none). The runner compares them with its own machine's
+// before preflight (runner.LockMachine): a run on nodes of this machine's
+// kernel changes its values as a local run does, and takes its lock.
+func NodeBootIDs(ctx context.Context, cfg Config) (map[string]string, error) {
+	cfg = cfg.WithDefaults()
+	_, cs, err := cfg.Memo.Connect(cfg.Kubeconfig, cfg.Context)
+	if err != nil {
+		return nil, err
+	}
+	return nodeBootIDs(ctx, cs, cfg)
+}
+
+func nodeBootIDs(ctx context.Context, cs kubernetes.Interface, cfg Config) (map[string]string, error) {
+	if _, err := Ping(ctx, cs, 15*time.Second); err != nil {
+		return nil, fmt.Errorf("%w: %w (check --kubeconfig/--context and that the API server is up)", ErrUnreachable, err)
+	}
+	out := map[string]string{}
+	for _, n := range [][2]string{{"server", cfg.ServerNode}, {"client", cfg.ClientNode}} {
+		node, err := findNode(ctx, cs, n[0], n[1])
+		if err != nil {
+			return nil, err
+		}
+		out[node.Name] = node.Status.NodeInfo.BootID
+	}
+	return out, nil
+}

@@ -1,0 +1,160 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/cnibench/cnibench/internal/tune"
+)
+
+const testBoot = "0f6c1e2a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
+
+// TestUpClaimsTheKernel: nodes of one kernel (one boot ID: kind, the test
+// cluster) share its machine-wide values, so a run on two other nodes of
+// that kernel, from another namespace (which neither the node locks nor
+// the Lease check see), is refused at its Up naming the run that holds
+// the kernel, and leaves nothing behind; once the first run has closed,
+// its claim is gone and the second comes up. Without the kernel claim the
+// second Up went on, and both runs journaled each other's RFS table.
+func TestUpClaimsTheKernel(t *testing.T) {
+	cfg1 := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg1)
+	place.Server.Status.NodeInfo.BootID, place.Client.Status.NodeInfo.BootID = testBoot, testBoot
+	fx := &fakeExec{fs: agentFS(), dir: t.TempDir()}
+	ctx := context.Background()
+	c1, err := Up(ctx, cs, fx, cfg1, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases := cs.CoordinationV1().Leases(DefaultAgentNamespace)
+	if l, err := leases.Get(ctx, "cnibench-kernel-"+testBoot, metav1.GetOptions{}); err != nil || l.Labels[LabelRun] != "r1" {
+		t.Fatalf("the kernel's Lease after r1's Up: %v, %v", l, err)
+	}
+	w3, w4 := node("w3", nil, true), node("w4", nil, true)
+	w3.Status.NodeInfo.BootID, w4.Status.NodeInfo.BootID = testBoot, testBoot
+	cfg2 := Config{RunID: "r2", Namespace: "other", Controller: "me/2/1"}.WithDefaults()
+	_, err = Up(ctx, cs, fx, cfg2, Placement{Server: w3, Client: w4}, nil)
+	var kb *KernelBusyError
+	if !errors.Is(err, tune.ErrNodeBusy) || !errors.As(err, &kb) {
+		t.Fatalf("second run's Up on other nodes of the kernel = %v; want a *KernelBusyError", err)
+	}
+	for _, want := range []string{"node w3, w4 runs on kernel " + testBoot, "run r1 on node w1, w2", "its runner me/1/1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	if runs, _ := ListRuns(ctx, cs, "other", time.Now()); len(runs) != 0 {
+		t.Errorf("the refused run left %+v", runs)
+	}
+	if l, err := leases.Get(ctx, "cnibench-kernel-"+testBoot, metav1.GetOptions{}); err != nil || l.Labels[LabelRun] != "r1" {
+		t.Fatalf("the refused run released r1's claim: %v, %v", l, err)
+	}
+	if err := c1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leases.Get(ctx, "cnibench-kernel-"+testBoot, metav1.GetOptions{}); err == nil {
+		t.Fatal("r1's Close left its kernel claim")
+	}
+	c2, err := Up(ctx, cs, fx, cfg2, place, nil)
+	if err != nil {
+		t.Fatalf("second run's Up once the first closed = %v", err)
+	}
+	if err := c2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStaleKernelClaim: a runner killed with -9 stops renewing its
+// kernel claim; once it is LeaseSeconds old the next run takes it over,
+// while a fresh one refuses. `cleanup --kube` of the dead run (DeleteRun)
+// deletes its claim with its Lease, but not one another run took over.
+func TestStaleKernelClaim(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	k := []kernel{{bootID: testBoot, nodes: []string{"w1", "w2"}}}
+	dead := Config{RunID: "dead", Controller: "me/9/9"}.WithDefaults()
+	old := now.Add(-(LeaseSeconds + 1) * time.Second)
+	runLease := dead.Lease(old)
+	runLease.Annotations[annotationKernels] = dead.kernelRefs(k)
+	cs := fake.NewClientset(runLease, dead.KernelLease(testBoot, k[0].nodes, old))
+	leases := cs.CoordinationV1().Leases(DefaultAgentNamespace)
+	name := kernelLeaseName(testBoot)
+
+	r2 := Config{RunID: "r2", Controller: "me/2/1"}.WithDefaults()
+	if err := claimKernels(ctx, cs, r2, k, now); err != nil {
+		t.Fatalf("claim over a stale kernel Lease = %v", err)
+	}
+	if l, _ := leases.Get(ctx, name, metav1.GetOptions{}); l.Labels[LabelRun] != "r2" || *l.Spec.HolderIdentity != "me/2/1" {
+		t.Fatalf("kernel Lease after the take-over: %+v", l)
+	}
+	r3 := Config{RunID: "r3", Controller: "me/3/1"}.WithDefaults()
+	if err := claimKernels(ctx, cs, r3, k, now.Add(time.Second)); !errors.Is(err, tune.ErrNodeBusy) || !strings.Contains(err.Error(), "run r2") {
+		t.Fatalf("claim over r2's fresh one = %v; want refused naming r2", err)
+	}
+	// The dead run's cleanup leaves r2's claim.
+	if _, err := DeleteRun(ctx, cs, dead.Namespace, "dead", false); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := leases.Get(ctx, name, metav1.GetOptions{}); err != nil || l.Labels[LabelRun] != "r2" {
+		t.Fatalf("the dead run's cleanup deleted r2's claim: %v, %v", l, err)
+	}
+	if err := renewKernels(cs, r2, k, nil); err != nil {
+		t.Fatalf("r2 renews its claim: %v", err)
+	}
+
+	// A dead run still holding its claim: its cleanup deletes it.
+	cs = fake.NewClientset(runLease, dead.KernelLease(testBoot, k[0].nodes, old))
+	deleted, err := DeleteRun(ctx, cs, dead.Namespace, "dead", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoordinationV1().Leases(DefaultAgentNamespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Errorf("cleanup of the dead run left its kernel claim (deleted %v)", deleted)
+	}
+	if want := "lease/" + DefaultAgentNamespace + "/" + name; !strings.Contains(strings.Join(deleted, " "), want) {
+		t.Errorf("deleted %v; want %s named", deleted, want)
+	}
+}
+
+// kernelsOf: one claim per distinct boot ID, naming its nodes; nodes
+// that report none claim nothing. kernelLeaseName keeps a valid name
+// whatever the kubelet reports.
+func TestKernelsOf(t *testing.T) {
+	a, b := node("a", nil, true), node("b", nil, true)
+	a.Status.NodeInfo.BootID, b.Status.NodeInfo.BootID = "x", "x"
+	if got := kernelsOf(Placement{Server: a, Client: b}); len(got) != 1 || strings.Join(got[0].nodes, ",") != "a,b" {
+		t.Errorf("one kernel: %+v", got)
+	}
+	b.Status.NodeInfo.BootID = "y"
+	if got := kernelsOf(Placement{Server: a, Client: b}); len(got) != 2 {
+		t.Errorf("two kernels: %+v", got)
+	}
+	a.Status.NodeInfo.BootID, b.Status.NodeInfo.BootID = "", ""
+	if got := kernelsOf(Placement{Server: a, Client: b}); len(got) != 0 {
+		t.Errorf("no boot IDs: %+v", got)
+	}
+	if got := kernelLeaseName("AB_c/d-"); got != "cnibench-kernel-ab-c-d" {
+		t.Errorf("kernelLeaseName = %q", got)
+	}
+}
+
+// NodeBootIDs finds the nodes as preflight does (by name or selector)
+// and reports their boot IDs, for the runner's machine-lock decision.
+func TestNodeBootIDs(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	w1, w2 := node("w1", map[string]string{"iperf": "server"}, true), node("w2", map[string]string{"iperf": "client"}, true)
+	w1.Status.NodeInfo.BootID = testBoot
+	got, err := nodeBootIDs(context.Background(), fake.NewClientset(w1, w2), cfg)
+	if err != nil || len(got) != 2 || got["w1"] != testBoot || got["w2"] != "" {
+		t.Errorf("nodeBootIDs = %v, %v", got, err)
+	}
+	if _, err := nodeBootIDs(context.Background(), fake.NewClientset(w1), cfg); !errors.Is(err, ErrNoNode) {
+		t.Errorf("no client node: %v", err)
+	}
+}
