@@ -617,6 +617,13 @@ func TestKill9ThenCleanup(t *testing.T) {
 		!strings.Contains(r.stderr, id+".journal") || !strings.Contains(r.stderr, "cnibench cleanup") {
 		t.Errorf("run beside a stale journal: exit %d, want 2 naming %s.journal and cnibench cleanup:\n%s", r.code, id, r.stderr)
 	}
+	// Nor a run of another journal directory: it would journal the dead
+	// run's values as old, and the two directories' cleanups would leave
+	// the machine changed.
+	if r := cnibench(t, nil, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, id+".journal") || !strings.Contains(r.stderr, "cnibench cleanup --journal-dir "+jdir) {
+		t.Errorf("run of another directory beside a stale journal: exit %d, want 2 naming %s.journal and cnibench cleanup --journal-dir %s:\n%s", r.code, id, jdir, r.stderr)
+	}
 	r := cnibench(t, nil, "cleanup", "--run", id, "--journal-dir", jdir)
 	if r.code != 0 {
 		t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)

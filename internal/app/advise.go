@@ -235,7 +235,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	defer lock.Release()
 	// The machine's lock over all candidates, not per A/B run: another
 	// run starting between two candidates would fail the next one.
-	hostLock, err := runner.LockMachine(runner.Options{Engine: opt.Engine})
+	hostLock, err := claimMachine(runner.Options{Engine: opt.Engine}, jdir)
 	if err != nil {
 		return inputErr(err)
 	}

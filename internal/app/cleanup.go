@@ -23,7 +23,8 @@ func newCleanupCmd() *cobra.Command {
 		Short: "Remove leftovers of crashed runs and revert their journaled host changes",
 		Long: `Every change a run makes to the host is journaled (old value first) under
 /run/cnibench before it is made. cleanup replays the journals of runs that are no
-longer alive: it reverts sysfs/sysctl values to their exact previous values, stops
+longer alive, there and in every other journal directory a local run has used (recorded
+in /run/cnibench/journal-dirs), newest run first across them: it reverts sysfs/sysctl values to their exact previous values, stops
 the runs' processes, deletes their namespaces and removes their state and temporary
 directories. Namespaces named cnb-* whose run has no journal here are listed; with
 --orphans (or --run naming the run) they are removed too. Live runs are never touched.
@@ -43,6 +44,11 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 			if useKube {
 				return kubeCleanup(cmd.Context(), cmd.OutOrStdout(), &kf, kubeCleanupOptions{
 					only: opt.Run, all: kubeAll, dryRun: opt.DryRun, journalDir: opt.JournalDir})
+			}
+			if opt.JournalDir == "" {
+				// Every directory local runs journaled in, newest run
+				// first across them.
+				opt.DirsRecord = dirsRecord
 			}
 			rep, err := cleanup.Run(cmd.Context(), opt)
 			for _, line := range rep.Actions {

@@ -225,7 +225,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	// One run or cleanup at a time on this host, and none while a
 	// dead run's journal waits for cleanup.
 	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
-	lock, err := journal.BeginRun(jdir)
+	lock, err := beginRun(&opt, jdir)
 	if err != nil {
 		return inputErr(err)
 	}

@@ -65,6 +65,11 @@ const DefaultPrefix = "cnb-"
 type Options struct {
 	// JournalDir holds the journals (default journal.DefaultDir).
 	JournalDir string
+	// DirsRecord, when set, is the machine's record of journal
+	// directories (journal.DirsRecord): the dead runs' journals of every
+	// directory it names are replayed too, newest first across all
+	// (`cnibench cleanup` without --journal-dir).
+	DirsRecord string
 	// Prefix of namespace and host link names (default "cnb-").
 	Prefix string
 	// DryRun reports what would be done and changes nothing.
@@ -143,6 +148,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.KillTimeout = defaultKillTimeout
 	}
 	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, fs: &vanishedFS{FS: opts.FS}, revertQdisc: impair.Revert}
+	c.dirs = c.journalDirs()
 	lock, err := c.lock()
 	if err != nil {
 		return c.rep, err
@@ -155,7 +161,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	dirs, err := stateDirs(opts.JournalDir)
 	c.fail(err)
-	stale, err := journal.Dead(opts.JournalDir, opts.DryRun)
+	stale, err := journal.DeadIn(c.dirs, opts.DryRun)
 	c.fail(err)
 	withJournal := map[string]bool{}
 	for _, r := range stale {
@@ -174,7 +180,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		c.fail(err)
 		return c.rep, errors.Join(c.errs...)
 	}
-	live, err := journal.Live(opts.JournalDir)
+	live, err := c.live()
 	if err != nil {
 		c.fail(err)
 		return c.rep, errors.Join(c.errs...)
@@ -218,7 +224,10 @@ func (c *cleaner) sweepProbes(ctx context.Context) {
 }
 
 type cleaner struct {
-	opts    Options
+	opts Options
+	// dirs are the journal directories replayed: JournalDir first, then
+	// those DirsRecord names.
+	dirs    []string
 	rep     Report
 	errs    []error
 	handled map[string]bool // namespaces and directories already dealt with
@@ -240,22 +249,35 @@ type cleaner struct {
 // values back, which a run of another journal directory may be tuning.
 func (c *cleaner) lock() (*journal.Lock, error) {
 	if !c.opts.DryRun {
-		l, err := journal.LockDir(c.opts.JournalDir)
-		if err != nil {
-			return nil, err
+		var held *journal.Lock
+		for _, d := range c.dirs {
+			l, err := journal.LockDir(d)
+			if err != nil {
+				held.Release()
+				return nil, err
+			}
+			held = held.With(l)
 		}
 		h, err := journal.LockHost(hostLockPath)
 		if err != nil {
-			l.Release()
+			held.Release()
 			return nil, err
 		}
-		return l.With(h), nil
+		return held.With(h), nil
 	}
-	l, err := journal.LockShared(c.opts.JournalDir)
-	if be := (*journal.BusyError)(nil); errors.As(err, &be) {
-		return nil, nil
+	var held *journal.Lock
+	for _, d := range c.dirs {
+		l, err := journal.LockShared(d)
+		if be := (*journal.BusyError)(nil); errors.As(err, &be) {
+			continue
+		}
+		if err != nil {
+			held.Release()
+			return nil, err
+		}
+		held = held.With(l)
 	}
-	return l, err
+	return held, nil
 }
 
 func (c *cleaner) fail(err error) {

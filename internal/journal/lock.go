@@ -178,7 +178,7 @@ func (e *StaleError) Error() string {
 		}
 	}
 	if len(plain) > 0 {
-		notes = append([]string{fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: cnibench cleanup", strings.Join(plain, ", "))}, notes...)
+		notes = append([]string{fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: %s", strings.Join(plain, ", "), CleanupFor(e.Dir))}, notes...)
 	}
 	return strings.Join(notes, "\n")
 }
@@ -194,9 +194,22 @@ func BeginRun(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := list(dir)
+	se, err := staleIn(dir)
+	if err == nil && se != nil {
+		err = se
+	}
 	if err != nil {
 		l.Release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// staleIn returns a *StaleError for the dead runs' journals in dir (and
+// its files that cannot be read as journals), or nil.
+func staleIn(dir string) (*StaleError, error) {
+	paths, err := list(dir)
+	if err != nil {
 		return nil, err
 	}
 	se := &StaleError{Dir: dir}
@@ -214,11 +227,10 @@ func BeginRun(dir string) (*Lock, error) {
 		}
 		se.Journals = append(se.Journals, p)
 	}
-	if len(se.Journals) > 0 {
-		l.Release()
-		return nil, se
+	if len(se.Journals) == 0 {
+		return nil, nil
 	}
-	return l, nil
+	return se, nil
 }
 
 // busy finds who holds the lock on the open directory f.
