@@ -5,9 +5,13 @@
 # a tarball) and runs scripts/quickstart.sh there as root, in a chroot with
 # its own mount namespace. The root shares this machine's kernel, so the
 # run's namespaces, tunings and processes are real; afterwards the run's
-# files are checked, and that nothing of it is left: in the root's own /run
+# files are checked, and that nothing of it is left: in the root's /run
 # (namespace names, journals), checked before its mount namespace ends, and
-# on the host, checked whether the run passed or not.
+# on the host, checked whether the run passed or not. The run's journals
+# and the machine's lock are the host's own (/run/cnibench and
+# /run/cnibench.lock, bind-mounted into the root): its changes are to the
+# host's kernel, so a run killed in the root is refused and undone by the
+# host's `cnibench cleanup` like any other, and it never runs beside one.
 #
 # Usage: scripts/fresh-root.sh OUTDIR [SUITE]
 #   OUTDIR  where the run directory is copied (it must not exist)
@@ -92,11 +96,20 @@ fi
 
 sock_before=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 links_before=$(ip -o link | wc -l)
+# The host's journal directory and machine lock, made as cnibench makes
+# them, to be bind-mounted into the root (a file is bind-mounted onto a
+# file).
+[ -d /run/cnibench ] || mkdir -m 700 /run/cnibench
+[ -e /run/cnibench.lock ] || [ -L /run/cnibench.lock ] || (umask 077 && : >/run/cnibench.lock)
 # "/" is made a mount point, as it is on a machine or in a container. The
-# root's /run (its /var/run too) is a tmpfs of this mount namespace: the
-# run's network namespace names and its journals live there and vanish
-# with the namespace, so the shell of the namespace looks for them after
-# the run, whether it passed or not (exit 3: it left some).
+# root's /run (its /var/run too) is a tmpfs of this mount namespace, but
+# for the host's /run/cnibench and /run/cnibench.lock bound onto it: the
+# run's network namespace names live there and vanish with the namespace,
+# so the shell of the namespace looks for them after the run, whether it
+# passed or not, and for journals and state the run added to the host's
+# directory (exit 3: it left some). Were the journals the tmpfs's too, a
+# run killed in the root would lose them with the namespace while its
+# changes stayed on the host's kernel, out of any cleanup's reach.
 rc=0
 run unshare --mount --propagation private --fork sh -c '
 R=$1
@@ -106,7 +119,12 @@ mount -t proc proc "$R/proc"
 mount --rbind /sys "$R/sys"
 mount --rbind /dev "$R/dev"
 mount -t tmpfs tmpfs "$R/run"
+mkdir -m 700 "$R/run/cnibench"
+mount --bind /run/cnibench "$R/run/cnibench"
+: >"$R/run/cnibench.lock"
+mount --bind /run/cnibench.lock "$R/run/cnibench.lock"
 mount -t tmpfs tmpfs "$R/tmp"
+before=$(ls -d /run/cnibench/*.journal /run/cnibench/state/* 2>/dev/null || true)
 set +e
 # A signal stops the run, not these checks (a handler, not an ignore: the
 # run must get the default dispositions).
@@ -117,7 +135,13 @@ chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb \
 rc=$?
 left=
 for f in "$R"/run/netns/cnb-* "$R"/run/cnibench/*.journal "$R"/run/cnibench/state/*; do
-  [ ! -e "$f" ] || left="$left ${f#"$R"}"
+  [ -e "$f" ] || continue
+  case "
+$before
+" in *"
+${f#"$R"}
+"*) continue ;; esac # the host had it before the run
+  left="$left ${f#"$R"}"
 done
 if [ -n "$left" ]; then
   echo "fresh-root: the run left in the root:$left" >&2
@@ -127,7 +151,17 @@ exit "$rc"' sh "$R" || rc=$?
 
 # The host is checked whatever the run's outcome.
 problems=
-[ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$sock_before" ] || problems="$problems; rps_sock_flow_entries not restored"
+# A value left changed is set back to what it was (the check still
+# fails): the host must not stay changed by a failed check.
+sock_after=$(cat /proc/sys/net/core/rps_sock_flow_entries)
+if [ "$sock_after" != "$sock_before" ]; then
+  problems="$problems; rps_sock_flow_entries not restored (found $sock_after, was $sock_before"
+  if echo "$sock_before" >/proc/sys/net/core/rps_sock_flow_entries; then
+    problems="$problems: set back to $sock_before)"
+  else
+    problems="$problems: setting it back failed)"
+  fi
+fi
 if [ "$(ip -o link | wc -l)" -ne "$links_before" ]; then ip -o link >&2; problems="$problems; interfaces left on the host"; fi
 for p in $(in_root); do problems="$problems; process $(cat "/proc/$p/comm" 2>/dev/null) ($p) left running in the root"; done
 fail() { echo "fresh-root: $*" >&2; exit 1; }
