@@ -362,6 +362,41 @@ func InitRef(procRoot string) string {
 	return ""
 }
 
+// The fixed inode numbers of init namespaces (include/linux/proc_ns.h):
+// the PID namespace's since Linux 3.8, the network namespace's in newer
+// kernels (older ones number it like any other, from 0xF0000000 up, so
+// it never takes this one).
+const (
+	pidInitIno = 0xEFFFFFFC
+	netInitIno = 0xEFFFFFF9
+)
+
+// InInit reports whether the calling thread is provably in the init
+// network namespace: its namespace has init's fixed number, or this
+// process is in the init PID namespace (so PID 1 under procRoot is the
+// machine's init) and shares PID 1's (or kthreadd's) network namespace.
+// A container with network and PID namespaces of its own proves
+// nothing: its PID 1 is its own init. InitRef's "" means the same
+// namespace or cannot tell; this tells them apart.
+func InInit(procRoot string) bool {
+	self, err := nsInode("/proc/thread-self/ns/net")
+	if err != nil {
+		return false
+	}
+	if self == netInitIno {
+		return true
+	}
+	if pid, err := nsInode("/proc/self/ns/pid"); err != nil || pid != pidInitIno {
+		return false
+	}
+	for _, pid := range []string{"1", "2"} {
+		if ino, err := nsInode(filepath.Join(procRoot, pid, "ns/net")); err == nil {
+			return ino == self
+		}
+	}
+	return false
+}
+
 func nsInode(p string) (uint64, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(p, &st); err != nil {

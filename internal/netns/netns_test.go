@@ -250,3 +250,23 @@ func TestHalfMadeNamespace(t *testing.T) {
 		t.Fatalf("%s left behind (%v)", half, err)
 	}
 }
+
+// InInit proves the init namespace where InitRef's "" cannot tell (no
+// PID 1 to compare with), and never holds inside another namespace.
+func TestInInit(t *testing.T) {
+	requireRoot(t)
+	if InitRef("/proc") != "" {
+		t.Skip("skipped: this process is not in PID 1's network namespace (a container)")
+	}
+	if _, err := os.Stat("/proc/1/ns/net"); err == nil && !InInit("/proc") {
+		t.Error("in the init namespace: InInit = false")
+	}
+	ns := scratch(t)
+	var in, inBlind bool
+	if err := Do(ns, func() error { in, inBlind = InInit("/proc"), InInit(t.TempDir()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if in || inBlind {
+		t.Errorf("inside %s: InInit = %v, with no PID 1 to see %v; want false", ns, in, inBlind)
+	}
+}

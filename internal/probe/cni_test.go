@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeCNIEnv); mode != "" {
 		os.Exit(fakePlugin(mode))
 	}
+	if root := os.Getenv(rfsHelperEnv); root != "" {
+		os.Exit(rfsHelper(root))
+	}
 	os.Exit(m.Run())
 }
 

@@ -26,17 +26,34 @@ func (s *scratch) tryRPS() (bool, string) {
 // Equivalent to: cat /proc/sys/net/core/rps_sock_flow_entries
 // /sys/class/net/cnbp-p0/queues/rx-0/rps_flow_cnt
 func (s *scratch) tryRFS() (bool, string) {
-	err := netns.Do(netns.InitRef("/proc"), func() error {
+	if ok, detail := rfsTableIn("/proc"); !ok {
+		return false, detail
+	}
+	return s.queueFile("rps_flow_cnt", "RFS (receive flow steering), CONFIG_RPS")
+}
+
+// rfsTableIn checks the RFS table in the init network namespace of
+// procRoot's PID 1. Missing where this process is not provably in the
+// init namespace (a container with network and PID namespaces of its
+// own, whose PID 1 is its own init), it says so: the table exists in
+// the host's network namespace only, and the kernel may well have RFS.
+func rfsTableIn(procRoot string) (bool, string) {
+	var inInit bool
+	err := netns.Do(netns.InitRef(procRoot), func() error {
+		inInit = netns.InInit(procRoot)
 		_, err := os.Stat(rfsTable)
 		return err
 	})
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return false, rfsTable + " does not exist (this kernel was built without RFS, CONFIG_RPS)"
-		}
-		return false, "checking " + rfsTable + " failed: " + reason("rps", err)
+	switch {
+	case err == nil:
+		return true, ""
+	case errors.Is(err, os.ErrNotExist) && !inInit:
+		return false, rfsTable + " does not exist in this network namespace, which is not the host's (a container with its own network namespace?): " +
+			"the RFS table exists in the host's network namespace only; run cnibench there (e.g. docker run --network host --privileged)"
+	case errors.Is(err, os.ErrNotExist):
+		return false, rfsTable + " does not exist (this kernel was built without RFS, CONFIG_RPS)"
 	}
-	return s.queueFile("rps_flow_cnt", "RFS (receive flow steering), CONFIG_RPS")
+	return false, "checking " + rfsTable + " failed: " + reason("rps", err)
 }
 
 // queueFile checks rx-0/NAME of the parent veth in a sysfs mounted for
