@@ -190,12 +190,27 @@ func ifaceString(ifc netns.Iface) string {
 	return ifc.Name + " in " + ifc.Netns
 }
 
+// maskFiles are the knobs whose value is a CPU mask, by file name: the
+// kernel reads a short one ("f") and prints it zero-padded to its CPU
+// count, in comma-separated 32-bit words ("00000000,0000000f"), so a
+// tuning's value and the kernel's are compared as CPU sets. Queues'
+// rps_cpus, xps_cpus and xps_rxqs (sysfs); the sysctls
+// net.core.rps_default_mask and net.core.flow_limit_cpu_bitmap; an
+// IRQ's smp_affinity.
+var maskFiles = map[string]bool{
+	"rps_cpus": true, "xps_cpus": true, "xps_rxqs": true,
+	"rps_default_mask": true, "flow_limit_cpu_bitmap": true, "smp_affinity": true,
+}
+
+// IsMask reports whether the knob at path holds a CPU mask (maskFiles).
+func IsMask(p string) bool { return maskFiles[path.Base(p)] }
+
 // Equal compares two values of the knob at path by meaning: masks
-// (rps_cpus) as CPU sets, everything else as whitespace-separated fields
+// (IsMask) as CPU sets, everything else as whitespace-separated fields
 // (numbers as numbers).
 func Equal(p, a, b string) bool {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	if path.Base(p) == "rps_cpus" {
+	if IsMask(p) {
 		sa, err1 := cpuset.ParseMask(a)
 		sb, err2 := cpuset.ParseMask(b)
 		return err1 == nil && err2 == nil && slices.Equal(sa, sb)

@@ -482,6 +482,12 @@ func TestEqual(t *testing.T) {
 		{"/proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n", "4096 131072 6291456", true},
 		{"/proc/sys/net/ipv4/tcp_rmem", "4096\t131072", "4096 131072 6291456", false},
 		{"/proc/sys/net/ipv4/tcp_congestion_control", "cubic", "bbr", false},
+		// Mask-valued sysctls read back padded and grouped: a tuning
+		// {net.core.rps_default_mask: f} failed with a MismatchError.
+		{"/proc/sys/net/core/rps_default_mask", "f", "00000000,0000000f", true},
+		{"/proc/sys/net/core/flow_limit_cpu_bitmap", "3", "00000003\n", true},
+		{"/proc/sys/net/core/flow_limit_cpu_bitmap", "3", "00000007", false},
+		{"q/xps_cpus", "1", "00000001", true},
 	} {
 		if got := Equal(tt.path, tt.a, tt.b); got != tt.want {
 			t.Errorf("Equal(%s, %q, %q) = %v", tt.path, tt.a, tt.b, got)
