@@ -342,10 +342,12 @@ func setLine(line int, n *yaml.Node) int {
 }
 
 // Marshal returns the resolved study as YAML (profiles dropped: they have
-// been applied; published verdicts kept of the cells it measures).
+// been applied; published verdicts kept of the cells it measures; every
+// reference kept, those naming what the run left out marked so).
 func (s *Study) Marshal() ([]byte, error) {
 	c := *s
 	c.Profiles = nil
+	c.Spec.Reference = s.markLeftOut()
 	if v := s.Spec.Verdict; v != nil {
 		// Only the published verdicts of cells the study measures: the
 		// file's others name what its profile or --set left out, which

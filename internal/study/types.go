@@ -267,6 +267,11 @@ type Reference struct {
 	Against         string   `yaml:"against,omitempty" json:"against,omitempty"`
 	AgainstWorkload string   `yaml:"againstWorkload,omitempty" json:"against_workload,omitempty"`
 	Note            string   `yaml:"note,omitempty" json:"note,omitempty"`
+	// LeftOut marks, in a run's study.yaml, a reference naming a datapath
+	// or workload the run left out (its profile, --set, or the engine):
+	// its names are no longer the study's, and are not checked
+	// (refnames.go). Marshal sets it; a study file need not.
+	LeftOut bool `yaml:"leftOut,omitempty" json:"-"`
 }
 
 // RatioTerms names the numerator and denominator of a ratio reference

@@ -145,6 +145,9 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	// Names that become paths, list lengths, sizes and durations: after
 	// the checks above so their messages come first.
 	validateStudyBounds(s, bad)
+	// A reference's names last: a value out of range or a name no
+	// datapath could have says more than "the study has no ...".
+	validateReferenceNames(s, bad)
 	return errs
 }
 

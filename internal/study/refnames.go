@@ -1,0 +1,141 @@
+package study
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/cnibench/cnibench/internal/suggest"
+)
+
+// A reference's names are checked like a published verdict's
+// (published.go): a name is known when the run's study has it or the file
+// itself does, in spec or any profile, so that a reference to a cell a
+// profile or --set leaves out is listed as not measured, and a misspelt
+// one (`flannell`, `http@c400` where the sweep is [1, 8]) is refused
+// instead of standing in the report as "a datapath this run did not
+// measure".
+//
+// A run's study.yaml keeps every reference (the report lists those of
+// datapaths it did not measure), but its spec holds only what ran: the
+// engine drops the datapaths this machine cannot build, a cluster run
+// keeps one, and the profile is applied. Marshal marks the references
+// naming what the run left out (Reference.LeftOut), and their names are
+// not checked again when the stored study is read (a resume, a rerun,
+// the report).
+
+// refName is one name field of a reference.
+type refName struct {
+	key, what, name string
+}
+
+// names are the reference's datapath and workload names, with their
+// keys.
+func (r Reference) names() []refName {
+	return []refName{
+		{"datapath", "datapath", r.Datapath}, {"against", "datapath", r.Against},
+		{"workload", "workload", r.Workload}, {"againstWorkload", "workload", r.AgainstWorkload},
+	}
+}
+
+// knownNames are the names a reference may use: the run's and the file's.
+func (s *Study) knownNames() *cellNames {
+	known := s.runNames()
+	if w := s.written; w != nil {
+		known.union(w)
+	}
+	return known
+}
+
+// validateReferenceNames refuses a reference naming a datapath or a
+// workload (an entry or one variant of its sweep) that neither the run's
+// study nor the file has.
+func validateReferenceNames(s *Study, bad badFunc) {
+	known := s.knownNames()
+	for i, r := range s.Spec.Reference {
+		if r.LeftOut {
+			continue
+		}
+		for _, n := range r.names() {
+			if n.name == "" {
+				continue
+			}
+			list := known.datapaths
+			if n.what == "workload" {
+				list = known.workloads
+			}
+			refuseUnknown(bad, fmt.Sprintf("spec.reference[%d].%s", i, n.key), n.what, n.name, list)
+		}
+	}
+}
+
+// markLeftOut returns the references with LeftOut set on those naming a
+// datapath or workload the run's study does not have (and cleared on the
+// others), for study.yaml.
+func (s *Study) markLeftOut() []Reference {
+	if len(s.Spec.Reference) == 0 {
+		return nil
+	}
+	run := s.runNames()
+	out := slices.Clone(s.Spec.Reference)
+	for i, r := range out {
+		out[i].LeftOut = false
+		for _, n := range r.names() {
+			list := run.datapaths
+			if n.what == "workload" {
+				list = run.workloads
+			}
+			if n.name != "" && !slices.Contains(list, n.name) {
+				out[i].LeftOut = true
+			}
+		}
+	}
+	return out
+}
+
+// ReferenceWarnings are the references whose metric is neither a
+// headline metric of a tool of the study nor a collector's, each as
+// "FILE:LINE: spec.reference[i].metric: ...". Such a metric cannot be
+// refused: a tool declares its headline metrics only (spec.Tool.Headline)
+// and reports others too (iperf3's retransmits, sockperf's rtt_max_us),
+// so it is most likely a misspelling, and is said so.
+func (s *Study) ReferenceWarnings(cat Catalog) []string {
+	var known []string
+	for _, w := range s.Spec.Workloads {
+		if t, ok := cat.Tool(w.Tool); ok {
+			for _, m := range t.HeadlineFor(w.Protocol) {
+				known = appendNew(known, m)
+			}
+		}
+	}
+	var out []string
+	for i, r := range s.Spec.Reference {
+		if r.Metric == "" || slices.Contains(known, r.Metric) || collectorMetric(cat, r.Metric) {
+			continue
+		}
+		fe := &FieldError{File: s.Source, Field: fmt.Sprintf("spec.reference[%d].metric", i), Msg: fmt.Sprintf(
+			"%q is no headline metric of the study's tools (%s) nor a collector's (docs/workloads.md): unless the tool reports it besides, the report lists the reference as not measured",
+			r.Metric, strings.TrimSuffix(suggest.Hint(r.Metric, known)+strings.Join(known, ", "), ", "))}
+		if s.where != nil {
+			fe.Line, fe.Origin = s.where(fe.Field)
+		}
+		out = append(out, fe.Error())
+	}
+	return out
+}
+
+// collectorMetric says whether a collector adds the metric: its names in
+// collect.Entry.Metrics are patterns ("iptables_*") or say their parts
+// ("cpp_*_UNIT (UNIT: ...)"), of which the part before a space is matched
+// with UNIT standing for any part.
+func collectorMetric(cat Catalog, metric string) bool {
+	for _, pat := range cat.CollectorMetrics {
+		pat, _, _ = strings.Cut(pat, " ")
+		pat = strings.ReplaceAll(pat, "UNIT", "*")
+		if ok, _ := path.Match(pat, metric); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package study
+
+import (
+	"strings"
+	"testing"
+)
+
+// refStudy has a swept workload (http@c1, http@c8), a profile with a
+// datapath and a workload of its own, and the references tc appends.
+const refStudy = `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: refs}
+spec:
+  datapaths:
+    - {name: flannel, type: flannel-vxlan}
+    - {name: calico, type: calico-vxlan}
+  workloads:
+    - {name: http, tool: ab, size: 5M, concurrency: [1, 8]}
+    - {name: tcp, tool: iperf3}
+  trials: 1
+  duration: 4s
+profiles:
+  more:
+    datapaths: [{name: extra, type: flannel-vxlan}]
+    workloads: [{name: rr, tool: sockperf}]
+`
+
+func refFile(refs ...string) []byte {
+	return []byte(strings.Replace(refStudy, "profiles:", "  reference:\n    - "+strings.Join(refs, "\n    - ")+"\nprofiles:", 1))
+}
+
+// A reference naming a datapath or workload (an entry or one variant of
+// its sweep) that neither the study nor any of its profiles has is
+// refused at its line and field: the report would only list it as "not
+// measured".
+func TestReferenceUnknownNamesRefused(t *testing.T) {
+	for _, tc := range []struct{ ref, want string }{
+		{"{datapath: flannell, metric: bitrate, value: 1}",
+			`r.yaml:14: spec.reference[0].datapath: the study has no datapath "flannell" (did you mean "flannel"? it has: flannel, calico, extra)`},
+		{"{datapath: flannel, against: calcio, metric: bitrate, ratio: 1.1}",
+			`r.yaml:14: spec.reference[0].against: the study has no datapath "calcio"`},
+		{"{workload: http@c400, metric: requests_per_s, value: 1}",
+			`r.yaml:14: spec.reference[0].workload: the study has no workload "http@c400" (it has: http, http@c1, http@c8, tcp, rr)`},
+		{"{workload: tcp, againstWorkload: htp, metric: bitrate, ratio: 1.1}",
+			`r.yaml:14: spec.reference[0].againstWorkload: the study has no workload "htp" (did you mean "http"?`},
+	} {
+		_, err := Parse("r.yaml", refFile(tc.ref), Options{}, testCatalog)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %s...", tc.ref, err, tc.want)
+		}
+	}
+}
+
+// A reference to a cell of a profile, or one a profile or --set leaves
+// out, is the file's: accepted with or without that profile.
+func TestReferenceNamesOfProfilesAndSetAccepted(t *testing.T) {
+	data := refFile("{datapath: extra, workload: rr, metric: transactions_per_s, value: 1}",
+		"{datapath: calico, workload: http@c8, metric: requests_per_s, value: 1}",
+		"{datapath: calico, against: flannel, workload: http@c1, againstWorkload: http@c8, metric: requests_per_s, ratio: 2}")
+	for _, opt := range []Options{{}, {Profile: "more"}, {Set: []string{"datapaths=[flannel]", "workloads.http.concurrency=[1]"}}} {
+		if _, err := Parse("r.yaml", data, opt, testCatalog); err != nil {
+			t.Errorf("%+v: %v", opt, err)
+		}
+	}
+}
+
+// A run's study.yaml keeps every reference, but its spec holds only what
+// ran (a --set, a profile, the engine dropping a datapath it cannot
+// build): read again (resume, rerun, report), its references to what was
+// left out are marked and accepted, the others still checked.
+func TestStoredStudyKeepsLeftOutReferences(t *testing.T) {
+	data := refFile("{datapath: calico, workload: http@c8, metric: requests_per_s, value: 1}",
+		"{datapath: flannel, workload: tcp, metric: bitrate, value: 1}")
+	s, err := Parse("r.yaml", data, Options{Set: []string{"workloads.http.concurrency=[1, 2]"}}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Datapaths = s.Spec.Datapaths[:1] // the engine keeps flannel
+	out, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := Parse("study.yaml", out, Options{}, testCatalog)
+	if err != nil {
+		t.Fatalf("stored study refused: %v\n%s", err, out)
+	}
+	if r := stored.Spec.Reference; len(r) != 2 || !r[0].LeftOut || r[1].LeftOut {
+		t.Errorf("stored references %+v: want the first marked left out, the second not", r)
+	}
+	again, err := stored.Marshal()
+	if err != nil || string(again) != string(out) {
+		t.Errorf("marshalled again (%v):\n%s\nwant\n%s", err, again, out)
+	}
+	bad := strings.Replace(string(out), "datapath: flannel", "datapath: flannell", 1)
+	if _, err := Parse("study.yaml", []byte(bad), Options{}, testCatalog); err == nil || !strings.Contains(err.Error(), `no datapath "flannell"`) {
+		t.Errorf("a stored reference not left out is checked still: %v", err)
+	}
+}
+
+// A metric no tool of the study has as a headline and no collector adds
+// is warned of (tools report more than their headline metrics, so it is
+// not refused), at its line, with the nearest headline metric.
+func TestReferenceMetricWarnings(t *testing.T) {
+	data := refFile("{workload: http, metric: request_per_s, value: 1}",
+		"{workload: http, metric: requests_per_s, value: 1}",
+		"{workload: tcp, metric: cpp_bridge_cycles, value: 1}",
+		"{workload: tcp, metric: retransmits, value: 1}")
+	s, err := Parse("r.yaml", data, Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.ReferenceWarnings(testCatalog)
+	if len(w) != 2 || !strings.HasPrefix(w[0], `r.yaml:14: spec.reference[0].metric: "request_per_s" is no headline metric of the study's tools (did you mean "requests_per_s"? `) ||
+		!strings.HasPrefix(w[1], `r.yaml:17: spec.reference[3].metric: "retransmits"`) {
+		t.Errorf("warnings %q: want request_per_s's with a hint and retransmits'", w)
+	}
+	cat := testCatalog
+	cat.CollectorMetrics = []string{"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"}
+	if w := s.ReferenceWarnings(cat); len(w) != 2 {
+		t.Errorf("collect.Entry's described pattern: warnings %q, want cpp_bridge_cycles matched", w)
+	}
+}
