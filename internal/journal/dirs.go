@@ -132,6 +132,7 @@ func DeadElsewhere(path, dir string) error {
 			return err
 		}
 		if se != nil {
+			se.Cleanup = CleanupFor(d)
 			errs = append(errs, se)
 		}
 	}
@@ -156,7 +157,7 @@ func DeadIn(dirs []string, peek bool) ([]*Replay, error) {
 }
 
 // CleanupFor is the command that undoes the dead runs' changes journaled
-// in dir.
+// in dir, a local run's.
 func CleanupFor(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil && abs == DefaultDir {
 		return DefaultCleanup

@@ -83,3 +83,16 @@ func TestDeadInNewestFirstAcrossDirs(t *testing.T) {
 		t.Fatalf("DeadIn = %v, %v; want anew then zold", rs, err)
 	}
 }
+
+// TestBeginRunNamesThePlainCleanup: the refusal for a run's own
+// directory names `cnibench cleanup`, never `--journal-dir DIR`: that
+// directory may be a kube run's, whose controller journals the local
+// cleanup must not replay against this machine.
+func TestBeginRunNamesThePlainCleanup(t *testing.T) {
+	dir := t.TempDir()
+	abandon(openAs(t, dir, "runk", deadPID(t), 1))
+	_, err := BeginRun(dir)
+	if err == nil || !strings.Contains(err.Error(), "undo them first with: cnibench cleanup") || strings.Contains(err.Error(), "--journal-dir") {
+		t.Errorf("BeginRun = %v, want a refusal naming cnibench cleanup alone", err)
+	}
+}

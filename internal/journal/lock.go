@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -136,6 +137,12 @@ func (l *Lock) Release() {
 // StaleError means dead runs left journals whose changes are not undone.
 type StaleError struct {
 	Dir string
+	// Cleanup is the command that undoes the dead runs' changes, as
+	// printed; empty: DefaultCleanup (which reaches every directory
+	// local runs recorded, NoteDir). DeadElsewhere names the
+	// directory's own (CleanupFor); BeginRun cannot: a kube run's
+	// directory is not for the local cleanup to replay.
+	Cleanup string
 	// Journals are the paths of every journal refused for; those of
 	// Damaged and Untrusted too.
 	Journals []string
@@ -178,7 +185,7 @@ func (e *StaleError) Error() string {
 		}
 	}
 	if len(plain) > 0 {
-		notes = append([]string{fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: %s", strings.Join(plain, ", "), CleanupFor(e.Dir))}, notes...)
+		notes = append([]string{fmt.Sprintf("a dead run left changes journaled in %s; undo them first with: %s", strings.Join(plain, ", "), cmp.Or(e.Cleanup, DefaultCleanup))}, notes...)
 	}
 	return strings.Join(notes, "\n")
 }
