@@ -42,7 +42,7 @@ func (f *runFlags) study(cmd *cobra.Command, args []string) (*study.Study, error
 		if len(args) != 1 {
 			return nil, inputErr(fmt.Errorf("run needs a STUDY (a built-in name or a file), or --resume DIR"))
 		}
-		s, err := f.load(args[0])
+		s, err := f.load(cmd.ErrOrStderr(), args[0])
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ func newShowCmd() *cobra.Command {
 		Example: "  cnibench show rps-rfs\n  cnibench show rps-rfs --quick --set trials=3\n  cnibench show ./my-study.yaml",
 		Args:    needArgs(1, "a STUDY (a built-in name, see 'cnibench studies', or a file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.load(args[0])
+			s, err := f.load(cmd.ErrOrStderr(), args[0])
 			if err != nil {
 				return err
 			}
@@ -67,7 +68,10 @@ func (f *studyFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.set, "set", nil, "override a field, e.g. --set trials=5 --set replicas=[1,4] (repeatable)")
 }
 
-func (f *studyFlags) load(nameOrPath string) (*study.Study, error) {
+// load resolves the study the command names, and says on stderr (w)
+// what of it is likely a slip but cannot be refused: a reference's metric
+// no tool or collector of it reports (study.ReferenceWarnings).
+func (f *studyFlags) load(w io.Writer, nameOrPath string) (*study.Study, error) {
 	opt := study.Options{Profile: f.profile, Set: f.set}
 	if f.quick {
 		if f.profile != "" && f.profile != "quick" {
@@ -76,7 +80,13 @@ func (f *studyFlags) load(nameOrPath string) (*study.Study, error) {
 		opt.Profile = "quick"
 	}
 	s, err := study.Resolve(nameOrPath, opt, studyCatalog())
-	return s, inputErr(err)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	for _, l := range s.ReferenceWarnings(studyCatalog()) {
+		fmt.Fprintln(w, "warning: "+l)
+	}
+	return s, nil
 }
 
 // loadFile resolves a recorded study file as it is (no profile, no --set).

@@ -20,7 +20,7 @@ var cppEntry = Entry{
 	Description: "CPU cost per packet by kernel component, from perf samples of every CPU of the server node's kernel " +
 		"over the window divided by the measured server pods' packets: on the local engine the machine both emulated " +
 		"nodes share (both ends' cost), on a cluster the server node's agent's (that node alone, unless the nodes share a kernel)",
-	Metrics:  []string{"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"},
+	Metrics:  []string{"cpp_*_cycles (sampling cycles)", "cpp_*_ns (sampling cpu-clock)"},
 	Programs: []string{"perf"},
 	Enabled:  func(w study.Workload) bool { return w.CPP },
 	New: func(t Trial) (Collector, error) {

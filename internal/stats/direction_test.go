@@ -75,8 +75,9 @@ var emitted = map[string]way{
 // patterns are collect's Metrics descriptions (collect.Entry.Metrics,
 // as the source writes them) with the names above that stand for them.
 var patterns = map[string][]string{
-	`"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"`: {"cpp_total_ns", "cpp_bridge_cycles"},
-	`"cpu.jsonl"`: nil,
+	`"cpp_*_cycles (sampling cycles)"`:                            {"cpp_bridge_cycles"},
+	`"cpp_*_ns (sampling cpu-clock)"`:                             {"cpp_total_ns"},
+	`"cpu.jsonl"`:                                                 nil,
 	`"cores and client_cores in samples.jsonl"`:                   {"core_idle", "client_core_softirq"},
 	`"daemon_NAME_NODE_cpu_pct"`:                                  {"daemon_flanneld_server_cpu_pct"},
 	`"daemon_NAME_NODE_rss_bytes"`:                                {"daemon_flanneld_server_rss_bytes"},

@@ -2,7 +2,7 @@ package study
 
 import (
 	"fmt"
-	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -126,16 +126,54 @@ func (s *Study) ReferenceWarnings(cat Catalog) []string {
 }
 
 // collectorMetric says whether a collector adds the metric: its names in
-// collect.Entry.Metrics are patterns ("iptables_*") or say their parts
-// ("cpp_*_UNIT (UNIT: ...)"), of which the part before a space is matched
-// with UNIT standing for any part.
+// collect.Entry.Metrics are patterns (the part before a space, "iptables_*",
+// "if_{underlay,tunnel,pods}_{rx,tx}_{packets,dropped}_count",
+// "daemon_NAME_NODE_cpu_pct": an upper-case word stands for any part).
 func collectorMetric(cat Catalog, metric string) bool {
 	for _, pat := range cat.CollectorMetrics {
 		pat, _, _ = strings.Cut(pat, " ")
-		pat = strings.ReplaceAll(pat, "UNIT", "*")
-		if ok, _ := path.Match(pat, metric); ok {
+		if metricPattern(pat).MatchString(metric) {
 			return true
 		}
 	}
 	return false
+}
+
+// metricPattern is pat as an anchored regular expression: "*" and an
+// upper-case word match any part, "{a,b}" one of its alternatives, and
+// the rest itself.
+func metricPattern(pat string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for pat != "" {
+		switch {
+		case pat[0] == '*':
+			b.WriteString(".+")
+			pat = pat[1:]
+		case pat[0] == '{' && strings.Contains(pat, "}"):
+			alts, rest, _ := strings.Cut(pat[1:], "}")
+			parts := strings.Split(alts, ",")
+			for i, p := range parts {
+				parts[i] = regexp.QuoteMeta(p)
+			}
+			b.WriteString("(?:" + strings.Join(parts, "|") + ")")
+			pat = rest
+		case pat[0] >= 'A' && pat[0] <= 'Z':
+			n := strings.IndexFunc(pat, func(r rune) bool { return r < 'A' || r > 'Z' })
+			if n < 0 {
+				n = len(pat)
+			}
+			b.WriteString(".+")
+			pat = pat[n:]
+		default:
+			n := 1 + strings.IndexAny(pat[1:], "*{ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+			if n == 0 {
+				n = len(pat)
+			}
+			b.WriteString(regexp.QuoteMeta(pat[:n]))
+			pat = pat[n:]
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
 }

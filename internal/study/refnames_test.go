@@ -115,8 +115,26 @@ func TestReferenceMetricWarnings(t *testing.T) {
 		t.Errorf("warnings %q: want request_per_s's with a hint and retransmits'", w)
 	}
 	cat := testCatalog
-	cat.CollectorMetrics = []string{"cpp_*_UNIT (UNIT: the perf event's, cycles or ns)"}
+	cat.CollectorMetrics = []string{"cpp_*_cycles (sampling cycles)", "cpp_*_ns (sampling cpu-clock)"}
 	if w := s.ReferenceWarnings(cat); len(w) != 2 {
 		t.Errorf("collect.Entry's described pattern: warnings %q, want cpp_bridge_cycles matched", w)
+	}
+}
+
+// A collector's described names match as their patterns say: "*" and an
+// upper-case word any part, "{a,b}" an alternative; nothing else.
+func TestCollectorMetric(t *testing.T) {
+	var cat Catalog
+	cat.CollectorMetrics = []string{"cpp_*_cycles (sampling cycles)", "cpp_*_ns (sampling cpu-clock)",
+		"if_{underlay,tunnel,pods}_{rx,tx}_{packets,dropped}_count", "daemon_NAME_NODE_cpu_pct", "iptables_*", "bpf_cilium_*_count"}
+	for metric, want := range map[string]bool{
+		"cpp_bridge_cycles": true, "cpp_total_ns": true, "cpp_bridge_cycle": false, "cpp_cycles": false,
+		"if_tunnel_tx_packets_count": true, "if_pods_rx_dropped_count": true, "if_eth0_rx_packets_count": false,
+		"daemon_flanneld_server_cpu_pct": true, "daemon_cpu_pct": false, "iptables_rules_count": true, "iptables_": false,
+		"bpf_cilium_lb4_count": true, "bpf_cilium_count": false,
+	} {
+		if got := collectorMetric(cat, metric); got != want {
+			t.Errorf("%s: matched %v, want %v", metric, got, want)
+		}
 	}
 }
