@@ -59,3 +59,30 @@ func TestRunRefusedForDeadJournalOfRecordedDir(t *testing.T) {
 		t.Errorf("kube run = %v, %v; want no lock, no refusal", l, err)
 	}
 }
+
+// A kube run whose nodes share this kernel takes the machine's lock but
+// never records its directory: it holds controller journals, whose
+// changes are the cluster's, and the local cleanup replays the recorded
+// directories against this machine. A local run's is recorded.
+func TestKubeRunDirNotRecorded(t *testing.T) {
+	oldRecord, oldLock := dirsRecord, lockMachine
+	dirsRecord = filepath.Join(t.TempDir(), "journal-dirs")
+	lockPath := filepath.Join(t.TempDir(), "lock")
+	lockMachine = func(runner.Options) (*journal.Lock, error) { return journal.LockHost(lockPath) }
+	t.Cleanup(func() { dirsRecord, lockMachine = oldRecord, oldLock })
+	kubeDir, localDir := t.TempDir(), t.TempDir()
+	for _, c := range []struct{ engine, dir string }{{"kube", kubeDir}, {"local", localDir}} {
+		l, err := claimMachine(runner.Options{Engine: c.engine}, c.dir)
+		if err != nil || l == nil {
+			t.Fatalf("%s run: lock %v, %v", c.engine, l, err)
+		}
+		l.Release()
+	}
+	dirs, err := journal.Dirs(dirsRecord, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) != 1 || dirs[0] != localDir {
+		t.Errorf("recorded %q, want only the local run's %s", dirs, localDir)
+	}
+}

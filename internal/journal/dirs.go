@@ -119,11 +119,18 @@ func Dirs(path, dir string) ([]string, error) {
 // DeadElsewhere returns a *StaleError for each recorded directory (the
 // record at path) but dir that holds a dead run's journal, joined, or
 // nil: a local run is refused for them as for those in its own
-// directory (BeginRun), each naming the cleanup of its directory.
+// directory (BeginRun), each naming the cleanup of its directory. The
+// record's own directory (DefaultDir for DirsRecord, never recorded) is
+// one of them: a run of --journal-dir /tmp/j beside a dead run's journal
+// in the default directory would journal that run's values as the old
+// ones too.
 func DeadElsewhere(path, dir string) error {
 	dirs, err := Dirs(path, dir)
 	if err != nil {
 		return err
+	}
+	if abs, _ := filepath.Abs(dir); abs != filepath.Dir(path) {
+		dirs = append([]string{filepath.Dir(path)}, dirs...)
 	}
 	var errs []error
 	for _, d := range dirs {

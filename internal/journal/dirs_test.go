@@ -39,6 +39,26 @@ func TestRunRefusedForDeadJournalOfAnotherDir(t *testing.T) {
 	}
 }
 
+// The record's own directory (the default one, never recorded) counts:
+// a run of another directory is refused for a dead journal in it too.
+func TestRunRefusedForDeadJournalOfDefaultDir(t *testing.T) {
+	def := t.TempDir()
+	record := filepath.Join(def, "journal-dirs")
+	other := t.TempDir()
+	abandon(openAs(t, def, "runa", deadPID(t), 1))
+	if err := NoteDir(record, other); err != nil {
+		t.Fatal(err)
+	}
+	err := DeadElsewhere(record, other)
+	var se *StaleError
+	if !errors.As(err, &se) || se.Dir != def {
+		t.Fatalf("DeadElsewhere(other) = %v, want a *StaleError for the record's directory %s", err, def)
+	}
+	if err := DeadElsewhere(record, def); err != nil {
+		t.Errorf("DeadElsewhere(default) = %v, want nil: its own is BeginRun's", err)
+	}
+}
+
 // TestNoteDirKeepsTrustedExistingDirs: the record drops directories
 // that are gone, never lists DefaultDir (always looked at) or a
 // directory twice, and Dirs skips one that others may write.
