@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -26,8 +28,9 @@ import (
 // (A sets RFS 0->32768, B 32768->16384; A's revert finds 16384 and leaves
 // it, B's puts back 32768: the machine stays changed with nothing
 // pending), or one run's revert would undo the other's value mid-trials.
-// So a run also claims each kernel its nodes run on, by the boot ID their
-// kubelets report (status.nodeInfo.bootID), with a Lease named by it in
+// So a run also claims each kernel its nodes run on that other nodes share
+// (kernelsOf), by the boot ID their kubelets report
+// (status.nodeInfo.bootID), with a Lease named by it in
 // the agent's namespace: every run that uses the installed agent sees it,
 // whatever its own namespace (checkNoLiveRun keeps apart only the runs of
 // one namespace). Creating the Lease is atomic; a second run finds it and
@@ -57,9 +60,14 @@ type kernel struct {
 	nodes  []string
 }
 
-// kernelsOf are the kernels of place's nodes, by the boot IDs their
-// kubelets report; a node reporting none is left out (its agent's node
-// lock still holds it).
+// kernelsOf are the kernels of place's nodes the run claims, by the boot
+// IDs their kubelets report: only a shared one, which both the run's
+// nodes report or preflight found another node of the cluster reporting
+// (Placement.SharedKernels). A kernel of one node is kept to its runs by
+// that node's agent (its node lock): a cluster of machines with a kernel
+// each needs no claim, and so neither the agent-namespace Lease rights
+// that RBAC of before the claims lacks. A node reporting none is left
+// out (its agent's node lock still holds it).
 func kernelsOf(p Placement) []kernel {
 	var out []kernel
 	for _, n := range []string{p.Server.Name, p.Client.Name} {
@@ -74,7 +82,53 @@ func kernelsOf(p Placement) []kernel {
 		}
 		out[i].nodes = append(out[i].nodes, n)
 	}
-	return out
+	return slices.DeleteFunc(out, func(k kernel) bool {
+		return len(k.nodes) < 2 && len(p.SharedKernels[k.bootID]) < 2
+	})
+}
+
+// sharedKernels lists the cluster's nodes and returns, for each boot ID
+// of p's nodes that more than one node reports, the nodes reporting it
+// (p's first): the kernels a run on p must claim. One list of nodes, which
+// the ClusterRole allows and preflight checks.
+func sharedKernels(ctx context.Context, cs kubernetes.Interface, p Placement) (map[string][]string, error) {
+	by := map[string][]string{}
+	for _, n := range []*corev1.Node{p.Server, p.Client} {
+		if id := n.Status.NodeInfo.BootID; id != "" && !slices.Contains(by[id], n.Name) {
+			by[id] = append(by[id], n.Name)
+		}
+	}
+	if len(by) == 0 {
+		return nil, nil
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes, to find any sharing a kernel with node %s or %s: %w", p.Server.Name, p.Client.Name, err)
+	}
+	for _, n := range list.Items {
+		id := n.Status.NodeInfo.BootID
+		if _, ok := by[id]; ok && !slices.Contains(by[id], n.Name) {
+			by[id] = append(by[id], n.Name)
+		}
+	}
+	for id, nodes := range by {
+		if len(nodes) < 2 {
+			delete(by, id)
+		}
+	}
+	return by, nil
+}
+
+// sharedWords says which nodes share which kernel, for preflight's
+// refusal: "nodes w1 and w2 share one kernel (kind, ...; boot ID ...)".
+func sharedWords(shared map[string][]string) string {
+	ids := slices.Sorted(maps.Keys(shared))
+	words := make([]string, len(ids))
+	for i, id := range ids {
+		n := shared[id]
+		words[i] = fmt.Sprintf("nodes %s and %s share one kernel (kind, k3d, one machine's test cluster; boot ID %s)", strings.Join(n[:len(n)-1], ", "), n[len(n)-1], id)
+	}
+	return strings.Join(words, "; ")
 }
 
 func nodeBootID(p Placement, name string) string {

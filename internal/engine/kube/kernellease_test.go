@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	authv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/cnibench/cnibench/internal/tune"
 )
@@ -122,8 +125,9 @@ func TestStaleKernelClaim(t *testing.T) {
 	}
 }
 
-// kernelsOf: one claim per distinct boot ID, naming its nodes; nodes
-// that report none claim nothing. kernelLeaseName keeps a valid name
+// kernelsOf: one claim per shared boot ID (both nodes', or one preflight
+// found another node reporting), naming the run's nodes on it; a kernel
+// of one node and nodes that report none claim nothing. kernelLeaseName keeps a valid name
 // whatever the kubelet reports.
 func TestKernelsOf(t *testing.T) {
 	a, b := node("a", nil, true), node("b", nil, true)
@@ -132,8 +136,12 @@ func TestKernelsOf(t *testing.T) {
 		t.Errorf("one kernel: %+v", got)
 	}
 	b.Status.NodeInfo.BootID = "y"
-	if got := kernelsOf(Placement{Server: a, Client: b}); len(got) != 2 {
-		t.Errorf("two kernels: %+v", got)
+	if got := kernelsOf(Placement{Server: a, Client: b}); len(got) != 0 {
+		t.Errorf("two kernels, neither shared: %+v", got)
+	}
+	shared := map[string][]string{"y": {"b", "w9"}, "z": {"w7", "w8"}}
+	if got := kernelsOf(Placement{Server: a, Client: b, SharedKernels: shared}); len(got) != 1 || got[0].bootID != "y" || strings.Join(got[0].nodes, ",") != "b" {
+		t.Errorf("two kernels, b's shared with w9: %+v", got)
 	}
 	a.Status.NodeInfo.BootID, b.Status.NodeInfo.BootID = "", ""
 	if got := kernelsOf(Placement{Server: a, Client: b}); len(got) != 0 {
@@ -156,5 +164,124 @@ func TestNodeBootIDs(t *testing.T) {
 	}
 	if _, err := nodeBootIDs(context.Background(), fake.NewClientset(w1), cfg); !errors.Is(err, ErrNoNode) {
 		t.Errorf("no client node: %v", err)
+	}
+}
+
+// kernelCluster is kubeFixture's cluster, with boot IDs set on its nodes
+// by name (a node not yet in it is added, Ready, as another node of the
+// cluster) and access reviews that deny the leases in the agent's
+// namespace when denyKernel (RBAC applied before the kernel claims),
+// counting those asked for in asked.
+func kernelCluster(t *testing.T, cfg Config, boots map[string]string, denyKernel bool, asked *int) (*fake.Clientset, Placement) {
+	t.Helper()
+	cs, place := kubeFixture(t, cfg)
+	ctx := context.Background()
+	for name, id := range boots {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			n, err = cs.CoreV1().Nodes().Create(ctx, node(name, nil, true), metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Status.NodeInfo.BootID = id
+		if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refuseDryRun(cs, "pods", nil)
+	refuseDryRun(cs, "services", nil)
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview)
+		ra := r.Spec.ResourceAttributes
+		kernel := ra.Resource == "leases" && ra.Namespace == cfg.AgentNamespace
+		if kernel {
+			*asked++
+		}
+		r.Status.Allowed = !kernel || !denyKernel
+		return true, r, nil
+	})
+	return cs, place
+}
+
+// TestDistinctKernelsClaimNone: on a cluster of machines with a kernel
+// each (every node its own boot ID) the agents' node locks keep runs
+// apart, so a run claims no kernel, and preflight neither asks for the
+// Lease rights in the agent's namespace nor refuses RBAC applied before
+// the claims, which lacks them. Before, every install had to re-apply its
+// RBAC, and every run made a kernel Lease no other run could share.
+func TestDistinctKernelsClaimNone(t *testing.T) {
+	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	var asked int
+	cs, _ := kernelCluster(t, cfg, map[string]string{"w1": "boot-a", "w2": "boot-b", "w3": "boot-c"}, true, &asked)
+	ctx := context.Background()
+	place, err := Preflight(ctx, cs, cfg)
+	if err != nil {
+		t.Fatalf("Preflight without lease rights in the agent namespace, on distinct kernels = %v", err)
+	}
+	if asked != 0 || len(place.SharedKernels) != 0 {
+		t.Errorf("distinct kernels: %d access reviews of the agent namespace's leases, shared %v", asked, place.SharedKernels)
+	}
+	c, err := Up(ctx, cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if l, _ := cs.CoordinationV1().Leases(cfg.AgentNamespace).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+		t.Errorf("distinct kernels: the run made %d Leases in the agent namespace", len(l.Items))
+	}
+	run, err := cs.CoordinationV1().Leases(cfg.Namespace).Get(ctx, leaseName("r1"), metav1.GetOptions{})
+	if err != nil || run.Annotations[annotationKernels] != "" {
+		t.Errorf("the run's Lease %v (%v) names kernel claims", run, err)
+	}
+}
+
+// TestSharedKernelClaimed: a run's node sharing its kernel with another
+// node of the cluster (not the run's), or the run's two nodes sharing
+// one, makes preflight check the Lease rights in the agent's namespace,
+// refusing RBAC without them with why, and the run claim that kernel
+// (and only that one) as before.
+func TestSharedKernelClaimed(t *testing.T) {
+	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		boots map[string]string
+		say   string
+		nodes string
+	}{
+		{map[string]string{"w1": testBoot, "w2": "boot-b", "w9": testBoot}, "nodes w1 and w9 share one kernel (kind, k3d, one machine's test cluster; boot ID " + testBoot + ")", "w1"},
+		{map[string]string{"w1": testBoot, "w2": testBoot}, "nodes w1 and w2 share one kernel (kind, k3d, one machine's test cluster; boot ID " + testBoot + ")", "w1,w2"},
+	} {
+		var asked int
+		cs, _ := kernelCluster(t, cfg, tc.boots, true, &asked)
+		_, err := Preflight(ctx, cs, cfg)
+		for _, want := range []string{"create leases.coordination.k8s.io in namespace " + cfg.AgentNamespace, tc.say,
+			"so the run claims it with a Lease in namespace " + cfg.AgentNamespace, "re-apply `cnibench kube manifests --rbac`"} {
+			if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: Preflight = %v; want ErrForbidden saying %q", tc.boots, err, want)
+			}
+		}
+		if asked != len(kernelPermissions) {
+			t.Errorf("%v: %d access reviews of the agent namespace's leases", tc.boots, asked)
+		}
+		cs, _ = kernelCluster(t, cfg, tc.boots, false, &asked)
+		place, err := Preflight(ctx, cs, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Up(ctx, cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := cs.CoordinationV1().Leases(cfg.AgentNamespace).List(ctx, metav1.ListOptions{})
+		if len(l.Items) != 1 || l.Items[0].Name != kernelLeaseName(testBoot) || l.Items[0].Annotations[annotationNodes] != tc.nodes {
+			t.Errorf("%v: kernel Leases %+v; want one of %s", tc.boots, l.Items, tc.nodes)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := cs.CoordinationV1().Leases(cfg.AgentNamespace).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+			t.Errorf("%v: Close left %d kernel Leases", tc.boots, len(l.Items))
+		}
 	}
 }

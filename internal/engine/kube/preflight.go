@@ -36,6 +36,10 @@ type Placement struct {
 	// Notes are what preflight found that costs the run a clue, not the
 	// run: optional rights the caller lacks (optionalPermissions).
 	Notes []string
+	// SharedKernels are, by boot ID, the nodes of the cluster that share
+	// a kernel with the server or client node (sharedKernels): the kernels
+	// the run claims (kernelsOf).
+	SharedKernels map[string][]string
 }
 
 // permission is one access the engine needs.
@@ -93,16 +97,23 @@ var permissions = []permission{
 	{group: "coordination.k8s.io", resource: "leases", verb: "update"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "delete"},
 	{group: "coordination.k8s.io", resource: "leases", verb: "list"},
-	// The run's claims of its nodes' kernels (kernellease.go) are Leases
-	// in the agent's namespace, which every run using the agent sees.
-	{group: "coordination.k8s.io", resource: "leases", verb: "create", agent: true},
-	{group: "coordination.k8s.io", resource: "leases", verb: "get", agent: true},
-	{group: "coordination.k8s.io", resource: "leases", verb: "update", agent: true},
-	{group: "coordination.k8s.io", resource: "leases", verb: "delete", agent: true},
 	{resource: "pods", verb: "list", agent: true},
 	{resource: "pods", sub: "exec", verb: "create", agent: true},
 	{resource: "nodes", verb: "get", cluster: true},
 	{resource: "nodes", verb: "list", cluster: true},
+}
+
+// kernelPermissions are what a run claiming a shared kernel needs
+// besides permissions: its claims (kernellease.go) are Leases in the
+// agent's namespace, which every run using the agent sees. Checked only
+// where the run's nodes share a kernel (kind, k3d, one machine's test
+// cluster): on machines with a kernel each the agents' node locks keep
+// runs apart, and RBAC applied before the claims, without these, serves.
+var kernelPermissions = []permission{
+	{group: "coordination.k8s.io", resource: "leases", verb: "create", agent: true},
+	{group: "coordination.k8s.io", resource: "leases", verb: "get", agent: true},
+	{group: "coordination.k8s.io", resource: "leases", verb: "update", agent: true},
+	{group: "coordination.k8s.io", resource: "leases", verb: "delete", agent: true},
 }
 
 // optionalPermissions are CNI detection's reads of the ClusterRole
@@ -136,20 +147,12 @@ func optionalNote(missing []string) string {
 func checkPermissions(ctx context.Context, cs kubernetes.Interface, cfg Config) (string, error) {
 	var missing, optional []string
 	for _, p := range append(slices.Clone(permissions), optionalPermissions()...) {
-		ra := &authv1.ResourceAttributes{Group: p.group, Resource: p.resource, Subresource: p.sub, Verb: p.verb, Name: p.name}
-		switch {
-		case p.agent:
-			ra.Namespace = cfg.AgentNamespace
-		case !p.cluster:
-			ra.Namespace = cfg.Namespace
-		}
-		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
-			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
+		ok, err := allowed(ctx, cs, cfg, p)
 		if err != nil {
-			return "", fmt.Errorf("%w: access review: %w", ErrUnreachable, err)
+			return "", err
 		}
 		switch {
-		case r.Status.Allowed:
+		case ok:
 		case slices.Contains(permissions, p):
 			missing = append(missing, p.String()+" "+p.where(cfg))
 		default:
@@ -166,8 +169,49 @@ func checkPermissions(ctx context.Context, cs kubernetes.Interface, cfg Config) 
 	return "", nil
 }
 
+// allowed asks the API server, in a SelfSubjectAccessReview, whether the
+// caller holds p where cfg's run needs it.
+func allowed(ctx context.Context, cs kubernetes.Interface, cfg Config, p permission) (bool, error) {
+	ra := &authv1.ResourceAttributes{Group: p.group, Resource: p.resource, Subresource: p.sub, Verb: p.verb, Name: p.name}
+	switch {
+	case p.agent:
+		ra.Namespace = cfg.AgentNamespace
+	case !p.cluster:
+		ra.Namespace = cfg.Namespace
+	}
+	r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+		&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("%w: access review: %w", ErrUnreachable, err)
+	}
+	return r.Status.Allowed, nil
+}
+
+// checkKernelPermissions checks kernelPermissions for a run whose nodes
+// share the kernels shared, saying why a run needs them: RBAC applied
+// before the claims lacks them, and only a run on such nodes is refused.
+func checkKernelPermissions(ctx context.Context, cs kubernetes.Interface, cfg Config, shared map[string][]string) error {
+	var missing []string
+	for _, p := range kernelPermissions {
+		ok, err := allowed(ctx, cs, cfg, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			missing = append(missing, p.String()+" "+p.where(cfg))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %s, so the run claims it with a Lease in namespace %s "+
+		"(docs/kubernetes.md, \"One run at a time uses a kernel\"): re-apply `cnibench kube manifests --rbac`, whose Role there grants it",
+		ErrForbidden, strings.Join(missing, "; "), sharedWords(shared), cfg.AgentNamespace)
+}
+
 // Preflight checks, without creating anything, that the cluster answers,
-// the namespace exists, the caller may do what a run does, the server
+// the namespace exists, the caller may do what a run does (where the
+// nodes share a kernel, claim it: kernelPermissions), the server
 // and client nodes exist, are distinct and Ready, and the namespace
 // admits the run's pods and Services (checkAdmission). Each failure is
 // one error that says what to fix; optional rights the caller lacks are
@@ -177,10 +221,11 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, cfg Config) (Placem
 }
 
 // preflight is Preflight; workload says the caller creates the run's
-// pods and Services, whose admission is then checked. The advise
-// inspection (InspectServer) creates none, only an exec session in the
-// installed agent's pod, so a namespace refusing workload pods does not
-// stop it.
+// pods and Services, whose admission is then checked, and claims its
+// nodes' shared kernels, whose rights are then checked. The advise
+// inspection (InspectServer) creates none and claims none, only an exec
+// session in the installed agent's pod, so a namespace refusing
+// workload pods does not stop it.
 func preflight(ctx context.Context, cs kubernetes.Interface, cfg Config, workload bool) (Placement, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -214,12 +259,22 @@ func preflight(ctx context.Context, cs kubernetes.Interface, cfg Config, workloa
 	if srv.Name == cli.Name {
 		return Placement{}, fmt.Errorf("server and client node are both %s: the studies measure traffic between two nodes; choose another --client-node", srv.Name)
 	}
+	place := Placement{Server: srv, Client: cli}
+	// Only a run claims kernels; the advise inspection opens a read-only
+	// session and claims none.
 	if workload {
+		if place.SharedKernels, err = sharedKernels(ctx, cs, place); err != nil {
+			return Placement{}, err
+		}
+		if len(place.SharedKernels) > 0 {
+			if err := checkKernelPermissions(ctx, cs, cfg, place.SharedKernels); err != nil {
+				return Placement{}, err
+			}
+		}
 		if err := checkAdmission(ctx, cs, cfg, srv.Name); err != nil {
 			return Placement{}, err
 		}
 	}
-	place := Placement{Server: srv, Client: cli}
 	if note != "" {
 		place.Notes = []string{note}
 	}
