@@ -94,12 +94,15 @@ func (s *Study) markLeftOut() []Reference {
 	return out
 }
 
-// ReferenceWarnings are the references whose metric is neither a
-// headline metric of a tool of the study nor a collector's, each as
-// "FILE:LINE: spec.reference[i].metric: ...". Such a metric cannot be
-// refused: a tool declares its headline metrics only (spec.Tool.Headline)
-// and reports others too (iperf3's retransmits, sockperf's rtt_max_us),
-// so it is most likely a misspelling, and is said so.
+// ReferenceWarnings are the references whose metric is one slip (a
+// letter added, dropped, changed or two swapped: suggest.Slip) from a
+// headline metric of a tool of the study, each as "FILE:LINE:
+// spec.reference[i].metric: ...". Such a metric cannot be refused: tools
+// report more than the headline metrics they declare (iperf3's
+// retransmits, sockperf's rtt_max_us, the cpu collector's core_idle),
+// so an unknown name alone proves nothing, and is not warned of; one a
+// letter from a headline one ("request_per_s") is most likely a slip.
+// A collector's metric is not warned of either.
 func (s *Study) ReferenceWarnings(cat Catalog) []string {
 	var known []string
 	for _, w := range s.Spec.Workloads {
@@ -114,9 +117,13 @@ func (s *Study) ReferenceWarnings(cat Catalog) []string {
 		if r.Metric == "" || slices.Contains(known, r.Metric) || collectorMetric(cat, r.Metric) {
 			continue
 		}
+		slip := suggest.Slip(r.Metric, known)
+		if slip == "" {
+			continue
+		}
 		fe := &FieldError{File: s.Source, Field: fmt.Sprintf("spec.reference[%d].metric", i), Msg: fmt.Sprintf(
-			"%q is no headline metric of the study's tools (%s) nor a collector's (docs/workloads.md): unless the tool reports it besides, the report lists the reference as not measured",
-			r.Metric, strings.TrimSuffix(suggest.Hint(r.Metric, known)+strings.Join(known, ", "), ", "))}
+			"%q is no metric of the study's tools: did you mean %q? (the report lists the reference as not measured unless a tool reports %q besides its headline metrics)",
+			r.Metric, slip, r.Metric)}
 		if s.where != nil {
 			fe.Line, fe.Origin = s.where(fe.Field)
 		}

@@ -70,6 +70,23 @@ func closest(name string, known []string) string {
 	return best[0]
 }
 
+// Slip is the known name one edit from name (a letter added, dropped,
+// changed, or two neighbouring letters swapped: "request_per_s" for
+// requests_per_s), or "" when none or several are: a nearness that
+// nearly proves a misspelling, where Closest's wider one only hints.
+func Slip(name string, known []string) string {
+	found := ""
+	for _, k := range known {
+		if k != name && distance(name, k) == 1 {
+			if found != "" {
+				return ""
+			}
+			found = k
+		}
+	}
+	return found
+}
+
 // distance is the Levenshtein distance, except that two neighbouring
 // letters swapped count as one edit (Damerau's transposition), the
 // commonest slip of all: "lenght" is then nearer to "length" than to

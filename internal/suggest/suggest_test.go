@@ -90,3 +90,15 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestSlip(t *testing.T) {
+	known := []string{"requests_per_s", "rtt_mean_us", "bitrate", "rps", "rfs"}
+	for name, want := range map[string]string{
+		"request_per_s": "requests_per_s", "bitarte": "bitrate", "rtt_max_us": "", "retransmits": "",
+		"bitrate": "", "rxs": "", // rps and rfs both one edit away: no slip of one
+	} {
+		if got := Slip(name, known); got != want {
+			t.Errorf("Slip(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
