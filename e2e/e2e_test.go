@@ -56,32 +56,47 @@ func TestMain(m *testing.M) {
 }
 
 // suitePrefix names the suite's temporary directory under base; the
-// process ID after it says whether the suite that made it still runs.
+// PID namespace and process ID after it say whether the suite that made
+// it still runs (a /tmp shared across PID namespaces, a container's,
+// holds suites whose IDs mean nothing here: only this namespace's are
+// judged).
 const suitePrefix = "cnibench-e2e-"
 
 // suiteTempDir makes this suite's temporary directory under base, after
-// removing those of suites that are gone: a directory whose process is
-// no longer there, or is this process (its ID reused since).
+// removing those of this PID namespace's suites that are gone (whose
+// process is no longer there; one with this process's ID, reused since,
+// is made anew). One it cannot remove is said and left: it must not stop
+// every later suite.
 func suiteTempDir(base string) (string, error) {
-	old, err := filepath.Glob(filepath.Join(base, suitePrefix+"*"))
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return "", err
+	}
+	// "pid:[4026531836]" -> "4026531836"
+	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	mine := suitePrefix + ns + "-"
+	old, err := filepath.Glob(filepath.Join(base, mine+"*"))
 	if err != nil {
 		return "", err
 	}
 	for _, d := range old {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), suitePrefix))
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), mine))
 		if err != nil || pid <= 0 {
-			continue // not a suite's: an older suite's random name, or another's
+			continue
 		}
-		if pid != os.Getpid() && syscall.Kill(pid, 0) != syscall.ESRCH {
+		if syscall.Kill(pid, 0) != syscall.ESRCH {
 			continue // its suite still runs (or another user's process has the ID)
 		}
 		if err := os.RemoveAll(d); err != nil {
-			return "", fmt.Errorf("remove a gone suite's %s: %w", d, err)
+			fmt.Fprintf(os.Stderr, "e2e: a gone suite's %s stays: %v\n", d, err)
 		}
 	}
 	// 0755 past the umask: nginx's workers, which drop root, reach
 	// their site in a run's temporary directory below it.
-	dir := filepath.Join(base, suitePrefix+strconv.Itoa(os.Getpid()))
+	dir := filepath.Join(base, mine+strconv.Itoa(os.Getpid()))
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
 	}
