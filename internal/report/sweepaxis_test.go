@@ -2,6 +2,7 @@ package report
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,4 +119,104 @@ func TestRRFigureNamesMessageSize(t *testing.T) {
 		}
 	}
 	t.Error("no round-trip latency percentiles figure")
+}
+
+// placed is a figure's x axis after apply for a sweep with points at xs:
+// the plot, and each point's position across the axis (0 left, 1 right).
+func placed(t *testing.T, w study.Workload, xs ...float64) (*plot.Plot, []float64) {
+	t.Helper()
+	var pts plotter.XYs
+	for _, x := range xs {
+		pts = append(pts, plotter.XY{X: x, Y: 1})
+	}
+	p := plot.New()
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(s)
+	axisOf(w, w.Variants()).apply(p)
+	var at []float64
+	for _, x := range xs {
+		at = append(at, p.X.Scale.Normalize(p.X.Min, p.X.Max, x))
+	}
+	return p, at
+}
+
+func tickLabels(p *plot.Plot) []string {
+	var out []string
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tk.Label != "" {
+			out = append(out, tk.Label)
+		}
+	}
+	return out
+}
+
+// cni-compare's background sweep, 0, 1, 100, 400, 1000 and 1500
+// connections: on the linear axis a zero forces, 0 and 1 drew on top of
+// each other, hiding the paper's none-versus-one comparison. Past two
+// decades with a zero the axis is logarithmic from the smallest nonzero
+// value with 0 one decade to its left.
+func TestSweepAxisSeparatesZeroFromOne(t *testing.T) {
+	conns := []int{0, 1, 100, 400, 1000, 1500}
+	bg := study.Workload{Name: "bg", Tool: "iperf3", Background: &study.Background{Connections: conns, Pairs: 4, Rate: "10M"}}
+	p, at := placed(t, bg, 0, 1, 100, 400, 1000, 1500)
+	if p.X.Min > 0 || p.X.Max < 1500 {
+		t.Errorf("x axis from %v to %v, want 0 to 1500 inside", p.X.Min, p.X.Max)
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i] <= at[i-1] {
+			t.Fatalf("points at %v, want increasing", at)
+		}
+	}
+	// 0 to 1 is as wide as 1 to 10: a decade, of the 3.2 to 1500.
+	if gap := at[1] - at[0]; gap < 0.15 {
+		t.Errorf("0 and 1 connections %.3f of the axis apart (points at %v), want a decade", gap, at)
+	}
+	labels := strings.Join(tickLabels(p), " ")
+	for _, want := range []string{"0", "1", "10", "100", "1000"} {
+		if !slices.Contains(tickLabels(p), want) {
+			t.Errorf("x tick labels %q lack %q", labels, want)
+		}
+	}
+	// Within two decades a zero keeps the linear axis from 0.
+	few := study.Workload{Name: "bg", Tool: "iperf3", Background: &study.Background{Connections: []int{0, 1, 8}, Pairs: 4, Rate: "10M"}}
+	if p, _ := placed(t, few, 0, 1, 8); p.X.Min != 0 || p.X.Scale != (plot.LinearScale{}) {
+		t.Errorf("0 to 8 connections: x from %v, scale %T, want linear from 0", p.X.Min, p.X.Scale)
+	}
+}
+
+// One point, or all at 0, left the axis from -1 to 1 (0 plus headroom
+// times 0 is 0, and gonum widens an empty range by one each way): a
+// negative count of connections. The axis is 0 to 1 where the point is
+// 0, from 0 past it otherwise (a log axis with 0 leaves a tenth of its
+// first decade left of 0, as the log axis leaves room before its first
+// point).
+func TestSweepAxisOfOnePoint(t *testing.T) {
+	bg := func(conns ...int) study.Workload {
+		return study.Workload{Name: "bg", Tool: "iperf3", Background: &study.Background{Connections: conns, Pairs: 4, Rate: "10M"}}
+	}
+	for _, c := range []struct {
+		name string
+		w    study.Workload
+		x    float64
+	}{
+		{"only 0 of 0, 1, 100", bg(0, 1, 100), 0},
+		{"only 0 of 0, 1, 1000", bg(0, 1, 1000), 0},
+		{"only 100 of 0, 1, 1000", bg(0, 1, 1000), 100},
+		{"only 4 of 1, 4, 16 flows", study.Workload{Name: "f", Tool: "iperf3", Parallels: []int{1, 4, 16}}, 4},
+	} {
+		p, at := placed(t, c.w, c.x)
+		if p.X.Min < -0.1 || p.X.Min > 0 || p.X.Max <= c.x || p.X.Max < 1 {
+			t.Errorf("%s: x axis from %v to %v, want from 0 past %v and 1", c.name, p.X.Min, p.X.Max, c.x)
+		}
+		if at[0] < 0 || at[0] >= 1 {
+			t.Errorf("%s: point at %v of the axis", c.name, at[0])
+		}
+	}
+	p, _ := placed(t, bg(0, 1, 100), 0)
+	if p.X.Min != 0 || p.X.Max != 1 {
+		t.Errorf("only 0 on a linear axis: from %v to %v, want 0 to 1", p.X.Min, p.X.Max)
+	}
 }
