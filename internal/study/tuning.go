@@ -45,7 +45,8 @@ type Tuning struct {
 	Side string `yaml:"side,omitempty"`
 	// Sysctls are network sysctls ("net.core.busy_read": "50") set for
 	// the tuning's trials where the kernel keeps them: a global one (the
-	// host's, which a new network namespace does not show) on the host;
+	// host's, which a new network namespace does not show or shows
+	// read-only: net.netfilter.nf_conntrack_max) on the host;
 	// one of each namespace in the server node's, and with Pods also in
 	// every measured server pod's (tune.Plan).
 	Sysctls map[string]string `yaml:"sysctls,omitempty"`

@@ -24,11 +24,14 @@ type fakeFS struct {
 	// stored field by field up to the first bad one, which fails it, as
 	// the kernel's __do_proc_dointvec does.
 	minOne map[string]bool
-	writes []string // "ns fs:path=value", in order
+	// readOnly are files a namespace shows 0444, as a child namespace
+	// shows nf_conntrack_max: a write fails with EACCES.
+	readOnly map[string]bool // key(ns, fs, path)
+	writes   []string        // "ns fs:path=value", in order
 }
 
 func newFake() *fakeFS {
-	return &fakeFS{vals: map[string]string{}, gone: map[string]bool{}, failAt: map[string]error{}, round: map[string]bool{}, minOne: map[string]bool{}}
+	return &fakeFS{vals: map[string]string{}, gone: map[string]bool{}, failAt: map[string]error{}, round: map[string]bool{}, minOne: map[string]bool{}, readOnly: map[string]bool{}}
 }
 
 func key(ns, fs, p string) string { return ns + "|" + fs + "|" + p }
@@ -81,6 +84,9 @@ func (f *fakeFS) Write(ns, fs, p, v string) error {
 	if _, ok := f.vals[k]; !ok {
 		return fmt.Errorf("%s: no such file", p)
 	}
+	if f.readOnly[k] {
+		return fmt.Errorf("open %s: %w", p, syscall.EACCES)
+	}
 	if path.Base(p) == "rps_cpus" {
 		v = strings.TrimLeft(strings.ReplaceAll(v, ",", ""), "0")
 		if v == "" {
@@ -97,6 +103,16 @@ func (f *fakeFS) Write(ns, fs, p, v string) error {
 	f.vals[k] = v
 	f.writes = append(f.writes, Change{Netns: ns, FS: fs, Path: p, Value: v}.String())
 	return nil
+}
+
+// Writable is LocalFS's: whether the file's mode lets root write it.
+func (f *fakeFS) Writable(ns, fs, p string) (bool, error) {
+	if _, err := f.Read(ns, fs, p); err != nil {
+		return false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.readOnly[key(ns, fs, p)], nil
 }
 
 func (f *fakeFS) List(ns, fs, dir string) ([]string, error) {

@@ -45,6 +45,21 @@ func (LocalFS) Write(ns, fsKind, p, value string) error {
 	})
 }
 
+var _ WritableFS = LocalFS{}
+
+// Writable reports whether the knob's mode lets root write it there: a
+// child namespace shows some sysctls read-only (0444), the host's
+// value, which only the initial namespace may change.
+func (LocalFS) Writable(ns, fsKind, p string) (bool, error) {
+	var w bool
+	err := at(ns, fsKind, p, netns.Read, func(file string) error {
+		st, err := os.Stat(file)
+		w = err == nil && st.Mode().Perm()&0o222 != 0
+		return err
+	})
+	return w, err
+}
+
 // List returns the names in a directory.
 func (LocalFS) List(ns, fsKind, dir string) ([]string, error) {
 	var names []string

@@ -241,7 +241,8 @@ func Equal(p, a, b string) bool {
 // namespace's own (net.ipv4.tcp_rmem) and is written there, and with
 // Tuning.Pods in every measured server pod's namespace too; one it lacks
 // is global (net.core.busy_read exists in the initial namespace only)
-// and is written once on the host. Whether the host has it at all is
+// and is written once on the host, and so is one it shows read-only
+// (net.netfilter.nf_conntrack_max: the host's value, perNamespace). Whether the host has it at all is
 // preflight's question (probe.Sysctl).
 func sysctlChanges(t study.Tuning, tgt Target, fs FS) ([]Change, error) {
 	var out []Change
@@ -302,8 +303,32 @@ func deviceIn(name string, devs []string) string {
 	return ""
 }
 
+// hostValueInNetns are sysctls the kernel shows in every network
+// namespace but lets only the initial one write: a child namespace (of
+// the initial user namespace) reads the host's value, 0444
+// (nf_conntrack_max and its table sizes; the socket buffer limits
+// net.core.{r,w}mem_{default,max} since Linux 6.15, which older kernels
+// keep in the initial namespace alone; the congestion controls
+// unprivileged sockets may pick). They are the host's values, global as
+// net.core.netdev_max_backlog is. An FS that can tell (WritableFS) finds
+// any such sysctl by its mode; this list stands in for one that cannot
+// (a node's agent).
+var hostValueInNetns = map[string]bool{
+	"/proc/sys/net/core/rmem_default":                   true,
+	"/proc/sys/net/core/rmem_max":                       true,
+	"/proc/sys/net/core/wmem_default":                   true,
+	"/proc/sys/net/core/wmem_max":                       true,
+	"/proc/sys/net/ipv4/tcp_allowed_congestion_control": true,
+	"/proc/sys/net/netfilter/nf_conntrack_buckets":      true,
+	"/proc/sys/net/netfilter/nf_conntrack_expect_max":   true,
+	"/proc/sys/net/netfilter/nf_conntrack_max":          true,
+}
+
 // perNamespace reports whether the sysctl file p belongs to each network
-// namespace: whether a namespace other than the host's shows it.
+// namespace: whether a namespace other than the host's shows it, and
+// may write it. One it shows read-only is the host's value mirrored
+// (hostValueInNetns), which only the host can set: written in the node's
+// namespace it failed mid-run with "permission denied".
 func perNamespace(p string, tgt Target, fs FS) (bool, error) {
 	ns := tgt.NodeNetns
 	if ns == "" && len(tgt.PodIfaces) > 0 {
@@ -319,6 +344,11 @@ func perNamespace(p string, tgt Target, fs FS) (bool, error) {
 		return false, nil
 	case err != nil:
 		return false, err
+	case hostValueInNetns[p]:
+		return false, nil
+	}
+	if w, ok := fs.(WritableFS); ok {
+		return w.Writable(ns, FSProc, p)
 	}
 	return true, nil
 }

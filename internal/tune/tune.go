@@ -92,6 +92,14 @@ type FS interface {
 	List(netns, fsKind, dir string) ([]string, error)
 }
 
+// WritableFS is an FS that also tells whether a namespace may write a
+// /proc/sys file it shows (LocalFS, by the file's mode). Plan asks it
+// where a sysctl goes: one a child namespace shows read-only is the
+// host's (perNamespace).
+type WritableFS interface {
+	Writable(netns, fsKind, path string) (bool, error)
+}
+
 // Target is what a tuning is applied to.
 type Target struct {
 	// NodeIfaces are the server node's devices: underlay NIC, tunnel
