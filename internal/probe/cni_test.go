@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if root := os.Getenv(rfsHelperEnv); root != "" {
 		os.Exit(rfsHelper(root))
 	}
+	if arg := os.Getenv(sysctlHelperEnv); arg != "" {
+		os.Exit(sysctlHelper(arg))
+	}
 	os.Exit(m.Run())
 }
 

@@ -21,19 +21,35 @@ const sysctlPrefix = "sysctl:"
 // per-namespace one (net.ipv4.tcp_rmem).
 func Sysctl(name string) string { return sysctlPrefix + name }
 
-// probeSysctl checks that the sysctl named by the feature exists.
+// probeSysctl checks that the sysctl named by the feature exists and
+// that the host may write it.
 // Equivalent to: sysctl net.core.busy_poll
 func probeSysctl(feature string) Result {
 	name := strings.TrimPrefix(feature, sysctlPrefix)
 	r := Result{Name: feature, Kind: KindKernel}
-	file := study.SysctlPath(name)
 	if strings.Contains(name, "/") || strings.Contains(name, "..") {
 		r.Detail = name + " is not a sysctl name"
 		return r
 	}
+	r.OK, r.Detail = sysctlIn("/proc", name)
+	return r
+}
+
+// sysctlIn looks for the sysctl in the init network namespace of
+// procRoot's PID 1. Missing where this process is not provably in the
+// init namespace (a container with network and PID namespaces of its
+// own, whose PID 1 is its own init), it says so: a global sysctl
+// (net.core.netdev_max_backlog) exists in the host's network namespace
+// only, and the kernel may well have it. One the host shows read-only
+// (net.netfilter.nf_conntrack_count) is the kernel's report, which no
+// tuning sets: the write would fail mid-run.
+func sysctlIn(procRoot, name string) (bool, string) {
+	file := study.SysctlPath(name)
 	var near []string
-	err := netns.Do(netns.InitRef("/proc"), func() error {
-		_, err := os.Stat(file)
+	var inInit, readOnly bool
+	err := netns.Do(netns.InitRef(procRoot), func() error {
+		inInit = netns.InInit(procRoot)
+		st, err := os.Stat(file)
 		if errors.Is(err, os.ErrNotExist) {
 			// Its neighbours, for a name that is one slip away.
 			ents, _ := os.ReadDir(path.Dir(file))
@@ -42,18 +58,23 @@ func probeSysctl(feature string) Result {
 				near = append(near, parent+e.Name())
 			}
 		}
+		readOnly = err == nil && st.Mode().Perm()&0o222 == 0
 		return err
 	})
 	switch {
+	case err == nil && readOnly:
+		return false, file + " is read-only: the kernel reports it, and no tuning can set it"
 	case err == nil:
-		r.OK, r.Detail = true, file
+		return true, file
+	case errors.Is(err, os.ErrNotExist) && !inInit:
+		return false, strings.TrimSpace(suggest.Hint(name, near) + "this network namespace, which is not the host's " +
+			"(a container with its own network namespace?), has no " + file + ": a global sysctl exists in the host's " +
+			"network namespace only; run cnibench there (e.g. docker run --network host --privileged), unless the name is misspelt")
 	case errors.Is(err, os.ErrNotExist):
-		r.Detail = strings.TrimSpace(suggest.Hint(name, near) + "this kernel has no " + file +
+		return false, strings.TrimSpace(suggest.Hint(name, near) + "this kernel has no " + file +
 			" (misspelt, or built without its feature)")
-	default:
-		r.Detail = "checking " + file + " failed: " + err.Error()
 	}
-	return r
+	return false, "checking " + file + " failed: " + err.Error()
 }
 
 // IsKernel reports whether name is a kernel feature cnibench probes: one
