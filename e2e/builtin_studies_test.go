@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/probe"
 )
 
 // summaryRows reads summary.json's rows of a run directory.
@@ -166,6 +169,9 @@ func TestCNICompareQuick(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	requireTool(t, "iptables-restore")
+	// Flannel's entry (netfilter:) and kube-router need bridge
+	// netfilter; skipUnavailable would drop them without it.
+	kerneltest.RequireKernel(t, probe.BrNetfilter)
 	out, _ := runQuick(t, "cni-compare", "datapaths=[flannel,cilium,kube-router]", "workloads=[tcp-inter,tcp-intra]")
 	path, rules, traced := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, r := range summaryRows(t, out) {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/probe"
 )
 
 // TestNetfilterAndServicePath runs flannel-vxlan with Flannel's and
@@ -22,6 +25,9 @@ func TestNetfilterAndServicePath(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	requireTool(t, "iptables-restore")
+	// An entry with netfilter: needs bridge netfilter (the intra-node
+	// and hairpin Service paths are bridged): refused without it.
+	kerneltest.RequireKernel(t, probe.BrNetfilter)
 	before := snapshot(t)
 	jdir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "run")

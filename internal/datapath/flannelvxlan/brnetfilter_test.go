@@ -1,6 +1,8 @@
 package flannelvxlan
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -16,15 +18,37 @@ import (
 	"github.com/cnibench/cnibench/internal/wire"
 )
 
-// TestSetupNodeTurnsOnBridgeNetfilter: flanneld exits without
-// br_netfilter and a Kubernetes node runs with
-// net.bridge.bridge-nf-call-iptables=1, so the datapath asks for the
-// module and SetupNode leaves the sysctl 1 in the node's namespace even
-// where it was 0: else cni0's pod-to-pod packets skip iptables.
-func TestSetupNodeTurnsOnBridgeNetfilter(t *testing.T) {
-	if !slices.Contains(New().Features(), probe.BrNetfilter) {
-		t.Errorf("flannel-vxlan needs %v, without %s", New().Features(), probe.BrNetfilter)
+// Without br_netfilter the datapath still runs (the local engine asks
+// for it only of an entry with netfilter:): Features leaves it out,
+// SetupNode's write of the missing sysctl is no error, and the note says
+// what is lost. Any other failure to write it is one.
+func TestRunsWithoutBridgeNetfilter(t *testing.T) {
+	if f := New().Features(); slices.Contains(f, probe.BrNetfilter) {
+		t.Errorf("flannel-vxlan's features %v name %s: every study with it is refused where the module is not loaded", f, probe.BrNetfilter)
 	}
+	if !strings.Contains(New().WithoutBrNetfilter(), "Flannel") {
+		t.Errorf("note %q", New().WithoutBrNetfilter())
+	}
+	defer func(f func(ns, key, value string) error) { sysctl = f }(sysctl)
+	var wrote string
+	sysctl = func(ns, key, value string) error {
+		wrote = ns + " " + key + "=" + value
+		return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, os.ErrNotExist)
+	}
+	if err := brNetfilterOn("node-ns"); err != nil || wrote != "node-ns net/bridge/bridge-nf-call-iptables=1" {
+		t.Errorf("no br_netfilter: %v (wrote %q)", err, wrote)
+	}
+	sysctl = func(ns, key, value string) error { return fmt.Errorf("sysctl %s: %w", key, os.ErrPermission) }
+	if err := brNetfilterOn("node-ns"); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("a sysctl that cannot be written: %v", err)
+	}
+}
+
+// TestSetupNodeTurnsOnBridgeNetfilter: a Kubernetes node flanneld runs
+// on has net.bridge.bridge-nf-call-iptables=1, so SetupNode leaves the
+// sysctl 1 in the node's namespace even where it was 0: else cni0's
+// pod-to-pod packets skip iptables.
+func TestSetupNodeTurnsOnBridgeNetfilter(t *testing.T) {
 	kerneltest.RequireKernel(t, probe.Bridge, probe.Vxlan, probe.BrNetfilter)
 	id := kerneltest.RunID()
 	ns := kerneltest.Netns(t, kerneltest.Journal(t, id), id, "node")

@@ -18,9 +18,13 @@
 //     runs with it 1 (kubeadm's preflight requires it), so bridged
 //     pod-to-pod packets on cni0 pass the node's iptables: without it
 //     Table III's rule counts sit beside a netfilter cost of about 0.
-//     As kube-router's datapath does, Features asks for br_netfilter
-//     (cnibench loads no module) and SetupNode sets the sysctl in the
-//     node's namespace (per namespace from Linux 5.3; it goes with it).
+//     SetupNode sets the sysctl in the node's namespace (per namespace
+//     from Linux 5.3; it goes with it) where br_netfilter is there
+//     (cnibench loads no module). Unlike kube-router's datapath, Features
+//     does not ask for it: it matters where the entry's netfilter state
+//     is measured (netfilter:), and the local engine requires it of such
+//     an entry alone; elsewhere the datapath runs without it and the run
+//     notes so (WithoutBrNetfilter, brnetfilter.go).
 package flannelvxlan
 
 import (
@@ -53,9 +57,7 @@ func New() *Datapath { return &Datapath{} }
 func (*Datapath) Name() string { return "flannel-vxlan" }
 
 // Features implements datapath.Datapath.
-func (*Datapath) Features() []string {
-	return []string{probe.Veth, probe.Bridge, probe.Vxlan, probe.BrNetfilter}
-}
+func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge, probe.Vxlan} }
 
 // Tunnel implements datapath.Datapath.
 func (*Datapath) Tunnel() string { return Device }
@@ -66,7 +68,8 @@ func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 func subnet(n datapath.Node) *net.IPNet { return cnibridge.Subnet(cnibridge.FlannelNetwork.IP, n) }
 func vtepIP(n datapath.Node) net.IP     { return wire.PodAddr(subnet(n).IP, 0) }
 
-// SetupNode creates cni0 and flannel.1 and turns on bridge netfilter.
+// SetupNode creates cni0 and flannel.1 and turns on bridge netfilter
+// where the node has it.
 // Equivalent to:
 //
 //	ip link add cni0 mtu 1450 type bridge; ip addr add 10.244.N.1/24 dev cni0; ip link set cni0 up
@@ -93,9 +96,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := wire.AddrAdd(h, vl, vtepIP(n), 32); err != nil {
 		return err
 	}
-	// A new namespace starts with 1 where br_netfilter is present; the
-	// node's is written all the same, as kube-router's is.
-	return wire.Sysctl(n.Netns, "net/bridge/bridge-nf-call-iptables", "1")
+	return brNetfilterOn(n.Netns)
 }
 
 // ConnectNodes programs what flanneld's VXLAN backend adds per remote lease.

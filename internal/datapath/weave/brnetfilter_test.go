@@ -1,6 +1,8 @@
 package weave
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -16,19 +18,42 @@ import (
 	"github.com/cnibench/cnibench/internal/wire"
 )
 
-// TestSetupNodeTurnsOnBridgeNetfilter: weave-kube's init.sh sets
-// net.bridge.bridge-nf-call-iptables=1, so both modes ask for
-// br_netfilter and SetupNode leaves the sysctl 1 in the node's namespace
-// even where it was 0: else the weave bridge's pod-to-pod packets skip
-// iptables.
-func TestSetupNodeTurnsOnBridgeNetfilter(t *testing.T) {
+// Without br_netfilter the datapath still runs, as weave-kube does after
+// a warning (the local engine asks for it only of an entry with
+// netfilter:): neither mode's Features names it, SetupNode's write of
+// the missing sysctl is no error, and the note says what is lost. Any
+// other failure to write it is one.
+func TestRunsWithoutBridgeNetfilter(t *testing.T) {
 	for _, mode := range []string{ModeBridge, ModeOVS} {
-		if f := (&Datapath{Mode: mode}).Features(); !slices.Contains(f, probe.BrNetfilter) {
-			t.Errorf("weave in %s mode needs %v, without %s", mode, f, probe.BrNetfilter)
+		if f := (&Datapath{Mode: mode}).Features(); slices.Contains(f, probe.BrNetfilter) {
+			t.Errorf("weave in %s mode: features %v name %s: every study with it is refused where the module is not loaded", mode, f, probe.BrNetfilter)
 		}
 	}
+	if !strings.Contains(New().WithoutBrNetfilter(), "Weave") {
+		t.Errorf("note %q", New().WithoutBrNetfilter())
+	}
+	defer func(f func(ns, key, value string) error) { sysctl = f }(sysctl)
+	var wrote string
+	sysctl = func(ns, key, value string) error {
+		wrote = ns + " " + key + "=" + value
+		return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, os.ErrNotExist)
+	}
+	if err := brNetfilterOn("node-ns"); err != nil || wrote != "node-ns net/bridge/bridge-nf-call-iptables=1" {
+		t.Errorf("no br_netfilter: %v (wrote %q)", err, wrote)
+	}
+	sysctl = func(ns, key, value string) error { return fmt.Errorf("sysctl %s: %w", key, os.ErrPermission) }
+	if err := brNetfilterOn("node-ns"); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("a sysctl that cannot be written: %v", err)
+	}
+}
+
+// TestSetupNodeTurnsOnBridgeNetfilter: weave-kube's init.sh sets
+// net.bridge.bridge-nf-call-iptables=1, so SetupNode leaves the sysctl 1
+// in the node's namespace even where it was 0: else the weave bridge's
+// pod-to-pod packets skip iptables.
+func TestSetupNodeTurnsOnBridgeNetfilter(t *testing.T) {
 	d := &Datapath{Mode: ModeBridge}
-	kerneltest.RequireKernel(t, d.Features()...)
+	kerneltest.RequireKernel(t, append(d.Features(), probe.BrNetfilter)...)
 	id := kerneltest.RunID()
 	ns := kerneltest.Netns(t, kerneltest.Journal(t, id), id, "node")
 	const key = "net/bridge/bridge-nf-call-iptables"

@@ -25,11 +25,14 @@
 //     that bridged traffic passes through netfilter"), so pod-to-pod
 //     packets on the weave bridge pass the node's iptables: without it
 //     Table III's rule counts sit beside a netfilter cost of about 0.
-//     weave-kube only warns where the file is missing; cnibench refuses,
-//     as for kube-router and flanneld (Features asks for br_netfilter,
-//     cnibench loads no module), since what it would measure is not
-//     Weave's path. SetupNode sets the sysctl in the node's namespace
-//     (per namespace from Linux 5.3; it goes with it). In bridge mode the
+//     weave-kube only warns where the file is missing, and so does
+//     cnibench, which loads no module: SetupNode sets the sysctl in the
+//     node's namespace (per namespace from Linux 5.3; it goes with it)
+//     where br_netfilter is there, and the run notes its absence
+//     (WithoutBrNetfilter, brnetfilter.go). Where the entry's netfilter
+//     state is measured (netfilter:) the local engine requires it, since
+//     without it that is not Weave's path; Features does not ask for it
+//     (as kube-router's does), so other entries still run. In bridge mode the
 //     sysctl covers the stand-in "datapath" bridge too (it is per
 //     namespace, and a bridge's own nf_call_iptables cannot turn it off
 //     there), which the OVS datapath is not: its packets pass the
@@ -106,13 +109,13 @@ func DefaultMode() string {
 func (*Datapath) Name() string { return "weave" }
 
 // Features implements datapath.Datapath. In OVS mode it needs the
-// openvswitch module; in bridge mode a plain bridge and VXLAN. Both
-// need br_netfilter (the package's notes).
+// openvswitch module; in bridge mode a plain bridge and VXLAN.
+// br_netfilter only with netfilter: (the package's notes).
 func (d *Datapath) Features() []string {
 	if d.mode() == ModeOVS {
-		return []string{probe.Veth, probe.Bridge, probe.Vxlan, probe.BrNetfilter, probe.OpenvSwitch, probe.ToolOvsDpctl}
+		return []string{probe.Veth, probe.Bridge, probe.Vxlan, probe.OpenvSwitch, probe.ToolOvsDpctl}
 	}
-	return []string{probe.Veth, probe.Bridge, probe.Vxlan, probe.BrNetfilter}
+	return []string{probe.Veth, probe.Bridge, probe.Vxlan}
 }
 
 // Tunnel implements datapath.Datapath: the VXLAN device (in OVS mode the
@@ -141,7 +144,8 @@ func podIP(n datapath.Node, i int) net.IP {
 }
 
 // SetupNode creates the weave bridge, the veth pair and the fast
-// datapath with its tunnel, and turns on bridge netfilter.
+// datapath with its tunnel, and turns on bridge netfilter where the
+// node has it.
 // Equivalent to:
 //
 //	ip link add weave mtu 1376 type bridge; ip addr add 10.32.N.1/12 dev weave
@@ -203,9 +207,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1"); err != nil {
 		return err
 	}
-	// A new namespace starts with 1 where br_netfilter is present;
-	// weave-kube's init.sh writes it where it is not, and this always.
-	return wire.Sysctl(n.Netns, "net/bridge/bridge-nf-call-iptables", "1")
+	return brNetfilterOn(n.Netns)
 }
 
 func (d *Datapath) setupBridgeDatapath(h *netns.NetlinkHandle, n datapath.Node, dv netlink.Link, mtu int) error {

@@ -112,6 +112,9 @@ func (e *Engine) datapaths(s *study.Study, n engine.Needs, f *engine.Facts) erro
 		if err == nil {
 			err = local.CheckWiring(d.Built, d.Spec.Wiring, nil)
 		}
+		if err == nil {
+			err = requireBrNetfilter(d, f)
+		}
 		if err != nil {
 			if !s.Spec.SkipUnavailable {
 				need := engine.Need{What: "datapath " + d.Spec.Name, Field: d.Field}
