@@ -55,7 +55,7 @@ have nginx    || [ -x /usr/sbin/nginx ] || need_pkgs+=("nginx-light|nginx")
 if ! perf --version >/dev/null 2>&1; then
   perf_want="linux-perf|linux-tools-common,linux-tools-$(uname -r)"
   want_pkgs+=("$perf_want")
-  want_hint[$perf_want]="without a perf for kernel $(uname -r), cnibench runs without the CPU cost per packet"
+  want_hint[$perf_want]="without a perf for kernel $(uname -r), a study with a cpp: true workload (cni-compare, workloads) is refused at that workload's line; run it with the --set the refusal names (workloads.NAME.cpp=false)"
 fi
 # nft: the nftables counters (counters: true) on both engines, and part of
 # the kube engine's image.

@@ -2,6 +2,7 @@ package localengine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestCPPPreflightRecordsEvent(t *testing.T) {
 			return []byte(out), nil
 		}
 		s := stubStudy(t, "[{name: a, tool: iperf3, cpp: true}, {name: b, tool: iperf3, cpp: true}, {name: c, tool: iperf3}]")
-		ev, note, err := cppPreflight(context.Background(), s, run)
+		ev, note, err := cppPreflight(context.Background(), s, cpp.Check, run)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,14 +47,51 @@ func TestCPPPreflightRecordsEvent(t *testing.T) {
 	}
 	// No CPP workload: no probe, no note.
 	run := func(context.Context, []string) ([]byte, error) { t.Error("probed without cpp"); return nil, nil }
-	if _, note, err := cppPreflight(context.Background(), stubStudy(t, "[{tool: iperf3}]"), run); err != nil || note != "" {
+	if _, note, err := cppPreflight(context.Background(), stubStudy(t, "[{tool: iperf3}]"), cpp.Check, run); err != nil || note != "" {
 		t.Errorf("%v %q", err, note)
+	}
+}
+
+// A machine without perf is refused at the first CPP workload's cpp
+// field (file:line), with the --set that runs the study without CPP, and
+// that --set parses into a study that needs no perf.
+func TestCPPPreflightRefusalSaysWhereAndWayRound(t *testing.T) {
+	noPerf := func() error { return errors.New("perf is not installed") }
+	run := func(context.Context, []string) ([]byte, error) { t.Error("probed without perf"); return nil, nil }
+	s := stubStudy(t, "[{name: a, tool: iperf3}, {name: b, tool: iperf3, cpp: true}, {name: c, tool: iperf3, cpp: true}]")
+	_, _, err := cppPreflight(context.Background(), s, noPerf, run)
+	if err == nil {
+		t.Fatal("no perf: not refused")
+	}
+	msg := s.Locate(err).Error()
+	want := "s.yaml:7: spec.workloads[1].cpp: workload b: perf is not installed (to run without: " +
+		"--set workloads.b.cpp=false --set workloads.c.cpp=false)"
+	if msg != want {
+		t.Errorf("refusal\n %s\nwant\n %s", msg, want)
+	}
+	cat := study.Catalog{Datapaths: []string{"bridge"}, Tools: registry.Tools()}
+	set := study.Options{Set: []string{"workloads.b.cpp=false", "workloads.c.cpp=false"}}
+	s2, err := study.Parse("s.yaml", []byte(stubSource("[{name: a, tool: iperf3}, {name: b, tool: iperf3, cpp: true}, {name: c, tool: iperf3, cpp: true}]")), set, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, note, err := cppPreflight(context.Background(), s2, noPerf, run); err != nil || note != "" {
+		t.Errorf("with the --set: %v %q", err, note)
 	}
 }
 
 func stubStudy(t *testing.T, workloads string) *study.Study {
 	t.Helper()
-	src := `apiVersion: cnibench/v1alpha1
+	cat := study.Catalog{Datapaths: []string{"bridge"}, Tools: registry.Tools()}
+	s, err := study.Parse("s.yaml", []byte(stubSource(workloads)), study.Options{}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func stubSource(workloads string) string {
+	return `apiVersion: cnibench/v1alpha1
 kind: Study
 metadata: {name: s}
 spec:
@@ -64,10 +102,4 @@ spec:
   trials: 1
   duration: 3s
 `
-	cat := study.Catalog{Datapaths: []string{"bridge"}, Tools: registry.Tools()}
-	s, err := study.Parse("s.yaml", []byte(src), study.Options{}, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -82,7 +82,7 @@ func (e *Engine) Preflight(ctx context.Context, s *study.Study, n engine.Needs) 
 			return f, err
 		}
 	}
-	ev, note, err := cppPreflight(ctx, s, cpp.RunPerf)
+	ev, note, err := cppPreflight(ctx, s, cpp.Check, cpp.RunPerf)
 	if err != nil {
 		return f, err
 	}
