@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,9 +57,14 @@ type Recorder struct {
 	// whichever end sends.
 	Ifaces []netns.Iface
 
+	// segmentOf reads a device's TCP segment size (default readSegment);
+	// tests replace it.
+	segmentOf func(netns.Iface) (segment, error)
+
 	dir    string
 	perf   engine.Process
 	before []ifstats.Counters
+	segs   []segment
 }
 
 // Result is a window's CPP metrics and its breakdown.
@@ -93,6 +97,8 @@ func (r *Recorder) Start(ctx context.Context) error {
 		}
 		r.before = append(r.before, c)
 	}
+	r.segs = make([]segment, len(r.Ifaces))
+	r.readSegments()
 	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
 	p, err := proc.Start(ctx, r.perfNetns(), nil, argv)
 	if err != nil {
@@ -131,6 +137,7 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 		rerr = errors.Join(rerr, err)
 		after = append(after, c)
 	}
+	r.readSegments()
 	r.perf.Stop()
 	_, stderr, werr := r.perf.Wait()
 	r.perf = nil
@@ -160,10 +167,11 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	var wire, skbs float64
 	for i := range after {
 		d := ifstats.Delta(r.before[i], after[i])
-		if d.TxBytes > d.RxBytes {
+		tx := d.TxBytes > d.RxBytes
+		if tx {
 			d.RxBytes, d.RxPackets = d.TxBytes, d.TxPackets
 		}
-		wire += wirePackets(d)
+		wire += wirePackets(d, r.segs[i], tx)
 		skbs += float64(d.RxPackets)
 	}
 	if wire == 0 {
@@ -174,31 +182,25 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	return Result{Metrics: m, Breakdown: b, Event: r.Event}, nil
 }
 
-// Header bytes of a TCP/IPv4 segment beyond its payload: the Ethernet
-// header (in a device's byte count, not in its MTU) and the IPv4 and TCP
-// headers with timestamps (Linux's default), so a full segment's payload
-// is MTU - 52 (1448 at 1500).
-const (
-	ethHeader    = 14
-	ipTCPHeaders = 20 + 20 + 12
-)
-
-// wirePackets counts the packets a wire would have carried for a
-// device's counters d (the busier direction's in Rx*): the skb count or
-// the full-sized TCP segments the bytes make, the larger (small packets
-// are not merged, bulk TCP is). A GRO'd or GSO'd skb holds many
-// segments' payloads under one set of headers, each of which carries its
-// own on the wire: the skbs' headers are taken off the bytes and the rest
-// divided by a segment's payload. Bytes / MTU (ifstats.WirePackets)
-// counted payloads of 1448 B as 1500 and 3.5% too few packets, each
-// component's cost per packet 3.6% high beside seed 004's cycles over the
-// packets sent. IPv6's 20 more header bytes make this 1.4% too few there.
-func wirePackets(d ifstats.Counters) float64 {
-	if d.MTU <= ipTCPHeaders {
-		return d.WirePackets()
+// readSegments reads the segment of each measured device that has no
+// MSS yet: at Start, after the warm-up, before perf samples, when a
+// timed workload's connections are surely open (they may close as the
+// window does), and at Stop for a task's, which may connect after Start.
+// Their MSS is the segment size (wirePackets); one that cannot be read
+// falls back to the path MTU, so its error does not fail the window.
+func (r *Recorder) readSegments() {
+	read := r.segmentOf
+	if read == nil {
+		read = readSegment
 	}
-	payload := float64(d.RxBytes) - float64(d.RxPackets)*(ethHeader+ipTCPHeaders)
-	return max(float64(d.RxPackets), math.Ceil(payload/float64(d.MTU-ipTCPHeaders)))
+	for i, ifc := range r.Ifaces {
+		if r.segs[i].SndMSS > 0 || r.segs[i].RcvMSS > 0 {
+			continue
+		}
+		if s, _ := read(ifc); s.SndMSS > 0 || s.RcvMSS > 0 || r.segs[i].PathMTU == 0 {
+			r.segs[i] = s
+		}
+	}
 }
 
 func (r *Recorder) cleanup() {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
+	"github.com/cnibench/cnibench/internal/netns"
 )
 
 // Bulk TCP at MTU 1500 carries 1448 B of payload per packet, and a GRO'd
@@ -14,25 +15,83 @@ import (
 func TestWirePacketsTakesHeadersOff(t *testing.T) {
 	const skbs, segs = 10, 40
 	bulk := ifstats.Counters{RxPackets: skbs, RxBytes: skbs * (14 + 52 + segs*1448), MTU: 1500}
-	if got := wirePackets(bulk); got != skbs*segs {
+	if got := wirePackets(bulk, segment{}, false); got != skbs*segs {
 		t.Errorf("bulk TCP: %v packets, want %d (bytes / MTU says %v)", got, skbs*segs, bulk.WirePackets())
 	}
 	// Flannel's MTU 1450: 1398 B per segment.
 	fl := ifstats.Counters{RxPackets: skbs, RxBytes: skbs * (14 + 52 + segs*1398), MTU: 1450}
-	if got := wirePackets(fl); got != skbs*segs {
+	if got := wirePackets(fl, segment{}, false); got != skbs*segs {
 		t.Errorf("bulk TCP at MTU 1450: %v packets, want %d", got, skbs*segs)
 	}
 	// 1-byte request/response: 67 B frames, one packet each.
 	rr := ifstats.Counters{RxPackets: 100_000, RxBytes: 100_000 * 67, MTU: 1500}
-	if got := wirePackets(rr); got != 100_000 {
+	if got := wirePackets(rr, segment{SndMSS: 1448, RcvMSS: 1448, PathMTU: 1500}, false); got != 100_000 {
 		t.Errorf("small packets: %v, want 100000", got)
 	}
 	// Unmerged full-sized segments: one packet each, not more.
 	full := ifstats.Counters{RxPackets: 500, RxBytes: 500 * 1514, MTU: 1500}
-	if got := wirePackets(full); got != 500 {
+	if got := wirePackets(full, segment{}, false); got != 500 {
 		t.Errorf("unmerged segments: %v, want 500", got)
 	}
-	if got := wirePackets(ifstats.Counters{RxPackets: 7, RxBytes: 9000}); got != 7 {
+	if got := wirePackets(ifstats.Counters{RxPackets: 7, RxBytes: 9000}, segment{}, false); got != 7 {
 		t.Errorf("no MTU: %v, want the skb count", got)
+	}
+}
+
+// The segment size is the connection's MSS, not the device MTU - 52:
+// real Cilium pods have eth0 at 1500 and 1450 on the route (1398 B
+// segments, 3.5% more packets than 1448 B ones), and with TCP
+// timestamps off a segment carries 1460 B.
+func TestWirePacketsUsesMSS(t *testing.T) {
+	const skbs, segs = 10, 40
+	cilium := ifstats.Counters{RxPackets: skbs, RxBytes: skbs * (14 + 52 + segs*1398), MTU: 1500}
+	cases := []struct {
+		name string
+		d    ifstats.Counters
+		seg  segment
+		tx   bool
+	}{
+		{"cilium, receiving: rcv_mss", cilium, segment{SndMSS: 1398, RcvMSS: 1398, PathMTU: 1450}, false},
+		{"cilium, sending: snd_mss", cilium, segment{SndMSS: 1398, RcvMSS: 536, PathMTU: 1450}, true},
+		{"cilium, no connection: route MTU", cilium, segment{PathMTU: 1450}, false},
+		{"cilium, route unread: MSS alone", cilium, segment{RcvMSS: 1398}, false},
+		{"timestamps off", ifstats.Counters{RxPackets: skbs, RxBytes: skbs * (14 + 40 + segs*1460), MTU: 1500},
+			segment{SndMSS: 1460, RcvMSS: 1460, PathMTU: 1500}, false},
+	}
+	for _, c := range cases {
+		if got := wirePackets(c.d, c.seg, c.tx); got != skbs*segs {
+			t.Errorf("%s: %v packets, want %d", c.name, got, skbs*segs)
+		}
+	}
+}
+
+// A timed workload's connections are read at Start (open for sure after
+// the warm-up); Stop reads again only a device with no MSS yet (a task's
+// connection may open after Start), and a later failure does not erase
+// the path MTU read before.
+func TestReadSegmentsKeepsStartMSS(t *testing.T) {
+	reads := []segment{{SndMSS: 1398, RcvMSS: 1398, PathMTU: 1450}, {}}
+	r := &Recorder{Ifaces: []netns.Iface{{Name: "eth0"}}}
+	r.segmentOf = func(netns.Iface) (segment, error) {
+		s := reads[0]
+		reads = reads[1:]
+		return s, nil
+	}
+	r.segs = make([]segment, 1)
+	r.readSegments()
+	r.readSegments()
+	if r.segs[0].RcvMSS != 1398 || len(reads) != 1 {
+		t.Errorf("segment %+v after %d reads, want Start's, read once", r.segs[0], 2-len(reads))
+	}
+	reads = []segment{{PathMTU: 1450}, {}, {RcvMSS: 1410, PathMTU: 1450}}
+	r.segs = make([]segment, 1)
+	r.readSegments()
+	r.readSegments()
+	if r.segs[0].PathMTU != 1450 {
+		t.Errorf("an empty second read erased the path MTU: %+v", r.segs[0])
+	}
+	r.readSegments()
+	if r.segs[0].RcvMSS != 1410 {
+		t.Errorf("a task's MSS read at Stop was not kept: %+v", r.segs[0])
 	}
 }
