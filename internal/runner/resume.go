@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -66,6 +68,7 @@ func (r *run) loadPrevious(old *results.Run) error {
 	}
 	r.samples = len(old.Samples)
 	r.origin = old.Env.Origin
+	r.notes = append(r.notes, priorSkips(old.Env.Notes, r.plan.notes)...)
 	if r.plan.remote {
 		r.prevEnv = &old.Env // its node is checked once the cluster is up (sameNode)
 	}
@@ -116,6 +119,30 @@ func (r *run) sameMachine(was results.Env) error {
 		{"CPU model", was.CPUModel, now.CPUModel},
 		{"CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(now.CPUs)},
 	})
+}
+
+// skipNoteRE is analysis.SkippedOf's pattern of the local engine's skip
+// notes ("datapath a skipped: why", "datapaths a, b skipped: why"),
+// repeated because the runner's layer sits below analysis (archtest);
+// TestResumeKeepsSkipNotes reads what it carries with SkippedOf, so the
+// two cannot drift apart silently.
+var skipNoteRE = regexp.MustCompile(`(?s)^datapaths? (\S+(?:, \S+)*) skipped: (.+)$`)
+
+// priorSkips are the interrupted run's notes of datapaths it skipped
+// (spec.skipUnavailable; analysis.SkippedOf reads them), less any this
+// run's preflight made again (planned). The skips are on record only as
+// these notes in env.json; the resumed run reloads the recorded
+// study.yaml, which lists only the datapaths that ran, so its preflight
+// skips none, and writeEnv rebuilds env.json from this run's notes:
+// without them summary.md's "Not run here" list would go empty.
+func priorSkips(notes, planned []string) []string {
+	var out []string
+	for _, n := range notes {
+		if skipNoteRE.MatchString(n) && !slices.Contains(planned, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // check is one setting of the interrupted run (was) and of this one (is).

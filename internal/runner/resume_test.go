@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/progress"
@@ -184,5 +185,38 @@ func TestUnnamedBuild(t *testing.T) {
 		if n := unnamedBuild(v, v); !strings.Contains(n, "does not name one build") || !strings.Contains(n, v) {
 			t.Errorf("%s: %q", v, n)
 		}
+	}
+}
+
+// TestResumeKeepsSkipNotes: the interrupted run's notes of skipped
+// datapaths (env.json alone has them) go on to the resumed run's
+// env.json, whose preflight skips nothing (its study.yaml lists only the
+// datapaths that ran), so summary.md's "Not run here" list survives a
+// resume; a skip this run's preflight noted again is not doubled, and
+// the old run's other notes are not carried.
+func TestResumeKeepsSkipNotes(t *testing.T) {
+	skipA := "datapath calico-wp-ipip skipped: kernel module ipip is not available"
+	skipB := "datapaths weave, kube-router skipped: no br_netfilter"
+	old := &results.Run{Env: results.Env{Engine: "stub", Version: version.Version,
+		Notes: []string{"CPU cost per packet samples perf event cycles", skipA, skipB}}}
+	r := &run{engine: stubEngine{}, plan: &plan{remote: true, notes: []string{skipB}},
+		study: stubStudy(t, "[{tool: iperf3}]"), done: map[trialKey]bool{}}
+	if err := r.loadPrevious(old); err != nil {
+		t.Fatal(err)
+	}
+	var skips []string
+	for _, n := range r.notes {
+		if len(analysis.SkippedOf([]string{n})) > 0 {
+			skips = append(skips, n)
+		}
+	}
+	if !slices.Equal(skips, []string{skipA}) {
+		t.Errorf("skip notes carried %q, want %q (B is this run's own)", skips, skipA)
+	}
+	if slices.ContainsFunc(r.notes, func(n string) bool { return strings.HasPrefix(n, "CPU cost") }) {
+		t.Errorf("a non-skip note carried: %q", r.notes)
+	}
+	if got := analysis.SkippedOf(append(r.notes, r.plan.notes...)); len(got) != 3 {
+		t.Errorf("env.json would list %d skipped datapaths, want 3: %+v", len(got), got)
 	}
 }
