@@ -70,7 +70,7 @@ func cellLess(a, b results.Cell) bool {
 func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	m.Stops = run.Stops
 	m.Unfinished = Unfinished(s, run)
-	m.Skipped = SkippedOf(run.Env.Notes)
+	m.Skipped = results.SkippedOf(run.Env.Notes)
 	m.Marked = MarkedOf(run)
 	m.Origin, m.MachineS = run.Env.Origin, run.Env.MachineS
 	m.Tunings = TuningsOf(s, run.Env)

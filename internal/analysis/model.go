@@ -84,7 +84,7 @@ type Model struct {
 	Unfinished []results.Cell `json:"unfinished,omitempty"`
 	// Skipped are the study's datapaths this machine could not build
 	// (spec.skipUnavailable), with why: they are in no row.
-	Skipped []Skipped `json:"skipped,omitempty"`
+	Skipped []results.Skipped `json:"skipped,omitempty"`
 	// Tunings are the study's tunings: what each is and what it set.
 	Tunings []TuningDef `json:"tunings,omitempty"`
 }

@@ -19,18 +19,18 @@ func TestSkippedOfEngineNotes(t *testing.T) {
 		"datapaths flannel, weave, kube-router skipped: tool iptables-restore is not available",
 		"datapath calico-wp-ipip skipped: kernel feature ipip is not available",
 	}
-	got := SkippedOf(notes)
-	want := []Skipped{
-		{"flannel", "tool iptables-restore is not available"},
-		{"weave", "tool iptables-restore is not available"},
-		{"kube-router", "tool iptables-restore is not available"},
-		{"calico-wp-ipip", "kernel feature ipip is not available"},
+	got := results.SkippedOf(notes)
+	want := []results.Skipped{
+		{Datapath: "flannel", Reason: "tool iptables-restore is not available"},
+		{Datapath: "weave", Reason: "tool iptables-restore is not available"},
+		{Datapath: "kube-router", Reason: "tool iptables-restore is not available"},
+		{Datapath: "calico-wp-ipip", Reason: "kernel feature ipip is not available"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	if SkippedOf(notes[:1]) != nil {
-		t.Errorf("a note that is no skip read as one: %+v", SkippedOf(notes[:1]))
+	if results.SkippedOf(notes[:1]) != nil {
+		t.Errorf("a note that is no skip read as one: %+v", results.SkippedOf(notes[:1]))
 	}
 
 	var m Model
@@ -40,8 +40,8 @@ func TestSkippedOfEngineNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Version int       `json:"version"`
-		Skipped []Skipped `json:"skipped"`
+		Version int               `json:"version"`
+		Skipped []results.Skipped `json:"skipped"`
 	}
 	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil {
 		t.Fatal(err)

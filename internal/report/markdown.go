@@ -320,7 +320,7 @@ func anyNorm(rows []analysis.Row, metric string) bool {
 // so without this section summary.md read as if the study had not asked
 // for them (env.json's notes and report.html said it; summary.md is read
 // alone).
-func markdownSkipped(p func(string, ...any), skipped []analysis.Skipped) {
+func markdownSkipped(p func(string, ...any), skipped []results.Skipped) {
 	if len(skipped) == 0 {
 		return
 	}

@@ -45,13 +45,13 @@ func TestSummaryNamesSkippedDatapaths(t *testing.T) {
 		t.Errorf("summary.md lacks\n%s\nin:\n%s", want, md)
 	}
 	var doc struct {
-		Version int                `json:"version"`
-		Skipped []analysis.Skipped `json:"skipped"`
+		Version int               `json:"version"`
+		Skipped []results.Skipped `json:"skipped"`
 	}
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, analysis.SummaryJSON))), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Skipped) != 3 || doc.Skipped[2] != (analysis.Skipped{Datapath: "calico-ipip", Reason: "kernel feature ipip is not available"}) {
+	if len(doc.Skipped) != 3 || doc.Skipped[2] != (results.Skipped{Datapath: "calico-ipip", Reason: "kernel feature ipip is not available"}) {
 		t.Errorf("summary.json skipped = %+v", doc.Skipped)
 	}
 	if doc.Version != analysis.ModelVersion {

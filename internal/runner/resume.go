@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"time"
@@ -121,15 +120,8 @@ func (r *run) sameMachine(was results.Env) error {
 	})
 }
 
-// skipNoteRE is analysis.SkippedOf's pattern of the local engine's skip
-// notes ("datapath a skipped: why", "datapaths a, b skipped: why"),
-// repeated because the runner's layer sits below analysis (archtest);
-// TestResumeKeepsSkipNotes reads what it carries with SkippedOf, so the
-// two cannot drift apart silently.
-var skipNoteRE = regexp.MustCompile(`(?s)^datapaths? (\S+(?:, \S+)*) skipped: (.+)$`)
-
 // priorSkips are the interrupted run's notes of datapaths it skipped
-// (spec.skipUnavailable; analysis.SkippedOf reads them), less any this
+// (spec.skipUnavailable: results.SkipNote), less any this
 // run's preflight made again (planned). The skips are on record only as
 // these notes in env.json; the resumed run reloads the recorded
 // study.yaml, which lists only the datapaths that ran, so its preflight
@@ -138,7 +130,7 @@ var skipNoteRE = regexp.MustCompile(`(?s)^datapaths? (\S+(?:, \S+)*) skipped: (.
 func priorSkips(notes, planned []string) []string {
 	var out []string
 	for _, n := range notes {
-		if skipNoteRE.MatchString(n) && !slices.Contains(planned, n) {
+		if results.IsSkipNote(n) && !slices.Contains(planned, n) {
 			out = append(out, n)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/progress"
@@ -206,7 +205,7 @@ func TestResumeKeepsSkipNotes(t *testing.T) {
 	}
 	var skips []string
 	for _, n := range r.notes {
-		if len(analysis.SkippedOf([]string{n})) > 0 {
+		if len(results.SkippedOf([]string{n})) > 0 {
 			skips = append(skips, n)
 		}
 	}
@@ -216,7 +215,7 @@ func TestResumeKeepsSkipNotes(t *testing.T) {
 	if slices.ContainsFunc(r.notes, func(n string) bool { return strings.HasPrefix(n, "CPU cost") }) {
 		t.Errorf("a non-skip note carried: %q", r.notes)
 	}
-	if got := analysis.SkippedOf(append(r.notes, r.plan.notes...)); len(got) != 3 {
+	if got := results.SkippedOf(append(r.notes, r.plan.notes...)); len(got) != 3 {
 		t.Errorf("env.json would list %d skipped datapaths, want 3: %+v", len(got), got)
 	}
 }

@@ -1,6 +1,6 @@
 package localengine
 
-import "strings"
+import "github.com/cnibench/cnibench/internal/results"
 
 // skips are the datapaths a study skips, grouped by why: cni-compare on
 // a machine without iptables skips seven datapaths for the one reason,
@@ -26,12 +26,7 @@ func (k *skips) add(name string, err error) {
 func (k *skips) notes() []string {
 	var out []string
 	for _, why := range k.why {
-		names := k.names[why]
-		head := "datapath "
-		if len(names) > 1 {
-			head = "datapaths "
-		}
-		out = append(out, head+strings.Join(names, ", ")+" skipped: "+why)
+		out = append(out, results.SkipNote(k.names[why], why))
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // Datapaths skipped for one reason share one note, in the order the
@@ -33,20 +33,19 @@ func TestSkipsGroupByReason(t *testing.T) {
 }
 
 // The report reads the skipped datapaths back from these notes
-// (analysis.SkippedOf: env.json records them only as notes), so a change
-// of their wording must change that reader too; a reason over several
-// lines stays whole.
+// (results.SkippedOf: env.json records them only as notes); a reason
+// over several lines stays whole.
 func TestSkipNotesReadBack(t *testing.T) {
 	var k skips
 	k.add("flannel", errors.New("tool iptables-restore is not available"))
 	k.add("weave", errors.New("tool iptables-restore is not available"))
 	k.add("ovs", errors.New("kernel feature openvswitch is not available:\nthe kernel has no ovs_datapath family"))
-	want := []analysis.Skipped{
+	want := []results.Skipped{
 		{Datapath: "flannel", Reason: "tool iptables-restore is not available"},
 		{Datapath: "weave", Reason: "tool iptables-restore is not available"},
 		{Datapath: "ovs", Reason: "kernel feature openvswitch is not available:\nthe kernel has no ovs_datapath family"},
 	}
-	if got := analysis.SkippedOf(k.notes()); !slices.Equal(got, want) {
+	if got := results.SkippedOf(k.notes()); !slices.Equal(got, want) {
 		t.Errorf("read back %q\nwant %q", got, want)
 	}
 }
