@@ -62,6 +62,12 @@ func sysctlIn(procRoot, name string) (bool, string) {
 		return err
 	})
 	switch {
+	case err == nil && readOnly && !inInit:
+		// Such a file is often the host's value mirrored (nf_conntrack_max),
+		// which only the host's network namespace can set.
+		return false, "this network namespace, which is not the host's (a container with its own network namespace?), shows " +
+			file + " read-only: a global sysctl is set in the host's network namespace only; run cnibench there " +
+			"(e.g. docker run --network host --privileged)"
 	case err == nil && readOnly:
 		return false, file + " is read-only: the kernel reports it, and no tuning can set it"
 	case err == nil:

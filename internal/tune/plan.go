@@ -344,13 +344,14 @@ func perNamespace(p string, tgt Target, fs FS) (bool, error) {
 		return false, nil
 	case err != nil:
 		return false, err
-	case hostValueInNetns[p]:
-		return false, nil
 	}
+	// The file's mode first: a kernel that gives a listed sysctl a
+	// namespace's own writable copy (as a later one may the socket buffer
+	// limits) must have it written there, where the run's sockets read it.
 	if w, ok := fs.(WritableFS); ok {
 		return w.Writable(ns, FSProc, p)
 	}
-	return true, nil
+	return !hostValueInNetns[p], nil
 }
 
 // idleChanges bound, on each of the target's CPUs, the exit latency of

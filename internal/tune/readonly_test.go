@@ -70,3 +70,23 @@ func TestSysctlReadOnlyInNetnsIsGlobal(t *testing.T) {
 		t.Errorf("write in the node's namespace = %v, want EACCES", err)
 	}
 }
+
+// A listed sysctl a kernel gives each namespace its own writable copy
+// of is written where the run's sockets read it, when the FS can tell:
+// the file's mode, not the list, decides.
+func TestListedSysctlWritableInNetnsIsPerNamespace(t *testing.T) {
+	const rmem = "/proc/sys/net/core/rmem_max"
+	f, tgt := fixture()
+	tgt.NodeNetns = nodeNS
+	for _, ns := range []string{"", nodeNS, pod0NS, pod1NS} {
+		f.vals[key(ns, FSProc, rmem)] = "212992"
+	}
+	tu := study.Tuning{Name: "rmem", Sysctls: map[string]string{"net.core.rmem_max": "4194304"}}
+	plan, err := Plan(tu, tgt, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || plan[0].Netns != nodeNS {
+		t.Errorf("Plan = %v, want the node's namespace's copy only", plan)
+	}
+}
