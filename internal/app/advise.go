@@ -261,7 +261,8 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 func (f *adviseFlags) resolver() func([]string) (*study.Study, error) {
 	return func(sets []string) (*study.Study, error) {
 		if f.study != "" {
-			return study.Resolve(f.study, study.Options{Set: sets}, studyCatalog())
+			// advise --run's A/B reruns name the run's study.yaml.
+			return study.Resolve(f.study, study.Options{Set: sets, Stored: runStudyFile(f.study)}, studyCatalog())
 		}
 		return study.Parse("advise-ab (built in)", prove.DefaultStudy, study.Options{Set: sets}, studyCatalog())
 	}

@@ -26,14 +26,26 @@ func loadRun(dir string) (*results.Run, error) {
 	return r, inputErr(err)
 }
 
-// runStudy is the study a run directory ran (its study.yaml, resolved);
-// nil for a study the format no longer reads, which the pages report.
+// runStudy is the study a run directory ran (its study.yaml, resolved
+// as stored: a record of what ran, whose references may name datapaths
+// it left out); nil for a study the format no longer reads, which the
+// pages report.
 func runStudy(dir string) *study.Study {
-	s, err := study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{}, studyCatalog())
+	s, err := study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{Stored: true}, studyCatalog())
 	if err != nil {
 		return nil
 	}
 	return s
+}
+
+// runStudyFile says whether path is a run directory's study.yaml (an
+// env.json beside it), which is read as stored (study.Options.Stored).
+func runStudyFile(path string) bool {
+	if filepath.Base(path) != results.StudyFile {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(path), results.EnvFile))
+	return err == nil
 }
 
 // fromRun is the run `advise --run` read and the study it ran (nil
@@ -82,7 +94,7 @@ func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 	}
 	opt.Study, opt.Sets = file, append(narrow, opt.Sets...)
 	opt.Resolve = func(sets []string) (*study.Study, error) {
-		return study.Resolve(file, study.Options{Set: sets}, studyCatalog())
+		return study.Resolve(file, study.Options{Set: sets, Stored: true}, studyCatalog())
 	}
 	opt.Shape = fmt.Sprintf("the run %s's own study, narrowed to the cells where it showed %s", fr.dir, strings.Join(findings, " and "))
 	return opt
@@ -109,7 +121,7 @@ func (fr fromRun) picks(file string, cells []results.Cell, e *advise.Entry, narr
 		return fallback
 	}
 	sets := append(append(slices.Clone(narrow), "only="+only), user...)
-	if _, err := study.Resolve(file, study.Options{Set: sets}, studyCatalog()); err != nil {
+	if _, err := study.Resolve(file, study.Options{Set: sets, Stored: true}, studyCatalog()); err != nil {
 		return fallback
 	}
 	return "only=" + only
@@ -178,7 +190,7 @@ type sides struct {
 // resolveStudy is the study a run directory ran, resolved as runStudy
 // does, with why it could not be.
 func resolveStudy(dir string) (*study.Study, error) {
-	return study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{}, studyCatalog())
+	return study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{Stored: true}, studyCatalog())
 }
 
 // studyCells are a study's cells; nil for no study (unknown).

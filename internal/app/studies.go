@@ -89,9 +89,11 @@ func (f *studyFlags) load(w io.Writer, nameOrPath string) (*study.Study, error) 
 	return s, nil
 }
 
-// loadFile resolves a recorded study file as it is (no profile, no --set).
+// loadFile resolves a recorded study file (a run's study.yaml) as it is:
+// no profile, no --set, and read as stored (its references may name
+// datapaths the run left out).
 func (f *studyFlags) loadFile(path string) (*study.Study, error) {
-	s, err := study.Resolve(path, study.Options{}, studyCatalog())
+	s, err := study.Resolve(path, study.Options{Stored: true}, studyCatalog())
 	return s, inputErr(err)
 }
 

@@ -64,6 +64,12 @@ type Options struct {
 	// ("trials", "nodes.server.cpus") or full paths ("spec.trials",
 	// "metadata.name"); values are YAML ("[1,2]", "5s").
 	Set []string
+	// Stored says the file is a run's study.yaml (a resume, advise --run,
+	// compare, report): a record of what ran, not a user's input. Its
+	// references' datapath and workload names are not checked against
+	// it (refnames.go): it lists only the datapaths and workloads that
+	// ran, and keeps every reference.
+	Stored bool
 }
 
 // Parse decodes, overrides and validates a study, and checks each of
@@ -164,6 +170,7 @@ func decodeTree(file string, root *yaml.Node, opt Options, cat Catalog) (*decode
 	s.Source, s.Profile = file, opt.Profile
 	s.where = newLocator(root, prof)
 	s.written = written
+	s.stored = opt.Stored
 	s.Defaults()
 	s.toolDefaults(cat)
 	return &decoded{study: &s, root: root, prof: prof, touched: touched}, nil
@@ -343,11 +350,10 @@ func setLine(line int, n *yaml.Node) int {
 
 // Marshal returns the resolved study as YAML (profiles dropped: they have
 // been applied; published verdicts kept of the cells it measures; every
-// reference kept, those naming what the run left out marked so).
+// reference kept, read again with Options.Stored).
 func (s *Study) Marshal() ([]byte, error) {
 	c := *s
 	c.Profiles = nil
-	c.Spec.Reference = s.markLeftOut()
 	if v := s.Spec.Verdict; v != nil {
 		// Only the published verdicts of cells the study measures: the
 		// file's others name what its profile or --set left out, which

@@ -20,10 +20,12 @@ import (
 // A run's study.yaml keeps every reference (the report lists those of
 // datapaths it did not measure), but its spec holds only what ran: the
 // engine drops the datapaths this machine cannot build, a cluster run
-// keeps one, and the profile is applied. Marshal marks the references
-// naming what the run left out (Reference.LeftOut), and their names are
-// not checked again when the stored study is read (a resume, a rerun,
-// the report).
+// keeps one, --set and the profile are applied. Read again (Options.Stored:
+// a resume, advise --run, compare, the report), its references' names
+// are not checked: the spec is what ran, the file was checked when the
+// run began, and a check there would refuse every run that left a
+// referenced datapath out (study.yaml is hashed, so it cannot be marked
+// after the fact either).
 
 // refName is one name field of a reference.
 type refName struct {
@@ -52,11 +54,11 @@ func (s *Study) knownNames() *cellNames {
 // workload (an entry or one variant of its sweep) that neither the run's
 // study nor the file has.
 func validateReferenceNames(s *Study, bad badFunc) {
+	if s.stored {
+		return
+	}
 	known := s.knownNames()
 	for i, r := range s.Spec.Reference {
-		if r.LeftOut {
-			continue
-		}
 		for _, n := range r.names() {
 			if n.name == "" {
 				continue
@@ -68,30 +70,6 @@ func validateReferenceNames(s *Study, bad badFunc) {
 			refuseUnknown(bad, fmt.Sprintf("spec.reference[%d].%s", i, n.key), n.what, n.name, list)
 		}
 	}
-}
-
-// markLeftOut returns the references with LeftOut set on those naming a
-// datapath or workload the run's study does not have (and cleared on the
-// others), for study.yaml.
-func (s *Study) markLeftOut() []Reference {
-	if len(s.Spec.Reference) == 0 {
-		return nil
-	}
-	run := s.runNames()
-	out := slices.Clone(s.Spec.Reference)
-	for i, r := range out {
-		out[i].LeftOut = false
-		for _, n := range r.names() {
-			list := run.datapaths
-			if n.what == "workload" {
-				list = run.workloads
-			}
-			if n.name != "" && !slices.Contains(list, n.name) {
-				out[i].LeftOut = true
-			}
-		}
-	}
-	return out
 }
 
 // ReferenceWarnings are the references whose metric is one slip (a

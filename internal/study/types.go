@@ -41,6 +41,8 @@ type Study struct {
 	// each profile, before the run's profile and --set (published.go);
 	// nil for a study built in code.
 	written *cellNames
+	// stored says it was read as a run's study.yaml (Options.Stored).
+	stored bool
 }
 
 // Metadata names and describes a study.
@@ -267,11 +269,6 @@ type Reference struct {
 	Against         string   `yaml:"against,omitempty" json:"against,omitempty"`
 	AgainstWorkload string   `yaml:"againstWorkload,omitempty" json:"against_workload,omitempty"`
 	Note            string   `yaml:"note,omitempty" json:"note,omitempty"`
-	// LeftOut marks, in a run's study.yaml, a reference naming a datapath
-	// or workload the run left out (its profile, --set, or the engine):
-	// its names are no longer the study's, and are not checked
-	// (refnames.go). Marshal sets it; a study file need not.
-	LeftOut bool `yaml:"leftOut,omitempty" json:"-"`
 }
 
 // RatioTerms names the numerator and denominator of a ratio reference
