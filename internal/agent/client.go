@@ -92,6 +92,16 @@ func (c *Client) Close() error {
 	return c.w.Close()
 }
 
+// Abort ends the session as Close does (the agent reverts what is still
+// changed), after the call under way if any; every call from then on
+// returns err, why the session was ended.
+func (c *Client) Abort(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = err
+	return c.w.Close()
+}
+
 // Call sends one request and waits for its response. An error the agent
 // reported is a *RemoteError; the Response is returned as well.
 func (c *Client) Call(req Request) (Response, error) {

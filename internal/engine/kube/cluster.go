@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/cnitunnels"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/version"
@@ -34,6 +36,11 @@ type Cluster struct {
 	addressing     Addressing
 	// stopLease ends the Lease renewal (nil before the Lease exists).
 	stopLease func()
+	// lost is why the run must end (a kernel claim another run took
+	// over, lose), and sessions the agent sessions it ends.
+	mu       sync.Mutex
+	lost     error
+	sessions []*agent.Client
 }
 
 var _ engine.Cluster = (*Cluster)(nil)
@@ -60,14 +67,14 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	// The Lease comes first: whatever the run creates after it is
 	// covered by its liveness, and Close deletes it last.
 	kernels := kernelsOf(place)
-	stop, err := startLease(ctx, c.cs, cfg, kernels, c.log)
+	stop, err := startLease(ctx, c.cs, cfg, kernels, c.log, c.lose)
 	if err != nil {
 		return err
 	}
 	c.stopLease = stop
 	// Before any agent session: the kernels' machine-wide values are
 	// this run's alone from here (kernellease.go).
-	if err := claimKernels(ctx, c.cs, cfg, kernels, time.Now()); err != nil {
+	if err := claimKernels(ctx, c.cs, cfg, kernels, kernelObserver, c.log); err != nil {
 		return err
 	}
 	agents, err := c.waitAgents(ctx, place.Server.Name, place.Client.Name)
@@ -77,6 +84,9 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	mk := func(n *corev1.Node) (*Node, error) {
 		node := &Node{name: n.Name, ns: cfg.Namespace, agentNS: cfg.AgentNamespace, agentPod: agents[n.Name], ip: NodeIP(n), exec: c.exec}
 		node.sess = openSession(c.exec, cfg.AgentNamespace, node.agentPod, cfg.RunID)
+		if err := c.track(node.sess.client); err != nil {
+			return node, err
+		}
 		if err := handshake(node.sess.client, version.Version); err != nil {
 			return node, fmt.Errorf("node %s: %w", n.Name, err)
 		}
@@ -110,6 +120,32 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	}
 	c.addressing, err = c.decideAddressing(ctx, place.Client.Name)
 	return err
+}
+
+// lose ends the run for err (startLease: a kernel claim another run took
+// over): its agent sessions end, so the agents revert what it changed
+// while the kernel's new holder may not yet have journaled it, and every
+// later call of the run (knobs, collectors, Close's reverts) fails with
+// err, which names the run that took the claim.
+func (c *Cluster) lose(err error) {
+	c.mu.Lock()
+	c.lost = err
+	sessions := c.sessions
+	c.mu.Unlock()
+	for _, s := range sessions {
+		s.Abort(err)
+	}
+}
+
+// track has lose end the session s too, at once when the run is lost.
+func (c *Cluster) track(s *agent.Client) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sessions = append(c.sessions, s)
+	if c.lost != nil {
+		s.Abort(c.lost)
+	}
+	return c.lost
 }
 
 // checkTools asks each agent which of the run's programs its image lacks:

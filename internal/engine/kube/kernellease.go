@@ -34,12 +34,14 @@ import (
 // the agent's namespace: every run that uses the installed agent sees it,
 // whatever its own namespace (checkNoLiveRun keeps apart only the runs of
 // one namespace). Creating the Lease is atomic; a second run finds it and
-// is refused (*KernelBusyError) while its holder renews it. Its semantics
-// are the run Lease's: renewed with it every LeaseSeconds/3, stale after
-// LeaseSeconds without renewal (a runner killed with -9), and then taken
-// over by the next run; Close, or `cleanup --kube` for a dead run, deletes
-// it with the run's Lease, which names it (annotationKernels), and only
-// while it is still the run's.
+// is refused (*KernelBusyError) while its holder renews it: renewed with
+// the run's Lease every LeaseSeconds/3, it is watched by the second run
+// for up to LeaseSeconds of its own clock (observer.watchLease: the
+// holder's renewTime is another machine's clock), and one left unrenewed
+// that long (a runner killed with -9) is taken over. The run that lost
+// it stops (*KernelLostError). Close, or `cleanup --kube` for a dead run,
+// deletes it with the run's Lease, which names it (annotationKernels), and
+// only while it is still the run's.
 
 const (
 	// RoleKernel labels a run's claim of a kernel.
@@ -174,15 +176,17 @@ func (c Config) KernelLease(bootID string, nodes []string, now time.Time) *coord
 	return l
 }
 
-// KernelBusyError is a run refused because another run's fresh Lease
-// holds a kernel its nodes run on.
+// KernelBusyError is a run refused because another run's Lease holds a
+// kernel its nodes run on and its runner renewed it while this one
+// watched (observer.watchLease).
 type KernelBusyError struct {
 	BootID string
 	// Nodes are this run's nodes on that kernel; Run, Controller and
-	// OtherNodes the holder's, Age how long ago it renewed its claim.
+	// OtherNodes the holder's, Watched how long this run watched the
+	// claim before it was renewed.
 	Nodes, OtherNodes []string
 	Run, Controller   string
-	Age               time.Duration
+	Watched           time.Duration
 }
 
 func (e *KernelBusyError) Error() string {
@@ -190,35 +194,59 @@ func (e *KernelBusyError) Error() string {
 	if len(e.OtherNodes) > 0 {
 		other = " on node " + strings.Join(e.OtherNodes, ", ")
 	}
-	return fmt.Sprintf("kernel claim: node %s runs on kernel %s (boot ID), which run %s%s is using (its runner %s renewed its claim %v ago): "+
+	return fmt.Sprintf("kernel claim: node %s runs on kernel %s (boot ID), which run %s%s is using (its runner %s renewed its claim within the %v this run watched it): "+
 		"runs on nodes of one kernel tune the same machine-wide values (the RFS table, global net sysctls, the CPUs' idle limits), "+
 		"would journal each other's as the old ones and leave the machine changed, and load each other's trials; wait for it to end, "+
-		"or, if its runner is dead, for its claim to go stale (%d s without renewal; `cnibench cleanup --kube` then removes it)",
-		strings.Join(e.Nodes, ", "), e.BootID, e.Run, other, orUnknown(e.Controller), e.Age, LeaseSeconds)
+		"or, if its runner is dead, for its claim to go stale (%d s without renewal, as this machine's clock measures while the next run watches it; `cnibench cleanup --kube` removes a dead run's)",
+		strings.Join(e.Nodes, ", "), e.BootID, e.Run, other, orUnknown(e.Controller), e.Watched.Round(time.Second), LeaseSeconds)
 }
 
 // Is makes errors.Is(err, tune.ErrNodeBusy) hold: the run is refused as
 // one whose node another run holds.
 func (e *KernelBusyError) Is(target error) bool { return target == tune.ErrNodeBusy }
 
+// KernelLostError ends a run whose claim of a kernel another run took
+// over: this runner did not renew it for LeaseSeconds of that run's
+// watching (a stalled runner, a cut to the API server), and that run's
+// agents now journal the kernel's values, this run's among them, as the
+// old ones. A run going on tuning would revert them mid-trials of the
+// other, which would then restore this run's values at its end.
+type KernelLostError struct {
+	BootID          string
+	Run, Controller string
+}
+
+func (e *KernelLostError) Error() string {
+	return fmt.Sprintf("kernel claim lost: run %s (runner %s) took over this run's claim of kernel %s (boot ID), which this runner had not renewed for %d s, "+
+		"and tunes its machine-wide values now; this run stops, its agents revert what it changed, and it must be run again",
+		e.Run, orUnknown(e.Controller), e.BootID, LeaseSeconds)
+}
+
+// Is makes errors.Is(err, tune.ErrNodeBusy) hold: the runner stops at
+// once (runner.isFatal), not retrying trials on sessions that are gone.
+func (e *KernelLostError) Is(target error) bool { return target == tune.ErrNodeBusy }
+
 // claimKernels claims each kernel of kernels for cfg's run: it creates
-// the kernel's Lease, or takes over one gone stale, and refuses one
-// another run holds fresh.
-func claimKernels(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, now time.Time) error {
+// the kernel's Lease, or takes over one its holder left unrenewed while
+// this run watched it (o), and refuses one renewed meanwhile.
+func claimKernels(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, o observer, log *slog.Logger) error {
 	for _, k := range kernels {
-		if err := claimKernel(ctx, cs, cfg, k, now); err != nil {
+		if err := claimKernel(ctx, cs, cfg, k, o, log); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func claimKernel(ctx context.Context, cs kubernetes.Interface, cfg Config, k kernel, now time.Time) error {
+func claimKernel(ctx context.Context, cs kubernetes.Interface, cfg Config, k kernel, o observer, log *slog.Logger) error {
 	leases := cs.CoordinationV1().Leases(cfg.AgentNamespace)
-	want := cfg.KernelLease(k.bootID, k.nodes, now)
+	want := cfg.KernelLease(k.bootID, k.nodes, o.now())
 	where := fmt.Sprintf("claim kernel %s of node %s (Lease %s/%s)", k.bootID, strings.Join(k.nodes, ", "), cfg.AgentNamespace, want.Name)
+	get := func(ctx context.Context) (*coordinationv1.Lease, error) {
+		return leases.Get(ctx, want.Name, metav1.GetOptions{})
+	}
 	// Two tries: a Lease deleted or taken over between the create and
-	// the get or update is looked at again.
+	// the update is looked at again.
 	for range 2 {
 		_, err := leases.Create(ctx, want, metav1.CreateOptions{})
 		if err == nil {
@@ -227,25 +255,22 @@ func claimKernel(ctx context.Context, cs kubernetes.Interface, cfg Config, k ker
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		cur, err := leases.Get(ctx, want.Name, metav1.GetOptions{})
+		cur, err := get(ctx)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		state, age := kernelLeaseState(cur, now)
-		if cur.Labels[LabelRun] != cfg.RunID && state == LeaseFresh {
-			e := &KernelBusyError{BootID: k.bootID, Nodes: k.nodes, Run: cur.Labels[LabelRun], Age: age}
-			if cur.Spec.HolderIdentity != nil {
-				e.Controller = *cur.Spec.HolderIdentity
+		if cur.Labels[LabelRun] != cfg.RunID {
+			if cur, err = watchKernel(ctx, k, cur, o, get, log); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
 			}
-			if n := cur.Annotations[annotationNodes]; n != "" {
-				e.OtherNodes = strings.Split(n, ",")
+			if cur == nil { // deleted while watched: create it
+				continue
 			}
-			return e
 		}
-		// Stale (its runner is gone) or this run's own: take it. The
+		// Left unrenewed while watched, or this run's own: take it. The
 		// resource version read makes a racing run's update conflict.
 		want.ResourceVersion = cur.ResourceVersion
 		_, err = leases.Update(ctx, want, metav1.UpdateOptions{})
@@ -260,23 +285,37 @@ func claimKernel(ctx context.Context, cs kubernetes.Interface, cfg Config, k ker
 	return fmt.Errorf("%s: another run claims it at the same moment; try again", where)
 }
 
-// kernelLeaseState is l's state at now and how long ago it was renewed.
-func kernelLeaseState(l *coordinationv1.Lease, now time.Time) (LeaseState, time.Duration) {
-	renew := l.CreationTimestamp.Time
-	if l.Spec.RenewTime != nil {
-		renew = l.Spec.RenewTime.Time
+// watchKernel watches another run's claim cur (observer.watchLease),
+// saying so while it waits: a renewed one is refused (*KernelBusyError),
+// a stale one returned to take over, a deleted one nil.
+func watchKernel(ctx context.Context, k kernel, cur *coordinationv1.Lease, o observer, get func(context.Context) (*coordinationv1.Lease, error), log *slog.Logger) (*coordinationv1.Lease, error) {
+	holder := cur.Labels[LabelRun]
+	log.Info(fmt.Sprintf("kernel %s of node %s is claimed by run %s: watching its claim for up to %d s; renewed, this run is refused, else it takes the claim over "+
+		"(a claim's age is judged by this machine's clock while it watches, not by the holder's)", k.bootID, strings.Join(k.nodes, ", "), holder, LeaseSeconds))
+	l, stale, watched, err := o.watchLease(ctx, cur, get)
+	switch {
+	case err != nil:
+		return nil, err
+	case l == nil:
+		return nil, nil
+	case !stale:
+		e := &KernelBusyError{BootID: k.bootID, Nodes: k.nodes, Run: l.Labels[LabelRun], Watched: watched}
+		if l.Spec.HolderIdentity != nil {
+			e.Controller = *l.Spec.HolderIdentity
+		}
+		if n := l.Annotations[annotationNodes]; n != "" {
+			e.OtherNodes = strings.Split(n, ",")
+		}
+		return nil, e
 	}
-	var secs int32
-	if l.Spec.LeaseDurationSeconds != nil {
-		secs = *l.Spec.LeaseDurationSeconds
-	}
-	return leaseState(renew, secs, now), now.Sub(renew).Round(time.Second)
+	log.Warn(fmt.Sprintf("kernel %s: run %s did not renew its claim in %v of watching; taking it over", k.bootID, holder, watched.Round(time.Second)))
+	return l, nil
 }
 
-// renewKernels renews the run's kernel Leases that are still its own; one
-// another run took over (this runner failed to renew it for LeaseSeconds)
-// is left to it, and logged.
-func renewKernels(cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger) error {
+// renewKernels renews the run's kernel Leases; one another run took over
+// (this runner failed to renew it while that run watched) is a
+// *KernelLostError, which ends the run (startLease).
+func renewKernels(cs kubernetes.Interface, cfg Config, kernels []kernel) error {
 	var errs []error
 	for _, k := range kernels {
 		ctx, cancel := context.WithTimeout(context.Background(), apiCallTimeout)
@@ -286,7 +325,11 @@ func renewKernels(cs kubernetes.Interface, cfg Config, kernels []kernel, log *sl
 		case err != nil:
 			errs = append(errs, err)
 		case l.Labels[LabelRun] != cfg.RunID:
-			log.Warn("the run's claim of a kernel went stale and another run took it", "boot_id", k.bootID, "run", l.Labels[LabelRun])
+			e := &KernelLostError{BootID: k.bootID, Run: l.Labels[LabelRun]}
+			if l.Spec.HolderIdentity != nil {
+				e.Controller = *l.Spec.HolderIdentity
+			}
+			errs = append(errs, e)
 		default:
 			now := metav1.NewMicroTime(time.Now())
 			l.Spec.RenewTime = &now

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,9 @@ func TestUpClaimsTheKernel(t *testing.T) {
 	w3, w4 := node("w3", nil, true), node("w4", nil, true)
 	w3.Status.NodeInfo.BootID, w4.Status.NodeInfo.BootID = testBoot, testBoot
 	cfg2 := Config{RunID: "r2", Namespace: "other", Controller: "me/2/1"}.WithDefaults()
+	// r1's runner renews its claim every 10 s while r2 watches it.
+	clk := &fakeClock{t: time.Now(), renew: func() { renewKernels(cs, cfg1, kernelsOf(place)) }}
+	setObserver(t, clk)
 	_, err = Up(ctx, cs, fx, cfg2, Placement{Server: w3, Client: w4}, nil)
 	var kb *KernelBusyError
 	if !errors.Is(err, tune.ErrNodeBusy) || !errors.As(err, &kb) {
@@ -73,32 +77,67 @@ func TestUpClaimsTheKernel(t *testing.T) {
 	}
 }
 
+// fakeClock is the observer's clock: each sleep moves it on, and every
+// 10 s of it (a runner's renewal period) renew, when set, runs.
+type fakeClock struct {
+	t, last time.Time
+	renew   func()
+}
+
+func (f *fakeClock) observer() observer {
+	f.last = f.t
+	return observer{now: func() time.Time { return f.t }, poll: 2 * time.Second,
+		sleep: func(_ context.Context, d time.Duration) error {
+			f.t = f.t.Add(d)
+			if f.renew != nil && f.t.Sub(f.last) >= LeaseSeconds*time.Second/3 {
+				f.last = f.t
+				f.renew()
+			}
+			return nil
+		}}
+}
+
+// setObserver has Up judge kernel claims by clk for the test.
+func setObserver(t *testing.T, clk *fakeClock) {
+	old := kernelObserver
+	kernelObserver = clk.observer()
+	t.Cleanup(func() { kernelObserver = old })
+}
+
 // TestStaleKernelClaim: a runner killed with -9 stops renewing its
-// kernel claim; once it is LeaseSeconds old the next run takes it over,
-// while a fresh one refuses. `cleanup --kube` of the dead run (DeleteRun)
+// kernel claim; once the next run has watched it unrenewed for
+// LeaseSeconds of its own clock it takes it over, while one renewed
+// meanwhile refuses it. `cleanup --kube` of the dead run (DeleteRun)
 // deletes its claim with its Lease, but not one another run took over.
 func TestStaleKernelClaim(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	k := []kernel{{bootID: testBoot, nodes: []string{"w1", "w2"}}}
 	dead := Config{RunID: "dead", Controller: "me/9/9"}.WithDefaults()
-	old := now.Add(-(LeaseSeconds + 1) * time.Second)
-	runLease := dead.Lease(old)
+	// The dead runner's clock ran 5 minutes ahead: its last renewal looks
+	// fresh by this machine's clock, and is stale all the same.
+	ahead := now.Add(5 * time.Minute)
+	runLease := dead.Lease(ahead)
 	runLease.Annotations[annotationKernels] = dead.kernelRefs(k)
-	cs := fake.NewClientset(runLease, dead.KernelLease(testBoot, k[0].nodes, old))
+	cs := fake.NewClientset(runLease, dead.KernelLease(testBoot, k[0].nodes, ahead))
 	leases := cs.CoordinationV1().Leases(DefaultAgentNamespace)
 	name := kernelLeaseName(testBoot)
 
 	r2 := Config{RunID: "r2", Controller: "me/2/1"}.WithDefaults()
-	if err := claimKernels(ctx, cs, r2, k, now); err != nil {
-		t.Fatalf("claim over a stale kernel Lease = %v", err)
+	clk := &fakeClock{t: now}
+	if err := claimKernels(ctx, cs, r2, k, clk.observer(), discard()); err != nil {
+		t.Fatalf("claim over a dead run's kernel Lease = %v", err)
+	}
+	if w := clk.t.Sub(now); w < LeaseSeconds*time.Second {
+		t.Errorf("took the claim over after watching it %v; want %d s", w, LeaseSeconds)
 	}
 	if l, _ := leases.Get(ctx, name, metav1.GetOptions{}); l.Labels[LabelRun] != "r2" || *l.Spec.HolderIdentity != "me/2/1" {
 		t.Fatalf("kernel Lease after the take-over: %+v", l)
 	}
 	r3 := Config{RunID: "r3", Controller: "me/3/1"}.WithDefaults()
-	if err := claimKernels(ctx, cs, r3, k, now.Add(time.Second)); !errors.Is(err, tune.ErrNodeBusy) || !strings.Contains(err.Error(), "run r2") {
-		t.Fatalf("claim over r2's fresh one = %v; want refused naming r2", err)
+	clk = &fakeClock{t: now, renew: func() { renewKernels(cs, r2, k) }}
+	if err := claimKernels(ctx, cs, r3, k, clk.observer(), discard()); !errors.Is(err, tune.ErrNodeBusy) || !strings.Contains(err.Error(), "run r2") {
+		t.Fatalf("claim over r2's renewed one = %v; want refused naming r2", err)
 	}
 	// The dead run's cleanup leaves r2's claim.
 	if _, err := DeleteRun(ctx, cs, dead.Namespace, "dead", false); err != nil {
@@ -107,12 +146,12 @@ func TestStaleKernelClaim(t *testing.T) {
 	if l, err := leases.Get(ctx, name, metav1.GetOptions{}); err != nil || l.Labels[LabelRun] != "r2" {
 		t.Fatalf("the dead run's cleanup deleted r2's claim: %v, %v", l, err)
 	}
-	if err := renewKernels(cs, r2, k, nil); err != nil {
+	if err := renewKernels(cs, r2, k); err != nil {
 		t.Fatalf("r2 renews its claim: %v", err)
 	}
 
 	// A dead run still holding its claim: its cleanup deletes it.
-	cs = fake.NewClientset(runLease, dead.KernelLease(testBoot, k[0].nodes, old))
+	cs = fake.NewClientset(runLease, dead.KernelLease(testBoot, k[0].nodes, ahead))
 	deleted, err := DeleteRun(ctx, cs, dead.Namespace, "dead", false)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +163,82 @@ func TestStaleKernelClaim(t *testing.T) {
 		t.Errorf("deleted %v; want %s named", deleted, want)
 	}
 }
+
+// TestSkewedKernelClaimKept: a live run whose runner's clock is 5 minutes
+// behind this machine's renews a claim whose renewTime looks 5 minutes
+// old here; judged by that renewTime (as before) it was taken over at
+// once, and two runs tuned one kernel. Watched by this machine's clock,
+// it is renewed within LeaseSeconds and refused.
+func TestSkewedKernelClaimKept(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	k := []kernel{{bootID: testBoot, nodes: []string{"w1", "w2"}}}
+	behind := func() time.Time { return time.Now().Add(-5 * time.Minute) }
+	r1 := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	cs := fake.NewClientset(r1.KernelLease(testBoot, k[0].nodes, behind()))
+	leases := cs.CoordinationV1().Leases(DefaultAgentNamespace)
+	renew := func() {
+		l, _ := leases.Get(ctx, kernelLeaseName(testBoot), metav1.GetOptions{})
+		t := metav1.NewMicroTime(behind())
+		l.Spec.RenewTime = &t
+		leases.Update(ctx, l, metav1.UpdateOptions{})
+	}
+	r2 := Config{RunID: "r2", Controller: "me/2/1"}.WithDefaults()
+	err := claimKernels(ctx, cs, r2, k, (&fakeClock{t: now, renew: renew}).observer(), discard())
+	var kb *KernelBusyError
+	if !errors.As(err, &kb) || kb.Run != "r1" || !strings.Contains(err.Error(), "renewed its claim within the 10s this run watched it") {
+		t.Fatalf("claim over r1's claim renewed by a clock 5 minutes behind = %v; want refused naming r1", err)
+	}
+	if l, _ := leases.Get(ctx, kernelLeaseName(testBoot), metav1.GetOptions{}); l.Labels[LabelRun] != "r1" {
+		t.Fatalf("r1's live claim was taken over: %+v", l)
+	}
+}
+
+// TestLostKernelClaimEndsRun: a run whose kernel claim another run took
+// over (its runner did not renew it for LeaseSeconds while that run
+// watched) stops: its agent sessions end (the agents revert its changes)
+// and every later call fails naming the run that took it. Before, it
+// logged a warning and went on tuning the kernel the other run had
+// journaled.
+func TestLostKernelClaimEndsRun(t *testing.T) {
+	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	place.Server.Status.NodeInfo.BootID, place.Client.Status.NodeInfo.BootID = testBoot, testBoot
+	ctx := context.Background()
+	c, err := Up(ctx, cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leases := cs.CoordinationV1().Leases(DefaultAgentNamespace)
+	l, err := leases.Get(ctx, kernelLeaseName(testBoot), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Config{RunID: "r2", Namespace: "other", Controller: "me/2/1"}.WithDefaults().KernelLease(testBoot, []string{"w3"}, time.Now())
+	other.ResourceVersion = l.ResourceVersion
+	if _, err := leases.Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if left := renewTick(cs, c.cfg, kernelsOf(place), discard(), c.lose); len(left) != 0 {
+		t.Errorf("claims renewed after the loss: %+v", left)
+	}
+	// lose runs in a goroutine of its own.
+	var kl *KernelLostError
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err = c.ServerNode().Agent().Read("", "proc", "sys/net/core/rps_sock_flow_entries"); errors.As(err, &kl) {
+			break
+		}
+	}
+	if !errors.As(err, &kl) || !errors.Is(err, tune.ErrNodeBusy) || !strings.Contains(err.Error(), "run r2 (runner me/2/1) took over this run's claim of kernel "+testBoot) {
+		t.Fatalf("an agent call after the claim was lost = %v; want a *KernelLostError naming r2", err)
+	}
+	if _, err := c.ClientNode().Agent().Read("", "proc", "sys/net/core/rps_sock_flow_entries"); !errors.As(err, &kl) {
+		t.Errorf("the client node's session after the loss: %v", err)
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // kernelsOf: one claim per shared boot ID (both nodes', or one preflight
 // found another node reporting), naming the run's nodes on it; a kernel

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -21,8 +23,12 @@ const apiCallTimeout = 10 * time.Second
 // renews it and them every LeaseSeconds/3 until the returned stop is
 // called. A failed renewal is logged and retried at the next tick: the
 // run goes on, and only a Lease left unrenewed for LeaseSeconds makes
-// cleanup take the run as dead.
-func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger) (stop func(), err error) {
+// cleanup take the run as dead. A kernel claim another run took over
+// (*KernelLostError: this runner failed to renew it while that run
+// watched) is not: the kernel's values are that run's now, so lost is
+// called with the error, once, to end this run (Cluster.lose), and the
+// claims are renewed no more.
+func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) (stop func(), err error) {
 	leases := cs.CoordinationV1().Leases(cfg.Namespace)
 	cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
 	l := cfg.Lease(time.Now())
@@ -48,16 +54,32 @@ func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernel
 			case <-done:
 				return
 			case <-t.C:
-				if err := renewLease(cs, cfg); err != nil {
-					log.Warn("renew the run's Lease", "err", err)
-				}
-				if err := renewKernels(cs, cfg, kernels, log); err != nil {
-					log.Warn("renew the run's claims of its nodes' kernels", "err", err)
-				}
+				kernels = renewTick(cs, cfg, kernels, log, lost)
 			}
 		}
 	}()
 	return func() { close(done); <-finished }, nil
+}
+
+// renewTick renews the run's Lease and its kernel claims, and returns the
+// claims to renew from now on: none once one was lost, which it passes to
+// lost (in a goroutine of its own: ending the run's agent sessions waits
+// for their calls, while the run's Lease must go on being renewed).
+func renewTick(cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) []kernel {
+	if err := renewLease(cs, cfg); err != nil {
+		log.Warn("renew the run's Lease", "err", err)
+	}
+	err := renewKernels(cs, cfg, kernels)
+	var kl *KernelLostError
+	if errors.As(err, &kl) {
+		log.Error("the run lost its claim of a kernel; ending the run", "err", kl)
+		go lost(kl)
+		return nil
+	}
+	if err != nil {
+		log.Warn("renew the run's claims of its nodes' kernels", "err", err)
+	}
+	return kernels
 }
 
 func renewLease(cs kubernetes.Interface, cfg Config) error {
@@ -115,4 +137,61 @@ func handshake(c *agent.Client, want string) error {
 		return fmt.Errorf("%w: its agent is cnibench %s, this runner is cnibench %s; install the matching agent (`cnibench kube install`) or use a cnibench %s", ErrAgentVersion, got, want, got)
 	}
 	return nil
+}
+
+// observer is the clock another runner's claim is judged by: this
+// machine's (tests inject one), re-reading the claim every poll.
+type observer struct {
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+	poll  time.Duration
+}
+
+// kernelObserver judges other runs' kernel claims at Up; tests set
+// their own clock.
+var kernelObserver = observer{now: time.Now, sleep: sleepCtx, poll: 2 * time.Second}
+
+// watchLease judges another runner's Lease first as client-go's leader
+// election does, by this machine's clock: its renewTime is the holder's
+// clock, and against this one's a skew of more than LeaseSeconds made a
+// live claim look stale at once (or a dead one fresh as long). So it
+// re-reads the Lease every poll until its record changes (resourceVersion
+// or renewTime: the holder renewed it, or another run took it), which
+// returns the new one, not stale; or until the Lease's duration of this
+// machine's time passed without a change, which returns first, stale:
+// its resourceVersion makes a takeover conflict with a renewal since. A
+// Lease deleted meanwhile returns nil. watched is how long it watched.
+func (o observer) watchLease(ctx context.Context, first *coordinationv1.Lease, get func(context.Context) (*coordinationv1.Lease, error)) (cur *coordinationv1.Lease, stale bool, watched time.Duration, err error) {
+	start := o.now()
+	limit := time.Duration(LeaseSeconds) * time.Second
+	if d := first.Spec.LeaseDurationSeconds; d != nil && *d > 0 {
+		limit = time.Duration(*d) * time.Second
+	}
+	for {
+		watched = o.now().Sub(start)
+		if watched >= limit {
+			return first, true, watched, nil
+		}
+		if err := o.sleep(ctx, min(o.poll, limit-watched)); err != nil {
+			return nil, false, watched, err
+		}
+		cur, err := get(ctx)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, false, o.now().Sub(start), nil
+		case err != nil:
+			return nil, false, o.now().Sub(start), err
+		case cur.ResourceVersion != first.ResourceVersion || !renewTime(cur).Equal(renewTime(first)):
+			return cur, false, o.now().Sub(start), nil
+		}
+	}
+}
+
+// renewTime is when l's holder last renewed it by its own clock (its
+// creation when it never did): a value to compare, not to judge by.
+func renewTime(l *coordinationv1.Lease) time.Time {
+	if l.Spec.RenewTime != nil {
+		return l.Spec.RenewTime.Time
+	}
+	return l.CreationTimestamp.Time
 }
