@@ -629,8 +629,8 @@ func TestKill9ThenCleanup(t *testing.T) {
 	// No run starts while the dead run's journal waits for cleanup.
 	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "2s"))
 	if r := cnibench(t, nil, "run", study, "--out", filepath.Join(t.TempDir(), "run"), "--journal-dir", jdir); r.code != 2 ||
-		!strings.Contains(r.stderr, id+".journal") || !strings.Contains(r.stderr, "cnibench cleanup") {
-		t.Errorf("run beside a stale journal: exit %d, want 2 naming %s.journal and cnibench cleanup:\n%s", r.code, id, r.stderr)
+		!strings.Contains(r.stderr, id+".journal") || !strings.Contains(r.stderr, "cnibench cleanup --journal-dir "+jdir) {
+		t.Errorf("run beside a stale journal: exit %d, want 2 naming %s.journal and cnibench cleanup --journal-dir %s:\n%s", r.code, id, jdir, r.stderr)
 	}
 	// Nor a run of another journal directory: it would journal the dead
 	// run's values as old, and the two directories' cleanups would leave

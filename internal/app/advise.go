@@ -18,7 +18,6 @@ import (
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/prove"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/seen"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -228,21 +227,17 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		return nil
 	}
 	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
-	lock, err := journal.BeginRun(jdir)
+	// The machine's lock over all candidates, not per A/B run: another
+	// run starting between two candidates would fail the next one.
+	claim := proveRun(opt, cmd.Flags())
+	lock, err := beginRun(&claim, jdir)
 	if err != nil {
 		return inputErr(err)
 	}
 	defer lock.Release()
-	// The machine's lock over all candidates, not per A/B run: another
-	// run starting between two candidates would fail the next one.
-	hostLock, err := claimMachine(runner.Options{Engine: opt.Engine}, jdir)
-	if err != nil {
-		return inputErr(err)
-	}
-	defer hostLock.Release()
 	noteJournalDir(cmd.Context(), jdir)
 	for _, i := range todo {
-		opts[i].MachineLocked = hostLock != nil
+		opts[i].MachineLocked = claim.MachineLocked
 		e := &rep.Candidates[i]
 		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
 		opts[i].Budget, opts[i].BudgetShares = f.budget/time.Duration(len(todo)), len(todo)

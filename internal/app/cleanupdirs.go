@@ -1,7 +1,13 @@
 package app
 
 import (
+	"cmp"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/prove"
 	"github.com/cnibench/cnibench/internal/runner"
 )
 
@@ -16,8 +22,13 @@ var (
 // beginRun takes jdir's lock, refusing while a dead run's journal is
 // in it (journal.BeginRun), then the machine's (claimMachine), and
 // returns both as one lock; opt.MachineLocked says runner.Run holds it.
+// The refusal names opt.Cleanup, a kube run's cleanup --kube (its
+// directory's journals are the cluster's), else the cleanup of jdir
+// (journal.CleanupFor: --journal-dir DIR but for the default
+// directory): plain `cnibench cleanup` does nothing for either, and
+// the refusal came back after it.
 func beginRun(opt *runner.Options, jdir string) (*journal.Lock, error) {
-	lock, err := journal.BeginRun(jdir)
+	lock, err := journal.BeginRun(jdir, cmp.Or(opt.Cleanup, journal.CleanupFor(jdir)))
 	if err != nil {
 		return nil, err
 	}
@@ -55,4 +66,18 @@ func claimMachine(opt runner.Options, jdir string) (*journal.Lock, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// proveRun is what advise --prove claims this machine as, once for all
+// its A/B runs (beginRun): their engine and, for kube, their cluster,
+// from which runner.LockMachine tells whether its nodes run on this
+// kernel (given none, it took no lock, and the A/B runs of nodes on this
+// kernel kept no local run away), and the cleanup --kube a refusal
+// names.
+func proveRun(opt prove.Options, fs *pflag.FlagSet) runner.Options {
+	r := runner.Options{Engine: opt.Engine, Kube: opt.Kube}
+	if opt.Engine == "kube" {
+		r.Cleanup = cmdline.Quote(kubeCleanupWords(fs))
+	}
+	return r
 }

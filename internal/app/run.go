@@ -225,6 +225,10 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	// One run or cleanup at a time on this host, and none while a
 	// dead run's journal waits for cleanup.
 	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
+	if f.engine == "kube" {
+		// beginRun's refusal names it too.
+		opt.Cleanup = cmdline.Quote(kubeCleanupWords(cmd.Flags()))
+	}
 	lock, err := beginRun(&opt, jdir)
 	if err != nil {
 		return inputErr(err)
@@ -237,7 +241,6 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	defer release()
 	noteJournalDir(cmd.Context(), jdir)
 	if f.engine == "kube" {
-		opt.Cleanup = cmdline.Quote(kubeCleanupWords(cmd.Flags()))
 		noteCleanup(cmd.Context(), opt.Cleanup)
 	}
 	dir, err := runner.Run(cmd.Context(), opt)

@@ -60,7 +60,7 @@ func TestDamagedJournalReplayedAndSetAside(t *testing.T) {
 	if _, err := os.Stat(p + journal.CorruptExt); err != nil {
 		t.Errorf("damaged journal not kept aside: %v", err)
 	}
-	l, err := journal.BeginRun(dir)
+	l, err := journal.BeginRun(dir, "")
 	if err != nil {
 		t.Fatalf("a run after cleanup set the damaged journal aside: %v", err)
 	}

@@ -33,7 +33,7 @@ func TestDryRunDoesNotLookAlive(t *testing.T) {
 	writeJournal(t, dir, run, map[string]any{"seq": 1, "set": journal.Set{FS: journal.FSProc, Path: knob, Old: "0", New: "32768"}})
 	var during []error
 	fsys := hookFS{&mapFS{vals: map[string]string{"|" + knob: "32768"}}, func() {
-		l, err := journal.BeginRun(dir)
+		l, err := journal.BeginRun(dir, "")
 		l.Release()
 		during = append(during, err)
 		l, err = journal.LockDir(dir)

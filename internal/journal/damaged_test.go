@@ -36,7 +36,7 @@ func damage(t *testing.T, dir, run string) string {
 func TestDamagedJournal(t *testing.T) {
 	dir := t.TempDir()
 	p := damage(t, dir, "dmg")
-	_, err := BeginRun(dir)
+	_, err := BeginRun(dir, "")
 	var se *StaleError
 	if !errors.As(err, &se) || len(se.Damaged) != 1 {
 		t.Fatalf("BeginRun beside a damaged journal = %v", err)
@@ -74,7 +74,7 @@ func TestDamagedJournal(t *testing.T) {
 	if _, err := os.Stat(to); err != nil {
 		t.Fatal(err)
 	}
-	l, err := BeginRun(dir)
+	l, err := BeginRun(dir, "")
 	if err != nil {
 		t.Fatalf("BeginRun after the damaged journal was set aside: %v", err)
 	}
@@ -88,7 +88,7 @@ func TestUntrustedJournal(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "bad"+Ext)
 	os.WriteFile(p, []byte(`{"seq":1,"set":{"fs":"proc"}}`+"\n"), 0o600)
-	_, err := BeginRun(dir)
+	_, err := BeginRun(dir, "")
 	var se *StaleError
 	if !errors.As(err, &se) || len(se.Untrusted) != 1 {
 		t.Fatalf("BeginRun = %v", err)

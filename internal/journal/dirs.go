@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -91,9 +92,9 @@ func readDirs(path string) ([]string, error) {
 }
 
 // Dirs returns the directories the record at path names, but dir, that
-// exist and are trusted as journal directories: a directory of this
-// user's (root's) that no one else may write, as Open makes it. One
-// that another user could write (a recorded /tmp/j removed and made
+// exist and are trusted as journal directories (DirTrust): a directory
+// of this user's (root's) that no one else may write, as Open makes it.
+// One that another user could write (a recorded /tmp/j removed and made
 // again by someone else) is not: its journals could name any value.
 func Dirs(path, dir string) ([]string, error) {
 	all, err := readDirs(path)
@@ -103,17 +104,82 @@ func Dirs(path, dir string) ([]string, error) {
 	abs, _ := filepath.Abs(dir)
 	var out []string
 	for _, d := range all {
-		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() || d == abs {
-			continue
+		if why, ok := dirTrust(d); d != abs && ok && why == "" {
+			out = append(out, d)
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
-			continue
-		}
-		out = append(out, d)
 	}
 	return out, nil
+}
+
+// UntrustedDirError refuses a journal directory that is not this
+// user's alone (DirTrust): whoever else may write it could put a
+// journal there naming any file and value, which cleanup, as root,
+// writes back. Journals, when set, are the files a recorded directory
+// holds (DeadElsewhere): cleanup does not replay them there.
+type UntrustedDirError struct {
+	Dir, Why string
+	Journals []string
+}
+
+func (e *UntrustedDirError) Error() string {
+	fix := fmt.Sprintf("make it this user's and writable only by it (chown %s %s; chmod go-w %s)", owner(), e.Dir, e.Dir)
+	if len(e.Journals) == 0 {
+		return fmt.Sprintf("journal directory %s %s: cleanup would write back, as this user, what a journal there names; %s or give another --journal-dir",
+			e.Dir, e.Why, fix)
+	}
+	return fmt.Sprintf("journal directory %s, recorded by a run of this machine, holds %s but %s, so cleanup does not replay it: "+
+		"if those are your runs' journals, %s, then undo them with: %s; if they are not, remove them",
+		e.Dir, strings.Join(e.Journals, ", "), e.Why, fix, CleanupFor(e.Dir))
+}
+
+// owner names this user for chown.
+func owner() string {
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	return strconv.Itoa(os.Geteuid())
+}
+
+// CheckDir returns an *UntrustedDirError when dir exists but is not a
+// trusted journal directory (DirTrust); nil when it is, or is missing
+// (Open and LockDir make it so).
+func CheckDir(dir string) error {
+	why, ok := dirTrust(dir)
+	if !ok || why == "" {
+		return nil
+	}
+	return &UntrustedDirError{Dir: dir, Why: why}
+}
+
+// dirTrust says why dir is not a trusted journal directory ("" when it
+// is; ok false when it does not exist): a directory itself, not a link
+// (the record names the path, and a link can be pointed elsewhere),
+// owned by this user and writable by no one else. Open and LockDir
+// refuse any other, so that a directory a run journals in, and records,
+// is one Dirs lists for cleanup: before, `sudo cnibench run --journal-dir
+// ~/j` (the user's, 0775) journaled there and recorded it, and Dirs
+// left it out of the cleanup the refusals named.
+func dirTrust(dir string) (why string, ok bool) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", false
+	}
+	st, isStat := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "is a symbolic link (give the directory it points to)", true
+	case !fi.IsDir():
+		return "is not a directory", true
+	case !isStat || int(st.Uid) != os.Geteuid():
+		uid := -1
+		if isStat {
+			uid = int(st.Uid)
+		}
+		return fmt.Sprintf("is owned by uid %d, not this user (uid %d)", uid, os.Geteuid()), true
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Sprintf("is writable by its group or others (mode %04o)", fi.Mode().Perm()), true
+	}
+	return "", true
 }
 
 // DeadElsewhere returns a *StaleError for each recorded directory (the
@@ -123,17 +189,41 @@ func Dirs(path, dir string) ([]string, error) {
 // record's own directory (DefaultDir for DirsRecord, never recorded) is
 // one of them: a run of --journal-dir /tmp/j beside a dead run's journal
 // in the default directory would journal that run's values as the old
-// ones too.
+// ones too. A recorded directory that is not trusted (Dirs leaves it
+// out of cleanup) and holds journals refuses too, with an
+// *UntrustedDirError saying how to make it trusted: skipped, its dead
+// run's changes were journaled as old by the next run, and the cleanup
+// named skipped it again. Its journals are listed, not read: they are
+// not trusted (the caller holds the machine's lock, so none is a live
+// local run's).
 func DeadElsewhere(path, dir string) error {
-	dirs, err := Dirs(path, dir)
+	all, err := readDirs(path)
 	if err != nil {
 		return err
 	}
-	if abs, _ := filepath.Abs(dir); abs != filepath.Dir(path) {
-		dirs = append([]string{filepath.Dir(path)}, dirs...)
+	abs, _ := filepath.Abs(dir)
+	if abs != filepath.Dir(path) {
+		all = append([]string{filepath.Dir(path)}, all...)
 	}
 	var errs []error
-	for _, d := range dirs {
+	for _, d := range all {
+		if d == abs {
+			continue
+		}
+		why, ok := dirTrust(d)
+		if !ok {
+			continue
+		}
+		if why != "" {
+			js, err := list(d)
+			if err != nil {
+				return err
+			}
+			if len(js) > 0 {
+				errs = append(errs, &UntrustedDirError{Dir: d, Why: why, Journals: js})
+			}
+			continue
+		}
 		se, err := staleIn(d)
 		if err != nil {
 			return err

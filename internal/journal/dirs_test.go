@@ -104,15 +104,100 @@ func TestDeadInNewestFirstAcrossDirs(t *testing.T) {
 	}
 }
 
-// TestBeginRunNamesThePlainCleanup: the refusal for a run's own
-// directory names `cnibench cleanup`, never `--journal-dir DIR`: that
-// directory may be a kube run's, whose controller journals the local
-// cleanup must not replay against this machine.
-func TestBeginRunNamesThePlainCleanup(t *testing.T) {
+// TestBeginRunNamesTheCallersCleanup: the refusal for a run's own
+// directory names the command its caller gives (a kube run's cleanup
+// --kube, a local run's of another directory --journal-dir DIR), plain
+// `cnibench cleanup` without one. Before (b29fa64), it always named the
+// plain one, which does nothing for a kube run's directory or an
+// unrecorded --journal-dir: the refusal came back after it.
+func TestBeginRunNamesTheCallersCleanup(t *testing.T) {
 	dir := t.TempDir()
 	abandon(openAs(t, dir, "runk", deadPID(t), 1))
-	_, err := BeginRun(dir)
-	if err == nil || !strings.Contains(err.Error(), "undo them first with: cnibench cleanup") || strings.Contains(err.Error(), "--journal-dir") {
-		t.Errorf("BeginRun = %v, want a refusal naming cnibench cleanup alone", err)
+	for _, c := range []struct{ given, want string }{
+		{"", "undo them first with: cnibench cleanup\n"},
+		{CleanupFor(dir), "undo them first with: cnibench cleanup --journal-dir " + dir + "\n"},
+		{"cnibench cleanup --kube --context k", "undo them first with: cnibench cleanup --kube --context k\n"},
+	} {
+		_, err := BeginRun(dir, c.given)
+		if err == nil || !strings.Contains(err.Error()+"\n", c.want) {
+			t.Errorf("BeginRun(%q) = %v, want a refusal naming %q", c.given, err, c.want)
+		}
+	}
+}
+
+// TestUntrustedDirRefused: a run does not journal in (LockDir, Open) an
+// existing directory that is another user's or writable by its group or
+// others (the user's ~/j, 0775, given to sudo cnibench run
+// --journal-dir), nor through a link: it would record a directory Dirs
+// leaves out of cleanup. Its own 0700 directory, or a missing one, is
+// fine.
+func TestUntrustedDirRefused(t *testing.T) {
+	base := t.TempDir()
+	group, link := filepath.Join(base, "j"), filepath.Join(base, "link")
+	if err := os.Mkdir(group, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(group, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{group, link} {
+		var ue *UntrustedDirError
+		if l, err := LockDir(d); !errors.As(err, &ue) {
+			l.Release()
+			t.Errorf("LockDir(%s) = %v, want an *UntrustedDirError", d, err)
+		}
+		if _, err := Open(d, "r1", "cnb-"); !errors.As(err, &ue) {
+			t.Errorf("Open(%s) = %v, want an *UntrustedDirError", d, err)
+		}
+	}
+	_, err := LockDir(group)
+	if want := "chmod go-w " + group; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "another --journal-dir") {
+		t.Errorf("refusal %v does not name %q or another --journal-dir", err, want)
+	}
+	for _, d := range []string{t.TempDir(), filepath.Join(base, "new")} {
+		l, err := LockDir(d)
+		if err != nil {
+			t.Errorf("LockDir(%s) = %v, want the lock", d, err)
+		}
+		l.Release()
+	}
+}
+
+// TestDeadElsewhereSeesUntrustedDirs: a recorded directory that became
+// untrusted (chmod g+w, or removed and made again by another user)
+// holding journals refuses the run, naming how to make it trusted and
+// its cleanup. Before, DeadElsewhere skipped it as Dirs does (cleanup
+// must not replay it), so a run started on what a killed run there
+// left, and the cleanup it was told to run skipped it too. Without
+// journals it refuses nothing.
+func TestDeadElsewhereSeesUntrustedDirs(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "journal-dirs")
+	a, empty, b := t.TempDir(), t.TempDir(), t.TempDir()
+	abandon(openAs(t, a, "runa", deadPID(t), 1))
+	for _, d := range []string{a, empty, b} {
+		if err := NoteDir(record, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{a, empty} {
+		if err := os.Chmod(d, 0o775); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := DeadElsewhere(record, b)
+	var ue *UntrustedDirError
+	if !errors.As(err, &ue) || ue.Dir != a {
+		t.Fatalf("DeadElsewhere(b) = %v, want an *UntrustedDirError for %s", err, a)
+	}
+	for _, want := range []string{"chmod go-w " + a, "cnibench cleanup --journal-dir " + a, "runa" + Ext} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not name %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), empty) {
+		t.Errorf("refusal %q names %s, which holds no journal", err, empty)
 	}
 }

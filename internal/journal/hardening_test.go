@@ -193,7 +193,7 @@ const lockHelperEnv = "CNIBENCH_JOURNAL_LOCK_HELPER"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(lockHelperEnv); dir != "" {
-		l, err := BeginRun(dir)
+		l, err := BeginRun(dir, "")
 		if err != nil {
 			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(1)
@@ -237,7 +237,7 @@ func TestHostLock(t *testing.T) {
 		t.Fatalf("helper: %q", buf[:n])
 	}
 	// A second run and a cleanup are refused at once, naming the holder.
-	for _, take := range []func(string) (*Lock, error){BeginRun, LockDir} {
+	for _, take := range []func(string) (*Lock, error){func(d string) (*Lock, error) { return BeginRun(d, "") }, LockDir} {
 		_, err := take(dir)
 		var be *BusyError
 		if !errors.As(err, &be) {
@@ -249,7 +249,7 @@ func TestHostLock(t *testing.T) {
 	}
 	stdin.Close()
 	cmd.Wait()
-	l, err := BeginRun(dir)
+	l, err := BeginRun(dir, "")
 	if err != nil {
 		t.Fatalf("lock after the holder ended: %v", err)
 	}
@@ -258,7 +258,7 @@ func TestHostLock(t *testing.T) {
 
 	// A dead run's journal refuses a run until cleanup, naming it.
 	abandon(openAs(t, dir, "dead", deadPID(t), 1))
-	_, err = BeginRun(dir)
+	_, err = BeginRun(dir, "")
 	var se *StaleError
 	if !errors.As(err, &se) || len(se.Journals) != 1 || !strings.Contains(err.Error(), "dead"+Ext) || !strings.Contains(err.Error(), "cnibench cleanup") {
 		t.Fatalf("BeginRun with a stale journal = %v", err)

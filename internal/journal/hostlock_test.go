@@ -34,7 +34,7 @@ func TestMachineLock(t *testing.T) {
 	if n, _ := out.Read(buf); string(buf[:n]) != "ready\n" {
 		t.Fatalf("helper: %q", buf[:n])
 	}
-	dl, err := BeginRun(dirB)
+	dl, err := BeginRun(dirB, "")
 	if err != nil {
 		t.Fatalf("run of another directory: its own lock = %v", err)
 	}
@@ -74,5 +74,28 @@ func TestMachineLockRefusesALink(t *testing.T) {
 	}
 	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the link's target was created (%v)", err)
+	}
+}
+
+// TestHostLockExcludesFlockCommand: the machine's lock is a flock(2)
+// lock, which flock(1) takes too: scripts/fresh-root.sh writes
+// rps_sock_flow_entries back under `flock /run/cnibench.lock`, and that
+// keeps out a run only while LockHost stays flock(2), not fcntl or OFD
+// locks, which flock(1) does not see.
+func TestHostLockExcludesFlockCommand(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock(1) not installed")
+	}
+	path := filepath.Join(t.TempDir(), "cnibench.lock")
+	l, err := LockHost(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("flock", "-n", path, "true").Run(); err == nil {
+		t.Errorf("flock(1) took %s while LockHost held it", path)
+	}
+	l.Release()
+	if out, err := exec.Command("flock", "-n", path, "true").CombinedOutput(); err != nil {
+		t.Errorf("flock(1) after Release: %v %s", err, out)
 	}
 }

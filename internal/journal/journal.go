@@ -158,7 +158,8 @@ type appender interface {
 var ErrFailed = errors.New("journal failed earlier")
 
 // Open creates the journal of a run in dir (created if missing) and writes
-// its header. The run ID must be unique in dir.
+// its header. The run ID must be unique in dir. An existing dir that is
+// not this user's alone is refused (CheckDir).
 func Open(dir, runID, prefix string) (*Journal, error) {
 	start, err := ProcessStart(os.Getpid())
 	if err != nil {
@@ -178,6 +179,9 @@ func open(dir string, h Header) (*Journal, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	if err := CheckDir(dir); err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
 	path := filepath.Join(dir, h.RunID+Ext)

@@ -86,10 +86,14 @@ func (l *Lock) With(o *Lock) *Lock {
 }
 
 // LockDir takes the host lock on dir (created if missing) or returns a
-// *BusyError at once (or a *LockError when it cannot be taken at all).
+// *BusyError at once (or a *LockError when it cannot be taken at all, an
+// *UntrustedDirError when dir is not this user's alone: CheckDir).
 func LockDir(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, &LockError{Dir: dir, Err: err}
+	}
+	if err := CheckDir(dir); err != nil {
+		return nil, err
 	}
 	return lockDir(dir, unix.LOCK_EX)
 }
@@ -138,10 +142,13 @@ func (l *Lock) Release() {
 type StaleError struct {
 	Dir string
 	// Cleanup is the command that undoes the dead runs' changes, as
-	// printed; empty: DefaultCleanup (which reaches every directory
-	// local runs recorded, NoteDir). DeadElsewhere names the
-	// directory's own (CleanupFor); BeginRun cannot: a kube run's
-	// directory is not for the local cleanup to replay.
+	// printed; empty: DefaultCleanup. DeadElsewhere names the
+	// directory's own (CleanupFor); BeginRun its caller's, which knows
+	// whose directory it is: a kube run's (cleanup --kube, its
+	// controller journals not for the local cleanup to replay), a
+	// local run's (CleanupFor: plain cnibench cleanup does nothing for
+	// a directory it has not recorded, such as one whose first run is
+	// refused here).
 	Cleanup string
 	// Journals are the paths of every journal refused for; those of
 	// Damaged and Untrusted too.
@@ -195,14 +202,16 @@ func (e *StaleError) Error() string {
 // values are the old values this run would journal, so cleanup must undo
 // them first. A file that cannot be read as a journal refuses it too: it
 // is not trusted to be harmless. Hold the returned lock until the run has
-// closed its journal.
-func BeginRun(dir string) (*Lock, error) {
+// closed its journal. cleanup is the command the refusal names (empty:
+// DefaultCleanup): the caller's, for whose directory dir is.
+func BeginRun(dir, cleanup string) (*Lock, error) {
 	l, err := LockDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	se, err := staleIn(dir)
 	if err == nil && se != nil {
+		se.Cleanup = cleanup
 		err = se
 	}
 	if err != nil {

@@ -22,7 +22,7 @@ func TestDeadPeekHoldsNoLock(t *testing.T) {
 	if locked(rs[0].Path) {
 		t.Fatal("a peeking read holds the journal's lock")
 	}
-	_, err = BeginRun(dir)
+	_, err = BeginRun(dir, "")
 	var se *StaleError
 	if !errors.As(err, &se) {
 		t.Fatalf("a run starting while a dry run reads the dead journal = %v, want refused", err)
@@ -47,7 +47,7 @@ func TestLockShared(t *testing.T) {
 		t.Fatalf("second dry run: %v", err)
 	}
 	var be *BusyError
-	if _, err := BeginRun(dir); !errors.As(err, &be) {
+	if _, err := BeginRun(dir, ""); !errors.As(err, &be) {
 		t.Fatalf("run beside a dry run = %v, want BusyError", err)
 	}
 	if _, err := LockDir(dir); !errors.As(err, &be) {
@@ -55,7 +55,7 @@ func TestLockShared(t *testing.T) {
 	}
 	a.Release()
 	b.Release()
-	l, err := BeginRun(dir)
+	l, err := BeginRun(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

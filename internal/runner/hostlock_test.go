@@ -42,7 +42,7 @@ func TestRunTakesTheMachineLock(t *testing.T) {
 
 	// Run B journals elsewhere; its own directory's lock is free.
 	dirB := t.TempDir()
-	dirLock, err := journal.BeginRun(dirB)
+	dirLock, err := journal.BeginRun(dirB, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestTempDirFailureClosesItsEntry(t *testing.T) {
 	if errors.As(err, &pe) {
 		t.Errorf("journal kept after a failed start that changed nothing: %v", err)
 	}
-	if _, err := journal.BeginRun(jdir); err != nil {
+	if _, err := journal.BeginRun(jdir, ""); err != nil {
 		t.Errorf("next run refused: %v", err)
 	}
 }
