@@ -152,14 +152,21 @@ exit "$rc"' sh "$R" || rc=$?
 # The host is checked whatever the run's outcome.
 problems=
 # A value left changed is set back to what it was (the check still
-# fails): the host must not stay changed by a failed check.
+# fails): the host must not stay changed by a failed check. Read and
+# written under the machine's lock, which cnibench takes with flock(2)
+# (journal.LockHost), as flock(1) does: a run of the host's that started
+# meanwhile has tuned the value and journaled ours as its old one, and
+# writing ours back under it would leave its cleanup finding the value
+# "changed since". Held by such a run for long, the value is left alone.
 sock_after=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 if [ "$sock_after" != "$sock_before" ]; then
   problems="$problems; rps_sock_flow_entries not restored (found $sock_after, was $sock_before"
-  if echo "$sock_before" >/proc/sys/net/core/rps_sock_flow_entries; then
+  if flock -w 60 /run/cnibench.lock sh -c '
+    [ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$1" ] || exit 4
+    echo "$2" >/proc/sys/net/core/rps_sock_flow_entries' sh "$sock_after" "$sock_before"; then
     problems="$problems: set back to $sock_before)"
   else
-    problems="$problems: setting it back failed)"
+    problems="$problems: not set back: the machine's lock was held for 60s, it changed meanwhile (another run's), or the write failed)"
   fi
 fi
 if [ "$(ip -o link | wc -l)" -ne "$links_before" ]; then ip -o link >&2; problems="$problems; interfaces left on the host"; fi
