@@ -67,7 +67,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	// The Lease comes first: whatever the run creates after it is
 	// covered by its liveness, and Close deletes it last.
 	kernels := kernelsOf(place)
-	stop, err := startLease(ctx, c.cs, cfg, kernels, c.log, c.lose)
+	stop, claimed, err := startLease(ctx, c.cs, cfg, kernels, c.log, c.lose)
 	if err != nil {
 		return err
 	}
@@ -77,6 +77,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	if err := claimKernels(ctx, c.cs, cfg, kernels, kernelObserver, c.log); err != nil {
 		return err
 	}
+	claimed()
 	agents, err := c.waitAgents(ctx, place.Server.Name, place.Client.Name)
 	if err != nil {
 		return err

@@ -214,9 +214,17 @@ func (e *KernelBusyError) Is(target error) bool { return target == tune.ErrNodeB
 type KernelLostError struct {
 	BootID          string
 	Run, Controller string
+	// Deleted: the claim was gone (cleanup --kube, or deleted by the run
+	// that had taken it over), not another run's.
+	Deleted bool
 }
 
 func (e *KernelLostError) Error() string {
+	if e.Deleted {
+		return fmt.Sprintf("kernel claim lost: this run's claim of kernel %s (boot ID) was deleted (cnibench cleanup --kube, or a run that took it "+
+			"over and ended), so another run may tune its machine-wide values now; this run stops, its agents revert what it changed, "+
+			"and it must be run again", e.BootID)
+	}
 	return fmt.Sprintf("kernel claim lost: run %s (runner %s) took over this run's claim of kernel %s (boot ID), which this runner had not renewed for %d s, "+
 		"and tunes its machine-wide values now; this run stops, its agents revert what it changed, and it must be run again",
 		e.Run, orUnknown(e.Controller), e.BootID, LeaseSeconds)
@@ -322,6 +330,11 @@ func renewKernels(cs kubernetes.Interface, cfg Config, kernels []kernel) error {
 		leases := cs.CoordinationV1().Leases(cfg.AgentNamespace)
 		l, err := leases.Get(ctx, kernelLeaseName(k.bootID), metav1.GetOptions{})
 		switch {
+		case apierrors.IsNotFound(err):
+			// Deleted under the run (cleanup --kube, or a run that took
+			// it over and has ended): the next run creates it at once,
+			// with no watch, and would tune beside this one.
+			errs = append(errs, &KernelLostError{BootID: k.bootID, Deleted: true})
 		case err != nil:
 			errs = append(errs, err)
 		case l.Labels[LabelRun] != cfg.RunID:

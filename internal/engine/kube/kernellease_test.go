@@ -400,3 +400,53 @@ func TestSharedKernelClaimed(t *testing.T) {
 		}
 	}
 }
+
+// The kernel claims are renewed only once they are the run's: a tick
+// while claimKernels watches a dead run's claim (named for that run)
+// renews none of them, so it is not taken for a takeover; after ready,
+// each tick renews them.
+func TestRenewLoopWaitsForTheClaim(t *testing.T) {
+	ticks := make(chan time.Time)
+	done, ready := make(chan struct{}), make(chan struct{})
+	got := make(chan []kernel)
+	go renewLoop(ticks, done, ready, func(k []kernel) []kernel { got <- k; return k }, []kernel{{bootID: testBoot}})
+	ticks <- time.Now()
+	if k := <-got; len(k) != 0 {
+		t.Errorf("a tick before the claim renewed %+v", k)
+	}
+	close(ready)
+	// The loop takes ready before the next tick or after it; one of the
+	// next two ticks renews the claim.
+	renewed := false
+	for i := 0; i < 2 && !renewed; i++ {
+		ticks <- time.Now()
+		renewed = len(<-got) == 1
+	}
+	if !renewed {
+		t.Error("ticks after the claim renewed nothing")
+	}
+	close(done)
+}
+
+// A claim deleted under the run (cleanup --kube, or the run that took it
+// over has ended) is lost: the next run creates it at once, with no
+// watch, and would tune beside this one.
+func TestDeletedKernelClaimIsLost(t *testing.T) {
+	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	place.Server.Status.NodeInfo.BootID, place.Client.Status.NodeInfo.BootID = testBoot, testBoot
+	ctx := context.Background()
+	c, err := Up(ctx, cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := cs.CoordinationV1().Leases(DefaultAgentNamespace).Delete(ctx, kernelLeaseName(testBoot), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = renewKernels(cs, c.cfg, kernelsOf(place))
+	var kl *KernelLostError
+	if !errors.As(err, &kl) || !kl.Deleted || !strings.Contains(err.Error(), "was deleted") {
+		t.Errorf("renewing a deleted claim = %v, want a *KernelLostError saying it was deleted", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -28,7 +29,7 @@ const apiCallTimeout = 10 * time.Second
 // watched) is not: the kernel's values are that run's now, so lost is
 // called with the error, once, to end this run (Cluster.lose), and the
 // claims are renewed no more.
-func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) (stop func(), err error) {
+func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) (stop, claimed func(), err error) {
 	leases := cs.CoordinationV1().Leases(cfg.Namespace)
 	cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
 	l := cfg.Lease(time.Now())
@@ -41,24 +42,37 @@ func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernel
 	_, err = leases.Create(cctx, l, metav1.CreateOptions{})
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("create the run's Lease %s/%s: %w", cfg.Namespace, leaseName(cfg.RunID), err)
+		return nil, nil, fmt.Errorf("create the run's Lease %s/%s: %w", cfg.Namespace, leaseName(cfg.RunID), err)
 	}
-	done := make(chan struct{})
+	done, ready := make(chan struct{}), make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(LeaseSeconds * time.Second / 3)
 		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				kernels = renewTick(cs, cfg, kernels, log, lost)
-			}
-		}
+		renewLoop(t.C, done, ready, func(renew []kernel) []kernel { return renewTick(cs, cfg, renew, log, lost) }, kernels)
 	}()
-	return func() { close(done); <-finished }, nil
+	var once sync.Once
+	return func() { close(done); <-finished }, func() { once.Do(func() { close(ready) }) }, nil
+}
+
+// renewLoop calls tick at each tick until done, with the kernel claims to
+// renew: none until ready (claimKernels has made them the run's), then
+// kernels, then what tick returns. While claimKernels still watches a dead
+// run's claim it carries that run's name, which a renewal would take for
+// another run's takeover.
+func renewLoop(ticks <-chan time.Time, done, ready <-chan struct{}, tick func([]kernel) []kernel, kernels []kernel) {
+	var renew []kernel
+	for {
+		select {
+		case <-done:
+			return
+		case <-ready:
+			renew, ready = kernels, nil
+		case <-ticks:
+			renew = tick(renew)
+		}
+	}
 }
 
 // renewTick renews the run's Lease and its kernel claims, and returns the
