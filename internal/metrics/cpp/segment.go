@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -23,13 +25,19 @@ const (
 	// and TCP without options; IPv6 with TCP options): outside them the
 	// two do not describe one path, and the default is used.
 	minHeaders, maxHeaders = 40, 100
+	// minBulkBytes is what a connection must have carried (acked plus
+	// received) to be the measured traffic: iperf3's control connection
+	// beside a UDP test carries a few kB, and its rcv_mss is still the
+	// kernel's first guess of 536 B (TCP_MIN_RCVMSS), which counted 2.6
+	// times the packets the device carried.
+	minBulkBytes = 1 << 20
 )
 
 // segment is what a device's full-sized TCP segments carry, read while
 // the measured connections are open.
 type segment struct {
-	// SndMSS and RcvMSS are the busiest TCP connection's (most bytes
-	// acked and received) in the device's namespace: the payload of the
+	// SndMSS and RcvMSS are the busiest bulk TCP connection's (busiest)
+	// on the device's addresses: the payload of the
 	// segments it sends and the largest it has received (the kernel's
 	// tcpi_rcv_mss, measured from GRO'd skbs' gso_size). 0: unknown.
 	SndMSS, RcvMSS int
@@ -94,13 +102,16 @@ func wirePackets(d ifstats.Counters, seg segment, tx bool) float64 {
 	return max(float64(d.RxPackets), math.Ceil(payload/float64(size)))
 }
 
-// readSegment reads a device's segment: the MSS of the busiest TCP
-// connection in its namespace (sock_diag, both families: a dual-stack
-// listener's IPv4 connections are AF_INET6 sockets) and its routes'
-// smallest MTU. What cannot be read stays 0 (the error says why).
+// readSegment reads a device's segment: the MSS of the busiest bulk TCP
+// connection on the device's addresses in its namespace (sock_diag, both
+// families: a dual-stack listener's IPv4 connections are AF_INET6
+// sockets; busiest) and its routes' smallest MTU. What cannot be read
+// stays 0 (the error says why).
 func readSegment(ifc netns.Iface) (segment, error) {
 	var s segment
-	var best uint64
+	mtu, addrs, rerr := pathMTU(ifc)
+	s.PathMTU = mtu
+	var conns []conn
 	derr := netns.Do(ifc.Netns, func() error {
 		var errs error
 		for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
@@ -109,46 +120,76 @@ func readSegment(ifc netns.Iface) (segment, error) {
 				errs = errors.Join(errs, err)
 			}
 			for _, c := range socks {
-				if c.TCPInfo == nil {
+				if c.TCPInfo == nil || c.InetDiagMsg == nil {
 					continue
 				}
-				if n := c.TCPInfo.Bytes_acked + c.TCPInfo.Bytes_received; n > best {
-					best = n
-					s.SndMSS, s.RcvMSS = int(c.TCPInfo.Snd_mss), int(c.TCPInfo.Rcv_mss)
-				}
+				conns = append(conns, conn{local: c.InetDiagMsg.ID.Source, bytes: c.TCPInfo.Bytes_acked + c.TCPInfo.Bytes_received,
+					snd: int(c.TCPInfo.Snd_mss), rcv: int(c.TCPInfo.Rcv_mss)})
 			}
 		}
 		return errs
 	})
-	mtu, rerr := pathMTU(ifc)
-	s.PathMTU = mtu
+	s.SndMSS, s.RcvMSS = busiest(conns, addrs)
 	if derr != nil {
 		derr = fmt.Errorf("TCP connections in %q: %w", ifc.Netns, derr)
 	}
 	return s, errors.Join(derr, rerr)
 }
 
+// conn is what readSegment needs of a TCP connection.
+type conn struct {
+	local    net.IP
+	bytes    uint64 // acked plus received, over its life
+	snd, rcv int    // tcpi_snd_mss, tcpi_rcv_mss
+}
+
+// busiest is the MSS of the connection that carried the most bytes among
+// those bound to one of addrs (any, when the device has none) that
+// carried minBulkBytes; 0, 0 if none did. Other addresses' connections
+// do not cross the device: on a hostNetwork pod's node, loopback ones
+// (MSS 65483) may be the namespace's busiest.
+func busiest(conns []conn, addrs []net.IP) (snd, rcv int) {
+	var best uint64
+	for _, c := range conns {
+		if c.bytes < minBulkBytes || c.bytes <= best || (len(addrs) > 0 && !slices.ContainsFunc(addrs, c.local.Equal)) {
+			continue
+		}
+		best, snd, rcv = c.bytes, c.snd, c.rcv
+	}
+	return snd, rcv
+}
+
 // pathMTU is the smallest MTU of ifc's routes (ip route show dev DEV:
-// Cilium's default route carries the tunnel's), else the device's.
-func pathMTU(ifc netns.Iface) (int, error) {
+// Cilium's default route carries the tunnel's), else the device's, and
+// the device's addresses.
+func pathMTU(ifc netns.Iface) (int, []net.IP, error) {
 	h, err := netns.Handle(ifc.Netns)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer h.Close()
 	l, err := h.LinkByName(ifc.Name)
 	if err != nil {
-		return 0, fmt.Errorf("link %s: %w", ifc.Name, err)
+		return 0, nil, fmt.Errorf("link %s: %w", ifc.Name, err)
 	}
 	mtu := l.Attrs().MTU
+	var errs error
+	as, err := netns.Dump(func() ([]netlink.Addr, error) { return h.AddrList(l, netlink.FAMILY_ALL) })
+	if err != nil {
+		errs = fmt.Errorf("addresses of %s: %w", ifc.Name, err)
+	}
+	addrs := make([]net.IP, 0, len(as))
+	for _, a := range as {
+		addrs = append(addrs, a.IP)
+	}
 	routes, err := netns.Dump(func() ([]netlink.Route, error) { return h.RouteList(l, netlink.FAMILY_ALL) })
 	if err != nil {
-		return mtu, fmt.Errorf("routes of %s: %w", ifc.Name, err)
+		return mtu, addrs, errors.Join(errs, fmt.Errorf("routes of %s: %w", ifc.Name, err))
 	}
 	for _, r := range routes {
 		if r.MTU > 0 && r.MTU < mtu {
 			mtu = r.MTU
 		}
 	}
-	return mtu, nil
+	return mtu, addrs, errs
 }
