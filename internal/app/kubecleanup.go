@@ -79,7 +79,12 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, o kubeCleanupOp
 		return err
 	}
 	host, _ := os.Hostname()
-	stale, skipped := kube.SelectStale(runs, o.only, o.all, host, journal.ProcessAlive)
+	judged, err := kube.ObserveLeases(ctx, cs, cfg.Namespace, selected(runs, o.only), host, journal.ProcessAlive,
+		func(s string) { fmt.Fprintln(w, s) })
+	if err != nil {
+		return err
+	}
+	stale, skipped := kube.SelectStale(judged, o.only, o.all, host, journal.ProcessAlive)
 	for run, why := range skipped {
 		fmt.Fprintf(w, "run %s: skipped: %s\n", run, why)
 	}
@@ -118,6 +123,21 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, o kubeCleanupOp
 	}
 	errs = append(errs, removeDeadJournals(w, jdir, inCluster, o))
 	return errors.Join(errs...)
+}
+
+// selected is the runs --run names (all without it): only their Leases
+// are watched.
+func selected(runs []kube.RunInfo, only string) []kube.RunInfo {
+	if only == "" {
+		return runs
+	}
+	var out []kube.RunInfo
+	for _, r := range runs {
+		if r.Run == only {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // removeDeadJournals removes the controller journals in jdir of dead

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -26,8 +29,12 @@ type RunInfo struct {
 	Objects    []string // "kind/name"
 	// Lease says whether the runner still renews the run's Lease.
 	Lease LeaseState
-	// LeaseAge is how long ago the Lease was last renewed.
+	// LeaseAge is how long ago the Lease was last renewed, by its
+	// runner's clock against this machine's.
 	LeaseAge time.Duration
+	// Watched is how long ObserveLeases watched the Lease before judging
+	// it (0: judged by LeaseAge, or by the runner's process here).
+	Watched time.Duration
 
 	controllers map[string]bool
 }
@@ -100,6 +107,83 @@ func ListRuns(ctx context.Context, cs kubernetes.Interface, namespace string, no
 	return out, nil
 }
 
+// ObserveLeases judges each run's Lease by this machine's clock, as
+// claimKernels judges a kernel claim (observer.watchLease), before cleanup
+// deletes anything: ListRuns judged it by the renewTime the runner's
+// clock wrote, so with this machine's clock 30 s ahead of a live run's
+// runner, cleanup --kube took its Lease for stale and deleted its pods
+// mid-trial (and one 30 s behind kept a dead run's for as long). A run
+// whose runner is this machine's process is judged by the process; the
+// others' Leases are watched together for up to their duration: renewed
+// meanwhile, fresh; not, stale. say is told once what is watched.
+func ObserveLeases(ctx context.Context, cs kubernetes.Interface, namespace string, runs []RunInfo, hostname string, alive func(int, uint64) bool, say func(string)) ([]RunInfo, error) {
+	return observeLeases(ctx, cs, namespace, runs, hostname, alive, say, kernelObserver)
+}
+
+func observeLeases(ctx context.Context, cs kubernetes.Interface, namespace string, runs []RunInfo, hostname string, alive func(int, uint64) bool, say func(string), o observer) ([]RunInfo, error) {
+	out := slices.Clone(runs)
+	leases := cs.CoordinationV1().Leases(namespace)
+	var watch []int
+	for i, r := range out {
+		if r.Lease == LeaseNone {
+			continue
+		}
+		switch Controller(r.Controller, hostname, alive) {
+		case ControllerAlive:
+			out[i].Lease = LeaseFresh
+		case ControllerDead:
+			out[i].Lease = LeaseStale
+		default:
+			watch = append(watch, i)
+		}
+	}
+	if len(watch) == 0 {
+		return out, nil
+	}
+	var names []string
+	for _, i := range watch {
+		names = append(names, out[i].Run)
+	}
+	say(fmt.Sprintf("watching the Lease of run %s for up to %d s: a runner elsewhere renews it every %d s while it lives "+
+		"(its age is judged by this machine's clock, not by the runner's)", strings.Join(names, ", "), LeaseSeconds, LeaseSeconds/3))
+	var wg sync.WaitGroup
+	errs := make([]error, len(watch))
+	for k, i := range watch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			get := func(ctx context.Context) (*coordinationv1.Lease, error) {
+				cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+				defer cancel()
+				return leases.Get(cctx, leaseName(out[i].Run), metav1.GetOptions{})
+			}
+			first, err := get(ctx)
+			if apierrors.IsNotFound(err) { // its runner ended it meanwhile
+				out[i].Lease = LeaseNone
+				return
+			}
+			if err != nil {
+				errs[k] = fmt.Errorf("read the Lease of run %s: %w", out[i].Run, err)
+				return
+			}
+			cur, stale, watched, err := o.watchLease(ctx, first, get)
+			out[i].Watched = watched
+			switch {
+			case err != nil:
+				errs[k] = fmt.Errorf("watch the Lease of run %s: %w", out[i].Run, err)
+			case stale:
+				out[i].Lease = LeaseStale
+			case cur == nil:
+				out[i].Lease = LeaseNone
+			default:
+				out[i].Lease = LeaseFresh
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
 // ControllerID is this process's AnnotationController value.
 func ControllerID() string {
 	host, _ := os.Hostname()
@@ -148,7 +232,11 @@ func SelectStale(runs []RunInfo, only string, all bool, hostname string, alive f
 		}
 		switch r.Lease {
 		case LeaseFresh:
-			skipped[r.Run] = fmt.Sprintf("its Lease was renewed %v ago: the runner (%s) is alive", r.LeaseAge, orUnknown(r.Controller))
+			if r.Watched > 0 {
+				skipped[r.Run] = fmt.Sprintf("its runner (%s) renewed its Lease within the %v this cleanup watched it: it is alive", orUnknown(r.Controller), r.Watched.Round(time.Second))
+			} else {
+				skipped[r.Run] = fmt.Sprintf("its Lease was renewed %v ago: the runner (%s) is alive", r.LeaseAge, orUnknown(r.Controller))
+			}
 			continue
 		case LeaseStale:
 			stale = append(stale, r)

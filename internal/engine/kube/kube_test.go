@@ -13,6 +13,7 @@ import (
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -586,5 +587,92 @@ func TestWaitAgentsNotInstalled(t *testing.T) {
 	c = &Cluster{cfg: cfg, cs: fake.NewClientset(cfg.AgentDaemonSet(nil)), poll: 20 * time.Millisecond}
 	if _, err := c.waitAgents(context.Background(), "w1"); err == nil || !strings.Contains(err.Error(), "after 200ms") || !strings.Contains(err.Error(), "--agent-nodes") {
 		t.Errorf("installed, no pod on w1 yet: %v; want the wait to run out naming the node selector", err)
+	}
+}
+
+// TestObserveLeases: cleanup --kube judges another runner's Lease by
+// this machine's clock while it watches it, never by the renewTime the
+// runner's clock wrote. A live run whose runner's clock is 2 minutes
+// behind (renewTime long past here) renews while watched and is kept; a
+// dead one whose runner's clock was ahead (renewTime in the future) is
+// not renewed and is stale. Runners that were this machine's processes
+// are judged by the process, unwatched.
+func TestObserveLeases(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	lease := func(run, controller string, renew time.Time) *coordinationv1.Lease {
+		return Config{RunID: run, Controller: controller}.WithDefaults().Lease(renew)
+	}
+	cs := fake.NewClientset(
+		lease("skewed", "far/1/1", now.Add(-2*time.Minute)),
+		lease("ahead", "far/2/2", now.Add(45*time.Second)),
+		lease("localdead", "me/200/5", now),
+		lease("localalive", "me/100/5", now.Add(-time.Hour)),
+	)
+	alive := func(pid int, _ uint64) bool { return pid == 100 }
+	runs, err := ListRuns(ctx, cs, "cnibench", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By renewTime against this clock, the live run looks stale and the
+	// dead one fresh: the judgment this test proves is not used.
+	byAge := map[string]LeaseState{}
+	for _, r := range runs {
+		byAge[r.Run] = r.Lease
+	}
+	if byAge["skewed"] != LeaseStale || byAge["ahead"] != LeaseFresh {
+		t.Fatalf("fixture: by age %v", byAge)
+	}
+	// A fake clock shared by the watching goroutines (each sleep moves
+	// it); the live runner renews at each of its 10 s ticks.
+	var mu sync.Mutex
+	clk, last := now, now
+	o := observer{poll: 2 * time.Second,
+		now: func() time.Time { mu.Lock(); defer mu.Unlock(); return clk },
+		sleep: func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			clk = clk.Add(d)
+			renew := clk.Sub(last) >= LeaseSeconds*time.Second/3
+			if renew {
+				last = clk
+			}
+			mu.Unlock()
+			if renew {
+				l, err := cs.CoordinationV1().Leases("cnibench").Get(ctx, leaseName("skewed"), metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				rt := metav1.NewMicroTime(l.Spec.RenewTime.Add(10 * time.Second))
+				l.Spec.RenewTime = &rt
+				_, err = cs.CoordinationV1().Leases("cnibench").Update(ctx, l, metav1.UpdateOptions{})
+				return err
+			}
+			return nil
+		}}
+	var said []string
+	judged, err := observeLeases(ctx, cs, "cnibench", runs, "me", alive, func(s string) { said = append(said, s) }, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]LeaseState{}
+	for _, r := range judged {
+		got[r.Run] = r.Lease
+	}
+	want := map[string]LeaseState{"skewed": LeaseFresh, "ahead": LeaseStale, "localdead": LeaseStale, "localalive": LeaseFresh}
+	for run, w := range want {
+		if got[run] != w {
+			t.Errorf("run %s judged %v, want %v", run, got[run], w)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "ahead, skewed") {
+		t.Errorf("said %q, want one line naming the two watched runs", said)
+	}
+	stale, skipped := SelectStale(judged, "", false, "me", alive)
+	var names []string
+	for _, r := range stale {
+		names = append(names, r.Run)
+	}
+	if strings.Join(names, ",") != "ahead,localdead" || !strings.Contains(skipped["skewed"], "renewed its Lease within the") {
+		t.Errorf("stale %v, skipped %v", names, skipped)
 	}
 }
