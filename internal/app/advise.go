@@ -236,8 +236,9 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	}
 	defer lock.Release()
 	noteJournalDir(cmd.Context(), jdir)
+	noteCleanup(cmd.Context(), cmp.Or(claim.Cleanup, journal.CleanupFor(jdir)))
 	for _, i := range todo {
-		opts[i].MachineLocked = claim.MachineLocked
+		opts[i].MachineLocked, opts[i].Cleanup = claim.MachineLocked, claim.Cleanup
 		e := &rep.Candidates[i]
 		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
 		opts[i].Budget, opts[i].BudgetShares = f.budget/time.Duration(len(todo)), len(todo)

@@ -240,9 +240,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	defer release()
 	noteJournalDir(cmd.Context(), jdir)
-	if f.engine == "kube" {
-		noteCleanup(cmd.Context(), opt.Cleanup)
-	}
+	noteCleanup(cmd.Context(), cmp.Or(opt.Cleanup, journal.CleanupFor(jdir)))
 	dir, err := runner.Run(cmd.Context(), opt)
 	if err != nil {
 		return runFailure(dir, err)

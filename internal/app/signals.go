@@ -84,9 +84,10 @@ func noteJournalDir(ctx context.Context, dir string) {
 	}
 }
 
-// noteCleanup records the command that undoes what this process leaves,
-// when it is not plain `cnibench cleanup`: a kube run's objects are in a
-// cluster that the local cleanup never touches.
+// noteCleanup records the command that undoes what this process leaves:
+// a kube run's objects are in a cluster that the local cleanup never
+// touches, and a local run's journal outside the default directory needs
+// --journal-dir (journal.CleanupFor).
 func noteCleanup(ctx context.Context, command string) {
 	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
 		st.mu.Lock()

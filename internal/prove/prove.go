@@ -64,6 +64,10 @@ type Options struct {
 	// --study (a run's own study, narrowed to a finding's cells), for
 	// the proof; "" otherwise.
 	Shape string
+	// Cleanup is the command a kept journal of an A/B run names
+	// (runner.Options.Cleanup): cleanup --kube with the cluster's flags
+	// for a kube A/B; empty: the journal directory's local cleanup.
+	Cleanup string
 	// MachineLocked: the caller holds the machine's lock
 	// (runner.LockMachine) over all candidates (runner.Options).
 	MachineLocked bool
@@ -171,7 +175,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	e.Proof = p
 	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
 		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,
-		MachineLocked: opt.MachineLocked})
+		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})
 	if err != nil {
 		p.Error = err.Error()
 		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,5 +27,32 @@ func TestClosingKeepsThePendingError(t *testing.T) {
 	var pe *journal.PendingError
 	if !errors.Is(err, stopped) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "run cnibench cleanup") {
 		t.Fatalf("closeJournal = %v; want the run's error and the kept journal", err)
+	}
+}
+
+// A kept journal names the cleanup that replays it: --journal-dir for a
+// directory other than the default, the caller's for a kube run.
+func TestKeptJournalNamesItsCleanup(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ given, jdir, want string }{
+		{"", journal.DefaultDir, "cnibench cleanup"},
+		{"", dir, "cnibench cleanup --journal-dir " + dir},
+		{"cnibench cleanup --kube --context c", dir, "cnibench cleanup --kube --context c"},
+	} {
+		if got := journalCleanup(c.given, c.jdir); got != c.want {
+			t.Errorf("journalCleanup(%q, %q) = %q, want %q", c.given, c.jdir, got, c.want)
+		}
+	}
+	j, err := journal.Open(dir, "kept2", "cnb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.SetCleanup(journalCleanup("", dir))
+	if _, err := j.RecordSet(journal.Set{FS: journal.FSProc, Path: "/proc/sys/net/core/rps_sock_flow_entries", Old: "0", New: "32768"}); err != nil {
+		t.Fatal(err)
+	}
+	err = closeJournal(j, nil)
+	if !strings.Contains(fmt.Sprint(err), "run cnibench cleanup --journal-dir "+dir) {
+		t.Errorf("kept journal says %v, want it to name cleanup --journal-dir %s", err, dir)
 	}
 }
