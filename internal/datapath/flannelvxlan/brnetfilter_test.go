@@ -1,8 +1,6 @@
 package flannelvxlan
 
 import (
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -20,27 +18,14 @@ import (
 
 // Without br_netfilter the datapath still runs (the local engine asks
 // for it only of an entry with netfilter:): Features leaves it out,
-// SetupNode's write of the missing sysctl is no error, and the note says
-// what is lost. Any other failure to write it is one.
+// and the note says what is lost (wire.BridgeNetfilterOn writes
+// the missing sysctl without error).
 func TestRunsWithoutBridgeNetfilter(t *testing.T) {
 	if f := New().Features(); slices.Contains(f, probe.BrNetfilter) {
 		t.Errorf("flannel-vxlan's features %v name %s: every study with it is refused where the module is not loaded", f, probe.BrNetfilter)
 	}
 	if !strings.Contains(New().WithoutBrNetfilter(), "Flannel") {
 		t.Errorf("note %q", New().WithoutBrNetfilter())
-	}
-	defer func(f func(ns, key, value string) error) { sysctl = f }(sysctl)
-	var wrote string
-	sysctl = func(ns, key, value string) error {
-		wrote = ns + " " + key + "=" + value
-		return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, os.ErrNotExist)
-	}
-	if err := brNetfilterOn("node-ns"); err != nil || wrote != "node-ns net/bridge/bridge-nf-call-iptables=1" {
-		t.Errorf("no br_netfilter: %v (wrote %q)", err, wrote)
-	}
-	sysctl = func(ns, key, value string) error { return fmt.Errorf("sysctl %s: %w", key, os.ErrPermission) }
-	if err := brNetfilterOn("node-ns"); !errors.Is(err, os.ErrPermission) {
-		t.Errorf("a sysctl that cannot be written: %v", err)
 	}
 }
 

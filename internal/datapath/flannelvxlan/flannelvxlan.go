@@ -96,7 +96,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := wire.AddrAdd(h, vl, vtepIP(n), 32); err != nil {
 		return err
 	}
-	return brNetfilterOn(n.Netns)
+	return wire.BridgeNetfilterOn(n.Netns)
 }
 
 // ConnectNodes programs what flanneld's VXLAN backend adds per remote lease.

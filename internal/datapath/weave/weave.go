@@ -207,7 +207,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	if err := wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1"); err != nil {
 		return err
 	}
-	return brNetfilterOn(n.Netns)
+	return wire.BridgeNetfilterOn(n.Netns)
 }
 
 func (d *Datapath) setupBridgeDatapath(h *netns.NetlinkHandle, n datapath.Node, dv netlink.Link, mtu int) error {
