@@ -74,10 +74,9 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	c.stopLease = stop
 	// Before any agent session: the kernels' machine-wide values are
 	// this run's alone from here (kernellease.go).
-	if err := claimKernels(ctx, c.cs, cfg, kernels, kernelObserver, c.log); err != nil {
+	if err := claimKernels(ctx, c.cs, cfg, kernels, kernelObserver, c.log, claimed); err != nil {
 		return err
 	}
-	claimed()
 	agents, err := c.waitAgents(ctx, place.Server.Name, place.Client.Name)
 	if err != nil {
 		return err
@@ -123,11 +122,12 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	return err
 }
 
-// lose ends the run for err (startLease: a kernel claim another run took
-// over): its agent sessions end, so the agents revert what it changed
-// while the kernel's new holder may not yet have journaled it, and every
-// later call of the run (knobs, collectors, Close's reverts) fails with
-// err, which names the run that took the claim.
+// lose ends the run for err (startLease: a kernel claim lost, taken over
+// by another run or deleted): its agent sessions end, so the agents
+// revert what it changed while the kernel's new holder may not yet have
+// journaled it, and every later call of the run (knobs, collectors,
+// Close's reverts) fails with err, which says who took the claim or that
+// it was deleted.
 func (c *Cluster) lose(err error) {
 	c.mu.Lock()
 	c.lost = err
@@ -415,6 +415,14 @@ func (c *Cluster) Close() error {
 	if c.stopLease != nil {
 		c.stopLease()
 	}
+	// A claim found lost at the last renewal, after the sessions had
+	// ended cleanly, is still said: the run's last trials may have
+	// shared the kernel with the run that took it.
+	c.mu.Lock()
+	if lost := c.lost; lost != nil && errors.Join(errs...) == nil {
+		errs = append(errs, lost)
+	}
+	c.mu.Unlock()
 	// DeleteRun removes the Lease last: a teardown cut short leaves a
 	// Lease that goes stale, and `cleanup --kube` finishes the job.
 	_, err := DeleteRun(ctx, c.cs, c.cfg.Namespace, c.cfg.RunID, true)

@@ -205,8 +205,8 @@ func (e *KernelBusyError) Error() string {
 // one whose node another run holds.
 func (e *KernelBusyError) Is(target error) bool { return target == tune.ErrNodeBusy }
 
-// KernelLostError ends a run whose claim of a kernel another run took
-// over: this runner did not renew it for LeaseSeconds of that run's
+// KernelLostError ends a run whose claim of a kernel was deleted
+// (Deleted) or another run took over: this runner did not renew it for LeaseSeconds of that run's
 // watching (a stalled runner, a cut to the API server), and that run's
 // agents now journal the kernel's values, this run's among them, as the
 // old ones. A run going on tuning would revert them mid-trials of the
@@ -236,12 +236,14 @@ func (e *KernelLostError) Is(target error) bool { return target == tune.ErrNodeB
 
 // claimKernels claims each kernel of kernels for cfg's run: it creates
 // the kernel's Lease, or takes over one its holder left unrenewed while
-// this run watched it (o), and refuses one renewed meanwhile.
-func claimKernels(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, o observer, log *slog.Logger) error {
+// this run watched it (o), and refuses one renewed meanwhile. Each claim
+// made is passed to claimed (startLease renews it from then on).
+func claimKernels(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, o observer, log *slog.Logger, claimed func(kernel)) error {
 	for _, k := range kernels {
 		if err := claimKernel(ctx, cs, cfg, k, o, log); err != nil {
 			return err
 		}
+		claimed(k)
 	}
 	return nil
 }
@@ -321,7 +323,7 @@ func watchKernel(ctx context.Context, k kernel, cur *coordinationv1.Lease, o obs
 }
 
 // renewKernels renews the run's kernel Leases; one another run took over
-// (this runner failed to renew it while that run watched) is a
+// (this runner failed to renew it while that run watched) or deleted is a
 // *KernelLostError, which ends the run (startLease).
 func renewKernels(cs kubernetes.Interface, cfg Config, kernels []kernel) error {
 	var errs []error

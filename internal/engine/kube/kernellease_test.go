@@ -125,7 +125,7 @@ func TestStaleKernelClaim(t *testing.T) {
 
 	r2 := Config{RunID: "r2", Controller: "me/2/1"}.WithDefaults()
 	clk := &fakeClock{t: now}
-	if err := claimKernels(ctx, cs, r2, k, clk.observer(), discard()); err != nil {
+	if err := claimKernels(ctx, cs, r2, k, clk.observer(), discard(), func(kernel) {}); err != nil {
 		t.Fatalf("claim over a dead run's kernel Lease = %v", err)
 	}
 	if w := clk.t.Sub(now); w < LeaseSeconds*time.Second {
@@ -136,7 +136,7 @@ func TestStaleKernelClaim(t *testing.T) {
 	}
 	r3 := Config{RunID: "r3", Controller: "me/3/1"}.WithDefaults()
 	clk = &fakeClock{t: now, renew: func() { renewKernels(cs, r2, k) }}
-	if err := claimKernels(ctx, cs, r3, k, clk.observer(), discard()); !errors.Is(err, tune.ErrNodeBusy) || !strings.Contains(err.Error(), "run r2") {
+	if err := claimKernels(ctx, cs, r3, k, clk.observer(), discard(), func(kernel) {}); !errors.Is(err, tune.ErrNodeBusy) || !strings.Contains(err.Error(), "run r2") {
 		t.Fatalf("claim over r2's renewed one = %v; want refused naming r2", err)
 	}
 	// The dead run's cleanup leaves r2's claim.
@@ -184,7 +184,7 @@ func TestSkewedKernelClaimKept(t *testing.T) {
 		leases.Update(ctx, l, metav1.UpdateOptions{})
 	}
 	r2 := Config{RunID: "r2", Controller: "me/2/1"}.WithDefaults()
-	err := claimKernels(ctx, cs, r2, k, (&fakeClock{t: now, renew: renew}).observer(), discard())
+	err := claimKernels(ctx, cs, r2, k, (&fakeClock{t: now, renew: renew}).observer(), discard(), func(kernel) {})
 	var kb *KernelBusyError
 	if !errors.As(err, &kb) || kb.Run != "r1" || !strings.Contains(err.Error(), "renewed its claim within the 10s this run watched it") {
 		t.Fatalf("claim over r1's claim renewed by a clock 5 minutes behind = %v; want refused naming r1", err)
@@ -401,31 +401,48 @@ func TestSharedKernelClaimed(t *testing.T) {
 	}
 }
 
-// The kernel claims are renewed only once they are the run's: a tick
-// while claimKernels watches a dead run's claim (named for that run)
-// renews none of them, so it is not taken for a takeover; after ready,
-// each tick renews them.
-func TestRenewLoopWaitsForTheClaim(t *testing.T) {
+// The kernel claims are renewed only once they are the run's, each from
+// its own claim on: a tick while claimKernels watches a dead run's claim
+// (named for that run) renews none, so it is not taken for a takeover; a
+// claim made is renewed at the next tick, while a second kernel's is
+// still watched. Once a claim is lost (tick returns none) no claim is
+// renewed again.
+func TestRenewLoopRenewsEachClaimOnceMade(t *testing.T) {
 	ticks := make(chan time.Time)
-	done, ready := make(chan struct{}), make(chan struct{})
-	got := make(chan []kernel)
-	go renewLoop(ticks, done, ready, func(k []kernel) []kernel { got <- k; return k }, []kernel{{bootID: testBoot}})
-	ticks <- time.Now()
-	if k := <-got; len(k) != 0 {
-		t.Errorf("a tick before the claim renewed %+v", k)
-	}
-	close(ready)
-	// The loop takes ready before the next tick or after it; one of the
-	// next two ticks renews the claim.
-	renewed := false
-	for i := 0; i < 2 && !renewed; i++ {
+	done := make(chan struct{})
+	claims := make(chan kernel, 2)
+	got := make(chan []string)
+	lose := false
+	go renewLoop(ticks, done, claims, func(ks []kernel) []kernel {
+		var ids []string
+		for _, k := range ks {
+			ids = append(ids, k.bootID)
+		}
+		drop := lose // read before got: the test sets it between ticks
+		got <- ids
+		if drop {
+			return nil
+		}
+		return ks
+	})
+	defer close(done)
+	step := func(want string) {
+		t.Helper()
 		ticks <- time.Now()
-		renewed = len(<-got) == 1
+		if ids := strings.Join(<-got, ","); ids != want {
+			t.Errorf("tick renewed %q, want %q", ids, want)
+		}
 	}
-	if !renewed {
-		t.Error("ticks after the claim renewed nothing")
-	}
-	close(done)
+	step("")
+	claims <- kernel{bootID: "k1"}
+	step("k1")
+	step("k1")
+	claims <- kernel{bootID: "k2"}
+	lose = true
+	step("k1,k2")
+	lose = false
+	claims <- kernel{bootID: "k3"}
+	step("")
 }
 
 // A claim deleted under the run (cleanup --kube, or the run that took it
@@ -448,5 +465,17 @@ func TestDeletedKernelClaimIsLost(t *testing.T) {
 	var kl *KernelLostError
 	if !errors.As(err, &kl) || !kl.Deleted || !strings.Contains(err.Error(), "was deleted") {
 		t.Errorf("renewing a deleted claim = %v, want a *KernelLostError saying it was deleted", err)
+	}
+}
+
+// A claim found lost at the last renewal, after the sessions ended
+// cleanly, still fails Close: the run's last trials may have shared the
+// kernel with the run that took it.
+func TestCloseReportsALateLoss(t *testing.T) {
+	cfg := Config{RunID: "r1"}.WithDefaults()
+	lost := &KernelLostError{BootID: testBoot, Deleted: true}
+	c := &Cluster{cs: fake.NewClientset(cfg.Lease(time.Now())), cfg: cfg, lost: lost}
+	if err := c.Close(); !errors.Is(err, lost) {
+		t.Errorf("Close = %v, want the lost claim", err)
 	}
 }

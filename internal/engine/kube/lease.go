@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -21,15 +20,16 @@ const apiCallTimeout = 10 * time.Second
 
 // startLease creates the run's Lease, naming the kernel Leases the run
 // will claim (annotationKernels: deleting the run releases them), and
-// renews it and them every LeaseSeconds/3 until the returned stop is
-// called. A failed renewal is logged and retried at the next tick: the
-// run goes on, and only a Lease left unrenewed for LeaseSeconds makes
-// cleanup take the run as dead. A kernel claim another run took over
-// (*KernelLostError: this runner failed to renew it while that run
-// watched) is not: the kernel's values are that run's now, so lost is
-// called with the error, once, to end this run (Cluster.lose), and the
-// claims are renewed no more.
-func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) (stop, claimed func(), err error) {
+// renews it every LeaseSeconds/3 until the returned stop is called, with
+// each kernel claim from when claimed is called with it (claimKernels has
+// made it the run's). A failed renewal is logged and retried at the next
+// tick: the run goes on, and only a Lease left unrenewed for LeaseSeconds
+// makes cleanup take the run as dead. A kernel claim lost (*KernelLostError:
+// another run took it over, this runner having failed to renew it while
+// that run watched, or it was deleted) is not: the kernel's values may be
+// another run's now, so lost is called with the error, once, to end this
+// run (Cluster.lose), and the claims are renewed no more.
+func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) (stop func(), claimed func(kernel), err error) {
 	leases := cs.CoordinationV1().Leases(cfg.Namespace)
 	cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
 	l := cfg.Lease(time.Now())
@@ -44,33 +44,54 @@ func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernel
 	if err != nil {
 		return nil, nil, fmt.Errorf("create the run's Lease %s/%s: %w", cfg.Namespace, leaseName(cfg.RunID), err)
 	}
-	done, ready := make(chan struct{}), make(chan struct{})
-	finished := make(chan struct{})
+	done, finished := make(chan struct{}), make(chan struct{})
+	// Buffered for every kernel: claimKernels never waits on a renewal.
+	claims := make(chan kernel, len(kernels))
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(LeaseSeconds * time.Second / 3)
 		defer t.Stop()
-		renewLoop(t.C, done, ready, func(renew []kernel) []kernel { return renewTick(cs, cfg, renew, log, lost) }, kernels)
+		renewLoop(t.C, done, claims, func(renew []kernel) []kernel { return renewTick(cs, cfg, renew, log, lost) })
 	}()
-	var once sync.Once
-	return func() { close(done); <-finished }, func() { once.Do(func() { close(ready) }) }, nil
+	return func() { close(done); <-finished }, func(k kernel) { claims <- k }, nil
 }
 
 // renewLoop calls tick at each tick until done, with the kernel claims to
-// renew: none until ready (claimKernels has made them the run's), then
-// kernels, then what tick returns. While claimKernels still watches a dead
-// run's claim it carries that run's name, which a renewal would take for
-// another run's takeover.
-func renewLoop(ticks <-chan time.Time, done, ready <-chan struct{}, tick func([]kernel) []kernel, kernels []kernel) {
+// renew: those received on claims (each once claimKernels made it the
+// run's), less what tick drops. A claim still being watched carries a
+// dead run's name, which a renewal would take for another run's takeover;
+// one already made must not wait for the others (a second kernel's watch
+// takes up to LeaseSeconds, past which a third run would take the first
+// over). Claims that came in are taken before each tick.
+func renewLoop(ticks <-chan time.Time, done <-chan struct{}, claims <-chan kernel, tick func([]kernel) []kernel) {
 	var renew []kernel
+	lost := false
+	take := func(k kernel) {
+		if !lost {
+			renew = append(renew, k)
+		}
+	}
 	for {
 		select {
 		case <-done:
 			return
-		case <-ready:
-			renew, ready = kernels, nil
+		case k := <-claims:
+			take(k)
 		case <-ticks:
+		drain:
+			for {
+				select {
+				case k := <-claims:
+					take(k)
+				default:
+					break drain
+				}
+			}
+			had := len(renew)
 			renew = tick(renew)
+			// tick returns none once a claim was lost: the run ends, and
+			// claims made later are not renewed either.
+			lost = lost || (had > 0 && len(renew) == 0)
 		}
 	}
 }
