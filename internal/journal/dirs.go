@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	words "github.com/cnibench/cnibench/internal/cmdline"
 )
 
 // The machine's record of journal directories. A run may journal
@@ -104,7 +106,7 @@ func Dirs(path, dir string) ([]string, error) {
 	abs, _ := filepath.Abs(dir)
 	var out []string
 	for _, d := range all {
-		if why, ok := dirTrust(d); d != abs && ok && why == "" {
+		if _, t := dirTrust(d); d != abs && t == trusted {
 			out = append(out, d)
 		}
 	}
@@ -144,42 +146,59 @@ func owner() string {
 // trusted journal directory (DirTrust); nil when it is, or is missing
 // (Open and LockDir make it so).
 func CheckDir(dir string) error {
-	why, ok := dirTrust(dir)
-	if !ok || why == "" {
+	why, t := dirTrust(dir)
+	if t == missing || t == trusted {
 		return nil
 	}
 	return &UntrustedDirError{Dir: dir, Why: why}
 }
 
+// trust is what dirTrust found at a journal directory's path.
+type trust int
+
+const (
+	missing trust = iota // nothing there: Open and LockDir make it
+	trusted              // this user's directory, writable by no one else
+	// replaced: a symbolic link, not a directory, or another user's: not
+	// a directory a run of this user journaled in (Open made that one,
+	// 0700), so a recorded one was removed and the path used again.
+	replaced
+	// loose: this user's directory, writable by its group or others
+	// since: its journals may be this user's runs', or anyone's.
+	loose
+)
+
 // dirTrust says why dir is not a trusted journal directory ("" when it
-// is; ok false when it does not exist): a directory itself, not a link
-// (the record names the path, and a link can be pointed elsewhere),
-// owned by this user and writable by no one else. Open and LockDir
-// refuse any other, so that a directory a run journals in, and records,
-// is one Dirs lists for cleanup: before, `sudo cnibench run --journal-dir
-// ~/j` (the user's, 0775) journaled there and recorded it, and Dirs
-// left it out of the cleanup the refusals named.
-func dirTrust(dir string) (why string, ok bool) {
+// is) and what is there: a directory itself, not a link (the record
+// names the path, and a link can be pointed elsewhere), owned by this
+// user and writable by no one else. Open and LockDir refuse any other,
+// so that a directory a run journals in, and records, is one Dirs lists
+// for cleanup: before, `sudo cnibench run --journal-dir ~/j` (the
+// user's, 0775) journaled there and recorded it, and Dirs left it out of
+// the cleanup the refusals named. A trailing slash is dropped first:
+// Lstat of "link/" follows the link.
+func dirTrust(dir string) (why string, t trust) {
+	dir = filepath.Clean(dir)
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return "", false
+		return "", missing
 	}
 	st, isStat := fi.Sys().(*syscall.Stat_t)
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
-		return "is a symbolic link (give the directory it points to)", true
+		return "is a symbolic link (give the directory it points to)", replaced
 	case !fi.IsDir():
-		return "is not a directory", true
+		return "is not a directory", replaced
 	case !isStat || int(st.Uid) != os.Geteuid():
 		uid := -1
 		if isStat {
 			uid = int(st.Uid)
 		}
-		return fmt.Sprintf("is owned by uid %d, not this user (uid %d)", uid, os.Geteuid()), true
+		return fmt.Sprintf("is owned by uid %d, not this user (uid %d)", uid, os.Geteuid()), replaced
 	case fi.Mode().Perm()&0o022 != 0:
-		return fmt.Sprintf("is writable by its group or others (mode %04o)", fi.Mode().Perm()), true
+		return fmt.Sprintf("is writable by its group or others (mode %04o)", fi.Mode().Perm()), loose
 	}
-	return "", true
+	return "", trusted
 }
 
 // DeadElsewhere returns a *StaleError for each recorded directory (the
@@ -189,13 +208,16 @@ func dirTrust(dir string) (why string, ok bool) {
 // record's own directory (DefaultDir for DirsRecord, never recorded) is
 // one of them: a run of --journal-dir /tmp/j beside a dead run's journal
 // in the default directory would journal that run's values as the old
-// ones too. A recorded directory that is not trusted (Dirs leaves it
-// out of cleanup) and holds journals refuses too, with an
-// *UntrustedDirError saying how to make it trusted: skipped, its dead
-// run's changes were journaled as old by the next run, and the cleanup
-// named skipped it again. Its journals are listed, not read: they are
-// not trusted (the caller holds the machine's lock, so none is a live
-// local run's).
+// ones too. A recorded directory of this user's that others may write
+// now (Dirs leaves it out of cleanup) and holds journals refuses too,
+// with an *UntrustedDirError saying how to make it trusted: skipped, its
+// dead run's changes were journaled as old by the next run, and the
+// cleanup named skipped it again. Its journals are listed, not read:
+// they are not trusted (the caller holds the machine's lock, so none is
+// a live local run's). A path that is now a link, a file or another
+// user's directory is skipped: the directory recorded is gone with its
+// journals (a /tmp/j aged out and made again by anyone, who would
+// otherwise keep every run of root's refused).
 func DeadElsewhere(path, dir string) error {
 	all, err := readDirs(path)
 	if err != nil {
@@ -210,11 +232,11 @@ func DeadElsewhere(path, dir string) error {
 		if d == abs {
 			continue
 		}
-		why, ok := dirTrust(d)
-		if !ok {
+		why, t := dirTrust(d)
+		if t == missing || t == replaced {
 			continue
 		}
-		if why != "" {
+		if t == loose {
 			js, err := list(d)
 			if err != nil {
 				return err
@@ -259,5 +281,5 @@ func CleanupFor(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil && abs == DefaultDir {
 		return DefaultCleanup
 	}
-	return DefaultCleanup + " --journal-dir " + dir
+	return DefaultCleanup + " --journal-dir " + words.Quote([]string{dir})
 }

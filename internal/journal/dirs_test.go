@@ -143,7 +143,8 @@ func TestUntrustedDirRefused(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), link); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{group, link} {
+	// "link/": Lstat would follow the link.
+	for _, d := range []string{group, link, link + "/"} {
 		var ue *UntrustedDirError
 		if l, err := LockDir(d); !errors.As(err, &ue) {
 			l.Release()
@@ -166,9 +167,8 @@ func TestUntrustedDirRefused(t *testing.T) {
 	}
 }
 
-// TestDeadElsewhereSeesUntrustedDirs: a recorded directory that became
-// untrusted (chmod g+w, or removed and made again by another user)
-// holding journals refuses the run, naming how to make it trusted and
+// TestDeadElsewhereSeesUntrustedDirs: a recorded directory of this
+// user's that became untrusted (chmod g+w) holding journals refuses the run, naming how to make it trusted and
 // its cleanup. Before, DeadElsewhere skipped it as Dirs does (cleanup
 // must not replay it), so a run started on what a killed run there
 // left, and the cleanup it was told to run skipped it too. Without
@@ -199,5 +199,61 @@ func TestDeadElsewhereSeesUntrustedDirs(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), empty) {
 		t.Errorf("refusal %q names %s, which holds no journal", err, empty)
+	}
+}
+
+// A recorded path that is now a file, a link or another user's directory
+// is not the directory a run journaled in (that one was removed with its
+// journals): DeadElsewhere skips it, whatever it holds, so whoever makes
+// /tmp/j again cannot keep root's runs refused.
+func TestDeadElsewhereSkipsReplacedDirs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to give a directory to another user")
+	}
+	base := t.TempDir()
+	record := filepath.Join(base, "journal-dirs")
+	file, link, theirs, own := filepath.Join(base, "file"), filepath.Join(base, "link"), filepath.Join(base, "theirs"), t.TempDir()
+	for _, d := range []string{file, link, theirs} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := NoteDir(record, d); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "x"+Ext), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(theirs, "x"+Ext), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := DeadElsewhere(record, own); err != nil {
+		t.Errorf("DeadElsewhere = %v, want nil: every recorded directory was replaced", err)
+	}
+	if ds, err := Dirs(record, own); err != nil || len(ds) != 0 {
+		t.Errorf("Dirs = %v, %v, want none for cleanup", ds, err)
+	}
+}
+
+// CleanupFor's command can be pasted: a directory with a space is quoted.
+func TestCleanupForQuotes(t *testing.T) {
+	if got, want := CleanupFor("/tmp/my j"), "cnibench cleanup --journal-dir '/tmp/my j'"; got != want {
+		t.Errorf("CleanupFor = %q, want %q", got, want)
 	}
 }
