@@ -72,6 +72,22 @@ func (f *kubeFlags) refuseWithout(fs *pflag.FlagSet, needs string) error {
 	return nil
 }
 
+// refuseUnused refuses, naming the first, the flags of cmd given but not
+// among used, which what (a command, or one of its modes) ignores: kube
+// install registers every cluster flag, and `kube install --server-node
+// w1` put the privileged agent on every node while the user believed it
+// went on w1 (--agent-nodes does that).
+func refuseUnused(cmd *cobra.Command, what string, used ...string) error {
+	var err error
+	own := cmd.LocalNonPersistentFlags()
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if err == nil && own.Lookup(fl.Name) != nil && !slices.Contains(used, fl.Name) {
+			err = inputErr(fmt.Errorf("--%s is not used by %s", fl.Name, what))
+		}
+	})
+	return err
+}
+
 // kubeFlags select the cluster, nodes and image (run, cleanup --kube,
 // kube manifests).
 type kubeFlags struct {
@@ -167,10 +183,23 @@ contacted.`,
 			if err := cfg.Validate(); err != nil {
 				return inputErr(err)
 			}
-			var objs []runtime.Object
+			// Nothing is contacted: the cluster flags are no mode's.
+			var err error
 			switch {
 			case rbac && install:
 				return inputErr(errors.New("--rbac and --install print different things; choose one"))
+			case rbac:
+				err = refuseUnused(cmd, "kube manifests --rbac", "rbac", "namespace", "agent-namespace", "subject")
+			case install:
+				err = refuseUnused(cmd, "kube manifests --install", "install", "agent-namespace", "image", "image-pull-policy", "cni-conf-dir", "agent-nodes", "allow-tag")
+			default:
+				err = refuseUnused(cmd, "kube manifests (a run's objects)", "namespace", "server-node", "client-node", "image", "image-pull-policy", "replicas")
+			}
+			if err != nil {
+				return err
+			}
+			var objs []runtime.Object
+			switch {
 			case rbac:
 				objs = cfg.RBAC(subject)
 			case install:
@@ -274,6 +303,11 @@ objects for review or for kubectl apply.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			quietKlog()
+			// The workload namespace and nodes are a run's, not the agent's.
+			if err := refuseUnused(cmd, "kube install", "kubeconfig", "context", "agent-namespace", "image", "image-pull-policy",
+				"cni-conf-dir", "pod-timeout", "agent-nodes", "allow-tag"); err != nil {
+				return err
+			}
 			cfg := *f.config()
 			if err := cfg.Validate(); err != nil {
 				return inputErr(err)

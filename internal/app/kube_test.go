@@ -189,3 +189,25 @@ func TestKubeFlagsNeedTheirSwitch(t *testing.T) {
 		}
 	}
 }
+
+// A cluster flag a kube command (or its mode) does not use is refused,
+// exit 2, naming it, before anything is contacted: `kube install
+// --server-node w1` installed the agent on every node.
+func TestKubeCommandsRefuseUnusedFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"kube", "install", "--image", "x@sha256:" + strings.Repeat("a", 64), "--server-node", "w1"}, "--server-node is not used by kube install"},
+		{[]string{"kube", "install", "--namespace", "bench"}, "--namespace is not used by kube install"},
+		{[]string{"kube", "manifests", "--rbac", "--image", "x:1"}, "--image is not used by kube manifests --rbac"},
+		{[]string{"kube", "manifests", "--install", "--replicas", "3"}, "--replicas is not used by kube manifests --install"},
+		{[]string{"kube", "manifests", "--agent-nodes", "a=b"}, "--agent-nodes is not used by kube manifests (a run's objects)"},
+		{[]string{"kube", "manifests", "--kubeconfig", "/k"}, "--kubeconfig is not used by kube manifests (a run's objects)"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), c.args, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), c.flag) {
+			t.Errorf("%v: exit %d: %q, want %d naming %q", c.args, code, errb.String(), ExitBadInput, c.flag)
+		}
+	}
+}
