@@ -72,8 +72,9 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 	cmd.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print what would be done, change nothing")
 	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (env.json's run_id, e.g. 3f9a2c; not a namespace name); default: every run that is no longer alive")
 	cmd.Flags().BoolVar(&opt.Orphans, "orphans", false, "also remove cnb-* namespaces and state directories of runs that have no journal (a run or test journaling elsewhere may own them)")
-	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "journal directory (default /run/cnibench)")
-	_ = cmd.Flags().MarkHidden("journal-dir")
+	// Shown (hidden on run and advise): refusals and kept journals name
+	// `cleanup --journal-dir DIR`, and a mistyped one needs its hint.
+	cmd.Flags().StringVar(&opt.JournalDir, "journal-dir", "", "replay this journal directory's dead runs alone (default: /run/cnibench and every directory runs recorded)")
 	cmd.Flags().BoolVar(&useKube, "kube", false, "clean up kube runs instead: agents revert node knobs, then every object with the run's label is deleted")
 	cmd.Flags().BoolVar(&kubeAll, "all", false, "with --kube: also runs started from other machines (their controller cannot be checked from here)")
 	kf.register(cmd.Flags())

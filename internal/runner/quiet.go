@@ -52,13 +52,13 @@ type quietMeter func(ctx context.Context, d time.Duration) (steal, out float64, 
 // guard's steal over a trial is a mean too.
 const quietStep = time.Second
 
-// quietBound caps the wait: a trial's measured time (warm-up and
-// duration), at least 30 s, as steal here came in bursts of a minute or
+// quietBound caps the wait: a trial's time (its duration, which holds
+// its warm-up), at least 30 s, as steal here came in bursts of a minute or
 // more. Waiting longer than a trial costs more than the repeat it
 // protects, but a repeat inside the burst costs the trial and counts a
 // disturbed one anyway.
 func quietBound(s *study.Study) time.Duration {
-	return max(30*time.Second, s.Spec.Warmup.Duration+s.Spec.Duration.Duration)
+	return max(30*time.Second, s.Spec.Duration.Duration)
 }
 
 // beforeRepeat waits for a quiet machine before the disturbed trial so

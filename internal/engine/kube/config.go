@@ -86,7 +86,7 @@ type Config struct {
 	// (`cnibench kube install`); the runner only execs there.
 	AgentNamespace string
 	// ServerNode and ClientNode are node names, or label selectors when
-	// they contain '='.
+	// they are not a DNS-1123 name (IsSelector).
 	ServerNode string
 	ClientNode string
 	Image      string
