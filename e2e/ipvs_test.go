@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/kerneltest"
+	"github.com/cnibench/cnibench/internal/probe"
 )
 
 const ipvsStudy = `apiVersion: cnibench/v1alpha1
@@ -36,6 +39,9 @@ func TestIPVSServicePath(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	requireTool(t, "iptables-restore")
+	// Both entries are kube-router's, which needs br_netfilter whatever
+	// the proxy: without it the refusal names the module, not ipvs.
+	kerneltest.RequireKernel(t, probe.BrNetfilter)
 	before := snapshot(t)
 	jdir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "run")
