@@ -79,17 +79,19 @@ func kubeCleanup(ctx context.Context, w io.Writer, f *kubeFlags, o kubeCleanupOp
 		return err
 	}
 	host, _ := os.Hostname()
-	judged, err := kube.ObserveLeases(ctx, cs, cfg.Namespace, selected(runs, o.only), host, journal.ProcessAlive,
+	// A Lease that could not be read leaves its run alone (skipped, and
+	// cleanup exits 1); the other runs are still cleaned.
+	judged, jerr := kube.ObserveLeases(ctx, cs, cfg.Namespace, selected(runs, o.only), host, journal.ProcessAlive,
 		func(s string) { fmt.Fprintln(w, s) })
-	if err != nil {
-		return err
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	stale, skipped := kube.SelectStale(judged, o.only, o.all, host, journal.ProcessAlive)
 	for run, why := range skipped {
 		fmt.Fprintf(w, "run %s: skipped: %s\n", run, why)
 	}
 	ex := &kube.APIExecer{Config: rc, Client: cs}
-	var errs []error
+	errs := []error{jerr}
 	if len(stale) > 0 && !o.dryRun {
 		errs = append(errs, replayAgents(ctx, w, cs, ex, cfg.AgentNamespace, staleIDs(w, stale)))
 	}

@@ -28,7 +28,10 @@ func checkNoLiveRun(ctx context.Context, cs kubernetes.Interface, namespace stri
 		if r.Lease != LeaseFresh {
 			continue
 		}
-		return fmt.Errorf("run %s is measuring on this cluster (namespace %s; its runner %s renewed its Lease %v ago): two runs at once "+
+		// The age is the runner's clock against this one's: advisory
+		// here (the agents' node locks and the kernel claims, judged by
+		// the watcher's clock, are what keep two runs apart).
+		return fmt.Errorf("run %s is measuring on this cluster (namespace %s; its runner %s renewed its Lease %v ago, by its clock against this machine's): two runs at once "+
 			"would tune the same nodes and load each other's trials; wait for it to end, or, if its runner is dead, for its Lease to go "+
 			"stale (%d s without renewal) and `cnibench cleanup --kube` to remove it",
 			r.Run, namespace, orUnknown(r.Controller), r.LeaseAge, LeaseSeconds)

@@ -33,8 +33,13 @@ type RunInfo struct {
 	// runner's clock against this machine's.
 	LeaseAge time.Duration
 	// Watched is how long ObserveLeases watched the Lease before judging
-	// it (0: judged by LeaseAge, or by the runner's process here).
-	Watched time.Duration
+	// it (0: judged by LeaseAge, or by the runner's live process here:
+	// LiveHere).
+	Watched  time.Duration
+	LiveHere bool
+	// Unjudged says why ObserveLeases could not judge the Lease (a failed
+	// read): cleanup leaves the run alone.
+	Unjudged string
 
 	controllers map[string]bool
 }
@@ -113,9 +118,13 @@ func ListRuns(ctx context.Context, cs kubernetes.Interface, namespace string, no
 // clock wrote, so with this machine's clock 30 s ahead of a live run's
 // runner, cleanup --kube took its Lease for stale and deleted its pods
 // mid-trial (and one 30 s behind kept a dead run's for as long). A run
-// whose runner is this machine's process is judged by the process; the
-// others' Leases are watched together for up to their duration: renewed
-// meanwhile, fresh; not, stale. say is told once what is watched.
+// whose runner is a live process of this machine is alive; the others'
+// Leases are watched together for up to their duration: renewed
+// meanwhile, fresh; not, stale. A runner not found here is not taken
+// for dead: /proc may hide it (hidepid, another PID namespace sharing
+// the host name), or another machine may have the same name. say is
+// told once what is watched. A Lease that cannot be read is left
+// Unjudged, the error returned with the others judged.
 func ObserveLeases(ctx context.Context, cs kubernetes.Interface, namespace string, runs []RunInfo, hostname string, alive func(int, uint64) bool, say func(string)) ([]RunInfo, error) {
 	return observeLeases(ctx, cs, namespace, runs, hostname, alive, say, kernelObserver)
 }
@@ -128,14 +137,11 @@ func observeLeases(ctx context.Context, cs kubernetes.Interface, namespace strin
 		if r.Lease == LeaseNone {
 			continue
 		}
-		switch Controller(r.Controller, hostname, alive) {
-		case ControllerAlive:
-			out[i].Lease = LeaseFresh
-		case ControllerDead:
-			out[i].Lease = LeaseStale
-		default:
-			watch = append(watch, i)
+		if Controller(r.Controller, hostname, alive) == ControllerAlive {
+			out[i].Lease, out[i].LiveHere = LeaseFresh, true
+			continue
 		}
+		watch = append(watch, i)
 	}
 	if len(watch) == 0 {
 		return out, nil
@@ -164,6 +170,7 @@ func observeLeases(ctx context.Context, cs kubernetes.Interface, namespace strin
 			}
 			if err != nil {
 				errs[k] = fmt.Errorf("read the Lease of run %s: %w", out[i].Run, err)
+				out[i].Unjudged = errs[k].Error()
 				return
 			}
 			cur, stale, watched, err := o.watchLease(ctx, first, get)
@@ -171,6 +178,7 @@ func observeLeases(ctx context.Context, cs kubernetes.Interface, namespace strin
 			switch {
 			case err != nil:
 				errs[k] = fmt.Errorf("watch the Lease of run %s: %w", out[i].Run, err)
+				out[i].Unjudged = errs[k].Error()
 			case stale:
 				out[i].Lease = LeaseStale
 			case cur == nil:
@@ -220,8 +228,9 @@ func Controller(annotation, hostname string, alive func(pid int, start uint64) b
 }
 
 // SelectStale picks the runs cleanup may remove. A run with a Lease is
-// judged by it alone: fresh means its runner is alive (wherever it runs),
-// stale means it is gone. A run without a Lease (its runner died before
+// judged by it (ObserveLeases: watched, or its runner a live process
+// here): fresh means its runner is alive (wherever it runs), stale means
+// it is gone; one ObserveLeases could not judge is left alone. A run without a Lease (its runner died before
 // creating one, or an older cnibench) falls back to its objects'
 // controller annotation: dead here, or named with --run, or --all.
 func SelectStale(runs []RunInfo, only string, all bool, hostname string, alive func(int, uint64) bool) (stale []RunInfo, skipped map[string]string) {
@@ -230,9 +239,16 @@ func SelectStale(runs []RunInfo, only string, all bool, hostname string, alive f
 		if only != "" && r.Run != only {
 			continue
 		}
+		if r.Unjudged != "" {
+			skipped[r.Run] = "could not judge whether its runner is alive: " + r.Unjudged
+			continue
+		}
 		switch r.Lease {
 		case LeaseFresh:
-			if r.Watched > 0 {
+			if r.LiveHere {
+				skipped[r.Run] = fmt.Sprintf("its runner (%s) is a live process of this machine (its Lease last renewed %v ago by the runner's clock); stop it to clean up",
+					r.Controller, r.LeaseAge)
+			} else if r.Watched > 0 {
 				skipped[r.Run] = fmt.Sprintf("its runner (%s) renewed its Lease within the %v this cleanup watched it: it is alive", orUnknown(r.Controller), r.Watched.Round(time.Second))
 			} else {
 				skipped[r.Run] = fmt.Sprintf("its Lease was renewed %v ago: the runner (%s) is alive", r.LeaseAge, orUnknown(r.Controller))

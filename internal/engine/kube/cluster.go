@@ -36,11 +36,14 @@ type Cluster struct {
 	addressing     Addressing
 	// stopLease ends the Lease renewal (nil before the Lease exists).
 	stopLease func()
-	// lost is why the run must end (a kernel claim another run took
-	// over, lose), and sessions the agent sessions it ends.
+	// lost is why the run must end (a kernel claim lost, lose), and
+	// sessions the agent sessions it ends. lateLoss: lost came after
+	// Close had ended the sessions, so no call of the run returned it.
 	mu       sync.Mutex
 	lost     error
 	sessions []*agent.Client
+	closed   bool
+	lateLoss bool
 }
 
 var _ engine.Cluster = (*Cluster)(nil)
@@ -130,12 +133,20 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 // it was deleted.
 func (c *Cluster) lose(err error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.lost = err
-	sessions := c.sessions
-	c.mu.Unlock()
-	for _, s := range sessions {
-		s.Abort(err)
+	if c.closed {
+		c.lateLoss = true
+		return
 	}
+	// Abort waits for a session's call in flight; the renewal that
+	// found the loss must not. Close has not begun: the run's next call
+	// fails with err.
+	go func(sessions []*agent.Client) {
+		for _, s := range sessions {
+			s.Abort(err)
+		}
+	}(c.sessions)
 }
 
 // track has lose end the session s too, at once when the run is lost.
@@ -404,6 +415,10 @@ func (c *Cluster) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var errs []error
+	// From here a loss fails no call of the run's: Close says it.
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	for _, n := range []*Node{c.server, c.client} {
 		if n == nil || n.sess == nil {
 			continue
@@ -413,14 +428,15 @@ func (c *Cluster) Close() error {
 		}
 	}
 	if c.stopLease != nil {
-		c.stopLease()
+		c.stopLease() // a renewal in flight has called lose by its return
 	}
-	// A claim found lost at the last renewal, after the sessions had
-	// ended cleanly, is still said: the run's last trials may have
-	// shared the kernel with the run that took it.
+	// A claim found lost after the sessions had ended cleanly is still
+	// said (one lost before failed the run's calls, which said it): the
+	// run's last trials may have shared the kernel with the run that
+	// took it.
 	c.mu.Lock()
-	if lost := c.lost; lost != nil && errors.Join(errs...) == nil {
-		errs = append(errs, lost)
+	if c.lateLoss {
+		errs = append(errs, c.lost)
 	}
 	c.mu.Unlock()
 	// DeleteRun removes the Lease last: a teardown cut short leaves a

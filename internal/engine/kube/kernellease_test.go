@@ -468,14 +468,21 @@ func TestDeletedKernelClaimIsLost(t *testing.T) {
 	}
 }
 
-// A claim found lost at the last renewal, after the sessions ended
-// cleanly, still fails Close: the run's last trials may have shared the
-// kernel with the run that took it.
+// A claim found lost by the last renewal, in flight while Close ended
+// the sessions, still fails Close: the run's last trials may have shared
+// the kernel with the run that took it. One lost before Close failed
+// the run's calls, which said it: Close does not say it again.
 func TestCloseReportsALateLoss(t *testing.T) {
 	cfg := Config{RunID: "r1"}.WithDefaults()
 	lost := &KernelLostError{BootID: testBoot, Deleted: true}
-	c := &Cluster{cs: fake.NewClientset(cfg.Lease(time.Now())), cfg: cfg, lost: lost}
+	c := &Cluster{cs: fake.NewClientset(cfg.Lease(time.Now())), cfg: cfg}
+	c.stopLease = func() { c.lose(lost) } // the renewal in flight finds it
 	if err := c.Close(); !errors.Is(err, lost) {
 		t.Errorf("Close = %v, want the lost claim", err)
+	}
+	early := &Cluster{cs: fake.NewClientset(cfg.Lease(time.Now())), cfg: cfg}
+	early.lose(lost)
+	if err := early.Close(); errors.Is(err, lost) {
+		t.Errorf("Close = %v, said a loss the run's calls had said", err)
 	}
 }

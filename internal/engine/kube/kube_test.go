@@ -595,8 +595,10 @@ func TestWaitAgentsNotInstalled(t *testing.T) {
 // runner's clock wrote. A live run whose runner's clock is 2 minutes
 // behind (renewTime long past here) renews while watched and is kept; a
 // dead one whose runner's clock was ahead (renewTime in the future) is
-// not renewed and is stale. Runners that were this machine's processes
-// are judged by the process, unwatched.
+// not renewed and is stale. A runner that is a live process here is
+// alive, unwatched; one not found here is watched all the same (/proc
+// may hide it, or another machine have this one's name), and a Lease
+// that cannot be read leaves its run unjudged, skipped.
 func TestObserveLeases(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
@@ -664,15 +666,27 @@ func TestObserveLeases(t *testing.T) {
 			t.Errorf("run %s judged %v, want %v", run, got[run], w)
 		}
 	}
-	if len(said) != 1 || !strings.Contains(said[0], "ahead, skewed") {
-		t.Errorf("said %q, want one line naming the two watched runs", said)
+	if len(said) != 1 || !strings.Contains(said[0], "run ahead, localdead, skewed ") {
+		t.Errorf("said %q, want one line naming the three watched runs", said)
 	}
 	stale, skipped := SelectStale(judged, "", false, "me", alive)
 	var names []string
 	for _, r := range stale {
 		names = append(names, r.Run)
 	}
-	if strings.Join(names, ",") != "ahead,localdead" || !strings.Contains(skipped["skewed"], "renewed its Lease within the") {
+	if strings.Join(names, ",") != "ahead,localdead" || !strings.Contains(skipped["skewed"], "renewed its Lease within the") ||
+		!strings.Contains(skipped["localalive"], "live process of this machine") {
 		t.Errorf("stale %v, skipped %v", names, skipped)
+	}
+	// A Lease gone unreadable (here: deleted between the list and the
+	// watch reads as ended; a failed read as unjudged) leaves the run.
+	failing := fake.NewClientset()
+	failing.PrependReactor("get", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("etcd timeout")
+	})
+	judged, err = observeLeases(ctx, failing, "cnibench", runs[:1], "me", alive, func(string) {}, o)
+	stale, skipped = SelectStale(judged, "", false, "me", alive)
+	if err == nil || len(stale) != 0 || !strings.Contains(skipped[runs[0].Run], "could not judge") {
+		t.Errorf("unreadable Lease: err %v, stale %v, skipped %v", err, stale, skipped)
 	}
 }

@@ -98,8 +98,9 @@ func renewLoop(ticks <-chan time.Time, done <-chan struct{}, claims <-chan kerne
 
 // renewTick renews the run's Lease and its kernel claims, and returns the
 // claims to renew from now on: none once one was lost, which it passes to
-// lost (in a goroutine of its own: ending the run's agent sessions waits
-// for their calls, while the run's Lease must go on being renewed).
+// lost before it returns (lost must not wait: ending the run's agent
+// sessions waits for their calls, while the run's Lease must go on being
+// renewed; Cluster.lose records the loss and ends them in a goroutine).
 func renewTick(cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.Logger, lost func(error)) []kernel {
 	if err := renewLease(cs, cfg); err != nil {
 		log.Warn("renew the run's Lease", "err", err)
@@ -108,7 +109,7 @@ func renewTick(cs kubernetes.Interface, cfg Config, kernels []kernel, log *slog.
 	var kl *KernelLostError
 	if errors.As(err, &kl) {
 		log.Error("the run lost its claim of a kernel; ending the run", "err", kl)
-		go lost(kl)
+		lost(kl)
 		return nil
 	}
 	if err != nil {

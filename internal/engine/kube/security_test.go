@@ -272,7 +272,7 @@ func TestCheckNoLiveRun(t *testing.T) {
 	}
 	cs = fake.NewClientset(stale.Lease(now.Add(-(LeaseSeconds+1)*time.Second)), other.Lease(now.Add(-3*time.Second)))
 	err := checkNoLiveRun(context.Background(), cs, "cnibench", now)
-	if err == nil || !strings.Contains(err.Error(), "run other is measuring on this cluster (namespace cnibench; its runner host-b/42/7 renewed its Lease 3s ago)") {
+	if err == nil || !strings.Contains(err.Error(), "run other is measuring on this cluster (namespace cnibench; its runner host-b/42/7 renewed its Lease 3s ago, by its clock against this machine's)") {
 		t.Errorf("a fresh Lease: %v", err)
 	}
 	if err := checkNoLiveRun(context.Background(), cs, "elsewhere", now); err != nil {
