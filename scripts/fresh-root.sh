@@ -158,18 +158,18 @@ problems=
 # meanwhile has tuned the value and journaled ours as its old one, and
 # writing ours back under it would leave its cleanup finding the value
 # "changed since". Held by such a run for long, the value is left alone,
-# and so it is while any journal is in /run/cnibench: a run killed after
-# tuning it released the lock, and its journal's cleanup sets it back.
+# and so it is while a journal in /run/cnibench names it: a run killed
+# after tuning it released the lock, and its journal's cleanup sets it back.
 sock_after=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 if [ "$sock_after" != "$sock_before" ]; then
   problems="$problems; rps_sock_flow_entries not restored (found $sock_after, was $sock_before"
   if flock -w 60 /run/cnibench.lock sh -c '
     [ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = "$1" ] || exit 4
-    for j in /run/cnibench/*.journal; do [ -e "$j" ] && exit 5; done
+    for j in /run/cnibench/*.journal; do grep -qs rps_sock_flow_entries "$j" && exit 5; done
     echo "$2" >/proc/sys/net/core/rps_sock_flow_entries' sh "$sock_after" "$sock_before"; then
     problems="$problems: set back to $sock_before)"
   else
-    problems="$problems: not set back: the machine's lock was held for 60s, it changed meanwhile (another run's), a run's journal is in /run/cnibench (cnibench cleanup reverts it), or the write failed)"
+    problems="$problems: not set back: the machine's lock was held for 60s, it changed meanwhile (another run's), a run's journal in /run/cnibench names it (cnibench cleanup reverts it), or the write failed)"
   fi
 fi
 if [ "$(ip -o link | wc -l)" -ne "$links_before" ]; then ip -o link >&2; problems="$problems; interfaces left on the host"; fi

@@ -81,7 +81,7 @@ func refuseUnused(cmd *cobra.Command, what string, used ...string) error {
 	var err error
 	own := cmd.LocalNonPersistentFlags()
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if err == nil && own.Lookup(fl.Name) != nil && !slices.Contains(used, fl.Name) {
+		if err == nil && own.Lookup(fl.Name) != nil && fl.Name != "help" && !slices.Contains(used, fl.Name) {
 			err = inputErr(fmt.Errorf("--%s is not used by %s", fl.Name, what))
 		}
 	})
@@ -180,6 +180,9 @@ contacted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := *f.config()
 			cfg.RunID = "review"
+			if install {
+				cfg.Namespace = "" // no run's: Validate compares it with the agent's
+			}
 			if err := cfg.Validate(); err != nil {
 				return inputErr(err)
 			}
@@ -309,6 +312,7 @@ objects for review or for kubectl apply.`,
 				return err
 			}
 			cfg := *f.config()
+			cfg.Namespace = "" // no run's: Validate compares it with the agent's
 			if err := cfg.Validate(); err != nil {
 				return inputErr(err)
 			}

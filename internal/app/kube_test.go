@@ -211,3 +211,13 @@ func TestKubeCommandsRefuseUnusedFlags(t *testing.T) {
 		}
 	}
 }
+
+// The agent may live in the namespace a run's pods default to: install
+// has no run's namespace to compare it with (and refuses --namespace).
+func TestKubeInstallAgentInDefaultRunNamespace(t *testing.T) {
+	var out, errb bytes.Buffer
+	digest := "x@sha256:" + strings.Repeat("a", 64)
+	if code := Main(context.Background(), []string{"kube", "manifests", "--install", "--image", digest, "--agent-namespace", "cnibench", "--help=false"}, &out, &errb); code != ExitOK {
+		t.Errorf("manifests --install --agent-namespace cnibench: exit %d: %s", code, errb.String())
+	}
+}

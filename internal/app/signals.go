@@ -136,7 +136,14 @@ func kubeCleanupWords(fs *pflag.FlagSet) []string {
 		words = append(words, "--context", ctxName)
 	}
 	namespaces := []string{"namespace", "agent-namespace"}
-	return append(words, setFlags(fs, func(name string) bool { return slices.Contains(namespaces, name) })...)
+	words = append(words, setFlags(fs, func(name string) bool { return slices.Contains(namespaces, name) })...)
+	// The run's controller journal is there, not in kubeJournalDir:
+	// cleanup --kube without it left the journal, which refused every
+	// later run naming the same command.
+	if f := fs.Lookup("journal-dir"); f != nil && f.Changed {
+		words = append(words, "--journal-dir", absPath(f.Value.String()))
+	}
+	return words
 }
 
 // HandleSignals returns a context cancelled by the first SIGINT, SIGTERM

@@ -26,8 +26,10 @@ func kubeRunFlags(t *testing.T, args ...string) *pflag.FlagSet {
 		args = []string{"--context", "lab ctx", "--namespace", "bench", "--image", "reg/x:1"}
 	}
 	var kf kubeFlags
+	var jdir string
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	kf.register(fs)
+	fs.StringVar(&jdir, "journal-dir", "", "as run's")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +116,8 @@ func TestKubeCleanupNamesResolvedCluster(t *testing.T) {
 		{"KUBECONFIG, current context", a, []string{"--namespace", "bench"}, "cnibench cleanup --kube --kubeconfig '" + a + "' --context lab --namespace bench"},
 		{"two KUBECONFIG files", a + ":" + b, []string{}, "env 'KUBECONFIG=" + a + ":" + b + "' cnibench cleanup --kube --context lab"},
 		{"flags given", b, []string{"--kubeconfig", a, "--context", "other"}, "cnibench cleanup --kube --kubeconfig '" + a + "' --context other"},
+		// The controller journal is in the run's --journal-dir.
+		{"journal dir", a, []string{"--journal-dir", "/var/j"}, "cnibench cleanup --kube --kubeconfig '" + a + "' --context lab --journal-dir /var/j"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := kubeRunFlags(t, tc.args...)

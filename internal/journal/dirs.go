@@ -166,6 +166,10 @@ const (
 	// loose: this user's directory, writable by its group or others
 	// since: its journals may be this user's runs', or anyone's.
 	loose
+	// ownLink: a symbolic link of this user's (mv /tmp/j /var/j; ln -s
+	// /var/j /tmp/j): not journaled in, but what it points to may hold
+	// the journals of the run that recorded the path.
+	ownLink
 )
 
 // dirTrust says why dir is not a trusted journal directory ("" when it
@@ -185,6 +189,8 @@ func dirTrust(dir string) (why string, t trust) {
 	}
 	st, isStat := fi.Sys().(*syscall.Stat_t)
 	switch {
+	case fi.Mode()&os.ModeSymlink != 0 && isStat && int(st.Uid) == os.Geteuid():
+		return "is a symbolic link (give the directory it points to)", ownLink
 	case fi.Mode()&os.ModeSymlink != 0:
 		return "is a symbolic link (give the directory it points to)", replaced
 	case !fi.IsDir():
@@ -214,10 +220,12 @@ func dirTrust(dir string) (why string, t trust) {
 // dead run's changes were journaled as old by the next run, and the
 // cleanup named skipped it again. Its journals are listed, not read:
 // they are not trusted (the caller holds the machine's lock, so none is
-// a live local run's). A path that is now a link, a file or another
-// user's directory is skipped: the directory recorded is gone with its
-// journals (a /tmp/j aged out and made again by anyone, who would
-// otherwise keep every run of root's refused).
+// a live local run's). A path that is now a file, another user's link or
+// another user's directory is skipped: the directory recorded is gone
+// with its journals (a /tmp/j aged out and made again by anyone, who
+// would otherwise keep every run of root's refused). A link of this
+// user's is judged as the directory it points to (the recorded one,
+// moved), and a refusal names that directory's cleanup.
 func DeadElsewhere(path, dir string) error {
 	all, err := readDirs(path)
 	if err != nil {
@@ -233,7 +241,16 @@ func DeadElsewhere(path, dir string) error {
 			continue
 		}
 		why, t := dirTrust(d)
-		if t == missing || t == replaced {
+		if t == ownLink {
+			// Judged as what it points to, named by that path.
+			target, err := filepath.EvalSymlinks(d)
+			if err != nil || target == abs {
+				continue
+			}
+			d = target
+			why, t = dirTrust(d)
+		}
+		if t == missing || t == replaced || t == ownLink {
 			continue
 		}
 		if t == loose {
@@ -277,9 +294,14 @@ func DeadIn(dirs []string, peek bool) ([]*Replay, error) {
 
 // CleanupFor is the command that undoes the dead runs' changes journaled
 // in dir, a local run's.
+// The directory is absolute: the command works from any directory.
 func CleanupFor(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil && abs == DefaultDir {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	if abs == DefaultDir {
 		return DefaultCleanup
 	}
-	return DefaultCleanup + " --journal-dir " + words.Quote([]string{dir})
+	return DefaultCleanup + " --journal-dir " + words.Quote([]string{abs})
 }

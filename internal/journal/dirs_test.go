@@ -231,7 +231,11 @@ func TestDeadElsewhereSkipsReplacedDirs(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Another user's link to a directory with a journal.
 	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(theirs, 0o755); err != nil {
@@ -251,9 +255,42 @@ func TestDeadElsewhereSkipsReplacedDirs(t *testing.T) {
 	}
 }
 
-// CleanupFor's command can be pasted: a directory with a space is quoted.
+// CleanupFor's command can be pasted anywhere: a directory with a space
+// is quoted, a relative one made absolute.
 func TestCleanupForQuotes(t *testing.T) {
 	if got, want := CleanupFor("/tmp/my j"), "cnibench cleanup --journal-dir '/tmp/my j'"; got != want {
 		t.Errorf("CleanupFor = %q, want %q", got, want)
+	}
+	wd, _ := os.Getwd()
+	if got, want := CleanupFor("j"), "cnibench cleanup --journal-dir "+filepath.Join(wd, "j"); got != want {
+		t.Errorf("CleanupFor = %q, want %q", got, want)
+	}
+}
+
+// A recorded directory moved and linked to from its path by this user
+// (mv /tmp/j /var/j; ln -s /var/j /tmp/j) is judged as the directory it
+// points to: its dead run's journal refuses the run, naming the target's
+// cleanup. Skipped, the next run journaled that run's values as old.
+func TestDeadElsewhereFollowsOwnLink(t *testing.T) {
+	base := t.TempDir()
+	record := filepath.Join(base, "journal-dirs")
+	path, moved := filepath.Join(base, "j"), filepath.Join(base, "moved")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := NoteDir(record, path); err != nil {
+		t.Fatal(err)
+	}
+	abandon(openAs(t, path, "runm", deadPID(t), 1))
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, path); err != nil {
+		t.Fatal(err)
+	}
+	err := DeadElsewhere(record, t.TempDir())
+	var se *StaleError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "cnibench cleanup --journal-dir "+moved) {
+		t.Errorf("DeadElsewhere = %v, want the moved directory's dead run, naming its cleanup", err)
 	}
 }

@@ -177,14 +177,6 @@ func Run(ctx context.Context, opt Options) (string, error) {
 // journal kept because changes are left (*journal.PendingError) must
 // reach the command line whatever else failed, or stopped the run, as it
 // decides the exit code (3: run cnibench cleanup) and says what to do.
-// journalCleanup is the command a kept journal in jdir names: the
-// caller's (a kube run's cleanup --kube with its cluster), else jdir's
-// local cleanup, with --journal-dir where it is not the default; plain
-// `cnibench cleanup` did not replay a journal kept elsewhere.
-func journalCleanup(given, jdir string) string {
-	return cmp.Or(given, journal.CleanupFor(jdir))
-}
-
 func closeJournal(j *journal.Journal, err error) error {
 	cerr := j.Close()
 	switch {
@@ -194,6 +186,14 @@ func closeJournal(j *journal.Journal, err error) error {
 		return fmt.Errorf("journal: %w", cerr)
 	}
 	return fmt.Errorf("%w; journal: %w", err, cerr)
+}
+
+// journalCleanup is the command a kept journal in jdir names: the
+// caller's (a kube run's cleanup --kube with its cluster), else jdir's
+// local cleanup, with --journal-dir where it is not the default; plain
+// `cnibench cleanup` did not replay a journal kept elsewhere.
+func journalCleanup(given, jdir string) string {
+	return cmp.Or(given, journal.CleanupFor(jdir))
 }
 
 // ErrNothingMeasured ends a run whose every cell was given up or

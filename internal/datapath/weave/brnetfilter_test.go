@@ -18,9 +18,9 @@ import (
 
 // Without br_netfilter the datapath still runs, as weave-kube does after
 // a warning (the local engine asks for it only of an entry with
-// netfilter:): neither mode's Features names it, SetupNode's write of
-// the missing sysctl is no error, and the note says what is lost. Any
-// other failure to write it is one.
+// netfilter:): neither mode's Features names it, and the note says what
+// is lost (wire.BridgeNetfilterOn writes the missing sysctl without
+// error).
 func TestRunsWithoutBridgeNetfilter(t *testing.T) {
 	for _, mode := range []string{ModeBridge, ModeOVS} {
 		if f := (&Datapath{Mode: mode}).Features(); slices.Contains(f, probe.BrNetfilter) {
