@@ -90,7 +90,10 @@ func checkCleanupMode(cmd *cobra.Command, kf *kubeFlags, useKube bool) error {
 		if cmd.Flags().Changed("orphans") {
 			return inputErr(errors.New("--orphans removes this machine's leftover namespaces; --kube cleans up a cluster: use them apart"))
 		}
-		return nil
+		// The nodes and image are a run's: cleanup finds every run's
+		// objects by label and asks every agent.
+		return refuseUnused(cmd, "cleanup --kube", "kube", "all", "run", "dry-run", "journal-dir",
+			"kubeconfig", "context", "namespace", "agent-namespace", "pod-timeout")
 	}
 	if cmd.Flags().Changed("all") {
 		return inputErr(errors.New("--all needs --kube"))

@@ -181,6 +181,7 @@ func TestKubeFlagsNeedTheirSwitch(t *testing.T) {
 		{[]string{"cleanup", "--dry-run", "--journal-dir", jdir, "--all"}, "--all needs --kube"},
 		{[]string{"cleanup", "--dry-run", "--journal-dir", jdir, "--namespace", "x"}, "--namespace needs --kube"},
 		{[]string{"cleanup", "--dry-run", "--kube", "--orphans"}, "--orphans removes this machine's leftover namespaces; --kube cleans up a cluster"},
+		{[]string{"cleanup", "--dry-run", "--kube", "--server-node", "w1"}, "--server-node is not used by cleanup --kube"},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), tc.args, &out, &errb)
