@@ -72,6 +72,22 @@ func (f *kubeFlags) refuseWithout(fs *pflag.FlagSet, needs string) error {
 	return nil
 }
 
+// checkAgentNamespace validates an install's cfg, which has no run
+// namespace (Validate compares the two), and refuses the runs' default
+// namespace for the agent: `kube manifests --rbac` labels that one Pod
+// Security baseline, which refuses the agent's privileged pods.
+func checkAgentNamespace(cfg *kube.Config) error {
+	if cfg.AgentNamespace == kube.DefaultNamespace {
+		return inputErr(fmt.Errorf("--agent-namespace %s is the runs' default namespace, which 'kube manifests --rbac' labels Pod Security baseline, "+
+			"refusing the agent's privileged pods: give the agent a namespace of its own (default %s)", cfg.AgentNamespace, kube.DefaultAgentNamespace))
+	}
+	cfg.Namespace = ""
+	if err := cfg.Validate(); err != nil {
+		return inputErr(err)
+	}
+	return nil
+}
+
 // refuseUnused refuses, naming the first, the flags of cmd given but not
 // among used, which what (a command, or one of its modes) ignores: kube
 // install registers every cluster flag, and `kube install --server-node
@@ -181,7 +197,9 @@ contacted.`,
 			cfg := *f.config()
 			cfg.RunID = "review"
 			if install {
-				cfg.Namespace = "" // no run's: Validate compares it with the agent's
+				if err := checkAgentNamespace(&cfg); err != nil {
+					return err
+				}
 			}
 			if err := cfg.Validate(); err != nil {
 				return inputErr(err)
@@ -312,9 +330,8 @@ objects for review or for kubectl apply.`,
 				return err
 			}
 			cfg := *f.config()
-			cfg.Namespace = "" // no run's: Validate compares it with the agent's
-			if err := cfg.Validate(); err != nil {
-				return inputErr(err)
+			if err := checkAgentNamespace(&cfg); err != nil {
+				return err
 			}
 			objs, err := installObjects(cfg, agentNodes, allowTag)
 			if err != nil {

@@ -236,13 +236,15 @@ func DeadElsewhere(path, dir string) error {
 		all = append([]string{filepath.Dir(path)}, all...)
 	}
 	var errs []error
+	judged := map[string]bool{}
 	for _, d := range all {
 		if d == abs {
 			continue
 		}
 		why, t := dirTrust(d)
 		if t == ownLink {
-			// Judged as what it points to, named by that path.
+			// Judged as what it points to, named by that path, once
+			// (it may point to another recorded directory).
 			target, err := filepath.EvalSymlinks(d)
 			if err != nil || target == abs {
 				continue
@@ -250,6 +252,10 @@ func DeadElsewhere(path, dir string) error {
 			d = target
 			why, t = dirTrust(d)
 		}
+		if judged[d] {
+			continue
+		}
+		judged[d] = true
 		if t == missing || t == replaced || t == ownLink {
 			continue
 		}

@@ -37,13 +37,10 @@ type Cluster struct {
 	// stopLease ends the Lease renewal (nil before the Lease exists).
 	stopLease func()
 	// lost is why the run must end (a kernel claim lost, lose), and
-	// sessions the agent sessions it ends. lateLoss: lost came after
-	// Close had ended the sessions, so no call of the run returned it.
+	// sessions the agent sessions it ends.
 	mu       sync.Mutex
 	lost     error
 	sessions []*agent.Client
-	closed   bool
-	lateLoss bool
 }
 
 var _ engine.Cluster = (*Cluster)(nil)
@@ -135,13 +132,9 @@ func (c *Cluster) lose(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lost = err
-	if c.closed {
-		c.lateLoss = true
-		return
-	}
 	// Abort waits for a session's call in flight; the renewal that
-	// found the loss must not. Close has not begun: the run's next call
-	// fails with err.
+	// found the loss must not. The calls after the abort fail with err
+	// (one already waiting for a session may still reach its agent).
 	go func(sessions []*agent.Client) {
 		for _, s := range sessions {
 			s.Abort(err)
@@ -415,10 +408,6 @@ func (c *Cluster) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var errs []error
-	// From here a loss fails no call of the run's: Close says it.
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
 	for _, n := range []*Node{c.server, c.client} {
 		if n == nil || n.sess == nil {
 			continue
@@ -430,12 +419,13 @@ func (c *Cluster) Close() error {
 	if c.stopLease != nil {
 		c.stopLease() // a renewal in flight has called lose by its return
 	}
-	// A claim found lost after the sessions had ended cleanly is still
-	// said (one lost before failed the run's calls, which said it): the
+	// A lost claim is always said, though a call the loss failed may
+	// have said it too: found after the run's last call (no knob to
+	// revert, the sessions closed cleanly) nothing else would, and the
 	// run's last trials may have shared the kernel with the run that
 	// took it.
 	c.mu.Lock()
-	if c.lateLoss {
+	if c.lost != nil {
 		errs = append(errs, c.lost)
 	}
 	c.mu.Unlock()

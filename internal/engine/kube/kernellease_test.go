@@ -223,7 +223,14 @@ func TestLostKernelClaimEndsRun(t *testing.T) {
 	if left := renewTick(cs, c.cfg, kernelsOf(place), discard(), c.lose); len(left) != 0 {
 		t.Errorf("claims renewed after the loss: %+v", left)
 	}
-	// lose runs in a goroutine of its own.
+	// The loss is recorded by the time renewTick returns (Close says
+	// it); the sessions are aborted in a goroutine of lose's.
+	c.mu.Lock()
+	recorded := c.lost != nil
+	c.mu.Unlock()
+	if !recorded {
+		t.Error("renewTick returned before the loss was recorded")
+	}
 	var kl *KernelLostError
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err = c.ServerNode().Agent().Read("", "proc", "sys/net/core/rps_sock_flow_entries"); errors.As(err, &kl) {
@@ -469,9 +476,9 @@ func TestDeletedKernelClaimIsLost(t *testing.T) {
 }
 
 // A claim found lost by the last renewal, in flight while Close ended
-// the sessions, still fails Close: the run's last trials may have shared
-// the kernel with the run that took it. One lost before Close failed
-// the run's calls, which said it: Close does not say it again.
+// the sessions, or after the run's last call, still fails Close: the
+// run's last trials may have shared the kernel with the run that took
+// it, and no call of the run's said so.
 func TestCloseReportsALateLoss(t *testing.T) {
 	cfg := Config{RunID: "r1"}.WithDefaults()
 	lost := &KernelLostError{BootID: testBoot, Deleted: true}
@@ -482,7 +489,7 @@ func TestCloseReportsALateLoss(t *testing.T) {
 	}
 	early := &Cluster{cs: fake.NewClientset(cfg.Lease(time.Now())), cfg: cfg}
 	early.lose(lost)
-	if err := early.Close(); errors.Is(err, lost) {
-		t.Errorf("Close = %v, said a loss the run's calls had said", err)
+	if err := early.Close(); !errors.Is(err, lost) {
+		t.Errorf("Close = %v, want the claim lost after the run's last call", err)
 	}
 }
