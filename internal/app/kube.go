@@ -72,38 +72,6 @@ func (f *kubeFlags) refuseWithout(fs *pflag.FlagSet, needs string) error {
 	return nil
 }
 
-// checkAgentNamespace validates an install's cfg, which has no run
-// namespace (Validate compares the two), and refuses the runs' default
-// namespace for the agent: `kube manifests --rbac` labels that one Pod
-// Security baseline, which refuses the agent's privileged pods.
-func checkAgentNamespace(cfg *kube.Config) error {
-	if cfg.AgentNamespace == kube.DefaultNamespace {
-		return inputErr(fmt.Errorf("--agent-namespace %s is the runs' default namespace, which 'kube manifests --rbac' labels Pod Security baseline, "+
-			"refusing the agent's privileged pods: give the agent a namespace of its own (default %s)", cfg.AgentNamespace, kube.DefaultAgentNamespace))
-	}
-	cfg.Namespace = ""
-	if err := cfg.Validate(); err != nil {
-		return inputErr(err)
-	}
-	return nil
-}
-
-// refuseUnused refuses, naming the first, the flags of cmd given but not
-// among used, which what (a command, or one of its modes) ignores: kube
-// install registers every cluster flag, and `kube install --server-node
-// w1` put the privileged agent on every node while the user believed it
-// went on w1 (--agent-nodes does that).
-func refuseUnused(cmd *cobra.Command, what string, used ...string) error {
-	var err error
-	own := cmd.LocalNonPersistentFlags()
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if err == nil && own.Lookup(fl.Name) != nil && fl.Name != "help" && !slices.Contains(used, fl.Name) {
-			err = inputErr(fmt.Errorf("--%s is not used by %s", fl.Name, what))
-		}
-	})
-	return err
-}
-
 // kubeFlags select the cluster, nodes and image (run, cleanup --kube,
 // kube manifests).
 type kubeFlags struct {
@@ -204,19 +172,7 @@ contacted.`,
 			if err := cfg.Validate(); err != nil {
 				return inputErr(err)
 			}
-			// Nothing is contacted: the cluster flags are no mode's.
-			var err error
-			switch {
-			case rbac && install:
-				return inputErr(errors.New("--rbac and --install print different things; choose one"))
-			case rbac:
-				err = refuseUnused(cmd, "kube manifests --rbac", "rbac", "namespace", "agent-namespace", "subject")
-			case install:
-				err = refuseUnused(cmd, "kube manifests --install", "install", "agent-namespace", "image", "image-pull-policy", "cni-conf-dir", "agent-nodes", "allow-tag")
-			default:
-				err = refuseUnused(cmd, "kube manifests (a run's objects)", "namespace", "server-node", "client-node", "image", "image-pull-policy", "replicas")
-			}
-			if err != nil {
+			if err := manifestsMode(cmd, rbac, install); err != nil {
 				return err
 			}
 			var objs []runtime.Object

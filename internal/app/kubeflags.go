@@ -1,0 +1,62 @@
+package app
+
+// Checks of the cluster flags of the kube commands: each refuses (exit
+// 2) what it would otherwise ignore.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/cnibench/cnibench/internal/engine/kube"
+)
+
+// manifestsMode refuses --rbac with --install, and the flags the mode
+// asked for does not use. Nothing is contacted: the cluster flags are
+// no mode's.
+func manifestsMode(cmd *cobra.Command, rbac, install bool) error {
+	switch {
+	case rbac && install:
+		return inputErr(errors.New("--rbac and --install print different things; choose one"))
+	case rbac:
+		return refuseUnused(cmd, "kube manifests --rbac", "rbac", "namespace", "agent-namespace", "subject")
+	case install:
+		return refuseUnused(cmd, "kube manifests --install", "install", "agent-namespace", "image", "image-pull-policy", "cni-conf-dir", "agent-nodes", "allow-tag")
+	}
+	return refuseUnused(cmd, "kube manifests (a run's objects)", "namespace", "server-node", "client-node", "image", "image-pull-policy", "replicas")
+}
+
+// checkAgentNamespace validates an install's cfg, which has no run
+// namespace (Validate compares the two), and refuses the runs' default
+// namespace for the agent: `kube manifests --rbac` labels that one Pod
+// Security baseline, which refuses the agent's privileged pods.
+func checkAgentNamespace(cfg *kube.Config) error {
+	if cfg.AgentNamespace == kube.DefaultNamespace {
+		return inputErr(fmt.Errorf("--agent-namespace %s is the runs' default namespace, which 'kube manifests --rbac' labels Pod Security baseline, "+
+			"refusing the agent's privileged pods: give the agent a namespace of its own (default %s)", cfg.AgentNamespace, kube.DefaultAgentNamespace))
+	}
+	cfg.Namespace = ""
+	if err := cfg.Validate(); err != nil {
+		return inputErr(err)
+	}
+	return nil
+}
+
+// refuseUnused refuses, naming the first, the flags of cmd given but not
+// among used, which what (a command, or one of its modes) ignores: kube
+// install registers every cluster flag, and `kube install --server-node
+// w1` put the privileged agent on every node while the user believed it
+// went on w1 (--agent-nodes does that).
+func refuseUnused(cmd *cobra.Command, what string, used ...string) error {
+	var err error
+	own := cmd.LocalNonPersistentFlags()
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if err == nil && own.Lookup(fl.Name) != nil && fl.Name != "help" && !slices.Contains(used, fl.Name) {
+			err = inputErr(fmt.Errorf("--%s is not used by %s", fl.Name, what))
+		}
+	})
+	return err
+}
