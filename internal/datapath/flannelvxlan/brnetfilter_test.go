@@ -1,19 +1,12 @@
 package flannelvxlan
 
 import (
-	"net"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netlink"
-
-	"github.com/cnibench/cnibench/internal/datapath"
-	"github.com/cnibench/cnibench/internal/kerneltest"
-	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/probe"
-	"github.com/cnibench/cnibench/internal/wire"
 )
 
 // Without br_netfilter the datapath still runs (the local engine asks
@@ -34,35 +27,5 @@ func TestRunsWithoutBridgeNetfilter(t *testing.T) {
 // sysctl 1 in the node's namespace even where it was 0: else cni0's
 // pod-to-pod packets skip iptables.
 func TestSetupNodeTurnsOnBridgeNetfilter(t *testing.T) {
-	kerneltest.RequireKernel(t, probe.Bridge, probe.Vxlan, probe.BrNetfilter)
-	id := kerneltest.RunID()
-	ns := kerneltest.Netns(t, kerneltest.Journal(t, id), id, "node")
-	const key = "net/bridge/bridge-nf-call-iptables"
-	if err := wire.Sysctl(ns, key, "0"); err != nil {
-		t.Fatal(err)
-	}
-	// The VXLAN device needs an underlay to sit on (a veth: kernels may
-	// lack the dummy module).
-	h, err := netns.Handle(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.LinkAdd(&netlink.Veth{LinkAttrs: wire.Attrs("eth1", 1500), PeerName: "eth1-peer"}); err != nil {
-		t.Fatal(err)
-	}
-	n := datapath.Node{Name: "node", Netns: ns, Underlay: "eth1", UnderlayIP: net.IPv4(198, 18, 0, 1), UnderlayMTU: 1500}
-	if err := New().SetupNode(n); err != nil {
-		t.Fatal(err)
-	}
-	var got []byte
-	if err := netns.Do(ns, func() (err error) {
-		got, err = os.ReadFile("/proc/sys/" + key)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if v := strings.TrimSpace(string(got)); v != "1" {
-		t.Errorf("after SetupNode the node's %s is %s, want 1 as on a Kubernetes node flanneld runs on", key, v)
-	}
+	dptest.SetupNodeSetsBridgeNetfilter(t, New(), "a Kubernetes node flanneld runs on")
 }
