@@ -34,20 +34,7 @@ func TestRFSTableInAContainer(t *testing.T) {
 	if _, err := os.Stat(rfsTable); err != nil {
 		t.Skipf("skipped: this host has no %s: %v", rfsTable, err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(procRoot string) string {
-		cmd := exec.Command(self, "-test.run=^$")
-		cmd.Env = append(os.Environ(), rfsHelperEnv+"="+procRoot)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("helper: %v: %s", err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	run := func(procRoot string) string { return inNewNetns(t, rfsHelperEnv+"="+procRoot) }
 	got := run(t.TempDir())
 	if !strings.HasPrefix(got, "false ") || !strings.Contains(got, "host's network namespace") ||
 		!strings.Contains(got, "--network host") || strings.Contains(got, "built without") {
@@ -59,4 +46,23 @@ func TestRFSTableInAContainer(t *testing.T) {
 			t.Errorf("through the init namespace: %q, want the table found", got)
 		}
 	}
+}
+
+// inNewNetns runs this test binary again, running no test, in a new
+// network namespace (a container's, as far as /proc/sys/net shows) with
+// env set for the helper its TestMain runs, and returns what it printed.
+func inNewNetns(t *testing.T, env string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v: %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -3,9 +3,7 @@ package probe
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -35,20 +33,7 @@ func TestGlobalSysctlInAContainer(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/net/core/netdev_max_backlog"); err != nil {
 		t.Skipf("skipped: this host has no %s: %v", name, err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(procRoot string) string {
-		cmd := exec.Command(self, "-test.run=^$")
-		cmd.Env = append(os.Environ(), sysctlHelperEnv+"="+procRoot+" "+name)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("helper: %v: %s", err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	run := func(procRoot string) string { return inNewNetns(t, sysctlHelperEnv+"="+procRoot+" "+name) }
 	got := run(t.TempDir())
 	if !strings.HasPrefix(got, "false ") || !strings.Contains(got, "host's network namespace") ||
 		!strings.Contains(got, "--network host") || strings.Contains(got, "this kernel has no") {
@@ -58,14 +43,7 @@ func TestGlobalSysctlInAContainer(t *testing.T) {
 	// mirrored there (net.core.rmem_max since Linux 6.15): the host sets
 	// it, so the advice is the same, not "no tuning can set it".
 	if _, err := os.Stat("/proc/sys/net/core/rmem_max"); err == nil {
-		cmd := exec.Command(self, "-test.run=^$")
-		cmd.Env = append(os.Environ(), sysctlHelperEnv+"="+t.TempDir()+" net.core.rmem_max")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
-		out, err := cmd.CombinedOutput()
-		got := strings.TrimSpace(string(out))
-		switch {
-		case err != nil:
-			t.Fatalf("helper: %v: %s", err, out)
+		switch got := inNewNetns(t, sysctlHelperEnv+"="+t.TempDir()+" net.core.rmem_max"); {
 		case strings.HasPrefix(got, "true"):
 			t.Logf("net.core.rmem_max is writable in a child namespace on this kernel: nothing mirrored to check")
 		case !strings.Contains(got, "host's network namespace") || strings.Contains(got, "no tuning can set it"):
