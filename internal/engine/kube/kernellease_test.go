@@ -201,15 +201,8 @@ func TestSkewedKernelClaimKept(t *testing.T) {
 // logged a warning and went on tuning the kernel the other run had
 // journaled.
 func TestLostKernelClaimEndsRun(t *testing.T) {
-	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
-	cs, place := kubeFixture(t, cfg)
-	place.Server.Status.NodeInfo.BootID, place.Client.Status.NodeInfo.BootID = testBoot, testBoot
+	cs, place, c := upOnOneKernel(t)
 	ctx := context.Background()
-	c, err := Up(ctx, cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	leases := cs.CoordinationV1().Leases(DefaultAgentNamespace)
 	l, err := leases.Get(ctx, kernelLeaseName(testBoot), metav1.GetOptions{})
 	if err != nil {
@@ -456,19 +449,12 @@ func TestRenewLoopRenewsEachClaimOnceMade(t *testing.T) {
 // over has ended) is lost: the next run creates it at once, with no
 // watch, and would tune beside this one.
 func TestDeletedKernelClaimIsLost(t *testing.T) {
-	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
-	cs, place := kubeFixture(t, cfg)
-	place.Server.Status.NodeInfo.BootID, place.Client.Status.NodeInfo.BootID = testBoot, testBoot
+	cs, place, c := upOnOneKernel(t)
 	ctx := context.Background()
-	c, err := Up(ctx, cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	if err := cs.CoordinationV1().Leases(DefaultAgentNamespace).Delete(ctx, kernelLeaseName(testBoot), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = renewKernels(cs, c.cfg, kernelsOf(place))
+	err := renewKernels(cs, c.cfg, kernelsOf(place))
 	var kl *KernelLostError
 	if !errors.As(err, &kl) || !kl.Deleted || !strings.Contains(err.Error(), "was deleted") {
 		t.Errorf("renewing a deleted claim = %v, want a *KernelLostError saying it was deleted", err)
@@ -492,4 +478,19 @@ func TestCloseReportsALateLoss(t *testing.T) {
 	if err := early.Close(); !errors.Is(err, lost) {
 		t.Errorf("Close = %v, want the claim lost after the run's last call", err)
 	}
+}
+
+// upOnOneKernel is run r1 up on two nodes of one kernel (testBoot), which
+// it claims; Cleanup closes it.
+func upOnOneKernel(t *testing.T) (*fake.Clientset, Placement, *Cluster) {
+	t.Helper()
+	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
+	cs, place := kubeFixture(t, cfg)
+	place.Server.Status.NodeInfo.BootID, place.Client.Status.NodeInfo.BootID = testBoot, testBoot
+	c, err := Up(context.Background(), cs, &fakeExec{fs: agentFS(), dir: t.TempDir()}, cfg, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return cs, place, c
 }
