@@ -236,7 +236,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	}
 	defer lock.Release()
 	noteJournalDir(cmd.Context(), jdir)
-	noteCleanup(cmd.Context(), cmp.Or(claim.Cleanup, journal.CleanupFor(jdir)))
+	noteCleanup(cmd.Context(), claim.Cleanup)
 	for _, i := range todo {
 		opts[i].MachineLocked, opts[i].Cleanup = claim.MachineLocked, claim.Cleanup
 		e := &rep.Candidates[i]

@@ -26,9 +26,11 @@ var (
 // directory's journals are the cluster's), else the cleanup of jdir
 // (journal.CleanupFor: --journal-dir DIR but for the default
 // directory): plain `cnibench cleanup` does nothing for either, and
-// the refusal came back after it.
+// the refusal came back after it. opt.Cleanup is set to it: the run's
+// kept journal and the signal hints name the same.
 func beginRun(opt *runner.Options, jdir string) (*journal.Lock, error) {
-	lock, err := journal.BeginRun(jdir, cmp.Or(opt.Cleanup, journal.CleanupFor(jdir)))
+	opt.Cleanup = cmp.Or(opt.Cleanup, journal.CleanupFor(jdir))
+	lock, err := journal.BeginRun(jdir, opt.Cleanup)
 	if err != nil {
 		return nil, err
 	}

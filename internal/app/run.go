@@ -240,7 +240,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	defer release()
 	noteJournalDir(cmd.Context(), jdir)
-	noteCleanup(cmd.Context(), cmp.Or(opt.Cleanup, journal.CleanupFor(jdir)))
+	noteCleanup(cmd.Context(), opt.Cleanup)
 	dir, err := runner.Run(cmd.Context(), opt)
 	if err != nil {
 		return runFailure(dir, err)
