@@ -22,11 +22,15 @@ func bootClock() int64 {
 // bootID names this boot ("" if unknown); the boot clock of one boot says
 // nothing of another's.
 func bootID() string {
+	id, _ := BootID()
+	return id
+}
+
+// BootID is this machine's boot ID (/proc/sys/kernel/random/boot_id):
+// this boot's name, and what a kubelet reports as its node's boot ID.
+func BootID() (string, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
+	return strings.TrimSpace(string(b)), err
 }
 
 // newestFirst orders journals for replay, newest first by when they were

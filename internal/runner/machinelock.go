@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -69,10 +68,7 @@ func onThisKernel(local string, ids map[string]string) []string {
 // localBootID is this machine's boot ID and kubeBootIDs the kube run's
 // nodes' (tests replace them).
 var (
-	localBootID = func() (string, error) {
-		b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-		return strings.TrimSpace(string(b)), err
-	}
+	localBootID = journal.BootID
 	kubeBootIDs = kube.NodeBootIDs
 )
 
