@@ -109,7 +109,7 @@ func wirePackets(d ifstats.Counters, seg segment, tx bool) float64 {
 // stays 0 (the error says why).
 func readSegment(ifc netns.Iface) (segment, error) {
 	var s segment
-	mtu, addrs, rerr := pathMTU(ifc)
+	mtu, addrs, rerr := deviceFacts(ifc)
 	s.PathMTU = mtu
 	var conns []conn
 	derr := netns.Do(ifc.Netns, func() error {
@@ -159,10 +159,10 @@ func busiest(conns []conn, addrs []net.IP) (snd, rcv int) {
 	return snd, rcv
 }
 
-// pathMTU is the smallest MTU of ifc's routes (ip route show dev DEV:
+// deviceFacts is the smallest MTU of ifc's routes (ip route show dev DEV:
 // Cilium's default route carries the tunnel's), else the device's, and
 // the device's addresses.
-func pathMTU(ifc netns.Iface) (int, []net.IP, error) {
+func deviceFacts(ifc netns.Iface) (int, []net.IP, error) {
 	h, err := netns.Handle(ifc.Netns)
 	if err != nil {
 		return 0, nil, err
