@@ -93,13 +93,20 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 	return figs
 }
 
-// tcpSeries are the per-interval series of the seed-003 paper's Fig 8:
-// throughput, congestion window and retransmits per second (the
-// sender's, from iperf3's interval sums).
-var tcpSeries = []struct{ name, label, unit string }{
-	{"bitrate_bps", "throughput", "Mbit/s"},
-	{"snd_cwnd_bytes", "congestion window", "KB"},
-	{"retransmits_count", "retransmits", "count"},
+// tcpSeries are the per-interval series drawn per second: the seed-003
+// paper's Fig 8 (fig8) plots the sender's throughput, congestion window
+// and retransmits; the receiver's throughput is beside them, since
+// under delay and loss it lags and smooths what the sender wrote (the
+// paper's Fig 9 sets the two side by side). A run recorded before the
+// sender's series was kept has only the receiver's.
+var tcpSeries = []struct {
+	name, label, unit string
+	fig8              bool
+}{
+	{"sender_bitrate_bps", "sender throughput", "Mbit/s", true},
+	{"bitrate_bps", "receiver throughput", "Mbit/s", false},
+	{"snd_cwnd_bytes", "congestion window", "KB", true},
+	{"retransmits_count", "retransmits", "count", true},
 }
 
 // seriesFigures draws, for each TCP workload of a study with
@@ -129,8 +136,12 @@ func seriesFigures(s *study.Study, samples []results.Sample) []figure {
 					continue
 				}
 				title := fmt.Sprintf("TCP %s per second (%s) on %s", ser.label, v.Name, dp)
+				note := " (the paper's Fig 8 plots the sender's throughput)"
+				if ser.fig8 {
+					note = " (the paper's Fig 8)"
+				}
 				f := figure{Title: title, Caption: fmt.Sprintf("%s of %s on %s each second of the first trial (first pair), one line per impairment, "+
-					"at tuning %s and %d replica%s%s.", ser.label, v.Name, dp, tuning, reps, plural(reps), seed003Note(s, " (the paper's Fig 8)"))}
+					"at tuning %s and %d replica%s%s.", ser.label, v.Name, dp, tuning, reps, plural(reps), seed003Note(s, note))}
 				p := newPlot(title, "second", ser.unit)
 				leg := newLegend()
 				for _, sl := range lines {

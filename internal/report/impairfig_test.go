@@ -32,7 +32,7 @@ func TestImpairmentReport(t *testing.T) {
 			}
 			smp := results.Sample{Cell: c, Trial: trial, Metrics: m}
 			if strings.HasPrefix(c.Workload, "tcp") {
-				smp.Series = []map[string][]float64{{"bitrate_bps": {9e8, 8e8, 9e8}, "snd_cwnd_bytes": {1e5, 2e5, 1.5e5}}}
+				smp.Series = []map[string][]float64{{"bitrate_bps": {9e8, 8e8, 9e8}, "sender_bitrate_bps": {9e8, 8e8, 9e8}, "snd_cwnd_bytes": {1e5, 2e5, 1.5e5}}}
 			}
 			samples = append(samples, smp)
 		}
@@ -49,9 +49,9 @@ func TestImpairmentReport(t *testing.T) {
 		}
 	}
 	series := seriesFigures(s, samples)
-	if len(series) != 4 {
-		t.Errorf("%d per-second figures, want 4 (throughput, cwnd of tcp@1G on each datapath)", len(series))
-	} else if series[0].Title != "TCP throughput per second (tcp@1G) on flannel-vxlan" {
+	if len(series) != 6 {
+		t.Errorf("%d per-second figures, want 6 (sender and receiver throughput, cwnd of tcp@1G on each datapath)", len(series))
+	} else if series[0].Title != "TCP sender throughput per second (tcp@1G) on flannel-vxlan" {
 		t.Errorf("first per-second figure is %q", series[0].Title)
 	}
 	for _, f := range series {
@@ -91,16 +91,21 @@ func TestSeriesFiguresOneLineEach(t *testing.T) {
 	for _, c := range s.Cells() {
 		if strings.HasPrefix(c.Workload, "tcp") {
 			samples = append(samples, results.Sample{Cell: c, Trial: 1, Metrics: map[string]float64{"bitrate": 9e8},
-				Series: []map[string][]float64{{"bitrate_bps": {9e8, 8e8, 9e8}, "snd_cwnd_bytes": {1e5, 2e5, 1.5e5}}}})
+				Series: []map[string][]float64{{"bitrate_bps": {9e8, 8e8, 9e8}, "sender_bitrate_bps": {9.5e8, 7e8, 9e8}, "snd_cwnd_bytes": {1e5, 2e5, 1.5e5}}}})
 		}
 	}
 	figs := seriesFigures(s, samples)
-	if len(figs) != 4 {
-		t.Fatalf("%d per-second figures, want 4", len(figs))
+	if len(figs) != 6 {
+		t.Fatalf("%d per-second figures, want 6 (sender and receiver throughput, congestion window, per datapath)", len(figs))
 	}
 	for _, f := range figs {
 		if !strings.Contains(f.Caption, "one line per impairment, at tuning baseline and 1 replica") {
 			t.Errorf("%s: caption %q does not say the restriction", f.Title, f.Caption)
+		}
+		// Fig 8 is the sender's: the receiver's figure must not claim it.
+		fig8 := strings.HasSuffix(f.Caption, "(the paper's Fig 8).")
+		if receiver := strings.Contains(f.Title, "receiver throughput"); fig8 == receiver {
+			t.Errorf("%s: caption %q", f.Title, f.Caption)
 		}
 	}
 	tuning, reps, dps, byDP := firstTrials(s, samples, "tcp@1G")

@@ -28,6 +28,9 @@ type Measured struct {
 	// Retransmits is the per-interval retransmit count (window only;
 	// nil when the end printed none).
 	Retransmits []float64
+	// Bitrates is the per-interval bitrate in bit/s (window only): the
+	// bytes this end received, or sent, each interval.
+	Bitrates []float64
 }
 
 // Measure computes the measured window of a report.
@@ -41,6 +44,9 @@ func Measure(rep Report) (Measured, error) {
 	for _, iv := range ivs {
 		m.Bytes += iv.Bytes
 		m.Seconds += iv.Seconds
+		if iv.Seconds > 0 {
+			m.Bitrates = append(m.Bitrates, iv.Bytes*8/iv.Seconds)
+		}
 		if iv.UDP != nil {
 			if m.UDP == nil {
 				m.UDP = &UDPStats{}

@@ -203,7 +203,8 @@ func TestArgvOptions(t *testing.T) {
 }
 
 // TestRetransmitSeries: the sender's per-second retransmits (Fig 8's
-// third panel) are the measured intervals' sums, warm-up left out.
+// third panel) are the measured intervals' sums, warm-up left out; its
+// throughput (the first panel) is the sender's own intervals.
 func TestRetransmitSeries(t *testing.T) {
 	s, err := ParseServer(readTestdata(t, "tcp-server.json"))
 	if err != nil {
@@ -223,6 +224,16 @@ func TestRetransmitSeries(t *testing.T) {
 	got := series[SeriesRetransmits]
 	if len(got) != len(series[SeriesBitrate]) || len(got) < 2 || got[0] != 7 || got[1] != 6 {
 		t.Errorf("retransmits per second %v (bitrate series %d long), want 7, 6, ... as the measured intervals", got, len(series[SeriesBitrate]))
+	}
+	// Fig 8's first panel is the sender's throughput: the client's
+	// measured intervals (2472017920 bytes in 1.000571 s first), not the
+	// server's (2471755776 in 1.000102 s).
+	snd := series[SeriesSenderBitrate]
+	if len(snd) != len(got) || math.Abs(snd[0]-2472017920*8/1.0005710124969482) > 1 {
+		t.Errorf("sender bitrate per second %v, want the client's intervals, as long as the retransmits %v", snd, got)
+	}
+	if rcv := series[SeriesBitrate]; len(rcv) == 0 || math.Abs(rcv[0]-2471755776*8/1.0001020431518555) > 1 {
+		t.Errorf("receiver bitrate per second %v, want the server's intervals", rcv)
 	}
 	u, err := ParseClient(readTestdata(t, "udp-client.json"))
 	if err != nil {

@@ -28,6 +28,10 @@ const (
 	// Series names in Result.Series (one value per measured interval).
 	SeriesBitrate     = "bitrate_bps"
 	SeriesRetransmits = "retransmits_count"
+	// SeriesSenderBitrate is what the sender wrote each interval (the
+	// seed-003 paper's Fig 8 plots it): under loss or delay it runs ahead
+	// of, and burstier than, what the receiver read.
+	SeriesSenderBitrate = "sender_bitrate_bps"
 )
 
 // pairMetrics turns one pair's two reports into its per-replica metrics
@@ -48,10 +52,8 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		results.MetricRetransmits: c.Retransmits,
 	}
 	series := map[string][]float64{}
-	for _, iv := range window(recv.Intervals, float64(recv.Duration)) {
-		if iv.Seconds > 0 {
-			series[SeriesBitrate] = append(series[SeriesBitrate], iv.Bytes*8/iv.Seconds)
-		}
+	if len(rm.Bitrates) > 0 {
+		series[SeriesBitrate] = rm.Bitrates
 	}
 	if u := rm.UDP; u != nil {
 		m[MetricJitter] = u.JitterMs
@@ -74,13 +76,22 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 			delete(m, MetricJitter)
 		}
 	}
-	if sm, err := Measure(send); err == nil && sm.HasTCPInfo {
+	sm, err := Measure(send)
+	if err != nil {
+		// The sender's report is for its state and series only; the
+		// receiver's numbers stand without them.
+		return m, series, nil
+	}
+	if len(sm.Bitrates) > 0 {
+		series[SeriesSenderBitrate] = sm.Bitrates
+	}
+	if sm.HasTCPInfo {
 		m[MetricCwnd] = sm.CwndBytes
 		m[MetricRTT] = sm.RTTUs
 		series[MetricCwnd] = sm.Cwnd
 		series[MetricRTT] = sm.RTT
 	}
-	if sm, err := Measure(send); err == nil && sm.Retransmits != nil {
+	if sm.Retransmits != nil {
 		series[SeriesRetransmits] = sm.Retransmits
 	}
 	return m, series, nil
