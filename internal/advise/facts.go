@@ -142,6 +142,14 @@ var facts = map[string]fact{
 	"overlay_in_use": func(in *inspect.Inspection) (value, error) {
 		return yes(primaryTunnel(in) != nil), known(in, "devices")
 	},
+	// tunnel_encrypts: the overlay in use is WireGuard's. Its tunnel is
+	// there to encrypt (Calico's and Cilium's WireGuard modes route pods
+	// natively or over another overlay beneath it), so leaving it is a
+	// security decision, not a performance knob, and no NIC offloads it.
+	"tunnel_encrypts": func(in *inspect.Inspection) (value, error) {
+		t := primaryTunnel(in)
+		return yes(t != nil && t.Kind == "wireguard"), known(in, "devices")
+	},
 	// tunnel_offloaded: the underlay NIC segments the overlay's packets
 	// (for VXLAN/Geneve tx-udp_tnl-segmentation, IP-in-IP
 	// tx-ipxip4-segmentation, GRE tx-gre-segmentation).

@@ -2,6 +2,7 @@ package advise
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
@@ -111,6 +112,45 @@ func TestIPsecVTIIsNoOverlay(t *testing.T) {
 		in.Tunnels = append([]inspect.Device{{Name: vti, Kind: "vti", MTU: 1480}}, in.Tunnels...)
 		if status, knobs := tunnelMTUKnobs(t, in); status != Candidate || knobs != "mtu on vxlan.calico: mtu=8950, pods=8950" {
 			t.Errorf("calico vxlan beside %s: tunnel-mtu %s, knobs %q; want mtu on vxlan.calico: mtu=8950, pods=8950", vti, status, knobs)
+		}
+	}
+}
+
+// A WireGuard overlay encrypts: native routing would drop the
+// encryption, and no NIC segments it, so neither rule applies (Calico's
+// WireGuard mode over BGP routes natively already; Cilium's over native
+// routing too). Beside VXLAN as the CNI's mode, native-routing applies,
+// and its A/B emulates the node's own overlay.
+func TestWireGuardIsNoOverlayToLeave(t *testing.T) {
+	for _, c := range []struct{ cni, dev string }{{"calico", "wireguard.cali"}, {"cilium", "cilium_wg0"}} {
+		in := load(t, "calico-vxlan-jumbo")
+		in.CNI = inspect.CNI{Name: c.cni, Mode: "wireguard"}
+		in.Tunnels = []inspect.Device{{Name: c.dev, Kind: "wireguard", MTU: 8940}}
+		for _, rule := range []string{"native-routing", "overlay-offload"} {
+			rs, err := Lookup(rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Evaluate(rs[0], in); got.Status != NotApplicable {
+				t.Errorf("%s on %s with %s: %s (%q), knobs %q; want not applicable", rule, c.cni, c.dev, got.Status, got.Why, knobText(got.Knobs))
+			}
+		}
+	}
+	rs, err := Lookup("native-routing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fixture, want := range map[string]string{"ipip-nic-vxlan-offload": "calico-ipip", "calico-vxlan-jumbo": "calico-vxlan"} {
+		in := load(t, fixture)
+		if got := Evaluate(rs[0], in); got.Status != Candidate {
+			t.Fatalf("%s: native-routing %s (%q)", fixture, got.Status, got.Why)
+		}
+		sets, err := rs[0].ProveSets(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := strings.Join(sets, " "); !strings.Contains(j, "type: "+want) || !strings.Contains(j, "type: calico-routed") {
+			t.Errorf("%s: native-routing's A/B %q, want the node's own overlay %s against calico-routed", fixture, j, want)
 		}
 	}
 }
