@@ -173,8 +173,9 @@ var facts = map[string]fact{
 		v.note = noOtherOverlay[in.CNI.Name]
 		return v, err
 	},
-	// tunnel_mtu_below_max: a tunnel or pod device's MTU is below what the
-	// underlay allows after the encapsulation's overhead.
+	// tunnel_mtu_below_max: the overlay device's MTU, or one of the CNI's
+	// pod links', is below what the underlay allows after the
+	// encapsulation's overhead.
 	"tunnel_mtu_below_max": func(in *inspect.Inspection) (value, error) {
 		t := primaryTunnel(in)
 		if t == nil {
@@ -184,11 +185,8 @@ var facts = map[string]fact{
 		if err != nil {
 			return value{}, err
 		}
-		below := t.MTU < target
-		for _, g := range in.PodLinks {
-			below = below || g.MinMTU < target
-		}
-		return yes(below), nil
+		found, _, err := foundMTU(in)
+		return yes(found < target), err
 	},
 	"pod_bridge_present": func(in *inspect.Inspection) (value, error) {
 		_, ok := podBridge(in)

@@ -100,6 +100,16 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	"udev_tunnel": udevTunnel,
 	"tunnel_kind": tunnelField(func(t inspect.Device) string { return t.Kind }),
 	"tunnel_mtu":  tunnelField(func(t inspect.Device) string { return strconv.Itoa(t.MTU) }),
+	// found_mtu: the smallest MTU on the pods' path (the overlay's, or
+	// the CNI's pod links' where lower); found_mtu_where, where it is.
+	"found_mtu": func(in *inspect.Inspection) (string, error) {
+		m, _, err := foundMTU(in)
+		return strconv.Itoa(m), err
+	},
+	"found_mtu_where": func(in *inspect.Inspection) (string, error) {
+		_, where, err := foundMTU(in)
+		return where, err
+	},
 	// tunnel_datapath is the emulated datapath with the tunnel's
 	// encapsulation, for an A/B of that overlay.
 	"tunnel_datapath": func(in *inspect.Inspection) (string, error) {

@@ -154,3 +154,43 @@ func TestWireGuardIsNoOverlayToLeave(t *testing.T) {
 		}
 	}
 }
+
+// The pods' MTU is the path's where it is below the tunnel's: pods
+// started before an MTU raise keep theirs. tunnel-mtu then says where
+// the low MTU is and its A/B starts from it, not from the tunnel's
+// (an A/B of 8950 against 8950 could only find no gain). A Docker
+// container's veth* beside Calico is none of its pods: on a jumbo node
+// it neither fires the rule nor sets the MTU found.
+func TestTunnelMTUOfThePods(t *testing.T) {
+	rs, err := Lookup("tunnel-mtu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := load(t, "calico-vxlan-jumbo")
+	for i := range in.Tunnels {
+		in.Tunnels[i].MTU = 8950
+	}
+	in.PodLinks = []inspect.LinkGroup{{Prefix: "cali", Count: 4, MinMTU: 1450, MaxMTU: 8950}}
+	got := Evaluate(rs[0], in)
+	if got.Status != Candidate || !strings.Contains(got.Effect, "(1450, on the pods' cali* links (vxlan.calico is at 8950") {
+		t.Errorf("pods below the tunnel: %s, effect %q", got.Status, got.Effect)
+	}
+	sets, err := rs[0].ProveSets(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := strings.Join(sets, " "); !strings.Contains(j, "mtu: 1450") || !strings.Contains(j, "mtu: 8950") {
+		t.Errorf("A/B %q, want 1450 against 8950", j)
+	}
+	in.PodLinks = []inspect.LinkGroup{{Prefix: "cali", Count: 4, MinMTU: 8950, MaxMTU: 8950}, {Prefix: "veth", Count: 2, MinMTU: 1500, MaxMTU: 1500}}
+	if got := Evaluate(rs[0], in); got.Status != NotApplicable {
+		t.Errorf("Calico pods at the target beside Docker's veths: %s (%q), effect %q", got.Status, got.Why, got.Effect)
+	}
+	// Flannel's pods are veth*: theirs count.
+	in.CNI = inspect.CNI{Name: "flannel", Mode: "vxlan"}
+	in.Tunnels = []inspect.Device{{Name: "flannel.1", Kind: "vxlan", MTU: 8950}}
+	in.PodLinks = []inspect.LinkGroup{{Prefix: "veth", Count: 2, MinMTU: 1450, MaxMTU: 1450}}
+	if got := Evaluate(rs[0], in); got.Status != Candidate {
+		t.Errorf("flannel pods at 1450 under a jumbo overlay: %s (%q)", got.Status, got.Why)
+	}
+}
