@@ -295,7 +295,7 @@ func fin(v float64) *float64 {
 	return &v
 }
 
-// verdict: accepted when some cell is better with an estimate beyond
+// verdict: accepted when some cell is better (its interval off 1) with an estimate beyond
 // the margin (above 1+margin, or below 1/(1+margin) for a metric where
 // lower is better: latency) and none is worse; rejected when some cell is
 // worse, or some cell is decided and none is better beyond the margin;
@@ -344,7 +344,14 @@ func verdict(cs []advise.ProofCell, margin float64) (v, why string) {
 		}
 		return advise.Rejected, why
 	case len(gains) > 0:
-		return advise.Accepted, "better by more than " + pct + " in " + list(gains) + ", worse in none"
+		why = "better, by an estimate beyond " + pct + ", in " + list(gains) + ", worse in none"
+		if m := len(cs); m > 1 {
+			// Each cell stops on its own decision, uncorrected for the
+			// others: one false "better" among m accepts (Bonferroni's
+			// bound on how often, m times a cell's one-sided rate).
+			why += fmt.Sprintf(" (%d cells, each judged alone: a change without effect passes at most %.1f%% of the time)", m, 100*float64(m)*(1-stats.Confidence)/2)
+		}
+		return advise.Accepted, why
 	case len(slight)+len(equal) > 0:
 		var parts []string
 		if len(equal) > 0 {

@@ -63,9 +63,10 @@ func TestVerdict(t *testing.T) {
 	}{
 		{[]advise.ProofCell{at("better", 1.135, 1), at("worse", 0.961, 4)},
 			"worse in tcp at 4 pair(s) (0.961), though better in tcp at 1 pair(s) (1.135): a trade-off, not a gain"},
-		{[]advise.ProofCell{at("better", 1.08, 1), at("undecided", 1.01, 4)}, "better by more than 2% in tcp at 1 pair(s) (1.080), worse in none"},
+		{[]advise.ProofCell{at("better", 1.08, 1), at("undecided", 1.01, 4)}, "better, by an estimate beyond 2%, in tcp at 1 pair(s) (1.080), worse in none (2 cells, each judged alone: a change without effect passes at most 5.0% of the time)"},
 		{[]advise.ProofCell{at("equal", 1.001, 1), at("better", 1.012, 4)},
 			"equal within ±2% in tcp at 1 pair(s) (1.001); better by less than 2% in tcp at 4 pair(s) (1.012): no gain worth the change"},
+		{[]advise.ProofCell{at("better", 1.08, 1)}, "better, by an estimate beyond 2%, in tcp at 1 pair(s) (1.080), worse in none"},
 		{[]advise.ProofCell{at("undecided", 1.1, 1)}, "no cell decided within the budget"},
 	} {
 		if _, why := verdict(c.cells, 0.02); why != c.why {
@@ -312,16 +313,16 @@ func TestVerdictEachCellInItsDirection(t *testing.T) {
 		measuredAs string
 	}{
 		{[]results.Stop{stop("startup", "startup_ms", "better", 0.5), stop("tcp", "bitrate", "equal", 1.0)},
-			"startup_ms, bitrate", advise.Accepted, "better by more than 2% in startup_ms startup at 1 pair(s) (0.500), worse in none",
+			"startup_ms, bitrate", advise.Accepted, "better, by an estimate beyond 2%, in startup_ms startup at 1 pair(s) (0.500), worse in none (2 cells, each judged alone: a change without effect passes at most 5.0% of the time)",
 			"cand/baseline (margin ±2%): startup_ms startup at 1 pair(s): 0.500 [0.450, 0.550] paired-t 98.75%, n=5, better; bitrate tcp at 1 pair(s): 1.000"},
 		{[]results.Stop{stop("tcp", "bitrate", "better", 1.2), stop("startup", "startup_ms", "equal", 1.0)},
-			"bitrate, startup_ms", advise.Accepted, "better by more than 2% in bitrate tcp at 1 pair(s) (1.200), worse in none",
+			"bitrate, startup_ms", advise.Accepted, "better, by an estimate beyond 2%, in bitrate tcp at 1 pair(s) (1.200), worse in none (2 cells, each judged alone: a change without effect passes at most 5.0% of the time)",
 			"cand/baseline (margin ±2%): bitrate tcp at 1 pair(s): 1.200"},
 		{[]results.Stop{stop("startup", "startup_ms", "better", 0.99), stop("tcp", "bitrate", "better", 1.01)},
 			"startup_ms, bitrate", advise.Rejected, "better by less than 2% in startup_ms startup at 1 pair(s) (0.990), bitrate tcp at 1 pair(s) (1.010): no gain worth the change",
 			"; bitrate tcp at 1 pair(s): 1.010"},
 		{[]results.Stop{stop("startup", "startup_ms", "better", 0.5), stop("startup", "startup_ms", "equal", 1.0)},
-			"startup_ms", advise.Accepted, "better by more than 2% in startup at 1 pair(s) (0.500), worse in none",
+			"startup_ms", advise.Accepted, "better, by an estimate beyond 2%, in startup at 1 pair(s) (0.500), worse in none (2 cells, each judged alone: a change without effect passes at most 5.0% of the time)",
 			"startup_ms cand/baseline (margin ±2%): startup at 1 pair(s): 0.500"},
 	} {
 		metric, cs := cells(nil, analysis.Model{}, c.stops, "baseline", "cand", true, nil)
