@@ -1,8 +1,11 @@
 package advise
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/advise/inspect"
 )
 
 // busy-poll's 50 µs is the sysctl document's recommendation
@@ -28,5 +31,16 @@ func TestBusyPollCitesTheValue(t *testing.T) {
 	}
 	if !strings.Contains(r.Risk, "4 CPUs (cnibench's heuristic)") {
 		t.Errorf("the CPU floor is not explained: %s", r.Risk)
+	}
+}
+
+// The summary says a busy-polling sysctl it could not read is unknown,
+// not 0 us.
+func TestSummaryBusyPollingUnread(t *testing.T) {
+	in := load(t, "kind-node-veth-underlay")
+	in.Sysctls[inspect.SysBusyPoll] = 50
+	delete(in.Sysctls, inspect.SysBusyRead)
+	if !slices.Contains(Summarize(in), Finding{"busy polling", "busy_read unknown, busy_poll 50 us"}) {
+		t.Errorf("summary %v, want busy_read unknown beside busy_poll 50 us", Summarize(in))
 	}
 }

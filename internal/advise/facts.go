@@ -232,6 +232,12 @@ var facts = map[string]fact{
 				// Transmit-only interrupts are no receive queues; where
 				// they sit says nothing of RSS's spread.
 				if r := irqRole(n, q.Name); r == "rx" || r == "rxtx" {
+					// An affinity the inspection could not read is
+					// unknown, not a CPU of its own: "" beside the
+					// others' "0" would read as two CPUs.
+					if err := known(in, fmt.Sprintf("irq %d affinity", q.IRQ)); err != nil {
+						return value{}, err
+					}
 					queues++
 					cpus[q.CPUs] = true
 				}

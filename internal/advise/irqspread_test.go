@@ -51,3 +51,19 @@ func TestIRQSpread(t *testing.T) {
 		t.Errorf("pin script on node 1:\n%s", s)
 	}
 }
+
+// A queue interrupt whose affinity the inspection could not read makes
+// irq-spread unknown: its empty CPU list beside the others' "0" is no
+// second CPU, which would make the rule not applicable.
+func TestIRQSpreadAffinityUnreadable(t *testing.T) {
+	rs, err := Lookup("irq-spread")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := load(t, "multiqueue-rss-one-cpu")
+	in.NICs[0].IRQs[1].CPUs = ""
+	in.Unknown = map[string]string{"irq 81 affinity": "permission denied"}
+	if got := Evaluate(rs[0], in); got.Status != Unknown || !strings.Contains(strings.Join(got.Why, " "), "irq 81 affinity unknown") {
+		t.Errorf("irq-spread with irq 81's affinity unread: %s %q, want unknown naming it", got.Status, got.Why)
+	}
+}

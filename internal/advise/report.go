@@ -270,7 +270,7 @@ func Summarize(in *inspect.Inspection) []Finding {
 	if m, ok := in.Sysctls[inspect.SysConntrackMax]; ok {
 		add("conntrack", "%d of %d entries, %s hash buckets", in.Sysctls[inspect.SysConntrackCount], m, conntrackBucketsNow(in))
 	}
-	add("busy polling", "busy_read %d us, busy_poll %d us", in.Sysctls[inspect.SysBusyRead], in.Sysctls[inspect.SysBusyPoll])
+	add("busy polling", "busy_read %s, busy_poll %s", sysctlUs(in, inspect.SysBusyRead), sysctlUs(in, inspect.SysBusyPoll))
 	f = append(f, idleFindings(in)...)
 	if len(in.Qdiscs) > 0 {
 		var q []string
@@ -332,6 +332,17 @@ func numa(n int) string {
 		return "none reported"
 	}
 	return fmt.Sprint(n)
+}
+
+// sysctlUs is a sysctl in microseconds as read, or "unknown" where the
+// inspection could not read it (a container without /proc/sys/net/core):
+// never a 0 that was not measured.
+func sysctlUs(in *inspect.Inspection, name string) string {
+	v, ok := in.Sysctls[name]
+	if !ok {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d us", v)
 }
 
 func orUnknown(s string) string {
