@@ -101,7 +101,10 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 		// does not parse back (its budget out of range).
 		return inputErr(fmt.Errorf("--budget %s: want a positive duration such as 5m, at most %s", flagText(cmd.Flags(), "budget"), shortDuration(study.MaxBudget)))
 	}
-	if f.study != "" || len(f.sets) > 0 {
+	// With --run and no --study the sets may be for the run's own study
+	// (the A/Bs of the candidates that answer its findings): proveAll
+	// checks them once the run is read.
+	if f.study != "" || len(f.sets) > 0 && f.fromRun == "" {
 		if _, err := f.resolver()(f.sets); err != nil {
 			return inputErr(err)
 		}
@@ -198,9 +201,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 			}
 		}
 	}
-	// The user's own study and overrides must be good on their own: that
-	// is bad input.
-	if _, err := opt.Resolve(f.sets); err != nil {
+	if err := f.checkSets(opt, fr); err != nil {
 		return inputErr(err)
 	}
 	var todo []int
@@ -213,6 +214,12 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 		}
 		if why := prove.Unprovable(opts[i], e); why != "" {
 			e.Measured, e.Verdict = "not measured: "+why, advise.NotProvable
+			continue
+		}
+		// The sets fit the run's study or the built-in A/B (checkSets),
+		// not necessarily this candidate's.
+		if _, err := opts[i].Resolve(f.sets); err != nil {
+			e.Measured, e.Verdict = "not measured: the --set given does not apply to its A/B's study ("+cmp.Or(opts[i].Shape, "the built-in A/B")+"): "+err.Error(), advise.NotProvable
 			continue
 		}
 		// A candidate whose A/B cannot be built here (an MTU the
@@ -248,6 +255,22 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
 		}
+	}
+	return nil
+}
+
+// checkSets: the user's own study and overrides must be good on their
+// own, which is bad input otherwise. With --run and no --study, --set
+// may be for the run's study (its findings' candidates are measured on
+// it) or for the built-in A/B (the others): it must fit one of them.
+func (f *adviseFlags) checkSets(opt prove.Options, fr fromRun) error {
+	_, err := opt.Resolve(f.sets)
+	if err == nil || f.study != "" || fr.study == nil {
+		return err
+	}
+	file := filepath.Join(fr.dir, results.StudyFile)
+	if _, rerr := study.Resolve(file, study.Options{Set: f.sets, Stored: true}, studyCatalog()); rerr != nil {
+		return fmt.Errorf("--set fits neither the run's study: %w; nor the built-in A/B: %w", rerr, err)
 	}
 	return nil
 }

@@ -21,39 +21,8 @@ import (
 // tunings are the candidate's A and B), the user's --set after the
 // narrowing; a candidate that answers nothing keeps the built-in A/B.
 func TestProveOnRunCells(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	w, err := results.Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stops []results.Stop
-	for _, dp := range []string{"bridge", "calico-routed"} {
-		for _, wl := range []string{"tcp", "rr"} {
-			for _, r := range []int{1, 4} {
-				stops = append(stops, results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: r}, Metric: results.MetricBitrate})
-			}
-		}
-	}
-	if err := w.WriteStudy([]byte(`apiVersion: cnibench/v1alpha1
-kind: Study
-metadata: {name: mine}
-spec:
-  datapaths: [bridge, {name: calico-routed, type: calico-routed, mtu: 1400}]
-  workloads: [{name: tcp, tool: iperf3}, {name: rr, tool: sockperf}]
-  replicas: [1, 4]
-  trials: 8
-  duration: 20s
-`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := errors.Join(w.WriteStops(stops), w.Close()); err != nil {
-		t.Fatal(err)
-	}
-	run, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr := fromRun{dir: dir, run: run, study: runStudy(dir)}
+	fr := twoDatapathRun(t)
+	dir := fr.dir
 	rules, err := advise.Lookup("rfs")
 	if err != nil {
 		t.Fatal(err)
@@ -111,12 +80,10 @@ spec:
 // in its selectors; the candidate's A and B replace those tunings, so
 // the A/B drops the selectors and narrows by the lists alone.
 func TestProveOnPickedRun(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	w, err := results.Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteStudy([]byte(`apiVersion: cnibench/v1alpha1
+	bound := results.Cell{Datapath: "bridge", Tuning: "rps", Workload: "tcp", Replicas: 4}
+	base := bound
+	base.Tuning = "baseline"
+	dir, run := writeStudyRun(t, `apiVersion: cnibench/v1alpha1
 kind: Study
 metadata: {name: mine}
 spec:
@@ -127,20 +94,7 @@ spec:
   trials: 8
   duration: 20s
   only: [{tuning: rps, replicas: 4}]
-`)); err != nil {
-		t.Fatal(err)
-	}
-	bound := results.Cell{Datapath: "bridge", Tuning: "rps", Workload: "tcp", Replicas: 4}
-	base := bound
-	base.Tuning = "baseline"
-	stops := []results.Stop{{Cell: base, Metric: results.MetricBitrate}, {Cell: bound, Metric: results.MetricBitrate}}
-	if err := errors.Join(w.WriteStops(stops), w.Close()); err != nil {
-		t.Fatal(err)
-	}
-	run, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, []results.Stop{{Cell: base, Metric: results.MetricBitrate}, {Cell: bound, Metric: results.MetricBitrate}})
 	rules, err := advise.Lookup("rfs")
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +108,77 @@ spec:
 	}
 	if len(s.Spec.Only) != 0 || !slices.Equal(s.Spec.Replicas, []int{4}) || len(s.Cells()) != 2 {
 		t.Errorf("A/B study: only %v, replicas %v, %d cells; want no selectors, 4 replicas, A and B", s.Spec.Only, s.Spec.Replicas, len(s.Cells()))
+	}
+}
+
+// writeStudyRun writes a run directory of studyYAML with stops and reads it
+// back.
+func writeStudyRun(t *testing.T, studyYAML string, stops []results.Stop) (string, *results.Run) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteStudy([]byte(studyYAML)); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(w.WriteStops(stops), w.Close()); err != nil {
+		t.Fatal(err)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, run
+}
+
+// twoDatapathRun is a run of bridge and calico-routed, tcp and rr, at 1
+// and 4 pairs.
+func twoDatapathRun(t *testing.T) fromRun {
+	var stops []results.Stop
+	for _, dp := range []string{"bridge", "calico-routed"} {
+		for _, wl := range []string{"tcp", "rr"} {
+			for _, r := range []int{1, 4} {
+				stops = append(stops, results.Stop{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: r}, Metric: results.MetricBitrate})
+			}
+		}
+	}
+	dir, run := writeStudyRun(t, `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: mine}
+spec:
+  datapaths: [bridge, {name: calico-routed, type: calico-routed, mtu: 1400}]
+  workloads: [{name: tcp, tool: iperf3}, {name: rr, tool: sockperf}]
+  replicas: [1, 4]
+  trials: 8
+  duration: 20s
+`, stops)
+	return fromRun{dir: dir, run: run, study: runStudy(dir)}
+}
+
+// With --run, --set may name the run's own entries (its findings'
+// candidates are measured on its study) or the built-in A/B's; one that
+// fits neither is bad input naming both.
+func TestAdviseSetsForTheRunsStudy(t *testing.T) {
+	fr := twoDatapathRun(t)
+	for _, c := range []struct {
+		sets []string
+		err  string
+	}{
+		{[]string{"workloads.rr.messageSize=64"}, ""},
+		{[]string{"replicas=[1]"}, ""},
+		{[]string{"workloads.nope.length=1M"}, "fits neither the run's study"},
+	} {
+		f := adviseFlags{sets: c.sets, fromRun: fr.dir}
+		err := f.checkSets(prove.Options{Resolve: f.resolver()}, fr)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("--set %v: %v, want %q", c.sets, err, c.err)
+		}
+	}
+	// Without --run the built-in A/B alone decides.
+	f := adviseFlags{sets: []string{"workloads.rr.messageSize=64"}}
+	if err := f.checkSets(prove.Options{Resolve: f.resolver()}, fromRun{}); err == nil {
+		t.Error("a --set naming a workload the built-in A/B lacks passed without --run")
 	}
 }
