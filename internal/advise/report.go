@@ -225,7 +225,11 @@ func Summarize(in *inspect.Inspection) []Finding {
 	add("underlay", "%s", orUnknown(in.Underlay))
 	for _, n := range in.NICs {
 		if n.Virtual {
-			add("NIC "+n.Name, "virtual (no device behind it: a veth, as on kind-style nodes), MTU %d, %d rx / %d tx queues", n.MTU, n.RxQueues, n.TxQueues)
+			what := "no device behind it: a veth, as on kind-style nodes"
+			if n.Name == in.Underlay && len(in.UnderlayLower) > 0 {
+				what = "stacked over " + strings.Join(in.UnderlayLower, ", ") + ": a VLAN, macvlan, bond or Open vSwitch port"
+			}
+			add("NIC "+n.Name, "virtual (%s), MTU %d, %d rx / %d tx queues", what, n.MTU, n.RxQueues, n.TxQueues)
 			continue
 		}
 		add("NIC "+n.Name, "driver %s, MTU %d, %d rx / %d tx queues, NUMA node %s", orUnknown(n.Driver), n.MTU, n.RxQueues, n.TxQueues, numa(n.NUMANode))

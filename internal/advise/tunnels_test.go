@@ -194,3 +194,19 @@ func TestTunnelMTUOfThePods(t *testing.T) {
 		t.Errorf("flannel pods at 1450 under a jumbo overlay: %s (%q)", got.Status, got.Why)
 	}
 }
+
+// An Open vSwitch underlay (OpenShift's br-ex over ens3): the summary
+// names the NIC under it, not a veth, and the NIC rules read ens3.
+func TestOVSUnderlaySummary(t *testing.T) {
+	in := load(t, "calico-vxlan-jumbo")
+	nic := in.NICs[0]
+	in.Underlay, in.UnderlayLower = "br-ex", []string{nic.Name}
+	in.NICs = append(in.NICs, inspect.NIC{Name: "br-ex", MTU: nic.MTU, NUMANode: -1, Virtual: true})
+	want := Finding{"NIC br-ex", "virtual (stacked over " + nic.Name + ": a VLAN, macvlan, bond or Open vSwitch port), MTU 9000, 0 rx / 0 tx queues"}
+	if !slices.Contains(Summarize(in), want) {
+		t.Errorf("summary %v, want %v", Summarize(in), want)
+	}
+	if ns, err := nics(in); err != nil || len(ns) != 1 || ns[0].Name != nic.Name {
+		t.Errorf("NICs under br-ex: %v %v, want %s", ns, err, nic.Name)
+	}
+}

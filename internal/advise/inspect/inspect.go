@@ -359,6 +359,9 @@ func (r reader) underlay() {
 		if len(f) >= 8 && f[1] == "00000000" && f[7] == "00000000" {
 			r.in.Underlay = f[0]
 			r.in.UnderlayLower = r.lowers(f[0], 0)
+			if len(r.in.UnderlayLower) == 0 {
+				r.in.UnderlayLower = r.ovsPorts(f[0])
+			}
 			return
 		}
 	}
@@ -382,6 +385,45 @@ func (r reader) lowers(dev string, depth int) []string {
 			} else {
 				out = append(out, l)
 			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ovsPorts are the NICs under an Open vSwitch bridge's internal port
+// (OpenShift's and OVN-Kubernetes' br-ex): sysfs shows the port with no
+// device and no lower_* links, like a veth, and each NIC the datapath
+// holds with its master link to ovs-system. Which bridge holds which
+// NIC only the switch's database knows, so every NIC on the datapath is
+// taken; nil where dev is a device, a veth (its peer's iflink differs
+// from its ifindex) or there is no ovs-system.
+func (r reader) ovsPorts(dev string) []string {
+	dir := "sys/class/net/" + dev
+	if _, err := os.Stat(r.path(dir + "/device")); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(r.path("sys/class/net/ovs-system")); err != nil {
+		return nil
+	}
+	if link, err := r.read(dir + "/iflink"); err == nil {
+		if index, err := r.read(dir + "/ifindex"); err == nil && link != index {
+			return nil
+		}
+	}
+	ents, err := os.ReadDir(r.path("sys/class/net"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		d := "sys/class/net/" + e.Name()
+		master, err := os.Readlink(r.path(d + "/master"))
+		if err != nil || filepath.Base(master) != "ovs-system" {
+			continue
+		}
+		if _, err := os.Lstat(r.path(d + "/device")); err == nil {
+			out = append(out, e.Name())
 		}
 	}
 	sort.Strings(out)

@@ -334,6 +334,32 @@ func TestInspectStackedUnderlay(t *testing.T) {
 			"proc/net/route":         route("eth0"),
 			"sys/class/net/eth0/mtu": "1500\n",
 		}, nil},
+		// OpenShift's br-ex: an Open vSwitch internal port, the NIC
+		// under it on the datapath (master ovs-system); the veth of a
+		// container beside it is no port of the switch.
+		{"ovs bridge", map[string]string{
+			"proc/net/route":               route("br-ex"),
+			"sys/class/net/br-ex/mtu":      "1500\n",
+			"sys/class/net/br-ex/iflink":   "5\n",
+			"sys/class/net/br-ex/ifindex":  "5\n",
+			"sys/class/net/ovs-system/mtu": "1500\n",
+			"sys/class/net/ens3/mtu":       "1500\n",
+			"sys/class/net/ens3/device":    "->../../../devices/pci0000:00/0000:00:03.0",
+			"sys/class/net/ens3/master":    "->../ovs-system",
+			"sys/class/net/veth1/mtu":      "1500\n",
+			"sys/class/net/veth1/master":   "->../ovs-system",
+		}, []string{"ens3"}},
+		// A veth underlay beside an Open vSwitch: no port of it.
+		{"veth beside ovs", map[string]string{
+			"proc/net/route":               route("eth0"),
+			"sys/class/net/eth0/mtu":       "1500\n",
+			"sys/class/net/eth0/iflink":    "9\n",
+			"sys/class/net/eth0/ifindex":   "2\n",
+			"sys/class/net/ovs-system/mtu": "1500\n",
+			"sys/class/net/ens3/mtu":       "1500\n",
+			"sys/class/net/ens3/device":    "->../../../devices/pci0000:00/0000:00:03.0",
+			"sys/class/net/ens3/master":    "->../ovs-system",
+		}, nil},
 	} {
 		c.files["proc/sys/kernel/osrelease"] = "6.1.0\n"
 		in := Inspect(context.Background(), Env{Root: tree(t, c.files), Run: &fakeRunner{t: t}})
