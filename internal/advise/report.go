@@ -80,6 +80,9 @@ const (
 	Rejected = "rejected"
 	// Undecided: no cell decided within the budget.
 	Undecided = "undecided"
+	// Failed: the A/B run failed (Proof.Error says how); nothing was
+	// decided, and no budget would decide it.
+	Failed = "failed"
 	// NotProvable: the rule has no A/B on emulated nodes (Rule.NoProof).
 	NotProvable = "not provable here"
 )

@@ -178,7 +178,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})
 	if err != nil {
 		p.Error = err.Error()
-		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Undecided
+		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Failed
 		return fmt.Errorf("candidate %s: %w", e.Name, err)
 	}
 	run, err := results.Load(dir)

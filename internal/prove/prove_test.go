@@ -1,8 +1,10 @@
 package prove
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -246,23 +248,7 @@ func TestProofNamesDisturbedTrials(t *testing.T) {
 // than a study may give (study.MaxTrials): the A/B's study.yaml is read
 // back by a resumed run and a rerun, and a maximum of 1200 did not parse.
 func TestPlanCapsTrialsAtStudyMax(t *testing.T) {
-	b, err := os.ReadFile("../advise/testdata/this-machine.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in inspect.Inspection
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
-	rules, err := advise.Lookup("rfs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &advise.Entry{Result: advise.Result{Rule: rules[0], Name: "rfs"}}
-	cat := study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: registry.Tools()}
-	resolve := func(sets []string) (*study.Study, error) {
-		return study.Parse("advise-ab (built in)", DefaultStudy, study.Options{Set: sets}, cat)
-	}
+	e, in, resolve, cat := rfsHere(t)
 	for _, c := range []struct {
 		budget time.Duration
 		max    int
@@ -271,7 +257,7 @@ func TestPlanCapsTrialsAtStudyMax(t *testing.T) {
 		{8 * time.Hour, study.MaxTrials},   // 1200 afforded, 1000 allowed
 		{100 * time.Hour, study.MaxTrials}, // 15000 afforded
 	} {
-		s, _, err := Plan(Options{Resolve: resolve, Budget: c.budget}, e, &in)
+		s, _, err := Plan(Options{Resolve: resolve, Budget: c.budget}, e, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,4 +379,44 @@ func TestCellsOnePerCellOnItsDecidedMetric(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An A/B run that fails (here: its directory is taken, which the
+// runner refuses before it changes anything; the machine lock is
+// taken as held, so the test touches nothing of the host) is "failed", with the
+// error beside it, not "undecided", which a larger budget would decide.
+func TestCandidateRunFailed(t *testing.T) {
+	e, in, resolve, _ := rfsHere(t)
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "prove-rfs", "taken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := Candidate(context.Background(), Options{Resolve: resolve, Budget: time.Minute, OutDir: out, JournalDir: t.TempDir(), MachineLocked: true}, e, in)
+	if err == nil || e.Verdict != advise.Failed || e.Proof == nil || e.Proof.Error == "" || !strings.Contains(e.Measured, "the A/B run failed") {
+		t.Errorf("err %v, verdict %q, measured %q, proof %+v", err, e.Verdict, e.Measured, e.Proof)
+	}
+}
+
+// rfsHere is the rfs candidate on this machine's recorded inspection and
+// the built-in A/B's resolver.
+func rfsHere(t *testing.T) (*advise.Entry, *inspect.Inspection, func([]string) (*study.Study, error), study.Catalog) {
+	t.Helper()
+	b, err := os.ReadFile("../advise/testdata/this-machine.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in inspect.Inspection
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := advise.Lookup("rfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &advise.Entry{Result: advise.Result{Rule: rules[0], Name: "rfs"}}
+	cat := study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: registry.Tools()}
+	resolve := func(sets []string) (*study.Study, error) {
+		return study.Parse("advise-ab (built in)", DefaultStudy, study.Options{Set: sets}, cat)
+	}
+	return e, &in, resolve, cat
 }
