@@ -105,6 +105,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 // under its own heading, never as a reason.
 var seenHeadings = []struct{ Lean, Title string }{
 	{LeanAgainst, "In your run, against it"},
+	{LeanMixed, "In your run, a trade-off"},
 	{LeanUndecided, "In your run, undecided"},
 }
 

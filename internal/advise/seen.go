@@ -74,6 +74,10 @@ const (
 	LeanAgainst = "against"
 	// LeanUndecided: no cell was decided; the run says nothing either way.
 	LeanUndecided = "undecided"
+	// LeanMixed: decided cells point both ways (a steering tuning better
+	// in one cell and worse in others): a trade-off, which --prove calls
+	// rejected, so no reason for the candidate either.
+	LeanMixed = "mixed"
 )
 
 // For reports whether the sighting is a reason for the candidates that

@@ -41,7 +41,10 @@ spec:
 		{"worse in both", []results.Stop{stop("flannel", "worse", 0.72), stop("bridge", "worse", 0.9)}, advise.LeanAgainst},
 		{"equal and worse", []results.Stop{stop("flannel", "equal", 1.0), stop("bridge", "worse", 0.9)}, advise.LeanAgainst},
 		{"undecided", []results.Stop{stop("flannel", "undecided", 1.3), stop("bridge", "undecided", 0.8)}, advise.LeanUndecided},
-		{"one better", []results.Stop{stop("flannel", "better", 1.3), stop("bridge", "worse", 0.9)}, advise.LeanFor},
+		{"one better", []results.Stop{stop("flannel", "better", 1.3), stop("bridge", "equal", 1.0)}, advise.LeanFor},
+		// Better in one cell, worse in another: a trade-off, no reason
+		// for rfs (--prove would reject it so).
+		{"better and worse", []results.Stop{stop("flannel", "better", 1.3), stop("bridge", "worse", 0.9)}, advise.LeanMixed},
 	} {
 		got := steering(&results.Run{Stops: c.stops}, s)
 		if got.text == "" || got.lean != c.want {

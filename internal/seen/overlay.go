@@ -80,7 +80,7 @@ func overlay(run *results.Run, s *study.Study) found {
 	// An overlay worse than the datapath without one is a reason for the
 	// rules that cut its cost; equal or better is against them (an
 	// overlay that costs nothing here is no reason to route natively).
-	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Worse))}
+	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Worse), string(stats.Better))}
 }
 
 // valuesOf counts a cell's trials with a value of metric.

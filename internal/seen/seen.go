@@ -52,10 +52,13 @@ func Find(dir string, run *results.Run, s *study.Study) []advise.Sighting {
 }
 
 // leanOf is a sighting's lean from its decisions: for when some decided
-// cell went the answering rules' way (toward), against when cells were
-// decided and none did, undecided when none was decided.
-func leanOf(t tally, toward string) string {
+// cell went the answering rules' way (toward) and none the other way
+// (away), mixed when cells went both ways, against when cells were
+// decided and none went toward, undecided when none was decided.
+func leanOf(t tally, toward, away string) string {
 	switch {
+	case t.n[toward] > 0 && t.n[away] > 0:
+		return advise.LeanMixed
 	case t.n[toward] > 0:
 		return advise.LeanFor
 	case t.decided() > 0:

@@ -58,7 +58,7 @@ func steering(run *results.Run, s *study.Study) found {
 	}
 	// A steering tuning better than the baseline is a reason for the
 	// candidate that steers (rfs); worse or equal is against it.
-	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Better))}
+	return found{text: strings.Join(parts, "; "), cells: shown, lean: leanOf(all, string(stats.Better), string(stats.Worse))}
 }
 
 // stopTrials is the trial count a stop's decision rests on: the look it
