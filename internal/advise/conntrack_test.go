@@ -73,3 +73,21 @@ func TestConntrackSizeLoadsTheModule(t *testing.T) {
 		t.Errorf("no modules-load.d form before the sysctl.d one: %+v", got.Permanent)
 	}
 }
+
+// Without nf_conntrack there is no table to fill: conntrack-size does not
+// apply, rather than being unknown; an unreadable table stays unknown.
+func TestConntrackNotLoaded(t *testing.T) {
+	rs, err := Lookup("conntrack-size")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ why, want string }{{inspect.NoConntrack, NotApplicable}, {"permission denied", Unknown}} {
+		in := load(t, "calico-vxlan-jumbo")
+		delete(in.Sysctls, inspect.SysConntrackMax)
+		delete(in.Sysctls, inspect.SysConntrackCount)
+		in.Unknown = map[string]string{"sysctl " + inspect.SysConntrackMax: c.why, "sysctl " + inspect.SysConntrackCount: c.why}
+		if got := Evaluate(rs[0], in); got.Status != c.want {
+			t.Errorf("conntrack sysctls %q: %s (%q), want %s", c.why, got.Status, got.Why, c.want)
+		}
+	}
+}

@@ -81,6 +81,12 @@ var facts = map[string]fact{
 	"conntrack_max":  sysctl(inspect.SysConntrackMax),
 	// conntrack_usage is the fraction of the conntrack table in use.
 	"conntrack_usage": func(in *inspect.Inspection) (value, error) {
+		if in.Unknown["sysctl "+inspect.SysConntrackMax] == inspect.NoConntrack {
+			// No conntrack, no table to fill.
+			v := num(0)
+			v.note = "nf_conntrack not loaded"
+			return v, nil
+		}
 		if err := known(in, "sysctl "+inspect.SysConntrackMax, "sysctl "+inspect.SysConntrackCount); err != nil {
 			return value{}, err
 		}

@@ -309,6 +309,11 @@ func (r reader) kernel() {
 	r.in.Kernel = s
 }
 
+// NoConntrack is the reason a conntrack sysctl is unknown when the
+// kernel has no such file: nf_conntrack is not loaded, so there is no
+// table (advise's conntrack-size does not apply).
+const NoConntrack = "no such sysctl (nf_conntrack not loaded)"
+
 func (r reader) sysctl(name string) {
 	p := "proc/sys/" + strings.ReplaceAll(name, ".", "/")
 	read := r.readInt
@@ -324,7 +329,7 @@ func (r reader) sysctl(name string) {
 	v, err := read(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && strings.HasPrefix(name, "net.netfilter.") {
-			err = errors.New("no such sysctl (nf_conntrack not loaded)")
+			err = errors.New(NoConntrack)
 		}
 		r.unknown("sysctl "+name, err)
 		return
