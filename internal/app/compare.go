@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
+	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/suggest"
 )
 
@@ -86,6 +87,13 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	if err != nil {
 		return fmt.Errorf("run B: %w", err)
 	}
+	for _, d := range []struct{ side, dir string }{{"A", dirA}, {"B", dirB}} {
+		// A run still writing is no run that ended short: its cells not
+		// yet reached would fail a gate as regressions.
+		if runner.RunDirBusy(d.dir) {
+			return inputErr(fmt.Errorf("run %s: %s: %w: compare it once it has ended", d.side, d.dir, runner.ErrRunDirBusy))
+		}
+	}
 	if err := knownMetrics(f.metrics, rules, compare.Metrics(a.Samples, b.Samples)); err != nil {
 		return inputErr(err)
 	}
@@ -95,6 +103,11 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	// out is named (the head's LeftOutB and LeftOutA).
 	sa, errA := resolveStudy(dirA)
 	sb, errB := resolveStudy(dirB)
+	if err := errors.Join(errA, errB); err != nil && len(rules) > 0 {
+		// Without the cells a run was to run, the ones it never reached
+		// cannot fail: a gate does not pass on no evidence.
+		return inputErr(fmt.Errorf("--fail-if needs each run's study to know the cells it was to run: %w", err))
+	}
 	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {

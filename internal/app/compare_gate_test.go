@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/runner"
 )
 
 // gateStudy is the study.yaml of the recorded runs below.
@@ -227,5 +228,32 @@ func TestCompareSaysWhatLoadingTolerated(t *testing.T) {
 	}
 	if code, out, errs := compareExit(t, a, b, "--format", "csv"); code != ExitOK || !strings.Contains(errs, "warning: "+line) || strings.Contains(out, "truncated") {
 		t.Errorf("csv: exit %d, want %d and %q on stderr only\nstdout %s\nstderr %s", code, ExitOK, line, out, errs)
+	}
+}
+
+// A run still being written (its directory's lock held, as a run and a
+// resume hold it) is refused, not gated as one that ended short; a gate
+// refuses a run whose study this build cannot read, since the cells it
+// never reached could not fail. Without rules such a run is compared.
+func TestCompareRefusesWhatItCannotJudge(t *testing.T) {
+	a := runDir(t, randFor(5), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	b := runDir(t, randFor(6), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	release, err := runner.LockRunDir(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := compareExit(t, a, b)
+	release()
+	if code != ExitBadInput || !strings.Contains(errs, "run B: "+b) || !strings.Contains(errs, runner.ErrRunDirBusy.Error()) {
+		t.Errorf("B still written: exit %d, want %d naming it\n%s", code, ExitBadInput, errs)
+	}
+	if err := os.WriteFile(filepath.Join(b, results.StudyFile), []byte(gateStudy+"  newField: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%"); code != ExitBadInput || !strings.Contains(errs, "--fail-if needs each run's study") {
+		t.Errorf("B's study unreadable, with a gate: exit %d, want %d\n%s", code, ExitBadInput, errs)
+	}
+	if code, _, errs := compareExit(t, a, b); code != ExitOK {
+		t.Errorf("B's study unreadable, no gate: exit %d, want %d\n%s", code, ExitOK, errs)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,7 +128,17 @@ func writeRunOn(t *testing.T, dp string, trials map[string][]map[string]float64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteStudy([]byte("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: gate}\n")); err != nil {
+	// The study the trials are of: its cells are the ones a gate holds
+	// the runs to.
+	var tunings []string
+	trialCount := 1
+	for tuning, ms := range trials {
+		tunings, trialCount = append(tunings, tuning), max(trialCount, len(ms))
+	}
+	slices.Sort(tunings)
+	studyYAML := fmt.Sprintf("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: gate}\nspec:\n  datapaths: [%s]\n  tunings: [%s]\n"+
+		"  workloads: [{name: tcp, tool: iperf3}]\n  trials: %d\n  duration: 10s\n", dp, strings.Join(tunings, ", "), trialCount)
+	if err := w.WriteStudy([]byte(studyYAML)); err != nil {
 		t.Fatal(err)
 	}
 	for tuning, ms := range trials {

@@ -34,3 +34,16 @@ func LockRunDir(dir string) (release func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// RunDirBusy says whether a run, or a resume of it, holds dir's lock
+// (LockRunDir) now: its samples and stops are still being written, so a
+// reader would take a partial run for one that ended. A shared lock
+// tried and let go at once; false where dir cannot be opened.
+func RunDirBusy(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK)
+}
