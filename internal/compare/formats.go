@@ -59,7 +59,9 @@ func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
 	fmt.Fprintln(w, "\n| rule | cell | verdict | why |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, v := range vs {
-		verdict := "pass"
+		// The outcome CSV and JSON give: a cell the gate could not judge
+		// (a metric B did not measure there) is no "pass".
+		verdict := strings.ReplaceAll(v.Outcome(), "_", " ")
 		if v.Fail {
 			verdict = "**FAIL**"
 		}
