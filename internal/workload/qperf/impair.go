@@ -1,10 +1,9 @@
 package qperf
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/cnibench/cnibench/internal/impair"
+	"github.com/cnibench/cnibench/internal/workload"
 )
 
 // refuseImpairment is the description's RefuseImpairment: udp_lat
@@ -20,26 +19,7 @@ import (
 // exchange in flight, and each read then takes the reply that was
 // already on its way. tcp_lat retransmits what is lost.
 func refuseImpairment(protocol, name string, fields map[string]string) string {
-	if protocol != "udp" {
-		return ""
-	}
-	s, err := impair.Resolve(name, fields)
-	if err != nil {
-		return "" // the impairment's own validation says why
-	}
-	var what []string
-	switch {
-	case s.GE != nil:
-		what = append(what, "loses datagrams (gemodel)")
-	case s.Loss > 0:
-		what = append(what, fmt.Sprintf("loses datagrams (loss %g%%)", s.Loss))
-	}
-	if s.Corrupt > 0 {
-		what = append(what, fmt.Sprintf("corrupts them (corrupt %g%%: a datagram that fails its checksum is dropped)", s.Corrupt))
-	}
-	if s.Duplicate > 0 {
-		what = append(what, fmt.Sprintf("duplicates them (duplicate %g%%)", s.Duplicate))
-	}
+	what := workload.DatagramHazards(protocol, name, fields)
 	if len(what) == 0 {
 		return ""
 	}

@@ -172,7 +172,12 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		// address"), so a server behind a Service is given by the
 		// address its name resolves to.
 		argv := d.clientArgv(p, engine.AddrIP(pr.Server).String(), t.BasePort+i)
-		wg.Go(func() { reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, measuring) })
+		wg.Go(func() {
+			reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, measuring)
+			if errs[i] == nil {
+				errs[i] = p.checkWindow(reps[i])
+			}
+		})
 	}
 	// The window opens when every client measures: a pair that failed
 	// (its error is returned below) opens it too, as its peers still run.
@@ -204,6 +209,30 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		return workload.Result{}, errors.Join(all...)
 	}
 	return result(reps, p.msg), nil
+}
+
+// validWindowShare is the least share of the window sockperf measures
+// at a normal end (the -t seconds less its 400 ms warm-up and 50 ms
+// cool-down) a client's valid RunTime may cover.
+const validWindowShare = 0.9
+
+// checkWindow fails a client whose valid window ended early. In
+// ping-pong its client waits for each reply and never sends again
+// (client.cpp, client_receive_burst), and its statistics end 50 ms
+// before the last message it sent: a lost UDP datagram stalls it for
+// the rest of the test, and it then prints the half-second before the
+// loss ("RunTime=0.527 sec" of a 4-s test, "# dropped messages = 0")
+// as a valid result whose rate is of that half-second only.
+func (p plan) checkWindow(r *Report) error {
+	want := float64(p.seconds) - 0.45
+	if r.RunTime >= validWindowShare*want {
+		return nil
+	}
+	why := "its client stalled"
+	if !p.tcp {
+		why = "a lost or corrupted datagram stalled its client, which waits for each reply and never resends"
+	}
+	return fmt.Errorf("sockperf measured %.3g s of a %d-s test (about %.3g s at a normal end): %s", r.RunTime, p.seconds, want, why)
 }
 
 // testStarts is the line sockperf's client prints when its measured test
