@@ -231,6 +231,11 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	if err := ctx.Err(); err != nil {
 		return workload.Result{}, fmt.Errorf("HTTP trial stopped: %w", err)
 	}
+	for i, r := range reps {
+		if errs[i] == nil {
+			errs[i] = checkGood(r)
+		}
+	}
 	if !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
 		return result(reps, p.requests), nil
 	}

@@ -22,6 +22,7 @@ type Report struct {
 	Complete       float64
 	Failed         float64 // all kinds (connect, receive, length, exceptions)
 	Non2xx         float64
+	WriteErrors    float64 // "Write errors": requests ab could not send
 	DocumentBytes  float64 // Document Length
 	TotalBytes     float64 // Total transferred (headers included)
 	RequestsPerSec float64
@@ -45,6 +46,13 @@ type Report struct {
 
 // Errors is failed requests plus non-2xx responses plus timeouts.
 func (r *Report) Errors() float64 { return r.Failed + r.Non2xx + r.Timeouts }
+
+// Bad is what ab counted as complete but was no good response: failed
+// requests (a reset, a wrong length, an exception; ab counts one attempt
+// under several kinds at times, so this may exceed Complete), non-2xx
+// answers and writes that failed. ab closes each such connection as a
+// completed request, so its rate and timing table count them.
+func (r *Report) Bad() float64 { return r.Failed + r.Non2xx + r.WriteErrors }
 
 // CDF returns (latency ms, fraction) points from the percentile table.
 func (r *Report) CDF() [][2]float64 {
@@ -107,6 +115,7 @@ var (
 		"Complete requests":        func(r *Report, v float64) { r.Complete = v },
 		"Failed requests":          func(r *Report, v float64) { r.Failed = v },
 		"Non-2xx responses":        func(r *Report, v float64) { r.Non2xx = v },
+		"Write errors":             func(r *Report, v float64) { r.WriteErrors = v },
 		"Document Length":          func(r *Report, v float64) { r.DocumentBytes = v },
 		"Total transferred":        func(r *Report, v float64) { r.TotalBytes = v },
 		"Requests per second":      func(r *Report, v float64) { r.RequestsPerSec = v },

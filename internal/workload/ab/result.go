@@ -1,11 +1,38 @@
 package ab
 
-import "github.com/cnibench/cnibench/internal/workload"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cnibench/cnibench/internal/workload"
+)
+
+// maxBadShare is the share of ab's completed requests that may be bad
+// (Report.Bad) in a trial that counts: beyond it the server or the path
+// broke during the test (nginx gone, every connection refused at 55,000
+// a second), and ab's rate would be of failures.
+const maxBadShare = 0.01
+
+// checkGood fails a pair whose bad requests exceed maxBadShare.
+func checkGood(r *Report) error {
+	if r == nil || !(r.Bad() > maxBadShare*r.Complete) {
+		return nil
+	}
+	return fmt.Errorf("ab: %v of %v completed requests were no good response (%v failed, %v non-2xx, %v write errors): "+
+		"more than %.0f%%, so its rate would count failures", r.Bad(), r.Complete, r.Failed, r.Non2xx, r.WriteErrors, 100*maxBadShare)
+}
+
+// badWarning is the trial's warning when some requests were bad, within
+// maxBadShare: the rate and the timing table count them.
+const badWarning = "ab counted some failed or non-2xx requests as complete (errors_count in samples.jsonl): requests_per_s and the latencies include them"
 
 // result turns the pairs' reports into the trial's metrics; target is
 // the study's request count per client (0: time-bounded).
 func result(reps []*Report, target int) workload.Result {
 	res := workload.Result{Metrics: map[string]float64{}}
+	if slices.ContainsFunc(reps, func(r *Report) bool { return r.Bad() > 0 }) {
+		res.Warnings = []string{badWarning}
+	}
 	for _, r := range reps {
 		m := map[string]float64{}
 		if target > 0 {
