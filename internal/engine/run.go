@@ -251,8 +251,14 @@ type PodTimer interface{ PodTimes() []PodTime }
 // PodTime is how long one pod's network took to set up and to tear down.
 type PodTime struct {
 	Pod, Node string
-	// Setup is creating the namespace and wiring it.
+	// Setup is creating the namespace and wiring it; with WholePod, the
+	// whole pod's start.
 	Setup time.Duration
+	// WholePod says Setup is the pod's start from its create call to
+	// Ready (the kube engine: the sandbox, the CNI's ADD inside it, and
+	// the containers), not its network's set-up alone, which the API does
+	// not show apart.
+	WholePod bool
 	// Teardown is unwiring and deleting the namespace; 0 while the pod
 	// exists.
 	Teardown time.Duration

@@ -131,7 +131,7 @@ func (b *burst) start(ctx context.Context, concurrency int) []error {
 				errs[i] = fmt.Errorf("pod %s on %s: %s", name, b.node, fail)
 				return
 			}
-			b.out[i] = engine.PodTime{Pod: name, Node: b.node, Setup: ready.Sub(start), Ready: ready.Sub(t0),
+			b.out[i] = engine.PodTime{Pod: name, Node: b.node, Setup: ready.Sub(start), WholePod: true, Ready: ready.Sub(t0),
 				Phases: startupPhases(start, accepted, sandbox, ready)}
 		})
 	}

@@ -39,6 +39,11 @@ const (
 	MetricStartupMax = "startup_max_ms"
 	// MetricSetup is a pod's own network set-up (namespace and wiring).
 	MetricSetup = "setup_ms"
+	// MetricPodStart is, where the engine times whole pods (kube), a
+	// pod's start from its create call to Ready: no network share, so
+	// not setup_ms, which the paper's network start-up (Fig. 15a) is
+	// set beside.
+	MetricPodStart = "pod_start_ms"
 	// MetricTeardown is a pod's network teardown.
 	MetricTeardown = "teardown_ms"
 	// MetricPods is how many pods the burst started.
@@ -71,7 +76,7 @@ func (*Driver) Describe() spec.Tool {
 			{Name: study.OptPods, Doc: "how many pods a trial starts, at most concurrency at a time",
 				Unset: "as many as concurrency: all at once", Min: 1, Max: MaxPods, Note: "a node holds 250 pods, the measured ones included"},
 		},
-		Headline: []spec.Metric{{Name: MetricStartup}, {Name: MetricStartupMax}, {Name: MetricSetup}, {Name: MetricTeardown}},
+		Headline: []spec.Metric{{Name: MetricStartup}, {Name: MetricStartupMax}, {Name: MetricSetup}, {Name: MetricPodStart}, {Name: MetricTeardown}},
 		Kube:     spec.Kube{Support: spec.KubeAll},
 		Task:     true,
 	}
@@ -114,7 +119,11 @@ func Summarize(times []engine.PodTime) map[string]float64 {
 	}
 	var ready, setup, down []float64
 	phases := map[string]float64{}
+	setupMetric := MetricSetup
 	for _, pt := range times {
+		if pt.WholePod {
+			setupMetric = MetricPodStart
+		}
 		ready = append(ready, ms(pt.Ready))
 		setup = append(setup, ms(pt.Setup))
 		down = append(down, ms(pt.Teardown))
@@ -124,7 +133,7 @@ func Summarize(times []engine.PodTime) map[string]float64 {
 	}
 	m[MetricStartup] = stat.Mean(ready, nil)
 	m[MetricStartupMax] = slices.Max(ready)
-	m[MetricSetup] = stat.Mean(setup, nil)
+	m[setupMetric] = stat.Mean(setup, nil)
 	m[MetricTeardown] = stat.Mean(down, nil)
 	for k, v := range phases {
 		m[k] = v / float64(len(times))

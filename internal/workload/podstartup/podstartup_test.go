@@ -139,3 +139,17 @@ func TestStudyBadInput(t *testing.T) {
 		t.Errorf("variants %+v: want one per concurrency, pods unset (all at once)", v)
 	}
 }
+
+// A whole pod's start (the kube engine's create to Ready) is
+// pod_start_ms, not setup_ms: the paper's network start-up of Fig. 15a
+// is set beside setup_ms, the network's share alone.
+func TestSummarizeWholePods(t *testing.T) {
+	net := Summarize([]engine.PodTime{{Setup: 40 * time.Millisecond}, {Setup: 60 * time.Millisecond}})
+	whole := Summarize([]engine.PodTime{{Setup: 1100 * time.Millisecond, WholePod: true}, {Setup: 1300 * time.Millisecond, WholePod: true}})
+	if net[MetricSetup] != 50 || net[MetricPodStart] != 0 {
+		t.Errorf("network set-up: %v", net)
+	}
+	if _, ok := whole[MetricSetup]; ok || whole[MetricPodStart] != 1200 {
+		t.Errorf("whole pods: %v, want pod_start_ms 1200 and no setup_ms", whole)
+	}
+}
