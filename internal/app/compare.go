@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/suggest"
 )
@@ -111,6 +112,11 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {
+		if !shareCell(a, b, studyCells(sa), studyCells(sb)) {
+			// Not "no cell has the metric": both may have it, each in
+			// cells of its own.
+			err = fmt.Errorf("--fail-if: the runs have no cell in common (no datapath, tuning, workload, replica count and impairment that both ran or were to run): compare two runs of one study")
+		}
 		return inputErr(err)
 	}
 	h := head(dirA, dirB, a, b, sides{sa, errA}, sides{sb, errB})
@@ -249,4 +255,22 @@ func appendMissing(list []string, m string) []string {
 		}
 	}
 	return append(list, m)
+}
+
+// shareCell says whether a cell is in both runs: among the cells each
+// has trials of, or its study was to run.
+func shareCell(a, b *results.Run, ca, cb []results.Cell) bool {
+	inA := map[results.Cell]bool{}
+	for _, c := range ca {
+		inA[c] = true
+	}
+	for _, s := range a.Samples {
+		inA[s.Cell] = true
+	}
+	for _, c := range cb {
+		if inA[c] {
+			return true
+		}
+	}
+	return slices.ContainsFunc(b.Samples, func(s results.Sample) bool { return inA[s.Cell] })
 }

@@ -259,3 +259,14 @@ func TestCompareRefusesWhatItCannotJudge(t *testing.T) {
 		t.Errorf("B's study unreadable, no gate: exit %d, want %d\n%s", code, ExitOK, errs)
 	}
 }
+
+// Two runs with no cell in common are bad input saying so, not "no cell
+// of both runs has metric", which both have, each in its own cells.
+func TestCompareNoCommonCell(t *testing.T) {
+	a := runDir(t, randFor(7), 3, map[string]float64{"baseline": 10e9}, 0.02)
+	b := runDir(t, randFor(8), 3, map[string]float64{"rfs": 10e9}, 0.02)
+	code, _, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+	if code != ExitBadInput || !strings.Contains(errs, "the runs have no cell in common") {
+		t.Errorf("no common cell: exit %d, want %d saying so\n%s", code, ExitBadInput, errs)
+	}
+}
