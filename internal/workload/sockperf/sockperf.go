@@ -172,12 +172,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		// address"), so a server behind a Service is given by the
 		// address its name resolves to.
 		argv := d.clientArgv(p, engine.AddrIP(pr.Server).String(), t.BasePort+i)
-		wg.Go(func() {
-			reps[i], errs[i] = d.runClient(runCtx, pr.Client, argv, measuring)
-			if errs[i] == nil {
-				errs[i] = p.checkWindow(reps[i])
-			}
-		})
+		wg.Go(func() { reps[i], errs[i] = d.runChecked(runCtx, p, pr.Client, argv, measuring) })
 	}
 	// The window opens when every client measures: a pair that failed
 	// (its error is returned below) opens it too, as its peers still run.
@@ -209,6 +204,16 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		return workload.Result{}, errors.Join(all...)
 	}
 	return result(reps, p.msg), nil
+}
+
+// runChecked is runClient, failing a client whose window ended early
+// (checkWindow).
+func (d *Driver) runChecked(ctx context.Context, p plan, pod engine.Pod, argv []string, measuring chan<- error) (*Report, error) {
+	r, err := d.runClient(ctx, pod, argv, measuring)
+	if err != nil {
+		return nil, err
+	}
+	return r, p.checkWindow(r)
 }
 
 // validWindowShare is the least share of the window sockperf measures
