@@ -41,6 +41,11 @@ func foundMTU(in *inspect.Inspection) (int, string, error) {
 	}
 	low, lowPods := t.MTU, []string(nil)
 	for _, g := range cniPodLinks(in) {
+		if g.MinMTU <= 0 {
+			// A link whose MTU could not be read (a pod gone between
+			// listing and reading): no MTU of the path.
+			continue
+		}
 		switch {
 		case g.MinMTU < low:
 			low, lowPods = g.MinMTU, []string{g.Prefix + "*"}

@@ -174,3 +174,12 @@ func TestSightingsAgainst(t *testing.T) {
 		t.Errorf("advice.json keeps every sighting with its lean (--prove narrows to all their cells): %+v", got)
 	}
 }
+
+// A sighting whose decisions go both ways says it is a trade-off, not
+// that the candidate answers it as a reason.
+func TestAnswerTextMixed(t *testing.T) {
+	s := Seen{Sighting: Sighting{Finding: FindingSteering, Lean: LeanMixed}, AnsweredBy: []string{"rfs"}}
+	if got := s.AnswerText(); !strings.Contains(got, "go both ways: a trade-off") {
+		t.Errorf("mixed sighting: %q", got)
+	}
+}

@@ -166,6 +166,8 @@ func (s Seen) AnswerText() string {
 	switch {
 	case len(s.AnsweredBy) > 0 && s.Lean == LeanAgainst:
 		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it, and the run's decisions go against it (below)"
+	case len(s.AnsweredBy) > 0 && s.Lean == LeanMixed:
+		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it, and the run's decisions go both ways: a trade-off (below)"
 	case len(s.AnsweredBy) > 0 && s.Lean == LeanUndecided:
 		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it; the run decided none of its cells (below)"
 	case len(s.AnsweredBy) > 0:

@@ -186,6 +186,11 @@ func TestTunnelMTUOfThePods(t *testing.T) {
 	if got := Evaluate(rs[0], in); got.Status != NotApplicable {
 		t.Errorf("Calico pods at the target beside Docker's veths: %s (%q), effect %q", got.Status, got.Why, got.Effect)
 	}
+	// A link whose MTU could not be read (0) is no MTU of the path.
+	in.PodLinks = []inspect.LinkGroup{{Prefix: "cali", Count: 4, MinMTU: 0, MaxMTU: 8950}}
+	if got := Evaluate(rs[0], in); got.Status != NotApplicable {
+		t.Errorf("a pod link of unread MTU: %s (%q), effect %q", got.Status, got.Why, got.Effect)
+	}
 	// Flannel's pods are veth*: theirs count.
 	in.CNI = inspect.CNI{Name: "flannel", Mode: "vxlan"}
 	in.Tunnels = []inspect.Device{{Name: "flannel.1", Kind: "vxlan", MTU: 8950}}

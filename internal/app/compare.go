@@ -258,19 +258,40 @@ func appendMissing(list []string, m string) []string {
 }
 
 // shareCell says whether a cell is in both runs: among the cells each
-// has trials of, or its study was to run.
+// has trials of, or its study was to run. Runs of one datapath each
+// compare whatever their datapaths' names (a local bridge run against a
+// cluster's flannel, as compare pairs them), so those are left out.
 func shareCell(a, b *results.Run, ca, cb []results.Cell) bool {
+	cellsA, cellsB := runCells(a, ca), runCells(b, cb)
+	oneEach := len(datapathsOf(cellsA)) == 1 && len(datapathsOf(cellsB)) == 1
 	inA := map[results.Cell]bool{}
-	for _, c := range ca {
+	for _, c := range cellsA {
+		if oneEach {
+			c.Datapath = ""
+		}
 		inA[c] = true
 	}
-	for _, s := range a.Samples {
-		inA[s.Cell] = true
-	}
-	for _, c := range cb {
-		if inA[c] {
-			return true
+	return slices.ContainsFunc(cellsB, func(c results.Cell) bool {
+		if oneEach {
+			c.Datapath = ""
 		}
+		return inA[c]
+	})
+}
+
+// runCells are the cells a run has trials of and its study's.
+func runCells(r *results.Run, study []results.Cell) []results.Cell {
+	out := slices.Clone(study)
+	for _, s := range r.Samples {
+		out = append(out, s.Cell)
 	}
-	return slices.ContainsFunc(b.Samples, func(s results.Sample) bool { return inA[s.Cell] })
+	return out
+}
+
+func datapathsOf(cells []results.Cell) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cells {
+		out[c.Datapath] = true
+	}
+	return out
 }

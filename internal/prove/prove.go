@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -173,6 +174,22 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	p := &advise.Proof{RunDir: dir, A: a, B: b, Sets: sets, Margin: s.Spec.DecisionMargin(), Shape: opt.Shape,
 		Reverted: "every change of the run is journaled and reverted at its end (cnibench cleanup after a crash)"}
 	e.Proof = p
+	// Held as `cnibench run` holds its directory, so that a compare of
+	// it while it is measured is refused rather than gating a partial
+	// run; an empty directory made here goes if the run writes nothing.
+	made := os.Mkdir(dir, 0o755) == nil
+	unlock, err := runner.LockRunDir(dir)
+	if err != nil {
+		p.Error = err.Error()
+		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Failed
+		return fmt.Errorf("candidate %s: %w", e.Name, err)
+	}
+	defer func() {
+		unlock()
+		if made {
+			_ = os.Remove(dir) // only if empty
+		}
+	}()
 	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
 		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,
 		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})

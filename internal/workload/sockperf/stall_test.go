@@ -49,3 +49,17 @@ func TestRefuseImpairment(t *testing.T) {
 		t.Errorf("tcp through loss-low: %q", got)
 	}
 }
+
+// Long round trips (netem delay, TCP's retransmit stalls) shorten a
+// normal end's window by up to a round trip at each edge: allowed, as
+// far as the slowest round trip seen; a stalled UDP client's slowest is
+// short and its window far shorter.
+func TestWindowAllowsLongRoundTrips(t *testing.T) {
+	p := plan{seconds: 2}
+	if err := p.checkWindow(&Report{RunTime: 0.6, MaxUs: 520e3}); err != nil {
+		t.Errorf("0.5 s round trips, window 0.6 of 1.55 s: %v", err)
+	}
+	if err := p.checkWindow(&Report{RunTime: 0.6, MaxUs: 2.5e3}); err == nil {
+		t.Error("2.5 ms round trips, window 0.6 of 1.55 s: passed")
+	}
+}
