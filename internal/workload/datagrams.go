@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/impair"
 )
@@ -35,4 +36,16 @@ func DatagramHazards(protocol, name string, fields map[string]string) []string {
 		what = append(what, fmt.Sprintf("duplicates them (duplicate %g%%)", s.Duplicate))
 	}
 	return what
+}
+
+// RefuseDatagramHazards is a request/response driver's RefuseImpairment
+// for a UDP client that waits for each reply without resending: "it
+// loses datagrams (loss 5%) and ..., and " followed by why, the tool's
+// own account; "" where DatagramHazards finds none.
+func RefuseDatagramHazards(protocol, name string, fields map[string]string, why string) string {
+	what := DatagramHazards(protocol, name, fields)
+	if len(what) == 0 {
+		return ""
+	}
+	return "it " + strings.Join(what, " and ") + ", and " + why
 }

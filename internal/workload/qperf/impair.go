@@ -1,10 +1,6 @@
 package qperf
 
-import (
-	"strings"
-
-	"github.com/cnibench/cnibench/internal/workload"
-)
+import "github.com/cnibench/cnibench/internal/workload"
 
 // refuseImpairment is the description's RefuseImpairment: udp_lat
 // through an impairment that loses, corrupts or duplicates datagrams.
@@ -19,11 +15,7 @@ import (
 // exchange in flight, and each read then takes the reply that was
 // already on its way. tcp_lat retransmits what is lost.
 func refuseImpairment(protocol, name string, fields map[string]string) string {
-	what := workload.DatagramHazards(protocol, name, fields)
-	if len(what) == 0 {
-		return ""
-	}
-	return "it " + strings.Join(what, " and ") + ", and qperf's udp_lat waits for each reply without a timeout: " +
-		"one lost datagram stalls it for the rest of the trial, a duplicate puts a second exchange in flight, " +
-		"and it prints either as a valid latency; use protocol tcp (tcp_lat retransmits) or leave this impairment out"
+	return workload.RefuseDatagramHazards(protocol, name, fields, "qperf's udp_lat waits for each reply without a timeout: "+
+		"one lost datagram stalls it for the rest of the trial, a duplicate puts a second exchange in flight, "+
+		"and it prints either as a valid latency; use protocol tcp (tcp_lat retransmits) or leave this impairment out")
 }

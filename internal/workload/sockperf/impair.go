@@ -1,10 +1,6 @@
 package sockperf
 
-import (
-	"strings"
-
-	"github.com/cnibench/cnibench/internal/workload"
-)
+import "github.com/cnibench/cnibench/internal/workload"
 
 // refuseImpairment is the description's RefuseImpairment: ping-pong
 // over UDP through an impairment that loses, corrupts or duplicates
@@ -15,10 +11,6 @@ import (
 // happens without an impairment); a duplicate puts a second exchange in
 // flight. TCP retransmits what is lost.
 func refuseImpairment(protocol, name string, fields map[string]string) string {
-	what := workload.DatagramHazards(protocol, name, fields)
-	if len(what) == 0 {
-		return ""
-	}
-	return "it " + strings.Join(what, " and ") + ", and sockperf's ping-pong client waits for each reply and never resends: " +
-		"one lost datagram stalls it for the rest of the trial; use protocol tcp (TCP retransmits) or leave this impairment out"
+	return workload.RefuseDatagramHazards(protocol, name, fields, "sockperf's ping-pong client waits for each reply and never resends: "+
+		"one lost datagram stalls it for the rest of the trial; use protocol tcp (TCP retransmits) or leave this impairment out")
 }
