@@ -207,22 +207,39 @@ const datapathTablesText = "; \"paper X\" is a published number for the same poi
 func datapathFigures(s *study.Study, m analysis.Model) ([]figure, []table) {
 	var figs []figure
 	var tables []table
+	across := drawnAcross(s, m.Rows)
 	for _, c := range datapathComparisons(s, m) {
+		tables = append(tables, c.table())
+		// A sweep's variants are a line per datapath in their own figure
+		// (sweepsAcrossDatapaths): as bars here they crowded the palette.
+		var wls []int
+		for i, wl := range c.Workloads {
+			if across[wl] != c.Metric {
+				wls = append(wls, i)
+			}
+		}
 		// The median over datapaths, not the largest: one datapath's
 		// outlier (Flannel's UDP backend losing 60% where the others lose
 		// 1%) is the comparison, not a different scale.
-		levels := make([]float64, len(c.Workloads))
-		for i, wl := range c.Workloads {
+		if len(wls) == 0 {
+			continue
+		}
+		levels := make([]float64, len(wls))
+		for j, i := range wls {
 			var v []float64
 			for _, dp := range c.Datapaths {
-				if r, ok := c.row(dp, wl); ok {
+				if r, ok := c.row(dp, c.Workloads[i]); ok {
 					v = append(v, math.Abs(r.Mean))
 				}
 			}
-			levels[i] = typical(v)
+			levels[j] = typical(v)
 		}
 		groups := scaleGroups(levels, scaleSplit)
-		for _, g := range groups {
+		for _, gj := range groups {
+			g := make([]int, len(gj))
+			for k, j := range gj {
+				g[k] = wls[j]
+			}
 			title := fmt.Sprintf("%s by datapath", c.Metric)
 			if len(groups) > 1 {
 				var names []string
@@ -238,7 +255,6 @@ func datapathFigures(s *study.Study, m analysis.Model) ([]figure, []table) {
 			}
 			figs = append(figs, c.figure(title, g))
 		}
-		tables = append(tables, c.table())
 	}
 	return figs, tables
 }

@@ -329,3 +329,28 @@ func TestSeed004ComparedAcrossDatapaths(t *testing.T) {
 		t.Errorf("figures across datapaths %v, want the HTTP sweep by requests per second", figs)
 	}
 }
+
+// A sweep drawn across datapaths (a line per datapath) is no bars in the
+// datapath figure of its metric, whose palette it crowded; its table
+// keeps it.
+func TestSweepVariantsNotBarred(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline", Replicas: []int{1},
+		Datapaths: []study.Datapath{{Name: "bridge"}, {Name: "macvlan"}},
+		Workloads: []study.Workload{{Name: "flows", Tool: "iperf3", Parallels: []int{1, 2}}, {Name: "tcp", Tool: "iperf3"}}}}
+	var rows []analysis.Row
+	variants := variantNames(s.Spec.Workloads[0])
+	for _, dp := range []string{"bridge", "macvlan"} {
+		for _, w := range append(variants, "tcp") {
+			rows = append(rows, dpRow(dp, w, results.MetricBitrate, 5e9))
+		}
+	}
+	figs, tables := datapathFigures(s, analysis.Model{Rows: rows})
+	if len(figs) != 1 || len(tables) != 1 || len(tables[0].Head) != 4 {
+		t.Fatalf("%d figures, %d tables (head %v): want the tcp bars alone and a table of all three", len(figs), len(tables), tables[0].Head)
+	}
+	for _, v := range variants {
+		if strings.Contains(string(figs[0].SVG), v) {
+			t.Errorf("bars of %s beside its sweep's own figure", v)
+		}
+	}
+}

@@ -62,7 +62,10 @@ func cdfFigure(d sweepData, title, xlabel, series string, samples []results.Samp
 			sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
 			if len(pts) > 1 {
 				if l, err := plotter.NewLine(pts); err == nil {
-					l.Color, l.Width = seriesColor(i), vg.Points(1.5)
+					// Colour and dashes: twelve concurrencies outnumber
+					// the palette's colours (c=400 drew as c=50 did).
+					l.Color, l.Dashes, _ = lineStyle(i)
+					l.Width = vg.Points(1.5)
 					p.Add(l)
 					leg.Add(paramLabel(v), l)
 					drawn = true

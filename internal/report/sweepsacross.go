@@ -44,10 +44,9 @@ func sweepsAcrossDatapaths(s *study.Study, rows []analysis.Row) []figure {
 	return figs
 }
 
-// acrossFigure draws one workload's sweeps (one per datapath) on shared
-// axes: x is the swept value (axisOf).
-func acrossFigure(sws []analysis.Sweep, base study.Workload, idx map[analysis.Key]analysis.Row) (figure, bool) {
-	metric := ""
+// acrossMetric is the metric a workload's sweeps (one per datapath) are
+// drawn by: the first of acrossMetrics two of them have; "" for none.
+func acrossMetric(sws []analysis.Sweep, idx map[analysis.Key]analysis.Row) string {
 	for _, m := range acrossMetrics {
 		n := 0
 		for _, sw := range sws {
@@ -56,10 +55,44 @@ func acrossFigure(sws []analysis.Sweep, base study.Workload, idx map[analysis.Ke
 			}
 		}
 		if n > 1 {
-			metric = m
-			break
+			return m
 		}
 	}
+	return ""
+}
+
+// drawnAcross maps each variant of a sweep sweepsAcrossDatapaths draws
+// to the metric it draws it by: the datapath bar charts leave those out
+// of that metric's figures (cni-compare's 18 bitrate bars a datapath
+// had two workloads in one colour of the palette's 8), the tables keep
+// them.
+func drawnAcross(s *study.Study, rows []analysis.Row) map[string]string {
+	idx := analysis.Index(rows)
+	type key struct{ base, impairment string }
+	byKey := map[key][]analysis.Sweep{}
+	for _, sw := range analysis.Sweeps(s, rows) {
+		if len(sw.Variants) >= 2 {
+			k := key{sw.Base, sw.Impairment}
+			byKey[k] = append(byKey[k], sw)
+		}
+	}
+	out := map[string]string{}
+	for _, sws := range byKey {
+		if m := acrossMetric(sws, idx); m != "" {
+			for _, sw := range sws {
+				for _, v := range sw.Variants {
+					out[v.Name] = m
+				}
+			}
+		}
+	}
+	return out
+}
+
+// acrossFigure draws one workload's sweeps (one per datapath) on shared
+// axes: x is the swept value (axisOf).
+func acrossFigure(sws []analysis.Sweep, base study.Workload, idx map[analysis.Key]analysis.Row) (figure, bool) {
+	metric := acrossMetric(sws, idx)
 	if metric == "" {
 		return figure{}, false
 	}
