@@ -137,6 +137,8 @@ func validateStudyBounds(s *Study, bad badFunc) {
 				"the kernel rounds it up to a power of two; 32768 suits a moderately loaded server", bad)
 			checkRange(f+".rfs.flowCnt", t.RFS.FlowCnt, 1, MaxRFSEntries,
 				"per receive queue, rounded up to a power of two by the kernel", bad)
+			checkPowerOfTwo(f+".rfs.sockFlowEntries", t.RFS.SockFlowEntries, bad)
+			checkPowerOfTwo(f+".rfs.flowCnt", t.RFS.FlowCnt, bad)
 		}
 	}
 	checkLen("spec.workloads", len(sp.Workloads), MaxListLen, bad)
@@ -411,4 +413,20 @@ func ShortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// checkPowerOfTwo refuses an RFS table size the kernel would round up:
+// the tuning reads back what it wrote to journal and revert it exactly,
+// so it takes the size the kernel keeps (scaling.rst's 32768 / N per
+// queue is rounded so), not a trial failing on it after the nodes are
+// built.
+func checkPowerOfTwo(field string, n int, bad badFunc) {
+	if n <= 0 || n&(n-1) == 0 {
+		return
+	}
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	bad(field, "%d is not a power of two: the kernel would round it up to %d; write %d", n, p, p)
 }

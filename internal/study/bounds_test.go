@@ -126,6 +126,10 @@ func TestOutOfRangeValues(t *testing.T) {
 			"spec.tunings[1].rfs.flowCnt", "between 1 and 1048576"},
 		{"sockFlowEntries 2^30", []string{"tunings=[baseline, {name: rfs-big, rps: {cpus: all}, rfs: {sockFlowEntries: 1073741824, flowCnt: 4096}}]"},
 			"spec.tunings[1].rfs.sockFlowEntries", "between 1 and 1048576"},
+		// scaling.rst's 32768 / N per queue: the kernel rounds it up,
+		// and the tuning would fail every trial on the read-back.
+		{"flowCnt 10000", []string{"tunings=[baseline, {name: r3, rps: {cpus: all}, rfs: {sockFlowEntries: 32768, flowCnt: 10000}}]"},
+			"spec.tunings[1].rfs.flowCnt", "10000 is not a power of two: the kernel would round it up to 16384; write 16384"},
 		{"tuning devices unknown", []string{"tunings=[baseline, {name: r, rps: {cpus: all}, devices: tunnel}]"},
 			"spec.tunings[1].devices", `want "node" (underlay, tunnel and pod veths) or "underlay", got "tunnel"`},
 		// Tool options, bounded by the tools' descriptions.
