@@ -114,6 +114,7 @@ func missingPart(ref study.Reference, rows []Row) string {
 		{ref.Tuning != "", study.Reference{Tuning: ref.Tuning}, "no tuning " + ref.Tuning},
 		{ref.Replicas != 0, study.Reference{Replicas: ref.Replicas}, fmt.Sprintf("nothing at %d replica(s)", ref.Replicas)},
 		{ref.Impairment != "", study.Reference{Impairment: ref.Impairment}, "no impairment " + ref.Impairment},
+		{ref.CPU != nil, study.Reference{CPU: ref.CPU}, fmt.Sprintf("no cpu %d here (the paper's per-core numbers are of its machine's cores)", deref(ref.CPU))},
 	} {
 		if p.set && !slices.ContainsFunc(rows, func(r Row) bool { return r.N > 0 && refAt(p.only, r.SummaryRow) }) {
 			return p.what
@@ -187,4 +188,11 @@ func refMetric(refs []study.Reference) func(string) bool {
 		}
 	}
 	return func(m string) bool { return want[m] }
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

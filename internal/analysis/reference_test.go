@@ -147,8 +147,11 @@ func TestRefMissing(t *testing.T) {
 	}
 	ns := row("bridge", "cpp-intra")
 	ns.Metric = "cpp_bridge_ns"
-	rows := []Row{row("macvlan", "rr-chc"), row("bridge", "rr-chc"), row("bridge", "udp@500M"), ns}
+	core := row("bridge", "rr-chc")
+	core.Metric, core.CPU = "core_idle", 1
+	rows := []Row{row("macvlan", "rr-chc"), row("bridge", "rr-chc"), row("bridge", "udp@500M"), ns, core}
 	r := 1.08
+	cpu3 := 3
 	for _, c := range []struct {
 		ref               study.Reference
 		missing, ratioMis string
@@ -157,6 +160,8 @@ func TestRefMissing(t *testing.T) {
 		{study.Reference{Datapath: "macvlan", Workload: "flows-chc", Metric: "bitrate"}, "no workload flows-chc", ""},
 		{study.Reference{Workload: "udp", Replicas: 16, Metric: "bitrate"}, "nothing at 16 replica(s)", ""},
 		{study.Reference{Workload: "rr-chc", Impairment: "none", Metric: "rtt_p99_us"}, "", ""},
+		// seed 000's core 3 on a machine of 2 CPUs.
+		{study.Reference{Workload: "rr-chc", Metric: "core_idle", CPU: &cpu3}, "no cpu 3 here (the paper's per-core numbers are of its machine's cores)", ""},
 		{study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: "transactions_per_s", Ratio: &r, Against: "ovs"}, "", "no datapath ovs"},
 		// seed 004's cycles per packet where perf sampled cpu-clock: the
 		// run has the component in ns, which is not the paper's unit.
