@@ -27,8 +27,8 @@ func TestGlance(t *testing.T) {
 	glance, _, _ = strings.Cut(glance, "## What each tuning set")
 	for _, want := range []string{
 		"## At a glance\n\n| calico-vxlan / tcp: tuning | 1 replica | 4 replicas | 16 replicas |",
-		"| rfs+ | equal ×0.99 (n=3) | undecided ×1.03 (n=3) | better ×1.20 (n=3) · paper 1.24 |",
-		"| rps | missing | missing | missing · paper 1.085 |",
+		"| rfs+ | equal ×0.99 (n=3) · paper 1.205 | undecided ×1.03 (n=3) · paper 1.165 | better ×1.20 (n=3) · paper 1.24 |",
+		"| rps | missing · paper 1.081 | missing · paper 1.02 | missing · paper 1.085 |",
 		"equal within ±5% of it",
 	} {
 		if !strings.Contains(glance, want) {
@@ -87,8 +87,8 @@ func TestGlanceByDatapath(t *testing.T) {
 	glance := mdSection(t, readFile(t, filepath.Join(dir, results.SummaryMD)), "## At a glance\n")
 	for _, want := range []string{
 		"| tcp at 1 replica: datapath | rps | rfs |",
-		"| calico-vxlan | better ×1.50 (n=2) | better ×2.00 (n=2) |",
-		"| flannel-vxlan | missing | better ×2.00 (n=2) |",
+		"| calico-vxlan | better ×1.50 (n=2) · paper 1.081 | better ×2.00 (n=2) · paper 1.254 |",
+		"| flannel-vxlan | missing · paper 1.081 | better ×2.00 (n=2) · paper 1.254 |",
 	} {
 		if !strings.Contains(glance, want) {
 			t.Errorf("glance lacks %q:\n%s", want, glance)

@@ -222,7 +222,7 @@ func TestBuildKubeHeader(t *testing.T) {
 	}
 	page = readFile(t, filepath.Join(dir, results.ReportHTML))
 	head, _, _ = strings.Cut(page, "<h2>")
-	if want := "That name stands for calico (vxlan), not what was measured: the study&#39;s 11 published numbers of it are left out of this report (study.yaml keeps them)."; !strings.Contains(head, want) {
+	if want := "That name stands for calico (vxlan), not what was measured: the study&#39;s 33 published numbers of it are left out of this report (study.yaml keeps them)."; !strings.Contains(head, want) {
 		t.Errorf("report header lacks %q:\n%s", want, head)
 	}
 	md := readFile(t, filepath.Join(dir, results.SummaryMD))
