@@ -177,7 +177,8 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	// Held as `cnibench run` holds its directory, so that a compare of
 	// it while it is measured is refused rather than gating a partial
 	// run; an empty directory made here goes if the run writes nothing.
-	made := os.Mkdir(dir, 0o755) == nil
+	_, serr := os.Stat(dir)
+	made := serr != nil && os.MkdirAll(dir, 0o755) == nil
 	unlock, err := runner.LockRunDir(dir)
 	if err != nil {
 		p.Error = err.Error()

@@ -10,7 +10,7 @@ import "strings"
 var lowerIsBetter = []string{
 	// Time: latencies, jitter, pod set-up, start-up and teardown and the
 	// phases of start-up.
-	"lat", "rtt", "jitter", "setup", "startup", "teardown", "phase_",
+	"lat", "rtt", "jitter", "setup", "startup", "pod_start", "teardown", "phase_",
 	// Loss and its kin: lost and dropped packets, retransmits, errors,
 	// timeouts, reordering, a qdisc over its limit or requeueing.
 	"lost", "loss", "drop", "retrans", "error", "timeout", "out_of_order", "overlimit", "requeue",

@@ -44,7 +44,7 @@ var emitted = map[string]way{
 	// Time.
 	"rtt_us": lower, "rtt_mean_us": lower, "rtt_min_us": lower, "rtt_max_us": lower, "rtt_p50_us": lower, "rtt_p90_us": lower,
 	"rtt_p99_us": lower, "rtt_p999_us": lower, "half_rtt_mean_us": lower, "latency_mean_ms": lower, "latency_p50_ms": lower,
-	"latency_p90_ms": lower, "latency_p99_ms": lower, "jitter_ms": lower, "setup_ms": lower, "startup_ms": lower,
+	"latency_p90_ms": lower, "latency_p99_ms": lower, "jitter_ms": lower, "setup_ms": lower, "pod_start_ms": lower, "startup_ms": lower,
 	"startup_max_ms": lower, "teardown_ms": lower, "pod_setup_ms": lower, "phase_link_ms": lower, "phase_cni_bridge_ms": lower,
 	// Loss, errors, drops.
 	"lost_count": lower, "lost_percent": lower, "ceiling_loss_pct": lower, "retransmits": lower, "errors_count": lower,
