@@ -276,7 +276,7 @@ func TestFlannelBackendsQuick(t *testing.T) {
 		t.Errorf("verdicts: a udp@800M row with the paper's verdict %v (want true), a udp@1500M row with one %v (want false):\n%s", udp800, udp1500, verdicts)
 	}
 	html, _ := os.ReadFile(filepath.Join(out, "report.html"))
-	for _, w := range []string{"bitrate by impairment (udp@1500M)", "lost_percent by impairment (udp@1500M)", "retransmits by impairment (tcp@1G)", "TCP throughput per second (tcp@1G)"} {
+	for _, w := range []string{"bitrate by impairment (udp@1500M)", "lost_percent by impairment (udp@1500M)", "retransmits by impairment (tcp@1G)", "TCP sender throughput per second (tcp@1G)"} {
 		if !strings.Contains(string(html), w) {
 			t.Errorf("report.html lacks %q", w)
 		}
