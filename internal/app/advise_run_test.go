@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,17 +114,7 @@ spec:
 // back.
 func writeStudyRun(t *testing.T, studyYAML string, stops []results.Stop) (string, *results.Run) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "run")
-	w, err := results.Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteStudy([]byte(studyYAML)); err != nil {
-		t.Fatal(err)
-	}
-	if err := errors.Join(w.WriteStops(stops), w.Close()); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeRunDir(t, studyYAML, nil, stops)
 	run, err := results.Load(dir)
 	if err != nil {
 		t.Fatal(err)

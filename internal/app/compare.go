@@ -13,7 +13,6 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
-	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/suggest"
 )
@@ -112,7 +111,7 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {
-		if !shareCell(a, b, studyCells(sa), studyCells(sb)) {
+		if !compare.ShareCell(a, b, studyCells(sa), studyCells(sb)) {
 			// Not "no cell has the metric": both may have it, each in
 			// cells of its own.
 			err = fmt.Errorf("--fail-if: the runs have no cell in common (no datapath, tuning, workload, replica count and impairment that both ran or were to run): compare two runs of one study")
@@ -255,43 +254,4 @@ func appendMissing(list []string, m string) []string {
 		}
 	}
 	return append(list, m)
-}
-
-// shareCell says whether a cell is in both runs: among the cells each
-// has trials of, or its study was to run. Runs of one datapath each
-// compare whatever their datapaths' names (a local bridge run against a
-// cluster's flannel, as compare pairs them), so those are left out.
-func shareCell(a, b *results.Run, ca, cb []results.Cell) bool {
-	cellsA, cellsB := runCells(a, ca), runCells(b, cb)
-	oneEach := len(datapathsOf(cellsA)) == 1 && len(datapathsOf(cellsB)) == 1
-	inA := map[results.Cell]bool{}
-	for _, c := range cellsA {
-		if oneEach {
-			c.Datapath = ""
-		}
-		inA[c] = true
-	}
-	return slices.ContainsFunc(cellsB, func(c results.Cell) bool {
-		if oneEach {
-			c.Datapath = ""
-		}
-		return inA[c]
-	})
-}
-
-// runCells are the cells a run has trials of and its study's.
-func runCells(r *results.Run, study []results.Cell) []results.Cell {
-	out := slices.Clone(study)
-	for _, s := range r.Samples {
-		out = append(out, s.Cell)
-	}
-	return out
-}
-
-func datapathsOf(cells []results.Cell) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range cells {
-		out[c.Datapath] = true
-	}
-	return out
 }

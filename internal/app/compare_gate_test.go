@@ -30,6 +30,22 @@ type recorded struct {
 // and, unless nil, its stops.json, as the runner writes them.
 func writeAttempts(t *testing.T, studyYAML string, attempts []recorded, stops []results.Stop) string {
 	t.Helper()
+	cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	var samples []results.Sample
+	for _, a := range attempts {
+		s := results.Sample{Cell: cell, Trial: a.trial, Attempt: a.attempt, Metrics: map[string]float64{results.MetricBitrate: a.bitrate}}
+		if a.bitrate == 0 {
+			s.Metrics, s.Error, s.Discarded = map[string]float64{}, "iperf3: connection refused", "failed"
+		}
+		samples = append(samples, s)
+	}
+	return writeRunDir(t, studyYAML, samples, stops)
+}
+
+// writeRunDir writes a run directory as the runner does: its study, its
+// samples and, unless nil, its stops.json.
+func writeRunDir(t *testing.T, studyYAML string, samples []results.Sample, stops []results.Stop) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	w, err := results.Create(dir)
 	if err != nil {
@@ -38,12 +54,7 @@ func writeAttempts(t *testing.T, studyYAML string, attempts []recorded, stops []
 	if err := w.WriteStudy([]byte(studyYAML)); err != nil {
 		t.Fatal(err)
 	}
-	cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
-	for _, a := range attempts {
-		s := results.Sample{Cell: cell, Trial: a.trial, Attempt: a.attempt, Metrics: map[string]float64{results.MetricBitrate: a.bitrate}}
-		if a.bitrate == 0 {
-			s.Metrics, s.Error, s.Discarded = map[string]float64{}, "iperf3: connection refused", "failed"
-		}
+	for _, s := range samples {
 		if err := w.AppendSample(s); err != nil {
 			t.Fatal(err)
 		}

@@ -169,6 +169,29 @@ func newPairing(a, b *results.Run, studyA, studyB []results.Cell) pairing {
 	return pairing{}
 }
 
+// ShareCell says whether the runs have a cell in common, paired as Runs
+// pairs them (runs of one datapath each whatever their names): among the
+// cells each has trials of or its study was to run (studyA, studyB).
+func ShareCell(a, b *results.Run, studyA, studyB []results.Cell) bool {
+	p := newPairing(a, b, studyA, studyB)
+	inA := map[key]bool{}
+	for _, c := range append(slices.Clone(studyA), cellsOf(a)...) {
+		inA[cellKey(c, "")] = true
+	}
+	return slices.ContainsFunc(append(slices.Clone(studyB), cellsOf(b)...), func(c results.Cell) bool {
+		return inA[p.inA(cellKey(c, ""))]
+	})
+}
+
+// cellsOf are the cells a run has samples of.
+func cellsOf(r *results.Run) []results.Cell {
+	var out []results.Cell
+	for _, s := range r.Samples {
+		out = append(out, s.Cell)
+	}
+	return out
+}
+
 // inB is B's key of A's k.
 func (p pairing) inB(k key) key {
 	if p.anyDP {

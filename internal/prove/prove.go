@@ -179,11 +179,14 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	// run; an empty directory made here goes if the run writes nothing.
 	_, serr := os.Stat(dir)
 	made := serr != nil && os.MkdirAll(dir, 0o755) == nil
-	unlock, err := runner.LockRunDir(dir)
-	if err != nil {
+	failed := func(err error) error {
 		p.Error = err.Error()
 		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Failed
 		return fmt.Errorf("candidate %s: %w", e.Name, err)
+	}
+	unlock, err := runner.LockRunDir(dir)
+	if err != nil {
+		return failed(err)
 	}
 	defer func() {
 		unlock()
@@ -195,9 +198,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,
 		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})
 	if err != nil {
-		p.Error = err.Error()
-		e.Measured, e.Verdict = "the A/B run failed: "+err.Error(), advise.Failed
-		return fmt.Errorf("candidate %s: %w", e.Name, err)
+		return failed(err)
 	}
 	run, err := results.Load(dir)
 	if err != nil {
