@@ -43,6 +43,9 @@ type Head struct {
 	// compared, and not failed by a gate, but said; LeftOutA the same of
 	// B's cells that A's study leaves out (LeftOutA).
 	LeftOutB, LeftOutA []string
+	// Neither names the cells both studies include that neither run has
+	// a counted trial of (Neither): no row, not failed, but said.
+	Neither []string
 	// NoStudyB says why B's study.yaml could not be resolved ("": it
 	// was): then a cell of A that B left no trace of is not known to be
 	// B's, and is neither a row nor failed.
@@ -63,7 +66,7 @@ type Head struct {
 func NewHead(dirA, dirB string, a, b *results.Run, studyA, studyB []results.Cell, same bool) Head {
 	h := Head{A: dirA, B: dirB, Same: same, Bound: OneCore(a, b, studyA, studyB), HoldsA: Holds(a.Samples), HoldsB: Holds(b.Samples),
 		LoadedA: a.Warnings, LoadedB: b.Warnings, LeftOutB: LeftOutB(a, b, studyA, studyB),
-		LeftOutA: LeftOutA(a, b, studyA, studyB)}
+		LeftOutA: LeftOutA(a, b, studyA, studyB), Neither: Neither(a, b, studyA, studyB)}
 	if a.HasEnv {
 		h.AboutA = About(a.Env)
 	}
@@ -261,6 +264,10 @@ func (h Head) notes() []string {
 	}
 	if n := len(h.LeftOutA); n > 0 {
 		out = append(out, fmt.Sprintf("A's study leaves out %d of B's cells, which are not compared: %s", n, listed(h.LeftOutA, 8)))
+	}
+	if n := len(h.Neither); n > 0 {
+		out = append(out, fmt.Sprintf("neither run has a counted trial of %d cell(s) both studies include (every trial failed, the cell was given up, "+
+			"or the run ended first, in both), which are not compared: %s", n, listed(h.Neither, 8)))
 	}
 	if h.NoStudyA != "" {
 		out = append(out, "A's study.yaml could not be resolved ("+h.NoStudyA+"): a cell of B that A has no trace of is left out of the table, not failed")

@@ -119,10 +119,11 @@ func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
 // A has no trial of (missing_a; per row missing_in_a, absent_in_a,
 // gave_up_a, and the same CSV columns at the end) and made every JSON
 // key always present, an empty value where 2 left it out; 4 added B's
-// cells A's study leaves out (left_out_a, the JSON alone). A version
+// cells A's study leaves out (left_out_a, the JSON alone); 5 added the
+// cells neither run has a counted trial of (neither, the JSON alone). A version
 // only adds fields; a reader of an older one reads a newer one
 // unchanged.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ci is a side as the CSV and JSON give it: one trial has no interval,
 // not one of zero width at its mean.
@@ -276,10 +277,13 @@ type jsonDoc struct {
 	UnfinishedA int `json:"unfinished_a"`
 	UnfinishedB int `json:"unfinished_b"`
 	// LeftOutB: A's cells B's study leaves out, and LeftOutA: B's cells
-	// A's study leaves out, neither compared nor failed; MissingA: B's
-	// cells A has no trial of, which fail a gate.
+	// A's study leaves out, neither compared nor failed; Neither: cells
+	// both studies include that neither run has a counted trial of, not
+	// compared nor failed either; MissingA: B's cells A has no trial of,
+	// which fail a gate.
 	LeftOutB []string      `json:"left_out_b"`
 	LeftOutA []string      `json:"left_out_a"`
+	Neither  []string      `json:"neither"`
 	MissingA []string      `json:"missing_a"`
 	Differ   []string      `json:"differ"`
 	SameRun  bool          `json:"same_run"`
@@ -304,7 +308,7 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 		bound = []Bound{}
 	}
 	doc := jsonDoc{SchemaVersion: SchemaVersion, A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB,
-		UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, LeftOutB: list(h.LeftOutB), LeftOutA: list(h.LeftOutA),
+		UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, LeftOutB: list(h.LeftOutB), LeftOutA: list(h.LeftOutA), Neither: list(h.Neither),
 		MissingA: MissingA(rows), Differ: list(h.Differ),
 		SameRun: h.Same, Rows: []jsonRow{}, OneCore: bound, Verdicts: []jsonVerdict{}, Failed: gate.Failed(vs)}
 	for _, r := range rows {

@@ -42,3 +42,30 @@ func leftOut(run, other *results.Run, otherStudy []results.Cell, there func(key)
 	}
 	return out
 }
+
+// Neither names the cells both studies include that neither run has a
+// counted trial of (every trial failed in both, both gave the cell up,
+// or neither reached it), in A's study's order, as the rows name cells.
+// No row can hold them, since neither run has a value to show, and a
+// gate does not fail them (B is no worse than A there), but a gate that
+// passed must not leave a cell broken in both runs unsaid. Either study
+// unknown (nil): nothing is named.
+func Neither(a, b *results.Run, studyA, studyB []results.Cell) []string {
+	if studyA == nil || studyB == nil {
+		return nil
+	}
+	p := newPairing(a, b, studyA, studyB)
+	sideA, sideB := newRunSide(a, studyA), newRunSide(b, studyB)
+	var out []string
+	seen := map[key]bool{}
+	for _, c := range studyA {
+		k := cellKey(c, "")
+		kb := p.inB(k)
+		if seen[k] || sideA.counted[k] || !sideB.inStudy[kb] || sideB.counted[kb] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, p.name(k))
+	}
+	return out
+}
