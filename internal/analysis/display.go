@@ -105,6 +105,29 @@ func (s Scale) zero() string {
 	return strconv.FormatFloat(0, 'f', s.Decimals, 64)
 }
 
+// sigDecimals are the decimals of a four-significant-digit scale's mean
+// and bounds (factor: the scale's, to display units): four significant digits of the mean, or of the interval's
+// half-width where that is larger (a mean near 0 in a wide interval), so
+// that all three have the same: "50.50 [45.55, 55.45]", not each at its
+// own four digits, "50.5 [45.55, 55.45]", which read as a mean known to
+// fewer digits than its bounds; from 10^4 on, whole numbers, as Format.
+func sigDecimals(d stats.Summary, factor float64) int {
+	a := math.Abs(d.Mean * factor)
+	if hw := math.Abs(d.CI95High-d.CI95Low) * factor / 2; Finite(hw) && hw > a {
+		a = hw
+	}
+	if a == 0 || !Finite(a) {
+		return 0
+	}
+	n := 3 - int(math.Floor(math.Log10(a)))
+	// Rounding can carry into another digit (9.9996 at 3 decimals is
+	// 10.000): one decimal fewer then shows four digits.
+	if r := math.Abs(roundTo(a, n)); r >= math.Pow10(4-n) {
+		n--
+	}
+	return min(max(n, 0), maxDecimals)
+}
+
 // maxDecimals bounds the decimals a tiny value gets (1e-300 is not
 // printed with 300 zeros).
 const maxDecimals = 12
@@ -189,10 +212,13 @@ func (s Scale) SummaryCI(d stats.Summary) string {
 		return fmt.Sprintf("%s (same in all %d trials)", s.whole(d.Mean), d.N)
 	}
 	f := s.Format
-	if s.Decimals >= 0 && Finite(d.Mean) {
+	if Finite(d.Mean) {
 		// The bounds at the mean's decimals: "0.0013 [0.0007, 0.0019]",
 		// not "0.0013 [0.00070, 0.0019]".
 		n := s.decimalsFor(d.Mean * s.Factor)
+		if s.Decimals < 0 {
+			n = sigDecimals(d, s.Factor)
+		}
 		f = func(v float64) string {
 			if !Finite(v) || v == 0 {
 				return s.Format(v) // "—", or the scale's zero

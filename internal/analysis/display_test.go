@@ -241,6 +241,13 @@ func TestZeroOneWay(t *testing.T) {
 		{results.MetricBitrate, stats.Summary{N: 3, Mean: 7e5, CI95High: 1.5e6}, "0.000700 [0.00, 0.001500]"},
 		{results.MetricBitrate, stats.Summary{N: 3, Mean: 5e9, CI95High: 12e9}, "5.00 [0.00, 12.00]"},
 		{"rtt_us", stats.Summary{N: 3, Mean: 12.34, CI95High: 30.12}, "12.34 [0, 30.12]"},
+		// Four significant digits of the mean for all three, the
+		// half-width's where it is larger; whole from 10^4 on.
+		{"rtt_us", stats.Summary{N: 3, Mean: 50.5, CI95Low: 45.55, CI95High: 55.45}, "50.50 [45.55, 55.45]"},
+		{"rtt_us", stats.Summary{N: 3, Mean: 0.001, CI95Low: -5.2, CI95High: 5.202}, "0.001 [-5.200, 5.202]"},
+		{"rtt_us", stats.Summary{N: 3, Mean: 12345.6, CI95Low: 12001.2, CI95High: 12690}, "12346 [12001, 12690]"},
+		{"rtt_us", stats.Summary{N: 3, Mean: 9.99996, CI95Low: 9.9, CI95High: 10.1}, "10.00 [9.90, 10.10]"},
+		{"mem_bytes", stats.Summary{N: 3, Mean: 105.5 * (1 << 20), CI95Low: 100 * (1 << 20), CI95High: 111 * (1 << 20)}, "105.5 [100.0, 111.0]"},
 	} {
 		if got := Display(tc.metric).SummaryCI(tc.d); got != tc.want {
 			t.Errorf("%s %+v: %q, want %q", tc.metric, tc.d, got, tc.want)
