@@ -197,16 +197,15 @@ func checkPlanned(s *Study, bad badFunc) {
 }
 
 // ceilingSeconds is the longest a trial of w spends in its loss-ceiling
-// search, in seconds: the search's most probes (2 + log2((high-low)/step),
-// internal/workload/ceiling) times the probe; 0 without a search or when
+// search, in seconds: the search's most probes (Ceiling.MostProbes)
+// times the probe; 0 without a search or when
 // the search is invalid (reported by validateCeiling).
 func ceilingSeconds(w Workload) float64 {
 	c, ok, err := w.Ceiling()
 	if !ok || err != nil || c.Probe > MaxDuration {
 		return 0
 	}
-	probes := 2 + math.Ceil(math.Log2((c.High-c.Low)/c.Step))
-	return probes * c.Probe.Seconds()
+	return c.MostProbes() * c.Probe.Seconds()
 }
 
 // ceilingNote names the search's share of a planned run time, if any.

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -10,13 +11,15 @@ import (
 // Loss-ceiling search defaults (CeilingSearch's empty fields). High is
 // above what one iperf3 UDP sender reaches on common hardware, so an
 // unsaturated path shows as "at high" rather than as a made-up bound;
-// Step is 1% of High; each probe is two seconds, the first of which
+// Step is 1% of the failing rate (a resolution relative to the answer,
+// which may be anywhere from Low to High); each probe is two seconds, the first of which
 // already counts (no warm-up: loss at a fixed offered rate settles
 // within a queue's length).
 const (
 	DefaultCeilingLow   = "1M"
 	DefaultCeilingHigh  = "10G"
 	DefaultCeilingProbe = 2 * time.Second
+	DefaultCeilingStep  = "1%"
 	// SenderIperf3 and SenderPktgen are the senders a search can use.
 	SenderIperf3 = "iperf3"
 	SenderPktgen = "pktgen"
@@ -40,8 +43,11 @@ type Ceiling struct {
 	// Pct is the loss allowed, percent (0 < Pct < 100).
 	Pct             float64
 	Low, High, Step float64 // bit/s per stream
-	Probe           time.Duration
-	Sender          string
+	// Rel is a step relative to the failing rate (0.01: 1%), where the
+	// study gave one ("1%", the default); Step is then 0.
+	Rel    float64
+	Probe  time.Duration
+	Sender string
 }
 
 // ParseCeiling reads a loss ceiling ("3%", "0.5%", "3") in percent.
@@ -54,6 +60,18 @@ func ParseCeiling(s string) (float64, error) {
 		return 0, fmt.Errorf("loss ceiling %q must be above 0%% and below 100%%", s)
 	}
 	return v, nil
+}
+
+// MostProbes is how many probes the search can take (package
+// ceiling's bound): High, Low, and the halvings from High-Low down to
+// the step, the finest a relative step gets being at a failing rate just
+// above Low.
+func (c Ceiling) MostProbes() float64 {
+	finest := c.Step
+	if c.Rel > 0 {
+		finest = c.Rel * c.Low
+	}
+	return 2 + math.Ceil(math.Log2((c.High-c.Low)/finest))
 }
 
 // Ceiling resolves the workload's search with defaults; ok is false when
@@ -84,8 +102,16 @@ func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
 		return r
 	}
 	c.Low, c.High = rate("low", low), rate("high", high)
-	c.Step = c.High / 100
-	if step != "" {
+	if step == "" {
+		step = DefaultCeilingStep
+	}
+	if pct, ok := strings.CutSuffix(strings.TrimSpace(step), "%"); ok {
+		v, perr := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if (perr != nil || !(v >= 0.1 && v <= 50)) && err == nil {
+			err = fmt.Errorf("ceilingSearch.step: %q: a step relative to the rate found is from 0.1%% to 50%%", step)
+		}
+		c.Rel = v / 100
+	} else {
 		c.Step = rate("step", step)
 	}
 	if err != nil {
@@ -94,7 +120,7 @@ func (w Workload) Ceiling() (c Ceiling, ok bool, err error) {
 	switch {
 	case c.Low >= c.High:
 		return c, true, fmt.Errorf("ceilingSearch: low %s must be below high %s", low, high)
-	case c.Step > c.High-c.Low:
+	case c.Rel == 0 && c.Step > c.High-c.Low:
 		return c, true, fmt.Errorf("ceilingSearch.step: %g bit/s is more than high-low", c.Step)
 	}
 	c.Probe = cs.Probe.Duration

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,8 +110,32 @@ func TestNICModesOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, ok, err := s.Spec.Workloads[0].Ceiling()
-	if !ok || err != nil || c.Pct != 0.5 || c.Low != 1e6 || c.High != 1e10 || c.Step != 1e8 || c.Probe != DefaultCeilingProbe || c.Sender != SenderIperf3 {
+	if !ok || err != nil || c.Pct != 0.5 || c.Low != 1e6 || c.High != 1e10 || c.Step != 0 || c.Rel != 0.01 || c.Probe != DefaultCeilingProbe || c.Sender != SenderIperf3 {
 		t.Errorf("ceiling defaults %+v %v %v", c, ok, err)
+	}
+	// A step is a bitrate or a share of the rate found; one is not both.
+	for _, tc := range []struct {
+		step      string
+		abs, rel  float64
+		bad, most string
+	}{
+		{step: "20M", abs: 20e6, most: "11"},
+		{step: "2%", rel: 0.02, most: "21"},
+		{step: "0.05%", bad: "from 0.1% to 50%"},
+		{step: "60%", bad: "from 0.1% to 50%"},
+		{step: "x%", bad: "from 0.1% to 50%"},
+	} {
+		w := s.Spec.Workloads[0]
+		w.CeilingSearch = &CeilingSearch{Step: tc.step}
+		c, _, err := w.Ceiling()
+		switch {
+		case tc.bad != "":
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("step %s: %v, want %q", tc.step, err, tc.bad)
+			}
+		case err != nil || c.Step != tc.abs || c.Rel != tc.rel || fmt.Sprint(c.MostProbes()) != tc.most:
+			t.Errorf("step %s: %+v (most probes %g) %v", tc.step, c, c.MostProbes(), err)
+		}
 	}
 	var names []string
 	for _, v := range s.Variants() {

@@ -44,8 +44,14 @@ type Search struct {
 	// must pass, High is the most offered.
 	Low, High float64
 	// Step is the resolution (bit/s): the search stops when the passing
-	// and failing rates are closer than this.
+	// and failing rates are closer than this. Rel is a resolution
+	// relative to the failing rate instead (0.02: within 2% of it), for
+	// a search whose answer may be anywhere from Low to High: a fixed
+	// step of 1% of a 10 Gbit/s High is 100 Mbit/s, which put a ceiling
+	// of 190 Mbit/s (small datagrams, or one of 16 streams) at 100.8,
+	// and one of 60 at Low. Exactly one of the two is set.
 	Step float64
+	Rel  float64
 	// MaxProbes bounds the probes (0: enough for the resolution).
 	MaxProbes int
 }
@@ -95,7 +101,11 @@ func (s Search) Validate() error {
 		return fmt.Errorf("loss ceiling %g%%: must be above 0%% and below 100%%", s.Ceiling)
 	case !(s.Low > 0) || !(s.High > s.Low) || math.IsInf(s.High, 0):
 		return fmt.Errorf("rates %g..%g bit/s: need 0 < low < high", s.Low, s.High)
-	case !(s.Step > 0) || s.Step > s.High-s.Low:
+	case s.Rel != 0 && s.Step != 0:
+		return fmt.Errorf("step %g bit/s and relative step %g: give one", s.Step, s.Rel)
+	case s.Rel != 0 && !(s.Rel > 0 && s.Rel < 1):
+		return fmt.Errorf("relative step %g: must be above 0 and below 1", s.Rel)
+	case s.Rel == 0 && (!(s.Step > 0) || s.Step > s.High-s.Low):
 		return fmt.Errorf("step %g bit/s: must be above 0 and at most high-low", s.Step)
 	case s.MaxProbes < 0:
 		return fmt.Errorf("max probes %d: must not be negative", s.MaxProbes)
@@ -111,7 +121,7 @@ func (s Search) Run(ctx context.Context, probe Probe) (Result, error) {
 	}
 	max := s.MaxProbes
 	if max == 0 {
-		max = 2 + int(math.Ceil(math.Log2((s.High-s.Low)/s.Step)))
+		max = s.mostProbes()
 	}
 	var res Result
 	try := func(rate float64) (Step, error) {
@@ -156,7 +166,7 @@ func (s Search) Run(ctx context.Context, probe Probe) (Result, error) {
 	// stalled for a moment (a preempted vCPU) may keep up at a higher
 	// rate; one at its limit sends the same whatever is asked, and found
 	// then reports that.
-	for len(res.Steps) < max && fail-pass.Rate > s.Step {
+	for len(res.Steps) < max && fail-pass.Rate > s.resolution(fail) {
 		st, err := try((pass.Rate + fail) / 2)
 		if err != nil {
 			return res, err
@@ -168,6 +178,26 @@ func (s Search) Run(ctx context.Context, probe Probe) (Result, error) {
 		}
 	}
 	return found(pass), nil
+}
+
+// resolution is how close the passing and failing rates must come, with
+// the failing one at fail.
+func (s Search) resolution(fail float64) float64 {
+	if s.Rel > 0 {
+		return s.Rel * fail
+	}
+	return s.Step
+}
+
+// mostProbes is how many probes the resolution can take: High, Low, and
+// the halvings from High-Low down to it, the finest a relative one gets
+// being at a failing rate just above Low.
+func (s Search) mostProbes() int {
+	finest := s.Step
+	if s.Rel > 0 {
+		finest = s.Rel * s.Low
+	}
+	return 2 + int(math.Ceil(math.Log2((s.High-s.Low)/finest)))
 }
 
 // failedAt is the failing bound a failed probe sets: the rate it was

@@ -62,6 +62,43 @@ func TestFindsBottleneckWithinOneStep(t *testing.T) {
 	}
 }
 
+// TestRelativeStep: a fixed step of 1% of a 10 Gbit/s high is 100
+// Mbit/s, and a ceiling well below it came out far too low: 190 Mbit/s
+// behind a sender of 400 (small datagrams) was found at 100.8, one of 60
+// behind a sender of 200 at low, 1 Mbit/s, neither flagged. A step
+// relative to the failing rate (Rel) finds each within a step of it, in
+// no more probes than mostProbes allows; the fixed step still errs
+// there (the bug it replaces).
+func TestRelativeStep(t *testing.T) {
+	for _, c := range []struct{ cap, most float64 }{{190e6, 400e6}, {60e6, 200e6}, {5e9, 20e9}, {3e6, 1e9}} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		s := Search{Ceiling: 3, Low: 1e6, High: 10e9, Rel: 0.01}
+		res, err := s.Run(context.Background(), sender(c.most, link(c.cap, 0, 50000, rng)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := c.cap / (1 - 0.03)
+		if res.Rate > bound || res.Rate < bound*(1-2*s.Rel) || res.AtHigh || res.SenderBound {
+			t.Errorf("cap %.0f behind a sender of %.0f: found %.0f, want within 2%% under %.0f (%d probes)", c.cap, c.most, res.Rate, bound, len(res.Steps))
+		}
+		if len(res.Steps) > s.mostProbes() {
+			t.Errorf("cap %.0f: %d probes, more than %d", c.cap, len(res.Steps), s.mostProbes())
+		}
+		fixed := Search{Ceiling: 3, Low: 1e6, High: 10e9, Step: 100e6}
+		if c.cap < 1e9 {
+			if r, _ := fixed.Run(context.Background(), sender(c.most, link(c.cap, 0, 50000, rng))); r.Rate > bound*0.75 && c.cap < 100e6 {
+				t.Errorf("cap %.0f: a fixed 100M step found %.0f; the test no longer shows what it guards", c.cap, r.Rate)
+			}
+		}
+	}
+	if err := (Search{Ceiling: 3, Low: 1, High: 2, Step: 1, Rel: 0.01}).Validate(); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("step and relative step: %v", err)
+	}
+	if err := (Search{Ceiling: 3, Low: 1, High: 2, Rel: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "below 1") {
+		t.Errorf("relative step 1: %v", err)
+	}
+}
+
 func TestUnsaturatedAndHopeless(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := Search{Ceiling: 3, Low: 1e6, High: 100e6, Step: 1e6}

@@ -47,7 +47,7 @@ const (
 // the ceiling, probing with short trials through the same code as the
 // measured one (servers, clients, the receiver's measured window).
 func (d *Driver) searchCeiling(ctx context.Context, t workload.Trial, p plan, c study.Ceiling) (ceiling.Result, error) {
-	s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step}
+	s := ceiling.Search{Ceiling: c.Pct, Low: c.Low, High: c.High, Step: c.Step, Rel: c.Rel}
 	if c.Sender == study.SenderPktgen {
 		return s.Run(ctx, func(ctx context.Context, rate float64) (ceiling.Outcome, error) {
 			res, err := d.pktgenRun(ctx, t, p, rate, c.Probe, nil)
