@@ -66,7 +66,7 @@ var emitted = map[string]way{
 	"mss_bytes": either, "message_bytes": either, "body_bytes": either, "concurrency": either, "pods": either,
 	"offered_bps": either, "requests_target": either, "requests_count": either, "loss_ceiling_pct": either,
 	"ceiling_probes": either, "ceiling_at_high": either, "ceiling_sender_bound": either, "pin_not_comparable": either,
-	"background_connections_count": either, "packets_count": either, "cpp_packets_count": either, "cpp_skbs_count": either,
+	"background_connections_count": either, "packets_count": either, "cpp_packets_count": either, "cpp_skbs_count": either, "cpp_socket_segments_count": either,
 	"trace_packets_count": either, "qdisc_sent_packets": either, "qdisc_sent_bytes": either, "snd_cwnd_bytes": either,
 	"if_underlay_rx_packets_count": either, "if_tunnel_tx_packets_count": either,
 	"bpf_cilium_lb4_count": either, "bpf_socklb_connect4_count": either,

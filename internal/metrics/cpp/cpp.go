@@ -192,7 +192,11 @@ const (
 	MetricTotalCycles = prefix + "total_" + UnitCycles
 	MetricPackets     = "cpp_packets_count"
 	MetricSKBs        = "cpp_skbs_count"
-	prefix            = "cpp_"
+	// MetricSocketSegments is the data segments the measured devices'
+	// TCP sockets carried in the busier direction: the packet count
+	// where it is more than 1.5 times the devices' (packetsOf).
+	MetricSocketSegments = "cpp_socket_segments_count"
+	prefix               = "cpp_"
 )
 
 // Units lists the units CPP metrics come in.

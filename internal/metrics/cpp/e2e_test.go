@@ -78,6 +78,12 @@ func TestFlannelVXLANBreakdown(t *testing.T) {
 			t.Errorf("component %s has no samples", n)
 		}
 	}
+	// The sockets' count of the window's data segments agrees with the
+	// device's (its counters count them on this datapath), so it is not
+	// the one divided by, and it checks the device's.
+	if p, s := res.Metrics[MetricPackets], res.Metrics[MetricSocketSegments]; !(s > 0.9*p && s < 1.1*p) {
+		t.Errorf("sockets counted %v data segments, the device %v packets: more than 10%% apart", s, p)
+	}
 	for _, other := range Units {
 		if _, ok := res.Metrics[TotalMetric(other)]; ok && other != u {
 			t.Errorf("%s metrics from a %s recording", other, ev.Name)

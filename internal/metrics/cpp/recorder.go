@@ -60,11 +60,15 @@ type Recorder struct {
 	// segmentOf reads a device's TCP segment size (default readSegment);
 	// tests replace it.
 	segmentOf func(netns.Iface) (segment, error)
+	// flowsOf reads a device's TCP flows (default readFlows); tests
+	// replace it.
+	flowsOf func(netns.Iface) (flows, error)
 
 	dir    string
 	perf   engine.Process
 	before []ifstats.Counters
 	segs   []segment
+	flows  []flows // at the window's start
 }
 
 // Result is a window's CPP metrics and its breakdown.
@@ -99,6 +103,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 	}
 	r.segs = make([]segment, len(r.Ifaces))
 	r.readSegments()
+	r.flows = r.readAllFlows()
 	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
 	p, err := proc.Start(ctx, r.perfNetns(), nil, argv)
 	if err != nil {
@@ -138,6 +143,7 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 		after = append(after, c)
 	}
 	r.readSegments()
+	flowsAfter := r.readAllFlows()
 	r.perf.Stop()
 	_, stderr, werr := r.perf.Wait()
 	r.perf = nil
@@ -164,21 +170,24 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	b := r.Map.Attribute(prof, float64(r.Event.Period))
-	var wire, skbs float64
+	var wire, skbs, socks float64
 	for i := range after {
 		d := ifstats.Delta(r.before[i], after[i])
 		tx := d.TxBytes > d.RxBytes
 		if tx {
 			d.RxBytes, d.RxPackets = d.TxBytes, d.TxPackets
 		}
-		wire += wirePackets(d, r.segs[i], tx)
+		s := flowsAfter[i].segmentsSince(r.flows[i])
+		wire += packetsOf(wirePackets(d, r.segs[i], tx), s)
 		skbs += float64(d.RxPackets)
+		socks += s
 	}
 	if wire == 0 {
 		return Result{}, errors.New("no packets counted on the measured interfaces during the window")
 	}
 	m := b.PerPacket(wire, r.Event.Unit)
 	m[MetricSKBs] = skbs
+	m[MetricSocketSegments] = socks
 	return Result{Metrics: m, Breakdown: b, Event: r.Event}, nil
 }
 
@@ -201,6 +210,20 @@ func (r *Recorder) readSegments() {
 			r.segs[i] = s
 		}
 	}
+}
+
+// readAllFlows reads every measured device's flows; one that cannot be
+// read is empty (the device's own count then stands).
+func (r *Recorder) readAllFlows() []flows {
+	read := r.flowsOf
+	if read == nil {
+		read = readFlows
+	}
+	out := make([]flows, len(r.Ifaces))
+	for i, ifc := range r.Ifaces {
+		out[i], _ = read(ifc)
+	}
+	return out
 }
 
 func (r *Recorder) cleanup() {

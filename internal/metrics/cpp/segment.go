@@ -111,8 +111,17 @@ func readSegment(ifc netns.Iface) (segment, error) {
 	var s segment
 	mtu, addrs, rerr := deviceFacts(ifc)
 	s.PathMTU = mtu
+	conns, derr := tcpConns(ifc)
+	s.SndMSS, s.RcvMSS = busiest(conns, addrs)
+	return s, errors.Join(derr, rerr)
+}
+
+// tcpConns are the TCP connections of ifc's namespace (sock_diag, both
+// families: a dual-stack listener's IPv4 connections are AF_INET6
+// sockets).
+func tcpConns(ifc netns.Iface) ([]conn, error) {
 	var conns []conn
-	derr := netns.Do(ifc.Netns, func() error {
+	err := netns.Do(ifc.Netns, func() error {
 		var errs error
 		for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 			socks, err := netlink.SocketDiagTCPInfo(fam)
@@ -123,23 +132,28 @@ func readSegment(ifc netns.Iface) (segment, error) {
 				if c.TCPInfo == nil || c.InetDiagMsg == nil {
 					continue
 				}
-				conns = append(conns, conn{local: c.InetDiagMsg.ID.Source, bytes: c.TCPInfo.Bytes_acked + c.TCPInfo.Bytes_received,
-					snd: int(c.TCPInfo.Snd_mss), rcv: int(c.TCPInfo.Rcv_mss)})
+				id := c.InetDiagMsg.ID
+				conns = append(conns, conn{local: id.Source, bytes: c.TCPInfo.Bytes_acked + c.TCPInfo.Bytes_received,
+					acked: c.TCPInfo.Bytes_acked, received: c.TCPInfo.Bytes_received,
+					snd: int(c.TCPInfo.Snd_mss), rcv: int(c.TCPInfo.Rcv_mss),
+					id: fmt.Sprintf("%s:%d-%s:%d", id.Source, id.SourcePort, id.Destination, id.DestinationPort)})
 			}
 		}
 		return errs
 	})
-	s.SndMSS, s.RcvMSS = busiest(conns, addrs)
-	if derr != nil {
-		derr = fmt.Errorf("TCP connections in %q: %w", ifc.Netns, derr)
+	if err != nil {
+		err = fmt.Errorf("TCP connections in %q: %w", ifc.Netns, err)
 	}
-	return s, errors.Join(derr, rerr)
+	return conns, err
 }
 
-// conn is what readSegment needs of a TCP connection.
+// conn is what readSegment and readFlows need of a TCP connection.
 type conn struct {
 	local    net.IP
+	id       string // local and remote address and port
 	bytes    uint64 // acked plus received, over its life
+	acked    uint64 // tcpi_bytes_acked: data sent and acked
+	received uint64 // tcpi_bytes_received
 	snd, rcv int    // tcpi_snd_mss, tcpi_rcv_mss
 }
 

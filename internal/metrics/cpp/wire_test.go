@@ -95,3 +95,42 @@ func TestReadSegmentsKeepsStartMSS(t *testing.T) {
 		t.Errorf("a task's MSS read at Stop was not kept: %+v", r.segs[0])
 	}
 }
+
+// Cilium's bpf_redirect_peer left a pod's eth0 RX counters at about 0
+// before Linux 6.8: a receiving server's busier direction was then its
+// ACKs (one per GRO'd skb), and every cost per packet was divided by
+// them, 20 to 45 times too high. The sockets on the device count the
+// data segments whatever its counters say, and their count is the one
+// where it is more than 1.5 times the device's; elsewhere the device's
+// stands (a control connection, ARP and ACKs make the two differ a
+// little, and a task's closed connections are not seen).
+func TestSocketsCountWhatTheDeviceMissed(t *testing.T) {
+	const segs, acks = 45_000, 1_000
+	before := flows{"a": {acked: 100, received: 10_000 * 1398, snd: 1398, rcv: 1398}}
+	after := flows{
+		"a": {acked: 100 + 5, received: (10_000 + segs) * 1398, snd: 1398, rcv: 1398},
+		// iperf3's control connection, new in the window.
+		"ctl": {acked: 300, received: 200, snd: 1398, rcv: 536},
+		// A connection gone by the end is not seen; one whose counts
+		// went back (a reused 4-tuple) counts nothing.
+		"reused": {acked: 10, received: 10, snd: 1398, rcv: 1398},
+	}
+	before["reused"] = conn{acked: 1e9, received: 1e9}
+	s := after.segmentsSince(before)
+	if s != segs+1 {
+		t.Errorf("sockets: %v segments, want %d (the bulk flow's and the control connection's one)", s, segs+1)
+	}
+	// The device counted only the ACKs the server sent.
+	ackOnly := ifstats.Counters{TxPackets: acks, TxBytes: acks * 66, MTU: 1450}
+	ackOnly.RxBytes, ackOnly.RxPackets = ackOnly.TxBytes, ackOnly.TxPackets
+	dev := wirePackets(ackOnly, segment{SndMSS: 1398, RcvMSS: 1398, PathMTU: 1450}, true)
+	if got := packetsOf(dev, s); got != s {
+		t.Errorf("device %v (ACKs), sockets %v: counted %v, want the sockets'", dev, s, got)
+	}
+	if got := packetsOf(segs, segs*1.2); got != segs {
+		t.Errorf("sockets 1.2 times the device's: counted %v, want the device's %d", got, segs)
+	}
+	if got := (flows{}).segmentsSince(nil); got != 0 {
+		t.Errorf("no flows read: %v", got)
+	}
+}
