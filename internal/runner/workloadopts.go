@@ -46,14 +46,15 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 		for _, sd := range s.Spec.Datapaths {
 			d := p.datapaths[sd.Name].Built // built once, in needs
 			pod := d.MTU(mtu)
-			if datapath.IsHostNetwork(d) {
+			host := datapath.IsHostNetwork(d)
+			if host {
 				pod = mtu
 			}
 			// A datapath that translates Services per packet (cilium's
 			// tc programs) serves pktgen's packets too.
 			_, perPacket := d.(lbmap.Translator)
 			sock := sd.Netfilter != nil && sd.Netfilter.Mode() == study.KubeProxyCilium && !perPacket
-			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod, SocketServices: sock})
+			dps = append(dps, workload.Datapath{Name: sd.Name, Type: sd.Type, PodMTU: pod, SocketServices: sock, HostNetwork: host})
 		}
 	}
 	prep, err := workload.Prepare(s.Spec.Workloads, m, dps)

@@ -62,6 +62,9 @@ type Datapath struct {
 	// per-packet Service translation): packets that no socket sent
 	// (pktgen's) are never translated.
 	SocketServices bool
+	// HostNetwork: the pods share their node's namespace, so a client
+	// and a server on one node are one namespace.
+	HostNetwork bool
 }
 
 // MetricPinNotComparable is 1 in every sample of a variant whose
@@ -208,6 +211,8 @@ func PktgenPayload(length string) (int, error) {
 // reason; and on a MACVLAN datapath with both pods on one node, because
 // pktgen feeds packets to the device driver directly, past the MACVLAN
 // bridge layer, so they never reach the sibling (seed 001, section 3.4);
+// on a host-network datapath with both pods on one node, which are then
+// one namespace whose route to itself is the loopback;
 // and toward a Service that only a socket-level proxy translates.
 // The errors call the workload name (senderName).
 func checkSender(name string, w study.Workload, m Machine, dps []Datapath) error {
@@ -234,6 +239,12 @@ func checkSender(name string, w study.Workload, m Machine, dps []Datapath) error
 		if d.SocketServices && (w.Target == study.TargetService || w.Target == study.TargetHairpin) {
 			return fmt.Errorf("workload %s: %s pktgen cannot reach a Service on datapath %s: its Service proxy (Cilium's kube-proxy replacement) "+
 				"translates the ClusterIP when a socket connects, and pktgen's packets come from no socket; use sender iperf3, or target pod", name, field, d.Name)
+		}
+		if d.HostNetwork && w.IntraNode() {
+			return fmt.Errorf("workload %s: %s pktgen cannot send to a server in its own namespace (datapath %s runs its pods in the node's, "+
+				"and placement intra-node puts both there): pktgen hands its packets to a device's driver, and the route to a local "+
+				"address is the loopback, where it finds no neighbour to address them to; leave %s out of this workload's datapaths, "+
+				"or use sender iperf3", name, field, d.Name, d.Name)
 		}
 		if d.Type == "macvlan" && w.IntraNode() {
 			return fmt.Errorf("workload %s: %s pktgen cannot feed a MACVLAN-to-MACVLAN path on one host (datapath %s): "+

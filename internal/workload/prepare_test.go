@@ -142,6 +142,11 @@ func TestPrepareRefuses(t *testing.T) {
 		{udpCeiling("p", study.PlacementInterNode), Machine{Pktgen: func() error { return noPktgen }}, nil, "workload p: ceilingSearch.sender pktgen: this kernel has no pktgen", noPktgen},
 		{udpCeiling("mv", study.PlacementIntraNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "macvlan", Type: "macvlan", PodMTU: 1500}},
 			"pktgen cannot feed a MACVLAN-to-MACVLAN path on one host", nil},
+		// Both pods in the host's namespace: pktgen's route to the server
+		// is the loopback, and every trial failed after 3 s with "no
+		// neighbour entry"; across nodes it sends on eth1.
+		{udpCeiling("hn", study.PlacementIntraNode), Machine{Pktgen: func() error { return nil }}, []Datapath{{Name: "host", Type: "host", PodMTU: 1500, HostNetwork: true}},
+			"workload hn: ceilingSearch.sender pktgen cannot send to a server in its own namespace (datapath host", nil},
 		{udpCeiling("kp", study.PlacementInterNode), Machine{Pktgen: func() error { return nil }, Remote: true}, nil, "the local engine only", nil},
 		{func() study.Workload {
 			w := udpCeiling("sock", study.PlacementInterNode)
