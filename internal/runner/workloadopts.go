@@ -5,12 +5,14 @@ import (
 
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/lbmap"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/iperf3"
 )
 
 // prepareWorkloads checks and resolves, at preflight, the workload
@@ -63,5 +65,11 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 	}
 	p.workloads = prep
 	p.notes = append(p.notes, prep.Notes...)
+	if !facts.Remote {
+		// A cluster's iperf3 is its image's (docs/kubernetes.md).
+		if n := iperf3.ThreadsNote(envinfo.ToolVersion("iperf3"), s.Variants()); n != "" {
+			p.notes = append(p.notes, n)
+		}
+	}
 	return nil
 }
