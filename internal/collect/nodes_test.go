@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"github.com/cnibench/cnibench/internal/study"
 	"maps"
 	"strings"
 	"testing"
@@ -147,4 +148,16 @@ func (coresSampler) Start() error { return nil }
 func (coresSampler) Stop() (metrics.Window, error) {
 	return metrics.Window{Cores: []results.CoreStat{
 		{CPU: 0, CPUPercent: results.CPUPercent{Idle: 80}}, {CPU: 1, CPUPercent: results.CPUPercent{Idle: 60}}}}, nil
+}
+
+// A background sweep records the nodes' CPU without counters: seed 004
+// explains its measured flow's drop past 400 connections by it (Fig.
+// 13c), which the report draws against the connections.
+func TestNodesOnForBackground(t *testing.T) {
+	if nodesEntry.Enabled(study.Workload{Tool: "iperf3"}) {
+		t.Error("nodes on for a plain workload")
+	}
+	if !nodesEntry.Enabled(study.Workload{Tool: "iperf3", Background: &study.Background{}}) {
+		t.Error("nodes off for a background sweep")
+	}
 }

@@ -155,7 +155,11 @@ func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []stackBar) 
 	case d.has(mRPS):
 		return httpFigures(d, name, samples), nil
 	case len(sw.Variants) > 1 && sw.Variants[0].Background != nil:
-		return []figure{backgroundFigure(d, name)}, nil
+		figs := []figure{backgroundFigure(d, name)}
+		if f, ok := backgroundCPUFigure(d, name); ok {
+			figs = append(figs, f)
+		}
+		return figs, nil
 	case len(sw.Variants) > 1 && d.has(results.MetricBitrate):
 		return []figure{sweepFigure(d, name)}, nil
 	}

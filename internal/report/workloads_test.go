@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/cnibench/cnibench/internal/collect"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -58,6 +59,9 @@ func syntheticWorkloadsCPP(t *testing.T, unit string) (*study.Study, []results.S
 				if k := w.BackgroundConnections(); k > 0 {
 					m["background_bitrate_bps"], m["background_connections_count"] = float64(k)*10e6, float64(k)
 				}
+				if w.Background != nil {
+					m[collect.MetricNodeCPUClient] = (20 + float64(w.BackgroundConnections())/10) * f
+				}
 			}
 			samples = append(samples, results.Sample{Cell: c, Trial: trial, Start: time.Unix(0, 0), End: time.Unix(4, 0), Metrics: m, Series: series})
 		}
@@ -79,7 +83,7 @@ func TestWorkloadFigures(t *testing.T) {
 	sec := buildWorkloads(s, analysis.Build(s, samples), samples)
 	want := []string{"UDP received vs offered", "UDP lost datagrams", "UDP jitter", "Bitrate vs parallel streams (flannel-vxlan / flows)",
 		"Round-trip latency percentiles", "Round-trip latency CDF", "HTTP requests/s vs concurrency", "HTTP latency CDF",
-		"Measured bitrate vs background connections", "CPU cost per packet by component"}
+		"Measured bitrate vs background connections", "Node CPU vs background connections", "CPU cost per packet by component"}
 	for _, w := range want {
 		found := false
 		for _, f := range allFigures(sec) {
