@@ -228,7 +228,7 @@ func selectorNote(server, client string) string {
 }
 
 func registerInstallFlags(fs *pflag.FlagSet, agentNodes *string, allowTag *bool) {
-	fs.StringVar(agentNodes, "agent-nodes", "", "install: run the agent only on nodes with these labels (k=v,k2=v2; default every node)")
+	fs.StringVar(agentNodes, "agent-nodes", "", "install: run the agent only on nodes with these labels, tainted or not (k=v,k2=v2; default every node without a taint)")
 	fs.BoolVar(allowTag, "allow-tag", false, "install: accept an agent image not pinned by digest (test clusters with imported images)")
 }
 

@@ -153,6 +153,15 @@ func TestManifests(t *testing.T) {
 	if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
 		t.Error("agent must not get an API token")
 	}
+	// Nodes chosen by label: every taint tolerated. Every node: none, so
+	// a control-plane node's NoSchedule taint keeps the agent (root on
+	// its node) off it.
+	if len(ps.Tolerations) != 1 || ps.Tolerations[0].Operator != corev1.TolerationOpExists {
+		t.Errorf("agent on chosen nodes tolerates %+v, want every taint", ps.Tolerations)
+	}
+	if tol := cfg.AgentDaemonSet(nil).Spec.Template.Spec.Tolerations; len(tol) != 0 {
+		t.Errorf("agent on every node tolerates %+v, want none", tol)
+	}
 	for k, v := range ds.Spec.Selector.MatchLabels {
 		if ds.Spec.Template.Labels[k] != v {
 			t.Errorf("selector %s=%s does not match the template", k, v)

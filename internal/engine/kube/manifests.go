@@ -77,6 +77,20 @@ func (c Config) AgentInstall(nodeSelector map[string]string) []runtime.Object {
 	return []runtime.Object{c.AgentNamespaceObject(), c.AgentDaemonSet(nodeSelector)}
 }
 
+// agentTolerations are the agent's: every taint where the administrator
+// chose its nodes by label (a benchmark node may be tainted to keep other
+// work off it), none otherwise, so that a control-plane node's
+// NoSchedule taint keeps it off: the agent is root wherever it runs, and
+// a runner's exec right in its namespace would be root on the node that
+// holds etcd and the cluster's keys. (The DaemonSet controller adds the
+// tolerations of a node's transient conditions itself.)
+func agentTolerations(nodeSelector map[string]string) []corev1.Toleration {
+	if len(nodeSelector) == 0 {
+		return nil
+	}
+	return []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+}
+
 // AgentDaemonSet is the installed node agent: privileged (it writes
 // sysfs in other network namespaces), host network (its /sys and
 // /proc/sys/net are the node's), host PID (it finds pods' namespaces
@@ -105,7 +119,7 @@ func (c Config) AgentDaemonSet(nodeSelector map[string]string) *appsv1.DaemonSet
 					AutomountServiceAccountToken:  &f,
 					TerminationGracePeriodSeconds: &grace,
 					NodeSelector:                  nodeSelector,
-					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Tolerations:                   agentTolerations(nodeSelector),
 					Containers: []corev1.Container{{
 						Name:            "agent",
 						Image:           c.Image,
