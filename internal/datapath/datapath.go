@@ -28,9 +28,27 @@ type Pod struct {
 	Name  string
 	Netns string
 	Index int // 0-based per node; picks the pod's address
+	// ID is the pod's name within its node, the same in every run
+	// ("srv0"; "" where the engine gives none): what its host-side
+	// device is named from (HostKey).
+	ID string
 	// Steps, when set, times the steps of the wiring (StepLink, ...) for
 	// the pod start-up breakdown; AttachPod marks each with Steps.Done.
 	Steps *Steps
+}
+
+// HostKey is what the pod's host-side device name is derived from
+// (wire.HostVethName): its ID, else its name. Not the name, which
+// carries the run's ID: Calico's dispatch chains follow the host
+// devices' hex prefixes (internal/policy), so with names that changed
+// every run a measured pod shared its prefix with another pod in some
+// runs and not in others, and Table III's chain and rule counts moved by
+// one to four between runs of one study.
+func (p Pod) HostKey() string {
+	if p.ID != "" {
+		return p.ID
+	}
+	return p.Name
 }
 
 // Attachment is what wiring a pod produced.

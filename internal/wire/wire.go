@@ -101,7 +101,7 @@ func NewPodVeth(n datapath.Node, p datapath.Pod, prefix string, mtu int) (*PodVe
 		node.Close()
 		return nil, err
 	}
-	host, err := VethIntoPod(node, pod, HostVethName(prefix, p.Name), datapath.PodEth, mtu)
+	host, err := VethIntoPod(node, pod, HostVethName(prefix, p.HostKey()), datapath.PodEth, mtu)
 	if err != nil {
 		pod.Close()
 		node.Close()

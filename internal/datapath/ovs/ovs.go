@@ -244,7 +244,7 @@ func (d *Datapath) DetachPod(n datapath.Node, p datapath.Pod) error {
 			ovsdp.DelFlow(n.Netns, Bridge, flowKey(me.no, q)),
 			ovsdp.DelFlow(n.Netns, Bridge, flowKey(q.no, me)))
 	}
-	errs = append(errs, ovsdp.DelIf(n.Netns, Bridge, wire.HostVethName("veth", p.Name)))
+	errs = append(errs, ovsdp.DelIf(n.Netns, Bridge, wire.HostVethName("veth", p.HostKey())))
 	return errors.Join(errs...)
 }
 

@@ -106,7 +106,7 @@ func (c *Cluster) addPod(ctx context.Context, n *Node, name string, index int) (
 
 // datapathPod is the pod as AttachPod and DetachPod see it.
 func (p *Pod) datapathPod(steps *datapath.Steps) datapath.Pod {
-	return datapath.Pod{Name: p.ns, Netns: p.ns, Index: p.index, Steps: steps}
+	return datapath.Pod{Name: p.ns, Netns: p.ns, Index: p.index, ID: p.name, Steps: steps}
 }
 
 // phases is a pod's set-up breakdown: the namespace, the wiring's steps,
