@@ -23,8 +23,10 @@ func TestExplicitZeroRefused(t *testing.T) {
 		{"  nodes: {underlayMTU: 0}\n", "", "f.yaml:6: spec.nodes.underlayMTU: must be between 1280 and 65535, got 0"},
 		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, services: 0}}]\n", "",
 			"f.yaml:6: spec.datapaths[0].netfilter.services: must be between 1 and 5000 (or left out, or --set to null, for 10), got 0"},
+		// A 0 in hexadecimal is refused as every number in another base
+		// than ten is (radix.go), at the same field.
 		{"  datapaths: [{type: flannel-vxlan, netfilter: {cni: flannel, kubeProxy: iptables, endpoints: 0x0}}]\n", "",
-			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: must be between 1 and 100 (or left out, or --set to null, for 2), got 0"},
+			"f.yaml:6: spec.datapaths[0].netfilter.endpoints: 0x0: YAML reads 0x as hexadecimal (0); write 0"},
 		// Fields the list of refused paths had missed: 0 read as "any"
 		// and as the default probe.
 		// A reference has no --set key: left out, as Validate says.
