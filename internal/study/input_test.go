@@ -47,6 +47,11 @@ func TestRefusedInputs(t *testing.T) {
 		{"sysctl device decnet", []string{"tunings=[baseline, {name: s, sysctls: {net.decnet.conf.eth0.forwarding: 1}}]"}, "spec.tunings[1].sysctls.net.decnet.conf.eth0.forwarding", "device eth0's own setting"},
 		{"sysctl bpf jit", []string{"tunings=[baseline, {name: s, sysctls: {net.core.bpf_jit_harden: 0}}]"}, "spec.tunings[1].sysctls.net.core.bpf_jit_harden", "security setting of the host"},
 		{"sysctl newline", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: "1\n2"}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "control character"},
+		// YAML's booleans reach the kernel as words it refuses (EINVAL),
+		// at the first trial: refused here, with the number to write.
+		{"sysctl false", []string{"tunings=[baseline, {name: s, sysctls: {net.ipv4.tcp_timestamps: false}}]"}, "spec.tunings[1].sysctls.net.ipv4.tcp_timestamps", `"false" is a YAML boolean, a word to the kernel, which wants a number (the first trial's write would fail, EINVAL): write 0`},
+		{"sysctl Off", []string{"tunings=[baseline, {name: s, sysctls: {net.core.busy_poll: Off}}]"}, "spec.tunings[1].sysctls.net.core.busy_poll", `"Off" is a YAML boolean`},
+		{"sysctl YES quoted", []string{`tunings=[baseline, {name: s, sysctls: {net.ipv4.tcp_sack: "YES"}}]`}, "spec.tunings[1].sysctls.net.ipv4.tcp_sack", "write 1"},
 		{"sysctl empty", []string{`tunings=[baseline, {name: s, sysctls: {net.core.busy_read: ""}}]`}, "spec.tunings[1].sysctls.net.core.busy_read", "empty"},
 		{"sysctl owned", []string{"tunings=[baseline, {name: s, sysctls: {net.core.rps_sock_flow_entries: 4096}}]"}, "spec.tunings[1].sysctls.net.core.rps_sock_flow_entries", "set by rfs.sockFlowEntries"},
 		{"sysctls too many", []string{"tunings=[baseline, {name: s, sysctls: {" + strings.Trim(list(MaxSysctls+1, func(i int) string { return fmt.Sprintf("net.x.y%d: 1", i) }), "[]") + "}}]"}, "spec.tunings[1].sysctls", "33 sysctls; at most 32"},

@@ -331,9 +331,20 @@ func checkSysctl(name, value string) string {
 		return fmt.Sprintf("%s: the value is %d bytes; at most %d", name, len(value), maxSysctlValue)
 	case strings.IndexFunc(value, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) >= 0:
 		return fmt.Sprintf("%s: the value %q has a control character; several values are separated by spaces", name, value)
+	case yamlBools[strings.ToLower(value)] != "":
+		return fmt.Sprintf("%s: %q is a YAML boolean, a word to the kernel, which wants a number (the first trial's write would fail, EINVAL): write %s",
+			name, value, yamlBools[strings.ToLower(value)])
 	}
 	return ""
 }
+
+// yamlBools are YAML's boolean words (YAML 1.1's, which authors write
+// for on and off; any case) and the number a sysctl takes for each. A
+// sysctl's value is text, kept as written (`tcp_timestamps: false` is
+// "false"); the kernel reads a number and refuses the word, after the
+// nodes are built and the baseline trials ran. No network sysctl takes
+// these words.
+var yamlBools = map[string]string{"true": "1", "yes": "1", "on": "1", "false": "0", "no": "0", "off": "0"}
 
 // Describe says in words what the tuning sets and where, for a report's
 // table of tunings and `run --dry-run`.
