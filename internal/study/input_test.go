@@ -212,6 +212,13 @@ func TestOverrideErrorsNameOrigin(t *testing.T) {
 		{"set index", boundsBase, Options{Set: []string{"workloads[0].length=1K"}},
 			`bounds.yaml (--set): workloads[0].length=1K: a key names a list's entry by its name (workloads.NAME.FIELD`},
 		{"set nested index", boundsBase, Options{Set: []string{"tunings.rfs-small.rps[0]=x"}}, `bounds.yaml (--set): tunings.rfs-small.rps[0]=x: a key names a list's entry by its name (rps.NAME.FIELD`},
+		// The profile is merged before --set runs: a --set of a
+		// profile's key changed nothing, silently.
+		{"set a profile", boundsBase + "profiles:\n  paper: {trials: 5}\n", Options{Set: []string{"profiles.paper.trials=3"}},
+			"bounds.yaml (--set): profiles.paper.trials=3: --set changes spec after the profile is merged, so a profile's key changes nothing: use --profile NAME, then --set spec keys (trials=3)"},
+		{"set the profile used", boundsBase + "profiles:\n  paper: {trials: 5}\n", Options{Profile: "paper", Set: []string{"profiles.paper={trials: 3}"}},
+			"bounds.yaml (--set): profiles.paper={trials: 3}: --set changes spec after the profile is merged"},
+		{"set profiles", boundsBase, Options{Set: []string{"profiles={quick: {trials: 1}}"}}, "bounds.yaml (--set): profiles={quick: {trials: 1}}: --set changes spec"},
 		// An error about a whole mapping or list --set changed an entry
 		// of names --set beside the file's line of it.
 		{"set entry null", oneWorkload, Options{Set: []string{"workloads.tcp=null"}}, "bounds.yaml (--set): spec.workloads[0]: a list entry is empty (null)"},

@@ -145,7 +145,11 @@ func decodeTree(file string, root *yaml.Node, opt Options, cat Catalog) (*decode
 	}
 	touched := map[*yaml.Node]string{}
 	for _, kv := range opt.Set {
-		if err := applySetIn(root, kv, touched); err != nil {
+		err := profileSet(kv)
+		if err == nil {
+			err = applySetIn(root, kv, touched)
+		}
+		if err != nil {
 			return nil, &FieldError{File: file, Field: oneLine(kv), Msg: oneLine(err.Error())}
 		}
 	}

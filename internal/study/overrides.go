@@ -72,6 +72,17 @@ func dottedKey(file, name string, k, v *yaml.Node) error {
 		k.Value, top, k.Value, val)}
 }
 
+// profileSet refuses a --set of the file's profiles: the run's profile
+// is merged over spec before any --set, and the others are not used, so
+// `--set profiles.paper.trials=3` would change nothing, silently.
+func profileSet(kv string) error {
+	k, _, _ := strings.Cut(kv, "=")
+	if top, _, _ := strings.Cut(k, "."); top == "profiles" {
+		return fmt.Errorf("--set changes spec after the profile is merged, so a profile's key changes nothing: use --profile NAME, then --set spec keys (trials=3)")
+	}
+	return nil
+}
+
 var topLevel = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "spec": true, "profiles": true}
 
 func applySet(root *yaml.Node, kv string) error { return applySetIn(root, kv, nil) }
