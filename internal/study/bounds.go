@@ -235,6 +235,9 @@ func checkReferences(sp *Spec, bad badFunc) {
 		if r.Tuning != "" {
 			checkName(f+".tuning", r.Tuning, tuningNameRE, "'.', '_', '+', '-'", bad)
 		}
+		if r.Impairment != "" {
+			checkName(f+".impairment", r.Impairment, nameRE, "'.', '_', '-'", bad)
+		}
 		if r.Replicas < 0 || r.Replicas > MaxReplicas {
 			bad(f+".replicas", "must be between 1 and %d (or left out for any), got %d", MaxReplicas, r.Replicas)
 		}

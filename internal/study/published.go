@@ -21,17 +21,20 @@ import (
 // the variant plain `udp`) would never stand beside a cell, and is
 // refused.
 
-// cellNames are the datapath, workload (entries and their variants) and
-// impairment names of a study or a file.
+// cellNames are the datapath, workload (entries and their variants),
+// tuning and impairment names of a study or a file.
 type cellNames struct {
-	datapaths, workloads, impairments []string
+	datapaths, workloads, tunings, impairments []string
 }
 
 // add puts the names of these lists into c, once each.
-func (c *cellNames) add(ds []Datapath, ws []Workload, ms []Impairment) {
+func (c *cellNames) add(ds []Datapath, ws []Workload, ts []Tuning, ms []Impairment) {
 	put := func(list *[]string, name string) { *list = appendNew(*list, name) }
 	for _, d := range ds {
 		put(&c.datapaths, d.Name)
+	}
+	for _, t := range ts {
+		put(&c.tunings, t.Name)
 	}
 	for _, w := range ws {
 		w.nameDefaults() // a name the file leaves to Defaults
@@ -54,6 +57,7 @@ func writtenNames(root *yaml.Node) *cellNames {
 		var (
 			ds []Datapath
 			ws []Workload
+			ts []Tuning
 			ms []Impairment
 		)
 		if v := child(n, "datapaths"); v == nil || v.Decode(&ds) != nil {
@@ -62,12 +66,21 @@ func writtenNames(root *yaml.Node) *cellNames {
 		if v := child(n, "workloads"); v == nil || v.Decode(&ws) != nil {
 			ws = nil
 		}
+		if v := child(n, "tunings"); v == nil || v.Decode(&ts) != nil {
+			ts = nil
+		}
 		if v := child(n, "impairments"); v == nil || v.Decode(&ms) != nil {
 			ms = nil
 		}
-		c.add(ds, ws, ms)
+		c.add(ds, ws, ts, ms)
 	}
-	read(child(root, "spec"))
+	spec := child(root, "spec")
+	read(spec)
+	if t := child(spec, "tunings"); t == nil || len(t.Content) == 0 {
+		// The file's spec leaves its tunings to Defaults: baseline alone,
+		// which a profile with tunings of its own replaces in the run.
+		c.tunings = appendNew(c.tunings, builtinTunings["baseline"].Name)
+	}
 	profiles := child(root, "profiles")
 	for i := 0; profiles != nil && i+1 < len(profiles.Content); i += 2 {
 		read(profiles.Content[i+1])
@@ -78,7 +91,7 @@ func writtenNames(root *yaml.Node) *cellNames {
 // runNames are the names of the study as it runs.
 func (s *Study) runNames() *cellNames {
 	c := &cellNames{}
-	c.add(s.Spec.Datapaths, s.Spec.Workloads, s.Spec.Impairments)
+	c.add(s.Spec.Datapaths, s.Spec.Workloads, s.Spec.Tunings, s.Spec.Impairments)
 	return c
 }
 
@@ -129,6 +142,9 @@ func (c *cellNames) union(o *cellNames) {
 	}
 	for _, n := range o.workloads {
 		c.workloads = appendNew(c.workloads, n)
+	}
+	for _, n := range o.tunings {
+		c.tunings = appendNew(c.tunings, n)
 	}
 	for _, n := range o.impairments {
 		c.impairments = appendNew(c.impairments, n)

@@ -9,13 +9,13 @@ import (
 	"github.com/cnibench/cnibench/internal/suggest"
 )
 
-// A reference's names are checked like a published verdict's
-// (published.go): a name is known when the run's study has it or the file
-// itself does, in spec or any profile, so that a reference to a cell a
-// profile or --set leaves out is listed as not measured, and a misspelt
-// one (`flannell`, `http@c400` where the sweep is [1, 8]) is refused
-// instead of standing in the report as "a datapath this run did not
-// measure".
+// A reference's names (datapath, workload, tuning, impairment) are
+// checked like a published verdict's (published.go): a name is known
+// when the run's study has it or the file itself does, in spec or any
+// profile, so that a reference to a cell a profile or --set leaves out
+// is listed as not measured, and a misspelt one (`flannell`, `http@c400`
+// where the sweep is [1, 8], `rsf+`) is refused instead of standing in
+// the report as "a datapath this run did not measure".
 //
 // A run's study.yaml keeps every reference (the report lists those of
 // datapaths it did not measure), but its spec holds only what ran: the
@@ -32,27 +32,43 @@ type refName struct {
 	key, what, name string
 }
 
-// names are the reference's datapath and workload names, with their
-// keys.
+// names are the reference's datapath, workload, tuning and impairment
+// names, with their keys.
 func (r Reference) names() []refName {
 	return []refName{
 		{"datapath", "datapath", r.Datapath}, {"against", "datapath", r.Against},
 		{"workload", "workload", r.Workload}, {"againstWorkload", "workload", r.AgainstWorkload},
+		{"tuning", "tuning", r.Tuning}, {"impairment", "impairment", r.Impairment},
 	}
 }
 
-// knownNames are the names a reference may use: the run's and the file's.
+// knownNames are the names a reference may use: the run's and the file's,
+// and "none", the unimpaired cells' impairment, which every study has.
 func (s *Study) knownNames() *cellNames {
 	known := s.runNames()
 	if w := s.written; w != nil {
 		known.union(w)
 	}
+	known.impairments = appendNew(known.impairments, NoImpairment)
 	return known
 }
 
-// validateReferenceNames refuses a reference naming a datapath or a
-// workload (an entry or one variant of its sweep) that neither the run's
-// study nor the file has.
+// of is c's list of names of the kind what names.
+func (c *cellNames) of(what string) []string {
+	switch what {
+	case "datapath":
+		return c.datapaths
+	case "workload":
+		return c.workloads
+	case "tuning":
+		return c.tunings
+	}
+	return c.impairments
+}
+
+// validateReferenceNames refuses a reference naming a datapath, a
+// workload (an entry or one variant of its sweep), a tuning or an
+// impairment that neither the run's study nor the file has.
 func validateReferenceNames(s *Study, bad badFunc) {
 	if s.stored {
 		return
@@ -60,14 +76,9 @@ func validateReferenceNames(s *Study, bad badFunc) {
 	known := s.knownNames()
 	for i, r := range s.Spec.Reference {
 		for _, n := range r.names() {
-			if n.name == "" {
-				continue
+			if n.name != "" {
+				refuseUnknown(bad, fmt.Sprintf("spec.reference[%d].%s", i, n.key), n.what, n.name, known.of(n.what))
 			}
-			list := known.datapaths
-			if n.what == "workload" {
-				list = known.workloads
-			}
-			refuseUnknown(bad, fmt.Sprintf("spec.reference[%d].%s", i, n.key), n.what, n.name, list)
 		}
 	}
 }

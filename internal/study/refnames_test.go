@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// refStudy has a swept workload (http@c1, http@c8), a profile with a
-// datapath and a workload of its own, and the references tc appends.
+// refStudy has a swept workload (http@c1, http@c8), the default tuning
+// (baseline), a profile with a datapath, a workload, a tuning and an
+// impairment of its own, and the references tc appends.
 const refStudy = `apiVersion: cnibench/v1alpha1
 kind: Study
 metadata: {name: refs}
@@ -23,6 +24,8 @@ profiles:
   more:
     datapaths: [{name: extra, type: flannel-vxlan}]
     workloads: [{name: rr, tool: sockperf}]
+    tunings: [baseline, rfs+]
+    impairments: [loss-low]
 `
 
 func refFile(refs ...string) []byte {
@@ -43,6 +46,16 @@ func TestReferenceUnknownNamesRefused(t *testing.T) {
 			`r.yaml:14: spec.reference[0].workload: the study has no workload "http@c400" (it has: http, http@c1, http@c8, tcp, rr)`},
 		{"{workload: tcp, againstWorkload: htp, metric: bitrate, ratio: 1.1}",
 			`r.yaml:14: spec.reference[0].againstWorkload: the study has no workload "htp" (did you mean "http"?`},
+		// A tuning or an impairment no cell has stood as "not measured".
+		{"{tuning: rsf+, metric: bitrate, value: 1}",
+			`r.yaml:14: spec.reference[0].tuning: the study has no tuning "rsf+" (did you mean "rfs+"? it has: baseline, rfs+)`},
+		{"{impairment: los-low, metric: bitrate, value: 1}",
+			`r.yaml:14: spec.reference[0].impairment: the study has no impairment "los-low" (did you mean "loss-low"? it has: loss-low, none)`},
+		// An impairment's name is bounded like the study's own.
+		{"{impairment: ../x, metric: bitrate, value: 1}",
+			`r.yaml:14: spec.reference[0].impairment: "../x": use ASCII letters, digits and '.', '_', '-'`},
+		{"{impairment: " + strings.Repeat("a", MaxNameLen+1) + ", metric: bitrate, value: 1}",
+			`r.yaml:14: spec.reference[0].impairment: name is 65 bytes long; at most 64`},
 	} {
 		_, err := Parse("r.yaml", refFile(tc.ref), Options{}, testCatalog)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -54,13 +67,20 @@ func TestReferenceUnknownNamesRefused(t *testing.T) {
 // A reference to a cell of a profile, or one a profile or --set leaves
 // out, is the file's: accepted with or without that profile.
 func TestReferenceNamesOfProfilesAndSetAccepted(t *testing.T) {
-	data := refFile("{datapath: extra, workload: rr, metric: transactions_per_s, value: 1}",
+	data := refFile("{datapath: extra, workload: rr, tuning: rfs+, impairment: loss-low, metric: transactions_per_s, value: 1}",
+		"{tuning: baseline, impairment: none, metric: bitrate, value: 1}",
 		"{datapath: calico, workload: http@c8, metric: requests_per_s, value: 1}",
 		"{datapath: calico, against: flannel, workload: http@c1, againstWorkload: http@c8, metric: requests_per_s, ratio: 2}")
 	for _, opt := range []Options{{}, {Profile: "more"}, {Set: []string{"datapaths=[flannel]", "workloads.http.concurrency=[1]"}}} {
 		if _, err := Parse("r.yaml", data, opt, testCatalog); err != nil {
 			t.Errorf("%+v: %v", opt, err)
 		}
+	}
+	// The file's spec, which lists no tunings, has the baseline
+	// (Defaults), also where the run's profile replaces it.
+	noBaseline := strings.Replace(string(data), "tunings: [baseline, rfs+]", "tunings: [rfs+]", 1)
+	if _, err := Parse("r.yaml", []byte(noBaseline), Options{Profile: "more"}, testCatalog); err != nil {
+		t.Errorf("baseline of the file's spec: %v", err)
 	}
 }
 
@@ -93,6 +113,11 @@ func TestStoredStudyReferencesNotChecked(t *testing.T) {
 	}
 	if len(s.Spec.Reference) != 2 {
 		t.Errorf("stored references %+v: want both kept", s.Spec.Reference)
+	}
+	// Its tunings and impairments are what ran, too.
+	more := strings.Replace(storedStudy, "  reference:\n", "  reference:\n    - {tuning: rfs+, impairment: loss-low, metric: bitrate, value: 1}\n", 1)
+	if _, err := Parse("study.yaml", []byte(more), Options{Stored: true}, testCatalog); err != nil {
+		t.Errorf("stored study's tuning and impairment refused: %v", err)
 	}
 	if _, err := Parse("study.yaml", []byte(storedStudy), Options{}, testCatalog); err == nil ||
 		!strings.HasPrefix(err.Error(), `study.yaml:12: spec.reference[0].datapath: the study has no datapath "calico"`) {
