@@ -95,6 +95,15 @@ func checkLen(field string, n, max int, bad badFunc) {
 // lengths, trials, durations, RFS sizes, the matrix size, references.
 // Validate calls it after the per-section checks.
 func validateStudyBounds(s *Study, bad badFunc) {
+	checkValueBounds(s, bad)
+	checkPlanned(s, bad)
+	checkReferences(&s.Spec, bad)
+}
+
+// checkValueBounds are validateStudyBounds' checks of one value or list
+// each, the references' aside: those that no other field, nor a --set
+// of one, can make right (checkProfiles runs them on every profile).
+func checkValueBounds(s *Study, bad badFunc) {
 	checkName("metadata.name", s.Metadata.Name, nameRE, "'.', '_', '-'", bad)
 	if n := len(s.Metadata.Description); n > MaxNoteLen {
 		bad("metadata.description", "%d bytes; at most %d", n, MaxNoteLen)
@@ -171,8 +180,6 @@ func validateStudyBounds(s *Study, bad badFunc) {
 	if sp.Cooldown.Duration < 0 {
 		bad("spec.cooldown", "must be >= 0, got %s", sp.Cooldown.Duration)
 	}
-	checkPlanned(s, bad)
-	checkReferences(sp, bad)
 }
 
 // checkPlanned bounds the matrix and the planned run time. It counts in

@@ -26,6 +26,17 @@ func TestEveryProfileChecked(t *testing.T) {
 		{"a custom decoder's", "profiles:\n  quick: {noise: {maxSteal: 1}}\n", Options{},
 			`bounds.yaml:23: profile "quick": spec.noise.maxSteal: unknown noise field "maxSteal"`},
 		{"not a mapping", "profiles:\n  quick: 3\n", Options{}, `bounds.yaml:23: profiles.quick: a profile is a mapping of spec fields`},
+		// A value past its bound (checkValueBounds, checkReferences) is
+		// refused too, whichever profile the run uses: `paper: {trials:
+		// 5000}` passed show and failed only with --profile paper.
+		{"a bound", "profiles:\n  fine: {trials: 3}\n  paper: {trials: 5000}\n", Options{},
+			`bounds.yaml:24: profile "paper": spec.trials: must be between 1 and 1000, got 5000`},
+		{"a bound, another profile used", "profiles:\n  fine: {trials: 3}\n  paper: {trials: 5000}\n", Options{Profile: "fine"},
+			`bounds.yaml:24: profile "paper": spec.trials: must be between 1 and 1000, got 5000`},
+		{"a name's pattern", "profiles:\n  quick: {tunings: [baseline, {name: ../x, rps: {cpus: all}}]}\n", Options{},
+			`bounds.yaml:23: profile "quick": spec.tunings[1].name: "../x": use ASCII letters`},
+		{"a reference's bound", "profiles:\n  quick: {reference: [{replicas: 999, metric: bitrate, value: 1}]}\n", Options{},
+			`bounds.yaml:23: profile "quick": spec.reference[0].replicas: must be between 1 and 250`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := boundsBase + c.text
