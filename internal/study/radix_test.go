@@ -53,10 +53,11 @@ func TestRadixNumbersRefused(t *testing.T) {
 
 // What YAML reads as the text shows is taken: a decimal number, 018
 // (not octal, so 18), a quoted number where a string is wanted, and a
-// string field's number with a leading 0, which keeps its text.
+// string field's number with a leading 0, which keeps its text (a
+// sysctl's such is refused for the kernel's reading: tuning_test.go).
 func TestDecimalNumbersAccepted(t *testing.T) {
 	extra := "  datapaths: [{type: calico-vxlan, mtu: 1400}]\n  replicas: [1, 018, 1_0]\n" +
-		"  tunings: [baseline, {name: s, sysctls: {net.core.busy_read: 050}}]\n"
+		"  tunings: [baseline, {name: s, sysctls: {net.core.busy_read: 50}}]\n"
 	s, err := Parse("f.yaml", []byte(strings.Replace(withDefaults(extra), "name: f", "name: f\n  description: 0123", 1)), Options{}, testCatalog)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestDecimalNumbersAccepted(t *testing.T) {
 	if got := s.Spec.Replicas; len(got) != 3 || got[1] != 18 || got[2] != 10 {
 		t.Errorf("replicas %v, want [1 18 10]", got)
 	}
-	if s.Spec.Datapaths[0].MTU != 1400 || s.Metadata.Description != "0123" || s.Spec.Tunings[1].Sysctls["net.core.busy_read"] != "050" {
+	if s.Spec.Datapaths[0].MTU != 1400 || s.Metadata.Description != "0123" || s.Spec.Tunings[1].Sysctls["net.core.busy_read"] != "50" {
 		t.Errorf("mtu %d, description %q, sysctl %q", s.Spec.Datapaths[0].MTU, s.Metadata.Description, s.Spec.Tunings[1].Sysctls["net.core.busy_read"])
 	}
 }

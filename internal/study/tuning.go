@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -334,6 +335,28 @@ func checkSysctl(name, value string) string {
 	case yamlBools[strings.ToLower(value)] != "":
 		return fmt.Sprintf("%s: %q is a YAML boolean, a word to the kernel, which wants a number (the first trial's write would fail, EINVAL): write %s",
 			name, value, yamlBools[strings.ToLower(value)])
+	}
+	return sysctlRadix(name, value)
+}
+
+// sysctlRadix refuses a sysctl number written in another base than ten:
+// the kernel reads a sysctl's numbers as C does (proc_get_long's
+// strtoul_lenient with base 0), so "050" is 40 and "0x10" 16, and reads
+// them back in decimal, which the tuning's read-back then finds changed:
+// every trial of the tuning failed.
+func sysctlRadix(name, value string) string {
+	for _, f := range strings.Fields(value) {
+		digits := strings.TrimLeft(f, "+-")
+		if len(digits) < 2 || digits[0] != '0' {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 0, 64)
+		if err != nil {
+			return fmt.Sprintf("%s: %q: the kernel reads a number with a leading 0 in another base than ten (%s is no octal number: it would refuse the write, EINVAL); write it in decimal without the leading 0",
+				name, value, f)
+		}
+		return fmt.Sprintf("%s: %q: the kernel reads a number with a leading 0 in another base than ten (%s is %d) and gives it back in decimal; write %d",
+			name, value, f, v, v)
 	}
 	return ""
 }

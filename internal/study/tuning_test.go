@@ -24,3 +24,23 @@ func TestSysctlBooleanRefusedAtLine(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The kernel reads a sysctl's numbers as C does (base 0: "050" is 40,
+// "0x10" 16) and gives them back in decimal, which the tuning's
+// read-back found changed: every trial of the tuning failed. Such a
+// value is refused with the decimal to write; 0 and decimal numbers,
+// several in one value too, are fine.
+func TestSysctlLeadingZeroRefused(t *testing.T) {
+	for value, want := range map[string]string{"050": `"050": the kernel reads a number with a leading 0 in another base than ten (050 is 40) and gives it back in decimal; write 40`,
+		`"4096 087380 6291456"`: "(087380 is no octal number", "0x10": "(0x10 is 16)"} {
+		data := withDefaults("  tunings:\n    - baseline\n    - name: ts\n      sysctls:\n        net.ipv4.tcp_rmem: " + value + "\n")
+		_, err := Parse("f.yaml", []byte(data), Options{}, testCatalog)
+		if err == nil || !strings.Contains(err.Error(), "f.yaml:10: spec.tunings[1].sysctls.net.ipv4.tcp_rmem") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %s", value, err, want)
+		}
+	}
+	data := withDefaults("  tunings: [baseline, {name: ts, sysctls: {net.ipv4.tcp_rmem: \"4096 87380 6291456\", net.ipv4.tcp_sack: 0, net.core.busy_read: -0}}]\n")
+	if _, err := Parse("f.yaml", []byte(data), Options{}, testCatalog); err != nil {
+		t.Error(err)
+	}
+}
