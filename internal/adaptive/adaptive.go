@@ -16,7 +16,8 @@
 // A cell normalized to a baseline (or judged by a decision against it)
 // needs the baseline's value from the same round to pair with, so a
 // baseline runs in every round in which any of its cells runs, whatever
-// its own precision.
+// its own precision; a baseline the runner gave up runs in none
+// (failed.go).
 package adaptive
 
 import (
@@ -155,8 +156,9 @@ const (
 	// Trials.Max if its estimate held and its interval shrank as 1/√n
 	// (futility.go); more rounds would buy no decision.
 	Futile Status = "futile"
-	// Failed: the runner gave the cell up (Cell.Failed), or its baseline
-	// was given up and it has nothing to pair another round with.
+	// Failed: the runner gave the cell up (Cell.Failed), or, in an
+	// adaptive design, its baseline was given up and it has nothing to
+	// pair another round with.
 	Failed Status = "failed"
 )
 
@@ -190,6 +192,10 @@ type CellPlan struct {
 	// Undecided before the first look. With a Margin this is the decision
 	// to report.
 	Decision stats.Decision
+	// BaselineFailed names the cell's baseline and why the runner gave it
+	// up ("" when it did not): Comparison and Decision rest on the rounds
+	// before that, and no more trials of the cell pair with it.
+	BaselineFailed string
 	// Reason says why the cell has this status, for the report.
 	Reason string
 }
@@ -247,11 +253,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	for i, c := range cells {
 		plans[i] = judge(cfg, c, cells, base[i], len(deps[i]) > 0)
 	}
-	if !cfg.Trials.Fixed() {
-		// A fixed design promises its count in every cell it can
-		// measure, paired or not.
-		stopGivenUp(plans, cells, base)
-	}
+	baselineGivenUp(cfg, plans, cells, base)
 	// A cell whose baseline has run its maximum cannot pair another round.
 	for i, b := range base {
 		if b >= 0 && plans[i].Status == Running && plans[b].N >= cfg.Trials.Max {
@@ -263,10 +265,19 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	if cfg.Budget > 0 {
 		remaining = cfg.Budget - spent
 	}
+	// pair is the baseline that runs beside cell i, -1 for none: a
+	// given-up baseline runs in no round (a fixed design's cells of it
+	// still run theirs).
+	pair := func(i int) int {
+		if b := base[i]; b >= 0 && plans[b].Status != Failed {
+			return b
+		}
+		return -1
+	}
 	// cost of running cell i alone: its trial and its baseline's.
 	alone := func(i int) time.Duration {
 		d := cells[i].TrialTime
-		if b := base[i]; b >= 0 {
+		if b := pair(i); b >= 0 {
 			d += cells[b].TrialTime
 		}
 		return d
@@ -284,7 +295,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		if !forItself(i) || cfg.Budget == 0 {
 			continue
 		}
-		if cells[i].TrialTime <= 0 || base[i] >= 0 && cells[base[i]].TrialTime <= 0 {
+		if b := pair(i); cells[i].TrialTime <= 0 || b >= 0 && cells[b].TrialTime <= 0 {
 			return Plan{}, fmt.Errorf("cell %q: a budget needs the expected trial time of the cell and of its baseline", cells[i].ID)
 		}
 		if alone(i) > remaining {
@@ -320,7 +331,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	var cost time.Duration
 	extra := func(i int) time.Duration {
 		var d time.Duration
-		for _, j := range []int{i, base[i]} {
+		for _, j := range []int{i, pair(i)} {
 			if j >= 0 && !in[j] {
 				d += cells[j].TrialTime
 			}
@@ -330,8 +341,8 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	add := func(i int) {
 		cost += extra(i)
 		in[i] = true
-		if base[i] >= 0 {
-			in[base[i]] = true
+		if b := pair(i); b >= 0 {
+			in[b] = true
 		}
 	}
 	switch {
@@ -380,55 +391,6 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		}
 	}
 	return p, nil
-}
-
-// settleBaseline gives a baseline the status its cells leave it: running
-// while any of them runs (or while it runs for itself), else target when
-// all of them stopped on their target, budget when any stopped for the
-// budget, max otherwise; a baseline that stopped on its own (max, or its
-// own mean's target) keeps that.
-func settleBaseline(bp *CellPlan, plans []CellPlan, deps []int, forItself bool) {
-	count := map[Status]int{}
-	for _, d := range deps {
-		count[plans[d].Status]++
-	}
-	switch {
-	case forItself:
-		return
-	case count[Running] > 0:
-		bp.Status = Running
-		bp.Reason = fmt.Sprintf("baseline of %d running cells", count[Running])
-		return
-	case bp.Status != Running:
-		return
-	case count[Target]+count[Futile] > 0 && count[Target]+count[Futile]+count[Failed] == len(deps):
-		bp.Status = Target
-	case count[Budget] > 0:
-		bp.Status = Budget
-	default:
-		bp.Status = Max
-	}
-	bp.Reason = fmt.Sprintf("every cell compared with it has stopped (target %d, futile %d, max %d, budget %d, failed %d)",
-		count[Target], count[Futile], count[Max], count[Budget], count[Failed])
-}
-
-// pairless takes the reason to run for its own sake from a baseline
-// whose cells the budget has stopped (none still running): short of Min,
-// it runs for its own sake only beside them, and a trial of it alone
-// would pair with nothing (settleBaseline then stops it on the budget).
-// Not called when the baseline has a target on its own mean, which is a
-// reason of its own.
-func pairless(plans []CellPlan, deps [][]int, self []bool) {
-	for b, ds := range deps {
-		running, budget := false, false
-		for _, d := range ds {
-			running = running || plans[d].Status == Running
-			budget = budget || plans[d].Status == Budget
-		}
-		if budget && !running {
-			self[b] = false
-		}
-	}
 }
 
 // priority is the expected shrinking of the cell's relative half-width

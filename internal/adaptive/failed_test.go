@@ -43,15 +43,28 @@ func TestGivenUpCellStops(t *testing.T) {
 	// A given-up baseline stops its cells: they have nothing to pair with.
 	cells[0].Failed, cells[2].Failed = "trial 3 failed 3 attempts", ""
 	p, _ = Next(cfg, cells, 0)
-	if ok := p.Cells[2]; !p.Done() || ok.Status != Failed || !strings.Contains(ok.Reason, "baseline base was given up") {
+	if ok := p.Cells[2]; !p.Done() || ok.Status != Failed || !strings.Contains(ok.Reason, "baseline base was given up") ||
+		!strings.Contains(ok.BaselineFailed, "base was given up (trial 3 failed") {
 		t.Errorf("given-up baseline: round %v, its cell %+v", p.Round, ok)
 	}
 	// A fixed design runs its count in every cell it can measure: the
 	// cell of a given-up baseline (another datapath beside a first one
-	// that broke) goes on, compared with nothing.
+	// that broke) goes on, without the baseline: a round listing it made
+	// the runner try the cell it gave up again, every round, and count
+	// any trial that then passed.
 	cfg.Trials = Trials{Min: 5, Max: 5}
 	p, _ = Next(cfg, cells, 0)
-	if ok := p.Cells[2]; !ok.Next || ok.Status != Running {
+	if ok := p.Cells[2]; !ok.Next || ok.Status != Running || ok.BaselineFailed == "" {
 		t.Errorf("fixed design, given-up baseline: round %v, its cell %+v", p.Round, ok)
+	}
+	if b := p.Cells[0]; b.Next || b.Status != Failed || len(p.Round) != 1 {
+		t.Errorf("fixed design: the given-up baseline is in round %v: %+v", p.Round, b)
+	}
+	// At its count the cell stops on it, saying what it was compared
+	// with: the baseline's trials before it was given up.
+	cells[2].Obs = obs(120, 80, 110, 90, 100)
+	p, _ = Next(cfg, cells, 0)
+	if ok := p.Cells[2]; !p.Done() || ok.Status != Max || !strings.Contains(ok.Reason, "baseline base was given up") {
+		t.Errorf("fixed design at its count: round %v, its cell %+v", p.Round, ok)
 	}
 }

@@ -159,7 +159,12 @@ func rerunAt(stops []results.Stop, m int, fixed bool) RerunOption {
 	return o
 }
 
-func undecided(s results.Stop) bool { return s.Decision == string(stats.Undecided) && s.Failed == "" }
+// undecided: the cell's decision is undecided and more trials could
+// decide it. Not a given-up cell, nor one whose baseline was given up:
+// its trials pair with nothing until what broke is fixed.
+func undecided(s results.Stop) bool {
+	return s.Decision == string(stats.Undecided) && s.Failed == "" && s.VersusFailed == ""
+}
 
 func trialTime(s results.Stop) time.Duration {
 	return time.Duration(s.TrialSeconds * float64(time.Second))

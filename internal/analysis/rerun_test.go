@@ -131,3 +131,25 @@ func TestRerunBudget(t *testing.T) {
 		}
 	}
 }
+
+// A cell whose baseline was given up (stops.json's versus_failed) is
+// offered no rerun, whatever its estimate: more trials of it pair with
+// nothing until the baseline is fixed, and the rerun would run the
+// broken baseline beside it. Nor is it counted among the undecided.
+func TestRerunSkipsCellsOfGivenUpBaseline(t *testing.T) {
+	cell := func(tuning string) results.Cell {
+		return results.Cell{Datapath: "bridge", Workload: "tcp", Tuning: tuning, Replicas: 1}
+	}
+	why := "its baseline bridge/tcp/baseline/r1 was given up (trial 3 failed 3 attempts; last: iperf3 died)"
+	stops := []results.Stop{
+		{Cell: cell("baseline"), Status: "failed", N: 3, TrialSeconds: 5, Failed: "trial 3 failed 3 attempts; last: iperf3 died"},
+		{Cell: cell("rps"), Status: "failed", N: 3, TrialSeconds: 6, Decision: "undecided", ToDecide: 40, Versus: "baseline", VersusFailed: why},
+	}
+	if r, ok := RerunToDecide(stops, false, nil); ok {
+		t.Errorf("a rerun offered for a cell of a given-up baseline: %+v", r)
+	}
+	stops = append(stops, results.Stop{Cell: cell("rfs"), N: 5, TrialSeconds: 6, Decision: "undecided", ToDecide: 20, Versus: "baseline"})
+	if r, ok := RerunToDecide(stops, false, nil); !ok || r.Undecided != 1 || r.Options[0].Cells != 1 {
+		t.Errorf("one undecided cell to rerun, got %+v %v", r, ok)
+	}
+}

@@ -252,7 +252,7 @@ func DecisionLines(stops []results.Stop, d Disturbed) []string {
 		v := lineVerdict(s)
 		switch {
 		case v == "":
-		case v == "undecided" && s.N < 2 && s.Low == nil:
+		case v == "undecided" && s.N < 2 && s.Low == nil && s.VersusFailed == "":
 			// A single trial (every cell of a one-trial quick profile):
 			// one line for them all, not sixty alike.
 			few = append(few, CellName(s.Cell))
@@ -268,6 +268,7 @@ func DecisionLines(stops []results.Stop, d Disturbed) []string {
 			if s.ToDecide > 0 {
 				l += toDecideText(s.ToDecide)
 			}
+			l += versusFailed(s)
 			if n := d.note(s.Cell, stops); n != "" {
 				l += "; " + n
 			}
@@ -277,6 +278,7 @@ func DecisionLines(stops []results.Stop, d Disturbed) []string {
 			if s.Status == "budget" && s.Look == s.N {
 				l += " (judged when the budget stopped it)"
 			}
+			l += versusFailed(s)
 			if n := d.note(s.Cell, stops); n != "" {
 				l += "; " + n
 			}
@@ -287,6 +289,16 @@ func DecisionLines(stops []results.Stop, d Disturbed) []string {
 		out = append(out, fmt.Sprintf("%d undecided after a single trial, too few for an interval: %s", len(few), listSome(few, maxListed)))
 	}
 	return out
+}
+
+// versusFailed is "; " and why the cell's baseline (or first datapath)
+// was given up, "" when it was not: the decision rests on the rounds
+// before that, and no rerun is offered for the cell.
+func versusFailed(s results.Stop) string {
+	if s.VersusFailed == "" {
+		return ""
+	}
+	return "; " + s.VersusFailed
 }
 
 // listSome joins the first most names and counts the rest.

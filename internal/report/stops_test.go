@@ -105,6 +105,15 @@ func TestDecisionLines(t *testing.T) {
 		"calico-vxlan tcp rps r=5, calico-vxlan tcp rps r=6, calico-vxlan tcp rps r=7, calico-vxlan tcp rps r=8 and 2 more" {
 		t.Errorf("one-trial cells:\n%s", strings.Join(got, "\n"))
 	}
+	// A cell whose baseline was given up says so, decided (on the rounds
+	// before) or not, and is offered no trials to decide it.
+	why := "its baseline calico-vxlan/tcp/baseline/r1 was given up (trial 3 failed 3 attempts; last: iperf3 died)"
+	gone := []results.Stop{stops[1], stops[2]}
+	gone[0].VersusFailed, gone[1].VersusFailed, gone[1].ToDecide = why, why, 0
+	got = DecisionLines(gone, Disturbed{})
+	if len(got) != 2 || got[0] != want[1]+"; "+why || got[1] != "calico-vxlan tcp rps r=1: undecided after 5 trials (futile): covers 1; "+why {
+		t.Errorf("cells of a given-up baseline:\n%s", strings.Join(got, "\n"))
+	}
 }
 
 // TestStopsTableLook: the repetitions table says after how many trials a

@@ -158,6 +158,12 @@ type Stop struct {
 	// Failed is why a cell could not be measured: its trials failed
 	// every attempt, or the budget was spent before its block.
 	Failed string `json:"failed,omitempty"`
+	// VersusFailed says, for a cell whose baseline (what Versus names)
+	// the runner gave up, which cell that was and why: the cell's own
+	// trials are counted, but its decision rests on the rounds before
+	// that (an adaptive design stops it then, a fixed one runs its count
+	// without the baseline), and no rerun is offered to decide it.
+	VersusFailed string `json:"versus_failed,omitempty"`
 }
 
 // GaveUp is why a cell was given up after trial failed every attempt

@@ -226,8 +226,12 @@ func (r *run) planBlock(b *blockRun, round int) ([]job, error) {
 			// record, a budget shared by blocks that run side by side),
 			// and a counted trial left out would be in samples.jsonl and
 			// the cell's values but neither in its stop's n nor in the
-			// machine time spent.
-			if in[cellID(u.cell)] || r.done[trialKey{u.cell, round}] {
+			// machine time spent. A cell the run gave up runs no
+			// more trials, whatever the plan lists: each would make
+			// every attempt again and could count a trial of a cell
+			// stops.json calls failed.
+			planned := in[cellID(u.cell)] && r.cellLog(u.cell).failed == ""
+			if planned || r.done[trialKey{u.cell, round}] {
 				todo = append(todo, job{u, g})
 			}
 		}
@@ -383,7 +387,11 @@ func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cel
 		if p.Sequential != nil {
 			ci, conf, st.Look = p.Sequential.Chosen, adaptive.DecisionConfidence(cfg.Trials), p.Look
 		}
-		st.ToDecide = adaptive.TrialsToDecide(cfg, p, maxToDecide)
+		// A cell whose baseline was given up is not to be decided by
+		// more trials of it: the baseline is what broke.
+		if st.VersusFailed = p.BaselineFailed; st.VersusFailed == "" {
+			st.ToDecide = adaptive.TrialsToDecide(cfg, p, maxToDecide)
+		}
 		st.Method, st.Confidence = string(ci.Method), conf
 		for _, v := range []struct {
 			dst **float64
