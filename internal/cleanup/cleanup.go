@@ -8,7 +8,8 @@
 //     journal whose owner is dead, cleanup reverts the values (newest
 //     first, only where the value is still the run's), kills the run's
 //     processes, deletes its namespaces, host links and state directory
-//     (journal.StateDir), and removes the journal.
+//     (journal.StateDir below the journal's own directory, where the
+//     run made it), and removes the journal.
 //   - Objects are journaled before they exist, so a journal knows all its
 //     run made. Namespaces named PREFIX<run>-* whose run has no journal in
 //     the directory (removed by hand, lost, or kept elsewhere: a run or a
@@ -79,8 +80,10 @@ type Options struct {
 	// journal.
 	Run string
 	// Orphans sweeps namespaces and state directories of every run that
-	// has no journal in JournalDir and no live owner; without it (and
-	// without Run) they are only reported.
+	// has no journal in the replayed directories (JournalDir, and those
+	// DirsRecord names) and no live owner; without it (and without Run)
+	// they are only reported. State directories are looked for below
+	// each replayed directory, where its runs made them.
 	Orphans bool
 	// FS reaches the knobs (default tune.LocalFS).
 	FS tune.FS
@@ -159,7 +162,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return c.rep, fmt.Errorf("list namespaces: %w", err)
 	}
-	dirs, err := stateDirs(opts.JournalDir)
+	dirs, err := stateDirs(c.dirs)
 	c.fail(err)
 	stale, err := journal.DeadIn(c.dirs, opts.DryRun)
 	c.fail(err)
@@ -325,12 +328,12 @@ func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal m
 
 // sweepDirs removes state directories whose run has no journal at all and
 // no live owner, as sweep does for namespaces.
-func (c *cleaner) sweepDirs(runs []string, live, withJournal map[string]bool) {
-	for _, run := range runs {
+func (c *cleaner) sweepDirs(found []stateDir, live, withJournal map[string]bool) {
+	for _, d := range found {
+		run, path := d.run, d.path
 		if (c.opts.Run != "" && run != c.opts.Run) || withJournal[run] {
 			continue
 		}
-		path := journal.StateDir(c.opts.JournalDir, run)
 		if live[run] {
 			if c.opts.Run != "" {
 				c.rep.add(run, ActLiveRun, path, "its run is alive; not touched")
@@ -352,5 +355,5 @@ func (c *cleaner) sweeping() bool { return c.opts.Orphans || c.opts.Run != "" }
 
 // orphanNote says why a journal-less run's leftover was left alone.
 func (c *cleaner) orphanNote() string {
-	return "no journal in " + c.opts.JournalDir + ": maybe a run or test journaling elsewhere; --orphans (or --run RUN) removes it"
+	return "no journal in " + strings.Join(c.dirs, ", ") + ": maybe a run or test journaling elsewhere; --orphans (or --run RUN) removes it"
 }

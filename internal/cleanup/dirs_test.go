@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/tune/tunetest"
 )
 
 // TestCleanupReplaysRecordedDirsNewestFirst: run A of another journal
@@ -41,5 +42,45 @@ func TestCleanupReplaysRecordedDirsNewestFirst(t *testing.T) {
 		if ents, _ := os.ReadDir(d); len(ents) != 0 {
 			t.Errorf("%s holds %v", d, ents)
 		}
+	}
+}
+
+// TestCleanupRemovesStateDirOfRecordedDir: a run of another journal
+// directory (run --journal-dir /tmp/j, wiring cni) made its state
+// directory below that directory, /tmp/j/state/RUN, and was killed. A
+// plain cleanup, replaying the recorded directory, removes it (it looked
+// below JournalDir, skipped the journaled one as not the run's and
+// dropped the journal, leaving the CNI leases); and an orphan state
+// directory there is seen, reported, and swept with Orphans.
+func TestCleanupRemovesStateDirOfRecordedDir(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "journal-dirs")
+	dirA, dirB := t.TempDir(), t.TempDir()
+	state, orphan := journal.StateDir(dirA, "a1"), journal.StateDir(dirA, "o1")
+	for _, p := range []string{filepath.Join(state, "server", "networks", "cbr0"), orphan} {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCrashedObject(t, dirA, "a1", journal.Object{Kind: journal.KindDir, Name: state})
+	if err := journal.NoteDir(record, dirA); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{JournalDir: dirB, DirsRecord: record, Prefix: "cnb-" + tunetest.NewID(), FS: &mapFS{vals: map[string]string{}}}
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("cleanup: %v\n%v", err, rep.Actions)
+	}
+	if count(rep, ActDir) != 1 || count(rep, ActJournal) != 1 || count(rep, ActSkip) != 1 {
+		t.Errorf("actions %v: want the run's state directory removed, its journal removed, the orphan reported", rep.Actions)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("state directory %s still there: %v", state, err)
+	}
+	opts.Orphans = true
+	if rep, err = Run(context.Background(), opts); err != nil || count(rep, ActDir) != 1 {
+		t.Fatalf("cleanup --orphans: %v\n%v", err, rep.Actions)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("orphan state directory %s still there: %v", orphan, err)
 	}
 }

@@ -36,6 +36,17 @@ func writeCrashed(t *testing.T, dir, run string, started time.Time, s journal.Se
 	}
 }
 
+// writeCrashedObject writes the journal of a run that recorded o and
+// was killed.
+func writeCrashedObject(t *testing.T, dir, run string, o journal.Object) {
+	t.Helper()
+	h, _ := json.Marshal(map[string]any{"header": journal.Header{Version: 1, RunID: run, PID: deadPID(t), PIDStart: 1, Started: time.Now().UTC(), Prefix: "cnb-"}})
+	e, _ := json.Marshal(map[string]any{"seq": 1, "object": o})
+	if err := os.WriteFile(filepath.Join(dir, run+journal.Ext), append(append(h, '\n'), append(e, '\n')...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestTwoCrashedRunsNewestFirst is issue 15's scenario: run A sets
 // 0->32768 and crashes; run B (started later, before anyone cleaned up)
 // sets 32768->16384 and crashes. Cleanup must end at 0 whatever the file

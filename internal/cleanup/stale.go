@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -98,7 +99,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	for i := len(links) - 1; i >= 0; i-- {
 		c.deleteLink(run, links[i], prefix)
 	}
-	c.staleDirs(run, dirs)
+	c.staleDirs(run, filepath.Dir(r.Path), dirs)
 
 	switch {
 	case c.opts.DryRun && len(r.Damaged) > 0:

@@ -10,34 +10,45 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 )
 
-// stateDirs lists the runs that have a state directory in the journal
-// directory (journal.StateDir), by run ID. Entries whose name is not a
-// run ID are not cnibench's and are ignored.
-func stateDirs(journalDir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(journalDir, journal.StateSubdir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list run state directories: %w", err)
-	}
-	var runs []string
-	for _, e := range ents {
-		if journal.CheckRunID(e.Name()) == nil {
-			runs = append(runs, e.Name())
+// stateDir is a run's state directory found in a journal directory.
+type stateDir struct{ run, path string }
+
+// stateDirs lists the state directories (journal.StateDir) in each of
+// the journal directories: a run keeps its own below the directory it
+// journals in, so a --journal-dir run's is not below JournalDir. Entries
+// whose name is not a run ID are not cnibench's and are ignored.
+func stateDirs(journalDirs []string) ([]stateDir, error) {
+	var found []stateDir
+	var errs []error
+	for _, dir := range journalDirs {
+		ents, err := os.ReadDir(filepath.Join(dir, journal.StateSubdir))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list run state directories of %s: %w", dir, err))
+			continue
+		}
+		for _, e := range ents {
+			if journal.CheckRunID(e.Name()) == nil {
+				found = append(found, stateDir{e.Name(), journal.StateDir(dir, e.Name())})
+			}
 		}
 	}
-	return runs, nil
+	return found, errors.Join(errs...)
 }
 
 // staleDirs removes a dead run's state directory (the one its journal
 // recorded and the one named after it: a run may have died between
 // journaling and creating it, or have been started by an engine whose
 // recorder does not journal directories) and its journaled temporary
-// directory. A journaled path elsewhere is never touched: a journal must
-// not widen what cleanup removes.
-func (c *cleaner) staleDirs(run string, journaled []journal.Object) {
-	own := journal.StateDir(c.opts.JournalDir, run)
+// directory. The run's state directory is below jdir, the directory its
+// journal is in, where the runner made it; not below JournalDir, which
+// for a recorded directory's journal is another. A journaled path
+// elsewhere is never touched: a journal must not widen what cleanup
+// removes.
+func (c *cleaner) staleDirs(run, jdir string, journaled []journal.Object) {
+	own := journal.StateDir(jdir, run)
 	for _, o := range journaled {
 		p := filepath.Clean(o.Name)
 		if journal.IsTempDir(o.Name, run) {
