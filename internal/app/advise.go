@@ -2,10 +2,13 @@ package app
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -246,17 +249,49 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	noteCleanup(cmd.Context(), claim.Cleanup)
 	for _, i := range todo {
 		opts[i].MachineLocked, opts[i].Cleanup = claim.MachineLocked, claim.Cleanup
-		e := &rep.Candidates[i]
-		fmt.Fprintf(cmd.ErrOrStderr(), "proving %s: A/B run in %s\n", e.Name, filepath.Join(out, "prove-"+e.Name))
 		opts[i].Budget, opts[i].BudgetShares = f.budget/time.Duration(len(todo)), len(todo)
-		if err := prove.Candidate(cmd.Context(), opts[i], e, rep.Inspection); err != nil {
-			if cmd.Context().Err() != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+	}
+	return proveEach(cmd.Context(), cmd.ErrOrStderr(), rep, todo, opts, prove.Candidate)
+}
+
+// proveEach runs the A/B of each candidate in todo, in turn. A failed
+// A/B is a warning and the next goes on, but not one whose teardown left
+// changes on the host (a journal kept, *journal.PendingError): no stale
+// journal check stands between two candidates (the machine's lock is
+// held over all), so the next A/B would measure a host that is not as
+// found, its A not the node's. That error is returned at once, naming
+// the candidates not proved, and exits 3 as any run's does.
+func proveEach(ctx context.Context, stderr io.Writer, rep *advise.Report, todo []int, opts []prove.Options,
+	candidate func(context.Context, prove.Options, *advise.Entry, *inspect.Inspection) error) error {
+	for k, i := range todo {
+		e := &rep.Candidates[i]
+		fmt.Fprintf(stderr, "proving %s: A/B run in %s\n", e.Name, filepath.Join(opts[i].OutDir, "prove-"+e.Name))
+		err := candidate(ctx, opts[i], e, rep.Inspection)
+		var kept *journal.PendingError
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return err
+		case errors.As(err, &kept):
+			return leftChanges(err, rep, todo[k+1:])
+		default:
+			fmt.Fprintf(stderr, "warning: %v\n", err)
 		}
 	}
 	return nil
+}
+
+// leftChanges is a candidate's error that left changes on the host, with
+// the candidates that were not proved for it.
+func leftChanges(err error, rep *advise.Report, rest []int) error {
+	if len(rest) == 0 {
+		return err
+	}
+	names := make([]string, len(rest))
+	for k, i := range rest {
+		names[k] = rep.Candidates[i].Name
+	}
+	return fmt.Errorf("%w; not proved, as their A/B would measure a host that is not as found: %s", err, strings.Join(names, ", "))
 }
 
 // checkSets: the user's own study and overrides must be good on their

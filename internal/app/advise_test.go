@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/prove"
 )
 
@@ -168,4 +172,43 @@ func fixture(t *testing.T, name string) inspect.Inspection {
 		t.Fatal(err)
 	}
 	return in
+}
+
+// TestProveStopsWhenChangesAreLeft: a candidate whose A/B left host
+// changes unreverted (its journal kept) stops advise --prove at once,
+// naming the candidates not proved, and exits 3: the next A/B would
+// have measured a host not as found (no stale journal check stands
+// between two candidates). Another failure is a warning and the next
+// candidate goes on.
+func TestProveStopsWhenChangesAreLeft(t *testing.T) {
+	rep := &advise.Report{}
+	for _, n := range []string{"fails", "leaves", "rfs", "tunnel-mtu"} {
+		rep.Candidates = append(rep.Candidates, advise.Entry{Result: advise.Result{Name: n}})
+	}
+	todo, opts := []int{0, 1, 2, 3}, make([]prove.Options, 4)
+	var proved []string
+	candidate := func(_ context.Context, _ prove.Options, e *advise.Entry, _ *inspect.Inspection) error {
+		proved = append(proved, e.Name)
+		switch e.Name {
+		case "fails":
+			return errors.New("candidate fails: iperf3 exited 1")
+		case "leaves":
+			return fmt.Errorf("candidate leaves: %w", &journal.PendingError{Path: "/run/cnibench/r1.journal", Pending: 1})
+		}
+		return nil
+	}
+	var errb bytes.Buffer
+	err := proveEach(context.Background(), &errb, rep, todo, opts, candidate)
+	if !slices.Equal(proved, []string{"fails", "leaves"}) {
+		t.Errorf("A/Bs run %v: want none after the one that left changes", proved)
+	}
+	if err == nil || !strings.HasSuffix(err.Error(), "not proved, as their A/B would measure a host that is not as found: rfs, tunnel-mtu") {
+		t.Fatalf("error %v: want the candidates not proved named", err)
+	}
+	if !strings.Contains(errb.String(), "warning: candidate fails") {
+		t.Errorf("stderr %q: want the other failure as a warning", errb.String())
+	}
+	if code := exitCode(context.Background(), newRoot(io.Discard, io.Discard), err, io.Discard); code != ExitAbandoned {
+		t.Errorf("exit %d, want %d", code, ExitAbandoned)
+	}
 }
