@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -53,10 +54,16 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	if err := sameNode(r.prevEnv, e); err != nil {
 		return err
 	}
-	if note := oneNUMANote(pinned, r.plan.remote, e.NUMANodes, r.plan.topo); note != "" {
-		e.Notes = append(e.Notes, note)
-	}
-	e.Notes = append(e.Notes, r.notes...)
+	// A resumed run's env.json keeps what the interrupted run recorded:
+	// its notes (warnings, skips, an earlier resume's note) and how it
+	// built datapaths this process may not build again (an interleaved
+	// run cut in its last round), which compare reads. This process's
+	// notes follow, once each; its datapaths replace theirs
+	// (recordDatapath).
+	e.Notes = appendNew(slices.Clone(r.priorNotes), e.Notes...)
+	e.Notes = appendNew(e.Notes, oneNUMANote(pinned, r.plan.remote, e.NUMANodes, r.plan.topo))
+	e.Notes = appendNew(e.Notes, r.notes...)
+	e.Datapaths = maps.Clone(r.priorDatapaths)
 	e.Tunings = r.priorTunings
 	e.SharedKernel = r.plan.sharedKernel
 	e.Origin = r.origin
@@ -158,20 +165,41 @@ func unchangedWarning(name string, set []results.TuningSetting) string {
 // progress log and in env.json's notes.
 func (r *run) warnOnce(warnings []string) error { return r.onceInNotes("warning", warnings) }
 
-// onceInNotes reports each line the first time it is seen, on the
-// progress log after kind ("warning", "note") and in env.json's notes.
+// onceInNotes reports each line the first time this process sees it on
+// the progress log after kind ("warning", "note"), and the first time
+// the run does in env.json's notes: a resumed run's operator hears a
+// warning the interrupted run's notes already hold, which env.json
+// does not repeat.
 func (r *run) onceInNotes(kind string, lines []string) error {
 	for _, w := range lines {
+		if r.logged[w] {
+			continue
+		}
+		if r.logged == nil {
+			r.logged = map[string]bool{}
+		}
+		r.logged[w] = true
+		r.opt.Progress.Logf("%s: %s", kind, w)
 		if slices.Contains(r.env.Notes, w) {
 			continue
 		}
-		r.opt.Progress.Logf("%s: %s", kind, w)
 		r.env.Notes = append(r.env.Notes, w)
 		if err := r.out.WriteEnv(r.env); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// appendNew appends to notes each of more that is not empty and not
+// there yet.
+func appendNew(notes []string, more ...string) []string {
+	for _, n := range more {
+		if n != "" && !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
+	}
+	return notes
 }
 
 // recordDatapath adds how a datapath was built to env.json.

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"time"
 
@@ -67,7 +66,9 @@ func (r *run) loadPrevious(old *results.Run) error {
 	}
 	r.samples = len(old.Samples)
 	r.origin = old.Env.Origin
-	r.notes = append(r.notes, priorSkips(old.Env.Notes, r.plan.notes)...)
+	// Its notes (its skips among them: env.json alone holds them) and
+	// datapaths' facts stay on record (writeEnv).
+	r.priorNotes, r.priorDatapaths = old.Env.Notes, old.Env.Datapaths
 	if r.plan.remote {
 		r.prevEnv = &old.Env // its node is checked once the cluster is up (sameNode)
 	}
@@ -118,23 +119,6 @@ func (r *run) sameMachine(was results.Env) error {
 		{"CPU model", was.CPUModel, now.CPUModel},
 		{"CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(now.CPUs)},
 	})
-}
-
-// priorSkips are the interrupted run's notes of datapaths it skipped
-// (spec.skipUnavailable: results.SkipNote), less any this
-// run's preflight made again (planned). The skips are on record only as
-// these notes in env.json; the resumed run reloads the recorded
-// study.yaml, which lists only the datapaths that ran, so its preflight
-// skips none, and writeEnv rebuilds env.json from this run's notes:
-// without them summary.md's "Not run here" list would go empty.
-func priorSkips(notes, planned []string) []string {
-	var out []string
-	for _, n := range notes {
-		if results.IsSkipNote(n) && !slices.Contains(planned, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // check is one setting of the interrupted run (was) and of this one (is).

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/version"
 )
 
@@ -187,35 +190,90 @@ func TestUnnamedBuild(t *testing.T) {
 	}
 }
 
-// TestResumeKeepsSkipNotes: the interrupted run's notes of skipped
-// datapaths (env.json alone has them) go on to the resumed run's
-// env.json, whose preflight skips nothing (its study.yaml lists only the
-// datapaths that ran), so summary.md's "Not run here" list survives a
-// resume; a skip this run's preflight noted again is not doubled, and
-// the old run's other notes are not carried.
-func TestResumeKeepsSkipNotes(t *testing.T) {
+// TestResumeKeepsEnvRecord: the resumed run's env.json keeps what the
+// interrupted run's recorded. Its notes: the skips of datapaths (env.json
+// alone has them, and the resumed run's preflight skips none, its
+// study.yaml listing only the datapaths that ran, so summary.md's "Not
+// run here" list went empty), its warnings and the note of an earlier
+// resume; a note this run makes again is not doubled. And its datapaths'
+// facts: an interleaved run cut in its last round after datapath bridge
+// finished builds only b2 again, and bridge's facts, which compare
+// reads, were dropped; b2's are this run's. A warning the interrupted
+// run's notes hold is still said to this run's operator when a trial
+// gives it again, and not doubled in env.json.
+func TestResumeKeepsEnvRecord(t *testing.T) {
 	skipA := "datapath calico-wp-ipip skipped: kernel module ipip is not available"
 	skipB := "datapaths weave, kube-router skipped: no br_netfilter"
-	old := &results.Run{Env: results.Env{Engine: "stub", Version: version.Version,
-		Notes: []string{"CPU cost per packet samples perf event cycles", skipA, skipB}}}
-	r := &run{engine: stubEngine{}, plan: &plan{remote: true, notes: []string{skipB}},
-		study: stubStudy(t, "[{tool: iperf3}]"), done: map[trialKey]bool{}}
+	warn := "tuning rps-7 changes nothing on this machine"
+	resumedBefore := "resumed: 3 counted trials kept from run r0 (started 2026-01-01 00:00:00 UTC)"
+	here := envinfo.Collect(nil) // the same node as this run's
+	old := &results.Run{Env: results.Env{Engine: "stub", Version: version.Version, RunID: "r1", CPUs: here.CPUs,
+		Notes:     []string{warn, skipA, skipB, resumedBefore},
+		Datapaths: map[string]results.DatapathEnv{"bridge": {Type: "bridge", PodMTU: 1500}, "b2": {Type: "bridge", PodMTU: 1400}}}}
+	w, err := results.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var log bytes.Buffer
+	r := &run{engine: envEngine{}, plan: &plan{remote: true, notes: []string{skipB}}, out: w,
+		study: stubStudy(t, "[{tool: iperf3}]"), done: map[trialKey]bool{}, opt: Options{Progress: progress.New(&log)}}
 	if err := r.loadPrevious(old); err != nil {
 		t.Fatal(err)
 	}
-	var skips []string
-	for _, n := range r.notes {
-		if len(results.SkippedOf([]string{n})) > 0 {
-			skips = append(skips, n)
+	r.notes = append(r.notes, r.plan.notes...) // as execute adds them
+	if err := r.writeEnv(envCluster{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.recordDatapath("b2", results.DatapathEnv{Type: "bridge", PodMTU: 9000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.warnOnce([]string{warn}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "warning: "+warn) {
+		t.Errorf("log %q: want the repeated warning said", log.String())
+	}
+	b, err := os.ReadFile(filepath.Join(w.Dir(), results.EnvFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got results.Env
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{warn, skipA, skipB, resumedBefore, r.resumed} {
+		if c := slices.Index(got.Notes, n); c < 0 || slices.Contains(got.Notes[c+1:], n) {
+			t.Errorf("env.json's notes %q: want %q once", got.Notes, n)
 		}
 	}
-	if !slices.Equal(skips, []string{skipA}) {
-		t.Errorf("skip notes carried %q, want %q (B is this run's own)", skips, skipA)
+	if g := results.SkippedOf(got.Notes); len(g) != 3 {
+		t.Errorf("env.json lists %d skipped datapaths, want 3: %+v", len(g), g)
 	}
-	if slices.ContainsFunc(r.notes, func(n string) bool { return strings.HasPrefix(n, "CPU cost") }) {
-		t.Errorf("a non-skip note carried: %q", r.notes)
-	}
-	if got := results.SkippedOf(append(r.notes, r.plan.notes...)); len(got) != 3 {
-		t.Errorf("env.json would list %d skipped datapaths, want 3: %+v", len(got), got)
+	if got.Datapaths["bridge"].PodMTU != 1500 || got.Datapaths["b2"].PodMTU != 9000 {
+		t.Errorf("env.json's datapaths %+v: want bridge's as the interrupted run recorded, b2's as this run built it", got.Datapaths)
 	}
 }
+
+// envEngine reads 0 everywhere and lists nothing, for writeEnv.
+type envEngine struct{ stubEngine }
+
+func (envEngine) FS(engine.Node) tune.FS { return envFS{} }
+
+type envFS struct{ tune.FS }
+
+func (envFS) Read(string, string, string) (string, error)   { return "0", nil }
+func (envFS) List(string, string, string) ([]string, error) { return nil, nil }
+
+// envCluster's nodes are one node without a tunnel.
+type envCluster struct{ engine.Cluster }
+
+func (envCluster) Server() engine.Node { return envNode{} }
+func (envCluster) Client() engine.Node { return envNode{} }
+
+type envNode struct{ engine.Node }
+
+func (envNode) Name() string                { return "server" }
+func (envNode) Netns() string               { return "server" }
+func (envNode) Underlay() netns.Iface       { return netns.Iface{Name: "eth1", Netns: "server"} }
+func (envNode) Tunnel() (netns.Iface, bool) { return netns.Iface{}, false }

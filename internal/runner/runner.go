@@ -225,10 +225,16 @@ type run struct {
 	notes []string
 	// env is env.json as written, kept to add each datapath's facts;
 	// origin how the run was started (a resumed run: the first run's);
-	// priorTunings what the interrupted run's tunings set (recordTuning).
-	env          results.Env
-	origin       *results.Origin
-	priorTunings map[string][]results.TuningSetting
+	// priorTunings what the interrupted run's tunings set (recordTuning),
+	// priorNotes and priorDatapaths its notes and datapaths' facts
+	// (writeEnv starts from them).
+	env            results.Env
+	origin         *results.Origin
+	priorTunings   map[string][]results.TuningSetting
+	priorNotes     []string
+	priorDatapaths map[string]results.DatapathEnv
+	// logged are the notes onceInNotes has logged in this process.
+	logged map[string]bool
 	// jdir is the journal directory (run state directories live below).
 	jdir string
 	// softirqCore remembers, per end and replica count, the core that
