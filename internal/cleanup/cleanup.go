@@ -151,6 +151,10 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.KillTimeout = defaultKillTimeout
 	}
 	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, fs: &vanishedFS{FS: opts.FS}, revertQdisc: impair.Revert}
+	c.replayFS = c.fs
+	if opts.DryRun {
+		c.replayFS = tune.DryRun(c.fs)
+	}
 	c.dirs = c.journalDirs()
 	lock, err := c.lock()
 	if err != nil {
@@ -234,8 +238,13 @@ type cleaner struct {
 	rep     Report
 	errs    []error
 	handled map[string]bool // namespaces and directories already dealt with
-	// fs is opts.FS, a value file that vanished counting as gone.
-	fs *vanishedFS
+	// fs is opts.FS, a value file that vanished counting as gone;
+	// replayFS is fs, or in a dry run fs seen through one
+	// tune.DryRunFS for all journals: an older run's entry finds the
+	// value a newer run's would-restore would have put back, as the
+	// real cleanup does.
+	fs       *vanishedFS
+	replayFS tune.FS
 	// revertQdisc is impair.Revert (tests fail it).
 	revertQdisc func(impair.Prev) error
 }

@@ -33,7 +33,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 			fmt.Sprintf("unreadable (%v): %s; what it recorded, if anything, is not undone: check it by hand", d.Err, d.Quoted()))
 	}
 
-	outs, err := tune.RevertReplayOutcomes(r, c.fs, c.opts.DryRun)
+	outs, err := tune.RevertReplayOutcomes(r, c.replayFS, c.opts.DryRun)
 	c.fail(err)
 	for _, o := range outs {
 		ns := o.Set.Netns

@@ -80,15 +80,25 @@ func TestReplayOfAHalfMadeWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A dry run says what the replay then does: before, it
+			// said the older entry's value was changed since, which
+			// it finds only while nothing is restored.
+			left := f.get(nodeNS, FSProc, rmem)
+			dry, err := RevertReplayOutcomes(r, f, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := actions(dry); got != Planned+","+Already {
+				t.Errorf("dry run outcomes %v, want would-restore, then already, as the replay's", dry)
+			}
+			if got := f.get(nodeNS, FSProc, rmem); got != left {
+				t.Fatalf("the dry run wrote tcp_rmem: %q, was %q", got, left)
+			}
 			outs, err := RevertReplayOutcomes(r, f, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var acts []string
-			for _, o := range outs {
-				acts = append(acts, o.Action)
-			}
-			if strings.Join(acts, ",") != Restored+","+Already {
+			if actions(outs) != Restored+","+Already {
 				t.Errorf("replay outcomes %v, want the kept value restored, then the planned one found back", outs)
 			}
 			if got := f.get(nodeNS, FSProc, rmem); !Equal(rmem, got, "4096 87380 6291456") {
@@ -96,4 +106,13 @@ func TestReplayOfAHalfMadeWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// actions are the outcomes' actions, comma-separated.
+func actions(outs []Outcome) string {
+	var acts []string
+	for _, o := range outs {
+		acts = append(acts, o.Action)
+	}
+	return strings.Join(acts, ",")
 }

@@ -3,6 +3,7 @@ package tune
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cnibench/cnibench/internal/journal"
 )
@@ -45,8 +46,13 @@ func RevertReplay(r *journal.Replay, fs FS) error {
 // holds what the run wrote: if it holds the old value there is nothing to
 // do, and if it holds a third value someone changed it after the run died,
 // and overwriting that would undo their change rather than ours. With
-// dryRun nothing is written.
+// dryRun nothing is written: the old value a would-restore would write is
+// what the older entries of the path then find (DryRunFS; pass one to
+// carry it on to older journals), as they would in the real replay.
 func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, error) {
+	if dryRun {
+		fs = DryRun(fs)
+	}
 	var out []Outcome
 	var errs []error
 	pending := r.Pending()
@@ -69,6 +75,7 @@ func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, err
 			o.Action, o.Now = Changed, now
 		case dryRun:
 			o.Action, o.Now = Planned, now
+			_ = fs.Write(s.Netns, s.FS, s.Path, s.Old) // DryRunFS: remembered, not written
 		default:
 			o.Now = now
 			err := fs.Write(s.Netns, s.FS, s.Path, s.Old)
@@ -85,4 +92,45 @@ func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, err
 		out = append(out, o)
 	}
 	return out, errors.Join(errs...)
+}
+
+// DryRunFS is what a dry run's replay reads: the values of FS, but where
+// the replay would have written a value back, that value. A half-made
+// write pair journals one path twice (X->N, then X->P, with P there):
+// the newer entry restores X, and the older then finds X, "already",
+// not P, "changed since". Likewise across journals, newest first. It
+// never writes to FS.
+type DryRunFS struct {
+	FS
+	mu   sync.Mutex
+	vals map[string]string
+}
+
+// DryRun is fs seen by a dry run (fs itself when it is one already).
+func DryRun(fs FS) *DryRunFS {
+	if d, ok := fs.(*DryRunFS); ok {
+		return d
+	}
+	return &DryRunFS{FS: fs, vals: map[string]string{}}
+}
+
+func dryKey(ns, kind, p string) string { return ns + "|" + kind + "|" + p }
+
+// Read is the value the replay would have written, else FS's.
+func (d *DryRunFS) Read(ns, kind, p string) (string, error) {
+	d.mu.Lock()
+	v, ok := d.vals[dryKey(ns, kind, p)]
+	d.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	return d.FS.Read(ns, kind, p)
+}
+
+// Write remembers value as the path's, writing nothing.
+func (d *DryRunFS) Write(ns, kind, p, value string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.vals[dryKey(ns, kind, p)] = value
+	return nil
 }
