@@ -271,12 +271,15 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	case calico && cdev != "":
 		ev("device " + cdev)
 		r.Name, r.Mode = "calico", cmode
-	case r.Name == "calico" && ipip != "" && !slices.Contains(in.Down, ipip):
+	case r.Name == "calico" && ipip != "" && !slices.Contains(in.Down, ipip) && !poolsOff(in, "ipip"):
 		ev("device " + ipip)
 		r.Mode = "ipip"
 	case r.Name == "calico":
-		if ipip != "" {
+		switch {
+		case ipip != "" && slices.Contains(in.Down, ipip):
 			ev("device " + ipip + " down: the ipip module's own, not felix's (felix sets it up for IP-in-IP: ipip_mgr.go keepIPIPDeviceInSync)")
+		case ipip != "":
+			ev("device " + ipip + " up, but every enabled IPv4 IPPool has ipipMode Never: left from before (felix runs no IP-in-IP manager then, and nothing takes the device down)")
 		}
 		r.Mode = calicoPoolMode(in, ev)
 	case fdev != "" && fmode == "":
@@ -370,6 +373,17 @@ func patternsOf(cni string) []string {
 // tunnel devices: the encapsulation calico-node's DaemonSet sets for the
 // default pool (PoolEnv), else routed (bgp).
 func calicoPoolMode(in Input, ev func(string)) string {
+	// The IPPools read are what felix follows now; calico-node's env is
+	// the default pool's setting at its first start only.
+	for _, mode := range []string{"vxlan", "ipip"} {
+		if len(ipv4Pools(in.Pools)) > 0 && !poolsOff(in, mode) {
+			ev("ippool: " + mode + "Mode on")
+			return mode
+		}
+	}
+	if len(ipv4Pools(in.Pools)) > 0 {
+		return "bgp"
+	}
 	for _, v := range []struct{ name, mode string }{{"CALICO_IPV4POOL_VXLAN", "vxlan"}, {"CALICO_IPV4POOL_IPIP", "ipip"}} {
 		for _, d := range in.DaemonSets {
 			if val := d.Env[v.name]; strings.EqualFold(val, "Always") || strings.EqualFold(val, "CrossSubnet") {

@@ -25,6 +25,15 @@ func TestDetect(t *testing.T) {
 		{"calico bgp, the ipip module's tunl0 down", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"}, Down: []string{"tunl0"}}, "calico", "bgp"},
 		{"calico ipip by the pool's env, tunl0 down", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"}, Down: []string{"tunl0"},
 			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "Always"}}}}, "calico", "ipip"},
+		// Pools moved from IP-in-IP to BGP: felix runs no IP-in-IP manager
+		// and the old tunl0 stays up, carrying nothing; the pools read
+		// say BGP, over the env's first-start setting too. One pool still
+		// on keeps ipip.
+		{"calico bgp, tunl0 left up, pools Never", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"},
+			DaemonSets: []DaemonSet{{Namespace: "kube-system", Name: "calico-node", Env: map[string]string{"CALICO_IPV4POOL_IPIP": "Always"}}},
+			Pools:      []Pool{{Name: "default-ipv4-ippool", CIDR: "10.244.0.0/16", IPIPMode: "Never"}, {Name: "old", CIDR: "10.9.0.0/16", IPIPMode: "Always", Disabled: true}}}, "calico", "bgp"},
+		{"calico ipip, one pool of two on", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0"},
+			Pools: []Pool{{Name: "a", CIDR: "10.244.0.0/16"}, {Name: "b", CIDR: "10.9.0.0/16", IPIPMode: "Always"}}}, "calico", "ipip"},
 		{"calico vxlan, IPv6 alone", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "vxlan-v6.calico"}}, "calico", "vxlan"},
 		{"calico wireguard over vxlan", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "tunl0", "vxlan.calico", "wireguard.cali"}}, "calico", "wireguard"},
 		{"calico wireguard, IPv6 alone", Input{ConfFiles: map[string]string{"10-calico.conflist": calicoConf}, Links: []string{"eth0", "wg-v6.cali"}}, "calico", "wireguard"},

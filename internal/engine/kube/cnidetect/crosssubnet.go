@@ -82,6 +82,23 @@ func calicoCross(in Input, mode string) (cross bool, what string, fromEnv bool) 
 	return false, "", false
 }
 
+// poolsOff says whether the IPPools read turn mode (vxlan, ipip) off in
+// every enabled IPv4 pool: false where none was read, which says
+// nothing.
+func poolsOff(in Input, mode string) bool {
+	pools := ipv4Pools(in.Pools)
+	for _, p := range pools {
+		v := p.IPIPMode
+		if mode == "vxlan" {
+			v = p.VXLANMode
+		}
+		if !p.Disabled && v != "" && !strings.EqualFold(v, "Never") {
+			return false
+		}
+	}
+	return len(pools) > 0
+}
+
 // ipv4Pools are the pools whose CIDR is IPv4 or not known (a pool read
 // without one): the pools of the run's IPv4 path.
 func ipv4Pools(pools []Pool) []Pool {
