@@ -192,6 +192,9 @@ func TestStaleNewestFirst(t *testing.T) {
 const lockHelperEnv = "CNIBENCH_JOURNAL_LOCK_HELPER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(leaderExitHelperEnv) != "" {
+		leaderExit()
+	}
 	if dir := os.Getenv(lockHelperEnv); dir != "" {
 		l, err := BeginRun(dir, "")
 		if err != nil {

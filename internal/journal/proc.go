@@ -9,7 +9,8 @@ import (
 )
 
 // ErrNoProcess means no live process has the pid (it does not exist or is
-// a zombie: a zombie has already released its namespaces and files).
+// a zombie: a zombie has already released its namespaces and files; a
+// process whose first thread exited while others run is no zombie).
 var ErrNoProcess = errors.New("no such process")
 
 // ProcessStart returns field 22 of /proc/PID/stat, the time the process
@@ -27,10 +28,36 @@ func ProcessStart(pid int) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pid %d: %w", pid, err)
 	}
-	if state == "Z" || state == "X" {
+	if (state == "Z" || state == "X") && !liveThread(pid) {
 		return 0, fmt.Errorf("pid %d (exited): %w", pid, ErrNoProcess)
 	}
 	return start, nil
+}
+
+// liveThread says whether a thread of process pid other than its first
+// runs: a process whose first thread exited shows that thread's Z in
+// /proc/PID/stat while the others run on (or sit in D after a SIGKILL),
+// holding its namespaces and files, so it must be killed and waited for
+// like any live process.
+func liveThread(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name() == strconv.Itoa(pid) {
+			continue
+		}
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if state, _, err := parseStat(string(b)); err == nil && state != "Z" && state != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseStat returns the state (field 3) and start time (field 22) of a
