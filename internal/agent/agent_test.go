@@ -342,20 +342,25 @@ func TestMemoryOverProtocol(t *testing.T) {
 }
 
 type fakeCPP struct {
-	ifs              []netns.Iface
-	started, stopped int
+	ifs                                []netns.Iface
+	started, stopped, reported, closed int
 }
 
 func (f *fakeCPP) Start(context.Context) error { f.started++; return nil }
-func (f *fakeCPP) Stop(context.Context) (cpp.Result, error) {
-	f.stopped++
+func (f *fakeCPP) Stop(context.Context) error  { f.stopped++; return nil }
+func (f *fakeCPP) Report(context.Context) (cpp.Result, error) {
+	f.reported++
 	return cpp.Result{Metrics: map[string]float64{cpp.MetricTotal: 900, cpp.MetricPackets: 1000},
 		Event: cpp.CPUClock, Breakdown: cpp.Breakdown{Total: 9e5, ByComponent: map[string]float64{"veth": 9e5}}}, nil
 }
+func (f *fakeCPP) Close() { f.closed++ }
 
 // A CPU-cost window runs in the agent (perf on the node) and its result
-// crosses the protocol intact; a window the controller abandons is
-// stopped when the session ends.
+// crosses the protocol intact: cpp-stop ends the recording, cpp-report
+// (perf report, after the other collectors' windows) returns it. A
+// window the controller abandons, running or stopped and not reported,
+// is closed (perf ended, its data dropped) when the session ends or the
+// next window starts.
 func TestCPPOverProtocol(t *testing.T) {
 	var recs []*fakeCPP
 	cfg := Config{Run: "r8", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
@@ -365,7 +370,7 @@ func TestCPPOverProtocol(t *testing.T) {
 			return r, nil
 		}}
 	c, wait := session(t, cfg)
-	if _, err := c.CPPStop(); err == nil {
+	if err := c.CPPStop(); err == nil {
 		t.Error("stop before start succeeded")
 	}
 	ifs := []netns.Iface{{Netns: PodNetns("ns", "srv-0"), Name: "eth0"}}
@@ -375,7 +380,16 @@ func TestCPPOverProtocol(t *testing.T) {
 	if err := c.CPPStart(ifs); err == nil {
 		t.Error("a second window opened")
 	}
-	res, err := c.CPPStop()
+	if _, err := c.CPPReport(); err == nil {
+		t.Error("a running window reported")
+	}
+	if err := c.CPPStop(); err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].reported != 0 {
+		t.Error("cpp-stop ran the report")
+	}
+	res, err := c.CPPReport()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,15 +399,24 @@ func TestCPPOverProtocol(t *testing.T) {
 	if recs[0].ifs[0] != (netns.Iface{Netns: "podns1", Name: "eth0"}) {
 		t.Errorf("packets counted on %+v", recs[0].ifs)
 	}
-	if err := c.CPPStart(ifs); err != nil {
-		t.Fatal(err)
+	// Stopped, not reported: the next window drops it.
+	for range 2 {
+		if err := c.CPPStart(ifs); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CPPStop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := recs[1]; r.closed != 1 || r.reported != 0 {
+		t.Errorf("stopped window not reported: closed %d, reported %d", r.closed, r.reported)
 	}
 	c.Close()
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
-	if last := recs[len(recs)-1]; last.started != 1 || last.stopped != 1 {
-		t.Errorf("abandoned window: started %d stopped %d", last.started, last.stopped)
+	if last := recs[len(recs)-1]; last.started != 1 || last.closed != 1 || last.reported != 0 {
+		t.Errorf("abandoned window: started %d closed %d reported %d", last.started, last.closed, last.reported)
 	}
 }
 

@@ -49,7 +49,7 @@ var ErrTimeout = errors.New("agent did not answer in time")
 // journals (a claim replays dead sessions' first), reverting a session,
 // sampling windows, a trace's start (nft reads the whole ruleset before
 // it listens: seconds on a big node).
-var slowOps = map[string]bool{OpClaim: true, OpCPPStop: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true,
+var slowOps = map[string]bool{OpClaim: true, OpCPPStop: true, OpCPPReport: true, OpCPPStart: true, OpReplay: true, OpRevert: true, OpIptables: true, OpInspect: true, OpImpair: true, OpFeatures: true,
 	OpTraceStart: true, OpTraceStop: true}
 
 var _ tune.FS = (*Client)(nil)
@@ -295,10 +295,17 @@ func (c *Client) CPPStart(ifs []netns.Iface) error {
 	return err
 }
 
-// CPPStop ends the window and returns the CPU cost per packet the agent
-// computed on the node (cpp.Recorder's result).
-func (c *Client) CPPStop() (cpp.Result, error) {
-	r, err := c.Call(Request{Op: OpCPPStop})
+// CPPStop ends the window: perf stops recording on the node.
+func (c *Client) CPPStop() error {
+	_, err := c.Call(Request{Op: OpCPPStop})
+	return err
+}
+
+// CPPReport returns the CPU cost per packet of the window CPPStop ended,
+// computed on the node (cpp.Recorder's result): perf report runs there
+// now, after the other collectors' windows have closed.
+func (c *Client) CPPReport() (cpp.Result, error) {
+	r, err := c.Call(Request{Op: OpCPPReport})
 	if r.CPP == nil {
 		if err == nil {
 			err = errors.New("agent returned no cpu cost per packet")

@@ -68,8 +68,14 @@ func where(ns string) string {
 // cppStart starts perf on this node for one window; packets are counted
 // on ifs (the measured server pods' eth0).
 func (s *Server) cppStart(ifs []netns.Iface) error {
-	if s.cpp != nil {
+	if s.cpp != nil && !s.cppStopped {
 		return errors.New("cpu cost per packet: a window is already open")
+	}
+	if s.cpp != nil {
+		// The last window was stopped and never reported (its report
+		// call failed): it is no use now.
+		s.cpp.Close()
+		s.cpp, s.cppStopped = nil, false
 	}
 	res, err := s.resolveIfaces(ifs)
 	if err != nil {

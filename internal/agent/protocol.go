@@ -73,7 +73,8 @@ const (
 	OpIfStats     = "if-stats"     // device counters of Ifaces
 	OpMemory      = "memory"       // the node's memory in use, percent
 	OpCPPStart    = "cpp-start"    // start perf on the node, counting packets on Ifaces
-	OpCPPStop     = "cpp-stop"     // stop it and return the CPU cost per packet
+	OpCPPStop     = "cpp-stop"     // stop it: the window's end (cheap)
+	OpCPPReport   = "cpp-report"   // perf report on the stopped window: the CPU cost per packet (seconds of a core)
 	OpInspect     = "inspect"      // advise's read-only inspection of the node (JSON in Value)
 	OpImpair      = "impair"       // netem on Ifaces[0] (Impair), journaled; Value: the device it sits on
 	OpUnimpair    = "unimpair"     // put back the qdisc of Ifaces[0]

@@ -76,10 +76,14 @@ type Config struct {
 	writable func(fsKind, p, v string) error
 }
 
-// CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder).
+// CPPRecorder brackets a window of CPU cost per packet (cpp.Recorder):
+// Start and Stop bracket it, Report then computes the result (perf
+// report), and Close drops a window abandoned before its report.
 type CPPRecorder interface {
 	Start(ctx context.Context) error
-	Stop(ctx context.Context) (cpp.Result, error)
+	Stop(ctx context.Context) error
+	Report(ctx context.Context) (cpp.Result, error)
+	Close()
 }
 
 // nodeEvent is the perf event this node samples, chosen once per agent
@@ -103,16 +107,17 @@ type PodResolver interface {
 
 // Server is one agent session.
 type Server struct {
-	cfg     Config
-	fs      *nodeFS
-	jmu     sync.Mutex
-	j       *journal.Journal
-	lock    *journal.Lock           // the node's, held from the claim or first change to the end (nodelock.go)
-	pending map[string]pendingSet   // knob key -> first old value
-	qdiscs  map[string]pendingQdisc // device key -> its qdisc before the netem
-	sampler *metrics.Sampler
-	cpp     CPPRecorder    // running perf window, if any
-	trace   *nftrace.Trace // running netfilter trace, if any
+	cfg        Config
+	fs         *nodeFS
+	jmu        sync.Mutex
+	j          *journal.Journal
+	lock       *journal.Lock           // the node's, held from the claim or first change to the end (nodelock.go)
+	pending    map[string]pendingSet   // knob key -> first old value
+	qdiscs     map[string]pendingQdisc // device key -> its qdisc before the netem
+	sampler    *metrics.Sampler
+	cpp        CPPRecorder // perf window running, or stopped and not yet reported (cppStopped)
+	cppStopped bool
+	trace      *nftrace.Trace // running netfilter trace, if any
 }
 
 type pendingSet struct {
@@ -214,8 +219,8 @@ func (s *Server) end() error {
 	}
 	if s.cpp != nil {
 		// The controller went away mid-window: end perf, drop its data.
-		_, _ = s.cpp.Stop(context.Background())
-		s.cpp = nil
+		s.cpp.Close()
+		s.cpp, s.cppStopped = nil, false
 	}
 	_, rerr := s.Revert()
 	cerr := s.closeJournal()
@@ -232,11 +237,12 @@ func (s *Server) end() error {
 func (s *Server) Handle(req Request) Response {
 	resp := Response{ID: req.ID}
 	var err error
-	if req.Run != s.cfg.Run {
+	switch {
+	case req.Run != s.cfg.Run:
 		// A session is one run's: a request naming another run (or none)
 		// is refused before anything is read or changed.
 		err = fmt.Errorf("request for run %q refused: this session serves run %q", req.Run, s.cfg.Run)
-	} else {
+	default:
 		err = s.answer(req, &resp)
 	}
 	if err != nil {
@@ -299,7 +305,9 @@ func (s *Server) answer(req Request, resp *Response) error {
 	case OpCPPStart:
 		err = s.cppStart(req.Ifaces)
 	case OpCPPStop:
-		resp.CPP, err = s.cppStop()
+		err = s.cppStop()
+	case OpCPPReport:
+		resp.CPP, err = s.cppReport()
 	case OpTraceStart, OpTraceStop:
 		err = s.handleTrace(req, resp)
 	case OpImpair, OpUnimpair, OpQdiscStats, OpFeatures:
@@ -327,12 +335,27 @@ func (s *Server) sampleStop() (*metrics.Window, error) {
 	return &w, err
 }
 
-// cppStop ends the perf window OpCPPStart began and returns the breakdown.
-func (s *Server) cppStop() (*cpp.Result, error) {
-	if s.cpp == nil {
-		return nil, errors.New("cpu cost per packet: not started")
+// cppStop ends the perf window OpCPPStart began; its report waits for
+// OpCPPReport.
+func (s *Server) cppStop() error {
+	if s.cpp == nil || s.cppStopped {
+		return errors.New("cpu cost per packet: not started")
 	}
-	res, err := s.cpp.Stop(context.Background())
-	s.cpp = nil
+	if err := s.cpp.Stop(context.Background()); err != nil {
+		s.cpp = nil // a failed Stop dropped the recording
+		return err
+	}
+	s.cppStopped = true
+	return nil
+}
+
+// cppReport computes the CPU cost per packet of the window OpCPPStop
+// ended, and drops it.
+func (s *Server) cppReport() (*cpp.Result, error) {
+	if s.cpp == nil || !s.cppStopped {
+		return nil, errors.New("cpu cost per packet: no stopped window to report")
+	}
+	res, err := s.cpp.Report(context.Background())
+	s.cpp, s.cppStopped = nil, false
 	return &res, err
 }

@@ -23,7 +23,8 @@ import (
 )
 
 // Collector records over one window: Start at its beginning, Stop at its
-// end. Stop is called only after a successful Start.
+// end. Stop is called only after a successful Start. Costly analysis of
+// what was recorded belongs in Finish (finisher), after every window.
 type Collector interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) (Result, error)
@@ -104,7 +105,8 @@ type Entry struct {
 }
 
 // List is every collector, in the order they start (they stop in the
-// reverse order, so the CPU window brackets all the others).
+// reverse order, so the CPU window brackets all the others; what one
+// does after its window, finisher, waits until all have closed).
 var List = []Entry{
 	cpuEntry,
 	cppEntry,
@@ -232,35 +234,63 @@ func (s *Set) Slowest() (string, time.Duration) {
 	return name, d
 }
 
-// Stop stops the started collectors in reverse order and merges what
-// they recorded. The error is that of the collector first in the list
-// that failed (the CPU window's before the others').
+// finisher is a collector with work to do after its window that must
+// load no collector's window: cpp's perf report, seconds at 100% of a
+// core on the server node, which the cpu collector, stopping last,
+// counted in the trial's per-core CPU and softirq figures. Set.Stop
+// calls Finish once every collector has stopped, after a successful
+// Stop, and adds its result to Stop's.
+type finisher interface {
+	Finish(ctx context.Context) (Result, error)
+}
+
+// Stop stops the started collectors in reverse order, then finishes
+// those that have work left (finisher), and merges what they recorded.
+// The error is that of the collector first in the list that failed (the
+// CPU window's before the others').
 func (s *Set) Stop(ctx context.Context) (Result, error) {
 	out := Result{Metrics: map[string]float64{}}
-	var first error
+	errs := make([]error, len(s.cs))
+	var finish []int
 	for i := len(s.cs) - 1; i >= 0; i-- {
 		if !s.started[i] {
 			continue
 		}
 		s.started[i] = false
 		r, err := s.cs[i].Stop(ctx)
-		if err != nil {
-			first = err
+		errs[i] = err
+		out.add(r)
+		if _, ok := s.cs[i].(finisher); ok && err == nil {
+			finish = append(finish, i)
 		}
-		for k, v := range r.Metrics {
-			out.Metrics[k] = v
-		}
-		if r.CPU != nil {
-			out.CPU = r.CPU
-		}
-		if r.ClientCores != nil {
-			out.ClientCores = r.ClientCores
-		}
-		if r.OutsidePct != nil {
-			out.OutsidePct = r.OutsidePct
-		}
-		out.Warnings = append(out.Warnings, r.Warnings...)
-		out.Notes = append(out.Notes, r.Notes...)
 	}
-	return out, first
+	for _, i := range finish {
+		r, err := s.cs[i].(finisher).Finish(ctx)
+		errs[i] = err
+		out.add(r)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// add merges what one collector recorded into r.
+func (r *Result) add(o Result) {
+	for k, v := range o.Metrics {
+		r.Metrics[k] = v
+	}
+	if o.CPU != nil {
+		r.CPU = o.CPU
+	}
+	if o.ClientCores != nil {
+		r.ClientCores = o.ClientCores
+	}
+	if o.OutsidePct != nil {
+		r.OutsidePct = o.OutsidePct
+	}
+	r.Warnings = append(r.Warnings, o.Warnings...)
+	r.Notes = append(r.Notes, o.Notes...)
 }

@@ -46,8 +46,19 @@ func (c *cppCollector) Start(ctx context.Context) error {
 	return nil
 }
 
+// Stop ends perf's recording, inside every other collector's window.
 func (c *cppCollector) Stop(ctx context.Context) (Result, error) {
-	m, err := c.w.Stop(ctx)
+	if err := c.w.Stop(ctx); err != nil {
+		return Result{}, fmt.Errorf("cpu cost per packet: %w", err)
+	}
+	return Result{}, nil
+}
+
+// Finish computes the costs (perf report, on the server node) once every
+// window has closed, the CPU sampler's too: the report's seconds at 100%
+// of a core are not the trial's.
+func (c *cppCollector) Finish(ctx context.Context) (Result, error) {
+	m, err := c.w.Metrics(ctx)
 	if err != nil {
 		return Result{}, fmt.Errorf("cpu cost per packet: %w", err)
 	}

@@ -216,7 +216,8 @@ func (k *fakeKernel) CPP([]netns.Iface) (engine.MetricWindow, error) { return fa
 type fakeWindow struct{}
 
 func (fakeWindow) Start(context.Context) error { return nil }
-func (fakeWindow) Stop(context.Context) (map[string]float64, error) {
+func (fakeWindow) Stop(context.Context) error  { return nil }
+func (fakeWindow) Metrics(context.Context) (map[string]float64, error) {
 	return map[string]float64{"cpp_total_ns": 1}, nil
 }
 

@@ -237,10 +237,16 @@ type Sampler interface {
 	Stop() (metrics.Window, error)
 }
 
-// MetricWindow brackets one window and returns its metrics.
+// MetricWindow brackets one window (Start, Stop) and then computes its
+// metrics (Metrics). Stop only ends the recording; the analysis waits
+// for Metrics, which the collectors call once every window has closed:
+// CPU cost per packet's perf report takes seconds at 100% of a core on
+// the node, which the CPU window would otherwise count. Metrics is
+// called once after a successful Stop and frees what the window holds.
 type MetricWindow interface {
 	Start(ctx context.Context) error
-	Stop(ctx context.Context) (map[string]float64, error)
+	Stop(ctx context.Context) error
+	Metrics(ctx context.Context) (map[string]float64, error)
 }
 
 // PodTimer is implemented by clusters that time each pod's network setup

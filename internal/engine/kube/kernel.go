@@ -117,7 +117,8 @@ type agentCPP struct {
 }
 
 func (c agentCPP) Start(context.Context) error { return c.a.CPPStart(c.ifs) }
-func (c agentCPP) Stop(context.Context) (map[string]float64, error) {
-	res, err := c.a.CPPStop()
+func (c agentCPP) Stop(context.Context) error  { return c.a.CPPStop() }
+func (c agentCPP) Metrics(context.Context) (map[string]float64, error) {
+	res, err := c.a.CPPReport()
 	return res.Metrics, err
 }

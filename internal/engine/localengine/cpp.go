@@ -54,7 +54,8 @@ func withoutCPP(s *study.Study) string {
 type cppWindow struct{ rec *cpp.Recorder }
 
 func (w cppWindow) Start(ctx context.Context) error { return w.rec.Start(ctx) }
-func (w cppWindow) Stop(ctx context.Context) (map[string]float64, error) {
-	res, err := w.rec.Stop(ctx)
+func (w cppWindow) Stop(ctx context.Context) error  { return w.rec.Stop(ctx) }
+func (w cppWindow) Metrics(ctx context.Context) (map[string]float64, error) {
+	res, err := w.rec.Report(ctx)
 	return res.Metrics, err
 }

@@ -50,10 +50,14 @@ func TestFlannelVXLANBreakdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second)
-	res, err := rec.Stop(context.Background())
+	err = rec.Stop(context.Background())
 	if rerr := <-done; rerr != nil {
 		t.Fatal(rerr)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rec.Report(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,8 @@ func Check() error {
 }
 
 // Recorder samples the machine with perf over a window and counts
-// packets on the given interfaces. Start and Stop bracket the window.
+// packets on the given interfaces. Start and Stop bracket the window;
+// Report then computes its costs, and Close drops a window not reported.
 type Recorder struct {
 	Map *Map
 	// Event is what perf samples; the zero value means CPUClock.
@@ -64,11 +65,14 @@ type Recorder struct {
 	// replace it.
 	flowsOf func(netns.Iface) (flows, error)
 
-	dir    string
-	perf   engine.Process
-	before []ifstats.Counters
-	segs   []segment
-	flows  []flows // at the window's start
+	dir           string
+	perf          engine.Process
+	before, after []ifstats.Counters
+	segs          []segment
+	// flows and flowsAfter are the devices' TCP flows at the window's
+	// start and end (readAllFlows).
+	flows, flowsAfter []flows
+	stopped           bool // Stop ended the recording; Report has not yet run
 }
 
 // Result is a window's CPP metrics and its breakdown.
@@ -96,7 +100,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 	for _, ifc := range r.Ifaces {
 		c, err := ifstats.Read(ifc)
 		if err != nil {
-			r.cleanup()
+			r.Close()
 			return err
 		}
 		r.before = append(r.before, c)
@@ -105,13 +109,18 @@ func (r *Recorder) Start(ctx context.Context) error {
 	r.readSegments()
 	r.flows = r.readAllFlows()
 	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
-	p, err := proc.Start(ctx, r.perfNetns(), nil, argv)
+	p, err := r.start(ctx, argv)
 	if err != nil {
-		r.cleanup()
+		r.Close()
 		return fmt.Errorf("start perf: %w", err)
 	}
 	r.perf = p
 	return nil
+}
+
+// start runs a perf command in perfNetns.
+func (r *Recorder) start(ctx context.Context, argv []string) (engine.Process, error) {
+	return proc.Start(ctx, r.perfNetns(), nil, argv)
 }
 
 // perfNetns is the namespace perf runs in: the first measured device's,
@@ -128,56 +137,60 @@ func (r *Recorder) perfNetns() string {
 	return ""
 }
 
-// Stop ends perf (SIGTERM: perf writes its data and exits), reads the
-// counters and attributes the samples.
-func (r *Recorder) Stop(ctx context.Context) (Result, error) {
-	defer r.cleanup()
+// Stop ends the recording: it reads the counters and ends perf
+// (SIGTERM: perf writes its data and exits). It is cheap, so it belongs
+// inside every other collector's window; Report, which is not, comes
+// after they have all closed. A failed Stop drops the recording.
+func (r *Recorder) Stop(context.Context) error {
 	if r.perf == nil {
-		return Result{}, errors.New("perf recorder was not started")
+		return errors.New("perf recorder was not started")
 	}
-	var after []ifstats.Counters
 	var rerr error
+	r.after = nil
 	for _, ifc := range r.Ifaces {
 		c, err := ifstats.Read(ifc)
 		rerr = errors.Join(rerr, err)
-		after = append(after, c)
+		r.after = append(r.after, c)
 	}
 	r.readSegments()
-	flowsAfter := r.readAllFlows()
+	r.flowsAfter = r.readAllFlows()
 	r.perf.Stop()
 	_, stderr, werr := r.perf.Wait()
 	r.perf = nil
+	if rerr == nil {
+		if _, err := os.Stat(r.data()); err != nil {
+			rerr = fmt.Errorf("perf record wrote no data (%v): %s", werr, clip(string(stderr)))
+		}
+	}
 	if rerr != nil {
-		return Result{}, rerr
+		r.Close()
+		return rerr
 	}
-	data := filepath.Join(r.dir, "perf.data")
-	if _, err := os.Stat(data); err != nil {
-		return Result{}, fmt.Errorf("perf record wrote no data (%v): %s", werr, clip(string(stderr)))
+	r.stopped = true
+	return nil
+}
+
+// Report attributes the samples of the recording Stop ended (perf
+// report: seconds at 100% of a core for a busy window) and divides them
+// by the packets counted. It removes the recording, whatever it returns.
+func (r *Recorder) Report(ctx context.Context) (Result, error) {
+	defer r.Close()
+	if !r.stopped {
+		return Result{}, errors.New("perf recorder: no stopped recording to report")
 	}
-	// In perf record's namespace too: a run killed while perf report
-	// reads a large recording leaves a process cleanup finds there.
-	rep, err := proc.Start(ctx, r.perfNetns(), nil, []string{"perf", "report", "-i", data, "--stdio", "--no-children",
-		"--sort", "comm,sym", "-F", "sample,comm,sym", "-t", ";", "-q"})
-	if err != nil {
-		return Result{}, fmt.Errorf("perf report: %w", err)
-	}
-	out, _, err := rep.Wait()
-	if err != nil {
-		return Result{}, fmt.Errorf("perf report: %w", err)
-	}
-	prof, err := ParseReport(out)
+	prof, err := r.report(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	b := r.Map.Attribute(prof, float64(r.Event.Period))
 	var wire, skbs, socks float64
-	for i := range after {
-		d := ifstats.Delta(r.before[i], after[i])
+	for i := range r.after {
+		d := ifstats.Delta(r.before[i], r.after[i])
 		tx := d.TxBytes > d.RxBytes
 		if tx {
 			d.RxBytes, d.RxPackets = d.TxBytes, d.TxPackets
 		}
-		s := flowsAfter[i].segmentsSince(r.flows[i])
+		s := r.flowsAfter[i].segmentsSince(r.flows[i])
 		wire += packetsOf(wirePackets(d, r.segs[i], tx), s)
 		skbs += float64(d.RxPackets)
 		socks += s
@@ -190,6 +203,25 @@ func (r *Recorder) Stop(ctx context.Context) (Result, error) {
 	m[MetricSocketSegments] = socks
 	return Result{Metrics: m, Breakdown: b, Event: r.Event}, nil
 }
+
+// report runs perf report on the recording and parses its profile. It
+// runs where perf record did: a run killed while perf report reads a
+// large recording leaves a process cleanup finds there, or none at all
+// (tied to this process, start).
+func (r *Recorder) report(ctx context.Context) (*Profile, error) {
+	rep, err := r.start(ctx, []string{"perf", "report", "-i", r.data(), "--stdio", "--no-children",
+		"--sort", "comm,sym", "-F", "sample,comm,sym", "-t", ";", "-q"})
+	if err != nil {
+		return nil, fmt.Errorf("perf report: %w", err)
+	}
+	out, _, err := rep.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("perf report: %w", err)
+	}
+	return ParseReport(out)
+}
+
+func (r *Recorder) data() string { return filepath.Join(r.dir, "perf.data") }
 
 // readSegments reads the segment of each measured device that has no
 // MSS yet: at Start, after the warm-up, before perf samples, when a
@@ -226,7 +258,9 @@ func (r *Recorder) readAllFlows() []flows {
 	return out
 }
 
-func (r *Recorder) cleanup() {
+// Close ends perf if it still runs and removes the recording: a window
+// abandoned (the agent session ends mid-window) or reported.
+func (r *Recorder) Close() {
 	if r.perf != nil {
 		r.perf.Stop()
 		_, _, _ = r.perf.Wait()
@@ -236,4 +270,5 @@ func (r *Recorder) cleanup() {
 		os.RemoveAll(r.dir)
 		r.dir = ""
 	}
+	r.stopped = false
 }

@@ -1,0 +1,123 @@
+package cpp
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/netns"
+)
+
+// fakePerfScript is a perf on PATH that logs each subcommand: record writes
+// its data on SIGTERM, as perf does, and report prints one veth sample.
+const fakePerfScript = `#!/bin/sh
+case "$1" in
+record)
+	while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+	trap 'echo data > "$out"; exit 0' TERM
+	echo record >> "$CNIBENCH_FAKE_PERF_LOG"
+	while :; do sleep 0.05; done;;
+report)
+	echo report >> "$CNIBENCH_FAKE_PERF_LOG"
+	echo "10;iperf3;[k] veth_xmit";;
+esac
+`
+
+func withFakePerf(t *testing.T) (log string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "perf"), []byte(fakePerfScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log = filepath.Join(dir, "log")
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("CNIBENCH_FAKE_PERF_LOG", log)
+	return log
+}
+
+func perfCalls(t *testing.T, log string) string {
+	t.Helper()
+	b, _ := os.ReadFile(log)
+	return strings.Join(strings.Fields(string(b)), " ")
+}
+
+// loRecorder records on lo, where the test makes its own packets.
+func loRecorder(t *testing.T, log string) *Recorder {
+	t.Helper()
+	m, err := DefaultMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Recorder{Map: m, Ifaces: []netns.Iface{{Name: "lo"}}}
+	r.segmentOf = func(netns.Iface) (segment, error) { return segment{PathMTU: 1500}, nil }
+	if err := r.Start(context.Background()); err != nil {
+		t.Skipf("cannot start on lo: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); perfCalls(t, log) != "record"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("fake perf record did not start within 10 s")
+		}
+	}
+	c, err := net.Dial("udp", "127.0.0.1:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 10 {
+		_, _ = c.Write([]byte("x"))
+	}
+	return r
+}
+
+// Stop ends the recording alone; perf report, seconds at 100% of a core
+// on a busy window, runs at Report, which the collectors call once every
+// window (the CPU sampler's too) has closed.
+func TestRecorderReportsAfterStop(t *testing.T) {
+	log := withFakePerf(t)
+	r := loRecorder(t, log)
+	if err := r.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := perfCalls(t, log); got != "record" {
+		t.Errorf("perf ran %q by Stop, want record alone", got)
+	}
+	dir := r.dir
+	res, err := r.Report(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := perfCalls(t, log); got != "record report" {
+		t.Errorf("perf ran %q, want record then report", got)
+	}
+	if res.Breakdown.ByComponent["veth"] != 10*float64(CPUClock.Period) || res.Metrics[MetricPackets] <= 0 {
+		t.Errorf("result %+v", res)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("recording %s left after Report (%v)", dir, err)
+	}
+	if _, err := r.Report(context.Background()); err == nil {
+		t.Error("a second Report succeeded")
+	}
+}
+
+// A window stopped and never reported (the session ended between the
+// two) is dropped by Close without running perf report.
+func TestRecorderCloseDropsStopped(t *testing.T) {
+	log := withFakePerf(t)
+	r := loRecorder(t, log)
+	if err := r.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir := r.dir
+	r.Close()
+	if got := perfCalls(t, log); got != "record" {
+		t.Errorf("perf ran %q, want record alone", got)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("recording %s left after Close (%v)", dir, err)
+	}
+}
