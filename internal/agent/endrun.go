@@ -18,8 +18,9 @@ import (
 // refused the node meanwhile, and a replay cannot help, since it only
 // touches dead sessions' journals. So cleanup, which has found the run
 // dead, asks each agent to end that run's sessions as the agent pod's
-// stop does: SIGTERM, on which a session puts back what it changed and
-// lets go of the node (serveSession).
+// stop does: SIGTERM, on which a session stops what it runs on the node
+// (perf, CPU sampling, a trace), puts back what it changed and lets go
+// of the node (serveSession, Server.End).
 
 // endSessionWait bounds the wait for a session to end after SIGTERM: it
 // reverts first, which takes moments. endKillWait bounds the wait after
@@ -124,8 +125,8 @@ func (s *liveSession) await(termBy time.Time) string {
 }
 
 // ended words a session's end after SIGTERM. One that put everything
-// back left its journal with nothing pending (a session stopped by a
-// signal reverts without retiring it: serveSession), or none at all; one
+// back retired its journal (a session stopped by a signal ends as one
+// whose input ended: Server.End), or left it with nothing pending; one
 // that could not left its pending changes to the replay below.
 func (s *liveSession) ended() string {
 	r, err := journal.ReadReplay(s.journal)

@@ -107,8 +107,13 @@ type PodResolver interface {
 
 // Server is one agent session.
 type Server struct {
-	cfg        Config
-	fs         *nodeFS
+	cfg Config
+	fs  *nodeFS
+	// mu serialises requests with the session's end, which a signal
+	// may bring from another goroutine than Serve's (End); ended
+	// refuses what comes after it.
+	mu         sync.Mutex
+	ended      bool
 	jmu        sync.Mutex
 	j          *journal.Journal
 	lock       *journal.Lock           // the node's, held from the claim or first change to the end (nodelock.go)
@@ -204,14 +209,30 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 			break
 		}
 	}
-	if err := errors.Join(serr, s.end()); err != nil {
+	if err := errors.Join(serr, s.End()); err != nil {
 		return fmt.Errorf("agent on node %s: session end: %w", s.cfg.Node, err)
 	}
 	return nil
 }
 
-// end stops what the session still runs, reverts what it still has
-// changed, retires its journal and lets go of the node.
+// End ends the session as the end of Serve's input does, once: the
+// agent pod's stop or `cleanup --kube` (SIGTERM, SIGHUP) ends it so, from
+// another goroutine than Serve's. A request being answered finishes
+// first; later ones are refused, so nothing is changed or started on the
+// node after it was put back.
+func (s *Server) End() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil
+	}
+	s.ended = true
+	return s.end()
+}
+
+// end stops what the session still runs (CPU sampling, perf, the trace,
+// which Revert stops), reverts what it still has changed, retires its
+// journal and lets go of the node (s.mu held).
 func (s *Server) end() error {
 	if s.sampler != nil {
 		s.sampler.Stop()
@@ -235,9 +256,13 @@ func (s *Server) end() error {
 
 // Handle answers one request.
 func (s *Server) Handle(req Request) Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	resp := Response{ID: req.ID}
 	var err error
 	switch {
+	case s.ended:
+		err = errors.New("session ended: its changes were put back")
 	case req.Run != s.cfg.Run:
 		// A session is one run's: a request naming another run (or none)
 		// is refused before anything is read or changed.

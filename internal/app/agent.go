@@ -73,27 +73,31 @@ func newAgentServeCmd(f *agentFlags) *cobra.Command {
 		Short: "Answer one controller session on stdin/stdout; revert its changes when it ends",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveSession(agent.NewServer(f.config()), cmd.InOrStdin(), cmd.OutOrStdout())
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			defer signal.Stop(sig)
+			return serveSession(agent.NewServer(f.config()), cmd.InOrStdin(), cmd.OutOrStdout(), sig)
 		},
 	}
 }
 
 // serveSession answers one controller session until its input ends or
-// the agent pod is stopped; then it puts everything back first.
-func serveSession(srv *agent.Server, in io.Reader, out io.Writer) error {
+// a signal comes (the agent pod's stop, `cleanup --kube` ending a dead
+// run's session); either way the session ends as a whole first: what it
+// runs on the node stops (perf record -a, the CPU sampler, the trace)
+// and what it changed is put back. A revert alone left perf sampling
+// every CPU of the node after the session was gone.
+func serveSession(srv *agent.Server, in io.Reader, out io.Writer, sig <-chan os.Signal) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(in, out) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sig)
 	select {
 	case err := <-done:
 		return err
 	case s := <-sig:
-		if _, err := srv.Revert(); err != nil {
-			return fmt.Errorf("revert on %v: %w", s, err)
+		if err := srv.End(); err != nil {
+			return fmt.Errorf("session end on %v: %w", s, err)
 		}
-		return fmt.Errorf("stopped by %v (changes reverted)", s)
+		return fmt.Errorf("stopped by %v (session ended: changes reverted)", s)
 	}
 }
 

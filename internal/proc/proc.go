@@ -7,6 +7,8 @@
 //     entered the namespace, so it never runs outside it. That thread is
 //     thrown away right after the fork, which is why Pdeathsig must not be
 //     used here: the kernel would kill the child when that thread exits.
+//     StartTied (tied.go) forks from a thread that lives as long as the
+//     process instead (netns.StartTied), so there it is.
 //   - The child gets its own process group so a Ctrl-C in the terminal
 //     reaches cnibench only; cnibench then stops its children in order
 //     (context cancellation) and the tools can still print their results.
@@ -63,6 +65,20 @@ func Start(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string
 // StartWatched is Start that also hands each line of the program's stdout
 // to line as it is printed (engine.Watcher); nil line watches nothing.
 func StartWatched(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string, line func(string)) (engine.Process, error) {
+	return startWith(ctx, argv, line, func(cmd *exec.Cmd) error {
+		if err := netns.Start(netnsName, cpus, cmd); err != nil {
+			where := "netns " + netnsName
+			if netnsName == "" {
+				where = "the host namespace"
+			}
+			return fmt.Errorf("start %s in %s: %w", argv[0], where, err)
+		}
+		return nil
+	})
+}
+
+// startWith makes argv's command, has fork start it, and reaps it.
+func startWith(ctx context.Context, argv []string, line func(string), fork func(*exec.Cmd) error) (engine.Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("start: empty command")
 	}
@@ -82,12 +98,8 @@ func StartWatched(ctx context.Context, netnsName string, cpus cpuset.Set, argv [
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = StopGrace
 	p.cmd = cmd
-	if err := netns.Start(netnsName, cpus, cmd); err != nil {
-		where := "netns " + netnsName
-		if netnsName == "" {
-			where = "the host namespace"
-		}
-		return nil, fmt.Errorf("start %s in %s: %w", argv[0], where, err)
+	if err := fork(cmd); err != nil {
+		return nil, err
 	}
 	go func() {
 		p.err = cmd.Wait()

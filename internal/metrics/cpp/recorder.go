@@ -118,9 +118,16 @@ func (r *Recorder) Start(ctx context.Context) error {
 	return nil
 }
 
-// start runs a perf command in perfNetns.
+// start runs a perf command in perfNetns, where cleanup finds it should
+// this process be killed; where there is none (a kube node's agent, a
+// run measuring the host's devices) it is tied to this process instead
+// (proc.StartTied: killed with it), since nothing else would stop a perf
+// record -a sampling every CPU.
 func (r *Recorder) start(ctx context.Context, argv []string) (engine.Process, error) {
-	return proc.Start(ctx, r.perfNetns(), nil, argv)
+	if ns := r.perfNetns(); ns != "" {
+		return proc.Start(ctx, ns, nil, argv)
+	}
+	return proc.StartTied(ctx, argv)
 }
 
 // perfNetns is the namespace perf runs in: the first measured device's,
@@ -128,11 +135,15 @@ func (r *Recorder) start(ctx context.Context, argv []string) (engine.Process, er
 // perf record -a samples every CPU from any network namespace, and a
 // process inside a run's namespace is found and killed by cleanup after
 // the run is killed (kill -9 mid-window), where one in the host's would
-// keep sampling and writing. On a kube node (pods are "pod:NS/NAME") it
-// runs in the agent's namespace, and the agent session stops it.
+// keep sampling and writing. A namespace by path (a kube agent's pods
+// are /proc/PID/ns/net) is no run's, and no cleanup looks in it: there
+// perf runs in this process's namespace, tied to it (start).
 func (r *Recorder) perfNetns() string {
-	if len(r.Ifaces) > 0 && r.Ifaces[0].Netns != "" && netns.Exists(r.Ifaces[0].Netns) {
-		return r.Ifaces[0].Netns
+	if len(r.Ifaces) == 0 {
+		return ""
+	}
+	if ns := r.Ifaces[0].Netns; ns != "" && !filepath.IsAbs(ns) && netns.Exists(ns) {
+		return ns
 	}
 	return ""
 }

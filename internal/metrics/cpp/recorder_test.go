@@ -121,3 +121,17 @@ func TestRecorderCloseDropsStopped(t *testing.T) {
 		t.Errorf("recording %s left after Close (%v)", dir, err)
 	}
 }
+
+// On a kube node the agent measures pods' devices by namespace path
+// (/proc/PID/ns/net): no run's namespace, which no cleanup searches, so
+// perf runs in the agent's own, tied to the agent's session
+// (proc.StartTied), not inside the pod where it outlived a killed
+// session. Only a named namespace (a local run's pod) keeps it.
+func TestPerfNetnsTiesPathNamespaces(t *testing.T) {
+	for _, ns := range []string{"", "/proc/self/ns/net", "cnibench-no-such-netns"} {
+		r := &Recorder{Ifaces: []netns.Iface{{Netns: ns, Name: "eth0"}}}
+		if got := r.perfNetns(); got != "" {
+			t.Errorf("device in %q: perf runs in %q, want this process's namespace (tied)", ns, got)
+		}
+	}
+}
