@@ -293,6 +293,26 @@ func TestHostVethAndLinks(t *testing.T) {
 	}
 }
 
+// The device holding a node's address comes with the devices it is
+// stacked on (a bond's ports), where the tunings' RPS masks go: on a
+// bond's own queues they steered nothing.
+func TestAddrDevStackedOn(t *testing.T) {
+	cfg := Config{Run: "r4", FS: testNode(), JournalDir: t.TempDir(),
+		AddrDev: func(ip string) (string, error) { return "bond0", nil },
+		StackedOn: func(dev string) []string {
+			if dev == "bond0" {
+				return []string{"ens1", "ens2"}
+			}
+			return nil
+		}}
+	c, wait := session(t, cfg)
+	defer func() { c.Close(); wait() }()
+	dev, below, err := c.AddrDev("10.0.0.1")
+	if err != nil || dev != "bond0" || strings.Join(below, ",") != "ens1,ens2" {
+		t.Fatalf("addr dev = %q on %v, %v", dev, below, err)
+	}
+}
+
 func TestMissingPrograms(t *testing.T) {
 	c, wait := session(t, Config{Run: "r5", FS: newMemFS(), JournalDir: t.TempDir()})
 	defer func() { c.Close(); wait() }()

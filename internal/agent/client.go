@@ -200,10 +200,13 @@ func (c *Client) HostVeth(netns, iface string) (string, error) {
 	return r.Value, err
 }
 
-// AddrDev returns the node's device that holds ip.
-func (c *Client) AddrDev(ip string) (string, error) {
+// AddrDev returns the node's device that holds ip, and the devices at
+// the bottom of its stack (a bond's ports, a VLAN's parent, an Open
+// vSwitch bridge's NICs; none for a plain device), where RPS is decided
+// for what it receives.
+func (c *Client) AddrDev(ip string) (dev string, stackedOn []string, err error) {
 	r, err := c.Call(Request{Op: OpAddrDev, Value: ip})
-	return r.Value, err
+	return r.Value, r.List, err
 }
 
 // Links returns the network device names of netns ("" = the node).

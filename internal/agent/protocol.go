@@ -60,7 +60,7 @@ const (
 	OpWrite       = "write"
 	OpList        = "list"
 	OpHostVeth    = "host-veth"    // host-side peer of Iface in Netns
-	OpAddrDev     = "addr-dev"     // device holding address Value
+	OpAddrDev     = "addr-dev"     // device holding address Value; List: the devices it is stacked on
 	OpLinks       = "links"        // network devices of Netns
 	OpSampleStart = "sample-start" // start the CPU sampler of this session
 	OpSampleStop  = "sample-stop"  // stop it and return the window

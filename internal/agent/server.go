@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"io"
 	"os"
 	"os/exec"
@@ -54,6 +55,9 @@ type Config struct {
 	CNIConfDir string
 	// AddrDev finds the device holding an IP (default: net.Interfaces).
 	AddrDev func(ip string) (string, error)
+	// StackedOn finds the devices at the bottom of a device's stack
+	// (default inspect.StackedOn on /): where RPS is decided for it.
+	StackedOn func(dev string) []string
 	// Iptables counts rule sets (default: runs iptables-save).
 	Iptables func() (map[string]int, error)
 	// SampleInterval is the CPU sampling interval (default 1s).
@@ -156,6 +160,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.AddrDev == nil {
 		cfg.AddrDev = addrDev
+	}
+	if cfg.StackedOn == nil {
+		cfg.StackedOn = func(dev string) []string { return inspect.StackedOn("/", dev) }
 	}
 	if cfg.Iptables == nil {
 		cfg.Iptables = iptablesCounts
@@ -297,7 +304,9 @@ func (s *Server) answer(req Request, resp *Response) error {
 	case OpHostVeth:
 		resp.Value, err = s.hostVeth(req.Netns, req.Iface)
 	case OpAddrDev:
-		resp.Value, err = s.cfg.AddrDev(req.Value)
+		if resp.Value, err = s.cfg.AddrDev(req.Value); err == nil {
+			resp.List = s.cfg.StackedOn(resp.Value)
+		}
 	case OpLinks:
 		resp.List, err = s.fs.List(req.Netns, tune.FSSysfs, "class/net")
 	case OpSampleStart:

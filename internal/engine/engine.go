@@ -108,6 +108,27 @@ type Node interface {
 	Start(ctx context.Context, argv []string) (Process, error)
 }
 
+// ReceiveDevicer is a node whose underlay is stacked on other devices: a
+// bond's ports, a VLAN's parent, an Open vSwitch bridge's NICs (a
+// cluster node's bond0, eth0.100, OpenShift's br-ex).
+type ReceiveDevicer interface {
+	ReceiveDevices() []netns.Iface
+}
+
+// ReceiveDevices are the devices where RPS is decided for what node n
+// receives from other nodes: the ones its underlay is stacked on
+// (ReceiveDevicer), else the underlay. get_rps_cpu runs as a NIC's driver
+// hands a packet up, before a bond, VLAN or bridge takes it, so a mask on
+// a bond's own queues steers nothing.
+func ReceiveDevices(n Node) []netns.Iface {
+	if r, ok := n.(ReceiveDevicer); ok {
+		if d := r.ReceiveDevices(); len(d) > 0 {
+			return d
+		}
+	}
+	return []netns.Iface{n.Underlay()}
+}
+
 // Tracer is implemented by nodes that can trace the netfilter path of
 // the packets between addresses (package nftrace): the local engine's
 // nodes in their namespaces, the kube engine's through the node agent.

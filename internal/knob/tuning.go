@@ -115,7 +115,7 @@ func tuningTarget(t *Target, side string) (engine.Node, tune.Target, error) {
 		}
 	}
 	tgt := tune.Target{CPUs: cpus, SoftIRQCore: softirq, NodeNetns: node.Netns(), NodeWhere: nodeAt, PodsWhere: podsAt}
-	tgt.NodeIfaces = append(tgt.NodeIfaces, node.Underlay())
+	tgt.NodeIfaces = append(tgt.NodeIfaces, engine.ReceiveDevices(node)...)
 	if t.Tuning.Devices != study.DevicesUnderlay {
 		if tun, ok := node.Tunnel(); ok {
 			tgt.NodeIfaces = append(tgt.NodeIfaces, tun)

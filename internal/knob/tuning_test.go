@@ -43,6 +43,41 @@ func TestTuningTargetDevices(t *testing.T) {
 	}
 }
 
+// bondedNode is a cluster node whose address is on a bond.
+type bondedNode struct{ *fakeNode }
+
+func (bondedNode) ReceiveDevices() []netns.Iface {
+	return []netns.Iface{{Name: "ens1"}, {Name: "ens2"}}
+}
+
+// bondedCluster's server is a bondedNode.
+type bondedCluster struct {
+	fakeCluster
+	srv bondedNode
+}
+
+func (c bondedCluster) Server() engine.Node { return c.srv }
+
+// On a node whose address is on a bond (or a VLAN, or OpenShift's br-ex)
+// the masks go on the devices under it, where RPS is decided as their
+// drivers hand packets up: on the bond's own queues they steered nothing.
+func TestTuningTargetStackedUnderlay(t *testing.T) {
+	srv := bondedNode{&fakeNode{name: "w1"}}
+	tu := study.Tuning{Name: "rps", RPS: &study.RPS{CPUs: study.CPUsAll}, Devices: study.DevicesUnderlay}
+	cl := bondedCluster{fakeCluster{srv: srv.fakeNode, cli: &fakeNode{name: "w2"}}, srv}
+	_, tgt, err := tuningTarget(&Target{Cluster: cl, Tuning: tu}, study.SideServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, i := range tgt.NodeIfaces {
+		got = append(got, i.Name)
+	}
+	if !slices.Equal(got, []string{"ens1", "ens2"}) {
+		t.Errorf("tuned %v, want the bond's ports", got)
+	}
+}
+
 // The client end is the client node's devices and the measured clients,
 // with the client's CPUs and softirq core; intra-node clients' end is the
 // server node, its CPUs and its softirq core.

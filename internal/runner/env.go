@@ -119,7 +119,7 @@ func (r *run) clientSteering(cli engine.Node, into map[string]string) {
 // steeringIfaces are the node's devices whose RPS/RFS env.json records:
 // its underlay and tunnel.
 func steeringIfaces(n engine.Node) []netns.Iface {
-	ifaces := []netns.Iface{n.Underlay()}
+	ifaces := engine.ReceiveDevices(n)
 	if t, ok := n.Tunnel(); ok {
 		ifaces = append(ifaces, t)
 	}

@@ -362,9 +362,15 @@ func TestInspectStackedUnderlay(t *testing.T) {
 		}, nil},
 	} {
 		c.files["proc/sys/kernel/osrelease"] = "6.1.0\n"
-		in := Inspect(context.Background(), Env{Root: tree(t, c.files), Run: &fakeRunner{t: t}})
+		root := tree(t, c.files)
+		in := Inspect(context.Background(), Env{Root: root, Run: &fakeRunner{t: t}})
 		if !slices.Equal(in.UnderlayLower, c.want) {
 			t.Errorf("%s: underlay %s on %v, want %v", c.name, in.Underlay, in.UnderlayLower, c.want)
+		}
+		// The kube agent's answer for the device holding a node's
+		// address, where its RPS masks go.
+		if got := StackedOn(root, in.Underlay); !slices.Equal(got, c.want) {
+			t.Errorf("%s: StackedOn(%s) = %v, want %v", c.name, in.Underlay, got, c.want)
 		}
 	}
 }

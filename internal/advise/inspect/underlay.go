@@ -19,14 +19,27 @@ func (r reader) underlay() {
 		f := strings.Fields(line)
 		if len(f) >= 8 && f[1] == "00000000" && f[7] == "00000000" {
 			r.in.Underlay = f[0]
-			r.in.UnderlayLower = r.lowers(f[0], 0)
-			if len(r.in.UnderlayLower) == 0 {
-				r.in.UnderlayLower = r.ovsPorts(f[0])
-			}
+			r.in.UnderlayLower = r.stackedOn(f[0])
 			return
 		}
 	}
 	r.unknown("underlay", errors.New("no IPv4 default route"))
+}
+
+// StackedOn returns the devices at the bottom of dev's stack under root
+// ("/" on a node): a bond's ports, a VLAN's parent (or its bond's
+// ports), an Open vSwitch bridge's NICs (ovsPorts); nil for a plain
+// device. They are where the kernel decides RPS for what dev receives:
+// get_rps_cpu runs as the NIC's driver hands a packet up
+// (netif_receive_skb), before a bond, VLAN or bridge takes it, so a
+// mask on dev's own queues steers nothing.
+func StackedOn(root, dev string) []string { return reader{env: Env{Root: root}}.stackedOn(dev) }
+
+func (r reader) stackedOn(dev string) []string {
+	if l := r.lowers(dev, 0); len(l) > 0 {
+		return l
+	}
+	return r.ovsPorts(dev)
 }
 
 // lowers returns the devices at the bottom of dev's stack, from the

@@ -96,8 +96,8 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 			return node, err
 		}
 		if node.ip != "" {
-			if dev, err := node.sess.client.AddrDev(node.ip); err == nil {
-				node.underlay = dev
+			if dev, below, err := node.sess.client.AddrDev(node.ip); err == nil {
+				node.underlay, node.stackedOn = dev, below
 			} else {
 				return node, fmt.Errorf("node %s: find the device holding %s: %w", n.Name, node.ip, err)
 			}

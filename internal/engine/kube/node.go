@@ -21,14 +21,17 @@ import (
 
 // Node is a cluster node reached through its agent pod.
 type Node struct {
-	name      string
-	ns        string // the workload namespace (pods' netns names)
-	agentNS   string // where the agent pod runs
-	agentPod  string
-	ip        string
-	exec      Execer
-	sess      *session
-	underlay  string
+	name     string
+	ns       string // the workload namespace (pods' netns names)
+	agentNS  string // where the agent pod runs
+	agentPod string
+	ip       string
+	exec     Execer
+	sess     *session
+	underlay string
+	// stackedOn are the devices the underlay is stacked on (a bond's
+	// ports, a VLAN's parent), where RPS is decided: ReceiveDevices.
+	stackedOn []string
 	tunnel    string
 	hasTunnel bool
 }
@@ -50,6 +53,18 @@ func (n *Node) Agent() *agent.Client { return n.sess.client }
 func (n *Node) AgentPod() string { return n.agentPod }
 
 func (n *Node) Underlay() netns.Iface { return netns.Iface{Name: n.underlay} }
+
+// ReceiveDevices implements engine.ReceiveDevicer: the devices the
+// underlay is stacked on (a bond's ports, a VLAN's parent, an Open
+// vSwitch bridge's NICs), where RPS is decided for what the node
+// receives; none for a plain underlay.
+func (n *Node) ReceiveDevices() []netns.Iface {
+	var out []netns.Iface
+	for _, d := range n.stackedOn {
+		out = append(out, netns.Iface{Name: d})
+	}
+	return out
+}
 
 func (n *Node) Tunnel() (netns.Iface, bool) {
 	return netns.Iface{Name: n.tunnel}, n.hasTunnel
