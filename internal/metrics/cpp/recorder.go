@@ -96,6 +96,15 @@ func (r *Recorder) Start(ctx context.Context) error {
 		return err
 	}
 	r.dir = dir
+	// perf first, sampling once it says so (startEnabled), then the
+	// counters: samples and packets from one moment on.
+	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
+	p, err := r.startEnabled(ctx, argv)
+	if err != nil {
+		r.Close()
+		return fmt.Errorf("start perf: %w", err)
+	}
+	r.perf = p
 	r.before = nil
 	for _, ifc := range r.Ifaces {
 		c, err := ifstats.Read(ifc)
@@ -108,13 +117,6 @@ func (r *Recorder) Start(ctx context.Context) error {
 	r.segs = make([]segment, len(r.Ifaces))
 	r.readSegments()
 	r.flows = r.readAllFlows()
-	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
-	p, err := r.start(ctx, argv)
-	if err != nil {
-		r.Close()
-		return fmt.Errorf("start perf: %w", err)
-	}
-	r.perf = p
 	return nil
 }
 

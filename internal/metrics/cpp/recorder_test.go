@@ -12,14 +12,31 @@ import (
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
-// fakePerfScript is a perf on PATH that logs each subcommand: record writes
-// its data on SIGTERM, as perf does, and report prints one veth sample.
+// fakePerfScript is a perf on PATH that logs each subcommand: record
+// waits for its control FIFO's enable and acknowledges it (as perf -D -1
+// --control does; it refuses the option where CNIBENCH_FAKE_PERF_OLD is
+// set, as a perf before 5.11 would), writes its data on SIGTERM, as perf
+// does, and report prints one veth sample.
 const fakePerfScript = `#!/bin/sh
 case "$1" in
 record)
-	while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
-	trap 'echo data > "$out"; exit 0' TERM
-	echo record >> "$CNIBENCH_FAKE_PERF_LOG"
+	while [ $# -gt 0 ]; do
+		[ "$1" = -o ] && out=$2
+		[ "$1" = --control ] && ctl=${2#fifo:}
+		shift
+	done
+	if [ -n "$ctl" ]; then
+		[ -n "$CNIBENCH_FAKE_PERF_OLD" ] && { echo "unknown option 'control'" >&2; exit 129; }
+		ack=${ctl#*,}; ctl=${ctl%%,*}
+		exec 3<>"$ctl" 4<>"$ack"
+		trap 'echo data > "$out"; exit 0' TERM
+		read cmd <&3
+		echo record >> "$CNIBENCH_FAKE_PERF_LOG"
+		[ "$cmd" = enable ] && echo ack >&4
+	else
+		trap 'echo data > "$out"; exit 0' TERM
+		echo record >> "$CNIBENCH_FAKE_PERF_LOG"
+	fi
 	while :; do sleep 0.05; done;;
 report)
 	echo report >> "$CNIBENCH_FAKE_PERF_LOG"
@@ -133,5 +150,45 @@ func TestPerfNetnsTiesPathNamespaces(t *testing.T) {
 		if got := r.perfNetns(); got != "" {
 			t.Errorf("device in %q: perf runs in %q, want this process's namespace (tied)", ns, got)
 		}
+	}
+}
+
+// perf spends about 150 ms building its record of the machine's threads
+// before it samples, and the counters were read before it started: a 3 s
+// window's costs were about 5% low. perf now starts with its events off
+// and the counters are read once it says they are on. A perf without the
+// control options (before 5.11) is started as before, for good.
+func TestRecorderCountsFromEnable(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		log := withFakePerf(t)
+		if old {
+			t.Setenv("CNIBENCH_FAKE_PERF_OLD", "1")
+		}
+		t.Cleanup(func() { noControl.Store(false) })
+		m, err := DefaultMap()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var atRead string
+		r := &Recorder{Map: m, Ifaces: []netns.Iface{{Name: "lo"}}}
+		r.segmentOf = func(netns.Iface) (segment, error) {
+			atRead = perfCalls(t, log)
+			return segment{PathMTU: 1500}, nil
+		}
+		start := time.Now()
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatalf("old perf %v: %v", old, err)
+		}
+		took := time.Since(start)
+		r.Close()
+		switch {
+		case !old && atRead != "record":
+			t.Errorf("counters read before perf said it samples (perf log %q)", atRead)
+		case old && !noControl.Load():
+			t.Error("a perf without --control: not remembered")
+		case took > 10*time.Second:
+			t.Errorf("old perf %v: Start took %v", old, took)
+		}
+		noControl.Store(false)
 	}
 }
