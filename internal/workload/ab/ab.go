@@ -194,13 +194,17 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	}
 	defer stopAll()
 	urls := make([]string, n)
+	body := "" // the first local site's, which the others link
 	for i, pr := range t.Pairs {
 		port := strconv.Itoa(t.BasePort + i)
-		s, err := d.startServer(runCtx, pr.Server, net.JoinHostPort(pr.Server.IP().String(), port), p)
+		s, err := d.startServer(runCtx, pr.Server, net.JoinHostPort(pr.Server.IP().String(), port), p, body)
 		if err != nil {
 			return workload.Result{}, fmt.Errorf("pair %d: %w", i, err)
 		}
 		servers = append(servers, s)
+		if s.site != nil && body == "" {
+			body = s.site.body()
+		}
 		// Clients use the address the engine gives them (a Service name
 		// on kube); nginx listens on the pod's own.
 		urls[i] = "http://" + net.JoinHostPort(engine.Addr(pr.Server), port) + BodyPath
@@ -263,8 +267,9 @@ type server struct {
 // startServer starts nginx in pod on listen. A pod with its own
 // filesystem (engine.Helper: kube) gets the site written and nginx run
 // by `cnibench agent nginx` inside it; otherwise the site is written on
-// this machine, which the pod shares, and nginx started directly.
-func (d *Driver) startServer(ctx context.Context, pod engine.Pod, listen string, p plan) (*server, error) {
+// this machine, which the pod shares, and nginx started directly; body
+// is a site's body to link ("" for none: newSite).
+func (d *Driver) startServer(ctx context.Context, pod engine.Pod, listen string, p plan, body string) (*server, error) {
 	if h, ok := pod.(engine.Helper); ok {
 		argv := h.HelperArgv("nginx", "--listen", listen, "--size", strconv.FormatInt(p.size, 10), "--nginx", d.Nginx)
 		proc, err := pod.Start(ctx, workload.Pinned(argv, p.pinS))
@@ -273,7 +278,7 @@ func (d *Driver) startServer(ctx context.Context, pod engine.Pod, listen string,
 		}
 		return &server{proc: proc}, nil
 	}
-	st, err := newSite(listen, p.size)
+	st, err := newSite(listen, p.size, body)
 	if err != nil {
 		return nil, fmt.Errorf("nginx site: %w", err)
 	}

@@ -87,9 +87,10 @@ func siteFiles() int {
 }
 
 // newSite writes the config (nginx listening on listen, "IP:PORT") and
-// a body of size bytes under a new temporary directory. Directories are
+// a body of size bytes under a new temporary directory, or links body
+// there (another site's of the same size: "" for none). Directories are
 // world-readable because nginx's workers drop root for nobody.
-func newSite(listen string, size int64) (*site, error) {
+func newSite(listen string, size int64, body string) (*site, error) {
 	dir, err := os.MkdirTemp("", "cnb-http-")
 	if err != nil {
 		return nil, err
@@ -106,8 +107,12 @@ func newSite(listen string, size int64) (*site, error) {
 	if err := os.Mkdir(www, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := writeBody(filepath.Join(www, "body"), size); err != nil {
-		return fail(err)
+	// The servers of one trial serve one body: 250 servers of a 64 MiB
+	// body wrote 16 GiB to the run's temporary directory every trial.
+	if body == "" || os.Link(body, filepath.Join(www, "body")) != nil {
+		if err := writeBody(filepath.Join(www, "body"), size); err != nil {
+			return fail(err)
+		}
 	}
 	var b bytes.Buffer
 	if err := confTmpl.Execute(&b, s); err != nil {
@@ -138,6 +143,9 @@ func writeBody(path string, size int64) error {
 	return f.Close()
 }
 
+// body is the path of the body the site serves.
+func (s *site) body() string { return filepath.Join(s.Dir, "www", "body") }
+
 func (s *site) argv(bin string) []string {
 	return []string{bin, "-e", filepath.Join(s.Dir, "error.log"), "-p", s.Dir + "/", "-c", filepath.Join(s.Dir, "nginx.conf")}
 }
@@ -166,7 +174,7 @@ func (s *site) remove() error {
 // when the trial stops the server. A nginx that exits by itself is an
 // error: nothing serves the pair any more.
 func Serve(ctx context.Context, bin, listen string, size int64, logw io.Writer) error {
-	s, err := newSite(listen, size)
+	s, err := newSite(listen, size, "")
 	if err != nil {
 		return fmt.Errorf("nginx site: %w", err)
 	}
