@@ -43,7 +43,7 @@ func newShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := s.Marshal()
+			b, err := s.Shown()
 			if err != nil {
 				return err
 			}

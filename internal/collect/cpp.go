@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -25,9 +26,13 @@ var cppEntry = Entry{
 	Enabled:  func(w study.Workload) bool { return w.CPP },
 	New: func(t Trial) (Collector, error) {
 		srv := t.Cluster.Server()
+		// Host-network pods share the node's device: counted once, not
+		// once per pod (r pods divided every cost per packet by r).
 		var ifaces []netns.Iface
 		for _, p := range t.Servers {
-			ifaces = append(ifaces, srv.PodIface(p))
+			if ifc := srv.PodIface(p); !slices.Contains(ifaces, ifc) {
+				ifaces = append(ifaces, ifc)
+			}
 		}
 		w, err := t.Kernel(srv).CPP(ifaces)
 		if err != nil {

@@ -3,6 +3,10 @@ package collect
 import (
 	"strings"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // The local engine's perf samples every CPU of the machine both emulated
@@ -14,5 +18,32 @@ func TestCPPDescriptionSaysWhichCPUs(t *testing.T) {
 		if !strings.Contains(d, want) {
 			t.Errorf("cpp description %q does not say %q", d, want)
 		}
+	}
+}
+
+// ifaceKernel records the devices its CPU cost per packet counts.
+type ifaceKernel struct {
+	loggedKernel
+	ifaces []netns.Iface
+}
+
+func (k *ifaceKernel) CPP(ifaces []netns.Iface) (engine.MetricWindow, error) {
+	k.ifaces = ifaces
+	return k.loggedKernel.CPP(ifaces)
+}
+
+// Host-network server pods are the node's namespace and share its
+// device: it was counted once per pod, so r pods divided every cost per
+// packet by r.
+func TestCPPCountsASharedDeviceOnce(t *testing.T) {
+	var log []string
+	k := &ifaceKernel{loggedKernel: loggedKernel{log: &log}}
+	_, err := NewSet(study.Workload{CPP: true}, Trial{Cluster: fakeCluster{}, Kernel: func(engine.Node) engine.Kernel { return k },
+		Servers: []engine.Pod{fakePod{}, fakePod{}, fakePod{}}, SharedKernel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.ifaces) != 1 {
+		t.Errorf("counted %v for three pods on one device, want it once", k.ifaces)
 	}
 }

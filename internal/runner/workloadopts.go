@@ -65,11 +65,13 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 	}
 	p.workloads = prep
 	p.notes = append(p.notes, prep.Notes...)
+	// A cluster's iperf3 is its image's (docs/kubernetes.md).
+	n := iperf3.ImageThreadsNote(s.Variants())
 	if !facts.Remote {
-		// A cluster's iperf3 is its image's (docs/kubernetes.md).
-		if n := iperf3.ThreadsNote(envinfo.ToolVersion("iperf3"), s.Variants()); n != "" {
-			p.notes = append(p.notes, n)
-		}
+		n = iperf3.ThreadsNote(envinfo.ToolVersion("iperf3"), s.Variants())
+	}
+	if n != "" {
+		p.notes = append(p.notes, n)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -19,6 +20,37 @@ func (c *Cluster) agentInstalled(ctx context.Context) bool {
 	return err != nil || len(list.Items) > 0
 }
 
+// untolerated says which of nodes carries a taint the installed agent's
+// DaemonSet does not tolerate ("" for none, or where the DaemonSet or a
+// node cannot be read): installed without --agent-nodes it tolerates
+// none, so a tainted node (kind's control plane, a benchmark node kept
+// free of other work) gets no agent, and the wait would only time out.
+// A node condition's taint (node.kubernetes.io/...) is left out: the
+// DaemonSet controller tolerates those itself, and they pass.
+func (c *Cluster) untolerated(ctx context.Context, nodes []string) string {
+	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
+	if err != nil || len(list.Items) == 0 {
+		return ""
+	}
+	tols := list.Items[0].Spec.Template.Spec.Tolerations
+	for _, name := range nodes {
+		n, err := c.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		for _, taint := range n.Spec.Taints {
+			if strings.HasPrefix(taint.Key, "node.kubernetes.io/") || taint.Effect == corev1.TaintEffectPreferNoSchedule ||
+				slices.ContainsFunc(tols, func(t corev1.Toleration) bool { return t.ToleratesTaint(&taint) }) {
+				continue
+			}
+			return fmt.Sprintf("node %s has the taint %s, which the agent's DaemonSet does not tolerate (installed without --agent-nodes, it tolerates none, "+
+				"keeping it off control-plane nodes); an administrator installs it on the benchmark nodes with `cnibench kube install --agent-nodes LABEL=VALUE`, "+
+				"which tolerates their taints", name, taint.ToString())
+		}
+	}
+	return ""
+}
+
 func (c *Cluster) notInstalled() error {
 	return fmt.Errorf("the cnibench agent is not installed: no DaemonSet %s in namespace %s; an administrator installs it once with `cnibench kube install` (docs/kubernetes.md)", AgentName, c.cfg.AgentNamespace)
 }
@@ -29,6 +61,7 @@ func (c *Cluster) notInstalled() error {
 func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]string, error) {
 	sel := AgentSelector()
 	deadline := time.Now().Add(c.cfg.Timeout)
+	tainted := false // untolerated taints looked for
 	for {
 		list, err := c.cs.CoreV1().Pods(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
@@ -64,6 +97,12 @@ func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]s
 		if len(got) == 0 && len(problems) == 0 && !c.agentInstalled(ctx) {
 			// Nothing would ever come: say so now, not after the timeout.
 			return nil, fmt.Errorf("agent not running on node %s: %w", strings.Join(missing, ", "), c.notInstalled())
+		}
+		if !tainted {
+			tainted = true
+			if why := c.untolerated(ctx, missing); why != "" {
+				return nil, fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), why)
+			}
 		}
 		if time.Now().After(deadline) {
 			detail := strings.Join(problems, "; ")

@@ -493,6 +493,34 @@ func TestUpFailsWithoutAgentBeforeWorkloadPods(t *testing.T) {
 	}
 }
 
+// A node with a taint the agent (installed without --agent-nodes, so
+// tolerating none) does not tolerate gets no agent: Up says which taint
+// at once rather than waiting out its timeout for a pod that will not
+// come; a node condition's taint is the DaemonSet controller's to
+// tolerate, and one installed with --agent-nodes tolerates every taint.
+func TestUpNamesUntoleratedTaint(t *testing.T) {
+	w1, w2 := node("w1", map[string]string{"bench": "y"}, true), node("w2", map[string]string{"bench": "y"}, true)
+	w1.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	for _, c := range []struct {
+		selector map[string]string
+		want     string
+	}{
+		{nil, "node w1 has the taint node-role.kubernetes.io/control-plane:NoSchedule, which the agent's DaemonSet does not tolerate"},
+		{map[string]string{"bench": "y"}, "after"},
+	} {
+		cs := fake.NewClientset(namespace("cnibench"), w1, w2, Config{}.WithDefaults().AgentDaemonSet(c.selector))
+		cfg := Config{RunID: "r2", Timeout: time.Hour}
+		if c.want == "after" {
+			cfg.Timeout = 50 * time.Millisecond
+		}
+		_, err := Up(context.Background(), cs, &fakeExec{}, cfg, Placement{Server: w1, Client: w2}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("selector %v: %v, want %q", c.selector, err, c.want)
+		}
+	}
+}
+
 // An image without a tool the study runs fails Up through the agent,
 // before any workload pod exists.
 func TestUpChecksImageTools(t *testing.T) {

@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"math"
+	"net"
 	"slices"
 
 	"github.com/cnibench/cnibench/internal/netns"
@@ -21,28 +22,50 @@ import (
 // addresses, by connection.
 type flows map[string]conn
 
-// readFlows reads ifc's flows.
+// readFlows reads ifc's flows: the connections on its addresses that
+// cross it, not those to one of its own addresses (over the loopback:
+// both pods in a host-network node, Cilium's socket balancer sending a
+// pod to itself), whose segments are the loopback's (an MSS above what
+// the path's MTU carries). Any error, a dump cut short by a change of
+// the table included, leaves no flows: a connection missing at the
+// window's start would count its whole life as the window's.
 func readFlows(ifc netns.Iface) (flows, error) {
-	_, addrs, aerr := deviceFacts(ifc)
+	mtu, addrs, err := deviceFacts(ifc)
+	if err != nil {
+		return nil, err
+	}
 	conns, err := tcpConns(ifc)
-	if err == nil {
-		err = aerr
+	if err != nil {
+		return nil, err
 	}
 	out := flows{}
 	for _, c := range conns {
-		if len(addrs) == 0 || slices.ContainsFunc(addrs, c.local.Equal) {
+		if crosses(c, addrs, mtu) {
 			out[c.id] = c
 		}
 	}
-	return out, err
+	return out, nil
+}
+
+// crosses says whether connection c crosses a device of addresses addrs
+// (none: any) and path MTU mtu (0: unknown): it is on one of them, to
+// none of them, with segments the path carries.
+func crosses(c conn, addrs []net.IP, mtu int) bool {
+	mine := len(addrs) == 0 || slices.ContainsFunc(addrs, c.local.Equal)
+	loop := slices.ContainsFunc(addrs, c.remote.Equal) || mtu > 0 && max(c.snd, c.rcv) > mtu-minHeaders
+	return mine && !loop
 }
 
 // segmentsSince is how many data segments the flows carried since
 // before (the same device's flows at the window's start; a connection
 // new since then counts whole, one gone by then is not seen) in the
 // busier direction, each connection's bytes over its own MSS: the
-// device's wirePackets as the sockets see it.
+// device's wirePackets as the sockets see it. 0 where either end was
+// not read (nil).
 func (f flows) segmentsSince(before flows) float64 {
+	if f == nil || before == nil {
+		return 0
+	}
 	var sent, recv float64
 	for id, c := range f {
 		b := before[id]

@@ -258,7 +258,8 @@ func (r *Recorder) readSegments() {
 }
 
 // readAllFlows reads every measured device's flows; one that cannot be
-// read is empty (the device's own count then stands).
+// read is nil, and its window's socket count 0 (the device's own count
+// then stands).
 func (r *Recorder) readAllFlows() []flows {
 	read := r.flowsOf
 	if read == nil {

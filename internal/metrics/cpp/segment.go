@@ -124,8 +124,11 @@ func tcpConns(ifc netns.Iface) ([]conn, error) {
 	err := netns.Do(ifc.Netns, func() error {
 		var errs error
 		for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+			// An interrupted dump (the table changed while it was read)
+			// is partial: the error says so, readFlows drops it, and
+			// readSegment, which wants one busy connection, uses it.
 			socks, err := netlink.SocketDiagTCPInfo(fam)
-			if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
+			if err != nil {
 				errs = errors.Join(errs, err)
 			}
 			for _, c := range socks {
@@ -133,7 +136,7 @@ func tcpConns(ifc netns.Iface) ([]conn, error) {
 					continue
 				}
 				id := c.InetDiagMsg.ID
-				conns = append(conns, conn{local: id.Source, bytes: c.TCPInfo.Bytes_acked + c.TCPInfo.Bytes_received,
+				conns = append(conns, conn{local: id.Source, remote: id.Destination, bytes: c.TCPInfo.Bytes_acked + c.TCPInfo.Bytes_received,
 					acked: c.TCPInfo.Bytes_acked, received: c.TCPInfo.Bytes_received,
 					snd: int(c.TCPInfo.Snd_mss), rcv: int(c.TCPInfo.Rcv_mss),
 					id: fmt.Sprintf("%s:%d-%s:%d", id.Source, id.SourcePort, id.Destination, id.DestinationPort)})
@@ -150,6 +153,7 @@ func tcpConns(ifc netns.Iface) ([]conn, error) {
 // conn is what readSegment and readFlows need of a TCP connection.
 type conn struct {
 	local    net.IP
+	remote   net.IP
 	id       string // local and remote address and port
 	bytes    uint64 // acked plus received, over its life
 	acked    uint64 // tcpi_bytes_acked: data sent and acked

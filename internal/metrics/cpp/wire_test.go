@@ -1,6 +1,7 @@
 package cpp
 
 import (
+	"net"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -132,5 +133,28 @@ func TestSocketsCountWhatTheDeviceMissed(t *testing.T) {
 	}
 	if got := (flows{}).segmentsSince(nil); got != 0 {
 		t.Errorf("no flows read: %v", got)
+	}
+}
+
+// A connection to the device's own address goes over the loopback (both
+// pods of a host-network node, Cilium's socket balancer sending a pod to
+// itself): counted, its 64 KB segments made a plausible cost per
+// packet where the device, rightly, counted none.
+func TestFlowsCrossTheDevice(t *testing.T) {
+	pod, peer := net.ParseIP("10.0.0.2"), net.ParseIP("10.0.1.2")
+	addrs := []net.IP{pod}
+	for _, c := range []struct {
+		name string
+		c    conn
+		want bool
+	}{
+		{"to the peer", conn{local: pod, remote: peer, snd: 1398, rcv: 1398}, true},
+		{"to itself", conn{local: pod, remote: pod, snd: 1398, rcv: 1398}, false},
+		{"loopback segments", conn{local: pod, remote: peer, snd: 65483, rcv: 65483}, false},
+		{"another address", conn{local: peer, remote: pod, snd: 1398, rcv: 1398}, false},
+	} {
+		if got := crosses(c.c, addrs, 1450); got != c.want {
+			t.Errorf("%s: crosses %v, want %v", c.name, got, c.want)
+		}
 	}
 }

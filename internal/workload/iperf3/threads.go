@@ -22,6 +22,32 @@ const toolName = "iperf3"
 // 3.12 (cJSON 1.7.15)".
 var versionRE = regexp.MustCompile(`\biperf (\d+)\.(\d+)`)
 
+// ImageThreadsNote is ThreadsNote for a cluster, whose iperf3 is the
+// agent image's, of a version this machine does not read: the image the
+// Dockerfile builds is Debian 12's, 3.12. "" where no workload runs
+// parallel streams.
+func ImageThreadsNote(variants []study.Workload) string {
+	name, most := mostStreams(variants)
+	if most == 1 {
+		return ""
+	}
+	return fmt.Sprintf("the cluster's iperf3 is the image's: before %d.%d (the Dockerfile's Debian 12 image has 3.12) it runs a pair's parallel streams "+
+		"in one thread at each end, so %s's %d streams are one core's work at each end and a flows sweep levels off at one core's rate",
+		ThreadedSince[0], ThreadedSince[1], name, most)
+}
+
+// mostStreams is the iperf3 variant with the most parallel streams, and
+// how many (1: none runs more than one).
+func mostStreams(variants []study.Workload) (name string, most int) {
+	most = 1
+	for _, w := range variants {
+		if w.Tool == toolName && w.Parallel > most {
+			most, name = w.Parallel, w.Name
+		}
+	}
+	return name, most
+}
+
 // ThreadsNote says, where the study's iperf3 workloads run parallel
 // streams (more than 1 in one pair) and version (iperf3 --version's
 // first line) is before ThreadedSince, that those streams share one
@@ -38,12 +64,7 @@ func ThreadsNote(version string, variants []study.Workload) string {
 	if major > ThreadedSince[0] || major == ThreadedSince[0] && minor >= ThreadedSince[1] {
 		return ""
 	}
-	most, name := 1, ""
-	for _, w := range variants {
-		if w.Tool == toolName && w.Parallel > most {
-			most, name = w.Parallel, w.Name
-		}
-	}
+	name, most := mostStreams(variants)
 	if most == 1 {
 		return ""
 	}

@@ -31,4 +31,11 @@ func TestThreadsNote(t *testing.T) {
 			t.Errorf("%q: %q, want %q", c.version, got, c.want)
 		}
 	}
+	// A cluster's is the image's, whose version is not read here.
+	if got := ImageThreadsNote(flows); !strings.Contains(got, "flows@P16's 16 streams") {
+		t.Errorf("cluster: %q", got)
+	}
+	if got := ImageThreadsNote(flows[:1]); got != "" {
+		t.Errorf("cluster, one stream: %q", got)
+	}
 }
