@@ -339,12 +339,26 @@ func checkSysctl(name, value string) string {
 	return sysctlRadix(name, value)
 }
 
+// MaskKnobs are the knobs whose value is a CPU mask, by file name (a
+// sysctl's last part): the kernel reads a short one ("f", "0f") in hex
+// and prints it zero-padded to its CPU count, in comma-separated 32-bit
+// words ("00000000,0000000f"). Queues' rps_cpus, xps_cpus and xps_rxqs
+// (sysfs); the sysctls net.core.rps_default_mask and
+// net.core.flow_limit_cpu_bitmap; an IRQ's smp_affinity.
+var MaskKnobs = map[string]bool{
+	"rps_cpus": true, "xps_cpus": true, "xps_rxqs": true,
+	"rps_default_mask": true, "flow_limit_cpu_bitmap": true, "smp_affinity": true,
+}
+
 // sysctlRadix refuses a sysctl number written in another base than ten:
 // the kernel reads a sysctl's numbers as C does (proc_get_long's
 // strtoul_lenient with base 0), so "050" is 40 and "0x10" 16, and reads
 // them back in decimal, which the tuning's read-back then finds changed:
 // every trial of the tuning failed.
 func sysctlRadix(name, value string) string {
+	if MaskKnobs[name[strings.LastIndexByte(name, '.')+1:]] {
+		return "" // hex whatever its leading 0s: "0f", "00000000,0000000f"
+	}
 	for _, f := range strings.Fields(value) {
 		digits := strings.TrimLeft(f, "+-")
 		if len(digits) < 2 || digits[0] != '0' {

@@ -39,7 +39,9 @@ func TestSysctlLeadingZeroRefused(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", value, err, want)
 		}
 	}
-	data := withDefaults("  tunings: [baseline, {name: ts, sysctls: {net.ipv4.tcp_rmem: \"4096 87380 6291456\", net.ipv4.tcp_sack: 0, net.core.busy_read: -0}}]\n")
+	// A CPU mask is hex, leading 0s and the kernel's comma form too.
+	data := withDefaults("  tunings: [baseline, {name: ts, sysctls: {net.ipv4.tcp_rmem: \"4096 87380 6291456\", net.ipv4.tcp_sack: 0, net.core.busy_read: -0, " +
+		"net.core.flow_limit_cpu_bitmap: \"0f\", net.core.rps_default_mask: \"00000000,00000010\"}}]\n")
 	if _, err := Parse("f.yaml", []byte(data), Options{}, testCatalog); err != nil {
 		t.Error(err)
 	}

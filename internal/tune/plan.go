@@ -190,17 +190,10 @@ func ifaceString(ifc netns.Iface) string {
 	return ifc.Name + " in " + ifc.Netns
 }
 
-// maskFiles are the knobs whose value is a CPU mask, by file name: the
-// kernel reads a short one ("f") and prints it zero-padded to its CPU
-// count, in comma-separated 32-bit words ("00000000,0000000f"), so a
-// tuning's value and the kernel's are compared as CPU sets. Queues'
-// rps_cpus, xps_cpus and xps_rxqs (sysfs); the sysctls
-// net.core.rps_default_mask and net.core.flow_limit_cpu_bitmap; an
-// IRQ's smp_affinity.
-var maskFiles = map[string]bool{
-	"rps_cpus": true, "xps_cpus": true, "xps_rxqs": true,
-	"rps_default_mask": true, "flow_limit_cpu_bitmap": true, "smp_affinity": true,
-}
+// maskFiles are the knobs whose value is a CPU mask, by file name
+// (study.MaskKnobs): a tuning's value and the kernel's are compared as
+// CPU sets.
+var maskFiles = study.MaskKnobs
 
 // IsMask reports whether the knob at path holds a CPU mask (maskFiles).
 func IsMask(p string) bool { return maskFiles[path.Base(p)] }
