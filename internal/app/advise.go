@@ -155,9 +155,28 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	}
 	if f.prove {
 		if err := f.proveAll(cmd, rep, out, fromRun{f.fromRun, ran, ranStudy}); err != nil {
-			return err
+			return proveStopped(cmd, rep, out, err)
 		}
 	}
+	return writeAdvice(cmd, rep, out)
+}
+
+// proveStopped is the end of an advise --prove whose A/Bs stopped with
+// err: where one left host changes, the report is written all the same
+// (the inspection and the verdicts of the A/Bs before it stand, hours of
+// runs maybe; the candidates after it say why they were not proved) and
+// the exit says what was left (3); any other stop writes nothing.
+func proveStopped(cmd *cobra.Command, rep *advise.Report, out string, err error) error {
+	var kept *journal.PendingError
+	if !errors.As(err, &kept) {
+		return err
+	}
+	return errors.Join(err, writeAdvice(cmd, rep, out))
+}
+
+// writeAdvice writes the report's pages to out and its Markdown to
+// standard output.
+func writeAdvice(cmd *cobra.Command, rep *advise.Report, out string) error {
 	if err := rep.WriteDir(out); err != nil {
 		return err
 	}
@@ -273,7 +292,7 @@ func proveEach(ctx context.Context, stderr io.Writer, rep *advise.Report, todo [
 		case ctx.Err() != nil:
 			return err
 		case errors.As(err, &kept):
-			return leftChanges(err, rep, todo[k+1:])
+			return leftChanges(err, rep, e.Name, todo[k+1:])
 		default:
 			fmt.Fprintf(stderr, "warning: %v\n", err)
 		}
@@ -281,15 +300,18 @@ func proveEach(ctx context.Context, stderr io.Writer, rep *advise.Report, todo [
 	return nil
 }
 
-// leftChanges is a candidate's error that left changes on the host, with
-// the candidates that were not proved for it.
-func leftChanges(err error, rep *advise.Report, rest []int) error {
+// leftChanges is candidate name's error that left changes on the host,
+// with the candidates that were not proved for it, each of which the
+// report says so of.
+func leftChanges(err error, rep *advise.Report, name string, rest []int) error {
 	if len(rest) == 0 {
 		return err
 	}
 	names := make([]string, len(rest))
 	for k, i := range rest {
-		names[k] = rep.Candidates[i].Name
+		e := &rep.Candidates[i]
+		names[k] = e.Name
+		e.Measured, e.Verdict = "not measured: the A/B of "+name+" before it left host changes unreverted (cnibench cleanup puts them back; then prove it again)", advise.NotProvable
 	}
 	return fmt.Errorf("%w; not proved, as their A/B would measure a host that is not as found: %s", err, strings.Join(names, ", "))
 }

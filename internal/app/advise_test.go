@@ -211,4 +211,27 @@ func TestProveStopsWhenChangesAreLeft(t *testing.T) {
 	if code := exitCode(context.Background(), newRoot(io.Discard, io.Discard), err, io.Discard); code != ExitAbandoned {
 		t.Errorf("exit %d, want %d", code, ExitAbandoned)
 	}
+	// The candidates after it say why they were not proved, and the
+	// report is written all the same: it was not, and the inspection and
+	// the verdicts before (hours of A/Bs) were lost.
+	for _, e := range rep.Candidates[2:] {
+		if e.Verdict != advise.NotProvable || !strings.Contains(e.Measured, "the A/B of leaves before it left host changes unreverted") {
+			t.Errorf("%s: %q %q", e.Name, e.Measured, e.Verdict)
+		}
+	}
+	out := t.TempDir()
+	cmd := newRoot(io.Discard, io.Discard)
+	if serr := proveStopped(cmd, rep, out, err); !errors.Is(serr, err) {
+		t.Errorf("stopped: %v, want the A/B's error", serr)
+	}
+	if _, serr := os.Stat(filepath.Join(out, advise.FileHTML)); serr != nil {
+		t.Errorf("no report written: %v", serr)
+	}
+	other := t.TempDir()
+	if serr := proveStopped(cmd, rep, other, context.Canceled); serr != context.Canceled {
+		t.Errorf("interrupted: %v", serr)
+	}
+	if _, serr := os.Stat(filepath.Join(other, advise.FileHTML)); serr == nil {
+		t.Error("an interrupted --prove wrote a report")
+	}
 }
