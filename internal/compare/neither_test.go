@@ -12,7 +12,7 @@ import (
 
 // TestCellNeitherRunHas: both runs of a study of r=1, 4 and 16 lost
 // r=16 (every trial failed in A, and B ended before it). No row can
-// hold it and the gate does not fail it (B is no worse than A there),
+// hold it and the gate does not fail it (no value on either side to judge B by),
 // but it was named nowhere, so a gate that passed left a cell broken in
 // both runs unsaid. The head names it, in the notes (the md page, and
 // stderr for csv and json) and in the JSON's neither; a study unknown

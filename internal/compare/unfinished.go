@@ -47,7 +47,7 @@ func leftOut(run, other *results.Run, otherStudy []results.Cell, there func(key)
 // counted trial of (every trial failed in both, both gave the cell up,
 // or neither reached it), in A's study's order, as the rows name cells.
 // No row can hold them, since neither run has a value to show, and a
-// gate does not fail them (B is no worse than A there), but a gate that
+// gate does not fail them (no value on either side to judge B by: broken in both, or A ended before it and B broke it), but a gate that
 // passed must not leave a cell broken in both runs unsaid. Either study
 // unknown (nil): nothing is named.
 func Neither(a, b *results.Run, studyA, studyB []results.Cell) []string {
