@@ -166,7 +166,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return c.rep, fmt.Errorf("list namespaces: %w", err)
 	}
-	dirs, err := stateDirs(c.dirs)
+	dirs, err := stateDirs(c.dirs, opts.JournalDir)
 	c.fail(err)
 	stale, err := journal.DeadIn(c.dirs, opts.DryRun)
 	c.fail(err)

@@ -51,12 +51,14 @@ func TestCleanupReplaysRecordedDirsNewestFirst(t *testing.T) {
 // plain cleanup, replaying the recorded directory, removes it (it looked
 // below JournalDir, skipped the journaled one as not the run's and
 // dropped the journal, leaving the CNI leases); and an orphan state
-// directory there is seen, reported, and swept with Orphans.
+// directory there is seen, reported, and swept with Orphans. A user's
+// directory there whose name cnibench would not make (a --journal-dir
+// of a project with a state/notes of its own) is not cnibench's: left.
 func TestCleanupRemovesStateDirOfRecordedDir(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "journal-dirs")
 	dirA, dirB := t.TempDir(), t.TempDir()
-	state, orphan := journal.StateDir(dirA, "a1"), journal.StateDir(dirA, "o1")
-	for _, p := range []string{filepath.Join(state, "server", "networks", "cbr0"), orphan} {
+	state, orphan, users := journal.StateDir(dirA, "a1"), journal.StateDir(dirA, "c0ffee"), journal.StateDir(dirA, "notes")
+	for _, p := range []string{filepath.Join(state, "server", "networks", "cbr0"), orphan, users} {
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -82,5 +84,8 @@ func TestCleanupRemovesStateDirOfRecordedDir(t *testing.T) {
 	}
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Errorf("orphan state directory %s still there: %v", orphan, err)
+	}
+	if _, err := os.Stat(users); err != nil {
+		t.Errorf("the user's %s was removed: %v", users, err)
 	}
 }

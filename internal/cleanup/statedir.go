@@ -15,9 +15,13 @@ type stateDir struct{ run, path string }
 
 // stateDirs lists the state directories (journal.StateDir) in each of
 // the journal directories: a run keeps its own below the directory it
-// journals in, so a --journal-dir run's is not below JournalDir. Entries
-// whose name is not a run ID are not cnibench's and are ignored.
-func stateDirs(journalDirs []string) ([]stateDir, error) {
+// journals in, so a --journal-dir run's is not below JournalDir (own).
+// Entries whose name is not a run ID are not cnibench's and are ignored;
+// in a directory other than own, which a user chose and may keep other
+// things in (--journal-dir ~/proj with a state/ of its own), only names
+// the runner makes (journal.GeneratedRunID): `cleanup --orphans` removes
+// what it lists.
+func stateDirs(journalDirs []string, own string) ([]stateDir, error) {
 	var found []stateDir
 	var errs []error
 	for _, dir := range journalDirs {
@@ -30,7 +34,7 @@ func stateDirs(journalDirs []string) ([]stateDir, error) {
 			continue
 		}
 		for _, e := range ents {
-			if journal.CheckRunID(e.Name()) == nil {
+			if journal.CheckRunID(e.Name()) == nil && (dir == own || journal.GeneratedRunID(e.Name())) {
 				found = append(found, stateDir{e.Name(), journal.StateDir(dir, e.Name())})
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -44,6 +45,13 @@ func TempDir(base, runID string) string { return filepath.Join(base, TempPrefix+
 func IsTempDir(p, runID string) bool {
 	return filepath.IsAbs(p) && filepath.Base(p) == TempPrefix+runID && filepath.Clean(p) == p
 }
+
+// GeneratedRunID says whether id has the form of the run IDs cnibench
+// makes: hex digits (six: the runner's; eight: the kernel tests'), after
+// at most one lower-case letter (a test's prefix).
+func GeneratedRunID(id string) bool { return generatedRunID.MatchString(id) }
+
+var generatedRunID = regexp.MustCompile(`^[a-z]?[0-9a-f]{6,16}$`)
 
 // CheckRunID accepts IDs made of letters, digits, '_' and '.', at most 64
 // long, not starting with '.'. No '-': namespaces are named
