@@ -117,6 +117,13 @@ func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error
 	}
 	var val yaml.Node
 	if err := yaml.Unmarshal([]byte(v), &val); err != nil || len(val.Content) == 0 {
+		// A value written as a list, a mapping or an alias that YAML
+		// cannot read is that error ("[baseline, rps" was taken for a
+		// string, and the error said the field wants a list); any other
+		// text is the string it reads as.
+		if t := strings.TrimSpace(v); err != nil && t != "" && strings.ContainsRune("[{*&", rune(t[0])) {
+			return fmt.Errorf("%q does not read as YAML: %s", v, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
 		val = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}}}
 	}
 	// A value's aliases and merge keys are expanded as the file's are

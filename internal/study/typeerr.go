@@ -12,7 +12,7 @@ import (
 // typeErrRE is yaml.v3's type error after its "line N: ": the value's
 // tag, the value (cut to 7 characters and "..." beyond 10) for a scalar,
 // and the Go type it did not fit.
-var typeErrRE = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (\\S+)$")
+var typeErrRE = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
 
 // typeError rewords a yaml.v3 type error found at line of the document
 // under root for a study author: the field (spec.workloads[0].concurrency)
@@ -40,6 +40,10 @@ func typeError(root *yaml.Node, line int, msg string) (field, friendly string, o
 			return true
 		}
 		return n.Value == value || cut && strings.HasPrefix(n.Value, prefix)
+	}
+	if goType == "study.Study" && match(root) {
+		// The document itself: a list, a number.
+		return "", "a study file is a YAML mapping (apiVersion, kind, metadata, spec), not " + article(tag), true
 	}
 	// Of the nodes that match, the one whose field has the error's Go
 	// type: `{parallel: x, length: x}` is parallel's error (an int), not
@@ -171,6 +175,17 @@ func lastNode(n *yaml.Node, path string, match func(*yaml.Node) bool) (string, b
 
 // wantOf says what a Go type of the study format takes, in the words of
 // the format's documentation.
+// article names a YAML tag's kind of value for a message: "a list".
+func article(tag string) string {
+	switch tag {
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	}
+	return "a single value"
+}
+
 func wantOf(goType string) string {
 	switch goType {
 	case "int", "int64", "uint64":
@@ -191,7 +206,7 @@ func wantOf(goType string) string {
 	if strings.HasPrefix(goType, "[]") {
 		return "a list (docs/study-format.md)"
 	}
-	if strings.HasPrefix(goType, "*study.") || strings.HasPrefix(goType, "study.") {
+	if strings.HasPrefix(goType, "*study.") || strings.HasPrefix(goType, "study.") || strings.HasPrefix(goType, "map[") {
 		return "a mapping (docs/study-format.md)"
 	}
 	return goType
