@@ -91,6 +91,22 @@ func applySet(root *yaml.Node, kv string) error { return applySetIn(root, kv, ni
 // of the tree whose entry the value replaced or was added to to the
 // --set key, so that an error about that whole mapping or list
 // (`spec.trials: must be between 1 and 1000, got 0` after `--set
+// setValue is a --set value as YAML reads it. A value written as a list,
+// a mapping or an alias that YAML cannot read is that error ("[baseline,
+// rps" was taken for a string, and the error said the field wants a
+// list); any other text is the string it reads as.
+func setValue(v string) (*yaml.Node, error) {
+	var val yaml.Node
+	err := yaml.Unmarshal([]byte(v), &val)
+	if err == nil && len(val.Content) > 0 {
+		return val.Content[0], nil
+	}
+	if t := strings.TrimSpace(v); err != nil && t != "" && strings.ContainsRune("[{*&", rune(t[0])) {
+		return nil, fmt.Errorf("%q does not read as YAML: %s", v, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}, nil
+}
+
 // trials.min=0`) names --set beside the line the file gave it.
 func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error {
 	k, v, ok := strings.Cut(kv, "=")
@@ -115,20 +131,13 @@ func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error
 	if !topLevel[parts[0]] {
 		parts = append([]string{"spec"}, parts...)
 	}
-	var val yaml.Node
-	if err := yaml.Unmarshal([]byte(v), &val); err != nil || len(val.Content) == 0 {
-		// A value written as a list, a mapping or an alias that YAML
-		// cannot read is that error ("[baseline, rps" was taken for a
-		// string, and the error said the field wants a list); any other
-		// text is the string it reads as.
-		if t := strings.TrimSpace(v); err != nil && t != "" && strings.ContainsRune("[{*&", rune(t[0])) {
-			return fmt.Errorf("%q does not read as YAML: %s", v, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		val = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}}}
+	val, err := setValue(v)
+	if err != nil {
+		return err
 	}
 	// A value's aliases and merge keys are expanded as the file's are
 	// (merge.go): a custom decoder would take "<<" for a field.
-	node, err := expandAliases(val.Content[0], "")
+	node, err := expandAliases(val, "")
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		// The line and path are of the value's own text, which the

@@ -182,7 +182,7 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 	defer cancel()
 
 	n := len(t.Pairs)
-	servers := make([]*server, 0, n)
+	var servers []*server
 	// stopAll ends every nginx (idempotent) and returns the tails of
 	// their error logs, for failure messages.
 	stopAll := func() []string {
@@ -193,21 +193,9 @@ func (d *Driver) Run(ctx context.Context, t workload.Trial) (workload.Result, er
 		return logs
 	}
 	defer stopAll()
-	urls := make([]string, n)
-	body := "" // the first local site's, which the others link
-	for i, pr := range t.Pairs {
-		port := strconv.Itoa(t.BasePort + i)
-		s, err := d.startServer(runCtx, pr.Server, net.JoinHostPort(pr.Server.IP().String(), port), p, body)
-		if err != nil {
-			return workload.Result{}, fmt.Errorf("pair %d: %w", i, err)
-		}
-		servers = append(servers, s)
-		if s.site != nil && body == "" {
-			body = s.site.body()
-		}
-		// Clients use the address the engine gives them (a Service name
-		// on kube); nginx listens on the pod's own.
-		urls[i] = "http://" + net.JoinHostPort(engine.Addr(pr.Server), port) + BodyPath
+	servers, urls, err := d.startServers(runCtx, t, p)
+	if err != nil {
+		return workload.Result{}, err
 	}
 	select {
 	case <-time.After(serverSettle):
@@ -262,6 +250,30 @@ type server struct {
 	site *site // nil when the site lives in the pod (Serve)
 	once sync.Once
 	log  string
+}
+
+// startServers starts each pair's nginx and returns them with the URL
+// each pair's client fetches; on an error, with the servers started
+// before it, which the caller stops.
+func (d *Driver) startServers(ctx context.Context, t workload.Trial, p plan) ([]*server, []string, error) {
+	servers := make([]*server, 0, len(t.Pairs))
+	urls := make([]string, len(t.Pairs))
+	body := "" // the first local site's, which the others link
+	for i, pr := range t.Pairs {
+		port := strconv.Itoa(t.BasePort + i)
+		s, err := d.startServer(ctx, pr.Server, net.JoinHostPort(pr.Server.IP().String(), port), p, body)
+		if err != nil {
+			return servers, nil, fmt.Errorf("pair %d: %w", i, err)
+		}
+		servers = append(servers, s)
+		if s.site != nil && body == "" {
+			body = s.site.body()
+		}
+		// Clients use the address the engine gives them (a Service name
+		// on kube); nginx listens on the pod's own.
+		urls[i] = "http://" + net.JoinHostPort(engine.Addr(pr.Server), port) + BodyPath
+	}
+	return servers, urls, nil
 }
 
 // startServer starts nginx in pod on listen. A pod with its own
