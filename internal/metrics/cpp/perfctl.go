@@ -3,15 +3,16 @@ package cpp
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 )
 
 // Why perf is started disabled: perf record -a builds its record of the
@@ -21,46 +22,99 @@ import (
 // samples of 2.85 s by the packets of 3: every cost per packet about 5%
 // low. Started with its events off (-D -1) and a control FIFO, perf is
 // told to enable them once it is ready, says so (ack), and only then are
-// the counters read.
+// the counters read. Start does not wait for that (it would hold every
+// other collector's window closed for perf's start-up): it happens
+// beside the window, and Stop waits for it.
 
 // perfReady bounds how long perf may take to get ready and answer.
 const perfReady = 30 * time.Second
 
-// noControl is set once a perf has refused the control options (perf
-// before 5.11): later windows start perf as before, without waiting.
-var noControl atomic.Bool
+// control is whether this machine's perf takes -D -1 and --control
+// (perf 5.11 and later), found once per process (controlSupported).
+var control struct {
+	sync.Mutex
+	known, ok bool
+}
 
-// errNoControl is a perf that exited before it opened its control FIFO.
-var errNoControl = errors.New("perf exited before it opened its control FIFO")
-
-// startEnabled starts argv (perf record) with its events off, enables
-// them and returns once perf says they are on. A perf without the
-// control options is started as it was before (see noControl).
-func (r *Recorder) startEnabled(ctx context.Context, argv []string) (engine.Process, error) {
-	if noControl.Load() {
-		return r.start(ctx, argv)
+// controlSupported says whether perf takes the control options: a
+// record of `true` with them, which an older perf refuses as unknown
+// options.
+func controlSupported() bool {
+	control.Lock()
+	defer control.Unlock()
+	if !control.known {
+		control.ok, control.known = probeControl(), true
 	}
+	return control.ok
+}
+
+func probeControl() bool {
+	dir, err := os.MkdirTemp("", "cnb-perf-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	ctl, ack := filepath.Join(dir, "ctl.fifo"), filepath.Join(dir, "ack.fifo")
+	if syscall.Mkfifo(ctl, 0o600) != nil || syscall.Mkfifo(ack, 0o600) != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), perfReady)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "perf", "record", "-q", "-D", "-1", "--control", "fifo:"+ctl+","+ack,
+		"-o", filepath.Join(dir, "perf.data"), "--", "true")
+	return cmd.Run() == nil
+}
+
+// begun is what a window's start read once perf sampled: the counters,
+// segments and flows of its devices.
+type begun struct {
+	before []ifstats.Counters
+	segs   []segment
+	flows  []flows
+	err    error
+}
+
+// startControlled starts argv (perf record) with its events off and a
+// control FIFO in the recording's directory, and returns at once; what
+// comes on r.begun is the window's start, read once perf said its events
+// are on.
+func (r *Recorder) startControlled(ctx context.Context, argv []string) error {
 	ctl, ack := filepath.Join(r.dir, "ctl.fifo"), filepath.Join(r.dir, "ack.fifo")
 	for _, f := range []string{ctl, ack} {
 		if err := syscall.Mkfifo(f, 0o600); err != nil {
-			return nil, fmt.Errorf("perf control FIFO: %w", err)
+			return fmt.Errorf("perf control FIFO: %w", err)
 		}
 	}
 	p, err := r.start(ctx, append(argv, "-D", "-1", "--control", "fifo:"+ctl+","+ack))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = enable(ctx, p, ctl, ack)
-	if errors.Is(err, errNoControl) {
-		noControl.Store(true)
-		return r.start(ctx, argv)
+	r.perf = p
+	r.begun = make(chan begun, 1)
+	go func(out chan<- begun) {
+		if err := enable(ctx, p, ctl, ack); err != nil {
+			out <- begun{err: err}
+			return
+		}
+		out <- r.readStart()
+	}(r.begun)
+	return nil
+}
+
+// readStart reads the window's start on every measured device.
+func (r *Recorder) readStart() begun {
+	var b begun
+	for _, ifc := range r.Ifaces {
+		c, err := ifstats.Read(ifc)
+		if err != nil {
+			return begun{err: err}
+		}
+		b.before = append(b.before, c)
 	}
-	if err != nil {
-		p.Stop()
-		_, stderr, _ := p.Wait()
-		return nil, fmt.Errorf("%w: %s", err, clip(string(stderr)))
-	}
-	return p, nil
+	b.segs = make([]segment, len(r.Ifaces))
+	r.readSegmentsInto(b.segs)
+	b.flows = r.readAllFlows()
+	return b
 }
 
 // enable sends perf the enable command once it has opened its control
@@ -69,8 +123,9 @@ func enable(ctx context.Context, p engine.Process, ctl, ack string) error {
 	exited := make(chan struct{})
 	go func() { p.Wait(); close(exited) }()
 	deadline := time.Now().Add(perfReady)
-	// perf opens both FIFOs read-write: until it has, a writer's open
-	// finds no reader (ENXIO).
+	// perf opens both FIFOs read-write (evlist__parse_control_fifo) as
+	// it parses its options: until it has, a writer's open finds no
+	// reader (ENXIO).
 	var w *os.File
 	for {
 		f, err := os.OpenFile(ctl, os.O_WRONLY|syscall.O_NONBLOCK, 0)
@@ -80,7 +135,8 @@ func enable(ctx context.Context, p engine.Process, ctl, ack string) error {
 		}
 		select {
 		case <-exited:
-			return errNoControl
+			_, stderr, _ := p.Wait()
+			return fmt.Errorf("perf exited before it opened its control FIFO: %s", clip(string(stderr)))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):

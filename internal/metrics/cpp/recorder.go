@@ -73,6 +73,9 @@ type Recorder struct {
 	// start and end (readAllFlows).
 	flows, flowsAfter []flows
 	stopped           bool // Stop ended the recording; Report has not yet run
+	// begun brings the window's start from a perf started with its
+	// events off, once it sampled (startControlled); nil otherwise.
+	begun chan begun
 }
 
 // Result is a window's CPP metrics and its breakdown.
@@ -96,27 +99,28 @@ func (r *Recorder) Start(ctx context.Context) error {
 		return err
 	}
 	r.dir = dir
-	// perf first, sampling once it says so (startEnabled), then the
-	// counters: samples and packets from one moment on.
 	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
-	p, err := r.startEnabled(ctx, argv)
+	if controlSupported() {
+		// perf first, sampling once it says so, then the counters:
+		// samples and packets from one moment on (perfctl.go).
+		if err := r.startControlled(ctx, argv); err != nil {
+			r.Close()
+			return fmt.Errorf("start perf: %w", err)
+		}
+		return nil
+	}
+	b := r.readStart()
+	if b.err != nil {
+		r.Close()
+		return b.err
+	}
+	r.before, r.segs, r.flows = b.before, b.segs, b.flows
+	p, err := r.start(ctx, argv)
 	if err != nil {
 		r.Close()
 		return fmt.Errorf("start perf: %w", err)
 	}
 	r.perf = p
-	r.before = nil
-	for _, ifc := range r.Ifaces {
-		c, err := ifstats.Read(ifc)
-		if err != nil {
-			r.Close()
-			return err
-		}
-		r.before = append(r.before, c)
-	}
-	r.segs = make([]segment, len(r.Ifaces))
-	r.readSegments()
-	r.flows = r.readAllFlows()
 	return nil
 }
 
@@ -157,6 +161,15 @@ func (r *Recorder) perfNetns() string {
 func (r *Recorder) Stop(context.Context) error {
 	if r.perf == nil {
 		return errors.New("perf recorder was not started")
+	}
+	if r.begun != nil {
+		b := <-r.begun
+		r.begun = nil
+		if b.err != nil {
+			r.Close()
+			return fmt.Errorf("perf record: %w", b.err)
+		}
+		r.before, r.segs, r.flows = b.before, b.segs, b.flows
 	}
 	var rerr error
 	r.after = nil
@@ -242,17 +255,20 @@ func (r *Recorder) data() string { return filepath.Join(r.dir, "perf.data") }
 // window does), and at Stop for a task's, which may connect after Start.
 // Their MSS is the segment size (wirePackets); one that cannot be read
 // falls back to the path MTU, so its error does not fail the window.
-func (r *Recorder) readSegments() {
+func (r *Recorder) readSegments() { r.readSegmentsInto(r.segs) }
+
+// readSegmentsInto is readSegments into segs, one per measured device.
+func (r *Recorder) readSegmentsInto(segs []segment) {
 	read := r.segmentOf
 	if read == nil {
 		read = readSegment
 	}
 	for i, ifc := range r.Ifaces {
-		if r.segs[i].SndMSS > 0 || r.segs[i].RcvMSS > 0 {
+		if segs[i].SndMSS > 0 || segs[i].RcvMSS > 0 {
 			continue
 		}
-		if s, _ := read(ifc); s.SndMSS > 0 || s.RcvMSS > 0 || r.segs[i].PathMTU == 0 {
-			r.segs[i] = s
+		if s, _ := read(ifc); s.SndMSS > 0 || s.RcvMSS > 0 || segs[i].PathMTU == 0 {
+			segs[i] = s
 		}
 	}
 }
@@ -279,6 +295,12 @@ func (r *Recorder) Close() {
 		r.perf.Stop()
 		_, _, _ = r.perf.Wait()
 		r.perf = nil
+	}
+	if r.begun != nil {
+		// perf gone, its start ends at once (an error or EOF on its
+		// FIFOs); the channel holds one, so it does not wait for us.
+		<-r.begun
+		r.begun = nil
 	}
 	if r.dir != "" {
 		os.RemoveAll(r.dir)
