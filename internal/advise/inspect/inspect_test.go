@@ -349,6 +349,39 @@ func TestInspectStackedUnderlay(t *testing.T) {
 			"sys/class/net/veth1/mtu":      "1500\n",
 			"sys/class/net/veth1/master":   "->../ovs-system",
 		}, []string{"ens3"}},
+		// br-ex over a bond (OpenShift's usual layout): the bond's
+		// ports, not br-ex, whose queues steer nothing.
+		{"ovs bridge over a bond", map[string]string{
+			"proc/net/route":                      route("br-ex"),
+			"sys/class/net/br-ex/mtu":             "1500\n",
+			"sys/class/net/br-ex/iflink":          "5\n",
+			"sys/class/net/br-ex/ifindex":         "5\n",
+			"sys/class/net/ovs-system/mtu":        "1500\n",
+			"sys/class/net/bond0/mtu":             "1500\n",
+			"sys/class/net/bond0/master":          "->../ovs-system",
+			"sys/class/net/bond0/lower_ens1":      "->../ens1",
+			"sys/class/net/bond0/lower_ens2":      "->../ens2",
+			"sys/class/net/ens1/mtu":              "1500\n",
+			"sys/class/net/ens1/device":           "->../../../devices/pci0000:00/0000:00:03.0",
+			"sys/class/net/ens2/mtu":              "1500\n",
+			"sys/class/net/ens2/device":           "->../../../devices/pci0000:00/0000:00:04.0",
+			"sys/class/net/genev_sys_6081/mtu":    "65000\n",
+			"sys/class/net/genev_sys_6081/master": "->../ovs-system",
+		}, []string{"ens1", "ens2"}},
+		// A node's address on a Linux bridge over its NIC, with a pod's
+		// veth and a VM's tap as ports: the NIC alone.
+		{"linux bridge", map[string]string{
+			"proc/net/route":                     route("br0"),
+			"sys/class/net/br0/mtu":              "1500\n",
+			"sys/class/net/br0/bridge/stp_state": "0\n",
+			"sys/class/net/br0/lower_eth0":       "->../eth0",
+			"sys/class/net/br0/lower_veth1":      "->../veth1",
+			"sys/class/net/br0/lower_tap0":       "->../tap0",
+			"sys/class/net/eth0/mtu":             "1500\n",
+			"sys/class/net/eth0/device":          "->../../../devices/pci0000:00/0000:00:03.0",
+			"sys/class/net/veth1/mtu":            "1500\n",
+			"sys/class/net/tap0/mtu":             "1500\n",
+		}, []string{"eth0"}},
 		// A veth underlay beside an Open vSwitch: no port of it.
 		{"veth beside ovs", map[string]string{
 			"proc/net/route":               route("eth0"),

@@ -45,18 +45,25 @@ func (r reader) stackedOn(dev string) []string {
 // lowers returns the devices at the bottom of dev's stack, from the
 // lower_<name> links sysfs keeps in a stacked device's directory (a
 // VLAN over a bond: the bond's ports), sorted; nil for a plain device.
+// A Linux bridge's ports are its lowers too, pods' veths and VMs' taps
+// among them: of a bridge, only the ports that are NICs or stacks of
+// their own are kept (a node's address on br0 over eth0 is eth0's).
 // depth bounds the walk (a stack is a few devices deep).
 func (r reader) lowers(dev string, depth int) []string {
 	ents, err := os.ReadDir(r.path("sys/class/net/" + dev))
 	if err != nil || depth > 8 {
 		return nil
 	}
+	_, berr := os.Stat(r.path("sys/class/net/" + dev + "/bridge"))
+	bridge := berr == nil
 	var out []string
 	for _, e := range ents {
 		if l, ok := strings.CutPrefix(e.Name(), "lower_"); ok {
-			if below := r.lowers(l, depth+1); len(below) > 0 {
+			below := r.lowers(l, depth+1)
+			switch {
+			case len(below) > 0:
 				out = append(out, below...)
-			} else {
+			case !bridge || r.isNIC(l):
 				out = append(out, l)
 			}
 		}
@@ -65,12 +72,19 @@ func (r reader) lowers(dev string, depth int) []string {
 	return out
 }
 
+// isNIC says whether dev is a device of hardware (a device link in its
+// sysfs directory), not a veth, tap or tunnel.
+func (r reader) isNIC(dev string) bool {
+	_, err := os.Lstat(r.path("sys/class/net/" + dev + "/device"))
+	return err == nil
+}
+
 // ovsPorts are the NICs under an Open vSwitch bridge's internal port
 // (OpenShift's and OVN-Kubernetes' br-ex): sysfs shows the port with no
 // device and no lower_* links, like a veth, and each NIC the datapath
-// holds with its master link to ovs-system. Which bridge holds which
-// NIC only the switch's database knows, so every NIC on the datapath is
-// taken; nil where dev is a device, a veth (its peer's iflink differs
+// holds with its master link to ovs-system (a bond or VLAN there: the
+// devices under it). Which bridge holds which NIC only the switch's
+// database knows, so every NIC on the datapath is taken; nil where dev is a device, a veth (its peer's iflink differs
 // from its ifindex) or there is no ovs-system.
 func (r reader) ovsPorts(dev string) []string {
 	dir := "sys/class/net/" + dev
@@ -96,8 +110,12 @@ func (r reader) ovsPorts(dev string) []string {
 		if err != nil || filepath.Base(master) != "ovs-system" {
 			continue
 		}
-		if _, err := os.Lstat(r.path(d + "/device")); err == nil {
+		// A NIC, or a bond or VLAN on the datapath (br-ex over bond0):
+		// its own bottom. A veth or tunnel port is neither.
+		if r.isNIC(e.Name()) {
 			out = append(out, e.Name())
+		} else {
+			out = append(out, r.lowers(e.Name(), 0)...)
 		}
 	}
 	sort.Strings(out)
