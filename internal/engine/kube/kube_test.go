@@ -502,14 +502,21 @@ func TestUpNamesUntoleratedTaint(t *testing.T) {
 	w1, w2 := node("w1", map[string]string{"bench": "y"}, true), node("w2", map[string]string{"bench": "y"}, true)
 	w1.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	// An agent pod there, not ready yet (scheduled before the taint, or
+	// tolerating it by its namespace's defaults): it may come up.
+	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: DefaultAgentNamespace, Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}},
+		Spec: corev1.PodSpec{NodeName: "w1"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
 	for _, c := range []struct {
 		selector map[string]string
+		pods     []runtime.Object
 		want     string
 	}{
-		{nil, "node w1 has the taint node-role.kubernetes.io/control-plane:NoSchedule, which the agent's DaemonSet does not tolerate"},
-		{map[string]string{"bench": "y"}, "after"},
+		{nil, nil, "node w1 has the taint node-role.kubernetes.io/control-plane:NoSchedule, which the agent's DaemonSet does not tolerate"},
+		{map[string]string{"bench": "y"}, nil, "after"},
+		{nil, []runtime.Object{pending}, "after"},
 	} {
-		cs := fake.NewClientset(namespace("cnibench"), w1, w2, Config{}.WithDefaults().AgentDaemonSet(c.selector))
+		objs := append([]runtime.Object{namespace("cnibench"), w1, w2, Config{}.WithDefaults().AgentDaemonSet(c.selector)}, c.pods...)
+		cs := fake.NewClientset(objs...)
 		cfg := Config{RunID: "r2", Timeout: time.Hour}
 		if c.want == "after" {
 			cfg.Timeout = 50 * time.Millisecond
