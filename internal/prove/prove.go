@@ -10,6 +10,7 @@ package prove
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/engine/kube"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
@@ -194,14 +196,22 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 			_ = os.Remove(dir) // only if empty
 		}
 	}()
-	_, err = runner.Run(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
+	_, err = runStudy(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
 		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,
 		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})
-	if err != nil {
+	// A run that measured every cell and then left host changes (its
+	// journal kept) has its verdict: it is given, with what was left,
+	// and the error stops the candidates after it (advise --prove).
+	var kept *journal.PendingError
+	if err != nil && (!errors.As(err, &kept) || ctx.Err() != nil) {
 		return failed(err)
 	}
+	leftErr := err
 	run, err := results.Load(dir)
 	if err != nil {
+		if kept != nil {
+			return failed(errors.Join(leftErr, err))
+		}
 		return err
 	}
 	m, tunings := analysis.Build(s, run.Samples), !e.Rule.ProvesDatapaths()
@@ -213,8 +223,16 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	if e.Verdict == advise.Undecided {
 		p.Rerun = rerun(opt, e.Name, s, run.Stops)
 	}
+	if kept != nil {
+		p.Error = leftErr.Error()
+		e.Measured += " (its teardown left host changes: " + leftErr.Error() + ")"
+		return fmt.Errorf("candidate %s: %w", e.Name, leftErr)
+	}
 	return nil
 }
+
+// runStudy runs an A/B (runner.Run; tests replace it).
+var runStudy = runner.Run
 
 // rerun is the candidate's A/B alone with the trial maximum that decides
 // the most of its undecided cells by their estimates at a cost near this

@@ -3,6 +3,8 @@ package prove
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +15,9 @@ import (
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -419,4 +423,67 @@ func rfsHere(t *testing.T) (*advise.Entry, *inspect.Inspection, func([]string) (
 		return study.Parse("advise-ab (built in)", DefaultStudy, study.Options{Set: sets}, cat)
 	}
 	return e, &in, resolve, cat
+}
+
+// An A/B that measured every cell and then left host changes (its
+// journal kept: runner.Run's PendingError) has its verdict, with what
+// was left beside it, and returns the error, which stops the candidates
+// after it (advise --prove); it was "failed" and its verdict lost. One
+// that left changes without results is failed, the error kept.
+func TestCandidateLeftChanges(t *testing.T) {
+	kept := &journal.PendingError{Path: "/run/cnibench/r1.journal", Pending: 1}
+	for _, withResults := range []bool{true, false} {
+		e, in, resolve, _ := rfsHere(t)
+		runStudy = func(_ context.Context, o runner.Options) (string, error) {
+			if withResults {
+				writeABRun(t, o.OutDir, o.Study)
+			}
+			return o.OutDir, fmt.Errorf("teardown: %w", kept)
+		}
+		t.Cleanup(func() { runStudy = runner.Run })
+		err := Candidate(context.Background(), Options{Resolve: resolve, Budget: time.Minute, OutDir: t.TempDir(), JournalDir: t.TempDir(), MachineLocked: true}, e, in)
+		var pe *journal.PendingError
+		if !errors.As(err, &pe) {
+			t.Fatalf("results %v: %v, want the kept journal's error", withResults, err)
+		}
+		switch {
+		case withResults && (e.Verdict == advise.Failed || !strings.Contains(e.Measured, "its teardown left host changes")):
+			t.Errorf("with results: verdict %q, measured %q", e.Verdict, e.Measured)
+		case !withResults && e.Verdict != advise.Failed:
+			t.Errorf("without results: verdict %q", e.Verdict)
+		}
+	}
+}
+
+// writeABRun writes a run directory of s: 3 trials of each cell, B's
+// bitrate 20% above A's.
+func writeABRun(t *testing.T, dir string, s *study.Study) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	y, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.StudyFile), y, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lines []byte
+	for _, c := range s.Cells() {
+		v := 10e9
+		if c.Tuning != s.Spec.Tunings[0].Name {
+			v = 12e9
+		}
+		for trial := 1; trial <= 3; trial++ {
+			b, err := json.Marshal(results.Sample{Cell: c, Trial: trial, Metrics: map[string]float64{results.MetricBitrate: v * (1 + 0.001*float64(trial))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(append(lines, b...), '\n')
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.SamplesFile), lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -102,7 +102,8 @@ func setValue(v string) (*yaml.Node, error) {
 		return val.Content[0], nil
 	}
 	if t := strings.TrimSpace(v); err != nil && t != "" && strings.ContainsRune("[{*&", rune(t[0])) {
-		return nil, fmt.Errorf("%q does not read as YAML: %s", v, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%q does not read as YAML: %s (text that starts so is quoted inside the value: '\"%s\"')",
+			v, strings.TrimPrefix(err.Error(), "yaml: "), v)
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}, nil
 }

@@ -125,6 +125,9 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 	for i, base := range workloads {
 		field := fmt.Sprintf("spec.workloads[%d]", i)
 		senderOK := true
+		if err := checkCPP(base, dps); err != nil {
+			errs = append(errs, study.At(field+".cpp", err))
+		}
 		for _, w := range base.Variants() {
 			if err := checkMSS(w, dps); err != nil {
 				errs = append(errs, study.At(field, err))
@@ -149,6 +152,25 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 		}
 	}
 	return p, errors.Join(errs...)
+}
+
+// checkCPP refuses the CPU cost per packet of a workload whose two ends
+// are one namespace: with both pods on one node of a host-network
+// datapath the traffic goes over the loopback, which no measured device
+// counts (the node's underlay holds only stray packets), so every trial
+// failed with no packets counted, or a few ARP packets made each cost
+// enormous.
+func checkCPP(w study.Workload, dps []Datapath) error {
+	if !w.CPP || !w.IntraNode() {
+		return nil
+	}
+	for _, d := range dps {
+		if d.HostNetwork {
+			return fmt.Errorf("workload %s: cpp counts the packets of the server pods' device, and on datapath %s both ends of a one-node workload are the node's namespace, talking over the loopback: leave %s out of this workload's datapaths, or place it inter-node",
+				w.Name, d.Name, d.Name)
+		}
+	}
+	return nil
 }
 
 // checkMSS bounds the MSS by each datapath's pod MTU (MTU - 40): study

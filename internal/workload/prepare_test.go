@@ -230,3 +230,25 @@ func TestPktgenPayload(t *testing.T) {
 		}
 	}
 }
+
+// CPU cost per packet of a one-node workload on a host-network datapath
+// counts the node's underlay while the traffic goes over the loopback:
+// every trial failed with no packets counted, or ARP made each cost
+// enormous. Refused at preflight at the workload's cpp; across nodes it
+// runs.
+func TestCPPRefusedOverLoopback(t *testing.T) {
+	host := []Datapath{{Name: "host", Type: "host", PodMTU: 1500, HostNetwork: true}}
+	intra := study.Workload{Name: "cpp-intra", Tool: "iperf3", CPP: true, Placement: study.PlacementIntraNode}
+	_, err := Prepare([]study.Workload{intra}, Machine{}, host)
+	if err == nil || !strings.Contains(err.Error(), "spec.workloads[0].cpp") || !strings.Contains(err.Error(), "talking over the loopback") {
+		t.Errorf("intra-node cpp on host: %v", err)
+	}
+	inter := intra
+	inter.Name, inter.Placement = "cpp-inter", study.PlacementInterNode
+	if _, err := Prepare([]study.Workload{inter}, Machine{}, host); err != nil {
+		t.Errorf("inter-node cpp on host: %v", err)
+	}
+	if _, err := Prepare([]study.Workload{intra}, Machine{}, []Datapath{{Name: "bridge", PodMTU: 1500}}); err != nil {
+		t.Errorf("intra-node cpp on bridge: %v", err)
+	}
+}
