@@ -3,11 +3,12 @@ package cpp
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,53 +25,43 @@ import (
 // told to enable them once it is ready, says so (ack), and only then are
 // the counters read. Start does not wait for that (it would hold every
 // other collector's window closed for perf's start-up): it happens
-// beside the window, and Stop waits for it.
+// beside the window, and Stop waits for it. A perf without the control
+// options exits at once saying so; then it is started again as before.
 
 // perfReady bounds how long perf may take to get ready and answer.
 const perfReady = 30 * time.Second
 
-// control is whether this machine's perf takes -D -1 and --control
-// (perf 5.11 and later), found once per process (controlSupported).
-var control struct {
-	sync.Mutex
-	known, ok bool
-}
+// noControl is set once a perf refused the control options (perf before
+// 5.11, which says so: oldPerf): later windows of the process start perf
+// as before. Only that refusal sets it: a perf that exited for another
+// reason fails its window, and the next tries again.
+var noControl atomic.Bool
 
-// controlSupported says whether perf takes the control options: a
-// record of `true` with them, which an older perf refuses as unknown
-// options.
-func controlSupported() bool {
-	control.Lock()
-	defer control.Unlock()
-	if !control.known {
-		control.ok, control.known = probeControl(), true
-	}
-	return control.ok
-}
+// errOldPerf is a perf that refused -D -1 or --control.
+var errOldPerf = errors.New("perf does not take -D -1 --control (perf before 5.11)")
 
-func probeControl() bool {
-	dir, err := os.MkdirTemp("", "cnb-perf-")
-	if err != nil {
-		return false
+// oldPerf says whether perf's stderr, as it exited before it opened its
+// control FIFO, refuses the control options.
+func oldPerf(stderr string) bool {
+	// perf's option parser: "Error: unknown option `control'", "switch
+	// `D' expects ...". Not "control" alone: its permission error says
+	// perf_event_paranoid "controls use of the performance events".
+	for _, s := range []string{"unknown option", "unknown switch", "`D'", "`control'"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
 	}
-	defer os.RemoveAll(dir)
-	ctl, ack := filepath.Join(dir, "ctl.fifo"), filepath.Join(dir, "ack.fifo")
-	if syscall.Mkfifo(ctl, 0o600) != nil || syscall.Mkfifo(ack, 0o600) != nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), perfReady)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "perf", "record", "-q", "-D", "-1", "--control", "fifo:"+ctl+","+ack,
-		"-o", filepath.Join(dir, "perf.data"), "--", "true")
-	return cmd.Run() == nil
+	return false
 }
 
 // begun is what a window's start read once perf sampled: the counters,
-// segments and flows of its devices.
+// segments and flows of its devices; and perf, where it had to be
+// started again without the control options.
 type begun struct {
 	before []ifstats.Counters
 	segs   []segment
 	flows  []flows
+	perf   engine.Process
 	err    error
 }
 
@@ -92,11 +83,21 @@ func (r *Recorder) startControlled(ctx context.Context, argv []string) error {
 	r.perf = p
 	r.begun = make(chan begun, 1)
 	go func(out chan<- begun) {
-		if err := enable(ctx, p, ctl, ack); err != nil {
+		err := enable(ctx, p, ctl, ack)
+		switch {
+		case errors.Is(err, errOldPerf):
+			// As perf was started before: the counters, then perf.
+			noControl.Store(true)
+			b := r.readStart()
+			if b.err == nil {
+				b.perf, b.err = r.start(ctx, argv)
+			}
+			out <- b
+		case err != nil:
 			out <- begun{err: err}
-			return
+		default:
+			out <- r.readStart()
 		}
-		out <- r.readStart()
 	}(r.begun)
 	return nil
 }
@@ -136,6 +137,9 @@ func enable(ctx context.Context, p engine.Process, ctl, ack string) error {
 		select {
 		case <-exited:
 			_, stderr, _ := p.Wait()
+			if oldPerf(string(stderr)) {
+				return errOldPerf
+			}
 			return fmt.Errorf("perf exited before it opened its control FIFO: %s", clip(string(stderr)))
 		case <-ctx.Done():
 			return ctx.Err()

@@ -100,7 +100,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 	}
 	r.dir = dir
 	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
-	if controlSupported() {
+	if !noControl.Load() {
 		// perf first, sampling once it says so, then the counters:
 		// samples and packets from one moment on (perfctl.go).
 		if err := r.startControlled(ctx, argv); err != nil {
@@ -170,6 +170,9 @@ func (r *Recorder) Stop(context.Context) error {
 			return fmt.Errorf("perf record: %w", b.err)
 		}
 		r.before, r.segs, r.flows = b.before, b.segs, b.flows
+		if b.perf != nil {
+			r.perf = b.perf // started again without the control options
+		}
 	}
 	var rerr error
 	r.after = nil
@@ -298,8 +301,12 @@ func (r *Recorder) Close() {
 	}
 	if r.begun != nil {
 		// perf gone, its start ends at once (an error or EOF on its
-		// FIFOs); the channel holds one, so it does not wait for us.
-		<-r.begun
+		// FIFOs); the channel holds one, so it does not wait for us. A
+		// perf started again without the control options goes too.
+		if b := <-r.begun; b.perf != nil {
+			b.perf.Stop()
+			_, _, _ = b.perf.Wait()
+		}
 		r.begun = nil
 	}
 	if r.dir != "" {

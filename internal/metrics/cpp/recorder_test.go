@@ -15,21 +15,18 @@ import (
 // fakePerfScript is a perf on PATH that logs each subcommand: record
 // waits for its control FIFO's enable and acknowledges it (as perf -D -1
 // --control does; it refuses the option where CNIBENCH_FAKE_PERF_OLD is
-// set, as a perf before 5.11 would), records a workload (the probe's
-// `-- true`) at once, writes its data on SIGTERM, as perf does, and
-// report prints one veth sample.
+// set, as a perf before 5.11 would), writes its data on SIGTERM, as perf
+// does, and report prints one veth sample.
 const fakePerfScript = `#!/bin/sh
 case "$1" in
 record)
 	while [ $# -gt 0 ]; do
 		[ "$1" = -o ] && out=$2
 		[ "$1" = --control ] && ctl=${2#fifo:}
-		[ "$1" = -- ] && workload=1
 		shift
 	done
 	if [ -n "$ctl" ]; then
 		[ -n "$CNIBENCH_FAKE_PERF_OLD" ] && { echo "unknown option 'control'" >&2; exit 129; }
-		[ -n "$workload" ] && exit 0
 		[ -n "$CNIBENCH_FAKE_PERF_SLOW" ] && sleep "$CNIBENCH_FAKE_PERF_SLOW"
 		ack=${ctl#*,}; ctl=${ctl%%,*}
 		exec 3<>"$ctl" 4<>"$ack"
@@ -157,12 +154,8 @@ func TestPerfNetnsTiesPathNamespaces(t *testing.T) {
 	}
 }
 
-// resetControl forgets what perf was found to take (controlSupported).
-func resetControl() {
-	control.Lock()
-	control.known = false
-	control.Unlock()
-}
+// resetControl forgets that perf refused the control options.
+func resetControl() { noControl.Store(false) }
 
 // perf spends about 150 ms building its record of the machine's threads
 // before it samples, and the counters were read before it started: a 3 s
@@ -170,7 +163,8 @@ func resetControl() {
 // and the counters are read once it says they are on, beside the window:
 // Start does not wait for perf (it held every other collector's window
 // closed for perf's start-up), Stop does. A perf without the control
-// options (before 5.11, found once) is started as before.
+// options (before 5.11: it exits at once saying so) is started again as
+// before, and for the rest of the process.
 func TestRecorderCountsFromEnable(t *testing.T) {
 	for _, old := range []bool{false, true} {
 		log := withFakePerf(t)
@@ -199,8 +193,8 @@ func TestRecorderCountsFromEnable(t *testing.T) {
 		switch {
 		case !old && atRead != "record":
 			t.Errorf("counters read before perf said it samples (perf log %q)", atRead)
-		case old && (controlSupported() || atRead != ""):
-			t.Errorf("a perf without --control: supported %v, counters read at %q (want before it started)", controlSupported(), atRead)
+		case old && (!noControl.Load() || atRead != ""):
+			t.Errorf("a perf without --control: remembered %v, counters read at %q (want before it started)", noControl.Load(), atRead)
 		}
 	}
 }
@@ -230,4 +224,19 @@ func TestRecorderStartDoesNotWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
+}
+
+// Only perf's refusal of the options marks it old: its permission error
+// ("... perf_event_paranoid, which controls use of ...") fails the
+// window instead of starting perf again for the rest of the process.
+func TestOldPerfIsItsOptionRefusal(t *testing.T) {
+	for stderr, old := range map[string]bool{
+		"Error: unknown option `control'\n\n Usage: perf record [<options>] [<command>]": true,
+		"  Error: switch `D' expects a numerical value":                                  true,
+		"Error:\nAccess to performance monitoring and observability operations is limited.\nConsider adjusting /proc/sys/kernel/perf_event_paranoid setting, which controls use of the performance events system": false,
+	} {
+		if got := oldPerf(stderr); got != old {
+			t.Errorf("%q: old %v, want %v", stderr, got, old)
+		}
+	}
 }
