@@ -11,7 +11,7 @@ import (
 // number of the study, at its line and field, with what YAML reads and
 // what to write; from the file, a profile and --set alike.
 func TestRadixNumbersRefused(t *testing.T) {
-	for _, c := range []struct{ extra, set, want string }{
+	checkRefusals(t, []refusal{
 		{"  datapaths: [{type: calico-vxlan, mtu: 01400}]\n", "",
 			"f.yaml:6: spec.datapaths[0].mtu: 01400: YAML reads a leading 0 as octal (768); write 1400"},
 		{"  replicas:\n    - 1\n    - 016\n", "", "f.yaml:8: spec.replicas[1]: 016: YAML reads a leading 0 as octal (14); write 16"},
@@ -31,16 +31,7 @@ func TestRadixNumbersRefused(t *testing.T) {
 		{"", "replicas=[1, 2, 016]", "f.yaml (--set): spec.replicas[2]: 016: YAML reads a leading 0 as octal (14); write 16"},
 		{"", "trials=010", "f.yaml (--set): spec.trials: 010: YAML reads a leading 0 as octal (8); write 10"},
 		{"", "trials={min: 3, max: 0x10}", "f.yaml (--set): spec.trials.max: 0x10: YAML reads 0x as hexadecimal (16); write 16"},
-	} {
-		opt := Options{}
-		if c.set != "" {
-			opt.Set = []string{c.set}
-		}
-		_, err := Parse("f.yaml", []byte(withDefaults(c.extra)), opt, testCatalog)
-		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
-			t.Errorf("%q %s:\n got %v\nwant prefix %s", c.extra, c.set, err, c.want)
-		}
-	}
+	})
 	// A profile's number, whether or not the run uses the profile.
 	data := []byte(withDefaults("  replicas: [1]\n") + "profiles:\n  quick: {replicas: [1, 010]}\n")
 	want := `f.yaml:12: profile "quick": spec.replicas[1]: 010: YAML reads a leading 0 as octal (8); write 10`

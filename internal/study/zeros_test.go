@@ -7,11 +7,32 @@ import (
 	"testing"
 )
 
+// refusal is a study's spec lines beside the defaults (withDefaults), a
+// --set ("" for none), and the start of the error the study is refused
+// with.
+type refusal struct{ extra, set, want string }
+
+// checkRefusals parses each refusal's study and wants it refused with
+// its error.
+func checkRefusals(t *testing.T, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		opt := Options{}
+		if c.set != "" {
+			opt.Set = []string{c.set}
+		}
+		_, err := Parse("f.yaml", []byte(withDefaults(c.extra)), opt, testCatalog)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q %s:\n got %v\nwant prefix %s", c.extra, c.set, err, c.want)
+		}
+	}
+}
+
 // An explicit 0 is refused where it is below the field's bounds, at its
 // file and line; only a field left out takes the default (`messageSize:
 // 0` ran qperf at 1 B).
 func TestExplicitZeroRefused(t *testing.T) {
-	for _, c := range []struct{ extra, set, want string }{
+	checkRefusals(t, []refusal{
 		{"  workloads: [{tool: qperf, messageSize: 0}]\n", "", "f.yaml:6: spec.workloads[0].messageSize: messageSize must be between 1 and 65000"},
 		{"  workloads: [{tool: sockperf, messageSize: 0}]\n", "", "f.yaml:6: spec.workloads[0].messageSize: messageSize must be between 14 and 65000"},
 		{"  workloads: [{tool: iperf3, parallel: 0}]\n", "", "f.yaml:6: spec.workloads[0].parallel: parallel must be between 1 and 128"},
@@ -42,16 +63,7 @@ func TestExplicitZeroRefused(t *testing.T) {
 		{"", "datapaths=[{type: calico-vxlan, mtu: 0.0}]", "f.yaml (--set): spec.datapaths[0].mtu: must be between 576 and 65535, got 0"},
 		// From --set as from the file.
 		{"  workloads: [{name: rr, tool: qperf}]\n", "workloads.rr.messageSize=0", "f.yaml (--set): spec.workloads[0].messageSize: messageSize must be between 1"},
-	} {
-		opt := Options{}
-		if c.set != "" {
-			opt.Set = []string{c.set}
-		}
-		_, err := Parse("f.yaml", []byte(withDefaults(c.extra)), opt, testCatalog)
-		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
-			t.Errorf("%q %s:\n got %v\nwant prefix %s", c.extra, c.set, err, c.want)
-		}
-	}
+	})
 	// A --set cannot leave a field out: null does, as the refusal says.
 	mtu := withDefaults("  datapaths: [{name: fv, type: calico-vxlan, mtu: 1400}]\n")
 	if _, err := Parse("f.yaml", []byte(mtu), Options{Set: []string{"datapaths.fv.mtu=null"}}, testCatalog); err != nil {
