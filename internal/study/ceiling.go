@@ -62,16 +62,21 @@ func ParseCeiling(s string) (float64, error) {
 	return v, nil
 }
 
-// MostProbes is how many probes the search can take (package
-// ceiling's bound): High, Low, and the halvings from High-Low down to
-// the step, the finest a relative step gets being at a failing rate just
-// above Low.
-func (c Ceiling) MostProbes() float64 {
-	finest := c.Step
-	if c.Rel > 0 {
-		finest = c.Rel * c.Low
+// MostProbes is how many probes the search can take (CeilingProbes).
+func (c Ceiling) MostProbes() float64 { return float64(CeilingProbes(c.Low, c.High, c.Step, c.Rel)) }
+
+// CeilingProbes is how many probes a loss-ceiling search from low to
+// high can take with a step (bit/s) or a step relative to the failing
+// rate (rel; step 0): high, low, and the halvings from high-low down to
+// the step, the finest a relative one gets being at a failing rate just
+// above low. The search stops there (package ceiling) and a study's
+// planned time counts it (bounds.go): one formula for both.
+func CeilingProbes(low, high, step, rel float64) int {
+	finest := step
+	if rel > 0 {
+		finest = rel * low
 	}
-	return 2 + math.Ceil(math.Log2((c.High-c.Low)/finest))
+	return 2 + int(math.Ceil(math.Log2((high-low)/finest)))
 }
 
 // Ceiling resolves the workload's search with defaults; ok is false when

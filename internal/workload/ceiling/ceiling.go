@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // Probe offers rate (bit/s) for a short time and returns what it
@@ -189,16 +191,9 @@ func (s Search) resolution(fail float64) float64 {
 	return s.Step
 }
 
-// mostProbes is how many probes the resolution can take: High, Low, and
-// the halvings from High-Low down to it, the finest a relative one gets
-// being at a failing rate just above Low.
-func (s Search) mostProbes() int {
-	finest := s.Step
-	if s.Rel > 0 {
-		finest = s.Rel * s.Low
-	}
-	return 2 + int(math.Ceil(math.Log2((s.High-s.Low)/finest)))
-}
+// mostProbes is how many probes the resolution can take, as a study's
+// planned time counts them (study.CeilingProbes).
+func (s Search) mostProbes() int { return study.CeilingProbes(s.Low, s.High, s.Step, s.Rel) }
 
 // failedAt is the failing bound a failed probe sets: the rate it was
 // asked for, or what it sent where it fell behind, since the path lost
