@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -16,8 +17,17 @@ import (
 // DaemonSets, for CNI detection) counts as installed: the wait then says
 // what it found.
 func (c *Cluster) agentInstalled(ctx context.Context) bool {
+	list, err := c.agentDaemonSets(ctx)
+	return err != nil || len(list) > 0
+}
+
+// agentDaemonSets are the installed agent's DaemonSets (one, normally).
+func (c *Cluster) agentDaemonSets(ctx context.Context) ([]appsv1.DaemonSet, error) {
 	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
-	return err != nil || len(list.Items) > 0
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // untolerated says which of nodes carries a taint the installed agent's
@@ -28,11 +38,11 @@ func (c *Cluster) agentInstalled(ctx context.Context) bool {
 // A node condition's taint (node.kubernetes.io/...) is left out: the
 // DaemonSet controller tolerates those itself, and they pass.
 func (c *Cluster) untolerated(ctx context.Context, nodes []string) string {
-	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
-	if err != nil || len(list.Items) == 0 {
+	list, err := c.agentDaemonSets(ctx)
+	if err != nil || len(list) == 0 {
 		return ""
 	}
-	tols := list.Items[0].Spec.Template.Spec.Tolerations
+	tols := list[0].Spec.Template.Spec.Tolerations
 	for _, name := range nodes {
 		n, err := c.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
