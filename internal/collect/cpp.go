@@ -3,10 +3,8 @@ package collect
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -26,15 +24,7 @@ var cppEntry = Entry{
 	Enabled:  func(w study.Workload) bool { return w.CPP },
 	New: func(t Trial) (Collector, error) {
 		srv := t.Cluster.Server()
-		// Host-network pods share the node's device: counted once, not
-		// once per pod (r pods divided every cost per packet by r).
-		var ifaces []netns.Iface
-		for _, p := range t.Servers {
-			if ifc := srv.PodIface(p); !slices.Contains(ifaces, ifc) {
-				ifaces = append(ifaces, ifc)
-			}
-		}
-		w, err := t.Kernel(srv).CPP(ifaces)
+		w, err := t.Kernel(srv).CPP(serverIfaces(t))
 		if err != nil {
 			return nil, err
 		}

@@ -47,3 +47,18 @@ func TestCPPCountsASharedDeviceOnce(t *testing.T) {
 		t.Errorf("counted %v for three pods on one device, want it once", k.ifaces)
 	}
 }
+
+// The devices collector's pods group takes the same devices: a shared
+// one once (if_pods_* was r times the node's).
+func TestDevicesCountASharedDeviceOnce(t *testing.T) {
+	c, err := newDevices(Trial{Cluster: fakeCluster{}, Kernel: func(engine.Node) engine.Kernel { return &loggedKernel{} },
+		Servers: []engine.Pod{fakePod{}, fakePod{}, fakePod{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range c.(*devices).groups {
+		if g.name == "pods" && len(g.ifaces) != 1 {
+			t.Errorf("pods group %v for three pods on one device, want it once", g.ifaces)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
@@ -39,12 +40,22 @@ func newDevices(t Trial) (Collector, error) {
 	if tu, ok := srv.Tunnel(); ok {
 		c.groups = append(c.groups, ifaceGroup{"tunnel", []netns.Iface{tu}})
 	}
-	var pods []netns.Iface
-	for _, p := range t.Servers {
-		pods = append(pods, srv.PodIface(p))
-	}
-	c.groups = append(c.groups, ifaceGroup{"pods", pods})
+	c.groups = append(c.groups, ifaceGroup{"pods", serverIfaces(t)})
 	return c, nil
+}
+
+// serverIfaces are the measured server pods' own devices, each once:
+// host-network pods share the node's, which was counted once per pod (r
+// pods multiplied if_pods_* by r and divided every cost per packet by r).
+func serverIfaces(t Trial) []netns.Iface {
+	srv := t.Cluster.Server()
+	var out []netns.Iface
+	for _, p := range t.Servers {
+		if ifc := srv.PodIface(p); !slices.Contains(out, ifc) {
+			out = append(out, ifc)
+		}
+	}
+	return out
 }
 
 // read reads every group's devices in one request (one agent round trip

@@ -164,7 +164,7 @@ func TestNewSetFollowsStudyFlags(t *testing.T) {
 func TestDevicesMemoryPodSetup(t *testing.T) {
 	k := &fakeKernel{}
 	tr := Trial{Cluster: fakeCluster{}, Kernel: func(engine.Node) engine.Kernel { return k },
-		Servers:   []engine.Pod{fakePod{}, fakePod{}},
+		Servers:   []engine.Pod{fakePod{ns: "pod-a"}, fakePod{ns: "pod-b"}},
 		Pairs:     []workload.Pair{{Server: fakePod{setup: 2 * time.Millisecond}, Client: fakePod{setup: 4 * time.Millisecond}}},
 		FreshPods: true}
 	s, err := NewSet(study.Workload{Counters: true}, tr)
@@ -247,12 +247,20 @@ func (fakeNode) Tunnel() (netns.Iface, bool) { return netns.Iface{Name: "vx"}, t
 func (fakeNode) HostVeths(p []engine.Pod) ([]netns.Iface, error) {
 	return make([]netns.Iface, len(p)), nil
 }
-func (fakeNode) PodIface(engine.Pod) netns.Iface { return netns.Iface{Name: "eth0"} }
+func (fakeNode) PodIface(p engine.Pod) netns.Iface {
+	fp, _ := p.(fakePod)
+	return netns.Iface{Netns: fp.ns, Name: "eth0"}
+}
 func (fakeNode) Start(context.Context, []string) (engine.Process, error) {
 	return nil, errors.New("no programs here")
 }
 
-type fakePod struct{ setup time.Duration }
+// fakePod is a pod whose namespace is ns ("" for the node's: a
+// host-network pod's, which every such pod shares).
+type fakePod struct {
+	setup time.Duration
+	ns    string
+}
 
 func (fakePod) Name() string { return "p" }
 func (fakePod) Node() string { return "n" }
