@@ -170,6 +170,8 @@ func TestValuesAtBounds(t *testing.T) {
 		{"duration=24h", "warmup=23h", "cooldown=24h", "trials=1", "workloads=[{name: rr, tool: sockperf}, {name: http, tool: ab}]"},
 		{"duration=24h", "warmup=60s", "cooldown=24h", "trials=1"},
 		{"tunings=[baseline, {name: rfs-max, rps: {cpus: all}, rfs: {sockFlowEntries: 1048576, flowCnt: 1048576}}]"},
+		// RFS alone: the kernel steers by the flow table without a mask.
+		{"tunings=[baseline, {name: rfs-alone, rfs: {sockFlowEntries: 32768, flowCnt: 32768}}]"},
 		{"workloads=[{name: http, tool: ab, size: 64M}, {name: tcp, tool: iperf3, lengths: [1, 1M]}]"},
 		{"workloads=[{name: udp, tool: iperf3, protocol: udp, rate: 1000G, length: 65507}]"},
 		{"replicas=[250]"},

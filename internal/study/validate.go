@@ -219,10 +219,9 @@ func validateTunings(sp *Spec, bad badFunc) {
 				}
 			}
 		}
+		// RFS needs no RPS mask: the kernel's get_rps_cpu steers by the
+		// flow table alone (a flow no socket claims stays where it came).
 		if t.RFS != nil {
-			if t.RPS == nil {
-				bad(f+".rfs", "RFS needs an RPS mask on the same queues; add rps: {cpus: all}")
-			}
 			if t.RFS.SockFlowEntries <= 0 || t.RFS.FlowCnt <= 0 {
 				bad(f+".rfs", "sockFlowEntries and flowCnt must be > 0")
 			}

@@ -45,7 +45,10 @@ func TestKernelApplyRevert(t *testing.T) {
 		tu, _ := study.BuiltinTuning(n)
 		tunings = append(tunings, tu)
 	}
-	tunings = append(tunings, study.Tuning{Name: "cpu0", RPS: &study.RPS{CPUs: "0"}, Pods: true})
+	tunings = append(tunings, study.Tuning{Name: "cpu0", RPS: &study.RPS{CPUs: "0"}, Pods: true},
+		// RFS without RPS (get_rps_cpu steers by the flow table alone):
+		// the masks stay as they were.
+		study.Tuning{Name: "rfs-alone", RFS: &study.RFS{SockFlowEntries: 32768, FlowCnt: 32768}, Pods: true})
 
 	for _, tu := range tunings {
 		t.Run(tu.Name, func(t *testing.T) {
