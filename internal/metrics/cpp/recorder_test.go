@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,15 +71,25 @@ func loRecorder(t *testing.T, log string) *Recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The packets go once the window's start is read (readStart reads
+	// the counters, then the segments), not once perf logs its record:
+	// perf logs it before it acks the enable, and under load packets
+	// sent then came before the counters were read ("no packets").
+	read := make(chan struct{})
+	var once sync.Once
 	r := &Recorder{Map: m, Ifaces: []netns.Iface{{Name: "lo"}}}
-	r.segmentOf = func(netns.Iface) (segment, error) { return segment{PathMTU: 1500}, nil }
+	r.segmentOf = func(netns.Iface) (segment, error) {
+		once.Do(func() { close(read) })
+		return segment{PathMTU: 1500}, nil
+	}
 	if err := r.Start(context.Background()); err != nil {
 		t.Skipf("cannot start on lo: %v", err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); perfCalls(t, log) != "record"; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("fake perf record did not start within 10 s")
-		}
+	select {
+	case <-read:
+	case <-time.After(10 * time.Second):
+		r.Close()
+		t.Fatalf("the window's start was not read within 10 s (perf log %q)", perfCalls(t, log))
 	}
 	c, err := net.Dial("udp", "127.0.0.1:9")
 	if err != nil {
