@@ -16,8 +16,9 @@ import (
 // fakePerfScript is a perf on PATH that logs each subcommand: record
 // waits for its control FIFO's enable and acknowledges it (as perf -D -1
 // --control does; it refuses the option where CNIBENCH_FAKE_PERF_OLD is
-// set, as a perf before 5.11 would), writes its data on SIGTERM, as perf
-// does, and report prints one veth sample.
+// set, as a perf before 5.11 would, and opens its FIFOs only once the
+// file CNIBENCH_FAKE_PERF_HOLD names exists, where that is set), writes
+// its data on SIGTERM, as perf does, and report prints one veth sample.
 const fakePerfScript = `#!/bin/sh
 case "$1" in
 record)
@@ -28,7 +29,7 @@ record)
 	done
 	if [ -n "$ctl" ]; then
 		[ -n "$CNIBENCH_FAKE_PERF_OLD" ] && { echo "unknown option 'control'" >&2; exit 129; }
-		[ -n "$CNIBENCH_FAKE_PERF_SLOW" ] && sleep "$CNIBENCH_FAKE_PERF_SLOW"
+		while [ -n "$CNIBENCH_FAKE_PERF_HOLD" ] && [ ! -e "$CNIBENCH_FAKE_PERF_HOLD" ]; do sleep 0.05; done
 		ack=${ctl#*,}; ctl=${ctl%%,*}
 		exec 3<>"$ctl" 4<>"$ack"
 		trap 'echo data > "$out"; exit 0' TERM
@@ -218,10 +219,13 @@ func TestRecorderCountsFromEnable(t *testing.T) {
 
 // Start does not wait for perf's start-up: a perf that takes seconds to
 // be ready left the window closed that long for every collector after
-// cpp.
+// cpp. The fake perf is held until the test releases it, not slowed by
+// a sleep against a time limit (under CI's load Start alone took over
+// the second it had); Stop does wait for it.
 func TestRecorderStartDoesNotWait(t *testing.T) {
 	withFakePerf(t)
-	t.Setenv("CNIBENCH_FAKE_PERF_SLOW", "2")
+	release := filepath.Join(t.TempDir(), "release")
+	t.Setenv("CNIBENCH_FAKE_PERF_HOLD", release)
 	resetControl()
 	t.Cleanup(resetControl)
 	m, err := DefaultMap()
@@ -230,12 +234,16 @@ func TestRecorderStartDoesNotWait(t *testing.T) {
 	}
 	r := &Recorder{Map: m, Ifaces: []netns.Iface{{Name: "lo"}}}
 	r.segmentOf = func(netns.Iface) (segment, error) { return segment{PathMTU: 1500}, nil }
-	start := time.Now()
+	// A Start that waits for perf returns only once this releases it.
+	held := time.AfterFunc(10*time.Second, func() { _ = os.WriteFile(release, nil, 0o600) })
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("Start took %v: it waited for perf", took)
+	if !held.Stop() {
+		t.Error("Start returned only once perf was released (10 s): it waited for perf")
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if err := r.Stop(context.Background()); err != nil {
 		t.Fatal(err)
