@@ -43,7 +43,10 @@ func TestVersionOfAProgramThatHangs(t *testing.T) {
 	}
 	t.Cleanup(func() { childGone(t, pidFile) })
 	saved := versionTimeout
-	versionTimeout = 200 * time.Millisecond
+	// Long enough for the script to start its child and write its PID
+	// on a loaded machine (200 ms was not: "wrote no child PID"), short
+	// against the 5 s a query has.
+	versionTimeout = 2 * time.Second
 	t.Cleanup(func() { versionTimeout = saved })
 	done := make(chan string, 1)
 	go func() { done <- Version([]string{path, "--version"}) }()
@@ -53,7 +56,7 @@ func TestVersionOfAProgramThatHangs(t *testing.T) {
 			t.Errorf("Version = %q, want \"\"", v)
 		}
 	case <-time.After(time.Minute):
-		t.Fatal("Version did not return a minute after its 200ms deadline")
+		t.Fatalf("Version did not return a minute after its %v deadline", versionTimeout)
 	}
 }
 
