@@ -57,9 +57,21 @@ func TestMissingProgram(t *testing.T) {
 }
 
 func TestStopEscalates(t *testing.T) {
-	// The program ignores SIGTERM: Stop must still end it (SIGKILL).
-	p := start(t, context.Background(), nil, "trap '' TERM; exec sleep 60")
-	time.Sleep(100 * time.Millisecond) // let sh install the trap before exec
+	// The program ignores SIGTERM: Stop must still end it (SIGKILL). It
+	// says so once the trap is in place; a sleep for it was too short
+	// under load (sh died of the SIGTERM: "terminated").
+	ready := make(chan string, 1)
+	p, err := StartWatched(context.Background(), "", nil, []string{"sh", "-c", "trap '' TERM; echo ready; exec sleep 60"},
+		func(s string) { ready <- s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program did not say it ignores SIGTERM within 10 s")
+	}
 	p.Stop()
 	if _, _, err := p.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("Wait after Stop = %v, want killed", err)
