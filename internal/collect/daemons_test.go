@@ -19,10 +19,28 @@ func TestDaemonWatchMeasuresItself(t *testing.T) {
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(300 * time.Millisecond)
+	// Spin until the process's CPU time has grown a tick, not for a
+	// fixed 300 ms: on a loaded machine (steal time) that wall time held
+	// less than a tick of CPU, and the share was 0.
+	t0, err := procs.Ticks("/proc", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	x := 0
-	for time.Now().Before(deadline) {
-		x++
+	for deadline := time.Now().Add(10 * time.Second); ; x++ {
+		if x%100000 != 0 {
+			continue
+		}
+		now, err := procs.Ticks("/proc", os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now > t0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("this process's CPU time did not grow in 10 s of spinning (%d times)", x)
+		}
 	}
 	r, err := w.Stop(context.Background())
 	if err != nil {
