@@ -124,12 +124,14 @@ func TestSetOrder(t *testing.T) {
 		t.Errorf("window never opened: log %q", got)
 	}
 	// Slowest names the collector that held the window's start up; a
-	// whole-trial one started early does not count at the window.
+	// whole-trial one started early does not count at the window. c
+	// takes 200 ms, not 20: a loaded machine's a, which takes none, took
+	// that long. wb takes longer still, or counting it would go unseen.
 	s, fs = mk("a", "wb", "c")
-	fs[1].delay, fs[2].delay = 60*time.Millisecond, 20*time.Millisecond
+	fs[1].delay, fs[2].delay = 400*time.Millisecond, 200*time.Millisecond
 	_ = s.StartEarly(context.Background())
 	_ = s.Start(context.Background())
-	if name, d := s.Slowest(); name != "c" || d < 20*time.Millisecond {
+	if name, d := s.Slowest(); name != "c" || d < 200*time.Millisecond {
 		t.Errorf("slowest %s %v, want c (wb started early)", name, d)
 	}
 	_, _ = s.Stop(context.Background())
