@@ -19,12 +19,17 @@ func TestSettleBeforeLaterClusters(t *testing.T) {
 	if e.settle != clusterSettle {
 		t.Fatalf("settle %v, want %v", e.settle, clusterSettle)
 	}
-	e.settle = 300 * time.Millisecond
+	// The first call must return before a long pause would end, not
+	// within 300 ms of wall time, which a loaded CI machine need not
+	// give even a call that waits for nothing; the second waits out a
+	// short one.
+	e.settle = 10 * time.Second
 	ctx := context.Background()
 	t0 := time.Now()
 	if err := e.settleBeforeUp(ctx); err != nil || time.Since(t0) >= e.settle {
 		t.Errorf("first cluster: %v after %v, want no wait", err, time.Since(t0))
 	}
+	e.settle = 300 * time.Millisecond
 	t0 = time.Now()
 	if err := e.settleBeforeUp(ctx); err != nil || time.Since(t0) < e.settle {
 		t.Errorf("second cluster: %v after %v, want a wait of %v", err, time.Since(t0), e.settle)
