@@ -504,12 +504,13 @@ spec:
 // until the change is in place; it returns the command and the run ID.
 func startLongRun(t *testing.T, jdir string) (*exec.Cmd, string) {
 	t.Helper()
-	var errb bytes.Buffer
+	var errb syncBuffer // read by startLongRunOut while the run writes
 	return startLongRunOut(t, jdir, &errb, &errb)
 }
 
 // startLongRunOut is startLongRun with the run's output going where the
-// test says.
+// test says: a file or a syncBuffer, since it prints stderr while the run
+// may still write to it (a bytes.Buffer there is a data race).
 func startLongRunOut(t *testing.T, jdir string, stdout, stderr io.Writer) (*exec.Cmd, string) {
 	t.Helper()
 	study := writeStudy(t, fmt.Sprintf(tinyStudy, "flannel-vxlan", "rfs", "60s"))

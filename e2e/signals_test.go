@@ -56,7 +56,7 @@ func TestHangupTearsDown(t *testing.T) {
 	requireTool(t, "iperf3")
 	before := snapshot(t)
 	jdir := t.TempDir()
-	var errb bytes.Buffer
+	var errb syncBuffer
 	cmd, id := startLongRunOut(t, jdir, &errb, &errb)
 	kids := iperfChildren(cmd.Process.Pid)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
