@@ -608,7 +608,7 @@ func TestKubeKillAndCleanup(t *testing.T) {
 		"--set", "tunings=[baseline,{name: rps, side: both, rps: {cpus: all}, sysctls: {net.core.netdev_budget: " + budget + "}" + bound + "}]",
 		"--set", "duration=20s", "--out", dir}, kubeArgs()...)
 	cmd := c.cnibench(args...)
-	var out bytes.Buffer
+	var out lockedBuffer // read after the Kill below, before the run is gone
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -654,7 +654,7 @@ func TestKubeKillAndCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
-	t.Logf("killed the controller mid-run:\n%s", tail(out.Bytes(), 2000))
+	t.Logf("killed the controller mid-run:\n%s", tail([]byte(out.String()), 2000))
 	// Cleanup watches the run's Lease until it has gone unrenewed for
 	// LeaseSeconds (kube.ObserveLeases), then removes the run.
 	cl, err := c.cnibench("cleanup", "--kube").CombinedOutput()
