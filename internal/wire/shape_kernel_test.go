@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -90,7 +91,10 @@ func handle(t *testing.T, ns string) *netns.NetlinkHandle {
 // tcpGoodput sends one TCP stream from namespace a to b as fast as it
 // goes and returns the payload rate (bit/s) b receives over window,
 // which starts 0.5 s after the first bytes, past slow start and the
-// token bucket's initial burst.
+// token bucket's initial burst. The bytes are the kernel's count of
+// payload received (TCP_INFO bytes_received), not what Read returns in
+// the window: a reader stalled 15 ms across the window's start would
+// count data queued before it, 0.5% more goodput.
 func tcpGoodput(t *testing.T, a, b string, window time.Duration) float64 {
 	t.Helper()
 	var ln net.Listener
@@ -126,19 +130,39 @@ func tcpGoodput(t *testing.T, a, b string, window time.Duration) float64 {
 	if _, err := io.ReadFull(s, buf[:1]); err != nil {
 		t.Fatal(err)
 	}
-	from := time.Now().Add(500 * time.Millisecond)
-	to := from.Add(window)
-	var bytes int
-	_ = s.SetReadDeadline(to)
-	for {
-		n, err := s.Read(buf)
-		now := time.Now()
-		if now.After(from) && !now.After(to) {
-			bytes += n
+	go func() {
+		for {
+			if _, err := s.Read(buf); err != nil {
+				return
+			}
 		}
-		if err != nil {
-			break
-		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	// The interval runs from before the first sample to after the last,
+	// so a stall while sampling only lowers the rate.
+	from := time.Now()
+	first := bytesReceived(t, s)
+	time.Sleep(window)
+	last := bytesReceived(t, s)
+	return float64(last-first) * 8 / time.Since(from).Seconds()
+}
+
+// bytesReceived is the payload bytes the kernel has taken in order on c.
+func bytesReceived(t *testing.T, c net.Conn) uint64 {
+	t.Helper()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return float64(bytes) * 8 / window.Seconds()
+	var info *unix.TCPInfo
+	var ierr error
+	if err := raw.Control(func(fd uintptr) {
+		info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ierr != nil {
+		t.Fatalf("TCP_INFO: %v", ierr)
+	}
+	return info.Bytes_received
 }
