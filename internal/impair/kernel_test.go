@@ -358,9 +358,7 @@ func TestLossRateMatches(t *testing.T) {
 		}
 		quiet(&got, 30*time.Millisecond)
 	}
-	// A longer wait at the end: a receiver starved for a moment must not
-	// count as loss.
-	quiet(&got, 300*time.Millisecond)
+	st := settled(t, p, &got, n)
 	lost := n - int(got.Load())
 	measured := float64(lost) / n
 	sd := math.Sqrt(n * rate * (1 - rate))
@@ -368,133 +366,11 @@ func TestLossRateMatches(t *testing.T) {
 	if math.Abs(float64(lost)-n*rate) > 5*sd {
 		t.Errorf("measured loss %.3f%% is more than 5 sd (%.2f points) from 10%%", 100*measured, 500*sd/n)
 	}
-	st, err := QdiscStats(p.a, "a0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Drops may also count the odd IPv6 packet the kernel sends on its
 	// own; they may not be fewer than the datagrams that went missing.
 	if int(st.Drops) < lost || int(st.Drops) > lost+50 {
 		t.Errorf("netem dropped %d packets, %d datagrams went missing: lost elsewhere, or counters wrong (%+v)", st.Drops, lost, st)
 	}
-}
-
-// TestDelayAddsRTT: 20 ms of netem delay on a0's egress adds 20 ms to
-// every round trip: netem never sends a packet early, so no RTT may be
-// below 20 ms; the median may exceed the undelayed median by 20 ms plus
-// at most 5 ms of timer and scheduling slack (an emulated VM's timers).
-func TestDelayAddsRTT(t *testing.T) {
-	requireKernel(t, probe.Netem)
-	p := newPair(t)
-	base, err := rtts(t, p, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const delay = 20 * ms
-	prev, err := Apply(p.a, "a0", Spec{Delay: delay}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	delayed, err := rtts(t, p, 50)
-	if rerr := Revert(prev); rerr != nil {
-		t.Error(rerr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkAdded(t, base, delayed, delay)
-}
-
-// TestIngressThroughIFB: the same 20 ms on what b0 receives, through an
-// ifb device; revert leaves neither the ifb nor the ingress qdisc.
-func TestIngressThroughIFB(t *testing.T) {
-	requireKernel(t, probe.Netem, probe.IFB)
-	p := newPair(t)
-	before := shape(t, p.b, "b0")
-	base, err := rtts(t, p, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const delay = 20 * ms
-	s := Spec{Delay: delay}
-	prev, err := ApplyIngress(p.b, "b0", s, nil)
-	if err != nil {
-		t.Fatalf("ApplyIngress: %v", err)
-	}
-	if prev.IFB == "" || prev.Device() != prev.IFB {
-		t.Errorf("Prev = %+v, want an ifb", prev)
-	}
-	if got, err := ReadBack(p.b, prev.Device()); err != nil || !s.Matches(got) {
-		t.Errorf("ReadBack on %s = %+v, %v", prev.IFB, got, err)
-	}
-	delayed, err := rtts(t, p, 30)
-	if err != nil {
-		t.Error(err)
-	} else {
-		checkAdded(t, base, delayed, delay)
-	}
-	if st, err := QdiscStats(p.b, prev.Device()); err != nil || st.Packets < 30 {
-		t.Errorf("ifb's netem passed %d packets (%v), want the 30 requests", st.Packets, err)
-	}
-	if err := Revert(prev); err != nil {
-		t.Fatalf("Revert: %v", err)
-	}
-	if got := shape(t, p.b, "b0"); !slices.Equal(got, before) {
-		t.Errorf("b0 after revert %v, before %v", got, before)
-	}
-	if _, err := handle(t, p.b).LinkByName(prev.IFB); err == nil {
-		t.Errorf("%s left behind", prev.IFB)
-	}
-}
-
-func checkAdded(t *testing.T, base, delayed []time.Duration, delay time.Duration) {
-	t.Helper()
-	slices.Sort(base)
-	slices.Sort(delayed)
-	added := delayed[len(delayed)/2] - base[len(base)/2]
-	t.Logf("median RTT %v undelayed, %v delayed (min %v): added %v", base[len(base)/2], delayed[len(delayed)/2], delayed[0], added)
-	if delayed[0] < delay {
-		t.Errorf("an RTT of %v is below the %v netem delay", delayed[0], delay)
-	}
-	if added < delay || added > delay+5*ms {
-		t.Errorf("added median RTT %v, want %v .. %v", added, delay, delay+5*ms)
-	}
-}
-
-// rtts measures n UDP round trips from a to an echo in b.
-func rtts(t *testing.T, p pair, n int) ([]time.Duration, error) {
-	t.Helper()
-	srv := listen(t, p.b, ipB)
-	go func() {
-		buf := make([]byte, 64)
-		for {
-			k, from, err := srv.ReadFromUDP(buf)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDP(buf[:k], from)
-		}
-	}()
-	c := dial(t, p.a, srv.LocalAddr().(*net.UDPAddr))
-	out := make([]time.Duration, 0, n)
-	buf := make([]byte, 64)
-	for i := range n {
-		msg := fmt.Appendf(nil, "rtt %d", i)
-		start := time.Now()
-		if _, err := c.Write(msg); err != nil {
-			return nil, err
-		}
-		c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		k, err := c.Read(buf)
-		if err != nil {
-			return nil, fmt.Errorf("round trip %d: %w", i, err)
-		}
-		if string(buf[:k]) != string(msg) {
-			return nil, fmt.Errorf("round trip %d: echo %q", i, buf[:k])
-		}
-		out = append(out, time.Since(start))
-	}
-	return out, nil
 }
 
 // listen opens a UDP socket inside ns (a socket stays in the namespace it
@@ -539,6 +415,25 @@ func quiet(n *atomic.Int64, window time.Duration) {
 		time.Sleep(5 * time.Millisecond)
 		if v := n.Load(); v != last {
 			last, since = v, time.Now()
+		}
+	}
+}
+
+// settled waits until each of the n datagrams was either received or
+// dropped by netem, and returns netem's counters then. A quiet spell
+// cannot tell the end: on a loaded machine the receiver can be starved
+// for longer, and what it has not read yet would count as loss. A
+// datagram lost elsewhere is in neither count; after 10 s the checks
+// say so.
+func settled(t *testing.T, p pair, got *atomic.Int64, n int) Stats {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, err := QdiscStats(p.a, "a0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Load()+int64(st.Drops) >= int64(n) || time.Now().After(deadline) {
+			return st
 		}
 	}
 }
