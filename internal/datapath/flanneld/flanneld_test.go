@@ -1,6 +1,7 @@
 package flanneld
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -141,20 +142,12 @@ func iperf3(t *testing.T, srv, cli *local.Pod) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	time.Sleep(300 * time.Millisecond)
 	for _, args := range [][]string{
 		{"-t", "2"},
 		{"-t", "2", "-u", "-b", "50M", "-l", "1400"},
 	} {
 		argv := append([]string{"iperf3", "-c", srv.IP().String(), "-p", "5299", "--json"}, args...)
-		p, err := cli.Start(ctx, argv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _, err := p.Wait()
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", argv, err, out)
-		}
+		out := iperf3Client(ctx, t, cli, argv)
 		var r struct {
 			End struct {
 				SumReceived struct {
@@ -177,5 +170,32 @@ func iperf3(t *testing.T, srv, cli *local.Pod) {
 		if bps <= 0 {
 			t.Errorf("iperf3 %v: no traffic received", args)
 		}
+	}
+}
+
+// iperf3Client runs an iperf3 client in cli and returns its output,
+// starting it again while the server is not ready for it (for up to
+// 10 s): nothing says when the server started in the pod listens, and
+// on a loaded machine that can be later than any fixed wait; it may
+// also still be closing the previous test. A server that never takes
+// the test fails it.
+func iperf3Client(ctx context.Context, t *testing.T, cli *local.Pod, argv []string) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		p, err := cli.Start(ctx, argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, stderr, err := p.Wait()
+		all := append(append([]byte(nil), out...), stderr...)
+		// With --json, iperf3 3.12 reports these in the JSON and exits 0.
+		notReady := bytes.Contains(all, []byte("unable to connect to server")) || bytes.Contains(all, []byte("server is busy"))
+		if notReady && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil || notReady {
+			t.Fatalf("%v: %v\n%s", argv, err, all)
+		}
+		return out
 	}
 }
