@@ -165,9 +165,20 @@ func TestClaimRefusedOverUntrustedJournal(t *testing.T) {
 	wait()
 }
 
+// waitLonger lets a session wait 10 s for the node in this test instead
+// of TestMain's 300 ms: the test holds the node across a sleep and a
+// replay, which a loaded machine can stretch past 300 ms. A session
+// that refuses instead of waiting still fails at once.
+func waitLonger(t *testing.T) {
+	old := nodeLockWait
+	nodeLockWait = 10 * time.Second
+	t.Cleanup(func() { nodeLockWait = old })
+}
+
 // TestClaimWaitsForReplay: a claim while a replay holds the node for a
 // moment waits for it (nodeLockWait) rather than being refused.
 func TestClaimWaitsForReplay(t *testing.T) {
+	waitLonger(t)
 	dir := filepath.Join(t.TempDir(), "w1")
 	l, err := journal.LockDir(dir)
 	if err != nil {

@@ -376,6 +376,7 @@ func TestNodeLockRefusesOverUntrustedJournal(t *testing.T) {
 // value as its old one and put it back at its end) or being refused for
 // a moment's overlap (a refusal stops its run).
 func TestNodeLockWaitsForReplay(t *testing.T) {
+	waitLonger(t)
 	fs, dir := killedHolder(t)
 	node := &nodeFS{base: fs, pods: fakePods{}}
 
