@@ -28,7 +28,9 @@ func TestStartPods(t *testing.T) {
 			return false, nil, nil
 		}
 		// The sandbox first, the container a little later, as a kubelet
-		// reports them.
+		// reports them: 200 ms apart and after the create, so a creating
+		// goroutine or the watch stalled on a loaded machine still sees
+		// them in order (at 20 ms a stall folded the sandbox phase).
 		created = append(created, p.Name)
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		if err := cs.Tracker().Add(p); err != nil {
@@ -36,10 +38,10 @@ func TestStartPods(t *testing.T) {
 		}
 		go func(p *corev1.Pod) {
 			pods := corev1.SchemeGroupVersion.WithResource("pods")
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}}
 			_ = cs.Tracker().Update(pods, p.DeepCopy(), p.Namespace)
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
 			p.Status.Phase = corev1.PodRunning
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Ready: true}}
 			_ = cs.Tracker().Update(pods, p, p.Namespace)
