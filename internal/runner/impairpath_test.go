@@ -132,7 +132,10 @@ func TestTrialOffPathFails(t *testing.T) {
 				return fakeCounters{map[string]float64{collect.MetricQdiscPackets: sent, collect.MetricQdiscDrops: 0}}, nil
 			}}}
 		s := &study.Study{}
-		s.Spec.Duration.Duration = 20 * time.Millisecond
+		// Long enough that collectors started late on a loaded machine
+		// still record the 80% of the window that makes it whole (at
+		// 20 ms, 4 ms late made it a partial window, which passes).
+		s.Spec.Duration.Duration = 500 * time.Millisecond
 		r := &run{study: s, engine: stubEngine{}, plan: &plan{machine: cpuset.Set{0, 1},
 			drivers: map[string]workload.Driver{"tcp": movingDriver{9.4e8}}}}
 		_, err := r.trial(context.Background(), nil, results.Cell{Workload: "tcp", Impairment: "delay-low"}, 1,
