@@ -108,7 +108,11 @@ func podPair(t *testing.T) (client, server nsPod) {
 }
 
 // checkNoProcesses fails when a process still runs in a pod's namespace
-// (a qperf server, or the child it forks per test), and kills it.
+// (a qperf server, or the child it forks per test), and kills it. It
+// looks again for up to 5 s first: the forked child, signalled with its
+// group, may still be exiting once the server has been waited for, and
+// on a loaded machine that can take a while; a child left running is
+// still there after 5 s.
 func checkNoProcesses(t *testing.T, pods ...nsPod) {
 	t.Helper()
 	for _, p := range pods {
@@ -116,18 +120,31 @@ func checkNoProcesses(t *testing.T, pods ...nsPod) {
 		if err := syscall.Stat(netns.Path(p.ns), &want); err != nil {
 			t.Fatal(err)
 		}
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			var st syscall.Stat_t
-			pid, _ := strconv.Atoi(filepath.Base(d))
-			// The test binary itself may show the namespace while one of
-			// its threads starts a process there.
-			if pid != os.Getpid() && syscall.Stat(d+"/ns/net", &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
-				t.Errorf("process %d still runs in %s", pid, p.ns)
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		left := inNetns(want)
+		for deadline := time.Now().Add(5 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = inNetns(want) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, pid := range left {
+			t.Errorf("process %d still runs in %s", pid, p.ns)
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// inNetns lists the processes whose network namespace is the file want.
+func inNetns(want syscall.Stat_t) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		var st syscall.Stat_t
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		// The test binary itself may show the namespace while one of
+		// its threads starts a process there.
+		if pid != os.Getpid() && syscall.Stat(d+"/ns/net", &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestOneByteOverVeth runs 1-byte tcp_lat and udp_lat over a veth pair.
