@@ -20,8 +20,9 @@ import (
 // 2026-11-29: 100% and 12% busy, then 12% and 100%), so the judgement
 // follows the busy core second by second (cpu.jsonl): the trial's means
 // of each core would read as two half-busy cores. A trial without
-// per-second samples (the client node's, a run that ended between its
-// sample and its points) is judged by those means.
+// per-second samples (the client node's, a run written before the points
+// came first, killed between its sample and its points) is judged by
+// those means.
 const (
 	OneCoreBusy = 95.0
 	OneCoreIdle = 50.0

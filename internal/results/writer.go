@@ -63,11 +63,16 @@ func Create(dir string) (*Writer, error) {
 // for the newline, and Load counts it (--resume then skips its trial):
 // the newline is added, so the trial stays counted. If it does not
 // parse, it is cut off, as Load drops it, so the next line starts on a
-// line of its own.
+// line of its own. CPU points of a trial samples.jsonl does not count
+// are removed: the trial runs again (uncounted.go).
 func Reopen(dir string) (*Writer, error) {
 	w := &Writer{dir: dir}
 	var err error
 	if w.samples, err = openTrimmed(filepath.Join(dir, SamplesFile)); err != nil {
+		return nil, err
+	}
+	if err := dropUncountedCPU(dir); err != nil {
+		w.samples.Close()
 		return nil, err
 	}
 	if w.cpu, err = openTrimmed(filepath.Join(dir, CPUFile)); err != nil {

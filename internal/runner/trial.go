@@ -155,13 +155,11 @@ func backgroundPairs(pairs []workload.Pair, target string, remote bool) []worklo
 	return targetPairs(pairs, target, nil, remote)
 }
 
-// store writes a counted trial's sample and CPU points. A failed write
-// ends the run (fatalError): a run that cannot record must not go on.
+// store writes a counted trial's CPU points and sample, the sample last
+// (results.AppendTrial). A failed write ends the run (fatalError): a run
+// that cannot record must not go on.
 func (r *run) store(sample results.Sample, t study.Tuning) error {
-	if err := r.out.AppendSample(sample); err != nil {
-		return &fatalError{err}
-	}
-	if err := r.out.AppendCPU(r.lastCPU); err != nil {
+	if err := r.out.AppendTrial(sample, r.lastCPU); err != nil {
 		return &fatalError{err}
 	}
 	r.samples++
