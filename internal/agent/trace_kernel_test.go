@@ -17,10 +17,8 @@ import (
 // a live one's.
 func TestKernelAgentTraceSweptAndStopped(t *testing.T) {
 	kerneltest.RequireRoot(t)
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("skipped: nft is not installed (apt-get install nftables)")
-	}
 	ns := scratchNS(t, "trc")
+	kerneltest.RequireNfTables(t, ns)
 	tables := func() string {
 		out, err := exec.Command("ip", "netns", "exec", ns, "nft", "list", "tables").CombinedOutput()
 		if err != nil {
@@ -30,7 +28,7 @@ func TestKernelAgentTraceSweptAndStopped(t *testing.T) {
 	}
 	dead := nftrace.TablePrefix + "1_1"
 	if out, err := exec.Command("ip", "netns", "exec", ns, "nft", "add", "table", "inet", dead).CombinedOutput(); err != nil {
-		t.Skipf("skipped: nf_tables unavailable: %v: %s", err, out)
+		t.Fatalf("nft add table inet %s: %v: %s", dead, err, out)
 	}
 	s := NewServer(Config{Run: "trc", FS: testNode(), JournalDir: t.TempDir()})
 	var resp Response
