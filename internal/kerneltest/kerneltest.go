@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,14 +65,31 @@ func RequireKernel(t testing.TB, features ...string) {
 }
 
 // RequireCNIPlugins skips when one of the reference CNI plugins is not
-// installed (or does not answer), naming it and how to install it.
+// installed, naming it and how to install it; one that is there but
+// that the probe refuses (no VERSION answer, an answer it cannot read,
+// no CNI version cnibench speaks) fails the test.
 func RequireCNIPlugins(t testing.TB, plugins ...string) {
 	t.Helper()
 	for _, p := range plugins {
 		if err := probe.Require(probe.CNIPlugin(p)); err != nil {
+			if bin := cniPluginFile(p); bin != "" {
+				t.Fatalf("CNI plugin %s is installed (%s), but: %v", p, bin, err)
+			}
 			t.Skipf("skipped: %v", err)
 		}
 	}
+}
+
+// cniPluginFile is the first executable regular file named plugin in
+// the plugin search path, found apart from the probe under test.
+func cniPluginFile(plugin string) string {
+	for _, d := range probe.CNIPath() {
+		f := filepath.Join(d, plugin)
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return f
+		}
+	}
+	return ""
 }
 
 // RunID returns a test run id; namespaces are then "cnb-t<hex>-...",
