@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +113,7 @@ func TestAdviseProve(t *testing.T) {
 	requireRoot(t)
 	requireTool(t, "iperf3")
 	before, hostBefore := adviseState(t), snapshot(t)
+	fire, why := rfsApplies(t)
 	out := filepath.Join(t.TempDir(), "advice")
 	jdir := t.TempDir()
 	r := cnibench(t, nil, "advise", "--prove", "--rule", "rfs", "--budget", "90s", "--set", "replicas=[1]", "--out", out, "--journal-dir", jdir)
@@ -141,7 +144,10 @@ func TestAdviseProve(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Candidates) == 0 {
-		t.Skip("skipped: the rfs rule does not fire on this machine (one CPU per rx queue, or RFS already on)")
+		if fire {
+			t.Fatalf("no rfs candidate, but the rule's condition holds: %s", why)
+		}
+		t.Skipf("skipped: the rfs rule does not apply here: %s", why)
 	}
 	c := rep.Candidates[0]
 	switch {
@@ -202,6 +208,7 @@ func TestAdviseProveKill9(t *testing.T) {
 	if before[sockFlow] == "32768" {
 		t.Skip("skipped: rps_sock_flow_entries is already 32768; the test could not see the candidate applied")
 	}
+	fire, why := rfsApplies(t)
 	jdir := t.TempDir()
 	var errb syncBuffer
 	cmd := startCnibench(t, &errb, &errb, "advise", "--prove", "--rule", "rfs", "--budget", "5m", "--out", filepath.Join(t.TempDir(), "a"), "--journal-dir", jdir)
@@ -218,10 +225,10 @@ func TestAdviseProveKill9(t *testing.T) {
 	}
 	if id == "" {
 		_ = cmd.Wait()
-		if strings.Contains(errb.String(), "Candidates (0)") {
-			t.Skip("skipped: the rfs rule does not fire on this machine")
+		if !fire {
+			t.Skipf("skipped: the rfs rule does not apply here: %s", why)
 		}
-		t.Fatalf("the candidate was never applied: %s", errb.String())
+		t.Fatalf("the candidate was never applied (the rule's condition holds: %s): %s", why, errb.String())
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -240,4 +247,72 @@ func TestAdviseProveKill9(t *testing.T) {
 	if ents := runLeftovers(jdir); len(ents) != 0 {
 		t.Errorf("left after cleanup: %v", ents)
 	}
+}
+
+// rfsApplies says, from /proc and /sys and not from advise, whether the
+// rfs rule (internal/advise/rules/rfs.yaml) fires here: two or more
+// online CPUs per receive queue of the default route's device, and RFS
+// not on (rps_sock_flow_entries 0, or no queue with an rps_flow_cnt).
+// Where that device is stacked (a bond, VLAN or bridge; Open vSwitch),
+// advise reads its ports and this says it cannot tell (false).
+func rfsApplies(t *testing.T) (bool, string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := ""
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 8 && f[1] == "00000000" && f[7] == "00000000" {
+			dev = f[0]
+			break
+		}
+	}
+	sys := "/sys/class/net/" + dev
+	lower, _ := filepath.Glob(sys + "/lower_*")
+	_, ovs := os.Stat("/sys/class/net/ovs-system")
+	rx, _ := filepath.Glob(sys + "/queues/rx-*")
+	switch {
+	case dev == "":
+		return false, "no IPv4 default route"
+	case len(lower) > 0 || ovs == nil:
+		return false, "cannot tell: " + dev + " is stacked (or Open vSwitch is in use)"
+	case len(rx) == 0:
+		return false, dev + " has no rx queues in sysfs"
+	}
+	cpus := onlineCPUs(t)
+	flowCnt := false
+	for _, q := range rx {
+		v, _ := os.ReadFile(q + "/rps_flow_cnt")
+		n, _ := strconv.Atoi(strings.TrimSpace(string(v)))
+		flowCnt = flowCnt || n > 0
+	}
+	v, _ := os.ReadFile(sockFlow)
+	entries, _ := strconv.Atoi(strings.TrimSpace(string(v)))
+	why := fmt.Sprintf("%d online CPUs over %d rx queues of %s, rps_sock_flow_entries %d, a queue with rps_flow_cnt: %v",
+		cpus, len(rx), dev, entries, flowCnt)
+	return cpus >= 2*len(rx) && !(entries > 0 && flowCnt), why
+}
+
+// onlineCPUs counts /sys/devices/system/cpu/online ("0-3,6").
+func onlineCPUs(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, _ := strings.Cut(r, "-")
+		a, err1 := strconv.Atoi(lo)
+		z, err2 := strconv.Atoi(hi)
+		if err2 != nil {
+			z, err2 = a, nil
+		}
+		if err1 != nil || z < a {
+			t.Fatalf("online CPUs %q", b)
+		}
+		n += z - a + 1
+	}
+	return n
 }
