@@ -164,6 +164,11 @@ func TestRunInNamespaces(t *testing.T) {
 		t.Error("Started not called")
 	}
 	t.Logf("metrics %v", res.Metrics)
+	// Two pairs ran: without their two results the sums below compare
+	// nothing (0 with 0). Each pair's bitrate > 0 makes the sum > 0.
+	if len(res.PerReplica) != 2 {
+		t.Fatalf("%d per-pair results, want 2: %v", len(res.PerReplica), res.PerReplica)
+	}
 	sum := 0.0
 	for i, m := range res.PerReplica {
 		t.Logf("pair %d: %v", i, m)
