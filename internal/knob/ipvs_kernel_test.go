@@ -126,7 +126,10 @@ func ipvsKnobs(t *testing.T, mode string, l *netfilter.IPVS) {
 			t.Errorf("%s after undo: %d virtual servers, dummy addresses %d, sets %v; want none", ns, len(vs), addrs, sets)
 		}
 	}
-	after, _ := netfilter.Snapshot(ctx, netfilter.OnNode(cl.Client()))
+	after, err := netfilter.Snapshot(ctx, netfilter.OnNode(cl.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if normalTables(string(after)) != normalTables(string(before)) {
 		t.Errorf("client node's tables after undo:\n%s\nwant:\n%s", after, before)
 	}

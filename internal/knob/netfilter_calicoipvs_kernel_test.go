@@ -80,7 +80,10 @@ func TestKernelNetfilterKnobCalicoIPVS(t *testing.T) {
 	if err := pods.Revert(); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := netfilter.Snapshot(ctx, cliRun)
+	after, err := netfilter.Snapshot(ctx, cliRun)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if normalTables(string(after)) != normalTables(string(before)) {
 		t.Errorf("client node's tables after undo:\n%s\nwant:\n%s", after, before)
 	}
