@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -162,6 +163,13 @@ func TestKernelCrashCleanup(t *testing.T) {
 	for _, e := range r.Pending() {
 		if e.Set != nil {
 			sets = append(sets, *e.Set)
+		}
+	}
+	// The journal holds what the run was seen to change: the read-back
+	// below checks only what it holds.
+	for _, want := range []journal.Set{{Netns: pod, Path: "class/net/eth0/queues/rx-1/rps_cpus"}, {Path: tune.SockFlowEntriesPath}} {
+		if !slices.ContainsFunc(sets, func(s journal.Set) bool { return s.Netns == want.Netns && s.Path == want.Path }) {
+			t.Fatalf("the journal has no pending set of %q %s: %+v", want.Netns, want.Path, sets)
 		}
 	}
 
