@@ -106,6 +106,27 @@ func TestAdviseBadInputExitsTwo(t *testing.T) {
 	}
 }
 
+// provedAdvice is what TestAdviseProve reads of advice.json.
+type provedAdvice struct {
+	Candidates []struct {
+		Rule     string `json:"rule"`
+		Measured string `json:"measured"`
+		Verdict  string `json:"verdict"`
+		Why      string `json:"verdict_why"`
+		Proof    *struct {
+			RunDir string `json:"run_dir"`
+			Cells  []struct {
+				Replicas int      `json:"replicas"`
+				Decision string   `json:"decision"`
+				Low      *float64 `json:"low"`
+			} `json:"cells"`
+			Rerun *struct {
+				Args []string `json:"args"`
+			} `json:"rerun"`
+		} `json:"proof"`
+	} `json:"candidates"`
+}
+
 // TestAdviseProve measures this machine's candidates with short A/B runs:
 // each provable candidate gets a run directory, an interval per cell and
 // a verdict; nothing of the host is left changed.
@@ -120,25 +141,7 @@ func TestAdviseProve(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("advise --prove exit %d: %s", r.code, r.stderr)
 	}
-	var rep struct {
-		Candidates []struct {
-			Rule     string `json:"rule"`
-			Measured string `json:"measured"`
-			Verdict  string `json:"verdict"`
-			Why      string `json:"verdict_why"`
-			Proof    *struct {
-				RunDir string `json:"run_dir"`
-				Cells  []struct {
-					Replicas int      `json:"replicas"`
-					Decision string   `json:"decision"`
-					Low      *float64 `json:"low"`
-				} `json:"cells"`
-				Rerun *struct {
-					Args []string `json:"args"`
-				} `json:"rerun"`
-			} `json:"proof"`
-		} `json:"candidates"`
-	}
+	var rep provedAdvice
 	b, _ := os.ReadFile(filepath.Join(out, "advice.json"))
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)

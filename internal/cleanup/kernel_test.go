@@ -117,6 +117,30 @@ func (c *checkFS) Write(ns, kind, p, v string) error {
 	return err
 }
 
+// pendingSets are the values the killed run's journal still holds to
+// restore. They must include what the run was seen to change (pod's
+// rx-1 rps_cpus, the host's RFS table): the test checks the restore of
+// the journal's sets only, and so nothing of a journal that holds none.
+func pendingSets(t *testing.T, path, pod string) []journal.Set {
+	t.Helper()
+	r, err := journal.ReadReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []journal.Set
+	for _, e := range r.Pending() {
+		if e.Set != nil {
+			sets = append(sets, *e.Set)
+		}
+	}
+	for _, want := range []journal.Set{{Netns: pod, Path: "class/net/eth0/queues/rx-1/rps_cpus"}, {Path: tune.SockFlowEntriesPath}} {
+		if !slices.ContainsFunc(sets, func(s journal.Set) bool { return s.Netns == want.Netns && s.Path == want.Path }) {
+			t.Fatalf("the journal has no pending set of %q %s: %+v", want.Netns, want.Path, sets)
+		}
+	}
+	return sets
+}
+
 // TestKernelCrashCleanup: a run applies rfs+ with a journal and is killed
 // with SIGKILL; cleanup must restore every value, kill its processes and
 // delete its namespaces and host link.
@@ -155,23 +179,7 @@ func TestKernelCrashCleanup(t *testing.T) {
 	}
 
 	h.crash(t)
-	r, err := journal.ReadReplay(filepath.Join(dir, run+journal.Ext))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sets []journal.Set
-	for _, e := range r.Pending() {
-		if e.Set != nil {
-			sets = append(sets, *e.Set)
-		}
-	}
-	// The journal holds what the run was seen to change: the read-back
-	// below checks only what it holds.
-	for _, want := range []journal.Set{{Netns: pod, Path: "class/net/eth0/queues/rx-1/rps_cpus"}, {Path: tune.SockFlowEntriesPath}} {
-		if !slices.ContainsFunc(sets, func(s journal.Set) bool { return s.Netns == want.Netns && s.Path == want.Path }) {
-			t.Fatalf("the journal has no pending set of %q %s: %+v", want.Netns, want.Path, sets)
-		}
-	}
+	sets := pendingSets(t, filepath.Join(dir, run+journal.Ext), pod)
 
 	// A dry run changes nothing.
 	fs := &checkFS{back: map[string]string{}}
