@@ -127,6 +127,7 @@ func simulate(s scenario, seed uint64) simResult {
 }
 
 func TestPairedCoverage(t *testing.T) {
+	booted := 0 // scenarios with enough rounds for the bootstrap
 	for i, s := range scenarios {
 		res := simulate(s, uint64(100+i))
 		cov := float64(res.cover) / simRuns
@@ -147,8 +148,12 @@ func TestPairedCoverage(t *testing.T) {
 		// valid (Choose), so it is held to the same bar as the paired;
 		// when it was the narrower of the two it covered 0.934 at 4
 		// rounds without drift and passed only a lowered bar.
-		if covB < minCoverage-0.01 {
-			t.Errorf("%s: paired bootstrap coverage %.4f < %.3f", s.name, covB, minCoverage-0.01)
+		// Written so that NaN fails: the bootstrap scenarios must have run it.
+		if res.bootRuns > 0 {
+			booted++
+			if !(covB >= minCoverage-0.01) {
+				t.Errorf("%s: paired bootstrap coverage %.4f < %.3f", s.name, covB, minCoverage-0.01)
+			}
 		}
 		if covC < minCoverage {
 			t.Errorf("%s: chosen interval coverage %.4f < %.3f", s.name, covC, minCoverage)
@@ -157,6 +162,9 @@ func TestPairedCoverage(t *testing.T) {
 			t.Errorf("%s: paired mean log-width %.4f, unpaired %.4f, paired narrower in %d of %d runs: want narrower on average and in 85%% of runs",
 				s.name, res.logWidthP, res.logWidthU, res.narrower, simRuns)
 		}
+	}
+	if booted == 0 {
+		t.Errorf("no scenario ran the bootstrap (%d rounds or more): its coverage was never checked", MinBootstrapPairs)
 	}
 }
 
