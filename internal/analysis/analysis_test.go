@@ -315,10 +315,14 @@ func TestPValues(t *testing.T) {
 			}
 		}
 	}
-	// Identical samples: p = 1, and it is the Welch p of stats.
+	// Identical samples (1, 2, 3 each: variance 1, not Welch's NaN case
+	// of zero variance): t = 0, so p = 1, and it is the Welch p of stats.
 	_, _, want := stats.Welch(x, base)
-	if r := find(t, rows, "rfs", 4, results.MetricRetransmits, -1); r.PBaseline != want {
-		t.Errorf("retransmits p = %v, want %v", r.PBaseline, want)
+	if want != 1 {
+		t.Errorf("stats.Welch of identical samples %v, %v: p = %v, want 1", x, base, want)
+	}
+	if r := find(t, rows, "rfs", 4, results.MetricRetransmits, -1); r.PBaseline != 1 {
+		t.Errorf("retransmits p = %v, want 1", r.PBaseline)
 	}
 }
 
