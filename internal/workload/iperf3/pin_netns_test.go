@@ -32,13 +32,10 @@ func cpusAllowed(pid int) (string, error) {
 	return "", errors.New("no Cpus_allowed_list")
 }
 
-// A placement name is resolved from this machine's topology and the
-// started server and client run on exactly the CPUs it resolved to, read
-// from /proc/PID/status while the trial runs. other-core is used because
-// it exists on any machine with two cores (same-numa and other-numa need
-// two NUMA nodes and are refused on one; see TestPrepareRefuses).
-func TestPinByNameRunsThere(t *testing.T) {
-	client, server := podPair(t)
+// readTopology reads this machine's CPU topology; it skips only where
+// sysfs has no CPUs to read.
+func readTopology(t *testing.T) topology.Topology {
+	t.Helper()
 	topo, err := topology.Read("/sys")
 	if err != nil {
 		if _, serr := os.Stat("/sys/devices/system/cpu"); serr != nil {
@@ -46,6 +43,17 @@ func TestPinByNameRunsThere(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
+	return topo
+}
+
+// A placement name is resolved from this machine's topology and the
+// started server and client run on exactly the CPUs it resolved to, read
+// from /proc/PID/status while the trial runs. other-core is used because
+// it exists on any machine with two cores (same-numa and other-numa need
+// two NUMA nodes and are refused on one; see TestPrepareRefuses).
+func TestPinByNameRunsThere(t *testing.T) {
+	client, server := podPair(t)
+	topo := readTopology(t)
 	w := study.Workload{Name: "pinned", Tool: "iperf3", Protocol: "tcp", Placement: study.PlacementInterNode,
 		Pin: &study.Pin{Server: topology.OtherCore}}
 	prep, err := workload.Prepare([]study.Workload{w}, workload.Machine{Topology: topo}, nil)
