@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 )
 
 // adviseState is what `cnibench advise` must not change: sysctls it
@@ -257,7 +259,9 @@ func TestAdviseProveKill9(t *testing.T) {
 // online CPUs per receive queue of the default route's device, and RFS
 // not on (rps_sock_flow_entries 0, or no queue with an rps_flow_cnt).
 // Where that device is stacked (a bond, VLAN or bridge; Open vSwitch),
-// advise reads its ports and this says it cannot tell (false).
+// advise reads its ports, and where it is neither a NIC nor a veth (a
+// VPN's WireGuard or other tunnel), advise sees no underlay: this says
+// it cannot tell (false).
 func rfsApplies(t *testing.T) (bool, string) {
 	t.Helper()
 	b, err := os.ReadFile("/proc/net/route")
@@ -280,6 +284,8 @@ func rfsApplies(t *testing.T) (bool, string) {
 		return false, "no IPv4 default route"
 	case len(lower) > 0 || ovs == nil:
 		return false, "cannot tell: " + dev + " is stacked (or Open vSwitch is in use)"
+	case linkType(dev) != "device" && linkType(dev) != "veth":
+		return false, "cannot tell: " + dev + " is a " + linkType(dev) + ", not a NIC or a veth"
 	case len(rx) == 0:
 		return false, dev + " has no rx queues in sysfs"
 	}
@@ -295,6 +301,16 @@ func rfsApplies(t *testing.T) (bool, string) {
 	why := fmt.Sprintf("%d online CPUs over %d rx queues of %s, rps_sock_flow_entries %d, a queue with rps_flow_cnt: %v",
 		cpus, len(rx), dev, entries, flowCnt)
 	return cpus >= 2*len(rx) && !(entries > 0 && flowCnt), why
+}
+
+// linkType is the kind of link dev is ("device" for a NIC, "veth",
+// "wireguard", ...), "" when it cannot be read.
+func linkType(dev string) string {
+	l, err := netlink.LinkByName(dev)
+	if err != nil {
+		return ""
+	}
+	return l.Type()
 }
 
 // onlineCPUs counts /sys/devices/system/cpu/online ("0-3,6").

@@ -8,17 +8,20 @@ package kerneltest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -65,19 +68,40 @@ func RequireKernel(t testing.TB, features ...string) {
 }
 
 // RequireCNIPlugins skips when one of the reference CNI plugins is not
-// installed, naming it and how to install it; one that is there but
-// that the probe refuses (no VERSION answer, an answer it cannot read,
-// no CNI version cnibench speaks) fails the test.
+// installed, naming it and how to install it, or is a release too old to
+// speak cnibench's CNI version (Debian 11's 0.9, read here apart from the
+// probe under test); one that is there but that the probe refuses
+// otherwise (no VERSION answer, an answer it cannot read) fails the test.
 func RequireCNIPlugins(t testing.TB, plugins ...string) {
 	t.Helper()
 	for _, p := range plugins {
 		if err := probe.Require(probe.CNIPlugin(p)); err != nil {
-			if bin := cniPluginFile(p); bin != "" {
-				t.Fatalf("CNI plugin %s is installed (%s), but: %v", p, bin, err)
+			bin := cniPluginFile(p)
+			if bin == "" {
+				t.Skipf("skipped: %v", err)
 			}
-			t.Skipf("skipped: %v", err)
+			if vs := cniVersions(bin); len(vs) > 0 && !slices.Contains(vs, cniconf.Version) {
+				t.Skipf("skipped: CNI plugin %s speaks CNI %s, not %s: %v", bin, strings.Join(vs, ", "), cniconf.Version, err)
+			}
+			t.Fatalf("CNI plugin %s is installed (%s), but: %v", p, bin, err)
 		}
 	}
+}
+
+// cniVersions are the CNI versions a plugin says it speaks (its VERSION
+// answer's supportedVersions), none where it does not answer so.
+func cniVersions(bin string) []string {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "CNI_COMMAND=VERSION")
+	cmd.Stdin = strings.NewReader(`{"cniVersion":"0.4.0"}`)
+	out, err := cmd.Output()
+	var v struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if err != nil || json.Unmarshal(out, &v) != nil {
+		return nil
+	}
+	return v.SupportedVersions
 }
 
 // cniPluginFile is the first executable regular file named plugin in

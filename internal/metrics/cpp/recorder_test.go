@@ -241,6 +241,8 @@ func TestRecorderStartDoesNotWait(t *testing.T) {
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// A failure below leaves no fake perf waiting (Close ends it).
+	t.Cleanup(func() { held.Stop(); _ = os.WriteFile(release, nil, 0o600); r.Close() })
 	if !held.Stop() {
 		t.Error("Start returned only once perf was released (10 s): it waited for perf")
 	}
