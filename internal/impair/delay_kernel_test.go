@@ -54,15 +54,7 @@ func TestIngressThroughIFB(t *testing.T) {
 			if st, err := QdiscStats(p.b, prev.Device()); err != nil || st.Packets < 30 {
 				t.Errorf("ifb's netem passed %d packets (%v), want the 30 requests", st.Packets, err)
 			}
-			if err := Revert(prev); err != nil {
-				t.Fatalf("Revert: %v", err)
-			}
-			if got := shape(t, p.b, "b0"); !slices.Equal(got, before) {
-				t.Errorf("b0 after revert %v, before %v", got, before)
-			}
-			if _, err := handle(t, p.b).LinkByName(prev.IFB); err == nil {
-				t.Errorf("%s left behind", prev.IFB)
-			}
+			checkIngressReverted(t, p, prev, before)
 		}
 	})
 }

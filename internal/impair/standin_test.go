@@ -144,6 +144,16 @@ func TestStandInIngress(t *testing.T) {
 	if _, err := ingress(p.b, "b0", nil, func(string, int) error { return nil }); err == nil || !strings.Contains(err.Error(), "already has qdisc ingress on its ingress hook (left by a crashed run? `cnibench cleanup`)") {
 		t.Errorf("second ingress = %v, want a refusal", err)
 	}
+	checkIngressReverted(t, p, prev, before)
+	if err := Revert(prev); err != nil {
+		t.Errorf("second Revert: %v", err)
+	}
+}
+
+// checkIngressReverted reverts an ingress impairment of p's b0 and checks that
+// it left b0's qdiscs as before and no ifb behind.
+func checkIngressReverted(t *testing.T, p pair, prev Prev, before []string) {
+	t.Helper()
 	if err := Revert(prev); err != nil {
 		t.Fatalf("Revert: %v", err)
 	}
@@ -152,8 +162,5 @@ func TestStandInIngress(t *testing.T) {
 	}
 	if _, err := handle(t, p.b).LinkByName(prev.IFB); err == nil {
 		t.Errorf("%s left behind", prev.IFB)
-	}
-	if err := Revert(prev); err != nil {
-		t.Errorf("second Revert: %v", err)
 	}
 }
