@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -158,22 +159,32 @@ func roundTo(v float64, d int) float64 {
 }
 
 // Published shows a published number in display units as the paper gave
-// it: "91.5" requests/s and "11.1" Gbit/s, not Format's "92" and
-// "11.10", which would round a source's digits away or invent one. Six
-// significant digits at most hide the float error of the unit factor.
+// it: "91.5" requests/s, "11.1" Gbit/s and Table II's "3168.911" ms, not
+// Format's "92", "11.10" and "3169" (nor six digits' "3168.91"). Rounding
+// to the significant digits of the stored number's shortest form (the
+// study's, but for trailing zeros a float does not keep) hides the float
+// error of the unit factor; six at least, as B to MiB adds digits.
 func (s Scale) Published(v float64) string {
 	if !Finite(v) {
 		return "—"
 	}
+	d := min(max(sigDigits(v), 6), 15)
 	v *= s.Factor
-	if math.Abs(v) >= 1e6 {
+	if math.Abs(v) >= math.Pow10(d) {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', d, 64), 64)
 	if err != nil {
 		return s.Format(v / s.Factor)
 	}
 	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// sigDigits counts the significant digits of v's shortest form: 7 of
+// 3168.911, 3 of 9.23e8.
+func sigDigits(v float64) int {
+	m, _, _ := strings.Cut(strconv.FormatFloat(math.Abs(v), 'e', -1, 64), "e")
+	return len(strings.Replace(m, ".", "", 1))
 }
 
 // PublishedNormalized shows a published normalized value as the source

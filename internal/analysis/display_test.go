@@ -204,11 +204,21 @@ func TestPublished(t *testing.T) {
 		{"core_idle", 60, "60"},
 		{"pod_setup_ms", 0.06, "0.06"},
 		{"rtt_us", 1.5e7, "15000000"},
+		// Seven digits and more as given: Table II's 3168.911 ms read
+		// "3168.91" at six; 12345678.5 lost its decimal from 10^6 on.
+		{"latency_mean_ms", 3168.911, "3168.911"},
+		{"rtt_us", 12345678.5, "12345678.5"},
+		{"bitrate", 1.2345678e9, "1.2345678"},
+		{"bitrate", 9.23e8, "0.923"},
 		{"bitrate", math.NaN(), "—"},
 	} {
 		if got := Display(c.metric).Published(c.v); got != c.want {
 			t.Errorf("Published(%s, %g) = %q, want %q", c.metric, c.v, got, c.want)
 		}
+	}
+	// A factor no power of ten adds digits to the source's: six of them.
+	if got := ScaleOf("B").Published(1.5e6); got != "1.43051" {
+		t.Errorf("Published(B, 1.5e6) = %q, want 1.43051", got)
 	}
 	// A published normalized value as given: rps-rfs's 1.085 (the middle
 	// of "around 8 - 9%"), which two decimals read as 1.08.
