@@ -12,8 +12,9 @@ import (
 // on for background sweeps).
 func backgroundCPUFigure(d sweepData, name string) (f figure, ok bool) {
 	title := "Node CPU vs background connections (" + name + ")"
+	metrics := []string{collect.MetricNodeCPUClient, collect.MetricNodeCPUServer}
 	f = figure{Title: title, Caption: "CPU % of each node over the measured window (100 - idle - iowait, mean over its CPUs), " +
-		"mean with 95% CI. Nodes on one kernel (the local engine's emulated nodes) share the machine: its CPU is recorded once, as the client node's."}
+		meanNote(d.rows(metrics...), metrics...) + ". Nodes on one kernel (the local engine's emulated nodes) share the machine: its CPU is recorded once, as the client node's."}
 	p := newPlot(title, "background connections", "CPU %")
 	p.Y.Min = 0
 	leg := newLegend()

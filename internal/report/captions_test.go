@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // A figure's caption says how many trials its points rest on and how
@@ -42,5 +43,68 @@ func TestFigureCaptionsNameNAndInterval(t *testing.T) {
 	}
 	if got := figureN([]analysis.Row{{SummaryRow: results.SummaryRow{Metric: "x", N: 3}}, {SummaryRow: results.SummaryRow{Metric: "x", N: 10}}}, "x"); got != "n = 3 to 10 trials each" {
 		t.Errorf("figureN over 3 and 10 trials: %q", got)
+	}
+}
+
+// The workloads' figures with whiskers around a mean say how many trials
+// their points rest on and what the whiskers are, as the datapath
+// figures do; where every point is one trial (cnibench run --quick), that
+// there is no interval: they said "mean over trials with 95% CI" over
+// whiskers of zero length, and no n in an adaptive run.
+func TestWorkloadCaptionsNameN(t *testing.T) {
+	firstTrials := func(samples []results.Sample) []results.Sample {
+		var out []results.Sample
+		for _, x := range samples {
+			if x.Trial == 1 {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	// The datapath and impairment figures' captions alike.
+	one := analysis.Row{SummaryRow: results.SummaryRow{Metric: "x", N: 1}}
+	if got := meanNote([]analysis.Row{one}, "x"); got != "the value of a single trial (n = 1 trial each: no interval)" {
+		t.Errorf("meanNote of one trial: %q", got)
+	}
+	ws, wsamples := syntheticWorkloads(t)
+	ss, ssamples := startupRun(t, 2)
+	qs, qsamples := qperfRun(t, "messageSizes: [1, 64]")
+	for _, c := range []struct {
+		name     string
+		two, one []results.Sample
+		s        *study.Study
+		titles   []string
+	}{
+		{"workloads", wsamples, firstTrials(wsamples), ws, []string{"UDP received", "UDP lost", "UDP jitter", "Bitrate vs parallel streams",
+			"Round-trip latency percentiles", "HTTP requests/s", "Measured bitrate vs background", "Node CPU vs background"}},
+		{"startup", ssamples, firstTrials(ssamples), ss, []string{"Pod network start-up vs", "startup_ms per datapath"}},
+		{"qperf", qsamples, firstTrials(qsamples), qs, []string{"Mean round-trip time"}},
+	} {
+		for _, run := range []struct {
+			samples []results.Sample
+			want    string
+		}{
+			{c.two, "mean over trials (n = 2 trials each), whiskers are " + meanWhiskers},
+			{c.one, "the value of a single trial (n = 1 trial each: no interval)"},
+		} {
+			m := analysis.Build(c.s, run.samples)
+			figs := append(allFigures(buildWorkloads(c.s, m, run.samples)), sweepsAcrossDatapaths(c.s, m.Rows)...)
+			for _, prefix := range c.titles {
+				found := false
+				for _, f := range figs {
+					if !strings.HasPrefix(f.Title, prefix) {
+						continue
+					}
+					found = true
+					if !strings.Contains(f.Caption, run.want) || strings.Contains(f.Caption, "CI") ||
+						(strings.Contains(run.want, "single") && strings.Contains(f.Caption, "95%")) {
+						t.Errorf("%s, %d samples: %q: caption %q, want %q", c.name, len(run.samples), f.Title, f.Caption, run.want)
+					}
+				}
+				if !found {
+					t.Errorf("%s: no figure %q", c.name, prefix)
+				}
+			}
+		}
 	}
 }

@@ -326,9 +326,9 @@ func (c dpComparison) figure(title string, wls []int) figure {
 		}
 	}
 	f := figure{Title: title, Caption: fmt.Sprintf(
-		"%s per datapath and workload at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s. "+
+		"%s per datapath and workload at tuning %s and %d replica%s: %s. "+
 			"Datapaths this machine could not build are absent.", analysis.WithUnit(c.Metric, sc.Unit), c.Tuning, c.Replicas, plural(c.Replicas),
-		figureN(drawn, c.Metric), meanWhiskers)}
+		meanNote(drawn, c.Metric))}
 	p := newPlot(title, "datapath", analysis.WithUnit(c.Metric, sc.Unit))
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil

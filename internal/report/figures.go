@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -113,20 +114,24 @@ func normalizedFigure(g analysis.Group, metric string, n *numbers) figure {
 // (docs/statistics.md).
 const meanWhiskers = "95% Student t intervals of the mean (mean ± t·sd/√n)"
 
-// figureN is how many trials each point of a figure of metric rests on:
+// meanNote says what a figure's points and whiskers are, from the rows of
+// the metrics it draws: "mean over trials (n = 3 trials each), whiskers
+// are 95% Student t ...". Where each point rests on one trial (a --quick
+// run) it says there is no interval: the whiskers are drawn at zero
+// length, and "with 95% CI" described another run.
+func meanNote(rows []analysis.Row, metrics ...string) string {
+	n := figureN(rows, metrics...)
+	if _, hi := trialRange(rows, metrics); hi == 1 {
+		return "the value of a single trial (" + n + ")"
+	}
+	return "mean over trials (" + n + "), whiskers are " + meanWhiskers
+}
+
+// figureN is how many trials each point of a figure of metrics rests on:
 // "n = 3 trials each", "n = 3 to 10 trials each" (an adaptive run's
 // cells stop at different counts).
-func figureN(rows []analysis.Row, metric string) string {
-	lo, hi := 0, 0
-	for _, r := range rows {
-		if r.Metric != metric || r.N == 0 {
-			continue
-		}
-		if lo == 0 || r.N < lo {
-			lo = r.N
-		}
-		hi = max(hi, r.N)
-	}
+func figureN(rows []analysis.Row, metrics ...string) string {
+	lo, hi := trialRange(rows, metrics)
 	switch {
 	case hi == 1:
 		return "n = 1 trial each: no interval"
@@ -134,6 +139,21 @@ func figureN(rows []analysis.Row, metric string) string {
 		return fmt.Sprintf("n = %d trials each", lo)
 	}
 	return fmt.Sprintf("n = %d to %d trials each", lo, hi)
+}
+
+// trialRange is the fewest and most trials of the rows of metrics with
+// data.
+func trialRange(rows []analysis.Row, metrics []string) (lo, hi int) {
+	for _, r := range rows {
+		if !slices.Contains(metrics, r.Metric) || r.N == 0 {
+			continue
+		}
+		if lo == 0 || r.N < lo {
+			lo = r.N
+		}
+		hi = max(hi, r.N)
+	}
+	return lo, hi
 }
 
 // repsRows are the rows at one replica count.

@@ -20,7 +20,7 @@ import (
 func httpFigures(d sweepData, name string, samples []results.Sample) []figure {
 	var out []figure
 	title := "HTTP requests/s vs concurrency (" + name + ")"
-	f := figure{Title: title, Caption: "ab against nginx serving the study's body size, one connection per request; mean over trials with 95% CI."}
+	f := figure{Title: title, Caption: "ab against nginx serving the study's body size, one connection per request; " + meanNote(d.rows(mRPS), mRPS) + "."}
 	p := newPlot(title, "concurrency (ab -c)", "requests/s")
 	p.Y.Min = 0
 	leg := newLegend()

@@ -69,8 +69,8 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 			}
 			title := fmt.Sprintf("%s by impairment (%s)", metric, w.Name)
 			f := figure{Title: title, Caption: fmt.Sprintf(
-				"%s of %s per impairment and datapath at tuning %s and %d replica%s: mean over trials (%s), whiskers are %s.",
-				analysis.WithUnit(metric, sc.Unit), w.Name, tuning, reps, plural(reps), figureN(drawn, metric), meanWhiskers)}
+				"%s of %s per impairment and datapath at tuning %s and %d replica%s: %s.",
+				analysis.WithUnit(metric, sc.Unit), w.Name, tuning, reps, plural(reps), meanNote(drawn, metric))}
 			p := newPlot(title, "impairment", analysis.WithUnit(metric, sc.Unit))
 			grid := plotter.NewGrid()
 			grid.Vertical.Color = nil

@@ -29,8 +29,10 @@ var phaseOrder = []string{"netns", "link", "port", "address", "routes", "cni_loo
 // at once (seed 004's Fig. 15b for one CNI).
 func startupFigure(d sweepData, name string) figure {
 	title := "Pod network start-up vs pods started at once (" + name + ")"
+	metrics := []string{mStartup, mStartupMax, mPodSetup, mPodStart}
 	f := figure{Title: title, Caption: "Mean time from the burst's start until a pod's network was ready, until the last one was, " +
-		"and a pod's own set-up (namespace and wiring, without waiting for a turn; on a cluster the whole pod's start, create to Ready); mean over trials with 95% CI."}
+		"and a pod's own set-up (namespace and wiring, without waiting for a turn; on a cluster the whole pod's start, create to Ready); " +
+		meanNote(d.rows(metrics...), metrics...) + "."}
 	p := newPlot(title, "pods started at once", "ms")
 	p.Y.Min = 0
 	leg := newLegend()

@@ -29,22 +29,7 @@ spec:
 // figure with a line per datapath, and the set-up by step stacked per
 // datapath (Fig. 15a) with a legend entry per step.
 func TestStartupFigures(t *testing.T) {
-	s, err := study.Parse("s.yaml", []byte(startupStudy), study.Options{},
-		study.Catalog{Datapaths: []string{"bridge", "calico-vxlan"}, Tools: registry.Tools()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var samples []results.Sample
-	for _, c := range s.Cells() {
-		w, _ := s.Workload(c.Workload)
-		k := float64(w.Concurrent())
-		for trial := 1; trial <= 2; trial++ {
-			f := 1 + 0.01*float64(trial)
-			m := map[string]float64{"startup_ms": 2 * k * f, "startup_max_ms": 3 * k * f, "setup_ms": 2 * f, "teardown_ms": 0.5,
-				"phase_netns_ms": 0.5 * f, "phase_link_ms": 1 * f, "phase_address_ms": 0.3 * f, "phase_other_ms": 0.2 * f, "pods": k}
-			samples = append(samples, results.Sample{Cell: c, Trial: trial, Start: time.Unix(0, 0), End: time.Unix(1, 0), Metrics: m})
-		}
-	}
+	s, samples := startupRun(t, 2)
 	m := analysis.Build(s, samples)
 	sec := buildWorkloads(s, m, samples)
 	want := map[string]bool{
@@ -80,4 +65,26 @@ func TestStartupFigures(t *testing.T) {
 		}
 		t.Errorf("figures across datapaths %v, want one of startup_ms", titles)
 	}
+}
+
+// startupRun is startupStudy with trials trials of every cell.
+func startupRun(t *testing.T, trials int) (*study.Study, []results.Sample) {
+	t.Helper()
+	s, err := study.Parse("s.yaml", []byte(startupStudy), study.Options{},
+		study.Catalog{Datapaths: []string{"bridge", "calico-vxlan"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.Sample
+	for _, c := range s.Cells() {
+		w, _ := s.Workload(c.Workload)
+		k := float64(w.Concurrent())
+		for trial := 1; trial <= trials; trial++ {
+			f := 1 + 0.01*float64(trial)
+			m := map[string]float64{"startup_ms": 2 * k * f, "startup_max_ms": 3 * k * f, "setup_ms": 2 * f, "teardown_ms": 0.5,
+				"phase_netns_ms": 0.5 * f, "phase_link_ms": 1 * f, "phase_address_ms": 0.3 * f, "phase_other_ms": 0.2 * f, "pods": k}
+			samples = append(samples, results.Sample{Cell: c, Trial: trial, Start: time.Unix(0, 0), End: time.Unix(1, 0), Metrics: m})
+		}
+	}
+	return s, samples
 }

@@ -105,15 +105,19 @@ func acrossFigure(sws []analysis.Sweep, base study.Workload, idx map[analysis.Ke
 	ax := axisOf(base, sws[0].Variants)
 	p := newPlot(title, ax.title, sc.Unit)
 	leg := newLegend()
+	var drawn []analysis.Row
 	for i, sw := range sws {
-		pts, errs := xyCI(sweepData{sw: sw, idx: idx}, ax.at, metric, sc.Factor)
+		d := sweepData{sw: sw, idx: idx}
+		pts, errs := xyCI(d, ax.at, metric, sc.Factor)
 		addLine(p, &leg, sw.Datapath, i, pts, errs)
+		drawn = append(drawn, d.rows(metric)...)
 	}
 	p.Add(plotter.NewGrid())
 	ax.apply(p)
 	f := figure{Title: title, Caption: fmt.Sprintf(
-		"%s of each variant of %s, one line per datapath, at tuning %s and %d replica%s: mean over trials with 95%% confidence intervals. "+
-			"Datapaths this machine could not build are absent.", analysis.WithUnit(metric, sc.Unit), name, sws[0].Tuning, sws[0].Replicas, plural(sws[0].Replicas))}
+		"%s of each variant of %s, one line per datapath, at tuning %s and %d replica%s: %s. "+
+			"Datapaths this machine could not build are absent.", analysis.WithUnit(metric, sc.Unit), name, sws[0].Tuning, sws[0].Replicas,
+		plural(sws[0].Replicas), meanNote(drawn, metric))}
 	padY(p)
 	return render(f, p, leg, figW, figH), true
 }

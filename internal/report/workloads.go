@@ -37,32 +37,11 @@ const (
 	mRPS      = "requests_per_s"
 	mBgBitrat = "background_bitrate_bps"
 	mRTTMean  = "rtt_mean_us"
+	mSentBit  = "sender_bitrate"
 )
 
 var rttPercentiles = []struct{ metric, label string }{
 	{"rtt_p50_us", "p50"}, {"rtt_p90_us", "p90"}, {"rtt_p99_us", "p99"}, {"rtt_p999_us", "p99.9"},
-}
-
-type sweepData struct {
-	sw  analysis.Sweep
-	idx map[analysis.Key]analysis.Row
-	// base is the study workload the sweep expands (sweepBase): what it
-	// sweeps, for the x axis.
-	base study.Workload
-}
-
-func (d sweepData) row(v study.Workload, metric string) (analysis.Row, bool) {
-	r, ok := d.idx[analysis.Key{Cell: d.sw.Cell(v), Metric: metric, CPU: -1}]
-	return r, ok && r.N > 0
-}
-
-func (d sweepData) has(metric string) bool {
-	for _, v := range d.sw.Variants {
-		if _, ok := d.row(v, metric); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // workloadSection is the report's "Workloads" part. A sweep (a workload
@@ -166,27 +145,6 @@ func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []stackBar) 
 	return nil, nil
 }
 
-// xyCI collects (x, mean, lo, hi) of a metric over variants, scaled.
-func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, scale float64) (plotter.XYs, plotter.YErrors) {
-	var pts plotter.XYs
-	var errs plotter.YErrors
-	for _, v := range d.sw.Variants {
-		x, ok := xOf(v)
-		r, ok2 := d.row(v, metric)
-		if !ok || !ok2 || !analysis.Finite(r.Mean) {
-			continue
-		}
-		m := r.Mean * scale
-		lo, hi := 0.0, 0.0
-		if analysis.Finite(r.CI95Low) && analysis.Finite(r.CI95High) {
-			lo, hi = m-r.CI95Low*scale, r.CI95High*scale-m
-		}
-		pts = append(pts, plotter.XY{X: x, Y: m})
-		errs = append(errs, struct{ Low, High float64 }{lo, hi})
-	}
-	return pts, errs
-}
-
 // addLine draws a line with points and 95% whiskers.
 func addLine(p *plot.Plot, leg *plot.Legend, label string, i int, pts plotter.XYs, errs plotter.YErrors) bool {
 	if len(pts) == 0 {
@@ -223,8 +181,8 @@ func udpFigures(d sweepData, name string) []figure {
 	var out []figure
 	{
 		title := "UDP received vs offered bitrate (" + name + ")"
-		f := figure{Title: title, Caption: "Receiver bitrate over the measured window (iperf3 server intervals) against the offered rate (-b x streams); " +
-			"the dashed line is received = offered. Whiskers: 95% CI over trials."}
+		f := figure{Title: title, Caption: "Receiver bitrate over the measured window (iperf3 server intervals) against the offered rate (-b x streams): " +
+			meanNote(d.rows(results.MetricBitrate, mSentBit), results.MetricBitrate, mSentBit) + "; the dashed line is received = offered."}
 		p := newPlot(title, "offered (Mbit/s)", "Mbit/s")
 		leg := newLegend()
 		pts, errs := xyCI(d, xOf, results.MetricBitrate, 1e-6)
@@ -241,7 +199,7 @@ func udpFigures(d sweepData, name string) []figure {
 				p.Add(l)
 				leg.Add("offered", l)
 			}
-			if sp, se := xyCI(d, xOf, "sender_bitrate", 1e-6); len(sp) > 0 {
+			if sp, se := xyCI(d, xOf, mSentBit, 1e-6); len(sp) > 0 {
 				addLine(p, &leg, "sent", 1, sp, se)
 			}
 			padY(p)
@@ -253,7 +211,7 @@ func udpFigures(d sweepData, name string) []figure {
 		{mJitter, "jitter", "ms", ""}, // the loss formula was its caption's too
 	} {
 		title := fmt.Sprintf("UDP %s vs offered bitrate (%s)", m.label, name)
-		f := figure{Title: title, Caption: fmt.Sprintf("%s at the receiver over the measured window (%s)%s.", m.label, m.unit, m.note)}
+		f := figure{Title: title, Caption: fmt.Sprintf("%s at the receiver over the measured window (%s): %s%s.", m.label, m.unit, meanNote(d.rows(m.metric), m.metric), m.note)}
 		p := newPlot(title, "offered (Mbit/s)", m.unit)
 		leg := newLegend()
 		pts, errs := xyCI(d, xOf, m.metric, 1)
@@ -275,22 +233,23 @@ func udpFigures(d sweepData, name string) []figure {
 // CDF saying "none recorded" would suggest a failed measurement.
 func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	var out []figure
-	title := "Round-trip latency percentiles (" + name + ")"
-	f := figure{Title: title, Caption: "sockperf ping-pong RTT percentiles (µs) per variant (message size), mean over trials with 95% CI; " +
-		"transactions/s of each variant are in the table above."}
 	var series []struct{ metric, label string }
+	var metrics []string
 	for _, pc := range rttPercentiles {
 		if d.has(pc.metric) {
-			series = append(series, pc)
+			series, metrics = append(series, pc), append(metrics, pc.metric)
 		}
 	}
 	if len(series) == 0 && len(d.sw.Variants) < 2 {
 		return nil // one mean: the tables have it
 	}
+	title := "Round-trip latency percentiles (" + name + ")"
+	f := figure{Title: title, Caption: "sockperf ping-pong RTT percentiles (µs) per variant (message size), " +
+		meanNote(d.rows(metrics...), metrics...) + "; transactions/s of each variant are in the table above."}
 	if len(series) == 0 {
 		title = "Mean round-trip time (" + name + ")"
-		f = figure{Title: title, Caption: d.sw.Variants[0].Tool + " ping-pong mean RTT (µs) per variant, mean over trials with 95% CI; " +
-			"the tool reports no percentiles. Transactions/s of each variant are in the table above."}
+		f = figure{Title: title, Caption: d.sw.Variants[0].Tool + " ping-pong mean RTT (µs) per variant, " + meanNote(d.rows(mRTTMean), mRTTMean) +
+			"; the tool reports no percentiles. Transactions/s of each variant are in the table above."}
 		series = append(series, struct{ metric, label string }{mRTTMean, "mean"})
 	}
 	p := newPlot(title, analysis.SweptParam(d.base), "RTT (µs)")
@@ -327,8 +286,8 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 func backgroundFigure(d sweepData, name string) figure {
 	title := "Measured bitrate vs background connections (" + name + ")"
 	v0 := d.sw.Variants[0]
-	f := figure{Title: title, Caption: fmt.Sprintf("One measured iperf3 TCP flow beside K background connections capped at %s each, spread over %d background pod pairs; mean with 95%% CI.",
-		v0.Background.Rate, v0.Background.Pairs)}
+	f := figure{Title: title, Caption: fmt.Sprintf("One measured iperf3 TCP flow beside K background connections capped at %s each, spread over %d background pod pairs; %s.",
+		v0.Background.Rate, v0.Background.Pairs, meanNote(d.rows(results.MetricBitrate, mBgBitrat), results.MetricBitrate, mBgBitrat))}
 	p := newPlot(title, "background connections", "Gbit/s")
 	p.Y.Min = 0
 	leg := newLegend()
@@ -349,9 +308,10 @@ func backgroundFigure(d sweepData, name string) figure {
 // swept value where it is a number (axisOf), else a bar per variant.
 func sweepFigure(d sweepData, name string) figure {
 	ax := axisOf(d.base, d.sw.Variants)
+	note := meanNote(d.rows(results.MetricBitrate), results.MetricBitrate)
 	if ax.numeric {
 		title := "Bitrate vs " + analysis.SweptParam(d.base) + " (" + name + ")"
-		f := figure{Title: title, Caption: "Receiver bitrate at each swept value, placed by value (mean with 95% CI)."}
+		f := figure{Title: title, Caption: "Receiver bitrate at each swept value, placed by value: " + note + "."}
 		p := newPlot(title, ax.title, "Gbit/s")
 		p.Y.Min = 0
 		leg := newLegend()
@@ -365,7 +325,7 @@ func sweepFigure(d sweepData, name string) figure {
 		return render(f, p, leg, figW, figH)
 	}
 	title := "Bitrate per variant (" + name + ")"
-	f := figure{Title: title, Caption: "Receiver bitrate of each variant of the sweep (mean with 95% CI)."}
+	f := figure{Title: title, Caption: "Receiver bitrate of each variant of the sweep: " + note + "."}
 	p := newPlot(title, ax.title, "Gbit/s")
 	leg := newLegend()
 	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.6}
