@@ -148,13 +148,7 @@ func cppUnitMissing(ref study.Reference, rows []Row) string {
 // datapaths shared rounds, SharedRounds), else Fieller's, unpaired,
 // decided at the study's margin as the summary's other comparisons are.
 func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool, margin float64) {
-	k := RowKey(r)
-	if a := m.Reference.Against; a != "" {
-		k.Datapath = a
-	}
-	if a := m.Reference.AgainstWorkload; a != "" {
-		k.Workload = a
-	}
+	k := m.RatioKey(RowKey(r))
 	for _, o := range rows {
 		if RowKey(o) != k || o.N == 0 || o.Mean == 0 {
 			continue
@@ -195,4 +189,17 @@ func deref(p *int) int {
 		return -1
 	}
 	return *p
+}
+
+// RatioKey is the key of the row a ratio reference divides the row of k
+// by: the same point at its Against datapath and/or AgainstWorkload. The
+// report names that row's trials beside the ratio's interval.
+func (m RefMatch) RatioKey(k Key) Key {
+	if a := m.Reference.Against; a != "" {
+		k.Datapath = a
+	}
+	if a := m.Reference.AgainstWorkload; a != "" {
+		k.Workload = a
+	}
+	return k
 }

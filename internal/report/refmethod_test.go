@@ -1,11 +1,13 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -49,6 +51,43 @@ func TestRefValueRatioAsPublished(t *testing.T) {
 		ref := study.Reference{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: results.MetricBitrate, Ratio: &r}
 		if got := refValue(analysis.RefMatch{Reference: ref}); got != want {
 			t.Errorf("ratio %v: %q, want %q", r, got, want)
+		}
+	}
+}
+
+// Our number beside a published one says how many trials it rests on
+// where the summary's "(n=K)" would (a cell that stopped short of the
+// planned count), and a ratio's interval the trials of both its rows: the
+// column read "9.51 [9.40, 9.62] Gbit/s" and "0.900 [0.850, 0.950]
+// (fieller)" in an adaptive run whose cells stopped at 3 to 10 trials.
+func TestOursForNamesN(t *testing.T) {
+	v, ratio := 9e9, 1.08
+	macvlan := dpRow("macvlan", "rr-chc", results.MetricBitrate, 9e9)
+	ovs := dpRow("ovs", "rr-chc", results.MetricBitrate, 10e9)
+	macvlan.N, ovs.N = 4, 10
+	n := newNumbers(analysis.Model{TrialsPlanned: 10, Rows: []analysis.Row{macvlan, ovs}})
+	ref := study.Reference{Datapath: "macvlan", Workload: "rr-chc", Metric: results.MetricBitrate, Value: &v}
+	keys := []analysis.Key{analysis.RowKey(macvlan)}
+	if got := n.oursFor(analysis.RefMatch{Reference: ref, Rows: keys}); !strings.HasSuffix(got, "] Gbit/s (n=4)") {
+		t.Errorf("value: %q, want the cell's 4 trials", got)
+	}
+	if got := n.oursFor(analysis.RefMatch{Reference: study.Reference{Datapath: "ovs", Metric: results.MetricBitrate, Value: &v},
+		Rows: []analysis.Key{analysis.RowKey(ovs)}}); strings.Contains(got, "(n=") {
+		t.Errorf("value of a cell at the planned count: %q, want no n, as the summary's tables", got)
+	}
+	ref.Value, ref.Ratio, ref.Against = nil, &ratio, "ovs"
+	for _, c := range []struct {
+		ci   stats.Choice
+		want string
+	}{
+		{stats.Choice{RatioCI: stats.RatioCI{Ratio: 0.9, Low: 0.85, High: 0.95, Method: stats.MethodFieller}}, "macvlan / ovs = 0.900 [0.850, 0.950] (fieller, n=4 and 10)"},
+		{stats.Choice{RatioCI: stats.RatioCI{Ratio: 0.9, Low: 0.85, High: 0.95, Method: stats.MethodPairedT}}, "macvlan / ovs = 0.900 [0.850, 0.950] (paired-t, 4 pairs; n=4 and 10)"},
+		{stats.Choice{RatioCI: stats.RatioCI{Ratio: 0.9, Low: math.NaN(), High: math.NaN(), Method: stats.MethodNone}}, "macvlan / ovs = 0.900 (ratio of means, no interval; n=4 and 10)"},
+	} {
+		m := analysis.RefMatch{Reference: ref, Rows: keys, RatioRows: keys, RatioLow: 0.9, RatioHigh: 0.9,
+			RatioCI: &analysis.Pair{Against: "ovs", Paired: stats.PairedCI{N: 4}, Chosen: c.ci}}
+		if got := n.oursFor(m); got != c.want {
+			t.Errorf("ratio (%s): %q, want %q", c.ci.Method, got, c.want)
 		}
 	}
 }

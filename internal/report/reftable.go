@@ -121,7 +121,8 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 		case 0:
 			parts = append(parts, "normalized: no baseline")
 		case 1:
-			parts = append(parts, "normalized "+analysis.NormCI(n.idx[m.NormRows[0]]))
+			r := n.idx[m.NormRows[0]]
+			parts = append(parts, "normalized "+analysis.NormCI(r)+n.nText(r))
 		default:
 			parts = append(parts, fmt.Sprintf("normalized %.3f to %.3f over %d rows", m.NormLow, m.NormHigh, len(m.NormRows)))
 		}
@@ -136,7 +137,7 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 			}
 			parts = append(parts, miss)
 		case 1:
-			parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, ratioCI(m)))
+			parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, n.ratioCI(m)))
 		default:
 			parts = append(parts, fmt.Sprintf("%s / %s = %.3f to %.3f over %d rows", num, den, m.RatioLow, m.RatioHigh, len(m.RatioRows)))
 		}
@@ -144,7 +145,8 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 	if m.Reference.Value != nil {
 		sc := analysis.Display(m.Reference.Metric)
 		if len(m.Rows) == 1 {
-			parts = append(parts, sc.MeanCI(n.idx[m.Rows[0]])+" "+sc.Unit)
+			r := n.idx[m.Rows[0]]
+			parts = append(parts, strings.TrimSpace(sc.MeanCI(r)+" "+sc.Unit)+n.nText(r))
 		} else {
 			parts = append(parts, fmt.Sprintf("%s to %s %s (means of %d rows)", sc.Format(m.MeanLow), sc.Format(m.MeanHigh), sc.Unit, len(m.Rows)))
 		}
@@ -153,14 +155,22 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 }
 
 // ratioCI renders a ratio reference's single ratio with its interval and
-// method, or as a bare ratio of means when there is no interval.
-func ratioCI(m analysis.RefMatch) string {
+// method, or as a bare ratio of means when there is no interval, and the
+// trials of both rows: "0.912 [0.850, 0.970] (paired-t, 6 pairs; n=6 and
+// 7)". The column is "ours (95% CI)" of cells that may stop at different
+// counts, and a paired interval rests on the complete rounds only.
+func (n *numbers) ratioCI(m analysis.RefMatch) string {
+	k := m.RatioRows[0]
+	count := fmt.Sprintf("n=%d and %d", n.idx[k].N, n.idx[m.RatioKey(k)].N)
 	c := m.RatioCI
 	if c == nil || c.Chosen.Method == stats.MethodNone || math.IsNaN(c.Chosen.Low) {
-		return fmt.Sprintf("%.3f (ratio of means, no interval)", m.RatioLow)
+		return fmt.Sprintf("%.3f (ratio of means, no interval; %s)", m.RatioLow, count)
 	}
 	u := c.Chosen
-	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", u.Ratio, u.Low, u.High, u.Method)
+	if u.Method == stats.MethodPairedT || u.Method == stats.MethodPairedBootstrap {
+		count = fmt.Sprintf("%d pairs; %s", c.Paired.N, count)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s, %s)", u.Ratio, u.Low, u.High, u.Method, count)
 }
 
 // methodNote is " (HOW)" where our number for a published one was
