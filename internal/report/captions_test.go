@@ -108,3 +108,25 @@ func TestWorkloadCaptionsNameN(t *testing.T) {
 		}
 	}
 }
+
+// The per-core figure of a one-trial run says its points are single
+// trials with no interval, not that its whiskers are Student t intervals.
+func TestCoreCaptionOfOneTrial(t *testing.T) {
+	row := func(n int) analysis.Row {
+		return analysis.Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "d", Tuning: "baseline", Workload: "w", Replicas: 1},
+			Metric: results.MetricCoreIdle, CPU: 0, N: n, Mean: 50}}
+	}
+	for _, c := range []struct {
+		n         int
+		want, not string
+	}{
+		{1, "the value of a single trial (n = 1 trial each: no interval)", "whiskers"},
+		{3, "mean over trials (n = 3 trials each), whiskers are 95% Student t", "single trial"},
+	} {
+		g := analysis.Groups([]analysis.Row{row(c.n)})[0]
+		got := coreFigure(g, results.MetricCoreIdle, 1, newNumbers(analysis.Model{}), func(cpu int) string { return "" }).Caption
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
+			t.Errorf("n=%d: caption %q, want %q and not %q", c.n, got, c.want, c.not)
+		}
+	}
+}

@@ -233,9 +233,9 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	}
 	title := fmt.Sprintf("%s per core, %d replica%s", label, reps, plural(reps))
 	f := figure{Title: title + fmt.Sprintf(" (%s)", g.Name()), Caption: fmt.Sprintf(
-		"%s: mean over trials of each core's %s during the measured window at %d replica%s (%s); whiskers are %s; "+
+		"%s: each core's %s during the measured window at %d replica%s, %s; "+
 			"× marks a published value. Every core sampled on the node is shown (on emulated nodes, every CPU of the machine); tunings without samples are left out.",
-		g.Name(), analysis.WithUnit(metric, sc.Unit), reps, plural(reps), figureN(repsRows(g.Rows, reps), metric), meanWhiskers)}
+		g.Name(), analysis.WithUnit(metric, sc.Unit), reps, plural(reps), meanNote(repsRows(g.Rows, reps), metric))}
 	cpus := g.CPUsOf(metric)
 	row := func(t string, cpu int) (analysis.Row, bool) {
 		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
