@@ -34,7 +34,8 @@ func paperCell(t *testing.T, s *study.Study, pv study.PublishedVerdict, wl strin
 // TestVerdictCriteriaOnPaperNumbers: the study's verdict criteria, fed
 // the paper's own VWall numbers (its references: UDP at 800 Mbit/s
 // offered, where the study pins Table VII, with Table V's unimpaired
-// numbers there; TCP at 1000, Tables VI and VIII), give 39 of Table IX's
+// numbers there; TCP at 1500, where it pins Table VIII, with Table VI's
+// unimpaired numbers there), give 39 of Table IX's
 // 40 VWall verdicts, as the study's comment says. The one they cannot
 // give is VXLAN TCP under corruption-medium: Table IX passes it, but its
 // 32.1 Mbit/s of the unimpaired 909 is no more than delay-high's 31.6,
@@ -46,7 +47,7 @@ func TestVerdictCriteriaOnPaperNumbers(t *testing.T) {
 	}
 	var samples []results.Sample
 	for _, pv := range s.Spec.Verdict.Published {
-		wl, off := "tcp@1G", 1e9
+		wl, off := "tcp@1500M", 1500e6
 		if pv.Protocol == "udp" {
 			wl, off = "udp@800M", 800e6
 		}
@@ -157,5 +158,62 @@ func TestTableVIIAt800M(t *testing.T) {
 	// delay-loss row) x 3 metrics x 2 backends, of Table VII's 9 x 3 x 2.
 	if n != 18 || all != 54 {
 		t.Errorf("%d of %d Table VII references at the quick profile's impairments, want 18 of 54", n, all)
+	}
+}
+
+// TestTableVIIIAt1500M: the paper's Table VIII states no offered rate;
+// its Figs. 8 and 9, TCP under the same disruptions, are "fixed to 1500
+// Mb/s" (the study's header), so the study pins those references to
+// tcp@1500M, which the quick profile measures. Before, they matched every
+// TCP rate and set VXLAN delay-low's 777.7 Mbit/s beside tcp@500M, whose
+// sender is held to 500.
+func TestTableVIIIAt1500M(t *testing.T) {
+	s := flannelBackends(t, "quick")
+	var tcp []string
+	for _, v := range s.Variants() {
+		if v.Protocol == "tcp" {
+			tcp = append(tcp, v.Name)
+		}
+	}
+	if len(tcp) != 1 || tcp[0] != "tcp@1500M" {
+		t.Fatalf("quick measures TCP at %v, want tcp@1500M alone, Table VIII's rate", tcp)
+	}
+	var samples []results.Sample
+	for _, imp := range s.Spec.Impairments {
+		for _, dp := range []string{"flannel-vxlan", "flannel-udp"} {
+			for _, wl := range []string{"tcp@500M", "tcp@1500M"} {
+				c := results.Cell{Datapath: dp, Tuning: "baseline", Workload: wl, Replicas: 1, Impairment: strings.TrimPrefix(imp.Name, study.NoImpairment)}
+				for trial := 1; trial <= 2; trial++ {
+					samples = append(samples, results.Sample{Cell: c, Trial: trial, Metrics: map[string]float64{
+						results.MetricBitrate: 4e8 * wobble(trial), "retransmits": 100}})
+				}
+			}
+		}
+	}
+	measured := map[string]bool{}
+	for _, imp := range s.Spec.Impairments {
+		measured[imp.Name] = true
+	}
+	n, all := 0, 0
+	for _, r := range Build(s, samples).References {
+		if !strings.HasPrefix(r.Reference.Note, "paper (VWall) Table VIII") {
+			continue
+		}
+		all++
+		if r.Reference.Workload != "tcp@1500M" || !strings.Contains(r.Reference.Note, "1500 from Figs. 8-9") {
+			t.Errorf("%+v: want tcp@1500M with a note that the rate is from Figs. 8-9", r.Reference)
+		}
+		if !measured[r.Reference.Impairment] {
+			continue
+		}
+		n++
+		if len(r.Rows) != 1 || r.Rows[0].Workload != "tcp@1500M" {
+			t.Errorf("%s %s %s: matched %v, want the tcp@1500M row alone", r.Reference.Datapath, r.Reference.Impairment, r.Reference.Metric, r.Rows)
+		}
+	}
+	// quick's delay-low, loss-low and corruption-low (Table VIII has no
+	// delay-loss row) x 2 metrics x 2 backends, of Table VIII's 9 x 2 x 2.
+	if n != 12 || all != 36 {
+		t.Errorf("%d of %d Table VIII references at the quick profile's impairments, want 12 of 36", n, all)
 	}
 }

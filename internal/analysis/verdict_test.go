@@ -9,12 +9,12 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// flannel-backends on synthetic numbers at udp@1500M and tcp@1G (the
-// default profile's variants; the quick profiles measure UDP at 800M and
-// 1G): verdicts follow spec.verdict's criteria with the paper's beside
-// them, saturated UDP cells get the Ethernet bound, and a reference to an
-// impairment matches only that impairment's rows ("none" the unimpaired
-// ones).
+// flannel-backends on synthetic numbers at udp@1500M, tcp@1G and
+// tcp@1500M (the default profile's variants; the quick profiles measure
+// UDP at 800M and 1G): verdicts follow spec.verdict's criteria with the
+// paper's beside them where the paper judged that rate, saturated UDP
+// cells get the Ethernet bound, and a reference to an impairment matches
+// only that impairment's rows ("none" the unimpaired ones).
 func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 	s := flannelBackends(t, "")
 	// Per impairment: UDP receiver Mbit/s and loss %, TCP Mbit/s.
@@ -28,7 +28,9 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "udp@1500M", Replicas: 1, Impairment: imp}, Trial: trial,
 						Metrics: map[string]float64{"bitrate": u[0] * 1e6 * wobble(trial), "offered_bps": 1500e6, "lost_percent": u[1]}},
 					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp@1G", Replicas: 1, Impairment: imp}, Trial: trial,
-						Metrics: map[string]float64{"bitrate": tcp[imp] * 1e6 * wobble(trial), "offered_bps": 1e9}})
+						Metrics: map[string]float64{"bitrate": tcp[imp] * 1e6 * wobble(trial), "offered_bps": 1e9}},
+					results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "tcp@1500M", Replicas: 1, Impairment: imp}, Trial: trial,
+						Metrics: map[string]float64{"bitrate": tcp[imp] * 1e6 * wobble(trial), "offered_bps": 1500e6}})
 			}
 		}
 	}
@@ -38,15 +40,18 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 		got[[3]string{v.Datapath, v.Workload, v.Impairment}] = v
 	}
 	// Table IX's UDP verdicts name udp@800M: none stands beside 1500M's
-	// cells; its TCP verdicts name no rate.
+	// cells; its TCP verdicts name tcp@1500M, Table VIII's rate: none
+	// stands beside 1G's.
 	for _, c := range []struct {
 		dp, wl, imp           string
 		pass, paper, disagree bool
 	}{
 		{"flannel-vxlan", "udp@1500M", "", true, false, false}, // 923/1500 = 0.62 of offered, 18% lost
 		{"flannel-vxlan", "udp@1500M", "loss-low", false, false, false},
-		{"flannel-udp", "tcp@1G", "delay-low", true, true, false},
-		{"flannel-udp", "tcp@1G", "loss-low", false, true, true},
+		{"flannel-udp", "tcp@1500M", "delay-low", true, true, false},
+		{"flannel-udp", "tcp@1500M", "loss-low", false, true, true},
+		{"flannel-udp", "tcp@1G", "delay-low", true, false, false},
+		{"flannel-udp", "tcp@1G", "loss-low", false, false, false},
 	} {
 		v, ok := got[[3]string{c.dp, c.wl, c.imp}]
 		if !ok {
@@ -58,9 +63,9 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 				c.dp, c.wl, c.imp, v.Pass, v.Why, v.Paper, v.Disagree, c.pass, c.disagree)
 		}
 	}
-	// 3 impairments x 2 workloads x 2 datapaths
-	if len(m.Verdicts) != 12 {
-		t.Errorf("%d verdicts, want 12", len(m.Verdicts))
+	// 3 impairments x 3 workload variants x 2 datapaths
+	if len(m.Verdicts) != 18 {
+		t.Errorf("%d verdicts, want 18", len(m.Verdicts))
 	}
 	// Every UDP cell offers 1500 Mbit/s on the 1 Gbit/s link: saturated.
 	if len(m.Bounds) != 6 {
@@ -78,6 +83,9 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 		for _, row := range r.Rows {
 			if (r.Reference.Impairment == "none" && row.Impairment != "") || (r.Reference.Impairment != "none" && r.Reference.Impairment != "" && row.Impairment != r.Reference.Impairment) {
 				t.Errorf("reference %+v matched row %+v", r.Reference, row.Cell)
+			}
+			if strings.Contains(r.Reference.Note, "Table VIII") && row.Workload != "tcp@1500M" {
+				t.Errorf("Table VIII's %s %s matched %s, want tcp@1500M's rows alone", r.Reference.Datapath, r.Reference.Impairment, row.Workload)
 			}
 		}
 	}

@@ -24,7 +24,7 @@ func TestImpairmentReport(t *testing.T) {
 	var samples []results.Sample
 	for _, c := range s.Cells() {
 		for trial := 1; trial <= 2; trial++ {
-			m := map[string]float64{"bitrate": 900e6 + float64(trial)*1e6, "offered_bps": 1e9}
+			m := map[string]float64{"bitrate": 900e6 + float64(trial)*1e6, "offered_bps": 1500e6}
 			if strings.HasPrefix(c.Workload, "udp") {
 				m["offered_bps"], m["lost_percent"], m["jitter_ms"] = 1500e6, 20+float64(trial), 0.01
 			} else {
@@ -50,8 +50,8 @@ func TestImpairmentReport(t *testing.T) {
 	}
 	series := seriesFigures(s, samples)
 	if len(series) != 6 {
-		t.Errorf("%d per-second figures, want 6 (sender and receiver throughput, cwnd of tcp@1G on each datapath)", len(series))
-	} else if series[0].Title != "TCP sender throughput per second (tcp@1G) on flannel-vxlan" {
+		t.Errorf("%d per-second figures, want 6 (sender and receiver throughput, cwnd of tcp@1500M on each datapath)", len(series))
+	} else if series[0].Title != "TCP sender throughput per second (tcp@1500M) on flannel-vxlan" {
 		t.Errorf("first per-second figure is %q", series[0].Title)
 	}
 	for _, f := range series {
@@ -108,7 +108,7 @@ func TestSeriesFiguresOneLineEach(t *testing.T) {
 			t.Errorf("%s: caption %q", f.Title, f.Caption)
 		}
 	}
-	tuning, reps, dps, byDP := firstTrials(s, samples, "tcp@1G")
+	tuning, reps, dps, byDP := firstTrials(s, samples, "tcp@1500M")
 	if tuning != "baseline" || reps != 1 || len(dps) != 2 {
 		t.Fatalf("first trials of %s at %d replicas on %v", tuning, reps, dps)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -105,5 +106,42 @@ func TestBuiltinProfilesResolve(t *testing.T) {
 		sp.Precision != nil || sp.DecisionMargin() != 0.05 {
 		t.Errorf("cni-compare decide: trials %s, budget %s, precision %v, margin %v", sp.Trials, sp.Budget.Duration,
 			sp.Precision, sp.DecisionMargin())
+	}
+}
+
+// TestBuiltinBitrateReferencesWithinOffered: no published bitrate of a
+// built-in study stands beside a cell, of its default or any profile,
+// whose sender is asked for less than that number (rate times streams):
+// that cell cannot deliver it, so the number is of another offered
+// rate. Before, flannel-backends set Table VIII's TCP numbers beside
+// every TCP rate, and tcp@500M's delay-low cell read "paper 0.7777
+// Gbit/s".
+func TestBuiltinBitrateReferencesWithinOffered(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, name := range study.Builtins() {
+		s, err := study.Resolve(name, study.Options{}, cat)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, prof := range append([]string{""}, s.ProfileNames()...) {
+			p, err := study.Resolve(name, study.Options{Profile: prof}, cat)
+			if err != nil {
+				t.Fatalf("%s --profile %q: %v", name, prof, err)
+			}
+			for _, v := range p.Variants() {
+				rate, ok := study.ParseRate(v.Rate)
+				if !ok {
+					continue
+				}
+				offered := rate * float64(max(v.Parallel, 1))
+				for i, r := range p.Spec.Reference {
+					at := r.Workload == "" || r.Workload == v.Name || r.Workload == study.EntryOf(v.Name)
+					if r.Metric == results.MetricBitrate && r.Value != nil && r.Ratio == nil && at && *r.Value > offered {
+						t.Errorf("%s --profile %q: reference[%d] (%s %s %s, %s) %.4g bit/s beside %s, offered %.4g",
+							name, prof, i, r.Datapath, r.Workload, r.Impairment, r.Note, *r.Value, v.Name, offered)
+					}
+				}
+			}
+		}
 	}
 }
