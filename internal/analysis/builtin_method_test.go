@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
@@ -70,6 +72,32 @@ func TestCNICompareCPPReferencesInCycles(t *testing.T) {
 	for _, m := range matchReferences(s.Spec.Reference, []Row{ns}, nil, nil, 0) {
 		if m.Reference.Datapath == "flannel" && m.Reference.Metric == "cpp_bridge_cycles" && !strings.Contains(m.Missing, "not the paper's hardware cycles") {
 			t.Errorf("flannel's bridge in cycles beside a cpu-clock run: missing %q", m.Missing)
+		}
+	}
+}
+
+// TestBuiltinNotesNameTheShownUnit: a built-in reference's note names no
+// bitrate unit but the one its value is shown in (Display). Before,
+// flannel-backends' Table V and VI bitrates were noted "receiver Mbit/s"
+// beside a published column in Gbit/s ("paper 0.923").
+func TestBuiltinNotesNameTheShownUnit(t *testing.T) {
+	unit := regexp.MustCompile(`\b[KMGT]?bit/s\b`)
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, name := range study.Builtins() {
+		s, err := study.Resolve(name, study.Options{}, cat)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, r := range s.Spec.Reference {
+			shown := Display(r.Metric).Unit
+			if r.Ratio != nil {
+				shown = "" // a ratio has no unit
+			}
+			for _, u := range unit.FindAllString(r.Note, -1) {
+				if u != shown {
+					t.Errorf("%s: reference[%d] (%s %s %s) note %q names %s, its value is shown in %q", name, i, r.Datapath, r.Workload, r.Metric, r.Note, u, shown)
+				}
+			}
 		}
 	}
 }
