@@ -49,6 +49,12 @@ func (t Trials) String() string {
 func (t *Trials) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		v, err := strconv.Atoi(n.Value)
+		if err != nil && n.ShortTag() == "!!float" {
+			// As min and max read one: `trials: 2.0` is 2, and 2.5, read
+			// as YAML cuts it, is refused for its fraction at its line
+			// (misreadNumber) as in every other whole-number field.
+			err = n.Decode(&v)
+		}
 		if err != nil {
 			return atNode(n, "invalid trial count %q (a number, or {min: 3, max: 20})", n.Value)
 		}

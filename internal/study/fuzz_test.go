@@ -25,6 +25,9 @@ func FuzzParse(f *testing.F) {
 	// Type errors, which are located by line, tag and value.
 	f.Add([]byte("spec:\n  replicas: [1, \"a\\nb\"]\n  workloads:\n    - {name: t, tool: iperf3, parallel: [1], pin: 5}\n"))
 	f.Add([]byte("spec: {tunings: [{name: t, sysctls: {a: {b: 1}}}], trials: {min: x}}\n"))
+	// Floats where whole numbers are wanted: a fraction, a whole float,
+	// an exponent far past any float's.
+	f.Add([]byte("spec: {replicas: [1.5, 2.0, -.inf, 1e-99999999999999999999], trials: {min: 2.5, max: 2e1}, noise: {repeats: 0.5}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data, Options{}, testCatalog)
 		if err != nil {
@@ -45,6 +48,7 @@ func FuzzParse(f *testing.F) {
 // within the bounds, and survive a round trip through Marshal.
 func FuzzSetAndProfile(f *testing.F) {
 	f.Add(uint8(0), "trials=3", "replicas=[1,2]", "")
+	f.Add(uint8(0), "replicas=[1.5, 4.0]", "noise.repeats=0.5", "{trials: {min: 2.5, max: 2e1}}")
 	f.Add(uint8(1), "metadata.name=../../etc/x", "", "{trials: 2}")
 	f.Add(uint8(0), "duration=2562047h", "warmup=1s", "{duration: 4s}")
 	f.Add(uint8(0), "tunings=[baseline, {name: r, rps: {cpus: all}, rfs: {sockFlowEntries: 1073741824, flowCnt: 1}}]", "", "")

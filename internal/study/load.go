@@ -159,7 +159,7 @@ func decodeTree(file string, root *yaml.Node, opt Options, cat Catalog) (*decode
 		return nil, &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n),
 			Msg: "a list entry is empty (null): give a value or remove the entry"}
 	}
-	if field, n, msg := radixNumber(root); n != nil {
+	if field, n, msg := misreadNumber(root); n != nil {
 		return nil, &FieldError{File: file, Line: n.Line, Field: field, Origin: prof.of(n), Msg: msg}
 	}
 	// Decode the overridden tree strictly again, so that a --set with an

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -24,13 +25,16 @@ import (
 // ten: a leading 0 followed by digits (octal), or 0x, 0o, 0b.
 var radixRE = regexp.MustCompile(`^[-+]?0(?:[0-9_]+|[xXoObB].*)$`)
 
-// radixNumber is the path and node of the first number under root, in
-// document order, that fills a number of the study and is written in
-// another base than ten (radixRE), with what to say of it; the
-// profiles are left out (each is checked once applied: checkProfiles),
-// as are keys of no field (x-... keys of the user's own, unknown ones:
-// the strict decode refuses those).
-func radixNumber(root *yaml.Node) (field string, at *yaml.Node, msg string) {
+// misreadNumber is the path and node of the first number under root, in
+// document order, that the study would take as another number than its
+// text shows, with what to say of it: one that fills a number of the
+// study written in another base than ten (radixRE; an explicit
+// `!!float 010` is read in base 8 too: decimalFloat), or a float with a
+// fraction where a whole number is wanted (fraction.go). The profiles
+// are left out (each is checked once applied: checkProfiles), as are
+// keys of no field (x-... keys of the user's own, unknown ones: the
+// strict decode refuses those).
+func misreadNumber(root *yaml.Node) (field string, at *yaml.Node, msg string) {
 	var walk func(n *yaml.Node, t reflect.Type, path string) bool
 	walk = func(n *yaml.Node, t reflect.Type, path string) bool {
 		t = deref(t)
@@ -39,9 +43,16 @@ func radixNumber(root *yaml.Node) (field string, at *yaml.Node, msg string) {
 		}
 		switch n.Kind {
 		case yaml.ScalarNode:
-			if numeric(t) && n.ShortTag() == "!!int" && radixRE.MatchString(n.Value) {
+			tag := n.ShortTag()
+			if numeric(t) && radixRE.MatchString(n.Value) && (tag == "!!int" || tag == "!!float" && !decimalFloat(n)) {
 				field, at, msg = path, n, radixMessage(n)
 				return true
+			}
+			if wholeKind(t) && tag == "!!float" {
+				if m := fractionMessage(n); m != "" {
+					field, at, msg = path, n, m
+					return true
+				}
 			}
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -69,6 +80,15 @@ func radixNumber(root *yaml.Node) (field string, at *yaml.Node, msg string) {
 	return field, at, msg
 }
 
+// decimalFloat says whether yaml.v3 read the !!float n as the decimal
+// number its text shows: `018`, no octal number, is the float 18, where
+// an explicit `!!float 010` is 8 and `!!float 0x10` 16.
+func decimalFloat(n *yaml.Node) bool {
+	var f float64
+	d, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	return err == nil && n.Decode(&f) == nil && f == d
+}
+
 // numeric says whether a scalar decoded into t is read as a number:
 // Go's numbers, and Trials, whose scalar form is a count (read as
 // decimal text, so `trials: 010` is 10 where `{min: 010}` is 8).
@@ -87,7 +107,7 @@ func numeric(t reflect.Type) bool {
 // prefix (`0x578` meant 1400).
 func radixMessage(n *yaml.Node) string {
 	var v any
-	_ = n.Decode(&v) // a !!int decodes
+	_ = n.Decode(&v) // a !!int or !!float decodes
 	sign, digits := "", strings.ReplaceAll(n.Value, "_", "")
 	if digits[0] == '-' || digits[0] == '+' {
 		sign, digits = strings.TrimPrefix(digits[:1], "+"), digits[1:]

@@ -55,9 +55,10 @@ func zeroPaths(n *yaml.Node, path string, out []string) []string {
 }
 
 // isZero is a scalar written as the number 0, or as a duration of 0
-// (`probe: 0s`). A float counts: yaml.v3 decodes a whole-number float
-// into an int field, so `mtu: 0.0` (-0, 0e0) is the 0 it would be
-// taken for.
+// (`probe: 0s`). A float counts: yaml.v3 decodes any float into an int
+// field, cutting its fraction off; one with a fraction is refused
+// before this (fraction.go), and a whole one, `mtu: 0.0` (-0.0, 0e0),
+// is the 0 it shows.
 func isZero(v *yaml.Node) bool {
 	switch v.ShortTag() {
 	case "!!int":

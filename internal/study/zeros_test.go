@@ -54,8 +54,8 @@ func TestExplicitZeroRefused(t *testing.T) {
 		{"  reference: [{replicas: 0, metric: bitrate, value: 1}]\n", "", "f.yaml:6: spec.reference[0].replicas: must be between 1 and 250 (or left out for any), got 0"},
 		{"  workloads: [{tool: iperf3, protocol: udp, lossCeiling: 3%, ceilingSearch: {probe: 0s}}]\n", "",
 			"f.yaml:6: spec.workloads[0].ceilingSearch.probe: must be whole seconds, from 1s (iperf3 -t) to 1h, got 0 (leave it out, or --set it to null, for 2s)"},
-		// A float 0 is the int field's 0 (yaml.v3 decodes a whole-number
-		// float into an int): it slipped through as left out.
+		// A float 0 is the int field's 0 (a whole float is the number it
+		// shows: fraction.go): it slipped through as left out.
 		{"  datapaths: [{type: calico-vxlan, mtu: 0.0}]\n", "", "f.yaml:6: spec.datapaths[0].mtu: must be between 576 and 65535, got 0"},
 		{"  reference: [{replicas: -0.0, metric: bitrate, value: 1}]\n", "", "f.yaml:6: spec.reference[0].replicas: must be between 1 and 250"},
 		{"  workloads: [{tool: iperf3, parallel: 0e0}]\n", "", "f.yaml:6: spec.workloads[0].parallel: parallel must be between 1 and 128"},
