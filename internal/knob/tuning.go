@@ -55,6 +55,7 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 		return nil, nil
 	}
 	var undo []func() error
+	var earlier []*tune.Applied
 	revert := func() error {
 		var errs []error
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -68,13 +69,11 @@ func applyTuning(_ context.Context, t *Target) (Undo, error) {
 			var applied *tune.Applied
 			applied, err = tune.Apply(t.Journal, t.FS(node), t.Tuning, tgt)
 			if err == nil {
-				set := applied.Settings(tgt)
-				if len(undo) > 0 {
-					// The host's values were the server side's to set;
-					// the client side found them already written.
-					set = slices.DeleteFunc(set, func(s results.TuningSetting) bool { return s.Where == results.WhereHost })
-				}
-				t.Tuned = results.MergeSettings(t.Tuned, set)
+				// The host's values the server side set too, the
+				// client side found already written: recorded once,
+				// with what the machine held (Settings' earlier).
+				t.Tuned = results.MergeSettings(t.Tuned, applied.Settings(tgt, earlier...))
+				earlier = append(earlier, applied)
 				undo = append(undo, func() error {
 					if err := applied.Revert(); err != nil {
 						return fmt.Errorf("revert tuning %s on the %s side: %w", t.Tuning.Name, side, err)

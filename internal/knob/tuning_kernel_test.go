@@ -186,9 +186,11 @@ func TestKernelTuningClientSide(t *testing.T) {
 
 // TestKernelTuningCPUIdle: a cpuIdle tuning with side: both sets the PM
 // QoS resume latency limit of the CPUs of both ends (on emulated nodes,
-// this machine's), so that while the trial lasts the CPUs idle in the
-// polling state only; it records the limit once, as the host's, and after
-// the trial every limit is as it was.
+// this machine's; the server end the first half, the client end the
+// rest, when there are two CPUs or more), so that while the trial lasts
+// the CPUs idle in the polling state only; it records the limit once, as
+// the host's, naming every CPU of both ends, and after the trial every
+// limit is as it was.
 func TestKernelTuningCPUIdle(t *testing.T) {
 	kerneltest.RequireKernel(t, probe.CPUIdle)
 	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
@@ -202,7 +204,7 @@ func TestKernelTuningCPUIdle(t *testing.T) {
 	tg := &knob.Target{Cluster: cl, FS: func(engine.Node) tune.FS { return tune.LocalFS{} }, Journal: kerneltest.Journal(t, kerneltest.RunID()), Tuning: tu,
 		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client},
 		Measured: []engine.Pod{pairs[0].Server}, MeasuredClients: []engine.Pod{pairs[0].Client},
-		SteerCPUs: cpus, ClientSteerCPUs: cpus}
+		SteerCPUs: cpus[:max(1, len(cpus)/2)], ClientSteerCPUs: cpus[len(cpus)/2:]}
 	trial, err := knob.Apply(context.Background(), knob.Trial, tg)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +246,7 @@ func TestKernelTuningCPUIdle(t *testing.T) {
 	} else if *c.Poll < c.Idle/2 {
 		t.Errorf("CPU 0 idled %.1f%% of the window under the limit, but the sampler's polling share is %.1f%%, want at least half of it", c.Idle, *c.Poll)
 	}
-	want := fmt.Sprintf("{host pm_qos_resume_latency_us n/a [%s]", strings.Join(cpuNames(cpus), " "))
+	want := fmt.Sprintf("{host pm_qos_resume_latency_us n/a [%s]", strings.Join(slices.Sorted(slices.Values(cpuNames(cpus))), " "))
 	if got := fmt.Sprint(tg.Tuned); !strings.Contains(got, want) || strings.Count(got, "pm_qos") != 1 {
 		t.Errorf("recorded settings %s: want the limit once, the host's: %s", got, want)
 	}

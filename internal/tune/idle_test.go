@@ -105,3 +105,46 @@ func TestIdlePlanErrors(t *testing.T) {
 		t.Errorf("nothing to disable: err = %v", err)
 	}
 }
+
+// side: both on emulated nodes: the client side's Settings, given the
+// server side's Applied, leave out the host writes the server side made
+// too (the RFS table, the limit of a CPU both ends share), which found
+// the server side's values, and keep the limits of the client's own
+// CPUs, with the values the machine held: the record names every CPU
+// bound, each with what was there before the run.
+func TestIdleSettingsBothSides(t *testing.T) {
+	f, srv := fixture()
+	srv.NodeNetns, srv.CPUs = nodeNS, cpuset.Set{0, 1}
+	f.addIdle(cpuset.Range(4))
+	f.vals[key("", FSSysfs, cpuidle.LimitPath(2))] = "5"
+	cli := Target{NodeNetns: "cnb-r-client", CPUs: cpuset.Set{1, 2, 3}, SoftIRQCore: -1,
+		NodeWhere: results.WhereClientNode, PodsWhere: results.WhereClientPods}
+	tu := idleTuning(0)
+	tu.RFS = &study.RFS{SockFlowEntries: 4096, FlowCnt: 256}
+	j := openJournal(t)
+	as, err := Apply(j, f, tu, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer as.Revert()
+	ac, err := Apply(j, f, tu, cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Revert()
+	got := results.MergeSettings(as.Settings(srv), ac.Settings(cli, as))
+	host := func(knob, value string, devices, found []string) results.TuningSetting {
+		return results.TuningSetting{Where: results.WhereHost, Knob: knob, Value: value, Devices: devices, Found: found}
+	}
+	node := []string{"cali0", "cali1", "eth1", "vxlan.calico"}
+	same(t, got, []results.TuningSetting{
+		host("net.core.rps_sock_flow_entries", "4096", nil, []string{"0"}),
+		host("pm_qos_resume_latency_us", "n/a", []string{"cpu0", "cpu1", "cpu2", "cpu3"}, []string{"0", "5"}),
+		{Where: results.WhereNode, Knob: "rps_flow_cnt", Value: "256", Devices: node, Found: []string{"0"}},
+	})
+	// On a cluster the ends are two machines: nothing is left out.
+	cli.NodeNetns = ""
+	if got := ac.Settings(cli, as); len(got) != 2 {
+		t.Errorf("cluster client end: %+v, want its RFS table and its limits", got)
+	}
+}

@@ -16,9 +16,20 @@ import (
 // written and the values found before. Writes left alone because the
 // value already held are included: the tuning set them all the same.
 // Nil for a nil *Applied (a baseline).
-func (a *Applied) Settings(tgt Target) []results.TuningSetting {
+//
+// earlier are the same tuning's Applieds at the other end of the pairs
+// (side: both's server side): on emulated nodes the host is both ends',
+// so a host write an earlier one planned too (rps_sock_flow_entries, a
+// global sysctl) found that one's value, not the machine's, and is left
+// out; host writes of its own, as the idle limits of the client's CPUs,
+// are kept.
+func (a *Applied) Settings(tgt Target, earlier ...*Applied) []results.TuningSetting {
 	if a == nil {
 		return nil
+	}
+	already := map[string]bool{}
+	for _, e := range earlier {
+		e.hostWrites(already)
 	}
 	pods := map[string]bool{}
 	for _, ifc := range tgt.PodIfaces {
@@ -35,6 +46,8 @@ func (a *Applied) Settings(tgt Target) []results.TuningSetting {
 		switch {
 		case pods[w.Netns]:
 			s.Where = podsAt
+		case w.Netns == "" && tgt.NodeNetns != "" && already[w.FS+"|"+w.Path]:
+			continue
 		case w.Netns == "" && tgt.NodeNetns != "":
 			// The node has a namespace of its own, so what is written
 			// outside it is the machine's (a global sysctl).
@@ -52,6 +65,21 @@ func (a *Applied) Settings(tgt Target) []results.TuningSetting {
 		out = results.MergeSettings(out, []results.TuningSetting{s})
 	}
 	return out
+}
+
+// hostWrites adds the fs and path of every write a planned in the
+// host's namespace to m. Safe on a nil *Applied.
+func (a *Applied) hostWrites(m map[string]bool) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.seen {
+		if w.Netns == "" {
+			m[w.FS+"|"+w.Path] = true
+		}
+	}
 }
 
 // sysctlName is the dotted name of a /proc/sys path (study.SysctlPath's
