@@ -151,3 +151,26 @@ func TestReplaySaysWhatItDid(t *testing.T) {
 		t.Errorf("%s = %q, want 0", eth1, got)
 	}
 }
+
+// TestReplayOfAnUnmadeRewrite: a session killed between journaling a
+// knob's second value and writing it leaves the first value (the older
+// entry's): the replay restores the knob and reports no change by
+// someone else, where before the newer entry named the session's own
+// value as one.
+func TestReplayOfAnUnmadeRewrite(t *testing.T) {
+	fs := testNode()
+	dir := t.TempDir()
+	p := "class/net/eth1/queues/rx-0/rps_cpus"
+	fs.vals[key("", "sysfs", p)] = "3"
+	writeDeadJournal(t, dir,
+		journal.Set{FS: "sysfs", Path: p, Old: "0", New: "3"},
+		journal.Set{FS: "sysfs", Path: p, Old: "0", New: "f"}, // journaled, not written
+	)
+	sum, err := Replay(dir, &nodeFS{base: fs, pods: fakePods{}})
+	if err != nil || sum.Restored != 1 || len(sum.Changed) != 0 {
+		t.Fatalf("replay = %+v, %v; want 1 value restored, none changed by someone else", sum, err)
+	}
+	if got := fs.vals[key("", "sysfs", p)]; got != "0" {
+		t.Errorf("%s = %q after replay, want 0", p, got)
+	}
+}

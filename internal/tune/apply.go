@@ -140,7 +140,7 @@ func (a *Applied) Revert() error {
 		// away; anyone else's later change is left alone and reported).
 		now, err := a.fs.Read(w.Netns, w.FS, w.Path)
 		switch {
-		case err == nil && !Equal(w.Path, now, w.Value) && !Equal(w.Path, now, w.old):
+		case err == nil && !a.oursLocked(w, now) && !Equal(w.Path, now, w.old):
 			errs = append(errs, fmt.Errorf("revert %s: changed by someone else since (found %q); left alone", w.Change, now))
 		case err == nil && !Equal(w.Path, now, w.old):
 			err = a.fs.Write(w.Netns, w.FS, w.Path, w.old)
@@ -156,6 +156,26 @@ func (a *Applied) Revert() error {
 		w.reverted = true
 	}
 	return errors.Join(errs...)
+}
+
+// oursLocked says whether now, found at w's knob, is what this run left
+// there: w's value, or that of another of its entries for the knob not
+// yet reverted with the same old value. A write that failed half-way
+// journals the value it left beside the one planned (X->N, then X->P);
+// when putting X back over P fails for the newer entry, the older finds
+// P, the run's own, not someone else's, and putting X back is still its
+// to do.
+func (a *Applied) oursLocked(w *write, now string) bool {
+	if Equal(w.Path, now, w.Value) {
+		return true
+	}
+	for _, o := range a.done {
+		if !o.reverted && o.Netns == w.Netns && o.FS == w.FS && o.Path == w.Path &&
+			Equal(w.Path, o.old, w.old) && Equal(w.Path, now, o.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // UndoError is a failed undo of a partial tuning: values the tuning wrote

@@ -71,7 +71,7 @@ func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, err
 			continue
 		case Equal(s.Path, now, s.Old):
 			o.Action, o.Now = Already, now
-		case !Equal(s.Path, now, s.New):
+		case !runWrote(pending, s, now):
 			o.Action, o.Now = Changed, now
 		case dryRun:
 			o.Action, o.Now = Planned, now
@@ -92,6 +92,26 @@ func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, err
 		out = append(out, o)
 	}
 	return out, errors.Join(errs...)
+}
+
+// runWrote says whether now, found at s's knob, is what the run left
+// there: s's value, or that of another of its pending entries for the
+// knob with the same old value. The agent journals a knob's second value
+// (X->V2) before writing it over the first (X->V1); killed in between,
+// the knob holds V1: the newer entry finds the run's own value, not
+// someone else's, and putting X back is what the older would do.
+func runWrote(pending []journal.Entry, s *journal.Set, now string) bool {
+	if Equal(s.Path, now, s.New) {
+		return true
+	}
+	for _, e := range pending {
+		o := e.Set
+		if o != nil && o.Netns == s.Netns && o.FS == s.FS && o.Path == s.Path &&
+			Equal(s.Path, o.Old, s.Old) && Equal(s.Path, now, o.New) {
+			return true
+		}
+	}
+	return false
 }
 
 // DryRunFS is what a dry run's replay reads: the values of FS, but where
