@@ -89,6 +89,10 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 		if err := f.kube.config().Validate(); err != nil {
 			return inputErr(err)
 		}
+		// Before the cluster's inspection: --prove's A/Bs journal there.
+		if err := refuseLocalJournalDir(f.journalDir); err != nil {
+			return inputErr(err)
+		}
 	default:
 		return inputErr(fmt.Errorf("unknown engine %q (local, kube)", f.engine))
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -82,4 +83,21 @@ func proveRun(opt prove.Options, fs *pflag.FlagSet) runner.Options {
 		r.Cleanup = cmdline.Quote(kubeCleanupWords(fs))
 	}
 	return r
+}
+
+// refuseLocalJournalDir refuses dir, a kube run's --journal-dir, when
+// local runs journal there: the default directory or one the machine's
+// record names. `cnibench cleanup` replays those against this machine,
+// while a kube run's controller journals name the cluster nodes' values
+// (kubeJournalDirFor). "" is the kube runs' own directory: fine.
+func refuseLocalJournalDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	local, err := journal.LocalRunsDir(dirsRecord, dir)
+	if err != nil || !local {
+		return err
+	}
+	return fmt.Errorf("--journal-dir %s: local runs journal there, and `cnibench cleanup` would replay this kube run's journals "+
+		"against this machine; give a directory of the kube runs' own, or leave --journal-dir out", dir)
 }

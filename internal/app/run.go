@@ -208,15 +208,8 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		opt.Command = invocation(cmd, studyArgs(args, s), "out", "journal-dir", "dry-run")
 	}
 	if f.engine == "kube" {
-		quietKlog()
-		opt.Kube = f.kube.config()
-		if err := opt.Kube.Validate(); err != nil {
+		if err := f.kubeOptions(&opt); err != nil {
 			return inputErr(err)
-		}
-		if opt.JournalDir == "" {
-			if opt.JournalDir, err = kubeJournalDir(); err != nil {
-				return inputErr(err)
-			}
 		}
 	}
 	if f.dryRun {
@@ -254,6 +247,23 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 
 // check is `cnibench run --dry-run`: the study and this machine (or
 // cluster) checked, what the run would do said, nothing changed.
+// kubeOptions fills in a kube run's cluster and its journal directory:
+// the kube runs' own (kubeJournalDir) unless --journal-dir says, and
+// never one local runs journal in (refuseLocalJournalDir).
+func (f *runFlags) kubeOptions(opt *runner.Options) error {
+	quietKlog()
+	opt.Kube = f.kube.config()
+	if err := opt.Kube.Validate(); err != nil {
+		return err
+	}
+	if opt.JournalDir != "" {
+		return refuseLocalJournalDir(opt.JournalDir)
+	}
+	var err error
+	opt.JournalDir, err = kubeJournalDir()
+	return err
+}
+
 func (f *runFlags) check(cmd *cobra.Command, s *study.Study, opt runner.Options) error {
 	if opt.Resume {
 		return inputErr(fmt.Errorf("--dry-run checks a study before it runs and --resume continues one; use them apart"))

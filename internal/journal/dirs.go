@@ -75,6 +75,31 @@ func NoteDir(path, dir string) error {
 	return nil
 }
 
+// LocalRunsDir says whether dir is one local runs journal in: DefaultDir
+// or one the record at path (DirsRecord) names, after symbolic links. A
+// record this user may not read is root's, whose cleanup trusts no
+// directory this user may write (DirTrust): not one of them.
+func LocalRunsDir(path, dir string) (bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, fmt.Errorf("journal directory %s: %w", dir, err)
+	}
+	names := []string{abs}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		names = append(names, r)
+	}
+	local := []string{DefaultDir}
+	if r, err := filepath.EvalSymlinks(DefaultDir); err == nil {
+		local = append(local, r)
+	}
+	recorded, err := readDirs(path)
+	if errors.Is(err, os.ErrPermission) {
+		err = nil
+	}
+	local = append(local, recorded...)
+	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(local, n) }), err
+}
+
 // readDirs reads the record at path: none when it is missing.
 func readDirs(path string) ([]string, error) {
 	b, err := os.ReadFile(path)

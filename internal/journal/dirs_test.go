@@ -298,3 +298,31 @@ func TestDeadElsewhereFollowsOwnLink(t *testing.T) {
 		t.Errorf("DeadElsewhere = %v, want the moved directory's dead run once, naming its cleanup", err)
 	}
 }
+
+// LocalRunsDir: DefaultDir and the record's directories, by any path
+// to them; a record this user may not read (root's, for a user's kube
+// run) names none, without an error.
+func TestLocalRunsDir(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "journal-dirs")
+	rec, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(record, []byte(rec+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]bool{DefaultDir: true, DefaultDir + "/.": true, rec: true, rec + "/../" + filepath.Base(rec): true, other: false} {
+		if got, err := LocalRunsDir(record, dir); got != want || err != nil {
+			t.Errorf("LocalRunsDir(%s) = %v, %v; want %v", dir, got, err, want)
+		}
+	}
+	if os.Geteuid() == 0 {
+		return // root reads any record
+	}
+	if err := os.Chmod(record, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LocalRunsDir(record, rec); got || err != nil {
+		t.Errorf("unreadable record: %v, %v; want false, nil", got, err)
+	}
+	if got, err := LocalRunsDir(record, DefaultDir); !got || err != nil {
+		t.Errorf("unreadable record, DefaultDir: %v, %v; want true, nil", got, err)
+	}
+}
