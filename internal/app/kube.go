@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
@@ -186,6 +188,9 @@ contacted.`,
 				}
 				objs = sel
 			default:
+				if err := checkReplicas(replicas); err != nil {
+					return err
+				}
 				var err error
 				if objs, err = cfg.RunObjects(f.serverNode, f.clientNode, replicas); err != nil {
 					return inputErr(err)
@@ -203,7 +208,7 @@ contacted.`,
 		},
 	}
 	f.register(cmd.Flags())
-	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of server/client pod pairs (a study's measured and background pairs)")
+	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of server/client pod pairs (a study's measured and background pairs), 1 to "+strconv.Itoa(study.MaxReplicas))
 	cmd.Flags().BoolVar(&rbac, "rbac", false, "print the namespaces, Roles, ClusterRole and bindings instead")
 	cmd.Flags().BoolVar(&install, "install", false, "print the agent's namespace and DaemonSet ('cnibench kube install') instead")
 	registerInstallFlags(cmd.Flags(), &agentNodes, &allowTag)

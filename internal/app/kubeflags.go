@@ -1,7 +1,8 @@
 package app
 
-// Checks of the cluster flags of the kube commands: each refuses (exit
-// 2) what it would otherwise ignore.
+// Checks of the flags of the kube commands: each refuses (exit 2),
+// before anything is contacted or written, what it would otherwise
+// ignore or pass on unchecked.
 
 import (
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // manifestsMode refuses --rbac with --install, and the flags the mode
@@ -59,4 +61,16 @@ func refuseUnused(cmd *cobra.Command, what string, used ...string) error {
 		}
 	})
 	return err
+}
+
+// checkReplicas refuses a --replicas no run creates: 0 or less printed a
+// manifest without a pod pair, exit 0, and 2000000000 built objects
+// until memory ran out. A study's pairs on a node, measured and
+// background together, are at most study.MaxPodsPerNode, which is
+// study.MaxReplicas: the bound of its replica counts.
+func checkReplicas(n int) error {
+	if n < 1 || n > study.MaxReplicas {
+		return inputErr(fmt.Errorf("--replicas %d: want between 1 and %d pod pairs", n, study.MaxReplicas))
+	}
+	return nil
 }
