@@ -111,7 +111,7 @@ func (f *kubeFlags) register(all *pflag.FlagSet) {
 	fs.StringVar(&f.image, "image", kube.DefaultImage, "kube engine: image with cnibench and the workload tools (see 'cnibench kube image')")
 	fs.StringVar(&f.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube engine: Always, IfNotPresent or Never")
 	fs.StringVar(&f.cniConfDir, "cni-conf-dir", kube.DefaultCNIConfDir, "kube engine: the nodes' CNI config directory (read by the agent for CNI detection)")
-	fs.DurationVar(&f.timeout, "pod-timeout", 3*time.Minute, "kube engine: how long to wait for pods to become ready")
+	fs.DurationVar(&f.timeout, "pod-timeout", kube.DefaultTimeout, "kube engine: how long to wait for pods to become ready (positive)")
 }
 
 func (f *kubeFlags) config() *kube.Config {
@@ -121,6 +121,9 @@ func (f *kubeFlags) config() *kube.Config {
 		Image: f.image, PullPolicy: corev1.PullPolicy(f.pullPolicy), CNIConfDir: f.cniConfDir, Timeout: f.timeout,
 	}
 	c = c.WithDefaults()
+	// The flag has its default already: a 0 here was given, and
+	// Validate refuses it rather than WithDefaults turning it into 3m.
+	c.Timeout = f.timeout
 	return &c
 }
 

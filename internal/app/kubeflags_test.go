@@ -36,3 +36,20 @@ func TestKubeManifestsReplicasBounded(t *testing.T) {
 		t.Errorf("--replicas %d: exit %d: %s", study.MaxReplicas, code, errb.String())
 	}
 }
+
+// --pod-timeout 0 or negative is refused by every command that reads
+// it, before the cluster (here none) is reached: it became 3m silently.
+func TestKubePodTimeoutPositive(t *testing.T) {
+	digest := "x@sha256:" + strings.Repeat("a", 64)
+	for _, d := range []string{"0", "-1s"} {
+		want := "--pod-timeout " + map[string]string{"0": "0s", "-1s": "-1s"}[d] + ": want a positive duration"
+		for _, args := range [][]string{
+			{"run", "rps-rfs", "--quick", "--engine", "kube", "--out", t.TempDir() + "/r"},
+			{"doctor", "--engine", "kube"},
+			{"kube", "install", "--image", digest},
+			{"cleanup", "--kube", "--dry-run"},
+		} {
+			refusedOnce(t, append(args, "--kubeconfig", "/nonexistent/kubeconfig", "--pod-timeout", d), want)
+		}
+	}
+}

@@ -71,6 +71,8 @@ const (
 	DefaultServerSelector = "iperf=server"
 	DefaultClientSelector = "iperf=client"
 	DefaultCNIConfDir     = "/etc/cni/net.d"
+	// DefaultTimeout bounds waiting for pods (--pod-timeout).
+	DefaultTimeout = 3 * time.Minute
 	// BinPath is where the image holds cnibench.
 	BinPath = "/usr/local/bin/cnibench"
 )
@@ -132,8 +134,10 @@ func (c Config) WithDefaults() Config {
 	if c.CNIConfDir == "" {
 		c.CNIConfDir = DefaultCNIConfDir
 	}
-	if c.Timeout <= 0 {
-		c.Timeout = 3 * time.Minute
+	// Only the zero value is unset: a negative timeout is a mistake
+	// Validate refuses, not a request for the default.
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
 	}
 	return c
 }
@@ -150,6 +154,11 @@ func (c Config) Validate() error {
 	}
 	if err := checkNamespace("--agent-namespace", c.AgentNamespace); err != nil {
 		return err
+	}
+	// A timeout of nothing would fail every wait at once; Config's own
+	// zero is filled by WithDefaults, so this is a value given.
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--pod-timeout %v: want a positive duration (default %v)", c.Timeout, DefaultTimeout)
 	}
 	if c.Namespace != "" && c.Namespace == c.AgentNamespace {
 		return fmt.Errorf("%w: --namespace and --agent-namespace are both %q: workload pods run apart from the privileged agent", ErrBadNamespace, c.Namespace)
