@@ -255,22 +255,6 @@ func installObjects(cfg kube.Config, agentNodes string, allowTag bool) ([]runtim
 	return cfg.AgentInstall(sel), nil
 }
 
-// parseLabels reads "k=v,k2=v2".
-func parseLabels(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--agent-nodes %q: want key=value[,key=value]", s)
-		}
-		m[k] = v
-	}
-	return m, nil
-}
-
 func newKubeInstallCmd() *cobra.Command {
 	var f kubeFlags
 	var agentNodes string

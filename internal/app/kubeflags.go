@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/study"
@@ -73,4 +75,28 @@ func checkReplicas(n int) error {
 		return inputErr(fmt.Errorf("--replicas %d: want between 1 and %d pod pairs", n, study.MaxReplicas))
 	}
 	return nil
+}
+
+// parseLabels reads --agent-nodes "k=v,k2=v2", each key a qualified
+// name and each value a label value: the API server refused a bad one
+// only after `kube install` had created or relabelled the namespace.
+func parseLabels(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--agent-nodes %q: want key=value[,key=value]", s)
+		}
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("--agent-nodes %q: label key %q: %s", s, k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return nil, fmt.Errorf("--agent-nodes %q: label value %q (of %s): %s", s, v, k, strings.Join(errs, "; "))
+		}
+		m[k] = v
+	}
+	return m, nil
 }

@@ -3,8 +3,13 @@ package app
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/study"
@@ -51,5 +56,56 @@ func TestKubePodTimeoutPositive(t *testing.T) {
 		} {
 			refusedOnce(t, append(args, "--kubeconfig", "/nonexistent/kubeconfig", "--pod-timeout", d), want)
 		}
+	}
+}
+
+// countingAPI is a kubeconfig for an API server that answers nothing but
+// counts what it is asked: a refusal must come before the first request.
+func countingAPI(t *testing.T) (kubeconfig string, asked *atomic.Int64) {
+	asked = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "test server", http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: " + srv.URL + "}}]\n" +
+		"users: [{name: u, user: {token: x}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, asked
+}
+
+// A bad --agent-nodes label or a namespace that is no DNS-1123 label is
+// refused, exit 2, before the API server is asked anything: the server
+// refused the node selector only after `kube install` had created or
+// relabelled the agent's namespace.
+func TestKubeLabelsAndNamespacesChecked(t *testing.T) {
+	kc, asked := countingAPI(t)
+	digest := "x@sha256:" + strings.Repeat("a", 64)
+	// Each but manifests (which reads no cluster) may reach the server.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "role=bench node"}, `--agent-nodes "role=bench node": label value "bench node" (of role)`},
+		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "a=b,bad key=x"}, `label key "bad key"`},
+		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "a=b,"}, "want key=value"},
+		{[]string{"kube", "install", "--image", digest, "--agent-namespace", "Bench_Agent"}, `--agent-namespace "Bench_Agent": not a namespace name`},
+		{[]string{"cleanup", "--kube", "--dry-run", "--namespace", "a.b"}, `--namespace "a.b": not a namespace name`},
+		{[]string{"doctor", "--engine", "kube", "--agent-namespace", strings.Repeat("a", 64)}, "--agent-namespace"},
+		{[]string{"run", "rps-rfs", "--quick", "--engine", "kube", "--namespace", "-x", "--out", t.TempDir() + "/r"}, `--namespace "-x"`},
+	} {
+		refusedOnce(t, append(c.args, "--kubeconfig", kc), c.want)
+	}
+	refusedOnce(t, []string{"kube", "manifests", "--install", "--image", digest, "--agent-nodes", "role=bench node"}, `label value "bench node"`)
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the API server was asked %d times; want every refusal before it", n)
+	}
+	var out, errb bytes.Buffer
+	args := []string{"kube", "manifests", "--install", "--image", digest, "--agent-nodes", "cnibench.io/bench=true,zone=a-1"}
+	if code := Main(context.Background(), args, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "cnibench.io/bench: \"true\"") {
+		t.Errorf("good labels: exit %d: %s", code, errb.String())
 	}
 }

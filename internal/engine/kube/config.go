@@ -30,6 +30,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Labels and annotations of every object the engine creates.
@@ -175,10 +176,18 @@ var ErrBadNamespace = errors.New("namespace refused")
 // checkNamespace refuses `default` and the system namespaces: the
 // manifests label their namespace's Pod Security level, and relabelling
 // `default` or a `kube-*` namespace would loosen or break what else runs
-// there.
+// there. It refuses a name that is no DNS-1123 label too, which the API
+// server would refuse only after an install had begun. Empty is no
+// namespace (an install has no run namespace; WithDefaults fills it).
 func checkNamespace(flag, ns string) error {
 	if ns == "default" || strings.HasPrefix(ns, "kube-") {
 		return fmt.Errorf("%w: %s %s: cnibench needs a namespace of its own, not default or kube-*", ErrBadNamespace, flag, ns)
+	}
+	if ns == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("%w: %s %q: not a namespace name: %s", ErrBadNamespace, flag, ns, strings.Join(errs, "; "))
 	}
 	return nil
 }

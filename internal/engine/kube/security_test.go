@@ -140,6 +140,11 @@ func TestNamespaceRefused(t *testing.T) {
 		{Config{Namespace: "kube-system"}, "--namespace kube-system"},
 		{Config{AgentNamespace: "kube-system"}, "--agent-namespace kube-system"},
 		{Config{Namespace: "bench", AgentNamespace: "bench"}, "both \"bench\""},
+		// Not DNS-1123 labels: the API server refused them only after
+		// an install had begun.
+		{Config{Namespace: "Bench"}, `--namespace "Bench": not a namespace name`},
+		{Config{AgentNamespace: "bench agent"}, `--agent-namespace "bench agent": not a namespace name`},
+		{Config{Namespace: strings.Repeat("a", 64)}, "--namespace"},
 	} {
 		err := tc.cfg.WithDefaults().Validate()
 		if !errors.Is(err, ErrBadNamespace) || !strings.Contains(err.Error(), tc.want) {
