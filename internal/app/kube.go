@@ -334,6 +334,8 @@ The Dockerfile in the repository builds the same image for users with a registry
 				if bin, err = os.Executable(); err != nil {
 					return err
 				}
+			} else if err := checkBinary(bin); err != nil {
+				return err
 			}
 			img, err := kube.ToolImage(ref, bin, imageTools(tools))
 			if err != nil {

@@ -7,6 +7,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -99,4 +101,25 @@ func parseLabels(s string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// checkBinary refuses a --binary that is no regular file, naming it,
+// before ldd reads it: ldd's own words ("./-u: No such file", or a
+// usage error) did not say which flag was wrong.
+func checkBinary(bin string) error {
+	st, err := os.Stat(bin)
+	if err != nil {
+		// The path is in the message already: say it once.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return inputErr(fmt.Errorf("--binary %s: %w", bin, err))
+	}
+	if st.IsDir() {
+		return inputErr(fmt.Errorf("--binary %s: a directory, not a regular file", bin))
+	}
+	if !st.Mode().IsRegular() {
+		return inputErr(fmt.Errorf("--binary %s: not a regular file", bin))
+	}
+	return nil
 }

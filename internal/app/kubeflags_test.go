@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -107,5 +108,22 @@ func TestKubeLabelsAndNamespacesChecked(t *testing.T) {
 	args := []string{"kube", "manifests", "--install", "--image", digest, "--agent-nodes", "cnibench.io/bench=true,zone=a-1"}
 	if code := Main(context.Background(), args, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "cnibench.io/bench: \"true\"") {
 		t.Errorf("good labels: exit %d: %s", code, errb.String())
+	}
+}
+
+// A --binary that is no regular file is refused naming the flag, before
+// ldd, which took "-u" as its own option; --out is not written.
+func TestKubeImageBinaryChecked(t *testing.T) {
+	dir := t.TempDir()
+	tarball := filepath.Join(dir, "img.tar")
+	for _, c := range []struct{ bin, want string }{
+		{"-u", "--binary -u: no such file or directory"},
+		{filepath.Join(dir, "missing"), "--binary " + filepath.Join(dir, "missing") + ": no such file or directory"},
+		{dir, "--binary " + dir + ": a directory, not a regular file"},
+	} {
+		refusedOnce(t, []string{"kube", "image", "--out", tarball, "--tool", "true", "--binary", c.bin}, c.want)
+	}
+	if _, err := os.Stat(tarball); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s: %v, want none", tarball, err)
 	}
 }

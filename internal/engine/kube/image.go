@@ -228,9 +228,10 @@ func (l *layerWriter) etc() error {
 var lddLine = regexp.MustCompile(`(?:=>\s*)?(/\S+)\s+\(0x`)
 
 // SharedLibs returns the shared libraries `ldd bin` lists (absolute
-// paths); a static binary has none.
+// paths); a static binary has none. The "--" keeps a bin that starts
+// with "-" (`kube image --binary -u`) a file to ldd, not its option.
 func SharedLibs(bin string) ([]string, error) {
-	out, err := exec.Command("ldd", bin).CombinedOutput()
+	out, err := exec.Command("ldd", "--", bin).CombinedOutput()
 	if err != nil {
 		if strings.Contains(string(out), "not a dynamic executable") || strings.Contains(string(out), "statically linked") {
 			return nil, nil

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,34 @@ func TestToolImageMissingTool(t *testing.T) {
 	}
 	if _, err := ToolImage("x:y", bin, []spec.Program{{Name: "nft", Package: "nftables"}}); err != nil && !strings.Contains(err.Error(), "apt-get install nftables") {
 		t.Errorf("missing nft does not name its package: %v", err)
+	}
+}
+
+// A binary whose name starts with "-" is a file to ldd, not its option:
+// `ldd -v` (verbose, then no file) failed.
+func TestSharedLibsDashName(t *testing.T) {
+	if _, err := exec.LookPath("ldd"); err != nil {
+		t.Skip("no ldd on this machine")
+	}
+	src, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true on this machine")
+	}
+	libs, err := SharedLibs(src)
+	if err != nil || len(libs) == 0 {
+		t.Skipf("%s: no shared libraries to compare (%v)", src, err)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "-v"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	got, err := SharedLibs("-v")
+	if err != nil || strings.Join(got, ",") != strings.Join(libs, ",") {
+		t.Errorf("SharedLibs(-v) = %v, %v; want %s's %v", got, err, src, libs)
 	}
 }
