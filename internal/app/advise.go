@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,41 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 	if f.study != "" || len(f.sets) > 0 && f.fromRun == "" {
 		if _, err := f.resolver()(f.sets); err != nil {
 			return inputErr(err)
+		}
+	}
+	return inputErr(checkAdviseOut(f.out, f.prove))
+}
+
+// checkAdviseOut refuses an --out the pages cannot go to (a file, which
+// failed only when they were written, after the inspection, exit 1)
+// and, with --prove, one that holds an earlier A/B run in a prove-RULE
+// directory: each candidate's run refused its directory (a run's --out
+// must be new, and advise has no --resume), after the inspection and
+// with the machine's lock taken, and the advice said every candidate
+// failed, exit 0. An empty prove-RULE directory is as good as none.
+func checkAdviseOut(out string, prove bool) error {
+	if out == "" {
+		return nil
+	}
+	st, err := os.Stat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // the pages make it
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", out, err)
+	case !st.IsDir():
+		return fmt.Errorf("--out %s exists and is not a directory; choose another --out", out)
+	case !prove:
+		return nil
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "prove-*"))
+	for _, r := range runs {
+		ents, err := os.ReadDir(r)
+		if err != nil {
+			return fmt.Errorf("--out %s: %s is not a directory an A/B run can go to (%w); choose another --out", out, filepath.Base(r), err)
+		}
+		if len(ents) > 0 {
+			return fmt.Errorf("--out %s: %s/ holds an earlier A/B; choose another --out", out, filepath.Base(r))
 		}
 	}
 	return nil
