@@ -49,6 +49,8 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 				// Every directory local runs journaled in, newest run
 				// first across them.
 				opt.DirsRecord = dirsRecord
+			} else if err := checkJournalDir(opt.JournalDir); err != nil {
+				return inputErr(err)
 			}
 			rep, err := cleanup.Run(cmd.Context(), opt)
 			for _, line := range rep.Actions {

@@ -2,7 +2,12 @@ package app
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -100,4 +105,26 @@ func refuseLocalJournalDir(dir string) error {
 	}
 	return fmt.Errorf("--journal-dir %s: local runs journal there, and `cnibench cleanup` would replay this kube run's journals "+
 		"against this machine; give a directory of the kube runs' own, or leave --journal-dir out", dir)
+}
+
+// checkJournalDir refuses a cleanup --journal-dir that does not exist,
+// but for the default one (gone at reboot with what it journaled): no
+// run journaled there, so it is mistyped. cleanup made it (for its
+// lock), found nothing, said "nothing to clean up" and exited 0, the
+// journals of the directory meant not replayed. A dry run is refused
+// too: its "nothing" would be as wrong. The refusal names the
+// directories runs journaled in (the record's that exist).
+func checkJournalDir(dir string) error {
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil // any other trouble is the lock's to say
+	}
+	if abs, err := filepath.Abs(dir); err == nil && abs == journal.DefaultDir {
+		return nil
+	}
+	known := []string{journal.DefaultDir}
+	if dirs, err := journal.Dirs(dirsRecord, journal.DefaultDir); err == nil {
+		known = append(known, dirs...)
+	}
+	return fmt.Errorf("--journal-dir %s does not exist: no run journaled there (runs journaled in %s; cnibench cleanup without --journal-dir replays them all)",
+		dir, strings.Join(known, ", "))
 }

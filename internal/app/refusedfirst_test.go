@@ -86,3 +86,30 @@ func TestAdviseRefusesUsedOut(t *testing.T) {
 		t.Errorf("--out with an empty prove-rfs/: %v", err)
 	}
 }
+
+// cleanup --journal-dir of a directory that does not exist (a typo of
+// /run/cnibench) is refused, exit 2, naming the directories runs
+// journaled in. Before, cleanup made it for its lock, found nothing,
+// said "nothing to clean up" and exited 0: the journals meant were not
+// replayed. Its dry run said the same "nothing", and is refused too.
+func TestCleanupRefusesMissingJournalDir(t *testing.T) {
+	tries := noMachineLock(t)
+	known := t.TempDir()
+	if err := journal.NoteDir(dirsRecord, known); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "cnibnech")
+	for name, args := range map[string][]string{
+		"dry-run": {"cleanup", "--dry-run", "--journal-dir", missing},
+		"cleanup": {"cleanup", "--journal-dir", missing},
+	} {
+		t.Run(name, func(t *testing.T) {
+			refusedFirst(t, args, "--journal-dir "+missing+" does not exist: no run journaled there (runs journaled in "+
+				journal.DefaultDir+", "+known+"; cnibench cleanup without --journal-dir replays them all)", tries, missing)
+		})
+	}
+	// The default directory, gone at reboot, is no typo.
+	if err := checkJournalDir(journal.DefaultDir + "/"); err != nil {
+		t.Errorf("the default directory: %v", err)
+	}
+}
