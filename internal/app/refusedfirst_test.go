@@ -113,3 +113,33 @@ func TestCleanupRefusesMissingJournalDir(t *testing.T) {
 		t.Errorf("the default directory: %v", err)
 	}
 }
+
+// run --out of a directory that holds anything (or of a file) is
+// refused before the locks make their files: before, /run/cnibench
+// (here --journal-dir's) and its lock were made, and the machine's
+// lock taken, first.
+func TestRunRefusesUsedOutFirst(t *testing.T) {
+	tries := noMachineLock(t)
+	study := filepath.Join(t.TempDir(), "one.yaml")
+	if err := os.WriteFile(study, []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: one}
+spec:
+  datapaths: [bridge]
+  workloads: [{name: tcp, tool: iperf3}]
+  trials: 2
+  duration: 5s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	used := t.TempDir()
+	if err := os.WriteFile(filepath.Join(used, "samples.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jdir := filepath.Join(t.TempDir(), "j")
+	refusedFirst(t, []string{"run", study, "--out", used, "--journal-dir", jdir},
+		"--out "+used+" exists and is not empty; choose another directory (or continue it with --resume)", tries, jdir)
+	file := filepath.Join(used, "samples.jsonl")
+	refusedFirst(t, []string{"run", study, "--out", file, "--journal-dir", jdir},
+		"--out "+file+" exists and is not a directory", tries, jdir)
+}

@@ -215,6 +215,13 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if f.dryRun {
 		return f.check(cmd, s, opt)
 	}
+	if !opt.Resume {
+		// A used --out is refused before the locks make their files
+		// (/run/cnibench, its lock); the runner asks again under them.
+		if err := runner.CheckOut(out); err != nil {
+			return inputErr(err)
+		}
+	}
 	// One run or cleanup at a time on this host, and none while a
 	// dead run's journal waits for cleanup.
 	jdir := cmp.Or(opt.JournalDir, journal.DefaultDir)
@@ -245,8 +252,6 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// check is `cnibench run --dry-run`: the study and this machine (or
-// cluster) checked, what the run would do said, nothing changed.
 // kubeOptions fills in a kube run's cluster and its journal directory:
 // the kube runs' own (kubeJournalDir) unless --journal-dir says, and
 // never one local runs journal in (refuseLocalJournalDir).
@@ -264,6 +269,8 @@ func (f *runFlags) kubeOptions(opt *runner.Options) error {
 	return err
 }
 
+// check is `cnibench run --dry-run`: the study and this machine (or
+// cluster) checked, what the run would do said, nothing changed.
 func (f *runFlags) check(cmd *cobra.Command, s *study.Study, opt runner.Options) error {
 	if opt.Resume {
 		return inputErr(fmt.Errorf("--dry-run checks a study before it runs and --resume continues one; use them apart"))

@@ -21,14 +21,14 @@ func TestCheckOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ok := range []string{filepath.Join(dir, "new"), t.TempDir()} {
-		if err := checkOut(ok); err != nil {
-			t.Errorf("checkOut(%s) = %v, want nil", ok, err)
+		if err := CheckOut(ok); err != nil {
+			t.Errorf("CheckOut(%s) = %v, want nil", ok, err)
 		}
 	}
 	for path, want := range map[string]string{file: "is not a directory", used: "is not empty"} {
-		err := checkOut(path)
+		err := CheckOut(path)
 		if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), want) {
-			t.Errorf("checkOut(%s) = %v, want a preflight error saying %q", path, err, want)
+			t.Errorf("CheckOut(%s) = %v, want a preflight error saying %q", path, err, want)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func Check(ctx context.Context, opt Options) (DryRun, error) {
 		return d, err
 	}
 	if opt.OutDir != "" {
-		if err := checkOut(opt.OutDir); err != nil {
+		if err := CheckOut(opt.OutDir); err != nil {
 			return d, err
 		}
 	}

@@ -74,7 +74,7 @@ type Options struct {
 // run and study sum it returns), else that the directory is new.
 func checkOutDir(opt Options, engine string) (*results.Run, string, error) {
 	if !opt.Resume {
-		return nil, "", checkOut(opt.OutDir)
+		return nil, "", CheckOut(opt.OutDir)
 	}
 	prev, sum, err := previousRun(opt, engine)
 	if err != nil {
@@ -376,9 +376,11 @@ func (r *run) useTempDir() (func() error, error) {
 	}, nil
 }
 
-// checkOut refuses a new run's directory that exists as a file or holds
-// anything: a run never writes over another's results.
-func checkOut(dir string) error {
+// CheckOut refuses a new run's directory that exists as a file or holds
+// anything: a run never writes over another's results. The command line
+// asks it first, before it takes the host's locks (and makes their
+// files); Run asks again, under them, for a directory filled meanwhile.
+func CheckOut(dir string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil
