@@ -18,12 +18,13 @@ import (
 )
 
 // previousRun reads the interrupted run in the output directory for
-// --resume and makes the checks that need neither the engine's preflight
-// nor the machine: it recorded its environment and samples, with this
-// build and engine, and its study.yaml is as it wrote it. Run makes them
-// before preflight, whose probes load modules: a run refused here has
-// changed nothing on the host. It changes nothing; it returns the run
-// and its study's SHA-256.
+// --resume and makes the checks that need no engine's preflight: it
+// recorded its environment and samples, with this build and engine, on
+// this machine when the local engine's nodes are it (sameMachine after
+// preflight was too late), its study.yaml is as it wrote it and no
+// trial is counted twice. Run makes them before preflight, whose probes
+// load modules: a run refused here has changed nothing on the host. It
+// changes nothing; it returns the run and its study's SHA-256.
 func previousRun(opt Options, engine string) (*results.Run, string, error) {
 	dir := opt.OutDir
 	old, err := results.Load(dir)
@@ -36,6 +37,11 @@ func previousRun(opt Options, engine string) (*results.Run, string, error) {
 	if err := sameBuild(old.Env, engine); err != nil {
 		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 	}
+	if engine == localEngine {
+		if err := thisMachine(old.Env); err != nil {
+			return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
+		}
+	}
 	sum, err := sameStudy(old)
 	if err != nil {
 		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
@@ -43,13 +49,30 @@ func previousRun(opt Options, engine string) (*results.Run, string, error) {
 	if _, err := os.Stat(filepath.Join(dir, results.SamplesFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, "", fmt.Errorf("--resume %s: no %s", dir, results.SamplesFile)
 	}
+	if err := countedOnce(old.Samples); err != nil {
+		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
+	}
 	return old, sum, nil
+}
+
+// countedOnce refuses samples that count a trial twice, which no run
+// writes: restore could not tell which one stands.
+func countedOnce(samples []results.Sample) error {
+	seen := map[trialKey]bool{}
+	for _, s := range samples {
+		k := trialKey{s.Cell, s.Trial}
+		if seen[k] {
+			return fmt.Errorf("%s trial %d is counted twice in %s", cellID(s.Cell), s.Trial, results.SamplesFile)
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // loadPrevious takes over the interrupted run old (previousRun), once
 // preflight has said whether the nodes are this machine: it must have
-// been made on this machine (a cluster's nodes are checked once it is
-// up); its counted trials are kept (they are not run again, and the
+// been made on this machine (for the local engine previousRun said so
+// already; a cluster's nodes are checked once it is up); its counted trials are kept (they are not run again, and the
 // adaptive controller plans from them), its machine time counts against
 // the budget, and its failed and repeated attempts stay recorded
 // (restore). It changes nothing.
@@ -61,9 +84,7 @@ func (r *run) loadPrevious(old *results.Run) error {
 	if note := unnamedBuild(old.Env.Version, version.Version); note != "" {
 		r.notes = append(r.notes, note)
 	}
-	if err := r.restore(old); err != nil {
-		return fmt.Errorf("--resume %s: %w", dir, err)
-	}
+	r.restore(old)
 	r.samples = len(old.Samples)
 	r.origin = old.Env.Origin
 	// Its notes (its skips among them: env.json alone holds them) and
@@ -112,6 +133,13 @@ func (r *run) sameMachine(was results.Env) error {
 		r.notes = append(r.notes, remoteResumeNote(was))
 		return nil
 	}
+	return thisMachine(was)
+}
+
+// thisMachine refuses a run made on another machine than this one
+// (host, kernel, CPUs). previousRun asks it before preflight for the
+// local engine, whose nodes are this machine.
+func thisMachine(was results.Env) error {
 	now := envinfo.Collect(nil)
 	return firstDiffering(was, []check{
 		{"host", was.Hostname, now.Hostname},
@@ -185,7 +213,7 @@ type priorTrial struct {
 // the resumed run reaches it (replay), so the budget is spent block by
 // block as the interrupted run spent it. Stops of finished blocks are
 // kept (resumeFinished).
-func (r *run) restore(old *results.Run) error {
+func (r *run) restore(old *results.Run) {
 	r.prev = map[trialKey]*priorTrial{}
 	// What the tunings set stays on record though the resumed run may
 	// run none of a tuning's trials (writeEnv starts from it).
@@ -204,10 +232,7 @@ func (r *run) restore(old *results.Run) error {
 	}
 	for _, s := range old.Samples {
 		k := trialKey{s.Cell, s.Trial}
-		if r.done[k] {
-			return fmt.Errorf("%s trial %d is counted twice in %s", cellID(s.Cell), s.Trial, results.SamplesFile)
-		}
-		r.done[k] = true
+		r.done[k] = true // once each: previousRun refused a trial counted twice
 		r.cellLog(s.Cell).values[s.Trial] = valueOf(s, r.metricOfCell(s.Cell))
 		p := at(s)
 		p.wall, p.overhead = s.End.Sub(s.Start)+pause, s.End.Sub(s.Start)-r.study.Spec.Duration.Duration
@@ -234,7 +259,6 @@ func (r *run) restore(old *results.Run) error {
 	for _, st := range old.Stops {
 		r.oldStops[st.Cell] = st
 	}
-	return nil
 }
 
 // replay accounts, once, the interrupted run's attempts at trial k as

@@ -177,6 +177,57 @@ func TestResumeRefusedBeforePreflight(t *testing.T) {
 	}
 }
 
+// TestResumeLocalRefusedBeforePreflight: on the local engine, --resume
+// of a run made on another machine (here another host), or whose
+// samples.jsonl counts a trial twice, is refused before the engine's
+// preflight, whose probes load modules. Both were refused only after
+// it (loadPrevious), having maybe changed the host.
+func TestResumeLocalRefusedBeforePreflight(t *testing.T) {
+	var probed bool
+	saved := engines
+	engines = []struct {
+		name string
+		new  func(Options) engine.Engine
+	}{{localEngine, func(Options) engine.Engine { return localStub{probed: &probed} }}}
+	t.Cleanup(func() { engines = saved })
+	s := stubStudy(t, "[{name: tcp, tool: iperf3}]")
+	here := envinfo.Collect(nil)
+	this := results.Env{Engine: localEngine, Version: version.Version, Hostname: here.Hostname, Kernel: here.Kernel, CPUModel: here.CPUModel, CPUs: here.CPUs}
+	elsewhere := this
+	elsewhere.Hostname = here.Hostname + "-elsewhere"
+	trial, _ := json.Marshal(results.Sample{Cell: results.Cell{Datapath: "bridge", Workload: "tcp", Tuning: "baseline", Replicas: 1},
+		Trial: 1, Attempt: 1, Metrics: map[string]float64{results.MetricBitrate: 1e9}})
+	twice := append(append(trial, '\n'), append(trial, '\n')...)
+	for _, tc := range []struct {
+		name    string
+		env     results.Env
+		samples []byte
+		want    string
+	}{
+		{"another machine", elsewhere, nil, `the run was made with host "` + elsewhere.Hostname + `"`},
+		{"a trial counted twice", this, twice, "bridge/tcp/baseline/r1 trial 1 is counted twice in " + results.SamplesFile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probed = false
+			dir := t.TempDir()
+			b, _ := json.Marshal(tc.env)
+			for name, data := range map[string][]byte{results.StudyFile: []byte("spec: {duration: 30s}\n"), results.EnvFile: b, results.SamplesFile: tc.samples} {
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Run(context.Background(), Options{Study: s, OutDir: dir, JournalDir: t.TempDir(), Resume: true, MachineLocked: true,
+				Progress: progress.New(io.Discard)})
+			if !IsPreflight(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("resume = %v; want a preflight refusal saying %q", err, tc.want)
+			}
+			if probed {
+				t.Error("the engine's preflight ran before the refusal")
+			}
+		})
+	}
+}
+
 // TestUnnamedBuild: resuming with a version that does not name one build
 // says so; a clean build's resume says nothing.
 func TestUnnamedBuild(t *testing.T) {
