@@ -52,7 +52,7 @@ func TestBuild(t *testing.T) {
 		">published</text>",                    // published markers are drawn
 		"paper 1.24",                           // reference beside ours
 		"at 1 replica, mean over trials (n = 3 trials each), whiskers are 95% Student t intervals of the mean", // a core figure's n and interval
-		"<th>command</th><td>cnibench run rps-rfs --set &#39;replicas=[1,16]&#39;</td>",      // how it started
+		"<th>command</th><td>cnibench run rps-rfs --set &#39;replicas=[1,16]&#39;</td>",                        // how it started
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
