@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath/flannelvxlan"
 	"github.com/cnibench/cnibench/internal/datapath/internal/dptest"
 	"github.com/cnibench/cnibench/internal/engine/local"
+	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/netns"
 )
 
@@ -103,10 +106,48 @@ func nodeView(t *testing.T, c *local.Cluster, subnets []*net.IPNet, ni int) []st
 	return out
 }
 
+// counters are the packet and byte counts iptables-save and nft print,
+// which differ with the traffic a run sent.
+var counters = regexp.MustCompile(`\[\d+:\d+\]|counter packets \d+ bytes \d+`)
+
+// netfilterView is a node's netfilter state in rule order (FORWARD's
+// hooks and the chains they jump to included): iptables-save without
+// counters, then `nft list ruleset` (native tables, such as flanneld's
+// nftables mode writes) where nft is installed.
+func netfilterView(t *testing.T, ns string) []string {
+	t.Helper()
+	run := netfilter.InNetns(ns)
+	snap, err := netfilter.Snapshot(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, l := range strings.Split(string(snap), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, "iptables "+counters.ReplaceAllString(l, ""))
+		}
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		return out
+	}
+	nft, err := run(context.Background(), []string{"nft", "list", "ruleset"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(nft), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, "nft "+counters.ReplaceAllString(l, ""))
+		}
+	}
+	return out
+}
+
 // TestFlanneldMatchesInProcess: flanneld's VXLAN and host-gw backends
 // and the in-process flannel-vxlan and bridge leave the same devices,
 // addresses, routes, neighbour and FDB entries and MTU in a node (up to
-// the leased subnet and the VTEP MACs), and the same pod MTU.
+// the leased subnet and the VTEP MACs), the same pod MTU, and the same
+// netfilter state (iptables and nftables, FORWARD included): flanneld
+// adds no FLANNEL-FWD of its own beside what the knob netfilter writes.
 func TestFlanneldMatchesInProcess(t *testing.T) {
 	kerneltest.RequireRoot(t)
 	for _, tc := range []struct {
@@ -119,7 +160,7 @@ func TestFlanneldMatchesInProcess(t *testing.T) {
 
 func compareImplementations(t *testing.T, inProcess datapath.Datapath, fd *Datapath) {
 	requireFlannel(t, fd)
-	views := map[string][][]string{}
+	views, nfViews := map[string][][]string{}, map[string][][]string{}
 	podMTU := map[string]int{}
 	for _, tc := range []struct {
 		name string
@@ -142,8 +183,9 @@ func compareImplementations(t *testing.T, inProcess datapath.Datapath, fd *Datap
 					subnets = append(subnets, sn)
 				}
 			}
-			for i := range c.Nodes() {
+			for i, n := range c.Nodes() {
 				views[tc.name] = append(views[tc.name], nodeView(t, c, subnets, i))
+				nfViews[tc.name] = append(nfViews[tc.name], netfilterView(t, n.Netns()))
 			}
 			h, err := netns.Handle(servers[0].Netns())
 			if err != nil {
@@ -165,6 +207,11 @@ func compareImplementations(t *testing.T, inProcess datapath.Datapath, fd *Datap
 	for i := range a {
 		if !slices.Equal(a[i], b[i]) {
 			t.Errorf("node %d differs:\nin-process:\n  %s\nflanneld:\n  %s", i, strings.Join(a[i], "\n  "), strings.Join(b[i], "\n  "))
+		}
+	}
+	for i, nf := range nfViews["in-process"] {
+		if got := nfViews["flanneld"][i]; !slices.Equal(nf, got) {
+			t.Errorf("node %d netfilter differs:\nin-process:\n  %s\nflanneld:\n  %s", i, strings.Join(nf, "\n  "), strings.Join(got, "\n  "))
 		}
 	}
 	if podMTU["in-process"] != podMTU["flanneld"] {

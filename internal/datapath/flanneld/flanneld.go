@@ -12,10 +12,12 @@
 //     starts, the network config {"Network":"10.244.0.0/16","Backend":
 //     {"Type":"udp","Port":8285}} goes to /coreos.com/network/config.
 //   - flanneld runs inside each node namespace with --iface=eth1
-//     --ip-masq=false and its own subnet.env. It leases a /24 (chosen by
-//     flanneld, so it differs between runs), creates the TUN device
-//     flannel0 and the route 10.244.0.0/16 dev flannel0, and moves every
-//     packet to and from the other nodes through user space, UDP 8285.
+//     --ip-masq=false --iptables-forward-rules=false (no netfilter rule:
+//     the knob netfilter writes Flannel's) and its own subnet.env. It
+//     leases a /24 (chosen by flanneld, so it differs between runs),
+//     creates the TUN device flannel0 and the route 10.244.0.0/16 dev
+//     flannel0, and moves every packet to and from the other nodes
+//     through user space, UDP 8285.
 //   - Pods are wired as Flannel's CNI plugin delegating to the bridge
 //     plugin does (cnibridge.AttachFlannel): bridge cni0 with the lease's
 //     .1/24, a veth per pod, the pod's eth0 with a /24 address, a default
@@ -196,7 +198,7 @@ func (d *Datapath) binaries() (flanneld, etcd string, err error) {
 //
 // then on every node:
 //
-//	ip netns exec NODE flanneld --etcd-endpoints http://ETCD:2379 --iface eth1 --ip-masq=false --subnet-file TMP/subnet-NODE.env
+//	ip netns exec NODE flanneld --etcd-endpoints http://ETCD:2379 --iface eth1 --ip-masq=false --iptables-forward-rules=false --subnet-file TMP/subnet-NODE.env
 //	ip link add cni0 mtu MTU type bridge; ip addr add FLANNEL_SUBNET dev cni0; ip link set cni0 up
 //	sysctl net.ipv4.ip_forward=1
 func (d *Datapath) SetupNode(n datapath.Node) error {
@@ -230,9 +232,7 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 		}
 	}
 	subnetFile := filepath.Join(dir, "subnet-"+n.Name+".env")
-	f, err := daemon.Start(n.Netns, n.Name, dir, []string{flanneld,
-		"--etcd-endpoints=" + d.etcdURL, "--etcd-prefix=" + EtcdPrefix,
-		"--iface=" + n.Underlay, "--ip-masq=false", "--subnet-file=" + subnetFile})
+	f, err := daemon.Start(n.Netns, n.Name, dir, flanneldArgv(flanneld, d.etcdURL, n.Underlay, subnetFile))
 	if err != nil {
 		return err
 	}
@@ -268,6 +268,23 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 		return err
 	}
 	return wire.Sysctl(n.Netns, "net/ipv4/ip_forward", "1")
+}
+
+// flanneldArgv is the command line of one node's flanneld. It writes no
+// netfilter rule: --ip-masq=false leaves out FLANNEL-POSTRTG, and
+// --iptables-forward-rules=false the FORWARD jump to FLANNEL-FWD and its
+// two accepts, which flanneld otherwise installs by default (v0.28.4
+// main.go:135, flag default true; main.go:435-440 calls
+// trafficmngr/iptables/iptables.go SetupAndEnsureForwardRules, which
+// re-adds them every --iptables-resync seconds). A node's netfilter
+// state is the knob netfilter's alone, as with the in-process
+// datapaths: with {cni: flannel} it writes Flannel's rules once, below
+// kube-proxy's hooks, instead of a second FLANNEL-FWD jump above them.
+func flanneldArgv(flanneld, etcdURL, underlay, subnetFile string) []string {
+	return []string{flanneld,
+		"--etcd-endpoints=" + etcdURL, "--etcd-prefix=" + EtcdPrefix,
+		"--iface=" + underlay, "--ip-masq=false", "--iptables-forward-rules=false",
+		"--subnet-file=" + subnetFile}
 }
 
 // ConnectNodes waits until every node's lease is in etcd: flanneld learns
