@@ -124,6 +124,9 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 		name := side.n.Name()
 		undos = append(undos, undoNode(t, side.n, nf, snap, bases))
 		node, err := netfilter.NodeOf(side.n, side.pods)
+		if err == nil {
+			err = gen.Fits(node)
+		}
 		if err != nil {
 			return undo, fmt.Errorf("datapath %s: netfilter %s: %w", t.Datapath.Name, nf.CNI, err)
 		}

@@ -65,19 +65,35 @@ type Generator struct {
 	// Source names the daemon code the rules are modelled on.
 	Source string
 	Gen    func(Node) (*Ruleset, error)
+	// Bridge is the bridge the CNI's rules match pods' traffic by (its
+	// default name; Node.Bridge renames it), "" when they match none.
+	Bridge string
 }
 
 // generators is the one list of CNI variants.
 var generators = []Generator{
-	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel},
-	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave},
-	{"cilium", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }},
-	{"cilium-kpr", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }},
-	{"kube-router", "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter},
-	{"calico-wp-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true)},
-	{"calico-np-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true)},
-	{"calico-wp-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false)},
-	{"calico-np-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false)},
+	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel, ""},
+	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave, "weave"},
+	{"cilium", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }, ""},
+	{"cilium-kpr", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }, ""},
+	{"kube-router", "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter, "kube-bridge"},
+	{"calico-wp-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true), ""},
+	{"calico-np-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true), ""},
+	{"calico-wp-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false), ""},
+	{"calico-np-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false), ""},
+}
+
+// Fits refuses a node the CNI's rules would never match on: one whose
+// pods hang off no Linux bridge, for a CNI whose FORWARD rules name its
+// bridge (weave, kube-router). Without the refusal the rules are
+// installed, counted in the chains and rules, and skipped by every
+// packet, so the path and its cost come out lower with nothing said.
+func (g Generator) Fits(n Node) error {
+	if g.Bridge != "" && n.Bridge == "" {
+		return fmt.Errorf("%s's rules match pods' traffic on their bridge (%s on a real node), and this datapath puts its pods on no Linux bridge: "+
+			"they would never match (use a datapath with a bridge: %s, bridge, flannel-vxlan)", g.Name, g.Bridge, g.Name)
+	}
+	return nil
 }
 
 func calicoGen(mode string, ipip bool) func(Node) (*Ruleset, error) {

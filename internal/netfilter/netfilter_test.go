@@ -389,3 +389,33 @@ func TestSourcesNameTheirRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratorFits: a CNI whose rules match pods' traffic by its bridge
+// (weave, kube-router) is refused on a node with no bridge, where those
+// rules would be installed and counted but never match; on a node with
+// one, whatever its name, and for the CNIs that match no bridge, it fits.
+func TestGeneratorFits(t *testing.T) {
+	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16")}
+	bridged := bare
+	bridged.Bridge = "cni0"
+	for _, name := range Names() {
+		g, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		needs := name == "weave" || name == "kube-router"
+		if err := g.Fits(bare); (err != nil) != needs {
+			t.Errorf("%s on a node without a bridge: Fits = %v, want refused %v", name, err, needs)
+		}
+		if err := g.Fits(bridged); err != nil {
+			t.Errorf("%s on a node with bridge cni0: %v", name, err)
+		}
+	}
+	rs, err := Generate("kube-router", bridged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rs.Bytes()), "-i cni0 -j ACCEPT") {
+		t.Errorf("kube-router on a node with bridge cni0 accepts no traffic from cni0:\n%s", rs.Bytes())
+	}
+}

@@ -16,8 +16,12 @@ import (
 
 // NodeOf describes a local-engine node for the generators: its pods'
 // /24 (the node's block: every emulated datapath gives a node one /24),
-// the /16 around it (the cluster), its underlay address, its tunnel and
-// its pods' host-side devices.
+// the /16 around it (the cluster), its underlay device and address, its
+// tunnel, the Linux bridge its pods hang off (none where they do not) and
+// its pods' host-side devices. The devices are the datapath's own, not
+// the CNI's defaults: kube-router's FORWARD accepts on the bridge
+// datapath name cni0, or they would wait for a kube-bridge that is not
+// there and never match.
 func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	if len(pods) == 0 {
 		return Node{}, fmt.Errorf("node %s: no pods to describe", n.Name())
@@ -29,6 +33,7 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	nn := Node{
 		PodCIDR:     BlockOf(ip),
 		ClusterCIDR: ClusterOf(ip),
+		Underlay:    n.Underlay().Name,
 	}
 	var err error
 	if nn.NodeIP, err = ifaceIP(n.Netns(), n.Underlay().Name); err != nil {
@@ -47,7 +52,36 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	for i, p := range pods {
 		nn.Pods = append(nn.Pods, Pod{Iface: veths[i].Name, IP: p.IP()})
 	}
+	if nn.Bridge, err = bridgeOf(veths[0]); err != nil {
+		return Node{}, fmt.Errorf("node %s: %w", n.Name(), err)
+	}
 	return nn, nil
+}
+
+// bridgeOf is the Linux bridge port is a port of, or "" when it is none
+// (a routed veth, or a port of an Open vSwitch datapath, which
+// br_netfilter does not show iptables).
+func bridgeOf(port netns.Iface) (string, error) {
+	h, err := netns.Handle(port.Netns)
+	if err != nil {
+		return "", err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(port.Name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", port.Name, err)
+	}
+	if l.Attrs().MasterIndex == 0 {
+		return "", nil
+	}
+	m, err := h.LinkByIndex(l.Attrs().MasterIndex)
+	if err != nil {
+		return "", fmt.Errorf("master of %s: %w", port.Name, err)
+	}
+	if _, ok := m.(*netlink.Bridge); !ok {
+		return "", nil
+	}
+	return m.Attrs().Name, nil
 }
 
 // UnderlayIP is node n's own address: the first IPv4 address of its
