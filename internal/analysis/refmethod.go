@@ -108,13 +108,15 @@ func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, 
 // run recorded of its nodes in env (its engine and shared_kernel); nil
 // where the run's env.json is not at hand (Build), which leaves the
 // nodes' kernels to the rows (SharedNodeReadings) and marks no cost per
-// packet.
+// packet. Then markDatapathMethods adds what env says of the datapaths:
+// how Table III's counts were counted, and a stand-in's difference.
 func (m *Model) markMethods(s *study.Study, env *results.Env) {
 	for i := range m.References {
 		m.References[i].Method = ""
 	}
 	shared := env != nil && env.SharedKernel
 	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, shared), cppOneNodeVariants(s, env))
+	markDatapathMethods(m.References, env)
 }
 
 // cppOneNodeVariants are the workload variants (as cells name them)

@@ -161,10 +161,16 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	add("CNI", cniText(a.CNI), cniText(b.CNI))
 	// Bridged frames pass iptables or not by br_netfilter, which anything
 	// on the machine may have loaded: the same datapath then costs more.
+	// A datapath of several forms (weave: Open vSwitch's, or a bridge
+	// standing in where the kernel lacks it) may have built another here.
 	for _, name := range slices.Sorted(maps.Keys(a.Datapaths)) {
 		x, y := a.Datapaths[name].BridgeNFCallIPTables, b.Datapaths[name].BridgeNFCallIPTables
 		if x != "" && y != "" {
 			add("datapath "+name+" bridge-nf-call-iptables", x, y)
+		}
+		x, y = a.Datapaths[name].Mode, b.Datapaths[name].Mode
+		if x != "" && y != "" {
+			add("datapath "+name+" mode", x, y)
 		}
 	}
 	if a.Origin != nil && b.Origin != nil {

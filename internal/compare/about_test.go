@@ -86,6 +86,18 @@ func TestHead(t *testing.T) {
 	if d := Differences(brOld, brB, nil); len(d) != 0 {
 		t.Errorf("one run without the fact: %q", d)
 	}
+	// weave built as Open vSwitch's datapath in one run and as the
+	// bridge standing in for it in the other differs; unrecorded is not.
+	ovs, stand, unrecorded := a, a, a
+	ovs.Datapaths = map[string]results.DatapathEnv{"weave": {Mode: "ovs"}}
+	stand.Datapaths = map[string]results.DatapathEnv{"weave": {Mode: "bridge", StandIn: "a bridge"}}
+	unrecorded.Datapaths = map[string]results.DatapathEnv{"weave": {}}
+	if d := Differences(ovs, stand, nil); len(d) != 1 || d[0] != "datapath weave mode ovs / bridge" {
+		t.Errorf("weave's mode: %q", d)
+	}
+	if d := Differences(unrecorded, stand, nil); len(d) != 0 {
+		t.Errorf("one run without the mode: %q", d)
+	}
 	if h := NewHead("a", "b", &results.Run{}, &results.Run{Env: a, HasEnv: true}, nil, nil, false); h.AboutA != "" || h.Differ != nil {
 		t.Errorf("without env.json: %+v", h)
 	}

@@ -89,6 +89,13 @@ func envView(run *results.Run) ([][2]string, []detail) {
 // datapathText says in one line how a datapath of the run was built.
 func datapathText(d results.DatapathEnv) string {
 	parts := []string{d.Type}
+	if d.Mode != "" {
+		m := "mode " + d.Mode
+		if d.StandIn != "" {
+			m += " (" + d.StandIn + ")"
+		}
+		parts = append(parts, m)
+	}
 	if d.Implementation != "" {
 		parts = append(parts, "by "+d.Implementation)
 	}
@@ -122,7 +129,37 @@ func datapathText(d results.DatapathEnv) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s policy %s (%s)", p.Style, p.Mode, strings.Join(per, "; ")))
 	}
+	if n := d.Netfilter; n != nil {
+		parts = append(parts, netfilterText(*n))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// netfilterText says whose rules a datapath's nodes held (knob
+// netfilter): the CNI and the code its model follows, the Service proxy
+// and its Services, and what went on each node. Table III's counts are
+// of these rules, which the reader must see to weigh them against the
+// paper's real daemons'.
+func netfilterText(n results.NetfilterEnv) string {
+	proxy := "no Service proxy"
+	if n.KubeProxy != "" && n.KubeProxy != "none" {
+		proxy = fmt.Sprintf("Service proxy %s with %d Services", n.KubeProxy, n.Services)
+		if n.Endpoints > 0 {
+			proxy += fmt.Sprintf(" of %d endpoints", n.Endpoints)
+		}
+	}
+	if n.SocketLB != "" {
+		proxy += " (" + n.SocketLB + ")"
+	}
+	var per []string
+	for _, node := range sortedKeys(n.Chains) {
+		per = append(per, fmt.Sprintf("%s %d chains, %d rules", node, n.Chains[node], n.Rules[node]))
+	}
+	out := fmt.Sprintf("netfilter %s (rules modelled on %s) and %s, the kubelet's rules beside them", n.CNI, n.Source, proxy)
+	if len(per) > 0 {
+		out += ", installed: " + strings.Join(per, "; ")
+	}
+	return out
 }
 
 func nodeCPUsText(m map[string][]int) string {

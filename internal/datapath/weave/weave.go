@@ -16,7 +16,9 @@
 //     named "datapath" joins vethwe-datapath and a VXLAN device
 //     "vxlan-6784" (learning, one all-zero FDB entry per remote node for
 //     broadcast): the same devices and encapsulation, with a Linux bridge
-//     in place of the OVS datapath. Features() says which (Mode).
+//     in place of the OVS datapath. BuiltMode says which, and the run
+//     records it (env.json's datapaths.*.mode, with what the stand-in
+//     changes), since the two modes' numbers differ.
 //   - MTU 1376 (Weave's default) on pods, bridges, the veth pair and the
 //     tunnel.
 //   - Bridge netfilter: weave-kube's init.sh (prog/weave-kube) runs
@@ -36,7 +38,8 @@
 //     sysctl covers the stand-in "datapath" bridge too (it is per
 //     namespace, and a bridge's own nf_call_iptables cannot turn it off
 //     there), which the OVS datapath is not: its packets pass the
-//     FORWARD hooks a second time.
+//     FORWARD hooks a second time (BridgeStandIn; the report's Table
+//     III and cost-per-packet rows of a bridge-mode run say so).
 package weave
 
 import (
@@ -103,6 +106,23 @@ func DefaultMode() string {
 		return ModeOVS
 	}
 	return ModeBridge
+}
+
+// BridgeStandIn is what bridge mode changes against Weave's own fast
+// datapath (BuiltMode): the reason its Table III counts and netfilter
+// cost per packet run above the OVS datapath's.
+const BridgeStandIn = "a Linux bridge stands in for Weave's Open vSwitch fast datapath: " +
+	"the bridge's cost in place of OVS's, and with bridge-nf-call-iptables=1 every packet " +
+	"crossing it passes the node's netfilter hooks (PREROUTING, FORWARD, POSTROUTING, conntrack) " +
+	"a second time, which the OVS datapath does not"
+
+// BuiltMode implements datapath.Moded: the mode SetupNode builds (picked
+// on first use, so a run reports the one its nodes got).
+func (d *Datapath) BuiltMode() (mode, standIn string) {
+	if d.mode() == ModeBridge {
+		return ModeBridge, BridgeStandIn
+	}
+	return d.mode(), ""
 }
 
 // Name implements datapath.Datapath.

@@ -60,6 +60,15 @@ func testWeave(t *testing.T, d *Datapath) {
 	if dv.Attrs().MasterIndex != dp.Attrs().Index {
 		t.Errorf("%s is not a port of %s", DatapathVeth, DatapathDev)
 	}
+	// The mode the run records (env.json's mode) is the one the nodes
+	// got: an OVS datapath's local port, or the stand-in bridge, which
+	// alone comes with a stand-in note.
+	mode, standIn := d.BuiltMode()
+	kind := map[string]string{ModeBridge: "bridge", ModeOVS: "openvswitch"}[mode]
+	if dp.Type() != kind || (mode == ModeBridge) != (standIn != "") {
+		t.Errorf("recorded mode %q (stand-in %q), but %s is of type %s", mode, standIn, DatapathDev, dp.Type())
+	}
+	t.Logf("mode %s: %s is of type %s", mode, DatapathDev, dp.Type())
 	if _, err := h.LinkByName(d.Tunnel()); err != nil {
 		t.Errorf("tunnel %s: %v", d.Tunnel(), err)
 	}

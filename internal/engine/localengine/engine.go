@@ -195,6 +195,7 @@ func (e *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engin
 	if err != nil {
 		return nil, de, err
 	}
+	recordMode(&de, d.Built)
 	return c, de, nil
 }
 
