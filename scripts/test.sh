@@ -103,8 +103,8 @@ run go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" \
 # cpuset the workloads may be pinned to is read there too.
 run go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" ./internal/knob/ ./internal/cleanup/ ./internal/agent/ \
   ./internal/netfilter/ ./internal/workload/iperf3/ ./internal/workload/pktgen/ ./internal/socklb/ ./internal/hostcpus/ \
-  ./internal/advise/inspect/ \
-  -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestInstallEveryCNI|TestLossCeilingPktgenOnShapedLink|TestPktgenAtRatesOnShapedLink|TestGeneratorsOnFlowCPUs|TestSocketLB|TestCgroupCPUs|TestKernelVTIAndIPIP'
+  ./internal/advise/inspect/ ./internal/metrics/cpp/ \
+  -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestInstallEveryCNI|TestLossCeilingPktgenOnShapedLink|TestPktgenAtRatesOnShapedLink|TestGeneratorsOnFlowCPUs|TestSocketLB|TestCgroupCPUs|TestKernelVTIAndIPIP|TestPktgenSamplesCount'
 # End to end: flannel-backends --quick with its netem impairments, and the
 # Service path through both IPVS proxies (the guest runs the binary the
 # host built: it has no build cache).

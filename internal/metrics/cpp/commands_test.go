@@ -5,6 +5,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/pktgen"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
@@ -44,5 +45,29 @@ func TestCommandsCoverCPPTools(t *testing.T) {
 	}
 	if offered == 0 {
 		t.Fatal("no registered tool offers cpp: the test checks nothing")
+	}
+}
+
+// The pktgen sender (sender: pktgen, which iperf3's UDP workloads offer
+// with cpp: true) carries its traffic in threads that are no registry
+// program: the generator threads kpktgend_N, which send and, with
+// softirqs back on, run the receive path veth's netif_rx queued, and the
+// receiver's thread inside cnibench. Left out, only the softirqs that
+// ksoftirqd ran remained, divided by every packet the device counted.
+func TestCommandsCoverSenders(t *testing.T) {
+	m, err := cpp.DefaultMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, comm := range []string{pktgen.ThreadName(0), pktgen.ThreadName(1023), pktgen.ReceiverComm} {
+		if len(comm) > 15 {
+			t.Errorf("%s is longer than a comm (15 bytes)", comm)
+		}
+		if !m.Counts(comm) {
+			t.Errorf("sender %s's thread %s is not in components.yaml's commands", study.SenderPktgen, comm)
+		}
+	}
+	if m.Counts("cnibench") {
+		t.Error("cnibench counts: its other threads (the collectors, the runner) are no workload")
 	}
 }

@@ -13,8 +13,9 @@
 // are never mixed. Samples are self time (no call graph), so a
 // component's cost is the time spent in its own functions, not in what
 // they call. Idle samples are dropped; samples of processes that are not
-// the workload or a softirq context are dropped, so other users of a
-// shared machine do not inflate the cost. The components add up to the
+// the workload (its tools, or pktgen's generator threads and receiver)
+// or a softirq context are dropped, so other users of a shared machine
+// do not inflate the cost. The components add up to the
 // total exactly by construction ("other" is what no rule matched).
 package cpp
 
@@ -51,6 +52,10 @@ type Map struct {
 type Component struct {
 	Name    string   `yaml:"name"`
 	Symbols []string `yaml:"symbols"`
+	// Commands, where given, limits the rule to samples of those
+	// processes (globs on the command): a symbol can be one process's
+	// waiting and another's work (pktgen's clock reads, components.yaml).
+	Commands []string `yaml:"commands"`
 }
 
 // DefaultMap returns the embedded components.yaml.
@@ -65,10 +70,15 @@ func ParseMap(b []byte) (*Map, error) {
 		return nil, fmt.Errorf("components map: %w", err)
 	}
 	for _, c := range m.Components {
-		for _, g := range c.Symbols {
+		for _, g := range slices.Concat(c.Symbols, c.Commands) {
 			if _, err := path.Match(g, ""); err != nil {
 				return nil, fmt.Errorf("components map: %s: bad pattern %q", c.Name, g)
 			}
+		}
+	}
+	for _, g := range m.Commands {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("components map: commands: bad pattern %q", g)
 		}
 	}
 	return &m, nil
@@ -87,22 +97,31 @@ func (m *Map) Names() []string {
 	return append(out, Other)
 }
 
-// Classify returns the component of a symbol.
-func (m *Map) Classify(sym string) string {
+// Classify returns the component of a symbol, by the rules that hold
+// for every process (no commands of their own).
+func (m *Map) Classify(sym string) string { return m.ClassifyIn("", sym) }
+
+// ClassifyIn returns the component of a symbol a sample of command comm
+// hit: a rule limited to some commands applies to theirs alone.
+func (m *Map) ClassifyIn(comm, sym string) string {
 	for _, c := range m.Components {
-		for _, g := range c.Symbols {
-			if ok, _ := path.Match(g, sym); ok {
-				return c.Name
-			}
+		if len(c.Commands) > 0 && !matchAny(c.Commands, comm) {
+			continue
+		}
+		if matchAny(c.Symbols, sym) {
+			return c.Name
 		}
 	}
 	return Other
 }
 
 // Counts reports whether samples of command comm count.
-func (m *Map) Counts(comm string) bool {
-	for _, g := range m.Commands {
-		if ok, _ := path.Match(g, comm); ok {
+func (m *Map) Counts(comm string) bool { return matchAny(m.Commands, comm) }
+
+// matchAny reports whether s matches one of globs (checked by ParseMap).
+func matchAny(globs []string, s string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, s); ok {
 			return true
 		}
 	}
@@ -155,7 +174,8 @@ type Breakdown struct {
 	ByComponent map[string]float64 `json:"by_component"`
 	// Total is the sum over components.
 	Total float64 `json:"total"`
-	// Idle and Excluded are what was left out: idle CPU, and samples of
+	// Idle and Excluded are what was left out: idle CPU (and a packet
+	// generator waiting for its next packet's time), and samples of
 	// other processes.
 	Idle     float64 `json:"idle"`
 	Excluded float64 `json:"excluded"`
@@ -174,7 +194,7 @@ func (m *Map) Attribute(p *Profile, period float64) Breakdown {
 			b.Excluded += v
 			continue
 		}
-		c := m.Classify(k[1])
+		c := m.ClassifyIn(k[0], k[1])
 		if c == Idle {
 			b.Idle += v
 			continue

@@ -199,3 +199,62 @@ func TestClassifyNetfilterRules(t *testing.T) {
 		}
 	}
 }
+
+// A pktgen sender's samples: its generator threads' work counts (its own
+// functions under pktgen, the datapath's under theirs), their pacing
+// spin on the clock is idle, while the same clock functions in another
+// process are work; the receiver's thread counts, the rest of cnibench
+// does not.
+func TestPktgenSamples(t *testing.T) {
+	m, err := DefaultMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseReport([]byte(`60;kpktgend_1;[k] ktime_get
+30;kpktgend_1;[k] read_tsc
+ 8;kpktgend_1;[k] pktgen_xmit
+ 2;kpktgend_1;[k] pktgen_finalize_skb
+ 5;kpktgend_1;[k] veth_xmit
+ 4;kpktgend_1;[k] udp_queue_rcv_one_skb
+ 3;kpktgend_1;[k] ktime_get_with_offset
+ 6;cnb-pktrecv;[k] udp_recvmsg
+ 1;cnb-pktrecv;[k] skb_copy_datagram_iter
+ 2;iperf3;[k] ktime_get
+ 7;cnibench;[k] udp_recvmsg
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Attribute(p, 1)
+	want := map[string]float64{"pktgen": 10, "veth": 5, "tcp_udp": 10, "copy": 1, Other: 5}
+	for c, v := range want {
+		if b.ByComponent[c] != v {
+			t.Errorf("%s: %v, want %v", c, b.ByComponent[c], v)
+		}
+	}
+	if b.Total != 31 || b.Idle != 90 || b.Excluded != 7 {
+		t.Errorf("total %v idle %v excluded %v, want 31 90 7 (breakdown %v)", b.Total, b.Idle, b.Excluded, b.ByComponent)
+	}
+	if got := m.Classify("ktime_get"); got != Other {
+		t.Errorf("ktime_get outside kpktgend -> %s, want %s", got, Other)
+	}
+}
+
+// A rule's commands are globs, checked as its symbols are.
+func TestParseMapCommandRules(t *testing.T) {
+	m, err := ParseMap([]byte("components:\n  - {name: idle, commands: [\"gen_*\"], symbols: [clock]}\n  - {name: x, symbols: [\"x_*\"]}\ncommands: [\"gen_*\", app]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ClassifyIn("gen_0", "clock") != Idle || m.ClassifyIn("app", "clock") != Other || m.ClassifyIn("app", "x_y") != "x" {
+		t.Error("a rule with commands held outside them, or not inside")
+	}
+	for _, bad := range []string{
+		"components:\n  - {name: idle, commands: [\"[\"], symbols: [clock]}\n",
+		"components: []\ncommands: [\"[\"]\n",
+	} {
+		if _, err := ParseMap([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

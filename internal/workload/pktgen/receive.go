@@ -190,8 +190,11 @@ func Listen(ns string, port int, cpus cpuset.Set) (*Receiver, error) {
 	go func() {
 		defer close(r.done)
 		// A thread of its own, discarded with the receiver rather than
-		// handed on pinned to other goroutines.
+		// handed on pinned (and named) to other goroutines.
 		if err := netns.DoPinned("", cpus, func() error {
+			if err := nameThread(ReceiverComm); err != nil {
+				return err
+			}
 			pinned <- nil
 			r.read()
 			return nil
@@ -204,6 +207,23 @@ func Listen(ns string, port int, cpus cpuset.Set) (*Receiver, error) {
 		return nil, fmt.Errorf("pktgen receiver on port %d in %s: %w", port, ns, err)
 	}
 	return r, nil
+}
+
+// ReceiverComm is the name (comm) of a receiver's thread. CPU cost per
+// packet counts the samples of the workload's processes by their names
+// (cpp's components.yaml), and the receive system calls and copies an
+// iperf3 server would make are this thread's: under the process's name
+// (cnibench) they were left out with the rest of cnibench's threads.
+const ReceiverComm = "cnb-pktrecv"
+
+// nameThread names the calling thread: its comm, which perf reports for
+// its samples, not the process's (as prctl PR_SET_NAME would). The
+// thread must be locked to the goroutine and never handed on.
+func nameThread(name string) error {
+	if err := os.WriteFile("/proc/thread-self/comm", []byte(name), 0); err != nil {
+		return fmt.Errorf("name the receiver's thread %s: %w", name, err)
+	}
+	return nil
 }
 
 // setSockopts asks for kernel receive times and a buffer past rmem_max

@@ -3,10 +3,12 @@ package pktgen
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,6 +275,75 @@ func threadsAllowed(t *testing.T, cpus string) int {
 			if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) == cpus {
 				n++
 			}
+		}
+	}
+	return n
+}
+
+// nameThread names the calling thread alone: the comm perf reports for
+// its samples, while the process keeps its own name.
+func TestNameThread(t *testing.T) {
+	proc, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		// Never unlocked: the renamed thread ends with the goroutine.
+		runtime.LockOSThread()
+		if err := nameThread(ReceiverComm); err != nil {
+			t.Error(err)
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/comm", unix.Gettid()))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- strings.TrimSpace(string(b))
+	}()
+	if name := <-got; name != ReceiverComm {
+		t.Errorf("thread named %q, want %q", name, ReceiverComm)
+	}
+	if after, _ := os.ReadFile("/proc/self/comm"); !bytes.Equal(after, proc) {
+		t.Errorf("the process was renamed %q (was %q)", after, proc)
+	}
+}
+
+// A receiver reads on a thread named ReceiverComm, whose samples CPU
+// cost per packet counts (cpp's components.yaml) where it leaves out
+// cnibench's other threads; the name goes with the thread.
+func TestReceiverThreadNamed(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	id := kerneltest.RunID()
+	ns := kerneltest.Netns(t, kerneltest.Journal(t, id), id, "rx")
+	before := threadsNamed(t, ReceiverComm)
+	r, err := Listen(ns, 5201, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	during := threadsNamed(t, ReceiverComm)
+	if _, err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	after := threadsNamed(t, ReceiverComm)
+	for deadline := time.Now().Add(10 * time.Second); after > before && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		after = threadsNamed(t, ReceiverComm)
+	}
+	if during != before+1 || after != before {
+		t.Fatalf("threads named %s: %d before, %d while receiving, %d after; want one more while receiving", ReceiverComm, before, during, after)
+	}
+}
+
+// threadsNamed counts this process's threads whose comm is name.
+func threadsNamed(t *testing.T, name string) int {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range tasks {
+		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == name {
+			n++
 		}
 	}
 	return n

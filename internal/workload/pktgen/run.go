@@ -202,7 +202,7 @@ func assign(flows []Flow, threads map[string][]int) ([]generator, error) {
 		if count[f.Netns] > 1 {
 			name = fmt.Sprintf("%s@%d", f.Dev, k)
 		}
-		out[i] = generator{Flow: f, thread: threadName(on[k%len(on)]), name: name}
+		out[i] = generator{Flow: f, thread: ThreadName(on[k%len(on)]), name: name}
 	}
 	return out, nil
 }
@@ -210,7 +210,10 @@ func assign(flows []Flow, threads map[string][]int) ([]generator, error) {
 // threadPrefix names a generator thread; its CPU follows (kpktgend_N).
 const threadPrefix = "kpktgend_"
 
-func threadName(cpu int) string { return threadPrefix + strconv.Itoa(cpu) }
+// ThreadName is the generator thread of cpu (kpktgend_N): its entry in
+// the generator's control directory and its comm, by which CPU cost per
+// packet counts its samples (components.yaml).
+func ThreadName(cpu int) string { return threadPrefix + strconv.Itoa(cpu) }
 
 // threadsOf lists the CPUs of namespace ns's generator threads,
 // ascending.

@@ -67,12 +67,12 @@ func TestGeneratorsOnFlowCPUs(t *testing.T) {
 		}
 		return string(b)
 	}
-	pinned, other := on(threadName(cpu)), on(threadName(0))
+	pinned, other := on(ThreadName(cpu)), on(ThreadName(0))
 	if err := forget(gens); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(pinned, dev+"@0") || !strings.Contains(pinned, dev+"@1") || strings.Contains(other, dev+"@") {
-		t.Fatalf("streams pinned to CPU %d: %s has\n%s\nand %s has\n%s", cpu, threadName(cpu), pinned, threadName(0), other)
+		t.Fatalf("streams pinned to CPU %d: %s has\n%s\nand %s has\n%s", cpu, ThreadName(cpu), pinned, ThreadName(0), other)
 	}
 
 	r, err := Listen(b, 5201, cpuset.Set{cpu})
