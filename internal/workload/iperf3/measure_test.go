@@ -74,17 +74,19 @@ func TestPairMetricsUDPAllLost(t *testing.T) {
 }
 
 // With -R the client receives: a reverse UDP test that got nothing saw
-// no gap in sequence numbers and reports 0 of 0 lost, and iperf3 fills
-// the client's end.sum_sent.packets with the server's count. Before, the
-// client's count was taken only without -R, so a reverse loss-ceiling
-// probe at a rate that dropped everything passed at 0% loss.
+// no gap in sequence numbers and reports 0 of 0 lost, and the sender (the
+// server) says what it sent. Before, the client's count was taken only
+// without -R, so a reverse loss-ceiling probe at a rate that dropped
+// everything passed at 0% loss. The count is the server's measured
+// intervals' (114), not the client's end.sum_sent.packets (153), which
+// iperf3 fills with the server's count warm-up included.
 func TestPairMetricsReverseUDPAllLost(t *testing.T) {
 	for _, tc := range []struct {
-		name                 string
-		lostPct, sent, recvd float64
+		name                         string
+		lostPct, sent, recvd, window float64
 	}{
-		{"udp-reverse", 0, 1144, 1144},
-		{"udp-reverse-none", 100, 153, 0},
+		{"udp-reverse", 0, 1144, 1144, 1144},
+		{"udp-reverse-none", 100, 153, 0, 114},
 	} {
 		s, err := ParseServer(readTestdata(t, tc.name+"-server.json"))
 		if err != nil {
@@ -101,8 +103,8 @@ func TestPairMetricsReverseUDPAllLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m[MetricLostPct] != tc.lostPct {
-			t.Errorf("%s: lost %v%% (%v of %v), want %v%%", tc.name, m[MetricLostPct], m[MetricLost], m[MetricPackets], tc.lostPct)
+		if m[MetricLostPct] != tc.lostPct || m[MetricPackets] != tc.window || m[MetricLost] != tc.window*tc.lostPct/100 {
+			t.Errorf("%s: lost %v%% (%v of %v), want %v%% of %v", tc.name, m[MetricLostPct], m[MetricLost], m[MetricPackets], tc.lostPct, tc.window)
 		}
 		if tc.recvd == 0 && m[results.MetricBitrate] != 0 {
 			t.Errorf("%s: bitrate %v with nothing received", tc.name, m[results.MetricBitrate])
@@ -118,6 +120,52 @@ func TestPairMetricsReverseUDPAllLost(t *testing.T) {
 			t.Errorf("%s: a ceiling probe reads %v%% loss, want %v%%", tc.name, out.LossPct, tc.lostPct)
 		}
 	}
+}
+
+// A trial of two reverse UDP pairs, one that got nothing and one that
+// lost nothing, loses the first pair's share of the window's datagrams:
+// counted with the client's end.sum_sent.packets, warm-up included (153
+// for 114 measured), the lost pair weighed a third more than it sent.
+// A sender's report without measured intervals leaves that count.
+func TestTrialLossReverseUDPOverTheWindow(t *testing.T) {
+	pair := func(name string) (*Server, *Client) {
+		s, err := ParseServer(readTestdata(t, name+"-server.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ParseClient(readTestdata(t, name+"-client.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, c
+	}
+	none, err := metricsOnly(pair("udp-reverse-none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := metricsOnly(pair("udp-reverse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := trialMetrics([]map[string]float64{none, full})
+	if want := 100 * 114.0 / (114 + 1144); math.Abs(got[MetricLostPct]-want) > 1e-9 {
+		t.Errorf("trial lost %v%% (%v of %v), want %v%% (114 of 1258)", got[MetricLostPct], got[MetricLost], got[MetricPackets], want)
+	}
+	s, c := pair("udp-reverse-none")
+	s.Intervals = nil // the sender's report has no measured window
+	m, err := metricsOnly(s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m[MetricLost] != 153 || m[MetricPackets] != 153 {
+		t.Errorf("without the sender's intervals: lost %v of %v, want the client's 153 of 153", m[MetricLost], m[MetricPackets])
+	}
+}
+
+// metricsOnly is pairMetrics without its series.
+func metricsOnly(s *Server, c *Client) (map[string]float64, error) {
+	m, _, err := pairMetrics(s, c)
+	return m, err
 }
 
 func TestPairMetricsTCPCwndRTT(t *testing.T) {

@@ -46,6 +46,9 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 	if err != nil {
 		return nil, nil, fmt.Errorf("receiver: %w", err)
 	}
+	// The sender's report is for its state and series, and its count of
+	// datagrams sent; the receiver's numbers stand without them.
+	sm, smErr := Measure(send)
 	m := map[string]float64{
 		results.MetricBitrate:     rm.Bitrate,
 		MetricSenderBitrate:       c.SenderBitrate,
@@ -63,12 +66,9 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		m[MetricOutOfOrder] = recv.OutOfOrder
 		// The receiver counts loss from gaps in the sequence numbers it
 		// saw: when none arrived it saw no gap and reports 0 of 0 lost.
-		// The client's end.sum_sent.packets says it was all lost: its
-		// own count, or with -R the server's, which iperf3 fills in from
-		// the results exchange (iperf_api.c, iperf_print_results: a
-		// receiving stream's sender_packet_count is peer_packet_count).
-		if u.Packets == 0 && c.SentPackets > 0 {
-			m[MetricLost], m[MetricPackets], m[MetricLostPct] = c.SentPackets, c.SentPackets, 100
+		// The sender's count says it was all lost (sentInWindow).
+		if sent := sentInWindow(sm, smErr, c); u.Packets == 0 && sent > 0 {
+			m[MetricLost], m[MetricPackets], m[MetricLostPct] = sent, sent, 100
 		}
 		if u.Packets == 0 {
 			// No datagram, no jitter: iperf3 prints 0, which would pull
@@ -76,10 +76,7 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 			delete(m, MetricJitter)
 		}
 	}
-	sm, err := Measure(send)
-	if err != nil {
-		// The sender's report is for its state and series only; the
-		// receiver's numbers stand without them.
+	if smErr != nil {
 		return m, series, nil
 	}
 	if len(sm.Bitrates) > 0 {
@@ -95,6 +92,22 @@ func pairMetrics(s *Server, c *Client) (map[string]float64, map[string][]float64
 		series[SeriesRetransmits] = sm.Retransmits
 	}
 	return m, series, nil
+}
+
+// sentInWindow is the datagrams the sender sent over the measured window
+// (its report's intervals past the warm-up, without the drain, as the
+// receiver's loss is counted), else the client's end.sum_sent.packets:
+// its own count, or with -R the server's, which iperf3 fills in from the
+// results exchange (iperf_api.c, iperf_print_results: a receiving
+// stream's sender_packet_count is peer_packet_count). That count takes
+// in the warm-up's datagrams under -R (iperf3 3.12, -O 1 -t 3: 153 where
+// the server's measured intervals sent 114), so a trial whose other pair
+// lost nothing read 57% lost where half its datagrams were.
+func sentInWindow(sm Measured, smErr error, c *Client) float64 {
+	if smErr == nil && sm.UDP != nil && sm.UDP.Packets > 0 {
+		return sm.UDP.Packets
+	}
+	return c.SentPackets
 }
 
 // trialMetrics aggregates pairs: bitrates and state are means over pairs
