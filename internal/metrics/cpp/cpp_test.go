@@ -211,7 +211,9 @@ func TestPktgenSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := ParseReport([]byte(`60;kpktgend_1;[k] ktime_get
-30;kpktgend_1;[k] read_tsc
+20;kpktgend_1;[k] read_tsc
+ 6;kpktgend_1;[k] read_hpet
+ 4;kpktgend_1;[k] acpi_pm_read
  8;kpktgend_1;[k] pktgen_xmit
  2;kpktgend_1;[k] pktgen_finalize_skb
  5;kpktgend_1;[k] veth_xmit

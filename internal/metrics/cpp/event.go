@@ -75,8 +75,20 @@ func StatArgv() []string {
 // RecordProbeArgv samples cycles on every CPU, at the period trials
 // use, while `true` runs, writing to out.
 func RecordProbeArgv(out string) []string {
-	return []string{"perf", "record", "-q", "-a", "-e", Cycles.Name, "-c", strconv.Itoa(Cycles.Period), "-o", out, "--", "true"}
+	return append(append([]string{"perf", "record", "-q", "-a"}, noBuildIDs...),
+		"-e", Cycles.Name, "-c", strconv.Itoa(Cycles.Period), "-o", out, "--", "true")
 }
+
+// noBuildIDs keeps perf record from its build-id pass and cache. By
+// default, once sampling ends, perf record reads every sample again to
+// find the binaries they hit and copies each (the kernel's symbols, the
+// workload tools, every test binary) into ~/.debug: gigabytes left on
+// the host after a few runs, and seconds of writing after SIGTERM, past
+// the grace after which Stop kills perf and its perf.data stays
+// unfinished (a header with no data). perf report reads the running
+// kernel's symbols and the binaries at their paths at once, on the same
+// machine, so it needs neither.
+var noBuildIDs = []string{"--no-buildid", "--no-buildid-cache"}
 
 func firstLine(b []byte) string {
 	s := strings.TrimSpace(string(b))

@@ -116,7 +116,7 @@ func TestChooseEvent(t *testing.T) {
 				return []byte("Error:\nPMU Hardware doesn't support sampling/overflow-interrupts. Try 'perf stat'\n"), exit255
 			}
 			return fakePerf(t, "stat-cycles-supported.model.txt", nil)(ctx, argv)
-		}, "cpu-clock", "cannot be sampled here (perf record -q -a -e cycles -c 2000000 -o"},
+		}, "cpu-clock", "cannot be sampled here (perf record -q -a --no-buildid --no-buildid-cache -e cycles -c 2000000 -o"},
 		{"perf missing", fakePerf(t, "", errors.New(`exec: "perf": executable file not found in $PATH`)), "cpu-clock", "executable file not found"},
 	} {
 		ev := ChooseEvent(context.Background(), tc.run)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -99,7 +100,8 @@ func (r *Recorder) Start(ctx context.Context) error {
 		return err
 	}
 	r.dir = dir
-	argv := []string{"perf", "record", "-a", "-q", "-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data")}
+	argv := append(append([]string{"perf", "record", "-a", "-q"}, noBuildIDs...),
+		"-e", r.Event.Name, "-c", strconv.Itoa(r.Event.Period), "-o", filepath.Join(dir, "perf.data"))
 	if !noControl.Load() {
 		// perf first, sampling once it says so, then the counters:
 		// samples and packets from one moment on (perfctl.go).
@@ -243,11 +245,22 @@ func (r *Recorder) report(ctx context.Context) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perf report: %w", err)
 	}
-	out, _, err := rep.Wait()
+	out, stderr, err := rep.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("perf report: %w", err)
 	}
-	return ParseReport(out)
+	p, err := ParseReport(out)
+	if err != nil {
+		return nil, err
+	}
+	// perf record -a samples every CPU, idle ones too (swapper), so a
+	// window with no sample at all is a recording perf did not finish
+	// (killed while writing: "data size field is 0"), whose report says
+	// so on stderr and exits 0. Its cost would read 0 per packet.
+	if len(p.Samples) == 0 {
+		return nil, fmt.Errorf("perf report found no samples in the recording: %s", clip(strings.TrimSpace(string(stderr))))
+	}
+	return p, nil
 }
 
 func (r *Recorder) data() string { return filepath.Join(r.dir, "perf.data") }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +19,14 @@ import (
 // --control does; it refuses the option where CNIBENCH_FAKE_PERF_OLD is
 // set, as a perf before 5.11 would, and opens its FIFOs only once the
 // file CNIBENCH_FAKE_PERF_HOLD names exists, where that is set), writes
-// its data on SIGTERM, as perf does, and report prints one veth sample.
+// its data on SIGTERM, as perf does, and report prints one veth sample
+// (none, and perf's warning, where CNIBENCH_FAKE_PERF_UNFINISHED is set,
+// as for a recording perf was killed before it finished). It keeps its
+// record arguments in the log's .args file.
 const fakePerfScript = `#!/bin/sh
 case "$1" in
 record)
+	echo "$@" > "$CNIBENCH_FAKE_PERF_LOG.args"
 	while [ $# -gt 0 ]; do
 		[ "$1" = -o ] && out=$2
 		[ "$1" = --control ] && ctl=${2#fifo:}
@@ -43,6 +48,10 @@ record)
 	while :; do sleep 0.05; done;;
 report)
 	echo report >> "$CNIBENCH_FAKE_PERF_LOG"
+	if [ -n "$CNIBENCH_FAKE_PERF_UNFINISHED" ]; then
+		echo "  WARNING: The perf.data file's data size field is 0 which is unexpected." >&2
+		exit 0
+	fi
 	echo "10;iperf3;[k] veth_xmit";;
 esac
 `
@@ -266,6 +275,44 @@ func TestOldPerfIsItsOptionRefusal(t *testing.T) {
 	} {
 		if got := oldPerf(stderr); got != old {
 			t.Errorf("%q: old %v, want %v", stderr, got, old)
+		}
+	}
+}
+
+// A recording perf did not finish (killed while writing after SIGTERM)
+// holds no sample, and perf report says so on stderr and exits 0: the
+// window fails with perf's words, where its cost read 0 per packet.
+func TestRecorderUnfinishedRecordingFails(t *testing.T) {
+	log := withFakePerf(t)
+	t.Setenv("CNIBENCH_FAKE_PERF_UNFINISHED", "1")
+	r := loRecorder(t, log)
+	if err := r.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Report(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no samples") || !strings.Contains(err.Error(), "data size field is 0") {
+		t.Errorf("Report = %+v, %v; want an error quoting perf's warning", res, err)
+	}
+}
+
+// perf record runs without its build-id pass and cache: by default it
+// copies every binary its samples hit into ~/.debug (gigabytes after a
+// few runs, left on the host) and spends seconds on it after SIGTERM.
+func TestRecorderSkipsBuildIDs(t *testing.T) {
+	log := withFakePerf(t)
+	r := loRecorder(t, log)
+	defer r.Close()
+	if err := r.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(log + ".args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Fields(string(b))
+	for _, want := range []string{"--no-buildid", "--no-buildid-cache"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("perf record %q lacks %s", args, want)
 		}
 	}
 }
