@@ -91,3 +91,19 @@ func TestOursForNamesN(t *testing.T) {
 		}
 	}
 }
+
+// A long method note (Table III's counting, ~400 characters) is named in
+// a table cell and given whole in the references table alone; a short
+// one stays in the cell.
+func TestInlineMethodNoteShort(t *testing.T) {
+	long := strings.Repeat("x", inlineMethodMax+1)
+	if got := inlineMethodNote(long); strings.Contains(got, long) || !strings.Contains(got, "Published reference numbers") {
+		t.Errorf("long note inline: %q", got)
+	}
+	if got := inlineMethodNote("placement fell back"); got != " (placement fell back)" {
+		t.Errorf("short note inline: %q", got)
+	}
+	if got := inlineMethodNote(""); got != "" {
+		t.Errorf("no note inline: %q", got)
+	}
+}

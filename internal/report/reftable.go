@@ -173,6 +173,20 @@ func (n *numbers) ratioCI(m analysis.RefMatch) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s, %s)", u.Ratio, u.Low, u.High, u.Method, count)
 }
 
+// inlineMethodNote is methodNote for a number inside a table cell: a
+// note longer than inlineMethodMax (how Table III's counts were counted,
+// some 400 characters) is named there and given whole once, in the
+// references table, rather than in every cell of every datapath.
+func inlineMethodNote(method string) string {
+	if len(method) > inlineMethodMax {
+		return " (how ours were measured: \"Published reference numbers\")"
+	}
+	return methodNote(method)
+}
+
+// inlineMethodMax is the longest method note a table cell shows whole.
+const inlineMethodMax = 120
+
 // methodNote is " (HOW)" where our number for a published one was
 // measured otherwise (analysis.RefMatch.Method).
 func methodNote(method string) string {

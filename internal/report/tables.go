@@ -116,7 +116,7 @@ func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 		case normalized && ref.Reference.Normalized != nil:
 			out = append(out, ref.Label+" "+analysis.PublishedNormalized(*ref.Reference.Normalized))
 		case !normalized && ref.Reference.Value != nil:
-			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value)+methodNote(ref.Method))
+			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value)+inlineMethodNote(ref.Method))
 		}
 	}
 	if len(out) == 0 {
