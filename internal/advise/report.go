@@ -80,8 +80,10 @@ const (
 	Rejected = "rejected"
 	// Undecided: no cell decided within the budget.
 	Undecided = "undecided"
-	// Failed: the A/B run failed (Proof.Error says how); nothing was
-	// decided, and no budget would decide it.
+	// Failed: the A/B run failed (Proof.Error says how), or the runner
+	// gave up a cell of B (ProofCell.GaveUp says why) and no cell is
+	// worse: B's trials failed every attempt there, which no gain in
+	// another cell outweighs and no budget would decide.
 	Failed = "failed"
 	// NotProvable: the rule has no A/B on emulated nodes (Rule.NoProof).
 	NotProvable = "not provable here"
@@ -181,6 +183,14 @@ type ProofCell struct {
 	// Stop is why an undecided cell stopped (the runner's reason: its
 	// maximum, the budget, or futility).
 	Stop string `json:"stop,omitempty"`
+	// GaveUp is why the runner gave B's cell up (a trial failed every
+	// attempt; where A's was given up too, that as well): the cell has
+	// no verdict, and neither has the candidate (Failed) unless another
+	// cell is worse.
+	GaveUp string `json:"gave_up,omitempty"`
+	// NotMeasured is why B's cell ran no trial: the budget was spent
+	// before its block. The verdict rests on the other cells and says so.
+	NotMeasured string `json:"not_measured,omitempty"`
 	// Disturbed and DisturbedA count the trials of B's cell and of A's
 	// that the noise guard found disturbed and counted because their
 	// repeats were used up (analysis.CountedDisturbed).

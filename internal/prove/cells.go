@@ -1,13 +1,15 @@
 package prove
 
 // Reading an A/B's run: B against A per cell, from the adaptive
-// controller's stops or the summary's comparisons.
+// controller's stops or the summary's comparisons, and which of B's
+// cells were given up or never reached.
 
 import (
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
@@ -23,9 +25,11 @@ import (
 // runner interleaves datapaths, analysis.SharedRounds). Each cell is read
 // once, on the metric it is decided on (decidedOf), and carries that
 // metric: a study may mix workloads decided on metrics of either
-// direction. metric names the cells' metric, or where they differ their
-// metrics joined by ", " (metricsOf). disturbed counts each cell's
-// trials counted though disturbed, given for B's cell and A's (named a).
+// direction. B's cells the runner gave up, or the budget never reached,
+// are marked so (unmeasured). metric names the cells' metric, or where
+// they differ their metrics joined by ", " (metricsOf). disturbed counts
+// each cell's trials counted though disturbed, given for B's cell and
+// A's (named a).
 func cells(s *study.Study, m analysis.Model, stops []results.Stop, a, b string, tunings bool, disturbed map[results.Cell]int) (string, []advise.ProofCell) {
 	count := func(c *advise.ProofCell, cell results.Cell) {
 		ref := cell
@@ -36,34 +40,84 @@ func cells(s *study.Study, m analysis.Model, stops []results.Stop, a, b string, 
 		}
 		c.Disturbed, c.DisturbedA = disturbed[cell], disturbed[ref]
 	}
+	isB := func(c results.Cell) bool { return tunings && c.Tuning == b || !tunings && c.Datapath == b }
 	decided := decidedOf(s, m)
 	var out []advise.ProofCell
+	var keys []results.Cell // out's cells, for unmeasured to find them
 	for _, st := range stops {
-		if tunings && st.Cell.Tuning == b && st.Decision != "" {
-			c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas,
-				Metric: st.Metric, N: st.N, Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
-				Decision: st.Decision, Reason: st.DecisionReason}
+		if isB(st.Cell) && st.Decision != "" && versusA(s, st, a, tunings) {
+			c := fromStop(st)
 			if c.Metric == "" {
 				c.Metric = decided(st.Cell)
 			}
-			if st.Decision == string(stats.Undecided) {
-				c.Stop = st.Reason
-			}
 			count(&c, st.Cell)
-			out = append(out, c)
+			out, keys = append(out, c), append(keys, st.Cell)
 		}
 	}
-	if len(out) > 0 {
-		return metricsOf(out), apart(out)
+	if len(out) == 0 {
+		for _, r := range m.Rows {
+			if pr := pairOf(r, b, tunings); pr != nil && r.Metric == decided(r.Cell) {
+				c := proofCell(r, pr)
+				count(&c, r.Cell)
+				out, keys = append(out, c), append(keys, r.Cell)
+			}
+		}
 	}
-	for _, r := range m.Rows {
-		if pr := pairOf(r, b, tunings); pr != nil && r.Metric == decided(r.Cell) {
-			c := proofCell(r, pr)
-			count(&c, r.Cell)
-			out = append(out, c)
+	for _, st := range stops {
+		if isB(st.Cell) && st.Failed != "" {
+			out, keys = unmeasured(out, keys, st, decided)
 		}
 	}
 	return metricsOf(out), apart(out)
+}
+
+// versusA: the stop's decision is against A: in a tuning A/B, with the
+// baseline.
+func versusA(_ *study.Study, _ results.Stop, _ string, tunings bool) bool { return tunings }
+
+// fromStop is B's cell as its stop decided it against A, at the looks'
+// confidence.
+func fromStop(st results.Stop) advise.ProofCell {
+	c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas,
+		Metric: st.Metric, N: st.N, Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
+		Decision: st.Decision, Reason: st.DecisionReason}
+	if st.Decision == string(stats.Undecided) {
+		c.Stop = st.Reason
+	}
+	return c
+}
+
+// budgetStatus is a stop's status where the budget stopped the cell
+// (adaptive.Budget); with Stop.Failed, its block started with the budget
+// spent and it ran no trial.
+const budgetStatus = string(adaptive.Budget)
+
+// unmeasured marks B's cell of a stop with Failed: not measured where
+// the budget never reached its block, else given up (its trials failed
+// every attempt), with why, and, where A's cell was given up too, that.
+// A cell the proof does not have yet (no decision, no summary row: no
+// trial counted) is added, with no interval.
+func unmeasured(out []advise.ProofCell, keys []results.Cell, st results.Stop, decided func(results.Cell) string) ([]advise.ProofCell, []results.Cell) {
+	i := slices.Index(keys, st.Cell)
+	if i < 0 {
+		metric := st.Metric
+		if metric == "" {
+			metric = decided(st.Cell)
+		}
+		out = append(out, advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload,
+			Replicas: st.Cell.Replicas, Metric: metric, N: st.N})
+		keys, i = append(keys, st.Cell), len(out)-1
+	}
+	c := &out[i]
+	switch {
+	case st.Status == budgetStatus:
+		c.NotMeasured = st.Failed
+	case st.VersusFailed != "":
+		c.GaveUp = st.Failed + "; " + st.VersusFailed
+	default:
+		c.GaveUp = st.Failed
+	}
+	return out, keys
 }
 
 // decidedOf returns the metric each cell of the A/B is decided on, as

@@ -29,7 +29,6 @@ import (
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
-	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -294,34 +293,6 @@ func origin(opt Options, name string) []string {
 	return words
 }
 
-// cellText is one cell of a proof: "rr at 1 pair(s): 0.850 [0.800,
-// 0.900] paired-t 95%, n=6, better".
-func cellText(c advise.ProofCell) string {
-	iv := "no interval"
-	if c.Ratio != nil && c.Low != nil && c.High != nil {
-		iv = fmt.Sprintf("%.3f [%.3f, %.3f] %s %s", *c.Ratio, *c.Low, *c.High, c.Method, stats.LevelText(c.Confidence))
-	}
-	return fmt.Sprintf("%s: %s, n=%d, %s", c.Where(), iv, c.N, c.Decision)
-}
-
-// disturbedText says how many of a cell's trials, and of A's, were
-// counted though disturbed (the noise guard's repeats used up): their
-// spread is in the interval, and a quiet machine may decide what this
-// run did not. "" for none.
-func disturbedText(c advise.ProofCell, a string) string {
-	var parts []string
-	if c.Disturbed > 0 {
-		parts = append(parts, fmt.Sprintf("%d of its trials", c.Disturbed))
-	}
-	if c.DisturbedA > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %s's", c.DisturbedA, a))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, " and ") + " counted though disturbed)"
-}
-
 // isHeadline: the comparisons are of the normalized metrics (bitrate).
 func isHeadline(metric string) bool { return slices.Contains(analysis.NormalizedMetrics, metric) }
 
@@ -330,114 +301,4 @@ func fin(v float64) *float64 {
 		return nil
 	}
 	return &v
-}
-
-// verdict: accepted when some cell is better (its interval off 1) with an estimate beyond
-// the margin (above 1+margin, or below 1/(1+margin) for a metric where
-// lower is better: latency) and none is worse; rejected when some cell is
-// worse, or some cell is decided and none is better beyond the margin;
-// else undecided. Each cell is judged in its own metric's direction
-// (stats.DirectionOf(c.Metric)): a study may mix pod start-up, decided on
-// startup_ms, with bitrates. why names the cells that decided it, so a
-// trade-off (better at one flow, worse at four) reads as one, each with
-// its metric where the cells' differ.
-func verdict(cs []advise.ProofCell, margin float64) (v, why string) {
-	beyond := func(c advise.ProofCell) bool {
-		if stats.DirectionOf(c.Metric) == stats.LowerIsBetter {
-			return *c.Ratio < 1/(1+margin)
-		}
-		return *c.Ratio > 1+margin
-	}
-	var gains, worse, slight, equal []string
-	named := mixed(cs)
-	for _, c := range cs {
-		at := c.Where()
-		if named {
-			at = c.Metric + " " + at
-		}
-		if c.Ratio != nil {
-			at += fmt.Sprintf(" (%.3f)", *c.Ratio)
-		}
-		switch stats.Verdict(c.Decision) {
-		case stats.Better:
-			if c.Ratio != nil && beyond(c) {
-				gains = append(gains, at)
-			} else {
-				slight = append(slight, at)
-			}
-		case stats.Worse:
-			worse = append(worse, at)
-		case stats.Equal:
-			equal = append(equal, at)
-		}
-	}
-	list := func(ss []string) string { return strings.Join(ss, ", ") }
-	pct := fmt.Sprintf("%.0f%%", 100*margin)
-	switch {
-	case len(worse) > 0:
-		why = "worse in " + list(worse)
-		if len(gains) > 0 {
-			why += ", though better in " + list(gains) + ": a trade-off, not a gain"
-		}
-		return advise.Rejected, why
-	case len(gains) > 0:
-		why = "better, by an estimate beyond " + pct + ", in " + list(gains) + ", worse in none"
-		if m := len(cs); m > 1 {
-			// Each cell stops on its own decision, uncorrected for the
-			// others: one false "better" among m accepts (Bonferroni's
-			// bound on how often, m times a cell's one-sided rate).
-			why += fmt.Sprintf(" (%d cells, each judged alone: a change without effect passes at most %.1f%% of the time)", m, 100*float64(m)*(1-stats.Confidence)/2)
-		}
-		return advise.Accepted, why
-	case len(slight)+len(equal) > 0:
-		var parts []string
-		if len(equal) > 0 {
-			parts = append(parts, "equal within ±"+pct+" in "+list(equal))
-		}
-		if len(slight) > 0 {
-			parts = append(parts, "better by less than "+pct+" in "+list(slight))
-		}
-		return advise.Rejected, strings.Join(parts, "; ") + ": no gain worth the change"
-	}
-	return advise.Undecided, "no cell decided within the budget"
-}
-
-// measured says B/A per cell with the interval, n and the decision, on
-// the cells' metric, or each cell's where they differ.
-func measured(p *advise.Proof) string {
-	if len(p.Cells) == 0 {
-		return "no comparable cells in " + p.RunDir
-	}
-	// Where the cells' metrics differ each cell names its own: "B/A
-	// (margin ±2%): startup_ms startup at 1 pair(s): ...; bitrate tcp at
-	// 1 pair(s): ...".
-	named := mixed(p.Cells)
-	var parts []string
-	for _, c := range p.Cells {
-		t := cellText(c) + disturbedText(c, p.A)
-		if named {
-			t = c.Metric + " " + t
-		}
-		parts = append(parts, t)
-	}
-	out := fmt.Sprintf("%s/%s (margin ±%.0f%%): %s", p.B, p.A, 100*p.Margin, strings.Join(parts, "; "))
-	if !named {
-		out = p.Metric + " " + out
-	}
-	if len(p.Also) > 0 {
-		var also []string
-		for _, m := range p.Also {
-			var cs []string
-			for _, c := range m.Cells {
-				cs = append(cs, cellText(c))
-			}
-			also = append(also, m.Metric+" "+strings.Join(cs, ", "))
-		}
-		out += ". Besides the verdict, over all trials at 95%: " + strings.Join(also, "; ")
-	}
-	out += pollingText(p)
-	if p.Shape != "" {
-		out += ". Measured on " + p.Shape
-	}
-	return out
 }
