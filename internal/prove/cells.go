@@ -18,18 +18,22 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// cells reads B against A from the run: a tuning A/B from the adaptive
-// controller's stops (the sequential decision, paired by round) or the
-// summary's paired comparison with the baseline; a datapath A/B from the
-// summary's comparison with the first datapath (paired by round: the
-// runner interleaves datapaths, analysis.SharedRounds). Each cell is read
-// once, on the metric it is decided on (decidedOf), and carries that
-// metric: a study may mix workloads decided on metrics of either
-// direction. B's cells the runner gave up, or the budget never reached,
-// are marked so (unmeasured). metric names the cells' metric, or where
-// they differ their metrics joined by ", " (metricsOf). disturbed counts
-// each cell's trials counted though disturbed, given for B's cell and
-// A's (named a).
+// cells reads B against A from the run: from the adaptive controller's
+// stops where the run decided B against A (a tuning A/B, or a datapath
+// A/B of a study that compares its datapaths, study.ComparesDatapaths:
+// the sequential decision, paired by round, at the looks' confidence;
+// a fixed design's at 95% on its count), else from the summary's paired
+// comparison over all trials at 95% (with the baseline tuning, or with
+// the first datapath: the runner interleaves datapaths,
+// analysis.SharedRounds), as for a datapath A/B on a study of several
+// tunings, which the runner decides against its baseline tuning, or a
+// run without stops. Each cell is read once, on the metric it is decided
+// on (decidedOf), and carries that metric: a study may mix workloads
+// decided on metrics of either direction. B's cells the runner gave up,
+// or the budget never reached, are marked so (unmeasured). metric names
+// the cells' metric, or where they differ their metrics joined by ", "
+// (metricsOf). disturbed counts each cell's trials counted though
+// disturbed, given for B's cell and A's (named a).
 func cells(s *study.Study, m analysis.Model, stops []results.Stop, a, b string, tunings bool, disturbed map[results.Cell]int) (string, []advise.ProofCell) {
 	count := func(c *advise.ProofCell, cell results.Cell) {
 		ref := cell
@@ -71,9 +75,18 @@ func cells(s *study.Study, m analysis.Model, stops []results.Stop, a, b string, 
 	return metricsOf(out), apart(out)
 }
 
-// versusA: the stop's decision is against A: in a tuning A/B, with the
-// baseline.
-func versusA(_ *study.Study, _ results.Stop, _ string, tunings bool) bool { return tunings }
+// versusA: the stop's decision is against A. The runner names what it
+// decided each cell against (Stop.Versus): the baseline tuning, or in a
+// study of datapaths the first datapath. A datapath A/B on a study of
+// several tunings (rps-rfs) has its datapaths decided against nothing:
+// its stops' decisions are against the baseline tuning. A run recorded
+// before Versus was compared tunings only, with the baseline.
+func versusA(s *study.Study, st results.Stop, a string, tunings bool) bool {
+	if tunings {
+		return st.Versus == a || st.Versus == ""
+	}
+	return st.Versus == a && (s == nil || s.Compares() == study.ComparesDatapaths)
+}
 
 // fromStop is B's cell as its stop decided it against A, at the looks'
 // confidence.

@@ -106,6 +106,39 @@ func groSamples(tunings ...string) []results.Sample {
 	return out
 }
 
+// A datapath A/B of a study of datapaths (nic-gro: one tuning) is decided
+// by the runner against the first datapath, sequentially: its stops are
+// its verdict, as a tuning A/B's are, not the summary's 95% over all
+// trials, which called "better" a cell the run left undecided. A fixed
+// design's stops decide at 95% on its count, and are read so too; a run
+// without stops is read from the summary.
+func TestDatapathProofReadsItsStops(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	s := &study.Study{Spec: study.Spec{
+		Datapaths: []study.Datapath{{Name: "gro-off"}, {Name: "gro-on"}}, Tunings: []study.Tuning{{Name: "baseline"}}, Baseline: "baseline",
+		Workloads: []study.Workload{{Name: "tcp", Tool: "iperf3", Protocol: "tcp"}}, Replicas: []int{4}}}
+	m := analysis.Build(s, groSamples("baseline"))
+	cell := results.Cell{Datapath: "gro-on", Tuning: "baseline", Workload: "tcp", Replicas: 4}
+	stop := results.Stop{Cell: cell, Metric: "bitrate", Status: "futile", N: 5, Versus: "gro-off", Decision: "undecided",
+		Ratio: f(1.2), Low: f(0.97), High: f(1.45), Method: "paired-t", Confidence: 0.9875, Reason: "futile after 5 trials"}
+	_, cs := cells(s, m, []results.Stop{{Cell: results.Cell{Datapath: "gro-off", Tuning: "baseline", Workload: "tcp", Replicas: 4}, N: 5}, stop},
+		"gro-off", "gro-on", false, nil)
+	if len(cs) != 1 || cs[0].Decision != "undecided" || cs[0].Confidence != 0.9875 || cs[0].Stop != "futile after 5 trials" {
+		t.Fatalf("cells %+v, want the stop's undecided at 98.75%%", cs)
+	}
+	if v, _ := verdict(cs, 0.02); v != advise.Undecided {
+		t.Errorf("verdict %s, want undecided", v)
+	}
+	fixed := stop
+	fixed.Decision, fixed.Confidence, fixed.Low, fixed.Status = "better", 0.95, f(1.1), "max"
+	if _, cs := cells(s, m, []results.Stop{fixed}, "gro-off", "gro-on", false, nil); len(cs) != 1 || cs[0].Decision != "better" || cs[0].Confidence != 0.95 {
+		t.Errorf("fixed design's stop: %+v", cs)
+	}
+	if _, cs := cells(s, m, nil, "gro-off", "gro-on", false, nil); len(cs) != 1 || cs[0].Decision != "better" {
+		t.Errorf("no stops: %+v, want the summary's better", cs)
+	}
+}
+
 // A datapath A/B on a study of several tunings with a baseline (--study
 // rps-rfs under a datapath rule) has its stops decided against the
 // baseline tuning, not against A: the summary's comparison with the
