@@ -111,3 +111,45 @@ func TestOverlayLean(t *testing.T) {
 		t.Errorf("an overlay worse than native routing: lean %q, want %q (%s)", got.lean, advise.LeanFor, got.text)
 	}
 }
+
+// In rps-rfs, plain RPS worse than the baseline at 2 pairs beside RFS
+// better everywhere leans for rfs: the candidate's lean is its RFS
+// tunings'; it read "mixed" (a trade-off) from every steering tuning
+// pooled, though no RFS cell was worse. RPS is still in the text, and a
+// run of RPS alone leans as its RPS does.
+func TestSteeringLeanIsRFSs(t *testing.T) {
+	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [{name: calico, type: calico-vxlan}]
+  tunings:
+    - baseline
+    - {name: rps, rps: {cpus: all}}
+    - {name: rfs, rps: {cpus: all}, rfs: {sockFlowEntries: 32768, flowCnt: 32768}}
+  workloads: [{name: tcp, tool: iperf3, protocol: tcp}]
+  replicas: [1, 2]
+  trials: 3
+  duration: 3s
+`), study.Options{}, study.Catalog{Datapaths: []string{"calico-vxlan"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func(tn string, reps int, decision string, r float64) results.Stop {
+		return results.Stop{Cell: results.Cell{Datapath: "calico", Tuning: tn, Workload: "tcp", Replicas: reps}, Metric: results.MetricBitrate,
+			N: 3, Valid: 3, Decision: decision, Versus: "baseline", Ratio: &r, Low: &r, High: &r, Confidence: 0.95}
+	}
+	run := &results.Run{Stops: []results.Stop{stop("rps", 1, "equal", 1.0), stop("rps", 2, "worse", 0.93),
+		stop("rfs", 1, "better", 1.08), stop("rfs", 2, "better", 1.1)}}
+	got := steering(run, s)
+	if got.lean != advise.LeanFor || !strings.Contains(got.text, "rps (RPS on") || !strings.Contains(got.text, "worse in 1") {
+		t.Errorf("RPS worse at 2 pairs, RFS better: lean %q (%s), want %q with RPS named", got.lean, got.text, advise.LeanFor)
+	}
+	run.Stops[3] = stop("rfs", 2, "worse", 0.9)
+	if got := steering(run, s); got.lean != advise.LeanMixed {
+		t.Errorf("RFS better at 1 pair, worse at 2: lean %q, want %q", got.lean, advise.LeanMixed)
+	}
+	if got := steering(&results.Run{Stops: run.Stops[:2]}, s); got.lean != advise.LeanAgainst {
+		t.Errorf("RPS alone, equal and worse: lean %q, want %q", got.lean, advise.LeanAgainst)
+	}
+}
