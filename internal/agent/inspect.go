@@ -20,14 +20,31 @@ const inspectTimeout = time.Minute
 func (s *Server) inspect() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), inspectTimeout)
 	defer cancel()
-	env := inspect.Host()
-	env.CNIConfDir = s.cfg.CNIConfDir
-	// The node's /proc/sys through the init namespace where the
-	// host-global sysctls are (as the knobs are read and written).
-	env.Sysctl = func(p string) (string, error) { return s.fs.Read("", tune.FSProc, p) }
-	in := inspect.Inspect(ctx, env)
+	in := inspect.Inspect(ctx, s.inspectEnv())
 	b, err := json.Marshal(in)
 	return string(b), err
+}
+
+// inspectEnv is the inspection's Env on this node: its root, the CNI
+// configuration where it is mounted, and its sysctls (inspectSysctl).
+func (s *Server) inspectEnv() inspect.Env {
+	env := inspect.Host()
+	env.CNIConfDir = s.cfg.CNIConfDir
+	env.Sysctl = s.inspectSysctl
+	return env
+}
+
+// inspectSysctl reads a sysctl of the node: a host-global one
+// (inspect.InInitNamespace) through the init namespace, where alone it
+// exists when the node is itself a namespace (as the knobs are read and
+// written), and the rest in the node's namespace, this process's. Every
+// read used to go to the init namespace, so a node of a kind cluster
+// reported the machine's conntrack count, not its own.
+func (s *Server) inspectSysctl(p string) (string, error) {
+	if inspect.InInitNamespace(p) {
+		return s.fs.Read("", tune.FSProc, p)
+	}
+	return s.fs.base.Read("", tune.FSProc, p)
 }
 
 // Inspect asks the agent to inspect its node for `cnibench advise`.

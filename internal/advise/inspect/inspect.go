@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,9 +58,10 @@ type Env struct {
 	CNIConfDir string
 	// Sysctl, when set, reads a sysctl by its /proc path
 	// ("/proc/sys/net/core/busy_poll"); nil reads Root/proc/sys. The
-	// agent reads through the init namespace, where the host-global ones
-	// (rps_sock_flow_entries, busy_poll, busy_read) exist when it runs in
-	// a node's own namespace.
+	// agent reads the host-global ones (InInitNamespace:
+	// rps_sock_flow_entries, busy_poll, busy_read) through the init
+	// namespace, where alone they exist when it runs in a node's own
+	// namespace, and the rest in the node's.
 	Sysctl func(path string) (string, error)
 	// LinkKinds, when set, returns each device's link kind (`ip -d link`:
 	// vti, ipip, ...), which tells devices apart that sysfs shows alike
@@ -243,6 +245,22 @@ const (
 )
 
 var sysctls = []string{SysRPSSockFlowEntries, SysBusyPoll, SysBusyRead, SysConntrackMax, SysConntrackCount, SysConntrackBuckets}
+
+// initNamespaceSysctls are those of the sysctls read that exist in the
+// init network namespace alone (net_core_table, registered for init_net
+// only: net/core/sysctl_net_core.c), which an agent in a node's own
+// namespace reads there. The conntrack ones are not: each namespace has
+// its own count, which the kernel holds to the max it shows there
+// (nf_conntrack_standalone.c), so the node's are read in its namespace.
+var initNamespaceSysctls = []string{SysRPSSockFlowEntries, SysBusyPoll, SysBusyRead}
+
+// InInitNamespace reports whether the sysctl at /proc path p
+// ("/proc/sys/net/core/busy_poll") is one to read in the init network
+// namespace (initNamespaceSysctls).
+func InInitNamespace(p string) bool {
+	name := strings.ReplaceAll(strings.TrimPrefix(p, "/proc/sys/"), "/", ".")
+	return slices.Contains(initNamespaceSysctls, name)
+}
 
 // Inspect reads everything it can from env.
 func Inspect(ctx context.Context, env Env) *Inspection {
