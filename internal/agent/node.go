@@ -12,10 +12,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -316,6 +318,22 @@ func readConfDir(dir string) (map[string]string, error) {
 		out[e.Name()] = string(b)
 	}
 	return out, nil
+}
+
+// nodeInfo describes the node: nodeInfo's facts, with the CPU model from
+// its /proc/cpuinfo and the NUMA nodes from the host's sysfs (the
+// node's, where the agent's own /sys may be a namespace's), which
+// env.json records for a kube run in place of the controller's.
+func (s *Server) nodeInfo() (*NodeInfo, error) {
+	info, err := nodeInfo()
+	if err != nil {
+		return nil, err
+	}
+	info.CPUModel = envinfo.CPUModel(path.Join(s.cfg.ProcRoot, "cpuinfo"))
+	if t, err := topology.ReadFrom(tune.HostSysfs(s.fs)); err == nil {
+		info.NUMANodes = t.Nodes()
+	}
+	return info, nil
 }
 
 func nodeInfo() (*NodeInfo, error) {

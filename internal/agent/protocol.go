@@ -68,7 +68,7 @@ const (
 	OpIptables    = "iptables"     // chain and rule counts
 	OpRevert      = "revert"       // revert this session's changes now
 	OpReplay      = "replay"       // revert journals of dead sessions
-	OpInfo        = "info"         // kernel, CPUs
+	OpInfo        = "info"         // kernel, CPUs, CPU model, NUMA nodes
 	OpMissing     = "missing"      // which of Args are not on the image's PATH
 	OpIfStats     = "if-stats"     // device counters of Ifaces
 	OpMemory      = "memory"       // the node's memory in use, percent
@@ -174,6 +174,12 @@ type NodeInfo struct {
 	// CPUs is the node's count of online CPUs (its affinity's where
 	// sysfs cannot be read).
 	CPUs int `json:"cpus"`
+	// CPUModel is the node's CPU as its /proc/cpuinfo names it (not
+	// namespaced: the node's machine); "" when it cannot be read.
+	CPUModel string `json:"cpu_model,omitempty"`
+	// NUMANodes counts the node's NUMA nodes with online CPUs, from the
+	// host's sysfs; 0 when its topology cannot be read.
+	NUMANodes int `json:"numa_nodes,omitempty"`
 	// AllowedCPUs are the CPUs of the agent's pod's cpuset (a CPU list;
 	// its affinity where the cpuset cannot be read), which the workload
 	// pods (no CPU requests, so in the node's shared pool) share.

@@ -327,7 +327,7 @@ func (s *Server) answer(req Request, resp *Response) error {
 		sum, err = s.replay()
 		resp.Reverted, resp.Value = sum.Restored, sum.String()
 	case OpInfo:
-		resp.Info, err = nodeInfo()
+		resp.Info, err = s.nodeInfo()
 	case OpInspect:
 		resp.Value, err = s.inspect()
 	case OpIfStats:

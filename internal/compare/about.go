@@ -123,7 +123,7 @@ func About(e results.Env) string {
 	if e.Origin != nil && len(e.Origin.Command) > 0 {
 		parts = append(parts, cmdline.Quote(e.Origin.Command))
 	}
-	where := fmt.Sprintf("%s engine, host %s, kernel %s", e.Engine, e.Hostname, e.Kernel)
+	where := fmt.Sprintf("%s engine, host %s, kernel %s", e.Engine, orUnknown(e.Hostname), orUnknown(e.Kernel))
 	if !e.Started.IsZero() {
 		where += ", started " + e.Started.UTC().Format("2006-01-02 15:04 MST")
 	}
@@ -142,9 +142,16 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 		}
 	}
 	add("engine", a.Engine, b.Engine)
-	add("host", a.Hostname, b.Hostname)
-	add("kernel", a.Kernel, b.Kernel)
-	add("CPU", fmt.Sprintf("%d × %s", a.CPUs, a.CPUModel), fmt.Sprintf("%d × %s", b.CPUs, b.CPUModel))
+	// A cluster node its agent could not describe has these blank:
+	// unknown, which differs from nothing.
+	if a.Hostname != "" && b.Hostname != "" {
+		add("host", a.Hostname, b.Hostname)
+	}
+	if a.Kernel != "" && b.Kernel != "" {
+		add("kernel", a.Kernel, b.Kernel)
+	}
+	cpuA, cpuB := cpuPair(a, b)
+	add("CPU", cpuA, cpuB)
 	// Runs before env.json recorded cpuidle have none: not a difference.
 	if a.CPUIdle != nil && b.CPUIdle != nil {
 		add("CPU idle", a.CPUIdle.String(), b.CPUIdle.String())
@@ -237,6 +244,35 @@ func cniText(c *results.CNI) string {
 		return ""
 	}
 	return c.String()
+}
+
+// cpuPair says two runs' CPUs as Differences compares them: "64 ×
+// MODEL", each part only where both runs recorded it (a count of 0 or
+// a blank model is unknown: a cluster node its agent could not describe,
+// an older run's arm64 model), so that unknown is no difference.
+func cpuPair(a, b results.Env) (string, string) {
+	count := a.CPUs > 0 && b.CPUs > 0
+	model := a.CPUModel != "" && b.CPUModel != ""
+	of := func(e results.Env) string {
+		switch {
+		case count && model:
+			return fmt.Sprintf("%d × %s", e.CPUs, e.CPUModel)
+		case count:
+			return fmt.Sprintf("%d CPUs", e.CPUs)
+		case model:
+			return e.CPUModel
+		}
+		return ""
+	}
+	return of(a), of(b)
+}
+
+// orUnknown is s, or "unknown" where env.json left it blank.
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 func orNone(s string) string {

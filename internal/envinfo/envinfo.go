@@ -33,7 +33,7 @@ func Collect(tools []string) results.Env {
 	if unix.Uname(&u) == nil {
 		e.Kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 	}
-	e.CPUModel = cpuModel()
+	e.CPUModel = CPUModel("/proc/cpuinfo")
 	e.CPUs = len(hostcpus.Machine())
 	e.NUMANodes = numaNodes("/sys")
 	e.CPUIdle = cpuidle.Machine(sysfs.Dir("/sys"))
@@ -49,10 +49,11 @@ func Collect(tools []string) results.Env {
 	return e
 }
 
-// cpuModel names the machine's CPU from /proc/cpuinfo; "" when it cannot
-// be read.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
+// CPUModel names the machine's CPU from its cpuinfo file (/proc/cpuinfo:
+// the machine's whatever namespace reads it, so a node's agent reads its
+// node's); "" when it cannot be read.
+func CPUModel(cpuinfo string) string {
+	f, err := os.Open(cpuinfo)
 	if err != nil {
 		return ""
 	}

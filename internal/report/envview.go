@@ -22,9 +22,9 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		{"tool", strings.TrimSpace(e.Tool + " " + e.Version)},
 		{"run id", e.RunID},
 		{"engine", e.Engine},
-		{"host", e.Hostname},
-		{"kernel", e.Kernel},
-		{"CPU", fmt.Sprintf("%d × %s, %d NUMA node(s)", e.CPUs, e.CPUModel, e.NUMANodes)},
+		{"host", orUnknown(e.Hostname)},
+		{"kernel", orUnknown(e.Kernel)},
+		{"CPU", cpuText(e)},
 	}
 	if e.CPUIdle != nil {
 		kv = append(kv, [2]string{"CPU idle", e.CPUIdle.String()})
@@ -160,6 +160,37 @@ func netfilterText(n results.NetfilterEnv) string {
 		out += ", installed: " + strings.Join(per, "; ")
 	}
 	return out
+}
+
+// cpuText says the machine's CPUs: "64 × MODEL, 2 NUMA node(s)", with
+// what env.json left blank (a cluster node its agent could not describe;
+// an older run's arm64 model) left out or said unknown, not printed as
+// "0 × , 0 NUMA node(s)".
+func cpuText(e results.Env) string {
+	var parts []string
+	switch {
+	case e.CPUs > 0 && e.CPUModel != "":
+		parts = append(parts, fmt.Sprintf("%d × %s", e.CPUs, e.CPUModel))
+	case e.CPUs > 0:
+		parts = append(parts, fmt.Sprintf("%d CPUs, model unknown", e.CPUs))
+	case e.CPUModel != "":
+		parts = append(parts, e.CPUModel+", count unknown")
+	}
+	if e.NUMANodes > 0 {
+		parts = append(parts, fmt.Sprintf("%d NUMA node(s)", e.NUMANodes))
+	}
+	if len(parts) == 0 {
+		return "unknown"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// orUnknown is s, or "unknown" where env.json left it blank.
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 func nodeCPUsText(m map[string][]int) string {

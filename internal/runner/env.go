@@ -6,6 +6,7 @@ import (
 	iofs "io/fs"
 	"maps"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -28,21 +29,9 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	for _, w := range r.study.Variants() {
 		pinned = pinned || w.Pin != nil
 	}
-	e := envinfo.Collect([]string{"ethtool"})
-	// The programs the study's workloads run, as their drivers describe
-	// them (ab prints its version for -V, nginx for -v).
-	for _, p := range registry.StudyPrograms(r.study) {
-		if v := envinfo.Version(p.Version); v != "" {
-			e.Tools[p.Name] = v
-		}
-	}
+	e := machineEnv(r.plan.remote, r.study)
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.engine.Name(), time.Now()
 	e.StudySHA256 = r.studySum
-	if r.plan.remote {
-		// The round trips wait for the nodes' cores, not this machine's:
-		// the engine's Describe gives the server node's where it can.
-		e.CPUIdle = nil
-	}
 	srv := c.Server()
 	e.Steering = tune.Snapshot(r.engine.FS(srv), steeringIfaces(srv))
 	cli := c.Client()
@@ -69,6 +58,27 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.Origin = r.origin
 	r.env = e
 	return r.out.WriteEnv(e)
+}
+
+// machineEnv is env.json's machine part: this machine's host, kernel,
+// CPUs, idle states and tool versions, with the programs the study's
+// workloads run as their drivers describe them (ab prints its version
+// for -V, nginx for -v). On a cluster (remote) none of it is the nodes':
+// a laptop's CPU model, NUMA count and iperf3 were reported as the
+// server node's, so only go (this cnibench's build) is kept, and the
+// engine's Describe gives the server node's facts and the image's tools
+// where it can; what it cannot stays blank, unknown.
+func machineEnv(remote bool, s *study.Study) results.Env {
+	if remote {
+		return results.Env{Tools: map[string]string{"go": runtime.Version()}}
+	}
+	e := envinfo.Collect([]string{"ethtool"})
+	for _, p := range registry.StudyPrograms(s) {
+		if v := envinfo.Version(p.Version); v != "" {
+			e.Tools[p.Name] = v
+		}
+	}
+	return e
 }
 
 // tuningSysctls are the sysctls the study's tunings set, as found before

@@ -175,9 +175,27 @@ func remoteResumeNote(was results.Env) string {
 	if was.CNI != nil {
 		cni = was.CNI.String()
 	}
-	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %d CPUs, CNI %s: checked against this run's "+
+	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %s CPUs, CNI %s: checked against this run's "+
 		"(above) once its cluster was up, before any trial (a node or CNI that differs is refused)",
-		was.Engine, was.Hostname, was.Kernel, was.CPUs, cni)
+		was.Engine, orUnknown(was.Hostname), orUnknown(was.Kernel), orUnknown(cpuCount(was.CPUs)), cni)
+}
+
+// cpuCount is a CPU count as sameNode compares it: "" when env.json has
+// none (0: the node's agent could not say), which holds the other run
+// to nothing.
+func cpuCount(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
+// orUnknown is s, or "unknown" when env.json left it blank.
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // metricOfCell is metricOf for a cell's workload variant.
@@ -379,7 +397,7 @@ func sameNode(was *results.Env, is results.Env) error {
 	for _, c := range []struct{ what, was, is string }{
 		{"server node host", was.Hostname, is.Hostname},
 		{"server node kernel", was.Kernel, is.Kernel},
-		{"server node CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(is.CPUs)},
+		{"server node CPU count", cpuCount(was.CPUs), cpuCount(is.CPUs)},
 		{"CNI", cni(*was), cni(is)},
 	} {
 		if c.was != "" && c.is != "" && c.was != c.is {

@@ -129,6 +129,18 @@ func TestSameNode(t *testing.T) {
 	if err := sameNode(&was, other); err != nil {
 		t.Errorf("CNI not detected now: %v", err)
 	}
+	// A node its agent could not describe has blank facts (CPU count
+	// 0), which hold the other run to nothing, either way round.
+	blank := results.Env{CNI: was.CNI}
+	if err := sameNode(&was, blank); err != nil {
+		t.Errorf("node not described now: %v", err)
+	}
+	if err := sameNode(&blank, was); err != nil {
+		t.Errorf("node not described in the interrupted run: %v", err)
+	}
+	if n := remoteResumeNote(blank); !strings.Contains(n, "host unknown, kernel unknown, unknown CPUs") {
+		t.Errorf("resume note %q: want the blank facts said unknown", n)
+	}
 }
 
 // TestResumeRefusedBeforePreflight: --resume of a run whose study.yaml

@@ -224,9 +224,7 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	kc := c.(*Cluster)
 	srv, cli := kc.ServerNode(), kc.ClientNode()
 	a := srv.Agent()
-	if info, err := a.Info(); err == nil {
-		e.Hostname, e.Kernel, e.CPUs = info.Hostname, info.Kernel, info.CPUs
-	}
+	describeServer(e, srv, kc.Config().Image, r.Study)
 	// Round trips wait for the server node's cores to wake.
 	e.CPUIdle = cpuidle.Machine(tune.HostSysfs(a))
 	if e.CPUIdle != nil {
@@ -255,7 +253,7 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	e.Notes = append(e.Notes,
 		fmt.Sprintf("kube engine: server node %s, client node %s, namespace %s; the cells are labelled with the study's datapath (%s) but were measured on the cluster's CNI, %s",
 			srv.Name(), cli.Name(), kc.Config().Namespace, strings.Join(r.Study.DatapathNames(), ", "), cni),
-		"kube engine: kernel, CPUs and per-core figures are the server node's; workload pods share the node with everything else scheduled there",
+		"kube engine: host, kernel, CPU model and count, NUMA nodes and per-core figures are the server node's; workload pods share the node with everything else scheduled there",
 		kc.Addressing().Note())
 	if kc.Addressing().DNS && slices.ContainsFunc(r.Study.Variants(), func(w study.Workload) bool { return w.Tool == "sockperf" }) {
 		e.Notes = append(e.Notes, "kube engine: sockperf takes addresses only, so its clients are given the ClusterIP the Service name resolves to")
