@@ -237,20 +237,27 @@ func bridgeNetfilter(fs tune.FS, nodeNS string) string {
 
 // oneNUMANote says, when workloads pin and the server's machine has one
 // NUMA node, that pinning there only separates cores. The machine is this
-// one on the local engine (machineNodes) and the server node on a
-// cluster, known only when the engine read its topology (topo); this
-// machine's count says nothing of a cluster node's.
-func oneNUMANote(pinned, remote bool, machineNodes int, topo *engine.NodeTopology) string {
+// one on the local engine and the server node on a cluster; nodes is its
+// count as env.json records it (the node's, from its agent, on a
+// cluster; 0 unknown, no note), and the topology the engine read where
+// it read one (topo, for pins by placement name) counts instead. A topo
+// of CPU-list pins holds only the CPUs the pods may use, no topology: it
+// counted 0 nodes, and a two-node server was said to have one.
+func oneNUMANote(pinned, remote bool, nodes int, topo *engine.NodeTopology) string {
 	where := "this machine"
 	switch {
 	case !pinned:
 		return ""
-	case remote && topo == nil:
-		return ""
 	case remote:
-		where, machineNodes = topo.Where, topo.Nodes()
+		where = "the server node"
+		if topo != nil {
+			where = topo.Where
+			if len(topo.CPUs) > 0 {
+				nodes = topo.Nodes()
+			}
+		}
 	}
-	if machineNodes > 1 {
+	if nodes != 1 {
 		return ""
 	}
 	return "workloads pin servers and clients to CPUs, but " + where + " has one NUMA node: " +

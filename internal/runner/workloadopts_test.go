@@ -92,12 +92,15 @@ func TestPreflightPlacementNames(t *testing.T) {
 }
 
 // The one-NUMA-node note names the server's machine: this one on the
-// local engine, the server node on a cluster when its topology was read,
-// and nothing when a cluster node's topology is unknown (this machine's
-// count says nothing of it).
+// local engine, the server node on a cluster, counted by the topology
+// the engine read where it read one, else by env.json's count (the
+// node's, from its agent), and nothing when the count is unknown (0). A
+// topology of CPU-list pins, the allowed CPUs alone, counts nothing: a
+// two-node server was said to have one.
 func TestOneNUMANote(t *testing.T) {
 	one := &engine.NodeTopology{Where: "node w1", Topology: topology.Topology{CPUs: []topology.CPU{{ID: 0}, {ID: 1}}}}
 	two := &engine.NodeTopology{Where: "node w1", Topology: topology.Topology{CPUs: []topology.CPU{{ID: 0}, {ID: 1, Node: 1}}}}
+	allowedOnly := &engine.NodeTopology{Where: "node w1", Allowed: cpuset.Range(4)}
 	for _, tc := range []struct {
 		pinned, remote bool
 		nodes          int
@@ -107,9 +110,13 @@ func TestOneNUMANote(t *testing.T) {
 		{true, false, 1, nil, "but this machine has one NUMA node"},
 		{true, false, 2, nil, ""},
 		{false, false, 1, nil, ""},
-		{true, true, 1, nil, ""},
+		{true, true, 0, nil, ""},
+		{true, true, 1, nil, "but the server node has one NUMA node"},
 		{true, true, 2, one, "but node w1 has one NUMA node"},
 		{true, true, 1, two, ""},
+		{true, true, 2, allowedOnly, ""},
+		{true, true, 0, allowedOnly, ""},
+		{true, true, 1, allowedOnly, "but node w1 has one NUMA node"},
 	} {
 		got := oneNUMANote(tc.pinned, tc.remote, tc.nodes, tc.topo)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
