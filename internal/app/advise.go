@@ -233,7 +233,9 @@ func (f *adviseFlags) inspect(cmd *cobra.Command) (*inspect.Inspection, error) {
 	if f.engine == "kube" {
 		quietKlog()
 		in, _, err := kube.InspectServer(cmd.Context(), *f.kube.config())
-		if errors.Is(err, kube.ErrUnreachable) {
+		// An --image the agent does not run would be refused by
+		// --prove's runs too: bad input, as there.
+		if errors.Is(err, kube.ErrUnreachable) || errors.Is(err, kube.ErrImageMismatch) {
 			return nil, inputErr(err)
 		}
 		return in, err

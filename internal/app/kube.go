@@ -83,6 +83,9 @@ type kubeFlags struct {
 	image, pullPolicy              string
 	cniConfDir                     string
 	timeout                        time.Duration
+	// imageFlag is --image, whose being given config passes on: a run
+	// without it takes the installed agent's image.
+	imageFlag *pflag.Flag
 	// names are the flags register added, for given.
 	names []string
 }
@@ -108,7 +111,9 @@ func (f *kubeFlags) register(all *pflag.FlagSet) {
 	fs.StringVar(&f.agentNamespace, "agent-namespace", kube.DefaultAgentNamespace, "kube engine: namespace of the installed agent (see 'cnibench kube install')")
 	fs.StringVar(&f.serverNode, "server-node", kube.DefaultServerSelector, "kube engine: server node name, or a label selector matching one node")
 	fs.StringVar(&f.clientNode, "client-node", kube.DefaultClientSelector, "kube engine: client node name, or a label selector matching one node")
-	fs.StringVar(&f.image, "image", kube.DefaultImage, "kube engine: image with cnibench and the workload tools (see 'cnibench kube image')")
+	fs.StringVar(&f.image, "image", kube.DefaultImage, "kube engine: image with cnibench and the workload tools (see 'cnibench kube image'); "+
+		"a run's pods run the installed agent's image (given, it must name that one), the default is kube install's and kube manifests'")
+	f.imageFlag = fs.Lookup("image")
 	fs.StringVar(&f.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube engine: Always, IfNotPresent or Never")
 	fs.StringVar(&f.cniConfDir, "cni-conf-dir", kube.DefaultCNIConfDir, "kube engine: the nodes' CNI config directory (read by the agent for CNI detection)")
 	fs.DurationVar(&f.timeout, "pod-timeout", kube.DefaultTimeout, "kube engine: how long to wait for pods to become ready (positive)")
@@ -119,6 +124,8 @@ func (f *kubeFlags) config() *kube.Config {
 		Kubeconfig: f.kubeconfig, Context: f.context, Namespace: f.namespace, AgentNamespace: f.agentNamespace,
 		ServerNode: f.serverNode, ClientNode: f.clientNode,
 		Image: f.image, PullPolicy: corev1.PullPolicy(f.pullPolicy), CNIConfDir: f.cniConfDir, Timeout: f.timeout,
+		// The flag is shared with the command's flag set, which marks it.
+		ImageGiven: f.imageFlag != nil && f.imageFlag.Changed,
 	}
 	c = c.WithDefaults()
 	// The flag has its default already: a 0 here was given, and

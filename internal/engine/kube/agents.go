@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,74 +67,103 @@ func (c *Cluster) notInstalled() error {
 }
 
 // waitAgents waits until the installed agent's pod on each node is
-// running and returns their names by node. The runner does not deploy
+// running and returns their names by node, after settling the workload
+// pods' image against theirs (takeImage). The runner does not deploy
 // the agent: an administrator installed it (`cnibench kube install`).
 func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]string, error) {
-	sel := AgentSelector()
 	deadline := time.Now().Add(c.cfg.Timeout)
 	tainted := false // untolerated taints looked for
 	for {
-		list, err := c.cs.CoreV1().Pods(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		ready, hasPod, problems, err := c.agentPods(ctx, nodes)
 		if err != nil {
-			return nil, fmt.Errorf("list agent pods: %w", err)
-		}
-		got := map[string]string{}
-		hasPod := map[string]bool{} // ready or not
-		var problems []string
-		for i := range list.Items {
-			p := &list.Items[i]
-			// Only the wanted nodes' agents: a broken one elsewhere (a
-			// node the run does not use) must not fail the run.
-			if !slices.Contains(nodes, p.Spec.NodeName) {
-				continue
-			}
-			hasPod[p.Spec.NodeName] = true
-			if ok, why := podReady(p); ok {
-				got[p.Spec.NodeName] = p.Name
-			} else if why != "" {
-				problems = append(problems, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, why))
-			}
+			return nil, err
 		}
 		var missing []string
 		for _, n := range nodes {
-			if got[n] == "" {
+			if ready[n] == nil {
 				missing = append(missing, n)
 			}
 		}
 		if len(missing) == 0 {
-			return got, nil
-		}
-		if fatal := fatalProblem(problems); fatal != "" {
-			return nil, fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
-		}
-		if len(got) == 0 && len(problems) == 0 && !c.agentInstalled(ctx) {
-			// Nothing would ever come: say so now, not after the timeout.
-			return nil, fmt.Errorf("agent not running on node %s: %w", strings.Join(missing, ", "), c.notInstalled())
-		}
-		if !tainted {
-			// Only nodes with no agent pod at all: one scheduled before
-			// a taint came, or tolerating it by its namespace's default
-			// tolerations, which the template does not show, may come up.
-			tainted = true
-			var none []string
-			for _, n := range missing {
-				if !hasPod[n] {
-					none = append(none, n)
+			err := c.takeImage(ready)
+			if err == nil {
+				got := map[string]string{}
+				for n, p := range ready {
+					got[n] = p.Name
 				}
+				return got, nil
 			}
-			if why := c.untolerated(ctx, none); why != "" {
-				return nil, fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), why)
+			// Agents of two images are a rollout under way: waited for.
+			if !errors.Is(err, errAgentsDiffer) || time.Now().After(deadline) {
+				return nil, err
 			}
-		}
-		if time.Now().After(deadline) {
-			detail := strings.Join(problems, "; ")
-			if detail == "" {
-				detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; its DaemonSet's node selector must match these nodes (`cnibench kube install --agent-nodes`)", c.cfg.AgentNamespace)
-			}
-			return nil, fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
+		} else if err := c.agentsMissing(ctx, missing, hasPod, problems, len(ready) == 0, &tainted, deadline); err != nil {
+			return nil, err
 		}
 		if err := sleepCtx(ctx, c.poll); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// agentPods are the ready agent pods of nodes by node, which of nodes
+// have an agent pod, ready or not, and what keeps those not ready.
+func (c *Cluster) agentPods(ctx context.Context, nodes []string) (ready map[string]*corev1.Pod, hasPod map[string]bool, problems []string, err error) {
+	list, err := c.cs.CoreV1().Pods(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("list agent pods: %w", err)
+	}
+	ready, hasPod = map[string]*corev1.Pod{}, map[string]bool{}
+	for i := range list.Items {
+		p := &list.Items[i]
+		// Only the wanted nodes' agents: a broken one elsewhere (a
+		// node the run does not use) must not fail the run.
+		if !slices.Contains(nodes, p.Spec.NodeName) {
+			continue
+		}
+		hasPod[p.Spec.NodeName] = true
+		if ok, why := podReady(p); ok {
+			ready[p.Spec.NodeName] = p
+		} else if why != "" {
+			problems = append(problems, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, why))
+		}
+	}
+	return ready, hasPod, problems, nil
+}
+
+// agentsMissing is why waiting for the agents of missing (not ready)
+// should end now, or nil to wait on: a problem waiting will not fix, no
+// agent installed, a taint it does not tolerate (looked for once), the
+// deadline passed.
+func (c *Cluster) agentsMissing(ctx context.Context, missing []string, hasPod map[string]bool, problems []string, none bool, tainted *bool, deadline time.Time) error {
+	if fatal := fatalProblem(problems); fatal != "" {
+		return fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
+	}
+	if none && len(problems) == 0 && !c.agentInstalled(ctx) {
+		// Nothing would ever come: say so now, not after the timeout.
+		return fmt.Errorf("agent not running on node %s: %w", strings.Join(missing, ", "), c.notInstalled())
+	}
+	if !*tainted {
+		// Only nodes with no agent pod at all: one scheduled before
+		// a taint came, or tolerating it by its namespace's default
+		// tolerations, which the template does not show, may come up.
+		*tainted = true
+		var nopod []string
+		for _, n := range missing {
+			if !hasPod[n] {
+				nopod = append(nopod, n)
+			}
+		}
+		if why := c.untolerated(ctx, nopod); why != "" {
+			return fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), why)
+		}
+	}
+	if time.Now().After(deadline) {
+		detail := strings.Join(problems, "; ")
+		if detail == "" {
+			detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; its DaemonSet's node selector must match these nodes (`cnibench kube install --agent-nodes`)", c.cfg.AgentNamespace)
+		}
+		return fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,9 @@ type Cluster struct {
 	poll           time.Duration
 	resolveWait    time.Duration
 	addressing     Addressing
+	// image is the agents' image, the one checkTools asks about
+	// (takeImage; "" where the agent pods did not say).
+	image string
 	// stopLease ends the Lease renewal (nil before the Lease exists).
 	stopLease func()
 	// lost is why the run must end (a kernel claim lost, lose), and
@@ -81,6 +85,7 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 	if err != nil {
 		return err
 	}
+	c.log.Info("workload pods' image", "image", c.cfg.Image, "agents", c.image)
 	mk := func(n *corev1.Node) (*Node, error) {
 		node := &Node{name: n.Name, ns: cfg.Namespace, agentNS: cfg.AgentNamespace, agentPod: agents[n.Name], ip: NodeIP(n), exec: c.exec}
 		node.sess = openSession(c.exec, cfg.AgentNamespace, node.agentPod, cfg.RunID)
@@ -154,20 +159,23 @@ func (c *Cluster) track(s *agent.Client) error {
 }
 
 // checkTools asks each agent which of the run's programs its image lacks:
-// workload pods run the same image, so a missing tool is found here, not
-// in the first trial after every pod was created.
+// workload pods run the same image (takeImage), so a missing tool is
+// found here, not in the first trial after every pod was created. The
+// error names the image asked about: the agents'.
 func (c *Cluster) checkTools() error {
 	if len(c.cfg.Tools) == 0 {
 		return nil
 	}
+	image := cmp.Or(c.image, c.cfg.Image)
 	for _, n := range []*Node{c.server, c.client} {
 		miss, err := n.sess.client.Missing(c.cfg.Tools...)
 		if err != nil {
 			return fmt.Errorf("node %s: check the image's tools: %w", n.name, err)
 		}
 		if len(miss) > 0 {
-			return fmt.Errorf("%w: %s on node %s has no %s, which this study runs; build an image with them (`cnibench kube image` includes every tool the kube engine runs)",
-				ErrImageTools, c.cfg.Image, n.name, strings.Join(miss, ", "))
+			return fmt.Errorf("%w: the agent's image %s on node %s has no %s, which this study runs, and the workload pods run that image; build one with them "+
+				"(`cnibench kube image` includes every tool the kube engine runs) and have the agent installed with it (`cnibench kube install --image`)",
+				ErrImageTools, image, n.name, strings.Join(miss, ", "))
 		}
 	}
 	return nil

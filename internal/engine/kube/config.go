@@ -94,7 +94,13 @@ type Config struct {
 	// they are not a DNS-1123 name (IsSelector).
 	ServerNode string
 	ClientNode string
-	Image      string
+	// Image is the workload pods' image: unless ImageGiven, a run
+	// takes the installed agent's instead (takeImage), the image whose
+	// tools the agent checks and which is on the nodes already.
+	Image string
+	// ImageGiven says Image was chosen (--image): a run then refuses an
+	// agent that runs another image (ErrImageMismatch).
+	ImageGiven bool
 	PullPolicy corev1.PullPolicy
 	// CNIConfDir is the nodes' CNI config directory (mounted read-only
 	// into the agent for detection).
@@ -107,7 +113,8 @@ type Config struct {
 	Timeout time.Duration
 	// Tools are the programs the run execs in the image (the study's
 	// workload tools, taskset, perf...); Up checks them through the
-	// agent, which runs the same image, before any workload pod exists.
+	// agent, whose image the workload pods run (takeImage), before any
+	// workload pod exists.
 	Tools []string
 	// Memo, when set, is shared by the preflights of several studies
 	// against this cluster (doctor): nil for a run.
