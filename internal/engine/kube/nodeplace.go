@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -55,5 +56,39 @@ func placeBySelector(p *corev1.Pod, selector string) error {
 	}
 	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}}}}
+	return nil
+}
+
+// refuseNoExecute refuses a server or client node with a NoExecute taint
+// that the run's pods, admitted with tols, do not tolerate. The pods
+// name their node (spec.nodeName), which passes the scheduler and so
+// any NoSchedule taint, but the kubelet still refuses a pod that does
+// not tolerate a NoExecute taint of its node (and the taint manager
+// evicts it): the run failed at its first Scale, after its Lease and
+// node claims. The pods are not given tolerations for these taints, as
+// the agent installed with --agent-nodes is: such a taint may say the
+// node is not ready for pods (a CNI's own, Cilium's
+// node.cilium.io/agent-not-ready), and the cells would measure that.
+// A node condition's taint (node.kubernetes.io/...) is left out: the
+// pods tolerate not-ready and unreachable for a while by default, and
+// preflight refuses a node that is not Ready; so is a toleration with
+// tolerationSeconds, which only delays the eviction.
+func refuseNoExecute(place Placement, tols []corev1.Toleration) error {
+	for _, side := range []struct {
+		role string
+		n    *corev1.Node
+	}{{"server", place.Server}, {"client", place.Client}} {
+		for i := range side.n.Spec.Taints {
+			t := &side.n.Spec.Taints[i]
+			if t.Effect != corev1.TaintEffectNoExecute || strings.HasPrefix(t.Key, "node.kubernetes.io/") ||
+				slices.ContainsFunc(tols, func(tol corev1.Toleration) bool { return tol.TolerationSeconds == nil && tol.ToleratesTaint(t) }) {
+				continue
+			}
+			return fmt.Errorf("%w: %s node %s has the taint %s: the kubelet refuses a pod that does not tolerate a NoExecute taint, though it names "+
+				"its node as the run's pods do (NoSchedule taints do not matter), and they tolerate none, as one may say the node is not ready for pods; "+
+				"remove it while the run lasts (`kubectl taint nodes %s %s-`) or choose another --%s-node",
+				ErrNoExecute, side.role, side.n.Name, t.ToString(), side.n.Name, t.ToString(), side.role)
+		}
+	}
 	return nil
 }

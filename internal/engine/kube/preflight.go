@@ -28,6 +28,9 @@ var (
 	// ErrAdmission: the namespace's admission (Pod Security, a
 	// ResourceQuota, a policy engine) refuses the run's pods or Services.
 	ErrAdmission = errors.New("refused by admission")
+	// ErrNoExecute: a node the run uses has a NoExecute taint its pods
+	// do not tolerate (refuseNoExecute).
+	ErrNoExecute = errors.New("node taint refuses the run's pods")
 )
 
 // Placement is where a run's pods go.
@@ -271,7 +274,11 @@ func preflight(ctx context.Context, cs kubernetes.Interface, cfg Config, workloa
 				return Placement{}, err
 			}
 		}
-		if err := checkAdmission(ctx, cs, cfg, srv.Name); err != nil {
+		tols, err := checkAdmission(ctx, cs, cfg, srv.Name)
+		if err != nil {
+			return Placement{}, err
+		}
+		if err := refuseNoExecute(place, tols); err != nil {
 			return Placement{}, err
 		}
 	}
@@ -288,29 +295,34 @@ func preflight(ctx context.Context, cs kubernetes.Interface, cfg Config, workloa
 // ResourceQuota requires limits, or whose policies (Gatekeeper, Kyverno)
 // refuse these pods failed the run at its first Scale, after its Lease
 // and node claims, with exit 1. A webhook that cannot take a dry run
-// (side effects) leaves the answer to the run's own create.
-func checkAdmission(ctx context.Context, cs kubernetes.Interface, cfg Config, node string) error {
+// (side effects) leaves the answer to the run's own create. It returns
+// the tolerations the admitted pod has (admission adds some: a
+// namespace's defaults), which its node's NoExecute taints are checked
+// against (refuseNoExecute); none where the dry run said nothing.
+func checkAdmission(ctx context.Context, cs kubernetes.Interface, cfg Config, node string) ([]corev1.Toleration, error) {
 	if cfg.RunID == "" {
 		cfg.RunID = "preflight" // named as a run's would be; never stored
 	}
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	what := "server pod"
-	_, err := cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ServerPod(0, node), dry)
+	var tols []corev1.Toleration
+	pod, err := cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ServerPod(0, node), dry)
 	if err == nil {
+		tols = pod.Spec.Tolerations
 		what = "Service"
 		_, err = cs.CoreV1().Services(cfg.Namespace).Create(ctx, cfg.ServerService(0), dry)
 	}
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err),
 		apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "does not support dry run"):
-		return nil
+		return tols, nil
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return fmt.Errorf("%w: namespace %s refuses the run's %s: %w (its pods are unprivileged, with no securityContext and "+
+		return nil, fmt.Errorf("%w: namespace %s refuses the run's %s: %w (its pods are unprivileged, with no securityContext and "+
 			"no resource requests or limits: the namespace needs Pod Security baseline, not restricted, as `cnibench kube manifests --rbac` "+
 			"labels it; no ResourceQuota that requires limits, or a LimitRange that sets them; and no policy (Gatekeeper, Kyverno) "+
 			"refusing them: `cnibench kube manifests` prints the objects to check them against)", ErrAdmission, cfg.Namespace, what, err)
 	}
-	return fmt.Errorf("admission check in namespace %s (a dry-run create of the run's %s): %w", cfg.Namespace, what, err)
+	return nil, fmt.Errorf("admission check in namespace %s (a dry-run create of the run's %s): %w", cfg.Namespace, what, err)
 }
 
 func findNode(ctx context.Context, cs kubernetes.Interface, role, arg string) (*corev1.Node, error) {
