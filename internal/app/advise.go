@@ -87,6 +87,9 @@ func (f *adviseFlags) check(cmd *cobra.Command) error {
 			return err
 		}
 	case "kube":
+		if err := refuseInstallOnly(cmd.Flags(), "advise --engine kube"); err != nil {
+			return err
+		}
 		if err := f.kube.config().Validate(); err != nil {
 			return inputErr(err)
 		}

@@ -53,6 +53,9 @@ not; nothing is created.`,
 				}
 			}
 			if engine == "kube" {
+				if err := refuseInstallOnly(cmd.Flags(), "doctor --engine kube"); err != nil {
+					return err
+				}
 				quietKlog()
 				cfg := kf.config()
 				if err := cfg.Validate(); err != nil {

@@ -74,6 +74,25 @@ func (f *kubeFlags) refuseWithout(fs *pflag.FlagSet, needs string) error {
 	return nil
 }
 
+// installOnly are the kube flags only `kube install` (and `kube
+// manifests --install`) use: a run's agent sessions read the CNI config
+// directory the installed agent mounts (its DaemonSet's hostPath), so
+// --cni-conf-dir given to a run, doctor or advise changed nothing while
+// the user believed CNI detection read it.
+var installOnly = []string{"cni-conf-dir"}
+
+// refuseInstallOnly refuses the installOnly flags given to what (a
+// command with --engine kube), as refuseUnused does the flags of a
+// command that ignores them.
+func refuseInstallOnly(fs *pflag.FlagSet, what string) error {
+	for _, name := range installOnly {
+		if fs.Changed(name) {
+			return inputErr(fmt.Errorf("--%s is not used by %s: the agent reads the directory it was installed with (`cnibench kube install --%s`)", name, what, name))
+		}
+	}
+	return nil
+}
+
 // kubeFlags select the cluster, nodes and image (run, cleanup --kube,
 // kube manifests).
 type kubeFlags struct {
@@ -115,7 +134,7 @@ func (f *kubeFlags) register(all *pflag.FlagSet) {
 		"a run's pods run the installed agent's image (given, it must name that one), the default is kube install's and kube manifests'")
 	f.imageFlag = fs.Lookup("image")
 	fs.StringVar(&f.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube engine: Always, IfNotPresent or Never")
-	fs.StringVar(&f.cniConfDir, "cni-conf-dir", kube.DefaultCNIConfDir, "kube engine: the nodes' CNI config directory (read by the agent for CNI detection)")
+	fs.StringVar(&f.cniConfDir, "cni-conf-dir", kube.DefaultCNIConfDir, "kube install: the nodes' CNI config directory, which the agent mounts read-only for CNI detection (runs read the installed agent's)")
 	fs.DurationVar(&f.timeout, "pod-timeout", kube.DefaultTimeout, "kube engine: how long to wait for pods to become ready (positive)")
 }
 

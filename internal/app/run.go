@@ -181,6 +181,8 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		if err := f.kube.refuseWithout(cmd.Flags(), "--engine kube"); err != nil {
 			return err
 		}
+	} else if err := refuseInstallOnly(cmd.Flags(), "run --engine kube"); err != nil {
+		return err
 	}
 	s, err := f.study(cmd, args)
 	if err != nil {
@@ -350,8 +352,10 @@ func engineFlags(args []string) []string {
 	}
 	var kf kubeFlags
 	kf.register(pflag.NewFlagSet("kube", pflag.ContinueOnError))
+	// A flag runs no longer take (recorded before they refused it) is
+	// left out: the command would be refused.
 	return append(setFlags(fs, func(name string) bool { return name == "engine" }),
-		setFlags(fs, func(name string) bool { return slices.Contains(kf.names, name) })...)
+		setFlags(fs, func(name string) bool { return slices.Contains(kf.names, name) && !slices.Contains(installOnly, name) })...)
 }
 
 // checkResumeEngine refuses --resume of a run on another engine than

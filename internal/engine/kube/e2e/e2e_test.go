@@ -193,9 +193,10 @@ func (c *cluster) cnibench(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// kubeArgs are a run's cluster flags; the CNI config directory is the
+// installed agent's (kube install's --cni-conf-dir), which runs refuse.
 func kubeArgs() []string {
-	return []string{"--engine", "kube", "--image", image, "--image-pull-policy", "Never",
-		"--cni-conf-dir", cniConfDir()}
+	return []string{"--engine", "kube", "--image", image, "--image-pull-policy", "Never"}
 }
 
 // knobs reads the RPS/RFS values of the nodes that runs change: the
@@ -483,7 +484,7 @@ func TestKubeWorkloads(t *testing.T) {
 	}
 	// The run's command keeps the cluster flags (a rerun must reach the
 	// same cluster), in name order, and leaves out --out.
-	if o := r.Env.Origin; o == nil || strings.Join(o.Command, " ") != "cnibench run "+file+" --cni-conf-dir "+cniConfDir()+" --engine kube --image "+image+" --image-pull-policy Never" {
+	if o := r.Env.Origin; o == nil || strings.Join(o.Command, " ") != "cnibench run "+file+" --engine kube --image "+image+" --image-pull-policy Never" {
 		t.Errorf("env.json's origin %+v, want the command with its cluster flags", o)
 	}
 	for _, s := range r.Samples {
