@@ -11,23 +11,12 @@ import (
 	"time"
 )
 
-// StartMark is the line `agent exec --start-mark TOKEN` writes on its
-// stderr once the program is running. The controller picks a new random
-// TOKEN for every exec, so no program's output can be taken for it, and
-// takes the line out of the stderr it keeps (kube.Pod.Start).
-func StartMark(token string) string {
-	return "cnibench agent exec: started " + token + "\n"
-}
-
 // Exec runs argv with stdout and stderr passed through and stops it
 // (SIGTERM, SIGKILL after grace) when stdin ends. An exec through the
 // Kubernetes API does not kill its process when the stream closes; with
 // this shim closing the exec's stdin (or losing the connection) does.
-// Once the program runs, mark (if not "") is written on stderr in one
-// write: the controller learns when the program started, which is not
-// when its exec request returned. It returns the program's exit code
-// (126/127 when it could not start, with no mark).
-func Exec(argv []string, mark string, stdin io.Reader, stdout, stderr io.Writer, grace time.Duration) int {
+// It returns the program's exit code (126/127 when it could not start).
+func Exec(argv []string, stdin io.Reader, stdout, stderr io.Writer, grace time.Duration) int {
 	if len(argv) == 0 {
 		io.WriteString(stderr, "agent exec: no program given\n")
 		return 126
@@ -40,11 +29,6 @@ func Exec(argv []string, mark string, stdin io.Reader, stdout, stderr io.Writer,
 			return 127
 		}
 		return 126
-	}
-	if mark != "" {
-		// One write of a short line: atomic on a pipe (PIPE_BUF), so
-		// the program's own writes to the same pipe cannot split it.
-		io.WriteString(stderr, mark)
 	}
 	done := make(chan struct{})
 	go func() {

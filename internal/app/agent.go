@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -103,30 +102,18 @@ func serveSession(srv *agent.Server, in io.Reader, out io.Writer, sig <-chan os.
 }
 
 func newAgentExecCmd() *cobra.Command {
-	var token string
-	cmd := &cobra.Command{
-		Use:   "exec [--start-mark TOKEN] -- PROGRAM [ARG...]",
+	return &cobra.Command{
+		Use:   "exec -- PROGRAM [ARG...]",
 		Short: "Run a program; stop it when stdin ends",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.ContainsAny(token, " \t\r\n") {
-				return usageError{fmt.Errorf("--start-mark %q: one word, no space or newline", token)}
-			}
-			mark := ""
-			if token != "" {
-				mark = agent.StartMark(token)
-			}
-			code := agent.Exec(args, mark, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), 2*time.Second)
+			code := agent.Exec(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), 2*time.Second)
 			if code != 0 {
 				os.Exit(code) // the exit status is the program's, for the exec API
 			}
 			return nil
 		},
 	}
-	// The kube engine's Pod.Start waits for this line: the program has
-	// started (the exec request returns 0.1-0.5 s before that).
-	cmd.Flags().StringVar(&token, "start-mark", "", "once the program runs, write \"cnibench agent exec: started TOKEN\" on stderr")
-	return cmd
 }
 
 func newAgentPauseCmd() *cobra.Command {

@@ -112,29 +112,3 @@ func TestServeSessionSignalEndsPerf(t *testing.T) {
 		t.Errorf("perf started %d, closed %d times: want it ended with the session", rec.started, rec.closed)
 	}
 }
-
-// `agent exec --start-mark TOKEN` writes the start mark once the program
-// runs (kube.Pod.Start waits for it); a token that would break its line
-// is refused.
-func TestAgentExecStartMark(t *testing.T) {
-	cmd := newAgentCmd()
-	var errb bytes.Buffer
-	cmd.SetErr(&errb)
-	in, w := io.Pipe() // open until the program is done: EOF would stop it
-	defer w.Close()
-	cmd.SetIn(in)
-	cmd.SetArgs([]string{"exec", "--start-mark", "c0ffee", "--", "true"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	if errb.String() != agent.StartMark("c0ffee") {
-		t.Errorf("stderr %q, want the start mark %q", errb.String(), agent.StartMark("c0ffee"))
-	}
-	cmd = newAgentCmd()
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SetArgs([]string{"exec", "--start-mark", "a\nb", "--", "true"})
-	if err := cmd.Execute(); err == nil || !isUsage(err) {
-		t.Errorf("a token with a newline: %v, want a usage error", err)
-	}
-}

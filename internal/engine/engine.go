@@ -33,9 +33,7 @@ type Pod interface {
 	// to Addr(pod), which is the same unless the pod is Fronted.
 	IP() net.IP
 	// Start runs argv inside the pod. The argument vector is passed to
-	// the program as is: no shell ever sees it. It returns once the
-	// program runs (drivers time their trials from then), not when it
-	// was asked for: the kube engine's exec takes 0.1-0.5 s to get there.
+	// the program as is: no shell ever sees it.
 	Start(ctx context.Context, argv []string) (Process, error)
 }
 

@@ -13,9 +13,7 @@
 //   - Workload pods run `cnibench agent pause` and the engine execs the
 //     tools in them through the API (pods/exec), wrapped in `cnibench
 //     agent exec`, which stops the tool when the exec's stdin closes: an
-//     API exec does not kill its process when the stream goes away. It
-//     also marks on stderr when the tool runs, where Start returns
-//     (start.go): the exec's own trip must not be in the metric window.
+//     API exec does not kill its process when the stream goes away.
 //   - Pod-level knobs (RPS+/RFS+) are written by the agent in the pod's
 //     network namespace, which it finds by the CNIBENCH_POD environment
 //     variable the engine sets; no pod needs to be privileged and knobs

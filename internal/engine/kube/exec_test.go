@@ -3,30 +3,15 @@ package kube
 import (
 	"context"
 	"io"
-	"slices"
 	"testing"
 	"time"
-
-	"github.com/cnibench/cnibench/internal/agent"
 )
 
-// shimTool splits the argv of an `agent exec` shim: the program's argv
-// and the mark the shim writes once it runs ("" when not asked for).
-func shimTool(argv []string) ([]string, string) {
-	i := slices.Index(argv, "--")
-	if j := slices.Index(argv[:i], markFlag); j >= 0 {
-		return argv[i+1:], agent.StartMark(argv[j+1])
-	}
-	return argv[i+1:], ""
-}
-
-// printingExecer starts its program, prints a line, then runs until its
-// stdin ends (the shim stops the program then).
+// printingExecer prints a line, then runs until its stdin ends (the shim
+// stops the program then).
 type printingExecer struct{}
 
-func (printingExecer) Exec(_ context.Context, _, _, _ string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	_, mark := shimTool(argv)
-	io.WriteString(stderr, mark)
+func (printingExecer) Exec(_ context.Context, _, _, _ string, _ []string, stdin io.Reader, stdout, _ io.Writer) error {
 	io.WriteString(stdout, "sockperf: Starting test...\n")
 	_, err := io.Copy(io.Discard, stdin)
 	return err
@@ -36,11 +21,7 @@ func (printingExecer) Exec(_ context.Context, _, _, _ string, argv []string, std
 // the exec still streams; Wait still has all of stdout.
 func TestStartExecWatched(t *testing.T) {
 	lines := make(chan string, 4)
-	pod := &Pod{ns: "ns", name: "pod", exec: printingExecer{}}
-	p, err := pod.StartWatched(context.Background(), []string{"sockperf"}, func(s string) { lines <- s })
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := startExec(context.Background(), printingExecer{}, "ns", "pod", "main", []string{"sockperf"}, func(s string) { lines <- s })
 	select {
 	case l := <-lines:
 		if l != "sockperf: Starting test..." {
@@ -50,7 +31,7 @@ func TestStartExecWatched(t *testing.T) {
 		t.Fatal("no line while the exec runs")
 	}
 	p.Stop()
-	if out, stderr, err := p.Wait(); err != nil || string(out) != "sockperf: Starting test...\n" || len(stderr) != 0 {
-		t.Errorf("Wait = %q, %q, %v", out, stderr, err)
+	if out, _, err := p.Wait(); err != nil || string(out) != "sockperf: Starting test...\n" {
+		t.Errorf("Wait = %q, %v", out, err)
 	}
 }

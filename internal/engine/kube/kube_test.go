@@ -364,9 +364,7 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []s
 		return srv.Serve(stdin, stdout)
 	}
 	if len(argv) >= 4 && argv[2] == "exec" {
-		tool, mark := shimTool(argv)
-		io.WriteString(stderr, mark) // the program runs
-		out, code := f.tool(pod, tool)
+		out, code := f.tool(pod, argv[4:])
 		io.WriteString(stdout, out)
 		if code != 0 {
 			return &ExitCodeError{Code: code}

@@ -111,15 +111,9 @@ func (t agentTrace) Stop() (map[string]float64, error) {
 }
 
 // Start runs argv in the node's agent pod (the node's network, PID
-// namespace and a privileged container) and returns once it runs there,
-// as Pod.Start. The agent's image is this version (the handshake checks
-// it), so its shim writes the start mark: no fallback for an old one.
+// namespace and a privileged container).
 func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	p, err := startMarked(ctx, n.exec, target{n.agentNS, n.agentPod, "agent"}, argv, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return startExec(ctx, n.exec, n.agentNS, n.agentPod, "agent", argv, nil), nil
 }
 
 // pickTunnel returns the first known tunnel device among links that is

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 
 	"github.com/cnibench/cnibench/internal/engine"
 )
@@ -24,8 +23,6 @@ type Pod struct {
 	front net.IP
 	addr  string
 	exec  Execer
-	// oldShim: the image's `agent exec` predates the start mark (startMarked).
-	oldShim atomic.Bool
 }
 
 var (
@@ -60,69 +57,41 @@ func (p *Pod) FrontIP() net.IP {
 }
 
 // Start execs argv in the pod through `cnibench agent exec`, which ends
-// the program when Stop closes the exec's stdin. It returns once the
-// program runs there (the shim's start mark, startMarked), as the local
-// engine's Start returns after fork and exec: drivers open the metric
-// window when Start returns, and the exec's trip through the API server,
-// the kubelet and the runtime (0.1-0.5 s) must not fall inside it.
+// the program when Stop closes the exec's stdin.
 func (p *Pod) Start(ctx context.Context, argv []string) (engine.Process, error) {
-	return p.start(ctx, argv, nil)
+	return startExec(ctx, p.exec, p.ns, p.name, "main", argv, nil), nil
 }
 
 // StartWatched implements engine.Watcher: the exec's stdout streams as
-// the program prints it. It returns when Start does.
+// the program prints it.
 func (p *Pod) StartWatched(ctx context.Context, argv []string, line func(string)) (engine.Process, error) {
-	return p.start(ctx, argv, line)
+	return startExec(ctx, p.exec, p.ns, p.name, "main", argv, line), nil
 }
 
-func (p *Pod) start(ctx context.Context, argv []string, line func(string)) (engine.Process, error) {
-	proc, err := startMarked(ctx, p.exec, target{p.ns, p.name, "main"}, argv, line, &p.oldShim)
-	if err != nil {
-		return nil, err // no typed nil in the interface
-	}
-	return proc, nil
+// shimArgv wraps argv in the stop-on-stdin-EOF shim.
+func shimArgv(argv []string) []string {
+	return append([]string{BinPath, "agent", "exec", "--"}, argv...)
 }
-
-// target is where an exec runs.
-type target struct{ ns, pod, container string }
 
 type process struct {
 	argv           []string
 	stdinW         *io.PipeWriter
 	stdout, stderr bytes.Buffer
-	// started is closed when the shim's start mark came (never without
-	// a mark); cancel ends the exec's stream.
-	started  chan struct{}
-	cancel   context.CancelFunc
-	done     chan struct{}
-	err      error
-	stopOnce sync.Once
+	done           chan struct{}
+	err            error
+	stopOnce       sync.Once
 }
 
-// startExec runs shim (argv in the shim) in t and returns at once; with
-// a mark, the mark is taken out of stderr and closes started when it
-// comes.
-func startExec(ctx context.Context, ex Execer, t target, argv, shim []string, line func(string), mark string) *process {
+func startExec(ctx context.Context, ex Execer, ns, pod, container string, argv []string, line func(string)) *process {
 	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(ctx)
-	p := &process{argv: argv, stdinW: pw, started: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	p := &process{argv: argv, stdinW: pw, done: make(chan struct{})}
 	var stdout io.Writer = &p.stdout
 	if line != nil {
 		stdout = io.MultiWriter(&p.stdout, engine.NewLines(line))
 	}
-	var stderr io.Writer = &p.stderr
-	var mw *markWriter
-	if mark != "" {
-		mw = newMarkWriter(&p.stderr, mark, func() { close(p.started) })
-		stderr = mw
-	}
 	go func() {
 		defer close(p.done)
-		defer cancel()
-		err := ex.Exec(ctx, t.ns, t.pod, t.container, shim, pr, stdout, stderr)
-		if mw != nil {
-			mw.flush() // a held tail that was not the mark after all
-		}
+		err := ex.Exec(ctx, ns, pod, container, shimArgv(argv), pr, stdout, &p.stderr)
 		p.Stop() // ends the stream's stdin copy with EOF
 		if err != nil {
 			p.err = &engine.ExitError{Argv: argv, Err: err}
