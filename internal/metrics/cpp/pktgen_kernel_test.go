@@ -11,12 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/cnibench/cnibench/internal/kerneltest"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
-	"github.com/cnibench/cnibench/internal/wire"
 	"github.com/cnibench/cnibench/internal/workload/pktgen"
 )
 
@@ -47,7 +44,7 @@ func TestPktgenSamplesCount(t *testing.T) {
 	j := kerneltest.Journal(t, id)
 	a, b := kerneltest.Netns(t, j, id, "a"), kerneltest.Netns(t, j, id, "b")
 	ipA, ipB := net.IPv4(192, 0, 2, 1), net.IPv4(192, 0, 2, 2)
-	vethPair(t, a, b, ipA, ipB)
+	kerneltest.VethPair(t, a, b, ipA, ipB)
 	dev, mac, err := pktgen.NextHopMAC(a, ipB)
 	if err != nil {
 		t.Fatal(err)
@@ -174,37 +171,4 @@ func threadSamples(t *testing.T, m *Map, p *Profile) (gen, recv map[string]float
 	}
 	t.Logf("generator threads by component %v; receiver %v; busiest:\n%s", gen, recv, strings.Join(lines, "\n"))
 	return gen, recv
-}
-
-// vethPair joins namespaces a and b by a veth (a0 with ipA, b0 with
-// ipB), with the wiring steps the datapaths use.
-func vethPair(t *testing.T, a, b string, ipA, ipB net.IP) {
-	t.Helper()
-	ha, err := netns.Handle(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ha.Close()
-	hb, err := netns.Handle(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hb.Close()
-	la, err := wire.VethIntoPod(ha, hb, "a0", "b0", 1500)
-	if err == nil {
-		err = wire.AddrAdd(ha, la, ipA, 24)
-	}
-	var lb netlink.Link
-	if err == nil {
-		lb, err = wire.Up(hb, "b0")
-	}
-	if err == nil {
-		err = wire.AddrAdd(hb, lb, ipB, 24)
-	}
-	if err == nil {
-		_, err = wire.Up(ha, "a0") // and lo
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
