@@ -9,6 +9,7 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/tune"
 )
 
 // Netem impairments of a node's devices, for the kube engine's impairment
@@ -48,25 +49,32 @@ func (s *Server) handleImpair(req Request, resp *Response) error {
 }
 
 type pendingQdisc struct {
-	seq  int
-	prev impair.Prev
-	at   string // where the device is, as the controller named it (where)
+	seq int
+	rec qdiscRecord // as journaled: the pod's reference and namespace, not the path entered
 }
 
 func qdiscKey(ifc netns.Iface) string { return ifc.Netns + "|" + ifc.Name }
 
 // impair installs a.Spec on ifc and returns the device the netem sits on
 // (an ifb for ingress). A device the session already impairs is refused:
-// the knob reverts each trial's impairment before the next.
+// the knob reverts each trial's impairment before the next. A pod's
+// namespace is pinned (nodeFS.open) for the whole change, and its
+// identity journaled with the pod's reference (qdiscns.go).
 func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 	if a == nil {
 		return "", errors.New("impair: no netem given")
 	}
-	res, err := s.resolveIfaces([]netns.Iface{ifc})
+	ref, release, err := s.fs.open(ifc.Netns, tune.FSSysfs)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("device %s: %w", ifc.Name, err)
 	}
-	dev := res[0]
+	defer release()
+	var id nsID
+	if ifc.Netns != "" {
+		if id, err = statNS(netns.Path(ref)); err != nil {
+			return "", fmt.Errorf("device %s of %s: its network namespace: %w", ifc.Name, where(ifc.Netns), err)
+		}
+	}
 	s.jmu.Lock()
 	defer s.jmu.Unlock()
 	k := qdiscKey(ifc)
@@ -77,20 +85,28 @@ func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 	if err := s.openJournalLocked(); err != nil {
 		return "", err
 	}
-	apply := impair.Apply
-	if a.Ingress {
-		apply = impair.ApplyIngress
+	apply := s.fs.applyNetem
+	if apply == nil {
+		apply = func(ns, dev string, sp impair.Spec, ingress bool, record func(impair.Prev) error) (impair.Prev, error) {
+			if ingress {
+				return impair.ApplyIngress(ns, dev, sp, record)
+			}
+			return impair.Apply(ns, dev, sp, record)
+		}
 	}
 	seq := 0
+	var rec qdiscRecord
 	record := func(p impair.Prev) (err error) {
-		seq, err = impair.Record(s.j, p)
+		p.Netns = ifc.Netns
+		rec = qdiscRecord{Prev: p, NetnsDev: id.dev, NetnsIno: id.ino}
+		seq, err = recordQdisc(s.j, rec)
 		return err
 	}
-	prev, err := apply(dev.Netns, dev.Name, a.Spec, record)
+	prev, err := apply(ref, ifc.Name, a.Spec, a.Ingress, record)
 	if seq > 0 {
 		// Journaled: whether or not the netem went in, the revert is
 		// what undoes it (a no-op when nothing was installed).
-		s.qdiscs[k] = pendingQdisc{seq: seq, prev: prev, at: where(ifc.Netns)}
+		s.qdiscs[k] = pendingQdisc{seq: seq, rec: rec}
 	}
 	if err != nil {
 		// impair names the namespace by the path the agent resolved.
@@ -111,13 +127,16 @@ func (s *Server) unimpair(ifc netns.Iface) error {
 	return s.unimpairLocked(qdiscKey(ifc))
 }
 
+// unimpairLocked finds the device's namespace again as a replay would:
+// the pod may have gone, or its PID another process's, since the netem
+// went in.
 func (s *Server) unimpairLocked(k string) error {
 	pq, ok := s.qdiscs[k]
 	if !ok {
 		return nil
 	}
-	if err := impair.Revert(pq.prev); err != nil {
-		return fmt.Errorf("revert the netem on %s of %s: %w", pq.prev.Dev, pq.at, err)
+	if _, err := s.fs.revertQdisc(pq.rec); err != nil {
+		return fmt.Errorf("revert the netem on %s of %s: %w", pq.rec.Dev, where(pq.rec.Netns), err)
 	}
 	delete(s.qdiscs, k)
 	return s.j.MarkDone(pq.seq)
@@ -156,30 +175,37 @@ func (s *Server) qdiscStats(ifs []netns.Iface) ([]impair.Stats, error) {
 }
 
 // replayQdiscs puts back, newest first, the qdiscs a dead session
-// impaired, and counts the devices it put back without error.
-// impair.Revert is idempotent: a netem never installed, already removed,
-// or gone with its device or pod is success.
-func replayQdiscs(r *journal.Replay) (int, error) {
+// impaired, each in the namespace its record names (fs.revertQdisc), and
+// says what it did in sum. impair.Revert is idempotent: a netem never
+// installed or already removed is success.
+func replayQdiscs(r *journal.Replay, fs *nodeFS, sum *ReplaySummary) error {
 	var errs []error
-	n := 0
 	pend := r.Pending()
 	for i := len(pend) - 1; i >= 0; i-- {
 		q := pend[i].Qdisc
 		if q == nil {
 			continue
 		}
-		prev, err := impair.Recorded(*q)
+		rec, err := recordedQdisc(*q)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := impair.Revert(prev); err != nil {
-			errs = append(errs, fmt.Errorf("revert the netem on %s: %w", q.Dev, err))
+		out, err := fs.revertQdisc(rec)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("revert the netem on %s of %s: %w", q.Dev, where(rec.Netns), err))
 			continue
 		}
-		n++
+		switch out {
+		case qdiscReverted:
+			sum.Qdiscs++
+		case qdiscGone:
+			sum.Gone++
+		case qdiscLeft:
+			sum.QdiscsLeft = append(sum.QdiscsLeft, fmt.Sprintf("%s in %s", q.Dev, rec.Netns))
+		}
 	}
-	return n, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // missingFeatures probes the named kernel features on this node (in a

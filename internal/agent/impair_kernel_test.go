@@ -135,7 +135,7 @@ func TestKernelAgentImpair(t *testing.T) {
 		s.j.MarkDone(pq.seq)
 		delete(s.qdiscs, k)
 	}
-	if _, err := Replay(dir, tune.LocalFS{}); err != nil {
+	if _, err := Replay(dir, s.fs); err != nil {
 		t.Fatal(err)
 	}
 	if hasNetem(t, ns) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/hostcpus"
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/metrics/ifstats"
 	"github.com/cnibench/cnibench/internal/metrics/procs"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -198,6 +199,11 @@ type nodeFS struct {
 	base tune.FS
 	pods PodResolver
 	host *hostProc // nil: /proc/sys as this process sees it
+	// applyNetem and revertNetem are impair's Apply (ApplyIngress for
+	// ingress) and Revert when nil; tests in this package record the
+	// calls instead of changing a kernel.
+	applyNetem  func(ns, dev string, s impair.Spec, ingress bool, record func(impair.Prev) error) (impair.Prev, error)
+	revertNetem func(impair.Prev) error
 }
 
 func (f *nodeFS) resolve(ns, fsKind string) (string, error) {

@@ -17,14 +17,19 @@ import (
 type ReplaySummary struct {
 	Restored int // values written back
 	Already  int // values found back already (a crash before the write)
-	Gone     int // values whose pod or device is gone
+	Gone     int // values and qdiscs whose pod or device is gone
 	// Changed are values someone else changed after the session's write;
 	// they are left alone, and named so the operator can check them.
 	Changed []tune.Outcome
 	// Qdiscs counts impaired devices whose qdisc was put back where the
-	// session's netem still sat (a no-op where it was gone already).
+	// session's netem still sat (a no-op where it was removed already);
+	// a pod's gone with its namespace is counted in Gone.
 	Qdiscs int
-	Traces int // trace tables of dead sessions deleted
+	// QdiscsLeft are impaired devices an older agent journaled by the
+	// path of a pod process's namespace (DEV in /proc/PID/ns/net), which
+	// may be another's now: left alone, named for the operator to check.
+	QdiscsLeft []string
+	Traces     int // trace tables of dead sessions deleted
 	// Held: a live session holds the node, and replayed what dead ones
 	// left before its first change; nothing was looked at.
 	Held bool
@@ -47,7 +52,7 @@ func (s *ReplaySummary) add(outs []tune.Outcome) {
 
 // Empty says the replay found nothing to do.
 func (s ReplaySummary) Empty() bool {
-	return s.Restored+s.Already+s.Gone+len(s.Changed)+s.Qdiscs+s.Traces == 0
+	return s.Restored+s.Already+s.Gone+len(s.Changed)+s.Qdiscs+len(s.QdiscsLeft)+s.Traces == 0
 }
 
 // String words the summary by outcome, leaving out what did not happen.
@@ -71,6 +76,10 @@ func (s ReplaySummary) String() string {
 	}
 	if s.Qdiscs > 0 {
 		parts = append(parts, "put back the qdisc of "+plural(s.Qdiscs, "impaired device"))
+	}
+	if len(s.QdiscsLeft) > 0 {
+		parts = append(parts, fmt.Sprintf("%s of an older agent's journal left alone, its namespace named by a PID that may be another process's now (check with tc qdisc show, remove a netem with handle cb1: by hand): %s",
+			plural(len(s.QdiscsLeft), "impaired device"), strings.Join(s.QdiscsLeft, "; ")))
 	}
 	if s.Traces > 0 {
 		parts = append(parts, "deleted "+plural(s.Traces, "trace table"))
@@ -125,7 +134,14 @@ func (s *Server) replay() (ReplaySummary, error) {
 // as it can be read, as `cnibench cleanup` does on a host, and set aside
 // as PATH.corrupt with an error naming its lines: kept as a journal, it
 // failed every later replay for good.
+//
+// fs is the node's: a *nodeFS finds the pods a dead session's qdisc
+// records name; another FS reverts the node's own devices only.
 func Replay(dir string, fs tune.FS) (ReplaySummary, error) {
+	nfs, ok := fs.(*nodeFS)
+	if !ok {
+		nfs = &nodeFS{base: fs}
+	}
 	stale, err := journal.Dead(dir, false)
 	errs := []error{err}
 	var sum ReplaySummary
@@ -134,8 +150,7 @@ func Replay(dir string, fs tune.FS) (ReplaySummary, error) {
 		// journal failed (which keeps the journal for the next replay).
 		outs, verr := tune.RevertReplayOutcomes(r, fs, false)
 		sum.add(outs)
-		qn, qerr := replayQdiscs(r)
-		sum.Qdiscs += qn
+		qerr := replayQdiscs(r, nfs, &sum)
 		if rerr := errors.Join(verr, qerr); rerr != nil {
 			errs = append(errs, fmt.Errorf("journal %s: %w", r.Header.RunID, rerr))
 			r.Release()
