@@ -30,6 +30,9 @@ type ReplaySummary struct {
 	// may be another's now: left alone, named for the operator to check.
 	QdiscsLeft []string
 	Traces     int // trace tables of dead sessions deleted
+	// Probes counts scratch namespaces of dead sessions' probes deleted
+	// (scratch.go).
+	Probes int
 	// Held: a live session holds the node, and replayed what dead ones
 	// left before its first change; nothing was looked at.
 	Held bool
@@ -52,7 +55,7 @@ func (s *ReplaySummary) add(outs []tune.Outcome) {
 
 // Empty says the replay found nothing to do.
 func (s ReplaySummary) Empty() bool {
-	return s.Restored+s.Already+s.Gone+len(s.Changed)+s.Qdiscs+len(s.QdiscsLeft)+s.Traces == 0
+	return s.Restored+s.Already+s.Gone+len(s.Changed)+s.Qdiscs+len(s.QdiscsLeft)+s.Traces+s.Probes == 0
 }
 
 // String words the summary by outcome, leaving out what did not happen.
@@ -84,6 +87,9 @@ func (s ReplaySummary) String() string {
 	if s.Traces > 0 {
 		parts = append(parts, "deleted "+plural(s.Traces, "trace table"))
 	}
+	if s.Probes > 0 {
+		parts = append(parts, "deleted "+plural(s.Probes, "scratch namespace")+" of killed probes")
+	}
 	if s.Held && s.Empty() {
 		return "a live session holds the node (it put back what dead sessions left when it took the node)"
 	}
@@ -101,7 +107,7 @@ func plural(n int, what string) string {
 }
 
 // replay reverts the journals of dead sessions and deletes their trace
-// tables. It holds the node's lock while it does (nodelock.go): a replay
+// tables and their probes' scratch namespaces. It holds the node's lock while it does (nodelock.go): a replay
 // without it could hold a dead journal's own lock just when a session
 // took the node, whose replay then skipped that journal, journaled the
 // dead session's value as its old one and put it back at its end. A
@@ -125,7 +131,11 @@ func (s *Server) replay() (ReplaySummary, error) {
 	}
 	m, terr := sweepTraces()
 	sum.Traces = m
-	return sum, errors.Join(err, terr)
+	// Not under the node's lock: a scratch namespace is no session's
+	// change, and a live prober's is left to it.
+	p, perr := s.scratch.sweep()
+	sum.Probes = p
+	return sum, errors.Join(err, terr, perr)
 }
 
 // Replay reverts the journals in dir whose session is dead and removes

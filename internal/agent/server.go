@@ -127,6 +127,9 @@ type Server struct {
 	cpp        CPPRecorder // perf window running, or stopped and not yet reported (cppStopped)
 	cppStopped bool
 	trace      *nftrace.Trace // running netfilter trace, if any
+	// scratch finds the scratch namespaces of dead sessions' probes
+	// (scratch.go); nil on a node the FS only models.
+	scratch *scratchNetns
 }
 
 type pendingSet struct {
@@ -183,10 +186,12 @@ func NewServer(cfg Config) *Server {
 		cfg.writable = checkWritable
 	}
 	fs := &nodeFS{base: cfg.FS, pods: cfg.Pods}
+	var scratch *scratchNetns
 	if _, local := cfg.FS.(tune.LocalFS); local {
 		fs.host = &hostProc{procRoot: cfg.ProcRoot}
+		scratch = &nodeScratch
 	}
-	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}, qdiscs: map[string]pendingQdisc{}}
+	return &Server{cfg: cfg, fs: fs, pending: map[string]pendingSet{}, qdiscs: map[string]pendingQdisc{}, scratch: scratch}
 }
 
 // Serve answers requests from r on w until r ends, then reverts what the
