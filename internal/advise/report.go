@@ -81,10 +81,17 @@ const (
 	// Undecided: no cell decided within the budget.
 	Undecided = "undecided"
 	// Failed: the A/B run failed (Proof.Error says how), or the runner
-	// gave up a cell of B (ProofCell.GaveUp says why) and no cell is
-	// worse: B's trials failed every attempt there, which no gain in
-	// another cell outweighs and no budget would decide.
+	// gave up a cell of B (ProofCell.GaveUp says why) while A's same
+	// cell ran, and no cell is worse: B's trials failed every attempt
+	// there, which no gain in another cell outweighs and no budget would
+	// decide.
 	Failed = "failed"
+	// Unmeasured: no cell was judged, and in some the runner gave up A's
+	// cell as well as B's (ProofCell.GaveUpA): the workload failed there
+	// without the candidate too, so that is the machine's or the
+	// workload's failure and says nothing of the candidate, for or
+	// against. Like every verdict it leaves advise's exit code 0.
+	Unmeasured = "not measured"
 	// NotProvable: the rule has no A/B on emulated nodes (Rule.NoProof).
 	NotProvable = "not provable here"
 )
@@ -184,10 +191,16 @@ type ProofCell struct {
 	// maximum, the budget, or futility).
 	Stop string `json:"stop,omitempty"`
 	// GaveUp is why the runner gave B's cell up (a trial failed every
-	// attempt; where A's was given up too, that as well): the cell has
-	// no verdict, and neither has the candidate (Failed) unless another
-	// cell is worse.
+	// attempt; where the cell B was decided against was given up and is
+	// not A's, as in a datapath A/B on a study of tunings, that as
+	// well): the cell has no verdict, and neither has the candidate
+	// (Failed) unless another cell is worse.
 	GaveUp string `json:"gave_up,omitempty"`
+	// GaveUpA is, for a cell of B given up, why the runner gave up A's
+	// same cell too: both sides failed there, so the cell is neither
+	// judged nor held against the candidate (Unmeasured when no other
+	// cell is judged).
+	GaveUpA string `json:"gave_up_a,omitempty"`
 	// NotMeasured is why B's cell ran no trial: the budget was spent
 	// before its block. The verdict rests on the other cells and says so.
 	NotMeasured string `json:"not_measured,omitempty"`

@@ -67,9 +67,27 @@ func cells(s *study.Study, m analysis.Model, stops []results.Stop, a, b string, 
 			}
 		}
 	}
+	// A's cells the runner gave up, by B's cell of the same place: a
+	// cell given up on both sides is the workload's or the machine's
+	// failure, not the candidate's.
+	aGaveUp := map[results.Cell]string{}
+	for _, st := range stops {
+		if st.Failed == "" || st.Status == budgetStatus {
+			continue
+		}
+		switch {
+		case tunings && st.Cell.Tuning == a:
+			st.Cell.Tuning = b
+		case !tunings && st.Cell.Datapath == a:
+			st.Cell.Datapath = b
+		default:
+			continue
+		}
+		aGaveUp[st.Cell] = st.Failed
+	}
 	for _, st := range stops {
 		if isB(st.Cell) && st.Failed != "" {
-			out, keys = unmeasured(out, keys, st, decided)
+			out, keys = unmeasured(out, keys, st, decided, aGaveUp[st.Cell], versusA(s, st, a, tunings))
 		}
 	}
 	return metricsOf(out), apart(out)
@@ -107,10 +125,13 @@ const budgetStatus = string(adaptive.Budget)
 
 // unmeasured marks B's cell of a stop with Failed: not measured where
 // the budget never reached its block, else given up (its trials failed
-// every attempt), with why, and, where A's cell was given up too, that.
-// A cell the proof does not have yet (no decision, no summary row: no
-// trial counted) is added, with no interval.
-func unmeasured(out []advise.ProofCell, keys []results.Cell, st results.Stop, decided func(results.Cell) string) ([]advise.ProofCell, []results.Cell) {
+// every attempt), with why, and, where A's same cell was given up too
+// (aWhy, its stop's Failed), that apart (GaveUpA). The cell the stop was
+// decided against is A's where vsA; where it is not (a datapath A/B on a
+// study of tunings: B's own baseline tuning) and was given up, B's
+// reason says so. A cell the proof does not have yet (no decision, no
+// summary row: no trial counted) is added, with no interval.
+func unmeasured(out []advise.ProofCell, keys []results.Cell, st results.Stop, decided func(results.Cell) string, aWhy string, vsA bool) ([]advise.ProofCell, []results.Cell) {
 	i := slices.Index(keys, st.Cell)
 	if i < 0 {
 		metric := st.Metric
@@ -122,13 +143,19 @@ func unmeasured(out []advise.ProofCell, keys []results.Cell, st results.Stop, de
 		keys, i = append(keys, st.Cell), len(out)-1
 	}
 	c := &out[i]
-	switch {
-	case st.Status == budgetStatus:
+	if st.Status == budgetStatus {
 		c.NotMeasured = st.Failed
-	case st.VersusFailed != "":
-		c.GaveUp = st.Failed + "; " + st.VersusFailed
-	default:
-		c.GaveUp = st.Failed
+		return out, keys
+	}
+	c.GaveUp, c.GaveUpA = st.Failed, aWhy
+	switch {
+	case st.VersusFailed == "":
+	case !vsA:
+		c.GaveUp += "; " + st.VersusFailed
+	case aWhy == "":
+		// A's stop not in stops.json, yet the runner says the
+		// baseline it decided B against, A's cell, was given up.
+		c.GaveUpA = st.VersusFailed
 	}
 	return out, keys
 }

@@ -200,25 +200,38 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})
 	// A run that measured every cell and then left host changes (its
 	// journal kept) has its verdict: it is given, with what was left,
-	// and the error stops the candidates after it (advise --prove).
+	// and the error stops the candidates after it (advise --prove). One
+	// that measured nothing (every cell given up) is read too: where A's
+	// cells were given up as B's were, the verdict says so (not
+	// measured), not that the candidate failed.
 	var kept *journal.PendingError
-	if err != nil && (!errors.As(err, &kept) || ctx.Err() != nil) {
+	nothing := errors.Is(err, runner.ErrNothingMeasured) && ctx.Err() == nil
+	if err != nil && !nothing && (!errors.As(err, &kept) || ctx.Err() != nil) {
 		return failed(err)
 	}
 	leftErr := err
 	run, err := results.Load(dir)
 	if err != nil {
-		if kept != nil {
+		switch {
+		case nothing:
+			return failed(leftErr)
+		case kept != nil:
 			return failed(errors.Join(leftErr, err))
 		}
 		return err
 	}
-	m, tunings := analysis.Build(s, run.Samples), !e.Rule.ProvesDatapaths()
-	p.Metric, p.Cells = cells(s, m, run.Stops, a, b, tunings, analysis.CountedDisturbed(analysis.MarkedOf(run)))
-	p.Also = also(s, m, b, tunings)
-	p.Polling = polling(m, a, b, tunings)
-	e.Verdict, e.VerdictWhy = verdict(p.Cells, p.Margin)
+	v, why := judgeRun(p, s, run, !e.Rule.ProvesDatapaths())
+	if nothing {
+		if v != advise.Unmeasured {
+			return failed(leftErr)
+		}
+		p.Error = leftErr.Error()
+	}
+	e.Verdict, e.VerdictWhy = v, why
 	e.Measured = measured(p)
+	if nothing {
+		return fmt.Errorf("candidate %s: %w", e.Name, leftErr)
+	}
 	if e.Verdict == advise.Undecided {
 		p.Rerun = rerun(opt, e.Name, s, run.Stops)
 	}
@@ -228,6 +241,16 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		return fmt.Errorf("candidate %s: %w", e.Name, leftErr)
 	}
 	return nil
+}
+
+// judgeRun reads B against A (p.A, p.B: tunings, or datapaths) from the
+// A/B's run into p, and judges its cells.
+func judgeRun(p *advise.Proof, s *study.Study, run *results.Run, tunings bool) (v, why string) {
+	m := analysis.Build(s, run.Samples)
+	p.Metric, p.Cells = cells(s, m, run.Stops, p.A, p.B, tunings, analysis.CountedDisturbed(analysis.MarkedOf(run)))
+	p.Also = also(s, m, p.B, tunings)
+	p.Polling = polling(m, p.A, p.B, tunings)
+	return verdict(p.Cells, p.Margin)
 }
 
 // runStudy runs an A/B (runner.Run; tests replace it).

@@ -16,9 +16,10 @@ import (
 // after its metric where the cells' differ).
 type judged struct {
 	gains, worse, slight, equal []string
-	// gaveUp are B's cells the runner gave up, with why; notMeasured
-	// those the budget never reached. Neither is judged.
-	gaveUp, notMeasured []string
+	// gaveUp are B's cells the runner gave up, with why, where A's same
+	// cell ran; both those it gave up on both sides, with both whys;
+	// notMeasured those the budget never reached. None is judged.
+	gaveUp, both, notMeasured []string
 	// n counts the cells judged: those measured and not given up.
 	n int
 }
@@ -45,6 +46,9 @@ func judge(cs []advise.ProofCell, margin float64) judged {
 		case c.NotMeasured != "":
 			j.notMeasured = append(j.notMeasured, at+" ("+c.NotMeasured+")")
 			continue
+		case c.GaveUp != "" && c.GaveUpA != "":
+			j.both = append(j.both, at+" (B: "+c.GaveUp+"; A too: "+c.GaveUpA+")")
+			continue
 		case c.GaveUp != "":
 			j.gaveUp = append(j.gaveUp, at+" ("+c.GaveUp+")")
 			continue
@@ -70,20 +74,26 @@ func judge(cs []advise.ProofCell, margin float64) judged {
 }
 
 // verdict: accepted when some cell is better (its interval off 1) with
-// an estimate beyond the margin and none is worse or given up; rejected
-// when some cell is worse, or some cell is decided and none is better
-// beyond the margin (and none given up); failed when the runner gave up
-// a cell of B (its trials failed every attempt there) and none is
-// worse: that cell has no verdict, and a gain in another does not
-// outweigh B breaking it; else undecided. why names the cells that
-// decided it, so a trade-off (better at one flow, worse at four) reads
-// as one, each with its metric where the cells' differ, and the cells
-// the budget never reached, which the verdict does not rest on.
+// an estimate beyond the margin and none is worse or given up with B
+// alone; rejected when some cell is worse, or some cell is decided and
+// none is better beyond the margin (and none given up with B alone);
+// failed when the runner gave up a cell of B (its trials failed every
+// attempt there) but not A's, and none is worse: that cell has no verdict, and a gain in another does not
+// outweigh B breaking it; not measured when no cell was judged and A's
+// trials failed every attempt in some cell as B's did: the workload
+// failed there whatever the setting, which says nothing of the
+// candidate, so it is not "failed"; else undecided. A cell given up on
+// both sides beside judged cells is, as one the budget never reached,
+// not part of the verdict. why names the cells that decided it, so a
+// trade-off (better at one flow, worse at four) reads as one, each with
+// its metric where the cells' differ, and the cells the verdict does
+// not rest on.
 func verdict(cs []advise.ProofCell, margin float64) (v, why string) {
 	j := judge(cs, margin)
 	list := func(ss []string) string { return strings.Join(ss, ", ") }
 	pct := fmt.Sprintf("%.0f%%", 100*margin)
 	gaveUp := "given up in " + list(j.gaveUp) + ": its trials failed every attempt there"
+	both := "given up with A as with B in " + list(j.both)
 	switch {
 	case len(j.worse) > 0:
 		why = "worse in " + list(j.worse)
@@ -118,8 +128,13 @@ func verdict(cs []advise.ProofCell, margin float64) (v, why string) {
 			parts = append(parts, "better by less than "+pct+" in "+list(j.slight))
 		}
 		v, why = advise.Rejected, strings.Join(parts, "; ")+": no gain worth the change"
+	case j.n == 0 && len(j.both) > 0:
+		v, why = advise.Unmeasured, both+": A's trials failed every attempt there too, so the failure is the machine's or the workload's and says nothing of the candidate"
 	default:
 		v, why = advise.Undecided, "no cell decided within the budget"
+	}
+	if len(j.both) > 0 && v != advise.Unmeasured {
+		why += "; " + both + ", so not part of the verdict"
 	}
 	if len(j.notMeasured) > 0 {
 		// The verdict rests on the cells measured: say which were not.
@@ -130,8 +145,8 @@ func verdict(cs []advise.ProofCell, margin float64) (v, why string) {
 
 // cellText is one cell of a proof: "rr at 1 pair(s): 0.850 [0.800,
 // 0.900] paired-t 95%, n=6, better"; a cell B's trials failed in every
-// attempt says it was given up and why, one the budget never reached
-// that it was not measured.
+// attempt says it was given up and why (and why A's was, where it was
+// too), one the budget never reached that it was not measured.
 func cellText(c advise.ProofCell) string {
 	if c.NotMeasured != "" {
 		return fmt.Sprintf("%s: not measured (%s)", c.Where(), c.NotMeasured)
@@ -143,6 +158,9 @@ func cellText(c advise.ProofCell) string {
 	out := fmt.Sprintf("%s: %s, n=%d, %s", c.Where(), iv, c.N, c.Decision)
 	if c.GaveUp != "" {
 		out = strings.TrimSuffix(out, ", ") + ", given up: " + c.GaveUp
+	}
+	if c.GaveUpA != "" {
+		out += "; A's cell too: " + c.GaveUpA
 	}
 	return out
 }
