@@ -293,6 +293,24 @@ func studyCatalog() study.Catalog {
 		CollectorMetrics: collectorMetrics()}
 }
 
+// fitsTunnel refuses, as bad input before anything is built, CNI rules
+// that match packets leaving by a tunnel on a datapath without one
+// (netfilter.Generator.FitsTunnel): the datapath's tunnel is fixed by
+// its type and implementation. A datapath that cannot be built is
+// catalog.Check's to report.
+func fitsTunnel(g netfilter.Generator, d study.Datapath) error {
+	o := catalog.FromStudy(d)
+	o.MTU = 0 // catalog.Check reports an MTU the datapath cannot take
+	dp, err := catalog.Build(o)
+	if err != nil {
+		return nil
+	}
+	if err := g.FitsTunnel(dp.Tunnel()); err != nil {
+		return fmt.Errorf("datapath %s: %w", d.Type, err)
+	}
+	return nil
+}
+
 func collectorMetrics() []string {
 	var out []string
 	for _, e := range collect.List {
@@ -305,7 +323,11 @@ func collectorMetrics() []string {
 func checkDatapath(d study.Datapath, underlayMTU int) map[string]string {
 	problems := catalog.Check(catalog.FromStudy(d), underlayMTU)
 	if nf := d.Netfilter; nf != nil && nf.CNI != "" {
-		if _, err := netfilter.Lookup(nf.CNI); err != nil {
+		g, err := netfilter.Lookup(nf.CNI)
+		if err == nil {
+			err = fitsTunnel(g, d)
+		}
+		if err != nil {
 			problems["netfilter.cni"] = err.Error()
 		}
 	}

@@ -103,7 +103,9 @@ func Calico(n Node, mode string, ipip bool) (*Ruleset, error) {
 		hosts = (&net.IPNet{IP: n.NodeIP.To4().Mask(net.CIDRMask(24, 32)), Mask: net.CIDRMask(24, 32)}).String()
 	}
 	pools := n.ClusterCIDR.String()
-	tunnel := n.dev("tunl0", n.Tunnel)
+	// tunl0 is a real node's (and the fixtures'); on a datapath without
+	// a tunnel the knob refuses the ipip rules first (Generator.Fits).
+	tunnel := n.dev(calicoIPIPTunnel, n.Tunnel)
 
 	calicoRaw(rs)
 	calicoMangle(rs, n.KubeIPVS)
@@ -203,6 +205,18 @@ func calicoFilter(rs *Ruleset, ipip bool, hosts string, ipvs bool) {
 	rs.Append("filter", "cali-OUTPUT", "-m conntrack ! --ctstate DNAT -j cali-to-host-endpoint")
 	rs.Append("filter", "cali-OUTPUT", "%s -m mark --mark %s -j ACCEPT", comment("Host endpoint policy accepted packet."), caliAccept)
 }
+
+// calicoIPIPTunnel is the device Felix's IP-in-IP rules match. Of the
+// rules Felix writes in IP-in-IP mode, one matches a device: nat
+// cali-POSTROUTING's masquerade of packets leaving by tunl0 with a
+// source of the host's own (projectcalico/calico v3.29.7
+// felix/rules/static.go StaticNATPostroutingChains, :922-923: tunl0 is
+// added "if ipVersion == 4 && r.IPIPEnabled && len(r.IPIPTunnelAddress)
+// > 0", as vxlan.calico is in VXLAN mode and the WireGuard device with
+// WireGuard). Its IP-in-IP accepts and drops in cali-INPUT and
+// cali-OUTPUT (filterInputChain, filterOutputChain: "-p 4") match the
+// protocol, not a device.
+const calicoIPIPTunnel = "tunl0"
 
 // calicoNAT adds Felix's nat-table chains: outgoing NAT of the pool
 // (pools) and, with IP-in-IP, masquerade on the tunnel device.

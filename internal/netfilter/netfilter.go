@@ -68,19 +68,23 @@ type Generator struct {
 	// Bridge is the bridge the CNI's rules match pods' traffic by (its
 	// default name; Node.Bridge renames it), "" when they match none.
 	Bridge string
+	// Tunnel is the tunnel device the CNI's rules match packets leaving
+	// by (its default name; Node.Tunnel renames it), "" when they match
+	// none.
+	Tunnel string
 }
 
 // generators is the one list of CNI variants.
 var generators = []Generator{
-	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel, ""},
-	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave, "weave"},
-	{"cilium", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }, ""},
-	{"cilium-kpr", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }, ""},
-	{"kube-router", "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter, "kube-bridge"},
-	{"calico-wp-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true), ""},
-	{"calico-np-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true), ""},
-	{"calico-wp-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false), ""},
-	{"calico-np-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false), ""},
+	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel, "", ""},
+	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave, "weave", ""},
+	{"cilium", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }, "", ""},
+	{"cilium-kpr", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }, "", ""},
+	{"kube-router", "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter, "kube-bridge", ""},
+	{"calico-wp-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true), "", calicoIPIPTunnel},
+	{"calico-np-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true), "", calicoIPIPTunnel},
+	{"calico-wp-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false), "", ""},
+	{"calico-np-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false), "", ""},
 }
 
 // Fits refuses a node the CNI's rules would never match on: one whose
@@ -88,10 +92,29 @@ var generators = []Generator{
 // bridge (weave, kube-router). Without the refusal the rules are
 // installed, counted in the chains and rules, and skipped by every
 // packet, so the path and its cost come out lower with nothing said.
+//
+// Likewise a node without a tunnel device, for a CNI whose rules match
+// packets leaving by its tunnel (FitsTunnel).
 func (g Generator) Fits(n Node) error {
 	if g.Bridge != "" && n.Bridge == "" {
 		return fmt.Errorf("%s's rules match pods' traffic on their bridge (%s on a real node), and this datapath puts its pods on no Linux bridge: "+
 			"they would never match (use a datapath with a bridge: %s, bridge, flannel-vxlan)", g.Name, g.Bridge, g.Name)
+	}
+	return g.FitsTunnel(n.Tunnel)
+}
+
+// FitsTunnel refuses a datapath whose tunnel device is tunnel ("" for
+// none) for a CNI whose rules match packets leaving by its tunnel
+// (calico-*-ipip: Felix's masquerade of host-sourced packets out of
+// tunl0, calicoNAT). Without a tunnel that rule would be installed and
+// counted with a device no packet leaves by. A datapath's tunnel is
+// fixed by its type, so study validation refuses the pair as bad input
+// too, before anything is built (app's checkDatapath).
+func (g Generator) FitsTunnel(tunnel string) error {
+	if g.Tunnel != "" && tunnel == "" {
+		return fmt.Errorf("%s's rules masquerade host-sourced packets leaving by its tunnel (%s on a real node), and this datapath has no tunnel device: "+
+			"that rule would never match (use a datapath with a tunnel, such as calico-ipip, or native routing's rules, %s)",
+			g.Name, g.Tunnel, strings.TrimSuffix(g.Name, "-ipip")+"-xsub")
 	}
 	return nil
 }

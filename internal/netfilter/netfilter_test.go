@@ -394,8 +394,10 @@ func TestSourcesNameTheirRelease(t *testing.T) {
 // (weave, kube-router) is refused on a node with no bridge, where those
 // rules would be installed and counted but never match; on a node with
 // one, whatever its name, and for the CNIs that match no bridge, it fits.
+// Both nodes have a tunnel (TestGeneratorFitsTunnel refuses the rules
+// that need one).
 func TestGeneratorFits(t *testing.T) {
-	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16")}
+	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16"), Tunnel: "tunl0"}
 	bridged := bare
 	bridged.Bridge = "cni0"
 	for _, name := range Names() {
