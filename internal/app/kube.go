@@ -184,7 +184,9 @@ selector (the defaults) is printed as the pods' nodeSelector (node affinity for 
 than equalities), since a run pins to the one node it matches at preflight. With
 --rbac it prints instead the workload namespace (Pod Security baseline), the runner's
 Role there (pods, services, pods/exec, leases), its Role in the agent's namespace (list
-pods, exec in them: nothing else), the read-only ClusterRole (nodes, daemonsets) and
+pods, exec in them, the leases claiming shared kernels: nothing else), the read-only
+ClusterRole (nodes; daemonsets by name: the CNIs' detection weighs and the agent's;
+Calico's ippools; Flannel's net-conf.json configmaps by name) and
 the optional read-only Role in kube-system (services, endpointslices: is cluster DNS up?)
 with bindings for --subject. With --install it prints what 'cnibench kube install'
 applies: the agent's namespace (Pod Security privileged) and its DaemonSet. Nothing is

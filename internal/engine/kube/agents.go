@@ -11,24 +11,35 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // agentInstalled reports whether the agent's DaemonSet is in its
 // namespace. A list the runner may not make (its ClusterRole lists
-// DaemonSets, for CNI detection) counts as installed: the wait then says
-// what it found.
+// DaemonSets of CNI detection's names and the agent's) counts as
+// installed: the wait then says what it found.
 func (c *Cluster) agentInstalled(ctx context.Context) bool {
 	list, err := c.agentDaemonSets(ctx)
 	return err != nil || len(list) > 0
 }
 
-// agentDaemonSets are the installed agent's DaemonSets (one, normally).
+// agentDaemonSets are the installed agent's DaemonSets (one, normally),
+// listed by its name, the one the ClusterRole lets the runner list in
+// its namespace (daemonSets says how a name selector is authorized).
 func (c *Cluster) agentDaemonSets(ctx context.Context) ([]appsv1.DaemonSet, error) {
-	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: AgentSelector()})
+	list, err := c.cs.AppsV1().DaemonSets(c.cfg.AgentNamespace).List(ctx,
+		metav1.ListOptions{LabelSelector: AgentSelector(), FieldSelector: nameSelector(AgentName)})
 	if err != nil {
 		return nil, err
 	}
 	return list.Items, nil
+}
+
+// nameSelector selects the objects named name: a list with it is
+// authorized as the list of that name, which a rule's resourceNames
+// may grant.
+func nameSelector(name string) string {
+	return fields.OneTermEqualSelector("metadata.name", name).String()
 }
 
 // untolerated says which of nodes carries a taint the installed agent's

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -272,17 +274,37 @@ func downLinks(fs tune.FS, links []string, names ...string) []string {
 	return down
 }
 
-// daemonSets are the cluster's DaemonSets but the agent's, for CNI
-// detection; none when they cannot be listed (RBAC may not allow it).
+// daemonSets are the cluster's DaemonSets that CNI detection weighs
+// (cnidetect.DaemonSetNames), the agent's left out, in namespace and
+// name order, as one list of all would give them; none of a name RBAC
+// does not let the runner list. Each name is a list of every namespace
+// with the field selector metadata.name=NAME: the API server authorizes
+// that as a list of the one name (k8s.io/apiserver
+// pkg/endpoints/request/requestinfo.go sets the request's name from
+// the selector), so the ClusterRole grants list on these names alone,
+// not every DaemonSet's pod template (ClusterRole).
 func daemonSets(ctx context.Context, cs kubernetes.Interface) []cnidetect.DaemonSet {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil
+	var items []appsv1.DaemonSet
+	for _, name := range cnidetect.DaemonSetNames() {
+		list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{FieldSelector: nameSelector(name)})
+		if err != nil {
+			continue // a clue fewer
+		}
+		for _, d := range list.Items {
+			// Checked as well as selected: client-go's fake clientset
+			// ignores field selectors and would hand back every one.
+			if d.Name == name {
+				items = append(items, d)
+			}
+		}
 	}
+	slices.SortFunc(items, func(a, b appsv1.DaemonSet) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	var out []cnidetect.DaemonSet
-	for _, d := range list.Items {
+	for _, d := range items {
 		if d.Labels[LabelManagedBy] == ManagedBy {
 			continue
 		}

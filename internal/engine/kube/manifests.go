@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/version"
 )
 
@@ -298,11 +300,16 @@ func (c Config) DNSRole() *rbacv1.Role {
 // ClusterRole is the read-only cluster access: nodes (placement, CPU
 // count, addresses), and for CNI detection DaemonSets, Calico's IPPools
 // (list, in each group cniclues reads them from) and Flannel's
-// net-conf.json ConfigMaps. The ConfigMaps are granted by name: a
-// ClusterRole cannot say a namespace, so `get configmaps` alone would
-// read every ConfigMap of every namespace (applications' settings,
-// sometimes secrets); resourceNames limit it to the names Flannel,
-// Canal and RKE2 give net-conf.json's, in whichever namespace.
+// net-conf.json ConfigMaps. The DaemonSets and ConfigMaps are granted by
+// name: a ClusterRole cannot say a namespace, so `list daemonsets` alone
+// would read every DaemonSet's pod template (literal environment
+// values, which some operators fill with tokens) and `get configmaps`
+// every ConfigMap (applications' settings, sometimes secrets) of every
+// namespace. resourceNames limit them to the DaemonSets detection weighs
+// (cnidetect.DaemonSetNames) and the agent's own (whose tolerations say
+// why a tainted node has no agent: untolerated), listed by name
+// (daemonSets, agentDaemonSets), and to the names Flannel, Canal and
+// RKE2 give net-conf.json's, in whichever namespace.
 func (c Config) ClusterRole() *rbacv1.ClusterRole {
 	var poolGroups []string
 	for _, api := range ipPoolAPIs {
@@ -313,11 +320,19 @@ func (c Config) ClusterRole() *rbacv1.ClusterRole {
 		ObjectMeta: metav1.ObjectMeta{Name: "cnibench-read"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}},
-			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"list"}, ResourceNames: daemonSetNames()},
 			{APIGroups: poolGroups, Resources: []string{"ippools"}, Verbs: []string{"list"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: flannelConfigMapNames()},
 		},
 	}
+}
+
+// daemonSetNames are the DaemonSets the runner lists, sorted: CNI
+// detection's and the agent's.
+func daemonSetNames() []string {
+	out := append(cnidetect.DaemonSetNames(), AgentName)
+	slices.Sort(out)
+	return out
 }
 
 // RBAC returns the namespaces, Roles, ClusterRole and their bindings for

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,6 +98,15 @@ func asRunner(t *testing.T, cs *fake.Clientset, rules []rbacv1.PolicyRule, pools
 		}
 		return false, nil, nil
 	})
+	cs.PrependReactor("list", "daemonsets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// A list with the selector metadata.name=NAME is authorized as
+		// the list of NAME (k8s.io/apiserver requestinfo.go).
+		name, _ := a.(k8stesting.ListAction).GetListRestrictions().Fields.RequiresExactMatch("metadata.name")
+		if !allows(rules, "list", "apps", "daemonsets", name) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, name, nil)
+		}
+		return false, nil, nil
+	})
 	old := getIPPools
 	t.Cleanup(func() { getIPPools = old })
 	getIPPools = func(context.Context, kubernetes.Interface) ([]byte, error) {
@@ -104,6 +114,71 @@ func asRunner(t *testing.T, cs *fake.Clientset, rules []rbacv1.PolicyRule, pools
 			return nil, apierrors.NewForbidden(schema.GroupResource{Group: "crd.projectcalico.org", Resource: "ippools"}, "", nil)
 		}
 		return []byte(pools), nil
+	}
+}
+
+// The ClusterRole lets the runner list the DaemonSets CNI detection
+// weighs and the agent's, by name, and no other: a list of every
+// DaemonSet would read every pod template, literal secrets in their
+// environment included. With exactly these rights, detection still
+// reads calico-node's pool setting and the wait the agent's
+// tolerations, no list goes unnamed, and another DaemonSet is never read.
+func TestClusterRoleListsDaemonSetsByName(t *testing.T) {
+	cfg := Config{RunID: "r1"}.WithDefaults()
+	rules := cfg.ClusterRole().Rules
+	names := daemonSetNames()
+	for _, n := range []string{"calico-node", "kube-flannel-ds", "canal", "antrea-agent", AgentName} {
+		if !slices.Contains(names, n) {
+			t.Errorf("daemonSetNames() %q lacks %s", names, n)
+		}
+	}
+	for _, r := range rules {
+		if slices.Contains(r.Resources, "daemonsets") && (!slices.Equal(r.Verbs, []string{"list"}) || !slices.Equal(r.ResourceNames, names)) {
+			t.Errorf("ClusterRole grants %v daemonsets named %q, want list named %q", r.Verbs, r.ResourceNames, names)
+		}
+	}
+	env := func(kv ...string) []corev1.EnvVar {
+		var out []corev1.EnvVar
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	ds := func(ns, name string, e []corev1.EnvVar) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Env: e}}}}}}
+	}
+	cs, _ := kubeFixture(t, cfg, ds("kube-system", "calico-node", env("CALICO_IPV4POOL_IPIP", "Always")),
+		ds("shop", "log-shipper", env("CALICO_IPV4POOL_IPIP", "Never", "API_TOKEN", "secret")), cfg.AgentDaemonSet(nil))
+	w1, err := cs.CoreV1().Nodes().Get(context.Background(), "w1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	if _, err := cs.CoreV1().Nodes().Update(context.Background(), w1, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asRunner(t, cs, rules, `{"items":[]}`)
+	var asked []string
+	cs.PrependReactor("list", "daemonsets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		name, _ := a.(k8stesting.ListAction).GetListRestrictions().Fields.RequiresExactMatch("metadata.name")
+		asked = append(asked, name)
+		return false, nil, nil
+	})
+
+	got := daemonSets(context.Background(), cs)
+	if len(got) != 1 || got[0].Namespace != "kube-system" || got[0].Name != "calico-node" || got[0].Env["CALICO_IPV4POOL_IPIP"] != "Always" {
+		t.Errorf("daemonSets() = %+v, want kube-system/calico-node with its pool setting alone", got)
+	}
+	c := &Cluster{cfg: cfg, cs: cs}
+	if !c.agentInstalled(context.Background()) {
+		t.Error("agent not found installed")
+	}
+	if why := c.untolerated(context.Background(), []string{"w1"}); !strings.Contains(why, "node-role.kubernetes.io/control-plane:NoSchedule") {
+		t.Errorf("untolerated: %q, want w1's taint", why)
+	}
+	if slices.Contains(asked, "") || slices.Contains(asked, "log-shipper") {
+		t.Errorf("DaemonSets listed by the names %q: a list without one reads them all", asked)
 	}
 }
 

@@ -98,9 +98,11 @@ func TestPreflightAndRolesAgree(t *testing.T) {
 	optional := map[string]string{
 		"get pods/exec in namespace " + cfg.Namespace:                       ws,
 		"get pods/exec in namespace " + cfg.AgentNamespace:                  ws,
-		"list daemonsets.apps cluster-wide":                                 "CNI detection's clue; without it detection has fewer",
 		"list services in namespace " + DNSNamespace:                        "is cluster DNS up; without it the lookup from a pod decides",
 		"list endpointslices.discovery.k8s.io in namespace " + DNSNamespace: "is cluster DNS up, as above",
+	}
+	for _, n := range daemonSetNames() {
+		optional["list daemonsets.apps named "+n+" cluster-wide"] = "CNI detection's clue, or why a tainted node has no agent; without it fewer"
 	}
 	checked := map[string]bool{}
 	// kernelPermissions are checked where the run's nodes share a kernel.

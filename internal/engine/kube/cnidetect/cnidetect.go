@@ -420,3 +420,20 @@ func or(a, b string) string {
 	}
 	return b
 }
+
+// DaemonSetNames are the names of every DaemonSet detection weighs
+// (cniDaemonSets, canalDaemonSets, hintDaemonSets), sorted: a DaemonSet
+// of another name is no evidence, so the kube engine reads these alone,
+// and the runner's ClusterRole grants reading these alone (any other's
+// pod template may carry literal secrets in its environment).
+func DaemonSetNames() []string {
+	out := slices.Clone(canalDaemonSets)
+	for n := range cniDaemonSets {
+		out = append(out, n)
+	}
+	for _, h := range hintDaemonSets {
+		out = append(out, h.name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
