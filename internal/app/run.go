@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/cmdline"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/report"
@@ -287,15 +288,25 @@ func (f *runFlags) check(cmd *cobra.Command, s *study.Study, opt runner.Options)
 		}
 		printDryRun(cmd.OutOrStdout(), s, d, command, err)
 	}
+	return refusal(err)
+}
+
+// refusal is the error of a preflight that stopped a run or a dry run:
+// bad input, but for the nodes' passing state (engine.ErrTransient:
+// agents of two images mid-rollout), a runtime failure.
+func refusal(err error) error {
+	if errors.Is(err, engine.ErrTransient) {
+		return err
+	}
 	return inputErr(err)
 }
 
 // runFailure is the error of a run that failed: a refusal before it
-// began is bad input; one that left partial results in dir says where,
-// and how to continue it.
+// began is bad input (refusal); one that left partial results in dir
+// says where, and how to continue it.
 func runFailure(dir string, err error) error {
 	if runner.IsPreflight(err) {
-		return inputErr(err)
+		return refusal(err)
 	}
 	if dir == "" {
 		return err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -33,7 +34,9 @@ type Engine interface {
 	Name() string
 	// Preflight checks what the engine needs for the study; it changes
 	// nothing. When the study allows it (spec.skipUnavailable) it may
-	// drop datapaths it cannot run from s.Spec.Datapaths.
+	// drop datapaths it cannot run from s.Spec.Datapaths. An error of
+	// the nodes' passing state rather than the study, the flags or the
+	// setup is marked Transient.
 	Preflight(ctx context.Context, s *study.Study, n Needs) (Facts, error)
 	// Up brings up (or, on a real cluster, prepares) the cluster for one
 	// datapath entry and says how the datapath was built.
@@ -313,3 +316,16 @@ type PodStarter interface {
 	// carry no workload and are gone when it returns, also on error.
 	StartPods(ctx context.Context, node string, n, concurrency int) ([]PodTime, error)
 }
+
+// ErrTransient marks a failure of the nodes' passing state (a cluster's
+// agents on two images while their DaemonSet rolls out), which the
+// same command may not meet a while later: a runtime failure (exit 1),
+// not bad input (exit 2), though found before anything changed.
+var ErrTransient = errors.New("transient state of the nodes")
+
+// Transient marks err as ErrTransient, its message unchanged.
+func Transient(err error) error { return transientError{err} }
+
+type transientError struct{ error }
+
+func (e transientError) Unwrap() []error { return []error{e.error, ErrTransient} }

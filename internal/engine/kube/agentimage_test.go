@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
 )
 
 const (
@@ -112,8 +114,8 @@ func TestUpGivenImageMustBeAgents(t *testing.T) {
 				c.Close()
 				return
 			}
-			if !errors.Is(perr, ErrImageMismatch) || !errors.Is(err, ErrImageMismatch) {
-				t.Fatalf("preflight %v, Up %v: want %v", perr, err, ErrImageMismatch)
+			if !errors.Is(perr, ErrImageMismatch) || !errors.Is(err, ErrImageMismatch) || errors.Is(perr, engine.ErrTransient) {
+				t.Fatalf("preflight %v, Up %v: want %v, bad input", perr, err, ErrImageMismatch)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -128,7 +130,8 @@ func TestUpGivenImageMustBeAgents(t *testing.T) {
 }
 
 // Agents of two images (a rollout under way) are waited for, and at the
-// timeout the error names both.
+// timeout the error names both and is the cluster's passing state
+// (engine.ErrTransient: exit 1), not the run's input.
 func TestWaitAgentsOfTwoImages(t *testing.T) {
 	cfg := Config{RunID: "r1", Timeout: 100 * time.Millisecond}.WithDefaults()
 	cs, _ := kubeFixture(t, cfg)
@@ -137,7 +140,7 @@ func TestWaitAgentsOfTwoImages(t *testing.T) {
 	c := &Cluster{cfg: cfg, cs: cs, poll: 10 * time.Millisecond}
 	start := time.Now()
 	_, err := c.waitAgents(context.Background(), "w1", "w2")
-	if !errors.Is(err, errAgentsDiffer) || time.Since(start) < 90*time.Millisecond ||
+	if !errors.Is(err, errAgentsDiffer) || !errors.Is(err, engine.ErrTransient) || time.Since(start) < 90*time.Millisecond ||
 		!strings.Contains(err.Error(), "node w1 runs reg/cnibench@"+digestA+", the one on node w2 reg/cnibench@"+digestB) {
 		t.Errorf("after %v: %v", time.Since(start), err)
 	}

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/cnibench/cnibench/internal/engine"
 )
 
 // agentInstalled reports whether the agent's DaemonSet is in its
@@ -104,9 +106,14 @@ func (c *Cluster) waitAgents(ctx context.Context, nodes ...string) (map[string]s
 				}
 				return got, nil
 			}
-			// Agents of two images are a rollout under way: waited for.
-			if !errors.Is(err, errAgentsDiffer) || time.Now().After(deadline) {
+			// Agents of two images are a rollout under way: waited for,
+			// and, still so at the deadline, the cluster's state of the
+			// moment, not the run's input (exit 1, not 2).
+			if !errors.Is(err, errAgentsDiffer) {
 				return nil, err
+			}
+			if time.Now().After(deadline) {
+				return nil, engine.Transient(err)
 			}
 		} else if err := c.agentsMissing(ctx, missing, hasPod, problems, len(ready) == 0, &tainted, deadline); err != nil {
 			return nil, err
