@@ -80,8 +80,9 @@ func checkReplicas(n int) error {
 }
 
 // parseLabels reads --agent-nodes "k=v,k2=v2", each key a qualified
-// name and each value a label value: the API server refused a bad one
-// only after `kube install` had created or relabelled the namespace.
+// name, given once, and each value a label value: the API server
+// refused a bad one only after `kube install` had created or relabelled
+// the namespace.
 func parseLabels(s string) (map[string]string, error) {
 	if s == "" {
 		return nil, nil
@@ -97,6 +98,11 @@ func parseLabels(s string) (map[string]string, error) {
 		}
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
 			return nil, fmt.Errorf("--agent-nodes %q: label value %q (of %s): %s", s, v, k, strings.Join(errs, "; "))
+		}
+		// A node has one value per key: the last one given was kept, and
+		// the agent went on other nodes than the first one meant.
+		if prev, ok := m[k]; ok {
+			return nil, fmt.Errorf("--agent-nodes %q: label key %q given twice (%s=%s, %s=%s); a node has one value per key", s, k, k, prev, k, v)
 		}
 		m[k] = v
 	}

@@ -78,10 +78,10 @@ func countingAPI(t *testing.T) (kubeconfig string, asked *atomic.Int64) {
 	return kubeconfig, asked
 }
 
-// A bad --agent-nodes label or a namespace that is no DNS-1123 label is
-// refused, exit 2, before the API server is asked anything: the server
-// refused the node selector only after `kube install` had created or
-// relabelled the agent's namespace.
+// A bad --agent-nodes label, a label key given twice, or a namespace
+// that is no DNS-1123 label is refused, exit 2, before the API server
+// is asked anything: the server refused the node selector only after
+// `kube install` had created or relabelled the agent's namespace.
 func TestKubeLabelsAndNamespacesChecked(t *testing.T) {
 	kc, asked := countingAPI(t)
 	digest := "x@sha256:" + strings.Repeat("a", 64)
@@ -93,6 +93,8 @@ func TestKubeLabelsAndNamespacesChecked(t *testing.T) {
 		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "role=bench node"}, `--agent-nodes "role=bench node": label value "bench node" (of role)`},
 		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "a=b,bad key=x"}, `label key "bad key"`},
 		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "a=b,"}, "want key=value"},
+		// The last value was kept, silently.
+		{[]string{"kube", "install", "--image", digest, "--agent-nodes", "a=1,z=0,a=2"}, `--agent-nodes "a=1,z=0,a=2": label key "a" given twice (a=1, a=2)`},
 		{[]string{"kube", "install", "--image", digest, "--agent-namespace", "Bench_Agent"}, `--agent-namespace "Bench_Agent": not a namespace name`},
 		{[]string{"cleanup", "--kube", "--dry-run", "--namespace", "a.b"}, `--namespace "a.b": not a namespace name`},
 		{[]string{"doctor", "--engine", "kube", "--agent-namespace", strings.Repeat("a", 64)}, "--agent-namespace"},
@@ -101,6 +103,7 @@ func TestKubeLabelsAndNamespacesChecked(t *testing.T) {
 		refusedOnce(t, append(c.args, "--kubeconfig", kc), c.want)
 	}
 	refusedOnce(t, []string{"kube", "manifests", "--install", "--image", digest, "--agent-nodes", "role=bench node"}, `label value "bench node"`)
+	refusedOnce(t, []string{"kube", "manifests", "--install", "--image", digest, "--agent-nodes", "a=1,a=1"}, `label key "a" given twice`)
 	if n := asked.Load(); n != 0 {
 		t.Errorf("the API server was asked %d times; want every refusal before it", n)
 	}
