@@ -43,6 +43,9 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		}
 		kv = append(kv, [2]string{"CNI", v})
 	}
+	if e.Image != "" {
+		kv = append(kv, [2]string{"workload image", e.Image})
+	}
 	var tools []string
 	for _, k := range sortedKeys(e.Tools) {
 		tools = append(tools, k+" "+e.Tools[k])

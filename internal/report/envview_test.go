@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/results"
@@ -30,6 +32,33 @@ func TestEnvViewMachineBlanks(t *testing.T) {
 		}
 		if got["host"] != tc.host || got["kernel"] != tc.kernel || got["CPU"] != tc.cpu {
 			t.Errorf("%s: host %q, kernel %q, CPU %q; want %q, %q, %q", tc.name, got["host"], got["kernel"], got["CPU"], tc.host, tc.kernel, tc.cpu)
+		}
+	}
+}
+
+// A cluster run's workload image is shown beside its CNI, as env.json
+// records it; a local run, which recorded none, has no such line.
+func TestEnvViewWorkloadImage(t *testing.T) {
+	img := "registry.example.com/cnibench@sha256:" + strings.Repeat("a", 64)
+	for _, tc := range []struct {
+		env  results.Env
+		want []string // the lines' names, in order, from CNI on
+	}{
+		{results.Env{Engine: "kube", CNI: &results.CNI{Name: "flannel"}, Image: img}, []string{"CNI", "workload image"}},
+		{results.Env{Engine: "local"}, nil},
+	} {
+		kv, _ := envView(&results.Run{HasEnv: true, Env: tc.env})
+		var names []string
+		for _, p := range kv {
+			if p[0] == "CNI" || p[0] == "workload image" {
+				names = append(names, p[0])
+			}
+			if p[0] == "workload image" && p[1] != img {
+				t.Errorf("workload image %q, want %q", p[1], img)
+			}
+		}
+		if !slices.Equal(names, tc.want) {
+			t.Errorf("engine %s: lines %q, want %q", tc.env.Engine, names, tc.want)
 		}
 	}
 }

@@ -255,6 +255,11 @@ type Env struct {
 	// are what cnibench built. Cells keep the study's datapath names
 	// either way, so runs of both engines line up.
 	CNI *CNI `json:"cni,omitempty"`
+	// Image is the image a cluster's workload pods ran (the kube engine:
+	// the installed agent's, whose tools were checked and whose versions
+	// Tools are); "" on the local engine, whose programs are this
+	// machine's, and in runs before it was recorded.
+	Image string `json:"image,omitempty"`
 	// SharedKernel: the client and server nodes ran on one kernel (the
 	// local engine's namespaces, a kind-style cluster on one machine:
 	// engine.Facts.SharedKernel), so their CPUs are one machine's.

@@ -13,6 +13,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 const (
@@ -55,6 +56,7 @@ func workloadImages(cs *fake.Clientset) []string {
 // nodes: they ran the default docker.io/cnibench/cnibench:dev whatever
 // the agent ran, which a cluster whose agent was installed by digest
 // could not pull, or which held other tools than those checked.
+// env.json records that image (Describe).
 func TestUpRunsAgentImage(t *testing.T) {
 	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
 	cs, place := kubeFixture(t, cfg)
@@ -79,6 +81,12 @@ func TestUpRunsAgentImage(t *testing.T) {
 		if im != agent {
 			t.Errorf("a workload pod runs %s, want the agent's %s (all: %v)", im, agent, images)
 		}
+	}
+	// env.json records the image they ran; the run's log alone said it.
+	var e results.Env
+	(&Engine{cfg: cfg}).Describe(engine.Run{ID: "r1", Study: stubStudy(t, "[{tool: iperf3}]")}, c, &e)
+	if e.Image != agent {
+		t.Errorf("env.json's image %q, want the workload pods' %s", e.Image, agent)
 	}
 }
 

@@ -18,10 +18,13 @@ import (
 // describeServer fills env.json's machine facts with the server node's,
 // as its agent describes them (serverMachine), and its tool versions
 // with the image's (imageTools). The runner leaves both blank on a
-// cluster: the controller's would pass for the node's.
+// cluster: the controller's would pass for the node's. The image itself
+// is recorded too: the tools' versions and the run's programs are its,
+// and the run's log alone said which it was.
 func describeServer(e *results.Env, srv *Node, image string, s *study.Study) {
 	info, err := srv.Agent().Info()
 	serverMachine(e, srv.Name(), info, err)
+	e.Image = image
 	imageTools(e, srv, image, s)
 }
 
