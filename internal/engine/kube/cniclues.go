@@ -111,6 +111,15 @@ func flannelConfigMapNames() []string {
 	return out
 }
 
+// daemonSetNames are the DaemonSets the runner lists (daemonSets,
+// agentDaemonSets), sorted: CNI detection's and the agent's. The
+// runner's ClusterRole grants list on these names only.
+func daemonSetNames() []string {
+	out := append(cnidetect.DaemonSetNames(), AgentName)
+	slices.Sort(out)
+	return out
+}
+
 // flannelNetConf is Flannel's net-conf.json, from the ConfigMap beside its
 // DaemonSet; "" where there is none or it cannot be read.
 func flannelNetConf(ctx context.Context, cs kubernetes.Interface, dss []cnidetect.DaemonSet) string {

@@ -3,7 +3,6 @@ package kube
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/agent"
 	"github.com/cnibench/cnibench/internal/engine"
-	"github.com/cnibench/cnibench/internal/engine/kube/cnidetect"
 	"github.com/cnibench/cnibench/internal/version"
 )
 
@@ -325,14 +323,6 @@ func (c Config) ClusterRole() *rbacv1.ClusterRole {
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: flannelConfigMapNames()},
 		},
 	}
-}
-
-// daemonSetNames are the DaemonSets the runner lists, sorted: CNI
-// detection's and the agent's.
-func daemonSetNames() []string {
-	out := append(cnidetect.DaemonSetNames(), AgentName)
-	slices.Sort(out)
-	return out
 }
 
 // RBAC returns the namespaces, Roles, ClusterRole and their bindings for
