@@ -5,16 +5,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/version"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
@@ -422,5 +429,70 @@ func TestOnlyScalesForSelectedCells(t *testing.T) {
 		if len(scaled) != 1 || scaled[0] != tc.want {
 			t.Errorf("%s: scaled to %v pods, want %d", tc.only, scaled, tc.want)
 		}
+	}
+}
+
+// A resumed run of shared rounds whose remaining rounds the interrupted
+// run had all counted (killed after its last trial, before stops.json)
+// builds no cluster, so writeEnv never runs; its stops still write
+// env.json. That env.json keeps the interrupted run's environment with
+// the machine time updated. Before, it was overwritten with an empty
+// one (engine "", host "", ...), and a later --resume was refused for
+// engine "".
+func TestSharedResumeWithNothingToMeasureKeepsEnv(t *testing.T) {
+	s := datapathsStudy(t, "replicas=[1, 4]")
+	here := envinfo.Collect(nil)
+	env := results.Env{Tool: "cnibench", Engine: "stub", Version: version.Version, RunID: "r1", Hostname: here.Hostname,
+		Kernel: here.Kernel, CPUModel: here.CPUModel, CPUs: here.CPUs, Tools: map[string]string{"iperf3": "3.16"}}
+	dir := t.TempDir()
+	cut := newRoundsRun(t, s, dir, &bytes.Buffer{})
+	cut.env = env // as writeEnv left it at the first cluster
+	if err := cut.out.WriteEnv(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := runShared(cut, &fakeTrials{r: cut, value: decidedAtFour}); err != nil {
+		t.Fatal(err)
+	}
+	cut.out.Close()
+	// Killed after its last trial's sample, before its stops: the
+	// resumed run replays every trial and runs none.
+	if err := os.Remove(filepath.Join(dir, results.StopsFile)); err != nil {
+		t.Fatal(err)
+	}
+	old, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := results.Reopen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	res := &run{study: s, design: newDesign(s), done: map[trialKey]bool{}, began: time.Now(), out: w, engine: stubEngine{},
+		opt: Options{Progress: progress.New(&bytes.Buffer{}), Resume: true, OutDir: dir}, plan: &plan{machine: cpuset.Range(4)}}
+	if err := res.loadPrevious(old); err != nil {
+		t.Fatal(err)
+	}
+	// stubEngine's Up panics: no cluster may be built.
+	if err := res.interleaved(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res.clusters != 0 || len(res.stops) != len(s.Cells()) {
+		t.Fatalf("built %d clusters, %d stops: want none built and a stop per cell (the test's point)", res.clusters, len(res.stops))
+	}
+	got, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := got.Env
+	if e.Engine != "stub" || e.Version != version.Version || e.Hostname != here.Hostname || e.Kernel != here.Kernel ||
+		e.CPUs != here.CPUs || e.Tools["iperf3"] != "3.16" || e.MachineS <= 0 {
+		t.Errorf("env.json after the resumed run = %+v; want the interrupted run's environment, machine_s set", e)
+	}
+	if !slices.Contains(e.Notes, res.resumed) {
+		t.Errorf("env.json's notes %q: want the resume said", e.Notes)
+	}
+	if err := sameBuild(e, "stub"); err != nil {
+		t.Errorf("a second --resume would be refused: %v", err)
 	}
 }

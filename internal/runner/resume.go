@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,6 +97,14 @@ func (r *run) loadPrevious(old *results.Run) error {
 	r.resumed = fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
 		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST"))
 	r.notes = append(r.notes, r.resumed)
+	// env.json stays the interrupted run's until this run's first
+	// cluster describes the machine again (writeEnv replaces it). A
+	// resumed run whose remaining rounds were all counted builds no
+	// cluster, yet writing its stops rewrites env.json (writeStops): from
+	// an empty env it recorded engine "", and a later --resume was
+	// refused for it.
+	r.env = old.Env
+	r.env.Notes = appendNew(slices.Clone(old.Env.Notes), r.notes...)
 	return nil
 }
 
