@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,4 +66,25 @@ func TestHoldRunDir(t *testing.T) {
 		t.Fatalf("resume after the run ended: %v", err)
 	}
 	again()
+}
+
+// TestResumeRefusedOnTheClusterIsBadInput: a kube run resumed on another
+// server node is refused once the cluster is up, and that refusal is
+// bad input (exit 2) like the refusals before preflight, with no advice
+// to resume: before, it ended with exit 1 and "continue it with: cnibench
+// run --resume DIR", the command just refused.
+func TestResumeRefusedOnTheClusterIsBadInput(t *testing.T) {
+	dir := writeReplicas(t, map[int][]float64{1: {10e9}}, []string{"cnibench", "run", "reach", "--engine", "kube", "--context", "ci"})
+	refused := &runner.ResumeRefusedError{Err: errors.New(`--resume: the interrupted run measured with server node host "worker-1", this cluster's is "worker-2"`)}
+	err := runFailure(dir, errors.Join(fmt.Errorf("build cluster: %w", refused), errors.New("tear down bridge: gone")))
+	var code int
+	var errb bytes.Buffer
+	code = exitCode(context.Background(), newRoot(&bytes.Buffer{}, &errb), err, &errb)
+	if code != ExitBadInput || strings.Contains(errb.String(), "continue it with") || !strings.Contains(errb.String(), `this cluster's is "worker-2"`) {
+		t.Errorf("exit %d, %q; want %d, the refusal and no resume hint", code, errb.String(), ExitBadInput)
+	}
+	// A run that failed otherwise still says how to continue it.
+	if err := runFailure(dir, errors.New("trial 3: iperf3 died")); !strings.Contains(err.Error(), "continue it with: cnibench run --resume") {
+		t.Errorf("a failed run: %v; want the resume hint", err)
+	}
 }

@@ -302,10 +302,12 @@ func refusal(err error) error {
 }
 
 // runFailure is the error of a run that failed: a refusal before it
-// began is bad input (refusal); one that left partial results in dir
-// says where, and how to continue it.
+// began is bad input (refusal), and so is a resume refused once its
+// cluster was up (another server node: resuming again would be refused
+// alike, so no resume command is suggested); one that left partial
+// results in dir says where, and how to continue it.
 func runFailure(dir string, err error) error {
-	if runner.IsPreflight(err) {
+	if runner.IsPreflight(err) || runner.IsResumeRefused(err) {
 		return refusal(err)
 	}
 	if dir == "" {

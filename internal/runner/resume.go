@@ -387,6 +387,24 @@ func studySum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// ResumeRefusedError is a --resume refused once a cluster is up, before
+// any trial: a node's or datapath's facts differ from the interrupted
+// run's, and its trials would not compare with the kept ones. It is bad
+// input like the resume refusals found before preflight (exit 2): the
+// run changed nothing that stays (its cluster is torn down, env.json is
+// the interrupted run's), and resuming again, which a failed run's
+// message suggests, would be refused the same way.
+type ResumeRefusedError struct{ Err error }
+
+func (e *ResumeRefusedError) Error() string { return e.Err.Error() }
+func (e *ResumeRefusedError) Unwrap() error { return e.Err }
+
+// IsResumeRefused reports whether err holds a ResumeRefusedError.
+func IsResumeRefused(err error) bool {
+	var r *ResumeRefusedError
+	return errors.As(err, &r)
+}
+
 // sameNode refuses to go on with a resumed cluster run (was: the
 // interrupted run's env.json; nil for any other run) whose server node,
 // as the engine now describes it (is), differs from the interrupted
@@ -410,8 +428,8 @@ func sameNode(was *results.Env, is results.Env) error {
 		{"CNI", cni(*was), cni(is)},
 	} {
 		if c.was != "" && c.is != "" && c.was != c.is {
-			return fmt.Errorf("--resume: the interrupted run measured with %s %q, this cluster's is %q: its trials would not compare "+
-				"with the kept ones; resume it on the cluster it ran on, or start a new run", c.what, c.was, c.is)
+			return &ResumeRefusedError{fmt.Errorf("--resume: the interrupted run measured with %s %q, this cluster's is %q: its trials would not compare "+
+				"with the kept ones; resume it on the cluster it ran on, or start a new run", c.what, c.was, c.is)}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -119,6 +120,13 @@ func TestSameNode(t *testing.T) {
 	other.Hostname = "worker-2"
 	if err := sameNode(&was, other); err == nil || !strings.Contains(err.Error(), `server node host "worker-1", this cluster's is "worker-2"`) {
 		t.Errorf("another node: %v", err)
+	}
+	// A refusal as of a resume before preflight (exit 2, no resume
+	// hint), through the errors the run joins it with: before, a plain
+	// error, which ended the run with exit 1 and the advice to resume.
+	err := errors.Join(fmt.Errorf("round 3: %w", sameNode(&was, other)), errors.New("tear down bridge: gone"))
+	if !IsResumeRefused(err) {
+		t.Errorf("another node: %v is no resume refusal", err)
 	}
 	other = was
 	other.CNI = &results.CNI{Name: "calico", Mode: "vxlan"}
