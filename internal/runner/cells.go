@@ -57,6 +57,9 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 	applied, err := knob.Apply(ctx, knob.Datapath, tgt)
 	if err == nil {
 		de.BridgeNFCallIPTables = bridgeNetfilter(r.engine.FS(c.Server()), c.Server().Netns())
+		err = sameBridgeNetfilter(r.priorDatapaths, d.Name, de.BridgeNFCallIPTables)
+	}
+	if err == nil {
 		err = r.recordDatapath(d.Name, de)
 	}
 	if err != nil {

@@ -443,7 +443,7 @@ func TestSharedResumeWithNothingToMeasureKeepsEnv(t *testing.T) {
 	s := datapathsStudy(t, "replicas=[1, 4]")
 	here := envinfo.Collect(nil)
 	env := results.Env{Tool: "cnibench", Engine: "stub", Version: version.Version, RunID: "r1", Hostname: here.Hostname,
-		Kernel: here.Kernel, CPUModel: here.CPUModel, CPUs: here.CPUs, Tools: map[string]string{"iperf3": "3.16"}}
+		Kernel: here.Kernel, CPUModel: here.CPUModel, CPUs: here.CPUs, Tools: map[string]string{"recorded-tool": "3.16"}}
 	dir := t.TempDir()
 	cut := newRoundsRun(t, s, dir, &bytes.Buffer{})
 	cut.env = env // as writeEnv left it at the first cluster
@@ -486,7 +486,7 @@ func TestSharedResumeWithNothingToMeasureKeepsEnv(t *testing.T) {
 	}
 	e := got.Env
 	if e.Engine != "stub" || e.Version != version.Version || e.Hostname != here.Hostname || e.Kernel != here.Kernel ||
-		e.CPUs != here.CPUs || e.Tools["iperf3"] != "3.16" || e.MachineS <= 0 {
+		e.CPUs != here.CPUs || e.Tools["recorded-tool"] != "3.16" || e.MachineS <= 0 {
 		t.Errorf("env.json after the resumed run = %+v; want the interrupted run's environment, machine_s set", e)
 	}
 	if !slices.Contains(e.Notes, res.resumed) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/version"
@@ -39,7 +39,7 @@ func previousRun(opt Options, engine string) (*results.Run, string, error) {
 		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 	}
 	if engine == localEngine {
-		if err := thisMachine(old.Env); err != nil {
+		if err := thisMachine(old.Env, opt.Study); err != nil {
 			return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 		}
 	}
@@ -130,7 +130,8 @@ func unnamedBuild(was, is string) string {
 }
 
 // sameMachine refuses, on the local engine, to resume a run made on
-// another machine (host, kernel, CPUs), whose trials would not compare.
+// another machine (host, kernel, CPUs) or with other settings that move
+// numbers (sharedSettings), whose trials would not compare.
 // A remote engine's env.json describes the cluster's server node (its
 // Describe), not this machine, which may be any machine that reaches the
 // cluster: comparing it with this one refused every kube resume. The
@@ -142,20 +143,47 @@ func (r *run) sameMachine(was results.Env) error {
 		r.notes = append(r.notes, remoteResumeNote(was))
 		return nil
 	}
-	return thisMachine(was)
+	return thisMachine(was, r.study)
 }
 
 // thisMachine refuses a run made on another machine than this one
-// (host, kernel, CPUs). previousRun asks it before preflight for the
-// local engine, whose nodes are this machine.
-func thisMachine(was results.Env) error {
-	now := envinfo.Collect(nil)
-	return firstDiffering(was, []check{
+// (host, kernel, CPUs), or with other settings that move numbers
+// (sharedSettings), as machineEnv finds them for study s. previousRun
+// asks it before preflight for the local engine, whose nodes are this
+// machine.
+func thisMachine(was results.Env, s *study.Study) error {
+	now := machineEnv(false, s)
+	return firstDiffering(was, append([]check{
 		{"host", was.Hostname, now.Hostname},
 		{"kernel", was.Kernel, now.Kernel},
 		{"CPU model", was.CPUModel, now.CPUModel},
 		{"CPU count", fmt.Sprint(was.CPUs), fmt.Sprint(now.CPUs)},
-	})
+	}, sharedSettings("", was, now)...))
+}
+
+// sharedSettings are the settings beyond the machine's identity that a
+// resumed run must share with the interrupted one, as compare lists
+// them among what moves numbers (compare.Differences): how the CPUs
+// idle (a round trip waits for a core to wake) and the versions of the
+// tools that measure. Before, a resume checked neither and env.json took
+// this run's values, so a mix of trials of an old and a new iperf3 was
+// recorded as all of the new. Only what both runs recorded is held: a
+// blank (a run before env.json kept cpuidle, a tool that printed no
+// version) is unknown, and differs from nothing. "go" is left out: it
+// is cnibench's own toolchain, which the version check stands for
+// (sameBuild; an unnamed build is noted). node prefixes the CPU idle
+// check's name ("server node " on a cluster).
+func sharedSettings(node string, was, is results.Env) []check {
+	var out []check
+	if was.CPUIdle != nil && is.CPUIdle != nil {
+		out = append(out, check{node + "CPU idle", was.CPUIdle.String(), is.CPUIdle.String()})
+	}
+	for _, name := range slices.Sorted(maps.Keys(was.Tools)) {
+		if v := is.Tools[name]; name != "go" && was.Tools[name] != "" && v != "" {
+			out = append(out, check{"tool " + name, was.Tools[name], v})
+		}
+	}
+	return out
 }
 
 // check is one setting of the interrupted run (was) and of this one (is).
@@ -408,9 +436,11 @@ func IsResumeRefused(err error) bool {
 // sameNode refuses to go on with a resumed cluster run (was: the
 // interrupted run's env.json; nil for any other run) whose server node,
 // as the engine now describes it (is), differs from the interrupted
-// run's: another host, kernel, CPU count or CNI would measure trials that
-// do not compare with the kept ones. A remote engine's nodes are known
-// only once the cluster is up, so this runs there, before any trial.
+// run's: another host, kernel, CPU count or CNI, or other settings that
+// move numbers (the node's CPU idle, the image's tool versions:
+// sharedSettings) would measure trials that do not compare with the kept
+// ones. A remote engine's nodes are known only once the cluster is up,
+// so this runs there, before any trial.
 func sameNode(was *results.Env, is results.Env) error {
 	if was == nil {
 		return nil
@@ -421,16 +451,36 @@ func sameNode(was *results.Env, is results.Env) error {
 		}
 		return e.CNI.String()
 	}
-	for _, c := range []struct{ what, was, is string }{
+	for _, c := range append([]check{
 		{"server node host", was.Hostname, is.Hostname},
 		{"server node kernel", was.Kernel, is.Kernel},
 		{"server node CPU count", cpuCount(was.CPUs), cpuCount(is.CPUs)},
 		{"CNI", cni(*was), cni(is)},
-	} {
+	}, sharedSettings("server node ", *was, is)...) {
 		if c.was != "" && c.is != "" && c.was != c.is {
 			return &ResumeRefusedError{fmt.Errorf("--resume: the interrupted run measured with %s %q, this cluster's is %q: its trials would not compare "+
 				"with the kept ones; resume it on the cluster it ran on, or start a new run", c.what, c.was, c.is)}
 		}
 	}
 	return nil
+}
+
+// sameBridgeNetfilter refuses to go on with a resumed run whose datapath
+// name, just built, passes its bridged frames through iptables where the
+// interrupted run's did not, or the other way round (is against prior,
+// the interrupted run's datapaths' facts; nil for a run not resumed):
+// the same datapath then costs another amount per packet (compare lists
+// it), and br_netfilter, which anything on the machine may load or
+// unload, decides it. It is known only once the datapath is built (its
+// knobs, or preflight's probes, may load br_netfilter), so this runs
+// there, before any of its trials. A blank value is unknown and holds
+// the other to nothing.
+func sameBridgeNetfilter(prior map[string]results.DatapathEnv, name, is string) error {
+	was := prior[name].BridgeNFCallIPTables
+	if was == "" || is == "" || was == is {
+		return nil
+	}
+	return &ResumeRefusedError{fmt.Errorf("--resume: the interrupted run measured datapath %s with bridge-nf-call-iptables %q, this one's is %q "+
+		"(br_netfilter loaded or unloaded since, or the sysctl set): its trials would not compare with the kept ones; "+
+		"put it back as it was, or start a new run", name, was, is)}
 }

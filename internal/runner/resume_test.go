@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/envinfo"
+	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
@@ -38,7 +39,7 @@ func TestResumeSameSetting(t *testing.T) {
 	if len(remote.notes) != 1 || !strings.Contains(remote.notes[0], "server node was host worker-1, kernel 6.1.0-cluster, 96 CPUs, CNI flannel") {
 		t.Errorf("notes %q, want the interrupted run's node on record", remote.notes)
 	}
-	local := &run{engine: stubEngine{}, plan: &plan{}}
+	local := &run{engine: stubEngine{}, plan: &plan{}, study: stubStudy(t, "[{name: tcp, tool: iperf3}]")}
 	if err := local.sameMachine(node); err == nil || !strings.Contains(err.Error(), `the run was made with host "worker-1"`) {
 		t.Errorf("local run made on another host: %v, want refused", err)
 	}
@@ -137,6 +138,20 @@ func TestSameNode(t *testing.T) {
 	if err := sameNode(&was, other); err != nil {
 		t.Errorf("CNI not detected now: %v", err)
 	}
+	// The image's tools and the node's CPU idle are held too.
+	was.Tools = map[string]string{"go": "go1.24.0", "iperf3": "iperf 3.16"}
+	was.CPUIdle = &results.CPUIdle{Driver: "intel_idle", Governor: "menu"}
+	other = was
+	other.Tools = map[string]string{"go": "go1.25.0", "iperf3": "iperf 3.17"}
+	if err := sameNode(&was, other); !IsResumeRefused(err) || !strings.Contains(err.Error(), `tool iperf3 "iperf 3.16", this cluster's is "iperf 3.17"`) {
+		t.Errorf("another iperf3 in the image: %v", err)
+	}
+	other = was
+	other.CPUIdle = &results.CPUIdle{Driver: "intel_idle", Governor: "teo"}
+	if err := sameNode(&was, other); !IsResumeRefused(err) || !strings.Contains(err.Error(), `server node CPU idle "driver intel_idle, governor menu", this cluster's is "driver intel_idle, governor teo"`) {
+		t.Errorf("another idle governor: %v", err)
+	}
+	was.Tools, was.CPUIdle = nil, nil
 	// A node its agent could not describe has blank facts (CPU count
 	// 0), which hold the other run to nothing, either way round.
 	blank := results.Env{CNI: was.CNI}
@@ -215,6 +230,15 @@ func TestResumeLocalRefusedBeforePreflight(t *testing.T) {
 	this := results.Env{Engine: localEngine, Version: version.Version, Hostname: here.Hostname, Kernel: here.Kernel, CPUModel: here.CPUModel, CPUs: here.CPUs}
 	elsewhere := this
 	elsewhere.Hostname = here.Hostname + "-elsewhere"
+	// This machine's iperf3 is a script saying its version; the
+	// interrupted run measured with another.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "iperf3"), []byte("#!/bin/sh\necho 'iperf 3.99 (test)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	oldTool := this
+	oldTool.Tools = map[string]string{"go": "go1.0", "iperf3": "iperf 3.16"}
 	trial, _ := json.Marshal(results.Sample{Cell: results.Cell{Datapath: "bridge", Workload: "tcp", Tuning: "baseline", Replicas: 1},
 		Trial: 1, Attempt: 1, Metrics: map[string]float64{results.MetricBitrate: 1e9}})
 	twice := append(append(trial, '\n'), append(trial, '\n')...)
@@ -225,6 +249,7 @@ func TestResumeLocalRefusedBeforePreflight(t *testing.T) {
 		want    string
 	}{
 		{"another machine", elsewhere, nil, `the run was made with host "` + elsewhere.Hostname + `"`},
+		{"another iperf3", oldTool, nil, `the run was made with tool iperf3 "iperf 3.16", this one would be "iperf 3.99 (test)"`},
 		{"a trial counted twice", this, twice, "bridge/tcp/baseline/r1 trial 1 is counted twice in " + results.SamplesFile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,3 +373,104 @@ func (envNode) Name() string                { return "server" }
 func (envNode) Netns() string               { return "server" }
 func (envNode) Underlay() netns.Iface       { return netns.Iface{Name: "eth1", Netns: "server"} }
 func (envNode) Tunnel() (netns.Iface, bool) { return netns.Iface{}, false }
+
+// TestSharedSettings: a resume holds the interrupted run to how the CPUs
+// idle and to each tool's version, as compare counts them among what
+// moves numbers; before, a resume checked neither, and env.json took
+// the new values for a mix of old and new trials. What one run did not
+// record (a run before cpuidle was kept, a tool that printed no
+// version) is unknown and holds the other to nothing; go is cnibench's
+// toolchain, which the version check covers.
+func TestSharedSettings(t *testing.T) {
+	menu := &results.CPUIdle{Driver: "intel_idle", Governor: "menu", States: []results.IdleState{{Name: "C6", LatencyUS: 85}}}
+	was := results.Env{CPUIdle: menu, Tools: map[string]string{"go": "go1.24.0", "iperf3": "iperf 3.16", "sockperf": "sockperf 3.10"}}
+	for _, tc := range []struct {
+		name string
+		is   results.Env
+		want string
+	}{
+		{"the same", results.Env{CPUIdle: menu, Tools: map[string]string{"go": "go1.24.0", "iperf3": "iperf 3.16", "sockperf": "sockperf 3.10"}}, ""},
+		{"another go", results.Env{CPUIdle: menu, Tools: map[string]string{"go": "go1.25.0", "iperf3": "iperf 3.16"}}, ""},
+		{"unknown now", results.Env{Tools: map[string]string{"iperf3": ""}}, ""},
+		{"another sockperf", results.Env{CPUIdle: menu, Tools: map[string]string{"sockperf": "sockperf 3.11"}},
+			`the run was made with tool sockperf "sockperf 3.10", this one would be "sockperf 3.11": its trials would not compare`},
+		{"a state disabled", results.Env{CPUIdle: &results.CPUIdle{Driver: "intel_idle", Governor: "menu",
+			States: []results.IdleState{{Name: "C6", LatencyUS: 85, Disabled: true}}}},
+			`the run was made with CPU idle "driver intel_idle, governor menu; states (exit latency): C6 (85 µs)", this one would be ` +
+				`"driver intel_idle, governor menu; states (exit latency): C6 (85 µs) disabled"`},
+	} {
+		err := firstDiffering(was, sharedSettings("", was, tc.is))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestResumeRefusesOtherBridgeNetfilter: a resumed run whose datapath,
+// once built, passes its bridged frames through iptables where the
+// interrupted run's did not (br_netfilter loaded since) is refused
+// there, before any of its trials, as a resume refusal (exit 2), and
+// env.json keeps the interrupted run's value; before, it went on and
+// recorded the new value for old and new trials alike.
+func TestResumeRefusesOtherBridgeNetfilter(t *testing.T) {
+	s := parseSpec(t, "  datapaths: [bridge]\n  tunings: [baseline]\n  workloads: [{tool: iperf3}]\n")
+	for _, tc := range []struct {
+		prior, now string
+		refused    bool
+	}{
+		{"absent", "1", true},
+		{"1", "1", false},
+		{"", "1", false}, // a run before env.json recorded it
+	} {
+		out, err := results.Create(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &brnfCluster{}
+		r := &run{engine: brnfEngine{upEngine{c: c}, tc.now}, study: s, out: out, clusters: 1,
+			plan: &plan{datapaths: map[string]engine.Datapath{}}, opt: Options{Progress: progress.New(io.Discard)},
+			priorDatapaths: map[string]results.DatapathEnv{"bridge": {Type: "bridge", BridgeNFCallIPTables: tc.prior}}}
+		ran := false
+		err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { ran = true; return nil })
+		out.Close()
+		if !tc.refused {
+			if err != nil || !ran {
+				t.Errorf("%q then %q: %v, trials ran %v; want them run", tc.prior, tc.now, err, ran)
+			}
+			continue
+		}
+		want := `--resume: the interrupted run measured datapath bridge with bridge-nf-call-iptables "absent", this one's is "1"`
+		if !IsResumeRefused(err) || !strings.Contains(err.Error(), want) || ran || !c.closed {
+			t.Errorf("%q then %q: %v, trials ran %v, cluster closed %v; want a resume refusal saying %q, no trial, the cluster closed",
+				tc.prior, tc.now, err, ran, c.closed, want)
+		}
+		if b, _ := os.ReadFile(filepath.Join(out.Dir(), results.EnvFile)); len(b) > 0 {
+			t.Errorf("env.json written: %s", b)
+		}
+	}
+}
+
+// brnfCluster's nodes are named, and it says whether it was closed.
+type brnfCluster struct {
+	engine.Cluster
+	closed bool
+}
+
+func (c *brnfCluster) Server() engine.Node { return sysNode{name: "s"} }
+func (c *brnfCluster) Client() engine.Node { return sysNode{name: "c"} }
+func (c *brnfCluster) Close() error        { c.closed = true; return nil }
+
+// brnfEngine's nodes read bridge-nf-call-iptables as v.
+type brnfEngine struct {
+	upEngine
+	v string
+}
+
+func (e brnfEngine) FS(engine.Node) tune.FS { return constFS{v: e.v} }
+
+type constFS struct {
+	tune.FS
+	v string
+}
+
+func (f constFS) Read(string, string, string) (string, error) { return f.v, nil }
