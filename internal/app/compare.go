@@ -14,6 +14,7 @@ import (
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/runner"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/suggest"
 )
 
@@ -37,8 +38,9 @@ regression gate: it exits 1 when a cell's change of METRIC is significant (B/A's
 interval at 1 - 0.05/m, m the cells judged, excludes 1: Bonferroni) and beyond the
 threshold; noise (an interval covering 1) never fails it. It never passes on no
 evidence: a cell of B's study that B has no trial of (every trial failed, the run ended
-or its budget ran out before it), that B gave up (a trial failed every attempt) whatever
-trials it left, or with fewer than 2 trials on a side fails it. Cells B's study leaves
+or its budget ran out before it), that B gave up (a trial failed every attempt) or did not
+finish (the run ended first) whatever trials it left, or with fewer than 2 trials on a
+side fails it. Cells B's study leaves
 out are named above the table, not judged. The
 metrics of the rules are compared even if --metric leaves them out. Exit 1 means only a
 failed gate: bad input exits 2, output that could not be written 4. With --format csv or
@@ -109,6 +111,12 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 		return inputErr(fmt.Errorf("--fail-if needs each run's study to know the cells it was to run: %w", err))
 	}
 	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))
+	if sb != nil {
+		// A B cut short within its cells fails them, as it fails the
+		// cells it never reached: a CI job stopped at two trials a cell
+		// passed on intervals too wide to exclude 1.
+		compare.MarkUnfinished(rows, analysis.Unfinished(sb, b), planned(sb.Spec.Trials))
+	}
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {
 		if !compare.ShareCell(a, b, studyCells(sa), studyCells(sb)) {
@@ -254,4 +262,13 @@ func appendMissing(list []string, m string) []string {
 		}
 	}
 	return append(list, m)
+}
+
+// planned is a design's trials per cell as a verdict names them: "5",
+// or "3 to 10" for adaptive repetitions.
+func planned(t study.Trials) string {
+	if t.Adaptive() {
+		return fmt.Sprintf("%d to %d", t.Min, t.Max)
+	}
+	return strconv.Itoa(t.Max)
 }

@@ -138,7 +138,7 @@ func TestCompareGateNotMeasured(t *testing.T) {
 // json's stderr; trial counts are no difference.
 func TestCompareStudyDiffers(t *testing.T) {
 	a := runDir(t, randFor(1), 5, map[string]float64{"baseline": 10e9}, 0.02)
-	b := runDir(t, randFor(2), 5, map[string]float64{"baseline": 10e9}, 0.02)
+	b := runDir(t, randFor(2), 9, map[string]float64{"baseline": 10e9}, 0.02) // its study's 9 trials
 	if err := os.WriteFile(filepath.Join(a, results.StudyFile), []byte(gateStudy), 0o644); err != nil {
 		t.Fatal(err)
 	}

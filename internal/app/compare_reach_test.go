@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,8 +52,8 @@ func writeReplicas(t *testing.T, trials map[int][]float64, origin []string) stri
 // records no stops. The gate passed (exit 0) and said nothing; now r=4
 // fails it as "B did not reach it", the header says B did not finish
 // with the command that continues it (a kube run's with its engine
-// flags), and a partly run cell of one trial at -50% fails as "not
-// enough trials to judge" instead of passing as "not judged".
+// flags), and a partly run cell of one trial at -50% fails as "B
+// unfinished (n=1 of planned 5)" instead of passing as "not judged".
 func TestCompareGateCellNotReached(t *testing.T) {
 	five := []float64{10e9, 10.1e9, 9.9e9, 10.05e9, 9.95e9}
 	a := writeReplicas(t, map[int][]float64{1: five, 4: five}, nil)
@@ -78,7 +79,7 @@ func TestCompareGateCellNotReached(t *testing.T) {
 		t.Fatalf("one trial of r=4 at -50%%: exit %d, %v\n%s%s", code, err, out, errs)
 	}
 	for _, v := range doc.Verdicts {
-		if v.Cell == "bridge/baseline/tcp/r=4" && (v.Verdict != "fail" || !strings.Contains(v.Why, "not enough trials to judge: 5 in A, 1 in B")) {
+		if v.Cell == "bridge/baseline/tcp/r=4" && (v.Verdict != "fail" || !strings.Contains(v.Why, "B unfinished (n=1 of planned 5)")) {
 			t.Errorf("r=4: %+v", v)
 		}
 	}
@@ -107,5 +108,43 @@ func TestResumeCommand(t *testing.T) {
 	dir := writeReplicas(t, map[int][]float64{1: {10e9}}, []string{"cnibench", "run", "reach", "--engine", "kube", "--context", "ci"})
 	if got, want := resumeHint(dir), "; continue it with: cnibench run --resume "+dir+" --engine kube --context ci"; got != want {
 		t.Errorf("resume hint %q, want %q", got, want)
+	}
+}
+
+// TestCompareGateBUnfinished: B, a run of the same study cut short at
+// two trials of each cell's five (a CI timeout), has intervals too wide
+// to exclude 1; the gate passed it (exit 0, with the header's "B did not
+// finish" only), while it failed the cells B never reached. Now each of
+// its cells fails as "B unfinished (n=2 of planned 5)"; the comparison
+// without a rule still shows it, exit 0. An adaptive B cut short in its
+// first block names its range.
+func TestCompareGateBUnfinished(t *testing.T) {
+	five := []float64{10e9, 10.1e9, 9.9e9, 10.05e9, 9.95e9}
+	a := writeReplicas(t, map[int][]float64{1: five, 4: five}, nil)
+	b := writeReplicas(t, map[int][]float64{1: {9.7e9, 10.4e9}, 4: {10.3e9, 9.6e9}}, nil)
+	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+	for _, reps := range []string{"1", "4"} {
+		want := "| bitrate < -5% | bridge/baseline/tcp/r=" + reps + " | **FAIL** | B unfinished (n=2 of planned 5)"
+		if code != ExitFailure || !strings.Contains(out, want) {
+			t.Errorf("B cut at 2 of 5 trials: exit %d, want %d and %q\n%s%s", code, ExitFailure, want, out, errs)
+		}
+	}
+	if !strings.Contains(out, "; B unfinished (n=2 of planned 5) |") {
+		t.Errorf("the table's B column does not say it:\n%s", out)
+	}
+	if code, out, errs := compareExit(t, a, b); code != ExitOK {
+		t.Errorf("without --fail-if: exit %d\n%s%s", code, out, errs)
+	}
+	// A finished B of the same numbers passes.
+	if code, out, errs := compareExit(t, a, writeReplicas(t, map[int][]float64{1: five, 4: five}, nil), "--fail-if", "bitrate < -5%"); code != ExitOK {
+		t.Errorf("finished B: exit %d\n%s%s", code, out, errs)
+	}
+	adaptive := strings.Replace(reachStudy, "trials: 5", "trials: {min: 3, max: 10}", 1)
+	if err := os.WriteFile(filepath.Join(b, results.StudyFile), []byte(adaptive), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = compareExit(t, a, b, "--fail-if", "bitrate < -5%")
+	if code != ExitFailure || !strings.Contains(out, "| **FAIL** | B unfinished (n=2 of planned 3 to 10)") {
+		t.Errorf("adaptive B without stops: exit %d\n%s%s", code, out, errs)
 	}
 }

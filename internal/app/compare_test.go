@@ -141,15 +141,29 @@ func writeRunOn(t *testing.T, dp string, trials map[string][]map[string]float64)
 	if err := w.WriteStudy([]byte(studyYAML)); err != nil {
 		t.Fatal(err)
 	}
+	var stops []results.Stop
 	for tuning, ms := range trials {
+		cell := results.Cell{Datapath: dp, Tuning: tuning, Workload: "tcp", Replicas: 1}
+		counted := 0
 		for i, m := range ms {
-			s := results.Sample{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: "tcp", Replicas: 1}, Trial: i + 1, Metrics: m}
+			s := results.Sample{Cell: cell, Trial: i + 1, Metrics: m}
 			if m == nil {
 				s.Metrics, s.Error, s.Discarded = map[string]float64{}, "iperf3: connection refused", "failed"
+			} else {
+				counted++
 			}
 			if err := w.AppendSample(s); err != nil {
 				t.Fatal(err)
 			}
+		}
+		stops = append(stops, results.Stop{Cell: cell, Metric: results.MetricBitrate, N: counted, Status: "max"})
+	}
+	// A finished run's stops, as the runner writes them for a study
+	// that compares tunings (study.RecordsStops): without them every
+	// cell is one the run ended before finishing.
+	if len(tunings) > 1 {
+		if err := w.WriteStops(stops); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
@@ -275,6 +289,9 @@ func TestCompareUnfinished(t *testing.T) {
 	}
 	js, _ := json.Marshal(stops)
 	if err := os.WriteFile(filepath.Join(a, results.StopsFile), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(b, results.StopsFile)); err != nil { // B ended in its first block
 		t.Fatal(err)
 	}
 	code, out, errs := compareExit(t, a, b)

@@ -296,9 +296,15 @@ func (h Head) notes() []string {
 			if u.resume == nil {
 				u.resume = []string{"cnibench", "run", "--resume", u.dir}
 			}
+			// B's unfinished cells fail a gate (gate.Cell.Unfinished);
+			// A's, the baseline, are judged on what they have.
+			judged := "are judged on the trials they have"
+			if u.side == "B" {
+				judged = "fail a gate whatever their trials say"
+			}
 			out = append(out, fmt.Sprintf("%s did not finish: %d of its %d cells were not done when it ended, so their numbers are partial "+
-				"and are judged on the trials they have, and a cell it has no trial of that the other run has fails a gate (continue it with: %s)",
-				u.side, u.unfinished, u.n, cmdline.Quote(u.resume)))
+				"and %s, and a cell it has no trial of that the other run has fails a gate (continue it with: %s)",
+				u.side, u.unfinished, u.n, judged, cmdline.Quote(u.resume)))
 		}
 	}
 	if n := len(h.LeftOutB); n > 0 {

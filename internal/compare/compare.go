@@ -61,9 +61,16 @@ type Row struct {
 	MissingA bool
 	AbsentA  gate.Absence
 	GaveUpA  string
+	// UnfinishedB: B ended before it finished the cell (MarkUnfinished),
+	// which was to have PlannedB trials ("5", "3 to 10"): its numbers are
+	// partial, and the gate fails it.
+	UnfinishedB bool
+	PlannedB    string
 	// order is where the row's cell comes: the index of A's first sample
 	// of it, after A's samples for a cell only B has.
 	order int
+	// cellB is the row's cell in B.
+	cellB key
 }
 
 type key struct {
@@ -117,6 +124,7 @@ func Runs(a, b *results.Run, metrics []string, studyA, studyB []results.Cell) []
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 			XA: xs, XB: ys, Missing: gateAbsence[why] != "", Absent: gateAbsence[why], NotMeasured: why == notMeasured, GaveUp: bs.gaveUp[cellOf(kb)],
 			WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], order: first[cellOf(k)],
+			cellB: cellOf(kb),
 		})
 	}
 	rows = append(rows, missingInA(a, b, p, want, studyA)...)
@@ -394,6 +402,8 @@ func bText(r Row, summary string) string {
 		return "not measured in B (its trials of the cell have no value of " + r.Metric + ")"
 	case r.GaveUp != "":
 		return summary + "; B gave the cell up (" + r.GaveUp + ")"
+	case r.UnfinishedB:
+		return fmt.Sprintf("%s; B unfinished (n=%d of planned %s)", summary, len(r.XB), r.PlannedB)
 	}
 	return summary
 }

@@ -30,7 +30,8 @@ func Cells(rows []Row) []gate.Cell {
 			return d.Format(v) + " " + d.Unit
 		}
 		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, Absent: r.Absent, NotMeasured: r.NotMeasured,
-			GaveUp: r.GaveUp, MissingA: r.MissingA, AbsentA: r.AbsentA, GaveUpA: r.GaveUpA, Show: show}
+			GaveUp: r.GaveUp, MissingA: r.MissingA, AbsentA: r.AbsentA, GaveUpA: r.GaveUpA, Unfinished: r.UnfinishedB, PlannedB: r.PlannedB,
+			Show: show}
 	}
 	return out
 }

@@ -40,7 +40,7 @@ func missingInA(a, b *results.Run, p pairing, want map[string]bool, studyA []res
 			Key: p.name(k), Metric: kb.metric, A: analysis.Describe(kb.metric, nil), B: analysis.Describe(kb.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath, XB: ys,
 			MissingA: true, AbsentA: gateAbsence[why], GaveUpA: as.gaveUp[cellOf(k)],
-			WideB: wb[kb], DisturbedB: db[cellOf(kb)], order: len(a.Samples) + firstB[cellOf(kb)],
+			WideB: wb[kb], DisturbedB: db[cellOf(kb)], order: len(a.Samples) + firstB[cellOf(kb)], cellB: cellOf(kb),
 		})
 	}
 	return rows

@@ -196,6 +196,28 @@ func TestCheckGaveUp(t *testing.T) {
 	}
 }
 
+// TestCheckUnfinished: a cell B ended before finishing fails whatever
+// its trials say, as a cell B never reached does, and is not counted
+// among the judged cells (the Bonferroni level of the others stays);
+// before, two trials of a cell cut short passed on an interval that
+// could not exclude 1.
+func TestCheckUnfinished(t *testing.T) {
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	base := around(10e9, 0.02, 5)
+	cut := Cell{Key: "rfs", Metric: "bitrate", A: base, B: []float64{9.7e9, 10.4e9}, Unfinished: true, PlannedB: "5"}
+	vs, err := Check([]Rule{drop}, []Cell{{Key: "baseline", Metric: "bitrate", A: base, B: base}, cut})
+	if err != nil || len(vs) != 2 || !vs[1].Fail || vs[1].Judged || !strings.Contains(vs[1].Why, "B unfinished (n=2 of planned 5)") {
+		t.Fatalf("%+v %v: want the unfinished cell failed, not judged", vs, err)
+	}
+	if vs[0].Fail || vs[0].Level != 0.95 {
+		t.Errorf("the finished cell: %+v, want it passed at 95%% (the only one judged)", vs[0])
+	}
+	cut.Unfinished = false
+	if vs, _ := Check([]Rule{drop}, []Cell{cut}); Failed(vs) {
+		t.Errorf("the same trials of a finished B: %+v, want passed (the test's point)", vs)
+	}
+}
+
 // TestRuleWarning: a rule that fails on an improvement of its metric
 // (by stats.DirectionOf) says so, with the regression gate of the same
 // size; one that fails on regressions only says nothing.

@@ -50,6 +50,14 @@ type Cell struct {
 	MissingA bool
 	AbsentA  Absence
 	GaveUpA  string
+	// Unfinished: B ended before it finished the cell (its study's
+	// design says so: analysis.Unfinished), so B's trials of it are a
+	// part of what it was to run, PlannedB trials ("5", "3 to 10"). It
+	// fails whatever they say, as a cell B never reached does: a CI job
+	// cut short at two trials a cell had intervals that could not
+	// exclude 1, and passed.
+	Unfinished bool
+	PlannedB   string
 	// Show renders a value of the metric with its unit for messages
 	// ("12.06 Gbit/s"); nil: the plain number.
 	Show func(float64) string
@@ -121,9 +129,9 @@ func (v Verdict) Outcome() string {
 // confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
 // 20 cells of pure noise would fail a gate in about two runs of three;
 // this way noise fails it in at most 5% of runs however many cells the
-// study has. A cell in A that B lacks or gave up fails, so does one of B
-// that A lacks (MissingA), and so does one with fewer than 2 trials on a
-// side: a change that breaks a cell, or a
+// study has. A cell in A that B lacks, gave up or did not finish fails,
+// so does one of B that A lacks (MissingA), and so does one with fewer
+// than 2 trials on a side: a change that breaks a cell, or a
 // run cut short, must not pass because it left too little to compare. A
 // cell whose trials in B lack the metric is no cell of it here.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
@@ -158,9 +166,9 @@ func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
 }
 
 // judged: the cell has an interval to judge (two values on each side,
-// and B neither lost nor gave it up).
+// and B neither lost, gave it up nor left it unfinished).
 func judged(c Cell) bool {
-	return !c.Missing && !c.MissingA && !c.NotMeasured && c.GaveUp == "" && len(c.A) >= 2 && len(c.B) >= 2
+	return !c.Missing && !c.MissingA && !c.NotMeasured && c.GaveUp == "" && !c.Unfinished && len(c.A) >= 2 && len(c.B) >= 2
 }
 
 func judge(r Rule, c Cell, conf float64) Verdict {
@@ -254,10 +262,10 @@ func showMean(c Cell, m float64) string {
 const noEvidence = "a gate does not pass on no evidence"
 
 // unjudged is the verdict on a cell without an interval to judge (ok),
-// and whether it fails. A cell B gave up, lost or never ran fails: a
-// change that breaks a cell, or a run cut short before it, must not pass
-// because it left too little to compare, and neither does a cell with
-// fewer than 2 trials on a side (one trial from before the runner gave
+// and whether it fails. A cell B gave up, lost, never ran or did not
+// finish fails: a change that breaks a cell, or a run cut short before
+// or within it, must not pass because it left too little to compare,
+// and neither does a cell with fewer than 2 trials on a side (one trial from before the runner gave
 // up, or before the run ended, at -50% was "not judged" and passed). A
 // metric B's trials lack is not judged.
 func unjudged(c Cell) (why string, fail, ok bool) {
@@ -278,6 +286,9 @@ func unjudged(c Cell) (why string, fail, ok bool) {
 		return "no value in B (every trial of the cell failed there): not measured", true, true
 	case c.NotMeasured:
 		return fmt.Sprintf("not measured in B (its trials of the cell have no value of %s): not judged", c.Metric), false, true
+	case c.Unfinished:
+		return fmt.Sprintf("B unfinished (n=%d of planned %s): the run ended before it finished the cell, so its trials are partial "+
+			"whatever they say; %s", len(c.B), c.PlannedB, noEvidence), true, true
 	case !judged(c):
 		return fmt.Sprintf("not enough trials to judge: %d in A, %d in B (an interval needs 2 on each side); %s",
 			len(c.A), len(c.B), noEvidence), true, true
