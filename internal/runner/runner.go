@@ -53,7 +53,7 @@ type Options struct {
 	// its error prints it; empty: journal.DefaultCleanup.
 	Cleanup string
 	// Resume continues the interrupted run in OutDir (--resume): its
-	// counted trials stay, the rest run and are appended (resume.go).
+	// counted trials stay, the rest run and are appended (resume.go; its checks, resumecheck.go).
 	Resume bool
 	// Command is the command line that started the run, in words
 	// (env.json's origin; a resumed run keeps the first run's).
