@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -31,7 +32,8 @@ const (
 	ExitBadInput = 2 // bad flags, study, or a missing prerequisite; host untouched
 	// ExitAbandoned: the command ended with changes its journal keeps
 	// for cleanup (a third signal, SIGQUIT, an undo that failed, a
-	// panic); apart from 128+N and 1 so a script can tell "stopped, all
+	// panic), or a cleanup left a dead run's journal (an undo failed,
+	// or it was stopped before the run); apart from 128+N and 1 so a script can tell "stopped, all
 	// undone" and "failed" from "run cnibench cleanup".
 	ExitAbandoned = 3
 	// ExitOutput: the command's output could not be written (a closed
@@ -83,20 +85,17 @@ func exitCode(ctx context.Context, root *cobra.Command, err error, stderr io.Wri
 	if err == nil {
 		return ExitOK
 	}
-	// A journal kept because changes are left decides the code whatever
-	// else happened: 128+N and 1 would say nothing is left to undo.
-	var kept *journal.PendingError
 	if s := stoppedBy(ctx); s != nil {
 		// Whatever the cancellation surfaced as (a trial's "context
 		// canceled", an interrupted preflight), the user stopped it.
 		fmt.Fprintln(stderr, "cnibench: "+s.Error()+": "+err.Error())
-		if errors.As(err, &kept) {
+		if journalKept(err) {
 			return ExitAbandoned
 		}
 		return 128 + int(s.Signal)
 	}
 	fmt.Fprintln(stderr, "cnibench: "+err.Error()+commandHint(root, err))
-	if errors.As(err, &kept) {
+	if journalKept(err) {
 		return ExitAbandoned
 	}
 	var ie *InputError
@@ -109,6 +108,17 @@ func exitCode(ctx context.Context, root *cobra.Command, err error, stderr io.Wri
 		return ExitOutput
 	}
 	return ExitFailure
+}
+
+// journalKept says whether err tells of a journal kept because changes
+// are left: a command's own (*journal.PendingError) or a dead run's that
+// cleanup left (*cleanup.KeptError: an undo failed, or cleanup was
+// stopped before the run). It decides the exit code whatever else
+// happened: 128+N and 1 would say nothing is left to undo.
+func journalKept(err error) bool {
+	var kept *journal.PendingError
+	var left *cleanup.KeptError
+	return errors.As(err, &kept) || errors.As(err, &left)
 }
 
 type usageError struct{ error }

@@ -3,10 +3,15 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/cnibench/cnibench/internal/cleanup"
 )
 
 // A --run value that can never be a run ID is bad input (exit 2) saying
@@ -47,5 +52,25 @@ func TestCleanupLockErrorIsBadInput(t *testing.T) {
 	code := Main(context.Background(), []string{"cleanup", "--journal-dir", filepath.Join(file, "journals")}, &out, &errb)
 	if code != ExitBadInput || !strings.Contains(errb.String(), "host lock on ") {
 		t.Errorf("exit %d, stderr %q; want 2 and the host lock's error", code, errb.String())
+	}
+}
+
+// TestCleanupKeptJournalExitsAbandoned: a cleanup that left a dead run's
+// journal (stopped before the run, or an undo failed) exits 3, "run
+// cnibench cleanup", stopped by a signal or not. Before, a stopped one
+// exited 130, "stopped with everything undone", and a failed one 1,
+// "nothing left".
+func TestCleanupKeptJournalExitsAbandoned(t *testing.T) {
+	left := errors.Join(context.Canceled, &cleanup.KeptError{Run: "r1", Path: "/run/cnibench/r1.journal", Why: "cleanup was stopped before this run", Cleanup: "cnibench cleanup"})
+	stopped, cancel := context.WithCancelCause(context.Background())
+	cancel(&Stopped{Signal: syscall.SIGINT})
+	for _, ctx := range []context.Context{stopped, context.Background()} {
+		var errb bytes.Buffer
+		if code := exitCode(ctx, newRoot(io.Discard, io.Discard), left, &errb); code != ExitAbandoned {
+			t.Errorf("exit %d, want %d (stopped: %v)", code, ExitAbandoned, stoppedBy(ctx) != nil)
+		}
+		if !strings.Contains(errb.String(), "journal /run/cnibench/r1.journal of run r1 kept") {
+			t.Errorf("the kept journal is not said: %q", errb.String())
+		}
 	}
 }

@@ -136,7 +136,10 @@ func (r *Report) add(run, kind, object, detail string) {
 
 // Run cleans up after dead runs; see the package notes. It carries on past
 // failures and returns them all joined; a journal whose undo failed is
-// kept for the next cleanup.
+// kept for the next cleanup, a *KeptError. When ctx ends (a signal) it
+// stops between runs, never inside one (stale), and between swept
+// namespaces: the runs it did not reach are kept too, each a *KeptError,
+// so that the command does not exit as if everything were undone.
 func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.JournalDir == "" {
 		opts.JournalDir = journal.DefaultDir
@@ -178,10 +181,17 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 			continue
 		}
 		if ctx.Err() != nil {
-			r.Release()
+			// Stopped between runs: this one is left whole for the
+			// next cleanup, and said to be left (a dry run changes
+			// nothing either way).
+			if opts.DryRun {
+				r.Release()
+			} else {
+				c.keep(r, "cleanup was stopped before this run")
+			}
 			continue
 		}
-		c.stale(ctx, r, names)
+		c.stale(r, names)
 	}
 	if err := ctx.Err(); err != nil {
 		c.fail(err)
@@ -196,6 +206,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	c.sweepDirs(dirs, live, withJournal)
 	c.sweepProbes(ctx)
 	c.sweepTemps()
+	c.fail(ctx.Err())
 	return c.rep, errors.Join(c.errs...)
 }
 
@@ -216,16 +227,19 @@ func (c *cleaner) sweepProbes(ctx context.Context) {
 		return
 	}
 	for _, n := range names {
+		if ctx.Err() != nil {
+			return // stopped: the rest waits for the next cleanup
+		}
 		pid, start, ok := probe.ParseScratchName(n)
 		switch {
 		case !ok && !c.opts.Orphans:
 			c.rep.add(ProbeRun, ActSkip, "netns "+n, "a probe namespace without its prober's pid; --orphans removes it")
 		case !ok:
-			c.deleteNetns(ctx, ProbeRun, n, "orphaned probe namespace")
+			c.deleteNetns(ProbeRun, n, "orphaned probe namespace")
 		case journal.ProcessAlive(pid, start):
 			// Its probe is still running and deletes it itself.
 		default:
-			c.deleteNetns(ctx, ProbeRun, n, fmt.Sprintf("its prober, pid %d, is gone", pid))
+			c.deleteNetns(ProbeRun, n, fmt.Sprintf("its prober, pid %d, is gone", pid))
 		}
 	}
 }
@@ -311,6 +325,9 @@ func RunOf(name, prefix string) (string, bool) {
 // sweep deletes prefixed namespaces whose run has no journal at all.
 func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal map[string]bool) {
 	for _, n := range names {
+		if ctx.Err() != nil {
+			return // stopped: the rest waits for the next cleanup
+		}
 		run, ok := RunOf(n, c.opts.Prefix)
 		if !ok || c.handled[n] || (c.opts.Run != "" && run != c.opts.Run) {
 			continue
@@ -331,7 +348,7 @@ func (c *cleaner) sweep(ctx context.Context, names []string, live, withJournal m
 			c.rep.add(run, ActSkip, "netns "+n, c.orphanNote())
 			continue
 		}
-		c.deleteNetns(ctx, run, n, "no journal")
+		c.deleteNetns(run, n, "no journal")
 	}
 }
 

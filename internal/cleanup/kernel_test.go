@@ -172,7 +172,7 @@ func TestKernelCrashCleanup(t *testing.T) {
 		t.Fatalf("ready %v", h.ready)
 	}
 	t.Cleanup(func() { // the sleeps outlive a failed test otherwise
-		if err := kill(context.Background(), pids, defaultKillTimeout); err != nil {
+		if err := kill(pids, defaultKillTimeout); err != nil {
 			t.Error(err)
 		}
 	})
@@ -242,7 +242,7 @@ func TestKernelSweep(t *testing.T) {
 		if err := netns.Add(ns); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { killAllIn(context.Background(), ns, defaultKillTimeout); netns.Delete(ns) })
+		t.Cleanup(func() { killAllIn(ns, defaultKillTimeout); netns.Delete(ns) })
 	}
 	j, err := journal.Open(dir, "l", prefix)
 	if err != nil {
@@ -298,7 +298,7 @@ func pidAlive(pid int) bool {
 func leftovers(t *testing.T, run string, nss ...string) {
 	for _, ns := range nss {
 		if netns.Exists(ns) {
-			killAllIn(context.Background(), ns, defaultKillTimeout)
+			killAllIn(ns, defaultKillTimeout)
 			if err := netns.Delete(ns); err == nil {
 				t.Errorf("test left netns %s (removed)", ns)
 			}

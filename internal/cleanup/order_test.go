@@ -110,7 +110,7 @@ func TestKillNamesSurvivors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = kill(context.Background(), []proc{{cmd.Process.Pid, start}}, 0)
+	err = kill([]proc{{cmd.Process.Pid, start}}, 0)
 	if err == nil {
 		// Exited (a zombie counts) before the first check: nothing to name.
 		return

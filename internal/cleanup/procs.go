@@ -1,7 +1,6 @@
 package cleanup
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,10 @@ import (
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 )
+
+// processAlive is journal.ProcessAlive (tests play a process slow to
+// exit after SIGKILL).
+var processAlive = journal.ProcessAlive
 
 // proc is one process, named by pid and start time so a recycled pid is
 // never mistaken for it.
@@ -90,8 +93,12 @@ func inNS(pid int, id nsID) bool {
 }
 
 // kill sends SIGKILL to each process still alive and waits until all are
-// gone (or zombies, which hold no namespace), until timeout or ctx ends.
-func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
+// gone (or zombies, which hold no namespace), or until timeout. No signal
+// to cleanup ends the wait: a SIGKILLed process may take a while to
+// exit (freeing its memory), and a cleanup that returned then would keep
+// the journal, or delete no namespace, with nothing left to kill; the
+// wait is bounded by timeout instead.
+func kill(ps []proc, timeout time.Duration) error {
 	for _, p := range ps {
 		if err := killOne(p); err != nil {
 			return err
@@ -104,7 +111,7 @@ func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
 	for {
 		var left []string
 		for _, p := range ps {
-			if journal.ProcessAlive(p.pid, p.start) {
+			if processAlive(p.pid, p.start) {
 				left = append(left, fmt.Sprintf("%d (%s)", p.pid, comm(p.pid)))
 			}
 		}
@@ -112,8 +119,6 @@ func kill(ctx context.Context, ps []proc, timeout time.Duration) error {
 			return nil
 		}
 		select {
-		case <-ctx.Done():
-			return fmt.Errorf("wait for killed processes %s: %w", strings.Join(left, ", "), ctx.Err())
 		case <-deadline.C:
 			return fmt.Errorf("processes %s still alive %s after SIGKILL (stuck in the kernel?); run cleanup again once they exit", strings.Join(left, ", "), timeout)
 		case <-tick.C:
@@ -135,7 +140,7 @@ func comm(pid int) string {
 // namespace is not kept alive by a straggler. A missing namespace has no
 // processes.
 func KillInNetns(name string) error {
-	_, err := killAllIn(context.Background(), name, defaultKillTimeout)
+	_, err := killAllIn(name, defaultKillTimeout)
 	return err
 }
 
@@ -144,7 +149,7 @@ const defaultKillTimeout = 5 * time.Second
 
 // killAllIn kills every process in the named namespace, scanning again
 // until none is left, as a dying process may have forked.
-func killAllIn(ctx context.Context, name string, timeout time.Duration) ([]proc, error) {
+func killAllIn(name string, timeout time.Duration) ([]proc, error) {
 	var all []proc
 	for round := 0; round < 10; round++ {
 		ps, err := procsIn(name)
@@ -152,7 +157,7 @@ func killAllIn(ctx context.Context, name string, timeout time.Duration) ([]proc,
 			return all, err
 		}
 		all = append(all, ps...)
-		if err := kill(ctx, ps, timeout); err != nil {
+		if err := kill(ps, timeout); err != nil {
 			return all, fmt.Errorf("netns %s: %w", name, err)
 		}
 	}

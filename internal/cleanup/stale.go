@@ -1,7 +1,6 @@
 package cleanup
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -16,8 +15,12 @@ import (
 
 // stale undoes one dead run's journal: values, processes, namespaces,
 // host links, the state directory, in that order, then removes the
-// journal if all went well.
-func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string) {
+// journal if all went well. It takes no context: once begun, a run's
+// undo goes to its end whatever signal comes (Run stops between runs),
+// as one stopped half-way would keep a journal whose processes were
+// SIGKILLed but not waited for and whose namespaces were left; every
+// wait in it is bounded (Options.KillTimeout).
+func (c *cleaner) stale(r *journal.Replay, listed []string) {
 	run := r.Header.RunID
 	prefix := r.Header.Prefix
 	if prefix == "" || !strings.HasPrefix(prefix, c.opts.Prefix) {
@@ -55,7 +58,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 		switch {
 		case o == nil:
 		case o.Kind == journal.KindProcess:
-			if journal.ProcessAlive(o.PID, o.Start) {
+			if processAlive(o.PID, o.Start) {
 				procs = append(procs, proc{o.PID, o.Start})
 				c.rep.add(run, ActKill, fmt.Sprintf("pid %d", o.PID), o.Name)
 			}
@@ -68,7 +71,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 		}
 	}
 	if len(procs) > 0 && !c.opts.DryRun {
-		c.fail(kill(ctx, procs, c.opts.KillTimeout))
+		c.fail(kill(procs, c.opts.KillTimeout))
 	}
 
 	// The run's namespaces: recorded ones, and any named PREFIX<run>-*.
@@ -93,7 +96,7 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 	// Newest first, as they were journaled.
 	for i := len(names) - 1; i >= 0; i-- {
 		if netns.Exists(names[i]) || netns.HalfMade(names[i]) {
-			c.deleteNetns(ctx, run, names[i], "journaled")
+			c.deleteNetns(run, names[i], "journaled")
 		}
 	}
 	for i := len(links) - 1; i >= 0; i-- {
@@ -109,14 +112,38 @@ func (c *cleaner) stale(ctx context.Context, r *journal.Replay, listed []string)
 		r.Release()
 		c.rep.add(run, ActJournal, r.Path, "dry run: kept")
 	case len(c.errs) > nerr:
-		r.Release()
-		c.rep.add(run, ActKeep, r.Path, "some undo failed; run cleanup again")
+		c.keep(r, "some undo failed")
 	case len(r.Damaged) > 0:
 		c.setAside(r)
 	default:
 		c.fail(r.Remove())
 		c.rep.add(run, ActJournal, r.Path, "")
 	}
+}
+
+// KeptError is a dead run's journal that cleanup left in place, so that
+// changes of the run may still be on the machine: an undo failed, or
+// cleanup was stopped before it reached the run. The command exits 3
+// for it, as a run does whose teardown kept its journal: 128+N (stopped,
+// everything undone) or 1 would say nothing is left.
+type KeptError struct {
+	Run, Path string
+	// Why it was kept.
+	Why string
+	// Cleanup is the command that tries again (journal.CleanupFor).
+	Cleanup string
+}
+
+func (e *KeptError) Error() string {
+	return fmt.Sprintf("journal %s of run %s kept (%s): its changes may be left; run %s again", e.Path, e.Run, e.Why, e.Cleanup)
+}
+
+// keep leaves a dead run's journal for the next cleanup and fails this
+// one with a *KeptError.
+func (c *cleaner) keep(r *journal.Replay, why string) {
+	r.Release()
+	c.rep.add(r.Header.RunID, ActKeep, r.Path, why+"; run cleanup again")
+	c.fail(&KeptError{Run: r.Header.RunID, Path: r.Path, Why: why, Cleanup: journal.CleanupFor(filepath.Dir(r.Path))})
 }
 
 // setAside moves a damaged journal out of the way once what could be read
@@ -137,7 +164,7 @@ func (c *cleaner) setAside(r *journal.Replay) {
 // deleteNetns kills everything inside a namespace and deletes it. A
 // half-made one (a file no namespace is bound to: its creation was killed
 // half-way) holds no processes and is only removed.
-func (c *cleaner) deleteNetns(ctx context.Context, run, name, why string) {
+func (c *cleaner) deleteNetns(run, name, why string) {
 	c.handled[name] = true
 	if netns.HalfMade(name) {
 		why += "; a half-made namespace file, no namespace bound to it"
@@ -159,7 +186,7 @@ func (c *cleaner) deleteNetns(ctx context.Context, run, name, why string) {
 		c.rep.add(run, ActNetns, name, why)
 		return
 	}
-	ps, err := killAllIn(ctx, name, c.opts.KillTimeout)
+	ps, err := killAllIn(name, c.opts.KillTimeout)
 	for _, p := range ps {
 		c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.pid), "in netns "+name)
 	}
