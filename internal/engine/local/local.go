@@ -153,13 +153,27 @@ func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
 
 func (c *Cluster) nsName(what string) string { return Prefix + c.cfg.RunID + "-" + what }
 
+// netnsAdd is netns.Add (tests fail it).
+var netnsAdd = netns.Add
+
 func (c *Cluster) addNetns(name string) error {
 	if c.cfg.Recorder != nil {
 		if err := c.cfg.Recorder.RecordNetns(name); err != nil {
 			return fmt.Errorf("journal netns %s: %w", name, err)
 		}
 	}
-	if err := netns.Add(name); err != nil {
+	if err := netnsAdd(name); err != nil {
+		// A creation that failed and left nothing (netns.Add removes its
+		// file again) made nothing of the run's: its entry is closed, as
+		// useTempDir's and setupCNI's are, or the name, never in
+		// c.created, would stay pending after Close, and a run that
+		// left nothing would keep its journal (exit 3) and refuse the
+		// next run. A file still there stays journaled for cleanup.
+		if c.cfg.Recorder != nil && !netns.Exists(name) && !netns.HalfMade(name) {
+			if rerr := c.cfg.Recorder.RemovedNetns(name); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("journal removal of %s: %w", name, rerr))
+			}
+		}
 		return err
 	}
 	c.mu.Lock()
