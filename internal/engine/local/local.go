@@ -109,11 +109,13 @@ func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
 		return nil, err
 	}
 	c = &Cluster{cfg: cfg}
-	// "return nil, err" has set c to nil by the time this runs.
+	// "return nil, err" has set c to nil by the time this runs. The
+	// teardown's own error is kept: a process still alive after SIGKILL
+	// or a namespace left must reach the run, which keeps its journal.
 	built := c
 	defer func() {
 		if err != nil {
-			_ = built.Close()
+			err = errors.Join(err, built.Close())
 			c = nil
 		}
 	}()

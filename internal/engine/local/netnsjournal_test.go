@@ -1,9 +1,12 @@
 package local
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -40,5 +43,33 @@ func TestFailedNetnsAddClosesItsEntry(t *testing.T) {
 	}
 	if err := j.Close(); err != nil {
 		t.Errorf("journal close: %v (the entry of a namespace never made stayed pending)", err)
+	}
+}
+
+// closeFails is a datapath whose Close (its daemons' teardown) fails.
+type closeFails struct{}
+
+func (closeFails) Name() string                  { return "close-fails" }
+func (closeFails) Features() []string            { return nil }
+func (closeFails) SetupNode(datapath.Node) error { return nil }
+func (closeFails) ConnectNodes([]datapath.Node) error {
+	return nil
+}
+func (closeFails) AttachPod(datapath.Node, datapath.Pod) (datapath.Attachment, error) {
+	return datapath.Attachment{}, errors.New("unused")
+}
+func (closeFails) Tunnel() string { return "" }
+func (closeFails) MTU(m int) int  { return m }
+func (closeFails) Close() error {
+	return errors.New("processes 4711 (flanneld) still alive 5s after SIGKILL")
+}
+
+// An Up that fails returns its teardown's error too: before, it was
+// dropped, and a process left alive went unsaid.
+func TestFailedUpSaysItsTeardown(t *testing.T) {
+	failAdd(t)
+	_, err := Up(context.Background(), Config{RunID: "abc123", Datapath: closeFails{}})
+	if err == nil || !strings.Contains(err.Error(), "operation not permitted") || !strings.Contains(err.Error(), "flanneld) still alive") {
+		t.Fatalf("Up = %v, want the failure and the teardown's error", err)
 	}
 }
