@@ -45,10 +45,11 @@ func stoppedBy(ctx context.Context) *Stopped {
 //     stay ignored (handled).
 //   - A second one prints what is still to be undone (read from the run's
 //     own journal), so a slow teardown is not mistaken for a hang.
-//   - A third exits at once with ExitAbandoned. The journal stays on disk,
-//     and the kernel drops the run's locks, so `cnibench cleanup` undoes
-//     the rest (`cnibench cleanup --kube`, with the run's cluster flags,
-//     for a kube run: noteCleanup).
+//   - A third exits at once: with ExitAbandoned, naming the journal, when
+//     this process leaves one (leaving), else 128+N. The journal stays on
+//     disk, and the kernel drops the run's locks, so `cnibench cleanup`
+//     undoes the rest (`cnibench cleanup --kube`, with the run's cluster
+//     flags, for a kube run: noteCleanup).
 //   - A command stopped so, with its teardown done, exits 128+N (130 for
 //     SIGINT), whatever error the cancellation surfaced as (Main).
 //   - SIGQUIT (Ctrl-\) prints every goroutine's stack, as Go's default
@@ -181,8 +182,10 @@ func HandleSignals(parent context.Context, stderr io.Writer, exit func(int)) (ct
 				fmt.Fprintln(stderr, "cnibench: still undoing: "+stillPending(st))
 				fmt.Fprintf(stderr, "cnibench: signal once more to exit at once and leave the rest to: %s\n", cleanupCommand(st))
 			default:
-				fmt.Fprintf(stderr, "cnibench: exiting without finishing the teardown; to undo what is left, run: %s\n", cleanupCommand(st))
-				exit(ExitAbandoned)
+				// Exit 3 and the cleanup hint only when a journal of
+				// this process is left: a teardown past its last
+				// journaled change (writing results) leaves nothing.
+				exit(leaving(st, stderr, fmt.Sprintf("cnibench: %v: exiting at once, without finishing the teardown", sig), 128+int(sig.(syscall.Signal))))
 				return
 			}
 		}

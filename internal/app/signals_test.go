@@ -116,6 +116,49 @@ func TestSignalSequence(t *testing.T) {
 	}
 }
 
+// TestThirdSignalLeavingNoJournal: a third signal when this process
+// leaves no journal (its teardown past the last journaled change, or a
+// command that journals nothing) exits 128+N and names no cleanup.
+// Before, it always exited 3 and said "run cnibench cleanup".
+func TestThirdSignalLeavingNoJournal(t *testing.T) {
+	var out lockedBuf
+	exited := make(chan int, 1)
+	ctx, stop := HandleSignals(context.Background(), &out, func(code int) { exited <- code })
+	defer stop()
+	dir := t.TempDir()
+	j, err := journal.Open(dir, "sig", "cnb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noteJournalDir(ctx, dir)
+	if err := j.Close(); err != nil { // everything undone: the file is gone
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		switch i {
+		case 1:
+			waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
+		case 2:
+			waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
+		}
+	}
+	select {
+	case c := <-exited:
+		if c != 128+int(syscall.SIGTERM) {
+			t.Errorf("exit code %d, want %d", c, 128+int(syscall.SIGTERM))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("third signal did not exit")
+	}
+	last := out.String()[strings.LastIndex(strings.TrimSuffix(out.String(), "\n"), "\n")+1:]
+	if !strings.Contains(last, "exiting at once") || strings.Contains(last, "cleanup") {
+		t.Errorf("third signal said %q", last)
+	}
+}
+
 // TestMainExitsOnSignal: a command that ends because a signal stopped it
 // exits 128+N and says so, whatever its error, unless changes are left
 // (TestKeptJournalExitsAbandoned); without the signal the same error
