@@ -51,6 +51,7 @@ import (
 	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/nsprocs"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/tune"
 )
@@ -151,7 +152,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.FS = tune.LocalFS{}
 	}
 	if opts.KillTimeout <= 0 {
-		opts.KillTimeout = defaultKillTimeout
+		opts.KillTimeout = nsprocs.DefaultTimeout
 	}
 	c := &cleaner{opts: opts, rep: Report{DryRun: opts.DryRun}, handled: map[string]bool{}, fs: &vanishedFS{FS: opts.FS}, revertQdisc: impair.Revert}
 	c.replayFS = c.fs

@@ -17,6 +17,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/nsprocs"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/tune"
 	"github.com/cnibench/cnibench/internal/tune/tunetest"
@@ -159,20 +160,20 @@ func TestKernelCrashCleanup(t *testing.T) {
 	t.Cleanup(func() { leftovers(t, run, node, pod) })
 
 	h := startHelper(t, "apply", dir, run)
-	var pids []proc
+	var pids []nsprocs.Proc
 	for _, f := range h.ready {
 		pid, _ := strconv.Atoi(f)
 		start, err := journal.ProcessStart(pid)
 		if err != nil {
 			t.Fatalf("helper's sleep %d: %v", pid, err)
 		}
-		pids = append(pids, proc{pid, start})
+		pids = append(pids, nsprocs.Proc{PID: pid, Start: start})
 	}
 	if len(pids) != 3 {
 		t.Fatalf("ready %v", h.ready)
 	}
 	t.Cleanup(func() { // the sleeps outlive a failed test otherwise
-		if err := kill(pids, defaultKillTimeout); err != nil {
+		if err := nsprocs.Kill(pids, nsprocs.DefaultTimeout); err != nil {
 			t.Error(err)
 		}
 	})
@@ -190,7 +191,7 @@ func TestKernelCrashCleanup(t *testing.T) {
 	// A dry run changes nothing.
 	fs := &checkFS{back: map[string]string{}}
 	rep, err := Run(context.Background(), Options{JournalDir: dir, Run: run, FS: fs, DryRun: true})
-	if err != nil || len(fs.back) != 0 || !netns.Exists(pod) || tunetest.ReadSockFlowEntries(t) != "32768" || !journal.ProcessAlive(pids[0].pid, pids[0].start) {
+	if err != nil || len(fs.back) != 0 || !netns.Exists(pod) || tunetest.ReadSockFlowEntries(t) != "32768" || !journal.ProcessAlive(pids[0].PID, pids[0].Start) {
 		t.Fatalf("dry run changed something: %v, %v", err, rep.Actions)
 	}
 
@@ -211,8 +212,8 @@ func TestKernelCrashCleanup(t *testing.T) {
 		t.Errorf("rps_sock_flow_entries = %s after cleanup, want %s", got, hostEntries)
 	}
 	for _, p := range pids {
-		if journal.ProcessAlive(p.pid, p.start) {
-			t.Errorf("pid %d still alive", p.pid)
+		if journal.ProcessAlive(p.PID, p.Start) {
+			t.Errorf("pid %d still alive", p.PID)
 		}
 	}
 	for _, ns := range []string{node, pod} {
@@ -242,7 +243,7 @@ func TestKernelSweep(t *testing.T) {
 		if err := netns.Add(ns); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { killAllIn(ns, defaultKillTimeout); netns.Delete(ns) })
+		t.Cleanup(func() { nsprocs.KillAllIn(ns, nsprocs.DefaultTimeout); netns.Delete(ns) })
 	}
 	j, err := journal.Open(dir, "l", prefix)
 	if err != nil {
@@ -298,7 +299,7 @@ func pidAlive(pid int) bool {
 func leftovers(t *testing.T, run string, nss ...string) {
 	for _, ns := range nss {
 		if netns.Exists(ns) {
-			killAllIn(ns, defaultKillTimeout)
+			nsprocs.KillAllIn(ns, nsprocs.DefaultTimeout)
 			if err := netns.Delete(ns); err == nil {
 				t.Errorf("test left netns %s (removed)", ns)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/nsprocs"
 	"github.com/cnibench/cnibench/internal/tune"
 )
 
@@ -51,7 +52,7 @@ func (c *cleaner) stale(r *journal.Replay, listed []string) {
 	}
 	c.revertQdiscs(run, r)
 
-	var procs []proc
+	var procs []nsprocs.Proc
 	var nss, links, dirs []journal.Object
 	for _, e := range r.Pending() {
 		o := e.Object
@@ -59,7 +60,7 @@ func (c *cleaner) stale(r *journal.Replay, listed []string) {
 		case o == nil:
 		case o.Kind == journal.KindProcess:
 			if processAlive(o.PID, o.Start) {
-				procs = append(procs, proc{o.PID, o.Start})
+				procs = append(procs, nsprocs.Proc{PID: o.PID, Start: o.Start})
 				c.rep.add(run, ActKill, fmt.Sprintf("pid %d", o.PID), o.Name)
 			}
 		case o.Kind == journal.KindNetns:
@@ -71,7 +72,7 @@ func (c *cleaner) stale(r *journal.Replay, listed []string) {
 		}
 	}
 	if len(procs) > 0 && !c.opts.DryRun {
-		c.fail(kill(procs, c.opts.KillTimeout))
+		c.fail(killer().Kill(procs, c.opts.KillTimeout))
 	}
 
 	// The run's namespaces: recorded ones, and any named PREFIX<run>-*.
@@ -178,17 +179,17 @@ func (c *cleaner) deleteNetns(run, name, why string) {
 		return
 	}
 	if c.opts.DryRun {
-		ps, err := procsIn(name)
+		ps, err := nsprocs.In(name)
 		c.fail(err)
 		for _, p := range ps {
-			c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.pid), "in netns "+name)
+			c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.PID), "in netns "+name)
 		}
 		c.rep.add(run, ActNetns, name, why)
 		return
 	}
-	ps, err := killAllIn(name, c.opts.KillTimeout)
+	ps, err := killer().KillAllIn(name, c.opts.KillTimeout)
 	for _, p := range ps {
-		c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.pid), "in netns "+name)
+		c.rep.add(run, ActKill, fmt.Sprintf("pid %d", p.PID), "in netns "+name)
 	}
 	if err != nil {
 		c.fail(err)
