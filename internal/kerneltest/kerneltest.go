@@ -26,6 +26,7 @@ import (
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
+	"github.com/cnibench/cnibench/internal/nsprocs"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/sysfs"
 )
@@ -145,8 +146,12 @@ func Journal(t testing.TB, runID string) *journal.Journal {
 }
 
 // Netns makes the throw-away namespace "cnb-<runID>-<name>", journaled
-// in j before it exists, and deletes it (and marks it removed) when the
-// test ends.
+// in j before it exists, and when the test ends kills what still runs in
+// it, deletes it and marks it removed. What a test started inside and
+// did not stop (a t.Fatal before its Stop) would otherwise run on in the
+// deleted namespace, unnamed and unseen by cleanup; a process that
+// survives its SIGKILL fails the test, named, and the namespace is kept
+// journaled for cleanup.
 func Netns(t testing.TB, j *journal.Journal, runID, name string) string {
 	t.Helper()
 	ns := prefix + runID + "-" + name
@@ -157,6 +162,10 @@ func Netns(t testing.TB, j *journal.Journal, runID, name string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if err := killLeft(t, ns); err != nil {
+			t.Errorf("namespace %s kept: %v", ns, err)
+			return
+		}
 		if err := netns.Delete(ns); err != nil {
 			t.Errorf("delete %s: %v", ns, err)
 		} else if err := j.RemovedNetns(ns); err != nil {
@@ -164,6 +173,22 @@ func Netns(t testing.TB, j *journal.Journal, runID, name string) string {
 		}
 	})
 	return ns
+}
+
+// killLeft kills whatever still runs in the namespace ns, saying what it
+// was.
+func killLeft(t testing.TB, ns string) error {
+	left, err := nsprocs.In(ns)
+	if err != nil || len(left) == 0 {
+		return err
+	}
+	var names []string
+	for _, p := range left {
+		names = append(names, fmt.Sprintf("%d (%s)", p.PID, nsprocs.Comm(p.PID)))
+	}
+	t.Logf("killing what the test left running in %s: %s", ns, strings.Join(names, ", "))
+	_, err = nsprocs.KillAllIn(ns, nsprocs.DefaultTimeout)
+	return err
 }
 
 // WaitCarrier waits until each named link in h's namespace is
