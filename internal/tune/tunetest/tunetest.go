@@ -3,7 +3,14 @@
 // (when the kernel has it) and a host-side veth whose other end is eth0 of
 // a pod namespace, like one Calico VXLAN pod on the paper's server node.
 // Names are "cnb-<id>-node" and "cnb-<id>-pod0", id "t<random>", so a
-// leftover is recognisable and swept by `cnibench cleanup`.
+// leftover is recognisable. New journals a bed's namespaces in
+// journal.DefaultDir, as a run does: while the test lives `cnibench
+// cleanup` leaves them alone, and once it is gone (kill -9, go test's
+// timeout, where no t.Cleanup runs) plain `cnibench cleanup` removes
+// them. Create journals through the caller's record, where the caller
+// says (cleanup's crash tests: their own directory, which only they
+// replay; a bed of theirs left by a killed test is swept by `cnibench
+// cleanup --orphans`).
 package tunetest
 
 import (
@@ -174,13 +181,34 @@ func OnlineCPUs(t testing.TB) cpuset.Set {
 	return s
 }
 
-// New creates a bed for a test and removes it when the test ends.
+// bedJournalDir is where New journals (journal.DefaultDir; this
+// package's own test uses its own).
+var bedJournalDir = journal.DefaultDir
+
+// New creates a bed for a test, its namespaces journaled in
+// journal.DefaultDir under the run ID id, and removes it when the test
+// ends: before, a bed of a test killed by go test's timeout was unknown
+// to `cnibench cleanup` but for --orphans. The journal closes last,
+// failing the test if a namespace could not be removed.
 func New(t testing.TB, id string) *Bed {
 	t.Helper()
-	b, err := Create(id, nil)
+	j, err := journal.Open(bedJournalDir, id, Prefix)
+	if err != nil {
+		t.Fatalf("journal of test bed %s: %v", id, err)
+	}
 	t.Cleanup(func() {
-		if err := b.Destroy(); err != nil {
-			t.Errorf("remove test bed: %v", err)
+		if err := j.Close(); err != nil {
+			t.Errorf("test bed %s: %v", id, err)
+		}
+	})
+	b, err := Create(id, func(o journal.Object) error { _, err := j.RecordObject(o); return err })
+	t.Cleanup(func() {
+		for _, ns := range []string{b.Pod, b.Node} {
+			if err := netns.Delete(ns); err != nil {
+				t.Errorf("remove test bed: %v", err)
+			} else if err := j.RemovedNetns(ns); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	if err != nil {
