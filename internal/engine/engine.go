@@ -108,6 +108,14 @@ type Node interface {
 	Start(ctx context.Context, argv []string) (Process, error)
 }
 
+// InputStarter is a node that can hand a program its standard input (the
+// local engine's): netfilter's rule sets reach iptables-restore and nft
+// that way, leaving no file behind that a kill -9 would strand.
+type InputStarter interface {
+	// StartInput is Start with stdin as the program's standard input.
+	StartInput(ctx context.Context, argv []string, stdin []byte) (Process, error)
+}
+
 // ReceiveDevicer is a node whose underlay is stacked on other devices: a
 // bond's ports, a VLAN's parent, an Open vSwitch bridge's NICs (a
 // cluster node's bond0, eth0.100, OpenShift's br-ex).

@@ -105,7 +105,7 @@ func TestKernelNetfilterKnobNFT(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := netfilter.OnNode(cl.Server())
-	out, err := run(ctx, []string{"nft", "list", "tables"})
+	out, err := run(ctx, []string{"nft", "list", "tables"}, nil)
 	if err != nil || !strings.Contains(string(out), "table ip kube-proxy") {
 		t.Errorf("no kube-proxy table after the knob: %s %v", out, err)
 	}
@@ -115,14 +115,14 @@ func TestKernelNetfilterKnobNFT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err = run(ctx, []string{"nft", "list", "set", "ip", "kube-proxy", "nodeport-ips"})
+	out, err = run(ctx, []string{"nft", "list", "set", "ip", "kube-proxy", "nodeport-ips"}, nil)
 	if err != nil || !strings.Contains(string(out), ip.String()) {
 		t.Errorf("set nodeport-ips lacks the node's address %s: %s %v", ip, out, err)
 	}
 	if err := a.Revert(); err != nil {
 		t.Fatal(err)
 	}
-	out, _ = run(ctx, []string{"nft", "list", "tables"})
+	out, _ = run(ctx, []string{"nft", "list", "tables"}, nil)
 	if strings.Contains(string(out), "table ip kube-proxy") {
 		t.Errorf("kube-proxy table left after undo: %s", out)
 	}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netfilter"
 	"github.com/cnibench/cnibench/internal/policy"
 	"github.com/cnibench/cnibench/internal/probe"
 	"github.com/cnibench/cnibench/internal/results"
@@ -105,21 +104,12 @@ func nodeRules(n engine.Node, pods []engine.Pod, mode string, allow []*net.IPNet
 	return rules, full, err
 }
 
-// restore loads rules on n with iptables-restore, which reads a file the
-// run wrote: no shell, no user text on its command line.
+// restore loads rules on n with iptables-restore, which reads them on
+// its stdin: no shell, no user text on its command line, and no file,
+// which a run killed meanwhile (kill -9) left in the results directory.
 func restore(ctx context.Context, t *Target, n engine.Node, rules []byte) error {
-	sd := t.Datapath
-	f := filepath.Join(t.TempDir, fmt.Sprintf(".policy-%s-%s.rules", sd.Name, n.Name()))
-	if err := os.WriteFile(f, rules, 0o600); err != nil {
-		return fmt.Errorf("policy on %s: %w", n.Name(), err)
-	}
-	p, err := n.Start(ctx, []string{"iptables-restore", "--noflush", f})
-	if err == nil {
-		_, _, err = p.Wait()
-	}
-	os.Remove(f)
-	if err != nil {
-		return fmt.Errorf("policy %s on %s: iptables-restore: %w", sd.Policy, n.Name(), err)
+	if _, err := netfilter.OnNode(n)(ctx, []string{"iptables-restore", "--noflush"}, rules); err != nil {
+		return fmt.Errorf("policy %s on %s: iptables-restore: %w", t.Datapath.Policy, n.Name(), err)
 	}
 	return nil
 }

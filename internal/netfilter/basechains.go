@@ -26,7 +26,7 @@ func BaseChains(ctx context.Context, run Runner) (map[string]bool, error) {
 	if _, err := exec.LookPath("nft"); err != nil {
 		return map[string]bool{}, nil
 	}
-	out, err := run(ctx, []string{"nft", "list", "chains", "ip"})
+	out, err := run(ctx, []string{"nft", "list", "chains", "ip"}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("nft list chains ip: %w", err)
 	}
@@ -80,26 +80,26 @@ func PruneBaseChains(ctx context.Context, run Runner, before map[string]bool) er
 			if !now[k] || before[k] {
 				continue
 			}
-			out, err := run(ctx, []string{"nft", "list", "chain", "ip", b.table, c})
+			out, err := run(ctx, []string{"nft", "list", "chain", "ip", b.table, c}, nil)
 			if err != nil {
 				return fmt.Errorf("nft list chain ip %s %s: %w", b.table, c, err)
 			}
 			if chainHasRules(out) {
 				continue
 			}
-			if _, err := run(ctx, []string{"nft", "delete", "chain", "ip", b.table, c}); err != nil {
+			if _, err := run(ctx, []string{"nft", "delete", "chain", "ip", b.table, c}, nil); err != nil {
 				return fmt.Errorf("nft delete chain ip %s %s: %w", b.table, c, err)
 			}
 		}
 		if !now[b.table] || before[b.table] {
 			continue
 		}
-		out, err := run(ctx, []string{"nft", "list", "table", "ip", b.table})
+		out, err := run(ctx, []string{"nft", "list", "table", "ip", b.table}, nil)
 		if err != nil {
 			return fmt.Errorf("nft list table ip %s: %w", b.table, err)
 		}
 		if !bytes.Contains(out, []byte("chain ")) {
-			if _, err := run(ctx, []string{"nft", "delete", "table", "ip", b.table}); err != nil {
+			if _, err := run(ctx, []string{"nft", "delete", "table", "ip", b.table}, nil); err != nil {
 				return fmt.Errorf("nft delete table ip %s: %w", b.table, err)
 			}
 		}

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 
 	"github.com/cnibench/cnibench/internal/engine"
@@ -19,16 +17,22 @@ import (
 // not installed.
 var ErrNoIptables = errors.New("iptables-restore and iptables-save are needed (apt-get install iptables)")
 
-// Runner runs a program (no shell) where the rules live and returns
-// what it printed.
-type Runner func(ctx context.Context, argv []string) ([]byte, error)
+// Runner runs a program (no shell) where the rules live, stdin (when not
+// nil) on its standard input, and returns what it printed. Rule text
+// reaches a program on its stdin, never on a command line or through a
+// shell, and never in a file: a file is left behind when cnibench is
+// killed (kill -9) while the program runs.
+type Runner func(ctx context.Context, argv []string, stdin []byte) ([]byte, error)
 
 // InNetns runs programs inside a named network namespace ("" = host).
 func InNetns(ns string) Runner {
-	return func(ctx context.Context, argv []string) ([]byte, error) {
+	return func(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		var out, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
 		if err := netns.Start(ns, nil, cmd); err != nil {
 			return nil, fmt.Errorf("%s in netns %s: %w", argv[0], ns, err)
 		}
@@ -39,12 +43,22 @@ func InNetns(ns string) Runner {
 	}
 }
 
-// OnNode runs programs on an engine node. Apply and ApplyNFT hand the
-// program a file written on this machine, so they need a node that
-// shares its file system (the local engine's).
+// OnNode runs programs on an engine node. Input on stdin (Apply, Test,
+// Restore, ApplyNFT) needs a node that takes it, an
+// engine.InputStarter (the local engine's).
 func OnNode(n engine.Node) Runner {
-	return func(ctx context.Context, argv []string) ([]byte, error) {
-		p, err := n.Start(ctx, argv)
+	return func(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
+		start := n.Start
+		if stdin != nil {
+			is, ok := n.(engine.InputStarter)
+			if !ok {
+				return nil, fmt.Errorf("%s on node %s: the node takes no input on stdin", argv[0], n.Name())
+			}
+			start = func(ctx context.Context, argv []string) (engine.Process, error) {
+				return is.StartInput(ctx, argv, stdin)
+			}
+		}
+		p, err := start(ctx, argv)
 		if err != nil {
 			return nil, err
 		}
@@ -63,55 +77,47 @@ func Available() error {
 	return nil
 }
 
-// Apply installs rs where run runs: iptables-restore --noflush reading a
-// file written in dir (no shell, no rule text on a command line). The
+// Apply installs rs where run runs: iptables-restore --noflush reading
+// the rules on its stdin (no shell, no rule text on a command line, no
+// file). dir is no longer used (the rules were once written to a file
+// in it, which a kill -9 left behind); callers still pass one. The
 // CNI's user chains are flushed and rewritten; the hooks in built-in
 // chains are appended, so apply a rule set once per namespace.
-func Apply(ctx context.Context, run Runner, dir string, rs *Ruleset) error {
-	return restore(ctx, run, dir, rs, false)
+func Apply(ctx context.Context, run Runner, _ string, rs *Ruleset) error {
+	return restore(ctx, run, rs, false)
 }
 
 // Test checks rs with iptables-restore --test (nothing is changed).
-func Test(ctx context.Context, run Runner, dir string, rs *Ruleset) error {
-	return restore(ctx, run, dir, rs, true)
+func Test(ctx context.Context, run Runner, _ string, rs *Ruleset) error {
+	return restore(ctx, run, rs, true)
 }
 
-func restore(ctx context.Context, run Runner, dir string, rs *Ruleset, test bool) error {
+func restore(ctx context.Context, run Runner, rs *Ruleset, test bool) error {
 	if err := Available(); err != nil {
 		return err
 	}
 	if err := rs.Validate(); err != nil {
 		return err
 	}
+	// iptables-restore reads stdin when given no file
+	// (iptables-restore(8): "from data specified on STDIN or in file").
 	argv := []string{"iptables-restore", "--noflush"}
 	if test {
 		argv = []string{"iptables-restore", "--test", "--noflush"}
 	}
-	if err := runWithFile(ctx, run, dir, ".netfilter-*.rules", rs.Bytes(), argv); err != nil {
+	if _, err := run(ctx, argv, input(rs.Bytes())); err != nil {
 		return fmt.Errorf("iptables-restore: %w", err)
 	}
 	return nil
 }
 
-// runWithFile writes data to a new file in dir and runs argv with the
-// file's path as its last argument where run runs, then removes the
-// file: rule text reaches the program in a file, never on a command
-// line or through a shell.
-func runWithFile(ctx context.Context, run Runner, dir, pattern string, data []byte, argv []string) error {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return fmt.Errorf("input file: %w", err)
+// input is data as a Runner's stdin: never nil, so that a program given
+// no data reads an empty input rather than inheriting none.
+func input(data []byte) []byte {
+	if data == nil {
+		return []byte{}
 	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("input file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("input file: %w", err)
-	}
-	_, err = run(ctx, append(append([]string(nil), argv...), filepath.Clean(f.Name())))
-	return err
+	return data
 }
 
 // Save reads the rules and their counters (iptables-save -c).
@@ -119,7 +125,7 @@ func Save(ctx context.Context, run Runner) (*iptables.Ruleset, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	out, err := run(ctx, []string{"iptables-save", "-c"})
+	out, err := run(ctx, []string{"iptables-save", "-c"}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("iptables-save: %w", err)
 	}

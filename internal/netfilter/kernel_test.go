@@ -210,7 +210,7 @@ var proxyModes = []proxyMode{
 			}
 		},
 		read: func(t *testing.T, r netfilter.Runner) any {
-			out, err := r(context.Background(), []string{"nft", "-j", "list", "ruleset"})
+			out, err := r(context.Background(), []string{"nft", "-j", "list", "ruleset"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,7 +303,7 @@ func clusterIPPath(t *testing.T, mode proxyMode) {
 	}
 	ctx := context.Background()
 	r := netfilter.InNetns(node)
-	if _, err := r(ctx, []string{"sysctl", "-qw", "net.ipv4.ip_forward=1"}); err != nil {
+	if _, err := r(ctx, []string{"sysctl", "-qw", "net.ipv4.ip_forward=1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	bench := netfilter.Service{Namespace: "cnibench", Name: "server", PortName: "tcp", Protocol: "tcp",
@@ -317,7 +317,7 @@ func clusterIPPath(t *testing.T, mode proxyMode) {
 	before := mode.read(t, r)
 	if err := dial(cli, "10.96.0.100:80"); err != nil {
 		kerneltest.Dump(t, node)
-		if out, err := r(ctx, []string{"iptables-save", "-c"}); err == nil {
+		if out, err := r(ctx, []string{"iptables-save", "-c"}, nil); err == nil {
 			t.Logf("iptables-save -c:\n%s", out)
 		}
 		t.Fatalf("client to ClusterIP: %v", err)
@@ -593,7 +593,7 @@ func logPath(t *testing.T, what string, intra, cli, srv netfilter.Moved) {
 // namespace sees it.
 func bridgeCallsIptables(t *testing.T, ns string) bool {
 	t.Helper()
-	out, err := netfilter.InNetns(ns)(context.Background(), []string{"sysctl", "-n", "net.bridge.bridge-nf-call-iptables"})
+	out, err := netfilter.InNetns(ns)(context.Background(), []string{"sysctl", "-n", "net.bridge.bridge-nf-call-iptables"}, nil)
 	return err == nil && strings.TrimSpace(string(out)) == "1"
 }
 

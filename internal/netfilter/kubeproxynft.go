@@ -228,13 +228,14 @@ func nftServices(w func(string, ...any), r func(chain, match, action string), t 
 	return elems
 }
 
-// ApplyNFT loads an `nft -f` script where run runs (nft -f FILE, the
-// file written in dir).
-func ApplyNFT(ctx context.Context, run Runner, dir string, script []byte) error {
+// ApplyNFT loads an `nft -f` script where run runs, on nft's stdin
+// (nft -f -: nft(8), "If filename is -, read from stdin"). dir is no
+// longer used (see Apply).
+func ApplyNFT(ctx context.Context, run Runner, _ string, script []byte) error {
 	if _, err := exec.LookPath("nft"); err != nil {
 		return errors.New("nft is needed (apt-get install nftables)")
 	}
-	if err := runWithFile(ctx, run, dir, ".netfilter-*.nft", script, []string{"nft", "-f"}); err != nil {
+	if _, err := run(ctx, []string{"nft", "-f", "-"}, input(script)); err != nil {
 		return fmt.Errorf("nft -f: %w", err)
 	}
 	return nil

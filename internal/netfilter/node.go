@@ -127,7 +127,7 @@ func Snapshot(ctx context.Context, run Runner) ([]byte, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	out, err := run(ctx, []string{"iptables-save"})
+	out, err := run(ctx, []string{"iptables-save"}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("iptables-save: %w", err)
 	}
@@ -137,8 +137,9 @@ func Snapshot(ctx context.Context, run Runner) ([]byte, error) {
 // Restore puts back a Snapshot: each table in it is replaced by its
 // content then, and each of raw, mangle, filter and nat that it did not
 // hold is emptied (its policies ACCEPT), so rules written since are
-// gone whichever table they went to.
-func Restore(ctx context.Context, run Runner, dir string, snap []byte) error {
+// gone whichever table they went to. The rules go on iptables-restore's
+// stdin; dir is no longer used (see Apply).
+func Restore(ctx context.Context, run Runner, _ string, snap []byte) error {
 	var b bytes.Buffer
 	b.Write(snap)
 	for _, t := range builtinChains {
@@ -151,7 +152,7 @@ func Restore(ctx context.Context, run Runner, dir string, snap []byte) error {
 		}
 		b.WriteString("COMMIT\n")
 	}
-	if err := runWithFile(ctx, run, dir, ".netfilter-*.snapshot", b.Bytes(), []string{"iptables-restore"}); err != nil {
+	if _, err := run(ctx, []string{"iptables-restore"}, b.Bytes()); err != nil {
 		return fmt.Errorf("iptables-restore of the snapshot: %w", err)
 	}
 	return nil
@@ -160,14 +161,14 @@ func Restore(ctx context.Context, run Runner, dir string, snap []byte) error {
 // DeleteNFT removes kube-proxy's nftables table where run runs; a table
 // that is not there is no error.
 func DeleteNFT(ctx context.Context, run Runner) error {
-	out, err := run(ctx, []string{"nft", "list", "tables", "ip"})
+	out, err := run(ctx, []string{"nft", "list", "tables", "ip"}, nil)
 	if err != nil {
 		return fmt.Errorf("nft list tables: %w", err)
 	}
 	if !bytes.Contains(out, []byte("table ip "+NFTTable+"\n")) && !bytes.HasSuffix(bytes.TrimSpace(out), []byte("table ip "+NFTTable)) {
 		return nil
 	}
-	if _, err := run(ctx, []string{"nft", "delete", "table", "ip", NFTTable}); err != nil {
+	if _, err := run(ctx, []string{"nft", "delete", "table", "ip", NFTTable}, nil); err != nil {
 		return errors.Join(fmt.Errorf("nft delete table ip %s", NFTTable), err)
 	}
 	return nil

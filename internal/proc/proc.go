@@ -17,6 +17,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,19 +63,34 @@ func Start(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string
 	return StartWatched(ctx, netnsName, cpus, argv, nil)
 }
 
+// StartInput is Start with stdin as the program's standard input: how
+// rule sets reach iptables-restore and nft, so that no file of them is
+// left behind when cnibench is killed while they load.
+func StartInput(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string, stdin []byte) (engine.Process, error) {
+	return startWith(ctx, argv, nil, func(cmd *exec.Cmd) error {
+		cmd.Stdin = bytes.NewReader(stdin)
+		return startIn(netnsName, cpus, argv, cmd)
+	})
+}
+
 // StartWatched is Start that also hands each line of the program's stdout
 // to line as it is printed (engine.Watcher); nil line watches nothing.
 func StartWatched(ctx context.Context, netnsName string, cpus cpuset.Set, argv []string, line func(string)) (engine.Process, error) {
 	return startWith(ctx, argv, line, func(cmd *exec.Cmd) error {
-		if err := netns.Start(netnsName, cpus, cmd); err != nil {
-			where := "netns " + netnsName
-			if netnsName == "" {
-				where = "the host namespace"
-			}
-			return fmt.Errorf("start %s in %s: %w", argv[0], where, err)
-		}
-		return nil
+		return startIn(netnsName, cpus, argv, cmd)
 	})
+}
+
+// startIn forks cmd in the named namespace, pinned to cpus.
+func startIn(netnsName string, cpus cpuset.Set, argv []string, cmd *exec.Cmd) error {
+	if err := netns.Start(netnsName, cpus, cmd); err != nil {
+		where := "netns " + netnsName
+		if netnsName == "" {
+			where = "the host namespace"
+		}
+		return fmt.Errorf("start %s in %s: %w", argv[0], where, err)
+	}
+	return nil
 }
 
 // startWith makes argv's command, has fork start it, and reaps it.

@@ -129,3 +129,17 @@ func TestStartWatched(t *testing.T) {
 		t.Errorf("Wait's stdout %q", out)
 	}
 }
+
+// StartInput hands the program its input on stdin.
+func TestStartInput(t *testing.T) {
+	if _, err := exec.LookPath("cat"); err != nil {
+		t.Skip("no cat")
+	}
+	p, err := StartInput(context.Background(), "", nil, []string{"cat"}, []byte("*filter\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := p.Wait(); err != nil || string(out) != "*filter\nCOMMIT\n" {
+		t.Errorf("Wait = %q, %v", out, err)
+	}
+}

@@ -130,7 +130,7 @@ func netfilterView(t *testing.T, ns string) []string {
 	if _, err := exec.LookPath("nft"); err != nil {
 		return out
 	}
-	nft, err := run(context.Background(), []string{"nft", "list", "ruleset"})
+	nft, err := run(context.Background(), []string{"nft", "list", "ruleset"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

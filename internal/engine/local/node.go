@@ -91,6 +91,12 @@ func (n *Node) Start(ctx context.Context, argv []string) (engine.Process, error)
 	return proc.Start(ctx, n.ns, n.cpus, argv)
 }
 
+// StartInput implements engine.InputStarter: Start with stdin as the
+// program's standard input.
+func (n *Node) StartInput(ctx context.Context, argv []string, stdin []byte) (engine.Process, error) {
+	return proc.StartInput(ctx, n.ns, n.cpus, argv, stdin)
+}
+
 // Trace implements engine.Tracer: nft in the node's namespace. A run
 // killed before Stop leaves the table in the namespace, which cleanup
 // deletes with it.
