@@ -85,7 +85,7 @@ func ipvsKnobs(t *testing.T, mode string, l *netfilter.IPVS) {
 		t.Fatal(err)
 	}
 	dp := study.Datapath{Name: "kr", Type: "bridge", Netfilter: &study.Netfilter{CNI: "kube-router", KubeProxy: mode, Services: 3}}
-	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, TempDir: t.TempDir(), State: map[string]any{}, Local: true,
+	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true,
 		Journal: kerneltest.Journal(t, kerneltest.RunID()),
 		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}}
 	pods, err := knob.Apply(ctx, knob.Pods, tg)

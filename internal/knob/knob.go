@@ -63,11 +63,6 @@ type Target struct {
 	// Kernel is a node's kernel handle (engine.Engine.Kernel): where it
 	// is an engine.Impairer, netem goes on through it.
 	Kernel func(engine.Node) engine.Kernel
-	// TempDir is no longer used: knobs hand programs their input on
-	// stdin (netfilter.Runner), where a file here (the results
-	// directory) was left behind by a run killed meanwhile. The runner
-	// still sets it.
-	TempDir string
 	// State keeps, by knob name, what a knob remembers between the calls
 	// of one datapath (the runner makes it per datapath).
 	State map[string]any

@@ -167,7 +167,7 @@ func applyNetfilter(ctx context.Context, t *Target) (Undo, error) {
 func undoNode(t *Target, n engine.Node, nf study.Netfilter, snap []byte, bases map[string]bool) func() error {
 	run := netfilter.OnNode(n)
 	return func() error {
-		err := netfilter.Restore(context.Background(), run, t.TempDir, snap)
+		err := netfilter.Restore(context.Background(), run, snap)
 		if err == nil {
 			err = netfilter.PruneBaseChains(context.Background(), run, bases)
 		}
@@ -201,7 +201,7 @@ func installNetfilter(ctx context.Context, t *Target, n engine.Node, nf study.Ne
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := netfilter.Apply(ctx, run, t.TempDir, rs); err != nil {
+	if err := netfilter.Apply(ctx, run, rs); err != nil {
 		return 0, 0, err
 	}
 	c, r := rs.Count()
@@ -229,7 +229,7 @@ func installProxy(ctx context.Context, t *Target, n engine.Node, nf study.Netfil
 		if err != nil {
 			return 0, 0, err
 		}
-		return 0, 0, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
+		return 0, 0, netfilter.ApplyNFT(ctx, run, script)
 	case p != "":
 		// The sets go in first: the rules match them.
 		st, err := netfilter.IPVSOn(p, n, node.PodCIDR, node.ClusterCIDR, svcs)
@@ -245,7 +245,7 @@ func installProxy(ctx context.Context, t *Target, n engine.Node, nf study.Netfil
 			return 0, 0, err
 		}
 	}
-	if err := netfilter.Apply(ctx, run, t.TempDir, kp); err != nil {
+	if err := netfilter.Apply(ctx, run, kp); err != nil {
 		return 0, 0, err
 	}
 	c, r := kp.Count()

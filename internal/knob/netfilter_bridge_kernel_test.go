@@ -32,7 +32,7 @@ func TestKernelNetfilterKnobBridgeDevice(t *testing.T) {
 		t.Run(c.datapath, func(t *testing.T) {
 			cl, pairs := workloadtest.Cluster(t, c.datapath, 1)
 			dp := study.Datapath{Name: c.datapath + "-kr", Type: c.datapath, Netfilter: &study.Netfilter{CNI: "kube-router", KubeProxy: study.KubeProxyNone}}
-			tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, TempDir: t.TempDir(), State: map[string]any{}, Local: true,
+			tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true,
 				Journal: kerneltest.Journal(t, kerneltest.RunID()),
 				Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}}
 			a, err := knob.Apply(ctx, knob.Pods, tg)

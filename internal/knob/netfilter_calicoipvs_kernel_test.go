@@ -35,7 +35,7 @@ func TestKernelNetfilterKnobCalicoIPVS(t *testing.T) {
 		t.Fatal(err)
 	}
 	dp := study.Datapath{Name: "calico", Type: "calico-routed", Netfilter: &study.Netfilter{CNI: "calico-np-xsub", KubeProxy: study.KubeProxyIPVS, Services: 3}}
-	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, TempDir: t.TempDir(), State: map[string]any{}, Local: true,
+	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true,
 		Journal: kerneltest.Journal(t, kerneltest.RunID()),
 		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}}
 	pods, err := knob.Apply(ctx, knob.Pods, tg)

@@ -28,7 +28,7 @@ func TestKernelNetfilterKnob(t *testing.T) {
 	dp := study.Datapath{Name: "flannel-nf", Type: "flannel-vxlan", Netfilter: &study.Netfilter{CNI: "flannel", Services: 3}}
 	env := &results.DatapathEnv{}
 	target := func(n int) *knob.Target {
-		tg := &knob.Target{Cluster: cl, Datapath: dp, Env: env, TempDir: t.TempDir(), State: map[string]any{}}
+		tg := &knob.Target{Cluster: cl, Datapath: dp, Env: env, State: map[string]any{}}
 		for _, p := range pairs[:n] {
 			tg.Servers, tg.Clients = append(tg.Servers, p.Server), append(tg.Clients, p.Client)
 		}
@@ -98,7 +98,7 @@ func TestKernelNetfilterKnobNFT(t *testing.T) {
 	cl, pairs := workloadtest.Cluster(t, "bridge", 1)
 	ctx := context.Background()
 	dp := study.Datapath{Name: "kr", Type: "bridge", Netfilter: &study.Netfilter{CNI: "kube-router", KubeProxy: "nftables", Services: 2}}
-	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, TempDir: t.TempDir(), State: map[string]any{},
+	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: &results.DatapathEnv{}, State: map[string]any{},
 		Servers: []engine.Pod{pairs[0].Server}, Clients: []engine.Pod{pairs[0].Client}}
 	a, err := knob.Apply(ctx, knob.Pods, tg)
 	if err != nil {

@@ -29,7 +29,7 @@ func TestKernelPolicyKnob(t *testing.T) {
 	state := map[string]any{}
 	apply := func(n int) {
 		t.Helper()
-		tg := &knob.Target{Cluster: cl, Datapath: dp, Env: env, TempDir: t.TempDir(), State: state}
+		tg := &knob.Target{Cluster: cl, Datapath: dp, Env: env, State: state}
 		for _, p := range pairs[:n] {
 			tg.Servers, tg.Clients = append(tg.Servers, p.Server), append(tg.Clients, p.Client)
 		}

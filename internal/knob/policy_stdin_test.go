@@ -45,13 +45,13 @@ func (exitedProc) Wait() ([]byte, []byte, error) { return nil, nil, nil }
 func (exitedProc) Stop()                         {}
 
 // The policy's rules reach iptables-restore on its stdin: before, they
-// went through .policy-DATAPATH-NODE.rules in the results directory
-// (Target.TempDir), which a run killed while iptables-restore ran left
+// went through .policy-DATAPATH-NODE.rules in the results directory,
+// which a run killed while iptables-restore ran left
 // there.
 func TestPolicyRulesGoOnStdin(t *testing.T) {
 	dir := t.TempDir()
 	n := &stdinNode{fakeNode: fakeNode{name: "server", ns: "cnb-r1-node-server"}, dir: dir}
-	tgt := &Target{Datapath: study.Datapath{Name: "calico-ipip", Policy: "felix"}, TempDir: dir}
+	tgt := &Target{Datapath: study.Datapath{Name: "calico-ipip", Policy: "felix"}}
 	rules := []byte("*filter\nCOMMIT\n")
 	if err := restore(context.Background(), tgt, n, rules); err != nil {
 		t.Fatal(err)

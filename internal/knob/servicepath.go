@@ -132,14 +132,14 @@ func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster 
 		if err != nil {
 			return nil, err
 		}
-		u := func() error { return netfilter.ApplyNFT(context.Background(), run, t.TempDir, back) }
-		return u, netfilter.ApplyNFT(ctx, run, t.TempDir, script)
+		u := func() error { return netfilter.ApplyNFT(context.Background(), run, back) }
+		return u, netfilter.ApplyNFT(ctx, run, script)
 	}
 	snap, err := netfilter.Snapshot(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	u := func() error { return netfilter.Restore(context.Background(), run, t.TempDir, snap) }
+	u := func() error { return netfilter.Restore(context.Background(), run, snap) }
 	var rs *netfilter.Ruleset
 	if p := ipvsProxy(nf); p != "" {
 		if rs, u, err = serviceIPVS(p, n, block, cluster, fill, bench, u); err != nil {
@@ -159,7 +159,7 @@ func serviceRules(ctx context.Context, t *Target, n engine.Node, block, cluster 
 		kl.Merge(rs)
 		rs = kl
 	}
-	return u, netfilter.Apply(ctx, run, t.TempDir, rs)
+	return u, netfilter.Apply(ctx, run, rs)
 }
 
 // serviceIPVS adds the measured Services to IPVS proxy p's state on node

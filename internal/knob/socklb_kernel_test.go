@@ -44,7 +44,7 @@ func TestKernelNetfilterKnobSocketLB(t *testing.T) {
 	before := attachedOn(t, cg)
 	dp := study.Datapath{Name: "cilium-kpr", Type: "cilium", Netfilter: &study.Netfilter{CNI: "cilium-kpr", KubeProxy: study.KubeProxyCilium, Services: 3}}
 	env := &results.DatapathEnv{}
-	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: env, TempDir: t.TempDir(), State: map[string]any{}, Local: true,
+	tg := &knob.Target{Cluster: cl, Datapath: dp, Env: env, State: map[string]any{}, Local: true,
 		Journal: kerneltest.Journal(t, kerneltest.RunID()), Servers: []engine.Pod{srv}, Clients: []engine.Pod{cli}}
 	pods, err := knob.Apply(ctx, knob.Pods, tg)
 	if err != nil {

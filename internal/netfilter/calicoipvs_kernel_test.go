@@ -28,10 +28,10 @@ func TestInstallCalicoIPVS(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := netfilter.InNetns(scratch(t, j, run, fmt.Sprintf("ipvs%d", i)))
-		if err := netfilter.Test(ctx, r, t.TempDir(), rs); err != nil {
+		if err := netfilter.Test(ctx, r, rs); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := netfilter.Apply(ctx, r, t.TempDir(), rs); err != nil {
+		if err := netfilter.Apply(ctx, r, rs); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		saved, err := netfilter.Save(ctx, r)

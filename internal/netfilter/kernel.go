@@ -83,12 +83,12 @@ func Available() error {
 // in it, which a kill -9 left behind); callers still pass one. The
 // CNI's user chains are flushed and rewritten; the hooks in built-in
 // chains are appended, so apply a rule set once per namespace.
-func Apply(ctx context.Context, run Runner, _ string, rs *Ruleset) error {
+func Apply(ctx context.Context, run Runner, rs *Ruleset) error {
 	return restore(ctx, run, rs, false)
 }
 
 // Test checks rs with iptables-restore --test (nothing is changed).
-func Test(ctx context.Context, run Runner, _ string, rs *Ruleset) error {
+func Test(ctx context.Context, run Runner, rs *Ruleset) error {
 	return restore(ctx, run, rs, true)
 }
 

@@ -74,10 +74,10 @@ func TestInstallEveryCNI(t *testing.T) {
 		ns := scratch(t, j, run, fmt.Sprintf("n%d", i))
 		r := netfilter.InNetns(ns)
 		ctx := context.Background()
-		if err := netfilter.Test(ctx, r, t.TempDir(), rs); err != nil {
+		if err := netfilter.Test(ctx, r, rs); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := netfilter.Apply(ctx, r, t.TempDir(), rs); err != nil {
+		if err := netfilter.Apply(ctx, r, rs); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		saved, err := netfilter.Save(ctx, r)
@@ -185,7 +185,7 @@ var proxyModes = []proxyMode{
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := netfilter.Apply(context.Background(), r, t.TempDir(), rs); err != nil {
+			if err := netfilter.Apply(context.Background(), r, rs); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -205,7 +205,7 @@ var proxyModes = []proxyMode{
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := netfilter.ApplyNFT(context.Background(), r, t.TempDir(), script); err != nil {
+			if err := netfilter.ApplyNFT(context.Background(), r, script); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -260,7 +260,7 @@ var proxyModes = []proxyMode{
 			if err := netfilter.SyncIPVS(ns, st); err != nil {
 				t.Fatal(err)
 			}
-			if err := netfilter.Apply(context.Background(), r, t.TempDir(), st.Rules); err != nil {
+			if err := netfilter.Apply(context.Background(), r, st.Rules); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -515,7 +515,7 @@ func tablePath(t *testing.T, c pathCase, kube bool) {
 			if r == nil {
 				continue
 			}
-			if err := netfilter.Apply(ctx, x.r, t.TempDir(), r); err != nil {
+			if err := netfilter.Apply(ctx, x.r, r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -625,10 +625,10 @@ func TestRestoreLeavesNoNewBaseChains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := netfilter.Apply(ctx, r, t.TempDir(), kp); err != nil {
+	if err := netfilter.Apply(ctx, r, kp); err != nil {
 		t.Fatal(err)
 	}
-	if err := netfilter.Restore(ctx, r, t.TempDir(), snap); err != nil {
+	if err := netfilter.Restore(ctx, r, snap); err != nil {
 		t.Fatal(err)
 	}
 	grown, _ := netfilter.BaseChains(ctx, r)

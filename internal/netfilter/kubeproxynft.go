@@ -231,7 +231,7 @@ func nftServices(w func(string, ...any), r func(chain, match, action string), t 
 // ApplyNFT loads an `nft -f` script where run runs, on nft's stdin
 // (nft -f -: nft(8), "If filename is -, read from stdin"). dir is no
 // longer used (see Apply).
-func ApplyNFT(ctx context.Context, run Runner, _ string, script []byte) error {
+func ApplyNFT(ctx context.Context, run Runner, script []byte) error {
 	if _, err := exec.LookPath("nft"); err != nil {
 		return errors.New("nft is needed (apt-get install nftables)")
 	}

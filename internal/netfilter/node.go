@@ -139,7 +139,7 @@ func Snapshot(ctx context.Context, run Runner) ([]byte, error) {
 // hold is emptied (its policies ACCEPT), so rules written since are
 // gone whichever table they went to. The rules go on iptables-restore's
 // stdin; dir is no longer used (see Apply).
-func Restore(ctx context.Context, run Runner, _ string, snap []byte) error {
+func Restore(ctx context.Context, run Runner, snap []byte) error {
 	var b bytes.Buffer
 	b.Write(snap)
 	for _, t := range builtinChains {

@@ -38,19 +38,19 @@ func TestKernelRulesOnStdin(t *testing.T) {
 	rs := netfilter.New()
 	rs.Chain("filter", "CNB-STDIN")
 	rs.Append("filter", "CNB-STDIN", "-j ACCEPT")
-	if err := netfilter.Apply(ctx, r, "", rs); err != nil {
+	if err := netfilter.Apply(ctx, r, rs); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := r(ctx, []string{"iptables-save", "-t", "filter"}, nil); !strings.Contains(string(out), "-A CNB-STDIN -j ACCEPT") {
 		t.Errorf("the rule set is not in iptables-save:\n%s", out)
 	}
-	if err := netfilter.ApplyNFT(ctx, r, "", []byte("add table ip cnbstdin\n")); err != nil {
+	if err := netfilter.ApplyNFT(ctx, r, []byte("add table ip cnbstdin\n")); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := r(ctx, []string{"nft", "list", "tables", "ip"}, nil); !strings.Contains(string(out), "table ip cnbstdin") {
 		t.Errorf("the nft script's table is not there:\n%s", out)
 	}
-	if err := netfilter.Restore(ctx, r, "", snap); err != nil {
+	if err := netfilter.Restore(ctx, r, snap); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := r(ctx, []string{"iptables-save", "-t", "filter"}, nil); strings.Contains(string(out), "CNB-STDIN") {

@@ -43,17 +43,17 @@ func TestRulesGoOnStdin(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
-		do   func(Runner, string) error
+		do   func(Runner) error
 		want string
 	}{
-		{"Apply", func(r Runner, dir string) error { return Apply(ctx, r, dir, rs) }, "iptables-restore --noflush <<< " + string(rs.Bytes())},
-		{"Test", func(r Runner, dir string) error { return Test(ctx, r, dir, rs) }, "iptables-restore --test --noflush <<< " + string(rs.Bytes())},
-		{"Restore", func(r Runner, dir string) error { return Restore(ctx, r, dir, []byte("*filter\nCOMMIT\n")) }, "iptables-restore <<< *filter\nCOMMIT\n*raw\n"},
-		{"ApplyNFT", func(r Runner, dir string) error { return ApplyNFT(ctx, r, dir, []byte("add table ip cnb\n")) }, "nft -f - <<< add table ip cnb\n"},
+		{"Apply", func(r Runner) error { return Apply(ctx, r, rs) }, "iptables-restore --noflush <<< " + string(rs.Bytes())},
+		{"Test", func(r Runner) error { return Test(ctx, r, rs) }, "iptables-restore --test --noflush <<< " + string(rs.Bytes())},
+		{"Restore", func(r Runner) error { return Restore(ctx, r, []byte("*filter\nCOMMIT\n")) }, "iptables-restore <<< *filter\nCOMMIT\n*raw\n"},
+		{"ApplyNFT", func(r Runner) error { return ApplyNFT(ctx, r, []byte("add table ip cnb\n")) }, "nft -f - <<< add table ip cnb\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &feedRecorder{dir: t.TempDir()}
-			if err := tc.do(f.run, f.dir); err != nil {
+			if err := tc.do(f.run); err != nil {
 				t.Fatal(err)
 			}
 			if len(f.calls) != 1 || !strings.HasPrefix(f.calls[0], tc.want) {

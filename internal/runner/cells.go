@@ -52,7 +52,7 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 	}
 	tgt := &knob.Target{
 		Study: r.study, Cluster: c, Datapath: d, Env: &de, Journal: r.journal,
-		FS: r.engine.FS, Kernel: r.engine.Kernel, TempDir: r.out.Dir(), State: map[string]any{}, Local: !r.plan.remote,
+		FS: r.engine.FS, Kernel: r.engine.Kernel, State: map[string]any{}, Local: !r.plan.remote,
 	}
 	applied, err := knob.Apply(ctx, knob.Datapath, tgt)
 	if err == nil {
