@@ -52,6 +52,9 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 			} else if err := checkJournalDir(opt.JournalDir); err != nil {
 				return inputErr(err)
 			}
+			// A third signal while a dead run is being undone exits 3,
+			// naming its journal, which is still on disk.
+			opt.Undoing = func(path string) func() { return noteUndoing(cmd.Context(), path) }
 			rep, err := cleanup.Run(cmd.Context(), opt)
 			for _, line := range rep.Actions {
 				fmt.Fprintln(cmd.OutOrStdout(), line)

@@ -71,6 +71,10 @@ type signalState struct {
 	// cleanup is the command that undoes what this process leaves, as
 	// printed (noteCleanup); empty: `cnibench cleanup`.
 	cleanup string
+	// undoing are the journals of dead runs this process is undoing
+	// (`cnibench cleanup`, noteUndoing): not its own, yet left on disk,
+	// with their runs' processes and namespaces, if it exits at once.
+	undoing map[string]bool
 }
 
 type signalKey struct{}
@@ -81,6 +85,27 @@ func noteJournalDir(ctx context.Context, dir string) {
 	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
 		st.mu.Lock()
 		st.dirs = append(st.dirs, dir)
+		st.mu.Unlock()
+	}
+}
+
+// noteUndoing records that this process is undoing a dead run's journal
+// at path, until the returned func is called: a signal meanwhile counts
+// it as left behind, as it counts this process's own journals.
+func noteUndoing(ctx context.Context, path string) (done func()) {
+	st, ok := ctx.Value(signalKey{}).(*signalState)
+	if !ok {
+		return func() {}
+	}
+	st.mu.Lock()
+	if st.undoing == nil {
+		st.undoing = map[string]bool{}
+	}
+	st.undoing[path] = true
+	st.mu.Unlock()
+	return func() {
+		st.mu.Lock()
+		delete(st.undoing, path)
 		st.mu.Unlock()
 	}
 }
@@ -244,15 +269,26 @@ func allStacks() []byte {
 }
 
 // ownJournals reads this process's journals still on disk in the
-// directories it noted (nil st: none).
+// directories it noted, and the dead runs' journals it is undoing
+// (noteUndoing) while they are (nil st: none).
 func ownJournals(st *signalState) []*journal.Replay {
 	if st == nil {
 		return nil
 	}
 	st.mu.Lock()
 	dirs := append([]string(nil), st.dirs...)
+	var undoing []string
+	for p := range st.undoing {
+		undoing = append(undoing, p)
+	}
 	st.mu.Unlock()
+	slices.Sort(undoing)
 	var out []*journal.Replay
+	for _, p := range undoing {
+		if r, err := journal.ReadReplay(p); err == nil {
+			out = append(out, r)
+		}
+	}
 	for _, dir := range dirs {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -323,5 +325,68 @@ func TestIgnoredSignalsStayIgnored(t *testing.T) {
 		if strings.TrimSpace(line) != tc.want {
 			t.Errorf("after %v: the child said %q, want %q", tc.sigs, line, tc.want)
 		}
+	}
+}
+
+// A third signal while `cnibench cleanup` undoes a dead run (its kills
+// ignore signals: stale.go) leaves that run's journal, namespaces and
+// processes: it exits 3 naming the journal, not 128+N, which says
+// "everything undone". The journal is the dead run's, not this
+// process's, so only noteUndoing tells the handler it is held.
+func TestThirdSignalDuringCleanupNamesTheDeadRunsJournal(t *testing.T) {
+	var out lockedBuf
+	exited := make(chan int, 1)
+	ctx, stop := HandleSignals(context.Background(), &out, func(code int) { exited <- code })
+	defer stop()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	h, _ := json.Marshal(map[string]any{"header": journal.Header{Version: 1, RunID: "deadrun", PID: dead.Process.Pid, PIDStart: 1, Started: time.Now().UTC(), Prefix: "cnb-"}})
+	path := filepath.Join(t.TempDir(), "deadrun"+journal.Ext)
+	if err := os.WriteFile(path, append(h, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := noteUndoing(ctx, path)
+	defer done()
+	for i := 1; i <= 3; i++ {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		switch i {
+		case 1:
+			waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
+		case 2:
+			waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
+		}
+	}
+	select {
+	case c := <-exited:
+		if c != ExitAbandoned {
+			t.Errorf("exit code %d, want %d (the dead run's journal is left)", c, ExitAbandoned)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("third signal did not exit")
+	}
+	if !strings.Contains(out.String(), path) {
+		t.Errorf("the signals' messages do not name %s:\n%s", path, out.String())
+	}
+}
+
+// Once the dead run is undone (done called), it no longer counts.
+func TestNoteUndoingDone(t *testing.T) {
+	st := &signalState{}
+	ctx := context.WithValue(context.Background(), signalKey{}, st)
+	path := filepath.Join(t.TempDir(), "r"+journal.Ext)
+	if err := os.WriteFile(path, []byte(`{"header":{"version":1,"run":"r","pid":1,"prefix":"cnb-"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := noteUndoing(ctx, path)
+	if got := len(ownJournals(st)); got != 1 {
+		t.Fatalf("while undoing: %d journals held, want 1", got)
+	}
+	done()
+	if got := len(ownJournals(st)); got != 0 {
+		t.Errorf("after done: %d journals held, want 0", got)
 	}
 }

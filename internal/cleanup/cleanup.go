@@ -90,6 +90,12 @@ type Options struct {
 	FS tune.FS
 	// KillTimeout bounds the wait for killed processes (default 5s).
 	KillTimeout time.Duration
+	// Undoing, when set, is told the path of the dead run's journal
+	// cleanup is about to undo, and its return is called once that run
+	// is done: a signal arriving meanwhile must know that this process
+	// holds a journal, though not one of its own (a third signal exits
+	// 3, naming it).
+	Undoing func(path string) (done func())
 }
 
 // Action kinds.
@@ -192,7 +198,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 			}
 			continue
 		}
+		done := func() {}
+		if opts.Undoing != nil && !opts.DryRun {
+			done = opts.Undoing(r.Path)
+		}
 		c.stale(r, names)
+		done()
 	}
 	if err := ctx.Err(); err != nil {
 		c.fail(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,30 @@ func TestCleanupRefusedWhileLocked(t *testing.T) {
 	l.Release()
 	if _, err := Run(context.Background(), Options{JournalDir: dir, FS: fs}); err != nil || fs.vals["|/proc/sys/x"] != "0" {
 		t.Fatalf("cleanup after release = %v, %v", err, fs.vals)
+	}
+}
+
+// Undoing is told each dead run's journal before its undo and released
+// after it: the command's signal handler counts it as held meanwhile
+// (the journal is still on disk while the run is undone).
+func TestUndoingBracketsEachRun(t *testing.T) {
+	const knob = "/proc/sys/net/core/rps_sock_flow_entries"
+	dir := t.TempDir()
+	writeCrashed(t, dir, "u1", time.Now().UTC(), journal.Set{FS: journal.FSProc, Path: knob, Old: "0", New: "1"})
+	fs := &mapFS{vals: map[string]string{"|" + knob: "1"}}
+	var events []string
+	undoing := func(path string) func() {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("Undoing(%s): the journal is not on disk: %v", path, err)
+		}
+		events = append(events, "start "+filepath.Base(path)+" "+fs.vals["|"+knob])
+		return func() { events = append(events, "done "+filepath.Base(path)+" "+fs.vals["|"+knob]) }
+	}
+	if _, err := Run(context.Background(), Options{JournalDir: dir, FS: fs, Undoing: undoing}); err != nil {
+		t.Fatal(err)
+	}
+	want := "start u1" + journal.Ext + " 1,done u1" + journal.Ext + " 0"
+	if got := strings.Join(events, ","); got != want {
+		t.Errorf("Undoing calls %q, want %q", got, want)
 	}
 }
