@@ -64,7 +64,7 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 	}
 	if err != nil {
 		err = fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
-		return errors.Join(err, tearDown(d.Name, c))
+		return errors.Join(err, r.putBackEnv(err), tearDown(d.Name, c))
 	}
 	err = work(c, tgt)
 	err = errors.Join(err, applied.Revert(), tearDown(d.Name, c))

@@ -52,6 +52,9 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.Notes = appendNew(slices.Clone(r.priorNotes), e.Notes...)
 	e.Notes = appendNew(e.Notes, oneNUMANote(pinned, r.plan.remote, e.NUMANodes, r.plan.topo))
 	e.Notes = appendNew(e.Notes, r.notes...)
+	if r.prevEnv != nil {
+		e.Notes = appendNew(e.Notes, remoteResumeNote(*r.prevEnv))
+	}
 	e.Datapaths = maps.Clone(r.priorDatapaths)
 	e.Tunings = r.priorTunings
 	e.SharedKernel = r.plan.sharedKernel

@@ -70,15 +70,12 @@ func countedOnce(samples []results.Sample) error {
 // loadPrevious takes over the interrupted run old (previousRun), once
 // preflight has said whether the nodes are this machine: it must have
 // been made on this machine (for the local engine previousRun said so
-// already; a cluster's nodes are checked once it is up); its counted trials are kept (they are not run again, and the
+// already; a cluster's server node is checked once it is up, sameNode
+// in writeEnv); its counted trials are kept (they are not run again, and the
 // adaptive controller plans from them), its machine time counts against
 // the budget, and its failed and repeated attempts stay recorded
 // (restore). It changes nothing.
 func (r *run) loadPrevious(old *results.Run) error {
-	dir := r.opt.OutDir
-	if err := r.sameMachine(old.Env); err != nil {
-		return fmt.Errorf("--resume %s: %w", dir, err)
-	}
 	if note := unnamedBuild(old.Env.Version, version.Version); note != "" {
 		r.notes = append(r.notes, note)
 	}
@@ -91,6 +88,8 @@ func (r *run) loadPrevious(old *results.Run) error {
 	if r.plan.remote {
 		r.prevEnv = &old.Env // its node is checked once the cluster is up (sameNode)
 	}
+	kept := old.Env
+	r.keptEnv = &kept
 	r.resumed = fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
 		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST"))
 	r.notes = append(r.notes, r.resumed)

@@ -32,20 +32,38 @@ import (
 func TestResumeSameSetting(t *testing.T) {
 	node := results.Env{Engine: "stub", Version: version.Version, Hostname: "worker-1", Kernel: "6.1.0-cluster", CPUs: 96,
 		CPUModel: "Xeon", CNI: &results.CNI{Name: "flannel", Mode: "vxlan"}}
-	remote := &run{engine: stubEngine{}, plan: &plan{remote: true}}
-	if err := remote.sameMachine(node); err != nil {
+	// The kube run's node goes on record once the cluster is up and
+	// its server node was checked (writeEnv), not before: a resume that
+	// builds no cluster checked nothing.
+	w, err := results.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	remote := &run{engine: envEngine{}, plan: &plan{remote: true}, out: w, prevEnv: &node,
+		study: stubStudy(t, "[{tool: iperf3}]"), done: map[trialKey]bool{}, opt: Options{Progress: progress.New(io.Discard)}}
+	if err := remote.loadPrevious(&results.Run{Env: node}); err != nil {
 		t.Fatalf("kube run resumed from another machine than its nodes: %v", err)
 	}
-	if len(remote.notes) != 1 || !strings.Contains(remote.notes[0], "server node was host worker-1, kernel 6.1.0-cluster, 96 CPUs, CNI flannel") {
-		t.Errorf("notes %q, want the interrupted run's node on record", remote.notes)
+	note := "server node was host worker-1, kernel 6.1.0-cluster, 96 CPUs, CNI flannel"
+	for _, n := range remote.env.Notes {
+		if strings.Contains(n, note) {
+			t.Errorf("before its cluster is up, env notes %q claim the node was checked", remote.env.Notes)
+		}
 	}
-	local := &run{engine: stubEngine{}, plan: &plan{}, study: stubStudy(t, "[{name: tcp, tool: iperf3}]")}
-	if err := local.sameMachine(node); err == nil || !strings.Contains(err.Error(), `the run was made with host "worker-1"`) {
+	if err := remote.writeEnv(envCluster{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(remote.env.Notes, func(n string) bool { return strings.Contains(n, note) }) {
+		t.Errorf("notes %q, want the interrupted run's node on record", remote.env.Notes)
+	}
+	s := stubStudy(t, "[{name: tcp, tool: iperf3}]")
+	if err := thisMachine(node, s); err == nil || !strings.Contains(err.Error(), `the run was made with host "worker-1"`) {
 		t.Errorf("local run made on another host: %v, want refused", err)
 	}
 	here := envinfo.Collect(nil)
 	same := results.Env{Engine: "stub", Version: version.Version, Hostname: here.Hostname, Kernel: here.Kernel, CPUs: here.CPUs, CPUModel: here.CPUModel}
-	if err := local.sameMachine(same); err != nil {
+	if err := thisMachine(same, s); err != nil {
 		t.Errorf("local run on this machine: %v", err)
 	}
 	other := node
@@ -474,3 +492,40 @@ type constFS struct {
 }
 
 func (f constFS) Read(string, string, string) (string, error) { return f.v, nil }
+
+// A resume refused for bridge-nf-call-iptables once its first cluster
+// wrote env.json (writeEnv) puts the interrupted run's back: the refused
+// run measured nothing, and its run ID, start and "resumed" note were
+// what the next resume kept.
+func TestRefusedResumePutsBackEnv(t *testing.T) {
+	s := parseSpec(t, "  datapaths: [bridge]\n  tunings: [baseline]\n  workloads: [{tool: iperf3}]\n")
+	out, err := results.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := results.Env{Tool: "cnibench", Engine: "stub", RunID: "old1", Notes: []string{"the interrupted run's note"},
+		Datapaths: map[string]results.DatapathEnv{"bridge": {Type: "bridge", BridgeNFCallIPTables: "absent"}}}
+	// What this run's first cluster wrote (writeEnv: cluster 1 here).
+	if err := out.WriteEnv(results.Env{Tool: "cnibench", Engine: "stub", RunID: "new2", Notes: []string{"resumed: 3 counted trials kept from run old1"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := &run{engine: brnfEngine{upEngine{c: &brnfCluster{}}, "1"}, study: s, out: out, id: "new2", clusters: 1,
+		plan: &plan{datapaths: map[string]engine.Datapath{}}, opt: Options{Progress: progress.New(io.Discard)},
+		done: map[trialKey]bool{}, priorDatapaths: kept.Datapaths, keptEnv: &kept}
+	err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { return nil })
+	out.Close()
+	if !IsResumeRefused(err) {
+		t.Fatalf("upDatapath: %v, want a resume refusal", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out.Dir(), results.EnvFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got results.Env
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.RunID != "old1" || !slices.Equal(got.Notes, kept.Notes) || r.env.RunID != "old1" {
+		t.Errorf("env.json after the refusal: run %q, notes %q (r.env's run %q); want the interrupted run's, old1, as it was", got.RunID, got.Notes, r.env.RunID)
+	}
+}

@@ -39,23 +39,6 @@ func unnamedBuild(was, is string) string {
 	return fmt.Sprintf("resumed with cnibench version %q as the run was made with, but that version does not name one build (built without its commit, or with uncommitted changes), so the trials before and after the resume may come from different code: build from a clean checkout (make build) for runs that resume", is)
 }
 
-// sameMachine refuses, on the local engine, to resume a run made on
-// another machine (host, kernel, CPUs) or with other settings that move
-// numbers (sharedSettings), whose trials would not compare.
-// A remote engine's env.json describes the cluster's server node (its
-// Describe), not this machine, which may be any machine that reaches the
-// cluster: comparing it with this one refused every kube resume. The
-// nodes are known once the cluster is up, so there the interrupted run's
-// are put on record beside the resumed run's (a note in env.json), and
-// checked then (sameNode).
-func (r *run) sameMachine(was results.Env) error {
-	if r.plan.remote {
-		r.notes = append(r.notes, remoteResumeNote(was))
-		return nil
-	}
-	return thisMachine(was, r.study)
-}
-
 // thisMachine refuses a run made on another machine than this one
 // (host, kernel, CPUs), or with other settings that move numbers
 // (sharedSettings), as machineEnv finds them for study s. previousRun
@@ -116,7 +99,12 @@ func firstDiffering(was results.Env, checks []check) error {
 
 // remoteResumeNote records, in the resumed run's env.json, the server
 // node the interrupted run measured on, which the resumed run's own
-// Describe then overwrites: a reader compares the two.
+// Describe then overwrites: a reader compares the two. A remote engine's
+// env.json describes the cluster's server node, not this machine (any
+// machine that reaches the cluster), so a kube resume is checked against
+// it once the cluster is up (sameNode), and the note is added then, once
+// the check passed (writeEnv): a resume that builds no cluster checked
+// nothing and says nothing of it.
 func remoteResumeNote(was results.Env) string {
 	cni := "unknown"
 	if was.CNI != nil {
@@ -233,4 +221,16 @@ func sameBridgeNetfilter(prior map[string]results.DatapathEnv, name, is string) 
 	return &ResumeRefusedError{fmt.Errorf("--resume: the interrupted run measured datapath %s with bridge-nf-call-iptables %q, this one's is %q "+
 		"(br_netfilter loaded or unloaded since, or the sysctl set): its trials would not compare with the kept ones; "+
 		"put it back as it was, or start a new run", name, was, is)}
+}
+
+// putBackEnv writes back the interrupted run's env.json when err refuses
+// this resume (ResumeRefusedError) after this run's first cluster wrote
+// its own (writeEnv): the refused run measured nothing, and its run ID,
+// start and resume note would otherwise be what the next resume keeps.
+func (r *run) putBackEnv(err error) error {
+	if r.keptEnv == nil || !IsResumeRefused(err) {
+		return nil
+	}
+	r.env = *r.keptEnv
+	return r.out.WriteEnv(r.env)
 }

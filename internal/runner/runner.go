@@ -288,6 +288,10 @@ type run struct {
 	// prevEnv is a resumed cluster run's earlier env.json, whose server
 	// node the cluster's must match (sameNode); nil otherwise.
 	prevEnv *results.Env
+	// keptEnv is a resumed run's env.json as the interrupted run left
+	// it, put back when this run is refused after its first cluster
+	// wrote its own (putBackEnv); nil when not resumed.
+	keptEnv *results.Env
 }
 
 func (r *run) execute(ctx context.Context) error {
