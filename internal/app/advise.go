@@ -310,7 +310,7 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 	}
 	defer lock.Release()
 	noteJournalDir(cmd.Context(), jdir)
-	noteCleanup(cmd.Context(), claim.Cleanup)
+	noteCleanup(cmd.Context(), claim.Cleanup, claim.Engine == "kube")
 	for _, i := range todo {
 		opts[i].MachineLocked, opts[i].Cleanup = claim.MachineLocked, claim.Cleanup
 		opts[i].Budget, opts[i].BudgetShares = f.budget/time.Duration(len(todo)), len(todo)

@@ -243,7 +243,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	defer release()
 	noteJournalDir(cmd.Context(), jdir)
-	noteCleanup(cmd.Context(), opt.Cleanup)
+	noteCleanup(cmd.Context(), opt.Cleanup, f.engine == "kube")
 	dir, err := runner.Run(cmd.Context(), opt)
 	if err != nil {
 		return runFailure(dir, err)

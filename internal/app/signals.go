@@ -71,6 +71,11 @@ type signalState struct {
 	// cleanup is the command that undoes what this process leaves, as
 	// printed (noteCleanup); empty: `cnibench cleanup`.
 	cleanup string
+	// remote says the process runs on a cluster (noteCleanup): what it
+	// leaves when it exits at once is there too (its pods, Lease and the
+	// agents' node changes), which no local journal shows, so it always
+	// names the cleanup --kube.
+	remote bool
 	// undoing are the journals of dead runs this process is undoing
 	// (`cnibench cleanup`, noteUndoing): not its own, yet left on disk,
 	// with their runs' processes and namespaces, if it exits at once.
@@ -113,11 +118,13 @@ func noteUndoing(ctx context.Context, path string) (done func()) {
 // noteCleanup records the command that undoes what this process leaves:
 // a kube run's objects are in a cluster that the local cleanup never
 // touches, and a local run's journal outside the default directory needs
-// --journal-dir (journal.CleanupFor).
-func noteCleanup(ctx context.Context, command string) {
+// --journal-dir (journal.CleanupFor). remote: the process runs on a
+// cluster, so exiting at once leaves what it made there whether or not a
+// local journal is on disk (leaving).
+func noteCleanup(ctx context.Context, command string, remote bool) {
 	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
 		st.mu.Lock()
-		st.cleanup = command
+		st.cleanup, st.remote = command, remote
 		st.mu.Unlock()
 	}
 }
@@ -250,12 +257,23 @@ func leaving(st *signalState, stderr io.Writer, why string, otherwise int) int {
 	for _, r := range ownJournals(st) {
 		paths = append(paths, r.Path)
 	}
+	if len(paths) == 0 && st != nil && isRemote(st) {
+		fmt.Fprintf(stderr, "%s; to undo what is left, run: %s\n", why, cleanupCommand(st))
+		return ExitAbandoned
+	}
 	if len(paths) == 0 {
 		fmt.Fprintln(stderr, why)
 		return otherwise
 	}
 	fmt.Fprintf(stderr, "%s; its changes are left in %s; to undo them, run: %s\n", why, strings.Join(paths, ", "), cleanupCommand(st))
 	return ExitAbandoned
+}
+
+// isRemote says whether the process runs on a cluster (noteCleanup).
+func isRemote(st *signalState) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.remote
 }
 
 // allStacks is every goroutine's stack, as Go prints them on SIGQUIT.

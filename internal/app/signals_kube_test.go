@@ -46,7 +46,7 @@ const kubeHint = "cnibench cleanup --kube --context 'lab ctx' --namespace bench"
 func TestKubeRunNamesKubeCleanup(t *testing.T) {
 	st := &signalState{}
 	ctx := context.WithValue(context.Background(), signalKey{}, st)
-	noteCleanup(ctx, cmdline.Quote(kubeCleanupWords(kubeRunFlags(t))))
+	noteCleanup(ctx, cmdline.Quote(kubeCleanupWords(kubeRunFlags(t))), true)
 	dir := t.TempDir()
 	noteJournalDir(ctx, dir)
 	j, err := journal.Open(dir, "kquit", "cnb-")
@@ -70,7 +70,7 @@ func TestKubeRunSignalsNameKubeCleanup(t *testing.T) {
 	exited := make(chan int, 1)
 	ctx, stop := HandleSignals(context.Background(), &out, func(code int) { exited <- code })
 	defer stop()
-	noteCleanup(ctx, cmdline.Quote(kubeCleanupWords(kubeRunFlags(t))))
+	noteCleanup(ctx, cmdline.Quote(kubeCleanupWords(kubeRunFlags(t))), true)
 	for i := 0; i < 3; i++ {
 		if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
 			t.Fatal(err)
