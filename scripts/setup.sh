@@ -188,16 +188,14 @@ if [ ${#need_pkgs[@]} -gt 0 ] || [ ${#want_pkgs[@]} -gt 0 ]; then
   done
 fi
 
-# Go: use the one on PATH (or /usr/local/go) if it is new enough, else fetch
-# the toolchain named in go.mod from the Go module proxy (golang.org/toolchain).
-want=$(awk '/^go [0-9]/{print $2}' go.mod)
-export PATH="$PATH:/usr/local/go/bin"
-go_ok() {
-  have go || return 1
-  local v; v=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
-  [ "$(printf '%s\n%s\n' "$want" "$v" | sort -V | head -n1)" = "$want" ]
-}
-if ! go_ok; then
+# Go: the first of PATH's, /usr/local/go's and the one fetched before that
+# is go.mod's version or newer, put first on PATH; else fetch the toolchain
+# named in go.mod from the Go module proxy (golang.org/toolchain).
+. scripts/go-toolchain.sh
+want=$(go_want)
+if gobin=$(go_dir); then
+  export PATH="$gobin:$PATH"
+else
   arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
   dest=/usr/local/lib/cnibench-go
   if [ ! -x "$dest/go/bin/go" ] || [ "$("$dest/go/bin/go" env GOVERSION 2>/dev/null)" != "go$want" ]; then

@@ -45,23 +45,10 @@ trap 'stop_child TERM' TERM
 trap 'stop_child INT' INT
 
 run scripts/setup.sh --test
-# The Go setup.sh settled on goes first on PATH: the first of PATH's own,
-# /usr/local/go's and the one setup.sh fetched that is go.mod's version or
-# newer. An older go left first (Debian 12's golang-go is 1.19) cannot
-# build go.mod's version; a fetched toolchain go.mod has moved past must
-# not shadow a newer /usr/local/go either.
-go_dir() {
-  local want d v
-  want=$(awk '/^go [0-9]/{print $2}' go.mod)
-  for d in "$(dirname "$(command -v go || echo /nonexistent/go)")" /usr/local/go/bin /usr/local/lib/cnibench-go/go/bin; do
-    v=$("$d/go" env GOVERSION 2>/dev/null) || continue
-    case $v in go[0-9]*) ;; *) continue ;; esac
-    if [ "$(printf '%s\n%s\n' "$want" "${v#go}" | sort -V | head -n1)" = "$want" ]; then echo "$d"; return 0; fi
-  done
-  echo "test: no Go $want or newer after setup.sh" >&2
-  return 1
-}
-gobin=$(go_dir)
+# The Go setup.sh settled on goes first on PATH (scripts/go-toolchain.sh's
+# go_dir, as setup.sh picks it).
+. scripts/go-toolchain.sh
+gobin=$(go_dir) || { echo "test: no Go $(go_want) or newer after setup.sh" >&2; exit 1; }
 export PATH="$gobin:$PATH"
 
 echo "== gofmt / go vet"
