@@ -24,3 +24,32 @@ go_dir() {
   done
   return 1
 }
+
+# go_proxy: the Go module proxy the toolchain's zip is fetched from, read
+# from GOPROXY (default https://proxy.golang.org) as go reads it
+# (cmd/go/internal/modfetch/proxy.go, proxyList): entries split on "," and
+# "|", blank ones skipped, "https://" put before one without a scheme, and
+# "direct" and "off" end the list. Only a proxy serves
+# golang.org/toolchain's zip, so it is the first entry before those; none
+# (GOPROXY=direct, or off): fails.
+go_proxy() {
+  local e entries
+  IFS=',|' read -ra entries <<<"${GOPROXY:-https://proxy.golang.org}"
+  for e in "${entries[@]}"; do
+    e=${e//[[:space:]]/}
+    case $e in
+      '') continue ;;
+      direct | off) return 1 ;;
+      *:/*) ;;
+      *) e="https://$e" ;;
+    esac
+    while [ "${e%/}" != "$e" ]; do e=${e%/}; done
+    echo "$e"
+    return 0
+  done
+  return 1
+}
+
+# redact_url URL...: the URLs with a user:password@ replaced, for messages
+# (a company GOPROXY may carry its credentials).
+redact_url() { printf '%s\n' "$*" | sed -E 's#://[^/@]*@#://***@#g'; }

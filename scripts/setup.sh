@@ -204,15 +204,22 @@ else
       echo "setup: no pinned checksum for Go $want on $arch in scripts/go-toolchain.sha256: install Go $want (https://go.dev/dl) or add its line" >&2
       exit 2
     fi
+    # From the Go module proxy go itself would use (GOPROXY): a machine
+    # may reach only its company's.
+    if ! proxy=$(go_proxy); then
+      echo "setup: GOPROXY ($(redact_url "${GOPROXY-}")) allows no proxy to fetch Go $want from (\"direct\" or \"off\" comes before any): set GOPROXY to a Go module proxy, or install Go $want yourself (https://go.dev/dl, on PATH or in /usr/local/go), and rerun $0" >&2
+      exit 2
+    fi
     need_root "installing Go $want into $dest"
-    echo "setup: fetching Go $want from the Go module proxy"
+    echo "setup: fetching Go $want from $(redact_url "$proxy")"
     tmp=$(mktemp -d)
     # The download (about 70 MB) goes whatever stops the fetch; a stalled
-    # transfer is cut after 10 minutes and tried again.
+    # transfer is cut after 10 minutes and tried again. --netrc-optional:
+    # a proxy's credentials in ~/.netrc, which go reads too.
     remove_at_exit+=("$tmp")
-    go_url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
-    curl -fsSL --max-time 600 --retry 3 -o "$tmp/go.zip" "$go_url" || {
-      echo "setup: fetching Go $want failed (curl exit $?, $go_url): check the network and a proxy (https_proxy), or install Go $want yourself (https://go.dev/dl, on PATH or in /usr/local/go) and rerun $0" >&2
+    go_url="$proxy/golang.org/toolchain/@v/v0.0.1-go${want}.linux-${arch}.zip"
+    curl -fsSL --netrc-optional --max-time 600 --retry 3 -o "$tmp/go.zip" "$go_url" || {
+      echo "setup: fetching Go $want failed (curl exit $?, $(redact_url "$go_url")): check the network, the Go module proxy (GOPROXY) and an HTTP proxy (https_proxy; sudo drops both unless kept: sudo --preserve-env=http_proxy,https_proxy,no_proxy,GOPROXY), or install Go $want yourself (https://go.dev/dl, on PATH or in /usr/local/go) and rerun $0" >&2
       exit 2
     }
     if ! echo "$sum  $tmp/go.zip" | sha256sum -c --quiet - >/dev/null 2>&1; then

@@ -19,7 +19,13 @@ func goToolchainSh(t *testing.T, env []string, script string, args ...string) (s
 	m := findModule(t)
 	cmd := exec.Command("bash", append([]string{"-c", ". scripts/go-toolchain.sh && " + script, "bash"}, args...)...)
 	cmd.Dir = m.dir
-	cmd.Env = append(os.Environ(), env...)
+	// GOPROXY only as the test sets it.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOPROXY=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -77,5 +83,45 @@ func TestGoDirPicksFirstNewEnough(t *testing.T) {
 				t.Errorf("go_dir = %q (exit 0: %v), want %q", got, ok, tc.want)
 			}
 		})
+	}
+}
+
+// setup.sh fetches go.mod's toolchain from the proxy go itself would ask
+// first (GOPROXY, read as cmd/go/internal/modfetch/proxy.go's proxyList
+// reads it), not always from proxy.golang.org: a machine may reach only
+// its company's proxy.
+func TestGoProxyFromGOPROXY(t *testing.T) {
+	for _, tc := range []struct {
+		goproxy []string // GOPROXY=...; none: unset
+		want    string   // "": go_proxy fails
+	}{
+		{nil, "https://proxy.golang.org"},
+		{[]string{"GOPROXY="}, "https://proxy.golang.org"},
+		{[]string{"GOPROXY=https://proxy.golang.org,direct"}, "https://proxy.golang.org"},
+		{[]string{"GOPROXY=https://goproxy.corp.example/go/,direct"}, "https://goproxy.corp.example/go"},
+		{[]string{"GOPROXY= , https://a.example|https://b.example"}, "https://a.example"},
+		{[]string{"GOPROXY=goproxy.corp.example"}, "https://goproxy.corp.example"},
+		{[]string{"GOPROXY=file:///srv/goproxy"}, "file:///srv/goproxy"},
+		{[]string{"GOPROXY=https://u:p@goproxy.corp.example"}, "https://u:p@goproxy.corp.example"},
+		{[]string{"GOPROXY=direct"}, ""},
+		{[]string{"GOPROXY=off"}, ""},
+		// go ignores what follows direct or off.
+		{[]string{"GOPROXY=direct,https://goproxy.corp.example"}, ""},
+		{[]string{"GOPROXY=off|https://goproxy.corp.example"}, ""},
+	} {
+		got, ok := goToolchainSh(t, tc.goproxy, "go_proxy")
+		if tc.want == "" {
+			if ok || got != "" {
+				t.Errorf("%v: go_proxy = %q, exit 0; want a failure printing nothing", tc.goproxy, got)
+			}
+			continue
+		}
+		if !ok || got != tc.want {
+			t.Errorf("%v: go_proxy = %q (exit 0: %v), want %q", tc.goproxy, got, ok, tc.want)
+		}
+	}
+	// What setup.sh prints keeps a proxy's credentials out of logs.
+	if got, _ := goToolchainSh(t, nil, `redact_url "$1"`, "https://u:p@goproxy.corp.example/golang.org/toolchain/@v/v0.0.1-go1.zip"); got != "https://***@goproxy.corp.example/golang.org/toolchain/@v/v0.0.1-go1.zip" {
+		t.Errorf("redact_url = %q", got)
 	}
 }
