@@ -180,8 +180,12 @@ if [ ${#need_pkgs[@]} -gt 0 ] || [ ${#want_pkgs[@]} -gt 0 ]; then
     apt_install $found || echo "setup: warning: installing $found failed (apt-get's last lines above); going on without it (${want_hint[$want]})" >&2
   done
   # ... nor at boot: installed here only for cnibench's own instances (a
-  # service the user had installed before is left as it was).
-  for pkg_svc in etcd-server:etcd bird2:bird openvswitch-switch:openvswitch-switch; do
+  # service the user had installed before is left as it was). Entries are
+  # PACKAGE:SERVICE, the package as installed (either of nginx's
+  # alternatives): nginx's would serve its default site on :80 after a
+  # reboot; the test cluster starts its own containerd.
+  for pkg_svc in etcd-server:etcd bird2:bird openvswitch-switch:openvswitch-switch \
+    nginx-light:nginx nginx:nginx containerd:containerd; do
     if [[ " ${pkgs[*]} " == *" ${pkg_svc%%:*} "* ]] && have systemctl; then
       systemctl disable "${pkg_svc#*:}" >/dev/null 2>&1 || true
     fi
