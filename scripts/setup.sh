@@ -31,7 +31,9 @@ want_pkgs=()
 declare -A want_hint=() want_none=()
 have() { command -v "$1" >/dev/null 2>&1; }
 have iperf3  || need_pkgs+=(iperf3)
-have ethtool || need_pkgs+=(ethtool)
+# ethtool and iptables are in /sbin and /usr/sbin, which a PATH (plain su's)
+# may lack.
+have ethtool || [ -x /sbin/ethtool ] || need_pkgs+=(ethtool)
 have ip      || need_pkgs+=(iproute2)
 have gcc     || need_pkgs+=(gcc)
 # cgo (go's runtime/cgo, flanneld's UDP backend) needs libc's headers,
@@ -67,7 +69,7 @@ have nft || [ -x /usr/sbin/nft ] || need_pkgs+=(nftables)
 have etcd || need_pkgs+=(etcd-server)
 # iptables: cni-compare's datapaths install their CNI's netfilter state
 # with iptables-restore, and counters: true reads iptables-save -c.
-have iptables || need_pkgs+=(iptables)
+have iptables || [ -x /usr/sbin/iptables ] || need_pkgs+=(iptables)
 # modprobe: the kernel runs it to load a qdisc's or tunnel's module on
 # first use (sch_netem, ipip, ...), and the pktgen and OVS probes run it;
 # a minimal root may lack it, which would make modular features look absent.
