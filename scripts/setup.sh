@@ -29,6 +29,10 @@ need_pkgs=()
 # archive may offer none of it).
 want_pkgs=()
 declare -A want_hint=() want_none=()
+# What the default study (rps-rfs, which quickstart.sh runs) cannot run
+# without: the archive not offering it stops setup, which would otherwise
+# only warn and leave the study to fail.
+declare -A study_needs=([iperf3]=1)
 have() { command -v "$1" >/dev/null 2>&1; }
 have iperf3  || need_pkgs+=(iperf3)
 # ethtool and iptables are in /sbin and /usr/sbin, which a PATH (plain su's)
@@ -151,14 +155,28 @@ if [ ${#need_pkgs[@]} -gt 0 ] || [ ${#want_pkgs[@]} -gt 0 ]; then
   # already, as on a fresh cloud machine's first boot, instead of failing.
   apt_said=$(apt-get update -qq -o DPkg::Lock::Timeout=300 2>&1) || { echo "$apt_said" >&2; echo "setup: apt-get update failed" >&2; exit 2; }
   apt_failed=$(grep -E '^(W: Failed to fetch|E: )' <<<"$apt_said" || true)
-  pkgs=()
+  # Ubuntu keeps iperf3, sockperf, qperf and etcd-server in its universe
+  # component, which a minimal install may not enable.
+  universe_hint=
+  if [ "$(. /etc/os-release 2>/dev/null && echo "${ID:-}")" = ubuntu ] && ! apt-cache policy 2>/dev/null | grep 'c=universe' >/dev/null; then
+    universe_hint="; Ubuntu's universe component (iperf3, sockperf, qperf, etcd-server) is not enabled: add-apt-repository universe (or add universe to the Components: of /etc/apt/sources.list.d/ubuntu.sources, or to sources.list's deb lines), then rerun $0"
+  fi
+  pkgs=() study_unoffered=()
   for need in "${need_pkgs[@]}"; do
-    found=$(first_offered "$need") || echo "setup: warning: the package archive offers none of: ${need//|/ or }" >&2
+    if ! found=$(first_offered "$need"); then
+      if [ -n "${study_needs[$need]:-}" ]; then study_unoffered+=("${need//|/ or }"); continue; fi
+      echo "setup: warning: the package archive offers none of: ${need//|/ or }" >&2
+    fi
     # shellcheck disable=SC2206 # an alternative may name several packages
     pkgs+=($found)
   done
   if [ ${#need_pkgs[@]} -gt 0 ] && [ ${#pkgs[@]} -eq 0 ]; then
-    echo "setup: the package archive offers none of what is missing (${need_pkgs[*]})" >&2
+    echo "setup: the package archive offers none of what is missing (${need_pkgs[*]})$universe_hint" >&2
+    [ -z "$apt_failed" ] || printf 'setup: apt-get update could not reach it:\n%s\n' "$apt_failed" >&2
+    exit 2
+  fi
+  if [ ${#study_unoffered[@]} -gt 0 ]; then
+    echo "setup: the package archive offers none of: ${study_unoffered[*]}, which the default study (rps-rfs) needs$universe_hint" >&2
     [ -z "$apt_failed" ] || printf 'setup: apt-get update could not reach it:\n%s\n' "$apt_failed" >&2
     exit 2
   fi
