@@ -15,14 +15,26 @@
 #
 # Usage: scripts/fresh-root.sh OUTDIR [SUITE]
 #   OUTDIR  where the run directory is copied (it must not exist)
-#   SUITE   Debian suite of the root (default: this machine's codename)
-# Needs root and the network (the Debian mirror, the Go module proxy).
+#   SUITE   Debian (or Ubuntu) suite of the root (default: this machine's
+#           codename); an Ubuntu suite's root has the universe component too
+# Needs root and the network (the distribution's mirror, the Go module proxy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "fresh-root: run as root" >&2; exit 2; }
 out=${1:?usage: scripts/fresh-root.sh OUTDIR [SUITE]}
 [ ! -e "$out" ] || { echo "fresh-root: $out exists" >&2; exit 2; }
-suite=${2:-$(. /etc/os-release && echo "$VERSION_CODENAME")}
+host_codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+suite=${2:-$host_codename}
+# mmdebstrap takes the mirror from the suite (archive.ubuntu.com for
+# Ubuntu's) and only its main component unless told: Ubuntu keeps iperf3,
+# sockperf, qperf and etcd-server in universe. An Ubuntu suite is this
+# Ubuntu machine's own, or one distro-info-data lists (its series column),
+# as mmdebstrap tells them apart. A Debian root is built as before.
+components=()
+if { [ "$(. /etc/os-release && echo "$ID")" = ubuntu ] && [ "$suite" = "$host_codename" ]; } ||
+  awk -F, -v s="$suite" '$3 == s {f = 1} END {exit !f}' /usr/share/distro-info/ubuntu.csv 2>/dev/null; then
+  components=(--components=main,universe)
+fi
 if ! command -v mmdebstrap >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends mmdebstrap >/dev/null
@@ -77,7 +89,7 @@ run() { # CMD...: in the background, so that a signal reaches stop_child at once
 }
 
 echo "fresh-root: building a $suite minbase root in $R"
-run mmdebstrap --variant=minbase --quiet "$suite" "$R"
+run mmdebstrap --variant=minbase --quiet "${components[@]}" "$suite" "$R"
 mkdir -p "$R/root/cnibench"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git ls-files -z | tar --null -T - -cf - | tar -C "$R/root/cnibench" -xf -
