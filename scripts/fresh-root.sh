@@ -105,6 +105,14 @@ if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   mkdir -p "$R/usr/local/share/ca-certificates"
   cp /etc/ssl/certs/ca-certificates.crt "$R/usr/local/share/ca-certificates/host-bundle.crt"
 fi
+# The proxy settings the host reaches the mirror and the Go module proxy
+# through (the CA bundle is for that case), for the run's apt-get,
+# curl and go: the chroot's env -i starts it without the host's environment.
+# Passed to the namespace's shell after the root's path, as NAME=VALUE.
+pass_env=()
+for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY GOPROXY; do
+  [ -z "${!v:-}" ] || pass_env+=("$v=${!v}")
+done
 
 sock_before=$(cat /proc/sys/net/core/rps_sock_flow_entries)
 links_before=$(ip -o link | wc -l)
@@ -125,6 +133,7 @@ links_before=$(ip -o link | wc -l)
 rc=0
 run unshare --mount --propagation private --fork sh -c '
 R=$1
+shift
 set -e
 mount --bind "$R" "$R"
 mount -t proc proc "$R/proc"
@@ -142,7 +151,7 @@ set +e
 # run must get the default dispositions).
 trap "echo fresh-root: signal: the run stops, then the checks run >&2" INT TERM
 chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb \
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" \
   sh -c "cd /root/cnibench && ./scripts/quickstart.sh --out /root/run"
 rc=$?
 left=
@@ -159,7 +168,7 @@ if [ -n "$left" ]; then
   echo "fresh-root: the run left in the root:$left" >&2
   [ "$rc" -ne 0 ] || rc=3
 fi
-exit "$rc"' sh "$R" || rc=$?
+exit "$rc"' sh "$R" "${pass_env[@]}" || rc=$?
 
 # The host is checked whatever the run's outcome.
 problems=
