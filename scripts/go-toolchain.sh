@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced (not run) by scripts/setup.sh and scripts/test.sh, from the
 # checkout's top directory: which Go builds cnibench, and where go.mod's
 # toolchain is fetched from when there is none. The checksums of what is
