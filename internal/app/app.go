@@ -309,16 +309,29 @@ func studyCatalog() study.Catalog {
 // its type and implementation. A datapath that cannot be built is
 // catalog.Check's to report.
 func fitsTunnel(g netfilter.Generator, d study.Datapath) error {
-	o := catalog.FromStudy(d)
-	o.MTU = 0 // catalog.Check reports an MTU the datapath cannot take
-	dp, err := catalog.Build(o)
-	if err != nil {
+	tunnel, ok := entryTunnel(d)
+	if !ok {
 		return nil
 	}
-	if err := g.FitsTunnel(dp.Tunnel()); err != nil {
+	if err := g.FitsTunnel(tunnel); err != nil {
 		return fmt.Errorf("datapath %s: %w", d.Type, err)
 	}
 	return nil
+}
+
+// entryTunnel is the tunnel device of study entry d's datapath ("" for
+// none), which its type and implementation fix, read from the datapath
+// built as an object (nothing on the host); ok is false when it does not
+// build, which catalog.Check reports. The MTU is left out: its bound is
+// Check's to report, not a reason to know nothing of the tunnel.
+func entryTunnel(d study.Datapath) (tunnel string, ok bool) {
+	o := catalog.FromStudy(d)
+	o.MTU = 0
+	dp, err := catalog.Build(o)
+	if err != nil {
+		return "", false
+	}
+	return dp.Tunnel(), true
 }
 
 func collectorMetrics() []string {

@@ -16,10 +16,7 @@ func checkOffloadDevices(d study.Datapath, problems map[string]string) {
 	if !d.OffloadsOnTunnel() || d.OffloadsOnUnderlay() || len(d.Offloads) == 0 {
 		return
 	}
-	o := catalog.FromStudy(d)
-	o.MTU = 0 // its bound is Check's to report, not a reason to build nothing
-	dp, err := catalog.Build(o)
-	if err != nil || dp.Tunnel() != "" {
+	if tunnel, ok := entryTunnel(d); !ok || tunnel != "" {
 		return // a datapath that does not build is Check's to report
 	}
 	var with []string
