@@ -1,9 +1,6 @@
 package app
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,18 +14,7 @@ import (
 // entry's netfilter.cni; with a tunnel, or with native routing's rules,
 // it is fine.
 func TestNetfilterTunnelRulesNeedATunnel(t *testing.T) {
-	file := func(entry string) string {
-		return `apiVersion: cnibench/v1alpha1
-kind: Study
-metadata: {name: netfilter-tunnel}
-spec:
-  datapaths:
-    - ` + entry + `
-  workloads: [{tool: iperf3}]
-  trials: 1
-  duration: 3s
-`
-	}
+	file := func(entry string) string { return oneEntryStudy("netfilter-tunnel", entry) }
 	for entry, bad := range map[string]bool{
 		"{type: calico-routed, netfilter: {cni: calico-np-ipip}}": true,
 		"{type: bridge, netfilter: {cni: calico-wp-ipip}}":        true,
@@ -46,12 +32,5 @@ spec:
 			t.Errorf("%s: %v", entry, err)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "n.yaml")
-	if err := os.WriteFile(path, []byte(file("{type: calico-routed, netfilter: {cni: calico-np-ipip}}")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb strings.Builder
-	if code := Main(context.Background(), []string{"run", "--dry-run", path}, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), "has no tunnel device") {
-		t.Errorf("run --dry-run: exit %d, want %d\n%s", code, ExitBadInput, errb.String())
-	}
+	dryRunRefused(t, file("{type: calico-routed, netfilter: {cni: calico-np-ipip}}"), "has no tunnel device")
 }

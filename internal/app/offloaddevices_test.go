@@ -1,9 +1,6 @@
 package app
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,18 +11,7 @@ import (
 // input, refused before anything is built (exit 2) on the entry's field;
 // on a datapath with one, or narrowed to the underlay, it is fine.
 func TestOffloadDevicesNeedATunnel(t *testing.T) {
-	file := func(entry string) string {
-		return `apiVersion: cnibench/v1alpha1
-kind: Study
-metadata: {name: offload-devices}
-spec:
-  datapaths:
-    - ` + entry + `
-  workloads: [{tool: iperf3}]
-  trials: 1
-  duration: 3s
-`
-	}
+	file := func(entry string) string { return oneEntryStudy("offload-devices", entry) }
 	for entry, bad := range map[string]bool{
 		"{type: bridge, offloads: {gro: off}, offloadDevices: tunnel}":       true,
 		"{type: macvlan, offloads: {gro: off}, offloadDevices: tunnel}":      true,
@@ -44,12 +30,5 @@ spec:
 			t.Errorf("%s: %v", entry, err)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "o.yaml")
-	if err := os.WriteFile(path, []byte(file("{type: bridge, offloads: {gro: off}, offloadDevices: tunnel}")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb strings.Builder
-	if code := Main(context.Background(), []string{"run", "--dry-run", path}, &out, &errb); code != ExitBadInput || !strings.Contains(errb.String(), "has no tunnel device") {
-		t.Errorf("run --dry-run: exit %d, want %d\n%s", code, ExitBadInput, errb.String())
-	}
+	dryRunRefused(t, file("{type: bridge, offloads: {gro: off}, offloadDevices: tunnel}"), "has no tunnel device")
 }
