@@ -136,24 +136,8 @@ func TestThirdSignalLeavingNoJournal(t *testing.T) {
 	if err := j.Close(); err != nil { // everything undone: the file is gone
 		t.Fatal(err)
 	}
-	for i := 1; i <= 3; i++ {
-		if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		switch i {
-		case 1:
-			waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
-		case 2:
-			waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
-		}
-	}
-	select {
-	case c := <-exited:
-		if c != 128+int(syscall.SIGTERM) {
-			t.Errorf("exit code %d, want %d", c, 128+int(syscall.SIGTERM))
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("third signal did not exit")
+	if c := threeSignals(t, ctx, &out, exited); c != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit code %d, want %d", c, 128+int(syscall.SIGTERM))
 	}
 	last := out.String()[strings.LastIndex(strings.TrimSuffix(out.String(), "\n"), "\n")+1:]
 	if !strings.Contains(last, "exiting at once") || strings.Contains(last, "cleanup") {
@@ -349,24 +333,8 @@ func TestThirdSignalDuringCleanupNamesTheDeadRunsJournal(t *testing.T) {
 	}
 	done := noteUndoing(ctx, path)
 	defer done()
-	for i := 1; i <= 3; i++ {
-		if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		switch i {
-		case 1:
-			waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
-		case 2:
-			waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
-		}
-	}
-	select {
-	case c := <-exited:
-		if c != ExitAbandoned {
-			t.Errorf("exit code %d, want %d (the dead run's journal is left)", c, ExitAbandoned)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("third signal did not exit")
+	if c := threeSignals(t, ctx, &out, exited); c != ExitAbandoned {
+		t.Errorf("exit code %d, want %d (the dead run's journal is left)", c, ExitAbandoned)
 	}
 	if !strings.Contains(out.String(), path) {
 		t.Errorf("the signals' messages do not name %s:\n%s", path, out.String())
@@ -388,5 +356,30 @@ func TestNoteUndoingDone(t *testing.T) {
 	done()
 	if got := len(ownJournals(st)); got != 0 {
 		t.Errorf("after done: %d journals held, want 0", got)
+	}
+}
+
+// threeSignals sends this process SIGTERM three times, each after the
+// handler answered the one before (ctx cancelled, the second notice in
+// out), and returns the exit code the third gave.
+func threeSignals(t *testing.T, ctx context.Context, out *lockedBuf, exited <-chan int) int {
+	t.Helper()
+	for i := 1; i <= 3; i++ {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		switch i {
+		case 1:
+			waitFor(t, "cancel", func() bool { return ctx.Err() != nil })
+		case 2:
+			waitFor(t, "second notice", func() bool { return strings.Contains(out.String(), "signal once more") })
+		}
+	}
+	select {
+	case c := <-exited:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("third signal did not exit")
+		return 0
 	}
 }
