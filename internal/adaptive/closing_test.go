@@ -45,53 +45,16 @@ func closingLookAt(t *testing.T, drift float64) {
 	truth := map[string]float64{"same": 1, "same-noisy": 1, "same-quiet": 1, "worse": 0.75}
 	const runs = 1000
 	r := rand.New(rand.NewPCG(7, 7))
-	var nulls, wrong, judged, cover, closing, found, foundPlanned int
+	var k closingTally
 	for i := range runs {
 		cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05,
 			Budget: time.Duration(90+r.IntN(90)) * time.Second}
 		h := simulate(t, cfg, cells, drift, uint64(5000+i))
 		for id, ratio := range truth {
-			c := h.final(id)
-			if c.Sequential == nil {
-				continue
-			}
-			judged++
-			if ch := c.Sequential.Chosen; ch.Low <= ratio && ratio <= ch.High {
-				cover++
-			}
-			if !slices.Contains(Looks(cfg.Trials), c.Look) {
-				closing++
-			}
-			v := c.Decision.Verdict
-			switch {
-			case ratio == 1:
-				nulls++
-				if v == stats.Better || v == stats.Worse {
-					wrong++
-				}
-			case v == stats.Worse:
-				found++
-				if slices.Contains(Looks(cfg.Trials), c.Look) {
-					foundPlanned++
-				}
-			}
+			k.add(cfg, h.final(id), ratio)
 		}
 	}
-	t.Logf("drift %v, %d runs: %d judged cells, %d at a closing look; identical tunings wrong in %.3f of %d; coverage %.3f; worse found in %.3f of runs (%.3f at a planned look)",
-		drift, runs, judged, closing, float64(wrong)/float64(nulls), nulls, float64(cover)/float64(judged),
-		float64(found)/runs, float64(foundPlanned)/runs)
-	if closing < judged/10 {
-		t.Errorf("drift %v: only %d of %d cells judged at a closing look: the budgets do not exercise it", drift, closing, judged)
-	}
-	if rate := float64(wrong) / float64(nulls); rate > 0.058 {
-		t.Errorf("drift %v: identical tunings called better or worse in %.3f of cells, want <= 0.058", drift, rate)
-	}
-	if c := float64(cover) / float64(judged); c < 0.943 {
-		t.Errorf("drift %v: sequential intervals cover the truth in %.3f, want >= 0.943", drift, c)
-	}
-	if found <= foundPlanned {
-		t.Errorf("drift %v: worse found in %d runs, %d of them at a planned look: the closing look adds nothing", drift, found, foundPlanned)
-	}
+	k.check(t, drift, runs, "the budgets")
 }
 
 // TestClosingLookBaselineAtMax: a cell that ran 7 rounds while its
@@ -156,55 +119,75 @@ func TestClosingLookAtTarget(t *testing.T) {
 		cfg := Config{Trials: Trials{Min: 3, Max: 10}, Margin: 0.05,
 			Precision: &Precision{Metric: "bitrate", HalfWidth: 0.08, Of: OfNormalized}}
 		const runs = 1000
-		var nulls, wrong, judged, cover, closing, found, foundPlanned int
+		var k closingTally
 		for i := range runs {
 			h := simulate(t, cfg, cells, drift, uint64(9000+i))
 			for id, ratio := range truth {
 				c := h.final(id)
-				if c.Sequential == nil {
-					continue
-				}
-				judged++
-				if ch := c.Sequential.Chosen; ch.Low <= ratio && ratio <= ch.High {
-					cover++
-				}
-				planned := slices.Contains(Looks(cfg.Trials), c.Look)
-				if !planned {
-					closing++
-					if c.Status != Target {
-						t.Errorf("drift %v, run %d: %s judged at a closing look (%d trials) but stopped %s", drift, i, id, c.Look, c.Status)
-					}
-				}
-				v := c.Decision.Verdict
-				switch {
-				case ratio == 1:
-					nulls++
-					if v == stats.Better || v == stats.Worse {
-						wrong++
-					}
-				case v == stats.Worse:
-					found++
-					if planned {
-						foundPlanned++
-					}
+				if k.add(cfg, c, ratio) && c.Status != Target {
+					t.Errorf("drift %v, run %d: %s judged at a closing look (%d trials) but stopped %s", drift, i, id, c.Look, c.Status)
 				}
 			}
 		}
-		t.Logf("drift %v, %d runs: %d judged cells, %d at a closing look; identical tunings wrong in %.3f of %d; coverage %.3f; worse found in %.3f of runs (%.3f at a planned look)",
-			drift, runs, judged, closing, float64(wrong)/float64(nulls), nulls, float64(cover)/float64(judged),
-			float64(found)/runs, float64(foundPlanned)/runs)
-		if closing < judged/10 {
-			t.Errorf("drift %v: only %d of %d cells judged at a closing look: the target does not exercise it", drift, closing, judged)
+		k.check(t, drift, runs, "the target")
+	}
+}
+
+// closingTally counts what TestClosingLook and TestClosingLookAtTarget
+// judge over their simulated runs.
+type closingTally struct {
+	nulls, wrong, judged, cover, closing, found, foundPlanned int
+}
+
+// add counts cell c, whose true ratio to its baseline is ratio, when it
+// was judged, and says whether that was at a closing look (one Looks
+// did not plan).
+func (k *closingTally) add(cfg Config, c CellPlan, ratio float64) (closing bool) {
+	if c.Sequential == nil {
+		return false
+	}
+	k.judged++
+	if ch := c.Sequential.Chosen; ch.Low <= ratio && ratio <= ch.High {
+		k.cover++
+	}
+	planned := slices.Contains(Looks(cfg.Trials), c.Look)
+	if !planned {
+		k.closing++
+	}
+	v := c.Decision.Verdict
+	switch {
+	case ratio == 1:
+		k.nulls++
+		if v == stats.Better || v == stats.Worse {
+			k.wrong++
 		}
-		if rate := float64(wrong) / float64(nulls); rate > 0.058 {
-			t.Errorf("drift %v: identical tunings called better or worse in %.3f of cells, want <= 0.058", drift, rate)
+	case v == stats.Worse:
+		k.found++
+		if planned {
+			k.foundPlanned++
 		}
-		if c := float64(cover) / float64(judged); c < 0.943 {
-			t.Errorf("drift %v: sequential intervals cover the truth in %.3f, want >= 0.943", drift, c)
-		}
-		if found <= foundPlanned {
-			t.Errorf("drift %v: worse found in %d runs, %d of them at a planned look: the closing look adds nothing", drift, found, foundPlanned)
-		}
+	}
+	return !planned
+}
+
+// check holds the tally of runs runs to the tests' bars; what names what
+// stops cells between looks.
+func (k *closingTally) check(t *testing.T, drift float64, runs int, what string) {
+	t.Helper()
+	t.Logf("drift %v, %d runs: %d judged cells, %d at a closing look; identical tunings wrong in %.3f of %d; coverage %.3f; worse found in %.3f of runs (%.3f at a planned look)",
+		drift, runs, k.judged, k.closing, float64(k.wrong)/float64(k.nulls), k.nulls, float64(k.cover)/float64(k.judged),
+		float64(k.found)/float64(runs), float64(k.foundPlanned)/float64(runs))
+	if k.closing < k.judged/10 {
+		t.Errorf("drift %v: only %d of %d cells judged at a closing look: %s does not exercise it", drift, k.closing, k.judged, what)
+	}
+	if rate := float64(k.wrong) / float64(k.nulls); rate > 0.058 {
+		t.Errorf("drift %v: identical tunings called better or worse in %.3f of cells, want <= 0.058", drift, rate)
+	}
+	if c := float64(k.cover) / float64(k.judged); c < 0.943 {
+		t.Errorf("drift %v: sequential intervals cover the truth in %.3f, want >= 0.943", drift, c)
+	}
+	if k.found <= k.foundPlanned {
+		t.Errorf("drift %v: worse found in %d runs, %d of them at a planned look: the closing look adds nothing", drift, k.found, k.foundPlanned)
 	}
 }
 
