@@ -1,9 +1,11 @@
 package iperf3
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -21,7 +23,9 @@ import (
 // generator in each client pod (package pktgen; in each server pod with
 // reverse, as iperf3 -R) instead of iperf3's sender, and what arrived is
 // counted at the other pod's receiving device: loss is sent minus
-// received over sent, whatever a reader keeps up with. A receiver on the
+// received over sent, whatever a reader keeps up with. Where pairs
+// receive on one device (host-network pods are the node's namespace),
+// its count is theirs together (shareReceived). A receiver on the
 // pair's port (pktgen.Listen) there times the packets it reads for
 // their jitter. There is no slow start to leave out, so the whole
 // duration counts.
@@ -65,7 +69,8 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 		}
 		rcv[i] = r
 	}
-	before, err := rxPackets(rx)
+	devs, devOf := distinctIfaces(rx)
+	before, err := rxPackets(devs)
 	if err != nil {
 		return workload.Result{}, err
 	}
@@ -75,31 +80,143 @@ func (d *Driver) pktgenRun(ctx context.Context, t workload.Trial, p plan, rate f
 	if err != nil {
 		return workload.Result{}, err
 	}
-	after, err := settledRx(rx)
+	after, err := settledRx(devs)
 	if err != nil {
 		return workload.Result{}, err
 	}
-	per := make([]map[string]float64, len(t.Pairs))
+	arrived := make([]uint64, len(devs))
+	for k := range devs {
+		arrived[k] = max(after[k], before[k]) - before[k]
+	}
+	timed := make([]pktgen.Received, len(t.Pairs))
 	for i := range t.Pairs {
-		timed, err := rcv[i].Stop()
-		if err != nil {
-			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
-		}
-		per[i], err = pktgenPairMetrics(timed, sent[i*streams:(i+1)*streams], after[i]-before[i], payload, rate)
-		if err != nil {
+		if timed[i], err = rcv[i].Stop(); err != nil {
 			return workload.Result{}, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
 		}
 	}
+	per, shared, err := pktgenPerPair(timed, sent, streams, devOf, arrived, payload, rate)
+	if err != nil {
+		return workload.Result{}, err
+	}
 	res := workload.Result{Metrics: trialMetrics(per), PerReplica: per}
 	if fellBehind(per, MetricSent, rate*float64(streams)) {
-		res.Warnings = []string{pktgenBehind}
+		res.Warnings = append(res.Warnings, pktgenBehind)
+	}
+	if shared {
+		res.Warnings = append(res.Warnings, pktgenShared)
 	}
 	return res, nil
 }
 
+// pktgenPerPair is each pair's metrics (pktgenPairMetrics): pair i's
+// receiver timed timed[i], its streams sent sent[i*streams:(i+1)*streams],
+// and its packets arrived on device devOf[i], which counted
+// arrived[devOf[i]] (shared says that pairs shared one: shareReceived).
+func pktgenPerPair(timed []pktgen.Received, sent []pktgen.Sent, streams int, devOf []int, arrived []uint64, payload int, rate float64) ([]map[string]float64, bool, error) {
+	out := make([]uint64, len(timed))
+	for i := range timed {
+		for _, s := range sent[i*streams : (i+1)*streams] {
+			out[i] += s.Packets
+		}
+	}
+	got, shared := shareReceived(devOf, arrived, out)
+	per := make([]map[string]float64, len(timed))
+	for i := range timed {
+		var err error
+		if per[i], err = pktgenPairMetrics(timed[i], sent[i*streams:(i+1)*streams], got[i], payload, rate); err != nil {
+			return nil, false, fmt.Errorf("pktgen sender, pair %d: %w", i, err)
+		}
+	}
+	return per, shared, nil
+}
+
+// pktgenShared says that some pairs' loss is their receiving device's,
+// shared out (shareReceived).
+const pktgenShared = "pktgen sender: pairs received on one device (a host-network datapath runs every server pod in the server node's namespace, " +
+	"so each pair's packets arrive on the node's device), whose counter cannot tell their packets apart: " +
+	"their loss is counted once over those pairs together (sent summed against received), and each pair's lost_count and bitrate are its share " +
+	"of what arrived, in proportion to what it sent; the trial's loss and bitrate sum are exact, the pairs' spread in loss is not measured"
+
+// distinctIfaces is each receiving device once, and for each pair the
+// index of its own among them. Pairs of a host-network datapath share the
+// server node's namespace and address, so every pair's route ends at one
+// device: read once per pair, its counter gave each pair every pair's
+// packets.
+func distinctIfaces(rx []netns.Iface) (devs []netns.Iface, devOf []int) {
+	devOf = make([]int, len(rx))
+	for i, ifc := range rx {
+		k := slices.Index(devs, ifc)
+		if k < 0 {
+			k = len(devs)
+			devs = append(devs, ifc)
+		}
+		devOf[i] = k
+	}
+	return devs, devOf
+}
+
+// shareReceived is what each pair received: its device's packets
+// (arrived, by device; devOf gives each pair's device), or, where pairs
+// share a device (shared), that device's packets divided among them in
+// proportion to the packets each sent (out), in whole packets that sum
+// to the device's (largest remainders). A device's counter cannot say
+// whose packets it counted, so the pairs on it get their loss rate
+// together: summed received over summed sent, the one figure that is
+// measured.
+func shareReceived(devOf []int, arrived, out []uint64) (got []uint64, shared bool) {
+	got = make([]uint64, len(devOf))
+	for k, n := range arrived {
+		var on []int
+		var sum uint64
+		for i, d := range devOf {
+			if d == k {
+				on = append(on, i)
+				sum += out[i]
+			}
+		}
+		if len(on) > 1 {
+			shared = true
+		}
+		apportion(got, on, n, out, sum)
+	}
+	return got, shared
+}
+
+// apportion divides n among pairs on, in proportion to their weights w
+// (summing to sum; evenly when it is 0), into got: each its floor, the
+// rest one each to the largest remainders (ties to the earlier pair).
+func apportion(got []uint64, on []int, n uint64, w []uint64, sum uint64) {
+	if len(on) == 0 {
+		return
+	}
+	share := func(i int) (whole, rem float64) {
+		x := float64(n) / float64(len(on))
+		if sum > 0 {
+			x = float64(n) * float64(w[i]) / float64(sum)
+		}
+		return math.Floor(x), x - math.Floor(x)
+	}
+	left := n
+	for _, i := range on {
+		whole, _ := share(i)
+		got[i] = min(uint64(whole), left)
+		left -= got[i]
+	}
+	byRem := slices.Clone(on)
+	slices.SortStableFunc(byRem, func(a, b int) int {
+		_, ra := share(a)
+		_, rb := share(b)
+		return cmp.Compare(rb, ra)
+	})
+	for j := 0; left > 0; j = (j + 1) % len(byRem) {
+		got[byRem[j]]++
+		left--
+	}
+}
+
 // pktgenPairMetrics is iperf3's names for a pair's trial: what its receiver
 // timed, and its streams together (each asked for rate) against what its
-// server's device got. Sent is each stream's pace over its own run,
+// receiving device got of them (got: shareReceived). Sent is each stream's pace over its own run,
 // summed, as a generator that keeps its schedule sends its rate however
 // late its thread woke to the start: it is what says a stream fell
 // behind. Received is over the window the streams were sending together

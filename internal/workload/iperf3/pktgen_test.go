@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/pktgen"
@@ -98,6 +99,82 @@ func TestEnds(t *testing.T) {
 		got := fmt.Sprintf("%s on %s > %s on %s", from.Name(), pinFrom, to.Name(), pinTo)
 		if got != c.want {
 			t.Errorf("reverse %v: %s, want %s", c.reverse, got, c.want)
+		}
+	}
+}
+
+// On a host-network datapath every server pod is the server node's
+// namespace, so four pairs' packets arrive on one device: 1000 sent by
+// each, 2800 arrived in all. Read once per pair, the device gave each
+// pair all 2800 (no loss, bitrate = sent, and a loss ceiling that passed
+// every rate); counted once and shared, the trial lost 30% and so did
+// each pair. A pair on a device of its own keeps its own count.
+func TestPktgenSharedReceiver(t *testing.T) {
+	dev := netns.Iface{Netns: "cnb-srv", Name: "eth1"}
+	devs, devOf := distinctIfaces([]netns.Iface{dev, dev, dev, dev})
+	if len(devs) != 1 || !slices.Equal(devOf, []int{0, 0, 0, 0}) {
+		t.Fatalf("devices %v, pairs on %v; want one device", devs, devOf)
+	}
+	start := 10 * time.Second
+	one := pktgen.Sent{Packets: 1000, Elapsed: time.Second, Started: start, Stopped: start + time.Second}
+	sent := []pktgen.Sent{one, one, one, one}
+	timed := make([]pktgen.Received, 4)
+	per, shared, err := pktgenPerPair(timed, sent, 1, devOf, []uint64{2800}, 1000, 8e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !shared {
+		t.Error("pairs on one device not said to share it")
+	}
+	for i, m := range per {
+		if m[MetricLost] != 300 || m[MetricPackets] != 1000 || m[results.MetricBitrate] != 700*8000 {
+			t.Errorf("pair %d: lost %v of %v at %v bit/s, want 300 of 1000 at 5.6e6", i, m[MetricLost], m[MetricPackets], m[results.MetricBitrate])
+		}
+	}
+	if m := trialMetrics(per); m[MetricLostPct] != 30 || m[results.MetricBitrateSum] != 2800*8000 {
+		t.Errorf("trial lost %v%% at %v bit/s in all, want 30%% at 2.24e7", m[MetricLostPct], m[results.MetricBitrateSum])
+	}
+
+	// Two pairs on their own devices, two sharing a third.
+	other := netns.Iface{Netns: "cnb-srv-1", Name: "eth0"}
+	_, devOf = distinctIfaces([]netns.Iface{other, dev, dev, {Netns: "cnb-srv-2", Name: "eth0"}})
+	if !slices.Equal(devOf, []int{0, 1, 1, 2}) {
+		t.Fatalf("pairs on %v, want [0 1 1 2]", devOf)
+	}
+	got, shared := shareReceived(devOf, []uint64{990, 1500, 1000}, []uint64{1000, 2000, 1000, 1000})
+	if !shared || !slices.Equal(got, []uint64{990, 1000, 500, 1000}) {
+		t.Errorf("received %v (shared %v), want [990 1000 500 1000] shared", got, shared)
+	}
+	if got, shared := shareReceived([]int{0, 1}, []uint64{5, 7}, []uint64{9, 9}); shared || !slices.Equal(got, []uint64{5, 7}) {
+		t.Errorf("devices of their own: received %v (shared %v), want [5 7] unshared", got, shared)
+	}
+}
+
+// A shared device's count is divided in whole packets that add up to it:
+// the remainder goes to the largest fractions, and with nothing sent the
+// count is split evenly.
+func TestApportion(t *testing.T) {
+	for _, c := range []struct {
+		n    uint64
+		w    []uint64
+		want []uint64
+	}{
+		{10, []uint64{1, 1, 1}, []uint64{4, 3, 3}},
+		{10, []uint64{1, 2, 2}, []uint64{2, 4, 4}},
+		{7, []uint64{0, 0}, []uint64{4, 3}},
+		{3, []uint64{100, 1}, []uint64{3, 0}},
+		{0, []uint64{5, 5}, []uint64{0, 0}},
+	} {
+		var sum uint64
+		on := make([]int, len(c.w))
+		for i, x := range c.w {
+			sum += x
+			on[i] = i
+		}
+		got := make([]uint64, len(c.w))
+		apportion(got, on, c.n, c.w, sum)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%d by %v: %v, want %v", c.n, c.w, got, c.want)
 		}
 	}
 }
