@@ -58,6 +58,10 @@ type Trial struct {
 	Kernel func(engine.Node) engine.Kernel
 	// Servers are the measured server pods, on Cluster.Server().
 	Servers []engine.Pod
+	// Background are the background pairs' server pods, on
+	// Cluster.Server() too: their load runs through the window (none
+	// without background, or at 0 connections).
+	Background []engine.Pod
 	// Pairs are the measured pairs.
 	Pairs []workload.Pair
 	// Driven are the pairs as the workload's driver addresses them: a

@@ -3,8 +3,10 @@ package collect
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -14,25 +16,62 @@ import (
 // as seed 004's inter-host numbers are; a cluster node's agent samples
 // its own node, the receiver alone unless the nodes share a kernel
 // (analysis.CPPOneNode notes it beside the paper's numbers).
+//
+// With background load its pairs' processes (iperf3, the softirqs their
+// packets raise) are sampled with the measured ones, on the same node,
+// and no sample says which connection it served: divided by the measured
+// pods' packets alone, their work raised every component's cost per
+// packet, more the more connections. The background servers' devices are
+// counted too (cppIfaces), so the cost is per packet of all the traffic
+// sampled, which the run notes.
 var cppEntry = Entry{
 	Name: "cpp",
 	Description: "CPU cost per packet by kernel component, from perf samples of every CPU of the server node's kernel " +
-		"over the window divided by the measured server pods' packets: on the local engine the machine both emulated " +
+		"over the window divided by the measured server pods' packets (with background load, the measured and the background " +
+		"server pods' packets: their work is in the samples too): on the local engine the machine both emulated " +
 		"nodes share (both ends' cost), on a cluster the server node's agent's (that node alone, unless the nodes share a kernel)",
 	Metrics:  []string{"cpp_*_cycles (sampling cycles)", "cpp_*_ns (sampling cpu-clock)"},
 	Programs: []string{"perf"},
 	Enabled:  func(w study.Workload) bool { return w.CPP },
 	New: func(t Trial) (Collector, error) {
 		srv := t.Cluster.Server()
-		w, err := t.Kernel(srv).CPP(serverIfaces(t))
+		w, err := t.Kernel(srv).CPP(cppIfaces(t))
 		if err != nil {
 			return nil, err
 		}
-		return &cppCollector{w: w}, nil
+		c := &cppCollector{w: w}
+		if len(t.Background) > 0 {
+			c.note = cppBackgroundNote
+		}
+		return c, nil
 	},
 }
 
-type cppCollector struct{ w engine.MetricWindow }
+// cppBackgroundNote says what a cost per packet with background load
+// divides.
+const cppBackgroundNote = "collector cpp: with background load the cost per packet is of the measured and the background traffic together: " +
+	"perf samples the background pairs' processes and softirqs with the measured pairs', and cannot tell them apart, so the packets " +
+	"divided are the measured and the background server pods' (a sweep of connections shows how the cost of all the traffic changes, " +
+	"not the measured flow's alone)"
+
+// cppIfaces are the devices whose packets a CPU cost per packet divides
+// by: the measured server pods' and the background servers', each once
+// (on a host-network datapath they are all the node's).
+func cppIfaces(t Trial) []netns.Iface {
+	srv := t.Cluster.Server()
+	out := serverIfaces(t)
+	for _, p := range t.Background {
+		if ifc := srv.PodIface(p); !slices.Contains(out, ifc) {
+			out = append(out, ifc)
+		}
+	}
+	return out
+}
+
+type cppCollector struct {
+	w    engine.MetricWindow
+	note string
+}
 
 func (c *cppCollector) Start(ctx context.Context) error {
 	if err := c.w.Start(ctx); err != nil {
@@ -57,5 +96,9 @@ func (c *cppCollector) Finish(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("cpu cost per packet: %w", err)
 	}
-	return Result{Metrics: m}, nil
+	r := Result{Metrics: m}
+	if c.note != "" {
+		r.Notes = []string{c.note}
+	}
+	return r, nil
 }

@@ -1,6 +1,8 @@
 package collect
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +62,56 @@ func TestDevicesCountASharedDeviceOnce(t *testing.T) {
 		if g.name == "pods" && len(g.ifaces) != 1 {
 			t.Errorf("pods group %v for three pods on one device, want it once", g.ifaces)
 		}
+	}
+}
+
+// perf samples the background pairs' processes and softirqs with the
+// measured pairs' (every iperf3 counts): divided by the measured servers'
+// packets alone, their work raised every cost per packet. The background
+// servers' devices are counted too, a shared one still once, and the run
+// notes what the cost is per packet of.
+func TestCPPCountsTheBackgroundServers(t *testing.T) {
+	var log []string
+	k := &ifaceKernel{loggedKernel: loggedKernel{log: &log}}
+	kernel := func(engine.Node) engine.Kernel { return k }
+	s, err := NewSet(study.Workload{CPP: true}, Trial{Cluster: fakeCluster{}, Kernel: kernel, SharedKernel: true,
+		Servers:    []engine.Pod{fakePod{ns: "srv-0"}, fakePod{ns: "srv-1"}},
+		Background: []engine.Pod{fakePod{ns: "srv-2"}, fakePod{ns: "srv-3"}, fakePod{ns: "srv-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ifc := range k.ifaces {
+		got = append(got, ifc.Netns)
+	}
+	if want := []string{"srv-0", "srv-1", "srv-2", "srv-3"}; !slices.Equal(got, want) {
+		t.Errorf("counted the devices of %v, want %v", got, want)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note := strings.Join(r.Notes, "; "); !strings.Contains(note, "measured and the background traffic together") {
+		t.Errorf("notes %q do not say the cost is of the background traffic too", note)
+	}
+
+	// Without background: the measured servers' alone, and no note.
+	log = nil
+	s, err = NewSet(study.Workload{CPP: true}, Trial{Cluster: fakeCluster{}, Kernel: kernel, SharedKernel: true,
+		Servers: []engine.Pod{fakePod{ns: "srv-0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.ifaces) != 1 {
+		t.Errorf("counted %v for one measured server, want its device", k.ifaces)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Stop(context.Background()); err != nil || len(r.Notes) != 0 {
+		t.Errorf("without background: notes %q (%v), want none", r.Notes, err)
 	}
 }

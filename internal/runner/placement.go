@@ -62,3 +62,14 @@ func place(w study.Workload, r int, srv, cli []engine.Pod) (placed, error) {
 	}
 	return p, nil
 }
+
+// backgroundServers are the background pairs' server pods, on the
+// server node: the CPU cost per packet counts their packets, whose work
+// perf samples with the measured pairs' (collect.Trial.Background).
+func (p placed) backgroundServers() []engine.Pod {
+	out := make([]engine.Pod, 0, len(p.background))
+	for _, b := range p.background {
+		out = append(out, b.Server)
+	}
+	return out
+}

@@ -84,3 +84,32 @@ func TestPodsPerNodeBoundMatchesEngines(t *testing.T) {
 		t.Errorf("study.MaxPodsPerNode %d, datapath.MaxPodsPerNode %d", study.MaxPodsPerNode, datapath.MaxPodsPerNode)
 	}
 }
+
+// The CPU cost per packet counts the background servers' packets (their
+// work is in perf's samples): they are the background pairs' server
+// pods, intra-node too, where the clients are server-node pods as well;
+// none at 0 connections.
+func TestBackgroundServers(t *testing.T) {
+	bg := &study.Background{Connections: []int{10}, Pairs: 2, Rate: "10M"}
+	for _, tc := range []struct {
+		w    study.Workload
+		want string
+	}{
+		{study.Workload{Name: "bg", Background: bg}, "[srv1 srv2]"},
+		{study.Workload{Name: "bg-intra", Background: bg, Placement: study.PlacementIntraNode}, "[srv2 srv4]"},
+		{study.Workload{Name: "bg0", Background: &study.Background{Connections: []int{0}, Pairs: 2, Rate: "10M"}}, "[]"},
+		{study.Workload{Name: "tcp"}, "[]"},
+	} {
+		pl, err := place(tc.w, 1, pods("srv", 6), pods("cli", 6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range pl.backgroundServers() {
+			names = append(names, p.Name())
+		}
+		if got := fmt.Sprint(names); got != tc.want {
+			t.Errorf("%s: background servers %s, want %s", tc.w.Name, got, tc.want)
+		}
+	}
+}

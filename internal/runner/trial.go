@@ -89,8 +89,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 // measure runs the workload with the collectors the variant enables over
 // its measured window, and says how that window matched its plan.
 func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, span, error) {
-	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Pairs: pl.pairs, Driven: pairs,
-		Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, SharedKernel: r.plan.sharedKernel, FreshPods: fresh})
+	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Background: pl.backgroundServers(),
+		Pairs: pl.pairs, Driven: pairs, Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, SharedKernel: r.plan.sharedKernel,
+		FreshPods: fresh})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, span{}, err
 	}
