@@ -81,7 +81,7 @@ func (m *Model) AddRun(s *study.Study, run *results.Run) {
 	}
 	// Per-second samples judge it (cpu.jsonl): a run's file, not the
 	// samples Build has.
-	m.OneCore = OneCoreCells(run.Samples, run.CPU)
+	m.OneCore = OneCoreCells(run.Samples, run.CPU, run.Env.MachineCPUs)
 }
 
 // CountedDisturbedSample says whether a counted sample is one the noise

@@ -51,10 +51,11 @@ type OneCore struct {
 // OneCoreCells lists the cells at least half of whose trials were bound
 // by one core (OneCore.Listed), in the order the cells' first samples
 // come, the server node's before the client node's for a cell. points
-// are the run's per-second samples of the server node's cores (Run.CPU).
-func OneCoreCells(samples []results.Sample, points []results.CPUPoint) []OneCore {
+// are the run's per-second samples of the server node's cores (Run.CPU),
+// machine the CPUs the run could use (Env.MachineCPUs; OneCoreTally).
+func OneCoreCells(samples []results.Sample, points []results.CPUPoint, machine []int) []OneCore {
 	var out []OneCore
-	for _, oc := range OneCoreTally(samples, points) {
+	for _, oc := range OneCoreTally(samples, points, machine) {
 		if oc.Listed() {
 			out = append(out, oc)
 		}
@@ -71,8 +72,13 @@ func (oc OneCore) Listed() bool { return oc.Bound > 0 && 2*oc.Bound >= oc.N }
 // "0 of 4" as much as "3 of 4"); the shares are means over the bound
 // trials (0 without any), each trial's over its bound seconds. A node
 // with a single sampled core is left out: there is no other core to have
-// idled.
-func OneCoreTally(samples []results.Sample, points []results.CPUPoint) []OneCore {
+// idled. machine are the CPUs the local engine's nodes could use
+// (Env.MachineCPUs; nil: every core sampled): the server node's cores
+// are every CPU of the machine's /proc/stat, and one outside cnibench's
+// cpuset runs none of its work, so its idling says nothing of the run
+// (in a container limited to CPUs 0-1 of 8, an idle CPU 2 made every
+// cell with CPU 0 busy one core's).
+func OneCoreTally(samples []results.Sample, points []results.CPUPoint, machine []int) []OneCore {
 	type key struct {
 		cell   results.Cell
 		client bool
@@ -87,6 +93,9 @@ func OneCoreTally(samples []results.Sample, points []results.CPUPoint) []OneCore
 				windows = [][]results.CoreStat{s.ClientCores}
 			} else if sec := seconds[trialKey{s.Cell, s.Trial}]; len(sec) > 0 {
 				windows = sec
+			}
+			if !client {
+				windows = within(windows, machine)
 			}
 			if len(windows[0]) < 2 {
 				continue
@@ -113,6 +122,22 @@ func OneCoreTally(samples []results.Sample, points []results.CPUPoint) []OneCore
 	for _, k := range order {
 		acc[k].average()
 		out = append(out, *acc[k])
+	}
+	return out
+}
+
+// within is windows with only the cores of cpus (nil: all of them).
+func within(windows [][]results.CoreStat, cpus []int) [][]results.CoreStat {
+	if len(cpus) == 0 {
+		return windows
+	}
+	out := make([][]results.CoreStat, len(windows))
+	for i, cores := range windows {
+		for _, c := range cores {
+			if slices.Contains(cpus, c.CPU) {
+				out[i] = append(out[i], c)
+			}
+		}
 	}
 	return out
 }

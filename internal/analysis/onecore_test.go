@@ -39,7 +39,7 @@ func TestOneCoreCells(t *testing.T) {
 	add("once", twoCores(0, 90, 50), nil)
 	add("once", twoCores(40, 45, 30), nil)
 	add("once", twoCores(30, 50, 30), nil)
-	got := OneCoreCells(samples, nil)
+	got := OneCoreCells(samples, nil, nil)
 	if len(got) != 2 {
 		t.Fatalf("%d cells, want http@c8 on the server and tcp on the client: %+v", len(got), got)
 	}
@@ -64,11 +64,11 @@ func TestOneCoreTally(t *testing.T) {
 		{Cell: cell, Cores: twoCores(50, 50, 10)},
 		{Cell: results.Cell{Workload: "one"}, Cores: []results.CoreStat{{CPU: 0}}},
 	}
-	got := OneCoreTally(samples, nil)
+	got := OneCoreTally(samples, nil, nil)
 	if len(got) != 1 || got[0].Bound != 1 || got[0].N != 3 || got[0].Listed() || got[0].BusyPct != 100 {
 		t.Fatalf("tally %+v, want the http@c8 cell, 1 of 3 bound, not listed", got)
 	}
-	if len(OneCoreCells(samples, nil)) != 0 {
+	if len(OneCoreCells(samples, nil, nil)) != 0 {
 		t.Error("a cell with 1 of 3 trials bound is listed")
 	}
 }
@@ -97,10 +97,10 @@ func TestOneCoreSecondBySecond(t *testing.T) {
 	}
 	means := twoCores(52, 48, 40) // what trial 1's means read
 	samples := []results.Sample{{Cell: cell, Trial: 1, Cores: means}, {Cell: cell, Trial: 2, Cores: means}, {Cell: cell, Trial: 3, Cores: twoCores(1, 88, 70)}}
-	if got := OneCoreTally(samples, nil); len(got) != 1 || got[0].Bound != 1 || got[0].Listed() {
+	if got := OneCoreTally(samples, nil, nil); len(got) != 1 || got[0].Bound != 1 || got[0].Listed() {
 		t.Fatalf("by the means only trial 3 is bound: %+v", got)
 	}
-	got := OneCoreTally(samples, points)
+	got := OneCoreTally(samples, points, nil)
 	if len(got) != 1 {
 		t.Fatalf("tally %+v", got)
 	}
@@ -112,5 +112,42 @@ func TestOneCoreSecondBySecond(t *testing.T) {
 	// on average; trial 3's means: 99%, 88%.
 	if oc.BusyPct != 99.5 || math.Abs(oc.IdlePct-(517.0/6+88)/2) > 1e-9 {
 		t.Errorf("busy %v, idle %v", oc.BusyPct, oc.IdlePct)
+	}
+}
+
+// cnibench in a container limited to CPUs 0-1 of an 8-CPU host: both of
+// its cores busy is the run's limit, not one core's, though CPUs 2-7
+// (sampled: /proc/stat lists them) idled. Judged over the run's CPUs
+// (Env.MachineCPUs), per second and over the trial's means, the cell is
+// not bound; with one of its two busy and the other idle it is. A run
+// that did not record them is judged over every core, as before.
+func TestOneCoreWithinMachine(t *testing.T) {
+	cores := func(idle0, idle1 float64) []results.CoreStat {
+		out := twoCores(idle0, idle1, 30)
+		for c := 2; c < 8; c++ {
+			out = append(out, results.CoreStat{CPU: c, CPUPercent: results.CPUPercent{Idle: 99}})
+		}
+		return out
+	}
+	cell := results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	samples := []results.Sample{{Cell: cell, Trial: 0, Cores: cores(1, 2)}, {Cell: cell, Trial: 1, Cores: cores(1, 2)}}
+	t0 := time.Unix(1000, 0)
+	var points []results.CPUPoint
+	for _, c := range cores(1, 2) {
+		points = append(points, results.CPUPoint{Time: t0, Cell: cell, Trial: 1, CPU: c.CPU, CPUPercent: c.CPUPercent})
+	}
+	machine := []int{0, 1}
+	if got := OneCoreCells(samples, points, machine); len(got) != 0 {
+		t.Errorf("both of the run's cores busy listed as one core's: %+v", got)
+	}
+	if got := OneCoreTally(samples, points, machine); len(got) != 1 || got[0].Bound != 0 || got[0].N != 2 {
+		t.Errorf("tally over the run's CPUs: %+v, want 0 of 2 bound", got)
+	}
+	if got := OneCoreCells(samples, points, nil); len(got) != 1 {
+		t.Errorf("without the run's CPUs: %+v, want the cell listed over every core", got)
+	}
+	samples = []results.Sample{{Cell: cell, Cores: cores(1, 80)}}
+	if got := OneCoreCells(samples, nil, machine); len(got) != 1 || got[0].IdlePct != 80 {
+		t.Errorf("one of the run's cores busy, the other 80%% idle: %+v, want listed with the other 80%% idle", got)
 	}
 }

@@ -125,7 +125,7 @@ func printOutcome(w io.Writer, run *results.Run, s *study.Study) {
 	}
 	// Cells bound by one core (analysis.OneCore): a reader of the
 	// decisions alone would take their numbers for the machine's limit.
-	cells := analysis.OneCoreCells(run.Samples, run.CPU)
+	cells := analysis.OneCoreCells(run.Samples, run.CPU, run.Env.MachineCPUs)
 	if l := report.OneCoreLine(cells); l != "" {
 		fmt.Fprintln(w, l)
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/results"
@@ -76,6 +77,10 @@ type Trial struct {
 	// Local is set when the nodes are this machine (the local engine), so
 	// what else runs on it bears on the trial.
 	Local bool
+	// Machine is the CPUs the local engine's nodes share (cnibench's
+	// cpuset, hostcpus.Machine): an unpinned node's are these, not every
+	// CPU of the machine's /proc/stat. Nil on a cluster.
+	Machine cpuset.Set
 	// SharedKernel is set when both nodes run on one kernel: the local
 	// engine's, or cluster nodes with one boot ID (engine.Facts).
 	SharedKernel bool

@@ -24,7 +24,8 @@ var nodesEntry = Entry{
 	Name: "nodes",
 	Description: "CPU % (100 - idle - iowait, averaged over the node's CPUs online at the window's end) of the client and the server node over the window and " +
 		"their memory in use at its end ((MemTotal - MemAvailable) / MemTotal), from /proc/stat and /proc/meminfo. A node pinned " +
-		"to CPUs (spec.nodes.*.cpus) counts its own CPUs. Nodes on one kernel (emulated nodes, a kind-style cluster's) share one " +
+		"to CPUs (spec.nodes.*.cpus) counts its own CPUs, an unpinned node of the local engine the CPUs cnibench may use (its cpuset), " +
+		"a cluster's unpinned node all of its own. Nodes on one kernel (emulated nodes, a kind-style cluster's) share one " +
 		"machine: its memory, and its CPUs unless pinned apart, are recorded once, under the client's names (the paper's Table IV " +
 		"is the client node's), and the run notes it. On with counters: true, and for a background sweep (seed 004's Fig. 13c)",
 	Metrics: []string{MetricNodeCPUClient, MetricNodeCPUServer, MetricNodeMemoryClient, MetricNodeMemoryServer},
@@ -48,7 +49,7 @@ var nodesEntry = Entry{
 			cpuName, memName string
 		}{{client, MetricNodeCPUClient, MetricNodeMemoryClient}, {server, srvCPU, srvMem}} {
 			k := t.Kernel(n.node)
-			s := nodeSampler{k: k, cpus: n.node.CPUs(), cpuName: n.cpuName, memName: n.memName}
+			s := nodeSampler{k: k, cpus: countedCPUs(n.node.CPUs(), t.Machine), cpuName: n.cpuName, memName: n.memName}
 			if s.cpuName != "" {
 				s.s = k.CPU()
 			}
@@ -56,6 +57,18 @@ var nodesEntry = Entry{
 		}
 		return c, nil
 	},
+}
+
+// countedCPUs are the CPUs a node's CPU % averages over: those it is
+// pinned to, else the CPUs the local engine's nodes share (machine:
+// cnibench's cpuset), else (a cluster node, nil) every CPU its kernel
+// has. Every CPU of this machine's /proc/stat counted, cnibench limited
+// to 2 of 8 by its cgroup read 25% with both of its CPUs busy.
+func countedCPUs(pinned, machine cpuset.Set) cpuset.Set {
+	if len(pinned) > 0 {
+		return pinned
+	}
+	return machine
 }
 
 // shared says what the two nodes' kernels would report alike: nodes on
@@ -141,7 +154,7 @@ func (c *nodesCollector) Stop(context.Context) (Result, error) {
 }
 
 // nodeBusy is the average busy percentage of the node's CPUs over the
-// window (every CPU when the node is not pinned). A CPU offline at the
+// window (countedCPUs; every CPU when nil). A CPU offline at the
 // window's end is left out: its percentages are zero, which 100 - idle
 // would read as 100% busy.
 func nodeBusy(w metrics.Window, cpus cpuset.Set) (float64, bool) {

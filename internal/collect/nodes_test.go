@@ -3,6 +3,7 @@ package collect
 import (
 	"github.com/cnibench/cnibench/internal/study"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,4 +161,55 @@ func TestNodesOnForBackground(t *testing.T) {
 	if !nodesEntry.Enabled(study.Workload{Tool: "iperf3", Background: &study.Background{}}) {
 		t.Error("nodes off for a background sweep")
 	}
+}
+
+// An unpinned node of the local engine runs on the CPUs cnibench may use
+// (Trial.Machine, its cpuset), not on every CPU of /proc/stat: limited
+// to CPUs 0-1 of 8, both busy, it read 25%. A pinned node keeps its own
+// CPUs, and a cluster's node (no Machine) every CPU of its kernel.
+func TestNodesUnpinnedCountTheMachine(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		pinned  cpuset.Set
+		machine cpuset.Set
+		want    float64
+	}{
+		{"local, unpinned", nil, cpuset.Set{0, 1}, 100},
+		{"local, pinned", cpuset.Set{1, 2}, cpuset.Set{0, 1, 2}, 50},
+		{"cluster", nil, nil, 25},
+	} {
+		node := pinnedNode{cpus: c.pinned}
+		tr := Trial{Cluster: twoNodes{client: node, server: node}, SharedKernel: true, Machine: c.machine,
+			Kernel: func(engine.Node) engine.Kernel { return eightKernel{} }}
+		r, err := window(t, nodesEntry, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Metrics[MetricNodeCPUClient]; got != c.want {
+			t.Errorf("%s: node CPU %v%%, want %v%%", c.name, got, c.want)
+		}
+	}
+	if got := countedCPUs(nil, cpuset.Set{0, 1}); !slices.Equal(got, cpuset.Set{0, 1}) {
+		t.Errorf("unpinned: %v, want the machine's 0-1", got)
+	}
+}
+
+// eightKernel's CPUs 0 and 1 are busy, 2-7 idle.
+type eightKernel struct{ coresKernel }
+
+func (eightKernel) CPU() engine.Sampler { return eightSampler{} }
+
+type eightSampler struct{}
+
+func (eightSampler) Start() error { return nil }
+func (eightSampler) Stop() (metrics.Window, error) {
+	var w metrics.Window
+	for c := range 8 {
+		idle := 100.0
+		if c < 2 {
+			idle = 0
+		}
+		w.Cores = append(w.Cores, results.CoreStat{CPU: c, CPUPercent: results.CPUPercent{Idle: idle}})
+	}
+	return w, nil
 }

@@ -37,7 +37,7 @@ func OneCore(a, b *results.Run, studyA, studyB []results.Cell) []Bound {
 	}
 	tally := func(r *results.Run) map[nodeKey]analysis.OneCore {
 		m := map[nodeKey]analysis.OneCore{}
-		for _, oc := range analysis.OneCoreTally(r.Samples, r.CPU) {
+		for _, oc := range analysis.OneCoreTally(r.Samples, r.CPU, r.Env.MachineCPUs) {
 			m[nodeKey{cellKey(oc.Cell, ""), oc.Node}] = oc
 		}
 		return m

@@ -234,6 +234,11 @@ type Env struct {
 	// NodeCPUs maps each emulated node to the CPUs its processes are
 	// pinned to; an empty list means the node shares all CPUs.
 	NodeCPUs map[string][]int `json:"node_cpus"`
+	// MachineCPUs are the CPUs the local engine's nodes could use
+	// (cnibench's cpuset and affinity): the cores sampled beyond them
+	// (cpu.jsonl, Sample.Cores: every CPU of /proc/stat) ran none of the
+	// run's work. Nil on a cluster and in runs before it was recorded.
+	MachineCPUs []int `json:"machine_cpus,omitempty"`
 	// Offloads maps interface to its ethtool features found before the run.
 	Offloads map[string]map[string]bool `json:"offloads,omitempty"`
 	// Steering holds RPS/RFS settings found before the run, keyed by path.

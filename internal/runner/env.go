@@ -58,6 +58,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.Datapaths = maps.Clone(r.priorDatapaths)
 	e.Tunings = r.priorTunings
 	e.SharedKernel = r.plan.sharedKernel
+	e.MachineCPUs = r.plan.localMachine()
 	e.Origin = r.origin
 	r.env = e
 	return r.out.WriteEnv(e)

@@ -3,8 +3,10 @@ package runner
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/envinfo"
 	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
@@ -43,6 +45,32 @@ func TestWriteEnvRemoteKeepsNoControllerFacts(t *testing.T) {
 		}
 		if len(e.Tools) != 1 || e.Tools["go"] != runtime.Version() {
 			t.Errorf("cluster run: tools %v, want only go (this cnibench's build)", e.Tools)
+		}
+	}
+}
+
+// A local run records the CPUs its nodes could use (cnibench's cpuset):
+// the one-core judgement leaves out the cores sampled beyond them
+// (analysis.OneCoreTally). A cluster's nodes are other machines: none.
+func TestWriteEnvMachineCPUs(t *testing.T) {
+	for _, remote := range []bool{false, true} {
+		w, err := results.Create(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		r := &run{engine: envEngine{}, plan: &plan{remote: remote, machine: cpuset.Set{0, 1}}, out: w,
+			study: stubStudy(t, "[{tool: iperf3}]"), done: map[trialKey]bool{}, opt: Options{Progress: progress.New(&log)}}
+		if err := r.writeEnv(envCluster{}); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		want := []int{0, 1}
+		if remote {
+			want = nil
+		}
+		if !slices.Equal(r.env.MachineCPUs, want) {
+			t.Errorf("remote %v: machine_cpus %v, want %v", remote, r.env.MachineCPUs, want)
 		}
 	}
 }

@@ -235,6 +235,16 @@ func (p *plan) steerCPUs() cpuset.Set {
 	return p.machine
 }
 
+// localMachine is the CPUs the local engine's nodes share (cnibench's
+// cpuset: hostcpus.Machine), where an unpinned node's processes run; nil
+// on a cluster, whose nodes' kernels say their own.
+func (p *plan) localMachine() cpuset.Set {
+	if p.remote {
+		return nil
+	}
+	return p.machine
+}
+
 // clientSteerCPUs are the CPUs an RPS mask may name on the client node:
 // its pinned CPUs, else the client node's (a cluster's), else every CPU.
 func (p *plan) clientSteerCPUs() cpuset.Set {

@@ -91,7 +91,7 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, span, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Background: pl.backgroundServers(),
 		Pairs: pl.pairs, Driven: pairs, Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, SharedKernel: r.plan.sharedKernel,
-		FreshPods: fresh})
+		Machine: r.plan.localMachine(), FreshPods: fresh})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, span{}, err
 	}

@@ -47,7 +47,7 @@ func someOf(n int, name func(i int) string) string {
 // least minTrials of them: one bound trial of two is no finding.
 func oneCore(run *results.Run, _ *study.Study) found {
 	var bound []analysis.OneCore
-	for _, oc := range analysis.OneCoreCells(run.Samples, run.CPU) {
+	for _, oc := range analysis.OneCoreCells(run.Samples, run.CPU, run.Env.MachineCPUs) {
 		if oc.Bound >= minTrials {
 			bound = append(bound, oc)
 		}
