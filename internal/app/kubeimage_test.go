@@ -7,10 +7,16 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/runner"
 )
 
@@ -49,6 +55,42 @@ func TestAgentsMidRolloutExitFailure(t *testing.T) {
 			var errb bytes.Buffer
 			if code := exitCode(context.Background(), newRoot(io.Discard, io.Discard), err, &errb); code != tc.want || !strings.Contains(errb.String(), differ.Error()) {
 				t.Errorf("%s, transient %v: exit %d, want %d: %s", what, errors.Is(tc.err, engine.ErrTransient), code, tc.want, errb.String())
+			}
+		}
+	}
+}
+
+// Agents not ready at --pod-timeout, as the cluster's wait for them
+// (preflight's and Up's) reports them: agent pods that exist but are not
+// ready (an image still pulling) are the cluster's passing state, exit
+// 1; a node with no agent pod (the DaemonSet's node selector leaves it
+// out) is the setup's, exit 2, as it was. Both exited 2 before.
+func TestAgentsNotReadyExitCode(t *testing.T) {
+	lbl := map[string]string{kube.LabelManagedBy: kube.ManagedBy, kube.LabelRole: kube.RoleAgent}
+	pending := func(name, node string) runtime.Object {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kube.DefaultAgentNamespace, Labels: lbl},
+			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	}
+	w1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1"}}
+	w2 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w2"}}
+	cfg := kube.Config{RunID: "r1", Timeout: 50 * time.Millisecond}.WithDefaults()
+	for _, tc := range []struct {
+		name string
+		pods []runtime.Object
+		want int
+	}{
+		{"pulling", []runtime.Object{pending("a1", "w1"), pending("a2", "w2")}, ExitFailure},
+		{"no pod", nil, ExitBadInput},
+	} {
+		cs := fake.NewClientset(append([]runtime.Object{cfg.AgentDaemonSet(nil)}, tc.pods...)...)
+		_, err := kube.Up(context.Background(), cs, nil, cfg, kube.Placement{Server: w1, Client: w2}, nil)
+		if err == nil || !strings.Contains(err.Error(), "agent not running on node w1, w2 after") {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for what, err := range map[string]error{"run": runFailure("", &runner.PreflightError{Err: err}), "dry run": refusal(err)} {
+			var errb bytes.Buffer
+			if code := exitCode(context.Background(), newRoot(io.Discard, io.Discard), err, &errb); code != tc.want {
+				t.Errorf("%s, %s: exit %d, want %d: %s", tc.name, what, code, tc.want, errb.String())
 			}
 		}
 	}

@@ -177,11 +177,44 @@ func (c *Cluster) agentsMissing(ctx context.Context, missing []string, hasPod ma
 		}
 	}
 	if time.Now().After(deadline) {
-		detail := strings.Join(problems, "; ")
-		if detail == "" {
-			detail = fmt.Sprintf("no cnibench agent pod there in namespace %s; its DaemonSet's node selector must match these nodes (`cnibench kube install --agent-nodes`)", c.cfg.AgentNamespace)
-		}
-		return fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, detail)
+		return c.agentsLate(missing, hasPod, problems)
 	}
 	return nil
+}
+
+// agentsLate is why the agents of missing were not ready by the
+// deadline. A node with no agent pod at all is left out by the
+// DaemonSet's node selector, which waiting longer will not change: the
+// setup's fault (bad input, exit 2). Agent pods that exist but are not
+// ready (an image still pulling, a container being created, a slow
+// node) are the cluster's state of the moment, which the same command
+// may not meet a while later (engine.Transient: exit 1), as agents of
+// two images mid-rollout are; they exited 2 before.
+func (c *Cluster) agentsLate(missing []string, hasPod map[string]bool, problems []string) error {
+	var nopod, unready []string
+	for _, n := range missing {
+		if hasPod[n] {
+			unready = append(unready, n)
+		} else {
+			nopod = append(nopod, n)
+		}
+	}
+	var why []string
+	if len(nopod) > 0 {
+		why = append(why, fmt.Sprintf("no cnibench agent pod on node %s in namespace %s; its DaemonSet's node selector must match these nodes (`cnibench kube install --agent-nodes`)",
+			strings.Join(nopod, ", "), c.cfg.AgentNamespace))
+	}
+	if len(unready) > 0 {
+		detail := strings.Join(problems, "; ")
+		if detail == "" {
+			detail = "pending (image pulling, container creating, or node slow)"
+		}
+		why = append(why, fmt.Sprintf("an agent pod, not ready yet, on node %s: %s; run again once it is ready (`kubectl -n %s get pods -o wide`)",
+			strings.Join(unready, ", "), detail, c.cfg.AgentNamespace))
+	}
+	err := fmt.Errorf("agent not running on node %s after %v: %s", strings.Join(missing, ", "), c.cfg.Timeout, strings.Join(why, "; "))
+	if len(nopod) > 0 {
+		return err
+	}
+	return engine.Transient(err)
 }

@@ -1,0 +1,70 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/cnibench/cnibench/internal/engine"
+)
+
+// Agents not ready at --pod-timeout: a node with no agent pod at all is
+// left out by the DaemonSet's node selector, the setup's doing, which
+// waiting will not change (bad input, exit 2); an agent pod that exists
+// but is not ready (its image still pulling, its container being
+// created) is the cluster's state of the moment (engine.ErrTransient,
+// exit 1), as agents mid-rollout are. Both exited 2 before. A node of
+// each is the setup's. A problem waiting will not fix (an image that
+// cannot be pulled) stays as it was, not transient.
+func TestWaitAgentsLateTransientOnlyWithPods(t *testing.T) {
+	lbl := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}
+	mk := func(name, node string, st corev1.PodStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: DefaultAgentNamespace, Labels: lbl}, Spec: corev1.PodSpec{NodeName: node}, Status: st}
+	}
+	waiting := func(reason string) corev1.PodStatus {
+		return corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}}}
+	}
+	ready := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
+	cfg := Config{Timeout: 100 * time.Millisecond}.WithDefaults()
+	ds := cfg.AgentDaemonSet(map[string]string{"bench": "y"})
+	for _, tc := range []struct {
+		name      string
+		pods      []runtime.Object
+		transient bool
+		want      []string
+	}{
+		{"pulling", []runtime.Object{mk("a1", "w1", waiting("ContainerCreating")), mk("a2", "w2", ready)}, true,
+			[]string{"agent not running on node w1 after 100ms", "an agent pod, not ready yet, on node w1", "run again once it is ready"}},
+		{"pending", []runtime.Object{mk("a1", "w1", corev1.PodStatus{Phase: corev1.PodPending}), mk("a2", "w2", corev1.PodStatus{Phase: corev1.PodPending})}, true,
+			[]string{"agent not running on node w1, w2 after 100ms", "not ready yet, on node w1, w2: pending"}},
+		{"no pod", []runtime.Object{mk("a2", "w2", ready)}, false,
+			[]string{"agent not running on node w1 after 100ms", "no cnibench agent pod on node w1", "node selector must match", "--agent-nodes"}},
+		{"no pod and one pulling", []runtime.Object{mk("a2", "w2", waiting("ContainerCreating"))}, false,
+			[]string{"agent not running on node w1, w2 after", "no cnibench agent pod on node w1", "not ready yet, on node w2"}},
+		{"image not found", []runtime.Object{mk("a1", "w1", waiting("ErrImagePull")), mk("a2", "w2", ready)}, false,
+			[]string{"ErrImagePull"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{cfg: cfg, cs: fake.NewClientset(append([]runtime.Object{ds}, tc.pods...)...), poll: 10 * time.Millisecond}
+			_, err := c.waitAgents(context.Background(), "w1", "w2")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if errors.Is(err, engine.ErrTransient) != tc.transient {
+				t.Errorf("transient %v, want %v: %v", errors.Is(err, engine.ErrTransient), tc.transient, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
