@@ -257,6 +257,14 @@ type MetricWindow interface {
 // env.json.
 type PodTimer interface{ PodTimes() []PodTime }
 
+// ImageResolver is implemented by clusters whose workload pods run an
+// image each node resolves for itself (the kube engine's): a tag
+// (`kube install --allow-tag`) may name another image on each pull.
+// ResolvedImages are the image IDs the ready workload pods' containers
+// report, by node; the runner records them in env.json (image_ids)
+// after each scale, since the pods exist only then.
+type ImageResolver interface{ ResolvedImages() map[string][]string }
+
 // PodTime is how long one pod's network took to set up and to tear down.
 type PodTime struct {
 	Pod, Node string

@@ -43,8 +43,8 @@ func envView(run *results.Run) ([][2]string, []detail) {
 		}
 		kv = append(kv, [2]string{"CNI", v})
 	}
-	if e.Image != "" {
-		kv = append(kv, [2]string{"workload image", e.Image})
+	if im := e.ImageString(); im != "" {
+		kv = append(kv, [2]string{"workload image", im})
 	}
 	var tools []string
 	for _, k := range sortedKeys(e.Tools) {

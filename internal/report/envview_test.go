@@ -37,8 +37,24 @@ func TestEnvViewMachineBlanks(t *testing.T) {
 }
 
 // A cluster run's workload image is shown beside its CNI, as env.json
-// records it; a local run, which recorded none, has no such line.
+// records it, with the images the nodes resolved it to (one tag may be
+// several); a local run, which recorded none, has no such line.
 func TestEnvViewWorkloadImage(t *testing.T) {
+	const tag, a, b = "reg/cnibench:v1", "reg/cnibench@sha256:aaaa", "reg/cnibench@sha256:bbbb"
+	for _, tc := range []struct {
+		ids  []string
+		want string
+	}{
+		{nil, tag},
+		{[]string{a}, tag + " (resolved to " + a + ")"},
+		{[]string{a, b}, tag + " (resolved to 2 different images: " + a + ", " + b + ")"},
+	} {
+		kv, _ := envView(&results.Run{HasEnv: true, Env: results.Env{Engine: "kube", Image: tag, ImageIDs: tc.ids}})
+		i := slices.IndexFunc(kv, func(p [2]string) bool { return p[0] == "workload image" })
+		if i < 0 || kv[i][1] != tc.want {
+			t.Errorf("image IDs %v: lines %q, want workload image %q", tc.ids, kv, tc.want)
+		}
+	}
 	img := "registry.example.com/cnibench@sha256:" + strings.Repeat("a", 64)
 	for _, tc := range []struct {
 		env  results.Env

@@ -265,6 +265,12 @@ type Env struct {
 	// Tools are); "" on the local engine, whose programs are this
 	// machine's, and in runs before it was recorded.
 	Image string `json:"image,omitempty"`
+	// ImageIDs are the images the nodes resolved Image to, as the ready
+	// workload pods' containers report them (status imageID: NAME@sha256:
+	// where pulled), distinct and sorted: a tag may name another image
+	// on each pull, so more than one says the nodes ran different ones.
+	// Empty where Image is, and before any workload pod was ready.
+	ImageIDs []string `json:"image_ids,omitempty"`
 	// SharedKernel: the client and server nodes ran on one kernel (the
 	// local engine's namespaces, a kind-style cluster on one machine:
 	// engine.Facts.SharedKernel), so their CPUs are one machine's.

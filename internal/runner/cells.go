@@ -117,6 +117,9 @@ func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *k
 	if err != nil {
 		return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
 	}
+	if err := r.recordImages(c); err != nil {
+		return fmt.Errorf("%s: %w", dp, err)
+	}
 	tgt.Servers, tgt.Clients = servers, clients
 	applied, err := knob.Apply(ctx, knob.Pods, tgt)
 	if err == nil {

@@ -55,6 +55,10 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	if r.prevEnv != nil {
 		e.Notes = appendNew(e.Notes, remoteResumeNote(*r.prevEnv))
 	}
+	if r.keptEnv != nil {
+		// The kept trials' pods ran these; this run's add to them.
+		e.ImageIDs = slices.Clone(r.keptEnv.ImageIDs)
+	}
 	e.Datapaths = maps.Clone(r.priorDatapaths)
 	e.Tunings = r.priorTunings
 	e.SharedKernel = r.plan.sharedKernel
@@ -266,4 +270,41 @@ func oneNUMANote(pinned, remote bool, nodes int, topo *engine.NodeTopology) stri
 	}
 	return "workloads pin servers and clients to CPUs, but " + where + " has one NUMA node: " +
 		"same-NUMA and cross-NUMA placements (seed 001) cannot be told apart there; pinning only separates cores"
+}
+
+// recordImages adds to env.json the images the nodes resolved the
+// workload pods' image to (engine.ImageResolver), known only once the
+// pods are ready: env.json's image is a reference, which, a tag, may
+// name another image on each node and in each run. Nodes that resolved
+// it to different images are warned of, each node's named.
+func (r *run) recordImages(c engine.Cluster) error {
+	ir, ok := c.(engine.ImageResolver)
+	if !ok {
+		return nil
+	}
+	byNode := ir.ResolvedImages()
+	var now, perNode []string
+	for _, n := range slices.Sorted(maps.Keys(byNode)) {
+		now = append(now, byNode[n]...)
+		perNode = append(perNode, n+" "+strings.Join(byNode[n], ", "))
+	}
+	if now = distinct(now); len(now) > 1 {
+		if err := r.warnOnce([]string{fmt.Sprintf("the nodes resolved the workload pods' image %s to different images (a tag pulled "+
+			"at different times; `kube install` by digest pins one): %s; the cells may have run different programs",
+			orUnknown(r.env.Image), strings.Join(perNode, "; "))}); err != nil {
+			return err
+		}
+	}
+	ids := distinct(append(slices.Clone(r.env.ImageIDs), now...))
+	if slices.Equal(ids, r.env.ImageIDs) {
+		return nil
+	}
+	r.env.ImageIDs = ids
+	return r.out.WriteEnv(r.env)
+}
+
+// distinct is l sorted, each value once.
+func distinct(l []string) []string {
+	slices.Sort(l)
+	return slices.Compact(l)
 }

@@ -37,7 +37,8 @@ type Cluster struct {
 	addressing     Addressing
 	// image is the agents' image, the one checkTools asks about
 	// (takeImage; "" where the agent pods did not say).
-	image string
+	image  string
+	images resolvedImages // the ready workload pods' image IDs, by node
 	// stopLease ends the Lease renewal (nil before the Lease exists).
 	stopLease func()
 	// lost is why the run must end (a kernel claim lost, lose), and
@@ -340,6 +341,7 @@ func (c *Cluster) waitWorkload(ctx context.Context) error {
 				continue
 			}
 			p.ip = net.ParseIP(kp.Status.PodIP)
+			c.images.add(kp)
 		}
 		if len(waiting) == 0 {
 			break
