@@ -31,6 +31,10 @@ var CSVHeader = []string{
 	// in a study of datapaths the first datapath (as "dp_decision");
 	// empty in runs from before stops.json recorded it (the baseline).
 	"seq_versus",
+	// How the mean's interval and the normalized one were obtained, as
+	// summary.json's ci_method and normalized_method: student-t or none;
+	// fieller, delta, none or baseline-own (empty where not normalized).
+	"ci_method", "normalized_method",
 }
 
 // WriteCSV writes rows as summary.csv, with the controller's decisions
@@ -71,6 +75,7 @@ func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
 		rec = append(rec, pairCols(r.VsBaseline)...)
 		rec = append(rec, pairCols(r.VsFirstDatapath)...)
 		rec = append(rec, seqCols(seq, r)...)
+		rec = append(rec, r.CIMethod, r.NormMethod)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -165,18 +165,22 @@ func groupsIn(j *groupsJSON) *stats.Groups {
 
 // MarshalJSON writes the row with nulls for undefined statistics (the
 // normalized fields of a row that is not normalized among them, the
-// interval of one trial).
+// interval of one trial), and for the bounds of an interval that was not
+// estimated, exactly where WriteCSV leaves them empty: a normalized
+// interval of method none (a baseline of one trial) keeps bounds equal
+// to the ratio in the model, which would read as a zero-width interval.
 func (r Row) MarshalJSON() ([]byte, error) {
 	if !r.HasNorm {
-		r.Normalized, r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN(), math.NaN()
+		r.Normalized = math.NaN()
 	}
 	if r.N < 2 { // no interval, not one of zero width (WriteCSV)
 		r.CI95Low, r.CI95High = math.NaN(), math.NaN()
-		if r.NormMethod == NormOwn {
-			// The baseline's own row divides that missing interval by
-			// its mean: [1, 1] beside a method that names no "none".
-			r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN()
-		}
+	}
+	if !NormHasCI(r) {
+		// Also the baseline's own row of one trial, whose interval
+		// divides that missing one by its mean: [1, 1] beside a method
+		// that names no "none".
+		r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN()
 	}
 	return json.Marshal(rowJSON{
 		Cell: r.Cell, Metric: r.Metric, CPU: r.CPU, Unit: r.Unit, N: r.N,

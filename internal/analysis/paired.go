@@ -251,18 +251,35 @@ type pairJSON struct {
 	DecisionReason string `json:"decision_reason"`
 }
 
-// MarshalJSON writes the pair with nulls for undefined bounds.
+// MarshalJSON writes the pair with nulls for undefined bounds: those of
+// an interval that was not estimated (method none) too, which stats
+// leaves at the ratio (stats.PairedRatio with fewer than 3 pairs,
+// stats.Ratio with one value on a side) and summary.csv leaves empty, so
+// that the two files agree and neither reads as a zero-width interval.
 func (p Pair) MarshalJSON() ([]byte, error) {
+	pl, ph := jsonBounds(p.Paired.RatioCI)
+	ul, uh := jsonBounds(p.Unpaired)
+	cl, ch := jsonBounds(p.Chosen.RatioCI)
 	return json.Marshal(pairJSON{
 		Against: p.Against, PairedN: p.Paired.N,
-		PairedRatio: jnum(p.Paired.Ratio), PairedLow: jnum(p.Paired.Low), PairedHigh: jnum(p.Paired.High),
+		PairedRatio: jnum(p.Paired.Ratio), PairedLow: pl, PairedHigh: ph,
 		PairedMethod: string(p.Paired.Method), PairedReason: p.Paired.Reason,
-		UnpairedRatio: jnum(p.Unpaired.Ratio), UnpairedLow: jnum(p.Unpaired.Low), UnpairedHigh: jnum(p.Unpaired.High),
+		UnpairedRatio: jnum(p.Unpaired.Ratio), UnpairedLow: ul, UnpairedHigh: uh,
 		UnpairedMethod: string(p.Unpaired.Method),
-		ChosenRatio:    jnum(p.Chosen.Ratio), ChosenLow: jnum(p.Chosen.Low), ChosenHigh: jnum(p.Chosen.High),
+		ChosenRatio:    jnum(p.Chosen.Ratio), ChosenLow: cl, ChosenHigh: ch,
 		ChosenMethod: string(p.Chosen.Method), ChosenReason: p.Chosen.Reason,
 		Decision: string(p.Decision.Verdict), Significant: p.Decision.Significant, DecisionReason: p.Decision.Reason,
 	})
+}
+
+// jsonBounds are an interval's bounds as summary.json writes them: NaN (null)
+// where it was not estimated (hasInterval), as summary.csv leaves them
+// empty.
+func jsonBounds(c stats.RatioCI) (low, high jnum) {
+	if !hasInterval(c) {
+		return jnum(math.NaN()), jnum(math.NaN())
+	}
+	return jnum(c.Low), jnum(c.High)
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote (the degrees of freedom are
