@@ -63,7 +63,15 @@ type Bound struct {
 	// rate (sentRate), bit/s; 0 where they kept up. Below Bound, the link
 	// was never saturated and Measured is not the path's limit.
 	Sent float64 `json:"sent_bps,omitempty"`
+	// Share is Measured / Bound: how much of the bound the cell's mean
+	// reached.
+	Share float64 `json:"measured_share"`
 }
+
+// BoundScale shows the bound's bitrates (link, offered, sent, bound and
+// measured) in Mbit/s with one decimal, the unit the seed-003 paper gives
+// them in (923.0 and 937.8 Mbit/s): Display's Gbit/s would read 0.92.
+var BoundScale = Scale{Factor: 1e-6, Unit: "Mbit/s", Decimals: 1}
 
 // Reached reports whether what was sent reached the bound.
 func (b Bound) Reached() bool { return b.Sent == 0 || b.Sent >= b.Bound }
@@ -112,7 +120,7 @@ func bounds(s *study.Study, rows []Row) []Bound {
 			continue // not saturated: the offered rate is what arrives
 		}
 		bd := Bound{Cell: r.Cell, Encap: encap, Payload: payload, LinkBits: float64(link),
-			Offered: off.Mean, Bound: b, Measured: r.Mean}
+			Offered: off.Mean, Bound: b, Measured: r.Mean, Share: r.Mean / b}
 		if sent, behind := sentRate(idx, r.Cell, off.Mean); behind {
 			bd.Sent = sent
 		}

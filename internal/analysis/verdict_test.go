@@ -76,6 +76,11 @@ func TestVerdictsBoundsAndImpairmentRefs(t *testing.T) {
 		if b.Bound != want || b.Payload != 1422 {
 			t.Errorf("%s: bound %v payload %d, want %v 1422", b.Datapath, b.Bound, b.Payload, want)
 		}
+		// The share of the bound reached is the model's: the report only
+		// formats it.
+		if b.Share != b.Measured/b.Bound || b.Share == 0 {
+			t.Errorf("%s: share %v, want measured / bound %v", b.Datapath, b.Share, b.Measured/b.Bound)
+		}
 	}
 	matched := map[string]int{}
 	for _, r := range m.References {

@@ -17,7 +17,7 @@ func SenderBehindLine(cells []analysis.SenderBehind) string {
 	}
 	names := make([]string, len(cells))
 	for i, c := range cells {
-		names[i] = fmt.Sprintf("%s: %s of %s Mbit/s", CellName(c.Cell), mbit(c.Sent), mbit(c.Offered))
+		names[i] = fmt.Sprintf("%s: %s of %s Mbit/s", CellName(c.Cell), analysis.BoundScale.Format(c.Sent), analysis.BoundScale.Format(c.Offered))
 	}
 	what := fmt.Sprintf("%d UDP cells", len(cells))
 	if len(cells) == 1 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/ceiling"
 )
@@ -134,11 +135,13 @@ func variantNote(s *study.Study) string {
 }
 
 // boundTable sets the Ethernet bound of each saturated UDP cell's
-// encapsulation beside its measured receiver bitrate.
+// encapsulation beside its measured receiver bitrate (mean [95% CI] of
+// the cell's row), in the model's BoundScale.
 func boundTable(m analysis.Model) table {
 	if len(m.Bounds) == 0 {
 		return table{}
 	}
+	sc, idx := analysis.BoundScale, m.Index()
 	t := table{Head: []string{"datapath", "workload", "impairment", "link (Mbit/s)", "encap (B)", "payload (B)",
 		"offered (Mbit/s)", "sent (Mbit/s)", "bound (Mbit/s)", "measured (Mbit/s)", "measured / bound"}}
 	for _, b := range m.Bounds {
@@ -146,22 +149,25 @@ func boundTable(m analysis.Model) table {
 		if imp == "" {
 			imp = "none"
 		}
-		sent, ratio := "as offered", fmt.Sprintf("%.3f", b.Measured/b.Bound)
+		sent, share := "as offered", fmt.Sprintf("%.3f", b.Share)
 		if b.Sent > 0 {
-			sent = mbit(b.Sent)
+			sent = sc.Format(b.Sent)
 		}
 		if !b.Reached() {
-			ratio = "not saturated: sent < bound"
+			share = "not saturated: sent < bound"
 		}
-		t.Rows = append(t.Rows, []string{b.Datapath, b.Workload, imp, mbit(b.LinkBits), fmt.Sprint(b.Encap), fmt.Sprint(b.Payload),
-			mbit(b.Offered), sent, mbit(b.Bound), mbit(b.Measured), ratio})
+		measured := sc.Format(b.Measured)
+		if r, ok := idx[analysis.Key{Cell: b.Cell, Metric: results.MetricBitrate, CPU: -1}]; ok {
+			measured = sc.MeanCI(r)
+		}
+		t.Rows = append(t.Rows, []string{b.Datapath, b.Workload, imp, sc.Format(b.LinkBits), fmt.Sprint(b.Encap), fmt.Sprint(b.Payload),
+			sc.Format(b.Offered), sent, sc.Format(b.Bound), measured, share})
 	}
 	return t
 }
 
-func mbit(bps float64) string { return fmt.Sprintf("%.1f", bps/1e6) }
-
 var boundCaption = "Saturated UDP cells on the shaped link: the highest receiver bitrate the link carries when each datagram pays " +
-	"UDP/IPv4 headers, the datapath's encapsulation and Ethernet framing (header, preamble, FCS, inter-frame gap), beside the measured one. " +
+	"UDP/IPv4 headers, the datapath's encapsulation and Ethernet framing (header, preamble, FCS, inter-frame gap), beside the measured one " +
+	"(mean [95% CI] over trials; measured / bound is of the mean). " +
 	fmt.Sprintf("Where the senders fell behind the offered rate (under %.0f%% of it), \"sent\" is what they sent; below the bound the link was not saturated, ", 100*ceiling.BehindShare) +
 	"and the bound is not what held the measured bitrate."

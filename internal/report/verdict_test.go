@@ -61,13 +61,35 @@ func TestVerdictTableSentShare(t *testing.T) {
 func TestBoundTableSent(t *testing.T) {
 	c := results.Cell{Datapath: "flannel-vxlan", Workload: "udp@1500M"}
 	m := analysis.Model{Bounds: []analysis.Bound{
-		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 455.5e6, Sent: 460.2e6},
-		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 900e6},
+		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 455.5e6, Sent: 460.2e6, Share: 0.493},
+		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 900e6, Share: 0.973},
 	}}
 	tb := boundTable(m)
 	if len(tb.Rows) != 2 || tb.Rows[0][7] != "460.2" || tb.Rows[0][10] != "not saturated: sent < bound" ||
 		tb.Rows[1][7] != "as offered" || tb.Rows[1][10] != "0.973" {
 		t.Errorf("rows %v", tb.Rows)
+	}
+}
+
+// The bound table renders the model: the share of the bound is
+// Bound.Share as analysis computed it, and the measured bitrate the
+// cell's row, mean [95% CI], not a bare mean scaled here.
+func TestBoundTableRendersTheModel(t *testing.T) {
+	c := results.Cell{Datapath: "flannel-vxlan", Tuning: "baseline", Workload: "udp@1500M", Replicas: 1}
+	row := analysis.Row{SummaryRow: results.SummaryRow{Cell: c, Metric: results.MetricBitrate, CPU: -1, N: 3,
+		Mean: 900e6, CI95Low: 890e6, CI95High: 910e6}}
+	m := analysis.Model{Rows: []analysis.Row{row}, Bounds: []analysis.Bound{
+		{Cell: c, LinkBits: 1e9, Encap: 50, Payload: 1422, Offered: 1500e6, Bound: 924.6e6, Measured: 900e6, Share: 0.5},
+	}}
+	tb := boundTable(m)
+	if got := tb.Rows[0][9]; got != "900.0 [890.0, 910.0]" {
+		t.Errorf("measured %q, want the row's mean [95%% CI] in Mbit/s", got)
+	}
+	if got := tb.Rows[0][10]; got != "0.500" {
+		t.Errorf("measured / bound %q, want the model's share 0.500", got)
+	}
+	if got := tb.Rows[0][8]; got != "924.6" {
+		t.Errorf("bound %q", got)
 	}
 }
 
