@@ -331,16 +331,20 @@ func PairText(p *Pair, n, refN int) string {
 	if hasInterval(p.Chosen.RatioCI) {
 		iv = fmt.Sprintf("%s [%s, %s] %s", f(p.Chosen.Ratio), f(p.Chosen.Low), f(p.Chosen.High), p.Chosen.Method)
 	}
-	var count string
+	return iv + ", " + PairCount(p, n, refN)
+}
+
+// PairCount is what a comparison's chosen interval rests on: "6 pairs"
+// (complete rounds) for a paired one, "n=3 vs host's 10" for Fieller's
+// or none; refN 0 (unknown) leaves the reference's count out.
+func PairCount(p *Pair, n, refN int) string {
 	switch {
 	case p.Chosen.Method == stats.MethodPairedT || p.Chosen.Method == stats.MethodPairedBootstrap:
-		count = fmt.Sprintf("%d pairs", p.Paired.N)
+		return fmt.Sprintf("%d pairs", p.Paired.N)
 	case refN > 0:
-		count = fmt.Sprintf("n=%d vs %s's %d", n, p.Against, refN)
-	default:
-		count = fmt.Sprintf("n=%d", n)
+		return fmt.Sprintf("n=%d vs %s's %d", n, p.Against, refN)
 	}
-	return iv + ", " + count
+	return fmt.Sprintf("n=%d", n)
 }
 
 // SharedRounds reports, per replica count, whether the run's datapaths

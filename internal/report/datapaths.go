@@ -15,7 +15,6 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/sockperf"
 )
@@ -43,6 +42,9 @@ type dpComparison struct {
 	// paper is a cell's published value, " · paper X" (numbers.paperNote),
 	// and whether its placement fell back (numbers.pinNote).
 	paper func(analysis.Row) string
+	// nText marks a cell of fewer or more trials than planned
+	// (numbers.nText), as summary.md's header says every table does.
+	nText func(analysis.Row) string
 	// disturbed counts each cell's trials counted though disturbed
 	// (analysis.CountedDisturbed).
 	disturbed map[results.Cell]int
@@ -66,6 +68,7 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 	for _, metric := range comparedMetrics {
 		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: n.stops,
 			paper:     func(r analysis.Row) string { return n.paperNote(r, false) + n.pinNote(r.Cell) },
+			nText:     n.nText,
 			disturbed: analysis.CountedDisturbed(m.Marked)}
 		c.row = func(dp, wl string) (analysis.Row, bool) {
 			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
@@ -189,12 +192,14 @@ const datapathTablesHead = "Each metric per datapath and workload at the baselin
 const datapathTablesText = "; \"paper X\" is a published number for the same point. Beside every datapath but the first, " +
 	"bitrate and transactions or requests per second (higher better), the latencies' mean, median and 99th percentile and " +
 	"the CPU cost per packet (lower better) give their ratio to the first datapath " +
-	"(×) with a 95% interval and the decision at the study's margin (better, worse, equal or undecided): paired by " +
-	"round where the datapaths ran in shared rounds, as runs of several datapaths do, else Fieller's; a bare ratio is of " +
-	"a single trial, which has no interval and no decision; other metrics " +
+	"(×) with a 95% interval, its method, what it rests on and the decision at the study's margin (better, worse, equal or undecided): " +
+	"paired by round (\"paired-t, 6 pairs\") where the datapaths ran in shared rounds, as runs of several datapaths do, and at least 3 " +
+	"rounds of both are complete, else Fieller's over all trials (\"fieller, n=2 vs host's 10\": a cell given up after 2 trials has too " +
+	"few pairs); a bare ratio is of a single trial, which has no interval and no decision; other metrics " +
 	"Welch's p against the first; neither is corrected for the number of cells. In an adaptive run the controller's decision " +
-	"stands instead where it made one (\"worse at 98.75%, 3 trials\"): judged at its planned looks, at their stricter confidence, " +
-	"as in \"Repetitions and decisions\". — where the datapath has no value; " +
+	"stands instead where it made one (\"×0.869 [0.801, 0.942] paired-t (98.75%), at the look after 3 trials: worse\"): judged at its " +
+	"planned looks, at their stricter confidence, as in \"Repetitions and decisions\". \"(n=K)\" marks a cell with fewer or more trials " +
+	"than planned; — where the datapath has no value; " +
 	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 
@@ -343,107 +348,4 @@ func (c dpComparison) figure(title string, wls []int) figure {
 	w := math.Min(1600, math.Max(coreW, float64(120+len(c.Datapaths)*(len(wls)*10+14))))
 	f.Wide = w > coreW
 	return render(f, p, leg, vg.Length(w), coreH)
-}
-
-// rows are a datapath table's rows: per datapath, each workload's mean
-// [95% CI] and, beside every datapath but the first, the comparison with
-// the first: the adaptive controller's decision at its looks where it
-// made one (as the normalized tables show a tuning's), else the decided
-// ratio where the model made one (Row.VsFirstDatapath: bitrate, the
-// request/response rates and latencies), else Welch's p.
-func (c dpComparison) rows() [][]string {
-	var out [][]string
-	for _, dp := range c.Datapaths {
-		line := []string{dp}
-		for _, wl := range c.Workloads {
-			r, ok := c.row(dp, wl)
-			if !ok {
-				line = append(line, "—")
-				continue
-			}
-			cell := analysis.Display(r.Metric).MeanCI(r) + c.paper(r)
-			if st, ok := c.decided[analysis.Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]; ok && st.Versus == c.Datapaths[0] {
-				cell += "; " + lookDecision(st)
-			} else if v := r.VsFirstDatapath; v != nil {
-				cell += "; " + versusFirst(v, r.N)
-			} else if p := analysis.FormatP(r.PFirstDatapath); p != "" {
-				cell += "; p" + p
-			}
-			if mk := c.marks(r); mk != "" {
-				cell += " (" + mk + ")"
-			}
-			line = append(line, cell)
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// marks are a cell's marks as the glance puts them on its cells
-// (spreadNote, disturbedMark): "wide spread" or "two groups", and
-// "disturbed"; "" for none. They say the cell's decision rests on trials
-// worth reading, which the Repetitions table and the run's end say of
-// the cell but a reader of this table would not see.
-func (c dpComparison) marks(r analysis.Row) string {
-	mk := spreadNote(r)
-	if c.countedDisturbed(r.Cell) {
-		mk += disturbedNote
-	}
-	return strings.TrimPrefix(mk, ", ")
-}
-
-// countedDisturbed reports whether cell's counted trials, or those of the
-// first datapath's cell it is compared with, include some counted though
-// disturbed (Disturbed.note's rule, with this table's reference: every
-// decision here is against the first datapath, whatever else the study
-// compares).
-func (c dpComparison) countedDisturbed(cell results.Cell) bool {
-	ref := cell
-	ref.Datapath = c.Datapaths[0]
-	return c.disturbed[cell] > 0 || c.disturbed[ref] > 0
-}
-
-// lookDecision is the controller's decision against the first datapath:
-// "×0.869 [0.801, 0.942] worse at 98.75%, 3 trials". A cell stopped
-// before the first look (by the budget) has no decision, only the plain
-// interval over its trials: "×0.918 [0.619, 1.351] (95%, 2 trials);
-// undecided: no decision before 3 trials".
-func lookDecision(st results.Stop) string {
-	if st.Ratio == nil || st.Low == nil || st.High == nil {
-		return fmt.Sprintf("%s (%s)", st.Decision, st.DecisionReason)
-	}
-	iv := fmt.Sprintf("×%.3f [%.3f, %.3f]", *st.Ratio, *st.Low, *st.High)
-	if st.Look == 0 {
-		return fmt.Sprintf("%s (%.0f%%, %d trials); %s: %s", iv, 100*st.Confidence, st.N, st.Decision, st.DecisionReason)
-	}
-	return fmt.Sprintf("%s %s at %s, %d trials", iv, st.Decision, stats.LevelText(st.Confidence), st.Look)
-}
-
-// versusFirst is a datapath's ratio to the first datapath with its
-// interval and decision: "×0.869 [0.812, 0.930] worse". A cell of one
-// trial, whose mean already says "(n=1, no CI)", shows the bare ratio: in
-// a one-trial tour every cell would repeat why it has no decision.
-//
-// Without a ratio at all (the first datapath's mean is 0: it moved
-// nothing in those trials) the cell says so rather than "×NaN".
-func versusFirst(v *analysis.Pair, n int) string {
-	c := v.Chosen
-	if c.Method == stats.MethodNone || math.IsNaN(c.Low) || math.IsNaN(c.High) {
-		ratio := "no ratio"
-		if analysis.Finite(c.Ratio) {
-			ratio = fmt.Sprintf("×%.3f", c.Ratio)
-		}
-		if n < 2 {
-			return ratio
-		}
-		why := "fewer than 2 trials on a side"
-		switch {
-		case !analysis.Finite(c.Ratio):
-			why = v.Against + "'s mean is 0"
-		case v.Unpaired.Method == stats.MethodDelta:
-			why = v.Against + "'s interval reaches 0"
-		}
-		return fmt.Sprintf("%s %s (no interval: %s)", ratio, v.Decision.Verdict, why)
-	}
-	return fmt.Sprintf("×%.3f [%.3f, %.3f] %s", c.Ratio, c.Low, c.High, v.Decision.Verdict)
 }

@@ -191,17 +191,17 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	rows[1].PFirstDatapath, rows[3].PFirstDatapath = 0.001, 0.5
 	tables := datapathTables(s, analysis.Model{Rows: rows})
 	bt := tables[0]
-	if got := bt.Rows[1][1]; !strings.HasPrefix(got, "8.00 [7.20, 8.80]; ×0.797 [0.772, 0.823] worse") || !strings.HasSuffix(got, "] worse") {
-		t.Errorf("vxlan's bitrate cell %q, want the ratio to host, its interval and worse", got)
+	if got := bt.Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.797 [0.772, 0.823] fieller, n=3 vs host's 3: worse" {
+		t.Errorf("vxlan's bitrate cell %q, want the ratio to host, its interval, method and count, and worse", got)
 	}
-	if got := bt.Rows[2][1]; got != "8.00 [7.20, 8.80]; ×0.797 undecided (no interval: fewer than 2 trials on a side)" {
+	if got := bt.Rows[2][1]; got != "8.00 [7.20, 8.80]; ×0.797, n=3 vs host's 3: undecided (no interval: fewer than 2 trials on a side)" {
 		t.Errorf("a one-trial datapath's cell %q", got)
 	}
 	// The first datapath moved nothing: no ratio, and why, not "×NaN"
 	// and "fewer than 2 trials" (3 trials a side).
 	zero := append([]analysis.Row(nil), rows[:2]...)
 	zero[1].VsFirstDatapath = analysis.PairOf("host", slow, map[int]float64{1: 0, 2: 0, 3: 0}, 0.02, stats.HigherIsBetter)
-	if got := datapathTables(s, analysis.Model{Rows: zero})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; no ratio undecided (no interval: host's mean is 0)" {
+	if got := datapathTables(s, analysis.Model{Rows: zero})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; no ratio, n=3 vs host's 3: undecided (no interval: host's mean is 0)" {
 		t.Errorf("a cell against a first datapath at 0: %q", got)
 	}
 	if got := tables[1].Rows[1][1]; got != "1.0 [0.9, 1.1]; p=0.500" {
@@ -213,18 +213,18 @@ func TestDatapathTableDecidesAgainstFirst(t *testing.T) {
 	r, lo, hi := 0.79, 0.75, 0.83
 	st := results.Stop{Cell: rows[1].Cell, Metric: results.MetricBitrate, Status: "target", N: 3, Look: 3,
 		Decision: "worse", Versus: "host", Ratio: &r, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875}
-	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{st}})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] worse at 98.75%, 3 trials" {
+	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{st}})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] paired-t (98.75%), at the look after 3 trials: worse" {
 		t.Errorf("vxlan's cell with the run's decision %q", got)
 	}
 	// Stopped by the budget before the first look: the plain interval,
 	// and why there is no decision.
 	nolook := st
 	nolook.Look, nolook.N, nolook.Status, nolook.Decision, nolook.DecisionReason, nolook.Confidence = 0, 2, "budget", "undecided", "no decision before 3 trials", 0.95
-	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{nolook}})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] (95%, 2 trials); undecided: no decision before 3 trials" {
+	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{nolook}})[0].Rows[1][1]; got != "8.00 [7.20, 8.80]; ×0.790 [0.750, 0.830] paired-t (95%), 2 trials; undecided: no decision before 3 trials" {
 		t.Errorf("vxlan's cell stopped before a look %q", got)
 	}
 	st.Versus = "rps"
-	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{st}})[0].Rows[1][1]; !strings.HasSuffix(got, "×0.797 [0.772, 0.823] worse") {
+	if got := datapathTables(s, analysis.Model{Rows: rows, Stops: []results.Stop{st}})[0].Rows[1][1]; !strings.HasSuffix(got, "×0.797 [0.772, 0.823] fieller, n=3 vs host's 3: worse") {
 		t.Errorf("vxlan's cell with a decision against a tuning %q", got)
 	}
 }
@@ -321,7 +321,7 @@ func TestSeed004ComparedAcrossDatapaths(t *testing.T) {
 	if got := byMetric[sockperf.MetricMean].Rows[1][1]; got != "60 (n=1, no CI); ×1.200" {
 		t.Errorf("a one-trial round-trip cell %q, want the bare ratio", got)
 	}
-	if got := byMetric[cpp.MetricTotal].Rows[1][1]; !strings.HasSuffix(got, "] worse") || !strings.Contains(got, "×1.222 [") {
+	if got := byMetric[cpp.MetricTotal].Rows[1][1]; !strings.HasSuffix(got, ": worse") || !strings.Contains(got, "×1.222 [") {
 		t.Errorf("kube-router's CPU cost cell %q, want a higher cost judged worse", got)
 	}
 	figs := sweepsAcrossDatapaths(s, rows)
@@ -352,5 +352,35 @@ func TestSweepVariantsNotBarred(t *testing.T) {
 		if strings.Contains(string(figs[0].SVG), v) {
 			t.Errorf("bars of %s beside its sweep's own figure", v)
 		}
+	}
+}
+
+// A datapath cell says what its comparison rests on, as the normalized
+// tables do: a cell given up after 2 trials has too few pairs, so its
+// decision is Fieller's, and the cell says "fieller, n=2 vs host's 10"
+// rather than leaving the caption's "paired by round" to stand for it;
+// its mean carries (n=2) against the 10 planned, as summary.md's header
+// promises of every table.
+func TestDatapathTableSaysMethodAndCount(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	host, short := map[int]float64{}, map[int]float64{1: 8e9, 2: 8.2e9}
+	for k := 1; k <= 10; k++ {
+		host[k] = 10e9 * (1 + 0.01*float64(k%3-1))
+	}
+	rows := []analysis.Row{dpRow("host", "tcp", results.MetricBitrate, 10e9), dpRow("vxlan", "tcp", results.MetricBitrate, 8.1e9)}
+	rows[0].N, rows[1].N = 10, 2
+	rows[1].VsFirstDatapath = analysis.PairOf("host", short, host, 0.02, stats.HigherIsBetter)
+	if m := rows[1].VsFirstDatapath.Chosen.Method; m != stats.MethodFieller {
+		t.Fatalf("two pairs chose %s, want Fieller's", m)
+	}
+	got := datapathTables(s, analysis.Model{Rows: rows, TrialsPlanned: 10})[0].Rows[1][1]
+	if !strings.HasPrefix(got, "8.10 [7.29, 8.91] (n=2); ×0.") || !strings.Contains(got, "fieller, n=2 vs host's 10: ") {
+		t.Errorf("vxlan's cell %q, want its (n=2) and the Fieller interval's method and counts", got)
+	}
+	if got := datapathTables(s, analysis.Model{Rows: rows, TrialsPlanned: 10})[0].Rows[0][1]; strings.Contains(got, "(n=") {
+		t.Errorf("host's cell %q ran the planned 10 trials: no mark", got)
+	}
+	if c := datapathCaption(s, analysis.Model{Rows: rows, TrialsPlanned: 10}); !strings.Contains(c, "at least 3 rounds") || !strings.Contains(c, "(n=K)") {
+		t.Errorf("caption %q, want when rounds pair and what (n=K) means", c)
 	}
 }

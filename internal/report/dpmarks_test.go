@@ -38,7 +38,7 @@ func TestDatapathTableMarks(t *testing.T) {
 	rows[1].Wide = &analysis.WideSpread{Values: []float64{6e9, 8e9, 10e9}}
 	m := analysis.Model{Rows: rows}
 	tb := datapathTables(s, m)[0]
-	if got := tb.Rows[1][1]; !strings.HasSuffix(got, "] worse (wide spread)") {
+	if got := tb.Rows[1][1]; !strings.HasSuffix(got, "3: worse (wide spread)") {
 		t.Errorf("vxlan's wide cell %q, want its decision marked \"wide spread\"", got)
 	}
 	if got := tb.Rows[2][1]; strings.Contains(got, "wide spread") {
@@ -53,7 +53,7 @@ func TestDatapathTableMarks(t *testing.T) {
 	// decision against it rests on it.
 	m.Marked = []analysis.Marked{{Cell: rows[0].Cell, Trial: 2, Attempt: 2, Counted: true}}
 	tb = datapathTables(s, m)[0]
-	for i, want := range []string{" (disturbed)", "] worse (wide spread, disturbed)", "] worse (disturbed)"} {
+	for i, want := range []string{" (disturbed)", "3: worse (wide spread, disturbed)", "3: worse (disturbed)"} {
 		if got := tb.Rows[i][1]; !strings.HasSuffix(got, want) {
 			t.Errorf("%s's cell %q, want it to end %q", tb.Rows[i][0], got, want)
 		}
