@@ -23,6 +23,31 @@ type groupedBars struct {
 	// Base is where bars start: 0, or 1 for ratios to a baseline (a bar
 	// then shows the change, up or down).
 	Base float64
+	// Missing, when set, is written upright at the base of every slot
+	// without a mean (missingMark): a cell without a value must not read
+	// as a bar of 0. Left empty where an empty slot is expected (the
+	// baseline's own slot among ratios to it).
+	Missing string
+}
+
+// missingMark is groupedBars.Missing in the figures of measured values,
+// and missingBarsNote what their captions say of it.
+const (
+	missingMark     = "n/a"
+	missingBarsNote = "\"n/a\" marks a slot without a value (a cell without samples), not a bar of 0."
+)
+
+// anyMissing reports whether some slot of b has no mean: its figure's
+// caption then says what "n/a" is.
+func (b *groupedBars) anyMissing() bool {
+	for _, ser := range b.Series {
+		for g := 0; g < b.Groups; g++ {
+			if g >= len(ser.Mean) || !analysis.Finite(ser.Mean[g]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // barSeries is one tuning; NaN means may be missing and are not drawn.
@@ -41,10 +66,23 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	w := b.Fill / float64(len(b.Series))
 	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+	mark := draw.TextStyle{Color: color.Gray{Y: 0x40}, Font: sans(9), Handler: plot.DefaultTextHandler,
+		Rotation: math.Pi / 2, XAlign: draw.XLeft, YAlign: draw.YCenter}
 	for s, ser := range b.Series {
-		for g := 0; g < b.Groups && g < len(ser.Mean); g++ {
-			m := ser.Mean[g]
+		for g := 0; g < b.Groups; g++ {
+			m := math.NaN()
+			if g < len(ser.Mean) {
+				m = ser.Mean[g]
+			}
 			if !analysis.Finite(m) {
+				if b.Missing != "" {
+					// Upright from the base, so that it fits a narrow bar's
+					// slot; a little above the axis line.
+					pt := vg.Point{X: trX(b.center(g, s)), Y: max(trY(b.Base), c.Min.Y) + vg.Points(3)}
+					if c.Contains(pt) {
+						c.FillText(mark, pt, b.Missing)
+					}
+				}
 				continue
 			}
 			x0, x1 := trX(b.center(g, s)-w/2), trX(b.center(g, s)+w/2)

@@ -23,8 +23,7 @@ func backgroundCPUFigure(d sweepData, name string) (f figure, ok bool) {
 		{collect.MetricNodeCPUClient, "client node"},
 		{collect.MetricNodeCPUServer, "server node"},
 	} {
-		pts, errs := xyCI(d, xOf, m.metric, 1)
-		ok = addLine(p, &leg, m.label, i, pts, errs) || ok
+		ok = addLine(p, &leg, m.label, i, xyCI(d, xOf, m.metric, 1)) || ok
 	}
 	if !ok {
 		return f, false

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -20,13 +21,33 @@ type stackBar struct {
 	unit   string
 	values map[string]float64
 	total  float64
+	// totalRow is the row of the measured total the bar stacks to: how
+	// many trials it rests on (stackNote).
+	totalRow analysis.Row
+}
+
+// stackNote says what a stacked figure's bars are, as meanNote does for
+// the figures with whiskers: means over how many trials, and that no
+// interval is drawn (a stack of means has none of its own; summary.csv
+// has each component's); or the values of a single trial.
+func stackNote(bars []stackBar) string {
+	var rows []analysis.Row
+	var metrics []string
+	for _, b := range bars {
+		rows, metrics = append(rows, b.totalRow), append(metrics, b.totalRow.Metric)
+	}
+	n := figureN(rows, metrics...)
+	if _, hi := trialRange(rows, metrics); hi == 1 {
+		return "Each bar is the values of a single trial (" + n + ")."
+	}
+	return "Each bar stacks means over trials (" + n + "); no interval is drawn: summary.csv has each component's."
 }
 
 func cppBarOf(d sweepData, v study.Workload) (stackBar, bool) {
 	var b stackBar
 	for _, u := range cpp.Units {
 		if tot, ok := d.row(v, cpp.TotalMetric(u)); ok {
-			b = stackBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean}
+			b = stackBar{label: d.sw.Datapath, unit: u, values: map[string]float64{}, total: tot.Mean, totalRow: tot}
 			break
 		}
 	}
@@ -64,7 +85,7 @@ func cppFigure(bars []stackBar, unit string) figure {
 		note = "Cycles are seed 004's unit; they do not include time a CPU spent halted."
 	}
 	f := figure{Title: title, Caption: how + " (self time, idle and unrelated processes excluded) attributed by kernel symbol " +
-		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total. " + note}
+		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total. " + stackNote(bars) + " " + note}
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		f.Missing = err.Error()

@@ -308,14 +308,17 @@ func scaleGroups(levels []float64, ratio float64) [][]int {
 // figure draws the workloads at indices wls of the comparison.
 func (c dpComparison) figure(title string, wls []int) figure {
 	sc := analysis.Display(c.Metric)
-	bars := &groupedBars{Groups: len(c.Datapaths), Fill: 0.8}
+	bars := &groupedBars{Groups: len(c.Datapaths), Fill: 0.8, Missing: missingMark}
 	leg := newLegend()
+	var missing []string
 	for _, i := range wls {
 		ser := barSeries{Color: seriesColor(i)}
 		for _, dp := range c.Datapaths {
 			m, lo, hi := math.NaN(), math.NaN(), math.NaN()
 			if r, ok := c.row(dp, c.Workloads[i]); ok {
 				m, lo, hi = r.Mean*sc.Factor, r.CI95Low*sc.Factor, r.CI95High*sc.Factor
+			} else {
+				missing = append(missing, dp+" × "+c.Labels[i])
 			}
 			ser.Mean, ser.Lo, ser.Hi = append(ser.Mean, m), append(ser.Lo, lo), append(ser.Hi, hi)
 		}
@@ -334,6 +337,11 @@ func (c dpComparison) figure(title string, wls []int) figure {
 		"%s per datapath and workload at tuning %s and %d replica%s: %s. "+
 			"Datapaths this machine could not build are absent.", analysis.WithUnit(c.Metric, sc.Unit), c.Tuning, c.Replicas, plural(c.Replicas),
 		meanNote(drawn, c.Metric))}
+	if len(missing) > 0 {
+		// Named, not only marked: a reader of a crowded figure should not
+		// have to find each "n/a" to know which cells are not there.
+		f.Caption += " No value for " + listSome(missing, maxListed) + ": \"n/a\" marks each such slot, not a bar of 0."
+	}
 	p := newPlot(title, "datapath", analysis.WithUnit(c.Metric, sc.Unit))
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil

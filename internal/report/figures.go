@@ -241,7 +241,7 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 		r, ok := n.row(results.Cell{Datapath: g.Datapath, Tuning: t, Workload: g.Workload, Replicas: reps, Impairment: g.Impairment}, metric, cpu)
 		return r, ok && r.N > 0
 	}
-	bars := &groupedBars{Groups: len(cpus), Fill: 0.8}
+	bars := &groupedBars{Groups: len(cpus), Fill: 0.8, Missing: missingMark}
 	leg := newLegend()
 	var tunings []string // with data, in study order
 	for _, t := range g.Dims.Tunings {
@@ -264,6 +264,9 @@ func coreFigure(g analysis.Group, metric string, reps int, n *numbers, cpuLabel 
 	if len(tunings) == 0 {
 		f.Missing = fmt.Sprintf("No per-core %s at %d replica%s in this run.", metric, reps, plural(reps))
 		return f
+	}
+	if bars.anyMissing() {
+		f.Caption += " " + missingBarsNote
 	}
 	// Published markers go on the bar of their tuning and core.
 	refPts := n.coreRefs(tunings, cpus, row, bars, sc)

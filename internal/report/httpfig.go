@@ -25,8 +25,7 @@ func httpFigures(d sweepData, name string, samples []results.Sample) []figure {
 	p.Y.Min = 0
 	leg := newLegend()
 	xOf := func(v study.Workload) (float64, bool) { return float64(v.Concurrent()), true }
-	pts, errs := xyCI(d, xOf, mRPS, 1)
-	if !addLine(p, &leg, "requests/s", 0, pts, errs) {
+	if !addLine(p, &leg, "requests/s", 0, xyCI(d, xOf, mRPS, 1)) {
 		f.Missing = "no data"
 		out = append(out, f)
 	} else {

@@ -45,7 +45,7 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 				return r, ok && r.N > 0
 			}
 			sc := analysis.Display(metric)
-			bars := &groupedBars{Groups: len(imps), Fill: 0.8}
+			bars := &groupedBars{Groups: len(imps), Fill: 0.8, Missing: missingMark}
 			leg := newLegend()
 			var drawn []analysis.Row
 			for i, dp := range dims.Datapaths {
@@ -71,6 +71,9 @@ func impairmentFigures(s *study.Study, rows []analysis.Row) []figure {
 			f := figure{Title: title, Caption: fmt.Sprintf(
 				"%s of %s per impairment and datapath at tuning %s and %d replica%s: %s.",
 				analysis.WithUnit(metric, sc.Unit), w.Name, tuning, reps, plural(reps), meanNote(drawn, metric))}
+			if bars.anyMissing() {
+				f.Caption += " " + missingBarsNote
+			}
 			p := newPlot(title, "impairment", analysis.WithUnit(metric, sc.Unit))
 			grid := plotter.NewGrid()
 			grid.Vertical.Color = nil

@@ -41,8 +41,7 @@ func startupFigure(d sweepData, name string) figure {
 	for i, m := range []struct{ metric, label string }{
 		{mStartup, "ready (mean)"}, {mStartupMax, "last ready"}, {mPodSetup, "own set-up"}, {mPodStart, "own start (whole pod)"},
 	} {
-		pts, errs := xyCI(d, xOf, m.metric, 1)
-		drawn = addLine(p, &leg, m.label, i, pts, errs) || drawn
+		drawn = addLine(p, &leg, m.label, i, xyCI(d, xOf, m.metric, 1)) || drawn
 	}
 	if !drawn {
 		f.Missing = "no data"
@@ -65,7 +64,7 @@ func stepsBarOf(d sweepData) (stackBar, bool) {
 	if !ok {
 		return stackBar{}, false
 	}
-	b := stackBar{label: d.sw.Datapath, unit: stepsUnit, values: map[string]float64{}, total: tot.Mean}
+	b := stackBar{label: d.sw.Datapath, unit: stepsUnit, values: map[string]float64{}, total: tot.Mean, totalRow: tot}
 	if len(d.sw.Variants) > 1 {
 		b.label += " " + paramLabel(v)
 	}
@@ -101,7 +100,7 @@ func stepsFigure(bars []stackBar) figure {
 	f := figure{Title: title, Caption: "Mean time of each step of one pod's network set-up (the fewest pods at once): " +
 		"the namespace, then the datapath's steps (link: veth or slave device, port: bridge/OVS port, proxy ARP or BPF endpoint, " +
 		"address, routes) or, with wiring cni, each CNI plugin call; other is what no step covered. Bars stack to the measured set-up. " +
-		"Seed 004's steps (link up, IP allocation, endpoint creation) are those of real CNI plugins and daemons."}
+		"Seed 004's steps (link up, IP allocation, endpoint creation) are those of real CNI plugins and daemons. " + stackNote(bars)}
 	var names []string
 	for _, b := range bars {
 		for n := range b.values {

@@ -44,14 +44,28 @@ func (d sweepData) has(metric string) bool {
 	return false
 }
 
-// xyCI collects (x, mean, lo, hi) of a metric over variants, scaled.
-func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, scale float64) (plotter.XYs, plotter.YErrors) {
-	var pts plotter.XYs
-	var errs plotter.YErrors
+// curve is one metric over a sweep's variants as a line figure draws it:
+// the points with their whiskers, and the line's segments, which break
+// at a variant without a value: a line drawn straight across a failed
+// variant would show a value there that was never measured.
+type curve struct {
+	pts  plotter.XYs
+	errs plotter.YErrors
+	segs []plotter.XYs
+}
+
+// xyCI collects (x, mean, lo, hi) of a metric over variants, scaled,
+// starting a new segment after each variant without a value (or an x).
+func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, scale float64) curve {
+	var cv curve
+	var seg plotter.XYs
 	for _, v := range d.sw.Variants {
 		x, ok := xOf(v)
 		r, ok2 := d.row(v, metric)
 		if !ok || !ok2 || !analysis.Finite(r.Mean) {
+			if len(seg) > 0 {
+				cv.segs, seg = append(cv.segs, seg), nil
+			}
 			continue
 		}
 		m := r.Mean * scale
@@ -59,8 +73,12 @@ func xyCI(d sweepData, xOf func(study.Workload) (float64, bool), metric string, 
 		if analysis.Finite(r.CI95Low) && analysis.Finite(r.CI95High) {
 			lo, hi = m-r.CI95Low*scale, r.CI95High*scale-m
 		}
-		pts = append(pts, plotter.XY{X: x, Y: m})
-		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+		pt := plotter.XY{X: x, Y: m}
+		cv.pts, seg = append(cv.pts, pt), append(seg, pt)
+		cv.errs = append(cv.errs, struct{ Low, High float64 }{lo, hi})
 	}
-	return pts, errs
+	if len(seg) > 0 {
+		cv.segs = append(cv.segs, seg)
+	}
+	return cv
 }

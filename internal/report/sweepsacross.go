@@ -108,8 +108,7 @@ func acrossFigure(sws []analysis.Sweep, base study.Workload, idx map[analysis.Ke
 	var drawn []analysis.Row
 	for i, sw := range sws {
 		d := sweepData{sw: sw, idx: idx}
-		pts, errs := xyCI(d, ax.at, metric, sc.Factor)
-		addLine(p, &leg, sw.Datapath, i, pts, errs)
+		addLine(p, &leg, sw.Datapath, i, xyCI(d, ax.at, metric, sc.Factor))
 		drawn = append(drawn, d.rows(metric)...)
 	}
 	p.Add(plotter.NewGrid())

@@ -145,15 +145,19 @@ func sweepFigures(d sweepData, samples []results.Sample) ([]figure, []stackBar) 
 	return nil, nil
 }
 
-// addLine draws a line with points and 95% whiskers.
-func addLine(p *plot.Plot, leg *plot.Legend, label string, i int, pts plotter.XYs, errs plotter.YErrors) bool {
+// addLine draws a curve: its points with 95% whiskers, joined within
+// each segment only (xyCI breaks them at variants without a value).
+func addLine(p *plot.Plot, leg *plot.Legend, label string, i int, cv curve) bool {
+	pts, errs := cv.pts, cv.errs
 	if len(pts) == 0 {
 		return false
 	}
 	col := seriesColor(i)
-	if l, err := plotter.NewLine(pts); err == nil && len(pts) > 1 {
-		l.Color, l.Width = col, vg.Points(1.5)
-		p.Add(l)
+	for _, seg := range cv.segs {
+		if l, err := plotter.NewLine(seg); err == nil && len(seg) > 1 {
+			l.Color, l.Width = col, vg.Points(1.5)
+			p.Add(l)
+		}
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err == nil {
@@ -185,13 +189,13 @@ func udpFigures(d sweepData, name string) []figure {
 			meanNote(d.rows(results.MetricBitrate, mSentBit), results.MetricBitrate, mSentBit) + "; the dashed line is received = offered."}
 		p := newPlot(title, "offered (Mbit/s)", "Mbit/s")
 		leg := newLegend()
-		pts, errs := xyCI(d, xOf, results.MetricBitrate, 1e-6)
-		if !addLine(p, &leg, "received", 0, pts, errs) {
+		cv := xyCI(d, xOf, results.MetricBitrate, 1e-6)
+		if !addLine(p, &leg, "received", 0, cv) {
 			f.Missing = "no UDP samples"
 			out = append(out, f)
 		} else {
 			maxX := 0.0
-			for _, pt := range pts {
+			for _, pt := range cv.pts {
 				maxX = math.Max(maxX, pt.X)
 			}
 			if l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: maxX, Y: maxX}}); err == nil {
@@ -199,9 +203,7 @@ func udpFigures(d sweepData, name string) []figure {
 				p.Add(l)
 				leg.Add("offered", l)
 			}
-			if sp, se := xyCI(d, xOf, mSentBit, 1e-6); len(sp) > 0 {
-				addLine(p, &leg, "sent", 1, sp, se)
-			}
+			addLine(p, &leg, "sent", 1, xyCI(d, xOf, mSentBit, 1e-6))
 			padY(p)
 			out = append(out, render(f, p, leg, figW, figH))
 		}
@@ -214,8 +216,7 @@ func udpFigures(d sweepData, name string) []figure {
 		f := figure{Title: title, Caption: fmt.Sprintf("%s at the receiver over the measured window (%s): %s%s.", m.label, m.unit, meanNote(d.rows(m.metric), m.metric), m.note)}
 		p := newPlot(title, "offered (Mbit/s)", m.unit)
 		leg := newLegend()
-		pts, errs := xyCI(d, xOf, m.metric, 1)
-		if !addLine(p, &leg, m.label, i+2, pts, errs) {
+		if !addLine(p, &leg, m.label, i+2, xyCI(d, xOf, m.metric, 1)) {
 			f.Missing = "no data"
 			out = append(out, f)
 			continue
@@ -254,7 +255,7 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	}
 	p := newPlot(title, analysis.SweptParam(d.base), "RTT (µs)")
 	leg := newLegend()
-	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.8}
+	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.8, Missing: missingMark}
 	var ticks []plot.Tick
 	for g, v := range d.sw.Variants {
 		ticks = append(ticks, plot.Tick{Value: float64(g), Label: paramLabel(v)})
@@ -274,6 +275,9 @@ func rrFigures(d sweepData, name string, samples []results.Sample) []figure {
 	}
 	p.Add(bars)
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if bars.anyMissing() {
+		f.Caption += " " + missingBarsNote
+	}
 	out = append(out, render(f, p, leg, figW, figH))
 	if series[0].metric == mRTTMean {
 		return out
@@ -292,14 +296,11 @@ func backgroundFigure(d sweepData, name string) figure {
 	p.Y.Min = 0
 	leg := newLegend()
 	xOf := func(v study.Workload) (float64, bool) { return float64(v.BackgroundConnections()), true }
-	pts, errs := xyCI(d, xOf, results.MetricBitrate, 1e-9)
-	if !addLine(p, &leg, "measured flow", 0, pts, errs) {
+	if !addLine(p, &leg, "measured flow", 0, xyCI(d, xOf, results.MetricBitrate, 1e-9)) {
 		f.Missing = "no data"
 		return f
 	}
-	if bp, be := xyCI(d, xOf, mBgBitrat, 1e-9); len(bp) > 0 {
-		addLine(p, &leg, "background total", 1, bp, be)
-	}
+	addLine(p, &leg, "background total", 1, xyCI(d, xOf, mBgBitrat, 1e-9))
 	padY(p)
 	return render(f, p, leg, figW, figH)
 }
@@ -315,8 +316,7 @@ func sweepFigure(d sweepData, name string) figure {
 		p := newPlot(title, ax.title, "Gbit/s")
 		p.Y.Min = 0
 		leg := newLegend()
-		pts, errs := xyCI(d, ax.at, results.MetricBitrate, 1e-9)
-		if !addLine(p, &leg, "bitrate", 0, pts, errs) {
+		if !addLine(p, &leg, "bitrate", 0, xyCI(d, ax.at, results.MetricBitrate, 1e-9)) {
 			f.Missing = "no data"
 			return f
 		}
@@ -328,7 +328,7 @@ func sweepFigure(d sweepData, name string) figure {
 	f := figure{Title: title, Caption: "Receiver bitrate of each variant of the sweep: " + note + "."}
 	p := newPlot(title, ax.title, "Gbit/s")
 	leg := newLegend()
-	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.6}
+	bars := &groupedBars{Groups: len(d.sw.Variants), Fill: 0.6, Missing: missingMark}
 	ser := barSeries{Color: seriesColor(0)}
 	for _, v := range d.sw.Variants {
 		if r, ok := d.row(v, results.MetricBitrate); ok {
@@ -338,6 +338,9 @@ func sweepFigure(d sweepData, name string) figure {
 		}
 	}
 	bars.Series = []barSeries{ser}
+	if bars.anyMissing() {
+		f.Caption += " " + missingBarsNote
+	}
 	p.Add(bars)
 	p.X.Tick.Marker = plot.ConstantTicks(ax.ticks)
 	leg.Add("bitrate", barThumb{seriesColor(0)})
