@@ -22,6 +22,7 @@ import (
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // NormalizedMetrics are the metrics normalized to the baseline tuning:
@@ -135,7 +136,9 @@ func Index(rows []Row) map[Key]Row {
 // metrics), in the study's cell order followed by cells found only in the
 // samples. Every cell of a workload gets the same set of metrics and cores,
 // the union over that workload's samples, so a cell without samples shows
-// up as rows with N = 0 (Mean and the intervals NaN) rather than vanishing.
+// up as rows with N = 0 (Mean and the intervals NaN) rather than vanishing;
+// a workload of the study without any sample gets its decided metric's
+// row, N = 0, in each of its cells (plannedMetrics).
 // Non-finite values are treated as missing. s may be nil (no study: no
 // normalization, no references, cells from the samples only).
 func Summarize(s *study.Study, samples []results.Sample) []Row {
@@ -163,8 +166,15 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 		}
 		rows = append(rows, r)
 	}
+	planned := plannedMetrics(s, scalars)
 	for _, c := range cellOrder(s, byCell) {
 		cs := byCell[c]
+		if m, ok := planned[c.Workload]; ok {
+			// No cell of the workload has a sample: its rows would come
+			// from none, and it would vanish from every table and from
+			// "Cells without samples" as if the study never asked for it.
+			add(Key{c, m, -1}, nil)
+		}
 		for _, m := range sortedMetrics(scalars[c.Workload]) {
 			var xs []float64
 			for _, smp := range cs {
@@ -208,6 +218,25 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 	decided := decidedMetrics(s)
 	pairRows(rows, roundsOf(samples, decided), SharedRounds(samples), baseline, decided, MarginOf(s))
 	return rows
+}
+
+// plannedMetrics maps each workload (variant) of the study that no sample
+// measured to the metric its cells are decided on (registry.DecidedMetric,
+// what stops.json judges them by): the one row each of its cells gets,
+// with N = 0, so that summary.csv and summary.json list the cells and the
+// reports show them missing. A run whose every trial of the workload
+// failed, or that ended before it, has such workloads.
+func plannedMetrics(s *study.Study, scalars map[string]map[string]bool) map[string]string {
+	out := map[string]string{}
+	if s == nil {
+		return out
+	}
+	for _, w := range s.Variants() {
+		if len(scalars[w.Name]) == 0 {
+			out[w.Name] = registry.DecidedMetric(s.Spec.Precision, w)
+		}
+	}
+	return out
 }
 
 // isHeadline reports whether metric is one of HeadlineMetrics: the rows

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -50,6 +51,8 @@ var rttPercentiles = []struct{ metric, label string }{
 // variant. Workloads that do not sweep keep their figures here, their
 // headline numbers in one table, and their own per-cell section below.
 type workloadSection struct {
+	// Intro says what the section's table shows (workloadIntro).
+	Intro   string
 	Figures []figure // non-swept workloads' figures and the CPP bars
 	Table   table    // headline numbers of the non-swept workloads
 	Sweeps  []sweepView
@@ -99,7 +102,9 @@ func buildWorkloads(s *study.Study, m analysis.Model, samples []results.Sample) 
 	}
 	sec.Figures = append(sec.Figures, stepsFigures(cppBars)...)
 	if !sec.empty() {
-		sec.Table = workloadTable(s, n)
+		var shown []analysis.Row
+		sec.Table, shown = workloadTable(s, n)
+		sec.Intro = workloadIntro(shown, n)
 	}
 	return sec
 }
@@ -355,16 +360,20 @@ func paramLabel(v study.Workload) string {
 }
 
 // workloadTable lists the headline numbers of every workload that does
-// not sweep.
-func workloadTable(s *study.Study, n *numbers) table {
+// not sweep, and the rows those cells rest on (for workloadIntro). A
+// planned cell without a value (every trial failed) keeps its line, its
+// cells "missing": dropping it read as if the study never asked for it.
+func workloadTable(s *study.Study, n *numbers) (table, []analysis.Row) {
 	rows, idx := n.Rows, n.idx
 	metrics := analysis.HeadlineMetrics
 	t := table{Head: []string{"datapath", "workload"}}
 	used := map[string]bool{}
 	swept := analysis.SweptVariants(s)
 	for _, r := range rows {
-		if !swept[r.Workload] {
-			used[r.Metric] = used[r.Metric] || r.N > 0
+		if !swept[r.Workload] && r.CPU < 0 {
+			// A headline metric has rows only where some sample had it,
+			// or as a workload without samples' one row (N = 0).
+			used[r.Metric] = true
 		}
 	}
 	var shown []string
@@ -375,28 +384,48 @@ func workloadTable(s *study.Study, n *numbers) table {
 			t.Head = append(t.Head, analysis.WithUnit(m, sc.Unit))
 		}
 	}
+	var drawn []analysis.Row
 	for _, sw := range analysis.Sweeps(s, rows) {
 		if len(sw.Variants) > 1 {
 			continue // a sweep has its own table (sweepSummary)
 		}
-		d := sweepData{sw: sw, idx: idx}
 		for _, v := range sw.Variants {
 			row := []string{sw.Datapath, v.Name + impairmentSuffix(sw.Impairment)}
-			any := false
+			planned := false
 			for _, m := range shown {
-				if r, ok := d.row(v, m); ok {
-					row = append(row, analysis.Display(m).MeanCI(r))
-					any = true
-				} else {
+				r, ok := idx[analysis.Key{Cell: sw.Cell(v), Metric: m, CPU: -1}]
+				if !ok {
 					row = append(row, "")
+					continue
+				}
+				planned = true
+				row = append(row, analysis.Display(m).MeanCI(r)+n.nText(r))
+				if r.N > 0 {
+					drawn = append(drawn, r)
 				}
 			}
-			if any {
+			if planned {
 				t.Rows = append(t.Rows, row)
 			}
 		}
 	}
-	return t
+	return t, drawn
+}
+
+// workloadIntro opens the Workloads section: where its cells are and
+// what its table's cells hold (shownOf: a run of one trial per cell has
+// no interval to show), with the (n=K) mark's meaning where a cell has
+// one.
+func workloadIntro(rows []analysis.Row, n *numbers) string {
+	text := "Each workload of the study at the baseline tuning and smallest replica count."
+	if len(rows) == 0 {
+		return text
+	}
+	text += " The table: " + shownOf(rows)
+	if slices.ContainsFunc(rows, func(r analysis.Row) bool { return n.nText(r) != "" }) {
+		text += "; \"(n=K)\" marks a cell with fewer or more trials than planned"
+	}
+	return text + "."
 }
 
 // impairmentSuffix names an impairment after a workload in a table cell.
