@@ -76,12 +76,35 @@ type Datapath interface {
 	AttachPod(n Node, p Pod) (Attachment, error)
 	// Tunnel names the node's tunnel device, "" if the datapath has none.
 	Tunnel() string
+	// PodBridge names the Linux bridge the pods' host-side devices are
+	// ports of, "" when they are ports of none: routed veths (Calico,
+	// Cilium), an Open vSwitch datapath (no Linux bridge: br_netfilter
+	// does not show its packets to iptables), pods without a host-side
+	// device (host network, macvlan, ipvlan). Like Tunnel it is fixed by
+	// the datapath's type and implementation, so a study's netfilter
+	// state can be checked against it before anything is built (rules
+	// that match pods' traffic on their bridge, netfilter.Generator).
+	PodBridge() string
+	// Devices names the devices SetupNode, ConnectNodes and AttachPod
+	// leave in the node's namespace, as an iptables rule names an
+	// interface: each by its name, and the pods' host-side devices, one
+	// per pod, by their prefix and "+" (veth+, cali+, lxc+). The bridge
+	// and the tunnel are among them; the engine's underlay and lo are
+	// not. It is what a CNI's rules that match a device of the CNI's own
+	// are checked against (Cilium's cilium_host), before anything is
+	// built; a built node has at least these.
+	Devices() []string
 	// MTU is the pod interface MTU for a given underlay MTU.
 	MTU(underlayMTU int) int
 }
 
 // PodEth is the name of the pod's interface.
 const PodEth = "eth0"
+
+// PodDevices is how Devices names the pods' host-side devices, one per
+// pod, whose names start with prefix: prefix+"+", as an iptables rule
+// matches every device of that prefix (-i cali+).
+func PodDevices(prefix string) string { return prefix + "+" }
 
 // MaxPodsPerNode bounds pods per node: subnets are /24 per node.
 const MaxPodsPerNode = 250

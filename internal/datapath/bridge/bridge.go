@@ -39,6 +39,12 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge}
 // Tunnel implements datapath.Datapath: there is none.
 func (*Datapath) Tunnel() string { return "" }
 
+// PodBridge implements datapath.Datapath: cni0.
+func (*Datapath) PodBridge() string { return cnibridge.Bridge }
+
+// Devices implements datapath.Datapath: cni0 and the pods' veths.
+func (*Datapath) Devices() []string { return cnibridge.Devices() }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 

@@ -51,6 +51,12 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.IPIP} }
 // Tunnel implements datapath.Datapath.
 func (*Datapath) Tunnel() string { return Device }
 
+// PodBridge implements datapath.Datapath: none, pods are routed.
+func (*Datapath) PodBridge() string { return "" }
+
+// Devices implements datapath.Datapath: the pods' cali veths and tunl0.
+func (*Datapath) Devices() []string { return calicopod.Devices(Device) }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 

@@ -42,6 +42,12 @@ func (*Datapath) Features() []string { return []string{probe.Veth} }
 // Tunnel implements datapath.Datapath: there is none.
 func (*Datapath) Tunnel() string { return "" }
 
+// PodBridge implements datapath.Datapath: none, pods are routed.
+func (*Datapath) PodBridge() string { return "" }
+
+// Devices implements datapath.Datapath: the pods' cali veths.
+func (*Datapath) Devices() []string { return calicopod.Devices("") }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 

@@ -111,8 +111,9 @@ func TestCNIDelegates(t *testing.T) {
 					CNIVersion string `json:"cniVersion"`
 					Name       string `json:"name"`
 					Plugins    []struct {
-						MTU  int `json:"mtu"`
-						IPAM struct {
+						MTU    int    `json:"mtu"`
+						Bridge string `json:"bridge"`
+						IPAM   struct {
 							DataDir string `json:"dataDir"`
 						} `json:"ipam"`
 					} `json:"plugins"`
@@ -125,6 +126,11 @@ func TestCNIDelegates(t *testing.T) {
 				}
 				if m := l.Plugins[0].MTU; m != d.MTU(1500) {
 					t.Errorf("node %d: plugin MTU %d, datapath MTU %d", i, m, d.MTU(1500))
+				}
+				// With wiring cni the plugin makes the bridge: the one
+				// study validation checks netfilter rules against.
+				if br := l.Plugins[0].Bridge; br != d.PodBridge() {
+					t.Errorf("node %d: the plugin puts pods on bridge %q, the datapath says %q", i, br, d.PodBridge())
 				}
 				if dir := l.Plugins[0].IPAM.DataDir; dir != "" {
 					t.Errorf("node %d: the configuration places IPAM state at %s; that is the engine's job", i, dir)

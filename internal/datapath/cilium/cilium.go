@@ -56,10 +56,13 @@ const (
 	Device = "cilium_vxlan"
 	// HostDev and NetDev are Cilium's host veth pair; HostDev carries the
 	// node's router address.
-	HostDev  = "cilium_host"
-	NetDev   = "cilium_net"
-	port     = 8472
-	overhead = 50
+	HostDev = "cilium_host"
+	NetDev  = "cilium_net"
+	// VethPrefix starts the name of each pod's host-side veth
+	// (lxc<hash>).
+	VethPrefix = "lxc"
+	port       = 8472
+	overhead   = 50
 )
 
 var poolBase = net.IPv4(10, 0, 0, 0)
@@ -92,6 +95,16 @@ func (*Datapath) Features() []string {
 
 // Tunnel implements datapath.Datapath.
 func (*Datapath) Tunnel() string { return Device }
+
+// PodBridge implements datapath.Datapath: none, pods' lxc veths are
+// routed and steered by BPF.
+func (*Datapath) PodBridge() string { return "" }
+
+// Devices implements datapath.Datapath: cilium_host and cilium_net,
+// cilium_vxlan and the pods' lxc veths.
+func (*Datapath) Devices() []string {
+	return []string{HostDev, NetDev, Device, datapath.PodDevices(VethPrefix)}
+}
 
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
@@ -243,7 +256,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if st == nil {
 		return datapath.Attachment{}, fmt.Errorf("node %s was not set up by the cilium datapath", n.Name)
 	}
-	pv, err := wire.NewPodVeth(n, p, "lxc", d.MTU(n.UnderlayMTU))
+	pv, err := wire.NewPodVeth(n, p, VethPrefix, d.MTU(n.UnderlayMTU))
 	if err != nil {
 		return datapath.Attachment{}, err
 	}

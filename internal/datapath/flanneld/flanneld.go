@@ -128,6 +128,18 @@ func (d *Datapath) Tunnel() string {
 	return ""
 }
 
+// PodBridge implements datapath.Datapath: cni0, whatever the backend.
+func (*Datapath) PodBridge() string { return Bridge }
+
+// Devices implements datapath.Datapath: cni0, the pods' veths and the
+// backend's tunnel, flanneld's own (none for host-gw).
+func (d *Datapath) Devices() []string {
+	if t := d.Tunnel(); t != "" {
+		return cnibridge.Devices(t)
+	}
+	return cnibridge.Devices()
+}
+
 // SetMTU implements datapath.MTUSetter (the study's mtu: cni0, the pods
 // and flanneld's lease).
 func (d *Datapath) SetMTU(mtu int) { d.PodMTU = mtu }

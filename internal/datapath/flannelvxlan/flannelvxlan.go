@@ -62,6 +62,13 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge,
 // Tunnel implements datapath.Datapath.
 func (*Datapath) Tunnel() string { return Device }
 
+// PodBridge implements datapath.Datapath: cni0.
+func (*Datapath) PodBridge() string { return Bridge }
+
+// Devices implements datapath.Datapath: cni0, the pods' veths and
+// flannel.1.
+func (*Datapath) Devices() []string { return cnibridge.Devices(Device) }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 

@@ -35,6 +35,14 @@ func (*Datapath) Features() []string { return []string{probe.Veth} }
 // Tunnel implements datapath.Datapath: there is none.
 func (*Datapath) Tunnel() string { return "" }
 
+// PodBridge implements datapath.Datapath: none, pods use the node's
+// network.
+func (*Datapath) PodBridge() string { return "" }
+
+// Devices implements datapath.Datapath: none, the node has only the
+// engine's underlay.
+func (*Datapath) Devices() []string { return nil }
+
 // MTU implements datapath.Datapath: the pod uses the node's NIC.
 func (*Datapath) MTU(underlay int) int { return underlay }
 

@@ -76,6 +76,14 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.IPVlan}
 // Tunnel implements datapath.Datapath: there is none.
 func (*Datapath) Tunnel() string { return "" }
 
+// PodBridge implements datapath.Datapath: none, each pod's eth0 is a
+// ipvlan child of the node's underlay, with no peer on the node.
+func (*Datapath) PodBridge() string { return "" }
+
+// Devices implements datapath.Datapath: none, the children are made
+// in the pods' namespaces.
+func (*Datapath) Devices() []string { return nil }
+
 // PodPeerless implements datapath.PodPeerless.
 func (*Datapath) PodPeerless() string {
 	return "its pods' eth0 is an ipvlan child of the node's underlay, with no peer on the node"

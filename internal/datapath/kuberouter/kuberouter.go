@@ -88,6 +88,14 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge,
 // Tunnel implements datapath.Datapath: there is none (nodes share a subnet).
 func (*Datapath) Tunnel() string { return "" }
 
+// PodBridge implements datapath.Datapath: kube-bridge.
+func (*Datapath) PodBridge() string { return Bridge }
+
+// Devices implements datapath.Datapath: kube-bridge and the pods' veths.
+func (*Datapath) Devices() []string {
+	return []string{Bridge, datapath.PodDevices(cnibridge.VethPrefix)}
+}
+
 // MTU implements datapath.Datapath: auto-mtu takes the node interface's.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
 
@@ -128,7 +136,7 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 func Port(p datapath.Pod, cidr *net.IPNet, mtu int) cnibridge.Port {
 	ones, _ := cidr.Mask.Size()
 	return cnibridge.Port{
-		Bridge: Bridge, VethPrefix: "veth", MTU: mtu,
+		Bridge: Bridge, VethPrefix: cnibridge.VethPrefix, MTU: mtu,
 		IP: cnibridge.PodIP(cidr, p.Index), PrefixLen: ones, Gateway: cnibridge.Gateway(cidr),
 		Hairpin: true,
 	}

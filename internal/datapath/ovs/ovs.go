@@ -41,6 +41,8 @@ import (
 const (
 	// Bridge is the OVS datapath (and its local port device).
 	Bridge = "br0"
+	// vethPrefix starts the name of each pod's host-side veth.
+	vethPrefix = "veth"
 	// ipv4Key is the L2/L3 part of every flow key.
 	ipv4Key = "eth_type(0x0800),ipv4(frag=no)"
 )
@@ -79,6 +81,15 @@ func (*Datapath) Features() []string {
 // Tunnel implements datapath.Datapath: none, the underlay carries pods'
 // packets.
 func (*Datapath) Tunnel() string { return "" }
+
+// PodBridge implements datapath.Datapath: none. br0 is an Open vSwitch
+// datapath, not a Linux bridge: its ports' master is an openvswitch
+// device, and br_netfilter does not show its packets to iptables.
+func (*Datapath) PodBridge() string { return "" }
+
+// Devices implements datapath.Datapath: br0 (the datapath's local port)
+// and the pods' veths.
+func (*Datapath) Devices() []string { return []string{Bridge, datapath.PodDevices(vethPrefix)} }
 
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay) }
@@ -143,7 +154,7 @@ func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachme
 	if st == nil {
 		return datapath.Attachment{}, fmt.Errorf("node %s was not set up by the ovs datapath", n.Name)
 	}
-	pv, err := wire.NewPodVeth(n, p, "veth", d.MTU(n.UnderlayMTU))
+	pv, err := wire.NewPodVeth(n, p, vethPrefix, d.MTU(n.UnderlayMTU))
 	if err != nil {
 		return datapath.Attachment{}, err
 	}
@@ -244,7 +255,7 @@ func (d *Datapath) DetachPod(n datapath.Node, p datapath.Pod) error {
 			ovsdp.DelFlow(n.Netns, Bridge, flowKey(me.no, q)),
 			ovsdp.DelFlow(n.Netns, Bridge, flowKey(q.no, me)))
 	}
-	errs = append(errs, ovsdp.DelIf(n.Netns, Bridge, wire.HostVethName("veth", p.HostKey())))
+	errs = append(errs, ovsdp.DelIf(n.Netns, Bridge, wire.HostVethName(vethPrefix, p.HostKey())))
 	return errors.Join(errs...)
 }
 

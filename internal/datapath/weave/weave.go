@@ -68,6 +68,9 @@ const (
 	Device = "vxlan-6784"
 	port   = 6784
 	vni    = 0x5eaf
+	// podVethPrefix starts the name of each pod's host-side veth
+	// (vethwepl<hash>).
+	podVethPrefix = "vethwepl"
 	// DefaultMTU is Weave's default MTU.
 	DefaultMTU = 1376
 	prefixLen  = 12
@@ -145,6 +148,18 @@ func (d *Datapath) Tunnel() string {
 		return OVSTunnelPrefix + "6784"
 	}
 	return Device
+}
+
+// PodBridge implements datapath.Datapath: the weave bridge, in either
+// mode (the mode decides what is behind vethwe-datapath, not what the
+// pods are ports of).
+func (*Datapath) PodBridge() string { return Bridge }
+
+// Devices implements datapath.Datapath: the weave bridge, the pods'
+// vethwepl veths, the veth pair, the fast datapath's device and the
+// tunnel (its name, like the fast datapath's kind, by the mode).
+func (d *Datapath) Devices() []string {
+	return []string{Bridge, datapath.PodDevices(podVethPrefix), BridgeVeth, DatapathVeth, DatapathDev, d.Tunnel()}
 }
 
 // MTU implements datapath.Datapath: Weave's 1376, whatever the underlay.
@@ -302,7 +317,7 @@ func (d *Datapath) ConnectNodes(nodes []datapath.Node) error {
 //	ip -n POD addr add 10.32.N.M/12 dev eth0; ip -n POD route add default via 10.32.N.1
 func (d *Datapath) AttachPod(n datapath.Node, p datapath.Pod) (datapath.Attachment, error) {
 	return cnibridge.AttachPort(n, p, cnibridge.Port{
-		Bridge: Bridge, VethPrefix: "vethwepl", MTU: d.MTU(n.UnderlayMTU),
+		Bridge: Bridge, VethPrefix: podVethPrefix, MTU: d.MTU(n.UnderlayMTU),
 		IP: podIP(n, p.Index), PrefixLen: prefixLen, Gateway: bridgeIP(n),
 		Hairpin: true,
 	})

@@ -59,6 +59,13 @@ func (*Datapath) Features() []string { return []string{probe.Veth, probe.Bridge,
 // Tunnel implements datapath.Datapath.
 func (*Datapath) Tunnel() string { return Device }
 
+// PodBridge implements datapath.Datapath: cni0.
+func (*Datapath) PodBridge() string { return cnibridge.Bridge }
+
+// Devices implements datapath.Datapath: cni0, the pods' veths and
+// flannel-wg.
+func (*Datapath) Devices() []string { return cnibridge.Devices(Device) }
+
 // MTU implements datapath.Datapath: flanneld's default, which leaves
 // room for an IPv6 outer header (80 bytes: IPv6 40, UDP 8, WireGuard 32).
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }

@@ -58,8 +58,10 @@ func (closeFails) ConnectNodes([]datapath.Node) error {
 func (closeFails) AttachPod(datapath.Node, datapath.Pod) (datapath.Attachment, error) {
 	return datapath.Attachment{}, errors.New("unused")
 }
-func (closeFails) Tunnel() string { return "" }
-func (closeFails) MTU(m int) int  { return m }
+func (closeFails) Tunnel() string    { return "" }
+func (closeFails) PodBridge() string { return "" }
+func (closeFails) Devices() []string { return nil }
+func (closeFails) MTU(m int) int     { return m }
 func (closeFails) Close() error {
 	return errors.New("processes 4711 (flanneld) still alive 5s after SIGKILL")
 }

@@ -39,6 +39,19 @@ var (
 	HostVethMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
 )
 
+// VethPrefix starts the name of each pod's host-side veth (cali<hash>).
+const VethPrefix = "cali"
+
+// Devices are what a Calico datapath has on a node (datapath.Datapath's
+// Devices): the pods' cali veths and the datapath's tunnel, if any.
+func Devices(tunnel string) []string {
+	out := []string{datapath.PodDevices(VethPrefix)}
+	if tunnel != "" {
+		out = append(out, tunnel)
+	}
+	return out
+}
+
 // Pool is the IP pool every node's block is carved from (Calico's
 // default pool, 192.168.0.0/16).
 func Pool() *net.IPNet { return &net.IPNet{IP: poolBase.To4(), Mask: net.CIDRMask(16, 32)} }
@@ -61,7 +74,7 @@ func PodIP(n datapath.Node, i int) net.IP { return wire.PodAddr(Block(n).IP, i+2
 //	ip -n NODE route replace PODIP/32 dev caliX scope link
 //	sysctl -w net.ipv4.conf.caliX.proxy_arp=1 net.ipv4.neigh.caliX.proxy_delay=0 (in NODE)
 func Attach(n datapath.Node, p datapath.Pod, mtu int) (datapath.Attachment, error) {
-	pv, err := wire.NewPodVeth(n, p, "cali", mtu)
+	pv, err := wire.NewPodVeth(n, p, VethPrefix, mtu)
 	if err != nil {
 		return datapath.Attachment{}, err
 	}

@@ -29,6 +29,17 @@ import (
 // Bridge is the bridge pods attach to.
 const Bridge = "cni0"
 
+// VethPrefix starts the name of each pod's host-side veth (veth<hash>;
+// the bridge plugin's own, with wiring cni, are veth<random>).
+const VethPrefix = "veth"
+
+// Devices are what a datapath that wires its pods here has on a node
+// (datapath.Datapath's Devices): cni0, the pods' veths and the
+// datapath's other devices, more.
+func Devices(more ...string) []string {
+	return append([]string{Bridge, datapath.PodDevices(VethPrefix)}, more...)
+}
+
 // Subnet is node n's pod /24 within base (a.b.0.0).
 func Subnet(base net.IP, n datapath.Node) *net.IPNet { return wire.Subnet24(base, n.Index) }
 
@@ -72,7 +83,7 @@ func SetupNamedBridge(h *netns.NetlinkHandle, n datapath.Node, name string, subn
 //	ip -n POD addr add SUBNET.M/24 dev eth0; ip -n POD route add default via SUBNET.1
 func Attach(n datapath.Node, p datapath.Pod, subnet *net.IPNet, mtu int) (datapath.Attachment, error) {
 	return AttachPort(n, p, Port{
-		Bridge: Bridge, VethPrefix: "veth", MTU: mtu,
+		Bridge: Bridge, VethPrefix: VethPrefix, MTU: mtu,
 		IP: PodIP(subnet, p.Index), PrefixLen: 24, Gateway: Gateway(subnet),
 	})
 }

@@ -25,7 +25,7 @@ const FlannelNetworkName = "cbr0"
 func FlannelPort(p datapath.Pod, subnet *net.IPNet, mtu int) Port {
 	ones, _ := subnet.Mask.Size()
 	return Port{
-		Bridge: Bridge, VethPrefix: "veth", MTU: mtu,
+		Bridge: Bridge, VethPrefix: VethPrefix, MTU: mtu,
 		IP: PodIP(subnet, p.Index), PrefixLen: ones, Gateway: Gateway(subnet),
 		Routes: []*net.IPNet{FlannelNetwork}, Hairpin: true,
 	}

@@ -60,6 +60,13 @@ func (d *Datapath) Features() []string { return append([]string(nil), d.s.Featur
 // Tunnel implements datapath.Datapath.
 func (d *Datapath) Tunnel() string { return d.s.Device }
 
+// PodBridge implements datapath.Datapath: cni0.
+func (*Datapath) PodBridge() string { return cnibridge.Bridge }
+
+// Devices implements datapath.Datapath: cni0, the pods' veths and the
+// tunnel.
+func (d *Datapath) Devices() []string { return cnibridge.Devices(d.s.Device) }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - d.s.Overhead) }
 
