@@ -37,10 +37,21 @@ func TestKernelNetfilterKnobTunnelDevice(t *testing.T) {
 	})
 }
 
+// TestKernelNetfilterKnobCiliumDevices: Cilium's rules name Cilium's own
+// devices (cilium_host, cilium_net, lxc+). On the cilium datapath they
+// go in as they are; on calico-routed, which has none of them, the knob
+// refuses them (study validation refuses the pair first; this is the
+// knob's own check) instead of installing accepts that never match.
+func TestKernelNetfilterKnobCiliumDevices(t *testing.T) {
+	deviceRules(t, "cilium", "cilium", "has no cilium_host", func(save string) bool {
+		return strings.Contains(save, "-A CILIUM_FORWARD -o cilium_host ") && strings.Contains(save, "-A CILIUM_FORWARD -i lxc+ ")
+	})
+}
+
 // deviceRules applies cni's rules with the netfilter knob on fits, a
 // datapath with the device they match, where named(iptables-save) must
-// hold, and on calico-routed, which has neither a bridge nor a tunnel,
-// where the knob must refuse them saying refusal.
+// hold, and on calico-routed, which has neither a bridge nor a tunnel
+// nor Cilium's devices, where the knob must refuse them saying refusal.
 func deviceRules(t *testing.T, cni, fits, refusal string, named func(save string) bool) {
 	if err := netfilter.Available(); err != nil {
 		t.Skipf("skipped: %v", err)

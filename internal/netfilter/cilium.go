@@ -91,6 +91,19 @@ func Cilium(n Node, kpr bool) (*Ruleset, error) {
 	return rs, nil
 }
 
+// ciliumDevices are the devices of Cilium's own that its rules match
+// (Generator.Devices): CILIUM_FORWARD's accepts and CILIUM_OUTPUT_raw's
+// NOTRACKs name cilium_host, cilium_net and the pods' lxc+ veths, and
+// the masquerade (! -o cilium_+, without the kube-proxy replacement)
+// spares what leaves by Cilium's devices alone. On another datapath the
+// accepts never match, its pods' forwarded packets walk on through
+// FORWARD where the cilium datapath's never enter it (its BPF redirects
+// them past the hook: TestTableIIIPaths never meets CILIUM_FORWARD), and
+// pod traffic to other nodes is masqueraded. Renaming the devices would
+// not make that a Cilium node's path, so the rules are refused there
+// (Generator.FitsDevices).
+var ciliumDevices = []string{"cilium_host", "cilium_net", "lxc+"}
+
 // routerIP is the first address of a subnet.
 func routerIP(n *net.IPNet) net.IP {
 	ip := append(net.IP(nil), n.IP.To4()...)

@@ -13,7 +13,7 @@ import (
 // naming the CNI and the rules that fit it; a node with a tunnel, under
 // whatever name, fits, and the rule names that device.
 func TestGeneratorFitsTunnel(t *testing.T) {
-	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16"), NodeIP: net.ParseIP("192.168.100.1"), Bridge: "cni0"}
+	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16"), NodeIP: net.ParseIP("192.168.100.1"), Bridge: "cni0", Devices: ownDevices(t)}
 	for _, name := range Names() {
 		g, err := Lookup(name)
 		if err != nil {

@@ -35,6 +35,12 @@ type Node struct {
 	// Bridge, Tunnel and Underlay name the node's devices when they
 	// differ from the CNI's default (weave, kube-bridge; tunl0; eth1).
 	Bridge, Tunnel, Underlay string
+	// Devices are the devices the node has, as an iptables rule names
+	// them (a family by its prefix and "+"): NodeOf lists every device
+	// of a built node.
+	// Fits refuses a CNI whose rules need a device of its own
+	// (Generator.Devices) the node does not have.
+	Devices []string
 	// KubeIPVS: kube-proxy runs in IPVS mode, so the node has its
 	// kube-ipvs0 device, and Calico's Felix, which looks for it, adds
 	// its IPVS rules (calicoipvs.go).
@@ -72,19 +78,29 @@ type Generator struct {
 	// by (its default name; Node.Tunnel renames it), "" when they match
 	// none.
 	Tunnel string
+	// Devices are devices of the CNI's own datapath that its rules match
+	// by name and that no device of another datapath stands for, so
+	// they are not renamed as Bridge and Tunnel are: the rules fit only
+	// a node that has every one (Node.Devices; a family by its prefix
+	// and "+", as iptables names it). Home is the datapath that has
+	// them, which the refusal suggests.
+	Devices []string
+	Home    string
 }
 
 // generators is the one list of CNI variants.
 var generators = []Generator{
-	{"flannel", "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Flannel, "", ""},
-	{"weave", "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Weave, "weave", ""},
-	{"cilium", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)", func(n Node) (*Ruleset, error) { return Cilium(n, false) }, "", ""},
-	{"cilium-kpr", "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)", func(n Node) (*Ruleset, error) { return Cilium(n, true) }, "", ""},
-	{"kube-router", "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", KubeRouter, "kube-bridge", ""},
-	{"calico-wp-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, true), "", calicoIPIPTunnel},
-	{"calico-np-ipip", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, true), "", calicoIPIPTunnel},
-	{"calico-wp-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoWithPolicy, false), "", ""},
-	{"calico-np-xsub", "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", calicoGen(CalicoNoPolicy, false), "", ""},
+	{Name: "flannel", Source: "flannel-io/flannel pkg/trafficmngr/iptables/iptables.go", Gen: Flannel},
+	{Name: "weave", Source: "weaveworks/weave net/bridge.go, prog/weave-npc/main.go", Gen: Weave, Bridge: "weave"},
+	{Name: "cilium", Source: "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement off: iptables masquerade)",
+		Gen: func(n Node) (*Ruleset, error) { return Cilium(n, false) }, Devices: ciliumDevices, Home: "cilium"},
+	{Name: "cilium-kpr", Source: "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)",
+		Gen: func(n Node) (*Ruleset, error) { return Cilium(n, true) }, Devices: ciliumDevices, Home: "cilium"},
+	{Name: "kube-router", Source: "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", Gen: KubeRouter, Bridge: "kube-bridge"},
+	{Name: "calico-wp-ipip", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoWithPolicy, true), Tunnel: calicoIPIPTunnel},
+	{Name: "calico-np-ipip", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoNoPolicy, true), Tunnel: calicoIPIPTunnel},
+	{Name: "calico-wp-xsub", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoWithPolicy, false)},
+	{Name: "calico-np-xsub", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoNoPolicy, false)},
 }
 
 // Fits refuses a node the CNI's rules would never match on: one whose
@@ -94,13 +110,53 @@ var generators = []Generator{
 // packet, so the path and its cost come out lower with nothing said.
 //
 // Likewise a node without a tunnel device, for a CNI whose rules match
-// packets leaving by its tunnel (FitsTunnel).
+// packets leaving by its tunnel (FitsTunnel), and a node without the
+// devices of the CNI's own that its rules name (FitsDevices).
 func (g Generator) Fits(n Node) error {
 	if g.Bridge != "" && n.Bridge == "" {
 		return fmt.Errorf("%s's rules match pods' traffic on their bridge (%s on a real node), and this datapath puts its pods on no Linux bridge: "+
 			"they would never match (use a datapath with a bridge: %s, bridge, flannel-vxlan)", g.Name, g.Bridge, g.Name)
 	}
-	return g.FitsTunnel(n.Tunnel)
+	if err := g.FitsTunnel(n.Tunnel); err != nil {
+		return err
+	}
+	return g.FitsDevices(n.Devices)
+}
+
+// FitsDevices refuses a node whose devices are have for a CNI whose
+// rules match devices of the CNI's own datapath by name (Cilium's
+// CILIUM_FORWARD accepts for cilium_host, cilium_net and lxc+). They
+// are not renamed onto another datapath's devices as a bridge or a
+// tunnel is: Cilium's rules sit beside an eBPF datapath that takes
+// pods' packets past the FORWARD hook, and no other datapath has a
+// device that does what cilium_host does. Installed as they are, their
+// accepts never match, and packets walk further through the chains
+// than on a node of that CNI, which the measured netfilter cost would
+// count with nothing said.
+func (g Generator) FitsDevices(have []string) error {
+	for _, dev := range g.Devices {
+		if !hasDevice(have, dev) {
+			return fmt.Errorf("%s's rules match %s's own devices (%s), and this datapath has no %s: no device of another datapath stands for them, "+
+				"and rules that never match would leave packets walking further through the chains than on a %s node (use the %s datapath)",
+				g.Name, g.Home, strings.Join(g.Devices, ", "), dev, g.Home, g.Home)
+		}
+	}
+	return nil
+}
+
+// hasDevice says whether a node whose devices are have (names, and
+// PREFIX+ for a family of them) has what an iptables interface match
+// dev matches: the device dev, or for PREFIX+ one whose name starts
+// with PREFIX. A family in have stands for no device of a given name.
+func hasDevice(have []string, dev string) bool {
+	prefix, family := strings.CutSuffix(dev, "+")
+	for _, h := range have {
+		hp, hfamily := strings.CutSuffix(h, "+")
+		if family && strings.HasPrefix(hp, prefix) || !family && !hfamily && h == dev {
+			return true
+		}
+	}
+	return false
 }
 
 // FitsTunnel refuses a datapath whose tunnel device is tunnel ("" for

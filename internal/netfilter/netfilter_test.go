@@ -394,10 +394,11 @@ func TestSourcesNameTheirRelease(t *testing.T) {
 // (weave, kube-router) is refused on a node with no bridge, where those
 // rules would be installed and counted but never match; on a node with
 // one, whatever its name, and for the CNIs that match no bridge, it fits.
-// Both nodes have a tunnel (TestGeneratorFitsTunnel refuses the rules
-// that need one).
+// Both nodes have a tunnel and every CNI's own devices
+// (TestGeneratorFitsTunnel and TestGeneratorFitsDevices refuse the
+// rules that need them).
 func TestGeneratorFits(t *testing.T) {
-	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16"), Tunnel: "tunl0"}
+	bare := Node{PodCIDR: cidr(t, "10.244.1.0/24"), ClusterCIDR: cidr(t, "10.244.0.0/16"), Tunnel: "tunl0", Devices: ownDevices(t)}
 	bridged := bare
 	bridged.Bridge = "cni0"
 	for _, name := range Names() {

@@ -17,11 +17,13 @@ import (
 // NodeOf describes a local-engine node for the generators: its pods'
 // /24 (the node's block: every emulated datapath gives a node one /24),
 // the /16 around it (the cluster), its underlay device and address, its
-// tunnel, the Linux bridge its pods hang off (none where they do not) and
-// its pods' host-side devices. The devices are the datapath's own, not
-// the CNI's defaults: kube-router's FORWARD accepts on the bridge
-// datapath name cni0, or they would wait for a kube-bridge that is not
-// there and never match.
+// tunnel, the Linux bridge its pods hang off (none where they do not),
+// its pods' host-side devices and every device it has. The devices are
+// the datapath's own, not the CNI's defaults: kube-router's FORWARD
+// accepts on the bridge datapath name cni0, or they would wait for a
+// kube-bridge that is not there and never match. The bridge and the
+// devices are read from the kernel, so that Generator.Fits on this node
+// is the check of what was built.
 func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	if len(pods) == 0 {
 		return Node{}, fmt.Errorf("node %s: no pods to describe", n.Name())
@@ -55,7 +57,29 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	if nn.Bridge, err = bridgeOf(veths[0]); err != nil {
 		return Node{}, fmt.Errorf("node %s: %w", n.Name(), err)
 	}
+	if nn.Devices, err = devicesIn(n.Netns()); err != nil {
+		return Node{}, fmt.Errorf("node %s: %w", n.Name(), err)
+	}
 	return nn, nil
+}
+
+// devicesIn names every device in namespace ns.
+// Equivalent to: ip -n NS -o link show
+func devicesIn(ns string) ([]string, error) {
+	h, err := netns.Handle(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	links, err := netns.Dump(h.LinkList)
+	if err != nil {
+		return nil, fmt.Errorf("ip link show: %w", err)
+	}
+	out := make([]string, len(links))
+	for i, l := range links {
+		out[i] = l.Attrs().Name
+	}
+	return out, nil
 }
 
 // bridgeOf is the Linux bridge port is a port of, or "" when it is none
