@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/cleanup"
 	"github.com/cnibench/cnibench/internal/collect"
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netfilter"
@@ -303,32 +304,48 @@ func studyCatalog() study.Catalog {
 		CollectorMetrics: collectorMetrics()}
 }
 
-// fitsTunnel refuses, as bad input before anything is built, CNI rules
-// that match packets leaving by a tunnel on a datapath without one
-// (netfilter.Generator.FitsTunnel): the datapath's tunnel is fixed by
-// its type and implementation. A datapath that cannot be built is
-// catalog.Check's to report.
-func fitsTunnel(g netfilter.Generator, d study.Datapath) error {
-	tunnel, ok := entryTunnel(d)
+// fitsDatapath refuses, as bad input before anything is built, CNI
+// rules on a datapath whose nodes lack what they match
+// (netfilter.Generator.Fits): the bridge the pods hang off, a tunnel,
+// devices of the CNI's own (Cilium's). What a datapath's nodes have is
+// fixed by its type and implementation, and the datapath says it
+// (netfilter.DatapathNode); the knob checks the built nodes again. A
+// datapath that cannot be built is catalog.Check's to report.
+func fitsDatapath(g netfilter.Generator, d study.Datapath) error {
+	dp, ok := entryDatapath(d)
 	if !ok {
 		return nil
 	}
-	if err := g.FitsTunnel(tunnel); err != nil {
+	n, err := netfilter.DatapathNode(dp)
+	if err == nil {
+		err = g.Fits(n)
+	}
+	if err != nil {
 		return fmt.Errorf("datapath %s: %w", d.Type, err)
 	}
 	return nil
 }
 
-// entryTunnel is the tunnel device of study entry d's datapath ("" for
-// none), which its type and implementation fix, read from the datapath
-// built as an object (nothing on the host); ok is false when it does not
-// build, which catalog.Check reports. The MTU is left out: its bound is
-// Check's to report, not a reason to know nothing of the tunnel.
-func entryTunnel(d study.Datapath) (tunnel string, ok bool) {
+// entryDatapath is study entry d's datapath built as an object (nothing
+// on the host), for what its type and implementation fix (its tunnel,
+// its pods' bridge, its devices); ok is false when it does not build,
+// which catalog.Check reports. The MTU is left out: its bound is
+// Check's to report, not a reason to know nothing of the rest.
+func entryDatapath(d study.Datapath) (datapath.Datapath, bool) {
 	o := catalog.FromStudy(d)
 	o.MTU = 0
 	dp, err := catalog.Build(o)
 	if err != nil {
+		return nil, false
+	}
+	return dp, true
+}
+
+// entryTunnel is the tunnel device of study entry d's datapath ("" for
+// none); ok is false when it does not build (entryDatapath).
+func entryTunnel(d study.Datapath) (tunnel string, ok bool) {
+	dp, ok := entryDatapath(d)
+	if !ok {
 		return "", false
 	}
 	return dp.Tunnel(), true
@@ -348,7 +365,7 @@ func checkDatapath(d study.Datapath, underlayMTU int) map[string]string {
 	if nf := d.Netfilter; nf != nil && nf.CNI != "" {
 		g, err := netfilter.Lookup(nf.CNI)
 		if err == nil {
-			err = fitsTunnel(g, d)
+			err = fitsDatapath(g, d)
 		}
 		if err != nil {
 			problems["netfilter.cni"] = err.Error()

@@ -37,7 +37,7 @@ type Node struct {
 	Bridge, Tunnel, Underlay string
 	// Devices are the devices the node has, as an iptables rule names
 	// them (a family by its prefix and "+"): NodeOf lists every device
-	// of a built node.
+	// of a built node, DatapathNode what the datapath says it makes.
 	// Fits refuses a CNI whose rules need a device of its own
 	// (Generator.Devices) the node does not have.
 	Devices []string
@@ -112,6 +112,11 @@ var generators = []Generator{
 // Likewise a node without a tunnel device, for a CNI whose rules match
 // packets leaving by its tunnel (FitsTunnel), and a node without the
 // devices of the CNI's own that its rules name (FitsDevices).
+//
+// The knob calls it on NodeOf's node, read from the built datapath;
+// study validation first on DatapathNode's, what the datapath says of
+// its nodes, so that a pair that cannot fit is bad input (exit 2)
+// before anything is built.
 func (g Generator) Fits(n Node) error {
 	if g.Bridge != "" && n.Bridge == "" {
 		return fmt.Errorf("%s's rules match pods' traffic on their bridge (%s on a real node), and this datapath puts its pods on no Linux bridge: "+

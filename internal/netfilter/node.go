@@ -10,6 +10,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -23,7 +24,8 @@ import (
 // accepts on the bridge datapath name cni0, or they would wait for a
 // kube-bridge that is not there and never match. The bridge and the
 // devices are read from the kernel, so that Generator.Fits on this node
-// is the check of what was built.
+// is the check of what was built; DatapathNode is what the datapath
+// says before it is built.
 func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 	if len(pods) == 0 {
 		return Node{}, fmt.Errorf("node %s: no pods to describe", n.Name())
@@ -61,6 +63,21 @@ func NodeOf(n engine.Node, pods []engine.Pod) (Node, error) {
 		return Node{}, fmt.Errorf("node %s: %w", n.Name(), err)
 	}
 	return nn, nil
+}
+
+// DatapathNode is what datapath d says of its nodes without building
+// one: the Linux bridge its pods hang off, its tunnel and its devices
+// (its PodBridge, Tunnel and Devices), the fields of NodeOf's node that
+// Generator.Fits reads. Study validation refuses on it what the knob
+// would refuse on NodeOf's node once the datapath is built
+// (TestKernelDatapathNodeIsNodeOf holds the two together). Like NodeOf
+// it refuses a datapath whose pods have no host-side device.
+func DatapathNode(d datapath.Datapath) (Node, error) {
+	if why := datapath.WhyNoPodPeers(d); why != "" {
+		return Node{}, fmt.Errorf("%s, and the CNI's rules are written for each pod's host-side device (Calico's per-endpoint chains name them): "+
+			"netfilter state needs a datapath whose pods have one", why)
+	}
+	return Node{Bridge: d.PodBridge(), Tunnel: d.Tunnel(), Devices: d.Devices()}, nil
 }
 
 // devicesIn names every device in namespace ns.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/cleanup"
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/engine/local"
@@ -38,13 +39,21 @@ func Cluster(tb testing.TB, dp string, n int) (*local.Cluster, []workload.Pair) 
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return ClusterOf(tb, d, n)
+}
+
+// ClusterOf is Cluster on datapath d as given (one another
+// implementation builds, catalog.Build).
+func ClusterOf(tb testing.TB, d datapath.Datapath, n int) (*local.Cluster, []workload.Pair) {
+	tb.Helper()
+	RequireRoot(tb)
 	if err := probe.Require(d.Features()...); err != nil {
 		tb.Skipf("skipped: %v", err)
 	}
 	id := kerneltest.RunID()
 	c, err := local.Up(context.Background(), local.Config{RunID: id, Datapath: d, Recorder: kerneltest.Journal(tb, id), Kill: cleanup.KillInNetns})
 	if err != nil {
-		tb.Fatalf("up %s: %v", dp, err)
+		tb.Fatalf("up %s: %v", d.Name(), err)
 	}
 	tb.Cleanup(func() {
 		if err := c.Close(); err != nil {
