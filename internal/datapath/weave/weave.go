@@ -87,18 +87,25 @@ const (
 // Datapath is the weave datapath.
 type Datapath struct {
 	datapath.MTUOverride
-	// Mode is ModeOVS, ModeBridge, or "" to pick by probing on first use
-	// (OVS when the kernel has the openvswitch module and ovs-dpctl is
-	// installed).
+	// Mode is ModeOVS, ModeBridge, or "" to pick by probing when a run
+	// first needs it (OVS when the kernel has the openvswitch module and
+	// ovs-dpctl is installed): Features, which a run's preflight asks,
+	// and SetupNode, ConnectNodes and BuiltMode pick it. Study validation
+	// never does: what it reads (Name, Tunnel, MTU, MaxMTU) is the
+	// type's, and the probe runs modprobe openvswitch.
 	Mode string
 }
 
-// New returns the datapath; its mode is picked on first use.
+// New returns the datapath; its mode is picked when a run first needs it.
 func New() *Datapath { return &Datapath{} }
+
+// pickMode is DefaultMode; a test counts through it that validation
+// never probes.
+var pickMode = DefaultMode
 
 func (d *Datapath) mode() string {
 	if d.Mode == "" {
-		d.Mode = DefaultMode()
+		d.Mode = pickMode()
 	}
 	return d.Mode
 }
@@ -141,10 +148,17 @@ func (d *Datapath) Features() []string {
 	return []string{probe.Veth, probe.Bridge, probe.Vxlan}
 }
 
-// Tunnel implements datapath.Datapath: the VXLAN device (in OVS mode the
-// one ovs-dpctl creates for the vport).
+// Tunnel implements datapath.Datapath: the VXLAN device. Both modes have
+// one, so it is never "" and picks no mode: study validation reads it of
+// a datapath built as an object (a netfilter CNI whose rules need a
+// tunnel, offloadDevices: tunnel, the report's overlays), and picking
+// the mode probes, which runs modprobe openvswitch, a host change no
+// validation may make (docs/safety.md). Once the mode is picked (a run's
+// preflight asks Features first) the name is that mode's: in OVS mode
+// the one ovs-dpctl creates for the vport, vxlan_sys_6784; before, and
+// in bridge mode, Weave's own vxlan-6784.
 func (d *Datapath) Tunnel() string {
-	if d.mode() == ModeOVS {
+	if d.Mode == ModeOVS {
 		return OVSTunnelPrefix + "6784"
 	}
 	return Device
