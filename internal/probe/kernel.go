@@ -195,6 +195,7 @@ func kernelProbes() []kernelProbe {
 			return s.tryQdisc(HTB, "sch_htb", func(a netlink.QdiscAttrs) netlink.Qdisc { return netlink.NewHtb(a) })
 		}},
 		{ClsBPF, (*scratch).tryClsBPF},
+		{CiliumBPF, (*scratch).tryCiliumBPF},
 		{OpenvSwitch, (*scratch).tryOVS},
 		{IPVS, (*scratch).tryIPVS},
 		{SocketLB, (*scratch).trySocketLB},

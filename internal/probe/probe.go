@@ -23,21 +23,25 @@ import (
 
 // Kernel features.
 const (
-	Veth        = "veth"
-	Bridge      = "bridge"
-	Vxlan       = "vxlan"
-	Macvlan     = "macvlan"
-	IPVlan      = "ipvlan"
-	IPIP        = "ipip"
-	GRE         = "gre"
-	Geneve      = "geneve"
-	WireGuard   = "wireguard"
-	Tun         = "tun"
-	Netem       = "netem"
-	IFB         = "ifb" // an ifb device and redirection to it (ingress qdisc, u32, mirred): ingress impairments
-	TBF         = "tbf"
-	HTB         = "htb"
-	ClsBPF      = "cls_bpf"
+	Veth      = "veth"
+	Bridge    = "bridge"
+	Vxlan     = "vxlan"
+	Macvlan   = "macvlan"
+	IPVlan    = "ipvlan"
+	IPIP      = "ipip"
+	GRE       = "gre"
+	Geneve    = "geneve"
+	WireGuard = "wireguard"
+	Tun       = "tun"
+	Netem     = "netem"
+	IFB       = "ifb" // an ifb device and redirection to it (ingress qdisc, u32, mirred): ingress impairments
+	TBF       = "tbf"
+	HTB       = "htb"
+	ClsBPF    = "cls_bpf"
+	// CiliumBPF is what the cilium datapath's tc BPF object needs beyond
+	// ClsBPF: its helpers (bpf_redirect_peer, Linux 5.10), map types and
+	// read-only global variables (ciliumbpf.go).
+	CiliumBPF   = "cilium-bpf"
 	OpenvSwitch = "openvswitch"
 	// IPVS is the kernel's layer-4 load balancer (ip_vs), the Service
 	// proxy of kube-router and of kube-proxy's ipvs mode.
@@ -119,7 +123,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle, PacketGen, BrNetfilter}
+		Netem, IFB, TBF, HTB, ClsBPF, CiliumBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle, PacketGen, BrNetfilter}
 }
 
 // cache holds what this process has probed: features do not change

@@ -88,9 +88,12 @@ func New() *Datapath { return &Datapath{nodes: map[string]*nodeState{}} }
 // Name implements datapath.Datapath.
 func (*Datapath) Name() string { return "cilium" }
 
-// Features implements datapath.Datapath.
+// Features implements datapath.Datapath: besides attaching a tc program
+// (cls_bpf), what the object's programs use (cilium-bpf: bpf_redirect_peer
+// of Linux 5.10 among them), so a kernel the verifier would refuse them on
+// is refused, or skipped, at preflight rather than mid-study.
 func (*Datapath) Features() []string {
-	return []string{probe.Veth, probe.Vxlan, probe.ClsBPF}
+	return []string{probe.Veth, probe.Vxlan, probe.ClsBPF, probe.CiliumBPF}
 }
 
 // Tunnel implements datapath.Datapath.
