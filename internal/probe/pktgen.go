@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 )
 
@@ -23,7 +22,7 @@ var ErrNoPktgen = errors.New("this kernel has no pktgen")
 //
 //	test -d /proc/net/pktgen || modprobe -n pktgen
 func Pktgen() error {
-	return pktgen(PktgenDir, func() error { return exec.Command("modprobe", "-n", "pktgen").Run() })
+	return pktgen(PktgenDir, func() error { return modprobeDryRun("pktgen") })
 }
 
 func pktgen(dir string, dryRun func() error) error {
@@ -31,7 +30,7 @@ func pktgen(dir string, dryRun func() error) error {
 		return nil
 	}
 	if err := dryRun(); err != nil {
-		return fmt.Errorf("%w: %s does not exist and no pktgen module can be loaded (modprobe -n pktgen: %s; kernel %s needs CONFIG_NET_PKTGEN)",
+		return fmt.Errorf("%w: %s does not exist and no pktgen module can be loaded (%s; kernel %s needs CONFIG_NET_PKTGEN)",
 			ErrNoPktgen, dir, err, kernelRelease())
 	}
 	return nil
