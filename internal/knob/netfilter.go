@@ -35,17 +35,23 @@ var netfilterEntry = Entry{
 	Apply:  applyNetfilter,
 }
 
-// kubeProxyNeeds is what writing kube-proxy's state in nf's mode needs.
+// kubeProxyNeeds is what writing the CNI's and kube-proxy's state in
+// nf's mode needs: in every mode the iptables rules (tried in a scratch
+// namespace, probe.Iptables, not only the program found) and
+// iptables-save, which snapshots each node's tables to put them back;
+// nftables mode a table nft loads; an IPVS proxy IPVS, its dummy device
+// and its ipsets; Cilium's replacement its socket programs.
 func kubeProxyNeeds(nf *study.Netfilter) []string {
+	f := []string{probe.ToolIptablesRestore, probe.ToolIptablesSave, probe.Iptables}
 	switch {
 	case nf != nil && nf.Mode() == study.KubeProxyNFT:
-		return []string{probe.ToolIptablesRestore, probe.ToolNft}
+		f = append(f, probe.ToolNft, probe.NFTables)
 	case ipvsProxy(nf) != "":
-		return []string{probe.ToolIptablesRestore, probe.IPVS}
+		f = append(f, probe.IPVS, probe.Dummy, probe.IPSet)
 	case nf != nil && nf.Mode() == study.KubeProxyCilium:
-		return []string{probe.ToolIptablesRestore, probe.SocketLB}
+		f = append(f, probe.SocketLB)
 	}
-	return []string{probe.ToolIptablesRestore}
+	return f
 }
 
 // ipvsProxy is the IPVS Service proxy nf's mode names, if any.

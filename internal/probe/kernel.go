@@ -72,6 +72,8 @@ var hostEffects = map[string]struct {
 	IPIP: {"ipip", []string{"tunl0"}, false},
 	GRE:  {"ip_gre", []string{"gre0", "gretap0", "erspan0"}, false},
 	IFB:  {"ifb", []string{"ifb0", "ifb1"}, true},
+	// numdummies=1 at load.
+	Dummy: {"dummy", []string{"dummy0"}, true},
 }
 
 // hostEffectNote is the note doctor shows for feature: what its probe
@@ -198,6 +200,12 @@ func kernelProbes() []kernelProbe {
 		{CiliumBPF, (*scratch).tryCiliumBPF},
 		{OpenvSwitch, (*scratch).tryOVS},
 		{IPVS, (*scratch).tryIPVS},
+		{Iptables, (*scratch).tryIptables},
+		{NFTables, (*scratch).tryNFTables},
+		{Dummy, func(s *scratch) (bool, string) {
+			return s.tryLink(Dummy, "dummy", &netlink.Dummy{LinkAttrs: attrs("cnbp-dummy")})
+		}},
+		{IPSet, (*scratch).tryIPSet},
 		{SocketLB, (*scratch).trySocketLB},
 		{RPS, (*scratch).tryRPS},
 		{RFS, (*scratch).tryRFS},

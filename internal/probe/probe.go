@@ -46,6 +46,14 @@ const (
 	// IPVS is the kernel's layer-4 load balancer (ip_vs), the Service
 	// proxy of kube-router and of kube-proxy's ipvs mode.
 	IPVS = "ipvs"
+	// Iptables, NFTables, Dummy and IPSet are what a datapath's netfilter
+	// state writes (netfilter.go): iptables rules of the matches every
+	// CNI uses, kube-proxy's nftables table, and an IPVS proxy's dummy
+	// device (kube-ipvs0, kube-dummy-if) and ipsets.
+	Iptables = "iptables"
+	NFTables = "nftables"
+	Dummy    = "dummy"
+	IPSet    = "ipset"
 	// SocketLB is socket-level Service translation (cgroup connect4 BPF
 	// programs as bpf_links, netns cookies): Cilium's kube-proxy
 	// replacement, kubeProxy: cilium.
@@ -79,6 +87,10 @@ const (
 	// ToolIptablesRestore installs network-policy rule sets and a
 	// datapath's netfilter state (optional).
 	ToolIptablesRestore = "iptables-restore"
+	// ToolIptablesSave reads a node's rules back: the netfilter state's
+	// snapshot, which puts each node's tables back after a replica
+	// count (optional).
+	ToolIptablesSave = "iptables-save"
 	// ToolNft loads kube-proxy's nftables mode (optional).
 	ToolNft = "nft"
 	// ToolBird is the BIRD 2 routing daemon that distributes calico-routed's
@@ -123,7 +135,7 @@ type Result struct {
 // KernelFeatures lists the kernel features in the order Run reports them.
 func KernelFeatures() []string {
 	return []string{Veth, Bridge, Vxlan, Macvlan, IPVlan, IPIP, GRE, Geneve, WireGuard, Tun,
-		Netem, IFB, TBF, HTB, ClsBPF, CiliumBPF, OpenvSwitch, IPVS, SocketLB, RPS, RFS, CPUIdle, PacketGen, BrNetfilter}
+		Netem, IFB, TBF, HTB, ClsBPF, CiliumBPF, OpenvSwitch, IPVS, Iptables, NFTables, Dummy, IPSet, SocketLB, RPS, RFS, CPUIdle, PacketGen, BrNetfilter}
 }
 
 // cache holds what this process has probed: features do not change

@@ -22,7 +22,8 @@ var expected = []string{Veth, Bridge, Vxlan, Macvlan, Tun, TBF, HTB, SocketLB, R
 
 // Features this test machine lacks; other kernels have them, so they are
 // only logged.
-var maybeMissing = []string{Netem, IFB, IPIP, GRE, Geneve, WireGuard, IPVlan, OpenvSwitch, IPVS, CPUIdle}
+var maybeMissing = []string{Netem, IFB, IPIP, GRE, Geneve, WireGuard, IPVlan, OpenvSwitch, IPVS, CPUIdle,
+	CiliumBPF, Iptables, NFTables, Dummy, IPSet}
 
 func TestProbeThisKernel(t *testing.T) {
 	if os.Geteuid() != 0 {

@@ -34,6 +34,7 @@ var toolSpecs = []toolSpec{
 	{name: ToolFlanneld, bins: []string{"flanneld", FlanneldPath}, install: "scripts/build-flanneld.sh (builds flannel v0.28.4 into " + FlanneldPath + "); only needed for the flannel-udp datapath", optional: true},
 	{name: ToolEtcd, bins: []string{"etcd"}, install: "apt-get install etcd-server (Debian/Ubuntu); only needed for the flannel-udp datapath", optional: true},
 	{name: ToolIptablesRestore, bins: []string{"iptables-restore"}, install: "apt-get install iptables (Debian/Ubuntu); only needed for a datapath's network policy (policy: wp/np) or netfilter state", optional: true},
+	{name: ToolIptablesSave, bins: []string{"iptables-save"}, install: "apt-get install iptables (Debian/Ubuntu); only needed for a datapath's netfilter state", optional: true},
 	{name: ToolNft, bins: []string{"nft", "/usr/sbin/nft"}, install: "apt-get install nftables (Debian/Ubuntu); only needed for netfilter: {kubeProxy: nftables} and a workload's nftables counters and trace (counters: true)", optional: true},
 	{name: ToolOvsDpctl, bins: []string{"ovs-dpctl"}, install: "apt-get install openvswitch-switch (Debian/Ubuntu); only needed for the ovs datapath and weave's OVS mode", optional: true},
 	// /usr/sbin is not in a normal user's PATH on Debian; doctor may run
