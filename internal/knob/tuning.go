@@ -38,6 +38,11 @@ var tuningEntry = Entry{
 		}
 		for _, name := range slices.Sorted(maps.Keys(t.Tuning.Sysctls)) {
 			f = append(f, probe.Sysctl(name))
+			// A value a module provides (default_qdisc: fq, sch_fq)
+			// is refused where the kernel has none, at every trial.
+			if v := probe.SysctlValue(name, t.Tuning.Sysctls[name]); v != "" {
+				f = append(f, v)
+			}
 		}
 		if t.Tuning.CPUIdle != nil {
 			f = append(f, probe.CPUIdle)

@@ -229,11 +229,17 @@ func attrs(name string) netlink.LinkAttrs {
 }
 
 // kernel runs the kernel probes named in only (nil: all) in a scratch
-// namespace it always deletes.
+// namespace it always deletes. A sysctl value's probe (SysctlValue) is
+// made for the value, and runs only when named.
 func kernel(ctx context.Context, priv []Result, only []string) []Result {
 	var probes []kernelProbe
 	for _, p := range kernelProbes() {
 		if only == nil || slices.Contains(only, p.name) {
+			probes = append(probes, p)
+		}
+	}
+	for _, n := range only {
+		if p, ok := sysctlValueProbe(n); ok {
 			probes = append(probes, p)
 		}
 	}

@@ -226,7 +226,7 @@ func probeSome(ctx context.Context, names []string) []Result {
 			out = append(out, priv[i])
 			continue
 		}
-		if slices.Contains(KernelFeatures(), n) {
+		if _, ok := sysctlValueProbe(n); ok || slices.Contains(KernelFeatures(), n) {
 			kern = append(kern, n)
 			continue
 		}
