@@ -120,30 +120,20 @@ func wiringCNI(d datapath.Datapath) string {
 type doctorDatapath struct {
 	label    string
 	d        datapath.Datapath
-	key      string // implKey of the study entries it stands for
 	features []string
-}
-
-// implKey names what a study datapath entry builds: its type and, unless
-// builtin, its implementation.
-func implKey(typ, impl string) string {
-	if impl == study.ImplBuiltin {
-		impl = ""
-	}
-	return typ + "/" + impl
 }
 
 func datapaths() []doctorDatapath {
 	var out []doctorDatapath
 	for _, d := range catalog.All() {
-		out = append(out, doctorDatapath{d.Name(), d, implKey(d.Name(), ""), d.Features()})
+		out = append(out, doctorDatapath{d.Name(), d, d.Features()})
 	}
 	for _, o := range catalog.Variants() {
 		d, err := catalog.Build(o)
 		if err != nil {
 			continue // TestVariantsBuild keeps this from happening
 		}
-		out = append(out, doctorDatapath{fmt.Sprintf("%s (implementation: %s)", o.Type, o.Implementation), d, implKey(o.Type, o.Implementation), d.Features()})
+		out = append(out, doctorDatapath{fmt.Sprintf("%s (implementation: %s)", o.Type, o.Implementation), d, d.Features()})
 	}
 	return out
 }
@@ -167,17 +157,52 @@ func (a affected) String() string {
 	return strings.Join(parts, "; ")
 }
 
+// needsOf is what doctor says a missing feature affects from: its
+// datapath rows, and the features each built-in study needs, by study
+// name, over its default and every profile: the runner's own list
+// (runner.LocalNeeds, what its preflight refuses or skips with) and its
+// workloads' programs.
+type needsOf struct {
+	datapaths []doctorDatapath
+	studies   map[string][]string
+	order     []string
+}
+
+// builtinNeeds gathers needsOf for the built-in studies, with needs the
+// runner's list of one study.
+func builtinNeeds(dps []doctorDatapath, needs func(*study.Study) ([]string, error)) needsOf {
+	n := needsOf{datapaths: dps, studies: map[string][]string{}}
+	for _, name := range study.Builtins() {
+		base, err := study.Resolve(name, study.Options{}, studyCatalog())
+		if err != nil {
+			continue
+		}
+		n.order = append(n.order, name)
+		for _, profile := range append([]string{""}, base.ProfileNames()...) {
+			s, err := study.Resolve(name, study.Options{Profile: profile}, studyCatalog())
+			if err != nil {
+				continue
+			}
+			if f, err := needs(s); err == nil {
+				n.studies[name] = append(n.studies[name], f...)
+			}
+			for _, w := range s.Variants() {
+				for _, p := range registry.Programs(w) {
+					n.studies[name] = append(n.studies[name], p.Name)
+				}
+			}
+		}
+	}
+	return n
+}
+
 // affects lists the datapaths and built-in studies that need a feature,
 // and the datapaths whose wiring cni needs a reference plugin.
-func affects(feature string) affected {
+func (n needsOf) affects(feature string) affected {
 	var out affected
-	needs := map[string]bool{}
-	for _, d := range datapaths() {
-		for _, f := range d.features {
-			if f == feature {
-				out.datapaths = append(out.datapaths, d.label)
-				needs[d.key] = true
-			}
+	for _, d := range n.datapaths {
+		if slices.Contains(d.features, feature) {
+			out.datapaths = append(out.datapaths, d.label)
 		}
 		if del, ok := d.d.(datapath.CNIDelegate); ok {
 			for _, p := range append([]string{cniconf.TypeLoopback}, del.CNIPlugins()...) {
@@ -187,27 +212,8 @@ func affects(feature string) affected {
 			}
 		}
 	}
-	for _, name := range study.Builtins() {
-		s, err := study.Resolve(name, study.Options{}, studyCatalog())
-		if err != nil {
-			continue
-		}
-		hit := false
-		for _, d := range s.Spec.Datapaths {
-			hit = hit || needs[implKey(d.Type, d.Implementation)]
-		}
-		for _, w := range s.Variants() {
-			for _, p := range registry.Programs(w) {
-				hit = hit || p.Name == feature
-			}
-		}
-		for _, t := range s.Spec.Tunings {
-			hit = hit || (t.RPS != nil && feature == probe.RPS) || (t.RFS != nil && feature == probe.RFS)
-		}
-		if s.Impaired() {
-			hit = hit || feature == probe.Netem || (feature == probe.IFB && s.Spec.ImpairAt.Direction == study.DirIngress)
-		}
-		if hit {
+	for _, name := range n.order {
+		if slices.Contains(n.studies[name], feature) {
 			out.studies = append(out.studies, name)
 		}
 	}
@@ -233,6 +239,17 @@ func uniqueChecks(res []probe.Result) []probe.Result {
 const doctorWidth = 100
 
 func writeDoctor(out io.Writer, res []probe.Result) error {
+	return writeDoctorWith(out, res, runner.LocalNeeds)
+}
+
+// writeDoctorWith is writeDoctor with the runner's list of a study's
+// needs handed in (a test's).
+func writeDoctorWith(out io.Writer, res []probe.Result, needs func(*study.Study) ([]string, error)) error {
+	dps := datapaths()
+	var n needsOf
+	if slices.ContainsFunc(res, func(r probe.Result) bool { return !r.OK }) {
+		n = builtinNeeds(dps, needs)
+	}
 	nameW, kindW := len("CHECK"), len("KIND")
 	for _, r := range res {
 		nameW, kindW = max(nameW, len(r.Name)), max(kindW, len(r.Kind))
@@ -246,7 +263,7 @@ func writeDoctor(out io.Writer, res []probe.Result) error {
 		detail := r.Detail
 		if !r.OK {
 			status = "MISSING"
-			if a := affects(r.Name).String(); a != "" {
+			if a := n.affects(r.Name).String(); a != "" {
 				detail += "; affects " + a
 			}
 		}
@@ -264,7 +281,7 @@ func writeDoctor(out io.Writer, res []probe.Result) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "DATAPATH\tSTATUS\tWIRING CNI")
 	var reasons []string
-	for _, d := range datapaths() {
+	for _, d := range dps {
 		status := "available"
 		if err := probe.Require(d.features...); err != nil {
 			status = "unavailable"

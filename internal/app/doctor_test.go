@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/runner"
 )
 
 // doctor lists the implementation variants as datapaths of their own, and
@@ -23,10 +24,11 @@ func TestDoctorListsImplementations(t *testing.T) {
 	if row == nil || !slices.Contains(row.features, probe.ToolBird) {
 		t.Fatalf("doctor's datapaths: no calico-routed by bird needing the bird tool: %+v", row)
 	}
-	if got := affects(probe.ToolBird); !slices.Equal(got.datapaths, []string{"calico-routed (implementation: bird)", "kube-router (implementation: bird)"}) || len(got.studies) != 0 {
+	n := builtinNeeds(datapaths(), runner.LocalNeeds)
+	if got := n.affects(probe.ToolBird); !slices.Equal(got.datapaths, []string{"calico-routed (implementation: bird)", "kube-router (implementation: bird)"}) || len(got.studies) != 0 {
 		t.Errorf("affects(bird) = %v; the built-in studies use the static calico-routed and kube-router", got)
 	}
-	if got := affects(probe.ToolFlanneld); !slices.Contains(got.datapaths, "flannel-vxlan (implementation: flanneld)") {
+	if got := n.affects(probe.ToolFlanneld); !slices.Contains(got.datapaths, "flannel-vxlan (implementation: flanneld)") {
 		t.Errorf("affects(flanneld) = %v", got)
 	}
 }

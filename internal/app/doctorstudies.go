@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnibench/cnibench/internal/report"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -73,7 +74,7 @@ func writeStudies(ctx context.Context, out io.Writer, with runner.Options, where
 				// that can run; the time is then of those.
 				skipped := slices.DeleteFunc(all, func(d string) bool { return slices.Contains(left, d) })
 				runs = fmt.Sprintf("without %d datapath(s)", len(skipped))
-				why.add(name, label, "runs without "+strings.Join(skipped, ", ")+" (spec.skipUnavailable; why they are unavailable is above)")
+				why.add(name, label, skipReason(skipped, d.Notes))
 			}
 			// The time is given also where the study does not run: what
 			// it would cost on a machine where it does is part of the
@@ -96,6 +97,25 @@ func writeStudies(ctx context.Context, out io.Writer, with runner.Options, where
 		}
 	}
 	return nil
+}
+
+// skipReason says why a study runs without the skipped datapaths: the
+// preflight's own skip notes (results.SkipNote, the text env.json and
+// the report keep), which name what each lacks, the entry's needs
+// beyond its datapath's features (ethtool, iptables, br_netfilter, ...)
+// included: the datapath table above has only the latter.
+func skipReason(skipped, notes []string) string {
+	text := "runs without " + strings.Join(skipped, ", ") + " (spec.skipUnavailable)"
+	var skips []string
+	for _, n := range notes {
+		if results.IsSkipNote(n) {
+			skips = append(skips, n)
+		}
+	}
+	if len(skips) == 0 {
+		return text
+	}
+	return text + ": " + strings.Join(skips, "; ")
 }
 
 // reasons are the lines under the table, in the table's order: why a

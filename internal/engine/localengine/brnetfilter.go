@@ -42,6 +42,16 @@ func brNetfilter(d engine.Datapath) (required bool, note string) {
 	return false, d.Built.Name() + ": bridge netfilter unavailable: " + o.WithoutBrNetfilter() + "; modprobe br_netfilter to match it"
 }
 
+// Required lists what this engine's preflight asks of d beyond d.Features
+// (bridge netfilter where brNetfilter requires it), without probing:
+// what doctor counts among the features a study needs.
+func Required(d engine.Datapath) []string {
+	if _, ok := d.Built.(brNetfilterOptional); ok && d.Spec.Netfilter != nil {
+		return []string{probe.BrNetfilter}
+	}
+	return nil
+}
+
 // requireBrNetfilter checks what brNetfilter asks of d, adding its note
 // (once per text) to f's.
 func requireBrNetfilter(d engine.Datapath, f *engine.Facts) error {
