@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if arg := os.Getenv(sysctlHelperEnv); arg != "" {
 		os.Exit(sysctlHelper(arg))
 	}
+	if name := os.Getenv(readOnlyProcSysEnv); name != "" {
+		os.Exit(readOnlyProcSysHelper(name))
+	}
 	os.Exit(m.Run())
 }
 

@@ -337,8 +337,13 @@ func TestRequireProbesOnlyWhatIsAsked(t *testing.T) {
 // A tuning's sysctl is a feature: present when the kernel has it, and
 // missing with the file and the name otherwise.
 func TestSysctl(t *testing.T) {
-	if ok, why := Has(Sysctl("net.core.somaxconn")); !ok {
+	// Writable by root only: as anyone else the kernel refuses the
+	// write, which the mode bits (0644) did not say.
+	switch ok, why := Has(Sysctl("net.core.somaxconn")); {
+	case os.Geteuid() == 0 && !ok:
 		t.Errorf("net.core.somaxconn: %s", why)
+	case os.Geteuid() != 0 && (ok || !strings.Contains(why, "may not write")):
+		t.Errorf("net.core.somaxconn, not root: %v %q, want refused as not writable", ok, why)
 	}
 	ok, why := Has(Sysctl("net.core.no_such_knob"))
 	if ok || !strings.Contains(why, "this kernel has no /proc/sys/net/core/no_such_knob") {

@@ -37,14 +37,23 @@ func (s *scratch) tryRFS() (bool, string) {
 // init namespace (a container with network and PID namespaces of its
 // own, whose PID 1 is its own init), it says so: the table exists in
 // the host's network namespace only, and the kernel may well have RFS.
+// Found, it must be writable there (the kernel's answer: a container's
+// read-only /proc/sys shows it with its usual mode), since an RFS
+// tuning writes it.
 func rfsTableIn(procRoot string) (bool, string) {
 	var inInit bool
+	var denied error
 	err := netns.Do(netns.InitRef(procRoot), func() error {
 		inInit = netns.InInit(procRoot)
 		_, err := os.Stat(rfsTable)
+		if err == nil {
+			denied = writeDenied(rfsTable)
+		}
 		return err
 	})
 	switch {
+	case err == nil && denied != nil:
+		return false, writeRefused(rfsTable, denied)
 	case err == nil:
 		return true, ""
 	case errors.Is(err, os.ErrNotExist) && !inInit:

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/suggest"
@@ -42,11 +44,15 @@ func probeSysctl(feature string) Result {
 // (net.core.netdev_max_backlog) exists in the host's network namespace
 // only, and the kernel may well have it. One the host shows read-only
 // (net.netfilter.nf_conntrack_count) is the kernel's report, which no
-// tuning sets: the write would fail mid-run.
+// tuning sets: the write would fail mid-run. Whether this process may
+// write it is the kernel's answer (access(2)), in that namespace: the
+// mode bits say nothing of a /proc/sys mounted read-only, as a
+// container's is, where every write fails.
 func sysctlIn(procRoot, name string) (bool, string) {
 	file := study.SysctlPath(name)
 	var near []string
 	var inInit, readOnly bool
+	var denied error
 	err := netns.Do(netns.InitRef(procRoot), func() error {
 		inInit = netns.InInit(procRoot)
 		st, err := os.Stat(file)
@@ -58,10 +64,15 @@ func sysctlIn(procRoot, name string) (bool, string) {
 				near = append(near, parent+e.Name())
 			}
 		}
-		readOnly = err == nil && st.Mode().Perm()&0o222 == 0
+		if err == nil {
+			readOnly = st.Mode().Perm()&0o222 == 0
+			denied = writeDenied(file)
+		}
 		return err
 	})
 	switch {
+	case err == nil && denied != nil && !readOnly:
+		return false, writeRefused(file, denied)
 	case err == nil && readOnly && !inInit:
 		// Such a file is often the host's value mirrored (nf_conntrack_max),
 		// which only the host's network namespace can set.
@@ -81,6 +92,27 @@ func sysctlIn(procRoot, name string) (bool, string) {
 			" (misspelt, or built without its feature)")
 	}
 	return false, "checking " + file + " failed: " + err.Error()
+}
+
+// writeDenied is why this process may not write file, nil when it
+// may: the kernel's answer, which sees a read-only mount (EROFS) and a
+// missing privilege.
+// Equivalent to: test -w FILE
+func writeDenied(file string) error {
+	if err := unix.Access(file, unix.W_OK); err != nil {
+		return &os.PathError{Op: "access", Path: file, Err: err}
+	}
+	return nil
+}
+
+// writeRefused words writeDenied's answer for a file whose mode allows
+// writing.
+func writeRefused(file string, denied error) string {
+	if errors.Is(denied, unix.EROFS) {
+		return file + " is on a read-only mount here (a container's /proc/sys is, unless the container is privileged): " +
+			"every write would fail; run cnibench on the host, or in a container with --privileged"
+	}
+	return "this process may not write " + file + ": " + denied.Error() + " (run as root)"
 }
 
 // IsKernel reports whether name is a kernel feature cnibench probes: one

@@ -68,7 +68,7 @@ func TestReadOnlySysctl(t *testing.T) {
 	if ok, detail := sysctlIn("/proc", name); ok || !strings.Contains(detail, "read-only") {
 		t.Errorf("sysctlIn(%s) = %v, %q; want refused as read-only", name, ok, detail)
 	}
-	if ok, detail := sysctlIn("/proc", "net.ipv4.tcp_congestion_control"); !ok {
+	if ok, detail := sysctlIn("/proc", "net.ipv4.tcp_congestion_control"); !ok && os.Geteuid() == 0 {
 		t.Errorf("a writable sysctl refused: %s", detail)
 	}
 }
