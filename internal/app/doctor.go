@@ -29,12 +29,18 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Check privileges, kernel features and tools; say which datapaths and studies can run",
 		Long: `doctor probes by trying: it creates and deletes a throw-away device of each kind in a
-scratch network namespace, adds and removes qdiscs, loads a trivial BPF program, and
-looks for the tools and the reference CNI plugins. One line per check, then which
-datapaths are available here and why not, and whether each datapath can be wired through
-the reference CNI plugins (wiring cni); last, for each built-in study and profile, whether
-it runs here (the preflight of 'run --dry-run', which changes nothing) and its machine
-time in trials.
+scratch network namespace, adds and removes qdiscs, loads BPF programs, checks iptables
+and nftables rule sets and ipsets there, and looks for the tools and the reference CNI
+plugins. One line per check, then which datapaths are available here and why not, and
+whether each datapath can be wired through the reference CNI plugins (wiring cni); last,
+for each built-in study and profile, whether it runs here (the preflight of 'run
+--dry-run', which builds nothing) and its machine time in trials.
+
+Probing is not free of effects on this host: the kernel loads the module of each device,
+qdisc, rule and set kind tried, and it stays loaded. Some of those add devices to the
+host until unloaded: ipip adds tunl0 and ip_gre gre0, gretap0 and erspan0 (in every
+network namespace), ifb adds ifb0 and ifb1 and dummy dummy0 (in the host's); the Open
+vSwitch probe runs modprobe openvswitch. Each such line says so; see docs/safety.md.
 
 With --engine kube it checks a cluster instead: for each built-in study and profile,
 whether it runs there (the kube engine's preflight: permissions, nodes, the agents, the

@@ -17,7 +17,8 @@ import (
 
 // writeStudiesHere says, for each built-in study and profile, whether it
 // runs on this machine, as `cnibench run --dry-run` would find it
-// (runner.Check: the preflight, which changes nothing), with its machine
+// (runner.Check: the preflight, which builds nothing; its probes may
+// load kernel modules, as doctor's own do), with its machine
 // time in trials (also where it does not run), and why not where it does
 // not. Without root (the local
 // engine's preflight needs it) it says so once.

@@ -24,16 +24,19 @@ var moduleLog struct {
 }
 
 // HostChanges says, one sentence each, what this process's probes
-// changed on the host: the kernel modules they made the kernel load, and
-// the devices those added to the host's namespace. Empty when they
-// changed nothing.
+// changed on the host: the kernel modules that were loaded while they
+// ran, and the devices those added to the host's namespace. Empty when
+// they changed nothing. A module is read from /proc/modules around each
+// probe, which cannot tell the probe's loads from another process's at
+// the same moment (a run's, a container's), so the sentence says so.
 func HostChanges() []string {
 	cache.Lock()
 	defer cache.Unlock()
 	var out []string
 	if len(moduleLog.loaded) > 0 {
-		out = append(out, "probing the study's kernel features loaded module(s) "+strings.Join(moduleLog.loaded, ", ")+
-			" (they stay loaded until unloaded, as after a run)")
+		out = append(out, "module(s) "+strings.Join(moduleLog.loaded, ", ")+" were loaded while the study's kernel features were probed "+
+			"(by the probes, which load the modules of what they try, unless something else on this machine loaded one at the same moment; "+
+			"they stay loaded until unloaded, as after a run)")
 	}
 	return append(out, moduleLog.devices...)
 }

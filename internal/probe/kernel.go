@@ -95,6 +95,23 @@ func hostEffectNote(feature string, added []string) string {
 		strings.Join(e.devices, ", ") + " to " + strings.TrimSuffix(where, ", the host's included") + "; a run probes it only when its study needs it"
 }
 
+// probeNote is hostEffectNote for a probe of feature, given the host's
+// links before and after it: of the links that appeared, only the
+// devices its own module makes (hostEffects) are put down to it. Another
+// process may add a link meanwhile (a run's own ifb0, a container's
+// veth), which is no doing of the probe's.
+func probeNote(feature string, before, after map[string]bool) string {
+	var own []string
+	if e, ok := hostEffects[feature]; ok {
+		for _, l := range newLinks(before, after) {
+			if slices.Contains(e.devices, l) {
+				own = append(own, l)
+			}
+		}
+	}
+	return hostEffectNote(feature, own)
+}
+
 // hostLinks lists the link names of this process's own namespace.
 func hostLinks() map[string]bool {
 	links, err := netlink.LinkList()
@@ -290,7 +307,7 @@ func kernel(ctx context.Context, priv []Result, only []string) []Result {
 			before := hostLinks()
 			cache.kernelTried = append(cache.kernelTried, p.name)
 			r.OK, r.Detail = p.try(s)
-			note := hostEffectNote(p.name, newLinks(before, hostLinks()))
+			note := probeNote(p.name, before, hostLinks())
 			if mods != nil {
 				after := loadedModules()
 				noteLoaded(mods, after, p.name, note)

@@ -5,11 +5,19 @@
 //
 // Design notes: kernel features are probed by doing the real thing in a
 // scratch network namespace (ScratchName: "cnbprobe-PID-START-TAG") that is always deleted
-// afterwards, so the host is never touched: a device of each kind is
-// created and deleted, each qdisc added and removed, a trivial BPF program
-// attached. Config files and module lists lie (built-in modules, missing
-// /lib/modules, containers); trying does not. Creating devices lets the
-// kernel auto-load the module it needs, as `ip link add` would.
+// afterwards, so nothing a probe makes outlives it: a device of each kind
+// is created and deleted, each qdisc added and removed, BPF programs
+// loaded and a trivial one attached, rule sets checked. Config files and
+// module lists lie (built-in modules, missing /lib/modules, containers);
+// trying does not. Trying does change the host in one way: creating a
+// device, qdisc, rule or set lets the kernel auto-load the module it
+// needs, as `ip link add` would, and the module stays loaded; a few add
+// devices to the host's namespace until unloaded (hostEffects: tunl0;
+// gre0, gretap0, erspan0; ifb0, ifb1; dummy0), and the Open vSwitch
+// probe runs modprobe openvswitch (tryOVS). HostChanges says what a
+// dry run's probes loaded; docs/safety.md lists the effects. Where a
+// module must not be loaded by a probe (ip_vs before Linux 5.16, a
+// sysctl value's, pktgen), modprobe -n is asked instead.
 package probe
 
 import (

@@ -8,9 +8,10 @@ import (
 	"github.com/cnibench/cnibench/internal/study"
 )
 
-// DryRun is what a run would do, found without changing anything on the
-// host: the study's cells and machine time (study.Plan), its repetition
-// design, and what the engine's preflight found.
+// DryRun is what a run would do, found without building anything: the
+// study's cells and machine time (study.Plan), its repetition design,
+// and what the engine's preflight found. Its probes may load kernel
+// modules (HostChanges).
 type DryRun struct {
 	Plan   study.Planned
 	Design string
@@ -23,8 +24,8 @@ type DryRun struct {
 	HostChanges []string
 }
 
-// Check runs the preflight of opt's study, which changes nothing, and
-// says what the run would do (cnibench run --dry-run). A problem is a
+// Check runs the preflight of opt's study, which builds nothing (its
+// probes may load modules: HostChanges), and says what the run would do (cnibench run --dry-run). A problem is a
 // PreflightError, as Run's; with it comes the plan and design of the
 // study as given (Engine set), so a refused dry run still says what the
 // study is, and Engine is empty when no engine could be made.

@@ -55,8 +55,9 @@ type plan struct {
 }
 
 // Preflight checks privileges, kernel features, tools and CPU sets. It
-// changes nothing on the host. A problem of a study field is reported at
-// the field's line, as a parse error is.
+// builds nothing; probing the kernel features may load their modules
+// (probe.HostChanges). A problem of a study field is reported at the
+// field's line, as a parse error is.
 func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
 	p, err := checkPlan(ctx, e, s)
 	if err != nil {
