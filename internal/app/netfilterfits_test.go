@@ -10,7 +10,8 @@ import (
 // A CNI's rules that match pods' traffic on their bridge (weave,
 // kube-router) on a datapath whose pods hang off no Linux bridge, or
 // Cilium's rules, which name Cilium's own devices, on any datapath but
-// cilium, were refused only once the datapath was built (exit 1), or
+// cilium (and Calico's, which dispatch by cali+, on any but Calico's),
+// were refused only once the datapath was built (exit 1), or
 // for Cilium not at all: the rules went in and never matched. What a
 // datapath's nodes have is fixed by its type, so the pair is bad input,
 // refused before anything is built (exit 2) on the entry's
@@ -18,7 +19,7 @@ import (
 // host-side device, which the knob refuses too.
 func TestNetfilterRulesFitTheDatapath(t *testing.T) {
 	file := func(entry string) string { return oneEntryStudy("netfilter-fits", entry) }
-	const bridge, cilium, peers = "puts its pods on no Linux bridge", "has no cilium_host", "no peer on the node"
+	const bridge, cilium, calico, peers = "puts its pods on no Linux bridge", "has no cilium_host", "has no cali+", "no peer on the node"
 	for entry, want := range map[string]string{
 		"{type: calico-routed, netfilter: {cni: weave}}":                           bridge,
 		"{type: ovs, netfilter: {cni: kube-router}}":                               bridge,
@@ -37,6 +38,11 @@ func TestNetfilterRulesFitTheDatapath(t *testing.T) {
 		"{type: cilium, netfilter: {cni: cilium}}":                                 "",
 		"{type: cilium, netfilter: {cni: cilium-kpr, kubeProxy: cilium}}":          "",
 		"{type: calico-routed, netfilter: {cni: calico-np-xsub}}":                  "",
+		"{type: calico-vxlan, netfilter: {cni: calico-wp-xsub}}":                   "",
+		"{type: calico-ipip, netfilter: {cni: calico-wp-ipip}}":                    "",
+		"{type: bridge, netfilter: {cni: calico-np-xsub}}":                         calico,
+		"{type: flannel-vxlan, netfilter: {cni: calico-wp-xsub}}":                  calico,
+		"{type: weave, netfilter: {cni: calico-np-ipip}}":                          calico,
 	} {
 		_, err := study.Parse("n.yaml", []byte(file(entry)), study.Options{}, studyCatalog())
 		if got := err != nil; got != (want != "") {
@@ -49,4 +55,5 @@ func TestNetfilterRulesFitTheDatapath(t *testing.T) {
 	}
 	dryRunRefused(t, file("{type: calico-routed, netfilter: {cni: weave}}"), bridge)
 	dryRunRefused(t, file("{type: bridge, netfilter: {cni: cilium}}"), "use the cilium datapath")
+	dryRunRefused(t, file("{type: bridge, netfilter: {cni: calico-np-xsub}}"), "use the calico-routed datapath")
 }

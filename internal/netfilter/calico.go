@@ -26,6 +26,18 @@ const (
 	caliAllMarks = "0x0/0xf0000"
 )
 
+// calicoDevices are the devices of Calico's own that Felix's rules match
+// (Generator.Devices): cali-FORWARD dispatches by -i/-o cali+, cali-PREROUTING
+// marks what comes from cali+, cali-INPUT sends it to cali-wl-to-host and
+// cali-OUTPUT returns early for it (felix/rules/static.go, the workload
+// interface prefix "cali"). A datapath whose pods' host-side veths are
+// named otherwise (a bridge's veth+, a flannel node's) has no device the
+// dispatch matches: every policy and endpoint chain is skipped, and the
+// measured path is shorter than a Calico node's with nothing said. So the
+// rules fit only Calico's datapaths (calico-routed, calico-ipip,
+// calico-vxlan), whose pods' veths are cali+ (calicopod.VethPrefix).
+var calicoDevices = []string{"cali+"}
+
 // Calico writes Felix's iptables state as Calico v3.29 (v3.29.7, the
 // last release before the marks above moved) writes it (iptables
 // dataplane, no host endpoints, no BPF) for a node whose workloads are

@@ -97,10 +97,10 @@ var generators = []Generator{
 	{Name: "cilium-kpr", Source: "cilium/cilium v1.17.4 pkg/datapath/iptables/iptables.go (kube-proxy replacement and BPF masquerade on)",
 		Gen: func(n Node) (*Ruleset, error) { return Cilium(n, true) }, Devices: ciliumDevices, Home: "cilium"},
 	{Name: "kube-router", Source: "cloudnativelabs/kube-router v2.11.1 pkg/controllers/netpol/npc_iptables.go, pkg/controllers/routing", Gen: KubeRouter, Bridge: "kube-bridge"},
-	{Name: "calico-wp-ipip", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoWithPolicy, true), Tunnel: calicoIPIPTunnel},
-	{Name: "calico-np-ipip", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoNoPolicy, true), Tunnel: calicoIPIPTunnel},
-	{Name: "calico-wp-xsub", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoWithPolicy, false)},
-	{Name: "calico-np-xsub", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoNoPolicy, false)},
+	{Name: "calico-wp-ipip", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoWithPolicy, true), Tunnel: calicoIPIPTunnel, Devices: calicoDevices, Home: "calico-ipip"},
+	{Name: "calico-np-ipip", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoNoPolicy, true), Tunnel: calicoIPIPTunnel, Devices: calicoDevices, Home: "calico-ipip"},
+	{Name: "calico-wp-xsub", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoWithPolicy, false), Devices: calicoDevices, Home: "calico-routed"},
+	{Name: "calico-np-xsub", Source: "projectcalico/calico v3.29 felix/rules/static.go + internal/policy", Gen: calicoGen(CalicoNoPolicy, false), Devices: calicoDevices, Home: "calico-routed"},
 }
 
 // Fits refuses a node the CNI's rules would never match on: one whose
@@ -130,19 +130,21 @@ func (g Generator) Fits(n Node) error {
 
 // FitsDevices refuses a node whose devices are have for a CNI whose
 // rules match devices of the CNI's own datapath by name (Cilium's
-// CILIUM_FORWARD accepts for cilium_host, cilium_net and lxc+). They
-// are not renamed onto another datapath's devices as a bridge or a
-// tunnel is: Cilium's rules sit beside an eBPF datapath that takes
-// pods' packets past the FORWARD hook, and no other datapath has a
-// device that does what cilium_host does. Installed as they are, their
-// accepts never match, and packets walk further through the chains
-// than on a node of that CNI, which the measured netfilter cost would
-// count with nothing said.
+// CILIUM_FORWARD accepts for cilium_host, cilium_net and lxc+; Felix's
+// dispatch by cali+). They are not renamed onto another datapath's
+// devices as a bridge or a tunnel is: Cilium's rules sit beside an eBPF
+// datapath that takes pods' packets past the FORWARD hook, and no other
+// datapath has a device that does what cilium_host does; Felix's
+// per-endpoint chains hang off its own veths' names. Installed as they
+// are, their matches never fire, and packets take another way through
+// the chains than on a node of that CNI (further for Cilium's, shorter
+// for Calico's), which the measured netfilter cost would count with
+// nothing said.
 func (g Generator) FitsDevices(have []string) error {
 	for _, dev := range g.Devices {
 		if !hasDevice(have, dev) {
 			return fmt.Errorf("%s's rules match %s's own devices (%s), and this datapath has no %s: no device of another datapath stands for them, "+
-				"and rules that never match would leave packets walking further through the chains than on a %s node (use the %s datapath)",
+				"and rules that never match would take packets another way through the chains than on a %s node (use the %s datapath)",
 				g.Name, g.Home, strings.Join(g.Devices, ", "), dev, g.Home, g.Home)
 		}
 	}
