@@ -39,6 +39,7 @@ const (
 	mBgBitrat = "background_bitrate_bps"
 	mRTTMean  = "rtt_mean_us"
 	mSentBit  = "sender_bitrate"
+	mSentPkt  = "sent_bps" // iperf3.MetricSent: what pktgen sent
 )
 
 var rttPercentiles = []struct{ metric, label string }{
@@ -190,8 +191,16 @@ func udpFigures(d sweepData, name string) []figure {
 	var out []figure
 	{
 		title := "UDP received vs offered bitrate (" + name + ")"
-		f := figure{Title: title, Caption: "Receiver bitrate over the measured window (iperf3 server intervals) against the offered rate (-b x streams): " +
-			meanNote(d.rows(results.MetricBitrate, mSentBit), results.MetricBitrate, mSentBit) + "; the dashed line is received = offered."}
+		// iperf3 counts both ends in its intervals; pktgen's sender
+		// records what it sent (sent_bps) and the receiving device's
+		// counters what arrived, so the "sent" line and the caption
+		// follow the sender: a generator falling behind shows only there.
+		sent, source := mSentBit, "iperf3 server intervals"
+		if d.has(mSentPkt) {
+			sent, source = mSentPkt, "pktgen sender; what arrived is the receiving device's packet counter"
+		}
+		f := figure{Title: title, Caption: "Receiver bitrate over the measured window (" + source + ") against the offered rate (-b x streams): " +
+			meanNote(d.rows(results.MetricBitrate, sent), results.MetricBitrate, sent) + "; the dashed line is received = offered."}
 		p := newPlot(title, "offered (Mbit/s)", "Mbit/s")
 		leg := newLegend()
 		cv := xyCI(d, xOf, results.MetricBitrate, 1e-6)
@@ -208,7 +217,7 @@ func udpFigures(d sweepData, name string) []figure {
 				p.Add(l)
 				leg.Add("offered", l)
 			}
-			addLine(p, &leg, "sent", 1, xyCI(d, xOf, mSentBit, 1e-6))
+			addLine(p, &leg, "sent", 1, xyCI(d, xOf, sent, 1e-6))
 			padY(p)
 			out = append(out, render(f, p, leg, figW, figH))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/iperf3"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
@@ -373,4 +374,40 @@ func qperfRun(t *testing.T, size string) (*study.Study, []results.Sample) {
 		}
 	}
 	return s, samples
+}
+
+// TestUDPFigureSentByPktgen: with the pktgen sender the samples carry
+// what it sent as sent_bps, not iperf3's sender_bitrate. The UDP figure
+// drew its "sent" line from sender_bitrate alone, so that line vanished
+// for exactly the runs where it shows a generator falling behind, and
+// its caption named iperf3's server intervals for device counters.
+func TestUDPFigureSentByPktgen(t *testing.T) {
+	for _, tc := range []struct{ metric, caption string }{
+		{"sender_bitrate", "(iperf3 server intervals)"},
+		{iperf3.MetricSent, "(pktgen sender; what arrived is the receiving device's packet counter)"},
+	} {
+		s, samples := syntheticWorkloads(t)
+		for i := range samples {
+			if w, _ := s.Workload(samples[i].Cell.Workload); w.Protocol == "udp" && !w.CPP {
+				samples[i].Metrics[tc.metric] = 0.9 * samples[i].Metrics["offered_bps"]
+			}
+		}
+		sec := buildWorkloads(s, analysis.Build(s, samples), samples)
+		found := false
+		for _, f := range allFigures(sec) {
+			if !strings.HasPrefix(f.Title, "UDP received vs offered") {
+				continue
+			}
+			found = true
+			if !strings.Contains(string(f.SVG), ">sent<") {
+				t.Errorf("%s: no sent line in %s", tc.metric, f.Title)
+			}
+			if !strings.Contains(f.Caption, tc.caption) {
+				t.Errorf("%s: caption %q, want %q", tc.metric, f.Caption, tc.caption)
+			}
+		}
+		if !found {
+			t.Fatal("no UDP figure")
+		}
+	}
 }
