@@ -40,7 +40,10 @@ var tuningEntry = Entry{
 			f = append(f, probe.Sysctl(name))
 			// A value a module provides (default_qdisc: fq, sch_fq)
 			// is refused where the kernel has none, at every trial.
-			if v := probe.SysctlValue(name, t.Tuning.Sysctls[name]); v != "" {
+			// A local node is a namespace other than the host's, and so
+			// are pods (pods: true); a cluster node's agent writes in
+			// the host's.
+			if v := probe.SysctlValue(name, t.Tuning.Sysctls[name], t.Local || t.Tuning.Pods); v != "" {
 				f = append(f, v)
 			}
 		}

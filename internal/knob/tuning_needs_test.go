@@ -37,4 +37,21 @@ func TestTuningNeedsSysctlValues(t *testing.T) {
 			t.Errorf("need %s is not a kernel feature: a cluster's nodes would not be asked", f)
 		}
 	}
+	// Written in a local node's namespace, or in pods', the congestion
+	// control must also be one the host allows outside its namespace;
+	// a cluster node's agent writes it in the host's, which may set any.
+	for _, c := range []struct {
+		local, pods bool
+		want        string
+	}{
+		{false, false, "sysctl:net.ipv4.tcp_congestion_control=bbr"},
+		{true, false, "sysctl:net.ipv4.tcp_congestion_control=bbr@netns"},
+		{false, true, "sysctl:net.ipv4.tcp_congestion_control=bbr@netns"},
+	} {
+		tu := tu
+		tu.Pods = c.pods
+		if got := tuningEntry.Needs(&Target{Tuning: tu, Local: c.local}); !slices.Contains(got, c.want) {
+			t.Errorf("local %v pods %v: needs %v, want %s", c.local, c.pods, got, c.want)
+		}
+	}
 }

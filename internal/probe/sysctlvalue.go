@@ -28,35 +28,48 @@ const (
 // (net.core.default_qdisc: fq needs sch_fq) or a TCP congestion control
 // (net.ipv4.tcp_congestion_control: bbr needs tcp_bbr). It is "" for the
 // other sysctls, whose values need nothing more than the sysctl
-// (Sysctl).
-func SysctlValue(name, value string) string {
+// (Sysctl). inNetns says the tuning writes the value in a network
+// namespace other than the host's (a local node's, or pods' with pods:
+// true): there the kernel (5.13 on) lets it set only a congestion
+// control the host allows, which the host's own namespace (a cluster
+// node's, where the agent writes) is not held to.
+func SysctlValue(name, value string, inNetns bool) string {
 	if name != sysctlDefaultQdisc && name != sysctlCongestion {
 		return ""
 	}
-	return sysctlPrefix + name + "=" + value
+	f := sysctlPrefix + name + "=" + value
+	if inNetns && name == sysctlCongestion {
+		f += netnsSuffix
+	}
+	return f
 }
+
+// netnsSuffix marks a congestion control written outside the host's
+// namespace, whose probe also asks that the host allows it.
+const netnsSuffix = "@netns"
 
 // sysctlValueOf splits a SysctlValue feature; ok is false for any other
 // name.
-func sysctlValueOf(feature string) (name, value string, ok bool) {
+func sysctlValueOf(feature string) (name, value string, inNetns, ok bool) {
 	rest, ok := strings.CutPrefix(feature, sysctlPrefix)
 	if !ok {
-		return "", "", false
+		return "", "", false, false
 	}
+	rest, inNetns = strings.CutSuffix(rest, netnsSuffix)
 	name, value, ok = strings.Cut(rest, "=")
-	if !ok || SysctlValue(name, value) != feature {
-		return "", "", false
+	if !ok || SysctlValue(name, value, inNetns) != feature {
+		return "", "", false, false
 	}
-	return name, value, true
+	return name, value, inNetns, true
 }
 
 // sysctlValueProbe is the kernel probe of a SysctlValue feature.
 func sysctlValueProbe(feature string) (kernelProbe, bool) {
-	name, value, ok := sysctlValueOf(feature)
+	name, value, inNetns, ok := sysctlValueOf(feature)
 	if !ok {
 		return kernelProbe{}, false
 	}
-	try := func(s *scratch) (bool, string) { return s.tryCongestion(value, modprobeDryRun) }
+	try := func(s *scratch) (bool, string) { return s.tryCongestion(value, inNetns, modprobeDryRun) }
 	if name == sysctlDefaultQdisc {
 		try = func(s *scratch) (bool, string) { return s.tryDefaultQdisc(value) }
 	}
@@ -89,9 +102,12 @@ func (s *scratch) tryDefaultQdisc(kind string) (bool, string) {
 // tuning's write will. Where the scratch namespace has no such sysctl
 // (before 4.15 it is global) it writes nothing: the algorithm is there
 // when the kernel lists it as available or modprobe could load
-// tcp_NAME (dryRun).
+// tcp_NAME (dryRun). The kernel finds (and loads) the algorithm before
+// it asks whether a namespace other than the host's may set it, so
+// EPERM means the algorithm is there and not allowed outside the host's
+// namespace: a refusal only where the tuning writes there (inNetns).
 // Equivalent to: ip netns exec SCRATCH sysctl net.ipv4.tcp_congestion_control=NAME
-func (s *scratch) tryCongestion(algo string, dryRun func(module string) error) (bool, string) {
+func (s *scratch) tryCongestion(algo string, inNetns bool, dryRun func(module string) error) (bool, string) {
 	file := "/proc/sys/net/ipv4/tcp_congestion_control"
 	var perNetns bool
 	err := netns.Do(s.ns, func() error {
@@ -107,6 +123,11 @@ func (s *scratch) tryCongestion(algo string, dryRun func(module string) error) (
 	case perNetns && errors.Is(err, unix.ENOENT):
 		return false, "writing " + algo + " to " + sysctlCongestion + " in a new network namespace failed: this kernel has no TCP congestion control " +
 			algo + " (no module tcp_" + algo + " to load; CONFIG_TCP_CONG_" + strings.ToUpper(algo) + ")"
+	case perNetns && errors.Is(err, unix.EPERM) && !inNetns:
+		// tcp_set_default_congestion_control (net/ipv4/tcp_cong.c):
+		// tcp_ca_find_autoload first, then the EPERM for a namespace
+		// other than init_net; the host's may set any it has.
+		return true, ""
 	case perNetns && errors.Is(err, unix.EPERM):
 		// As root: the kernel (5.13 on, and the stable kernels that took it) lets
 		// a namespace other than the host's set only an algorithm the

@@ -9,14 +9,31 @@ import (
 )
 
 func TestSysctlValue(t *testing.T) {
-	f := SysctlValue("net.core.default_qdisc", "fq")
-	if f != "sysctl:net.core.default_qdisc=fq" || !IsKernel(f) {
-		t.Errorf("SysctlValue(default_qdisc, fq) = %q", f)
+	// default_qdisc is global: where the tuning writes it does not matter.
+	for _, inNetns := range []bool{false, true} {
+		f := SysctlValue("net.core.default_qdisc", "fq", inNetns)
+		if f != "sysctl:net.core.default_qdisc=fq" || !IsKernel(f) {
+			t.Errorf("SysctlValue(default_qdisc, fq, %v) = %q", inNetns, f)
+		}
+		if name, value, in, ok := sysctlValueOf(f); !ok || name != "net.core.default_qdisc" || value != "fq" || in {
+			t.Errorf("sysctlValueOf(%q) = %q %q %v %v", f, name, value, in, ok)
+		}
 	}
-	if name, value, ok := sysctlValueOf(f); !ok || name != "net.core.default_qdisc" || value != "fq" {
-		t.Errorf("sysctlValueOf(%q) = %q %q %v", f, name, value, ok)
+	// A congestion control written outside the host's namespace must
+	// also be allowed there; its feature says so.
+	for inNetns, want := range map[bool]string{false: "sysctl:net.ipv4.tcp_congestion_control=bbr", true: "sysctl:net.ipv4.tcp_congestion_control=bbr@netns"} {
+		f := SysctlValue("net.ipv4.tcp_congestion_control", "bbr", inNetns)
+		if f != want || !IsKernel(f) {
+			t.Errorf("SysctlValue(congestion, bbr, %v) = %q, want %q", inNetns, f, want)
+		}
+		if name, value, in, ok := sysctlValueOf(f); !ok || name != "net.ipv4.tcp_congestion_control" || value != "bbr" || in != inNetns {
+			t.Errorf("sysctlValueOf(%q) = %q %q %v %v", f, name, value, in, ok)
+		}
 	}
-	if f := SysctlValue("net.core.busy_read", "50"); f != "" {
+	if _, _, _, ok := sysctlValueOf("sysctl:net.core.default_qdisc=fq@netns"); ok {
+		t.Error("a global sysctl's value taken with the namespace mark")
+	}
+	if f := SysctlValue("net.core.busy_read", "50", true); f != "" {
 		t.Errorf("busy_read's value needs no module: %q", f)
 	}
 	for _, n := range []string{Sysctl("net.core.default_qdisc"), "sysctl:net.core.busy_read=50", Veth} {

@@ -36,7 +36,7 @@ func TestLocalNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{probe.BrNetfilter, probe.Iptables, probe.Sysctl("net.core.default_qdisc"), probe.SysctlValue("net.core.default_qdisc", "fq")} {
+	for _, want := range []string{probe.BrNetfilter, probe.Iptables, probe.Sysctl("net.core.default_qdisc"), probe.SysctlValue("net.core.default_qdisc", "fq", true)} {
 		if !slices.Contains(got, want) {
 			t.Errorf("needs %v: no %s", got, want)
 		}

@@ -170,7 +170,7 @@ func (p *plan) needs(s *study.Study) (engine.Needs, error) {
 		n.Datapaths = append(n.Datapaths, dp)
 	}
 	for i, t := range s.Spec.Tunings {
-		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t})
+		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t, Local: !p.remote})
 		n.Knobs = append(n.Knobs, engine.Need{What: "tuning " + t.Name, Field: fmt.Sprintf("spec.tunings[%d]", i), Features: f})
 	}
 	n.Knobs = append(n.Knobs, impairmentNeeds(s)...)
