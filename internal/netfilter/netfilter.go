@@ -122,10 +122,13 @@ func (g Generator) Fits(n Node) error {
 		return fmt.Errorf("%s's rules match pods' traffic on their bridge (%s on a real node), and this datapath puts its pods on no Linux bridge: "+
 			"they would never match (use a datapath with a bridge: %s, bridge, flannel-vxlan)", g.Name, g.Bridge, g.Name)
 	}
-	if err := g.FitsTunnel(n.Tunnel); err != nil {
+	// Devices first: on a datapath without them the tunnel's refusal
+	// would suggest native routing's rules of the same CNI, which need
+	// them too (calico-*-xsub on kube-router).
+	if err := g.FitsDevices(n.Devices); err != nil {
 		return err
 	}
-	return g.FitsDevices(n.Devices)
+	return g.FitsTunnel(n.Tunnel)
 }
 
 // FitsDevices refuses a node whose devices are have for a CNI whose

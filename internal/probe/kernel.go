@@ -61,8 +61,8 @@ func ParseScratchName(name string) (pid int, start uint64, ok bool) {
 // ifb's into the host's only (numifbs=2 at load). doctor says so; a run
 // probes them only when its study uses them (Require). (A run's own
 // devices load such modules too: see docs/safety.md, "Where changes
-// happen", which also names dummy and pktgen, loaded by a run and never
-// by a probe.)
+// happen", which also names pktgen, loaded by a run and never by a
+// probe, and dummy, loaded by a run's IPVS proxy and by its probe.)
 var hostEffects = map[string]struct {
 	module  string
 	devices []string

@@ -15,9 +15,12 @@
 // devices to the host's namespace until unloaded (hostEffects: tunl0;
 // gre0, gretap0, erspan0; ifb0, ifb1; dummy0), and the Open vSwitch
 // probe runs modprobe openvswitch (tryOVS). HostChanges says what a
-// dry run's probes loaded; docs/safety.md lists the effects. Where a
-// module must not be loaded by a probe (ip_vs before Linux 5.16, a
-// sysctl value's, pktgen), modprobe -n is asked instead.
+// dry run's probes loaded; docs/safety.md lists the effects. A sysctl
+// value's probe loads the value's module as the tuning's write would
+// (sch_KIND when it adds the qdisc, tcp_ALGO when it writes the
+// congestion control). Where a module must not be loaded by a probe
+// (ip_vs before Linux 5.16, pktgen, and a congestion control before
+// 4.15, whose sysctl is global), modprobe -n is asked instead.
 package probe
 
 import (
