@@ -85,13 +85,13 @@ run go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/engine/local/ -run 'TestConnectivity|TestPodMTU|TestHostNetworkPodsShareNode|TestLinkRateShaping|TestWiringCNIMatchesNetlink|TestKernelStartPodsEveryDatapath|TestCalicoBlackholes'
 run go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" \
   ./internal/datapath/ovs/ ./internal/datapath/weave/ ./internal/datapath/cilium/ ./internal/datapath/flanneld/ \
-  ./internal/datapath/ipvlan/ ./internal/impair/
+  ./internal/datapath/ipvlan/ ./internal/impair/ ./internal/probe/
 # The guest mounts cgroup v2 alone (this machine's is hybrid v1): the
 # cpuset the workloads may be pinned to is read there too.
 run go test -count=1 -p 1 -timeout 25m -exec "$PWD/scripts/vm/go-test-exec.sh" ./internal/knob/ ./internal/cleanup/ ./internal/agent/ \
   ./internal/netfilter/ ./internal/workload/iperf3/ ./internal/workload/pktgen/ ./internal/socklb/ ./internal/hostcpus/ \
   ./internal/advise/inspect/ ./internal/metrics/cpp/ \
-  -run 'TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestInstallEveryCNI|TestLossCeilingPktgenOnShapedLink|TestPktgenAtRatesOnShapedLink|TestGeneratorsOnFlowCPUs|TestSocketLB|TestCgroupCPUs|TestKernelVTIAndIPIP|TestPktgenSamplesCount'
+  -run 'TestKernelDatapathNodeIsNodeOf|TestKernelImpairmentKnob|TestKernelQdiscCrashCleanup|TestKernelAgentImpair|TestKernelNetfilterKnob|TestKubeProxyClusterIP|TestInstallEveryCNI|TestLossCeilingPktgenOnShapedLink|TestPktgenAtRatesOnShapedLink|TestGeneratorsOnFlowCPUs|TestSocketLB|TestCgroupCPUs|TestKernelVTIAndIPIP|TestPktgenSamplesCount'
 # End to end: flannel-backends --quick with its netem impairments, and the
 # Service path through both IPVS proxies (the guest runs the binary the
 # host built: it has no build cache).

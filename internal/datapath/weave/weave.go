@@ -170,10 +170,17 @@ func (d *Datapath) Tunnel() string {
 func (*Datapath) PodBridge() string { return Bridge }
 
 // Devices implements datapath.Datapath: the weave bridge, the pods'
-// vethwepl veths, the veth pair, the fast datapath's device and the
-// tunnel (its name, like the fast datapath's kind, by the mode).
+// vethwepl veths, the veth pair, the fast datapath's device and, once
+// the mode is picked, the tunnel, whose name is the mode's (Tunnel):
+// before, naming one would be a guess, and validation, which reads
+// Devices of an object no preflight has probed, needs only Cilium's and
+// Calico's devices, which weave has in neither mode.
 func (d *Datapath) Devices() []string {
-	return []string{Bridge, datapath.PodDevices(podVethPrefix), BridgeVeth, DatapathVeth, DatapathDev, d.Tunnel()}
+	out := []string{Bridge, datapath.PodDevices(podVethPrefix), BridgeVeth, DatapathVeth, DatapathDev}
+	if d.Mode != "" {
+		out = append(out, d.Tunnel())
+	}
+	return out
 }
 
 // MTU implements datapath.Datapath: Weave's 1376, whatever the underlay.
