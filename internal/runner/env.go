@@ -276,7 +276,11 @@ func oneNUMANote(pinned, remote bool, nodes int, topo *engine.NodeTopology) stri
 // workload pods' image to (engine.ImageResolver), known only once the
 // pods are ready: env.json's image is a reference, which, a tag, may
 // name another image on each node and in each run. Nodes that resolved
-// it to different images are warned of, each node's named.
+// it to different images are warned of, each node's named; so is a run
+// whose image_ids hold more than one otherwise, an interrupted run's
+// and this one's (a tag re-pushed before `run --resume`) or another
+// cluster's earlier in this run, each side's named: the nodes of this
+// cluster agreeing said nothing of the images the kept trials ran.
 func (r *run) recordImages(c engine.Cluster) error {
 	ir, ok := c.(engine.ImageResolver)
 	if !ok {
@@ -295,12 +299,35 @@ func (r *run) recordImages(c engine.Cluster) error {
 			return err
 		}
 	}
+	r.imageIDs = distinct(append(r.imageIDs, now...))
 	ids := distinct(append(slices.Clone(r.env.ImageIDs), now...))
+	if len(ids) > 1 && !slices.Equal(ids, now) {
+		if err := r.warnOnce([]string{r.imagesAcrossWarning()}); err != nil {
+			return err
+		}
+	}
 	if slices.Equal(ids, r.env.ImageIDs) {
 		return nil
 	}
 	r.env.ImageIDs = ids
 	return r.out.WriteEnv(r.env)
+}
+
+// imagesAcrossWarning says that the run's pods ran more than one image
+// though no one cluster's nodes disagreed: the interrupted run's pods
+// (a resumed run's kept trials) one set, this run's another.
+func (r *run) imagesAcrossWarning() string {
+	var kept []string
+	if r.keptEnv != nil {
+		kept = r.keptEnv.ImageIDs
+	}
+	ran := "this run's pods ran " + strings.Join(r.imageIDs, ", ")
+	if len(kept) > 0 {
+		ran = "the interrupted run's pods ran " + strings.Join(kept, ", ") + "; " + ran
+	}
+	return fmt.Sprintf("the workload pods' image %s resolved to different images over the run (a tag re-pushed or pulled "+
+		"again in between; `kube install` by digest pins one): %s; the cells may have run different programs",
+		orUnknown(r.env.Image), ran)
 }
 
 // distinct is l sorted, each value once.

@@ -89,3 +89,64 @@ func TestWriteEnvKeepsResolvedImages(t *testing.T) {
 		t.Errorf("image IDs %v, want the interrupted run's %v", r.env.ImageIDs, ids)
 	}
 }
+
+// A resumed run whose pods resolved the tag to another image than the
+// interrupted run's (re-pushed in between) is warned of, each run's
+// images named, though this run's nodes agree; as is a run whose second
+// cluster resolved another image than its first. Before, only nodes of
+// one cluster disagreeing warned, and env.json's image_ids held two
+// images with no word of it.
+func TestResumedRunWarnsOfAnotherImage(t *testing.T) {
+	const a, b = "reg/cnibench@sha256:aaaa", "reg/cnibench@sha256:bbbb"
+	s := datapathsStudy(t, "datapaths=[bridge]")
+	for _, tc := range []struct {
+		name     string
+		kept     []string
+		clusters []string
+		want     string
+	}{
+		{"resumed", []string{a}, []string{b}, "the interrupted run's pods ran " + a + "; this run's pods ran " + b},
+		{"two clusters", nil, []string{a, b}, "this run's pods ran " + a + ", " + b},
+		{"resumed, same image", []string{a}, []string{a}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var log bytes.Buffer
+			r := newRoundsRun(t, s, dir, &log)
+			r.env = results.Env{Engine: "kube", Image: "reg/cnibench:v1", ImageIDs: slices.Clone(tc.kept)}
+			if tc.kept != nil {
+				r.keptEnv = &results.Env{ImageIDs: slices.Clone(tc.kept)}
+			}
+			var scaled []int
+			for _, id := range tc.clusters {
+				c := imageCluster{scaleCluster{&scaled}, map[string][]string{"w1": {id}, "w2": {id}}}
+				tgt := &knob.Target{Study: s, Cluster: c, Datapath: s.Spec.Datapaths[0], Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true}
+				if err := r.atReplicas(context.Background(), c, 1, tgt, func() error { return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var e results.Env
+			raw, err := os.ReadFile(filepath.Join(dir, results.EnvFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(raw, &e); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if len(e.Notes) != 0 || strings.Contains(log.String(), "warning") {
+					t.Errorf("one image throughout: notes %q, log %q; want no warning", e.Notes, log.String())
+				}
+				return
+			}
+			if !slices.Equal(e.ImageIDs, []string{a, b}) {
+				t.Errorf("env.json image_ids %v, want both", e.ImageIDs)
+			}
+			warn := "the workload pods' image reg/cnibench:v1 resolved to different images over the run"
+			if len(e.Notes) != 1 || !strings.Contains(e.Notes[0], warn) || !strings.Contains(e.Notes[0], tc.want) ||
+				!strings.Contains(log.String(), "warning: "+warn) {
+				t.Errorf("notes %q, log %q: want a warning naming %q", e.Notes, log.String(), tc.want)
+			}
+		})
+	}
+}

@@ -292,6 +292,10 @@ type run struct {
 	// it, put back when this run is refused after its first cluster
 	// wrote its own (putBackEnv); nil when not resumed.
 	keptEnv *results.Env
+	// imageIDs are the images this process's clusters' nodes resolved
+	// the workload pods' image to (recordImages), apart from the
+	// interrupted run's in env.json's image_ids.
+	imageIDs []string
 }
 
 func (r *run) execute(ctx context.Context) error {
