@@ -235,7 +235,10 @@ type Env struct {
 	// pinned to; an empty list means the node shares all CPUs.
 	NodeCPUs map[string][]int `json:"node_cpus"`
 	// MachineCPUs are the CPUs the local engine's nodes could use
-	// (cnibench's cpuset and affinity): the cores sampled beyond them
+	// (hostcpus.Machine: cnibench's cgroup's cpuset, its affinity only
+	// where the cpuset cannot be read; not narrowed by taskset on
+	// cnibench, whose workloads may still be pinned, and RPS steer, to
+	// any CPU of the cpuset): the cores sampled beyond them
 	// (cpu.jsonl, Sample.Cores: every CPU of /proc/stat) ran none of the
 	// run's work. Nil on a cluster and in runs before it was recorded.
 	MachineCPUs []int `json:"machine_cpus,omitempty"`
