@@ -166,8 +166,10 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 		add("cnibench", a.Version, b.Version)
 	}
 	add("CNI", cniText(a.CNI), cniText(b.CNI))
-	if x, y := imagePair(a, b); x != y {
-		add("workload image", a.ImageString(), b.ImageString())
+	for _, d := range []string{imageDifference(a, b), machineCPUsDifference(a, b)} {
+		if d != "" {
+			out = append(out, d)
+		}
 	}
 	// Bridged frames pass iptables or not by br_netfilter, which anything
 	// on the machine may have loaded: the same datapath then costs more.
@@ -247,35 +249,6 @@ func cniText(c *results.CNI) string {
 		return ""
 	}
 	return c.String()
-}
-
-// imagePair says the workload images of two runs (a cluster's: the
-// programs that measured are the image's) as Differences compares them:
-// the images the nodes resolved them to where both runs recorded that,
-// by digest (one image under two references, a tag and its digest, is
-// no difference; one tag pulled as two images is), else the references.
-// A run with no image (the local engine, a run before it was recorded)
-// holds the other to nothing: "", "".
-func imagePair(a, b results.Env) (string, string) {
-	if a.Image == "" || b.Image == "" {
-		return "", ""
-	}
-	if len(a.ImageIDs) == 0 || len(b.ImageIDs) == 0 {
-		return a.Image, b.Image
-	}
-	digests := func(ids []string) string {
-		var out []string
-		for _, id := range ids {
-			// "NAME@sha256:..." by whatever name the runtime wrote it.
-			if _, d, ok := strings.Cut(id, "@"); ok {
-				id = d
-			}
-			out = append(out, id)
-		}
-		slices.Sort(out)
-		return strings.Join(slices.Compact(out), ", ")
-	}
-	return digests(a.ImageIDs), digests(b.ImageIDs)
 }
 
 // cpuPair says two runs' CPUs as Differences compares them: "64 ×

@@ -20,6 +20,8 @@ func TestDifferencesWorkloadImage(t *testing.T) {
 		idA  = "reg/cnibench@sha256:aaaa"
 		idB  = "reg/cnibench@sha256:bbbb"
 		pinA = "reg/cnibench@sha256:aaaa"
+		// loaded is containerd's ID of an image loaded, not pulled.
+		loaded = "sha256:cccc"
 	)
 	kube := func(image string, ids ...string) results.Env {
 		return results.Env{Engine: "kube", Image: image, ImageIDs: ids}
@@ -38,6 +40,24 @@ func TestDifferencesWorkloadImage(t *testing.T) {
 		{"a tag and its digest", kube(tag, idA), kube(pinA, pinA), ""},
 		{"one image, two runtimes' names", kube(tag, "docker-pullable://"+idA), kube(tag, idA), ""},
 		{"B's resolved image not recorded", kube(tag, idA), kube(tag), ""},
+		// containerd reports an image loaded with kind load or ctr
+		// import by its own ID, its config's digest, and one pulled by
+		// its registry's manifest digest: one image, two digests, which
+		// were a difference. Only the references compare then.
+		{"one reference, pulled and loaded", kube(tag, idA), kube(tag, loaded),
+			"workload image reg/cnibench:v1 (resolved to " + idA + ") / reg/cnibench:v1 (resolved to " + loaded +
+				") (resolved as a registry's digest / a loaded image's ID, which cannot be compared: by reference they are one)"},
+		{"two references, loaded and pulled", kube("reg/cnibench:v2", loaded), kube(tag, idA),
+			"workload image reg/cnibench:v2 (resolved to " + loaded + ") / reg/cnibench:v1 (resolved to " + idA +
+				") (resolved as a loaded image's ID / a registry's digest, which cannot be compared: by reference they differ)"},
+		{"both mixed, the same images", kube(tag, idA, loaded), kube(tag, idA, loaded), ""},
+		{"both mixed", kube(tag, idA, loaded), kube(tag, idB, loaded),
+			"workload image reg/cnibench:v1 (resolved to 2 different images: " + idA + ", " + loaded + ") / " +
+				"reg/cnibench:v1 (resolved to 2 different images: " + idB + ", " + loaded + ") (resolved as both registry digests and loaded images' IDs" +
+				" / both registry digests and loaded images' IDs, which cannot be compared: by reference they are one)"},
+		{"one loaded image", kube(tag, loaded), kube(tag, "docker://"+loaded), ""},
+		{"two loaded images", kube(tag, loaded), kube(tag, "sha256:dddd"),
+			"workload image reg/cnibench:v1 (resolved to " + loaded + ") / reg/cnibench:v1 (resolved to sha256:dddd)"},
 		{"local runs", results.Env{Engine: "local"}, results.Env{Engine: "local"}, ""},
 	} {
 		got := strings.Join(Differences(tc.a, tc.b, nil), "; ")
