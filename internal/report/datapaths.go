@@ -36,7 +36,14 @@ type dpComparison struct {
 	Workloads      []string
 	// Labels name the columns: the workload, and how many folded into it.
 	Labels []string
-	row    func(dp, wl string) (analysis.Row, bool)
+	// row is a datapath's row of a workload with a value (N > 0); empty
+	// says that it has a row without one: a planned cell no trial
+	// measured, shown as missing.
+	row   func(dp, wl string) (analysis.Row, bool)
+	empty func(dp, wl string) bool
+	// absent is what a cell without a value shows where its row is
+	// empty (numbers.absent: "missing", or "not run").
+	absent func(results.Cell) string
 	// decided are the controller's decisions by row (stops.json).
 	decided map[analysis.Key]results.Stop
 	// paper is a cell's published value, " · paper X" (numbers.paperNote),
@@ -51,7 +58,12 @@ type dpComparison struct {
 }
 
 // datapathComparisons lists the comparedMetrics the run measured on some
-// datapath, when it has more than one datapath.
+// datapath, when it has more than one datapath, with a column for each
+// workload some datapath has a row of the metric for: one no trial
+// measured on any datapath (every trial failed, or the run ended first)
+// keeps its column, its cells missing, as in the other tables (its
+// planned cells' rows, N = 0, analysis.Summarize), rather than vanishing
+// as if the study never asked for it.
 func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 	rows, n := m.Rows, newNumbers(m)
 	dims := analysis.DimsOf(rows)
@@ -69,14 +81,23 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: n.stops,
 			paper:     func(r analysis.Row) string { return n.paperNote(r, false) + n.pinNote(r.Cell) },
 			nText:     n.nText,
+			absent:    n.absent,
 			disturbed: analysis.CountedDisturbed(m.Marked)}
-		c.row = func(dp, wl string) (analysis.Row, bool) {
+		lookup := func(dp, wl string) (analysis.Row, bool) {
 			r, ok := idx[analysis.Key{Cell: results.Cell{Datapath: dp, Tuning: tuning, Workload: wl, Replicas: reps}, Metric: metric, CPU: -1}]
+			return r, ok
+		}
+		c.row = func(dp, wl string) (analysis.Row, bool) {
+			r, ok := lookup(dp, wl)
 			return r, ok && r.N > 0
+		}
+		c.empty = func(dp, wl string) bool {
+			r, ok := lookup(dp, wl)
+			return ok && r.N == 0
 		}
 		for _, wl := range dims.Workloads {
 			for _, dp := range dims.Datapaths {
-				if _, ok := c.row(dp, wl); ok {
+				if _, ok := lookup(dp, wl); ok {
 					c.Workloads = append(c.Workloads, wl)
 					break
 				}
@@ -102,15 +123,19 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 // pods, and a cell that stopped earlier holds fewer rounds), and says how
 // many workloads it stands for.
 func (c *dpComparison) fold() {
+	// Two columns without a value anywhere (workloads no trial
+	// measured) share no pods: they are not one.
 	same := func(a, b string) bool {
+		both := false
 		for _, dp := range c.Datapaths {
 			ra, oka := c.row(dp, a)
 			rb, okb := c.row(dp, b)
 			if oka != okb || oka && !analysis.SamePods(ra, rb) {
 				return false
 			}
+			both = both || oka
 		}
-		return true
+		return both
 	}
 	var keep, labels []string
 	members := map[string][]string{}
@@ -199,7 +224,8 @@ const datapathTablesText = "; \"paper X\" is a published number for the same poi
 	"Welch's p against the first; neither is corrected for the number of cells. In an adaptive run the controller's decision " +
 	"stands instead where it made one (\"×0.869 [0.801, 0.942] paired-t (98.75%), at the look after 3 trials: worse\"): judged at its " +
 	"planned looks, at their stricter confidence, as in \"Repetitions and decisions\". \"(n=K)\" marks a cell with fewer or more trials " +
-	"than planned; — where the datapath has no value; " +
+	"than planned; \"missing\" where a planned cell has no value (every trial failed, or the run ended first), " +
+	"— where the datapath has no row of the metric; " +
 	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 
@@ -230,6 +256,7 @@ func datapathFigures(s *study.Study, m analysis.Model) ([]figure, []table) {
 			continue
 		}
 		levels := make([]float64, len(wls))
+		drawn := false
 		for j, i := range wls {
 			var v []float64
 			for _, dp := range c.Datapaths {
@@ -237,7 +264,12 @@ func datapathFigures(s *study.Study, m analysis.Model) ([]figure, []table) {
 					v = append(v, math.Abs(r.Mean))
 				}
 			}
-			levels[j] = typical(v)
+			levels[j], drawn = typical(v), drawn || len(v) > 0
+		}
+		if !drawn {
+			// Workloads no trial measured: their table says missing; a
+			// figure of nothing but "n/a" slots would say no more.
+			continue
 		}
 		groups := scaleGroups(levels, scaleSplit)
 		for _, gj := range groups {

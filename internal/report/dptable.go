@@ -28,7 +28,11 @@ func (c dpComparison) rows() [][]string {
 		for _, wl := range c.Workloads {
 			r, ok := c.row(dp, wl)
 			if !ok {
-				line = append(line, "—")
+				mark := "—"
+				if c.empty(dp, wl) {
+					mark = c.absent(results.Cell{Datapath: dp, Tuning: c.Tuning, Workload: wl, Replicas: c.Replicas})
+				}
+				line = append(line, mark)
 				continue
 			}
 			cell := analysis.Display(r.Metric).MeanCI(r) + c.nText(r) + c.paper(r)
