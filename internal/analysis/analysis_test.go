@@ -356,14 +356,7 @@ func TestPValuesAgainstFirstDatapath(t *testing.T) {
 
 func TestCSVCarriesPValues(t *testing.T) {
 	rows := Summarize(quickStudy(t), synthetic())
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, rows, nil)
 	if got := strings.Join(recs[0][15:17], ","); got != "p_vs_baseline,p_vs_first_datapath" {
 		t.Fatalf("last columns %q", got)
 	}
@@ -460,14 +453,7 @@ func TestWriteCSVSequential(t *testing.T) {
 	ratio, lo, hi := 1.08, 1.02, 1.15
 	stops := []results.Stop{{Cell: cell, Metric: results.MetricBitrate, Status: "budget", N: 4, Look: 4,
 		Decision: "better", Ratio: &ratio, Low: &lo, High: &hi, Method: "paired-t", Confidence: 0.9875, Versus: "baseline"}}
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, stops); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, rows, stops)
 	head := recs[0]
 	at := slices.Index(head, "seq_decision")
 	if at < 0 || at+8 > len(head) {
@@ -547,14 +533,7 @@ func TestOneTrialHasNoInterval(t *testing.T) {
 			N: 2, Mean: 5e9, SD: 1e8, CI95Low: 4e9, CI95High: 6e9, HasNorm: true, Normalized: 1, NormCI95Low: 0.8, NormCI95High: 1.2},
 			CIMethod: CIStudentT, NormMethod: NormOwn},
 	}
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, rows, nil)
 	if r := recs[1]; r[7] != "1" || r[8] != "5000000000" || r[10] != "" || r[11] != "" {
 		t.Errorf("one trial: n %s mean %s ci [%q, %q]", r[7], r[8], r[10], r[11])
 	}

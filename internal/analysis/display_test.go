@@ -11,18 +11,26 @@ import (
 	"github.com/cnibench/cnibench/internal/stats"
 )
 
-// csvRecord returns the summary.csv record of a tuning's bitrate row at
-// one replica as a column-name map.
-func csvRecord(t *testing.T, rows []Row, tuning string) map[string]string {
+// csvRecords is summary.csv of rows and stops, read back as records
+// (the header first).
+func csvRecords(t *testing.T, rows []Row, stops []results.Stop) [][]string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, nil); err != nil {
+	if err := WriteCSV(&buf, rows, stops); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+// csvRecord returns the summary.csv record of a tuning's bitrate row at
+// one replica as a column-name map.
+func csvRecord(t *testing.T, rows []Row, tuning string) map[string]string {
+	t.Helper()
+	recs := csvRecords(t, rows, nil)
 	for _, rec := range recs[1:] {
 		m := map[string]string{}
 		for i, h := range recs[0] {

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -86,14 +85,7 @@ func TestPairedAlignsTrials(t *testing.T) {
 
 func TestPairedColumnsAndJSON(t *testing.T) {
 	m := Build(quickStudy(t), drifting(6, 1.05))
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, m.Rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, m.Rows, nil)
 	head := recs[0]
 	if strings.Join(head[:17], ",") != "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath" {
 		t.Fatalf("the old columns moved: %v", head[:17])
@@ -117,7 +109,7 @@ func TestPairedColumnsAndJSON(t *testing.T) {
 	if !found {
 		t.Fatal("no rfs bitrate record")
 	}
-	buf.Reset()
+	var buf bytes.Buffer
 	if err := WriteJSON(&buf, m); err != nil {
 		t.Fatal(err)
 	}

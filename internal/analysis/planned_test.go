@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"bytes"
-	"encoding/csv"
 	"strings"
 	"testing"
 
@@ -34,14 +33,7 @@ func TestWorkloadWithoutSamplesListed(t *testing.T) {
 			t.Errorf("row %+v, want bitrate (its decided metric) with n = 0 and no mean", r.SummaryRow)
 		}
 	}
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, rows, nil)
 	n := 0
 	for _, rec := range recs[1:] {
 		if rec[2] == "intra" {
@@ -54,7 +46,7 @@ func TestWorkloadWithoutSamplesListed(t *testing.T) {
 	if n != len(planned) {
 		t.Errorf("%d csv records of the workload, want %d", n, len(planned))
 	}
-	buf.Reset()
+	var buf bytes.Buffer
 	if err := WriteJSON(&buf, Model{Version: ModelVersion, Rows: rows}); err != nil {
 		t.Fatal(err)
 	}

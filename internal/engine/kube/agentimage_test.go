@@ -63,13 +63,7 @@ func TestUpRunsAgentImage(t *testing.T) {
 	agent := "registry.example.com/cnibench@" + digestA
 	setAgentImage(t, cs, "agent-a", agent, agent)
 	setAgentImage(t, cs, "agent-b", agent, agent)
-	fx := &fakeExec{fs: agentFS(), dir: t.TempDir(), tool: func(string, []string) (string, int) { return "", 0 }}
-	c, err := Up(context.Background(), cs, fx, cfg, place, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.poll = time.Millisecond
+	c := upQuiet(t, cs, cfg, place)
 	if _, _, err := c.Scale(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -24,14 +24,7 @@ import (
 // each is the setup's. A problem waiting will not fix (an image that
 // cannot be pulled) stays as it was, not transient.
 func TestWaitAgentsLateTransientOnlyWithPods(t *testing.T) {
-	lbl := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}
-	mk := func(name, node string, st corev1.PodStatus) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: DefaultAgentNamespace, Labels: lbl}, Spec: corev1.PodSpec{NodeName: node}, Status: st}
-	}
-	waiting := func(reason string) corev1.PodStatus {
-		return corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}}}
-	}
-	ready := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
+	mk, waiting, ready := agentPod, agentWaiting, agentReady
 	cfg := Config{Timeout: 100 * time.Millisecond}.WithDefaults()
 	ds := cfg.AgentDaemonSet(map[string]string{"bench": "y"})
 	for _, tc := range []struct {
@@ -68,3 +61,32 @@ func TestWaitAgentsLateTransientOnlyWithPods(t *testing.T) {
 		})
 	}
 }
+
+// upQuiet is a cluster Up on cs whose agents answer every tool call with
+// nothing and exit 0, polling every millisecond, closed at the test's
+// end.
+func upQuiet(t *testing.T, cs *fake.Clientset, cfg Config, place Placement) *Cluster {
+	t.Helper()
+	fx := &fakeExec{fs: agentFS(), dir: t.TempDir(), tool: func(string, []string) (string, int) { return "", 0 }}
+	c, err := Up(context.Background(), cs, fx, cfg, place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.poll = time.Millisecond
+	return c
+}
+
+// agentPod is node's agent pod name in status st.
+func agentPod(name, node string, st corev1.PodStatus) *corev1.Pod {
+	lbl := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: DefaultAgentNamespace, Labels: lbl}, Spec: corev1.PodSpec{NodeName: node}, Status: st}
+}
+
+// agentWaiting is a pending pod's status, its container waiting for
+// reason; agentReady a running, ready one's.
+func agentWaiting(reason string) corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}}}
+}
+
+var agentReady = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}

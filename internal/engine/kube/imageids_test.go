@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,13 +34,7 @@ func TestScaleRecordsResolvedImages(t *testing.T) {
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "main", Ready: true, ImageID: resolved[p.Spec.NodeName]}}}
 		return true, p, cs.Tracker().Create(corev1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace)
 	})
-	fx := &fakeExec{fs: agentFS(), dir: t.TempDir(), tool: func(string, []string) (string, int) { return "", 0 }}
-	c, err := Up(context.Background(), cs, fx, cfg, place, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.poll = time.Millisecond
+	c := upQuiet(t, cs, cfg, place)
 	if got := c.ResolvedImages(); len(got) != 0 {
 		t.Errorf("before any workload pod: %v, want none", got)
 	}

@@ -554,14 +554,7 @@ func TestUpChecksImageTools(t *testing.T) {
 // while a wanted node's agent is still starting: waiting goes on, and a
 // timeout names the wanted node's state, not the other node's.
 func TestWaitAgentsIgnoresOtherNodes(t *testing.T) {
-	lbl := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleAgent}
-	mk := func(name, node string, st corev1.PodStatus) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: DefaultAgentNamespace, Labels: lbl}, Spec: corev1.PodSpec{NodeName: node}, Status: st}
-	}
-	waiting := func(reason string) corev1.PodStatus {
-		return corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}}}
-	}
-	ready := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}
+	mk, waiting, ready := agentPod, agentWaiting, agentReady
 	cs := fake.NewClientset(mk("a1", "w1", waiting("ContainerCreating")), mk("a2", "w2", ready), mk("a9", "w9", waiting("CrashLoopBackOff")))
 	c := &Cluster{cfg: Config{Timeout: 300 * time.Millisecond}.WithDefaults(), cs: cs, poll: 20 * time.Millisecond}
 	start := time.Now()
