@@ -307,7 +307,7 @@ func studyCatalog() study.Catalog {
 // fitsDatapath refuses, as bad input before anything is built, CNI
 // rules on a datapath whose nodes lack what they match
 // (netfilter.Generator.Fits): the bridge the pods hang off, a tunnel,
-// devices of the CNI's own (Cilium's). What a datapath's nodes have is
+// devices of the CNI's own (Cilium's, Calico's cali+). What a datapath's nodes have is
 // fixed by its type and implementation, and the datapath says it
 // (netfilter.DatapathNode); the knob checks the built nodes again. A
 // datapath that cannot be built is catalog.Check's to report.

@@ -76,6 +76,16 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 	}
 	reps := dims.Replicas[0]
 	idx := analysis.Index(rows)
+	// A row of N = 0 is also a measured cell's for a metric it does not
+	// record (daemons_rss_bytes where the datapath runs no daemon: every
+	// cell of a workload has a row of each metric it recorded anywhere);
+	// only a cell with no value of any metric is missing.
+	measured := map[results.Cell]bool{}
+	for _, r := range rows {
+		if r.N > 0 {
+			measured[r.Cell] = true
+		}
+	}
 	var out []dpComparison
 	for _, metric := range comparedMetrics {
 		c := dpComparison{Metric: metric, Tuning: tuning, Replicas: reps, Datapaths: dims.Datapaths, decided: n.stops,
@@ -93,7 +103,7 @@ func datapathComparisons(s *study.Study, m analysis.Model) []dpComparison {
 		}
 		c.empty = func(dp, wl string) bool {
 			r, ok := lookup(dp, wl)
-			return ok && r.N == 0
+			return ok && r.N == 0 && !measured[r.Cell]
 		}
 		for _, wl := range dims.Workloads {
 			for _, dp := range dims.Datapaths {
@@ -224,8 +234,8 @@ const datapathTablesText = "; \"paper X\" is a published number for the same poi
 	"Welch's p against the first; neither is corrected for the number of cells. In an adaptive run the controller's decision " +
 	"stands instead where it made one (\"×0.869 [0.801, 0.942] paired-t (98.75%), at the look after 3 trials: worse\"): judged at its " +
 	"planned looks, at their stricter confidence, as in \"Repetitions and decisions\". \"(n=K)\" marks a cell with fewer or more trials " +
-	"than planned; \"missing\" where a planned cell has no value (every trial failed, or the run ended first), " +
-	"— where the datapath has no row of the metric; " +
+	"than planned; \"missing\" where a planned cell has no value of any metric (every trial failed, or the run ended first), " +
+	"— where the datapath has no value of the metric (daemon memory where it runs no daemon); " +
 	"\"+K, same pods\": K more workloads ran on the same pods, whose set-up is one measurement. " +
 	"Datapaths this machine could not build are absent."
 

@@ -73,3 +73,34 @@ func TestDatapathTablesKeepUnmeasuredWorkloads(t *testing.T) {
 		t.Errorf("figures %q, want bitrate's alone (pod set-up has no value to draw)", titles)
 	}
 }
+
+// A measured cell without a value of one metric is not missing: every
+// cell of a workload has a row of each metric it recorded anywhere, so
+// daemon memory, recorded where the datapath runs a daemon (flanneld),
+// has rows of N = 0 at the datapaths that run none. They were marked
+// "missing", which the caption says of failed trials; they show "—".
+func TestDatapathTableUnrecordedMetricIsNotMissing(t *testing.T) {
+	s := &study.Study{Spec: study.Spec{Baseline: "baseline"}}
+	daemons := dpRow("bridge", "tcp", "daemons_rss_bytes", math.NaN())
+	daemons.N, daemons.CI95Low, daemons.CI95High = 0, math.NaN(), math.NaN()
+	rows := []analysis.Row{
+		dpRow("bridge", "tcp", results.MetricBitrate, 9e9),
+		dpRow("flannel-udp", "tcp", results.MetricBitrate, 3e9),
+		daemons,
+		dpRow("flannel-udp", "tcp", "daemons_rss_bytes", 30e6),
+	}
+	var found bool
+	for _, c := range datapathComparisons(s, analysis.Model{Rows: rows}) {
+		if c.Metric != "daemons_rss_bytes" {
+			continue
+		}
+		found = true
+		tb := c.table()
+		if tb.Rows[0][0] != "bridge" || tb.Rows[0][1] != "—" || tb.Rows[1][1] == "—" || tb.Rows[1][1] == "missing" {
+			t.Errorf("daemon memory rows %q: want — at bridge, a value at flannel-udp", tb.Rows)
+		}
+	}
+	if !found {
+		t.Fatal("no daemon memory comparison")
+	}
+}

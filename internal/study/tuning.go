@@ -310,6 +310,16 @@ const (
 	maxSysctlValue = 256
 )
 
+// Sysctls whose value is the name of a queueing discipline or a TCP
+// congestion control (kernel objects, some in modules): such names are
+// lower-case letters, digits and '_' (fq_codel, pfifo_fast, bbr, dctcp).
+var (
+	moduleValued     = map[string]bool{"net.core.default_qdisc": true, "net.ipv4.tcp_congestion_control": true}
+	moduleValuedWhat = map[string]string{"net.core.default_qdisc": "queueing discipline", "net.ipv4.tcp_congestion_control": "TCP congestion control"}
+	moduleValuedList = map[string]string{"net.core.default_qdisc": "tc qdisc help does", "net.ipv4.tcp_congestion_control": "net.ipv4.tcp_available_congestion_control does"}
+	moduleNameRE     = regexp.MustCompile(`^[a-z0-9_]+$`)
+)
+
 // SysctlPath is a network sysctl's file: its dotted name with slashes
 // under /proc/sys (sysctlNameRE allows no other characters that would
 // mean something in a path).
@@ -332,6 +342,11 @@ func checkSysctl(name, value string) string {
 		return fmt.Sprintf("%s: the value is %d bytes; at most %d", name, len(value), maxSysctlValue)
 	case strings.IndexFunc(value, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) >= 0:
 		return fmt.Sprintf("%s: the value %q has a control character; several values are separated by spaces", name, value)
+	case moduleValued[name] && !moduleNameRE.MatchString(value):
+		// The value names a module's qdisc or algorithm, which the
+		// preflight probe looks up by that name (probe.SysctlValue).
+		return fmt.Sprintf("%s: %q is not a %s name: want lower-case letters, digits and '_' (as %s lists them)",
+			name, value, moduleValuedWhat[name], moduleValuedList[name])
 	case yamlBools[strings.ToLower(value)] != "":
 		return fmt.Sprintf("%s: %q is a YAML boolean, a word to the kernel, which wants a number (the first trial's write would fail, EINVAL): write %s",
 			name, value, yamlBools[strings.ToLower(value)])

@@ -46,3 +46,25 @@ func TestSysctlLeadingZeroRefused(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A qdisc or congestion control is named as the kernel names it: the
+// preflight probe looks it up by that name (probe.SysctlValue, whose
+// feature marks a namespace write with "@netns"), so "bbr@netns" was
+// probed as bbr and passed, and every trial's write of the literal value
+// failed. Such a value is refused at its line.
+func TestSysctlModuleValueIsAName(t *testing.T) {
+	for name, value := range map[string]string{
+		"net.ipv4.tcp_congestion_control": "bbr@netns",
+		"net.core.default_qdisc":          "fq codel",
+	} {
+		data := withDefaults("  tunings:\n    - baseline\n    - name: cc\n      sysctls:\n        " + name + ": " + value + "\n")
+		_, err := Parse("f.yaml", []byte(data), Options{}, testCatalog)
+		if err == nil || !strings.HasPrefix(err.Error(), "f.yaml:10: spec.tunings[1].sysctls."+name+": ") || !strings.Contains(err.Error(), "want lower-case letters, digits and '_'") {
+			t.Errorf("%s: %s: %v", name, value, err)
+		}
+	}
+	data := withDefaults("  tunings: [baseline, {name: q, sysctls: {net.core.default_qdisc: fq_codel, net.ipv4.tcp_congestion_control: dctcp}}]\n")
+	if _, err := Parse("f.yaml", []byte(data), Options{}, testCatalog); err != nil {
+		t.Error(err)
+	}
+}
