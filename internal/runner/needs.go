@@ -18,7 +18,7 @@ import (
 // the entries asks their datapaths' Features, which may (weave's mode).
 func LocalNeeds(s *study.Study) ([]string, error) {
 	p := &plan{drivers: map[string]workload.Driver{}}
-	n, err := p.needs(s)
+	n, err := p.needs(s, true)
 	if err != nil {
 		return nil, err
 	}

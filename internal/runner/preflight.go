@@ -68,7 +68,7 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 
 func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
 	p := &plan{drivers: map[string]workload.Driver{}, machine: hostcpus.Machine()}
-	needs, err := p.needs(s)
+	needs, err := p.needs(s, e.Name() == localEngine)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +136,12 @@ func (p *plan) checkMachine(s *study.Study, facts engine.Facts) error {
 
 // needs looks up the workloads' drivers, builds each datapath entry once
 // and gathers what the datapaths and knobs need, for the engine's
-// preflight.
-func (p *plan) needs(s *study.Study) (engine.Needs, error) {
+// preflight. local says the nodes are this machine (the local engine):
+// the knobs' Wanted and Needs depend on it (the service path is the
+// kube engine's own Services on a cluster; a tuning writes in a local
+// node's namespace, a cluster node's agent in the host's), and the
+// engine's facts, which say it too, come only after its preflight.
+func (p *plan) needs(s *study.Study, local bool) (engine.Needs, error) {
 	var n engine.Needs
 	for _, w := range s.Variants() {
 		d, err := registry.Lookup(w.Tool)
@@ -170,12 +174,12 @@ func (p *plan) needs(s *study.Study) (engine.Needs, error) {
 		n.Datapaths = append(n.Datapaths, dp)
 	}
 	for i, t := range s.Spec.Tunings {
-		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t, Local: !p.remote})
+		f := knob.Needs(knob.Trial, &knob.Target{Study: s, Tuning: t, Local: local})
 		n.Knobs = append(n.Knobs, engine.Need{What: "tuning " + t.Name, Field: fmt.Sprintf("spec.tunings[%d]", i), Features: f})
 	}
 	n.Knobs = append(n.Knobs, impairmentNeeds(s)...)
 	for i, w := range s.Spec.Workloads {
-		if f := knob.Needs(knob.Trial, &knob.Target{Study: s, Workload: w, Local: !p.remote}); len(f) > 0 {
+		if f := knob.Needs(knob.Trial, &knob.Target{Study: s, Workload: w, Local: local}); len(f) > 0 {
 			n.Knobs = append(n.Knobs, engine.Need{What: "workload " + w.Name + " (target " + w.Target + ")",
 				Field: fmt.Sprintf("spec.workloads[%d].target", i), Features: f})
 		}
