@@ -15,6 +15,7 @@ import (
 	"github.com/cnibench/cnibench/internal/metrics/cpp"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/iperf3"
 )
 
 // Workload figures: one set per study workload (a sweep's variants drawn
@@ -38,8 +39,8 @@ const (
 	mRPS      = "requests_per_s"
 	mBgBitrat = "background_bitrate_bps"
 	mRTTMean  = "rtt_mean_us"
-	mSentBit  = "sender_bitrate"
-	mSentPkt  = "sent_bps" // iperf3.MetricSent: what pktgen sent
+	mSentBit  = iperf3.MetricSenderBitrate
+	mSentPkt  = iperf3.MetricSent // what pktgen sent
 )
 
 var rttPercentiles = []struct{ metric, label string }{
