@@ -33,7 +33,7 @@ func summaryRows(t *testing.T, dir string) []map[string]any {
 func datapathsWith(rows []map[string]any, metric string) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range rows {
-		if r["metric"] == metric && r["cpu"] == float64(-1) {
+		if r["metric"] == metric && r["cpu"] == nil {
 			if v, _ := r["mean"].(float64); v > 0 {
 				out[r["datapath"].(string)] = true
 			}

@@ -79,7 +79,7 @@ spec:
 		Rows []struct {
 			Workload string  `json:"workload"`
 			Metric   string  `json:"metric"`
-			CPU      int     `json:"cpu"`
+			CPU      *int    `json:"cpu"` // null: not one core's row
 			Mean     float64 `json:"mean"`
 		} `json:"rows"`
 	}
@@ -92,7 +92,7 @@ spec:
 	}
 	got := map[string]map[string]float64{}
 	for _, row := range m.Rows {
-		if row.CPU != -1 {
+		if row.CPU != nil {
 			continue
 		}
 		if got[row.Workload] == nil {

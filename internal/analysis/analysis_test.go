@@ -383,7 +383,7 @@ func TestModelJSONRoundTrip(t *testing.T) {
 	if err := WriteJSON(&buf, m); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"version": 1`) || !strings.Contains(buf.String(), `"p_vs_baseline":null`) {
+	if !strings.Contains(buf.String(), `"version": 2`) || !strings.Contains(buf.String(), `"p_vs_baseline":null`) {
 		t.Fatalf("summary.json lacks its version or null p values:\n%.600s", buf.String())
 	}
 	got, err := ReadJSON(&buf)

@@ -48,13 +48,14 @@ func WriteJSON(w io.Writer, m Model) error {
 }
 
 // ReadJSON reads summary.json. A file of another major version is an
-// error rather than numbers read with the wrong meaning.
+// error rather than numbers read with the wrong meaning; version 1 differs
+// only in cpu's -1, which cpuIn reads as null's meaning, so it is read.
 func ReadJSON(r io.Reader) (Model, error) {
 	var m Model
 	if err := json.NewDecoder(r).Decode(&m); err != nil {
 		return Model{}, fmt.Errorf("decode summary model: %w", err)
 	}
-	if m.Version != ModelVersion {
+	if m.Version != ModelVersion && m.Version != 1 {
 		return Model{}, fmt.Errorf("summary model version %d, this binary reads %d", m.Version, ModelVersion)
 	}
 	return m, nil
@@ -84,7 +85,7 @@ func (v *jnum) UnmarshalJSON(b []byte) error {
 type rowJSON struct {
 	results.Cell
 	Metric         string      `json:"metric"`
-	CPU            int         `json:"cpu"`
+	CPU            *int        `json:"cpu"` // null where summary.csv leaves it empty: not a per-core row
 	Unit           string      `json:"unit"`
 	N              int         `json:"n"`
 	Mean           jnum        `json:"mean"`
@@ -183,12 +184,31 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		r.NormCI95Low, r.NormCI95High = math.NaN(), math.NaN()
 	}
 	return json.Marshal(rowJSON{
-		Cell: r.Cell, Metric: r.Metric, CPU: r.CPU, Unit: r.Unit, N: r.N,
+		Cell: r.Cell, Metric: r.Metric, CPU: cpuOut(r.CPU), Unit: r.Unit, N: r.N,
 		Mean: jnum(r.Mean), SD: jnum(r.SD), CI95Low: jnum(r.CI95Low), CI95High: jnum(r.CI95High), CIMethod: r.CIMethod,
 		HasNorm: r.HasNorm, Normalized: jnum(r.Normalized), NormCI95Low: jnum(r.NormCI95Low), NormCI95High: jnum(r.NormCI95High),
 		NormMethod: r.NormMethod, PBaseline: jnum(r.PBaseline), PFirstDatapath: jnum(r.PFirstDatapath), Refs: r.Refs,
 		VsBaseline: r.VsBaseline, VsFirstDP: r.VsFirstDatapath, Groups: groupsOut(r.Groups), Wide: wideOut(r.Wide),
 	})
+}
+
+// cpuOut is a row's core for summary.json: none (the -1 that marks a row
+// not per core) is null, as summary.csv leaves the column empty, so no
+// script reads -1 as a core.
+func cpuOut(cpu int) *int {
+	if cpu < 0 {
+		return nil
+	}
+	return &cpu
+}
+
+// cpuIn reads cpuOut's value back; files written before 2026-12-07
+// stored -1 themselves, which reads the same.
+func cpuIn(cpu *int) int {
+	if cpu == nil {
+		return -1
+	}
+	return *cpu
 }
 
 // UnmarshalJSON reads a row MarshalJSON wrote.
@@ -199,7 +219,7 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 	}
 	*r = Row{
 		SummaryRow: results.SummaryRow{
-			Cell: j.Cell, Metric: j.Metric, CPU: j.CPU, Unit: j.Unit, N: j.N,
+			Cell: j.Cell, Metric: j.Metric, CPU: cpuIn(j.CPU), Unit: j.Unit, N: j.N,
 			Mean: float64(j.Mean), SD: float64(j.SD), CI95Low: float64(j.CI95Low), CI95High: float64(j.CI95High),
 			HasNorm: j.HasNorm, Normalized: float64(j.Normalized), NormCI95Low: float64(j.NormCI95Low), NormCI95High: float64(j.NormCI95High),
 		},

@@ -8,8 +8,10 @@ import (
 
 // ModelVersion is the version of the summary model as summary.json
 // stores it. Bump it when a field changes meaning or goes away; adding a
-// field keeps the version.
-const ModelVersion = 1
+// field keeps the version. Version 2 (2026-12-07): a row not per core has
+// "cpu": null where version 1 wrote -1, which a reader of version 1 would
+// take for core 0 or a core index.
+const ModelVersion = 2
 
 // SummaryJSON is the file name of the model in a run directory. It is
 // derived (rebuilt by `cnibench report DIR`), like summary.csv.

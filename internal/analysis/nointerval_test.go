@@ -16,6 +16,7 @@ import (
 // interval). Checked bound by bound on rows with each kind: one trial, a
 // normalized ratio against a baseline of one trial, two pairs (a paired
 // ratio without an interval) and one round (no unpaired interval either).
+// The core of a row not per core is likewise empty and null.
 func TestNoIntervalSameInCSVAndJSON(t *testing.T) {
 	c := func(tn string) results.Cell {
 		return results.Cell{Datapath: "calico-vxlan", Tuning: tn, Workload: "tcp", Replicas: 1}
@@ -59,6 +60,7 @@ func TestNoIntervalSameInCSVAndJSON(t *testing.T) {
 				{"normalized_ci95_low", j["normalized_ci95_low"]}, {"normalized_ci95_high", j["normalized_ci95_high"]},
 				{"paired_ci95_low", vs["paired_ci95_low"]}, {"paired_ci95_high", vs["paired_ci95_high"]},
 				{"chosen_low", vs["chosen_low"]}, {"chosen_high", vs["chosen_high"]},
+				{"cpu", j["cpu"]}, // a row not per core: empty, null, never -1
 			} {
 				if (col[b.csv] == "") != (b.json == nil) {
 					t.Errorf("%s: %s %s r=%s %s: csv %s %q, json %v", name, rec[1], rec[4], rec[3], col["cpu"], b.csv, col[b.csv], b.json)
@@ -108,5 +110,27 @@ func TestCSVMethodColumns(t *testing.T) {
 	rec := csvRecord(t, Summarize(quickStudy(t), drifting(1, 1.05)), "rfs")
 	if rec["ci_method"] != CINone || rec["normalized_method"] != string(stats.MethodNone) {
 		t.Errorf("one trial: ci_method %q, normalized_method %q; want none, none", rec["ci_method"], rec["normalized_method"])
+	}
+}
+
+// TestRowCPURoundTrips: a row's core survives summary.json, both a core
+// and none (null, or the -1 files before 2026-12-07 stored).
+func TestRowCPURoundTrips(t *testing.T) {
+	for _, cpu := range []int{-1, 0, 3} {
+		b, err := json.Marshal(Row{SummaryRow: results.SummaryRow{Metric: "core_idle", CPU: cpu}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Row
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.CPU != cpu {
+			t.Errorf("cpu %d read back as %d from %s", cpu, back.CPU, b)
+		}
+	}
+	var old Row
+	if err := json.Unmarshal([]byte(`{"metric":"bitrate","cpu":-1}`), &old); err != nil || old.CPU != -1 {
+		t.Errorf("an old file's cpu -1 reads as %d (%v)", old.CPU, err)
 	}
 }
