@@ -33,10 +33,18 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 		msg := fmt.Sprintf("study has no profile %q", name)
 		if len(have) > 0 {
 			msg += fmt.Sprintf(" (%shave: %s)", suggest.Hint(name, have), strings.Join(have, ", "))
+		} else {
+			// The usual way to get here: a file saved from `cnibench
+			// show`, which writes the one profile shown, not the list.
+			msg += " (it has no profiles: a file saved from `cnibench show` keeps only the profile it was shown with)"
 		}
 		// No Field: a Field without a line reads "(--set)", and this is
-		// --profile's value.
-		return origins{}, &FieldError{File: file, Msg: "--profile: " + msg}
+		// the flag's value; --quick is the profile "quick".
+		flag := "--profile"
+		if name == "quick" {
+			flag = "--quick"
+		}
+		return origins{}, &FieldError{File: file, Msg: flag + ": " + msg}
 	}
 	spec := child(root, "spec")
 	if spec == nil {
