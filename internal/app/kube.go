@@ -301,8 +301,7 @@ objects for review or for kubectl apply.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			quietKlog()
 			// The workload namespace and nodes are a run's, not the agent's.
-			if err := refuseUnused(cmd, "kube install", "kubeconfig", "context", "agent-namespace", "image", "image-pull-policy",
-				"cni-conf-dir", "pod-timeout", "agent-nodes", "allow-tag"); err != nil {
+			if err := refuseUnused(cmd, "kube install", installUses...); err != nil {
 				return err
 			}
 			cfg := *f.config()
@@ -338,8 +337,14 @@ objects for review or for kubectl apply.`,
 	}
 	f.register(cmd.Flags())
 	registerInstallFlags(cmd.Flags(), &agentNodes, &allowTag)
+	hideUnused(cmd, installUses...)
 	return cmd
 }
+
+// installUses are the flags kube install reads; it refuses the other
+// cluster flags it registers, and --help does not list them.
+var installUses = []string{"kubeconfig", "context", "agent-namespace", "image", "image-pull-policy",
+	"cni-conf-dir", "pod-timeout", "agent-nodes", "allow-tag"}
 
 func newKubeImageCmd() *cobra.Command {
 	var out, ref, bin string

@@ -230,3 +230,22 @@ func TestKubeInstallAgentNamespace(t *testing.T) {
 		t.Errorf("manifests --install --agent-namespace cnibench: exit %d: %s", code, errb.String())
 	}
 }
+
+// TestKubeInstallHelpListsOnlyItsFlags: kube install --help does not
+// offer the cluster flags it refuses (--server-node, --namespace, ...).
+func TestKubeInstallHelpListsOnlyItsFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"kube", "install", "--help"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, refused := range []string{"--server-node", "--client-node", "--namespace "} {
+		if strings.Contains(out.String(), refused) {
+			t.Errorf("kube install --help lists %s, which it refuses:\n%s", refused, out.String())
+		}
+	}
+	for _, used := range []string{"--image", "--agent-nodes", "--kubeconfig", "--pod-timeout"} {
+		if !strings.Contains(out.String(), used) {
+			t.Errorf("kube install --help lacks %s", used)
+		}
+	}
+}

@@ -67,6 +67,17 @@ func refuseUnused(cmd *cobra.Command, what string, used ...string) error {
 	return err
 }
 
+// hideUnused hides from cmd's help the flags it registers but refuses
+// (refuseUnused with the same list): a user who trusts --help over the
+// docs would otherwise try them and be refused.
+func hideUnused(cmd *cobra.Command, used ...string) {
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "help" && !slices.Contains(used, fl.Name) {
+			fl.Hidden = true
+		}
+	})
+}
+
 // checkReplicas refuses a --replicas no run creates: 0 or less printed a
 // manifest without a pod pair, exit 0, and 2000000000 built objects
 // until memory ran out. A study's pairs on a node, measured and
