@@ -136,6 +136,10 @@ type Cell struct {
 	// attempt); "" while it may run. A given-up cell is stopped: it runs
 	// no more rounds, and needs its baseline in none (failed.go).
 	Failed string
+	// Hold holds a cell whose trials may take a few distinct values to
+	// more trials than Trials.Min before it stops on anything of its
+	// own (hold.go); the zero Hold holds nothing.
+	Hold Hold
 }
 
 // Status is why a cell stopped, or that it has not.
@@ -198,6 +202,9 @@ type CellPlan struct {
 	BaselineFailed string
 	// Reason says why the cell has this status, for the report.
 	Reason string
+	// Held says why the cell was held beyond Trials.Min before a
+	// decision (Cell.Hold), "" when it was not; Reason says it too.
+	Held string
 }
 
 // Plan is the controller's answer after a round.
@@ -287,7 +294,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	// that target); a baseline otherwise runs only beside its cells.
 	self := make([]bool, len(cells))
 	for i := range cells {
-		own := len(deps[i]) == 0 || plans[i].N < cfg.Trials.Min || cfg.Precision != nil && cfg.Precision.Of == OfMean
+		own := len(deps[i]) == 0 || plans[i].N < cells[i].minimum(cfg.Trials) || cfg.Precision != nil && cfg.Precision.Of == OfMean
 		self[i] = plans[i].Status == Running && own
 	}
 	forItself := func(i int) bool { return self[i] && plans[i].Status == Running }
@@ -317,6 +324,13 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	for b := range cells {
 		if len(deps[b]) > 0 {
 			settleBaseline(&plans[b], plans, deps[b], forItself(b))
+		}
+	}
+	// A held cell says so, whatever stopped it.
+	for i, c := range cells {
+		if h := c.held(cfg.Trials); h != "" {
+			plans[i].Held = h
+			plans[i].Reason += "; " + h
 		}
 	}
 
@@ -359,7 +373,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		score := make(map[int]float64, len(order))
 		best := math.Inf(-1)
 		for _, i := range order {
-			score[i] = priority(plans[i], cfg, alone(i))
+			score[i] = priority(plans[i], cells[i].minimum(cfg.Trials), alone(i))
 			best = math.Max(best, score[i])
 		}
 		sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })
@@ -396,12 +410,12 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 // priority is the expected shrinking of the cell's relative half-width
 // from one more trial, per second of machine time: with n values the
 // half-width scales as 1/√n, so one more trial removes the share
-// 1 − √(n/(n+1)) of it. Cells short of their Min trials come first; a
-// cell that has had them but still has no half-width (its trials failed,
-// or its values give no interval) comes last, so it cannot take the
-// budget from the cells that can use it.
-func priority(p CellPlan, cfg Config, cost time.Duration) float64 {
-	if p.N < cfg.Trials.Min {
+// 1 − √(n/(n+1)) of it. Cells short of their minimum (Min, or a held
+// cell's hold) come first; a cell that has had it but still has no
+// half-width (its trials failed, or its values give no interval) comes
+// last, so it cannot take the budget from the cells that can use it.
+func priority(p CellPlan, from int, cost time.Duration) float64 {
+	if p.N < from {
 		return math.Inf(1)
 	}
 	if math.IsNaN(p.HalfWidth) {

@@ -20,6 +20,11 @@ type simCell struct {
 	// alternate replaces the random noise by +sd, −sd, +sd, ...: the
 	// sample's spread is then known and the test does not hang on luck.
 	alternate bool
+	// split > 0 makes the cell two-valued: each trial is also
+	// multiplied by 1−split or 1+split, by a coin toss (RPS putting a
+	// flow's work on one CPU or another).
+	split float64
+	hold  Hold
 }
 
 type history struct {
@@ -35,7 +40,7 @@ func simulate(t *testing.T, cfg Config, sim []simCell, drift float64, seed uint6
 	r := rand.New(rand.NewPCG(seed, 2))
 	cells := make([]Cell, len(sim))
 	for i, s := range sim {
-		cells[i] = Cell{ID: s.id, Baseline: s.baseline, TrialTime: s.trial}
+		cells[i] = Cell{ID: s.id, Baseline: s.baseline, TrialTime: s.trial, Hold: s.hold}
 	}
 	var h history
 	for round := 0; round < 1000; round++ {
@@ -58,8 +63,12 @@ func simulate(t *testing.T, cfg Config, sim []simCell, drift float64, seed uint6
 			if s.alternate {
 				z = float64(1 - 2*(len(cells[i].Obs)%2))
 			}
+			side := 1.0
+			if s.split > 0 { // drawn only here, so the other tests' seeds line up as before
+				side += s.split * float64(2*r.IntN(2)-1)
+			}
 			if next[s.id] {
-				cells[i].Obs = append(cells[i].Obs, Obs{Round: round, Value: s.mean * d * (1 + s.sd*z)})
+				cells[i].Obs = append(cells[i].Obs, Obs{Round: round, Value: s.mean * d * side * (1 + s.sd*z)})
 				h.spent += s.trial
 			}
 		}

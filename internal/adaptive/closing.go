@@ -30,7 +30,7 @@ import (
 // decisions and the coverage with that in play.
 func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 	early := (p.Status == Budget || p.Status == Max || p.Status == Target) && p.N < cfg.Trials.Max
-	if cfg.Margin == 0 || !early || p.N <= p.Look || p.N < cfg.Trials.Min {
+	if cfg.Margin == 0 || !early || p.N <= p.Look || p.N < c.minimum(cfg.Trials) {
 		return
 	}
 	obs, x := byRound(c.Obs)

@@ -9,6 +9,7 @@ import (
 
 // futility says why a cell compared with a baseline should stop
 // undecided, or "" when more rounds might still decide it. At a look
+// (of a cell stopping on nothing of its own before from trials)
 // before Trials.Max, with the decision undecided, the interval it was
 // judged on is shrunk around its estimate to what Max trials would give
 // if the estimate and the spread held: by √(n/Max) for the standard
@@ -19,9 +20,9 @@ import (
 // cell that is undecided, so it cannot add a wrong "better" or "worse";
 // its risk is the other one: a small real difference a few more rounds
 // might have shown is reported undecided (the report says "futile").
-func futility(cfg Config, p CellPlan) string {
+func futility(cfg Config, p CellPlan, from int) string {
 	if cfg.Margin <= 0 || p.Sequential == nil || p.Decision.Verdict != stats.Undecided ||
-		p.N >= cfg.Trials.Max || 2*p.N < cfg.Trials.Max || lastLook(cfg.Trials, p.N) != p.N {
+		p.N >= cfg.Trials.Max || 2*p.N < cfg.Trials.Max || lastLook(cfg.Trials, from, p.N) != p.N {
 		return ""
 	}
 	ci := p.Sequential.Chosen.RatioCI

@@ -17,6 +17,7 @@ import (
 // of its own.
 func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	p := CellPlan{ID: c.ID, Status: Running, N: len(c.Obs), HalfWidth: math.NaN()}
+	from := c.minimum(cfg.Trials)
 	var x []float64
 	c.Obs, x = byRound(c.Obs)
 	for _, v := range x {
@@ -34,8 +35,11 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 		bx := alignRounds(c.Obs, cells[b].Obs)
 		cmp := stats.Compare(x, bx, cfg.Margin, cfg.Direction)
 		p.Comparison = &cmp
-		p.Decision = stats.Decision{Verdict: stats.Undecided, Reason: fmt.Sprintf("no decision before %d trials", cfg.Trials.Min)}
-		if n := lastLook(cfg.Trials, p.N); n > 0 {
+		p.Decision = stats.Decision{Verdict: stats.Undecided, Reason: fmt.Sprintf("no decision before %d trials", from)}
+		if h := c.held(cfg.Trials); h != "" {
+			p.Decision.Reason = h
+		}
+		if n := lastLook(cfg.Trials, from, p.N); n > 0 {
 			seq := stats.CompareAt(x[:n], bx[:n], cfg.Margin, cfg.Direction, DecisionConfidence(cfg.Trials))
 			p.Sequential, p.Look = &seq, n
 			p.Decision = seq.Decision
@@ -58,24 +62,24 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	// A decision stops a cell only in an adaptive design: a fixed one
 	// runs its count whatever is decided, and its status says whether
 	// the count met the precision target (target) or not (max).
-	if p.Comparison != nil && cfg.Margin > 0 && !cfg.Trials.Fixed() && lastLook(cfg.Trials, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
+	if p.Comparison != nil && cfg.Margin > 0 && !cfg.Trials.Fixed() && lastLook(cfg.Trials, from, p.N) == p.N && p.Decision.Verdict != stats.Undecided {
 		met = append(met, fmt.Sprintf("decision %s %s", p.Decision.Verdict, p.Decision.Reason))
 	}
 	futile := ""
 	if len(met) == 0 && cfg.Precision == nil {
-		futile = futility(cfg, p)
+		futile = futility(cfg, p, from)
 	}
 	switch {
 	case c.Failed != "":
 		p.Status, p.Reason = Failed, "given up: "+c.Failed
-	case p.N >= cfg.Trials.Min && len(met) > 0:
+	case p.N >= from && len(met) > 0:
 		p.Status, p.Reason = Target, strings.Join(met, "; ")
 	case futile != "":
 		p.Status, p.Reason = Futile, futile
 	case p.N >= cfg.Trials.Max:
 		p.Status, p.Reason = Max, fmt.Sprintf("ran the maximum of %s; half-width %s", TrialCount(cfg.Trials.Max), hw)
-	case p.N < cfg.Trials.Min:
-		p.Reason = fmt.Sprintf("%d of at least %d trials", p.N, cfg.Trials.Min)
+	case p.N < from:
+		p.Reason = fmt.Sprintf("%d of at least %d trials", p.N, from)
 	case cfg.Precision == nil && (cfg.Margin == 0 || b < 0):
 		p.Reason = fmt.Sprintf("no target: runs to the maximum of %s", TrialCount(cfg.Trials.Max))
 	default:

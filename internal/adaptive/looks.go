@@ -37,10 +37,30 @@ func DecisionConfidence(t Trials) float64 {
 	return 1 - (1-stats.Confidence)/float64(len(Looks(t)))
 }
 
-// lastLook is the largest look <= n, 0 before the first.
-func lastLook(t Trials, n int) int {
+// cellLooks are the looks of a cell that stops on nothing of its own
+// before from trials (Cell.minimum): Looks, or for a held cell from
+// beyond Min, from and the planned looks after it. That drops at least
+// the look at Min for the one at from, so a held cell has at most the
+// K looks of DecisionConfidence, and Bonferroni's bound still holds.
+func cellLooks(t Trials, from int) []int {
+	all := Looks(t)
+	if from <= t.Min {
+		return all
+	}
+	out := []int{from}
+	for _, l := range all {
+		if l > from {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lastLook is the largest of the looks of a cell with minimum from
+// (cellLooks) that is <= n, 0 before the first.
+func lastLook(t Trials, from, n int) int {
 	last := 0
-	for _, l := range Looks(t) {
+	for _, l := range cellLooks(t, from) {
 		if l <= n {
 			last = l
 		}

@@ -120,6 +120,30 @@ type Entry struct {
 	Needs func(t *Target) []string
 	// Apply applies the knob (nil for Build knobs).
 	Apply func(ctx context.Context, t *Target) (Undo, error)
+	// HashCPUs, for a knob that places each flow's receive work on a
+	// CPU the flow's hash picks (RPS), is how many CPUs it picks among
+	// at t: 0 where it places no flows so, and nil for a knob that never
+	// does. A trial's flows are new connections, with new ports and so
+	// new hashes: with few flows per CPU, where they land changes from
+	// trial to trial, and with it the cell's value, which then takes a
+	// few distinct values rather than normal noise. The runner holds
+	// such cells before a decision (runner/hold.go, adaptive.Hold).
+	HashCPUs func(t *Target) int
+}
+
+// HashSpread is the most CPUs a knob of scope s wanted by t places
+// flows on by hash (Entry.HashCPUs), and that knob's name; 0 and ""
+// when none does.
+func HashSpread(s Scope, t *Target) (cpus int, knob string) {
+	for _, e := range List {
+		if e.Scope != s || e.HashCPUs == nil || !e.Wanted(t) {
+			continue
+		}
+		if n := e.HashCPUs(t); n > cpus {
+			cpus, knob = n, e.Name
+		}
+	}
+	return cpus, knob
 }
 
 // List is every knob, in the order they are applied (and reverted in

@@ -52,7 +52,38 @@ var tuningEntry = Entry{
 		}
 		return f
 	},
-	Apply: applyTuning,
+	Apply:    applyTuning,
+	HashCPUs: tuningHashCPUs,
+}
+
+// tuningHashCPUs is how many CPUs the tuning's RPS mask spreads flows
+// over by their hash: the larger of its ends' masks (an end the tuning
+// does not steer counts nothing). A tuning with RFS places none so, RPS
+// mask or not: RFS steers a flow to the CPU its reader last ran on
+// (rps_sock_flow_table, consulted before the hash), which the scheduler
+// picks per trial too, but the receive work then runs beside the reader
+// wherever that is, and the trials show it: at 1 pair the per-round
+// log-ratios of rfs and rfs+ against the baseline spread 6-10%, those
+// of rps and rps+ 19-24%, in two values (docs/statistics.md, the
+// 2026-11-29 run at the paper's trial length). A mask of one CPU places every flow on it, the
+// same CPU every trial: it counts as 1, which holds nothing.
+func tuningHashCPUs(t *Target) int {
+	if t.Tuning.RPS == nil || t.Tuning.RFS != nil {
+		return 0
+	}
+	n := 0
+	for _, side := range t.Tuning.Sides() {
+		cpus := t.SteerCPUs
+		if side == study.SideClient {
+			cpus = t.ClientSteerCPUs
+		}
+		// The softirq core is left unknown (-1): which core the mask
+		// leaves out does not change how many it names.
+		if set, err := tune.ResolveCPUs(t.Tuning.RPS.CPUs, tune.Target{CPUs: cpus, SoftIRQCore: -1}); err == nil {
+			n = max(n, len(set))
+		}
+	}
+	return n
 }
 
 func applyTuning(_ context.Context, t *Target) (Undo, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/knob"
@@ -209,6 +210,9 @@ type unit struct {
 	tuning study.Tuning
 	work   study.Workload
 	pl     placed
+	// hold holds a cell whose trials may take a few distinct values
+	// before a decision (hold.go).
+	hold adaptive.Hold
 }
 
 // cellsAt lists the cells of one datapath at one replica count, in the
@@ -226,6 +230,7 @@ func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
 			byWork[u.work.Name] = pl
 		}
 		out[i].pl = pl
+		out[i].hold = r.holdOf(out[i], tgt)
 	}
 	return out, nil
 }

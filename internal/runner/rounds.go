@@ -101,7 +101,7 @@ func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Pla
 		l := r.cellLog(u.cell)
 		// A given-up cell goes to the controller as failed: stopped, and
 		// no reason for its baseline to run.
-		c := adaptive.Cell{ID: cellID(u.cell), TrialTime: r.trialTime(l), Failed: l.failed}
+		c := adaptive.Cell{ID: cellID(u.cell), TrialTime: r.trialTime(l), Failed: l.failed, Hold: u.hold}
 		if b, ok := r.versusOf(u.cell); ok && ids[b] {
 			c.Baseline = cellID(b)
 		}
