@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -28,16 +29,57 @@ import (
 // interval is narrow, which is when its spread came out small.
 // TestClosingLook and TestClosingLookAtTarget measure the wrong
 // decisions and the coverage with that in play.
+//
+// A cell the runner gave up (or whose baseline it gave up) is judged
+// the same way, on its trials before the one that failed: it stopped
+// between looks too, on something other than its values. A fixed
+// design's cell that the budget (or a give-up) stopped short of its
+// count gets its one look there, at 95% (DecisionConfidence of one
+// look): its stop did not depend on its data, since every cell of a
+// fixed design is short of its minimum until its count and the budget
+// goes to them in the order given. Without it such a cell, however
+// clear its trials, said "no decision before N trials" (TestClosingLookFixed).
 func closingLook(cfg Config, p *CellPlan, c, base Cell) {
-	early := (p.Status == Budget || p.Status == Max || p.Status == Target) && p.N < cfg.Trials.Max
-	if cfg.Margin == 0 || !early || p.N <= p.Look || p.N < c.minimum(cfg.Trials) {
+	stopped := p.Status == Budget || p.Status == Max || p.Status == Target || p.Status == Failed
+	if cfg.Margin == 0 || !stopped {
 		return
 	}
 	obs, x := byRound(c.Obs)
+	if c.Failed != "" && len(x) > 0 && math.IsNaN(x[len(x)-1]) {
+		// Given up: judged on the rounds before the trial that failed.
+		obs, x = obs[:len(obs)-1], x[:len(x)-1]
+	}
+	n := len(obs)
+	if n >= cfg.Trials.Max || n <= p.Look || !cfg.Trials.Fixed() && n < c.minimum(cfg.Trials) {
+		return
+	}
 	conf := DecisionConfidence(cfg.Trials)
 	seq := stats.CompareAt(x, alignRounds(obs, base.Obs), cfg.Margin, cfg.Direction, conf)
-	p.Sequential, p.Look = &seq, p.N
+	why := "a closing look: the cell stopped between planned looks"
+	switch {
+	case cfg.Trials.Fixed() && seq.Chosen.Method == stats.MethodNone:
+		return // no interval: "no decision before N trials" stays true
+	case cfg.Trials.Fixed():
+		why = fmt.Sprintf("its one look: it stopped %s short of its count of %d", stoppedBy(p.Status), cfg.Trials.Max)
+	case c.Failed != "":
+		why = "a closing look, on its trials before it was given up"
+	case p.Status == Failed:
+		why = "a closing look, on the rounds before its baseline was given up"
+	}
+	p.Sequential, p.Look = &seq, n
 	p.Decision = seq.Decision
-	p.Decision.Reason = fmt.Sprintf("after %d trials (a closing look: the cell stopped between planned looks), at %s confidence: %s",
-		p.N, stats.LevelText(conf), seq.Decision.Reason)
+	p.Decision.Reason = fmt.Sprintf("after %s (%s), at %s confidence: %s",
+		TrialCount(n), why, stats.LevelText(conf), seq.Decision.Reason)
+}
+
+// stoppedBy names what stopped a cell of a fixed design short of its
+// count.
+func stoppedBy(s Status) string {
+	switch s {
+	case Budget:
+		return "on the budget"
+	case Failed:
+		return "given up"
+	}
+	return "as " + string(s)
 }
