@@ -373,7 +373,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		score := make(map[int]float64, len(order))
 		best := math.Inf(-1)
 		for _, i := range order {
-			score[i] = priority(plans[i], cells[i].minimum(cfg.Trials), alone(i))
+			score[i] = priority(plans[i], cfg, cells[i].minimum(cfg.Trials), alone(i))
 			best = math.Max(best, score[i])
 		}
 		sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })
@@ -407,20 +407,30 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	return p, nil
 }
 
-// priority is the expected shrinking of the cell's relative half-width
-// from one more trial, per second of machine time: with n values the
-// half-width scales as 1/√n, so one more trial removes the share
-// 1 − √(n/(n+1)) of it. Cells short of their minimum (Min, or a held
-// cell's hold) come first; a cell that has had it but still has no
-// half-width (its trials failed, or its values give no interval) comes
-// last, so it cannot take the budget from the cells that can use it.
-func priority(p CellPlan, from int, cost time.Duration) float64 {
+// priority is the expected shrinking of the relative half-width of the
+// interval a cell is judged on from one more trial, per second of
+// machine time. That interval is the cell's ratio to its baseline (the
+// one stats.Choose takes, with the baseline's noise and the pairing in
+// it) when the cell has a comparison and no target on its own mean,
+// else its mean's. With n values a half-width scales as t(df)/√n, so
+// one more trial removes the share 1 − √(n/(n+1))·t(df+1)/t(df) of it:
+// at 3 trials the quantile's fall is most of it. Cells short of their
+// minimum (Min, or a held cell's hold) come first; a cell that has had
+// it but still has no half-width (its trials failed, or its values give
+// no interval) comes last, so it cannot take the budget from the cells
+// that can use it.
+func priority(p CellPlan, cfg Config, from int, cost time.Duration) float64 {
 	if p.N < from {
 		return math.Inf(1)
 	}
-	if math.IsNaN(p.HalfWidth) {
+	hw, df := p.HalfWidth, float64(p.Valid-1)
+	if p.Comparison != nil && !(cfg.Precision != nil && cfg.Precision.Of == OfMean) {
+		ch := p.Comparison.Chosen
+		hw, df = stats.RelHalfWidth(ch.Ratio, ch.Low, ch.High), ch.DF
+	}
+	if math.IsNaN(hw) || !(df > 0) {
 		return 0
 	}
 	n := float64(p.Valid)
-	return p.HalfWidth * (1 - math.Sqrt(n/(n+1))) / cost.Seconds()
+	return hw * (1 - math.Sqrt(n/(n+1))*stats.TQuantile(df+1)/stats.TQuantile(df)) / cost.Seconds()
 }

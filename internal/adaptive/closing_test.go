@@ -21,8 +21,10 @@ import (
 // = 0.058), the sequential intervals must cover the truth in >= 95%
 // (4000 cells, SE 0.0034, bar 0.943), and the worse tuning must be found
 // in more runs than at the last planned look alone. Measured with
-// drift: wrong 0.024, coverage 0.978, the 25% loss found in 92% of runs
-// (79% at a planned look); without: 0.025, 0.978, 93% (80%). When Choose
+// drift: wrong 0.023, coverage 0.978, the 25% loss found in 92% of runs
+// (79% at a planned look); without: 0.024, 0.978, 93% (80%); with the
+// budget's priority on the cell's own mean rather than its ratio to the
+// baseline (before 2026-12-07): 0.024 and 0.025, the rest alike. When Choose
 // took the narrower of the paired and Fieller intervals: 0.028, 0.976,
 // 96% (86%) with drift and 0.036, 0.969, 99% (92%) without. The power
 // it had came from Fieller's interval at 3 to 5 trials, on about twice
