@@ -287,8 +287,11 @@ type Env struct {
 	StudySHA256 string `json:"study_sha256,omitempty"`
 	// MachineS is the machine time the run had spent when it last wrote
 	// stops.json, in seconds, as its budget counts it (cluster set-ups,
-	// pauses, repeated and failed attempts, and a resumed run's earlier
-	// part included); 0 in runs before it was recorded.
+	// pauses, repeated and failed attempts included). A resumed run's
+	// earlier part counts as its samples tell it (each attempt's end −
+	// start and pause) but never less than the machine_s it recorded:
+	// the set-ups and knobs it spent after its last stops.json are left
+	// out. 0 in runs before it was recorded.
 	MachineS float64  `json:"machine_s,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
 }

@@ -64,6 +64,11 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	e.SharedKernel = r.plan.sharedKernel
 	e.MachineCPUs = r.plan.localMachine()
 	e.Origin = r.origin
+	// The machine time as last counted, a resumed run's the interrupted
+	// run's, until writeStops counts it again: a resumed run killed
+	// before its first stops lost it, and with it the floor the next
+	// resume counts from (restore).
+	e.MachineS = r.env.MachineS
 	r.env = e
 	return r.out.WriteEnv(e)
 }

@@ -174,11 +174,19 @@ func (r *run) restore(old *results.Run) {
 			p.repeats++
 		}
 	}
+	var attempts time.Duration
 	for k, p := range r.prev {
 		if !r.done[k] && p.failures > study.MaxRetries {
 			r.done[k] = true // given up there: replay marks the cell failed
 		}
+		attempts += p.cost
 	}
+	// What the interrupted run spent besides its attempts (cluster
+	// set-ups, knobs: samples do not record them), as far as the
+	// machine time its last stops.json wrote tells, counts from the
+	// start: the budget never counts less than that run had spent, and
+	// env.json's machine_s never goes down on a resume.
+	r.prior += max(seconds(old.Env.MachineS)-attempts, 0)
 	r.oldStops = map[results.Cell]results.Stop{}
 	for _, st := range old.Stops {
 		r.oldStops[st.Cell] = st
@@ -262,4 +270,99 @@ func (r *run) attemptsBefore(k trialKey) (failures, repeats, first int) {
 		return p.failures, p.repeats, p.attempts + 1
 	}
 	return 0, 0, 1
+}
+
+// seconds is a time in seconds as a duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// trialsLeft is how many trials a run may still run, each cell up to its
+// maximum: all of them in a new run; in a resumed one none of a cell the
+// interrupted run stopped (its stop is kept) or gave up, and of the
+// others the maximum less the trials it counted.
+func (r *run) trialsLeft() int {
+	n := 0
+	for _, c := range r.study.Cells() {
+		if _, stopped := r.oldStops[c]; !stopped {
+			n += r.cellTrialsLeft(c)
+		}
+	}
+	return n
+}
+
+// cellTrialsLeft is how many more trials cell c may run after the
+// interrupted run's (before any is replayed): its maximum less those
+// counted, none once it was given up.
+func (r *run) cellTrialsLeft(c results.Cell) int {
+	left := r.study.Spec.Trials.Max
+	for t := 1; t <= r.study.Spec.Trials.Max; t++ {
+		k := trialKey{c, t}
+		if !r.done[k] {
+			continue
+		}
+		if p := r.prev[k]; p != nil && p.wall == 0 {
+			return 0 // done uncounted: given up there
+		}
+		left--
+	}
+	return max(left, 0)
+}
+
+// finishedBefore reports whether the interrupted run left a datapath
+// nothing to measure: each of its blocks has its stops (resumeFinished
+// takes them), or every cell of it has counted its maximum or was given
+// up. Its cluster is then not built: building it applied knobs, waited
+// for counters and replaced env.json (run ID, start, machine time) for
+// no trial.
+func (r *run) finishedBefore(dp string) bool {
+	if !r.opt.Resume {
+		return false
+	}
+	for _, reps := range r.study.Spec.Replicas {
+		units := r.cellsOf(dp, reps)
+		stopped, counted := true, true
+		for _, u := range units {
+			_, ok := r.oldStops[u.cell]
+			stopped = stopped && ok
+			counted = counted && r.cellTrialsLeft(u.cell) == 0
+		}
+		if !stopped && !counted {
+			return false
+		}
+	}
+	return true
+}
+
+// errNoCluster is a trial that a datapath replayed without its cluster
+// would run: finishedBefore said none would.
+var errNoCluster = errors.New("a trial to run in a datapath the interrupted run finished: its cluster was not built")
+
+// replayDatapath runs the blocks of a datapath the interrupted run
+// finished (finishedBefore) as datapath does, without a cluster: each
+// takes its stops, or replays its counted trials and plans its last
+// word again.
+func (r *run) replayDatapath(dp string) error {
+	for _, reps := range r.study.Spec.Replicas {
+		units := r.cellsOf(dp, reps)
+		if len(units) == 0 {
+			continue
+		}
+		if err := r.block(units, func(unit, int) (time.Duration, error) { return 0, errNoCluster }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resumedUnbuilt puts on record what a resumed run that built no
+// cluster adds to env.json, which only a cluster's writeEnv and the
+// stops rewrite: its "resumed" note, and with the stops (writeStops)
+// the machine time so far, no less than the interrupted run recorded.
+func (r *run) resumedUnbuilt() error {
+	if !r.opt.Resume || r.clusters > 0 {
+		return nil
+	}
+	if r.study.RecordsStops() && len(r.stops) > 0 {
+		return r.writeStops()
+	}
+	return r.out.WriteEnv(r.env)
 }

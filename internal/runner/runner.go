@@ -311,10 +311,9 @@ func (r *run) execute(ctx context.Context) error {
 		r.studySum = studySum(b)
 	}
 	// A resumed run counts what is left: its kept trials are not run
-	// again (it said "running up to 6 trials" and ran none of a finished
-	// run's).
-	total := max(len(s.Cells())*s.Spec.Trials.Max-r.samples, 0)
-	r.opt.Progress.Begin(total, r.budgetEnd())
+	// again, nor those of cells it stopped (it said "running up to 6
+	// trials" and ran none of a finished run's).
+	r.opt.Progress.Begin(r.trialsLeft(), r.budgetEnd())
 	defer r.opt.Progress.End()
 	if r.opt.Resume {
 		r.opt.Progress.Logf("%s", r.resumed)
@@ -330,18 +329,29 @@ func (r *run) execute(ctx context.Context) error {
 		r.opt.Progress.Logf("warning: %s", n)
 	}
 	if len(s.Spec.Datapaths) > 1 {
-		return r.interleaved(ctx)
+		if err := r.interleaved(ctx); err != nil {
+			return err
+		}
+		return r.resumedUnbuilt()
 	}
 	for _, d := range s.Spec.Datapaths {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if r.finishedBefore(d.Name) {
+			// As a round of shared rounds the interrupted run measured
+			// (roundOn): replayed, with no cluster built for it.
+			if err := r.replayDatapath(d.Name); err != nil {
+				return err
+			}
+			continue
 		}
 		work := func(c engine.Cluster, tgt *knob.Target) error { return r.datapath(ctx, c, tgt) }
 		if err := r.upDatapath(ctx, d, work); err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.resumedUnbuilt()
 }
 
 // useTempDir points TMPDIR, for the length of the run, at the run's own
