@@ -85,17 +85,27 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 		}
 		need += max(d.trials.Min-done, 0)
 	}
-	spent := r.spent()
+	// A resumed run has spent the interrupted run's time too, though it
+	// replays it only as it reaches its trials (budgetEnd counts it so).
+	spent := r.spent() + r.unreplayed()
 	total := spent + time.Duration(need)*per
 	if need == 0 || total <= d.budget {
 		return ""
 	}
-	raise := fmt.Sprintf("raise --budget to %s or more", study.ShortDuration(total.Round(time.Minute)+time.Minute))
-	if n := r.opt.BudgetShares; n > 1 {
+	advice := fmt.Sprintf("raise --budget to %s or more, or lower trials.min", study.ShortDuration(total.Round(time.Minute)+time.Minute))
+	switch n := r.opt.BudgetShares; {
+	case r.opt.Resume:
+		// --resume refuses --budget: the study runs as recorded. A new
+		// run pays the whole minimum again.
+		fresh := time.Duration(len(cells)*d.trials.Min) * per
+		advice = fmt.Sprintf("--resume keeps the recorded budget: for the minimum, run the study again in a new directory with --budget %s "+
+			"or more, or with a lower trials.min", study.ShortDuration(fresh.Round(time.Minute)+time.Minute))
+	case n > 1:
 		// The user's --budget is split: it must grow n times as much.
-		raise = fmt.Sprintf("raise --budget, which %d runs share, to %s or more", n, study.ShortDuration(time.Duration(n)*(total.Round(time.Minute)+time.Minute)))
+		advice = fmt.Sprintf("raise --budget, which %d runs share, to %s or more, or lower trials.min", n,
+			study.ShortDuration(time.Duration(n)*(total.Round(time.Minute)+time.Minute)))
 	}
 	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials in each of its %d cells: "+
-		"they need %s in all ("+cost+"); cells may stop before their first look (%s, or lower trials.min)",
-		study.ShortDuration(d.budget), d.trials.Min, len(cells), study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond), raise)
+		"they need %s in all ("+cost+"); cells may stop before their first look (%s)",
+		study.ShortDuration(d.budget), d.trials.Min, len(cells), study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond), advice)
 }

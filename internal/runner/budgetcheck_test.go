@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/results"
 )
 
 // A budget too small for every cell's minimum is said once: at the start
@@ -61,6 +63,33 @@ func TestBudgetAdviceNamesTheWhole(t *testing.T) {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("%d shares: %q lacks %q", shares, log.String(), want)
 		}
+	}
+}
+
+// A resumed run's check counts the interrupted run's machine time (it
+// ran before replay, and counted none: a budget two thirds spent was
+// said to fit), and its advice is a new run's: --resume refuses
+// --budget, which it advised to raise.
+func TestBudgetAtStartOfResume(t *testing.T) {
+	s := roundsStudy(t)
+	s.Spec.Budget.Duration = 150 * time.Second // 30 x 4.25 s = 127.5 s fits a new run
+	c := s.Cells()[0]
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var old results.Run
+	for trial := 1; trial <= 2; trial++ {
+		start := t0.Add(time.Duration(trial) * time.Minute)
+		old.Samples = append(old.Samples, results.Sample{Cell: c, Trial: trial, Attempt: 1, Start: start, End: start.Add(50 * time.Second),
+			Metrics: map[string]float64{results.MetricBitrate: 1e9}})
+	}
+	var log bytes.Buffer
+	r := newRoundsRun(t, s, t.TempDir(), &log)
+	r.opt.Resume = true
+	r.restore(&old)
+	r.checkBudgetAtStart()
+	want := "they need 3m40s in all (at least 4.3s a trial: its duration and pause); cells may stop before their first look " +
+		"(--resume keeps the recorded budget: for the minimum, run the study again in a new directory with --budget 3m or more, or with a lower trials.min)"
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("resumed with 100 s spent: %q\nwant %q", log.String(), want)
 	}
 }
 

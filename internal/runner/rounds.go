@@ -340,11 +340,17 @@ func (r *run) budgetEnd() time.Time {
 	if b <= 0 {
 		return time.Time{}
 	}
-	prior := r.prior
+	return r.began.Add(b - r.prior - r.unreplayed())
+}
+
+// unreplayed is the machine time of the interrupted run's attempts that
+// a resumed run has not replayed yet (replay counts it in prior).
+func (r *run) unreplayed() time.Duration {
+	var sum time.Duration
 	for _, p := range r.prev {
-		prior += p.cost
+		sum += p.cost
 	}
-	return r.began.Add(b - prior)
+	return sum
 }
 
 // recordStops adds the controller's last word on the block's cells to
