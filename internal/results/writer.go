@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -64,8 +65,12 @@ func Create(dir string) (*Writer, error) {
 // the newline is added, so the trial stays counted. If it does not
 // parse, it is cut off, as Load drops it, so the next line starts on a
 // line of its own. CPU points of a trial samples.jsonl does not count
-// are removed: the trial runs again (uncounted.go).
+// are removed: the trial runs again (uncounted.go), and so are the
+// temporary files a kill during WriteFileAtomic left (removeTempLeftovers).
 func Reopen(dir string) (*Writer, error) {
+	if err := removeTempLeftovers(dir); err != nil {
+		return nil, err
+	}
 	w := &Writer{dir: dir}
 	var err error
 	if w.samples, err = openTrimmed(filepath.Join(dir, SamplesFile)); err != nil {
@@ -243,6 +248,38 @@ func WriteFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", base, err)
 	}
 	return syncDir(dir)
+}
+
+// removeTempLeftovers removes from a run directory the temporary files
+// of WriteFileAtomic that a kill left before their rename: "." + the
+// file's name + ".tmp" + os.CreateTemp's digits (".env.json.tmp123"),
+// nothing else. The caller holds the directory (a resume holds its
+// lock), so no write of another process is under way.
+func removeTempLeftovers(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !atomicTemp(e.Name()) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("resume: remove a temporary file left by an interrupted write: %w", err)
+		}
+	}
+	return nil
+}
+
+// atomicTemp reports whether name is one of WriteFileAtomic's temporary
+// files.
+func atomicTemp(name string) bool {
+	i := strings.LastIndex(name, ".tmp")
+	if !strings.HasPrefix(name, ".") || i < 2 {
+		return false
+	}
+	digits := name[i+len(".tmp"):]
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
 func syncDir(dir string) error {
