@@ -117,6 +117,12 @@ func (c Config) Validate() error {
 type Obs struct {
 	Round int
 	Value float64
+	// Part is the part of the run that measured it (results.Sample.Part:
+	// 0 before any --resume). A round whose trials of a cell and of its
+	// baseline are of different parts ran either side of an interruption
+	// and is no pair: it is left out of the paired statistic and kept in
+	// the unpaired one (apart).
+	Part int
 }
 
 // Cell is what the controller knows about one cell.

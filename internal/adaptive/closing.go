@@ -54,7 +54,8 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 		return
 	}
 	conf := DecisionConfidence(cfg.Trials)
-	seq := stats.CompareAt(x, alignRounds(obs, base.Obs), cfg.Margin, cfg.Direction, conf)
+	bx, split := alignRounds(obs, base.Obs)
+	seq := compareAt(x, bx, split, cfg, conf)
 	why := "a closing look: the cell stopped between planned looks"
 	switch {
 	case cfg.Trials.Fixed() && seq.Chosen.Method == stats.MethodNone:

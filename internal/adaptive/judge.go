@@ -3,6 +3,7 @@ package adaptive
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,15 +33,15 @@ func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	}
 	what := "the mean"
 	if b >= 0 {
-		bx := alignRounds(c.Obs, cells[b].Obs)
-		cmp := stats.Compare(x, bx, cfg.Margin, cfg.Direction)
+		bx, split := alignRounds(c.Obs, cells[b].Obs)
+		cmp := compareAt(x, bx, split, cfg, stats.Confidence)
 		p.Comparison = &cmp
 		p.Decision = stats.Decision{Verdict: stats.Undecided, Reason: fmt.Sprintf("no decision before %d trials", from)}
 		if h := c.held(cfg.Trials); h != "" {
 			p.Decision.Reason = h
 		}
 		if n := lastLook(cfg.Trials, from, p.N); n > 0 {
-			seq := stats.CompareAt(x[:n], bx[:n], cfg.Margin, cfg.Direction, DecisionConfidence(cfg.Trials))
+			seq := compareAt(x[:n], bx[:n], split[:n], cfg, DecisionConfidence(cfg.Trials))
 			p.Sequential, p.Look = &seq, n
 			p.Decision = seq.Decision
 			p.Decision.Reason = fmt.Sprintf("after %s, at %s confidence: %s", TrialCount(n), stats.LevelText(DecisionConfidence(cfg.Trials)), seq.Decision.Reason)
@@ -104,21 +105,43 @@ func byRound(obs []Obs) ([]Obs, []float64) {
 
 // alignRounds returns the baseline's values from the rounds this cell
 // ran, in the same order (NaN where the baseline lacks that round): a
-// stopped cell's comparison never changes.
-func alignRounds(cell, base []Obs) []float64 {
-	byRound := map[int]float64{}
+// stopped cell's comparison never changes. split marks the rounds whose
+// two trials are of different parts of the run (Obs.Part).
+func alignRounds(cell, base []Obs) (bx []float64, split []bool) {
+	byRound := map[int]Obs{}
 	for _, o := range base {
-		byRound[o.Round] = o.Value
+		byRound[o.Round] = o
 	}
-	bx := make([]float64, len(cell))
+	bx, split = make([]float64, len(cell)), make([]bool, len(cell))
 	for k, o := range cell {
-		v, ok := byRound[o.Round]
+		b, ok := byRound[o.Round]
+		bx[k], split[k] = b.Value, ok && b.Part != o.Part
 		if !ok {
-			v = math.NaN()
+			bx[k] = math.NaN()
 		}
-		bx[k] = v
 	}
-	return bx
+	return bx, split
+}
+
+// compareAt is stats.CompareAt of a cell's values x with its baseline's
+// bx by round, where a split round is no pair: its two values go to the
+// unpaired interval, each in a round of its own, and not to the paired
+// one. Trial k of both cells ran together but for a kill, cleanup and
+// --resume between them, maybe hours apart: the drift pairing cancels
+// is not shared there.
+func compareAt(x, bx []float64, split []bool, cfg Config, conf float64) stats.Comparison {
+	if !slices.Contains(split, true) {
+		return stats.CompareAt(x, bx, cfg.Margin, cfg.Direction, conf)
+	}
+	var px, pb []float64
+	for k := range x {
+		if split[k] {
+			px, pb = append(px, x[k], math.NaN()), append(pb, math.NaN(), bx[k])
+			continue
+		}
+		px, pb = append(px, x[k]), append(pb, bx[k])
+	}
+	return stats.CompareAt(px, pb, cfg.Margin, cfg.Direction, conf)
 }
 
 func finite(xs []float64) []float64 {

@@ -11,7 +11,8 @@ import (
 // compares a tuning with the baseline or a datapath with the first, for
 // any two cells of one run (advise --run's overlay against native
 // routing): paired by round where both ran in the same rounds (cells of
-// one datapath always; two datapaths where SharedRounds says so), else
+// one datapath always; two datapaths where SharedRounds says so; a
+// round a resume cut is no pair, resumed.go), else
 // Fieller's unpaired interval; decided with the study's margin in the
 // metric's direction. Against names b's datapath, or its tuning when the
 // datapaths are the same. nil when either cell has no value of metric.
@@ -34,11 +35,12 @@ func Between(s *study.Study, samples []results.Sample, a, b results.Cell, metric
 	if d, ok := comparedMetric(metric, decidedMetrics(s)); ok {
 		dir = d
 	}
+	apart := partsOf(samples).apart(a, b)
 	switch {
 	case a.Datapath == b.Datapath:
-		return PairOf(b.Tuning, x, ref, MarginOf(s), dir)
+		return pairApart(b.Tuning, x, ref, apart, MarginOf(s), dir)
 	case a.Replicas == b.Replicas && SharedRounds(samples)[a.Replicas]:
-		return PairOf(b.Datapath, x, ref, MarginOf(s), dir)
+		return pairApart(b.Datapath, x, ref, apart, MarginOf(s), dir)
 	}
 	return UnpairedOf(b.Datapath, x, ref, MarginOf(s), dir)
 }

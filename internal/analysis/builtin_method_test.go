@@ -69,7 +69,7 @@ func TestCNICompareCPPReferencesInCycles(t *testing.T) {
 		t.Fatal("cni-compare has no cost-per-packet reference")
 	}
 	ns := Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: "flannel", Tuning: "baseline", Workload: "cpp-intra", Replicas: 1}, Metric: "cpp_bridge_ns", CPU: -1, N: 1, Mean: 20}}
-	for _, m := range matchReferences(s.Spec.Reference, []Row{ns}, nil, nil, 0) {
+	for _, m := range matchReferences(s.Spec.Reference, []Row{ns}, nil, nil, nil, 0) {
 		if m.Reference.Datapath == "flannel" && m.Reference.Metric == "cpp_bridge_cycles" && !strings.Contains(m.Missing, "not the paper's hardware cycles") {
 			t.Errorf("flannel's bridge in cycles beside a cpu-clock run: missing %q", m.Missing)
 		}

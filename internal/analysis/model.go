@@ -214,7 +214,7 @@ func Build(s *study.Study, samples []results.Sample) Model {
 		}
 	}
 	if s != nil {
-		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), SharedRounds(samples), MarginOf(s))
+		m.References = matchReferences(s.Spec.Reference, m.Rows, roundsWhere(samples, refMetric(s.Spec.Reference)), partsOf(samples), SharedRounds(samples), MarginOf(s))
 		// Without the run's env.json here, the rows tell whether the nodes
 		// shared a kernel; AddRun marks again with what the run recorded.
 		m.markMethods(s, nil)

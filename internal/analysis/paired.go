@@ -44,6 +44,10 @@ type Pair struct {
 	Chosen stats.Choice
 	// Decision is better/worse/equal within Margin/undecided on Chosen.
 	Decision stats.Decision
+	// Apart are the rounds left out of Paired (and kept in Unpaired)
+	// because the row's trial and the reference's ran either side of a
+	// resume (resumed.go); nil in a run not resumed.
+	Apart []int
 }
 
 // lowerMetrics are compared like the rates but with lower better: the
@@ -125,6 +129,15 @@ func roundsWhere(samples []results.Sample, keep func(string) bool) rounds {
 // aligned returns the values of a and b by trial number over the union
 // of both's trials, NaN where one side has no value.
 func aligned(a, b map[int]float64) (x, base []float64) {
+	for _, t := range unionTrials(a, b) {
+		x = append(x, valueOr(a, t))
+		base = append(base, valueOr(b, t))
+	}
+	return x, base
+}
+
+// unionTrials are the trial numbers of a and b, sorted.
+func unionTrials(a, b map[int]float64) []int {
 	set := map[int]bool{}
 	for t := range a {
 		set[t] = true
@@ -137,11 +150,7 @@ func aligned(a, b map[int]float64) (x, base []float64) {
 		trials = append(trials, t)
 	}
 	sort.Ints(trials)
-	for _, t := range trials {
-		x = append(x, valueOr(a, t))
-		base = append(base, valueOr(b, t))
-	}
-	return x, base
+	return trials
 }
 
 func valueOr(m map[int]float64, t int) float64 {
@@ -151,11 +160,19 @@ func valueOr(m map[int]float64, t int) float64 {
 	return math.NaN()
 }
 
-// PairOf compares a row's per-trial values with a reference's.
+// PairOf compares a row's per-trial values with a reference's, every
+// round a pair (a run not resumed: pairApart).
 func PairOf(against string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
-	xs, bs := aligned(x, ref)
+	return pairApart(against, x, ref, nil, margin, dir)
+}
+
+// pairApart is PairOf with the trials in apart (run either side of a
+// resume, parts.apart) left out of the paired interval and kept in the
+// unpaired one; the Pair lists them (Apart).
+func pairApart(against string, x, ref map[int]float64, apart map[int]bool, margin float64, dir stats.Direction) *Pair {
+	xs, bs, unpaired := alignedApart(x, ref, apart)
 	c := stats.Compare(xs, bs, margin, dir)
-	return &Pair{Against: against, Paired: c.Paired, Unpaired: c.Unpaired, Chosen: c.Chosen, Decision: c.Decision}
+	return &Pair{Against: against, Paired: c.Paired, Unpaired: c.Unpaired, Chosen: c.Chosen, Decision: c.Decision, Apart: unpaired}
 }
 
 // UnpairedOf compares a row with a reference that did not run in the same
@@ -185,8 +202,8 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 // pairRows fills VsBaseline and VsFirstDatapath of the compared metrics'
 // rows that have data on both sides. Datapaths are paired by round at the
 // replica counts where they shared rounds (SharedRounds), else compared
-// unpaired.
-func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline string, decided []string, margin float64) {
+// unpaired; a round a resume cut is no pair (ps, resumed.go).
+func pairRows(rows []Row, rs rounds, ps parts, shared map[int]bool, baseline string, decided []string, margin float64) {
 	first := ""
 	if d := DimsOf(rows).Datapaths; len(d) > 1 {
 		first = d[0]
@@ -202,7 +219,7 @@ func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline string, decid
 			b := k
 			b.Tuning = baseline
 			if len(rs[k]) > 0 && len(rs[b]) > 0 {
-				r.VsBaseline = PairOf(baseline, rs[k], rs[b], margin, dir)
+				r.VsBaseline = pairApart(baseline, rs[k], rs[b], ps.apart(k.Cell, b.Cell), margin, dir)
 			}
 		}
 		if first != "" && r.Datapath != first {
@@ -211,7 +228,7 @@ func pairRows(rows []Row, rs rounds, shared map[int]bool, baseline string, decid
 			switch {
 			case len(rs[k]) == 0 || len(rs[f]) == 0:
 			case shared[r.Replicas]:
-				r.VsFirstDatapath = PairOf(first, rs[k], rs[f], margin, dir)
+				r.VsFirstDatapath = pairApart(first, rs[k], rs[f], ps.apart(k.Cell, f.Cell), margin, dir)
 			default:
 				r.VsFirstDatapath = UnpairedOf(first, rs[k], rs[f], margin, dir)
 			}
@@ -249,6 +266,7 @@ type pairJSON struct {
 	Decision       string `json:"decision"`
 	Significant    bool   `json:"significant"`
 	DecisionReason string `json:"decision_reason"`
+	Apart          []int  `json:"apart_rounds,omitempty"`
 }
 
 // MarshalJSON writes the pair with nulls for undefined bounds: those of
@@ -269,6 +287,7 @@ func (p Pair) MarshalJSON() ([]byte, error) {
 		ChosenRatio:    jnum(p.Chosen.Ratio), ChosenLow: cl, ChosenHigh: ch,
 		ChosenMethod: string(p.Chosen.Method), ChosenReason: p.Chosen.Reason,
 		Decision: string(p.Decision.Verdict), Significant: p.Decision.Significant, DecisionReason: p.Decision.Reason,
+		Apart: p.Apart,
 	})
 }
 
@@ -299,6 +318,7 @@ func (p *Pair) UnmarshalJSON(b []byte) error {
 		Chosen: stats.Choice{RatioCI: stats.RatioCI{Ratio: float64(j.ChosenRatio), Low: float64(j.ChosenLow), High: float64(j.ChosenHigh),
 			DF: nan, Method: stats.CIMethod(j.ChosenMethod)}, Reason: j.ChosenReason},
 		Decision: stats.Decision{Verdict: stats.Verdict(j.Decision), Significant: j.Significant, Reason: j.DecisionReason},
+		Apart:    j.Apart,
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func markRefs(rows []Row, refs []study.Reference) {
 // matchReferences returns, per reference in study order, the rows with
 // data (N > 0) it matches and the spread of their means and normalized
 // values.
-func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[int]bool, margin float64) []RefMatch {
+func matchReferences(refs []study.Reference, rows []Row, rs rounds, ps parts, shared map[int]bool, margin float64) []RefMatch {
 	var out []RefMatch
 	for _, ref := range refs {
 		nan := math.NaN()
@@ -75,7 +75,7 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds, shared map[i
 			m.Rows = append(m.Rows, RowKey(r))
 			m.MeanLow, m.MeanHigh = min(m.MeanLow, r.Mean), max(m.MeanHigh, r.Mean)
 			if ref.Ratio != nil {
-				addRatio(&m, r, rows, rs, shared, margin)
+				addRatio(&m, r, rows, rs, ps, shared, margin)
 			}
 			if !r.HasNorm {
 				continue
@@ -145,9 +145,10 @@ func cppUnitMissing(ref study.Reference, rows []Row) string {
 // row also gets an interval of the ratio from the trials of both: paired
 // by round where the two rows ran in the same rounds (another workload
 // of the same datapath always does; another datapath where the run's
-// datapaths shared rounds, SharedRounds), else Fieller's, unpaired,
+// datapaths shared rounds, SharedRounds; a round a resume cut is no
+// pair, resumed.go), else Fieller's, unpaired,
 // decided at the study's margin as the summary's other comparisons are.
-func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool, margin float64) {
+func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, ps parts, shared map[int]bool, margin float64) {
 	k := m.RatioKey(RowKey(r))
 	for _, o := range rows {
 		if RowKey(o) != k || o.N == 0 || o.Mean == 0 {
@@ -160,7 +161,7 @@ func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, shared map[int]bool, ma
 				_, den := m.Reference.RatioTerms()
 				x, ref, dir := rs[RowKey(r)], rs[k], stats.DirectionOf(r.Metric)
 				if k.Datapath == r.Datapath || shared[r.Replicas] {
-					m.RatioCI = PairOf(den, x, ref, margin, dir)
+					m.RatioCI = pairApart(den, x, ref, ps.apart(r.Cell, k.Cell), margin, dir)
 				} else {
 					m.RatioCI = UnpairedOf(den, x, ref, margin, dir)
 				}

@@ -44,7 +44,7 @@ func TestRefRatio(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "rr-chc", 1000), row("macvlan", "rr-chc", 1300), row("macvlan", "rr-chhc", 900)}
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil, nil, 0)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, nil, nil, nil, 0)[0]
 	if len(m.Rows) != 2 || len(m.RatioRows) != 1 || m.RatioLow != 1.3 || m.RatioHigh != 1.3 {
 		t.Errorf("match %+v: want the rr-chc row's ratio 1.3 only (rr-chhc has no bridge row)", m)
 	}
@@ -66,7 +66,7 @@ func ratioFixture() ([]Row, rounds) {
 func TestRefRatioInterval(t *testing.T) {
 	rows, rs := ratioFixture()
 	r := 1.3163
-	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, 0)[0]
+	m := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, nil, 0)[0]
 	if m.RatioCI == nil {
 		t.Fatal("no interval for a ratio with three trials on each side")
 	}
@@ -79,7 +79,7 @@ func TestRefRatioInterval(t *testing.T) {
 	}
 	// The same datapaths in shared rounds: paired round by round, and
 	// tighter, since both sides moved together.
-	p := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, map[int]bool{1: true}, 0)[0]
+	p := matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, map[int]bool{1: true}, 0)[0]
 	if c := p.RatioCI; c == nil || c.Paired.N != 3 || c.Chosen.Method != stats.MethodPairedT || !(c.Chosen.High-c.Chosen.Low < u.High-u.Low) {
 		t.Errorf("shared rounds: %+v, want paired-t on 3 pairs, narrower than Fieller's", c)
 	}
@@ -91,7 +91,7 @@ func TestRefRatioInterval(t *testing.T) {
 func TestRefRatioJSONRoundTrip(t *testing.T) {
 	rows, rs := ratioFixture()
 	r := 1.3163
-	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, 0)}
+	m := Model{Version: ModelVersion, References: matchReferences([]study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}, rows, rs, nil, nil, 0)}
 	var b bytes.Buffer
 	if err := WriteJSON(&b, m); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestRefRatioAgainstWorkload(t *testing.T) {
 	}
 	rows := []Row{row("bridge", "numa-same", 10), row("bridge", "numa-other", 2), row("macvlan", "numa-same", 10), row("macvlan", "numa-other", 4)}
 	r := 0.2201
-	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil, nil, 0)[0]
+	m := matchReferences([]study.Reference{{Workload: "numa-other", AgainstWorkload: "numa-same", Metric: "bitrate", Ratio: &r}}, rows, nil, nil, nil, 0)[0]
 	if len(m.RatioRows) != 2 || m.RatioLow != 0.2 || m.RatioHigh != 0.4 {
 		t.Errorf("match %+v: want bridge's 0.2 and macvlan's 0.4", m)
 	}
@@ -168,7 +168,7 @@ func TestRefMissing(t *testing.T) {
 		{study.Reference{Datapath: "bridge", Workload: "cpp-intra", Metric: "cpp_bridge_cycles"}, "it in ns of CPU time (perf could sample only cpu-clock here), not the paper's hardware cycles", ""},
 		{study.Reference{Datapath: "bridge", Workload: "cpp-intra", Metric: "cpp_veth_cycles"}, "", ""},
 	} {
-		m := matchReferences([]study.Reference{c.ref}, rows, nil, nil, 0)[0]
+		m := matchReferences([]study.Reference{c.ref}, rows, nil, nil, nil, 0)[0]
 		if m.Missing != c.missing || m.RatioMissing != c.ratioMis {
 			t.Errorf("%+v: missing %q, ratio %q; want %q, %q", c.ref, m.Missing, m.RatioMissing, c.missing, c.ratioMis)
 		}
@@ -185,10 +185,10 @@ func TestRefRatioDecidedAtMargin(t *testing.T) {
 	rs[RowKey(rows[1])] = map[int]float64{1: 1000, 2: 1010, 3: 1020}
 	r := 1.3163
 	ref := []study.Reference{{Datapath: "macvlan", Against: "bridge", Metric: "transactions_per_s", Ratio: &r}}
-	if c := matchReferences(ref, rows, rs, map[int]bool{1: true}, 0.05)[0].RatioCI; c == nil || c.Decision.Verdict != stats.Equal {
+	if c := matchReferences(ref, rows, rs, nil, map[int]bool{1: true}, 0.05)[0].RatioCI; c == nil || c.Decision.Verdict != stats.Equal {
 		t.Errorf("at ±5%%: %+v, want equal", c)
 	}
-	if c := matchReferences(ref, rows, rs, map[int]bool{1: true}, 0)[0].RatioCI; c == nil || c.Decision.Verdict == stats.Equal {
+	if c := matchReferences(ref, rows, rs, nil, map[int]bool{1: true}, 0)[0].RatioCI; c == nil || c.Decision.Verdict == stats.Equal {
 		t.Errorf("at no margin: %+v, equal cannot be", c)
 	}
 }

@@ -216,7 +216,7 @@ func Summarize(s *study.Study, samples []results.Sample) []Row {
 	}
 	pValues(rows, values, baseline)
 	decided := decidedMetrics(s)
-	pairRows(rows, roundsOf(samples, decided), SharedRounds(samples), baseline, decided, MarginOf(s))
+	pairRows(rows, roundsOf(samples, decided), partsOf(samples), SharedRounds(samples), baseline, decided, MarginOf(s))
 	return rows
 }
 

@@ -333,7 +333,8 @@ func markdownSkipped(p func(string, ...any), skipped []results.Skipped) {
 
 // markdownGaps is what summary.md says before its numbers of what the
 // run lacks: no samples, an unfinished run, the warnings loading it
-// tolerated, the datapaths it skipped and the cells without samples.
+// tolerated, the datapaths it skipped, the rounds a resume cut out of
+// the paired intervals and the cells without samples.
 func markdownGaps(p func(string, ...any), s *study.Study, m analysis.Model, run *results.Run) {
 	var warnings []string
 	if run != nil {
@@ -352,6 +353,9 @@ func markdownGaps(p func(string, ...any), s *study.Study, m analysis.Model, run 
 		p("**Warning: %s.**\n\n", markdown.Text(l))
 	}
 	markdownSkipped(p, m.Skipped)
+	if n := straddleNote(m.Rows); n != "" {
+		p("%s\n\n", markdown.Text(n))
+	}
 	if miss := missingCells(m.Rows); len(miss) > 0 {
 		p("## Cells without samples\n\n")
 		for _, c := range miss {

@@ -300,5 +300,8 @@ func method(s *study.Study, rows []analysis.Row) []string {
 			"a reference without a core applies to every core.",
 		fmt.Sprintf("Bitrates are shown in %s and sizes in %s (message and segment sizes in bytes); summary.csv keeps bit/s and bytes.", analysis.Display(results.MetricBitrate).Unit, analysis.ScaleOf("B").Unit),
 	)
+	if n := straddleNote(rows); n != "" {
+		out = append(out, n)
+	}
 	return out
 }

@@ -77,6 +77,9 @@ type Sample struct {
 	// it was disturbed and repeated); "" for a counted trial. Load puts
 	// such attempts in Run.Marked, not Run.Samples.
 	Discarded string `json:"discarded,omitempty"`
+	// Part is the part of the run that measured it: 0, then one more
+	// per --resume; trial k of two cells pairs only within one part.
+	Part int `json:"part,omitempty"`
 }
 
 // Counted reports whether the sample is one of the trials analysis uses.
@@ -286,12 +289,10 @@ type Env struct {
 	// compare with the kept ones; "" in runs before it was recorded.
 	StudySHA256 string `json:"study_sha256,omitempty"`
 	// MachineS is the machine time the run had spent when it last wrote
-	// stops.json, in seconds, as its budget counts it (cluster set-ups,
-	// pauses, repeated and failed attempts included). A resumed run's
-	// earlier part counts as its samples tell it (each attempt's end −
-	// start and pause) but never less than the machine_s it recorded:
-	// the set-ups and knobs it spent after its last stops.json are left
-	// out. 0 in runs before it was recorded.
+	// stops.json, in seconds, as its budget counts it: cluster set-ups,
+	// pauses, repeated and failed attempts; of a resumed run's earlier
+	// part its attempts, and no less than its last machine_s (set-ups
+	// after that are missed). 0 in runs before it was recorded.
 	MachineS float64  `json:"machine_s,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
 }

@@ -90,7 +90,7 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 			}
 			failures++
 			rec := results.Sample{Cell: cell, Trial: round, Attempt: attempt, Start: t0, End: time.Now(),
-				Metrics: map[string]float64{}, Error: err.Error(), Discarded: "failed"}
+				Metrics: map[string]float64{}, Error: err.Error(), Discarded: "failed", Part: r.part}
 			if err := r.out.AppendSample(rec); err != nil {
 				return err
 			}
@@ -99,11 +99,11 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 				continue
 			}
 			l.failed = results.GaveUp(round, failures, err.Error())
-			l.values[round] = math.NaN()
+			l.record(round, math.NaN(), r.part)
 			r.opt.Progress.Logf("warning: %s: giving the cell up: %s", cellID(cell), l.failed)
 			return nil
 		}
-		sample.Attempt = attempt
+		sample.Attempt, sample.Part = attempt, r.part
 		sample.Noise.BusyBeforePct = busy
 		rt := roundTrips(u.work)
 		sample.Noise.Disturbed = disturbed(*sample.Noise, guard, rt)
@@ -123,7 +123,7 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 		if err := r.store(sample, u.tuning); err != nil {
 			return err
 		}
-		l.values[round] = valueOf(sample, r.metricOf(u.work))
+		l.record(round, valueOf(sample, r.metricOf(u.work)), r.part)
 		l.wall = append(l.wall, time.Since(t0)+r.lastPause)
 		r.overhead += time.Since(t0) - s.Spec.Duration.Duration
 		r.trialsRun++

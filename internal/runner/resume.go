@@ -157,13 +157,18 @@ func (r *run) restore(old *results.Run) {
 	for _, s := range old.Samples {
 		k := trialKey{s.Cell, s.Trial}
 		r.done[k] = true // once each: previousRun refused a trial counted twice
-		r.cellLog(s.Cell).values[s.Trial] = valueOf(s, r.metricOfCell(s.Cell))
+		r.cellLog(s.Cell).record(s.Trial, valueOf(s, r.metricOfCell(s.Cell)), s.Part)
 		p := at(s)
 		p.wall, p.overhead = s.End.Sub(s.Start)+pause, s.End.Sub(s.Start)-r.study.Spec.Duration.Duration
 		// rps-7 goes on avoiding the core the last baseline trial found.
 		if t, ok := r.study.Tuning(s.Cell.Tuning); ok && t.IsBaseline() {
 			r.noteSoftIRQCore(s)
 		}
+	}
+	for _, s := range slices.Concat(old.Samples, old.Marked) {
+		// This process is the run's next part: its trials pair with none
+		// of the interrupted run's (rounds.go, planRound).
+		r.part = max(r.part, s.Part+1)
 	}
 	for _, s := range old.Marked {
 		p := at(s)

@@ -193,3 +193,50 @@ func TestRestoreCountsRecordedMachineTime(t *testing.T) {
 		}
 	}
 }
+
+// The round a kill cut (the baseline's trial 4 counted before it, the
+// tuning's after --resume) is no pair for the controller: the resumed
+// run measures as the run's next part, and the looks' paired statistic
+// leaves that round out; the rounds before and after pair as before.
+func TestResumeCutRoundIsNoPair(t *testing.T) {
+	s := roundsStudy(t)
+	units := blockUnits(s, s.Spec.Replicas[0])
+	base, tuned := units[0], units[1]
+	if base.cell.Tuning != s.Spec.Baseline {
+		t.Fatalf("first unit %s is not the baseline", cellID(base.cell))
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	g := r.groupsOf(units)[0]
+	sample := func(c results.Cell, trial int, v float64) results.Sample {
+		start := t0.Add(time.Duration(trial) * time.Minute)
+		return results.Sample{Cell: c, Trial: trial, Attempt: 1, Start: start, End: start.Add(5 * time.Second), Metrics: map[string]float64{g.metric: v}}
+	}
+	var old results.Run
+	for k := 1; k <= 3; k++ {
+		old.Samples = append(old.Samples, sample(base.cell, k, 100+float64(k)), sample(tuned.cell, k, 110+float64(k)))
+	}
+	old.Samples = append(old.Samples, sample(base.cell, 4, 104)) // killed before the tuning's trial 4
+	r.restore(&old)
+	if r.part != 1 {
+		t.Fatalf("resumed run's part %d, want 1", r.part)
+	}
+	// This process measures the tuning's trial 4, then round 5.
+	r.cellLog(tuned.cell).record(4, 114, r.part)
+	r.cellLog(base.cell).record(5, 105, r.part)
+	r.cellLog(tuned.cell).record(5, 115, r.part)
+	p, err := r.planRound(g, 6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range p.Cells {
+		if cp.ID != cellID(tuned.cell) {
+			continue
+		}
+		if cp.Comparison == nil || cp.Comparison.Paired.N != 4 || cp.Sequential == nil || cp.Sequential.Paired.N != 4 {
+			t.Fatalf("%s: %+v; want 4 pairs (rounds 1-3 and 5) in its comparison and its look at 5", cp.ID, cp)
+		}
+		return
+	}
+	t.Fatalf("no plan for %s", cellID(tuned.cell))
+}

@@ -16,43 +16,6 @@ import (
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
-// cellLog is what the run knows of one cell's trials.
-type cellLog struct {
-	// values are the judged metric's value per round (NaN: the trial
-	// failed every attempt or gave no value).
-	values map[int]float64
-	// wall is the machine time of each trial this process ran, pause and
-	// knobs included: the controller's cost estimate.
-	wall []time.Duration
-	// failed is the error of a trial that failed every attempt; the cell
-	// runs no more rounds.
-	failed string
-}
-
-// meanWall is the mean machine time of the cell's trials; 0 before any.
-func (l *cellLog) meanWall() time.Duration {
-	if len(l.wall) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, w := range l.wall {
-		sum += w
-	}
-	return sum / time.Duration(len(l.wall))
-}
-
-func (r *run) cellLog(c results.Cell) *cellLog {
-	if r.logs == nil {
-		r.logs = map[results.Cell]*cellLog{}
-	}
-	l, ok := r.logs[c]
-	if !ok {
-		l = &cellLog{values: map[int]float64{}}
-		r.logs[c] = l
-	}
-	return l
-}
-
 // metricOf is the metric a workload variant's cells are judged on: the
 // precision target's, else the tool's first headline metric.
 func (r *run) metricOf(w study.Workload) string {
@@ -90,7 +53,8 @@ func cellID(c results.Cell) string {
 
 // plan asks the controller which of the group's cells run in round
 // (from the values of the rounds before it, so a resumed run plans its
-// rounds as the interrupted one did).
+// rounds as the interrupted one did, but for the round the interruption
+// cut: its trials either side of it pair with none, adaptive.Obs.Part).
 func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Plan, error) {
 	ids := map[results.Cell]bool{}
 	for _, u := range g.units {
@@ -107,7 +71,7 @@ func (r *run) planRound(g *group, round int, budget time.Duration) (adaptive.Pla
 		}
 		for k, v := range l.values {
 			if k < round {
-				c.Obs = append(c.Obs, adaptive.Obs{Round: k, Value: v})
+				c.Obs = append(c.Obs, adaptive.Obs{Round: k, Value: v, Part: l.parts[k]})
 			}
 		}
 		sort.Slice(c.Obs, func(i, j int) bool { return c.Obs[i].Round < c.Obs[j].Round })

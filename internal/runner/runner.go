@@ -261,6 +261,9 @@ type run struct {
 	meter       quietMeter
 	// stops are stops.json's entries so far.
 	stops []results.Stop
+	// part is the part of the run this process measures (results.Sample.Part:
+	// 0, or past the interrupted run's for a resumed one, restore).
+	part int
 	// began is when this process started the run; prior is the machine
 	// time of the interrupted run it resumes, as far as replayed.
 	began      time.Time
