@@ -360,12 +360,14 @@ func (r *run) replayDatapath(dp string) error {
 
 // resumedUnbuilt puts on record what a resumed run that built no
 // cluster adds to env.json, which only a cluster's writeEnv and the
-// stops rewrite: its "resumed" note, and with the stops (writeStops)
-// the machine time so far, no less than the interrupted run recorded.
+// stops rewrite: its notes ("resumed", its start's warnings), and with
+// the stops (writeStops) the machine time so far, no less than the
+// interrupted run recorded.
 func (r *run) resumedUnbuilt() error {
 	if !r.opt.Resume || r.clusters > 0 {
 		return nil
 	}
+	r.env.Notes = appendNew(r.env.Notes, r.notes...)
 	if r.study.RecordsStops() && len(r.stops) > 0 {
 		return r.writeStops()
 	}

@@ -34,7 +34,7 @@ func (e failUp) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster
 // A resumed run of one datapath that the interrupted run had finished
 // (killed after its last stops, or after its last trial before them)
 // builds no cluster, says there is no trial left, and keeps env.json's
-// run ID, start and machine time. Before, it built the cluster, applied
+// run ID, start and machine time, adding its notes. Before, it built the cluster, applied
 // its knobs, said "running up to N trials" (the trials the adaptive
 // design never ran) and rewrote env.json from a new run's: another run
 // ID and start, machine_s dropped.
@@ -82,7 +82,8 @@ func TestResumeFinishedBuildsNoCluster(t *testing.T) {
 			log.Reset()
 			ups := 0
 			res := &run{study: s, design: newDesign(s), done: map[trialKey]bool{}, began: time.Now(), out: w, engine: failUp{ups: &ups},
-				opt: Options{Progress: progress.New(&log), Resume: true, OutDir: dir}, plan: &plan{machine: cpuset.Range(4)}}
+				opt:  Options{Progress: progress.New(&log), Resume: true, OutDir: dir},
+				plan: &plan{machine: cpuset.Range(4), notes: []string{"this run's preflight note"}}}
 			if err := res.loadPrevious(old); err != nil {
 				t.Fatal(err)
 			}
@@ -101,8 +102,8 @@ func TestResumeFinishedBuildsNoCluster(t *testing.T) {
 				t.Errorf("env.json: run %q started %s, engine %q, machine_s %g; want r1's, from %s, stub, at least %g",
 					e.RunID, e.Started, e.Engine, e.MachineS, started, old.Env.MachineS)
 			}
-			if !slices.Contains(e.Notes, res.resumed) {
-				t.Errorf("env.json's notes %q: want the resume said", e.Notes)
+			if !slices.Contains(e.Notes, res.resumed) || !slices.Contains(e.Notes, "this run's preflight note") {
+				t.Errorf("env.json's notes %q: want the resume and this run's notes said", e.Notes)
 			}
 			if len(got.Stops) != len(s.Cells()) || len(got.Samples) != len(old.Samples) {
 				t.Errorf("%d stops, %d samples after the resume; want %d, %d", len(got.Stops), len(got.Samples), len(s.Cells()), len(old.Samples))
