@@ -39,8 +39,8 @@ interval at 1 - 0.05/m, m the cells judged, excludes 1: Bonferroni) and beyond t
 threshold; noise (an interval covering 1) never fails it. It never passes on no
 evidence: a cell of B's study that B has no trial of (every trial failed, the run ended
 or its budget ran out before it), that B gave up (a trial failed every attempt) or did not
-finish (the run ended first) whatever trials it left, or with fewer than 2 trials on a
-side fails it. Cells B's study leaves
+finish (the run ended first) whatever trials it left, whose trials in B lack the metric
+A has there, or with fewer than 2 trials on a side fails it. Cells B's study leaves
 out are named above the table, not judged. The
 metrics of the rules are compared even if --metric leaves them out. Exit 1 means only a
 failed gate: bad input exits 2, output that could not be written 4. With --format csv or

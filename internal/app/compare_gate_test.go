@@ -107,10 +107,12 @@ func TestCompareGateGaveUp(t *testing.T) {
 	}
 }
 
-// TestCompareGateNotMeasured: a failed attempt of a cell whose counted
-// trials in B lack the metric no longer makes it "missing" (a failed
-// gate): the table says it is not measured in B, and the gate judges
-// the cells that have it; a metric no counted trial of B has is bad
+// TestCompareGateNotMeasured: a cell whose counted trials in B lack the
+// metric A has there fails the gate, as "not measured in B" (it passed
+// as "not judged", while B's value in one trial of five failed as too
+// few to judge), whatever failed attempts it also has (it is not
+// "missing"); a cell B ended before finishing fails as unfinished,
+// whatever its trials lack. A metric no counted trial of B has is bad
 // input, whatever B's failed attempts.
 func TestCompareGateNotMeasured(t *testing.T) {
 	bit := func(v float64) map[string]float64 {
@@ -120,10 +122,32 @@ func TestCompareGateNotMeasured(t *testing.T) {
 	a := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {bit(12e9), bit(12.1e9), bit(11.9e9)}})
 	b := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {retx, nil, retx, retx}})
 	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%")
-	// The verdict table says "not judged", as CSV's and JSON's outcome
-	// does, not "pass".
-	if code != ExitOK || !strings.Contains(out, "not measured in B") || strings.Contains(out, "missing (") || !strings.Contains(out, "| not judged |") {
-		t.Errorf("rfs counted in B without bitrate, one failed attempt: exit %d, want %d and \"not measured in B\"\n%s%s", code, ExitOK, out, errs)
+	const why = "not measured in B (its trials of the cell have no value of bitrate, which A has there); a gate does not pass on no evidence"
+	if code != ExitFailure || !strings.Contains(out, "not measured in B") || strings.Contains(out, "missing (") ||
+		!strings.Contains(out, "| bitrate < -5% | bridge/rfs/tcp/r=1 | **FAIL** | "+why+" |") {
+		t.Errorf("rfs counted in B without bitrate, one failed attempt: exit %d, want %d and \"not measured in B\" failed\n%s%s", code, ExitFailure, out, errs)
+	}
+	// Less evidence is no better verdict: bitrate in one of B's trials
+	// of the cell fails (too few to judge), and in none fails too.
+	one := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {bit(12e9), retx, retx}})
+	if code, out, errs := compareExit(t, a, one, "--fail-if", "bitrate < -5%"); code != ExitFailure || !strings.Contains(out, "not enough trials to judge: 3 in A, 1 in B") {
+		t.Errorf("bitrate in 1 of B's 3 trials of rfs: exit %d, want %d\n%s%s", code, ExitFailure, out, errs)
+	}
+	// B ended within rfs (its stop not written), after two trials
+	// without bitrate: unfinished, which fails whatever the trials hold.
+	two := strings.Replace(gateStudy, "tunings: [baseline]", "tunings: [baseline, rfs]", 1)
+	base := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	rfs := base
+	rfs.Tuning = "rfs"
+	var samples []results.Sample
+	for i, v := range []float64{10e9, 10.1e9, 9.9e9, 10.05e9, 9.95e9} {
+		samples = append(samples, results.Sample{Cell: base, Trial: i + 1, Metrics: bit(v)})
+	}
+	samples = append(samples, results.Sample{Cell: rfs, Trial: 1, Metrics: retx}, results.Sample{Cell: rfs, Trial: 2, Metrics: retx})
+	cut := writeRunDir(t, two, samples, []results.Stop{{Cell: base, Metric: results.MetricBitrate, N: 5, Valid: 5, Status: "max"}})
+	code, out, errs = compareExit(t, a, cut, "--fail-if", "bitrate < -5%")
+	if code != ExitFailure || !strings.Contains(out, "| bitrate < -5% | bridge/rfs/tcp/r=1 | **FAIL** | B unfinished (n=0 of planned 5)") {
+		t.Errorf("B cut within rfs, its two trials without bitrate: exit %d, want %d and the cell failed as unfinished\n%s%s", code, ExitFailure, out, errs)
 	}
 	none := writeRun(t, map[string][]map[string]float64{"baseline": {retx, retx, retx}, "rfs": {retx, nil, retx}})
 	code, _, errs = compareExit(t, a, none, "--fail-if", "bitrate < -5%")

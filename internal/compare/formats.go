@@ -61,7 +61,7 @@ func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, v := range vs {
 		// The outcome CSV and JSON give: a cell the gate could not judge
-		// (a metric B did not measure there) is no "pass".
+		// is no "pass".
 		verdict := strings.ReplaceAll(v.Outcome(), "_", " ")
 		if v.Fail {
 			verdict = "**FAIL**"

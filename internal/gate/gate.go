@@ -5,8 +5,9 @@
 // 1) and beyond the threshold (the estimated change is below -5%), or
 // when it cannot be judged for want of evidence: one run lacks a cell
 // the other has (every trial failed, the run ended or its budget ran
-// out before it), B gave it up or ended before it finished it, or a
-// side has fewer than 2 trials. Both conditions, so
+// out before it), B gave it up or ended before it finished it, B's
+// trials of it lack the metric A has there, or a side has fewer than 2
+// trials. Both conditions, so
 // that noise fails a CI job in at most 5% of runs (an interval covering
 // 1 passes, however large the estimate) and a real but negligible
 // change does not fail it (a significant -1% passes a -5% rule); and a

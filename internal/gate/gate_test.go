@@ -164,9 +164,7 @@ func FuzzParse(f *testing.F) {
 // TestCheckGaveUp: a cell B's runner gave up fails its rules whatever
 // trials it left: one survivor at par or at -80% (which, one trial on a
 // side, was "not judged" and passed), five good ones, or none; the
-// reason says B gave it up and why. A cell whose trials in B lack the
-// metric is not judged, and a rule all of whose cells are so is an
-// error (no cell of both runs has it), not a pass.
+// reason says B gave it up and why.
 func TestCheckGaveUp(t *testing.T) {
 	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
 	base := around(10e9, 0.02, 5)
@@ -186,13 +184,41 @@ func TestCheckGaveUp(t *testing.T) {
 			t.Errorf("%s: %+v %v, want a failure whose reason contains %q", tc.name, vs, err, tc.want)
 		}
 	}
+}
+
+// TestCheckNotMeasured: a cell whose counted trials in B have no value
+// of the metric A has there fails (it passed as "not judged", while one
+// value of five failed as too few to judge: less evidence, a better
+// verdict), and so does a rule all of whose cells are so, rather than
+// being no cell of the metric; a cell B gave up or did not finish fails
+// as such, whatever its trials lack. It is not counted among the judged
+// cells.
+func TestCheckNotMeasured(t *testing.T) {
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	base := around(10e9, 0.02, 5)
 	unmeasured := Cell{Key: "rfs", Metric: "bitrate", A: base, NotMeasured: true}
 	vs, err := Check([]Rule{drop}, []Cell{{Key: "baseline", Metric: "bitrate", A: base, B: base}, unmeasured})
-	if err != nil || len(vs) != 2 || Failed(vs) || !strings.Contains(vs[1].Why, "not measured in B") {
-		t.Errorf("a cell B's trials lack the metric of: %+v %v, want it not judged and the gate passed", vs, err)
+	if err != nil || len(vs) != 2 || !vs[1].Fail || vs[1].Judged || vs[1].Outcome() != OutcomeFail ||
+		!strings.Contains(vs[1].Why, "not measured in B (its trials of the cell have no value of bitrate, which A has there); a gate does not pass on no evidence") {
+		t.Errorf("a cell B's trials lack the metric of: %+v %v, want it failed", vs, err)
 	}
-	if _, err := Check([]Rule{drop}, []Cell{unmeasured}); err == nil || !strings.Contains(err.Error(), `no cell of both runs has metric "bitrate"`) {
-		t.Errorf("a rule whose every cell B's trials lack the metric of: %v, want no cell of both runs", err)
+	if vs[0].Fail || vs[0].Level != 0.95 {
+		t.Errorf("the measured cell: %+v, want it passed at 95%% (the only one judged)", vs[0])
+	}
+	if vs, err := Check([]Rule{drop}, []Cell{unmeasured}); err != nil || !Failed(vs) {
+		t.Errorf("a rule whose every cell B's trials lack the metric of: %+v %v, want the gate failed", vs, err)
+	}
+	for _, c := range []struct {
+		name string
+		cell Cell
+		want string
+	}{
+		{"unfinished", Cell{Metric: "bitrate", A: base, NotMeasured: true, Unfinished: true, PlannedB: "5"}, "B unfinished (n=0 of planned 5)"},
+		{"given up", Cell{Metric: "bitrate", A: base, NotMeasured: true, GaveUp: "trial 3 failed 4 attempts"}, "B gave the cell up (trial 3 failed 4 attempts)"},
+	} {
+		if vs, err := Check([]Rule{drop}, []Cell{c.cell}); err != nil || len(vs) != 1 || !vs[0].Fail || !strings.Contains(vs[0].Why, c.want) {
+			t.Errorf("%s and not measured: %+v %v, want it failed as %q", c.name, vs, err, c.want)
+		}
 	}
 }
 
@@ -309,7 +335,7 @@ func TestVerdictFields(t *testing.T) {
 	if err != nil || len(vs) != 4 {
 		t.Fatal(vs, err)
 	}
-	for i, want := range []string{OutcomeFail, OutcomePass, OutcomeFail, OutcomeNotJudged} {
+	for i, want := range []string{OutcomeFail, OutcomePass, OutcomeFail, OutcomeFail} {
 		if got := vs[i].Outcome(); got != want {
 			t.Errorf("%s: outcome %s, want %s", cells[i].Key, got, want)
 		}

@@ -36,9 +36,10 @@ type Cell struct {
 	// ("" is AllFailed).
 	Missing bool
 	Absent  Absence
-	// NotMeasured: B's trials of the cell have no value of the metric
-	// (B measured it in other cells): not judged, and no cell of the
-	// metric for Check's "no cell has it".
+	// NotMeasured: B has counted trials of the cell, none with a value
+	// of the metric, which A has there. It fails: B brought no evidence
+	// of the metric in the cell (with one value of five it failed as too
+	// few to judge; with none it passed as "not judged").
 	NotMeasured bool
 	// GaveUp is why B's runner gave the cell up ("" when it did not):
 	// the cell fails whatever trials it left before.
@@ -84,8 +85,8 @@ type Verdict struct {
 	Rule Rule
 	Cell Cell
 	// Fail: significant and beyond the threshold, or not judged for want
-	// of evidence (missing in B, given up there, fewer than 2 trials on
-	// a side).
+	// of evidence (missing in B, given up or unfinished there, not
+	// measured there, fewer than 2 trials on a side).
 	Fail bool
 	// Judged: the verdict rests on the cell's interval (or Welch's test)
 	// at Level; false for a cell decided without one.
@@ -111,7 +112,9 @@ type Verdict struct {
 }
 
 // Outcome is the verdict in one word: fail, pass, or not_judged (a cell
-// passed without an interval: B's trials lack the metric).
+// passed without an interval). No verdict is not_judged any more, since
+// every cell without an interval fails (B's trials lacking the metric
+// made one); the word stays for the readers of compare's JSON and CSV.
 func (v Verdict) Outcome() string {
 	switch {
 	case v.Fail:
@@ -129,17 +132,17 @@ func (v Verdict) Outcome() string {
 // confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
 // 20 cells of pure noise would fail a gate in about two runs of three;
 // this way noise fails it in at most 5% of runs however many cells the
-// study has. A cell in A that B lacks, gave up or did not finish fails,
-// so does one of B that A lacks (MissingA), and so does one with fewer
-// than 2 trials on a side: a change that breaks a cell, or a
-// run cut short, must not pass because it left too little to compare. A
-// cell whose trials in B lack the metric is no cell of it here.
+// study has. A cell in A that B lacks, gave up, did not finish or did
+// not measure the metric in fails, so does one of B that A lacks
+// (MissingA), and so does one with fewer than 2 trials on a side: a
+// change that breaks a cell (or the collector of a metric), or a run cut
+// short, must not pass because it left too little to compare.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
 	m := 0
 	for _, r := range rules {
 		seen := false
 		for _, c := range cells {
-			if c.Metric == r.Metric && !c.NotMeasured {
+			if c.Metric == r.Metric {
 				seen = true
 				if judged(c) {
 					m++
@@ -266,8 +269,10 @@ const noEvidence = "a gate does not pass on no evidence"
 // finish fails: a change that breaks a cell, or a run cut short before
 // or within it, must not pass because it left too little to compare,
 // and neither does a cell with fewer than 2 trials on a side (one trial from before the runner gave
-// up, or before the run ended, at -50% was "not judged" and passed). A
-// metric B's trials lack is not judged.
+// up, or before the run ended, at -50% was "not judged" and passed),
+// nor one whose trials in B lack the metric A has there: with none it
+// passed as "not judged" while one of five failed as too few, less
+// evidence a better verdict.
 func unjudged(c Cell) (why string, fail, ok bool) {
 	if c.MissingA {
 		return missingInA(c), true, true
@@ -284,11 +289,13 @@ func unjudged(c Cell) (why string, fail, ok bool) {
 		return "B's budget ran out before this cell: the run has no trial of it; " + noEvidence, true, true
 	case c.Missing:
 		return "no value in B (every trial of the cell failed there): not measured", true, true
-	case c.NotMeasured:
-		return fmt.Sprintf("not measured in B (its trials of the cell have no value of %s): not judged", c.Metric), false, true
 	case c.Unfinished:
+		// Before NotMeasured: an unfinished cell fails as unfinished
+		// whatever its trials hold, the metric or not.
 		return fmt.Sprintf("B unfinished (n=%d of planned %s): the run ended before it finished the cell, so its trials are partial "+
 			"whatever they say; %s", len(c.B), c.PlannedB, noEvidence), true, true
+	case c.NotMeasured:
+		return fmt.Sprintf("not measured in B (its trials of the cell have no value of %s, which A has there); %s", c.Metric, noEvidence), true, true
 	case !judged(c):
 		return fmt.Sprintf("not enough trials to judge: %d in A, %d in B (an interval needs 2 on each side); %s",
 			len(c.A), len(c.B), noEvidence), true, true
