@@ -78,8 +78,10 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	if err != nil {
 		return err
 	}
+	var gated []string
 	for _, r := range rules {
 		metrics = appendMissing(metrics, r.Metric)
+		gated = append(gated, r.Metric)
 	}
 	a, err := loadRun(dirA)
 	if err != nil {
@@ -110,7 +112,12 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 		// cannot fail: a gate does not pass on no evidence.
 		return inputErr(fmt.Errorf("--fail-if needs each run's study to know the cells it was to run: %w", err))
 	}
-	rows := compare.Runs(a, b, metrics, studyCells(sa), studyCells(sb))
+	// A rule's metric that one run measured in no cell is still judged
+	// (knownMetrics refused it when neither has it): every cell of it the
+	// other run has fails as not measured, and the table and the other
+	// rules' verdicts are still given; it was bad input (exit 2, nothing
+	// on stdout) that hid another rule's regression.
+	rows := compare.Runs(a, b, metrics, gated, studyCells(sa), studyCells(sb))
 	if sb != nil {
 		// A B cut short within its cells fails them, as it fails the
 		// cells it never reached: a CI job stopped at two trials a cell

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,13 +147,61 @@ func TestCompareGateNotMeasured(t *testing.T) {
 	samples = append(samples, results.Sample{Cell: rfs, Trial: 1, Metrics: retx}, results.Sample{Cell: rfs, Trial: 2, Metrics: retx})
 	cut := writeRunDir(t, two, samples, []results.Stop{{Cell: base, Metric: results.MetricBitrate, N: 5, Valid: 5, Status: "max"}})
 	code, out, errs = compareExit(t, a, cut, "--fail-if", "bitrate < -5%")
-	if code != ExitFailure || !strings.Contains(out, "| bitrate < -5% | bridge/rfs/tcp/r=1 | **FAIL** | B unfinished (n=0 of planned 5)") {
+	if code != ExitFailure || !strings.Contains(out, "| bitrate < -5% | bridge/rfs/tcp/r=1 | **FAIL** | B unfinished (n=0 of planned 5, its trials without a value of bitrate)") ||
+		!strings.Contains(out, "| not measured in B (its trials of the cell have no value of bitrate); B unfinished (planned 5) |") {
 		t.Errorf("B cut within rfs, its two trials without bitrate: exit %d, want %d and the cell failed as unfinished\n%s%s", code, ExitFailure, out, errs)
 	}
-	none := writeRun(t, map[string][]map[string]float64{"baseline": {retx, retx, retx}, "rfs": {retx, nil, retx}})
-	code, _, errs = compareExit(t, a, none, "--fail-if", "bitrate < -5%")
-	if code != ExitBadInput || !strings.Contains(errs, `no cell of both runs has metric "bitrate"`) || strings.Count(errs, "\n") != 1 {
-		t.Errorf("B has bitrate in no counted trial: exit %d, want %d with one line\n%s", code, ExitBadInput, errs)
+}
+
+// TestCompareGateMetricOneRunLacks: a rule's metric that B measured in
+// no cell (its collector broken everywhere) fails every cell A has it
+// in as not measured in B, and the table (JSON here) is still written,
+// with the other rule's verdicts: it was bad input (exit 2, nothing on
+// stdout), which hid a real bitrate regression judged by the other
+// rule. The other way round, a metric A measured nowhere fails B's
+// cells of it (B's values have no baseline); a metric neither run has
+// stays bad input.
+func TestCompareGateMetricOneRunLacks(t *testing.T) {
+	both := func(v float64) map[string]float64 {
+		return map[string]float64{results.MetricBitrate: v, "cpp_total_ns": 500}
+	}
+	bit := func(v float64) map[string]float64 { return map[string]float64{results.MetricBitrate: v} }
+	a := writeRun(t, map[string][]map[string]float64{"baseline": {both(10e9), both(10.1e9), both(9.9e9)}, "rfs": {both(12e9), both(12.1e9), both(11.9e9)}})
+	b := writeRun(t, map[string][]map[string]float64{"baseline": {bit(10e9), bit(10.1e9), bit(9.9e9)}, "rfs": {bit(6e9), bit(6.1e9), bit(5.9e9)}})
+	code, out, errs := compareExit(t, a, b, "--fail-if", "cpp_total_ns > +10%", "--fail-if", "bitrate < -5%", "--format", "json")
+	var doc struct {
+		Rows []struct {
+			Cell, Metric, Verdict string
+			NotMeasuredInB        bool `json:"not_measured_in_b"`
+		} `json:"rows"`
+		Verdicts []struct{ Rule, Cell, Why string }
+		Failed   bool
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitFailure || !doc.Failed || len(doc.Rows) != 4 {
+		t.Fatalf("B has no cpp_total_ns in any cell: exit %d (%v), want %d and the JSON of 4 rows\n%s%s", code, err, ExitFailure, out, errs)
+	}
+	var failed []string
+	for _, r := range doc.Rows {
+		if r.Metric == "cpp_total_ns" && (!r.NotMeasuredInB || r.Verdict != "fail") {
+			t.Errorf("row %+v: want not measured in B, failed", r)
+		}
+		if r.Verdict == "fail" {
+			failed = append(failed, r.Cell+" "+r.Metric)
+		}
+	}
+	// writeRun writes the cells in no set order, which the rows follow.
+	slices.Sort(failed)
+	if want := "bridge/baseline/tcp/r=1 cpp_total_ns, bridge/rfs/tcp/r=1 bitrate, bridge/rfs/tcp/r=1 cpp_total_ns"; strings.Join(failed, ", ") != want {
+		t.Errorf("failed rows %q, want %q (rfs's halved bitrate among them)", strings.Join(failed, ", "), want)
+	}
+	// The other way round: B's cpp_total_ns has no baseline in A.
+	code, out, errs = compareExit(t, b, a, "--fail-if", "cpp_total_ns > +10%")
+	if code != ExitFailure || !strings.Contains(out, "| **FAIL** | not measured in A (its trials of the cell have no value of cpp_total_ns, which B has there)") {
+		t.Errorf("A has no cpp_total_ns in any cell: exit %d, want %d\n%s%s", code, ExitFailure, out, errs)
+	}
+	code, _, errs = compareExit(t, b, b, "--fail-if", "cpp_total_ns > +10%")
+	if code != ExitBadInput || !strings.Contains(errs, `neither run has metric "cpp_total_ns"`) {
+		t.Errorf("neither run has cpp_total_ns: exit %d, want %d\n%s", code, ExitBadInput, errs)
 	}
 }
 

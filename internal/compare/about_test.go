@@ -115,7 +115,7 @@ func TestNoMatchSaysWhatEachHolds(t *testing.T) {
 	if got, want := Holds(a), "datapaths flannel, bridge; workloads http, tcp; tunings baseline; replicas 1"; got != want {
 		t.Errorf("Holds: %q, want %q", got, want)
 	}
-	rows := Runs(counted(a), counted(b), nil, nil, nil)
+	rows := Runs(counted(a), counted(b), nil, nil, nil, nil)
 	var out strings.Builder
 	h := NewHead("runs/a", "runs/b", &results.Run{Samples: a}, &results.Run{Samples: b}, nil, nil, false)
 	if err := WriteMarkdown(&out, h, rows); err != nil || len(rows) != 0 {

@@ -41,7 +41,7 @@ func TestCellBNeverReached(t *testing.T) {
 	}
 	rb := counted(b)
 	s := fixedStudy(5, 1, 4)
-	rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, s.Cells())
+	rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, nil, s.Cells())
 	if len(rows) != 2 || !rows[1].Missing || rows[1].Absent != gate.NotReached || rows[1].Key != "bridge/baseline/tcp/r=4" || rows[0].Missing {
 		t.Fatalf("rows %+v, want r=1 compared and r=4 missing (not reached)", rows)
 	}
@@ -59,12 +59,12 @@ func TestCellBNeverReached(t *testing.T) {
 	if err := WriteMarkdown(&md, Head{A: "a", B: "b"}, rows); err != nil || !strings.Contains(md.String(), "missing: B did not reach it") {
 		t.Errorf("table (%v):\n%s", err, md.String())
 	}
-	if rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, nil); len(rows) != 1 {
+	if rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, nil, nil); len(rows) != 1 {
 		t.Errorf("B's study unknown: %+v, want r=1 alone", rows)
 	}
 	// B's study has r=1 only: r=4 is no row, and is named.
 	one := fixedStudy(5, 1).Cells()
-	if rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, one); len(rows) != 1 {
+	if rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, nil, one); len(rows) != 1 {
 		t.Errorf("B's study without r=4: %+v, want r=1 alone", rows)
 	}
 	h := NewHead("a", "b", counted(a), rb, nil, one, false)
@@ -94,7 +94,7 @@ func TestCellBudgetRanOut(t *testing.T) {
 	c4, c8 := a[1].Cell, a[2].Cell
 	rb.Stops = []results.Stop{{Cell: b[0].Cell, Status: "max", N: 5}, {Cell: c4, Status: "budget", Reason: "budget spent before this block",
 		Failed: "budget spent before this block"}, {Cell: c8, Status: "running"}}
-	rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), rb, []string{results.MetricBitrate}, nil, nil, nil)
 	if len(rows) != 3 || rows[1].Absent != gate.BudgetOut || rows[1].GaveUp != "" || rows[2].Absent != gate.NotReached {
 		t.Fatalf("rows %+v, want r=4 missing for the budget, r=8 not reached", rows)
 	}
@@ -154,7 +154,7 @@ func TestCellBudgetRanOut(t *testing.T) {
 	// B on another datapath that ran nothing of it: its study names it.
 	other := &results.Run{}
 	cells := []results.Cell{{Datapath: "cilium", Tuning: "baseline", Workload: "tcp", Replicas: 1}}
-	if rows := Runs(counted(a), other, []string{results.MetricBitrate}, nil, cells); len(rows) != 1 || rows[0].Absent != gate.NotReached ||
+	if rows := Runs(counted(a), other, []string{results.MetricBitrate}, nil, nil, cells); len(rows) != 1 || rows[0].Absent != gate.NotReached ||
 		rows[0].Key != "bridge|cilium/baseline/tcp/r=1" {
 		t.Errorf("B of one datapath that ran nothing: %+v", rows)
 	}

@@ -7,15 +7,12 @@ package compare
 
 import (
 	"fmt"
-	"io"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
-	"github.com/cnibench/cnibench/internal/markdown"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -39,7 +36,8 @@ type Row struct {
 	Missing bool
 	Absent  gate.Absence
 	// NotMeasured: B has counted trials of the cell, but none has a
-	// value of the metric, which B measured in other cells.
+	// value of the metric, which B measured in other cells or a gate
+	// judges (gated): the gate fails it.
 	NotMeasured bool
 	// GaveUp is why B's runner gave the cell up (stops.json's failed, or
 	// a trial whose every attempt failed); "" when it did not. A cell B
@@ -61,6 +59,11 @@ type Row struct {
 	MissingA bool
 	AbsentA  gate.Absence
 	GaveUpA  string
+	// NotMeasuredA: A has counted trials of the cell, but none has a
+	// value of the metric, which B has there and A measured in other
+	// cells (or a gate judges it): B's values have no baseline, and the
+	// gate fails it.
+	NotMeasuredA bool
 	// UnfinishedB: B ended before it finished the cell (MarkUnfinished),
 	// which was to have PlannedB trials ("5", "3 to 10"): its numbers are
 	// partial, and the gate fails it.
@@ -84,35 +87,40 @@ type key struct {
 
 // Runs matches the scalar metrics of two runs' counted samples. metrics
 // limits the metrics compared (empty, or an entry "": every metric both
-// runs have). studyA and studyB are the cells of each run's study (its
-// study.yaml's Cells; nil when it could not be read). A cell of A that B
-// has no value of a metric for is a row too when B's study has it and B
-// has no counted trial of it (Missing, with why: every trial failed, the
-// run ended or the budget ran out before it), or when B's counted trials
-// of it lack a metric B measured elsewhere (NotMeasured); a cell B's
-// study leaves out is no row (LeftOutB names them). A cell B gave up
-// (GaveUp) is marked whatever trials it left. The other way round, a
-// cell of B that A's study has and A has no counted trial of is a row
-// (MissingA, missingInA): A is the run cut short, and the gate fails it;
-// one A's study leaves out is no row (LeftOutA names them).
-func Runs(a, b *results.Run, metrics []string, studyA, studyB []results.Cell) []Row {
+// runs have); gated are those a gate judges (--fail-if's), compared
+// whatever metrics says. studyA and studyB are the cells of each run's
+// study (its study.yaml's Cells; nil when it could not be read). A cell
+// of A that B has no value of a metric for is a row too when B's study
+// has it and B has no counted trial of it (Missing, with why: every
+// trial failed, the run ended or the budget ran out before it), or when
+// B's counted trials of it lack a metric B measured elsewhere, or one a
+// gate judges (NotMeasured: a B that measured a gated metric in no cell
+// has such a row in every cell it counted, which the gate fails, where
+// it was bad input that hid another rule's regression); a cell B's study
+// leaves out is no row (LeftOutB names them). A cell B gave up (GaveUp)
+// is marked whatever trials it left. The other way round, a cell of B
+// that A's study has and A has no counted trial of is a row (MissingA,
+// missingInA): A is the run cut short, and the gate fails it; so is one
+// whose counted trials in A lack the metric (NotMeasuredA); one A's
+// study leaves out is no row (LeftOutA names them).
+func Runs(a, b *results.Run, metrics, gated []string, studyA, studyB []results.Cell) []Row {
 	va, vb := values(a.Samples), values(b.Samples)
 	bs := newRunSide(b, studyB)
 	p := newPairing(a, b, studyA, studyB)
 	wa, wb := wideCells(va), wideCells(vb)
 	da, db := disturbedCells(a.Samples), disturbedCells(b.Samples)
-	want := wanted(metrics)
+	want := wanted(metrics, gated)
 	first := firstSeen(a.Samples)
 	var rows []Row
 	for k, xs := range va {
-		if len(want) > 0 && !want[k.metric] {
+		if !want.every && !want.named[k.metric] {
 			continue
 		}
 		kb := p.inB(k)
 		ys, ok := vb[kb]
 		why := present
 		if !ok {
-			if why = bs.absent(kb); why == notRun {
+			if why = bs.absent(kb, want.gated[k.metric]); why == notRun {
 				continue
 			}
 		}
@@ -127,7 +135,7 @@ func Runs(a, b *results.Run, metrics []string, studyA, studyB []results.Cell) []
 			cellB: cellOf(kb),
 		})
 	}
-	rows = append(rows, missingInA(a, b, p, want, studyA)...)
+	rows = append(rows, missingInA(a, b, p, want, studyA, first)...)
 	// Cells in the order run A measured them first (the study's order
 	// of datapaths, tunings and replica counts, as its report has them),
 	// not by name, which put rfs+ before rfs and r=16 before r=4; the
@@ -144,16 +152,29 @@ func Runs(a, b *results.Run, metrics []string, studyA, studyB []results.Cell) []
 	return rows
 }
 
-// wanted is the set of metrics to compare; empty: every metric.
-func wanted(metrics []string) map[string]bool {
-	want := map[string]bool{}
+// wants are the metrics a comparison compares: every metric (of A, and
+// the other way round of both runs), or those named; and those a gate
+// judges (gated, named too), which are compared even in a run that
+// measured them in no cell.
+type wants struct {
+	every        bool
+	named, gated map[string]bool
+}
+
+// wanted reads Runs' metrics and gated: an entry "" in metrics is every
+// metric, as is none.
+func wanted(metrics, gated []string) wants {
+	w := wants{every: len(metrics) == 0, named: map[string]bool{}, gated: map[string]bool{}}
 	for _, m := range metrics {
 		if m == "" {
-			return map[string]bool{}
+			w.every = true
 		}
-		want[m] = true
+		w.named[m] = true
 	}
-	return want
+	for _, m := range gated {
+		w.named[m], w.gated[m] = true, true
+	}
+	return w
 }
 
 // pairing matches A's cells to B's. Runs of one datapath each are
@@ -324,121 +345,4 @@ func datapaths(r *results.Run, study []results.Cell) []string {
 		seen[st.Cell.Datapath] = true
 	}
 	return slices.Sorted(maps.Keys(seen))
-}
-
-// WriteMarkdown prints the rows as a table: A and B with their 95%
-// intervals and trial counts, B/A with Fieller's interval, and Welch's p,
-// then how each was computed.
-func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
-	if len(rows) == 0 {
-		// Say what each run holds: the usual cause is two studies, or
-		// one renamed entry, whose cells share no name.
-		_, err := fmt.Fprintf(w, "No cell and metric appear in both runs: cells match by tuning, workload, replica count and "+
-			"impairment, and by datapath where both runs have it.\nA = %s: %s\nB = %s: %s\n", h.A, h.HoldsA, h.B, h.HoldsB)
-		return err
-	}
-	for _, side := range [][3]string{{"A", h.A, h.AboutA}, {"B", h.B, h.AboutB}} {
-		line := side[0] + " = " + side[1]
-		if side[2] != "" {
-			line += ": " + side[2]
-		}
-		fmt.Fprintln(w, line)
-	}
-	for _, note := range h.notes() {
-		fmt.Fprintf(w, "\n%s\n", note)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	delta, wide, disturbed, below := false, false, false, false
-	for _, r := range rows {
-		wide = wide || r.WideA || r.WideB
-		disturbed = disturbed || r.DisturbedA+r.DisturbedB > 0
-		sc := analysis.Display(r.Metric)
-		p := "—"
-		if !math.IsNaN(r.P) {
-			p = fmt.Sprintf("%.3g", r.P)
-		}
-		ratio := "—"
-		if !math.IsNaN(r.Ratio.Ratio) {
-			ratio = fmt.Sprintf("%.3f", r.Ratio.Ratio)
-			if r.Ratio.Method != stats.MethodNone {
-				ratio += fmt.Sprintf(" [%.3f, %.3f]", r.Ratio.Low, r.Ratio.High)
-			}
-			if r.Ratio.Method == stats.MethodDelta {
-				ratio += " delta"
-				delta = true
-			}
-			if r.A.Mean < 0 {
-				ratio += " A<0"
-				below = true
-			}
-		}
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %d, %d%s | %s | %s |\n", markdown.Cell(r.Key), analysis.WithUnit(r.Metric, sc.Unit),
-			markdown.Cell(aText(r, sc.SummaryCI(r.A))), markdown.Cell(bText(r, sc.SummaryCI(r.B))), r.A.N, r.B.N, spreadNote(r), ratio, p); err != nil {
-			return err
-		}
-	}
-	if _, err := fmt.Fprintf(w, "\n%s\n", methodNote(len(rows), delta, wide, disturbed, below)); err != nil {
-		return err
-	}
-	return writeOneCoreMarkdown(w, h.Bound)
-}
-
-// bText is B's column of a row: its summary, or why it has none, and
-// that B gave the cell up with why (the trials it left before are not
-// the cell's whole story, and the gate fails it).
-func bText(r Row, summary string) string {
-	switch {
-	case r.Missing && r.GaveUp != "":
-		return "missing: B gave the cell up (" + r.GaveUp + ")"
-	case r.Missing && r.Absent == gate.NotReached:
-		return "missing: B did not reach it (its study has the cell; the run ended first)"
-	case r.Missing && r.Absent == gate.BudgetOut:
-		return "missing: B's budget ran out before this cell"
-	case r.Missing:
-		return "missing (no value in B: every trial of the cell failed there)"
-	case r.NotMeasured:
-		return "not measured in B (its trials of the cell have no value of " + r.Metric + ")"
-	case r.GaveUp != "":
-		return summary + "; B gave the cell up (" + r.GaveUp + ")"
-	case r.UnfinishedB:
-		return fmt.Sprintf("%s; B unfinished (n=%d of planned %s)", summary, len(r.XB), r.PlannedB)
-	}
-	return summary
-}
-
-// belowZeroNote says why the B/A of a row whose A mean is below 0 is
-// no ratio to read (a lost count that iperf3 lowered below 0): two
-// negative means make B/A above 1 a fall.
-const belowZeroNote = "B/A cannot be read as a ratio where A's mean is below 0: above 1 is B further below 0 " +
-	"(a fall), below 1 a rise; read the change from the means (--fail-if judges it as (B − A)/|A|, docs/statistics.md)"
-
-// methodNote says how the table's numbers were computed: the two runs'
-// trials are independent (no rounds in common), so every comparison is
-// unpaired. delta says a row fell back to the delta method, wide that a
-// row's cell spreads widely in a run, disturbed that one counted
-// disturbed trials, below that a row's A mean is below 0.
-func methodNote(rows int, delta, wide, disturbed, below bool) string {
-	n := fmt.Sprintf("n: trials per run. Means with Student t 95%% intervals; B/A with Fieller's 95%% interval "+
-		"(unpaired: the runs share no rounds); p: Welch's two-sided t test, not corrected for multiple comparisons (%d rows; "+
-		"--fail-if corrects its intervals with Bonferroni over the cells it judges).", rows)
-	if delta {
-		n += " \"delta\": A's mean cannot be told from 0 at 95%, so Fieller's set is unbounded; the row shows the delta " +
-			"method's interval instead, an approximation that is poor there (docs/statistics.md)."
-	}
-	if wide {
-		n += " \"spreads widely\": in that run the cell's trials spread far more than its other cells' of the same " +
-			"workload and metric (an F test at 1% with Bonferroni, docs/statistics.md \"Trials that spread widely\"), so " +
-			"the interval rests on trials worth reading in that run's report."
-	}
-	if disturbed {
-		n += " \"disturbed\": trials of the cell in that run that the noise guard found disturbed (steal, other " +
-			"processes' CPU or a short collector window beyond its bounds) and counted when its repeats were used up " +
-			"(that run's \"Marked trials\"): their spread is in the interval."
-	}
-	if below {
-		n += " \"A<0\": " + belowZeroNote + "."
-	}
-	return n
 }

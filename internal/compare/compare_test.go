@@ -22,7 +22,7 @@ func sample(dp, tuning string, reps int, bitrate float64) results.Sample {
 func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 	a := []results.Sample{sample("bridge", "baseline", 1, 10e9), sample("bridge", "baseline", 1, 12e9), sample("bridge", "rfs", 1, 11e9)}
 	b := []results.Sample{sample("kube-cni", "baseline", 1, 5e9), sample("kube-cni", "baseline", 1, 6e9), sample("kube-cni", "rps", 1, 1e9)}
-	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil, nil)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows, want 1 (only baseline/r=1 is in both): %+v", len(rows), rows)
 	}
@@ -57,7 +57,7 @@ func TestRunsMatchesCellsAcrossDatapathNames(t *testing.T) {
 func TestRunsKeepsDatapathsApartWhenSeveral(t *testing.T) {
 	a := []results.Sample{sample("calico-vxlan", "baseline", 1, 1), sample("flannel-vxlan", "baseline", 1, 2)}
 	b := []results.Sample{sample("calico-vxlan", "baseline", 1, 3), sample("bridge", "baseline", 1, 4)}
-	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil, nil)
 	if len(rows) != 1 || rows[0].DataA != "calico-vxlan" || rows[0].DataB != "calico-vxlan" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -73,7 +73,7 @@ func TestDeltaRowMarked(t *testing.T) {
 		return s
 	}
 	a := []results.Sample{jitter(0.01), jitter(0.2), jitter(0.005)}
-	rows := Runs(counted(a), counted(a), []string{"jitter_ms", "rtt_us"}, nil, nil)
+	rows := Runs(counted(a), counted(a), []string{"jitter_ms", "rtt_us"}, nil, nil, nil)
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, Head{A: "a", B: "b"}, rows); err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestRunsInStudyOrder(t *testing.T) {
 			a = append(a, sample("bridge", tn, reps, 10e9), sample("bridge", tn, reps, 11e9))
 		}
 	}
-	rows := Runs(counted(a), counted(a), nil, nil, nil)
+	rows := Runs(counted(a), counted(a), nil, nil, nil, nil)
 	var got []string
 	for _, r := range rows {
 		got = append(got, r.Metric+" "+r.Key)
@@ -150,7 +150,7 @@ func TestOneCoreChanges(t *testing.T) {
 		t.Errorf("%+v", g)
 	}
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, Head{A: "a", B: "b", Bound: got}, Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil)); err != nil {
+	if err := WriteMarkdown(&buf, Head{A: "a", B: "b", Bound: got}, Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	want := "| bridge\\|kube-cni/baseline/tcp/r=1 | server | **bound** in 2 of 2 trials (cpu 0: 98% busy, 70% softirq) | 1 of 3 trials bound |"
@@ -164,7 +164,7 @@ func TestOneCoreChanges(t *testing.T) {
 func TestOneTrialSideHasNoInterval(t *testing.T) {
 	a := []results.Sample{sample("bridge", "baseline", 1, 10e9)}
 	b := []results.Sample{sample("bridge", "baseline", 1, 11e9), sample("bridge", "baseline", 1, 12e9)}
-	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil, nil)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -222,7 +222,7 @@ func TestMarkdownNoEmptyUnit(t *testing.T) {
 	} {
 		cell := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
 		a := []results.Sample{{Cell: cell, Metrics: map[string]float64{c.metric: 1}}, {Cell: cell, Metrics: map[string]float64{c.metric: 1}}}
-		rows := Runs(counted(a), counted(a), []string{c.metric}, nil, nil)
+		rows := Runs(counted(a), counted(a), []string{c.metric}, nil, nil, nil)
 		var buf bytes.Buffer
 		if err := WriteMarkdown(&buf, Head{A: "a", B: "b"}, rows); err != nil {
 			t.Fatal(err)

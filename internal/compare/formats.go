@@ -30,8 +30,8 @@ func Cells(rows []Row) []gate.Cell {
 			return d.Format(v) + " " + d.Unit
 		}
 		out[i] = gate.Cell{Key: r.Key, Metric: r.Metric, A: r.XA, B: r.XB, Missing: r.Missing, Absent: r.Absent, NotMeasured: r.NotMeasured,
-			GaveUp: r.GaveUp, MissingA: r.MissingA, AbsentA: r.AbsentA, GaveUpA: r.GaveUpA, Unfinished: r.UnfinishedB, PlannedB: r.PlannedB,
-			Show: show}
+			GaveUp: r.GaveUp, MissingA: r.MissingA, AbsentA: r.AbsentA, GaveUpA: r.GaveUpA, NotMeasuredA: r.NotMeasuredA,
+			Unfinished: r.UnfinishedB, PlannedB: r.PlannedB, Show: show}
 	}
 	return out
 }
@@ -121,10 +121,12 @@ func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
 // gave_up_a, and the same CSV columns at the end) and made every JSON
 // key always present, an empty value where 2 left it out; 4 added B's
 // cells A's study leaves out (left_out_a, the JSON alone); 5 added the
-// cells neither run has a counted trial of (neither, the JSON alone). A version
+// cells neither run has a counted trial of (neither, the JSON alone); 6
+// added the rows of cells whose counted trials in A lack a metric B has
+// there (not_measured_in_a, per row and as the CSV's last column). A version
 // only adds fields; a reader of an older one reads a newer one
 // unchanged.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ci is a side as the CSV and JSON give it: one trial has no interval,
 // not one of zero width at its mean.
@@ -152,13 +154,14 @@ func num(v float64) string {
 }
 
 // csvHeader are the CSV's columns; the ones after gave_up_b came with
-// SchemaVersion 2 (the gate's columns are empty without --fail-if), the
-// last three with 3.
+// SchemaVersion 2 (the gate's columns are empty without --fail-if),
+// missing_in_a, absent_in_a and gave_up_a with 3, not_measured_in_a
+// with 6.
 var csvHeader = []string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
 	"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
 	"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b",
 	"absent_in_b", "verdict", "gate_level", "gate_change", "gate_ratio_low", "gate_ratio_high", "gate_p_welch",
-	"missing_in_a", "absent_in_a", "gave_up_a"}
+	"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a"}
 
 func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
@@ -180,7 +183,7 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB), strconv.Itoa(r.DisturbedA), strconv.Itoa(r.DisturbedB),
 			strconv.FormatBool(r.NotMeasured), r.GaveUp,
 			string(r.Absent), outcome, num(level), num(change), num(low), num(high), num(p),
-			strconv.FormatBool(r.MissingA), string(r.AbsentA), r.GaveUpA})
+			strconv.FormatBool(r.MissingA), string(r.AbsentA), r.GaveUpA, strconv.FormatBool(r.NotMeasuredA)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -236,6 +239,9 @@ type jsonRow struct {
 	MissingInA bool   `json:"missing_in_a"`
 	AbsentInA  string `json:"absent_in_a"`
 	GaveUpA    string `json:"gave_up_a"`
+	// NotMeasuredInA: A's counted trials of the cell lack the metric B
+	// has there (Row.NotMeasuredA).
+	NotMeasuredInA bool `json:"not_measured_in_a"`
 }
 
 // jsonVerdict is one rule's verdict on one cell: its outcome, and the
@@ -325,7 +331,8 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 			Ratio: jsonNum(r.Ratio.Ratio), RatioLow: jsonNum(bounds(r.Ratio).Low), RatioHigh: jsonNum(bounds(r.Ratio).High),
 			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: failed,
 			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB, NotMeasuredInB: r.NotMeasured, GaveUpB: r.GaveUp,
-			AbsentInB: string(r.Absent), Verdict: outcome, MissingInA: r.MissingA, AbsentInA: string(r.AbsentA), GaveUpA: r.GaveUpA})
+			AbsentInB: string(r.Absent), Verdict: outcome, MissingInA: r.MissingA, AbsentInA: string(r.AbsentA), GaveUpA: r.GaveUpA,
+			NotMeasuredInA: r.NotMeasuredA})
 	}
 	for _, v := range vs {
 		doc.Verdicts = append(doc.Verdicts, newJSONVerdict(v))

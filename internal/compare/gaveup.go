@@ -74,8 +74,8 @@ const (
 	// present: B has values of the cell's metric.
 	present absence = iota
 	// notRun: B's study leaves the cell out (or, its study unknown, B
-	// has no trace of it), or B measured the metric nowhere (then it is
-	// no metric of both runs); no row.
+	// has no trace of it), or B measured the metric nowhere and no gate
+	// judges it (then it is no metric of both runs); no row.
 	notRun
 	// missing: B tried the cell and has no counted trial of it (every
 	// trial failed, or it gave the cell up).
@@ -85,7 +85,7 @@ const (
 	// budgetOut: B's budget ran out before the cell's block.
 	budgetOut
 	// notMeasured: B has counted trials of the cell, none with the
-	// metric, which it measured in other cells.
+	// metric, which it measured in other cells or a gate judges.
 	notMeasured
 )
 
@@ -94,11 +94,14 @@ const (
 var gateAbsence = map[absence]gate.Absence{missing: gate.AllFailed, notReached: gate.NotReached, budgetOut: gate.BudgetOut}
 
 // absent says why the run has no value of kb (its key of a cell's
-// metric).
-func (s runSide) absent(kb key) absence {
+// metric); gated: a gate judges the metric, so a cell the run counted
+// without it is not measured even if the run measured it nowhere (a
+// collector broken in every cell is no metric to leave out, but a
+// regression of it the gate cannot rule out).
+func (s runSide) absent(kb key, gated bool) absence {
 	c := cellOf(kb)
 	switch {
-	case s.counted[c] && s.metrics[kb.metric]:
+	case s.counted[c] && (s.metrics[kb.metric] || gated):
 		return notMeasured
 	case s.counted[c]:
 		return notRun

@@ -39,19 +39,19 @@ func TestGaveUpMarked(t *testing.T) {
 		Marked:  []results.Sample{attempt("baseline", 2, 1), attempt("baseline", 2, 2), attempt("baseline", 2, 3), attempt("rfs", 2, 1), attempt("rfs", 2, 2)},
 	}
 	const why = "trial 2 failed 3 attempts; last: iperf3: connection refused"
-	rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil, nil)
 	if len(rows) != 2 || rows[0].GaveUp != why || rows[0].Missing || rows[1].GaveUp != "" {
 		t.Fatalf("rows %+v, want baseline given up (%q) with its one trial, rfs not", rows, why)
 	}
 	b.Stops = []results.Stop{{Cell: b.Samples[0].Cell, Metric: results.MetricBitrate, Status: "failed", Failed: "trial 2 failed 3 attempts; last: timeout"}}
-	rows = Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil)
+	rows = Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil, nil)
 	if rows[0].GaveUp != "trial 2 failed 3 attempts; last: timeout" {
 		t.Errorf("stops.json's reason not taken: %q", rows[0].GaveUp)
 	}
 	// A cell the budget did not reach was not given up: nothing failed.
 	skipped := &results.Run{Samples: b.Samples, Stops: []results.Stop{{Cell: b.Samples[1].Cell, Metric: results.MetricBitrate,
 		Status: "budget", Failed: "budget spent before this block"}}}
-	for _, r := range Runs(counted(a), skipped, []string{results.MetricBitrate}, nil, nil) {
+	for _, r := range Runs(counted(a), skipped, []string{results.MetricBitrate}, nil, nil, nil) {
 		if r.GaveUp != "" || r.Missing {
 			t.Errorf("a cell the budget did not reach taken for given up: %+v", r)
 		}
@@ -92,7 +92,7 @@ func TestMissingNeedsNoCountedTrial(t *testing.T) {
 		Samples: []results.Sample{trialOf("baseline", 1, both(10e9)), trialOf("baseline", 2, both(10e9)), trialOf("rfs", 1, retx), trialOf("rfs", 3, retx)},
 		Marked:  []results.Sample{attempt("rfs", 2, 1), attempt("rps", 1, 1), attempt("rps", 1, 2), attempt("rps", 1, 3)},
 	}
-	rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil, nil)
 	got := map[string]Row{}
 	for _, r := range rows {
 		got[r.Key] = r
@@ -109,7 +109,7 @@ func TestMissingNeedsNoCountedTrial(t *testing.T) {
 		t.Errorf("table (%v):\n%s", err, md.String())
 	}
 	b.Samples = []results.Sample{trialOf("baseline", 1, retx), trialOf("rfs", 1, retx)}
-	if rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil); len(rows) != 1 || !rows[0].Missing {
+	if rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil, nil); len(rows) != 1 || !rows[0].Missing {
 		t.Errorf("B measured bitrate nowhere: rows %+v, want rps (missing) alone", rows)
 	}
 }

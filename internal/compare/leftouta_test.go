@@ -25,7 +25,7 @@ func TestCellLeftOutByA(t *testing.T) {
 	}
 	ra, rb := counted(a), counted(b)
 	sa, sb := fixedStudy(3, 1, 4).Cells(), fixedStudy(3, 1, 4, 16).Cells()
-	rows := Runs(ra, rb, []string{results.MetricBitrate}, sa, sb)
+	rows := Runs(ra, rb, []string{results.MetricBitrate}, nil, sa, sb)
 	if len(rows) != 2 || rows[0].MissingA || rows[1].MissingA {
 		t.Fatalf("rows %+v, want r=1 and r=4 alone", rows)
 	}

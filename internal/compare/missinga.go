@@ -13,10 +13,14 @@ import (
 // failed there, or its budget ran out before it. Rows were built from
 // A's cells alone, so such a cell was no row and a gate passed on it
 // while the page said a cell a run has no trial of fails. Metrics are
-// those wanted, or with every metric wanted, those A measured somewhere
-// (a metric A never measured is no metric of both runs). A cell A has
-// trials of without the metric is no row.
-func missingInA(a, b *results.Run, p pairing, want map[string]bool, studyA []results.Cell) []Row {
+// those named or gated, and with every metric wanted those A measured
+// somewhere (a metric A never measured is no metric of both runs, unless
+// a gate judges it). A cell A has counted trials of without the metric
+// is a row too (NotMeasuredA), which the gate fails: it was dropped
+// without a word, though B's values there have no baseline as surely
+// as where A has no trial of the cell. firstA is where each of A's cells
+// comes first in its samples (the rows' order).
+func missingInA(a, b *results.Run, p pairing, want wants, studyA []results.Cell, firstA map[key]int) []Row {
 	va, vb := values(a.Samples), values(b.Samples)
 	as := newRunSide(a, studyA)
 	firstB := firstSeen(b.Samples)
@@ -24,23 +28,28 @@ func missingInA(a, b *results.Run, p pairing, want map[string]bool, studyA []res
 	wb := wideCells(vb)
 	var rows []Row
 	for kb, ys := range vb {
-		if len(want) > 0 && !want[kb.metric] || len(want) == 0 && !as.metrics[kb.metric] {
+		if !want.named[kb.metric] && !(want.every && as.metrics[kb.metric]) {
 			continue
 		}
 		k := p.inA(kb)
 		if _, ok := va[k]; ok {
 			continue
 		}
-		why := as.absent(k)
-		if gateAbsence[why] == "" {
+		why := as.absent(k, want.gated[kb.metric])
+		if gateAbsence[why] == "" && why != notMeasured {
 			continue
+		}
+		order := len(a.Samples) + firstB[cellOf(kb)]
+		if why == notMeasured {
+			// A counted the cell: it comes where A measured it.
+			order = firstA[cellOf(k)]
 		}
 		vs := analysis.Versus(ys, nil)
 		rows = append(rows, Row{
 			Key: p.name(k), Metric: kb.metric, A: analysis.Describe(kb.metric, nil), B: analysis.Describe(kb.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath, XB: ys,
-			MissingA: true, AbsentA: gateAbsence[why], GaveUpA: as.gaveUp[cellOf(k)],
-			WideB: wb[kb], DisturbedB: db[cellOf(kb)], order: len(a.Samples) + firstB[cellOf(kb)], cellB: cellOf(kb),
+			MissingA: gateAbsence[why] != "", AbsentA: gateAbsence[why], GaveUpA: as.gaveUp[cellOf(k)], NotMeasuredA: why == notMeasured,
+			WideB: wb[kb], DisturbedB: db[cellOf(kb)], order: order, cellB: cellOf(kb),
 		})
 	}
 	return rows
@@ -63,6 +72,8 @@ func MissingA(rows []Row) []string {
 // aText is A's column of a row: its summary, or why A has none.
 func aText(r Row, summary string) string {
 	switch {
+	case r.NotMeasuredA:
+		return "not measured in A (its trials of the cell have no value of " + r.Metric + ")"
 	case !r.MissingA:
 		return summary
 	case r.GaveUpA != "":

@@ -25,7 +25,7 @@ func TestCellANeverReached(t *testing.T) {
 	}
 	ra, rb := counted(a), counted(b)
 	s := fixedStudy(5, 1, 4).Cells()
-	rows := Runs(ra, rb, []string{results.MetricBitrate}, s, s)
+	rows := Runs(ra, rb, []string{results.MetricBitrate}, nil, s, s)
 	if len(rows) != 2 || rows[0].MissingA || !rows[1].MissingA || rows[1].AbsentA != gate.NotReached || rows[1].Key != "bridge/baseline/tcp/r=4" ||
 		rows[1].B.N != 5 {
 		t.Fatalf("rows %+v, want r=1 compared and r=4 missing in A (not reached)", rows)
@@ -52,7 +52,7 @@ func TestCellANeverReached(t *testing.T) {
 		!doc.Rows[1].MissingInA || doc.Rows[1].AbsentInA != "not_reached" || doc.Rows[0].MissingInA {
 		t.Errorf("json (%v):\n%s", err, js.String())
 	}
-	if rows := Runs(ra, rb, []string{results.MetricBitrate}, nil, s); len(rows) != 1 {
+	if rows := Runs(ra, rb, []string{results.MetricBitrate}, nil, nil, s); len(rows) != 1 {
 		t.Errorf("A's study unknown: %+v, want r=1 alone", rows)
 	}
 	h := Head{A: "a", B: "b", UnfinishedA: 1, CellsA: 2}
@@ -66,7 +66,7 @@ func TestCellANeverReached(t *testing.T) {
 // reader with a strict schema finds them.
 func TestJSONKeysAlwaysPresent(t *testing.T) {
 	a := []results.Sample{at(1, 1, 10e9), at(1, 2, 10e9)}
-	rows := Runs(counted(a), counted(a), []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(a), []string{results.MetricBitrate}, nil, nil, nil)
 	var js bytes.Buffer
 	if err := Write(&js, "json", Head{A: "a", B: "b"}, rows, nil); err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestJSONKeysAlwaysPresent(t *testing.T) {
 	}
 	for _, k := range []string{"cell", "metric", "a", "b", "ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b",
 		"absent_in_b", "not_measured_in_b", "gave_up_b", "wide_a", "wide_b", "disturbed_a", "disturbed_b", "failed_rules", "verdict",
-		"missing_in_a", "absent_in_a", "gave_up_a"} {
+		"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a"} {
 		if _, ok := rs[0][k]; !ok {
 			t.Errorf("row has no key %q: %s", k, doc["rows"])
 		}

@@ -28,7 +28,7 @@ func TestCellNeitherRunHas(t *testing.T) {
 	failed.Error = "iperf3: connection refused"
 	ra.Marked = []results.Sample{failed}
 	s := fixedStudy(3, 1, 4, 16).Cells()
-	rows := Runs(ra, rb, []string{results.MetricBitrate}, s, s)
+	rows := Runs(ra, rb, []string{results.MetricBitrate}, nil, s, s)
 	if len(rows) != 2 {
 		t.Fatalf("rows %+v, want r=1 and r=4 alone", rows)
 	}

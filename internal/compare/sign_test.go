@@ -20,7 +20,7 @@ func TestRatioOfNegativeMeansMarked(t *testing.T) {
 	}
 	a := []results.Sample{lost(-100), lost(-101), lost(-99)}
 	b := []results.Sample{lost(-120), lost(-121), lost(-119)}
-	rows := Runs(counted(a), counted(b), []string{"lost_count", results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(b), []string{"lost_count", results.MetricBitrate}, nil, nil, nil)
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, Head{A: "a", B: "b"}, rows); err != nil {
 		t.Fatal(err)

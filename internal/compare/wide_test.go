@@ -30,7 +30,7 @@ func TestWideCellMarked(t *testing.T) {
 			}
 		}
 	}
-	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil, nil)
 	marked := 0
 	for _, r := range rows {
 		if r.WideA {
@@ -95,7 +95,7 @@ func TestDisturbedTrialsCounted(t *testing.T) {
 	}
 	a := []results.Sample{sample("bridge", "baseline", 1, 10e9), noisy(sample("bridge", "baseline", 1, 12e9)), sample("bridge", "rps", 1, 10e9), sample("bridge", "rps", 1, 11e9)}
 	b := []results.Sample{noisy(sample("bridge", "baseline", 1, 11e9)), noisy(sample("bridge", "baseline", 1, 7e9)), sample("bridge", "rps", 1, 10e9), sample("bridge", "rps", 1, 11e9)}
-	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil)
+	rows := Runs(counted(a), counted(b), []string{results.MetricBitrate}, nil, nil, nil)
 	if len(rows) != 2 || rows[0].DisturbedA != 1 || rows[0].DisturbedB != 2 || rows[1].DisturbedA+rows[1].DisturbedB != 0 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -109,7 +109,7 @@ func TestDisturbedTrialsCounted(t *testing.T) {
 	if err := Write(&csv, "csv", Head{}, rows, nil); err != nil {
 		t.Fatal(err)
 	}
-	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.Contains(head, ",disturbed_a,disturbed_b,") || !strings.Contains(csv.String(), ",1,2,false,,,,,,,,,false,,\n") {
+	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.Contains(head, ",disturbed_a,disturbed_b,") || !strings.Contains(csv.String(), ",1,2,false,,,,,,,,,false,,,false\n") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	if err := Write(&js, "json", Head{}, rows, nil); err != nil {

@@ -213,7 +213,7 @@ func TestCheckNotMeasured(t *testing.T) {
 		cell Cell
 		want string
 	}{
-		{"unfinished", Cell{Metric: "bitrate", A: base, NotMeasured: true, Unfinished: true, PlannedB: "5"}, "B unfinished (n=0 of planned 5)"},
+		{"unfinished", Cell{Metric: "bitrate", A: base, NotMeasured: true, Unfinished: true, PlannedB: "5"}, "B unfinished (n=0 of planned 5, its trials without a value of bitrate)"},
 		{"given up", Cell{Metric: "bitrate", A: base, NotMeasured: true, GaveUp: "trial 3 failed 4 attempts"}, "B gave the cell up (trial 3 failed 4 attempts)"},
 	} {
 		if vs, err := Check([]Rule{drop}, []Cell{c.cell}); err != nil || len(vs) != 1 || !vs[0].Fail || !strings.Contains(vs[0].Why, c.want) {

@@ -51,6 +51,10 @@ type Cell struct {
 	MissingA bool
 	AbsentA  Absence
 	GaveUpA  string
+	// NotMeasuredA: A has counted trials of the cell, none with a value
+	// of the metric, which B has there. It fails as MissingA does: B's
+	// values have no baseline (it was no cell, and passed unsaid).
+	NotMeasuredA bool
 	// Unfinished: B ended before it finished the cell (its study's
 	// design says so: analysis.Unfinished), so B's trials of it are a
 	// part of what it was to run, PlannedB trials ("5", "3 to 10"). It
@@ -133,8 +137,9 @@ func (v Verdict) Outcome() string {
 // 20 cells of pure noise would fail a gate in about two runs of three;
 // this way noise fails it in at most 5% of runs however many cells the
 // study has. A cell in A that B lacks, gave up, did not finish or did
-// not measure the metric in fails, so does one of B that A lacks
-// (MissingA), and so does one with fewer than 2 trials on a side: a
+// not measure the metric in fails, so does one of B that A lacks or did
+// not measure it in (MissingA, NotMeasuredA), and so does one with fewer
+// than 2 trials on a side: a
 // change that breaks a cell (or the collector of a metric), or a run cut
 // short, must not pass because it left too little to compare.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
@@ -171,7 +176,7 @@ func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
 // judged: the cell has an interval to judge (two values on each side,
 // and B neither lost, gave it up nor left it unfinished).
 func judged(c Cell) bool {
-	return !c.Missing && !c.MissingA && !c.NotMeasured && c.GaveUp == "" && !c.Unfinished && len(c.A) >= 2 && len(c.B) >= 2
+	return !c.Missing && !c.MissingA && !c.NotMeasured && !c.NotMeasuredA && c.GaveUp == "" && !c.Unfinished && len(c.A) >= 2 && len(c.B) >= 2
 }
 
 func judge(r Rule, c Cell, conf float64) Verdict {
@@ -292,10 +297,17 @@ func unjudged(c Cell) (why string, fail, ok bool) {
 	case c.Unfinished:
 		// Before NotMeasured: an unfinished cell fails as unfinished
 		// whatever its trials hold, the metric or not.
-		return fmt.Sprintf("B unfinished (n=%d of planned %s): the run ended before it finished the cell, so its trials are partial "+
-			"whatever they say; %s", len(c.B), c.PlannedB, noEvidence), true, true
+		lacks := ""
+		if c.NotMeasured {
+			lacks = ", its trials without a value of " + c.Metric
+		}
+		return fmt.Sprintf("B unfinished (n=%d of planned %s%s): the run ended before it finished the cell, so its trials are partial "+
+			"whatever they say; %s", len(c.B), c.PlannedB, lacks, noEvidence), true, true
 	case c.NotMeasured:
 		return fmt.Sprintf("not measured in B (its trials of the cell have no value of %s, which A has there); %s", c.Metric, noEvidence), true, true
+	case c.NotMeasuredA:
+		return fmt.Sprintf("not measured in A (its trials of the cell have no value of %s, which B has there): B's values have no baseline; %s",
+			c.Metric, noEvidence), true, true
 	case !judged(c):
 		return fmt.Sprintf("not enough trials to judge: %d in A, %d in B (an interval needs 2 on each side); %s",
 			len(c.A), len(c.B), noEvidence), true, true
