@@ -134,6 +134,7 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 		return inputErr(err)
 	}
 	h := head(dirA, dirB, a, b, sides{sa, errA}, sides{sb, errB})
+	h.InANotB, h.InBNotA = compare.OneRunOnly(a, b, metrics, gated)
 	warn(cmd.ErrOrStderr(), rules, f.format, h, rows)
 	if err := compare.Write(cmd.OutOrStdout(), f.format, h, rows, verdicts); err != nil {
 		return outputErr(fmt.Errorf("writing the comparison of %s and %s (--format %s) to standard output: %w%s", dirA, dirB, f.format, err,

@@ -53,6 +53,11 @@ type Head struct {
 	// NoStudyA says why A's study.yaml could not be resolved: then a
 	// cell of B that A left no trace of is neither a row nor failed.
 	NoStudyA string
+	// InANotB are the metrics compared that B has a value of in no cell
+	// and A has (OneRunOnly), InBNotA the other way round: no row
+	// compares them (a gate fails their cells), which the page says
+	// rather than leave them out unsaid.
+	InANotB, InBNotA []OneRun
 	// LoadedA and LoadedB are what loading each run tolerated
 	// (results.Run.Warnings: a line cut by a crash, a missing env.json),
 	// which the report of the run says too.
@@ -322,6 +327,8 @@ func (h Head) notes() []string {
 		out = append(out, fmt.Sprintf("neither run has a counted trial of %d cell(s) both studies include (every trial failed, the cell was given up, "+
 			"or the run ended first, in both), which are not compared: %s", n, listed(h.Neither, 8)))
 	}
+	out = append(out, oneRunNotes("B", "A", h.InANotB)...)
+	out = append(out, oneRunNotes("A", "B", h.InBNotA)...)
 	if h.NoStudyA != "" {
 		out = append(out, "A's study.yaml could not be resolved ("+h.NoStudyA+"): a cell of B that A has no trace of is left out of the table, not failed")
 	}
@@ -352,7 +359,11 @@ func (h Head) notes() []string {
 // core bound, whose table comes after the rows.
 func Warnings(h Head, rows []Row) []string {
 	out := h.notes()
-	if len(rows) == 0 {
+	switch {
+	case len(rows) > 0:
+	case len(h.InANotB)+len(h.InBNotA) > 0:
+		out = append(out, "no row: each metric compared has values in one run only")
+	default:
 		out = append(out, fmt.Sprintf("no cell and metric appear in both runs: A = %s: %s; B = %s: %s", h.A, h.HoldsA, h.B, h.HoldsB))
 	}
 	var below []string

@@ -123,7 +123,9 @@ func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
 // cells A's study leaves out (left_out_a, the JSON alone); 5 added the
 // cells neither run has a counted trial of (neither, the JSON alone); 6
 // added the rows of cells whose counted trials in A lack a metric B has
-// there (not_measured_in_a, per row and as the CSV's last column). A version
+// there (not_measured_in_a, per row and as the CSV's last column) and
+// the metrics compared that one run has in no cell (metrics_not_in_b,
+// metrics_not_in_a, the JSON alone). A version
 // only adds fields; a reader of an older one reads a newer one
 // unchanged.
 const SchemaVersion = 6
@@ -288,16 +290,22 @@ type jsonDoc struct {
 	// both studies include that neither run has a counted trial of, not
 	// compared nor failed either; MissingA: B's cells A has no trial of,
 	// which fail a gate.
-	LeftOutB []string      `json:"left_out_b"`
-	LeftOutA []string      `json:"left_out_a"`
-	Neither  []string      `json:"neither"`
-	MissingA []string      `json:"missing_a"`
-	Differ   []string      `json:"differ"`
-	SameRun  bool          `json:"same_run"`
-	Rows     []jsonRow     `json:"rows"`
-	OneCore  []Bound       `json:"one_core"`
-	Verdicts []jsonVerdict `json:"verdicts"`
-	Failed   bool          `json:"failed"`
+	LeftOutB []string `json:"left_out_b"`
+	LeftOutA []string `json:"left_out_a"`
+	Neither  []string `json:"neither"`
+	MissingA []string `json:"missing_a"`
+	// MetricsNotInB: the metrics compared that B has no value of in any
+	// cell, with the count of A's cells that have each, and whether a
+	// gate judges it; MetricsNotInA the other way round (Head.InANotB,
+	// Head.InBNotA).
+	MetricsNotInB []jsonOneRun  `json:"metrics_not_in_b"`
+	MetricsNotInA []jsonOneRun  `json:"metrics_not_in_a"`
+	Differ        []string      `json:"differ"`
+	SameRun       bool          `json:"same_run"`
+	Rows          []jsonRow     `json:"rows"`
+	OneCore       []Bound       `json:"one_core"`
+	Verdicts      []jsonVerdict `json:"verdicts"`
+	Failed        bool          `json:"failed"`
 }
 
 // list is names as JSON gives them: [] for none, never null.
@@ -316,7 +324,7 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 	}
 	doc := jsonDoc{SchemaVersion: SchemaVersion, A: h.A, B: h.B, AboutA: h.AboutA, AboutB: h.AboutB, HoldsA: h.HoldsA, HoldsB: h.HoldsB,
 		UnfinishedA: h.UnfinishedA, UnfinishedB: h.UnfinishedB, LeftOutB: list(h.LeftOutB), LeftOutA: list(h.LeftOutA), Neither: list(h.Neither),
-		MissingA: MissingA(rows), Differ: list(h.Differ),
+		MissingA: MissingA(rows), MetricsNotInB: jsonOneRuns(h.InANotB), MetricsNotInA: jsonOneRuns(h.InBNotA), Differ: list(h.Differ),
 		SameRun: h.Same, Rows: []jsonRow{}, OneCore: bound, Verdicts: []jsonVerdict{}, Failed: gate.Failed(vs)}
 	for _, r := range rows {
 		rv := byRow[rowKey(r.Key, r.Metric)]

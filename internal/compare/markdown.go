@@ -15,11 +15,10 @@ import (
 // intervals and trial counts, B/A with Fieller's interval, and Welch's p,
 // then how each was computed.
 func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(h.InANotB)+len(h.InBNotA) == 0 {
 		// Say what each run holds: the usual cause is two studies, or
 		// one renamed entry, whose cells share no name.
-		_, err := fmt.Fprintf(w, "No cell and metric appear in both runs: cells match by tuning, workload, replica count and "+
-			"impairment, and by datapath where both runs have it.\nA = %s: %s\nB = %s: %s\n", h.A, h.HoldsA, h.B, h.HoldsB)
+		_, err := fmt.Fprintln(w, noRowText(h))
 		return err
 	}
 	for _, side := range [][3]string{{"A", h.A, h.AboutA}, {"B", h.B, h.AboutB}} {
@@ -31,6 +30,12 @@ func WriteMarkdown(w io.Writer, h Head, rows []Row) error {
 	}
 	for _, note := range h.notes() {
 		fmt.Fprintf(w, "\n%s\n", note)
+	}
+	if len(rows) == 0 {
+		// The metrics compared are each in one run only: the notes
+		// say which, and the cells may well match.
+		_, err := fmt.Fprintf(w, "\n%s\n", noRowText(h))
+		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cell | metric | A mean [95% CI] | B mean [95% CI] | n A, B | B/A [95% CI] | p |")

@@ -76,12 +76,13 @@ func TestJSONKeysAlwaysPresent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"schema_version", "a", "b", "about_a", "about_b", "holds_a", "holds_b", "unfinished_a", "unfinished_b",
-		"left_out_a", "left_out_b", "neither", "missing_a", "differ", "same_run", "rows", "one_core", "verdicts", "failed"} {
+		"left_out_a", "left_out_b", "neither", "missing_a", "metrics_not_in_b", "metrics_not_in_a", "differ", "same_run", "rows", "one_core",
+		"verdicts", "failed"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("no key %q:\n%s", k, js.String())
 		}
 	}
-	for _, k := range []string{"left_out_a", "left_out_b", "neither", "missing_a", "differ", "one_core", "verdicts"} {
+	for _, k := range []string{"left_out_a", "left_out_b", "neither", "missing_a", "metrics_not_in_b", "metrics_not_in_a", "differ", "one_core", "verdicts"} {
 		if string(doc[k]) != "[]" {
 			t.Errorf("%s = %s, want []", k, doc[k])
 		}

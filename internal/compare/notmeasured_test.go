@@ -103,3 +103,75 @@ func TestGatedMetricNowhere(t *testing.T) {
 		}
 	}
 }
+
+// TestOneRunOnlySaid: a metric compared that B has in no cell was left
+// out without a word (a headline metric of A's, by default), and one
+// compared alone printed "No cell and metric appear in both runs: cells
+// match by tuning, ...", though the cells matched. The page says which
+// run lacks it and how many cells the other has it in, above the table
+// or in its place, and the JSON gives it (metrics_not_in_b,
+// metrics_not_in_a); a metric neither compared nor gated is not named,
+// and one a gate judges says its cells fail.
+func TestOneRunOnlySaid(t *testing.T) {
+	with := func(v float64) map[string]float64 {
+		return map[string]float64{results.MetricBitrate: v, "cpp_total_ns": 500, "extra": 1}
+	}
+	var a, b []results.Sample
+	for i := 1; i <= 3; i++ {
+		a = append(a, trialOf("baseline", i, with(10e9)), trialOf("rfs", i, with(10e9)))
+		b = append(b, trialOf("baseline", i, bitrate(10e9)), trialOf("rfs", i, bitrate(10e9)))
+	}
+	ra, rb := counted(a), counted(b)
+	headline := []string{results.MetricBitrate, "cpp_total_ns"}
+	inA, inB := OneRunOnly(ra, rb, headline, nil)
+	if len(inA) != 1 || inA[0] != (OneRun{Metric: "cpp_total_ns", Cells: 2}) || len(inB) != 0 {
+		t.Fatalf("headline: %+v %+v, want cpp_total_ns in A alone, in 2 cells", inA, inB)
+	}
+	const said = "B has no value of cpp_total_ns in any cell (A has it in 2 cells), so no row compares it"
+	h := Head{A: "a", B: "b", InANotB: inA}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, h, Runs(ra, rb, headline, nil, nil, nil)); err != nil || !strings.Contains(md.String(), said) ||
+		!strings.Contains(md.String(), "| bitrate (Gbit/s) |") {
+		t.Errorf("headline (%v):\n%s", err, md.String())
+	}
+	md.Reset()
+	cpp := []string{"cpp_total_ns"}
+	if err := WriteMarkdown(&md, h, Runs(ra, rb, cpp, nil, nil, nil)); err != nil || !strings.Contains(md.String(), said) ||
+		strings.Contains(md.String(), "No cell and metric appear in both runs") || !strings.Contains(md.String(), "No row: each metric compared has values in one run only") {
+		t.Errorf("--metric cpp_total_ns (%v):\n%s", err, md.String())
+	}
+	if w := strings.Join(Warnings(h, nil), "\n"); !strings.Contains(w, said) || strings.Contains(w, "no cell and metric appear") {
+		t.Errorf("warnings:\n%s", w)
+	}
+	inA, inB = OneRunOnly(rb, ra, cpp, cpp)
+	if len(inA) != 0 || len(inB) != 1 || inB[0] != (OneRun{Metric: "cpp_total_ns", Cells: 2, Gated: true}) {
+		t.Fatalf("the other way round, gated: %+v %+v", inA, inB)
+	}
+	h = Head{A: "b", B: "a", InBNotA: inB}
+	if n := strings.Join(h.notes(), "\n"); !strings.Contains(n, "A has no value of cpp_total_ns in any cell (B has it in 2 cells): --fail-if fails each cell") {
+		t.Errorf("notes, gated:\n%s", n)
+	}
+	var js bytes.Buffer
+	if err := Write(&js, "json", h, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		NotInB []json.RawMessage `json:"metrics_not_in_b"`
+		NotInA []struct {
+			Metric string
+			Cells  int
+			Gated  bool
+		} `json:"metrics_not_in_a"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.NotInB == nil || len(doc.NotInB) != 0 || len(doc.NotInA) != 1 ||
+		doc.NotInA[0].Metric != "cpp_total_ns" || doc.NotInA[0].Cells != 2 || !doc.NotInA[0].Gated {
+		t.Errorf("json (%v):\n%s", err, js.String())
+	}
+	if inA, _ := OneRunOnly(ra, rb, nil, nil); len(inA) != 2 || inA[0].Metric != "cpp_total_ns" || inA[1].Metric != "extra" {
+		t.Errorf("every metric: %+v, want cpp_total_ns and extra", inA)
+	}
+	// A B without a counted trial lacks its cells, not a metric.
+	if inA, inB := OneRunOnly(ra, counted(nil), headline, headline); len(inA)+len(inB) != 0 {
+		t.Errorf("B without a counted trial: %+v %+v, want nothing named", inA, inB)
+	}
+}
