@@ -35,7 +35,7 @@ study on two machines, on the local and the kube engine, or before and after a c
 
 --fail-if 'METRIC < -5%' (or '> +10%' for metrics where higher is worse) turns it into a
 regression gate: it exits 1 when a cell's change of METRIC is significant (B/A's
-interval at 1 - 0.05/m, m the cells judged, excludes 1: Bonferroni) and beyond the
+interval at 1 - 0.05/m, m the cells and metrics judged, excludes 1: Bonferroni) and beyond the
 threshold; noise (an interval covering 1) never fails it. It never passes on no
 evidence: a cell of B's study that B has no trial of (every trial failed, the run ended
 or its budget ran out before it), that B gave up (a trial failed every attempt) or did not

@@ -222,6 +222,27 @@ func TestCheckNotMeasured(t *testing.T) {
 	}
 }
 
+// TestCheckLevelCountsCells: the Bonferroni level counts the cells
+// judged (each a cell and metric), not the rules times the cells: two
+// rules of one metric read one interval, and a single cell judged by
+// both is judged at 95% (it was 97.5%); two cells of two metrics count
+// two.
+func TestCheckLevelCountsCells(t *testing.T) {
+	drop := Rule{Text: "bitrate < -5%", Metric: "bitrate", Below: true, Change: -0.05}
+	jump := Rule{Text: "bitrate > +50%", Metric: "bitrate", Change: 0.5}
+	rtt := Rule{Text: "rtt > +10%", Metric: "rtt", Change: 0.1}
+	base := around(100, 0.02, 5)
+	cell := Cell{Key: "baseline", Metric: "bitrate", A: base, B: base}
+	vs, err := Check([]Rule{drop, jump}, []Cell{cell})
+	if err != nil || len(vs) != 2 || vs[0].Level != 0.95 || vs[1].Level != 0.95 {
+		t.Errorf("two rules, one cell: %+v %v, want both at 95%%", vs, err)
+	}
+	vs, err = Check([]Rule{drop, jump, rtt}, []Cell{cell, {Key: "baseline", Metric: "rtt", A: base, B: base}})
+	if err != nil || len(vs) != 3 || vs[0].Level != 0.975 || vs[2].Level != 0.975 {
+		t.Errorf("two metrics of one cell: %+v %v, want 97.5%%", vs, err)
+	}
+}
+
 // TestCheckUnfinished: a cell B ended before finishing fails whatever
 // its trials say, as a cell B never reached does, and is not counted
 // among the judged cells (the Bonferroni level of the others stays);

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -133,7 +134,9 @@ func (v Verdict) Outcome() string {
 // metric no cell has is an error: a typo must not pass a gate silently.
 //
 // The cells are judged together, so the intervals are Bonferroni's: at
-// confidence 1 − 0.05/m for m judged cells (over all rules). At 95% each,
+// confidence 1 − 0.05/m for m judged cells, each a cell and metric
+// (over all rules, counted once however many rules judge it; cells
+// holds each cell and metric once). At 95% each,
 // 20 cells of pure noise would fail a gate in about two runs of three;
 // this way noise fails it in at most 5% of runs however many cells the
 // study has. A cell in A that B lacks, gave up, did not finish or did
@@ -143,19 +146,20 @@ func (v Verdict) Outcome() string {
 // change that breaks a cell (or the collector of a metric), or a run cut
 // short, must not pass because it left too little to compare.
 func Check(rules []Rule, cells []Cell) ([]Verdict, error) {
-	m := 0
 	for _, r := range rules {
-		seen := false
-		for _, c := range cells {
-			if c.Metric == r.Metric {
-				seen = true
-				if judged(c) {
-					m++
-				}
-			}
-		}
-		if !seen {
+		if !slices.ContainsFunc(cells, func(c Cell) bool { return c.Metric == r.Metric }) {
 			return nil, fmt.Errorf("--fail-if %q: no cell of both runs has metric %q", r.Text, r.Metric)
+		}
+	}
+	// m counts the cells judged, each a cell and metric, once however
+	// many rules judge it: two rules of one metric ('bitrate < -5%' and
+	// 'bitrate > +50%') read the one interval, whose level 1 − 0.05/m
+	// bounds the chance that it misses; counted per rule, one cell was
+	// judged at 97.5%.
+	m := 0
+	for _, c := range cells {
+		if judged(c) && slices.ContainsFunc(rules, func(r Rule) bool { return r.Metric == c.Metric }) {
+			m++
 		}
 	}
 	conf := stats.Confidence
