@@ -36,7 +36,9 @@ study on two machines, on the local and the kube engine, or before and after a c
 --fail-if 'METRIC < -5%' (or '> +10%' for metrics where higher is worse) turns it into a
 regression gate: it exits 1 when a cell's change of METRIC is significant (B/A's
 interval at 1 - 0.05/m, m the cells and metrics judged, excludes 1: Bonferroni) and beyond the
-threshold; noise (an interval covering 1) never fails it. It never passes on no
+threshold; noise (an interval covering 1) never fails it. Without %, the threshold is
+absolute, in the unit the samples record ('retransmits > +50'; bitrate in bit/s), judged on
+B - A: for counts that are usually 0, where no relative change means anything. It never passes on no
 evidence: a cell of B's study that B has no trial of (every trial failed, the run ended
 or its budget ran out before it), that B gave up (a trial failed every attempt) or did not
 finish (the run ended first) whatever trials it left, whose trials in B lack the metric
@@ -55,7 +57,7 @@ differ) goes to stderr.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&metrics, "metric", []string{headline}, "metric to compare (repeatable; \"headline\" for each workload's key metrics, \"\" for every metric both runs have)")
-	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "regression rule 'METRIC < -N%' or 'METRIC > +N%' (repeatable): exit 1 when a cell's change is significant and beyond it")
+	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "regression rule 'METRIC < -N%' or 'METRIC > +N%', or without % an absolute difference in the samples' unit (repeatable): exit 1 when a cell's change is significant and beyond it")
 	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
 	return cmd
 }
@@ -185,6 +187,9 @@ func warn(stderr io.Writer, rules []gate.Rule, format string, h compare.Head, ro
 		if w := r.Warning(); w != "" {
 			lines = append(lines, w)
 		}
+		if w := absoluteUnit(r); w != "" {
+			lines = append(lines, w)
+		}
 	}
 	if format != "md" {
 		lines = append(lines, compare.Warnings(h, rows)...)
@@ -192,6 +197,27 @@ func warn(stderr io.Writer, rules []gate.Rule, format string, h compare.Head, ro
 	for _, l := range lines {
 		fmt.Fprintln(stderr, "warning: "+l)
 	}
+}
+
+// absoluteUnit says of an absolute rule (no %) in which unit its
+// threshold is, but for a count, where a difference is what an absolute
+// rule is for: a % left out makes one of any rule, and 'bitrate < -5'
+// is a fall of 5 bit/s (the table shows Gbit/s), which any significant
+// fall is past, and 'rtt_p99_us > +10' a rise of 10 us. "" for a
+// relative rule or a count.
+func absoluteUnit(r gate.Rule) string {
+	unit := analysis.Unit(r.Metric)
+	if !r.Absolute || unit == "count" {
+		return ""
+	}
+	in := fmt.Sprintf("%g in the unit %s's samples record", r.Change, r.Metric)
+	if unit != "" {
+		in = fmt.Sprintf("%g %s, the unit %s's samples record", r.Change, unit, r.Metric)
+	}
+	if shown := analysis.Display(r.Metric); shown.Factor != 1 {
+		in += " (the table shows " + shown.Unit + ")"
+	}
+	return fmt.Sprintf("rule '%s' has no %%, so its threshold is absolute: %s; for a relative change write '%s%%'", r.Text, in, r.Text)
 }
 
 // headline stands for the workloads' key metrics (analysis.HeadlineMetrics:

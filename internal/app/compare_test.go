@@ -53,7 +53,7 @@ func TestCompareGate(t *testing.T) {
 			t.Fatalf("noise failed the gate (repetition %d): exit %d\n%s%s", i, code, out, errs)
 		}
 	}
-	for _, bad := range []string{"bitrate < -5", "nope < -5%"} {
+	for _, bad := range []string{"bitrate < five", "nope < -5%"} {
 		if code, _, errs := compareExit(t, a, slow, "--fail-if", bad); code != ExitBadInput || strings.Count(errs, "\n") != 1 {
 			t.Errorf("--fail-if %q: exit %d, want %d with one line: %q", bad, code, ExitBadInput, errs)
 		}

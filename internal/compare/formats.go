@@ -75,9 +75,10 @@ func writeVerdictsMarkdown(w io.Writer, vs []gate.Verdict) error {
 
 // rowVerdict is what the gate said of one row (cell and metric) over
 // every rule of its metric: the rules it fails, its outcome (fail when
-// any rule fails it; the rules of a metric share the level, the change
-// and the interval, so pass or not_judged is one for all), and the
-// verdict those numbers come from.
+// any rule fails it; the rules of a metric share the level, and the
+// relative ones the change and the interval, so pass or not_judged is
+// one for all), and the verdict those numbers come from (its first
+// rule's: an absolute rule's change is B − A).
 type rowVerdict struct {
 	failed  []string
 	outcome string
@@ -104,14 +105,28 @@ func verdictsByRow(vs []gate.Verdict) map[string]*rowVerdict {
 
 func rowKey(cell, metric string) string { return cell + "\x00" + metric }
 
-// gateNums are a row's level, change and interval bounds as the gate
-// judged them, NaN without a verdict or where it has none.
+// gateNums are a row's level, change and interval bounds of B/A as the
+// gate judged them, NaN without a verdict or where it has none; for an
+// absolute rule the change is B − A in the metric's unit, and the bounds
+// of B/A are NaN (diffBounds has B − A's).
 func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
 	if rv == nil || !rv.v.Judged {
 		nan := math.NaN()
 		return nan, nan, nan, nan, nan
 	}
+	if rv.v.Rule.Absolute {
+		return rv.v.Level, rv.v.Change, math.NaN(), math.NaN(), rv.v.P
+	}
 	return rv.v.Level, rv.v.Change, rv.v.Low, rv.v.High, rv.v.P
+}
+
+// diffBounds are the bounds of B − A an absolute rule judged, NaN for
+// any other verdict.
+func diffBounds(v gate.Verdict) (low, high float64) {
+	if !v.Judged || !v.Rule.Absolute {
+		return math.NaN(), math.NaN()
+	}
+	return v.Low, v.High
 }
 
 // SchemaVersion is the version of compare's JSON (schema_version) and
@@ -125,7 +140,8 @@ func (rv *rowVerdict) gateNums() (level, change, low, high, p float64) {
 // added the rows of cells whose counted trials in A lack a metric B has
 // there (not_measured_in_a, per row and as the CSV's last column) and
 // the metrics compared that one run has in no cell (metrics_not_in_b,
-// metrics_not_in_a, the JSON alone). A version
+// metrics_not_in_a, the JSON alone), and absolute rules (a verdict's
+// absolute, diff_low and diff_high). A version
 // only adds fields; a reader of an older one reads a newer one
 // unchanged.
 const SchemaVersion = 6
@@ -261,12 +277,20 @@ type jsonVerdict struct {
 	RatioHigh jsonNum `json:"ratio_high"`
 	P         jsonNum `json:"p_welch"`
 	Why       string  `json:"why"`
+	// Absolute: the rule's threshold has no %, and it judged B − A in
+	// the metric's unit (change is that difference, diff_low and
+	// diff_high its interval at level, the ratio's bounds null).
+	Absolute bool    `json:"absolute"`
+	DiffLow  jsonNum `json:"diff_low"`
+	DiffHigh jsonNum `json:"diff_high"`
 }
 
 func newJSONVerdict(v gate.Verdict) jsonVerdict {
 	level, change, low, high, p := (&rowVerdict{v: v}).gateNums()
+	dlow, dhigh := diffBounds(v)
 	return jsonVerdict{Rule: v.Rule.Text, Cell: v.Cell.Key, Metric: v.Cell.Metric, Verdict: v.Outcome(), Fail: v.Fail,
-		Level: jsonNum(level), Change: jsonNum(change), RatioLow: jsonNum(low), RatioHigh: jsonNum(high), P: jsonNum(p), Why: v.Why}
+		Level: jsonNum(level), Change: jsonNum(change), RatioLow: jsonNum(low), RatioHigh: jsonNum(high), P: jsonNum(p), Why: v.Why,
+		Absolute: v.Rule.Absolute, DiffLow: jsonNum(dlow), DiffHigh: jsonNum(dhigh)}
 }
 
 // jsonDoc is compare's JSON. Every key is always present (an empty

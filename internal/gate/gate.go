@@ -33,8 +33,16 @@ type Rule struct {
 	Metric string
 	// Below is true for "<" (a fall fails), false for ">" (a rise fails).
 	Below bool
-	// Change is the threshold as a fraction: -0.05 for "-5%".
+	// Change is the threshold as a fraction: -0.05 for "-5%"; or, for an
+	// absolute rule, a difference in the metric's unit as the samples
+	// record it (bit/s, us, a count): 50 for "retransmits > +50".
 	Change float64
+	// Absolute: the threshold has no %, and the rule judges B − A, not
+	// a change relative to A. A relative change means nothing where A's
+	// mean is not clearly away from 0 (a count that is usually 0), where
+	// every significant rise failed every ">" rule: 'retransmits >
+	// +1000%' failed on B/A of 4.75.
+	Absolute bool
 }
 
 // metricName is what a rule's metric may be: one word, without spaces
@@ -49,12 +57,15 @@ type Rule struct {
 var metricName = regexp.MustCompile(`^[^\s\pC<>]+$`)
 
 // Parse reads "METRIC < -5%" or "METRIC > +10%" (spaces optional, the
-// sign of the threshold optional, the % required: changes are relative).
+// sign of the threshold optional), a change relative to A, or "METRIC >
+// +50" without %, an absolute one: a difference in the metric's unit as
+// the samples record it.
 func Parse(text string) (Rule, error) {
 	s := strings.TrimSpace(text)
 	i := strings.IndexAny(s, "<>")
 	if i < 0 {
-		return Rule{}, fmt.Errorf("--fail-if %q: want METRIC < CHANGE%% or METRIC > CHANGE%% (e.g. 'bitrate < -5%%')", text)
+		return Rule{}, fmt.Errorf("--fail-if %q: want METRIC < CHANGE%% or METRIC > CHANGE%% (e.g. 'bitrate < -5%%'), or an absolute "+
+			"CHANGE without %% in the metric's unit (e.g. 'retransmits > +50')", text)
 	}
 	r := Rule{Text: s, Metric: strings.TrimSpace(s[:i]), Below: s[i] == '<'}
 	if !metricName.MatchString(r.Metric) {
@@ -64,12 +75,14 @@ func Parse(text string) (Rule, error) {
 	if strings.HasPrefix(num, "=") {
 		return Rule{}, fmt.Errorf("--fail-if %q: use < or > (a change exactly at the threshold is not a regression)", text)
 	}
-	if !strings.HasSuffix(num, "%") {
-		return Rule{}, fmt.Errorf("--fail-if %q: the threshold is a relative change and needs %% (e.g. -5%%)", text)
-	}
+	r.Absolute = !strings.HasSuffix(num, "%")
 	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(num, "%")), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return Rule{}, fmt.Errorf("--fail-if %q: %q is not a number", text, strings.TrimSuffix(num, "%"))
+	}
+	if r.Absolute {
+		r.Change = v
+		return r, nil
 	}
 	if v <= -100 || v > 10000 {
 		return Rule{}, fmt.Errorf("--fail-if %q: a change of %g%% is out of range (above -100%%, at most 10000%%)", text, v)

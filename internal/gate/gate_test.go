@@ -28,8 +28,21 @@ func TestParse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.in, err)
 		}
-		if r.Metric != tc.metric || r.Below != tc.below || math.Abs(r.Change-tc.change) > 1e-12 {
+		if r.Metric != tc.metric || r.Below != tc.below || math.Abs(r.Change-tc.change) > 1e-12 || r.Absolute {
 			t.Errorf("%q: got %+v", tc.in, r)
+		}
+	}
+	// Without %, a difference in the metric's unit, of any size.
+	for in, want := range map[string]Rule{
+		"retransmits > +50":    {Metric: "retransmits", Change: 50},
+		"bitrate<-5e8":         {Metric: "bitrate", Below: true, Change: -5e8},
+		" rtt_p99_us > 200 ":   {Metric: "rtt_p99_us", Change: 200},
+		"lost_count < -150000": {Metric: "lost_count", Below: true, Change: -150000},
+	} {
+		r, err := Parse(in)
+		want.Text, want.Absolute = strings.TrimSpace(in), true
+		if err != nil || r != want {
+			t.Errorf("%q: %+v %v, want %+v", in, r, err, want)
 		}
 	}
 }
@@ -37,7 +50,8 @@ func TestParse(t *testing.T) {
 func TestParseRejects(t *testing.T) {
 	for in, want := range map[string]string{
 		"bitrate":          "want METRIC",
-		"bitrate < -5":     "needs %",
+		"bitrate < five":   "not a number",
+		"bitrate < Inf":    "not a number",
 		"bitrate <= -5%":   "use < or >",
 		"< -5%":            "not a metric name",
 		"bit rate < -5%":   "not a metric name",
@@ -147,7 +161,7 @@ func TestCheckNoiseManyCells(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"bitrate < -5%", "x>+1%", "a<%", "<>", "m < 1e309%"} {
+	for _, s := range []string{"bitrate < -5%", "x>+1%", "a<%", "<>", "m < 1e309%", "retransmits > +50", "m<-1e308", "m > 1e309", "m > -0", "m<"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -155,7 +169,8 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !metricName.MatchString(r.Metric) || math.IsNaN(r.Change) || r.Change <= -1 || r.Change > 100 {
+		if !metricName.MatchString(r.Metric) || math.IsNaN(r.Change) || math.IsInf(r.Change, 0) || !r.Absolute && (r.Change <= -1 || r.Change > 100) ||
+			r.Absolute == strings.HasSuffix(strings.TrimSpace(s), "%") {
 			t.Fatalf("%q parsed to an invalid rule %+v", s, r)
 		}
 	})

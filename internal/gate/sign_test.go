@@ -28,7 +28,8 @@ func TestCheckNegativeBaseline(t *testing.T) {
 		why    string
 	}{
 		{"rise from a negative A near 0 fails a '>' rule", lostRise, nearZero, lost, true, math.Inf(1), "B's mean 500 is higher"},
-		{"the same rise passes a '<' rule", lostFall, nearZero, lost, false, math.Inf(1), "within the threshold"},
+		{"the same rise passes a '<' rule", lostFall, nearZero, lost, false, math.Inf(1),
+			"which passes: the threshold -10.0% is relative to A's mean, which is not clearly away from 0, so it cannot be applied"},
 		{"a fall to below a negative A near 0", lostFall, []float64{-1, 0, -2, 0, -1}, []float64{-400, -550, -600, -500, -450}, true,
 			math.Inf(-1), "B's mean -500 is lower"},
 		{"negative A clearly below 0 falls further: a fall", drop, around(-100, 0.01, 6), around(-120, 0.01, 6), true, -0.2,

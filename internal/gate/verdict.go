@@ -103,11 +103,13 @@ type Verdict struct {
 	// |mean(A)|: B/A − 1 for a positive A, 1 − B/A for a negative one.
 	// Where A's mean is not clearly away from 0 (P decided) it is ±Inf,
 	// the sign of B's difference from A (0 for none): no relative change
-	// means anything there. NaN when not judged.
+	// means anything there. For an absolute rule (Rule.Absolute) it is
+	// the difference mean(B) − mean(A) in the metric's unit. NaN when
+	// not judged.
 	Change float64
-	// Low and High bound B/A at Level (Fieller's interval); NaN without
-	// one (not judged, or A's mean not clearly away from 0, where P
-	// decided).
+	// Low and High bound B/A at Level (Fieller's interval), or for an
+	// absolute rule B − A (Welch's); NaN without one (not judged, or A's
+	// mean not clearly away from 0, where P decided).
 	Low, High float64
 	// P is Welch's p where it decided (A's mean not clearly away from
 	// 0); NaN otherwise.
@@ -189,8 +191,11 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 		return Verdict{Rule: r, Cell: c, Fail: fail, Why: why, Change: nan, Low: nan, High: nan, P: nan}
 	}
 	v := Verdict{Rule: r, Cell: c, Judged: true, Level: conf, Low: nan, High: nan, P: nan}
+	if r.Absolute {
+		return judgeDifference(r, c, v)
+	}
 	ci := stats.RatioAt(c.B, c.A, conf)
-	level := fmt.Sprintf("%.4g%%", 100*conf)
+	level := levelText(conf)
 	ma, mb := stats.Describe(c.A).Mean, stats.Describe(c.B).Mean
 	var sig bool
 	var shown string
@@ -227,10 +232,14 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 			showMean(c, ma), showMean(c, mb), direction(mb-ma), v.P, 1-conf)
 	}
 	change, threshold := pctApart(v.Change, r.Change)
+	beyond := r.Below && v.Change < r.Change || !r.Below && v.Change > r.Change
 	switch {
 	case !sig:
 		v.Why = "not significant: " + shown
-	case r.Below && v.Change < r.Change, !r.Below && v.Change > r.Change:
+	case math.IsInf(v.Change, 0):
+		v.Fail = beyond
+		v.Why = unboundedWhy(r, v.Change > 0, shown, threshold, beyond)
+	case beyond:
 		v.Fail = true
 		v.Why = fmt.Sprintf("change %s is significant (%s) and beyond %s", change, shown, threshold)
 	default:
@@ -238,6 +247,33 @@ func judge(r Rule, c Cell, conf float64) Verdict {
 	}
 	return v
 }
+
+// unboundedWhy is the reason of a relative rule's verdict on a
+// significant difference from an A not clearly away from 0: its
+// percentage threshold cannot be applied there (shown as threshold), so
+// a rise fails every ">" rule and no "<" one (beyond: r is failed), a
+// fall the reverse. It read "change +Inf% is significant ... and beyond
+// +1000.0%", as if B were past the threshold, where B/A was 4.75; an
+// absolute threshold can be applied.
+func unboundedWhy(r Rule, rise bool, shown, threshold string, beyond bool) string {
+	what, other := "rise", "fall"
+	if !rise {
+		what, other = other, what
+	}
+	op := ">"
+	if r.Below {
+		op = "<"
+	}
+	cannot := fmt.Sprintf("the threshold %s is relative to A's mean, which is not clearly away from 0, so it cannot be applied", threshold)
+	if beyond {
+		return fmt.Sprintf("significant %s (%s): %s, and a significant %s fails every '%s' rule; for a threshold in the metric's unit write '%s %s N' (no %%)",
+			what, shown, cannot, what, op, r.Metric, op)
+	}
+	return fmt.Sprintf("significant %s (%s), which passes: %s, and only a significant %s fails a '%s' rule here", what, shown, cannot, other, op)
+}
+
+// levelText is a confidence level as verdicts give it: "97.5%".
+func levelText(conf float64) string { return fmt.Sprintf("%.4g%%", 100*conf) }
 
 // unbounded is the relative change of a difference d from a baseline not
 // clearly away from 0: +Inf for a rise, -Inf for a fall, 0 for none.

@@ -31,7 +31,7 @@ func (r Rule) Warning() string {
 		return ""
 	}
 	return fmt.Sprintf("rule '%s' fails when %s %s, %s; for a regression gate write '%s'", r.Text, r.Metric, failsWhen(r, r.Below != up), tail,
-		regression(r.Metric, up, r.Change))
+		regression(r, up))
 }
 
 // failsWhen is the change a rule fails on, in words: "rises by less
@@ -39,7 +39,7 @@ func (r Rule) Warning() string {
 // ("or falls"), which a rule in the direction of improvement must name:
 // there it is the improvement.
 func failsWhen(r Rule, whole bool) string {
-	p := percent(math.Abs(r.Change))
+	p := r.amount(math.Abs(r.Change))
 	switch {
 	case r.Change == 0 && r.Below:
 		return "falls"
@@ -59,13 +59,13 @@ func failsWhen(r Rule, whole bool) string {
 	return "falls by less than " + p
 }
 
-// regression is the rule of the same size that fails on a regression of
-// the metric only: a fall of one better higher, a rise of one better
-// lower.
-func regression(metric string, up bool, change float64) string {
-	p := percent(math.Abs(change))
+// regression is the rule of r's size that fails on a regression of its
+// metric only: a fall of one better higher, a rise of one better lower.
+func regression(r Rule, up bool) string {
+	metric, change := r.Metric, r.Change
+	p := r.amount(math.Abs(change))
 	if change == 0 {
-		p = "0%"
+		p = r.amount(0)
 	} else if up {
 		p = "-" + p
 	} else {
@@ -78,3 +78,12 @@ func regression(metric string, up bool, change float64) string {
 }
 
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'g', 4, 64) + "%" }
+
+// amount is a size of r's threshold as the rule writes it: a percentage,
+// or for an absolute rule the number in the metric's unit.
+func (r Rule) amount(f float64) string {
+	if r.Absolute {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return percent(f)
+}
