@@ -33,8 +33,11 @@ type Report struct {
 	// showed, with what answers it.
 	Runs []string `json:"runs,omitempty"`
 	Seen []Seen   `json:"seen,omitempty"`
-	// Partial says of each run read that ended before its cells were
-	// done that its findings come from what it measured so far.
+	// Partial says of each run read what limits its findings: that it
+	// ended before its cells were done (they come from what it measured
+	// so far), that its study could not be read (the findings that need
+	// it were not looked for), and what reading it tolerated (a missing
+	// env.json, a truncated last line).
 	Partial []string `json:"partial,omitempty"`
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/cnibench/cnibench/internal/advise"
 	"github.com/cnibench/cnibench/internal/advise/inspect"
-	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/engine/kube"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/progress"
@@ -174,9 +173,9 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 		out = filepath.Join("results", "advise-"+time.Now().Format("20060102-150405"))
 	}
 	// A bad run directory is bad input, found before the inspection.
-	var ran *results.Run
+	var fr fromRun
 	if f.fromRun != "" {
-		if ran, err = loadRun(f.fromRun); err != nil {
+		if fr, err = readRun(f.fromRun); err != nil {
 			return err
 		}
 	}
@@ -185,19 +184,12 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	rep := advise.Build(rules, in, time.Now())
-	var ranStudy *study.Study
-	if ran != nil {
-		ranStudy = runStudy(f.fromRun)
-		rep.AddSightings(f.fromRun, seen.Find(f.fromRun, ran, ranStudy))
-		if ranStudy != nil {
-			if u := analysis.Unfinished(ranStudy, ran); len(u) > 0 {
-				rep.Partial = append(rep.Partial, fmt.Sprintf("%s did not finish (%d of its %d cells were not done): "+
-					"what it showed is what it measured so far", f.fromRun, len(u), len(ranStudy.Cells())))
-			}
-		}
+	if fr.run != nil {
+		rep.AddSightings(fr.dir, seen.Find(fr.dir, fr.run, fr.study))
+		rep.Partial = append(rep.Partial, fr.notes()...)
 	}
 	if f.prove {
-		if err := f.proveAll(cmd, rep, out, fromRun{f.fromRun, ran, ranStudy}); err != nil {
+		if err := f.proveAll(cmd, rep, out, fr); err != nil {
 			return proveStopped(cmd, rep, out, err)
 		}
 	}

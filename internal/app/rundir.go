@@ -12,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/prove"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/seen"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -28,13 +29,10 @@ func loadRun(dir string) (*results.Run, error) {
 
 // runStudy is the study a run directory ran (its study.yaml, resolved
 // as stored: a record of what ran, whose references may name datapaths
-// it left out); nil for a study the format no longer reads, which the
-// pages report.
+// it left out); nil for a study the format no longer reads (resolveStudy
+// says why).
 func runStudy(dir string) *study.Study {
-	s, err := study.Resolve(filepath.Join(dir, results.StudyFile), study.Options{Stored: true}, studyCatalog())
-	if err != nil {
-		return nil
-	}
+	s, _ := resolveStudy(dir)
 	return s
 }
 
@@ -49,11 +47,52 @@ func runStudyFile(path string) bool {
 }
 
 // fromRun is the run `advise --run` read and the study it ran (nil
-// when the format no longer reads it); a zero fromRun is no run.
+// when the format no longer reads it, studyErr saying why); a zero
+// fromRun is no run.
 type fromRun struct {
-	dir   string
-	run   *results.Run
-	study *study.Study
+	dir      string
+	run      *results.Run
+	study    *study.Study
+	studyErr error
+}
+
+// readRun reads --run's run directory, before anything is inspected: a
+// directory that holds no run is bad input. Its study is resolved as
+// compare resolves a run's; one the format no longer reads (a field of
+// another version) is no error, but the pages say so (notes).
+func readRun(dir string) (fromRun, error) {
+	run, err := loadRun(dir)
+	if err != nil {
+		return fromRun{}, err
+	}
+	s, serr := resolveStudy(dir)
+	return fromRun{dir: dir, run: run, study: s, studyErr: serr}, nil
+}
+
+// notes are what the pages say above the run's findings of what limits
+// them (advise.Report.Partial): a study that could not be read, without
+// which the findings that need it are not looked for and whether the
+// run finished is unknown; a run that did not finish; and what reading
+// the run tolerated (a missing env.json, a truncated last line), as
+// report and compare say it.
+func (fr fromRun) notes() []string {
+	var out []string
+	switch {
+	case fr.run == nil:
+		return nil
+	case fr.study == nil:
+		out = append(out, fmt.Sprintf("%s's %s could not be read (%v): the findings that need it (%s) were not looked for, "+
+			"and whether the run finished is not known", fr.dir, results.StudyFile, fr.studyErr, strings.Join(seen.NeedStudy(), ", ")))
+	default:
+		if u := analysis.Unfinished(fr.study, fr.run); len(u) > 0 {
+			out = append(out, fmt.Sprintf("%s did not finish (%d of its %d cells were not done): "+
+				"what it showed is what it measured so far", fr.dir, len(u), len(fr.study.Cells())))
+		}
+	}
+	for _, w := range fr.run.Warnings {
+		out = append(out, "reading "+fr.dir+": "+w)
+	}
+	return out
 }
 
 // options are a candidate's A/B options. One that answers a finding of

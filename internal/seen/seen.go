@@ -27,15 +27,30 @@ type found struct {
 // finders is the one list: a finding's name (advise.Findings) and what
 // finds it in a run. A new finding is a file here and a line in this
 // list.
+// needsStudy: the finder finds nothing without the run's study (s nil,
+// a study.yaml the format no longer reads).
 var finders = []struct {
-	name string
-	find func(run *results.Run, s *study.Study) found
+	name       string
+	find       func(run *results.Run, s *study.Study) found
+	needsStudy bool
 }{
-	{advise.FindingOneCore, oneCore},
-	{advise.FindingSteering, steering},
-	{advise.FindingNetfilter, netfilter},
-	{advise.FindingOverlay, overlay},
-	{advise.FindingIdleWake, idleWake},
+	{advise.FindingOneCore, oneCore, false},
+	{advise.FindingSteering, steering, true},
+	{advise.FindingNetfilter, netfilter, false},
+	{advise.FindingOverlay, overlay, true},
+	{advise.FindingIdleWake, idleWake, true},
+}
+
+// NeedStudy names the findings that are not looked for in a run whose
+// study could not be read, which the pages say.
+func NeedStudy() []string {
+	var out []string
+	for _, f := range finders {
+		if f.needsStudy {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // Find returns what the run in dir (read as run, its study s) shows, in
@@ -43,6 +58,9 @@ var finders = []struct {
 func Find(dir string, run *results.Run, s *study.Study) []advise.Sighting {
 	var out []advise.Sighting
 	for _, f := range finders {
+		if f.needsStudy && s == nil {
+			continue
+		}
 		if got := f.find(run, s); got.text != "" {
 			out = append(out, advise.Sighting{Finding: f.name, Run: dir, Text: got.text, Cells: got.cells,
 				Emulated: run.HasEnv && run.Env.Engine != "kube", Lean: got.lean})
