@@ -175,7 +175,7 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	// A bad run directory is bad input, found before the inspection.
 	var fr fromRun
 	if f.fromRun != "" {
-		if fr, err = readRun(f.fromRun); err != nil {
+		if fr, err = readRun(f.fromRun, f.engine); err != nil {
 			return err
 		}
 	}

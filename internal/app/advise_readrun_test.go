@@ -2,6 +2,11 @@ package app
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +33,7 @@ spec:
   fromAnotherVersion: true
 `, []results.Sample{{Cell: results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}, Trial: 1,
 		Metrics: map[string]float64{results.MetricBitrate: 1e9}}}, nil)
-	fr, err := readRun(dir)
+	fr, err := readRun(dir, "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,5 +62,49 @@ spec:
 	ok := twoDatapathRun(t)
 	if n := ok.notes(); len(n) != 1 || !strings.Contains(n[0], "env.json is missing") {
 		t.Errorf("notes of a readable run without env.json: %q", n)
+	}
+}
+
+// advise --run of a run made on another engine than advise's is bad
+// input, refused before anything is inspected: a cluster's run read
+// beside this machine's candidates gave its server node's findings as
+// reasons for knobs read here, and --prove measured its cells on
+// emulated nodes as "the run's own study". The message names both
+// engines and the flag to use.
+func TestAdviseRunOtherEngine(t *testing.T) {
+	withEngine := func(engine string) string {
+		dir := twoDatapathRun(t).dir
+		b, err := json.Marshal(results.Env{Tool: "cnibench", Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, results.EnvFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	kubeRun, localRun := withEngine("kube"), withEngine("local")
+	for _, c := range []struct {
+		dir, engine, want string
+	}{
+		{kubeRun, "local", "the run was made on the kube engine (a cluster's nodes), and advise --engine local reads this machine; give --engine kube with the run's cluster flags"},
+		{localRun, "kube", "the run was made on the local engine (nodes emulated on the machine it ran on), and advise --engine kube reads a cluster's server node; leave --engine kube out"},
+		{kubeRun, "kube", ""},
+		{localRun, "local", ""},
+		{twoDatapathRun(t).dir, "kube", ""}, // no env.json: the engine is not known
+	} {
+		fr, err := readRun(c.dir, c.engine)
+		if c.want == "" {
+			if err != nil || fr.run == nil {
+				t.Errorf("%s with --engine %s: %v", c.dir, c.engine, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--engine %s: %v, want %q", c.engine, err, c.want)
+		}
+		if code := exitCode(context.Background(), newRoot(io.Discard, io.Discard), err, io.Discard); code != ExitBadInput {
+			t.Errorf("--engine %s: exit %d, want %d", c.engine, code, ExitBadInput)
+		}
 	}
 }

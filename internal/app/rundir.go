@@ -57,16 +57,40 @@ type fromRun struct {
 }
 
 // readRun reads --run's run directory, before anything is inspected: a
-// directory that holds no run is bad input. Its study is resolved as
+// directory that holds no run, or a run made on another engine than
+// advise's (checkRunEngine), is bad input. Its study is resolved as
 // compare resolves a run's; one the format no longer reads (a field of
 // another version) is no error, but the pages say so (notes).
-func readRun(dir string) (fromRun, error) {
+func readRun(dir, engine string) (fromRun, error) {
 	run, err := loadRun(dir)
 	if err != nil {
 		return fromRun{}, err
 	}
+	if err := checkRunEngine(dir, run, engine); err != nil {
+		return fromRun{}, inputErr(err)
+	}
 	s, serr := resolveStudy(dir)
 	return fromRun{dir: dir, run: run, study: s, studyErr: serr}, nil
+}
+
+// checkRunEngine refuses a run made on another engine than the one
+// advise inspects with: a cluster's run beside this machine's candidates
+// would give its server node's findings as reasons for knobs read here,
+// and --prove would measure the cluster's cells on emulated nodes while
+// saying it measured the run's own study (and a local run's the other
+// way round). A run without env.json, or one that did not record its
+// engine, is not refused: its engine is not known.
+func checkRunEngine(dir string, run *results.Run, engine string) error {
+	ran := run.Env.Engine
+	if !run.HasEnv || ran == "" || ran == engine {
+		return nil
+	}
+	if ran == "kube" {
+		return fmt.Errorf("--run %s: the run was made on the kube engine (a cluster's nodes), and advise --engine %s reads this machine; "+
+			"give --engine kube with the run's cluster flags (--kubeconfig, --server-node, ...)", dir, engine)
+	}
+	return fmt.Errorf("--run %s: the run was made on the %s engine (nodes emulated on the machine it ran on), and advise --engine %s "+
+		"reads a cluster's server node; leave --engine %s out and run advise on the machine the run was made on", dir, ran, engine, engine)
 }
 
 // notes are what the pages say above the run's findings of what limits
