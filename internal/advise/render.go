@@ -107,6 +107,7 @@ var seenHeadings = []struct{ Lean, Title string }{
 	{LeanAgainst, "In your run, against it"},
 	{LeanMixed, "In your run, a trade-off"},
 	{LeanUndecided, "In your run, undecided"},
+	{LeanClientNode, "In your run, on the client node, which advise does not inspect"},
 }
 
 // ToDecide says, for an undecided candidate, why its cells stopped

@@ -52,9 +52,10 @@ type Sighting struct {
 	// no candidate here while the run measured that device's cost.
 	Emulated bool `json:"emulated,omitempty"`
 	// Lean is which way the run's decisions point for the rules that
-	// answer the finding (LeanFor, LeanAgainst, LeanUndecided); empty
-	// is LeanFor, as for a finding that is itself the problem those
-	// rules answer (one-core, netfilter, idle-wake).
+	// answer the finding (LeanFor, LeanAgainst, LeanMixed,
+	// LeanUndecided), or LeanClientNode for one that showed on the node
+	// advise does not inspect; empty is LeanFor, as for a finding that
+	// is itself the problem those rules answer (one-core, netfilter).
 	Lean string `json:"lean,omitempty"`
 }
 
@@ -78,6 +79,10 @@ const (
 	// in one cell and worse in others): a trade-off, which --prove calls
 	// rejected, so no reason for the candidate either.
 	LeanMixed = "mixed"
+	// LeanClientNode: the finding showed on the run's client node alone
+	// (one-core), which advise does not inspect and the candidates do not
+	// tune: no reason for a knob of the server node.
+	LeanClientNode = "client-node"
 )
 
 // For reports whether the sighting is a reason for the candidates that
@@ -168,6 +173,9 @@ func (s Seen) AnswerText() string {
 		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it, and the run's decisions go against it (below)"
 	case len(s.AnsweredBy) > 0 && s.Lean == LeanMixed:
 		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it, and the run's decisions go both ways: a trade-off (below)"
+	case len(s.AnsweredBy) > 0 && s.Lean == LeanClientNode:
+		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it on the node advise inspects, and the run showed it " +
+			"on its client node alone, which advise does not inspect (below)"
 	case len(s.AnsweredBy) > 0 && s.Lean == LeanUndecided:
 		return "the candidate " + strings.Join(s.AnsweredBy, ", ") + " answers it; the run decided none of its cells (below)"
 	case len(s.AnsweredBy) > 0:

@@ -1,6 +1,7 @@
 package seen
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,7 +45,12 @@ func someOf(n int, name func(i int) string) string {
 
 // oneCore: the cells at least half of whose trials one core bound
 // (analysis.OneCoreCells, the report's "Bound by one core"), and at
-// least minTrials of them: one bound trial of two is no finding.
+// least minTrials of them: one bound trial of two is no finding. A cell
+// may be bound on both nodes: it is counted once, and each node named.
+// The server node's come first: the node advise inspects (with
+// --engine kube) and where the tuning A/Bs apply. A run bound on the
+// client node alone is no reason for the candidates, which tune the
+// server node (advise.LeanClientNode).
 func oneCore(run *results.Run, _ *study.Study) found {
 	var bound []analysis.OneCore
 	for _, oc := range analysis.OneCoreCells(run.Samples, run.CPU, run.Env.MachineCPUs) {
@@ -55,6 +61,7 @@ func oneCore(run *results.Run, _ *study.Study) found {
 	if len(bound) == 0 {
 		return found{}
 	}
+	slices.SortStableFunc(bound, func(a, b analysis.OneCore) int { return cmp.Compare(onClient(a), onClient(b)) })
 	cells := map[results.Cell]bool{}
 	for _, s := range run.Samples {
 		cells[s.Cell] = true
@@ -71,6 +78,19 @@ func oneCore(run *results.Run, _ *study.Study) found {
 			report.CellName(oc.Cell), oc.Node, oc.BusyPct, oc.SoftIRQPct, oc.IdlePct, oc.Bound, trials(oc.N))
 	})
 	text := fmt.Sprintf("%d of its %d cells were bound by one core: %s; their numbers are what one core could do, not the node",
-		len(bound), len(cells), named)
-	return found{text: text, cells: shown, lean: advise.LeanFor}
+		len(shown), len(cells), named)
+	lean := advise.LeanFor
+	if onClient(bound[0]) == 1 {
+		lean = advise.LeanClientNode
+	}
+	return found{text: text, cells: shown, lean: lean}
+}
+
+// onClient is 1 for the client node's one-core, 0 for the server's: the
+// order oneCore names them in.
+func onClient(oc analysis.OneCore) int {
+	if oc.Node == "client" {
+		return 1
+	}
+	return 0
 }
