@@ -125,10 +125,11 @@ func (fr fromRun) notes() []string {
 // cells its findings showed in (analysis.ScopeOf, and analysis.Picks
 // where the lists' product holds more; its tunings are the candidate's A
 // and B), the user's --set after them; the others as opt
-// says. A fixed trial count N becomes at most N from abMin, as the
-// built-in A/B's: the A/B is decided sequentially and within --budget,
-// which prove.Plan gives to an adaptive design only (a run's fixed 20
-// trials of 30 s per cell would otherwise take hours).
+// says. A fixed trial count N above abMin becomes abMin to N, as the
+// built-in A/B's: the A/B is decided sequentially, and stops as soon as
+// its cells are decided, where a fixed count runs all of them (a run's
+// fixed 20 trials of 30 s per cell); either is bounded by --budget
+// (prove.Plan).
 func (fr fromRun) options(opt prove.Options, e *advise.Entry) prove.Options {
 	if fr.run == nil || fr.study == nil || len(e.Seen) == 0 {
 		return opt

@@ -42,8 +42,9 @@ type Options struct {
 	// Resolve returns the workload-shape study with the overrides set
 	// over it (study.Resolve or study.Parse with Options.Set).
 	Resolve func(sets []string) (*study.Study, error)
-	// Budget is each candidate's machine time (adaptive studies), one of
-	// BudgetShares equal shares of the user's --budget.
+	// Budget is each candidate's machine time (spec.budget of its A/B,
+	// adaptive or fixed), one of BudgetShares equal shares of the
+	// user's --budget.
 	Budget       time.Duration
 	BudgetShares int
 	// OutDir holds one run directory per candidate: prove-RULE.
@@ -112,9 +113,12 @@ func Plan(opt Options, e *advise.Entry, in *inspect.Inspection) (*study.Study, [
 	}
 	sets = append(shape, sets...)
 	s.Metadata.Name = "advise-" + e.Name
-	if opt.Budget > 0 && s.Spec.Trials.Adaptive() {
+	// The budget caps a fixed design too (its cells stop when it is
+	// spent): --set trials=20 with --set duration=30s would otherwise
+	// run its 20 trials per cell whatever --budget said.
+	if opt.Budget > 0 {
 		s.Spec.Budget = study.Duration{Duration: opt.Budget}
-		if opt.Study == "" && !setsTrials(opt.Sets) {
+		if s.Spec.Trials.Adaptive() && opt.Study == "" && !setsTrials(opt.Sets) {
 			// Capped where a study's trials are (the A/B's study.yaml
 			// must parse back: a resumed run and a rerun read it).
 			s.Spec.Trials.Max = min(max(s.Spec.Trials.Max, fitMax(s, opt.Budget)), study.MaxTrials)
