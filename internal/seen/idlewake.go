@@ -11,6 +11,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuidle"
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 )
@@ -20,7 +21,8 @@ import (
 // slow to leave (env.json's cpuidle, the server node's on a cluster;
 // cpuidle.SlowWake), so that each round trip may have waited for a core
 // to wake. Cells of a tuning that bounds the idle states (cpuIdle) are
-// left out: they measured the answer, as are cells of fewer than
+// left out: they measured the answer, whose decisions against the
+// baseline are the lean (boundLean); so are cells of fewer than
 // minTrials trials. Each named cell gives its rate, the tool's first
 // headline metric, as the run's report has it. A run whose study no
 // longer resolves (s nil) shows nothing: only the study says which of
@@ -79,10 +81,37 @@ func idleWake(run *results.Run, s *study.Study) found {
 	})
 	text := fmt.Sprintf("%d request/response cells ran on CPUs that idle in states slow to leave (%s; %s), so each round "+
 		"trip may have waited for a core to wake: %s", len(cells), strings.Join(states, "; "), limitsNote(run.Env.CPUIdle.Limits), named)
-	if len(bounding) > 0 {
+	answer := boundLean(run, s, bounded, rate)
+	switch {
+	case len(bounding) > 0 && !answer.empty():
+		text += fmt.Sprintf("; the run's tuning %s bounds the idle states, against %s: %s of its request/response cells",
+			strings.Join(bounding, ", "), s.Spec.Baseline, answer)
+	case len(bounding) > 0:
 		text += fmt.Sprintf("; the run's tuning %s bounds the idle states (its decisions are in the run's report)", strings.Join(bounding, ", "))
 	}
-	return found{text: text, cells: cells, lean: advise.LeanFor}
+	lean := advise.LeanFor // slow wake-ups are the problem cpu-idle answers
+	if answer.decided() > 0 {
+		lean = leanOf(answer, string(stats.Better), string(stats.Worse))
+	}
+	return found{text: text, cells: cells, lean: lean}
+}
+
+// boundLean tallies the run's decisions of its tunings that bound the
+// idle states (bounded) against the baseline in its request/response
+// cells (rate), of at least minTrials trials: the run measured the
+// answer there. Worse or equal in every decided cell is the run's
+// result against cpu-idle, never a reason for it, as steering's is for
+// rfs (steerLean).
+func boundLean(run *results.Run, s *study.Study, bounded map[string]bool, rate map[string]string) tally {
+	var t tally
+	for _, st := range run.Stops {
+		if !bounded[st.Cell.Tuning] || rate[st.Cell.Workload] == "" || st.Decision == "" ||
+			report.StopVersus(st, s.Spec.Baseline) != s.Spec.Baseline || stopTrials(st) < minTrials {
+			continue
+		}
+		t.add(st.Decision)
+	}
+	return t
 }
 
 // limitsNote says what the PM QoS limits the run began with allowed
