@@ -39,6 +39,10 @@ type Report struct {
 	// it were not looked for), and what reading it tolerated (a missing
 	// env.json, a truncated last line).
 	Partial []string `json:"partial,omitempty"`
+	// evaluated names the rules Build evaluated where they were not all
+	// of them (--rule); nil for all. A finding the others answer says
+	// they were not evaluated, not that no rule answers it.
+	evaluated []string
 }
 
 // Finding is one line of the inspection summary.
@@ -231,6 +235,12 @@ func (c ProofCell) Where() string {
 func Build(rules []*Rule, in *inspect.Inspection, now time.Time) *Report {
 	rep := &Report{Version: ReportVersion, Generated: now.UTC(), Found: Summarize(in), Inspection: in,
 		Candidates: []Entry{}, Others: []Result{}}
+	if len(rules) < len(ruleFiles) {
+		rep.evaluated = []string{}
+		for _, r := range rules {
+			rep.evaluated = append(rep.evaluated, r.Name)
+		}
+	}
 	for _, res := range EvaluateAll(rules, in) {
 		if res.Status != Candidate {
 			rep.Others = append(rep.Others, res)

@@ -112,6 +112,9 @@ type Seen struct {
 	// machine, each with its status and why ("rfs: not applicable:
 	// rfs_enabled = true").
 	NotBy []string `json:"not_by,omitempty"`
+	// NotEvaluated are the rules that answer it but were not evaluated
+	// (--rule named others): no word on them either way.
+	NotEvaluated []string `json:"not_evaluated,omitempty"`
 	// notBy is NotBy for the pages: rules with the same status and
 	// first reason together (four overlay rules on a machine without an
 	// overlay are one line, not four).
@@ -157,8 +160,28 @@ func (r *Report) AddSightings(run string, ss []Sighting) {
 		for _, w := range why {
 			seen.notBy = append(seen.notBy, strings.Join(names[w], ", ")+": "+w)
 		}
+		seen.NotEvaluated = r.notEvaluated(s.Finding)
 		r.Seen = append(r.Seen, seen)
 	}
+}
+
+// notEvaluated are the rules that answer finding and that Build did not
+// evaluate (--rule limited them); none where it evaluated all.
+func (r *Report) notEvaluated(finding string) []string {
+	if r.evaluated == nil {
+		return nil
+	}
+	all, err := Rules()
+	if err != nil {
+		return nil // the rules loaded for Build; a test loads them all
+	}
+	var out []string
+	for _, rule := range all {
+		if slices.Contains(rule.Answers, finding) && !slices.Contains(r.evaluated, rule.Name) {
+			out = append(out, rule.Name)
+		}
+	}
+	return out
 }
 
 // nothingSeen is what the pages say of a run that showed no finding.
@@ -182,11 +205,16 @@ func (s Seen) AnswerText() string {
 		return "answered by the candidate " + strings.Join(s.AnsweredBy, ", ") + " (below)"
 	case len(s.notBy) > 0:
 		text := "no candidate here: " + strings.Join(s.notBy, " / ")
+		if len(s.NotEvaluated) > 0 {
+			text += " / " + strings.Join(s.NotEvaluated, ", ") + ": not evaluated (--rule)"
+		}
 		if s.elsewhere {
 			text += " (the rules read the inspected machine, not the run's nodes, which were network namespaces " +
 				"cnibench built for the run: run advise on a node whose pod network has the run's datapath)"
 		}
 		return text
+	case len(s.NotEvaluated) > 0:
+		return "answered by " + strings.Join(s.NotEvaluated, ", ") + " (not evaluated: --rule)"
 	}
 	return "no rule answers it"
 }
