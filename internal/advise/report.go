@@ -185,7 +185,9 @@ type ProofCell struct {
 	// either direction: pod start-up's startup_ms beside a bitrate), in
 	// ProofMetric.Cells that metric's name again. Empty in an
 	// advice.json written before it was recorded.
-	Metric     string   `json:"metric,omitempty"`
+	Metric string `json:"metric,omitempty"`
+	// N is the trials the cell's decision rests on: a stop's look's
+	// (results.Stop.Judged), else all the trials compared.
 	N          int      `json:"n"`
 	Ratio      *float64 `json:"ratio"`
 	Low        *float64 `json:"low"`

@@ -107,10 +107,11 @@ func versusA(s *study.Study, st results.Stop, a string, tunings bool) bool {
 }
 
 // fromStop is B's cell as its stop decided it against A, at the looks'
-// confidence.
+// confidence, with the trials that decision rests on (its look's, which
+// may be fewer than the trials run), as the run's report gives it.
 func fromStop(st results.Stop) advise.ProofCell {
 	c := advise.ProofCell{Datapath: st.Cell.Datapath, Impairment: st.Cell.Impairment, Workload: st.Cell.Workload, Replicas: st.Cell.Replicas,
-		Metric: st.Metric, N: st.N, Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
+		Metric: st.Metric, N: st.Judged(), Ratio: st.Ratio, Low: st.Low, High: st.High, Method: st.Method, Confidence: st.Confidence,
 		Decision: st.Decision, Reason: st.DecisionReason}
 	if st.Decision == string(stats.Undecided) {
 		c.Stop = st.Reason

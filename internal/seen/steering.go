@@ -76,18 +76,9 @@ func steerLean(rfs, all tally) string {
 	return leanOf(rfs, string(stats.Better), string(stats.Worse))
 }
 
-// stopTrials is the trial count a stop's decision rests on: the look it
-// was judged at, else the trials with the metric (else, in runs that did
-// not record them, the trials run).
-func stopTrials(st results.Stop) int {
-	switch {
-	case st.Look > 0:
-		return st.Look
-	case st.Valid > 0:
-		return st.Valid
-	}
-	return st.N
-}
+// stopTrials is the trial count a stop's decision rests on
+// (results.Stop.Judged).
+func stopTrials(st results.Stop) int { return st.Judged() }
 
 // decided names one decided cell with what its decision rests on:
 // "flannel http rfs r=1 requests_per_s ×1.63 [1.50, 1.77] at 95%, n=3"
