@@ -18,6 +18,10 @@ const ReportVersion = 1
 const (
 	NotMeasured = "not measured"
 	NotProven   = "not proven: run with --prove"
+	// Stopped is the verdict of a candidate whose A/B advise --prove was
+	// stopped during or before (Ctrl-C): the pages are written all the
+	// same, with the verdicts of the candidates proven before it.
+	Stopped = "not proven: advise was stopped"
 )
 
 // Report is everything the pages show; the pages only render it.

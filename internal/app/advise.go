@@ -190,21 +190,32 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	}
 	if f.prove {
 		if err := f.proveAll(cmd, rep, out, fr); err != nil {
-			return proveStopped(cmd, rep, out, err)
+			return proveStopped(cmd.Context(), cmd, rep, out, err)
 		}
 	}
 	return writeAdvice(cmd, rep, out)
 }
 
 // proveStopped is the end of an advise --prove whose A/Bs stopped with
-// err: where one left host changes, the report is written all the same
-// (the inspection and the verdicts of the A/Bs before it stand, hours of
-// runs maybe; the candidates after it say why they were not proved) and
-// the exit says what was left (3); any other stop writes nothing.
-func proveStopped(cmd *cobra.Command, rep *advise.Report, out string, err error) error {
+// err: where one left host changes, or the user stopped advise (ctx
+// cancelled: Ctrl-C), the report is written all the same (the
+// inspection and the verdicts of the A/Bs before stand, hours of runs
+// maybe; the candidates not proved say why) and the exit says what
+// stopped it (3, 130); any other stop (bad input found before the first
+// A/B) writes nothing. A stopped advise's --out holds the A/B it
+// stopped, so a new advise --prove needs another --out.
+func proveStopped(ctx context.Context, cmd *cobra.Command, rep *advise.Report, out string, err error) error {
 	var kept *journal.PendingError
-	if !errors.As(err, &kept) {
+	stopped := ctx != nil && ctx.Err() != nil
+	if !errors.As(err, &kept) && !stopped {
 		return err
+	}
+	if stopped {
+		for i := range rep.Candidates {
+			if e := &rep.Candidates[i]; e.Verdict == advise.NotProven {
+				e.Measured, e.Verdict = "not measured: advise was stopped before its A/B", advise.Stopped
+			}
+		}
 	}
 	return errors.Join(err, writeAdvice(cmd, rep, out))
 }
@@ -316,7 +327,9 @@ func (f *adviseFlags) proveAll(cmd *cobra.Command, rep *advise.Report, out strin
 // journal check stands between two candidates (the machine's lock is
 // held over all), so the next A/B would measure a host that is not as
 // found, its A not the node's. That error is returned at once, naming
-// the candidates not proved, and exits 3 as any run's does.
+// the candidates not proved, and exits 3 as any run's does. A stop by
+// the user (ctx cancelled) returns at once too, the candidate it stopped
+// marked so (proveStopped marks those after it).
 func proveEach(ctx context.Context, stderr io.Writer, rep *advise.Report, todo []int, opts []prove.Options,
 	candidate func(context.Context, prove.Options, *advise.Entry, *inspect.Inspection) error) error {
 	for k, i := range todo {
@@ -327,6 +340,9 @@ func proveEach(ctx context.Context, stderr io.Writer, rep *advise.Report, todo [
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
+			// The rest are marked by proveStopped, which writes the pages.
+			e.Measured, e.Verdict = "not measured: advise was stopped during its A/B (what it measured so far is in "+
+				filepath.Join(opts[i].OutDir, "prove-"+e.Name)+")", advise.Stopped
 			return err
 		case errors.As(err, &kept):
 			return leftChanges(err, rep, e.Name, todo[k+1:])

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,17 +222,79 @@ func TestProveStopsWhenChangesAreLeft(t *testing.T) {
 	}
 	out := t.TempDir()
 	cmd := newRoot(io.Discard, io.Discard)
-	if serr := proveStopped(cmd, rep, out, err); !errors.Is(serr, err) {
+	if serr := proveStopped(context.Background(), cmd, rep, out, err); !errors.Is(serr, err) {
 		t.Errorf("stopped: %v, want the A/B's error", serr)
 	}
 	if _, serr := os.Stat(filepath.Join(out, advise.FileHTML)); serr != nil {
 		t.Errorf("no report written: %v", serr)
 	}
+	// Any other stop before the A/Bs (bad input) writes nothing.
 	other := t.TempDir()
-	if serr := proveStopped(cmd, rep, other, context.Canceled); serr != context.Canceled {
-		t.Errorf("interrupted: %v", serr)
+	bad := inputErr(errors.New("--set fits neither"))
+	if serr := proveStopped(context.Background(), cmd, rep, other, bad); serr != bad {
+		t.Errorf("bad input: %v", serr)
 	}
 	if _, serr := os.Stat(filepath.Join(other, advise.FileHTML)); serr == nil {
-		t.Error("an interrupted --prove wrote a report")
+		t.Error("bad input wrote a report")
+	}
+}
+
+// TestProveStoppedWritesThePages: advise --prove stopped by the user
+// (Ctrl-C) during its second A/B wrote no pages, and the verdict of the
+// first, maybe hours of A/B, was lost (a rerun with that --out is
+// refused, as it holds the A/B). The pages are written, the first
+// candidate's verdict kept, the stopped one and those after it said
+// not proven because advise was stopped, and the exit is the signal's.
+func TestProveStoppedWritesThePages(t *testing.T) {
+	rep := &advise.Report{Generated: time.Now()}
+	for _, n := range []string{"rfs", "busy-poll", "cpu-idle"} {
+		rep.Candidates = append(rep.Candidates, advise.Entry{Result: advise.Result{Name: n}, Measured: advise.NotMeasured, Verdict: advise.NotProven})
+	}
+	out := t.TempDir()
+	todo, opts := []int{0, 1, 2}, []prove.Options{{OutDir: out}, {OutDir: out}, {OutDir: out}}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var proved []string
+	candidate := func(ctx context.Context, _ prove.Options, e *advise.Entry, _ *inspect.Inspection) error {
+		proved = append(proved, e.Name)
+		if e.Name == "rfs" {
+			e.Measured, e.Verdict = "rfs/baseline 1.2 [1.1, 1.3]", advise.Accepted
+			return nil
+		}
+		cancel(&Stopped{Signal: syscall.SIGINT})
+		e.Measured, e.Verdict = "the A/B run failed: context canceled", advise.Failed
+		return fmt.Errorf("candidate %s: %w", e.Name, ctx.Err())
+	}
+	err := proveEach(ctx, io.Discard, rep, todo, opts, candidate)
+	if err == nil || !slices.Equal(proved, []string{"rfs", "busy-poll"}) {
+		t.Fatalf("error %v, A/Bs %v", err, proved)
+	}
+	var stdout bytes.Buffer
+	serr := proveStopped(ctx, newRoot(&stdout, io.Discard), rep, out, err)
+	if code := exitCode(ctx, newRoot(io.Discard, io.Discard), serr, io.Discard); code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit %d, want %d", code, 128+int(syscall.SIGINT))
+	}
+	b, rerr := os.ReadFile(filepath.Join(out, advise.FileJSON))
+	if rerr != nil {
+		t.Fatalf("no advice.json: %v", rerr)
+	}
+	var got advise.Report
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{advise.Accepted, advise.Stopped, advise.Stopped}
+	for i, e := range got.Candidates {
+		if e.Verdict != want[i] {
+			t.Errorf("%s: verdict %q (%s), want %q", e.Name, e.Verdict, e.Measured, want[i])
+		}
+	}
+	if m := got.Candidates[1].Measured; !strings.Contains(m, "stopped during its A/B (what it measured so far is in "+filepath.Join(out, "prove-busy-poll")) {
+		t.Errorf("the stopped candidate: %q", m)
+	}
+	if m := got.Candidates[2].Measured; m != "not measured: advise was stopped before its A/B" {
+		t.Errorf("the candidate after it: %q", m)
+	}
+	if !strings.Contains(stdout.String(), "| rfs |") {
+		t.Errorf("advice.md not on stdout:\n%s", stdout.String())
 	}
 }
