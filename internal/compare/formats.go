@@ -174,12 +174,14 @@ func num(v float64) string {
 // csvHeader are the CSV's columns; the ones after gave_up_b came with
 // SchemaVersion 2 (the gate's columns are empty without --fail-if),
 // missing_in_a, absent_in_a and gave_up_a with 3, not_measured_in_a
-// with 6.
+// and the gate's absolute, diff_low and diff_high with 6 (without them
+// a script could not tell whether gate_change is a fraction or B − A in
+// the metric's unit: the row's first rule decides).
 var csvHeader = []string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
 	"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
 	"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b",
 	"absent_in_b", "verdict", "gate_level", "gate_change", "gate_ratio_low", "gate_ratio_high", "gate_p_welch",
-	"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a"}
+	"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a", "gate_absolute", "gate_diff_low", "gate_diff_high"}
 
 func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
@@ -193,6 +195,11 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			rules, outcome = rv.failed, rv.outcome
 		}
 		level, change, low, high, p := rv.gateNums()
+		absolute, dlow, dhigh := "", math.NaN(), math.NaN()
+		if rv != nil && rv.v.Judged {
+			absolute = strconv.FormatBool(rv.v.Rule.Absolute)
+			dlow, dhigh = diffBounds(rv.v)
+		}
 		_ = cw.Write([]string{r.Key, r.Metric,
 			strconv.Itoa(r.A.N), num(r.A.Mean), num(ci(r.A).CI95Low), num(ci(r.A).CI95High),
 			strconv.Itoa(r.B.N), num(r.B.Mean), num(ci(r.B).CI95Low), num(ci(r.B).CI95High),
@@ -201,7 +208,8 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			strconv.FormatBool(r.WideA), strconv.FormatBool(r.WideB), strconv.Itoa(r.DisturbedA), strconv.Itoa(r.DisturbedB),
 			strconv.FormatBool(r.NotMeasured), r.GaveUp,
 			string(r.Absent), outcome, num(level), num(change), num(low), num(high), num(p),
-			strconv.FormatBool(r.MissingA), string(r.AbsentA), r.GaveUpA, strconv.FormatBool(r.NotMeasuredA)})
+			strconv.FormatBool(r.MissingA), string(r.AbsentA), r.GaveUpA, strconv.FormatBool(r.NotMeasuredA),
+			absolute, num(dlow), num(dhigh)})
 	}
 	cw.Flush()
 	return cw.Error()
