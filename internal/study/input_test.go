@@ -416,11 +416,11 @@ func TestDocumentCount(t *testing.T) {
 }
 
 // TestQuickOnFileWithoutProfiles: a file saved from `cnibench show` has
-// no profiles; --quick on it names --quick (not --profile, which the user
-// did not type) and says why there is none.
+// no profiles; --quick on it names --quick (not --profile alone, which
+// the user may not have typed) and says why there is none.
 func TestQuickOnFileWithoutProfiles(t *testing.T) {
 	_, err := Parse("my.yaml", []byte(adaptiveBase), Options{Profile: "quick"}, testCatalog)
-	want := `my.yaml: --quick: study has no profile "quick" (it has no profiles: a file saved from ` + "`cnibench show`" + ` keeps only the profile it was shown with)`
+	want := `my.yaml: --quick (--profile quick): study has no profile "quick" (it has no profiles: a file saved from ` + "`cnibench show`" + ` keeps only the profile it was shown with)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

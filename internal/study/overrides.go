@@ -39,10 +39,11 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 			msg += " (it has no profiles: a file saved from `cnibench show` keeps only the profile it was shown with)"
 		}
 		// No Field: a Field without a line reads "(--set)", and this is
-		// the flag's value; --quick is the profile "quick".
+		// the flag's value. --quick is the profile "quick", and which of
+		// the two the user typed is not known here: name both.
 		flag := "--profile"
 		if name == "quick" {
-			flag = "--quick"
+			flag = "--quick (--profile quick)"
 		}
 		return origins{}, &FieldError{File: file, Msg: flag + ": " + msg}
 	}
