@@ -337,3 +337,25 @@ func Transient(err error) error { return transientError{err} }
 type transientError struct{ error }
 
 func (e transientError) Unwrap() []error { return []error{e.error, ErrTransient} }
+
+// ErrLeftBehind marks an engine's error that includes a failure to undo
+// what it made: an Up that failed and whose teardown of what it had
+// built failed too (a namespace, a process or a cluster object left).
+// The runner may retry a failed Up, or give the datapath's cells up and
+// go on, only when nothing was left: the next cluster would be built
+// beside the leftovers (the local engine's names are the run's), and
+// the host must be put back first (cnibench cleanup).
+var ErrLeftBehind = errors.New("left behind")
+
+// LeftBehind marks err as ErrLeftBehind, its message unchanged; nil
+// stays nil.
+func LeftBehind(err error) error {
+	if err == nil {
+		return nil
+	}
+	return leftBehindError{err}
+}
+
+type leftBehindError struct{ error }
+
+func (e leftBehindError) Unwrap() []error { return []error{e.error, ErrLeftBehind} }

@@ -62,7 +62,9 @@ func Up(ctx context.Context, cs kubernetes.Interface, ex Execer, cfg Config, pla
 	c := &Cluster{cfg: cfg, cs: cs, exec: ex, log: log, poll: 500 * time.Millisecond, resolveWait: defaultResolveWait}
 	err := c.up(ctx, place)
 	if err != nil {
-		return nil, errors.Join(err, c.Close())
+		// What Close could not delete is left in the cluster: the run
+		// stops (engine.ErrLeftBehind) rather than try again beside it.
+		return nil, errors.Join(err, engine.LeftBehind(c.Close()))
 	}
 	return c, nil
 }

@@ -40,6 +40,9 @@ type Engine struct {
 	// cpus are the server's and the client's node's CPUs (cpusOf).
 	cpus map[string]cpuset.Set
 	c    *Cluster
+	// used: Up brought the run's cluster up. A failed Up deleted what it
+	// made (or says what it left, engine.ErrLeftBehind), so the runner
+	// may try it again.
 	used bool
 }
 
@@ -188,7 +191,6 @@ func (b *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engin
 	if b.used {
 		return nil, de, errors.New("the kube engine runs one datapath per run (the cluster's CNI)")
 	}
-	b.used = true
 	cfg := b.cfg
 	cfg.RunID = r.ID
 	if cfg.Controller == "" {
@@ -198,6 +200,7 @@ func (b *Engine) Up(ctx context.Context, r engine.Run, d engine.Datapath) (engin
 	if err != nil {
 		return nil, de, err
 	}
+	b.used = true
 	c.routedPath(b.cni)
 	b.c = c
 	return c, de, nil

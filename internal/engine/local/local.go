@@ -111,11 +111,12 @@ func Up(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	c = &Cluster{cfg: cfg}
 	// "return nil, err" has set c to nil by the time this runs. The
 	// teardown's own error is kept: a process still alive after SIGKILL
-	// or a namespace left must reach the run, which keeps its journal.
+	// or a namespace left must reach the run, which keeps its journal
+	// and stops rather than build another cluster (engine.ErrLeftBehind).
 	built := c
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, built.Close())
+			err = errors.Join(err, engine.LeftBehind(built.Close()))
 			c = nil
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/netns"
 )
@@ -66,12 +67,25 @@ func (closeFails) Close() error {
 	return errors.New("processes 4711 (flanneld) still alive 5s after SIGKILL")
 }
 
-// An Up that fails returns its teardown's error too: before, it was
-// dropped, and a process left alive went unsaid.
+// closes is a datapath whose Close succeeds.
+type closes struct{ closeFails }
+
+func (closes) Close() error { return nil }
+
+// An Up that fails returns its teardown's error too, marked
+// engine.ErrLeftBehind (the runner stops rather than build another
+// cluster beside what is left): before, it was dropped, and a process
+// left alive went unsaid. One whose teardown left nothing is not marked:
+// the runner may try it again.
 func TestFailedUpSaysItsTeardown(t *testing.T) {
 	failAdd(t)
 	_, err := Up(context.Background(), Config{RunID: "abc123", Datapath: closeFails{}})
-	if err == nil || !strings.Contains(err.Error(), "operation not permitted") || !strings.Contains(err.Error(), "flanneld) still alive") {
-		t.Fatalf("Up = %v, want the failure and the teardown's error", err)
+	if err == nil || !strings.Contains(err.Error(), "operation not permitted") || !strings.Contains(err.Error(), "flanneld) still alive") ||
+		!errors.Is(err, engine.ErrLeftBehind) {
+		t.Fatalf("Up = %v, want the failure and the teardown's error, marked left behind", err)
+	}
+	_, err = Up(context.Background(), Config{RunID: "abc123", Datapath: closes{}})
+	if err == nil || errors.Is(err, engine.ErrLeftBehind) {
+		t.Errorf("Up = %v; want its failure, not marked left behind (its teardown left nothing)", err)
 	}
 }
