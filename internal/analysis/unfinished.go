@@ -51,17 +51,22 @@ func Unfinished(s *study.Study, r *results.Run) []results.Cell {
 
 // GaveUp finds the cells whose trial the runner gave up in r's attempts
 // (one whose failed attempts went past study.MaxRetries with none
-// counted: the runner stops a cell there), and says why as the runner
-// does ("trial 2 failed 3 attempts; last: ...").
+// counted: the runner stops a cell there; or one with a record of its
+// set-up given up, results.SetUpFailed), and says why as the runner
+// does ("trial 2 failed 3 attempts; last: ...", or the record's).
 func GaveUp(r *results.Run) map[results.Cell]string {
 	type trialKey struct {
 		cell  results.Cell
 		trial int
 	}
 	failures, last := map[trialKey]int{}, map[trialKey]string{}
+	setUp := map[trialKey]string{}
 	for _, s := range r.Marked {
-		if s.Error != "" {
-			t := trialKey{s.Cell, s.Trial}
+		t := trialKey{s.Cell, s.Trial}
+		switch {
+		case s.Discarded == results.SetUpFailed:
+			setUp[t] = s.Error
+		case s.Error != "":
 			failures[t]++
 			last[t] = s.Error
 		}
@@ -70,17 +75,26 @@ func GaveUp(r *results.Run) map[results.Cell]string {
 	for _, s := range r.Samples {
 		counted[trialKey{s.Cell, s.Trial}] = true
 	}
+	why := map[trialKey]string{}
+	for t, n := range failures {
+		if n > study.MaxRetries {
+			why[t] = results.GaveUp(t.trial, n, last[t])
+		}
+	}
+	for t, w := range setUp {
+		why[t] = w // the set-up gave the cell up whatever its attempts
+	}
 	// The first trial given up, as the runner stops a cell at it (a
 	// resumed run may have gone on past it).
 	first := map[results.Cell]trialKey{}
-	for t, n := range failures {
-		if f, ok := first[t.cell]; n > study.MaxRetries && !counted[t] && (!ok || t.trial < f.trial) {
+	for t := range why {
+		if f, ok := first[t.cell]; !counted[t] && (!ok || t.trial < f.trial) {
 			first[t.cell] = t
 		}
 	}
 	out := map[results.Cell]string{}
 	for c, t := range first {
-		out[c] = results.GaveUp(t.trial, failures[t], last[t])
+		out[c] = why[t]
 	}
 	return out
 }

@@ -64,3 +64,31 @@ func TestUnfinished(t *testing.T) {
 		t.Errorf("GaveUp %v, want the cell given up at trial 2", GaveUp(run))
 	}
 }
+
+// A cell given up at its set-up (results.SetUpFailed: its datapath's
+// cluster, or its replica count's pods, could not be set up) has one
+// record, at the trial it was to run: it is given up with that record's
+// why, whatever its failed attempts count, and a plain fixed design's
+// cell given up so is not unfinished. A failed attempt or two without
+// it leave the cell as it was.
+func TestGaveUpAtSetUp(t *testing.T) {
+	s, err := study.Parse("s.yaml", []byte("apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n"+
+		"  datapaths: [calico-vxlan]\n  workloads: [{name: tcp, tool: iperf3}]\n  replicas: [1, 4]\n  trials: 3\n  duration: 5s\n"), study.Options{}, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := s.Cells()
+	why := results.GaveUpAtSetUp(2, 2, "calico-vxlan: scale to 4 pod pairs: out of memory")
+	run := &results.Run{Samples: []results.Sample{{Cell: pc[1], Trial: 1}}, Marked: []results.Sample{
+		{Cell: pc[1], Trial: 2, Attempt: 1, Error: "iperf3: connection refused", Discarded: "failed"},
+		{Cell: pc[1], Trial: 2, Attempt: 2, Error: why, Discarded: results.SetUpFailed},
+		{Cell: pc[0], Trial: 1, Attempt: 1, Error: "iperf3: connection refused", Discarded: "failed"},
+	}}
+	got := GaveUp(run)
+	if len(got) != 1 || got[pc[1]] != why {
+		t.Errorf("GaveUp = %v; want only %v, given up with %q", got, pc[1], why)
+	}
+	if u := Unfinished(s, run); len(u) != 1 || u[0] != pc[0] {
+		t.Errorf("unfinished %v; want only %v (the cell given up at its set-up is done)", u, pc[0])
+	}
+}

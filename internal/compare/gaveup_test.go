@@ -113,3 +113,27 @@ func TestMissingNeedsNoCountedTrial(t *testing.T) {
 		t.Errorf("B measured bitrate nowhere: rows %+v, want rps (missing) alone", rows)
 	}
 }
+
+// TestGaveUpAtSetUp: a cell B's runner gave up because its datapath's
+// cluster or its pods could not be set up (one results.SetUpFailed
+// record, in a run without stops.json) is given up as a cell whose trial
+// failed every attempt is, with the record's why: missing where it
+// counted no trial, given up after the trials it counted.
+func TestGaveUpAtSetUp(t *testing.T) {
+	var a []results.Sample
+	for i := 1; i <= 3; i++ {
+		a = append(a, trialOf("baseline", i, bitrate(10e9)), trialOf("rfs", i, bitrate(12e9)))
+	}
+	why := results.GaveUpAtSetUp(2, 2, "build cluster for bridge: operation not supported")
+	lost := func(tuning string, trial int) results.Sample {
+		s := attempt(tuning, trial, 1)
+		s.Error, s.Discarded = why, results.SetUpFailed
+		return s
+	}
+	b := &results.Run{Samples: []results.Sample{trialOf("baseline", 1, bitrate(10e9))},
+		Marked: []results.Sample{lost("baseline", 2), lost("rfs", 1)}}
+	rows := Runs(counted(a), b, []string{results.MetricBitrate}, nil, nil, nil)
+	if len(rows) != 2 || rows[0].GaveUp != why || rows[0].Missing || rows[1].GaveUp != why || !rows[1].Missing {
+		t.Errorf("rows %+v; want baseline given up after its one trial and rfs missing, both with %q", rows, why)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // withoutWorkload is samples less every trial of workload name: a run
@@ -81,5 +82,40 @@ func TestWorkloadsIntroSaysWhatCellsHold(t *testing.T) {
 	}
 	if len(sec.Table.Rows) == 0 || !strings.HasSuffix(sec.Table.Rows[0][2], " (n=2)") {
 		t.Errorf("Workloads table rows %v, want (n=2) of the 3 planned", sec.Table.Rows)
+	}
+}
+
+// TestGivenUpAtSetUpInReport: the cells a run gave up because their
+// pods could not be set up (one results.SetUpFailed record each, in a
+// fixed design that keeps no stops.json) are listed under "Cells without
+// samples", which says they were given up, and "Marked trials" gives
+// each one's error; the run is not called unfinished.
+func TestGivenUpAtSetUpInReport(t *testing.T) {
+	s, samples := syntheticWorkloads(t)
+	// A fixed design of its two trials, which records no stops.
+	s.Spec.Trials, s.Spec.Precision = study.Fixed(2), nil
+	if s.RecordsStops() {
+		t.Fatal("the study records stops (the test's point is a design that does not)")
+	}
+	samples = withoutWorkload(samples, "intra")
+	run := &results.Run{Samples: samples}
+	why := results.GaveUpAtSetUp(1, 2, "flannel-vxlan: scale to 2 pod pairs: cannot allocate memory")
+	for _, c := range s.Cells() {
+		if c.Workload == "intra" {
+			run.Marked = append(run.Marked, results.Sample{Cell: c, Trial: 1, Attempt: 1, Error: why, Discarded: results.SetUpFailed})
+		}
+	}
+	m := analysis.Build(s, samples)
+	m.AddRun(s, run)
+	md := markdownOf(t, s, m)
+	i := strings.Index(md, "## Cells without samples")
+	if i < 0 || !strings.Contains(md[i:], "intra") || !strings.Contains(md[i:], "at setting up their datapath or pods") {
+		t.Errorf("summary.md does not list intra's cells as given up at their set-up:\n%s", md)
+	}
+	if !strings.Contains(md, "trial 1: its set-up failed 2 attempts; last: flannel-vxlan: scale to 2 pod pairs: cannot allocate memory") {
+		t.Errorf("summary.md's Marked trials do not give the set-up's error")
+	}
+	if len(m.Unfinished) != 0 || strings.Contains(md, "did not finish") {
+		t.Errorf("unfinished %v: a run whose cells were given up at their set-up is finished", m.Unfinished)
 	}
 }

@@ -205,7 +205,8 @@ func markedTable(m analysis.Model) table {
 	return t
 }
 
-const markedCaption = "Attempts not counted (failed, or disturbed and repeated) and disturbed ones that counted because " +
+const markedCaption = "Attempts not counted (failed, or disturbed and repeated; a cell given up because its datapath's cluster or its pods " +
+	"could not be set up has one row, \"its set-up failed\") and disturbed ones that counted because " +
 	"their repeats were used up. Disturbed: mean steal time or CPU of processes outside the run above the noise guard's " +
 	"thresholds, or collectors that recorded less of the planned window (window %) than its bound (spec.noise; docs/statistics.md, \"Noise guard\"). Nothing is dropped silently: every attempt stays in samples.jsonl."
 

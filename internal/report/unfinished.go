@@ -46,8 +46,10 @@ func missingWhy(unfinished []results.Cell, stops []results.Stop) string {
 		return "the \"Repetitions and decisions\" table says why, or the run ended before it measured them (above)"
 	case !stopsShown(stops):
 		// A finished run without that table (fixed trials keep no
-		// stops.json) left a cell without samples where it gave up.
-		return "the run gave up on them after failed attempts, which \"Marked trials\" lists"
+		// stops.json) left a cell without samples where it gave up: a
+		// trial, or the set-up of its datapath or pods, failed every
+		// attempt (results.SetUpFailed's record says which).
+		return "the run gave up on them after failed attempts (at a trial, or at setting up their datapath or pods), which \"Marked trials\" lists with the error"
 	}
 	return "the \"Repetitions and decisions\" table says why"
 }

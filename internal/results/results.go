@@ -18,10 +18,7 @@
 // `cnibench report DIR`.
 package results
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // File names inside a run directory.
 const (
@@ -73,9 +70,9 @@ type Sample struct {
 	Error string `json:"error,omitempty"`
 	// Noise is what else used the machine during the trial.
 	Noise *Noise `json:"noise,omitempty"`
-	// Discarded says why analysis leaves the attempt out (it failed, or
-	// it was disturbed and repeated); "" for a counted trial. Load puts
-	// such attempts in Run.Marked, not Run.Samples.
+	// Discarded says why analysis leaves the attempt out (it failed, it
+	// was disturbed and repeated, or it is SetUpFailed's record); "" for
+	// a counted trial. Load puts such attempts in Run.Marked.
 	Discarded string `json:"discarded,omitempty"`
 	// Part is the part of the run that measured it: 0, then one more
 	// per --resume; trial k of two cells pairs only within one part.
@@ -158,8 +155,8 @@ type Stop struct {
 	// runner counted it (pause, knobs and collectors included); 0 in runs
 	// before it was recorded.
 	TrialSeconds float64 `json:"trial_seconds,omitempty"`
-	// Failed is why a cell could not be measured: its trials failed
-	// every attempt, or the budget was spent before its block.
+	// Failed is why a cell could not be measured: a trial failed every
+	// attempt, its set-up did (GaveUpAtSetUp), or the budget ran out.
 	Failed string `json:"failed,omitempty"`
 	// VersusFailed says, for a cell whose baseline (what Versus names)
 	// the runner gave up, which cell that was and why: the cell's own
@@ -167,13 +164,6 @@ type Stop struct {
 	// that (an adaptive design stops it then, a fixed one runs its count
 	// without the baseline), and no rerun is offered to decide it.
 	VersusFailed string `json:"versus_failed,omitempty"`
-}
-
-// GaveUp is why a cell was given up after trial failed every attempt
-// (Stop.Failed): the runner writes it, and compare reads the same from a
-// run's attempts when it has no stops.json.
-func GaveUp(trial, attempts int, last string) string {
-	return fmt.Sprintf("trial %d failed %d attempts; last: %s", trial, attempts, last)
 }
 
 // CoreStat is the CPU time breakdown of one core in percent (as mpstat
