@@ -132,6 +132,15 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 	}
 }
 
+// runTrial runs trial round of cell u on cluster c: runUnit, or the
+// fake a test gave (unitRun).
+func (r *run) runTrial(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error {
+	if r.unitRun != nil {
+		return r.unitRun(ctx, c, u, round, tgt)
+	}
+	return r.runUnit(ctx, c, u, round, tgt)
+}
+
 // impairedBy is the cell's impairment after sep, for the lines that name
 // a cell: the cells of a study's impairments differ by it alone.
 func impairedBy(c results.Cell, sep string) string {

@@ -36,36 +36,24 @@ func tearDown(name string, c engine.Cluster) error {
 
 // upDatapath builds the cluster of one datapath entry, applies its
 // knobs, runs work on it and tears it down. The run's first cluster also
-// writes env.json.
-func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine.Cluster, *knob.Target) error) error {
-	c, de, err := r.engine.Up(ctx, r.engineRun(), r.plan.datapaths[d.Name])
+// writes env.json. A set-up that failed every attempt (retrySetUp) runs
+// lost instead, which gives up the cells work was to measure; the run
+// goes on.
+func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine.Cluster, *knob.Target) error, lost func(setUpLost) error) error {
+	var (
+		c       engine.Cluster
+		tgt     *knob.Target
+		applied *knob.Applied
+	)
+	failed, err := r.retrySetUp(ctx, "datapath "+d.Name, func() (err error) {
+		c, tgt, applied, err = r.setUpDatapath(ctx, d)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("build cluster for %s: %w", d.Name, err)
+		return err
 	}
-	if err := checkImpairPlace(r.study, d, c); err != nil {
-		return errors.Join(err, tearDown(d.Name, c))
-	}
-	r.clusters++
-	if r.clusters == 1 {
-		if err := r.writeEnv(c); err != nil {
-			return errors.Join(err, tearDown(d.Name, c))
-		}
-	}
-	tgt := &knob.Target{
-		Study: r.study, Cluster: c, Datapath: d, Env: &de, Journal: r.journal,
-		FS: r.engine.FS, Kernel: r.engine.Kernel, State: map[string]any{}, Local: !r.plan.remote,
-	}
-	applied, err := knob.Apply(ctx, knob.Datapath, tgt)
-	if err == nil {
-		de.BridgeNFCallIPTables = bridgeNetfilter(r.engine.FS(c.Server()), c.Server().Netns())
-		err = sameBridgeNetfilter(r.priorDatapaths, d.Name, de.BridgeNFCallIPTables)
-	}
-	if err == nil {
-		err = r.recordDatapath(d.Name, de)
-	}
-	if err != nil {
-		err = fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
-		return errors.Join(err, r.putBackEnv(err), tearDown(d.Name, c))
+	if failed != nil {
+		return lost(*failed)
 	}
 	err = work(c, tgt)
 	err = errors.Join(err, applied.Revert(), tearDown(d.Name, c))
@@ -88,16 +76,65 @@ func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine
 	return nil
 }
 
+// setUpDatapath builds the cluster of one datapath entry and applies its
+// knobs. A cluster that could not be built, or knobs that could not be
+// applied (and were reverted, the cluster torn down), are a setUpError;
+// anything else that fails ends the run (setUpError says what).
+func (r *run) setUpDatapath(ctx context.Context, d study.Datapath) (engine.Cluster, *knob.Target, *knob.Applied, error) {
+	c, de, err := r.engine.Up(ctx, r.engineRun(), r.plan.datapaths[d.Name])
+	if err != nil {
+		return nil, nil, nil, setUpFailed(fmt.Errorf("build cluster for %s: %w", d.Name, err))
+	}
+	if err := checkImpairPlace(r.study, d, c); err != nil {
+		return nil, nil, nil, errors.Join(err, tearDown(d.Name, c))
+	}
+	r.clusters++
+	if r.clusters == 1 {
+		if err := r.writeEnv(c); err != nil {
+			return nil, nil, nil, errors.Join(err, tearDown(d.Name, c))
+		}
+	}
+	tgt := &knob.Target{
+		Study: r.study, Cluster: c, Datapath: d, Env: &de, Journal: r.journal,
+		FS: r.engine.FS, Kernel: r.engine.Kernel, State: map[string]any{}, Local: !r.plan.remote,
+	}
+	applied, err := knob.Apply(ctx, knob.Datapath, tgt)
+	if err != nil {
+		// As a trial's knobs: one that failed was undone by Apply, unless
+		// a RevertError says it was not.
+		err = fmt.Errorf("datapath %s: %w", d.Name, err)
+		terr := tearDown(d.Name, c)
+		if terr != nil || errors.As(err, new(*knob.RevertError)) {
+			return nil, nil, nil, errors.Join(err, terr)
+		}
+		return nil, nil, nil, setUpFailed(err)
+	}
+	de.BridgeNFCallIPTables = bridgeNetfilter(r.engine.FS(c.Server()), c.Server().Netns())
+	err = sameBridgeNetfilter(r.priorDatapaths, d.Name, de.BridgeNFCallIPTables)
+	if err == nil {
+		err = r.recordDatapath(d.Name, de)
+	}
+	if err != nil {
+		err = fmt.Errorf("datapath %s: %w", d.Name, errors.Join(err, applied.Revert()))
+		return nil, nil, nil, errors.Join(err, r.putBackEnv(err), tearDown(d.Name, c))
+	}
+	return c, tgt, applied, nil
+}
+
 // datapath runs every cell of one datapath: per replica count the pods
 // are scaled once and the pod knobs applied, then trial k of every
 // variant and tuning runs before trial k+1 of any. A replica count
-// spec.only selects no cell of is not scaled to.
+// spec.only selects no cell of is not scaled to; one whose set-up is
+// lost has its cells given up (lostTo), and the next count goes on.
 func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) error {
 	for _, reps := range r.study.Spec.Replicas {
-		if len(r.cellsOf(tgt.Datapath.Name, reps)) == 0 {
+		units := r.cellsOf(tgt.Datapath.Name, reps)
+		if len(units) == 0 {
 			continue
 		}
-		if err := r.atReplicas(ctx, c, reps, tgt, func() error { return r.trials(ctx, c, reps, tgt) }); err != nil {
+		work := func() error { return r.trials(ctx, c, reps, tgt) }
+		lost := func(l setUpLost) error { return r.block(units, r.lostTo(l)) }
+		if err := r.atReplicas(ctx, c, reps, tgt, work, lost); err != nil {
 			return err
 		}
 	}
@@ -105,8 +142,36 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) 
 }
 
 // atReplicas scales the cluster's pods for a replica count, applies the
-// pod knobs, runs work and reverts them.
-func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target, work func() error) error {
+// pod knobs, runs work and reverts them; a set-up that failed every
+// attempt (retrySetUp) runs lost instead. Between attempts the pod knobs
+// are reverted (Apply does it); the pods stay, as Scale makes exactly
+// the count asked whatever the failed attempt left, and the cluster's
+// teardown, whose failure ends the run, deletes what no count needs.
+func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target, work func() error, lost func(setUpLost) error) error {
+	dp := tgt.Datapath.Name
+	var applied *knob.Applied
+	failed, err := r.retrySetUp(ctx, fmt.Sprintf("%s at %d replicas", dp, reps), func() (err error) {
+		applied, err = r.setUpReplicas(ctx, c, reps, tgt)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if failed != nil {
+		return lost(*failed)
+	}
+	err = work()
+	if rerr := applied.Revert(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("%s: %w", dp, rerr))
+	}
+	return err
+}
+
+// setUpReplicas scales the cluster's pods for a replica count, applies
+// the pod knobs and lets the counters settle. Pods that could not be
+// made, or pod knobs that could not be applied (and were reverted), are
+// a setUpError; anything else that fails ends the run.
+func (r *run) setUpReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target) (*knob.Applied, error) {
 	dp := tgt.Datapath.Name
 	need := reps
 	for _, u := range r.cellsOf(dp, reps) {
@@ -116,27 +181,28 @@ func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *k
 	}
 	servers, clients, err := c.Scale(ctx, need)
 	if err != nil {
-		return fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err)
+		return nil, setUpFailed(fmt.Errorf("%s: scale to %d pod pairs: %w", dp, need, err))
 	}
 	if err := r.recordImages(c); err != nil {
-		return fmt.Errorf("%s: %w", dp, err)
+		return nil, fmt.Errorf("%s: %w", dp, err)
 	}
 	tgt.Servers, tgt.Clients = servers, clients
 	applied, err := knob.Apply(ctx, knob.Pods, tgt)
-	if err == nil {
-		err = r.recordDatapath(dp, *tgt.Env)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", dp, err)
+		if errors.As(err, new(*knob.RevertError)) {
+			return nil, err
+		}
+		return nil, setUpFailed(err)
 	}
+	err = r.recordDatapath(dp, *tgt.Env)
 	if err == nil {
 		err = r.settleCounters(ctx, dp, reps, servers, clients)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
+		return nil, fmt.Errorf("%s: %w", dp, errors.Join(err, applied.Revert()))
 	}
-	err = work()
-	if rerr := applied.Revert(); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("%s: %w", dp, rerr))
-	}
-	return err
+	return applied, nil
 }
 
 // countersSettle is how long interfaces that just came up go on sending

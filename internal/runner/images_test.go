@@ -42,7 +42,7 @@ func TestScaleRecordsResolvedImages(t *testing.T) {
 	tgt := &knob.Target{Study: s, Cluster: scaleCluster{&scaled}, Datapath: s.Spec.Datapaths[0], Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true}
 	scale := func(c engine.Cluster) results.Env {
 		t.Helper()
-		if err := r.atReplicas(context.Background(), c, 1, tgt, func() error { return nil }); err != nil {
+		if err := r.atReplicas(context.Background(), c, 1, tgt, func() error { return nil }, notLost); err != nil {
 			t.Fatal(err)
 		}
 		var e results.Env
@@ -121,7 +121,7 @@ func TestResumedRunWarnsOfAnotherImage(t *testing.T) {
 			for _, id := range tc.clusters {
 				c := imageCluster{scaleCluster{&scaled}, map[string][]string{"w1": {id}, "w2": {id}}}
 				tgt := &knob.Target{Study: s, Cluster: c, Datapath: s.Spec.Datapaths[0], Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true}
-				if err := r.atReplicas(context.Background(), c, 1, tgt, func() error { return nil }); err != nil {
+				if err := r.atReplicas(context.Background(), c, 1, tgt, func() error { return nil }, notLost); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -154,7 +154,7 @@ func TestUpDatapathRefusesClusterWithoutTunnel(t *testing.T) {
 	err := r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error {
 		t.Error("work ran on a cluster without the tunnel")
 		return nil
-	})
+	}, notLost)
 	if err == nil || !strings.Contains(err.Error(), "datapath flannel-vxlan has no tunnel device") {
 		t.Errorf("upDatapath = %v", err)
 	}

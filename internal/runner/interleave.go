@@ -189,7 +189,11 @@ func (r *run) sharedBudget(blocks []*blockRun, round int) (time.Duration, error)
 
 // roundOn runs one round's planned trials of one datapath (jobs per
 // replica count) on a cluster built for them. A round whose trials an
-// interrupted run measured builds nothing: it only replays them.
+// interrupted run measured builds nothing: it only replays them. A
+// cluster that could not be set up gives up the datapath's cells of the
+// round (from then on the controller runs them no more), a replica
+// count whose pods could not be set up that count's (lostTo); the
+// round goes on with the other replica counts and datapaths.
 func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans map[int][]job) error {
 	measure := false
 	for _, jobs := range plans {
@@ -204,6 +208,16 @@ func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans ma
 			}
 		}
 		return nil
+	}
+	lost := func(reps ...int) func(setUpLost) error {
+		return func(l setUpLost) error {
+			for _, n := range reps {
+				if err := r.runJobs(plans[n], round, r.lostTo(l)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 	return r.upDatapath(ctx, d, func(c engine.Cluster, tgt *knob.Target) error {
 		for _, reps := range r.study.Spec.Replicas {
@@ -222,14 +236,14 @@ func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans ma
 				}
 				return r.runJobs(jobs, round, func(u unit, round int) (time.Duration, error) {
 					t0 := time.Now()
-					err := r.runUnit(ctx, c, onPods[u.cell], round, tgt)
+					err := r.runTrial(ctx, c, onPods[u.cell], round, tgt)
 					return time.Since(t0), err
 				})
-			})
+			}, lost(reps))
 			if err != nil {
 				return fmt.Errorf("round %d: %w", round, err)
 			}
 		}
 		return nil
-	})
+	}, lost(r.study.Spec.Replicas...))
 }

@@ -423,7 +423,7 @@ func TestOnlyScalesForSelectedCells(t *testing.T) {
 		var scaled []int
 		d := s.Spec.Datapaths[0]
 		tgt := &knob.Target{Study: s, Cluster: scaleCluster{&scaled}, Datapath: d, Env: &results.DatapathEnv{}, State: map[string]any{}, Local: true}
-		if err := r.atReplicas(context.Background(), scaleCluster{&scaled}, 1, tgt, func() error { return nil }); err != nil {
+		if err := r.atReplicas(context.Background(), scaleCluster{&scaled}, 1, tgt, func() error { return nil }, notLost); err != nil {
 			t.Fatal(err)
 		}
 		if len(scaled) != 1 || scaled[0] != tc.want {

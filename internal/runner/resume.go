@@ -129,11 +129,15 @@ type priorTrial struct {
 	// repeat limits count on.
 	attempts, failures, repeats int
 	lastErr                     string
+	// setUp is why the cell was given up at the trial's set-up, from its
+	// results.SetUpFailed record ("" when it was not).
+	setUp string
 }
 
 // restore takes an interrupted run's samples: counted trials are done,
-// trials whose every attempt failed are done too (the cell was given up
-// there), and each trial's recorded machine time waits in r.prev until
+// trials whose every attempt failed, or whose set-up did
+// (results.SetUpFailed), are done too (the cell was given up there, and
+// stays given up), and each trial's recorded machine time waits in r.prev until
 // the resumed run reaches it (replay), so the budget is spent block by
 // block as the interrupted run spent it. Stops of finished blocks are
 // kept (resumeFinished).
@@ -150,7 +154,10 @@ func (r *run) restore(old *results.Run) {
 			p = &priorTrial{}
 			r.prev[k] = p
 		}
-		p.cost += s.End.Sub(s.Start) + pause
+		p.cost += s.End.Sub(s.Start)
+		if s.Discarded != results.SetUpFailed { // no attempt ran: no pause
+			p.cost += pause
+		}
 		p.attempts = max(p.attempts, s.Attempt)
 		return p
 	}
@@ -172,16 +179,19 @@ func (r *run) restore(old *results.Run) {
 	}
 	for _, s := range old.Marked {
 		p := at(s)
-		if s.Error != "" {
+		switch {
+		case s.Discarded == results.SetUpFailed:
+			p.setUp = s.Error
+		case s.Error != "":
 			p.failures++
 			p.lastErr = s.Error
-		} else {
+		default:
 			p.repeats++
 		}
 	}
 	var attempts time.Duration
 	for k, p := range r.prev {
-		if !r.done[k] && p.failures > study.MaxRetries {
+		if !r.done[k] && (p.failures > study.MaxRetries || p.setUp != "") {
 			r.done[k] = true // given up there: replay marks the cell failed
 		}
 		attempts += p.cost
@@ -201,7 +211,8 @@ func (r *run) restore(old *results.Run) {
 // replay accounts, once, the interrupted run's attempts at trial k as
 // that run did when it ran them: their machine time as spent (returned
 // for the group), the counted attempt as the cell's trial time, and a
-// trial that failed every attempt as the cell given up. 0 when the
+// trial that failed every attempt, or whose set-up did, as the cell
+// given up. 0 when the
 // interrupted run did not reach k.
 func (r *run) replay(k trialKey) time.Duration {
 	p := r.prev[k]
@@ -222,6 +233,9 @@ func (r *run) replay(k trialKey) time.Duration {
 		l.wall = append(l.wall, p.wall)
 		r.overhead += p.overhead
 		r.trialsRun++
+	} else if p.setUp != "" {
+		l.failed = p.setUp
+		l.values[k.trial] = math.NaN()
 	} else if p.failures > study.MaxRetries {
 		l.failed = results.GaveUp(k.trial, p.failures, p.lastErr)
 		l.values[k.trial] = math.NaN()

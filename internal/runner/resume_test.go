@@ -449,7 +449,7 @@ func TestResumeRefusesOtherBridgeNetfilter(t *testing.T) {
 			plan: &plan{datapaths: map[string]engine.Datapath{}}, opt: Options{Progress: progress.New(io.Discard)},
 			priorDatapaths: map[string]results.DatapathEnv{"bridge": {Type: "bridge", BridgeNFCallIPTables: tc.prior}}}
 		ran := false
-		err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { ran = true; return nil })
+		err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { ran = true; return nil }, notLost)
 		out.Close()
 		if !tc.refused {
 			if err != nil || !ran {
@@ -512,7 +512,7 @@ func TestRefusedResumePutsBackEnv(t *testing.T) {
 	r := &run{engine: brnfEngine{upEngine{c: &brnfCluster{}}, "1"}, study: s, out: out, id: "new2", clusters: 1,
 		plan: &plan{datapaths: map[string]engine.Datapath{}}, opt: Options{Progress: progress.New(io.Discard)},
 		done: map[trialKey]bool{}, priorDatapaths: kept.Datapaths, keptEnv: &kept}
-	err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { return nil })
+	err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { return nil }, notLost)
 	out.Close()
 	if !IsResumeRefused(err) {
 		t.Fatalf("upDatapath: %v, want a resume refusal", err)

@@ -103,7 +103,7 @@ func (r *run) trials(ctx context.Context, c engine.Cluster, reps int, tgt *knob.
 	}
 	return r.block(units, func(u unit, round int) (time.Duration, error) {
 		t0 := time.Now()
-		err := r.runUnit(ctx, c, u, round, tgt)
+		err := r.runTrial(ctx, c, u, round, tgt)
 		return time.Since(t0), err
 	})
 }
@@ -396,8 +396,13 @@ func (r *run) writeStops() error {
 	// What the budget paid so far, for the report's word on a budget
 	// that ran out (what a trial really cost, set-ups included).
 	r.env.MachineS = r.spent().Seconds()
-	if err := r.out.WriteEnv(r.env); err != nil {
-		return err
+	// Not before the environment is recorded (writeEnv, or a resumed
+	// run's): a run whose every cluster's set-up was lost has none, and
+	// an env.json of nothing else would read as another build's.
+	if r.env.Tool != "" {
+		if err := r.out.WriteEnv(r.env); err != nil {
+			return err
+		}
 	}
 	return r.out.WriteStops(r.stops)
 }

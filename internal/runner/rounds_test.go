@@ -516,6 +516,7 @@ func TestStopsRecordMachineTime(t *testing.T) {
 	s := roundsStudy(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	r := newRoundsRun(t, s, dir, &bytes.Buffer{})
+	r.env = results.Env{Tool: "cnibench", RunID: "r1"} // as writeEnv left it at the first cluster
 	r.prior = 90 * time.Second
 	if err := r.writeStops(); err != nil {
 		t.Fatal(err)

@@ -259,6 +259,9 @@ type run struct {
 	// nil: machineMeter, tests give a fake).
 	attemptsRun int
 	meter       quietMeter
+	// unitRun runs a cell's trial where the run's rounds would call
+	// runUnit (nil: runUnit; tests give a fake, runTrial).
+	unitRun func(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error
 	// stops are stops.json's entries so far.
 	stops []results.Stop
 	// part is the part of the run this process measures (results.Sample.Part:
@@ -350,7 +353,8 @@ func (r *run) execute(ctx context.Context) error {
 			continue
 		}
 		work := func(c engine.Cluster, tgt *knob.Target) error { return r.datapath(ctx, c, tgt) }
-		if err := r.upDatapath(ctx, d, work); err != nil {
+		lost := func(l setUpLost) error { return r.lostDatapath(d.Name, l) }
+		if err := r.upDatapath(ctx, d, work, lost); err != nil {
 			return err
 		}
 	}

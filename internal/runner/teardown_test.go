@@ -45,7 +45,7 @@ func TestTeardownErrorJoinedToTheRunsOwn(t *testing.T) {
 	r := &run{engine: teardownEngine{upEngine{c: c}}, study: s, out: out, clusters: 1,
 		plan: &plan{datapaths: map[string]engine.Datapath{}}}
 	stopped := errors.New("trial 3: context canceled")
-	err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { return stopped })
+	err = r.upDatapath(context.Background(), s.Spec.Datapaths[0], func(engine.Cluster, *knob.Target) error { return stopped }, notLost)
 	if !c.closed {
 		t.Fatal("cluster not closed")
 	}

@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// setUpAttempts is how many times the run sets up what cells run on (a
+// datapath's cluster and knobs, cells.go upDatapath; a replica count's
+// pods, pod knobs and counters, atReplicas) before it gives those cells
+// up and goes on. Twice: what fails a set-up for a passing reason (a
+// namespace the kernel was still destroying, an API call that timed
+// out, a pod slow to come up) is rarely met again a moment later, while
+// a set-up that fails for good (a datapath this kernel cannot build
+// despite its probe, more pods than the machine can take) fails every
+// attempt, each costing a whole set-up, the teardown of what it made
+// and, on the local engine, the wait for the kernel to destroy it. A
+// trial gets more retries (study.MaxRetries): it is cheap beside a set-up.
+const setUpAttempts = 2
+
+// setUpError is a failed set-up after which everything it made was
+// undone: its knobs reverted, its cluster torn down. Only such a
+// failure is tried again, and then given up with the cells it was for.
+// Every other failure of a set-up ends the run as before: a cancelled
+// run, a knob that would not revert, a teardown that failed (engine
+// ErrLeftBehind included: an engine's own teardown of a failed Up), a
+// write that failed (env.json, a journal record), a refused resume, a
+// node another run holds (isFatal).
+type setUpError struct{ err error }
+
+func (e *setUpError) Error() string { return e.err.Error() }
+func (e *setUpError) Unwrap() error { return e.err }
+
+// setUpFailed marks err, a set-up's failure after which what it made was
+// undone, as one the run may retry and give up (setUpError); one that
+// says the engine left something behind stays as it is.
+func setUpFailed(err error) error {
+	if errors.Is(err, engine.ErrLeftBehind) {
+		return err
+	}
+	return &setUpError{err}
+}
+
+// setUpLost is a set-up given up: how many attempts it had and the last
+// one's error.
+type setUpLost struct {
+	attempts int
+	last     string
+}
+
+// retrySetUp runs setUp until it succeeds, at most setUpAttempts times:
+// lost is nil when it did, else the failure whose cells the caller gives
+// up (lostTo); err ends the run (a failure no setUpError, or one while
+// the run is being cancelled, or isFatal's). what names the set-up in
+// the warnings.
+func (r *run) retrySetUp(ctx context.Context, what string, setUp func() error) (lost *setUpLost, err error) {
+	for attempt := 1; ; attempt++ {
+		err := setUp()
+		if err == nil {
+			return nil, nil
+		}
+		su, ok := err.(*setUpError)
+		if !ok || ctx.Err() != nil || isFatal(err) {
+			return nil, err
+		}
+		if attempt < setUpAttempts {
+			r.opt.Progress.Logf("warning: %s: set-up attempt %d failed: %v; trying again", what, attempt, su.err)
+			continue
+		}
+		r.opt.Progress.Logf("warning: %s: set-up failed %d attempts (last: %v); giving up the cells it was for, the run goes on",
+			what, attempt, su.err)
+		return &setUpLost{attempts: attempt, last: su.err.Error()}, nil
+	}
+}
+
+// lostTo stands in for a trial of a cell whose set-up was lost: it
+// gives the cell up at that trial (giveUpAtSetUp) and runs nothing.
+// Given to block or runJobs, it gives up the cells the controller
+// still runs, at the round they were to run, as a trial that failed
+// every attempt does: a cell the controller had stopped keeps its stop,
+// a trial an interrupted run counted is replayed, and an adaptive
+// design's controller stops the given-up cells as failed.
+func (r *run) lostTo(l setUpLost) func(u unit, round int) (time.Duration, error) {
+	return func(u unit, round int) (time.Duration, error) {
+		return 0, r.giveUpAtSetUp(u.cell, round, l)
+	}
+}
+
+// giveUpAtSetUp records cell given up at trial round because its set-up
+// was lost: one attempt record (results.SetUpFailed) with the why as its
+// error, which the report lists, a resumed run keeps, and analysis and
+// compare read as a given-up cell; the cell runs no more trials.
+func (r *run) giveUpAtSetUp(cell results.Cell, round int, l setUpLost) error {
+	_, _, attempt := r.attemptsBefore(trialKey{cell, round})
+	why := results.GaveUpAtSetUp(round, l.attempts, l.last)
+	now := time.Now()
+	rec := results.Sample{Cell: cell, Trial: round, Attempt: attempt, Start: now, End: now,
+		Metrics: map[string]float64{}, Error: why, Discarded: results.SetUpFailed, Part: r.part}
+	if err := r.out.AppendSample(rec); err != nil {
+		return err
+	}
+	cl := r.cellLog(cell)
+	cl.failed = why
+	cl.record(round, math.NaN(), r.part)
+	return nil
+}
+
+// lostDatapath gives up the cells of datapath dp, whose cluster could
+// not be set up, as datapath would have run them: block by block, each
+// cell at the first trial the controller runs it (lostTo).
+func (r *run) lostDatapath(dp string, l setUpLost) error {
+	for _, reps := range r.study.Spec.Replicas {
+		units := r.cellsOf(dp, reps)
+		if len(units) == 0 {
+			continue
+		}
+		if err := r.block(units, r.lostTo(l)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
