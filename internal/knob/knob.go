@@ -123,7 +123,8 @@ type Entry struct {
 	// HashCPUs, for a knob that places each flow's receive work on a
 	// CPU the flow's hash picks (RPS), is how many CPUs it picks among
 	// at t: 0 where it places no flows so, and nil for a knob that never
-	// does. A trial's flows are new connections, with new ports and so
+	// does. t is the cell and the steering CPUs only, no cluster and no
+	// pods: the runner plans with it before they exist. A trial's flows are new connections, with new ports and so
 	// new hashes: with few flows per CPU, where they land changes from
 	// trial to trial, and with it the cell's value, which then takes a
 	// few distinct values rather than normal noise. The runner holds

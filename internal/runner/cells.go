@@ -277,7 +277,7 @@ type unit struct {
 	work   study.Workload
 	pl     placed
 	// hold holds a cell whose trials may take a few distinct values
-	// before a decision (hold.go).
+	// before a decision (hold.go); cellsOf sets it, before any pods.
 	hold adaptive.Hold
 }
 
@@ -296,14 +296,13 @@ func (r *run) cellsAt(reps int, tgt *knob.Target) ([]unit, error) {
 			byWork[u.work.Name] = pl
 		}
 		out[i].pl = pl
-		out[i].hold = r.holdOf(out[i], tgt)
 	}
 	return out, nil
 }
 
 // cellsOf lists the cells of one datapath at one replica count, in the
-// order a round runs them, not yet placed on pods: those the study
-// selects (all but where spec.only leaves some out).
+// order a round runs them, not yet placed on pods but with their holds:
+// those the study selects (all but where spec.only leaves some out).
 func (r *run) cellsOf(dp string, reps int) []unit {
 	var out []unit
 	for _, w := range r.study.Variants() {
@@ -313,7 +312,9 @@ func (r *run) cellsOf(dp string, reps int) []unit {
 				if !r.study.Selected(cell) {
 					continue
 				}
-				out = append(out, unit{cell: cell, tuning: t, work: w})
+				u := unit{cell: cell, tuning: t, work: w}
+				u.hold = r.holdOf(u)
+				out = append(out, u)
 			}
 		}
 	}

@@ -24,15 +24,21 @@ import (
 // not a study's name: any study whose tuning spreads few flows by hash
 // is held.
 
-// holdOf is the hold of unit u, placed on its pods, at the datapath
-// target tgt: held when a trial knob of the cell spreads its flows over
-// CPUs by hash and the flows are few for those CPUs (fewValued).
-func (r *run) holdOf(u unit, tgt *knob.Target) adaptive.Hold {
-	kt := *tgt
-	kt.Tuning, kt.Workload, kt.Measured = u.tuning, u.work, u.pl.servers
-	kt.SteerCPUs, kt.ClientSteerCPUs = r.plan.steerCPUs(), r.plan.clientSteerCPUs()
+// holdOf is the hold of unit u (cellsOf, the one place that sets it):
+// held when a trial knob of the cell spreads its flows over CPUs by hash
+// and the flows are few for those CPUs (fewValued). It is known before
+// the cell's pods exist, so every path that plans the cell (a block of
+// one datapath, the blocks of several run side by side, a resumed run
+// replaying a datapath it builds no cluster for) holds it alike: the
+// CPUs are the run's steering CPUs, and the flows are the variant's
+// measured pairs at the cell's replica count (measuredPairs, as place
+// makes them) times each client's parallel streams.
+func (r *run) holdOf(u unit) adaptive.Hold {
+	d, _ := r.study.Datapath(u.cell.Datapath)
+	kt := knob.Target{Study: r.study, Datapath: d, Tuning: u.tuning, Workload: u.work, Local: !r.plan.remote,
+		SteerCPUs: r.plan.steerCPUs(), ClientSteerCPUs: r.plan.clientSteerCPUs()}
 	cpus, _ := knob.HashSpread(knob.Trial, &kt)
-	return fewValued(len(u.pl.pairs)*max(u.work.Parallel, 1), cpus)
+	return fewValued(measuredPairs(u.work, u.cell.Replicas)*max(u.work.Parallel, 1), cpus)
 }
 
 // fewValued is the hold of a cell whose flows (measured pairs times

@@ -2,14 +2,21 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/knob"
+	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/version"
 )
 
 // The rule: a cell is held when a knob spreads its flows by hash over
@@ -88,13 +95,7 @@ func TestHeldCellsInQuickRun(t *testing.T) {
 	for _, set := range [][]string{{"replicas=[1]"}, nil} {
 		s := roundsStudy(t, set...)
 		r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
-		f := &fakeTrials{r: r, value: func(c results.Cell, round int) float64 {
-			v := 100 * (1 + 0.01*float64(round%3-1))
-			if c.Tuning != s.Spec.Baseline {
-				v *= 0.8
-			}
-			return v
-		}}
+		f := &fakeTrials{r: r, value: heldValue(s)}
 		for _, reps := range s.Spec.Replicas {
 			tgt := &knob.Target{Study: s, Datapath: s.Spec.Datapaths[0], Servers: pods("srv", 4), Clients: pods("cli", 4)}
 			units, err := r.cellsAt(reps, tgt)
@@ -121,4 +122,121 @@ func TestHeldCellsInQuickRun(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heldStops checks the stops of rps-rfs --quick cells whose tunings are
+// all 20% below the baseline (heldValue) with room to reach 8 trials:
+// rps and rps+ are decided worse at their first look, at 8 trials, and
+// say why; rfs and rfs+ at 3, not held.
+func heldStops(t *testing.T, name string, s *study.Study, stops []results.Stop) {
+	t.Helper()
+	if len(stops) != len(s.Cells()) {
+		t.Fatalf("%s: %d stops, want %d", name, len(stops), len(s.Cells()))
+	}
+	for _, st := range stops {
+		held := strings.HasPrefix(st.Cell.Tuning, "rps")
+		why := fmt.Sprintf("held to 8 trials before a decision: its steering places %d flow", st.Cell.Replicas)
+		switch {
+		case st.Cell.Tuning == s.Spec.Baseline:
+		case held && (st.Look != 8 || st.Decision != "worse" || !strings.Contains(st.Reason, why)):
+			t.Errorf("%s, %s/%s: %s n=%d look %d %s (%s)", name, st.Cell.Datapath, st.Cell.Tuning, st.Status, st.N, st.Look, st.Decision, st.Reason)
+		case !held && (st.Look != 3 || st.Decision != "worse" || strings.Contains(st.Reason, "held")):
+			t.Errorf("%s, %s/%s: %s n=%d look %d %s (%s)", name, st.Cell.Datapath, st.Cell.Tuning, st.Status, st.N, st.Look, st.Decision, st.Reason)
+		}
+	}
+}
+
+// heldValue is a trial of rps-rfs whose tunings are 20% below the
+// baseline, with ±1% of noise.
+func heldValue(s *study.Study) func(c results.Cell, round int) float64 {
+	return func(c results.Cell, round int) float64 {
+		v := 100 * (1 + 0.01*float64(round%3-1))
+		if c.Tuning != s.Spec.Baseline {
+			v *= 0.8
+		}
+		return v
+	}
+}
+
+// A study of several datapaths plans its rounds from the blocks'
+// units (sharedRounds), not from cellsAt's: its rps cells are held as a
+// study of one datapath's are (TestHeldCellsInQuickRun). Its budget is
+// 10 minutes: the two datapaths' 8 rounds cost more than --quick's 4.
+func TestHeldCellsInterleaved(t *testing.T) {
+	s := roundsStudy(t, "datapaths=[calico-vxlan,flannel-vxlan]", "replicas=[1]", "budget=10m")
+	r := newRoundsRun(t, s, t.TempDir(), &bytes.Buffer{})
+	f := &fakeTrials{r: r, value: heldValue(s)}
+	on := func(_ context.Context, d study.Datapath, round int, plans map[int][]job) error {
+		return r.runJobs(plans[1], round, f.trial)
+	}
+	if err := r.sharedRounds(context.Background(), on); err != nil {
+		t.Fatal(err)
+	}
+	heldStops(t, "interleaved", s, r.stops)
+}
+
+// A resumed run replaying a datapath the interrupted run finished but
+// for its stops (replayDatapath: no cluster, its cells from cellsOf)
+// plans its cells again with their holds, and its stops say so. The
+// interrupted run: rps-rfs at 1 pair, at most 8 trials, rfs and rfs+
+// given up at their first trial, rps and rps+ 20% below the baseline
+// and held to 8, so every cell counted its maximum or was given up.
+func TestHeldCellsReplayed(t *testing.T) {
+	s := roundsStudy(t, "replicas=[1]", "trials.max=8")
+	dir := t.TempDir()
+	var log bytes.Buffer
+	cut := newRoundsRun(t, s, dir, &log)
+	cut.env = results.Env{Tool: "cnibench", Engine: "stub", Version: version.Version, RunID: "r1"}
+	if err := cut.out.WriteEnv(cut.env); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeTrials{r: cut, value: heldValue(s), broken: map[string]bool{"rfs": true, "rfs+": true}}
+	tgt := &knob.Target{Study: s, Datapath: s.Spec.Datapaths[0], Servers: pods("srv", 4), Clients: pods("cli", 4)}
+	units, err := cut.cellsAt(1, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cut.block(units, f.trial); err != nil {
+		t.Fatal(err)
+	}
+	heldAt8 := func(name string, stops []results.Stop) {
+		t.Helper()
+		if len(stops) != len(s.Cells()) {
+			t.Fatalf("%s: %d stops, want %d", name, len(stops), len(s.Cells()))
+		}
+		for _, st := range stops {
+			if strings.HasPrefix(st.Cell.Tuning, "rps") &&
+				(st.N != 8 || st.Look != 8 || st.Decision != "worse" || !strings.Contains(st.Reason, "held to 8 trials before a decision")) {
+				t.Errorf("%s, %s: %s n=%d look %d %s (%s)", name, st.Cell.Tuning, st.Status, st.N, st.Look, st.Decision, st.Reason)
+			}
+		}
+	}
+	heldAt8("interrupted", cut.stops)
+	cut.out.Close()
+	if err := os.Remove(filepath.Join(dir, results.StopsFile)); err != nil {
+		t.Fatal(err)
+	}
+	old, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := results.Reopen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	ups := 0
+	res := &run{study: s, design: newDesign(s), done: map[trialKey]bool{}, began: time.Now(), out: w, engine: failUp{ups: &ups},
+		opt: Options{Progress: progress.New(&log), Resume: true, OutDir: dir}, plan: &plan{machine: cpuset.Range(4)}}
+	if err := res.loadPrevious(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.execute(context.Background()); err != nil || ups != 0 {
+		t.Fatalf("resume: %v, %d clusters built; want none built (the test's point: a replayed datapath)", err, ups)
+	}
+	got, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldAt8("replayed", got.Stops)
 }
