@@ -300,7 +300,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	// that target); a baseline otherwise runs only beside its cells.
 	self := make([]bool, len(cells))
 	for i := range cells {
-		own := len(deps[i]) == 0 || plans[i].N < cells[i].minimum(cfg.Trials) || cfg.Precision != nil && cfg.Precision.Of == OfMean
+		own := len(deps[i]) == 0 || plans[i].N < cells[i].Hold.Minimum(cfg.Trials) || cfg.Precision != nil && cfg.Precision.Of == OfMean
 		self[i] = plans[i].Status == Running && own
 	}
 	forItself := func(i int) bool { return self[i] && plans[i].Status == Running }
@@ -379,7 +379,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		score := make(map[int]float64, len(order))
 		best := math.Inf(-1)
 		for _, i := range order {
-			score[i] = priority(plans[i], cfg, cells[i].minimum(cfg.Trials), alone(i))
+			score[i] = priority(plans[i], cfg, cells[i].Hold.Minimum(cfg.Trials), alone(i))
 			best = math.Max(best, score[i])
 		}
 		sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })

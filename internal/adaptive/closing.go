@@ -50,7 +50,7 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 		obs, x = obs[:len(obs)-1], x[:len(x)-1]
 	}
 	n := len(obs)
-	if n >= cfg.Trials.Max || n <= p.Look || !cfg.Trials.Fixed() && n < c.minimum(cfg.Trials) {
+	if n >= cfg.Trials.Max || n <= p.Look || !cfg.Trials.Fixed() && n < c.Hold.Minimum(cfg.Trials) {
 		return
 	}
 	conf := DecisionConfidence(cfg.Trials)

@@ -37,19 +37,20 @@ type Hold struct {
 	Why string
 }
 
-// minimum is the count before which the cell stops on nothing of its
-// own: Trials.Min, or its hold's count where larger (at most Max). A
-// fixed design has one count, which no hold changes.
-func (c Cell) minimum(t Trials) int {
-	if t.Fixed() || c.Hold.Trials <= t.Min {
+// Minimum is the count before which a cell held by h stops on nothing
+// of its own: Trials.Min, or the hold's count where larger (at most
+// Max). A fixed design has one count, which no hold changes. The runner
+// asks it too, for the trials a budget must pay for.
+func (h Hold) Minimum(t Trials) int {
+	if t.Fixed() || h.Trials <= t.Min {
 		return t.Min
 	}
-	return min(c.Hold.Trials, t.Max)
+	return min(h.Trials, t.Max)
 }
 
 // held is the reason a held cell gives, "" when the hold has no effect.
 func (c Cell) held(t Trials) string {
-	m := c.minimum(t)
+	m := c.Hold.Minimum(t)
 	if m <= t.Min {
 		return ""
 	}

@@ -18,7 +18,7 @@ import (
 // of its own.
 func judge(cfg Config, c Cell, cells []Cell, b int, isBase bool) CellPlan {
 	p := CellPlan{ID: c.ID, Status: Running, N: len(c.Obs), HalfWidth: math.NaN()}
-	from := c.minimum(cfg.Trials)
+	from := c.Hold.Minimum(cfg.Trials)
 	var x []float64
 	c.Obs, x = byRound(c.Obs)
 	for _, v := range x {

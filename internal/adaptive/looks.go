@@ -38,7 +38,7 @@ func DecisionConfidence(t Trials) float64 {
 }
 
 // cellLooks are the looks of a cell that stops on nothing of its own
-// before from trials (Cell.minimum): Looks, or for a held cell from
+// before from trials (Hold.Minimum): Looks, or for a held cell from
 // beyond Min, from and the planned looks after it. That drops at least
 // the look at Min for the one at from, so a held cell has at most the
 // K looks of DecisionConfidence, and Bonferroni's bound still holds.

@@ -70,20 +70,29 @@ func (r *run) beforeRound() error {
 
 // minimumShort says why the budget cannot pay for the minimum trials
 // still to run at per each, "" when it can (or there is no budget);
-// cost says where per comes from, with a %s for it.
+// cost says where per comes from, with a %s for it. It counts the cells
+// still to run (toRun: a resumed run's cells stopped, given up or run to
+// their maximum run nothing more), each to its minimum: trials.min, or a
+// held cell's hold (adaptive.Hold.Minimum), which the budget must pay
+// for too before the cell's first look.
 func (r *run) minimumShort(per time.Duration, cost string) string {
 	d := r.design
 	if d.budget <= 0 || per <= 0 {
 		return ""
 	}
-	cells := r.study.Cells()
-	need := 0
-	for _, c := range cells {
+	t := d.controllerTrials()
+	left := r.toRun()
+	need, held, heldMin := 0, 0, 0
+	for _, u := range left {
+		m := u.hold.Minimum(t)
+		if m > t.Min {
+			held, heldMin = held+1, max(heldMin, m)
+		}
 		done := 0
-		if l, ok := r.logs[c]; ok {
+		if l, ok := r.logs[u.cell]; ok {
 			done = len(l.values)
 		}
-		need += max(d.trials.Min-done, 0)
+		need += max(m-done, 0)
 	}
 	// A resumed run has spent the interrupted run's time too, though it
 	// replays it only as it reaches its trials (budgetEnd counts it so).
@@ -97,15 +106,36 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 	case r.opt.Resume:
 		// --resume refuses --budget: the study runs as recorded. A new
 		// run pays the whole minimum again.
-		fresh := time.Duration(len(cells)*d.trials.Min) * per
+		fresh := 0
+		for _, u := range r.units() {
+			fresh += u.hold.Minimum(t)
+		}
 		advice = fmt.Sprintf("--resume keeps the recorded budget: for the minimum, run the study again in a new directory with --budget %s "+
-			"or more, or with a lower trials.min", study.ShortDuration(fresh.Round(time.Minute)+time.Minute))
+			"or more, or with a lower trials.min", study.ShortDuration((time.Duration(fresh)*per).Round(time.Minute)+time.Minute))
 	case n > 1:
 		// The user's --budget is split: it must grow n times as much.
 		advice = fmt.Sprintf("raise --budget, which %d runs share, to %s or more, or lower trials.min", n,
 			study.ShortDuration(time.Duration(n)*(total.Round(time.Minute)+time.Minute)))
 	}
-	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials in each of its %d cells: "+
+	which := fmt.Sprintf("in each of its %d cells", len(left))
+	if len(left) == 1 {
+		which = "in its one cell"
+	}
+	if r.opt.Resume {
+		which += " left to run"
+	}
+	if held > 0 {
+		which += fmt.Sprintf(" (%d in %s held before a decision: their trials may take a few distinct values)", heldMin, cellCount(held))
+	}
+	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials %s: "+
 		"they need %s in all ("+cost+"); cells may stop before their first look (%s)",
-		study.ShortDuration(d.budget), d.trials.Min, len(cells), study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond), advice)
+		study.ShortDuration(d.budget), d.trials.Min, which, study.ShortDuration(total.Round(time.Second)), per.Round(100*time.Millisecond), advice)
+}
+
+// cellCount writes n cells: "1 cell", "4 cells".
+func cellCount(n int) string {
+	if n == 1 {
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
 }

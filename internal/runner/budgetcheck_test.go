@@ -2,18 +2,26 @@ package runner
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/progress"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // A budget too small for every cell's minimum is said once: at the start
 // when even the configured trial time cannot fit it, else after the first
 // round when what that round cost shows it cannot; a budget that fits
-// says nothing. rps-rfs --quick has 10 cells of at least 3 trials; the
-// fake trials cost 4.55-5.05 s (4.25 s configured).
+// says nothing. rps-rfs --quick has 10 cells of at least 3 trials (on
+// one steering CPU, none held: unheldRun); the fake trials cost
+// 4.55-5.05 s (4.25 s configured).
 func TestBudgetTooSmallForMinimum(t *testing.T) {
 	const warning = "is too small for the study's minimum of 3 trials in each of its 10 cells"
 	for _, tc := range []struct {
@@ -28,7 +36,7 @@ func TestBudgetTooSmallForMinimum(t *testing.T) {
 		s := roundsStudy(t)
 		s.Spec.Budget.Duration = tc.budget
 		var log bytes.Buffer
-		r := newRoundsRun(t, s, t.TempDir(), &log)
+		r := unheldRun(t, s, &log)
 		r.design = newDesign(s)
 		r.checkBudgetAtStart()
 		atStart := strings.Contains(log.String(), warning)
@@ -57,7 +65,7 @@ func TestBudgetAdviceNamesTheWhole(t *testing.T) {
 		s := roundsStudy(t)
 		s.Spec.Budget.Duration = 100 * time.Second
 		var log bytes.Buffer
-		r := newRoundsRun(t, s, t.TempDir(), &log)
+		r := unheldRun(t, s, &log)
 		r.design, r.opt.BudgetShares = newDesign(s), shares
 		r.checkBudgetAtStart()
 		if !strings.Contains(log.String(), want) {
@@ -82,7 +90,7 @@ func TestBudgetAtStartOfResume(t *testing.T) {
 			Metrics: map[string]float64{results.MetricBitrate: 1e9}})
 	}
 	var log bytes.Buffer
-	r := newRoundsRun(t, s, t.TempDir(), &log)
+	r := unheldRun(t, s, &log)
 	r.opt.Resume = true
 	r.restore(&old)
 	r.checkBudgetAtStart()
@@ -90,6 +98,101 @@ func TestBudgetAtStartOfResume(t *testing.T) {
 		"(--resume keeps the recorded budget: for the minimum, run the study again in a new directory with --budget 3m or more, or with a lower trials.min)"
 	if !strings.Contains(log.String(), want) {
 		t.Errorf("resumed with 100 s spent: %q\nwant %q", log.String(), want)
+	}
+}
+
+// unheldRun is newRoundsRun on one steering CPU: no cell of rps-rfs is
+// held (its RPS masks name one CPU), so each cell's minimum is
+// trials.min.
+func unheldRun(t *testing.T, s *study.Study, log *bytes.Buffer) *run {
+	t.Helper()
+	r := newRoundsRun(t, s, t.TempDir(), log)
+	r.plan.machine = cpuset.Range(1)
+	return r
+}
+
+// A held cell's minimum is its hold's: rps-rfs --quick on 4 CPUs holds
+// rps and rps+ at both replica counts to 8 trials, so its minimum is
+// 6 x 3 + 4 x 8 = 50 trials, 212.5 s at 4.25 s, which a budget of 150 s
+// (enough for 3 trials in each cell) cannot pay: they stop before their
+// first look, and the check says so.
+func TestBudgetCheckCountsHolds(t *testing.T) {
+	s := roundsStudy(t)
+	s.Spec.Budget.Duration = 150 * time.Second
+	var log bytes.Buffer
+	r := newRoundsRun(t, s, t.TempDir(), &log)
+	r.checkBudgetAtStart()
+	want := "the budget of 2m30s is too small for the study's minimum of 3 trials in each of its 10 cells " +
+		"(8 in 4 cells held before a decision: their trials may take a few distinct values): they need 3m33s in all"
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("%q\nwant %q", log.String(), want)
+	}
+}
+
+// A resumed run's check counts only the cells it may still run: before,
+// every cell the interrupted run stopped short of trials.min (here the
+// budget stopped them all at 2 trials or before any) was counted again,
+// and a resume with nothing to run warned that the budget was too small
+// and put that in env.json's notes.
+func TestBudgetCheckOfResumeCountsCellsLeft(t *testing.T) {
+	s := roundsStudy(t)
+	s.Spec.Budget.Duration = 100 * time.Second
+	cut := unheldRun(t, s, &bytes.Buffer{})
+	if err := runBlocks(cut, &fakeTrials{r: cut}); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range cut.stops {
+		if st.N >= s.Spec.Trials.Min || st.Status != "budget" {
+			t.Fatalf("%+v: want every cell stopped by the budget before trials.min (the test's point)", st)
+		}
+	}
+	cut.out.Close()
+	old, err := results.Load(cut.out.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two cells whose stops were lost run again: 93.8 s spent and their
+	// third trials at 4.25 s each do not fit in 100 s.
+	for _, tc := range []struct {
+		stops []results.Stop
+		want  string
+	}{
+		{old.Stops, ""},
+		{slices.Delete(slices.Clone(old.Stops), 1, 3), "is too small for the study's minimum of 3 trials in each of its 2 cells left to run: " +
+			"they need 1m42s in all"},
+	} {
+		o := *old
+		o.Stops = tc.stops
+		var log bytes.Buffer
+		r := unheldRun(t, s, &log)
+		r.opt.Resume = true
+		r.restore(&o)
+		r.checkBudgetAtStart()
+		if tc.want == "" && (log.Len() > 0 || len(r.notes) > 0) || !strings.Contains(log.String(), tc.want) {
+			t.Errorf("%d stops: %q; want %q", len(tc.stops), log.String(), tc.want)
+		}
+	}
+}
+
+// A dry run (Check) says what a run would at its start, held cells
+// counted on the CPUs its preflight found: it had no plan to find them
+// on.
+func TestDryRunSaysBudgetShort(t *testing.T) {
+	saved := engines
+	engines = append(slices.Clip(engines), struct {
+		name string
+		new  func(Options) engine.Engine
+	}{"stub", func(Options) engine.Engine { return stubEngine{remote: true, machine: cpuset.Range(4)} }})
+	t.Cleanup(func() { engines = saved })
+	s := roundsStudy(t)
+	s.Spec.Budget.Duration = 150 * time.Second
+	d, err := Check(context.Background(), Options{Study: s, Engine: "stub", Progress: progress.New(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "is too small for the study's minimum of 3 trials in each of its 10 cells (8 in 4 cells held"
+	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("dry run's warnings %q; want one saying %q", d.Warnings, want)
 	}
 }
 

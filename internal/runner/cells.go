@@ -320,3 +320,15 @@ func (r *run) cellsOf(dp string, reps int) []unit {
 	}
 	return out
 }
+
+// units are every cell of the run, in the study's order (study.Cells),
+// as cellsOf lists them.
+func (r *run) units() []unit {
+	var out []unit
+	for _, d := range r.study.Spec.Datapaths {
+		for _, reps := range r.study.Spec.Replicas {
+			out = append(out, r.cellsOf(d.Name, reps)...)
+		}
+	}
+	return out
+}

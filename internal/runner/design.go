@@ -71,11 +71,17 @@ func (r *run) versusName(c results.Cell) string {
 	return b.Datapath
 }
 
+// controllerTrials is the design's trial counts as the controller
+// takes them.
+func (d design) controllerTrials() adaptive.Trials {
+	return adaptive.Trials{Min: d.trials.Min, Max: d.trials.Max}
+}
+
 // config is the controller's configuration for cells judged on metric,
 // with budget the share of the run's budget they may spend.
 func (d design) config(metric string, budget time.Duration) adaptive.Config {
 	cfg := adaptive.Config{
-		Trials:    adaptive.Trials{Min: d.trials.Min, Max: d.trials.Max},
+		Trials:    d.controllerTrials(),
 		Margin:    d.margin,
 		Direction: stats.DirectionOf(metric),
 		Budget:    budget,

@@ -35,7 +35,9 @@ func Check(ctx context.Context, opt Options) (DryRun, error) {
 		return DryRun{}, &PreflightError{err}
 	}
 	p, err := preflight(ctx, e, opt.Study)
-	r := &run{study: opt.Study, design: newDesign(opt.Study), opt: opt, began: time.Now()}
+	// The plan (nil when refused) is the machine's CPUs, on which the
+	// budget check finds the cells it holds (hold.go).
+	r := &run{study: opt.Study, design: newDesign(opt.Study), opt: opt, began: time.Now(), plan: p}
 	d := DryRun{Plan: opt.Study.Plan(), Design: r.describe(), Engine: e.Name(), HostChanges: probe.HostChanges()}
 	if err != nil {
 		return d, err

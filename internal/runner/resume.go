@@ -295,17 +295,29 @@ func (r *run) attemptsBefore(k trialKey) (failures, repeats, first int) {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // trialsLeft is how many trials a run may still run, each cell up to its
-// maximum: all of them in a new run; in a resumed one none of a cell the
-// interrupted run stopped (its stop is kept) or gave up, and of the
-// others the maximum less the trials it counted.
+// maximum: of the cells still to run (toRun), the maximum less the
+// trials the interrupted run counted.
 func (r *run) trialsLeft() int {
 	n := 0
-	for _, c := range r.study.Cells() {
-		if _, stopped := r.oldStops[c]; !stopped {
-			n += r.cellTrialsLeft(c)
-		}
+	for _, u := range r.toRun() {
+		n += r.cellTrialsLeft(u.cell)
 	}
 	return n
+}
+
+// toRun are the cells a run may still run a trial of, in the study's
+// order, as cellsOf lists them (with their holds): all of them in a new
+// run; in a resumed one not those the interrupted run stopped (its stop
+// is kept), gave up or ran to their maximum. What is left (trialsLeft)
+// and what the budget must still pay for (minimumShort) count these.
+func (r *run) toRun() []unit {
+	var out []unit
+	for _, u := range r.units() {
+		if _, stopped := r.oldStops[u.cell]; !stopped && r.cellTrialsLeft(u.cell) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // cellTrialsLeft is how many more trials cell c may run after the

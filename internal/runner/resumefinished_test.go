@@ -118,7 +118,7 @@ func TestResumeFinishedBuildsNoCluster(t *testing.T) {
 func TestTrialsLeft(t *testing.T) {
 	s := roundsStudy(t)
 	cells := s.Cells()
-	r := &run{study: s, done: map[trialKey]bool{}, prev: map[trialKey]*priorTrial{}, oldStops: map[results.Cell]results.Stop{}}
+	r := &run{study: s, done: map[trialKey]bool{}, prev: map[trialKey]*priorTrial{}, oldStops: map[results.Cell]results.Stop{}, plan: &plan{}}
 	max := s.Spec.Trials.Max
 	if got := r.trialsLeft(); got != len(cells)*max {
 		t.Fatalf("new run: %d left, want %d", got, len(cells)*max)
