@@ -31,8 +31,9 @@ import (
 // decisions and the coverage with that in play.
 //
 // A cell the runner gave up (or whose baseline it gave up) is judged
-// the same way, on its trials before the one that failed: it stopped
-// between looks too, on something other than its values. A fixed
+// the same way, on its trials before the one that failed (before the
+// round its baseline's failed in): it stopped between looks too, on
+// something other than its values. A fixed
 // design's cell that the budget (or a give-up) stopped short of its
 // count gets its one look there, at 95% (DecisionConfidence of one
 // look): its stop did not depend on its data, since every cell of a
@@ -48,6 +49,16 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 	if c.Failed != "" && len(x) > 0 && math.IsNaN(x[len(x)-1]) {
 		// Given up: judged on the rounds before the trial that failed.
 		obs, x = obs[:len(obs)-1], x[:len(x)-1]
+	}
+	if r, ok := failedRound(base); ok {
+		// Its baseline given up: judged on the rounds before the one
+		// the baseline failed in, which has no pair (the cell's trial
+		// of it is left out, as the reason says).
+		k := 0
+		for k < len(obs) && obs[k].Round < r {
+			k++
+		}
+		obs, x = obs[:k], x[:k]
 	}
 	n := len(obs)
 	if n >= cfg.Trials.Max || n <= p.Look || !cfg.Trials.Fixed() && n < c.Hold.Minimum(cfg.Trials) {
@@ -71,6 +82,19 @@ func closingLook(cfg Config, p *CellPlan, c, base Cell) {
 	p.Decision = seq.Decision
 	p.Decision.Reason = fmt.Sprintf("after %s (%s), at %s confidence: %s",
 		TrialCount(n), why, stats.LevelText(conf), seq.Decision.Reason)
+}
+
+// failedRound is the round in which the runner gave cell c up: its last,
+// whose trial failed (NaN); ok is false for a cell not given up.
+func failedRound(c Cell) (round int, ok bool) {
+	if c.Failed == "" {
+		return 0, false
+	}
+	obs, x := byRound(c.Obs)
+	if len(x) == 0 || !math.IsNaN(x[len(x)-1]) {
+		return 0, false
+	}
+	return obs[len(obs)-1].Round, true
 }
 
 // stoppedBy names what stopped a cell of a fixed design short of its

@@ -78,13 +78,17 @@ func TestClosingLookGivenUp(t *testing.T) {
 	if c.Status != Failed || c.Look != 6 || c.Decision.Verdict != stats.Worse || !strings.Contains(c.Decision.Reason, "after 6 trials (a closing look, on its trials before it was given up)") {
 		t.Errorf("given up at 7: %s, look %d, %s: %s", c.Status, c.Look, c.Decision.Verdict, c.Decision.Reason)
 	}
-	// Its baseline given up at the seventh round instead.
+	// Its baseline given up at the seventh round instead: judged on the
+	// 6 rounds before it (it was judged at 7, its trial of the round the
+	// baseline failed in counted, and said "after 7 trials (..., on the
+	// rounds before its baseline was given up)").
 	p, err = Next(cfg, []Cell{{ID: "base", Obs: obsOf(100, 102, 98, 101, 99, 100, nan), Failed: "trial 7 failed 3 attempts"},
 		{ID: "tuned", Baseline: "base", Obs: obsOf(85, 99, 83, 97, 84, 88, 89)}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := p.Cells[1]; c.Status != Failed || c.Look != 7 || !strings.Contains(c.Decision.Reason, "before its baseline was given up") {
+	if c := p.Cells[1]; c.Status != Failed || c.Look != 6 || c.Decision.Verdict != stats.Worse ||
+		!strings.Contains(c.Decision.Reason, "after 6 trials (a closing look, on the rounds before its baseline was given up)") {
 		t.Errorf("baseline given up at 7: %s, look %d, %s: %s", c.Status, c.Look, c.Decision.Verdict, c.Decision.Reason)
 	}
 }
