@@ -3,7 +3,6 @@ package adaptive
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -124,23 +123,11 @@ func alignRounds(cell, base []Obs) (bx []float64, split []bool) {
 }
 
 // compareAt is stats.CompareAt of a cell's values x with its baseline's
-// bx by round, where a split round is no pair: its two values go to the
-// unpaired interval, each in a round of its own, and not to the paired
-// one. Trial k of both cells ran together but for a kill, cleanup and
-// --resume between them, maybe hours apart: the drift pairing cancels
-// is not shared there.
+// bx by round, where a split round is no pair (stats.Unpair): trial k of
+// both cells ran together but for a kill, cleanup and --resume between
+// them, maybe hours apart: the drift pairing cancels is not shared there.
 func compareAt(x, bx []float64, split []bool, cfg Config, conf float64) stats.Comparison {
-	if !slices.Contains(split, true) {
-		return stats.CompareAt(x, bx, cfg.Margin, cfg.Direction, conf)
-	}
-	var px, pb []float64
-	for k := range x {
-		if split[k] {
-			px, pb = append(px, x[k], math.NaN()), append(pb, math.NaN(), bx[k])
-			continue
-		}
-		px, pb = append(px, x[k]), append(pb, bx[k])
-	}
+	px, pb := stats.Unpair(x, bx, split)
 	return stats.CompareAt(px, pb, cfg.Margin, cfg.Direction, conf)
 }
 

@@ -1,10 +1,10 @@
 package analysis
 
 import (
-	"math"
 	"slices"
 
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // A run interrupted and continued with `run --resume` has a round the
@@ -50,27 +50,26 @@ func (p parts) apart(a, b results.Cell) map[int]bool {
 	return out
 }
 
-// alignedApart is aligned with the trials in apart unpaired: each side's
+// alignedApart is aligned with the trials in apart unpaired
+// (stats.Unpair, as the controller's looks unpair them): each side's
 // value of such a trial gets a position of its own, NaN on the other
-// side, so the paired interval (complete pairs) leaves it out and the
-// unpaired one (every finite value) keeps both. unpaired lists the
-// trials so left out that had a value on both sides.
+// side. unpaired lists the trials so left out that had a value on both
+// sides; a trial one side lacks is no pair anyway.
 func alignedApart(a, b map[int]float64, apart map[int]bool) (x, base []float64, unpaired []int) {
 	xs, bs := aligned(a, b)
 	if len(apart) == 0 {
 		return xs, bs, nil
 	}
 	trials := unionTrials(a, b)
+	split := make([]bool, len(trials))
 	for i, t := range trials {
 		_, inA := a[t]
 		_, inB := b[t]
-		if !apart[t] || !inA || !inB {
-			x, base = append(x, xs[i]), append(base, bs[i])
-			continue
+		if split[i] = apart[t] && inA && inB; split[i] {
+			unpaired = append(unpaired, t)
 		}
-		x, base = append(x, xs[i], math.NaN()), append(base, math.NaN(), bs[i])
-		unpaired = append(unpaired, t)
 	}
+	x, base = stats.Unpair(xs, bs, split)
 	return x, base, unpaired
 }
 

@@ -106,7 +106,7 @@ func boundLean(run *results.Run, s *study.Study, bounded map[string]bool, rate m
 	var t tally
 	for _, st := range run.Stops {
 		if !bounded[st.Cell.Tuning] || rate[st.Cell.Workload] == "" || st.Decision == "" ||
-			report.StopVersus(st, s.Spec.Baseline) != s.Spec.Baseline || stopTrials(st) < minTrials {
+			report.StopVersus(st, s.Spec.Baseline) != s.Spec.Baseline || st.Judged() < minTrials {
 			continue
 		}
 		t.add(st.Decision)

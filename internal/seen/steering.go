@@ -31,7 +31,7 @@ func steering(run *results.Run, s *study.Study) found {
 		var named []string
 		decidedCells := 0
 		for _, st := range run.Stops {
-			n := stopTrials(st)
+			n := st.Judged() // the count its decision rests on
 			if st.Cell.Tuning != t.Name || st.Decision == "" || report.StopVersus(st, s.Spec.Baseline) != s.Spec.Baseline || n < minTrials {
 				continue
 			}
@@ -75,10 +75,6 @@ func steerLean(rfs, all tally) string {
 	}
 	return leanOf(rfs, string(stats.Better), string(stats.Worse))
 }
-
-// stopTrials is the trial count a stop's decision rests on
-// (results.Stop.Judged).
-func stopTrials(st results.Stop) int { return st.Judged() }
 
 // decided names one decided cell with what its decision rests on:
 // "flannel http rfs r=1 requests_per_s ×1.63 [1.50, 1.77] at 95%, n=3"

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/stat"
@@ -231,3 +232,26 @@ func quantileSorted(xs []float64, p float64) float64 {
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// Unpair is the per-round x and base with the rounds marked in split
+// made no pair: each side's value of such a round gets a position of its
+// own, NaN on the other side, so the paired interval (complete rounds)
+// leaves it out and the unpaired one (every finite value) keeps both.
+// A round whose two trials ran either side of a resume, maybe hours
+// apart, does not share the drift pairing cancels (docs/statistics.md,
+// "Rounds cut by a resume"). The controller's looks and the report's
+// intervals both unpair through it, so they cannot differ on a round.
+// Without a marked round it returns x and base as given.
+func Unpair(x, base []float64, split []bool) (ux, ubase []float64) {
+	if !slices.Contains(split, true) {
+		return x, base
+	}
+	for k := range x {
+		if k < len(split) && split[k] {
+			ux, ubase = append(ux, x[k], math.NaN()), append(ubase, math.NaN(), base[k])
+			continue
+		}
+		ux, ubase = append(ux, x[k]), append(ubase, base[k])
+	}
+	return ux, ubase
+}

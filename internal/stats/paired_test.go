@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -161,5 +162,20 @@ func TestQuantileSorted(t *testing.T) {
 	xs := []float64{1, 2, 3, 4, 5}
 	for _, tc := range []struct{ p, want float64 }{{0, 1}, {1, 5}, {0.5, 3}, {0.125, 1.5}, {-0.1, 1}, {1.1, 5}} {
 		near(t, "quantile", quantileSorted(xs, tc.p), tc.want, 1e-12)
+	}
+}
+
+// A split round's two values each get a position of their own, NaN on
+// the other side; rounds not split stay pairs, and without a split
+// round the slices come back as given.
+func TestUnpair(t *testing.T) {
+	nan := math.NaN()
+	x, b := Unpair([]float64{1, 2, 3}, []float64{4, 5, 6}, []bool{false, true, false})
+	if fmt.Sprint(x) != fmt.Sprint([]float64{1, 2, nan, 3}) || fmt.Sprint(b) != fmt.Sprint([]float64{4, nan, 5, 6}) {
+		t.Errorf("split round 2: %v %v", x, b)
+	}
+	in := []float64{1, 2}
+	if x, _ := Unpair(in, []float64{3, 4}, nil); &x[0] != &in[0] {
+		t.Errorf("no split round: %v, want the slice as given", x)
 	}
 }
