@@ -274,8 +274,11 @@ func (c *Cluster) kill(name string) error {
 }
 
 // removeNetns deletes a namespace and journals that it is gone.
+// netnsDelete is netns.Delete (tests fail it).
+var netnsDelete = netns.Delete
+
 func (c *Cluster) removeNetns(name string) error {
-	if err := netns.Delete(name); err != nil {
+	if err := netnsDelete(name); err != nil {
 		return err
 	}
 	if c.cfg.Recorder != nil {

@@ -27,7 +27,9 @@ func (c *Cluster) ScalePods(ctx context.Context, r int) (servers, clients []*Pod
 		for len(n.pods) > r {
 			last := n.pods[len(n.pods)-1]
 			if err := c.deletePod(last); err != nil {
-				return nil, nil, err
+				// The pod is left, in part: the runner must not make
+				// pods again beside it (engine.ErrLeftBehind).
+				return nil, nil, engine.LeftBehind(err)
 			}
 			n.pods = n.pods[:len(n.pods)-1]
 		}
@@ -91,12 +93,16 @@ func (c *Cluster) addPod(ctx context.Context, n *Node, name string, index int) (
 	if err != nil {
 		// Nothing of a pod that failed stays: its namespace would block
 		// the name (a later burst's pod i) until the run ends, and its
-		// half-made devices hold its address.
+		// half-made devices hold its address. If some of it does stay,
+		// the error says so (engine.ErrLeftBehind): the runner, which
+		// may make the pods again after a failed Scale, stops instead.
 		err = fmt.Errorf("attach pod %s to node %s: %w", p.name, n.name, err)
+		var undo error
 		if n.cni == nil {
-			err = errors.Join(err, c.detachNetlink(p, true))
+			undo = c.detachNetlink(p, true)
 		}
-		return nil, errors.Join(err, c.removeNetns(p.ns))
+		undo = errors.Join(undo, c.removeNetns(p.ns))
+		return nil, errors.Join(err, engine.LeftBehind(undo))
 	}
 	p.setup = time.Since(start)
 	p.phases = phases(nsTook, steps.List(), p.setup)
