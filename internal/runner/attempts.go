@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
@@ -34,10 +35,13 @@ func (e *fatalError) Unwrap() error { return e.err }
 // changes its agent could not put back (tune.ErrNodeUnclean), stops it too: every later
 // trial's knob would be refused the same way, and retrying each then
 // giving its cell up would spend the run telling the user so cell by
-// cell instead of once.
+// cell instead of once. So does a journal that failed earlier
+// (journal.ErrFailed): it stays failed, and every change after it would
+// be refused.
 func isFatal(err error) bool {
 	var f *fatalError
-	return errors.As(err, &f) || errors.Is(err, tune.ErrNodeBusy) || errors.Is(err, tune.ErrNodeUnclean)
+	return errors.As(err, &f) || errors.Is(err, tune.ErrNodeBusy) || errors.Is(err, tune.ErrNodeUnclean) ||
+		errors.Is(err, journal.ErrFailed)
 }
 
 // errAgain is runUnit's answer for an attempt the noise guard found

@@ -30,7 +30,11 @@ const setUpAttempts = 2
 // run, a knob that would not revert, a teardown that failed (engine
 // ErrLeftBehind included: an engine's own teardown of a failed Up), a
 // write that failed (env.json, a journal record), a refused resume, a
-// node another run holds (isFatal).
+// node another run holds (isFatal). So does a setUpError once the run's
+// journal has failed (retrySetUp): the engine's first failed journal
+// write is a set-up's error like any other, but the journal stays
+// failed (journal.ErrFailed), so every later set-up would fail on it
+// too and each would be given up with its cells.
 type setUpError struct{ err error }
 
 func (e *setUpError) Error() string { return e.err.Error() }
@@ -56,8 +60,13 @@ type setUpLost struct {
 // retrySetUp runs setUp until it succeeds, at most setUpAttempts times:
 // lost is nil when it did, else the failure whose cells the caller gives
 // up (lostTo); err ends the run (a failure no setUpError, or one while
-// the run is being cancelled, or isFatal's). what names the set-up in
-// the warnings.
+// the run is being cancelled, or isFatal's, or any once the journal has
+// failed). A last attempt that failed for the nodes' passing state
+// (engine.ErrTransient: a kube agent not ready yet, agents mid-rollout)
+// ends the run too rather than give the cells up: giving up is final (a
+// --resume keeps them given up), while the error tells the user to run
+// again once the state has passed, which --resume then does. what names
+// the set-up in the warnings.
 func (r *run) retrySetUp(ctx context.Context, what string, setUp func() error) (lost *setUpLost, err error) {
 	for attempt := 1; ; attempt++ {
 		err := setUp()
@@ -65,18 +74,26 @@ func (r *run) retrySetUp(ctx context.Context, what string, setUp func() error) (
 			return nil, nil
 		}
 		su, ok := err.(*setUpError)
-		if !ok || ctx.Err() != nil || isFatal(err) {
+		if !ok || ctx.Err() != nil || isFatal(err) || r.journalFailed() {
 			return nil, err
 		}
 		if attempt < setUpAttempts {
 			r.opt.Progress.Logf("warning: %s: set-up attempt %d failed: %v; trying again", what, attempt, su.err)
 			continue
 		}
+		if errors.Is(err, engine.ErrTransient) {
+			return nil, err
+		}
 		r.opt.Progress.Logf("warning: %s: set-up failed %d attempts (last: %v); giving up the cells it was for, the run goes on",
 			what, attempt, su.err)
 		return &setUpLost{attempts: attempt, last: su.err.Error()}, nil
 	}
 }
+
+// journalFailed says whether a write to the run's journal failed (tests
+// run without one): the journal stays failed, so nothing more may be
+// set up.
+func (r *run) journalFailed() bool { return r.journal != nil && r.journal.Err() != nil }
 
 // lostTo stands in for a trial of a cell whose set-up was lost: it
 // gives the cell up at that trial (giveUpAtSetUp) and runs nothing.

@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/journal"
+	"github.com/cnibench/cnibench/internal/results"
+)
+
+// journalNetns journals namespace name in j as the local engine does
+// before it makes it (its error as addNetns says it), with the file
+// allowed to grow by less than a line (RLIMIT_FSIZE, so write(2) fails
+// with EFBIG, as on a full file system) for that write alone.
+func journalNetns(t *testing.T, j *journal.Journal, name string) error {
+	t.Helper()
+	st, err := os.Stat(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signal.Ignore(syscall.SIGXFSZ)
+	defer signal.Reset(syscall.SIGXFSZ)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = uint64(st.Size()) + 20
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	err = j.RecordNetns(name)
+	if serr := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); serr != nil {
+		t.Fatal(serr)
+	}
+	if err != nil {
+		return fmt.Errorf("journal netns %s: %w", name, err)
+	}
+	return nil
+}
+
+// A set-up that fails on the run's journal ends the run at once, as a
+// trial's failed write does: the journal stays failed (journal.ErrFailed
+// on every later write), so nothing more can be set up. Before, the
+// first failed write (the local engine journals each namespace before
+// making it) was a set-up failure like any other: retried, failing on
+// journal.ErrFailed, then given up, and every later datapath and
+// replica count with it, cell by cell, the run "going on" to an exit 0.
+// An error that wraps journal.ErrFailed ends it too, whatever journal
+// failed (isFatal).
+func TestSetUpEndsTheRunOnAFailedJournal(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		s := datapathsStudy(t, "datapaths=[bridge, macvlan]", "trials=3")
+		e := newSetUpEngine()
+		r, _, _ := setUpRun(t, s, e, nil)
+		if own {
+			j, err := journal.Open(t.TempDir(), "jfail1", "cnb-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { j.Close() })
+			r.journal = j
+			e.upErr = func(dp string, _ int) error { return journalNetns(t, j, "cnb-jfail1-node-"+dp) }
+		} else {
+			e.upErr = func(dp string, _ int) error {
+				return fmt.Errorf("journal netns cnb-jfail2-node-%s: %w: EIO", dp, journal.ErrFailed)
+			}
+		}
+		err := r.execute(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "journal") {
+			t.Fatalf("own journal %v: %v; want the run ended on the journal's error", own, err)
+		}
+		if e.ups["bridge"] != 1 || e.ups["macvlan"] != 0 {
+			t.Errorf("own journal %v: Up calls %v; want bridge's one, then none", own, e.ups)
+		}
+		if run := loadRun(t, r); len(run.Marked) != 0 || len(run.Stops) != 0 {
+			t.Errorf("own journal %v: marked %+v, stops %+v; want no cell given up", own, run.Marked, run.Stops)
+		}
+	}
+}
+
+// A set-up whose last attempt failed for the nodes' passing state
+// (engine.ErrTransient: the kube engine's agent pod not ready yet, "run
+// again once it is ready") ends the run, to be resumed, rather than give
+// its cells up: given up, a --resume kept them so, and with another
+// datapath measured the run exited 0 with a report. A passing failure
+// at the first attempt is retried as any other.
+func TestTransientSetUpEndsTheRun(t *testing.T) {
+	notReady := engine.Transient(errors.New("agent not running on node w1 after 2m0s: an agent pod, not ready yet, on node w1: " +
+		"pending; run again once it is ready"))
+	for _, tc := range []struct {
+		name string
+		fail func(call int) error
+		ups  int
+		end  bool
+	}{
+		{"twice", func(int) error { return notReady }, 2, true},
+		{"lasting, then passing", func(call int) error {
+			if call == 1 {
+				return errors.New("macvlan: operation not supported")
+			}
+			return notReady
+		}, 2, true},
+		{"once", func(call int) error {
+			if call == 1 {
+				return notReady
+			}
+			return nil
+		}, 4, false},
+	} {
+		s := datapathsStudy(t, "datapaths=[bridge, macvlan]", "trials=3")
+		e := newSetUpEngine()
+		e.upErr = func(dp string, call int) error {
+			if dp == "macvlan" {
+				return tc.fail(call)
+			}
+			return nil
+		}
+		r, _, _ := setUpRun(t, s, e, nil)
+		err := r.execute(context.Background())
+		if tc.end != errors.Is(err, engine.ErrTransient) || !tc.end && err != nil {
+			t.Fatalf("%s: %v; want the run ended on the passing failure: %v", tc.name, err, tc.end)
+		}
+		if e.ups["macvlan"] != tc.ups {
+			t.Errorf("%s: %d Up calls of macvlan, want %d", tc.name, e.ups["macvlan"], tc.ups)
+		}
+		run := loadRun(t, r)
+		if tc.end && (len(run.Marked) != 0 || len(run.Stops) != 0) {
+			t.Errorf("%s: marked %+v, stops %+v; want no cell given up", tc.name, run.Marked, run.Stops)
+		}
+		if !tc.end {
+			checkGivenUpAtSetUp(t, s, run, func(results.Cell) bool { return false }, "", 3)
+		}
+	}
+}
