@@ -143,14 +143,23 @@ func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) 
 
 // atReplicas scales the cluster's pods for a replica count, applies the
 // pod knobs, runs work and reverts them; a set-up that failed every
-// attempt (retrySetUp) runs lost instead. Between attempts the pod knobs
-// are reverted (Apply does it); the pods stay, as Scale makes exactly
-// the count asked whatever the failed attempt left, and the cluster's
-// teardown, whose failure ends the run, deletes what no count needs.
+// attempt (retrySetUp) runs lost instead. A failed attempt's pod knobs
+// are reverted (Apply does it), and its pods deleted (dropPods) before
+// the next attempt and after the last: Scale keeps the pods it has and
+// only adds or deletes the difference, so a pod the failed attempt left
+// broken (a kube pod in a terminal state, which fails Scale at once)
+// would fail the retry the same way, and every larger replica count
+// after it.
 func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *knob.Target, work func() error, lost func(setUpLost) error) error {
 	dp := tgt.Datapath.Name
 	var applied *knob.Applied
+	attempt := 0
 	failed, err := r.retrySetUp(ctx, fmt.Sprintf("%s at %d replicas", dp, reps), func() (err error) {
+		if attempt++; attempt > 1 {
+			if err := dropPods(ctx, c, dp); err != nil {
+				return err
+			}
+		}
 		applied, err = r.setUpReplicas(ctx, c, reps, tgt)
 		return err
 	})
@@ -158,6 +167,9 @@ func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *k
 		return err
 	}
 	if failed != nil {
+		if err := dropPods(ctx, c, dp); err != nil {
+			return err
+		}
 		return lost(*failed)
 	}
 	err = work()
@@ -165,6 +177,17 @@ func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *k
 		err = errors.Join(err, fmt.Errorf("%s: %w", dp, rerr))
 	}
 	return err
+}
+
+// dropPods deletes every pod of the cluster after a replica count's
+// failed set-up, so that the next attempt, or the next count, starts
+// from pods made afresh. Its failure ends the run (it is no setUpError):
+// what could not be deleted is left beside the next pods.
+func dropPods(ctx context.Context, c engine.Cluster, dp string) error {
+	if _, _, err := c.Scale(ctx, 0); err != nil {
+		return fmt.Errorf("%s: delete the pods of a failed set-up: %w", dp, err)
+	}
+	return nil
 }
 
 // setUpReplicas scales the cluster's pods for a replica count, applies

@@ -26,13 +26,17 @@ func notLost(l setUpLost) error {
 // and its clusters' Scale calls per datapath and pod count; upErr and
 // scaleErr, when set, fail an Up (by its call number for the datapath)
 // or a Scale (by its call number for the datapath and count), and
-// closeErr every teardown.
+// closeErr every teardown. brokenPod, when set and true, has a Scale
+// that adds pods (by its call number for the datapath and count) leave
+// its last new pod broken, as a kube pod in a terminal state: that
+// Scale and every later one fail on it until a Scale deletes it.
 type setUpEngine struct {
 	envEngine
 	ups, scales map[string]int
 	closes      int
 	upErr       func(dp string, call int) error
 	scaleErr    func(dp string, pods, call int) error
+	brokenPod   func(dp string, pods, call int) bool
 	closeErr    error
 }
 
@@ -50,11 +54,13 @@ func (e *setUpEngine) Up(_ context.Context, _ engine.Run, d engine.Datapath) (en
 	return &setUpCluster{e: e, dp: d.Spec.Name}, results.DatapathEnv{Type: "fake"}, nil
 }
 
-// setUpCluster is one of setUpEngine's clusters.
+// setUpCluster is one of setUpEngine's clusters: pods pairs, the
+// broken-th (from 1; 0: none) broken.
 type setUpCluster struct {
 	envCluster
-	e  *setUpEngine
-	dp string
+	e            *setUpEngine
+	dp           string
+	pods, broken int
 }
 
 func (c *setUpCluster) Scale(_ context.Context, n int) ([]engine.Pod, []engine.Pod, error) {
@@ -64,6 +70,16 @@ func (c *setUpCluster) Scale(_ context.Context, n int) ([]engine.Pod, []engine.P
 		if err := c.e.scaleErr(c.dp, n, c.e.scales[k]); err != nil {
 			return nil, nil, err
 		}
+	}
+	if c.broken > n {
+		c.broken = 0 // deleted
+	}
+	if n > c.pods && c.e.brokenPod != nil && c.e.brokenPod(c.dp, n, c.e.scales[k]) {
+		c.broken = n
+	}
+	c.pods = n
+	if c.broken > 0 {
+		return nil, nil, fmt.Errorf("pod srv%d: terminated (Error)", c.broken-1)
 	}
 	pods := func() []engine.Pod { return make([]engine.Pod, n) } // placed, never used: the trials are fakes
 	return pods(), pods(), nil

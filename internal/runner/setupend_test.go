@@ -140,3 +140,57 @@ func TestTransientSetUpEndsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// A replica count's set-up that failed deletes the cluster's pods before
+// it is tried again and after it is given up, so that a pod it left
+// broken (a kube pod in a terminal state fails Scale at once) fails
+// neither the retry nor the next, larger count. Before, Scale kept the
+// pods it had: the retry met the same broken pod, and so did every
+// larger count, each given up. A deletion that fails ends the run: the
+// next pods would be made beside what it left.
+func TestFailedReplicaCountStartsFromFreshPods(t *testing.T) {
+	const dp = "calico-vxlan"
+	for _, tc := range []struct {
+		name    string
+		broken  func(pods, call int) bool
+		dropErr error
+		drops   int
+		lost    func(results.Cell) bool
+		end     string
+	}{
+		{name: "retried", broken: func(pods, call int) bool { return pods == 4 && call == 1 }, drops: 1,
+			lost: func(results.Cell) bool { return false }},
+		{name: "given up", broken: func(pods, _ int) bool { return pods == 4 }, drops: 2,
+			lost: func(c results.Cell) bool { return c.Replicas == 4 }},
+		{name: "deletion failed", broken: func(pods, _ int) bool { return pods == 4 }, dropErr: errors.New("delete pods: unreachable"),
+			drops: 1, end: dp + ": delete the pods of a failed set-up: delete pods: unreachable"},
+	} {
+		s := roundsStudy(t, "trials=3", "budget=0s", "replicas=[1, 4, 16]")
+		e := newSetUpEngine()
+		e.brokenPod = func(_ string, pods, call int) bool { return tc.broken(pods, call) }
+		e.scaleErr = func(_ string, pods, _ int) error {
+			if pods == 0 {
+				return tc.dropErr
+			}
+			return nil
+		}
+		r, _, _ := setUpRun(t, s, e, nil)
+		err := r.execute(context.Background())
+		if e.scales[dp+"/0"] != tc.drops {
+			t.Errorf("%s: %d Scale calls to 0 pods, want %d; Scale calls %v", tc.name, e.scales[dp+"/0"], tc.drops, e.scales)
+		}
+		if tc.end != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.end) {
+				t.Errorf("%s: %v; want the run ended with %q", tc.name, err, tc.end)
+			}
+			if e.scales[dp+"/16"] != 0 {
+				t.Errorf("%s: Scale calls %v; want none to 16 pods after the run ended", tc.name, e.scales)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		checkGivenUpAtSetUp(t, s, loadRun(t, r), tc.lost, dp+": scale to 4 pod pairs: pod srv3: terminated (Error)", 3)
+	}
+}
