@@ -71,10 +71,10 @@ func (r *run) beforeRound() error {
 // minimumShort says why the budget cannot pay for the minimum trials
 // still to run at per each, "" when it can (or there is no budget);
 // cost says where per comes from, with a %s for it. It counts the cells
-// still to run (toRun: a resumed run's cells stopped, given up or run to
-// their maximum run nothing more), each to its minimum: trials.min, or a
-// held cell's hold (adaptive.Hold.Minimum), which the budget must pay
-// for too before the cell's first look.
+// still to run (toRun: cells stopped, given up, this run or the one it
+// resumes, or run to their maximum run nothing more), each to its
+// minimum: trials.min, or a held cell's hold (adaptive.Hold.Minimum),
+// which the budget must pay for too before the cell's first look.
 func (r *run) minimumShort(per time.Duration, cost string) string {
 	d := r.design
 	if d.budget <= 0 || per <= 0 {
@@ -121,7 +121,7 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 	if len(left) == 1 {
 		which = "in its one cell"
 	}
-	if r.opt.Resume {
+	if r.opt.Resume || len(left) < len(r.units()) {
 		which += " left to run"
 	}
 	if held > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -170,6 +171,56 @@ func TestBudgetCheckOfResumeCountsCellsLeft(t *testing.T) {
 		r.checkBudgetAtStart()
 		if tc.want == "" && (log.Len() > 0 || len(r.notes) > 0) || !strings.Contains(log.String(), tc.want) {
 			t.Errorf("%d stops: %q; want %q", len(tc.stops), log.String(), tc.want)
+		}
+	}
+}
+
+// The check after the first round counts none of the cells this run has
+// given up (at their set-up here, or a trial that failed every attempt)
+// or stopped (a block the budget did not reach): they run nothing more.
+// Before, only the interrupted run's were left out: a given-up cell
+// still needed trials.min less its one given-up trial, a stopped one
+// trials.min, and the warning that the budget was too small went to the
+// log and env.json's notes for trials no cell would run. rps-rfs --quick
+// has 5 cells at each replica count: those at 4 are dropped, and the 15
+// trials of the others fit in 100 s at 4.25 s each, not in 60 s.
+func TestBudgetCheckLeavesOutCellsDropped(t *testing.T) {
+	s := roundsStudy(t)
+	for _, tc := range []struct {
+		name string
+		drop func(r *run, units []unit) error
+	}{
+		{"given up at set-up", func(r *run, units []unit) error {
+			for _, u := range units {
+				if err := r.giveUpAtSetUp(u.cell, 1, setUpLost{attempts: 2, last: "scale to 4 pod pairs: ENOMEM"}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"trial given up", func(r *run, units []unit) error {
+			for _, u := range units {
+				l := r.cellLog(u.cell)
+				l.failed = "trial 2: failed 3 attempts; last: iperf3 died"
+				l.record(1, 100, 0)
+				l.record(2, math.NaN(), 0)
+			}
+			return nil
+		}},
+		{"stopped", func(r *run, units []unit) error { return r.budgetSpent(units, r.groupsOf(units)) }},
+	} {
+		for budget, want := range map[time.Duration]string{100 * time.Second: "",
+			60 * time.Second: "is too small for the study's minimum of 3 trials in each of its 5 cells left to run: they need 1m4s in all"} {
+			s.Spec.Budget.Duration = budget
+			r := unheldRun(t, s, &bytes.Buffer{})
+			r.design = newDesign(s)
+			if err := tc.drop(r, r.cellsOf(s.Spec.Datapaths[0].Name, 4)); err != nil {
+				t.Fatal(err)
+			}
+			got := r.minimumShort(4250*time.Millisecond, "about %s a trial, as in the first round")
+			if want == "" && got != "" || !strings.Contains(got, want) {
+				t.Errorf("%s, budget %s: %q; want %q", tc.name, budget, got, want)
+			}
 		}
 	}
 }

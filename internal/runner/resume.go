@@ -306,16 +306,26 @@ func (r *run) trialsLeft() int {
 }
 
 // toRun are the cells a run may still run a trial of, in the study's
-// order, as cellsOf lists them (with their holds): all of them in a new
-// run; in a resumed one not those the interrupted run stopped (its stop
-// is kept), gave up or ran to their maximum. What is left (trialsLeft)
-// and what the budget must still pay for (minimumShort) count these.
+// order, as cellsOf lists them (with their holds): not those the
+// interrupted run of a resumed one stopped (its stop is kept), gave up
+// or ran to their maximum, nor those this run has stopped (a block
+// finished, or the budget spent before it) or given up (a trial that
+// failed every attempt, a set-up lost). What is left (trialsLeft) and
+// what the budget must still pay for (minimumShort, after the first
+// round too) count these.
 func (r *run) toRun() []unit {
+	stopped := map[results.Cell]bool{}
+	for _, st := range r.stops {
+		stopped[st.Cell] = true
+	}
 	var out []unit
 	for _, u := range r.units() {
-		if _, stopped := r.oldStops[u.cell]; !stopped && r.cellTrialsLeft(u.cell) > 0 {
-			out = append(out, u)
+		_, before := r.oldStops[u.cell]
+		l := r.logs[u.cell]
+		if before || stopped[u.cell] || l != nil && l.failed != "" || r.cellTrialsLeft(u.cell) == 0 {
+			continue
 		}
+		out = append(out, u)
 	}
 	return out
 }
