@@ -124,12 +124,21 @@ func (r *run) setUpDatapath(ctx context.Context, d study.Datapath) (engine.Clust
 // datapath runs every cell of one datapath: per replica count the pods
 // are scaled once and the pod knobs applied, then trial k of every
 // variant and tuning runs before trial k+1 of any. A replica count
-// spec.only selects no cell of is not scaled to; one whose set-up is
-// lost has its cells given up (lostTo), and the next count goes on.
+// spec.only selects no cell of is not scaled to, nor one the interrupted
+// run of a resumed one finished (its cells stopped, run to their
+// maximum or given up, at their set-up too: replayed without pods); one
+// whose set-up is lost has its cells given up (lostTo), and the next
+// count goes on.
 func (r *run) datapath(ctx context.Context, c engine.Cluster, tgt *knob.Target) error {
 	for _, reps := range r.study.Spec.Replicas {
 		units := r.cellsOf(tgt.Datapath.Name, reps)
 		if len(units) == 0 {
+			continue
+		}
+		if r.countFinishedBefore(tgt.Datapath.Name, reps) {
+			if err := r.replayCount(tgt.Datapath.Name, reps); err != nil {
+				return err
+			}
 			continue
 		}
 		work := func() error { return r.trials(ctx, c, reps, tgt) }

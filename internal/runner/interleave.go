@@ -189,17 +189,26 @@ func (r *run) sharedBudget(blocks []*blockRun, round int) (time.Duration, error)
 
 // roundOn runs one round's planned trials of one datapath (jobs per
 // replica count) on a cluster built for them. A round whose trials an
-// interrupted run measured builds nothing: it only replays them. A
+// interrupted run measured (or gave up, at their set-up too) builds
+// nothing: it only replays them; so does a replica count's in a round
+// that builds the cluster for another count's (its pods are not set
+// up, to fail again as they did). A
 // cluster that could not be set up gives up the datapath's cells of the
 // round (from then on the controller runs them no more), a replica
 // count whose pods could not be set up that count's (lostTo); the
 // round goes on with the other replica counts and datapaths.
 func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans map[int][]job) error {
+	measured := func(jobs []job) bool {
+		for _, j := range jobs {
+			if !r.done[trialKey{j.u.cell, round}] {
+				return false
+			}
+		}
+		return true
+	}
 	measure := false
 	for _, jobs := range plans {
-		for _, j := range jobs {
-			measure = measure || !r.done[trialKey{j.u.cell, round}]
-		}
+		measure = measure || !measured(jobs)
 	}
 	if !measure {
 		for _, jobs := range plans {
@@ -223,6 +232,12 @@ func (r *run) roundOn(ctx context.Context, d study.Datapath, round int, plans ma
 		for _, reps := range r.study.Spec.Replicas {
 			jobs := plans[reps]
 			if len(jobs) == 0 {
+				continue
+			}
+			if measured(jobs) {
+				if err := r.runJobs(jobs, round, nil); err != nil {
+					return err
+				}
 				continue
 			}
 			err := r.atReplicas(ctx, c, reps, tgt, func() error {

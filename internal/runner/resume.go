@@ -359,18 +359,28 @@ func (r *run) finishedBefore(dp string) bool {
 		return false
 	}
 	for _, reps := range r.study.Spec.Replicas {
-		units := r.cellsOf(dp, reps)
-		stopped, counted := true, true
-		for _, u := range units {
-			_, ok := r.oldStops[u.cell]
-			stopped = stopped && ok
-			counted = counted && r.cellTrialsLeft(u.cell) == 0
-		}
-		if !stopped && !counted {
+		if !r.countFinishedBefore(dp, reps) {
 			return false
 		}
 	}
 	return true
+}
+
+// countFinishedBefore is finishedBefore for one replica count of a
+// datapath: a count whose every cell was given up at its set-up is one,
+// and its pods are not set up again to fail as they did (datapath
+// replays it without them).
+func (r *run) countFinishedBefore(dp string, reps int) bool {
+	if !r.opt.Resume {
+		return false
+	}
+	stopped, counted := true, true
+	for _, u := range r.cellsOf(dp, reps) {
+		_, ok := r.oldStops[u.cell]
+		stopped = stopped && ok
+		counted = counted && r.cellTrialsLeft(u.cell) == 0
+	}
+	return stopped || counted
 }
 
 // errNoCluster is a trial that a datapath replayed without its cluster
@@ -383,15 +393,21 @@ var errNoCluster = errors.New("a trial to run in a datapath the interrupted run 
 // word again.
 func (r *run) replayDatapath(dp string) error {
 	for _, reps := range r.study.Spec.Replicas {
-		units := r.cellsOf(dp, reps)
-		if len(units) == 0 {
-			continue
-		}
-		if err := r.block(units, func(unit, int) (time.Duration, error) { return 0, errNoCluster }); err != nil {
+		if err := r.replayCount(dp, reps); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replayCount runs the block of a replica count of datapath dp the
+// interrupted run finished (countFinishedBefore) without its pods.
+func (r *run) replayCount(dp string, reps int) error {
+	units := r.cellsOf(dp, reps)
+	if len(units) == 0 {
+		return nil
+	}
+	return r.block(units, func(unit, int) (time.Duration, error) { return 0, errNoCluster })
 }
 
 // resumedUnbuilt puts on record what a resumed run that built no

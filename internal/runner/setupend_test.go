@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/results"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // journalNetns journals namespace name in j as the local engine does
@@ -193,4 +194,67 @@ func TestFailedReplicaCountStartsFromFreshPods(t *testing.T) {
 		}
 		checkGivenUpAtSetUp(t, s, loadRun(t, r), tc.lost, dp+": scale to 4 pod pairs: pod srv3: terminated (Error)", 3)
 	}
+}
+
+// A resumed run sets up no replica count whose cells the interrupted run
+// all gave up at their set-up (it replays them, as a datapath left
+// nothing to measure is replayed without its cluster), whether its
+// datapath's cluster is built for another count (one datapath) or, in
+// shared rounds, for another count's trials of the round. Before, it
+// made that count's pods again, for no trial, and as the failure that
+// gave them up was likely lasting, to fail again (a failure left behind
+// ending the run).
+func TestResumeSetsUpNoLostReplicaCount(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    *study.Study
+		dp   string
+		stop int
+	}{
+		{"one datapath", roundsStudy(t, "trials=3", "budget=0s"), "calico-vxlan", 1},
+		{"shared rounds", datapathsStudy(t, "datapaths=[bridge, macvlan]", "replicas=[1, 4]", "trials=3"), "macvlan", 2},
+	} {
+		s := tc.s
+		e := newSetUpEngine()
+		e.scaleErr = func(dp string, pods, _ int) error {
+			if dp == tc.dp && pods == 1 {
+				return errors.New("cannot allocate memory")
+			}
+			return nil
+		}
+		cut, f, _ := setUpRun(t, s, e, nil)
+		f.stop = tc.stop // killed in tc.dp's first trial at 4 replicas
+		if err := cut.execute(context.Background()); !errors.Is(err, errInterrupted) {
+			t.Fatalf("%s: the interrupted run: %v", tc.name, err)
+		}
+		e2 := newSetUpEngine()
+		res := resumeSetUp(t, s, cut, e2)
+		if err := res.execute(context.Background()); err != nil {
+			t.Fatalf("%s: the resumed run: %v", tc.name, err)
+		}
+		if n := e2.scales[tc.dp+"/1"]; n != 0 || e2.ups[tc.dp] == 0 {
+			t.Errorf("%s: the resumed run built %s %d times and scaled it to 1 pod %d times; want it built, and no pods made for the count given up",
+				tc.name, tc.dp, e2.ups[tc.dp], n)
+		}
+		checkGivenUpAtSetUp(t, s, loadRun(t, res), func(c results.Cell) bool { return c.Datapath == tc.dp && c.Replicas == 1 },
+			tc.dp+": scale to 1 pod pairs: cannot allocate memory", 3)
+	}
+}
+
+// resumeSetUp is a run of s on e resuming the interrupted run cut.
+func resumeSetUp(t *testing.T, s *study.Study, cut *run, e *setUpEngine) *run {
+	t.Helper()
+	old := loadRun(t, cut)
+	w, err := results.Reopen(cut.out.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	res, _, _ := setUpRun(t, s, e, nil)
+	res.out.Close()
+	res.out, res.opt.Resume, res.opt.OutDir = w, true, w.Dir()
+	if err := res.loadPrevious(old); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
