@@ -340,11 +340,13 @@ func (e transientError) Unwrap() []error { return []error{e.error, ErrTransient}
 
 // ErrLeftBehind marks an engine's error that includes a failure to undo
 // what it made: an Up that failed and whose teardown of what it had
-// built failed too (a namespace, a process or a cluster object left).
-// The runner may retry a failed Up, or give the datapath's cells up and
-// go on, only when nothing was left: the next cluster would be built
-// beside the leftovers (the local engine's names are the run's), and
-// the host must be put back first (cnibench cleanup).
+// built failed too (a namespace, a process or a cluster object left), or
+// a Scale whose cleanup of a pod it could not make, or deletion of one
+// it scaled down, failed. The runner may retry a failed Up or Scale, or
+// give their cells up and go on, only when nothing was left: the next
+// cluster or pods would be made beside the leftovers (the local engine's
+// names are the run's), and the host must be put back first (cnibench
+// cleanup).
 var ErrLeftBehind = errors.New("left behind")
 
 // LeftBehind marks err as ErrLeftBehind, its message unchanged; nil
