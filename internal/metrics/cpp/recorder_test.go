@@ -68,6 +68,16 @@ func withFakePerf(t *testing.T) (log string) {
 	return log
 }
 
+// waitPerfRecord waits up to 10 s for the fake perf to log its record.
+func waitPerfRecord(t *testing.T, log string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(perfCalls(t, log), "record"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake perf logged no record within 10 s (log %q)", perfCalls(t, log))
+		}
+	}
+}
+
 func perfCalls(t *testing.T, log string) string {
 	t.Helper()
 	b, _ := os.ReadFile(log)
@@ -214,6 +224,15 @@ func TestRecorderCountsFromEnable(t *testing.T) {
 		}
 		if err := r.Start(context.Background()); err != nil {
 			t.Fatalf("old perf %v: %v", old, err)
+		}
+		if old {
+			// Without --control Start does not wait for perf (there is
+			// no ack to wait for), and a TERM that came before the fake
+			// set its trap killed it with no data written (a flaky
+			// failure under CI's load): Stop once it logs its record,
+			// which it does after the trap, as a real trial's seconds
+			// of traffic let a real perf.
+			waitPerfRecord(t, log)
 		}
 		if err := r.Stop(context.Background()); err != nil {
 			t.Fatalf("old perf %v: stop: %v", old, err)
