@@ -1,6 +1,7 @@
 package seen
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -143,23 +144,7 @@ func TestSomeOf(t *testing.T) {
 // that bounds the idle states; a machine that wakes fast, or one without
 // a record of how it idles, shows nothing.
 func TestFindIdleWake(t *testing.T) {
-	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
-kind: Study
-metadata: {name: s}
-spec:
-  datapaths: [host, bridge]
-  tunings: [baseline, {name: poll, cpuIdle: {maxExitLatency: 0us}}]
-  workloads:
-    - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
-    - {name: tcp, tool: iperf3}
-  trials: 2
-  duration: 3s
-`), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := &results.Run{HasEnv: true, Env: results.Env{CPUIdle: &results.CPUIdle{Driver: "haltpoll", Governor: "haltpoll",
-		States: []results.IdleState{{Name: "POLL"}, {Name: "haltpoll idle", LatencyUS: 1}}}}}
+	s, run := haltpollRun(t, 2)
 	for trial := 1; trial <= 2; trial++ {
 		for _, dp := range []string{"host", "bridge"} {
 			for _, tn := range []string{"baseline", "poll"} {
@@ -219,4 +204,28 @@ func TestFindNilStudySlowIdle(t *testing.T) {
 	if got := Find("/runs/gone", run, nil); len(got) != 0 {
 		t.Errorf("sightings of a run without its study: %+v", got)
 	}
+}
+
+// haltpollRun is the idle-wake findings' study (host and bridge; a
+// baseline and a tuning bounding the idle states; request/response and
+// bulk TCP) of trials trials, and an empty run of it on haltpoll CPUs.
+func haltpollRun(t *testing.T, trials int) (*study.Study, *results.Run) {
+	t.Helper()
+	s, err := study.Parse("s.yaml", []byte(fmt.Sprintf(`apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [host, bridge]
+  tunings: [baseline, {name: poll, cpuIdle: {maxExitLatency: 0us}}]
+  workloads:
+    - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
+    - {name: tcp, tool: iperf3}
+  trials: %d
+  duration: 3s
+`, trials)), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &results.Run{HasEnv: true, Env: results.Env{CPUIdle: &results.CPUIdle{Driver: "haltpoll", Governor: "haltpoll",
+		States: []results.IdleState{{Name: "POLL"}, {Name: "haltpoll idle", LatencyUS: 1}}}}}
 }

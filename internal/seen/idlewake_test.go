@@ -5,10 +5,7 @@ import (
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/advise"
-	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/study"
-	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // A run that measured a tuning bounding the idle states and decided it
@@ -18,23 +15,7 @@ import (
 // is a trade-off, and nothing decided leaves the finding a reason (slow
 // wake-ups are the problem cpu-idle answers).
 func TestIdleWakeLean(t *testing.T) {
-	s, err := study.Parse("s.yaml", []byte(`apiVersion: cnibench/v1alpha1
-kind: Study
-metadata: {name: s}
-spec:
-  datapaths: [host, bridge]
-  tunings: [baseline, {name: poll, cpuIdle: {maxExitLatency: 0us}}]
-  workloads:
-    - {name: rr, tool: sockperf, protocol: tcp, messageSize: 64}
-    - {name: tcp, tool: iperf3}
-  trials: 3
-  duration: 3s
-`), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := &results.Run{HasEnv: true, Env: results.Env{CPUIdle: &results.CPUIdle{Driver: "haltpoll", Governor: "haltpoll",
-		States: []results.IdleState{{Name: "POLL"}, {Name: "haltpoll idle", LatencyUS: 1}}}}}
+	s, run := haltpollRun(t, 3)
 	for trial := 1; trial <= 3; trial++ {
 		for _, dp := range []string{"host", "bridge"} {
 			run.Samples = append(run.Samples, results.Sample{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: "rr", Replicas: 1}, Trial: trial,
