@@ -211,6 +211,10 @@ type CellPlan struct {
 	// Held says why the cell was held beyond Trials.Min before a
 	// decision (Cell.Hold), "" when it was not; Reason says it too.
 	Held string
+	// HeldTo is the trial count it was held to (Hold.Minimum), 0 when
+	// it was not: what stops.json records (results.Stop.Held), so that
+	// a replay of the controller can hold the cell alike.
+	HeldTo int
 }
 
 // Plan is the controller's answer after a round.
@@ -335,7 +339,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 	// A held cell says so, whatever stopped it.
 	for i, c := range cells {
 		if h := c.held(cfg.Trials); h != "" {
-			plans[i].Held = h
+			plans[i].Held, plans[i].HeldTo = h, c.Hold.Minimum(cfg.Trials)
 			plans[i].Reason += "; " + h
 		}
 	}

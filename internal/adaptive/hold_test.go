@@ -113,12 +113,14 @@ func TestHold(t *testing.T) {
 		c := plan(cfg, n, hold, 0)
 		if c.Status != Running || !c.Next || c.Look != 0 || c.Decision.Verdict != stats.Undecided ||
 			!strings.Contains(c.Reason, "held to 8 trials before a decision: its steering places 1 flow on 4 CPUs") ||
-			c.Held == "" || !strings.HasPrefix(c.Decision.Reason, "held to 8 trials") {
+			c.Held == "" || c.HeldTo != 8 || !strings.HasPrefix(c.Decision.Reason, "held to 8 trials") {
 			t.Errorf("held, after %d: %s look %d %s (%s; %s)", n, c.Status, c.Look, c.Decision.Verdict, c.Reason, c.Decision.Reason)
 		}
 	}
-	if c := plan(cfg, 8, hold, 0); c.Status != Target || c.Look != 8 || c.Decision.Verdict != stats.Worse || !strings.Contains(c.Reason, "held to 8") {
-		t.Errorf("held, after 8: %s look %d %s (%s)", c.Status, c.Look, c.Decision.Verdict, c.Reason)
+	// Decided, it still says it was held, and to what count (its stop
+	// records it).
+	if c := plan(cfg, 8, hold, 0); c.Status != Target || c.Look != 8 || c.Decision.Verdict != stats.Worse || !strings.Contains(c.Reason, "held to 8") || c.HeldTo != 8 {
+		t.Errorf("held, after 8: %s look %d %s (%s, to %d)", c.Status, c.Look, c.Decision.Verdict, c.Reason, c.HeldTo)
 	}
 	// A precision target met at 3 does not stop it either.
 	prec := cfg
@@ -134,18 +136,18 @@ func TestHold(t *testing.T) {
 		t.Errorf("held, budget spent after 5: %s look %d %s (%s)", c.Status, c.Look, c.Decision.Verdict, c.Reason)
 	}
 	// Hold at Min: nothing; beyond Max: to Max; a fixed design: its count.
-	if c := plan(cfg, 3, Hold{Trials: 3}, 0); c.Status != Target || c.Held != "" {
+	if c := plan(cfg, 3, Hold{Trials: 3}, 0); c.Status != Target || c.Held != "" || c.HeldTo != 0 {
 		t.Errorf("hold at min: %s (%s)", c.Status, c.Reason)
 	}
 	short := Config{Trials: Trials{Min: 3, Max: 6}, Margin: 0.05}
-	if c := plan(short, 5, hold, 0); c.Status != Running || !strings.Contains(c.Held, "held to 6 trials") {
-		t.Errorf("max 6, after 5: %s (%s)", c.Status, c.Held)
+	if c := plan(short, 5, hold, 0); c.Status != Running || !strings.Contains(c.Held, "held to 6 trials") || c.HeldTo != 6 {
+		t.Errorf("max 6, after 5: %s (%s, to %d)", c.Status, c.Held, c.HeldTo)
 	}
 	if c := plan(short, 6, hold, 0); c.Decision.Verdict != stats.Worse || c.Look != 6 {
 		t.Errorf("max 6, after 6: %s look %d", c.Decision.Verdict, c.Look)
 	}
 	fixed := Config{Trials: Trials{Min: 5, Max: 5}, Margin: 0.05}
-	if c := plan(fixed, 5, hold, 0); c.Decision.Verdict != stats.Worse || c.Held != "" || c.Status != Max {
+	if c := plan(fixed, 5, hold, 0); c.Decision.Verdict != stats.Worse || c.Held != "" || c.HeldTo != 0 || c.Status != Max {
 		t.Errorf("fixed 5: %s %s (%s)", c.Status, c.Decision.Verdict, c.Held)
 	}
 }

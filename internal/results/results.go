@@ -147,6 +147,11 @@ type Stop struct {
 	// Look is the trial count the decision was judged at: the last
 	// planned look the cell reached (0: the decision is on all trials).
 	Look int `json:"look,omitempty"`
+	// Held is the trial count the controller held the cell to before
+	// any decision, its trials possibly few-valued (adaptive.Hold; the
+	// reason says why); 0 when it was not held, in a fixed design, and
+	// in runs before it was recorded.
+	Held int `json:"held,omitempty"`
 	// ToDecide is, for an undecided cell, about how many trials would
 	// decide it if its difference and spread held (0: unknown, or none up
 	// to a thousand).

@@ -110,6 +110,7 @@ func TestHeldCellsInQuickRun(t *testing.T) {
 		for _, st := range r.stops {
 			held := strings.HasPrefix(st.Cell.Tuning, "rps")
 			why := fmt.Sprintf("held to 8 trials before a decision: its steering places %d flow", st.Cell.Replicas)
+			heldTo(t, st, held)
 			switch {
 			case st.Cell.Tuning == s.Spec.Baseline:
 			case held && room && (st.Look != 8 || st.Decision != "worse" || !strings.Contains(st.Reason, why)):
@@ -136,6 +137,7 @@ func heldStops(t *testing.T, name string, s *study.Study, stops []results.Stop) 
 	for _, st := range stops {
 		held := strings.HasPrefix(st.Cell.Tuning, "rps")
 		why := fmt.Sprintf("held to 8 trials before a decision: its steering places %d flow", st.Cell.Replicas)
+		heldTo(t, st, held)
 		switch {
 		case st.Cell.Tuning == s.Spec.Baseline:
 		case held && (st.Look != 8 || st.Decision != "worse" || !strings.Contains(st.Reason, why)):
@@ -143,6 +145,16 @@ func heldStops(t *testing.T, name string, s *study.Study, stops []results.Stop) 
 		case !held && (st.Look != 3 || st.Decision != "worse" || strings.Contains(st.Reason, "held")):
 			t.Errorf("%s, %s/%s: %s n=%d look %d %s (%s)", name, st.Cell.Datapath, st.Cell.Tuning, st.Status, st.N, st.Look, st.Decision, st.Reason)
 		}
+	}
+}
+
+// heldTo checks that a stop records the count its cell was held to
+// (8, whatever stopped it), 0 for a cell not held: what
+// scripts/bench-replay -holds reads.
+func heldTo(t *testing.T, st results.Stop, held bool) {
+	t.Helper()
+	if want := map[bool]int{true: adaptive.FewValuedTrials}[held]; st.Held != want {
+		t.Errorf("%s/%s at %d pairs: stop held %d, want %d (%s)", st.Cell.Datapath, st.Cell.Tuning, st.Cell.Replicas, st.Held, want, st.Reason)
 	}
 }
 
@@ -205,6 +217,7 @@ func TestHeldCellsReplayed(t *testing.T) {
 			t.Fatalf("%s: %d stops, want %d", name, len(stops), len(s.Cells()))
 		}
 		for _, st := range stops {
+			heldTo(t, st, strings.HasPrefix(st.Cell.Tuning, "rps"))
 			if strings.HasPrefix(st.Cell.Tuning, "rps") &&
 				(st.N != 8 || st.Look != 8 || st.Decision != "worse" || !strings.Contains(st.Reason, "held to 8 trials before a decision")) {
 				t.Errorf("%s, %s: %s n=%d look %d %s (%s)", name, st.Cell.Tuning, st.Status, st.N, st.Look, st.Decision, st.Reason)

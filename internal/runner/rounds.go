@@ -342,7 +342,7 @@ const maxToDecide = 1000
 
 func stopOf(c results.Cell, metric string, p adaptive.CellPlan, d design, l *cellLog) results.Stop {
 	st := results.Stop{Cell: c, Metric: metric, Status: string(p.Status), N: p.N, Valid: p.Valid,
-		Reason: p.Reason, Failed: l.failed, Of: study.OfMean}
+		Reason: p.Reason, Failed: l.failed, Of: study.OfMean, Held: p.HeldTo}
 	cfg := d.config(metric, 0)
 	if cfg.Precision != nil {
 		st.Target, st.Of = cfg.Precision.HalfWidth, string(cfg.Precision.Of)
