@@ -68,4 +68,6 @@ print(f"\nsame decision in {count['yes']} of {len(fixed)} cells ({count['compati
 PY
 echo
 echo "Replay of the adaptive design over the fixed run's trials:"
-(cd "$here" && go run ./scripts/bench-replay -min 3 -max 20 -margin 0.05 "$out/fixed")
+# -holds: the cells the adaptive run held before a decision (few-valued
+# trials, stops.json "held") are held in the replay too.
+(cd "$here" && go run ./scripts/bench-replay -min 3 -max 20 -margin 0.05 -holds "$out/adaptive" "$out/fixed")

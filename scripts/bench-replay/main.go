@@ -11,15 +11,27 @@
 // (bound.go). Used by scripts/bench-adaptive.sh
 // (docs/statistics.md, "Adaptive against fixed").
 //
-// Usage: go run ./scripts/bench-replay [-min 3] [-max 20] [-margin 0.05] [-metric bitrate] [-baseline baseline] RUNDIR
+// The runner holds a cell whose trials may take a few distinct values
+// (RPS placing few flows on many CPUs by hash) to 8 trials before any
+// decision (adaptive.Hold, internal/runner/hold.go); the fixed run's
+// trials do not say which cells those are. -holds DIR names an adaptive
+// run of the same study whose stops.json does ("held": the count each
+// cell was held to): the replay holds those cells (same datapath,
+// tuning, workload, impairment and replica count) to the same count,
+// and their stop column says "held to N". Without it, or with a run
+// recorded before stops.json had "held", no cell is held.
+//
+// Usage: go run ./scripts/bench-replay [-min 3] [-max 20] [-margin 0.05] [-metric bitrate] [-baseline baseline] [-holds ADAPTIVEDIR] RUNDIR
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"time"
@@ -54,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	margin := fs.Float64("margin", 0.05, "decision margin, 0.05 for 5%")
 	metric := fs.String("metric", results.MetricBitrate, "the metric decisions are made on")
 	base := fs.String("baseline", "baseline", "the baseline tuning")
+	holdsDir := fs.String("holds", "", "an adaptive run `dir`ectory of the same study, whose stops.json says which cells the runner held before a decision")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,17 +84,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	bs := blocks(rn, *metric)
+	holds, err := heldIn(*holdsDir, bs, fs.Arg(0), stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
 	var fixed, replayed time.Duration
 	fmt.Fprintln(stdout, "| cell | tuning | fixed: decision, ratio [95% CI], n | adaptive replay: decision, ratio [CI at the looks' confidence], n, stop | same |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|")
 	count := map[string]int{}
 	var fixedN, replayN int
 	bound := map[float64]float64{} // by β
-	for _, b := range blocks(rn, *metric) {
+	for _, b := range bs {
 		if b.cells[*base] == nil {
 			continue
 		}
-		plans, f, r, err := replay(cfg, b, *base)
+		plans, f, r, err := replay(cfg, b, *base, holds)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name(b.key), err)
 			return 1
@@ -102,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			a := agree(fd, p.Sequential, cfg.Direction)
 			count[a]++
 			fmt.Fprintf(stdout, "| %s | %s | %s | %s, %s | %s |\n", name(b.key), p.ID, describe(&fd, len(b.cells[p.ID].value)),
-				describe(p.Sequential, p.N), p.Status, a)
+				describe(p.Sequential, p.N), stop(p), a)
 		}
 		for beta, ns := range cellN {
 			bound[beta] += blockBound(ns)
@@ -124,9 +143,10 @@ const alpha = 0.025
 
 var betas = []float64{0.2, 0.05}
 
-// replay runs the controller over block b and returns its last plan and
-// the machine time of the trials of both designs.
-func replay(cfg adaptive.Config, b block, base string) (plans []adaptive.CellPlan, fixed, replayed time.Duration, err error) {
+// replay runs the controller over block b, its cells held as holds says
+// (by cell), and returns its last plan and the machine time of the
+// trials of both designs.
+func replay(cfg adaptive.Config, b block, base string, holds map[results.Cell]adaptive.Hold) (plans []adaptive.CellPlan, fixed, replayed time.Duration, err error) {
 	ids := make([]string, 0, len(b.cells))
 	for id, t := range b.cells {
 		ids = append(ids, id)
@@ -141,6 +161,9 @@ func replay(cfg adaptive.Config, b block, base string) (plans []adaptive.CellPla
 		if id != base {
 			cells[i].Baseline = base
 		}
+		c := b.key
+		c.Tuning = id
+		cells[i].Hold = holds[c]
 	}
 	for round := 1; ; round++ {
 		p, err := adaptive.Next(cfg, cells, 0)
@@ -256,6 +279,58 @@ func blocks(run *results.Run, metric string) []block {
 		out[i] = *by[k]
 	}
 	return out
+}
+
+// heldIn reads the holds of the adaptive run in dir (none for ""): the
+// cells its stops.json records as held before a decision
+// (results.Stop.Held), each with a hold to that count. It warns of a
+// held cell that no block of the fixed run (in run) has trials of.
+func heldIn(dir string, bs []block, run string, stderr io.Writer) (map[results.Cell]adaptive.Hold, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	path := filepath.Join(dir, results.StopsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-holds: %w", err)
+	}
+	var stops []results.Stop
+	if err := json.Unmarshal(b, &stops); err != nil {
+		return nil, fmt.Errorf("-holds: %s: %w", path, err)
+	}
+	holds := map[results.Cell]adaptive.Hold{}
+	for _, st := range stops {
+		if st.Held > 0 {
+			holds[st.Cell] = adaptive.Hold{Trials: st.Held, Why: "the runner held it so in " + dir}
+		}
+	}
+	for _, c := range unmatched(holds, bs) {
+		fmt.Fprintf(stderr, "warning: -holds %s: it held %s %s, of which %s has no trials (not the same study?)\n", dir, name(c), c.Tuning, run)
+	}
+	return holds, nil
+}
+
+// unmatched are the held cells that no block has trials of, in order.
+func unmatched(holds map[results.Cell]adaptive.Hold, bs []block) []results.Cell {
+	var out []results.Cell
+	for c := range holds {
+		k := c
+		k.Tuning = ""
+		if !slices.ContainsFunc(bs, func(b block) bool { return b.key == k && b.cells[c.Tuning] != nil }) {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
+	return out
+}
+
+// stop is why the replay stopped a cell, and the count it held the cell
+// to, if it did.
+func stop(p adaptive.CellPlan) string {
+	if p.HeldTo > 0 {
+		return fmt.Sprintf("%s, held to %d", p.Status, p.HeldTo)
+	}
+	return string(p.Status)
 }
 
 func describe(c *stats.Comparison, n int) string {

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,14 @@ import (
 // writeRun records a fixed run of n rounds: a baseline and a tuning
 // whose bitrate is gain times the baseline's, with 1% noise per trial.
 func writeRun(t *testing.T, n int, gain float64) string {
+	t.Helper()
+	return writeRunOf(t, n, "rfs", func(int) float64 { return gain })
+}
+
+// writeRunOf records a fixed run of n rounds: a baseline and a tuning
+// whose bitrate in round k is gain(k) times the baseline's mean, with 1%
+// noise per trial.
+func writeRunOf(t *testing.T, n int, tuning string, gain func(k int) float64) string {
 	t.Helper()
 	dir := t.TempDir() + "/run"
 	w, err := results.Create(dir)
@@ -30,7 +42,7 @@ func writeRun(t *testing.T, n int, gain float64) string {
 		for _, c := range []struct {
 			tuning string
 			mean   float64
-		}{{"baseline", 1e9}, {"rfs", gain * 1e9}} {
+		}{{"baseline", 1e9}, {tuning, gain(k) * 1e9}} {
 			s := results.Sample{
 				Cell:  results.Cell{Datapath: "calico-vxlan", Tuning: c.tuning, Workload: "tcp", Replicas: 4},
 				Trial: k, Start: t0, End: t0.Add(10 * time.Second),
@@ -71,6 +83,55 @@ func TestReplayStopsAClearGainEarly(t *testing.T) {
 	}
 }
 
+// A cell whose trials take two values, 0.8 or 1.2 times the baseline's
+// (RPS placing one flow on one CPU or another, per trial), its first
+// three on the slow side: replayed alone it is called worse at the first
+// look, after 3 trials, as run 5 of docs/statistics.md's benchmark called
+// rps at 1 pair. With -holds naming an adaptive run whose stops.json
+// says the runner held it to 8, the replay holds it too: no decision
+// before 8 trials. A held cell of a replica count the fixed run lacks
+// is warned of.
+func TestReplayHolds(t *testing.T) {
+	side := []float64{0.8, 0.8, 0.8, 1.2, 1.2, 0.8, 1.2, 1.2, 0.8, 1.2}
+	dir := writeRunOf(t, 20, "rps", func(k int) float64 { return side[(k-1)%len(side)] })
+	ada := t.TempDir()
+	stops := `[
+  {"cell": {"datapath": "calico-vxlan", "tuning": "baseline", "workload": "tcp", "replicas": 4}, "metric": "bitrate", "status": "target", "n": 8, "valid": 8, "half_width": null, "of": "normalized", "target": 0, "reason": "its cells stopped"},
+  {"cell": {"datapath": "calico-vxlan", "tuning": "rps", "workload": "tcp", "replicas": 4}, "metric": "bitrate", "status": "futile", "n": 8, "valid": 8, "half_width": 0.2, "of": "normalized", "target": 0,
+   "reason": "held to 8 trials before a decision: its steering places 4 flows on 4 CPUs per trial by hash, so its trials may take a few distinct values", "held": 8},
+  {"cell": {"datapath": "calico-vxlan", "tuning": "rps", "workload": "tcp", "replicas": 1}, "metric": "bitrate", "status": "futile", "n": 8, "valid": 8, "half_width": 0.2, "of": "normalized", "target": 0, "reason": "held", "held": 8}
+]
+`
+	if err := os.WriteFile(filepath.Join(ada, results.StopsFile), []byte(stops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?m)^\| calico-vxlan tcp r=4 \| rps \| [^|]* \| (\w+) [^|]*n=(\d+), ([^|]*) \| \w+ \|$`)
+	for _, tc := range []struct {
+		args []string
+		held bool
+	}{{nil, false}, {[]string{"-holds", ada}, true}} {
+		var out, errb bytes.Buffer
+		if code := run(append(tc.args, dir), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		m := row.FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("%v: no row of rps:\n%s", tc.args, out.String())
+		}
+		n, _ := strconv.Atoi(m[2])
+		if !tc.held && (m[1] != "worse" || n != 3 || m[3] != "target") {
+			t.Errorf("unheld: %s n=%d, %s; want worse at 3 trials (the test's point)", m[1], n, m[3])
+		}
+		if tc.held && (n < 8 || !strings.HasSuffix(m[3], ", held to 8")) {
+			t.Errorf("held: %s n=%d, %s; want no stop before 8 trials, held to 8", m[1], n, m[3])
+		}
+		warn := "warning: -holds " + ada + ": it held calico-vxlan tcp r=1 rps, of which " + dir + " has no trials (not the same study?)"
+		if got := errb.String(); tc.held != strings.Contains(got, warn) {
+			t.Errorf("%v: stderr %q; want the warning %v", tc.args, got, tc.held)
+		}
+	}
+}
+
 func TestReplayErrors(t *testing.T) {
 	// identical, 0.1% margin: the adaptive design wants more than 5 rounds
 	short := writeRun(t, 5, 1.0)
@@ -83,6 +144,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{}, 2, "usage: bench-replay"},
 		{[]string{"-min", "0", short}, 2, "trials.min 0"},
 		{[]string{t.TempDir() + "/none"}, 2, "none"},
+		{[]string{"-holds", t.TempDir(), short}, 2, "-holds: open "},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
