@@ -44,7 +44,8 @@ def secs(n): return int(open(f"{out}/{n}.seconds").read())
 fixed = {}
 for r in json.load(open(f"{out}/fixed/summary.json"))["rows"]:
     p = r.get("VsBaseline") or r.get("vs_baseline")
-    if r["metric"] == "bitrate" and r.get("cpu", -1) < 0 and p:
+    cpu = r.get("cpu")  # null (model 2) or -1 (model 1): not one core's row
+    if r["metric"] == "bitrate" and (cpu is None or cpu < 0) and p:
         fixed[(r["tuning"], r["replicas"])] = (p["decision"], p["chosen_ratio"], p["chosen_low"], p["chosen_high"], r["n"])
 ada = {}
 for s in json.load(open(f"{out}/adaptive/stops.json")):
