@@ -441,11 +441,13 @@ func TestReferenceMatches(t *testing.T) {
 // TestWriteCSVSequential: the controller's decision (stops.json) stands
 // at the end of the row it judged, with its interval, confidence and
 // look; other rows, and per-core rows of the same cell, leave them empty.
+// The judged row's plain "decision" gives way to it (empty, with a reason
+// naming seq_decision), other rows keep theirs.
 func TestWriteCSVSequential(t *testing.T) {
 	rows := Summarize(quickStudy(t), synthetic())
 	var cell results.Cell
 	for _, r := range rows {
-		if r.Tuning != "baseline" && r.Metric == results.MetricBitrate && r.CPU < 0 {
+		if r.Tuning != "baseline" && r.Metric == results.MetricBitrate && r.CPU < 0 && r.VsBaseline != nil {
 			cell = r.Cell
 			break
 		}
@@ -462,7 +464,8 @@ func TestWriteCSVSequential(t *testing.T) {
 	if got := strings.Join(head[at:at+8], ","); got != "seq_decision,seq_ratio,seq_low,seq_high,seq_method,seq_confidence,seq_look,seq_versus" {
 		t.Fatalf("seq_ columns %s", got)
 	}
-	judged := 0
+	dec, why := slices.Index(head, "decision"), slices.Index(head, "decision_reason")
+	judged, plain := 0, 0
 	for _, r := range recs[1:] {
 		seq := strings.Join(r[at:at+8], ",")
 		mine := r[0] == cell.Datapath && r[1] == cell.Tuning && r[2] == cell.Workload && r[3] == strconv.Itoa(cell.Replicas) && r[4] == results.MetricBitrate && r[5] == ""
@@ -472,12 +475,21 @@ func TestWriteCSVSequential(t *testing.T) {
 		case !mine && seq != ",,,,,,,":
 			t.Errorf("row %v has sequential columns %s", r[:6], seq)
 		}
+		switch {
+		case mine && (r[dec] != "" || r[why] != SupersededReason):
+			t.Errorf("judged row's plain decision %q (%q), want it left to seq_decision", r[dec], r[why])
+		case !mine && r[dec] != "":
+			plain++
+		}
 		if mine {
 			judged++
 		}
 	}
 	if judged != 1 {
 		t.Errorf("%d rows carry the decision, want 1", judged)
+	}
+	if plain == 0 {
+		t.Error("no other row kept its plain decision")
 	}
 }
 

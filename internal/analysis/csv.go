@@ -72,9 +72,10 @@ func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
 		if NormHasCI(r) {
 			rec[13], rec[14] = num(r.NormCI95Low), num(r.NormCI95High)
 		}
-		rec = append(rec, pairCols(r.VsBaseline)...)
-		rec = append(rec, pairCols(r.VsFirstDatapath)...)
-		rec = append(rec, seqCols(seq, r)...)
+		st, decided := seq[Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
+		rec = append(rec, pairCols(r.VsBaseline, decided && (st.Versus == "" || r.VsBaseline != nil && st.Versus == r.VsBaseline.Against))...)
+		rec = append(rec, pairCols(r.VsFirstDatapath, decided && r.VsFirstDatapath != nil && st.Versus == r.VsFirstDatapath.Against)...)
+		rec = append(rec, seqCols(st, decided)...)
 		rec = append(rec, r.CIMethod, r.NormMethod)
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -91,8 +92,18 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// pairCols are a Pair's summary.csv columns, empty when p is nil.
-func pairCols(p *Pair) []string {
+// SupersededReason is summary.csv's decision_reason where the adaptive
+// controller judged the cell against the same reference (seq_decision):
+// the plain 95% verdict is left empty there, as the report gives it no
+// verdict either, so that a script reading "decision" cannot take a
+// test that does not hold for that design for the run's answer.
+const SupersededReason = "adaptive run: the decision is seq_decision; a plain 95% test of all trials does not hold when earlier looks chose the trial count"
+
+// pairCols are a Pair's summary.csv columns, empty when p is nil. With
+// superseded, the controller decided the cell against p's reference:
+// the interval stays and the plain verdict gives way to
+// SupersededReason.
+func pairCols(p *Pair, superseded bool) []string {
 	if p == nil {
 		return make([]string, 9)
 	}
@@ -108,16 +119,19 @@ func pairCols(p *Pair) []string {
 	if hasInterval(p.Chosen.RatioCI) {
 		cl, ch = num(p.Chosen.Low), num(p.Chosen.High)
 	}
+	verdict, reason := string(p.Decision.Verdict), p.Decision.Reason
+	if superseded {
+		verdict, reason = "", SupersededReason
+	}
 	return []string{
 		num(p.Paired.Ratio), pl, ph, pn,
-		cl, ch, string(p.Chosen.Method), string(p.Decision.Verdict), p.Decision.Reason,
+		cl, ch, string(p.Chosen.Method), verdict, reason,
 	}
 }
 
-// seqCols are the controller's decision for r's cell and metric, empty
-// where it made none.
-func seqCols(seq map[Key]results.Stop, r Row) []string {
-	st, ok := seq[Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
+// seqCols are the controller's decision st for a row, empty where it
+// made none (!ok).
+func seqCols(st results.Stop, ok bool) []string {
 	if !ok {
 		return make([]string, 8)
 	}

@@ -370,7 +370,7 @@ func TestStartupRowsDecided(t *testing.T) {
 // datapath that moved nothing).
 func TestUnpairedHasNoPairedRatio(t *testing.T) {
 	p := UnpairedOf("calico-vxlan", map[int]float64{1: 9e9, 2: 9.1e9, 3: 8.9e9}, map[int]float64{1: 10e9, 2: 10.1e9, 3: 9.9e9}, 0.02, stats.HigherIsBetter)
-	if cols := pairCols(p); cols[0] != "" || cols[1] != "" || cols[3] != "" || cols[6] != string(stats.MethodFieller) || cols[7] != string(stats.Worse) {
+	if cols := pairCols(p, false); cols[0] != "" || cols[1] != "" || cols[3] != "" || cols[6] != string(stats.MethodFieller) || cols[7] != string(stats.Worse) {
 		t.Errorf("csv columns %q", cols)
 	}
 	j, err := json.Marshal(p)
