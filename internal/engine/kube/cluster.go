@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -258,61 +257,6 @@ func (c *Cluster) Config() Config { return c.cfg }
 // Clientset returns the API client.
 func (c *Cluster) Clientset() kubernetes.Interface { return c.cs }
 
-// Scale makes exactly r server/client pairs exist and be ready.
-func (c *Cluster) Scale(ctx context.Context, r int) ([]engine.Pod, []engine.Pod, error) {
-	cfg := c.cfg
-	for i := len(c.servers); i < r; i++ {
-		objs := []func() error{
-			func() error {
-				_, err := c.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ServerPod(i, c.server.name), metav1.CreateOptions{})
-				return err
-			},
-			func() error {
-				_, err := c.cs.CoreV1().Services(cfg.Namespace).Create(ctx, cfg.ServerService(i), metav1.CreateOptions{})
-				return err
-			},
-			func() error {
-				_, err := c.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.ClientPod(i, c.client.name), metav1.CreateOptions{})
-				return err
-			},
-		}
-		for _, create := range objs {
-			if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
-				return nil, nil, fmt.Errorf("create pair %d: %w", i, err)
-			}
-		}
-		c.servers = append(c.servers, &Pod{ns: cfg.Namespace, name: serverName(cfg.RunID, i), node: c.server.name, exec: c.exec})
-		c.clients = append(c.clients, &Pod{ns: cfg.Namespace, name: clientName(cfg.RunID, i), node: c.client.name, exec: c.exec})
-	}
-	if r < len(c.servers) {
-		var names []string
-		for i := r; i < len(c.servers); i++ {
-			names = append(names, c.servers[i].name, c.clients[i].name)
-			if err := c.cs.CoreV1().Services(cfg.Namespace).Delete(ctx, c.servers[i].name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return nil, nil, err
-			}
-		}
-		for _, n := range names {
-			if err := c.cs.CoreV1().Pods(cfg.Namespace).Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return nil, nil, err
-			}
-		}
-		c.servers, c.clients = c.servers[:r], c.clients[:r]
-		if err := c.waitGone(ctx, names); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := c.waitWorkload(ctx); err != nil {
-		return nil, nil, err
-	}
-	srv := make([]engine.Pod, r)
-	cli := make([]engine.Pod, r)
-	for i := range r {
-		srv[i], cli[i] = c.servers[i], c.clients[i]
-	}
-	return srv, cli, nil
-}
-
 // waitWorkload waits until every workload pod is ready and every Service
 // has its ClusterIP, and records the addresses.
 func (c *Cluster) waitWorkload(ctx context.Context) error {
@@ -386,30 +330,6 @@ func orPhase(why string, p *corev1.Pod) string {
 		return why
 	}
 	return string(p.Status.Phase)
-}
-
-func (c *Cluster) waitGone(ctx context.Context, names []string) error {
-	deadline := time.Now().Add(c.cfg.Timeout)
-	for {
-		left := 0
-		for _, n := range names {
-			_, err := c.cs.CoreV1().Pods(c.cfg.Namespace).Get(ctx, n, metav1.GetOptions{})
-			if err == nil {
-				left++
-			} else if !apierrors.IsNotFound(err) {
-				return err
-			}
-		}
-		if left == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d pods still terminating after %v", left, c.cfg.Timeout)
-		}
-		if err := sleepCtx(ctx, c.poll); err != nil {
-			return err
-		}
-	}
 }
 
 // Close ends the agent sessions (each agent reverts what its session
