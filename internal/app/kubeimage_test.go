@@ -64,27 +64,36 @@ func TestAgentsMidRolloutExitFailure(t *testing.T) {
 // (preflight's and Up's) reports them: agent pods that exist but are not
 // ready (an image still pulling) are the cluster's passing state, exit
 // 1; a node with no agent pod (the DaemonSet's node selector leaves it
-// out) is the setup's, exit 2, as it was. Both exited 2 before.
+// out) is the setup's, exit 2, as it was. Both exited 2 before. An
+// agent pod whose image its node failed to pull (ImagePullBackOff)
+// fails at once, as the passing state too: exit 1, not 2.
 func TestAgentsNotReadyExitCode(t *testing.T) {
 	lbl := map[string]string{kube.LabelManagedBy: kube.ManagedBy, kube.LabelRole: kube.RoleAgent}
-	pending := func(name, node string) runtime.Object {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kube.DefaultAgentNamespace, Labels: lbl},
+	pod := func(name, node, waiting string) runtime.Object {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kube.DefaultAgentNamespace, Labels: lbl},
 			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
+		if waiting != "" {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting}}}}
+		}
+		return p
 	}
+	pending := func(name, node string) runtime.Object { return pod(name, node, "") }
 	w1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1"}}
 	w2 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w2"}}
 	cfg := kube.Config{RunID: "r1", Timeout: 50 * time.Millisecond}.WithDefaults()
 	for _, tc := range []struct {
 		name string
 		pods []runtime.Object
+		says string
 		want int
 	}{
-		{"pulling", []runtime.Object{pending("a1", "w1"), pending("a2", "w2")}, ExitFailure},
-		{"no pod", nil, ExitBadInput},
+		{"pulling", []runtime.Object{pending("a1", "w1"), pending("a2", "w2")}, "agent not running on node w1, w2 after", ExitFailure},
+		{"no pod", nil, "agent not running on node w1, w2 after", ExitBadInput},
+		{"pull failed", []runtime.Object{pod("a1", "w1", "ImagePullBackOff"), pending("a2", "w2")}, "run again once it is pulled", ExitFailure},
 	} {
 		cs := fake.NewClientset(append([]runtime.Object{cfg.AgentDaemonSet(nil)}, tc.pods...)...)
 		_, err := kube.Up(context.Background(), cs, nil, cfg, kube.Placement{Server: w1, Client: w2}, nil)
-		if err == nil || !strings.Contains(err.Error(), "agent not running on node w1, w2 after") {
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		for what, err := range map[string]error{"run": runFailure("", &runner.PreflightError{Err: err}), "dry run": refusal(err)} {

@@ -155,7 +155,13 @@ func (c *Cluster) agentPods(ctx context.Context, nodes []string) (ready map[stri
 // deadline passed.
 func (c *Cluster) agentsMissing(ctx context.Context, missing []string, hasPod map[string]bool, problems []string, none bool, tainted *bool, deadline time.Time) error {
 	if fatal := fatalProblem(problems); fatal != "" {
-		return fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
+		err := fmt.Errorf("agent not running on node %s: %s", strings.Join(missing, ", "), fatal)
+		if !pullsOnly(problems) {
+			return err
+		}
+		return engine.Transient(fmt.Errorf("%w; its node could not pull the agent's image, which the kubelet tries again with a growing back-off: "+
+			"run again once it is pulled (`kubectl -n %s get pods -o wide`; a registry or network outage passes, an image that does not exist does not)",
+			err, c.cfg.AgentNamespace))
 	}
 	if none && len(problems) == 0 && !c.agentInstalled(ctx) {
 		// Nothing would ever come: say so now, not after the timeout.
@@ -180,6 +186,33 @@ func (c *Cluster) agentsMissing(ctx context.Context, missing []string, hasPod ma
 		return c.agentsLate(missing, hasPod, problems)
 	}
 	return nil
+}
+
+// pullsOnly says whether every problem of problems that waiting will not
+// fix (fatalProblem) is a failed image pull (ErrImagePull, then
+// ImagePullBackOff while the kubelet waits to try again): the agent's
+// image has not reached the node yet. The image is the one an
+// administrator installed, whose install waited for its pods (an image
+// that cannot be pulled at all fails `cnibench kube install`,
+// WaitRollout), so a pull failing at a run is likelier a registry or
+// the network failing for a while (an agent pod restarted or moved
+// with the image gone from the node's cache): the nodes' passing state
+// (engine.ErrTransient: exit 1, a run's cells left to a --resume, not
+// given up), as agents not ready by the deadline are. A crash loop, an
+// image the pull policy forbids pulling or a bad image name stay
+// lasting: waiting will not fix them.
+func pullsOnly(problems []string) bool {
+	pull := false
+	for _, p := range problems {
+		if fatalProblem([]string{p}) == "" {
+			continue
+		}
+		if !strings.Contains(p, "ErrImagePull") && !strings.Contains(p, "ImagePullBackOff") {
+			return false
+		}
+		pull = true
+	}
+	return pull
 }
 
 // agentsLate is why the agents of missing were not ready by the

@@ -21,8 +21,14 @@ import (
 // but is not ready (its image still pulling, its container being
 // created) is the cluster's state of the moment (engine.ErrTransient,
 // exit 1), as agents mid-rollout are. Both exited 2 before. A node of
-// each is the setup's. A problem waiting will not fix (an image that
-// cannot be pulled) stays as it was, not transient.
+// each is the setup's. An agent pod whose image its node could not pull
+// (ErrImagePull, ImagePullBackOff) fails at once, as before, but as the
+// nodes' passing state (a registry or the network failing for a while:
+// the image's install pulled it), so that a run's set-up failing on it
+// ends the run to be resumed rather than give its cells up; it was not
+// transient before. Other problems waiting will not fix (a crash loop,
+// an image the pull policy forbids pulling) stay lasting, also beside a
+// failed pull.
 func TestWaitAgentsLateTransientOnlyWithPods(t *testing.T) {
 	mk, waiting, ready := agentPod, agentWaiting, agentReady
 	cfg := Config{Timeout: 100 * time.Millisecond}.WithDefaults()
@@ -41,8 +47,14 @@ func TestWaitAgentsLateTransientOnlyWithPods(t *testing.T) {
 			[]string{"agent not running on node w1 after 100ms", "no cnibench agent pod on node w1", "node selector must match", "--agent-nodes"}},
 		{"no pod and one pulling", []runtime.Object{mk("a2", "w2", waiting("ContainerCreating"))}, false,
 			[]string{"agent not running on node w1, w2 after", "no cnibench agent pod on node w1", "not ready yet, on node w2"}},
-		{"image not found", []runtime.Object{mk("a1", "w1", waiting("ErrImagePull")), mk("a2", "w2", ready)}, false,
-			[]string{"ErrImagePull"}},
+		{"image not pulled", []runtime.Object{mk("a1", "w1", waiting("ErrImagePull")), mk("a2", "w2", ready)}, true,
+			[]string{"agent not running on node w1: a1 on w1: ErrImagePull", "could not pull the agent's image", "run again once it is pulled"}},
+		{"pull backing off", []runtime.Object{mk("a1", "w1", waiting("ImagePullBackOff")), mk("a2", "w2", waiting("ErrImagePull"))}, true,
+			[]string{"agent not running on node w1, w2: a", "run again once it is pulled"}},
+		{"pull forbidden", []runtime.Object{mk("a1", "w1", waiting("ErrImageNeverPull")), mk("a2", "w2", ready)}, false,
+			[]string{"ErrImageNeverPull"}},
+		{"pull failed and a crash loop", []runtime.Object{mk("a1", "w1", waiting("ImagePullBackOff")), mk("a2", "w2", waiting("CrashLoopBackOff"))}, false,
+			[]string{"agent not running on node w1, w2: a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Cluster{cfg: cfg, cs: fake.NewClientset(append([]runtime.Object{ds}, tc.pods...)...), poll: 10 * time.Millisecond}
@@ -57,6 +69,9 @@ func TestWaitAgentsLateTransientOnlyWithPods(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("%v\nlacks %q", err, w)
 				}
+			}
+			if !tc.transient && strings.Contains(err.Error(), "run again once it is pulled") {
+				t.Errorf("%v\nsays to run again, for a problem that waiting will not fix", err)
 			}
 		})
 	}
