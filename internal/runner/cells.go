@@ -38,14 +38,15 @@ func tearDown(name string, c engine.Cluster) error {
 // knobs, runs work on it and tears it down. The run's first cluster also
 // writes env.json. A set-up that failed every attempt (retrySetUp) runs
 // lost instead, which gives up the cells work was to measure; the run
-// goes on.
+// goes on. With lost nil (a study of one datapath) such a failure ends
+// the run instead: it has nothing else to measure (retrySetUp).
 func (r *run) upDatapath(ctx context.Context, d study.Datapath, work func(engine.Cluster, *knob.Target) error, lost func(setUpLost) error) error {
 	var (
 		c       engine.Cluster
 		tgt     *knob.Target
 		applied *knob.Applied
 	)
-	failed, err := r.retrySetUp(ctx, "datapath "+d.Name, func() (err error) {
+	failed, err := r.retrySetUp(ctx, "datapath "+d.Name, lost != nil, func() (err error) {
 		c, tgt, applied, err = r.setUpDatapath(ctx, d)
 		return err
 	})
@@ -163,7 +164,7 @@ func (r *run) atReplicas(ctx context.Context, c engine.Cluster, reps int, tgt *k
 	dp := tgt.Datapath.Name
 	var applied *knob.Applied
 	attempt := 0
-	failed, err := r.retrySetUp(ctx, fmt.Sprintf("%s at %d replicas", dp, reps), func() (err error) {
+	failed, err := r.retrySetUp(ctx, fmt.Sprintf("%s at %d replicas", dp, reps), true, func() (err error) {
 		if attempt++; attempt > 1 {
 			if err := dropPods(ctx, c, dp); err != nil {
 				return err

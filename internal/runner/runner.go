@@ -352,9 +352,12 @@ func (r *run) execute(ctx context.Context) error {
 			}
 			continue
 		}
+		// The study's one datapath (several run in shared rounds): a
+		// cluster that cannot be set up ends the run (upDatapath with
+		// no lost), its cells left to a --resume, as giving them up
+		// would give up every cell of the run for good.
 		work := func(c engine.Cluster, tgt *knob.Target) error { return r.datapath(ctx, c, tgt) }
-		lost := func(l setUpLost) error { return r.lostDatapath(d.Name, l) }
-		if err := r.upDatapath(ctx, d, work, lost); err != nil {
+		if err := r.upDatapath(ctx, d, work, nil); err != nil {
 			return err
 		}
 	}

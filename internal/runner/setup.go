@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -22,6 +23,17 @@ import (
 // and, on the local engine, the wait for the kernel to destroy it. A
 // trial gets more retries (study.MaxRetries): it is cheap beside a set-up.
 const setUpAttempts = 2
+
+// remoteSetUpPause is how long a run on remote nodes (a cluster) waits
+// before a set-up's second attempt: what fails there for a passing
+// reason lasts longer than on one machine (a kubelet retries a failed
+// image pull after 10 s, then 20 s, doubling up to 5 minutes; an API
+// server restarting, a node's network flapping), and 30 s covers its
+// first two retries, beside a cluster set-up of agents, a Lease and
+// pods that takes as long. The local engine tries again at once: its
+// passing failures (a namespace the kernel was still destroying) have
+// passed by then. A variable for the tests.
+var remoteSetUpPause = 30 * time.Second
 
 // setUpError is a failed set-up after which everything it made was
 // undone: its knobs reverted, its cluster torn down. Only such a
@@ -57,17 +69,24 @@ type setUpLost struct {
 	last     string
 }
 
-// retrySetUp runs setUp until it succeeds, at most setUpAttempts times:
-// lost is nil when it did, else the failure whose cells the caller gives
-// up (lostTo); err ends the run (a failure no setUpError, or one while
-// the run is being cancelled, or isFatal's, or any once the journal has
-// failed). A last attempt that failed for the nodes' passing state
-// (engine.ErrTransient: a kube agent not ready yet, agents mid-rollout)
-// ends the run too rather than give the cells up: giving up is final (a
+// retrySetUp runs setUp until it succeeds, at most setUpAttempts times
+// (on remote nodes remoteSetUpPause apart): lost is nil when it did, else
+// the failure whose cells the caller gives up (lostTo); err ends the run
+// (a failure no setUpError, or one while the run is being cancelled, or
+// isFatal's, or any once the journal has failed). A last attempt that
+// failed for the nodes' passing state (engine.ErrTransient: a kube agent
+// not ready yet or its image not pulled yet, agents mid-rollout) ends
+// the run too rather than give the cells up: giving up is final (a
 // --resume keeps them given up), while the error tells the user to run
-// again once the state has passed, which --resume then does. what names
-// the set-up in the warnings.
-func (r *run) retrySetUp(ctx context.Context, what string, setUp func() error) (lost *setUpLost, err error) {
+// again once the state has passed, which --resume then does. So does
+// every last failure when giveUp is false: the set-up of a study's only
+// datapath (every kube run's), whose cells are all the run's. Given up,
+// they left a run that measured nothing (exit 1, no --resume offered),
+// or a resumed one that ended as finished (exit 0), every cell still to
+// run given up for good by a failure that may have passed; ended, the
+// run says the error, exit 1, and how to continue it. what names the
+// set-up in the warnings.
+func (r *run) retrySetUp(ctx context.Context, what string, giveUp bool, setUp func() error) (lost *setUpLost, err error) {
 	for attempt := 1; ; attempt++ {
 		err := setUp()
 		if err == nil {
@@ -78,15 +97,37 @@ func (r *run) retrySetUp(ctx context.Context, what string, setUp func() error) (
 			return nil, err
 		}
 		if attempt < setUpAttempts {
-			r.opt.Progress.Logf("warning: %s: set-up attempt %d failed: %v; trying again", what, attempt, su.err)
+			if !r.plan.remote {
+				r.opt.Progress.Logf("warning: %s: set-up attempt %d failed: %v; trying again", what, attempt, su.err)
+				continue
+			}
+			r.opt.Progress.Logf("warning: %s: set-up attempt %d failed: %v; trying again in %v", what, attempt, su.err, remoteSetUpPause)
+			if err := sleepCtx(ctx, remoteSetUpPause); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if errors.Is(err, engine.ErrTransient) {
 			return nil, err
 		}
+		if !giveUp {
+			return nil, fmt.Errorf("%s: set-up failed %d attempts, and the study has no other datapath to measure: %w", what, attempt, su.err)
+		}
 		r.opt.Progress.Logf("warning: %s: set-up failed %d attempts (last: %v); giving up the cells it was for, the run goes on",
 			what, attempt, su.err)
 		return &setUpLost{attempts: attempt, last: su.err.Error()}, nil
+	}
+}
+
+// sleepCtx waits d, or until ctx is done (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -124,21 +165,5 @@ func (r *run) giveUpAtSetUp(cell results.Cell, round int, l setUpLost) error {
 	cl := r.cellLog(cell)
 	cl.failed = why
 	cl.record(round, math.NaN(), r.part)
-	return nil
-}
-
-// lostDatapath gives up the cells of datapath dp, whose cluster could
-// not be set up, as datapath would have run them: block by block, each
-// cell at the first trial the controller runs it (lostTo).
-func (r *run) lostDatapath(dp string, l setUpLost) error {
-	for _, reps := range r.study.Spec.Replicas {
-		units := r.cellsOf(dp, reps)
-		if len(units) == 0 {
-			continue
-		}
-		if err := r.block(units, r.lostTo(l)); err != nil {
-			return err
-		}
-	}
 	return nil
 }

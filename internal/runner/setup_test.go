@@ -405,28 +405,76 @@ func TestResumeKeepsCellsGivenUpAtSetUp(t *testing.T) {
 		"build cluster for macvlan: macvlan: operation not supported", 3)
 }
 
-// A run whose only datapath's cluster could not be set up gives every
-// cell up and ends as a run whose every trial was given up does: the
-// cells recorded with the error, then ErrNothingMeasured (exit 1, no
-// --resume offered: the cells stay given up). Its stops are written, but
-// no env.json of an environment it never recorded: one of the machine
-// time alone read as another build's to a --resume.
-func TestEverySetUpLost(t *testing.T) {
-	s := roundsStudy(t, "trials=3", "budget=0s")
-	e := newSetUpEngine()
-	e.upErr = func(string, int) error { return errors.New("vxlan: operation not supported") }
-	r, _, _ := setUpRun(t, s, e, nil)
-	err := r.execute(context.Background())
-	if err != nil {
-		t.Fatalf("execute: %v", err)
-	}
-	built := 0
-	if err := finish(r.out.Dir(), r.samples > 0, err, func(string) error { built++; return nil }); !errors.Is(err, ErrNothingMeasured) || built != 0 {
-		t.Errorf("the run ends with %v (report built %d times); want ErrNothingMeasured, as when every trial was given up", err, built)
-	}
-	run := loadRun(t, r)
-	checkGivenUpAtSetUp(t, s, run, func(results.Cell) bool { return true }, "build cluster for calico-vxlan: vxlan: operation not supported", 0)
-	if run.HasEnv {
-		t.Errorf("env.json written: %+v; want none before the environment is recorded", run.Env)
+// A study of one datapath (every kube run) whose cluster cannot be set
+// up (Up, or its datapath knobs, failing both attempts) ends the run with
+// the error, giving up no cell: its cells are every cell of the run, so
+// there is nothing to go on with, and a failure at a resume that may
+// have passed (a kube API server restarting, a node's network
+// flapping) is left to another --resume. Before, every cell was given
+// up: a new run ended as one that measured nothing (exit 1, no --resume
+// offered), and a resumed one built its report and exited 0, every cell
+// still to run given up for good. A replica count's set-up is still
+// given up (TestLostReplicaCountGivesUpItsCells): the other counts go
+// on.
+func TestOnlyDatapathSetUpEndsTheRun(t *testing.T) {
+	failing := knob.Entry{Name: "dp", Scope: knob.Datapath, Wanted: func(*knob.Target) bool { return true },
+		Apply: func(context.Context, *knob.Target) (knob.Undo, error) {
+			return func() error { return nil }, errors.New("apply dp: EINVAL")
+		}}
+	const dp = "calico-vxlan"
+	for _, tc := range []struct {
+		name    string
+		upErr   error
+		knobs   []knob.Entry
+		resumed bool
+		want    string
+	}{
+		{name: "cluster", upErr: errors.New("vxlan: operation not supported"),
+			want: "datapath calico-vxlan: set-up failed 2 attempts, and the study has no other datapath to measure: build cluster for calico-vxlan: vxlan: operation not supported"},
+		{name: "datapath knobs", knobs: []knob.Entry{failing},
+			want: "datapath calico-vxlan: set-up failed 2 attempts, and the study has no other datapath to measure: datapath calico-vxlan: "},
+		{name: "cluster, resumed", upErr: errors.New("Unauthorized"), resumed: true,
+			want: "set-up failed 2 attempts, and the study has no other datapath to measure: build cluster for calico-vxlan: Unauthorized"},
+	} {
+		s := roundsStudy(t, "trials=3", "budget=0s", "replicas=[1, 4]")
+		var r *run
+		e := newSetUpEngine()
+		if tc.resumed {
+			cut, f, _ := setUpRun(t, s, newSetUpEngine(), nil)
+			f.stop = 1 // killed in its second trial
+			if err := cut.execute(context.Background()); !errors.Is(err, errInterrupted) {
+				t.Fatalf("%s: the interrupted run: %v", tc.name, err)
+			}
+			r = resumeSetUp(t, s, cut, e)
+		} else {
+			r, _, _ = setUpRun(t, s, e, tc.knobs)
+		}
+		e.upErr = func(string, int) error { return tc.upErr }
+		err := r.execute(context.Background())
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, ErrNothingMeasured) {
+			t.Fatalf("%s: %v; want the run ended with %q", tc.name, err, tc.want)
+		}
+		if e.ups[dp] != setUpAttempts {
+			t.Errorf("%s: %d Up calls, want %d", tc.name, e.ups[dp], setUpAttempts)
+		}
+		// As every run that ends with an error: exit 1, its partial
+		// results kept (a resumed run's report built), the error said
+		// (and by the command line, how to continue it).
+		built := 0
+		if ferr := finish(r.out.Dir(), r.samples > 0 || tc.resumed, err, func(string) error { built++; return nil }); ferr != err {
+			t.Errorf("%s: the run ends with %v; want its error", tc.name, ferr)
+		}
+		run := loadRun(t, r)
+		if len(run.Marked) != 0 {
+			t.Errorf("%s: marked %+v; want no cell given up", tc.name, run.Marked)
+		}
+		for _, st := range run.Stops {
+			if st.Failed != "" {
+				t.Errorf("%s: stop %+v; want no cell given up", tc.name, st)
+			}
+		}
+		if u := analysis.Unfinished(s, run); len(u) != len(s.Cells()) {
+			t.Errorf("%s: unfinished cells %v; want all %d, left to a --resume", tc.name, u, len(s.Cells()))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -257,4 +258,59 @@ func resumeSetUp(t *testing.T, s *study.Study, cut *run, e *setUpEngine) *run {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// On remote nodes (a cluster) a set-up's second attempt waits
+// remoteSetUpPause after the first failed, as a kubelet's image pull
+// back-off or an API server's restart lasts longer than a moment; a
+// run stopped meanwhile ends at once, with no second attempt. On the
+// local engine the second attempt follows at once. Before, it always
+// did: a kube agent's image pull retried 10 s later failed both
+// attempts within a second.
+func TestRemoteSetUpPausesBeforeRetry(t *testing.T) {
+	saved := remoteSetUpPause
+	t.Cleanup(func() { remoteSetUpPause = saved })
+	const dp = "calico-vxlan"
+	for _, remote := range []bool{false, true} {
+		remoteSetUpPause = 200 * time.Millisecond
+		s := roundsStudy(t, "trials=3", "budget=0s")
+		e := newSetUpEngine()
+		var first time.Time
+		var gap time.Duration
+		e.upErr = func(_ string, call int) error {
+			if call == 1 {
+				first = time.Now()
+				return errors.New("Get \"https://10.0.0.1:6443/api\": connection refused")
+			}
+			gap = time.Since(first)
+			return nil
+		}
+		r, _, log := setUpRun(t, s, e, nil)
+		r.plan.remote = remote
+		if err := r.execute(context.Background()); err != nil {
+			t.Fatalf("remote %v: %v", remote, err)
+		}
+		if e.ups[dp] != 2 || remote != (gap >= remoteSetUpPause) {
+			t.Errorf("remote %v: %d Up calls, the second %v after the first; want 2, and %v apart only on remote nodes", remote, e.ups[dp], gap, remoteSetUpPause)
+		}
+		if said := strings.Contains(log.String(), "connection refused; trying again in 200ms"); said != remote {
+			t.Errorf("remote %v: log %q; want the pause said only on remote nodes", remote, log)
+		}
+	}
+	// Stopped during the pause: the run ends, no second attempt.
+	remoteSetUpPause = time.Hour
+	s := roundsStudy(t, "trials=3", "budget=0s")
+	e := newSetUpEngine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.upErr = func(string, int) error {
+		time.AfterFunc(50*time.Millisecond, cancel)
+		return errors.New("connection refused")
+	}
+	r, _, _ := setUpRun(t, s, e, nil)
+	r.plan.remote = true
+	start := time.Now()
+	if err := r.execute(ctx); !errors.Is(err, context.Canceled) || e.ups[dp] != 1 || time.Since(start) > 30*time.Second {
+		t.Errorf("stopped during the pause: %v after %v, %d Up calls; want context.Canceled at once, after one", err, time.Since(start), e.ups[dp])
+	}
 }
