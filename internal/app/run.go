@@ -108,7 +108,7 @@ with raw samples, summary.csv, summary.json, summary.md and report.html.`,
 	f.kube.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.journalDir, "journal-dir", "", "where host changes are journaled for crash recovery (default /run/cnibench)")
 	_ = cmd.Flags().MarkHidden("journal-dir")
-	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory: its trials are kept, the missing ones run (after 'cnibench cleanup')")
+	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory: its trials are kept, the missing ones run (after 'cnibench cleanup', 'cnibench cleanup --kube' for a kube run)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the study and this machine (or cluster), say what the run would do and for how long, and change nothing")
 	durationVar(cmd.Flags(), &f.budget, "budget", 0, "machine time the run may spend (e.g. 30m, 2h): with trials {min, max} the adaptive runner spends it where intervals shrink most; a fixed count stops where it runs out")
 	return cmd

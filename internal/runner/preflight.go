@@ -12,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/probe"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/sysfs"
 	"github.com/cnibench/cnibench/internal/workload"
@@ -59,19 +60,31 @@ type plan struct {
 // (probe.HostChanges). A problem of a study field is reported at the
 // field's line, as a parse error is.
 func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
-	p, err := checkPlan(ctx, e, s)
+	return resumePreflight(ctx, e, s, nil)
+}
+
+// resumePreflight is preflight for a --resume of the interrupted run
+// prev (nil for a new run), whose leftovers the engine refuses to run
+// beside (engine.Needs.Resumes: a kube run's pods, Services and Lease).
+func resumePreflight(ctx context.Context, e engine.Engine, s *study.Study, prev *results.Run) (*plan, error) {
+	resumes := ""
+	if prev != nil {
+		resumes = prev.Env.RunID
+	}
+	p, err := checkPlan(ctx, e, s, resumes)
 	if err != nil {
 		return nil, &PreflightError{s.Locate(err)}
 	}
 	return p, nil
 }
 
-func checkPlan(ctx context.Context, e engine.Engine, s *study.Study) (*plan, error) {
+func checkPlan(ctx context.Context, e engine.Engine, s *study.Study, resumes string) (*plan, error) {
 	p := &plan{drivers: map[string]workload.Driver{}, machine: hostcpus.Machine()}
 	needs, err := p.needs(s, e.Name() == localEngine)
 	if err != nil {
 		return nil, err
 	}
+	needs.Resumes = resumes
 	// The study against this machine's CPUs and idle states is pure
 	// input checking for an engine whose nodes are this machine: done
 	// before the engine's preflight, whose probes load modules, so that

@@ -122,7 +122,7 @@ func Run(ctx context.Context, opt Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := preflight(ctx, e, s)
+	p, err := resumePreflight(ctx, e, s, prev)
 	if err != nil {
 		return "", err
 	}

@@ -3,9 +3,14 @@ package kube
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnibench/cnibench/internal/cmdline"
 )
 
 // checkNoLiveRun refuses, at preflight, a run while another run's Lease
@@ -37,4 +42,64 @@ func checkNoLiveRun(ctx context.Context, cs kubernetes.Interface, namespace stri
 			r.Run, namespace, orUnknown(r.Controller), r.LeaseAge, LeaseSeconds)
 	}
 	return nil
+}
+
+// checkResumedGone refuses, at preflight, a --resume (resumes: the
+// interrupted run's ID; "" for a new run) while objects of that run are
+// still in the namespace (ListRuns, as cleanup --kube finds them): a
+// runner killed with -9 never tore down its pods, Services and Lease,
+// and the resumed run went on beside them without a word, the dead
+// run's pods on the nodes it measures and what its agents' sessions
+// changed on the nodes perhaps not reverted. `cnibench cleanup --kube
+// --run ID` reverts and removes them. A Lease still fresh (the runner
+// died less than LeaseSeconds ago) is checkNoLiveRun's to refuse first.
+func checkResumedGone(ctx context.Context, cs kubernetes.Interface, cfg Config, resumes string, now time.Time) error {
+	if resumes == "" {
+		return nil
+	}
+	runs, err := ListRuns(ctx, cs, cfg.Namespace, now)
+	if err != nil {
+		return fmt.Errorf("look for the interrupted run's objects on the cluster: %w", err)
+	}
+	for _, r := range runs {
+		if r.Run != resumes {
+			continue
+		}
+		shown := r.Objects
+		if len(shown) > 6 {
+			shown = append(slices.Clip(shown[:6]), fmt.Sprintf("and %d more", len(r.Objects)-6))
+		}
+		return fmt.Errorf("--resume: the interrupted run %s left %d objects in namespace %s (%s): its runner ended without tearing "+
+			"them down, so its pods would share the nodes with this run's trials, and what it changed on the nodes may not be reverted; "+
+			"remove them first with `%s`, then resume again",
+			r.Run, len(r.Objects), cfg.Namespace, strings.Join(shown, ", "), cmdline.Quote(cleanupRunWords(cfg, r.Run)))
+	}
+	return nil
+}
+
+// cleanupRunWords is `cnibench cleanup --kube --run RUN` reaching the
+// cluster and namespaces of cfg, as the hints of a run left without its
+// teardown name it (app's kubeCleanupWords): the kubeconfig files and
+// context cfg resolves to (Reach), so a context switch before it runs
+// does not point it at another cluster, and the namespaces where they
+// are not the defaults.
+func cleanupRunWords(cfg Config, run string) []string {
+	files, kubeContext := Reach(cfg.Kubeconfig, cfg.Context)
+	words := []string{"cnibench", "cleanup", "--kube", "--run", run}
+	switch {
+	case len(files) == 1:
+		words = append(words, "--kubeconfig", files[0])
+	case len(files) > 1:
+		words = append([]string{"env", "KUBECONFIG=" + strings.Join(files, string(filepath.ListSeparator))}, words...)
+	}
+	if kubeContext != "" {
+		words = append(words, "--context", kubeContext)
+	}
+	if cfg.Namespace != "" && cfg.Namespace != DefaultNamespace {
+		words = append(words, "--namespace", cfg.Namespace)
+	}
+	if cfg.AgentNamespace != "" && cfg.AgentNamespace != DefaultAgentNamespace {
+		words = append(words, "--agent-namespace", cfg.AgentNamespace)
+	}
+	return words
 }

@@ -59,7 +59,9 @@ func NewEngine(cfg *Config) *Engine {
 func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
-// cluster itself (kube.Preflight), then, through the nodes' agents, their
+// cluster itself (kube.Preflight; no other run's Lease fresh, and for a
+// --resume none of the interrupted run's objects left: checkNoLiveRun,
+// checkResumedGone), then, through the nodes' agents, their
 // online CPUs (which RPS masks span), the kernel features the knobs need
 // (netem for impairments), the CPUs the
 // server node's pods may run on when a workload pins (and its CPU
@@ -91,6 +93,9 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	b.place = place
 	f.Notes = append(f.Notes, place.Notes...)
 	if err := checkNoLiveRun(ctx, b.cs, b.cfg.Namespace, time.Now()); err != nil {
+		return f, err
+	}
+	if err := checkResumedGone(ctx, b.cs, b.cfg, needs.Resumes, time.Now()); err != nil {
 		return f, err
 	}
 	if shared, note := sharedKernel(place); shared {

@@ -1,0 +1,75 @@
+package kube
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+
+	"github.com/cnibench/cnibench/internal/engine"
+)
+
+// TestCheckResumedGone: a --resume of a run whose runner was killed
+// (kill -9: no teardown) while its pods, Services and Lease are still in
+// the namespace is refused, naming them and `cnibench cleanup --kube
+// --run ID`: it went on beside them without a word. A new run, a
+// resume of a run that left nothing (another run's objects aside), and
+// one after the cleanup go on.
+func TestCheckResumedGone(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	// No kubeconfig file: the command names no --kubeconfig.
+	cfg := Config{Kubeconfig: filepath.Join(t.TempDir(), "none"), Context: "ci"}.WithDefaults()
+	dead := Config{RunID: "old1", Controller: "elsewhere/7/7"}.WithDefaults()
+	other := Config{RunID: "other"}.WithDefaults()
+	cs := fake.NewClientset(dead.Lease(now.Add(-(LeaseSeconds+60)*time.Second)), dead.ServerPod(0, "w1"), dead.ServerService(0),
+		dead.ClientPod(0, "w2"), other.ServerPod(0, "w1"))
+	ctx := context.Background()
+	if err := checkResumedGone(ctx, cs, cfg, "", now); err != nil {
+		t.Errorf("a new run: %v", err)
+	}
+	if err := checkResumedGone(ctx, cs, cfg, "gone2", now); err != nil {
+		t.Errorf("a resume of a run that left nothing: %v", err)
+	}
+	err := checkResumedGone(ctx, cs, cfg, "old1", now)
+	for _, want := range []string{
+		"--resume: the interrupted run old1 left 4 objects in namespace cnibench (lease/cnb-old1, pod/cnb-old1-cli-0, pod/cnb-old1-srv-0, service/cnb-old1-srv-0)",
+		"remove them first with `cnibench cleanup --kube --run old1 --context ci`",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a resume beside the dead run's objects: %v; want it refused saying %q", err, want)
+		}
+	}
+	if _, err := DeleteRun(ctx, cs, "cnibench", "old1", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkResumedGone(ctx, cs, cfg, "old1", now); err != nil {
+		t.Errorf("after cleanup: %v", err)
+	}
+	// The command reaches the namespaces the run used.
+	cfg.Namespace, cfg.AgentNamespace = "bench", "bench-agent"
+	if got := strings.Join(cleanupRunWords(cfg, "old1"), " "); got != "cnibench cleanup --kube --run old1 --context ci --namespace bench --agent-namespace bench-agent" {
+		t.Errorf("cleanup command %q", got)
+	}
+}
+
+// The engine's preflight makes the check for the run a --resume
+// continues (engine.Needs.Resumes), before anything is made.
+func TestEnginePreflightRefusesResumeBesideLeftovers(t *testing.T) {
+	now := time.Now()
+	dead := Config{RunID: "old1", Controller: "elsewhere/7/7"}.WithDefaults()
+	cs := fake.NewClientset(namespace("cnibench"), node("w1", map[string]string{"iperf": "server"}, true), node("w2", map[string]string{"iperf": "client"}, true),
+		dead.Lease(now.Add(-(LeaseSeconds+60)*time.Second)), dead.ServerPod(0, "w1"))
+	allowAll(cs)
+	e := NewEngine(&Config{Kubeconfig: filepath.Join(t.TempDir(), "none")})
+	e.cs, e.rc = cs, &rest.Config{Host: "http://127.0.0.1:1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := e.Preflight(ctx, stubStudy(t, "[{tool: iperf3}]"), engine.Needs{Resumes: "old1"})
+	if err == nil || !strings.Contains(err.Error(), "cnibench cleanup --kube --run old1") {
+		t.Errorf("preflight of a resume beside run old1's objects: %v; want it refused naming the cleanup", err)
+	}
+}
