@@ -157,6 +157,7 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	}
 	cpuA, cpuB := cpuPair(a, b)
 	add("CPU", cpuA, cpuB)
+	out = append(out, clientNodeDifferences(a, b)...)
 	// Runs before env.json recorded cpuidle have none: not a difference.
 	if a.CPUIdle != nil && b.CPUIdle != nil {
 		add("CPU idle", a.CPUIdle.String(), b.CPUIdle.String())
@@ -210,6 +211,40 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 			add("tuning "+name, tuningText(setA), tuningText(setB))
 		}
 	}
+	return out
+}
+
+// clientNodeDifferences lists what differs between two cluster runs'
+// client nodes (results.Env.ClientNode, which the kube engine records;
+// host, kernel and CPUs above are the server node's): its name, host,
+// kernel and CPU count, and whether it ran on the server node's kernel,
+// the other end of every inter-node trial. A run that recorded no
+// client node (the local engine's, or one before it was recorded), or
+// a fact left blank (its agent could not say), is unknown and differs
+// from nothing.
+func clientNodeDifferences(a, b results.Env) []string {
+	x, y := a.ClientNode, b.ClientNode
+	if x == nil || y == nil {
+		return nil
+	}
+	var out []string
+	add := func(what, p, q string) {
+		if p != "" && q != "" && p != q {
+			out = append(out, fmt.Sprintf("%s %s / %s", what, p, q))
+		}
+	}
+	count := func(n int) string {
+		if n <= 0 {
+			return ""
+		}
+		return fmt.Sprint(n)
+	}
+	yesNo := map[bool]string{false: "no", true: "yes"}
+	add("client node", x.Name, y.Name)
+	add("client node host", x.Hostname, y.Hostname)
+	add("client node kernel", x.Kernel, y.Kernel)
+	add("client node CPUs", count(x.CPUs), count(y.CPUs))
+	add("client node on the server node's kernel", yesNo[a.SharedKernel], yesNo[b.SharedKernel])
 	return out
 }
 

@@ -276,6 +276,11 @@ type Env struct {
 	// local engine's namespaces, a kind-style cluster on one machine:
 	// engine.Facts.SharedKernel), so their CPUs are one machine's.
 	SharedKernel bool `json:"shared_kernel,omitempty"`
+	// ClientNode is a cluster's client node (the kube engine's), which
+	// a --resume and compare hold to as to the server node's facts
+	// above; nil on the local engine and in kube runs before it was
+	// recorded, whose SharedKernel is then no reading either.
+	ClientNode *ClientNodeEnv `json:"client_node,omitempty"`
 	// Origin is how the run was started; nil in runs before it was
 	// recorded.
 	Origin *Origin `json:"origin,omitempty"`

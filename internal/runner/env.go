@@ -40,6 +40,9 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Sysctls = r.tuningSysctls(srv, cli)
 	r.engine.Describe(r.engineRun(), c, &e)
+	// Before sameNode, which holds a resumed run's nodes to sharing a
+	// kernel or not as the interrupted run's did.
+	e.SharedKernel = r.plan.sharedKernel
 	if err := sameNode(r.prevEnv, e); err != nil {
 		return err
 	}
@@ -61,7 +64,6 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Datapaths = maps.Clone(r.priorDatapaths)
 	e.Tunings = r.priorTunings
-	e.SharedKernel = r.plan.sharedKernel
 	e.MachineCPUs = r.plan.localMachine()
 	e.Origin = r.origin
 	// The machine time as last counted, a resumed run's the interrupted
@@ -70,7 +72,12 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	// resume counts from (restore).
 	e.MachineS = r.env.MachineS
 	r.env = e
-	return r.out.WriteEnv(e)
+	if w := clientUnchecked(r.prevEnv, e); w != "" {
+		if err := r.warnOnce([]string{w}); err != nil {
+			return err
+		}
+	}
+	return r.out.WriteEnv(r.env)
 }
 
 // machineEnv is env.json's machine part: this machine's host, kernel,

@@ -110,9 +110,55 @@ func remoteResumeNote(was results.Env) string {
 	if was.CNI != nil {
 		cni = was.CNI.String()
 	}
-	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %s CPUs, CNI %s: checked against this run's "+
+	client := ""
+	if c := was.ClientNode; c != nil {
+		client = fmt.Sprintf(", client node %s (host %s, kernel %s, %s CPUs, %s)", c.Name, orUnknown(c.Hostname), orUnknown(c.Kernel),
+			orUnknown(cpuCount(c.CPUs)), sharedKernelWords[was.SharedKernel])
+	}
+	return fmt.Sprintf("resumed a %s run whose server node was host %s, kernel %s, %s CPUs, CNI %s%s: checked against this run's "+
 		"(above) once its cluster was up, before any trial (a node or CNI that differs is refused)",
-		was.Engine, orUnknown(was.Hostname), orUnknown(was.Kernel), orUnknown(cpuCount(was.CPUs)), cni)
+		was.Engine, orUnknown(was.Hostname), orUnknown(was.Kernel), orUnknown(cpuCount(was.CPUs)), cni, client)
+}
+
+// sharedKernelWords say whether the client node ran on the server
+// node's kernel (results.Env.SharedKernel), in the resume note.
+var sharedKernelWords = map[bool]string{false: "its own kernel", true: "the server node's kernel"}
+
+// clientNodeChecks are sameNode's checks of the client node (the kube
+// engine records it, results.Env.ClientNode): its name, host, kernel,
+// CPU count and whether it shares the server node's kernel. A run
+// whose env.json has no client node (the local engine's, or one made
+// before it was recorded) is held to none of them: clientUnchecked
+// says so.
+func clientNodeChecks(was, is results.Env) []check {
+	a, b := was.ClientNode, is.ClientNode
+	if a == nil || b == nil {
+		return nil
+	}
+	yesNo := map[bool]string{false: "no", true: "yes"}
+	return []check{
+		{"client node", a.Name, b.Name},
+		{"client node host", a.Hostname, b.Hostname},
+		{"client node kernel", a.Kernel, b.Kernel},
+		{"client node CPU count", cpuCount(a.CPUs), cpuCount(b.CPUs)},
+		{"client node on the server node's kernel", yesNo[was.SharedKernel], yesNo[is.SharedKernel]},
+	}
+}
+
+// clientUnchecked is the warning of a resumed cluster run (was: the
+// interrupted run's env.json; nil for any other run) whose env.json
+// does not record its client node (made before cnibench recorded
+// client_node): sameNode could not check that this run's client node,
+// is, is the one the kept trials were measured with. "" when it could.
+func clientUnchecked(was *results.Env, is results.Env) string {
+	if was == nil || was.ClientNode != nil || is.ClientNode == nil {
+		return ""
+	}
+	c := is.ClientNode
+	return fmt.Sprintf("--resume: the interrupted run's %s does not record its client node (made before cnibench recorded client_node), "+
+		"so this resume could not check that client node %s (host %s, kernel %s, %s CPUs) is the one its kept trials were measured with "+
+		"(its notes name the node it used); if it is another, the trials before and after the resume do not compare",
+		results.EnvFile, c.Name, orUnknown(c.Hostname), orUnknown(c.Kernel), orUnknown(cpuCount(c.CPUs)))
 }
 
 // cpuCount is a CPU count as sameNode compares it: "" when env.json has
@@ -172,13 +218,15 @@ func IsResumeRefused(err error) bool {
 }
 
 // sameNode refuses to go on with a resumed cluster run (was: the
-// interrupted run's env.json; nil for any other run) whose server node,
-// as the engine now describes it (is), differs from the interrupted
-// run's: another host, kernel, CPU count or CNI, or other settings that
-// move numbers (the node's CPU idle, the image's tool versions:
-// sharedSettings) would measure trials that do not compare with the kept
-// ones. A remote engine's nodes are known only once the cluster is up,
-// so this runs there, before any trial.
+// interrupted run's env.json; nil for any other run) whose nodes, as
+// the engine now describes them (is), differ from the interrupted
+// run's: another server node host, kernel, CPU count or CNI, another
+// client node (its name, host, kernel, CPU count, or its sharing the
+// server node's kernel or not: clientNodeChecks), or other settings
+// that move numbers (the server node's CPU idle, the image's tool
+// versions: sharedSettings) would measure trials that do not compare
+// with the kept ones. A remote engine's nodes are known only once the
+// cluster is up, so this runs there, before any trial.
 func sameNode(was *results.Env, is results.Env) error {
 	if was == nil {
 		return nil
@@ -194,10 +242,10 @@ func sameNode(was *results.Env, is results.Env) error {
 		{"server node kernel", was.Kernel, is.Kernel},
 		{"server node CPU count", cpuCount(was.CPUs), cpuCount(is.CPUs)},
 		{"CNI", cni(*was), cni(is)},
-	}, sharedSettings("server node ", *was, is)...) {
+	}, append(clientNodeChecks(*was, is), sharedSettings("server node ", *was, is)...)...) {
 		if c.was != "" && c.is != "" && c.was != c.is {
 			return &ResumeRefusedError{fmt.Errorf("--resume: the interrupted run measured with %s %q, this cluster's is %q: its trials would not compare "+
-				"with the kept ones; resume it on the cluster it ran on, or start a new run", c.what, c.was, c.is)}
+				"with the kept ones; resume it on the cluster and nodes it ran on (--server-node, --client-node), or start a new run", c.what, c.was, c.is)}
 		}
 	}
 	return nil

@@ -233,6 +233,7 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	srv, cli := kc.ServerNode(), kc.ClientNode()
 	a := srv.Agent()
 	describeServer(e, srv, kc.Config().Image, r.Study)
+	describeClient(e, cli)
 	// Round trips wait for the server node's cores to wake.
 	e.CPUIdle = cpuidle.Machine(tune.HostSysfs(a))
 	if e.CPUIdle != nil {

@@ -43,6 +43,31 @@ func serverMachine(e *results.Env, node string, info agent.NodeInfo, err error) 
 	e.CPUs, e.NUMANodes = info.CPUs, info.NUMANodes
 }
 
+// describeClient records the client node in e.ClientNode as
+// describeServer records the server node: its name, and its host,
+// kernel and CPU count as its agent reads them (clientMachine). A
+// --resume holds the client node to them (a run killed on one client
+// node and resumed on another would pool trials of two), and compare
+// lists a difference; a note naming the node was all env.json had.
+func describeClient(e *results.Env, cli *Node) {
+	info, err := cli.Agent().Info()
+	clientMachine(e, cli.Name(), info, err)
+}
+
+// clientMachine puts the client node's name, host, kernel and CPU
+// count in e.ClientNode, from its agent's info; when the agent could
+// not say (err), all but the name are blank (unknown), with a note
+// saying why.
+func clientMachine(e *results.Env, node string, info agent.NodeInfo, err error) {
+	e.ClientNode = &results.ClientNodeEnv{Name: node}
+	if err != nil {
+		e.Notes = append(e.Notes, fmt.Sprintf("kube engine: client node %s's host, kernel and CPU count could not be read "+
+			"through its agent (%v): env.json's client_node leaves them blank", node, err))
+		return
+	}
+	e.ClientNode.Hostname, e.ClientNode.Kernel, e.ClientNode.CPUs = info.Hostname, info.Kernel, info.CPUs
+}
+
 // versionTimeout bounds one version query in the agent pod: the exec
 // through the API server, then `TOOL --version`, which answers at once.
 const versionTimeout = 10 * time.Second
