@@ -18,7 +18,6 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/metrics"
-	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload"
 )
@@ -37,9 +36,10 @@ type Result struct {
 	Metrics map[string]float64
 	// CPU is the per-core window (the cpu collector's; cpu.jsonl).
 	CPU *metrics.Window
-	// ClientCores are the client node's per-core averages over the
-	// window when it runs its own kernel (the cpu collector's).
-	ClientCores []results.CoreStat
+	// Client is the client node's per-core window when it runs its own
+	// kernel (the cpu collector's): its cores and, over those online at
+	// the end, its steal for the noise guard.
+	Client *metrics.Window
 	// OutsidePct is the outside collector's share of the machine's CPU
 	// used by processes outside the run (the noise guard's input); nil
 	// when not measured.
@@ -294,8 +294,8 @@ func (r *Result) add(o Result) {
 	if o.CPU != nil {
 		r.CPU = o.CPU
 	}
-	if o.ClientCores != nil {
-		r.ClientCores = o.ClientCores
+	if o.Client != nil {
+		r.Client = o.Client
 	}
 	if o.OutsidePct != nil {
 		r.OutsidePct = o.OutsidePct

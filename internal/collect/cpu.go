@@ -57,7 +57,7 @@ func (c *cpuCollector) Stop(context.Context) (Result, error) {
 	case cerr != nil:
 		out.Warnings = append(out.Warnings, "client node's cores not sampled: "+cerr.Error())
 	case c.client != nil:
-		out.ClientCores = cw.Cores
+		out.Client = &cw
 	}
 	return out, nil
 }

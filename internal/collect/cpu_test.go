@@ -57,8 +57,12 @@ func TestCPUCollectorClientNode(t *testing.T) {
 		if r.CPU == nil || len(r.CPU.Cores) != 1 || r.CPU.Cores[0].CPU != 3 {
 			t.Errorf("%s: server window %+v, want core 3", c.name, r.CPU)
 		}
-		if len(r.ClientCores) != len(c.want) || (len(c.want) > 0 && r.ClientCores[0].CPU != c.want[0].CPU) || len(r.Warnings) != c.warnings {
-			t.Errorf("%s: client cores %+v, warnings %q; want %+v and %d warning(s)", c.name, r.ClientCores, r.Warnings, c.want, c.warnings)
+		var got []results.CoreStat
+		if r.Client != nil {
+			got = r.Client.Cores
+		}
+		if len(got) != len(c.want) || (len(c.want) > 0 && got[0].CPU != c.want[0].CPU) || len(r.Warnings) != c.warnings {
+			t.Errorf("%s: client cores %+v, warnings %q; want %+v and %d warning(s)", c.name, got, r.Warnings, c.want, c.warnings)
 		}
 	}
 }

@@ -84,9 +84,15 @@ func (s Sample) Counted() bool { return s.Discarded == "" && s.Error == "" }
 
 // Noise is the noise guard's record of one trial (docs/statistics.md).
 type Noise struct {
-	// StealPct is the mean steal time over the measured window, in
-	// percent of the machine's CPU time.
+	// StealPct is the server node's mean steal time over the measured
+	// window, in percent of its CPU time (the machine's where the nodes
+	// share one kernel: emulated nodes, a kind-style cluster).
 	StealPct float64 `json:"steal_pct"`
+	// ClientStealPct is the client node's, where it runs a kernel of its
+	// own (a cluster's) and its cores were sampled; null otherwise, and
+	// in runs recorded before it was. The guard judges the larger of the
+	// two (Steal).
+	ClientStealPct *float64 `json:"client_steal_pct,omitempty"`
 	// OutsidePct is the CPU of processes outside the run, in percent of
 	// the machine's CPU time; null when not measured (a cluster's nodes).
 	OutsidePct *float64 `json:"outside_cpu_pct,omitempty"`

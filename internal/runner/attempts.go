@@ -57,7 +57,8 @@ var errAgain = errors.New("disturbed: to run again after the round's other trial
 // repeats so far (the retry and repeat limits count on them) and the
 // next attempt's number; for a disturbed trial run again, the bounds its
 // attempt crossed and the count of attempts the run had started then
-// (beforeRepeat waits for a quiet machine when none started since).
+// (beforeRepeat waits for a quiet machine, or a cluster's quiet nodes,
+// when none started since).
 type attemptsSoFar struct {
 	failures, repeats, next int
 	bar                     quietBar
@@ -76,7 +77,7 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
 	where := fmt.Sprintf("%s/%s/%s/%d replicas%s, trial %d", cell.Datapath, cell.Tuning, cell.Workload, cell.Replicas, impairedBy(cell, "/"), round)
-	if err := r.beforeRepeat(ctx, where, r.again[trialKey{cell, round}]); err != nil {
+	if err := r.beforeRepeat(ctx, c, where, r.again[trialKey{cell, round}]); err != nil {
 		return err
 	}
 	failures, repeats, first := r.attemptsBefore(trialKey{cell, round})
@@ -168,7 +169,12 @@ func disturbed(n results.Noise, g study.Noise, rt bool) string {
 	var why []string
 	crossed := barOf(n, g, rt)
 	if crossed.steal > 0 {
-		why = append(why, fmt.Sprintf("steal %.1f%% > %g%%", n.StealPct, crossed.steal))
+		steal, node := n.Steal()
+		on := ""
+		if node != "" {
+			on = " on the " + node + " node"
+		}
+		why = append(why, fmt.Sprintf("steal %.1f%%%s > %g%%", steal, on, crossed.steal))
 	}
 	if crossed.outside > 0 {
 		what := ""

@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/procfs"
 
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/hostcpus"
 	"github.com/cnibench/cnibench/internal/metrics/outside"
 	"github.com/cnibench/cnibench/internal/results"
@@ -19,7 +21,9 @@ import (
 // last cell an adaptive run keeps going) there are no other trials: the
 // repeat would start at once, inside the same burst. Before such a
 // repeat the runner waits, a bounded time, for one second of the machine
-// below the bounds the attempt crossed.
+// below the bounds the attempt crossed: this machine's (machineMeter), or
+// on a cluster its nodes', read through their kernels' CPU samplers (the
+// kube engine's agents, nodesMeter).
 
 // quietBar is what one second of the machine must stay at or below before
 // a disturbed trial runs again right after itself: the noise guard's
@@ -29,13 +33,14 @@ type quietBar struct{ steal, outside float64 }
 func (b quietBar) none() bool { return b.steal == 0 && b.outside == 0 }
 
 // barOf is the bounds of g that noise n crossed and that waiting can
-// help with: steal and the CPU of processes outside the run (disturbed
-// names them from it). Collectors that started late are no sign of a
-// busy machine; rt marks a workload held to the stricter outside bound
-// (study.Noise.OutsideLimit).
+// help with: steal (the larger of the server node's and the client
+// node's, results.Noise.Steal) and the CPU of processes outside the run
+// (disturbed names them from it). Collectors that started late are no
+// sign of a busy machine; rt marks a workload held to the stricter
+// outside bound (study.Noise.OutsideLimit).
 func barOf(n results.Noise, g study.Noise, rt bool) quietBar {
 	var b quietBar
-	if n.StealPct > g.MaxStealPct {
+	if steal, _ := n.Steal(); steal > g.MaxStealPct {
 		b.steal = g.MaxStealPct
 	}
 	if limit := g.OutsideLimit(rt); n.OutsidePct != nil && *n.OutsidePct > limit {
@@ -45,7 +50,8 @@ func barOf(n results.Noise, g study.Noise, rt bool) quietBar {
 }
 
 // quietMeter measures the machine for d: its mean steal time and the CPU
-// of processes outside the run, in percent of its CPU time.
+// of processes outside the run, in percent of its CPU time (a cluster's
+// nodes: the larger of their steal times, and no outside CPU).
 type quietMeter func(ctx context.Context, d time.Duration) (steal, out float64, err error)
 
 // quietStep is the second a quiet machine is measured over, as the
@@ -62,25 +68,33 @@ func quietBound(s *study.Study) time.Duration {
 }
 
 // beforeRepeat waits for a quiet machine before the disturbed trial so
-// runs again, when no other attempt ran since its disturbed one; on a
-// cluster the nodes are other machines, whose steal and outside CPU
-// cannot be read between trials, and the repeat starts at once.
-func (r *run) beforeRepeat(ctx context.Context, where string, so attemptsSoFar) error {
-	if so.bar.none() || so.at != r.attemptsRun || r.plan.remote {
+// runs again on cluster c, when no other attempt ran since its disturbed
+// one. On a cluster the nodes are other machines: their steal is read
+// through their CPU samplers (nodesMeter); outside CPU is not measured
+// there, so no attempt crossed its bound.
+func (r *run) beforeRepeat(ctx context.Context, c engine.Cluster, where string, so attemptsSoFar) error {
+	if so.bar.none() || so.at != r.attemptsRun {
 		return nil
 	}
-	return r.waitQuiet(ctx, where, so.bar)
+	meter := r.meter
+	switch {
+	case meter != nil:
+	case r.plan.remote:
+		meter = nodesMeter(c, r.engine.Kernel, r.plan.sharedKernel)
+	default:
+		meter = machineMeter
+	}
+	return r.waitQuiet(ctx, where, so.bar, meter, r.plan.remote)
 }
 
-// waitQuiet measures the machine a second at a time until a second is at
-// or below bar, or quietBound has passed (or the run's budget), and says
-// which in the log. It
-// fails only when the run is cancelled; a machine it cannot measure ends
-// the wait.
-func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
-	meter := r.meter
-	if meter == nil {
-		meter = machineMeter
+// waitQuiet measures the machine (nodes: a cluster's) with meter a second
+// at a time until a second is at or below bar, or quietBound has passed
+// (or the run's budget), and says which in the log. It fails only when
+// the run is cancelled; a machine it cannot measure ends the wait.
+func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar, meter quietMeter, nodes bool) error {
+	machine, quiet := "machine", "a quiet machine"
+	if nodes {
+		machine, quiet = "nodes", "quiet nodes"
 	}
 	// A run with a budget stops waiting at its end: the repeat is owed
 	// to the round, the wait is not.
@@ -91,7 +105,7 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
 		}
 	}
 	if bound < quietStep {
-		r.opt.Progress.Logf("note: %s: the run's budget is spent; repeating it without waiting for a quiet machine", where)
+		r.opt.Progress.Logf("note: %s: the run's budget is spent; repeating it without waiting for %s", where, quiet)
 		return nil
 	}
 	// The wait is counted in the seconds measured (the meter takes each),
@@ -102,16 +116,16 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar) error {
 			return ctx.Err()
 		}
 		if err != nil {
-			r.opt.Progress.Logf("note: %s: cannot measure the machine before repeating it: %v", where, err)
+			r.opt.Progress.Logf("note: %s: cannot measure the %s before repeating it: %v", where, machine, err)
 			return nil
 		}
 		what := quietText(bar, steal, out)
 		if (bar.steal == 0 || steal <= bar.steal) && (bar.outside == 0 || out <= bar.outside) {
-			r.opt.Progress.Logf("note: %s: machine quiet after %.0f s (%s); repeating it", where, waited.Seconds(), what)
+			r.opt.Progress.Logf("note: %s: %s quiet after %.0f s (%s); repeating it", where, machine, waited.Seconds(), what)
 			return nil
 		}
 		if waited+quietStep > bound {
-			r.opt.Progress.Logf("note: %s: machine still busy after %.0f s%s (%s); repeating it anyway", where, waited.Seconds(), end, what)
+			r.opt.Progress.Logf("note: %s: %s still busy after %.0f s%s (%s); repeating it anyway", where, machine, waited.Seconds(), end, what)
 			return nil
 		}
 	}
@@ -154,6 +168,52 @@ func machineMeter(ctx context.Context, d time.Duration) (steal, out float64, err
 		return 0, 0, err
 	}
 	return stealShare(st0, st1), outside.Percent(outside.Between(o0, o1), time.Since(t0).Seconds(), len(hostcpus.Machine())), nil
+}
+
+// nodesMeter measures a cluster's nodes as the noise guard measures a
+// trial there: the mean steal over each node's cores online at the end,
+// read by its kernel's CPU sampler (the kube engine's agent), the larger
+// of the server node's and, where it runs a kernel of its own (not
+// shared), the client node's. Outside CPU is not measured on a cluster
+// (0). A node whose sampler fails fails the reading, after the others'
+// samplers are stopped.
+func nodesMeter(c engine.Cluster, kernel func(engine.Node) engine.Kernel, shared bool) quietMeter {
+	return func(ctx context.Context, d time.Duration) (float64, float64, error) {
+		nodes := []engine.Node{c.Server()}
+		if !shared {
+			nodes = append(nodes, c.Client())
+		}
+		var started []engine.Sampler
+		var errs []error
+		for _, n := range nodes {
+			s := kernel(n).CPU()
+			if err := s.Start(); err != nil {
+				errs = append(errs, fmt.Errorf("node %s: %w", n.Name(), err))
+				break
+			}
+			started = append(started, s)
+		}
+		if len(errs) == 0 {
+			select {
+			case <-ctx.Done():
+				errs = append(errs, ctx.Err())
+			case <-time.After(d):
+			}
+		}
+		var steal float64
+		for i, s := range started {
+			w, err := s.Stop()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("node %s: %w", nodes[i].Name(), err))
+				continue
+			}
+			steal = max(steal, stealPct(w.Online()))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return 0, 0, err
+		}
+		return steal, 0, nil
+	}
 }
 
 // reading is /proc/stat's cpu line and the outside processes' CPU ticks

@@ -61,8 +61,7 @@ func TestWaitQuiet(t *testing.T) {
 	var log bytes.Buffer
 	r := newRoundsRun(t, roundsStudy(t), t.TempDir(), &log)
 	m := &fakeMeter{steal: []float64{31, 18, 10, 40}, out: []float64{60, 60, 60, 60}}
-	r.meter = m.measure
-	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}); err != nil {
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}, m.measure, false); err != nil {
 		t.Fatal(err)
 	}
 	if m.calls != 3 || !strings.Contains(log.String(), "note: x trial 2: machine quiet after 3 s (steal 10.0%, bound 10% over the last second); repeating it") {
@@ -71,8 +70,7 @@ func TestWaitQuiet(t *testing.T) {
 
 	log.Reset()
 	m = &fakeMeter{steal: []float64{3}, out: []float64{12}}
-	r.meter = m.measure
-	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10, outside: 5}); err != nil {
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10, outside: 5}, m.measure, false); err != nil {
 		t.Fatal(err)
 	}
 	bound := quietBound(r.study)
@@ -83,7 +81,7 @@ func TestWaitQuiet(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := r.waitQuiet(ctx, "x trial 2", quietBar{steal: 10}); err == nil {
+	if err := r.waitQuiet(ctx, "x trial 2", quietBar{steal: 10}, m.measure, false); err == nil {
 		t.Error("a cancelled run's wait ended without its error")
 	}
 }
@@ -96,8 +94,7 @@ func TestWaitQuietStopsAtTheBudget(t *testing.T) {
 	r.design.budget = 10 * time.Minute
 	r.began = time.Now().Add(-10*time.Minute + 5500*time.Millisecond)
 	m := &fakeMeter{steal: []float64{40}, out: []float64{0}}
-	r.meter = m.measure
-	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}); err != nil {
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}, m.measure, false); err != nil {
 		t.Fatal(err)
 	}
 	if m.calls != 5 || !strings.Contains(log.String(), "machine still busy after 5 s, the end of the run's budget (steal 40.0%") {
@@ -107,7 +104,7 @@ func TestWaitQuietStopsAtTheBudget(t *testing.T) {
 	log.Reset()
 	m.calls = 0
 	r.began = time.Now().Add(-11 * time.Minute)
-	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}); err != nil {
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}, m.measure, false); err != nil {
 		t.Fatal(err)
 	}
 	if m.calls != 0 || !strings.Contains(log.String(), "budget is spent; repeating it without waiting") {
@@ -130,9 +127,9 @@ func TestQuietBound(t *testing.T) {
 }
 
 // Only a repeat that would start right after its disturbed attempt
-// waits: not when another attempt ran since (a round of several cells
-// runs the round's other trials first), not on a cluster, not for a
-// late collector.
+// waits, on this machine or a cluster: not when another attempt ran
+// since (a round of several cells runs the round's other trials first),
+// not for a late collector.
 func TestBeforeRepeatWaitsOnlyRightAfter(t *testing.T) {
 	var log bytes.Buffer
 	r := newRoundsRun(t, roundsStudy(t), t.TempDir(), &log)
@@ -147,13 +144,13 @@ func TestBeforeRepeatWaitsOnlyRightAfter(t *testing.T) {
 	}{
 		{attemptsSoFar{bar: steal, at: 7}, false, true},
 		{attemptsSoFar{bar: steal, at: 6}, false, false},
-		{attemptsSoFar{bar: steal, at: 7}, true, false},
+		{attemptsSoFar{bar: steal, at: 7}, true, true},
 		{attemptsSoFar{at: 7}, false, false},
 		{attemptsSoFar{}, false, false}, // a trial's first attempt
 	} {
 		m.calls = 0
 		r.plan.remote = c.remote
-		if err := r.beforeRepeat(context.Background(), "x", c.so); err != nil {
+		if err := r.beforeRepeat(context.Background(), nil, "x", c.so); err != nil {
 			t.Fatal(err)
 		}
 		if waited := m.calls > 0; waited != c.waits {

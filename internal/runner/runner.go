@@ -256,7 +256,7 @@ type run struct {
 	again map[trialKey]attemptsSoFar
 	// attemptsRun counts the attempts this process started, and meter
 	// measures the machine before a disturbed trial's repeat (quiet.go;
-	// nil: machineMeter, tests give a fake).
+	// nil: machineMeter, or a cluster's nodesMeter; tests give a fake).
 	attemptsRun int
 	meter       quietMeter
 	// unitRun runs a cell's trial where the run's rounds would call

@@ -62,9 +62,11 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}
 	sample = results.Sample{
 		Cell: cell, Trial: trial, Start: start, End: time.Now(),
-		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores, ClientCores: col.ClientCores,
-		Noise: &results.Noise{StealPct: stealPct(col.CPU.Online()), OutsidePct: col.OutsidePct,
-			WindowPct: sp.Pct, WindowLateS: sp.Late.Seconds(), WindowSlowest: sp.Slowest, EndLateS: sp.EndLate.Seconds()},
+		Metrics: res.Metrics, PerReplica: res.PerReplica, Series: res.Series, Cores: col.CPU.Cores,
+		Noise: trialNoise(col, sp),
+	}
+	if col.Client != nil {
+		sample.ClientCores = col.Client.Cores
 	}
 	if sample.Metrics == nil {
 		sample.Metrics = map[string]float64{}
@@ -84,6 +86,22 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	}
 	r.lastCPU = col.CPU.CPUPoints(cell, trial)
 	return sample, nil
+}
+
+// trialNoise is the noise guard's record of a trial (results.Noise): the
+// server node's steal over its cores online at the window's end, the
+// client node's where it was sampled apart (a node with a kernel of its
+// own, a cluster's: steal there slows the sender as steal on the server
+// slows the receiver, so the guard judges both), the CPU of processes
+// outside the run, and how the measured window went.
+func trialNoise(col collect.Result, sp span) *results.Noise {
+	n := &results.Noise{StealPct: stealPct(col.CPU.Online()), OutsidePct: col.OutsidePct,
+		WindowPct: sp.Pct, WindowLateS: sp.Late.Seconds(), WindowSlowest: sp.Slowest, EndLateS: sp.EndLate.Seconds()}
+	if col.Client != nil {
+		cs := stealPct(col.Client.Online())
+		n.ClientStealPct = &cs
+	}
+	return n
 }
 
 // measure runs the workload with the collectors the variant enables over
