@@ -75,7 +75,7 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		n.sweepTable(sw).markdown(bw)
 		p("%s\n\n", markdown.Text(n.sweepCaption(sw)))
 	}
-	for _, sec := range closingSections(m, s) {
+	for _, sec := range closingSections(m, s, guardOf(run)) {
 		if len(sec.Table.Rows) > 0 {
 			p("## %s\n\n", sec.Title)
 			sec.Table.markdown(bw)
@@ -133,14 +133,15 @@ type section struct {
 }
 
 // closingSections are the sections after the cells' own: how the run
-// repeated and decided, and what to know in reading its cells.
-func closingSections(m analysis.Model, s *study.Study) []section {
+// repeated and decided, and what to know in reading its cells (g: what
+// the noise guard could read on the run's nodes).
+func closingSections(m analysis.Model, s *study.Study, g guardView) []section {
 	return []section{
 		{"Repetitions and decisions", stopsText(m, s), stopsTable(m, s)},
 		{"Two groups of trials", groupsCaption, groupsTable(m)},
 		{"Trials that spread widely", wideCaption, wideTable(m)},
 		{"Bound by one core", oneCoreText(m, s), oneCoreTable(m)},
-		{"Marked trials", markedCaption, markedTable(m)},
+		{"Marked trials", g.caption(), markedTable(m, g)},
 		{"Verdicts", verdictCaption(m, s), verdictTable(m)},
 		{"Ethernet bound of the encapsulation", boundCaption, boundTable(m)},
 	}
@@ -160,6 +161,9 @@ func (n *numbers) markdownHeader(p func(string, ...any), s *study.Study, run *re
 	}
 	if run != nil && s != nil {
 		if l := clusterLine(run.Env, s); l != "" {
+			p("%s\n\n", markdown.Text(l))
+		}
+		if l := guardOf(run).line(); l != "" {
 			p("%s\n\n", markdown.Text(l))
 		}
 	}

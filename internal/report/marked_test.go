@@ -18,7 +18,7 @@ func TestMarkedTableWindow(t *testing.T) {
 		{Cell: results.Cell{Datapath: "flannel-udp", Tuning: "baseline", Workload: "udp@1500M", Replicas: 1}, Trial: 2, Attempt: 1,
 			Why: "iperf3: unable to read from stream socket"},
 	}}
-	tb := markedTable(m)
+	tb := markedTable(m, guardView{})
 	col := -1
 	for i, h := range tb.Head {
 		if h == "window %" {

@@ -182,8 +182,10 @@ const normNote = "Where the run decided a cell at its planned looks (an adaptive
 	"or the one after \"all trials at 95%\" when the plain comparison is paired), which is given without a verdict: " +
 	"the trial count depended on the earlier looks, so it is no test of its own."
 
-// markedTable lists the failed, repeated and disturbed attempts.
-func markedTable(m analysis.Model) table {
+// markedTable lists the failed, repeated and disturbed attempts; g
+// says which readings the run's engine could not take (notMeasured,
+// where a plain "-" is an attempt that failed before it measured).
+func markedTable(m analysis.Model, g guardView) table {
 	t := table{Head: []string{"cell", "trial", "attempt", "counted", "steal %", "outside CPU %", "busy before %", "window %", "why"}}
 	for _, k := range m.Marked {
 		steal, out, busy, win := "-", "-", "-", "-"
@@ -191,7 +193,10 @@ func markedTable(m analysis.Model) table {
 			if n.WindowPct != nil {
 				win = fmt.Sprintf("%.0f", *n.WindowPct)
 			}
-			steal = fmt.Sprintf("%.1f", n.StealPct)
+			steal = g.stealText(*n)
+			if g.cluster {
+				out, busy = notMeasured, notMeasured
+			}
 			if n.OutsidePct != nil {
 				out = fmt.Sprintf("%.1f", *n.OutsidePct)
 			}

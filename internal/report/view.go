@@ -28,9 +28,12 @@ type page struct {
 	RunID, Started, Generated string
 	// Cluster is the header line of kube runs: the detected CNI beside
 	// the study's datapath names the cells carry.
-	Cluster  string
-	Warnings []string
-	Missing  []string
+	Cluster string
+	// NoiseGuard says, under it, what the noise guard measured on the
+	// cluster and what it could not (guardView.line).
+	NoiseGuard string
+	Warnings   []string
+	Missing    []string
 	// Glance is each tuning against the baseline in a word and a
 	// number (glance.go), first.
 	Glance        []table
@@ -139,7 +142,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	}
 	n := newNumbers(m)
 	n.tunings = tuningOrder(s, n.tunings)
-	pg.Cluster = clusterLine(run.Env, s)
+	pg.Cluster, pg.NoiseGuard = clusterLine(run.Env, s), guardOf(run).line()
 	pg.Missing = missingCells(m.Rows)
 	cpuLabel := cpuLabeler(run.Env, len(analysis.DimsOf(m.Rows).CPUs))
 	// A swept workload's variants are shown together in the Workloads
@@ -163,7 +166,7 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.Refs, pg.RefsLeftOut = n.refTable()
 	pg.RefsHeading = refsHeading(s)
 	pg.RefsLeftOut = strings.TrimSpace(pg.RefsLeftOut + " " + mislabelledLeftOut(run.Env, s))
-	pg.Closing = closingSections(m, s)
+	pg.Closing = closingSections(m, s, guardOf(run))
 	pg.Env, pg.EnvDetails = envView(run)
 	pg.Comparability, pg.ComparabilityHeading = comparability(run, s), comparabilityHeading(s)
 	pg.Notes = run.Env.Notes
