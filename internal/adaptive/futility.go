@@ -70,6 +70,9 @@ const ToDecideCalibration = "51-84%"
 // longer run is worth it; 0 when the cell is decided, has no interval
 // yet, or no count up to limit would decide it. The projection narrows
 // as the count grows, so the first deciding count is found by bisection.
+// A held cell (CellPlan.HeldTo) needs at least FewValuedTrials: a run
+// whose maximum cut its hold judged it sooner, and its estimate of 6 or
+// 7 would be a rerun that cuts the hold again.
 func TrialsToDecide(cfg Config, p CellPlan, limit int) int {
 	if cfg.Margin <= 0 || p.Sequential == nil || p.Look < 2 || p.Decision.Verdict != stats.Undecided {
 		return 0
@@ -102,6 +105,9 @@ func TrialsToDecide(cfg Config, p CellPlan, limit int) int {
 		} else {
 			lo = mid
 		}
+	}
+	if p.HeldTo > 0 {
+		return max(hi, FewValuedTrials)
 	}
 	return hi
 }

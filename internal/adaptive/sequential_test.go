@@ -200,6 +200,18 @@ func TestTrialsToDecide(t *testing.T) {
 	if got := TrialsToDecide(cfg, loss, n-1); got != 0 {
 		t.Errorf("limit below the count needed: %d, want 0", got)
 	}
+	// A held cell that a maximum of 5 judged at 5 (its hold cut to 5)
+	// needs its 8 whatever its projection says: 6 would cut the hold
+	// again.
+	short := Config{Trials: Trials{Min: 3, Max: 5}, Margin: 0.02}
+	near := cell(0.92, 0.84, 1.0)
+	if got := TrialsToDecide(short, near, 1000); got != 6 {
+		t.Fatalf("unheld: %d, want 6 (the test's point)", got)
+	}
+	near.HeldTo = 5
+	if got := TrialsToDecide(short, near, 1000); got != FewValuedTrials {
+		t.Errorf("held to 5 of 8: %d, want %d", got, FewValuedTrials)
+	}
 }
 
 // TestTrialsToDecideCalibration: what "about N trials would decide it"
