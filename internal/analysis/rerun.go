@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/adaptive"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
 )
@@ -18,12 +19,16 @@ import (
 // cell Max trials. Machine time is at each cell's own mean trial time in
 // this run. The estimates assume each cell's difference and spread hold
 // (docs/statistics.md, "Futility"), so these are typical costs, not
-// promises.
+// promises. An adaptive rerun that runs a held cell (results.Stop.Held)
+// has a maximum of at least adaptive.FewValuedTrials: a smaller one
+// would hold it only to that maximum.
 type Rerun struct {
 	// Undecided counts the undecided cells; Estimated those with an
-	// estimate (the others need more than a thousand trials, or had no
-	// interval to project).
-	Undecided, Estimated int
+	// estimate; NoLook those the budget stopped before any look
+	// (NoLook: a larger budget, not a larger maximum, gives them one);
+	// the others need more than a thousand trials, or had no interval
+	// to project.
+	Undecided, Estimated, NoLook int
 	// Options are up to maxRerunOptions maxima, the cheapest first; the
 	// last decides every estimated cell.
 	Options []RerunOption
@@ -99,9 +104,12 @@ func RerunToDecide(stops []results.Stop, fixed bool, keep func(results.Cell) boo
 		r.ThisRun += time.Duration(s.N) * trialTime(s)
 		if undecided(s) {
 			r.Undecided++
-			if s.ToDecide > 0 {
+			switch {
+			case s.ToDecide > 0:
 				r.Estimated++
 				estimates = append(estimates, s.ToDecide)
+			case NoLook(s, fixed):
+				r.NoLook++
 			}
 		}
 	}
@@ -117,6 +125,17 @@ func RerunToDecide(stops []results.Stop, fixed bool, keep func(results.Cell) boo
 	picks := estimates
 	if k > maxRerunOptions {
 		picks = []int{estimates[(k+2)/3-1], estimates[(2*k+2)/3-1], estimates[k-1]}
+	}
+	// A held cell the rerun runs keeps its whole hold: a maximum below
+	// it would hold the cell only to the maximum (a run with trials.max
+	// of 5 judged its held cells at 5, and an unheld cell's estimate of
+	// 6 would do so again).
+	if !fixed && slices.ContainsFunc(stops, func(s results.Stop) bool { return s.Held > 0 }) {
+		picks = slices.Clone(picks)
+		for i := range picks {
+			picks[i] = max(picks[i], adaptive.FewValuedTrials)
+		}
+		picks = slices.Compact(picks)
 	}
 	for _, m := range picks {
 		o := rerunAt(stops, m, fixed)
@@ -157,6 +176,32 @@ func rerunAt(stops []results.Stop, m int, fixed bool) RerunOption {
 		o.Time += time.Duration(need[s.Cell]) * trialTime(s)
 	}
 	return o
+}
+
+// NoLook reports whether an undecided cell of an adaptive run (not
+// fixed) had no look: the budget stopped it before its first, at
+// trials.min or the count it was held to (results.Stop.Held), so it has
+// no estimate, and a larger budget, not a larger maximum, gives it a
+// look. (A fixed design's cell the budget cut short has BudgetLine's
+// word in the report.)
+func NoLook(s results.Stop, fixed bool) bool {
+	return !fixed && undecided(s) && s.Status == string(adaptive.Budget) && s.Look == 0 && s.ToDecide == 0
+}
+
+// Minimums is the count of trials each cell of a run's stops needs
+// before it stops on anything of its own: least (trials.min, a fixed
+// design's count), or the count a held cell was held to
+// (results.Stop.Held); a cell compared with held cells as long as the
+// largest of theirs, as its trials pair with theirs by round.
+func Minimums(stops []results.Stop, least int) map[results.Cell]int {
+	need := map[results.Cell]int{}
+	for _, s := range stops {
+		need[s.Cell] = max(need[s.Cell], least, s.Held)
+		if b, ok := versusCell(stops, s); ok && s.Held > 0 {
+			need[b] = max(need[b], least, s.Held)
+		}
+	}
+	return need
 }
 
 // undecided: the cell's decision is undecided and more trials could

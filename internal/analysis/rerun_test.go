@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,57 @@ func TestRerunSkipsCellsOfGivenUpBaseline(t *testing.T) {
 	stops = append(stops, results.Stop{Cell: cell("rfs"), N: 5, TrialSeconds: 6, Decision: "undecided", ToDecide: 20, Versus: "baseline"})
 	if r, ok := RerunToDecide(stops, false, nil); !ok || r.Undecided != 1 || r.Options[0].Cells != 1 {
 		t.Errorf("one undecided cell to rerun, got %+v %v", r, ok)
+	}
+}
+
+// Cells held before a decision (stops.json's held): a rerun that runs
+// one has a maximum of at least its whole hold, 8, not an unheld cell's
+// estimate of 6 that would hold it only to 6 (a run whose trials.max of
+// 5 cut the hold to 5); a held cell the budget stopped before its look
+// is counted apart from those no count up to 1000 decides; and the
+// minimum counts a held cell's hold and its baseline's trials beside it.
+func TestRerunHeld(t *testing.T) {
+	cell := func(tuning string, r int) results.Cell {
+		return results.Cell{Datapath: "bridge", Workload: "tcp", Tuning: tuning, Replicas: r}
+	}
+	short := []results.Stop{
+		{Cell: cell("baseline", 1), Status: "max", N: 5, TrialSeconds: 5},
+		{Cell: cell("rps", 1), Status: "max", N: 5, Look: 5, TrialSeconds: 5, Decision: "undecided", ToDecide: 8, Versus: "baseline", Held: 5},
+		{Cell: cell("rfs", 1), Status: "max", N: 5, Look: 5, TrialSeconds: 5, Decision: "undecided", ToDecide: 6, Versus: "baseline"},
+	}
+	r, ok := RerunToDecide(short, false, nil)
+	if !ok || len(r.Options) != 1 || r.Options[0].Max != 8 || r.Options[0].Cells != 2 {
+		t.Errorf("held cell's hold cut to 5: %+v, want one option, 8 for both", r.Options)
+	}
+	// Unheld, 6 is offered.
+	unheld := slices.Clone(short)
+	unheld[1].Held = 0
+	if r, _ := RerunToDecide(unheld, false, nil); len(r.Options) != 2 || r.Options[0].Max != 6 {
+		t.Errorf("unheld: %+v, want 6 and 8", r.Options)
+	}
+
+	// rps-rfs --quick on 2 cores: rps and rps+ at 1 pair held to 8, the
+	// budget stopping them at 6 before their look; rfs at 1 pair
+	// undecided with an estimate.
+	quick := []results.Stop{
+		{Cell: cell("baseline", 1), Status: "budget", N: 6, TrialSeconds: 5},
+		{Cell: cell("rps", 1), Status: "budget", N: 6, TrialSeconds: 5, Decision: "undecided", Versus: "baseline", Held: 8},
+		{Cell: cell("rps+", 1), Status: "budget", N: 6, TrialSeconds: 5, Decision: "undecided", Versus: "baseline", Held: 8},
+		{Cell: cell("rfs", 1), Status: "budget", N: 6, Look: 6, TrialSeconds: 5, Decision: "undecided", ToDecide: 12, Versus: "baseline"},
+		{Cell: cell("rfs+", 1), Status: "futile", N: 5, Look: 5, TrialSeconds: 5, Decision: "undecided", Versus: "baseline"},
+		{Cell: cell("baseline", 4), Status: "target", N: 3, TrialSeconds: 5},
+		{Cell: cell("rps", 4), Status: "target", N: 3, Look: 3, TrialSeconds: 5, Decision: "better", Versus: "baseline"},
+	}
+	r, ok = RerunToDecide(quick, false, nil)
+	if !ok || r.Undecided != 4 || r.Estimated != 1 || r.NoLook != 2 {
+		t.Errorf("held cells without a look: %+v %v, want 4 undecided, 1 estimated, 2 without a look", r, ok)
+	}
+	if r, _ := RerunToDecide(quick, true, nil); r.NoLook != 0 {
+		t.Errorf("a fixed design's cells have no looks to miss: %+v", r)
+	}
+	want := map[results.Cell]int{cell("baseline", 1): 8, cell("rps", 1): 8, cell("rps+", 1): 8, cell("rfs", 1): 3, cell("rfs+", 1): 3,
+		cell("baseline", 4): 3, cell("rps", 4): 3}
+	if got := Minimums(quick, 3); !reflect.DeepEqual(got, want) {
+		t.Errorf("minimums: got %v, want %v", got, want)
 	}
 }

@@ -24,7 +24,10 @@ import (
 // a fixed one), after the --set that narrows the study to what the
 // undecided cells need (analysis.RerunScope), with the cells each would
 // decide and its machine time, and that a budget caps the rerun too; ""
-// when no undecided cell has an estimate. Where undecided cells counted
+// when no undecided cell has an estimate. Undecided cells the budget
+// stopped before any look (a held cell before its hold) are named
+// apart, as needing a larger budget, not a larger maximum (BudgetLine
+// says so alone when no cell has an estimate). Where undecided cells counted
 // disturbed trials (d), it says their spread, and so the estimates, may be
 // the machine's disturbance.
 func RerunLine(stops []results.Stop, s *study.Study, d Disturbed) string {
@@ -64,7 +67,12 @@ func RerunLine(stops []results.Stop, s *study.Study, d Disturbed) string {
 				cells = fmt.Sprintf("all %d", o.Cells)
 			case o.Cells == r.Estimated:
 				cells = fmt.Sprintf("the %d with an estimate", o.Cells)
-				cost += fmt.Sprintf("; %d without one up to 1000 trials", r.Undecided-r.Estimated)
+				if n := r.Undecided - r.Estimated - r.NoLook; n > 0 {
+					cost += fmt.Sprintf("; %d without one up to 1000 trials", n)
+				}
+				if r.NoLook > 0 {
+					cost += "; " + noLookText(stops, s, fixed)
+				}
 			}
 			opts = append(opts, fmt.Sprintf("%d for %s (%s)", o.Max, cells, cost))
 		}
@@ -89,6 +97,42 @@ func RerunLine(stops []results.Stop, s *study.Study, d Disturbed) string {
 		l += fmt.Sprintf("; the spread of %d of the %d undecided cells%s", n, r.Undecided, why)
 	}
 	return l
+}
+
+// noLookText names the undecided cells the budget stopped before any
+// look (analysis.NoLook), which no larger maximum gives one: "2 held to
+// 8 trials, stopped by the budget at 6 before any look: they need a
+// larger --budget, not a larger maximum".
+func noLookText(stops []results.Stop, s *study.Study, fixed bool) string {
+	var ns, looks []int
+	held := 0
+	for _, st := range stops {
+		if !analysis.NoLook(st, fixed) {
+			continue
+		}
+		ns, looks = append(ns, st.N), append(looks, max(st.Held, s.Spec.Trials.Min))
+		if st.Held > 0 {
+			held++
+		}
+	}
+	need := "they need"
+	if len(ns) == 1 {
+		need = "it needs"
+	}
+	need += " a larger --budget, not a larger maximum"
+	if held == len(ns) {
+		return fmt.Sprintf("%d held to %s trials, stopped by the budget at %s before any look: %s", len(ns), span(looks), span(ns), need)
+	}
+	return fmt.Sprintf("%d stopped by the budget at %s trials before any look (the first at %s): %s", len(ns), span(ns), span(looks), need)
+}
+
+// span is the range of xs (not empty): "6", or "5-6".
+func span(xs []int) string {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
 }
 
 // RerunCommand is the command that reruns the run o started, narrowed to
@@ -116,15 +160,21 @@ func RerunCommand(stops []results.Stop, s *study.Study, o *results.Origin) strin
 }
 
 // BudgetLine says, for a run whose budget ran out before some cells had
-// the study s's minimum of trials (an adaptive design's first look, a
-// fixed design's count), that those cells are undecided for want of
-// budget, not of trials, and about what every cell's minimum costs at
-// this run's time a trial; "" otherwise. (The run warned at its start
-// too, but the end of a run is what is read.)
+// their minimum of trials (the study s's: an adaptive design's first
+// look, a fixed design's count; a held cell's hold, and its baseline's
+// trials beside it, analysis.Minimums), that those cells are undecided
+// for want of budget, not of trials, and about what every cell's
+// minimum costs at this run's time a trial; "" otherwise. (The run
+// warned at its start too, but the end of a run is what is read.)
 func BudgetLine(stops []results.Stop, s *study.Study, spent time.Duration) string {
 	short, per, need, whole := budgetShort(stops, s, spent)
 	if short == 0 {
 		return ""
+	}
+	minimum := "the minimum of " + adaptive.TrialCount(s.Spec.Trials.Min)
+	if h := heldShort(stops, s); h > 0 {
+		minimum = fmt.Sprintf("their minimum (%s for a cell held before a decision, as its trials may take a few distinct values, "+
+			"and for the cell it is compared with; %d for the others)", adaptive.TrialCount(h), s.Spec.Trials.Min)
 	}
 	cells := fmt.Sprintf("%d cells", short)
 	if short == 1 {
@@ -134,10 +184,23 @@ func BudgetLine(stops []results.Stop, s *study.Study, spent time.Duration) strin
 	if whole {
 		rate = fmt.Sprintf("at this run's %s of machine time a counted trial (its cluster set-ups, pauses and repeated or failed attempts included)", DurationText(per))
 	}
-	return fmt.Sprintf("the budget of %s ran out before %s had the minimum of %s, so more trials alone will not decide them: "+
+	return fmt.Sprintf("the budget of %s ran out before %s had %s, so more trials alone will not decide them: "+
 		"the minimum of all %d cells takes about %s %s; rerun with --budget %s or more, or with fewer cells",
-		study.ShortDuration(s.Spec.Budget.Duration), cells, adaptive.TrialCount(s.Spec.Trials.Min), len(stops),
+		study.ShortDuration(s.Spec.Budget.Duration), cells, minimum, len(stops),
 		DurationText(need), rate, study.ShortDuration(minimumBudget(need)))
+}
+
+// heldShort is the largest minimum above trials.min among the cells
+// the budget stopped short of theirs (a hold, or a baseline's trials
+// beside its held cells); 0 when every such cell's is trials.min.
+func heldShort(stops []results.Stop, s *study.Study) int {
+	h, mins := 0, analysis.Minimums(stops, s.Spec.Trials.Min)
+	for _, st := range stops {
+		if m := mins[st.Cell]; st.Status == string(adaptive.Budget) && st.N < m && m > s.Spec.Trials.Min {
+			h = max(h, m)
+		}
+	}
+	return h
 }
 
 // BudgetCommand is the command BudgetLine gives for the run o started:
@@ -152,8 +215,10 @@ func BudgetCommand(stops []results.Stop, s *study.Study, o *results.Origin, spen
 	return cmdline.Quote(append(words, "--budget", study.ShortDuration(minimumBudget(need))))
 }
 
-// budgetShort counts the cells the budget stopped short of the minimum,
-// with what a trial costs and what every cell's minimum costs at it. A
+// budgetShort counts the cells the budget stopped short of their
+// minimum (analysis.Minimums: trials.min, a held cell's hold and its
+// baseline's trials beside it), with what a trial costs and what every
+// cell's minimum costs at it. A
 // trial's cost is the run's machine time over its counted trials (whole:
 // what the budget paid for each, set-ups and repeats included; a run of
 // TCG-emulated nodes paid 13 s for trials of 8 s) when the run recorded
@@ -164,11 +229,13 @@ func budgetShort(stops []results.Stop, s *study.Study, spent time.Duration) (sho
 		return 0, 0, 0, false
 	}
 	var sum float64
-	ran, counted := 0, 0
+	ran, counted, least := 0, 0, 0
+	mins := analysis.Minimums(stops, s.Spec.Trials.Min)
 	for _, st := range stops {
-		if st.Status == string(adaptive.Budget) && st.N < s.Spec.Trials.Min {
+		if st.Status == string(adaptive.Budget) && st.N < mins[st.Cell] {
 			short++
 		}
+		least += mins[st.Cell]
 		if st.TrialSeconds > 0 {
 			sum += st.TrialSeconds
 			ran++
@@ -184,7 +251,7 @@ func budgetShort(stops []results.Stop, s *study.Study, spent time.Duration) (sho
 	if spent > 0 && counted > 0 && spent/time.Duration(counted) > per {
 		per, whole = spent/time.Duration(counted), true
 	}
-	return short, per, time.Duration(len(stops)*s.Spec.Trials.Min) * per, whole
+	return short, per, time.Duration(least) * per, whole
 }
 
 // minimumBudget is a budget that pays for need, in whole minutes with

@@ -194,9 +194,9 @@ func TestRerunLine(t *testing.T) {
 	}
 	stops := []results.Stop{
 		{Cell: cell("baseline"), N: 5, TrialSeconds: 6},
-		{Cell: cell("rps"), N: 5, TrialSeconds: 6, Status: "futile", Decision: "undecided", ToDecide: 47, Versus: "baseline"},
-		{Cell: cell("rps+"), N: 5, TrialSeconds: 6, Status: "futile", Decision: "undecided", ToDecide: 200, Versus: "baseline"},
-		{Cell: cell("rfs"), N: 5, TrialSeconds: 6, Status: "budget", Decision: "undecided", Versus: "baseline"},
+		{Cell: cell("rps"), N: 5, Look: 5, TrialSeconds: 6, Status: "futile", Decision: "undecided", ToDecide: 47, Versus: "baseline"},
+		{Cell: cell("rps+"), N: 5, Look: 5, TrialSeconds: 6, Status: "futile", Decision: "undecided", ToDecide: 200, Versus: "baseline"},
+		{Cell: cell("rfs"), N: 5, Look: 5, TrialSeconds: 6, Status: "budget", Decision: "undecided", Versus: "baseline"},
 	}
 	adaptive := &study.Study{}
 	adaptive.Spec.Trials, adaptive.Spec.Budget.Duration = study.Trials{Min: 3, Max: 10}, 4*time.Minute
