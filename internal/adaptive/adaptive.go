@@ -112,6 +112,14 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Paired reports whether a cell with a baseline is judged on its pairs
+// with it (a Margin, or a target on the ratio): the baseline then runs
+// in every round any of its cells runs, so it runs at least as many
+// trials as the one of them that runs most (a held cell's hold too).
+func (c Config) Paired() bool {
+	return c.Margin > 0 || c.Precision != nil && c.Precision.Of == OfNormalized
+}
+
 // Obs is one trial of a cell: its round and the metric's value (NaN when
 // the trial failed or did not give the metric; it still counts as a trial).
 type Obs struct {
@@ -245,7 +253,7 @@ func Next(cfg Config, cells []Cell, spent time.Duration) (Plan, error) {
 		}
 		idx[c.ID] = i
 	}
-	linked := cfg.Margin > 0 || cfg.Precision != nil && cfg.Precision.Of == OfNormalized
+	linked := cfg.Paired()
 	base := make([]int, len(cells)) // index of the baseline, -1 for none
 	deps := make([][]int, len(cells))
 	for i, c := range cells {

@@ -108,7 +108,7 @@ func TestPlannedText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := plannedText(s); got != "2m to 6m40s, budget 4m" {
+	if got := plannedText(s); got != "2m to 6m40s, budget 4m30s" {
 		t.Errorf("rps-rfs quick: %q", got)
 	}
 	s.Spec.Trials, s.Spec.Budget = study.Fixed(10), study.Duration{}

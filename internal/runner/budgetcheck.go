@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
 
@@ -73,8 +74,9 @@ func (r *run) beforeRound() error {
 // cost says where per comes from, with a %s for it. It counts the cells
 // still to run (toRun: cells stopped, given up, this run or the one it
 // resumes, or run to their maximum run nothing more), each to its
-// minimum: trials.min, or a held cell's hold (adaptive.Hold.Minimum),
-// which the budget must pay for too before the cell's first look.
+// minimum (minimumLeft): trials.min, or a held cell's hold
+// (adaptive.Hold.Minimum), which the budget must pay for too before the
+// cell's first look, and as much in the baseline that runs beside it.
 func (r *run) minimumShort(per time.Duration, cost string) string {
 	d := r.design
 	if d.budget <= 0 || per <= 0 {
@@ -82,17 +84,13 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 	}
 	t := d.controllerTrials()
 	left := r.toRun()
+	needs, beside := r.minimumLeft(left, true)
 	need, held, heldMin := 0, 0, 0
-	for _, u := range left {
-		m := u.hold.Minimum(t)
-		if m > t.Min {
+	for i, u := range left {
+		if m := u.hold.Minimum(t); m > t.Min {
 			held, heldMin = held+1, max(heldMin, m)
 		}
-		done := 0
-		if l, ok := r.logs[u.cell]; ok {
-			done = len(l.values)
-		}
-		need += max(m-done, 0)
+		need += needs[i]
 	}
 	// A resumed run has spent the interrupted run's time too, though it
 	// replays it only as it reaches its trials (budgetEnd counts it so).
@@ -107,8 +105,9 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 		// --resume refuses --budget: the study runs as recorded. A new
 		// run pays the whole minimum again.
 		fresh := 0
-		for _, u := range r.units() {
-			fresh += u.hold.Minimum(t)
+		all, _ := r.minimumLeft(r.units(), false)
+		for _, m := range all {
+			fresh += m
 		}
 		advice = fmt.Sprintf("--resume keeps the recorded budget: for the minimum, run the study again in a new directory with --budget %s "+
 			"or more, or with a lower trials.min", study.ShortDuration((time.Duration(fresh)*per).Round(time.Minute)+time.Minute))
@@ -125,7 +124,11 @@ func (r *run) minimumShort(per time.Duration, cost string) string {
 		which += " left to run"
 	}
 	if held > 0 {
-		which += fmt.Sprintf(" (%d in %s held before a decision: their trials may take a few distinct values)", heldMin, cellCount(held))
+		which += fmt.Sprintf(" (%d in %s held before a decision, as their trials may take a few distinct values", heldMin, cellCount(held))
+		if beside > 0 {
+			which += ", and in " + baselinesBeside(beside)
+		}
+		which += ")"
 	}
 	return fmt.Sprintf("the budget of %s is too small for the study's minimum of %d trials %s: "+
 		"they need %s in all ("+cost+"); cells may stop before their first look (%s)",
@@ -138,4 +141,93 @@ func cellCount(n int) string {
 		return "1 cell"
 	}
 	return fmt.Sprintf("%d cells", n)
+}
+
+// baselinesBeside writes n baselines that run beside held cells:
+// "their baseline, which runs beside them", "their 2 baselines, which
+// run beside them".
+func baselinesBeside(n int) string {
+	if n == 1 {
+		return "their baseline, which runs beside them"
+	}
+	return fmt.Sprintf("their %d baselines, which run beside them", n)
+}
+
+// minimumLeft is, for each of units (in their order), how many more
+// trials its minimum takes: trials.min, or a held cell's hold
+// (adaptive.Hold.Minimum), less the trials it has counted when counted
+// is set (a fresh run's whole minimum when not). A baseline whose cells
+// are paired with it (adaptive.Config.Paired: a margin, or a target on
+// the ratio) runs in every round any of them runs, so it needs a trial
+// in each round they still run that it has none in: beside cells held
+// to 8, 8 and not its own 3 (before, the check counted it to trials.min
+// and called a budget enough that could not pay the held cells' pairs).
+// beside is how many baselines that raised. minimumShort and
+// groupBudget both count with it.
+func (r *run) minimumLeft(units []unit, counted bool) (need []int, beside int) {
+	t := r.design.controllerTrials()
+	// counts are a cell's counted trials by round.
+	counts := func(c results.Cell) map[int]float64 {
+		if l := r.logs[c]; l != nil && counted {
+			return l.values
+		}
+		return nil
+	}
+	need = make([]int, len(units))
+	at := make(map[results.Cell]int, len(units))
+	for i, u := range units {
+		need[i] = max(u.hold.Minimum(t)-len(counts(u.cell)), 0)
+		at[u.cell] = i
+	}
+	if !r.design.config("", 0).Paired() {
+		return need, 0
+	}
+	deps := map[int][]int{} // a baseline's cells among units, by index
+	for i, u := range units {
+		if b, ok := r.versusOf(u.cell); ok {
+			if j, ok := at[b]; ok {
+				deps[j] = append(deps[j], i)
+			}
+		}
+	}
+	for j, cells := range deps {
+		has := counts(units[j].cell)
+		// The rounds its cells still run: in a run going on, the rounds
+		// after every one counted; in a resumed run, from round 1 on, the
+		// rounds the interrupted run counted none of the cell's trials in
+		// (their trials run again there; the baseline's counted ones are
+		// replayed at no cost).
+		from := 0
+		if !r.opt.Resume {
+			for k := range has {
+				from = max(from, k)
+			}
+			for _, i := range cells {
+				for k := range counts(units[i].cell) {
+					from = max(from, k)
+				}
+			}
+		}
+		runs := map[int]bool{}
+		for _, i := range cells {
+			own := counts(units[i].cell)
+			for k, n := from, need[i]; n > 0; {
+				k++
+				if _, ok := own[k]; !ok {
+					runs[k] = true
+					n--
+				}
+			}
+		}
+		n := 0
+		for k := range runs {
+			if _, ok := has[k]; !ok {
+				n++
+			}
+		}
+		if n > need[j] {
+			need[j], beside = n, beside+1
+		}
+	}
+	return need, beside
 }

@@ -112,11 +112,13 @@ func unheldRun(t *testing.T, s *study.Study, log *bytes.Buffer) *run {
 	return r
 }
 
-// A held cell's minimum is its hold's: rps-rfs --quick on 4 CPUs holds
-// rps and rps+ at both replica counts to 8 trials, so its minimum is
-// 6 x 3 + 4 x 8 = 50 trials, 212.5 s at 4.25 s, which a budget of 150 s
-// (enough for 3 trials in each cell) cannot pay: they stop before their
-// first look, and the check says so.
+// A held cell's minimum is its hold's, and its baseline's, which runs in
+// every round it runs: rps-rfs --quick on 4 CPUs holds rps and rps+ at
+// both replica counts to 8 trials, so its minimum is 2 x (3 x 8 + 2 x 3)
+// = 60 trials, 255 s at 4.25 s, which a budget of 150 s (enough for 3
+// trials in each cell) cannot pay: they stop before their first look,
+// and the check says so. (It said 50 trials, 212.5 s, the baselines
+// counted to trials.min.)
 func TestBudgetCheckCountsHolds(t *testing.T) {
 	s := roundsStudy(t)
 	s.Spec.Budget.Duration = 150 * time.Second
@@ -124,7 +126,8 @@ func TestBudgetCheckCountsHolds(t *testing.T) {
 	r := newRoundsRun(t, s, t.TempDir(), &log)
 	r.checkBudgetAtStart()
 	want := "the budget of 2m30s is too small for the study's minimum of 3 trials in each of its 10 cells " +
-		"(8 in 4 cells held before a decision: their trials may take a few distinct values): they need 3m33s in all"
+		"(8 in 4 cells held before a decision, as their trials may take a few distinct values, and in their 2 baselines, which run beside them): " +
+		"they need 4m15s in all"
 	if !strings.Contains(log.String(), want) {
 		t.Errorf("%q\nwant %q", log.String(), want)
 	}

@@ -328,7 +328,7 @@ func TestDescribeDesign(t *testing.T) {
 			"adaptive, 3 to 10 trials per cell; a cell stops once the 95% interval of the mean of its headline metric is within ±2% " +
 				"or it is decided against the first datapath, bridge (better, worse, or equal within ±5%)"},
 		{roundsStudy(t), "adaptive, 3 to 10 trials per cell; a cell stops once it is decided against the baseline tuning, baseline " +
-			"(better, worse, or equal within ±5%); the run stops when its budget of 4m is spent"},
+			"(better, worse, or equal within ±5%); the run stops when its budget of 4m30s is spent"},
 		{datapathsStudy(t, "trials=3", "precision={halfWidth: 2%, metric: bitrate}"),
 			"3 trials per cell; each cell is judged at 95% over all its trials against the first datapath, bridge " +
 				"(better, worse, or equal within ±5%); the report says for each cell whether the 95% interval of the mean of bitrate is within ±2%"},

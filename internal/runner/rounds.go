@@ -140,9 +140,9 @@ func (r *run) block(units []unit, run func(u unit, round int) (time.Duration, er
 type blockRun struct {
 	groups []*group
 	// allowance is what a group may spend in all, the controller's
-	// budget (0: none): a fixed share of the run's budget, or in a run of
-	// blocks side by side what it has spent plus a share of what is left
-	// (interleave.go).
+	// budget (0: none): a share of the run's budget fixed at the block's
+	// start (groupBudget), or in a run of blocks side by side what it has
+	// spent plus a share of what is left (interleave.go).
 	allowance func(*group) time.Duration
 	// last is the controller's plan of each group at the latest round.
 	last []adaptive.Plan
@@ -161,11 +161,11 @@ func (r *run) startBlock(units []unit) (*blockRun, error) {
 	if r.resumeFinished(units) {
 		return nil, nil
 	}
-	budget, ok := r.groupBudget(len(groups))
+	budget, ok := r.groupBudget(groups)
 	if !ok {
 		return nil, r.budgetSpent(units, groups)
 	}
-	return &blockRun{groups: groups, allowance: func(*group) time.Duration { return budget }}, nil
+	return &blockRun{groups: groups, allowance: budget}, nil
 }
 
 // planBlock asks the controller which of the block's cells run in round;
@@ -254,20 +254,60 @@ func (r *run) finishBlock(b *blockRun) error {
 	return nil
 }
 
-// groupBudget is each group's share of what is left of the run's budget:
-// the rest split evenly over the datapath and replica-count blocks still
-// to run, then over the block's groups; 0 means no budget. ok is false
-// when the budget is spent before the block (budgetSpent).
-func (r *run) groupBudget(groups int) (share time.Duration, ok bool) {
+// groupBudget is what each of a block's groups may spend, the
+// controller's budget (a function that is 0 for every group: none): what
+// is left of the run's budget, split over the datapath and replica-count
+// blocks still to run (this one and those after it, blockUnits) and
+// their groups in proportion to the trials their minimum takes
+// (minimumLeft: trials.min in each cell, a held cell's hold, and as
+// many in the baseline that runs beside it). Blocks alike (no holds, as
+// many cells) get even shares; a block with held cells needs about
+// twice the trials of one without, and its even share stopped them
+// before their hold (rps-rfs --quick on 2 cores: a minimum of 30 trials
+// at 1 pair and 15 at 4; an even half of its budget paid for about 24
+// of 5.5 s at 1 pair, and the 4-pair block's surplus came after the
+// 1-pair block had stopped them). What a block leaves
+// unspent goes to the blocks after it. The minimum is counted whole,
+// trials run or not, cells stopped or not: a block's share is then the
+// same in a resumed run as in the run it resumes. ok is false when the
+// budget is spent before the block (budgetSpent). In a run of blocks
+// side by side the share is replaced before each round (sharedBudget):
+// there only ok counts.
+func (r *run) groupBudget(groups []*group) (share func(*group) time.Duration, ok bool) {
 	if r.design.budget <= 0 {
-		return 0, true
+		return func(*group) time.Duration { return 0 }, true
 	}
-	blocks := r.blockCount() - r.blocksDone
+	all := r.blockUnits()
+	blocks := len(all) - r.blocksDone
 	left := r.design.budget - r.spent()
 	if left <= 0 || blocks <= 0 {
-		return 0, false
+		return nil, false
 	}
-	return left / time.Duration(blocks*max(groups, 1)), true
+	var rest []unit
+	for _, us := range all[r.blocksDone:] {
+		rest = append(rest, us...)
+	}
+	need, _ := r.minimumLeft(rest, false)
+	of := make(map[results.Cell]int, len(rest))
+	total := 0
+	for i, u := range rest {
+		of[u.cell] = need[i]
+		total += need[i]
+	}
+	weight := make(map[*group]int, len(groups))
+	for _, g := range groups {
+		for _, u := range g.units {
+			weight[g] += of[u.cell]
+		}
+	}
+	return func(g *group) time.Duration {
+		if weight[g] == 0 || total == 0 {
+			// Not among the blocks still to run (cannot happen in a run
+			// of one datapath): the even share.
+			return left / time.Duration(blocks*max(len(groups), 1))
+		}
+		return time.Duration(float64(left) * float64(weight[g]) / float64(total))
+	}, true
 }
 
 // notMeasured is why the cells of a block the budget did not reach have

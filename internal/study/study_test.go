@@ -142,11 +142,12 @@ func TestQuickProfileIsSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The quick profile is adaptive: its budget bounds the machine time,
-	// and the run must end within 5 minutes (issue 11) with room for
-	// building and tearing down the cluster.
-	if b := s.Spec.Budget.Duration; b == 0 || b > 4*time.Minute || !s.Spec.Trials.Adaptive() {
-		t.Errorf("quick profile: trials %s, budget %s; want adaptive with a budget of at most 4 minutes", s.Spec.Trials, b)
+	// The quick profile is adaptive: its budget bounds the machine time
+	// (the cluster's set-up included), and the run must end within 5
+	// minutes (issue 11) with room for the preflight before the budget
+	// starts, the teardown and the report after it, a few seconds each.
+	if b := s.Spec.Budget.Duration; b == 0 || b > 4*time.Minute+30*time.Second || !s.Spec.Trials.Adaptive() {
+		t.Errorf("quick profile: trials %s, budget %s; want adaptive with a budget of at most 4m30s", s.Spec.Trials, b)
 	}
 	if s.Profile != "quick" {
 		t.Errorf("profile %q", s.Profile)
