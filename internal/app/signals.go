@@ -157,17 +157,7 @@ func kubeCleanupWords(fs *pflag.FlagSet) []string {
 	if f := fs.Lookup("context"); f != nil {
 		kubeContext = f.Value.String()
 	}
-	files, ctxName := kube.Reach(kubeconfig, kubeContext)
-	words := []string{"cnibench", "cleanup", "--kube"}
-	switch {
-	case len(files) == 1:
-		words = append(words, "--kubeconfig", files[0])
-	case len(files) > 1:
-		words = append([]string{"env", "KUBECONFIG=" + strings.Join(files, string(filepath.ListSeparator))}, words...)
-	}
-	if ctxName != "" {
-		words = append(words, "--context", ctxName)
-	}
+	words := kube.CleanupWords(kubeconfig, kubeContext)
 	namespaces := []string{"namespace", "agent-namespace"}
 	words = append(words, setFlags(fs, func(name string) bool { return slices.Contains(namespaces, name) })...)
 	// The run's controller journal is there, not in kubeJournalDir:

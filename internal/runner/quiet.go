@@ -193,12 +193,8 @@ func nodesMeter(c engine.Cluster, kernel func(engine.Node) engine.Kernel, shared
 			}
 			started = append(started, s)
 		}
-		if len(errs) == 0 {
-			select {
-			case <-ctx.Done():
-				errs = append(errs, ctx.Err())
-			case <-time.After(d):
-			}
+		if len(errs) == 0 && !sleepUntil(time.Now().Add(d), ctx.Done()) {
+			errs = append(errs, ctx.Err())
 		}
 		var steal float64
 		for i, s := range started {

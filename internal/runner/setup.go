@@ -102,8 +102,8 @@ func (r *run) retrySetUp(ctx context.Context, what string, giveUp bool, setUp fu
 				continue
 			}
 			r.opt.Progress.Logf("warning: %s: set-up attempt %d failed: %v; trying again in %v", what, attempt, su.err, remoteSetUpPause)
-			if err := sleepCtx(ctx, remoteSetUpPause); err != nil {
-				return nil, err
+			if !sleepUntil(time.Now().Add(remoteSetUpPause), ctx.Done()) {
+				return nil, ctx.Err()
 			}
 			continue
 		}
@@ -116,18 +116,6 @@ func (r *run) retrySetUp(ctx context.Context, what string, giveUp bool, setUp fu
 		r.opt.Progress.Logf("warning: %s: set-up failed %d attempts (last: %v); giving up the cells it was for, the run goes on",
 			what, attempt, su.err)
 		return &setUpLost{attempts: attempt, last: su.err.Error()}, nil
-	}
-}
-
-// sleepCtx waits d, or until ctx is done (its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -78,23 +77,10 @@ func checkResumedGone(ctx context.Context, cs kubernetes.Interface, cfg Config, 
 }
 
 // cleanupRunWords is `cnibench cleanup --kube --run RUN` reaching the
-// cluster and namespaces of cfg, as the hints of a run left without its
-// teardown name it (app's kubeCleanupWords): the kubeconfig files and
-// context cfg resolves to (Reach), so a context switch before it runs
-// does not point it at another cluster, and the namespaces where they
-// are not the defaults.
+// cluster of cfg (CleanupWords, as app's hints of a run left without its
+// teardown name it) and its namespaces where they are not the defaults.
 func cleanupRunWords(cfg Config, run string) []string {
-	files, kubeContext := Reach(cfg.Kubeconfig, cfg.Context)
-	words := []string{"cnibench", "cleanup", "--kube", "--run", run}
-	switch {
-	case len(files) == 1:
-		words = append(words, "--kubeconfig", files[0])
-	case len(files) > 1:
-		words = append([]string{"env", "KUBECONFIG=" + strings.Join(files, string(filepath.ListSeparator))}, words...)
-	}
-	if kubeContext != "" {
-		words = append(words, "--context", kubeContext)
-	}
+	words := CleanupWords(cfg.Kubeconfig, cfg.Context, "--run", run)
 	if cfg.Namespace != "" && cfg.Namespace != DefaultNamespace {
 		words = append(words, "--namespace", cfg.Namespace)
 	}

@@ -3,6 +3,7 @@ package kube
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -35,6 +36,27 @@ func Reach(kubeconfig, kubeContext string) (files []string, context string) {
 		return files, ""
 	}
 	return files, raw.CurrentContext
+}
+
+// CleanupWords is `cnibench cleanup --kube`, with extra after --kube,
+// reaching the cluster kubeconfig and kubeContext select (Reach): the
+// kubeconfig files and context they resolve to now, so that a context
+// switch before the command runs does not point it at another cluster.
+// Several files, which --kubeconfig cannot name, are given through env.
+// Callers add the namespaces and whatever else their run set.
+func CleanupWords(kubeconfig, kubeContext string, extra ...string) []string {
+	files, ctxName := Reach(kubeconfig, kubeContext)
+	words := append([]string{"cnibench", "cleanup", "--kube"}, extra...)
+	switch {
+	case len(files) == 1:
+		words = append(words, "--kubeconfig", files[0])
+	case len(files) > 1:
+		words = append([]string{"env", "KUBECONFIG=" + strings.Join(files, string(filepath.ListSeparator))}, words...)
+	}
+	if ctxName != "" {
+		words = append(words, "--context", ctxName)
+	}
+	return words
 }
 
 // loadKubeconfig is the one reading of --kubeconfig and --context that
