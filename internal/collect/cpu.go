@@ -13,7 +13,7 @@ var cpuEntry = Entry{
 		"(/proc/stat, /proc/softirqs, /proc/net/softnet_stat; emulated nodes share this machine's) and the time " +
 		"each core spun in cpuidle's polling state, which /proc/stat counts as idle (sysfs cpuN/cpuidle/state0/time), " +
 		"and of the client node when it runs its own kernel (a cluster's)",
-	Metrics: []string{"cpu.jsonl", "cores and client_cores in samples.jsonl"},
+	Metrics: []string{"cpu.jsonl", "cores and client_cores in samples.jsonl", "noise.steal_pct and noise.client_steal_pct in samples.jsonl (the noise guard reads them)"},
 	Enabled: always,
 	New: func(t Trial) (Collector, error) {
 		c := &cpuCollector{s: t.Kernel(t.Cluster.Server()).CPU()}

@@ -22,6 +22,9 @@ import (
 // tolerable truncated tail into a corrupt middle line (see Load).
 type Writer struct {
 	dir string
+	// made: Create made dir (DiscardUnrecorded removes only a directory
+	// the run made, never one the user gave empty).
+	made bool
 
 	mu      sync.Mutex
 	samples *os.File
@@ -37,10 +40,11 @@ var ErrRunExists = errors.New("directory already holds a run")
 // Create makes dir (and its parents) and opens samples.jsonl and cpu.jsonl
 // for appending. It fails with ErrRunExists if either already exists.
 func Create(dir string) (*Writer, error) {
+	_, serr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	w := &Writer{dir: dir}
+	w := &Writer{dir: dir, made: errors.Is(serr, os.ErrNotExist)}
 	var err error
 	if w.samples, err = createExcl(filepath.Join(dir, SamplesFile)); err != nil {
 		return nil, err

@@ -94,7 +94,9 @@ func newRunID() string {
 }
 
 // Run executes the study and returns the run directory. The directory is
-// returned also on failure when it holds partial results.
+// returned also on failure when it holds partial results; a new run that
+// failed before it recorded anything leaves no directory of its own
+// (Writer.DiscardUnrecorded) and returns "".
 func Run(ctx context.Context, opt Options) (string, error) {
 	s := opt.Study
 	if opt.Progress == nil {
@@ -167,10 +169,28 @@ func Run(ctx context.Context, opt Options) (string, error) {
 		err = terr
 	}
 	err = closeJournal(r.journal, err)
+	return closeOut(w, opt.Resume, r.samples > 0, err)
+}
+
+// closeOut closes the run's files and returns its directory with the
+// run's error: the report built when it measured something (finish), and
+// no directory when a new run ended before it recorded anything, whose
+// files it removes so the same command starts it again
+// (Writer.DiscardUnrecorded).
+func closeOut(w *results.Writer, resume, measured bool, err error) (string, error) {
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	return opt.OutDir, finish(opt.OutDir, r.samples > 0 || opt.Resume, err, report.Build)
+	if err != nil && !resume {
+		gone, derr := w.DiscardUnrecorded()
+		if gone {
+			return "", err
+		}
+		if derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}
+	return w.Dir(), finish(w.Dir(), measured || resume, err, report.Build)
 }
 
 // closeJournal closes the run's journal and adds its error to err: a
