@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
@@ -26,7 +25,7 @@ type Node struct {
 	ip      net.IP
 	cpus    cpuset.Set
 	pods    []*Pod
-	cni     *cniexec.Node // WiringCNI: the node's CNI runtime side
+	cni     cniRuntime // WiringCNI: the node's CNI runtime side (*cniexec.Node)
 }
 
 func (n *Node) info() datapath.Node {

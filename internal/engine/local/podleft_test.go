@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 )
@@ -86,6 +87,73 @@ func TestScaleSaysWhatItLeft(t *testing.T) {
 			}
 			if errors.Is(err, engine.ErrLeftBehind) != tc.leftBehind {
 				t.Errorf("Scale(%d) = %v: left behind %v, want %v", tc.to, err, !tc.leftBehind, tc.leftBehind)
+			}
+		})
+	}
+}
+
+// cniDelegate is a datapath wired through the reference plugins
+// (datapath.CNIDelegate), for a faked CNI runtime.
+type cniDelegate struct{ closes }
+
+func (cniDelegate) CNIPlugins() []string { return []string{"bridge", "host-local"} }
+
+func (cniDelegate) CNIConfig(datapath.Node) ([]byte, error) {
+	return []byte(`{"cniVersion":"1.0.0","name":"cbr0","plugins":[{"type":"bridge"}]}`), nil
+}
+
+// cniFails is a node's CNI runtime whose ADD fails and whose DEL
+// returns del; it counts the DELs.
+type cniFails struct {
+	del  error
+	dels *int
+}
+
+func (cniFails) Add(context.Context, cniexec.Pod, []byte) (cniexec.Result, error) {
+	return cniexec.Result{}, errors.New("cni ADD cbr0: bridge: failed to set bridge addr: file exists")
+}
+
+func (f cniFails) Del(context.Context, cniexec.Pod, []byte) error {
+	*f.dels++
+	return f.del
+}
+
+// With wiring cni, a pod whose ADD failed and whose DEL after it failed
+// too may still hold what the ADD allocated: host-local's lease in the
+// state directory, keyed by the pod's name, and a plugin's rules in the
+// node's namespace. Deleting the pod's namespace does not take them;
+// only the cluster's Close does. Before, the error was not marked, and
+// the runner, after dropping the pods, made them again on the same
+// cluster beside it (the same names: srv0). One whose DEL succeeded left
+// nothing: the runner may try again.
+func TestScaleSaysWhatAFailedDELLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		del        error
+		leftBehind bool
+	}{
+		{name: "DEL failed", del: errors.New("cni DEL cbr0: host-local: timed out"), leftBehind: true},
+		{name: "DEL released it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fakeNetns(t, nil)
+			c := podCluster(cniDelegate{}, 0)
+			dels := 0
+			for _, n := range c.Nodes() {
+				n.cni = cniFails{del: tc.del, dels: &dels}
+			}
+			_, _, err := c.Scale(context.Background(), 1)
+			if err == nil || !strings.Contains(err.Error(), "file exists") {
+				t.Fatalf("Scale(1) = %v; want the ADD's error", err)
+			}
+			if dels != 1 {
+				t.Errorf("%d DELs after the failed ADD, want 1", dels)
+			}
+			if tc.del != nil && !strings.Contains(err.Error(), tc.del.Error()) {
+				t.Errorf("Scale(1) = %v; want it to say the DEL's error too", err)
+			}
+			if errors.Is(err, engine.ErrLeftBehind) != tc.leftBehind {
+				t.Errorf("Scale(1) = %v: left behind %v, want %v", err, !tc.leftBehind, tc.leftBehind)
 			}
 		})
 	}

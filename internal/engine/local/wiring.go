@@ -10,6 +10,7 @@ import (
 	"github.com/cnibench/cnibench/internal/cniconf"
 	"github.com/cnibench/cnibench/internal/cniexec"
 	"github.com/cnibench/cnibench/internal/datapath"
+	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/journal"
 	"github.com/cnibench/cnibench/internal/probe"
 )
@@ -66,6 +67,13 @@ func CheckWiring(d datapath.Datapath, wiring string, cniPath []string) error {
 		return fmt.Errorf("datapath %s with wiring %s: %w", d.Name(), WiringCNI, err)
 	}
 	return nil
+}
+
+// cniRuntime is what a node's pods are wired with under WiringCNI: a
+// *cniexec.Node, which tests replace to fail ADD and DEL without root.
+type cniRuntime interface {
+	Add(ctx context.Context, p cniexec.Pod, conf []byte) (cniexec.Result, error)
+	Del(ctx context.Context, p cniexec.Pod, conf []byte) error
 }
 
 // setupCNI creates the run's state directory (journaled first) and gives
@@ -133,9 +141,15 @@ func (c *Cluster) attachCNI(ctx context.Context, n *Node, p *Pod, steps *datapat
 	res, err := n.cni.Add(ctx, cp, conf)
 	if err != nil {
 		// As a runtime does after a failed ADD: DEL, so that nothing stays
-		// allocated (the plugins' DEL ignores what is not there).
+		// allocated (the plugins' DEL ignores what is not there). A DEL
+		// that failed may leave what the ADD got: host-local's lease in
+		// the state directory, keyed by the pod's name, and a plugin's
+		// rules in the node's namespace. Deleting the pod's namespace
+		// (addPod) does not take them, only Close does, and the runner
+		// makes the pods again on this cluster, under the same names,
+		// after a failed Scale: it must stop instead (engine.ErrLeftBehind).
 		if derr := n.cni.Del(context.WithoutCancel(ctx), p.cniPod(), conf); derr != nil {
-			err = errors.Join(err, derr)
+			err = errors.Join(err, engine.LeftBehind(derr))
 		}
 		return datapath.Attachment{}, err
 	}
