@@ -108,10 +108,14 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar, meter q
 		r.opt.Progress.Logf("note: %s: the run's budget is spent; repeating it without waiting for %s", where, quiet)
 		return nil
 	}
-	// The wait is counted in the seconds measured (the meter takes each),
-	// and no second is begun that would end past the bound.
-	for waited := quietStep; ; waited += quietStep {
+	// The wait is counted in the seconds measured (the meter takes each)
+	// or the time it took, whichever is longer: a cluster's meter adds
+	// two agent round trips per node to each second, and thirty of them
+	// ran past the bound. No second is begun that would end past it.
+	start := time.Now()
+	for step := quietStep; ; step += quietStep {
 		steal, out, err := meter(ctx, quietStep)
+		waited := max(step, time.Since(start))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

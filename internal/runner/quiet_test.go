@@ -112,6 +112,29 @@ func TestWaitQuietStopsAtTheBudget(t *testing.T) {
 	}
 }
 
+// A meter slower than the second it measures (a cluster's: two agent
+// round trips per node on top) is counted by the time it took: the wait
+// ends by the bound in time, not in seconds measured, which ran past it.
+func TestWaitQuietCountsTheTimeTaken(t *testing.T) {
+	var log bytes.Buffer
+	r := newRoundsRun(t, roundsStudy(t), t.TempDir(), &log)
+	r.design.budget = 10 * time.Minute
+	r.began = time.Now().Add(-10*time.Minute + 3500*time.Millisecond)
+	m := &fakeMeter{steal: []float64{40}, out: []float64{0}}
+	slow := func(ctx context.Context, d time.Duration) (float64, float64, error) {
+		time.Sleep(1600 * time.Millisecond)
+		return m.measure(ctx, d)
+	}
+	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}, slow, true); err != nil {
+		t.Fatal(err)
+	}
+	// 1.6 s, 3.2 s: a third second would end past the 3.5 s left; counted
+	// in seconds measured (1, 2, 3) it began a third and a fourth.
+	if m.calls != 2 || !strings.Contains(log.String(), "nodes still busy after 3 s, the end of the run's budget") {
+		t.Errorf("%d seconds measured, log %q; want 2, ended by the budget after 3 s", m.calls, log.String())
+	}
+}
+
 // The bound is a trial's time (its duration holds its warm-up), at
 // least 30 s.
 func TestQuietBound(t *testing.T) {
