@@ -161,15 +161,23 @@ type CPUPoint struct {
 
 // Env is env.json: what the machine looked like before the run.
 type Env struct {
-	Tool      string `json:"tool"`
-	Version   string `json:"version"`
-	RunID     string `json:"run_id"`
-	Engine    string `json:"engine"`
-	Hostname  string `json:"hostname"`
-	Kernel    string `json:"kernel"`
-	CPUModel  string `json:"cpu_model"`
-	CPUs      int    `json:"cpus"`
-	NUMANodes int    `json:"numa_nodes"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	RunID   string `json:"run_id"`
+	// RunIDs is the run ID of every part of the run, in order: the
+	// first run's, then each --resume's (a new process, with a RunID of
+	// its own). A resumed part adds its ID before its engine makes
+	// anything (a kube run's Lease, pods and Services carry it), so that
+	// the next resume looks for what every part left on a cluster, one
+	// killed before it rewrote env.json too. Nil in runs before it was
+	// recorded (AllRunIDs).
+	RunIDs    []string `json:"run_ids,omitempty"`
+	Engine    string   `json:"engine"`
+	Hostname  string   `json:"hostname"`
+	Kernel    string   `json:"kernel"`
+	CPUModel  string   `json:"cpu_model"`
+	CPUs      int      `json:"cpus"`
+	NUMANodes int      `json:"numa_nodes"`
 	// CPUIdle is how this machine's CPUs idle (cpuidle): a round trip
 	// waits for a core to wake, so request/response numbers depend on it
 	// (a busy machine's are shorter); nil where sysfs has no cpuidle.
