@@ -76,11 +76,13 @@ type Needs struct {
 	// CheckTools checks the workloads' programs on this machine; an engine
 	// whose tools run elsewhere (in a cluster's image) does not call it.
 	CheckTools func() error
-	// Resumes is the run ID of the interrupted run a --resume continues
-	// ("" for a new run): an engine whose runs leave objects where their
-	// nodes are when their runner dies (the kube engine's pods, Services
-	// and Lease) refuses to go on beside them, naming the cleanup.
-	Resumes string
+	// Resumes are the run IDs of the parts of the interrupted run a
+	// --resume continues (env.json's run_ids: the first run and each
+	// resume since, each with its own ID; nil for a new run): an engine
+	// whose runs leave objects where their nodes are when their runner
+	// dies (the kube engine's pods, Services and Lease) refuses to go on
+	// beside any part's, naming the cleanup.
+	Resumes []string
 }
 
 // Need is a set of kernel features (probe names) something needs.

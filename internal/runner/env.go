@@ -31,6 +31,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e := machineEnv(r.plan.remote, r.study)
 	e.Tool, e.Version, e.RunID, e.Engine, e.Started = "cnibench", version.Version, r.id, r.engine.Name(), time.Now()
+	e.RunIDs = appendNew(slices.Clone(r.runIDs), r.id)
 	e.StudySHA256 = r.studySum
 	srv := c.Server()
 	e.Steering = tune.Snapshot(r.engine.FS(srv), steeringIfaces(srv))

@@ -44,7 +44,7 @@ spec:
 		return out
 	}
 	var remote engine.Needs
-	if _, err := checkPlan(context.Background(), stubEngine{needs: &remote, remote: true}, s, ""); err != nil {
+	if _, err := checkPlan(context.Background(), stubEngine{needs: &remote, remote: true}, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := all(remote)
@@ -56,7 +56,7 @@ spec:
 	}
 	var local engine.Needs
 	probed := false
-	if _, err := checkPlan(context.Background(), localStub{stubEngine: stubEngine{needs: &local}, probed: &probed}, s, ""); err != nil {
+	if _, err := checkPlan(context.Background(), localStub{stubEngine: stubEngine{needs: &local}, probed: &probed}, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	got = all(local)

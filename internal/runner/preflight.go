@@ -66,10 +66,13 @@ func preflight(ctx context.Context, e engine.Engine, s *study.Study) (*plan, err
 // resumePreflight is preflight for a --resume of the interrupted run
 // prev (nil for a new run), whose leftovers the engine refuses to run
 // beside (engine.Needs.Resumes: a kube run's pods, Services and Lease).
+// Those of every part of it: a resumed part killed before its first
+// cluster rewrote env.json left objects under its own run ID, which
+// only run_ids holds (recordPart).
 func resumePreflight(ctx context.Context, e engine.Engine, s *study.Study, prev *results.Run) (*plan, error) {
-	resumes := ""
+	var resumes []string
 	if prev != nil {
-		resumes = prev.Env.RunID
+		resumes = prev.Env.AllRunIDs()
 	}
 	p, err := checkPlan(ctx, e, s, resumes)
 	if err != nil {
@@ -78,7 +81,7 @@ func resumePreflight(ctx context.Context, e engine.Engine, s *study.Study, prev 
 	return p, nil
 }
 
-func checkPlan(ctx context.Context, e engine.Engine, s *study.Study, resumes string) (*plan, error) {
+func checkPlan(ctx context.Context, e engine.Engine, s *study.Study, resumes []string) (*plan, error) {
 	p := &plan{drivers: map[string]workload.Driver{}, machine: hostcpus.Machine()}
 	needs, err := p.needs(s, e.Name() == localEngine)
 	if err != nil {

@@ -88,7 +88,9 @@ func (r *run) loadPrevious(old *results.Run) error {
 	if r.plan.remote {
 		r.prevEnv = &old.Env // its node is checked once the cluster is up (sameNode)
 	}
+	r.runIDs = appendNew(old.Env.AllRunIDs(), r.id)
 	kept := old.Env
+	kept.RunIDs = slices.Clone(r.runIDs)
 	r.keptEnv = &kept
 	r.resumed = fmt.Sprintf("resumed: %d counted trials kept from run %s (started %s)",
 		len(old.Samples), old.Env.RunID, old.Env.Started.Format("2006-01-02 15:04:05 MST"))
@@ -99,9 +101,23 @@ func (r *run) loadPrevious(old *results.Run) error {
 	// cluster, yet writing its stops rewrites env.json (writeStops): from
 	// an empty env it recorded engine "", and a later --resume was
 	// refused for it.
-	r.env = old.Env
+	r.env = kept
 	r.env.Notes = appendNew(slices.Clone(old.Env.Notes), r.notes...)
 	return nil
+}
+
+// recordPart writes a resumed run's part into env.json's run_ids before
+// its engine makes anything. A kube run's Lease, pods and Services carry
+// the run ID of the part that made them, which env.json took only once
+// that part's first cluster was up (writeEnv): a resume killed in
+// between (kill -9, a teardown that failed) left objects under an ID
+// that the next resume did not look for, and it went on beside them.
+// Otherwise env.json stays the interrupted run's until writeEnv.
+func (r *run) recordPart() error {
+	if r.keptEnv == nil {
+		return nil
+	}
+	return r.out.WriteEnv(*r.keptEnv)
 }
 
 // metricOfCell is metricOf for a cell's workload variant.

@@ -275,6 +275,8 @@ func sameBridgeNetfilter(prior map[string]results.DatapathEnv, name, is string) 
 // this resume (ResumeRefusedError) after this run's first cluster wrote
 // its own (writeEnv): the refused run measured nothing, and its run ID,
 // start and resume note would otherwise be what the next resume keeps.
+// Its run ID stays in run_ids (recordPart): its cluster was up, and a
+// teardown that fails leaves objects under it.
 func (r *run) putBackEnv(err error) error {
 	if r.keptEnv == nil || !IsResumeRefused(err) {
 		return nil

@@ -315,9 +315,14 @@ type run struct {
 	// node the cluster's must match (sameNode); nil otherwise.
 	prevEnv *results.Env
 	// keptEnv is a resumed run's env.json as the interrupted run left
-	// it, put back when this run is refused after its first cluster
-	// wrote its own (putBackEnv); nil when not resumed.
+	// it, with this part's run ID added to run_ids (recordPart writes
+	// it so before anything is made), put back when this run is refused
+	// after its first cluster wrote its own (putBackEnv); nil when not
+	// resumed.
 	keptEnv *results.Env
+	// runIDs are a resumed run's parts' run IDs, this one's last
+	// (env.json's run_ids); nil for a new run, whose only one is id.
+	runIDs []string
 	// imageIDs are the images this process's clusters' nodes resolved
 	// the workload pods' image to (recordImages), apart from the
 	// interrupted run's in env.json's image_ids.
@@ -335,6 +340,8 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 		r.studySum = studySum(b)
+	} else if err := r.recordPart(); err != nil {
+		return err
 	}
 	// A resumed run counts what is left: its kept trials are not run
 	// again, nor those of cells it stopped (it said "running up to 6

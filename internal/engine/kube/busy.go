@@ -43,37 +43,69 @@ func checkNoLiveRun(ctx context.Context, cs kubernetes.Interface, namespace stri
 	return nil
 }
 
-// checkResumedGone refuses, at preflight, a --resume (resumes: the
-// interrupted run's ID; "" for a new run) while objects of that run are
-// still in the namespace (ListRuns, as cleanup --kube finds them): a
-// runner killed with -9 never tore down its pods, Services and Lease,
-// and the resumed run went on beside them without a word, the dead
-// run's pods on the nodes it measures and what its agents' sessions
-// changed on the nodes perhaps not reverted. `cnibench cleanup --kube
-// --run ID` reverts and removes them. A Lease still fresh (the runner
-// died less than LeaseSeconds ago) is checkNoLiveRun's to refuse first.
-func checkResumedGone(ctx context.Context, cs kubernetes.Interface, cfg Config, resumes string, now time.Time) error {
-	if resumes == "" {
+// checkResumedGone refuses, at preflight, a --resume (resumes: the run
+// IDs of the interrupted run's parts, env.json's run_ids; nil for a new
+// run) while objects of any of them are still in the namespace
+// (ListRuns, as cleanup --kube finds them): a runner killed with -9
+// never tore down its pods, Services and Lease, and the resumed run went
+// on beside them without a word, the dead run's pods on the nodes it
+// measures and what its agents' sessions changed on the nodes perhaps
+// not reverted. Every part's, not only the one env.json's run_id names:
+// a resumed part killed before its first cluster rewrote env.json left
+// its objects under its own ID. `cnibench cleanup --kube --run ID`
+// reverts and removes each part's. A Lease still fresh (the runner died
+// less than LeaseSeconds ago) is checkNoLiveRun's to refuse first.
+func checkResumedGone(ctx context.Context, cs kubernetes.Interface, cfg Config, resumes []string, now time.Time) error {
+	if len(resumes) == 0 {
 		return nil
 	}
 	runs, err := ListRuns(ctx, cs, cfg.Namespace, now)
 	if err != nil {
 		return fmt.Errorf("look for the interrupted run's objects on the cluster: %w", err)
 	}
+	var left []RunInfo
 	for _, r := range runs {
-		if r.Run != resumes {
-			continue
+		if slices.Contains(resumes, r.Run) {
+			left = append(left, r)
 		}
-		shown := r.Objects
-		if len(shown) > 6 {
-			shown = append(slices.Clip(shown[:6]), fmt.Sprintf("and %d more", len(r.Objects)-6))
-		}
-		return fmt.Errorf("--resume: the interrupted run %s left %d objects in namespace %s (%s): its runner ended without tearing "+
-			"them down, so its pods would share the nodes with this run's trials, and what it changed on the nodes may not be reverted; "+
-			"remove them first with `%s`, then resume again",
-			r.Run, len(r.Objects), cfg.Namespace, strings.Join(shown, ", "), cmdline.Quote(cleanupRunWords(cfg, r.Run)))
 	}
-	return nil
+	switch len(left) {
+	case 0:
+		return nil
+	case 1:
+		r := left[0]
+		return fmt.Errorf("--resume: the interrupted run %s left %s in namespace %s (%s): its runner ended without its "+
+			"teardown, so its pods would share the nodes with this run's trials, and what it changed on the nodes may not be reverted; "+
+			"remove them first with `%s`, then resume again",
+			r.Run, objectCount(r.Objects), cfg.Namespace, objectsShown(r.Objects), cmdline.Quote(cleanupRunWords(cfg, r.Run)))
+	}
+	var each, cmds []string
+	for _, r := range left {
+		each = append(each, fmt.Sprintf("run %s left %s (%s)", r.Run, objectCount(r.Objects), objectsShown(r.Objects)))
+		cmds = append(cmds, "`"+cmdline.Quote(cleanupRunWords(cfg, r.Run))+"`")
+	}
+	return fmt.Errorf("--resume: %d parts of the interrupted run left objects in namespace %s: %s; their runners ended without their "+
+		"teardown, so their pods would share the nodes with this run's trials, and what they changed on the nodes may not be reverted; "+
+		"remove them first with %s, then resume again",
+		len(left), cfg.Namespace, strings.Join(each, "; "), strings.Join(cmds, " and "))
+}
+
+// objectCount is "1 object" or "N objects".
+func objectCount(objects []string) string {
+	if len(objects) == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", len(objects))
+}
+
+// objectsShown lists a run's objects for a refusal, the first six by
+// name and the rest counted.
+func objectsShown(objects []string) string {
+	shown := objects
+	if len(shown) > 6 {
+		shown = append(slices.Clip(shown[:6]), fmt.Sprintf("and %d more", len(objects)-6))
+	}
+	return strings.Join(shown, ", ")
 }
 
 // cleanupRunWords is `cnibench cleanup --kube --run RUN` reaching the

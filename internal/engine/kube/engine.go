@@ -60,8 +60,8 @@ func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
 // cluster itself (kube.Preflight; no other run's Lease fresh, and for a
-// --resume none of the interrupted run's objects left: checkNoLiveRun,
-// checkResumedGone), then, through the nodes' agents, their
+// --resume none of the objects of any of the interrupted run's parts
+// left: checkNoLiveRun, checkResumedGone), then, through the nodes' agents, their
 // online CPUs (which RPS masks span), the kernel features the knobs need
 // (netem for impairments), the CPUs the
 // server node's pods may run on when a workload pins (and its CPU
