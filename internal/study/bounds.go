@@ -142,12 +142,7 @@ func checkValueBounds(s *Study, bad badFunc) {
 			bad(f+".sysctls", "%d sysctls; at most %d", n, MaxSysctls)
 		}
 		if t.RFS != nil {
-			checkRange(f+".rfs.sockFlowEntries", t.RFS.SockFlowEntries, 1, MaxRFSEntries,
-				"the kernel rounds it up to a power of two; 32768 suits a moderately loaded server", bad)
-			checkRange(f+".rfs.flowCnt", t.RFS.FlowCnt, 1, MaxRFSEntries,
-				"per receive queue, rounded up to a power of two by the kernel", bad)
-			checkPowerOfTwo(f+".rfs.sockFlowEntries", t.RFS.SockFlowEntries, bad)
-			checkPowerOfTwo(f+".rfs.flowCnt", t.RFS.FlowCnt, bad)
+			checkRFSBounds(f+".rfs", *t.RFS, bad)
 		}
 	}
 	checkLen("spec.workloads", len(sp.Workloads), MaxListLen, bad)

@@ -219,12 +219,8 @@ func validateTunings(sp *Spec, bad badFunc) {
 				}
 			}
 		}
-		// RFS needs no RPS mask: the kernel's get_rps_cpu steers by the
-		// flow table alone (a flow no socket claims stays where it came).
 		if t.RFS != nil {
-			if t.RFS.SockFlowEntries <= 0 || t.RFS.FlowCnt <= 0 {
-				bad(f+".rfs", "sockFlowEntries and flowCnt must be > 0")
-			}
+			validateRFS(f+".rfs", *t.RFS, bad)
 		}
 		if t.Pods && t.RPS == nil && t.RFS == nil && len(t.Sysctls) == 0 {
 			bad(f+".pods", "pods: true without rps, rfs or sysctls changes nothing (a pod has no CPUs of its own to keep from idling)")
