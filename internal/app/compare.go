@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/compare"
 	"github.com/cnibench/cnibench/internal/gate"
+	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/runner"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/suggest"
@@ -120,12 +121,7 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 	// rules' verdicts are still given; it was bad input (exit 2, nothing
 	// on stdout) that hid another rule's regression.
 	rows := compare.Runs(a, b, metrics, gated, studyCells(sa), studyCells(sb))
-	if sb != nil {
-		// A B cut short within its cells fails them, as it fails the
-		// cells it never reached: a CI job stopped at two trials a cell
-		// passed on intervals too wide to exclude 1.
-		compare.MarkUnfinished(rows, analysis.Unfinished(sb, b), planned(sb.Spec.Trials))
-	}
+	markUnfinished(rows, a, b, sa, sb)
 	verdicts, err := gate.Check(rules, compare.Cells(rows))
 	if err != nil {
 		if !compare.ShareCell(a, b, studyCells(sa), studyCells(sb)) {
@@ -146,6 +142,21 @@ func runCompare(cmd *cobra.Command, dirA, dirB string, f compareFlags) error {
 		return errGateFailed
 	}
 	return nil
+}
+
+// markUnfinished marks the rows of the cells each run ended before
+// finishing, by its study (sa, sb; nil: unknown, nothing marked). A B
+// cut short within its cells fails them, as it fails the cells it never
+// reached: a CI job stopped at two trials a cell passed on intervals too
+// wide to exclude 1. An A cut short is judged on what it has, but its
+// rows say so, as the header does.
+func markUnfinished(rows []compare.Row, a, b *results.Run, sa, sb *study.Study) {
+	if sb != nil {
+		compare.MarkUnfinished(rows, analysis.Unfinished(sb, b), planned(sb.Spec.Trials))
+	}
+	if sa != nil {
+		compare.MarkUnfinishedA(rows, analysis.Unfinished(sa, a), planned(sa.Spec.Trials))
+	}
 }
 
 // gateNote tells the gate's verdict when the table that shows it could

@@ -148,3 +148,45 @@ func TestCompareGateBUnfinished(t *testing.T) {
 		t.Errorf("adaptive B without stops: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestCompareRowsSayUnfinished: A, the baseline, was cut at two trials
+// of r=4's five, B at two of r=1's. The JSON said so only in the
+// header's counts and in B's verdict's words, so a script reading rows
+// could not tell which cell of which run was partial; each row says it
+// now, from each run's own study (unfinished_in_a, unfinished_in_b,
+// planned_a, planned_b). A's partial cell is still judged, B's fails.
+func TestCompareRowsSayUnfinished(t *testing.T) {
+	five := []float64{10e9, 10.1e9, 9.9e9, 10.05e9, 9.95e9}
+	a := writeReplicas(t, map[int][]float64{1: five, 4: {10e9, 10.1e9}}, nil)
+	b := writeReplicas(t, map[int][]float64{1: {9.9e9, 10e9}, 4: five}, nil)
+	code, out, errs := compareExit(t, a, b, "--fail-if", "bitrate < -5%", "--format", "json")
+	var doc struct {
+		Rows []struct {
+			Cell          string `json:"cell"`
+			UnfinishedInA bool   `json:"unfinished_in_a"`
+			UnfinishedInB bool   `json:"unfinished_in_b"`
+			PlannedA      string `json:"planned_a"`
+			PlannedB      string `json:"planned_b"`
+			Verdict       string `json:"verdict"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitFailure || len(doc.Rows) != 2 {
+		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	if doc.Rows[0].Cell != "bridge/baseline/tcp/r=1" {
+		// writeReplicas writes the replica counts in any order, and rows
+		// come in A's.
+		doc.Rows[0], doc.Rows[1] = doc.Rows[1], doc.Rows[0]
+	}
+	if r := doc.Rows[0]; r.Cell != "bridge/baseline/tcp/r=1" || r.UnfinishedInA || !r.UnfinishedInB || r.PlannedA != "" || r.PlannedB != "5" ||
+		r.Verdict != "fail" {
+		t.Errorf("r=1, B unfinished: %+v", r)
+	}
+	if r := doc.Rows[1]; r.Cell != "bridge/baseline/tcp/r=4" || !r.UnfinishedInA || r.UnfinishedInB || r.PlannedA != "5" || r.PlannedB != "" ||
+		r.Verdict != "pass" {
+		t.Errorf("r=4, A unfinished: %+v", r)
+	}
+	if _, out, _ := compareExit(t, a, b); !strings.Contains(out, "; A unfinished (n=2 of planned 5) |") {
+		t.Errorf("the table's A column does not say it:\n%s", out)
+	}
+}

@@ -69,11 +69,17 @@ type Row struct {
 	// partial, and the gate fails it.
 	UnfinishedB bool
 	PlannedB    string
+	// UnfinishedA: A ended before it finished the cell (MarkUnfinishedA),
+	// which was to have PlannedA trials. A is the baseline: its partial
+	// numbers are judged as they are, but a script reading a row must
+	// be able to tell them from a finished cell's without the header.
+	UnfinishedA bool
+	PlannedA    string
 	// order is where the row's cell comes: the index of A's first sample
 	// of it, after A's samples for a cell only B has.
 	order int
-	// cellB is the row's cell in B.
-	cellB key
+	// cellA and cellB are the row's cell in A and in B.
+	cellA, cellB key
 }
 
 type key struct {
@@ -132,7 +138,7 @@ func Runs(a, b *results.Run, metrics, gated []string, studyA, studyB []results.C
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath,
 			XA: xs, XB: ys, Missing: gateAbsence[why] != "", Absent: gateAbsence[why], NotMeasured: why == notMeasured, GaveUp: bs.gaveUp[cellOf(kb)],
 			WideA: wa[k], WideB: wb[kb], DisturbedA: da[cellOf(k)], DisturbedB: db[cellOf(kb)], order: first[cellOf(k)],
-			cellB: cellOf(kb),
+			cellA: cellOf(k), cellB: cellOf(kb),
 		})
 	}
 	rows = append(rows, missingInA(a, b, p, want, studyA, first)...)

@@ -141,10 +141,12 @@ func diffBounds(v gate.Verdict) (low, high float64) {
 // there (not_measured_in_a, per row and as the CSV's last column) and
 // the metrics compared that one run has in no cell (metrics_not_in_b,
 // metrics_not_in_a, the JSON alone), and absolute rules (a verdict's
-// absolute, diff_low and diff_high). A version
-// only adds fields; a reader of an older one reads a newer one
-// unchanged.
-const SchemaVersion = 6
+// absolute, diff_low and diff_high); 7 added, per row and as the CSV's
+// last columns, unfinished_in_a and unfinished_in_b with planned_a and
+// planned_b (a row's cell that a run ended before finishing, which only
+// the header's counts and the verdict's why said). A version only adds
+// fields; a reader of an older one reads a newer one unchanged.
+const SchemaVersion = 7
 
 // ci is a side as the CSV and JSON give it: one trial has no interval,
 // not one of zero width at its mean.
@@ -176,12 +178,14 @@ func num(v float64) string {
 // missing_in_a, absent_in_a and gave_up_a with 3, not_measured_in_a
 // and the gate's absolute, diff_low and diff_high with 6 (without them
 // a script could not tell whether gate_change is a fraction or B − A in
-// the metric's unit: the row's first rule decides).
+// the metric's unit: the row's first rule decides), unfinished_in_a,
+// unfinished_in_b, planned_a and planned_b with 7.
 var csvHeader = []string{"cell", "metric", "n_a", "mean_a", "ci_low_a", "ci_high_a", "n_b", "mean_b", "ci_low_b", "ci_high_b",
 	"ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b", "failed_rules", "wide_a", "wide_b",
 	"disturbed_a", "disturbed_b", "not_measured_in_b", "gave_up_b",
 	"absent_in_b", "verdict", "gate_level", "gate_change", "gate_ratio_low", "gate_ratio_high", "gate_p_welch",
-	"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a", "gate_absolute", "gate_diff_low", "gate_diff_high"}
+	"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a", "gate_absolute", "gate_diff_low", "gate_diff_high",
+	"unfinished_in_a", "unfinished_in_b", "planned_a", "planned_b"}
 
 func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 	cw := csv.NewWriter(w)
@@ -209,7 +213,8 @@ func writeCSV(w io.Writer, rows []Row, vs []gate.Verdict) error {
 			strconv.FormatBool(r.NotMeasured), r.GaveUp,
 			string(r.Absent), outcome, num(level), num(change), num(low), num(high), num(p),
 			strconv.FormatBool(r.MissingA), string(r.AbsentA), r.GaveUpA, strconv.FormatBool(r.NotMeasuredA),
-			absolute, num(dlow), num(dhigh)})
+			absolute, num(dlow), num(dhigh),
+			strconv.FormatBool(r.UnfinishedA), strconv.FormatBool(r.UnfinishedB), r.PlannedA, r.PlannedB})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -268,6 +273,15 @@ type jsonRow struct {
 	// NotMeasuredInA: A's counted trials of the cell lack the metric B
 	// has there (Row.NotMeasuredA).
 	NotMeasuredInA bool `json:"not_measured_in_a"`
+	// UnfinishedInA and UnfinishedInB: that run ended before it finished
+	// the cell (Row.UnfinishedA, Row.UnfinishedB), which was to have
+	// PlannedA or PlannedB trials ("5", "3 to 10"; "" for a finished
+	// cell). Not unfinished_a and unfinished_b: the document's keys of
+	// those names count cells.
+	UnfinishedInA bool   `json:"unfinished_in_a"`
+	UnfinishedInB bool   `json:"unfinished_in_b"`
+	PlannedA      string `json:"planned_a"`
+	PlannedB      string `json:"planned_b"`
 }
 
 // jsonVerdict is one rule's verdict on one cell: its outcome, and the
@@ -372,7 +386,7 @@ func writeJSON(w io.Writer, h Head, rows []Row, vs []gate.Verdict) error {
 			RatioMethod: string(r.Ratio.Method), P: jsonNum(r.P), MissingInB: r.Missing, FailedRules: failed,
 			WideA: r.WideA, WideB: r.WideB, DisturbedA: r.DisturbedA, DisturbedB: r.DisturbedB, NotMeasuredInB: r.NotMeasured, GaveUpB: r.GaveUp,
 			AbsentInB: string(r.Absent), Verdict: outcome, MissingInA: r.MissingA, AbsentInA: string(r.AbsentA), GaveUpA: r.GaveUpA,
-			NotMeasuredInA: r.NotMeasuredA})
+			NotMeasuredInA: r.NotMeasuredA, UnfinishedInA: r.UnfinishedA, UnfinishedInB: r.UnfinishedB, PlannedA: r.PlannedA, PlannedB: r.PlannedB})
 	}
 	for _, v := range vs {
 		doc.Verdicts = append(doc.Verdicts, newJSONVerdict(v))

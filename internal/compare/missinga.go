@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"fmt"
+
 	"github.com/cnibench/cnibench/internal/analysis"
 	"github.com/cnibench/cnibench/internal/gate"
 	"github.com/cnibench/cnibench/internal/results"
@@ -49,7 +51,7 @@ func missingInA(a, b *results.Run, p pairing, want wants, studyA []results.Cell,
 			Key: p.name(k), Metric: kb.metric, A: analysis.Describe(kb.metric, nil), B: analysis.Describe(kb.metric, ys),
 			Ratio: vs.Ratio, P: vs.P, DataA: k.datapath, DataB: kb.datapath, XB: ys,
 			MissingA: gateAbsence[why] != "", AbsentA: gateAbsence[why], GaveUpA: as.gaveUp[cellOf(k)], NotMeasuredA: why == notMeasured,
-			WideB: wb[kb], DisturbedB: db[cellOf(kb)], order: order, cellB: cellOf(kb),
+			WideB: wb[kb], DisturbedB: db[cellOf(kb)], order: order, cellA: cellOf(k), cellB: cellOf(kb),
 		})
 	}
 	return rows
@@ -69,11 +71,17 @@ func MissingA(rows []Row) []string {
 	return out
 }
 
-// aText is A's column of a row: its summary, or why A has none.
+// aText is A's column of a row: its summary, or why A has none, and
+// that A did not finish the cell (the baseline's trials are partial,
+// though the gate judges them as they are).
 func aText(r Row, summary string) string {
 	switch {
+	case r.NotMeasuredA && r.UnfinishedA:
+		return fmt.Sprintf("not measured in A (its trials of the cell have no value of %s); A unfinished (planned %s)", r.Metric, r.PlannedA)
 	case r.NotMeasuredA:
 		return "not measured in A (its trials of the cell have no value of " + r.Metric + ")"
+	case !r.MissingA && r.UnfinishedA:
+		return fmt.Sprintf("%s; A unfinished (n=%d of planned %s)", summary, len(r.XA), r.PlannedA)
 	case !r.MissingA:
 		return summary
 	case r.GaveUpA != "":

@@ -93,7 +93,7 @@ func TestJSONKeysAlwaysPresent(t *testing.T) {
 	}
 	for _, k := range []string{"cell", "metric", "a", "b", "ratio", "ratio_low", "ratio_high", "ratio_method", "p_welch", "missing_in_b",
 		"absent_in_b", "not_measured_in_b", "gave_up_b", "wide_a", "wide_b", "disturbed_a", "disturbed_b", "failed_rules", "verdict",
-		"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a"} {
+		"missing_in_a", "absent_in_a", "gave_up_a", "not_measured_in_a", "unfinished_in_a", "unfinished_in_b", "planned_a", "planned_b"} {
 		if _, ok := rs[0][k]; !ok {
 			t.Errorf("row has no key %q: %s", k, doc["rows"])
 		}

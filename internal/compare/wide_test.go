@@ -109,7 +109,7 @@ func TestDisturbedTrialsCounted(t *testing.T) {
 	if err := Write(&csv, "csv", Head{}, rows, nil); err != nil {
 		t.Fatal(err)
 	}
-	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.Contains(head, ",disturbed_a,disturbed_b,") || !strings.Contains(csv.String(), ",1,2,false,,,,,,,,,false,,,false,,,\n") {
+	if head, _, _ := strings.Cut(csv.String(), "\n"); !strings.Contains(head, ",disturbed_a,disturbed_b,") || !strings.Contains(csv.String(), ",1,2,false,,,,,,,,,false,,,false,,,,false,false,,\n") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	if err := Write(&js, "json", Head{}, rows, nil); err != nil {
