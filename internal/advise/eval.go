@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"errors"
 	"sort"
 	"strings"
 
@@ -37,9 +38,13 @@ type Result struct {
 // (not applicable) even when another is unknown.
 func Evaluate(r *Rule, in *inspect.Inspection) Result {
 	res := Result{Rule: r, Name: r.Name}
-	var failed, unknown []string
+	var failed, unknown, live []string
 	for i := range r.When {
 		p := &r.When[i]
+		if p.needsMachine(in) {
+			live = append(live, p.Text)
+			continue
+		}
 		ok, read, err := p.eval(in)
 		switch {
 		case err != nil:
@@ -54,6 +59,9 @@ func Evaluate(r *Rule, in *inspect.Inspection) Result {
 	case len(failed) > 0:
 		res.Status, res.Why = NotApplicable, failed
 		return res
+	case len(live) > 0:
+		res.Status, res.Why = LeftOut, leftOutWhy(in, live)
+		return res
 	case len(unknown) > 0:
 		res.Status, res.Why = Unknown, unknown
 		return res
@@ -61,6 +69,10 @@ func Evaluate(r *Rule, in *inspect.Inspection) Result {
 	knobs, perm, err := r.fill(in)
 	if err == nil {
 		res.Effect, err = fill(r.Effect, in)
+	}
+	if lp := (liveParam{}); errors.As(err, &lp) {
+		res.Status, res.Why = LeftOut, leftOutWhy(in, []string{"{" + lp.name + "}"})
+		return res
 	}
 	if err != nil {
 		res.Status, res.Why = Unknown, []string{"parameter " + err.Error()}

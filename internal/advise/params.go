@@ -252,6 +252,12 @@ func fill(s string, in *inspect.Inspection) (string, error) {
 	var firstErr error
 	out := placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
 		name := m[1 : len(m)-1]
+		if paramNeedsMachine(in, name) {
+			if firstErr == nil {
+				firstErr = liveParam{name}
+			}
+			return ""
+		}
 		v, err := params[name](in)
 		if err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("{%s}: %w", name, err)

@@ -46,7 +46,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\n## Candidates (%d)\n\n", len(r.Candidates))
 	if len(r.Candidates) == 0 {
-		b.WriteString("No rule proposes a knob for this machine.\n\n")
+		fmt.Fprintf(&b, "%s\n\n", r.NoCandidates())
 	} else {
 		b.WriteString("| rule | knob | measured effect | verdict |\n|---|---|---|---|\n")
 		for _, c := range r.Candidates {
@@ -92,8 +92,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	b.WriteString("## Rules that do not apply or cannot tell\n\n| rule | status | why |\n|---|---|---|\n")
-	for _, o := range r.Others {
+	for _, o := range r.Listed() {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", o.Name, o.Status, markdown.Cell(strings.Join(o.Why, "; ")))
+	}
+	if l := r.LeftOutLine(); l != "" {
+		fmt.Fprintf(&b, "\n%s.\n", l)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -174,7 +177,7 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 {{range .Partial}}<p>{{.}}.</p>{{end}}
 {{if .Seen}}<ul>{{range .Seen}}<li>{{.Finding}} ({{.Run}}): {{.Text}}; {{.AnswerText}}.</li>{{end}}</ul>{{else}}<p>{{join .Runs ", "}}: {{nothing}}.</p>{{end}}{{end}}
 <h2>Candidates ({{len .Candidates}})</h2>
-{{if not .Candidates}}<p>No rule proposes a knob for this machine.</p>{{else}}
+{{if not .Candidates}}<p>{{.NoCandidates}}</p>{{else}}
 <table><tr><th>rule</th><th>knob</th><th>measured effect</th><th>verdict</th></tr>
 {{range .Candidates}}<tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{knobs .Knobs}}</td><td class="np">{{.Measured}}</td><td class="np">{{.VerdictText}}</td></tr>
 {{end}}</table>{{end}}
@@ -194,8 +197,9 @@ section{border-top:1px solid #ccc;margin-top:1.5em}
 {{end}}
 <h2>Rules that do not apply or cannot tell</h2>
 <table><tr><th>rule</th><th>status</th><th>why</th></tr>
-{{range .Others}}<tr><td>{{.Name}}</td><td>{{.Status}}</td><td>{{join .Why "; "}}</td></tr>
+{{range .Listed}}<tr><td>{{.Name}}</td><td>{{.Status}}</td><td>{{join .Why "; "}}</td></tr>
 {{end}}</table>
+{{with .LeftOutLine}}<p>{{.}}.</p>{{end}}
 </body></html>
 `))
 

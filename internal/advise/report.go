@@ -260,6 +260,9 @@ func Build(rules []*Rule, in *inspect.Inspection, now time.Time) *Report {
 
 // Summarize turns an inspection into lines for people.
 func Summarize(in *inspect.Inspection) []Finding {
+	if in.Record != nil {
+		return recordSummary(in)
+	}
 	var f []Finding
 	add := func(what, format string, a ...any) { f = append(f, Finding{what, fmt.Sprintf(format, a...)}) }
 	if in.Source != "" {
@@ -329,15 +332,20 @@ func Summarize(in *inspect.Inspection) []Finding {
 		sort.Strings(q)
 		add("root qdiscs", "%s", strings.Join(q, ", "))
 	}
+	if len(in.Unknown) > 0 {
+		f = append(f, unknownFinding(in))
+	}
+	return f
+}
+
+// unknownFinding lists what could not be read, and why.
+func unknownFinding(in *inspect.Inspection) Finding {
 	var unk []string
 	for k, why := range in.Unknown {
 		unk = append(unk, k+" ("+why+")")
 	}
 	sort.Strings(unk)
-	if len(unk) > 0 {
-		add("unknown", "%s", strings.Join(unk, "; "))
-	}
-	return f
+	return Finding{"unknown", strings.Join(unk, "; ")}
 }
 
 // idleFindings say how the CPUs idle and, where read, the limits that

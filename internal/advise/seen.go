@@ -115,6 +115,9 @@ type Seen struct {
 	// NotEvaluated are the rules that answer it but were not evaluated
 	// (--rule named others): no word on them either way.
 	NotEvaluated []string `json:"not_evaluated,omitempty"`
+	// LeftOut are the rules that answer it but read what the run's
+	// record lacks (--no-inspect, LeftOut): no word on them either.
+	LeftOut []string `json:"left_out,omitempty"`
 	// notBy is NotBy for the pages: rules with the same status and
 	// first reason together (four overlay rules on a machine without an
 	// overlay are one line, not four).
@@ -144,6 +147,10 @@ func (r *Report) AddSightings(run string, ss []Sighting) {
 		var why []string // status and first reason, in order
 		names := map[string][]string{}
 		for _, o := range r.Others {
+			if slices.Contains(o.Rule.Answers, s.Finding) && o.Status == LeftOut {
+				seen.LeftOut = append(seen.LeftOut, o.Name)
+				continue
+			}
 			if slices.Contains(o.Rule.Answers, s.Finding) {
 				seen.NotBy = append(seen.NotBy, fmt.Sprintf("%s: %s: %s", o.Name, o.Status, strings.Join(o.Why, "; ")))
 				w := o.Status
@@ -154,7 +161,9 @@ func (r *Report) AddSightings(run string, ss []Sighting) {
 					why = append(why, w)
 				}
 				names[w] = append(names[w], o.Name)
-				seen.elsewhere = seen.elsewhere || (s.Emulated && o.Status == NotApplicable)
+				// From a run's record the rules read the run's own
+				// machine, the one its namespaces ran on.
+				seen.elsewhere = seen.elsewhere || (s.Emulated && o.Status == NotApplicable && !r.fromRecord())
 			}
 		}
 		for _, w := range why {
@@ -208,13 +217,26 @@ func (s Seen) AnswerText() string {
 		if len(s.NotEvaluated) > 0 {
 			text += " / " + strings.Join(s.NotEvaluated, ", ") + ": not evaluated (--rule)"
 		}
+		if len(s.LeftOut) > 0 {
+			text += " / " + strings.Join(s.LeftOut, ", ") + ": " + leftOutShort
+		}
 		if s.elsewhere {
 			text += " (the rules read the inspected machine, not the run's nodes, which were network namespaces " +
 				"cnibench built for the run: run advise on a node whose pod network has the run's datapath)"
 		}
 		return text
-	case len(s.NotEvaluated) > 0:
-		return "answered by " + strings.Join(s.NotEvaluated, ", ") + " (not evaluated: --rule)"
+	case len(s.NotEvaluated) > 0 || len(s.LeftOut) > 0:
+		var by []string
+		if len(s.NotEvaluated) > 0 {
+			by = append(by, strings.Join(s.NotEvaluated, ", ")+" (not evaluated: --rule)")
+		}
+		if len(s.LeftOut) > 0 {
+			by = append(by, strings.Join(s.LeftOut, ", ")+" ("+leftOutShort+")")
+		}
+		return "answered by " + strings.Join(by, " and ")
 	}
 	return "no rule answers it"
 }
+
+// leftOutShort says why a rule that answers a finding was left out.
+const leftOutShort = "left out: this machine was not inspected (--no-inspect), and the run's env.json does not record what it reads"

@@ -105,8 +105,11 @@ type Inspection struct {
 	// Source says what machine this is ("this machine" or a fixture's
 	// description).
 	Source string `json:"source,omitempty"`
-	Kernel string `json:"kernel"`
-	CPUs   int    `json:"cpus"`
+	// Record is set where no machine was read, only a run's env.json
+	// (FromEnv); nil for an inspection of a machine.
+	Record *Record `json:"record,omitempty"`
+	Kernel string  `json:"kernel"`
+	CPUs   int     `json:"cpus"`
 	// OnlineCPUs lists the online CPUs ("0,2-3"): with a CPU offline or
 	// hot-removed they are not 0..CPUs-1, and a steering mask must name
 	// the ones there are.
