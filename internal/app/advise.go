@@ -32,6 +32,7 @@ type adviseFlags struct {
 	engine     string
 	study      string
 	fromRun    string
+	noInspect  bool
 	sets       []string
 	budget     time.Duration
 	journalDir string
@@ -58,7 +59,7 @@ than the margin, shown rejected with its interval otherwise. Every change is rev
 the end of each run. The permanent forms are printed for review, never applied.`,
 		Example: "  sudo cnibench advise\n  sudo cnibench advise --rule rfs --rule tunnel-mtu --out /tmp/advice\n" +
 			"  sudo cnibench advise --prove --budget 10m\n  sudo cnibench advise --prove --study ./my-study.yaml\n" +
-			"  sudo cnibench advise --prove --rule rfs --set trials.max=20 --budget 10m",
+			"  sudo cnibench advise --prove --rule rfs --set trials.max=20 --budget 10m\n  cnibench advise --run results/A --no-inspect",
 		Args: cobra.NoArgs,
 		RunE: f.run,
 	}
@@ -69,6 +70,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	_ = cmd.MarkFlagFilename("study")
 	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS against the baseline, netfilter's share of the CPU cost per packet, overlays against native routing) are set beside the candidates that answer them; with --prove those candidates are measured on the run's own cells")
 	_ = cmd.MarkFlagDirname("run")
+	cmd.Flags().BoolVar(&f.noInspect, "no-inspect", false, "with --run: inspect nothing, and advise from the machine the run recorded in its env.json (kernel, CPUs, how they idle, the sysctls its tunings set) instead of this one, where it ran or on any machine, without root; the rules that read what env.json does not record (devices, netfilter, conntrack) are left out, saying so")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")
 	durationVar(cmd.Flags(), &f.budget, "budget", 5*time.Minute, "with --prove: machine time of all the A/B runs together, split over the candidates")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "what to inspect: local (this machine) or kube (the server node of a cluster, through the installed agent; --prove runs the A/B there)")
@@ -80,6 +82,9 @@ the end of each run. The permanent forms are printed for review, never applied.`
 
 // check refuses bad input before anything is read or changed.
 func (f *adviseFlags) check(cmd *cobra.Command) error {
+	if err := f.checkNoInspect(cmd); err != nil {
+		return inputErr(err)
+	}
 	switch f.engine {
 	case "local":
 		if err := f.kube.refuseWithout(cmd.Flags(), "--engine kube"); err != nil {
@@ -175,13 +180,22 @@ func (f *adviseFlags) run(cmd *cobra.Command, _ []string) error {
 	// A bad run directory is bad input, found before the inspection.
 	var fr fromRun
 	if f.fromRun != "" {
-		if fr, err = readRun(f.fromRun, f.engine); err != nil {
+		engine := f.engine
+		if f.noInspect {
+			engine = "" // nothing inspected: a run of either engine is read
+		}
+		if fr, err = readRun(f.fromRun, engine); err != nil {
 			return err
 		}
 	}
-	in, err := f.inspect(cmd)
-	if err != nil {
+	var in *inspect.Inspection
+	if f.noInspect {
+		in = inspect.FromEnv(fr.dir, fr.run.Env, fr.run.HasEnv)
+	} else if in, err = f.inspect(cmd); err != nil {
 		return err
+	}
+	if n := rootNote(os.Geteuid(), f); n != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), n)
 	}
 	rep := advise.Build(rules, in, time.Now())
 	if fr.run != nil {

@@ -79,18 +79,21 @@ func readRun(dir, engine string) (fromRun, error) {
 // and --prove would measure the cluster's cells on emulated nodes while
 // saying it measured the run's own study (and a local run's the other
 // way round). A run without env.json, or one that did not record its
-// engine, is not refused: its engine is not known.
+// engine, is not refused: its engine is not known; nor is any run where
+// engine is "" (--no-inspect: nothing is inspected, the rules read the
+// run's own record).
 func checkRunEngine(dir string, run *results.Run, engine string) error {
 	ran := run.Env.Engine
-	if !run.HasEnv || ran == "" || ran == engine {
+	if !run.HasEnv || ran == "" || engine == "" || ran == engine {
 		return nil
 	}
 	if ran == "kube" {
 		return fmt.Errorf("--run %s: the run was made on the kube engine (a cluster's nodes), and advise --engine %s reads this machine; "+
-			"give --engine kube with the run's cluster flags (--kubeconfig, --server-node, ...)", dir, engine)
+			"give --engine kube with the run's cluster flags (--kubeconfig, --server-node, ...), or --no-inspect to advise from the run's env.json alone", dir, engine)
 	}
 	return fmt.Errorf("--run %s: the run was made on the %s engine (nodes emulated on the machine it ran on), and advise --engine %s "+
-		"reads a cluster's server node; leave --engine %s out and run advise on the machine the run was made on", dir, ran, engine, engine)
+		"reads a cluster's server node; leave --engine %s out and run advise on the machine the run was made on, or give --no-inspect "+
+		"in its place to advise from the run's env.json alone", dir, ran, engine, engine)
 }
 
 // notes are what the pages say above the run's findings of what limits
