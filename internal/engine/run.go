@@ -328,7 +328,9 @@ type PodStarter interface {
 	// a time, all released at one instant; waits until every one's
 	// network is ready; deletes them; and returns their times in start
 	// order (Ready from the instant of release, Teardown set). The pods
-	// carry no workload and are gone when it returns, also on error.
+	// carry no workload and are gone when it returns, also on error,
+	// unless the error says what stayed (ErrLeftBehind): the next burst
+	// would make its pods beside it.
 	StartPods(ctx context.Context, node string, n, concurrency int) ([]PodTime, error)
 }
 
@@ -347,13 +349,15 @@ func (e transientError) Unwrap() []error { return []error{e.error, ErrTransient}
 
 // ErrLeftBehind marks an engine's error that includes a failure to undo
 // what it made: an Up that failed and whose teardown of what it had
-// built failed too (a namespace, a process or a cluster object left), or
-// a Scale whose cleanup of a pod it could not make, or deletion of one
-// it scaled down, failed. The runner may retry a failed Up or Scale, or
-// give their cells up and go on, only when nothing was left: the next
-// cluster or pods would be made beside the leftovers (the local engine's
-// names are the run's), and the host must be put back first (cnibench
-// cleanup).
+// built failed too (a namespace, a process or a cluster object left), a
+// Scale whose cleanup of a pod it could not make, or deletion of one it
+// scaled down, failed, or a pod start-up burst (PodStarter, a trial's
+// workload) whose pods could not all be deleted or undone. The runner
+// may retry a failed Up, Scale or trial, or give their cells up and go
+// on, only when nothing was left: the next cluster or pods would be
+// made beside the leftovers (the local engine's names are the run's, a
+// burst's pods the same at every trial), and the host must be put back
+// first (the run's teardown, else cnibench cleanup).
 var ErrLeftBehind = errors.New("left behind")
 
 // LeftBehind marks err as ErrLeftBehind, its message unchanged; nil

@@ -137,20 +137,31 @@ func (c *Cluster) deletePod(p *Pod) error { return c.deletePodWith(p, false) }
 // deletePodWith is deletePod; devices: with netlink wiring, also delete
 // the pod's eth0 before its namespace, as a CNI plugin's DEL does, so
 // its devices are gone when it returns (see detachNetlink).
+// Every error names the pod and its node: what stays of it when the
+// deletion fails (a start-up burst's pod is in no list the error could
+// be read against).
 func (c *Cluster) deletePodWith(p *Pod, devices bool) error {
 	if p.hostNet {
 		return nil
 	}
+	if err := c.unwirePod(p, devices); err != nil {
+		return fmt.Errorf("delete pod %s from node %s: %w", p.name, p.node.name, err)
+	}
+	return nil
+}
+
+// unwirePod is deletePodWith's work: stop, unwire, delete the namespace.
+func (c *Cluster) unwirePod(p *Pod, devices bool) error {
 	if err := c.kill(p.ns); err != nil {
 		return err
 	}
 	start := time.Now()
 	if err := c.detachCNI(p); err != nil {
-		return fmt.Errorf("delete pod %s from node %s: %w", p.name, p.node.name, err)
+		return err
 	}
 	if p.node.cni == nil {
 		if err := c.detachNetlink(p, devices); err != nil {
-			return fmt.Errorf("delete pod %s from node %s: %w", p.name, p.node.name, err)
+			return err
 		}
 	}
 	if err := c.removeNetns(p.ns); err != nil {

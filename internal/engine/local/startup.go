@@ -28,7 +28,9 @@ var _ engine.PodStarter = (*Cluster)(nil)
 // created there next (the next burst, or measured pods when the study
 // scales up) must not meet a device still answering for the address.
 // On error every pod of the burst that was made is deleted before the
-// error is returned.
+// error is returned. A pod of the burst that could not be deleted (or a
+// failed pod not undone, addPod) is left behind, and the error says so
+// (engine.ErrLeftBehind): see StartPods' teardown below.
 func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int) ([]engine.PodTime, error) {
 	nd := c.nodeNamed(node)
 	if err := engine.CheckBurst(n, concurrency); err != nil {
@@ -73,7 +75,18 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 		}
 	}
 	// Teardown in parallel as well, after every pod of the burst was
-	// ready, as a burst of deletions would go.
+	// ready, as a burst of deletions would go. A pod whose deletion
+	// failed stays, in part: its namespace (still in c.created, so
+	// Close deletes it), its devices, with netlink wiring its datapath
+	// state (OVS's flows), with wiring cni its host-local lease in the
+	// state directory. The burst's pods are in no node's list, and the
+	// next burst makes its pods under the same names and indices: the
+	// same namespace, host veth name and CNI container ID, the same
+	// address. Each of its pods would fail on the leftover, or be wired
+	// beside a device still answering for its address; so would the
+	// measured pods a larger replica count makes at those indices. The
+	// runner must not run the trial again on this cluster but stop
+	// (engine.ErrLeftBehind); its teardown (Close) removes the rest.
 	derrs := make([]error, n)
 	for i, p := range pods {
 		if p == nil {
@@ -82,9 +95,11 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if derrs[i] = c.deletePodWith(p, true); derrs[i] == nil {
-				out[i].Teardown = p.teardown
+			if err := c.deletePodWith(p, true); err != nil {
+				derrs[i] = engine.LeftBehind(err)
+				return
 			}
+			out[i].Teardown = p.teardown
 		}()
 	}
 	wg.Wait()
