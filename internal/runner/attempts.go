@@ -72,7 +72,8 @@ type attemptsSoFar struct {
 // the noise guard finds disturbed is recorded, marked, and repeated up
 // to the guard's Repeats, each time after the round's other trials
 // (errAgain); the last one counts, marked if disturbed. A cancelled run,
-// a knob that would not revert and a write that failed end the run.
+// a knob that would not revert, a write that failed and a failure that
+// left something of the engine's behind (leftByTrial) end the run.
 func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error {
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
@@ -92,6 +93,9 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 		if err != nil {
 			if ctx.Err() != nil || isFatal(err) {
 				return fmt.Errorf("%s: %w", where, err)
+			}
+			if errors.Is(err, engine.ErrLeftBehind) {
+				return r.leftByTrial(where, err)
 			}
 			failures++
 			rec := results.Sample{Cell: cell, Trial: round, Attempt: attempt, Start: t0, End: time.Now(),
@@ -135,6 +139,26 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 		r.opt.Progress.Step(fmt.Sprintf("%s %s %s r=%d%s trial %d (max %d)", cell.Datapath, cell.Workload, cell.Tuning, cell.Replicas, impairedBy(cell, " "), round, s.Spec.Trials.Max))
 		return nil
 	}
+}
+
+// leftByTrial is the run's error for a trial whose failure left
+// something of the engine's on the host (engine.ErrLeftBehind: a pod of
+// a start-up burst it could not delete, or could not undo after a
+// failed wiring). Run again, the trial, and every later trial of the
+// workload, would make its pods beside the leftover, under the same
+// names and at the same addresses: each fails on it, or measures beside
+// it, and after its retries its cell is given up for it. So the run
+// stops, as after a set-up that left something (setUpFailed), the
+// attempt unrecorded: a --resume runs the trial again once the host is
+// clean. Its teardown follows as after any error (knobs reverted, the
+// cluster torn down, which takes the leftover with it when it can);
+// what that cannot remove, the cleanup command the run's journal names
+// does (the local engine journals a pod's namespace and the CNI state
+// directory before it makes them; the kube engine's pods carry the
+// run's label).
+func (r *run) leftByTrial(where string, err error) error {
+	return fmt.Errorf("%s: %w; this is left on the host, so the run stops rather than try the trial again beside it: "+
+		"its teardown removes what it can, and anything it could not, %s removes", where, err, journalCleanup(r.opt.Cleanup, r.jdir))
 }
 
 // runTrial runs trial round of cell u on cluster c: runUnit, or the

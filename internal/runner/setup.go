@@ -40,7 +40,8 @@ var remoteSetUpPause = 30 * time.Second
 // failure is tried again, and then given up with the cells it was for.
 // Every other failure of a set-up ends the run as before: a cancelled
 // run, a knob that would not revert, a teardown that failed (engine
-// ErrLeftBehind included: an engine's own teardown of a failed Up), a
+// ErrLeftBehind included: an engine's own teardown of a failed Up; a
+// trial's error that carries it ends the run too, leftByTrial), a
 // write that failed (env.json, a journal record), a refused resume, a
 // node another run holds (isFatal). So does a setUpError once the run's
 // journal has failed (retrySetUp): the engine's first failed journal
