@@ -81,7 +81,8 @@ type Needs struct {
 	// resume since, each with its own ID; nil for a new run): an engine
 	// whose runs leave objects where their nodes are when their runner
 	// dies (the kube engine's pods, Services and Lease) refuses to go on
-	// beside any part's, naming the cleanup.
+	// beside any dead run's, naming the cleanup, and names those of the
+	// parts as the interrupted run's.
 	Resumes []string
 }
 

@@ -29,9 +29,9 @@ func (resumesEngine) Preflight(_ context.Context, _ *study.Study, n engine.Needs
 
 // TestResumeTellsPreflightTheRun: a --resume tells the engine's
 // preflight the interrupted run's ID (env.json's run_id, in a run
-// directory from before run_ids), so that the kube engine refuses
-// to go on beside that run's leftover pods, Services and Lease
-// (kube.checkResumedGone); a new run tells none.
+// directory from before run_ids), so that the kube engine, refusing
+// to go on beside leftover pods, Services and Leases, names that run's
+// as the interrupted run's (kube.checkLeftBehind); a new run tells none.
 func TestResumeTellsPreflightTheRun(t *testing.T) {
 	saved := engines
 	engines = append(slices.Clip(engines), struct {

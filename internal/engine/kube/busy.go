@@ -43,51 +43,90 @@ func checkNoLiveRun(ctx context.Context, cs kubernetes.Interface, namespace stri
 	return nil
 }
 
-// checkResumedGone refuses, at preflight, a --resume (resumes: the run
-// IDs of the interrupted run's parts, env.json's run_ids; nil for a new
-// run) while objects of any of them are still in the namespace
-// (ListRuns, as cleanup --kube finds them): a runner killed with -9
-// never tore down its pods, Services and Lease, and the resumed run went
-// on beside them without a word, the dead run's pods on the nodes it
-// measures and what its agents' sessions changed on the nodes perhaps
-// not reverted. Every part's, not only the one env.json's run_id names:
-// a resumed part killed before its first cluster rewrote env.json left
-// its objects under its own ID. `cnibench cleanup --kube --run ID`
-// reverts and removes each part's. A Lease still fresh (the runner died
-// less than LeaseSeconds ago) is checkNoLiveRun's to refuse first.
-func checkResumedGone(ctx context.Context, cs kubernetes.Interface, cfg Config, resumes []string, now time.Time) error {
-	if len(resumes) == 0 {
-		return nil
-	}
+// checkLeftBehind refuses, at preflight, a run while objects of a run
+// whose runner is gone are still in the namespace (ListRuns, as cleanup
+// --kube finds them): its Lease stale, or labelled objects without a
+// Lease (an older cnibench's, or their Lease deleted by hand). Such a
+// runner never tore down its pods, Services and Lease (kill -9, and
+// nobody ran cleanup --kube), and the next run went on beside them
+// without a word: the dead run's idle servers on the nodes it measures,
+// and what its agents' sessions changed on the nodes perhaps not
+// reverted. A fresh Lease is checkNoLiveRun's to refuse, first.
+//
+// For a --resume, resumes are the run IDs of the interrupted run's parts
+// (env.json's run_ids; nil for a new run), whose objects are named as
+// the interrupted run's: every part's, not only the one env.json's
+// run_id names, since a resumed part killed before its first cluster
+// rewrote env.json left its objects under its own ID.
+//
+// A Lease's age is its runner's clock against this machine's: a live
+// runner whose clock lags by more than LeaseSeconds looks dead here.
+// Refusing is still right (two runs would share the namespace), and the
+// cleanup the refusal names, judging the Lease by this machine's clock
+// (ObserveLeases), leaves that run alone and says it is alive.
+func checkLeftBehind(ctx context.Context, cs kubernetes.Interface, cfg Config, resumes []string, now time.Time) error {
 	runs, err := ListRuns(ctx, cs, cfg.Namespace, now)
 	if err != nil {
-		return fmt.Errorf("look for the interrupted run's objects on the cluster: %w", err)
+		return fmt.Errorf("look for objects of ended runs on the cluster: %w", err)
 	}
 	var left []RunInfo
 	for _, r := range runs {
-		if slices.Contains(resumes, r.Run) {
+		if r.Lease != LeaseFresh {
 			left = append(left, r)
 		}
 	}
-	switch len(left) {
-	case 0:
+	if len(left) == 0 {
 		return nil
-	case 1:
+	}
+	prefix, again := "", "run again"
+	if len(resumes) > 0 {
+		prefix, again = "--resume: ", "resume again"
+	}
+	if len(left) == 1 {
 		r := left[0]
-		return fmt.Errorf("--resume: the interrupted run %s left %s in namespace %s (%s): its runner ended without its "+
+		return fmt.Errorf("%s%s left %s in namespace %s (%s): its runner ended without its "+
 			"teardown, so its pods would share the nodes with this run's trials, and what it changed on the nodes may not be reverted; "+
-			"remove them first with `%s`, then resume again",
-			r.Run, objectCount(r.Objects), cfg.Namespace, objectsShown(r.Objects), cmdline.Quote(cleanupRunWords(cfg, r.Run)))
+			"remove them first with `%s`, then %s",
+			prefix, deadRun(r, resumes, true, true), objectCount(r.Objects), cfg.Namespace, objectsShown(r.Objects),
+			cmdline.Quote(cleanupRunWords(cfg, r.Run)), again)
+	}
+	parts := 0
+	for _, r := range left {
+		if slices.Contains(resumes, r.Run) {
+			parts++
+		}
+	}
+	subject := fmt.Sprintf("%d runs", len(left))
+	if parts == len(left) {
+		subject = fmt.Sprintf("%d parts of the interrupted run", len(left))
 	}
 	var each, cmds []string
 	for _, r := range left {
-		each = append(each, fmt.Sprintf("run %s left %s (%s)", r.Run, objectCount(r.Objects), objectsShown(r.Objects)))
+		each = append(each, fmt.Sprintf("%s left %s (%s)", deadRun(r, resumes, false, parts == len(left)), objectCount(r.Objects), objectsShown(r.Objects)))
 		cmds = append(cmds, "`"+cmdline.Quote(cleanupRunWords(cfg, r.Run))+"`")
 	}
-	return fmt.Errorf("--resume: %d parts of the interrupted run left objects in namespace %s: %s; their runners ended without their "+
+	return fmt.Errorf("%s%s left objects in namespace %s: %s; their runners ended without their "+
 		"teardown, so their pods would share the nodes with this run's trials, and what they changed on the nodes may not be reverted; "+
-		"remove them first with %s, then resume again",
-		len(left), cfg.Namespace, strings.Join(each, "; "), strings.Join(cmds, " and "))
+		"remove them first with %s, then %s",
+		prefix, subject, cfg.Namespace, strings.Join(each, "; "), strings.Join(cmds, " and "), again)
+}
+
+// deadRun names a run checkLeftBehind refuses: a part of the interrupted
+// run as such (alone, "the interrupted run ID"; in a list of parts only,
+// "run ID"), any other with why its runner is taken for gone.
+func deadRun(r RunInfo, resumes []string, alone, allParts bool) string {
+	part := slices.Contains(resumes, r.Run)
+	switch {
+	case part && alone:
+		return "the interrupted run " + r.Run
+	case part && allParts:
+		return "run " + r.Run
+	case part:
+		return "run " + r.Run + " (a part of the interrupted run)"
+	case r.Lease == LeaseStale:
+		return fmt.Sprintf("run %s (its Lease last renewed %v ago, by its runner's clock against this machine's)", r.Run, r.LeaseAge)
+	}
+	return fmt.Sprintf("run %s (no Lease)", r.Run)
 }
 
 // objectCount is "1 object" or "N objects".

@@ -59,9 +59,9 @@ func NewEngine(cfg *Config) *Engine {
 func (*Engine) Name() string { return "kube" }
 
 // Preflight checks the study against what a real cluster can do, then the
-// cluster itself (kube.Preflight; no other run's Lease fresh, and for a
-// --resume none of the objects of any of the interrupted run's parts
-// left: checkNoLiveRun, checkResumedGone), then, through the nodes' agents, their
+// cluster itself (kube.Preflight; no other run's Lease fresh, and no
+// object of a run whose runner is gone left, for a --resume any of the
+// interrupted run's parts' among them: checkNoLiveRun, checkLeftBehind), then, through the nodes' agents, their
 // online CPUs (which RPS masks span), the kernel features the knobs need
 // (netem for impairments), the CPUs the
 // server node's pods may run on when a workload pins (and its CPU
@@ -95,7 +95,7 @@ func (b *Engine) Preflight(ctx context.Context, s *study.Study, needs engine.Nee
 	if err := checkNoLiveRun(ctx, b.cs, b.cfg.Namespace, time.Now()); err != nil {
 		return f, err
 	}
-	if err := checkResumedGone(ctx, b.cs, b.cfg, needs.Resumes, time.Now()); err != nil {
+	if err := checkLeftBehind(ctx, b.cs, b.cfg, needs.Resumes, time.Now()); err != nil {
 		return f, err
 	}
 	if shared, note := sharedKernel(place); shared {

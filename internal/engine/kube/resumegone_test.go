@@ -17,25 +17,19 @@ import (
 // TestCheckResumedGone: a --resume of a run whose runner was killed
 // (kill -9: no teardown) while its pods, Services and Lease are still in
 // the namespace is refused, naming them and `cnibench cleanup --kube
-// --run ID`: it went on beside them without a word. A new run, a
-// resume of a run that left nothing (another run's objects aside), and
-// one after the cleanup go on.
+// --run ID`: it went on beside them without a word. After the cleanup a
+// resume, or a new run, goes on; a live run's objects are
+// checkNoLiveRun's to refuse, not this check's.
 func TestCheckResumedGone(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	// No kubeconfig file: the command names no --kubeconfig.
 	cfg := Config{Kubeconfig: filepath.Join(t.TempDir(), "none"), Context: "ci"}.WithDefaults()
 	dead := Config{RunID: "old1", Controller: "elsewhere/7/7"}.WithDefaults()
-	other := Config{RunID: "other"}.WithDefaults()
+	live := Config{RunID: "live"}.WithDefaults()
 	cs := fake.NewClientset(dead.Lease(now.Add(-(LeaseSeconds+60)*time.Second)), dead.ServerPod(0, "w1"), dead.ServerService(0),
-		dead.ClientPod(0, "w2"), other.ServerPod(0, "w1"))
+		dead.ClientPod(0, "w2"), live.Lease(now.Add(-5*time.Second)), live.ServerPod(0, "w1"))
 	ctx := context.Background()
-	if err := checkResumedGone(ctx, cs, cfg, nil, now); err != nil {
-		t.Errorf("a new run: %v", err)
-	}
-	if err := checkResumedGone(ctx, cs, cfg, []string{"gone2"}, now); err != nil {
-		t.Errorf("a resume of a run that left nothing: %v", err)
-	}
-	err := checkResumedGone(ctx, cs, cfg, []string{"old1"}, now)
+	err := checkLeftBehind(ctx, cs, cfg, []string{"old1"}, now)
 	for _, want := range []string{
 		"--resume: the interrupted run old1 left 4 objects in namespace cnibench (lease/cnb-old1, pod/cnb-old1-cli-0, pod/cnb-old1-srv-0, service/cnb-old1-srv-0)",
 		"remove them first with `cnibench cleanup --kube --run old1 --context ci`",
@@ -47,8 +41,14 @@ func TestCheckResumedGone(t *testing.T) {
 	if _, err := DeleteRun(ctx, cs, "cnibench", "old1", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkResumedGone(ctx, cs, cfg, []string{"old1"}, now); err != nil {
+	if err := checkLeftBehind(ctx, cs, cfg, []string{"old1"}, now); err != nil {
 		t.Errorf("after cleanup: %v", err)
+	}
+	if err := checkLeftBehind(ctx, cs, cfg, []string{"gone2"}, now); err != nil {
+		t.Errorf("a resume of a run that left nothing: %v", err)
+	}
+	if err := checkLeftBehind(ctx, cs, cfg, nil, now); err != nil {
+		t.Errorf("a new run: %v", err)
 	}
 	// The command reaches the namespaces the run used.
 	cfg.Namespace, cfg.AgentNamespace = "bench", "bench-agent"
@@ -71,7 +71,7 @@ func TestCheckResumedGoneEveryPart(t *testing.T) {
 	cs := fake.NewClientset(part.Lease(now.Add(-(LeaseSeconds+60)*time.Second)), part.ServerPod(0, "w1"))
 	ctx := context.Background()
 	parts := []string{"old1", "part2", "part3"}
-	err := checkResumedGone(ctx, cs, cfg, parts, now)
+	err := checkLeftBehind(ctx, cs, cfg, parts, now)
 	want := "--resume: the interrupted run part2 left 2 objects in namespace cnibench (lease/cnb-part2, pod/cnb-part2-srv-0)"
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "`cnibench cleanup --kube --run part2 --context ci`") {
 		t.Errorf("a resume beside a later part's objects: %v; want it refused saying %q and naming its cleanup", err, want)
@@ -79,7 +79,7 @@ func TestCheckResumedGoneEveryPart(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("cnibench").Create(ctx, first.ClientPod(0, "w2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = checkResumedGone(ctx, cs, cfg, parts, now)
+	err = checkLeftBehind(ctx, cs, cfg, parts, now)
 	for _, want := range []string{
 		"--resume: 2 parts of the interrupted run left objects in namespace cnibench: run old1 left 1 object (pod/cnb-old1-cli-0); run part2 left 2 objects",
 		"remove them first with `cnibench cleanup --kube --run old1 --context ci` and `cnibench cleanup --kube --run part2 --context ci`",
@@ -93,7 +93,7 @@ func TestCheckResumedGoneEveryPart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := checkResumedGone(ctx, cs, cfg, parts, now); err != nil {
+	if err := checkLeftBehind(ctx, cs, cfg, parts, now); err != nil {
 		t.Errorf("after both cleanups: %v", err)
 	}
 }

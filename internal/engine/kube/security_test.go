@@ -268,7 +268,8 @@ func TestPreflightSaysWhyTheAgentSessionFailed(t *testing.T) {
 
 // A run is refused at preflight while another run's Lease is fresh,
 // naming it and what to do; a stale Lease or a run without one (its
-// runner dead) does not keep a new run out.
+// runner dead) is not live: checkLeftBehind refuses their objects, with
+// the cleanup that removes them.
 func TestCheckNoLiveRun(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	other := Config{RunID: "other", Controller: "host-b/42/7"}.WithDefaults()
