@@ -12,8 +12,9 @@ var cpuEntry = Entry{
 	Description: "per-core CPU time, NET_RX softirqs (receive processing; transmit softirqs are not sampled) and softnet counters of the server node " +
 		"(/proc/stat, /proc/softirqs, /proc/net/softnet_stat; emulated nodes share this machine's) and the time " +
 		"each core spun in cpuidle's polling state, which /proc/stat counts as idle (sysfs cpuN/cpuidle/state0/time), " +
-		"and of the client node when it runs its own kernel (a cluster's)",
-	Metrics: []string{"cpu.jsonl", "cores and client_cores in samples.jsonl", "noise.steal_pct and noise.client_steal_pct in samples.jsonl (the noise guard reads them)"},
+		"and of the client node when it runs its own kernel (a cluster's); the noise guard's steal_pct and client_steal_pct " +
+		"(samples.jsonl noise, not compared) are these samples' steal time",
+	Metrics: []string{"cpu.jsonl", "cores and client_cores in samples.jsonl"},
 	Enabled: always,
 	New: func(t Trial) (Collector, error) {
 		c := &cpuCollector{s: t.Kernel(t.Cluster.Server()).CPU()}
