@@ -252,6 +252,13 @@ type refMatchFields struct {
 	RatioLow  jnum  `json:"ratio_low"`
 	RatioHigh jnum  `json:"ratio_high"`
 	RatioCI   *Pair `json:"ratio_ci,omitempty"`
+	// The difference fields were added later still: absent, no rows and
+	// an undefined span and interval.
+	DiffRows   []Key `json:"diff_rows,omitempty"`
+	DiffLow    jnum  `json:"diff_low"`
+	DiffHigh   jnum  `json:"diff_high"`
+	DiffCILow  jnum  `json:"diff_ci_low"`
+	DiffCIHigh jnum  `json:"diff_ci_high"`
 	// Why a point was not measured (added later; empty in older files).
 	Missing      string `json:"missing,omitempty"`
 	RatioMissing string `json:"ratio_missing,omitempty"`
@@ -265,14 +272,16 @@ func (m RefMatch) MarshalJSON() ([]byte, error) {
 		Reference: m.Reference,
 		refMatchFields: refMatchFields{m.Label, m.Rows, m.NormRows,
 			jnum(m.MeanLow), jnum(m.MeanHigh), jnum(m.NormLow), jnum(m.NormHigh),
-			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI, m.Missing, m.RatioMissing, m.Method},
+			m.RatioRows, jnum(m.RatioLow), jnum(m.RatioHigh), m.RatioCI,
+			m.DiffRows, jnum(m.DiffLow), jnum(m.DiffHigh), jnum(m.DiffCILow), jnum(m.DiffCIHigh),
+			m.Missing, m.RatioMissing, m.Method},
 	})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
 func (m *RefMatch) UnmarshalJSON(b []byte) error {
 	nan := jnum(math.NaN())
-	j := refMatchJSON{refMatchFields: refMatchFields{RatioLow: nan, RatioHigh: nan}}
+	j := refMatchJSON{refMatchFields: refMatchFields{RatioLow: nan, RatioHigh: nan, DiffLow: nan, DiffHigh: nan, DiffCILow: nan, DiffCIHigh: nan}}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
@@ -281,6 +290,8 @@ func (m *RefMatch) UnmarshalJSON(b []byte) error {
 		Label:     j.Label, Rows: j.Rows, NormRows: j.NormRows,
 		MeanLow: float64(j.MeanLow), MeanHigh: float64(j.MeanHigh), NormLow: float64(j.NormLow), NormHigh: float64(j.NormHigh),
 		RatioRows: j.RatioRows, RatioLow: float64(j.RatioLow), RatioHigh: float64(j.RatioHigh), RatioCI: j.RatioCI,
+		DiffRows: j.DiffRows, DiffLow: float64(j.DiffLow), DiffHigh: float64(j.DiffHigh),
+		DiffCILow: float64(j.DiffCILow), DiffCIHigh: float64(j.DiffCIHigh),
 		Missing: j.Missing, RatioMissing: j.RatioMissing, Method: j.Method,
 	}
 	return nil

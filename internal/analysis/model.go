@@ -178,9 +178,20 @@ type RefMatch struct {
 	// by round where both rows ran in the same rounds, else Fieller's
 	// (nil when a side has no trials).
 	RatioCI *Pair `json:"ratio_ci,omitempty"`
+	// DiffRows are the matched rows with a row to subtract (at the same
+	// other point a ratio divides by); DiffLow and DiffHigh span those
+	// differences of means, and DiffCILow and DiffCIHigh are Welch's 95%
+	// interval of the first one's (NaN when a side has fewer than two
+	// trials).
+	DiffRows   []Key   `json:"diff_rows,omitempty"`
+	DiffLow    float64 `json:"diff_low"`
+	DiffHigh   float64 `json:"diff_high"`
+	DiffCILow  float64 `json:"diff_ci_low"`
+	DiffCIHigh float64 `json:"diff_ci_high"`
 	// Missing says, when no row matched, which part of the point the run
 	// has no data for ("no datapath ovs"); RatioMissing the same for the
-	// point a ratio divides by. Empty when it cannot tell.
+	// point a ratio divides by or a difference subtracts. Empty when it
+	// cannot tell.
 	Missing      string `json:"missing,omitempty"`
 	RatioMissing string `json:"ratio_missing,omitempty"`
 	// Method says how our numbers for the point were measured otherwise

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -64,7 +65,8 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds, ps parts, sh
 	var out []RefMatch
 	for _, ref := range refs {
 		nan := math.NaN()
-		m := RefMatch{Reference: ref, Label: RefLabel, MeanLow: nan, MeanHigh: nan, NormLow: nan, NormHigh: nan, RatioLow: nan, RatioHigh: nan}
+		m := RefMatch{Reference: ref, Label: RefLabel, MeanLow: nan, MeanHigh: nan, NormLow: nan, NormHigh: nan, RatioLow: nan, RatioHigh: nan,
+			DiffLow: nan, DiffHigh: nan, DiffCILow: nan, DiffCIHigh: nan}
 		for _, r := range rows {
 			if r.N == 0 || !RefMatches(ref, r.SummaryRow) {
 				continue
@@ -77,6 +79,9 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds, ps parts, sh
 			if ref.Ratio != nil {
 				addRatio(&m, r, rows, rs, ps, shared, margin)
 			}
+			if ref.Difference != nil {
+				addDiff(&m, r, rows, rs)
+			}
 			if !r.HasNorm {
 				continue
 			}
@@ -88,7 +93,7 @@ func matchReferences(refs []study.Reference, rows []Row, rs rounds, ps parts, sh
 		}
 		if len(m.Rows) == 0 {
 			m.Missing = missingPart(ref, rows)
-		} else if ref.Ratio != nil && len(m.RatioRows) == 0 {
+		} else if ref.Ratio != nil && len(m.RatioRows) == 0 || ref.Difference != nil && len(m.DiffRows) == 0 {
 			den := ref
 			den.Datapath, den.Workload = cmp.Or(ref.Against, ref.Datapath), cmp.Or(ref.AgainstWorkload, ref.Workload)
 			m.RatioMissing = missingPart(den, rows)
@@ -173,12 +178,46 @@ func addRatio(m *RefMatch, r Row, rows []Row, rs rounds, ps parts, shared map[in
 	}
 }
 
-// refMetric accepts the metrics of the ratio references among refs: the
-// only ones whose per-trial values matchReferences needs.
+// addDiff adds a matched row's difference of means from the same point
+// at the reference's Against datapath and/or AgainstWorkload, when that
+// row has data. The first such row also gets Welch's 95% interval of the
+// difference from the trials of both, unpaired: the two rows need not
+// have run in the same rounds, and an unpaired interval is the wider,
+// never the falsely narrow one.
+func addDiff(m *RefMatch, r Row, rows []Row, rs rounds) {
+	k := m.RatioKey(RowKey(r))
+	for _, o := range rows {
+		if RowKey(o) != k || o.N == 0 {
+			continue
+		}
+		d := r.Mean - o.Mean
+		if len(m.DiffRows) == 0 {
+			m.DiffLow, m.DiffHigh = d, d
+			_, m.DiffCILow, m.DiffCIHigh = stats.DiffAt(trialValues(rs[RowKey(r)]), trialValues(rs[k]), stats.Confidence)
+		}
+		m.DiffRows = append(m.DiffRows, RowKey(r))
+		m.DiffLow, m.DiffHigh = min(m.DiffLow, d), max(m.DiffHigh, d)
+		return
+	}
+}
+
+// trialValues are a row's values in trial order (the sums they are
+// summed into come out the same in every run of the report).
+func trialValues(byTrial map[int]float64) []float64 {
+	out := make([]float64, 0, len(byTrial))
+	for _, t := range slices.Sorted(maps.Keys(byTrial)) {
+		out = append(out, byTrial[t])
+	}
+	return out
+}
+
+// refMetric accepts the metrics of the ratio and difference references
+// among refs: the only ones whose per-trial values matchReferences
+// needs.
 func refMetric(refs []study.Reference) func(string) bool {
 	want := map[string]bool{}
 	for _, r := range refs {
-		if r.Ratio != nil {
+		if r.Compares() {
 			want[r.Metric] = true
 		}
 	}
@@ -193,8 +232,9 @@ func deref(p *int) int {
 }
 
 // RatioKey is the key of the row a ratio reference divides the row of k
-// by: the same point at its Against datapath and/or AgainstWorkload. The
-// report names that row's trials beside the ratio's interval.
+// by, or a difference subtracts from it: the same point at its Against
+// datapath and/or AgainstWorkload. The report names that row's trials
+// beside the interval.
 func (m RefMatch) RatioKey(k Key) Key {
 	if a := m.Reference.Against; a != "" {
 		k.Datapath = a

@@ -214,3 +214,51 @@ func TestBuildDecidesRefRatioAtMargin(t *testing.T) {
 		t.Fatalf("references %+v, want the ratio decided equal at ±5%%", m.References)
 	}
 }
+
+// TestRefDifference: a difference reference is our mean at its point
+// less our mean at the same point of its other workload (seed 004's one
+// background connection against none), one per datapath where it names
+// none, the first with Welch's interval from both rows' trials; a
+// datapath without the other point says which part is missing, and
+// summary.json carries the differences and reads them back.
+func TestRefDifference(t *testing.T) {
+	row := func(dp, w string, mean float64) Row {
+		return Row{SummaryRow: results.SummaryRow{Cell: results.Cell{Datapath: dp, Tuning: "baseline", Workload: w, Replicas: 1},
+			Metric: "bitrate", CPU: -1, N: 3, Mean: mean}}
+	}
+	rows := []Row{row("flannel", "bg-intra@bg0", 40e9), row("flannel", "bg-intra@bg1", 38e9),
+		row("cilium", "bg-intra@bg0", 50e9), row("cilium", "bg-intra@bg1", 49e9)}
+	rs := rounds{RowKey(rows[0]): {1: 39.6e9, 2: 40e9, 3: 40.4e9}, RowKey(rows[1]): {1: 37.6e9, 2: 38e9, 3: 38.4e9}}
+	d := -2e9
+	ref := study.Reference{Workload: "bg-intra@bg1", AgainstWorkload: "bg-intra@bg0", Metric: "bitrate", Difference: &d}
+	m := matchReferences([]study.Reference{ref}, rows, rs, nil, nil, 0)[0]
+	if len(m.DiffRows) != 2 || m.DiffLow != -2e9 || m.DiffHigh != -1e9 || len(m.RatioRows) != 0 {
+		t.Errorf("match %+v: want flannel's -2e9 and cilium's -1e9, no ratio", m)
+	}
+	if !(m.DiffCILow < -2e9 && -2e9 < m.DiffCIHigh && m.DiffCIHigh < 0) {
+		t.Errorf("interval [%v, %v]: want Welch's around flannel's -2e9, below 0", m.DiffCILow, m.DiffCIHigh)
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, Model{Version: ModelVersion, References: []RefMatch{m}}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := back.References[0]; len(g.DiffRows) != 2 || g.DiffLow != m.DiffLow || g.DiffHigh != m.DiffHigh || g.DiffCILow != m.DiffCILow ||
+		g.DiffCIHigh != m.DiffCIHigh || g.Reference.Difference == nil || *g.Reference.Difference != d {
+		t.Errorf("read back as %+v, want %+v", g, m)
+	}
+	old, err := ReadJSON(strings.NewReader(`{"version": 1, "references": [{"reference": {"metric": "bitrate"}, "label": "paper", "mean_low": 1, "mean_high": 2, "norm_low": null, "norm_high": null}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := old.References[0]; len(o.DiffRows) != 0 || !math.IsNaN(o.DiffLow) || !math.IsNaN(o.DiffCILow) {
+		t.Errorf("a file without difference fields read as rows %v [%v, %v]; want none and NaN", o.DiffRows, o.DiffLow, o.DiffCILow)
+	}
+	gone := matchReferences([]study.Reference{ref}, rows[1:2], rs, nil, nil, 0)[0]
+	if len(gone.DiffRows) != 0 || gone.RatioMissing != "no workload bg-intra@bg0" {
+		t.Errorf("without the point it subtracts: %+v, want no difference and the missing workload named", gone)
+	}
+}

@@ -144,13 +144,14 @@ func cppCost(metric string) bool {
 }
 
 // fellBackRef reports whether a matched row of m, or the row its ratio
-// divides by (addRatio's), is of a cell whose placement fell back.
+// divides by or its difference subtracts (RatioKey's), is of a cell
+// whose placement fell back.
 func fellBackRef(m *RefMatch, fellBack map[results.Cell]bool) bool {
 	for _, k := range m.Rows {
 		den := k.Cell
 		den.Datapath = cmp.Or(m.Reference.Against, den.Datapath)
 		den.Workload = cmp.Or(m.Reference.AgainstWorkload, den.Workload)
-		if fellBack[k.Cell] || m.Reference.Ratio != nil && fellBack[den] {
+		if fellBack[k.Cell] || m.Reference.Compares() && fellBack[den] {
 			return true
 		}
 	}

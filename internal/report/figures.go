@@ -195,8 +195,8 @@ func (n *numbers) normSeries(g analysis.Group, metric, tuning string, x func(int
 		}
 		ns.errs = append(ns.errs, struct{ Low, High float64 }{row.Normalized - lo, hi - row.Normalized})
 		for _, ref := range n.refs(row) {
-			if ref.Reference.Normalized != nil {
-				ns.refs = append(ns.refs, plotter.XY{X: pt.X, Y: *ref.Reference.Normalized})
+			for _, y := range refEnds(ref.Reference.Normalized, ref.Reference.UpTo) {
+				ns.refs = append(ns.refs, plotter.XY{X: pt.X, Y: y})
 			}
 		}
 	}
@@ -313,13 +313,26 @@ func (n *numbers) coreRefs(tunings []string, cpus []int, row func(string, int) (
 				continue
 			}
 			for _, ref := range n.refs(r) {
-				if ref.Reference.Value != nil {
-					pts = append(pts, plotter.XY{X: bars.center(gi, si), Y: *ref.Reference.Value * sc.Factor})
+				for _, y := range refEnds(ref.Reference.Value, ref.Reference.UpTo) {
+					pts = append(pts, plotter.XY{X: bars.center(gi, si), Y: y * sc.Factor})
 				}
 			}
 		}
 	}
 	return pts
+}
+
+// refEnds are the published numbers a figure marks for one of a
+// reference's: v, or both ends of the range v starts (upTo), none
+// where the reference has no such number.
+func refEnds(v, upTo *float64) []float64 {
+	switch {
+	case v == nil:
+		return nil
+	case upTo == nil:
+		return []float64{*v}
+	}
+	return []float64{*v, *upTo}
 }
 
 // addRefMarkers adds published values as bold × markers in each series'

@@ -348,3 +348,17 @@ func TestReferencesOfUnmeasuredDatapathsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A figure marks both ends of a published range (refEnds), one × for a
+// single number and none where the reference has no such number.
+func TestRefEnds(t *testing.T) {
+	low, high := 1.161, 1.407
+	for _, c := range []struct {
+		v, upTo *float64
+		want    []float64
+	}{{nil, &high, nil}, {&low, nil, []float64{low}}, {&low, &high, []float64{low, high}}} {
+		if got := refEnds(c.v, c.upTo); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("refEnds: %v, want %v", got, c.want)
+		}
+	}
+}

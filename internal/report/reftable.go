@@ -88,21 +88,34 @@ func refPoint(ref study.Reference) string {
 // refValue shows a reference's published number(s) in display units.
 func refValue(m analysis.RefMatch) string {
 	ref := m.Reference
+	sc := analysis.Display(ref.Metric)
 	var parts []string
 	if ref.Normalized != nil {
-		parts = append(parts, "normalized "+analysis.PublishedNormalized(*ref.Normalized))
+		parts = append(parts, "normalized "+publishedSpan(analysis.Scale{Factor: 1}, *ref.Normalized, ref.UpTo))
 	}
 	if ref.Value != nil {
-		sc := analysis.Display(ref.Metric)
-		parts = append(parts, strings.TrimSpace(sc.Published(*ref.Value)+" "+sc.Unit))
+		parts = append(parts, strings.TrimSpace(publishedSpan(sc, *ref.Value, ref.UpTo)+" "+sc.Unit))
 	}
+	num, den := ref.RatioTerms()
 	if ref.Ratio != nil {
-		num, den := ref.RatioTerms()
 		// As the source gave it, as published normalized values are:
 		// %.3f cut 1.0793 to 1.079.
-		parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, analysis.PublishedNormalized(*ref.Ratio)))
+		parts = append(parts, fmt.Sprintf("%s / %s = %s", num, den, publishedSpan(analysis.Scale{Factor: 1}, *ref.Ratio, ref.UpTo)))
+	}
+	if ref.Difference != nil {
+		parts = append(parts, strings.TrimSpace(fmt.Sprintf("%s − %s = %s %s", num, den, publishedSpan(sc, *ref.Difference, ref.UpTo), sc.Unit)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// publishedSpan shows a published number as the source gave it, or the
+// range it starts where the reference has an upTo: "14 to 15.5". A
+// reference has upTo with one number only (study validation).
+func publishedSpan(sc analysis.Scale, v float64, upTo *float64) string {
+	if upTo == nil {
+		return sc.Published(v)
+	}
+	return sc.Published(v) + " to " + sc.Published(*upTo)
 }
 
 // oursFor shows our number(s) for a reference: the single matching value,
@@ -142,6 +155,9 @@ func (n *numbers) oursFor(m analysis.RefMatch) string {
 			parts = append(parts, fmt.Sprintf("%s / %s = %.3f to %.3f over %d rows", num, den, m.RatioLow, m.RatioHigh, len(m.RatioRows)))
 		}
 	}
+	if m.Reference.Difference != nil {
+		parts = append(parts, n.diffText(m))
+	}
 	if m.Reference.Value != nil {
 		sc := analysis.Display(m.Reference.Metric)
 		if len(m.Rows) == 1 {
@@ -171,6 +187,31 @@ func (n *numbers) ratioCI(m analysis.RefMatch) string {
 		count = fmt.Sprintf("%d pairs; %s", c.Paired.N, count)
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f] (%s, %s)", u.Ratio, u.Low, u.High, u.Method, count)
+}
+
+// diffText is our side of a difference reference: the one difference of
+// means with Welch's interval and both rows' trials, "−1.9 [−2.3, −1.5]
+// Gbit/s (Welch, n=5 and 5)", the span over several matched rows (one
+// per datapath of a reference that names none), or why there is none.
+func (n *numbers) diffText(m analysis.RefMatch) string {
+	num, den := m.Reference.RatioTerms()
+	sc := analysis.Display(m.Reference.Metric)
+	switch len(m.DiffRows) {
+	case 0:
+		miss := "difference: " + den + " not measured"
+		if m.RatioMissing != "" {
+			miss += ": this run measured " + m.RatioMissing
+		}
+		return miss
+	case 1:
+		k := m.DiffRows[0]
+		count := fmt.Sprintf("n=%d and %d", n.idx[k].N, n.idx[m.RatioKey(k)].N)
+		if math.IsNaN(m.DiffCILow) {
+			return fmt.Sprintf("%s − %s = %s %s (difference of means, no interval; %s)", num, den, sc.Format(m.DiffLow), sc.Unit, count)
+		}
+		return fmt.Sprintf("%s − %s = %s [%s, %s] %s (Welch, %s)", num, den, sc.Format(m.DiffLow), sc.Format(m.DiffCILow), sc.Format(m.DiffCIHigh), sc.Unit, count)
+	}
+	return fmt.Sprintf("%s − %s = %s to %s %s over %d rows", num, den, sc.Format(m.DiffLow), sc.Format(m.DiffHigh), sc.Unit, len(m.DiffRows))
 }
 
 // inlineMethodNote is methodNote for a number inside a table cell: a

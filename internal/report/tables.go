@@ -108,15 +108,16 @@ func (n *numbers) nText(r analysis.Row) string {
 
 // paperNote is the inline note for a table cell: " · paper X" with the
 // published normalized value (normalized tables) or the published value
-// in display units (absolute tables); "" when no reference matches.
+// in display units (absolute tables), " · paper X to Y" where the paper
+// gave a range; "" when no reference matches.
 func (n *numbers) paperNote(r analysis.Row, normalized bool) string {
 	var out []string
 	for _, ref := range n.refs(r) {
 		switch {
 		case normalized && ref.Reference.Normalized != nil:
-			out = append(out, ref.Label+" "+analysis.PublishedNormalized(*ref.Reference.Normalized))
+			out = append(out, ref.Label+" "+publishedSpan(analysis.Scale{Factor: 1}, *ref.Reference.Normalized, ref.Reference.UpTo))
 		case !normalized && ref.Reference.Value != nil:
-			out = append(out, ref.Label+" "+analysis.Display(r.Metric).Published(*ref.Reference.Value)+inlineMethodNote(ref.Method))
+			out = append(out, ref.Label+" "+publishedSpan(analysis.Display(r.Metric), *ref.Reference.Value, ref.Reference.UpTo)+inlineMethodNote(ref.Method))
 		}
 	}
 	if len(out) == 0 {

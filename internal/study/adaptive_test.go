@@ -114,6 +114,15 @@ func TestRatioReferenceBadInput(t *testing.T) {
 		{"{againstWorkload: tcp, metric: bitrate, ratio: 1}", "spec.reference[0].workload: againstWorkload divides by another workload"},
 		{"{workload: tcp, againstWorkload: tcp, metric: bitrate, ratio: 1}", "a point against itself"},
 		{"{datapath: flannel-vxlan, against: calico-vxlan, metric: bitrate, ratio: -1}", "spec.reference[0].ratio: must be > 0"},
+		// A difference (seed 004's "one background connection costs ~2
+		// Gbps") names its other point as a ratio does; a range (its
+		// "14 ~ 15.5 Gbps") ends above the one number it starts.
+		{"{datapath: flannel-vxlan, metric: bitrate, difference: -2e9}", "spec.reference[0].against: a ratio is a mean over another's, a difference"},
+		{"{workload: tcp, againstWorkload: tcp, metric: bitrate, difference: -2e9}", "a point against itself"},
+		{"{datapath: flannel-vxlan, metric: bitrate, upTo: 15.5e9}", "spec.reference[0]: give value, normalized, ratio or difference"},
+		{"{datapath: flannel-vxlan, metric: bitrate, value: 15.5e9, upTo: 14e9}", "spec.reference[0].upTo: the range's high end must be above its low end, value 1.55e+10; got 1.4e+10"},
+		{"{datapath: flannel-vxlan, metric: bitrate, value: 14e9, normalized: 1, upTo: 15.5e9}", "spec.reference[0].upTo: ends the range of one number, but value and normalized are given"},
+		{"{datapath: flannel-vxlan, metric: bitrate, value: 14e9, upTo: .nan}", "spec.reference[0].upTo: must be a finite number"},
 	} {
 		_, err := Parse("a.yaml", []byte(adaptiveBase+"  trials: 1\n  reference:\n    - "+c.ref+"\n"), Options{}, testCatalog)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

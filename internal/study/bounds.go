@@ -2,13 +2,11 @@ package study
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
@@ -216,59 +214,6 @@ func ceilingNote(search float64) string {
 		return ""
 	}
 	return fmt.Sprintf(" + loss-ceiling probes (%.0f h)", search/3600)
-}
-
-// checkReferences checks each published number like the rest of the
-// study: its point (datapath, tuning, replica count, CPU) must be one a
-// run can have, and its numbers finite.
-func checkReferences(sp *Spec, bad badFunc) {
-	checkLen("spec.reference", len(sp.Reference), MaxReferences, bad)
-	for i, r := range sp.Reference {
-		f := fmt.Sprintf("spec.reference[%d]", i)
-		if r.Datapath != "" {
-			checkName(f+".datapath", r.Datapath, nameRE, "'.', '_', '-'", bad)
-		}
-		if r.Against != "" {
-			checkName(f+".against", r.Against, nameRE, "'.', '_', '-'", bad)
-		}
-		if len(r.AgainstWorkload) > MaxNameLen {
-			bad(f+".againstWorkload", "name is %d bytes long; at most %d", len(r.AgainstWorkload), MaxNameLen)
-		}
-		if r.Tuning != "" {
-			checkName(f+".tuning", r.Tuning, tuningNameRE, "'.', '_', '+', '-'", bad)
-		}
-		if r.Impairment != "" {
-			checkName(f+".impairment", r.Impairment, nameRE, "'.', '_', '-'", bad)
-		}
-		if r.Replicas < 0 || r.Replicas > MaxReplicas {
-			bad(f+".replicas", "must be between 1 and %d (or left out for any), got %d", MaxReplicas, r.Replicas)
-		}
-		if r.Metric == "" {
-			bad(f+".metric", "missing")
-		} else if len(r.Metric) > MaxNameLen {
-			bad(f+".metric", "name is %d bytes long; at most %d", len(r.Metric), MaxNameLen)
-		}
-		if r.CPU != nil && (*r.CPU < 0 || *r.CPU > cpuset.MaxCPU) {
-			bad(f+".cpu", "must be between 0 and %d, got %d", cpuset.MaxCPU, *r.CPU)
-		}
-		for _, v := range []struct {
-			k string
-			p *float64
-		}{{"value", r.Value}, {"normalized", r.Normalized}, {"ratio", r.Ratio}} {
-			if v.p != nil && (math.IsNaN(*v.p) || math.IsInf(*v.p, 0)) {
-				bad(f+"."+v.k, "must be a finite number, got %v", *v.p)
-			}
-		}
-		if r.Normalized != nil && *r.Normalized < 0 {
-			bad(f+".normalized", "must be >= 0, got %v", *r.Normalized)
-		}
-		if r.Ratio != nil && *r.Ratio <= 0 {
-			bad(f+".ratio", "must be > 0, got %v", *r.Ratio)
-		}
-		if len(r.Note) > MaxNoteLen {
-			bad(f+".note", "%d bytes; at most %d", len(r.Note), MaxNoteLen)
-		}
-	}
 }
 
 // validateWorkloadBounds checks a workload's list lengths, duplicate sweep

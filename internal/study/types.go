@@ -265,14 +265,29 @@ type Reference struct {
 	// that compare attachment modes publish "A beats B by 7.93%" (ratio
 	// 1.0793) or "binding to another NUMA node drops 77.99%" (0.2201),
 	// not numbers of their hardware.
-	Ratio           *float64 `yaml:"ratio,omitempty" json:"ratio,omitempty"`
+	Ratio *float64 `yaml:"ratio,omitempty" json:"ratio,omitempty"`
+	// Difference is the point's mean minus the mean at the same other
+	// point (Against and/or AgainstWorkload), in the metric's unit:
+	// papers that give a cost as an amount ("one background connection
+	// costs the test connection ~2 Gbps") without the number it was
+	// taken from, which a ratio would need.
+	Difference      *float64 `yaml:"difference,omitempty" json:"difference,omitempty"`
 	Against         string   `yaml:"against,omitempty" json:"against,omitempty"`
 	AgainstWorkload string   `yaml:"againstWorkload,omitempty" json:"against_workload,omitempty"`
-	Note            string   `yaml:"note,omitempty" json:"note,omitempty"`
+	// UpTo makes the one number given (value, normalized, ratio or
+	// difference) the low end of a published range: papers give a span
+	// for a class of datapaths ("the VXLAN overlays 14 ~ 15.5 Gbps"),
+	// not each one's number.
+	UpTo *float64 `yaml:"upTo,omitempty" json:"up_to,omitempty"`
+	Note string   `yaml:"note,omitempty" json:"note,omitempty"`
 }
 
-// RatioTerms names the numerator and denominator of a ratio reference
-// as tables print them: "macvlan / bridge", "numa-other / numa-same".
+// Compares reports whether the reference sets two points of ours
+// against each other (a ratio or a difference), not one point's number.
+func (r Reference) Compares() bool { return r.Ratio != nil || r.Difference != nil }
+
+// RatioTerms names the two points of a ratio or difference reference as
+// tables print them: "macvlan / bridge", "numa-other / numa-same".
 func (r Reference) RatioTerms() (num, den string) {
 	switch {
 	case r.AgainstWorkload == "":

@@ -124,19 +124,19 @@ func (s *Study) Validate(cat Catalog) []*FieldError {
 	for i, r := range sp.Reference {
 		f := fmt.Sprintf("spec.reference[%d]", i)
 		switch {
-		case r.Ratio == nil && (r.Against != "" || r.AgainstWorkload != ""):
-			bad(f+".ratio", "against and againstWorkload name the denominator of a ratio: give ratio")
-		case r.Value == nil && r.Normalized == nil && r.Ratio == nil:
-			bad(f, "give value, normalized or ratio (with against)")
-		case r.Ratio != nil && r.Against == "" && r.AgainstWorkload == "":
-			bad(f+".against", "a ratio is a mean over another's: give against (a datapath) or againstWorkload")
+		case !r.Compares() && (r.Against != "" || r.AgainstWorkload != ""):
+			bad(f+".ratio", "against and againstWorkload name the denominator of a ratio, or what a difference subtracts: give ratio or difference")
+		case r.Value == nil && r.Normalized == nil && !r.Compares():
+			bad(f, "give value, normalized, ratio or difference (with against)")
+		case r.Compares() && r.Against == "" && r.AgainstWorkload == "":
+			bad(f+".against", "a ratio is a mean over another's, a difference a mean less another's: give against (a datapath) or againstWorkload")
 		case r.Against != "" && r.Datapath == "":
-			bad(f+".datapath", "against divides by another datapath: give the datapath it is compared with")
+			bad(f+".datapath", "against divides by another datapath (or subtracts its mean): give the datapath it is compared with")
 		case r.AgainstWorkload != "" && r.Workload == "":
-			bad(f+".workload", "againstWorkload divides by another workload: give the workload it is compared with")
+			bad(f+".workload", "againstWorkload divides by another workload (or subtracts its mean): give the workload it is compared with")
 		case r.Against == r.Datapath && r.AgainstWorkload == r.Workload:
-			if r.Ratio != nil {
-				bad(f+".against", "a point against itself is 1")
+			if r.Compares() {
+				bad(f+".against", "a point against itself is a ratio of 1 and a difference of 0")
 			}
 		}
 		// A reference to a tuning or replica count a profile leaves out is
