@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cnibench/cnibench/internal/analysis"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/study"
 )
@@ -347,6 +348,39 @@ func TestReferencesOfUnmeasuredDatapathsLeftOut(t *testing.T) {
 			t.Errorf("%s shows the left-out references or says there are none", name)
 		}
 	}
+}
+
+// Seed 004's Fig. 10a and Fig. 12 numbers stand beside the cells they
+// describe in summary.md: each class's throughput span (VXLAN overlays
+// 14 ~ 15.5 Gb/s, Layer-3 routing 18 ~ 19.7) in its CNIs' inter-host
+// cells and the reference table, the span of a native CNI over Flannel
+// beside our ratio, and one background connection's ~2 Gb/s cost beside
+// our difference of means, with its interval.
+func TestMarkdownCNICompareRanges(t *testing.T) {
+	s, err := study.Resolve("cni-compare", study.Options{Set: []string{"datapaths=[flannel,kube-router]", "workloads=[tcp-inter,bg-intra]"}},
+		study.Catalog{Datapaths: catalog.Names(), Tools: testCatalog.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := map[[2]string]float64{
+		{"flannel", "tcp-inter"}: 14.6e9, {"kube-router", "tcp-inter"}: 19.1e9,
+		{"flannel", "bg-intra@bg0"}: 40e9, {"flannel", "bg-intra@bg1"}: 38e9,
+	}
+	var smp []results.Sample
+	start := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	for trial := 1; trial <= 3; trial++ {
+		for k, v := range mean {
+			at := start.Add(time.Duration(trial) * time.Minute)
+			smp = append(smp, results.Sample{Cell: results.Cell{Datapath: k[0], Tuning: "baseline", Workload: k[1], Replicas: 1},
+				Trial: trial, Start: at, End: at.Add(30 * time.Second), Metrics: map[string]float64{results.MetricBitrate: v * (1 + 0.01*float64(trial-2))}})
+		}
+	}
+	md := markdownOf(t, s, analysis.Build(s, smp))
+	mdHas(t, md, "| flannel | 14.60 [14.24, 14.96] (n=3) · paper 14 to 15.5 |", "| kube-router | 19.10 [18.63, 19.57] (n=3) · paper 18 to 19.7;",
+		"| flannel, tcp-inter | bitrate | 14 to 15.5 Gbit/s | 14.60 [14.24, 14.96] Gbit/s (n=3) |",
+		"| kube-router, tcp-inter | bitrate | kube-router / flannel = 1.161 to 1.407 | kube-router / flannel = 1.308 [",
+		"| bg-intra@bg1 | bitrate | bg-intra@bg1 − bg-intra@bg0 = -2 Gbit/s | bg-intra@bg1 − bg-intra@bg0 = -2.00 [-2.89, -1.11] Gbit/s (Welch, n=3 and 3) | Fig. 12 (text)")
+	logIfFailed(t, md)
 }
 
 // A figure marks both ends of a published range (refEnds), one × for a

@@ -1,6 +1,7 @@
 package study_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/datapath/catalog"
@@ -70,5 +71,55 @@ func TestCNICompareWritesAndQuick(t *testing.T) {
 		if prof == "quick" && len(kinds) != 6 {
 			t.Errorf("quick profile measures %v, want bulk, cpp, background, qperf, ab and podstartup", kinds)
 		}
+	}
+}
+
+// cni-compare sets seed 004's inter-host throughput (Fig. 10a, given in
+// the text only as each class's span: VXLAN overlays with offload 14 ~
+// 15.5 Gb/s, Layer-3 routing 18 ~ 19.7) beside each CNI of the class,
+// each native CNI over Flannel as the span the class ends allow, and
+// the ~2 Gb/s one background connection costs on one host (Fig. 12's
+// text), every CNI's, as a difference from no background connection.
+func TestCNICompareFig10aAndBackground(t *testing.T) {
+	s, err := study.Resolve("cni-compare", study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct{ low, high float64 }
+	want := map[string]span{ // "datapath against" -> the published span
+		"flannel": {14e9, 15.5e9}, "weave": {14e9, 15.5e9}, "cilium": {14e9, 15.5e9},
+		"kube-router": {18e9, 19.7e9}, "calico-wp-xsub": {18e9, 19.7e9}, "calico-np-xsub": {18e9, 19.7e9},
+		"kube-router flannel": {1.161, 1.407}, "calico-wp-xsub flannel": {1.161, 1.407}, "calico-np-xsub flannel": {1.161, 1.407},
+	}
+	got := map[string]span{}
+	var bg []study.Reference
+	for _, r := range s.Spec.Reference {
+		switch {
+		case r.Workload == "tcp-inter" && r.Metric == "bitrate" && r.UpTo != nil:
+			if !strings.HasPrefix(r.Note, "Fig. 10a") {
+				t.Errorf("%s's span %q cites no figure", r.Datapath, r.Note)
+			}
+			low, k := r.Value, r.Datapath
+			if r.Ratio != nil {
+				low, k = r.Ratio, k+" "+r.Against
+			}
+			if low != nil {
+				got[k] = span{*low, *r.UpTo}
+			}
+		case r.Difference != nil:
+			bg = append(bg, r)
+		}
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Errorf("%s: span %v (present %v), want Fig. 10a's %v", k, g, ok, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("spans %v, want only %v", got, want)
+	}
+	if len(bg) != 1 || bg[0].Datapath != "" || bg[0].Workload != "bg-intra@bg1" || bg[0].AgainstWorkload != "bg-intra@bg0" ||
+		bg[0].Metric != "bitrate" || *bg[0].Difference != -2e9 || bg[0].UpTo != nil || !strings.HasPrefix(bg[0].Note, "Fig. 12") {
+		t.Errorf("background references %+v, want one: bg-intra@bg1 less bg-intra@bg0, -2e9 bit/s, every datapath, citing Fig. 12", bg)
 	}
 }
