@@ -109,6 +109,8 @@ const (
 
 // Proof is a candidate's A/B run.
 type Proof struct {
+	// RunDir is the A/B's run directory; empty when the run left none
+	// (it failed before it recorded anything).
 	RunDir string `json:"run_dir"`
 	// A and B name what was compared (tunings or datapath entries).
 	A string `json:"a"`

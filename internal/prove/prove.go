@@ -198,6 +198,11 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 		if made {
 			_ = os.Remove(dir) // only if empty
 		}
+		// A run that failed before it recorded anything leaves no
+		// directory (runner.Run removes its files): advice.json names none.
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			p.RunDir = ""
+		}
 	}()
 	_, err = runStudy(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
 		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,

@@ -455,6 +455,27 @@ func TestCandidateLeftChanges(t *testing.T) {
 	}
 }
 
+// An A/B that failed before it recorded anything leaves no directory
+// (runner.Run removed its files, Candidate the directory it made), and
+// the proof names none: advice.json's run_dir pointed at a path gone.
+func TestCandidateFailedEarlyNamesNoDirectory(t *testing.T) {
+	e, in, resolve, _ := rfsHere(t)
+	runStudy = func(_ context.Context, o runner.Options) (string, error) {
+		return "", errors.New("build cluster for calico-vxlan: vxlan: operation not supported")
+	}
+	t.Cleanup(func() { runStudy = runner.Run })
+	out := t.TempDir()
+	if err := Candidate(context.Background(), Options{Resolve: resolve, Budget: time.Minute, OutDir: out, JournalDir: t.TempDir(), MachineLocked: true}, e, in); err == nil {
+		t.Fatal("a failed A/B returned no error")
+	}
+	if e.Proof == nil || e.Proof.RunDir != "" || e.Verdict != advise.Failed {
+		t.Errorf("proof %+v, verdict %q; want failed, no run directory", e.Proof, e.Verdict)
+	}
+	if _, err := os.Stat(filepath.Join(out, "prove-rfs")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the A/B's empty directory stayed: %v", err)
+	}
+}
+
 // writeABRun writes a run directory of s: 3 trials of each cell, B's
 // bitrate 20% above A's.
 func writeABRun(t *testing.T, dir string, s *study.Study) {
