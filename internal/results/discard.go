@@ -23,14 +23,8 @@ func (w *Writer) DiscardUnrecorded() (bool, error) {
 	if !w.closed {
 		return false, errors.New("discard an unrecorded run: its files are still open")
 	}
-	if _, err := os.Stat(filepath.Join(w.dir, EnvFile)); !errors.Is(err, os.ErrNotExist) {
+	if !Unrecorded(w.dir) {
 		return false, nil
-	}
-	for _, name := range []string{SamplesFile, CPUFile} {
-		st, err := os.Stat(filepath.Join(w.dir, name))
-		if err != nil || st.Size() > 0 {
-			return false, nil
-		}
 	}
 	if err := removeTempLeftovers(w.dir); err != nil {
 		return false, err
@@ -45,4 +39,21 @@ func (w *Writer) DiscardUnrecorded() (bool, error) {
 		_ = os.Remove(w.dir)
 	}
 	return true, nil
+}
+
+// Unrecorded says whether dir holds a run that recorded nothing: no
+// env.json, and samples.jsonl and cpu.jsonl there but empty. A run ends
+// so when it is killed (or stopped by a third signal) before its first
+// cluster is up, and its files then stay (DiscardUnrecorded did not run).
+func Unrecorded(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, EnvFile)); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	for _, name := range []string{SamplesFile, CPUFile} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Size() > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -32,3 +32,28 @@ func TestCheckOut(t *testing.T) {
 		}
 	}
 }
+
+// A directory a killed run left before it recorded anything (study.yaml,
+// empty samples.jsonl and cpu.jsonl, no env.json) is refused with what it
+// is and what to do, by a new run and by --resume alike: before, the
+// first said "continue it with --resume" and the second "start it again
+// in a new directory", each pointing at the other.
+func TestCheckOutUnrecorded(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"study.yaml", "samples.jsonl", "cpu.jsonl"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "study.yaml"), []byte("spec: {duration: 3s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckOut(dir)
+	if !IsPreflight(err) || !strings.Contains(err.Error(), "ended before it recorded anything") || strings.Contains(err.Error(), "--resume") {
+		t.Errorf("new run: %v; want the unrecorded run named, no --resume advice", err)
+	}
+	_, _, err = previousRun(Options{OutDir: dir}, localEngine)
+	if err == nil || !strings.Contains(err.Error(), "nothing to continue") || strings.Contains(err.Error(), "new directory") {
+		t.Errorf("--resume: %v; want nothing to continue, run it again", err)
+	}
+}

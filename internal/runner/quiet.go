@@ -111,10 +111,13 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar, meter q
 	// The wait is counted in the seconds measured (the meter takes each)
 	// or the time it took, whichever is longer: a cluster's meter adds
 	// two agent round trips per node to each second, and thirty of them
-	// ran past the bound. No second is begun that would end past it.
+	// ran past the bound. No step is begun that would end past it, a
+	// step taken to last as long as the last one did.
 	start := time.Now()
 	for step := quietStep; ; step += quietStep {
+		began := time.Now()
 		steal, out, err := meter(ctx, quietStep)
+		last := max(quietStep, time.Since(began))
 		waited := max(step, time.Since(start))
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -128,7 +131,7 @@ func (r *run) waitQuiet(ctx context.Context, where string, bar quietBar, meter q
 			r.opt.Progress.Logf("note: %s: %s quiet after %.0f s (%s); repeating it", where, machine, waited.Seconds(), what)
 			return nil
 		}
-		if waited+quietStep > bound {
+		if waited+last > bound {
 			r.opt.Progress.Logf("note: %s: %s still busy after %.0f s%s (%s); repeating it anyway", where, machine, waited.Seconds(), end, what)
 			return nil
 		}

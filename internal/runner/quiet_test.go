@@ -119,7 +119,7 @@ func TestWaitQuietCountsTheTimeTaken(t *testing.T) {
 	var log bytes.Buffer
 	r := newRoundsRun(t, roundsStudy(t), t.TempDir(), &log)
 	r.design.budget = 10 * time.Minute
-	r.began = time.Now().Add(-10*time.Minute + 3500*time.Millisecond)
+	r.began = time.Now().Add(-10*time.Minute + 4500*time.Millisecond)
 	m := &fakeMeter{steal: []float64{40}, out: []float64{0}}
 	slow := func(ctx context.Context, d time.Duration) (float64, float64, error) {
 		time.Sleep(1600 * time.Millisecond)
@@ -128,8 +128,10 @@ func TestWaitQuietCountsTheTimeTaken(t *testing.T) {
 	if err := r.waitQuiet(context.Background(), "x trial 2", quietBar{steal: 10}, slow, true); err != nil {
 		t.Fatal(err)
 	}
-	// 1.6 s, 3.2 s: a third second would end past the 3.5 s left; counted
-	// in seconds measured (1, 2, 3) it began a third and a fourth.
+	// 1.6 s, 3.2 s: a third step as long would end at 4.8 s, past the
+	// 4.5 s left; counted in seconds measured (1, 2, 3, 4) it began a
+	// third and a fourth, and counted in time with one-second steps, a
+	// third.
 	if m.calls != 2 || !strings.Contains(log.String(), "nodes still busy after 3 s, the end of the run's budget") {
 		t.Errorf("%d seconds measured, log %q; want 2, ended by the budget after 3 s", m.calls, log.String())
 	}

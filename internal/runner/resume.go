@@ -29,6 +29,10 @@ func previousRun(opt Options, engine string) (*results.Run, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("--resume %s: %w", dir, err)
 	}
+	if results.Unrecorded(dir) {
+		return nil, "", fmt.Errorf("--resume %s: the run ended before it recorded anything (no %s, empty %s), so there is nothing to continue: "+
+			"remove its files and run the study again, without --resume", dir, results.EnvFile, results.SamplesFile)
+	}
 	if !old.HasEnv {
 		return nil, "", fmt.Errorf("--resume %s: no %s: the run ended before it recorded its environment; start it again in a new directory", dir, results.EnvFile)
 	}

@@ -444,6 +444,10 @@ func CheckOut(dir string) error {
 		return &PreflightError{fmt.Errorf("--out %s exists and is not a directory", dir)}
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		if results.Unrecorded(dir) {
+			return &PreflightError{fmt.Errorf("--out %s holds the files of a run that ended before it recorded anything (killed before its first "+
+				"cluster was up: no %s, empty %s): remove them and run again, or choose another directory", dir, results.EnvFile, results.SamplesFile)}
+		}
 		return &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory (or continue it with --resume)", dir)}
 	}
 	return nil
