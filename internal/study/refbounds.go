@@ -65,7 +65,10 @@ func checkReferences(sp *Spec, bad badFunc) {
 // checkUpTo checks a published range: upTo ends the span of the one
 // number it is given with, and lies above it (a span written high to
 // low, or an end given to two numbers at once, is a slip the report
-// would show as written).
+// would show as written). An upTo given with no number at all is
+// Validate's to report ("give value, normalized, ratio or
+// difference"): the slip is the missing number, and a second error
+// here would read as a second mistake.
 func checkUpTo(f string, r Reference, bad badFunc) {
 	if r.UpTo == nil {
 		return
@@ -81,8 +84,7 @@ func checkUpTo(f string, r Reference, bad badFunc) {
 		}
 	}
 	switch {
-	case len(given) == 0:
-		bad(f+".upTo", "ends the range of a number: give it with one of value, normalized, ratio or difference")
+	case len(given) == 0: // Validate reports the missing number
 	case len(given) > 1:
 		bad(f+".upTo", "ends the range of one number, but %s are given: give the range in a reference of its own", strings.Join(given, " and "))
 	case *r.UpTo <= low:
