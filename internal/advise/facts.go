@@ -38,8 +38,11 @@ func (v value) String() string {
 
 // facts are every fact name a rule may use, with what it reads.
 var facts = map[string]fact{
-	"cpus":       func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
-	"numa_nodes": func(in *inspect.Inspection) (value, error) { return num(float64(in.NUMANodes)), known(in, "cpus") },
+	"cpus": func(in *inspect.Inspection) (value, error) { return num(float64(in.CPUs)), known(in, "cpus") },
+	// numa_nodes: a run's record may lack it alone (a node's agent could not read its topology).
+	"numa_nodes": func(in *inspect.Inspection) (value, error) {
+		return num(float64(in.NUMANodes)), known(in, "cpus", "numa_nodes")
+	},
 	"rx_queues": func(in *inspect.Inspection) (value, error) {
 		ns, err := nicDevs(in)
 		if err == nil {
@@ -433,17 +436,4 @@ func podBridge(in *inspect.Inspection) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// isQueueIRQ tells a queue's interrupt ("eth0-TxRx-3", "mlx5_comp3@...",
-// "virtio2-input.0", "ena-io-1") from a NIC's control ones ("eth0",
-// "mlx5_async0", "virtio2-config").
-func isQueueIRQ(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"rx", "tx", "comp", "input", "output", "queue", "-io-"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -32,6 +32,10 @@ import (
 // idleWakeSlow is the idle_wake_slow fact: some CPU may still enter a
 // state slow to leave under the machine's limits, with what was read.
 func idleWakeSlow(in *inspect.Inspection) (value, error) {
+	// A run's record without cpuidle says nothing of the machine.
+	if err := known(in, "cpuidle"); err != nil {
+		return value{}, err
+	}
 	if in.CPUIdle == nil {
 		// Nothing bounds that while the kernel runs: say what would.
 		return value{}, errors.New("no cpuidle driver: the CPUs idle one way only (the kernel's default halt, " +

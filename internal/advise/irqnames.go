@@ -133,3 +133,16 @@ func keywordRole(name string) string {
 	}
 	return "rxtx"
 }
+
+// isQueueIRQ tells a queue's interrupt ("eth0-TxRx-3", "mlx5_comp3@...",
+// "virtio2-input.0", "ena-io-1") from a NIC's control ones ("eth0",
+// "mlx5_async0", "virtio2-config").
+func isQueueIRQ(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"rx", "tx", "comp", "input", "output", "queue", "-io-"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}

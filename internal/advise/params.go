@@ -57,6 +57,9 @@ var params = map[string]func(in *inspect.Inspection) (string, error){
 	// may still select under the PM QoS limits (reachable), with their
 	// exit latencies: what cpu-idle keeps the cores out of.
 	"idle_states": func(in *inspect.Inspection) (string, error) {
+		if err := known(in, "cpuidle"); err != nil {
+			return "", err
+		}
 		if in.CPUIdle == nil {
 			return "", errors.New("no cpuidle driver")
 		}

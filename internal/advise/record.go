@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cnibench/cnibench/internal/advise/inspect"
@@ -105,7 +106,7 @@ func recordSummary(in *inspect.Inspection) []Finding {
 	}
 	add := func(what, format string, a ...any) { f = append(f, Finding{what, fmt.Sprintf(format, a...)}) }
 	add("kernel", "%s", orUnknown(in.Kernel))
-	add("CPUs", "%d on %d NUMA node(s)", in.CPUs, in.NUMANodes)
+	add("CPUs", "%s on %s NUMA node(s)", recordedCount(in, "cpus", in.CPUs), recordedCount(in, "numa_nodes", in.NUMANodes))
 	if v, ok := in.Sysctls[inspect.SysRPSSockFlowEntries]; ok {
 		add("rps_sock_flow_entries", "%d", v)
 	}
@@ -121,6 +122,15 @@ func recordSummary(in *inspect.Inspection) []Finding {
 		f = append(f, unknownFinding(in))
 	}
 	return f
+}
+
+// recordedCount is a count the record holds, or "unknown" where it did
+// not record it (a 0 there is no machine's count).
+func recordedCount(in *inspect.Inspection, key string, n int) string {
+	if _, ok := in.Unknown[key]; ok {
+		return "unknown"
+	}
+	return strconv.Itoa(n)
 }
 
 // NoCandidates is what the pages say where no rule proposes a knob.

@@ -164,3 +164,56 @@ func TestRecordSightingLeftOut(t *testing.T) {
 		t.Errorf("sighting %+v: %q", s, s.AnswerText())
 	}
 }
+
+// A run that could not read its machine's NUMA nodes records 0 (the kube
+// agent leaves the count out where the topology cannot be read): the
+// count is unknown, never "fewer than 2" deciding numa-placement, nor "0
+// NUMA node(s)" in the summary; a CPU count not recorded is unknown too.
+func TestRecordNUMANodesNotRecorded(t *testing.T) {
+	rs, _ := Lookup("numa-placement")
+	for _, c := range []struct {
+		cpus int
+		want string
+	}{{64, "64 on unknown NUMA node(s)"}, {0, "unknown on unknown NUMA node(s)"}} {
+		in := inspect.FromEnv("d", results.Env{Engine: "kube", Hostname: "n", Kernel: "6.8.0", CPUs: c.cpus}, true)
+		if !strings.HasPrefix(in.Unknown["numa_nodes"], inspect.NotRecorded) {
+			t.Errorf("%d CPUs: unknown[numa_nodes] = %q: want it not recorded", c.cpus, in.Unknown["numa_nodes"])
+		}
+		got := Evaluate(rs[0], in)
+		if why := strings.Join(got.Why, "; "); got.Status != Unknown || !strings.Contains(why, "unknown: "+inspect.NotRecorded) {
+			t.Errorf("%d CPUs: numa-placement %s %q: want unknown, not recorded", c.cpus, got.Status, why)
+		}
+		if v := findingOf(recordSummary(in), "CPUs"); v != c.want {
+			t.Errorf("%d CPUs: summary %q, want %q", c.cpus, v, c.want)
+		}
+	}
+}
+
+// A run whose env.json has no cpuidle (made before runs recorded it, or
+// on a machine without a driver: the record cannot tell which) leaves
+// how the CPUs idled unknown, saying the run did not record it, not
+// describing the machine ("no cpuidle driver ... idle=poll would").
+func TestRecordCPUIdleNotRecorded(t *testing.T) {
+	in := inspect.FromEnv("d", results.Env{Engine: "local", Hostname: "h", Kernel: "6.1.0", CPUs: 8, NUMANodes: 1}, true)
+	rs, _ := Lookup("cpu-idle")
+	got := Evaluate(rs[0], in)
+	if why := strings.Join(got.Why, "; "); got.Status != Unknown || !strings.Contains(why, "cpuidle unknown: "+inspect.NotRecorded) || strings.Contains(why, "idle=poll") {
+		t.Errorf("cpu-idle: %s %q: want unknown, not recorded", got.Status, why)
+	}
+	if _, err := params["idle_states"](in); err == nil || !strings.Contains(err.Error(), "cpuidle unknown: "+inspect.NotRecorded) {
+		t.Errorf("{idle_states}: %v: want cpuidle not recorded", err)
+	}
+	if v := findingOf(recordSummary(in), "CPU idle"); v != "unknown" {
+		t.Errorf("summary: CPU idle %q, want unknown", v)
+	}
+}
+
+// findingOf is the value of the finding named what ("" where none is).
+func findingOf(f []Finding, what string) string {
+	for _, x := range f {
+		if x.What == what {
+			return x.Value
+		}
+	}
+	return ""
+}

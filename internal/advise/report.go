@@ -353,6 +353,10 @@ func unknownFinding(in *inspect.Inspection) Finding {
 // idleFindings say how the CPUs idle and, where read, the limits that
 // bound their states.
 func idleFindings(in *inspect.Inspection) []Finding {
+	if _, ok := in.Unknown["cpuidle"]; ok {
+		// A run's record without it: the unknown finding says why.
+		return []Finding{{"CPU idle", "unknown"}}
+	}
 	if in.CPUIdle == nil {
 		return []Finding{{"CPU idle", "no cpuidle driver"}}
 	}

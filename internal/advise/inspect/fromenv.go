@@ -58,7 +58,19 @@ func FromEnv(dir string, env results.Env, hasEnv bool) *Inspection {
 	if env.CPUs == 0 {
 		in.Unknown["cpus"] = NotRecorded
 	}
-	if env.CPUIdle != nil {
+	// A machine has one NUMA node at least: 0 is a count the run could
+	// not read (a cluster node's agent leaves it out where its topology
+	// cannot be read), never "fewer than 2".
+	if env.NUMANodes < 1 {
+		in.Unknown["numa_nodes"] = NotRecorded
+	}
+	// No cpuidle in env.json is ambiguous: the machine had no cpuidle
+	// driver, or the run was made before its engine recorded it (or could
+	// not read it). On a machine a nil CPUIdle means no driver; here it
+	// is unknown, and idle_wake_slow must not describe the machine.
+	if env.CPUIdle == nil {
+		in.Unknown["cpuidle"] = NotRecorded + " (the machine had no cpuidle driver, or the run was made before cnibench recorded how the CPUs idle)"
+	} else {
 		c := *env.CPUIdle
 		c.Limits = nil // kept as IdleQoS, as an inspection keeps them
 		in.CPUIdle = &c
