@@ -140,23 +140,31 @@ func TestAdviseNoInspect(t *testing.T) {
 }
 
 // --no-inspect inspects nothing: --prove (A/Bs built from an inspection,
-// run where it was made) and --engine (what to inspect) contradict it,
-// and without --run there is nothing to advise from. Each is bad input,
-// one line, exit 2.
+// run where it was made), --engine and the cluster's flags (what to
+// inspect, and how) contradict it, and without --run there is nothing to
+// advise from. Each is bad input, one line, exit 2, naming --no-inspect:
+// a cluster flag is not answered "needs --engine kube", which would then
+// be refused in turn.
 func TestAdviseNoInspectRefused(t *testing.T) {
 	dir := ciRun(t, "local")
 	for args, msg := range map[string]string{
-		"advise --run " + dir + " --no-inspect --prove":         "--prove measures the candidates on this machine (or, with --engine kube, the cluster) from its inspection, and --no-inspect inspects nothing: give one of them",
-		"advise --no-inspect --prove":                           "--prove measures the candidates",
-		"advise --no-inspect":                                   "--no-inspect needs --run DIR",
-		"advise --run " + dir + " --no-inspect --engine kube":   "--engine says what to inspect, and --no-inspect inspects nothing",
-		"advise --run " + dir + " --no-inspect --engine local":  "--engine says what to inspect",
-		"advise --run " + dir + " --no-inspect --study rps-rfs": "--study needs --prove",
+		"advise --run " + dir + " --no-inspect --prove":                   "--prove measures the candidates on this machine (or, with --engine kube, the cluster) from its inspection, and --no-inspect inspects nothing: give one of them",
+		"advise --no-inspect --prove":                                     "--prove measures the candidates",
+		"advise --no-inspect":                                             "--no-inspect needs --run DIR",
+		"advise --run " + dir + " --no-inspect --engine kube":             "--engine is for inspecting this machine or, with --engine kube, a cluster's node, and --no-inspect inspects nothing: leave --engine out",
+		"advise --run " + dir + " --no-inspect --engine local":            "--engine is for inspecting",
+		"advise --run " + dir + " --no-inspect --kubeconfig /nonexistent": "--kubeconfig is for inspecting",
+		"advise --run " + dir + " --no-inspect --server-node n1":          "leave --server-node out (--no-inspect reads a run of either engine without it)",
+		"advise --run " + dir + " --no-inspect --cni-conf-dir /etc/cni":   "leave --cni-conf-dir out",
+		"advise --run " + dir + " --no-inspect --study rps-rfs":           "--study needs --prove",
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), strings.Fields(args), &out, &errb)
 		if code != ExitBadInput || !strings.Contains(errb.String(), msg) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and one line with %q", args, code, errb.String(), msg)
+		}
+		if strings.Contains(errb.String(), "needs --engine kube") {
+			t.Errorf("%s: stderr %q asks for --engine kube, which --no-inspect refuses", args, errb.String())
 		}
 	}
 	// A cluster's run under --engine local names --no-inspect as the

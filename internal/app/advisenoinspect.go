@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 )
@@ -12,8 +13,10 @@ import (
 
 // checkNoInspect: --no-inspect reads a run's record in place of a
 // machine, so it needs --run; --prove, whose A/Bs are built from the
-// inspection and run where it was made, and --engine, which says what to
-// inspect, make no sense with it.
+// inspection and run where it was made, makes no sense with it, nor do
+// --engine and the cluster's flags, which say what to inspect and how.
+// It runs before check's engine checks: their "--kubeconfig needs
+// --engine kube" would ask for a flag refused here.
 func (f *adviseFlags) checkNoInspect(cmd *cobra.Command) error {
 	switch {
 	case !f.noInspect:
@@ -22,8 +25,12 @@ func (f *adviseFlags) checkNoInspect(cmd *cobra.Command) error {
 		return errors.New("--prove measures the candidates on this machine (or, with --engine kube, the cluster) from its inspection, and --no-inspect inspects nothing: give one of them")
 	case f.fromRun == "":
 		return errors.New("--no-inspect needs --run DIR: it advises from that run's env.json instead of this machine")
-	case cmd.Flags().Changed("engine"):
-		return errors.New("--engine says what to inspect, and --no-inspect inspects nothing: leave --engine out (a run of either engine is read)")
+	}
+	for _, name := range append([]string{"engine"}, f.kube.names...) {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s is for inspecting this machine or, with --engine kube, a cluster's node, and --no-inspect inspects nothing: "+
+				"leave --%s out (--no-inspect reads a run of either engine without it)", name, name)
+		}
 	}
 	return nil
 }
