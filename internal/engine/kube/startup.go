@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/cnibench/cnibench/internal/cmdline"
 	"github.com/cnibench/cnibench/internal/engine"
 )
 
@@ -45,7 +46,11 @@ var _ engine.PodStarter = (*Cluster)(nil)
 // the kubelet reports it; then all deleted at once and each timed until
 // the API reports it gone. The pods are the workload pods' spec (the run's
 // image, `agent pause`) under RoleStartup, so cleanup finds them by the
-// run's label like every other pod of the run.
+// run's label like every other pod of the run. Starting and deleting
+// each wait up to the pod timeout. A pod that may still exist when it
+// returns (its deletion refused, or not seen done in time) is said, as
+// engine.ErrLeftBehind: every burst names its pods alike
+// (startupName), so the next one's would fail on it.
 func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int) ([]engine.PodTime, error) {
 	if err := engine.CheckBurst(n, concurrency); err != nil {
 		return nil, err
@@ -54,45 +59,67 @@ func (c *Cluster) StartPods(ctx context.Context, node string, n, concurrency int
 	case node != c.server.name && node != c.client.name:
 		return nil, fmt.Errorf("start pods: %q is not one of the run's nodes (%s, %s)", node, c.server.name, c.client.name)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
 	// On a clientset without the per-request limit: the burst (create,
 	// Ready, delete of every pod) may take minutes, and events arriving
-	// late are timed late. The server ends the watch at the same timeout.
+	// late are timed late. The server ends the watch once both phases'
+	// timeouts have passed; one it ends sooner only loses the times of
+	// what it did not show (a deletion not seen is asked for, stillThere).
 	wc, err := watchClient(c.cs, c.exec)
 	if err != nil {
 		return nil, fmt.Errorf("start pods: watch client: %w", err)
 	}
-	secs := int64(c.cfg.Timeout.Seconds()) + 1
+	secs := int64((2 * c.cfg.Timeout).Seconds()) + 1
 	w, err := wc.CoreV1().Pods(c.cfg.Namespace).Watch(ctx, metav1.ListOptions{
 		LabelSelector: LabelRun + "=" + c.cfg.RunID + "," + LabelRole + "=" + RoleStartup, TimeoutSeconds: &secs})
 	if err != nil {
 		return nil, fmt.Errorf("start pods: watch: %w", err)
 	}
 	b := &burst{c: c, node: node, tr: newBurstTracker(),
-		names: make([]string, n), out: make([]engine.PodTime, n), created: make([]bool, n)}
+		names: make([]string, n), out: make([]engine.PodTime, n), made: make([]made, n)}
 	go b.tr.follow(w)
 	defer w.Stop()
 	for i := range n {
 		b.names[i] = startupName(c.cfg.RunID, i)
 	}
-	errs := b.start(ctx, concurrency)
-	// Every pod made is deleted, also after an error.
-	if err := errors.Join(append(errs, b.delete(ctx)...)...); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	errs := b.start(sctx, concurrency)
+	cancel()
+	// Every pod that may exist is deleted, also after an error, and
+	// waited for with a timeout of its own: a start that used up the
+	// shared one (a pod never Ready) left its deletion no time, and the
+	// pods, still terminating when the burst returned, held their names
+	// against the next burst's.
+	dctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, fmt.Errorf("--pod-timeout %v passed", c.cfg.Timeout))
+	defer cancel()
+	derrs, left := b.delete(dctx)
+	if err := errors.Join(append(append(errs, derrs...), b.leftBehind(left))...); err != nil {
 		return nil, err
 	}
 	return b.out, nil
 }
 
+// made is what the burst knows of whether one of its pods exists.
+type made int
+
+const (
+	notMade made = iota
+	// mayBeMade: its create call failed, yet the pod may exist: the API
+	// server may have stored it before the call timed out, or a pod of
+	// its name was there already (AlreadyExists). Its deletion is
+	// tried; NotFound means there was none.
+	mayBeMade
+	isMade
+)
+
 // burst is one StartPods call: its pods by index, what they measured and
 // which of them exist.
 type burst struct {
-	c       *Cluster
-	node    string
-	tr      *burstTracker
-	names   []string
-	out     []engine.PodTime
-	created []bool
+	c     *Cluster
+	node  string
+	tr    *burstTracker
+	names []string
+	out   []engine.PodTime
+	made  []made
 }
 
 // start creates the pods, at most concurrency waiting for Ready at a
@@ -115,11 +142,12 @@ func (b *burst) start(ctx context.Context, concurrency int) []error {
 			tk := b.tr.track(name)
 			start := time.Now()
 			if _, err := pods.Create(ctx, b.c.cfg.workloadPod(name, RoleStartup, b.node, 0), metav1.CreateOptions{}); err != nil {
+				b.made[i] = mayBeMade
 				errs[i] = fmt.Errorf("create pod %s: %w", name, err)
 				return
 			}
 			accepted := time.Now()
-			b.created[i] = true
+			b.made[i] = isMade
 			select {
 			case <-tk.ready:
 			case <-ctx.Done():
@@ -139,34 +167,91 @@ func (b *burst) start(ctx context.Context, concurrency int) []error {
 	return errs
 }
 
-// delete deletes every pod made, at once, and times each until the API
-// says it is gone: the burst's teardown.
-func (b *burst) delete(ctx context.Context) []error {
+// delete deletes every pod that may exist, at once, and times each
+// until the API says it is gone, within ctx: the burst's teardown. It
+// returns apart the errors after which a pod may still exist (left):
+// its deletion refused, or the pod still there when ctx ends.
+func (b *burst) delete(ctx context.Context) (errs, left []error) {
 	pods := b.c.cs.CoreV1().Pods(b.c.cfg.Namespace)
-	var errs []error
 	del := make([]time.Time, len(b.names))
+	wait := make([]bool, len(b.names))
 	for i, name := range b.names {
-		if !b.created[i] {
+		if b.made[i] == notMade {
 			continue
 		}
 		del[i] = time.Now()
-		if err := pods.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete pod %s: %w", name, err))
+		switch err := pods.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{}); {
+		case err == nil:
+			wait[i] = true
+		case apierrors.IsNotFound(err):
+			// A pod made and gone before its deletion (deleted by
+			// another) is gone in the watch too; one whose create
+			// failed was never made.
+			wait[i] = b.made[i] == isMade
+		default:
+			left = append(left, fmt.Errorf("delete pod %s: %w", name, err))
 		}
 	}
 	for i, name := range b.names {
-		if !b.created[i] {
+		if !wait[i] {
 			continue
 		}
 		tk := b.tr.track(name)
 		select {
 		case <-tk.gone:
-			b.out[i].Teardown = tk.goneAt().Sub(del[i])
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("pod %s still there: %w", name, context.Cause(ctx)))
+		}
+		// Gone first: once ctx has ended, a select would pick either.
+		select {
+		case <-tk.gone:
+			b.out[i].Teardown = tk.goneAt().Sub(del[i])
+		default:
+			if err := b.stillThere(ctx, name); apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("pod %s: its deletion was not seen in the watch (%w), though the API says it is gone", name, context.Cause(ctx)))
+			} else {
+				left = append(left, err)
+			}
 		}
 	}
-	return errs
+	return errs, left
+}
+
+// stillThere says why pod name, deleted, was not seen gone once ctx
+// ended, after asking the API whether it is: NotFound when it is gone
+// (the watch missed its deletion, or ended first).
+func (b *burst) stillThere(ctx context.Context, name string) error {
+	_, err := b.c.cs.CoreV1().Pods(b.c.cfg.Namespace).Get(context.WithoutCancel(ctx), name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return fmt.Errorf("pod %s still there after its deletion: %w", name, context.Cause(ctx))
+	case apierrors.IsNotFound(err):
+		return err
+	}
+	return fmt.Errorf("pod %s not seen gone after its deletion (%w), and asking for it failed: %w", name, context.Cause(ctx), err)
+}
+
+// leftBehind is the error for the burst's pods that may still exist
+// (left: one error each, naming its pod), nil for none: why, and what
+// removes them. The next burst makes its pods under the same names, so
+// its creations would fail on them (AlreadyExists), each trial after
+// this one and its retries; the runner ends the run instead
+// (engine.ErrLeftBehind), whose teardown deletes the run's pods.
+func (b *burst) leftBehind(left []error) error {
+	if len(left) == 0 {
+		return nil
+	}
+	cfg := b.c.cfg
+	return engine.LeftBehind(fmt.Errorf("start-up burst on %s could not see %s gone from namespace %s, and the next burst makes its pods under the same names; "+
+		"the run's teardown deletes what is left, else `%s` does: %w",
+		b.node, podsCounted(len(left)), cfg.Namespace, cmdline.Quote(cleanupRunWords(cfg, cfg.RunID)), errors.Join(left...)))
+}
+
+// podsCounted is "a pod" or "N pods".
+func podsCounted(n int) string {
+	if n == 1 {
+		return "a pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }
 
 // startupPhases splits start..ready at the times seen; a zero sandbox

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -81,7 +82,8 @@ func TestStartPods(t *testing.T) {
 }
 
 // TestStartPodsFailedPod: a pod the kubelet fails fails the burst with its
-// reason, and every pod made is deleted all the same.
+// reason, and every pod made is deleted all the same: an ordinary
+// failure, not one that left something.
 func TestStartPodsFailedPod(t *testing.T) {
 	cfg := Config{RunID: "r1", Controller: "me/1/1"}.WithDefaults()
 	cs, place := kubeFixture(t, cfg)
@@ -102,6 +104,10 @@ func TestStartPodsFailedPod(t *testing.T) {
 	_, err = c.StartPods(context.Background(), "w1", 3, 3)
 	if err == nil || !strings.Contains(err.Error(), "ErrImagePull") {
 		t.Errorf("error %v, want the pod's ErrImagePull", err)
+	}
+	// Deleted, the failed pod left nothing: the trial may be retried.
+	if errors.Is(err, engine.ErrLeftBehind) {
+		t.Errorf("error %v marked left behind, though its pods are gone", err)
 	}
 	left, _ := cs.CoreV1().Pods(cfg.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: LabelRole + "=" + RoleStartup})
 	if len(left.Items) != 0 {
