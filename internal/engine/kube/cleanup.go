@@ -286,6 +286,14 @@ func orUnknown(s string) string {
 // left. Deleting
 // what is already gone succeeds.
 func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run string, wait bool) ([]string, error) {
+	return deleteRun(ctx, cs, namespace, run, wait, nil)
+}
+
+// deleteRun is DeleteRun calling beforeLease (if not nil) once the pods
+// are gone (or not waited for), just before the Lease and its kernel
+// claims are deleted; not at all when it fails before. Cluster.Close
+// stops renewing the run's Lease there.
+func deleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run string, wait bool, beforeLease func()) ([]string, error) {
 	if run == "" {
 		return nil, errors.New("delete run: empty run ID")
 	}
@@ -321,6 +329,9 @@ func DeleteRun(ctx context.Context, cs kubernetes.Interface, namespace, run stri
 	// The Lease goes last, once the pods are gone (or not waited for):
 	// until then a cut-short teardown leaves a Lease that goes stale.
 	deleteLease := func() ([]string, error) {
+		if beforeLease != nil {
+			beforeLease()
+		}
 		leases, err := cs.CoordinationV1().Leases(namespace).List(ctx, sel)
 		if err != nil {
 			return deleted, fmt.Errorf("delete run %s: %w", run, err)

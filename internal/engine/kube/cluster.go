@@ -334,8 +334,9 @@ func orPhase(why string, p *corev1.Pod) string {
 
 // Close ends the agent sessions (each agent reverts what its session
 // still has changed) and deletes every object of the run, waiting until
-// its pods are gone. It works on a fresh context, so it also runs after
-// Ctrl-C cancelled the run's.
+// its pods are gone, its Lease renewed until then and deleted last. It
+// works on a fresh context, so it also runs after Ctrl-C cancelled the
+// run's.
 func (c *Cluster) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -348,22 +349,31 @@ func (c *Cluster) Close() error {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
 		}
 	}
-	if c.stopLease != nil {
-		c.stopLease() // a renewal in flight has called lose by its return
+	// The Lease is renewed until the run's pods are gone: pods may take
+	// longer than LeaseSeconds to terminate, and another run's preflight
+	// takes a stale Lease for a runner that died without its teardown
+	// (checkLeftBehind). Renewal stops just before the Lease is deleted,
+	// as a renewal after releaseKernels would take the released kernel
+	// claims for lost; and whenever the teardown is cut short, so that
+	// the Lease it leaves goes stale and `cleanup --kube` finishes the job.
+	stop := func() {
+		if c.stopLease != nil {
+			c.stopLease()
+			c.stopLease = nil
+		}
 	}
+	_, delErr := deleteRun(ctx, c.cs, c.cfg.Namespace, c.cfg.RunID, true, stop)
+	stop() // a renewal in flight has called lose by its return
 	// A lost claim is always said, though a call the loss failed may
 	// have said it too: found after the run's last call (no knob to
-	// revert, the sessions closed cleanly) nothing else would, and the
-	// run's last trials may have shared the kernel with the run that
-	// took it.
+	// revert, the sessions closed cleanly, or while the pods went)
+	// nothing else would, and the run's last trials may have shared the
+	// kernel with the run that took it.
 	c.mu.Lock()
 	if c.lost != nil {
 		errs = append(errs, c.lost)
 	}
 	c.mu.Unlock()
-	// DeleteRun removes the Lease last: a teardown cut short leaves a
-	// Lease that goes stale, and `cleanup --kube` finishes the job.
-	_, err := DeleteRun(ctx, c.cs, c.cfg.Namespace, c.cfg.RunID, true)
-	errs = append(errs, err)
+	errs = append(errs, delErr)
 	return errors.Join(errs...)
 }

@@ -18,9 +18,14 @@ import (
 // apiCallTimeout bounds each API call the Lease renewal makes.
 const apiCallTimeout = 10 * time.Second
 
+// renewEvery is how often a run renews its Lease and kernel claims:
+// three times within LeaseSeconds, so one failed renewal does not make
+// the run look dead. Tests shorten it.
+var renewEvery = LeaseSeconds * time.Second / 3
+
 // startLease creates the run's Lease, naming the kernel Leases the run
 // will claim (annotationKernels: deleting the run releases them), and
-// renews it every LeaseSeconds/3 until the returned stop is called, with
+// renews it every renewEvery until the returned stop is called, with
 // each kernel claim from when claimed is called with it (claimKernels has
 // made it the run's). A failed renewal is logged and retried at the next
 // tick: the run goes on, and only a Lease left unrenewed for LeaseSeconds
@@ -47,9 +52,10 @@ func startLease(ctx context.Context, cs kubernetes.Interface, cfg Config, kernel
 	done, finished := make(chan struct{}), make(chan struct{})
 	// Buffered for every kernel: claimKernels never waits on a renewal.
 	claims := make(chan kernel, len(kernels))
+	every := renewEvery
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(LeaseSeconds * time.Second / 3)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		renewLoop(t.C, done, claims, func(renew []kernel) []kernel { return renewTick(cs, cfg, renew, log, lost) })
 	}()
