@@ -72,8 +72,9 @@ type attemptsSoFar struct {
 // the noise guard finds disturbed is recorded, marked, and repeated up
 // to the guard's Repeats, each time after the round's other trials
 // (errAgain); the last one counts, marked if disturbed. A cancelled run,
-// a knob that would not revert, a write that failed and a failure that
-// left something of the engine's behind (leftByTrial) end the run.
+// a knob that would not revert and a write that failed end the run, as
+// does a failure that left something of the engine's behind, recorded
+// and counted toward the retry bound first (leftByTrial).
 func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, tgt *knob.Target) error {
 	s, cell, l := r.study, u.cell, r.cellLog(u.cell)
 	guard := s.Spec.NoiseGuard()
@@ -94,14 +95,14 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 			if ctx.Err() != nil || isFatal(err) {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			if errors.Is(err, engine.ErrLeftBehind) {
-				return r.leftByTrial(where, err)
-			}
 			failures++
 			rec := results.Sample{Cell: cell, Trial: round, Attempt: attempt, Start: t0, End: time.Now(),
 				Metrics: map[string]float64{}, Error: err.Error(), Discarded: "failed", Part: r.part}
 			if err := r.out.AppendSample(rec); err != nil {
 				return err
+			}
+			if errors.Is(err, engine.ErrLeftBehind) {
+				return r.leftByTrial(where, err, l, round, failures)
 			}
 			r.opt.Progress.Logf("warning: %s attempt %d failed: %v", where, attempt, err)
 			if failures <= study.MaxRetries {
@@ -141,24 +142,39 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 	}
 }
 
-// leftByTrial is the run's error for a trial whose failure left
-// something of the engine's on the host (engine.ErrLeftBehind: a pod of
-// a start-up burst it could not delete, or could not undo after a
-// failed wiring). Run again, the trial, and every later trial of the
-// workload, would make its pods beside the leftover, under the same
-// names and at the same addresses: each fails on it, or measures beside
-// it, and after its retries its cell is given up for it. So the run
-// stops, as after a set-up that left something (setUpFailed), the
-// attempt unrecorded: a --resume runs the trial again once the host is
-// clean. Its teardown follows as after any error (knobs reverted, the
-// cluster torn down, which takes the leftover with it when it can);
-// what that cannot remove, the cleanup command the run's journal names
-// does (the local engine journals a pod's namespace and the CNI state
-// directory before it makes them; the kube engine's pods carry the
-// run's label).
-func (r *run) leftByTrial(where string, err error) error {
-	return fmt.Errorf("%s: %w; this is left on the host, so the run stops rather than try the trial again beside it: "+
-		"its teardown removes what it can, and anything it could not, %s removes", where, err, journalCleanup(r.opt.Cleanup, r.jdir))
+// leftByTrial is the run's error for a trial whose failure did not undo
+// all it made (engine.ErrLeftBehind: a pod of a start-up burst it could
+// not delete, or whose failed wiring it could not undo). Run again on
+// this cluster, the trial, and every later trial of the workload, would
+// make its pods beside what stayed, under the same names and at the
+// same addresses: each fails on it, or measures beside it. So the run
+// stops, as after a set-up that left something (setUpFailed), and its
+// teardown follows as after any error (knobs reverted, the cluster torn
+// down, which deletes what the trial left when it can). runUnit has
+// recorded the attempt as failed first, so the retry bound holds over
+// resumes: a leftover that recurs at every attempt (a datapath's
+// DetachPod or a CNI DEL that always fails for the burst's pods) gives
+// the cell up after study.MaxRetries+1 of them, as any failing trial
+// does, and a --resume goes on with the other cells (the last one ends
+// the run too: what it left stays until the teardown); unrecorded,
+// every --resume ran it again and ended there. failures counts the trial's failed
+// attempts, this one included.
+//
+// Whether anything remains after the teardown is known only once it
+// has run: the error says the teardown removes what it can, and that
+// the cleanup command removes the rest if any remains, which the run's
+// journal, kept then, says in the same error (closeJournal).
+func (r *run) leftByTrial(where string, err error, l *cellLog, round, failures int) error {
+	next := fmt.Sprintf("a --resume runs the trial again (%d of its attempts failed; its cell is given up after %d)",
+		failures, study.MaxRetries+1)
+	if failures > study.MaxRetries {
+		l.failed = results.GaveUp(round, failures, err.Error())
+		l.record(round, math.NaN(), r.part)
+		next = fmt.Sprintf("%d of the trial's attempts failed, so its cell is given up, and a --resume goes on with the other cells", failures)
+	}
+	return fmt.Errorf("%s: %w; the run ends here rather than run more trials beside what this failure did not undo: "+
+		"its teardown removes what it can with the cluster, and if anything remains, the journal is kept and %s removes the rest; %s",
+		where, err, journalCleanup(r.opt.Cleanup, r.jdir), next)
 }
 
 // runTrial runs trial round of cell u on cluster c: runUnit, or the
