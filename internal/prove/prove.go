@@ -193,17 +193,7 @@ func Candidate(ctx context.Context, opt Options, e *advise.Entry, in *inspect.In
 	if err != nil {
 		return failed(err)
 	}
-	defer func() {
-		unlock()
-		if made {
-			_ = os.Remove(dir) // only if empty
-		}
-		// A run that failed before it recorded anything leaves no
-		// directory (runner.Run removes its files): advice.json names none.
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			p.RunDir = ""
-		}
-	}()
+	defer releaseDir(unlock, p, made)
 	_, err = runStudy(ctx, runner.Options{Study: s, OutDir: dir, JournalDir: opt.JournalDir, Progress: opt.Progress,
 		Engine: opt.Engine, Kube: opt.Kube, Command: origin(opt, e.Name), BudgetShares: opt.BudgetShares,
 		MachineLocked: opt.MachineLocked, Cleanup: opt.Cleanup})
@@ -260,6 +250,20 @@ func judgeRun(p *advise.Proof, s *study.Study, run *results.Run, tunings bool) (
 	p.Also = also(s, m, p.B, tunings)
 	p.Polling = polling(m, p.A, p.B, tunings)
 	return verdict(p.Cells, p.Margin)
+}
+
+// releaseDir lets go of a candidate's A/B directory: its lock, and the
+// directory itself where Candidate made it and the run wrote nothing. A
+// run that failed before it recorded anything leaves no directory
+// (runner.Run removes its files): the proof then names none.
+func releaseDir(unlock func(), p *advise.Proof, made bool) {
+	unlock()
+	if made {
+		_ = os.Remove(p.RunDir) // only if empty
+	}
+	if _, err := os.Stat(p.RunDir); errors.Is(err, os.ErrNotExist) {
+		p.RunDir = ""
+	}
 }
 
 // runStudy runs an A/B (runner.Run; tests replace it).
