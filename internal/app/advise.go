@@ -68,7 +68,7 @@ the end of each run. The permanent forms are printed for review, never applied.`
 	cmd.Flags().BoolVar(&f.prove, "prove", false, "measure each candidate with an A/B run on emulated nodes (root) or, with --engine kube, on the cluster (reverted)")
 	cmd.Flags().StringVar(&f.study, "study", "", "with --prove: the workload shape of the A/B (a built-in study or a file; default a short iperf3 TCP A/B)")
 	_ = cmd.MarkFlagFilename("study")
-	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS against the baseline, netfilter's share of the CPU cost per packet, overlays against native routing) are set beside the candidates that answer them; with --prove those candidates are measured on the run's own cells")
+	cmd.Flags().StringVar(&f.fromRun, "run", "", "a run directory whose findings (cells bound by one core, RPS/RFS against the baseline, netfilter's share of the CPU cost per packet, overlays against native routing, round trips on cores slow to wake) are set beside the candidates that answer them; with --prove those candidates are measured on the run's own cells")
 	_ = cmd.MarkFlagDirname("run")
 	cmd.Flags().BoolVar(&f.noInspect, "no-inspect", false, "with --run: inspect nothing, and advise from the machine the run recorded in its env.json (kernel, CPUs, how they idle, the sysctls its tunings set) instead of this one, where it ran or on any machine, without root; the rules that read what env.json does not record (devices, netfilter, conntrack) are left out, saying so")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "with --prove: override a field of the A/B's study, before each candidate's own (repeatable; e.g. trials.max=20, replicas=[1,4,16])")

@@ -75,7 +75,7 @@ aside as RUN.journal.corrupt with its unreadable lines shown, to check by hand.`
 		},
 	}
 	cmd.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print what would be done, change nothing")
-	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (env.json's run_id, e.g. 3f9a2c; not a namespace name); default: every run that is no longer alive")
+	cmd.Flags().StringVar(&opt.Run, "run", "", "clean up only this run ID (env.json's run_id, or one of its run_ids for a resumed run's parts, e.g. 3f9a2c; not a namespace name); default: every run that is no longer alive")
 	cmd.Flags().BoolVar(&opt.Orphans, "orphans", false, "also remove cnb-* namespaces and state directories of runs that have no journal (a run or test journaling elsewhere may own them)")
 	// Shown (hidden on run and advise): refusals and kept journals name
 	// `cleanup --journal-dir DIR`, and a mistyped one needs its hint.

@@ -135,7 +135,7 @@ func (f *kubeFlags) register(all *pflag.FlagSet) {
 	f.imageFlag = fs.Lookup("image")
 	fs.StringVar(&f.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube engine: Always, IfNotPresent or Never")
 	fs.StringVar(&f.cniConfDir, "cni-conf-dir", kube.DefaultCNIConfDir, "kube install: the nodes' CNI config directory, which the agent mounts read-only for CNI detection (runs read the installed agent's)")
-	fs.DurationVar(&f.timeout, "pod-timeout", kube.DefaultTimeout, "kube engine: how long to wait for pods to become ready (positive)")
+	fs.DurationVar(&f.timeout, "pod-timeout", kube.DefaultTimeout, "kube engine: how long to wait for pods to become ready, and to be deleted (positive)")
 }
 
 func (f *kubeFlags) config() *kube.Config {

@@ -138,7 +138,7 @@ spec:
 	}
 	jdir := filepath.Join(t.TempDir(), "j")
 	refusedFirst(t, []string{"run", study, "--out", used, "--journal-dir", jdir},
-		"--out "+used+" exists and is not empty; choose another directory (or continue it with --resume)", tries, jdir)
+		"--out "+used+" holds a run that ended before it recorded its environment (no env.json), which --resume cannot continue; choose another directory", tries, jdir)
 	file := filepath.Join(used, "samples.jsonl")
 	refusedFirst(t, []string{"run", study, "--out", file, "--journal-dir", jdir},
 		"--out "+file+" exists and is not a directory", tries, jdir)

@@ -41,12 +41,19 @@ func (w *Writer) DiscardUnrecorded() (bool, error) {
 	return true, nil
 }
 
+// HasEnv says whether dir holds env.json, which a run writes once its
+// first cluster is built and --resume checks against.
+func HasEnv(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, EnvFile))
+	return !errors.Is(err, os.ErrNotExist)
+}
+
 // Unrecorded says whether dir holds a run that recorded nothing: no
 // env.json, and samples.jsonl and cpu.jsonl there but empty. A run ends
 // so when it is killed (or stopped by a third signal) before its first
 // cluster is up, and its files then stay (DiscardUnrecorded did not run).
 func Unrecorded(dir string) bool {
-	if _, err := os.Stat(filepath.Join(dir, EnvFile)); !errors.Is(err, os.ErrNotExist) {
+	if HasEnv(dir) {
 		return false
 	}
 	for _, name := range []string{SamplesFile, CPUFile} {

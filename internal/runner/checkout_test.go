@@ -57,3 +57,19 @@ func TestCheckOutUnrecorded(t *testing.T) {
 		t.Errorf("--resume: %v; want nothing to continue, run it again", err)
 	}
 }
+
+// A directory with samples but no env.json (a study of several
+// datapaths whose first set-up was given up, then stopped) cannot be
+// resumed: a new run's refusal does not send the user to --resume.
+func TestCheckOutWithoutEnv(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"study.yaml": "spec: {duration: 3s}\n", "samples.jsonl": "{}\n", "cpu.jsonl": ""} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := CheckOut(dir)
+	if !IsPreflight(err) || !strings.Contains(err.Error(), "which --resume cannot continue") || strings.Contains(err.Error(), "continue it with --resume") {
+		t.Errorf("new run: %v; want no --resume advice for a run without env.json", err)
+	}
+}

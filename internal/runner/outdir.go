@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/cnibench/cnibench/internal/report"
 	"github.com/cnibench/cnibench/internal/results"
@@ -25,7 +26,13 @@ func CheckOut(dir string) error {
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		if results.Unrecorded(dir) {
 			return &PreflightError{fmt.Errorf("--out %s holds the files of a run that ended before it recorded anything (killed before its first "+
-				"cluster was up: no %s, empty %s): remove them and run again, or choose another directory", dir, results.EnvFile, results.SamplesFile)}
+				"cluster was built: no %s, empty %s): remove them and run again, or choose another directory", dir, results.EnvFile, results.SamplesFile)}
+		}
+		if _, err := os.Stat(filepath.Join(dir, results.SamplesFile)); err == nil && !results.HasEnv(dir) {
+			// Given-up set-ups recorded before the first cluster was
+			// built: --resume refuses a run without its environment.
+			return &PreflightError{fmt.Errorf("--out %s holds a run that ended before it recorded its environment (no %s), which --resume "+
+				"cannot continue; choose another directory", dir, results.EnvFile)}
 		}
 		return &PreflightError{fmt.Errorf("--out %s exists and is not empty; choose another directory (or continue it with --resume)", dir)}
 	}
