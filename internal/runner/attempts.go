@@ -101,15 +101,18 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 			if err := r.out.AppendSample(rec); err != nil {
 				return err
 			}
+			gaveUp := failures > study.MaxRetries
+			if gaveUp {
+				l.failed = results.GaveUp(round, failures, err.Error())
+				l.record(round, math.NaN(), r.part)
+			}
 			if errors.Is(err, engine.ErrLeftBehind) {
-				return r.leftByTrial(where, err, l, round, failures)
+				return r.leftByTrial(where, err, failures, gaveUp)
 			}
 			r.opt.Progress.Logf("warning: %s attempt %d failed: %v", where, attempt, err)
-			if failures <= study.MaxRetries {
+			if !gaveUp {
 				continue
 			}
-			l.failed = results.GaveUp(round, failures, err.Error())
-			l.record(round, math.NaN(), r.part)
 			r.opt.Progress.Logf("warning: %s: giving the cell up: %s", cellID(cell), l.failed)
 			return nil
 		}
@@ -157,19 +160,18 @@ func (r *run) runUnit(ctx context.Context, c engine.Cluster, u unit, round int, 
 // the cell up after study.MaxRetries+1 of them, as any failing trial
 // does, and a --resume goes on with the other cells (the last one ends
 // the run too: what it left stays until the teardown); unrecorded,
-// every --resume ran it again and ended there. failures counts the trial's failed
-// attempts, this one included.
+// every --resume ran it again and ended there. failures counts the
+// trial's failed attempts, this one included.
 //
 // Whether anything remains after the teardown is known only once it
 // has run: the error says the teardown removes what it can, and that
 // the cleanup command removes the rest if any remains, which the run's
-// journal, kept then, says in the same error (closeJournal).
-func (r *run) leftByTrial(where string, err error, l *cellLog, round, failures int) error {
+// journal, kept then, says in the same error (closeJournal). gaveUp:
+// runUnit gave the cell up at this attempt.
+func (r *run) leftByTrial(where string, err error, failures int, gaveUp bool) error {
 	next := fmt.Sprintf("a --resume runs the trial again (%d of its attempts failed; its cell is given up after %d)",
 		failures, study.MaxRetries+1)
-	if failures > study.MaxRetries {
-		l.failed = results.GaveUp(round, failures, err.Error())
-		l.record(round, math.NaN(), r.part)
+	if gaveUp {
 		next = fmt.Sprintf("%d of the trial's attempts failed, so its cell is given up, and a --resume goes on with the other cells", failures)
 	}
 	return fmt.Errorf("%s: %w; the run ends here rather than run more trials beside what this failure did not undo: "+
