@@ -210,7 +210,7 @@ func TestSummarizeKeepsSharesWithin100(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	rows := Summarize(quickStudy(t), synthetic())
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, nil); err != nil {
+	if err := WriteCSV(&buf, rows, nil, study.Trials{}); err != nil {
 		t.Fatal(err)
 	}
 	const header = "datapath,tuning,workload,replicas,metric,cpu,unit,n,mean,sd,ci95_low,ci95_high,normalized,normalized_ci95_low,normalized_ci95_high,p_vs_baseline,p_vs_first_datapath,impairment"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // CSVHeader is summary.csv's header: one tidy row per cell, metric and
@@ -38,13 +39,15 @@ var CSVHeader = []string{
 }
 
 // WriteCSV writes rows as summary.csv, with the controller's decisions
-// from stops (nil for none) beside the rows they judge. Values keep the metric's raw unit
+// from stops (nil for none) beside the rows they judge; trials is the
+// run's design (Model.Trials), whose fixed count has no decision of its
+// own to show there (Decisions). Values keep the metric's raw unit
 // (bitrates in bit/s) at full precision; cpu is empty for metrics that are
 // not per core, the normalized fields are empty where not applicable, and
 // any undefined statistic (n = 0, sd and the interval with n = 1, a p
 // value without two observations on each side) is empty, not "NaN".
-func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
-	seq := Decisions(stops)
+func WriteCSV(w io.Writer, rows []Row, stops []results.Stop, trials study.Trials) error {
+	seq := Decisions(stops, trials)
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -73,8 +76,9 @@ func WriteCSV(w io.Writer, rows []Row, stops []results.Stop) error {
 			rec[13], rec[14] = num(r.NormCI95Low), num(r.NormCI95High)
 		}
 		st, decided := seq[Key{Cell: r.Cell, Metric: r.Metric, CPU: r.CPU}]
-		rec = append(rec, pairCols(r.VsBaseline, decided && (st.Versus == "" || r.VsBaseline != nil && st.Versus == r.VsBaseline.Against))...)
-		rec = append(rec, pairCols(r.VsFirstDatapath, decided && r.VsFirstDatapath != nil && st.Versus == r.VsFirstDatapath.Against)...)
+		why := supersededWhy(st)
+		rec = append(rec, pairCols(r.VsBaseline, decided && (st.Versus == "" || r.VsBaseline != nil && st.Versus == r.VsBaseline.Against), why)...)
+		rec = append(rec, pairCols(r.VsFirstDatapath, decided && r.VsFirstDatapath != nil && st.Versus == r.VsFirstDatapath.Against, why)...)
 		rec = append(rec, seqCols(st, decided)...)
 		rec = append(rec, r.CIMethod, r.NormMethod)
 		if err := cw.Write(rec); err != nil {
@@ -93,17 +97,30 @@ func num(v float64) string {
 }
 
 // SupersededReason is summary.csv's decision_reason where the adaptive
-// controller judged the cell against the same reference (seq_decision):
+// controller judged the cell at a look against the same reference
+// (seq_decision; before any look, supersededWhy):
 // the plain 95% verdict is left empty there, as the report gives it no
 // verdict either, so that a script reading "decision" cannot take a
 // test that does not hold for that design for the run's answer.
 const SupersededReason = "adaptive run: the decision is seq_decision; a plain 95% test of all trials does not hold when earlier looks chose the trial count"
 
+// supersededWhy is decision_reason on a row the controller's stop st
+// judged: SupersededReason after a look; for a cell stopped before its
+// first look (by the budget, or given up, before min trials) the stop's
+// own reason ("no decision before 3 trials"), as the report gives it
+// (report's lookText): no look chose its trial count, and none decided.
+func supersededWhy(st results.Stop) string {
+	if st.Look == 0 && st.DecisionReason != "" {
+		return st.DecisionReason
+	}
+	return SupersededReason
+}
+
 // pairCols are a Pair's summary.csv columns, empty when p is nil. With
-// superseded, the controller decided the cell against p's reference:
-// the interval stays and the plain verdict gives way to
-// SupersededReason.
-func pairCols(p *Pair, superseded bool) []string {
+// superseded, the controller judged the cell against p's reference:
+// the interval stays and the plain verdict gives way to why
+// (supersededWhy).
+func pairCols(p *Pair, superseded bool, why string) []string {
 	if p == nil {
 		return make([]string, 9)
 	}
@@ -121,7 +138,7 @@ func pairCols(p *Pair, superseded bool) []string {
 	}
 	verdict, reason := string(p.Decision.Verdict), p.Decision.Reason
 	if superseded {
-		verdict, reason = "", SupersededReason
+		verdict, reason = "", why
 	}
 	return []string{
 		num(p.Paired.Ratio), pl, ph, pn,
@@ -152,9 +169,18 @@ func seqCols(st results.Stop, ok bool) []string {
 // the row they judge: the cell's metric, not per core. A fixed design's
 // one look judges all the cell's trials at 95%, which is the row's own
 // comparison: such stops are left out, so that a report shows that
-// decision once and summary.csv's seq_ columns stay those of looks.
-func Decisions(stops []results.Stop) map[Key]results.Stop {
+// decision once and summary.csv's seq_ columns stay those of looks. So
+// is a fixed design's stop without a look (the budget stopped the cell
+// after one trial, or its first trial failed every attempt): its
+// "undecided" says nothing the row's own comparison does not, and would
+// stand in for it. trials is the run's design (Model.Trials); where it
+// is unknown (zero) a stop with a look at 95% is taken for a fixed
+// design's, one without a look for an adaptive one's.
+func Decisions(stops []results.Stop, trials study.Trials) map[Key]results.Stop {
 	out := map[Key]results.Stop{}
+	if trials.Max > 0 && !trials.Adaptive() {
+		return out
+	}
 	for _, st := range stops {
 		if st.Decision != "" && !(st.Look > 0 && st.Confidence <= stats.Confidence+1e-9) {
 			out[Key{Cell: st.Cell, Metric: st.Metric, CPU: -1}] = st

@@ -9,14 +9,21 @@ import (
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // csvRecords is summary.csv of rows and stops, read back as records
-// (the header first).
+// (the header first), of a run whose design is not known.
 func csvRecords(t *testing.T, rows []Row, stops []results.Stop) [][]string {
 	t.Helper()
+	return csvRecordsOf(t, rows, stops, study.Trials{})
+}
+
+// csvRecordsOf is csvRecords of a run of design trials.
+func csvRecordsOf(t *testing.T, rows []Row, stops []results.Stop, trials study.Trials) [][]string {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rows, stops); err != nil {
+	if err := WriteCSV(&buf, rows, stops, trials); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()

@@ -238,5 +238,12 @@ func Build(s *study.Study, samples []results.Sample) Model {
 	return m
 }
 
+// Trials is the run's design as the model records it: trials {min,
+// max}, a fixed count where they are equal; zero where the model was
+// built without a study.
+func (m Model) Trials() study.Trials {
+	return study.Trials{Min: m.TrialsMin, Max: m.TrialsPlanned}
+}
+
 // Index maps the model's rows by key.
 func (m Model) Index() map[Key]Row { return Index(m.Rows) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/stats"
+	"github.com/cnibench/cnibench/internal/study"
 )
 
 // TestNoIntervalSameInCSVAndJSON: an interval that could not be computed
@@ -28,7 +29,7 @@ func TestNoIntervalSameInCSVAndJSON(t *testing.T) {
 	for name, samples := range map[string][]results.Sample{"baseline of one trial": oneBase, "two rounds": drifting(2, 1.05), "one round": drifting(1, 1.05)} {
 		rows := Summarize(quickStudy(t), samples)
 		var csvBuf, jsonBuf bytes.Buffer
-		if err := WriteCSV(&csvBuf, rows, nil); err != nil {
+		if err := WriteCSV(&csvBuf, rows, nil, study.Trials{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := WriteJSON(&jsonBuf, Model{Version: ModelVersion, Rows: rows}); err != nil {

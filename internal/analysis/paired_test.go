@@ -254,25 +254,38 @@ func findDP(t *testing.T, rows []Row, dp string) Row {
 }
 
 // Decisions keeps the controller's decisions made at an adaptive
-// design's looks and leaves out a fixed design's one look at 95%, which
-// is the row's own comparison over all trials (a report would show it
-// twice).
+// design's looks and leaves out a fixed design's stops, its one look at
+// 95% (the row's own comparison over all trials: a report would show it
+// twice) and a stop before any look alike (the budget stopped the cell
+// after one trial, or its first trial failed every attempt), whose
+// "undecided" would stand in for the row's comparison. Where the
+// design is unknown, a look at 95% is taken for a fixed design's.
 func TestDecisionsAtLooks(t *testing.T) {
 	c := results.Cell{Datapath: "calico-vxlan", Tuning: "rfs", Workload: "tcp", Replicas: 1}
 	at := func(look int, conf float64) results.Stop {
 		return results.Stop{Cell: c, Metric: results.MetricBitrate, N: 3, Look: look, Decision: "worse", Confidence: conf}
 	}
+	before := results.Stop{Cell: c, Metric: results.MetricBitrate, N: 1, Decision: "undecided",
+		DecisionReason: "no decision before 5 trials", Confidence: 0.95}
+	adaptive, fixed, unknown := study.Trials{Min: 3, Max: 20}, study.Fixed(5), study.Trials{}
 	for _, tc := range []struct {
-		name string
-		st   results.Stop
-		kept bool
+		name   string
+		st     results.Stop
+		design study.Trials
+		kept   bool
 	}{
-		{"adaptive, at a look", at(3, 1-0.05/6), true},
-		{"adaptive, stopped before the first look", at(0, 0.95), true},
-		{"fixed, its one look", at(3, 0.95), false},
-		{"no decision", results.Stop{Cell: c, Metric: results.MetricBitrate, N: 3}, false},
+		{"adaptive, at a look", at(3, 1-0.05/6), adaptive, true},
+		{"adaptive, stopped before the first look", at(0, 0.95), adaptive, true},
+		{"fixed, its one look", at(3, 0.95), fixed, false},
+		{"fixed, stopped before any look", before, fixed, false},
+		{"fixed, given up at its first trial", results.Stop{Cell: c, Metric: results.MetricBitrate, Decision: "undecided",
+			DecisionReason: "no decision before 5 trials", Confidence: 0.95, Failed: "trial 1 failed"}, fixed, false},
+		{"design unknown, at a look", at(3, 1-0.05/6), unknown, true},
+		{"design unknown, a look at 95%", at(3, 0.95), unknown, false},
+		{"design unknown, before any look", before, unknown, true},
+		{"no decision", results.Stop{Cell: c, Metric: results.MetricBitrate, N: 3}, adaptive, false},
 	} {
-		_, ok := Decisions([]results.Stop{tc.st})[Key{Cell: c, Metric: results.MetricBitrate, CPU: -1}]
+		_, ok := Decisions([]results.Stop{tc.st}, tc.design)[Key{Cell: c, Metric: results.MetricBitrate, CPU: -1}]
 		if ok != tc.kept {
 			t.Errorf("%s: kept %v, want %v", tc.name, ok, tc.kept)
 		}
@@ -370,7 +383,7 @@ func TestStartupRowsDecided(t *testing.T) {
 // datapath that moved nothing).
 func TestUnpairedHasNoPairedRatio(t *testing.T) {
 	p := UnpairedOf("calico-vxlan", map[int]float64{1: 9e9, 2: 9.1e9, 3: 8.9e9}, map[int]float64{1: 10e9, 2: 10.1e9, 3: 9.9e9}, 0.02, stats.HigherIsBetter)
-	if cols := pairCols(p, false); cols[0] != "" || cols[1] != "" || cols[3] != "" || cols[6] != string(stats.MethodFieller) || cols[7] != string(stats.Worse) {
+	if cols := pairCols(p, false, ""); cols[0] != "" || cols[1] != "" || cols[3] != "" || cols[6] != string(stats.MethodFieller) || cols[7] != string(stats.Worse) {
 		t.Errorf("csv columns %q", cols)
 	}
 	j, err := json.Marshal(p)

@@ -36,6 +36,7 @@ func TestFigureCaptionsNameNAndInterval(t *testing.T) {
 		t.Errorf("normalized figure of a fixed run: %q", got)
 	}
 	ratio, low, high := 1.0, 0.98, 1.02
+	m.TrialsMin, m.TrialsPlanned = 1, 3 // an adaptive design: its looks decide
 	m.Stops = []results.Stop{{Cell: results.Cell{Datapath: "calico-vxlan", Tuning: "busy", Workload: "far", Replicas: 1}, Metric: results.MetricBitrate,
 		Status: "target", N: 3, Decision: "equal", Versus: "baseline", Look: 1, Confidence: 0.9875, Ratio: &ratio, Low: &low, High: &high}}
 	if got := norm(m); !strings.Contains(got, "the decision rests on the interval at that look, at its stricter confidence") {

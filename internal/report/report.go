@@ -65,7 +65,7 @@ func Write(run *results.Run, s *study.Study) error {
 		name  string
 		write func(io.Writer) error
 	}{
-		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows, m.Stops) }},
+		{results.SummaryCSV, func(w io.Writer) error { return analysis.WriteCSV(w, m.Rows, m.Stops, m.Trials()) }},
 		{analysis.SummaryJSON, func(w io.Writer) error { return analysis.WriteJSON(w, m) }},
 		{results.SummaryMD, func(w io.Writer) error { return writeMarkdown(w, s, m, run) }},
 		{results.ReportHTML, func(w io.Writer) error { return writeHTML(w, run, s, m) }},

@@ -57,7 +57,7 @@ type numbers struct {
 }
 
 func newNumbers(m analysis.Model) *numbers {
-	n := &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops), planned: map[results.Cell]bool{},
+	n := &numbers{Model: m, idx: m.Index(), stops: analysis.Decisions(m.Stops, m.Trials()), planned: map[results.Cell]bool{},
 		fellBack: analysis.PinFellBackCells(m.Rows), tunings: tuningOrder(nil, analysis.DimsOf(m.Rows).Tunings)}
 	for _, st := range m.Stops {
 		n.planned[st.Cell] = true
