@@ -196,7 +196,13 @@ func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stat
 	none := stats.PairedCI{RatioCI: stats.RatioCI{Ratio: nan, Low: nan, High: nan, DF: nan, Method: stats.MethodNone},
 		Reason: "not paired: datapaths run one after another, not in the same rounds"}
 	ch := stats.Choose(u, none)
-	return &Pair{Against: against, Paired: none, Unpaired: u, Chosen: ch, Decision: stats.Decide(ch.RatioCI, margin, dir)}
+	d := stats.Decide(ch.RatioCI, margin, dir)
+	if ch.Method == stats.MethodNone {
+		// As stats.CompareAt: the choice's reason names both intervals'
+		// causes, where Decide's is a bare "no valid interval".
+		d.Reason = ch.Reason
+	}
+	return &Pair{Against: against, Paired: none, Unpaired: u, Chosen: ch, Decision: d}
 }
 
 // pairRows fills VsBaseline and VsFirstDatapath of the compared metrics'

@@ -394,3 +394,14 @@ func TestUnpairedHasNoPairedRatio(t *testing.T) {
 		t.Errorf("json %s", j)
 	}
 }
+
+// A datapath compared unpaired without a valid interval says why as the
+// paired comparisons do (stats.CompareAt): both intervals' causes, not a
+// bare "no valid interval".
+func TestUnpairedNoIntervalSaysWhy(t *testing.T) {
+	p := UnpairedOf("host", map[int]float64{1: 9e9}, map[int]float64{1: 10e9, 2: 10.1e9, 3: 9.9e9}, 0.02, stats.HigherIsBetter)
+	if p.Decision.Verdict != stats.Undecided || p.Decision.Reason != p.Chosen.Reason ||
+		!strings.Contains(p.Decision.Reason, "not paired") || !strings.Contains(p.Decision.Reason, "fewer than 2 values on a side") {
+		t.Errorf("decision %+v, want undecided with the choice's reason %q", p.Decision, p.Chosen.Reason)
+	}
+}
