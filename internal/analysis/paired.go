@@ -179,16 +179,11 @@ func pairApart(against string, x, ref map[int]float64, apart map[int]bool, margi
 // rounds: datapaths built and measured one after another (runs before
 // 2026-11-27, see SharedRounds) share no round, and pairing trial k of
 // two of them would claim a drift correction that does not exist. Only
-// Fieller's interval is decided on.
+// Fieller's interval is decided on. The values are taken in trial order
+// (trialValues), so that their sums, and summary.csv's full-precision
+// columns, come out the same in every build of the report.
 func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
-	var xs, bs []float64
-	for _, v := range x {
-		xs = append(xs, v)
-	}
-	for _, v := range ref {
-		bs = append(bs, v)
-	}
-	u := stats.Ratio(xs, bs)
+	u := stats.Ratio(trialValues(x), trialValues(ref))
 	// No paired ratio either: NaN, as stats.PairedRatio leaves one it
 	// cannot compute, so the summaries write empty and null, not 0 (a
 	// datapath that moved nothing).

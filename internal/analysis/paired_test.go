@@ -405,3 +405,25 @@ func TestUnpairedNoIntervalSaysWhy(t *testing.T) {
 		t.Errorf("decision %+v, want undecided with the choice's reason %q", p.Decision, p.Chosen.Reason)
 	}
 }
+
+// UnpairedOf sums the values in trial order, not in a map's (random)
+// order: summary.csv's full-precision columns are the same in every
+// build of the report.
+func TestUnpairedInTrialOrder(t *testing.T) {
+	x, ref := map[int]float64{}, map[int]float64{}
+	var xs, bs []float64
+	for k := 1; k <= 16; k++ {
+		// Magnitudes far apart, so that another order of summing gives
+		// other low bits.
+		v, b := 0.1*float64(k)+1e7*float64(k%3), 0.3*float64(k)+1e7*float64(k%5)
+		x[k], ref[k] = v, b
+		xs, bs = append(xs, v), append(bs, b)
+	}
+	want := stats.Ratio(xs, bs)
+	for range 200 {
+		u := UnpairedOf("host", x, ref, 0.02, stats.HigherIsBetter).Unpaired
+		if u.Ratio != want.Ratio || u.Low != want.Low || u.High != want.High {
+			t.Fatalf("unpaired %v [%v, %v], want %v [%v, %v] (the trial order's sums)", u.Ratio, u.Low, u.High, want.Ratio, want.Low, want.High)
+		}
+	}
+}
