@@ -123,12 +123,12 @@ func alignRounds(cell, base []Obs) (bx []float64, split []bool) {
 }
 
 // compareAt is stats.CompareAt of a cell's values x with its baseline's
-// bx by round, where a split round is no pair (stats.Unpair): trial k of
-// both cells ran together but for a kill, cleanup and --resume between
-// them, maybe hours apart: the drift pairing cancels is not shared there.
+// bx by round, where a split round is no pair (stats.CompareSplitAt):
+// trial k of both cells ran together but for a kill, cleanup and
+// --resume between them, maybe hours apart: the drift pairing cancels
+// is not shared there.
 func compareAt(x, bx []float64, split []bool, cfg Config, conf float64) stats.Comparison {
-	px, pb := stats.Unpair(x, bx, split)
-	return stats.CompareAt(px, pb, cfg.Margin, cfg.Direction, conf)
+	return stats.CompareSplitAt(x, bx, split, cfg.Margin, cfg.Direction, conf)
 }
 
 func finite(xs []float64) []float64 {

@@ -36,6 +36,10 @@ var CSVHeader = []string{
 	// summary.json's ci_method and normalized_method: student-t or none;
 	// fieller, delta, none or baseline-own (empty where not normalized).
 	"ci_method", "normalized_method",
+	// The rounds the paired intervals left out (a side missing, or cut
+	// by a resume), against the baseline tuning and the first datapath;
+	// empty where a comparison was not paired at all.
+	"paired_incomplete", "dp_paired_incomplete",
 }
 
 // WriteCSV writes rows as summary.csv, with the controller's decisions
@@ -80,7 +84,7 @@ func WriteCSV(w io.Writer, rows []Row, stops []results.Stop, trials study.Trials
 		rec = append(rec, pairCols(r.VsBaseline, decided && (st.Versus == "" || r.VsBaseline != nil && st.Versus == r.VsBaseline.Against), why)...)
 		rec = append(rec, pairCols(r.VsFirstDatapath, decided && r.VsFirstDatapath != nil && st.Versus == r.VsFirstDatapath.Against, why)...)
 		rec = append(rec, seqCols(st, decided)...)
-		rec = append(rec, r.CIMethod, r.NormMethod)
+		rec = append(rec, r.CIMethod, r.NormMethod, incompleteCol(r.VsBaseline), incompleteCol(r.VsFirstDatapath))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -144,6 +148,16 @@ func pairCols(p *Pair, superseded bool, why string) []string {
 		num(p.Paired.Ratio), pl, ph, pn,
 		cl, ch, string(p.Chosen.Method), verdict, reason,
 	}
+}
+
+// incompleteCol is a Pair's paired_incomplete column: empty without a
+// comparison, or for one that paired no round at all (UnpairedOf: its
+// rounds are no pairs to leave out, as its paired_n is empty).
+func incompleteCol(p *Pair) string {
+	if p == nil || p.Paired.N+p.Paired.Incomplete == 0 {
+		return ""
+	}
+	return strconv.Itoa(p.Paired.Incomplete)
 }
 
 // seqCols are the controller's decision st for a row, empty where it

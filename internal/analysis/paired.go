@@ -170,8 +170,8 @@ func PairOf(against string, x, ref map[int]float64, margin float64, dir stats.Di
 // resume, parts.apart) left out of the paired interval and kept in the
 // unpaired one; the Pair lists them (Apart).
 func pairApart(against string, x, ref map[int]float64, apart map[int]bool, margin float64, dir stats.Direction) *Pair {
-	xs, bs, unpaired := alignedApart(x, ref, apart)
-	c := stats.Compare(xs, bs, margin, dir)
+	xs, bs, split, unpaired := alignedApart(x, ref, apart)
+	c := stats.CompareSplitAt(xs, bs, split, margin, dir, stats.Confidence)
 	return &Pair{Against: against, Paired: c.Paired, Unpaired: c.Unpaired, Chosen: c.Chosen, Decision: c.Decision, Apart: unpaired}
 }
 
@@ -248,26 +248,29 @@ func MarginOf(s *study.Study) float64 {
 
 // pairJSON is Pair as summary.json stores it.
 type pairJSON struct {
-	Against        string `json:"against"`
-	PairedN        int    `json:"paired_n"`
-	PairedRatio    jnum   `json:"paired_ratio"`
-	PairedLow      jnum   `json:"paired_ci95_low"`
-	PairedHigh     jnum   `json:"paired_ci95_high"`
-	PairedMethod   string `json:"paired_method"`
-	PairedReason   string `json:"paired_reason,omitempty"`
-	UnpairedRatio  jnum   `json:"unpaired_ratio"`
-	UnpairedLow    jnum   `json:"unpaired_ci95_low"`
-	UnpairedHigh   jnum   `json:"unpaired_ci95_high"`
-	UnpairedMethod string `json:"unpaired_method"`
-	ChosenRatio    jnum   `json:"chosen_ratio"`
-	ChosenLow      jnum   `json:"chosen_low"`
-	ChosenHigh     jnum   `json:"chosen_high"`
-	ChosenMethod   string `json:"chosen_method"`
-	ChosenReason   string `json:"chosen_reason"`
-	Decision       string `json:"decision"`
-	Significant    bool   `json:"significant"`
-	DecisionReason string `json:"decision_reason"`
-	Apart          []int  `json:"apart_rounds,omitempty"`
+	Against string `json:"against"`
+	PairedN int    `json:"paired_n"`
+	// PairedIncomplete counts the rounds left out of the paired interval:
+	// a side missing, or cut by a resume (Apart), each once.
+	PairedIncomplete int    `json:"paired_incomplete"`
+	PairedRatio      jnum   `json:"paired_ratio"`
+	PairedLow        jnum   `json:"paired_ci95_low"`
+	PairedHigh       jnum   `json:"paired_ci95_high"`
+	PairedMethod     string `json:"paired_method"`
+	PairedReason     string `json:"paired_reason,omitempty"`
+	UnpairedRatio    jnum   `json:"unpaired_ratio"`
+	UnpairedLow      jnum   `json:"unpaired_ci95_low"`
+	UnpairedHigh     jnum   `json:"unpaired_ci95_high"`
+	UnpairedMethod   string `json:"unpaired_method"`
+	ChosenRatio      jnum   `json:"chosen_ratio"`
+	ChosenLow        jnum   `json:"chosen_low"`
+	ChosenHigh       jnum   `json:"chosen_high"`
+	ChosenMethod     string `json:"chosen_method"`
+	ChosenReason     string `json:"chosen_reason"`
+	Decision         string `json:"decision"`
+	Significant      bool   `json:"significant"`
+	DecisionReason   string `json:"decision_reason"`
+	Apart            []int  `json:"apart_rounds,omitempty"`
 }
 
 // MarshalJSON writes the pair with nulls for undefined bounds: those of
@@ -280,7 +283,7 @@ func (p Pair) MarshalJSON() ([]byte, error) {
 	ul, uh := jsonBounds(p.Unpaired)
 	cl, ch := jsonBounds(p.Chosen.RatioCI)
 	return json.Marshal(pairJSON{
-		Against: p.Against, PairedN: p.Paired.N,
+		Against: p.Against, PairedN: p.Paired.N, PairedIncomplete: p.Paired.Incomplete,
 		PairedRatio: jnum(p.Paired.Ratio), PairedLow: pl, PairedHigh: ph,
 		PairedMethod: string(p.Paired.Method), PairedReason: p.Paired.Reason,
 		UnpairedRatio: jnum(p.Unpaired.Ratio), UnpairedLow: ul, UnpairedHigh: uh,
@@ -313,7 +316,7 @@ func (p *Pair) UnmarshalJSON(b []byte) error {
 	*p = Pair{
 		Against: j.Against,
 		Paired: stats.PairedCI{RatioCI: stats.RatioCI{Ratio: float64(j.PairedRatio), Low: float64(j.PairedLow), High: float64(j.PairedHigh),
-			DF: nan, Method: stats.CIMethod(j.PairedMethod)}, N: j.PairedN, Reason: j.PairedReason},
+			DF: nan, Method: stats.CIMethod(j.PairedMethod)}, N: j.PairedN, Incomplete: j.PairedIncomplete, Reason: j.PairedReason},
 		Unpaired: stats.RatioCI{Ratio: float64(j.UnpairedRatio), Low: float64(j.UnpairedLow), High: float64(j.UnpairedHigh),
 			DF: nan, Method: stats.CIMethod(j.UnpairedMethod)},
 		Chosen: stats.Choice{RatioCI: stats.RatioCI{Ratio: float64(j.ChosenRatio), Low: float64(j.ChosenLow), High: float64(j.ChosenHigh),

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/cnibench/cnibench/internal/results"
-	"github.com/cnibench/cnibench/internal/stats"
 )
 
 // A run interrupted and continued with `run --resume` has a round the
@@ -50,18 +49,19 @@ func (p parts) apart(a, b results.Cell) map[int]bool {
 	return out
 }
 
-// alignedApart is aligned with the trials in apart unpaired
-// (stats.Unpair, as the controller's looks unpair them): each side's
-// value of such a trial gets a position of its own, NaN on the other
-// side. unpaired lists the trials so left out that had a value on both
-// sides; a trial one side lacks is no pair anyway.
-func alignedApart(a, b map[int]float64, apart map[int]bool) (x, base []float64, unpaired []int) {
-	xs, bs := aligned(a, b)
+// alignedApart is aligned with the trials in apart marked split, for
+// stats.CompareSplitAt to make no pair (as the controller's looks
+// unpair them): each side's value of such a trial gets a position of
+// its own, NaN on the other side. unpaired lists the trials so left out
+// that had a value on both sides; a trial one side lacks is no pair
+// anyway.
+func alignedApart(a, b map[int]float64, apart map[int]bool) (x, base []float64, split []bool, unpaired []int) {
+	x, base = aligned(a, b)
 	if len(apart) == 0 {
-		return xs, bs, nil
+		return x, base, nil, nil
 	}
 	trials := unionTrials(a, b)
-	split := make([]bool, len(trials))
+	split = make([]bool, len(trials))
 	for i, t := range trials {
 		_, inA := a[t]
 		_, inB := b[t]
@@ -69,8 +69,7 @@ func alignedApart(a, b map[int]float64, apart map[int]bool) (x, base []float64, 
 			unpaired = append(unpaired, t)
 		}
 	}
-	x, base = stats.Unpair(xs, bs, split)
-	return x, base, unpaired
+	return x, base, split, unpaired
 }
 
 // Straddle is a comparison whose paired interval left rounds out

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -91,5 +92,48 @@ func TestResumeCutRoundBetween(t *testing.T) {
 	p := Between(quickStudy(t), samples, a, b, results.MetricBitrate)
 	if p == nil || p.Paired.N != 5 || !slices.Equal(p.Apart, []int{4}) {
 		t.Errorf("Between: %+v, want 5 pairs, round 4 apart", p)
+	}
+}
+
+// The rounds a paired interval left out are counted where summary.json
+// and summary.csv show the pair (paired_incomplete): a round missing a
+// side and a round a resume cut, each once, though the cut round has a
+// value on both sides; a comparison that paired nothing (UnpairedOf)
+// has an empty column.
+func TestPairedIncompleteShown(t *testing.T) {
+	s := quickStudy(t)
+	var samples []results.Sample
+	for _, smp := range resumedAt(drifting(6, 1.05), 4, 5) {
+		if !(smp.Cell.Tuning == "rfs" && smp.Trial == 2) { // rfs lost its trial 2
+			samples = append(samples, smp)
+		}
+	}
+	rows := Summarize(s, samples)
+	cut := find(t, rows, "rfs", 1, results.MetricBitrate, -1)
+	if p := cut.VsBaseline; p.Paired.N != 4 || p.Paired.Incomplete != 2 || !slices.Equal(p.Apart, []int{4}) {
+		t.Fatalf("round 2 missing, round 4 cut: %d pairs, %d incomplete, apart %v; want 4, 2, [4]", p.Paired.N, p.Paired.Incomplete, p.Apart)
+	}
+	b, err := json.Marshal(cut.VsBaseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Incomplete *int `json:"paired_incomplete"`
+	}
+	var back Pair
+	if err := errors.Join(json.Unmarshal(b, &j), json.Unmarshal(b, &back)); err != nil || j.Incomplete == nil || *j.Incomplete != 2 || back.Paired.Incomplete != 2 {
+		t.Errorf("summary.json's pair %s: paired_incomplete %v, read back %d (%v); want 2", b, j.Incomplete, back.Paired.Incomplete, err)
+	}
+	rec := csvRecord(t, rows, "rfs")
+	if rec["paired_incomplete"] != "2" || rec["dp_paired_incomplete"] != "" {
+		t.Errorf("summary.csv: paired_incomplete %q, dp_paired_incomplete %q; want 2 and empty (one datapath)", rec["paired_incomplete"], rec["dp_paired_incomplete"])
+	}
+	whole := csvRecord(t, Summarize(s, drifting(6, 1.05)), "rfs")
+	if whole["paired_incomplete"] != "0" {
+		t.Errorf("summary.csv of a run with every round complete: paired_incomplete %q, want 0", whole["paired_incomplete"])
+	}
+	un := UnpairedOf("host", map[int]float64{1: 9, 2: 9.1, 3: 8.9}, map[int]float64{1: 10, 2: 10.1, 3: 9.9}, 0.02, stats.HigherIsBetter)
+	if got := incompleteCol(un); got != "" {
+		t.Errorf("unpaired comparison: paired_incomplete %q, want empty", got)
 	}
 }

@@ -63,7 +63,9 @@ type PairedCI struct {
 	RatioCI
 	// N is the number of complete pairs used.
 	N int
-	// Incomplete counts rounds where either side is missing.
+	// Incomplete counts rounds where either side is missing: left out
+	// of the pairs, as is a round CompareSplitAt made no pair (counted
+	// once, though Unpair gives it two positions).
 	Incomplete int
 	// Reason says why Method is MethodNone ("" otherwise).
 	Reason string
@@ -241,7 +243,8 @@ func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // apart, does not share the drift pairing cancels (docs/statistics.md,
 // "Rounds cut by a resume"). The controller's looks and the report's
 // intervals both unpair through it, so they cannot differ on a round.
-// Without a marked round it returns x and base as given.
+// Without a marked round it returns x and base as given. Each marked
+// round becomes two incomplete ones: CompareSplitAt counts it once.
 func Unpair(x, base []float64, split []bool) (ux, ubase []float64) {
 	if !slices.Contains(split, true) {
 		return x, base
@@ -254,4 +257,20 @@ func Unpair(x, base []float64, split []bool) (ux, ubase []float64) {
 		ux, ubase = append(ux, x[k]), append(ubase, base[k])
 	}
 	return ux, ubase
+}
+
+// CompareSplitAt is CompareAt of per-round x and base with the rounds
+// marked in split made no pair (Unpair): their values stay in the
+// unpaired interval and out of the paired one, where each counts as one
+// incomplete round, as a round missing a side does; Unpair's two
+// positions would count it twice.
+func CompareSplitAt(x, base []float64, split []bool, margin float64, dir Direction, conf float64) Comparison {
+	ux, ubase := Unpair(x, base, split)
+	c := CompareAt(ux, ubase, margin, dir, conf)
+	for k := range x {
+		if k < len(split) && split[k] {
+			c.Paired.Incomplete--
+		}
+	}
+	return c
 }

@@ -179,3 +179,21 @@ func TestUnpair(t *testing.T) {
 		t.Errorf("no split round: %v, want the slice as given", x)
 	}
 }
+
+// CompareSplitAt counts a split round once among the incomplete rounds,
+// as a round missing a side (Unpair gives it two positions), and
+// leaves it out of the pairs and in the unpaired interval.
+func TestCompareSplitAtCountsASplitRoundOnce(t *testing.T) {
+	nan := math.NaN()
+	x, b := []float64{10, 11, 12, 13, 14}, []float64{9, 10, nan, 12, 13}
+	c := CompareSplitAt(x, b, []bool{false, true, false, false, false}, 0.02, HigherIsBetter, Confidence)
+	if c.Paired.N != 3 || c.Paired.Incomplete != 2 {
+		t.Errorf("round 2 split, round 3 missing a side: %d pairs, %d incomplete; want 3 and 2", c.Paired.N, c.Paired.Incomplete)
+	}
+	if want := Ratio(x, []float64{9, 10, 12, 13}); c.Unpaired.Ratio != want.Ratio {
+		t.Errorf("unpaired ratio %v, want %v over every value", c.Unpaired.Ratio, want.Ratio)
+	}
+	if c := CompareSplitAt(x, b, nil, 0.02, HigherIsBetter, Confidence); c.Paired.N != 4 || c.Paired.Incomplete != 1 {
+		t.Errorf("no split round: %d pairs, %d incomplete; want 4 and 1", c.Paired.N, c.Paired.Incomplete)
+	}
+}
