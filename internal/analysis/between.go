@@ -11,11 +11,14 @@ import (
 // compares a tuning with the baseline or a datapath with the first, for
 // any two cells of one run (advise --run's overlay against native
 // routing): paired by round where both ran in the same rounds (cells of
-// one datapath always; two datapaths where SharedRounds says so; a
-// round a resume cut is no pair, resumed.go), else
-// Fieller's unpaired interval; decided with the study's margin in the
-// metric's direction. Against names b's datapath, or its tuning when the
-// datapaths are the same. nil when either cell has no value of metric.
+// one datapath at one replica count always; two datapaths at one
+// replica count where SharedRounds says so; a round a resume cut is no
+// pair, resumed.go), else Fieller's unpaired interval: two replica
+// counts are separate blocks, run one after another in a study of one
+// datapath, whose trial k share no round. Decided with the study's
+// margin in the metric's direction. Against names b's datapath, or its
+// tuning when the datapaths are the same. nil when either cell has no
+// value of metric.
 func Between(s *study.Study, samples []results.Sample, a, b results.Cell, metric string) *Pair {
 	x, ref := map[int]float64{}, map[int]float64{}
 	for _, smp := range samples {
@@ -36,14 +39,22 @@ func Between(s *study.Study, samples []results.Sample, a, b results.Cell, metric
 		dir = d
 	}
 	apart := partsOf(samples).apart(a, b)
-	switch {
-	case a.Datapath == b.Datapath:
-		return pairApart(b.Tuning, x, ref, apart, MarginOf(s), dir)
-	case a.Replicas == b.Replicas && SharedRounds(samples)[a.Replicas]:
-		return pairApart(b.Datapath, x, ref, apart, MarginOf(s), dir)
+	against := b.Datapath
+	if a.Datapath == b.Datapath {
+		against = b.Tuning
 	}
-	return UnpairedOf(b.Datapath, x, ref, MarginOf(s), dir)
+	switch {
+	case a.Replicas != b.Replicas:
+		return unpairedOf(against, notPairedReplicas, x, ref, MarginOf(s), dir)
+	case a.Datapath == b.Datapath || SharedRounds(samples)[a.Replicas]:
+		return pairApart(against, x, ref, apart, MarginOf(s), dir)
+	}
+	return UnpairedOf(against, x, ref, MarginOf(s), dir)
 }
+
+// notPairedReplicas is the paired reason of Between's cells at two
+// replica counts.
+const notPairedReplicas = "not paired: two replica counts are separate blocks, whose trial k need not share a round"
 
 // Share is one cell's CPU cost per packet in one kernel component beside
 // its total: means over the cell's trials with a total, in the unit the

@@ -84,3 +84,27 @@ func TestComponentShares(t *testing.T) {
 		t.Errorf("%+v, want 5%% in cycles", g)
 	}
 }
+
+// Two replica counts of one datapath are separate blocks, run one after
+// another: their trial k share no round, and Between compares them
+// unpaired, the drift in the interval's width, as it does two datapaths
+// run one after another.
+func TestBetweenReplicaCountsUnpaired(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	drift := []float64{1, 1.2, 0.8, 1.1, 0.9, 1.15}
+	one := results.Cell{Datapath: "bridge", Tuning: "baseline", Workload: "tcp", Replicas: 1}
+	four := one
+	four.Replicas = 4
+	var samples []results.Sample
+	for b, c := range []results.Cell{one, four} {
+		for i, d := range drift {
+			samples = append(samples, results.Sample{Cell: c, Trial: i + 1, Start: t0.Add(time.Duration(10*b+i) * time.Minute),
+				Metrics: map[string]float64{results.MetricBitrate: 10e9 * float64(c.Replicas) * d}})
+		}
+	}
+	p := Between(&study.Study{}, samples, four, one, results.MetricBitrate)
+	if p == nil || p.Against != "baseline" || p.Paired.N != 0 || p.Paired.Reason != notPairedReplicas ||
+		p.Chosen.Method != stats.MethodFieller || p.Chosen.High-p.Chosen.Low < 1 {
+		t.Errorf("4 replicas against 1: %+v, want unpaired, the drift in its width", p)
+	}
+}

@@ -183,13 +183,19 @@ func pairApart(against string, x, ref map[int]float64, apart map[int]bool, margi
 // (trialValues), so that their sums, and summary.csv's full-precision
 // columns, come out the same in every build of the report.
 func UnpairedOf(against string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
+	return unpairedOf(against, "not paired: datapaths run one after another, not in the same rounds", x, ref, margin, dir)
+}
+
+// unpairedOf is UnpairedOf with why the cells are not paired (the
+// paired interval's reason).
+func unpairedOf(against, why string, x, ref map[int]float64, margin float64, dir stats.Direction) *Pair {
 	u := stats.Ratio(trialValues(x), trialValues(ref))
 	// No paired ratio either: NaN, as stats.PairedRatio leaves one it
 	// cannot compute, so the summaries write empty and null, not 0 (a
 	// datapath that moved nothing).
 	nan := math.NaN()
 	none := stats.PairedCI{RatioCI: stats.RatioCI{Ratio: nan, Low: nan, High: nan, DF: nan, Method: stats.MethodNone},
-		Reason: "not paired: datapaths run one after another, not in the same rounds"}
+		Reason: why}
 	ch := stats.Choose(u, none)
 	d := stats.Decide(ch.RatioCI, margin, dir)
 	if ch.Method == stats.MethodNone {
