@@ -3,7 +3,6 @@ package study
 import (
 	"fmt"
 	"math"
-	"path"
 	"strconv"
 	"strings"
 
@@ -313,7 +312,9 @@ func validateAdaptive(sp *Spec, bad badFunc) {
 // validatePrecisionMetric checks spec.precision.metric against what the
 // study's trials can carry: a headline metric of some workload's tool for
 // its protocol (spec.Tool.Headline, in the catalog), or a collector's
-// (Catalog.CollectorMetrics, "*" standing for a part of the name). A typo
+// (Catalog.CollectorMetrics, read as the references read them:
+// collectorMetric, so "cpp_*_cycles (sampling cycles)", braces and
+// upper-case placeholders match what the collectors write). A typo
 // ("bitrat") matches neither and is refused here: every cell would lack
 // it and silently run to max. A workload that does not report a metric
 // another one does (sockperf beside iperf3 under bitrate) runs its cells
@@ -339,10 +340,8 @@ func validatePrecisionMetric(sp *Spec, cat Catalog, bad badFunc) {
 			}
 		}
 	}
-	for _, pat := range cat.CollectorMetrics {
-		if ok, _ := path.Match(pat, p.Metric); ok {
-			return
-		}
+	if collectorMetric(cat, p.Metric) {
+		return
 	}
 	if len(known) == 0 {
 		return
