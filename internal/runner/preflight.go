@@ -107,6 +107,12 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study, resumes []s
 	if err != nil {
 		return nil, err
 	}
+	// The engine may have dropped datapaths (skipUnavailable, a
+	// cluster's CNI): a spec.only that picked only theirs picks nothing
+	// now, and the run stops here rather than measure nothing.
+	if err := s.CheckOnlyLeft(); err != nil {
+		return nil, err
+	}
 	p.notes, p.warnings, p.remote, p.sharedKernel, p.topo = facts.Notes, facts.Warnings, facts.Remote, facts.SharedKernel, facts.Topology
 	if !facts.Remote { // a cluster's image carries the programs (kube engine's preflight)
 		p.notes = append(p.notes, missingCollectorPrograms(s, probe.Found)...)

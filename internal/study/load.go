@@ -356,11 +356,18 @@ func setLine(line int, n *yaml.Node) int {
 }
 
 // Marshal returns the resolved study as YAML (profiles dropped: they have
-// been applied; published verdicts kept of the cells it measures; every
-// reference kept, read again with Options.Stored).
+// been applied; published verdicts and spec.only's selectors kept of the
+// cells it measures; every reference kept, read again with
+// Options.Stored). A spec.only none of whose selectors is left is an
+// error (onlyLeft): written empty, it would select every cell.
 func (s *Study) Marshal() ([]byte, error) {
 	c := *s
 	c.Profiles = nil
+	only, err := s.onlyLeft()
+	if err != nil {
+		return nil, err
+	}
+	c.Spec.Only = only
 	if v := s.Spec.Verdict; v != nil {
 		// Only the published verdicts of cells the study measures: the
 		// file's others name what its profile or --set left out, which

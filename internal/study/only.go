@@ -120,38 +120,91 @@ func EntryOf(variant string) string {
 // validateOnly checks that every selector of spec.only names entries
 // the study has: then each picks at least one cell.
 func validateOnly(s *Study, bad badFunc) {
-	sp := &s.Spec
-	known := s.runNames()
-	if len(known.impairments) == 0 {
-		known.impairments = []string{NoImpairment}
-	}
-	var tunings, replicas []string
-	for _, t := range sp.Tunings {
-		tunings = append(tunings, t.Name)
-	}
-	for _, r := range sp.Replicas {
-		replicas = append(replicas, strconv.Itoa(r))
-	}
-	// A field left out picks every value.
-	check := func(f, what, name string, list []string) {
-		if name != "" {
-			refuseUnknown(bad, f, what, name, list)
-		}
-	}
-	for i, sel := range sp.Only {
+	known := s.onlyNames()
+	for i, sel := range s.Spec.Only {
 		f := fmt.Sprintf("spec.only[%d]", i)
 		if sel == (CellSelector{}) {
 			bad(f, "picks every cell: give one or more of datapath, workload, tuning, replicas, impairment")
 			continue
 		}
-		check(f+".datapath", "datapath", sel.Datapath, known.datapaths)
-		check(f+".workload", "workload", sel.Workload, known.workloads)
-		check(f+".tuning", "tuning", sel.Tuning, tunings)
-		if sel.Replicas != nil {
-			check(f+".replicas", "replica count", strconv.Itoa(*sel.Replicas), replicas)
-		}
-		check(f+".impairment", "impairment", sel.Impairment, known.impairments)
+		known.misses(sel, func(key, what, name string, list []string) {
+			refuseUnknown(bad, f+"."+key, what, name, list)
+		})
 	}
+}
+
+// onlyNames are the names each key of a spec.only selector may give:
+// the study's entries as it runs.
+type onlyNames struct {
+	*cellNames
+	replicas []string
+}
+
+func (s *Study) onlyNames() onlyNames {
+	known := onlyNames{cellNames: s.runNames()}
+	if len(known.impairments) == 0 {
+		known.impairments = []string{NoImpairment}
+	}
+	for _, r := range s.Spec.Replicas {
+		known.replicas = append(known.replicas, strconv.Itoa(r))
+	}
+	return known
+}
+
+// misses calls miss for each key of sel that names what the study lacks
+// (a key left out picks every value, and misses nothing).
+func (known onlyNames) misses(sel CellSelector, miss func(key, what, name string, list []string)) {
+	check := func(key, what, name string, list []string) {
+		if name != "" && !slices.Contains(list, name) {
+			miss(key, what, name, list)
+		}
+	}
+	check("datapath", "datapath", sel.Datapath, known.datapaths)
+	check("workload", "workload", sel.Workload, known.workloads)
+	check("tuning", "tuning", sel.Tuning, known.tunings)
+	if sel.Replicas != nil {
+		check("replicas", "replica count", strconv.Itoa(*sel.Replicas), known.replicas)
+	}
+	check("impairment", "impairment", sel.Impairment, known.impairments)
+}
+
+// onlyLeft are the selectors of spec.only that name only entries the
+// study still has. Preflight drops a datapath a machine cannot build
+// (spec.skipUnavailable) or a cluster's CNI does not stand for, and a
+// selector naming it picks nothing now: the stored study.yaml, which a
+// resume, report and advise --run validate again, must not keep it.
+// err is an error at spec.only when no selector is left of some: an
+// empty spec.only would select every cell, where the user asked for
+// cells no longer in the run.
+func (s *Study) onlyLeft() (left []CellSelector, err error) {
+	if len(s.Spec.Only) == 0 {
+		return nil, nil
+	}
+	known := s.onlyNames()
+	var gone []string
+	for _, sel := range s.Spec.Only {
+		fits := true
+		known.misses(sel, func(_, what, name string, list []string) {
+			fits = false
+			gone = appendNew(gone, fmt.Sprintf("%s %s", what, name))
+		})
+		if fits {
+			left = append(left, sel)
+		}
+	}
+	if len(left) == 0 {
+		return nil, At("spec.only", fmt.Errorf("nothing is left to run: its selectors pick only cells of %s, which this run no longer has (datapaths it runs: %s)",
+			strings.Join(gone, ", "), strings.Join(s.DatapathNames(), ", ")))
+	}
+	return left, nil
+}
+
+// CheckOnlyLeft refuses a study whose spec.only picks no cell of what
+// is left of it after preflight dropped datapaths (onlyLeft): the run
+// would measure nothing.
+func (s *Study) CheckOnlyLeft() error {
+	_, err := s.onlyLeft()
+	return err
 }
 
 // Cells expands the matrix in run order: per datapath and replica count the
