@@ -219,13 +219,19 @@ func (d *Datapath) UnmarshalYAML(n *yaml.Node) error {
 	if d.OffloadDevices != "" && len(d.Offloads) == 0 {
 		return atNode(keyNode(n, "offloadDevices"), "offloadDevices says which node devices offloads go on; without offloads it changes nothing (podOffloads go on the pods' devices)")
 	}
+	d.nameDefaults()
+	return nil
+}
+
+// nameDefaults fills what an entry's name and type default to: each
+// other (`{type: bridge, mtu: 1400}` is named bridge).
+func (d *Datapath) nameDefaults() {
 	if d.Type == "" {
 		d.Type = d.Name
 	}
 	if d.Name == "" {
 		d.Name = d.Type
 	}
-	return nil
 }
 
 var netfilterKeys = []string{"cni", "kubeProxy", "services", "endpoints"}

@@ -179,7 +179,7 @@ func applySetIn(root *yaml.Node, kv string, touched map[*yaml.Node]string) error
 		}
 		if i == len(parts)-1 {
 			if i == 1 && parts[0] == "spec" && namedLists[p] {
-				pickNamed(node, child(cur, p))
+				pickNamed(p, node, child(cur, p))
 			}
 			setChild(cur, p, node)
 			mark(cur)
@@ -207,20 +207,14 @@ func dottedKeys(parts []string) []string {
 	return parts
 }
 
-// namedEntry is the index of list's entry named name (a mapping's
-// name: field, or a plain name), for `--set LIST.NAME.FIELD=value`;
-// where is the list's path, for errors. An entry given as a plain name
-// whose fields are to be set (inner) is first spelled out in place.
+// namedEntry is the index of list's entry named name (entryName), for
+// `--set LIST.NAME.FIELD=value`; where is the list's path, for errors.
+// An entry given as a plain name whose fields are to be set (inner) is
+// first spelled out in place.
 func namedEntry(list *yaml.Node, where, name string, inner bool) (int, error) {
 	var names []string
 	for j, e := range list.Content {
-		n := e.Value
-		if e.Kind == yaml.MappingNode {
-			n = ""
-			if c := child(e, "name"); c != nil {
-				n = c.Value
-			}
-		}
+		n := entryName(strings.TrimPrefix(where, "spec."), e)
 		if n == name {
 			if inner && e.Kind != yaml.MappingNode {
 				m, err := spelledOut(strings.TrimPrefix(where, "spec."), name)
@@ -236,6 +230,41 @@ func namedEntry(list *yaml.Node, where, name string, inner bool) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s has no entry named %q (%sit has: %s)", where, name, suggest.Hint(name, names), strings.Join(names, ", "))
+}
+
+// entryName is the name entry e of spec list `list` goes by in its
+// cells: a plain name, a mapping's name: field, or where it has none the
+// name it defaults to (a workload's tool-protocol, iperf3-udp; a
+// datapath's type), by the defaulting its decoding applies. "" when it
+// has none (validation refuses it).
+func entryName(list string, e *yaml.Node) string {
+	if e.Kind == yaml.ScalarNode {
+		return e.Value
+	}
+	if e.Kind != yaml.MappingNode {
+		return ""
+	}
+	if c := child(e, "name"); c != nil {
+		return c.Value
+	}
+	scalar := func(key string) string {
+		if c := child(e, key); c != nil && c.Kind == yaml.ScalarNode {
+			return c.Value
+		}
+		return ""
+	}
+	switch list {
+	case "workloads":
+		if w := (Workload{Tool: scalar("tool"), Protocol: scalar("protocol")}); w.Tool != "" {
+			w.nameDefaults()
+			return w.Name
+		}
+	case "datapaths":
+		d := Datapath{Type: scalar("type")}
+		d.nameDefaults()
+		return d.Name
+	}
+	return ""
 }
 
 // spelledOut is the mapping a plain name in list stands for, so that
@@ -274,8 +303,9 @@ func spelledOut(list, name string) (*yaml.Node, error) {
 var namedLists = map[string]bool{"datapaths": true, "tunings": true, "workloads": true, "impairments": true}
 
 // pickNamed replaces each plain name in the new list by the old list's
-// mapping entry of that name.
-func pickNamed(list, old *yaml.Node) {
+// mapping entry of that name (entryName: its default name too), key
+// being the list's.
+func pickNamed(key string, list, old *yaml.Node) {
 	if list.Kind != yaml.SequenceNode || old == nil || old.Kind != yaml.SequenceNode {
 		return
 	}
@@ -284,7 +314,7 @@ func pickNamed(list, old *yaml.Node) {
 			continue
 		}
 		for _, e := range old.Content {
-			if n := child(e, "name"); n != nil && n.Value == it.Value {
+			if e.Kind == yaml.MappingNode && entryName(key, e) == it.Value {
 				list.Content[i] = e
 				break
 			}

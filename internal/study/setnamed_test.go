@@ -90,3 +90,35 @@ func TestProfileErrorBesideSet(t *testing.T) {
 		}
 	}
 }
+
+// An entry without a name: key goes by the name it defaults to (a
+// workload's tool-protocol, a datapath's type), and --set names it so,
+// as a field (LIST.NAME.FIELD) or as a pick (LIST=[NAME]); the error of
+// an unknown name lists the defaulted names.
+func TestSetDefaultNamedEntry(t *testing.T) {
+	src := strings.Replace(workloadStudy(`[{tool: iperf3, protocol: udp, rate: 1G}, {tool: iperf3}]`),
+		"    - {name: calico-wp, type: calico-vxlan, policy: wp}", "    - {type: calico-vxlan, mtu: 1400}", 1)
+	parse := func(set ...string) (*Study, error) {
+		return Parse("w.yaml", []byte(src), Options{Set: set}, testCatalog)
+	}
+	s, err := parse("workloads.iperf3-udp.rate=2G", "workloads.iperf3-tcp.parallel=2", "datapaths.calico-vxlan.mtu=1300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Spec.Workloads; len(w) != 2 || w[0].Name != "iperf3-udp" || w[0].Rate != "2G" || w[1].Name != "iperf3-tcp" || w[1].Parallel != 2 {
+		t.Errorf("workloads after --set by default names: %+v", w)
+	}
+	if d := s.Spec.Datapaths; len(d) != 3 || d[2].Name != "calico-vxlan" || d[2].MTU != 1300 {
+		t.Errorf("datapaths after datapaths.calico-vxlan.mtu=1300: %+v", d)
+	}
+	// A pick by the default name keeps the entry's own fields.
+	s, err = parse("datapaths=[calico-vxlan]")
+	if err != nil || len(s.Spec.Datapaths) != 1 || s.Spec.Datapaths[0].MTU != 1400 {
+		t.Errorf("datapaths=[calico-vxlan]: %+v, %v", s.Spec.Datapaths, err)
+	}
+	_, err = parse("workloads.iperf3-ud.rate=2G")
+	want := `w.yaml (--set): workloads.iperf3-ud.rate=2G: spec.workloads has no entry named "iperf3-ud" (did you mean "iperf3-udp"? it has: iperf3-udp, iperf3-tcp)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
