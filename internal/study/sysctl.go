@@ -122,7 +122,44 @@ func checkSysctl(name, value string) string {
 		return fmt.Sprintf("%s: %q is a YAML boolean, a word to the kernel, which wants a number (the first trial's write would fail, EINVAL): write %s",
 			name, value, yamlBools[strings.ToLower(value)])
 	}
+	if why := sysctlPlainNumbers(name, value); why != "" {
+		return why
+	}
 	return sysctlRadix(name, value)
+}
+
+// numberLikeRE is a word written as a number the way people write them
+// and the kernel does not read them: a fraction or exponent ("0.5",
+// "1e6") or a unit suffix ("16M", "4KiB", "10ms", "50%"). A plain
+// integer matches too; sysctlPlainNumbers lets those through.
+var (
+	numberLikeRE = regexp.MustCompile(`^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?((?:[kKmMgGtTpP]i?)?[bB]?|[mun]?s|%)$`)
+	plainIntRE   = regexp.MustCompile(`^[+-]?\d+$`)
+)
+
+// sysctlPlainNumbers refuses a word of a sysctl's value that reads as a
+// number with a fraction or a unit: the kernel parses a sysctl's numbers
+// as plain integers (proc_get_long), so "16M" or "0.5" is refused by
+// every trial's write (EINVAL), after the nodes are built. Each word is
+// checked: tcp_rmem's "4096 131072 16M" is three numbers. A mask's hex
+// ("0f") and a module's name (bbr) are not numbers.
+func sysctlPlainNumbers(name, value string) string {
+	if MaskKnobs[name[strings.LastIndexByte(name, '.')+1:]] || moduleValued[name].what != "" {
+		return ""
+	}
+	for _, f := range strings.Fields(value) {
+		m := numberLikeRE.FindStringSubmatch(f)
+		if m == nil || plainIntRE.MatchString(f) {
+			continue
+		}
+		if m[1] != "" {
+			return fmt.Sprintf("%s: %q: %s has a unit, which the kernel does not read (every trial's write would fail, EINVAL): write the number plainly, in the sysctl's own unit (16M of bytes is 16777216)",
+				name, value, f)
+		}
+		return fmt.Sprintf("%s: %q: %s is not a whole number, and the kernel reads a sysctl's numbers as integers (every trial's write would fail, EINVAL): write the number plainly, in digits",
+			name, value, f)
+	}
+	return ""
 }
 
 // MaskKnobs are the knobs whose value is a CPU mask, by file name (a

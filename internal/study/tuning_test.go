@@ -68,3 +68,32 @@ func TestSysctlModuleValueIsAName(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A sysctl number with a unit or a fraction ("16M", "0.5", one word of
+// several too) is refused at its line, naming the word: the kernel reads
+// plain integers, and every trial's write failed (EINVAL). Integers,
+// vectors of them, masks and names are fine.
+func TestSysctlPlainNumbers(t *testing.T) {
+	for value, want := range map[string]string{
+		`"16M"`:             `"16M": 16M has a unit`,
+		`"4096 131072 16M"`: `"4096 131072 16M": 16M has a unit`,
+		`"4096 87380 6MiB"`: `6MiB has a unit`,
+		"0.5":               `"0.5": 0.5 is not a whole number`,
+		`"4096 87380 1e6"`:  `1e6 is not a whole number`,
+		`"4096 87380 6.5M"`: `6.5M has a unit`,
+		`"10ms"`:            `10ms has a unit`,
+	} {
+		data := withDefaults("  tunings:\n    - baseline\n    - name: ts\n      sysctls:\n        net.ipv4.tcp_rmem: " + value + "\n")
+		_, err := Parse("f.yaml", []byte(data), Options{}, testCatalog)
+		prefix := "f.yaml:10: spec.tunings[1].sysctls.net.ipv4.tcp_rmem: net.ipv4.tcp_rmem: "
+		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "write the number plainly") {
+			t.Errorf("%s: got %v, want %s...%s", value, err, prefix, want)
+		}
+	}
+	data := withDefaults("  tunings: [baseline, {name: ts, sysctls: {net.ipv4.tcp_rmem: \"4096 131072 16777216\", net.core.busy_read: 50, " +
+		"net.ipv4.ip_local_port_range: \"32768\t60999\", net.ipv4.tcp_congestion_control: bbr, net.core.rps_default_mask: \"0f\", " +
+		"net.core.netdev_max_backlog: -1}}]\n")
+	if _, err := Parse("f.yaml", []byte(data), Options{}, testCatalog); err != nil {
+		t.Error(err)
+	}
+}
