@@ -194,6 +194,9 @@ func problems(root *yaml.Node, s *Study, cat Catalog) []*FieldError {
 // mapping of its one document, its aliases and merge keys expanded
 // (merge.go).
 func decodeStrict(file string, data []byte) (*yaml.Node, error) {
+	if err := checkText(file, data); err != nil {
+		return nil, err
+	}
 	if root, ok, err := decodeAliased(file, data); ok {
 		return root, err
 	}
