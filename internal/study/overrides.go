@@ -49,7 +49,10 @@ func applyProfile(file string, root *yaml.Node, name string) (origins, error) {
 	}
 	spec := child(root, "spec")
 	if spec == nil {
-		return origins{}, &FieldError{File: file, Field: "spec", Msg: "missing"}
+		// At the document's first line: a Field without a line
+		// reads "(--set)", and no --set is at fault.
+		return origins{}, &FieldError{File: file, Line: max(root.Line, 1), Field: "spec",
+			Msg: fmt.Sprintf("missing: the study has no spec to merge profile %q over", name)}
 	}
 	o := origins{name: name, nodes: map[*yaml.Node]bool{}}
 	for i := 0; i+1 < len(prof.Content); i += 2 {

@@ -65,3 +65,15 @@ func TestEveryProfileChecked(t *testing.T) {
 		t.Errorf("good profiles: %v", err)
 	}
 }
+
+// A file without spec, run with a profile, is refused at the document's
+// first line, not as a --set's problem ("my.yaml (--set): spec:
+// missing"): no --set was given.
+func TestProfileWithoutSpec(t *testing.T) {
+	data := []byte("# a comment\napiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: x}\nprofiles:\n  quick: {trials: 2}\n")
+	_, err := Parse("my.yaml", data, Options{Profile: "quick"}, testCatalog)
+	want := `my.yaml:2: spec: missing: the study has no spec to merge profile "quick" over`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
