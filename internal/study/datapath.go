@@ -346,15 +346,21 @@ func (l Link) RateBits() (uint64, error) {
 	return ParseLineRate(l.Rate)
 }
 
-var lineRateRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:bit|bps|b)?(?:/s)?$`)
+var lineRateRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(bit|bps|b)?(?:/s)?$`)
 
 // ParseLineRate reads a line rate: 1gbit, 100mbit, 10G, 500M, 2500000
 // (bits/s). Prefixes are decimal (k = 1000), as NIC speeds and tc rates
-// are.
+// are. tc's bps spellings (kbps, mbps, ...) are refused: tc(8), whose
+// tbf the knob sets, reads them as bytes per second, and taking
+// "100mbps" for 100 Mbit/s shaped the link 8 times slower than a tc
+// user meant.
 func ParseLineRate(s string) (uint64, error) {
 	m := lineRateRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return 0, fmt.Errorf("invalid rate %q (use e.g. 1gbit, 100mbit, 10G)", s)
+	}
+	if m[3] == "bps" {
+		return 0, bytesRate(s, m[1], m[2])
 	}
 	v, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
@@ -366,4 +372,14 @@ func ParseLineRate(s string) (uint64, error) {
 		return 0, fmt.Errorf("rate %q is outside 1 Mbit/s .. 1 Tbit/s", s)
 	}
 	return uint64(bits), nil
+}
+
+// bytesRate is the error of a rate in tc's bytes per second (num,
+// prefix, "bps"): what to write in bits for either reading.
+func bytesRate(s, num, prefix string) error {
+	v, _ := strconv.ParseFloat(num, 64)
+	p := strings.ToLower(prefix)
+	names := map[string]string{"": "bytes", "k": "kilobytes", "m": "megabytes", "g": "gigabytes", "t": "terabytes"}
+	return fmt.Errorf("invalid rate %q: tc reads %sbps as %s per second; write %s%sbit (or %s%sbit for %s %sB/s)",
+		s, p, names[p], num, p, strconv.FormatFloat(v*8, 'f', -1, 64), p, num, strings.ToUpper(p))
 }

@@ -124,7 +124,7 @@ func TestDatapathErrors(t *testing.T) {
 }
 
 func TestLinkRate(t *testing.T) {
-	for in, want := range map[string]uint64{"1gbit": 1e9, "100mbit": 1e8, "10G": 1e10, "2.5Gbit": 25e8, "25000000": 25e6, "100Mbps": 1e8} {
+	for in, want := range map[string]uint64{"1gbit": 1e9, "100mbit": 1e8, "10G": 1e10, "2.5Gbit": 25e8, "25000000": 25e6, "100Mb": 1e8} {
 		got, err := ParseLineRate(in)
 		if err != nil || got != want {
 			t.Errorf("%s: got %d, %v; want %d", in, got, err, want)
@@ -135,7 +135,23 @@ func TestLinkRate(t *testing.T) {
 			t.Errorf("%q accepted", in)
 		}
 	}
-	y := strings.Replace(knobStudy, "rate: 100mbit", "rate: warp9", 1)
+	// tc reads bps as bytes per second: refused, with both readings.
+	for in, want := range map[string]string{
+		"100mbps": `invalid rate "100mbps": tc reads mbps as megabytes per second; write 100mbit (or 800mbit for 100 MB/s)`,
+		"1Gbps":   `tc reads gbps as gigabytes per second; write 1gbit (or 8gbit for 1 GB/s)`,
+		"2.5kbps": `tc reads kbps as kilobytes per second; write 2.5kbit (or 20kbit for 2.5 KB/s)`,
+		"8000bps": `tc reads bps as bytes per second; write 8000bit (or 64000bit for 8000 B/s)`,
+		"1tbps":   `tc reads tbps as terabytes per second`,
+	} {
+		if _, err := ParseLineRate(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %s", in, err, want)
+		}
+	}
+	y := strings.Replace(knobStudy, "rate: 100mbit", "rate: 100mbps", 1)
+	if _, err := Parse("bad.yaml", []byte(y), Options{}, testCatalog); err == nil || !strings.HasPrefix(err.Error(), `bad.yaml:13: spec.link.rate: invalid rate "100mbps": tc reads mbps`) {
+		t.Errorf("got %v", err)
+	}
+	y = strings.Replace(knobStudy, "rate: 100mbit", "rate: warp9", 1)
 	_, err := Parse("bad.yaml", []byte(y), Options{}, testCatalog)
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml:13") || !strings.Contains(err.Error(), `spec.link.rate: invalid rate "warp9"`) {
 		t.Errorf("got %v", err)
