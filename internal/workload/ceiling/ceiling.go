@@ -70,7 +70,8 @@ type Step struct {
 
 // Behind reports whether a sender that says it sent sent (bit/s) fell
 // behind the rate asked: sent less than BehindShare of it. A sender that
-// does not say (0) did not.
+// does not say (0) did not. pktgen always says: a generator that sent
+// nothing fails its probe rather than report 0.
 func Behind(sent, asked float64) bool { return sent > 0 && sent < BehindShare*asked }
 
 // Behind reports whether the probe's sender fell behind its rate.

@@ -25,6 +25,15 @@ var (
 		"on a kernel with pktgen the workload's sender: pktgen offers the rate from the kernel (--set workloads.NAME.sender=pktgen)", 100*ceiling.BehindShare)
 )
 
+// pktgenRefused says that pktgen's device refused packets
+// (MetricRefused), which are counted as sent and lost, not as the
+// generator falling behind: before, they were neither, and a datapath's
+// drop read as ~0% loss and a sender behind its schedule.
+const pktgenRefused = "pktgen's device refused packets in some trials (refused_count in samples.jsonl: pktgen's errors, " +
+	"its driver returning NET_XMIT_DROP, as a veth does when its peer's backlog is full): the path's first hop dropped them, " +
+	"so they are counted in packets_count, lost_count and lost_percent, and in sent_bps, the generator having sent them on its schedule; " +
+	"pktgen sends on until its count of packets that passed is reached, so such a generator was stopped at the trial's duration and 1% + 100 ms more"
+
 // behindWarning is the warning of the search's or trial's sender.
 func behindWarning(sender string) string {
 	if sender == study.SenderPktgen {

@@ -14,8 +14,15 @@ const (
 	// MetricSent is what the pktgen sender actually sent per pair, each
 	// stream's packets' payload over its own run time, summed, bit/s:
 	// below MetricOffered where the sender fell behind its schedule (a
-	// slow or stalled CPU).
+	// slow or stalled CPU). Its packets are those it handed its device,
+	// sent or refused (MetricRefused): a refused packet took its slot of
+	// the schedule as a sent one does.
 	MetricSent = "sent_bps"
+	// MetricRefused is the packets the pktgen sender's device refused
+	// (pktgen's errors: the driver returned NET_XMIT_DROP or _CN, as a
+	// veth does when its peer's backlog is full), summed over pairs. They
+	// are in MetricPackets and MetricLost: lost on the path's first hop.
+	MetricRefused = "refused_count"
 	// UDP receiver counters over the measured window.
 	MetricJitter     = results.MetricJitter
 	MetricLostPct    = "lost_percent"
@@ -126,7 +133,7 @@ func trialMetrics(per []map[string]float64) map[string]float64 {
 	}
 	for k, v := range sums {
 		switch k {
-		case results.MetricRetransmits, MetricLost, MetricPackets, MetricOutOfOrder:
+		case results.MetricRetransmits, MetricLost, MetricPackets, MetricOutOfOrder, MetricRefused:
 			out[k] = v
 		default:
 			out[k] = v / counts[k]

@@ -12,6 +12,7 @@ import (
 	"github.com/cnibench/cnibench/internal/netns"
 	"github.com/cnibench/cnibench/internal/results"
 	"github.com/cnibench/cnibench/internal/workload"
+	"github.com/cnibench/cnibench/internal/workload/ceiling"
 	"github.com/cnibench/cnibench/internal/workload/pktgen"
 )
 
@@ -176,5 +177,57 @@ func TestApportion(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%d by %v: %v, want %v", c.n, c.w, got, c.want)
 		}
+	}
+}
+
+// A generator whose device refused 30% of its packets (pktgen's errors:
+// veth_xmit's NET_XMIT_DROP when the peer's backlog is full) kept its
+// schedule and sent on until its count of sent packets, stopped 1% + 100
+// ms past its second: 777 sent and 333 refused in 1.11 s, 777 arrived.
+// The refused packets were offered and lost at the first hop: 30% lost,
+// sent at the rate asked, the trial warns that the device refused
+// packets and not that the generator fell behind, and a ceiling probe
+// like it fails on its loss instead of passing as sender-bound at what
+// passed. Counting only pkts-sofar read 0% lost and a sender behind.
+func TestPktgenRefusedCountAsLost(t *testing.T) {
+	start := 5 * time.Second
+	run := 1110 * time.Millisecond
+	sent := []pktgen.Sent{{Packets: 777, Errors: 333, Elapsed: run, Started: start, Stopped: start + run}}
+	per, shared, err := pktgenPerPair(make([]pktgen.Received, 1), sent, 1, []int{0}, []uint64{777}, 1000, 8e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := trialMetrics(per)
+	for k, want := range map[string]float64{
+		MetricPackets: 1110, MetricLost: 333, MetricLostPct: 30, MetricRefused: 333,
+		MetricSent: 8e6, results.MetricBitrate: 777 * 8000 / 1.11,
+	} {
+		if math.Abs(m[k]-want) > 1e-9*want {
+			t.Errorf("%s = %v, want %v", k, m[k], want)
+		}
+	}
+	warns := pktgenWarnings(per, m, 8e6, shared)
+	if !slices.Equal(warns, []string{pktgenRefused}) {
+		t.Errorf("warnings %q, want only the refusal's", warns)
+	}
+	o, err := probeOutcome(m, MetricSent, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := (ceiling.Step{Rate: 8e6, LossPct: o.LossPct, Sent: o.Sent}); st.Behind() || o.LossPct < 3 {
+		t.Errorf("probe %+v: behind %v, loss %v%%; want a failing probe that kept its rate", o, st.Behind(), o.LossPct)
+	}
+}
+
+// A generator that sent nothing, neither passed nor refused, is not a
+// sender that does not say: its trial fails rather than report a bitrate
+// of 0 with no loss and no warning.
+func TestPktgenSentNothingFails(t *testing.T) {
+	sent := []pktgen.Sent{{Packets: 1000, Elapsed: time.Second}, {Elapsed: 1110 * time.Millisecond}}
+	if m, err := pktgenPairMetrics(pktgen.Received{}, sent, 1000, 1000, 8e6); err == nil {
+		t.Errorf("a stream that sent nothing accepted: %v", m)
+	}
+	if _, err := pktgenPairMetrics(pktgen.Received{}, []pktgen.Sent{{Errors: 10, Elapsed: time.Second}}, 0, 1000, 8e6); err != nil {
+		t.Errorf("a stream whose every packet was refused: %v, want 100%% lost", err)
 	}
 }
