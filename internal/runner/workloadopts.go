@@ -13,6 +13,7 @@ import (
 	"github.com/cnibench/cnibench/internal/topology"
 	"github.com/cnibench/cnibench/internal/workload"
 	"github.com/cnibench/cnibench/internal/workload/iperf3"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // prepareWorkloads checks and resolves, at preflight, the workload
@@ -23,7 +24,7 @@ import (
 // to goes to env.json's notes; the trials run the resolved variants
 // (plan.workloads.Apply) and mark not comparable samples (Mark).
 func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
-	m := workload.Machine{ServerCPUs: p.serverCPUs, ClientCPUs: p.clientCPUs, Remote: facts.Remote}
+	m := workload.Machine{ServerCPUs: p.serverCPUs, ClientCPUs: p.clientCPUs, Remote: facts.Remote, Task: taskTool}
 	if t := facts.Topology; t != nil { // a cluster node's, read by the engine
 		m.Topology, m.Where, m.Allowed, m.AllowedWhy = t.Topology, t.Where, t.Allowed, t.AllowedWhy
 	}
@@ -74,4 +75,11 @@ func prepareWorkloads(s *study.Study, p *plan, facts engine.Facts) error {
 		p.notes = append(p.notes, n)
 	}
 	return nil
+}
+
+// taskTool reports whether a tool's trial is a task (spec.Tool.Task), for
+// workload.Prepare; an unknown tool is not (study validation named it).
+func taskTool(tool string) bool {
+	d, err := registry.Lookup(tool)
+	return err == nil && d.Describe().Task
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/hostcpus"
+	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/topology"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
 
 // Placement names are resolved at preflight; a name this machine cannot
@@ -122,5 +124,30 @@ func TestOneNUMANote(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc, got, tc.want)
 		}
+	}
+}
+
+// A pod start-up burst on the host-network datapath is refused at
+// preflight, at the workload's line (the runner hands workload.Prepare
+// the tools that are tasks); it failed every trial in the engine once
+// the cluster was built.
+func TestPreflightRefusesTaskOnHostNetwork(t *testing.T) {
+	src := `apiVersion: cnibench/v1alpha1
+kind: Study
+metadata: {name: s}
+spec:
+  datapaths: [bridge, host]
+  workloads: [{name: burst, tool: podstartup, concurrency: [2]}]
+  trials: 1
+  duration: 3s
+`
+	s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: []string{"bridge", "host"}, Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = preflight(context.Background(), stubEngine{}, s)
+	if err == nil || !IsPreflight(err) || !strings.Contains(err.Error(), "spec.workloads[0]") ||
+		!strings.Contains(err.Error(), "workload burst: podstartup starts pods and times their network's set-up, and datapath host runs pods in the node's network") {
+		t.Errorf("podstartup on host: %v", err)
 	}
 }

@@ -13,7 +13,8 @@ import (
 // Preflight of the options the runner, not the tool, must check against
 // this machine and the built datapaths before anything changes: placement
 // names (pin: {server: same-numa}), the MSS bound of each datapath's pod
-// MTU, and the loss-ceiling search's pktgen sender. Study validation
+// MTU, the loss-ceiling search's pktgen sender, and a task tool on a
+// datapath whose pods have no network of their own. Study validation
 // checks everything that needs no machine; what is left needs the CPU
 // topology, the datapaths' MTUs or the kernel.
 
@@ -41,6 +42,10 @@ type Machine struct {
 	Allowed cpuset.Set
 	// AllowedWhy says where Allowed comes from, for refusals.
 	AllowedWhy string
+	// Task reports whether a tool's trial is a task that starts pods
+	// (spec.Tool.Task: podstartup) rather than traffic between pairs; nil:
+	// no tool is (checkTask).
+	Task func(tool string) bool
 }
 
 // where names the machine of the topology.
@@ -128,6 +133,9 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 		if err := checkCPP(base, dps); err != nil {
 			errs = append(errs, study.At(field+".cpp", err))
 		}
+		if err := checkTask(base, m, dps); err != nil {
+			errs = append(errs, study.At(field, err))
+		}
 		for _, w := range base.Variants() {
 			if err := checkMSS(w, dps); err != nil {
 				errs = append(errs, study.At(field, err))
@@ -168,6 +176,23 @@ func checkCPP(w study.Workload, dps []Datapath) error {
 		if d.HostNetwork {
 			return fmt.Errorf("workload %s: cpp counts the packets of the server pods' device, and on datapath %s both ends of a one-node workload are the node's namespace, talking over the loopback: leave %s out of this workload's datapaths, or place it inter-node",
 				w.Name, d.Name, d.Name)
+		}
+	}
+	return nil
+}
+
+// checkTask refuses a task tool (a pod start-up burst) on a host-network
+// datapath, whose pods are the node's namespace and have no network to
+// start: the engine refused every trial's burst only once the cluster was
+// built, and the run retried it until it gave the cells up.
+func checkTask(w study.Workload, m Machine, dps []Datapath) error {
+	if m.Task == nil || !m.Task(w.Tool) {
+		return nil
+	}
+	for _, d := range dps {
+		if d.HostNetwork {
+			return fmt.Errorf("workload %s: %s starts pods and times their network's set-up, and datapath %s runs pods in the node's network (hostNetwork), so they have none to start: run %s in a study without datapath %s",
+				w.Name, w.Tool, d.Name, w.Tool, d.Name)
 		}
 	}
 	return nil

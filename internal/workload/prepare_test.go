@@ -252,3 +252,26 @@ func TestCPPRefusedOverLoopback(t *testing.T) {
 		t.Errorf("intra-node cpp on bridge: %v", err)
 	}
 }
+
+// A task tool (podstartup) on a host-network datapath has no pod network
+// to start: every trial failed in the engine once the cluster was built,
+// and was retried until given up. Refused at preflight at the workload's
+// line; on a datapath with pod networks, and for a tool that is no task,
+// accepted.
+func TestTaskRefusedOnHostNetwork(t *testing.T) {
+	m := Machine{Task: func(tool string) bool { return tool == "podstartup" }}
+	host := []Datapath{{Name: "bridge", PodMTU: 1500}, {Name: "hostnet", Type: "host", PodMTU: 1500, HostNetwork: true}}
+	burst := study.Workload{Name: "startup", Tool: "podstartup", Protocol: "tcp"}
+	_, err := Prepare([]study.Workload{burst}, m, host)
+	var at *study.FieldProblem
+	if err == nil || !errors.As(err, &at) || at.Field != "spec.workloads[0]" ||
+		!strings.Contains(err.Error(), "workload startup: podstartup starts pods and times their network's set-up, and datapath hostnet runs pods in the node's network") {
+		t.Errorf("podstartup on a host-network datapath: %v", err)
+	}
+	if _, err := Prepare([]study.Workload{burst}, m, host[:1]); err != nil {
+		t.Errorf("podstartup on bridge: %v", err)
+	}
+	if _, err := Prepare([]study.Workload{{Name: "tcp", Tool: "iperf3", Protocol: "tcp"}}, m, host); err != nil {
+		t.Errorf("iperf3 on a host-network datapath: %v", err)
+	}
+}
