@@ -12,7 +12,9 @@ import (
 // checkPinCPUs refuses a pin's CPU list naming CPUs its end may not run
 // on, which taskset would refuse in every trial: the server end's, and
 // the client end's where it runs on the same machine (both ends on the
-// local engine; on a cluster, intra-node). Across nodes the client's
+// local engine; on a cluster, where the client is on the server node:
+// intra-node, or inside the server pod with target hairpin, as pinEnds
+// places it). Across nodes the client's
 // machine is another one, not read. A list outside its end's node's CPUs
 // (spec.nodes.*.cpus) is study validation's to refuse, at the pin.
 func checkPinCPUs(w study.Workload, m Machine) error {
@@ -20,7 +22,7 @@ func checkPinCPUs(w study.Workload, m Machine) error {
 		return nil
 	}
 	for _, end := range []struct{ side, cpus string }{{"server", w.Pin.Server}, {"client", w.Pin.Client}} {
-		if end.cpus == "" || topology.IsName(end.cpus) || (end.side == "client" && m.Remote && !w.IntraNode()) {
+		if end.cpus == "" || topology.IsName(end.cpus) || (end.side == "client" && m.Remote && !w.ClientOnServerNode()) {
 			continue
 		}
 		set, err := cpuset.Parse(end.cpus)
@@ -116,10 +118,11 @@ func resolvePin(w study.Workload, m Machine) (r Resolved, note string, ok bool, 
 	if !topology.IsName(named.pin) {
 		return r, "", false, nil
 	}
-	if m.Remote && !w.IntraNode() {
+	if m.Remote && !w.ClientOnServerNode() {
 		// The name is placed against the other end's CPUs, which on a
-		// cluster are another machine's when the ends are on two nodes.
-		return r, "", false, fmt.Errorf("pin.%s %s: on a cluster a placement name resolves the server node's CPU topology, and across nodes the other end's CPUs are another machine's: place both on one node (placement: intra-node) or give CPU lists", named.side, named.pin)
+		// cluster are another machine's when the ends are on two nodes
+		// (a hairpin's client is inside the server pod, on its node).
+		return r, "", false, fmt.Errorf("pin.%s %s: on a cluster a placement name resolves the server node's CPU topology, and across nodes the other end's CPUs are another machine's: place both on one node (placement: intra-node, or target: hairpin) or give CPU lists", named.side, named.pin)
 	}
 	if len(m.Topology.CPUs) == 0 {
 		return r, "", false, fmt.Errorf("pin.%s %s: the CPU topology of %s is unknown", named.side, named.pin, m.where())

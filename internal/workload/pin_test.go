@@ -152,3 +152,30 @@ func pinsByName() []study.Pin {
 	}
 	return out
 }
+
+// A hairpin's client runs inside the server pod, on the server node, as
+// pinEnds places it: on a cluster its CPU list is checked against the
+// node's pods' cpuset, and a placement name resolves against the node's
+// topology. Both used to ask for intra-node: {target: hairpin, pin: {client:
+// "7"}} on a node whose pods have CPUs 0-3 passed preflight and failed
+// every trial in taskset, and {pin: {server: same-numa}} was refused as
+// "across nodes".
+func TestPinHairpinClientOnServerNode(t *testing.T) {
+	hairpin := func(w study.Workload) study.Workload {
+		w.Target = study.TargetHairpin
+		return w
+	}
+	node := Machine{Topology: twoNodes, Where: "node w1", Remote: true, Allowed: cpuset.Set{0, 1, 2, 3}, AllowedWhy: "its pods' cpuset"}
+	_, err := Prepare([]study.Workload{hairpin(pinned("h7", study.Pin{Client: "7"}))}, node, nil)
+	if err == nil || !strings.Contains(err.Error(), "workload h7: pin.client 7: node w1 lets workloads run on CPUs 0-3 only (its pods' cpuset), not on 7") {
+		t.Errorf("hairpin client on CPU 7 of node w1: %v", err)
+	}
+	w := hairpin(pinned("hn", study.Pin{Server: "same-numa"}))
+	p, err := Prepare([]study.Workload{w}, node, nil)
+	if err != nil {
+		t.Fatalf("hairpin same-numa on node w1: %v", err)
+	}
+	if got := p.Apply(w); got.Pin.Server != "1" || got.Pin.Client != "0" {
+		t.Errorf("hairpin same-numa on node w1 ran server %q client %q, want 1 and 0", got.Pin.Server, got.Pin.Client)
+	}
+}
