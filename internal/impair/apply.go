@@ -128,6 +128,11 @@ func inspect(nsName, dev string, qs []qdisc) (Prev, error) {
 	p.Kind, p.Handle = root.Kind, root.Handle
 	switch {
 	case root.Kind == "netem":
+		// Only cnibench's handle points at cleanup: a netem of the user's
+		// own (another handle) is no journal's, and cleanup leaves it.
+		if root.Handle != NetemHandle {
+			return Prev{}, fmt.Errorf("%s already has a netem root qdisc %s, not cnibench's; remove it or impair another device: %w", where, handleString(root.Handle), ErrUnrestorable)
+		}
 		return Prev{}, fmt.Errorf("%s already has a netem root qdisc %s%s: %w", where, handleString(root.Handle), leftover(true), ErrUnrestorable)
 	case root.Handle == 0:
 		// The kernel's default root (mq on a multiqueue NIC) comes back

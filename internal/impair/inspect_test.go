@@ -93,6 +93,8 @@ func TestInspect(t *testing.T) {
 		{"htb root", []qdisc{{Kind: "htb", Handle: one, Parent: root}}, "root qdisc htb 1:, which cnibench cannot restore"},
 		{"user's fq_codel with a handle", []qdisc{{Kind: "fq_codel", Handle: netlink.MakeHandle(0x8001, 0), Parent: root}}, "root qdisc fq_codel 8001:"},
 		{"netem already there", []qdisc{{Kind: "netem", Handle: NetemHandle, Parent: root}}, "already has a netem root qdisc cb1: (left by a crashed run?"},
+		// A user's own netem is no crashed run's: cleanup would not remove it.
+		{"user's netem", []qdisc{{Kind: "netem", Handle: netlink.MakeHandle(1, 0), Parent: root}}, "already has a netem root qdisc 1:, not cnibench's; remove it or impair another device: "},
 		{"tbf with an htb child", []qdisc{
 			{Kind: "tbf", Handle: one, Parent: root, Options: tbfOptions(1000)},
 			{Kind: "htb", Handle: netlink.MakeHandle(2, 0), Parent: oneOne}}, "tbf 1: has a htb child 2:, which cnibench does not restore: "},
@@ -112,6 +114,9 @@ func TestInspect(t *testing.T) {
 		}
 		if tt.name != "tbf without parameters" && !errors.Is(err, ErrUnrestorable) {
 			t.Errorf("%s: %v does not wrap ErrUnrestorable", tt.name, err)
+		}
+		if strings.HasPrefix(tt.name, "user's") && err != nil && strings.Contains(err.Error(), "cnibench cleanup") {
+			t.Errorf("%s: %v sends the user to cleanup, which leaves a qdisc not cnibench's", tt.name, err)
 		}
 	}
 }
