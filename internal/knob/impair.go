@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/impair"
@@ -59,24 +60,62 @@ func ImpairsCells(s *study.Study, datapath string) bool {
 
 // PlaceFits says why a datapath (name) with or without a tunnel device,
 // whose pods have no host-side devices for the reason noPeers ("": they
-// have them, or it is not known), cannot take impairments at where
-// (spec.impairAt.where); nil when it can. The runner asks it before the
-// run of each datapath it can judge; impairDevices finds the same at a
-// trial.
-func PlaceFits(where, name string, tunnel bool, noPeers string) error {
+// have them, or it is not known), cannot take impairments at at
+// (spec.impairAt); nil when it can. The runner asks it before the run of
+// each datapath it can judge; impairDevices finds the same at a trial.
+// The places it proposes impair the traffic at would (SameTraffic).
+func PlaceFits(at study.ImpairAt, name string, tunnel bool, noPeers string) error {
+	where := at.Where
+	if where == "" {
+		where = study.WhereClientTunnel // the default, as impairDevices takes it
+	}
 	switch {
 	case (where == study.WhereClientTunnel || where == study.WhereServerTunnel) && !tunnel:
-		places := "underlay or client-pods"
+		places := []string{study.WhereUnderlay, study.WhereClientPods}
 		if noPeers != "" {
-			places = "underlay" // client-pods is refused below
+			places = places[:1] // client-pods is refused below
 		}
 		return fmt.Errorf("datapath %s has no tunnel device for the impairments at spec.impairAt.where %s: "+
-			"set impairAt.where to %s, or leave this datapath's impaired cells out with spec.only", name, where, places)
+			"set impairAt.where to %s, or leave this datapath's impaired cells out with spec.only", name, where, SameTraffic(at, places...))
 	case where == study.WhereClientPods && noPeers != "":
 		return fmt.Errorf("datapath %s has no host-side pod devices for the impairments at spec.impairAt.where client-pods (%s): "+
-			"set impairAt.where to underlay, or leave this datapath's impaired cells out with spec.only", name, noPeers)
+			"set impairAt.where to %s, or leave this datapath's impaired cells out with spec.only", name, noPeers, SameTraffic(at, study.WhereUnderlay))
 	}
 	return nil
+}
+
+// SameTraffic names the places wheres, each with the direction at which
+// its netem impairs the traffic at's does (study.ImpairAt.Carries): netem
+// acts on one way alone, and a place proposed without its direction would
+// impair the other (client-pods egress, the veths sending into the pods,
+// acts on server->client traffic, the ACKs of a client's upload).
+func SameTraffic(at study.ImpairAt, wheres ...string) string {
+	want, dir := at.Carries(), at.Direction
+	if dir == "" {
+		dir = study.DirEgress
+	}
+	names := make([]string, len(wheres))
+	for i, where := range wheres {
+		d := dir
+		if (study.ImpairAt{Where: where, Direction: d}).Carries() != want {
+			d = otherDirection(d)
+		}
+		names[i] = where
+		if d != dir {
+			names[i] += " with direction: " + d
+			if d == study.DirIngress {
+				names[i] += " (through an ifb device: needs the ifb module)"
+			}
+		}
+	}
+	return strings.Join(names, ", or ") + ", for the same " + string(want) + " traffic"
+}
+
+func otherDirection(d string) string {
+	if d == study.DirIngress {
+		return study.DirEgress
+	}
+	return study.DirIngress
 }
 
 // ImpairsNothing: a study's own impairment whose every value is zero
@@ -125,7 +164,7 @@ func impairDevices(t *Target) (engine.Node, []netns.Iface, error) {
 	default:
 		return nil, nil, fmt.Errorf("unknown impairment device %q", where)
 	}
-	return nil, nil, PlaceFits(where, t.Datapath.Name, false, "")
+	return nil, nil, PlaceFits(t.Study.Spec.ImpairAt, t.Datapath.Name, false, "")
 }
 
 func applyImpairment(_ context.Context, t *Target) (Undo, error) {

@@ -78,7 +78,6 @@ func onlyNone(profile any) bool {
 // what the run gets; a cluster's CNI is known only once it is up
 // (checkImpairPlace).
 func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
-	where := s.Spec.ImpairAt.Where
 	for i, d := range s.Spec.Datapaths {
 		if !knob.ImpairsCells(s, d.Name) {
 			continue
@@ -87,7 +86,7 @@ func impairPlaces(s *study.Study, built map[string]engine.Datapath) error {
 		if dp == nil {
 			continue
 		}
-		if err := knob.PlaceFits(where, d.Name, dp.Tunnel() != "", datapath.WhyNoPodPeers(dp)); err != nil {
+		if err := knob.PlaceFits(s.Spec.ImpairAt, d.Name, dp.Tunnel() != "", datapath.WhyNoPodPeers(dp)); err != nil {
 			return study.At(fmt.Sprintf("spec.datapaths[%d]", i), err)
 		}
 	}
@@ -108,5 +107,5 @@ func checkImpairPlace(s *study.Study, d study.Datapath, c engine.Cluster) error 
 	if s.Spec.ImpairAt.Where == study.WhereServerTunnel {
 		tunnel = srv
 	}
-	return knob.PlaceFits(s.Spec.ImpairAt.Where, d.Name, tunnel, "")
+	return knob.PlaceFits(s.Spec.ImpairAt, d.Name, tunnel, "")
 }

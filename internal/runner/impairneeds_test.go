@@ -79,10 +79,15 @@ func TestImpairPlacesRefusedAtPreflight(t *testing.T) {
 			"s.yaml:5: spec.datapaths[1]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel: "},
 		{"server tunnel", "  datapaths: [macvlan]\n  impairments: [delay-low]\n  impairAt: {where: server-tunnel}\n" + tail,
 			"s.yaml:5: spec.datapaths[0]: datapath macvlan has no tunnel device for the impairments at spec.impairAt.where server-tunnel: " +
-				"set impairAt.where to underlay, or leave"},
+				"set impairAt.where to underlay with direction: ingress (through an ifb device: needs the ifb module), for the same server->client traffic, or leave"},
 		{"no tunnel, veths", "  datapaths: [bridge]\n  impairments: [delay-low]\n" + tail,
 			"s.yaml:5: spec.datapaths[0]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel: " +
-				"set impairAt.where to underlay or client-pods, or leave"},
+				"set impairAt.where to underlay, or client-pods with direction: ingress (through an ifb device: needs the ifb module), for the same client->server traffic, or leave"},
+		// netem on the client pods' veths' egress acts on what goes into
+		// the pods: the advice keeps the traffic the study impaired.
+		{"no tunnel, ingress", "  datapaths: [bridge]\n  impairments: [delay-low]\n  impairAt: {direction: ingress}\n" + tail,
+			"s.yaml:5: spec.datapaths[0]: datapath bridge has no tunnel device for the impairments at spec.impairAt.where client-tunnel: " +
+				"set impairAt.where to underlay, or client-pods with direction: egress, for the same server->client traffic, or leave"},
 		{"macvlan pods", "  datapaths: [macvlan]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,
 			"s.yaml:5: spec.datapaths[0]: datapath macvlan has no host-side pod devices for the impairments at spec.impairAt.where client-pods (its pods' eth0 is a macvlan child"},
 		{"host pods", "  datapaths: [host]\n  impairments: [loss-low]\n  impairAt: {where: client-pods}\n" + tail,

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
 // Impairment is one entry of spec.impairments: a network impairment (a
@@ -52,6 +54,23 @@ const (
 	DirEgress         = "egress"
 	DirIngress        = "ingress"
 )
+
+// Carries is the way of the traffic the netem at this place impairs
+// (defaults for empty fields: client-tunnel, egress). netem acts on what
+// a device sends (egress), or through an ifb on what it receives
+// (ingress). The client node's tunnel device and underlay send
+// client->server; the server node's tunnel device sends server->client,
+// and so do the client pods' host-side veths, which send into the pods.
+func (a ImpairAt) Carries() spec.Flow {
+	f := spec.ClientToServer
+	if a.Where == WhereServerTunnel || a.Where == WhereClientPods {
+		f = spec.ServerToClient
+	}
+	if a.Direction == DirIngress {
+		return f.Reverse()
+	}
+	return f
+}
 
 // Wheres lists the valid devices.
 func Wheres() []string {

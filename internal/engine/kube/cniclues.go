@@ -161,8 +161,8 @@ func refuseTunnelPlace(s *study.Study, cni cnidetect.Result) error {
 	if cni.Routed == "" || (where != study.WhereClientTunnel && where != study.WhereServerTunnel) || !knob.ImpairsCells(s, "") {
 		return nil
 	}
-	return study.At("spec.impairAt", fmt.Errorf("impairments at %s go on the tunnel device, which carries no measured packet on this cluster: %s; set impairAt.where to underlay or client-pods",
-		where, cni.Routed))
+	return study.At("spec.impairAt", fmt.Errorf("impairments at %s go on the tunnel device, which carries no measured packet on this cluster: %s; set impairAt.where to %s",
+		where, cni.Routed, knob.SameTraffic(s.Spec.ImpairAt, study.WhereUnderlay, study.WhereClientPods)))
 }
 
 // routedPath takes the tunnel device off both nodes where detection found

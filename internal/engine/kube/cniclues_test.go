@@ -54,6 +54,11 @@ func TestRoutedPathNoTunnel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "client-tunnel go on the tunnel device, which carries no measured packet") || !strings.Contains(err.Error(), "CrossSubnet") {
 		t.Errorf("routed, client-tunnel: %v", err)
 	}
+	// The places it proposes impair the same client->server traffic:
+	// client-pods' veths send into the pods, so it is their ingress.
+	if err == nil || !strings.HasSuffix(err.Error(), "set impairAt.where to underlay, or client-pods with direction: ingress (through an ifb device: needs the ifb module), for the same client->server traffic") {
+		t.Errorf("routed, client-tunnel's advice: %v", err)
+	}
 	if err := refuseTunnelPlace(s, cnidetect.Result{Name: "calico", Mode: "vxlan"}); err != nil {
 		t.Errorf("tunnelled: %v", err)
 	}

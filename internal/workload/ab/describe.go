@@ -40,6 +40,9 @@ func (d *Driver) Describe() spec.Tool {
 				Unset: "time-bounded: the measured part of the trial", Min: 1, Max: MaxRequests,
 				Note: "ab allocates a record per request up front (about 40 B each)"},
 		}, workload.CommonOptions()...),
+		// The measured bytes are the responses' bodies; the requests
+		// (a GET each) go the other way with the ACKs.
+		Data:     spec.Data{Flow: spec.ServerToClient, Sender: "the server sends its responses", Back: "its requests and ACKs"},
 		Programs: []spec.Program{programAB, programNginx},
 		Headline: []spec.Metric{{Name: MetricRPS}, {Name: MetricTransfer}, {Name: MetricMean}, {Name: MetricP99},
 			{Name: MetricErrors}, {Name: MetricTimeouts}},

@@ -63,6 +63,9 @@ func (d *Driver) Describe() spec.Tool {
 				Unset: "iperf3", OnlyFor: udp, Note: "TCP's sender is its connection"},
 			{Name: study.OptBackground, Doc: "capped TCP connections on extra pairs beside the measured one", Unset: "no background load"},
 		}, workload.CommonOptions()...),
+		// The client sends (a UDP sender, iperf3's or pktgen's, too),
+		// the server with reverse (-R; pktgen in the server pods).
+		Data:         spec.Data{Flow: spec.ClientToServer, ReversedBy: study.OptReverse, Sender: "the client sends", Back: "its ACKs"},
 		Programs:     []spec.Program{{Name: "iperf3", Package: "iperf3", Version: []string{"iperf3", "--version"}}},
 		MaxWarmup:    MaxOmit,
 		WarmupOption: "iperf3's --omit",

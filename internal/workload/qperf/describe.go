@@ -34,6 +34,9 @@ func (d *Driver) Describe() spec.Tool {
 			{Name: "timeout", Package: "coreutils", Version: []string{"timeout", "--version"}},
 		},
 		Headline: []spec.Metric{{Name: MetricTPS}, {Name: MetricMean}},
+		// tcp_lat and udp_lat: each request is answered by one of its
+		// size.
+		Data: spec.Data{Flow: spec.BothWays},
 		// tcp_lat's test socket is a second TCP listener, reached at the
 		// address the client was given: the kube engine's Services
 		// forward it, knob service-path's do not.

@@ -80,6 +80,10 @@ func TestCheckCatchesGaps(t *testing.T) {
 		"warmup option":    func(d *spec.Tool) { d.WarmupOption = "" },
 		"min for protocol": func(d *spec.Tool) { d.Options[0].MinFor = map[string]int{"tcp": 2 << 20} },
 		"min duration why": func(d *spec.Tool) { d.MinDuration = time.Second },
+		"data flow":        func(d *spec.Tool) { d.Data = spec.Data{} },
+		"flow's sender":    func(d *spec.Tool) { d.Data.Sender = "" },
+		"flow's reverser":  func(d *spec.Tool) { d.Data.ReversedBy = "backwards" },
+		"task's flow":      func(d *spec.Tool) { d.Task, d.MaxWarmup, d.WarmupOption = true, 0, "" },
 	}
 	for name, gap := range gaps {
 		d, _ := Describe("iperf3")

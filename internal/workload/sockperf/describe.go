@@ -30,6 +30,8 @@ func (d *Driver) Describe() spec.Tool {
 				Default: strconv.Itoa(DefaultMessage), Min: MinMessage, Max: MaxMessage,
 				Note: "sockperf's smallest message is 14 B, its sequence number and timestamp: use 14 for netperf's 1 B TCP_RR; its largest is 65000 B"},
 		}, workload.CommonOptions()...),
+		// Ping-pong: each message is answered by one of its size.
+		Data:             spec.Data{Flow: spec.BothWays},
 		Programs:         []spec.Program{{Name: "sockperf", Package: "sockperf", Version: []string{"sockperf", "--version"}}},
 		Headline:         []spec.Metric{{Name: MetricTPS}, {Name: MetricMean}, {Name: MetricP99}},
 		Kube:             spec.Kube{Support: spec.KubeAll},

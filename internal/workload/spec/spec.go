@@ -83,6 +83,10 @@ type Tool struct {
 	// past it every trial fails ("Too many open files"). 0: the tool's
 	// concurrency is not bounded by open files.
 	FilesPerRequest, FilesBase int
+	// Data says which way the tool's measured data goes, against which
+	// the runner notes an impairment place that acts on the other way
+	// alone (flow.go).
+	Data Data
 	// RefuseImpairment, when set, says why the tool cannot measure
 	// protocol through an impairment of spec.impairments on its path (a
 	// preset's name, or a definition's name and netem fields), or ""
@@ -269,6 +273,7 @@ func (t Tool) Check() error {
 		bad("MinDuration (%v) and MinDurationWhy (%q) go together, on a tool that is not a task", t.MinDuration, t.MinDurationWhy)
 	}
 	errs = append(errs, t.Kube.check(t)...)
+	errs = append(errs, t.Data.check(t)...)
 	return errors.Join(errs...)
 }
 
