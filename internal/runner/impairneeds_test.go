@@ -184,3 +184,21 @@ type upEngine struct {
 func (e upEngine) Up(context.Context, engine.Run, engine.Datapath) (engine.Cluster, results.DatapathEnv, error) {
 	return e.c, results.DatapathEnv{}, nil
 }
+
+// The note on an impairment of the way a workload's data does not go
+// (knob.ImpairFlowNotes) is the preflight's: logged when the run starts,
+// kept in env.json's notes, which the report shows, and printed by
+// --dry-run.
+func TestImpairFlowNoteInPreflight(t *testing.T) {
+	s := parseSpec(t, "  datapaths: [bridge]\n  tunings: [baseline]\n  impairAt: {where: client-pods}\n  impairments: [loss-low]\n  workloads: [{name: tcp, tool: iperf3}]\n")
+	probed := false
+	p, err := preflight(context.Background(), localStub{stubEngine{machine: cpuset.Range(2)}, &probed}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.notes, func(n string) bool {
+		return strings.HasPrefix(n, "impairAt client-pods egress acts on server->client traffic: workload tcp")
+	}) {
+		t.Errorf("notes %q lack the impairment's direction", p.notes)
+	}
+}

@@ -123,7 +123,7 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study, resumes []s
 	if err := prepareWorkloads(s, p, facts); err != nil {
 		return nil, err
 	}
-	p.notes = append(p.notes, impairFlowNotes(s)...)
+	p.notes = append(p.notes, knob.ImpairFlowNotes(s)...)
 	return p, p.checkRPSCPUs(s)
 }
 

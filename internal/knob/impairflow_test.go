@@ -1,13 +1,25 @@
-package runner
+package knob
 
 import (
-	"context"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath/catalog"
+	"github.com/cnibench/cnibench/internal/study"
+	"github.com/cnibench/cnibench/internal/workload/registry"
 )
+
+// flowStudy is a study of spec's lines validated against the real tools'
+// descriptions, whose Data the notes read.
+func flowStudy(t *testing.T, spec string) *study.Study {
+	t.Helper()
+	src := "apiVersion: cnibench/v1alpha1\nkind: Study\nmetadata: {name: s}\nspec:\n" + spec + "  trials: 1\n  duration: 3s\n"
+	s, err := study.Parse("s.yaml", []byte(src), study.Options{}, study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 // TestImpairFlowNotes: a workload whose measured data goes the way
 // opposite to the one spec.impairAt's netem acts on (netem impairs what
@@ -55,8 +67,8 @@ func TestImpairFlowNotes(t *testing.T) {
 			[]string{"impairAt client-pods egress acts on server->client traffic: " + tcpACKs,
 				"impairAt client-pods egress acts on server->client traffic: workload udp (iperf3 udp, the client sends) has none of its datagrams impaired"}},
 	} {
-		s := parseSpec(t, "  datapaths: [flannel-vxlan]\n  tunings: [baseline]\n  impairAt: "+c.at+"\n  impairments: "+c.impairments+"\n  workloads: ["+c.workloads+"]\n")
-		got := impairFlowNotes(s)
+		s := flowStudy(t, "  datapaths: [flannel-vxlan]\n  tunings: [baseline]\n  impairAt: "+c.at+"\n  impairments: "+c.impairments+"\n  workloads: ["+c.workloads+"]\n")
+		got := ImpairFlowNotes(s)
 		var starts [][]string
 		for _, w := range c.want {
 			if part, ok := strings.CutPrefix(w, "+"); ok {
@@ -79,21 +91,5 @@ func TestImpairFlowNotes(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// The note is the preflight's: logged when the run starts, kept in
-// env.json's notes, which the report shows, and --dry-run prints.
-func TestImpairFlowNoteInPreflight(t *testing.T) {
-	s := parseSpec(t, "  datapaths: [bridge]\n  tunings: [baseline]\n  impairAt: {where: client-pods}\n  impairments: [loss-low]\n  workloads: [{name: tcp, tool: iperf3}]\n")
-	probed := false
-	p, err := preflight(context.Background(), localStub{stubEngine{machine: cpuset.Range(2)}, &probed}, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(p.notes, func(n string) bool {
-		return strings.HasPrefix(n, "impairAt client-pods egress acts on server->client traffic: workload tcp")
-	}) {
-		t.Errorf("notes %q lack the impairment's direction", p.notes)
 	}
 }

@@ -1,15 +1,14 @@
-package runner
+package knob
 
 import (
 	"fmt"
 
-	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/study"
 	"github.com/cnibench/cnibench/internal/workload/registry"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
-// impairFlowNotes says, once per workload entry, where spec.impairAt
+// ImpairFlowNotes says, once per workload entry, where spec.impairAt
 // puts the study's netem on the way opposite to the one the workload's
 // measured data goes (spec.Tool.Data against study.ImpairAt.Carries):
 // netem impairs only what its device sends, so client-pods at its
@@ -19,7 +18,10 @@ import (
 // paper's numbers. A note, not a refusal: impairing the ACKs can be the
 // point. Request/response tools, whose round trips go both ways, and
 // tasks, which move no data, get none.
-func impairFlowNotes(s *study.Study) []string {
+//
+// The runner logs them when a run starts (and keeps them in env.json's
+// notes); the report sets them beside what each impairment installed.
+func ImpairFlowNotes(s *study.Study) []string {
 	at := s.Spec.ImpairAt
 	acts := at.Carries()
 	var notes []string
@@ -55,13 +57,13 @@ func impairedBack(protocol, back string) string {
 }
 
 // impairsWorkload reports whether a cell the study measures of workload
-// entry name has an impairment that changes something (knob.Impairs).
+// entry name has an impairment that changes something (Impairs).
 func impairsWorkload(s *study.Study, name string) bool {
 	for _, c := range s.Cells() {
 		if c.Impairment == "" || study.EntryOf(c.Workload) != name {
 			continue
 		}
-		if m, ok := s.Impairment(c.Impairment); ok && knob.Impairs(m) {
+		if m, ok := s.Impairment(c.Impairment); ok && Impairs(m) {
 			return true
 		}
 	}
