@@ -319,10 +319,15 @@ func (c *Client) CPPReport() (cpp.Result, error) {
 }
 
 // Impair installs netem on the node's device ifc (journaled on the node)
-// and returns the device it sits on: ifc, or an ifb for ingress.
-func (c *Client) Impair(ifc netns.Iface, a ImpairArgs) (string, error) {
+// and returns the device it sits on (ifc, or an ifb for ingress) and the
+// netem as installed, with the queue limit the agent set under a shaper;
+// an agent that does not say is taken to have installed a.Spec as given.
+func (c *Client) Impair(ifc netns.Iface, a ImpairArgs) (string, impair.Spec, error) {
 	r, err := c.Call(Request{Op: OpImpair, Ifaces: []netns.Iface{ifc}, Impair: &a})
-	return r.Value, err
+	if r.Netem == nil {
+		return r.Value, a.Spec, err
+	}
+	return r.Value, *r.Netem, err
 }
 
 // Unimpair puts back the qdisc Impair replaced on ifc.

@@ -36,7 +36,13 @@ func (s *Server) handleImpair(req Request, resp *Response) error {
 			return fmt.Errorf("%s: want one device, got %d", req.Op, len(req.Ifaces))
 		}
 		if req.Op == OpImpair {
-			resp.Value, err = s.impair(req.Ifaces[0], req.Impair)
+			var prev impair.Prev
+			if prev, err = s.impair(req.Ifaces[0], req.Impair); err == nil {
+				// What the netem got, its queue limit too: the
+				// controller records it in env.json.
+				installed := prev.Installed(req.Impair.Spec)
+				resp.Value, resp.Netem = prev.Device(), &installed
+			}
 		} else {
 			err = s.unimpair(req.Ifaces[0])
 		}
@@ -55,35 +61,35 @@ type pendingQdisc struct {
 
 func qdiscKey(ifc netns.Iface) string { return ifc.Netns + "|" + ifc.Name }
 
-// impair installs a.Spec on ifc and returns the device the netem sits on
-// (an ifb for ingress). A device the session already impairs is refused:
+// impair installs a.Spec on ifc and returns what it found there, whose
+// Device is where the netem sits (an ifb for ingress). A device the session already impairs is refused:
 // the knob reverts each trial's impairment before the next. A pod's
 // namespace is pinned (nodeFS.open) for the whole change, and its
 // identity journaled with the pod's reference (qdiscns.go).
-func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
+func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (impair.Prev, error) {
 	if a == nil {
-		return "", errors.New("impair: no netem given")
+		return impair.Prev{}, errors.New("impair: no netem given")
 	}
 	ref, release, err := s.fs.open(ifc.Netns, tune.FSSysfs)
 	if err != nil {
-		return "", fmt.Errorf("device %s: %w", ifc.Name, err)
+		return impair.Prev{}, fmt.Errorf("device %s: %w", ifc.Name, err)
 	}
 	defer release()
 	var id nsID
 	if ifc.Netns != "" {
 		if id, err = statNS(netns.Path(ref)); err != nil {
-			return "", fmt.Errorf("device %s of %s: its network namespace: %w", ifc.Name, where(ifc.Netns), err)
+			return impair.Prev{}, fmt.Errorf("device %s of %s: its network namespace: %w", ifc.Name, where(ifc.Netns), err)
 		}
 	}
 	s.jmu.Lock()
 	defer s.jmu.Unlock()
 	k := qdiscKey(ifc)
 	if _, ok := s.qdiscs[k]; ok {
-		return "", fmt.Errorf("impair %s of %s: this session already impairs it", ifc.Name, where(ifc.Netns))
+		return impair.Prev{}, fmt.Errorf("impair %s of %s: this session already impairs it", ifc.Name, where(ifc.Netns))
 	}
 	// The node's lock before the qdisc that is there is read (nodelock.go).
 	if err := s.openJournalLocked(); err != nil {
-		return "", err
+		return impair.Prev{}, err
 	}
 	apply := s.fs.applyNetem
 	if apply == nil {
@@ -114,9 +120,9 @@ func (s *Server) impair(ifc netns.Iface, a *ImpairArgs) (string, error) {
 		if seq > 0 {
 			err = errors.Join(err, s.unimpairLocked(k))
 		}
-		return "", err
+		return impair.Prev{}, err
 	}
-	return prev.Device(), nil
+	return prev, nil
 }
 
 // unimpair puts back the qdisc of a device the session impaired; a device

@@ -106,8 +106,13 @@ func TestKernelAgentImpair(t *testing.T) {
 	go func() { done <- s.Serve(in, outW); outW.Close() }()
 	c := NewClient(w, outR)
 	c.SetRun("r1")
-	if on, err := c.Impair(dev[0], ImpairArgs{Spec: spec}); err != nil || on != "v0" {
+	on, installed, err := c.Impair(dev[0], ImpairArgs{Spec: spec})
+	if err != nil || on != "v0" {
 		t.Fatalf("impair through the client: %q %v", on, err)
+	}
+	// The netem as installed: the spec, with the queue netem has.
+	if want := (impair.Prev{}).Installed(spec); installed.String() != want.String() || installed.Limit != impair.DefaultLimit {
+		t.Errorf("installed %s, want %s", installed, want)
 	}
 	if got, err := impair.ReadBack(ns, "v0"); err != nil || !spec.Matches(got) {
 		t.Errorf("read back %+v (%v), want %+v", got, err, spec)

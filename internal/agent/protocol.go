@@ -164,7 +164,9 @@ type Response struct {
 	Number   float64            `json:"number,omitempty"`
 	CPP      *cpp.Result        `json:"cpp,omitempty"`
 	Qdiscs   []impair.Stats     `json:"qdiscs,omitempty"`
-	Procs    []procs.Proc       `json:"procs,omitempty"`
+	// Netem is OpImpair's netem as installed (impair.Prev.Installed).
+	Netem *impair.Spec `json:"netem,omitempty"`
+	Procs []procs.Proc `json:"procs,omitempty"`
 }
 
 // NodeInfo describes the node the agent runs on.

@@ -211,7 +211,7 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 			add("tuning "+name, tuningText(setA), tuningText(setB))
 		}
 	}
-	return out
+	return append(out, impairmentDifferences(a, b)...)
 }
 
 // clientNodeDifferences lists what differs between two cluster runs'

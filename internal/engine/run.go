@@ -223,9 +223,10 @@ type Kernel interface {
 // knob changes this kernel's qdiscs, journaled in the run's journal.
 type Impairer interface {
 	// Impair installs s on dev (egress, or ingress through an ifb) and
-	// returns the device the netem sits on and what puts dev's qdisc
-	// back.
-	Impair(dev netns.Iface, s impair.Spec, ingress bool) (on netns.Iface, undo func() error, err error)
+	// returns the device the netem sits on, the netem as installed
+	// (impair.Prev.Installed: the queue limit set under a shaper) and
+	// what puts dev's qdisc back.
+	Impair(dev netns.Iface, s impair.Spec, ingress bool) (on netns.Iface, installed impair.Spec, undo func() error, err error)
 }
 
 // DaemonReader is implemented by kernels that find a node's daemons
@@ -240,6 +241,10 @@ type DaemonReader interface {
 type Impaired struct {
 	Node Node
 	Devs []netns.Iface
+	// Netem is what each of Devs got, as installed: the impairment's
+	// Spec with the queue limit netem has (impair.Prev.Installed), for
+	// env.json's record of what a run applied.
+	Netem []impair.Spec
 }
 
 // Sampler is the metrics.Sampler contract.

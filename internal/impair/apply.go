@@ -62,6 +62,10 @@ type Prev struct {
 	// ShaperRate is that tbf's rate in bytes/s (with Child): netem's
 	// queue, in the bfifo's place, is sized by it (shaperLimit).
 	ShaperRate uint64 `json:"shaper_rate,omitempty"`
+	// Limit is the netem queue length, in packets, cnibench set there
+	// because the Spec gave none (shaperLimit); 0: the Spec's own, or
+	// tc's default (Installed).
+	Limit uint32 `json:"limit,omitempty"`
 	// IFB is set for ingress: Dev got an ingress qdisc whose filter
 	// redirects every packet to this ifb device, and the netem is the
 	// ifb's root qdisc.
@@ -186,19 +190,35 @@ func Apply(nsName, dev string, s Spec, record func(Prev) error) (Prev, error) {
 	if err != nil {
 		return Prev{}, err
 	}
+	link, err := linkAttrs(nsName, dev)
+	if err != nil {
+		return Prev{}, err
+	}
+	if prev.Child != nil && s.Limit == 0 {
+		prev.Limit = shaperLimit(s, prev.Child.Limit, prev.ShaperRate, link.MTU)
+	}
 	if record != nil {
 		if err := record(prev); err != nil {
 			return Prev{}, fmt.Errorf("record qdisc of %s before netem: %w", dev, err)
 		}
 	}
-	link, err := linkAttrs(nsName, dev)
-	if err != nil {
-		return prev, err
+	return prev, addNetem(nsName, dev, link.Index, prev.Parent, prev.Installed(s))
+}
+
+// Installed is s as Apply installs it where it found p: with the queue
+// limit cnibench set under a shaper (p.Limit), else s's own or tc's
+// default (DefaultLimit), so that its String says the queue netem has.
+// A Spec that impairs nothing is none wherever it goes.
+func (p Prev) Installed(s Spec) Spec {
+	switch {
+	case s.IsZero() || p.None:
+		return s
+	case p.Limit != 0:
+		s.Limit = p.Limit
+	case s.Limit == 0:
+		s.Limit = DefaultLimit
 	}
-	if prev.Child != nil && s.Limit == 0 {
-		s.Limit = shaperLimit(s, prev.Child.Limit, prev.ShaperRate, link.MTU)
-	}
-	return prev, addNetem(nsName, dev, link.Index, prev.Parent, s)
+	return s
 }
 
 // shaperLimit is netem's queue length, in packets, where it takes the

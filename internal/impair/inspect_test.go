@@ -166,3 +166,25 @@ func TestShaperLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestPrevInstalled: what a netem gets where Apply found Prev, its queue
+// limit said: the one cnibench set under a shaper, else the Spec's own,
+// else tc's default; what the run records in env.json.
+func TestPrevInstalled(t *testing.T) {
+	low := Spec{Delay: 10 * time.Millisecond, Jitter: time.Millisecond, DelayCorrelation: 25}
+	for _, c := range []struct {
+		name string
+		p    Prev
+		s    Spec
+		want string
+	}{
+		{"default root", Prev{Default: true}, low, "delay 10ms 1ms 25% limit 1000"},
+		{"under the shaper", Prev{Kind: "tbf", Child: &Child{Kind: "bfifo", Limit: 3_000_000}, Limit: 2891}, low, "delay 10ms 1ms 25% limit 2891"},
+		{"a limit given", Prev{Default: true}, Spec{Loss: 5, Limit: 5000}, "loss 5% limit 5000"},
+		{"nothing installed", Prev{None: true}, Spec{}, "none"},
+	} {
+		if got := c.p.Installed(c.s).String(); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}

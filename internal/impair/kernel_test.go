@@ -269,7 +269,9 @@ func TestUnderTBFRestoresExactly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Apply under tbf: %v", err)
 	}
-	want := Prev{Netns: p.a, Dev: "a0", Kind: "tbf", Handle: netlink.MakeHandle(1, 0), Parent: netlink.MakeHandle(1, 1), ShaperRate: rate}
+	// Prev says the queue limit it set (none was given), for env.json.
+	want := Prev{Netns: p.a, Dev: "a0", Kind: "tbf", Handle: netlink.MakeHandle(1, 0), Parent: netlink.MakeHandle(1, 1), ShaperRate: rate,
+		Limit: shaperLimit(mustPreset(t, "delay-loss-low").Spec, limit, rate, l.Attrs().MTU)}
 	if prev.Child == nil || *prev.Child != (Child{Kind: "bfifo", Limit: limit}) {
 		t.Errorf("Child = %+v, want tbf's hidden bfifo of %d bytes", prev.Child, limit)
 	}
@@ -285,7 +287,7 @@ func TestUnderTBFRestoresExactly(t *testing.T) {
 	// No limit given: netem's holds the delay's packets and the bfifo's.
 	spec := mustPreset(t, "delay-loss-low").Spec
 	spec.Limit = shaperLimit(spec, limit, rate, l.Attrs().MTU)
-	if got, err := ReadBack(p.a, "a0"); err != nil || !spec.Matches(got) || got.Limit <= DefaultLimit {
+	if got, err := ReadBack(p.a, "a0"); err != nil || !spec.Matches(got) || got.Limit <= DefaultLimit || !prev.Installed(mustPreset(t, "delay-loss-low").Spec).Matches(got) {
 		t.Errorf("ReadBack under tbf = %+v, %v; want limit %d", got, err, spec.Limit)
 	}
 	if err := Revert(prev); err != nil {

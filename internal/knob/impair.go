@@ -227,6 +227,7 @@ func applyImpairment(_ context.Context, t *Target) (Undo, error) {
 	t.Impaired = engine.Impaired{Node: node}
 	for _, d := range applied {
 		t.Impaired.Devs = append(t.Impaired.Devs, netns.Iface{Netns: d.prev.Netns, Name: d.prev.Device()})
+		t.Impaired.Netem = append(t.Impaired.Netem, d.prev.Installed(spec))
 	}
 	return undo, nil
 }
@@ -248,12 +249,13 @@ func impairThrough(im engine.Impairer, t *Target, node engine.Node, devs []netns
 	}
 	t.Impaired = engine.Impaired{Node: node}
 	for _, dev := range devs {
-		on, u, err := im.Impair(dev, spec, ingress)
+		on, installed, u, err := im.Impair(dev, spec, ingress)
 		if err != nil {
 			return nil, failedApply(fmt.Errorf("impairment %s on %s of node %s: %w", name, dev.Name, node.Name(), err), undo)
 		}
 		undos, undone = append(undos, u), append(undone, dev.Name)
 		t.Impaired.Devs = append(t.Impaired.Devs, on)
+		t.Impaired.Netem = append(t.Impaired.Netem, installed)
 	}
 	return undo, nil
 }

@@ -54,16 +54,18 @@ type agentKernel struct {
 	failUndo string
 }
 
-func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, func() error, error) {
+func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, impair.Spec, func() error, error) {
 	if dev.Name == k.failOn {
-		return netns.Iface{}, nil, errors.New("no netem here")
+		return netns.Iface{}, impair.Spec{}, nil, errors.New("no netem here")
 	}
 	*k.log = append(*k.log, fmt.Sprintf("impair %s/%s loss=%g ingress=%v", k.node, dev.Name, s.Loss, ingress))
 	on := dev
 	if ingress {
 		on.Name = "ifb-" + dev.Name
 	}
-	return on, func() error {
+	// As an agent under a shaper would: the queue it set.
+	s.Limit = 2891
+	return on, s, func() error {
 		*k.log = append(*k.log, "revert "+k.node+"/"+dev.Name)
 		if dev.Name == k.failUndo {
 			return errors.New("qdisc busy")
@@ -96,6 +98,10 @@ func TestImpairmentThroughNodeKernel(t *testing.T) {
 	}
 	if tg.Impaired.Node != srv || len(tg.Impaired.Devs) != 1 || tg.Impaired.Devs[0].Name != "ifb-flannel.1" {
 		t.Errorf("impaired %+v, want the server's ifb", tg.Impaired)
+	}
+	// What the agent installed, its queue limit too, for env.json.
+	if len(tg.Impaired.Netem) != 1 || tg.Impaired.Netem[0].String() != "loss 5% limit 2891" {
+		t.Errorf("installed %v, want the agent's netem", tg.Impaired.Netem)
 	}
 	if err := undo(); err != nil {
 		t.Fatal(err)

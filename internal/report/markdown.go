@@ -54,6 +54,13 @@ func writeMarkdown(w io.Writer, s *study.Study, m analysis.Model, run *results.R
 		t.markdown(bw)
 		p("%s\n\n", tuningsCaption)
 	}
+	if lines := impairmentsApplied(runEnv(run), s); len(lines) > 0 {
+		p("## Impairments\n\n%s\n\n", markdown.Text(impairmentsAppliedCaption))
+		for _, l := range lines {
+			p("- %s\n", markdown.Text(l))
+		}
+		p("\n")
+	}
 	if tables := datapathTables(s, m); len(tables) > 0 {
 		p("## Datapaths side by side\n\n%s\n\n", datapathCaption(s, m))
 		for _, t := range tables {

@@ -50,13 +50,16 @@ type page struct {
 	Workloads   workloadSection
 	Datapaths   []figure
 	Impairments []figure
-	// ImpairmentsIntro opens their section (impairmentsIntro).
-	ImpairmentsIntro string
-	DatapathTables   []table
-	DatapathCaption  string
-	Refs             table
-	RefsHeading      string
-	RefsLeftOut      string
+	// ImpairmentsIntro opens their section (impairmentsIntro), after
+	// what each impairment installed (impairmentsApplied).
+	ImpairmentsIntro          string
+	ImpairmentsApplied        []string
+	ImpairmentsAppliedCaption string
+	DatapathTables            []table
+	DatapathCaption           string
+	Refs                      table
+	RefsHeading               string
+	RefsLeftOut               string
 	// Closing are the sections after the cells' own (closingSections),
 	// summary.md's too.
 	Closing       []section
@@ -162,7 +165,8 @@ func buildPage(run *results.Run, s *study.Study, m analysis.Model) page {
 	pg.DatapathCaption = datapathCaption(s, m)
 	pg.Datapaths = append(pg.Datapaths, sweepsAcrossDatapaths(s, m.Rows)...)
 	pg.Impairments = append(impairmentFigures(s, m.Rows), seriesFigures(s, run.Samples)...)
-	pg.ImpairmentsIntro = impairmentsIntro(s)
+	pg.ImpairmentsIntro, pg.ImpairmentsApplied = impairmentsIntro(s), impairmentsApplied(run.Env, s)
+	pg.ImpairmentsAppliedCaption = impairmentsAppliedCaption
 	pg.Refs, pg.RefsLeftOut = n.refTable()
 	pg.RefsHeading = refsHeading(s)
 	pg.RefsLeftOut = strings.TrimSpace(pg.RefsLeftOut + " " + mislabelledLeftOut(run.Env, s))

@@ -208,6 +208,10 @@ type Env struct {
 	// Tunings says what each tuning wrote over the run's trials, by the
 	// tuning's name (MergeSettings); the baseline writes nothing.
 	Tunings map[string][]TuningSetting `json:"tunings,omitempty"`
+	// Impairments says what each impairment installed over the run's
+	// trials, by its name (MergeImpairments); none installs nothing. A
+	// run before it was recorded has none.
+	Impairments map[string][]ImpairmentSetting `json:"impairments,omitempty"`
 	// Datapaths says how each datapath of the run was built, keyed by
 	// the study's name for it.
 	Datapaths map[string]DatapathEnv `json:"datapaths,omitempty"`

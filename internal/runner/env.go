@@ -65,6 +65,7 @@ func (r *run) writeEnv(c engine.Cluster) error {
 	}
 	e.Datapaths = maps.Clone(r.priorDatapaths)
 	e.Tunings = r.priorTunings
+	e.Impairments = r.priorImpairments
 	e.MachineCPUs = r.plan.localMachine()
 	e.Origin = r.origin
 	// The machine time as last counted, a resumed run's the interrupted

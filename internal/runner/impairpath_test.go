@@ -10,6 +10,7 @@ import (
 	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/impair"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/metrics"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -123,7 +124,7 @@ func TestTrialOffPathFails(t *testing.T) {
 	reverted := false
 	knob.List = []knob.Entry{{Name: "impairment", Scope: knob.Trial, Wanted: func(*knob.Target) bool { return true },
 		Apply: func(_ context.Context, t *knob.Target) (knob.Undo, error) {
-			t.Impaired = engine.Impaired{Node: namedNode{name: "cnb-client"}, Devs: []netns.Iface{{Name: "flannel.1"}}}
+			t.Impaired = engine.Impaired{Node: namedNode{name: "cnb-client"}, Devs: []netns.Iface{{Name: "flannel.1"}}, Netem: []impair.Spec{{Loss: 5, Limit: 1000}}}
 			return func() error { reverted = true; return nil }, nil
 		}}}
 	try := func(sent float64) error {
@@ -136,10 +137,19 @@ func TestTrialOffPathFails(t *testing.T) {
 		// still record the 80% of the window that makes it whole (at
 		// 20 ms, 4 ms late made it a partial window, which passes).
 		s.Spec.Duration.Duration = 500 * time.Millisecond
-		r := &run{study: s, engine: stubEngine{}, plan: &plan{machine: cpuset.Set{0, 1},
+		out, err := results.Create(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		r := &run{study: s, engine: stubEngine{}, out: out, plan: &plan{machine: cpuset.Set{0, 1},
 			drivers: map[string]workload.Driver{"tcp": movingDriver{9.4e8}}}}
-		_, err := r.trial(context.Background(), nil, results.Cell{Workload: "tcp", Impairment: "delay-low"}, 1,
+		_, err = r.trial(context.Background(), nil, results.Cell{Workload: "tcp", Impairment: "delay-low"}, 1,
 			study.Tuning{}, study.Workload{Name: "tcp", Tool: "iperf3"}, placed{}, &knob.Target{})
+		// What the trial installed is on record (env.json).
+		if got := r.env.Impairments["delay-low"]; len(got) != 1 || got[0].Netem != "loss 5% limit 1000" || got[0].Devices[0] != "flannel.1" {
+			t.Errorf("recorded %+v, want the trial's netem on flannel.1", got)
+		}
 		return err
 	}
 	if err := try(0); !errors.Is(err, errOffPath) || isFatal(err) || !reverted {

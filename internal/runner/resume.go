@@ -165,7 +165,7 @@ func (r *run) restore(old *results.Run) {
 	r.prev = map[trialKey]*priorTrial{}
 	// What the tunings set stays on record though the resumed run may
 	// run none of a tuning's trials (writeEnv starts from it).
-	r.priorTunings = old.Env.Tunings
+	r.priorTunings, r.priorImpairments = old.Env.Tunings, old.Env.Impairments
 	pause := r.pauseTime()
 	at := func(s results.Sample) *priorTrial {
 		k := trialKey{s.Cell, s.Trial}

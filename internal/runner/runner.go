@@ -208,13 +208,15 @@ type run struct {
 	// env is env.json as written, kept to add each datapath's facts;
 	// origin how the run was started (a resumed run: the first run's);
 	// priorTunings what the interrupted run's tunings set (recordTuning),
+	// priorImpairments what its impairments installed (recordImpairment),
 	// priorNotes and priorDatapaths its notes and datapaths' facts
 	// (writeEnv starts from them).
-	env            results.Env
-	origin         *results.Origin
-	priorTunings   map[string][]results.TuningSetting
-	priorNotes     []string
-	priorDatapaths map[string]results.DatapathEnv
+	env              results.Env
+	origin           *results.Origin
+	priorTunings     map[string][]results.TuningSetting
+	priorImpairments map[string][]results.ImpairmentSetting
+	priorNotes       []string
+	priorDatapaths   map[string]results.DatapathEnv
 	// logged are the notes onceInNotes has logged in this process.
 	logged map[string]bool
 	// jdir is the journal directory (run state directories live below).

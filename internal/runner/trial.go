@@ -55,6 +55,9 @@ func (r *run) trial(ctx context.Context, c engine.Cluster, cell results.Cell, tr
 	if err := r.recordTuning(t.Name, kt.Tuned); err != nil {
 		return sample, &fatalError{err}
 	}
+	if err := r.recordImpairment(cell, kt.Impairment, kt.Impaired); err != nil {
+		return sample, &fatalError{err}
+	}
 	start := time.Now()
 	res, col, sp, err := r.measure(ctx, c, w, pl, targetPairs(pl.pairs, w.Target, kt.Front, r.plan.remote), &kt, trial, r.freshPods(cell, trial))
 	if err != nil {

@@ -40,13 +40,13 @@ func (k agentKernel) Daemons(names []string) ([]procs.Proc, error) { return k.a.
 // Impair has the node's agent install the netem: it journals the
 // device's qdisc on the node first and puts it back when the session
 // ends, or at its next replay if the controller died.
-func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, func() error, error) {
-	on, err := k.a.Impair(dev, agent.ImpairArgs{Spec: s, Ingress: ingress})
+func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns.Iface, impair.Spec, func() error, error) {
+	on, installed, err := k.a.Impair(dev, agent.ImpairArgs{Spec: s, Ingress: ingress})
 	if err != nil {
 		// The agent reverted what it had journaled before answering.
-		return netns.Iface{}, nil, err
+		return netns.Iface{}, impair.Spec{}, nil, err
 	}
-	return netns.Iface{Netns: dev.Netns, Name: on}, func() error { return k.a.Unimpair(dev) }, nil
+	return netns.Iface{Netns: dev.Netns, Name: on}, installed, func() error { return k.a.Unimpair(dev) }, nil
 }
 
 // CPP runs perf in the node's agent over the window: the agent chooses
