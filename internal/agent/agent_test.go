@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -363,6 +364,7 @@ func TestMemoryOverProtocol(t *testing.T) {
 
 type fakeCPP struct {
 	ifs                                []netns.Iface
+	procs                              []string
 	started, stopped, reported, closed int
 }
 
@@ -384,8 +386,8 @@ func (f *fakeCPP) Close() { f.closed++ }
 func TestCPPOverProtocol(t *testing.T) {
 	var recs []*fakeCPP
 	cfg := Config{Run: "r8", FS: newMemFS(), Pods: fakePods{"ns/srv-0": "podns1"}, JournalDir: t.TempDir(),
-		CPP: func(ifs []netns.Iface) (CPPRecorder, error) {
-			r := &fakeCPP{ifs: ifs}
+		CPP: func(ifs []netns.Iface, procs []string) (CPPRecorder, error) {
+			r := &fakeCPP{ifs: ifs, procs: procs}
 			recs = append(recs, r)
 			return r, nil
 		}}
@@ -394,8 +396,12 @@ func TestCPPOverProtocol(t *testing.T) {
 		t.Error("stop before start succeeded")
 	}
 	ifs := []netns.Iface{{Netns: PodNetns("ns", "srv-0"), Name: "eth0"}}
-	if err := c.CPPStart(ifs); err != nil {
+	if err := c.CPPStart(ifs, "flanneld"); err != nil {
 		t.Fatal(err)
+	}
+	// The datapath's per-packet processes reach the node's recorder.
+	if !slices.Equal(recs[0].procs, []string{"flanneld"}) {
+		t.Errorf("the node's recorder counts the samples of %q, want flanneld's", recs[0].procs)
 	}
 	if err := c.CPPStart(ifs); err == nil {
 		t.Error("a second window opened")

@@ -292,9 +292,10 @@ func (c *Client) MemoryPercent() (float64, error) {
 }
 
 // CPPStart starts perf on the node for one window; packets are counted
-// on ifs.
-func (c *Client) CPPStart(ifs []netns.Iface) error {
-	_, err := c.Call(Request{Op: OpCPPStart, Ifaces: ifs})
+// on ifs, and the samples of procs (the datapath's per-packet processes,
+// flannel-udp's flanneld) beside the workload's.
+func (c *Client) CPPStart(ifs []netns.Iface, procs ...string) error {
+	_, err := c.Call(Request{Op: OpCPPStart, Ifaces: ifs, Args: procs})
 	return err
 }
 

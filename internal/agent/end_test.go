@@ -22,7 +22,7 @@ func TestEndFromAnotherGoroutine(t *testing.T) {
 	var mu sync.Mutex
 	var recs []*fakeCPP
 	cfg := Config{Run: "r1", FS: fs, JournalDir: filepath.Join(t.TempDir(), "node-1"),
-		CPP: func([]netns.Iface) (CPPRecorder, error) {
+		CPP: func([]netns.Iface, []string) (CPPRecorder, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			r := &fakeCPP{}

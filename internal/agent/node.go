@@ -69,8 +69,9 @@ func where(ns string) string {
 }
 
 // cppStart starts perf on this node for one window; packets are counted
-// on ifs (the measured server pods' eth0).
-func (s *Server) cppStart(ifs []netns.Iface) error {
+// on ifs (the measured server pods' eth0), and the samples of procs (the
+// datapath's per-packet processes) with the workload's.
+func (s *Server) cppStart(ifs []netns.Iface, procs []string) error {
 	if s.cpp != nil && !s.cppStopped {
 		return errors.New("cpu cost per packet: a window is already open")
 	}
@@ -84,7 +85,7 @@ func (s *Server) cppStart(ifs []netns.Iface) error {
 	if err != nil {
 		return err
 	}
-	rec, err := s.cfg.CPP(res)
+	rec, err := s.cfg.CPP(res, procs)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,8 @@ type Request struct {
 	Path  string `json:"path,omitempty"`
 	Value string `json:"value,omitempty"`
 	Iface string `json:"iface,omitempty"`
-	// Args are the programs of OpMissing.
+	// Args are the programs of OpMissing, and the processes whose samples
+	// OpCPPStart counts beside the workload's (cpp.Recorder.Commands).
 	Args []string `json:"args,omitempty"`
 	// Ifaces are the devices of OpIfStats and OpCPPStart (Netns "" is
 	// the node, "pod:NS/NAME" a pod).

@@ -65,9 +65,10 @@ type Config struct {
 	// IfStats reads a device's counters in a namespace the FS knows
 	// (default ifstats.Read: netlink).
 	IfStats func(netns.Iface) (ifstats.Counters, error)
-	// CPP makes the CPU-cost-per-packet recorder of a window (default: a
-	// cpp.Recorder running perf on this node).
-	CPP func(ifs []netns.Iface) (CPPRecorder, error)
+	// CPP makes the CPU-cost-per-packet recorder of a window, counting
+	// the samples of procs too (default: a cpp.Recorder running perf on
+	// this node).
+	CPP func(ifs []netns.Iface, procs []string) (CPPRecorder, error)
 	// Features says which of the kernel features (probe names) the node
 	// lacks, and why (default: probe.Has on this node).
 	Features func(names []string) (map[string]string, error)
@@ -95,12 +96,12 @@ type CPPRecorder interface {
 // else cpu-clock (the node's PMU, not the controller's, decides).
 var nodeEvent = sync.OnceValue(func() cpp.Event { return cpp.ChooseEvent(context.Background(), cpp.RunPerf) })
 
-func newCPPRecorder(ifs []netns.Iface) (CPPRecorder, error) {
+func newCPPRecorder(ifs []netns.Iface, procs []string) (CPPRecorder, error) {
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		return nil, err
 	}
-	return &cpp.Recorder{Map: m, Event: nodeEvent(), Ifaces: ifs}, nil
+	return &cpp.Recorder{Map: m, Event: nodeEvent(), Ifaces: ifs, Commands: procs}, nil
 }
 
 // PodResolver maps a pod's "NAMESPACE/NAME" to a namespace reference for
@@ -342,7 +343,7 @@ func (s *Server) answer(req Request, resp *Response) error {
 	case OpDaemons:
 		resp.Procs, err = s.daemons(req.Args)
 	case OpCPPStart:
-		err = s.cppStart(req.Ifaces)
+		err = s.cppStart(req.Ifaces, req.Args)
 	case OpCPPStop:
 		err = s.cppStop()
 	case OpCPPReport:

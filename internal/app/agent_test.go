@@ -89,7 +89,7 @@ func (r *fakeRecorder) Close() { r.mu.Lock(); r.closed++; r.mu.Unlock() }
 func TestServeSessionSignalEndsPerf(t *testing.T) {
 	rec := &fakeRecorder{}
 	srv := agent.NewServer(agent.Config{Run: "t1", JournalDir: filepath.Join(t.TempDir(), "journals"),
-		CPP: func([]netns.Iface) (agent.CPPRecorder, error) { return rec, nil }})
+		CPP: func([]netns.Iface, []string) (agent.CPPRecorder, error) { return rec, nil }})
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	outR, outW := io.Pipe()

@@ -87,6 +87,10 @@ type Trial struct {
 	// FreshPods is set on a cell's first trial on its pods (and on
 	// attempts at that trial again): the one that records their set-up.
 	FreshPods bool
+	// PacketProcesses are the datapath's own processes that do work for
+	// every packet (datapath.PacketProcesses: flannel-udp's flanneld),
+	// whose samples the CPU cost per packet counts.
+	PacketProcesses []string
 }
 
 // Entry describes a collector.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/netns"
@@ -35,13 +36,16 @@ var cppEntry = Entry{
 	Enabled:  func(w study.Workload) bool { return w.CPP },
 	New: func(t Trial) (Collector, error) {
 		srv := t.Cluster.Server()
-		w, err := t.Kernel(srv).CPP(cppIfaces(t))
+		w, err := t.Kernel(srv).CPP(cppIfaces(t), t.PacketProcesses)
 		if err != nil {
 			return nil, err
 		}
 		c := &cppCollector{w: w}
+		if len(t.PacketProcesses) > 0 {
+			c.notes = append(c.notes, cppProcessesNote(t.PacketProcesses))
+		}
 		if len(t.Background) > 0 {
-			c.note = cppBackgroundNote
+			c.notes = append(c.notes, cppBackgroundNote)
 		}
 		return c, nil
 	},
@@ -53,6 +57,14 @@ const cppBackgroundNote = "collector cpp: with background load the cost per pack
 	"perf samples the background pairs' processes and softirqs with the measured pairs', and cannot tell them apart, so the packets " +
 	"divided are the measured and the background server pods' (a sweep of connections shows how the cost of all the traffic changes, " +
 	"not the measured flow's alone)"
+
+// cppProcessesNote says that a datapath's own processes count in its
+// cost per packet, and how they are attributed.
+func cppProcessesNote(procs []string) string {
+	return "collector cpp: the datapath's own per-packet processes (" + strings.Join(procs, ", ") + ") count in the cost per packet " +
+		"beside the workload's, attributed by symbol like the workload's (their sockets' kernel work in tcp_udp, copy, ip_stack; " +
+		"their TUN device's functions and their own user-space code in other); what cpp_total still leaves out is cpp_excluded_*"
+}
 
 // cppIfaces are the devices whose packets a CPU cost per packet divides
 // by: the measured server pods' and the background servers', each once
@@ -69,8 +81,8 @@ func cppIfaces(t Trial) []netns.Iface {
 }
 
 type cppCollector struct {
-	w    engine.MetricWindow
-	note string
+	w     engine.MetricWindow
+	notes []string
 }
 
 func (c *cppCollector) Start(ctx context.Context) error {
@@ -96,9 +108,5 @@ func (c *cppCollector) Finish(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("cpu cost per packet: %w", err)
 	}
-	r := Result{Metrics: m}
-	if c.note != "" {
-		r.Notes = []string{c.note}
-	}
-	return r, nil
+	return Result{Metrics: m, Notes: c.notes}, nil
 }

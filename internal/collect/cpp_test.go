@@ -23,15 +23,17 @@ func TestCPPDescriptionSaysWhichCPUs(t *testing.T) {
 	}
 }
 
-// ifaceKernel records the devices its CPU cost per packet counts.
+// ifaceKernel records the devices its CPU cost per packet counts, and
+// the processes whose samples it counts.
 type ifaceKernel struct {
 	loggedKernel
 	ifaces []netns.Iface
+	procs  []string
 }
 
-func (k *ifaceKernel) CPP(ifaces []netns.Iface) (engine.MetricWindow, error) {
-	k.ifaces = ifaces
-	return k.loggedKernel.CPP(ifaces)
+func (k *ifaceKernel) CPP(ifaces []netns.Iface, procs []string) (engine.MetricWindow, error) {
+	k.ifaces, k.procs = ifaces, procs
+	return k.loggedKernel.CPP(ifaces, procs)
 }
 
 // Host-network server pods are the node's namespace and share its
@@ -113,5 +115,35 @@ func TestCPPCountsTheBackgroundServers(t *testing.T) {
 	}
 	if r, err := s.Stop(context.Background()); err != nil || len(r.Notes) != 0 {
 		t.Errorf("without background: notes %q (%v), want none", r.Notes, err)
+	}
+}
+
+// flannel-udp's flanneld carries every packet in user space: the
+// collector hands the datapath's per-packet processes to the node's
+// kernel, whose perf counts their samples, and the run notes it once.
+func TestCPPCountsTheDatapathProcesses(t *testing.T) {
+	var log []string
+	k := &ifaceKernel{loggedKernel: loggedKernel{log: &log}}
+	kernel := func(engine.Node) engine.Kernel { return k }
+	for _, procs := range [][]string{{"flanneld"}, nil} {
+		s, err := NewSet(study.Workload{CPP: true}, Trial{Cluster: fakeCluster{}, Kernel: kernel, SharedKernel: true,
+			Servers: []engine.Pod{fakePod{ns: "srv-0"}}, PacketProcesses: procs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(k.procs, procs) {
+			t.Errorf("the kernel counts the samples of %q, want %q", k.procs, procs)
+		}
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Stop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := strings.Join(r.Notes, "; ")
+		if said := strings.Contains(note, "(flanneld) count in the cost per packet"); said != (procs != nil) {
+			t.Errorf("processes %q: notes %q", procs, note)
+		}
 	}
 }

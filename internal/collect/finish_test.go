@@ -20,7 +20,7 @@ type loggedKernel struct {
 }
 
 func (k *loggedKernel) CPU() engine.Sampler { return loggedSampler{k.log} }
-func (k *loggedKernel) CPP([]netns.Iface) (engine.MetricWindow, error) {
+func (k *loggedKernel) CPP([]netns.Iface, []string) (engine.MetricWindow, error) {
 	return loggedWindow{k.log}, nil
 }
 

@@ -213,7 +213,9 @@ func (k *fakeKernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) {
 	}
 	return out, nil
 }
-func (k *fakeKernel) CPP([]netns.Iface) (engine.MetricWindow, error) { return fakeWindow{}, nil }
+func (k *fakeKernel) CPP([]netns.Iface, []string) (engine.MetricWindow, error) {
+	return fakeWindow{}, nil
+}
 
 type fakeWindow struct{}
 

@@ -202,6 +202,29 @@ type Daemons interface {
 	Daemons() []Daemon
 }
 
+// PacketProcesses is implemented by datapaths whose own processes do
+// work for every packet: flannel-udp's flanneld reads each packet from
+// its TUN device and sends it on in a UDP datagram (and the reverse),
+// seed 004's user-space encapsulation. The CPU cost per packet counts
+// their samples beside the workload's (internal/metrics/cpp), where it
+// would otherwise leave them out as another process's. A daemon that
+// only programs the kernel (BIRD, etcd, flanneld's vxlan and host-gw
+// backends) is not one.
+type PacketProcesses interface {
+	// PacketProcesses names them as the kernel does (the command perf
+	// reports, at most 15 characters).
+	PacketProcesses() []string
+}
+
+// PacketProcessesOf names d's per-packet processes; nil for a datapath
+// without any.
+func PacketProcessesOf(d Datapath) []string {
+	if p, ok := d.(PacketProcesses); ok {
+		return p.PacketProcesses()
+	}
+	return nil
+}
+
 // MTUOverride is embedded by datapaths whose MTU a study may set (the
 // study's `mtu`): SetMTU records it and Or returns it in place of the
 // CNI's own default. Every device a datapath sizes goes through its MTU

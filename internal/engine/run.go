@@ -210,8 +210,9 @@ type Kernel interface {
 	// MemoryPercent is the node's memory in use.
 	MemoryPercent() (float64, error)
 	// CPP records the CPU cost per packet on the node, counting packets
-	// on ifs.
-	CPP(ifs []netns.Iface) (MetricWindow, error)
+	// on ifs; the samples of procs count beside the workload's (the
+	// datapath's own per-packet processes, datapath.PacketProcesses).
+	CPP(ifs []netns.Iface, procs []string) (MetricWindow, error)
 	// Qdiscs reads the counters of cnibench's netem on each device.
 	Qdiscs(ifs []netns.Iface) ([]impair.Stats, error)
 }

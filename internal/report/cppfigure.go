@@ -85,7 +85,8 @@ func cppFigure(bars []stackBar, unit string) figure {
 		note = "Cycles are seed 004's unit; they do not include time a CPU spent halted."
 	}
 	f := figure{Title: title, Caption: how + " (self time, idle and unrelated processes excluded) attributed by kernel symbol " +
-		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total. " + stackNote(bars) + " " + note}
+		"(internal/metrics/cpp/components.yaml). Bars stack to the measured total; what it leaves out of other processes' CPU " +
+		"(a shared machine's other users, wireguard's kworker crypto) is cpp_excluded_" + unit + " in summary.csv. " + stackNote(bars) + " " + note}
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		f.Missing = err.Error()

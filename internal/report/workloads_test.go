@@ -51,7 +51,7 @@ func syntheticWorkloadsCPP(t *testing.T, unit string) (*study.Study, []results.S
 			case w.CPP:
 				m[results.MetricBitrate] = 5e9
 				m[cpp.MetricName("vxlan", unit)], m[cpp.MetricName("bridge", unit)], m[cpp.MetricName("veth", unit)], m[cpp.MetricName("other", unit)] = 30, 15, 10, 100
-				m[cpp.TotalMetric(unit)] = 155
+				m[cpp.TotalMetric(unit)], m[cpp.ExcludedMetric(unit)] = 155, 40
 			case w.Protocol == "udp":
 				r, _ := study.ParseRate(w.Rate)
 				m["offered_bps"], m[results.MetricBitrate], m["lost_percent"], m["jitter_ms"] = r, 0.8*r*f, 20, 0.2
@@ -212,9 +212,14 @@ func TestCPPFigureUnit(t *testing.T) {
 		if unit == cpp.UnitCycles && strings.Contains(f.Caption, "Nanoseconds") {
 			t.Errorf("cycles caption: %s", f.Caption)
 		}
-		// The bar stacks to the total (155) with the four components.
+		// The bar stacks to the total (155) with the four components;
+		// what the total leaves out is no component, and the caption
+		// says where it is.
 		if !strings.Contains(svg, ">vxlan</text>") || !strings.Contains(svg, ">other</text>") {
 			t.Errorf("%s: legend lacks components", unit)
+		}
+		if strings.Contains(svg, ">excluded</text>") || !strings.Contains(f.Caption, "cpp_excluded_"+unit+" in summary.csv") {
+			t.Errorf("%s: the excluded cost is stacked, or the caption %q does not name it", unit, f.Caption)
 		}
 	}
 }

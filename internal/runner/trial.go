@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnibench/cnibench/internal/collect"
 	"github.com/cnibench/cnibench/internal/cpuset"
+	"github.com/cnibench/cnibench/internal/datapath"
 	"github.com/cnibench/cnibench/internal/engine"
 	"github.com/cnibench/cnibench/internal/knob"
 	"github.com/cnibench/cnibench/internal/metrics"
@@ -112,7 +113,7 @@ func trialNoise(col collect.Result, sp span) *results.Noise {
 func (r *run) measure(ctx context.Context, c engine.Cluster, w study.Workload, pl placed, pairs []workload.Pair, kt *knob.Target, trial int, fresh bool) (workload.Result, collect.Result, span, error) {
 	set, err := collect.NewSet(w, collect.Trial{Cluster: c, Kernel: r.engine.Kernel, Servers: pl.servers, Background: pl.backgroundServers(),
 		Pairs: pl.pairs, Driven: pairs, Impaired: kt.Impaired, Counters: kt.Counters(), Local: !r.plan.remote, SharedKernel: r.plan.sharedKernel,
-		Machine: r.plan.localMachine(), FreshPods: fresh})
+		Machine: r.plan.localMachine(), FreshPods: fresh, PacketProcesses: datapath.PacketProcessesOf(r.plan.datapaths[kt.Datapath.Name].Built)})
 	if err != nil {
 		return workload.Result{}, collect.Result{}, span{}, err
 	}

@@ -146,3 +146,40 @@ func TestVariantsBuild(t *testing.T) {
 		}
 	}
 }
+
+// The CPU cost per packet counts a datapath's own per-packet processes
+// (datapath.PacketProcesses): flannel-udp's flanneld encapsulates in user
+// space, while flanneld's vxlan and host-gw backends, BIRD, etcd and the
+// local weave (its fast datapath alone: no sleeve router runs) leave
+// every packet to the kernel. Each is named as perf reports a command:
+// at most 15 characters (TASK_COMM_LEN).
+func TestPacketProcesses(t *testing.T) {
+	all := All()
+	for _, o := range Variants() {
+		d, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, d)
+	}
+	udp := 0
+	for _, d := range all {
+		got := datapath.PacketProcessesOf(d)
+		want := []string(nil)
+		if d.Name() == "flannel-udp" {
+			want = []string{"flanneld"}
+			udp++
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: per-packet processes %q, want %q", d.Name(), got, want)
+		}
+		for _, p := range got {
+			if p == "" || len(p) > 15 {
+				t.Errorf("%s: process %q is no command perf reports", d.Name(), p)
+			}
+		}
+	}
+	if udp == 0 {
+		t.Error("the catalogue has no flannel-udp")
+	}
+}

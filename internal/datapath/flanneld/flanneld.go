@@ -172,6 +172,16 @@ func (d *Datapath) Daemons() []datapath.Daemon {
 	return out
 }
 
+// PacketProcesses implements datapath.PacketProcesses: the UDP backend's
+// flanneld moves every packet between flannel0 and its UDP socket in user
+// space; the vxlan and host-gw backends leave packets to the kernel.
+func (d *Datapath) PacketProcesses() []string {
+	if d.backend == "udp" {
+		return []string{"flanneld"}
+	}
+	return nil
+}
+
 // FindFlanneld returns the flanneld binary cnibench would run.
 func FindFlanneld() (string, error) {
 	if p := os.Getenv("CNIBENCH_FLANNELD"); p != "" {

@@ -52,8 +52,8 @@ func (k agentKernel) Impair(dev netns.Iface, s impair.Spec, ingress bool) (netns
 // CPP runs perf in the node's agent over the window: the agent chooses
 // the event for its own PMU and computes the breakdown there (the samples
 // and kernel symbols are the node's).
-func (k agentKernel) CPP(ifs []netns.Iface) (engine.MetricWindow, error) {
-	return agentCPP{a: k.a, ifs: ifs}, nil
+func (k agentKernel) CPP(ifs []netns.Iface, procs []string) (engine.MetricWindow, error) {
+	return agentCPP{a: k.a, ifs: ifs, procs: procs}, nil
 }
 
 // sharedSampler runs the metrics sampler inside the node's agent for
@@ -112,11 +112,12 @@ func (s *sharedSampler) Stop() (metrics.Window, error) {
 }
 
 type agentCPP struct {
-	a   *agent.Client
-	ifs []netns.Iface
+	a     *agent.Client
+	ifs   []netns.Iface
+	procs []string
 }
 
-func (c agentCPP) Start(context.Context) error { return c.a.CPPStart(c.ifs) }
+func (c agentCPP) Start(context.Context) error { return c.a.CPPStart(c.ifs, c.procs...) }
 func (c agentCPP) Stop(context.Context) error  { return c.a.CPPStop() }
 func (c agentCPP) Metrics(context.Context) (map[string]float64, error) {
 	res, err := c.a.CPPReport()

@@ -287,10 +287,10 @@ func (k kernel) MemoryPercent() (float64, error) {
 func (kernel) Qdiscs(ifs []netns.Iface) ([]impair.Stats, error) { return impair.StatsOf(ifs) }
 
 // CPP samples with perf the event preflight chose for this machine.
-func (k kernel) CPP(ifs []netns.Iface) (engine.MetricWindow, error) {
+func (k kernel) CPP(ifs []netns.Iface, procs []string) (engine.MetricWindow, error) {
 	m, err := cpp.DefaultMap()
 	if err != nil {
 		return nil, err
 	}
-	return cppWindow{rec: &cpp.Recorder{Map: m, Event: k.cppEvent, Ifaces: ifs}}, nil
+	return cppWindow{rec: &cpp.Recorder{Map: m, Event: k.cppEvent, Ifaces: ifs, Commands: procs}}, nil
 }

@@ -13,9 +13,11 @@
 // are never mixed. Samples are self time (no call graph), so a
 // component's cost is the time spent in its own functions, not in what
 // they call. Idle samples are dropped; samples of processes that are not
-// the workload (its tools, or pktgen's generator threads and receiver)
-// or a softirq context are dropped, so other users of a shared machine
-// do not inflate the cost. The components add up to the
+// the workload (its tools, or pktgen's generator threads and receiver),
+// a softirq context or the datapath's own per-packet processes
+// (Map.Counting) are dropped, so other users of a shared machine do not
+// inflate the cost, and their cost per packet is a metric of its own
+// (ExcludedMetric). The components add up to the
 // total exactly by construction ("other" is what no rule matched).
 package cpp
 
@@ -70,6 +72,10 @@ func ParseMap(b []byte) (*Map, error) {
 		return nil, fmt.Errorf("components map: %w", err)
 	}
 	for _, c := range m.Components {
+		// Their metrics are the total's and the excluded cost's.
+		if c.Name == "total" || c.Name == Excluded {
+			return nil, fmt.Errorf("components map: %q names no component (cpp_%s_* is not one)", c.Name, c.Name)
+		}
 		for _, g := range slices.Concat(c.Symbols, c.Commands) {
 			if _, err := path.Match(g, ""); err != nil {
 				return nil, fmt.Errorf("components map: %s: bad pattern %q", c.Name, g)
@@ -117,6 +123,35 @@ func (m *Map) ClassifyIn(comm, sym string) string {
 
 // Counts reports whether samples of command comm count.
 func (m *Map) Counts(comm string) bool { return matchAny(m.Commands, comm) }
+
+// Counting returns m with the samples of commands counted too: a
+// datapath's own processes that carry every packet (flannel-udp's
+// flanneld, datapath.PacketProcesses), attributed by symbol like the
+// workload's. m itself is left as it is. Each command is taken as
+// written, not as a glob.
+func (m *Map) Counting(commands ...string) *Map {
+	if len(commands) == 0 {
+		return m
+	}
+	out := *m
+	out.Commands = slices.Clone(m.Commands)
+	for _, c := range commands {
+		out.Commands = append(out.Commands, globQuote(c))
+	}
+	return &out
+}
+
+// globQuote escapes the characters path.Match reads as a pattern.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // matchAny reports whether s matches one of globs (checked by ParseMap).
 func matchAny(globs []string, s string) bool {
@@ -176,7 +211,9 @@ type Breakdown struct {
 	Total float64 `json:"total"`
 	// Idle and Excluded are what was left out: idle CPU (and a packet
 	// generator waiting for its next packet's time), and samples of
-	// other processes.
+	// other processes (written per packet as the Excluded metric, so a
+	// reader sees what the total leaves out: on a shared machine other
+	// users' work, on wireguard the kworker threads' crypto).
 	Idle     float64 `json:"idle"`
 	Excluded float64 `json:"excluded"`
 }
@@ -205,7 +242,8 @@ func (m *Map) Attribute(p *Profile, period float64) Breakdown {
 	return b
 }
 
-// Metric names: cpp_<component>_<unit> per packet, cpp_total_<unit>, and
+// Metric names: cpp_<component>_<unit> per packet, cpp_total_<unit>,
+// cpp_excluded_<unit> (what the total leaves out, ExcludedMetric), and
 // the packet counts used.
 const (
 	MetricTotal       = prefix + "total_" + UnitNs
@@ -228,14 +266,22 @@ func MetricName(component, unit string) string { return prefix + component + "_"
 // TotalMetric is the metric of the total cost per packet in unit.
 func TotalMetric(unit string) string { return MetricName("total", unit) }
 
+// Excluded names the samples of processes that do not count.
+const Excluded = "excluded"
+
+// ExcludedMetric is the metric of the cost per packet in unit of the
+// processes left out of the total (Breakdown.Excluded): not a component,
+// and not in the total.
+func ExcludedMetric(unit string) string { return MetricName(Excluded, unit) }
+
 // ComponentOf returns the component and unit of a per-component metric,
-// if it is one (the total is not).
+// if it is one (the total and the excluded cost are not).
 func ComponentOf(metric string) (component, unit string, ok bool) {
 	if !strings.HasPrefix(metric, prefix) {
 		return "", "", false
 	}
 	for _, u := range Units {
-		if strings.HasSuffix(metric, "_"+u) && metric != TotalMetric(u) {
+		if strings.HasSuffix(metric, "_"+u) && metric != TotalMetric(u) && metric != ExcludedMetric(u) {
 			c := strings.TrimSuffix(strings.TrimPrefix(metric, prefix), "_"+u)
 			if c != "" {
 				return c, u, true
@@ -260,6 +306,7 @@ func (b Breakdown) PerPacket(packets float64, unit string) map[string]float64 {
 		out[MetricName(n, unit)] = b.ByComponent[n] / packets
 	}
 	out[TotalMetric(unit)] = b.Total / packets
+	out[ExcludedMetric(unit)] = b.Excluded / packets
 	return out
 }
 

@@ -58,6 +58,10 @@ type Recorder struct {
 	// busier direction (wirePackets), so TCP data (not ACKs) is counted
 	// whichever end sends.
 	Ifaces []netns.Iface
+	// Commands are processes whose samples count beside the map's: the
+	// datapath's own that carry every packet (datapath.PacketProcesses,
+	// flannel-udp's flanneld), Map.Counting.
+	Commands []string
 
 	// segmentOf reads a device's TCP segment size (default readSegment);
 	// tests replace it.
@@ -213,7 +217,7 @@ func (r *Recorder) Report(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	b := r.Map.Attribute(prof, float64(r.Event.Period))
+	b := r.Map.Counting(r.Commands...).Attribute(prof, float64(r.Event.Period))
 	var wire, skbs, socks float64
 	for i := range r.after {
 		d := ifstats.Delta(r.before[i], r.after[i])

@@ -21,7 +21,8 @@ import (
 // file CNIBENCH_FAKE_PERF_HOLD names exists, where that is set), writes
 // its data on SIGTERM, as perf does, and report prints one veth sample
 // (none, and perf's warning, where CNIBENCH_FAKE_PERF_UNFINISHED is set,
-// as for a recording perf was killed before it finished). It keeps its
+// as for a recording perf was killed before it finished), and the lines
+// of CNIBENCH_FAKE_PERF_EXTRA after it where that is set. It keeps its
 // record arguments in the log's .args file.
 const fakePerfScript = `#!/bin/sh
 case "$1" in
@@ -52,7 +53,8 @@ report)
 		echo "  WARNING: The perf.data file's data size field is 0 which is unexpected." >&2
 		exit 0
 	fi
-	echo "10;iperf3;[k] veth_xmit";;
+	echo "10;iperf3;[k] veth_xmit"
+	[ -z "$CNIBENCH_FAKE_PERF_EXTRA" ] || printf '%s\n' "$CNIBENCH_FAKE_PERF_EXTRA";;
 esac
 `
 
