@@ -28,18 +28,14 @@ var iptablesEntry = Entry{
 	WholeTrial:  true,
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[iptables.Ruleset]{
-			name: "iptables", what: "iptables_*",
+			name: "iptables", what: "iptables_*", resets: iptables.MetricResets,
 			nodes: bothNodes(t), argv: []string{"iptables-save", "-c"}, parse: iptables.Parse,
-			metrics: func(before, after []*iptables.Ruleset) map[string]float64 {
+			metrics: func(before, after []*iptables.Ruleset) (map[string]float64, int) {
 				var tot iptables.Path
 				for i := range after {
-					p := iptables.Traversed(before[i], after[i])
-					tot.Chains += p.Chains
-					tot.Rules += p.Rules
-					tot.TotalChains += p.TotalChains
-					tot.TotalRules += p.TotalRules
+					tot = tot.Add(iptables.Traversed(before[i], after[i]))
 				}
-				return tot.Metrics()
+				return tot.Metrics(), tot.Resets
 			},
 		}, nil
 	},
@@ -54,14 +50,14 @@ var nftablesEntry = Entry{
 	WholeTrial:  true,
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[nftables.Ruleset]{
-			name: "nftables", what: "nft_*",
+			name: "nftables", what: "nft_*", resets: nftables.MetricResets,
 			nodes: bothNodes(t), argv: []string{"nft", "-j", "list", "ruleset"}, parse: nftables.Parse,
-			metrics: func(before, after []*nftables.Ruleset) map[string]float64 {
+			metrics: func(before, after []*nftables.Ruleset) (map[string]float64, int) {
 				var tot nftables.Path
 				for i := range after {
 					tot = tot.Add(nftables.Traversed(before[i], after[i]))
 				}
-				return tot.Metrics()
+				return tot.Metrics(), tot.Resets
 			},
 		}, nil
 	},
@@ -74,14 +70,18 @@ func bothNodes(t Trial) []engine.Node {
 // ruleset saves a rule set with its counters on every node. A node where
 // it cannot (the program missing or failing, output its parser rejects,
 // as a new iptables-save or nft format would be) leaves the metrics out
-// and says why in a warning, which the runner reports once.
+// and says why in a warning, which the runner reports once; so does a
+// trial whose counters went back (resetWarning).
 type ruleset[T any] struct {
-	name    string // the collector's, for the warning
-	what    string // the metrics left out ("iptables_*")
-	nodes   []engine.Node
-	argv    []string
-	parse   func([]byte) (*T, error)
-	metrics func(before, after []*T) map[string]float64
+	name   string // the collector's, for the warning
+	what   string // the metrics left out ("iptables_*")
+	resets string // the metric of the counters that went back
+	nodes  []engine.Node
+	argv   []string
+	parse  func([]byte) (*T, error)
+	// metrics compares the two reads of every node: the metrics, and how
+	// many counters went back (restarted by a rewrite of their rules).
+	metrics func(before, after []*T) (map[string]float64, int)
 	before  []*T
 	failed  error
 }
@@ -99,7 +99,21 @@ func (c *ruleset[T]) Stop(ctx context.Context) (Result, error) {
 	if err != nil {
 		return c.leftOut(ctx, err), nil
 	}
-	return Result{Metrics: c.metrics(c.before, after)}, nil
+	m, resets := c.metrics(c.before, after)
+	r := Result{Metrics: m}
+	if resets > 0 {
+		r.Warnings = []string{c.resetWarning()}
+	}
+	return r, nil
+}
+
+// resetWarning says that counters went back in a trial: the same text
+// every time, so that the runner reports it once.
+func (c *ruleset[T]) resetWarning() string {
+	return fmt.Sprintf("collector %s: rule counters went back during a trial: the rules were rewritten (as kube-proxy's "+
+		"iptables-restore or nft -f does when it syncs), which restarts their counters; such a rule counts as traversed "+
+		"when it counted after the restart, and one that counted only before it is missed (%s says how many restarted "+
+		"in each trial)", c.name, c.resets)
 }
 
 // leftOut is the result without metrics: a warning naming why, unless

@@ -87,3 +87,51 @@ func TestRulesetWarns(t *testing.T) {
 		}
 	}
 }
+
+// seqNode prints its outputs in turn, one per program started: a rule
+// set at the window's start, then at its end.
+type seqNode struct {
+	fakeNode
+	outs *[]string
+}
+
+func (n seqNode) Name() string { return "srv" }
+func (n seqNode) Start(context.Context, []string) (engine.Process, error) {
+	out := (*n.outs)[0]
+	*n.outs = (*n.outs)[1:]
+	return doneProc{out: out}, nil
+}
+
+// A rule set rewritten during the trial restarts its counters (kube-proxy
+// syncing): the rule that went back from 5000 to 200 is on the path, the
+// resets are a metric, and the run is warned once, by one text.
+func TestRulesetCountsResets(t *testing.T) {
+	const start = "*nat\n:PREROUTING ACCEPT [0:0]\n[5000:300000] -A PREROUTING -j KUBE-SERVICES\nCOMMIT\n"
+	const end = "*nat\n:PREROUTING ACCEPT [0:0]\n[200:12000] -A PREROUTING -j KUBE-SERVICES\nCOMMIT\n"
+	var warnings []string
+	for range 2 {
+		outs := []string{start, start, end, start}
+		n := seqNode{outs: &outs}
+		col, err := iptablesEntry.New(Trial{Cluster: saveCluster{server: n, client: n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := col.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r, err := col.Stop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Metrics["iptables_path_rules_count"] != 1 || r.Metrics["iptables_counter_resets_count"] != 1 {
+			t.Errorf("metrics %v: want the reset rule on the path and 1 reset", r.Metrics)
+		}
+		if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "collector iptables: rule counters went back") {
+			t.Errorf("warnings %q", r.Warnings)
+		}
+		warnings = append(warnings, r.Warnings...)
+	}
+	if len(warnings) == 2 && warnings[0] != warnings[1] {
+		t.Errorf("two trials warn differently, so the run repeats it: %q", warnings)
+	}
+}

@@ -159,13 +159,15 @@ func Traversed(before, after *iptables.Ruleset) Moved {
 		if i < len(old[k]) {
 			was = old[k][i]
 		}
-		if r.Packets > was {
+		// A counter that went back restarted with a rewrite of its chain
+		// (iptables.Moved), as the collector counts it.
+		if moved, _ := iptables.Moved(was, r.Packets); moved {
 			m.Rules = append(m.Rules, r)
 			chains[r.Table+"/"+r.Chain] = true
 		}
 	}
 	for c, pk := range after.Chains {
-		if pk > before.Chains[c] {
+		if moved, _ := iptables.Moved(before.Chains[c], pk); moved {
 			chains[c] = true
 		}
 	}

@@ -1,7 +1,8 @@
 // Package iptables reads `iptables-save -c` (rules with their packet and
 // byte counters) and tells which chains and rules packets traversed over a
-// window: those whose counters grew, seed 004's Table III ("iptables
-// chains and rules a packet traverses").
+// window: those whose counters moved, seed 004's Table III ("iptables
+// chains and rules a packet traverses"), a counter that went back taken
+// as restarted by a rewrite of its chain (Moved).
 package iptables
 
 import (
@@ -108,11 +109,29 @@ type Path struct {
 	Chains, Rules int // traversed
 	// TotalChains and TotalRules describe the ruleset after the window.
 	TotalChains, TotalRules int
+	// Resets counts the counters (rules' and chain policies') that went
+	// back between the reads: their chain was rewritten (kube-proxy's
+	// iptables-restore flushes and refills the chains it writes), which
+	// restarts them from 0 (Moved).
+	Resets int
+}
+
+// Moved reports whether a counter that read was at the window's start
+// and now at its end moved in the window, and whether it was reset: one
+// that went back restarted from 0 (its chain rewritten), so it moved
+// when it is above 0 now. Packets it counted between the first read and
+// the reset are not seen: a rule that counted then and not since is
+// missed.
+func Moved(was, now uint64) (moved, reset bool) {
+	if now < was {
+		return now > 0, true
+	}
+	return now > was, false
 }
 
 // Traversed compares two reads: a rule is on the path when its packet
-// counter grew; a chain when one of its rules is, or its policy counter
-// grew.
+// counter moved (Moved: grew, or restarted and counted since); a chain
+// when one of its rules is, or its policy counter moved.
 func Traversed(before, after *Ruleset) Path {
 	p := Path{TotalChains: len(after.Chains), TotalRules: len(after.Rules)}
 	old := map[string][]uint64{}
@@ -129,13 +148,21 @@ func Traversed(before, after *Ruleset) Path {
 		if i < len(old[k]) {
 			was = old[k][i]
 		}
-		if r.Packets > was {
+		moved, reset := Moved(was, r.Packets)
+		if reset {
+			p.Resets++
+		}
+		if moved {
 			p.Rules++
 			chains[r.Table+"/"+r.Chain] = true
 		}
 	}
 	for c, pk := range after.Chains {
-		if pk > before.Chains[c] {
+		moved, reset := Moved(before.Chains[c], pk)
+		if reset {
+			p.Resets++
+		}
+		if moved {
 			chains[c] = true
 		}
 	}
@@ -149,13 +176,22 @@ const (
 	MetricRules      = "iptables_rules_count"
 	MetricPathChains = "iptables_path_chains_count"
 	MetricPathRules  = "iptables_path_rules_count"
+	// MetricResets is Path.Resets: counters that restarted in the
+	// window, each a rule or chain whose earlier packets went unseen.
+	MetricResets = "iptables_counter_resets_count"
 )
+
+// Add sums two paths (of two nodes).
+func (p Path) Add(q Path) Path {
+	return Path{Chains: p.Chains + q.Chains, Rules: p.Rules + q.Rules, TotalChains: p.TotalChains + q.TotalChains,
+		TotalRules: p.TotalRules + q.TotalRules, Resets: p.Resets + q.Resets}
+}
 
 // Metrics returns a path as metrics.
 func (p Path) Metrics() map[string]float64 {
 	return map[string]float64{
 		MetricChains: float64(p.TotalChains), MetricRules: float64(p.TotalRules),
-		MetricPathChains: float64(p.Chains), MetricPathRules: float64(p.Rules),
+		MetricPathChains: float64(p.Chains), MetricPathRules: float64(p.Rules), MetricResets: float64(p.Resets),
 	}
 }
 

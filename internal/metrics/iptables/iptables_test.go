@@ -32,6 +32,40 @@ func TestTraversed(t *testing.T) {
 	}
 }
 
+// kube-proxy's iptables-restore during a trial flushes and refills the
+// chains it writes, restarting their counters: a rule at 5000 before and
+// 200 after counted 200 packets since, where "after > before" missed it.
+// A counter that went back is a reset (counted, and said); it is on the
+// path when it counted since.
+func TestTraversedAcrossReset(t *testing.T) {
+	before, err := Parse([]byte("*nat\n:PREROUTING ACCEPT [900:9000]\n:KUBE-SVC - [0:0]\n[5000:300000] -A PREROUTING -j KUBE-SVC\n" +
+		"[5000:300000] -A KUBE-SVC -j DNAT\n[40:2400] -A KUBE-SVC -j RETURN\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Parse([]byte("*nat\n:PREROUTING ACCEPT [3:180]\n:KUBE-SVC - [0:0]\n[200:12000] -A PREROUTING -j KUBE-SVC\n" +
+		"[0:0] -A KUBE-SVC -j DNAT\n[40:2400] -A KUBE-SVC -j RETURN\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Traversed(before, after)
+	// Traversed: the PREROUTING rule (reset, 200 since) and chain; not
+	// the DNAT rule (reset, nothing since) nor RETURN (unchanged).
+	// Resets: the two rules and PREROUTING's policy.
+	if p.Rules != 1 || p.Chains != 1 || p.Resets != 3 {
+		t.Errorf("path %+v, want 1 rule, 1 chain, 3 resets", p)
+	}
+	if m := p.Metrics(); m[MetricResets] != 3 || m[MetricPathRules] != 1 {
+		t.Errorf("metrics %v", m)
+	}
+	if s := p.Add(p); s.Resets != 6 || s.Rules != 2 || s.TotalRules != 6 {
+		t.Errorf("sum %+v", s)
+	}
+	if q := Traversed(after, after); q.Resets != 0 || q.Rules != 0 {
+		t.Errorf("no change: %+v", q)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, in := range []string{"-A INPUT -j ACCEPT\n", "*filter\n[x:y] -A INPUT\n", ":INPUT ACCEPT [0:0]\n"} {
 		if _, err := Parse([]byte(in)); err == nil {
@@ -46,7 +80,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rs, err := Parse(data)
 		if err == nil {
-			_ = Traversed(rs, rs)
+			if p := Traversed(rs, rs); p.Rules != 0 || p.Chains != 0 || p.Resets != 0 {
+				t.Fatalf("a ruleset against itself: %+v", p)
+			}
 		}
 	})
 }

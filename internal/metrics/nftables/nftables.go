@@ -15,6 +15,11 @@
 //     expressions with counter values blanked (the n-th identical rule of a
 //     chain keeps its index), not by handle: a ruleset rewritten with the
 //     same rules (iptables-nft-restore, as kube-proxy does) still matches.
+//   - Such a rewrite restarts the counters from 0 (new rules, new counter
+//     objects): a counter that went back between the reads was reset, and
+//     its rule counts as traversed when it counted since (moved); the
+//     resets are counted (Path.Resets), since what a rule counted before
+//     its reset is not seen.
 //   - Tables that iptables-nft manages are nf_tables tables too, so they
 //     appear here as well as in iptables-save: the nft metrics describe the
 //     whole nf_tables ruleset, the iptables metrics what iptables-save shows
@@ -196,6 +201,9 @@ type Path struct {
 	// the window; CountedRules have counters, the only ones a traversal
 	// can be seen on.
 	TotalChains, TotalRules, CountedRules int
+	// Resets counts the counted rules whose packets went back between the
+	// reads: reset by a rewrite of the ruleset (moved).
+	Resets int
 }
 
 // Traversed compares two reads of one namespace.
@@ -207,11 +215,12 @@ func Traversed(before, after *Ruleset) Path {
 			p.CountedRules++
 		}
 	}
-	for _, r := range grown(before, after) {
+	rules, resets := grown(before, after)
+	for _, r := range rules {
 		p.Rules++
 		chains[r.ChainKey()] = true
 	}
-	p.Chains = len(chains)
+	p.Chains, p.Resets = len(chains), resets
 	return p
 }
 
@@ -219,16 +228,29 @@ func Traversed(before, after *Ruleset) Path {
 // (for tests and diagnostics).
 func TraversedRules(before, after *Ruleset) []string {
 	var out []string
-	for _, r := range grown(before, after) {
+	rules, _ := grown(before, after)
+	for _, r := range rules {
 		out = append(out, r.Key())
 	}
 	sort.Strings(out)
 	return out
 }
 
-// grown returns the counted rules of after whose packets grew since
-// before; a rule new in after counts from zero.
-func grown(before, after *Ruleset) []Rule {
+// moved reports whether a counter read at was and then now moved in
+// between, and whether it was reset: one that went back restarted from
+// 0 (its rule or counter object rewritten), so it moved when it is above
+// 0 now.
+func moved(was, now uint64) (moved, reset bool) {
+	if now < was {
+		return now > 0, true
+	}
+	return now > was, false
+}
+
+// grown returns the counted rules of after whose packets moved since
+// before (a rule new in after counts from zero), and how many of them
+// went back (moved).
+func grown(before, after *Ruleset) ([]Rule, int) {
 	old := map[string][]uint64{}
 	for _, r := range before.Rules {
 		if r.Counted {
@@ -237,6 +259,7 @@ func grown(before, after *Ruleset) []Rule {
 	}
 	seen := map[string]int{}
 	var out []Rule
+	resets := 0
 	for _, r := range after.Rules {
 		if !r.Counted {
 			continue
@@ -248,17 +271,21 @@ func grown(before, after *Ruleset) []Rule {
 		if i < len(old[k]) {
 			was = old[k][i]
 		}
-		if r.Packets > was {
+		m, reset := moved(was, r.Packets)
+		if reset {
+			resets++
+		}
+		if m {
 			out = append(out, r)
 		}
 	}
-	return out
+	return out, resets
 }
 
 // Add sums two paths (of two nodes).
 func (p Path) Add(q Path) Path {
 	return Path{Chains: p.Chains + q.Chains, Rules: p.Rules + q.Rules, TotalChains: p.TotalChains + q.TotalChains,
-		TotalRules: p.TotalRules + q.TotalRules, CountedRules: p.CountedRules + q.CountedRules}
+		TotalRules: p.TotalRules + q.TotalRules, CountedRules: p.CountedRules + q.CountedRules, Resets: p.Resets + q.Resets}
 }
 
 // Metric names.
@@ -268,13 +295,16 @@ const (
 	MetricCountedRules = "nft_counted_rules_count"
 	MetricPathChains   = "nft_path_chains_count"
 	MetricPathRules    = "nft_path_rules_count"
+	// MetricResets is Path.Resets: counters that restarted in the
+	// window, each a rule whose earlier packets went unseen.
+	MetricResets = "nft_counter_resets_count"
 )
 
 // Metrics returns a path as metrics.
 func (p Path) Metrics() map[string]float64 {
 	return map[string]float64{
 		MetricChains: float64(p.TotalChains), MetricRules: float64(p.TotalRules), MetricCountedRules: float64(p.CountedRules),
-		MetricPathChains: float64(p.Chains), MetricPathRules: float64(p.Rules),
+		MetricPathChains: float64(p.Chains), MetricPathRules: float64(p.Rules), MetricResets: float64(p.Resets),
 	}
 }
 

@@ -1,6 +1,7 @@
 package nftables
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -101,6 +102,34 @@ func TestRulesMatchAcrossHandles(t *testing.T) {
 	}
 }
 
+// A ruleset rewritten during the trial (kube-proxy's nft -f, or
+// iptables-nft-restore) restarts its counters: a rule at 5000 before
+// and 200 after counted since, and is on the path; one back at 0 is not.
+// Both are resets.
+func TestTraversedAcrossReset(t *testing.T) {
+	rule := func(h, pk int) string {
+		return fmt.Sprintf(`{"rule":{"family":"ip","table":"t","chain":"c","handle":%d,"expr":[{"match":{"op":"==","left":{"meta":{"key":"l4proto"}},"right":%d}},{"counter":{"packets":%d,"bytes":0}},{"accept":null}]}}`, h, h, pk)
+	}
+	doc := func(a, b, c int) []byte {
+		return []byte(`{"nftables":[{"table":{"family":"ip","name":"t","handle":1}},{"chain":{"family":"ip","table":"t","name":"c","handle":1}},` +
+			rule(6, a) + "," + rule(17, b) + "," + rule(1, c) + `]}`)
+	}
+	before, err := Parse(doc(5000, 5000, 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Parse(doc(200, 0, 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := Traversed(before, after); p.Rules != 1 || p.Chains != 1 || p.Resets != 2 || p.Metrics()[MetricResets] != 2 {
+		t.Errorf("path %+v, want the first rule traversed and 2 resets\ntraversed: %v", p, TraversedRules(before, after))
+	}
+	if s := Traversed(before, after).Add(Traversed(before, after)); s.Resets != 4 {
+		t.Errorf("sum %+v", s)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, bad := range []string{"", "{", `{"other":[]}`, `{"nftables":[{"a":1,"b":2}]}`,
 		`{"nftables":[{"rule":{"family":"ip","table":"t","chain":"c","expr":[{"counter":[1]}]}}]}`} {
@@ -129,14 +158,14 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		p := Traversed(rs, rs)
-		if p.Rules != 0 || p.Chains != 0 {
+		if p.Rules != 0 || p.Chains != 0 || p.Resets != 0 {
 			t.Fatalf("a ruleset against itself traverses %+v", p)
 		}
 		if p.CountedRules > p.TotalRules {
 			t.Fatalf("more counted rules than rules: %+v", p)
 		}
 		empty := &Ruleset{}
-		if q := Traversed(empty, rs); q.Rules > q.CountedRules || q.Chains > q.Rules {
+		if q := Traversed(empty, rs); q.Rules > q.CountedRules || q.Chains > q.Rules || q.Resets != 0 {
 			t.Fatalf("path from nothing %+v", q)
 		}
 	})
