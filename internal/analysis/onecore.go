@@ -97,6 +97,7 @@ func OneCoreTally(samples []results.Sample, points []results.CPUPoint, machine [
 			if !client {
 				windows = within(windows, machine)
 			}
+			windows = measured(windows)
 			if len(windows[0]) < 2 {
 				continue
 			}
@@ -135,6 +136,21 @@ func within(windows [][]results.CoreStat, cpus []int) [][]results.CoreStat {
 	for i, cores := range windows {
 		for _, c := range cores {
 			if slices.Contains(cpus, c.CPU) {
+				out[i] = append(out[i], c)
+			}
+		}
+	}
+	return out
+}
+
+// measured is windows without the cores whose percentages are no
+// measurement (CoreStat.Measured): a CPU offline at the window's end has
+// zeros, 0% idle, which boundBy took for a core 100% busy.
+func measured(windows [][]results.CoreStat) [][]results.CoreStat {
+	out := make([][]results.CoreStat, len(windows))
+	for i, cores := range windows {
+		for _, c := range cores {
+			if c.Measured() {
 				out[i] = append(out[i], c)
 			}
 		}

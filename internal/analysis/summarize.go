@@ -63,8 +63,14 @@ func CoreBase(metric string) (string, bool) {
 // name.
 var scalarOrder = map[string]int{results.MetricBitrate: 0, results.MetricBitrateSum: 1, results.MetricRetransmits: 2}
 
-// coreValue extracts a per-core metric from a CoreStat.
+// coreValue extracts a per-core metric from a CoreStat: NaN, no value,
+// for a share of a core whose percentages are no measurement (offline at
+// the window's end, CoreStat.Measured), whose zeros read as 0% idle. Its
+// NET_RX rate is what it ran while online, and stays.
 func coreValue(metric string, c results.CoreStat) float64 {
+	if metric != results.MetricCoreNetRx && !c.Measured() {
+		return math.NaN()
+	}
 	switch metric {
 	case results.MetricCoreIdle:
 		return c.Idle

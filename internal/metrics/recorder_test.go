@@ -295,6 +295,11 @@ func TestRecorderOfflineAtEnd(t *testing.T) {
 	if on := w.Online(); len(on) != 1 || on[0].CPU != 0 {
 		t.Errorf("online cores %+v, want cpu0 only", on)
 	}
+	// The stored core carries the mark (samples.jsonl's cores), so the
+	// analysis leaves its zeros out too.
+	if !w.Cores[1].Offline || w.Cores[1].Measured() || w.Cores[0].Offline || !w.Cores[0].Measured() {
+		t.Errorf("cores %+v: want cpu1 marked offline, cpu0 measured", w.Cores)
+	}
 }
 
 // Without a CPU column, softnet lines are matched to /proc/stat's online

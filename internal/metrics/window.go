@@ -17,7 +17,9 @@ type Window struct {
 	// Cores holds the averages over the whole window of every CPU that was
 	// online at some point of it, in ascending CPU order. Node is left
 	// empty for the caller to fill. A CPU offline at the end has zero
-	// percentages, as mpstat prints an offline CPU, and is listed in
+	// percentages, as mpstat prints an offline CPU, is marked so
+	// (CoreStat.Offline: the stored samples carry the mark, so the
+	// analysis leaves its percentages out) and is listed in
 	// Offline; one that came online
 	// during the window is averaged from its first reading. Rates are
 	// per second of the whole window.
@@ -89,6 +91,7 @@ func (rec *recorder) window() Window {
 			cs.CPUPercent = procstat.Percent(rec.first[cpu], last)
 			cs.Poll = pollPercent(rec.pollFirst, rec.pollLast, cpu, secs)
 		} else {
+			cs.Offline = true
 			w.Offline = append(w.Offline, cpu)
 		}
 		w.Cores = append(w.Cores, cs)

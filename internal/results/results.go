@@ -134,7 +134,18 @@ type CoreStat struct {
 	// though the core is busy all of it (what a cpuIdle bound costs). Nil
 	// where the CPU has no polling state to count (no cpuidle driver).
 	Poll *float64 `json:"poll,omitempty"`
+	// Offline marks a CPU that was offline at the window's end: its
+	// percentages are zeros, as mpstat prints them, and no measurement
+	// (Measured); its rates count what it did while it was online.
+	Offline bool `json:"offline,omitempty"`
 }
+
+// Measured reports whether c's percentages are a measurement: not a CPU
+// offline at the window's end, nor a window with no elapsed time. Their
+// zeros, which 100 - idle reads as a core 100% busy, are recognised in
+// runs from before Offline was recorded too: a measured core's shares
+// add up to about 100, never to 0.
+func (c CoreStat) Measured() bool { return !c.Offline && c.CPUPercent != (CPUPercent{}) }
 
 // CPUPercent is one core's time split in percent of elapsed jiffies,
 // computed as mpstat -P ALL computes it (guest time is already contained in

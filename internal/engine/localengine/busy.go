@@ -21,14 +21,27 @@ func checkIdle(procRoot string) string {
 	}
 	time.Sleep(time.Second)
 	w, err := s.Stop()
-	if err != nil || len(w.Cores) == 0 {
+	if err != nil {
 		return ""
 	}
-	idle := 0.0
-	for _, c := range w.Cores {
-		idle += c.Idle
+	return busyNote(w)
+}
+
+// busyNote is checkIdle's note on a second of the machine: its mean idle
+// share over the CPUs measured, those online at the second's end (a CPU
+// offline then has zeros, which read as 0% idle).
+func busyNote(w metrics.Window) string {
+	idle, n := 0.0, 0
+	for _, c := range w.Online() {
+		if c.Measured() {
+			idle += c.Idle
+			n++
+		}
 	}
-	idle /= float64(len(w.Cores))
+	if n == 0 {
+		return ""
+	}
+	idle /= float64(n)
 	if idle >= busyThreshold {
 		return ""
 	}
