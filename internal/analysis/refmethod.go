@@ -115,7 +115,11 @@ func (m *Model) markMethods(s *study.Study, env *results.Env) {
 		m.References[i].Method = ""
 	}
 	shared := env != nil && env.SharedKernel
-	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, shared), cppOneNodeVariants(s, env))
+	var machine []int
+	if env != nil {
+		machine = env.MachineCPUs
+	}
+	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, shared, machine), cppOneNodeVariants(s, env))
 	markDatapathMethods(m.References, env)
 }
 
@@ -194,15 +198,27 @@ var nodeTwins = map[string]string{
 type SharedNodes struct {
 	// Metrics are the client metrics recorded without their server twin.
 	Metrics map[string]bool
-	// CPUs is how many CPUs the CPU reading averages: the machine's (its
-	// per-core rows) or, where spec.nodes pins the client, its list.
+	// CPUs is how many CPUs the CPU reading averages (collect's
+	// countedCPUs): where spec.nodes pins the client, its list; else the
+	// CPUs the local engine's nodes share (env.json's machine_cpus,
+	// cnibench's cpuset); else, in a run that did not record them or on
+	// a cluster, every CPU of the per-core rows.
 	CPUs int
 	// Pinned is the client node's CPU list, "" when not pinned.
 	Pinned string
+	// Allowed is the list the reading averages where it is fewer CPUs
+	// than the machine has (machine_cpus narrower than the per-core
+	// rows, every CPU of /proc/stat): "" otherwise. Of is the machine's
+	// count then.
+	Allowed string
+	Of      int
 }
 
-// SharedNodeReadings finds them in a run's rows. sharedKernel is what
-// the run recorded (results.Env.SharedKernel): nodes on one kernel read
+// SharedNodeReadings finds them in a run's rows. machine are the CPUs
+// the local engine's nodes share (results.Env.MachineCPUs; nil where not
+// recorded), which an unpinned node's CPU reading averages over.
+// sharedKernel is what the run recorded (results.Env.SharedKernel):
+// nodes on one kernel read
 // one /proc, so the client's memory reading is the machine's, and its CPU
 // reading too unless spec.nodes pins the nodes to different CPUs (the
 // nodes collector's rule, collect.sharedNodes). A run that did not
@@ -211,7 +227,7 @@ type SharedNodes struct {
 // client metric of nodeTwins with rows and no row of its server twin
 // anywhere in the run (the collector's, run-wide, of one kernel's
 // reading), which a run on two kernels does not show.
-func SharedNodeReadings(s *study.Study, rows []Row, sharedKernel bool) SharedNodes {
+func SharedNodeReadings(s *study.Study, rows []Row, sharedKernel bool, machine []int) SharedNodes {
 	seen, cores := map[string]bool{}, map[int]bool{}
 	for _, r := range rows {
 		if r.N > 0 {
@@ -231,12 +247,18 @@ func SharedNodeReadings(s *study.Study, rows []Row, sharedKernel bool) SharedNod
 			out.Metrics[client] = true
 		}
 	}
-	if s != nil && s.Spec.Nodes.Client.CPUs != "" {
+	switch {
+	case s != nil && s.Spec.Nodes.Client.CPUs != "":
 		out.Pinned = s.Spec.Nodes.Client.CPUs
 		set, err := cpuset.Parse(out.Pinned) // validated with the study
 		if err == nil {
 			out.CPUs = len(set)
 		}
+	case len(machine) > 0:
+		if len(machine) < len(cores) {
+			out.Allowed, out.Of = cpuset.Set(machine).String(), len(cores)
+		}
+		out.CPUs = len(machine)
 	}
 	return out
 }
@@ -267,6 +289,9 @@ func (s SharedNodes) method(metric string) string {
 		return "ours is the whole machine's memory" + both + paper
 	case s.Pinned != "":
 		return "ours is CPUs " + s.Pinned + ", which both emulated nodes are pinned to on one kernel" + paper
+	case s.Allowed != "":
+		return "ours is CPUs " + s.Allowed + ", the " + strconv.Itoa(s.CPUs) + " of the machine's " + strconv.Itoa(s.Of) +
+			" that cnibench's cpuset lets both emulated nodes use, on one kernel" + paper
 	case s.CPUs > 0:
 		return "ours is the whole machine's " + strconv.Itoa(s.CPUs) + " CPUs" + both + paper
 	}

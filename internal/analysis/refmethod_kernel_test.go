@@ -47,7 +47,7 @@ func TestRefMethodRecordedSharedKernel(t *testing.T) {
 	}
 	apart := *s
 	apart.Spec.Nodes.Client.CPUs, apart.Spec.Nodes.Server.CPUs = "0", "1"
-	if sh := SharedNodeReadings(&apart, Build(&apart, samples(true)).Rows, true); sh.Metrics[cpu] || !sh.Metrics[mem] {
+	if sh := SharedNodeReadings(&apart, Build(&apart, samples(true)).Rows, true, nil); sh.Metrics[cpu] || !sh.Metrics[mem] {
 		t.Errorf("one kernel, nodes pinned apart: shared %v, want memory alone", sh.Metrics)
 	}
 }

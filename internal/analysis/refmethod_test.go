@@ -221,7 +221,7 @@ func TestRefMethodSharedNodes(t *testing.T) {
 	}
 	pinned := *s
 	pinned.Spec.Nodes.Client.CPUs, pinned.Spec.Nodes.Server.CPUs = "0-1", "0-1"
-	if sh := SharedNodeReadings(&pinned, build(false, 4).Rows, false); sh.method("node_cpu_percent_client") != "ours is CPUs 0-1, which both emulated nodes are pinned to on one kernel; the paper's its client node alone" {
+	if sh := SharedNodeReadings(&pinned, build(false, 4).Rows, false, nil); sh.method("node_cpu_percent_client") != "ours is CPUs 0-1, which both emulated nodes are pinned to on one kernel; the paper's its client node alone" {
 		t.Errorf("both nodes pinned to 0-1: %q", sh.method("node_cpu_percent_client"))
 	}
 }
