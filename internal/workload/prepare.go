@@ -164,18 +164,23 @@ func Prepare(workloads []study.Workload, m Machine, dps []Datapath) (*Prepared, 
 
 // checkCPP refuses the CPU cost per packet of a workload whose two ends
 // are one namespace: with both pods on one node of a host-network
-// datapath the traffic goes over the loopback, which no measured device
-// counts (the node's underlay holds only stray packets), so every trial
-// failed with no packets counted, or a few ARP packets made each cost
-// enormous.
+// datapath (placement intra-node, or target hairpin, whose client runs in
+// the server pod and reaches it through its Service) the traffic goes
+// over the loopback, which no measured device counts (the node's
+// underlay holds only stray packets), so every trial failed with no
+// packets counted, or a few ARP packets made each cost enormous.
 func checkCPP(w study.Workload, dps []Datapath) error {
-	if !w.CPP || !w.IntraNode() {
+	if !w.CPP || !w.ClientOnServerNode() {
 		return nil
+	}
+	why, instead := "both ends of a one-node workload", "place it inter-node"
+	if !w.IntraNode() {
+		why, instead = "target hairpin's client runs in the server pod, and both ends", "target pod or service"
 	}
 	for _, d := range dps {
 		if d.HostNetwork {
-			return fmt.Errorf("workload %s: cpp counts the packets of the server pods' device, and on datapath %s both ends of a one-node workload are the node's namespace, talking over the loopback: leave %s out of this workload's datapaths, or place it inter-node",
-				w.Name, d.Name, d.Name)
+			return fmt.Errorf("workload %s: cpp counts the packets of the server pods' device, and on datapath %s %s are the node's namespace, talking over the loopback: leave %s out of this workload's datapaths, or %s",
+				w.Name, d.Name, why, d.Name, instead)
 		}
 	}
 	return nil

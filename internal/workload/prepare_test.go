@@ -251,6 +251,17 @@ func TestCPPRefusedOverLoopback(t *testing.T) {
 	if _, err := Prepare([]study.Workload{intra}, Machine{}, []Datapath{{Name: "bridge", PodMTU: 1500}}); err != nil {
 		t.Errorf("intra-node cpp on bridge: %v", err)
 	}
+	// target hairpin runs the client in the server pod, the node's
+	// namespace on a host-network datapath: the loopback again.
+	hairpin := inter
+	hairpin.Name, hairpin.Target = "cpp-hairpin", study.TargetHairpin
+	_, err = Prepare([]study.Workload{hairpin}, Machine{}, host)
+	if err == nil || !strings.Contains(err.Error(), "spec.workloads[0].cpp") || !strings.Contains(err.Error(), "target hairpin's client runs in the server pod") {
+		t.Errorf("hairpin cpp on host: %v", err)
+	}
+	if _, err := Prepare([]study.Workload{hairpin}, Machine{}, []Datapath{{Name: "bridge", PodMTU: 1500}}); err != nil {
+		t.Errorf("hairpin cpp on bridge: %v", err)
+	}
 }
 
 // A task tool (podstartup) on a host-network datapath has no pod network
