@@ -109,7 +109,9 @@ func markMethods(refs []RefMatch, pktgen map[string]bool, window time.Duration, 
 // where the run's env.json is not at hand (Build), which leaves the
 // nodes' kernels to the rows (SharedNodeReadings) and marks no cost per
 // packet. Then markDatapathMethods adds what env says of the datapaths:
-// how Table III's counts were counted, and a stand-in's difference.
+// how Table III's counts were counted, and a stand-in's difference; and
+// markCoreMethods which core took the softirqs, the paper's and ours,
+// beside a per-core number.
 func (m *Model) markMethods(s *study.Study, env *results.Env) {
 	for i := range m.References {
 		m.References[i].Method = ""
@@ -121,6 +123,7 @@ func (m *Model) markMethods(s *study.Study, env *results.Env) {
 	}
 	markMethods(m.References, pktgenSent(s), measuredWindow(s), PinFellBackCells(m.Rows), SharedNodeReadings(s, m.Rows, shared, machine), cppOneNodeVariants(s, env))
 	markDatapathMethods(m.References, env)
+	markCoreMethods(m.References, m.Rows, s)
 }
 
 // cppOneNodeVariants are the workload variants (as cells name them)
