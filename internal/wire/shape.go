@@ -17,6 +17,16 @@ import (
 // frame, so goodput at line rate matches a real NIC of that speed.
 const FramingOverhead = 24
 
+// MinFrameOnWire is the least an Ethernet frame costs on the wire, in
+// the bytes the shaper charges: a frame shorter than 60 bytes (64 with
+// the FCS, which FramingOverhead counts) is padded to 60, so it takes
+// 60 + FramingOverhead. The kernel adds the overhead first and then
+// raises the length to the rate's mpu (psched_l2t_ns,
+// include/net/sch_generic.h), so the mpu is this sum, not 60: without it
+// a 42-byte ARP or a bare TCP ACK (54 bytes) was charged 66 and 78 bytes
+// where a NIC sends 84.
+const MinFrameOnWire = 60 + FramingOverhead
+
 // ShapeHandle is the handle of the shaper's root tbf qdisc. internal/impair
 // puts netem under it as tbf's inner queue (class 1:1), so an impaired
 // underlay is still shaped.
@@ -83,6 +93,7 @@ func shapeParams(rate uint64, mtu int) (tbfParams, error) {
 	peak := bytesPerSec * peakFactor
 	p.opt.Rate.Rate = uint32(min(bytesPerSec, math.MaxUint32))
 	p.opt.Rate.Overhead = FramingOverhead
+	p.opt.Rate.Mpu = MinFrameOnWire
 	p.opt.Rate.Linklayer = 1 // TC_LINKLAYER_ETHERNET
 	p.opt.Peakrate = p.opt.Rate
 	p.opt.Peakrate.Rate = uint32(min(peak, math.MaxUint32))
@@ -105,12 +116,13 @@ func shapeParams(rate uint64, mtu int) (tbfParams, error) {
 // ShapeTBF limits egress of dev in namespace ns to rate bits/s of wire
 // time with a token bucket, charging FramingOverhead bytes per frame in
 // the kernel (tc_ratespec.overhead, linklayer ethernet) rather than by
-// lowering the rate, which could only be right for one packet size; a
+// lowering the rate, which could only be right for one packet size, and
+// at least MinFrameOnWire (tc_ratespec.mpu, padding); a
 // peak bucket makes tbf segment GSO packets so that each segment pays
 // its framing (shapeParams). Equivalent to:
 //
 //	tc -n NS qdisc add dev DEV root handle 1: tbf rate RATE burst BURST limit LIMIT \
-//	    peakrate 1000xRATE mtu MTU+18 overhead 24 linklayer ethernet
+//	    peakrate 1000xRATE mtu MTU+18 overhead 24 mpu 84 linklayer ethernet
 //
 // (vishvananda/netlink's Tbf has no overhead field, so the request is
 // built here.)

@@ -77,3 +77,31 @@ func TestShapeParams(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeParamsChargePaddedFrames: a frame under Ethernet's minimum is
+// padded to 60 bytes (64 with the FCS) on a wire, so the shaper charges
+// it 84 with framing, as the kernel charges a packet (psched_l2t_ns:
+// the overhead added, then the length raised to the mpu) on both
+// buckets; a full frame pays its framing alone.
+func TestShapeParamsChargePaddedFrames(t *testing.T) {
+	p, err := shapeParams(1_000_000_000, 1500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range []struct {
+		name          string
+		overhead, mpu uint16
+	}{{"rate", p.opt.Rate.Overhead, p.opt.Rate.Mpu}, {"peak", p.opt.Peakrate.Overhead, p.opt.Peakrate.Mpu}} {
+		charged := func(l int) int { return max(l+int(rs.overhead), int(rs.mpu)) }
+		for _, c := range []struct {
+			name        string
+			frame, want int
+		}{
+			{"ARP request", 42, 84}, {"bare TCP ACK", 54, 84}, {"minimum frame", 60, 84}, {"full frame", 1514, 1538},
+		} {
+			if got := charged(c.frame); got != c.want {
+				t.Errorf("%s bucket: %s (%d bytes) charged %d, want %d (overhead %d, mpu %d)", rs.name, c.name, c.frame, got, c.want, rs.overhead, rs.mpu)
+			}
+		}
+	}
+}
