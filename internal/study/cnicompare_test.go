@@ -135,3 +135,36 @@ func TestCNICompareFig10aAndBackground(t *testing.T) {
 		t.Errorf("background references %+v, want one: bg-intra@bg1 less bg-intra@bg0, -2e9 bit/s, every datapath, citing Fig. 12", bg)
 	}
 }
+
+// The paper's ConnectX-4 offloads VXLAN's segmentation but not
+// IP-in-IP's, and its Flannel-off turns VXLAN's off: so both IP-in-IP
+// entries, whose references (Fig. 10a, Table II at 400 clients) are of
+// that NIC, turn the underlay's IP-in-IP segmentation off as flannel-off
+// turns the UDP tunnel's, on the underlay alone (tunl0 need not have the
+// feature), and the entries with a NIC's offload (flannel, and every
+// other) turn nothing off, in every profile.
+func TestCNICompareTunnelOffloadAsThePapersNIC(t *testing.T) {
+	cat := study.Catalog{Datapaths: catalog.Names(), Tools: registry.Tools()}
+	for _, prof := range []string{"", "quick", "decide", "paper"} {
+		s, err := study.Resolve("cni-compare", study.Options{Profile: prof}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range s.Spec.Datapaths {
+			switch d.Name {
+			case "calico-wp-ipip", "calico-np-ipip":
+				if len(d.Offloads) != 1 || d.Offloads["tx-ipxip4-segmentation"] != "off" || d.OffloadDevices != study.OffloadsUnderlay {
+					t.Errorf("profile %q: %s offloads %v on %q, want tx-ipxip4-segmentation off on the underlay", prof, d.Name, d.Offloads, d.OffloadDevices)
+				}
+			case "flannel-off":
+				if d.Offloads["tx-udp_tnl-segmentation"] != "off" {
+					t.Errorf("profile %q: flannel-off offloads %v, want tx-udp_tnl-segmentation off", prof, d.Offloads)
+				}
+			default:
+				if len(d.Offloads) != 0 {
+					t.Errorf("profile %q: %s offloads %v, want none (the paper's NIC offloads its tunnel, or it has none)", prof, d.Name, d.Offloads)
+				}
+			}
+		}
+	}
+}
