@@ -180,7 +180,8 @@ func Differences(a, b results.Env, ran map[string]bool) []string {
 	// Bridged frames pass iptables or not by br_netfilter, which anything
 	// on the machine may have loaded: the same datapath then costs more.
 	// A datapath of several forms (weave: Open vSwitch's, or a bridge
-	// standing in where the kernel lacks it) may have built another here.
+	// standing in where the kernel lacks it; a Calico tunnel without tx
+	// checksumming on an old kernel) may have built another here.
 	for _, name := range slices.Sorted(maps.Keys(a.Datapaths)) {
 		x, y := a.Datapaths[name].BridgeNFCallIPTables, b.Datapaths[name].BridgeNFCallIPTables
 		if x != "" && y != "" {

@@ -261,9 +261,11 @@ func MaxMTU(d Datapath, underlayMTU int) int {
 // Moded is implemented by datapaths that build one of several forms of
 // their CNI's datapath, picked by what the machine has: weave builds Open
 // vSwitch's kernel datapath where the kernel has the openvswitch module,
-// and a Linux bridge in its place where not. The two carry the same
-// packets at different costs, so the run records which one its numbers
-// are of (env.json's datapaths.*.mode) and what the stand-in changes.
+// and a Linux bridge in its place where not; calico-vxlan and
+// calico-ipip turn their tunnel's tx checksumming (and so TSO) off on a
+// kernel up to 5.7.0, as Felix does. The forms carry the same packets at
+// different costs, so the run records which one its numbers are of
+// (env.json's datapaths.*.mode) and what a stand-in changes.
 type Moded interface {
 	// BuiltMode names the form the nodes were built with ("ovs",
 	// "bridge") and, when that form stands in for the CNI's own

@@ -118,3 +118,49 @@ func TestSetExplainsWhatDidNotChange(t *testing.T) {
 		t.Errorf("a veth's loopback: %v; want fixed", err)
 	}
 }
+
+// TestTxChecksumOffAsFelix: the ethtool ioctl Felix uses turns a device's
+// tx checksumming off and, with it, TSO (ethtool -k reads both off); a
+// second call finds it off and changes nothing; a device the namespace
+// lacks is an error naming it.
+func TestTxChecksumOffAsFelix(t *testing.T) {
+	kerneltest.RequireRoot(t)
+	if _, err := exec.LookPath("ethtool"); err != nil {
+		t.Skip("skipped: ethtool not installed")
+	}
+	id := kerneltest.RunID()
+	j := kerneltest.Journal(t, id)
+	ns := kerneltest.Netns(t, j, id, "x")
+	h, err := netns.Handle(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name = "va"
+	if err := h.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "vb"}); err != nil {
+		t.Fatal(err)
+	}
+	n := nsStarter(ns)
+	before := offload.Features(n, "va")
+	if !before["tx-checksumming"] || !before["tx-tcp-segmentation"] {
+		t.Skipf("skipped: a veth here starts without tx checksumming or TSO: %v", before)
+	}
+	changed, err := offload.TxChecksumOff(ns, "va")
+	if err != nil || !changed {
+		t.Fatalf("TxChecksumOff = %v, %v; want changed", changed, err)
+	}
+	after := offload.Features(n, "va")
+	if after["tx-checksumming"] || after["tx-tcp-segmentation"] {
+		t.Errorf("after TxChecksumOff: tx-checksumming %v, tx-tcp-segmentation %v; want both off", after["tx-checksumming"], after["tx-tcp-segmentation"])
+	}
+	if !offload.Features(n, "vb")["tx-checksumming"] {
+		t.Errorf("the peer's tx checksumming went off too")
+	}
+	if changed, err := offload.TxChecksumOff(ns, "va"); err != nil || changed {
+		t.Errorf("second TxChecksumOff = %v, %v; want unchanged", changed, err)
+	}
+	if _, err := offload.TxChecksumOff(ns, "nosuchdev"); err == nil || !strings.Contains(err.Error(), "nosuchdev") {
+		t.Errorf("missing device: %v", err)
+	}
+}

@@ -287,10 +287,12 @@ type DatapathEnv struct {
 	Wiring         string `json:"wiring,omitempty"`
 	// Mode is the form of its CNI's datapath the datapath built, for one
 	// that has several (datapath.Moded: weave's "ovs", or "bridge" where
-	// the kernel lacks openvswitch); "" for the others, on a cluster and
-	// in runs before it was recorded. StandIn is what that form changes
-	// in what a packet meets, "" when it is the CNI's own: the report
-	// sets it beside the numbers it moves.
+	// the kernel lacks openvswitch; a Calico tunnel's
+	// "tunnel-tx-checksum-off" where Felix turns it off, up to Linux
+	// 5.7.0, else "tunnel-tx-checksum-on"); "" for the others, on a
+	// cluster and in runs before it was recorded. StandIn is what that
+	// form changes in what a packet meets, "" when it is the CNI's own:
+	// the report sets it beside the numbers it moves.
 	Mode    string `json:"mode,omitempty"`
 	StandIn string `json:"stand_in,omitempty"`
 	// PodMTU is the MTU of the pods' interfaces.

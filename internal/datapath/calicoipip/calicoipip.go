@@ -14,6 +14,9 @@
 //     is what current Calico configures by auto-detection. Older Calico
 //     (and seed 004's setup) used a fixed 1440, which leaves room for
 //     WireGuard or an extra header; a study can set mtu: 1440 for that.
+//   - On a kernel up to 5.7.0 Felix turns tunl0's tx checksum offload
+//     off, and with it TSO (calicopod.FelixTxOff); so does SetupNode,
+//     and the run records it as the datapath's mode.
 package calicoipip
 
 import (
@@ -37,7 +40,12 @@ const (
 )
 
 // Datapath is the calico-ipip datapath.
-type Datapath struct{ datapath.MTUOverride }
+type Datapath struct {
+	datapath.MTUOverride
+	// TxOff turns tunl0's tx checksumming off where Felix would
+	// (SetupNode) and says whether it did (BuiltMode).
+	TxOff calicopod.FelixTxOff
+}
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -57,6 +65,10 @@ func (*Datapath) PodBridge() string { return "" }
 // Devices implements datapath.Datapath: the pods' cali veths and tunl0.
 func (*Datapath) Devices() []string { return calicopod.Devices(Device) }
 
+// BuiltMode implements datapath.Moded: whether SetupNode turned
+// tunl0's tx checksumming off, as Felix does on this kernel.
+func (d *Datapath) BuiltMode() (mode, standIn string) { return d.TxOff.BuiltMode() }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
@@ -64,7 +76,9 @@ func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 // Equivalent to:
 //
 //	ip link add tunl0 type ipip   (exists already once the ipip module is loaded)
-//	ip link set tunl0 mtu 1480 up; ip addr add TUNNEL_IP/32 dev tunl0
+//	ip link set tunl0 mtu 1480
+//	ethtool -K tunl0 tx off   (kernel <= 5.7.0 only, as Felix)
+//	ip link set tunl0 up; ip addr add TUNNEL_IP/32 dev tunl0
 //	ip route add blackhole BLOCK proto bird
 //	sysctl net.ipv4.ip_forward=1
 func (d *Datapath) SetupNode(n datapath.Node) error {
@@ -91,6 +105,9 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	}
 	if err := h.LinkSetMTU(l, mtu); err != nil {
 		return fmt.Errorf("ip link set %s mtu %d: %w", Device, mtu, err)
+	}
+	if err := d.TxOff.Setup(n, Device); err != nil {
+		return err
 	}
 	if l, err = wire.Up(h, Device); err != nil {
 		return err

@@ -19,6 +19,9 @@
 //     dropped on the node instead of leaving by the default route.
 //   - MTU: VXLAN costs 50 bytes, so 1450 on a 1500-byte underlay for the
 //     tunnel and the pods (Calico's VXLAN MTU).
+//   - On a kernel up to 5.7.0 Felix turns vxlan.calico's tx checksum
+//     offload off, and with it TSO (calicopod.FelixTxOff); so does
+//     SetupNode, and the run records it as the datapath's mode.
 package calicovxlan
 
 import (
@@ -41,7 +44,12 @@ const (
 )
 
 // Datapath is the calico-vxlan datapath.
-type Datapath struct{ datapath.MTUOverride }
+type Datapath struct {
+	datapath.MTUOverride
+	// TxOff turns vxlan.calico's tx checksumming off where Felix would
+	// (SetupNode) and says whether it did (BuiltMode).
+	TxOff calicopod.FelixTxOff
+}
 
 // New returns the datapath.
 func New() *Datapath { return &Datapath{} }
@@ -62,6 +70,10 @@ func (*Datapath) PodBridge() string { return "" }
 // vxlan.calico.
 func (*Datapath) Devices() []string { return calicopod.Devices(Device) }
 
+// BuiltMode implements datapath.Moded: whether SetupNode turned
+// vxlan.calico's tx checksumming off, as Felix does on this kernel.
+func (d *Datapath) BuiltMode() (mode, standIn string) { return d.TxOff.BuiltMode() }
+
 // MTU implements datapath.Datapath.
 func (d *Datapath) MTU(underlay int) int { return d.Or(underlay - overhead) }
 
@@ -73,6 +85,7 @@ func tunnelIP(n datapath.Node) net.IP  { return calicopod.TunnelIP(n) }
 // Equivalent to:
 //
 //	ip link add vxlan.calico mtu 1450 type vxlan id 4096 local UNDERLAY_IP dev eth1 dstport 4789 nolearning
+//	ethtool -K vxlan.calico tx off   (kernel <= 5.7.0 only, as Felix)
 //	ip addr add TUNNEL_IP/32 dev vxlan.calico; ip link set vxlan.calico up
 //	sysctl net.ipv4.ip_forward=1
 //	ip route add blackhole BLOCK proto 80
@@ -83,6 +96,9 @@ func (d *Datapath) SetupNode(n datapath.Node) error {
 	}
 	defer h.Close()
 	if err := wire.AddVxlan(h, n, Device, vni, port, d.MTU(n.UnderlayMTU), false); err != nil {
+		return err
+	}
+	if err := d.TxOff.Setup(n, Device); err != nil {
 		return err
 	}
 	l, err := wire.Up(h, Device)
