@@ -12,8 +12,9 @@ var lowerIsBetter = []string{
 	// phases of start-up.
 	"lat", "rtt", "jitter", "setup", "startup", "pod_start", "teardown", "phase_",
 	// Loss and its kin: lost and dropped packets, retransmits, errors,
-	// timeouts, reordering, a qdisc over its limit or requeueing.
-	"lost", "loss", "drop", "retrans", "error", "timeout", "out_of_order", "overlimit", "requeue",
+	// timeouts, reordering, a qdisc over its limit or requeueing, packets
+	// the first device refused (pktgen's errors).
+	"lost", "refused", "loss", "drop", "retrans", "error", "timeout", "out_of_order", "overlimit", "requeue",
 	// Cost: CPU per packet (cpp_*_ns, cpp_*_cycles), the CPU and memory
 	// the nodes and the CNI's daemons use, a core's time in softirqs,
 	// the kernel, user space and NET_RX, and the netfilter rules and

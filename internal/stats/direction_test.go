@@ -50,7 +50,7 @@ var emitted = map[string]way{
 	"lost_count": lower, "lost_percent": lower, "ceiling_loss_pct": lower, "retransmits": lower, "errors_count": lower,
 	"timeouts_count": lower, "out_of_order_count": lower, "qdisc_dropped": lower, "qdisc_overlimits": lower,
 	"qdisc_requeues": lower, "trace_lost_events_count": lower, "if_underlay_rx_dropped_count": lower,
-	"if_pods_tx_dropped_count": lower,
+	"if_pods_tx_dropped_count": lower, "refused_count": lower,
 	// Cost: CPU per packet, CPU and memory, netfilter rules and chains.
 	"cpp_total_ns": lower, "cpp_bridge_ns": lower, "cpp_bridge_cycles": lower, "node_cpu_percent_client": lower,
 	"node_cpu_percent_server": lower, "node_memory_percent_client": lower, "node_memory_percent_server": lower,
@@ -70,6 +70,7 @@ var emitted = map[string]way{
 	"trace_packets_count": either, "qdisc_sent_packets": either, "qdisc_sent_bytes": either, "snd_cwnd_bytes": either,
 	"if_underlay_rx_packets_count": either, "if_tunnel_tx_packets_count": either,
 	"bpf_cilium_lb4_count": either, "bpf_socklb_connect4_count": either,
+	"iptables_counter_resets_count": either, "nft_counter_resets_count": either,
 }
 
 // patterns are collect's Metrics descriptions (collect.Entry.Metrics,
