@@ -64,7 +64,7 @@ func (s *Server) write(ns, fsKind, p, value string) error {
 			return s.fs.Write(ns, fsKind, p, value)
 		}
 		if tune.Equal(p, ps.set.Old, value) {
-			if err := s.fs.Write(ns, fsKind, p, value); err != nil {
+			if err := tune.WriteBack(s.fs, ns, fsKind, p, value); err != nil {
 				return errors.Join(err, s.settle(ps.set, ps))
 			}
 			delete(s.pending, k)
@@ -178,7 +178,7 @@ func (s *Server) Revert() (int, error) {
 		case err == nil && !tune.Equal(st.Path, now, st.New) && !tune.Equal(st.Path, now, st.Old):
 			errs = append(errs, fmt.Errorf("revert %s of %s: changed by someone else since (found %q); left alone", st.Path, where(st.Netns), now))
 		case err == nil && !tune.Equal(st.Path, now, st.Old):
-			err = s.fs.Write(st.Netns, st.FS, st.Path, st.Old)
+			err = tune.WriteBack(s.fs, st.Netns, st.FS, st.Path, st.Old)
 			wrote = err == nil
 		}
 		if err != nil && !errors.Is(err, tune.ErrGone) {

@@ -143,7 +143,7 @@ func (a *Applied) Revert() error {
 		case err == nil && !a.oursLocked(w, now) && !Equal(w.Path, now, w.old):
 			errs = append(errs, fmt.Errorf("revert %s: changed by someone else since (found %q); left alone", w.Change, now))
 		case err == nil && !Equal(w.Path, now, w.old):
-			err = a.fs.Write(w.Netns, w.FS, w.Path, w.old)
+			err = WriteBack(a.fs, w.Netns, w.FS, w.Path, w.old)
 		}
 		if err != nil && !errors.Is(err, ErrGone) {
 			errs = append(errs, fmt.Errorf("revert %s to %q: %w", w.Change, w.old, err))

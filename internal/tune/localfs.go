@@ -30,8 +30,17 @@ func (LocalFS) Read(ns, fsKind, p string) (string, error) {
 	return v, err
 }
 
-// Write writes a knob, as `echo -n VALUE > FILE` does.
+// Write writes a knob with a trailing newline, as `echo VALUE > FILE`
+// and sysctl -w do. Without it an empty value is a zero-length write,
+// which proc_sys_call_handler ignores: "" never clears
+// ip_local_reserved_ports, whereas "\n" does. Every file written
+// through here takes the newline: sysctls (parsed up to whitespace),
+// rps_cpus and xps_cpus (bitmap_parse stops at '\n'), rps_flow_cnt and
+// pm_qos_resume_latency_us (kstrto* accept one trailing newline).
 func (LocalFS) Write(ns, fsKind, p, value string) error {
+	if !strings.HasSuffix(value, "\n") {
+		value += "\n"
+	}
 	return at(ns, fsKind, p, netns.Write, func(file string) error {
 		f, err := os.OpenFile(file, os.O_WRONLY, 0)
 		if err != nil {

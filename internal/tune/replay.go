@@ -78,7 +78,7 @@ func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, err
 			_ = fs.Write(s.Netns, s.FS, s.Path, s.Old) // DryRunFS: remembered, not written
 		default:
 			o.Now = now
-			err := fs.Write(s.Netns, s.FS, s.Path, s.Old)
+			err := WriteBack(fs, s.Netns, s.FS, s.Path, s.Old)
 			if errors.Is(err, ErrGone) {
 				o.Action = Gone
 				break

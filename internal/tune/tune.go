@@ -147,3 +147,23 @@ type MismatchError struct {
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("%s: kernel holds %q after writing %q", e.Change, e.Got, e.Change.Value)
 }
+
+// WriteBack writes old back to a knob and reads it back: a revert is done
+// only when the knob holds old again. A write can succeed and change
+// nothing: the kernel's proc_do_large_bitmap (ip_local_reserved_ports)
+// ignores a write with nothing left to parse, so an empty value written
+// without LocalFS's newline left the run's ports reserved while the entry
+// was marked restored.
+func WriteBack(fs FS, ns, fsKind, p, old string) error {
+	if err := fs.Write(ns, fsKind, p, old); err != nil {
+		return err
+	}
+	got, err := fs.Read(ns, fsKind, p)
+	if err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	if !Equal(p, got, old) {
+		return &MismatchError{Change: Change{Netns: ns, FS: fsKind, Path: p, Value: old}, Got: got}
+	}
+	return nil
+}
