@@ -149,3 +149,35 @@ func readCPUs(read func(string) ([]byte, error), file string) (cpuset.Set, error
 	}
 	return s, nil
 }
+
+// Isolated are the CPUs the kernel keeps RPS off: those isolated from
+// the scheduler (isolcpus=) and the adaptive-tick ones (nohz_full=), CPU
+// lists under sysRoot ("/sys"). Since Linux 5.10 ("net: Restrict receive
+// packets queuing to housekeeping CPUs") store_rps_map drops them from a
+// mask written to rps_cpus, and refuses one left empty. Either file is
+// absent on kernels built without the feature, and nohz_full reads
+// "(null)" or nothing where none was asked for: none of its CPUs then.
+func Isolated(sysRoot string) (cpuset.Set, error) {
+	var out cpuset.Set
+	for _, f := range []string{"isolated", "nohz_full"} {
+		file := filepath.Join(sysRoot, "devices/system/cpu", f)
+		b, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		text := strings.TrimSpace(string(b))
+		if text == "" || text == "(null)" {
+			continue
+		}
+		set, err := cpuset.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		out = append(out, set...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}

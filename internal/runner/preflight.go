@@ -44,6 +44,9 @@ type plan struct {
 	// cluster node's); clientMachine the client node's when it is
 	// another machine that says (engine.Facts.ClientCPUs).
 	machine, clientMachine cpuset.Set
+	// isolated are this machine's CPUs the kernel keeps RPS off
+	// (isolcpus, nohz_full: hostcpus.Isolated); nil on a cluster.
+	isolated cpuset.Set
 	// workloads are the options resolved for this machine (workloadopts.go).
 	workloads *workload.Prepared
 	// remote is set when the nodes are other machines (a cluster);
@@ -124,6 +127,7 @@ func checkPlan(ctx context.Context, e engine.Engine, s *study.Study, resumes []s
 		return nil, err
 	}
 	p.notes = append(p.notes, knob.ImpairFlowNotes(s)...)
+	p.notes = append(p.notes, p.isolatedNote(s)...)
 	return p, p.checkRPSCPUs(s)
 }
 
@@ -150,6 +154,11 @@ func (p *plan) checkMachine(s *study.Study, facts engine.Facts) error {
 	}
 	p.clientMachine = facts.ClientCPUs
 	var err error
+	if !facts.Remote {
+		if p.isolated, err = hostcpus.Isolated("/sys"); err != nil {
+			return fmt.Errorf("reading the isolated CPUs: %w", err)
+		}
+	}
 	if p.serverCPUs, err = nodeCPUs("server", s.Spec.Nodes.Server.CPUs, p.machine, online); err != nil {
 		return err
 	}
@@ -217,17 +226,17 @@ func (p *plan) needs(s *study.Study, local bool) (engine.Needs, error) {
 func (p *plan) checkRPSCPUs(s *study.Study) error {
 	intra := slices.ContainsFunc(s.Variants(), func(w study.Workload) bool { return w.Placement == study.PlacementIntraNode })
 	for i, t := range s.Spec.Tunings {
-		if t.RPS == nil || t.RPS.CPUs == study.CPUsAll {
+		if t.RPS == nil {
 			continue
 		}
 		sides := t.Sides()
 		atClient := slices.Contains(sides, study.SideClient)
 		var err error
 		if slices.Contains(sides, study.SideServer) || (atClient && intra) {
-			err = rpsCPUsFit(t.RPS.CPUs, "server", p.steerCPUs())
+			err = p.rpsFit(t.RPS.CPUs, "server", p.serverNodeCPUs())
 		}
 		if err == nil && atClient {
-			err = rpsCPUsFit(t.RPS.CPUs, "client", p.clientSteerCPUs())
+			err = p.rpsFit(t.RPS.CPUs, "client", p.clientNodeCPUs())
 		}
 		if err != nil {
 			return study.At(fmt.Sprintf("spec.tunings[%d].rps.cpus", i), fmt.Errorf("tuning %s: %w", t.Name, err))
@@ -255,8 +264,14 @@ func rpsCPUsFit(sel, end string, cpus cpuset.Set) error {
 }
 
 // steerCPUs are the CPUs an RPS mask may name: the server node's CPUs
-// (the paper's "all cores" of the server VM), or every CPU when shared.
+// (the paper's "all cores" of the server VM), or every CPU when shared,
+// but for the isolated ones, which the kernel keeps RPS off.
 func (p *plan) steerCPUs() cpuset.Set {
+	return p.housekeeping(p.serverNodeCPUs())
+}
+
+// serverNodeCPUs are the server node's CPUs, or every CPU when shared.
+func (p *plan) serverNodeCPUs() cpuset.Set {
 	if len(p.serverCPUs) > 0 {
 		return p.serverCPUs
 	}
@@ -274,8 +289,14 @@ func (p *plan) localMachine() cpuset.Set {
 }
 
 // clientSteerCPUs are the CPUs an RPS mask may name on the client node:
-// its pinned CPUs, else the client node's (a cluster's), else every CPU.
+// clientNodeCPUs but for the isolated ones.
 func (p *plan) clientSteerCPUs() cpuset.Set {
+	return p.housekeeping(p.clientNodeCPUs())
+}
+
+// clientNodeCPUs are the client node's CPUs: its pinned CPUs, else the
+// client node's (a cluster's), else every CPU.
+func (p *plan) clientNodeCPUs() cpuset.Set {
 	switch {
 	case len(p.clientCPUs) > 0:
 		return p.clientCPUs

@@ -31,6 +31,7 @@ package tune
 import (
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/cnibench/cnibench/internal/cpuset"
 	"github.com/cnibench/cnibench/internal/journal"
@@ -145,7 +146,12 @@ type MismatchError struct {
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("%s: kernel holds %q after writing %q", e.Change, e.Got, e.Change.Value)
+	msg := fmt.Sprintf("%s: kernel holds %q after writing %q", e.Change, e.Got, e.Change.Value)
+	if path.Base(e.Change.Path) == "rps_cpus" {
+		// Since Linux 5.10 store_rps_map drops the isolated CPUs.
+		msg += " (isolated CPUs (isolcpus/nohz_full)? the kernel keeps RPS off them)"
+	}
+	return msg
 }
 
 // WriteBack writes old back to a knob and reads it back: a revert is done

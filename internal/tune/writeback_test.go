@@ -2,6 +2,7 @@ package tune
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/journal"
@@ -64,5 +65,18 @@ func TestReplayReadsBack(t *testing.T) {
 	var me *MismatchError
 	if !errors.As(err, &me) || len(outs) != 0 {
 		t.Fatalf("replay = %v, %v; want no outcome and the value read back reported", outs, err)
+	}
+}
+
+// A mask the kernel narrowed asks about isolated CPUs, which Linux 5.10+
+// keeps RPS off; other knobs' mismatches do not.
+func TestMismatchNamesIsolatedCPUs(t *testing.T) {
+	rps := &MismatchError{Change: Change{FS: FSSysfs, Path: "class/net/eth0/queues/rx-0/rps_cpus", Value: "ff"}, Got: "3"}
+	if !strings.Contains(rps.Error(), "isolated CPUs (isolcpus/nohz_full)?") {
+		t.Errorf("rps_cpus mismatch %q does not ask about isolated CPUs", rps)
+	}
+	other := &MismatchError{Change: Change{FS: FSProc, Path: reservedPorts, Value: ""}, Got: "5201-5300"}
+	if strings.Contains(other.Error(), "isolated") {
+		t.Errorf("sysctl mismatch %q asks about isolated CPUs", other)
 	}
 }
