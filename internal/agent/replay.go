@@ -156,6 +156,12 @@ func Replay(dir string, fs tune.FS) (ReplaySummary, error) {
 	errs := []error{err}
 	var sum ReplaySummary
 	for _, r := range stale {
+		if r.FromEarlierBoot() {
+			// The node rebooted: the session's values and qdiscs
+			// went with it; nothing to write back.
+			errs = append(errs, r.Remove())
+			continue
+		}
 		// What was written is counted even when another entry of the
 		// journal failed (which keeps the journal for the next replay).
 		outs, verr := tune.RevertReplayOutcomes(r, fs, false)

@@ -29,6 +29,10 @@ func (c *cleaner) stale(r *journal.Replay, listed []string) {
 		prefix = c.opts.Prefix
 	}
 	nerr := len(c.errs)
+	if r.FromEarlierBoot() {
+		c.earlierBoot(r, nerr)
+		return
+	}
 	if r.Truncated {
 		c.rep.add(run, ActSkip, r.Path, "a last line cut by the crash was ignored: the change it recorded was not yet made, or was already undone")
 	}
@@ -104,7 +108,32 @@ func (c *cleaner) stale(r *journal.Replay, listed []string) {
 		c.deleteLink(run, links[i], prefix)
 	}
 	c.staleDirs(run, filepath.Dir(r.Path), dirs)
+	c.finish(r, nerr)
+}
 
+// earlierBoot retires the journal of a run of an earlier boot (one kept
+// in a --journal-dir that survives reboots): its values, processes,
+// namespaces, links and qdiscs went with the reboot, and writing its old
+// values back would overwrite this boot's. Only its directories, on
+// disk, are still there to remove.
+func (c *cleaner) earlierBoot(r *journal.Replay, nerr int) {
+	run := r.Header.RunID
+	c.rep.add(run, ActSkip, r.Path, "from an earlier boot: nothing to revert (its values, processes and namespaces went with the reboot)")
+	var dirs []journal.Object
+	for _, e := range r.Pending() {
+		if e.Object != nil && e.Object.Kind == journal.KindDir {
+			dirs = append(dirs, *e.Object)
+		}
+	}
+	c.staleDirs(run, filepath.Dir(r.Path), dirs)
+	c.finish(r, nerr)
+}
+
+// finish removes a dead run's journal once undone, keeps it when some
+// undo failed (nerr: the errors before this run's), sets it aside when
+// damaged; a dry run keeps it.
+func (c *cleaner) finish(r *journal.Replay, nerr int) {
+	run := r.Header.RunID
 	switch {
 	case c.opts.DryRun && len(r.Damaged) > 0:
 		r.Release()

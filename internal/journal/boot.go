@@ -57,3 +57,23 @@ func newestFirst(rs []*Replay) {
 		return ha.Started.After(hb.Started)
 	})
 }
+
+// currentBootID is this boot's ID; a variable so tests can fake a
+// reboot.
+var currentBootID = bootID
+
+// FromEarlierBoot reports whether the journal was opened in an earlier
+// boot of this machine (its header's BootID is not this boot's), as one
+// kept in a --journal-dir that survives a reboot is. What it recorded on
+// the kernel, values, processes, namespaces, links and qdiscs, went with
+// the reboot: written back now, an old value would overwrite what this
+// boot set. Its files on disk (state and temporary directories) are
+// still there. A journal of an older cnibench (no BootID), or a boot ID
+// that cannot be read, says nothing: false.
+func (r *Replay) FromEarlierBoot() bool {
+	if r.Header.BootID == "" {
+		return false
+	}
+	now := currentBootID()
+	return now != "" && now != r.Header.BootID
+}

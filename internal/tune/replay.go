@@ -48,8 +48,12 @@ func RevertReplay(r *journal.Replay, fs FS) error {
 // and overwriting that would undo their change rather than ours. With
 // dryRun nothing is written: the old value a would-restore would write is
 // what the older entries of the path then find (DryRunFS; pass one to
-// carry it on to older journals), as they would in the real replay.
+// carry it on to older journals), as they would in the real replay. A
+// journal of an earlier boot has nothing to undo (FromEarlierBoot).
 func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, error) {
+	if r.FromEarlierBoot() {
+		return nil, nil // its values went with the reboot
+	}
 	if dryRun {
 		fs = DryRun(fs)
 	}
