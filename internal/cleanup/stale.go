@@ -108,7 +108,24 @@ func (c *cleaner) stale(r *journal.Replay, listed []string) {
 		c.deleteLink(run, links[i], prefix)
 	}
 	c.staleDirs(run, filepath.Dir(r.Path), dirs)
+	if len(c.errs) > nerr && !c.opts.DryRun {
+		// Kept for the next cleanup: the values put back are marked,
+		// so that it does not judge them again.
+		c.fail(r.MarkDone(settled(outs)))
+	}
 	c.finish(r, nerr)
+}
+
+// settled are the journal entries of outs that are done with: put back,
+// found back, gone, or left to someone else's change.
+func settled(outs []tune.Outcome) []int {
+	var seqs []int
+	for _, o := range outs {
+		if o.Action != tune.Planned {
+			seqs = append(seqs, o.Seq)
+		}
+	}
+	return seqs
 }
 
 // earlierBoot retires the journal of a run of an earlier boot (one kept

@@ -11,6 +11,8 @@ import (
 // Outcome says what RevertReplay did with one journaled value.
 type Outcome struct {
 	Set journal.Set
+	// Seq is the journal entry's.
+	Seq int
 	// Action is one of the Outcome constants.
 	Action string
 	// Now is the value found before acting (empty when gone).
@@ -65,7 +67,7 @@ func RevertReplayOutcomes(r *journal.Replay, fs FS, dryRun bool) ([]Outcome, err
 		if s == nil {
 			continue
 		}
-		o := Outcome{Set: *s}
+		o := Outcome{Set: *s, Seq: pending[i].Seq}
 		now, err := fs.Read(s.Netns, s.FS, s.Path)
 		switch {
 		case errors.Is(err, ErrGone):
