@@ -82,3 +82,27 @@ func TestRoutedPathNoTunnel(t *testing.T) {
 		t.Error("routed path keeps the client's tunnel device")
 	}
 }
+
+// tunl0 up on a Calico cluster whose every IPv4 pool has ipipMode Never
+// carries nothing: detection's routed path takes it off both nodes (which
+// had picked it, pickTunnel keeping any device that is not down) and
+// impairments at client-tunnel are refused, as on a BGP cluster.
+func TestIdleTunl0NotTunnel(t *testing.T) {
+	links := []string{"eth0", "tunl0", "cali1"}
+	dev, ok := pickTunnel(links, nil)
+	if !ok || dev != "tunl0" {
+		t.Fatalf("pickTunnel = %q, %v: the fixture's premise", dev, ok)
+	}
+	cni := cnidetect.Detect(cnidetect.Input{ConfFiles: map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`},
+		Links: links, Pools: []cnidetect.Pool{{Name: "p", IPIPMode: "Never", VXLANMode: "Never"}}})
+	c := &Cluster{server: &Node{tunnel: dev, hasTunnel: true}, client: &Node{tunnel: dev, hasTunnel: true}}
+	c.routedPath(cni)
+	if d, ok := c.server.Tunnel(); ok {
+		t.Errorf("%s: server keeps tunnel %s", cni, d)
+	}
+	s := stubStudy(t, "[{tool: iperf3}]")
+	s.Spec.Impairments = []study.Impairment{{Name: "none"}, {Name: "loss-low"}}
+	if err := refuseTunnelPlace(s, cni); err == nil || !strings.Contains(err.Error(), "tunl0") {
+		t.Errorf("client-tunnel on %s: %v, want refused naming tunl0", cni, err)
+	}
+}

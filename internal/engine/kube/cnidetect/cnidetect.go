@@ -134,6 +134,7 @@ func Detect(in Input) Result {
 	if r.Name == "" {
 		r.Name = "unknown"
 	}
+	idleFallback(in, &r)
 	return r
 }
 

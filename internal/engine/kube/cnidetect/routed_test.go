@@ -180,3 +180,34 @@ func TestPoolsOfTheRunsFamily(t *testing.T) {
 		t.Errorf("Detect = %s, routed %q (evidence %q); want calico (bgp), routed", r, r.Routed, r.Evidence)
 	}
 }
+
+// tunl0 up where the mode sends nothing through it (every IPv4 pool's
+// ipipMode Never, Flannel's host-gw beside a loaded ipip module) is no
+// tunnel: the path is routed, so the kube engine takes no tunnel device
+// and refuses impairments at one. Calico's IP-in-IP, another CNI's own
+// device beside tunl0, a down tunl0 and an unknown CNI are left alone.
+func TestIdleTunl0Routed(t *testing.T) {
+	calico := map[string]string{"10-calico.conflist": `{"plugins":[{"type":"calico"}]}`}
+	flannel := map[string]string{"10-flannel.conflist": `{"plugins":[{"type":"flannel"}]}`}
+	never := []Pool{{Name: "p", IPIPMode: "Never", VXLANMode: "Never"}}
+	always := []Pool{{Name: "p", IPIPMode: "Always", VXLANMode: "Never"}}
+	for _, tc := range []struct {
+		name   string
+		in     Input
+		routed bool
+	}{
+		{"calico pools never", Input{ConfFiles: calico, Links: []string{"eth0", "tunl0"}, Pools: never}, true},
+		{"flannel host-gw", Input{ConfFiles: flannel, Links: []string{"eth0", "tunl0"}}, true},
+		{"calico ipip", Input{ConfFiles: calico, Links: []string{"eth0", "tunl0"}, Pools: always}, false},
+		{"tunl0 down", Input{ConfFiles: calico, Links: []string{"eth0", "tunl0"}, Down: []string{"tunl0"}, Pools: never}, false},
+		{"flannel vxlan beside tunl0", Input{ConfFiles: flannel, Links: []string{"flannel.1", "tunl0"}}, false},
+		{"unknown cni", Input{ConfFiles: map[string]string{"10-x.conf": `{"type":"antrea"}`}, Links: []string{"tunl0"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Detect(tc.in)
+			if (r.Routed != "") != tc.routed || (tc.routed && !strings.Contains(r.Routed, "tunl0")) {
+				t.Errorf("Detect = %s, routed %q; want routed %v, naming tunl0", r, r.Routed, tc.routed)
+			}
+		})
+	}
+}
