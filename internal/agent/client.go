@@ -209,6 +209,15 @@ func (c *Client) AddrDev(ip string) (dev string, stackedOn []string, err error) 
 	return r.Value, r.List, err
 }
 
+// LowerDev returns the device the tunnel sends its packets through (a
+// VXLAN device's VTEP device, an IP tunnel's link), "" for a tunnel bound
+// to none, and the devices at the bottom of its stack, as AddrDev. An
+// agent older than the op answers "unknown op".
+func (c *Client) LowerDev(tunnel string) (dev string, stackedOn []string, err error) {
+	r, err := c.Call(Request{Op: OpLowerDev, Value: tunnel})
+	return r.Value, r.List, err
+}
+
 // Links returns the network device names of netns ("" = the node).
 func (c *Client) Links(netns string) ([]string, error) {
 	r, err := c.Call(Request{Op: OpLinks, Netns: netns})

@@ -61,6 +61,7 @@ const (
 	OpList        = "list"
 	OpHostVeth    = "host-veth"    // host-side peer of Iface in Netns
 	OpAddrDev     = "addr-dev"     // device holding address Value; List: the devices it is stacked on
+	OpLowerDev    = "lower-dev"    // device tunnel Value sends through ("" for none); List: the devices it is stacked on
 	OpLinks       = "links"        // network devices of Netns
 	OpSampleStart = "sample-start" // start the CPU sampler of this session
 	OpSampleStop  = "sample-stop"  // stop it and return the window

@@ -55,6 +55,9 @@ type Config struct {
 	CNIConfDir string
 	// AddrDev finds the device holding an IP (default: net.Interfaces).
 	AddrDev func(ip string) (string, error)
+	// LowerDev finds the device a tunnel sends through, "" for none
+	// (default: netlink, lowerDev).
+	LowerDev func(tunnel string) (string, error)
 	// StackedOn finds the devices at the bottom of a device's stack
 	// (default inspect.StackedOn on /): where RPS is decided for it.
 	StackedOn func(dev string) []string
@@ -164,6 +167,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.AddrDev == nil {
 		cfg.AddrDev = addrDev
+	}
+	if cfg.LowerDev == nil {
+		cfg.LowerDev = lowerDev
 	}
 	if cfg.StackedOn == nil {
 		cfg.StackedOn = func(dev string) []string { return inspect.StackedOn("/", dev) }
@@ -311,6 +317,10 @@ func (s *Server) answer(req Request, resp *Response) error {
 		resp.Value, err = s.hostVeth(req.Netns, req.Iface)
 	case OpAddrDev:
 		if resp.Value, err = s.cfg.AddrDev(req.Value); err == nil {
+			resp.List = s.cfg.StackedOn(resp.Value)
+		}
+	case OpLowerDev:
+		if resp.Value, err = s.cfg.LowerDev(req.Value); err == nil && resp.Value != "" {
 			resp.List = s.cfg.StackedOn(resp.Value)
 		}
 	case OpLinks:

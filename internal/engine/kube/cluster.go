@@ -102,18 +102,16 @@ func (c *Cluster) up(ctx context.Context, place Placement) error {
 		if err := node.sess.client.Claim(); err != nil {
 			return node, err
 		}
-		if node.ip != "" {
-			if dev, below, err := node.sess.client.AddrDev(node.ip); err == nil {
-				node.underlay, node.stackedOn = dev, below
-			} else {
-				return node, fmt.Errorf("node %s: find the device holding %s: %w", n.Name, node.ip, err)
-			}
-		}
 		links, err := node.sess.client.Links("")
 		if err != nil {
 			return node, fmt.Errorf("node %s: list devices: %w", n.Name, err)
 		}
 		node.tunnel, node.hasTunnel = pickTunnel(links, downLinks(node.sess.client, links, cnitunnels.Fallbacks()...))
+		u, err := findUnderlay(node.sess.client, n, node.tunnel)
+		if err != nil {
+			return node, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		node.underlay, node.stackedOn, node.underlayNote = u.dev, u.stackedOn, u.note
 		return node, nil
 	}
 	var errS, errC error

@@ -267,6 +267,11 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 	if kc.Addressing().DNS && slices.ContainsFunc(r.Study.Variants(), func(w study.Workload) bool { return w.Tool == "sockperf" }) {
 		e.Notes = append(e.Notes, "kube engine: sockperf takes addresses only, so its clients are given the ClusterIP the Service name resolves to")
 	}
+	for _, n := range []*Node{srv, cli} {
+		if n.underlayNote != "" {
+			e.Notes = append(e.Notes, n.underlayNote)
+		}
+	}
 	if counts, err := a.Iptables(); err == nil {
 		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))
 	}

@@ -353,6 +353,8 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []s
 		}
 		srv := agent.NewServer(agent.Config{Run: run, FS: f.fs, Pods: podNS{}, JournalDir: f.dir + "/" + pod, CNIConfDir: f.cniDir,
 			AddrDev: func(string) (string, error) { return "eth1", nil },
+			// Not this machine's devices: no tunnel is bound to a device here.
+			LowerDev: func(string) (string, error) { return "", nil },
 			// Not this machine's iptables-save (Describe counts rules).
 			Iptables: func() (map[string]int, error) { return map[string]int{"chains": 1, "rules": 2}, nil },
 			Features: func(names []string) (map[string]string, error) {

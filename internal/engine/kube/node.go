@@ -32,8 +32,11 @@ type Node struct {
 	// stackedOn are the devices the underlay is stacked on (a bond's
 	// ports, a VLAN's parent), where RPS is decided: ReceiveDevices.
 	stackedOn []string
-	tunnel    string
-	hasTunnel bool
+	// underlayNote says why the underlay is not the device holding the
+	// node's InternalIP (findUnderlay), "" where it is.
+	underlayNote string
+	tunnel       string
+	hasTunnel    bool
 }
 
 var _ engine.Node = (*Node)(nil)
