@@ -13,6 +13,8 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/cnibench ./cmd/cnibench
 
 FROM debian:bookworm-slim
+# iptables ships iptables-legacy-save and iptables-nft-save beside the
+# default iptables-save: the agent reads the backend holding a node's rules.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends iperf3 sockperf qperf apache2-utils nginx-light \
       util-linux coreutils ethtool iptables nftables iproute2 linux-perf \

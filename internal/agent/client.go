@@ -248,10 +248,12 @@ func (c *Client) CNIConf() (map[string]string, error) {
 	return r.Files, err
 }
 
-// Iptables returns chain and rule counts of the node's rule sets.
-func (c *Client) Iptables() (map[string]int, error) {
+// Iptables returns chain and rule counts of the node's rule sets, and
+// from, which iptables-save read them and whether the other backend
+// holds rules too ("" from an agent that does not say).
+func (c *Client) Iptables() (counts map[string]int, from string, err error) {
 	r, err := c.Call(Request{Op: OpIptables})
-	return r.Counts, err
+	return r.Counts, r.Value, err
 }
 
 // Info describes the node.

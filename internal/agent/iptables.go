@@ -8,13 +8,40 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
 )
 
-// iptablesCounts runs iptables-save in the node's network namespace and
-// counts chains and rules per table (the numbers of cni-compare's Table
-// III come from the same output).
-func iptablesCounts() (map[string]int, error) {
-	bin, err := exec.LookPath("iptables-save")
+// iptablesCounts counts chains and rules per table of the node's
+// network namespace (the numbers of cni-compare's Table III come from the
+// same output), read with the iptables-save of the backend that holds the
+// node's rules: both backends' where the image has them, picked as
+// kube-proxy's iptables-wrapper picks (iptables.PickSave), for the
+// image's default iptables-save sees its own backend's rules alone and a
+// node's kube-proxy may write the other's. from names the program read
+// and, where the other backend holds rules too, says so.
+func iptablesCounts() (counts map[string]int, from string, err error) {
+	legacy, _ := runSave(iptables.LegacySave)
+	nft, _ := runSave(iptables.NftSave)
+	save, other, rules := iptables.PickSave(legacy, nft)
+	out := map[string][]byte{iptables.LegacySave: legacy, iptables.NftSave: nft}[save]
+	if save == iptables.Save {
+		if out, err = runSave(save); err != nil {
+			return nil, "", err
+		}
+	}
+	from = save
+	if other != "" {
+		from += fmt.Sprintf("; %s holds %d rules too, not counted", other, rules)
+	}
+	counts, err = CountIptables(out)
+	return counts, from, err
+}
+
+// runSave runs the iptables-save program prog; errNoIptables where the
+// image has no such program.
+func runSave(prog string) ([]byte, error) {
+	bin, err := exec.LookPath(prog)
 	if err != nil {
 		return nil, errNoIptables
 	}
@@ -25,9 +52,9 @@ func iptablesCounts() (map[string]int, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("iptables-save: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%s: %w: %s", prog, err, strings.TrimSpace(stderr.String()))
 	}
-	return CountIptables(out)
+	return out, nil
 }
 
 // CountIptables counts chains (":NAME ...") and rules ("-A ...") of

@@ -61,8 +61,9 @@ type Config struct {
 	// StackedOn finds the devices at the bottom of a device's stack
 	// (default inspect.StackedOn on /): where RPS is decided for it.
 	StackedOn func(dev string) []string
-	// Iptables counts rule sets (default: runs iptables-save).
-	Iptables func() (map[string]int, error)
+	// Iptables counts rule sets, and says which iptables-save read them
+	// (default: both backends', iptablesCounts).
+	Iptables func() (map[string]int, string, error)
 	// SampleInterval is the CPU sampling interval (default 1s).
 	SampleInterval time.Duration
 	// IfStats reads a device's counters in a namespace the FS knows
@@ -335,7 +336,7 @@ func (s *Server) answer(req Request, resp *Response) error {
 	case OpCNIConf:
 		resp.Files, err = readConfDir(s.cfg.CNIConfDir)
 	case OpIptables:
-		resp.Counts, err = s.cfg.Iptables()
+		resp.Counts, resp.Value, err = s.cfg.Iptables()
 	case OpRevert:
 		resp.Reverted, err = s.Revert()
 	case OpReplay:

@@ -29,7 +29,7 @@ var iptablesEntry = Entry{
 	New: func(t Trial) (Collector, error) {
 		return &ruleset[iptables.Ruleset]{
 			name: "iptables", what: "iptables_*", resets: iptables.MetricResets,
-			nodes: bothNodes(t), argv: []string{"iptables-save", "-c"}, parse: iptables.Parse,
+			nodes: bothNodes(t), argv: []string{iptables.Save, "-c"}, parse: iptables.Parse, pick: pickIptables,
 			metrics: func(before, after []*iptables.Ruleset) (map[string]float64, int) {
 				var tot iptables.Path
 				for i := range after {
@@ -82,8 +82,14 @@ type ruleset[T any] struct {
 	// metrics compares the two reads of every node: the metrics, and how
 	// many counters went back (restarted by a rewrite of their rules).
 	metrics func(before, after []*T) (map[string]float64, int)
-	before  []*T
-	failed  error
+	// pick, where set, chooses a node's program at the window's start,
+	// from what it reads itself (out, kept as that read where not nil),
+	// and says what it leaves out: iptables' backend, pickIptables.
+	pick   func(ctx context.Context, n engine.Node, run func(context.Context, engine.Node, []string) ([]byte, error)) (argv []string, out []byte, warning string)
+	argvs  map[string][]string // by node, what pick chose
+	picked []string            // pick's warnings
+	before []*T
+	failed error
 }
 
 func (c *ruleset[T]) Start(ctx context.Context) error {
@@ -100,7 +106,7 @@ func (c *ruleset[T]) Stop(ctx context.Context) (Result, error) {
 		return c.leftOut(ctx, err), nil
 	}
 	m, resets := c.metrics(c.before, after)
-	r := Result{Metrics: m}
+	r := Result{Metrics: m, Warnings: c.picked}
 	if resets > 0 {
 		r.Warnings = []string{c.resetWarning()}
 	}
@@ -139,10 +145,40 @@ func (c *ruleset[T]) save(ctx context.Context) ([]*T, error) {
 }
 
 func (c *ruleset[T]) saveOn(ctx context.Context, n engine.Node) (*T, error) {
+	argv, b := c.argv, []byte(nil)
+	if c.pick != nil {
+		if c.argvs == nil {
+			c.argvs = map[string][]string{}
+		}
+		if c.argvs[n.Name()] == nil {
+			var warning string
+			c.argvs[n.Name()], b, warning = c.pick(ctx, n, run)
+			if warning != "" {
+				c.picked = append(c.picked, fmt.Sprintf("collector %s: node %s: %s", c.name, n.Name(), warning))
+			}
+		}
+		argv = c.argvs[n.Name()]
+	}
+	cmd := strings.Join(argv, " ")
+	if b == nil {
+		var err error
+		if b, err = run(ctx, n, argv); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := c.parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("read %s output: %w", cmd, err)
+	}
+	return rs, nil
+}
+
+// run runs argv on n and returns its output.
+func run(ctx context.Context, n engine.Node, argv []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := strings.Join(c.argv, " ")
-	p, err := n.Start(ctx, c.argv)
+	cmd := strings.Join(argv, " ")
+	p, err := n.Start(ctx, argv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
@@ -150,9 +186,5 @@ func (c *ruleset[T]) saveOn(ctx context.Context, n engine.Node) (*T, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	rs, err := c.parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("read %s output: %w", cmd, err)
-	}
-	return rs, nil
+	return b, nil
 }

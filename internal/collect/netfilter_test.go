@@ -3,10 +3,13 @@ package collect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cnibench/cnibench/internal/engine"
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
 )
 
 // saveNode prints out for any program, or fails to start it; it records
@@ -17,6 +20,14 @@ type saveNode struct {
 	out    string
 	err    error
 	sawCtx *bool
+	// saves answer the programs they name (iptables-legacy-save,
+	// iptables-nft-save); any other of these is missing.
+	saves map[string]string
+}
+
+// backendSave says whether argv is one backend's iptables-save.
+func backendSave(argv []string) bool {
+	return argv[0] == iptables.LegacySave || argv[0] == iptables.NftSave
 }
 
 type ctxKey struct{}
@@ -28,6 +39,13 @@ func (n saveNode) Start(ctx context.Context, argv []string) (engine.Process, err
 	}
 	if n.err != nil {
 		return nil, n.err
+	}
+	if backendSave(argv) {
+		out, ok := n.saves[argv[0]]
+		if !ok {
+			return nil, errors.New("exec: " + argv[0] + ": executable file not found")
+		}
+		return doneProc{out: out}, nil
 	}
 	return doneProc{out: n.out}, nil
 }
@@ -88,6 +106,69 @@ func TestRulesetWarns(t *testing.T) {
 	}
 }
 
+// A node whose kube-proxy writes legacy rules beside Docker's one rule in
+// nf_tables (the image's default iptables-save) is counted from
+// iptables-legacy-save at both ends of the window, and a warning, the
+// same in every trial, says the other backend holds rules too. With the
+// backends' own programs missing, the default iptables-save is read as
+// before (TestRulesetWarns, TestRulesetCountsResets).
+func TestRulesetIptablesBackend(t *testing.T) {
+	legacy := func(pk int) string {
+		return fmt.Sprintf("*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n[%d:60] -A PREROUTING -j KUBE-SERVICES\nCOMMIT\n", pk)
+	}
+	nft := "*filter\n:FORWARD ACCEPT [0:0]\n[0:0] -A FORWARD -j DOCKER\nCOMMIT\n"
+	var warnings []string
+	for range 2 {
+		saves := map[string]string{iptables.LegacySave: legacy(1), iptables.NftSave: nft}
+		var ran []string
+		n := &backendNode{saves: saves, ran: &ran}
+		col, err := iptablesEntry.New(Trial{Cluster: saveCluster{server: n, client: n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := col.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		saves[iptables.LegacySave] = legacy(9)
+		r, err := col.Stop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Metrics["iptables_path_rules_count"] != 2 { // server's and client's: one fake
+			t.Errorf("metrics %v: want the legacy rule that counted on the path, on both nodes", r.Metrics)
+		}
+		if slices.Contains(ran, iptables.Save) || ran[len(ran)-1] != iptables.LegacySave {
+			t.Errorf("ran %q: want the backends' own programs, the legacy one at the end", ran)
+		}
+		w := strings.Join(r.Warnings, "; ")
+		if !strings.Contains(w, "collector iptables: node srv: iptables-nft-save holds rules too") || !strings.Contains(w, "iptables-legacy-save reads") {
+			t.Errorf("warnings %q", r.Warnings)
+		}
+		warnings = append(warnings, w)
+	}
+	if warnings[0] != warnings[1] {
+		t.Errorf("two trials warn differently, so the run repeats it: %q", warnings)
+	}
+}
+
+// backendNode answers each iptables-save program from saves, and records
+// which ran.
+type backendNode struct {
+	fakeNode
+	saves map[string]string
+	ran   *[]string
+}
+
+func (n *backendNode) Name() string { return "srv" }
+func (n *backendNode) Start(_ context.Context, argv []string) (engine.Process, error) {
+	*n.ran = append(*n.ran, argv[0])
+	out, ok := n.saves[argv[0]]
+	if !ok {
+		return nil, errors.New("exec: " + argv[0] + ": executable file not found")
+	}
+	return doneProc{out: out}, nil
+}
+
 // seqNode prints its outputs in turn, one per program started: a rule
 // set at the window's start, then at its end.
 type seqNode struct {
@@ -96,7 +177,10 @@ type seqNode struct {
 }
 
 func (n seqNode) Name() string { return "srv" }
-func (n seqNode) Start(context.Context, []string) (engine.Process, error) {
+func (n seqNode) Start(_ context.Context, argv []string) (engine.Process, error) {
+	if backendSave(argv) {
+		return nil, errors.New("exec: " + argv[0] + ": executable file not found")
+	}
 	out := (*n.outs)[0]
 	*n.outs = (*n.outs)[1:]
 	return doneProc{out: out}, nil

@@ -272,9 +272,19 @@ func (b *Engine) Describe(r engine.Run, c engine.Cluster, e *results.Env) {
 			e.Notes = append(e.Notes, n.underlayNote)
 		}
 	}
-	if counts, err := a.Iptables(); err == nil {
-		e.Notes = append(e.Notes, fmt.Sprintf("server node iptables: %d chains, %d rules", counts["chains"], counts["rules"]))
+	if counts, from, err := a.Iptables(); err == nil {
+		e.Notes = append(e.Notes, iptablesNote(counts, from))
 	}
+}
+
+// iptablesNote is env.json's note of the server node's iptables rule
+// counts, with the iptables-save that read them (the backend holding the
+// node's rules) where the agent says.
+func iptablesNote(counts map[string]int, from string) string {
+	if from != "" {
+		from = " (" + from + ")"
+	}
+	return fmt.Sprintf("server node iptables%s: %d chains, %d rules", from, counts["chains"], counts["rules"])
 }
 
 // unavailableFS is the FS before the cluster is up.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnibench/cnibench/internal/metrics/iptables"
 	"github.com/cnibench/cnibench/internal/workload/spec"
 )
 
@@ -278,6 +279,25 @@ func lookTool(t string) (string, error) {
 	return "", err
 }
 
+// companions are the programs shipped beside tool t where this machine
+// has them: with iptables-save, each backend's own (iptables-legacy-save,
+// iptables-nft-save), both of which the agent and the iptables collector
+// read to count the backend holding the node's rules (iptables.PickSave),
+// where the default iptables-save, this machine's variant, sees its own
+// backend alone.
+func companions(t string) []string {
+	if path.Base(t) != iptables.Save {
+		return nil
+	}
+	var out []string
+	for _, c := range []string{iptables.LegacySave, iptables.NftSave} {
+		if p, err := lookTool(c); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ToolImage lists a workload image: cnibench at BinPath plus the given
 // tools (found on PATH) at their paths, with their shared libraries. A
 // missing tool's error names its Debian package, when it has one.
@@ -295,8 +315,10 @@ func ToolImage(ref, cnibench string, tools []spec.Program) (ImageSpec, error) {
 			}
 			return spec, fmt.Errorf("image: %s not found on this machine%s, or leave it out with --tool: %w", t, hint, err)
 		}
-		spec.Files = append(spec.Files, ImageFile{Src: p, Dst: p})
-		bins = append(bins, p)
+		for _, f := range append([]string{p}, companions(t)...) {
+			spec.Files = append(spec.Files, ImageFile{Src: f, Dst: f})
+			bins = append(bins, f)
+		}
 		if strings.HasPrefix(path.Base(t), "iptables") || strings.HasPrefix(path.Base(t), "ip6tables") {
 			// Match and target extensions are loaded at run time.
 			mods, _ := filepath.Glob("/usr/lib/*/xtables/*.so")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,5 +161,34 @@ func TestSharedLibsDashName(t *testing.T) {
 	got, err := SharedLibs("-v")
 	if err != nil || strings.Join(got, ",") != strings.Join(libs, ",") {
 		t.Errorf("SharedLibs(-v) = %v, %v; want %s's %v", got, err, src, libs)
+	}
+}
+
+// The image ships both iptables backends' iptables-save beside the
+// default one, where this machine has them: the agent and the iptables
+// collector read the backend holding a node's rules, which the build
+// machine's default variant need not be.
+func TestToolImageShipsIptablesBackends(t *testing.T) {
+	var want []string
+	for _, c := range []string{"iptables-legacy-save", "iptables-nft-save"} {
+		if p, err := lookTool(c); err == nil {
+			want = append(want, p)
+		}
+	}
+	if _, err := lookTool("iptables-save"); err != nil || len(want) == 0 {
+		t.Skip("no iptables-save and backend programs on this machine")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := ToolImage("x:y", bin, []spec.Program{{Name: "iptables-save", Package: "iptables"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(img.Files, func(f ImageFile) bool { return f.Dst == w }) {
+			t.Errorf("image lacks %s", w)
+		}
 	}
 }

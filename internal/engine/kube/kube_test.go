@@ -356,7 +356,9 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, argv []s
 			// Not this machine's devices: no tunnel is bound to a device here.
 			LowerDev: func(string) (string, error) { return "", nil },
 			// Not this machine's iptables-save (Describe counts rules).
-			Iptables: func() (map[string]int, error) { return map[string]int{"chains": 1, "rules": 2}, nil },
+			Iptables: func() (map[string]int, string, error) {
+				return map[string]int{"chains": 1, "rules": 2}, "iptables-legacy-save; iptables-nft-save holds 3 rules too, not counted", nil
+			},
 			Features: func(names []string) (map[string]string, error) {
 				if f.features == nil {
 					return nil, nil
