@@ -80,6 +80,13 @@ var List = []Device{
 	// Flannel's udp backend opens the TUN device flannel%d
 	// (pkg/backend/udp: ip.OpenTun("flannel%d")): flannel0.
 	{Pattern: "flannel[0-9]*", CNI: "flannel", Mode: "udp", Datapath: "flannel-udp", Encap: "udp"},
+	// kube-router's overlay (--enable-overlay, on by default): an IP-in-IP
+	// device per peer node, tun-<hash of the peer's address> (kube-router
+	// pkg/utils GenerateTunnelName), to peers on other subnets
+	// (--overlay-type=subnet, the default) or to all (full). No datapath:
+	// which peer's device carries a run's packets is not read from the
+	// name, so the kube engine takes none of them for the node's tunnel.
+	{Pattern: "tun-*", CNI: "kube-router", Mode: "ipip", Encap: "ipip"},
 	{Pattern: "genev_sys_6081", Datapath: "geneve", Encap: "geneve"}, // OVN-Kubernetes, Antrea (OVS geneve)
 	{Pattern: "vxlan_sys_4789", Datapath: "ovs", Encap: "vxlan"},     // OVS-based CNIs' VXLAN port
 	// Last: loading the ipip module makes tunl0 in every network

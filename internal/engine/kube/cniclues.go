@@ -158,8 +158,12 @@ func refuseTunnelPlace(s *study.Study, cni cnidetect.Result) error {
 	if where == "" {
 		where = study.WhereClientTunnel
 	}
-	if cni.Routed == "" || (where != study.WhereClientTunnel && where != study.WhereServerTunnel) || !knob.ImpairsCells(s, "") {
+	if (cni.Routed == "" && cni.NoTunnel == "") || (where != study.WhereClientTunnel && where != study.WhereServerTunnel) || !knob.ImpairsCells(s, "") {
 		return nil
+	}
+	if cni.Routed == "" {
+		return study.At("spec.impairAt", fmt.Errorf("impairments at %s go on the tunnel device, and no device is taken for it on this cluster: %s; set impairAt.where to %s",
+			where, cni.NoTunnel, knob.SameTraffic(s.Spec.ImpairAt, study.WhereUnderlay, study.WhereClientPods)))
 	}
 	return study.At("spec.impairAt", fmt.Errorf("impairments at %s go on the tunnel device, which carries no measured packet on this cluster: %s; set impairAt.where to %s",
 		where, cni.Routed, knob.SameTraffic(s.Spec.ImpairAt, study.WhereUnderlay, study.WhereClientPods)))
@@ -168,9 +172,11 @@ func refuseTunnelPlace(s *study.Study, cni cnidetect.Result) error {
 // routedPath takes the tunnel device off both nodes where detection found
 // the measured path routed (cnidetect.Result.Routed): the CNI's device is
 // there (felix's vxlan.calico, flannel.1) but carries no packet between
-// these nodes, so neither netem nor a tuning goes on it.
+// these nodes, so neither netem nor a tuning goes on it. So too where
+// detection takes no device for the tunnel (Result.NoTunnel: a tunl0 up
+// beside kube-router's per-peer devices).
 func (c *Cluster) routedPath(cni cnidetect.Result) {
-	if cni.Routed == "" {
+	if cni.Routed == "" && cni.NoTunnel == "" {
 		return
 	}
 	for _, n := range []*Node{c.server, c.client} {

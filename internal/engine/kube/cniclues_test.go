@@ -106,3 +106,21 @@ func TestIdleTunl0NotTunnel(t *testing.T) {
 		t.Errorf("client-tunnel on %s: %v, want refused naming tunl0", cni, err)
 	}
 }
+
+// kube-router's per-peer tunnels are no node's tunnel device: a tunl0 up
+// beside them is not taken, and impairments at client-tunnel are refused.
+func TestKubeRouterNoTunnel(t *testing.T) {
+	links := []string{"eth0", "kube-bridge", "tun-1921680012", "tunl0"}
+	cni := cnidetect.Detect(cnidetect.Input{DaemonSets: []cnidetect.DaemonSet{{Namespace: "kube-system", Name: "kube-router"}}, Links: links})
+	dev, _ := pickTunnel(links, nil)
+	c := &Cluster{server: &Node{tunnel: dev, hasTunnel: dev != ""}, client: &Node{tunnel: dev, hasTunnel: dev != ""}}
+	c.routedPath(cni)
+	if d, ok := c.server.Tunnel(); ok {
+		t.Errorf("%s: server keeps tunnel %s", cni, d)
+	}
+	s := stubStudy(t, "[{tool: iperf3}]")
+	s.Spec.Impairments = []study.Impairment{{Name: "none"}, {Name: "loss-low"}}
+	if err := refuseTunnelPlace(s, cni); err == nil || !strings.Contains(err.Error(), "no device is taken for it on this cluster: kube-router's IP-in-IP devices (tun-*)") {
+		t.Errorf("client-tunnel on %s: %v", cni, err)
+	}
+}

@@ -61,6 +61,10 @@ type Result struct {
 	// subnet): no tunnel device carries the measured packets. "" when it
 	// is not known to be.
 	Routed string `json:"routed,omitempty"`
+	// NoTunnel says why no device of the node is the measured path's
+	// tunnel although the CNI encapsulates (kube-router's per-peer tun-*
+	// devices): the kube engine takes none. "" where not so.
+	NoTunnel string `json:"no_tunnel,omitempty"`
 	// Warning says what detection could not settle that changes what the
 	// cells measure (the path may be routed), "" for nothing.
 	Warning string `json:"warning,omitempty"`
@@ -268,6 +272,7 @@ func byDevices(in Input, r *Result, ev func(string)) {
 	ipip := fallbackOf(in.Links, "calico", "ipip")
 	ciliumMode, ciliumDev := tunnelOf(in.Links, "cilium")
 	weaveMode, weaveDev := tunnelOf(in.Links, "weave")
+	krMode, krDev := tunnelOf(in.Links, "kube-router")
 	switch {
 	case calico && cdev != "":
 		ev("device " + cdev)
@@ -305,6 +310,9 @@ func byDevices(in Input, r *Result, ev func(string)) {
 		// space (sleeve), as where the openvswitch module is missing.
 		ev("device weave without " + strings.Join(patternsOf("weave"), ", "))
 		r.Name, r.Mode = "weave", "sleeve"
+	case krDev != "" && (r.Name == "" || r.Name == "kube-router"):
+		ev("device " + krDev + ": kube-router's IP-in-IP tunnel to a peer node")
+		r.Name, r.Mode, r.Warning, r.NoTunnel = "kube-router", krMode, kubeRouterOverlay, kubeRouterPeers
 	case has("kube-bridge"):
 		ev("device kube-bridge")
 		r.Name, r.Mode = or(r.Name, "kube-router"), "bgp"

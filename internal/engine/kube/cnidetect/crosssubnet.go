@@ -179,3 +179,14 @@ func crossSubnet(in Input, r *Result, encap, routed, setting, what string, ev fu
 			r.Name, encap, what, why)
 	}
 }
+
+// kubeRouterOverlay is the warning of a node with kube-router's per-peer
+// IP-in-IP devices (tun-*): which peers it encapsulates to depends on
+// its --overlay-type, which detection does not read.
+const kubeRouterOverlay = "kube-router encapsulates in IP-in-IP (its tun-* devices, one per peer node) between nodes on different subnets " +
+	"(--overlay-type=subnet, the default) or between all nodes (full): between the run's nodes the measured path may be routed natively " +
+	"or encapsulated, and no tunnel device is taken for tunings or netem (which peer's device carries the packets is not read)"
+
+// kubeRouterPeers is why no device is taken for the run's tunnel on
+// kube-router's overlay (Result.NoTunnel).
+const kubeRouterPeers = "kube-router's IP-in-IP devices (tun-*) are one per peer node, and which one carries the run's packets is not read"

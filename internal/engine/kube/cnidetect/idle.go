@@ -18,7 +18,7 @@ import (
 // tunl0 itself: left as it is. Routed, not Evidence, says it: the
 // warning the kube engine prints.
 func idleFallback(in Input, r *Result) {
-	if r.Routed != "" || r.Name == "" || r.Name == "unknown" {
+	if r.Routed != "" || r.NoTunnel != "" || r.Name == "" || r.Name == "unknown" {
 		return
 	}
 	up := slices.DeleteFunc(slices.Clone(in.Links), func(l string) bool { return slices.Contains(in.Down, l) })

@@ -211,3 +211,20 @@ func TestIdleTunl0Routed(t *testing.T) {
 		})
 	}
 }
+
+// kube-router's overlay (tun-<hash> IP-in-IP devices, one per peer on
+// another subnet by default) tells kube-router's IP-in-IP, with a
+// warning that between the run's nodes the path may be either, and no
+// device taken for the tunnel, a tunl0 beside them included.
+func TestKubeRouterOverlay(t *testing.T) {
+	ds := []DaemonSet{{Namespace: "kube-system", Name: "kube-router"}}
+	for _, links := range [][]string{{"eth0", "kube-bridge", "tun-1921680012"}, {"eth0", "kube-bridge", "tun-1921680012", "tunl0"}} {
+		r := Detect(Input{DaemonSets: ds, Links: links})
+		if r.String() != "kube-router (ipip)" || !strings.Contains(r.Warning, "--overlay-type=subnet") || r.NoTunnel == "" || r.Routed != "" {
+			t.Errorf("%v: %s, warning %q, no tunnel %q, routed %q (evidence %q)", links, r, r.Warning, r.NoTunnel, r.Routed, r.Evidence)
+		}
+	}
+	if r := Detect(Input{DaemonSets: ds, Links: []string{"eth0", "kube-bridge"}}); r.String() != "kube-router (bgp)" || r.Warning != "" || r.NoTunnel != "" {
+		t.Errorf("no peer on another subnet: %s, warning %q", r, r.Warning)
+	}
+}
