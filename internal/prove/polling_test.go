@@ -18,6 +18,7 @@ func TestPollingCost(t *testing.T) {
 	s := &study.Study{Spec: study.Spec{Baseline: "baseline", Tunings: []study.Tuning{{Name: "baseline"}, {Name: "cpu-idle"}}}}
 	var samples []results.Sample
 	pct := func(v float64) *float64 { return &v }
+	idle := results.CPUPercent{System: 10, Idle: 90}
 	for trial := 1; trial <= 3; trial++ {
 		for _, tn := range []string{"baseline", "cpu-idle"} {
 			for _, reps := range []int{1, 4} {
@@ -30,7 +31,10 @@ func TestPollingCost(t *testing.T) {
 				}
 				samples = append(samples, results.Sample{Cell: results.Cell{Datapath: "bridge", Tuning: tn, Workload: "rr", Replicas: reps}, Trial: trial,
 					Metrics: map[string]float64{results.MetricTransactions: 1e4 * float64(trial)},
-					Cores:   []results.CoreStat{{CPU: 0, Poll: pct(p0)}, {CPU: 1, Poll: pct(p1)}}})
+					// Measured cores: a core without percentages is one offline at
+					// the window's end (results.CoreStat.Measured), whose poll
+					// share is no measurement either.
+					Cores: []results.CoreStat{{CPU: 0, CPUPercent: idle, Poll: pct(p0)}, {CPU: 1, CPUPercent: idle, Poll: pct(p1)}}})
 			}
 		}
 	}
